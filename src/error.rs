@@ -1,0 +1,124 @@
+//! The library's error type.
+//!
+//! In: failures from every stage. Out: one [`Error`] whose `Display` names the place (file, line,
+//! column or JSON path) and what was expected and found, and whose [`Error::exit_code`] tells the
+//! command-line front end which exit status to use (1 = the data is invalid, 2 = anything else).
+
+use std::path::PathBuf;
+
+use crate::report::Violation;
+
+/// Result alias used across the library.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in runpack.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A pipeline, schema or card-metadata file is wrong (unknown key, bad value, missing file).
+    /// `location` is `path` or `path:line:column` when known.
+    #[error("{location}: {message}")]
+    Config {
+        /// `path[:line[:column]]` of the offending definition.
+        location: String,
+        /// What was expected and what was found.
+        message: String,
+    },
+
+    /// Reading or writing a file failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or folder involved.
+        path: PathBuf,
+        /// The operating-system error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The input data broke the declared rules. Every violation is listed (up to the cap given
+    /// to the build), sorted by table and source location; `total` counts all of them.
+    #[error("{}", render_violations(violations, *total))]
+    Invalid {
+        /// The violations kept for display (at most `--max-errors`).
+        violations: Vec<Violation>,
+        /// How many violations were found in all.
+        total: usize,
+    },
+
+    /// A SQL query failed to plan or run (DataFusion's message is kept as is).
+    #[error("{context}: {source}")]
+    Sql {
+        /// Which query (table name, card section, or "query").
+        context: String,
+        /// DataFusion's error.
+        #[source]
+        source: Box<datafusion::error::DataFusionError>,
+    },
+
+    /// Arrow or Parquet failed on data runpack produced or read.
+    #[error("{context}: {message}")]
+    Format {
+        /// The file or table concerned.
+        context: String,
+        /// The library's message.
+        message: String,
+    },
+
+    /// A request to the Hugging Face Hub failed. The message never contains the token.
+    #[error("{0}")]
+    Hub(String),
+
+    /// A release folder or target is in a state that forbids the operation
+    /// (for example: the version already exists and `--force` was not given).
+    #[error("{0}")]
+    Refused(String),
+}
+
+impl Error {
+    /// The process exit status this error maps to: 1 when the data is invalid, 2 otherwise.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Invalid { .. } => 1,
+            _ => 2,
+        }
+    }
+
+    /// Builds a [`Error::Config`] error for `location` (a path, or `path:line:col`).
+    pub fn config(location: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::Config { location: location.into(), message: message.into() }
+    }
+
+    /// Builds an [`Error::Io`] error for `path`.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io { path: path.into(), source }
+    }
+
+    /// Builds an [`Error::Sql`] error for the query named `context`.
+    pub fn sql(context: impl Into<String>, source: datafusion::error::DataFusionError) -> Self {
+        Error::Sql { context: context.into(), source: Box::new(source) }
+    }
+
+    /// Builds an [`Error::Format`] error.
+    pub fn format(context: impl Into<String>, message: impl std::fmt::Display) -> Self {
+        Error::Format { context: context.into(), message: message.to_string() }
+    }
+}
+
+fn render_violations(violations: &[Violation], total: usize) -> String {
+    let mut out = String::new();
+    for v in violations {
+        out.push_str(&v.to_string());
+        out.push('\n');
+    }
+    if total > violations.len() {
+        out.push_str(&format!(
+            "... and {} more ({} violations in all; raise --max-errors to see them)\n",
+            total - violations.len(),
+            total
+        ));
+    }
+    out.push_str(&format!(
+        "{total} violation{} found; nothing was written",
+        if total == 1 { "" } else { "s" }
+    ));
+    out
+}

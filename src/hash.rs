@@ -1,0 +1,131 @@
+//! Hashing: SHA-256 (FIPS 180-4) of files for manifests and `SHA256SUMS`, and the git blob
+//! SHA-1 (`sha1("blob <len>\0" + bytes)`) the Hub reports for files stored in git.
+//!
+//! In: file paths. Out: lowercase hex digests and byte counts. Files are read in 1 MiB blocks
+//! (memory does not grow with file size); [`sha256_files`] spreads files over the machine's
+//! cores.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result};
+
+/// Digest and size of one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileDigest {
+    /// Lowercase hex SHA-256.
+    pub sha256: String,
+    /// Size in bytes.
+    pub bytes: u64,
+}
+
+/// SHA-256 and size of a file.
+///
+/// Errors: [`Error::Io`] naming the file.
+pub fn sha256_file(path: &Path) -> Result<FileDigest> {
+    let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut bytes = 0u64;
+    loop {
+        let n = f.read(&mut buf).map_err(|e| Error::io(path, e))?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+        bytes += n as u64;
+    }
+    Ok(FileDigest { sha256: hex::encode(h.finalize()), bytes })
+}
+
+/// SHA-256 of many files, using every core; results in input order.
+pub fn sha256_files(paths: &[PathBuf]) -> Result<Vec<FileDigest>> {
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(paths.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<std::sync::Mutex<Option<Result<FileDigest>>>> =
+        paths.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if i >= paths.len() {
+                        break;
+                    }
+                    *results[i].lock().expect("lock") = Some(sha256_file(&paths[i]));
+                }
+            });
+        }
+    });
+    results.into_iter().map(|m| m.into_inner().expect("lock").expect("computed")).collect()
+}
+
+/// SHA-256 of bytes, lowercase hex.
+pub fn sha256_bytes(data: &[u8]) -> String {
+    hex::encode(Sha256::digest(data))
+}
+
+/// Git blob SHA-1 of a file (the `oid` the Hub lists for files not stored in LFS).
+pub fn git_blob_sha1(path: &Path) -> Result<String> {
+    use sha1::Sha1;
+    let len = std::fs::metadata(path).map_err(|e| Error::io(path, e))?.len();
+    let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut h = Sha1::new();
+    h.update(format!("blob {len}\0").as_bytes());
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf).map_err(|e| Error::io(path, e))?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(hex::encode(h.finalize()))
+}
+
+/// `1234567` → `1,234,567`.
+pub fn group_digits(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A byte count with both units: `52,613,349,376 bytes (52.6 GB, 49.0 GiB)`.
+pub fn human_bytes(n: u64) -> String {
+    let (dec, dunit) = scale(n as f64, 1000.0, &["B", "kB", "MB", "GB", "TB", "PB"]);
+    let (bin, bunit) = scale(n as f64, 1024.0, &["B", "KiB", "MiB", "GiB", "TiB", "PiB"]);
+    format!("{} bytes ({dec:.1} {dunit}, {bin:.1} {bunit})", group_digits(n))
+}
+
+fn scale(mut v: f64, base: f64, units: &[&'static str]) -> (f64, &'static str) {
+    let mut i = 0;
+    while v >= base && i + 1 < units.len() {
+        v /= base;
+        i += 1;
+    }
+    (v, units[i])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digests_and_units() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, b"hello\n").unwrap();
+        assert_eq!(sha256_file(&p).unwrap().sha256, "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03");
+        assert_eq!(git_blob_sha1(&p).unwrap(), "ce013625030ba8dba906f756967f9e9ca394464a");
+        assert_eq!(human_bytes(52_613_349_376), "52,613,349,376 bytes (52.6 GB, 49.0 GiB)");
+        assert_eq!(human_bytes(50_000_000_000), "50,000,000,000 bytes (50.0 GB, 46.6 GiB)");
+    }
+}

@@ -1,0 +1,755 @@
+//! JSON values into typed Arrow columns, with every misfit reported.
+//!
+//! In: a batch of records (JSON objects with their source place) and a target type per column.
+//! Out: one Arrow array per column, the problems found (row, JSON path, message) and the
+//! events worth counting (non-finite tokens, coerced strings). A value that does not fit its
+//! column is never coerced silently: `3.5` is never an integer, `"12"` never a number unless
+//! the source opts in (`coerce_numeric_strings`), integers that a `Float64` cannot hold
+//! exactly are refused. A row with a problem gets nulls where the value did not fit and is
+//! marked bad; the caller drops or rejects it.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use arrow::array::{
+    ArrayRef, BooleanBuilder, Date32Builder, Float64Builder, Int64Builder, ListArray, StringBuilder,
+    StructArray, TimestampMicrosecondBuilder, UInt64Builder,
+};
+use arrow::buffer::{NullBuffer, OffsetBuffer};
+use arrow::datatypes::{DataType, Field, Fields, TimeUnit};
+use serde_json::Value;
+
+use super::lenient::{self, Special};
+use super::path::{self, Seg, describe};
+use crate::report::SourceRef;
+use crate::schema::FieldDescriptor;
+use crate::spec::NonFinite;
+
+/// The shape runpack converts a value into.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Target {
+    /// `Boolean`.
+    Bool,
+    /// `Int64`.
+    Int64,
+    /// `UInt64`.
+    UInt64,
+    /// `Float64`.
+    Float64,
+    /// `Utf8` holding a JSON string's text.
+    Str,
+    /// `Utf8` holding the JSON text of any value.
+    Json,
+    /// `Timestamp(Microsecond, "UTC")`.
+    Timestamp,
+    /// `Date32`.
+    Date,
+    /// `List` of the element target.
+    List(Box<Target>),
+    /// `Struct` with named members.
+    Struct(Vec<(String, Target)>),
+}
+
+impl Target {
+    /// The target for a declared field.
+    pub fn from_descriptor(f: &FieldDescriptor) -> Target {
+        match f.field_type.as_str() {
+            "string" => Target::Str,
+            "integer" if f.format.as_deref() == Some("uint64") => Target::UInt64,
+            "integer" => Target::Int64,
+            "number" => Target::Float64,
+            "boolean" => Target::Bool,
+            "datetime" => Target::Timestamp,
+            "date" => Target::Date,
+            "array" => Target::List(Box::new(
+                f.items.as_deref().map(Target::from_descriptor).unwrap_or(Target::Json),
+            )),
+            "object" => match &f.fields {
+                Some(fs) => Target::Struct(fs.iter().map(|m| (m.name.clone(), Target::from_descriptor(m))).collect()),
+                None => Target::Json,
+            },
+            _ => Target::Json,
+        }
+    }
+
+    /// The target for an Arrow type (inferred columns).
+    pub fn from_arrow(dt: &DataType) -> Target {
+        match dt {
+            DataType::Boolean => Target::Bool,
+            DataType::Int64 => Target::Int64,
+            DataType::UInt64 => Target::UInt64,
+            DataType::Float64 => Target::Float64,
+            DataType::Timestamp(_, _) => Target::Timestamp,
+            DataType::Date32 => Target::Date,
+            DataType::List(f) => Target::List(Box::new(Target::from_arrow(f.data_type()))),
+            DataType::Struct(fs) => {
+                Target::Struct(fs.iter().map(|f| (f.name().clone(), Target::from_arrow(f.data_type()))).collect())
+            }
+            _ => Target::Str,
+        }
+    }
+
+    /// The Arrow type this target produces.
+    pub fn arrow_type(&self) -> DataType {
+        match self {
+            Target::Bool => DataType::Boolean,
+            Target::Int64 => DataType::Int64,
+            Target::UInt64 => DataType::UInt64,
+            Target::Float64 => DataType::Float64,
+            Target::Str | Target::Json => DataType::Utf8,
+            Target::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, Some(crate::schema::UTC.into())),
+            Target::Date => DataType::Date32,
+            Target::List(t) => DataType::List(Arc::new(Field::new("item", t.arrow_type(), true))),
+            Target::Struct(m) => DataType::Struct(Fields::from(
+                m.iter().map(|(n, t)| Field::new(n, t.arrow_type(), true)).collect::<Vec<_>>(),
+            )),
+        }
+    }
+
+    fn expected(&self) -> &'static str {
+        match self {
+            Target::Bool => "boolean",
+            Target::Int64 => "integer",
+            Target::UInt64 => "unsigned integer",
+            Target::Float64 => "number",
+            Target::Str => "string",
+            Target::Json => "any value",
+            Target::Timestamp => "timestamp string with a time zone",
+            Target::Date => "date string (YYYY-MM-DD)",
+            Target::List(_) => "array",
+            Target::Struct(_) => "object",
+        }
+    }
+}
+
+/// Options of one source that change how values are read.
+#[derive(Debug, Clone, Default)]
+pub struct ConvertOptions {
+    /// Values are CSV text cells, typed by parsing them; `""` is null.
+    pub textual: bool,
+    /// Bare `NaN`/`Infinity` handling.
+    pub nonfinite: NonFinite,
+    /// Accept the strings `NaN`, `Infinity`, `-Infinity` (any case) in number columns.
+    pub coerce_nonfinite_strings: bool,
+    /// Accept numeric strings in number/integer columns.
+    pub coerce_numeric_strings: bool,
+    /// Zone for datetimes written without one.
+    pub assume_timezone: Option<chrono_tz::Tz>,
+    /// Keys of a record that name no column are violations (declared schemas).
+    pub strict_keys: bool,
+    /// Where each inferred shape was first seen (for messages).
+    pub first_seen: BTreeMap<String, (String, SourceRef)>,
+}
+
+/// A value that does not fit, in row `row`.
+#[derive(Debug, Clone)]
+pub struct Problem {
+    /// Row index inside the batch.
+    pub row: usize,
+    /// Rendered JSON path.
+    pub path: String,
+    /// Expected and found.
+    pub message: String,
+}
+
+/// Something counted but accepted.
+#[derive(Debug, Clone)]
+pub struct Event {
+    /// `nonfinite` or `coercion`.
+    pub kind: &'static str,
+    /// Row index inside the batch.
+    pub row: usize,
+    /// Rendered JSON path.
+    pub path: String,
+    /// What was read (`NaN`, `"Infinity" → inf`).
+    pub detail: String,
+}
+
+/// Result of converting a batch.
+#[derive(Debug)]
+pub struct Converted {
+    /// One array per requested column.
+    pub columns: Vec<ArrayRef>,
+    /// Values that did not fit.
+    pub problems: Vec<Problem>,
+    /// Accepted but counted values.
+    pub events: Vec<Event>,
+}
+
+struct PathNode {
+    parent: Option<Rc<PathNode>>,
+    seg: Seg,
+}
+
+fn render(p: &Rc<PathNode>) -> String {
+    let mut segs = Vec::new();
+    let mut cur = Some(p.clone());
+    while let Some(n) = cur {
+        segs.push(n.seg.clone());
+        cur = n.parent.clone();
+    }
+    segs.reverse();
+    path::render(&segs)
+}
+
+/// Pattern path of a value (indices replaced by `[]`) for first-seen lookups.
+fn pattern(p: &Rc<PathNode>) -> String {
+    let mut segs = Vec::new();
+    let mut cur = Some(p.clone());
+    while let Some(n) = cur {
+        segs.push(match &n.seg {
+            Seg::Index(_) => Seg::Elem,
+            s => s.clone(),
+        });
+        cur = n.parent.clone();
+    }
+    segs.reverse();
+    path::render(&segs)
+}
+
+struct Cell<'a> {
+    v: Option<&'a Value>,
+    row: usize,
+    path: Rc<PathNode>,
+}
+
+struct Ctx<'o> {
+    opts: &'o ConvertOptions,
+    problems: Vec<Problem>,
+    events: Vec<Event>,
+}
+
+impl Ctx<'_> {
+    fn problem(&mut self, cell: &Cell, message: String) {
+        self.problems.push(Problem { row: cell.row, path: render(&cell.path), message });
+    }
+
+    fn mismatch(&mut self, cell: &Cell, target: &Target, v: &Value) {
+        let first = self.opts.first_seen.get(&pattern(&cell.path));
+        let msg = match (&cell.path.seg, first) {
+            (Seg::Index(_), Some((kind, at))) => format!(
+                "list element is {} while earlier elements are {kind} (first seen at {at}); heterogeneous \
+                 arrays are not supported: declare the field with type `any` to keep its JSON text, or \
+                 declare a struct and map the positions in SQL",
+                describe(v)
+            ),
+            (_, Some((kind, at))) => format!(
+                "expected {}, found {} (the column holds {kind} values, first seen at {at})",
+                target.expected(),
+                describe(v)
+            ),
+            (_, None) => format!("expected {}, found {}", target.expected(), describe(v)),
+        };
+        self.problem(cell, msg);
+    }
+
+    fn event(&mut self, kind: &'static str, cell: &Cell, detail: String) {
+        self.events.push(Event { kind, row: cell.row, path: render(&cell.path), detail });
+    }
+}
+
+/// Converts `records` into arrays for `columns` (name, target).
+pub fn convert(
+    records: &[&serde_json::Map<String, Value>],
+    columns: &[(String, Target)],
+    opts: &ConvertOptions,
+) -> Converted {
+    let mut ctx = Ctx { opts, problems: Vec::new(), events: Vec::new() };
+    let mut arrays = Vec::with_capacity(columns.len());
+    for (name, target) in columns {
+        let p = Rc::new(PathNode { parent: None, seg: Seg::Key(name.clone()) });
+        let cells: Vec<Cell> =
+            records.iter().enumerate().map(|(row, r)| Cell { v: r.get(name), row, path: p.clone() }).collect();
+        arrays.push(build(&cells, target, &mut ctx));
+    }
+    if opts.strict_keys {
+        for (row, r) in records.iter().enumerate() {
+            for k in r.keys() {
+                if !columns.iter().any(|(n, _)| n == k) {
+                    ctx.problems.push(Problem {
+                        row,
+                        path: path::render(&[Seg::Key(k.clone())]),
+                        message: "key not in the declared schema".into(),
+                    });
+                }
+            }
+        }
+    }
+    Converted { columns: arrays, problems: ctx.problems, events: ctx.events }
+}
+
+fn build(cells: &[Cell], target: &Target, ctx: &mut Ctx) -> ArrayRef {
+    match target {
+        Target::Bool => {
+            let mut b = BooleanBuilder::with_capacity(cells.len());
+            for c in cells {
+                b.append_option(to_bool(c, ctx));
+            }
+            Arc::new(b.finish())
+        }
+        Target::Int64 => {
+            let mut b = Int64Builder::with_capacity(cells.len());
+            for c in cells {
+                b.append_option(to_i64(c, ctx));
+            }
+            Arc::new(b.finish())
+        }
+        Target::UInt64 => {
+            let mut b = UInt64Builder::with_capacity(cells.len());
+            for c in cells {
+                b.append_option(to_u64(c, ctx));
+            }
+            Arc::new(b.finish())
+        }
+        Target::Float64 => {
+            let mut b = Float64Builder::with_capacity(cells.len());
+            for c in cells {
+                b.append_option(to_f64(c, ctx));
+            }
+            Arc::new(b.finish())
+        }
+        Target::Str => {
+            let mut b = StringBuilder::with_capacity(cells.len(), cells.len() * 8);
+            for c in cells {
+                match c.v {
+                    None | Some(Value::Null) => b.append_null(),
+                    Some(Value::String(s)) if lenient::special(s).is_none() => {
+                        if ctx.opts.textual && s.is_empty() {
+                            b.append_null()
+                        } else {
+                            b.append_value(s)
+                        }
+                    }
+                    Some(v) => {
+                        ctx.mismatch(c, &Target::Str, v);
+                        b.append_null();
+                    }
+                }
+            }
+            Arc::new(b.finish())
+        }
+        Target::Json => {
+            let mut b = StringBuilder::with_capacity(cells.len(), cells.len() * 8);
+            for c in cells {
+                match c.v {
+                    None | Some(Value::Null) => b.append_null(),
+                    Some(v) => b.append_value(json_text(v)),
+                }
+            }
+            Arc::new(b.finish())
+        }
+        Target::Timestamp => {
+            let mut b = TimestampMicrosecondBuilder::with_capacity(cells.len()).with_timezone(crate::schema::UTC);
+            for c in cells {
+                b.append_option(to_timestamp(c, ctx));
+            }
+            Arc::new(b.finish())
+        }
+        Target::Date => {
+            let mut b = Date32Builder::with_capacity(cells.len());
+            for c in cells {
+                b.append_option(to_date(c, ctx));
+            }
+            Arc::new(b.finish())
+        }
+        Target::List(elem) => {
+            let mut offsets = Vec::with_capacity(cells.len() + 1);
+            offsets.push(0i32);
+            let mut valid = Vec::with_capacity(cells.len());
+            let mut children = Vec::new();
+            for c in cells {
+                match c.v {
+                    Some(Value::Array(items)) => {
+                        for (i, item) in items.iter().enumerate() {
+                            let p = Rc::new(PathNode { parent: Some(c.path.clone()), seg: Seg::Index(i) });
+                            children.push(Cell { v: Some(item), row: c.row, path: p });
+                        }
+                        valid.push(true);
+                    }
+                    None | Some(Value::Null) => valid.push(false),
+                    Some(v) => {
+                        ctx.mismatch(c, target, v);
+                        valid.push(false);
+                    }
+                }
+                offsets.push(children.len() as i32);
+            }
+            let values = build(&children, elem, ctx);
+            let field = Arc::new(Field::new("item", elem.arrow_type(), true));
+            Arc::new(ListArray::new(field, OffsetBuffer::new(offsets.into()), values, Some(NullBuffer::from(valid))))
+        }
+        Target::Struct(members) => {
+            let mut valid = Vec::with_capacity(cells.len());
+            let mut member_cells: Vec<Vec<Cell>> = members.iter().map(|_| Vec::with_capacity(cells.len())).collect();
+            for c in cells {
+                let obj = match c.v {
+                    Some(Value::Object(o)) => Some(o),
+                    None | Some(Value::Null) => None,
+                    Some(v) => {
+                        ctx.mismatch(c, target, v);
+                        None
+                    }
+                };
+                valid.push(obj.is_some());
+                for (i, (name, _)) in members.iter().enumerate() {
+                    let p = Rc::new(PathNode { parent: Some(c.path.clone()), seg: Seg::Key(name.clone()) });
+                    member_cells[i].push(Cell { v: obj.and_then(|o| o.get(name)), row: c.row, path: p });
+                }
+                if let Some(o) = obj {
+                    for k in o.keys() {
+                        if !members.iter().any(|(n, _)| n == k) {
+                            let p = Rc::new(PathNode { parent: Some(c.path.clone()), seg: Seg::Key(k.clone()) });
+                            let parent = render(&c.path);
+                            let cell = Cell { v: None, row: c.row, path: p };
+                            ctx.problem(&cell, format!("key not in schema for struct {}", parent.trim_start_matches("$.")));
+                        }
+                    }
+                }
+            }
+            let fields: Vec<Field> = members.iter().map(|(n, t)| Field::new(n, t.arrow_type(), true)).collect();
+            let arrays: Vec<ArrayRef> =
+                members.iter().zip(member_cells.iter()).map(|((_, t), cs)| build(cs, t, ctx)).collect();
+            if fields.is_empty() {
+                return Arc::new(StructArray::new_empty_fields(cells.len(), Some(NullBuffer::from(valid))));
+            }
+            Arc::new(StructArray::new(Fields::from(fields), arrays, Some(NullBuffer::from(valid))))
+        }
+    }
+}
+
+/// JSON text of a value, with runpack's internal markers turned back into strings.
+pub fn json_text(v: &Value) -> String {
+    fn clean(v: &Value) -> Value {
+        match v {
+            Value::String(s) => match lenient::special(s) {
+                Some(Special::BigInt(d)) => serde_json::from_str(d).unwrap_or(Value::String(d.to_string())),
+                Some(sp) => Value::String(sp.token().to_string()),
+                None => v.clone(),
+            },
+            Value::Array(a) => Value::Array(a.iter().map(clean).collect()),
+            Value::Object(o) => Value::Object(o.iter().map(|(k, v)| (k.clone(), clean(v))).collect()),
+            other => other.clone(),
+        }
+    }
+    serde_json::to_string(&clean(v)).expect("serializable")
+}
+
+/// Parses a CSV cell as a float (`1.5`, `1e-3`, `nan`, `inf`, `-Infinity`).
+pub fn parse_text_float(s: &str) -> Option<f64> {
+    let t = s.trim();
+    if t.is_empty() || t != s {
+        return None;
+    }
+    t.parse::<f64>().ok()
+}
+
+fn nonfinite_string(s: &str) -> Option<f64> {
+    match s.to_ascii_lowercase().as_str() {
+        "nan" => Some(f64::NAN),
+        "infinity" | "+infinity" => Some(f64::INFINITY),
+        "-infinity" => Some(f64::NEG_INFINITY),
+        _ => None,
+    }
+}
+
+fn to_bool(c: &Cell, ctx: &mut Ctx) -> Option<bool> {
+    match c.v? {
+        Value::Null => None,
+        Value::Bool(b) => Some(*b),
+        Value::String(s) if ctx.opts.textual => match s.as_str() {
+            "" => None,
+            "true" | "True" | "TRUE" => Some(true),
+            "false" | "False" | "FALSE" => Some(false),
+            _ => {
+                ctx.mismatch(c, &Target::Bool, c.v?);
+                None
+            }
+        },
+        v => {
+            ctx.mismatch(c, &Target::Bool, v);
+            None
+        }
+    }
+}
+
+fn to_i64(c: &Cell, ctx: &mut Ctx) -> Option<i64> {
+    match c.v? {
+        Value::Null => None,
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                Some(i)
+            } else if n.is_u64() {
+                ctx.problem(c, format!("integer {n} out of range for Int64 (above 9223372036854775807)"));
+                None
+            } else {
+                float_to_int(c, ctx, n.as_f64().unwrap_or(f64::NAN), &n.to_string())
+            }
+        }
+        Value::String(s) => {
+            if let Some(sp) = lenient::special(s) {
+                match sp {
+                    Special::BigInt(d) => ctx.problem(c, format!("integer {d} out of range")),
+                    _ => ctx.problem(c, format!("expected integer, found {}", sp.token())),
+                }
+                return None;
+            }
+            if ctx.opts.textual {
+                if s.is_empty() {
+                    return None;
+                }
+                if let Ok(i) = s.parse::<i64>() {
+                    return Some(i);
+                }
+                if let Some(f) = parse_text_float(s) {
+                    return float_to_int(c, ctx, f, s);
+                }
+            } else if ctx.opts.coerce_numeric_strings {
+                if let Ok(i) = s.parse::<i64>() {
+                    ctx.event("coercion", c, format!("string {} read as integer {i}", path::short_json_string(s)));
+                    return Some(i);
+                }
+            }
+            ctx.mismatch(c, &Target::Int64, c.v?);
+            None
+        }
+        v => {
+            ctx.mismatch(c, &Target::Int64, v);
+            None
+        }
+    }
+}
+
+fn float_to_int(c: &Cell, ctx: &mut Ctx, f: f64, text: &str) -> Option<i64> {
+    if f.fract() == 0.0 && f.is_finite() && f >= -9.223372036854776e18 && f < 9.223372036854776e18 {
+        Some(f as i64)
+    } else if f.is_finite() && f.fract() == 0.0 {
+        ctx.problem(c, format!("integer {text} out of range for Int64"));
+        None
+    } else {
+        ctx.problem(c, format!("fractional value {text} for integer column"));
+        None
+    }
+}
+
+fn to_u64(c: &Cell, ctx: &mut Ctx) -> Option<u64> {
+    match c.v? {
+        Value::Null => None,
+        Value::Number(n) => {
+            if let Some(u) = n.as_u64() {
+                Some(u)
+            } else if let Some(i) = n.as_i64() {
+                ctx.problem(c, format!("negative value {i} for unsigned integer column"));
+                None
+            } else {
+                ctx.problem(c, format!("fractional value {n} for integer column"));
+                None
+            }
+        }
+        Value::String(s) => {
+            if let Some(Special::BigInt(d)) = lenient::special(s) {
+                ctx.problem(c, format!("integer {d} out of range"));
+                return None;
+            }
+            if ctx.opts.textual {
+                if s.is_empty() {
+                    return None;
+                }
+                if let Ok(u) = s.parse::<u64>() {
+                    return Some(u);
+                }
+            }
+            ctx.mismatch(c, &Target::UInt64, c.v?);
+            None
+        }
+        v => {
+            ctx.mismatch(c, &Target::UInt64, v);
+            None
+        }
+    }
+}
+
+fn int_to_f64(c: &Cell, ctx: &mut Ctx, exact: bool, f: f64, text: &str) -> Option<f64> {
+    if exact {
+        Some(f)
+    } else {
+        ctx.problem(c, format!("integer {text} cannot be stored exactly as a 64-bit float"));
+        None
+    }
+}
+
+fn to_f64(c: &Cell, ctx: &mut Ctx) -> Option<f64> {
+    match c.v? {
+        Value::Null => None,
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                let f = i as f64;
+                int_to_f64(c, ctx, f as i128 == i as i128, f, &n.to_string())
+            } else if let Some(u) = n.as_u64() {
+                let f = u as f64;
+                int_to_f64(c, ctx, f as u128 == u as u128, f, &n.to_string())
+            } else {
+                n.as_f64()
+            }
+        }
+        Value::String(s) => {
+            if let Some(sp) = lenient::special(s) {
+                return match sp.as_f64() {
+                    Some(f) => {
+                        ctx.event("nonfinite", c, sp.token().to_string());
+                        match ctx.opts.nonfinite {
+                            NonFinite::Ieee => Some(f),
+                            NonFinite::Null => None,
+                        }
+                    }
+                    None => {
+                        ctx.problem(c, format!("integer {} cannot be stored exactly as a 64-bit float", sp.token()));
+                        None
+                    }
+                };
+            }
+            if ctx.opts.textual {
+                if s.is_empty() {
+                    return None;
+                }
+                if let Some(f) = parse_text_float(s) {
+                    return Some(f);
+                }
+            } else {
+                if ctx.opts.coerce_nonfinite_strings {
+                    if let Some(f) = nonfinite_string(s) {
+                        ctx.event("coercion", c, format!("string {} read as {f}", path::short_json_string(s)));
+                        return Some(f);
+                    }
+                }
+                if ctx.opts.coerce_numeric_strings {
+                    if let Ok(f) = s.parse::<f64>() {
+                        if f.is_finite() {
+                            ctx.event("coercion", c, format!("string {} read as {f}", path::short_json_string(s)));
+                            return Some(f);
+                        }
+                    }
+                }
+            }
+            ctx.mismatch(c, &Target::Float64, c.v?);
+            None
+        }
+        v => {
+            ctx.mismatch(c, &Target::Float64, v);
+            None
+        }
+    }
+}
+
+/// Parses an ISO 8601 / RFC 3339 timestamp into microseconds since the Unix epoch (UTC).
+/// Text without an offset is read in `assume` when given; otherwise it is an error message.
+pub fn parse_timestamp(s: &str, assume: Option<chrono_tz::Tz>) -> Result<i64, String> {
+    use chrono::{DateTime, NaiveDateTime, TimeZone};
+    if let Ok(dt) = DateTime::parse_from_rfc3339(s) {
+        return Ok(dt.timestamp_micros());
+    }
+    for fmt in ["%Y-%m-%d %H:%M:%S%.f%:z", "%Y-%m-%dT%H:%M:%S%.f%z", "%Y-%m-%d %H:%M:%S%.f%z"] {
+        if let Ok(dt) = DateTime::parse_from_str(s, fmt) {
+            return Ok(dt.timestamp_micros());
+        }
+    }
+    for fmt in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M"] {
+        if let Ok(naive) = NaiveDateTime::parse_from_str(s, fmt) {
+            return match assume {
+                Some(tz) => match tz.from_local_datetime(&naive) {
+                    chrono::LocalResult::Single(dt) => Ok(dt.timestamp_micros()),
+                    _ => Err(format!("local time {s:?} does not exist or is ambiguous in {tz}")),
+                },
+                None => Err(format!(
+                    "timestamp without time zone {}; add an offset or set assume_timezone",
+                    path::short_json_string(s)
+                )),
+            };
+        }
+    }
+    Err(format!("expected an ISO 8601 timestamp, found string {}", path::short_json_string(s)))
+}
+
+fn to_timestamp(c: &Cell, ctx: &mut Ctx) -> Option<i64> {
+    match c.v? {
+        Value::Null => None,
+        Value::String(s) if ctx.opts.textual && s.is_empty() => None,
+        Value::String(s) => match parse_timestamp(s, ctx.opts.assume_timezone) {
+            Ok(t) => Some(t),
+            Err(m) => {
+                ctx.problem(c, m);
+                None
+            }
+        },
+        v => {
+            ctx.mismatch(c, &Target::Timestamp, v);
+            None
+        }
+    }
+}
+
+fn to_date(c: &Cell, ctx: &mut Ctx) -> Option<i32> {
+    match c.v? {
+        Value::Null => None,
+        Value::String(s) if ctx.opts.textual && s.is_empty() => None,
+        Value::String(s) => match chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d") {
+            Ok(d) => Some((d - chrono::NaiveDate::from_ymd_opt(1970, 1, 1).expect("epoch")).num_days() as i32),
+            Err(_) => {
+                ctx.mismatch(c, &Target::Date, c.v?);
+                None
+            }
+        },
+        v => {
+            ctx.mismatch(c, &Target::Date, v);
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Array, AsArray};
+    use arrow::datatypes::{Float64Type, Int64Type};
+
+    fn conv(lines: &[&str], cols: &[(&str, Target)], opts: &ConvertOptions) -> Converted {
+        let vals: Vec<Value> = lines
+            .iter()
+            .map(|l| {
+                let b = lenient::rewrite(l.as_bytes()).unwrap_or_else(|| l.as_bytes().to_vec());
+                serde_json::from_slice(&b).unwrap()
+            })
+            .collect();
+        let recs: Vec<&serde_json::Map<String, Value>> = vals.iter().map(|v| v.as_object().unwrap()).collect();
+        let cols: Vec<(String, Target)> = cols.iter().map(|(n, t)| (n.to_string(), t.clone())).collect();
+        convert(&recs, &cols, opts)
+    }
+
+    #[test]
+    fn integers_are_strict() {
+        let c = conv(&[r#"{"step": 1}"#, r#"{"step": "2"}"#, r#"{"step": 3.5}"#, r#"{"step": 4.0}"#], &[("step", Target::Int64)], &ConvertOptions::default());
+        let msgs: Vec<String> = c.problems.iter().map(|p| format!("{}:{}: {}", p.row, p.path, p.message)).collect();
+        assert_eq!(msgs, vec!["1:$.step: expected integer, found string \"2\"", "2:$.step: fractional value 3.5 for integer column"]);
+        assert_eq!(c.columns[0].as_primitive::<Int64Type>().value(3), 4);
+    }
+
+    #[test]
+    fn nonfinite_tokens_are_ieee() {
+        let c = conv(&[r#"{"x": NaN}"#, r#"{"x": -Infinity}"#, r#"{"x": null}"#, r#"{}"#], &[("x", Target::Float64)], &ConvertOptions::default());
+        let a = c.columns[0].as_primitive::<Float64Type>();
+        assert!(a.value(0).is_nan() && !a.is_null(0));
+        assert_eq!(a.value(1), f64::NEG_INFINITY);
+        assert!(a.is_null(2) && a.is_null(3));
+        assert_eq!(c.events.len(), 2);
+    }
+
+    #[test]
+    fn struct_extra_keys_and_list_mismatch() {
+        let t = Target::Struct(vec![("seed".into(), Target::Int64)]);
+        let c = conv(&[r#"{"meta": {"seed": 1, "retry": 2}}"#], &[("meta", t)], &ConvertOptions::default());
+        assert_eq!(c.problems[0].path, "$.meta.retry");
+        assert_eq!(c.problems[0].message, "key not in schema for struct meta");
+        let c = conv(&[r#"{"span": [0, 4, "PER"]}"#], &[("span", Target::List(Box::new(Target::Int64)))], &ConvertOptions::default());
+        assert_eq!(c.problems[0].path, "$.span[2]");
+    }
+}

@@ -1,0 +1,243 @@
+//! Finding and opening raw input files.
+//!
+//! In: path patterns relative to the pipeline folder (`raw/{run}/metrics.jsonl`,
+//! `logs/**/*.jsonl`). Out: the matching files, sorted by path, each with the values of its
+//! `{capture}` segments; and readers that undo zstd (all frames, skippable frames ignored) and
+//! gzip (all members) compression, found by magic bytes, not by file name.
+//!
+//! Pattern syntax: `*` any run of characters inside one path segment, `?` one character,
+//! `**` any number of whole segments, `{name}` one segment (or part of one) captured into the
+//! column `name`.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// One matched input file.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct InputFile {
+    /// Path relative to the pipeline folder, with `/` separators.
+    pub rel: String,
+    /// Absolute or working-directory-relative path to open.
+    pub path: PathBuf,
+    /// `(capture name, value)` pairs, in pattern order.
+    pub captures: Vec<(String, String)>,
+}
+
+/// A compiled path pattern.
+#[derive(Debug)]
+pub struct PathPattern {
+    regex: regex::Regex,
+    /// Capture names in order.
+    pub names: Vec<String>,
+    root: String,
+}
+
+impl PathPattern {
+    /// Compiles `pattern`.
+    ///
+    /// Errors: a message when a capture name is not a valid column name or the pattern is
+    /// absolute or leaves the pipeline folder.
+    pub fn new(pattern: &str) -> std::result::Result<PathPattern, String> {
+        if pattern.starts_with('/') || pattern.split('/').any(|s| s == "..") {
+            return Err(format!("path `{pattern}` must stay inside the pipeline folder"));
+        }
+        let mut re = String::from("^");
+        let mut names = Vec::new();
+        let chars: Vec<char> = pattern.chars().collect();
+        let mut i = 0;
+        while i < chars.len() {
+            let c = chars[i];
+            match c {
+                '*' if chars.get(i + 1) == Some(&'*') => {
+                    if chars.get(i + 2) == Some(&'/') {
+                        re.push_str("(?:[^/]+/)*");
+                        i += 3;
+                    } else {
+                        re.push_str(".*");
+                        i += 2;
+                    }
+                    continue;
+                }
+                '*' => re.push_str("[^/]*"),
+                '?' => re.push_str("[^/]"),
+                '{' => {
+                    let end = chars[i..]
+                        .iter()
+                        .position(|&c| c == '}')
+                        .ok_or_else(|| format!("unclosed `{{` in path `{pattern}`"))?;
+                    let name: String = chars[i + 1..i + end].iter().collect();
+                    let ok = regex::Regex::new(r"^[a-z_][a-z0-9_]*$").unwrap().is_match(&name);
+                    if !ok {
+                        return Err(format!("capture `{{{name}}}` in `{pattern}` must match [a-z_][a-z0-9_]*"));
+                    }
+                    re.push_str(&format!("(?P<{name}>[^/]+?)"));
+                    names.push(name);
+                    i += end + 1;
+                    continue;
+                }
+                c => re.push_str(&regex::escape(&c.to_string())),
+            }
+            i += 1;
+        }
+        re.push('$');
+        let regex = regex::Regex::new(&re).map_err(|e| format!("bad path pattern `{pattern}`: {e}"))?;
+        let literal_end = pattern.find(['*', '?', '{']).unwrap_or(pattern.len());
+        let root = match pattern[..literal_end].rfind('/') {
+            Some(k) => pattern[..k].to_string(),
+            None => String::new(),
+        };
+        Ok(PathPattern { regex, names, root })
+    }
+
+    /// Matches a relative path; returns the captures.
+    pub fn captures(&self, rel: &str) -> Option<Vec<(String, String)>> {
+        let caps = self.regex.captures(rel)?;
+        Some(self.names.iter().map(|n| (n.clone(), caps[n.as_str()].to_string())).collect())
+    }
+}
+
+/// Lists the files under `base` matching any of `patterns`, sorted by relative path.
+///
+/// Errors: [`Error::Config`] for bad patterns or captures that differ between patterns,
+/// [`Error::Io`] for unreadable folders.
+pub fn find(base: &Path, patterns: &[String], context: &str) -> Result<Vec<InputFile>> {
+    let mut out: Vec<InputFile> = Vec::new();
+    let mut names: Option<Vec<String>> = None;
+    for p in patterns {
+        let pat = PathPattern::new(p).map_err(|m| Error::config(context, m))?;
+        match &names {
+            None => names = Some(pat.names.clone()),
+            Some(n) if *n != pat.names => {
+                return Err(Error::config(context, "all paths of one source must have the same {captures}"));
+            }
+            _ => {}
+        }
+        let root = base.join(&pat.root);
+        if !root.exists() {
+            continue;
+        }
+        for entry in walkdir::WalkDir::new(&root).follow_links(true).sort_by_file_name() {
+            let entry = entry.map_err(|e| {
+                let path = e.path().map(Path::to_path_buf).unwrap_or_else(|| root.clone());
+                Error::io(path, e.into_io_error().unwrap_or_else(|| std::io::Error::other("walk failed")))
+            })?;
+            if !entry.file_type().is_file() {
+                continue;
+            }
+            let rel = entry
+                .path()
+                .strip_prefix(base)
+                .expect("under base")
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/");
+            if let Some(captures) = pat.captures(&rel) {
+                out.push(InputFile { rel, path: entry.path().to_path_buf(), captures });
+            }
+        }
+    }
+    out.sort();
+    out.dedup_by(|a, b| a.rel == b.rel);
+    Ok(out)
+}
+
+/// Size limit under which a file is checked for being a Git LFS pointer, in bytes.
+pub const LFS_POINTER_MAX_BYTES: u64 = 1024;
+
+/// A Git LFS pointer file (<https://github.com/git-lfs/git-lfs/blob/main/docs/spec.md>).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LfsPointer {
+    /// sha256 of the object, lowercase hex.
+    pub oid: String,
+    /// Size of the object in bytes.
+    pub size: u64,
+}
+
+/// Reads `path` as an LFS pointer if it is one (small file, first line
+/// `version https://git-lfs.github.com/spec/v1`, an `oid sha256:` and a `size` line).
+pub fn lfs_pointer(path: &Path) -> Option<LfsPointer> {
+    let meta = std::fs::metadata(path).ok()?;
+    if meta.len() > LFS_POINTER_MAX_BYTES {
+        return None;
+    }
+    let text = std::fs::read_to_string(path).ok()?;
+    let mut lines = text.lines();
+    if lines.next()? != "version https://git-lfs.github.com/spec/v1" {
+        return None;
+    }
+    let mut oid = None;
+    let mut size = None;
+    for l in lines {
+        if let Some(o) = l.strip_prefix("oid sha256:") {
+            oid = Some(o.trim().to_string());
+        } else if let Some(s) = l.strip_prefix("size ") {
+            size = s.trim().parse().ok();
+        }
+    }
+    Some(LfsPointer { oid: oid?, size: size? })
+}
+
+/// The error for an input that is an LFS pointer.
+pub fn lfs_pointer_error(rel: &str, p: &LfsPointer) -> Error {
+    Error::Refused(format!(
+        "{rel} is a Git LFS pointer (object of {} bytes, oid sha256:{}), not data; \
+         fetch the LFS object first (e.g. `git lfs pull`)",
+        crate::hash::group_digits(p.size),
+        p.oid
+    ))
+}
+
+/// Opens a raw input, undoing zstd or gzip compression detected by magic bytes.
+///
+/// Errors: [`Error::Io`] naming the file; an LFS pointer is refused with a message naming the
+/// object it points to.
+pub fn open(file: &InputFile) -> Result<Box<dyn BufRead + Send>> {
+    if let Some(p) = lfs_pointer(&file.path) {
+        return Err(lfs_pointer_error(&file.rel, &p));
+    }
+    let f = File::open(&file.path).map_err(|e| Error::io(&file.path, e))?;
+    let mut reader = BufReader::with_capacity(256 * 1024, f);
+    let head = reader.fill_buf().map_err(|e| Error::io(&file.path, e))?;
+    let zstd_frame = head.len() >= 4
+        && (head[..4] == [0x28, 0xB5, 0x2F, 0xFD] || (head[0] & 0xF0 == 0x50 && head[1..4] == [0x2A, 0x4D, 0x18]));
+    if zstd_frame {
+        let dec = zstd::stream::read::Decoder::with_buffer(reader).map_err(|e| Error::io(&file.path, e))?;
+        return Ok(Box::new(BufReader::with_capacity(256 * 1024, dec)));
+    }
+    if head.len() >= 2 && head[..2] == [0x1F, 0x8B] {
+        let dec = flate2::bufread::MultiGzDecoder::new(reader);
+        return Ok(Box::new(BufReader::with_capacity(256 * 1024, dec)));
+    }
+    Ok(Box::new(reader))
+}
+
+/// Reads at most `limit` bytes of a small side file (card metadata and the like).
+pub fn read_small(path: &Path, limit: u64) -> Result<String> {
+    let f = File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut s = String::new();
+    f.take(limit + 1).read_to_string(&mut s).map_err(|e| Error::io(path, e))?;
+    if s.len() as u64 > limit {
+        return Err(Error::config(path.display().to_string(), format!("file is larger than {limit} bytes")));
+    }
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_capture_segments() {
+        let p = PathPattern::new("raw/results/{run}_metrics.jsonl").unwrap();
+        assert_eq!(p.captures("raw/results/arith_metrics.jsonl").unwrap(), vec![("run".into(), "arith".into())]);
+        assert!(p.captures("raw/results/x/arith_metrics.jsonl").is_none());
+        let p = PathPattern::new("logs/**/*.jsonl").unwrap();
+        assert!(p.captures("logs/a.jsonl").is_some());
+        assert!(p.captures("logs/x/y/a.jsonl").is_some());
+        assert!(PathPattern::new("../x").is_err());
+    }
+}

@@ -1,0 +1,277 @@
+//! Python-flavoured JSON: bare `NaN`, `Infinity`, `-Infinity` tokens (written by `json.dumps`
+//! with its default `allow_nan=True`) and integers too large for 64 bits.
+//!
+//! In: raw JSON bytes (a line, or a stream in chunks). Out: strict JSON bytes in which each such
+//! token is replaced by a string literal that starts with U+FDD0 (a Unicode noncharacter,
+//! reserved for internal use and never produced by real data): `"\u{FDD0}NaN"`,
+//! `"\u{FDD0}Infinity"`, `"\u{FDD0}-Infinity"`, `"\u{FDD0}int:<digits>"`. The rest of the
+//! text is copied unchanged, so a strict parser (serde_json) can read it and the reader can
+//! turn the markers back into IEEE values or precise range errors.
+
+/// First character of every marker string.
+pub const MARK: char = '\u{FDD0}';
+
+/// A token that strict JSON cannot hold, recovered from a marker string.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Special<'a> {
+    /// Bare `NaN`.
+    NaN,
+    /// Bare `Infinity`.
+    PosInf,
+    /// Bare `-Infinity`.
+    NegInf,
+    /// An integer token outside the u64 and i64 ranges; the digits as written.
+    BigInt(&'a str),
+}
+
+impl Special<'_> {
+    /// The IEEE value of a non-finite token (`None` for big integers).
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Special::NaN => Some(f64::NAN),
+            Special::PosInf => Some(f64::INFINITY),
+            Special::NegInf => Some(f64::NEG_INFINITY),
+            Special::BigInt(_) => None,
+        }
+    }
+
+    /// The token as it was written in the input.
+    pub fn token(&self) -> &str {
+        match self {
+            Special::NaN => "NaN",
+            Special::PosInf => "Infinity",
+            Special::NegInf => "-Infinity",
+            Special::BigInt(d) => d,
+        }
+    }
+}
+
+/// Recognises a marker string produced by [`Lexer`].
+pub fn special(s: &str) -> Option<Special<'_>> {
+    let rest = s.strip_prefix(MARK)?;
+    Some(match rest {
+        "NaN" => Special::NaN,
+        "Infinity" => Special::PosInf,
+        "-Infinity" => Special::NegInf,
+        _ => Special::BigInt(rest.strip_prefix("int:")?),
+    })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum State {
+    Normal,
+    InString,
+    Escape,
+    Token,
+}
+
+/// Streaming rewriter; feed it bytes in any chunking, then call [`Lexer::finish`].
+#[derive(Debug)]
+pub struct Lexer {
+    state: State,
+    token: Vec<u8>,
+}
+
+impl Default for Lexer {
+    fn default() -> Self {
+        Lexer { state: State::Normal, token: Vec::with_capacity(32) }
+    }
+}
+
+fn is_token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'-' || b == b'+' || b == b'.'
+}
+
+impl Lexer {
+    /// Rewrites `input` into `out` (appending).
+    pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) {
+        let mut i = 0;
+        while i < input.len() {
+            match self.state {
+                State::InString => {
+                    // copy up to the next quote or backslash in one go
+                    match memchr::memchr2(b'"', b'\\', &input[i..]) {
+                        None => {
+                            out.extend_from_slice(&input[i..]);
+                            return;
+                        }
+                        Some(k) => {
+                            out.extend_from_slice(&input[i..=i + k]);
+                            self.state = if input[i + k] == b'"' { State::Normal } else { State::Escape };
+                            i += k + 1;
+                        }
+                    }
+                }
+                State::Escape => {
+                    out.push(input[i]);
+                    self.state = State::InString;
+                    i += 1;
+                }
+                State::Token => {
+                    let b = input[i];
+                    if is_token_byte(b) {
+                        self.token.push(b);
+                        i += 1;
+                    } else {
+                        self.flush_token(out);
+                        self.state = State::Normal;
+                    }
+                }
+                State::Normal => {
+                    let b = input[i];
+                    if b == b'"' {
+                        out.push(b);
+                        self.state = State::InString;
+                        i += 1;
+                    } else if b == b'N' || b == b'I' || b == b'-' || b.is_ascii_digit() {
+                        self.token.clear();
+                        self.token.push(b);
+                        self.state = State::Token;
+                        i += 1;
+                    } else {
+                        out.push(b);
+                        i += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Ends the input (flushes a token that runs to the end).
+    pub fn finish(&mut self, out: &mut Vec<u8>) {
+        if self.state == State::Token {
+            self.flush_token(out);
+        }
+        self.state = State::Normal;
+    }
+
+    fn flush_token(&mut self, out: &mut Vec<u8>) {
+        let t = &self.token[..];
+        let marker: Option<String> = match t {
+            b"NaN" => Some("NaN".into()),
+            b"Infinity" => Some("Infinity".into()),
+            b"-Infinity" => Some("-Infinity".into()),
+            _ => {
+                let digits = t.strip_prefix(b"-").unwrap_or(t);
+                if digits.len() >= 19 && digits.iter().all(u8::is_ascii_digit) {
+                    let s = std::str::from_utf8(t).expect("ascii");
+                    let fits = s.parse::<i64>().is_ok() || s.parse::<u64>().is_ok();
+                    (!fits).then(|| format!("int:{s}"))
+                } else {
+                    None
+                }
+            }
+        };
+        match marker {
+            Some(m) => {
+                out.push(b'"');
+                let mut buf = [0u8; 4];
+                out.extend_from_slice(MARK.encode_utf8(&mut buf).as_bytes());
+                out.extend_from_slice(m.as_bytes());
+                out.push(b'"');
+            }
+            None => out.extend_from_slice(t),
+        }
+        self.token.clear();
+    }
+}
+
+/// Rewrites one complete text (a JSONL line). Returns `None` when nothing needed rewriting,
+/// so the caller can parse the original bytes.
+pub fn rewrite(input: &[u8]) -> Option<Vec<u8>> {
+    // Fast path: without 'N', 'I' or a long digit run there is nothing to rewrite.
+    if memchr::memchr2(b'N', b'I', input).is_none() && !has_long_digit_run(input) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(input.len() + 16);
+    let mut lx = Lexer::default();
+    lx.feed(input, &mut out);
+    lx.finish(&mut out);
+    if out == input { None } else { Some(out) }
+}
+
+fn has_long_digit_run(input: &[u8]) -> bool {
+    let mut run = 0;
+    for &b in input {
+        if b.is_ascii_digit() {
+            run += 1;
+            if run >= 19 {
+                return true;
+            }
+        } else {
+            run = 0;
+        }
+    }
+    false
+}
+
+/// A [`std::io::Read`] adapter applying [`Lexer`] to a byte stream (for JSON documents).
+pub struct LenientRead<R> {
+    inner: R,
+    lexer: Lexer,
+    buf: Vec<u8>,
+    pos: usize,
+    done: bool,
+    chunk: Vec<u8>,
+}
+
+impl<R: std::io::Read> LenientRead<R> {
+    /// Wraps `inner`.
+    pub fn new(inner: R) -> Self {
+        LenientRead { inner, lexer: Lexer::default(), buf: Vec::new(), pos: 0, done: false, chunk: vec![0; 64 * 1024] }
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for LenientRead<R> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        while self.pos >= self.buf.len() {
+            if self.done {
+                return Ok(0);
+            }
+            self.buf.clear();
+            self.pos = 0;
+            let n = self.inner.read(&mut self.chunk)?;
+            if n == 0 {
+                self.lexer.finish(&mut self.buf);
+                self.done = true;
+            } else {
+                self.lexer.feed(&self.chunk[..n], &mut self.buf);
+            }
+        }
+        let n = out.len().min(self.buf.len() - self.pos);
+        out[..n].copy_from_slice(&self.buf[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rw(s: &str) -> String {
+        String::from_utf8(rewrite(s.as_bytes()).unwrap_or_else(|| s.as_bytes().to_vec())).unwrap()
+    }
+
+    #[test]
+    fn rewrites_bare_tokens_only() {
+        assert_eq!(rw(r#"{"a": NaN, "b": "NaN", "c": -Infinity}"#), "{\"a\": \"\u{FDD0}NaN\", \"b\": \"NaN\", \"c\": \"\u{FDD0}-Infinity\"}");
+        assert_eq!(rw(r#"{"s": "x\"NaN", "v": [Infinity,1]}"#), "{\"s\": \"x\\\"NaN\", \"v\": [\"\u{FDD0}Infinity\",1]}");
+        assert_eq!(rw(r#"{"a": 18446744073709551615, "b": 18446744073709551616}"#), "{\"a\": 18446744073709551615, \"b\": \"\u{FDD0}int:18446744073709551616\"}");
+        assert_eq!(rw(r#"{"a": 1.5e300, "b": true, "c": null}"#), r#"{"a": 1.5e300, "b": true, "c": null}"#);
+    }
+
+    #[test]
+    fn stream_handles_any_chunking() {
+        let src = r#"{"a": NaN, "k": "In\\finity", "z": -Infinity}"#;
+        let want = rw(src);
+        for split in 1..src.len() {
+            let mut lx = Lexer::default();
+            let mut out = Vec::new();
+            lx.feed(&src.as_bytes()[..split], &mut out);
+            lx.feed(&src.as_bytes()[split..], &mut out);
+            lx.finish(&mut out);
+            assert_eq!(String::from_utf8(out).unwrap(), want, "split at {split}");
+        }
+    }
+}

@@ -1,0 +1,459 @@
+//! Ingest: raw input files → typed Arrow record batches, with provenance.
+//!
+//! In: one `[[source]]` of a pipeline (path globs, format, options, optional declared schema).
+//! Out: an Arrow IPC file in the build's work folder holding every good row, typed by the
+//! declared schema or by inference over the whole input, plus the columns `{capture}` (one
+//! per path capture, `Utf8`), `_source_file` (`Utf8`, the path relative to the pipeline) and
+//! `_source_line` (`Int64` 1-based line for JSONL/CSV and the Tinker formats; `Utf8` JSON
+//! pointer for JSON documents). Problems go to the [`BuildReport`]; with
+//! [`OnInvalid::Reject`] bad rows go to the rejects file instead of failing the build.
+//!
+//! Memory: records are converted in batches of [`BATCH_ROWS`]; a JSON document is streamed
+//! record by record. Files are read twice when the schema is inferred (once to infer, once to
+//! convert) and once when it is declared.
+
+pub mod convert;
+pub mod files;
+pub mod infer;
+pub mod lenient;
+pub mod path;
+pub mod records;
+pub mod tinker;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, AsArray, BooleanArray, Int64Array, RecordBatch, StringArray};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use serde_json::{Map, Value};
+
+use self::convert::{ConvertOptions, Target};
+use self::files::InputFile;
+use self::records::Item;
+use crate::error::{Error, Result};
+use crate::rejects::{RejectBody, Rejects};
+use crate::report::{BuildReport, Position, SourceRef, Violation};
+use crate::spec::{ColumnsPolicy, Format, PipelineSpec, SourceDef};
+
+/// Rows converted at a time.
+pub const BATCH_ROWS: usize = 8192;
+
+/// What to do with rows that fail validation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnInvalid {
+    /// Fail the build, listing every violation.
+    #[default]
+    Fail,
+    /// Keep going; bad rows go to `rejects/<name>.jsonl` and are counted in the card.
+    Reject,
+}
+
+/// Options of the ingest stage that come from the command line.
+#[derive(Debug, Clone)]
+pub struct IngestOptions {
+    /// Fail or reject.
+    pub on_invalid: OnInvalid,
+    /// Strings longer than this many bytes are reported (the dataset viewer struggles with them).
+    pub large_cell_bytes: u64,
+}
+
+/// A source after ingest.
+#[derive(Debug, Clone)]
+pub struct Ingested {
+    /// Source name (SQL table name).
+    pub name: String,
+    /// Schema of the rows, provenance columns included.
+    pub schema: SchemaRef,
+    /// Arrow IPC file holding the rows.
+    pub ipc_file: PathBuf,
+    /// Rows kept.
+    pub rows: u64,
+    /// Raw files read.
+    pub inputs: Vec<InputFile>,
+}
+
+/// Reads one source.
+///
+/// Errors: [`Error::Config`] when no file matches, when a column's type cannot be decided
+/// (say which and how to declare it) or when a capture collides with a column; [`Error::Io`]
+/// for unreadable files. Data problems are recorded in `report` (or in `rejects`).
+pub fn run(
+    spec: &PipelineSpec,
+    index: usize,
+    work: &std::path::Path,
+    opts: &IngestOptions,
+    report: &mut BuildReport,
+    rejects: &mut Rejects,
+) -> Result<Ingested> {
+    let src = &spec.def.sources[index];
+    let context = format!("{} (source {})", spec.file.display(), src.name);
+    let inputs = files::find(&spec.dir, &src.path.list(), &context)?;
+    if inputs.is_empty() {
+        return Err(Error::config(
+            context,
+            format!("no file matches {:?} under {}", src.path.list(), spec.dir.display()),
+        ));
+    }
+    let capture_names: Vec<String> = inputs[0].captures.iter().map(|(n, _)| n.clone()).collect();
+
+    let mut conv = ConvertOptions {
+        textual: src.format == Format::Csv,
+        nonfinite: src.nonfinite,
+        coerce_nonfinite_strings: src.coerce_nonfinite_strings,
+        coerce_numeric_strings: src.coerce_numeric_strings,
+        assume_timezone: src.assume_timezone.as_ref().map(|t| t.parse().expect("checked at load")),
+        strict_keys: false,
+        first_seen: BTreeMap::new(),
+    };
+
+    // 1. the columns and their types
+    let columns: Vec<(String, Target)> = match src.format {
+        Format::TinkerMetrics => tinker::metrics_columns(),
+        Format::TinkerCheckpoints => tinker::checkpoints_columns(),
+        _ => match &spec.source_schemas[index] {
+            Some(schema) => {
+                conv.strict_keys = true;
+                schema.fields.iter().map(|f| (f.name.clone(), Target::from_descriptor(f))).collect()
+            }
+            None => infer_columns(src, &inputs, &context, &mut conv, report)?,
+        },
+    };
+    for c in &capture_names {
+        if columns.iter().any(|(n, _)| n == c) {
+            return Err(Error::config(context, format!("path capture {{{c}}} has the name of a column in the data")));
+        }
+    }
+    for c in ["_source_file", "_source_line"] {
+        if columns.iter().any(|(n, _)| n == c) || capture_names.iter().any(|n| n == c) {
+            return Err(Error::config(context, format!("the data has a column named {c}, which runpack adds itself")));
+        }
+    }
+
+    let pointer_lines = src.format == Format::Json;
+    let mut fields: Vec<Field> = columns.iter().map(|(n, t)| Field::new(n, t.arrow_type(), true)).collect();
+    for c in &capture_names {
+        fields.push(Field::new(c, DataType::Utf8, true));
+    }
+    fields.push(Field::new("_source_file", DataType::Utf8, false));
+    fields.push(Field::new("_source_line", if pointer_lines { DataType::Utf8 } else { DataType::Int64 }, false));
+    let schema: SchemaRef = Arc::new(Schema::new(fields));
+
+    // 2. convert
+    std::fs::create_dir_all(work).map_err(|e| Error::io(work, e))?;
+    let ipc_file = work.join(format!("{}.arrow", src.name));
+    let f = std::fs::File::create(&ipc_file).map_err(|e| Error::io(&ipc_file, e))?;
+    let mut writer = arrow::ipc::writer::FileWriter::try_new(std::io::BufWriter::new(f), &schema)
+        .map_err(|e| Error::format(ipc_file.display().to_string(), e))?;
+    let mut state = Converter {
+        src,
+        columns: &columns,
+        conv: &conv,
+        schema: schema.clone(),
+        opts,
+        batch: Vec::with_capacity(BATCH_ROWS),
+        rows: 0,
+        report,
+        rejects,
+        writer: &mut writer,
+        ipc_file: &ipc_file,
+    };
+    for input in &inputs {
+        let reader = files::open(input)?;
+        let file = input.rel.clone();
+        let captures = input.captures.clone();
+        let mut sink = |item: Item| -> Result<()> {
+            match item {
+                Item::Record(obj, at) => {
+                    let sref = SourceRef { file: file.clone(), at };
+                    match src.format {
+                        Format::TinkerMetrics => {
+                            for row in tinker::metrics_rows(obj) {
+                                state.push(row, sref.clone(), &captures)?;
+                            }
+                        }
+                        Format::TinkerCheckpoints => state.push(tinker::checkpoint_row(obj), sref, &captures)?,
+                        _ => state.push(obj, sref, &captures)?,
+                    }
+                }
+                Item::Bad { at, rule, message, raw } => {
+                    let sref = SourceRef { file: file.clone(), at };
+                    state.bad_line(sref, rule, message, raw)?;
+                }
+            }
+            Ok(())
+        };
+        read_file(src, input, reader, &mut sink).map_err(|e| name_table(e, &src.name))?;
+    }
+    state.flush()?;
+    let rows = state.rows;
+    writer.finish().map_err(|e| Error::format(ipc_file.display().to_string(), e))?;
+    Ok(Ingested { name: src.name.clone(), schema, ipc_file, rows, inputs })
+}
+
+fn name_table(e: Error, table: &str) -> Error {
+    match e {
+        Error::Invalid { mut violations, total } => {
+            for v in &mut violations {
+                if v.table.is_empty() {
+                    v.table = table.to_string();
+                }
+            }
+            Error::Invalid { violations, total }
+        }
+        other => other,
+    }
+}
+
+fn read_file(
+    src: &SourceDef,
+    input: &InputFile,
+    reader: Box<dyn std::io::BufRead + Send>,
+    sink: &mut dyn FnMut(Item) -> Result<()>,
+) -> Result<()> {
+    match src.format {
+        Format::Jsonl | Format::TinkerMetrics | Format::TinkerCheckpoints => records::jsonl(reader, &input.rel, sink),
+        Format::Json => records::json(reader, &input.rel, src.record_path.as_deref().unwrap_or(""), sink),
+        Format::Csv => records::csv(reader, &input.rel, sink),
+    }
+}
+
+fn infer_columns(
+    src: &SourceDef,
+    inputs: &[InputFile],
+    context: &str,
+    conv: &mut ConvertOptions,
+    report: &mut BuildReport,
+) -> Result<Vec<(String, Target)>> {
+    let mut inf = infer::Inference::new(src.format == Format::Csv);
+    let mut per_file: Vec<(String, BTreeSet<String>)> = Vec::new();
+    for input in inputs {
+        let reader = files::open(input)?;
+        let mut keys = BTreeSet::new();
+        let file = input.rel.clone();
+        let mut sink = |item: Item| -> Result<()> {
+            if let Item::Record(obj, at) = item {
+                for k in obj.keys() {
+                    if !keys.contains(k) {
+                        keys.insert(k.clone());
+                    }
+                }
+                // declared columns keep their place in the column order but take no part in inference
+                let declared: Map<String, Value> = obj
+                    .into_iter()
+                    .map(|(k, v)| if src.fields.iter().any(|f| f.name == k) { (k, Value::Null) } else { (k, v) })
+                    .collect();
+                inf.observe(&declared, &SourceRef { file: file.clone(), at });
+            }
+            Ok(())
+        };
+        read_file(src, input, reader, &mut sink).map_err(|e| name_table(e, &src.name))?;
+        per_file.push((input.rel.clone(), keys));
+    }
+    if src.columns == ColumnsPolicy::Same && per_file.len() > 1 {
+        let (first_name, first_keys) = &per_file[0];
+        let mut diffs = Vec::new();
+        for (name, keys) in &per_file[1..] {
+            let extra: Vec<&String> = keys.difference(first_keys).collect();
+            let missing: Vec<&String> = first_keys.difference(keys).collect();
+            if !extra.is_empty() {
+                diffs.push(format!("{name} has {} that {first_name} lacks", list(&extra)));
+            }
+            if !missing.is_empty() {
+                diffs.push(format!("{name} lacks {} that {first_name} has", list(&missing)));
+            }
+        }
+        if !diffs.is_empty() {
+            return Err(Error::config(
+                context,
+                format!(
+                    "the files of this source have different columns: {}; set columns = \"union\" to \
+                     combine them (missing columns become null) or split them into separate sources",
+                    diffs.join("; ")
+                ),
+            ));
+        }
+    }
+    for w in &inf.widenings {
+        report.warn(&src.name, "widening", Some(w.first.clone()), format!("struct field {} added (nullable); first seen here", w.path));
+    }
+    let (fields, problems) = inf.fields();
+    let mut config_problems = Vec::new();
+    let is_declared = |path: &str| {
+        src.fields.iter().any(|f| {
+            let p = path::render(&[path::Seg::Key(f.name.clone())]);
+            path == p || path.starts_with(&format!("{p}.")) || path.starts_with(&format!("{p}["))
+        })
+    };
+    for p in problems.into_iter().filter(|p| !is_declared(&p.path)) {
+        match p.at {
+            Some(at) => report.violation(Violation {
+                table: src.name.clone(),
+                source: Some(at),
+                path: p.path,
+                rule: "type".into(),
+                key: None,
+                message: p.message,
+            }),
+            None => config_problems.push(format!("{}: {}", p.path, p.message)),
+        }
+    }
+    if !config_problems.is_empty() {
+        return Err(Error::config(context, config_problems.join("\n")));
+    }
+    conv.first_seen = infer::first_seen(&inf);
+    let declared = |name: &str| src.fields.iter().find(|f| f.name == name).map(Target::from_descriptor);
+    let mut columns: Vec<(String, Target)> = fields
+        .iter()
+        .map(|f| (f.name().clone(), declared(f.name()).unwrap_or_else(|| Target::from_arrow(f.data_type()))))
+        .collect();
+    // declared columns that never occur in the data are still part of the source
+    for f in &src.fields {
+        if !columns.iter().any(|(n, _)| n == &f.name) {
+            columns.push((f.name.clone(), Target::from_descriptor(f)));
+        }
+    }
+    Ok(columns)
+}
+
+fn list(names: &[&String]) -> String {
+    names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+}
+
+struct Converter<'a, W: std::io::Write> {
+    src: &'a SourceDef,
+    columns: &'a [(String, Target)],
+    conv: &'a ConvertOptions,
+    schema: SchemaRef,
+    opts: &'a IngestOptions,
+    batch: Vec<(Map<String, Value>, SourceRef, Vec<(String, String)>)>,
+    rows: u64,
+    report: &'a mut BuildReport,
+    rejects: &'a mut Rejects,
+    writer: &'a mut arrow::ipc::writer::FileWriter<W>,
+    ipc_file: &'a std::path::Path,
+}
+
+impl<W: std::io::Write> Converter<'_, W> {
+    fn push(&mut self, obj: Map<String, Value>, sref: SourceRef, captures: &[(String, String)]) -> Result<()> {
+        self.batch.push((obj, sref, captures.to_vec()));
+        if self.batch.len() >= BATCH_ROWS {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn bad_line(&mut self, sref: SourceRef, rule: &str, message: String, raw: Option<String>) -> Result<()> {
+        match self.opts.on_invalid {
+            OnInvalid::Fail => self.report.violation(Violation {
+                table: self.src.name.clone(),
+                source: Some(sref),
+                path: "$".into(),
+                rule: rule.into(),
+                key: None,
+                message,
+            }),
+            OnInvalid::Reject => {
+                self.rejects.add(&self.src.name, Some(&sref), &[message], RejectBody::Raw(raw.unwrap_or_default()))?
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let batch = std::mem::take(&mut self.batch);
+        let records: Vec<&Map<String, Value>> = batch.iter().map(|(o, _, _)| o).collect();
+        let converted = convert::convert(&records, self.columns, self.conv);
+        let name = self.src.name.clone();
+        for e in &converted.events {
+            let sref = &batch[e.row].1;
+            let tally = match e.kind {
+                "nonfinite" => self.report.nonfinite.entry(name.clone()).or_default(),
+                _ => self.report.coercions.entry(name.clone()).or_default(),
+            };
+            tally.add(|| format!("{sref}:{} {}", e.path, e.detail));
+        }
+        let mut bad: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+        for p in converted.problems {
+            let sref = batch[p.row].1.clone();
+            match self.opts.on_invalid {
+                OnInvalid::Fail => self.report.violation(Violation {
+                    table: name.clone(),
+                    source: Some(sref),
+                    path: p.path,
+                    rule: "type".into(),
+                    key: None,
+                    message: p.message,
+                }),
+                OnInvalid::Reject => bad.entry(p.row).or_default().push(format!("{}: {}", p.path, p.message)),
+            }
+        }
+        for (row, reasons) in &bad {
+            let (obj, sref, _) = &batch[*row];
+            let record = Value::Object(obj.clone());
+            self.rejects.add(&name, Some(sref), reasons, RejectBody::Record(unmark(&record)))?;
+        }
+        // large cells
+        for (i, (col, target)) in self.columns.iter().enumerate() {
+            if matches!(target, Target::Str | Target::Json) {
+                let a = converted.columns[i].as_string::<i32>();
+                for (row, v) in a.iter().enumerate() {
+                    if let Some(v) = v {
+                        if v.len() as u64 > self.opts.large_cell_bytes {
+                            self.report.warn(
+                                &name,
+                                "large-cell",
+                                Some(batch[row].1.clone()),
+                                format!(
+                                    "column `{col}` holds a {}-byte value (above {} bytes); the dataset viewer may truncate it",
+                                    crate::hash::group_digits(v.len() as u64),
+                                    crate::hash::group_digits(self.opts.large_cell_bytes)
+                                ),
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        // provenance columns
+        let mut arrays: Vec<ArrayRef> = converted.columns;
+        let ncapt = batch.first().map(|b| b.2.len()).unwrap_or(0);
+        for c in 0..ncapt {
+            let a: StringArray = batch.iter().map(|(_, _, caps)| Some(caps[c].1.as_str())).collect();
+            arrays.push(Arc::new(a));
+        }
+        let files: StringArray = batch.iter().map(|(_, s, _)| Some(s.file.as_str())).collect();
+        arrays.push(Arc::new(files));
+        let line_array: ArrayRef = match self.schema.field(self.schema.fields().len() - 1).data_type() {
+            DataType::Int64 => Arc::new(
+                batch
+                    .iter()
+                    .map(|(_, s, _)| match &s.at {
+                        Position::Line(n) => Some(*n as i64),
+                        Position::Pointer(_) => None,
+                    })
+                    .collect::<Int64Array>(),
+            ),
+            _ => Arc::new(batch.iter().map(|(_, s, _)| Some(s.at.to_string())).collect::<StringArray>()),
+        };
+        arrays.push(line_array);
+        let mut rb = RecordBatch::try_new(self.schema.clone(), arrays)
+            .map_err(|e| Error::format(format!("source {name}"), e))?;
+        if !bad.is_empty() {
+            let keep: BooleanArray = (0..rb.num_rows()).map(|r| Some(!bad.contains_key(&r))).collect();
+            rb = arrow::compute::filter_record_batch(&rb, &keep).map_err(|e| Error::format(format!("source {name}"), e))?;
+        }
+        self.rows += rb.num_rows() as u64;
+        self.writer.write(&rb).map_err(|e| Error::format(self.ipc_file.display().to_string(), e))?;
+        Ok(())
+    }
+}
+
+/// Turns internal markers back into plain JSON (for rejects files).
+fn unmark(v: &Value) -> Value {
+    serde_json::from_str(&convert::json_text(v)).unwrap_or(Value::Null)
+}

@@ -1,0 +1,78 @@
+//! JSONPath-style locations of values inside a record (`$.meta.retry`, `$["train/return"]`,
+//! `$.span[2]`, `$.tool_calls[]`), as used in every violation message.
+
+use std::fmt::Write;
+
+/// One step of a path.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Seg {
+    /// An object key.
+    Key(String),
+    /// An array index (0-based).
+    Index(usize),
+    /// "Any element" of an array (used for element types).
+    Elem,
+}
+
+/// Renders a path: keys made of `[A-Za-z0-9_]` use dot notation, others bracket notation
+/// with a JSON string.
+pub fn render(segs: &[Seg]) -> String {
+    let mut s = String::from("$");
+    for seg in segs {
+        match seg {
+            Seg::Key(k) if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => {
+                s.push('.');
+                s.push_str(k);
+            }
+            Seg::Key(k) => {
+                let _ = write!(s, "[{}]", serde_json::to_string(k).expect("string"));
+            }
+            Seg::Index(i) => {
+                let _ = write!(s, "[{i}]");
+            }
+            Seg::Elem => s.push_str("[]"),
+        }
+    }
+    s
+}
+
+/// Describes a JSON value for "found …" messages: `string "NaN"`, `number 3.5`, `boolean
+/// true`, `an object`, `an array`, `null`. Long strings are shortened.
+pub fn describe(v: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => format!("boolean {b}"),
+        Value::Number(n) => format!("number {n}"),
+        Value::String(s) => match super::lenient::special(s) {
+            Some(sp @ super::lenient::Special::BigInt(_)) => format!("integer {}", sp.token()),
+            Some(sp) => sp.token().to_string(),
+            None => format!("string {}", short_json_string(s)),
+        },
+        Value::Array(_) => "an array".into(),
+        Value::Object(_) => "an object".into(),
+    }
+}
+
+/// A JSON string literal, cut after 60 characters.
+pub fn short_json_string(s: &str) -> String {
+    if s.chars().count() > 60 {
+        let cut: String = s.chars().take(60).collect();
+        format!("{}…", serde_json::to_string(&cut).expect("string").trim_end_matches('"')) + "\""
+    } else {
+        serde_json::to_string(s).expect("string")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_paths() {
+        assert_eq!(render(&[Seg::Key("meta".into()), Seg::Key("retry".into())]), "$.meta.retry");
+        assert_eq!(render(&[Seg::Key("train/return".into())]), "$[\"train/return\"]");
+        assert_eq!(render(&[Seg::Key("span".into()), Seg::Index(2)]), "$.span[2]");
+        assert_eq!(render(&[Seg::Key("tool_calls".into()), Seg::Elem]), "$.tool_calls[]");
+    }
+}

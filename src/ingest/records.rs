@@ -1,0 +1,337 @@
+//! Records out of raw files: JSON Lines, JSON documents, CSV.
+//!
+//! In: an opened input (see [`super::files`]). Out: a stream of JSON objects, each with its
+//! place in the file (1-based line, or the JSON pointer of the record), delivered to a
+//! callback; and the problems that stop a line from being a record (invalid UTF-8, invalid
+//! JSON, a truncated last line, a value that is not an object), each naming file and line.
+//!
+//! JSON Lines: LF or CRLF line ends, a UTF-8 byte-order mark, blank lines and a missing final
+//! newline are accepted. JSON documents are streamed: only one record is held in memory.
+//! CSV (RFC 4180, multi-line quoted cells allowed): cells are kept as text and typed later;
+//! columns with an empty header (a pandas index) are skipped.
+
+use std::io::BufRead;
+
+use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
+
+use super::lenient;
+use crate::error::{Error, Result};
+use crate::report::Position;
+
+/// What a reader hands to its callback.
+pub enum Item {
+    /// One record.
+    Record(Map<String, Value>, Position),
+    /// A line or value that could not be read as a record.
+    Bad {
+        /// Where.
+        at: Position,
+        /// Rule name (`json`, `encoding`, `truncated`, `record`).
+        rule: &'static str,
+        /// What was expected and found.
+        message: String,
+        /// The raw text, for the rejects file (cut to 4 KiB).
+        raw: Option<String>,
+    },
+}
+
+/// Reads JSON Lines.
+pub fn jsonl(mut reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item) -> Result<()>) -> Result<()> {
+    let mut buf = Vec::with_capacity(4096);
+    let mut line_no: u64 = 0;
+    loop {
+        buf.clear();
+        let n = reader.read_until(b'\n', &mut buf).map_err(|e| Error::format(rel, format!("read failed: {e}")))?;
+        if n == 0 {
+            return Ok(());
+        }
+        line_no += 1;
+        let had_newline = buf.last() == Some(&b'\n');
+        let mut line: &[u8] = &buf;
+        if had_newline {
+            line = &line[..line.len() - 1];
+        }
+        if line.last() == Some(&b'\r') {
+            line = &line[..line.len() - 1];
+        }
+        if line_no == 1 {
+            line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let at = Position::Line(line_no);
+        if let Err(e) = std::str::from_utf8(line) {
+            sink(Item::Bad {
+                at,
+                rule: "encoding",
+                message: format!("invalid UTF-8 at byte {} of the line", e.valid_up_to() + 1),
+                raw: Some(String::from_utf8_lossy(&line[..line.len().min(4096)]).into_owned()),
+            })?;
+            continue;
+        }
+        let rewritten = lenient::rewrite(line);
+        let parsed: std::result::Result<Value, _> = serde_json::from_slice(rewritten.as_deref().unwrap_or(line));
+        match parsed {
+            Ok(Value::Object(obj)) => sink(Item::Record(obj, at))?,
+            Ok(other) => sink(Item::Bad {
+                at,
+                rule: "record",
+                message: format!("expected a JSON object, found {}", super::path::describe(&other)),
+                raw: Some(raw(line)),
+            })?,
+            Err(e) if e.is_eof() && !had_newline => sink(Item::Bad {
+                at,
+                rule: "truncated",
+                message: format!(
+                    "truncated last line (it ends without a newline in the middle of a value: {e}); \
+                     the writing process was probably stopped"
+                ),
+                raw: Some(raw(line)),
+            })?,
+            Err(e) => sink(Item::Bad {
+                at,
+                rule: "json",
+                message: format!("not valid JSON: {e}"),
+                raw: Some(raw(line)),
+            })?,
+        }
+    }
+}
+
+fn raw(line: &[u8]) -> String {
+    String::from_utf8_lossy(&line[..line.len().min(4096)]).into_owned()
+}
+
+/// Reads the records of a JSON document at `pointer` (RFC 6901; `""` = the root): each element
+/// if it is an array, or the object itself.
+pub fn json(reader: Box<dyn BufRead + Send>, rel: &str, pointer: &str, sink: &mut dyn FnMut(Item) -> Result<()>) -> Result<()> {
+    let tokens: Vec<String> = if pointer.is_empty() {
+        vec![]
+    } else {
+        if !pointer.starts_with('/') {
+            return Err(Error::config(rel, format!("record_path {pointer:?} must start with '/'")));
+        }
+        pointer[1..].split('/').map(|t| t.replace("~1", "/").replace("~0", "~")).collect()
+    };
+    let mut de = serde_json::Deserializer::from_reader(lenient::LenientRead::new(reader));
+    let mut state = NavState { sink, error: None, found: false };
+    let seed = Nav { path: &tokens, pointer: pointer.to_string(), state: &mut state };
+    let res = seed.deserialize(&mut de).and_then(|_| de.end());
+    if let Some(e) = state.error.take() {
+        return Err(e);
+    }
+    if let Err(e) = res {
+        return Err(Error::Invalid {
+            violations: vec![crate::report::Violation {
+                table: String::new(),
+                source: Some(crate::report::SourceRef { file: rel.to_string(), at: Position::Line(e.line() as u64) }),
+                path: format!("column {}", e.column()),
+                rule: "json".into(),
+                key: None,
+                message: format!("not valid JSON: {e}"),
+            }],
+            total: 1,
+        });
+    }
+    if !state.found {
+        return Err(Error::config(rel, format!("record_path {pointer:?} does not exist in this file")));
+    }
+    Ok(())
+}
+
+struct NavState<'s> {
+    sink: &'s mut dyn FnMut(Item) -> Result<()>,
+    error: Option<Error>,
+    found: bool,
+}
+
+struct Nav<'p, 's, 'x> {
+    path: &'p [String],
+    pointer: String,
+    state: &'x mut NavState<'s>,
+}
+
+impl<'de> DeserializeSeed<'de> for Nav<'_, '_, '_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Nav<'_, '_, '_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "a JSON object or array")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
+        if self.path.is_empty() {
+            // the object itself is the record
+            let obj: Map<String, Value> =
+                serde::Deserialize::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+            self.state.found = true;
+            let item = Item::Record(obj, Position::Pointer(self.pointer.clone()));
+            if let Err(e) = (self.state.sink)(item) {
+                self.state.error = Some(e);
+                return Err(serde::de::Error::custom("stopped"));
+            }
+            return Ok(());
+        }
+        while let Some(key) = map.next_key::<String>()? {
+            if key == self.path[0] {
+                map.next_value_seed(Nav { path: &self.path[1..], pointer: self.pointer.clone(), state: self.state })?;
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                return Ok(());
+            }
+            map.next_value::<IgnoredAny>()?;
+        }
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<(), A::Error> {
+        if self.path.is_empty() {
+            self.state.found = true;
+            let mut i = 0usize;
+            while let Some(v) = seq.next_element::<Value>()? {
+                let at = Position::Pointer(format!("{}/{i}", self.pointer));
+                let item = match v {
+                    Value::Object(o) => Item::Record(o, at),
+                    other => Item::Bad {
+                        at,
+                        rule: "record",
+                        message: format!("expected a JSON object, found {}", super::path::describe(&other)),
+                        raw: Some(super::convert::json_text(&other)),
+                    },
+                };
+                if let Err(e) = (self.state.sink)(item) {
+                    self.state.error = Some(e);
+                    return Err(serde::de::Error::custom("stopped"));
+                }
+                i += 1;
+            }
+            return Ok(());
+        }
+        let want: Option<usize> = self.path[0].parse().ok();
+        let mut i = 0usize;
+        loop {
+            if Some(i) == want {
+                if seq
+                    .next_element_seed(Nav { path: &self.path[1..], pointer: self.pointer.clone(), state: &mut *self.state })?
+                    .is_none()
+                {
+                    return Ok(());
+                }
+            } else if seq.next_element::<IgnoredAny>()?.is_none() {
+                return Ok(());
+            }
+            i += 1;
+        }
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E: serde::de::Error>(self, _: &str) -> std::result::Result<(), E> {
+        Ok(())
+    }
+}
+
+/// Reads CSV with a header row; every cell is a string.
+pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item) -> Result<()>) -> Result<()> {
+    let mut rdr = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(reader);
+    let headers = rdr
+        .headers()
+        .map_err(|e| Error::format(rel, format!("cannot read the CSV header: {e}")))?
+        .clone();
+    let mut record = csv::StringRecord::new();
+    loop {
+        let pos = rdr.position().line();
+        match rdr.read_record(&mut record) {
+            Ok(false) => return Ok(()),
+            Ok(true) => {
+                let line = record.position().map(|p| p.line()).unwrap_or(pos);
+                let mut obj = Map::new();
+                for (h, v) in headers.iter().zip(record.iter()) {
+                    if h.is_empty() {
+                        continue;
+                    }
+                    obj.insert(h.to_string(), Value::String(v.to_string()));
+                }
+                sink(Item::Record(obj, Position::Line(line)))?;
+            }
+            Err(e) => {
+                let line = e.position().map(|p| p.line()).unwrap_or(pos + 1);
+                let message = match e.kind() {
+                    csv::ErrorKind::UnequalLengths { expected_len, len, .. } => {
+                        format!("row has {len} cells, the header has {expected_len}")
+                    }
+                    csv::ErrorKind::Utf8 { err, .. } => format!("invalid UTF-8 in cell {}", err.field() + 1),
+                    other => format!("{other:?}"),
+                };
+                sink(Item::Bad { at: Position::Line(line), rule: "csv", message, raw: None })?;
+                if !matches!(e.kind(), csv::ErrorKind::UnequalLengths { .. } | csv::ErrorKind::Utf8 { .. }) {
+                    return Ok(());
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collect(f: impl FnOnce(&mut dyn FnMut(Item) -> Result<()>) -> Result<()>) -> Vec<String> {
+        let mut out = Vec::new();
+        f(&mut |item| {
+            out.push(match item {
+                Item::Record(o, at) => format!("{at} {}", Value::Object(o)),
+                Item::Bad { at, rule, message, .. } => format!("{at} {rule}: {message}"),
+            });
+            Ok(())
+        })
+        .unwrap();
+        out
+    }
+
+    fn boxed(s: &'static [u8]) -> Box<dyn BufRead + Send> {
+        Box::new(std::io::Cursor::new(s))
+    }
+
+    #[test]
+    fn jsonl_accepts_bom_crlf_blank_and_flags_truncation() {
+        let got = collect(|s| jsonl(boxed(b"\xEF\xBB\xBF{\"a\":1}\r\n\n[1]\n{\"a\":\xff}\n{\"a\":"), "f", s));
+        assert_eq!(got[0], "1 {\"a\":1}");
+        assert!(got[1].starts_with("3 record: expected a JSON object, found an array"), "{got:?}");
+        assert!(got[2].starts_with("4 encoding"), "{got:?}");
+        assert!(got[3].starts_with("5 truncated"), "{got:?}");
+    }
+
+    #[test]
+    fn json_pointer_streams_records() {
+        let got = collect(|s| json(boxed(br#"{"meta":{"x":1},"experiments":[{"a":NaN},{"b":2}],"z":[1]}"#), "f", "/experiments", s));
+        assert_eq!(got, vec!["/experiments/0 {\"a\":\"\u{FDD0}NaN\"}", "/experiments/1 {\"b\":2}"]);
+        let got = collect(|s| json(boxed(br#"[{"a":1}]"#), "f", "", s));
+        assert_eq!(got, vec!["/0 {\"a\":1}"]);
+    }
+
+    #[test]
+    fn csv_keeps_text_and_lines() {
+        let got = collect(|s| csv(boxed(b",name,v\n0,\"a\nb\",1.0\n1,c,\n"), "f", s));
+        assert_eq!(got, vec!["2 {\"name\":\"a\\nb\",\"v\":\"1.0\"}", "4 {\"name\":\"c\",\"v\":\"\"}"]);
+    }
+}

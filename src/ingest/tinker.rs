@@ -1,0 +1,106 @@
+//! Tinker's own files (tinker-cookbook, `tinker_cookbook/stores/training_store.py` and
+//! `checkpoint_utils.py` at commit 9dfcc3a2cf44).
+//!
+//! In: records of `metrics.jsonl` and `checkpoints.jsonl`. Out: rows of fixed shape.
+//!
+//! - `tinker-metrics`: one row per (record, metric key) — long form, because the key set drifts
+//!   from row to row (evals every few steps, error counters after the first error):
+//!   `step: Int64` (the record's `step`, null when absent), `metric: Utf8` (the key, literally,
+//!   `env/all/reward/total`), `value: Float64` (numbers; bare `NaN`/`Infinity` kept as IEEE
+//!   values), `value_text: Utf8` (strings, which supervised runs may log, and the JSON text of
+//!   any other value).
+//! - `tinker-checkpoints`: one row per record: `name: Utf8` (`000020`, `final`, …),
+//!   `batch: Int64` (completed optimizer steps), `epoch: Int64`, `final: Boolean`,
+//!   `rolling: Boolean`, `state_path: Utf8` (`tinker://…/weights/<name>`), `sampler_path: Utf8`
+//!   (`tinker://…/sampler_weights/<name>`), `extra: Utf8` (JSON text of any other keys).
+//!
+//! Duplicated steps after a resume and the doubled run ids seen in the wild are left for the
+//! pipeline's SQL and table rules to resolve; nothing is dropped here.
+
+use serde_json::{Map, Value};
+
+use super::convert::{Target, json_text};
+
+/// Columns of the `tinker-metrics` format.
+pub fn metrics_columns() -> Vec<(String, Target)> {
+    vec![
+        ("step".into(), Target::Int64),
+        ("metric".into(), Target::Str),
+        ("value".into(), Target::Float64),
+        ("value_text".into(), Target::Str),
+    ]
+}
+
+/// Columns of the `tinker-checkpoints` format.
+pub fn checkpoints_columns() -> Vec<(String, Target)> {
+    vec![
+        ("name".into(), Target::Str),
+        ("batch".into(), Target::Int64),
+        ("epoch".into(), Target::Int64),
+        ("final".into(), Target::Bool),
+        ("rolling".into(), Target::Bool),
+        ("state_path".into(), Target::Str),
+        ("sampler_path".into(), Target::Str),
+        ("extra".into(), Target::Str),
+    ]
+}
+
+/// Long rows of one `metrics.jsonl` record.
+pub fn metrics_rows(record: Map<String, Value>) -> Vec<Map<String, Value>> {
+    let step = record.get("step").cloned().unwrap_or(Value::Null);
+    let mut rows = Vec::with_capacity(record.len());
+    for (k, v) in record {
+        if k == "step" {
+            continue;
+        }
+        let mut row = Map::with_capacity(4);
+        row.insert("step".into(), step.clone());
+        row.insert("metric".into(), Value::String(k));
+        let (value, text) = match v {
+            Value::Number(_) => (v, Value::Null),
+            Value::String(ref s) if super::lenient::special(s).is_some() => (v, Value::Null),
+            Value::String(_) => (Value::Null, v),
+            Value::Null => (Value::Null, Value::Null),
+            other => (Value::Null, Value::String(json_text(&other))),
+        };
+        row.insert("value".into(), value);
+        row.insert("value_text".into(), text);
+        rows.push(row);
+    }
+    rows
+}
+
+/// The fixed-shape row of one `checkpoints.jsonl` record.
+pub fn checkpoint_row(mut record: Map<String, Value>) -> Map<String, Value> {
+    let mut row = Map::with_capacity(8);
+    for k in ["name", "batch", "epoch", "final", "rolling", "state_path", "sampler_path"] {
+        row.insert(k.into(), record.remove(k).unwrap_or(Value::Null));
+    }
+    let extra = if record.is_empty() { Value::Null } else { Value::String(json_text(&Value::Object(record))) };
+    row.insert("extra".into(), extra);
+    row
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metrics_go_long() {
+        let rec: Value = serde_json::from_str(r#"{"step": 3, "optim/lr": 0.0001, "note": "x", "b": true}"#).unwrap();
+        let rows = metrics_rows(rec.as_object().unwrap().clone());
+        assert_eq!(rows.len(), 3);
+        assert_eq!(rows[0]["metric"], "optim/lr");
+        assert_eq!(rows[0]["step"], 3);
+        assert_eq!(rows[1]["value_text"], "x");
+        assert_eq!(rows[2]["value_text"], "true");
+    }
+
+    #[test]
+    fn checkpoint_extra_keys_are_kept() {
+        let rec: Value = serde_json::from_str(r#"{"name": "000020", "batch": 20, "rolling": true, "elapsed_tokens": 5}"#).unwrap();
+        let row = checkpoint_row(rec.as_object().unwrap().clone());
+        assert_eq!(row["extra"], r#"{"elapsed_tokens":5}"#);
+        assert_eq!(row["rolling"], true);
+    }
+}

@@ -1,0 +1,85 @@
+//! The rejects files of a release: `rejects/<name>.jsonl`.
+//!
+//! In: rows that a build chose not to keep (validation failures with `--on-invalid=reject`,
+//! rows superseded by a duplicate-key rule). Out: one JSON Lines file per source or table,
+//! one line per row:
+//!
+//! ```json
+//! {"_source_file": "metrics.jsonl", "_source_line": 5, "_reasons": ["…"], "record": {…}}
+//! ```
+//!
+//! `_source_line` is the 1-based line (JSONL, CSV) or the JSON pointer of the record (JSON
+//! documents); `record` holds the row as read (or as the table query produced it), and `raw`
+//! replaces it when the line could not be parsed at all.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+use serde_json::{Map, Value, json};
+
+use crate::error::{Error, Result};
+use crate::report::{Position, SourceRef};
+
+/// Writer of the rejects files.
+pub struct Rejects {
+    dir: PathBuf,
+    files: BTreeMap<String, BufWriter<File>>,
+    /// Rows written, by name.
+    pub counts: BTreeMap<String, u64>,
+}
+
+impl Rejects {
+    /// Rejects written under `dir` (created on first use).
+    pub fn new(dir: PathBuf) -> Self {
+        Rejects { dir, files: BTreeMap::new(), counts: BTreeMap::new() }
+    }
+
+    /// Writes one rejected row of `name`.
+    pub fn add(&mut self, name: &str, source: Option<&SourceRef>, reasons: &[String], body: RejectBody) -> Result<()> {
+        if !self.files.contains_key(name) {
+            std::fs::create_dir_all(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
+            let path = self.dir.join(format!("{name}.jsonl"));
+            let f = File::create(&path).map_err(|e| Error::io(&path, e))?;
+            self.files.insert(name.to_string(), BufWriter::new(f));
+        }
+        let mut line = Map::new();
+        line.insert("_source_file".into(), source.map(|s| json!(s.file)).unwrap_or(Value::Null));
+        line.insert(
+            "_source_line".into(),
+            match source.map(|s| &s.at) {
+                Some(Position::Line(n)) => json!(n),
+                Some(Position::Pointer(p)) => json!(p),
+                None => Value::Null,
+            },
+        );
+        line.insert("_reasons".into(), json!(reasons));
+        match body {
+            RejectBody::Record(v) => line.insert("record".into(), v),
+            RejectBody::Raw(s) => line.insert("raw".into(), Value::String(s)),
+        };
+        let w = self.files.get_mut(name).expect("opened");
+        let path = self.dir.join(format!("{name}.jsonl"));
+        serde_json::to_writer(&mut *w, &Value::Object(line)).map_err(|e| Error::io(&path, e.into()))?;
+        w.write_all(b"\n").map_err(|e| Error::io(&path, e))?;
+        *self.counts.entry(name.to_string()).or_default() += 1;
+        Ok(())
+    }
+
+    /// Flushes every file.
+    pub fn finish(mut self) -> Result<BTreeMap<String, u64>> {
+        for (name, w) in self.files.iter_mut() {
+            w.flush().map_err(|e| Error::io(self.dir.join(format!("{name}.jsonl")), e))?;
+        }
+        Ok(self.counts)
+    }
+}
+
+/// What a rejects line carries besides its place and reasons.
+pub enum RejectBody {
+    /// The row as a JSON object.
+    Record(Value),
+    /// The raw text of a line that could not be parsed.
+    Raw(String),
+}

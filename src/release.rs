@@ -1,0 +1,299 @@
+//! The release format: `releases/<name>/<version>/`.
+//!
+//! In: the files a build wrote and what it learned. Out: `manifest.json` and `SHA256SUMS`, and
+//! the atomic move of the finished folder into place.
+//!
+//! Layout of a release:
+//!
+//! ```text
+//! README.md                 dataset card (YAML front matter + Markdown)
+//! manifest.json             this module's Manifest, pretty-printed, keys in fixed order
+//! SHA256SUMS                `<sha256>  <path>` per file (every file but itself), sorted by path;
+//!                           `sha256sum -c SHA256SUMS` checks it
+//! data/<table>.parquet      or data/<table>-00000-of-0000N.parquet when sharded
+//! jsonl/<table>.jsonl       same rows, same shards
+//! rejects/<name>.jsonl      rows set aside (see `rejects`), only when there are any
+//! ```
+//!
+//! `manifest.json` fields (version 1):
+//!
+//! - `manifest_version` (integer): 1.
+//! - `name`, `version` (string): the release.
+//! - `runpack_version` (string): the runpack that built it.
+//! - `created_at` (string or null): RFC 3339 UTC time from `SOURCE_DATE_EPOCH`; null when unset,
+//!   so that builds are reproducible.
+//! - `pipeline.sha256` (string): SHA-256 of the `SHA256SUMS`-style listing of the pipeline's
+//!   definition files; `pipeline.files[]`: `path` (relative to the pipeline folder), `bytes`,
+//!   `sha256` of `pipeline.toml`, its SQL files, schemas and card metadata.
+//! - `build` (object): the options that shape the output (`on_invalid`, `max_shard_bytes`,
+//!   `row_group_bytes`, `on_duplicate_key` overrides).
+//! - `inputs[]`: every raw file read: `path` (relative to the pipeline folder), `bytes`,
+//!   `sha256`, `sources` (the sources that read it).
+//! - `tables[]`: `name`, `rows` (rows written), `rejected_rows`, `duplicates_dropped`,
+//!   `schema` (the Frictionless Table Schema the rows conform to; declared, or inferred and
+//!   written out), `arrow_schema[]` (`name`, `type` as in `Int64`, `List<Utf8>`), `files[]`
+//!   (the table's data paths).
+//! - `files[]`: every file of the release except `manifest.json` and `SHA256SUMS`: `path`,
+//!   `bytes`, `sha256`, `kind` (`parquet`, `jsonl`, `rejects`, `card`), `table`, `rows` (for
+//!   data and rejects files).
+//! - `report`: counts from the build: `warnings`, `nonfinite_values` and `coerced_values` by
+//!   source, `rejected_rows` and `duplicates_dropped` by source or table.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::schema::TableSchema;
+
+/// Current manifest format version.
+pub const MANIFEST_VERSION: u32 = 1;
+
+/// `manifest.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Format version (1).
+    pub manifest_version: u32,
+    /// Release name.
+    pub name: String,
+    /// Release version.
+    pub version: String,
+    /// runpack version that wrote it.
+    pub runpack_version: String,
+    /// Build time from `SOURCE_DATE_EPOCH` (RFC 3339 UTC), else null.
+    pub created_at: Option<String>,
+    /// The pipeline definition.
+    pub pipeline: PipelineInfo,
+    /// Options that shaped the output.
+    pub build: BTreeMap<String, serde_json::Value>,
+    /// Raw inputs.
+    pub inputs: Vec<InputEntry>,
+    /// Tables.
+    pub tables: Vec<TableEntry>,
+    /// Every file of the release except `manifest.json` and `SHA256SUMS`.
+    pub files: Vec<FileEntry>,
+    /// Counts from the build.
+    pub report: ReportSummary,
+}
+
+/// `manifest.pipeline`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PipelineInfo {
+    /// SHA-256 of the listing of `files` (`<sha256>  <path>\n` lines).
+    pub sha256: String,
+    /// Definition files.
+    pub files: Vec<HashedPath>,
+}
+
+/// A path with its size and digest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HashedPath {
+    /// Relative path, `/`-separated.
+    pub path: String,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// Lowercase hex SHA-256.
+    pub sha256: String,
+}
+
+/// `manifest.inputs[]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputEntry {
+    /// Path relative to the pipeline folder.
+    pub path: String,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// Lowercase hex SHA-256.
+    pub sha256: String,
+    /// Sources that read it.
+    pub sources: Vec<String>,
+}
+
+/// `manifest.tables[]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TableEntry {
+    /// Table name (= card config name).
+    pub name: String,
+    /// Rows written.
+    pub rows: u64,
+    /// Rows in `rejects/<name>.jsonl` because they failed validation.
+    pub rejected_rows: u64,
+    /// Rows dropped by the duplicate-key rule (also in the rejects file).
+    pub duplicates_dropped: u64,
+    /// Duplicate-key rule used (`error`, `keep-last`, `keep-first`).
+    pub on_duplicate_key: String,
+    /// The schema the rows conform to.
+    pub schema: TableSchema,
+    /// Arrow view of the schema.
+    pub arrow_schema: Vec<ArrowField>,
+    /// Data files (Parquet), relative to the release.
+    pub files: Vec<String>,
+}
+
+/// One Arrow field, for readers that do not speak Table Schema.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArrowField {
+    /// Column name.
+    pub name: String,
+    /// Arrow type (`Int64`, `List<Utf8>`, `Timestamp(Microsecond, "UTC")`).
+    #[serde(rename = "type")]
+    pub data_type: String,
+}
+
+/// `manifest.files[]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileEntry {
+    /// Path relative to the release folder.
+    pub path: String,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// Lowercase hex SHA-256.
+    pub sha256: String,
+    /// `parquet`, `jsonl`, `rejects` or `card`.
+    pub kind: String,
+    /// Table or source the file belongs to.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub table: Option<String>,
+    /// Rows (data and rejects files).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub rows: Option<u64>,
+}
+
+/// `manifest.report`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReportSummary {
+    /// Warnings issued.
+    pub warnings: u64,
+    /// Non-finite values read, by source.
+    pub nonfinite_values: BTreeMap<String, u64>,
+    /// Strings coerced to numbers (opt-in), by source.
+    pub coerced_values: BTreeMap<String, u64>,
+    /// Rows in rejects files, by source or table.
+    pub rejected_rows: BTreeMap<String, u64>,
+    /// Rows dropped by duplicate-key rules, by table.
+    pub duplicates_dropped: BTreeMap<String, u64>,
+}
+
+impl Manifest {
+    /// Reads `<dir>/manifest.json`.
+    ///
+    /// Errors: [`Error::Io`] when missing, [`Error::Config`] with line and column when it is
+    /// not a valid manifest.
+    pub fn load(dir: &Path) -> Result<Manifest> {
+        let path = dir.join("manifest.json");
+        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+        serde_json::from_str(&text)
+            .map_err(|e| Error::config(format!("{}:{}:{}", path.display(), e.line(), e.column()), e.to_string()))
+    }
+
+    /// The manifest as written: pretty JSON with a final newline.
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("serializable");
+        s.push('\n');
+        s
+    }
+
+    /// The table named `name`.
+    pub fn table(&self, name: &str) -> Option<&TableEntry> {
+        self.tables.iter().find(|t| t.name == name)
+    }
+}
+
+/// `SHA256SUMS` text for `entries` (`<sha256>  <path>` lines, sorted by path).
+pub fn sha256sums(entries: &[(String, String)]) -> String {
+    let mut sorted: Vec<&(String, String)> = entries.iter().collect();
+    sorted.sort_by(|a, b| a.0.cmp(&b.0));
+    sorted.iter().map(|(path, sha)| format!("{sha}  {path}\n")).collect()
+}
+
+/// True when a manifest path stays inside the release folder (relative, no `..`, no `\`).
+pub fn safe_relative(path: &str) -> bool {
+    !path.is_empty()
+        && !path.starts_with('/')
+        && !path.contains('\\')
+        && !path.contains(':')
+        && path.split('/').all(|s| !s.is_empty() && s != ".." && s != ".")
+}
+
+/// A release being built in a hidden folder beside its final place.
+pub struct Staging {
+    dir: Option<tempfile::TempDir>,
+    target: PathBuf,
+}
+
+impl Staging {
+    /// Prepares `target` (`releases/<name>/<version>`): refuses an existing release unless
+    /// `force`, removes leftovers of builds that were killed, creates the staging folder.
+    pub fn new(target: &Path, force: bool) -> Result<Staging> {
+        if target.exists() && !force {
+            return Err(Error::Refused(format!(
+                "{} already exists; pass --force to replace it, or build another --version",
+                target.display()
+            )));
+        }
+        let parent = target.parent().ok_or_else(|| Error::Refused("release path has no parent".into()))?;
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        let stem = target.file_name().expect("version").to_string_lossy().to_string();
+        remove_stale(parent, &stem);
+        let dir = tempfile::Builder::new()
+            .prefix(&format!(".{stem}.building-{}-", std::process::id()))
+            .tempdir_in(parent)
+            .map_err(|e| Error::io(parent, e))?;
+        Ok(Staging { dir: Some(dir), target: target.to_path_buf() })
+    }
+
+    /// The staging folder.
+    pub fn path(&self) -> &Path {
+        self.dir.as_ref().expect("not committed").path()
+    }
+
+    /// Moves the finished release into place (replacing an old one when forced) and returns
+    /// its path. An existing release is swapped out only after the new one is complete.
+    pub fn commit(mut self) -> Result<PathBuf> {
+        let dir = self.dir.take().expect("not committed").keep();
+        if self.target.exists() {
+            let old = self.target.with_file_name(format!(
+                ".{}.replaced-{}",
+                self.target.file_name().expect("name").to_string_lossy(),
+                std::process::id()
+            ));
+            std::fs::rename(&self.target, &old).map_err(|e| Error::io(&self.target, e))?;
+            std::fs::rename(&dir, &self.target).map_err(|e| Error::io(&dir, e))?;
+            std::fs::remove_dir_all(&old).map_err(|e| Error::io(&old, e))?;
+        } else {
+            std::fs::rename(&dir, &self.target).map_err(|e| Error::io(&dir, e))?;
+        }
+        Ok(self.target.clone())
+    }
+}
+
+/// Removes `.<version>.building-<pid>-*` folders whose process is gone.
+fn remove_stale(parent: &Path, stem: &str) {
+    let Ok(rd) = std::fs::read_dir(parent) else { return };
+    let prefix = format!(".{stem}.building-");
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        if let Some(rest) = name.strip_prefix(&prefix) {
+            let pid = rest.split('-').next().and_then(|p| p.parse::<u32>().ok());
+            let alive = pid.is_some_and(|p| Path::new(&format!("/proc/{p}")).exists());
+            if !alive {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths_are_checked() {
+        assert!(safe_relative("data/a.parquet"));
+        assert!(!safe_relative("../x"));
+        assert!(!safe_relative("/etc/passwd"));
+        assert!(!safe_relative("data/../../x"));
+        assert_eq!(sha256sums(&[("b".into(), "2".into()), ("a".into(), "1".into())]), "1  a\n2  b\n");
+    }
+}

@@ -1,0 +1,188 @@
+//! What a build found and did, besides the data: violations, warnings, widenings, coercions,
+//! non-finite values and dropped duplicates.
+//!
+//! In: events recorded by ingest, validation and writing. Out: a [`BuildReport`] that the card
+//! and the manifest summarise and the command line prints, and the [`Violation`] type used by
+//! every check.
+
+use std::fmt;
+
+use serde::Serialize;
+
+/// Where a value came from: a raw input file and the 1-based line (JSONL, CSV) or the JSON
+/// pointer of the record (JSON documents).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct SourceRef {
+    /// Path of the raw file, relative to the pipeline folder.
+    pub file: String,
+    /// Line or JSON pointer inside the file.
+    pub at: Position,
+}
+
+/// A place inside a raw file.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(untagged)]
+pub enum Position {
+    /// 1-based line number (JSONL, CSV: the line the record starts on).
+    Line(u64),
+    /// RFC 6901 JSON pointer of the record inside a JSON document.
+    Pointer(String),
+}
+
+impl fmt::Display for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Position::Line(n) => write!(f, "{n}"),
+            Position::Pointer(p) => write!(f, "{p}"),
+        }
+    }
+}
+
+impl fmt::Display for SourceRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file, self.at)
+    }
+}
+
+/// One broken rule, with everything a user needs to find and fix it.
+///
+/// Displayed as `file:line:$.path: message (table T, key K, rule R)`; the parts that are
+/// unknown are left out.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Violation {
+    /// Table or source the row belongs to.
+    pub table: String,
+    /// Where the row came from, when known.
+    pub source: Option<SourceRef>,
+    /// JSONPath-style location of the value inside the record (`$.meta.retry`,
+    /// `$["train/return"]`) or the column name for table-level checks.
+    pub path: String,
+    /// The rule that failed: `type`, `required`, `unique`, `primaryKey`, `foreignKey`, `enum`,
+    /// `pattern`, `minimum`, `maximum`, `minLength`, `maxLength`, `schema`, `json`, `encoding`.
+    pub rule: String,
+    /// Primary-key values of the row, rendered `k1=v1, k2=v2`, when the table has one.
+    pub key: Option<String>,
+    /// What was expected and what was found.
+    pub message: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(src) = &self.source {
+            write!(f, "{src}:")?;
+        }
+        write!(f, "{}: {} (table {}", self.path, self.message, self.table)?;
+        if let Some(k) = &self.key {
+            write!(f, ", key {k}")?;
+        }
+        write!(f, ", rule {})", self.rule)
+    }
+}
+
+/// A note about something the build did that changed or dropped nothing silently but that a
+/// user should know (shown on stderr, counted in the card and manifest).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Warning {
+    /// Table or source concerned.
+    pub table: String,
+    /// Short machine-readable kind: `widening`, `nonfinite`, `coercion`, `duplicate`,
+    /// `wide-table`, `large-cell`, `rejected`.
+    pub kind: String,
+    /// Where, when known.
+    pub source: Option<SourceRef>,
+    /// Human-readable text.
+    pub message: String,
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "warning: ")?;
+        if let Some(src) = &self.source {
+            write!(f, "{src}: ")?;
+        }
+        write!(f, "{}: {}", self.table, self.message)
+    }
+}
+
+/// Counters of one kind of event, with the first few places it happened.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Tally {
+    /// How many times it happened.
+    pub count: u64,
+    /// Up to [`Tally::KEEP`] examples (`file:line:$.path` and what happened).
+    pub examples: Vec<String>,
+}
+
+impl Tally {
+    /// How many examples are kept.
+    pub const KEEP: usize = 20;
+
+    /// Counts one event and keeps its description if there is room.
+    pub fn add(&mut self, example: impl FnOnce() -> String) {
+        self.count += 1;
+        if self.examples.len() < Self::KEEP {
+            self.examples.push(example());
+        }
+    }
+
+    /// Adds the counts and examples of `other`.
+    pub fn merge(&mut self, other: Tally) {
+        self.count += other.count;
+        for e in other.examples {
+            if self.examples.len() < Self::KEEP {
+                self.examples.push(e);
+            }
+        }
+    }
+}
+
+/// Everything a build observed, gathered across stages.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct BuildReport {
+    /// Violations kept for display (at most `max_errors`).
+    pub violations: Vec<Violation>,
+    /// All violations found, including those not kept.
+    pub violations_total: usize,
+    /// How many violations to keep.
+    #[serde(skip)]
+    pub max_errors: usize,
+    /// Warnings, in the order they were found.
+    pub warnings: Vec<Warning>,
+    /// Non-finite tokens read, by source.
+    pub nonfinite: std::collections::BTreeMap<String, Tally>,
+    /// Strings coerced into numbers (opt-in), by source.
+    pub coercions: std::collections::BTreeMap<String, Tally>,
+    /// Rows written to `rejects/<name>.jsonl`, by source or table.
+    pub rejected_rows: std::collections::BTreeMap<String, u64>,
+    /// Rows dropped by a duplicate-key rule (and kept in the rejects file), by table.
+    pub duplicates_dropped: std::collections::BTreeMap<String, Tally>,
+}
+
+impl BuildReport {
+    /// An empty report keeping at most `max_errors` violations.
+    pub fn new(max_errors: usize) -> Self {
+        BuildReport { max_errors, ..Default::default() }
+    }
+
+    /// Records a violation.
+    pub fn violation(&mut self, v: Violation) {
+        self.violations_total += 1;
+        if self.violations.len() < self.max_errors {
+            self.violations.push(v);
+        }
+    }
+
+    /// Records a warning.
+    pub fn warn(&mut self, table: &str, kind: &str, source: Option<SourceRef>, message: String) {
+        self.warnings.push(Warning { table: table.to_string(), kind: kind.to_string(), source, message });
+    }
+
+    /// Fails with [`crate::Error::Invalid`] when any violation was recorded.
+    pub fn check(&mut self) -> crate::Result<()> {
+        if self.violations_total == 0 {
+            return Ok(());
+        }
+        self.violations.sort();
+        Err(crate::Error::Invalid { violations: self.violations.clone(), total: self.violations_total })
+    }
+}

@@ -1,0 +1,412 @@
+//! Table schemas: the Frictionless Table Schema files under `schemas/`, their Arrow form, and
+//! the reverse mapping used to describe inferred tables.
+//!
+//! In: a JSON file in Frictionless Table Schema form (<https://specs.frictionlessdata.io/table-schema/>,
+//! v1 with the v2 `items` idea for arrays). Out: a [`TableSchema`] and its Arrow
+//! [`Schema`](arrow::datatypes::Schema).
+//!
+//! Type mapping (Frictionless → Arrow):
+//!
+//! | `type` | Arrow |
+//! |---|---|
+//! | `string` | `Utf8` |
+//! | `integer` | `Int64`; with `"format": "uint64"`: `UInt64` |
+//! | `number` | `Float64` |
+//! | `boolean` | `Boolean` |
+//! | `datetime` | `Timestamp(Microsecond, "UTC")` |
+//! | `date` | `Date32` |
+//! | `array` | `List<items>`; `items` is a field descriptor (runpack extension, required) |
+//! | `object` | `Struct<fields>` when `fields` is given (runpack extension); else `Utf8` JSON text |
+//! | `any` | `Utf8` holding the value's JSON text |
+//!
+//! Constraints understood: `required`, `unique`, `enum`, `pattern` (whole-value match),
+//! `minimum`, `maximum`, `minLength`, `maxLength`. Table level: `primaryKey`, `foreignKeys`
+//! (references to another output table of the same pipeline, or `""` for the same table).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// Arrow time zone used for every `datetime` column.
+pub const UTC: &str = "UTC";
+
+/// A Frictionless Table Schema.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TableSchema {
+    /// Optional JSON Schema profile URL (ignored).
+    #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// Optional title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What the table holds; used in the dataset card.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The columns, in output order.
+    pub fields: Vec<FieldDescriptor>,
+    /// Column(s) whose values identify a row; rows are sorted by them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "one_or_many")]
+    pub primary_key: Vec<String>,
+    /// References to rows of other tables.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub foreign_keys: Vec<ForeignKey>,
+    /// Strings that mean "missing" in textual inputs (CSV). Default `[""]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing_values: Option<Vec<String>>,
+}
+
+/// One column of a [`TableSchema`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct FieldDescriptor {
+    /// Column name, used literally (`train/return` stays `train/return`).
+    #[serde(default)]
+    pub name: String,
+    /// Frictionless type (see the module table).
+    #[serde(rename = "type", default = "default_type")]
+    pub field_type: String,
+    /// Type-specific format (`uint64` for integers; free text otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+    /// Optional title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What the column means, with its unit; shown in the card's column dictionary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// An example value (documentation only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub example: Option<serde_json::Value>,
+    /// Value rules.
+    #[serde(default, skip_serializing_if = "Constraints::is_empty")]
+    pub constraints: Constraints,
+    /// Element descriptor of an `array` field (runpack extension).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub items: Option<Box<FieldDescriptor>>,
+    /// Member fields of an `object` field (runpack extension).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fields: Option<Vec<FieldDescriptor>>,
+}
+
+fn default_type() -> String {
+    "any".to_string()
+}
+
+/// Frictionless field constraints.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Constraints {
+    /// The value must not be null.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub required: bool,
+    /// No two rows share a non-null value.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unique: bool,
+    /// Allowed values.
+    #[serde(rename = "enum", default, skip_serializing_if = "Option::is_none")]
+    pub enum_values: Option<Vec<serde_json::Value>>,
+    /// Regular expression the whole string value must match.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    /// Smallest allowed number (inclusive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minimum: Option<serde_json::Number>,
+    /// Largest allowed number (inclusive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maximum: Option<serde_json::Number>,
+    /// Shortest allowed string or list, in characters or elements.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_length: Option<u64>,
+    /// Longest allowed string or list, in characters or elements.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_length: Option<u64>,
+}
+
+impl Constraints {
+    /// True when no constraint is set.
+    pub fn is_empty(&self) -> bool {
+        *self == Constraints::default()
+    }
+}
+
+/// A Frictionless foreign key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForeignKey {
+    /// Local column(s).
+    #[serde(deserialize_with = "one_or_many")]
+    pub fields: Vec<String>,
+    /// The referenced table and column(s).
+    pub reference: Reference,
+}
+
+/// Target of a [`ForeignKey`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reference {
+    /// Referenced table name; `""` means this table.
+    pub resource: String,
+    /// Referenced column(s).
+    #[serde(deserialize_with = "one_or_many")]
+    pub fields: Vec<String>,
+}
+
+fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(match OneOrMany::deserialize(d)? {
+        OneOrMany::One(s) => vec![s],
+        OneOrMany::Many(v) => v,
+    })
+}
+
+impl TableSchema {
+    /// Reads and checks a schema file.
+    ///
+    /// Errors: [`Error::Io`] when the file cannot be read, [`Error::Config`] naming the file,
+    /// line and column for JSON or structure errors, and naming the field for unknown types,
+    /// duplicate names, or keys that name no field.
+    pub fn load(path: &Path) -> Result<TableSchema> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let schema: TableSchema = serde_json::from_str(&text).map_err(|e| {
+            Error::config(format!("{}:{}:{}", path.display(), e.line(), e.column()), e.to_string())
+        })?;
+        schema.check().map_err(|m| Error::config(path.display().to_string(), m))?;
+        Ok(schema)
+    }
+
+    /// Checks internal consistency: known types, unique names, key columns that exist.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        let mut seen = std::collections::BTreeSet::new();
+        for f in &self.fields {
+            if f.name.is_empty() {
+                return Err("a field has no `name`".into());
+            }
+            if !seen.insert(f.name.as_str()) {
+                return Err(format!("field `{}` is declared twice", f.name));
+            }
+            f.arrow_type().map_err(|m| format!("field `{}`: {m}", f.name))?;
+            if let Some(p) = &f.constraints.pattern {
+                regex::Regex::new(&format!("^(?:{p})$"))
+                    .map_err(|e| format!("field `{}`: invalid pattern: {e}", f.name))?;
+            }
+        }
+        for k in &self.primary_key {
+            if !seen.contains(k.as_str()) {
+                return Err(format!("primaryKey names `{k}`, which is not a field"));
+            }
+        }
+        for fk in &self.foreign_keys {
+            for k in &fk.fields {
+                if !seen.contains(k.as_str()) {
+                    return Err(format!("foreignKeys names `{k}`, which is not a field"));
+                }
+            }
+            if fk.fields.len() != fk.reference.fields.len() {
+                return Err(format!(
+                    "foreign key {:?} has {} fields but references {}",
+                    fk.fields,
+                    fk.fields.len(),
+                    fk.reference.fields.len()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The Arrow schema of the table. Fields are nullable unless `required`.
+    pub fn arrow_schema(&self) -> SchemaRef {
+        let fields: Vec<Field> = self
+            .fields
+            .iter()
+            .map(|f| f.arrow_field().expect("checked by TableSchema::check"))
+            .collect();
+        Arc::new(Schema::new(fields))
+    }
+
+    /// The descriptor of column `name`.
+    pub fn field(&self, name: &str) -> Option<&FieldDescriptor> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+
+    /// Describes an Arrow schema (for tables whose schema was inferred).
+    pub fn from_arrow(schema: &Schema) -> TableSchema {
+        TableSchema {
+            profile: None,
+            title: None,
+            description: None,
+            fields: schema.fields().iter().map(|f| FieldDescriptor::from_arrow(f)).collect(),
+            primary_key: vec![],
+            foreign_keys: vec![],
+            missing_values: None,
+        }
+    }
+}
+
+impl FieldDescriptor {
+    /// A plain descriptor with a name and a type.
+    pub fn new(name: impl Into<String>, field_type: impl Into<String>) -> Self {
+        FieldDescriptor {
+            name: name.into(),
+            field_type: field_type.into(),
+            format: None,
+            title: None,
+            description: None,
+            example: None,
+            constraints: Constraints::default(),
+            items: None,
+            fields: None,
+        }
+    }
+
+    /// True when the column holds JSON text (`any`, or `object` without `fields`).
+    pub fn is_json_text(&self) -> bool {
+        self.field_type == "any" || (self.field_type == "object" && self.fields.is_none())
+    }
+
+    /// The Arrow data type of this field (see the module table).
+    ///
+    /// Errors: a message naming the unsupported type or the missing `items`.
+    pub fn arrow_type(&self) -> std::result::Result<DataType, String> {
+        Ok(match self.field_type.as_str() {
+            "string" => DataType::Utf8,
+            "integer" => match self.format.as_deref() {
+                None | Some("default") | Some("int64") => DataType::Int64,
+                Some("uint64") => DataType::UInt64,
+                Some(other) => return Err(format!("unknown integer format `{other}` (use uint64)")),
+            },
+            "number" => DataType::Float64,
+            "boolean" => DataType::Boolean,
+            "datetime" => DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into())),
+            "date" => DataType::Date32,
+            "any" => DataType::Utf8,
+            "object" => match &self.fields {
+                None => DataType::Utf8,
+                Some(fields) => {
+                    let mut out = Vec::with_capacity(fields.len());
+                    for f in fields {
+                        out.push(f.arrow_field().map_err(|m| format!("{}.{m}", f.name))?);
+                    }
+                    DataType::Struct(Fields::from(out))
+                }
+            },
+            "array" => {
+                let items = self
+                    .items
+                    .as_ref()
+                    .ok_or("an `array` field needs `items` (a field descriptor of its elements)")?;
+                let mut item = items.as_ref().clone();
+                if item.name.is_empty() {
+                    item.name = "item".into();
+                }
+                DataType::List(Arc::new(item.arrow_field()?))
+            }
+            other => {
+                return Err(format!(
+                    "type `{other}` is not supported (use string, integer, number, boolean, \
+                     datetime, date, array, object or any)"
+                ));
+            }
+        })
+    }
+
+    /// The Arrow field: name, type and nullability (`required` makes it non-nullable, except
+    /// inside lists where elements stay nullable).
+    pub fn arrow_field(&self) -> std::result::Result<Field, String> {
+        let name = if self.name.is_empty() { "item" } else { &self.name };
+        Ok(Field::new(name, self.arrow_type()?, true))
+    }
+
+    /// Describes an Arrow field with the reverse of the module's mapping.
+    pub fn from_arrow(field: &Field) -> FieldDescriptor {
+        let mut d = FieldDescriptor::new(field.name().clone(), "any");
+        match field.data_type() {
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => d.field_type = "string".into(),
+            DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => {
+                d.field_type = "integer".into()
+            }
+            DataType::UInt8 | DataType::UInt16 | DataType::UInt32 => d.field_type = "integer".into(),
+            DataType::UInt64 => {
+                d.field_type = "integer".into();
+                d.format = Some("uint64".into());
+            }
+            DataType::Float16 | DataType::Float32 | DataType::Float64 => d.field_type = "number".into(),
+            DataType::Boolean => d.field_type = "boolean".into(),
+            DataType::Timestamp(_, _) => d.field_type = "datetime".into(),
+            DataType::Date32 | DataType::Date64 => d.field_type = "date".into(),
+            DataType::List(item) | DataType::LargeList(item) => {
+                d.field_type = "array".into();
+                let mut it = FieldDescriptor::from_arrow(item);
+                it.name = String::new();
+                d.items = Some(Box::new(it));
+            }
+            DataType::Struct(fields) => {
+                d.field_type = "object".into();
+                d.fields = Some(fields.iter().map(|f| FieldDescriptor::from_arrow(f)).collect());
+            }
+            _ => d.field_type = "any".into(),
+        }
+        d
+    }
+}
+
+/// Renders an Arrow type the way the cases and reports write it (`Int64`, `List<Utf8>`,
+/// `Struct<a: Int64, b: Utf8>`, `Timestamp(Microsecond, "UTC")`).
+pub fn type_name(dt: &DataType) -> String {
+    match dt {
+        DataType::List(f) | DataType::LargeList(f) => format!("List<{}>", type_name(f.data_type())),
+        DataType::Struct(fields) => format!(
+            "Struct<{}>",
+            fields
+                .iter()
+                .map(|f| format!("{}: {}", f.name(), type_name(f.data_type())))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        DataType::Timestamp(unit, Some(tz)) => format!("Timestamp({unit:?}, \"{tz}\")"),
+        DataType::Dictionary(k, v) => format!("Dictionary<{}, {}>", type_name(k), type_name(v)),
+        other => format!("{other}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_types_and_keys() {
+        let s: TableSchema = serde_json::from_str(
+            r#"{"fields":[{"name":"id","type":"string","constraints":{"required":true}},
+                {"name":"v","type":"array","items":{"type":"number"}},
+                {"name":"m","type":"object","fields":[{"name":"a","type":"integer","format":"uint64"}]},
+                {"name":"t","type":"datetime"}],
+                "primaryKey":"id"}"#,
+        )
+        .unwrap();
+        s.check().unwrap();
+        let a = s.arrow_schema();
+        assert_eq!(type_name(a.field(1).data_type()), "List<Float64>");
+        assert_eq!(type_name(a.field(2).data_type()), "Struct<a: UInt64>");
+        assert_eq!(type_name(a.field(3).data_type()), "Timestamp(Microsecond, \"UTC\")");
+        assert_eq!(s.primary_key, vec!["id"]);
+        let back = TableSchema::from_arrow(&a);
+        assert_eq!(back.fields[1].items.as_ref().unwrap().field_type, "number");
+    }
+
+    #[test]
+    fn rejects_unknown_keys_and_types() {
+        let e = serde_json::from_str::<TableSchema>(r#"{"fields":[],"primarykey":"x"}"#).unwrap_err();
+        assert!(e.to_string().contains("unknown field `primarykey`"), "{e}");
+        let s: TableSchema = serde_json::from_str(r#"{"fields":[{"name":"a","type":"geopoint"}]}"#).unwrap();
+        assert!(s.check().unwrap_err().contains("geopoint"));
+    }
+}

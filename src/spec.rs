@@ -1,0 +1,434 @@
+//! Pipeline definitions: `pipelines/<name>/pipeline.toml`.
+//!
+//! In: the TOML file. Out: a checked [`PipelineSpec`] with every path resolved against the
+//! pipeline folder. Unknown keys, wrong types and bad names are [`Error::Config`] errors that
+//! name the file, line and column, and the key.
+//!
+//! ```toml
+//! name = "tinker-rl-bench"        # release name: releases/<name>/<version>/
+//! version = "1.0.0"
+//!
+//! [card]                          # dataset card metadata
+//! pretty_name = "…"
+//! license = "apache-2.0"          # a Hub licence id
+//! description = "…"               # markdown
+//! citation = "…"                  # BibTeX, optional
+//! tags = ["…"]
+//! metadata = "card-metadata.yaml" # optional extra YAML front matter, merged
+//! default_table = "training_runs" # the config marked `default: true` (default: first table)
+//! [[card.section]]                # extra sections; `query` results are rendered as tables
+//! title = "…"
+//! text = "…"
+//! query = "SELECT …"
+//!
+//! [[source]]
+//! name = "checkpoint_index"       # SQL table name
+//! path = "raw/results/{run}_checkpoints.jsonl"   # glob; {capture} segments become columns
+//! format = "tinker-checkpoints"   # jsonl | json | csv | tinker-metrics | tinker-checkpoints
+//! record_path = "/experiments"    # json only: JSON pointer of the record array (or object)
+//! schema = "schemas/x.json"       # optional declared Table Schema (then no inference)
+//! columns = "union"               # files with different column sets: same (error) | union
+//! nonfinite = "ieee"              # bare NaN/Infinity tokens: ieee | null
+//! coerce_nonfinite_strings = false  # "NaN"/"Infinity"/"-Infinity" strings into number columns
+//! coerce_numeric_strings = false  # "12" into number/integer columns, counted
+//! assume_timezone = "UTC"         # zone for datetimes written without an offset
+//! [[source.field]]                # per-column type overrides (Table Schema field descriptors)
+//! name = "group"
+//! type = "any"
+//!
+//! [[table]]
+//! name = "training_runs"
+//! schema = "../../schemas/tinker-rl-bench/training_runs.json"
+//! sql = "sql/training_runs.sql"   # or: query = "SELECT …"
+//! on_duplicate_key = "error"      # error | keep-last | keep-first
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+use crate::schema::{FieldDescriptor, TableSchema};
+
+/// A parsed and checked `pipeline.toml`.
+#[derive(Debug, Clone)]
+pub struct PipelineSpec {
+    /// Folder holding `pipeline.toml`; every relative path is resolved against it.
+    pub dir: PathBuf,
+    /// Path of the TOML file itself.
+    pub file: PathBuf,
+    /// The raw definition.
+    pub def: PipelineDef,
+    /// Declared table schemas, by table (same order as `def.tables`); `None` = inferred.
+    pub table_schemas: Vec<Option<TableSchema>>,
+    /// Declared source schemas, by source (same order as `def.sources`).
+    pub source_schemas: Vec<Option<TableSchema>>,
+}
+
+/// The TOML document.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PipelineDef {
+    /// Release name (`[a-z0-9][a-z0-9._-]*`).
+    pub name: String,
+    /// Default release version (overridable on the command line).
+    #[serde(default = "default_version")]
+    pub version: String,
+    /// Dataset card metadata.
+    #[serde(default)]
+    pub card: CardDef,
+    /// Raw inputs.
+    #[serde(default, rename = "source")]
+    pub sources: Vec<SourceDef>,
+    /// Output tables.
+    #[serde(default, rename = "table")]
+    pub tables: Vec<TableDef>,
+}
+
+fn default_version() -> String {
+    "0.1.0".into()
+}
+
+/// `[card]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CardDef {
+    /// Human name of the dataset.
+    #[serde(default)]
+    pub pretty_name: Option<String>,
+    /// Hub licence id (`apache-2.0`, `mit`, `cc-by-4.0`, `other`, …).
+    #[serde(default)]
+    pub license: Option<String>,
+    /// Markdown summary shown at the top of the card.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Citation (BibTeX or text).
+    #[serde(default)]
+    pub citation: Option<String>,
+    /// Hub tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Extra YAML front matter merged into the card (path relative to the pipeline).
+    #[serde(default)]
+    pub metadata: Option<String>,
+    /// Table whose config is marked `default: true`.
+    #[serde(default)]
+    pub default_table: Option<String>,
+    /// Extra sections.
+    #[serde(default, rename = "section")]
+    pub sections: Vec<CardSection>,
+}
+
+/// `[[card.section]]`: prose plus an optional SQL query whose result is shown as a table.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CardSection {
+    /// Section heading.
+    pub title: String,
+    /// Markdown text (numbers belong in `query`, so that they are computed from the release).
+    #[serde(default)]
+    pub text: Option<String>,
+    /// SQL over the release's tables; the result is rendered as a Markdown table.
+    #[serde(default)]
+    pub query: Option<String>,
+}
+
+/// Input formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// One JSON object per line.
+    Jsonl,
+    /// A JSON document; records are the array (or the object) at `record_path`.
+    Json,
+    /// RFC 4180 CSV with a header row.
+    Csv,
+    /// Tinker `metrics.jsonl`, read in long form: `step, metric, value, value_text`.
+    TinkerMetrics,
+    /// Tinker `checkpoints.jsonl`: `name, batch, epoch, final, rolling, state_path,
+    /// sampler_path, extra`.
+    TinkerCheckpoints,
+}
+
+/// What to do with files of one source whose column sets differ (inferred schemas only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ColumnsPolicy {
+    /// Fail, listing the columns each file has that others lack.
+    #[default]
+    Same,
+    /// One table with the union of the columns; missing ones are null.
+    Union,
+}
+
+/// How bare `NaN`, `Infinity` and `-Infinity` tokens are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NonFinite {
+    /// As IEEE 754 values (NaN stays NaN, distinct from null).
+    #[default]
+    Ieee,
+    /// As null (counted in the report).
+    Null,
+}
+
+/// `[[source]]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceDef {
+    /// SQL table name of the source (`[a-z_][a-z0-9_]*`).
+    pub name: String,
+    /// One glob or a list of globs, relative to the pipeline folder; `{name}` segments capture
+    /// a path part into a column of that name.
+    pub path: PathPatterns,
+    /// Input format.
+    pub format: Format,
+    /// JSON pointer of the records in a `json` document (default: the root).
+    #[serde(default)]
+    pub record_path: Option<String>,
+    /// Declared Table Schema (path relative to the pipeline).
+    #[serde(default)]
+    pub schema: Option<String>,
+    /// Policy for files with different column sets.
+    #[serde(default)]
+    pub columns: ColumnsPolicy,
+    /// Reading of bare non-finite tokens.
+    #[serde(default)]
+    pub nonfinite: NonFinite,
+    /// Read the strings `NaN`, `Infinity`, `-Infinity` (any case) as numbers in number columns.
+    #[serde(default)]
+    pub coerce_nonfinite_strings: bool,
+    /// Read numeric strings (`"12"`) as numbers in declared number/integer columns.
+    #[serde(default)]
+    pub coerce_numeric_strings: bool,
+    /// IANA zone for datetimes without an offset (`UTC`, `Asia/Tokyo`); otherwise they are
+    /// violations.
+    #[serde(default)]
+    pub assume_timezone: Option<String>,
+    /// Type overrides for single columns.
+    #[serde(default, rename = "field")]
+    pub fields: Vec<FieldDescriptor>,
+}
+
+/// One or several path globs.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum PathPatterns {
+    /// A single glob.
+    One(String),
+    /// Several globs; files matched by more than one are read once.
+    Many(Vec<String>),
+}
+
+impl PathPatterns {
+    /// The globs as a list.
+    pub fn list(&self) -> Vec<String> {
+        match self {
+            PathPatterns::One(s) => vec![s.clone()],
+            PathPatterns::Many(v) => v.clone(),
+        }
+    }
+}
+
+/// Policy for rows that share a primary key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DuplicatePolicy {
+    /// Every duplicate is a violation naming all the rows involved.
+    #[default]
+    Error,
+    /// Keep the row that comes last in input order (file, then line); the others are rejected.
+    KeepLast,
+    /// Keep the row that comes first in input order; the others are rejected.
+    KeepFirst,
+}
+
+/// `[[table]]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableDef {
+    /// Table (and card config) name (`[a-z][a-z0-9_]*`).
+    pub name: String,
+    /// Declared Table Schema (path relative to the pipeline); without it the query's result
+    /// types are used.
+    #[serde(default)]
+    pub schema: Option<String>,
+    /// SQL file (path relative to the pipeline).
+    #[serde(default)]
+    pub sql: Option<String>,
+    /// Inline SQL (instead of `sql`).
+    #[serde(default)]
+    pub query: Option<String>,
+    /// Rows that share a primary key.
+    #[serde(default)]
+    pub on_duplicate_key: DuplicatePolicy,
+    /// Card text for this table (default: the schema's description).
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+impl PipelineSpec {
+    /// Loads `path` (a `pipeline.toml`, or a folder holding one) and every schema it names.
+    ///
+    /// Errors: [`Error::Io`] for unreadable files; [`Error::Config`] naming file, line, column
+    /// and key for TOML errors, and naming the entry for bad names, unknown references,
+    /// missing SQL or schema files.
+    pub fn load(path: &Path) -> Result<PipelineSpec> {
+        let file = if path.is_dir() { path.join("pipeline.toml") } else { path.to_path_buf() };
+        let dir = file.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+        let text = std::fs::read_to_string(&file).map_err(|e| Error::io(&file, e))?;
+        let def: PipelineDef = toml::from_str(&text).map_err(|e| {
+            let loc = match e.span() {
+                Some(span) => {
+                    let (line, col) = line_col(&text, span.start);
+                    format!("{}:{line}:{col}", file.display())
+                }
+                None => file.display().to_string(),
+            };
+            Error::config(loc, e.message().trim().to_string())
+        })?;
+        let at = |what: &str| format!("{} ({what})", file.display());
+
+        check_name(&def.name, "release name", &file, r"^[a-z0-9][a-z0-9._-]*$")?;
+        let mut names = std::collections::BTreeSet::new();
+        let mut source_schemas = Vec::new();
+        for s in &def.sources {
+            check_name(&s.name, "source name", &file, r"^[a-z_][a-z0-9_]*$")?;
+            if !names.insert(s.name.clone()) {
+                return Err(Error::config(at(&s.name), "this name is used twice"));
+            }
+            if s.record_path.is_some() && s.format != Format::Json {
+                return Err(Error::config(
+                    at(&format!("source {}", s.name)),
+                    "`record_path` applies to format = \"json\" only",
+                ));
+            }
+            if let Some(tz) = &s.assume_timezone {
+                tz.parse::<chrono_tz::Tz>().map_err(|_| {
+                    Error::config(
+                        at(&format!("source {}", s.name)),
+                        format!("unknown time zone `{tz}` (use an IANA name such as UTC or Asia/Tokyo)"),
+                    )
+                })?;
+            }
+            for f in &s.fields {
+                f.arrow_type().map_err(|m| {
+                    Error::config(at(&format!("source {} field {}", s.name, f.name)), m)
+                })?;
+            }
+            source_schemas.push(match &s.schema {
+                Some(p) => Some(TableSchema::load(&dir.join(p))?),
+                None => None,
+            });
+        }
+        let mut table_schemas = Vec::new();
+        for t in &def.tables {
+            check_name(&t.name, "table name", &file, r"^[a-z][a-z0-9_]*$")?;
+            if !names.insert(t.name.clone()) {
+                return Err(Error::config(at(&t.name), "this name is used twice"));
+            }
+            match (&t.sql, &t.query) {
+                (Some(_), Some(_)) => {
+                    return Err(Error::config(
+                        at(&format!("table {}", t.name)),
+                        "give either `sql` (a file) or `query` (inline SQL), not both",
+                    ));
+                }
+                (None, None) => {
+                    return Err(Error::config(
+                        at(&format!("table {}", t.name)),
+                        "needs `sql` (a file) or `query` (inline SQL)",
+                    ));
+                }
+                (Some(p), None) if !dir.join(p).is_file() => {
+                    return Err(Error::config(
+                        at(&format!("table {}", t.name)),
+                        format!("SQL file {} not found", dir.join(p).display()),
+                    ));
+                }
+                _ => {}
+            }
+            table_schemas.push(match &t.schema {
+                Some(p) => Some(TableSchema::load(&dir.join(p))?),
+                None => None,
+            });
+        }
+        if def.tables.is_empty() {
+            return Err(Error::config(file.display().to_string(), "no [[table]] is defined"));
+        }
+        if let Some(d) = &def.card.default_table {
+            if !def.tables.iter().any(|t| &t.name == d) {
+                return Err(Error::config(at("card.default_table"), format!("no table named `{d}`")));
+            }
+        }
+        Ok(PipelineSpec { dir, file, def, table_schemas, source_schemas })
+    }
+
+    /// The SQL text of table `i`.
+    pub fn table_sql(&self, i: usize) -> Result<String> {
+        let t = &self.def.tables[i];
+        match (&t.sql, &t.query) {
+            (Some(p), _) => {
+                let path = self.dir.join(p);
+                std::fs::read_to_string(&path).map_err(|e| Error::io(path, e))
+            }
+            (None, Some(q)) => Ok(q.clone()),
+            (None, None) => unreachable!("checked at load"),
+        }
+    }
+
+    /// Every file that defines the pipeline (TOML, SQL, schemas, card metadata), as paths
+    /// relative to the pipeline folder, sorted.
+    pub fn definition_files(&self) -> Vec<String> {
+        let mut out = vec![self.file.file_name().unwrap().to_string_lossy().to_string()];
+        for s in &self.def.sources {
+            out.extend(s.schema.clone());
+        }
+        for t in &self.def.tables {
+            out.extend(t.schema.clone());
+            out.extend(t.sql.clone());
+        }
+        out.extend(self.def.card.metadata.clone());
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
+fn check_name(name: &str, what: &str, file: &Path, pattern: &str) -> Result<()> {
+    let re = regex::Regex::new(pattern).expect("static pattern");
+    if re.is_match(name) && !name.ends_with('\n') {
+        Ok(())
+    } else {
+        Err(Error::config(
+            file.display().to_string(),
+            format!("{what} {name:?} must match {pattern}"),
+        ))
+    }
+}
+
+/// 1-based line and column of byte `offset` in `text`.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
+    (line, col)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_key_names_key_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("pipeline.toml"),
+            "name = \"x\"\n[[table]]\nname = \"t\"\nquery = \"SELECT 1\"\nsqll = \"a.sql\"\n",
+        )
+        .unwrap();
+        let e = PipelineSpec::load(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("pipeline.toml:5:1"), "{e}");
+        assert!(e.contains("unknown field `sqll`"), "{e}");
+    }
+}

@@ -1,0 +1,491 @@
+//! Validation of an output table against its Table Schema.
+//!
+//! In: the table's rows as sorted record batches (sorted by primary key, then by source file
+//! and line), the [`TableSchema`], the duplicate-key policy, and the key sets of the tables its
+//! foreign keys reference. Out: the rows to keep, and for every other row a [`Violation`]
+//! (or, with [`OnInvalid::Reject`], a line in `rejects/<table>.jsonl`).
+//!
+//! Rules checked (Frictionless Table Schema v1): `required`, `unique`, `enum`, `pattern` (whole
+//! value), `minimum`, `maximum`, `minLength`, `maxLength`, `primaryKey` (unique and not null),
+//! `foreignKeys` (every non-null key exists in the referenced table). Each violation names the
+//! table, the row's primary key, the field, the rule, the value found and the raw
+//! `_source_file:_source_line` the row came from (or the first of its `source_files`).
+//!
+//! Memory: rows stream through; only the current primary-key group, the values of `unique`
+//! columns and the referenced key sets are held.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch};
+use arrow::datatypes::{DataType, SchemaRef};
+use arrow::row::{OwnedRow, RowConverter, SortField};
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::ingest::OnInvalid;
+use crate::rejects::{RejectBody, Rejects};
+use crate::report::{BuildReport, Position, SourceRef, Violation};
+use crate::schema::TableSchema;
+use crate::spec::DuplicatePolicy;
+
+/// Keys of a referenced table, for foreign-key checks.
+#[derive(Debug, Default)]
+pub struct KeySet {
+    /// Arrow types of the key columns.
+    pub types: Vec<DataType>,
+    /// Row-encoded keys.
+    pub keys: HashSet<OwnedRow>,
+}
+
+/// Checks the rows of one table as they stream by.
+pub struct Validator<'a> {
+    table: String,
+    schema: &'a TableSchema,
+    arrow: SchemaRef,
+    policy: DuplicatePolicy,
+    on_invalid: OnInvalid,
+    pk_idx: Vec<usize>,
+    pk_conv: Option<RowConverter>,
+    carry: Option<RecordBatch>,
+    patterns: BTreeMap<usize, regex::Regex>,
+    unique: BTreeMap<usize, (RowConverter, HashSet<OwnedRow>)>,
+    fks: Vec<(Vec<usize>, String, &'a KeySet, RowConverter)>,
+    collect_keys: Option<(Vec<usize>, RowConverter, KeySet)>,
+    /// Rows kept.
+    pub rows_kept: u64,
+}
+
+impl<'a> Validator<'a> {
+    /// A validator for `table`. `refs` holds the key sets of referenced tables by name;
+    /// `collect` names the columns whose key set later tables reference (if any).
+    pub fn new(
+        table: &str,
+        schema: &'a TableSchema,
+        arrow: SchemaRef,
+        policy: DuplicatePolicy,
+        on_invalid: OnInvalid,
+        refs: &'a BTreeMap<String, KeySet>,
+        collect: Option<Vec<String>>,
+    ) -> Result<Self> {
+        let idx = |name: &str| -> Result<usize> {
+            arrow.index_of(name).map_err(|_| Error::config(format!("table {table}"), format!("no column `{name}`")))
+        };
+        let pk_idx: Vec<usize> = schema.primary_key.iter().map(|k| idx(k)).collect::<Result<_>>()?;
+        let pk_conv = if pk_idx.is_empty() {
+            None
+        } else {
+            Some(converter(&pk_idx.iter().map(|&i| arrow.field(i).data_type().clone()).collect::<Vec<_>>())?)
+        };
+        let mut patterns = BTreeMap::new();
+        let mut unique = BTreeMap::new();
+        for (i, f) in schema.fields.iter().enumerate() {
+            if let Some(p) = &f.constraints.pattern {
+                patterns.insert(i, regex::Regex::new(&format!("^(?:{p})$")).map_err(|e| Error::config(table, e.to_string()))?);
+            }
+            if f.constraints.unique {
+                unique.insert(i, (converter(&[arrow.field(i).data_type().clone()])?, HashSet::new()));
+            }
+        }
+        let mut fks = Vec::new();
+        for fk in &schema.foreign_keys {
+            let cols: Vec<usize> = fk.fields.iter().map(|k| idx(k)).collect::<Result<_>>()?;
+            let target = if fk.reference.resource.is_empty() { table.to_string() } else { fk.reference.resource.clone() };
+            let set = refs.get(&target).ok_or_else(|| {
+                Error::config(
+                    format!("table {table}"),
+                    format!("foreign key references `{target}`, which is not an earlier table of this pipeline"),
+                )
+            })?;
+            fks.push((cols, target, set, converter(&set.types)?));
+        }
+        let collect_keys = match collect {
+            Some(cols) => {
+                let idxs: Vec<usize> = cols.iter().map(|k| idx(k)).collect::<Result<_>>()?;
+                let types: Vec<DataType> = idxs.iter().map(|&i| arrow.field(i).data_type().clone()).collect();
+                Some((idxs, converter(&types)?, KeySet { types, keys: HashSet::new() }))
+            }
+            None => None,
+        };
+        Ok(Validator {
+            table: table.to_string(),
+            schema,
+            arrow,
+            policy,
+            on_invalid,
+            pk_idx,
+            pk_conv,
+            carry: None,
+            patterns,
+            unique,
+            fks,
+            collect_keys,
+            rows_kept: 0,
+        })
+    }
+
+    /// Checks a batch; returns the rows to write (possibly fewer, possibly held back until the
+    /// next call when the last key group may continue).
+    pub fn push(&mut self, batch: RecordBatch, report: &mut BuildReport, rejects: &mut Rejects) -> Result<Option<RecordBatch>> {
+        let batch = match self.carry.take() {
+            Some(c) => arrow::compute::concat_batches(&self.arrow, &[c, batch]).map_err(|e| Error::format(&self.table, e))?,
+            None => batch,
+        };
+        if batch.num_rows() == 0 {
+            return Ok(None);
+        }
+        let cut = match &self.pk_conv {
+            Some(conv) => {
+                let rows = conv.convert_columns(&self.key_columns(&batch)).map_err(|e| Error::format(&self.table, e))?;
+                let mut g = batch.num_rows() - 1;
+                while g > 0 && rows.row(g) == rows.row(g - 1) {
+                    g -= 1;
+                }
+                g
+            }
+            None => batch.num_rows(),
+        };
+        if cut < batch.num_rows() {
+            self.carry = Some(batch.slice(cut, batch.num_rows() - cut));
+        }
+        if cut == 0 {
+            return Ok(None);
+        }
+        self.process(batch.slice(0, cut), report, rejects).map(Some)
+    }
+
+    /// Processes what is held back; call once after the last batch.
+    pub fn finish(&mut self, report: &mut BuildReport, rejects: &mut Rejects) -> Result<Option<RecordBatch>> {
+        match self.carry.take() {
+            Some(c) => self.process(c, report, rejects).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The key set of this table's referenced columns (after the last batch).
+    pub fn take_keys(&mut self) -> Option<KeySet> {
+        self.collect_keys.take().map(|(_, _, k)| k)
+    }
+
+    fn key_columns(&self, b: &RecordBatch) -> Vec<ArrayRef> {
+        self.pk_idx.iter().map(|&i| b.column(i).clone()).collect()
+    }
+
+    fn process(&mut self, b: RecordBatch, report: &mut BuildReport, rejects: &mut Rejects) -> Result<RecordBatch> {
+        let n = b.num_rows();
+        let mut reasons: Vec<Vec<(String, String, String)>> = vec![Vec::new(); n]; // (field, rule, message)
+        let mut superseded: Vec<Option<String>> = vec![None; n];
+        let sources = SourceColumn::find(&b);
+
+        // field constraints
+        for (i, f) in self.schema.fields.iter().enumerate() {
+            let col = b.column(i);
+            let c = &f.constraints;
+            for r in 0..n {
+                if col.is_null(r) {
+                    if c.required || self.schema.primary_key.contains(&f.name) {
+                        reasons[r].push((f.name.clone(), "required".into(), "value is null but the field is required".into()));
+                    }
+                    continue;
+                }
+                if let Some(allowed) = &c.enum_values {
+                    let v = cell_json(col, r);
+                    if !allowed.iter().any(|a| json_eq(a, &v)) {
+                        reasons[r].push((f.name.clone(), "enum".into(), format!("value {v} is not one of {}", Value::Array(allowed.clone()))));
+                    }
+                }
+                if let Some(re) = self.patterns.get(&i) {
+                    if let Some(s) = col.as_string_opt::<i32>() {
+                        let v = s.value(r);
+                        if !re.is_match(v) || v.ends_with('\n') && !re.as_str().contains("\\n") {
+                            reasons[r].push((
+                                f.name.clone(),
+                                "pattern".into(),
+                                format!("value {} does not match {}", crate::ingest::path::short_json_string(v), c.pattern.as_deref().unwrap_or("")),
+                            ));
+                        }
+                    }
+                }
+                if c.minimum.is_some() || c.maximum.is_some() {
+                    if let Some(x) = number_at(col, r) {
+                        if let Some(min) = c.minimum.as_ref().and_then(|m| m.as_f64()) {
+                            if x < min {
+                                reasons[r].push((f.name.clone(), "minimum".into(), format!("value {} is below the minimum {min}", cell_json(col, r))));
+                            }
+                        }
+                        if let Some(max) = c.maximum.as_ref().and_then(|m| m.as_f64()) {
+                            if x > max {
+                                reasons[r].push((f.name.clone(), "maximum".into(), format!("value {} is above the maximum {max}", cell_json(col, r))));
+                            }
+                        }
+                    }
+                }
+                if c.min_length.is_some() || c.max_length.is_some() {
+                    let len = match col.data_type() {
+                        DataType::Utf8 => Some(col.as_string::<i32>().value(r).chars().count() as u64),
+                        DataType::List(_) => Some(col.as_list::<i32>().value_length(r) as u64),
+                        _ => None,
+                    };
+                    if let Some(len) = len {
+                        if c.min_length.is_some_and(|m| len < m) {
+                            reasons[r].push((f.name.clone(), "minLength".into(), format!("length {len} is below {}", c.min_length.unwrap())));
+                        }
+                        if c.max_length.is_some_and(|m| len > m) {
+                            reasons[r].push((f.name.clone(), "maxLength".into(), format!("length {len} is above {}", c.max_length.unwrap())));
+                        }
+                    }
+                }
+            }
+        }
+        // unique columns
+        for (&i, (conv, seen)) in self.unique.iter_mut() {
+            let rows = conv.convert_columns(&[b.column(i).clone()]).map_err(|e| Error::format(&self.table, e))?;
+            for r in 0..n {
+                if b.column(i).is_valid(r) && !seen.insert(rows.row(r).owned()) {
+                    reasons[r].push((
+                        self.schema.fields[i].name.clone(),
+                        "unique".into(),
+                        format!("value {} appears in an earlier row", cell_json(b.column(i), r)),
+                    ));
+                }
+            }
+        }
+        // foreign keys
+        for (cols, target, set, conv) in &self.fks {
+            let arrays: Vec<ArrayRef> = cols
+                .iter()
+                .zip(&set.types)
+                .map(|(&c, t)| arrow::compute::cast(b.column(c), t))
+                .collect::<std::result::Result<_, _>>()
+                .map_err(|e| Error::format(&self.table, e))?;
+            let rows = conv.convert_columns(&arrays).map_err(|e| Error::format(&self.table, e))?;
+            for r in 0..n {
+                if cols.iter().any(|&c| b.column(c).is_null(r)) {
+                    continue;
+                }
+                if !set.keys.contains(&rows.row(r).owned()) {
+                    let names: Vec<&str> = cols.iter().map(|&c| self.schema.fields[c].name.as_str()).collect();
+                    let vals: Vec<String> = cols.iter().map(|&c| cell_json(b.column(c), r).to_string()).collect();
+                    reasons[r].push((
+                        names.join(", "),
+                        "foreignKey".into(),
+                        format!("value {} has no matching row in table {target}", vals.join(", ")),
+                    ));
+                }
+            }
+        }
+        // primary key groups
+        if let Some(conv) = &self.pk_conv {
+            let rows = conv.convert_columns(&self.key_columns(&b)).map_err(|e| Error::format(&self.table, e))?;
+            let mut start = 0;
+            while start < n {
+                let mut end = start + 1;
+                while end < n && rows.row(end) == rows.row(start) {
+                    end += 1;
+                }
+                if end - start > 1 {
+                    let places: Vec<String> =
+                        (start..end).map(|r| sources.at(r).map(|s| s.to_string()).unwrap_or_else(|| format!("row {r}"))).collect();
+                    match self.policy {
+                        DuplicatePolicy::Error => {
+                            for r in start..end {
+                                reasons[r].push((
+                                    self.schema.primary_key.join(", "),
+                                    "primaryKey".into(),
+                                    format!("{} rows share this primary key: {}", end - start, places.join(", ")),
+                                ));
+                            }
+                        }
+                        DuplicatePolicy::KeepLast | DuplicatePolicy::KeepFirst => {
+                            let keep = if self.policy == DuplicatePolicy::KeepLast { end - 1 } else { start };
+                            let kept_at = places[keep - start].clone();
+                            for r in (start..end).filter(|&r| r != keep) {
+                                superseded[r] = Some(format!(
+                                    "duplicate primary key ({}); superseded by the row at {kept_at} ({} rule)",
+                                    render_key(&self.schema.primary_key, &self.pk_idx, &b, r),
+                                    if self.policy == DuplicatePolicy::KeepLast { "keep-last" } else { "keep-first" }
+                                ));
+                            }
+                        }
+                    }
+                }
+                start = end;
+            }
+        }
+
+        // act
+        let mut keep = vec![true; n];
+        for r in 0..n {
+            if let Some(why) = &superseded[r] {
+                keep[r] = false;
+                let src = sources.at(r);
+                let tally = report.duplicates_dropped.entry(self.table.clone()).or_default();
+                let at = src.as_ref().map(|s| s.to_string()).unwrap_or_default();
+                tally.add(|| format!("{at}: {why}"));
+                rejects.add(&self.table, src.as_ref(), std::slice::from_ref(why), RejectBody::Record(row_json(&b, r)))?;
+                continue;
+            }
+            if reasons[r].is_empty() {
+                continue;
+            }
+            let key = (!self.pk_idx.is_empty()).then(|| render_key(&self.schema.primary_key, &self.pk_idx, &b, r));
+            match self.on_invalid {
+                OnInvalid::Fail => {
+                    for (field, rule, message) in &reasons[r] {
+                        report.violation(Violation {
+                            table: self.table.clone(),
+                            source: sources.at(r),
+                            path: field.clone(),
+                            rule: rule.clone(),
+                            key: key.clone(),
+                            message: message.clone(),
+                        });
+                    }
+                }
+                OnInvalid::Reject => {
+                    keep[r] = false;
+                    let texts: Vec<String> = reasons[r].iter().map(|(f, rule, m)| format!("{f}: {m} ({rule})")).collect();
+                    rejects.add(&self.table, sources.at(r).as_ref(), &texts, RejectBody::Record(row_json(&b, r)))?;
+                }
+            }
+        }
+        let out = if keep.iter().all(|&k| k) {
+            b
+        } else {
+            let mask = BooleanArray::from(keep);
+            arrow::compute::filter_record_batch(&b, &mask).map_err(|e| Error::format(&self.table, e))?
+        };
+        if let Some((idxs, conv, set)) = &mut self.collect_keys {
+            let cols: Vec<ArrayRef> = idxs.iter().map(|&i| out.column(i).clone()).collect();
+            let rows = conv.convert_columns(&cols).map_err(|e| Error::format(&self.table, e))?;
+            for r in 0..out.num_rows() {
+                set.keys.insert(rows.row(r).owned());
+            }
+        }
+        self.rows_kept += out.num_rows() as u64;
+        Ok(out)
+    }
+}
+
+fn converter(types: &[DataType]) -> Result<RowConverter> {
+    RowConverter::new(types.iter().map(|t| SortField::new(t.clone())).collect()).map_err(|e| Error::format("row converter", e))
+}
+
+fn render_key(names: &[String], idx: &[usize], b: &RecordBatch, r: usize) -> String {
+    names
+        .iter()
+        .zip(idx)
+        .map(|(n, &i)| {
+            let v = cell_json(b.column(i), r);
+            match v {
+                Value::String(s) => format!("{n}={s}"),
+                other => format!("{n}={other}"),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn number_at(a: &ArrayRef, r: usize) -> Option<f64> {
+    match a.data_type() {
+        DataType::Int64 => Some(a.as_primitive::<arrow::datatypes::Int64Type>().value(r) as f64),
+        DataType::UInt64 => Some(a.as_primitive::<arrow::datatypes::UInt64Type>().value(r) as f64),
+        DataType::Float64 => Some(a.as_primitive::<arrow::datatypes::Float64Type>().value(r)),
+        _ => None,
+    }
+}
+
+fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        _ => a == b,
+    }
+}
+
+/// The value of one cell as JSON (non-finite floats as strings), for messages and rejects.
+pub fn cell_json(a: &ArrayRef, r: usize) -> Value {
+    let one = RecordBatch::try_new(
+        Arc::new(arrow::datatypes::Schema::new(vec![arrow::datatypes::Field::new("v", a.data_type().clone(), true)])),
+        vec![a.slice(r, 1)],
+    );
+    match one {
+        Ok(b) => {
+            let mut out = Vec::new();
+            let mut ends = Vec::new();
+            if crate::write::encode_jsonl(&b, &mut out, &mut ends).is_ok() {
+                if let Ok(Value::Object(mut m)) = serde_json::from_slice::<Value>(&out) {
+                    return m.remove("v").unwrap_or(Value::Null);
+                }
+            }
+            Value::Null
+        }
+        Err(_) => Value::Null,
+    }
+}
+
+/// One row as a JSON object.
+pub fn row_json(b: &RecordBatch, r: usize) -> Value {
+    let mut out = Vec::new();
+    let mut ends = Vec::new();
+    if crate::write::encode_jsonl(&b.slice(r, 1), &mut out, &mut ends).is_ok() {
+        if let Ok(v) = serde_json::from_slice::<Value>(&out) {
+            return v;
+        }
+    }
+    Value::Null
+}
+
+/// Finds where each row of a table came from: `_source_file` + `_source_line` columns, or the
+/// first entry of a `source_files` list column.
+pub struct SourceColumn<'b> {
+    file: Option<&'b arrow::array::StringArray>,
+    line: Option<&'b ArrayRef>,
+    list: Option<&'b arrow::array::ListArray>,
+}
+
+impl<'b> SourceColumn<'b> {
+    /// Looks the columns up in `b`.
+    pub fn find(b: &'b RecordBatch) -> Self {
+        let file = b.column_by_name("_source_file").and_then(|c| c.as_string_opt::<i32>());
+        let line = b.column_by_name("_source_line");
+        let list = b.column_by_name("source_files").and_then(|c| c.as_list_opt::<i32>());
+        SourceColumn { file, line, list }
+    }
+
+    /// The place row `r` came from.
+    pub fn at(&self, r: usize) -> Option<SourceRef> {
+        if let Some(f) = self.file {
+            if f.is_valid(r) {
+                let at = match self.line {
+                    Some(l) if l.is_valid(r) => match l.data_type() {
+                        DataType::Int64 => Position::Line(l.as_primitive::<arrow::datatypes::Int64Type>().value(r) as u64),
+                        DataType::Utf8 => {
+                            let s = l.as_string::<i32>().value(r);
+                            match s.parse::<u64>() {
+                                Ok(n) => Position::Line(n),
+                                Err(_) => Position::Pointer(s.to_string()),
+                            }
+                        }
+                        _ => Position::Pointer(String::new()),
+                    },
+                    _ => Position::Pointer(String::new()),
+                };
+                return Some(SourceRef { file: f.value(r).to_string(), at });
+            }
+        }
+        if let Some(l) = self.list {
+            if l.is_valid(r) && l.value_length(r) > 0 {
+                let v = l.value(r);
+                if let Some(s) = v.as_string_opt::<i32>() {
+                    let first = s.value(0);
+                    // entries may be `file:line` or `file#pointer`
+                    return Some(match first.rsplit_once(':') {
+                        Some((f, n)) if n.parse::<u64>().is_ok() => SourceRef { file: f.into(), at: Position::Line(n.parse().unwrap()) },
+                        _ => SourceRef { file: first.to_string(), at: Position::Pointer(String::new()) },
+                    });
+                }
+            }
+        }
+        None
+    }
+}

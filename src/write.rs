@@ -1,0 +1,451 @@
+//! Writing a table: record batches → Parquet (zstd) and JSON Lines shards.
+//!
+//! In: the rows of one table, already sorted and validated, as Arrow record batches. Out:
+//! `data/<table>.parquet` and `jsonl/<table>.jsonl`, or, past `max_shard_bytes`,
+//! `data/<table>-00000-of-0000N.parquet` and `jsonl/<table>-00000-of-0000N.jsonl` with the
+//! same rows in the same shard of each format.
+//!
+//! Guarantees: every data file is at most `max_shard_bytes` bytes (a shard that ends up larger
+//! is split again); every Parquet row group stays under `row_group_bytes` of uncompressed data
+//! (the dataset viewer refuses row groups above 300,000,000 bytes); output bytes depend only on
+//! the rows and the options (no timestamps, no hash-map order).
+//!
+//! JSON Lines encoding: one object per row, keys in schema order; integers as integer tokens
+//! (exact, also for UInt64); floats in shortest round-trip form (`1.0`, `0.1`, `1e-7`);
+//! non-finite floats as the strings `"NaN"`, `"Infinity"`, `"-Infinity"` (strict JSON, and
+//! distinct from null); timestamps as RFC 3339 UTC strings (`2025-03-01T12:00:00Z`); dates as
+//! `YYYY-MM-DD`; lists as arrays; structs as objects.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use arrow::array::{
+    Array, ArrayRef, AsArray, BooleanArray, Date32Array, Float64Array, Int64Array, ListArray, RecordBatch, StringArray,
+    StructArray, TimestampMicrosecondArray, UInt64Array,
+};
+use arrow::datatypes::{DataType, SchemaRef, TimeUnit};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+
+use crate::error::{Error, Result};
+
+/// Writing options.
+#[derive(Debug, Clone, Copy)]
+pub struct WriteOptions {
+    /// Largest data file, in bytes (decimal). Default 500,000,000.
+    pub max_shard_bytes: u64,
+    /// Largest Parquet row group, in uncompressed bytes. Default 128 MiB.
+    pub row_group_bytes: u64,
+    /// Largest Parquet row group, in rows. Default 1,048,576.
+    pub row_group_rows: usize,
+    /// zstd level for Parquet pages. Default 3.
+    pub zstd_level: i32,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions { max_shard_bytes: 500_000_000, row_group_bytes: 128 << 20, row_group_rows: 1 << 20, zstd_level: 3 }
+    }
+}
+
+/// The dataset viewer's limit on a row group's uncompressed size, in bytes.
+pub const VIEWER_ROW_GROUP_LIMIT_BYTES: u64 = 300_000_000;
+
+/// One file written for a table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrittenFile {
+    /// Path relative to the release folder (`data/runs.parquet`).
+    pub path: String,
+    /// `parquet` or `jsonl`.
+    pub format: &'static str,
+    /// Rows in the file.
+    pub rows: u64,
+}
+
+struct Shard {
+    parquet: ArrowWriter<File>,
+    jsonl: BufWriter<File>,
+    parquet_path: PathBuf,
+    jsonl_path: PathBuf,
+    jsonl_bytes: u64,
+    rows: u64,
+}
+
+/// Streams one table into shards.
+pub struct TableWriter {
+    name: String,
+    schema: SchemaRef,
+    root: PathBuf,
+    opts: WriteOptions,
+    props: WriterProperties,
+    current: Option<Shard>,
+    done: Vec<(PathBuf, PathBuf, u64)>,
+    next_index: usize,
+    /// Parquet bytes per JSONL byte seen in closed shards (used to foresee the Parquet size).
+    ratio: f64,
+}
+
+impl TableWriter {
+    /// A writer for table `name` under release folder `root`.
+    pub fn new(name: &str, schema: SchemaRef, root: &Path, opts: WriteOptions) -> Result<Self> {
+        for d in ["data", "jsonl"] {
+            let p = root.join(d);
+            std::fs::create_dir_all(&p).map_err(|e| Error::io(&p, e))?;
+        }
+        let props = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::try_new(opts.zstd_level).map_err(|e| Error::format("zstd level", e))?))
+            .set_max_row_group_row_count(Some(opts.row_group_rows))
+            .set_created_by(format!("runpack {}", env!("CARGO_PKG_VERSION")))
+            .build();
+        Ok(TableWriter {
+            name: name.to_string(),
+            schema,
+            root: root.to_path_buf(),
+            opts,
+            props,
+            current: None,
+            done: Vec::new(),
+            next_index: 0,
+            ratio: 0.5,
+        })
+    }
+
+    fn open_shard(&mut self) -> Result<Shard> {
+        let i = self.next_index;
+        self.next_index += 1;
+        let parquet_path = self.root.join("data").join(format!(".{}-{i:05}.parquet.part", self.name));
+        let jsonl_path = self.root.join("jsonl").join(format!(".{}-{i:05}.jsonl.part", self.name));
+        let pf = File::create(&parquet_path).map_err(|e| Error::io(&parquet_path, e))?;
+        let jf = File::create(&jsonl_path).map_err(|e| Error::io(&jsonl_path, e))?;
+        let parquet = ArrowWriter::try_new(pf, self.schema.clone(), Some(self.props.clone()))
+            .map_err(|e| Error::format(parquet_path.display().to_string(), e))?;
+        Ok(Shard { parquet, jsonl: BufWriter::with_capacity(1 << 20, jf), parquet_path, jsonl_path, jsonl_bytes: 0, rows: 0 })
+    }
+
+    /// Writes a batch (rows in final order).
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        let mut lines = Vec::with_capacity(batch.get_array_memory_size());
+        let mut ends = Vec::with_capacity(batch.num_rows());
+        encode_jsonl(batch, &mut lines, &mut ends)?;
+        let row_bytes_est = (batch.get_array_memory_size() / batch.num_rows()).max(1) as u64;
+        let mut start = 0usize;
+        while start < batch.num_rows() {
+            if self.current.is_none() {
+                let s = self.open_shard()?;
+                self.current = Some(s);
+            }
+            // rows that fit in this shard (JSONL exact, Parquet foreseen)
+            let cap = self.opts.max_shard_bytes;
+            let mut end = start;
+            {
+                let shard = self.current.as_ref().expect("open");
+                let base = if start == 0 { 0 } else { ends[start - 1] };
+                let mut jbytes = shard.jsonl_bytes;
+                let pq_now = shard.parquet.bytes_written() as u64 + shard.parquet.in_progress_size() as u64;
+                while end < batch.num_rows() {
+                    let len = (ends[end] - if end == 0 { 0 } else { ends[end - 1] }) as u64;
+                    let pq_est = pq_now as f64 + ((ends[end] - base) as f64) * self.ratio;
+                    if shard.rows + (end - start) as u64 > 0 && (jbytes + len > cap || pq_est > cap as f64) {
+                        break;
+                    }
+                    jbytes += len;
+                    end += 1;
+                }
+            }
+            if end == start {
+                self.close_shard()?;
+                continue;
+            }
+            let shard = self.current.as_mut().expect("open");
+            let from = if start == 0 { 0 } else { ends[start - 1] };
+            shard.jsonl.write_all(&lines[from..ends[end - 1]]).map_err(|e| Error::io(&shard.jsonl_path, e))?;
+            shard.jsonl_bytes += (ends[end - 1] - from) as u64;
+            // Parquet, in slices small enough to keep row groups under the byte cap
+            let rows_per_slice = (self.opts.row_group_bytes / 8 / row_bytes_est).max(1) as usize;
+            let mut s = start;
+            while s < end {
+                let n = rows_per_slice.min(end - s);
+                let in_progress = shard.parquet.in_progress_size() as u64;
+                if in_progress > 0 && in_progress + n as u64 * row_bytes_est > self.opts.row_group_bytes {
+                    shard.parquet.flush().map_err(|e| Error::format(shard.parquet_path.display().to_string(), e))?;
+                }
+                shard
+                    .parquet
+                    .write(&batch.slice(s, n))
+                    .map_err(|e| Error::format(shard.parquet_path.display().to_string(), e))?;
+                s += n;
+            }
+            shard.rows += (end - start) as u64;
+            start = end;
+        }
+        Ok(())
+    }
+
+    fn close_shard(&mut self) -> Result<()> {
+        let Some(mut shard) = self.current.take() else { return Ok(()) };
+        shard.jsonl.flush().map_err(|e| Error::io(&shard.jsonl_path, e))?;
+        shard.parquet.close().map_err(|e| Error::format(shard.parquet_path.display().to_string(), e))?;
+        let pq = std::fs::metadata(&shard.parquet_path).map_err(|e| Error::io(&shard.parquet_path, e))?.len();
+        if shard.jsonl_bytes > 0 {
+            self.ratio = self.ratio.max(pq as f64 / shard.jsonl_bytes as f64);
+        }
+        if pq > self.opts.max_shard_bytes {
+            if shard.rows <= 1 {
+                return Err(Error::Refused(format!(
+                    "table {}: a single row makes a Parquet file of {}, above --max-shard-bytes {}",
+                    self.name,
+                    crate::hash::human_bytes(pq),
+                    crate::hash::human_bytes(self.opts.max_shard_bytes)
+                )));
+            }
+            return self.split(shard.parquet_path, shard.jsonl_path, shard.rows);
+        }
+        self.done.push((shard.parquet_path, shard.jsonl_path, shard.rows));
+        Ok(())
+    }
+
+    /// Rewrites an oversized shard as two halves.
+    fn split(&mut self, parquet_path: PathBuf, jsonl_path: PathBuf, rows: u64) -> Result<()> {
+        let f = File::open(&parquet_path).map_err(|e| Error::io(&parquet_path, e))?;
+        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)
+            .and_then(|b| b.with_batch_size(8192).build())
+            .map_err(|e| Error::format(parquet_path.display().to_string(), e))?;
+        let mut batches = Vec::new();
+        for b in reader {
+            batches.push(b.map_err(|e| Error::format(parquet_path.display().to_string(), e))?);
+        }
+        std::fs::remove_file(&parquet_path).map_err(|e| Error::io(&parquet_path, e))?;
+        std::fs::remove_file(&jsonl_path).map_err(|e| Error::io(&jsonl_path, e))?;
+        let all = arrow::compute::concat_batches(&self.schema, &batches).map_err(|e| Error::format(&self.name, e))?;
+        let half = (rows / 2) as usize;
+        for part in [all.slice(0, half), all.slice(half, all.num_rows() - half)] {
+            let s = self.open_shard()?;
+            self.current = Some(s);
+            // tighten the foresight so that the halves are closed early enough
+            self.ratio *= 1.5;
+            self.write(&part)?;
+            self.close_shard()?;
+        }
+        Ok(())
+    }
+
+    /// Closes the last shard and gives the files their final names.
+    pub fn finish(mut self) -> Result<Vec<WrittenFile>> {
+        if self.current.is_none() && self.done.is_empty() {
+            let s = self.open_shard()?;
+            self.current = Some(s);
+        }
+        self.close_shard()?;
+        let n = self.done.len();
+        let mut out = Vec::new();
+        for (i, (pq, jl, rows)) in self.done.iter().enumerate() {
+            let stem = if n == 1 { self.name.clone() } else { format!("{}-{i:05}-of-{n:05}", self.name) };
+            let pq_rel = format!("data/{stem}.parquet");
+            let jl_rel = format!("jsonl/{stem}.jsonl");
+            std::fs::rename(pq, self.root.join(&pq_rel)).map_err(|e| Error::io(pq, e))?;
+            std::fs::rename(jl, self.root.join(&jl_rel)).map_err(|e| Error::io(jl, e))?;
+            out.push(WrittenFile { path: pq_rel, format: "parquet", rows: *rows });
+            out.push(WrittenFile { path: jl_rel, format: "jsonl", rows: *rows });
+        }
+        Ok(out)
+    }
+}
+
+/// Encodes every row of `batch` as a JSON line into `out`; `ends[i]` is the end offset of row i.
+pub fn encode_jsonl(batch: &RecordBatch, out: &mut Vec<u8>, ends: &mut Vec<usize>) -> Result<()> {
+    let schema = batch.schema();
+    let keys: Vec<Vec<u8>> = schema
+        .fields()
+        .iter()
+        .map(|f| serde_json::to_vec(f.name()).expect("string"))
+        .collect();
+    let encs: Vec<Enc> = batch.columns().iter().map(|c| Enc::new(c)).collect::<Result<_>>()?;
+    for row in 0..batch.num_rows() {
+        out.push(b'{');
+        for (i, enc) in encs.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(&keys[i]);
+            out.push(b':');
+            enc.write(out, row);
+        }
+        out.extend_from_slice(b"}\n");
+        ends.push(out.len());
+    }
+    Ok(())
+}
+
+enum Enc<'a> {
+    Null,
+    Bool(&'a BooleanArray),
+    I64(&'a Int64Array),
+    U64(&'a UInt64Array),
+    F64(&'a Float64Array),
+    Str(&'a StringArray),
+    Ts(&'a TimestampMicrosecondArray),
+    Date(&'a Date32Array),
+    List(&'a ListArray, Box<Enc<'a>>),
+    Struct(&'a StructArray, Vec<(Vec<u8>, Enc<'a>)>),
+}
+
+impl<'a> Enc<'a> {
+    fn new(a: &'a ArrayRef) -> Result<Enc<'a>> {
+        Ok(match a.data_type() {
+            DataType::Null => Enc::Null,
+            DataType::Boolean => Enc::Bool(a.as_boolean()),
+            DataType::Int64 => Enc::I64(a.as_primitive()),
+            DataType::UInt64 => Enc::U64(a.as_primitive()),
+            DataType::Float64 => Enc::F64(a.as_primitive()),
+            DataType::Utf8 => Enc::Str(a.as_string()),
+            DataType::Timestamp(TimeUnit::Microsecond, _) => Enc::Ts(a.as_primitive()),
+            DataType::Date32 => Enc::Date(a.as_primitive()),
+            DataType::List(_) => {
+                let l = a.as_list::<i32>();
+                Enc::List(l, Box::new(Enc::new(l.values())?))
+            }
+            DataType::Struct(fields) => {
+                let s = a.as_struct();
+                let mut members = Vec::new();
+                for (f, c) in fields.iter().zip(s.columns()) {
+                    members.push((serde_json::to_vec(f.name()).expect("string"), Enc::new(c)?));
+                }
+                Enc::Struct(s, members)
+            }
+            other => return Err(Error::format("jsonl", format!("cannot write Arrow type {other} as JSON"))),
+        })
+    }
+
+    fn write(&self, out: &mut Vec<u8>, i: usize) {
+        let valid = match self {
+            Enc::Null => false,
+            Enc::Bool(a) => a.is_valid(i),
+            Enc::I64(a) => a.is_valid(i),
+            Enc::U64(a) => a.is_valid(i),
+            Enc::F64(a) => a.is_valid(i),
+            Enc::Str(a) => a.is_valid(i),
+            Enc::Ts(a) => a.is_valid(i),
+            Enc::Date(a) => a.is_valid(i),
+            Enc::List(a, _) => a.is_valid(i),
+            Enc::Struct(a, _) => a.is_valid(i),
+        };
+        if !valid {
+            out.extend_from_slice(b"null");
+            return;
+        }
+        match self {
+            Enc::Null => {}
+            Enc::Bool(a) => out.extend_from_slice(if a.value(i) { b"true" } else { b"false" }),
+            Enc::I64(a) => out.extend_from_slice(itoa(a.value(i) as i128).as_bytes()),
+            Enc::U64(a) => out.extend_from_slice(itoa(a.value(i) as i128).as_bytes()),
+            Enc::F64(a) => write_f64(out, a.value(i)),
+            Enc::Str(a) => serde_json::to_writer(&mut *out, a.value(i)).expect("vec write"),
+            Enc::Ts(a) => {
+                let s = format_timestamp_us(a.value(i));
+                serde_json::to_writer(&mut *out, &s).expect("vec write")
+            }
+            Enc::Date(a) => {
+                let d = chrono::NaiveDate::from_ymd_opt(1970, 1, 1).expect("epoch")
+                    + chrono::Duration::days(a.value(i) as i64);
+                serde_json::to_writer(&mut *out, &d.format("%Y-%m-%d").to_string()).expect("vec write")
+            }
+            Enc::List(a, child) => {
+                let offsets = a.value_offsets();
+                out.push(b'[');
+                for (k, j) in (offsets[i] as usize..offsets[i + 1] as usize).enumerate() {
+                    if k > 0 {
+                        out.push(b',');
+                    }
+                    child.write(out, j);
+                }
+                out.push(b']');
+            }
+            Enc::Struct(_, members) => {
+                out.push(b'{');
+                for (k, (key, enc)) in members.iter().enumerate() {
+                    if k > 0 {
+                        out.push(b',');
+                    }
+                    out.extend_from_slice(key);
+                    out.push(b':');
+                    enc.write(out, i);
+                }
+                out.push(b'}');
+            }
+        }
+    }
+}
+
+fn itoa(v: i128) -> String {
+    v.to_string()
+}
+
+/// Writes a float in shortest round-trip form, or the string form of a non-finite value.
+pub fn write_f64(out: &mut Vec<u8>, v: f64) {
+    if v.is_nan() {
+        out.extend_from_slice(b"\"NaN\"");
+    } else if v.is_infinite() {
+        out.extend_from_slice(if v > 0.0 { b"\"Infinity\"" } else { b"\"-Infinity\"" });
+    } else {
+        serde_json::to_writer(&mut *out, &v).expect("vec write");
+    }
+}
+
+/// `1740830400000000` → `2025-03-01T12:00:00Z` (fraction only when non-zero).
+pub fn format_timestamp_us(us: i64) -> String {
+    match chrono::DateTime::from_timestamp_micros(us) {
+        Some(dt) => dt.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
+        None => us.to_string(),
+    }
+}
+
+/// Number of columns above which the dataset viewer refuses a table.
+pub const VIEWER_MAX_COLUMNS: usize = 1000;
+
+/// Counts the leaf columns of a schema (struct members count individually).
+pub fn leaf_columns(schema: &arrow::datatypes::Schema) -> usize {
+    fn count(dt: &DataType) -> usize {
+        match dt {
+            DataType::Struct(fs) => fs.iter().map(|f| count(f.data_type())).sum(),
+            DataType::List(f) => count(f.data_type()),
+            _ => 1,
+        }
+    }
+    schema.fields().iter().map(|f| count(f.data_type())).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::datatypes::{Field, Schema};
+    use std::sync::Arc;
+
+    #[test]
+    fn jsonl_is_exact_and_strict() {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("f", DataType::Float64, true),
+            Field::new("u", DataType::UInt64, true),
+        ]));
+        let b = RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(Float64Array::from(vec![Some(1.0), Some(f64::NAN), None, Some(1e-7)])),
+                Arc::new(UInt64Array::from(vec![Some(u64::MAX), Some(42), None, Some(1 << 63)])),
+            ],
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        let mut ends = Vec::new();
+        encode_jsonl(&b, &mut out, &mut ends).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "{\"f\":1.0,\"u\":18446744073709551615}\n{\"f\":\"NaN\",\"u\":42}\n{\"f\":null,\"u\":null}\n{\"f\":1e-7,\"u\":9223372036854775808}\n"
+        );
+        assert_eq!(format_timestamp_us(1740830402250000), "2025-03-01T12:00:02.250Z");
+    }
+}
