@@ -37,3 +37,9 @@ pub mod validate;
 pub mod write;
 
 pub use error::{Error, Result};
+pub mod card;
+pub mod pipeline;
+pub mod query;
+pub mod udf;
+pub mod verify;
+pub mod cli;

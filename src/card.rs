@@ -1,0 +1,545 @@
+//! The dataset card: `README.md` with the Hugging Face Hub's YAML metadata.
+//!
+//! In: the pipeline's `[card]` table, the release manifest, the build report, the results of
+//! the card sections' queries, and optional extra front matter. Out: the card text, and checks
+//! that the Hub and `datasets` would otherwise only run after an upload.
+//!
+//! Front matter (hub-docs `datasetcard.md`, `datasets` `utils/metadata.py` and `info.py`):
+//! `license` (a Hub licence id), `pretty_name`, `tags`, `size_categories` (the bucket of the
+//! largest table's row count: `n<1K`, `1K<n<10K`, …), `configs` (one per table, split `train`,
+//! `data_files` the table's Parquet files, one `default: true`), `dataset_info` (one per table:
+//! `features` from the schema, `splits[].num_examples` exact, `num_bytes` = uncompressed
+//! Parquet bytes, `download_size` = Parquet file bytes, `dataset_size`). The JSON Lines copies
+//! stay out of `configs`: a repository has a single loader module per config set.
+//!
+//! Body: summary table, one section per table (rows, key, column dictionary from the schema
+//! descriptions), the pipeline's extra sections (with query results as tables), data-quality
+//! counts and policies, provenance (every input with its SHA-256), and how to verify, load and
+//! query. Every number is computed from the release.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use arrow::array::{Array, RecordBatch};
+use arrow::datatypes::DataType;
+use datafusion::prelude::SessionContext;
+use yaml_serde::{Mapping, Value as Yaml};
+
+use crate::error::{Error, Result};
+use crate::release::Manifest;
+use crate::report::BuildReport;
+use crate::spec::PipelineSpec;
+
+/// Licence ids the Hub accepts in card metadata (hub-docs `docs/hub/repositories-licenses.md`).
+pub const LICENSES: &[&str] = &[
+    "apache-2.0", "mit", "openrail", "bigscience-openrail-m", "creativeml-openrail-m", "bigscience-bloom-rail-1.0",
+    "bigcode-openrail-m", "afl-3.0", "artistic-2.0", "bsl-1.0", "bsd", "bsd-2-clause", "bsd-3-clause",
+    "bsd-3-clause-clear", "c-uda", "cc", "cc0-1.0", "cc-by-2.0", "cc-by-2.5", "cc-by-3.0", "cc-by-4.0", "cc-by-sa-3.0",
+    "cc-by-sa-4.0", "cc-by-nc-2.0", "cc-by-nc-3.0", "cc-by-nc-4.0", "cc-by-nd-4.0", "cc-by-nc-nd-3.0",
+    "cc-by-nc-nd-4.0", "cc-by-nc-sa-2.0", "cc-by-nc-sa-3.0", "cc-by-nc-sa-4.0", "cdla-sharing-1.0",
+    "cdla-permissive-1.0", "cdla-permissive-2.0", "wtfpl", "ecl-2.0", "epl-1.0", "epl-2.0", "etalab-2.0", "eupl-1.1",
+    "eupl-1.2", "agpl-3.0", "gfdl", "gpl", "gpl-2.0", "gpl-3.0", "lgpl", "lgpl-2.1", "lgpl-3.0", "isc", "h-research",
+    "intel-research", "lppl-1.3c", "ms-pl", "apple-ascl", "apple-amlr", "mpl-2.0", "odc-by", "odbl", "openrail++",
+    "osl-3.0", "postgresql", "ofl-1.1", "ncsa", "unlicense", "zlib", "pddl", "lgpl-lr", "deepfloyd-if-license",
+    "fair-noncommercial-research-license", "llama2", "llama3", "llama3.1", "llama3.2", "llama3.3", "llama4", "gemma",
+    "unknown", "other",
+];
+
+/// `size_categories` labels (huggingface/datasets `utils/resources/size_categories.json`).
+pub const SIZE_CATEGORIES: &[&str] = &[
+    "n<1K", "1K<n<10K", "10K<n<100K", "100K<n<1M", "1M<n<10M", "10M<n<100M", "100M<n<1B", "1B<n<10B", "10B<n<100B",
+    "100B<n<1T", "n>1T",
+];
+
+/// The `size_categories` label for `rows` (half-open decades: 999 → `n<1K`, 1,000 → `1K<n<10K`).
+pub fn size_category(rows: u64) -> &'static str {
+    let mut bound = 1_000u64;
+    for label in &SIZE_CATEGORIES[..SIZE_CATEGORIES.len() - 1] {
+        if rows < bound {
+            return label;
+        }
+        bound = bound.saturating_mul(10);
+        if bound == u64::MAX {
+            break;
+        }
+    }
+    "n>1T"
+}
+
+/// Split names `datasets` can load: `^\w+(\.\w+)*$` over the whole name.
+pub fn valid_split_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.split('.').all(|part| !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_'))
+}
+
+/// A split name the Hub would accept, suggested for an invalid one.
+pub fn suggest_split_name(name: &str) -> String {
+    let s: String = name.trim().chars().map(|c| if c.is_alphanumeric() || c == '_' || c == '.' { c } else { '_' }).collect();
+    s.trim_matches('.').to_string()
+}
+
+/// Problems with YAML that is not plain data: language-specific tags (`!!python/tuple`).
+/// Each entry is `key.path: message`.
+pub fn non_plain_yaml(v: &Yaml, path: &str, out: &mut Vec<String>) {
+    match v {
+        Yaml::Tagged(t) => {
+            let tag = t.tag.to_string();
+            let tag = tag.strip_prefix('!').filter(|s| s.starts_with("tag:")).unwrap_or(&tag).to_string();
+            out.push(format!(
+                "{}: the value carries the YAML tag `{tag}`; card metadata may only hold maps, sequences, strings, \
+                 numbers, booleans and null",
+                if path.is_empty() { "(root)" } else { path }
+            ));
+        }
+        Yaml::Mapping(m) => {
+            for (k, v) in m {
+                let key = match k {
+                    Yaml::String(s) => s.clone(),
+                    other => yaml_serde::to_string(other).unwrap_or_default().trim().to_string(),
+                };
+                let p = if path.is_empty() { key } else { format!("{path}.{key}") };
+                non_plain_yaml(v, &p, out);
+            }
+        }
+        Yaml::Sequence(s) => {
+            for (i, v) in s.iter().enumerate() {
+                non_plain_yaml(v, &format!("{path}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Checks of the card metadata that need no data, run before a build writes anything.
+/// Returns the extra front matter to merge, if the pipeline names one.
+///
+/// Errors: [`Error::Config`] for an unknown licence id, extra metadata that is not a YAML
+/// mapping, holds tags, or sets keys runpack generates (`configs`, `dataset_info`).
+pub fn preflight(spec: &PipelineSpec) -> Result<Option<Mapping>> {
+    let at = format!("{} [card]", spec.file.display());
+    if let Some(l) = &spec.def.card.license {
+        if !LICENSES.contains(&l.as_str()) {
+            return Err(Error::config(
+                at,
+                format!("license {l:?} is not a Hub licence id (examples: apache-2.0, mit, cc-by-4.0; use \"other\" for a custom licence)"),
+            ));
+        }
+    }
+    let Some(rel) = &spec.def.card.metadata else { return Ok(None) };
+    let path = spec.dir.join(rel);
+    let text = crate::ingest::files::read_small(&path, 1 << 20)?;
+    let value: Yaml = yaml_serde::from_str(&text).map_err(|e| {
+        let loc = e.location().map(|l| format!("{}:{}:{}", path.display(), l.line(), l.column())).unwrap_or_else(|| path.display().to_string());
+        Error::config(loc, format!("not valid YAML: {e}"))
+    })?;
+    let mut problems = Vec::new();
+    non_plain_yaml(&value, "", &mut problems);
+    if !problems.is_empty() {
+        return Err(Error::config(path.display().to_string(), problems.join("\n")));
+    }
+    let Yaml::Mapping(m) = value else {
+        return Err(Error::config(path.display().to_string(), "card metadata must be a YAML mapping"));
+    };
+    for k in ["configs", "dataset_info"] {
+        if m.contains_key(k) {
+            return Err(Error::config(path.display().to_string(), format!("`{k}` is generated from the release; remove it")));
+        }
+    }
+    if let Some(Yaml::String(l)) = m.get("license") {
+        if !LICENSES.contains(&l.as_str()) {
+            return Err(Error::config(path.display().to_string(), format!("license {l:?} is not a Hub licence id")));
+        }
+    }
+    if let Some(sc) = m.get("size_categories") {
+        return Err(Error::config(
+            path.display().to_string(),
+            format!("`size_categories` ({}) is computed from the row counts; remove it", yaml_serde::to_string(sc).unwrap_or_default().trim()),
+        ));
+    }
+    Ok(Some(m))
+}
+
+/// Result of one card section's query.
+pub struct SectionResult {
+    /// Heading.
+    pub title: String,
+    /// Prose.
+    pub text: Option<String>,
+    /// The query result as a Markdown table.
+    pub table: Option<String>,
+}
+
+/// Runs the card sections' queries over the built tables.
+pub async fn run_sections(ctx: &SessionContext, spec: &PipelineSpec) -> Result<Vec<SectionResult>> {
+    let mut out = Vec::new();
+    for s in &spec.def.card.sections {
+        let table = match &s.query {
+            Some(q) => {
+                let (schema, batches) = crate::query::run(ctx, q)
+                    .await
+                    .map_err(|e| Error::config(format!("{} [card] section {:?}", spec.file.display(), s.title), e.to_string()))?;
+                Some(markdown_table(&schema, &batches))
+            }
+            None => None,
+        };
+        out.push(SectionResult { title: s.title.clone(), text: s.text.clone(), table });
+    }
+    Ok(out)
+}
+
+/// Renders record batches as a Markdown table (strings as is, numbers in JSON form, nulls empty).
+pub fn markdown_table(schema: &arrow::datatypes::SchemaRef, batches: &[RecordBatch]) -> String {
+    let mut s = String::new();
+    let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    let _ = writeln!(s, "| {} |", names.iter().map(|n| esc(n)).collect::<Vec<_>>().join(" | "));
+    let _ = writeln!(s, "|{}", names.iter().map(|_| "---|").collect::<String>());
+    for b in batches {
+        for r in 0..b.num_rows() {
+            let cells: Vec<String> = (0..b.num_columns())
+                .map(|c| {
+                    let col = b.column(c);
+                    if col.is_null(r) {
+                        String::new()
+                    } else {
+                        match crate::validate::cell_json(col, r) {
+                            serde_json::Value::String(v) => esc(&v),
+                            v => esc(&v.to_string()),
+                        }
+                    }
+                })
+                .collect();
+            let _ = writeln!(s, "| {} |", cells.join(" | "));
+        }
+    }
+    s
+}
+
+fn esc(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// The `dataset_info` feature of an Arrow type.
+fn feature(name: Option<&str>, dt: &DataType) -> Yaml {
+    let mut m = Mapping::new();
+    if let Some(n) = name {
+        m.insert("name".into(), n.into());
+    }
+    match dt {
+        DataType::List(f) => {
+            let inner = match f.data_type() {
+                DataType::Struct(fs) => Yaml::Sequence(fs.iter().map(|c| feature(Some(c.name()), c.data_type())).collect()),
+                other => match feature(None, other) {
+                    Yaml::Mapping(mut im) if im.len() == 1 && im.contains_key("dtype") => im.remove("dtype").expect("dtype"),
+                    y => y,
+                },
+            };
+            m.insert("list".into(), inner);
+        }
+        DataType::Struct(fs) => {
+            m.insert("struct".into(), Yaml::Sequence(fs.iter().map(|c| feature(Some(c.name()), c.data_type())).collect()));
+        }
+        other => {
+            m.insert("dtype".into(), dtype(other).into());
+        }
+    }
+    Yaml::Mapping(m)
+}
+
+fn dtype(dt: &DataType) -> String {
+    match dt {
+        DataType::Null => "null".into(),
+        DataType::Boolean => "bool".into(),
+        DataType::Int64 => "int64".into(),
+        DataType::UInt64 => "uint64".into(),
+        DataType::Float64 => "float64".into(),
+        DataType::Utf8 => "string".into(),
+        DataType::Date32 => "date32".into(),
+        DataType::Timestamp(_, Some(tz)) => format!("timestamp[us, tz={tz}]"),
+        DataType::Timestamp(_, None) => "timestamp[us]".into(),
+        other => other.to_string().to_lowercase(),
+    }
+}
+
+/// Uncompressed bytes of a Parquet file's row groups.
+fn parquet_uncompressed_bytes(path: &Path) -> Result<u64> {
+    let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let reader = parquet::file::serialized_reader::SerializedFileReader::new(f)
+        .map_err(|e| Error::format(path.display().to_string(), e))?;
+    use parquet::file::reader::FileReader;
+    Ok(reader.metadata().row_groups().iter().map(|rg| rg.total_byte_size().max(0) as u64).sum())
+}
+
+/// Writes the card.
+pub fn render(
+    spec: &PipelineSpec,
+    manifest: &Manifest,
+    report: &BuildReport,
+    sections: &[SectionResult],
+    extra: Option<&Mapping>,
+    root: &Path,
+) -> Result<String> {
+    let card = &spec.def.card;
+    let default_table = card.default_table.clone().unwrap_or_else(|| spec.def.tables[0].name.clone());
+    let max_rows = manifest.tables.iter().map(|t| t.rows).max().unwrap_or(0);
+
+    // front matter
+    let mut fm = Mapping::new();
+    if let Some(l) = &card.license {
+        fm.insert("license".into(), l.as_str().into());
+    }
+    if let Some(p) = &card.pretty_name {
+        fm.insert("pretty_name".into(), p.as_str().into());
+    }
+    let mut tags: Vec<String> = card.tags.clone();
+    if !tags.iter().any(|t| t == "tabular") {
+        tags.push("tabular".into());
+    }
+    fm.insert("tags".into(), Yaml::Sequence(tags.iter().map(|t| t.as_str().into()).collect()));
+    fm.insert("size_categories".into(), Yaml::Sequence(vec![size_category(max_rows).into()]));
+    let mut configs = Vec::new();
+    let mut infos = Vec::new();
+    let mut sizes: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for t in &manifest.tables {
+        let mut c = Mapping::new();
+        c.insert("config_name".into(), t.name.as_str().into());
+        if t.name == default_table {
+            c.insert("default".into(), true.into());
+        }
+        let path: Yaml = if t.files.len() == 1 {
+            t.files[0].as_str().into()
+        } else {
+            format!("data/{}-*-of-*.parquet", t.name).into()
+        };
+        let mut split = Mapping::new();
+        split.insert("split".into(), "train".into());
+        split.insert("path".into(), path);
+        c.insert("data_files".into(), Yaml::Sequence(vec![Yaml::Mapping(split)]));
+        configs.push(Yaml::Mapping(c));
+
+        let mut num_bytes = 0u64;
+        let mut download = 0u64;
+        for f in &t.files {
+            num_bytes += parquet_uncompressed_bytes(&root.join(f))?;
+            download += manifest.files.iter().find(|e| &e.path == f).map(|e| e.bytes).unwrap_or(0);
+        }
+        sizes.insert(t.name.clone(), (num_bytes, download));
+        let mut info = Mapping::new();
+        info.insert("config_name".into(), t.name.as_str().into());
+        let arrow = t.schema.arrow_schema();
+        info.insert(
+            "features".into(),
+            Yaml::Sequence(arrow.fields().iter().map(|f| feature(Some(f.name()), f.data_type())).collect()),
+        );
+        let mut sp = Mapping::new();
+        sp.insert("name".into(), "train".into());
+        sp.insert("num_bytes".into(), num_bytes.into());
+        sp.insert("num_examples".into(), t.rows.into());
+        info.insert("splits".into(), Yaml::Sequence(vec![Yaml::Mapping(sp)]));
+        info.insert("download_size".into(), download.into());
+        info.insert("dataset_size".into(), num_bytes.into());
+        infos.push(Yaml::Mapping(info));
+    }
+    fm.insert("configs".into(), Yaml::Sequence(configs));
+    fm.insert("dataset_info".into(), Yaml::Sequence(infos));
+    if let Some(extra) = extra {
+        for (k, v) in extra {
+            if !fm.contains_key(k) {
+                fm.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    let yaml = yaml_serde::to_string(&Yaml::Mapping(fm)).map_err(|e| Error::format("card", e))?;
+
+    // body
+    let mut b = String::new();
+    let title = card.pretty_name.clone().unwrap_or_else(|| spec.def.name.clone());
+    let _ = writeln!(b, "# {title}\n");
+    if let Some(d) = &card.description {
+        let _ = writeln!(b, "{}\n", d.trim());
+    }
+    let _ = writeln!(
+        b,
+        "Release `{}` version `{}`, built by runpack {} from the pipeline `{}` (definition sha256 `{}`).\n",
+        manifest.name,
+        manifest.version,
+        manifest.runpack_version,
+        spec.def.name,
+        manifest.pipeline.sha256
+    );
+    let _ = writeln!(b, "| table (config) | rows | columns | Parquet bytes | description |\n|---|---|---|---|---|");
+    for t in &manifest.tables {
+        let desc = table_description(spec, &t.name, &t.schema).lines().next().unwrap_or("").to_string();
+        let _ = writeln!(
+            b,
+            "| `{}`{} | {} | {} | {} | {} |",
+            t.name,
+            if t.name == default_table { " (default)" } else { "" },
+            crate::hash::group_digits(t.rows),
+            t.schema.fields.len(),
+            crate::hash::group_digits(sizes[&t.name].1),
+            esc(&desc)
+        );
+    }
+    b.push('\n');
+
+    b.push_str("## Tables\n\n");
+    for t in &manifest.tables {
+        let _ = writeln!(b, "### `{}`\n", t.name);
+        let desc = table_description(spec, &t.name, &t.schema);
+        if !desc.is_empty() {
+            let _ = writeln!(b, "{}\n", desc.trim());
+        }
+        let _ = write!(b, "{} rows", crate::hash::group_digits(t.rows));
+        if !t.schema.primary_key.is_empty() {
+            let _ = write!(b, ", one per ({})", t.schema.primary_key.join(", "));
+        }
+        let _ = write!(b, "; duplicate-key rule `{}`", t.on_duplicate_key);
+        if t.duplicates_dropped > 0 {
+            let _ = write!(b, " ({} rows superseded, kept in `rejects/{}.jsonl`)", crate::hash::group_digits(t.duplicates_dropped), t.name);
+        }
+        if t.rejected_rows > 0 {
+            let _ = write!(b, "; {} rows rejected by validation (in `rejects/{}.jsonl`)", crate::hash::group_digits(t.rejected_rows), t.name);
+        }
+        let _ = writeln!(b, ". Files: {}.\n", t.files.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", "));
+        for fk in &t.schema.foreign_keys {
+            let _ = writeln!(b, "Foreign key: ({}) → `{}`({}).\n", fk.fields.join(", "), fk.reference.resource, fk.reference.fields.join(", "));
+        }
+        let _ = writeln!(b, "| column | type | description |\n|---|---|---|");
+        for (f, a) in t.schema.fields.iter().zip(&t.arrow_schema) {
+            let mut d = f.description.clone().unwrap_or_default();
+            let c = &f.constraints;
+            let mut rules = Vec::new();
+            if c.required || t.schema.primary_key.contains(&f.name) {
+                rules.push("required".to_string());
+            }
+            if c.unique {
+                rules.push("unique".into());
+            }
+            if let Some(e) = &c.enum_values {
+                rules.push(format!("one of {}", e.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")));
+            }
+            if let Some(p) = &c.pattern {
+                rules.push(format!("matches `{p}`"));
+            }
+            if let Some(m) = &c.minimum {
+                rules.push(format!("≥ {m}"));
+            }
+            if let Some(m) = &c.maximum {
+                rules.push(format!("≤ {m}"));
+            }
+            if !rules.is_empty() {
+                d = format!("{d} ({})", rules.join("; "));
+            }
+            let _ = writeln!(b, "| `{}` | `{}` | {} |", esc(&f.name), esc(&a.data_type), esc(d.trim()));
+        }
+        b.push('\n');
+    }
+
+    for s in sections {
+        let _ = writeln!(b, "## {}\n", s.title);
+        if let Some(t) = &s.text {
+            let _ = writeln!(b, "{}\n", t.trim());
+        }
+        if let Some(t) = &s.table {
+            let _ = writeln!(b, "{t}");
+        }
+    }
+
+    b.push_str("## Data quality\n\n");
+    b.push_str(
+        "Non-finite floats (`NaN`, `Infinity`, `-Infinity`) are kept as IEEE values in Parquet (NaN is a value, \
+         distinct from null) and written as the JSON strings `\"NaN\"`, `\"Infinity\"`, `\"-Infinity\"` in the JSON Lines \
+         copies, which stay strict JSON.\n\n",
+    );
+    let _ = writeln!(b, "| check | count |\n|---|---|");
+    let nonfinite: u64 = manifest.report.nonfinite_values.values().sum();
+    let coerced: u64 = manifest.report.coerced_values.values().sum();
+    let rejected: u64 = manifest.tables.iter().map(|t| t.rejected_rows).sum::<u64>()
+        + manifest.report.rejected_rows.iter().filter(|(k, _)| manifest.table(k).is_none()).map(|(_, v)| v).sum::<u64>();
+    let dups: u64 = manifest.report.duplicates_dropped.values().sum();
+    let _ = writeln!(b, "| non-finite values read | {nonfinite} |");
+    let _ = writeln!(b, "| strings coerced to numbers (opt-in) | {coerced} |");
+    let _ = writeln!(b, "| rows rejected by validation | {rejected} |");
+    let _ = writeln!(b, "| rows superseded by duplicate-key rules | {dups} |");
+    let _ = writeln!(b, "| warnings | {} |\n", manifest.report.warnings);
+    for (name, n) in &manifest.report.nonfinite_values {
+        let _ = writeln!(b, "- source `{name}`: {n} non-finite values.");
+    }
+    for (name, n) in &manifest.report.rejected_rows {
+        let _ = writeln!(b, "- `rejects/{name}.jsonl`: {n} rows, each with its source file, line and reasons.");
+    }
+    let mut shown = 0;
+    for w in &report.warnings {
+        if shown == 20 {
+            let _ = writeln!(b, "- … and {} more warnings (see the build log).", report.warnings.len() - 20);
+            break;
+        }
+        let _ = writeln!(b, "- warning: {}", esc(&w.to_string().trim_start_matches("warning: ").to_string()));
+        shown += 1;
+    }
+    b.push('\n');
+
+    b.push_str("## Provenance\n\n");
+    let _ = writeln!(b, "Raw inputs ({} files), paths relative to the pipeline folder:\n", manifest.inputs.len());
+    let _ = writeln!(b, "| file | bytes | sha256 | read by |\n|---|---|---|---|");
+    for i in &manifest.inputs {
+        let _ = writeln!(b, "| `{}` | {} | `{}` | {} |", esc(&i.path), crate::hash::group_digits(i.bytes), i.sha256, i.sources.join(", "));
+    }
+    b.push('\n');
+    b.push_str(
+        "Every row keeps the raw file and line (or JSON pointer) it came from, in `_source_file` and \
+         `_source_line`, or in `source_files` where rows were merged.\n\n",
+    );
+
+    b.push_str("## Verify, load, query\n\n");
+    b.push_str("Check every file against its published SHA-256:\n\n```sh\nsha256sum -c SHA256SUMS\nrunpack verify .\n```\n\n");
+    let _ = writeln!(
+        b,
+        "Load with the `datasets` library (one config per table):\n\n```python\nfrom datasets import load_dataset\nds = load_dataset(\"path/or/repo_id\", \"{default_table}\", split=\"train\")\n```\n"
+    );
+    let first = &manifest.tables[0];
+    let _ = writeln!(b, "Query with SQL:\n\n```sh\nrunpack query . \"SELECT count(*) FROM {}\"\n```\n", first.name);
+    if let Some(c) = &card.citation {
+        let _ = writeln!(b, "## Citation\n\n```\n{}\n```\n", c.trim());
+    }
+    Ok(format!("---\n{yaml}---\n\n{}", b.trim_end().to_string() + "\n"))
+}
+
+fn table_description(spec: &PipelineSpec, name: &str, schema: &crate::schema::TableSchema) -> String {
+    spec.def
+        .tables
+        .iter()
+        .find(|t| t.name == name)
+        .and_then(|t| t.description.clone())
+        .or_else(|| schema.description.clone())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_and_split_names() {
+        assert_eq!(size_category(0), "n<1K");
+        assert_eq!(size_category(999), "n<1K");
+        assert_eq!(size_category(1000), "1K<n<10K");
+        assert_eq!(size_category(2_400_000), "1M<n<10M");
+        assert!(valid_split_name("test.v2"));
+        assert!(valid_split_name("eval_gsm8k"));
+        assert!(!valid_split_name("eval-gsm8k"));
+        assert!(!valid_split_name("math500 "));
+        assert!(!valid_split_name("valid\n"));
+        assert_eq!(suggest_split_name("eval-gsm8k"), "eval_gsm8k");
+    }
+
+    #[test]
+    fn tags_are_found() {
+        let v: Yaml = yaml_serde::from_str("a:\n  shape: !!python/tuple [3, 64]\n").unwrap();
+        let mut p = Vec::new();
+        non_plain_yaml(&v, "", &mut p);
+        assert!(p[0].starts_with("a.shape:"), "{p:?}");
+        assert!(p[0].contains("tag:yaml.org,2002:python/tuple"), "{p:?}");
+    }
+}

@@ -1,0 +1,207 @@
+//! Command-line front end: argument definitions, dispatch, and everything that prints.
+//!
+//! In: parsed arguments and the environment (`SOURCE_DATE_EPOCH`, `HF_*`). Out: results on
+//! stdout, progress, warnings and errors on stderr, and the exit code.
+
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod output;
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::error::Error;
+use crate::ingest::OnInvalid;
+use crate::pipeline::{BuildOptions, Silent};
+use crate::query::PrintFormat;
+use crate::spec::{DuplicatePolicy, PipelineSpec};
+use crate::write::WriteOptions;
+
+/// runpack turns the raw logs of LLM post-training runs (Tinker metrics and checkpoint
+/// indices, W&B exports, evaluation outputs, hand-merged result tables) into a release: typed
+/// tables in Parquet and JSON Lines, validated against declared schemas, hashed, and described
+/// by a generated dataset card.
+#[derive(Debug, Parser)]
+#[command(name = "runpack", version, propagate_version = true, max_term_width = 100)]
+pub struct Cli {
+    /// Print only results and errors (no progress, no warnings).
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// More log output on stderr (-v info, -vv debug); RUST_LOG overrides it.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Build a release from a pipeline's raw inputs.
+    ///
+    /// Reads pipelines/<name>/pipeline.toml, ingests its sources, runs each table's SQL,
+    /// validates every row against the table's schema, and writes
+    /// releases/<name>/<version>/ (Parquet, JSON Lines, README.md card, manifest.json,
+    /// SHA256SUMS). The release appears only when complete. Prints the release path.
+    ///
+    /// Exit status: 0 built, 1 the data broke the rules (every violation is listed with its
+    /// file and line), 2 any other failure.
+    Build(BuildArgs),
+    /// Check a release: hashes, sizes, row counts, schemas and card.
+    ///
+    /// Prints one line per problem and exits 1 when there is any, 0 when the release is intact.
+    Verify {
+        /// Release folder (releases/<name>/<version>).
+        release: PathBuf,
+    },
+    /// Run SQL over a release's tables.
+    ///
+    /// Every table is registered under its name with the schema recorded in the manifest.
+    Query {
+        /// Release folder.
+        release: PathBuf,
+        /// One SQL statement (DataFusion dialect); quote identifiers holding `/` or `.`.
+        sql: String,
+        /// Output format.
+        #[arg(short, long, value_enum, default_value = "table")]
+        format: PrintFormat,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+struct BuildArgs {
+    /// Pipeline folder (holding pipeline.toml) or the pipeline.toml file.
+    pipeline: PathBuf,
+    /// Release version (default: the pipeline's `version`).
+    #[arg(long = "release-version", value_name = "VERSION")]
+    release_version: Option<String>,
+    /// Folder that holds releases.
+    #[arg(long, default_value = "releases")]
+    releases_dir: PathBuf,
+    /// Replace an existing release of the same version.
+    #[arg(long)]
+    force: bool,
+    /// What to do with rows that break the rules.
+    #[arg(long, value_enum, default_value = "fail")]
+    on_invalid: OnInvalid,
+    /// Violations listed at most (the total count is always given).
+    #[arg(long, default_value_t = 100)]
+    max_errors: usize,
+    /// Rule for rows sharing a primary key, for every table (overrides the pipeline).
+    #[arg(long, value_enum)]
+    on_duplicate_key: Option<DuplicateArg>,
+    /// Largest data file, in bytes; larger tables are sharded.
+    #[arg(long, default_value_t = WriteOptions::default().max_shard_bytes)]
+    max_shard_bytes: u64,
+    /// Largest Parquet row group, in uncompressed bytes.
+    #[arg(long, default_value_t = WriteOptions::default().row_group_bytes)]
+    row_group_bytes: u64,
+    /// Largest Parquet row group, in rows.
+    #[arg(long, default_value_t = WriteOptions::default().row_group_rows)]
+    row_group_rows: usize,
+    /// Report string cells longer than this many bytes.
+    #[arg(long, default_value_t = 10_000_000)]
+    large_cell_bytes: u64,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum DuplicateArg {
+    Error,
+    KeepLast,
+    KeepFirst,
+}
+
+/// Sets up logging on stderr.
+pub fn init_tracing(verbose: u8, quiet: bool) {
+    let level = match (quiet, verbose) {
+        (true, _) => "error",
+        (_, 0) => "warn",
+        (_, 1) => "info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).try_init();
+}
+
+/// Prints an error on stderr and returns its exit code.
+pub fn report(err: &Error) -> u8 {
+    let text = err.to_string();
+    match err {
+        Error::Invalid { .. } => eprintln!("{text}"),
+        _ => eprintln!("error: {text}"),
+    }
+    err.exit_code()
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, Error> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| Error::io("tokio runtime", e))
+}
+
+/// Runs the command; returns the exit code for outcomes that are not errors.
+pub fn run(cli: Cli) -> Result<u8, Error> {
+    let quiet = cli.quiet;
+    match cli.command {
+        Command::Build(a) => {
+            let spec = PipelineSpec::load(&a.pipeline)?;
+            let opts = BuildOptions {
+                releases_dir: a.releases_dir,
+                version: a.release_version,
+                force: a.force,
+                on_invalid: a.on_invalid,
+                max_errors: a.max_errors,
+                on_duplicate_key: a.on_duplicate_key.map(|d| match d {
+                    DuplicateArg::Error => DuplicatePolicy::Error,
+                    DuplicateArg::KeepLast => DuplicatePolicy::KeepLast,
+                    DuplicateArg::KeepFirst => DuplicatePolicy::KeepFirst,
+                }),
+                write: WriteOptions {
+                    max_shard_bytes: a.max_shard_bytes,
+                    row_group_bytes: a.row_group_bytes,
+                    row_group_rows: a.row_group_rows.max(1),
+                    ..WriteOptions::default()
+                },
+                large_cell_bytes: a.large_cell_bytes,
+                source_date_epoch: std::env::var("SOURCE_DATE_EPOCH").ok().and_then(|s| s.trim().parse().ok()),
+            };
+            let progress = output::progress(quiet);
+            let outcome = runtime()?.block_on(crate::pipeline::build(&spec, &opts, progress.as_ref().map(|p| p as &dyn crate::pipeline::Progress).unwrap_or(&Silent)))?;
+            if !quiet {
+                for w in &outcome.report.warnings {
+                    eprintln!("{w}");
+                }
+                output::summary(&outcome);
+            }
+            println!("{}", outcome.release_dir.display());
+            Ok(0)
+        }
+        Command::Verify { release } => {
+            let rep = crate::verify::run(&release)?;
+            let mut out = std::io::stdout().lock();
+            for p in &rep.problems {
+                let _ = writeln!(out, "{p}");
+            }
+            if rep.ok() {
+                if !quiet {
+                    let _ = writeln!(out, "ok: {} files verified by sha256 in {}", rep.verified.len(), release.display());
+                }
+                Ok(0)
+            } else {
+                eprintln!("{} problem{} found in {}", rep.problems.len(), if rep.problems.len() == 1 { "" } else { "s" }, release.display());
+                Ok(1)
+            }
+        }
+        Command::Query { release, sql, format } => {
+            let (schema, batches) = runtime()?.block_on(async {
+                let ctx = crate::query::session();
+                crate::query::register_release(&ctx, &release).await?;
+                crate::query::run(&ctx, &sql).await
+            })?;
+            let mut out = std::io::stdout().lock();
+            match crate::query::print(format, &schema, &batches, &mut out) {
+                Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => Ok(0),
+                other => other.map(|_| 0),
+            }
+        }
+    }
+}

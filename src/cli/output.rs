@@ -1,0 +1,78 @@
+//! What the command line shows while and after working: progress bars (on a terminal only)
+//! and the build summary.
+
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::io::IsTerminal;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::pipeline::{BuildOutcome, Progress};
+
+/// Progress shown with indicatif on stderr.
+pub struct Bar {
+    bar: std::sync::Mutex<Option<ProgressBar>>,
+}
+
+/// A progress display when stderr is a terminal and output is not quieted.
+pub fn progress(quiet: bool) -> Option<Bar> {
+    (!quiet && std::io::stderr().is_terminal()).then(|| Bar { bar: std::sync::Mutex::new(None) })
+}
+
+impl Progress for Bar {
+    fn start(&self, step: &str, total: Option<u64>) {
+        let bar = match total {
+            Some(n) => ProgressBar::new(n),
+            None => ProgressBar::new_spinner(),
+        };
+        bar.set_style(ProgressStyle::with_template("{spinner} {msg} {pos} {elapsed}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+        bar.set_message(step.to_string());
+        bar.enable_steady_tick(std::time::Duration::from_millis(120));
+        *self.bar.lock().expect("lock") = Some(bar);
+    }
+    fn advance(&self, n: u64) {
+        if let Some(b) = self.bar.lock().expect("lock").as_ref() {
+            b.inc(n);
+        }
+    }
+    fn finish(&self) {
+        if let Some(b) = self.bar.lock().expect("lock").take() {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// Prints the per-table summary of a build on stderr.
+pub fn summary(o: &BuildOutcome) {
+    for t in &o.manifest.tables {
+        let mut extra = String::new();
+        if t.rejected_rows > 0 {
+            extra.push_str(&format!(", {} rejected", t.rejected_rows));
+        }
+        if t.duplicates_dropped > 0 {
+            extra.push_str(&format!(", {} duplicates superseded", t.duplicates_dropped));
+        }
+        eprintln!("table {}: {} rows in {} file(s){extra}", t.name, t.rows, t.files.len());
+    }
+    let nonfinite: u64 = o.manifest.report.nonfinite_values.values().sum();
+    if nonfinite > 0 {
+        eprintln!("non-finite values read: {nonfinite}");
+        for (src, tally) in &o.report.nonfinite {
+            for e in &tally.examples {
+                eprintln!("  {src}: {e}");
+            }
+        }
+    }
+    for (src, tally) in &o.report.coercions {
+        eprintln!("strings coerced in {src}: {}", tally.count);
+        for e in &tally.examples {
+            eprintln!("  {e}");
+        }
+    }
+    for (t, tally) in &o.report.duplicates_dropped {
+        eprintln!("table {t}: {} rows superseded by the duplicate-key rule", tally.count);
+        for e in &tally.examples {
+            eprintln!("  {e}");
+        }
+    }
+}

@@ -1,0 +1,569 @@
+//! The `build` verb: a pipeline's raw inputs → a release folder.
+//!
+//! In: a [`PipelineSpec`] and [`BuildOptions`]. Out: `releases/<name>/<version>/` (see
+//! [`crate::release`]) and a [`BuildOutcome`] with the manifest and the [`BuildReport`].
+//!
+//! Steps: every source is ingested into Arrow IPC files in a hidden staging folder beside the
+//! target; each table's SQL (DataFusion) runs over the sources and the tables before it, in
+//! dependency order; its rows are conformed to the declared schema (or to the canonical form
+//! of the query's types), sorted by primary key (then by `_source_file`, `_source_line`; by
+//! every column when there is no key), validated, and written as Parquet and JSON Lines; then
+//! hashes, the dataset card, `manifest.json` and `SHA256SUMS` are written and the staging
+//! folder is renamed into place. Any error leaves no release behind and an existing release
+//! untouched.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, AsArray, ListArray, RecordBatch, StructArray, new_null_array};
+use arrow::compute::{CastOptions, cast_with_options};
+use arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
+use datafusion::prelude::ident;
+use futures::StreamExt;
+use serde_json::json;
+
+use crate::error::{Error, Result};
+use crate::ingest::{self, IngestOptions, OnInvalid};
+use crate::rejects::Rejects;
+use crate::release::{self, ArrowField, FileEntry, HashedPath, InputEntry, Manifest, PipelineInfo, ReportSummary, Staging, TableEntry};
+use crate::report::BuildReport;
+use crate::schema::{TableSchema, type_name};
+use crate::spec::{DuplicatePolicy, PipelineSpec};
+use crate::validate::{KeySet, Validator};
+use crate::write::{TableWriter, WriteOptions};
+
+/// Options of one build.
+#[derive(Debug, Clone)]
+pub struct BuildOptions {
+    /// Folder holding releases (`releases/`).
+    pub releases_dir: PathBuf,
+    /// Release version (default: the pipeline's `version`).
+    pub version: Option<String>,
+    /// Replace an existing release of the same version.
+    pub force: bool,
+    /// Fail on invalid rows, or set them aside in `rejects/`.
+    pub on_invalid: OnInvalid,
+    /// Violations listed at most (the total is always given).
+    pub max_errors: usize,
+    /// Duplicate-key rule for every table, overriding the pipeline's.
+    pub on_duplicate_key: Option<DuplicatePolicy>,
+    /// File and row-group sizes.
+    pub write: WriteOptions,
+    /// Strings longer than this many bytes are reported.
+    pub large_cell_bytes: u64,
+    /// `SOURCE_DATE_EPOCH` (seconds since the Unix epoch), recorded as `created_at`.
+    pub source_date_epoch: Option<i64>,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        BuildOptions {
+            releases_dir: PathBuf::from("releases"),
+            version: None,
+            force: false,
+            on_invalid: OnInvalid::Fail,
+            max_errors: 100,
+            on_duplicate_key: None,
+            write: WriteOptions::default(),
+            large_cell_bytes: 10_000_000,
+            source_date_epoch: None,
+        }
+    }
+}
+
+/// Progress of long steps, reported by the library and shown by the front end.
+pub trait Progress: Send + Sync {
+    /// A step begins; `total` is its size in units of `advance` when known.
+    fn start(&self, step: &str, total: Option<u64>);
+    /// Some of the current step is done.
+    fn advance(&self, n: u64);
+    /// The current step is done.
+    fn finish(&self);
+}
+
+/// A [`Progress`] that shows nothing.
+pub struct Silent;
+
+impl Progress for Silent {
+    fn start(&self, _: &str, _: Option<u64>) {}
+    fn advance(&self, _: u64) {}
+    fn finish(&self) {}
+}
+
+/// What a successful build returns.
+#[derive(Debug)]
+pub struct BuildOutcome {
+    /// Where the release is.
+    pub release_dir: PathBuf,
+    /// Its manifest.
+    pub manifest: Manifest,
+    /// Warnings and counts.
+    pub report: BuildReport,
+}
+
+/// Builds a release.
+///
+/// Errors: [`Error::Invalid`] when the data breaks the rules (every violation listed, up to
+/// `max_errors`); [`Error::Config`] for pipeline problems; [`Error::Refused`] when the version
+/// exists and `force` is not set; [`Error::Io`], [`Error::Sql`] otherwise.
+pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Progress) -> Result<BuildOutcome> {
+    let version = opts.version.clone().unwrap_or_else(|| spec.def.version.clone());
+    if !regex::Regex::new(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$").expect("static").is_match(&version) {
+        return Err(Error::config("--version", format!("version {version:?} must match [A-Za-z0-9][A-Za-z0-9._+-]*")));
+    }
+    let target = opts.releases_dir.join(&spec.def.name).join(&version);
+    // checks that need no data, before anything is written
+    let extra_metadata = crate::card::preflight(spec)?;
+    let staging = Staging::new(&target, opts.force)?;
+    let root = staging.path().to_path_buf();
+    let work = root.join(".work");
+    let mut report = BuildReport::new(opts.max_errors);
+    let mut rejects = Rejects::new(root.join("rejects"));
+    let ctx = crate::query::session();
+
+    // sources
+    let ingest_opts = IngestOptions { on_invalid: opts.on_invalid, large_cell_bytes: opts.large_cell_bytes };
+    let mut inputs: BTreeMap<String, (PathBuf, BTreeSet<String>)> = BTreeMap::new();
+    for (i, src) in spec.def.sources.iter().enumerate() {
+        progress.start(&format!("reading source {}", src.name), None);
+        let ing = ingest::run(spec, i, &work, &ingest_opts, &mut report, &mut rejects)?;
+        progress.finish();
+        for f in &ing.inputs {
+            inputs.entry(f.rel.clone()).or_insert_with(|| (f.path.clone(), BTreeSet::new())).1.insert(src.name.clone());
+        }
+        let opts = datafusion::datasource::file_format::options::ArrowReadOptions { schema: Some(&ing.schema), ..Default::default() };
+        ctx.register_arrow(&ing.name, ing.ipc_file.to_string_lossy().as_ref(), opts)
+            .await
+            .map_err(|e| Error::sql(format!("source {}", ing.name), e))?;
+    }
+    // stop here when the sources already broke the rules: table errors would only repeat them
+    report.check()?;
+
+    // tables, in dependency order
+    let order = table_order(spec)?;
+    let referenced = referenced_columns(spec);
+    let mut key_sets: BTreeMap<String, KeySet> = BTreeMap::new();
+    let mut table_entries: BTreeMap<String, TableEntry> = BTreeMap::new();
+    let mut data_files: Vec<(String, String, &'static str, u64)> = Vec::new(); // (path, table, format, rows)
+    for &i in &order {
+        let t = &spec.def.tables[i];
+        progress.start(&format!("building table {}", t.name), None);
+        let sql = spec.table_sql(i)?;
+        let df = ctx.sql(&sql).await.map_err(|e| Error::sql(format!("table {} ({})", t.name, sql_origin(spec, i)), e))?;
+        let result_schema: Schema = df.schema().as_arrow().clone();
+        let table_schema = match &spec.table_schemas[i] {
+            Some(s) => s.clone(),
+            None => inferred_schema(&t.name, &result_schema)?,
+        };
+        let target_schema = table_schema.arrow_schema();
+        check_columns(&t.name, &result_schema, &table_schema, &target_schema)?;
+        let columns = crate::write::leaf_columns(&target_schema);
+        if columns > crate::write::VIEWER_MAX_COLUMNS {
+            report.warn(
+                &t.name,
+                "wide-table",
+                None,
+                format!(
+                    "table {} has {columns} columns, above the dataset viewer's limit of {}; use a long layout \
+                     (one row per key and value, as the tinker-metrics format does) or a map column",
+                    t.name,
+                    crate::write::VIEWER_MAX_COLUMNS
+                ),
+            );
+        }
+        // sort
+        let mut sort_cols: Vec<String> = table_schema.primary_key.clone();
+        if sort_cols.is_empty() {
+            sort_cols = table_schema.fields.iter().map(|f| f.name.clone()).collect();
+        }
+        for extra in ["_source_file", "_source_line"] {
+            if result_schema.field_with_name(extra).is_ok() && !sort_cols.iter().any(|c| c == extra) {
+                sort_cols.push(extra.to_string());
+            }
+        }
+        let sort_exprs = sort_cols.iter().map(|c| ident(c).sort(true, false)).collect::<Vec<_>>();
+        let df = df.sort(sort_exprs).map_err(|e| Error::sql(format!("table {}", t.name), e))?;
+        let policy = opts.on_duplicate_key.unwrap_or(t.on_duplicate_key);
+        let mut validator = Validator::new(
+            &t.name,
+            &table_schema,
+            target_schema.clone(),
+            policy,
+            opts.on_invalid,
+            &key_sets,
+            referenced.get(&t.name).cloned(),
+        )?;
+        let mut writer = TableWriter::new(&t.name, target_schema.clone(), &root, opts.write)?;
+        let mut stream = df.execute_stream().await.map_err(|e| Error::sql(format!("table {}", t.name), e))?;
+        while let Some(b) = stream.next().await {
+            let b = b.map_err(|e| Error::sql(format!("table {}", t.name), e))?;
+            let conformed = conform_batch(&t.name, &b, &target_schema)?;
+            if let Some(out) = validator.push(conformed, &mut report, &mut rejects)? {
+                writer.write(&out)?;
+            }
+            progress.advance(b.num_rows() as u64);
+        }
+        if let Some(out) = validator.finish(&mut report, &mut rejects)? {
+            writer.write(&out)?;
+        }
+        let rows = validator.rows_kept;
+        let keys = validator.take_keys();
+        drop(validator);
+        if let Some(keys) = keys {
+            key_sets.insert(t.name.clone(), keys);
+        }
+        let files = writer.finish()?;
+        progress.finish();
+        let parquet: Vec<String> = files.iter().filter(|f| f.format == "parquet").map(|f| f.path.clone()).collect();
+        for f in &files {
+            data_files.push((f.path.clone(), t.name.clone(), f.format, f.rows));
+        }
+        // later tables read this one from what was written
+        let paths: Vec<PathBuf> = parquet.iter().map(|p| root.join(p)).collect();
+        crate::query::register_parquet(&ctx, &t.name, &paths, target_schema.clone()).await?;
+        table_entries.insert(
+            t.name.clone(),
+            TableEntry {
+                name: t.name.clone(),
+                rows,
+                rejected_rows: 0,
+                duplicates_dropped: report.duplicates_dropped.get(&t.name).map(|t| t.count).unwrap_or(0),
+                on_duplicate_key: serde_json::to_value(policy).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
+                schema: table_schema.clone(),
+                arrow_schema: target_schema
+                    .fields()
+                    .iter()
+                    .map(|f| ArrowField { name: f.name().clone(), data_type: type_name(f.data_type()) })
+                    .collect(),
+                files: parquet,
+            },
+        );
+    }
+    report.check()?;
+    let reject_counts = rejects.finish()?;
+    for (name, n) in &reject_counts {
+        let dropped = report.duplicates_dropped.get(name).map(|t| t.count).unwrap_or(0);
+        if let Some(t) = table_entries.get_mut(name) {
+            t.rejected_rows = n - dropped;
+        }
+        report.rejected_rows.insert(name.clone(), *n);
+    }
+    std::fs::remove_dir_all(&work).map_err(|e| Error::io(&work, e))?;
+
+    // hashes
+    progress.start("hashing", None);
+    let input_list: Vec<(&String, &(PathBuf, BTreeSet<String>))> = inputs.iter().collect();
+    let input_digests = crate::hash::sha256_files(&input_list.iter().map(|(_, (p, _))| p.clone()).collect::<Vec<_>>())?;
+    let inputs_out: Vec<InputEntry> = input_list
+        .iter()
+        .zip(input_digests)
+        .map(|((rel, (_, sources)), d)| InputEntry {
+            path: (*rel).clone(),
+            bytes: d.bytes,
+            sha256: d.sha256,
+            sources: sources.iter().cloned().collect(),
+        })
+        .collect();
+    let mut files: Vec<FileEntry> = Vec::new();
+    let mut to_hash: Vec<(String, String, Option<String>, Option<u64>)> =
+        data_files.iter().map(|(p, t, f, r)| (p.clone(), f.to_string(), Some(t.clone()), Some(*r))).collect();
+    for (name, n) in &reject_counts {
+        to_hash.push((format!("rejects/{name}.jsonl"), "rejects".into(), Some(name.clone()), Some(*n)));
+    }
+    let digests = crate::hash::sha256_files(&to_hash.iter().map(|(p, ..)| root.join(p)).collect::<Vec<_>>())?;
+    for ((path, kind, table, rows), d) in to_hash.into_iter().zip(digests) {
+        files.push(FileEntry { path, bytes: d.bytes, sha256: d.sha256, kind, table, rows });
+    }
+    let def_files: Vec<HashedPath> = spec
+        .definition_files()
+        .into_iter()
+        .map(|rel| {
+            let d = crate::hash::sha256_file(&spec.dir.join(&rel))?;
+            Ok(HashedPath { path: rel, bytes: d.bytes, sha256: d.sha256 })
+        })
+        .collect::<Result<_>>()?;
+    let listing: String = def_files.iter().map(|f| format!("{}  {}\n", f.sha256, f.path)).collect();
+    progress.finish();
+
+    let mut manifest = Manifest {
+        manifest_version: release::MANIFEST_VERSION,
+        name: spec.def.name.clone(),
+        version: version.clone(),
+        runpack_version: env!("CARGO_PKG_VERSION").to_string(),
+        created_at: opts.source_date_epoch.and_then(|s| chrono::DateTime::from_timestamp(s, 0)).map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+        pipeline: PipelineInfo { sha256: crate::hash::sha256_bytes(listing.as_bytes()), files: def_files },
+        build: build_settings(spec, opts),
+        inputs: inputs_out,
+        tables: order.iter().map(|&i| table_entries.remove(&spec.def.tables[i].name).expect("built")).collect(),
+        files,
+        report: ReportSummary {
+            warnings: report.warnings.len() as u64,
+            nonfinite_values: report.nonfinite.iter().map(|(k, v)| (k.clone(), v.count)).collect(),
+            coerced_values: report.coercions.iter().map(|(k, v)| (k.clone(), v.count)).collect(),
+            rejected_rows: report.rejected_rows.clone(),
+            duplicates_dropped: report.duplicates_dropped.iter().map(|(k, v)| (k.clone(), v.count)).collect(),
+        },
+    };
+    // keep the pipeline's table order in the manifest
+    let pos = |n: &str| spec.def.tables.iter().position(|t| t.name == n).unwrap_or(usize::MAX);
+    manifest.tables.sort_by_key(|t| pos(&t.name));
+    manifest.files.sort_by(|a, b| a.path.cmp(&b.path));
+
+    // card
+    let sections = crate::card::run_sections(&ctx, spec).await?;
+    let card = crate::card::render(spec, &manifest, &report, &sections, extra_metadata.as_ref(), &root)?;
+    let card_path = root.join("README.md");
+    std::fs::write(&card_path, &card).map_err(|e| Error::io(&card_path, e))?;
+    manifest.files.push(FileEntry {
+        path: "README.md".into(),
+        bytes: card.len() as u64,
+        sha256: crate::hash::sha256_bytes(card.as_bytes()),
+        kind: "card".into(),
+        table: None,
+        rows: None,
+    });
+    manifest.files.sort_by(|a, b| a.path.cmp(&b.path));
+    let mjson = manifest.to_json();
+    let mpath = root.join("manifest.json");
+    std::fs::write(&mpath, &mjson).map_err(|e| Error::io(&mpath, e))?;
+    let mut sums: Vec<(String, String)> = manifest.files.iter().map(|f| (f.path.clone(), f.sha256.clone())).collect();
+    sums.push(("manifest.json".into(), crate::hash::sha256_bytes(mjson.as_bytes())));
+    let spath = root.join("SHA256SUMS");
+    std::fs::write(&spath, release::sha256sums(&sums)).map_err(|e| Error::io(&spath, e))?;
+    drop(ctx);
+    let release_dir = staging.commit()?;
+    Ok(BuildOutcome { release_dir, manifest, report })
+}
+
+fn sql_origin(spec: &PipelineSpec, i: usize) -> String {
+    match &spec.def.tables[i].sql {
+        Some(p) => spec.dir.join(p).display().to_string(),
+        None => "inline query".into(),
+    }
+}
+
+fn build_settings(spec: &PipelineSpec, opts: &BuildOptions) -> BTreeMap<String, serde_json::Value> {
+    let mut m = BTreeMap::new();
+    m.insert("on_invalid".into(), json!(opts.on_invalid));
+    m.insert("max_shard_bytes".into(), json!(opts.write.max_shard_bytes));
+    m.insert("row_group_bytes".into(), json!(opts.write.row_group_bytes));
+    m.insert("row_group_rows".into(), json!(opts.write.row_group_rows));
+    m.insert("zstd_level".into(), json!(opts.write.zstd_level));
+    if let Some(p) = opts.on_duplicate_key {
+        m.insert("on_duplicate_key".into(), json!(p));
+    }
+    m.insert("sources".into(), json!(spec.def.sources.iter().map(|s| &s.name).collect::<Vec<_>>()));
+    m
+}
+
+/// Tables in an order where each comes after the tables its SQL reads.
+fn table_order(spec: &PipelineSpec) -> Result<Vec<usize>> {
+    let names: BTreeMap<&str, usize> = spec.def.tables.iter().enumerate().map(|(i, t)| (t.name.as_str(), i)).collect();
+    let mut deps: Vec<BTreeSet<usize>> = Vec::new();
+    for (i, t) in spec.def.tables.iter().enumerate() {
+        let sql = spec.table_sql(i)?;
+        let mut set = BTreeSet::new();
+        let statements = datafusion::sql::parser::DFParser::parse_sql(&sql)
+            .map_err(|e| Error::sql(format!("table {} ({})", t.name, sql_origin(spec, i)), e.into()))?;
+        for st in statements {
+            let (refs, _) = datafusion::sql::resolve::resolve_table_references(&st, true)
+                .map_err(|e| Error::sql(format!("table {}", t.name), e))?;
+            for r in refs {
+                if let Some(&j) = names.get(r.table()) {
+                    if j == i {
+                        return Err(Error::config(sql_origin(spec, i), format!("table {} reads itself", t.name)));
+                    }
+                    set.insert(j);
+                }
+            }
+        }
+        // foreign keys also need the referenced table first
+        if let Some(s) = &spec.table_schemas[i] {
+            for fk in &s.foreign_keys {
+                if let Some(&j) = names.get(fk.reference.resource.as_str()) {
+                    if j != i {
+                        set.insert(j);
+                    }
+                }
+            }
+        }
+        deps.push(set);
+    }
+    let mut order = Vec::new();
+    let mut done = vec![false; deps.len()];
+    while order.len() < deps.len() {
+        let next = (0..deps.len()).find(|&i| !done[i] && deps[i].iter().all(|&d| done[d]));
+        match next {
+            Some(i) => {
+                done[i] = true;
+                order.push(i);
+            }
+            None => {
+                let stuck: Vec<&str> =
+                    (0..deps.len()).filter(|&i| !done[i]).map(|i| spec.def.tables[i].name.as_str()).collect();
+                return Err(Error::config(spec.file.display().to_string(), format!("tables read each other in a cycle: {}", stuck.join(", "))));
+            }
+        }
+    }
+    Ok(order)
+}
+
+/// Columns of each table that later tables' foreign keys reference.
+fn referenced_columns(spec: &PipelineSpec) -> BTreeMap<String, Vec<String>> {
+    let mut out = BTreeMap::new();
+    for (i, s) in spec.table_schemas.iter().enumerate() {
+        if let Some(s) = s {
+            for fk in &s.foreign_keys {
+                let target = if fk.reference.resource.is_empty() { spec.def.tables[i].name.clone() } else { fk.reference.resource.clone() };
+                out.insert(target, fk.reference.fields.clone());
+            }
+        }
+    }
+    out
+}
+
+/// The canonical Arrow type runpack stores for a query result type.
+pub fn canonical(dt: &DataType) -> std::result::Result<DataType, String> {
+    Ok(match dt {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => DataType::Utf8,
+        DataType::Dictionary(_, v) if matches!(v.as_ref(), DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) => DataType::Utf8,
+        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => DataType::Int64,
+        DataType::UInt8 | DataType::UInt16 | DataType::UInt32 => DataType::Int64,
+        DataType::UInt64 => DataType::UInt64,
+        DataType::Float16 | DataType::Float32 | DataType::Float64 => DataType::Float64,
+        DataType::Boolean => DataType::Boolean,
+        DataType::Timestamp(_, _) => DataType::Timestamp(TimeUnit::Microsecond, Some(crate::schema::UTC.into())),
+        DataType::Date32 | DataType::Date64 => DataType::Date32,
+        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) | DataType::ListView(f) | DataType::LargeListView(f) => {
+            DataType::List(Arc::new(Field::new("item", canonical(f.data_type())?, true)))
+        }
+        DataType::Struct(fs) => DataType::Struct(Fields::from(
+            fs.iter()
+                .map(|f| Ok(Field::new(f.name(), canonical(f.data_type())?, true)))
+                .collect::<std::result::Result<Vec<_>, String>>()?,
+        )),
+        DataType::Null => return Err("is NULL in every row, so it has no type; CAST it in the SQL".into()),
+        other => return Err(format!("has type {other}, which runpack does not store; CAST it in the SQL")),
+    })
+}
+
+fn inferred_schema(table: &str, result: &Schema) -> Result<TableSchema> {
+    let mut fields = Vec::new();
+    for f in result.fields() {
+        let dt = canonical(f.data_type()).map_err(|m| Error::config(format!("table {table}"), format!("column `{}` {m}", f.name())))?;
+        fields.push(Field::new(f.name(), dt, true));
+    }
+    Ok(TableSchema::from_arrow(&Schema::new(fields)))
+}
+
+fn check_columns(table: &str, result: &Schema, schema: &TableSchema, target: &Schema) -> Result<()> {
+    let ctx = format!("table {table}");
+    for f in target.fields() {
+        let Ok(found) = result.field_with_name(f.name()) else {
+            let have: Vec<&str> = result.fields().iter().map(|f| f.name().as_str()).collect();
+            return Err(Error::config(
+                ctx,
+                format!("the schema declares `{}` but the query returns no such column (it returns: {})", f.name(), have.join(", ")),
+            ));
+        };
+        if !castable(found.data_type(), f.data_type()) {
+            return Err(Error::config(
+                ctx,
+                format!(
+                    "column `{}` is {} in the query but the schema says {}; CAST it in the SQL",
+                    f.name(),
+                    type_name(found.data_type()),
+                    type_name(f.data_type())
+                ),
+            ));
+        }
+    }
+    for f in result.fields() {
+        if schema.field(f.name()).is_none() {
+            return Err(Error::config(ctx, format!("the query returns column `{}`, which the schema does not declare", f.name())));
+        }
+    }
+    Ok(())
+}
+
+fn castable(from: &DataType, to: &DataType) -> bool {
+    if from == to || *from == DataType::Null {
+        return true;
+    }
+    let Ok(c) = canonical(from) else { return false };
+    if &c == to {
+        return true;
+    }
+    match (&c, to) {
+        (DataType::Int64, DataType::Float64 | DataType::UInt64) | (DataType::UInt64, DataType::Float64 | DataType::Int64) => true,
+        (DataType::List(a), DataType::List(b)) => castable(a.data_type(), b.data_type()),
+        (DataType::Struct(a), DataType::Struct(b)) => a.iter().all(|f| {
+            b.iter().find(|g| g.name() == f.name()).is_some_and(|g| castable(f.data_type(), g.data_type()))
+        }),
+        _ => false,
+    }
+}
+
+fn conform_batch(table: &str, b: &RecordBatch, target: &SchemaRef) -> Result<RecordBatch> {
+    let mut cols = Vec::with_capacity(target.fields().len());
+    for f in target.fields() {
+        let c = b.column_by_name(f.name()).expect("checked");
+        cols.push(conform(c, f.data_type()).map_err(|m| Error::format(format!("table {table}, column `{}`", f.name()), m))?);
+    }
+    RecordBatch::try_new(target.clone(), cols).map_err(|e| Error::format(format!("table {table}"), e))
+}
+
+/// Converts `a` to `to` without losing information (errors otherwise).
+pub fn conform(a: &ArrayRef, to: &DataType) -> std::result::Result<ArrayRef, String> {
+    if a.data_type() == to {
+        return Ok(a.clone());
+    }
+    if *a.data_type() == DataType::Null {
+        return Ok(new_null_array(to, a.len()));
+    }
+    let strict = CastOptions { safe: false, ..Default::default() };
+    match to {
+        DataType::List(item) => {
+            let as_list = match a.data_type() {
+                DataType::List(_) => a.clone(),
+                other => {
+                    let inner = match other {
+                        DataType::LargeList(f) | DataType::FixedSizeList(f, _) | DataType::ListView(f) | DataType::LargeListView(f) => f.clone(),
+                        _ => return Err(format!("cannot store {} as {}", type_name(other), type_name(to))),
+                    };
+                    cast_with_options(a, &DataType::List(inner), &strict).map_err(|e| e.to_string())?
+                }
+            };
+            let l = as_list.as_list::<i32>();
+            let values = conform(l.values(), item.data_type())?;
+            Ok(Arc::new(ListArray::new(item.clone(), l.offsets().clone(), values, l.nulls().cloned())))
+        }
+        DataType::Struct(fields) => {
+            let s = a.as_struct_opt().ok_or_else(|| format!("cannot store {} as a struct", type_name(a.data_type())))?;
+            let mut children = Vec::new();
+            for f in fields {
+                let child = match s.column_by_name(f.name()) {
+                    Some(c) => conform(c, f.data_type())?,
+                    None => new_null_array(f.data_type(), s.len()),
+                };
+                children.push(child);
+            }
+            Ok(Arc::new(StructArray::new(fields.clone(), children, s.nulls().cloned())))
+        }
+        DataType::Float64 if a.data_type().is_integer() => {
+            let out = cast_with_options(a, to, &strict).map_err(|e| e.to_string())?;
+            let back = cast_with_options(&out, a.data_type(), &strict).map_err(|e| e.to_string())?;
+            if back.as_ref() != a.as_ref() {
+                return Err("integers above 2^53 cannot be stored exactly as 64-bit floats".into());
+            }
+            Ok(out)
+        }
+        _ => cast_with_options(a, to, &strict).map_err(|e| e.to_string()),
+    }
+}
+
+/// Where the release of `spec` at `version` goes.
+pub fn release_path(releases_dir: &Path, spec: &PipelineSpec, version: &str) -> PathBuf {
+    releases_dir.join(&spec.def.name).join(version)
+}

@@ -1,0 +1,156 @@
+//! SQL over releases and over Parquet files.
+//!
+//! In: a release folder (its `manifest.json` names the tables, their files and schemas) and a
+//! SQL statement. Out: Arrow record batches, and their rendering as a table, CSV, JSON or
+//! NDJSON. Every table is registered with the schema recorded in the manifest: nothing is
+//! inferred from a sample of the data, so a column that only appears in a later file is
+//! there, and shards written with another string encoding are read as the declared type.
+//!
+//! Statistics pruning is turned off for tables with floating-point columns: Parquet min/max
+//! statistics leave NaN out, while SQL orders NaN above every number, so pruning by
+//! statistics would drop rows that match (apache/datafusion#15812).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow::array::RecordBatch;
+use arrow::datatypes::{DataType, SchemaRef};
+use datafusion::datasource::file_format::parquet::ParquetFormat;
+use datafusion::datasource::listing::{ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl};
+use datafusion::execution::SessionStateBuilder;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use futures::StreamExt;
+
+use crate::error::{Error, Result};
+use crate::release::Manifest;
+
+/// A DataFusion session with runpack's settings and SQL functions.
+pub fn session() -> SessionContext {
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+    let mut config = SessionConfig::new()
+        .with_target_partitions(threads)
+        .with_batch_size(8192)
+        .with_information_schema(true);
+    config.options_mut().execution.parquet.schema_force_view_types = false;
+    config.options_mut().execution.time_zone = Some("+00:00".into());
+    let state = SessionStateBuilder::new().with_config(config).with_default_features().build();
+    let ctx = SessionContext::new_with_state(state);
+    crate::udf::register(&ctx);
+    ctx
+}
+
+fn has_float(dt: &DataType) -> bool {
+    match dt {
+        DataType::Float16 | DataType::Float32 | DataType::Float64 => true,
+        DataType::List(f) | DataType::LargeList(f) => has_float(f.data_type()),
+        DataType::Struct(fs) => fs.iter().any(|f| has_float(f.data_type())),
+        _ => false,
+    }
+}
+
+/// Registers Parquet `files` as table `name` with `schema`.
+pub async fn register_parquet(ctx: &SessionContext, name: &str, files: &[PathBuf], schema: SchemaRef) -> Result<()> {
+    let urls = files
+        .iter()
+        .map(|p| {
+            let abs = std::path::absolute(p).map_err(|e| Error::io(p, e))?;
+            ListingTableUrl::parse(abs.to_string_lossy()).map_err(|e| Error::sql(format!("table {name}"), e))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let pruning = !schema.fields().iter().any(|f| has_float(f.data_type()));
+    let format = ParquetFormat::default().with_enable_pruning(pruning).with_force_view_types(false);
+    let options = ListingOptions::new(Arc::new(format)).with_file_extension(".parquet");
+    let config = ListingTableConfig::new_with_multi_paths(urls).with_listing_options(options).with_schema(schema);
+    let table = ListingTable::try_new(config).map_err(|e| Error::sql(format!("table {name}"), e))?;
+    ctx.register_table(name, Arc::new(table)).map_err(|e| Error::sql(format!("table {name}"), e))?;
+    Ok(())
+}
+
+/// Registers every table of the release in `dir`.
+///
+/// Errors: [`Error::Io`]/[`Error::Config`] for a missing or bad manifest; a data file that is
+/// a Git LFS pointer is refused before any Parquet parsing.
+pub async fn register_release(ctx: &SessionContext, dir: &Path) -> Result<Manifest> {
+    let manifest = Manifest::load(dir)?;
+    for t in &manifest.tables {
+        let files: Vec<PathBuf> = t.files.iter().map(|f| dir.join(f)).collect();
+        for (rel, f) in t.files.iter().zip(&files) {
+            if let Some(p) = crate::ingest::files::lfs_pointer(f) {
+                return Err(crate::ingest::files::lfs_pointer_error(rel, &p));
+            }
+        }
+        register_parquet(ctx, &t.name, &files, t.schema.arrow_schema()).await?;
+    }
+    Ok(manifest)
+}
+
+/// Runs one SQL statement and collects the result.
+pub async fn run(ctx: &SessionContext, sql: &str) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    let df = ctx.sql(sql).await.map_err(|e| Error::sql("query", e))?;
+    let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
+    let mut stream = df.execute_stream().await.map_err(|e| Error::sql("query", e))?;
+    let mut batches = Vec::new();
+    while let Some(b) = stream.next().await {
+        batches.push(b.map_err(|e| Error::sql("query", e))?);
+    }
+    Ok((schema, batches))
+}
+
+/// How query results are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PrintFormat {
+    /// An aligned text table.
+    Table,
+    /// CSV with a header row.
+    Csv,
+    /// One JSON array of objects.
+    Json,
+    /// One JSON object per line.
+    Ndjson,
+}
+
+/// Writes `batches` to `out` in `format`.
+pub fn print(format: PrintFormat, schema: &SchemaRef, batches: &[RecordBatch], out: &mut dyn std::io::Write) -> Result<()> {
+    let io = |e: std::io::Error| Error::io("<stdout>", e);
+    match format {
+        PrintFormat::Table => {
+            let mut all = batches.to_vec();
+            if all.is_empty() {
+                all.push(RecordBatch::new_empty(schema.clone()));
+            }
+            let t = arrow::util::pretty::pretty_format_batches(&all).map_err(|e| Error::format("query", e))?;
+            writeln!(out, "{t}").map_err(io)?;
+        }
+        PrintFormat::Csv => {
+            let mut w = arrow::csv::WriterBuilder::new().with_header(true).build(&mut *out);
+            if batches.is_empty() {
+                w.write(&RecordBatch::new_empty(schema.clone())).map_err(|e| Error::format("query", e))?;
+            }
+            for b in batches {
+                w.write(b).map_err(|e| Error::format("query", e))?;
+            }
+        }
+        PrintFormat::Ndjson | PrintFormat::Json => {
+            let mut buf = Vec::new();
+            let mut ends = Vec::new();
+            for b in batches {
+                crate::write::encode_jsonl(b, &mut buf, &mut ends)?;
+            }
+            if format == PrintFormat::Ndjson {
+                out.write_all(&buf).map_err(io)?;
+            } else {
+                let mut start = 0;
+                out.write_all(b"[").map_err(io)?;
+                for (i, end) in ends.iter().enumerate() {
+                    if i > 0 {
+                        out.write_all(b",\n").map_err(io)?;
+                    }
+                    out.write_all(&buf[start..end - 1]).map_err(io)?;
+                    start = *end;
+                }
+                out.write_all(b"]\n").map_err(io)?;
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,173 @@
+//! SQL functions runpack adds to DataFusion for pipelines and queries.
+//!
+//! In: SQL calls. Out: scalar values. Registered on every session runpack creates.
+//!
+//! Tinker URIs (grammar of the tinker SDK's `ParsedCheckpointTinkerPath.from_tinker_path`:
+//! `tinker://<training_run_id>/<weights|sampler_weights>/<checkpoint name>`, exactly three
+//! parts); each returns NULL when the text does not follow the grammar:
+//! - `tinker_run_id(uri)`: the first part, as written (a doubled `:train:0:train:0` suffix is
+//!   kept: repairing it is the pipeline's decision);
+//! - `tinker_kind(uri)`: `weights` or `sampler_weights`;
+//! - `tinker_checkpoint(uri)`: the checkpoint name (`000020`, `final`).
+//!
+//! JSON text columns (fields typed `any`): `json_typeof(text)` (`null`, `boolean`, `number`,
+//! `string`, `array`, `object`), `json_int(text)` (the integer, else NULL), `json_float(text)`
+//! (any number, else NULL; `"NaN"`-style strings are not numbers), `json_str(text)` (the
+//! string, else NULL), `json_get(text, key)` (the member's JSON text, else NULL).
+//!
+//! W&B: `wandb_run_id(text)`: the 8-character W&B run id (`[a-z0-9]{8}`) in a run URL
+//! (`https://wandb.ai/<entity>/<project>/runs/<id>`) or a bare id, else NULL.
+
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, AsArray, Float64Builder, Int64Builder, StringBuilder};
+use arrow::datatypes::DataType;
+use datafusion::common::Result as DfResult;
+use datafusion::logical_expr::{ColumnarValue, ScalarUDF, Volatility, create_udf};
+use datafusion::prelude::SessionContext;
+use serde_json::Value;
+
+/// Registers every function on `ctx`.
+pub fn register(ctx: &SessionContext) {
+    ctx.register_udf(str_fn("tinker_run_id", |s| tinker_part(s, 0)));
+    ctx.register_udf(str_fn("tinker_kind", |s| tinker_part(s, 1)));
+    ctx.register_udf(str_fn("tinker_checkpoint", |s| tinker_part(s, 2)));
+    ctx.register_udf(str_fn("json_typeof", |s| {
+        serde_json::from_str::<Value>(s).ok().map(|v| {
+            match v {
+                Value::Null => "null",
+                Value::Bool(_) => "boolean",
+                Value::Number(_) => "number",
+                Value::String(_) => "string",
+                Value::Array(_) => "array",
+                Value::Object(_) => "object",
+            }
+            .to_string()
+        })
+    }));
+    ctx.register_udf(str_fn("json_str", |s| match serde_json::from_str::<Value>(s) {
+        Ok(Value::String(x)) => Some(x),
+        _ => None,
+    }));
+    ctx.register_udf(str_fn("wandb_run_id", wandb_run_id));
+    ctx.register_udf(int_fn("json_int", |s| match serde_json::from_str::<Value>(s) {
+        Ok(Value::Number(n)) => n.as_i64(),
+        _ => None,
+    }));
+    ctx.register_udf(float_fn("json_float", |s| match serde_json::from_str::<Value>(s) {
+        Ok(Value::Number(n)) => n.as_f64(),
+        _ => None,
+    }));
+    ctx.register_udf(create_udf(
+        "json_get",
+        vec![DataType::Utf8, DataType::Utf8],
+        DataType::Utf8,
+        Volatility::Immutable,
+        Arc::new(|args: &[ColumnarValue]| -> DfResult<ColumnarValue> {
+            let arrays = ColumnarValue::values_to_arrays(args)?;
+            let (texts, keys) = (arrays[0].as_string::<i32>(), arrays[1].as_string::<i32>());
+            let mut b = StringBuilder::new();
+            for i in 0..texts.len() {
+                let v = (texts.is_valid(i) && keys.is_valid(i))
+                    .then(|| serde_json::from_str::<Value>(texts.value(i)).ok())
+                    .flatten()
+                    .and_then(|v| v.get(keys.value(i)).cloned())
+                    .filter(|v| !v.is_null())
+                    .map(|v| v.to_string());
+                b.append_option(v);
+            }
+            Ok(ColumnarValue::Array(Arc::new(b.finish()) as ArrayRef))
+        }),
+    ));
+}
+
+fn tinker_part(s: &str, i: usize) -> Option<String> {
+    let rest = s.strip_prefix("tinker://")?;
+    let parts: Vec<&str> = rest.split('/').collect();
+    if parts.len() != 3 || !(parts[1] == "weights" || parts[1] == "sampler_weights") || parts.iter().any(|p| p.is_empty()) {
+        return None;
+    }
+    Some(parts[i].to_string())
+}
+
+/// The W&B run id in a URL or bare text (8 lowercase letters or digits).
+pub fn wandb_run_id(s: &str) -> Option<String> {
+    let is_id = |t: &str| t.len() == 8 && t.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    let t = s.trim().trim_end_matches('/');
+    if is_id(t) {
+        return Some(t.to_string());
+    }
+    let after = t.split("/runs/").nth(1)?;
+    let id = after.split(['/', '?', '#']).next()?;
+    is_id(id).then(|| id.to_string())
+}
+
+fn str_fn(name: &str, f: fn(&str) -> Option<String>) -> ScalarUDF {
+    create_udf(
+        name,
+        vec![DataType::Utf8],
+        DataType::Utf8,
+        Volatility::Immutable,
+        Arc::new(move |args: &[ColumnarValue]| -> DfResult<ColumnarValue> {
+            let arrays = ColumnarValue::values_to_arrays(args)?;
+            let a = arrays[0].as_string::<i32>();
+            let mut b = StringBuilder::with_capacity(a.len(), a.len() * 8);
+            for i in 0..a.len() {
+                b.append_option(if a.is_valid(i) { f(a.value(i)) } else { None });
+            }
+            Ok(ColumnarValue::Array(Arc::new(b.finish())))
+        }),
+    )
+}
+
+fn int_fn(name: &str, f: fn(&str) -> Option<i64>) -> ScalarUDF {
+    create_udf(
+        name,
+        vec![DataType::Utf8],
+        DataType::Int64,
+        Volatility::Immutable,
+        Arc::new(move |args: &[ColumnarValue]| -> DfResult<ColumnarValue> {
+            let arrays = ColumnarValue::values_to_arrays(args)?;
+            let a = arrays[0].as_string::<i32>();
+            let mut b = Int64Builder::with_capacity(a.len());
+            for i in 0..a.len() {
+                b.append_option(if a.is_valid(i) { f(a.value(i)) } else { None });
+            }
+            Ok(ColumnarValue::Array(Arc::new(b.finish())))
+        }),
+    )
+}
+
+fn float_fn(name: &str, f: fn(&str) -> Option<f64>) -> ScalarUDF {
+    create_udf(
+        name,
+        vec![DataType::Utf8],
+        DataType::Float64,
+        Volatility::Immutable,
+        Arc::new(move |args: &[ColumnarValue]| -> DfResult<ColumnarValue> {
+            let arrays = ColumnarValue::values_to_arrays(args)?;
+            let a = arrays[0].as_string::<i32>();
+            let mut b = Float64Builder::with_capacity(a.len());
+            for i in 0..a.len() {
+                b.append_option(if a.is_valid(i) { f(a.value(i)) } else { None });
+            }
+            Ok(ColumnarValue::Array(Arc::new(b.finish())))
+        }),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_tinker_and_wandb_ids() {
+        let u = "tinker://39aa5eb2-e234-5a95-ab68-896e4cac8c45:train:0/sampler_weights/final";
+        assert_eq!(tinker_part(u, 0).unwrap(), "39aa5eb2-e234-5a95-ab68-896e4cac8c45:train:0");
+        assert_eq!(tinker_part(u, 1).unwrap(), "sampler_weights");
+        assert_eq!(tinker_part("tinker://x/other/final", 1), None);
+        assert_eq!(tinker_part("training_interrupted", 0), None);
+        assert_eq!(wandb_run_id("https://wandb.ai/e/p/runs/gj72vya7").unwrap(), "gj72vya7");
+        assert_eq!(wandb_run_id("https://wandb.ai/e/p/runs/56b99b24-03bd-5d00-ae23-831933ef53b2"), None);
+    }
+}

@@ -1,0 +1,534 @@
+//! The `verify` verb for a release folder (or any folder with a dataset card).
+//!
+//! In: a folder. Out: a [`VerifyReport`]: one line per problem, and the files verified.
+//!
+//! With a `manifest.json`: every listed file must exist inside the folder (paths that leave it
+//! are refused), have the listed size and SHA-256 (a file is never counted as verified by its
+//! size alone), and hold the listed rows (Parquet footers, JSON Lines line counts); a Git LFS
+//! pointer in place of a file is named as such (pointer to the expected object: "not
+//! downloaded"; to another object: a distinct message); `SHA256SUMS` must agree; files not in
+//! the manifest are reported. Every Parquet shard's Arrow schema must equal the manifest's.
+//!
+//! With a `README.md`: its front matter must be plain YAML; every `configs[].data_files`
+//! path or glob must match files (case-sensitive, with a hint for near misses), every data
+//! file must belong to exactly one (config, split), `data_dir` must name a folder with data
+//! files, split names must be loadable; shards of one split must share one Arrow schema; row
+//! groups must stay under the dataset viewer's 300,000,000-byte limit.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::hash;
+use crate::ingest::files::{PathPattern, lfs_pointer};
+use crate::release::{Manifest, safe_relative};
+use crate::schema::type_name;
+
+/// Outcome of a verification.
+#[derive(Debug, Default, Clone)]
+pub struct VerifyReport {
+    /// One line per problem (`path: what is wrong`).
+    pub problems: Vec<String>,
+    /// Files whose SHA-256 matched.
+    pub verified: Vec<String>,
+}
+
+impl VerifyReport {
+    /// True when nothing is wrong.
+    pub fn ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// Verifies the folder `dir`.
+///
+/// Errors: only when the folder cannot be read at all; everything else is a problem line.
+pub fn run(dir: &Path) -> Result<VerifyReport> {
+    if !dir.is_dir() {
+        return Err(Error::Refused(format!("{} is not a folder", dir.display())));
+    }
+    let mut rep = VerifyReport::default();
+    let manifest = if dir.join("manifest.json").exists() {
+        match Manifest::load(dir) {
+            Ok(m) => Some(m),
+            Err(e) => {
+                rep.problems.push(format!("manifest.json: {e}"));
+                None
+            }
+        }
+    } else {
+        rep.problems.push("manifest.json: missing, so checksums and row counts cannot be verified".into());
+        None
+    };
+    if let Some(m) = &manifest {
+        check_manifest(dir, m, &mut rep)?;
+    }
+    if dir.join("README.md").exists() {
+        check_card(dir, manifest.as_ref(), &mut rep)?;
+    }
+    Ok(rep)
+}
+
+fn all_files(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in walkdir::WalkDir::new(dir).sort_by_file_name().into_iter().flatten() {
+        if e.file_type().is_file() {
+            let rel = e.path().strip_prefix(dir).expect("under").components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
+            if rel.starts_with(".git/") || rel.starts_with(".cache/huggingface/") {
+                continue;
+            }
+            out.push(rel);
+        }
+    }
+    out
+}
+
+fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()> {
+    let mut to_hash: Vec<(usize, PathBuf)> = Vec::new();
+    for (i, f) in m.files.iter().enumerate() {
+        if !safe_relative(&f.path) {
+            rep.problems.push(format!("{}: manifest path leaves the release folder; refused", f.path));
+            continue;
+        }
+        let p = dir.join(&f.path);
+        let meta = match std::fs::symlink_metadata(&p) {
+            Ok(meta) => meta,
+            Err(_) => {
+                rep.problems.push(format!("{}: missing (manifest lists {} bytes, sha256 {})", f.path, hash::group_digits(f.bytes), f.sha256));
+                continue;
+            }
+        };
+        if !meta.is_file() {
+            rep.problems.push(format!("{}: not a regular file", f.path));
+            continue;
+        }
+        if let Some(ptr) = lfs_pointer(&p) {
+            if ptr.oid == f.sha256 && ptr.size == f.bytes {
+                rep.problems.push(format!(
+                    "{}: not downloaded (Git LFS pointer to the expected object, sha256 {}, {} bytes); fetch it with `git lfs pull`",
+                    f.path, ptr.oid, hash::group_digits(ptr.size)
+                ));
+            } else {
+                rep.problems.push(format!(
+                    "{}: Git LFS pointer to a different object (oid sha256:{}, {} bytes) than the manifest's (sha256 {}, {} bytes)",
+                    f.path, ptr.oid, hash::group_digits(ptr.size), f.sha256, hash::group_digits(f.bytes)
+                ));
+            }
+            continue;
+        }
+        to_hash.push((i, p));
+    }
+    let digests = hash::sha256_files(&to_hash.iter().map(|(_, p)| p.clone()).collect::<Vec<_>>())?;
+    let mut good: BTreeSet<String> = BTreeSet::new();
+    for ((i, _), d) in to_hash.iter().zip(digests) {
+        let f = &m.files[*i];
+        if d.sha256 != f.sha256 {
+            let size_note = if d.bytes == f.bytes {
+                "the size matches, the content does not".to_string()
+            } else {
+                format!("size {} bytes, manifest says {}", hash::group_digits(d.bytes), hash::group_digits(f.bytes))
+            };
+            rep.problems.push(format!("{}: sha256 mismatch: expected {}, found {} ({size_note})", f.path, f.sha256, d.sha256));
+        } else if d.bytes != f.bytes {
+            rep.problems.push(format!("{}: size {} bytes, manifest says {}", f.path, d.bytes, f.bytes));
+        } else {
+            good.insert(f.path.clone());
+            rep.verified.push(f.path.clone());
+        }
+    }
+    // rows and schemas of intact files
+    for f in &m.files {
+        if !good.contains(&f.path) {
+            continue;
+        }
+        let p = dir.join(&f.path);
+        match f.kind.as_str() {
+            "parquet" => {
+                let (rows, schema) = parquet_rows_schema(&p)?;
+                if Some(rows) != f.rows {
+                    rep.problems.push(format!("{}: {rows} rows, manifest says {}", f.path, f.rows.unwrap_or(0)));
+                }
+                if let Some(t) = f.table.as_ref().and_then(|t| m.table(t)) {
+                    let want = t.schema.arrow_schema();
+                    let diffs = schema_diff(&want, &schema);
+                    if !diffs.is_empty() {
+                        rep.problems.push(format!("{}: schema differs from the manifest's table {}: {}", f.path, t.name, diffs.join("; ")));
+                    }
+                }
+            }
+            "jsonl" | "rejects" => {
+                let lines = count_lines(&p)?;
+                if Some(lines) != f.rows {
+                    rep.problems.push(format!("{}: {lines} lines, manifest says {} rows", f.path, f.rows.unwrap_or(0)));
+                }
+            }
+            _ => {}
+        }
+    }
+    // table row totals
+    for t in &m.tables {
+        let sum: u64 = m.files.iter().filter(|f| f.kind == "parquet" && f.table.as_deref() == Some(&t.name)).filter_map(|f| f.rows).sum();
+        if sum != t.rows {
+            rep.problems.push(format!("table {}: files hold {sum} rows, manifest says {}", t.name, t.rows));
+        }
+    }
+    // unexpected files
+    let listed: BTreeSet<&str> = m.files.iter().map(|f| f.path.as_str()).collect();
+    for rel in all_files(dir) {
+        if rel == "manifest.json" || rel == "SHA256SUMS" {
+            continue;
+        }
+        if !listed.contains(rel.as_str()) {
+            rep.problems.push(format!("{rel}: unexpected file (not in the manifest)"));
+        }
+    }
+    // SHA256SUMS agrees
+    let sums_path = dir.join("SHA256SUMS");
+    match std::fs::read_to_string(&sums_path) {
+        Err(_) => rep.problems.push("SHA256SUMS: missing".into()),
+        Ok(text) => {
+            let mut seen = BTreeSet::new();
+            for (n, line) in text.lines().enumerate() {
+                let Some((sha, path)) = line.split_once("  ") else {
+                    rep.problems.push(format!("SHA256SUMS:{}: not a `<sha256>  <path>` line", n + 1));
+                    continue;
+                };
+                seen.insert(path.to_string());
+                if path == "manifest.json" {
+                    let d = hash::sha256_file(&dir.join("manifest.json"))?;
+                    if d.sha256 != sha {
+                        rep.problems.push(format!("manifest.json: sha256 mismatch: SHA256SUMS says {sha}, found {}", d.sha256));
+                    }
+                } else if let Some(f) = m.files.iter().find(|f| f.path == path) {
+                    if f.sha256 != sha {
+                        rep.problems.push(format!("SHA256SUMS:{}: {path} has sha256 {sha}, the manifest says {}", n + 1, f.sha256));
+                    }
+                } else {
+                    rep.problems.push(format!("SHA256SUMS:{}: {path} is not in the manifest", n + 1));
+                }
+            }
+            for f in &m.files {
+                if !seen.contains(&f.path) {
+                    rep.problems.push(format!("SHA256SUMS: no line for {}", f.path));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn count_lines(p: &Path) -> Result<u64> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(p).map_err(|e| Error::io(p, e))?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut n = 0u64;
+    loop {
+        let k = f.read(&mut buf).map_err(|e| Error::io(p, e))?;
+        if k == 0 {
+            return Ok(n);
+        }
+        n += memchr::memchr_iter(b'\n', &buf[..k]).count() as u64;
+    }
+}
+
+fn parquet_rows_schema(p: &Path) -> Result<(u64, arrow::datatypes::SchemaRef)> {
+    let f = std::fs::File::open(p).map_err(|e| Error::io(p, e))?;
+    let b = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)
+        .map_err(|e| Error::format(p.display().to_string(), e))?;
+    let rows = b.metadata().file_metadata().num_rows() as u64;
+    Ok((rows, b.schema().clone()))
+}
+
+/// Differences between two schemas, by field: `name: A vs B`, missing or extra fields.
+pub fn schema_diff(want: &arrow::datatypes::Schema, got: &arrow::datatypes::Schema) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, f) in want.fields().iter().enumerate() {
+        match got.field_with_name(f.name()) {
+            Err(_) => out.push(format!("`{}` missing", f.name())),
+            Ok(g) => {
+                if g.data_type() != f.data_type() {
+                    out.push(format!("`{}`: {} expected, {} found", f.name(), type_name(f.data_type()), type_name(g.data_type())));
+                } else if got.index_of(f.name()).ok() != Some(i) {
+                    out.push(format!("`{}`: at position {} instead of {}", f.name(), got.index_of(f.name()).unwrap_or(0), i));
+                }
+            }
+        }
+    }
+    for g in got.fields() {
+        if want.field_with_name(g.name()).is_err() {
+            out.push(format!("`{}` not expected", g.name()));
+        }
+    }
+    out
+}
+
+/// Reads the YAML front matter of a card.
+pub fn front_matter(text: &str) -> Option<&str> {
+    let rest = text.strip_prefix("---\n").or_else(|| text.strip_prefix("---\r\n"))?;
+    let end = rest.find("\n---\n").or_else(|| rest.find("\n---\r\n")).or_else(|| rest.strip_suffix("\n---").map(|r| r.len()))?;
+    Some(&rest[..end + 1])
+}
+
+/// A data file glob/path of a card, with what it matched.
+struct CardPath {
+    config: String,
+    split: String,
+    pattern: String,
+}
+
+/// Problems of a card's `configs` against the files of `dir` (or of a remote listing).
+pub fn card_problems(card: &str, files: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(fm) = front_matter(card) else {
+        out.push("README.md: no YAML front matter (the card must start with a line `---`)".into());
+        return out;
+    };
+    let yaml: yaml_serde::Value = match yaml_serde::from_str(fm) {
+        Ok(v) => v,
+        Err(e) => {
+            out.push(format!("README.md: front matter is not valid YAML: {e}"));
+            return out;
+        }
+    };
+    let mut tags = Vec::new();
+    crate::card::non_plain_yaml(&yaml, "", &mut tags);
+    for t in tags {
+        out.push(format!("README.md: {t}"));
+    }
+    let data_exts = [".parquet", ".jsonl", ".json", ".csv", ".arrow", ".txt", ".tsv", ".jsonl.gz", ".jsonl.zst"];
+    let is_data = |f: &str| data_exts.iter().any(|e| f.ends_with(e)) && f != "manifest.json" && !f.starts_with("rejects/");
+    let mut paths: Vec<CardPath> = Vec::new();
+    if let Some(configs) = yaml.get("configs").and_then(|c| c.as_sequence()) {
+        for (ci, c) in configs.iter().enumerate() {
+            let name = c.get("config_name").and_then(|v| v.as_str()).unwrap_or("").to_string();
+            if name.is_empty() {
+                out.push(format!("README.md: configs[{ci}] has no config_name"));
+            }
+            let data_dir = c.get("data_dir").and_then(|v| v.as_str());
+            if let Some(dd) = data_dir {
+                let prefix = format!("{}/", dd.trim_end_matches('/'));
+                let n = files.iter().filter(|f| f.starts_with(&prefix) && is_data(f)).count();
+                if n == 0 {
+                    out.push(format!("README.md: config `{name}`: data_dir `{dd}` holds no data files"));
+                } else {
+                    out.push(format!(
+                        "README.md: config `{name}`: data_dir `{dd}` is accepted by the Hub but its split assignment is guessed from file names; list explicit data_files"
+                    ));
+                }
+                if c.get("data_files").is_none() {
+                    for f in files.iter().filter(|f| f.starts_with(&prefix) && is_data(f)) {
+                        paths.push(CardPath { config: name.clone(), split: "train".into(), pattern: f.clone() });
+                    }
+                }
+            }
+            let base = data_dir.map(|d| format!("{}/", d.trim_end_matches('/'))).unwrap_or_default();
+            let mut add = |split: &str, p: &str| paths.push(CardPath { config: name.clone(), split: split.into(), pattern: format!("{base}{p}") });
+            match c.get("data_files") {
+                Some(yaml_serde::Value::String(s)) => add("train", s),
+                Some(yaml_serde::Value::Sequence(items)) => {
+                    for it in items {
+                        match it {
+                            yaml_serde::Value::String(s) => add("train", s),
+                            yaml_serde::Value::Mapping(_) => {
+                                let split = it.get("split").and_then(|v| v.as_str()).unwrap_or("train").to_string();
+                                if !crate::card::valid_split_name(&split) {
+                                    out.push(format!(
+                                        "README.md: config `{name}`: split {split:?} is not loadable (a split name must match ^\\w+(\\.\\w+)*$); use {:?}",
+                                        crate::card::suggest_split_name(&split)
+                                    ));
+                                }
+                                match it.get("path") {
+                                    Some(yaml_serde::Value::String(p)) => add(&split, p),
+                                    Some(yaml_serde::Value::Sequence(ps)) => {
+                                        for p in ps.iter().filter_map(|p| p.as_str()) {
+                                            add(&split, p);
+                                        }
+                                    }
+                                    _ => out.push(format!("README.md: config `{name}` split `{split}` has no path")),
+                                }
+                            }
+                            _ => out.push(format!("README.md: config `{name}`: unreadable data_files entry")),
+                        }
+                    }
+                }
+                None => {}
+                Some(_) => out.push(format!("README.md: config `{name}`: data_files must be a string or a list")),
+            }
+        }
+    }
+    if paths.is_empty() {
+        return out;
+    }
+    let mut owners: BTreeMap<&str, Vec<(String, String)>> = BTreeMap::new();
+    for cp in &paths {
+        let matched: Vec<&String> = match PathPattern::new(&cp.pattern) {
+            Ok(p) => files.iter().filter(|f| p.captures(f).is_some()).collect(),
+            Err(_) => files.iter().filter(|f| **f == cp.pattern).collect(),
+        };
+        if matched.is_empty() {
+            let hint = files.iter().find(|f| f.to_lowercase() == cp.pattern.to_lowercase());
+            out.push(format!(
+                "README.md: config `{}` split `{}`: `{}` matches no file{}",
+                cp.config,
+                cp.split,
+                cp.pattern,
+                hint.map(|h| format!(" (did you mean `{h}`? paths are case-sensitive)")).unwrap_or_default()
+            ));
+        }
+        for f in matched {
+            owners.entry(f.as_str()).or_default().push((cp.config.clone(), cp.split.clone()));
+        }
+    }
+    let configs: BTreeSet<&str> = paths.iter().map(|p| p.config.as_str()).collect();
+    for cfg in &configs {
+        let mut by_file: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        for (f, os) in &owners {
+            for (c, s) in os {
+                if c == cfg {
+                    by_file.entry(f).or_default().insert(s.as_str());
+                }
+            }
+        }
+        for (f, splits) in by_file {
+            if splits.len() > 1 {
+                out.push(format!(
+                    "README.md: config `{cfg}`: `{f}` is matched by several splits ({}); a file belongs to one split",
+                    splits.iter().copied().collect::<Vec<_>>().join(", ")
+                ));
+            }
+        }
+    }
+    for f in files.iter().filter(|f| is_data(f) && (f.starts_with("data/") || !f.contains('/'))) {
+        if f.ends_with(".md") {
+            continue;
+        }
+        if !owners.contains_key(f.as_str()) {
+            out.push(format!("README.md: `{f}` is in no config and split"));
+        }
+    }
+    out
+}
+
+fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -> Result<()> {
+    let path = dir.join("README.md");
+    let card = crate::ingest::files::read_small(&path, 16 << 20)?;
+    let files = all_files(dir);
+    rep.problems.extend(card_problems(&card, &files));
+    // shards of one split share one schema; row groups under the viewer limit
+    let Some(fm) = front_matter(&card) else { return Ok(()) };
+    let Ok(yaml) = yaml_serde::from_str::<yaml_serde::Value>(fm) else { return Ok(()) };
+    let Some(configs) = yaml.get("configs").and_then(|c| c.as_sequence()) else { return Ok(()) };
+    for c in configs {
+        let name = c.get("config_name").and_then(|v| v.as_str()).unwrap_or("");
+        let mut splits: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut entries: Vec<(String, String)> = Vec::new();
+        match c.get("data_files") {
+            Some(yaml_serde::Value::String(s)) => entries.push(("train".into(), s.clone())),
+            Some(yaml_serde::Value::Sequence(items)) => {
+                for it in items {
+                    if let Some(s) = it.as_str() {
+                        entries.push(("train".into(), s.to_string()));
+                    } else {
+                        let split = it.get("split").and_then(|v| v.as_str()).unwrap_or("train").to_string();
+                        match it.get("path") {
+                            Some(yaml_serde::Value::String(p)) => entries.push((split, p.clone())),
+                            Some(yaml_serde::Value::Sequence(ps)) => {
+                                for p in ps.iter().filter_map(|p| p.as_str()) {
+                                    entries.push((split.clone(), p.to_string()));
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        for (split, pat) in entries {
+            if let Ok(p) = PathPattern::new(&pat) {
+                for f in files.iter().filter(|f| f.ends_with(".parquet") && p.captures(f).is_some()) {
+                    splits.entry(split.clone()).or_default().push(f.clone());
+                }
+            }
+        }
+        for (split, shards) in splits {
+            let mut first: Option<(String, arrow::datatypes::SchemaRef)> = None;
+            for s in shards {
+                let p = dir.join(&s);
+                if lfs_pointer(&p).is_some() {
+                    if manifest.is_none() {
+                        rep.problems.push(format!("{s}: a Git LFS pointer, not Parquet data; fetch the LFS object (e.g. `git lfs pull`)"));
+                    }
+                    continue;
+                }
+                let f = std::fs::File::open(&p).map_err(|e| Error::io(&p, e))?;
+                let b = match parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f) {
+                    Ok(b) => b,
+                    Err(e) => {
+                        if manifest.is_none() {
+                            rep.problems.push(format!("{s}: not readable as Parquet: {e}"));
+                        }
+                        continue;
+                    }
+                };
+                for (i, rg) in b.metadata().row_groups().iter().enumerate() {
+                    let size = rg.total_byte_size().max(0) as u64;
+                    if size > crate::write::VIEWER_ROW_GROUP_LIMIT_BYTES {
+                        rep.problems.push(format!(
+                            "{s}: row group {i} holds {} bytes uncompressed, above the dataset viewer's limit of {} bytes (286.10 MiB); rewrite it with smaller row groups",
+                            hash::group_digits(size),
+                            hash::group_digits(crate::write::VIEWER_ROW_GROUP_LIMIT_BYTES)
+                        ));
+                    }
+                }
+                let schema = b.schema().clone();
+                match &first {
+                    None => first = Some((s.clone(), schema)),
+                    Some((f0, s0)) => {
+                        for d in schema_pair_diff(s0, f0, &schema, &s) {
+                            rep.problems.push(format!("config `{name}` split `{split}`: {d}"));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Differences between the schemas of two shards, phrased with both file names:
+/// `run_date: Int64 in data/train-0.parquet vs Utf8 in data/train-1.parquet`.
+fn schema_pair_diff(a: &arrow::datatypes::Schema, an: &str, b: &arrow::datatypes::Schema, bn: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for f in a.fields() {
+        match b.field_with_name(f.name()) {
+            Ok(g) if g.data_type() != f.data_type() => out.push(format!(
+                "{}: {} in {an} vs {} in {bn}",
+                f.name(),
+                type_name(f.data_type()),
+                type_name(g.data_type())
+            )),
+            Ok(g) if g.is_nullable() != f.is_nullable() => out.push(format!(
+                "{}: {} in {an} vs {} in {bn}",
+                f.name(),
+                if f.is_nullable() { "nullable" } else { "not nullable" },
+                if g.is_nullable() { "nullable" } else { "not nullable" }
+            )),
+            Ok(_) => {}
+            Err(_) => out.push(format!("{}: in {an}, missing in {bn}", f.name())),
+        }
+    }
+    for g in b.fields() {
+        if a.field_with_name(g.name()).is_err() {
+            out.push(format!("{}: in {bn}, missing in {an}", g.name()));
+        }
+    }
+    if out.is_empty() {
+        let an_: Vec<&String> = a.fields().iter().map(|f| f.name()).collect();
+        let bn_: Vec<&String> = b.fields().iter().map(|f| f.name()).collect();
+        if an_ != bn_ {
+            out.push(format!("column order differs between {an} and {bn}"));
+        }
+    }
+    out
+}
