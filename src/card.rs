@@ -202,10 +202,7 @@ pub fn markdown_table(schema: &arrow::datatypes::SchemaRef, batches: &[RecordBat
                     if col.is_null(r) {
                         String::new()
                     } else {
-                        match crate::validate::cell_json(col, r) {
-                            serde_json::Value::String(v) => esc(&v),
-                            v => esc(&v.to_string()),
-                        }
+                        esc(&arrow::util::display::array_value_to_string(col, r).unwrap_or_default())
                     }
                 })
                 .collect();

@@ -139,6 +139,11 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     }
     // stop here when the sources already broke the rules: table errors would only repeat them
     report.check()?;
+    for (i, v) in spec.def.views.iter().enumerate() {
+        let sql = spec.view_sql(i)?;
+        let df = ctx.sql(&sql).await.map_err(|e| Error::sql(format!("view {}", v.name), e))?;
+        ctx.register_table(v.name.as_str(), df.into_view()).map_err(|e| Error::sql(format!("view {}", v.name), e))?;
+    }
 
     // tables, in dependency order
     let order = table_order(spec)?;

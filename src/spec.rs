@@ -36,6 +36,10 @@
 //! name = "group"
 //! type = "any"
 //!
+//! [[view]]                       # shared SQL, not written to the release
+//! name = "run_records"
+//! sql = "sql/run_records.sql"
+//!
 //! [[table]]
 //! name = "training_runs"
 //! schema = "../../schemas/tinker-rl-bench/training_runs.json"
@@ -80,9 +84,27 @@ pub struct PipelineDef {
     /// Raw inputs.
     #[serde(default, rename = "source")]
     pub sources: Vec<SourceDef>,
+    /// Intermediate SQL views (not written to the release).
+    #[serde(default, rename = "view")]
+    pub views: Vec<ViewDef>,
     /// Output tables.
     #[serde(default, rename = "table")]
     pub tables: Vec<TableDef>,
+}
+
+/// `[[view]]`: a named SQL query over the sources and earlier views, for tables to share.
+/// Views are not written to the release.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ViewDef {
+    /// View name (`[a-z_][a-z0-9_]*`).
+    pub name: String,
+    /// SQL file (path relative to the pipeline).
+    #[serde(default)]
+    pub sql: Option<String>,
+    /// Inline SQL (instead of `sql`).
+    #[serde(default)]
+    pub query: Option<String>,
 }
 
 fn default_version() -> String {
@@ -321,33 +343,20 @@ impl PipelineSpec {
                 None => None,
             });
         }
+        for v in &def.views {
+            check_name(&v.name, "view name", &file, r"^[a-z_][a-z0-9_]*$")?;
+            if !names.insert(v.name.clone()) {
+                return Err(Error::config(at(&v.name), "this name is used twice"));
+            }
+            check_sql_choice(&dir, &v.sql, &v.query, &at(&format!("view {}", v.name)))?;
+        }
         let mut table_schemas = Vec::new();
         for t in &def.tables {
             check_name(&t.name, "table name", &file, r"^[a-z][a-z0-9_]*$")?;
             if !names.insert(t.name.clone()) {
                 return Err(Error::config(at(&t.name), "this name is used twice"));
             }
-            match (&t.sql, &t.query) {
-                (Some(_), Some(_)) => {
-                    return Err(Error::config(
-                        at(&format!("table {}", t.name)),
-                        "give either `sql` (a file) or `query` (inline SQL), not both",
-                    ));
-                }
-                (None, None) => {
-                    return Err(Error::config(
-                        at(&format!("table {}", t.name)),
-                        "needs `sql` (a file) or `query` (inline SQL)",
-                    ));
-                }
-                (Some(p), None) if !dir.join(p).is_file() => {
-                    return Err(Error::config(
-                        at(&format!("table {}", t.name)),
-                        format!("SQL file {} not found", dir.join(p).display()),
-                    ));
-                }
-                _ => {}
-            }
+            check_sql_choice(&dir, &t.sql, &t.query, &at(&format!("table {}", t.name)))?;
             table_schemas.push(match &t.schema {
                 Some(p) => Some(TableSchema::load(&dir.join(p))?),
                 None => None,
@@ -377,12 +386,28 @@ impl PipelineSpec {
         }
     }
 
+    /// The SQL text of view `i`.
+    pub fn view_sql(&self, i: usize) -> Result<String> {
+        let v = &self.def.views[i];
+        match (&v.sql, &v.query) {
+            (Some(p), _) => {
+                let path = self.dir.join(p);
+                std::fs::read_to_string(&path).map_err(|e| Error::io(path, e))
+            }
+            (None, Some(q)) => Ok(q.clone()),
+            (None, None) => unreachable!("checked at load"),
+        }
+    }
+
     /// Every file that defines the pipeline (TOML, SQL, schemas, card metadata), as paths
     /// relative to the pipeline folder, sorted.
     pub fn definition_files(&self) -> Vec<String> {
         let mut out = vec![self.file.file_name().unwrap().to_string_lossy().to_string()];
         for s in &self.def.sources {
             out.extend(s.schema.clone());
+        }
+        for v in &self.def.views {
+            out.extend(v.sql.clone());
         }
         for t in &self.def.tables {
             out.extend(t.schema.clone());
@@ -392,6 +417,17 @@ impl PipelineSpec {
         out.sort();
         out.dedup();
         out
+    }
+}
+
+fn check_sql_choice(dir: &Path, sql: &Option<String>, query: &Option<String>, at: &str) -> Result<()> {
+    match (sql, query) {
+        (Some(_), Some(_)) => Err(Error::config(at, "give either `sql` (a file) or `query` (inline SQL), not both")),
+        (None, None) => Err(Error::config(at, "needs `sql` (a file) or `query` (inline SQL)")),
+        (Some(p), None) if !dir.join(p).is_file() => {
+            Err(Error::config(at, format!("SQL file {} not found", dir.join(p).display())))
+        }
+        _ => Ok(()),
     }
 }
 
