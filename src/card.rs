@@ -33,23 +33,101 @@ use crate::spec::PipelineSpec;
 
 /// Licence ids the Hub accepts in card metadata (hub-docs `docs/hub/repositories-licenses.md`).
 pub const LICENSES: &[&str] = &[
-    "apache-2.0", "mit", "openrail", "bigscience-openrail-m", "creativeml-openrail-m", "bigscience-bloom-rail-1.0",
-    "bigcode-openrail-m", "afl-3.0", "artistic-2.0", "bsl-1.0", "bsd", "bsd-2-clause", "bsd-3-clause",
-    "bsd-3-clause-clear", "c-uda", "cc", "cc0-1.0", "cc-by-2.0", "cc-by-2.5", "cc-by-3.0", "cc-by-4.0", "cc-by-sa-3.0",
-    "cc-by-sa-4.0", "cc-by-nc-2.0", "cc-by-nc-3.0", "cc-by-nc-4.0", "cc-by-nd-4.0", "cc-by-nc-nd-3.0",
-    "cc-by-nc-nd-4.0", "cc-by-nc-sa-2.0", "cc-by-nc-sa-3.0", "cc-by-nc-sa-4.0", "cdla-sharing-1.0",
-    "cdla-permissive-1.0", "cdla-permissive-2.0", "wtfpl", "ecl-2.0", "epl-1.0", "epl-2.0", "etalab-2.0", "eupl-1.1",
-    "eupl-1.2", "agpl-3.0", "gfdl", "gpl", "gpl-2.0", "gpl-3.0", "lgpl", "lgpl-2.1", "lgpl-3.0", "isc", "h-research",
-    "intel-research", "lppl-1.3c", "ms-pl", "apple-ascl", "apple-amlr", "mpl-2.0", "odc-by", "odbl", "openrail++",
-    "osl-3.0", "postgresql", "ofl-1.1", "ncsa", "unlicense", "zlib", "pddl", "lgpl-lr", "deepfloyd-if-license",
-    "fair-noncommercial-research-license", "llama2", "llama3", "llama3.1", "llama3.2", "llama3.3", "llama4", "gemma",
-    "unknown", "other",
+    "apache-2.0",
+    "mit",
+    "openrail",
+    "bigscience-openrail-m",
+    "creativeml-openrail-m",
+    "bigscience-bloom-rail-1.0",
+    "bigcode-openrail-m",
+    "afl-3.0",
+    "artistic-2.0",
+    "bsl-1.0",
+    "bsd",
+    "bsd-2-clause",
+    "bsd-3-clause",
+    "bsd-3-clause-clear",
+    "c-uda",
+    "cc",
+    "cc0-1.0",
+    "cc-by-2.0",
+    "cc-by-2.5",
+    "cc-by-3.0",
+    "cc-by-4.0",
+    "cc-by-sa-3.0",
+    "cc-by-sa-4.0",
+    "cc-by-nc-2.0",
+    "cc-by-nc-3.0",
+    "cc-by-nc-4.0",
+    "cc-by-nd-4.0",
+    "cc-by-nc-nd-3.0",
+    "cc-by-nc-nd-4.0",
+    "cc-by-nc-sa-2.0",
+    "cc-by-nc-sa-3.0",
+    "cc-by-nc-sa-4.0",
+    "cdla-sharing-1.0",
+    "cdla-permissive-1.0",
+    "cdla-permissive-2.0",
+    "wtfpl",
+    "ecl-2.0",
+    "epl-1.0",
+    "epl-2.0",
+    "etalab-2.0",
+    "eupl-1.1",
+    "eupl-1.2",
+    "agpl-3.0",
+    "gfdl",
+    "gpl",
+    "gpl-2.0",
+    "gpl-3.0",
+    "lgpl",
+    "lgpl-2.1",
+    "lgpl-3.0",
+    "isc",
+    "h-research",
+    "intel-research",
+    "lppl-1.3c",
+    "ms-pl",
+    "apple-ascl",
+    "apple-amlr",
+    "mpl-2.0",
+    "odc-by",
+    "odbl",
+    "openrail++",
+    "osl-3.0",
+    "postgresql",
+    "ofl-1.1",
+    "ncsa",
+    "unlicense",
+    "zlib",
+    "pddl",
+    "lgpl-lr",
+    "deepfloyd-if-license",
+    "fair-noncommercial-research-license",
+    "llama2",
+    "llama3",
+    "llama3.1",
+    "llama3.2",
+    "llama3.3",
+    "llama4",
+    "gemma",
+    "unknown",
+    "other",
 ];
 
 /// `size_categories` labels (huggingface/datasets `utils/resources/size_categories.json`).
 pub const SIZE_CATEGORIES: &[&str] = &[
-    "n<1K", "1K<n<10K", "10K<n<100K", "100K<n<1M", "1M<n<10M", "10M<n<100M", "100M<n<1B", "1B<n<10B", "10B<n<100B",
-    "100B<n<1T", "n>1T",
+    "n<1K",
+    "1K<n<10K",
+    "10K<n<100K",
+    "100K<n<1M",
+    "1M<n<10M",
+    "10M<n<100M",
+    "100M<n<1B",
+    "1B<n<10B",
+    "10B<n<100B",
+    "100B<n<1T",
+    "n>1T",
 ];
 
 /// The `size_categories` label for `rows` (half-open decades: 999 → `n<1K`, 1,000 → `1K<n<10K`).
@@ -75,40 +153,109 @@ pub fn valid_split_name(name: &str) -> bool {
 
 /// A split name the Hub would accept, suggested for an invalid one.
 pub fn suggest_split_name(name: &str) -> String {
-    let s: String = name.trim().chars().map(|c| if c.is_alphanumeric() || c == '_' || c == '.' { c } else { '_' }).collect();
+    let s: String =
+        name.trim().chars().map(|c| if c.is_alphanumeric() || c == '_' || c == '.' { c } else { '_' }).collect();
     s.trim_matches('.').to_string()
 }
 
-/// Problems with YAML that is not plain data: language-specific tags (`!!python/tuple`).
-/// Each entry is `key.path: message`.
-pub fn non_plain_yaml(v: &Yaml, path: &str, out: &mut Vec<String>) {
-    match v {
-        Yaml::Tagged(t) => {
-            let tag = t.tag.to_string();
-            let tag = tag.strip_prefix('!').filter(|s| s.starts_with("tag:")).unwrap_or(&tag).to_string();
-            out.push(format!(
-                "{}: the value carries the YAML tag `{tag}`; card metadata may only hold maps, sequences, strings, \
-                 numbers, booleans and null",
-                if path.is_empty() { "(root)" } else { path }
-            ));
-        }
-        Yaml::Mapping(m) => {
-            for (k, v) in m {
-                let key = match k {
-                    Yaml::String(s) => s.clone(),
-                    other => yaml_serde::to_string(other).unwrap_or_default().trim().to_string(),
-                };
-                let p = if path.is_empty() { key } else { format!("{path}.{key}") };
-                non_plain_yaml(v, &p, out);
-            }
-        }
-        Yaml::Sequence(s) => {
-            for (i, v) in s.iter().enumerate() {
-                non_plain_yaml(v, &format!("{path}[{i}]"), out);
-            }
-        }
-        _ => {}
+/// Problems with YAML that is not plain data: tags outside the YAML core schema
+/// (`!!python/tuple`, `!custom`), anchors and aliases. Each entry is `key.path: message`, the
+/// path in dotted form with `[i]` for sequence items (`dataset_info.features[2].array3_d.shape`).
+/// A text that is not valid YAML gives one entry with the line and column.
+pub fn non_plain_yaml(text: &str) -> Vec<String> {
+    use saphyr_parser::{Event, Parser};
+    enum Frame {
+        Map { key: Option<String>, expecting_key: bool },
+        Seq { index: usize },
     }
+    fn path(stack: &[Frame]) -> String {
+        let mut p = String::new();
+        for f in stack {
+            match f {
+                Frame::Map { key: Some(k), expecting_key: false } => {
+                    if !p.is_empty() {
+                        p.push('.');
+                    }
+                    p.push_str(k);
+                }
+                Frame::Map { .. } => {}
+                Frame::Seq { index } => p.push_str(&format!("[{index}]")),
+            }
+        }
+        if p.is_empty() { "(root)".into() } else { p }
+    }
+    fn done(stack: &mut [Frame]) {
+        match stack.last_mut() {
+            Some(Frame::Map { expecting_key, .. }) => *expecting_key = !*expecting_key,
+            Some(Frame::Seq { index }) => *index += 1,
+            None => {}
+        }
+    }
+    let core = ["str", "int", "float", "bool", "null", "map", "seq"];
+    let mut out = Vec::new();
+    let mut stack: Vec<Frame> = Vec::new();
+    for ev in Parser::new_from_str(text) {
+        let (ev, span) = match ev {
+            Ok(x) => x,
+            Err(e) => {
+                out.push(format!(
+                    "line {}, column {}: not valid YAML: {}",
+                    e.marker().line(),
+                    e.marker().col() + 1,
+                    e.info()
+                ));
+                return out;
+            }
+        };
+        let is_key = matches!(stack.last(), Some(Frame::Map { expecting_key: true, .. }));
+        let check = |tag: Option<&saphyr_parser::Tag>, anchor: usize, stack: &[Frame], out: &mut Vec<String>| {
+            let at = if is_key { format!("{} (a key)", path(stack)) } else { path(stack) };
+            if let Some(t) = tag
+                && !(t.is_yaml_core_schema() && core.contains(&t.suffix.as_str()))
+            {
+                let full = if t.handle == "!" { format!("!{}", t.suffix) } else { format!("{}{}", t.handle, t.suffix) };
+                out.push(format!(
+                    "{at}: the value carries the YAML tag `{full}` (line {}); card metadata may only hold maps, \
+                         sequences, strings, numbers, booleans and null",
+                    span.start.line()
+                ));
+            }
+            if anchor > 0 {
+                out.push(format!("{at}: YAML anchor (line {}); write the value out instead", span.start.line()));
+            }
+        };
+        match ev {
+            Event::Scalar(value, _, anchor, tag) => {
+                check(tag.as_deref(), anchor, &stack, &mut out);
+                if is_key && let Some(Frame::Map { key, .. }) = stack.last_mut() {
+                    *key = Some(value.to_string());
+                }
+                done(&mut stack);
+            }
+            Event::Alias(_) => {
+                out.push(format!(
+                    "{}: YAML alias (line {}); write the value out instead",
+                    path(&stack),
+                    span.start.line()
+                ));
+                done(&mut stack);
+            }
+            Event::SequenceStart(anchor, tag) => {
+                check(tag.as_deref(), anchor, &stack, &mut out);
+                stack.push(Frame::Seq { index: 0 });
+            }
+            Event::MappingStart(anchor, tag) => {
+                check(tag.as_deref(), anchor, &stack, &mut out);
+                stack.push(Frame::Map { key: None, expecting_key: true });
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                stack.pop();
+                done(&mut stack);
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Checks of the card metadata that need no data, run before a build writes anything.
@@ -118,43 +265,53 @@ pub fn non_plain_yaml(v: &Yaml, path: &str, out: &mut Vec<String>) {
 /// mapping, holds tags, or sets keys runpack generates (`configs`, `dataset_info`).
 pub fn preflight(spec: &PipelineSpec) -> Result<Option<Mapping>> {
     let at = format!("{} [card]", spec.file.display());
-    if let Some(l) = &spec.def.card.license {
-        if !LICENSES.contains(&l.as_str()) {
-            return Err(Error::config(
-                at,
-                format!("license {l:?} is not a Hub licence id (examples: apache-2.0, mit, cc-by-4.0; use \"other\" for a custom licence)"),
-            ));
-        }
+    if let Some(l) = &spec.def.card.license
+        && !LICENSES.contains(&l.as_str())
+    {
+        return Err(Error::config(
+            at,
+            format!(
+                "license {l:?} is not a Hub licence id (examples: apache-2.0, mit, cc-by-4.0; use \"other\" for a custom licence)"
+            ),
+        ));
     }
     let Some(rel) = &spec.def.card.metadata else { return Ok(None) };
     let path = spec.dir.join(rel);
     let text = crate::ingest::files::read_small(&path, 1 << 20)?;
-    let value: Yaml = yaml_serde::from_str(&text).map_err(|e| {
-        let loc = e.location().map(|l| format!("{}:{}:{}", path.display(), l.line(), l.column())).unwrap_or_else(|| path.display().to_string());
-        Error::config(loc, format!("not valid YAML: {e}"))
-    })?;
-    let mut problems = Vec::new();
-    non_plain_yaml(&value, "", &mut problems);
+    let problems = non_plain_yaml(&text);
     if !problems.is_empty() {
         return Err(Error::config(path.display().to_string(), problems.join("\n")));
     }
+    let value: Yaml = yaml_serde::from_str(&text).map_err(|e| {
+        let loc = e
+            .location()
+            .map(|l| format!("{}:{}:{}", path.display(), l.line(), l.column()))
+            .unwrap_or_else(|| path.display().to_string());
+        Error::config(loc, format!("not valid YAML: {e}"))
+    })?;
     let Yaml::Mapping(m) = value else {
         return Err(Error::config(path.display().to_string(), "card metadata must be a YAML mapping"));
     };
     for k in ["configs", "dataset_info"] {
         if m.contains_key(k) {
-            return Err(Error::config(path.display().to_string(), format!("`{k}` is generated from the release; remove it")));
+            return Err(Error::config(
+                path.display().to_string(),
+                format!("`{k}` is generated from the release; remove it"),
+            ));
         }
     }
-    if let Some(Yaml::String(l)) = m.get("license") {
-        if !LICENSES.contains(&l.as_str()) {
-            return Err(Error::config(path.display().to_string(), format!("license {l:?} is not a Hub licence id")));
-        }
+    if let Some(Yaml::String(l)) = m.get("license")
+        && !LICENSES.contains(&l.as_str())
+    {
+        return Err(Error::config(path.display().to_string(), format!("license {l:?} is not a Hub licence id")));
     }
     if let Some(sc) = m.get("size_categories") {
         return Err(Error::config(
             path.display().to_string(),
-            format!("`size_categories` ({}) is computed from the row counts; remove it", yaml_serde::to_string(sc).unwrap_or_default().trim()),
+            format!(
+                "`size_categories` ({}) is computed from the row counts; remove it",
+                yaml_serde::to_string(sc).unwrap_or_default().trim()
+            ),
         ));
     }
     Ok(Some(m))
@@ -176,9 +333,9 @@ pub async fn run_sections(ctx: &SessionContext, spec: &PipelineSpec) -> Result<V
     for s in &spec.def.card.sections {
         let table = match &s.query {
             Some(q) => {
-                let (schema, batches) = crate::query::run(ctx, q)
-                    .await
-                    .map_err(|e| Error::config(format!("{} [card] section {:?}", spec.file.display(), s.title), e.to_string()))?;
+                let (schema, batches) = crate::query::run(ctx, q).await.map_err(|e| {
+                    Error::config(format!("{} [card] section {:?}", spec.file.display(), s.title), e.to_string())
+                })?;
                 Some(markdown_table(&schema, &batches))
             }
             None => None,
@@ -225,16 +382,23 @@ fn feature(name: Option<&str>, dt: &DataType) -> Yaml {
     match dt {
         DataType::List(f) => {
             let inner = match f.data_type() {
-                DataType::Struct(fs) => Yaml::Sequence(fs.iter().map(|c| feature(Some(c.name()), c.data_type())).collect()),
+                DataType::Struct(fs) => {
+                    Yaml::Sequence(fs.iter().map(|c| feature(Some(c.name()), c.data_type())).collect())
+                }
                 other => match feature(None, other) {
-                    Yaml::Mapping(mut im) if im.len() == 1 && im.contains_key("dtype") => im.remove("dtype").expect("dtype"),
+                    Yaml::Mapping(mut im) if im.len() == 1 && im.contains_key("dtype") => {
+                        im.remove("dtype").expect("dtype")
+                    }
                     y => y,
                 },
             };
             m.insert("list".into(), inner);
         }
         DataType::Struct(fs) => {
-            m.insert("struct".into(), Yaml::Sequence(fs.iter().map(|c| feature(Some(c.name()), c.data_type())).collect()));
+            m.insert(
+                "struct".into(),
+                Yaml::Sequence(fs.iter().map(|c| feature(Some(c.name()), c.data_type())).collect()),
+            );
         }
         other => {
             m.insert("dtype".into(), dtype(other).into());
@@ -358,11 +522,7 @@ pub fn render(
     let _ = writeln!(
         b,
         "Release `{}` version `{}`, built by runpack {} from the pipeline `{}` (definition sha256 `{}`).\n",
-        manifest.name,
-        manifest.version,
-        manifest.runpack_version,
-        spec.def.name,
-        manifest.pipeline.sha256
+        manifest.name, manifest.version, manifest.runpack_version, spec.def.name, manifest.pipeline.sha256
     );
     let _ = writeln!(b, "| table (config) | rows | columns | Parquet bytes | description |\n|---|---|---|---|---|");
     for t in &manifest.tables {
@@ -393,14 +553,30 @@ pub fn render(
         }
         let _ = write!(b, "; duplicate-key rule `{}`", t.on_duplicate_key);
         if t.duplicates_dropped > 0 {
-            let _ = write!(b, " ({} rows superseded, kept in `rejects/{}.jsonl`)", crate::hash::group_digits(t.duplicates_dropped), t.name);
+            let _ = write!(
+                b,
+                " ({} rows superseded, kept in `rejects/{}.jsonl`)",
+                crate::hash::group_digits(t.duplicates_dropped),
+                t.name
+            );
         }
         if t.rejected_rows > 0 {
-            let _ = write!(b, "; {} rows rejected by validation (in `rejects/{}.jsonl`)", crate::hash::group_digits(t.rejected_rows), t.name);
+            let _ = write!(
+                b,
+                "; {} rows rejected by validation (in `rejects/{}.jsonl`)",
+                crate::hash::group_digits(t.rejected_rows),
+                t.name
+            );
         }
         let _ = writeln!(b, ". Files: {}.\n", t.files.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", "));
         for fk in &t.schema.foreign_keys {
-            let _ = writeln!(b, "Foreign key: ({}) → `{}`({}).\n", fk.fields.join(", "), fk.reference.resource, fk.reference.fields.join(", "));
+            let _ = writeln!(
+                b,
+                "Foreign key: ({}) → `{}`({}).\n",
+                fk.fields.join(", "),
+                fk.reference.resource,
+                fk.reference.fields.join(", ")
+            );
         }
         let _ = writeln!(b, "| column | type | description |\n|---|---|---|");
         for (f, a) in t.schema.fields.iter().zip(&t.arrow_schema) {
@@ -453,7 +629,13 @@ pub fn render(
     let nonfinite: u64 = manifest.report.nonfinite_values.values().sum();
     let coerced: u64 = manifest.report.coerced_values.values().sum();
     let rejected: u64 = manifest.tables.iter().map(|t| t.rejected_rows).sum::<u64>()
-        + manifest.report.rejected_rows.iter().filter(|(k, _)| manifest.table(k).is_none()).map(|(_, v)| v).sum::<u64>();
+        + manifest
+            .report
+            .rejected_rows
+            .iter()
+            .filter(|(k, _)| manifest.table(k).is_none())
+            .map(|(_, v)| v)
+            .sum::<u64>();
     let dups: u64 = manifest.report.duplicates_dropped.values().sum();
     let _ = writeln!(b, "| non-finite values read | {nonfinite} |");
     let _ = writeln!(b, "| strings coerced to numbers (opt-in) | {coerced} |");
@@ -466,14 +648,12 @@ pub fn render(
     for (name, n) in &manifest.report.rejected_rows {
         let _ = writeln!(b, "- `rejects/{name}.jsonl`: {n} rows, each with its source file, line and reasons.");
     }
-    let mut shown = 0;
-    for w in &report.warnings {
+    for (shown, w) in report.warnings.iter().enumerate() {
         if shown == 20 {
             let _ = writeln!(b, "- … and {} more warnings (see the build log).", report.warnings.len() - 20);
             break;
         }
-        let _ = writeln!(b, "- warning: {}", esc(&w.to_string().trim_start_matches("warning: ").to_string()));
-        shown += 1;
+        let _ = writeln!(b, "- warning: {}", esc(w.to_string().trim_start_matches("warning: ")));
     }
     b.push('\n');
 
@@ -481,7 +661,14 @@ pub fn render(
     let _ = writeln!(b, "Raw inputs ({} files), paths relative to the pipeline folder:\n", manifest.inputs.len());
     let _ = writeln!(b, "| file | bytes | sha256 | read by |\n|---|---|---|---|");
     for i in &manifest.inputs {
-        let _ = writeln!(b, "| `{}` | {} | `{}` | {} |", esc(&i.path), crate::hash::group_digits(i.bytes), i.sha256, i.sources.join(", "));
+        let _ = writeln!(
+            b,
+            "| `{}` | {} | `{}` | {} |",
+            esc(&i.path),
+            crate::hash::group_digits(i.bytes),
+            i.sha256,
+            i.sources.join(", ")
+        );
     }
     b.push('\n');
     b.push_str(
@@ -490,7 +677,9 @@ pub fn render(
     );
 
     b.push_str("## Verify, load, query\n\n");
-    b.push_str("Check every file against its published SHA-256:\n\n```sh\nsha256sum -c SHA256SUMS\nrunpack verify .\n```\n\n");
+    b.push_str(
+        "Check every file against its published SHA-256:\n\n```sh\nsha256sum -c SHA256SUMS\nrunpack verify .\n```\n\n",
+    );
     let _ = writeln!(
         b,
         "Load with the `datasets` library (one config per table):\n\n```python\nfrom datasets import load_dataset\nds = load_dataset(\"path/or/repo_id\", \"{default_table}\", split=\"train\")\n```\n"
@@ -533,10 +722,11 @@ mod tests {
 
     #[test]
     fn tags_are_found() {
-        let v: Yaml = yaml_serde::from_str("a:\n  shape: !!python/tuple [3, 64]\n").unwrap();
-        let mut p = Vec::new();
-        non_plain_yaml(&v, "", &mut p);
+        let p = non_plain_yaml("a:\n  shape: !!python/tuple [3, 64]\n  ok: !!str x\nf:\n- x: 1\n- y: !custom [1]\n");
+        assert_eq!(p.len(), 2, "{p:?}");
         assert!(p[0].starts_with("a.shape:"), "{p:?}");
         assert!(p[0].contains("tag:yaml.org,2002:python/tuple"), "{p:?}");
+        assert!(p[1].starts_with("f[1].y:"), "{p:?}");
+        assert!(non_plain_yaml("a: &x 1\nb: *x\n").len() == 2);
     }
 }

@@ -38,8 +38,8 @@ pub mod write;
 
 pub use error::{Error, Result};
 pub mod card;
+pub mod cli;
 pub mod pipeline;
 pub mod query;
 pub mod udf;
 pub mod verify;
-pub mod cli;

@@ -26,7 +26,9 @@ use serde_json::json;
 use crate::error::{Error, Result};
 use crate::ingest::{self, IngestOptions, OnInvalid};
 use crate::rejects::Rejects;
-use crate::release::{self, ArrowField, FileEntry, HashedPath, InputEntry, Manifest, PipelineInfo, ReportSummary, Staging, TableEntry};
+use crate::release::{
+    self, ArrowField, FileEntry, HashedPath, InputEntry, Manifest, PipelineInfo, ReportSummary, Staging, TableEntry,
+};
 use crate::report::BuildReport;
 use crate::schema::{TableSchema, type_name};
 use crate::spec::{DuplicatePolicy, PipelineSpec};
@@ -132,7 +134,10 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         for f in &ing.inputs {
             inputs.entry(f.rel.clone()).or_insert_with(|| (f.path.clone(), BTreeSet::new())).1.insert(src.name.clone());
         }
-        let opts = datafusion::datasource::file_format::options::ArrowReadOptions { schema: Some(&ing.schema), ..Default::default() };
+        let opts = datafusion::datasource::file_format::options::ArrowReadOptions {
+            schema: Some(&ing.schema),
+            ..Default::default()
+        };
         ctx.register_arrow(&ing.name, ing.ipc_file.to_string_lossy().as_ref(), opts)
             .await
             .map_err(|e| Error::sql(format!("source {}", ing.name), e))?;
@@ -155,7 +160,8 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         let t = &spec.def.tables[i];
         progress.start(&format!("building table {}", t.name), None);
         let sql = spec.table_sql(i)?;
-        let df = ctx.sql(&sql).await.map_err(|e| Error::sql(format!("table {} ({})", t.name, sql_origin(spec, i)), e))?;
+        let df =
+            ctx.sql(&sql).await.map_err(|e| Error::sql(format!("table {} ({})", t.name, sql_origin(spec, i)), e))?;
         let result_schema: Schema = df.schema().as_arrow().clone();
         let table_schema = match &spec.table_schemas[i] {
             Some(s) => s.clone(),
@@ -234,7 +240,10 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
                 rows,
                 rejected_rows: 0,
                 duplicates_dropped: report.duplicates_dropped.get(&t.name).map(|t| t.count).unwrap_or(0),
-                on_duplicate_key: serde_json::to_value(policy).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
+                on_duplicate_key: serde_json::to_value(policy)
+                    .ok()
+                    .and_then(|v| v.as_str().map(String::from))
+                    .unwrap_or_default(),
                 schema: table_schema.clone(),
                 arrow_schema: target_schema
                     .fields()
@@ -296,7 +305,10 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         name: spec.def.name.clone(),
         version: version.clone(),
         runpack_version: env!("CARGO_PKG_VERSION").to_string(),
-        created_at: opts.source_date_epoch.and_then(|s| chrono::DateTime::from_timestamp(s, 0)).map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+        created_at: opts
+            .source_date_epoch
+            .and_then(|s| chrono::DateTime::from_timestamp(s, 0))
+            .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
         pipeline: PipelineInfo { sha256: crate::hash::sha256_bytes(listing.as_bytes()), files: def_files },
         build: build_settings(spec, opts),
         inputs: inputs_out,
@@ -370,7 +382,7 @@ fn table_order(spec: &PipelineSpec) -> Result<Vec<usize>> {
         let sql = spec.table_sql(i)?;
         let mut set = BTreeSet::new();
         let statements = datafusion::sql::parser::DFParser::parse_sql(&sql)
-            .map_err(|e| Error::sql(format!("table {} ({})", t.name, sql_origin(spec, i)), e.into()))?;
+            .map_err(|e| Error::sql(format!("table {} ({})", t.name, sql_origin(spec, i)), e))?;
         for st in statements {
             let (refs, _) = datafusion::sql::resolve::resolve_table_references(&st, true)
                 .map_err(|e| Error::sql(format!("table {}", t.name), e))?;
@@ -386,10 +398,10 @@ fn table_order(spec: &PipelineSpec) -> Result<Vec<usize>> {
         // foreign keys also need the referenced table first
         if let Some(s) = &spec.table_schemas[i] {
             for fk in &s.foreign_keys {
-                if let Some(&j) = names.get(fk.reference.resource.as_str()) {
-                    if j != i {
-                        set.insert(j);
-                    }
+                if let Some(&j) = names.get(fk.reference.resource.as_str())
+                    && j != i
+                {
+                    set.insert(j);
                 }
             }
         }
@@ -407,7 +419,10 @@ fn table_order(spec: &PipelineSpec) -> Result<Vec<usize>> {
             None => {
                 let stuck: Vec<&str> =
                     (0..deps.len()).filter(|&i| !done[i]).map(|i| spec.def.tables[i].name.as_str()).collect();
-                return Err(Error::config(spec.file.display().to_string(), format!("tables read each other in a cycle: {}", stuck.join(", "))));
+                return Err(Error::config(
+                    spec.file.display().to_string(),
+                    format!("tables read each other in a cycle: {}", stuck.join(", ")),
+                ));
             }
         }
     }
@@ -420,7 +435,11 @@ fn referenced_columns(spec: &PipelineSpec) -> BTreeMap<String, Vec<String>> {
     for (i, s) in spec.table_schemas.iter().enumerate() {
         if let Some(s) = s {
             for fk in &s.foreign_keys {
-                let target = if fk.reference.resource.is_empty() { spec.def.tables[i].name.clone() } else { fk.reference.resource.clone() };
+                let target = if fk.reference.resource.is_empty() {
+                    spec.def.tables[i].name.clone()
+                } else {
+                    fk.reference.resource.clone()
+                };
                 out.insert(target, fk.reference.fields.clone());
             }
         }
@@ -432,7 +451,11 @@ fn referenced_columns(spec: &PipelineSpec) -> BTreeMap<String, Vec<String>> {
 pub fn canonical(dt: &DataType) -> std::result::Result<DataType, String> {
     Ok(match dt {
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => DataType::Utf8,
-        DataType::Dictionary(_, v) if matches!(v.as_ref(), DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) => DataType::Utf8,
+        DataType::Dictionary(_, v)
+            if matches!(v.as_ref(), DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) =>
+        {
+            DataType::Utf8
+        }
         DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => DataType::Int64,
         DataType::UInt8 | DataType::UInt16 | DataType::UInt32 => DataType::Int64,
         DataType::UInt64 => DataType::UInt64,
@@ -440,9 +463,11 @@ pub fn canonical(dt: &DataType) -> std::result::Result<DataType, String> {
         DataType::Boolean => DataType::Boolean,
         DataType::Timestamp(_, _) => DataType::Timestamp(TimeUnit::Microsecond, Some(crate::schema::UTC.into())),
         DataType::Date32 | DataType::Date64 => DataType::Date32,
-        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) | DataType::ListView(f) | DataType::LargeListView(f) => {
-            DataType::List(Arc::new(Field::new("item", canonical(f.data_type())?, true)))
-        }
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::FixedSizeList(f, _)
+        | DataType::ListView(f)
+        | DataType::LargeListView(f) => DataType::List(Arc::new(Field::new("item", canonical(f.data_type())?, true))),
         DataType::Struct(fs) => DataType::Struct(Fields::from(
             fs.iter()
                 .map(|f| Ok(Field::new(f.name(), canonical(f.data_type())?, true)))
@@ -456,7 +481,8 @@ pub fn canonical(dt: &DataType) -> std::result::Result<DataType, String> {
 fn inferred_schema(table: &str, result: &Schema) -> Result<TableSchema> {
     let mut fields = Vec::new();
     for f in result.fields() {
-        let dt = canonical(f.data_type()).map_err(|m| Error::config(format!("table {table}"), format!("column `{}` {m}", f.name())))?;
+        let dt = canonical(f.data_type())
+            .map_err(|m| Error::config(format!("table {table}"), format!("column `{}` {m}", f.name())))?;
         fields.push(Field::new(f.name(), dt, true));
     }
     Ok(TableSchema::from_arrow(&Schema::new(fields)))
@@ -469,7 +495,11 @@ fn check_columns(table: &str, result: &Schema, schema: &TableSchema, target: &Sc
             let have: Vec<&str> = result.fields().iter().map(|f| f.name().as_str()).collect();
             return Err(Error::config(
                 ctx,
-                format!("the schema declares `{}` but the query returns no such column (it returns: {})", f.name(), have.join(", ")),
+                format!(
+                    "the schema declares `{}` but the query returns no such column (it returns: {})",
+                    f.name(),
+                    have.join(", ")
+                ),
             ));
         };
         if !castable(found.data_type(), f.data_type()) {
@@ -486,7 +516,10 @@ fn check_columns(table: &str, result: &Schema, schema: &TableSchema, target: &Sc
     }
     for f in result.fields() {
         if schema.field(f.name()).is_none() {
-            return Err(Error::config(ctx, format!("the query returns column `{}`, which the schema does not declare", f.name())));
+            return Err(Error::config(
+                ctx,
+                format!("the query returns column `{}`, which the schema does not declare", f.name()),
+            ));
         }
     }
     Ok(())
@@ -501,11 +534,12 @@ fn castable(from: &DataType, to: &DataType) -> bool {
         return true;
     }
     match (&c, to) {
-        (DataType::Int64, DataType::Float64 | DataType::UInt64) | (DataType::UInt64, DataType::Float64 | DataType::Int64) => true,
+        (DataType::Int64, DataType::Float64 | DataType::UInt64)
+        | (DataType::UInt64, DataType::Float64 | DataType::Int64) => true,
         (DataType::List(a), DataType::List(b)) => castable(a.data_type(), b.data_type()),
-        (DataType::Struct(a), DataType::Struct(b)) => a.iter().all(|f| {
-            b.iter().find(|g| g.name() == f.name()).is_some_and(|g| castable(f.data_type(), g.data_type()))
-        }),
+        (DataType::Struct(a), DataType::Struct(b)) => a
+            .iter()
+            .all(|f| b.iter().find(|g| g.name() == f.name()).is_some_and(|g| castable(f.data_type(), g.data_type()))),
         _ => false,
     }
 }
@@ -514,7 +548,9 @@ fn conform_batch(table: &str, b: &RecordBatch, target: &SchemaRef) -> Result<Rec
     let mut cols = Vec::with_capacity(target.fields().len());
     for f in target.fields() {
         let c = b.column_by_name(f.name()).expect("checked");
-        cols.push(conform(c, f.data_type()).map_err(|m| Error::format(format!("table {table}, column `{}`", f.name()), m))?);
+        cols.push(
+            conform(c, f.data_type()).map_err(|m| Error::format(format!("table {table}, column `{}`", f.name()), m))?,
+        );
     }
     RecordBatch::try_new(target.clone(), cols).map_err(|e| Error::format(format!("table {table}"), e))
 }
@@ -534,7 +570,10 @@ pub fn conform(a: &ArrayRef, to: &DataType) -> std::result::Result<ArrayRef, Str
                 DataType::List(_) => a.clone(),
                 other => {
                     let inner = match other {
-                        DataType::LargeList(f) | DataType::FixedSizeList(f, _) | DataType::ListView(f) | DataType::LargeListView(f) => f.clone(),
+                        DataType::LargeList(f)
+                        | DataType::FixedSizeList(f, _)
+                        | DataType::ListView(f)
+                        | DataType::LargeListView(f) => f.clone(),
                         _ => return Err(format!("cannot store {} as {}", type_name(other), type_name(to))),
                     };
                     cast_with_options(a, &DataType::List(inner), &strict).map_err(|e| e.to_string())?
@@ -545,7 +584,8 @@ pub fn conform(a: &ArrayRef, to: &DataType) -> std::result::Result<ArrayRef, Str
             Ok(Arc::new(ListArray::new(item.clone(), l.offsets().clone(), values, l.nulls().cloned())))
         }
         DataType::Struct(fields) => {
-            let s = a.as_struct_opt().ok_or_else(|| format!("cannot store {} as a struct", type_name(a.data_type())))?;
+            let s =
+                a.as_struct_opt().ok_or_else(|| format!("cannot store {} as a struct", type_name(a.data_type())))?;
             let mut children = Vec::new();
             for f in fields {
                 let child = match s.column_by_name(f.name()) {

@@ -27,10 +27,8 @@ use crate::release::Manifest;
 /// A DataFusion session with runpack's settings and SQL functions.
 pub fn session() -> SessionContext {
     let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
-    let mut config = SessionConfig::new()
-        .with_target_partitions(threads)
-        .with_batch_size(8192)
-        .with_information_schema(true);
+    let mut config =
+        SessionConfig::new().with_target_partitions(threads).with_batch_size(8192).with_information_schema(true);
     config.options_mut().execution.parquet.schema_force_view_types = false;
     config.options_mut().execution.time_zone = Some("+00:00".into());
     let state = SessionStateBuilder::new().with_config(config).with_default_features().build();
@@ -110,7 +108,12 @@ pub enum PrintFormat {
 }
 
 /// Writes `batches` to `out` in `format`.
-pub fn print(format: PrintFormat, schema: &SchemaRef, batches: &[RecordBatch], out: &mut dyn std::io::Write) -> Result<()> {
+pub fn print(
+    format: PrintFormat,
+    schema: &SchemaRef,
+    batches: &[RecordBatch],
+    out: &mut dyn std::io::Write,
+) -> Result<()> {
     let io = |e: std::io::Error| Error::io("<stdout>", e);
     match format {
         PrintFormat::Table => {

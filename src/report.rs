@@ -40,7 +40,10 @@ impl fmt::Display for Position {
 
 impl fmt::Display for SourceRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.file, self.at)
+        match &self.at {
+            Position::Pointer(p) if p.is_empty() => write!(f, "{}", self.file),
+            at => write!(f, "{}:{at}", self.file),
+        }
     }
 }
 

@@ -177,9 +177,8 @@ impl TableSchema {
     /// duplicate names, or keys that name no field.
     pub fn load(path: &Path) -> Result<TableSchema> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        let schema: TableSchema = serde_json::from_str(&text).map_err(|e| {
-            Error::config(format!("{}:{}:{}", path.display(), e.line(), e.column()), e.to_string())
-        })?;
+        let schema: TableSchema = serde_json::from_str(&text)
+            .map_err(|e| Error::config(format!("{}:{}:{}", path.display(), e.line(), e.column()), e.to_string()))?;
         schema.check().map_err(|m| Error::config(path.display().to_string(), m))?;
         Ok(schema)
     }
@@ -225,11 +224,8 @@ impl TableSchema {
 
     /// The Arrow schema of the table. Fields are nullable unless `required`.
     pub fn arrow_schema(&self) -> SchemaRef {
-        let fields: Vec<Field> = self
-            .fields
-            .iter()
-            .map(|f| f.arrow_field().expect("checked by TableSchema::check"))
-            .collect();
+        let fields: Vec<Field> =
+            self.fields.iter().map(|f| f.arrow_field().expect("checked by TableSchema::check")).collect();
         Arc::new(Schema::new(fields))
     }
 
@@ -300,10 +296,8 @@ impl FieldDescriptor {
                 }
             },
             "array" => {
-                let items = self
-                    .items
-                    .as_ref()
-                    .ok_or("an `array` field needs `items` (a field descriptor of its elements)")?;
+                let items =
+                    self.items.as_ref().ok_or("an `array` field needs `items` (a field descriptor of its elements)")?;
                 let mut item = items.as_ref().clone();
                 if item.name.is_empty() {
                     item.name = "item".into();
@@ -331,9 +325,7 @@ impl FieldDescriptor {
         let mut d = FieldDescriptor::new(field.name().clone(), "any");
         match field.data_type() {
             DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => d.field_type = "string".into(),
-            DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => {
-                d.field_type = "integer".into()
-            }
+            DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => d.field_type = "integer".into(),
             DataType::UInt8 | DataType::UInt16 | DataType::UInt32 => d.field_type = "integer".into(),
             DataType::UInt64 => {
                 d.field_type = "integer".into();
@@ -366,11 +358,7 @@ pub fn type_name(dt: &DataType) -> String {
         DataType::List(f) | DataType::LargeList(f) => format!("List<{}>", type_name(f.data_type())),
         DataType::Struct(fields) => format!(
             "Struct<{}>",
-            fields
-                .iter()
-                .map(|f| format!("{}: {}", f.name(), type_name(f.data_type())))
-                .collect::<Vec<_>>()
-                .join(", ")
+            fields.iter().map(|f| format!("{}: {}", f.name(), type_name(f.data_type()))).collect::<Vec<_>>().join(", ")
         ),
         DataType::Timestamp(unit, Some(tz)) => format!("Timestamp({unit:?}, \"{tz}\")"),
         DataType::Dictionary(k, v) => format!("Dictionary<{}, {}>", type_name(k), type_name(v)),

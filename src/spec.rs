@@ -334,9 +334,7 @@ impl PipelineSpec {
                 })?;
             }
             for f in &s.fields {
-                f.arrow_type().map_err(|m| {
-                    Error::config(at(&format!("source {} field {}", s.name, f.name)), m)
-                })?;
+                f.arrow_type().map_err(|m| Error::config(at(&format!("source {} field {}", s.name, f.name)), m))?;
             }
             source_schemas.push(match &s.schema {
                 Some(p) => Some(TableSchema::load(&dir.join(p))?),
@@ -365,10 +363,10 @@ impl PipelineSpec {
         if def.tables.is_empty() {
             return Err(Error::config(file.display().to_string(), "no [[table]] is defined"));
         }
-        if let Some(d) = &def.card.default_table {
-            if !def.tables.iter().any(|t| &t.name == d) {
-                return Err(Error::config(at("card.default_table"), format!("no table named `{d}`")));
-            }
+        if let Some(d) = &def.card.default_table
+            && !def.tables.iter().any(|t| &t.name == d)
+        {
+            return Err(Error::config(at("card.default_table"), format!("no table named `{d}`")));
         }
         Ok(PipelineSpec { dir, file, def, table_schemas, source_schemas })
     }
@@ -436,10 +434,7 @@ fn check_name(name: &str, what: &str, file: &Path, pattern: &str) -> Result<()> 
     if re.is_match(name) && !name.ends_with('\n') {
         Ok(())
     } else {
-        Err(Error::config(
-            file.display().to_string(),
-            format!("{what} {name:?} must match {pattern}"),
-        ))
+        Err(Error::config(file.display().to_string(), format!("{what} {name:?} must match {pattern}")))
     }
 }
 

@@ -84,7 +84,10 @@ pub fn register(ctx: &SessionContext) {
 fn tinker_part(s: &str, i: usize) -> Option<String> {
     let rest = s.strip_prefix("tinker://")?;
     let parts: Vec<&str> = rest.split('/').collect();
-    if parts.len() != 3 || !(parts[1] == "weights" || parts[1] == "sampler_weights") || parts.iter().any(|p| p.is_empty()) {
+    if parts.len() != 3
+        || !(parts[1] == "weights" || parts[1] == "sampler_weights")
+        || parts.iter().any(|p| p.is_empty())
+    {
         return None;
     }
     Some(parts[i].to_string())

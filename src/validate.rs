@@ -14,6 +14,9 @@
 //! Memory: rows stream through; only the current primary-key group, the values of `unique`
 //! columns and the referenced key sets are held.
 
+// Rows are checked by index across several parallel arrays (columns, reasons, sources).
+#![allow(clippy::needless_range_loop)]
+
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
@@ -81,7 +84,10 @@ impl<'a> Validator<'a> {
         let mut unique = BTreeMap::new();
         for (i, f) in schema.fields.iter().enumerate() {
             if let Some(p) = &f.constraints.pattern {
-                patterns.insert(i, regex::Regex::new(&format!("^(?:{p})$")).map_err(|e| Error::config(table, e.to_string()))?);
+                patterns.insert(
+                    i,
+                    regex::Regex::new(&format!("^(?:{p})$")).map_err(|e| Error::config(table, e.to_string()))?,
+                );
             }
             if f.constraints.unique {
                 unique.insert(i, (converter(&[arrow.field(i).data_type().clone()])?, HashSet::new()));
@@ -90,7 +96,8 @@ impl<'a> Validator<'a> {
         let mut fks = Vec::new();
         for fk in &schema.foreign_keys {
             let cols: Vec<usize> = fk.fields.iter().map(|k| idx(k)).collect::<Result<_>>()?;
-            let target = if fk.reference.resource.is_empty() { table.to_string() } else { fk.reference.resource.clone() };
+            let target =
+                if fk.reference.resource.is_empty() { table.to_string() } else { fk.reference.resource.clone() };
             let set = refs.get(&target).ok_or_else(|| {
                 Error::config(
                     format!("table {table}"),
@@ -126,9 +133,16 @@ impl<'a> Validator<'a> {
 
     /// Checks a batch; returns the rows to write (possibly fewer, possibly held back until the
     /// next call when the last key group may continue).
-    pub fn push(&mut self, batch: RecordBatch, report: &mut BuildReport, rejects: &mut Rejects) -> Result<Option<RecordBatch>> {
+    pub fn push(
+        &mut self,
+        batch: RecordBatch,
+        report: &mut BuildReport,
+        rejects: &mut Rejects,
+    ) -> Result<Option<RecordBatch>> {
         let batch = match self.carry.take() {
-            Some(c) => arrow::compute::concat_batches(&self.arrow, &[c, batch]).map_err(|e| Error::format(&self.table, e))?,
+            Some(c) => {
+                arrow::compute::concat_batches(&self.arrow, &[c, batch]).map_err(|e| Error::format(&self.table, e))?
+            }
             None => batch,
         };
         if batch.num_rows() == 0 {
@@ -136,7 +150,8 @@ impl<'a> Validator<'a> {
         }
         let cut = match &self.pk_conv {
             Some(conv) => {
-                let rows = conv.convert_columns(&self.key_columns(&batch)).map_err(|e| Error::format(&self.table, e))?;
+                let rows =
+                    conv.convert_columns(&self.key_columns(&batch)).map_err(|e| Error::format(&self.table, e))?;
                 let mut g = batch.num_rows() - 1;
                 while g > 0 && rows.row(g) == rows.row(g - 1) {
                     g -= 1;
@@ -184,40 +199,60 @@ impl<'a> Validator<'a> {
             for r in 0..n {
                 if col.is_null(r) {
                     if c.required || self.schema.primary_key.contains(&f.name) {
-                        reasons[r].push((f.name.clone(), "required".into(), "value is null but the field is required".into()));
+                        reasons[r].push((
+                            f.name.clone(),
+                            "required".into(),
+                            "value is null but the field is required".into(),
+                        ));
                     }
                     continue;
                 }
                 if let Some(allowed) = &c.enum_values {
                     let v = cell_json(col, r);
                     if !allowed.iter().any(|a| json_eq(a, &v)) {
-                        reasons[r].push((f.name.clone(), "enum".into(), format!("value {v} is not one of {}", Value::Array(allowed.clone()))));
+                        reasons[r].push((
+                            f.name.clone(),
+                            "enum".into(),
+                            format!("value {v} is not one of {}", Value::Array(allowed.clone())),
+                        ));
                     }
                 }
-                if let Some(re) = self.patterns.get(&i) {
-                    if let Some(s) = col.as_string_opt::<i32>() {
-                        let v = s.value(r);
-                        if !re.is_match(v) || v.ends_with('\n') && !re.as_str().contains("\\n") {
-                            reasons[r].push((
-                                f.name.clone(),
-                                "pattern".into(),
-                                format!("value {} does not match {}", crate::ingest::path::short_json_string(v), c.pattern.as_deref().unwrap_or("")),
-                            ));
-                        }
+                if let Some(re) = self.patterns.get(&i)
+                    && let Some(s) = col.as_string_opt::<i32>()
+                {
+                    let v = s.value(r);
+                    if !re.is_match(v) || v.ends_with('\n') && !re.as_str().contains("\\n") {
+                        reasons[r].push((
+                            f.name.clone(),
+                            "pattern".into(),
+                            format!(
+                                "value {} does not match {}",
+                                crate::ingest::path::short_json_string(v),
+                                c.pattern.as_deref().unwrap_or("")
+                            ),
+                        ));
                     }
                 }
-                if c.minimum.is_some() || c.maximum.is_some() {
-                    if let Some(x) = number_at(col, r) {
-                        if let Some(min) = c.minimum.as_ref().and_then(|m| m.as_f64()) {
-                            if x < min {
-                                reasons[r].push((f.name.clone(), "minimum".into(), format!("value {} is below the minimum {min}", cell_json(col, r))));
-                            }
-                        }
-                        if let Some(max) = c.maximum.as_ref().and_then(|m| m.as_f64()) {
-                            if x > max {
-                                reasons[r].push((f.name.clone(), "maximum".into(), format!("value {} is above the maximum {max}", cell_json(col, r))));
-                            }
-                        }
+                if (c.minimum.is_some() || c.maximum.is_some())
+                    && let Some(x) = number_at(col, r)
+                {
+                    if let Some(min) = c.minimum.as_ref().and_then(|m| m.as_f64())
+                        && x < min
+                    {
+                        reasons[r].push((
+                            f.name.clone(),
+                            "minimum".into(),
+                            format!("value {} is below the minimum {min}", cell_json(col, r)),
+                        ));
+                    }
+                    if let Some(max) = c.maximum.as_ref().and_then(|m| m.as_f64())
+                        && x > max
+                    {
+                        reasons[r].push((
+                            f.name.clone(),
+                            "maximum".into(),
+                            format!("value {} is above the maximum {max}", cell_json(col, r)),
+                        ));
                     }
                 }
                 if c.min_length.is_some() || c.max_length.is_some() {
@@ -228,10 +263,18 @@ impl<'a> Validator<'a> {
                     };
                     if let Some(len) = len {
                         if c.min_length.is_some_and(|m| len < m) {
-                            reasons[r].push((f.name.clone(), "minLength".into(), format!("length {len} is below {}", c.min_length.unwrap())));
+                            reasons[r].push((
+                                f.name.clone(),
+                                "minLength".into(),
+                                format!("length {len} is below {}", c.min_length.unwrap()),
+                            ));
                         }
                         if c.max_length.is_some_and(|m| len > m) {
-                            reasons[r].push((f.name.clone(), "maxLength".into(), format!("length {len} is above {}", c.max_length.unwrap())));
+                            reasons[r].push((
+                                f.name.clone(),
+                                "maxLength".into(),
+                                format!("length {len} is above {}", c.max_length.unwrap()),
+                            ));
                         }
                     }
                 }
@@ -284,8 +327,9 @@ impl<'a> Validator<'a> {
                     end += 1;
                 }
                 if end - start > 1 {
-                    let places: Vec<String> =
-                        (start..end).map(|r| sources.at(r).map(|s| s.to_string()).unwrap_or_else(|| format!("row {r}"))).collect();
+                    let places: Vec<String> = (start..end)
+                        .map(|r| sources.at(r).map(|s| s.to_string()).unwrap_or_else(|| format!("row {r}")))
+                        .collect();
                     match self.policy {
                         DuplicatePolicy::Error => {
                             for r in start..end {
@@ -322,7 +366,12 @@ impl<'a> Validator<'a> {
                 let tally = report.duplicates_dropped.entry(self.table.clone()).or_default();
                 let at = src.as_ref().map(|s| s.to_string()).unwrap_or_default();
                 tally.add(|| format!("{at}: {why}"));
-                rejects.add(&self.table, src.as_ref(), std::slice::from_ref(why), RejectBody::Record(row_json(&b, r)))?;
+                rejects.add(
+                    &self.table,
+                    src.as_ref(),
+                    std::slice::from_ref(why),
+                    RejectBody::Record(row_json(&b, r)),
+                )?;
                 continue;
             }
             if reasons[r].is_empty() {
@@ -344,7 +393,8 @@ impl<'a> Validator<'a> {
                 }
                 OnInvalid::Reject => {
                     keep[r] = false;
-                    let texts: Vec<String> = reasons[r].iter().map(|(f, rule, m)| format!("{f}: {m} ({rule})")).collect();
+                    let texts: Vec<String> =
+                        reasons[r].iter().map(|(f, rule, m)| format!("{f}: {m} ({rule})")).collect();
                     rejects.add(&self.table, sources.at(r).as_ref(), &texts, RejectBody::Record(row_json(&b, r)))?;
                 }
             }
@@ -368,7 +418,8 @@ impl<'a> Validator<'a> {
 }
 
 fn converter(types: &[DataType]) -> Result<RowConverter> {
-    RowConverter::new(types.iter().map(|t| SortField::new(t.clone())).collect()).map_err(|e| Error::format("row converter", e))
+    RowConverter::new(types.iter().map(|t| SortField::new(t.clone())).collect())
+        .map_err(|e| Error::format("row converter", e))
 }
 
 fn render_key(names: &[String], idx: &[usize], b: &RecordBatch, r: usize) -> String {
@@ -412,10 +463,10 @@ pub fn cell_json(a: &ArrayRef, r: usize) -> Value {
         Ok(b) => {
             let mut out = Vec::new();
             let mut ends = Vec::new();
-            if crate::write::encode_jsonl(&b, &mut out, &mut ends).is_ok() {
-                if let Ok(Value::Object(mut m)) = serde_json::from_slice::<Value>(&out) {
-                    return m.remove("v").unwrap_or(Value::Null);
-                }
+            if crate::write::encode_jsonl(&b, &mut out, &mut ends).is_ok()
+                && let Ok(Value::Object(mut m)) = serde_json::from_slice::<Value>(&out)
+            {
+                return m.remove("v").unwrap_or(Value::Null);
             }
             Value::Null
         }
@@ -427,10 +478,10 @@ pub fn cell_json(a: &ArrayRef, r: usize) -> Value {
 pub fn row_json(b: &RecordBatch, r: usize) -> Value {
     let mut out = Vec::new();
     let mut ends = Vec::new();
-    if crate::write::encode_jsonl(&b.slice(r, 1), &mut out, &mut ends).is_ok() {
-        if let Ok(v) = serde_json::from_slice::<Value>(&out) {
-            return v;
-        }
+    if crate::write::encode_jsonl(&b.slice(r, 1), &mut out, &mut ends).is_ok()
+        && let Ok(v) = serde_json::from_slice::<Value>(&out)
+    {
+        return v;
     }
     Value::Null
 }
@@ -454,36 +505,42 @@ impl<'b> SourceColumn<'b> {
 
     /// The place row `r` came from.
     pub fn at(&self, r: usize) -> Option<SourceRef> {
-        if let Some(f) = self.file {
-            if f.is_valid(r) {
-                let at = match self.line {
-                    Some(l) if l.is_valid(r) => match l.data_type() {
-                        DataType::Int64 => Position::Line(l.as_primitive::<arrow::datatypes::Int64Type>().value(r) as u64),
-                        DataType::Utf8 => {
-                            let s = l.as_string::<i32>().value(r);
-                            match s.parse::<u64>() {
-                                Ok(n) => Position::Line(n),
-                                Err(_) => Position::Pointer(s.to_string()),
-                            }
+        if let Some(f) = self.file
+            && f.is_valid(r)
+        {
+            let at = match self.line {
+                Some(l) if l.is_valid(r) => match l.data_type() {
+                    DataType::Int64 => Position::Line(l.as_primitive::<arrow::datatypes::Int64Type>().value(r) as u64),
+                    DataType::Utf8 => {
+                        let s = l.as_string::<i32>().value(r);
+                        match s.parse::<u64>() {
+                            Ok(n) => Position::Line(n),
+                            Err(_) => Position::Pointer(s.to_string()),
                         }
-                        _ => Position::Pointer(String::new()),
-                    },
+                    }
                     _ => Position::Pointer(String::new()),
-                };
-                return Some(SourceRef { file: f.value(r).to_string(), at });
-            }
+                },
+                _ => Position::Pointer(String::new()),
+            };
+            return Some(SourceRef { file: f.value(r).to_string(), at });
         }
-        if let Some(l) = self.list {
-            if l.is_valid(r) && l.value_length(r) > 0 {
-                let v = l.value(r);
-                if let Some(s) = v.as_string_opt::<i32>() {
-                    let first = s.value(0);
-                    // entries may be `file:line` or `file#pointer`
-                    return Some(match first.rsplit_once(':') {
-                        Some((f, n)) if n.parse::<u64>().is_ok() => SourceRef { file: f.into(), at: Position::Line(n.parse().unwrap()) },
+        if let Some(l) = self.list
+            && l.is_valid(r)
+            && l.value_length(r) > 0
+        {
+            let v = l.value(r);
+            if let Some(s) = v.as_string_opt::<i32>() {
+                let first = s.value(0);
+                // entries are `file:line` or `file:/json/pointer`
+                return Some(match first.split_once(":/").map(|(f, p)| (f, format!("/{p}"))) {
+                    Some((f, p)) => SourceRef { file: f.into(), at: Position::Pointer(p) },
+                    None => match first.rsplit_once(':') {
+                        Some((f, n)) if n.parse::<u64>().is_ok() => {
+                            SourceRef { file: f.into(), at: Position::Line(n.parse().expect("checked")) }
+                        }
                         _ => SourceRef { file: first.to_string(), at: Position::Pointer(String::new()) },
-                    });
-                }
+                    },
+                });
             }
         }
         None

@@ -73,7 +73,14 @@ fn all_files(dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
     for e in walkdir::WalkDir::new(dir).sort_by_file_name().into_iter().flatten() {
         if e.file_type().is_file() {
-            let rel = e.path().strip_prefix(dir).expect("under").components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
+            let rel = e
+                .path()
+                .strip_prefix(dir)
+                .expect("under")
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/");
             if rel.starts_with(".git/") || rel.starts_with(".cache/huggingface/") {
                 continue;
             }
@@ -94,7 +101,12 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
         let meta = match std::fs::symlink_metadata(&p) {
             Ok(meta) => meta,
             Err(_) => {
-                rep.problems.push(format!("{}: missing (manifest lists {} bytes, sha256 {})", f.path, hash::group_digits(f.bytes), f.sha256));
+                rep.problems.push(format!(
+                    "{}: missing (manifest lists {} bytes, sha256 {})",
+                    f.path,
+                    hash::group_digits(f.bytes),
+                    f.sha256
+                ));
                 continue;
             }
         };
@@ -128,7 +140,8 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
             } else {
                 format!("size {} bytes, manifest says {}", hash::group_digits(d.bytes), hash::group_digits(f.bytes))
             };
-            rep.problems.push(format!("{}: sha256 mismatch: expected {}, found {} ({size_note})", f.path, f.sha256, d.sha256));
+            rep.problems
+                .push(format!("{}: sha256 mismatch: expected {}, found {} ({size_note})", f.path, f.sha256, d.sha256));
         } else if d.bytes != f.bytes {
             rep.problems.push(format!("{}: size {} bytes, manifest says {}", f.path, d.bytes, f.bytes));
         } else {
@@ -152,7 +165,12 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
                     let want = t.schema.arrow_schema();
                     let diffs = schema_diff(&want, &schema);
                     if !diffs.is_empty() {
-                        rep.problems.push(format!("{}: schema differs from the manifest's table {}: {}", f.path, t.name, diffs.join("; ")));
+                        rep.problems.push(format!(
+                            "{}: schema differs from the manifest's table {}: {}",
+                            f.path,
+                            t.name,
+                            diffs.join("; ")
+                        ));
                     }
                 }
             }
@@ -167,7 +185,12 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
     }
     // table row totals
     for t in &m.tables {
-        let sum: u64 = m.files.iter().filter(|f| f.kind == "parquet" && f.table.as_deref() == Some(&t.name)).filter_map(|f| f.rows).sum();
+        let sum: u64 = m
+            .files
+            .iter()
+            .filter(|f| f.kind == "parquet" && f.table.as_deref() == Some(&t.name))
+            .filter_map(|f| f.rows)
+            .sum();
         if sum != t.rows {
             rep.problems.push(format!("table {}: files hold {sum} rows, manifest says {}", t.name, t.rows));
         }
@@ -197,11 +220,16 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
                 if path == "manifest.json" {
                     let d = hash::sha256_file(&dir.join("manifest.json"))?;
                     if d.sha256 != sha {
-                        rep.problems.push(format!("manifest.json: sha256 mismatch: SHA256SUMS says {sha}, found {}", d.sha256));
+                        rep.problems
+                            .push(format!("manifest.json: sha256 mismatch: SHA256SUMS says {sha}, found {}", d.sha256));
                     }
                 } else if let Some(f) = m.files.iter().find(|f| f.path == path) {
                     if f.sha256 != sha {
-                        rep.problems.push(format!("SHA256SUMS:{}: {path} has sha256 {sha}, the manifest says {}", n + 1, f.sha256));
+                        rep.problems.push(format!(
+                            "SHA256SUMS:{}: {path} has sha256 {sha}, the manifest says {}",
+                            n + 1,
+                            f.sha256
+                        ));
                     }
                 } else {
                     rep.problems.push(format!("SHA256SUMS:{}: {path} is not in the manifest", n + 1));
@@ -247,9 +275,19 @@ pub fn schema_diff(want: &arrow::datatypes::Schema, got: &arrow::datatypes::Sche
             Err(_) => out.push(format!("`{}` missing", f.name())),
             Ok(g) => {
                 if g.data_type() != f.data_type() {
-                    out.push(format!("`{}`: {} expected, {} found", f.name(), type_name(f.data_type()), type_name(g.data_type())));
+                    out.push(format!(
+                        "`{}`: {} expected, {} found",
+                        f.name(),
+                        type_name(f.data_type()),
+                        type_name(g.data_type())
+                    ));
                 } else if got.index_of(f.name()).ok() != Some(i) {
-                    out.push(format!("`{}`: at position {} instead of {}", f.name(), got.index_of(f.name()).unwrap_or(0), i));
+                    out.push(format!(
+                        "`{}`: at position {} instead of {}",
+                        f.name(),
+                        got.index_of(f.name()).unwrap_or(0),
+                        i
+                    ));
                 }
             }
         }
@@ -265,7 +303,10 @@ pub fn schema_diff(want: &arrow::datatypes::Schema, got: &arrow::datatypes::Sche
 /// Reads the YAML front matter of a card.
 pub fn front_matter(text: &str) -> Option<&str> {
     let rest = text.strip_prefix("---\n").or_else(|| text.strip_prefix("---\r\n"))?;
-    let end = rest.find("\n---\n").or_else(|| rest.find("\n---\r\n")).or_else(|| rest.strip_suffix("\n---").map(|r| r.len()))?;
+    let end = rest
+        .find("\n---\n")
+        .or_else(|| rest.find("\n---\r\n"))
+        .or_else(|| rest.strip_suffix("\n---").map(|r| r.len()))?;
     Some(&rest[..end + 1])
 }
 
@@ -290,13 +331,12 @@ pub fn card_problems(card: &str, files: &[String]) -> Vec<String> {
             return out;
         }
     };
-    let mut tags = Vec::new();
-    crate::card::non_plain_yaml(&yaml, "", &mut tags);
-    for t in tags {
+    for t in crate::card::non_plain_yaml(fm) {
         out.push(format!("README.md: {t}"));
     }
     let data_exts = [".parquet", ".jsonl", ".json", ".csv", ".arrow", ".txt", ".tsv", ".jsonl.gz", ".jsonl.zst"];
-    let is_data = |f: &str| data_exts.iter().any(|e| f.ends_with(e)) && f != "manifest.json" && !f.starts_with("rejects/");
+    let is_data =
+        |f: &str| data_exts.iter().any(|e| f.ends_with(e)) && f != "manifest.json" && !f.starts_with("rejects/");
     let mut paths: Vec<CardPath> = Vec::new();
     if let Some(configs) = yaml.get("configs").and_then(|c| c.as_sequence()) {
         for (ci, c) in configs.iter().enumerate() {
@@ -322,7 +362,9 @@ pub fn card_problems(card: &str, files: &[String]) -> Vec<String> {
                 }
             }
             let base = data_dir.map(|d| format!("{}/", d.trim_end_matches('/'))).unwrap_or_default();
-            let mut add = |split: &str, p: &str| paths.push(CardPath { config: name.clone(), split: split.into(), pattern: format!("{base}{p}") });
+            let mut add = |split: &str, p: &str| {
+                paths.push(CardPath { config: name.clone(), split: split.into(), pattern: format!("{base}{p}") })
+            };
             match c.get("data_files") {
                 Some(yaml_serde::Value::String(s)) => add("train", s),
                 Some(yaml_serde::Value::Sequence(items)) => {
@@ -457,7 +499,9 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
                 let p = dir.join(&s);
                 if lfs_pointer(&p).is_some() {
                     if manifest.is_none() {
-                        rep.problems.push(format!("{s}: a Git LFS pointer, not Parquet data; fetch the LFS object (e.g. `git lfs pull`)"));
+                        rep.problems.push(format!(
+                            "{s}: a Git LFS pointer, not Parquet data; fetch the LFS object (e.g. `git lfs pull`)"
+                        ));
                     }
                     continue;
                 }

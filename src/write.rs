@@ -46,7 +46,12 @@ pub struct WriteOptions {
 
 impl Default for WriteOptions {
     fn default() -> Self {
-        WriteOptions { max_shard_bytes: 500_000_000, row_group_bytes: 128 << 20, row_group_rows: 1 << 20, zstd_level: 3 }
+        WriteOptions {
+            max_shard_bytes: 500_000_000,
+            row_group_bytes: 128 << 20,
+            row_group_rows: 1 << 20,
+            zstd_level: 3,
+        }
     }
 }
 
@@ -95,7 +100,9 @@ impl TableWriter {
             std::fs::create_dir_all(&p).map_err(|e| Error::io(&p, e))?;
         }
         let props = WriterProperties::builder()
-            .set_compression(Compression::ZSTD(ZstdLevel::try_new(opts.zstd_level).map_err(|e| Error::format("zstd level", e))?))
+            .set_compression(Compression::ZSTD(
+                ZstdLevel::try_new(opts.zstd_level).map_err(|e| Error::format("zstd level", e))?,
+            ))
             .set_max_row_group_row_count(Some(opts.row_group_rows))
             .set_created_by(format!("runpack {}", env!("CARGO_PKG_VERSION")))
             .build();
@@ -121,7 +128,14 @@ impl TableWriter {
         let jf = File::create(&jsonl_path).map_err(|e| Error::io(&jsonl_path, e))?;
         let parquet = ArrowWriter::try_new(pf, self.schema.clone(), Some(self.props.clone()))
             .map_err(|e| Error::format(parquet_path.display().to_string(), e))?;
-        Ok(Shard { parquet, jsonl: BufWriter::with_capacity(1 << 20, jf), parquet_path, jsonl_path, jsonl_bytes: 0, rows: 0 })
+        Ok(Shard {
+            parquet,
+            jsonl: BufWriter::with_capacity(1 << 20, jf),
+            parquet_path,
+            jsonl_path,
+            jsonl_bytes: 0,
+            rows: 0,
+        })
     }
 
     /// Writes a batch (rows in final order).
@@ -259,12 +273,8 @@ impl TableWriter {
 /// Encodes every row of `batch` as a JSON line into `out`; `ends[i]` is the end offset of row i.
 pub fn encode_jsonl(batch: &RecordBatch, out: &mut Vec<u8>, ends: &mut Vec<usize>) -> Result<()> {
     let schema = batch.schema();
-    let keys: Vec<Vec<u8>> = schema
-        .fields()
-        .iter()
-        .map(|f| serde_json::to_vec(f.name()).expect("string"))
-        .collect();
-    let encs: Vec<Enc> = batch.columns().iter().map(|c| Enc::new(c)).collect::<Result<_>>()?;
+    let keys: Vec<Vec<u8>> = schema.fields().iter().map(|f| serde_json::to_vec(f.name()).expect("string")).collect();
+    let encs: Vec<Enc> = batch.columns().iter().map(Enc::new).collect::<Result<_>>()?;
     for row in 0..batch.num_rows() {
         out.push(b'{');
         for (i, enc) in encs.iter().enumerate() {

@@ -120,8 +120,10 @@ pub fn init_tracing(verbose: u8, quiet: bool) {
         (_, 1) => "info",
         _ => "debug",
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).try_init();
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    let _ =
+        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).try_init();
 }
 
 /// Prints an error on stderr and returns its exit code.
@@ -165,7 +167,11 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
                 source_date_epoch: std::env::var("SOURCE_DATE_EPOCH").ok().and_then(|s| s.trim().parse().ok()),
             };
             let progress = output::progress(quiet);
-            let outcome = runtime()?.block_on(crate::pipeline::build(&spec, &opts, progress.as_ref().map(|p| p as &dyn crate::pipeline::Progress).unwrap_or(&Silent)))?;
+            let outcome = runtime()?.block_on(crate::pipeline::build(
+                &spec,
+                &opts,
+                progress.as_ref().map(|p| p as &dyn crate::pipeline::Progress).unwrap_or(&Silent),
+            ))?;
             if !quiet {
                 for w in &outcome.report.warnings {
                     eprintln!("{w}");
@@ -183,11 +189,17 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             }
             if rep.ok() {
                 if !quiet {
-                    let _ = writeln!(out, "ok: {} files verified by sha256 in {}", rep.verified.len(), release.display());
+                    let _ =
+                        writeln!(out, "ok: {} files verified by sha256 in {}", rep.verified.len(), release.display());
                 }
                 Ok(0)
             } else {
-                eprintln!("{} problem{} found in {}", rep.problems.len(), if rep.problems.len() == 1 { "" } else { "s" }, release.display());
+                eprintln!(
+                    "{} problem{} found in {}",
+                    rep.problems.len(),
+                    if rep.problems.len() == 1 { "" } else { "s" },
+                    release.display()
+                );
                 Ok(1)
             }
         }

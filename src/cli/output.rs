@@ -25,7 +25,10 @@ impl Progress for Bar {
             Some(n) => ProgressBar::new(n),
             None => ProgressBar::new_spinner(),
         };
-        bar.set_style(ProgressStyle::with_template("{spinner} {msg} {pos} {elapsed}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {msg} {pos} {elapsed}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
         bar.set_message(step.to_string());
         bar.enable_steady_tick(std::time::Duration::from_millis(120));
         *self.bar.lock().expect("lock") = Some(bar);

@@ -13,8 +13,8 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use arrow::array::{
-    ArrayRef, BooleanBuilder, Date32Builder, Float64Builder, Int64Builder, ListArray, StringBuilder,
-    StructArray, TimestampMicrosecondBuilder, UInt64Builder,
+    ArrayRef, BooleanBuilder, Date32Builder, Float64Builder, Int64Builder, ListArray, StringBuilder, StructArray,
+    TimestampMicrosecondBuilder, UInt64Builder,
 };
 use arrow::buffer::{NullBuffer, OffsetBuffer};
 use arrow::datatypes::{DataType, Field, Fields, TimeUnit};
@@ -62,9 +62,7 @@ impl Target {
             "boolean" => Target::Bool,
             "datetime" => Target::Timestamp,
             "date" => Target::Date,
-            "array" => Target::List(Box::new(
-                f.items.as_deref().map(Target::from_descriptor).unwrap_or(Target::Json),
-            )),
+            "array" => Target::List(Box::new(f.items.as_deref().map(Target::from_descriptor).unwrap_or(Target::Json))),
             "object" => match &f.fields {
                 Some(fs) => Target::Struct(fs.iter().map(|m| (m.name.clone(), Target::from_descriptor(m))).collect()),
                 None => Target::Json,
@@ -402,7 +400,10 @@ fn build(cells: &[Cell], target: &Target, ctx: &mut Ctx) -> ArrayRef {
                             let p = Rc::new(PathNode { parent: Some(c.path.clone()), seg: Seg::Key(k.clone()) });
                             let parent = render(&c.path);
                             let cell = Cell { v: None, row: c.row, path: p };
-                            ctx.problem(&cell, format!("key not in schema for struct {}", parent.trim_start_matches("$.")));
+                            ctx.problem(
+                                &cell,
+                                format!("key not in schema for struct {}", parent.trim_start_matches("$.")),
+                            );
                         }
                     }
                 }
@@ -504,11 +505,11 @@ fn to_i64(c: &Cell, ctx: &mut Ctx) -> Option<i64> {
                 if let Some(f) = parse_text_float(s) {
                     return float_to_int(c, ctx, f, s);
                 }
-            } else if ctx.opts.coerce_numeric_strings {
-                if let Ok(i) = s.parse::<i64>() {
-                    ctx.event("coercion", c, format!("string {} read as integer {i}", path::short_json_string(s)));
-                    return Some(i);
-                }
+            } else if ctx.opts.coerce_numeric_strings
+                && let Ok(i) = s.parse::<i64>()
+            {
+                ctx.event("coercion", c, format!("string {} read as integer {i}", path::short_json_string(s)));
+                return Some(i);
             }
             ctx.mismatch(c, &Target::Int64, c.v?);
             None
@@ -521,7 +522,7 @@ fn to_i64(c: &Cell, ctx: &mut Ctx) -> Option<i64> {
 }
 
 fn float_to_int(c: &Cell, ctx: &mut Ctx, f: f64, text: &str) -> Option<i64> {
-    if f.fract() == 0.0 && f.is_finite() && f >= -9.223372036854776e18 && f < 9.223372036854776e18 {
+    if f.fract() == 0.0 && f.is_finite() && (-9.223372036854776e18..9.223372036854776e18).contains(&f) {
         Some(f as i64)
     } else if f.is_finite() && f.fract() == 0.0 {
         ctx.problem(c, format!("integer {text} out of range for Int64"));
@@ -616,19 +617,18 @@ fn to_f64(c: &Cell, ctx: &mut Ctx) -> Option<f64> {
                     return Some(f);
                 }
             } else {
-                if ctx.opts.coerce_nonfinite_strings {
-                    if let Some(f) = nonfinite_string(s) {
-                        ctx.event("coercion", c, format!("string {} read as {f}", path::short_json_string(s)));
-                        return Some(f);
-                    }
+                if ctx.opts.coerce_nonfinite_strings
+                    && let Some(f) = nonfinite_string(s)
+                {
+                    ctx.event("coercion", c, format!("string {} read as {f}", path::short_json_string(s)));
+                    return Some(f);
                 }
-                if ctx.opts.coerce_numeric_strings {
-                    if let Ok(f) = s.parse::<f64>() {
-                        if f.is_finite() {
-                            ctx.event("coercion", c, format!("string {} read as {f}", path::short_json_string(s)));
-                            return Some(f);
-                        }
-                    }
+                if ctx.opts.coerce_numeric_strings
+                    && let Ok(f) = s.parse::<f64>()
+                    && f.is_finite()
+                {
+                    ctx.event("coercion", c, format!("string {} read as {f}", path::short_json_string(s)));
+                    return Some(f);
                 }
             }
             ctx.mismatch(c, &Target::Float64, c.v?);
@@ -727,15 +727,26 @@ mod tests {
 
     #[test]
     fn integers_are_strict() {
-        let c = conv(&[r#"{"step": 1}"#, r#"{"step": "2"}"#, r#"{"step": 3.5}"#, r#"{"step": 4.0}"#], &[("step", Target::Int64)], &ConvertOptions::default());
+        let c = conv(
+            &[r#"{"step": 1}"#, r#"{"step": "2"}"#, r#"{"step": 3.5}"#, r#"{"step": 4.0}"#],
+            &[("step", Target::Int64)],
+            &ConvertOptions::default(),
+        );
         let msgs: Vec<String> = c.problems.iter().map(|p| format!("{}:{}: {}", p.row, p.path, p.message)).collect();
-        assert_eq!(msgs, vec!["1:$.step: expected integer, found string \"2\"", "2:$.step: fractional value 3.5 for integer column"]);
+        assert_eq!(
+            msgs,
+            vec!["1:$.step: expected integer, found string \"2\"", "2:$.step: fractional value 3.5 for integer column"]
+        );
         assert_eq!(c.columns[0].as_primitive::<Int64Type>().value(3), 4);
     }
 
     #[test]
     fn nonfinite_tokens_are_ieee() {
-        let c = conv(&[r#"{"x": NaN}"#, r#"{"x": -Infinity}"#, r#"{"x": null}"#, r#"{}"#], &[("x", Target::Float64)], &ConvertOptions::default());
+        let c = conv(
+            &[r#"{"x": NaN}"#, r#"{"x": -Infinity}"#, r#"{"x": null}"#, r#"{}"#],
+            &[("x", Target::Float64)],
+            &ConvertOptions::default(),
+        );
         let a = c.columns[0].as_primitive::<Float64Type>();
         assert!(a.value(0).is_nan() && !a.is_null(0));
         assert_eq!(a.value(1), f64::NEG_INFINITY);
@@ -749,7 +760,11 @@ mod tests {
         let c = conv(&[r#"{"meta": {"seed": 1, "retry": 2}}"#], &[("meta", t)], &ConvertOptions::default());
         assert_eq!(c.problems[0].path, "$.meta.retry");
         assert_eq!(c.problems[0].message, "key not in schema for struct meta");
-        let c = conv(&[r#"{"span": [0, 4, "PER"]}"#], &[("span", Target::List(Box::new(Target::Int64)))], &ConvertOptions::default());
+        let c = conv(
+            &[r#"{"span": [0, 4, "PER"]}"#],
+            &[("span", Target::List(Box::new(Target::Int64)))],
+            &ConvertOptions::default(),
+        );
         assert_eq!(c.problems[0].path, "$.span[2]");
     }
 }

@@ -46,6 +46,7 @@ impl PathPattern {
         }
         let mut re = String::from("^");
         let mut names = Vec::new();
+        let name_ok = regex::Regex::new(r"^[a-z_][a-z0-9_]*$").expect("static pattern");
         let chars: Vec<char> = pattern.chars().collect();
         let mut i = 0;
         while i < chars.len() {
@@ -69,8 +70,7 @@ impl PathPattern {
                         .position(|&c| c == '}')
                         .ok_or_else(|| format!("unclosed `{{` in path `{pattern}`"))?;
                     let name: String = chars[i + 1..i + end].iter().collect();
-                    let ok = regex::Regex::new(r"^[a-z_][a-z0-9_]*$").unwrap().is_match(&name);
-                    if !ok {
+                    if !name_ok.is_match(&name) {
                         return Err(format!("capture `{{{name}}}` in `{pattern}` must match [a-z_][a-z0-9_]*"));
                     }
                     re.push_str(&format!("(?P<{name}>[^/]+?)"));

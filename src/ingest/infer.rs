@@ -136,11 +136,7 @@ fn classify<'a>(v: &'a Value, textual: bool) -> Scalar<'a> {
                     _ => Scalar::Float,
                 };
             }
-            if textual {
-                classify_text(s)
-            } else {
-                Scalar::Str
-            }
+            if textual { classify_text(s) } else { Scalar::Str }
         }
         _ => Scalar::Other(std::marker::PhantomData),
     }
@@ -269,10 +265,7 @@ fn observe(
                 (Scalar::Null, _) | (Scalar::Other(_), _) => return,
                 (Scalar::Bool, k @ Kind::Unknown) => *k = Kind::Bool,
                 (Scalar::Int(neg, big), k @ Kind::Unknown) => {
-                    *k = Kind::Int {
-                        negative: neg.then(|| src.clone()),
-                        above_i64: big.then(|| src.clone()),
-                    }
+                    *k = Kind::Int { negative: neg.then(|| src.clone()), above_i64: big.then(|| src.clone()) }
                 }
                 (Scalar::Int(neg, big), Kind::Int { negative, above_i64 }) => {
                     if neg && negative.is_none() {
@@ -298,7 +291,10 @@ fn to_type(node: &Node, segs: &mut Vec<Seg>, problems: &mut Vec<TypeProblem>) ->
     match &node.kind {
         Kind::Unknown => {
             let (what, hint) = if matches!(segs.last(), Some(Seg::Elem)) {
-                ("no input has an element in this list, so its element type is unknown", "declare the field's `items` type")
+                (
+                    "no input has an element in this list, so its element type is unknown",
+                    "declare the field's `items` type",
+                )
             } else {
                 ("no input file has a non-null value for it, so its type is unknown", "declare its type")
             };

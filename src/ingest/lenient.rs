@@ -255,9 +255,18 @@ mod tests {
 
     #[test]
     fn rewrites_bare_tokens_only() {
-        assert_eq!(rw(r#"{"a": NaN, "b": "NaN", "c": -Infinity}"#), "{\"a\": \"\u{FDD0}NaN\", \"b\": \"NaN\", \"c\": \"\u{FDD0}-Infinity\"}");
-        assert_eq!(rw(r#"{"s": "x\"NaN", "v": [Infinity,1]}"#), "{\"s\": \"x\\\"NaN\", \"v\": [\"\u{FDD0}Infinity\",1]}");
-        assert_eq!(rw(r#"{"a": 18446744073709551615, "b": 18446744073709551616}"#), "{\"a\": 18446744073709551615, \"b\": \"\u{FDD0}int:18446744073709551616\"}");
+        assert_eq!(
+            rw(r#"{"a": NaN, "b": "NaN", "c": -Infinity}"#),
+            "{\"a\": \"\u{FDD0}NaN\", \"b\": \"NaN\", \"c\": \"\u{FDD0}-Infinity\"}"
+        );
+        assert_eq!(
+            rw(r#"{"s": "x\"NaN", "v": [Infinity,1]}"#),
+            "{\"s\": \"x\\\"NaN\", \"v\": [\"\u{FDD0}Infinity\",1]}"
+        );
+        assert_eq!(
+            rw(r#"{"a": 18446744073709551615, "b": 18446744073709551616}"#),
+            "{\"a\": 18446744073709551615, \"b\": \"\u{FDD0}int:18446744073709551616\"}"
+        );
         assert_eq!(rw(r#"{"a": 1.5e300, "b": true, "c": null}"#), r#"{"a": 1.5e300, "b": true, "c": null}"#);
     }
 

@@ -276,7 +276,12 @@ fn infer_columns(
         }
     }
     for w in &inf.widenings {
-        report.warn(&src.name, "widening", Some(w.first.clone()), format!("struct field {} added (nullable); first seen here", w.path));
+        report.warn(
+            &src.name,
+            "widening",
+            Some(w.first.clone()),
+            format!("struct field {} added (nullable); first seen here", w.path),
+        );
     }
     let (fields, problems) = inf.fields();
     let mut config_problems = Vec::new();
@@ -321,13 +326,16 @@ fn list(names: &[&String]) -> String {
     names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
 }
 
+/// A record waiting for conversion: the object, where it came from, the path captures.
+type Pending = (Map<String, Value>, SourceRef, Vec<(String, String)>);
+
 struct Converter<'a, W: std::io::Write> {
     src: &'a SourceDef,
     columns: &'a [(String, Target)],
     conv: &'a ConvertOptions,
     schema: SchemaRef,
     opts: &'a IngestOptions,
-    batch: Vec<(Map<String, Value>, SourceRef, Vec<(String, String)>)>,
+    batch: Vec<Pending>,
     rows: u64,
     report: &'a mut BuildReport,
     rejects: &'a mut Rejects,
@@ -402,9 +410,10 @@ impl<W: std::io::Write> Converter<'_, W> {
             if matches!(target, Target::Str | Target::Json) {
                 let a = converted.columns[i].as_string::<i32>();
                 for (row, v) in a.iter().enumerate() {
-                    if let Some(v) = v {
-                        if v.len() as u64 > self.opts.large_cell_bytes {
-                            self.report.warn(
+                    if let Some(v) = v
+                        && v.len() as u64 > self.opts.large_cell_bytes
+                    {
+                        self.report.warn(
                                 &name,
                                 "large-cell",
                                 Some(batch[row].1.clone()),
@@ -414,7 +423,6 @@ impl<W: std::io::Write> Converter<'_, W> {
                                     crate::hash::group_digits(self.opts.large_cell_bytes)
                                 ),
                             );
-                        }
                     }
                 }
             }
@@ -445,7 +453,8 @@ impl<W: std::io::Write> Converter<'_, W> {
             .map_err(|e| Error::format(format!("source {name}"), e))?;
         if !bad.is_empty() {
             let keep: BooleanArray = (0..rb.num_rows()).map(|r| Some(!bad.contains_key(&r))).collect();
-            rb = arrow::compute::filter_record_batch(&rb, &keep).map_err(|e| Error::format(format!("source {name}"), e))?;
+            rb = arrow::compute::filter_record_batch(&rb, &keep)
+                .map_err(|e| Error::format(format!("source {name}"), e))?;
         }
         self.rows += rb.num_rows() as u64;
         self.writer.write(&rb).map_err(|e| Error::format(self.ipc_file.display().to_string(), e))?;

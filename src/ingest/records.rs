@@ -90,12 +90,9 @@ pub fn jsonl(mut reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMu
                 ),
                 raw: Some(raw(line)),
             })?,
-            Err(e) => sink(Item::Bad {
-                at,
-                rule: "json",
-                message: format!("not valid JSON: {e}"),
-                raw: Some(raw(line)),
-            })?,
+            Err(e) => {
+                sink(Item::Bad { at, rule: "json", message: format!("not valid JSON: {e}"), raw: Some(raw(line)) })?
+            }
         }
     }
 }
@@ -106,7 +103,12 @@ fn raw(line: &[u8]) -> String {
 
 /// Reads the records of a JSON document at `pointer` (RFC 6901; `""` = the root): each element
 /// if it is an array, or the object itself.
-pub fn json(reader: Box<dyn BufRead + Send>, rel: &str, pointer: &str, sink: &mut dyn FnMut(Item) -> Result<()>) -> Result<()> {
+pub fn json(
+    reader: Box<dyn BufRead + Send>,
+    rel: &str,
+    pointer: &str,
+    sink: &mut dyn FnMut(Item) -> Result<()>,
+) -> Result<()> {
     let tokens: Vec<String> = if pointer.is_empty() {
         vec![]
     } else {
@@ -218,7 +220,11 @@ impl<'de> Visitor<'de> for Nav<'_, '_, '_> {
         loop {
             if Some(i) == want {
                 if seq
-                    .next_element_seed(Nav { path: &self.path[1..], pointer: self.pointer.clone(), state: &mut *self.state })?
+                    .next_element_seed(Nav {
+                        path: &self.path[1..],
+                        pointer: self.pointer.clone(),
+                        state: &mut *self.state,
+                    })?
                     .is_none()
                 {
                     return Ok(());
@@ -253,10 +259,7 @@ impl<'de> Visitor<'de> for Nav<'_, '_, '_> {
 /// Reads CSV with a header row; every cell is a string.
 pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item) -> Result<()>) -> Result<()> {
     let mut rdr = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(reader);
-    let headers = rdr
-        .headers()
-        .map_err(|e| Error::format(rel, format!("cannot read the CSV header: {e}")))?
-        .clone();
+    let headers = rdr.headers().map_err(|e| Error::format(rel, format!("cannot read the CSV header: {e}")))?.clone();
     let mut record = csv::StringRecord::new();
     loop {
         let pos = rdr.position().line();
@@ -323,7 +326,9 @@ mod tests {
 
     #[test]
     fn json_pointer_streams_records() {
-        let got = collect(|s| json(boxed(br#"{"meta":{"x":1},"experiments":[{"a":NaN},{"b":2}],"z":[1]}"#), "f", "/experiments", s));
+        let got = collect(|s| {
+            json(boxed(br#"{"meta":{"x":1},"experiments":[{"a":NaN},{"b":2}],"z":[1]}"#), "f", "/experiments", s)
+        });
         assert_eq!(got, vec!["/experiments/0 {\"a\":\"\u{FDD0}NaN\"}", "/experiments/1 {\"b\":2}"]);
         let got = collect(|s| json(boxed(br#"[{"a":1}]"#), "f", "", s));
         assert_eq!(got, vec!["/0 {\"a\":1}"]);

@@ -98,7 +98,8 @@ mod tests {
 
     #[test]
     fn checkpoint_extra_keys_are_kept() {
-        let rec: Value = serde_json::from_str(r#"{"name": "000020", "batch": 20, "rolling": true, "elapsed_tokens": 5}"#).unwrap();
+        let rec: Value =
+            serde_json::from_str(r#"{"name": "000020", "batch": 20, "rolling": true, "elapsed_tokens": 5}"#).unwrap();
         let row = checkpoint_row(rec.as_object().unwrap().clone());
         assert_eq!(row["extra"], r#"{"elapsed_tokens":5}"#);
         assert_eq!(row["rolling"], true);

@@ -1,1 +1,7 @@
+//! runpack's integration tests: the real binary on the bundled example, the shared corpus and
+//! small hand-made inputs.
 
+// Shared helpers: temp folders, the binary, the Python checkers.
+mod util;
+// The bundled tinker-rl-bench example: build, determinism, verify, query, card, killed builds.
+mod example;

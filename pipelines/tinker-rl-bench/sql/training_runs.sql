@@ -9,12 +9,17 @@ WITH ckpt AS (
     GROUP BY training_run_id
 ),
 places AS (
-    SELECT training_run_id, _source_file || ':' || _source_line AS place FROM run_records WHERE training_run_id IS NOT NULL
-    UNION
-    SELECT training_run_id, _source_file || ':' || _source_line FROM checkpoint_mentions
+    SELECT training_run_id, min(precedence) AS precedence, _source_file || ':' || _source_line AS place
+    FROM (
+        SELECT training_run_id, precedence, _source_file, _source_line FROM run_records WHERE training_run_id IS NOT NULL
+        UNION ALL
+        SELECT training_run_id, 4, _source_file, _source_line FROM checkpoint_mentions
+    )
+    GROUP BY training_run_id, _source_file || ':' || _source_line
 ),
 sources AS (
-    SELECT training_run_id, array_sort(array_agg(place)) AS source_files FROM places GROUP BY training_run_id
+    -- highest precedence first: the first entry is where the run's attributes come from
+    SELECT training_run_id, array_agg(place ORDER BY precedence, place) AS source_files FROM places GROUP BY training_run_id
 )
 SELECT r.training_run_id,
        r.experiment, r.model, r.model_short, r.task, r.seed, r."rank", r.lr, r.group_size, r.steps,

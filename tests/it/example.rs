@@ -1,0 +1,256 @@
+//! The bundled example (pipelines/tinker-rl-bench): the release it builds, and what users and
+//! their tools can do with it.
+
+use std::path::Path;
+
+use crate::util::*;
+
+fn manifest(release: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(release.join("manifest.json")).unwrap()).unwrap()
+}
+
+fn table_rows(m: &serde_json::Value, name: &str) -> u64 {
+    m["tables"].as_array().unwrap().iter().find(|t| t["name"] == name).unwrap()["rows"].as_u64().unwrap()
+}
+
+#[test]
+fn builds_every_table_with_its_row_count() {
+    let release = example_release();
+    assert!(release.ends_with("tinker-rl-bench/1.0.0"), "{}", release.display());
+    let m = manifest(release);
+    assert_eq!(table_rows(&m, "training_runs"), 44);
+    assert_eq!(table_rows(&m, "checkpoints"), 84);
+    assert_eq!(table_rows(&m, "metrics"), 13_220);
+    for f in [
+        "README.md",
+        "manifest.json",
+        "SHA256SUMS",
+        "data/training_runs.parquet",
+        "jsonl/checkpoints.jsonl",
+        "data/metrics.parquet",
+    ] {
+        assert!(release.join(f).is_file(), "{f} missing");
+    }
+    assert_eq!(m["inputs"].as_array().unwrap().len(), 28, "raw files read");
+}
+
+#[test]
+fn the_published_selection_rule_gives_28_runs_and_66_checkpoints() {
+    let o = run(bin().args(["query", "--format", "csv"]).arg(example_release()).arg(
+        "SELECT count(*) AS runs, \
+                sum(CASE WHEN has_checkpoint_index THEN cardinality(weight_checkpoints) + cardinality(sampler_weight_checkpoints) ELSE 1 END) AS checkpoints \
+         FROM training_runs WHERE has_checkpoint_index OR complete_metadata",
+    ));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "runs,checkpoints\n28,66\n");
+    let card = std::fs::read_to_string(example_release().join("README.md")).unwrap();
+    assert!(card.contains("| this release: every run named in the raw files | 44 | 84 |"), "card lacks the comparison");
+}
+
+#[test]
+fn doubled_run_ids_are_repaired_and_flagged() {
+    let o = run(bin().args(["query", "--format", "csv"]).arg(example_release()).arg(
+        "SELECT count(*) FILTER (WHERE id_repaired) AS repaired, count(*) FILTER (WHERE training_run_id LIKE '%:train:0:train:%') AS doubled FROM training_runs",
+    ));
+    assert_eq!(stdout(&o), "repaired,doubled\n12,0\n", "{}", stderr(&o));
+}
+
+#[test]
+fn sha256sum_accepts_sha256sums() {
+    let o = run(std::process::Command::new("sha256sum").args(["-c", "SHA256SUMS"]).current_dir(example_release()));
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    assert!(!stdout(&o).contains("FAILED"));
+}
+
+#[test]
+fn a_second_build_is_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run(bin()
+        .args(["build", "-q"])
+        .arg(repo().join("pipelines/tinker-rl-bench"))
+        .arg("--releases-dir")
+        .arg(dir.path()));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let again = snapshot_files(&dir.path().join("tinker-rl-bench/1.0.0"));
+    let first = snapshot_files(example_release());
+    assert_eq!(first.iter().map(|f| &f.0).collect::<Vec<_>>(), again.iter().map(|f| &f.0).collect::<Vec<_>>());
+    for (a, b) in first.iter().zip(&again) {
+        assert!(a.1 == b.1, "{} differs between two builds", a.0);
+    }
+}
+
+#[test]
+fn verify_passes_then_names_a_flipped_byte_and_a_deleted_file() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), dir.path());
+    let o = run(bin().arg("verify").arg(dir.path()));
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+
+    let pq = dir.path().join("data/checkpoints.parquet");
+    let mut bytes = std::fs::read(&pq).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x01;
+    std::fs::write(&pq, &bytes).unwrap();
+    let o = run(bin().arg("verify").arg(dir.path()));
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(out.contains("data/checkpoints.parquet: sha256 mismatch"), "{out}");
+    assert!(out.contains("the size matches, the content does not"), "{out}");
+    bytes[mid] ^= 0x01;
+    std::fs::write(&pq, &bytes).unwrap();
+
+    std::fs::remove_file(dir.path().join("jsonl/metrics.jsonl")).unwrap();
+    let o = run(bin().arg("verify").arg(dir.path()));
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(out.contains("jsonl/metrics.jsonl: missing"), "{out}");
+    assert_eq!(out.lines().count(), 1, "one line per problem: {out}");
+}
+
+#[test]
+fn verify_refuses_manifest_paths_outside_the_release() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), dir.path());
+    let mpath = dir.path().join("manifest.json");
+    let text =
+        std::fs::read_to_string(&mpath).unwrap().replacen("\"path\": \"README.md\"", "\"path\": \"../outside.md\"", 1);
+    std::fs::write(&mpath, text).unwrap();
+    let o = run(bin().arg("verify").arg(dir.path()));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("../outside.md: manifest path leaves the release folder"), "{}", stdout(&o));
+}
+
+#[test]
+fn query_prints_a_table() {
+    let o = run(bin()
+        .arg("query")
+        .arg(example_release())
+        .arg("SELECT model, max(peak_accuracy) FROM training_runs GROUP BY model ORDER BY 2 DESC"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with("+--"), "{out}");
+    assert!(out.contains("| meta-llama/Llama-3.3-70B-Instruct"), "{out}");
+    for fmt in ["csv", "json", "ndjson"] {
+        let o = run(bin()
+            .args(["query", "--format", fmt])
+            .arg(example_release())
+            .arg("SELECT name, step FROM checkpoints WHERE name = '000020' AND kind = 'weights'"));
+        assert!(o.status.success(), "{fmt}: {}", stderr(&o));
+        let expected = match fmt {
+            "csv" => "name,step\n000020,20\n",
+            "json" => "[{\"name\":\"000020\",\"step\":20}]\n",
+            _ => "{\"name\":\"000020\",\"step\":20}\n",
+        };
+        assert_eq!(stdout(&o), expected);
+    }
+}
+
+#[test]
+fn datasets_and_pyarrow_load_every_config() {
+    let o = run(std::process::Command::new(python())
+        .arg(repo().join("tests/python/load_release.py"))
+        .arg(example_release())
+        .env("HF_HOME", tempfile::tempdir().unwrap().path()));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let got: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    for (t, n) in [("training_runs", 44), ("checkpoints", 84), ("metrics", 13_220)] {
+        assert_eq!(got[t]["datasets_rows"], n, "{t}");
+        assert_eq!(got[t]["pyarrow_rows"], n, "{t}");
+    }
+    assert!(got["training_runs"]["columns"].as_array().unwrap().iter().any(|c| c == "sampler_weight_checkpoints"));
+}
+
+#[test]
+fn card_and_manifest_match_their_golden_files() {
+    let card = std::fs::read_to_string(example_release().join("README.md")).unwrap();
+    insta::assert_snapshot!("example_card", card);
+    let manifest = std::fs::read_to_string(example_release().join("manifest.json")).unwrap();
+    insta::assert_snapshot!("example_manifest", manifest);
+}
+
+#[test]
+fn an_injected_schema_violation_names_its_file_and_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pipeline = example_copy(tmp.path());
+    // a checkpoint index line whose batch is text, and a run whose LoRA rank is 0
+    let idx = pipeline.join("raw/experiments/results/arithmetic_checkpoints.jsonl");
+    let text = std::fs::read_to_string(&idx).unwrap().replacen("\"batch\": 60", "\"batch\": \"sixty\"", 1);
+    std::fs::write(&idx, text).unwrap();
+    let o = run(bin().args(["build", "-q"]).arg(&pipeline).arg("--releases-dir").arg(tmp.path().join("out")));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(
+            "raw/experiments/results/arithmetic_checkpoints.jsonl:3:$.batch: expected integer, found string \"sixty\""
+        ),
+        "{err}"
+    );
+    assert!(!tmp.path().join("out/tinker-rl-bench/1.0.0").exists(), "no release after a failed build");
+
+    let pipeline = example_copy(&tmp.path().join("second"));
+    let f = pipeline.join("raw/experiments/tinker-runs/results/wave6_ablations.json");
+    let mut doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+    assert_eq!(doc["runs"][3]["tag"], "w6_rank4_t0.8_b2");
+    doc["runs"][3]["rank"] = serde_json::json!(0);
+    let text = serde_json::to_string_pretty(&doc).unwrap();
+    std::fs::write(&f, text).unwrap();
+    let o = run(bin().args(["build", "-q"]).arg(&pipeline).arg("--releases-dir").arg(tmp.path().join("out")));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("raw/experiments/tinker-runs/results/wave6_ablations.json:/runs/3:rank: value 0 is below the minimum 1 (table training_runs, key training_run_id=34500c82"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_killed_build_leaves_no_release() {
+    let tmp = tempfile::tempdir().unwrap();
+    // an input large enough that the build is still running when it is killed
+    let dir = tmp.path().join("big");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut text = String::with_capacity(60 << 20);
+    for i in 0..600_000u64 {
+        text.push_str(&format!("{{\"step\": {i}, \"loss\": {}.5, \"note\": \"{}\"}}\n", i % 97, "x".repeat(40)));
+    }
+    std::fs::write(dir.join("metrics.jsonl"), text).unwrap();
+    std::fs::write(
+        dir.join("pipeline.toml"),
+        "name = \"big\"\n[[source]]\nname = \"raw\"\npath = \"metrics.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"metrics\"\nquery = \"SELECT * FROM raw\"\n",
+    )
+    .unwrap();
+    let out = tmp.path().join("releases");
+    let mut child = bin().args(["build", "-q"]).arg(&dir).arg("--releases-dir").arg(&out).spawn().unwrap();
+    let parent = out.join("big");
+    let started = std::time::Instant::now();
+    loop {
+        let staging = std::fs::read_dir(&parent)
+            .map(|rd| rd.flatten().any(|e| e.file_name().to_string_lossy().contains(".building-")))
+            .unwrap_or(false);
+        if staging || started.elapsed().as_secs() > 60 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(!parent.join("0.1.0").exists(), "a killed build must not leave a release");
+    // the next build cleans up and succeeds
+    let o = run(bin().args(["build", "-q"]).arg(&dir).arg("--releases-dir").arg(&out));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let leftovers: Vec<_> = std::fs::read_dir(&parent).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert_eq!(leftovers, vec![std::ffi::OsString::from("0.1.0")]);
+}
+
+#[test]
+fn an_existing_release_is_not_overwritten_without_force() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), &tmp.path().join("tinker-rl-bench/1.0.0"));
+    let o = run(bin()
+        .args(["build", "-q"])
+        .arg(repo().join("pipelines/tinker-rl-bench"))
+        .arg("--releases-dir")
+        .arg(tmp.path()));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("already exists; pass --force"), "{}", stderr(&o));
+}

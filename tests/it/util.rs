@@ -1,0 +1,108 @@
+//! Test helpers: the binary, temp folders, copies of the example, the Python checkers.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::sync::OnceLock;
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The `runpack` binary under test.
+pub fn bin() -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_runpack"));
+    c.env_remove("SOURCE_DATE_EPOCH").env("RUST_LOG", "warn");
+    c
+}
+
+/// Runs a command and returns its output.
+pub fn run(cmd: &mut std::process::Command) -> Output {
+    cmd.output().expect("command runs")
+}
+
+/// stdout as text.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// stderr as text.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `../shared` when the folder exists (corpus and cases); tests that need it say so and skip.
+pub fn shared() -> Option<PathBuf> {
+    let p = repo().join("..").join("shared");
+    p.is_dir().then_some(p)
+}
+
+/// The Python interpreter with the checkers installed (`.ci/run` sets `RUNPACK_PYTHON`).
+pub fn python() -> PathBuf {
+    if let Ok(p) = std::env::var("RUNPACK_PYTHON") {
+        return PathBuf::from(p);
+    }
+    let venv = repo().join(".venv/bin/python");
+    if venv.exists() {
+        return venv;
+    }
+    panic!(
+        "this test checks runpack's output with Python readers (datasets, pyarrow, huggingface_hub): \
+         run `.ci/run`, which installs them into a venv, or set RUNPACK_PYTHON to a python that has \
+         tests/python/requirements.txt installed"
+    );
+}
+
+/// Copies a folder tree.
+pub fn copy_tree(from: &Path, to: &Path) {
+    for e in walkdir::WalkDir::new(from) {
+        let e = e.unwrap();
+        let rel = e.path().strip_prefix(from).unwrap();
+        let dst = to.join(rel);
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&dst).unwrap();
+        } else {
+            std::fs::copy(e.path(), &dst).unwrap();
+        }
+    }
+}
+
+/// A writable copy of the example pipeline and the schemas it uses:
+/// `<tmp>/pipelines/tinker-rl-bench` and `<tmp>/schemas/tinker-rl-bench`.
+pub fn example_copy(tmp: &Path) -> PathBuf {
+    copy_tree(&repo().join("pipelines/tinker-rl-bench"), &tmp.join("pipelines/tinker-rl-bench"));
+    copy_tree(&repo().join("schemas/tinker-rl-bench"), &tmp.join("schemas/tinker-rl-bench"));
+    tmp.join("pipelines/tinker-rl-bench")
+}
+
+/// The bundled example, built once per test run (read-only: copy before changing it).
+pub fn example_release() -> &'static Path {
+    static BUILT: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    let (_, p) = BUILT.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let o = run(bin()
+            .args(["build", "-q"])
+            .arg(repo().join("pipelines/tinker-rl-bench"))
+            .arg("--releases-dir")
+            .arg(dir.path()));
+        assert!(o.status.success(), "build failed: {}", stderr(&o));
+        let release = PathBuf::from(stdout(&o).trim());
+        (dir, release)
+    });
+    p
+}
+
+/// All files under `dir` as (relative path, bytes), sorted.
+pub fn snapshot_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for e in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        let e = e.unwrap();
+        if e.file_type().is_file() {
+            let rel = e.path().strip_prefix(dir).unwrap().to_string_lossy().replace('\\', "/");
+            out.push((rel, std::fs::read(e.path()).unwrap()));
+        }
+    }
+    out
+}
