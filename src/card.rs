@@ -467,15 +467,22 @@ pub fn render(
         if t.name == default_table {
             c.insert("default".into(), true.into());
         }
-        let path: Yaml = if t.files.len() == 1 {
-            t.files[0].as_str().into()
-        } else {
-            format!("data/{}-*-of-*.parquet", t.name).into()
-        };
-        let mut split = Mapping::new();
-        split.insert("split".into(), "train".into());
-        split.insert("path".into(), path);
-        c.insert("data_files".into(), Yaml::Sequence(vec![Yaml::Mapping(split)]));
+        let mut data_files = Vec::new();
+        for sp in &t.splits {
+            let path: Yaml = if sp.files.len() == 1 {
+                sp.files[0].as_str().into()
+            } else {
+                // shards are named <stem>-00000-of-0000N.parquet
+                let first = &sp.files[0];
+                let stem = first.rsplit_once("-00000-of-").map(|(s, _)| s).unwrap_or(first);
+                format!("{stem}-*-of-*.parquet").into()
+            };
+            let mut split = Mapping::new();
+            split.insert("split".into(), sp.name.as_str().into());
+            split.insert("path".into(), path);
+            data_files.push(Yaml::Mapping(split));
+        }
+        c.insert("data_files".into(), Yaml::Sequence(data_files));
         configs.push(Yaml::Mapping(c));
 
         let mut num_bytes = 0u64;
@@ -492,11 +499,19 @@ pub fn render(
             "features".into(),
             Yaml::Sequence(arrow.fields().iter().map(|f| feature(Some(f.name()), f.data_type())).collect()),
         );
-        let mut sp = Mapping::new();
-        sp.insert("name".into(), "train".into());
-        sp.insert("num_bytes".into(), num_bytes.into());
-        sp.insert("num_examples".into(), t.rows.into());
-        info.insert("splits".into(), Yaml::Sequence(vec![Yaml::Mapping(sp)]));
+        let mut splits = Vec::new();
+        for s in &t.splits {
+            let mut sp = Mapping::new();
+            let mut bytes = 0u64;
+            for f in &s.files {
+                bytes += parquet_uncompressed_bytes(&root.join(f))?;
+            }
+            sp.insert("name".into(), s.name.as_str().into());
+            sp.insert("num_bytes".into(), bytes.into());
+            sp.insert("num_examples".into(), s.rows.into());
+            splits.push(Yaml::Mapping(sp));
+        }
+        info.insert("splits".into(), Yaml::Sequence(splits));
         info.insert("download_size".into(), download.into());
         info.insert("dataset_size".into(), num_bytes.into());
         infos.push(Yaml::Mapping(info));
@@ -682,7 +697,7 @@ pub fn render(
     );
     let _ = writeln!(
         b,
-        "Load with the `datasets` library (one config per table):\n\n```python\nfrom datasets import load_dataset\nds = load_dataset(\"path/or/repo_id\", \"{default_table}\", split=\"train\")\n```\n"
+        "Load with the `datasets` library (one config per table):\n\n```python\nfrom datasets import load_dataset\nds = load_dataset(\"path/or/repo_id\", \"{default_table}\")\n```\n"
     );
     let first = &manifest.tables[0];
     let _ = writeln!(b, "Query with SQL:\n\n```sh\nrunpack query . \"SELECT count(*) FROM {}\"\n```\n", first.name);

@@ -14,11 +14,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray, ListArray, RecordBatch, StructArray, new_null_array};
-use arrow::compute::{CastOptions, cast_with_options};
-use arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
+use arrow::array::RecordBatch;
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::prelude::ident;
 use futures::StreamExt;
 use serde_json::json;
@@ -205,18 +203,19 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
             &key_sets,
             referenced.get(&t.name).cloned(),
         )?;
-        let mut writer = TableWriter::new(&t.name, target_schema.clone(), &root, opts.write)?;
+        let mut writer =
+            SplitWriters::new(&t.name, t.split_column.as_deref(), &t.splits, target_schema.clone(), &root, opts.write)?;
         let mut stream = df.execute_stream().await.map_err(|e| Error::sql(format!("table {}", t.name), e))?;
         while let Some(b) = stream.next().await {
             let b = b.map_err(|e| Error::sql(format!("table {}", t.name), e))?;
             let conformed = conform_batch(&t.name, &b, &target_schema)?;
             if let Some(out) = validator.push(conformed, &mut report, &mut rejects)? {
-                writer.write(&out)?;
+                writer.write(&out, &mut report)?;
             }
             progress.advance(b.num_rows() as u64);
         }
         if let Some(out) = validator.finish(&mut report, &mut rejects)? {
-            writer.write(&out)?;
+            writer.write(&out, &mut report)?;
         }
         let rows = validator.rows_kept;
         let keys = validator.take_keys();
@@ -224,11 +223,18 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         if let Some(keys) = keys {
             key_sets.insert(t.name.clone(), keys);
         }
-        let files = writer.finish()?;
+        let split_files = writer.finish()?;
         progress.finish();
-        let parquet: Vec<String> = files.iter().filter(|f| f.format == "parquet").map(|f| f.path.clone()).collect();
-        for f in &files {
-            data_files.push((f.path.clone(), t.name.clone(), f.format, f.rows));
+        let mut parquet: Vec<String> = Vec::new();
+        let mut splits = Vec::new();
+        for (split, files) in &split_files {
+            let pq: Vec<String> = files.iter().filter(|f| f.format == "parquet").map(|f| f.path.clone()).collect();
+            let rows = files.iter().filter(|f| f.format == "parquet").map(|f| f.rows).sum();
+            splits.push(release::SplitEntry { name: split.clone(), rows, files: pq.clone() });
+            parquet.extend(pq);
+            for f in files {
+                data_files.push((f.path.clone(), t.name.clone(), f.format, f.rows));
+            }
         }
         // later tables read this one from what was written
         let paths: Vec<PathBuf> = parquet.iter().map(|p| root.join(p)).collect();
@@ -251,6 +257,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
                     .map(|f| ArrowField { name: f.name().clone(), data_type: type_name(f.data_type()) })
                     .collect(),
                 files: parquet,
+                splits,
             },
         );
     }
@@ -353,6 +360,106 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     Ok(BuildOutcome { release_dir, manifest, report })
 }
 
+/// Routes a table's rows to one writer per split.
+struct SplitWriters {
+    table: String,
+    column: Option<usize>,
+    allowed: Vec<String>,
+    writers: BTreeMap<String, TableWriter>,
+    schema: SchemaRef,
+    root: PathBuf,
+    opts: WriteOptions,
+}
+
+impl SplitWriters {
+    fn new(
+        table: &str,
+        column: Option<&str>,
+        allowed: &[String],
+        schema: SchemaRef,
+        root: &Path,
+        opts: WriteOptions,
+    ) -> Result<Self> {
+        let column = match column {
+            Some(c) => Some(schema.index_of(c).map_err(|_| {
+                Error::config(format!("table {table}"), format!("split_column `{c}` is not a column of the table"))
+            })?),
+            None => None,
+        };
+        let mut w = SplitWriters {
+            table: table.to_string(),
+            column,
+            allowed: allowed.to_vec(),
+            writers: BTreeMap::new(),
+            schema,
+            root: root.to_path_buf(),
+            opts,
+        };
+        let names: Vec<String> = if w.column.is_none() { vec!["train".into()] } else { allowed.to_vec() };
+        for n in names {
+            w.writer(&n)?;
+        }
+        Ok(w)
+    }
+
+    fn writer(&mut self, split: &str) -> Result<&mut TableWriter> {
+        if !self.writers.contains_key(split) {
+            let name = if self.column.is_some() { format!("{}/{split}", self.table) } else { self.table.clone() };
+            let w = TableWriter::new(&name, self.schema.clone(), &self.root, self.opts)?;
+            self.writers.insert(split.to_string(), w);
+        }
+        Ok(self.writers.get_mut(split).expect("inserted"))
+    }
+
+    fn write(&mut self, b: &RecordBatch, report: &mut BuildReport) -> Result<()> {
+        let Some(ci) = self.column else { return self.writer("train")?.write(b) };
+        let col = arrow::compute::cast(b.column(ci), &DataType::Utf8).map_err(|e| Error::format(&self.table, e))?;
+        let col = col.as_any().downcast_ref::<arrow::array::StringArray>().expect("utf8");
+        let sources = crate::validate::SourceColumn::find(b);
+        let mut groups: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+        for r in 0..b.num_rows() {
+            let name = if arrow::array::Array::is_valid(col, r) { col.value(r).to_string() } else { String::new() };
+            let problem = if name.is_empty() {
+                Some("the split column is null".to_string())
+            } else if !crate::card::valid_split_name(&name) {
+                Some(format!(
+                    "split name {name:?} cannot be loaded by `datasets` (names must match ^\\w+(\\.\\w+)*$); use {:?}",
+                    crate::card::suggest_split_name(&name)
+                ))
+            } else if !self.allowed.is_empty() && !self.allowed.contains(&name) {
+                Some(format!("split {name:?} is not one of the table's splits ({})", self.allowed.join(", ")))
+            } else {
+                None
+            };
+            match problem {
+                Some(message) => report.violation(crate::report::Violation {
+                    table: self.table.clone(),
+                    source: sources.at(r),
+                    path: self.schema.field(ci).name().clone(),
+                    rule: "split".into(),
+                    key: None,
+                    message,
+                }),
+                None => groups.entry(name).or_default().push(r as u32),
+            }
+        }
+        for (name, rows) in groups {
+            let idx = arrow::array::UInt32Array::from(rows);
+            let part = arrow::compute::take_record_batch(b, &idx).map_err(|e| Error::format(&self.table, e))?;
+            self.writer(&name)?.write(&part)?;
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Result<Vec<(String, Vec<crate::write::WrittenFile>)>> {
+        let mut out = Vec::new();
+        for (name, w) in self.writers {
+            out.push((name, w.finish()?));
+        }
+        Ok(out)
+    }
+}
+
 fn sql_origin(spec: &PipelineSpec, i: usize) -> String {
     match &spec.def.tables[i].sql {
         Some(p) => spec.dir.join(p).display().to_string(),
@@ -447,41 +554,10 @@ fn referenced_columns(spec: &PipelineSpec) -> BTreeMap<String, Vec<String>> {
     out
 }
 
-/// The canonical Arrow type runpack stores for a query result type.
-pub fn canonical(dt: &DataType) -> std::result::Result<DataType, String> {
-    Ok(match dt {
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => DataType::Utf8,
-        DataType::Dictionary(_, v)
-            if matches!(v.as_ref(), DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) =>
-        {
-            DataType::Utf8
-        }
-        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => DataType::Int64,
-        DataType::UInt8 | DataType::UInt16 | DataType::UInt32 => DataType::Int64,
-        DataType::UInt64 => DataType::UInt64,
-        DataType::Float16 | DataType::Float32 | DataType::Float64 => DataType::Float64,
-        DataType::Boolean => DataType::Boolean,
-        DataType::Timestamp(_, _) => DataType::Timestamp(TimeUnit::Microsecond, Some(crate::schema::UTC.into())),
-        DataType::Date32 | DataType::Date64 => DataType::Date32,
-        DataType::List(f)
-        | DataType::LargeList(f)
-        | DataType::FixedSizeList(f, _)
-        | DataType::ListView(f)
-        | DataType::LargeListView(f) => DataType::List(Arc::new(Field::new("item", canonical(f.data_type())?, true))),
-        DataType::Struct(fs) => DataType::Struct(Fields::from(
-            fs.iter()
-                .map(|f| Ok(Field::new(f.name(), canonical(f.data_type())?, true)))
-                .collect::<std::result::Result<Vec<_>, String>>()?,
-        )),
-        DataType::Null => return Err("is NULL in every row, so it has no type; CAST it in the SQL".into()),
-        other => return Err(format!("has type {other}, which runpack does not store; CAST it in the SQL")),
-    })
-}
-
 fn inferred_schema(table: &str, result: &Schema) -> Result<TableSchema> {
     let mut fields = Vec::new();
     for f in result.fields() {
-        let dt = canonical(f.data_type())
+        let dt = crate::schema::canonical(f.data_type())
             .map_err(|m| Error::config(format!("table {table}"), format!("column `{}` {m}", f.name())))?;
         fields.push(Field::new(f.name(), dt, true));
     }
@@ -529,7 +605,7 @@ fn castable(from: &DataType, to: &DataType) -> bool {
     if from == to || *from == DataType::Null {
         return true;
     }
-    let Ok(c) = canonical(from) else { return false };
+    let Ok(c) = crate::schema::canonical(from) else { return false };
     if &c == to {
         return true;
     }
@@ -549,63 +625,11 @@ fn conform_batch(table: &str, b: &RecordBatch, target: &SchemaRef) -> Result<Rec
     for f in target.fields() {
         let c = b.column_by_name(f.name()).expect("checked");
         cols.push(
-            conform(c, f.data_type()).map_err(|m| Error::format(format!("table {table}, column `{}`", f.name()), m))?,
+            crate::schema::conform(c, f.data_type())
+                .map_err(|m| Error::format(format!("table {table}, column `{}`", f.name()), m))?,
         );
     }
     RecordBatch::try_new(target.clone(), cols).map_err(|e| Error::format(format!("table {table}"), e))
-}
-
-/// Converts `a` to `to` without losing information (errors otherwise).
-pub fn conform(a: &ArrayRef, to: &DataType) -> std::result::Result<ArrayRef, String> {
-    if a.data_type() == to {
-        return Ok(a.clone());
-    }
-    if *a.data_type() == DataType::Null {
-        return Ok(new_null_array(to, a.len()));
-    }
-    let strict = CastOptions { safe: false, ..Default::default() };
-    match to {
-        DataType::List(item) => {
-            let as_list = match a.data_type() {
-                DataType::List(_) => a.clone(),
-                other => {
-                    let inner = match other {
-                        DataType::LargeList(f)
-                        | DataType::FixedSizeList(f, _)
-                        | DataType::ListView(f)
-                        | DataType::LargeListView(f) => f.clone(),
-                        _ => return Err(format!("cannot store {} as {}", type_name(other), type_name(to))),
-                    };
-                    cast_with_options(a, &DataType::List(inner), &strict).map_err(|e| e.to_string())?
-                }
-            };
-            let l = as_list.as_list::<i32>();
-            let values = conform(l.values(), item.data_type())?;
-            Ok(Arc::new(ListArray::new(item.clone(), l.offsets().clone(), values, l.nulls().cloned())))
-        }
-        DataType::Struct(fields) => {
-            let s =
-                a.as_struct_opt().ok_or_else(|| format!("cannot store {} as a struct", type_name(a.data_type())))?;
-            let mut children = Vec::new();
-            for f in fields {
-                let child = match s.column_by_name(f.name()) {
-                    Some(c) => conform(c, f.data_type())?,
-                    None => new_null_array(f.data_type(), s.len()),
-                };
-                children.push(child);
-            }
-            Ok(Arc::new(StructArray::new(fields.clone(), children, s.nulls().cloned())))
-        }
-        DataType::Float64 if a.data_type().is_integer() => {
-            let out = cast_with_options(a, to, &strict).map_err(|e| e.to_string())?;
-            let back = cast_with_options(&out, a.data_type(), &strict).map_err(|e| e.to_string())?;
-            if back.as_ref() != a.as_ref() {
-                return Err("integers above 2^53 cannot be stored exactly as 64-bit floats".into());
-            }
-            Ok(out)
-        }
-        _ => cast_with_options(a, to, &strict).map_err(|e| e.to_string()),
-    }
 }
 
 /// Where the release of `spec` at `version` goes.

@@ -32,7 +32,7 @@
 //! - `tables[]`: `name`, `rows` (rows written), `rejected_rows`, `duplicates_dropped`,
 //!   `schema` (the Frictionless Table Schema the rows conform to; declared, or inferred and
 //!   written out), `arrow_schema[]` (`name`, `type` as in `Int64`, `List<Utf8>`), `files[]`
-//!   (the table's data paths).
+//!   (the table's data paths), `splits[]` (`name`, `rows`, `files`).
 //! - `files[]`: every file of the release except `manifest.json` and `SHA256SUMS`: `path`,
 //!   `bytes`, `sha256`, `kind` (`parquet`, `jsonl`, `rejects`, `card`), `table`, `rows` (for
 //!   data and rejects files).
@@ -128,6 +128,19 @@ pub struct TableEntry {
     /// Arrow view of the schema.
     pub arrow_schema: Vec<ArrowField>,
     /// Data files (Parquet), relative to the release.
+    pub files: Vec<String>,
+    /// The table's splits (one `train` split unless the table has a split column).
+    pub splits: Vec<SplitEntry>,
+}
+
+/// `manifest.tables[].splits[]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SplitEntry {
+    /// Split name (`train`, `eval_gsm8k`, `test.v2`).
+    pub name: String,
+    /// Rows in the split.
+    pub rows: u64,
+    /// The split's Parquet files.
     pub files: Vec<String>,
 }
 

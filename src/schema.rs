@@ -26,6 +26,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use arrow::array::{Array, ArrayRef, AsArray, ListArray, StructArray, new_null_array};
+use arrow::compute::{CastOptions, cast_with_options};
 use arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 use serde::{Deserialize, Serialize};
 
@@ -363,6 +365,90 @@ pub fn type_name(dt: &DataType) -> String {
         DataType::Timestamp(unit, Some(tz)) => format!("Timestamp({unit:?}, \"{tz}\")"),
         DataType::Dictionary(k, v) => format!("Dictionary<{}, {}>", type_name(k), type_name(v)),
         other => format!("{other}"),
+    }
+}
+
+/// The canonical Arrow type runpack stores for a query result type.
+pub fn canonical(dt: &DataType) -> std::result::Result<DataType, String> {
+    Ok(match dt {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => DataType::Utf8,
+        DataType::Dictionary(_, v)
+            if matches!(v.as_ref(), DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) =>
+        {
+            DataType::Utf8
+        }
+        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => DataType::Int64,
+        DataType::UInt8 | DataType::UInt16 | DataType::UInt32 => DataType::Int64,
+        DataType::UInt64 => DataType::UInt64,
+        DataType::Float16 | DataType::Float32 | DataType::Float64 => DataType::Float64,
+        DataType::Boolean => DataType::Boolean,
+        DataType::Timestamp(_, _) => DataType::Timestamp(TimeUnit::Microsecond, Some(crate::schema::UTC.into())),
+        DataType::Date32 | DataType::Date64 => DataType::Date32,
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::FixedSizeList(f, _)
+        | DataType::ListView(f)
+        | DataType::LargeListView(f) => DataType::List(Arc::new(Field::new("item", canonical(f.data_type())?, true))),
+        DataType::Struct(fs) => DataType::Struct(Fields::from(
+            fs.iter()
+                .map(|f| Ok(Field::new(f.name(), canonical(f.data_type())?, true)))
+                .collect::<std::result::Result<Vec<_>, String>>()?,
+        )),
+        DataType::Null => return Err("is NULL in every row, so it has no type; CAST it in the SQL".into()),
+        other => return Err(format!("has type {other}, which runpack does not store; CAST it in the SQL")),
+    })
+}
+
+/// Converts `a` to `to` without losing information (errors otherwise).
+pub fn conform(a: &ArrayRef, to: &DataType) -> std::result::Result<ArrayRef, String> {
+    if a.data_type() == to {
+        return Ok(a.clone());
+    }
+    if *a.data_type() == DataType::Null {
+        return Ok(new_null_array(to, a.len()));
+    }
+    let strict = CastOptions { safe: false, ..Default::default() };
+    match to {
+        DataType::List(item) => {
+            let as_list = match a.data_type() {
+                DataType::List(_) => a.clone(),
+                other => {
+                    let inner = match other {
+                        DataType::LargeList(f)
+                        | DataType::FixedSizeList(f, _)
+                        | DataType::ListView(f)
+                        | DataType::LargeListView(f) => f.clone(),
+                        _ => return Err(format!("cannot store {} as {}", type_name(other), type_name(to))),
+                    };
+                    cast_with_options(a, &DataType::List(inner), &strict).map_err(|e| e.to_string())?
+                }
+            };
+            let l = as_list.as_list::<i32>();
+            let values = conform(l.values(), item.data_type())?;
+            Ok(Arc::new(ListArray::new(item.clone(), l.offsets().clone(), values, l.nulls().cloned())))
+        }
+        DataType::Struct(fields) => {
+            let s =
+                a.as_struct_opt().ok_or_else(|| format!("cannot store {} as a struct", type_name(a.data_type())))?;
+            let mut children = Vec::new();
+            for f in fields {
+                let child = match s.column_by_name(f.name()) {
+                    Some(c) => conform(c, f.data_type())?,
+                    None => new_null_array(f.data_type(), s.len()),
+                };
+                children.push(child);
+            }
+            Ok(Arc::new(StructArray::new(fields.clone(), children, s.nulls().cloned())))
+        }
+        DataType::Float64 if a.data_type().is_integer() => {
+            let out = cast_with_options(a, to, &strict).map_err(|e| e.to_string())?;
+            let back = cast_with_options(&out, a.data_type(), &strict).map_err(|e| e.to_string())?;
+            if back.as_ref() != a.as_ref() {
+                return Err("integers above 2^53 cannot be stored exactly as 64-bit floats".into());
+            }
+            Ok(out)
+        }
+        _ => cast_with_options(a, to, &strict).map_err(|e| e.to_string()),
     }
 }
 

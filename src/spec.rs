@@ -24,7 +24,7 @@
 //! [[source]]
 //! name = "checkpoint_index"       # SQL table name
 //! path = "raw/results/{run}_checkpoints.jsonl"   # glob; {capture} segments become columns
-//! format = "tinker-checkpoints"   # jsonl | json | csv | tinker-metrics | tinker-checkpoints
+//! format = "tinker-checkpoints"   # jsonl | json | csv | parquet | tinker-metrics | tinker-checkpoints
 //! record_path = "/experiments"    # json only: JSON pointer of the record array (or object)
 //! schema = "schemas/x.json"       # optional declared Table Schema (then no inference)
 //! columns = "union"               # files with different column sets: same (error) | union
@@ -32,6 +32,8 @@
 //! coerce_nonfinite_strings = false  # "NaN"/"Infinity"/"-Infinity" strings into number columns
 //! coerce_numeric_strings = false  # "12" into number/integer columns, counted
 //! assume_timezone = "UTC"         # zone for datetimes written without an offset
+//! layout = "long"                 # wide (default) | long: id_columns, key, value
+//! id_columns = ["_step"]
 //! [[source.field]]                # per-column type overrides (Table Schema field descriptors)
 //! name = "group"
 //! type = "any"
@@ -45,6 +47,8 @@
 //! schema = "../../schemas/tinker-rl-bench/training_runs.json"
 //! sql = "sql/training_runs.sql"   # or: query = "SELECT …"
 //! on_duplicate_key = "error"      # error | keep-last | keep-first
+//! split_column = "split"          # optional: rows go to the split this column names
+//! splits = ["train", "test"]      # the allowed split names, checked up front
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -165,6 +169,8 @@ pub enum Format {
     Json,
     /// RFC 4180 CSV with a header row.
     Csv,
+    /// Apache Parquet files (shards written by other tools).
+    Parquet,
     /// Tinker `metrics.jsonl`, read in long form: `step, metric, value, value_text`.
     TinkerMetrics,
     /// Tinker `checkpoints.jsonl`: `name, batch, epoch, final, rolling, state_path,
@@ -230,6 +236,24 @@ pub struct SourceDef {
     /// Type overrides for single columns.
     #[serde(default, rename = "field")]
     pub fields: Vec<FieldDescriptor>,
+    /// `wide` (one column per key) or `long` (one row per key: the `id_columns`, `key`,
+    /// `value`), for wide metric logs beyond the dataset viewer's 1,000-column limit.
+    #[serde(default)]
+    pub layout: Layout,
+    /// Columns kept on every row in the long layout (`["_step"]`).
+    #[serde(default)]
+    pub id_columns: Vec<String>,
+}
+
+/// Table shape of a source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Layout {
+    /// One column per key.
+    #[default]
+    Wide,
+    /// One row per (record, key): id columns, `key` (Utf8), `value` (Float64).
+    Long,
 }
 
 /// One or several path globs.
@@ -287,6 +311,14 @@ pub struct TableDef {
     /// Card text for this table (default: the schema's description).
     #[serde(default)]
     pub description: Option<String>,
+    /// Column whose value names each row's split (files `data/<table>/<split>.parquet`);
+    /// without it every row is in split `train`.
+    #[serde(default)]
+    pub split_column: Option<String>,
+    /// The allowed split names, checked before anything is written (names must match
+    /// `^\w+(\.\w+)*$`, as the `datasets` library requires).
+    #[serde(default)]
+    pub splits: Vec<String>,
 }
 
 impl PipelineSpec {
@@ -325,6 +357,12 @@ impl PipelineSpec {
                     "`record_path` applies to format = \"json\" only",
                 ));
             }
+            if s.layout == Layout::Long && s.id_columns.is_empty() {
+                return Err(Error::config(
+                    at(&format!("source {}", s.name)),
+                    "layout = \"long\" needs id_columns (the keys kept on every row, e.g. [\"_step\"])",
+                ));
+            }
             if let Some(tz) = &s.assume_timezone {
                 tz.parse::<chrono_tz::Tz>().map_err(|_| {
                     Error::config(
@@ -355,6 +393,29 @@ impl PipelineSpec {
                 return Err(Error::config(at(&t.name), "this name is used twice"));
             }
             check_sql_choice(&dir, &t.sql, &t.query, &at(&format!("table {}", t.name)))?;
+            let bad: Vec<String> = t
+                .splits
+                .iter()
+                .filter(|s| !crate::card::valid_split_name(s))
+                .map(|s| {
+                    let why = if s.trim() != s.as_str() {
+                        "has leading or trailing whitespace (names are never trimmed)".to_string()
+                    } else {
+                        "is not made of word characters (letters, digits, _) in parts separated by single dots"
+                            .to_string()
+                    };
+                    format!(
+                        "split name {s:?} {why}; the Hub accepts it but `datasets` cannot load it; use {:?}",
+                        crate::card::suggest_split_name(s)
+                    )
+                })
+                .collect();
+            if !bad.is_empty() {
+                return Err(Error::config(at(&format!("table {}", t.name)), bad.join("\n")));
+            }
+            if !t.splits.is_empty() && t.split_column.is_none() {
+                return Err(Error::config(at(&format!("table {}", t.name)), "`splits` needs `split_column`"));
+            }
             table_schemas.push(match &t.schema {
                 Some(p) => Some(TableSchema::load(&dir.join(p))?),
                 None => None,

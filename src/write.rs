@@ -93,7 +93,8 @@ pub struct TableWriter {
 }
 
 impl TableWriter {
-    /// A writer for table `name` under release folder `root`.
+    /// A writer for table `name` under release folder `root`. `name` may hold one `/`
+    /// (`<table>/<split>`), which becomes a folder under `data/` and `jsonl/`.
     pub fn new(name: &str, schema: SchemaRef, root: &Path, opts: WriteOptions) -> Result<Self> {
         for d in ["data", "jsonl"] {
             let p = root.join(d);
@@ -122,8 +123,9 @@ impl TableWriter {
     fn open_shard(&mut self) -> Result<Shard> {
         let i = self.next_index;
         self.next_index += 1;
-        let parquet_path = self.root.join("data").join(format!(".{}-{i:05}.parquet.part", self.name));
-        let jsonl_path = self.root.join("jsonl").join(format!(".{}-{i:05}.jsonl.part", self.name));
+        let flat = self.name.replace('/', "__");
+        let parquet_path = self.root.join("data").join(format!(".{flat}-{i:05}.parquet.part"));
+        let jsonl_path = self.root.join("jsonl").join(format!(".{flat}-{i:05}.jsonl.part"));
         let pf = File::create(&parquet_path).map_err(|e| Error::io(&parquet_path, e))?;
         let jf = File::create(&jsonl_path).map_err(|e| Error::io(&jsonl_path, e))?;
         let parquet = ArrowWriter::try_new(pf, self.schema.clone(), Some(self.props.clone()))
@@ -261,6 +263,11 @@ impl TableWriter {
             let stem = if n == 1 { self.name.clone() } else { format!("{}-{i:05}-of-{n:05}", self.name) };
             let pq_rel = format!("data/{stem}.parquet");
             let jl_rel = format!("jsonl/{stem}.jsonl");
+            for rel in [&pq_rel, &jl_rel] {
+                if let Some(parent) = self.root.join(rel).parent() {
+                    std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+                }
+            }
             std::fs::rename(pq, self.root.join(&pq_rel)).map_err(|e| Error::io(pq, e))?;
             std::fs::rename(jl, self.root.join(&jl_rel)).map_err(|e| Error::io(jl, e))?;
             out.push(WrittenFile { path: pq_rel, format: "parquet", rows: *rows });

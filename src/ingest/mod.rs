@@ -16,6 +16,7 @@ pub mod convert;
 pub mod files;
 pub mod infer;
 pub mod lenient;
+pub mod parquet;
 pub mod path;
 pub mod records;
 pub mod tinker;
@@ -34,7 +35,7 @@ use self::records::Item;
 use crate::error::{Error, Result};
 use crate::rejects::{RejectBody, Rejects};
 use crate::report::{BuildReport, Position, SourceRef, Violation};
-use crate::spec::{ColumnsPolicy, Format, PipelineSpec, SourceDef};
+use crate::spec::{ColumnsPolicy, Format, Layout, PipelineSpec, SourceDef};
 
 /// Rows converted at a time.
 pub const BATCH_ROWS: usize = 8192;
@@ -97,6 +98,9 @@ pub fn run(
         ));
     }
     let capture_names: Vec<String> = inputs[0].captures.iter().map(|(n, _)| n.clone()).collect();
+    if src.format == Format::Parquet {
+        return run_parquet(spec, index, inputs, capture_names, work, opts, report, rejects);
+    }
 
     let mut conv = ConvertOptions {
         textual: src.format == Format::Csv,
@@ -167,14 +171,8 @@ pub fn run(
             match item {
                 Item::Record(obj, at) => {
                     let sref = SourceRef { file: file.clone(), at };
-                    match src.format {
-                        Format::TinkerMetrics => {
-                            for row in tinker::metrics_rows(obj) {
-                                state.push(row, sref.clone(), &captures)?;
-                            }
-                        }
-                        Format::TinkerCheckpoints => state.push(tinker::checkpoint_row(obj), sref, &captures)?,
-                        _ => state.push(obj, sref, &captures)?,
+                    for row in shape(src, obj) {
+                        state.push(row, sref.clone(), &captures)?;
                     }
                 }
                 Item::Bad { at, rule, message, raw } => {
@@ -190,6 +188,103 @@ pub fn run(
     let rows = state.rows;
     writer.finish().map_err(|e| Error::format(ipc_file.display().to_string(), e))?;
     Ok(Ingested { name: src.name.clone(), schema, ipc_file, rows, inputs })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_parquet(
+    spec: &PipelineSpec,
+    index: usize,
+    inputs: Vec<InputFile>,
+    capture_names: Vec<String>,
+    work: &std::path::Path,
+    opts: &IngestOptions,
+    report: &mut BuildReport,
+    rejects: &mut Rejects,
+) -> Result<Ingested> {
+    let src = &spec.def.sources[index];
+    let data_fields = parquet::plan(src, &inputs, spec.source_schemas[index].as_ref())?;
+    let mut fields = data_fields.clone();
+    for c in &capture_names {
+        fields.push(Field::new(c, DataType::Utf8, true));
+    }
+    fields.push(Field::new("_source_file", DataType::Utf8, false));
+    fields.push(Field::new("_source_line", DataType::Int64, false));
+    let schema: SchemaRef = Arc::new(Schema::new(fields));
+    std::fs::create_dir_all(work).map_err(|e| Error::io(work, e))?;
+    let ipc_file = work.join(format!("{}.arrow", src.name));
+    let f = std::fs::File::create(&ipc_file).map_err(|e| Error::io(&ipc_file, e))?;
+    let mut writer = arrow::ipc::writer::FileWriter::try_new(std::io::BufWriter::new(f), &schema)
+        .map_err(|e| Error::format(ipc_file.display().to_string(), e))?;
+    let mut rows = 0u64;
+    for input in &inputs {
+        let mut sink = |b: RecordBatch, first_row: u64, problems: Vec<parquet::CastProblem>| -> Result<()> {
+            let n = b.num_rows();
+            let mut cols: Vec<ArrayRef> = b.columns().to_vec();
+            for (_, v) in &input.captures {
+                cols.push(Arc::new(StringArray::from(vec![v.as_str(); n])));
+            }
+            cols.push(Arc::new(StringArray::from(vec![input.rel.as_str(); n])));
+            cols.push(Arc::new(Int64Array::from_iter_values((0..n as i64).map(|r| first_row as i64 + r))));
+            let mut rb = RecordBatch::try_new(schema.clone(), cols).map_err(|e| Error::format(&input.rel, e))?;
+            let mut bad: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+            for (row, col, msg) in problems {
+                let sref = SourceRef { file: input.rel.clone(), at: Position::Line(row) };
+                match opts.on_invalid {
+                    OnInvalid::Fail => report.violation(Violation {
+                        table: src.name.clone(),
+                        source: Some(sref),
+                        path: col,
+                        rule: "type".into(),
+                        key: None,
+                        message: msg,
+                    }),
+                    OnInvalid::Reject => bad.entry(row).or_default().push(format!("{col}: {msg}")),
+                }
+            }
+            if !bad.is_empty() {
+                for (row, reasons) in &bad {
+                    let r = (row - first_row) as usize;
+                    let sref = SourceRef { file: input.rel.clone(), at: Position::Line(*row) };
+                    let record = crate::validate::row_json(&rb, r);
+                    rejects.add(&src.name, Some(&sref), reasons, RejectBody::Record(record))?;
+                }
+                let keep: BooleanArray = (0..n).map(|r| Some(!bad.contains_key(&(first_row + r as u64)))).collect();
+                rb = arrow::compute::filter_record_batch(&rb, &keep).map_err(|e| Error::format(&input.rel, e))?;
+            }
+            rows += rb.num_rows() as u64;
+            writer.write(&rb).map_err(|e| Error::format(ipc_file.display().to_string(), e))
+        };
+        parquet::read(input, &data_fields, &mut sink).map_err(|e| name_table(e, &src.name))?;
+    }
+    writer.finish().map_err(|e| Error::format(ipc_file.display().to_string(), e))?;
+    Ok(Ingested { name: src.name.clone(), schema, ipc_file, rows, inputs })
+}
+
+/// The rows a record becomes: as is, or reshaped by the format (Tinker) or the layout (long).
+fn shape(src: &SourceDef, obj: Map<String, Value>) -> Vec<Map<String, Value>> {
+    match (src.format, src.layout) {
+        (Format::TinkerMetrics, _) => tinker::metrics_rows(obj),
+        (Format::TinkerCheckpoints, _) => vec![tinker::checkpoint_row(obj)],
+        (_, Layout::Long) => unpivot(obj, &src.id_columns),
+        _ => vec![obj],
+    }
+}
+
+/// Long layout: one row per key that is not an id column: the id columns, `key`, `value`.
+fn unpivot(obj: Map<String, Value>, ids: &[String]) -> Vec<Map<String, Value>> {
+    let id_values: Vec<(String, Value)> =
+        ids.iter().map(|k| (k.clone(), obj.get(k).cloned().unwrap_or(Value::Null))).collect();
+    let mut out = Vec::with_capacity(obj.len());
+    for (k, v) in obj {
+        if ids.contains(&k) {
+            continue;
+        }
+        let mut row: Map<String, Value> = id_values.iter().cloned().collect();
+        row.insert("key".into(), Value::String(k));
+        row.insert("value".into(), v);
+        out.push(row);
+    }
+    out
 }
 
 fn name_table(e: Error, table: &str) -> Error {
@@ -216,6 +311,7 @@ fn read_file(
         Format::Jsonl | Format::TinkerMetrics | Format::TinkerCheckpoints => records::jsonl(reader, &input.rel, sink),
         Format::Json => records::json(reader, &input.rel, src.record_path.as_deref().unwrap_or(""), sink),
         Format::Csv => records::csv(reader, &input.rel, sink),
+        Format::Parquet => unreachable!("Parquet sources are read by run_parquet"),
     }
 }
 
@@ -233,18 +329,20 @@ fn infer_columns(
         let mut keys = BTreeSet::new();
         let file = input.rel.clone();
         let mut sink = |item: Item| -> Result<()> {
-            if let Item::Record(obj, at) = item {
-                for k in obj.keys() {
+            if let Item::Record(raw, at) = item {
+                for k in raw.keys() {
                     if !keys.contains(k) {
                         keys.insert(k.clone());
                     }
                 }
-                // declared columns keep their place in the column order but take no part in inference
-                let declared: Map<String, Value> = obj
-                    .into_iter()
-                    .map(|(k, v)| if src.fields.iter().any(|f| f.name == k) { (k, Value::Null) } else { (k, v) })
-                    .collect();
-                inf.observe(&declared, &SourceRef { file: file.clone(), at });
+                for obj in shape(src, raw) {
+                    // declared columns keep their place in the column order but take no part in inference
+                    let declared: Map<String, Value> = obj
+                        .into_iter()
+                        .map(|(k, v)| if src.fields.iter().any(|f| f.name == k) { (k, Value::Null) } else { (k, v) })
+                        .collect();
+                    inf.observe(&declared, &SourceRef { file: file.clone(), at: at.clone() });
+                }
             }
             Ok(())
         };
@@ -308,7 +406,13 @@ fn infer_columns(
         return Err(Error::config(context, config_problems.join("\n")));
     }
     conv.first_seen = infer::first_seen(&inf);
-    let declared = |name: &str| src.fields.iter().find(|f| f.name == name).map(Target::from_descriptor);
+    let declared = |name: &str| {
+        src.fields
+            .iter()
+            .find(|f| f.name == name)
+            .map(Target::from_descriptor)
+            .or_else(|| (src.layout == Layout::Long && name == "value").then_some(Target::Float64))
+    };
     let mut columns: Vec<(String, Target)> = fields
         .iter()
         .map(|f| (f.name().clone(), declared(f.name()).unwrap_or_else(|| Target::from_arrow(f.data_type()))))

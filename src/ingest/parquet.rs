@@ -1,0 +1,171 @@
+//! Parquet files as a source (`format = "parquet"`), for shards produced by other tools.
+//!
+//! In: Parquet files. Out: record batches with one schema for all files: the declared one, or
+//! the files' own schema when every file agrees on it (compared after mapping equivalent types
+//! to runpack's canonical ones: a dictionary-encoded string column is a string column). Files
+//! that disagree are reported column by column with both file names
+//! (`run_date: Int64 in data/train-0.parquet vs Utf8 in data/train-1.parquet`); a declared type
+//! for the column (`[[source.field]]`) casts every file to it. A Git LFS pointer is refused
+//! before any Parquet parsing. `_source_line` is the 1-based row number in the file.
+
+use std::fs::File;
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, RecordBatch, new_null_array};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+use super::files::{InputFile, lfs_pointer, lfs_pointer_error};
+use crate::error::{Error, Result};
+use crate::report::{Position, SourceRef, Violation};
+use crate::schema::{TableSchema, canonical, type_name};
+use crate::spec::{ColumnsPolicy, SourceDef};
+
+/// Reads the Arrow schema of a Parquet file (refusing LFS pointers).
+pub fn file_schema(input: &InputFile) -> Result<SchemaRef> {
+    if let Some(p) = lfs_pointer(&input.path) {
+        return Err(lfs_pointer_error(&input.rel, &p));
+    }
+    let f = File::open(&input.path).map_err(|e| Error::io(&input.path, e))?;
+    let b = ParquetRecordBatchReaderBuilder::try_new(f)
+        .map_err(|e| Error::format(&input.rel, format!("not readable as Parquet: {e}")))?;
+    Ok(b.schema().clone())
+}
+
+/// The columns a Parquet source yields, or the violations that stop it.
+pub fn plan(src: &SourceDef, inputs: &[InputFile], declared: Option<&TableSchema>) -> Result<Vec<Field>> {
+    let schemas: Vec<SchemaRef> = inputs.iter().map(file_schema).collect::<Result<_>>()?;
+    if let Some(d) = declared {
+        return Ok(d.arrow_schema().fields().iter().map(|f| f.as_ref().clone()).collect());
+    }
+    let overrides: Vec<(String, DataType)> =
+        src.fields.iter().map(|f| (f.name.clone(), f.arrow_type().expect("checked at load"))).collect();
+    let canon = |f: &Field, file: &str| -> Result<DataType> {
+        if let Some((_, t)) = overrides.iter().find(|(n, _)| n == f.name()) {
+            return Ok(t.clone());
+        }
+        canonical(f.data_type()).map_err(|m| Error::config(file, format!("column `{}` {m}", f.name())))
+    };
+    let mut fields: Vec<Field> = Vec::new();
+    for f in schemas[0].fields() {
+        fields.push(Field::new(f.name(), canon(f, &inputs[0].rel)?, true));
+    }
+    let mut violations = Vec::new();
+    for (input, schema) in inputs.iter().zip(&schemas).skip(1) {
+        for f in schema.fields() {
+            let t = canon(f, &input.rel)?;
+            match fields.iter().position(|g| g.name() == f.name()) {
+                Some(i) if fields[i].data_type() != &t => violations.push(Violation {
+                    table: src.name.clone(),
+                    source: Some(SourceRef { file: input.rel.clone(), at: Position::Pointer(String::new()) }),
+                    path: f.name().clone(),
+                    rule: "schema".into(),
+                    key: None,
+                    message: format!(
+                        "{}: {} in {} vs {} in {}; declare the column's type ([[source.field]]) to cast every file to it",
+                        f.name(),
+                        type_name(fields[i].data_type()),
+                        inputs[0].rel,
+                        type_name(&t),
+                        input.rel
+                    ),
+                }),
+                Some(_) => {}
+                None if src.columns == ColumnsPolicy::Union => fields.push(Field::new(f.name(), t, true)),
+                None => violations.push(Violation {
+                    table: src.name.clone(),
+                    source: Some(SourceRef { file: input.rel.clone(), at: Position::Pointer(String::new()) }),
+                    path: f.name().clone(),
+                    rule: "schema".into(),
+                    key: None,
+                    message: format!(
+                        "column `{}` is in {} but not in {}; set columns = \"union\" to combine them",
+                        f.name(),
+                        input.rel,
+                        inputs[0].rel
+                    ),
+                }),
+            }
+        }
+        if src.columns == ColumnsPolicy::Same {
+            for g in &fields {
+                if schema.field_with_name(g.name()).is_err() {
+                    violations.push(Violation {
+                        table: src.name.clone(),
+                        source: Some(SourceRef { file: input.rel.clone(), at: Position::Pointer(String::new()) }),
+                        path: g.name().clone(),
+                        rule: "schema".into(),
+                        key: None,
+                        message: format!("column `{}` is in {} but not in {}", g.name(), inputs[0].rel, input.rel),
+                    });
+                }
+            }
+        }
+    }
+    if !violations.is_empty() {
+        let total = violations.len();
+        return Err(Error::Invalid { violations, total });
+    }
+    Ok(fields)
+}
+
+/// Rows of one Parquet file that could not be cast, as (row number, column, message).
+pub type CastProblem = (u64, String, String);
+
+/// Reads one file, converted to `fields`; calls `sink` with each batch and the 1-based row
+/// number of its first row.
+pub fn read(
+    input: &InputFile,
+    fields: &[Field],
+    sink: &mut dyn FnMut(RecordBatch, u64, Vec<CastProblem>) -> Result<()>,
+) -> Result<()> {
+    if let Some(p) = lfs_pointer(&input.path) {
+        return Err(lfs_pointer_error(&input.rel, &p));
+    }
+    let f = File::open(&input.path).map_err(|e| Error::io(&input.path, e))?;
+    let reader = ParquetRecordBatchReaderBuilder::try_new(f)
+        .and_then(|b| b.with_batch_size(8192).build())
+        .map_err(|e| Error::format(&input.rel, format!("not readable as Parquet: {e}")))?;
+    let schema: SchemaRef = Arc::new(Schema::new(fields.to_vec()));
+    let mut first_row = 1u64;
+    for b in reader {
+        let b = b.map_err(|e| Error::format(&input.rel, e))?;
+        let mut cols: Vec<ArrayRef> = Vec::with_capacity(fields.len());
+        let mut problems = Vec::new();
+        for f in fields {
+            let col = match b.column_by_name(f.name()) {
+                None => new_null_array(f.data_type(), b.num_rows()),
+                Some(c) => match crate::schema::conform(c, f.data_type()) {
+                    Ok(a) => a,
+                    Err(_) => {
+                        // find the rows that do not fit, keep the rest
+                        let opts = arrow::compute::CastOptions { safe: true, ..Default::default() };
+                        let a = arrow::compute::cast_with_options(c, f.data_type(), &opts)
+                            .map_err(|e| Error::format(&input.rel, format!("column `{}`: {e}", f.name())))?;
+                        for r in 0..a.len() {
+                            if c.is_valid(r) && a.is_null(r) {
+                                let v = arrow::util::display::array_value_to_string(c, r).unwrap_or_default();
+                                problems.push((
+                                    first_row + r as u64,
+                                    f.name().clone(),
+                                    format!(
+                                        "value {v:?} ({}) cannot be stored as {}",
+                                        type_name(c.data_type()),
+                                        type_name(f.data_type())
+                                    ),
+                                ));
+                            }
+                        }
+                        a
+                    }
+                },
+            };
+            cols.push(col);
+        }
+        let n = b.num_rows() as u64;
+        let out = RecordBatch::try_new(schema.clone(), cols).map_err(|e| Error::format(&input.rel, e))?;
+        sink(out, first_row, problems)?;
+        first_row += n;
+    }
+    Ok(())
+}
