@@ -157,3 +157,129 @@ pub fn print(
     }
     Ok(())
 }
+
+/// Runs every statement of `sql` in order (`SET …; SELECT …`) and returns the last result.
+pub async fn run_script(ctx: &SessionContext, sql: &str) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    let statements = datafusion::sql::parser::DFParser::parse_sql(sql).map_err(|e| Error::sql("query", e.into()))?;
+    if statements.is_empty() {
+        return Err(Error::config("query", "no SQL statement given"));
+    }
+    let mut last = None;
+    for st in statements {
+        let plan = ctx.state().statement_to_plan(st).await.map_err(|e| Error::sql("query", e))?;
+        let df = ctx.execute_logical_plan(plan).await.map_err(|e| Error::sql("query", e))?;
+        let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
+        let batches = df.collect().await.map_err(|e| Error::sql("query", e))?;
+        last = Some((schema, batches));
+    }
+    Ok(last.expect("at least one statement"))
+}
+
+/// Raw files registered as a table; keeps the temporary data alive while querying.
+pub struct RawTable {
+    /// The schema the table was registered with.
+    pub schema: SchemaRef,
+    /// Whether it was inferred from the files (rather than declared).
+    pub inferred: bool,
+    _work: Option<tempfile::TempDir>,
+}
+
+/// Registers raw files as table `name`: a Parquet or JSON Lines file, a folder (every
+/// `.parquet`, `.jsonl`, `.jsonl.gz`, `.jsonl.zst` file under it) or a glob. With `schema`
+/// the files are read as that Table Schema; without it the schema is inferred from **all** of
+/// the files (Parquet: the files must agree; JSON Lines: runpack's whole-input inference),
+/// never from a sample. Git LFS pointers are refused before parsing.
+pub async fn register_files(
+    ctx: &SessionContext,
+    name: &str,
+    location: &str,
+    schema: Option<&crate::schema::TableSchema>,
+) -> Result<RawTable> {
+    use crate::ingest::files;
+    let path = Path::new(location);
+    let (base, patterns): (PathBuf, Vec<String>) = if path.is_dir() {
+        (
+            path.to_path_buf(),
+            ["**/*.parquet", "**/*.jsonl", "**/*.jsonl.gz", "**/*.jsonl.zst"].iter().map(|s| s.to_string()).collect(),
+        )
+    } else if path.is_file() {
+        let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf();
+        (parent, vec![path.file_name().expect("file").to_string_lossy().to_string()])
+    } else {
+        let literal_end = location.find(['*', '?', '{']).unwrap_or(location.len());
+        let dir_end = location[..literal_end].rfind('/').map(|i| i + 1).unwrap_or(0);
+        let base = if dir_end == 0 { PathBuf::from(".") } else { PathBuf::from(&location[..dir_end - 1]) };
+        (base, vec![location[dir_end..].to_string()])
+    };
+    let found = files::find(&base, &patterns, location)?;
+    if found.is_empty() {
+        return Err(Error::Refused(format!("no Parquet or JSON Lines file found at {location}")));
+    }
+    for f in &found {
+        if let Some(p) = files::lfs_pointer(&f.path) {
+            return Err(files::lfs_pointer_error(&f.path.display().to_string(), &p));
+        }
+    }
+    let parquet = found.iter().all(|f| f.rel.ends_with(".parquet"));
+    let jsonl = found.iter().all(|f| !f.rel.ends_with(".parquet"));
+    if !parquet && !jsonl {
+        return Err(Error::Refused(format!("{location} mixes Parquet and JSON Lines files; query them as two tables")));
+    }
+    let fmt = if parquet { crate::spec::Format::Parquet } else { crate::spec::Format::Jsonl };
+    let source = crate::spec::SourceDef {
+        name: name.to_string(),
+        path: crate::spec::PathPatterns::Many(found.iter().map(|f| f.rel.clone()).collect()),
+        format: fmt,
+        record_path: None,
+        schema: None,
+        columns: crate::spec::ColumnsPolicy::Union,
+        nonfinite: crate::spec::NonFinite::Ieee,
+        coerce_nonfinite_strings: false,
+        coerce_numeric_strings: false,
+        assume_timezone: None,
+        fields: vec![],
+        layout: crate::spec::Layout::Wide,
+        id_columns: vec![],
+    };
+    if parquet {
+        let arrow = match schema {
+            Some(s) => s.arrow_schema(),
+            None => {
+                let fields = crate::ingest::parquet::plan(&source, &found, None)?;
+                Arc::new(arrow::datatypes::Schema::new(fields))
+            }
+        };
+        let paths: Vec<PathBuf> = found.iter().map(|f| f.path.clone()).collect();
+        register_parquet(ctx, name, &paths, arrow.clone()).await?;
+        return Ok(RawTable { schema: arrow, inferred: schema.is_none(), _work: None });
+    }
+    // JSON Lines: read through runpack's own reader into Arrow IPC
+    let work = tempfile::tempdir().map_err(|e| Error::io("temporary folder", e))?;
+    let spec = crate::spec::PipelineSpec {
+        dir: base.clone(),
+        file: base.join("(query)"),
+        def: crate::spec::PipelineDef {
+            name: "query".into(),
+            version: "0".into(),
+            card: Default::default(),
+            sources: vec![source],
+            views: vec![],
+            tables: vec![],
+        },
+        table_schemas: vec![],
+        source_schemas: vec![schema.cloned()],
+    };
+    let mut report = crate::report::BuildReport::new(100);
+    let mut rejects = crate::rejects::Rejects::new(work.path().join("rejects"));
+    let opts = crate::ingest::IngestOptions { on_invalid: crate::ingest::OnInvalid::Fail, large_cell_bytes: u64::MAX };
+    let ing = crate::ingest::run(&spec, 0, work.path(), &opts, &mut report, &mut rejects)?;
+    report.check()?;
+    let read = datafusion::datasource::file_format::options::ArrowReadOptions {
+        schema: Some(&ing.schema),
+        ..Default::default()
+    };
+    ctx.register_arrow(name, ing.ipc_file.to_string_lossy().as_ref(), read)
+        .await
+        .map_err(|e| Error::sql(format!("table {name}"), e))?;
+    Ok(RawTable { schema: ing.schema.clone(), inferred: schema.is_none(), _work: Some(work) })
+}

@@ -13,7 +13,8 @@
 //! JSON text columns (fields typed `any`): `json_typeof(text)` (`null`, `boolean`, `number`,
 //! `string`, `array`, `object`), `json_int(text)` (the integer, else NULL), `json_float(text)`
 //! (any number, else NULL; `"NaN"`-style strings are not numbers), `json_str(text)` (the
-//! string, else NULL), `json_get(text, key)` (the member's JSON text, else NULL).
+//! string, else NULL), `json_get(text, key)` (the JSON text of an object's member, or of an
+//! array's element when `key` is a 0-based index such as `'2'`; else NULL).
 //!
 //! W&B: `wandb_run_id(text)`: the 8-character W&B run id (`[a-z0-9]{8}`) in a run URL
 //! (`https://wandb.ai/<entity>/<project>/runs/<id>`) or a bare id, else NULL.
@@ -71,7 +72,10 @@ pub fn register(ctx: &SessionContext) {
                 let v = (texts.is_valid(i) && keys.is_valid(i))
                     .then(|| serde_json::from_str::<Value>(texts.value(i)).ok())
                     .flatten()
-                    .and_then(|v| v.get(keys.value(i)).cloned())
+                    .and_then(|v| match &v {
+                        Value::Array(a) => keys.value(i).parse::<usize>().ok().and_then(|k| a.get(k).cloned()),
+                        _ => v.get(keys.value(i)).cloned(),
+                    })
                     .filter(|v| !v.is_null())
                     .map(|v| v.to_string());
                 b.append_option(v);

@@ -55,17 +55,27 @@ enum Command {
         /// Release folder (releases/<name>/<version>).
         release: PathBuf,
     },
-    /// Run SQL over a release's tables.
+    /// Run SQL over a release's tables, or over raw Parquet / JSON Lines files.
     ///
-    /// Every table is registered under its name with the schema recorded in the manifest.
+    /// SOURCE is a release folder (every table is registered under its name with the schema
+    /// recorded in the manifest), or a Parquet or JSON Lines file, folder or glob, registered
+    /// as one table (named by --table) with the schema given by --schema, or else inferred
+    /// from all of the files (never a sample) and printed on stderr.
     Query {
-        /// Release folder.
-        release: PathBuf,
-        /// One SQL statement (DataFusion dialect); quote identifiers holding `/` or `.`.
+        /// Release folder, or raw files (file, folder or glob).
+        source: String,
+        /// SQL (DataFusion dialect); several statements separated by `;` run in order and the
+        /// last one's result is printed. Quote identifiers holding `/` or `.`.
         sql: String,
         /// Output format.
         #[arg(short, long, value_enum, default_value = "table")]
         format: PrintFormat,
+        /// Table Schema (JSON) to read raw files with.
+        #[arg(long, value_name = "FILE")]
+        schema: Option<PathBuf>,
+        /// Table name for raw files.
+        #[arg(long, default_value = "t")]
+        table: String,
     },
 }
 
@@ -110,6 +120,29 @@ enum DuplicateArg {
     Error,
     KeepLast,
     KeepFirst,
+}
+
+/// Registers what `query` reads: a release folder, or raw files as one table.
+async fn register_query_source(
+    ctx: &datafusion::prelude::SessionContext,
+    source: &str,
+    schema: Option<&crate::schema::TableSchema>,
+    table: &str,
+    quiet: bool,
+) -> Result<Option<crate::query::RawTable>, Error> {
+    let path = std::path::Path::new(source);
+    if path.join("manifest.json").is_file() {
+        crate::query::register_release(ctx, path).await?;
+        return Ok(None);
+    }
+    let raw = crate::query::register_files(ctx, table, source, schema).await?;
+    if raw.inferred && !quiet {
+        eprintln!("table {table}, schema inferred from every file:");
+        for f in raw.schema.fields() {
+            eprintln!("  {}: {}", f.name(), crate::schema::type_name(f.data_type()));
+        }
+    }
+    Ok(Some(raw))
 }
 
 /// Sets up logging on stderr.
@@ -203,11 +236,12 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
                 Ok(1)
             }
         }
-        Command::Query { release, sql, format } => {
+        Command::Query { source, sql, format, schema, table } => {
+            let declared = schema.as_deref().map(crate::schema::TableSchema::load).transpose()?;
             let (schema, batches) = runtime()?.block_on(async {
                 let ctx = crate::query::session();
-                crate::query::register_release(&ctx, &release).await?;
-                crate::query::run(&ctx, &sql).await
+                let _raw = register_query_source(&ctx, &source, declared.as_ref(), &table, quiet).await?;
+                crate::query::run_script(&ctx, &sql).await
             })?;
             let mut out = std::io::stdout().lock();
             match crate::query::print(format, &schema, &batches, &mut out) {
