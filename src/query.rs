@@ -160,7 +160,7 @@ pub fn print(
 
 /// Runs every statement of `sql` in order (`SET …; SELECT …`) and returns the last result.
 pub async fn run_script(ctx: &SessionContext, sql: &str) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    let statements = datafusion::sql::parser::DFParser::parse_sql(sql).map_err(|e| Error::sql("query", e.into()))?;
+    let statements = datafusion::sql::parser::DFParser::parse_sql(sql).map_err(|e| Error::sql("query", e))?;
     if statements.is_empty() {
         return Err(Error::config("query", "no SQL statement given"));
     }
