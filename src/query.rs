@@ -55,8 +55,14 @@ pub async fn register_parquet(ctx: &SessionContext, name: &str, files: &[PathBuf
             ListingTableUrl::parse(abs.to_string_lossy()).map_err(|e| Error::sql(format!("table {name}"), e))
         })
         .collect::<Result<Vec<_>>>()?;
+    // min/max pruning (row-group statistics and the page index) is off for tables with
+    // floating-point columns: statistics leave NaN out, SQL orders NaN above every number
     let pruning = !schema.fields().iter().any(|f| has_float(f.data_type()));
-    let format = ParquetFormat::default().with_enable_pruning(pruning).with_force_view_types(false);
+    let mut options = datafusion::config::TableParquetOptions::default();
+    options.global.pruning = pruning;
+    options.global.enable_page_index = pruning;
+    options.global.schema_force_view_types = false;
+    let format = ParquetFormat::default().with_options(options);
     let options = ListingOptions::new(Arc::new(format)).with_file_extension(".parquet");
     let config = ListingTableConfig::new_with_multi_paths(urls).with_listing_options(options).with_schema(schema);
     let table = ListingTable::try_new(config).map_err(|e| Error::sql(format!("table {name}"), e))?;

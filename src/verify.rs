@@ -66,7 +66,32 @@ pub fn run(dir: &Path) -> Result<VerifyReport> {
     if dir.join("README.md").exists() {
         check_card(dir, manifest.as_ref(), &mut rep)?;
     }
+    check_row_groups(dir, &mut rep);
     Ok(rep)
+}
+
+/// Every Parquet file's row groups must stay under the dataset viewer's limit.
+fn check_row_groups(dir: &Path, rep: &mut VerifyReport) {
+    for rel in all_files(dir).into_iter().filter(|f| f.ends_with(".parquet")) {
+        let p = dir.join(&rel);
+        if lfs_pointer(&p).is_some() {
+            continue;
+        }
+        let Ok(f) = std::fs::File::open(&p) else { continue };
+        let Ok(reader) = parquet::file::serialized_reader::SerializedFileReader::new(f) else { continue };
+        use parquet::file::reader::FileReader;
+        for (i, rg) in reader.metadata().row_groups().iter().enumerate() {
+            let size = rg.total_byte_size().max(0) as u64;
+            if size > crate::write::VIEWER_ROW_GROUP_LIMIT_BYTES {
+                rep.problems.push(format!(
+                    "{rel}: row group {i} holds {} bytes uncompressed, above the dataset viewer's limit of {} bytes \
+                     (286.10 MiB); rewrite it with smaller row groups",
+                    hash::group_digits(size),
+                    hash::group_digits(crate::write::VIEWER_ROW_GROUP_LIMIT_BYTES)
+                ));
+            }
+        }
+    }
 }
 
 fn all_files(dir: &Path) -> Vec<String> {
@@ -355,11 +380,6 @@ pub fn card_problems(card: &str, files: &[String]) -> Vec<String> {
                         "README.md: config `{name}`: data_dir `{dd}` is accepted by the Hub but its split assignment is guessed from file names; list explicit data_files"
                     ));
                 }
-                if c.get("data_files").is_none() {
-                    for f in files.iter().filter(|f| f.starts_with(&prefix) && is_data(f)) {
-                        paths.push(CardPath { config: name.clone(), split: "train".into(), pattern: f.clone() });
-                    }
-                }
             }
             let base = data_dir.map(|d| format!("{}/", d.trim_end_matches('/'))).unwrap_or_default();
             let mut add = |split: &str, p: &str| {
@@ -515,16 +535,6 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
                         continue;
                     }
                 };
-                for (i, rg) in b.metadata().row_groups().iter().enumerate() {
-                    let size = rg.total_byte_size().max(0) as u64;
-                    if size > crate::write::VIEWER_ROW_GROUP_LIMIT_BYTES {
-                        rep.problems.push(format!(
-                            "{s}: row group {i} holds {} bytes uncompressed, above the dataset viewer's limit of {} bytes (286.10 MiB); rewrite it with smaller row groups",
-                            hash::group_digits(size),
-                            hash::group_digits(crate::write::VIEWER_ROW_GROUP_LIMIT_BYTES)
-                        ));
-                    }
-                }
                 let schema = b.schema().clone();
                 match &first {
                     None => first = Some((s.clone(), schema)),

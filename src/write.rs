@@ -76,6 +76,8 @@ struct Shard {
     jsonl_path: PathBuf,
     jsonl_bytes: u64,
     rows: u64,
+    /// JSON Lines bytes of the rows in the Parquet row group being written.
+    row_group_bytes: u64,
 }
 
 /// Streams one table into shards.
@@ -137,6 +139,7 @@ impl TableWriter {
             jsonl_path,
             jsonl_bytes: 0,
             rows: 0,
+            row_group_bytes: 0,
         })
     }
 
@@ -148,7 +151,6 @@ impl TableWriter {
         let mut lines = Vec::with_capacity(batch.get_array_memory_size());
         let mut ends = Vec::with_capacity(batch.num_rows());
         encode_jsonl(batch, &mut lines, &mut ends)?;
-        let row_bytes_est = (batch.get_array_memory_size() / batch.num_rows()).max(1) as u64;
         let mut start = 0usize;
         while start < batch.num_rows() {
             if self.current.is_none() {
@@ -181,20 +183,28 @@ impl TableWriter {
             let from = if start == 0 { 0 } else { ends[start - 1] };
             shard.jsonl.write_all(&lines[from..ends[end - 1]]).map_err(|e| Error::io(&shard.jsonl_path, e))?;
             shard.jsonl_bytes += (ends[end - 1] - from) as u64;
-            // Parquet, in slices small enough to keep row groups under the byte cap
-            let rows_per_slice = (self.opts.row_group_bytes / 8 / row_bytes_est).max(1) as usize;
+            // Parquet, in slices small enough to keep row groups under the byte cap; a row's
+            // JSON Lines size stands for its uncompressed Parquet size (it is not smaller)
+            let cap = (self.opts.row_group_bytes as f64 * 0.9) as u64;
+            let len = |i: usize| (ends[i] - if i == 0 { 0 } else { ends[i - 1] }) as u64;
             let mut s = start;
             while s < end {
-                let n = rows_per_slice.min(end - s);
-                let in_progress = shard.parquet.in_progress_size() as u64;
-                if in_progress > 0 && in_progress + n as u64 * row_bytes_est > self.opts.row_group_bytes {
+                let mut e = s;
+                let mut bytes = 0u64;
+                while e < end && (e == s || bytes + len(e) <= cap / 8) {
+                    bytes += len(e);
+                    e += 1;
+                }
+                if shard.row_group_bytes > 0 && shard.row_group_bytes + bytes > cap {
                     shard.parquet.flush().map_err(|e| Error::format(shard.parquet_path.display().to_string(), e))?;
+                    shard.row_group_bytes = 0;
                 }
                 shard
                     .parquet
-                    .write(&batch.slice(s, n))
+                    .write(&batch.slice(s, e - s))
                     .map_err(|e| Error::format(shard.parquet_path.display().to_string(), e))?;
-                s += n;
+                shard.row_group_bytes += bytes;
+                s = e;
             }
             shard.rows += (end - start) as u64;
             start = end;

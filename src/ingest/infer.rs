@@ -132,7 +132,9 @@ fn classify<'a>(v: &'a Value, textual: bool) -> Scalar<'a> {
         Value::String(s) => {
             if let Some(sp) = lenient::special(s) {
                 return match sp {
-                    Special::BigInt(_) => Scalar::Other(std::marker::PhantomData), // reported by the reader
+                    // too large for any integer type: typed as an integer column, and the
+                    // reader reports the value as out of range
+                    Special::BigInt(d) => Scalar::Int(d.starts_with('-'), !d.starts_with('-')),
                     _ => Scalar::Float,
                 };
             }

@@ -5,3 +5,5 @@
 mod util;
 // The bundled tinker-rl-bench example: build, determinism, verify, query, card, killed builds.
 mod example;
+// The field cases from public bug reports (tests/fixtures/cases): build, verify, query.
+mod cases;

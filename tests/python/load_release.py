@@ -1,7 +1,7 @@
 """Loads a runpack release with the `datasets` library (offline) and pyarrow.
 
 Usage: load_release.py <release-dir>
-Prints one JSON object: {config: {"datasets_rows": n, "pyarrow_rows": n, "columns": [...]}}.
+Prints one JSON object: {config: {"datasets_rows": n, "pyarrow_rows": n, "columns": [...], "splits": {split: n}}}.
 Fails (non-zero exit) if any config cannot be loaded or its row count differs from the card.
 """
 import json
@@ -19,15 +19,19 @@ release = sys.argv[1]
 card = DatasetCard.load(os.path.join(release, "README.md"))
 infos = {i["config_name"]: i for i in card.data["dataset_info"]}
 out = {}
+import glob
 for cfg in card.data["configs"]:
     name = cfg["config_name"]
-    ds = load_dataset(release, name, split="train")
-    expected = infos[name]["splits"][0]["num_examples"]
-    if ds.num_rows != expected:
-        sys.exit(f"{name}: datasets loaded {ds.num_rows} rows, the card says {expected}")
-    files = [cfg["data_files"][0]["path"]] if "*" not in cfg["data_files"][0]["path"] else None
-    import glob
-    paths = glob.glob(os.path.join(release, cfg["data_files"][0]["path"]))
-    rows = sum(pq.ParquetFile(p).metadata.num_rows for p in paths)
-    out[name] = {"datasets_rows": ds.num_rows, "pyarrow_rows": rows, "columns": ds.column_names}
+    dsd = load_dataset(release, name)
+    expected = {s["name"]: s["num_examples"] for s in infos[name]["splits"]}
+    got = {split: ds.num_rows for split, ds in dsd.items()}
+    if got != expected:
+        sys.exit(f"{name}: datasets loaded {got}, the card says {expected}")
+    rows = 0
+    for entry in cfg["data_files"]:
+        paths = entry["path"] if isinstance(entry["path"], list) else [entry["path"]]
+        for p in paths:
+            rows += sum(pq.ParquetFile(f).metadata.num_rows for f in glob.glob(os.path.join(release, p)))
+    first = next(iter(dsd.values()))
+    out[name] = {"datasets_rows": sum(got.values()), "pyarrow_rows": rows, "columns": first.column_names, "splits": got}
 print(json.dumps(out, sort_keys=True))
