@@ -7,3 +7,5 @@ mod util;
 mod example;
 // The field cases from public bug reports (tests/fixtures/cases): build, verify, query.
 mod cases;
+// Property tests of the JSON Lines reader and float round trips.
+mod properties;

@@ -1,0 +1,177 @@
+//! Property tests of the JSON Lines reader: random records with mixed types, non-finite tokens,
+//! missing and reordered keys never panic, and every value either lands exactly or is reported
+//! with its line and path; floats round-trip through Parquet and JSON Lines unchanged.
+
+use std::io::Cursor;
+
+use proptest::prelude::*;
+use runpack::ingest::convert::{ConvertOptions, Target, convert};
+use runpack::ingest::infer::Inference;
+use runpack::ingest::records::{self, Item};
+use runpack::report::{Position, SourceRef};
+use serde_json::{Map, Value};
+
+/// One value as JSON text (bare NaN/Infinity tokens included).
+fn value() -> impl Strategy<Value = String> {
+    let leaf = prop_oneof![
+        (-1000i64..1000).prop_map(|i| i.to_string()),
+        (-1000i64..1000).prop_map(|i| format!("{i}.5")),
+        any::<i64>().prop_map(|i| i.to_string()),
+        any::<u64>().prop_map(|u| u.to_string()),
+        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| serde_json::to_string(&f).unwrap()),
+        Just("NaN".to_string()),
+        Just("Infinity".to_string()),
+        Just("-Infinity".to_string()),
+        Just("null".to_string()),
+        any::<bool>().prop_map(|b| b.to_string()),
+        "[a-z \"\\\\]{0,8}".prop_map(|s| serde_json::to_string(&s).unwrap()),
+        Just("18446744073709551616".to_string()),
+    ];
+    leaf.prop_recursive(2, 8, 3, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..3).prop_map(|v| format!("[{}]", v.join(", "))),
+            prop::collection::vec(("[abc]", inner), 0..3).prop_map(|kv| {
+                let mut seen = std::collections::BTreeSet::new();
+                let parts: Vec<String> = kv
+                    .into_iter()
+                    .filter(|(k, _)| seen.insert(k.clone()))
+                    .map(|(k, v)| format!("\"{k}\": {v}"))
+                    .collect();
+                format!("{{{}}}", parts.join(", "))
+            }),
+        ]
+    })
+}
+
+/// A record: some of the keys k0..k4 in any order.
+fn record() -> impl Strategy<Value = String> {
+    prop::collection::vec((0usize..5, value()), 0..6).prop_map(|kv| {
+        let mut seen = std::collections::BTreeSet::new();
+        let parts: Vec<String> =
+            kv.into_iter().filter(|(k, _)| seen.insert(*k)).map(|(k, v)| format!("\"k{k}\": {v}")).collect();
+        format!("{{{}}}", parts.join(", "))
+    })
+}
+
+/// A value as runpack writes it to JSON Lines (non-finite floats as strings, ints widened to
+/// floats in float columns).
+fn expected(v: &Value, t: &Target) -> Value {
+    use runpack::ingest::lenient::{Special, special};
+    match (v, t) {
+        (Value::String(s), _) if special(s).is_some() => match special(s).unwrap() {
+            Special::BigInt(d) => serde_json::from_str(d).unwrap(),
+            sp => Value::String(sp.token().to_string()),
+        },
+        (Value::Number(n), Target::Float64) => serde_json::json!(n.as_f64().unwrap()),
+        (Value::Array(a), Target::List(e)) => Value::Array(a.iter().map(|x| expected(x, e)).collect()),
+        (Value::Object(o), Target::Struct(m)) => Value::Object(
+            m.iter().map(|(k, t)| (k.clone(), o.get(k).map(|x| expected(x, t)).unwrap_or(Value::Null))).collect(),
+        ),
+        (v, Target::Json) => Value::String(runpack::ingest::convert::json_text(v)),
+        (v, _) => v.clone(),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, .. ProptestConfig::default() })]
+
+    #[test]
+    fn every_value_lands_exactly_or_is_reported(lines in prop::collection::vec(record(), 1..12)) {
+        let text = lines.join("\n") + "\n";
+        let mut recs: Vec<(Map<String, Value>, Position)> = Vec::new();
+        records::jsonl(Box::new(Cursor::new(text.into_bytes())), "p.jsonl", &mut |item| {
+            match item {
+                Item::Record(o, at) => recs.push((o, at)),
+                Item::Bad { at, message, .. } => panic!("generated lines are valid JSON: {at}: {message}"),
+            }
+            Ok(())
+        }).unwrap();
+        prop_assert_eq!(recs.len(), lines.len());
+        let mut inf = Inference::new(false);
+        for (o, at) in &recs {
+            inf.observe(o, &SourceRef { file: "p.jsonl".into(), at: at.clone() });
+        }
+        let (fields, problems) = inf.fields();
+        let undecided: Vec<String> = problems.iter().map(|p| p.path.clone()).collect();
+        let columns: Vec<(String, Target)> =
+            fields.iter().map(|f| (f.name().clone(), Target::from_arrow(f.data_type()))).collect();
+        let opts = ConvertOptions { first_seen: runpack::ingest::infer::first_seen(&inf), ..Default::default() };
+        let refs: Vec<&Map<String, Value>> = recs.iter().map(|(o, _)| o).collect();
+        let out = convert(&refs, &columns, &opts);
+        for (row, (o, _)) in recs.iter().enumerate() {
+            for (ci, (name, t)) in columns.iter().enumerate() {
+                let path = runpack::ingest::path::render(&[runpack::ingest::path::Seg::Key(name.clone())]);
+                let reported = out.problems.iter().any(|p| p.row == row && (p.path == path || p.path.starts_with(&format!("{path}.")) || p.path.starts_with(&format!("{path}["))));
+                let undecidable = undecided.iter().any(|u| u == &path || u.starts_with(&format!("{path}.")) || u.starts_with(&format!("{path}[")));
+                if reported || undecidable {
+                    continue;
+                }
+                let got = runpack::validate::cell_json(&out.columns[ci], row);
+                let want = o.get(name).map(|v| expected(v, t)).unwrap_or(Value::Null);
+                prop_assert_eq!(got, want, "row {} column {}", row + 1, name);
+            }
+        }
+        for p in &out.problems {
+            prop_assert!(p.row < recs.len());
+            prop_assert!(p.path.starts_with("$."), "{}", p.path);
+        }
+    }
+
+    #[test]
+    fn floats_round_trip_through_parquet_and_jsonl(values in prop::collection::vec(any::<f64>().prop_filter("finite", |f| f.is_finite()), 1..50)) {
+        let dir = tempfile::tempdir().unwrap();
+        let text: String = values.iter().map(|v| format!("{{\"x\": {}}}\n", serde_json::to_string(v).unwrap())).collect();
+        std::fs::write(dir.path().join("f.jsonl"), &text).unwrap();
+        let mut recs = Vec::new();
+        records::jsonl(Box::new(Cursor::new(text.clone().into_bytes())), "f.jsonl", &mut |item| {
+            if let Item::Record(o, _) = item { recs.push(o) }
+            Ok(())
+        }).unwrap();
+        let refs: Vec<&Map<String, Value>> = recs.iter().collect();
+        let cols = vec![("x".to_string(), Target::Float64)];
+        let out = convert(&refs, &cols, &ConvertOptions::default());
+        prop_assert!(out.problems.is_empty());
+        let schema = std::sync::Arc::new(arrow::datatypes::Schema::new(vec![arrow::datatypes::Field::new("x", arrow::datatypes::DataType::Float64, true)]));
+        let batch = arrow::array::RecordBatch::try_new(schema.clone(), out.columns).unwrap();
+        // through Parquet and back
+        let mut w = runpack::write::TableWriter::new("t", schema, dir.path(), runpack::write::WriteOptions::default()).unwrap();
+        w.write(&batch).unwrap();
+        w.finish().unwrap();
+        let f = std::fs::File::open(dir.path().join("data/t.parquet")).unwrap();
+        let back: Vec<arrow::array::RecordBatch> = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f).unwrap().build().unwrap().map(|b| b.unwrap()).collect();
+        let mut jsonl = Vec::new();
+        let mut ends = Vec::new();
+        for b in &back {
+            runpack::write::encode_jsonl(b, &mut jsonl, &mut ends).unwrap();
+        }
+        let expected: String = values.iter().map(|v| format!("{{\"x\":{}}}\n", serde_json::to_string(v).unwrap())).collect();
+        prop_assert_eq!(String::from_utf8(jsonl).unwrap(), expected);
+        prop_assert_eq!(std::fs::read_to_string(dir.path().join("jsonl/t.jsonl")).unwrap(), text.replace(": ", ":"));
+    }
+}
+
+#[test]
+fn max_errors_caps_the_list_but_counts_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines: String = (0..250)
+        .map(|i| format!("{{\"step\": {i}, \"x\": {}}}\n", if i % 2 == 0 { "1.5".into() } else { format!("\"s{i}\"") }))
+        .collect();
+    std::fs::write(dir.path().join("m.jsonl"), lines).unwrap();
+    std::fs::write(
+        dir.path().join("pipeline.toml"),
+        "name = \"cap\"\n[[source]]\nname = \"raw\"\npath = \"m.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\nquery = \"SELECT * FROM raw\"\n",
+    )
+    .unwrap();
+    let o = crate::util::run(
+        crate::util::bin()
+            .arg("build")
+            .arg(dir.path())
+            .arg("--releases-dir")
+            .arg(dir.path().join("out"))
+            .args(["--max-errors", "7"]),
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let err = crate::util::stderr(&o);
+    assert_eq!(err.lines().filter(|l| l.starts_with("m.jsonl:")).count(), 7, "{err}");
+    assert!(err.contains("and 118 more (125 violations in all; raise --max-errors to see them)"), "{err}");
+}
