@@ -21,6 +21,8 @@ fn builds_every_table_with_its_row_count() {
     assert_eq!(table_rows(&m, "training_runs"), 44);
     assert_eq!(table_rows(&m, "checkpoints"), 84);
     assert_eq!(table_rows(&m, "metrics"), 13_220);
+    assert_eq!(table_rows(&m, "evaluations"), 10);
+    assert_eq!(table_rows(&m, "eval_samples"), 5_000);
     for f in [
         "README.md",
         "manifest.json",
@@ -31,7 +33,7 @@ fn builds_every_table_with_its_row_count() {
     ] {
         assert!(release.join(f).is_file(), "{f} missing");
     }
-    assert_eq!(m["inputs"].as_array().unwrap().len(), 28, "raw files read");
+    assert_eq!(m["inputs"].as_array().unwrap().len(), 29, "raw files read");
 }
 
 #[test]
@@ -53,6 +55,32 @@ fn doubled_run_ids_are_repaired_and_flagged() {
         "SELECT count(*) FILTER (WHERE id_repaired) AS repaired, count(*) FILTER (WHERE training_run_id LIKE '%:train:0:train:%') AS doubled FROM training_runs",
     ));
     assert_eq!(stdout(&o), "repaired,doubled\n12,0\n", "{}", stderr(&o));
+}
+
+#[test]
+fn evaluations_join_their_checkpoints() {
+    let o = run(bin().args(["query", "--format", "csv"]).arg(example_release()).arg(
+        "SELECT count(*) AS evaluations, count(c.tinker_uri) AS joined, max(e.score) AS best \
+         FROM evaluations e LEFT JOIN checkpoints c ON c.tinker_uri = e.tinker_uri",
+    ));
+    assert_eq!(stdout(&o), "evaluations,joined,best\n10,10,0.95\n", "{}", stderr(&o));
+    // a checkpoint the evaluations name but no raw file indexes breaks the foreign key
+    let tmp = tempfile::tempdir().unwrap();
+    let pipeline = example_copy(tmp.path());
+    let f = pipeline.join("raw/experiments/results/heldout_gsm8k.json");
+    let text = std::fs::read_to_string(&f).unwrap().replacen(
+        "tinker://9f27c001-b92c-55a7-9e12-1a8bd858e16d:train:0/sampler_weights/final",
+        "tinker://9f27c001-b92c-55a7-9e12-1a8bd858e16d:train:0/sampler_weights/000010",
+        1,
+    );
+    std::fs::write(&f, text).unwrap();
+    let o = run(bin().args(["build", "-q"]).arg(&pipeline).arg("--releases-dir").arg(tmp.path().join("out")));
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("raw/experiments/results/heldout_gsm8k.json:/results/0:tinker_uri: value \"tinker://9f27c001-b92c-55a7-9e12-1a8bd858e16d:train:0/sampler_weights/000010\" has no matching row in table checkpoints"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -153,7 +181,9 @@ fn datasets_and_pyarrow_load_every_config() {
         .env("HF_HOME", tempfile::tempdir().unwrap().path()));
     assert!(o.status.success(), "{}", stderr(&o));
     let got: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    for (t, n) in [("training_runs", 44), ("checkpoints", 84), ("metrics", 13_220)] {
+    for (t, n) in
+        [("training_runs", 44), ("checkpoints", 84), ("metrics", 13_220), ("evaluations", 10), ("eval_samples", 5_000)]
+    {
         assert_eq!(got[t]["datasets_rows"], n, "{t}");
         assert_eq!(got[t]["pyarrow_rows"], n, "{t}");
     }
