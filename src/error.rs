@@ -67,6 +67,22 @@ pub enum Error {
     #[error("{0}")]
     Hub(String),
 
+    /// The Hugging Face Hub answered a request with an error status (after any retries). The
+    /// message is the server's own (`X-Error-Message` or the JSON `error`), never the token.
+    #[error("{what}: HTTP {status}: {message}{}", request_id.as_ref().map(|r| format!(" (request id {r})")).unwrap_or_default())]
+    HubStatus {
+        /// The step that failed (`commit to acme/toy@main`, `LFS batch`, …).
+        what: String,
+        /// The HTTP status code.
+        status: u16,
+        /// The server's explanation.
+        message: String,
+        /// `X-Request-Id` (or the CDN's trace id) when the server sent one.
+        request_id: Option<String>,
+        /// `X-Error-Code` (`RepoNotFound`, `RevisionNotFound`, `EntryNotFound`, …) when sent.
+        error_code: Option<String>,
+    },
+
     /// A release folder or target is in a state that forbids the operation
     /// (for example: the version already exists and `--force` was not given).
     #[error("{0}")]

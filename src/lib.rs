@@ -39,6 +39,7 @@ pub mod write;
 pub use error::{Error, Result};
 pub mod card;
 pub mod cli;
+pub mod hub;
 pub mod pipeline;
 pub mod query;
 pub mod udf;

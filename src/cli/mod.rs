@@ -5,6 +5,7 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod hub;
 pub mod output;
 
 use std::io::Write;
@@ -50,10 +51,18 @@ enum Command {
     Build(BuildArgs),
     /// Check a release: hashes, sizes, row counts, schemas and card.
     ///
+    /// With hf://datasets/<namespace>/<name>[@<revision>][/<path>], checks what the Hub holds
+    /// instead: the remote tree (every page) against the published manifest (or --against a
+    /// local release): LFS files by sha256 = lfs.oid and size, others by git blob sha1;
+    /// missing, extra and differing files are named. --download also fetches and hashes the
+    /// bytes. Reads HF_TOKEN, HF_ENDPOINT, HF_HOME and HF_HUB_CACHE.
+    ///
     /// Prints one line per problem and exits 1 when there is any, 0 when the release is intact.
     Verify {
-        /// Release folder (releases/<name>/<version>).
+        /// Release folder (releases/<name>/<version>), or hf://datasets/<namespace>/<name>[@<revision>].
         release: PathBuf,
+        #[command(flatten)]
+        hub: hub::VerifyHubArgs,
     },
     /// Run SQL over a release's tables, or over raw Parquet / JSON Lines files.
     ///
@@ -61,6 +70,11 @@ enum Command {
     /// recorded in the manifest), or a Parquet or JSON Lines file, folder or glob, registered
     /// as one table (named by --table) with the schema given by --schema, or else inferred
     /// from all of the files (never a sample) and printed on stderr.
+    ///
+    /// SOURCE may also be hf://datasets/<namespace>/<name>[@<revision>][/<path>], a release
+    /// published on the Hub: its files are downloaded into the Hugging Face cache (HF_HUB_CACHE,
+    /// else HF_HOME/hub), each checked against the manifest's sha256 before use, and reused on
+    /// later runs; with HF_HUB_OFFLINE=1 only the cache is read.
     Query {
         /// Release folder, or raw files (file, folder or glob).
         source: String,
@@ -76,7 +90,26 @@ enum Command {
         /// Table name for raw files.
         #[arg(long, default_value = "t")]
         table: String,
+        #[command(flatten)]
+        hub: hub::QueryHubArgs,
     },
+    /// Publish a release to a dataset repo on the Hugging Face Hub, as one commit.
+    ///
+    /// Checks the release before sending anything (card paths, plain YAML, file sizes), asks
+    /// the Hub which files it already holds, uploads the missing LFS objects (basic or
+    /// multipart), then makes ONE commit holding every file, with the deletions of files the
+    /// release no longer has, on top of the branch head it read (parentCommit); and tags it
+    /// with the release version. A release the branch already holds makes no commit.
+    /// Transient failures (HTTP 408, 429, 5xx, lost connections) are retried with backoff,
+    /// honouring Retry-After and RateLimit; other refusals fail at once with the Hub's message.
+    /// A commit whose answer is lost is never re-sent blindly: the branch is read again first.
+    ///
+    /// Environment: HF_TOKEN (else the file HF_TOKEN_PATH, else HF_HOME/token, default
+    /// ~/.cache/huggingface/token), HF_ENDPOINT (default https://huggingface.co).
+    ///
+    /// Exit status: 0 published (or unchanged), 2 refused or failed (the branch is left as it
+    /// was unless the message says otherwise).
+    Publish(hub::PublishArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -214,7 +247,12 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             println!("{}", outcome.release_dir.display());
             Ok(0)
         }
-        Command::Verify { release } => {
+        Command::Publish(a) => hub::publish(a, quiet),
+        Command::Verify { release, hub } if hub::is_hub(&release) => hub::verify(&release, hub, quiet),
+        Command::Query { source, sql, format, hub, .. } if hub::is_hub(&source) => {
+            hub::query(&source, &sql, format, hub, quiet)
+        }
+        Command::Verify { release, .. } => {
             let rep = crate::verify::run(&release)?;
             let mut out = std::io::stdout().lock();
             for p in &rep.problems {
@@ -236,7 +274,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
                 Ok(1)
             }
         }
-        Command::Query { source, sql, format, schema, table } => {
+        Command::Query { source, sql, format, schema, table, .. } => {
             let declared = schema.as_deref().map(crate::schema::TableSchema::load).transpose()?;
             let (schema, batches) = runtime()?.block_on(async {
                 let ctx = crate::query::session();

@@ -1,0 +1,387 @@
+//! The Hub verbs on the command line: `publish`, `verify hf://…`, `query hf://…`.
+//!
+//! In: parsed arguments and the environment: `HF_TOKEN` (else `HF_TOKEN_PATH`, else
+//! `$HF_HOME/token`), `HF_ENDPOINT`, `HF_HOME` (default `$XDG_CACHE_HOME/huggingface` or
+//! `~/.cache/huggingface`), `HF_HUB_CACHE` (else `HUGGINGFACE_HUB_CACHE`, else `$HF_HOME/hub`),
+//! `HF_HUB_OFFLINE`. Out: results on stdout, progress and notes on stderr, the exit code.
+//! The token is read here, handed to the library wrapped in [`Token`], and never printed.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::error::Error;
+use crate::hash::{group_digits, human_bytes};
+use crate::hub::cache::HubCache;
+use crate::hub::publish::{DEFAULT_MAX_FILE_BYTES, PublishOptions, PublishOutcome, TagMode};
+use crate::hub::remote::RemoteVerifyOptions;
+use crate::hub::{DEFAULT_ENDPOINT, HubClient, HubConfig, HubTarget, RepoId, RetryPolicy, Token};
+use crate::pipeline::{Progress, Silent};
+use crate::query::PrintFormat;
+
+/// Arguments of `publish`.
+#[derive(Debug, clap::Args)]
+pub struct PublishArgs {
+    /// Release folder (releases/<name>/<version>).
+    release: PathBuf,
+    /// Dataset repo to publish to, as <namespace>/<name>.
+    #[arg(long, value_name = "NAMESPACE/NAME")]
+    repo: String,
+    /// Branch to commit to; with --create-pr, the base of the pull request.
+    #[arg(long, default_value = "main")]
+    revision: String,
+    /// Folder of the repo to publish into (default: the repo root). Files under it that the
+    /// release lacks are deleted by the commit.
+    #[arg(long, value_name = "PATH", default_value = "")]
+    path_in_repo: String,
+    /// Create the repo when it does not exist (an existing repo is fine).
+    #[arg(long)]
+    create: bool,
+    /// With --create: make the new repo private.
+    #[arg(long, requires = "create")]
+    private: bool,
+    /// Open a pull request with the commit instead of committing to the branch (no tag).
+    #[arg(long)]
+    create_pr: bool,
+    /// Print the plan (each file with its size, sha256, LFS or regular, upload or skip; the
+    /// deletions; repo, revision and commit message) and stop. Reads the Hub, sends nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Commit title (default: "Publish <name> <version>").
+    #[arg(short, long, value_name = "TEXT")]
+    message: Option<String>,
+    /// Tag to put on the commit (default: the release version).
+    #[arg(long, value_name = "NAME", conflicts_with = "no_tag")]
+    tag: Option<String>,
+    /// Do not tag the commit.
+    #[arg(long)]
+    no_tag: bool,
+    /// Largest file accepted, in bytes (decimal: 50000000000 is 50 GB, 46.6 GiB). Larger files
+    /// are refused before anything is sent.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_FILE_BYTES)]
+    max_file_bytes: u64,
+    /// Seconds to wait for the commit's answer; after that the branch is read again to learn
+    /// whether the commit landed.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300.0)]
+    commit_timeout: f64,
+    /// Commit requests sent at most (after HTTP 412 conflicts, lost answers or 429).
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    commit_attempts: usize,
+    #[command(flatten)]
+    net: NetArgs,
+}
+
+/// Options shared by the commands that reach the Hub.
+#[derive(Debug, Clone, clap::Args)]
+pub struct NetArgs {
+    /// File holding the access token (default: HF_TOKEN, else the token file under HF_HOME).
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+    /// Retries of a request after a transient failure (HTTP 408, 429, 5xx, lost connection).
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    retries: usize,
+    /// First wait before a retry, in milliseconds; it doubles up to --retry-max-delay-ms. A
+    /// server's Retry-After or RateLimit header overrides it.
+    #[arg(long, value_name = "MS", default_value_t = 1000)]
+    retry_delay_ms: u64,
+    /// Longest wait between retries, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 8000)]
+    retry_max_delay_ms: u64,
+    /// Seconds allowed for one API request or a stalled transfer.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    request_timeout: f64,
+}
+
+/// Extra options of `verify` for a published release.
+#[derive(Debug, Clone, clap::Args)]
+pub struct VerifyHubArgs {
+    /// With hf://: compare the Hub with this local release instead of the manifest published
+    /// beside the files.
+    #[arg(long, value_name = "RELEASE_DIR")]
+    against: Option<PathBuf>,
+    /// With hf://: also download every file (into the Hugging Face cache) and hash its bytes.
+    #[arg(long)]
+    download: bool,
+    #[command(flatten)]
+    net: NetArgs,
+}
+
+/// Extra options of `query` for a published release.
+#[derive(Debug, Clone, clap::Args)]
+pub struct QueryHubArgs {
+    #[command(flatten)]
+    net: NetArgs,
+}
+
+/// True when the argument names a published release (`hf://…`).
+pub fn is_hub(arg: impl AsRef<std::ffi::OsStr>) -> bool {
+    arg.as_ref().to_str().is_some_and(HubTarget::is_hub_url)
+}
+
+/// What the environment says about the Hub.
+struct HubEnv {
+    endpoint: String,
+    token: Option<Token>,
+    cache: PathBuf,
+    offline: bool,
+}
+
+fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+fn hub_env(token_file: Option<&Path>) -> Result<HubEnv, Error> {
+    let home = var("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+    let hf_home = var("HF_HOME").map(PathBuf::from).unwrap_or_else(|| {
+        var("XDG_CACHE_HOME").map(PathBuf::from).unwrap_or_else(|| home.join(".cache")).join("huggingface")
+    });
+    let token = match token_file {
+        Some(f) => {
+            let t = std::fs::read_to_string(f).map_err(|e| Error::io(f, e))?;
+            Some(Token::new(t).ok_or_else(|| Error::config(f.display().to_string(), "the token file is empty"))?)
+        }
+        None => var("HF_TOKEN").and_then(Token::new).or_else(|| {
+            let path = var("HF_TOKEN_PATH").map(PathBuf::from).unwrap_or_else(|| hf_home.join("token"));
+            std::fs::read_to_string(path).ok().and_then(Token::new)
+        }),
+    };
+    let cache = var("HF_HUB_CACHE")
+        .or_else(|| var("HUGGINGFACE_HUB_CACHE"))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| hf_home.join("hub"));
+    let offline =
+        var("HF_HUB_OFFLINE").is_some_and(|v| matches!(v.trim().to_lowercase().as_str(), "1" | "on" | "yes" | "true"));
+    let endpoint = var("HF_ENDPOINT").unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
+    Ok(HubEnv { endpoint: endpoint.trim_end_matches('/').to_string(), token, cache, offline })
+}
+
+fn seconds(s: f64, flag: &str) -> Result<Duration, Error> {
+    Duration::try_from_secs_f64(s)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| Error::config(flag, format!("{s} is not a positive number of seconds")))
+}
+
+fn client(env: &HubEnv, net: &NetArgs) -> Result<HubClient, Error> {
+    let mut config = HubConfig::new(&env.endpoint, env.token.clone());
+    config.retry = RetryPolicy {
+        max_retries: net.retries,
+        min_delay: Duration::from_millis(net.retry_delay_ms),
+        max_delay: Duration::from_millis(net.retry_max_delay_ms.max(net.retry_delay_ms)),
+        ..RetryPolicy::default()
+    };
+    config.request_timeout = seconds(net.request_timeout, "--request-timeout")?;
+    HubClient::new(&config)
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, Error> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| Error::io("tokio runtime", e))
+}
+
+fn progress_of(bar: &Option<super::output::Bar>) -> &dyn Progress {
+    bar.as_ref().map(|p| p as &dyn Progress).unwrap_or(&Silent)
+}
+
+/// `runpack publish`.
+pub fn publish(a: PublishArgs, quiet: bool) -> Result<u8, Error> {
+    let env = hub_env(a.net.token_file.as_deref())?;
+    if env.offline && !a.dry_run {
+        return Err(Error::Refused("HF_HUB_OFFLINE is set: publishing needs the network".into()));
+    }
+    let client = client(&env, &a.net)?;
+    let mut opts = PublishOptions::new(&a.release, RepoId::parse(&a.repo)?);
+    opts.revision = a.revision;
+    opts.path_in_repo = a.path_in_repo.trim_matches('/').to_string();
+    opts.create = a.create;
+    opts.private = a.private;
+    opts.create_pr = a.create_pr;
+    opts.dry_run = a.dry_run;
+    opts.commit_message = a.message;
+    opts.tag = match (a.no_tag, a.tag) {
+        (true, _) => TagMode::None,
+        (false, Some(t)) => TagMode::Named(t),
+        (false, None) => TagMode::Version,
+    };
+    opts.max_file_bytes = a.max_file_bytes;
+    opts.commit_timeout = seconds(a.commit_timeout, "--commit-timeout")?;
+    opts.max_commit_attempts = a.commit_attempts.max(1);
+    let bar = super::output::progress(quiet);
+    let report = runtime()?.block_on(crate::hub::publish::run(&client, &opts, progress_of(&bar)))?;
+    let mut out = std::io::stdout().lock();
+    let target = format!(
+        "datasets/{}@{}{}",
+        report.repo,
+        report.revision,
+        if report.path_in_repo.is_empty() { String::new() } else { format!(" (folder {})", report.path_in_repo) }
+    );
+    if !quiet {
+        for w in &report.warnings {
+            eprintln!("warning: {w}");
+        }
+    }
+    if report.outcome == PublishOutcome::DryRun {
+        let _ = writeln!(
+            out,
+            "plan: publish {} to {target}{}",
+            report.release,
+            match &report.head {
+                Some(h) => format!(", on top of {h}"),
+                None => " (the repo or branch does not exist yet: LFS/regular guessed locally)".into(),
+            }
+        );
+        if a.create_pr {
+            let _ = writeln!(out, "as a pull request");
+        }
+        let _ = writeln!(out, "commit message: {}", report.commit_message);
+        let width = report.files.iter().map(|f| group_digits(f.bytes).len()).max().unwrap_or(1);
+        for f in &report.files {
+            let _ = writeln!(
+                out,
+                "{:<6}  {:<7}  {:>width$} bytes  sha256 {}  {}",
+                if f.upload { "upload" } else { "skip" },
+                if f.lfs { "lfs" } else { "regular" },
+                group_digits(f.bytes),
+                f.sha256,
+                f.path
+            );
+        }
+        for d in &report.deletions {
+            let _ = writeln!(out, "{:<6}  {:<7}  {:>width$}        {:<71}  {d}", "delete", "", "", "");
+        }
+        let up: Vec<_> = report.files.iter().filter(|f| f.upload).collect();
+        let _ = writeln!(
+            out,
+            "{} file(s) to upload ({}), {} unchanged, {} deletion(s); nothing was sent (--dry-run)",
+            up.len(),
+            human_bytes(up.iter().map(|f| f.bytes).sum()),
+            report.files.len() - up.len(),
+            report.deletions.len()
+        );
+        return Ok(0);
+    }
+    if !quiet {
+        let unchanged = report.files.iter().filter(|f| !f.upload).count();
+        eprintln!(
+            "uploaded {} LFS object(s) ({}); {} already stored on the Hub; {} file(s) unchanged; {} deletion(s)",
+            report.uploaded_objects,
+            human_bytes(report.uploaded_bytes),
+            report.reused_objects,
+            unchanged,
+            report.deletions.len()
+        );
+    }
+    match &report.outcome {
+        PublishOutcome::DryRun => {}
+        PublishOutcome::Unchanged { head } => {
+            let _ = writeln!(out, "unchanged: {target} already holds {} at {head}; no commit was made", report.release);
+        }
+        PublishOutcome::Committed { commit, commit_url, pull_request_url, attempts, note } => {
+            if !quiet {
+                if let Some(n) = note {
+                    eprintln!("note: {n}");
+                }
+                if *attempts > 1 {
+                    eprintln!("commit requests sent: {attempts}");
+                }
+            }
+            match pull_request_url {
+                Some(pr) if a.create_pr => {
+                    let _ = writeln!(out, "opened pull request {pr} with commit {commit} on {target}");
+                }
+                _ => {
+                    let _ = writeln!(out, "committed {commit} to {target}");
+                }
+            }
+            if let Some(u) = commit_url
+                && !quiet
+            {
+                eprintln!("{u}");
+            }
+        }
+    }
+    if let Some(t) = &report.tag
+        && !quiet
+    {
+        eprintln!("{t}");
+    }
+    Ok(0)
+}
+
+/// `runpack verify hf://…`.
+pub fn verify(target: impl AsRef<std::ffi::OsStr>, a: VerifyHubArgs, quiet: bool) -> Result<u8, Error> {
+    let target = HubTarget::parse(&target.as_ref().to_string_lossy())?;
+    let env = hub_env(a.net.token_file.as_deref())?;
+    if env.offline {
+        return Err(Error::Refused(format!("HF_HUB_OFFLINE is set: verifying {target} needs the network")));
+    }
+    let client = client(&env, &a.net)?;
+    let cache = HubCache::new(&env.cache);
+    let opts = RemoteVerifyOptions { target: target.clone(), against: a.against, download: a.download };
+    let bar = super::output::progress(quiet);
+    let rep = runtime()?.block_on(crate::hub::remote::verify(&client, &cache, &opts, progress_of(&bar)))?;
+    let mut out = std::io::stdout().lock();
+    for p in &rep.problems {
+        let _ = writeln!(out, "{p}");
+    }
+    if rep.data_files > 0 && rep.data_files_matching < rep.data_files {
+        let _ = writeln!(out, "{} of {} data files match the manifest", rep.data_files_matching, rep.data_files);
+    }
+    if rep.ok() {
+        if !quiet {
+            let _ = writeln!(
+                out,
+                "ok: {} files of {target} at commit {} verified ({})",
+                rep.verified.len(),
+                rep.commit,
+                if opts.download {
+                    "every file downloaded and hashed with sha256"
+                } else {
+                    "LFS files by sha256 = lfs.oid and size, others by git blob sha1"
+                }
+            );
+        }
+        Ok(0)
+    } else {
+        eprintln!(
+            "{} problem{} found in {target} at commit {}",
+            rep.problems.len(),
+            if rep.problems.len() == 1 { "" } else { "s" },
+            rep.commit
+        );
+        Ok(1)
+    }
+}
+
+/// `runpack query hf://… SQL`.
+pub fn query(
+    target: impl AsRef<std::ffi::OsStr>,
+    sql: &str,
+    format: PrintFormat,
+    a: QueryHubArgs,
+    quiet: bool,
+) -> Result<u8, Error> {
+    let target = HubTarget::parse(&target.as_ref().to_string_lossy())?;
+    let env = hub_env(a.net.token_file.as_deref())?;
+    let client = if env.offline { None } else { Some(client(&env, &a.net)?) };
+    let cache = HubCache::new(&env.cache);
+    let bar = super::output::progress(quiet);
+    let (schema, batches) = runtime()?.block_on(async {
+        let fetched = crate::hub::cache::fetch_release(client.as_ref(), &cache, &target, progress_of(&bar)).await?;
+        tracing::info!(
+            "{target} at {}: {} file(s) downloaded ({} bytes), {} from the cache at {}",
+            fetched.commit,
+            fetched.downloaded_files,
+            fetched.downloaded_bytes,
+            fetched.cached_files,
+            cache.root().display()
+        );
+        let ctx = crate::query::session();
+        crate::query::register_release(&ctx, &fetched.dir).await?;
+        crate::query::run_script(&ctx, sql).await
+    })?;
+    let mut out = std::io::stdout().lock();
+    match crate::query::print(format, &schema, &batches, &mut out) {
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => Ok(0),
+        other => other.map(|_| 0),
+    }
+}
