@@ -246,6 +246,7 @@ pub async fn register_files(
         fields: vec![],
         layout: crate::spec::Layout::Wide,
         id_columns: vec![],
+        keep_text: false,
     };
     if parquet {
         let arrow = match schema {

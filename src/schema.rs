@@ -394,6 +394,9 @@ pub fn canonical(dt: &DataType) -> std::result::Result<DataType, String> {
                 .map(|f| Ok(Field::new(f.name(), canonical(f.data_type())?, true)))
                 .collect::<std::result::Result<Vec<_>, String>>()?,
         )),
+        // integer arithmetic on unsigned values gives scale-0 decimals; values that do not fit
+        // Int64 fail the conversion rather than wrap
+        DataType::Decimal128(_, 0) | DataType::Decimal256(_, 0) => DataType::Int64,
         DataType::Null => return Err("is NULL in every row, so it has no type; CAST it in the SQL".into()),
         other => return Err(format!("has type {other}, which runpack does not store; CAST it in the SQL")),
     })

@@ -25,6 +25,8 @@
 //! name = "checkpoint_index"       # SQL table name
 //! path = "raw/results/{run}_checkpoints.jsonl"   # glob; {capture} segments become columns
 //! format = "tinker-checkpoints"   # jsonl | json | csv | parquet | tinker-metrics | tinker-checkpoints
+//!                                 # | tinker-eval-result | tinker-eval-trajectories | eval-metrics
+//!                                 # | eval-generations
 //! record_path = "/experiments"    # json only: JSON pointer of the record array (or object)
 //! schema = "schemas/x.json"       # optional declared Table Schema (then no inference)
 //! columns = "union"               # files with different column sets: same (error) | union
@@ -34,6 +36,7 @@
 //! assume_timezone = "UTC"         # zone for datetimes written without an offset
 //! layout = "long"                 # wide (default) | long: id_columns, key, value
 //! id_columns = ["_step"]
+//! keep_text = false               # evaluation formats: keep generation texts
 //! [[source.field]]                # per-column type overrides (Table Schema field descriptors)
 //! name = "group"
 //! type = "any"
@@ -176,6 +179,14 @@ pub enum Format {
     /// Tinker `checkpoints.jsonl`: `name, batch, epoch, final, rolling, state_path,
     /// sampler_path, extra`.
     TinkerCheckpoints,
+    /// tinker-cookbook benchmark `result.json` (see `ingest::evals`).
+    TinkerEvalResult,
+    /// tinker-cookbook benchmark `trajectories.jsonl` (see `ingest::evals`).
+    TinkerEvalTrajectories,
+    /// Per-checkpoint `<checkpoint>_metrics.json` (see `ingest::evals`).
+    EvalMetrics,
+    /// Per-checkpoint `<checkpoint>_{id,ood}_generations.jsonl` (see `ingest::evals`).
+    EvalGenerations,
 }
 
 /// What to do with files of one source whose column sets differ (inferred schemas only).
@@ -243,6 +254,9 @@ pub struct SourceDef {
     /// Columns kept on every row in the long layout (`["_step"]`).
     #[serde(default)]
     pub id_columns: Vec<String>,
+    /// Keep generation texts (evaluation formats); off by default, texts dominate the bytes.
+    #[serde(default)]
+    pub keep_text: bool,
 }
 
 /// Table shape of a source.

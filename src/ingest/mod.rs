@@ -13,6 +13,7 @@
 //! convert) and once when it is declared.
 
 pub mod convert;
+pub mod evals;
 pub mod files;
 pub mod infer;
 pub mod lenient;
@@ -116,6 +117,10 @@ pub fn run(
     let columns: Vec<(String, Target)> = match src.format {
         Format::TinkerMetrics => tinker::metrics_columns(),
         Format::TinkerCheckpoints => tinker::checkpoints_columns(),
+        Format::TinkerEvalResult => evals::result_columns(),
+        Format::TinkerEvalTrajectories => evals::trajectory_columns(src.keep_text),
+        Format::EvalMetrics => evals::metrics_columns(),
+        Format::EvalGenerations => evals::generation_columns(src.keep_text),
         _ => match &spec.source_schemas[index] {
             Some(schema) => {
                 conv.strict_keys = true;
@@ -135,7 +140,7 @@ pub fn run(
         }
     }
 
-    let pointer_lines = src.format == Format::Json;
+    let pointer_lines = matches!(src.format, Format::Json | Format::TinkerEvalResult | Format::EvalMetrics);
     let mut fields: Vec<Field> = columns.iter().map(|(n, t)| Field::new(n, t.arrow_type(), true)).collect();
     for c in &capture_names {
         fields.push(Field::new(c, DataType::Utf8, true));
@@ -265,6 +270,10 @@ fn shape(src: &SourceDef, obj: Map<String, Value>) -> Vec<Map<String, Value>> {
     match (src.format, src.layout) {
         (Format::TinkerMetrics, _) => tinker::metrics_rows(obj),
         (Format::TinkerCheckpoints, _) => vec![tinker::checkpoint_row(obj)],
+        (Format::TinkerEvalResult, _) => vec![evals::result_row(obj)],
+        (Format::TinkerEvalTrajectories, _) => vec![evals::trajectory_row(obj, src.keep_text)],
+        (Format::EvalMetrics, _) => evals::metrics_rows(obj),
+        (Format::EvalGenerations, _) => vec![evals::generation_row(obj, src.keep_text)],
         (_, Layout::Long) => unpivot(obj, &src.id_columns),
         _ => vec![obj],
     }
@@ -308,8 +317,13 @@ fn read_file(
     sink: &mut dyn FnMut(Item) -> Result<()>,
 ) -> Result<()> {
     match src.format {
-        Format::Jsonl | Format::TinkerMetrics | Format::TinkerCheckpoints => records::jsonl(reader, &input.rel, sink),
+        Format::Jsonl
+        | Format::TinkerMetrics
+        | Format::TinkerCheckpoints
+        | Format::TinkerEvalTrajectories
+        | Format::EvalGenerations => records::jsonl(reader, &input.rel, sink),
         Format::Json => records::json(reader, &input.rel, src.record_path.as_deref().unwrap_or(""), sink),
+        Format::TinkerEvalResult | Format::EvalMetrics => records::json(reader, &input.rel, "", sink),
         Format::Csv => records::csv(reader, &input.rel, sink),
         Format::Parquet => unreachable!("Parquet sources are read by run_parquet"),
     }

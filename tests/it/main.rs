@@ -9,7 +9,5 @@ mod example;
 mod cases;
 // Property tests of the JSON Lines reader and float round trips.
 mod properties;
-// A Hub-compatible fake server on loopback, with faults on demand (used by the Hub tests).
-mod hub_server;
-// publish, verify hf:// and query hf:// against the fake Hub, read back by huggingface_hub and datasets.
-mod publish;
+// Evaluation outputs in every documented layout; sharding of large inputs.
+mod evals;

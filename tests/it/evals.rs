@@ -1,0 +1,232 @@
+//! Evaluation outputs in each documented layout (tinker-cookbook benchmark runner, per-checkpoint
+//! eval folders) load into `evaluations` and `eval_samples` with exact counts and values; large
+//! inputs are sharded.
+
+use std::path::Path;
+
+use crate::util::*;
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn query(release: &Path, sql: &str) -> String {
+    let o = run(bin().args(["query", "-q", "--format", "csv"]).arg(release).arg(sql));
+    assert!(o.status.success(), "{}", stderr(&o));
+    stdout(&o)
+}
+
+/// A tinker-cookbook benchmark runner save_dir with two benchmarks, one in pass@k mode.
+fn tinker_runner(dir: &Path) {
+    let ck = dir.join("raw/step100");
+    write(&ck.join("summary.json"), r#"{"gsm8k": {"score": 0.5, "num_examples": 4, "num_correct": 2}}"#);
+    write(
+        &ck.join("gsm8k/result.json"),
+        r#"{"name": "gsm8k", "score": 0.5, "num_examples": 4, "num_correct": 2, "num_errors": 1, "num_truncated": 0,
+            "metrics": {"total_turns": 8}, "time_seconds": 12.5, "pass_at_k": {}}"#,
+    );
+    let mut lines = String::new();
+    for (i, reward, err) in [(2, 1.0, "null"), (0, 0.0, "\"timeout (300s)\""), (1, 1.0, "null"), (3, 0.0, "null")] {
+        let turns = if err == "null" {
+            format!(
+                r#"[{{"role":"user","content":"q{i}","token_count":9,"metadata":{{}}}},{{"role":"assistant","content":"answer {i}","token_count":{},"metadata":{{}}}}]"#,
+                10 + i
+            )
+        } else {
+            "[]".to_string()
+        };
+        lines.push_str(&format!(
+            "{{\"idx\": {i}, \"benchmark\": \"gsm8k\", \"example_id\": \"h{i}\", \"turns\": {turns}, \"reward\": {reward}, \"metrics\": {{}}, \"logs\": {{}}, \"error\": {err}, \"time_seconds\": 1.5}}\n"
+        ));
+    }
+    write(&ck.join("gsm8k/trajectories.jsonl"), &lines);
+    write(
+        &ck.join("math/result.json"),
+        r#"{"name": "math", "score": 0.25, "num_examples": 2, "num_correct": 1, "num_errors": 0, "num_truncated": 1,
+            "metrics": {}, "time_seconds": 3.0, "pass_at_k": {"1": 0.25, "2": 0.5}}"#,
+    );
+    // pass@k mode: every sample is appended with the same idx/example_id
+    write(
+        &ck.join("math/trajectories.jsonl"),
+        "{\"idx\": 0, \"benchmark\": \"math\", \"turns\": [], \"reward\": 1.0, \"metrics\": {}, \"logs\": {}, \"error\": null, \"time_seconds\": 1.0}\n\
+         {\"idx\": 0, \"benchmark\": \"math\", \"turns\": [], \"reward\": 0.0, \"metrics\": {}, \"logs\": {}, \"error\": null, \"time_seconds\": 1.0}\n",
+    );
+}
+
+/// A per-checkpoint eval folder (metrics JSON, generations, summary table).
+fn checkpoint_folder(dir: &Path) {
+    let d = dir.join("raw/results/qwen-grpo");
+    write(
+        &d.join("checkpoint-100_metrics.json"),
+        r#"{"checkpoint": "checkpoint-100",
+            "id": {"answer_accuracy": 0.75, "avg_response_len": 120.5, "avg_loss": 0.0, "count": 2, "validation_metrics": {}, "pass_at_k": {"pass@1": 0.75, "pass@2": 1.0}},
+            "ood": {"answer_accuracy": 0.5, "avg_response_len": 140.0, "avg_loss": 0.0, "count": 2, "validation_metrics": {}, "pass_at_k": {"pass@1": 0.5, "pass@2": 0.5}},
+            "total": {"answer_accuracy": 0.625, "avg_loss": 0.0, "count": 4, "validation_metrics": {"id": {}, "ood": {}}, "pass_at_k": {"pass@1": 0.625}}}"#,
+    );
+    let generations = |split: &str, rows: &[(i64, i64, i64)]| {
+        rows.iter()
+            .map(|(idx, em, tok)| format!("{{\"op\": 3, \"__idx\": {idx}, \"prompt\": \"p{idx}\", \"gold_answer\": \"4\", \"gen_answer\": \"{}\", \"gold_answer_raw\": \"4\", \"gen_answer_raw\": \"x\", \"resp_tokens\": {tok}, \"gen_solution_answer\": \"long text {split} {idx}\", \"exact_match\": {em}, \"template\": null}}\n", if *em == 1 { "4" } else { "5" }))
+            .collect::<String>()
+    };
+    write(
+        &d.join("checkpoint-100_id_generations.jsonl"),
+        &generations("id", &[(0, 1, 100), (0, 1, 110), (1, 1, 120), (1, 0, 130)]),
+    );
+    write(
+        &d.join("checkpoint-100_ood_generations.jsonl"),
+        &generations("ood", &[(0, 1, 140), (0, 0, 150), (1, 0, 130), (1, 0, 140)]),
+    );
+    write(
+        &d.join("summary.csv"),
+        "checkpoint,id_acc,ood_acc,total_acc,id_avg_loss,ood_avg_loss,total_avg_loss,id_avg_resp_len,ood_avg_resp_len,count_id,count_ood,count_total\ncheckpoint-100,0.75,0.5,0.625,0.0,0.0,0.0,120.5,140.0,2,2,4\n",
+    );
+}
+
+const PIPELINE: &str = r#"
+name = "evals"
+
+[[source]]
+name = "runner_results"
+path = "raw/{checkpoint}/{bench}/result.json"
+format = "tinker-eval-result"
+
+[[source]]
+name = "runner_samples"
+path = "raw/{checkpoint}/{bench}/trajectories.jsonl"
+format = "tinker-eval-trajectories"
+keep_text = true
+
+[[source]]
+name = "ckpt_metrics"
+path = "raw/results/{model}/{ckpt}_metrics.json"
+format = "eval-metrics"
+
+[[source]]
+name = "generations"
+path = "raw/results/{model}/{checkpoint}_{split}_generations.jsonl"
+format = "eval-generations"
+
+[[source]]
+name = "summary"
+path = "raw/results/{model}/summary.csv"
+format = "csv"
+
+[[table]]
+name = "evaluations"
+query = """
+SELECT checkpoint, benchmark, 'test' AS split, score,
+       CAST(num_correct AS DOUBLE) / (num_examples - num_errors - num_truncated) AS score_completed,
+       num_examples, num_correct, num_errors, num_truncated, pass_at_k, time_seconds,
+       CAST(NULL AS DOUBLE) AS id_accuracy, CAST(NULL AS DOUBLE) AS ood_accuracy, CAST(NULL AS DOUBLE) AS total_accuracy,
+       _source_file
+FROM runner_results
+UNION ALL
+SELECT m.model || '/' || m.checkpoint, 'interplay', m.split, m.answer_accuracy AS score, m.answer_accuracy AS score_completed,
+       m."count", CAST(round(m.answer_accuracy * m."count") AS BIGINT), CAST(NULL AS BIGINT) AS num_errors, CAST(NULL AS BIGINT) AS num_truncated,
+       m.pass_at_k, CAST(NULL AS DOUBLE), s.id_acc, s.ood_acc, s.total_acc, m._source_file
+FROM ckpt_metrics m LEFT JOIN summary s ON s.checkpoint = m.checkpoint AND s.model = m.model
+"""
+
+[[table]]
+name = "eval_samples"
+query = """
+SELECT checkpoint, benchmark, 'test' AS split, example_id,
+       row_number() OVER (PARTITION BY checkpoint, benchmark, example_id ORDER BY _source_line) - 1 AS sample,
+       reward, correct, error IS NOT NULL AS errored, response_tokens, text, _source_file, CAST(_source_line AS VARCHAR) AS _source_line
+FROM runner_samples
+UNION ALL
+SELECT model || '/' || checkpoint, 'interplay', split, example_id,
+       row_number() OVER (PARTITION BY model, checkpoint, split, example_id ORDER BY _source_line) - 1,
+       CASE WHEN exact_match THEN 1.0 ELSE 0.0 END, exact_match, false AS errored, response_tokens, CAST(NULL AS VARCHAR) AS text,
+       _source_file, CAST(_source_line AS VARCHAR)
+FROM generations
+"""
+"#;
+
+#[test]
+fn evaluation_layouts_load_with_exact_counts_and_values() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    tinker_runner(dir);
+    checkpoint_folder(dir);
+    std::fs::write(dir.join("pipeline.toml"), PIPELINE).unwrap();
+    let o = run(bin().args(["build", "-q"]).arg(dir).arg("--releases-dir").arg(dir.join("out")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = dir.join("out/evals/0.1.0");
+    assert_eq!(
+        query(
+            &r,
+            "SELECT checkpoint, benchmark, split, score, score_completed, num_examples, num_errors, time_seconds FROM evaluations ORDER BY 1, 2, 3"
+        ),
+        "checkpoint,benchmark,split,score,score_completed,num_examples,num_errors,time_seconds\n\
+         qwen-grpo/checkpoint-100,interplay,id,0.75,0.75,2,,\n\
+         qwen-grpo/checkpoint-100,interplay,ood,0.5,0.5,2,,\n\
+         qwen-grpo/checkpoint-100,interplay,total,0.625,0.625,4,,\n\
+         step100,gsm8k,test,0.5,0.6666666666666666,4,1,12.5\n\
+         step100,math,test,0.25,1.0,2,0,3.0\n"
+    );
+    assert_eq!(
+        query(
+            &r,
+            "SELECT benchmark, split, cardinality(pass_at_k) AS n, pass_at_k[2]['k'] AS k2, pass_at_k[2]['value'] AS v2, id_accuracy FROM evaluations ORDER BY 1, 2"
+        ),
+        "benchmark,split,n,k2,v2,id_accuracy\ngsm8k,test,0,,,\ninterplay,id,2,2,1.0,0.75\ninterplay,ood,2,2,0.5,0.75\ninterplay,total,1,,,0.75\nmath,test,2,2,0.5,\n"
+    );
+    assert_eq!(
+        query(
+            &r,
+            "SELECT benchmark, count(*) AS n, sum(CAST(correct AS INT)) AS correct, max(sample) AS max_sample, sum(response_tokens) AS tokens, count(text) AS texts FROM eval_samples GROUP BY benchmark ORDER BY 1"
+        ),
+        "benchmark,n,correct,max_sample,tokens,texts\ngsm8k,4,2,0,36,3\ninterplay,8,4,1,1020,0\nmath,2,1,1,0,0\n"
+    );
+    assert_eq!(
+        query(&r, "SELECT example_id, errored, text FROM eval_samples WHERE benchmark = 'gsm8k' ORDER BY example_id"),
+        "example_id,errored,text\nh0,true,\nh1,false,answer 1\nh2,false,answer 2\nh3,false,answer 3\n"
+    );
+}
+
+#[test]
+fn a_large_input_is_sharded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // about 200 MB of generations, each with ~1 KB of text
+    let text = "x".repeat(1000);
+    let mut f = std::io::BufWriter::new(std::fs::File::create(dir.join("gen.jsonl")).unwrap());
+    use std::io::Write;
+    let rows = 190_000u64;
+    for i in 0..rows {
+        writeln!(f, "{{\"op\": {}, \"__idx\": {i}, \"resp_tokens\": {}, \"gen_solution_answer\": \"{text}\", \"exact_match\": {}}}", i % 7, i % 500, i % 2).unwrap();
+    }
+    f.flush().unwrap();
+    drop(f);
+    std::fs::write(
+        dir.join("pipeline.toml"),
+        "name = \"big\"\n[[source]]\nname = \"g\"\npath = \"gen.jsonl\"\nformat = \"eval-generations\"\nkeep_text = true\n\
+         [[table]]\nname = \"eval_samples\"\nquery = \"SELECT example_id, op, exact_match, response_tokens, text, _source_line FROM g\"\n",
+    )
+    .unwrap();
+    let o = run(bin()
+        .args(["build", "-q", "--max-shard-bytes", "50000000"])
+        .arg(dir)
+        .arg("--releases-dir")
+        .arg(dir.join("out")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = dir.join("out/big/0.1.0");
+    let mut parquet = 0;
+    for sub in ["data", "jsonl"] {
+        for e in std::fs::read_dir(r.join(sub)).unwrap().flatten() {
+            assert!(e.metadata().unwrap().len() <= 50_000_000, "{}", e.path().display());
+            parquet += (sub == "data") as usize;
+        }
+    }
+    assert!(parquet >= 4, "{parquet} shards");
+    let card = std::fs::read_to_string(r.join("README.md")).unwrap();
+    assert!(card.contains("path: data/eval_samples-*-of-*.parquet"), "the card globs the shards");
+    assert_eq!(
+        query(&r, "SELECT count(*), count(DISTINCT _source_line) FROM eval_samples"),
+        format!("count(*),count(DISTINCT eval_samples._source_line)\n{rows},{rows}\n")
+    );
+    let o = run(bin().arg("verify").arg(&r));
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}
