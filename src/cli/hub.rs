@@ -324,7 +324,7 @@ pub fn verify(target: impl AsRef<std::ffi::OsStr>, a: VerifyHubArgs, quiet: bool
         let _ = writeln!(out, "{p}");
     }
     if rep.data_files > 0 && rep.data_files_matching < rep.data_files {
-        let _ = writeln!(out, "{} of {} data files match the manifest", rep.data_files_matching, rep.data_files);
+        let _ = writeln!(out, "{} of {} Parquet shards match the manifest", rep.data_files_matching, rep.data_files);
     }
     if rep.ok() {
         if !quiet {

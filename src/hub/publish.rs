@@ -916,10 +916,11 @@ async fn commit(
                         short(&now)
                     ),
                     Retry::Unknown(why) => format!(
-                        "{what}: {why}; the branch moved from {} to {} and differs from the release at {list}; \
+                        "{what}: {why}; the branch moved from {} to {} and differs from the release: {}; \
                          not committed again: re-run publish to complete it",
                         short(&parent),
-                        short(&now)
+                        short(&now),
+                        differences(report, &after).join(", ")
                     ),
                 }));
             }

@@ -81,7 +81,7 @@ pub(crate) struct Expected {
     pub sha256: String,
     /// Git blob SHA-1 when known (a local copy exists).
     pub git_sha1: Option<String>,
-    /// `parquet`, `jsonl`, … for data files; other files have `None`.
+    /// `parquet` for the tables' shards; other files have `None`.
     pub data_kind: Option<String>,
 }
 
@@ -172,9 +172,9 @@ pub struct RemoteVerifyReport {
     pub problems: Vec<String>,
     /// Files whose content matched, with how (`sha256 (lfs.oid)`, `git-sha1`, `sha256 of the bytes`).
     pub verified: Vec<(String, String)>,
-    /// Data files (Parquet, JSON Lines) in the manifest.
+    /// Parquet shards (the tables' data files) in the manifest.
     pub data_files: usize,
-    /// Data files that match.
+    /// Parquet shards that match.
     pub data_files_matching: usize,
     /// Files downloaded (with `download`, or to hash files stored in git).
     pub downloaded_files: usize,
@@ -222,7 +222,7 @@ pub(crate) fn local_expected(dir: &std::path::Path) -> Result<(Manifest, Vec<Exp
 }
 
 fn data_kind(kind: &str) -> Option<String> {
-    matches!(kind, "parquet" | "jsonl").then(|| kind.to_string())
+    (kind == "parquet").then(|| kind.to_string())
 }
 
 /// Checks that the Hub holds exactly the release: see the module docs.

@@ -401,6 +401,12 @@ fn router(hub: Shared) -> Router {
 async fn record(State(hub): State<Shared>, req: Request, next: Next) -> Response {
     let (parts, body) = req.into_parts();
     let bytes = axum::body::to_bytes(body, usize::MAX).await.unwrap_or_default();
+    let refuse = hub.st.lock().unwrap().refuse;
+    if refuse && let Some(kill) = parts.extensions.get::<ConnKill>() {
+        // a kept-alive connection of a server that now refuses connections: drop it too
+        kill.0.notify_one();
+        std::future::pending::<()>().await;
+    }
     let h = |k: &str| parts.headers.get(k).and_then(|v| v.to_str().ok()).map(str::to_string);
     hub.st.lock().unwrap().log.push(Req {
         method: parts.method.to_string(),

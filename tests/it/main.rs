@@ -11,3 +11,9 @@ mod cases;
 mod properties;
 // Evaluation outputs in every documented layout; sharding of large inputs.
 mod evals;
+// A Hub-compatible fake server on loopback, with faults on demand (used by the Hub tests).
+mod hub_server;
+// publish, verify hf:// and query hf:// against the fake Hub, read back by huggingface_hub and datasets.
+mod publish;
+// Publishing under injected faults, and the Hub-side field cases (B14–B33).
+mod hub_cases;

@@ -42,12 +42,12 @@ impl HubEnv {
 
     /// `runpack publish <release> --repo <repo>` with fast retries and a short commit timeout.
     pub fn publish(&self, release: &Path, repo: &str, extra: &[&str]) -> Output {
-        let o = run(self
-            .runpack()
-            .arg("publish")
-            .arg(release)
-            .args(["--repo", repo, "--retry-delay-ms", "20", "--retry-max-delay-ms", "100", "--commit-timeout", "3"])
-            .args(extra));
+        let mut c = self.runpack();
+        c.arg("publish").arg(release).args(["--repo", repo, "--retry-delay-ms", "20", "--retry-max-delay-ms", "100"]);
+        if !extra.contains(&"--commit-timeout") {
+            c.args(["--commit-timeout", "3"]);
+        }
+        let o = run(c.args(extra));
         no_token(&o);
         o
     }
