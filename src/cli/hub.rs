@@ -185,7 +185,7 @@ fn progress_of(bar: &Option<super::output::Bar>) -> &dyn Progress {
 /// `runpack publish`.
 pub fn publish(a: PublishArgs, quiet: bool) -> Result<u8, Error> {
     let env = hub_env(a.net.token_file.as_deref())?;
-    if env.offline && !a.dry_run {
+    if env.offline {
         return Err(Error::Refused("HF_HUB_OFFLINE is set: publishing needs the network".into()));
     }
     let client = client(&env, &a.net)?;
