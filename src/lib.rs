@@ -37,6 +37,7 @@ pub mod validate;
 pub mod write;
 
 pub use error::{Error, Result};
+pub mod cache;
 pub mod card;
 pub mod cli;
 pub mod hub;

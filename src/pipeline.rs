@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 use crate::ingest::{self, IngestOptions, OnInvalid};
 use crate::rejects::Rejects;
 use crate::release::{
-    self, ArrowField, FileEntry, HashedPath, InputEntry, Manifest, PipelineInfo, ReportSummary, Staging, TableEntry,
+    self, ArrowField, FileEntry, InputEntry, Manifest, PipelineInfo, ReportSummary, Staging, TableEntry,
 };
 use crate::report::BuildReport;
 use crate::schema::{TableSchema, type_name};
@@ -100,6 +100,9 @@ pub struct BuildOutcome {
     pub manifest: Manifest,
     /// Warnings and counts.
     pub report: BuildReport,
+    /// The release already existed and its inputs and pipeline had not changed: nothing was
+    /// rebuilt.
+    pub unchanged: bool,
 }
 
 /// Builds a release.
@@ -115,6 +118,21 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     let target = opts.releases_dir.join(&spec.def.name).join(&version);
     // checks that need no data, before anything is written
     let extra_metadata = crate::card::preflight(spec)?;
+    let cache_path = crate::cache::InputCache::path(&opts.releases_dir, spec);
+    let mut input_cache = crate::cache::InputCache::load(&cache_path);
+    if let Ok(existing) = Manifest::load(&target) {
+        progress.start("checking whether the release is up to date", None);
+        let same = crate::cache::up_to_date(spec, &target, &existing, &build_settings(spec, opts), &mut input_cache)?;
+        progress.finish();
+        if same {
+            return Ok(BuildOutcome {
+                release_dir: target,
+                manifest: existing,
+                report: BuildReport::new(0),
+                unchanged: true,
+            });
+        }
+    }
     let staging = Staging::new(&target, opts.force)?;
     let root = staging.path().to_path_buf();
     let work = root.join(".work");
@@ -296,15 +314,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     for ((path, kind, table, rows), d) in to_hash.into_iter().zip(digests) {
         files.push(FileEntry { path, bytes: d.bytes, sha256: d.sha256, kind, table, rows });
     }
-    let def_files: Vec<HashedPath> = spec
-        .definition_files()
-        .into_iter()
-        .map(|rel| {
-            let d = crate::hash::sha256_file(&spec.dir.join(&rel))?;
-            Ok(HashedPath { path: rel, bytes: d.bytes, sha256: d.sha256 })
-        })
-        .collect::<Result<_>>()?;
-    let listing: String = def_files.iter().map(|f| format!("{}  {}\n", f.sha256, f.path)).collect();
+    let (def_files, pipeline_sha256) = crate::cache::definition_digest(spec)?;
     progress.finish();
 
     let mut manifest = Manifest {
@@ -316,7 +326,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
             .source_date_epoch
             .and_then(|s| chrono::DateTime::from_timestamp(s, 0))
             .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
-        pipeline: PipelineInfo { sha256: crate::hash::sha256_bytes(listing.as_bytes()), files: def_files },
+        pipeline: PipelineInfo { sha256: pipeline_sha256, files: def_files },
         build: build_settings(spec, opts),
         inputs: inputs_out,
         tables: order.iter().map(|&i| table_entries.remove(&spec.def.tables[i].name).expect("built")).collect(),
@@ -357,7 +367,16 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     std::fs::write(&spath, release::sha256sums(&sums)).map_err(|e| Error::io(&spath, e))?;
     drop(ctx);
     let release_dir = staging.commit()?;
-    Ok(BuildOutcome { release_dir, manifest, report })
+    for (rel, (path, _)) in &inputs {
+        if let Some(i) = manifest.inputs.iter().find(|i| &i.path == rel) {
+            input_cache.record(path, &i.sha256);
+        }
+    }
+    // the cache only saves work; a build that cannot write it is still a good build
+    if let Err(e) = input_cache.save(&cache_path) {
+        tracing::warn!("input cache not saved: {e}");
+    }
+    Ok(BuildOutcome { release_dir, manifest, report, unchanged: false })
 }
 
 /// Routes a table's rows to one writer per split.

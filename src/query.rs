@@ -24,14 +24,28 @@ use futures::StreamExt;
 use crate::error::{Error, Result};
 use crate::release::Manifest;
 
-/// A DataFusion session with runpack's settings and SQL functions.
+/// Memory DataFusion may use for sorts, joins and aggregations before spilling to disk, in
+/// bytes (256 MiB).
+pub const SQL_MEMORY_LIMIT_BYTES: usize = 256 << 20;
+
+/// A DataFusion session with runpack's settings and SQL functions. Operators that can spill
+/// (sorts, aggregations, joins) spill to temporary files beyond [`SQL_MEMORY_LIMIT_BYTES`], so
+/// memory does not grow with the input.
 pub fn session() -> SessionContext {
     let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
     let mut config =
         SessionConfig::new().with_target_partitions(threads).with_batch_size(8192).with_information_schema(true);
     config.options_mut().execution.parquet.schema_force_view_types = false;
     config.options_mut().execution.time_zone = Some("+00:00".into());
-    let state = SessionStateBuilder::new().with_config(config).with_default_features().build();
+    let mut builder = SessionStateBuilder::new().with_config(config).with_default_features();
+    match datafusion::execution::runtime_env::RuntimeEnvBuilder::new()
+        .with_memory_limit(SQL_MEMORY_LIMIT_BYTES, 1.0)
+        .build_arc()
+    {
+        Ok(runtime) => builder = builder.with_runtime_env(runtime),
+        Err(e) => tracing::warn!("no memory limit for SQL: {e}"),
+    }
+    let state = builder.build();
     let ctx = SessionContext::new_with_state(state);
     crate::udf::register(&ctx);
     ctx
@@ -247,6 +261,7 @@ pub async fn register_files(
         layout: crate::spec::Layout::Wide,
         id_columns: vec![],
         keep_text: false,
+        wandb: None,
     };
     if parquet {
         let arrow = match schema {

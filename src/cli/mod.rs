@@ -238,7 +238,14 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
                 &opts,
                 progress.as_ref().map(|p| p as &dyn crate::pipeline::Progress).unwrap_or(&Silent),
             ))?;
-            if !quiet {
+            if outcome.unchanged {
+                if !quiet {
+                    eprintln!(
+                        "{}: up to date (inputs, pipeline and options unchanged); nothing rebuilt",
+                        outcome.release_dir.display()
+                    );
+                }
+            } else if !quiet {
                 for w in &outcome.report.warnings {
                     eprintln!("{w}");
                 }

@@ -273,14 +273,31 @@ fn a_killed_build_leaves_no_release() {
 }
 
 #[test]
-fn an_existing_release_is_not_overwritten_without_force() {
+fn an_unchanged_rebuild_reads_nothing_and_a_changed_one_needs_force() {
     let tmp = tempfile::tempdir().unwrap();
-    copy_tree(example_release(), &tmp.path().join("tinker-rl-bench/1.0.0"));
-    let o = run(bin()
-        .args(["build", "-q"])
-        .arg(repo().join("pipelines/tinker-rl-bench"))
-        .arg("--releases-dir")
-        .arg(tmp.path()));
+    let pipeline = example_copy(tmp.path());
+    let out = tmp.path().join("out");
+    let o = run(bin().args(["build", "-q"]).arg(&pipeline).arg("--releases-dir").arg(&out));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let release = out.join("tinker-rl-bench/1.0.0");
+    let before = snapshot_files(&release);
+    let o = run(bin().arg("build").arg(&pipeline).arg("--releases-dir").arg(&out));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("up to date (inputs, pipeline and options unchanged); nothing rebuilt"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(before, snapshot_files(&release));
+    // a changed input: the existing version is not overwritten without --force
+    let f = pipeline.join("raw/experiments/results/arithmetic_metrics.jsonl");
+    let text = std::fs::read_to_string(&f).unwrap();
+    std::fs::write(&f, text.lines().take(50).map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+    let o = run(bin().args(["build", "-q"]).arg(&pipeline).arg("--releases-dir").arg(&out));
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("already exists; pass --force"), "{}", stderr(&o));
+    assert_eq!(before, snapshot_files(&release), "the existing release is untouched");
+    let o = run(bin().args(["build", "-q", "--force"]).arg(&pipeline).arg("--releases-dir").arg(&out));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_ne!(before, snapshot_files(&release));
 }

@@ -1,0 +1,153 @@
+//! Unchanged rebuilds: a release whose inputs and pipeline have not changed is not rebuilt.
+//!
+//! In: the pipeline, the build options, the existing release's manifest, and a small stat
+//! cache beside the releases (`<releases>/<name>/.runpack-input-cache.json`: for each input,
+//! its path, size in bytes, modification time in nanoseconds and SHA-256). Out: whether the
+//! existing release is exactly what a build would produce again.
+//!
+//! An input whose size and modification time match the cache is not read again; any other
+//! input is hashed. The release is up to date when the runpack version, the pipeline's
+//! definition hash, the build options and the list of inputs with their SHA-256 all equal what
+//! its manifest records. The stat cache is an optimisation only: deleting it costs one hashing
+//! pass.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::release::{HashedPath, Manifest};
+use crate::spec::PipelineSpec;
+
+/// One cached input.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CachedInput {
+    /// Size in bytes.
+    pub bytes: u64,
+    /// Modification time, nanoseconds since the Unix epoch.
+    pub mtime_ns: i128,
+    /// Lowercase hex SHA-256.
+    pub sha256: String,
+}
+
+/// The stat cache of one pipeline's inputs, keyed by absolute path.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct InputCache {
+    /// Entries by absolute path.
+    pub inputs: BTreeMap<String, CachedInput>,
+}
+
+fn mtime_ns(meta: &std::fs::Metadata) -> i128 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_nanos() as i128)
+        .unwrap_or(-1)
+}
+
+impl InputCache {
+    /// Where the cache of `spec` lives under `releases_dir`.
+    pub fn path(releases_dir: &Path, spec: &PipelineSpec) -> PathBuf {
+        releases_dir.join(&spec.def.name).join(".runpack-input-cache.json")
+    }
+
+    /// Reads the cache (an empty one when missing or unreadable).
+    pub fn load(path: &Path) -> InputCache {
+        std::fs::read_to_string(path).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default()
+    }
+
+    /// Writes the cache atomically.
+    pub fn save(&self, path: &Path) -> Result<()> {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        }
+        let tmp = path.with_extension("json.tmp");
+        std::fs::write(&tmp, serde_json::to_string(self).expect("serializable")).map_err(|e| Error::io(&tmp, e))?;
+        std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+    }
+
+    /// SHA-256 of `file`, from the cache when its size and modification time match, else
+    /// computed (and cached).
+    pub fn sha256(&mut self, file: &Path) -> Result<String> {
+        let abs = std::path::absolute(file).map_err(|e| Error::io(file, e))?;
+        let key = abs.to_string_lossy().to_string();
+        let meta = std::fs::metadata(file).map_err(|e| Error::io(file, e))?;
+        let (bytes, mt) = (meta.len(), mtime_ns(&meta));
+        if let Some(c) = self.inputs.get(&key) {
+            if c.bytes == bytes && c.mtime_ns == mt && mt >= 0 {
+                return Ok(c.sha256.clone());
+            }
+        }
+        let d = crate::hash::sha256_file(file)?;
+        self.inputs.insert(key, CachedInput { bytes, mtime_ns: mt, sha256: d.sha256.clone() });
+        Ok(d.sha256)
+    }
+
+    /// Records the digest of a file just read by a build.
+    pub fn record(&mut self, file: &Path, sha256: &str) {
+        if let (Ok(abs), Ok(meta)) = (std::path::absolute(file), std::fs::metadata(file)) {
+            self.inputs.insert(
+                abs.to_string_lossy().to_string(),
+                CachedInput { bytes: meta.len(), mtime_ns: mtime_ns(&meta), sha256: sha256.to_string() },
+            );
+        }
+    }
+}
+
+/// The pipeline's definition files with their digests, and the digest of their listing.
+pub fn definition_digest(spec: &PipelineSpec) -> Result<(Vec<HashedPath>, String)> {
+    let files: Vec<HashedPath> = spec
+        .definition_files()
+        .into_iter()
+        .map(|rel| {
+            let d = crate::hash::sha256_file(&spec.dir.join(&rel))?;
+            Ok(HashedPath { path: rel, bytes: d.bytes, sha256: d.sha256 })
+        })
+        .collect::<Result<_>>()?;
+    let listing: String = files.iter().map(|f| format!("{}  {}\n", f.sha256, f.path)).collect();
+    Ok((files, crate::hash::sha256_bytes(listing.as_bytes())))
+}
+
+/// True when the release `manifest` describes is what building `spec` with `build_settings`
+/// would produce again: same runpack, pipeline definition, options, and inputs (by SHA-256),
+/// and every file of the release is still there with its size (`runpack verify` checks the
+/// content).
+pub fn up_to_date(
+    spec: &PipelineSpec,
+    release: &Path,
+    manifest: &Manifest,
+    build_settings: &BTreeMap<String, serde_json::Value>,
+    cache: &mut InputCache,
+) -> Result<bool> {
+    if manifest.runpack_version != env!("CARGO_PKG_VERSION") || &manifest.build != build_settings {
+        return Ok(false);
+    }
+    for f in &manifest.files {
+        if !crate::release::safe_relative(&f.path)
+            || std::fs::metadata(release.join(&f.path)).map(|m| m.len()).ok() != Some(f.bytes)
+        {
+            return Ok(false);
+        }
+    }
+    let (_, pipeline_sha) = definition_digest(spec)?;
+    if manifest.pipeline.sha256 != pipeline_sha {
+        return Ok(false);
+    }
+    let mut current: BTreeMap<String, PathBuf> = BTreeMap::new();
+    for src in &spec.def.sources {
+        for f in crate::ingest::files::find(&spec.dir, &src.path.list(), &src.name)? {
+            current.insert(f.rel.clone(), f.path.clone());
+        }
+    }
+    if current.len() != manifest.inputs.len() {
+        return Ok(false);
+    }
+    for input in &manifest.inputs {
+        let Some(path) = current.get(&input.path) else { return Ok(false) };
+        if cache.sha256(path)? != input.sha256 {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
