@@ -24,7 +24,7 @@
 //! [[source]]
 //! name = "checkpoint_index"       # SQL table name
 //! path = "raw/results/{run}_checkpoints.jsonl"   # glob; {capture} segments become columns
-//! format = "tinker-checkpoints"   # jsonl | json | csv | parquet | tinker-metrics | tinker-checkpoints
+//! format = "tinker-checkpoints"   # jsonl | json | csv | parquet | tinker-metrics | tinker-checkpoints | wandb
 //!                                 # | tinker-eval-result | tinker-eval-trajectories | eval-metrics
 //!                                 # | eval-generations
 //! record_path = "/experiments"    # json only: JSON pointer of the record array (or object)
@@ -40,6 +40,8 @@
 //! [[source.field]]                # per-column type overrides (Table Schema field descriptors)
 //! name = "group"
 //! type = "any"
+//! [source.wandb]                  # format = "wandb" only: W&B exports into a standard table
+//! table = "history"               # runs | history | system | histograms
 //!
 //! [[view]]                       # shared SQL, not written to the release
 //! name = "run_records"
@@ -187,6 +189,10 @@ pub enum Format {
     EvalMetrics,
     /// Per-checkpoint `<checkpoint>_{id,ood}_generations.jsonl` (see `ingest::evals`).
     EvalGenerations,
+    /// Weights & Biases exports (UI and API CSVs, run lists, run directories, `.wandb` logs),
+    /// read into one of runpack's standard W&B tables chosen with `[source.wandb]` (see
+    /// [`crate::ingest::wandb`]).
+    Wandb,
 }
 
 /// What to do with files of one source whose column sets differ (inferred schemas only).
@@ -257,6 +263,9 @@ pub struct SourceDef {
     /// Keep generation texts (evaluation formats); off by default, texts dominate the bytes.
     #[serde(default)]
     pub keep_text: bool,
+    /// `[source.wandb]`: options of a `format = "wandb"` source (required there).
+    #[serde(default)]
+    pub wandb: Option<crate::ingest::wandb::WandbOptions>,
 }
 
 /// Table shape of a source.
@@ -370,6 +379,23 @@ impl PipelineSpec {
                     at(&format!("source {}", s.name)),
                     "`record_path` applies to format = \"json\" only",
                 ));
+            }
+            match (&s.wandb, s.format == Format::Wandb) {
+                (None, true) => {
+                    return Err(Error::config(
+                        at(&format!("source {}", s.name)),
+                        "format = \"wandb\" needs [source.wandb] with table = \"runs\", \"history\", \"system\" or \"histograms\"",
+                    ));
+                }
+                (Some(_), false) => {
+                    return Err(Error::config(
+                        at(&format!("source {}", s.name)),
+                        "[source.wandb] applies to format = \"wandb\" only",
+                    ));
+                }
+                (Some(o), true) => crate::ingest::wandb::check_options(o)
+                    .map_err(|m| Error::config(at(&format!("source {}", s.name)), m))?,
+                (None, false) => {}
             }
             if s.layout == Layout::Long && s.id_columns.is_empty() {
                 return Err(Error::config(

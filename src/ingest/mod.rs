@@ -21,6 +21,7 @@ pub mod parquet;
 pub mod path;
 pub mod records;
 pub mod tinker;
+pub mod wandb;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -114,7 +115,14 @@ pub fn run(
     };
 
     // 1. the columns and their types
+    let mut wandb_plan = None;
     let columns: Vec<(String, Target)> = match src.format {
+        Format::Wandb => {
+            let plan = wandb::prepare(src, &inputs, report)?;
+            let columns = wandb::columns(&plan.opts);
+            wandb_plan = Some(plan);
+            columns
+        }
         Format::TinkerMetrics => tinker::metrics_columns(),
         Format::TinkerCheckpoints => tinker::checkpoints_columns(),
         Format::TinkerEvalResult => evals::result_columns(),
@@ -168,8 +176,7 @@ pub fn run(
         writer: &mut writer,
         ipc_file: &ipc_file,
     };
-    for input in &inputs {
-        let reader = files::open(input)?;
+    for (k, input) in inputs.iter().enumerate() {
         let file = input.rel.clone();
         let captures = input.captures.clone();
         let mut sink = |item: Item| -> Result<()> {
@@ -187,7 +194,11 @@ pub fn run(
             }
             Ok(())
         };
-        read_file(src, input, reader, &mut sink).map_err(|e| name_table(e, &src.name))?;
+        match &wandb_plan {
+            Some(plan) => wandb::read(plan, k, &mut sink),
+            None => read_file(src, input, files::open(input)?, &mut sink),
+        }
+        .map_err(|e| name_table(e, &src.name))?;
     }
     state.flush()?;
     let rows = state.rows;
@@ -326,6 +337,7 @@ fn read_file(
         Format::TinkerEvalResult | Format::EvalMetrics => records::json(reader, &input.rel, "", sink),
         Format::Csv => records::csv(reader, &input.rel, sink),
         Format::Parquet => unreachable!("Parquet sources are read by run_parquet"),
+        Format::Wandb => unreachable!("W&B sources are read by wandb::read"),
     }
 }
 

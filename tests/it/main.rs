@@ -11,6 +11,8 @@ mod cases;
 mod properties;
 // Evaluation outputs in every documented layout; sharding of large inputs.
 mod evals;
+// W&B exports as sources: the corpus, cases B23-B29, real offline runs, a truncated .wandb log.
+mod wandb;
 // A Hub-compatible fake server on loopback, with faults on demand (used by the Hub tests).
 mod hub_server;
 // publish, verify hf:// and query hf:// against the fake Hub, read back by huggingface_hub and datasets.

@@ -1,0 +1,433 @@
+//! CSV exports of W&B: the UI's runs table and chart panels, `api.runs()` dumps and
+//! `run.history()` / `scan_history()` dumps.
+//!
+//! In: a CSV file (RFC 4180, multi-line cells allowed) and its header. Out: the flavour
+//! ([`detect`]) and the rows it yields: runs (UI table, API dump) or long history rows (history
+//! dump, chart panel). Cells are typed as W&B and pandas write them: numbers (`1.0`, `1e-08`,
+//! `nan`), `True`/`False`/`true`/`false`, `None`, Python or JSON containers (`{'runtime': 1}`,
+//! `["a","b"]`), anything else is text; an empty cell is a value that was not logged. A column
+//! with an empty header (or `Unnamed: 0`) is a pandas index and is not read.
+
+use serde_json::{Map, Value};
+
+use super::rows::{self, Record, RunKey};
+use super::{Out, Plan, pylit};
+use crate::error::{Error, Result};
+use crate::report::Position;
+
+/// The CSV flavours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CsvKind {
+    /// UI "Export CSV" of the runs table (`Name`, `State`, …).
+    UiRuns,
+    /// A dump of `wandb.Api().runs()` (one row per run).
+    ApiRuns,
+    /// A dump of `run.history()` or `run.scan_history()` (one row per step).
+    History,
+    /// UI "Export CSV" of a line-chart panel.
+    Chart,
+}
+
+const RUN_MARKERS: [&str; 15] = [
+    "name",
+    "run_name",
+    "display_name",
+    "displayName",
+    "id",
+    "run_id",
+    "state",
+    "createdAt",
+    "created_at",
+    "config",
+    "summary",
+    "tags",
+    "group",
+    "job_type",
+    "url",
+];
+
+fn is_index(h: &str) -> bool {
+    h.is_empty() || h.starts_with("Unnamed: ")
+}
+
+/// Tells the flavour of a CSV export from its header.
+///
+/// Errors: a message listing the columns and the flavours runpack knows.
+pub fn detect(header: &[String]) -> std::result::Result<CsvKind, String> {
+    let cols: Vec<&str> = header.iter().map(String::as_str).filter(|h| !is_index(h)).collect();
+    if header.len() >= 2 && header[1..].iter().all(|h| h.contains(" - ")) {
+        return Ok(CsvKind::Chart);
+    }
+    if header.first().map(String::as_str) == Some("Name") {
+        return Ok(CsvKind::UiRuns);
+    }
+    if cols.iter().filter(|c| RUN_MARKERS.contains(c)).count() >= 2 {
+        return Ok(CsvKind::ApiRuns);
+    }
+    if cols.contains(&"_step") || (cols.contains(&"_runtime") && cols.contains(&"_timestamp")) {
+        return Ok(CsvKind::History);
+    }
+    let shown: Vec<&str> = cols.iter().take(8).copied().collect();
+    Err(format!(
+        "cannot tell which W&B export this CSV is (columns: {}{}): expected a runs-table export (first column \
+         `Name`), a chart-panel export (`<run> - <metric>` columns), an api.runs() dump (`name`/`id` with \
+         `state`, `config`, `summary`, …) or a history dump (`_step`); read other CSV files, such as a W&B \
+         Table export, with format = \"csv\"",
+        shown.join(", "),
+        if cols.len() > 8 { ", …" } else { "" }
+    ))
+}
+
+/// Types one cell.
+pub fn cell(s: &str) -> Value {
+    let t = s.trim();
+    match t {
+        "" | "None" | "null" => return Value::Null,
+        "True" | "true" => return Value::Bool(true),
+        "False" | "false" => return Value::Bool(false),
+        _ => {}
+    }
+    if let Some(n) = pylit::number(t) {
+        return n;
+    }
+    if pylit::looks_like_container(t)
+        && let Ok(v) = pylit::parse(t)
+    {
+        return v;
+    }
+    Value::String(s.to_string())
+}
+
+fn reader(plan: &Plan, k: usize) -> Result<csv::Reader<Box<dyn std::io::BufRead + Send>>> {
+    let input = &plan.inputs[k];
+    Ok(csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(crate::ingest::files::open(input)?))
+}
+
+/// Reads the header of a CSV input.
+///
+/// Errors: [`Error::Format`] naming the file.
+pub fn header(input: &crate::ingest::files::InputFile) -> Result<Vec<String>> {
+    let mut r = csv::ReaderBuilder::new().has_headers(true).from_reader(crate::ingest::files::open(input)?);
+    let h = r.headers().map_err(|e| Error::format(&input.rel, format!("cannot read the CSV header: {e}")))?;
+    Ok(h.iter().map(|s| s.trim_start_matches('\u{feff}').to_string()).collect())
+}
+
+/// What [`records`] calls per record: (line, header, cells, output).
+type RecordFn<'a> = dyn FnMut(u64, &[String], &csv::StringRecord, &mut dyn FnMut(Out) -> Result<()>) -> Result<()> + 'a;
+
+/// Streams the records of a CSV input: (line, header, cells); a malformed line is `Out::Bad`.
+fn records(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>, f: &mut RecordFn) -> Result<()> {
+    let rel = plan.inputs[k].rel.clone();
+    let mut r = reader(plan, k)?;
+    let header: Vec<String> = r
+        .headers()
+        .map_err(|e| Error::format(&rel, format!("cannot read the CSV header: {e}")))?
+        .iter()
+        .map(|s| s.trim_start_matches('\u{feff}').to_string())
+        .collect();
+    let mut rec = csv::StringRecord::new();
+    loop {
+        let pos = r.position().line();
+        match r.read_record(&mut rec) {
+            Ok(false) => return Ok(()),
+            Ok(true) => {
+                let line = rec.position().map(|p| p.line()).unwrap_or(pos);
+                f(line, &header, &rec, out)?;
+            }
+            Err(e) => {
+                let line = e.position().map(|p| p.line()).unwrap_or(pos + 1);
+                let message = match e.kind() {
+                    csv::ErrorKind::UnequalLengths { expected_len, len, .. } => {
+                        format!("row has {len} cells, the header has {expected_len}")
+                    }
+                    other => format!("{other:?}"),
+                };
+                let fatal = !matches!(e.kind(), csv::ErrorKind::UnequalLengths { .. } | csv::ErrorKind::Utf8 { .. });
+                out(Out::Bad { at: Position::Line(line), rule: "csv", message })?;
+                if fatal {
+                    return Ok(());
+                }
+            }
+        }
+    }
+}
+
+/// The run id of a history dump that has no id column: the `run_capture` capture, else the
+/// file name when it is a run id.
+fn file_run_id(plan: &Plan, k: usize) -> Option<String> {
+    let input = &plan.inputs[k];
+    if let Some(c) = &plan.opts.run_capture {
+        return input.captures.iter().find(|(n, _)| n == c).map(|(_, v)| v.clone());
+    }
+    let name = input.rel.rsplit('/').next().unwrap_or("");
+    let stem = name.split('.').next().unwrap_or("");
+    super::is_run_id(stem).then(|| stem.to_string())
+}
+
+/// Emits the rows of a CSV input of flavour `kind`.
+///
+/// Errors: [`Error::Config`] when a history dump has no run id.
+pub fn emit(plan: &Plan, k: usize, kind: CsvKind, out: &mut dyn FnMut(Out) -> Result<()>) -> Result<()> {
+    use super::WandbTable as T;
+    let rel = plan.inputs[k].rel.clone();
+    let table = plan.opts.table;
+    match kind {
+        CsvKind::UiRuns | CsvKind::ApiRuns => {
+            if !matches!(table, T::Runs | T::Histograms) {
+                return Ok(());
+            }
+            let source = if kind == CsvKind::UiRuns { "ui-runs-csv" } else { "api-runs-csv" };
+            records(plan, k, out, &mut |line, header, rec, out| {
+                let (obj, extra) = run_object(kind, header, rec);
+                if kind == CsvKind::UiRuns {
+                    let at = Position::Line(line);
+                    let (mut row, _) = match super::api::run_row(&obj, source, &rel) {
+                        Ok(x) => x,
+                        Err(message) => return out(Out::Bad { at, rule: "wandb-config", message }),
+                    };
+                    if table == T::Runs {
+                        if !extra.is_empty() {
+                            row.fields = Some(extra);
+                        }
+                        out(Out::Row(row.into_map(&plan.opts), at))?;
+                    }
+                    Ok(())
+                } else {
+                    super::api::emit_run(plan, &obj, source, &rel, Position::Line(line), out)
+                }
+            })
+        }
+        CsvKind::History => {
+            if !matches!(table, T::History | T::Histograms) {
+                return Ok(());
+            }
+            let fixed = file_run_id(plan, k);
+            let histograms = table == T::Histograms;
+            records(plan, k, out, &mut |line, header, rec, out| {
+                let mut values = Map::new();
+                let mut run_id = fixed.clone();
+                let mut run_name = None;
+                for (h, c) in header.iter().zip(rec.iter()) {
+                    if is_index(h) {
+                        continue;
+                    }
+                    match h.as_str() {
+                        "run_id" | "id" => run_id = Some(c.to_string()).filter(|s| !s.is_empty()).or(run_id),
+                        "run_name" | "name" => run_name = Some(c.to_string()).filter(|s| !s.is_empty()),
+                        _ => {
+                            values.insert(h.clone(), cell(c));
+                        }
+                    }
+                }
+                if run_id.is_none() {
+                    return Err(Error::config(
+                        &rel,
+                        "this history dump has no run id: it has no `run_id` column and its file name is not a W&B run \
+                         id; name the run with a {capture} in the source's path and set [source.wandb] run_capture",
+                    ));
+                }
+                let run = RunKey { run_id, run_name };
+                rows::history_rows(Record { run: &run, values, sampled: false }, histograms, &Position::Line(line), out)
+            })
+        }
+        CsvKind::Chart => {
+            if table != T::History {
+                return Ok(());
+            }
+            chart(plan, k, out)
+        }
+    }
+}
+
+/// A run object from one row of a runs export, and (UI table) the columns that are not the
+/// table's standard ones.
+fn run_object(kind: CsvKind, header: &[String], rec: &csv::StringRecord) -> (Map<String, Value>, Map<String, Value>) {
+    let mut obj = Map::new();
+    let mut extra = Map::new();
+    for (h, c) in header.iter().zip(rec.iter()) {
+        if is_index(h) {
+            continue;
+        }
+        if kind == CsvKind::UiRuns {
+            let key = match h.as_str() {
+                "Name" => "name",
+                "State" => "state",
+                "Notes" => "notes",
+                "Tags" => "tags",
+                "Created" => "created_at",
+                "Runtime" => "runtime",
+                "ID" | "Run ID" => "id",
+                "Group" => "group",
+                "Job Type" => "job_type",
+                _ => {
+                    extra.insert(h.clone(), cell(c));
+                    continue;
+                }
+            };
+            let v = match key {
+                "notes" if c == "-" => Value::Null,
+                "runtime" => cell(c),
+                _ if c.is_empty() => Value::Null,
+                _ => Value::String(c.to_string()),
+            };
+            obj.insert(key.into(), v);
+        } else {
+            // config and summary cells keep their text: the original is kept as provenance
+            let v = match h.as_str() {
+                "config" | "summary" if !c.is_empty() => Value::String(c.to_string()),
+                "name" | "run_name" | "id" | "run_id" | "state" | "group" | "job_type" | "url" | "createdAt"
+                | "created_at" => {
+                    if c.is_empty() {
+                        Value::Null
+                    } else {
+                        Value::String(c.to_string())
+                    }
+                }
+                _ => cell(c),
+            };
+            obj.insert(h.clone(), v);
+        }
+    }
+    (obj, extra)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Part {
+    Value,
+    Min,
+    Max,
+}
+
+/// Splits a chart column name: `<run> - <metric>[__MIN|__MAX]`, on the last `" - "`.
+fn series(h: &str) -> Option<(String, String, Part)> {
+    let (base, part) = if let Some(b) = h.strip_suffix("__MIN") {
+        (b, Part::Min)
+    } else if let Some(b) = h.strip_suffix("__MAX") {
+        (b, Part::Max)
+    } else {
+        (h, Part::Value)
+    };
+    let i = base.rfind(" - ")?;
+    Some((base[..i].to_string(), base[i + 3..].to_string(), part))
+}
+
+fn chart(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>) -> Result<()> {
+    let header = header(&plan.inputs[k])?;
+    let x_name = header[0].clone();
+    // (run, metric) → column of value, min, max
+    let mut groups: Vec<(String, String, [Option<usize>; 3])> = Vec::new();
+    for (i, h) in header.iter().enumerate().skip(1) {
+        let Some((run, metric, part)) = series(h) else { continue };
+        let g = match groups.iter().position(|(r, m, _)| *r == run && *m == metric) {
+            Some(g) => g,
+            None => {
+                groups.push((run, metric, [None; 3]));
+                groups.len() - 1
+            }
+        };
+        groups[g].2[part as usize] = Some(i);
+    }
+    let mut runs: Vec<String> = Vec::new();
+    for (r, _, _) in &groups {
+        if !runs.contains(r) {
+            runs.push(r.clone());
+        }
+    }
+    records(plan, k, out, &mut |line, _, rec, out| {
+        let at = Position::Line(line);
+        let get = |i: Option<usize>| i.and_then(|i| rec.get(i)).map(cell).unwrap_or(Value::Null);
+        let x = cell(rec.get(0).unwrap_or(""));
+        for run in &runs {
+            let step = if x_name == "Step" {
+                rows::step_of(Some(&x))
+            } else {
+                groups
+                    .iter()
+                    .find(|(r, m, _)| r == run && m == "_step")
+                    .and_then(|(_, _, c)| rows::step_of(Some(&get(c[0]))))
+            };
+            let mut any = false;
+            for (r, metric, cols) in &groups {
+                if r != run || (metric == "_step" && x_name != "Step") {
+                    continue;
+                }
+                let (v, lo, hi) = (get(cols[0]), get(cols[1]), get(cols[2]));
+                if v.is_null() && lo.is_null() && hi.is_null() {
+                    continue;
+                }
+                any = true;
+                let (value, text) = match &v {
+                    Value::String(t) if crate::ingest::lenient::special(t).is_none() => (Value::Null, v.clone()),
+                    Value::Bool(_) | Value::Array(_) | Value::Object(_) => {
+                        (Value::Null, Value::String(crate::ingest::convert::json_text(&v)))
+                    }
+                    _ => (v.clone(), Value::Null),
+                };
+                let num = |v: Value| {
+                    if v.is_number() || v.as_str().is_some_and(|t| crate::ingest::lenient::special(t).is_some()) {
+                        v
+                    } else {
+                        Value::Null
+                    }
+                };
+                let mut m = Map::new();
+                m.insert("run_id".into(), Value::Null);
+                m.insert("run_name".into(), Value::String(run.clone()));
+                m.insert("step".into(), step.map(Value::from).unwrap_or(Value::Null));
+                m.insert("metric".into(), Value::String(metric.clone()));
+                m.insert("value".into(), value);
+                m.insert("value_text".into(), text);
+                m.insert("value_min".into(), num(lo));
+                m.insert("value_max".into(), num(hi));
+                m.insert("x_axis".into(), Value::String(x_name.clone()));
+                m.insert("x".into(), num(x.clone()));
+                m.insert("sampled".into(), Value::Bool(false));
+                out(Out::Row(m, at.clone()))?;
+            }
+            if any {
+                out(Out::Step { run: RunKey { run_id: None, run_name: Some(run.clone()) }, step })?;
+            }
+        }
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn h(cols: &[&str]) -> Vec<String> {
+        cols.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn flavours_are_detected() {
+        assert_eq!(detect(&h(&["Name", "State", "lr"])).unwrap(), CsvKind::UiRuns);
+        assert_eq!(detect(&h(&["Step", "a - loss", "a - loss__MIN"])).unwrap(), CsvKind::Chart);
+        assert_eq!(detect(&h(&["", "name", "state", "_step"])).unwrap(), CsvKind::ApiRuns);
+        assert_eq!(detect(&h(&["", "_runtime", "loss", "_step"])).unwrap(), CsvKind::History);
+        let e = detect(&h(&["text", "score"])).unwrap_err();
+        assert!(e.contains("columns: text, score") && e.contains("format = \"csv\""), "{e}");
+    }
+
+    #[test]
+    fn series_split_on_the_last_dash() {
+        assert_eq!(
+            series("gpt2_char_to_token1729578574.2848036 - train/loss__MIN").unwrap(),
+            ("gpt2_char_to_token1729578574.2848036".into(), "train/loss".into(), Part::Min)
+        );
+        assert_eq!(series("algo: UCEA - a - b").unwrap().0, "algo: UCEA - a");
+    }
+
+    #[test]
+    fn cells() {
+        assert_eq!(cell("533476352.0"), json!(533476352.0));
+        assert_eq!(cell("{'runtime': 1257}"), json!({"runtime": 1257}));
+        assert_eq!(cell("['seed_9999', 'soft']"), json!(["seed_9999", "soft"]));
+        assert_eq!(cell("False"), json!(false));
+        assert_eq!(cell(""), Value::Null);
+        assert_eq!(cell("cuda:0"), json!("cuda:0"));
+        assert_eq!(cell("{not python"), json!("{not python"));
+    }
+}

@@ -1,0 +1,679 @@
+//! The binary transaction log of a W&B run: `run-<id>.wandb`.
+//!
+//! In: the bytes of a `.wandb` file as written by the W&B client (Python `datastore.py` up to
+//! 0.17, the Go `wandb-core` `transactionlog` package after; format version 0). Out: the
+//! protobuf records it holds, decoded into [`Event`]s (history rows, summary and config
+//! updates, the run record, system-metric samples, the exit record), each with its byte offset
+//! and 1-based record number; and, when the file is damaged or cut short, a [`Stop`] naming the
+//! byte offset where reading stopped and why. Every record before that point is returned.
+//!
+//! Framing (LevelDB log format with a W&B file header): the file starts with a 7-byte header,
+//! `":W&B"`, the magic `0xBEE1` (little-endian `u16`) and the version byte `0`. The rest is cut
+//! into 32 KiB blocks (the header counts towards the first). Each block holds chunks: a 7-byte
+//! chunk header (`u32` checksum, `u16` length, `u8` type, little-endian) and `length` data
+//! bytes; the types are FULL (1), FIRST (2), MIDDLE (3) and LAST (4), and a record is one FULL
+//! chunk or FIRST, MIDDLE…, LAST. A chunk never starts in the last 6 bytes of a block; those are
+//! zero padding, as is an all-zero chunk header. The checksum covers the type byte and the data:
+//! W&B writes the plain CRC-32 (IEEE, as zlib computes it); a LevelDB writer uses the masked
+//! CRC-32C (Castagnoli, rotated right by 15 bits plus `0xa282ead8`). Both are accepted.
+//!
+//! Records are `Record` messages of `wandb/proto/wandb_internal.proto`; only the fields runpack
+//! uses are declared here (prost skips the others).
+
+use std::io::Read;
+
+use prost::Message;
+use serde_json::{Map, Value};
+
+/// Size of a block, in bytes.
+pub const BLOCK: usize = 32 * 1024;
+/// Size of the file header and of a chunk header, in bytes.
+pub const HEADER: usize = 7;
+/// The file identifier.
+pub const IDENT: &[u8; 4] = b":W&B";
+/// The file magic number.
+pub const MAGIC: u16 = 0xBEE1;
+
+/// Where and why reading a log stopped before its end.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stop {
+    /// Byte offset of the first byte not read as part of an intact record.
+    pub offset: u64,
+    /// What was wrong there.
+    pub reason: String,
+}
+
+/// One decoded record.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// Byte offset of the record's first chunk header.
+    pub offset: u64,
+    /// 1-based number of the record in the file.
+    pub number: u64,
+    /// What the record says.
+    pub event: Event,
+}
+
+/// The records runpack reads; anything else is [`Event::Other`].
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// `HistoryRecord`: one `wandb.log` call. `items` maps key paths (the key, or the nested
+    /// key parts) to values parsed from their JSON text; `step` is `HistoryStep.num`.
+    History {
+        /// `HistoryStep.num` when present.
+        step: Option<i64>,
+        /// Key path → value.
+        items: Vec<(Vec<String>, Value)>,
+    },
+    /// `SummaryRecord`: updates and removals of summary keys.
+    Summary {
+        /// Key path → new value.
+        update: Vec<(Vec<String>, Value)>,
+        /// Key paths removed.
+        remove: Vec<Vec<String>>,
+    },
+    /// `ConfigRecord`: updates and removals of config keys.
+    Config {
+        /// Key path → new value.
+        update: Vec<(Vec<String>, Value)>,
+        /// Key paths removed.
+        remove: Vec<Vec<String>>,
+    },
+    /// `RunRecord`: the run's identity and settings at start.
+    Run(Box<RunInfo>),
+    /// `StatsRecord`: one sample of system metrics.
+    Stats {
+        /// Seconds since the Unix epoch (with the nanoseconds as a fraction).
+        timestamp: Option<f64>,
+        /// Metric name → value.
+        items: Vec<(String, Value)>,
+    },
+    /// `RunExitRecord`.
+    Exit {
+        /// Process exit code.
+        exit_code: i32,
+        /// Run time in whole seconds.
+        runtime: i32,
+    },
+    /// `FinalRecord`: the last record of a finished log.
+    Final,
+    /// Any other record (output, files, telemetry, metrics definitions, …).
+    Other,
+}
+
+/// The fields of a `RunRecord` that runpack keeps.
+#[derive(Debug, Clone, Default)]
+pub struct RunInfo {
+    /// Run id.
+    pub run_id: String,
+    /// Entity (user or team).
+    pub entity: String,
+    /// Project.
+    pub project: String,
+    /// Group.
+    pub group: String,
+    /// Job type.
+    pub job_type: String,
+    /// Display name.
+    pub display_name: String,
+    /// Notes.
+    pub notes: String,
+    /// Tags.
+    pub tags: Vec<String>,
+    /// Start time, seconds since the Unix epoch.
+    pub start_time: Option<f64>,
+    /// Whether this log continues an earlier run (resume).
+    pub resumed: bool,
+    /// The config the run started with.
+    pub config: Vec<(Vec<String>, Value)>,
+    /// First step of this log (resumed runs).
+    pub starting_step: i64,
+}
+
+// ---- protobuf messages (field numbers from wandb_internal.proto) ----
+
+#[derive(Clone, PartialEq, Message)]
+struct PbRecord {
+    #[prost(int64, tag = "1")]
+    num: i64,
+    #[prost(oneof = "PbRecordType", tags = "2, 3, 5, 7, 17, 18, 20")]
+    record_type: Option<PbRecordType>,
+}
+
+#[derive(Clone, PartialEq, prost::Oneof)]
+#[allow(clippy::large_enum_variant)]
+enum PbRecordType {
+    #[prost(message, tag = "2")]
+    History(PbHistory),
+    #[prost(message, tag = "3")]
+    Summary(PbUpdates),
+    #[prost(message, tag = "5")]
+    Config(PbUpdates),
+    #[prost(message, tag = "7")]
+    Stats(PbStats),
+    #[prost(message, tag = "17")]
+    Run(PbRun),
+    #[prost(message, tag = "18")]
+    Exit(PbExit),
+    #[prost(message, tag = "20")]
+    Final(PbEmpty),
+}
+
+/// `HistoryRecord { repeated HistoryItem item = 1; HistoryStep step = 2; }`
+#[derive(Clone, PartialEq, Message)]
+struct PbHistory {
+    #[prost(message, repeated, tag = "1")]
+    item: Vec<PbItem>,
+    #[prost(message, optional, tag = "2")]
+    step: Option<PbStep>,
+}
+
+/// `HistoryItem`, `SummaryItem`, `ConfigItem`: `key = 1`, `nested_key = 2`, `value_json = 16`.
+#[derive(Clone, PartialEq, Message)]
+struct PbItem {
+    #[prost(string, tag = "1")]
+    key: String,
+    #[prost(string, repeated, tag = "2")]
+    nested_key: Vec<String>,
+    #[prost(string, tag = "16")]
+    value_json: String,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct PbStep {
+    #[prost(int64, tag = "1")]
+    num: i64,
+}
+
+/// `SummaryRecord` / `ConfigRecord { repeated …Item update = 1; repeated …Item remove = 2; }`
+#[derive(Clone, PartialEq, Message)]
+struct PbUpdates {
+    #[prost(message, repeated, tag = "1")]
+    update: Vec<PbItem>,
+    #[prost(message, repeated, tag = "2")]
+    remove: Vec<PbItem>,
+}
+
+/// `StatsRecord { StatsType stats_type = 1; Timestamp timestamp = 2; repeated StatsItem item = 3; }`
+#[derive(Clone, PartialEq, Message)]
+struct PbStats {
+    #[prost(int32, tag = "1")]
+    stats_type: i32,
+    #[prost(message, optional, tag = "2")]
+    timestamp: Option<PbTimestamp>,
+    #[prost(message, repeated, tag = "3")]
+    item: Vec<PbStatsItem>,
+}
+
+/// `StatsItem { string key = 1; string value_json = 16; }`
+#[derive(Clone, PartialEq, Message)]
+struct PbStatsItem {
+    #[prost(string, tag = "1")]
+    key: String,
+    #[prost(string, tag = "16")]
+    value_json: String,
+}
+
+/// `google.protobuf.Timestamp { int64 seconds = 1; int32 nanos = 2; }`
+#[derive(Clone, PartialEq, Message)]
+struct PbTimestamp {
+    #[prost(int64, tag = "1")]
+    seconds: i64,
+    #[prost(int32, tag = "2")]
+    nanos: i32,
+}
+
+/// `RunRecord` (subset).
+#[derive(Clone, PartialEq, Message)]
+struct PbRun {
+    #[prost(string, tag = "1")]
+    run_id: String,
+    #[prost(string, tag = "2")]
+    entity: String,
+    #[prost(string, tag = "3")]
+    project: String,
+    #[prost(message, optional, tag = "4")]
+    config: Option<PbUpdates>,
+    #[prost(string, tag = "6")]
+    run_group: String,
+    #[prost(string, tag = "7")]
+    job_type: String,
+    #[prost(string, tag = "8")]
+    display_name: String,
+    #[prost(string, tag = "9")]
+    notes: String,
+    #[prost(string, repeated, tag = "10")]
+    tags: Vec<String>,
+    #[prost(int64, tag = "14")]
+    starting_step: i64,
+    #[prost(message, optional, tag = "17")]
+    start_time: Option<PbTimestamp>,
+    #[prost(bool, tag = "18")]
+    resumed: bool,
+}
+
+/// `RunExitRecord { int32 exit_code = 1; int32 runtime = 2; }`
+#[derive(Clone, PartialEq, Message)]
+struct PbExit {
+    #[prost(int32, tag = "1")]
+    exit_code: i32,
+    #[prost(int32, tag = "2")]
+    runtime: i32,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct PbEmpty {}
+
+// ---- framing ----
+
+/// Checks the 7-byte file header.
+///
+/// Errors: a message saying what the first bytes are instead.
+pub fn check_header(head: &[u8]) -> Result<(), String> {
+    if head.len() < HEADER {
+        return Err(format!("the file is {} bytes long, shorter than the 7-byte W&B log header", head.len()));
+    }
+    if &head[..4] != IDENT {
+        return Err(format!(
+            "the file does not start with the W&B log identifier \":W&B\" (found {:02x?})",
+            &head[..4]
+        ));
+    }
+    let magic = u16::from_le_bytes([head[4], head[5]]);
+    if magic != MAGIC {
+        return Err(format!("bad W&B log magic number {magic:#06x} (expected {MAGIC:#06x})"));
+    }
+    if head[6] != 0 {
+        return Err(format!("W&B log format version {} is not supported (only version 0)", head[6]));
+    }
+    Ok(())
+}
+
+fn crc_ok(stored: u32, type_and_data: &[u8]) -> bool {
+    if crc32fast::hash(type_and_data) == stored {
+        return true;
+    }
+    let c = crc32c::crc32c(type_and_data);
+    c.rotate_right(15).wrapping_add(0xa282_ead8) == stored
+}
+
+/// What [`read_frames`] calls per record: (byte offset, record number, bytes).
+pub type FrameFn<'a> = dyn FnMut(u64, u64, &[u8]) -> Result<(), String> + 'a;
+
+/// Reads the records of a log, calling `f` with (byte offset, record number, record bytes) for
+/// every intact record, in order.
+///
+/// Returns `Ok(None)` when the log ends cleanly, `Ok(Some(stop))` when a damaged or truncated
+/// part ends reading early (every record before it has been delivered).
+///
+/// Errors: `Err(message)` when the file is not a W&B log at all (bad header) or cannot be read.
+pub fn read_frames(mut r: impl Read, f: &mut FrameFn) -> Result<Option<Stop>, String> {
+    let mut block = vec![0u8; BLOCK];
+    let mut block_start: u64 = 0;
+    let mut record: Vec<u8> = Vec::new();
+    let mut record_offset: Option<u64> = None;
+    let mut number: u64 = 0;
+    let mut first = true;
+    loop {
+        let n = read_full(&mut r, &mut block).map_err(|e| format!("read failed at byte {block_start}: {e}"))?;
+        if n == 0 {
+            break;
+        }
+        let mut i = 0usize;
+        if first {
+            check_header(&block[..n])?;
+            i = HEADER;
+            first = false;
+        }
+        while i + HEADER <= n {
+            let at = block_start + i as u64;
+            let h = &block[i..i + HEADER];
+            let checksum = u32::from_le_bytes([h[0], h[1], h[2], h[3]]);
+            let len = u16::from_le_bytes([h[4], h[5]]) as usize;
+            let kind = h[6];
+            if checksum == 0 && len == 0 && kind == 0 {
+                // zero padding: the rest of the block is unused
+                if block[i..n].iter().any(|&b| b != 0) {
+                    return Ok(Some(stop(
+                        record_offset.unwrap_or(at),
+                        "an all-zero chunk header followed by non-zero bytes",
+                    )));
+                }
+                break;
+            }
+            let end = i + HEADER + len;
+            if end > BLOCK {
+                return Ok(Some(stop(
+                    record_offset.unwrap_or(at),
+                    &format!("chunk at byte {at} claims {len} bytes, past the end of its 32 KiB block"),
+                )));
+            }
+            if end > n {
+                return Ok(Some(stop(
+                    record_offset.unwrap_or(at),
+                    &format!(
+                        "the file ends inside the record (chunk at byte {at} needs {len} bytes, {} are there)",
+                        n - i - HEADER
+                    ),
+                )));
+            }
+            if !crc_ok(checksum, &block[i + HEADER - 1..end]) {
+                return Ok(Some(stop(
+                    record_offset.unwrap_or(at),
+                    &format!("checksum mismatch in the chunk at byte {at}"),
+                )));
+            }
+            let data = &block[i + HEADER..end];
+            match kind {
+                1 => {
+                    if let Some(o) = record_offset {
+                        return Ok(Some(stop(o, "a record was left unfinished (FIRST without LAST)")));
+                    }
+                    number += 1;
+                    f(at, number, data)?;
+                }
+                2 => {
+                    if let Some(o) = record_offset {
+                        return Ok(Some(stop(o, "a record was left unfinished (FIRST without LAST)")));
+                    }
+                    record.clear();
+                    record.extend_from_slice(data);
+                    record_offset = Some(at);
+                }
+                3 | 4 => {
+                    let Some(o) = record_offset else {
+                        return Ok(Some(stop(
+                            at,
+                            &format!("a {} chunk without a FIRST chunk", if kind == 3 { "MIDDLE" } else { "LAST" }),
+                        )));
+                    };
+                    record.extend_from_slice(data);
+                    if kind == 4 {
+                        number += 1;
+                        f(o, number, &record)?;
+                        record_offset = None;
+                    }
+                }
+                other => {
+                    return Ok(Some(stop(
+                        record_offset.unwrap_or(at),
+                        &format!("unknown chunk type {other} at byte {at}"),
+                    )));
+                }
+            }
+            i = end;
+            if BLOCK - i < HEADER {
+                break;
+            }
+        }
+        if n < BLOCK {
+            // a short block is the end of the file
+            if let Some(o) = record_offset {
+                return Ok(Some(stop(o, "the file ends inside a record that spans blocks")));
+            }
+            let tail = if i + HEADER > n && i < n { &block[i..n] } else { &[][..] };
+            if !tail.is_empty() && tail.iter().any(|&b| b != 0) {
+                return Ok(Some(stop(block_start + i as u64, "the file ends inside a chunk header")));
+            }
+            return Ok(None);
+        }
+        block_start += BLOCK as u64;
+    }
+    if first {
+        return Err("the file is empty (no W&B log header)".into());
+    }
+    if let Some(o) = record_offset {
+        return Ok(Some(stop(o, "the file ends inside a record that spans blocks")));
+    }
+    Ok(None)
+}
+
+fn stop(offset: u64, reason: &str) -> Stop {
+    Stop { offset, reason: reason.to_string() }
+}
+
+fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+// ---- records ----
+
+/// Decodes one record's bytes.
+///
+/// Errors: a message when the bytes are not a `Record` message or a value is not JSON.
+pub fn decode(bytes: &[u8]) -> Result<Event, String> {
+    let rec = PbRecord::decode(bytes).map_err(|e| format!("not a W&B protobuf record: {e}"))?;
+    Ok(match rec.record_type {
+        Some(PbRecordType::History(h)) => Event::History { step: h.step.map(|s| s.num), items: items(&h.item)? },
+        Some(PbRecordType::Summary(u)) => Event::Summary { update: items(&u.update)?, remove: paths(&u.remove) },
+        Some(PbRecordType::Config(u)) => Event::Config { update: items(&u.update)?, remove: paths(&u.remove) },
+        Some(PbRecordType::Stats(s)) => Event::Stats {
+            timestamp: s.timestamp.map(|t| t.seconds as f64 + t.nanos as f64 / 1e9),
+            items: s
+                .item
+                .iter()
+                .map(|i| Ok((i.key.clone(), value(&i.value_json).map_err(|m| format!("stats {}: {m}", i.key))?)))
+                .collect::<Result<_, String>>()?,
+        },
+        Some(PbRecordType::Run(r)) => Event::Run(Box::new(RunInfo {
+            run_id: r.run_id,
+            entity: r.entity,
+            project: r.project,
+            group: r.run_group,
+            job_type: r.job_type,
+            display_name: r.display_name,
+            notes: r.notes,
+            tags: r.tags,
+            start_time: r.start_time.map(|t| t.seconds as f64 + t.nanos as f64 / 1e9),
+            resumed: r.resumed,
+            config: match &r.config {
+                Some(c) => items(&c.update)?,
+                None => Vec::new(),
+            },
+            starting_step: r.starting_step,
+        })),
+        Some(PbRecordType::Exit(e)) => Event::Exit { exit_code: e.exit_code, runtime: e.runtime },
+        Some(PbRecordType::Final(_)) => Event::Final,
+        None => Event::Other,
+    })
+}
+
+fn path_of(i: &PbItem) -> Vec<String> {
+    if i.nested_key.is_empty() { vec![i.key.clone()] } else { i.nested_key.clone() }
+}
+
+fn items(list: &[PbItem]) -> Result<Vec<(Vec<String>, Value)>, String> {
+    list.iter()
+        .map(|i| {
+            let p = path_of(i);
+            let v = value(&i.value_json).map_err(|m| format!("{}: {m}", p.join(".")))?;
+            Ok((p, v))
+        })
+        .collect()
+}
+
+fn paths(list: &[PbItem]) -> Vec<Vec<String>> {
+    list.iter().map(path_of).collect()
+}
+
+/// Parses a `value_json` text (JSON with Python's bare `NaN`/`Infinity` tokens).
+pub fn value(text: &str) -> Result<Value, String> {
+    let bytes = text.as_bytes();
+    let rewritten = crate::ingest::lenient::rewrite(bytes);
+    serde_json::from_slice(rewritten.as_deref().unwrap_or(bytes))
+        .map_err(|e| format!("value is not JSON ({e}): {text:.80}"))
+}
+
+/// Sets `path` in a nested object to `v` (creating objects on the way).
+pub fn set_path(root: &mut Map<String, Value>, path: &[String], v: Value) {
+    let Some((last, parents)) = path.split_last() else { return };
+    let mut cur = root;
+    for p in parents {
+        let slot = cur.entry(p.clone()).or_insert_with(|| Value::Object(Map::new()));
+        if !slot.is_object() {
+            *slot = Value::Object(Map::new());
+        }
+        cur = slot.as_object_mut().expect("object");
+    }
+    cur.insert(last.clone(), v);
+}
+
+/// Removes `path` from a nested object.
+pub fn remove_path(root: &mut Map<String, Value>, path: &[String]) {
+    let Some((last, parents)) = path.split_last() else { return };
+    let mut cur = root;
+    for p in parents {
+        match cur.get_mut(p).and_then(Value::as_object_mut) {
+            Some(next) => cur = next,
+            None => return,
+        }
+    }
+    cur.remove(last);
+}
+
+/// Reads a whole log: every intact record decoded, and where reading stopped early.
+///
+/// Errors: a message when the file is not a W&B log (bad header) or a record that passed its
+/// checksum is not a valid protobuf record.
+pub fn read_all(r: impl Read) -> Result<(Vec<Entry>, Option<Stop>), String> {
+    let mut out = Vec::new();
+    let mut bad: Option<Stop> = None;
+    let stop = read_frames(r, &mut |offset, number, bytes| {
+        if bad.is_some() {
+            return Ok(());
+        }
+        match decode(bytes) {
+            Ok(event) => out.push(Entry { offset, number, event }),
+            Err(m) => bad = Some(Stop { offset, reason: format!("record {number}: {m}") }),
+        }
+        Ok(())
+    })?;
+    Ok((out, bad.or(stop)))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Writes records in the W&B framing (IEEE CRC), for tests.
+    pub fn frame(records: &[Vec<u8>]) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(IDENT);
+        out.extend_from_slice(&MAGIC.to_le_bytes());
+        out.push(0);
+        for r in records {
+            let mut rest: &[u8] = r;
+            let mut first = true;
+            loop {
+                let left = BLOCK - out.len() % BLOCK;
+                if left < HEADER {
+                    out.extend(std::iter::repeat_n(0u8, left));
+                    continue;
+                }
+                let take = rest.len().min(left - HEADER);
+                let last = take == rest.len();
+                let kind: u8 = match (first, last) {
+                    (true, true) => 1,
+                    (true, false) => 2,
+                    (false, false) => 3,
+                    (false, true) => 4,
+                };
+                let mut td = vec![kind];
+                td.extend_from_slice(&rest[..take]);
+                out.extend_from_slice(&crc32fast::hash(&td).to_le_bytes());
+                out.extend_from_slice(&(take as u16).to_le_bytes());
+                out.extend_from_slice(&td);
+                rest = &rest[take..];
+                first = false;
+                if last {
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    fn history(step: i64, key: &str, v: &str) -> Vec<u8> {
+        PbRecord {
+            num: step,
+            record_type: Some(PbRecordType::History(PbHistory {
+                item: vec![
+                    PbItem { key: "_step".into(), nested_key: vec![], value_json: step.to_string() },
+                    PbItem { key: String::new(), nested_key: vec![key.into()], value_json: v.into() },
+                ],
+                step: Some(PbStep { num: step }),
+            })),
+        }
+        .encode_to_vec()
+    }
+
+    #[test]
+    fn reads_records_across_blocks() {
+        let mut recs: Vec<Vec<u8>> = (0..2000).map(|i| history(i, "loss", &format!("{}", i as f64 / 3.0))).collect();
+        recs.push(history(2000, "big", &format!("\"{}\"", "x".repeat(80_000))));
+        recs.push(history(2001, "nan", "NaN"));
+        let bytes = frame(&recs);
+        assert!(bytes.len() > 3 * BLOCK);
+        let (entries, stop) = read_all(&bytes[..]).unwrap();
+        assert!(stop.is_none(), "{stop:?}");
+        assert_eq!(entries.len(), 2002);
+        match &entries[1999].event {
+            Event::History { step, items } => {
+                assert_eq!(*step, Some(1999));
+                assert_eq!(items[1].1, serde_json::json!(1999.0 / 3.0));
+            }
+            other => panic!("{other:?}"),
+        }
+        match &entries[2001].event {
+            Event::History { items, .. } => {
+                assert!(crate::ingest::lenient::special(items[1].1.as_str().unwrap()).is_some())
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn truncation_and_corruption_stop_with_an_offset() {
+        let recs: Vec<Vec<u8>> = (0..100).map(|i| history(i, "loss", "0.5")).collect();
+        let bytes = frame(&recs);
+        // cut in the middle of record 51
+        let mut offsets = Vec::new();
+        read_frames(&bytes[..], &mut |o, _, _| {
+            offsets.push(o);
+            Ok(())
+        })
+        .unwrap();
+        let cut = offsets[50] as usize + 10;
+        let (entries, stop) = read_all(&bytes[..cut]).unwrap();
+        assert_eq!(entries.len(), 50);
+        let stop = stop.unwrap();
+        assert_eq!(stop.offset, offsets[50]);
+        assert!(stop.reason.contains("ends inside"), "{}", stop.reason);
+        // flip a byte inside record 21
+        let mut bad = bytes.clone();
+        bad[offsets[20] as usize + 9] ^= 0xff;
+        let (entries, stop) = read_all(&bad[..]).unwrap();
+        assert_eq!(entries.len(), 20);
+        assert!(stop.unwrap().reason.contains("checksum"));
+        // not a log
+        assert!(read_all(&b"hello world"[..]).unwrap_err().contains(":W&B"));
+    }
+
+    #[test]
+    fn masked_crc32c_is_accepted() {
+        let data = b"\x01abc";
+        let c = crc32c::crc32c(data).rotate_right(15).wrapping_add(0xa282_ead8);
+        assert!(crc_ok(c, data));
+        assert!(crc_ok(crc32fast::hash(data), data));
+        assert!(!crc_ok(0x1234, data));
+    }
+}

@@ -1,0 +1,359 @@
+//! The rows of runpack's standard W&B tables, built from what every flavour yields.
+//!
+//! In: a run's fields ([`RunRow`]) or one history/system record (a JSON object of key → value
+//! as logged). Out: JSON objects with exactly the columns of `wandb_runs`, `wandb_history`,
+//! `wandb_system` or `wandb_histograms` (see [`super::columns`]), and notes about values that
+//! do not fit a column (media references), handed to the caller.
+
+use serde_json::{Map, Value};
+
+use super::values::{self, Rich};
+use super::{ExtraColumn, Out, WandbOptions};
+use crate::ingest::convert::json_text;
+use crate::ingest::lenient;
+
+/// Everything a `wandb_runs` row can hold; `None` is null.
+#[derive(Debug, Clone, Default)]
+pub struct RunRow {
+    /// Entity (user or team).
+    pub entity: Option<String>,
+    /// Project.
+    pub project: Option<String>,
+    /// Immutable run id (8 characters for generated ids).
+    pub run_id: Option<String>,
+    /// Display name.
+    pub name: Option<String>,
+    /// finished | running | crashed | failed | killed (as exported).
+    pub state: Option<String>,
+    /// Run group.
+    pub group: Option<String>,
+    /// Job type.
+    pub job_type: Option<String>,
+    /// Tags.
+    pub tags: Option<Vec<String>>,
+    /// Notes.
+    pub notes: Option<String>,
+    /// Creation time, RFC 3339 in UTC.
+    pub created_at: Option<String>,
+    /// Run time in seconds.
+    pub runtime_s: Option<Value>,
+    /// Last history step (`_step` of the summary, `lastHistoryStep`).
+    pub last_step: Option<Value>,
+    /// Number of history rows the run reports (`historyLineCount`).
+    pub history_rows: Option<Value>,
+    /// Run URL.
+    pub url: Option<String>,
+    /// Normalised config.
+    pub config: Option<Map<String, Value>>,
+    /// The config as found, as JSON text.
+    pub config_raw: Option<String>,
+    /// Plain summary values.
+    pub summary: Option<Map<String, Value>>,
+    /// Columns of the export whose role (config or summary) the export does not say.
+    pub fields: Option<Map<String, Value>>,
+    /// `wandb-metadata.json`, redacted.
+    pub metadata: Option<Value>,
+    /// Export flavour.
+    pub source: &'static str,
+    /// Files the row was assembled from (paths relative to the pipeline).
+    pub source_files: Vec<String>,
+}
+
+fn s(v: &Option<String>) -> Value {
+    v.as_ref().map(|x| Value::String(x.clone())).unwrap_or(Value::Null)
+}
+
+impl RunRow {
+    /// The row as a JSON object with the `wandb_runs` columns (and the requested extra columns).
+    pub fn into_map(self, opts: &WandbOptions) -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert("entity".into(), s(&self.entity.clone().or_else(|| opts.entity.clone())));
+        m.insert("project".into(), s(&self.project.clone().or_else(|| opts.project.clone())));
+        m.insert("run_id".into(), s(&self.run_id));
+        m.insert("name".into(), s(&self.name));
+        m.insert("state".into(), s(&self.state));
+        m.insert("group".into(), s(&self.group));
+        m.insert("job_type".into(), s(&self.job_type));
+        m.insert(
+            "tags".into(),
+            self.tags
+                .as_ref()
+                .map(|t| Value::Array(t.iter().cloned().map(Value::String).collect()))
+                .unwrap_or(Value::Null),
+        );
+        m.insert("notes".into(), s(&self.notes));
+        m.insert("created_at".into(), s(&self.created_at));
+        m.insert("runtime_s".into(), self.runtime_s.clone().unwrap_or(Value::Null));
+        m.insert("last_step".into(), self.last_step.clone().unwrap_or(Value::Null));
+        m.insert("history_rows".into(), self.history_rows.clone().unwrap_or(Value::Null));
+        m.insert("url".into(), s(&self.url));
+        let text = |o: &Option<Map<String, Value>>| {
+            o.as_ref().map(|o| Value::String(json_text(&Value::Object(o.clone())))).unwrap_or(Value::Null)
+        };
+        m.insert("config".into(), text(&self.config));
+        m.insert("config_raw".into(), s(&self.config_raw));
+        m.insert("summary".into(), text(&self.summary));
+        m.insert("fields".into(), text(&self.fields));
+        m.insert("metadata".into(), self.metadata.as_ref().map(|v| Value::String(json_text(v))).unwrap_or(Value::Null));
+        m.insert("source".into(), Value::String(self.source.to_string()));
+        m.insert("source_files".into(), Value::Array(self.source_files.iter().cloned().map(Value::String).collect()));
+        for c in &opts.columns {
+            m.insert(c.name.clone(), self.extra(c));
+        }
+        m
+    }
+
+    fn extra(&self, c: &ExtraColumn) -> Value {
+        let empty = Map::new();
+        let (scope, key) = match c.from.split_once('.') {
+            Some(("config", k)) => ("config", k),
+            Some(("summary", k)) => ("summary", k),
+            _ => ("", c.from.as_str()),
+        };
+        let config = self.config.as_ref().unwrap_or(&empty);
+        let summary = self.summary.as_ref().unwrap_or(&empty);
+        let fields = self.fields.as_ref().unwrap_or(&empty);
+        let found = match scope {
+            "config" => values::lookup(config, key).or_else(|| values::lookup(fields, key)),
+            "summary" => values::lookup(summary, key).or_else(|| values::lookup(fields, key)),
+            _ => values::lookup(config, key)
+                .or_else(|| values::lookup(summary, key))
+                .or_else(|| values::lookup(fields, key)),
+        };
+        found.cloned().unwrap_or(Value::Null)
+    }
+}
+
+/// Ids of a history record that are not metrics.
+pub const HISTORY_KEYS: [&str; 4] = ["_step", "_runtime", "_timestamp", "_wandb"];
+
+/// Reads an integral step (`12`, `12.0`, `"12"`); `None` when absent or not integral.
+pub fn step_of(v: Option<&Value>) -> Option<i64> {
+    match v? {
+        Value::Number(n) => {
+            n.as_i64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && f.is_finite()).map(|f| f as i64))
+        }
+        Value::String(t) => t.trim().parse::<f64>().ok().filter(|f| f.fract() == 0.0).map(|f| f as i64),
+        _ => None,
+    }
+}
+
+/// Flattens nested objects without `_type` into dotted keys (`{"a": {"b": 1}}` → `a.b`).
+pub fn flatten(obj: Map<String, Value>) -> Map<String, Value> {
+    fn go(prefix: &str, obj: Map<String, Value>, out: &mut Map<String, Value>) {
+        for (k, v) in obj {
+            let key = if prefix.is_empty() { k } else { format!("{prefix}.{k}") };
+            match v {
+                Value::Object(o) if !o.contains_key("_type") && !o.is_empty() => go(&key, o, out),
+                other => {
+                    out.insert(key, other);
+                }
+            }
+        }
+    }
+    let mut out = Map::new();
+    go("", obj, &mut out);
+    out
+}
+
+/// Identity of the run a history record belongs to.
+#[derive(Debug, Clone, Default)]
+pub struct RunKey {
+    /// Run id (null for chart exports, which only have display names).
+    pub run_id: Option<String>,
+    /// Display name.
+    pub run_name: Option<String>,
+}
+
+/// Value columns of one logged value: (`value`, `value_text`).
+fn value_columns(v: &Value) -> Option<(Value, Value)> {
+    match v {
+        Value::Null => None,
+        Value::Number(_) => Some((v.clone(), Value::Null)),
+        Value::String(t) if lenient::special(t).is_some_and(|s| s.as_f64().is_some()) => Some((v.clone(), Value::Null)),
+        Value::String(t) => match lenient::special(t) {
+            Some(sp) => Some((Value::Null, Value::String(sp.token().to_string()))),
+            None => Some((Value::Null, v.clone())),
+        },
+        other => Some((Value::Null, Value::String(json_text(other)))),
+    }
+}
+
+/// One history or system record: what goes where.
+pub struct Record<'a> {
+    /// Which run.
+    pub run: &'a RunKey,
+    /// The record (flattened keys → values).
+    pub values: Map<String, Value>,
+    /// Whether the run's export was found to be sampled.
+    pub sampled: bool,
+}
+
+/// Emits the `wandb_history` rows of one record (one per metric), or its histograms for the
+/// `wandb_histograms` table, and notes about media values.
+pub fn history_rows(
+    rec: Record,
+    histograms: bool,
+    at: &crate::report::Position,
+    out: &mut dyn FnMut(Out) -> crate::Result<()>,
+) -> crate::Result<()> {
+    let step = step_of(rec.values.get("_step"));
+    let timestamp = rec.values.get("_timestamp").cloned().unwrap_or(Value::Null);
+    let runtime = rec.values.get("_runtime").cloned().unwrap_or(Value::Null);
+    if !histograms {
+        out(Out::Step { run: rec.run.clone(), step })?;
+    }
+    for (k, v) in &rec.values {
+        if HISTORY_KEYS.contains(&k.as_str()) {
+            continue;
+        }
+        match values::rich(v) {
+            Rich::Histogram(h) => {
+                if histograms {
+                    out(Out::Row(histogram_row(rec.run, k, step.map(Value::from), "history", &h), at.clone()))?;
+                }
+            }
+            Rich::Media(t) => {
+                if !histograms {
+                    out(Out::Media { key: k.clone(), kind: t })?;
+                }
+            }
+            Rich::Plain if !histograms => {
+                let Some((value, text)) = value_columns(v) else { continue };
+                let mut m = Map::new();
+                m.insert("run_id".into(), s(&rec.run.run_id));
+                m.insert("run_name".into(), s(&rec.run.run_name));
+                m.insert("step".into(), step.map(Value::from).unwrap_or(Value::Null));
+                m.insert("timestamp".into(), timestamp.clone());
+                m.insert("runtime_s".into(), runtime.clone());
+                m.insert("metric".into(), Value::String(k.clone()));
+                m.insert("value".into(), value);
+                m.insert("value_text".into(), text);
+                m.insert("sampled".into(), Value::Bool(rec.sampled));
+                out(Out::Row(m, at.clone()))?;
+            }
+            Rich::Plain => {}
+        }
+    }
+    Ok(())
+}
+
+/// Emits the `wandb_system` rows of one system-metrics sample (one per metric).
+pub fn system_rows(
+    run: &RunKey,
+    values: &Map<String, Value>,
+    at: &crate::report::Position,
+    out: &mut dyn FnMut(Out) -> crate::Result<()>,
+) -> crate::Result<()> {
+    let timestamp = values.get("_timestamp").cloned().unwrap_or(Value::Null);
+    let runtime = values.get("_runtime").cloned().unwrap_or(Value::Null);
+    for (k, v) in values {
+        if HISTORY_KEYS.contains(&k.as_str()) {
+            continue;
+        }
+        let Some((value, text)) = value_columns(v) else { continue };
+        let mut m = Map::new();
+        m.insert("run_id".into(), s(&run.run_id));
+        m.insert("timestamp".into(), timestamp.clone());
+        m.insert("runtime_s".into(), runtime.clone());
+        m.insert("metric".into(), Value::String(k.clone()));
+        m.insert("value".into(), value);
+        m.insert("value_text".into(), text);
+        out(Out::Row(m, at.clone()))?;
+    }
+    Ok(())
+}
+
+/// A `wandb_histograms` row.
+pub fn histogram_row(
+    run: &RunKey,
+    key: &str,
+    step: Option<Value>,
+    origin: &str,
+    h: &values::Histogram,
+) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("run_id".into(), s(&run.run_id));
+    m.insert("key".into(), Value::String(key.to_string()));
+    m.insert("step".into(), step.unwrap_or(Value::Null));
+    m.insert("origin".into(), Value::String(origin.to_string()));
+    m.insert("bin_edges".into(), Value::Array(h.edges.clone()));
+    m.insert("counts".into(), Value::Array(h.counts.clone()));
+    m
+}
+
+/// Emits the histogram rows and media notes of a run summary (histograms take the summary's
+/// `_step`).
+pub fn summary_histograms(
+    run: &RunKey,
+    summary: &Map<String, Value>,
+    histograms: bool,
+    at: &crate::report::Position,
+    out: &mut dyn FnMut(Out) -> crate::Result<()>,
+) -> crate::Result<()> {
+    let split = values::split_summary(summary);
+    if histograms {
+        let step = summary.get("_step").cloned();
+        for (k, h) in &split.histograms {
+            out(Out::Row(histogram_row(run, k, step.clone(), "summary", h), at.clone()))?;
+        }
+    } else {
+        for (k, t) in split.media {
+            out(Out::Media { key: k, kind: t })?;
+        }
+        for (k, _) in split.histograms {
+            out(Out::Media { key: k, kind: "histogram".into() })?;
+        }
+    }
+    Ok(())
+}
+
+/// Normalises a creation time: RFC 3339 text kept (in UTC), W&B API times without an offset
+/// read as UTC, epoch seconds converted.
+pub fn created_at(v: &Value) -> Option<String> {
+    use chrono::{DateTime, NaiveDateTime, SecondsFormat, Utc};
+    match v {
+        Value::String(t) if !t.trim().is_empty() => {
+            let t = t.trim();
+            if let Ok(d) = DateTime::parse_from_rfc3339(t) {
+                return Some(d.with_timezone(&Utc).to_rfc3339_opts(SecondsFormat::AutoSi, true));
+            }
+            for f in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f"] {
+                if let Ok(n) = NaiveDateTime::parse_from_str(t, f) {
+                    return Some(n.and_utc().to_rfc3339_opts(SecondsFormat::AutoSi, true));
+                }
+            }
+            None
+        }
+        Value::Number(n) => epoch(n.as_f64()?),
+        _ => None,
+    }
+}
+
+/// RFC 3339 text (UTC, microseconds) of epoch seconds.
+pub fn epoch(secs: f64) -> Option<String> {
+    let micros = (secs * 1e6).round() as i64;
+    chrono::DateTime::from_timestamp_micros(micros).map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn flatten_keeps_rich_values() {
+        let o = json!({"a": {"b": 1, "c": {"d": 2}}, "h": {"_type": "histogram"}, "e": {}});
+        let f = flatten(o.as_object().unwrap().clone());
+        assert_eq!(Value::Object(f), json!({"a.b": 1, "a.c.d": 2, "h": {"_type": "histogram"}, "e": {}}));
+    }
+
+    #[test]
+    fn times_and_steps() {
+        assert_eq!(created_at(&json!("2024-05-13T12:59:30")).unwrap(), "2024-05-13T12:59:30Z");
+        assert_eq!(created_at(&json!("2026-03-02T07:54:57.000Z")).unwrap(), "2026-03-02T07:54:57Z");
+        assert_eq!(created_at(&json!(1741075230.5)).unwrap(), "2025-03-04T08:00:30.500Z");
+        assert_eq!(step_of(Some(&json!(3.0))), Some(3));
+        assert_eq!(step_of(Some(&json!(3.5))), None);
+    }
+}

@@ -1,0 +1,723 @@
+//! W&B exports as sources: every flavour in ../shared/corpus/wandb-*, the W&B field cases
+//! (B23, B25, B26, B27, B29), run directories written by the real `wandb` client in offline
+//! mode, and a truncated `.wandb` log.
+
+use std::path::{Path, PathBuf};
+
+use crate::util::*;
+
+fn write(dir: &Path, name: &str, text: &str) {
+    std::fs::create_dir_all(dir.join(name).parent().unwrap()).unwrap();
+    std::fs::write(dir.join(name), text).unwrap();
+}
+
+fn build(dir: &Path, extra: &[&str]) -> std::process::Output {
+    run(bin().arg("build").arg(dir).arg("--releases-dir").arg(dir.join("out")).args(extra))
+}
+
+fn release(dir: &Path, name: &str) -> PathBuf {
+    dir.join("out").join(name).join("0.1.0")
+}
+
+fn query(release: &Path, sql: &str) -> String {
+    let o = run(bin().args(["query", "-q", "--format", "csv"]).arg(release).arg(sql));
+    assert!(o.status.success(), "query failed: {sql}: {}", stderr(&o));
+    stdout(&o)
+}
+
+/// A writable copy of case `id` from tests/fixtures/cases.
+fn case(id: &str) -> (tempfile::TempDir, PathBuf) {
+    let root = repo().join("tests/fixtures/cases");
+    let src = std::fs::read_dir(&root)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(&format!("{id}-")))
+        .unwrap_or_else(|| panic!("case {id} missing"));
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("case");
+    copy_tree(&src, &dir);
+    (tmp, dir)
+}
+
+fn make(dir: &Path, args: &[&str]) {
+    let o = run(std::process::Command::new(python()).arg("make.py").args(args).current_dir(dir));
+    assert!(o.status.success(), "make.py {args:?}: {}", stderr(&o));
+}
+
+/// A pipeline with one W&B source per (name, path TOML, wandb options) and one table per
+/// (name, SQL, extra TOML).
+fn pipeline(name: &str, sources: &[(&str, &str, &str)], tables: &[(&str, &str, &str)]) -> String {
+    let mut t = format!("name = \"{name}\"\n");
+    for (n, path, opts) in sources {
+        t.push_str(&format!("[[source]]\nname = \"{n}\"\npath = {path}\nformat = \"wandb\"\nwandb = {opts}\n"));
+    }
+    for (n, sql, extra) in tables {
+        t.push_str(&format!("[[table]]\nname = \"{n}\"\nquery = \"\"\"{sql}\"\"\"\n{extra}\n"));
+    }
+    t
+}
+
+/// `../shared/corpus` linked into a temp pipeline folder, or None (the test then skips).
+fn corpus_pipeline() -> Option<(tempfile::TempDir, PathBuf)> {
+    let Some(shared) = shared() else {
+        eprintln!("skipped: ../shared/corpus is absent (the W&B corpus is not redistributable and is read in place)");
+        return None;
+    };
+    let corpus = shared.join("corpus");
+    if !corpus.join("wandb-offline").is_dir() {
+        eprintln!("skipped: ../shared/corpus/wandb-* is absent");
+        return None;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("p");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(&corpus, dir.join("corpus")).unwrap();
+    Some((tmp, dir))
+}
+
+#[test]
+fn corpus_every_wandb_flavour_reads() {
+    let Some((_t, dir)) = corpus_pipeline() else { return };
+    let ui = r#"["corpus/wandb-ui-export/oraby8_research_tts/*.csv", "corpus/wandb-ui-export/Lucas-longxutang_Comp3242_Group_Project_nanoGPT/**/*.csv", "corpus/wandb-ui-export/Bowen-n_GNN-Kernel-Test/*.csv"]"#;
+    let charts = r#"["corpus/wandb-ui-export/druidowm_nanoGPT/*.csv", "corpus/wandb-ui-export/Junyoungpark_snet-analysis/*.csv"]"#;
+    let toml = pipeline(
+        "corpus",
+        &[
+            ("ui", ui, r#"{ table = "runs", column = [{ name = "lr", from = "learning_rate", type = "number" }] }"#),
+            ("api", "\"corpus/wandb-api-runs/**/*.csv\"", r#"{ table = "runs" }"#),
+            ("chart", charts, r#"{ table = "history", on_sampled = "accept" }"#),
+            (
+                "hist",
+                "\"corpus/wandb-history/oraby8_research_tts/{run}.csv\"",
+                r#"{ table = "history", run_capture = "run" }"#,
+            ),
+            ("dirs", "\"corpus/wandb-offline/**\"", r#"{ table = "runs" }"#),
+            ("dirhist", "\"corpus/wandb-offline/**\"", r#"{ table = "history" }"#),
+            ("dirsys", "\"corpus/wandb-offline/**\"", r#"{ table = "system" }"#),
+            ("dirhg", "\"corpus/wandb-offline/**\"", r#"{ table = "histograms" }"#),
+        ],
+        &[
+            ("t_ui", "SELECT * FROM ui", ""),
+            ("t_api", "SELECT * FROM api", ""),
+            ("t_chart", "SELECT * FROM chart", ""),
+            ("t_hist", "SELECT * FROM hist", ""),
+            ("t_dirs", "SELECT * FROM dirs", ""),
+            ("t_dirhist", "SELECT * FROM dirhist", ""),
+            ("t_dirsys", "SELECT * FROM dirsys", ""),
+            ("t_dirhg", "SELECT * FROM dirhg", ""),
+        ],
+    );
+    write(&dir, "pipeline.toml", &toml);
+    let o = build(&dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(&dir, "corpus");
+    // UI runs tables
+    assert_eq!(
+        query(&r, "SELECT _source_file, count(*), count(run_id) FROM t_ui GROUP BY 1 ORDER BY 1"),
+        "_source_file,count(*),count(t_ui.run_id)\n\
+         corpus/wandb-ui-export/Bowen-n_GNN-Kernel-Test/wandb_export.csv,54,0\n\
+         corpus/wandb-ui-export/Lucas-longxutang_Comp3242_Group_Project_nanoGPT/training_records/wandb_export.csv,64,0\n\
+         corpus/wandb-ui-export/oraby8_research_tts/wandb_export_2026-03-02T10_38_30.064+02_00.csv,1,0\n"
+    );
+    assert_eq!(
+        query(
+            &r,
+            "SELECT name, state, runtime_s, created_at, array_to_string(tags, '|') AS tags, lr, \
+             json_float(json_get(fields, 'best_test_acc')) AS acc FROM t_ui \
+             WHERE name IN ('run_20260302_075455', 'CiteSeer_graphsage_256_3_3_max') OR created_at = '2026-05-25T14:08:33Z' ORDER BY name"
+        ),
+        "name,state,runtime_s,created_at,tags,lr,acc\n\
+         CiteSeer_graphsage_256_3_3_max,,,,,,0.7509999871253967\n\
+         G1_ternary_weights,finished,732.0,2026-05-25T14:08:33Z,full,0.001,\n\
+         run_20260302_075455,running,2536.0,2026-03-02T07:54:57Z,,0.00002,\n"
+    );
+    // api.runs() dumps
+    assert_eq!(
+        query(
+            &r,
+            "SELECT _source_file, count(*), count(DISTINCT run_id), count(DISTINCT name) FROM t_api GROUP BY 1 ORDER BY 1"
+        ),
+        "_source_file,count(*),count(DISTINCT t_api.run_id),count(DISTINCT t_api.name)\n\
+         corpus/wandb-api-runs/Lucas-longxutang_Comp3242_Group_Project_nanoGPT/wandb_summary.csv,96,96,16\n\
+         corpus/wandb-api-runs/MaxLEAF3824_gpt_mi/runs.csv,705,0,407\n"
+    );
+    assert_eq!(
+        query(
+            &r,
+            "SELECT run_id, name, entity, project, runtime_s, last_step, state, \"group\", array_to_string(tags, '|') AS tags, \
+             created_at, json_get(summary, '_wandb') AS w FROM t_api WHERE run_id = 'ub5c1qiz' OR (name = 'kind-pond-1772' AND _source_line = 2)"
+        ),
+        "run_id,name,entity,project,runtime_s,last_step,state,group,tags,created_at,w\n\
+         ub5c1qiz,baseline,madhavkrishnan747-australian-national-university,nanogpt-ablations,1257.0,522,finished,,,2026-05-23T13:20:37Z,\n\
+         ,kind-pond-1772,,,1883.6169786453247,1259,finished,triviaqa_long,seed_9999|soft,2024-05-13T12:59:30Z,\n"
+    );
+    // chart panels: long rows per run, split on the last " - "
+    assert_eq!(
+        query(
+            &r,
+            "SELECT x_axis, count(*), count(DISTINCT run_name), count(DISTINCT metric), min(step), max(step) FROM t_chart GROUP BY 1 ORDER BY 1"
+        ),
+        "x_axis,count(*),count(DISTINCT t_chart.run_name),count(DISTINCT t_chart.metric),min(t_chart.step),max(t_chart.step)\n\
+         Step,1184,8,1,0,385\nepoch_id,4214,14,1,1,3301\n"
+    );
+    assert_eq!(
+        query(
+            &r,
+            "SELECT run_name, step, value, value_min, value_max, metric FROM t_chart WHERE run_name = 'gpt2' ORDER BY step LIMIT 1"
+        ),
+        "run_name,step,value,value_min,value_max,metric\ngpt2,0,10.95404052734375,10.95404052734375,10.95404052734375,train/loss\n"
+    );
+    assert_eq!(
+        query(
+            &r,
+            "SELECT count(DISTINCT run_name) FROM t_chart WHERE run_name = 'gpt2_char_to_token1729578574.2848036'"
+        ),
+        "count(DISTINCT t_chart.run_name)\n1\n"
+    );
+    // history dump: run id from the capture, ints printed as floats, index column dropped
+    assert_eq!(
+        query(
+            &r,
+            "SELECT run_id, count(*), count(DISTINCT step), max(step), count(DISTINCT metric) FROM t_hist GROUP BY 1"
+        ),
+        "run_id,count(*),count(DISTINCT t_hist.step),max(t_hist.step),count(DISTINCT t_hist.metric)\nwandb_history,464,42,41,14\n"
+    );
+    assert_eq!(query(&r, "SELECT value FROM t_hist WHERE metric = 'trainable_parameters'"), "value\n533476352.0\n");
+    // run directories of wandb 0.8, 0.16 and 0.18
+    assert_eq!(
+        query(
+            &r,
+            "SELECT run_id, state, project, runtime_s, last_step, created_at, json_get(metadata, 'email') AS email, \
+             json_float(json_get(config, 'lr')) AS lr, json_float(json_get(config, 'min_lr')) AS min_lr FROM t_dirs ORDER BY run_id"
+        ),
+        "run_id,state,project,runtime_s,last_step,created_at,email,lr,min_lr\n\
+         18kqfww9,killed,pytorch-ac-mountaincarcont,252.23263502120972,180,2020-03-24T21:34:32.615444Z,,,\n\
+         5milpyx4,running,,480.24479389190674,1275,2023-12-11T19:01:52.357295Z,,,\n\
+         94w65e4d,killed,pytorch-vpg-mountaincarcont,6.334512233734131,1,2020-03-24T02:01:46.594824Z,,0.0005,\n\
+         jnyhr7aj,,,539.711665184,10,2024-10-12T22:33:25.977172Z,\"\"\"REDACTED\"\"\",,0.00006\n\
+         ohlnfnqx,running,,525.0,,2023-11-30T02:56:20.582546Z,,,\n"
+    );
+    assert!(!query(&r, "SELECT config_raw FROM t_dirs WHERE run_id = '18kqfww9'").contains("REDACTED"));
+    assert!(query(&r, "SELECT config_raw FROM t_dirs WHERE run_id = '18kqfww9'").contains("desc"));
+    assert_eq!(
+        query(&r, "SELECT run_id, count(*), count(DISTINCT step) FROM t_dirhist GROUP BY 1 ORDER BY 1"),
+        "run_id,count(*),count(DISTINCT t_dirhist.step)\n18kqfww9,728,181\n94w65e4d,4,2\n"
+    );
+    assert_eq!(
+        query(
+            &r,
+            "SELECT run_id, count(*), count(DISTINCT timestamp), min(timestamp) FROM t_dirsys GROUP BY 1 ORDER BY 1"
+        ),
+        "run_id,count(*),count(DISTINCT t_dirsys.timestamp),min(t_dirsys.timestamp)\n18kqfww9,81,9,1585085701.0\n94w65e4d,9,1,1585015312.0\n"
+    );
+    assert_eq!(query(&r, "SELECT count(*) FROM t_dirhist WHERE metric LIKE 'system.%'"), "count(*)\n0\n");
+    assert_eq!(
+        query(
+            &r,
+            "SELECT run_id, count(*) AS n, count(*) FILTER (WHERE origin = 'summary') AS s FROM t_dirhg GROUP BY 1"
+        ),
+        "run_id,n,s\n18kqfww9,12,6\n"
+    );
+}
+
+#[test]
+fn a_wandb_table_export_is_refused_with_a_pointer_to_csv() {
+    let Some((_t, dir)) = corpus_pipeline() else { return };
+    write(
+        &dir,
+        "pipeline.toml",
+        &pipeline(
+            "tbl",
+            &[("x", "\"corpus/wandb-table/**/*.csv\"", r#"{ table = "runs" }"#)],
+            &[("t", "SELECT * FROM x", "")],
+        ),
+    );
+    let o = build(&dir, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("corpus/wandb-table/LeoGrin_rlhf_experiments/wandb.csv: cannot tell which W&B export"), "{e}");
+    assert!(e.contains("columns: text, score") && e.contains("format = \"csv\""), "{e}");
+    // read as a plain CSV it has its 128 rows, multi-line cells included
+    write(
+        &dir,
+        "pipeline.toml",
+        "name = \"tbl\"\n[[source]]\nname = \"x\"\npath = \"corpus/wandb-table/**/*.csv\"\nformat = \"csv\"\n[[table]]\nname = \"t\"\nquery = \"SELECT * FROM x\"\n",
+    );
+    let o = build(&dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(&dir, "tbl"), "SELECT count(*) FROM t"), "count(*)\n128\n");
+}
+
+#[test]
+fn b23_sampled_history_fails_and_full_history_builds() {
+    let (_t, dir) = case("B23");
+    std::fs::remove_file(dir.join("history/k3v9x2qa.csv")).ok();
+    make(&dir, &[]);
+    let sources = [("hist", r#"["runs.json", "history/*.csv"]"#, r#"{ table = "history" }"#)];
+    let tables = [("history", "SELECT run_id, step, metric, value, sampled FROM hist", "")];
+    write(&dir, "pipeline.toml", &pipeline("b23", &sources, &tables));
+    let o = build(&dir, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains(
+            "history incomplete: history/k3v9x2qa.csv has 500 rows (max `_step` 9980); the run reports 10,000 rows (lastHistoryStep 9999)"
+        ),
+        "{e}"
+    );
+    assert!(!e.contains("p2m8d5wn"), "{e}");
+    // without the run list, the constant stride still gives it away
+    let sources_alone = [("hist", r#""history/*.csv""#, r#"{ table = "history" }"#)];
+    write(&dir, "pipeline.toml", &pipeline("b23", &sources_alone, &tables));
+    let o = build(&dir, &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o)
+            .contains("history looks sampled: history/k3v9x2qa.csv has 500 rows with `_step` every 20 (0 … 9980)"),
+        "{}",
+        stderr(&o)
+    );
+    // accepted as a sampled export: built, marked, and said in the card
+    let accept = [("hist", r#"["runs.json", "history/*.csv"]"#, r#"{ table = "history", on_sampled = "accept" }"#)];
+    write(&dir, "pipeline.toml", &pipeline("b23", &accept, &tables));
+    let o = build(&dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(&dir, "b23");
+    assert_eq!(
+        query(&r, "SELECT run_id, bool_and(sampled) AS s, count(*) FROM history GROUP BY 1 ORDER BY 1"),
+        "run_id,s,count(*)\nk3v9x2qa,true,500\np2m8d5wn,false,5\n"
+    );
+    let card = std::fs::read_to_string(r.join("README.md")).unwrap();
+    assert!(card.contains("run k3v9x2qa: sampled export"), "{card}");
+    // the full history builds: 10,005 rows keyed by (run id, _step), no index column
+    make(&dir, &["--full"]);
+    write(&dir, "pipeline.toml", &pipeline("b23", &sources, &tables));
+    let o = build(&dir, &["-q", "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(
+            &r,
+            "SELECT count(*) AS n, count(DISTINCT run_id || '/' || CAST(step AS VARCHAR)) AS keys, count(DISTINCT metric) AS m, bool_or(sampled) AS s FROM history"
+        ),
+        "n,keys,m,s\n10005,10005,1,false\n"
+    );
+}
+
+fn b25_build(dir: &Path) -> std::process::Output {
+    write(
+        dir,
+        "pipeline.toml",
+        &pipeline(
+            "b25",
+            &[("runs", "\"runs-page-*.json\"", r#"{ table = "runs" }"#)],
+            &[("wandb_runs", "SELECT run_id, name, summary FROM runs", "")],
+        ),
+    );
+    build(dir, &["-q", "--force"])
+}
+
+#[test]
+fn b25_duplicate_and_missing_runs_in_pages() {
+    let (_t, dir) = case("B25");
+    let o = b25_build(&dir);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains("expected 100 runs, got 99 unique (duplicate: r0000050, in runs-page-1.json and runs-page-2.json)"),
+        "{e}"
+    );
+    assert!(e.contains("1 run(s) reported by the API are missing"), "{e}");
+    // totalCount 99: builds with one row per id, one identical duplicate dropped and counted
+    for p in ["runs-page-1.json", "runs-page-2.json"] {
+        let t = std::fs::read_to_string(dir.join(p)).unwrap().replace("\"totalCount\": 100", "\"totalCount\": 99");
+        write(&dir, p, &t);
+    }
+    let o = b25_build(&dir);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(&dir, "b25");
+    assert_eq!(
+        query(&r, "SELECT count(*), count(DISTINCT run_id) FROM wandb_runs"),
+        "count(*),count(DISTINCT wandb_runs.run_id)\n99,99\n"
+    );
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(r.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(m["report"]["duplicates_dropped"]["runs"], 1, "{}", m["report"]);
+    // copies that differ: both files and the field are named
+    let t = std::fs::read_to_string(dir.join("runs-page-2.json")).unwrap();
+    let i = t.find("\"r0000050\"").unwrap();
+    let j = i + t[i..].find("\"reward\": ").unwrap() + "\"reward\": ".len();
+    let k = j + t[j..].find(|c: char| c == '\n' || c == '}').unwrap();
+    write(&dir, "runs-page-2.json", &format!("{}0.999{}", &t[..j], &t[k..]));
+    let o = b25_build(&dir);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(e.contains("run r0000050 is listed twice with different values at $.summary.reward"), "{e}");
+    assert!(e.contains("runs-page-1.json:50") && e.contains("runs-page-2.json:1"), "{e}");
+}
+
+#[test]
+fn b26_config_shapes_normalise_alike_and_keep_the_original() {
+    let (_t, dir) = case("B26");
+    let cols = r#"column = [{ name = "lr", from = "config.lr", type = "number" }, { name = "batch_size", from = "config.batch_size", type = "integer" }]"#;
+    write(
+        &dir,
+        "pipeline.toml",
+        &pipeline(
+            "b26",
+            &[
+                ("api", "\"runs.jsonl\"", &format!("{{ table = \"runs\", {cols} }}")),
+                ("dirs", "\"run-dirs/**\"", &format!("{{ table = \"runs\", {cols} }}")),
+            ],
+            &[(
+                "wandb_runs",
+                "SELECT run_id, config, config_raw, lr, batch_size, source FROM api UNION ALL SELECT run_id, config, config_raw, lr, batch_size, source FROM dirs",
+                "",
+            )],
+        ),
+    );
+    let o = build(&dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(&dir, "b26");
+    assert_eq!(
+        query(
+            &r,
+            "SELECT run_id, lr, batch_size, json_float(json_get(config, 'lr')) AS clr, json_int(json_get(config, 'batch_size')) AS cbs, \
+             json_get(config, 'schedule') AS schedule, json_typeof(json_get(config, '_wandb')) AS w, source FROM wandb_runs ORDER BY run_id"
+        ),
+        "run_id,lr,batch_size,clr,cbs,schedule,w,source\n\
+         a1a1a1a1,0.001,64,0.001,64,,,api-runs-json\n\
+         b2b2b2b2,0.001,64,0.001,64,,,api-runs-json\n\
+         c3c3c3c3,0.001,64,0.001,64,,,api-runs-json\n\
+         d4d4d4d4,0.001,64,0.001,64,\"{\"\"unit\"\":\"\"steps\"\",\"\"value\"\":100}\",,run-dir\n\
+         e5e5e5e5,0.001,64,0.001,64,,,run-dir\n"
+    );
+    // same normalised value for every shape but d4d4d4d4
+    let configs = query(&r, "SELECT config FROM wandb_runs WHERE run_id <> 'd4d4d4d4' ORDER BY run_id");
+    for line in configs.lines().skip(1) {
+        let text = line.trim_matches('"').replace("\"\"", "\"");
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v, serde_json::json!({"batch_size": 64, "lr": 0.001}), "{line}");
+    }
+    assert_eq!(crate_type(&r, "lr"), "Float64");
+    assert_eq!(crate_type(&r, "batch_size"), "Int64");
+    // the untouched original is kept
+    let raw = query(&r, "SELECT run_id, config_raw FROM wandb_runs ORDER BY run_id");
+    assert!(raw.contains("cli_version") && raw.contains("per device") && raw.contains("{\"\"lr\"\": 0.001, "), "{raw}");
+}
+
+fn crate_type(release: &Path, column: &str) -> String {
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(release.join("manifest.json")).unwrap()).unwrap();
+    let t = &m["tables"][0];
+    t["arrow_schema"].as_array().unwrap().iter().find(|f| f["name"] == column).unwrap()["type"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn b27_rich_summary_values_never_become_strings() {
+    let (_t, dir) = case("B27");
+    let cols = r#"column = [{ name = "loss", from = "summary.loss", type = "number" }, { name = "reward_mean", from = "summary.reward_mean", type = "number" }]"#;
+    write(
+        &dir,
+        "pipeline.toml",
+        &pipeline(
+            "b27",
+            &[
+                ("runs", "\"run-*/**\"", &format!("{{ table = \"runs\", {cols} }}")),
+                ("hg", "\"run-*/**\"", r#"{ table = "histograms" }"#),
+            ],
+            &[
+                ("wandb_runs", "SELECT run_id, loss, reward_mean, last_step, runtime_s, summary FROM runs", ""),
+                ("histograms", "SELECT run_id, key, step, bin_edges, counts FROM hg", ""),
+            ],
+        ),
+    );
+    let o = build(&dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("1 value(s) of `samples` skipped: `table-file` values are media references"), "{e}");
+    assert!(e.contains("1 value(s) of `attention` skipped: `image-file` values are media references"), "{e}");
+    let r = release(&dir, "b27");
+    assert_eq!(
+        query(&r, "SELECT run_id, loss, reward_mean, last_step, runtime_s FROM wandb_runs"),
+        "run_id,loss,reward_mean,last_step,runtime_s\nx7c2m9qp,0.31,0.58,120,360.5\n"
+    );
+    assert_eq!(crate_type(&r, "loss"), "Float64");
+    let summary = query(&r, "SELECT summary FROM wandb_runs");
+    for bad in ["_type", "predictions", "logits", "samples", "attention", "_wandb"] {
+        assert!(!summary.contains(bad), "{bad} in {summary}");
+    }
+    let h = query(
+        &r,
+        "SELECT key, step, array_to_string(counts, ',') AS c, array_to_string(bin_edges, ',') AS e FROM histograms ORDER BY key",
+    );
+    assert!(h.starts_with("key,step,c,e\nlogits,120,\"1,4,4,1\",\"-2,-1,0,1,2\"\npredictions,120,\"3,5,2\""), "{h}");
+    let edges = query(&r, "SELECT unnest(bin_edges) AS e FROM histograms WHERE key = 'predictions'");
+    let got: Vec<f64> = edges.lines().skip(1).map(|l| l.parse().unwrap()).collect();
+    for (g, w) in got.iter().zip([0.0, 0.1, 0.2, 0.3]) {
+        assert!((g - w).abs() < 1e-12, "{got:?}");
+    }
+    assert_eq!(got.len(), 4);
+}
+
+#[test]
+fn b29_system_metrics_are_a_separate_time_keyed_table() {
+    let (_t, dir) = case("B29");
+    let wide = "SELECT run_id, timestamp AS _timestamp, \
+        max(CASE WHEN metric = 'system.gpu.0.gpu' THEN value END) AS \\\"system.gpu.0.gpu\\\", \
+        max(CASE WHEN metric = 'system.gpu.0.memoryAllocated' THEN value END) AS \\\"system.gpu.0.memoryAllocated\\\", \
+        max(CASE WHEN metric = 'system.cpu' THEN value END) AS \\\"system.cpu\\\" FROM sys GROUP BY run_id, timestamp";
+    let toml = pipeline(
+        "b29",
+        &[("hist", "\"run-*/**\"", r#"{ table = "history" }"#), ("sys", "\"run-*/**\"", r#"{ table = "system" }"#)],
+        &[
+            ("history", "SELECT run_id, step, metric, value FROM hist", ""),
+            (
+                "system_metrics",
+                wide,
+                "description = \"System metrics: periodic samples keyed by time (run id, `_timestamp`), not by step.\"",
+            ),
+        ],
+    ) + "[card]\n[[card.section]]\ntitle = \"System metrics\"\ntext = \"Periodic samples keyed by time, never joined on steps; seconds between samples per run:\"\nquery = \"SELECT run_id, count(*) AS samples, (max(_timestamp) - min(_timestamp)) / (count(*) - 1) AS seconds_between_samples FROM system_metrics GROUP BY run_id\"\n";
+    // [card] must come before the tables in TOML terms only by key; sections are fine after
+    write(&dir, "pipeline.toml", &toml);
+    let o = build(&dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(&dir, "b29");
+    assert_eq!(
+        query(
+            &r,
+            "SELECT count(*) AS n, count(DISTINCT step) AS steps, count(*) FILTER (WHERE metric LIKE 'system.%') AS sys FROM history"
+        ),
+        "n,steps,sys\n12,6,0\n"
+    );
+    assert_eq!(
+        query(&r, "SELECT * FROM system_metrics ORDER BY _timestamp"),
+        "run_id,_timestamp,system.gpu.0.gpu,system.gpu.0.memoryAllocated,system.cpu\n\
+         p4t8n2wz,1741075230.0,87.0,41.2,12.5\n\
+         p4t8n2wz,1741075260.0,91.5,41.9,13.0\n\
+         p4t8n2wz,1741075290.0,89.25,42.0,12.75\n"
+    );
+    let card = std::fs::read_to_string(r.join("README.md")).unwrap();
+    assert!(card.contains("periodic samples keyed by time"), "{card}");
+    assert!(card.contains("| p4t8n2wz | 3 | 30.0 |"), "{card}");
+}
+
+/// Copies the regular files of a tree (the client's `latest-run` link is left out).
+fn copy_files(from: &Path, to: &Path) {
+    for e in walkdir::WalkDir::new(from).into_iter().flatten() {
+        if e.file_type().is_file() {
+            let dst = to.join(e.path().strip_prefix(from).unwrap());
+            std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
+            std::fs::copy(e.path(), &dst).unwrap();
+        }
+    }
+}
+
+/// Runs the real `wandb` client (offline) once per test run and returns its output folder.
+fn offline_runs() -> &'static Path {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = tempfile::tempdir().unwrap();
+        let o = run(std::process::Command::new(python())
+            .arg(repo().join("tests/python/wandb_offline_runs.py"))
+            .arg(d.path())
+            .env("WANDB_MODE", "offline")
+            .env_remove("WANDB_API_KEY")
+            .env("NO_PROXY", "*")
+            .env("HTTPS_PROXY", "http://127.0.0.1:9"));
+        assert!(o.status.success(), "the wandb client failed: {}", stderr(&o));
+        d
+    })
+    .path()
+}
+
+#[test]
+fn real_wandb_offline_runs_are_recovered_exactly() {
+    let src = offline_runs();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("p");
+    copy_files(&src.join("wandb"), &dir.join("wandb"));
+    let toml = pipeline(
+        "offline",
+        &[
+            ("hist", "\"wandb/**\"", r#"{ table = "history" }"#),
+            ("runs", "\"wandb/**\"", r#"{ table = "runs" }"#),
+            ("hg", "\"wandb/**\"", r#"{ table = "histograms" }"#),
+        ],
+        &[
+            (
+                "history",
+                "SELECT run_id, step, metric, value, _source_file, _source_line FROM hist",
+                "on_duplicate_key = \"keep-last\"\nschema = \"history.json\"",
+            ),
+            (
+                "wandb_runs",
+                "SELECT run_id, name, state, entity, project, \"group\", job_type, tags, config, summary, last_step FROM runs",
+                "",
+            ),
+            ("histograms", "SELECT run_id, key, step, bin_edges, counts FROM hg", ""),
+        ],
+    );
+    write(&dir, "pipeline.toml", &toml);
+    write(
+        &dir,
+        "history.json",
+        r#"{"fields":[{"name":"run_id","type":"string"},{"name":"step","type":"integer"},{"name":"metric","type":"string"},{"name":"value","type":"number"},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}],"primaryKey":["run_id","step","metric"]}"#,
+    );
+    let o = build(&dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(&dir, "offline");
+    let expected: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(src.join("expected.json")).unwrap()).unwrap();
+    // every logged value, exactly (JSON Lines output: NaN and infinities as strings)
+    let mut got = std::collections::BTreeMap::new();
+    let jsonl = std::fs::read_to_string(r.join("jsonl/history.jsonl")).unwrap();
+    for line in jsonl.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        got.insert(
+            format!("{}/{}/{}", v["run_id"].as_str().unwrap(), v["step"], v["metric"].as_str().unwrap()),
+            v["value"].clone(),
+        );
+    }
+    let mut n = 0;
+    for (run_id, values) in expected["values"].as_object().unwrap() {
+        for (key, want) in values.as_object().unwrap() {
+            let k = format!("{run_id}/{key}");
+            let g = got.get(&k).unwrap_or_else(|| panic!("{k} missing"));
+            match (g.as_f64(), want.as_f64()) {
+                (Some(a), Some(b)) => assert!(a.to_bits() == b.to_bits(), "{k}: {a} vs {b}"),
+                _ => assert_eq!(g, want, "{k}"),
+            }
+            n += 1;
+        }
+    }
+    assert_eq!(n, got.len(), "runpack has rows the client never logged");
+    assert_eq!(n, 20_000 + 15);
+    // the resumed run: steps 5-9 came twice, the resumed values win
+    let report = query(&r, "SELECT value FROM history WHERE run_id = 'resume01' AND step = 7");
+    assert_eq!(report, "value\n101.75\n");
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(r.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(m["report"]["duplicates_dropped"]["history"], 5);
+    // runs: identity from the log, nested config, summary scalars
+    assert_eq!(
+        query(
+            &r,
+            "SELECT run_id, name, state, entity, project, \"group\", job_type, array_to_string(tags, ',') AS tags, last_step FROM wandb_runs ORDER BY run_id, last_step"
+        ),
+        "run_id,name,state,entity,project,group,job_type,tags,last_step\n\
+         longrun1,long-run,finished,rp-entity,rp-test,g1,train,\"a,b\",9999\n\
+         resume01,resumed,finished,rp-entity,rp-test,,,,9\n\
+         resume01,,finished,rp-entity,rp-test,,,,14\n"
+    );
+    let config = query(&r, "SELECT config FROM wandb_runs WHERE run_id = 'longrun1'");
+    let text = config.lines().nth(1).unwrap().trim_matches('"').replace("\"\"", "\"");
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), expected["config"]);
+    assert_eq!(
+        query(
+            &r,
+            "SELECT json_str(json_get(summary, 'note')) AS note, json_str(json_get(summary, 'loss')) AS loss FROM wandb_runs WHERE run_id = 'longrun1'"
+        ),
+        "note,loss\ndone,NaN\n"
+    );
+    assert_eq!(
+        query(
+            &r,
+            "SELECT key, step, array_to_string(counts, ',') AS c, array_to_string(bin_edges, ',') AS e FROM histograms"
+        ),
+        "key,step,c,e\nweights,9999,\"1,4,4,1\",\"-2,-1,0,1,2\"\n"
+    );
+    // the files/ folders were looked at: what they hold is named in a warning
+    let o = run(bin().arg("build").arg(&dir).arg("--releases-dir").arg(dir.join("out2")));
+    assert!(
+        stderr(&o).contains("files/requirements.txt (a run-directory file runpack does not read)"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_truncated_wandb_log_gives_its_intact_records_and_the_offset() {
+    let src = offline_runs();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("p");
+    copy_files(&src.join("wandb"), &dir.join("wandb"));
+    let log = walkdir::WalkDir::new(dir.join("wandb"))
+        .into_iter()
+        .flatten()
+        .find(|e| e.file_name() == "run-longrun1.wandb" && !e.path().to_string_lossy().contains("latest-run"))
+        .unwrap()
+        .into_path();
+    // the record boundaries and steps, read independently with the wandb client's own protobuf module
+    let script = r#"
+import struct, sys, zlib, json
+from wandb.proto import wandb_internal_pb2 as pb
+data = open(sys.argv[1], 'rb').read()
+off, buf, start, recs = 7, b'', None, []
+while off + 7 <= len(data):
+    left = 32768 - off % 32768
+    if left < 7:
+        off += left; continue
+    crc, ln, ty = struct.unpack('<IHB', data[off:off+7])
+    if crc == 0 and ln == 0 and ty == 0:
+        off += left; continue
+    assert zlib.crc32(bytes([ty]) + data[off+7:off+7+ln]) == crc
+    if ty in (1, 2): start = off
+    buf += data[off+7:off+7+ln]
+    off += 7 + ln
+    if ty in (1, 4):
+        m = pb.Record(); m.ParseFromString(buf)
+        kind = m.WhichOneof('record_type')
+        step = None
+        if kind == 'history':
+            for it in m.history.item:
+                if (it.key or '.'.join(it.nested_key)) == '_step': step = int(it.value_json)
+        recs.append([start, off, kind, step]); buf = b''
+print(json.dumps(recs))
+"#;
+    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(&log));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs: Vec<(u64, u64, Option<String>, Option<i64>)> = serde_json::from_str(&stdout(&o)).unwrap();
+    // cut in the middle of a history record near the middle of the file
+    let (i, cut_rec) = recs
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r.2.as_deref() == Some("history") && r.0 > std::fs::metadata(&log).unwrap().len() / 2)
+        .unwrap();
+    let cut = (cut_rec.0 + cut_rec.1) / 2;
+    let bytes = std::fs::read(&log).unwrap();
+    std::fs::write(&log, &bytes[..cut as usize]).unwrap();
+    let intact_steps: std::collections::BTreeSet<i64> =
+        recs[..i].iter().filter(|r| r.2.as_deref() == Some("history")).filter_map(|r| r.3).collect();
+    let rel = log.strip_prefix(&dir).unwrap().to_string_lossy().to_string();
+    write(
+        &dir,
+        "pipeline.toml",
+        &pipeline(
+            "cut",
+            &[("hist", &format!("\"{rel}\""), r#"{ table = "history" }"#)],
+            &[("history", "SELECT run_id, step, metric, value FROM hist", "")],
+        ),
+    );
+    let o = build(&dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains(&format!("{rel}: reading stopped at byte {}", cut_rec.0)), "{e}");
+    assert!(e.contains(&format!("the {i} intact record(s) before it were read")), "{e}");
+    let r = release(&dir, "cut");
+    assert_eq!(
+        query(&r, "SELECT count(DISTINCT step), min(step), max(step), count(*) FROM history"),
+        format!(
+            "count(DISTINCT history.step),min(history.step),max(history.step),count(*)\n{},0,{},{}\n",
+            intact_steps.len(),
+            intact_steps.iter().max().unwrap(),
+            intact_steps.len() * 2
+        )
+    );
+    let card = std::fs::read_to_string(r.join("README.md")).unwrap();
+    assert!(card.contains(&format!("reading stopped at byte {}", cut_rec.0)), "{card}");
+}
