@@ -74,10 +74,12 @@ impl InputCache {
         let key = abs.to_string_lossy().to_string();
         let meta = std::fs::metadata(file).map_err(|e| Error::io(file, e))?;
         let (bytes, mt) = (meta.len(), mtime_ns(&meta));
-        if let Some(c) = self.inputs.get(&key) {
-            if c.bytes == bytes && c.mtime_ns == mt && mt >= 0 {
-                return Ok(c.sha256.clone());
-            }
+        if let Some(c) = self.inputs.get(&key)
+            && c.bytes == bytes
+            && c.mtime_ns == mt
+            && mt >= 0
+        {
+            return Ok(c.sha256.clone());
         }
         let d = crate::hash::sha256_file(file)?;
         self.inputs.insert(key, CachedInput { bytes, mtime_ns: mt, sha256: d.sha256.clone() });

@@ -32,6 +32,7 @@ pub mod rejects;
 pub mod release;
 pub mod report;
 pub mod schema;
+pub mod sort;
 pub mod spec;
 pub mod validate;
 pub mod write;

@@ -14,10 +14,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use arrow::array::RecordBatch;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use datafusion::prelude::ident;
 use futures::StreamExt;
 use serde_json::json;
 
@@ -32,6 +32,9 @@ use crate::schema::{TableSchema, type_name};
 use crate::spec::{DuplicatePolicy, PipelineSpec};
 use crate::validate::{KeySet, Validator};
 use crate::write::{TableWriter, WriteOptions};
+
+/// Memory a table's sort may buffer before writing sorted runs to disk, in bytes (128 MiB).
+pub const SORT_BUDGET_BYTES: usize = 128 << 20;
 
 /// Options of one build.
 #[derive(Debug, Clone)]
@@ -209,8 +212,6 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
                 sort_cols.push(extra.to_string());
             }
         }
-        let sort_exprs = sort_cols.iter().map(|c| ident(c).sort(true, false)).collect::<Vec<_>>();
-        let df = df.sort(sort_exprs).map_err(|e| Error::sql(format!("table {}", t.name), e))?;
         let policy = opts.on_duplicate_key.unwrap_or(t.on_duplicate_key);
         let mut validator = Validator::new(
             &t.name,
@@ -223,15 +224,29 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         )?;
         let mut writer =
             SplitWriters::new(&t.name, t.split_column.as_deref(), &t.splits, target_schema.clone(), &root, opts.write)?;
+        // runpack sorts the query's rows itself, in bounded memory, stably (equal keys keep
+        // the query's order, then file and line order)
+        let result_arrow: SchemaRef = Arc::new(result_schema.clone());
+        let keys: Vec<usize> = sort_cols.iter().map(|c| result_arrow.index_of(c).expect("checked")).collect();
+        let mut sorter = crate::sort::ExternalSort::new(
+            result_arrow,
+            keys,
+            SORT_BUDGET_BYTES,
+            work.join(format!("sort-{}", t.name)),
+        )?;
         let mut stream = df.execute_stream().await.map_err(|e| Error::sql(format!("table {}", t.name), e))?;
         while let Some(b) = stream.next().await {
             let b = b.map_err(|e| Error::sql(format!("table {}", t.name), e))?;
+            progress.advance(b.num_rows() as u64);
+            sorter.push(b)?;
+        }
+        sorter.finish(&mut |b| {
             let conformed = conform_batch(&t.name, &b, &target_schema)?;
             if let Some(out) = validator.push(conformed, &mut report, &mut rejects)? {
                 writer.write(&out, &mut report)?;
             }
-            progress.advance(b.num_rows() as u64);
-        }
+            Ok(())
+        })?;
         if let Some(out) = validator.finish(&mut report, &mut rejects)? {
             writer.write(&out, &mut report)?;
         }

@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 use crate::release::Manifest;
 
 /// Memory DataFusion may use for sorts, joins and aggregations before spilling to disk, in
-/// bytes (256 MiB).
+/// bytes (256 MiB). A table's final ordering is runpack's own bounded sort, not SQL's.
 pub const SQL_MEMORY_LIMIT_BYTES: usize = 256 << 20;
 
 /// A DataFusion session with runpack's settings and SQL functions. Operators that can spill

@@ -268,8 +268,12 @@ fn a_killed_build_leaves_no_release() {
     // the next build cleans up and succeeds
     let o = run(bin().args(["build", "-q"]).arg(&dir).arg("--releases-dir").arg(&out));
     assert!(o.status.success(), "{}", stderr(&o));
-    let leftovers: Vec<_> = std::fs::read_dir(&parent).unwrap().flatten().map(|e| e.file_name()).collect();
-    assert_eq!(leftovers, vec![std::ffi::OsString::from("0.1.0")]);
+    let mut leftovers: Vec<_> = std::fs::read_dir(&parent).unwrap().flatten().map(|e| e.file_name()).collect();
+    leftovers.sort();
+    assert_eq!(
+        leftovers,
+        vec![std::ffi::OsString::from(".runpack-input-cache.json"), std::ffi::OsString::from("0.1.0")]
+    );
 }
 
 #[test]

@@ -347,7 +347,7 @@ fn b25_duplicate_and_missing_runs_in_pages() {
     let t = std::fs::read_to_string(dir.join("runs-page-2.json")).unwrap();
     let i = t.find("\"r0000050\"").unwrap();
     let j = i + t[i..].find("\"reward\": ").unwrap() + "\"reward\": ".len();
-    let k = j + t[j..].find(|c: char| c == '\n' || c == '}').unwrap();
+    let k = j + t[j..].find(['\n', '}']).unwrap();
     write(&dir, "runs-page-2.json", &format!("{}0.999{}", &t[..j], &t[k..]));
     let o = b25_build(&dir);
     assert_eq!(o.status.code(), Some(1));
