@@ -13,6 +13,8 @@ mod properties;
 mod evals;
 // W&B exports as sources: the corpus, cases B23-B29, real offline runs, a truncated .wandb log.
 mod wandb;
+// The second example (tinker-wandb): Tinker runs linked to W&B runs written offline by the real client.
+mod tinker_wandb;
 // A Hub-compatible fake server on loopback, with faults on demand (used by the Hub tests).
 mod hub_server;
 // publish, verify hf:// and query hf:// against the fake Hub, read back by huggingface_hub and datasets.
