@@ -172,7 +172,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     // tables, in dependency order
     let order = table_order(spec)?;
     let referenced = referenced_columns(spec);
-    let mut key_sets: BTreeMap<String, KeySet> = BTreeMap::new();
+    let mut key_sets: BTreeMap<(String, Vec<String>), KeySet> = BTreeMap::new();
     let mut table_entries: BTreeMap<String, TableEntry> = BTreeMap::new();
     let mut data_files: Vec<(String, String, &'static str, u64)> = Vec::new(); // (path, table, format, rows)
     for &i in &order {
@@ -220,7 +220,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
             policy,
             opts.on_invalid,
             &key_sets,
-            referenced.get(&t.name).cloned(),
+            referenced.get(&t.name).cloned().unwrap_or_default(),
         )?;
         let mut writer =
             SplitWriters::new(&t.name, t.split_column.as_deref(), &t.splits, target_schema.clone(), &root, opts.write)?;
@@ -253,8 +253,8 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         let rows = validator.rows_kept;
         let keys = validator.take_keys();
         drop(validator);
-        if let Some(keys) = keys {
-            key_sets.insert(t.name.clone(), keys);
+        for (cols, set) in keys {
+            key_sets.insert((t.name.clone(), cols), set);
         }
         let split_files = writer.finish()?;
         progress.finish();
@@ -570,9 +570,9 @@ fn table_order(spec: &PipelineSpec) -> Result<Vec<usize>> {
     Ok(order)
 }
 
-/// Columns of each table that later tables' foreign keys reference.
-fn referenced_columns(spec: &PipelineSpec) -> BTreeMap<String, Vec<String>> {
-    let mut out = BTreeMap::new();
+/// The column sets of each table that later tables' foreign keys reference.
+fn referenced_columns(spec: &PipelineSpec) -> BTreeMap<String, Vec<Vec<String>>> {
+    let mut out: BTreeMap<String, Vec<Vec<String>>> = BTreeMap::new();
     for (i, s) in spec.table_schemas.iter().enumerate() {
         if let Some(s) = s {
             for fk in &s.foreign_keys {
@@ -581,7 +581,10 @@ fn referenced_columns(spec: &PipelineSpec) -> BTreeMap<String, Vec<String>> {
                 } else {
                     fk.reference.resource.clone()
                 };
-                out.insert(target, fk.reference.fields.clone());
+                let sets = out.entry(target).or_default();
+                if !sets.contains(&fk.reference.fields) {
+                    sets.push(fk.reference.fields.clone());
+                }
             }
         }
     }

@@ -54,22 +54,22 @@ pub struct Validator<'a> {
     patterns: BTreeMap<usize, regex::Regex>,
     unique: BTreeMap<usize, (RowConverter, HashSet<OwnedRow>)>,
     fks: Vec<(Vec<usize>, String, &'a KeySet, RowConverter)>,
-    collect_keys: Option<(Vec<usize>, RowConverter, KeySet)>,
+    collect_keys: Vec<(Vec<String>, Vec<usize>, RowConverter, KeySet)>,
     /// Rows kept.
     pub rows_kept: u64,
 }
 
 impl<'a> Validator<'a> {
-    /// A validator for `table`. `refs` holds the key sets of referenced tables by name;
-    /// `collect` names the columns whose key set later tables reference (if any).
+    /// A validator for `table`. `refs` holds the key sets of referenced tables by (table,
+    /// columns); `collect` lists the column sets whose keys later tables reference.
     pub fn new(
         table: &str,
         schema: &'a TableSchema,
         arrow: SchemaRef,
         policy: DuplicatePolicy,
         on_invalid: OnInvalid,
-        refs: &'a BTreeMap<String, KeySet>,
-        collect: Option<Vec<String>>,
+        refs: &'a BTreeMap<(String, Vec<String>), KeySet>,
+        collect: Vec<Vec<String>>,
     ) -> Result<Self> {
         let idx = |name: &str| -> Result<usize> {
             arrow.index_of(name).map_err(|_| Error::config(format!("table {table}"), format!("no column `{name}`")))
@@ -98,7 +98,7 @@ impl<'a> Validator<'a> {
             let cols: Vec<usize> = fk.fields.iter().map(|k| idx(k)).collect::<Result<_>>()?;
             let target =
                 if fk.reference.resource.is_empty() { table.to_string() } else { fk.reference.resource.clone() };
-            let set = refs.get(&target).ok_or_else(|| {
+            let set = refs.get(&(target.clone(), fk.reference.fields.clone())).ok_or_else(|| {
                 Error::config(
                     format!("table {table}"),
                     format!("foreign key references `{target}`, which is not an earlier table of this pipeline"),
@@ -106,14 +106,12 @@ impl<'a> Validator<'a> {
             })?;
             fks.push((cols, target, set, converter(&set.types)?));
         }
-        let collect_keys = match collect {
-            Some(cols) => {
-                let idxs: Vec<usize> = cols.iter().map(|k| idx(k)).collect::<Result<_>>()?;
-                let types: Vec<DataType> = idxs.iter().map(|&i| arrow.field(i).data_type().clone()).collect();
-                Some((idxs, converter(&types)?, KeySet { types, keys: HashSet::new() }))
-            }
-            None => None,
-        };
+        let mut collect_keys = Vec::new();
+        for cols in collect {
+            let idxs: Vec<usize> = cols.iter().map(|k| idx(k)).collect::<Result<_>>()?;
+            let types: Vec<DataType> = idxs.iter().map(|&i| arrow.field(i).data_type().clone()).collect();
+            collect_keys.push((cols, idxs.clone(), converter(&types)?, KeySet { types, keys: HashSet::new() }));
+        }
         Ok(Validator {
             table: table.to_string(),
             schema,
@@ -177,9 +175,9 @@ impl<'a> Validator<'a> {
         }
     }
 
-    /// The key set of this table's referenced columns (after the last batch).
-    pub fn take_keys(&mut self) -> Option<KeySet> {
-        self.collect_keys.take().map(|(_, _, k)| k)
+    /// The key sets of this table's referenced column sets (after the last batch).
+    pub fn take_keys(&mut self) -> Vec<(Vec<String>, KeySet)> {
+        std::mem::take(&mut self.collect_keys).into_iter().map(|(cols, _, _, k)| (cols, k)).collect()
     }
 
     fn key_columns(&self, b: &RecordBatch) -> Vec<ArrayRef> {
@@ -405,7 +403,7 @@ impl<'a> Validator<'a> {
             let mask = BooleanArray::from(keep);
             arrow::compute::filter_record_batch(&b, &mask).map_err(|e| Error::format(&self.table, e))?
         };
-        if let Some((idxs, conv, set)) = &mut self.collect_keys {
+        for (_, idxs, conv, set) in &mut self.collect_keys {
             let cols: Vec<ArrayRef> = idxs.iter().map(|&i| out.column(i).clone()).collect();
             let rows = conv.convert_columns(&cols).map_err(|e| Error::format(&self.table, e))?;
             for r in 0..out.num_rows() {

@@ -163,45 +163,60 @@ pub fn run(
     let f = std::fs::File::create(&ipc_file).map_err(|e| Error::io(&ipc_file, e))?;
     let mut writer = arrow::ipc::writer::FileWriter::try_new(std::io::BufWriter::new(f), &schema)
         .map_err(|e| Error::format(ipc_file.display().to_string(), e))?;
-    let mut state = Converter {
+    let chunk_spec = ChunkSpec {
         src,
         columns: &columns,
         conv: &conv,
         schema: schema.clone(),
-        opts,
-        batch: Vec::with_capacity(BATCH_ROWS),
-        rows: 0,
-        report,
-        rejects,
-        writer: &mut writer,
-        ipc_file: &ipc_file,
+        large_cell_bytes: opts.large_cell_bytes,
     };
-    for (k, input) in inputs.iter().enumerate() {
-        let file = input.rel.clone();
-        let captures = input.captures.clone();
-        let mut sink = |item: Item| -> Result<()> {
-            match item {
-                Item::Record(obj, at) => {
-                    let sref = SourceRef { file: file.clone(), at };
-                    for row in shape(src, obj) {
-                        state.push(row, sref.clone(), &captures)?;
+    let mut applier = Applier { src, opts, rows: 0, report, rejects, writer: &mut writer, ipc_file: &ipc_file };
+    let line_format = matches!(
+        src.format,
+        Format::Jsonl
+            | Format::TinkerMetrics
+            | Format::TinkerCheckpoints
+            | Format::TinkerEvalTrajectories
+            | Format::EvalGenerations
+    );
+    if line_format && wandb_plan.is_none() {
+        convert_lines_parallel(&chunk_spec, &inputs, &mut applier).map_err(|e| name_table(e, &src.name))?;
+    } else {
+        let mut batch: Vec<Pending> = Vec::with_capacity(BATCH_ROWS);
+        let mut bad: Vec<BadLine> = Vec::new();
+        for (k, input) in inputs.iter().enumerate() {
+            let file = input.rel.clone();
+            let captures = input.captures.clone();
+            let mut sink = |item: Item| -> Result<()> {
+                match item {
+                    Item::Record(obj, at) => {
+                        let sref = SourceRef { file: file.clone(), at };
+                        for row in shape(src, obj) {
+                            batch.push((row, sref.clone(), captures.clone()));
+                        }
+                    }
+                    Item::Bad { at, rule, message, raw } => {
+                        bad.push((SourceRef { file: file.clone(), at }, rule, message, raw))
                     }
                 }
-                Item::Bad { at, rule, message, raw } => {
-                    let sref = SourceRef { file: file.clone(), at };
-                    state.bad_line(sref, rule, message, raw)?;
+                if batch.len() >= BATCH_ROWS {
+                    let chunk = chunk_spec.convert(std::mem::take(&mut batch), std::mem::take(&mut bad))?;
+                    applier.apply(chunk)?;
                 }
+                Ok(())
+            };
+            match &wandb_plan {
+                Some(plan) => wandb::read(plan, k, &mut sink),
+                None => read_file(src, input, files::open(input)?, &mut sink),
             }
-            Ok(())
-        };
-        match &wandb_plan {
-            Some(plan) => wandb::read(plan, k, &mut sink),
-            None => read_file(src, input, files::open(input)?, &mut sink),
+            .map_err(|e| name_table(e, &src.name))?;
         }
-        .map_err(|e| name_table(e, &src.name))?;
+        if !batch.is_empty() || !bad.is_empty() {
+            let chunk = chunk_spec.convert(batch, bad)?;
+            applier.apply(chunk)?;
+        }
     }
-    state.flush()?;
-    let rows = state.rows;
+    let rows = applier.rows;
     writer.finish().map_err(|e| Error::format(ipc_file.display().to_string(), e))?;
     Ok(Ingested { name: src.name.clone(), schema, ipc_file, rows, inputs })
 }
@@ -459,13 +474,121 @@ fn list(names: &[&String]) -> String {
 /// A record waiting for conversion: the object, where it came from, the path captures.
 type Pending = (Map<String, Value>, SourceRef, Vec<(String, String)>);
 
-struct Converter<'a, W: std::io::Write> {
+/// A line that could not be read as a record: where, rule, message, raw text.
+type BadLine = (SourceRef, &'static str, String, Option<String>);
+
+/// What converting a run of records produced, before anything is reported or written.
+/// Building it touches nothing shared, so it can run on any thread.
+struct Chunk {
+    /// Every converted row, bad ones included.
+    batch: RecordBatch,
+    /// Where each row came from.
+    srefs: Vec<SourceRef>,
+    /// Values that did not fit.
+    problems: Vec<convert::Problem>,
+    /// Values accepted but counted.
+    events: Vec<convert::Event>,
+    /// The records of the rows with problems (for the rejects file).
+    bad_records: BTreeMap<usize, Value>,
+    /// Strings above the large-cell threshold: (row, column, bytes).
+    large: Vec<(usize, String, usize)>,
+    /// Lines that were not records, in order.
+    bad_lines: Vec<BadLine>,
+}
+
+/// What every conversion of one source shares.
+struct ChunkSpec<'a> {
     src: &'a SourceDef,
     columns: &'a [(String, Target)],
     conv: &'a ConvertOptions,
     schema: SchemaRef,
+    large_cell_bytes: u64,
+}
+
+impl ChunkSpec<'_> {
+    /// Converts `pending` records into a [`Chunk`].
+    fn convert(&self, pending: Vec<Pending>, bad_lines: Vec<BadLine>) -> Result<Chunk> {
+        let name = &self.src.name;
+        let records: Vec<&Map<String, Value>> = pending.iter().map(|(o, _, _)| o).collect();
+        let converted = convert::convert(&records, self.columns, self.conv);
+        let mut bad_records = BTreeMap::new();
+        for p in &converted.problems {
+            bad_records.entry(p.row).or_insert_with(|| unmark(&Value::Object(pending[p.row].0.clone())));
+        }
+        let mut large = Vec::new();
+        for (i, (col, target)) in self.columns.iter().enumerate() {
+            if matches!(target, Target::Str | Target::Json) {
+                let a = converted.columns[i].as_string::<i32>();
+                for (row, v) in a.iter().enumerate() {
+                    if let Some(v) = v
+                        && v.len() as u64 > self.large_cell_bytes
+                    {
+                        large.push((row, col.clone(), v.len()));
+                    }
+                }
+            }
+        }
+        // provenance columns
+        let mut arrays: Vec<ArrayRef> = converted.columns;
+        let ncapt = self.schema.fields().len() - self.columns.len() - 2;
+        for c in 0..ncapt {
+            let a: StringArray = pending.iter().map(|(_, _, caps)| Some(caps[c].1.as_str())).collect();
+            arrays.push(Arc::new(a));
+        }
+        let files: StringArray = pending.iter().map(|(_, s, _)| Some(s.file.as_str())).collect();
+        arrays.push(Arc::new(files));
+        let line_array: ArrayRef = match self.schema.field(self.schema.fields().len() - 1).data_type() {
+            DataType::Int64 => Arc::new(
+                pending
+                    .iter()
+                    .map(|(_, s, _)| match &s.at {
+                        Position::Line(n) => Some(*n as i64),
+                        Position::Pointer(_) => None,
+                    })
+                    .collect::<Int64Array>(),
+            ),
+            _ => Arc::new(pending.iter().map(|(_, s, _)| Some(s.at.to_string())).collect::<StringArray>()),
+        };
+        arrays.push(line_array);
+        let batch = RecordBatch::try_new(self.schema.clone(), arrays)
+            .map_err(|e| Error::format(format!("source {name}"), e))?;
+        let srefs = pending.into_iter().map(|(_, s, _)| s).collect();
+        Ok(Chunk {
+            batch,
+            srefs,
+            problems: converted.problems,
+            events: converted.events,
+            bad_records,
+            large,
+            bad_lines,
+        })
+    }
+
+    /// Parses and converts a run of raw JSON Lines lines of `input`.
+    fn convert_lines(&self, lines: &records::LineChunk, input: &InputFile) -> Result<Chunk> {
+        let mut pending = Vec::with_capacity(lines.lines.len());
+        let mut bad = Vec::new();
+        for item in lines.items() {
+            match item {
+                Item::Record(obj, at) => {
+                    let sref = SourceRef { file: input.rel.clone(), at };
+                    for row in shape(self.src, obj) {
+                        pending.push((row, sref.clone(), input.captures.clone()));
+                    }
+                }
+                Item::Bad { at, rule, message, raw } => {
+                    bad.push((SourceRef { file: input.rel.clone(), at }, rule, message, raw))
+                }
+            }
+        }
+        self.convert(pending, bad)
+    }
+}
+
+/// Reports what a chunk found and writes its good rows.
+struct Applier<'a, W: std::io::Write> {
+    src: &'a SourceDef,
     opts: &'a IngestOptions,
-    batch: Vec<Pending>,
     rows: u64,
     report: &'a mut BuildReport,
     rejects: &'a mut Rejects,
@@ -473,42 +596,26 @@ struct Converter<'a, W: std::io::Write> {
     ipc_file: &'a std::path::Path,
 }
 
-impl<W: std::io::Write> Converter<'_, W> {
-    fn push(&mut self, obj: Map<String, Value>, sref: SourceRef, captures: &[(String, String)]) -> Result<()> {
-        self.batch.push((obj, sref, captures.to_vec()));
-        if self.batch.len() >= BATCH_ROWS {
-            self.flush()?;
-        }
-        Ok(())
-    }
-
-    fn bad_line(&mut self, sref: SourceRef, rule: &str, message: String, raw: Option<String>) -> Result<()> {
-        match self.opts.on_invalid {
-            OnInvalid::Fail => self.report.violation(Violation {
-                table: self.src.name.clone(),
-                source: Some(sref),
-                path: "$".into(),
-                rule: rule.into(),
-                key: None,
-                message,
-            }),
-            OnInvalid::Reject => {
-                self.rejects.add(&self.src.name, Some(&sref), &[message], RejectBody::Raw(raw.unwrap_or_default()))?
+impl<W: std::io::Write> Applier<'_, W> {
+    fn apply(&mut self, chunk: Chunk) -> Result<()> {
+        let name = self.src.name.clone();
+        for (sref, rule, message, raw) in chunk.bad_lines {
+            match self.opts.on_invalid {
+                OnInvalid::Fail => self.report.violation(Violation {
+                    table: name.clone(),
+                    source: Some(sref),
+                    path: "$".into(),
+                    rule: rule.into(),
+                    key: None,
+                    message,
+                }),
+                OnInvalid::Reject => {
+                    self.rejects.add(&name, Some(&sref), &[message], RejectBody::Raw(raw.unwrap_or_default()))?
+                }
             }
         }
-        Ok(())
-    }
-
-    fn flush(&mut self) -> Result<()> {
-        if self.batch.is_empty() {
-            return Ok(());
-        }
-        let batch = std::mem::take(&mut self.batch);
-        let records: Vec<&Map<String, Value>> = batch.iter().map(|(o, _, _)| o).collect();
-        let converted = convert::convert(&records, self.columns, self.conv);
-        let name = self.src.name.clone();
-        for e in &converted.events {
-            let sref = &batch[e.row].1;
+        for e in &chunk.events {
+            let sref = &chunk.srefs[e.row];
             let tally = match e.kind {
                 "nonfinite" => self.report.nonfinite.entry(name.clone()).or_default(),
                 _ => self.report.coercions.entry(name.clone()).or_default(),
@@ -516,8 +623,8 @@ impl<W: std::io::Write> Converter<'_, W> {
             tally.add(|| format!("{sref}:{} {}", e.path, e.detail));
         }
         let mut bad: BTreeMap<usize, Vec<String>> = BTreeMap::new();
-        for p in converted.problems {
-            let sref = batch[p.row].1.clone();
+        for p in chunk.problems {
+            let sref = chunk.srefs[p.row].clone();
             match self.opts.on_invalid {
                 OnInvalid::Fail => self.report.violation(Violation {
                     table: name.clone(),
@@ -531,65 +638,99 @@ impl<W: std::io::Write> Converter<'_, W> {
             }
         }
         for (row, reasons) in &bad {
-            let (obj, sref, _) = &batch[*row];
-            let record = Value::Object(obj.clone());
-            self.rejects.add(&name, Some(sref), reasons, RejectBody::Record(unmark(&record)))?;
+            let record = chunk.bad_records.get(row).cloned().unwrap_or(Value::Null);
+            self.rejects.add(&name, Some(&chunk.srefs[*row]), reasons, RejectBody::Record(record))?;
         }
-        // large cells
-        for (i, (col, target)) in self.columns.iter().enumerate() {
-            if matches!(target, Target::Str | Target::Json) {
-                let a = converted.columns[i].as_string::<i32>();
-                for (row, v) in a.iter().enumerate() {
-                    if let Some(v) = v
-                        && v.len() as u64 > self.opts.large_cell_bytes
-                    {
-                        self.report.warn(
-                                &name,
-                                "large-cell",
-                                Some(batch[row].1.clone()),
-                                format!(
-                                    "column `{col}` holds a {}-byte value (above {} bytes); the dataset viewer may truncate it",
-                                    crate::hash::group_digits(v.len() as u64),
-                                    crate::hash::group_digits(self.opts.large_cell_bytes)
-                                ),
-                            );
-                    }
-                }
-            }
+        for (row, col, len) in chunk.large {
+            self.report.warn(
+                &name,
+                "large-cell",
+                Some(chunk.srefs[row].clone()),
+                format!(
+                    "column `{col}` holds a {}-byte value (above {} bytes); the dataset viewer may truncate it",
+                    crate::hash::group_digits(len as u64),
+                    crate::hash::group_digits(self.opts.large_cell_bytes)
+                ),
+            );
         }
-        // provenance columns
-        let mut arrays: Vec<ArrayRef> = converted.columns;
-        let ncapt = batch.first().map(|b| b.2.len()).unwrap_or(0);
-        for c in 0..ncapt {
-            let a: StringArray = batch.iter().map(|(_, _, caps)| Some(caps[c].1.as_str())).collect();
-            arrays.push(Arc::new(a));
-        }
-        let files: StringArray = batch.iter().map(|(_, s, _)| Some(s.file.as_str())).collect();
-        arrays.push(Arc::new(files));
-        let line_array: ArrayRef = match self.schema.field(self.schema.fields().len() - 1).data_type() {
-            DataType::Int64 => Arc::new(
-                batch
-                    .iter()
-                    .map(|(_, s, _)| match &s.at {
-                        Position::Line(n) => Some(*n as i64),
-                        Position::Pointer(_) => None,
-                    })
-                    .collect::<Int64Array>(),
-            ),
-            _ => Arc::new(batch.iter().map(|(_, s, _)| Some(s.at.to_string())).collect::<StringArray>()),
-        };
-        arrays.push(line_array);
-        let mut rb = RecordBatch::try_new(self.schema.clone(), arrays)
-            .map_err(|e| Error::format(format!("source {name}"), e))?;
+        let mut rb = chunk.batch;
         if !bad.is_empty() {
             let keep: BooleanArray = (0..rb.num_rows()).map(|r| Some(!bad.contains_key(&r))).collect();
             rb = arrow::compute::filter_record_batch(&rb, &keep)
                 .map_err(|e| Error::format(format!("source {name}"), e))?;
         }
         self.rows += rb.num_rows() as u64;
-        self.writer.write(&rb).map_err(|e| Error::format(self.ipc_file.display().to_string(), e))?;
+        if rb.num_rows() > 0 {
+            self.writer.write(&rb).map_err(|e| Error::format(self.ipc_file.display().to_string(), e))?;
+        }
         Ok(())
     }
+}
+
+/// Bytes of raw JSON Lines handed to a conversion thread at a time.
+const LINE_CHUNK_BYTES: usize = 4 << 20;
+
+/// Reads JSON Lines files on one thread and parses and converts them on every core; chunks are
+/// applied in input order, so reports and output are the same as a sequential read.
+fn convert_lines_parallel<W: std::io::Write>(
+    spec: &ChunkSpec,
+    inputs: &[InputFile],
+    applier: &mut Applier<'_, W>,
+) -> Result<()> {
+    use std::sync::mpsc::{Receiver, sync_channel};
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).max(1);
+    std::thread::scope(|scope| -> Result<()> {
+        let (work_tx, work_rx) = sync_channel::<(u64, usize, records::LineChunk)>(threads * 2);
+        let work_rx = std::sync::Arc::new(std::sync::Mutex::new(work_rx));
+        let (done_tx, done_rx) = sync_channel::<(u64, Result<Chunk>)>(threads * 2);
+        for _ in 0..threads {
+            let rx: std::sync::Arc<std::sync::Mutex<Receiver<_>>> = work_rx.clone();
+            let tx = done_tx.clone();
+            scope.spawn(move || {
+                loop {
+                    let next = rx.lock().expect("lock").recv();
+                    let Ok((seq, file, lines)) = next else { break };
+                    let out = spec.convert_lines(&lines, &inputs[file]);
+                    if tx.send((seq, out)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(done_tx);
+        let reader = scope.spawn(move || -> Result<()> {
+            let mut seq = 0u64;
+            for (i, input) in inputs.iter().enumerate() {
+                let r = files::open(input)?;
+                records::jsonl_chunks(r, &input.rel, LINE_CHUNK_BYTES, &mut |chunk| {
+                    // a closed channel means the consumer stopped on an error it reports itself
+                    let _ = work_tx.send((seq, i, chunk));
+                    seq += 1;
+                    Ok(())
+                })?;
+            }
+            Ok(())
+        });
+        let mut pending: BTreeMap<u64, Result<Chunk>> = BTreeMap::new();
+        let mut next = 0u64;
+        let mut failed: Option<Error> = None;
+        for (seq, out) in done_rx.iter() {
+            pending.insert(seq, out);
+            while let Some(out) = pending.remove(&next) {
+                next += 1;
+                if failed.is_none()
+                    && let Err(e) = out.and_then(|c| applier.apply(c))
+                {
+                    failed = Some(e);
+                }
+            }
+        }
+        let read = reader.join().expect("reader thread");
+        match failed {
+            Some(e) => Err(e),
+            None => read,
+        }
+    })
 }
 
 /// Turns internal markers back into plain JSON (for rejects files).

@@ -47,54 +47,104 @@ pub fn jsonl(mut reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMu
             return Ok(());
         }
         line_no += 1;
-        let had_newline = buf.last() == Some(&b'\n');
-        let mut line: &[u8] = &buf;
-        if had_newline {
-            line = &line[..line.len() - 1];
-        }
-        if line.last() == Some(&b'\r') {
-            line = &line[..line.len() - 1];
-        }
-        if line_no == 1 {
-            line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
-        }
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let at = Position::Line(line_no);
-        if let Err(e) = std::str::from_utf8(line) {
-            sink(Item::Bad {
-                at,
-                rule: "encoding",
-                message: format!("invalid UTF-8 at byte {} of the line", e.valid_up_to() + 1),
-                raw: Some(String::from_utf8_lossy(&line[..line.len().min(4096)]).into_owned()),
-            })?;
-            continue;
-        }
-        let rewritten = lenient::rewrite(line);
-        let parsed: std::result::Result<Value, _> = serde_json::from_slice(rewritten.as_deref().unwrap_or(line));
-        match parsed {
-            Ok(Value::Object(obj)) => sink(Item::Record(obj, at))?,
-            Ok(other) => sink(Item::Bad {
-                at,
-                rule: "record",
-                message: format!("expected a JSON object, found {}", super::path::describe(&other)),
-                raw: Some(raw(line)),
-            })?,
-            Err(e) if e.is_eof() && !had_newline => sink(Item::Bad {
-                at,
-                rule: "truncated",
-                message: format!(
-                    "truncated last line (it ends without a newline in the middle of a value: {e}); \
-                     the writing process was probably stopped"
-                ),
-                raw: Some(raw(line)),
-            })?,
-            Err(e) => {
-                sink(Item::Bad { at, rule: "json", message: format!("not valid JSON: {e}"), raw: Some(raw(line)) })?
-            }
+        if let Some(item) = parse_line(&buf, line_no) {
+            sink(item)?;
         }
     }
+}
+
+/// A run of raw JSON Lines lines, for parsing elsewhere (another thread).
+#[derive(Debug, Default)]
+pub struct LineChunk {
+    /// The lines' bytes, back to back (each with its `\n` when it had one).
+    pub bytes: Vec<u8>,
+    /// For each line: its 1-based number and its end offset in `bytes`.
+    pub lines: Vec<(u64, usize)>,
+}
+
+impl LineChunk {
+    /// Parses every line, in order.
+    pub fn items(&self) -> impl Iterator<Item = Item> + '_ {
+        self.lines.iter().enumerate().filter_map(|(i, &(no, end))| {
+            let start = if i == 0 { 0 } else { self.lines[i - 1].1 };
+            parse_line(&self.bytes[start..end], no)
+        })
+    }
+}
+
+/// Reads JSON Lines as chunks of about `chunk_bytes` bytes of whole lines.
+pub fn jsonl_chunks(
+    mut reader: Box<dyn BufRead + Send>,
+    rel: &str,
+    chunk_bytes: usize,
+    sink: &mut dyn FnMut(LineChunk) -> Result<()>,
+) -> Result<()> {
+    let mut chunk = LineChunk::default();
+    let mut line_no: u64 = 0;
+    loop {
+        let n =
+            reader.read_until(b'\n', &mut chunk.bytes).map_err(|e| Error::format(rel, format!("read failed: {e}")))?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        chunk.lines.push((line_no, chunk.bytes.len()));
+        if chunk.bytes.len() >= chunk_bytes {
+            sink(std::mem::take(&mut chunk))?;
+        }
+    }
+    if !chunk.lines.is_empty() {
+        sink(chunk)?;
+    }
+    Ok(())
+}
+
+/// Parses one raw line (with its `\n` when it had one); `None` for a blank line.
+pub fn parse_line(buf: &[u8], line_no: u64) -> Option<Item> {
+    let had_newline = buf.last() == Some(&b'\n');
+    let mut line: &[u8] = buf;
+    if had_newline {
+        line = &line[..line.len() - 1];
+    }
+    if line.last() == Some(&b'\r') {
+        line = &line[..line.len() - 1];
+    }
+    if line_no == 1 {
+        line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    }
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return None;
+    }
+    let at = Position::Line(line_no);
+    if let Err(e) = std::str::from_utf8(line) {
+        return Some(Item::Bad {
+            at,
+            rule: "encoding",
+            message: format!("invalid UTF-8 at byte {} of the line", e.valid_up_to() + 1),
+            raw: Some(String::from_utf8_lossy(&line[..line.len().min(4096)]).into_owned()),
+        });
+    }
+    let rewritten = lenient::rewrite(line);
+    let parsed: std::result::Result<Value, _> = serde_json::from_slice(rewritten.as_deref().unwrap_or(line));
+    Some(match parsed {
+        Ok(Value::Object(obj)) => Item::Record(obj, at),
+        Ok(other) => Item::Bad {
+            at,
+            rule: "record",
+            message: format!("expected a JSON object, found {}", super::path::describe(&other)),
+            raw: Some(raw(line)),
+        },
+        Err(e) if e.is_eof() && !had_newline => Item::Bad {
+            at,
+            rule: "truncated",
+            message: format!(
+                "truncated last line (it ends without a newline in the middle of a value: {e}); \
+                 the writing process was probably stopped"
+            ),
+            raw: Some(raw(line)),
+        },
+        Err(e) => Item::Bad { at, rule: "json", message: format!("not valid JSON: {e}"), raw: Some(raw(line)) },
+    })
 }
 
 fn raw(line: &[u8]) -> String {

@@ -1034,3 +1034,39 @@ fn b42_timestamps_with_offsets_and_without() {
         assert_eq!(query(&release(&dir, "b42n"), "SELECT CAST(ts AS BIGINT) AS us FROM t", &[]), format!("us\n{us}\n"));
     }
 }
+
+#[test]
+fn foreign_keys_to_one_table_through_different_columns() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "parent.jsonl", "{\"a\": \"x\", \"b\": \"y\"}\n");
+    write(dir, "child.jsonl", "{\"ra\": \"x\", \"rb\": \"y\"}\n{\"ra\": \"x\", \"rb\": \"z\"}\n");
+    write(
+        dir,
+        "parent.json",
+        r#"{"fields":[{"name":"a","type":"string"},{"name":"b","type":"string"}],"primaryKey":"a"}"#,
+    );
+    write(
+        dir,
+        "child_a.json",
+        r#"{"fields":[{"name":"ra","type":"string"},{"name":"rb","type":"string"}],"foreignKeys":[{"fields":"ra","reference":{"resource":"parent","fields":"a"}}]}"#,
+    );
+    write(
+        dir,
+        "child_b.json",
+        r#"{"fields":[{"name":"ra","type":"string"},{"name":"rb","type":"string"}],"foreignKeys":[{"fields":"rb","reference":{"resource":"parent","fields":"b"}}]}"#,
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"fk\"\n[[source]]\nname = \"p\"\npath = \"parent.jsonl\"\nformat = \"jsonl\"\n[[source]]\nname = \"c\"\npath = \"child.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"parent\"\nschema = \"parent.json\"\nquery = \"SELECT a, b FROM p\"\n\
+         [[table]]\nname = \"child_a\"\nschema = \"child_a.json\"\nquery = \"SELECT ra, rb FROM c\"\n\
+         [[table]]\nname = \"child_b\"\nschema = \"child_b.json\"\nquery = \"SELECT ra, rb FROM c\"\n",
+    );
+    let o = build(dir, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.matches("has no matching row").count(), 1, "{err}");
+    assert!(err.contains("rb: value \"z\" has no matching row in table parent (table child_b"), "{err}");
+}
