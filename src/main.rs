@@ -5,11 +5,19 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// Stack of the thread that runs the command, in bytes: SQL planning recurses over long
+/// expressions.
+const STACK_BYTES: usize = 256 << 20;
+
 fn main() -> ExitCode {
     let cli = runpack::cli::Cli::parse();
     runpack::cli::init_tracing(cli.verbose, cli.quiet);
-    match runpack::cli::run(cli) {
-        Ok(code) => ExitCode::from(code),
-        Err(err) => ExitCode::from(runpack::cli::report(&err)),
+    let worker = std::thread::Builder::new().stack_size(STACK_BYTES).spawn(move || match runpack::cli::run(cli) {
+        Ok(code) => code,
+        Err(err) => runpack::cli::report(&err),
+    });
+    match worker.map(|w| w.join()) {
+        Ok(Ok(code)) => ExitCode::from(code),
+        _ => ExitCode::from(2),
     }
 }

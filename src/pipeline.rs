@@ -116,7 +116,10 @@ pub struct BuildOutcome {
 pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Progress) -> Result<BuildOutcome> {
     let version = opts.version.clone().unwrap_or_else(|| spec.def.version.clone());
     if !regex::Regex::new(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$").expect("static").is_match(&version) {
-        return Err(Error::config("--version", format!("version {version:?} must match [A-Za-z0-9][A-Za-z0-9._+-]*")));
+        return Err(Error::config(
+            "--release-version",
+            format!("version {version:?} must match [A-Za-z0-9][A-Za-z0-9._+-]*"),
+        ));
     }
     let target = opts.releases_dir.join(&spec.def.name).join(&version);
     // checks that need no data, before anything is written
@@ -165,7 +168,10 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     report.check()?;
     for (i, v) in spec.def.views.iter().enumerate() {
         let sql = spec.view_sql(i)?;
-        let df = ctx.sql(&sql).await.map_err(|e| Error::sql(format!("view {}", v.name), e))?;
+        let df = ctx
+            .sql_with_options(&sql, crate::query::read_only(false))
+            .await
+            .map_err(|e| Error::sql(format!("view {}", v.name), e))?;
         ctx.register_table(v.name.as_str(), df.into_view()).map_err(|e| Error::sql(format!("view {}", v.name), e))?;
     }
 
@@ -179,8 +185,10 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         let t = &spec.def.tables[i];
         progress.start(&format!("building table {}", t.name), None);
         let sql = spec.table_sql(i)?;
-        let df =
-            ctx.sql(&sql).await.map_err(|e| Error::sql(format!("table {} ({})", t.name, sql_origin(spec, i)), e))?;
+        let df = ctx
+            .sql_with_options(&sql, crate::query::read_only(false))
+            .await
+            .map_err(|e| Error::sql(format!("table {} ({})", t.name, sql_origin(spec, i)), e))?;
         let result_schema: Schema = df.schema().as_arrow().clone();
         let table_schema = match &spec.table_schemas[i] {
             Some(s) => s.clone(),
@@ -213,6 +221,16 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
             }
         }
         let policy = opts.on_duplicate_key.unwrap_or(t.on_duplicate_key);
+        if policy != DuplicatePolicy::Error
+            && (result_schema.field_with_name("_source_file").is_err()
+                || result_schema.field_with_name("_source_line").is_err())
+        {
+            return Err(Error::config(
+                format!("table {} ({})", t.name, sql_origin(spec, i)),
+                "the keep-last and keep-first duplicate-key rules need the input order of the rows: select \
+                 `_source_file` and `_source_line` in the query (and declare them in the schema)",
+            ));
+        }
         let mut validator = Validator::new(
             &t.name,
             &table_schema,
@@ -241,7 +259,39 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
             sorter.push(b)?;
         }
         sorter.finish(&mut |b| {
-            let conformed = conform_batch(&t.name, &b, &target_schema)?;
+            let (mut conformed, problems) = conform_batch(&t.name, &b, &target_schema)?;
+            if !problems.is_empty() {
+                let sources = crate::validate::SourceColumn::find(&b);
+                let mut bad_rows = std::collections::BTreeSet::new();
+                for (row, column, message) in problems {
+                    match opts.on_invalid {
+                        OnInvalid::Fail => report.violation(crate::report::Violation {
+                            table: t.name.clone(),
+                            source: sources.at(row),
+                            path: column,
+                            rule: "type".into(),
+                            key: None,
+                            message,
+                        }),
+                        OnInvalid::Reject => {
+                            if bad_rows.insert(row) {
+                                rejects.add(
+                                    &t.name,
+                                    sources.at(row).as_ref(),
+                                    &[format!("{column}: {message}")],
+                                    crate::rejects::RejectBody::Record(crate::validate::row_json(&b, row)),
+                                )?;
+                            }
+                        }
+                    }
+                }
+                if !bad_rows.is_empty() {
+                    let keep: arrow::array::BooleanArray =
+                        (0..conformed.num_rows()).map(|r| Some(!bad_rows.contains(&r))).collect();
+                    conformed = arrow::compute::filter_record_batch(&conformed, &keep)
+                        .map_err(|e| Error::format(&t.name, e))?;
+                }
+            }
             if let Some(out) = validator.push(conformed, &mut report, &mut rejects)? {
                 writer.write(&out, &mut report)?;
             }
@@ -381,7 +431,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     let spath = root.join("SHA256SUMS");
     std::fs::write(&spath, release::sha256sums(&sums)).map_err(|e| Error::io(&spath, e))?;
     drop(ctx);
-    let release_dir = staging.commit()?;
+    let release_dir = staging.commit(opts.force)?;
     for (rel, (path, _)) in &inputs {
         if let Some(i) = manifest.inputs.iter().find(|i| &i.path == rel) {
             input_cache.record(path, &i.sha256);
@@ -648,7 +698,8 @@ fn castable(from: &DataType, to: &DataType) -> bool {
     }
     match (&c, to) {
         (DataType::Int64, DataType::Float64 | DataType::UInt64)
-        | (DataType::UInt64, DataType::Float64 | DataType::Int64) => true,
+        | (DataType::UInt64, DataType::Float64 | DataType::Int64)
+        | (DataType::Float64, DataType::Int64 | DataType::UInt64) => true,
         (DataType::List(a), DataType::List(b)) => castable(a.data_type(), b.data_type()),
         (DataType::Struct(a), DataType::Struct(b)) => a
             .iter()
@@ -657,16 +708,62 @@ fn castable(from: &DataType, to: &DataType) -> bool {
     }
 }
 
-fn conform_batch(table: &str, b: &RecordBatch, target: &SchemaRef) -> Result<RecordBatch> {
+/// A value of a query's result that does not fit the table: row, column, message.
+type CellProblem = (usize, String, String);
+
+/// Conforms a query batch to the table's schema. Values that cannot be stored as the declared
+/// type without change (a fraction into an integer column, an integer out of range) become
+/// problems `(row, column, message)` and null values; the caller reports or rejects their rows.
+fn conform_batch(table: &str, b: &RecordBatch, target: &SchemaRef) -> Result<(RecordBatch, Vec<CellProblem>)> {
     let mut cols = Vec::with_capacity(target.fields().len());
+    let mut problems = Vec::new();
     for f in target.fields() {
         let c = b.column_by_name(f.name()).expect("checked");
-        cols.push(
-            crate::schema::conform(c, f.data_type())
-                .map_err(|m| Error::format(format!("table {table}, column `{}`", f.name()), m))?,
-        );
+        let from = c.data_type().clone();
+        let float_to_int = matches!(from, DataType::Float16 | DataType::Float32 | DataType::Float64)
+            && matches!(f.data_type(), DataType::Int64 | DataType::UInt64);
+        let strict = if float_to_int { Err(String::new()) } else { crate::schema::conform(c, f.data_type()) };
+        match strict {
+            Ok(a) => cols.push(a),
+            Err(_) if float_to_int || from.is_numeric() => {
+                // value by value: keep what fits exactly, name what does not
+                let opts = arrow::compute::CastOptions { safe: true, ..Default::default() };
+                let as_f64 = arrow::compute::cast_with_options(c, &DataType::Float64, &opts)
+                    .map_err(|e| Error::format(format!("table {table}, column `{}`", f.name()), e))?;
+                let mut out = arrow::compute::cast_with_options(c, f.data_type(), &opts)
+                    .map_err(|e| Error::format(format!("table {table}, column `{}`", f.name()), e))?;
+                let floats = as_f64.as_any().downcast_ref::<arrow::array::Float64Array>().expect("f64");
+                let mut bad = vec![false; c.len()];
+                for (r, is_bad) in bad.iter_mut().enumerate() {
+                    if arrow::array::Array::is_null(c, r) {
+                        continue;
+                    }
+                    let v = floats.value(r);
+                    let lost = arrow::array::Array::is_null(&out, r) || (float_to_int && v.fract() != 0.0);
+                    if lost {
+                        *is_bad = true;
+                        let shown = arrow::util::display::array_value_to_string(c, r).unwrap_or_default();
+                        problems.push((
+                            r,
+                            f.name().clone(),
+                            format!(
+                                "value {shown} cannot be stored as {} without changing it",
+                                type_name(f.data_type())
+                            ),
+                        ));
+                    }
+                }
+                if bad.iter().any(|&x| x) {
+                    out = arrow::compute::nullif(&out, &arrow::array::BooleanArray::from(bad))
+                        .map_err(|e| Error::format(format!("table {table}"), e))?;
+                }
+                cols.push(out);
+            }
+            Err(m) => return Err(Error::format(format!("table {table}, column `{}`", f.name()), m)),
+        }
     }
-    RecordBatch::try_new(target.clone(), cols).map_err(|e| Error::format(format!("table {table}"), e))
+    let batch = RecordBatch::try_new(target.clone(), cols).map_err(|e| Error::format(format!("table {table}"), e))?;
+    Ok((batch, problems))
 }
 
 /// Where the release of `spec` at `version` goes.

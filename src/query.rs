@@ -93,6 +93,22 @@ pub async fn register_release(ctx: &SessionContext, dir: &Path) -> Result<Manife
     for t in &manifest.tables {
         let files: Vec<PathBuf> = t.files.iter().map(|f| dir.join(f)).collect();
         for (rel, f) in t.files.iter().zip(&files) {
+            let listed = manifest.files.iter().any(|e| &e.path == rel && e.kind == "parquet");
+            if !crate::release::safe_relative(rel) || !listed {
+                return Err(Error::Refused(format!(
+                    "{}: table {} names data file {rel}, which is not a Parquet file of the release's manifest; \
+                     run `runpack verify` on the release",
+                    dir.display(),
+                    t.name
+                )));
+            }
+            if !f.is_file() {
+                return Err(Error::Refused(format!(
+                    "{}: data file {rel} of table {} is missing; run `runpack verify` on the release",
+                    dir.display(),
+                    t.name
+                )));
+            }
             if let Some(p) = crate::ingest::files::lfs_pointer(f) {
                 return Err(crate::ingest::files::lfs_pointer_error(rel, &p));
             }
@@ -102,9 +118,18 @@ pub async fn register_release(ctx: &SessionContext, dir: &Path) -> Result<Manife
     Ok(manifest)
 }
 
-/// Runs one SQL statement and collects the result.
+/// What SQL may do in runpack: read. `SET`/`SHOW` statements are allowed when `statements`;
+/// DDL (CREATE, DROP) and DML (INSERT, COPY … TO) never are, so a query cannot write files.
+pub fn read_only(statements: bool) -> datafusion::execution::context::SQLOptions {
+    datafusion::execution::context::SQLOptions::new()
+        .with_allow_ddl(false)
+        .with_allow_dml(false)
+        .with_allow_statements(statements)
+}
+
+/// Runs one read-only SQL statement and collects the result.
 pub async fn run(ctx: &SessionContext, sql: &str) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    let df = ctx.sql(sql).await.map_err(|e| Error::sql("query", e))?;
+    let df = ctx.sql_with_options(sql, read_only(false)).await.map_err(|e| Error::sql("query", e))?;
     let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
     let mut stream = df.execute_stream().await.map_err(|e| Error::sql("query", e))?;
     let mut batches = Vec::new();
@@ -145,13 +170,18 @@ pub fn print(
             writeln!(out, "{t}").map_err(io)?;
         }
         PrintFormat::Csv => {
-            let mut w = arrow::csv::WriterBuilder::new().with_header(true).build(&mut *out);
+            // each batch is formatted in memory, so that a closed pipe is an I/O error like
+            // with the other formats
+            let mut buf = Vec::new();
+            let mut w = arrow::csv::WriterBuilder::new().with_header(true).build(&mut buf);
             if batches.is_empty() {
                 w.write(&RecordBatch::new_empty(schema.clone())).map_err(|e| Error::format("query", e))?;
             }
             for b in batches {
                 w.write(b).map_err(|e| Error::format("query", e))?;
             }
+            drop(w);
+            out.write_all(&buf).map_err(io)?;
         }
         PrintFormat::Ndjson | PrintFormat::Json => {
             let mut buf = Vec::new();
@@ -179,6 +209,7 @@ pub fn print(
 }
 
 /// Runs every statement of `sql` in order (`SET …; SELECT …`) and returns the last result.
+/// Statements that would write (DDL, DML such as `COPY … TO`) are refused.
 pub async fn run_script(ctx: &SessionContext, sql: &str) -> Result<(SchemaRef, Vec<RecordBatch>)> {
     let statements = datafusion::sql::parser::DFParser::parse_sql(sql).map_err(|e| Error::sql("query", e))?;
     if statements.is_empty() {
@@ -187,6 +218,7 @@ pub async fn run_script(ctx: &SessionContext, sql: &str) -> Result<(SchemaRef, V
     let mut last = None;
     for st in statements {
         let plan = ctx.state().statement_to_plan(st).await.map_err(|e| Error::sql("query", e))?;
+        read_only(true).verify_plan(&plan).map_err(|e| Error::sql("query", e))?;
         let df = ctx.execute_logical_plan(plan).await.map_err(|e| Error::sql("query", e))?;
         let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
         let batches = df.collect().await.map_err(|e| Error::sql("query", e))?;
@@ -231,7 +263,11 @@ pub async fn register_files(
         let base = if dir_end == 0 { PathBuf::from(".") } else { PathBuf::from(&location[..dir_end - 1]) };
         (base, vec![location[dir_end..].to_string()])
     };
-    let found = files::find(&base, &patterns, location)?;
+    let mut found = Vec::new();
+    for p in &patterns {
+        found.extend(files::find(&base, std::slice::from_ref(p), location)?);
+    }
+    found.sort();
     if found.is_empty() {
         return Err(Error::Refused(format!("no Parquet or JSON Lines file found at {location}")));
     }

@@ -241,7 +241,7 @@ impl Staging {
     pub fn new(target: &Path, force: bool) -> Result<Staging> {
         if target.exists() && !force {
             return Err(Error::Refused(format!(
-                "{} already exists; pass --force to replace it, or build another --version",
+                "{} already exists; pass --force to replace it, or build another --release-version",
                 target.display()
             )));
         }
@@ -261,9 +261,18 @@ impl Staging {
         self.dir.as_ref().expect("not committed").path()
     }
 
-    /// Moves the finished release into place (replacing an old one when forced) and returns
-    /// its path. An existing release is swapped out only after the new one is complete.
-    pub fn commit(mut self) -> Result<PathBuf> {
+    /// Moves the finished release into place (replacing an old one only when `force`) and
+    /// returns its path. An existing release is swapped out only after the new one is complete.
+    ///
+    /// Errors: [`Error::Refused`] when another build put a release there meanwhile and `force`
+    /// is not set (the staging folder is removed).
+    pub fn commit(mut self, force: bool) -> Result<PathBuf> {
+        if self.target.exists() && !force {
+            return Err(Error::Refused(format!(
+                "{} appeared while this build ran (another build of the same version?); pass --force to replace it",
+                self.target.display()
+            )));
+        }
         let dir = self.dir.take().expect("not committed").keep();
         if self.target.exists() {
             let old = self.target.with_file_name(format!(

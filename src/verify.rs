@@ -208,6 +208,21 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
             _ => {}
         }
     }
+    // every data file a table or split names is a Parquet file of the manifest
+    for t in &m.tables {
+        let named = t.files.iter().chain(t.splits.iter().flat_map(|s| s.files.iter()));
+        for f in named {
+            let listed =
+                m.files.iter().any(|e| &e.path == f && e.kind == "parquet" && e.table.as_deref() == Some(&t.name));
+            if !safe_relative(f) {
+                rep.problems
+                    .push(format!("{f}: table {} names a data file outside the release folder; refused", t.name));
+            } else if !listed {
+                rep.problems
+                    .push(format!("{f}: table {} names a data file the manifest's file list does not hold", t.name));
+            }
+        }
+    }
     // table row totals
     for t in &m.tables {
         let sum: u64 = m

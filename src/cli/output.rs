@@ -57,6 +57,11 @@ pub fn summary(o: &BuildOutcome) {
         }
         eprintln!("table {}: {} rows in {} file(s){extra}", t.name, t.rows, t.files.len());
     }
+    for (name, n) in &o.manifest.report.rejected_rows {
+        if o.manifest.table(name).is_none() {
+            eprintln!("source {name}: {n} rows rejected while reading (in rejects/{name}.jsonl)");
+        }
+    }
     let nonfinite: u64 = o.manifest.report.nonfinite_values.values().sum();
     if nonfinite > 0 {
         eprintln!("non-finite values read: {nonfinite}");

@@ -614,6 +614,12 @@ fn to_f64(c: &Cell, ctx: &mut Ctx) -> Option<f64> {
                     return None;
                 }
                 if let Some(f) = parse_text_float(s) {
+                    if !f.is_finite() {
+                        ctx.event("nonfinite", c, s.to_string());
+                        if ctx.opts.nonfinite == NonFinite::Null {
+                            return None;
+                        }
+                    }
                     return Some(f);
                 }
             } else {

@@ -116,6 +116,10 @@ pub fn find(base: &Path, patterns: &[String], context: &str) -> Result<Vec<Input
             _ => {}
         }
         let root = base.join(&pat.root);
+        let before = out.len();
+        if !root.exists() && patterns.len() > 1 {
+            return Err(Error::config(context, format!("path {p:?} matches no file under {}", base.display())));
+        }
         if !root.exists() {
             continue;
         }
@@ -138,6 +142,9 @@ pub fn find(base: &Path, patterns: &[String], context: &str) -> Result<Vec<Input
             if let Some(captures) = pat.captures(&rel) {
                 out.push(InputFile { rel, path: entry.path().to_path_buf(), captures });
             }
+        }
+        if out.len() == before && patterns.len() > 1 {
+            return Err(Error::config(context, format!("path {p:?} matches no file under {}", base.display())));
         }
     }
     out.sort();

@@ -144,18 +144,38 @@ fn classify<'a>(v: &'a Value, textual: bool) -> Scalar<'a> {
     }
 }
 
-/// Classifies a CSV cell by its text.
+/// True for an integer written the plain way: optional `-`, no leading zeros, no `+`.
+fn plain_integer(s: &str) -> bool {
+    let d = s.strip_prefix('-').unwrap_or(s);
+    !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()) && (d == "0" || !d.starts_with('0'))
+}
+
+/// True for a float written the plain way (`1.5`, `-0.25`, `1e-07`, `nan`, `inf`): no `+`
+/// sign and no leading zeros that a number would drop (`007`, `01.5`).
+fn plain_float(s: &str) -> bool {
+    if super::convert::parse_text_float(s).is_none() || s.starts_with('+') {
+        return false;
+    }
+    let d = s.strip_prefix('-').unwrap_or(s);
+    let int_part: &str = d.split(['.', 'e', 'E']).next().unwrap_or("");
+    !(int_part.len() > 1 && int_part.starts_with('0'))
+}
+
+/// Classifies a CSV cell by its text. Only plainly written numbers are typed as numbers, so
+/// that text such as a zero-padded checkpoint name (`000060`) stays text.
 fn classify_text<'a>(s: &str) -> Scalar<'a> {
     if s.is_empty() {
         return Scalar::Null;
     }
-    if let Ok(i) = s.parse::<i64>() {
-        return Scalar::Int(i < 0, false);
+    if plain_integer(s) {
+        if let Ok(i) = s.parse::<i64>() {
+            return Scalar::Int(i < 0, false);
+        }
+        if s.parse::<u64>().is_ok() {
+            return Scalar::Int(false, true);
+        }
     }
-    if s.parse::<u64>().is_ok() {
-        return Scalar::Int(false, true);
-    }
-    if super::convert::parse_text_float(s).is_some() {
+    if plain_float(s) {
         return Scalar::Float;
     }
     match s {
