@@ -310,6 +310,15 @@ impl<'de> Visitor<'de> for Nav<'_, '_, '_> {
 pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item) -> Result<()>) -> Result<()> {
     let mut rdr = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(reader);
     let headers = rdr.headers().map_err(|e| Error::format(rel, format!("cannot read the CSV header: {e}")))?.clone();
+    let mut seen = std::collections::BTreeSet::new();
+    for h in headers.iter().filter(|h| !h.is_empty()) {
+        if !seen.insert(h) {
+            return Err(Error::config(
+                format!("{rel}:1"),
+                format!("the CSV header names column `{h}` twice; rename one (its values would be lost)"),
+            ));
+        }
+    }
     let mut record = csv::StringRecord::new();
     loop {
         let pos = rdr.position().line();

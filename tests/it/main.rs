@@ -21,3 +21,5 @@ mod hub_server;
 mod publish;
 // Publishing under injected faults, and the Hub-side field cases (B14–B33).
 mod hub_cases;
+// Regression tests for inputs and misuse that once crashed, passed silently or misreported.
+mod regressions;

@@ -1,0 +1,161 @@
+//! Regression tests: inputs and misuse that once crashed, passed silently or misreported.
+
+use std::path::Path;
+
+use crate::util::*;
+
+fn write(dir: &Path, name: &str, text: &str) {
+    std::fs::write(dir.join(name), text).unwrap();
+}
+
+fn build(dir: &Path, extra: &[&str]) -> std::process::Output {
+    run(bin().arg("build").arg(dir).arg("--releases-dir").arg(dir.join("out")).args(extra))
+}
+
+#[test]
+fn query_refuses_a_release_with_a_missing_data_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), tmp.path());
+    std::fs::remove_file(tmp.path().join("data/metrics.parquet")).unwrap();
+    let o = run(bin().args(["query", "-q"]).arg(tmp.path()).arg("SELECT count(*) FROM metrics"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("data file data/metrics.parquet of table metrics is missing"), "{}", stderr(&o));
+}
+
+#[test]
+fn table_files_outside_the_manifest_are_refused_by_verify_and_query() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), tmp.path());
+    let mpath = tmp.path().join("manifest.json");
+    let mut m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&mpath).unwrap()).unwrap();
+    m["tables"][0]["files"] = serde_json::json!(["../outside/evil.parquet"]);
+    std::fs::write(&mpath, serde_json::to_string_pretty(&m).unwrap() + "\n").unwrap();
+    let o = run(bin().arg("verify").arg(tmp.path()));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o)
+            .contains("../outside/evil.parquet: table training_runs names a data file outside the release folder"),
+        "{}",
+        stdout(&o)
+    );
+    let o = run(bin().args(["query", "-q"]).arg(tmp.path()).arg("SELECT count(*) FROM training_runs"));
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+}
+
+#[test]
+fn long_expressions_and_writing_statements() {
+    let sql = format!("SELECT 1{}", " + 1".repeat(1500));
+    let o = run(bin().args(["query", "-q", "--format", "csv"]).arg(example_release()).arg(&sql));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).ends_with("\n1501\n"), "{}", stdout(&o));
+    let target = tempfile::tempdir().unwrap();
+    let copy = format!("COPY (SELECT 1 AS a) TO '{}' STORED AS PARQUET", target.path().join("x.parquet").display());
+    let o = run(bin().args(["query", "-q"]).arg(example_release()).arg(&copy));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("DML not supported"), "{}", stderr(&o));
+    assert!(!target.path().join("x.parquet").exists());
+}
+
+#[test]
+fn csv_output_into_a_closed_pipe_exits_0() {
+    let mut child = bin()
+        .args(["query", "-q", "--format", "csv"])
+        .arg(example_release())
+        .arg("SELECT * FROM metrics")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
+
+#[test]
+fn keep_last_needs_the_input_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "m.jsonl", "{\"k\": 1, \"v\": 1}\n{\"k\": 1, \"v\": 2}\n");
+    write(
+        dir,
+        "s.json",
+        r#"{"fields":[{"name":"k","type":"integer"},{"name":"v","type":"integer"}],"primaryKey":"k"}"#,
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"kl\"\n[[source]]\nname = \"raw\"\npath = \"m.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\nschema = \"s.json\"\nquery = \"SELECT k, v FROM raw\"\non_duplicate_key = \"keep-last\"\n",
+    );
+    let o = build(dir, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("need the input order of the rows: select `_source_file` and `_source_line`"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_fraction_for_a_declared_integer_column_is_named_with_its_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "m.jsonl", "{\"step\": 1}\n{\"step\": 2}\n{\"step\": 2.5}\n");
+    write(
+        dir,
+        "s.json",
+        r#"{"fields":[{"name":"step","type":"integer"},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}]}"#,
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"fi\"\n[[source]]\nname = \"raw\"\npath = \"m.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\nschema = \"s.json\"\nquery = \"SELECT * FROM raw\"\n",
+    );
+    let o = build(dir, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("m.jsonl:3:step: value 2.5 cannot be stored as Int64 without changing it"),
+        "{}",
+        stderr(&o)
+    );
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rejects = std::fs::read_to_string(dir.join("out/fi/0.1.0/rejects/t.jsonl")).unwrap();
+    assert!(rejects.contains("\"_source_line\":3"), "{rejects}");
+}
+
+#[test]
+fn csv_keeps_zero_padded_names_as_text_refuses_duplicate_headers_and_counts_nan() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "c.csv", "name,score\n000060,nan\n000120,0.5\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"csv\"\n[[source]]\nname = \"raw\"\npath = \"c.csv\"\nformat = \"csv\"\n[[table]]\nname = \"t\"\nquery = \"SELECT name, score FROM raw\"\n",
+    );
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("non-finite values read: 1"), "{}", stderr(&o));
+    let out = run(bin()
+        .args(["query", "-q", "--format", "csv"])
+        .arg(dir.join("out/csv/0.1.0"))
+        .arg("SELECT name, arrow_typeof(name) AS t FROM t ORDER BY name"));
+    assert_eq!(stdout(&out), "name,t\n000060,Utf8\n000120,Utf8\n");
+    write(dir, "c.csv", "name,name\na,b\n");
+    let o = build(dir, &["--force"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("c.csv:1: the CSV header names column `name` twice"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_glob_that_matches_nothing_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "a.jsonl", "{\"x\": 1}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"g\"\n[[source]]\nname = \"raw\"\npath = [\"a.jsonl\", \"missing/*.jsonl\"]\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\nquery = \"SELECT x FROM raw\"\n",
+    );
+    let o = build(dir, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("path \"missing/*.jsonl\" matches no file"), "{}", stderr(&o));
+}
