@@ -326,7 +326,11 @@ impl<'a> Validator<'a> {
                 }
                 if end - start > 1 {
                     let places: Vec<String> = (start..end)
-                        .map(|r| sources.at(r).map(|s| s.to_string()).unwrap_or_else(|| format!("row {r}")))
+                        .map(|r| {
+                            sources.at(r).map(|s| s.to_string()).unwrap_or_else(|| {
+                                "a row without _source_file/_source_line (select them to name raw lines)".to_string()
+                            })
+                        })
                         .collect();
                     match self.policy {
                         DuplicatePolicy::Error => {

@@ -651,12 +651,21 @@ fn to_f64(c: &Cell, ctx: &mut Ctx) -> Option<f64> {
 /// Text without an offset is read in `assume` when given; otherwise it is an error message.
 pub fn parse_timestamp(s: &str, assume: Option<chrono_tz::Tz>) -> Result<i64, String> {
     use chrono::{DateTime, NaiveDateTime, TimeZone};
+    let micros = |dt: chrono::DateTime<chrono::FixedOffset>| -> Result<i64, String> {
+        if !dt.timestamp_subsec_nanos().is_multiple_of(1000) {
+            return Err(format!(
+                "timestamp {} has digits below a microsecond, which runpack does not store; round it in the source",
+                path::short_json_string(s)
+            ));
+        }
+        Ok(dt.timestamp_micros())
+    };
     if let Ok(dt) = DateTime::parse_from_rfc3339(s) {
-        return Ok(dt.timestamp_micros());
+        return micros(dt);
     }
     for fmt in ["%Y-%m-%d %H:%M:%S%.f%:z", "%Y-%m-%dT%H:%M:%S%.f%z", "%Y-%m-%d %H:%M:%S%.f%z"] {
         if let Ok(dt) = DateTime::parse_from_str(s, fmt) {
-            return Ok(dt.timestamp_micros());
+            return micros(dt);
         }
     }
     for fmt in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M"] {

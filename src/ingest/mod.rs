@@ -510,7 +510,15 @@ impl ChunkSpec<'_> {
     fn convert(&self, pending: Vec<Pending>, bad_lines: Vec<BadLine>) -> Result<Chunk> {
         let name = &self.src.name;
         let records: Vec<&Map<String, Value>> = pending.iter().map(|(o, _, _)| o).collect();
-        let converted = convert::convert(&records, self.columns, self.conv);
+        let mut converted = convert::convert(&records, self.columns, self.conv);
+        if self.src.format == Format::TinkerMetrics {
+            // a long row's value is the metric key's value in the raw record
+            for p in converted.problems.iter_mut().filter(|p| p.path == "$.value") {
+                if let Some(Value::String(k)) = pending[p.row].0.get("metric") {
+                    p.path = path::render(&[path::Seg::Key(k.clone())]);
+                }
+            }
+        }
         let mut bad_records = BTreeMap::new();
         for p in &converted.problems {
             bad_records.entry(p.row).or_insert_with(|| unmark(&Value::Object(pending[p.row].0.clone())));
