@@ -20,6 +20,7 @@ pub mod lenient;
 pub mod parquet;
 pub mod path;
 pub mod records;
+pub mod strict;
 pub mod tinker;
 pub mod wandb;
 

@@ -125,7 +125,7 @@ pub fn parse_line(buf: &[u8], line_no: u64) -> Option<Item> {
         });
     }
     let rewritten = lenient::rewrite(line);
-    let parsed: std::result::Result<Value, _> = serde_json::from_slice(rewritten.as_deref().unwrap_or(line));
+    let parsed: std::result::Result<Value, _> = super::strict::from_slice(rewritten.as_deref().unwrap_or(line));
     Some(match parsed {
         Ok(Value::Object(obj)) => Item::Record(obj, at),
         Ok(other) => Item::Bad {
@@ -222,7 +222,10 @@ impl<'de> Visitor<'de> for Nav<'_, '_, '_> {
         if self.path.is_empty() {
             // the object itself is the record
             let obj: Map<String, Value> =
-                serde::Deserialize::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                match serde::Deserialize::deserialize(serde::de::value::MapAccessDeserializer::new(map))? {
+                    super::strict::StrictValue(Value::Object(o)) => o,
+                    _ => Map::new(),
+                };
             self.state.found = true;
             let item = Item::Record(obj, Position::Pointer(self.pointer.clone()));
             if let Err(e) = (self.state.sink)(item) {
@@ -246,7 +249,7 @@ impl<'de> Visitor<'de> for Nav<'_, '_, '_> {
         if self.path.is_empty() {
             self.state.found = true;
             let mut i = 0usize;
-            while let Some(v) = seq.next_element::<Value>()? {
+            while let Some(super::strict::StrictValue(v)) = seq.next_element()? {
                 let at = Position::Pointer(format!("{}/{i}", self.pointer));
                 let item = match v {
                     Value::Object(o) => Item::Record(o, at),

@@ -159,3 +159,22 @@ fn a_glob_that_matches_nothing_is_named() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("path \"missing/*.jsonl\" matches no file"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_key_repeated_in_one_object_is_named_not_dropped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "m.jsonl", "{\"step\": 1, \"name\": \"a\"}\n{\"step\": 2, \"name\": \"first\", \"name\": \"second\"}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"dk\"\n[[source]]\nname = \"raw\"\npath = \"m.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\nquery = \"SELECT step, name FROM raw\"\n",
+    );
+    let o = build(dir, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("m.jsonl:2:$: not valid JSON: key \"name\" appears twice in one object"),
+        "{}",
+        stderr(&o)
+    );
+}
