@@ -62,6 +62,45 @@ pub fn sha256_files(paths: &[PathBuf]) -> Result<Vec<FileDigest>> {
     results.into_iter().map(|m| m.into_inner().expect("lock").expect("computed")).collect()
 }
 
+/// A writer that passes bytes through to an inner writer and computes their SHA-256 and count
+/// on the way, so that a file is hashed while it is written instead of read back afterwards.
+pub struct HashingWriter<W> {
+    inner: W,
+    hasher: Sha256,
+    bytes: u64,
+}
+
+impl<W> HashingWriter<W> {
+    /// Wraps `inner`; nothing is hashed yet.
+    pub fn new(inner: W) -> Self {
+        HashingWriter { inner, hasher: Sha256::new(), bytes: 0 }
+    }
+
+    /// Bytes passed through so far.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// The inner writer, and the digest and size of every byte passed through it. Flush the
+    /// inner writer yourself if it buffers.
+    pub fn finish(self) -> (W, FileDigest) {
+        (self.inner, FileDigest { sha256: hex::encode(self.hasher.finalize()), bytes: self.bytes })
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for HashingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 /// SHA-256 of bytes, lowercase hex.
 pub fn sha256_bytes(data: &[u8]) -> String {
     hex::encode(Sha256::digest(data))
@@ -117,6 +156,20 @@ fn scale(mut v: f64, base: f64, units: &[&'static str]) -> (f64, &'static str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hashing_writer_matches_file_digest() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        let mut w = HashingWriter::new(std::fs::File::create(&p).unwrap());
+        for chunk in [&b"hello "[..], b"", b"world\n"] {
+            w.write_all(chunk).unwrap();
+        }
+        let (_, d) = w.finish();
+        assert_eq!(d, sha256_file(&p).unwrap());
+        assert_eq!(d.bytes, 12);
+    }
 
     #[test]
     fn digests_and_units() {

@@ -15,6 +15,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Instant;
 
 use arrow::array::RecordBatch;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
@@ -151,8 +152,10 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     let mut inputs: BTreeMap<String, (PathBuf, BTreeSet<String>)> = BTreeMap::new();
     for (i, src) in spec.def.sources.iter().enumerate() {
         progress.start(&format!("reading source {}", src.name), None);
+        let started = Instant::now();
         let ing = ingest::run(spec, i, &work, &ingest_opts, &mut report, &mut rejects)?;
         progress.finish();
+        tracing::info!("source {}: read in {:.2} s", src.name, started.elapsed().as_secs_f64());
         for f in &ing.inputs {
             inputs.entry(f.rel.clone()).or_insert_with(|| (f.path.clone(), BTreeSet::new())).1.insert(src.name.clone());
         }
@@ -180,10 +183,12 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     let referenced = referenced_columns(spec);
     let mut key_sets: BTreeMap<(String, Vec<String>), KeySet> = BTreeMap::new();
     let mut table_entries: BTreeMap<String, TableEntry> = BTreeMap::new();
-    let mut data_files: Vec<(String, String, &'static str, u64)> = Vec::new(); // (path, table, format, rows)
+    // (table, file written), each file hashed as it was written
+    let mut data_files: Vec<(String, crate::write::WrittenFile)> = Vec::new();
     for &i in &order {
         let t = &spec.def.tables[i];
         progress.start(&format!("building table {}", t.name), None);
+        let started = Instant::now();
         let sql = spec.table_sql(i)?;
         let df = ctx
             .sql_with_options(&sql, crate::query::read_only(false))
@@ -258,6 +263,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
             progress.advance(b.num_rows() as u64);
             sorter.push(b)?;
         }
+        tracing::info!("table {}: query and sort input in {:.2} s", t.name, started.elapsed().as_secs_f64());
         sorter.finish(&mut |b| {
             let (mut conformed, problems) = conform_batch(&t.name, &b, &target_schema)?;
             if !problems.is_empty() {
@@ -308,6 +314,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         }
         let split_files = writer.finish()?;
         progress.finish();
+        tracing::info!("table {}: built in {:.2} s", t.name, started.elapsed().as_secs_f64());
         let mut parquet: Vec<String> = Vec::new();
         let mut splits = Vec::new();
         for (split, files) in &split_files {
@@ -316,7 +323,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
             splits.push(release::SplitEntry { name: split.clone(), rows, files: pq.clone() });
             parquet.extend(pq);
             for f in files {
-                data_files.push((f.path.clone(), t.name.clone(), f.format, f.rows));
+                data_files.push((t.name.clone(), f.clone()));
             }
         }
         // later tables read this one from what was written
@@ -357,6 +364,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
 
     // hashes
     progress.start("hashing", None);
+    let started = Instant::now();
     let input_list: Vec<(&String, &(PathBuf, BTreeSet<String>))> = inputs.iter().collect();
     let input_digests = crate::hash::sha256_files(&input_list.iter().map(|(_, (p, _))| p.clone()).collect::<Vec<_>>())?;
     let inputs_out: Vec<InputEntry> = input_list
@@ -369,9 +377,18 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
             sources: sources.iter().cloned().collect(),
         })
         .collect();
-    let mut files: Vec<FileEntry> = Vec::new();
-    let mut to_hash: Vec<(String, String, Option<String>, Option<u64>)> =
-        data_files.iter().map(|(p, t, f, r)| (p.clone(), f.to_string(), Some(t.clone()), Some(*r))).collect();
+    let mut files: Vec<FileEntry> = data_files
+        .into_iter()
+        .map(|(table, f)| FileEntry {
+            path: f.path,
+            bytes: f.digest.bytes,
+            sha256: f.digest.sha256,
+            kind: f.format.to_string(),
+            table: Some(table),
+            rows: Some(f.rows),
+        })
+        .collect();
+    let mut to_hash: Vec<(String, String, Option<String>, Option<u64>)> = Vec::new();
     for (name, n) in &reject_counts {
         to_hash.push((format!("rejects/{name}.jsonl"), "rejects".into(), Some(name.clone()), Some(*n)));
     }
@@ -381,6 +398,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     }
     let (def_files, pipeline_sha256) = crate::cache::definition_digest(spec)?;
     progress.finish();
+    tracing::info!("inputs and files hashed in {:.2} s", started.elapsed().as_secs_f64());
 
     let mut manifest = Manifest {
         manifest_version: release::MANIFEST_VERSION,

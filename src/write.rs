@@ -19,6 +19,7 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use arrow::array::{
     Array, ArrayRef, AsArray, BooleanArray, Date32Array, Float64Array, Int64Array, ListArray, RecordBatch, StringArray,
@@ -30,6 +31,7 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
 use crate::error::{Error, Result};
+use crate::hash::{FileDigest, HashingWriter};
 
 /// Writing options.
 #[derive(Debug, Clone, Copy)]
@@ -67,11 +69,13 @@ pub struct WrittenFile {
     pub format: &'static str,
     /// Rows in the file.
     pub rows: u64,
+    /// SHA-256 and size of the file's bytes, computed while they were written.
+    pub digest: crate::hash::FileDigest,
 }
 
 struct Shard {
-    parquet: ArrowWriter<File>,
-    jsonl: BufWriter<File>,
+    parquet: Sink<ParquetCommand>,
+    jsonl: Sink<(Arc<Vec<u8>>, std::ops::Range<usize>)>,
     parquet_path: PathBuf,
     jsonl_path: PathBuf,
     jsonl_bytes: u64,
@@ -88,10 +92,14 @@ pub struct TableWriter {
     opts: WriteOptions,
     props: WriterProperties,
     current: Option<Shard>,
-    done: Vec<(PathBuf, PathBuf, u64)>,
+    done: Vec<DoneShard>,
     next_index: usize,
     /// Parquet bytes per JSONL byte seen in closed shards (used to foresee the Parquet size).
     ratio: f64,
+    /// Largest JSON Lines encoding of a batch so far, in bytes (the next buffer's capacity).
+    lines_capacity: usize,
+    /// Line ends of the batch being written, kept between batches.
+    ends: Vec<usize>,
 }
 
 impl TableWriter {
@@ -119,6 +127,8 @@ impl TableWriter {
             done: Vec::new(),
             next_index: 0,
             ratio: 0.5,
+            lines_capacity: 0,
+            ends: Vec::new(),
         })
     }
 
@@ -130,17 +140,33 @@ impl TableWriter {
         let jsonl_path = self.root.join("jsonl").join(format!(".{flat}-{i:05}.jsonl.part"));
         let pf = File::create(&parquet_path).map_err(|e| Error::io(&parquet_path, e))?;
         let jf = File::create(&jsonl_path).map_err(|e| Error::io(&jsonl_path, e))?;
-        let parquet = ArrowWriter::try_new(pf, self.schema.clone(), Some(self.props.clone()))
+        let parquet = ArrowWriter::try_new(HashingWriter::new(pf), self.schema.clone(), Some(self.props.clone()))
             .map_err(|e| Error::format(parquet_path.display().to_string(), e))?;
-        Ok(Shard {
-            parquet,
-            jsonl: BufWriter::with_capacity(1 << 20, jf),
-            parquet_path,
-            jsonl_path,
-            jsonl_bytes: 0,
-            rows: 0,
-            row_group_bytes: 0,
-        })
+        let shown = parquet_path.display().to_string();
+        let parquet = Sink::start(parquet_path.clone(), move |rx| {
+            let mut writer = parquet;
+            for cmd in rx {
+                match cmd {
+                    ParquetCommand::Rows(b) => writer.write(&b),
+                    ParquetCommand::Flush => writer.flush(),
+                }
+                .map_err(|e| Error::format(&shown, e))?;
+            }
+            let (_, digest) = writer.into_inner().map_err(|e| Error::format(&shown, e))?.finish();
+            Ok(digest)
+        });
+        let jsonl_shown = jsonl_path.clone();
+        let jsonl = Sink::start(jsonl_path.clone(), move |rx| {
+            let mut w = HashingWriter::new(BufWriter::with_capacity(1 << 20, jf));
+            for (text, range) in rx {
+                let text: Arc<Vec<u8>> = text;
+                w.write_all(&text[range]).map_err(|e| Error::io(&jsonl_shown, e))?;
+            }
+            let (mut file, digest) = w.finish();
+            file.flush().map_err(|e| Error::io(&jsonl_shown, e))?;
+            Ok(digest)
+        });
+        Ok(Shard { parquet, jsonl, parquet_path, jsonl_path, jsonl_bytes: 0, rows: 0, row_group_bytes: 0 })
     }
 
     /// Writes a batch (rows in final order).
@@ -148,26 +174,34 @@ impl TableWriter {
         if batch.num_rows() == 0 {
             return Ok(());
         }
-        let mut lines = Vec::with_capacity(batch.get_array_memory_size());
-        let mut ends = Vec::with_capacity(batch.num_rows());
+        let mut lines = Vec::with_capacity(self.lines_capacity);
+        let mut ends = std::mem::take(&mut self.ends);
+        ends.clear();
         encode_jsonl(batch, &mut lines, &mut ends)?;
+        self.lines_capacity = self.lines_capacity.max(lines.len());
+        let written = self.write_encoded(batch, Arc::new(lines), &ends);
+        self.ends = ends;
+        written
+    }
+
+    /// Writes `batch`, whose JSON Lines encoding is `lines` (row i ends at `ends[i]`).
+    fn write_encoded(&mut self, batch: &RecordBatch, lines: Arc<Vec<u8>>, ends: &[usize]) -> Result<()> {
         let mut start = 0usize;
         while start < batch.num_rows() {
             if self.current.is_none() {
                 let s = self.open_shard()?;
                 self.current = Some(s);
             }
-            // rows that fit in this shard (JSONL exact, Parquet foreseen)
+            // rows that fit in this shard (JSONL exact, Parquet foreseen from the JSONL size,
+            // so that the cut never depends on how far the Parquet thread has got)
             let cap = self.opts.max_shard_bytes;
             let mut end = start;
             {
                 let shard = self.current.as_ref().expect("open");
-                let base = if start == 0 { 0 } else { ends[start - 1] };
                 let mut jbytes = shard.jsonl_bytes;
-                let pq_now = shard.parquet.bytes_written() as u64 + shard.parquet.in_progress_size() as u64;
                 while end < batch.num_rows() {
                     let len = (ends[end] - if end == 0 { 0 } else { ends[end - 1] }) as u64;
-                    let pq_est = pq_now as f64 + ((ends[end] - base) as f64) * self.ratio;
+                    let pq_est = (jbytes + len) as f64 * self.ratio;
                     if shard.rows + (end - start) as u64 > 0 && (jbytes + len > cap || pq_est > cap as f64) {
                         break;
                     }
@@ -181,31 +215,11 @@ impl TableWriter {
             }
             let shard = self.current.as_mut().expect("open");
             let from = if start == 0 { 0 } else { ends[start - 1] };
-            shard.jsonl.write_all(&lines[from..ends[end - 1]]).map_err(|e| Error::io(&shard.jsonl_path, e))?;
             shard.jsonl_bytes += (ends[end - 1] - from) as u64;
-            // Parquet, in slices small enough to keep row groups under the byte cap; a row's
-            // JSON Lines size stands for its uncompressed Parquet size (it is not smaller)
             let cap = (self.opts.row_group_bytes as f64 * 0.9) as u64;
-            let len = |i: usize| (ends[i] - if i == 0 { 0 } else { ends[i - 1] }) as u64;
-            let mut s = start;
-            while s < end {
-                let mut e = s;
-                let mut bytes = 0u64;
-                while e < end && (e == s || bytes + len(e) <= cap / 8) {
-                    bytes += len(e);
-                    e += 1;
-                }
-                if shard.row_group_bytes > 0 && shard.row_group_bytes + bytes > cap {
-                    shard.parquet.flush().map_err(|e| Error::format(shard.parquet_path.display().to_string(), e))?;
-                    shard.row_group_bytes = 0;
-                }
-                shard
-                    .parquet
-                    .write(&batch.slice(s, e - s))
-                    .map_err(|e| Error::format(shard.parquet_path.display().to_string(), e))?;
-                shard.row_group_bytes += bytes;
-                s = e;
-            }
+            // the files are written (and hashed) on their own threads while this one goes on
+            send_parquet_rows(&mut shard.parquet, &mut shard.row_group_bytes, batch, ends, start..end, cap)?;
+            shard.jsonl.send((lines.clone(), from..ends[end - 1]))?;
             shard.rows += (end - start) as u64;
             start = end;
         }
@@ -213,10 +227,10 @@ impl TableWriter {
     }
 
     fn close_shard(&mut self) -> Result<()> {
-        let Some(mut shard) = self.current.take() else { return Ok(()) };
-        shard.jsonl.flush().map_err(|e| Error::io(&shard.jsonl_path, e))?;
-        shard.parquet.close().map_err(|e| Error::format(shard.parquet_path.display().to_string(), e))?;
-        let pq = std::fs::metadata(&shard.parquet_path).map_err(|e| Error::io(&shard.parquet_path, e))?.len();
+        let Some(shard) = self.current.take() else { return Ok(()) };
+        let jsonl_digest = shard.jsonl.finish()?;
+        let parquet_digest = shard.parquet.finish()?;
+        let pq = parquet_digest.bytes;
         if shard.jsonl_bytes > 0 {
             self.ratio = self.ratio.max(pq as f64 / shard.jsonl_bytes as f64);
         }
@@ -231,7 +245,11 @@ impl TableWriter {
             }
             return self.split(shard.parquet_path, shard.jsonl_path, shard.rows);
         }
-        self.done.push((shard.parquet_path, shard.jsonl_path, shard.rows));
+        self.done.push(DoneShard {
+            parquet: (shard.parquet_path, parquet_digest),
+            jsonl: (shard.jsonl_path, jsonl_digest),
+            rows: shard.rows,
+        });
         Ok(())
     }
 
@@ -269,7 +287,9 @@ impl TableWriter {
         self.close_shard()?;
         let n = self.done.len();
         let mut out = Vec::new();
-        for (i, (pq, jl, rows)) in self.done.iter().enumerate() {
+        for (i, DoneShard { parquet: (pq, pq_digest), jsonl: (jl, jl_digest), rows }) in
+            self.done.into_iter().enumerate()
+        {
             let stem = if n == 1 { self.name.clone() } else { format!("{}-{i:05}-of-{n:05}", self.name) };
             let pq_rel = format!("data/{stem}.parquet");
             let jl_rel = format!("jsonl/{stem}.jsonl");
@@ -278,13 +298,115 @@ impl TableWriter {
                     std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
                 }
             }
-            std::fs::rename(pq, self.root.join(&pq_rel)).map_err(|e| Error::io(pq, e))?;
-            std::fs::rename(jl, self.root.join(&jl_rel)).map_err(|e| Error::io(jl, e))?;
-            out.push(WrittenFile { path: pq_rel, format: "parquet", rows: *rows });
-            out.push(WrittenFile { path: jl_rel, format: "jsonl", rows: *rows });
+            std::fs::rename(&pq, self.root.join(&pq_rel)).map_err(|e| Error::io(&pq, e))?;
+            std::fs::rename(&jl, self.root.join(&jl_rel)).map_err(|e| Error::io(&jl, e))?;
+            out.push(WrittenFile { path: pq_rel, format: "parquet", rows, digest: pq_digest });
+            out.push(WrittenFile { path: jl_rel, format: "jsonl", rows, digest: jl_digest });
         }
         Ok(out)
     }
+}
+
+/// A closed shard waiting for its final name: (path, digest) of each format, and its rows.
+struct DoneShard {
+    parquet: (PathBuf, FileDigest),
+    jsonl: (PathBuf, FileDigest),
+    rows: u64,
+}
+
+/// What the thread of a Parquet file is asked to do.
+enum ParquetCommand {
+    /// Append these rows to the open row group.
+    Rows(RecordBatch),
+    /// Close the open row group.
+    Flush,
+}
+
+/// One output file written on its own thread from commands sent in order through a bounded
+/// channel (so at most a few batches wait in memory). Every decision about rows, row groups
+/// and shards is taken by the sender, so the file's bytes do not depend on thread timing.
+struct Sink<C: Send + 'static> {
+    tx: Option<std::sync::mpsc::SyncSender<C>>,
+    thread: Option<std::thread::JoinHandle<Result<FileDigest>>>,
+    path: PathBuf,
+}
+
+impl<C: Send + 'static> Sink<C> {
+    /// Runs `write` on a new thread over the commands; it returns the digest of the file.
+    fn start(
+        path: PathBuf,
+        write: impl FnOnce(std::sync::mpsc::Receiver<C>) -> Result<FileDigest> + Send + 'static,
+    ) -> Sink<C> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<C>(4);
+        let thread = std::thread::spawn(move || write(rx));
+        Sink { tx: Some(tx), thread: Some(thread), path }
+    }
+
+    fn send(&mut self, cmd: C) -> Result<()> {
+        let tx = self.tx.as_ref().expect("open");
+        if tx.send(cmd).is_err() {
+            // the thread stopped on an error: report it
+            return match self.join() {
+                Err(e) => Err(e),
+                Ok(_) => Err(Error::format(self.path.display().to_string(), "the writer stopped early")),
+            };
+        }
+        Ok(())
+    }
+
+    fn join(&mut self) -> Result<FileDigest> {
+        self.tx = None;
+        match self.thread.take().expect("running").join() {
+            Ok(r) => r,
+            Err(_) => Err(Error::format(self.path.display().to_string(), "the writer thread panicked")),
+        }
+    }
+
+    /// Ends the file; the digest and size of all of it.
+    fn finish(mut self) -> Result<FileDigest> {
+        self.join()
+    }
+}
+
+impl<C: Send + 'static> Drop for Sink<C> {
+    fn drop(&mut self) {
+        self.tx = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Sends rows `range` of `batch` to `parquet`, in slices small enough to keep row groups
+/// under `cap` bytes; a row's JSON Lines size (`ends[i]` is the end of row i's line) stands for
+/// its uncompressed Parquet size (it is not smaller). `row_group_bytes` counts the open row
+/// group's bytes.
+fn send_parquet_rows(
+    parquet: &mut Sink<ParquetCommand>,
+    row_group_bytes: &mut u64,
+    batch: &RecordBatch,
+    ends: &[usize],
+    range: std::ops::Range<usize>,
+    cap: u64,
+) -> Result<()> {
+    let len = |i: usize| (ends[i] - if i == 0 { 0 } else { ends[i - 1] }) as u64;
+    let mut s = range.start;
+    while s < range.end {
+        let mut e = s;
+        let mut bytes = 0u64;
+        while e < range.end && (e == s || bytes + len(e) <= cap / 8) {
+            bytes += len(e);
+            e += 1;
+        }
+        if *row_group_bytes > 0 && *row_group_bytes + bytes > cap {
+            parquet.send(ParquetCommand::Flush)?;
+            *row_group_bytes = 0;
+        }
+        parquet.send(ParquetCommand::Rows(batch.slice(s, e - s)))?;
+        *row_group_bytes += bytes;
+        s = e;
+    }
+    Ok(())
 }
 
 /// Encodes every row of `batch` as a JSON line into `out`; `ends[i]` is the end offset of row i.

@@ -254,24 +254,33 @@ pub fn convert(
     opts: &ConvertOptions,
 ) -> Converted {
     let mut ctx = Ctx { opts, problems: Vec::new(), events: Vec::new() };
+    // one pass over each record's entries puts every value under its column (a record's keys
+    // are looked up once, with a fast hash, instead of once per column)
+    let index: ahash::AHashMap<&str, usize> = columns.iter().enumerate().map(|(i, (n, _))| (n.as_str(), i)).collect();
+    let mut by_column: Vec<Vec<Option<&Value>>> = columns.iter().map(|_| vec![None; records.len()]).collect();
+    let mut unknown: Vec<(usize, &String)> = Vec::new();
+    for (row, r) in records.iter().enumerate() {
+        for (k, v) in r.iter() {
+            match index.get(k.as_str()) {
+                Some(&i) => by_column[i][row] = Some(v),
+                None => unknown.push((row, k)),
+            }
+        }
+    }
     let mut arrays = Vec::with_capacity(columns.len());
-    for (name, target) in columns {
+    for ((name, target), values) in columns.iter().zip(by_column) {
         let p = Rc::new(PathNode { parent: None, seg: Seg::Key(name.clone()) });
         let cells: Vec<Cell> =
-            records.iter().enumerate().map(|(row, r)| Cell { v: r.get(name), row, path: p.clone() }).collect();
+            values.into_iter().enumerate().map(|(row, v)| Cell { v, row, path: p.clone() }).collect();
         arrays.push(build(&cells, target, &mut ctx));
     }
     if opts.strict_keys {
-        for (row, r) in records.iter().enumerate() {
-            for k in r.keys() {
-                if !columns.iter().any(|(n, _)| n == k) {
-                    ctx.problems.push(Problem {
-                        row,
-                        path: path::render(&[Seg::Key(k.clone())]),
-                        message: "key not in the declared schema".into(),
-                    });
-                }
-            }
+        for (row, k) in unknown {
+            ctx.problems.push(Problem {
+                row,
+                path: path::render(&[Seg::Key(k.clone())]),
+                message: "key not in the declared schema".into(),
+            });
         }
     }
     Converted { columns: arrays, problems: ctx.problems, events: ctx.events }

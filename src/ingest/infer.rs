@@ -99,7 +99,7 @@ pub struct TypeProblem {
 pub struct Inference {
     /// Top-level columns, first-seen order.
     pub columns: Vec<(String, Node)>,
-    index: BTreeMap<String, usize>,
+    index: ahash::AHashMap<String, usize>,
     /// Structs that gained members.
     pub widenings: Vec<Widening>,
     /// Whether values are CSV text cells (typed by their content).

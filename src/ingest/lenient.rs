@@ -190,17 +190,25 @@ pub fn rewrite(input: &[u8]) -> Option<Vec<u8>> {
     if out == input { None } else { Some(out) }
 }
 
+/// Shortest digit run that may not fit in 64 bits.
+const LONG_RUN: usize = 19;
+
+/// Whether `input` holds `LONG_RUN` or more ASCII digits in a row. Only every `LONG_RUN`-th
+/// byte is probed (any such run covers one of them); the run around a digit probe is then
+/// measured, and probing resumes `LONG_RUN` bytes past its end.
 fn has_long_digit_run(input: &[u8]) -> bool {
-    let mut run = 0;
-    for &b in input {
-        if b.is_ascii_digit() {
-            run += 1;
-            if run >= 19 {
-                return true;
-            }
-        } else {
-            run = 0;
+    let mut i = LONG_RUN - 1;
+    while i < input.len() {
+        if !input[i].is_ascii_digit() {
+            i += LONG_RUN;
+            continue;
         }
+        let start = input[..i].iter().rposition(|b| !b.is_ascii_digit()).map_or(0, |p| p + 1);
+        let end = input[i..].iter().position(|b| !b.is_ascii_digit()).map_or(input.len(), |p| i + p);
+        if end - start >= LONG_RUN {
+            return true;
+        }
+        i = end + LONG_RUN;
     }
     false
 }
@@ -251,6 +259,28 @@ mod tests {
 
     fn rw(s: &str) -> String {
         String::from_utf8(rewrite(s.as_bytes()).unwrap_or_else(|| s.as_bytes().to_vec())).unwrap()
+    }
+
+    #[test]
+    fn long_digit_runs_are_found_wherever_they_are() {
+        fn naive(input: &[u8]) -> bool {
+            input.split(|b| !b.is_ascii_digit()).any(|run| run.len() >= LONG_RUN)
+        }
+        for len in 0..60 {
+            for run in [1, 17, 18, 19, 20, 40] {
+                for at in 0..len {
+                    let mut v = vec![b'x'; len];
+                    for b in v.iter_mut().skip(at).take(run) {
+                        *b = b'7';
+                    }
+                    // a short run just before it, to trip the resumption point
+                    if at >= 3 {
+                        v[at - 3] = b'1';
+                    }
+                    assert_eq!(has_long_digit_run(&v), naive(&v), "{}", String::from_utf8_lossy(&v));
+                }
+            }
+        }
     }
 
     #[test]

@@ -63,13 +63,17 @@ impl<'de> Visitor<'de> for StrictVisitor {
         let mut out = Map::new();
         while let Some(k) = map.next_key::<String>()? {
             let v = map.next_value_seed(Seed)?;
-            if out.contains_key(&k) {
-                return Err(de::Error::custom(format_args!(
-                    "key {} appears twice in one object (a reader would keep only the last value)",
-                    serde_json::to_string(&k).unwrap_or_default()
-                )));
+            match out.entry(k) {
+                serde_json::map::Entry::Vacant(e) => {
+                    e.insert(v);
+                }
+                serde_json::map::Entry::Occupied(e) => {
+                    return Err(de::Error::custom(format_args!(
+                        "key {} appears twice in one object (a reader would keep only the last value)",
+                        serde_json::to_string(e.key()).unwrap_or_default()
+                    )));
+                }
             }
-            out.insert(k, v);
         }
         Ok(Value::Object(out))
     }
