@@ -146,6 +146,9 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     let mut report = BuildReport::new(opts.max_errors);
     let mut rejects = Rejects::new(root.join("rejects"));
     let ctx = crate::query::session();
+    // a staged source is read batch by batch only when the scan is not split into byte
+    // ranges (a range scan of an Arrow IPC file fetches its whole range at once)
+    ctx.state_ref().write().config_mut().options_mut().optimizer.repartition_file_scans = false;
 
     // sources
     let ingest_opts = IngestOptions { on_invalid: opts.on_invalid, large_cell_bytes: opts.large_cell_bytes };
@@ -177,6 +180,10 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
             .map_err(|e| Error::sql(format!("view {}", v.name), e))?;
         ctx.register_table(v.name.as_str(), df.into_view()).map_err(|e| Error::sql(format!("view {}", v.name), e))?;
     }
+
+    // the inputs are hashed in the background while the tables are built
+    let input_paths: Vec<PathBuf> = inputs.values().map(|(p, _)| p.clone()).collect();
+    let input_hashing = std::thread::spawn(move || crate::hash::sha256_files(&input_paths));
 
     // tables, in dependency order
     let order = table_order(spec)?;
@@ -366,7 +373,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     progress.start("hashing", None);
     let started = Instant::now();
     let input_list: Vec<(&String, &(PathBuf, BTreeSet<String>))> = inputs.iter().collect();
-    let input_digests = crate::hash::sha256_files(&input_list.iter().map(|(_, (p, _))| p.clone()).collect::<Vec<_>>())?;
+    let input_digests = input_hashing.join().map_err(|_| Error::format("inputs", "the hashing thread panicked"))??;
     let inputs_out: Vec<InputEntry> = input_list
         .iter()
         .zip(input_digests)

@@ -13,8 +13,8 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::path::PathBuf;
 
-use arrow::array::{ArrayRef, RecordBatch, UInt32Array};
-use arrow::compute::{concat_batches, interleave_record_batch, take_record_batch};
+use arrow::array::{ArrayRef, RecordBatch};
+use arrow::compute::interleave_record_batch;
 use arrow::datatypes::SchemaRef;
 use arrow::row::{OwnedRow, RowConverter, Rows, SortField};
 
@@ -109,34 +109,41 @@ impl ExternalSort {
         Ok(())
     }
 
-    /// Sorts what is buffered into one batch (stable).
-    fn sort_buffered(&mut self) -> Result<Option<RecordBatch>> {
+    /// Hands the buffered rows to `out` in key order (stable), `chunk` rows at a time, and
+    /// empties the buffer. Only the key columns are converted and sorted; the rows themselves
+    /// are gathered chunk by chunk, so memory stays at the buffer plus one chunk.
+    fn drain_sorted(&mut self, chunk: usize, out: &mut dyn FnMut(RecordBatch) -> Result<()>) -> Result<()> {
         if self.buffered.is_empty() {
-            return Ok(None);
+            return Ok(());
         }
-        let all = concat_batches(&self.schema, &self.buffered).map_err(|e| Error::format("sort", e))?;
+        let keyed: Vec<Rows> = self.buffered.iter().map(|b| self.rows(b)).collect::<Result<_>>()?;
+        let mut order: Vec<(usize, usize)> = Vec::with_capacity(keyed.iter().map(|r| r.num_rows()).sum());
+        for (i, b) in self.buffered.iter().enumerate() {
+            order.extend((0..b.num_rows()).map(|r| (i, r)));
+        }
+        // a stable sort: equal keys keep their input order
+        order.sort_by(|&(ab, ar), &(bb, br)| keyed[ab].row(ar).cmp(&keyed[bb].row(br)));
+        drop(keyed);
+        let refs: Vec<&RecordBatch> = self.buffered.iter().collect();
+        for picks in order.chunks(chunk) {
+            out(interleave_record_batch(&refs, picks).map_err(|e| Error::format("sort", e))?)?;
+        }
         self.buffered.clear();
         self.buffered_bytes = 0;
-        let rows = self.rows(&all)?;
-        let mut idx: Vec<u32> = (0..all.num_rows() as u32).collect();
-        idx.sort_by(|&a, &b| rows.row(a as usize).cmp(&rows.row(b as usize)));
-        let sorted = take_record_batch(&all, &UInt32Array::from(idx)).map_err(|e| Error::format("sort", e))?;
-        Ok(Some(sorted))
+        Ok(())
     }
 
     fn spill(&mut self) -> Result<()> {
-        let Some(sorted) = self.sort_buffered()? else { return Ok(()) };
+        if self.buffered.is_empty() {
+            return Ok(());
+        }
         std::fs::create_dir_all(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
         let path = self.dir.join(format!("run-{:05}.arrow", self.runs.len()));
         let f = std::fs::File::create(&path).map_err(|e| Error::io(&path, e))?;
         let mut w = arrow::ipc::writer::FileWriter::try_new(std::io::BufWriter::new(f), &self.schema)
             .map_err(|e| Error::format(path.display().to_string(), e))?;
-        let mut start = 0;
-        while start < sorted.num_rows() {
-            let n = RUN_BATCH_ROWS.min(sorted.num_rows() - start);
-            w.write(&sorted.slice(start, n)).map_err(|e| Error::format(path.display().to_string(), e))?;
-            start += n;
-        }
+        let shown = path.display().to_string();
+        self.drain_sorted(RUN_BATCH_ROWS, &mut |b| w.write(&b).map_err(|e| Error::format(&shown, e)))?;
         w.finish().map_err(|e| Error::format(path.display().to_string(), e))?;
         self.runs.push(path);
         Ok(())
@@ -145,15 +152,7 @@ impl ExternalSort {
     /// Ends the input; calls `out` with the sorted rows, batch by batch.
     pub fn finish(mut self, out: &mut dyn FnMut(RecordBatch) -> Result<()>) -> Result<()> {
         if self.runs.is_empty() {
-            if let Some(sorted) = self.sort_buffered()? {
-                let mut start = 0;
-                while start < sorted.num_rows() {
-                    let n = OUT_ROWS.min(sorted.num_rows() - start);
-                    out(sorted.slice(start, n))?;
-                    start += n;
-                }
-            }
-            return Ok(());
+            return self.drain_sorted(OUT_ROWS, out);
         }
         self.spill()?;
         self.merge(out)

@@ -359,6 +359,7 @@ pub fn query(
     format: PrintFormat,
     a: QueryHubArgs,
     quiet: bool,
+    timing: bool,
 ) -> Result<u8, Error> {
     let target = HubTarget::parse(&target.as_ref().to_string_lossy())?;
     let env = hub_env(a.net.token_file.as_deref())?;
@@ -376,8 +377,11 @@ pub fn query(
             cache.root().display()
         );
         let ctx = crate::query::session();
+        let started = std::time::Instant::now();
         crate::query::register_release(&ctx, &fetched.dir).await?;
-        crate::query::run_script(&ctx, sql).await
+        let result = crate::query::run_script(&ctx, sql).await;
+        super::print_timing(timing, started);
+        result
     })?;
     let mut out = std::io::stdout().lock();
     match crate::query::print(format, &schema, &batches, &mut out) {

@@ -90,6 +90,11 @@ enum Command {
         /// Table name for raw files.
         #[arg(long, default_value = "t")]
         table: String,
+        /// Print on stderr how long the SQL took, in seconds: registering the tables,
+        /// planning and running the statements (not the process start, not a Hub download,
+        /// not printing the result).
+        #[arg(long)]
+        timing: bool,
         #[command(flatten)]
         hub: hub::QueryHubArgs,
     },
@@ -256,8 +261,8 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
         }
         Command::Publish(a) => hub::publish(a, quiet),
         Command::Verify { release, hub } if hub::is_hub(&release) => hub::verify(&release, hub, quiet),
-        Command::Query { source, sql, format, hub, .. } if hub::is_hub(&source) => {
-            hub::query(&source, &sql, format, hub, quiet)
+        Command::Query { source, sql, format, hub, timing, .. } if hub::is_hub(&source) => {
+            hub::query(&source, &sql, format, hub, quiet, timing)
         }
         Command::Verify { release, .. } => {
             let rep = crate::verify::run(&release)?;
@@ -281,12 +286,15 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
                 Ok(1)
             }
         }
-        Command::Query { source, sql, format, schema, table, .. } => {
+        Command::Query { source, sql, format, schema, table, timing, .. } => {
             let declared = schema.as_deref().map(crate::schema::TableSchema::load).transpose()?;
             let (schema, batches) = runtime()?.block_on(async {
                 let ctx = crate::query::session();
+                let started = std::time::Instant::now();
                 let _raw = register_query_source(&ctx, &source, declared.as_ref(), &table, quiet).await?;
-                crate::query::run_script(&ctx, &sql).await
+                let result = crate::query::run_script(&ctx, &sql).await;
+                print_timing(timing, started);
+                result
             })?;
             let mut out = std::io::stdout().lock();
             match crate::query::print(format, &schema, &batches, &mut out) {
@@ -294,5 +302,12 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
                 other => other.map(|_| 0),
             }
         }
+    }
+}
+
+/// With `--timing`, prints the seconds since `started` on stderr.
+fn print_timing(timing: bool, started: std::time::Instant) {
+    if timing {
+        eprintln!("elapsed: {:.4} s", started.elapsed().as_secs_f64());
     }
 }

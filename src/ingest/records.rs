@@ -116,7 +116,13 @@ pub fn parse_line(buf: &[u8], line_no: u64) -> Option<Item> {
         return None;
     }
     let at = Position::Line(line_no);
-    if let Err(e) = std::str::from_utf8(line) {
+    let rewritten = lenient::rewrite(line);
+    let parsed: std::result::Result<Value, _> = super::strict::from_slice(rewritten.as_deref().unwrap_or(line));
+    // a parse that succeeded checked the UTF-8 of every string, and bytes outside strings are
+    // ASCII syntax; only a failed parse needs to know whether the encoding was the cause
+    if parsed.is_err()
+        && let Err(e) = std::str::from_utf8(line)
+    {
         return Some(Item::Bad {
             at,
             rule: "encoding",
@@ -124,8 +130,6 @@ pub fn parse_line(buf: &[u8], line_no: u64) -> Option<Item> {
             raw: Some(String::from_utf8_lossy(&line[..line.len().min(4096)]).into_owned()),
         });
     }
-    let rewritten = lenient::rewrite(line);
-    let parsed: std::result::Result<Value, _> = super::strict::from_slice(rewritten.as_deref().unwrap_or(line));
     Some(match parsed {
         Ok(Value::Object(obj)) => Item::Record(obj, at),
         Ok(other) => Item::Bad {

@@ -149,6 +149,20 @@ fn verify_refuses_manifest_paths_outside_the_release() {
 }
 
 #[test]
+fn query_timing_goes_to_stderr_and_leaves_the_result_alone() {
+    let sql = "SELECT count(*) AS n FROM checkpoints";
+    let plain = run(bin().args(["query", "--format", "csv"]).arg(example_release()).arg(sql));
+    let timed = run(bin().args(["query", "--timing", "--format", "csv"]).arg(example_release()).arg(sql));
+    assert!(timed.status.success(), "{}", stderr(&timed));
+    assert_eq!(stdout(&timed), stdout(&plain));
+    let err = stderr(&timed);
+    let line = err.lines().find(|l| l.starts_with("elapsed: ")).unwrap_or_else(|| panic!("no timing in {err:?}"));
+    let secs: f64 = line.trim_start_matches("elapsed: ").trim_end_matches(" s").parse().unwrap();
+    assert!(secs > 0.0 && secs < 60.0, "{line}");
+    assert!(!stderr(&plain).contains("elapsed"));
+}
+
+#[test]
 fn query_prints_a_table() {
     let o = run(bin()
         .arg("query")
