@@ -579,11 +579,11 @@ fn to_u64(c: &Cell, ctx: &mut Ctx) -> Option<u64> {
     }
 }
 
-fn int_to_f64(c: &Cell, ctx: &mut Ctx, exact: bool, f: f64, text: &str) -> Option<f64> {
+fn int_to_f64(c: &Cell, ctx: &mut Ctx, exact: bool, f: f64, n: &serde_json::Number) -> Option<f64> {
     if exact {
         Some(f)
     } else {
-        ctx.problem(c, format!("integer {text} cannot be stored exactly as a 64-bit float"));
+        ctx.problem(c, format!("integer {n} cannot be stored exactly as a 64-bit float"));
         None
     }
 }
@@ -594,10 +594,10 @@ fn to_f64(c: &Cell, ctx: &mut Ctx) -> Option<f64> {
         Value::Number(n) => {
             if let Some(i) = n.as_i64() {
                 let f = i as f64;
-                int_to_f64(c, ctx, f as i128 == i as i128, f, &n.to_string())
+                int_to_f64(c, ctx, f as i128 == i as i128, f, n)
             } else if let Some(u) = n.as_u64() {
                 let f = u as f64;
-                int_to_f64(c, ctx, f as u128 == u as u128, f, &n.to_string())
+                int_to_f64(c, ctx, f as u128 == u as u128, f, n)
             } else {
                 n.as_f64()
             }

@@ -60,7 +60,34 @@ impl<'de> Visitor<'de> for StrictVisitor {
         Ok(Value::Array(out))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut out = Map::new();
+        // records of one file tend to have the same number of keys: a top-level object starts
+        // with room for as many as the previous one had, instead of growing (and rehashing)
+        let depth = DEPTH.get();
+        let mut out = if depth == 0 { Map::with_capacity(TOP_LEVEL_KEYS.get()) } else { Map::new() };
+        DEPTH.set(depth + 1);
+        let filled = fill(&mut map, &mut out);
+        DEPTH.set(depth);
+        filled?;
+        if depth == 0 {
+            TOP_LEVEL_KEYS.set(out.len().min(MAX_KEYS_HINT));
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+/// Largest capacity a top-level object starts with.
+const MAX_KEYS_HINT: usize = 1024;
+
+thread_local! {
+    /// How deep in objects the parser of this thread is.
+    static DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Keys of the last top-level object this thread read.
+    static TOP_LEVEL_KEYS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Reads the entries of an object into `out`, refusing a key seen twice.
+fn fill<'de, A: MapAccess<'de>>(map: &mut A, out: &mut Map<String, Value>) -> Result<(), A::Error> {
+    {
         while let Some(k) = map.next_key::<String>()? {
             let v = map.next_value_seed(Seed)?;
             match out.entry(k) {
@@ -75,8 +102,8 @@ impl<'de> Visitor<'de> for StrictVisitor {
                 }
             }
         }
-        Ok(Value::Object(out))
     }
+    Ok(())
 }
 
 struct Seed;
