@@ -490,10 +490,10 @@ impl<'a> Enc<'a> {
         match self {
             Enc::Null => {}
             Enc::Bool(a) => out.extend_from_slice(if a.value(i) { b"true" } else { b"false" }),
-            Enc::I64(a) => out.extend_from_slice(itoa(a.value(i) as i128).as_bytes()),
-            Enc::U64(a) => out.extend_from_slice(itoa(a.value(i) as i128).as_bytes()),
+            Enc::I64(a) => write_int(out, a.value(i) as i128),
+            Enc::U64(a) => write_int(out, a.value(i) as i128),
             Enc::F64(a) => write_f64(out, a.value(i)),
-            Enc::Str(a) => serde_json::to_writer(&mut *out, a.value(i)).expect("vec write"),
+            Enc::Str(a) => write_json_str(out, a.value(i)),
             Enc::Ts(a) => {
                 let s = format_timestamp_us(a.value(i));
                 serde_json::to_writer(&mut *out, &s).expect("vec write")
@@ -530,8 +530,29 @@ impl<'a> Enc<'a> {
     }
 }
 
-fn itoa(v: i128) -> String {
-    v.to_string()
+/// Writes an integer token (no allocation).
+fn write_int(out: &mut Vec<u8>, v: i128) {
+    use std::io::Write;
+    write!(out, "{v}").expect("vec write");
+}
+
+/// Writes a JSON string literal: as serde_json writes it (escaping control characters, `"`
+/// and backslash only), with a fast path for the common text that needs no escape at all.
+fn write_json_str(out: &mut Vec<u8>, s: &str) {
+    let needs_escape = |b: u8| b < 0x20 || b == b'"' || b == b'\\';
+    let bytes = s.as_bytes();
+    let mut blocks = bytes.chunks_exact(32);
+    // whole blocks are checked without branching per byte, which the compiler vectorises
+    let mut escape = blocks.by_ref().any(|block| block.iter().fold(false, |acc, &b| acc | needs_escape(b)));
+    escape = escape || blocks.remainder().iter().any(|&b| needs_escape(b));
+    if escape {
+        serde_json::to_writer(&mut *out, s).expect("vec write");
+    } else {
+        out.reserve(bytes.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+    }
 }
 
 /// Writes a float in shortest round-trip form, or the string form of a non-finite value.
@@ -573,6 +594,28 @@ mod tests {
     use super::*;
     use arrow::datatypes::{Field, Schema};
     use std::sync::Arc;
+
+    #[test]
+    fn strings_are_written_as_serde_json_writes_them() {
+        let mut long = "plain text, long enough to fill whole blocks of thirty-two bytes ".repeat(3);
+        for s in ["", "a", "quote \" here", "back\\slash", "tab\tnew\nline", "\u{1}", "é ü 漢字 🙂", "\u{7f}"] {
+            for text in [s.to_string(), format!("{long}{s}"), format!("{s}{long}")] {
+                let mut ours = Vec::new();
+                write_json_str(&mut ours, &text);
+                assert_eq!(ours, serde_json::to_vec(&text).unwrap(), "{text:?}");
+            }
+        }
+        long.push('"');
+        let mut ours = Vec::new();
+        write_json_str(&mut ours, &long);
+        assert_eq!(ours, serde_json::to_vec(&long).unwrap());
+        let mut ints = Vec::new();
+        for v in [0i128, -1, i64::MIN as i128, u64::MAX as i128] {
+            write_int(&mut ints, v);
+            ints.push(b' ');
+        }
+        assert_eq!(String::from_utf8(ints).unwrap(), format!("0 -1 {} {} ", i64::MIN, u64::MAX));
+    }
 
     #[test]
     fn jsonl_is_exact_and_strict() {
