@@ -1,51 +1,11 @@
 //! The field cases (tests/fixtures/cases, from ../shared/cases): each CASE.md's expected outcome
 //! for build, verify and query, as assertions.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
 use crate::util::*;
-
-/// A writable copy of case `id` (e.g. "B01") in a temp folder.
-fn case(id: &str) -> (tempfile::TempDir, PathBuf) {
-    let root = repo().join("tests/fixtures/cases");
-    let src = std::fs::read_dir(&root)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(&format!("{id}-")))
-        .unwrap_or_else(|| panic!("case {id} missing"));
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("case");
-    copy_tree(&src, &dir);
-    (tmp, dir)
-}
-
-/// Runs the case's make.py with the test Python.
-fn make(dir: &Path, args: &[&str]) {
-    let o = run(std::process::Command::new(python()).arg("make.py").args(args).current_dir(dir));
-    assert!(o.status.success(), "make.py {args:?}: {}", stderr(&o));
-}
-
-fn write(dir: &Path, name: &str, text: &str) {
-    std::fs::write(dir.join(name), text).unwrap();
-}
-
-/// `runpack build <dir> --releases-dir <dir>/out <extra>`.
-fn build(dir: &Path, extra: &[&str]) -> std::process::Output {
-    run(bin().arg("build").arg(dir).arg("--releases-dir").arg(dir.join("out")).args(extra))
-}
-
-fn release(dir: &Path, name: &str) -> PathBuf {
-    dir.join("out").join(name).join("0.1.0")
-}
-
-fn query(source: &Path, sql: &str, extra: &[&str]) -> String {
-    let o = run(bin().args(["query", "-q", "--format", "csv"]).arg(source).arg(sql).args(extra));
-    assert!(o.status.success(), "query failed: {}", stderr(&o));
-    stdout(&o)
-}
 
 /// Arrow schemas of every Parquet file under `dir/data`.
 fn parquet_schemas(dir: &Path) -> Vec<(String, arrow::datatypes::SchemaRef)> {
@@ -113,7 +73,7 @@ fn b01_null_column_across_files() {
     let r = release(&dir, "b01");
     assert_eq!(type_of(&r, "t", "note"), "Utf8");
     assert_eq!(
-        query(&r, "SELECT step, note FROM t ORDER BY step", &[]),
+        query_with(&r, "SELECT step, note FROM t ORDER BY step", &[]),
         "step,note\n1,\n2,\n3,\n4,resumed from ckpt-3\n5,\n"
     );
     no_null_type(&r);
@@ -159,7 +119,7 @@ fn b01_null_column_across_files() {
     assert!(o.status.success(), "{}", stderr(&o));
     let r = release(&dir, "b01n");
     assert_eq!(type_of(&r, "t", "comment"), "Utf8");
-    assert_eq!(query(&r, "SELECT count(*), count(comment) FROM t", &[]), "count(*),count(t.comment)\n2,0\n");
+    assert_eq!(query_with(&r, "SELECT count(*), count(comment) FROM t", &[]), "count(*),count(t.comment)\n2,0\n");
     no_null_type(&r);
 }
 
@@ -178,7 +138,7 @@ fn b02_empty_lists_never_fix_an_element_type() {
     }
     no_null_type(&r);
     assert_eq!(
-        query(
+        query_with(
             &r,
             "SELECT step, cardinality(tool_calls) AS n, tool_calls IS NULL AS is_null, tool_calls[2]['name'] AS second FROM t ORDER BY step",
             &[]
@@ -218,7 +178,7 @@ fn b03_extra_nested_key_widens_or_fails_strictly() {
     let r = release(&dir, "b03");
     assert_eq!(type_of(&r, "t", "meta"), "Struct<seed: Int64, env: Utf8, retry: Int64>");
     assert_eq!(
-        query(&r, "SELECT step, meta['retry'] AS retry FROM t ORDER BY step", &[]),
+        query_with(&r, "SELECT step, meta['retry'] AS retry FROM t ORDER BY step", &[]),
         "step,retry\n1,\n2,\n3,2\n4,\n"
     );
     assert!(
@@ -258,7 +218,7 @@ fn b05_heterogeneous_arrays_fail_or_take_an_explicit_mapping() {
     assert!(o.status.success(), "{}", stderr(&o));
     let r = release(&dir, "b05j");
     assert_eq!(type_of(&r, "t", "span"), "Utf8");
-    let out = query(&r, "SELECT span FROM t ORDER BY id", &[]);
+    let out = query_with(&r, "SELECT span FROM t ORDER BY id", &[]);
     let spans: Vec<serde_json::Value> = out
         .lines()
         .skip(1)
@@ -273,7 +233,7 @@ fn b05_heterogeneous_arrays_fail_or_take_an_explicit_mapping() {
     let r = release(&dir, "b05m");
     assert_eq!(type_of(&r, "mapped", "span"), "Struct<start: Int64, end: Int64, label: Utf8>");
     assert_eq!(
-        query(&r, "SELECT span['start'] s, span['end'] e, span['label'] l FROM mapped WHERE id = 3", &[]),
+        query_with(&r, "SELECT span['start'] s, span['end'] e, span['label'] l FROM mapped WHERE id = 3", &[]),
         "s,e,l\n12,18,LOC\n"
     );
     // object on some lines, array on another
@@ -305,7 +265,7 @@ fn b06_strings_in_a_number_column() {
     assert!(err.contains("rewards.jsonl:4:$.reward string \"-infinity\" read as -inf"), "{err}");
     let r = release(&dir, "b06c");
     assert_eq!(
-        query(&r, "SELECT step, reward, isnan(reward) AS nan, reward IS NULL AS null FROM t ORDER BY step", &[]),
+        query_with(&r, "SELECT step, reward, isnan(reward) AS nan, reward IS NULL AS null FROM t ORDER BY step", &[]),
         "step,reward,nan,null\n1,1.0,false,false\n2,NaN,true,false\n3,0.5,false,false\n4,-inf,false,false\n5,2.0,false,false\n"
     );
     write(&dir, "pipeline.toml", &simple_pipeline("b06j", "\"rewards-junk.jsonl\"", opt, ""));
@@ -383,7 +343,7 @@ fn b09_shards_that_disagree_on_a_type() {
         assert_eq!(crate_type(&s, "run_date"), "Utf8", "{path}");
     }
     assert_eq!(
-        query(&r, "SELECT step, run_date FROM train ORDER BY step", &[]),
+        query_with(&r, "SELECT step, run_date FROM train ORDER BY step", &[]),
         "step,run_date\n1,20250301\n2,20250301\n3,20250302\n4,\n5,\n"
     );
     let o = run(bin().arg("verify").arg(&r));
@@ -410,7 +370,7 @@ fn b10_files_with_different_column_sets() {
     assert_eq!(type_of(&r, "t", "pass_at"), "Int64");
     assert_eq!(type_of(&r, "t", "attempts"), "Int64");
     assert_eq!(
-        query(&r, "SELECT task, pass_at, attempts FROM t ORDER BY task", &[]),
+        query_with(&r, "SELECT task, pass_at, attempts FROM t ORDER BY task", &[]),
         "task,pass_at,attempts\ngsm8k,,\nhumaneval,1,3\nmath500,,\nmbpp,1,3\n"
     );
     // separate configs: one source and one table per file set
@@ -451,7 +411,7 @@ fn b11_row_groups_are_capped_by_bytes() {
     let sizes = row_group_sizes(&r.join("data/t.parquet"));
     assert!(sizes.len() >= 5, "{sizes:?}");
     assert!(sizes.iter().all(|&s| s <= 4_194_304), "{sizes:?}");
-    assert_eq!(query(&r, "SELECT count(*) FROM t", &[]), "count(*)\n200\n");
+    assert_eq!(query_with(&r, "SELECT count(*) FROM t", &[]), "count(*)\n200\n");
     // a large cell is reported
     write(&dir, "pipeline.toml", &simple_pipeline("b11b", "\"bigcell.jsonl\"", "", ""));
     let o = build(&dir, &["--large-cell-bytes", "1000000"]);
@@ -492,9 +452,9 @@ fn b12_wide_history_warns_and_goes_long() {
     let o = build(&dir, &["-q"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let r = release(&dir, "b12l");
-    assert_eq!(query(&r, "SELECT count(*) FROM history", &[]), "count(*)\n2400\n");
+    assert_eq!(query_with(&r, "SELECT count(*) FROM history", &[]), "count(*)\n2400\n");
     assert_eq!(type_of(&r, "history", "value"), "Float64");
-    let first = query(
+    let first = query_with(
         &r,
         "SELECT _step, key, value FROM history WHERE key = 'grad_norm/layer_0000' ORDER BY _step LIMIT 1",
         &[],
@@ -619,7 +579,7 @@ fn b22_max_shard_bytes_is_a_hard_limit() {
     }
     assert!(shards > 2, "several shards");
     assert_eq!(
-        query(&r, "SELECT count(*), count(DISTINCT _source_line) FROM t", &[]),
+        query_with(&r, "SELECT count(*), count(DISTINCT _source_line) FROM t", &[]),
         "count(*),count(DISTINCT t._source_line)\n200,200\n"
     );
     let o = run(bin().arg("verify").arg(&r));
@@ -643,7 +603,7 @@ fn b28_bare_nan_and_infinity() {
     }
     let r = release(&dir, "b28");
     assert_eq!(
-        query(
+        query_with(
             &r,
             "SELECT step, value_loss, isnan(value_loss) AS nan, value_loss IS NULL AS null, \"train/return\", \"opt.lr\" FROM t ORDER BY step",
             &[]
@@ -691,11 +651,11 @@ fn b30_resumed_duplicate_steps() {
     );
     let r = release(&dir, "b30");
     assert_eq!(
-        query(&r, "SELECT step, reward FROM t WHERE step IN (5, 6) ORDER BY step", &[]),
+        query_with(&r, "SELECT step, reward FROM t WHERE step IN (5, 6) ORDER BY step", &[]),
         "step,reward\n5,0.25\n6,0.29\n"
     );
     assert_eq!(
-        query(&r, "SELECT count(*), count(DISTINCT step) FROM t", &[]),
+        query_with(&r, "SELECT count(*), count(DISTINCT step) FROM t", &[]),
         "count(*),count(DISTINCT t.step)\n8,8\n"
     );
     let rejects = std::fs::read_to_string(r.join("rejects/t.jsonl")).unwrap();
@@ -796,7 +756,7 @@ fn b35_a_column_that_only_appears_in_a_later_file() {
         let r = release(&dir, name);
         assert_eq!(type_of(&r, "t", "kl"), "Float64");
         assert_eq!(
-            query(&r, "SELECT count(kl), max(kl), count(*) FROM t", &[]),
+            query_with(&r, "SELECT count(kl), max(kl), count(*) FROM t", &[]),
             "count(t.kl),max(t.kl),count(*)\n1,0.01,1001\n"
         );
     }
@@ -837,7 +797,7 @@ fn b37_strings_and_fractions_in_an_integer_column() {
         "{}",
         stderr(&o)
     );
-    assert_eq!(query(&release(&dir, "b37l"), "SELECT step FROM t ORDER BY step", &[]), "step\n1\n2\n4\n");
+    assert_eq!(query_with(&release(&dir, "b37l"), "SELECT step FROM t ORDER BY step", &[]), "step\n1\n2\n4\n");
 }
 
 #[test]
@@ -849,7 +809,7 @@ fn b38_integers_above_int64() {
     let r = release(&dir, "b38");
     assert_eq!(type_of(&r, "t", "seed"), "UInt64");
     assert_eq!(
-        query(&r, "SELECT run, seed FROM t ORDER BY run", &[]),
+        query_with(&r, "SELECT run, seed FROM t ORDER BY run", &[]),
         "run,seed\na,18446744073709551615\nb,42\nc,9223372036854775808\n"
     );
     let jsonl = std::fs::read_to_string(r.join("jsonl/t.jsonl")).unwrap();
@@ -907,7 +867,7 @@ fn b39_nan_and_parquet_statistics() {
     for source in [dir.join("rewards.parquet"), r.clone()] {
         for pruning in ["true", "false"] {
             let q = |sql: &str| {
-                query(&source, &format!("SET datafusion.execution.parquet.pruning = {pruning}; {sql}"), &[])
+                query_with(&source, &format!("SET datafusion.execution.parquet.pruning = {pruning}; {sql}"), &[])
             };
             assert_eq!(
                 q("SELECT step FROM t WHERE reward > 1.5 ORDER BY step"),
@@ -933,10 +893,10 @@ fn b40_concatenated_compressed_frames() {
         assert!(o.status.success(), "{f}: {}", stderr(&o));
         let r = release(&dir, "b40");
         assert_eq!(
-            query(&r, "SELECT step, loss, _source_line FROM t ORDER BY step", &[]),
+            query_with(&r, "SELECT step, loss, _source_line FROM t ORDER BY step", &[]),
             "step,loss,_source_line\n1,1.5,1\n2,1.25,2\n3,1.0,3\n"
         );
-        data.push(query(&r, "SELECT step, loss FROM t ORDER BY step", &[]));
+        data.push(query_with(&r, "SELECT step, loss FROM t ORDER BY step", &[]));
     }
     assert_eq!(data[0], data[1]);
     write(
@@ -970,7 +930,7 @@ fn b41_dictionary_and_plain_strings() {
     let schema = dir.join("s.json");
     for pruning in ["true", "false"] {
         let q = |sql: &str| {
-            query(
+            query_with(
                 &dir.join("foreign"),
                 &format!("SET datafusion.execution.parquet.pruning = {pruning}; {sql}"),
                 &["--schema", schema.to_str().unwrap()],
@@ -1000,7 +960,7 @@ fn b42_timestamps_with_offsets_and_without() {
     let r = release(&dir, "b42");
     assert_eq!(type_of(&r, "events", "ts"), "Timestamp(Microsecond, \"UTC\")");
     assert_eq!(
-        query(&r, "SELECT step, CAST(ts AS BIGINT) AS us FROM events ORDER BY step", &[]),
+        query_with(&r, "SELECT step, CAST(ts AS BIGINT) AS us FROM events ORDER BY step", &[]),
         "step,us\n1,1740830400000000\n2,1740830401000000\n3,1740830402250000\n"
     );
     let card = std::fs::read_to_string(r.join("README.md")).unwrap();
@@ -1031,7 +991,10 @@ fn b42_timestamps_with_offsets_and_without() {
         );
         let o = build(&dir, &["-q", "--force"]);
         assert!(o.status.success(), "{}", stderr(&o));
-        assert_eq!(query(&release(&dir, "b42n"), "SELECT CAST(ts AS BIGINT) AS us FROM t", &[]), format!("us\n{us}\n"));
+        assert_eq!(
+            query_with(&release(&dir, "b42n"), "SELECT CAST(ts AS BIGINT) AS us FROM t", &[]),
+            format!("us\n{us}\n")
+        );
     }
 }
 

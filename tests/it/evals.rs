@@ -11,12 +11,6 @@ fn write(path: &Path, text: &str) {
     std::fs::write(path, text).unwrap();
 }
 
-fn query(release: &Path, sql: &str) -> String {
-    let o = run(bin().args(["query", "-q", "--format", "csv"]).arg(release).arg(sql));
-    assert!(o.status.success(), "{}", stderr(&o));
-    stdout(&o)
-}
-
 /// A tinker-cookbook benchmark runner save_dir with two benchmarks, one in pass@k mode.
 fn tinker_runner(dir: &Path) {
     let ck = dir.join("raw/step100");

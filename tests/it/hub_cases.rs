@@ -9,21 +9,6 @@ use crate::hub_server::{Action, Fault, Route, sha256};
 use crate::publish::{HubEnv, assert_tree_is_release, committed, release_files};
 use crate::util::*;
 
-/// A writable copy of case folder `id` (e.g. "B17").
-fn case(id: &str) -> (tempfile::TempDir, PathBuf) {
-    let root = repo().join("tests/fixtures/cases");
-    let src = std::fs::read_dir(&root)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(&format!("{id}-")))
-        .unwrap_or_else(|| panic!("case {id} missing"));
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("case");
-    copy_tree(&src, &dir);
-    (tmp, dir)
-}
-
 /// Builds a one-table release (`metrics`) from a JSON Lines file; returns the release folder.
 fn tiny_release(work: &Path, name: &str, jsonl: &Path, extra: &[&str]) -> PathBuf {
     let dir = work.join(format!("pipe-{name}"));

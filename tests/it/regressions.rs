@@ -1,16 +1,6 @@
 //! Regression tests: inputs and misuse that once crashed, passed silently or misreported.
 
-use std::path::Path;
-
 use crate::util::*;
-
-fn write(dir: &Path, name: &str, text: &str) {
-    std::fs::write(dir.join(name), text).unwrap();
-}
-
-fn build(dir: &Path, extra: &[&str]) -> std::process::Output {
-    run(bin().arg("build").arg(dir).arg("--releases-dir").arg(dir.join("out")).args(extra))
-}
 
 #[test]
 fn query_refuses_a_release_with_a_missing_data_file() {

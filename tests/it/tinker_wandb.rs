@@ -25,12 +25,6 @@ fn release() -> &'static Path {
     p
 }
 
-fn query(release: &Path, sql: &str) -> String {
-    let o = run(bin().args(["query", "-q", "--format", "csv"]).arg(release).arg(sql));
-    assert!(o.status.success(), "query failed: {sql}: {}", stderr(&o));
-    stdout(&o)
-}
-
 fn query_json(release: &Path, sql: &str) -> Vec<Value> {
     let o = run(bin().args(["query", "-q", "--format", "json"]).arg(release).arg(sql));
     assert!(o.status.success(), "query failed: {sql}: {}", stderr(&o));

@@ -106,3 +106,52 @@ pub fn snapshot_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     }
     out
 }
+
+/// A writable copy of field case `id` (e.g. "B01") from tests/fixtures/cases, in a temp folder.
+pub fn case(id: &str) -> (tempfile::TempDir, PathBuf) {
+    let root = repo().join("tests/fixtures/cases");
+    let src = std::fs::read_dir(&root)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(&format!("{id}-")))
+        .unwrap_or_else(|| panic!("case {id} missing"));
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("case");
+    copy_tree(&src, &dir);
+    (tmp, dir)
+}
+
+/// Runs a case folder's make.py with the test Python.
+pub fn make(dir: &Path, args: &[&str]) {
+    let o = run(std::process::Command::new(python()).arg("make.py").args(args).current_dir(dir));
+    assert!(o.status.success(), "make.py {args:?}: {}", stderr(&o));
+}
+
+/// Writes `text` to `dir/name`, creating folders on the way.
+pub fn write(dir: &Path, name: &str, text: &str) {
+    std::fs::create_dir_all(dir.join(name).parent().unwrap()).unwrap();
+    std::fs::write(dir.join(name), text).unwrap();
+}
+
+/// `runpack build <dir> --releases-dir <dir>/out <extra>`.
+pub fn build(dir: &Path, extra: &[&str]) -> Output {
+    run(bin().arg("build").arg(dir).arg("--releases-dir").arg(dir.join("out")).args(extra))
+}
+
+/// The release that [`build`] makes of pipeline `name` at version 0.1.0.
+pub fn release(dir: &Path, name: &str) -> PathBuf {
+    dir.join("out").join(name).join("0.1.0")
+}
+
+/// `runpack query -q --format csv <source> <sql>`; its stdout, asserting success.
+pub fn query(source: &Path, sql: &str) -> String {
+    query_with(source, sql, &[])
+}
+
+/// [`query`] with extra arguments.
+pub fn query_with(source: &Path, sql: &str, extra: &[&str]) -> String {
+    let o = run(bin().args(["query", "-q", "--format", "csv"]).arg(source).arg(sql).args(extra));
+    assert!(o.status.success(), "query failed: {sql}: {}", stderr(&o));
+    stdout(&o)
+}

@@ -6,45 +6,6 @@ use std::path::{Path, PathBuf};
 
 use crate::util::*;
 
-fn write(dir: &Path, name: &str, text: &str) {
-    std::fs::create_dir_all(dir.join(name).parent().unwrap()).unwrap();
-    std::fs::write(dir.join(name), text).unwrap();
-}
-
-fn build(dir: &Path, extra: &[&str]) -> std::process::Output {
-    run(bin().arg("build").arg(dir).arg("--releases-dir").arg(dir.join("out")).args(extra))
-}
-
-fn release(dir: &Path, name: &str) -> PathBuf {
-    dir.join("out").join(name).join("0.1.0")
-}
-
-fn query(release: &Path, sql: &str) -> String {
-    let o = run(bin().args(["query", "-q", "--format", "csv"]).arg(release).arg(sql));
-    assert!(o.status.success(), "query failed: {sql}: {}", stderr(&o));
-    stdout(&o)
-}
-
-/// A writable copy of case `id` from tests/fixtures/cases.
-fn case(id: &str) -> (tempfile::TempDir, PathBuf) {
-    let root = repo().join("tests/fixtures/cases");
-    let src = std::fs::read_dir(&root)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(&format!("{id}-")))
-        .unwrap_or_else(|| panic!("case {id} missing"));
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("case");
-    copy_tree(&src, &dir);
-    (tmp, dir)
-}
-
-fn make(dir: &Path, args: &[&str]) {
-    let o = run(std::process::Command::new(python()).arg("make.py").args(args).current_dir(dir));
-    assert!(o.status.success(), "make.py {args:?}: {}", stderr(&o));
-}
-
 /// A pipeline with one W&B source per (name, path TOML, wandb options) and one table per
 /// (name, SQL, extra TOML).
 fn pipeline(name: &str, sources: &[(&str, &str, &str)], tables: &[(&str, &str, &str)]) -> String {
