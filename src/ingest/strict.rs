@@ -13,11 +13,15 @@ pub struct StrictValue(pub Value);
 
 impl<'de> serde::Deserialize<'de> for StrictValue {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(StrictVisitor).map(StrictValue)
+        d.deserialize_any(StrictVisitor { record: true }).map(StrictValue)
     }
 }
 
-struct StrictVisitor;
+/// `record`: the value is a whole record (a JSONL line, an element at a record path), not a
+/// value nested in one.
+struct StrictVisitor {
+    record: bool,
+}
 
 impl<'de> Visitor<'de> for StrictVisitor {
     type Value = Value;
@@ -54,40 +58,15 @@ impl<'de> Visitor<'de> for StrictVisitor {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-        while let Some(StrictValue(v)) = seq.next_element()? {
+        while let Some(v) = seq.next_element_seed(Seed)? {
             out.push(v);
         }
         Ok(Value::Array(out))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        // records of one file tend to have the same number of keys: a top-level object starts
-        // with room for as many as the previous one had, instead of growing (and rehashing)
-        let depth = DEPTH.get();
-        let mut out = if depth == 0 { Map::with_capacity(TOP_LEVEL_KEYS.get()) } else { Map::new() };
-        DEPTH.set(depth + 1);
-        let filled = fill(&mut map, &mut out);
-        DEPTH.set(depth);
-        filled?;
-        if depth == 0 {
-            TOP_LEVEL_KEYS.set(out.len().min(MAX_KEYS_HINT));
-        }
-        Ok(Value::Object(out))
-    }
-}
-
-/// Largest capacity a top-level object starts with.
-const MAX_KEYS_HINT: usize = 1024;
-
-thread_local! {
-    /// How deep in objects the parser of this thread is.
-    static DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-    /// Keys of the last top-level object this thread read.
-    static TOP_LEVEL_KEYS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
-/// Reads the entries of an object into `out`, refusing a key seen twice.
-fn fill<'de, A: MapAccess<'de>>(map: &mut A, out: &mut Map<String, Value>) -> Result<(), A::Error> {
-    {
+        // records of one file tend to have the same number of keys: a record starts with room
+        // for as many as the previous one had, instead of growing (and rehashing)
+        let mut out = if self.record { Map::with_capacity(RECORD_KEYS.get()) } else { Map::new() };
         while let Some(k) = map.next_key::<String>()? {
             let v = map.next_value_seed(Seed)?;
             match out.entry(k) {
@@ -102,16 +81,28 @@ fn fill<'de, A: MapAccess<'de>>(map: &mut A, out: &mut Map<String, Value>) -> Re
                 }
             }
         }
+        if self.record {
+            RECORD_KEYS.set(out.len().min(MAX_KEYS_HINT));
+        }
+        Ok(Value::Object(out))
     }
-    Ok(())
 }
 
+/// Largest capacity a record's object starts with.
+const MAX_KEYS_HINT: usize = 1024;
+
+thread_local! {
+    /// Keys of the last record this thread read.
+    static RECORD_KEYS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// A value nested in a record.
 struct Seed;
 
 impl<'de> DeserializeSeed<'de> for Seed {
     type Value = Value;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(StrictVisitor)
+        d.deserialize_any(StrictVisitor { record: false })
     }
 }
 
