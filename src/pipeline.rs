@@ -37,6 +37,38 @@ use crate::write::{TableWriter, WriteOptions};
 /// Memory a table's sort may buffer before writing sorted runs to disk, in bytes (128 MiB).
 pub const SORT_BUDGET_BYTES: usize = 128 << 20;
 
+/// The provenance columns ingest adds to every source row; they break ties of the key.
+const PROVENANCE: [&str; 2] = ["_source_file", "_source_line"];
+
+/// The columns a table's rows are ordered by before the provenance columns: its primary
+/// key, or every field when it has none.
+fn key_columns(schema: &TableSchema) -> Vec<String> {
+    if schema.primary_key.is_empty() {
+        schema.fields.iter().map(|f| f.name.clone()).collect()
+    } else {
+        schema.primary_key.clone()
+    }
+}
+
+/// Whether `plan` yields its rows as one stream already in ascending `sort_cols` order
+/// (nulls last), as DataFusion can tell from the orders of the sources it reads.
+fn plan_in_order(plan: &Arc<dyn datafusion::physical_plan::ExecutionPlan>, sort_cols: &[String]) -> bool {
+    use datafusion::physical_expr::PhysicalSortExpr;
+    use datafusion::physical_plan::ExecutionPlanProperties;
+    if plan.output_partitioning().partition_count() != 1 {
+        return false;
+    }
+    let schema = plan.schema();
+    let exprs: Option<Vec<PhysicalSortExpr>> = sort_cols
+        .iter()
+        .map(|c| {
+            let expr = datafusion::physical_expr::expressions::col(c, &schema).ok()?;
+            Some(PhysicalSortExpr::new(expr, arrow::compute::SortOptions { descending: false, nulls_first: false }))
+        })
+        .collect();
+    exprs.is_some_and(|e| plan.equivalence_properties().ordering_satisfy(e).unwrap_or(false))
+}
+
 /// Options of one build.
 #[derive(Debug, Clone)]
 pub struct BuildOptions {
@@ -152,23 +184,57 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
 
     // sources
     let ingest_opts = IngestOptions { on_invalid: opts.on_invalid, large_cell_bytes: opts.large_cell_bytes };
+    // the orders the tables are sorted in: a source found to be in one already lets a table
+    // that reads it in that order skip the sort
+    let orders: Vec<Vec<String>> = spec
+        .table_schemas
+        .iter()
+        .flatten()
+        .map(|s| {
+            let mut cols = key_columns(s);
+            for extra in PROVENANCE {
+                if !cols.iter().any(|c| c == extra) {
+                    cols.push(extra.to_string());
+                }
+            }
+            cols
+        })
+        .collect();
     let mut inputs: BTreeMap<String, (PathBuf, BTreeSet<String>)> = BTreeMap::new();
     for (i, src) in spec.def.sources.iter().enumerate() {
         progress.start(&format!("reading source {}", src.name), None);
         let started = Instant::now();
-        let ing = ingest::run(spec, i, &work, &ingest_opts, &mut report, &mut rejects)?;
+        let ing = ingest::run(spec, i, &work, &ingest_opts, &orders, &mut report, &mut rejects)?;
         progress.finish();
         tracing::info!("source {}: read in {:.2} s", src.name, started.elapsed().as_secs_f64());
         for f in &ing.inputs {
             inputs.entry(f.rel.clone()).or_insert_with(|| (f.path.clone(), BTreeSet::new())).1.insert(src.name.clone());
         }
-        let opts = datafusion::datasource::file_format::options::ArrowReadOptions {
-            schema: Some(&ing.schema),
-            ..Default::default()
-        };
-        ctx.register_arrow(&ing.name, ing.ipc_file.to_string_lossy().as_ref(), opts)
-            .await
-            .map_err(|e| Error::sql(format!("source {}", ing.name), e))?;
+        let sort_order = ing
+            .sorted_by
+            .iter()
+            .map(|cols| {
+                cols.iter()
+                    .map(|c| {
+                        datafusion::prelude::Expr::Column(datafusion::common::Column::from_name(c)).sort(true, false)
+                    })
+                    .collect()
+            })
+            .collect();
+        let listing = datafusion::datasource::listing::ListingOptions::new(Arc::new(
+            datafusion::datasource::file_format::arrow::ArrowFormat,
+        ))
+        .with_file_extension(".arrow")
+        .with_file_sort_order(sort_order);
+        ctx.register_listing_table(
+            ing.name.as_str(),
+            ing.ipc_file.to_string_lossy().as_ref(),
+            listing,
+            Some(ing.schema.clone()),
+            None,
+        )
+        .await
+        .map_err(|e| Error::sql(format!("source {}", ing.name), e))?;
     }
     // stop here when the sources already broke the rules: table errors would only repeat them
     report.check()?;
@@ -223,11 +289,8 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
             );
         }
         // sort
-        let mut sort_cols: Vec<String> = table_schema.primary_key.clone();
-        if sort_cols.is_empty() {
-            sort_cols = table_schema.fields.iter().map(|f| f.name.clone()).collect();
-        }
-        for extra in ["_source_file", "_source_line"] {
+        let mut sort_cols: Vec<String> = key_columns(&table_schema);
+        for extra in PROVENANCE {
             if result_schema.field_with_name(extra).is_ok() && !sort_cols.iter().any(|c| c == extra) {
                 sort_cols.push(extra.to_string());
             }
@@ -264,14 +327,14 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
             SORT_BUDGET_BYTES,
             work.join(format!("sort-{}", t.name)),
         )?;
-        let mut stream = df.execute_stream().await.map_err(|e| Error::sql(format!("table {}", t.name), e))?;
-        while let Some(b) = stream.next().await {
-            let b = b.map_err(|e| Error::sql(format!("table {}", t.name), e))?;
-            progress.advance(b.num_rows() as u64);
-            sorter.push(b)?;
-        }
-        tracing::info!("table {}: query and sort input in {:.2} s", t.name, started.elapsed().as_secs_f64());
-        sorter.finish(&mut |b| {
+        let plan = df.create_physical_plan().await.map_err(|e| Error::sql(format!("table {}", t.name), e))?;
+        // rows the query yields in key order already (a source ingest found in that order,
+        // read as it was written) go straight on; any others through the sort
+        let in_order = plan_in_order(&plan, &sort_cols);
+        let task = ctx.task_ctx();
+        let mut stream = datafusion::physical_plan::execute_stream(plan, task)
+            .map_err(|e| Error::sql(format!("table {}", t.name), e))?;
+        let mut sink = |b: RecordBatch| -> Result<()> {
             let (mut conformed, problems) = conform_batch(&t.name, &b, &target_schema)?;
             if !problems.is_empty() {
                 let sources = crate::validate::SourceColumn::find(&b);
@@ -309,7 +372,18 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
                 writer.write(&out, &mut report)?;
             }
             Ok(())
-        })?;
+        };
+        while let Some(b) = stream.next().await {
+            let b = b.map_err(|e| Error::sql(format!("table {}", t.name), e))?;
+            progress.advance(b.num_rows() as u64);
+            if in_order { sink(b)? } else { sorter.push(b)? }
+        }
+        if in_order {
+            tracing::info!("table {}: query in key order, not sorted", t.name);
+        } else {
+            tracing::info!("table {}: query and sort input in {:.2} s", t.name, started.elapsed().as_secs_f64());
+            sorter.finish(&mut sink)?;
+        }
         if let Some(out) = validator.finish(&mut report, &mut rejects)? {
             writer.write(&out, &mut report)?;
         }

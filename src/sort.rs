@@ -8,6 +8,9 @@
 //! Rows are buffered up to the budget, sorted, and written to a temporary Arrow IPC file (a
 //! "run"); the runs are then merged with one small batch of each in memory. Input that fits in
 //! the budget is sorted in memory and never touches the disk.
+//!
+//! [`OrderCheck`] watches rows go by and tells whether they came in key order already, so
+//! that rows known to be in order can skip the sort altogether.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -223,6 +226,67 @@ impl ExternalSort {
     }
 }
 
+/// Watches record batches go by and tells whether their rows arrive in ascending order of
+/// some key columns (nulls last, the order of [`ExternalSort`]); equal keys count as in order.
+///
+/// Costs one row conversion of the key columns per batch; once a row is out of order it
+/// stops looking.
+pub struct OrderCheck {
+    columns: Vec<String>,
+    indices: Vec<usize>,
+    converter: Option<RowConverter>,
+    last: Option<OwnedRow>,
+    in_order: bool,
+}
+
+impl OrderCheck {
+    /// A check of the order by `columns` (names of `schema`'s fields). A column `schema` does
+    /// not have, or of a type rows cannot be compared by, makes the check say "not in order".
+    pub fn new(schema: &SchemaRef, columns: Vec<String>) -> Self {
+        let indices: Option<Vec<usize>> = columns.iter().map(|c| schema.index_of(c).ok()).collect();
+        let converter = indices.as_ref().and_then(|ix| {
+            let fields = ix
+                .iter()
+                .map(|&k| {
+                    SortField::new_with_options(
+                        schema.field(k).data_type().clone(),
+                        arrow::compute::SortOptions { descending: false, nulls_first: false },
+                    )
+                })
+                .collect();
+            RowConverter::new(fields).ok()
+        });
+        let in_order = converter.is_some();
+        OrderCheck { columns, indices: indices.unwrap_or_default(), converter, last: None, in_order }
+    }
+
+    /// Looks at the next rows.
+    ///
+    /// Errors: [`Error::Format`] when the key columns cannot be converted for comparison.
+    pub fn observe(&mut self, b: &RecordBatch) -> Result<()> {
+        let (true, Some(converter)) = (self.in_order, &self.converter) else { return Ok(()) };
+        if b.num_rows() == 0 {
+            return Ok(());
+        }
+        let cols: Vec<ArrayRef> = self.indices.iter().map(|&k| b.column(k).clone()).collect();
+        let rows = converter.convert_columns(&cols).map_err(|e| Error::format("sort", e))?;
+        let after_last = self.last.as_ref().is_none_or(|last| last.row() <= rows.row(0));
+        self.in_order = after_last && (1..rows.num_rows()).all(|i| rows.row(i - 1) <= rows.row(i));
+        self.last = self.in_order.then(|| rows.row(rows.num_rows() - 1).owned());
+        Ok(())
+    }
+
+    /// The key columns.
+    pub fn columns(&self) -> &[String] {
+        &self.columns
+    }
+
+    /// Whether every row seen so far came in key order.
+    pub fn in_order(&self) -> bool {
+        self.in_order
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -262,5 +326,24 @@ mod tests {
         })
         .unwrap();
         assert_eq!(got, expected);
+    }
+
+    #[test]
+    fn order_check_sees_ties_batch_edges_and_nulls() {
+        let schema: SchemaRef = Arc::new(Schema::new(vec![Field::new("k", DataType::Int64, true)]));
+        let batch =
+            |v: Vec<Option<i64>>| RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from(v))]).unwrap();
+        let seen = |batches: Vec<Vec<Option<i64>>>| {
+            let mut c = OrderCheck::new(&schema, vec!["k".into()]);
+            for b in batches {
+                c.observe(&batch(b)).unwrap();
+            }
+            c.in_order()
+        };
+        assert!(seen(vec![vec![Some(1), Some(1), Some(2)], vec![Some(2), Some(5), None], vec![None]]));
+        assert!(!seen(vec![vec![Some(1), Some(3)], vec![Some(2)]]), "across batches");
+        assert!(!seen(vec![vec![Some(1), None, Some(2)]]), "nulls come last");
+        assert!(!seen(vec![vec![Some(3), Some(2)], vec![Some(4)]]), "stays out of order");
+        assert!(!OrderCheck::new(&schema, vec!["missing".into()]).in_order());
     }
 }

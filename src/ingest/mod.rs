@@ -13,6 +13,7 @@
 //! convert) and once when it is declared.
 
 pub mod convert;
+pub mod direct;
 pub mod evals;
 pub mod files;
 pub mod infer;
@@ -76,9 +77,14 @@ pub struct Ingested {
     pub rows: u64,
     /// Raw files read.
     pub inputs: Vec<InputFile>,
+    /// The column lists of `orders` (given to [`run`]) by which the kept rows came in
+    /// ascending order (nulls last), in the order they were written to `ipc_file`.
+    pub sorted_by: Vec<Vec<String>>,
 }
 
-/// Reads one source.
+/// Reads one source. `orders` are column lists worth knowing the order of (the keys of
+/// the tables): each one whose columns the source has is checked as the rows go by, and the
+/// ones the kept rows follow are in [`Ingested::sorted_by`].
 ///
 /// Errors: [`Error::Config`] when no file matches, when a column's type cannot be decided
 /// (say which and how to declare it) or when a capture collides with a column; [`Error::Io`]
@@ -88,6 +94,7 @@ pub fn run(
     index: usize,
     work: &std::path::Path,
     opts: &IngestOptions,
+    orders: &[Vec<String>],
     report: &mut BuildReport,
     rejects: &mut Rejects,
 ) -> Result<Ingested> {
@@ -102,7 +109,7 @@ pub fn run(
     }
     let capture_names: Vec<String> = inputs[0].captures.iter().map(|(n, _)| n.clone()).collect();
     if src.format == Format::Parquet {
-        return run_parquet(spec, index, inputs, capture_names, work, opts, report, rejects);
+        return run_parquet(spec, index, inputs, capture_names, work, opts, orders, report, rejects);
     }
 
     let mut conv = ConvertOptions {
@@ -170,8 +177,22 @@ pub fn run(
         conv: &conv,
         schema: schema.clone(),
         large_cell_bytes: opts.large_cell_bytes,
+        // records as they are (no reshaping), each key a column: Python's NaN tokens and
+        // strict keys are handled on the fast path, anything else falls back line run by run
+        direct: (src.format == Format::Jsonl && src.layout != Layout::Long && !conv.textual)
+            .then(|| direct::Decoder::new(&columns, conv.nonfinite))
+            .flatten(),
     };
-    let mut applier = Applier { src, opts, rows: 0, report, rejects, writer: &mut writer, ipc_file: &ipc_file };
+    let mut applier = Applier {
+        src,
+        opts,
+        rows: 0,
+        report,
+        rejects,
+        writer: &mut writer,
+        ipc_file: &ipc_file,
+        checks: order_checks(&schema, orders),
+    };
     let line_format = matches!(
         src.format,
         Format::Jsonl
@@ -218,8 +239,22 @@ pub fn run(
         }
     }
     let rows = applier.rows;
+    let sorted_by = sorted_by(applier.checks);
     writer.finish().map_err(|e| Error::format(ipc_file.display().to_string(), e))?;
-    Ok(Ingested { name: src.name.clone(), schema, ipc_file, rows, inputs })
+    Ok(Ingested { name: src.name.clone(), schema, ipc_file, rows, inputs, sorted_by })
+}
+
+/// Checks of the `orders` whose columns are all in `schema`.
+fn order_checks(schema: &SchemaRef, orders: &[Vec<String>]) -> Vec<crate::sort::OrderCheck> {
+    orders
+        .iter()
+        .filter(|cols| !cols.is_empty() && cols.iter().all(|c| schema.index_of(c).is_ok()))
+        .map(|cols| crate::sort::OrderCheck::new(schema, cols.clone()))
+        .collect()
+}
+
+fn sorted_by(checks: Vec<crate::sort::OrderCheck>) -> Vec<Vec<String>> {
+    checks.into_iter().filter(|c| c.in_order()).map(|c| c.columns().to_vec()).collect()
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -230,6 +265,7 @@ fn run_parquet(
     capture_names: Vec<String>,
     work: &std::path::Path,
     opts: &IngestOptions,
+    orders: &[Vec<String>],
     report: &mut BuildReport,
     rejects: &mut Rejects,
 ) -> Result<Ingested> {
@@ -248,6 +284,7 @@ fn run_parquet(
     let mut writer = arrow::ipc::writer::FileWriter::try_new(std::io::BufWriter::new(f), &schema)
         .map_err(|e| Error::format(ipc_file.display().to_string(), e))?;
     let mut rows = 0u64;
+    let mut checks = order_checks(&schema, orders);
     for input in &inputs {
         let mut sink = |b: RecordBatch, first_row: u64, problems: Vec<parquet::CastProblem>| -> Result<()> {
             let n = b.num_rows();
@@ -284,12 +321,15 @@ fn run_parquet(
                 rb = arrow::compute::filter_record_batch(&rb, &keep).map_err(|e| Error::format(&input.rel, e))?;
             }
             rows += rb.num_rows() as u64;
+            for c in &mut checks {
+                c.observe(&rb)?;
+            }
             writer.write(&rb).map_err(|e| Error::format(ipc_file.display().to_string(), e))
         };
         parquet::read(input, &data_fields, &mut sink).map_err(|e| name_table(e, &src.name))?;
     }
     writer.finish().map_err(|e| Error::format(ipc_file.display().to_string(), e))?;
-    Ok(Ingested { name: src.name.clone(), schema, ipc_file, rows, inputs })
+    Ok(Ingested { name: src.name.clone(), schema, ipc_file, rows, inputs, sorted_by: sorted_by(checks) })
 }
 
 /// The rows a record becomes: as is, or reshaped by the format (Tinker) or the layout (long).
@@ -504,12 +544,14 @@ struct ChunkSpec<'a> {
     conv: &'a ConvertOptions,
     schema: SchemaRef,
     large_cell_bytes: u64,
+    /// The fast path for runs of JSON Lines, when the source's rows are records as they are
+    /// and its columns are flat.
+    direct: Option<direct::Decoder>,
 }
 
 impl ChunkSpec<'_> {
     /// Converts `pending` records into a [`Chunk`].
     fn convert(&self, pending: Vec<Pending>, bad_lines: Vec<BadLine>) -> Result<Chunk> {
-        let name = &self.src.name;
         let records: Vec<&Map<String, Value>> = pending.iter().map(|(o, _, _)| o).collect();
         let mut converted = convert::convert(&records, self.columns, self.conv);
         if self.src.format == Format::TinkerMetrics {
@@ -524,6 +566,49 @@ impl ChunkSpec<'_> {
         for p in &converted.problems {
             bad_records.entry(p.row).or_insert_with(|| unmark(&Value::Object(pending[p.row].0.clone())));
         }
+        let captures: Vec<&[(String, String)]> = pending.iter().map(|(_, _, c)| c.as_slice()).collect();
+        let files: StringArray = pending.iter().map(|(_, s, _)| Some(s.file.as_str())).collect();
+        let line_array: ArrayRef = match self.schema.field(self.schema.fields().len() - 1).data_type() {
+            DataType::Int64 => Arc::new(
+                pending
+                    .iter()
+                    .map(|(_, s, _)| match &s.at {
+                        Position::Line(n) => Some(*n as i64),
+                        Position::Pointer(_) => None,
+                    })
+                    .collect::<Int64Array>(),
+            ),
+            _ => Arc::new(pending.iter().map(|(_, s, _)| Some(s.at.to_string())).collect::<StringArray>()),
+        };
+        let provenance = self.provenance(&captures, files, line_array);
+        drop(captures);
+        let srefs = pending.into_iter().map(|(_, s, _)| s).collect();
+        self.assemble(converted, provenance, srefs, bad_records, bad_lines)
+    }
+
+    /// The capture columns (from each row's captures), then `files` and `lines`.
+    fn provenance(&self, captures: &[&[(String, String)]], files: StringArray, lines: ArrayRef) -> Vec<ArrayRef> {
+        let ncapt = self.schema.fields().len() - self.columns.len() - 2;
+        let mut arrays: Vec<ArrayRef> = Vec::with_capacity(ncapt + 2);
+        for c in 0..ncapt {
+            let a: StringArray = captures.iter().map(|caps| Some(caps[c].1.as_str())).collect();
+            arrays.push(Arc::new(a));
+        }
+        arrays.push(Arc::new(files));
+        arrays.push(lines);
+        arrays
+    }
+
+    /// Puts converted columns and their provenance columns together into a [`Chunk`].
+    fn assemble(
+        &self,
+        converted: convert::Converted,
+        provenance: Vec<ArrayRef>,
+        srefs: Vec<SourceRef>,
+        bad_records: BTreeMap<usize, Value>,
+        bad_lines: Vec<BadLine>,
+    ) -> Result<Chunk> {
+        let name = &self.src.name;
         let mut large = Vec::new();
         for (i, (col, target)) in self.columns.iter().enumerate() {
             if matches!(target, Target::Str | Target::Json) {
@@ -537,31 +622,10 @@ impl ChunkSpec<'_> {
                 }
             }
         }
-        // provenance columns
         let mut arrays: Vec<ArrayRef> = converted.columns;
-        let ncapt = self.schema.fields().len() - self.columns.len() - 2;
-        for c in 0..ncapt {
-            let a: StringArray = pending.iter().map(|(_, _, caps)| Some(caps[c].1.as_str())).collect();
-            arrays.push(Arc::new(a));
-        }
-        let files: StringArray = pending.iter().map(|(_, s, _)| Some(s.file.as_str())).collect();
-        arrays.push(Arc::new(files));
-        let line_array: ArrayRef = match self.schema.field(self.schema.fields().len() - 1).data_type() {
-            DataType::Int64 => Arc::new(
-                pending
-                    .iter()
-                    .map(|(_, s, _)| match &s.at {
-                        Position::Line(n) => Some(*n as i64),
-                        Position::Pointer(_) => None,
-                    })
-                    .collect::<Int64Array>(),
-            ),
-            _ => Arc::new(pending.iter().map(|(_, s, _)| Some(s.at.to_string())).collect::<StringArray>()),
-        };
-        arrays.push(line_array);
+        arrays.extend(provenance);
         let batch = RecordBatch::try_new(self.schema.clone(), arrays)
             .map_err(|e| Error::format(format!("source {name}"), e))?;
-        let srefs = pending.into_iter().map(|(_, s, _)| s).collect();
         Ok(Chunk {
             batch,
             srefs,
@@ -573,8 +637,19 @@ impl ChunkSpec<'_> {
         })
     }
 
-    /// Parses and converts a run of raw JSON Lines lines of `input`.
+    /// Parses and converts a run of raw JSON Lines lines of `input`: by the fast path when
+    /// the source has one and every line takes it, otherwise record by record.
     fn convert_lines(&self, lines: &records::LineChunk, input: &InputFile) -> Result<Chunk> {
+        if let Some(d) = self.direct.as_ref().and_then(|dec| dec.decode(lines)) {
+            let n = d.lines.len();
+            let caps = input.captures.as_slice();
+            let files = StringArray::from_iter_values(std::iter::repeat_n(input.rel.as_str(), n));
+            let line_array: ArrayRef = Arc::new(Int64Array::from_iter_values(d.lines.iter().map(|&l| l as i64)));
+            let provenance = self.provenance(&vec![caps; n], files, line_array);
+            let srefs = d.lines.iter().map(|&l| SourceRef { file: input.rel.clone(), at: Position::Line(l) }).collect();
+            let converted = convert::Converted { columns: d.columns, problems: Vec::new(), events: d.events };
+            return self.assemble(converted, provenance, srefs, BTreeMap::new(), Vec::new());
+        }
         let mut pending = Vec::with_capacity(lines.lines.len());
         let mut bad = Vec::new();
         for item in lines.items() {
@@ -603,6 +678,7 @@ struct Applier<'a, W: std::io::Write> {
     rejects: &'a mut Rejects,
     writer: &'a mut arrow::ipc::writer::FileWriter<W>,
     ipc_file: &'a std::path::Path,
+    checks: Vec<crate::sort::OrderCheck>,
 }
 
 impl<W: std::io::Write> Applier<'_, W> {
@@ -669,6 +745,9 @@ impl<W: std::io::Write> Applier<'_, W> {
                 .map_err(|e| Error::format(format!("source {name}"), e))?;
         }
         self.rows += rb.num_rows() as u64;
+        for c in &mut self.checks {
+            c.observe(&rb)?;
+        }
         if rb.num_rows() > 0 {
             self.writer.write(&rb).map_err(|e| Error::format(self.ipc_file.display().to_string(), e))?;
         }

@@ -21,5 +21,7 @@ mod hub_server;
 mod publish;
 // Publishing under injected faults, and the Hub-side field cases (B14–B33).
 mod hub_cases;
+// Rows in key order skip the sort; the rest are sorted; the release is in key order either way.
+mod order;
 // Regression tests for inputs and misuse that once crashed, passed silently or misreported.
 mod regressions;

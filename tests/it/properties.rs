@@ -1,6 +1,7 @@
 //! Property tests of the JSON Lines reader: random records with mixed types, non-finite tokens,
 //! missing and reordered keys never panic, and every value either lands exactly or is reported
-//! with its line and path; floats round-trip through Parquet and JSON Lines unchanged.
+//! with its line and path; floats round-trip through Parquet and JSON Lines unchanged; the
+//! fast path of JSON Lines gives exactly what the general path gives, or leaves the lines to it.
 
 use std::io::Cursor;
 
@@ -147,6 +148,79 @@ proptest! {
         let expected: String = values.iter().map(|v| format!("{{\"x\":{}}}\n", serde_json::to_string(v).unwrap())).collect();
         prop_assert_eq!(String::from_utf8(jsonl).unwrap(), expected);
         prop_assert_eq!(std::fs::read_to_string(dir.path().join("jsonl/t.jsonl")).unwrap(), text.replace(": ", ":"));
+    }
+}
+
+/// A flat value for the fast-path test: mostly what the declared columns take, sometimes not.
+fn flat_value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (-1000i64..1000).prop_map(|i| i.to_string()),
+        any::<i64>().prop_map(|i| i.to_string()),
+        any::<u64>().prop_map(|u| u.to_string()),
+        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| serde_json::to_string(&f).unwrap()),
+        (-1000i64..1000).prop_map(|i| format!("{i}.0")),
+        Just("NaN".to_string()),
+        Just("-Infinity".to_string()),
+        Just("null".to_string()),
+        any::<bool>().prop_map(|b| b.to_string()),
+        "[a-zN\\\"\u{e9}]{0,8}".prop_map(|s| serde_json::to_string(&s).unwrap()),
+        Just("123456789012345678901234".to_string()),
+    ]
+}
+
+/// A flat record over k0..k5 (k5 names no column), keys maybe repeated, values typed by key.
+fn flat_record() -> impl Strategy<Value = String> {
+    prop::collection::vec((0usize..6, flat_value(), any::<bool>()), 0..7).prop_map(|kv| {
+        let parts: Vec<String> = kv.into_iter().map(|(k, v, _)| format!("\"k{k}\": {v}")).collect();
+        format!("{{{}}}", parts.join(", "))
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, .. ProptestConfig::default() })]
+
+    #[test]
+    fn the_fast_path_agrees_with_the_general_path(lines in prop::collection::vec(flat_record(), 1..10), keep_clean in any::<bool>()) {
+        use runpack::ingest::direct::Decoder;
+        let columns: Vec<(String, Target)> = [Target::Str, Target::Int64, Target::Float64, Target::Bool, Target::UInt64]
+            .into_iter().enumerate().map(|(i, t)| (format!("k{i}"), t)).collect();
+        // half of the runs keep only lines the general path takes without a problem, so the
+        // fast path gets exercised, not just refused
+        let lines: Vec<String> = if keep_clean {
+            lines.into_iter().filter(|l| match records::parse_line(l.as_bytes(), 2) {
+                Some(Item::Record(o, _)) => convert(&[&o], &columns, &ConvertOptions { strict_keys: true, ..Default::default() }).problems.is_empty(),
+                _ => false,
+            }).collect()
+        } else { lines };
+        let mut chunk = records::LineChunk::default();
+        for (i, l) in lines.iter().enumerate() {
+            chunk.bytes.extend_from_slice(l.as_bytes());
+            chunk.bytes.push(b'\n');
+            chunk.lines.push((i as u64 + 2, chunk.bytes.len()));
+        }
+        let opts = ConvertOptions { strict_keys: true, ..Default::default() };
+        let fast = Decoder::new(&columns, opts.nonfinite).unwrap().decode(&chunk);
+        let mut recs = Vec::new();
+        for item in chunk.items() {
+            match item {
+                Item::Record(o, _) => recs.push(o),
+                Item::Bad { .. } => prop_assert!(fast.is_none(), "a bad line on the fast path"),
+            }
+        }
+        let refs: Vec<&Map<String, Value>> = recs.iter().collect();
+        let slow = convert(&refs, &columns, &opts);
+        if keep_clean {
+            prop_assert!(fast.is_some(), "clean lines take the fast path: {:?}", lines);
+        }
+        if let Some(fast) = fast {
+            prop_assert!(slow.problems.is_empty(), "{:?}", slow.problems);
+            prop_assert_eq!(fast.lines.len(), recs.len());
+            for (a, b) in fast.columns.iter().zip(&slow.columns) {
+                prop_assert_eq!(a.to_data(), b.to_data());
+            }
+            let ev = |e: &runpack::ingest::convert::Event| (e.kind, e.row, e.path.clone(), e.detail.clone());
+            prop_assert_eq!(fast.events.iter().map(ev).collect::<Vec<_>>(), slow.events.iter().map(ev).collect::<Vec<_>>());
+        }
     }
 }
 

@@ -1,0 +1,66 @@
+//! Rows that arrive in key order skip the sort; rows that do not are sorted. Either way the
+//! release holds the rows in key order, equal keys in input order.
+
+use crate::util::*;
+
+/// The `k` and `v` of each row of a table's JSON Lines file, in file order.
+fn keys(release: &std::path::Path, table: &str) -> Vec<(i64, String)> {
+    let text = std::fs::read_to_string(release.join(format!("jsonl/{table}.jsonl"))).unwrap();
+    text.lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (v["k"].as_i64().unwrap(), v["v"].as_str().unwrap().to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn rows_in_key_order_skip_the_sort_and_others_are_sorted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // 30,000 rows: several record batches, so order is checked across batch edges too
+    let n = 30_000;
+    let line = |k: i64, v: &str| format!("{{\"k\": {k}, \"v\": \"{v}\"}}\n");
+    let asc: String = (0..n).map(|i| line(i / 2, &format!("a{i}"))).collect();
+    // the same rows, but the last one belongs first
+    let late: String = (1..n).map(|i| line(i / 2, &format!("a{i}"))).chain([line(-1, "last")]).collect();
+    write(dir, "asc.jsonl", &asc);
+    write(dir, "late.jsonl", &late);
+    let fields = r#"[{"name":"k","type":"integer"},{"name":"v","type":"string"},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}]"#;
+    write(dir, "keyed.json", &format!(r#"{{"fields":{fields},"primaryKey":["k","v"]}}"#));
+    write(dir, "dups.json", &format!(r#"{{"fields":{fields},"primaryKey":["k"]}}"#));
+    let mut toml = String::from("name = \"order\"\n");
+    for s in ["asc", "late"] {
+        toml += &format!("[[source]]\nname = \"{s}\"\npath = \"{s}.jsonl\"\nformat = \"jsonl\"\n");
+    }
+    for (t, q, schema, dup) in [
+        ("in_order", "SELECT * FROM asc", "keyed", "error"),
+        ("late_row", "SELECT * FROM late", "keyed", "error"),
+        ("filtered", "SELECT * FROM asc WHERE k % 3 <> 0", "keyed", "error"),
+        ("last_wins", "SELECT * FROM asc", "dups", "keep-last"),
+    ] {
+        toml += &format!(
+            "[[table]]\nname = \"{t}\"\nschema = \"{schema}.json\"\nquery = \"{q}\"\non_duplicate_key = \"{dup}\"\n"
+        );
+    }
+    write(dir, "pipeline.toml", &toml);
+    let out = dir.join("out");
+    let o = run(bin().env("RUST_LOG", "info").arg("build").arg(dir).arg("--releases-dir").arg(&out));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let log = stderr(&o);
+    assert!(log.contains("table in_order: query in key order, not sorted"), "{log}");
+    assert!(log.contains("table last_wins: query in key order, not sorted"), "{log}");
+    assert!(!log.contains("table late_row: query in key order"), "{log}");
+    let rel = release(dir, "order");
+
+    let mut expected: Vec<(i64, String)> = (0..n).map(|i| (i / 2, format!("a{i}"))).collect();
+    assert_eq!(keys(&rel, "in_order"), expected);
+    expected.retain(|(k, _)| k % 3 != 0);
+    assert_eq!(keys(&rel, "filtered"), expected);
+    let mut late: Vec<(i64, String)> = (1..n).map(|i| (i / 2, format!("a{i}"))).collect();
+    late.insert(0, (-1, "last".into()));
+    assert_eq!(keys(&rel, "late_row"), late);
+    // equal keys keep their input order, so the later row of each pair is the one kept
+    let last: Vec<(i64, String)> = (0..n / 2).map(|k| (k, format!("a{}", 2 * k + 1))).collect();
+    assert_eq!(keys(&rel, "last_wins"), last);
+}
