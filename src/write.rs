@@ -84,6 +84,12 @@ struct Shard {
     row_group_bytes: u64,
 }
 
+/// Largest dictionary page of a column chunk, in bytes (128 KiB): a column with more
+/// distinct values than that (measurements, ids) is written plain after the first ones
+/// instead of being interned whole; columns with few values (names, labels, flags) keep
+/// their dictionary.
+pub const DICTIONARY_PAGE_BYTES: usize = 128 << 10;
+
 /// Streams one table into shards.
 pub struct TableWriter {
     name: String,
@@ -116,7 +122,18 @@ impl TableWriter {
             ))
             .set_max_row_group_row_count(Some(opts.row_group_rows))
             .set_created_by(format!("runpack {}", env!("CARGO_PKG_VERSION")))
-            .build();
+            .set_dictionary_page_size_limit(DICTIONARY_PAGE_BYTES);
+        // line numbers are distinct and rising: deltas, not a dictionary
+        let props = match schema.field_with_name("_source_line") {
+            Ok(f) if f.data_type() == &DataType::Int64 => {
+                let line = parquet::schema::types::ColumnPath::from("_source_line");
+                props
+                    .set_column_dictionary_enabled(line.clone(), false)
+                    .set_column_encoding(line, parquet::basic::Encoding::DELTA_BINARY_PACKED)
+            }
+            _ => props,
+        }
+        .build();
         Ok(TableWriter {
             name: name.to_string(),
             schema,

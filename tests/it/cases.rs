@@ -127,7 +127,7 @@ fn b01_null_column_across_files() {
 fn b02_empty_lists_never_fix_an_element_type() {
     let (_t, dir) = case("B02");
     write(&dir, "pipeline.toml", &simple_pipeline("b02", "\"*.jsonl\"", "", ""));
-    let o = build(&dir, &["-q", "--max-shard-bytes", "1950"]);
+    let o = build(&dir, &["-q", "--max-shard-bytes", "1900"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let r = release(&dir, "b02");
     assert_eq!(type_of(&r, "t", "tool_calls"), "List<Struct<name: Utf8, ok: Boolean>>");
