@@ -6,9 +6,14 @@
 //! inferred from a sample of the data, so a column that only appears in a later file is
 //! there, and shards written with another string encoding are read as the declared type.
 //!
-//! Statistics pruning is turned off for tables with floating-point columns: Parquet min/max
-//! statistics leave NaN out, while SQL orders NaN above every number, so pruning by
-//! statistics would drop rows that match (apache/datafusion#15812).
+//! Parquet min/max statistics leave NaN out, while SQL orders NaN above every number, so a
+//! float column's statistics may not be used to skip data (apache/datafusion#15812) nor to
+//! answer `max(x)` without reading it. Tables with floating-point columns therefore never
+//! give statistics to the planner, and a scan of one prunes row groups and pages by
+//! statistics only when none of its filters reads a float column (filters on a run id or a
+//! step still skip what they can); filters made while a query runs (top-k, join, aggregate
+//! dynamic filters) are turned off for such tables, as their columns are not known in
+//! advance.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -60,7 +65,11 @@ fn has_float(dt: &DataType) -> bool {
     }
 }
 
-/// Registers Parquet `files` as table `name` with `schema`.
+/// Registers Parquet `files` as table `name` with `schema`; a table with floating-point
+/// columns is registered as a [`NanSafeParquet`] (see the module docs).
+///
+/// Errors: [`Error::Io`] for a path that cannot be made absolute, [`Error::Sql`] when
+/// DataFusion refuses the table.
 pub async fn register_parquet(ctx: &SessionContext, name: &str, files: &[PathBuf], schema: SchemaRef) -> Result<()> {
     let urls = files
         .iter()
@@ -69,19 +78,103 @@ pub async fn register_parquet(ctx: &SessionContext, name: &str, files: &[PathBuf
             ListingTableUrl::parse(abs.to_string_lossy()).map_err(|e| Error::sql(format!("table {name}"), e))
         })
         .collect::<Result<Vec<_>>>()?;
-    // min/max pruning (row-group statistics and the page index) is off for tables with
-    // floating-point columns: statistics leave NaN out, SQL orders NaN above every number
-    let pruning = !schema.fields().iter().any(|f| has_float(f.data_type()));
-    let mut options = datafusion::config::TableParquetOptions::default();
-    options.global.pruning = pruning;
-    options.global.enable_page_index = pruning;
-    options.global.schema_force_view_types = false;
-    let format = ParquetFormat::default().with_options(options);
-    let options = ListingOptions::new(Arc::new(format)).with_file_extension(".parquet");
-    let config = ListingTableConfig::new_with_multi_paths(urls).with_listing_options(options).with_schema(schema);
-    let table = ListingTable::try_new(config).map_err(|e| Error::sql(format!("table {name}"), e))?;
-    ctx.register_table(name, Arc::new(table)).map_err(|e| Error::sql(format!("table {name}"), e))?;
+    let floats: std::collections::BTreeSet<String> =
+        schema.fields().iter().filter(|f| has_float(f.data_type())).map(|f| f.name().clone()).collect();
+    let listing = |pruning: bool| -> Result<Arc<ListingTable>> {
+        let mut options = datafusion::config::TableParquetOptions::default();
+        options.global.pruning = pruning;
+        options.global.enable_page_index = pruning;
+        options.global.schema_force_view_types = false;
+        let format = ParquetFormat::default().with_options(options);
+        let options = ListingOptions::new(Arc::new(format)).with_file_extension(".parquet");
+        let config = ListingTableConfig::new_with_multi_paths(urls.clone())
+            .with_listing_options(options)
+            .with_schema(schema.clone());
+        Ok(Arc::new(ListingTable::try_new(config).map_err(|e| Error::sql(format!("table {name}"), e))?))
+    };
+    let table: Arc<dyn datafusion::catalog::TableProvider> = if floats.is_empty() {
+        listing(true)?
+    } else {
+        let state = ctx.state_ref();
+        let mut state = state.write();
+        let optimizer = &mut state.config_mut().options_mut().optimizer;
+        optimizer.enable_dynamic_filter_pushdown = false;
+        optimizer.enable_topk_dynamic_filter_pushdown = false;
+        optimizer.enable_join_dynamic_filter_pushdown = false;
+        optimizer.enable_aggregate_dynamic_filter_pushdown = false;
+        Arc::new(NanSafeParquet { pruned: listing(true)?, unpruned: listing(false)?, floats })
+    };
+    ctx.register_table(name, table).map_err(|e| Error::sql(format!("table {name}"), e))?;
     Ok(())
+}
+
+/// Parquet files of a table with floating-point columns, scanned with statistics pruning
+/// only when no filter of the scan reads one of those columns.
+#[derive(Debug)]
+pub struct NanSafeParquet {
+    pruned: Arc<ListingTable>,
+    unpruned: Arc<ListingTable>,
+    /// The top-level columns that hold floats (at any depth).
+    floats: std::collections::BTreeSet<String>,
+}
+
+impl NanSafeParquet {
+    fn pick(&self, filters: &[datafusion::prelude::Expr]) -> &Arc<ListingTable> {
+        let reads_float = filters.iter().any(|f| f.column_refs().iter().any(|c| self.floats.contains(&c.name)));
+        if reads_float { &self.unpruned } else { &self.pruned }
+    }
+
+    /// `state` with file statistics off, so that the planner never takes a float column's
+    /// min/max for the data's.
+    fn without_statistics(
+        state: &dyn datafusion::catalog::Session,
+    ) -> datafusion::error::Result<datafusion::execution::SessionState> {
+        let mut state = state
+            .as_any()
+            .downcast_ref::<datafusion::execution::SessionState>()
+            .ok_or_else(|| datafusion::error::DataFusionError::Internal("a session state was expected".into()))?
+            .clone();
+        state.config_mut().options_mut().execution.collect_statistics = false;
+        Ok(state)
+    }
+}
+
+#[async_trait::async_trait]
+impl datafusion::catalog::TableProvider for NanSafeParquet {
+    fn schema(&self) -> SchemaRef {
+        self.unpruned.schema()
+    }
+
+    fn table_type(&self) -> datafusion::datasource::TableType {
+        datafusion::datasource::TableType::Base
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&datafusion::prelude::Expr],
+    ) -> datafusion::error::Result<Vec<datafusion::logical_expr::TableProviderFilterPushDown>> {
+        self.unpruned.supports_filters_pushdown(filters)
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn datafusion::catalog::Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[datafusion::prelude::Expr],
+        limit: Option<usize>,
+    ) -> datafusion::error::Result<Arc<dyn datafusion::physical_plan::ExecutionPlan>> {
+        let state = Self::without_statistics(state)?;
+        self.pick(filters).scan(&state, projection, filters, limit).await
+    }
+
+    async fn scan_with_args<'a>(
+        &self,
+        state: &dyn datafusion::catalog::Session,
+        args: datafusion::catalog::ScanArgs<'a>,
+    ) -> datafusion::error::Result<datafusion::catalog::ScanResult> {
+        let state = Self::without_statistics(state)?;
+        self.pick(args.filters().unwrap_or(&[])).scan_with_args(&state, args).await
+    }
 }
 
 /// Registers every table of the release in `dir`.
@@ -330,7 +423,7 @@ pub async fn register_files(
     let mut report = crate::report::BuildReport::new(100);
     let mut rejects = crate::rejects::Rejects::new(work.path().join("rejects"));
     let opts = crate::ingest::IngestOptions { on_invalid: crate::ingest::OnInvalid::Fail, large_cell_bytes: u64::MAX };
-    let ing = crate::ingest::run(&spec, 0, work.path(), &opts, &mut report, &mut rejects)?;
+    let ing = crate::ingest::run(&spec, 0, work.path(), &opts, &[], &mut report, &mut rejects)?;
     report.check()?;
     let read = datafusion::datasource::file_format::options::ArrowReadOptions {
         schema: Some(&ing.schema),

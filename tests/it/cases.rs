@@ -878,8 +878,16 @@ fn b39_nan_and_parquet_statistics() {
             assert_eq!(q("SELECT step FROM t WHERE reward < 1.5 ORDER BY step"), "step\n1\n6\n");
             assert_eq!(q("SELECT step FROM t WHERE reward > 1.5 AND NOT isnan(reward) ORDER BY step"), "step\n3\n7\n");
             assert_eq!(q("SELECT step FROM t WHERE isnan(reward) ORDER BY step"), "step\n2\n4\n5\n");
+            // the top rows are NaN (not the statistics' 3.0), whatever runs while the query does
+            assert_eq!(q("SELECT step FROM t ORDER BY reward DESC, step LIMIT 2"), "step\n2\n4\n");
+            assert_eq!(q("SELECT step FROM t WHERE step > 5 ORDER BY step"), "step\n6\n7\n");
         }
     }
+    // an aggregate is read from the data, never from statistics that leave NaN out
+    assert_eq!(
+        query_with(&r, "SELECT max(reward) AS hi, min(reward) AS lo, count(*) AS n FROM t", &[]),
+        "hi,lo,n\nNaN,0.5,7\n"
+    );
 }
 
 #[test]
