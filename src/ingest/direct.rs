@@ -12,7 +12,7 @@
 //!
 //! Lines are read as [`super::records::parse_line`] reads them: LF or CRLF ends, a byte-order
 //! mark on line 1, blank lines skipped, Python's bare `NaN`/`Infinity` tokens rewritten by
-//! [`super::lenient`] first.
+//! [`super::lenient`] first (on lines that hold an `N` or an `I`).
 
 use std::fmt;
 use std::sync::Arc;
@@ -126,11 +126,24 @@ impl Decoder {
                 continue;
             }
             let row = lines.len();
-            let rewritten = lenient::rewrite(line);
+            // only a line with an `N` or an `I` can hold a bare NaN or Infinity; integers
+            // beyond 64 bits, which the rewrite would mark, are refused below instead
+            let rewritten = memchr::memchr2(b'N', b'I', line).and_then(|_| lenient::rewrite(line));
             let mut de = serde_json::Deserializer::from_slice(rewritten.as_deref().unwrap_or(line));
-            let seed = RowSeed { dec: self, builders: &mut builders, set_by: &mut set_by, row, events: &mut events };
+            let mut big_whole = false;
+            let seed = RowSeed {
+                dec: self,
+                builders: &mut builders,
+                set_by: &mut set_by,
+                row,
+                events: &mut events,
+                big_whole: &mut big_whole,
+            };
             seed.deserialize(&mut de).ok()?;
             de.end().ok()?;
+            if big_whole && rewritten.is_none() && lenient::has_long_digit_run(line) {
+                return None;
+            }
             for (b, set) in builders.iter_mut().zip(&set_by) {
                 if *set != row {
                     b.append_null();
@@ -149,6 +162,7 @@ struct RowSeed<'a> {
     set_by: &'a mut [usize],
     row: usize,
     events: &'a mut Vec<Event>,
+    big_whole: &'a mut bool,
 }
 
 impl<'de> DeserializeSeed<'de> for RowSeed<'_> {
@@ -169,8 +183,14 @@ impl<'de> Visitor<'de> for RowSeed<'_> {
                 return Err(de::Error::custom("repeated key"));
             }
             self.set_by[col] = self.row;
-            let cell =
-                CellSeed { dec: self.dec, col, builder: &mut self.builders[col], row: self.row, events: self.events };
+            let cell = CellSeed {
+                dec: self.dec,
+                col,
+                builder: &mut self.builders[col],
+                row: self.row,
+                events: self.events,
+                big_whole: self.big_whole,
+            };
             map.next_value_seed(cell)?;
         }
         Ok(())
@@ -204,6 +224,7 @@ struct CellSeed<'a> {
     builder: &'a mut Builder,
     row: usize,
     events: &'a mut Vec<Event>,
+    big_whole: &'a mut bool,
 }
 
 impl<'de> DeserializeSeed<'de> for CellSeed<'_> {
@@ -249,7 +270,13 @@ impl<'de> Visitor<'de> for CellSeed<'_> {
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
         match self.builder {
-            Builder::Float64(b) => b.append_value(v),
+            Builder::Float64(b) => {
+                // a whole number this large may have been an integer token beyond 64 bits,
+                // which the general path refuses for a float column; the line is looked at
+                // once it is read
+                *self.big_whole |= v.fract() == 0.0 && v.abs() >= 9.223372036854776e18;
+                b.append_value(v)
+            }
             // `3.0` in an integer column is the integer 3, as in the general path
             Builder::Int64(b) if v.fract() == 0.0 && (-9.223372036854776e18..9.223372036854776e18).contains(&v) => {
                 b.append_value(v as i64)
@@ -336,6 +363,8 @@ mod tests {
             "{\"s\": \"a\"} x",
             "{\"s\": \"a\"",
             "{\"i\": 123456789012345678901234}",
+            "{\"f\": 123456789012345678901234}",
+            "{\"f\": -9223372036854775809}",
         ] {
             assert!(decoder().decode(&chunk(&format!("{{\"s\": \"ok\"}}\n{bad}\n"))).is_none(), "{bad}");
         }

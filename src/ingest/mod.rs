@@ -168,9 +168,7 @@ pub fn run(
     // 2. convert
     std::fs::create_dir_all(work).map_err(|e| Error::io(work, e))?;
     let ipc_file = work.join(format!("{}.arrow", src.name));
-    let f = std::fs::File::create(&ipc_file).map_err(|e| Error::io(&ipc_file, e))?;
-    let mut writer = arrow::ipc::writer::FileWriter::try_new(std::io::BufWriter::new(f), &schema)
-        .map_err(|e| Error::format(ipc_file.display().to_string(), e))?;
+    let mut writer = crate::sort::staging_file(&ipc_file, &schema)?;
     let chunk_spec = ChunkSpec {
         src,
         columns: &columns,
@@ -280,9 +278,7 @@ fn run_parquet(
     let schema: SchemaRef = Arc::new(Schema::new(fields));
     std::fs::create_dir_all(work).map_err(|e| Error::io(work, e))?;
     let ipc_file = work.join(format!("{}.arrow", src.name));
-    let f = std::fs::File::create(&ipc_file).map_err(|e| Error::io(&ipc_file, e))?;
-    let mut writer = arrow::ipc::writer::FileWriter::try_new(std::io::BufWriter::new(f), &schema)
-        .map_err(|e| Error::format(ipc_file.display().to_string(), e))?;
+    let mut writer = crate::sort::staging_file(&ipc_file, &schema)?;
     let mut rows = 0u64;
     let mut checks = order_checks(&schema, orders);
     for input in &inputs {

@@ -79,7 +79,9 @@ pub fn jsonl_chunks(
     chunk_bytes: usize,
     sink: &mut dyn FnMut(LineChunk) -> Result<()>,
 ) -> Result<()> {
-    let mut chunk = LineChunk::default();
+    // room for a whole chunk up front: growing the buffer would copy it again and again
+    let fresh = || LineChunk { bytes: Vec::with_capacity(chunk_bytes + (64 << 10)), lines: Vec::new() };
+    let mut chunk = fresh();
     let mut line_no: u64 = 0;
     loop {
         let n =
@@ -90,7 +92,7 @@ pub fn jsonl_chunks(
         line_no += 1;
         chunk.lines.push((line_no, chunk.bytes.len()));
         if chunk.bytes.len() >= chunk_bytes {
-            sink(std::mem::take(&mut chunk))?;
+            sink(std::mem::replace(&mut chunk, fresh()))?;
         }
     }
     if !chunk.lines.is_empty() {
