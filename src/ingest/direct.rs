@@ -269,14 +269,12 @@ impl<'de> Visitor<'de> for CellSeed<'_> {
         Ok(())
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
+        // a whole number this large may have been an integer token beyond 64 bits (serde_json
+        // reads those as floats), which the general path refuses; the line is looked at once
+        // it is read
+        *self.big_whole |= v.fract() == 0.0 && v.abs() >= 9.223372036854776e18;
         match self.builder {
-            Builder::Float64(b) => {
-                // a whole number this large may have been an integer token beyond 64 bits,
-                // which the general path refuses for a float column; the line is looked at
-                // once it is read
-                *self.big_whole |= v.fract() == 0.0 && v.abs() >= 9.223372036854776e18;
-                b.append_value(v)
-            }
+            Builder::Float64(b) => b.append_value(v),
             // `3.0` in an integer column is the integer 3, as in the general path
             Builder::Int64(b) if v.fract() == 0.0 && (-9.223372036854776e18..9.223372036854776e18).contains(&v) => {
                 b.append_value(v as i64)
@@ -365,6 +363,8 @@ mod tests {
             "{\"i\": 123456789012345678901234}",
             "{\"f\": 123456789012345678901234}",
             "{\"f\": -9223372036854775809}",
+            "{\"i\": -9223372036854775809}",
+            "{\"i\": -9223372036854776832}",
         ] {
             assert!(decoder().decode(&chunk(&format!("{{\"s\": \"ok\"}}\n{bad}\n"))).is_none(), "{bad}");
         }

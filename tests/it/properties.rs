@@ -165,6 +165,8 @@ fn flat_value() -> impl Strategy<Value = String> {
         any::<bool>().prop_map(|b| b.to_string()),
         "[a-zN\\\"\u{e9}]{0,8}".prop_map(|s| serde_json::to_string(&s).unwrap()),
         Just("123456789012345678901234".to_string()),
+        Just("-9223372036854775809".to_string()),
+        Just("-9223372036854775808".to_string()),
     ]
 }
 
