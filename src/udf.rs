@@ -2,6 +2,11 @@
 //!
 //! In: SQL calls. Out: scalar values. Registered on every session runpack creates.
 //!
+//! `min` and `max` replace DataFusion's own with the same functions minus their grouped
+//! fast path for floating-point columns, which compares with a partial order and so may skip
+//! a NaN or keep the wrong zero depending on row order (apache/datafusion#24432): with
+//! `GROUP BY`, `max(x)` is NaN when a NaN is in the group, as it is without.
+//!
 //! Tinker URIs (grammar of the tinker SDK's `ParsedCheckpointTinkerPath.from_tinker_path`:
 //! `tinker://<training_run_id>/<weights|sampler_weights>/<checkpoint name>`, exactly three
 //! parts); each returns NULL when the text does not follow the grammar:
@@ -30,6 +35,11 @@ use serde_json::Value;
 
 /// Registers every function on `ctx`.
 pub fn register(ctx: &SessionContext) {
+    for f in
+        [datafusion::functions_aggregate::min_max::min_udaf(), datafusion::functions_aggregate::min_max::max_udaf()]
+    {
+        ctx.register_udaf(datafusion::logical_expr::AggregateUDF::new_from_impl(TotalOrderMinMax(f)));
+    }
     ctx.register_udf(str_fn("tinker_run_id", |s| tinker_part(s, 0)));
     ctx.register_udf(str_fn("tinker_kind", |s| tinker_part(s, 1)));
     ctx.register_udf(str_fn("tinker_checkpoint", |s| tinker_part(s, 2)));
@@ -176,5 +186,68 @@ mod tests {
         assert_eq!(tinker_part("training_interrupted", 0), None);
         assert_eq!(wandb_run_id("https://wandb.ai/e/p/runs/gj72vya7").unwrap(), "gj72vya7");
         assert_eq!(wandb_run_id("https://wandb.ai/e/p/runs/56b99b24-03bd-5d00-ae23-831933ef53b2"), None);
+    }
+}
+
+/// DataFusion's `min` or `max`, with the grouped accumulator turned off for float results
+/// (see the module docs); everything else is the wrapped function's.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct TotalOrderMinMax(Arc<datafusion::logical_expr::AggregateUDF>);
+
+impl datafusion::logical_expr::AggregateUDFImpl for TotalOrderMinMax {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn signature(&self) -> &datafusion::logical_expr::Signature {
+        self.0.signature()
+    }
+    fn return_type(&self, arg_types: &[DataType]) -> datafusion::error::Result<DataType> {
+        self.0.return_type(arg_types)
+    }
+    fn accumulator(
+        &self,
+        args: datafusion::logical_expr::function::AccumulatorArgs,
+    ) -> datafusion::error::Result<Box<dyn datafusion::logical_expr::Accumulator>> {
+        self.0.accumulator(args)
+    }
+    fn groups_accumulator_supported(&self, args: datafusion::logical_expr::function::AccumulatorArgs) -> bool {
+        !matches!(args.return_field.data_type(), DataType::Float16 | DataType::Float32 | DataType::Float64)
+            && self.0.groups_accumulator_supported(args)
+    }
+    fn create_groups_accumulator(
+        &self,
+        args: datafusion::logical_expr::function::AccumulatorArgs,
+    ) -> datafusion::error::Result<Box<dyn datafusion::logical_expr::GroupsAccumulator>> {
+        self.0.create_groups_accumulator(args)
+    }
+    fn create_sliding_accumulator(
+        &self,
+        args: datafusion::logical_expr::function::AccumulatorArgs,
+    ) -> datafusion::error::Result<Box<dyn datafusion::logical_expr::Accumulator>> {
+        self.0.create_sliding_accumulator(args)
+    }
+    fn is_descending(&self) -> Option<bool> {
+        self.0.is_descending()
+    }
+    fn order_sensitivity(&self) -> datafusion::logical_expr::utils::AggregateOrderSensitivity {
+        self.0.inner().order_sensitivity()
+    }
+    fn coerce_types(&self, arg_types: &[DataType]) -> datafusion::error::Result<Vec<DataType>> {
+        self.0.coerce_types(arg_types)
+    }
+    fn reverse_expr(&self) -> datafusion::logical_expr::ReversedUDAF {
+        self.0.reverse_udf()
+    }
+    fn value_from_stats(
+        &self,
+        args: &datafusion::logical_expr::StatisticsArgs,
+    ) -> Option<datafusion::common::ScalarValue> {
+        self.0.value_from_stats(args)
+    }
+    fn documentation(&self) -> Option<&datafusion::logical_expr::Documentation> {
+        self.0.documentation()
+    }
+    fn set_monotonicity(&self, data_type: &DataType) -> datafusion::logical_expr::SetMonotonicity {
+        self.0.inner().set_monotonicity(data_type)
     }
 }

@@ -888,6 +888,19 @@ fn b39_nan_and_parquet_statistics() {
         query_with(&r, "SELECT max(reward) AS hi, min(reward) AS lo, count(*) AS n FROM t", &[]),
         "hi,lo,n\nNaN,0.5,7\n"
     );
+    // and per group the same, whatever the order the rows come in (apache/datafusion#24432)
+    assert_eq!(
+        query_with(&r, "SELECT step % 2 AS g, max(reward) AS hi, min(reward) AS lo FROM t GROUP BY 1 ORDER BY 1", &[]),
+        "g,hi,lo\n0,NaN,0.5\n1,NaN,1.0\n"
+    );
+    assert_eq!(
+        query_with(
+            &r,
+            "SELECT g, max(x) AS hi, min(x) AS lo FROM (VALUES (1, 1.0), (1, 'NaN'::double), (1, 2.0)) v(g, x) GROUP BY g",
+            &[]
+        ),
+        "g,hi,lo\n1,NaN,1.0\n"
+    );
 }
 
 #[test]
