@@ -40,14 +40,20 @@ pub const SORT_BUDGET_BYTES: usize = 128 << 20;
 /// The provenance columns ingest adds to every source row; they break ties of the key.
 const PROVENANCE: [&str; 2] = ["_source_file", "_source_line"];
 
-/// The columns a table's rows are ordered by before the provenance columns: its primary
-/// key, or every field when it has none.
-fn key_columns(schema: &TableSchema) -> Vec<String> {
-    if schema.primary_key.is_empty() {
+/// The columns a table's rows are ordered by: its primary key (every field when it has
+/// none), then the provenance columns that `has` and the key does not name.
+fn sort_columns(schema: &TableSchema, has: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut cols = if schema.primary_key.is_empty() {
         schema.fields.iter().map(|f| f.name.clone()).collect()
     } else {
         schema.primary_key.clone()
+    };
+    for extra in PROVENANCE {
+        if has(extra) && !cols.iter().any(|c| c == extra) {
+            cols.push(extra.to_string());
+        }
     }
+    cols
 }
 
 /// Whether `plan` yields its rows as one stream already in ascending `sort_cols` order
@@ -186,20 +192,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     let ingest_opts = IngestOptions { on_invalid: opts.on_invalid, large_cell_bytes: opts.large_cell_bytes };
     // the orders the tables are sorted in: a source found to be in one already lets a table
     // that reads it in that order skip the sort
-    let orders: Vec<Vec<String>> = spec
-        .table_schemas
-        .iter()
-        .flatten()
-        .map(|s| {
-            let mut cols = key_columns(s);
-            for extra in PROVENANCE {
-                if !cols.iter().any(|c| c == extra) {
-                    cols.push(extra.to_string());
-                }
-            }
-            cols
-        })
-        .collect();
+    let orders: Vec<Vec<String>> = spec.table_schemas.iter().flatten().map(|s| sort_columns(s, |_| true)).collect();
     let mut inputs: BTreeMap<String, (PathBuf, BTreeSet<String>)> = BTreeMap::new();
     for (i, src) in spec.def.sources.iter().enumerate() {
         progress.start(&format!("reading source {}", src.name), None);
@@ -289,12 +282,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
             );
         }
         // sort
-        let mut sort_cols: Vec<String> = key_columns(&table_schema);
-        for extra in PROVENANCE {
-            if result_schema.field_with_name(extra).is_ok() && !sort_cols.iter().any(|c| c == extra) {
-                sort_cols.push(extra.to_string());
-            }
-        }
+        let sort_cols = sort_columns(&table_schema, |c| result_schema.field_with_name(c).is_ok());
         let policy = opts.on_duplicate_key.unwrap_or(t.on_duplicate_key);
         if policy != DuplicatePolicy::Error
             && (result_schema.field_with_name("_source_file").is_err()

@@ -44,16 +44,7 @@ impl ExternalSort {
     /// A sorter over `schema` by the columns `keys`, buffering at most `budget_bytes` of rows
     /// before writing a run under `dir`.
     pub fn new(schema: SchemaRef, keys: Vec<usize>, budget_bytes: usize, dir: PathBuf) -> Result<Self> {
-        let fields: Vec<SortField> = keys
-            .iter()
-            .map(|&k| {
-                SortField::new_with_options(
-                    schema.field(k).data_type().clone(),
-                    arrow::compute::SortOptions { descending: false, nulls_first: false },
-                )
-            })
-            .collect();
-        let converter = RowConverter::new(fields).map_err(|e| Error::format("sort", e))?;
+        let converter = key_converter(&schema, &keys)?;
         Ok(ExternalSort {
             schema,
             keys,
@@ -80,17 +71,7 @@ impl ExternalSort {
         // batches' own schema is the one to sort and spill with
         if self.buffered.is_empty() && self.runs.is_empty() && b.schema() != self.schema {
             self.schema = b.schema();
-            let fields: Vec<SortField> = self
-                .keys
-                .iter()
-                .map(|&k| {
-                    SortField::new_with_options(
-                        self.schema.field(k).data_type().clone(),
-                        arrow::compute::SortOptions { descending: false, nulls_first: false },
-                    )
-                })
-                .collect();
-            self.converter = RowConverter::new(fields).map_err(|e| Error::format("sort", e))?;
+            self.converter = key_converter(&self.schema, &self.keys)?;
         }
         let b = if b.schema() == self.schema {
             b
@@ -224,6 +205,21 @@ impl ExternalSort {
     }
 }
 
+/// Row converter for the columns `keys` of `schema` in the sort's order: ascending, nulls
+/// last.
+fn key_converter(schema: &SchemaRef, keys: &[usize]) -> Result<RowConverter> {
+    let fields: Vec<SortField> = keys
+        .iter()
+        .map(|&k| {
+            SortField::new_with_options(
+                schema.field(k).data_type().clone(),
+                arrow::compute::SortOptions { descending: false, nulls_first: false },
+            )
+        })
+        .collect();
+    RowConverter::new(fields).map_err(|e| Error::format("sort", e))
+}
+
 /// Creates an Arrow IPC file for rows staged between two steps of a build (a source's rows,
 /// a sort run): written once, read once, so its buffers are LZ4-frame compressed (Arrow IPC
 /// body compression, Arrow columnar format 1.0), which costs less than writing them whole.
@@ -260,18 +256,7 @@ impl OrderCheck {
     /// not have, or of a type rows cannot be compared by, makes the check say "not in order".
     pub fn new(schema: &SchemaRef, columns: Vec<String>) -> Self {
         let indices: Option<Vec<usize>> = columns.iter().map(|c| schema.index_of(c).ok()).collect();
-        let converter = indices.as_ref().and_then(|ix| {
-            let fields = ix
-                .iter()
-                .map(|&k| {
-                    SortField::new_with_options(
-                        schema.field(k).data_type().clone(),
-                        arrow::compute::SortOptions { descending: false, nulls_first: false },
-                    )
-                })
-                .collect();
-            RowConverter::new(fields).ok()
-        });
+        let converter = indices.as_ref().and_then(|ix| key_converter(schema, ix).ok());
         let in_order = converter.is_some();
         OrderCheck { columns, indices: indices.unwrap_or_default(), converter, last: None, in_order }
     }
