@@ -71,6 +71,7 @@ impl Builder {
 /// Decodes runs of lines for one source; see the module docs.
 pub struct Decoder {
     index: ahash::AHashMap<String, usize>,
+    names: Vec<String>,
     targets: Vec<Target>,
     /// The JSON path of each column, as events name it.
     paths: Vec<String>,
@@ -98,6 +99,7 @@ impl Decoder {
         }
         Some(Decoder {
             index: columns.iter().enumerate().map(|(i, (n, _))| (n.clone(), i)).collect(),
+            names: columns.iter().map(|(n, _)| n.clone()).collect(),
             targets: columns.iter().map(|(_, t)| t.clone()).collect(),
             paths: columns.iter().map(|(n, _)| path::render(&[Seg::Key(n.clone())])).collect(),
             nonfinite,
@@ -113,23 +115,32 @@ impl Decoder {
         let mut set_by: Vec<usize> = vec![usize::MAX; self.targets.len()];
         let mut lines = Vec::with_capacity(rows);
         let mut events = Vec::new();
+        // the run is checked to be UTF-8 once, so that each line is parsed as text and its
+        // strings are not checked again one by one; a run that is not goes the general way,
+        // which names the line
+        let text = std::str::from_utf8(&chunk.bytes).ok()?;
         let mut start = 0;
         for &(line_no, end) in &chunk.lines {
-            let mut line = &chunk.bytes[start..end];
+            // line ends are at `\n` bytes, so every slice boundary is a character boundary
+            let mut line = &text[start..end];
             start = end;
-            line = line.strip_suffix(b"\n").unwrap_or(line);
-            line = line.strip_suffix(b"\r").unwrap_or(line);
+            line = line.strip_suffix('\n').unwrap_or(line);
+            line = line.strip_suffix('\r').unwrap_or(line);
             if line_no == 1 {
-                line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+                line = line.strip_prefix('\u{feff}').unwrap_or(line);
             }
-            if line.iter().all(u8::is_ascii_whitespace) {
+            if line.bytes().all(|b| b.is_ascii_whitespace()) {
                 continue;
             }
             let row = lines.len();
             // only a line with an `N` or an `I` can hold a bare NaN or Infinity; integers
             // beyond 64 bits, which the rewrite would mark, are refused below instead
-            let rewritten = memchr::memchr2(b'N', b'I', line).and_then(|_| lenient::rewrite(line));
-            let mut de = serde_json::Deserializer::from_slice(rewritten.as_deref().unwrap_or(line));
+            let rewritten = memchr::memchr2(b'N', b'I', line.as_bytes())
+                .and_then(|_| lenient::rewrite(line.as_bytes()))
+                .map(String::from_utf8)
+                .transpose()
+                .ok()?;
+            let mut de = serde_json::Deserializer::from_str(rewritten.as_deref().unwrap_or(line));
             let mut big_whole = false;
             let seed = RowSeed {
                 dec: self,
@@ -141,7 +152,9 @@ impl Decoder {
             };
             seed.deserialize(&mut de).ok()?;
             de.end().ok()?;
-            if big_whole && rewritten.is_none() && lenient::has_long_digit_run(line) {
+            // the lexer of the rewrite tells an integer token beyond 64 bits (which it marks)
+            // from a float token such as `1e300`
+            if big_whole && rewritten.is_none() && lenient::rewrite(line.as_bytes()).is_some() {
                 return None;
             }
             for (b, set) in builders.iter_mut().zip(&set_by) {
@@ -178,7 +191,11 @@ impl<'de> Visitor<'de> for RowSeed<'_> {
         write!(f, "a JSON object")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(col) = map.next_key_seed(KeySeed(self.dec))? {
+        // records tend to list their keys in one order: the column after the last one is
+        // tried before the lookup
+        let mut guess = 0;
+        while let Some(col) = map.next_key_seed(KeySeed(self.dec, guess))? {
+            guess = col + 1;
             if self.set_by[col] == self.row {
                 return Err(de::Error::custom("repeated key"));
             }
@@ -197,8 +214,8 @@ impl<'de> Visitor<'de> for RowSeed<'_> {
     }
 }
 
-/// A key: the index of the column it names.
-struct KeySeed<'a>(&'a Decoder);
+/// A key: the index of the column it names (the second field: the likeliest one).
+struct KeySeed<'a>(&'a Decoder, usize);
 
 impl<'de> DeserializeSeed<'de> for KeySeed<'_> {
     type Value = usize;
@@ -213,6 +230,9 @@ impl<'de> Visitor<'de> for KeySeed<'_> {
         write!(f, "a column name")
     }
     fn visit_str<E: de::Error>(self, k: &str) -> Result<usize, E> {
+        if self.0.names.get(self.1).is_some_and(|n| n == k) {
+            return Ok(self.1);
+        }
         self.0.index.get(k).copied().ok_or_else(|| E::custom("key names no column"))
     }
 }
