@@ -16,8 +16,9 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::path::PathBuf;
 
-use arrow::array::{ArrayRef, RecordBatch};
+use arrow::array::{ArrayRef, AsArray, BinaryArray, RecordBatch};
 use arrow::compute::interleave_record_batch;
+use arrow::datatypes::DataType;
 use arrow::datatypes::SchemaRef;
 use arrow::row::{OwnedRow, RowConverter, Rows, SortField};
 
@@ -58,7 +59,7 @@ impl ExternalSort {
     }
 
     fn rows(&self, b: &RecordBatch) -> Result<Rows> {
-        let cols: Vec<ArrayRef> = self.keys.iter().map(|&k| b.column(k).clone()).collect();
+        let cols: Vec<ArrayRef> = self.keys.iter().map(|&k| sortable(b.schema_ref(), k, b.column(k))).collect();
         self.converter.convert_columns(&cols).map_err(|e| Error::format("sort", e))
     }
 
@@ -211,13 +212,62 @@ fn key_converter(schema: &SchemaRef, keys: &[usize]) -> Result<RowConverter> {
     let fields: Vec<SortField> = keys
         .iter()
         .map(|&k| {
+            let data_type =
+                if is_pointer_column(schema, k) { DataType::Binary } else { schema.field(k).data_type().clone() };
             SortField::new_with_options(
-                schema.field(k).data_type().clone(),
+                data_type,
                 arrow::compute::SortOptions { descending: false, nulls_first: false },
             )
         })
         .collect();
     RowConverter::new(fields).map_err(|e| Error::format("sort", e))
+}
+
+/// Whether column `k` of `schema` is a `_source_line` that holds JSON Pointers (RFC 6901)
+/// rather than line numbers: the records of a `format = "json"` source.
+fn is_pointer_column(schema: &SchemaRef, k: usize) -> bool {
+    let f = schema.field(k);
+    f.name() == "_source_line" && f.data_type() == &DataType::Utf8
+}
+
+/// Column `k` of a batch as the sort compares it: a `_source_line` of JSON Pointers becomes
+/// [`pointer_order_key`]s, so that `/runs/2` comes before `/runs/10` as it does in the file;
+/// any other column is itself.
+fn sortable(schema: &SchemaRef, k: usize, column: &ArrayRef) -> ArrayRef {
+    if !is_pointer_column(schema, k) {
+        return column.clone();
+    }
+    let pointers = column.as_string::<i32>();
+    let keys: BinaryArray = pointers.iter().map(|p| p.map(pointer_order_key)).collect();
+    std::sync::Arc::new(keys)
+}
+
+/// A byte string whose order is the document order of the JSON Pointer `pointer` (RFC 6901)
+/// among pointers into one document: reference tokens compare one by one, array indices
+/// (decimal digits) by number and before object keys, keys by their bytes; a pointer comes
+/// before the pointers below it.
+pub fn pointer_order_key(pointer: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(pointer.len() + 8);
+    for token in pointer.split('/').skip(1) {
+        match token.parse::<u64>() {
+            Ok(i) if token.bytes().all(|b| b.is_ascii_digit()) => {
+                out.push(1);
+                out.extend_from_slice(&i.to_be_bytes());
+            }
+            _ => {
+                // a zero byte ends the token; one inside it is escaped as 0x00 0xFF
+                out.push(2);
+                for b in token.bytes() {
+                    out.push(b);
+                    if b == 0 {
+                        out.push(0xFF);
+                    }
+                }
+                out.extend_from_slice(&[0, 0]);
+            }
+        }
+    }
+    out
 }
 
 /// Creates an Arrow IPC file for rows staged between two steps of a build (a source's rows,
@@ -253,9 +303,13 @@ pub struct OrderCheck {
 
 impl OrderCheck {
     /// A check of the order by `columns` (names of `schema`'s fields). A column `schema` does
-    /// not have, or of a type rows cannot be compared by, makes the check say "not in order".
+    /// not have, or of a type rows cannot be compared by, makes the check say "not in order";
+    /// so does a `_source_line` of JSON Pointers.
     pub fn new(schema: &SchemaRef, columns: Vec<String>) -> Self {
         let indices: Option<Vec<usize>> = columns.iter().map(|c| schema.index_of(c).ok()).collect();
+        // JSON Pointers in `_source_line` sort in document order in runpack's sort but in
+        // text order in SQL, so rows keyed by them are never declared to SQL as ordered
+        let indices = indices.filter(|ix| !ix.iter().any(|&k| is_pointer_column(schema, k)));
         let converter = indices.as_ref().and_then(|ix| key_converter(schema, ix).ok());
         let in_order = converter.is_some();
         OrderCheck { columns, indices: indices.unwrap_or_default(), converter, last: None, in_order }
@@ -294,6 +348,39 @@ mod tests {
     use arrow::array::{AsArray, Int64Array, StringArray};
     use arrow::datatypes::{DataType, Field, Int64Type, Schema};
     use std::sync::Arc;
+
+    #[test]
+    fn json_pointers_sort_in_document_order() {
+        let mut ptrs = vec!["/runs/10", "/runs/2", "", "/runs/2/x", "/a", "/runs/b", "/runs/02x", "/0"];
+        ptrs.sort_by_key(|p| pointer_order_key(p));
+        assert_eq!(ptrs, vec!["", "/0", "/a", "/runs/2", "/runs/2/x", "/runs/10", "/runs/02x", "/runs/b"]);
+        // the sorter orders records of a `format = "json"` source the same way
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Int64, false),
+            Field::new("_source_line", DataType::Utf8, false),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(Int64Array::from(vec![1, 1, 1])),
+                // in text order, not in document order
+                Arc::new(StringArray::from(vec!["/runs/10", "/runs/100", "/runs/9"])),
+            ],
+        )
+        .unwrap();
+        let mut sort = ExternalSort::new(schema.clone(), vec![0, 1], 1 << 20, std::env::temp_dir()).unwrap();
+        sort.push(batch.clone()).unwrap();
+        let mut out = Vec::new();
+        sort.finish(&mut |b| {
+            out.extend(b.column(1).as_string::<i32>().iter().map(|s| s.unwrap().to_string()));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(out, vec!["/runs/9", "/runs/10", "/runs/100"]);
+        let mut check = OrderCheck::new(&schema, vec!["k".into(), "_source_line".into()]);
+        check.observe(&batch).unwrap();
+        assert!(!check.in_order());
+    }
 
     #[test]
     fn sorts_across_runs_stably() {

@@ -64,3 +64,34 @@ fn rows_in_key_order_skip_the_sort_and_others_are_sorted() {
     let last: Vec<(i64, String)> = (0..n / 2).map(|k| (k, format!("a{}", 2 * k + 1))).collect();
     assert_eq!(keys(&rel, "last_wins"), last);
 }
+
+#[test]
+fn keep_last_on_json_records_follows_document_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // twelve records; key 7 appears as record 2 and as record 10, which comes later in the
+    // file but before it in text order ("/runs/10" < "/runs/2")
+    let runs: Vec<String> = (0..12)
+        .map(|i| {
+            let k = if i == 2 || i == 10 { 7 } else { 100 + i };
+            format!("{{\"k\": {k}, \"v\": \"r{i}\"}}")
+        })
+        .collect();
+    write(dir, "results.json", &format!("{{\"runs\": [{}]}}", runs.join(", ")));
+    let fields = r#"[{"name":"k","type":"integer"},{"name":"v","type":"string"},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"string"}]"#;
+    write(dir, "t.json", &format!(r#"{{"fields":{fields},"primaryKey":["k"]}}"#));
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"ptr\"\n[[source]]\nname = \"results\"\npath = \"results.json\"\nformat = \"json\"\nrecord_path = \"/runs\"\n\
+         [[table]]\nname = \"last\"\nschema = \"t.json\"\nquery = \"SELECT * FROM results\"\non_duplicate_key = \"keep-last\"\n\
+         [[table]]\nname = \"first\"\nschema = \"t.json\"\nquery = \"SELECT * FROM results\"\non_duplicate_key = \"keep-first\"\n",
+    );
+    let out = dir.join("out");
+    let o = run(bin().arg("build").arg(dir).arg("--releases-dir").arg(&out));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rel = release(dir, "ptr");
+    let kept = |table: &str| keys(&rel, table).into_iter().find(|(k, _)| *k == 7).unwrap().1;
+    assert_eq!(kept("last"), "r10");
+    assert_eq!(kept("first"), "r2");
+}
