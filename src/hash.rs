@@ -62,6 +62,53 @@ pub fn sha256_files(paths: &[PathBuf]) -> Result<Vec<FileDigest>> {
     results.into_iter().map(|m| m.into_inner().expect("lock").expect("computed")).collect()
 }
 
+/// Digests of files taken while something else read them, by path: a file read to its end
+/// once need not be read again to be hashed. Cloning shares the same set.
+#[derive(Debug, Clone, Default)]
+pub struct ReadDigests(std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<PathBuf, FileDigest>>>);
+
+impl ReadDigests {
+    /// The digest of `path`, if a [`HashingReader`] read it to its end.
+    pub fn get(&self, path: &Path) -> Option<FileDigest> {
+        self.0.lock().expect("lock").get(path).cloned()
+    }
+
+    /// A reader of `inner` (the bytes of the file at `path`, from its start) that records
+    /// the file's digest here when it reaches the end.
+    pub fn reader<R>(&self, path: &Path, inner: R) -> HashingReader<R> {
+        HashingReader { inner, hasher: Sha256::new(), bytes: 0, path: path.to_path_buf(), digests: Some(self.clone()) }
+    }
+}
+
+/// A reader that passes bytes through from an inner reader and computes their SHA-256 and
+/// count on the way; made by [`ReadDigests::reader`]. A read that fails or stops before the
+/// end records nothing.
+pub struct HashingReader<R> {
+    inner: R,
+    hasher: Sha256,
+    bytes: u64,
+    path: PathBuf,
+    /// Where the digest goes; taken when it is recorded.
+    digests: Option<ReadDigests>,
+}
+
+impl<R: Read> Read for HashingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if n > 0 {
+            self.hasher.update(&buf[..n]);
+            self.bytes += n as u64;
+        } else if !buf.is_empty()
+            && let Some(digests) = self.digests.take()
+        {
+            let sha256 = hex::encode(std::mem::take(&mut self.hasher).finalize());
+            let digest = FileDigest { sha256, bytes: self.bytes };
+            digests.0.lock().expect("lock").insert(std::mem::take(&mut self.path), digest);
+        }
+        Ok(n)
+    }
+}
+
 /// A writer that passes bytes through to an inner writer and computes their SHA-256 and count
 /// on the way, so that a file is hashed while it is written instead of read back afterwards.
 pub struct HashingWriter<W> {
@@ -156,6 +203,22 @@ fn scale(mut v: f64, base: f64, units: &[&'static str]) -> (f64, &'static str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_read_to_its_end_leaves_its_digest() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in.jsonl");
+        std::fs::write(&path, "{\"a\": 1}\n".repeat(100_000)).unwrap();
+        let digests = ReadDigests::default();
+        let mut whole = Vec::new();
+        digests.reader(&path, std::fs::File::open(&path).unwrap()).read_to_end(&mut whole).unwrap();
+        assert_eq!(digests.get(&path), Some(sha256_file(&path).unwrap()));
+        // a read that stops early records nothing
+        let other = ReadDigests::default();
+        let mut part = [0u8; 100];
+        other.reader(&path, std::fs::File::open(&path).unwrap()).read_exact(&mut part).unwrap();
+        assert_eq!(other.get(&path), None);
+    }
 
     #[test]
     fn hashing_writer_matches_file_digest() {

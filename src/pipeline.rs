@@ -189,7 +189,12 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     ctx.state_ref().write().config_mut().options_mut().optimizer.repartition_file_scans = false;
 
     // sources
-    let ingest_opts = IngestOptions { on_invalid: opts.on_invalid, large_cell_bytes: opts.large_cell_bytes };
+    let read_digests = crate::hash::ReadDigests::default();
+    let ingest_opts = IngestOptions {
+        on_invalid: opts.on_invalid,
+        large_cell_bytes: opts.large_cell_bytes,
+        read_digests: Some(read_digests.clone()),
+    };
     // the orders the tables are sorted in: a source found to be in one already lets a table
     // that reads it in that order skip the sort
     let orders: Vec<Vec<String>> = spec.table_schemas.iter().flatten().map(|s| sort_columns(s, |_| true)).collect();
@@ -240,8 +245,11 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         ctx.register_table(v.name.as_str(), df.into_view()).map_err(|e| Error::sql(format!("view {}", v.name), e))?;
     }
 
-    // the inputs are hashed in the background while the tables are built
-    let input_paths: Vec<PathBuf> = inputs.values().map(|(p, _)| p.clone()).collect();
+    // inputs that ingest read to their end were hashed on the way; the others are hashed
+    // in the background while the tables are built
+    let known: Vec<Option<crate::hash::FileDigest>> = inputs.values().map(|(p, _)| read_digests.get(p)).collect();
+    let input_paths: Vec<PathBuf> =
+        inputs.values().zip(&known).filter(|(_, d)| d.is_none()).map(|((p, _), _)| p.clone()).collect();
     let input_hashing = std::thread::spawn(move || crate::hash::sha256_files(&input_paths));
 
     // tables, in dependency order
@@ -435,7 +443,10 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     progress.start("hashing", None);
     let started = Instant::now();
     let input_list: Vec<(&String, &(PathBuf, BTreeSet<String>))> = inputs.iter().collect();
-    let input_digests = input_hashing.join().map_err(|_| Error::format("inputs", "the hashing thread panicked"))??;
+    let mut hashed =
+        input_hashing.join().map_err(|_| Error::format("inputs", "the hashing thread panicked"))??.into_iter();
+    let input_digests: Vec<crate::hash::FileDigest> =
+        known.into_iter().map(|d| d.or_else(|| hashed.next()).expect("one digest per input")).collect();
     let inputs_out: Vec<InputEntry> = input_list
         .iter()
         .zip(input_digests)

@@ -422,7 +422,11 @@ pub async fn register_files(
     };
     let mut report = crate::report::BuildReport::new(100);
     let mut rejects = crate::rejects::Rejects::new(work.path().join("rejects"));
-    let opts = crate::ingest::IngestOptions { on_invalid: crate::ingest::OnInvalid::Fail, large_cell_bytes: u64::MAX };
+    let opts = crate::ingest::IngestOptions {
+        on_invalid: crate::ingest::OnInvalid::Fail,
+        large_cell_bytes: u64::MAX,
+        read_digests: None,
+    };
     let ing = crate::ingest::run(&spec, 0, work.path(), &opts, &[], &mut report, &mut rejects)?;
     report.check()?;
     let read = datafusion::datasource::file_format::options::ArrowReadOptions {

@@ -14,6 +14,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::hash::ReadDigests;
 
 /// One matched input file.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -203,10 +204,22 @@ pub fn lfs_pointer_error(rel: &str, p: &LfsPointer) -> Error {
 /// Errors: [`Error::Io`] naming the file; an LFS pointer is refused with a message naming the
 /// object it points to.
 pub fn open(file: &InputFile) -> Result<Box<dyn BufRead + Send>> {
+    open_hashing(file, None)
+}
+
+/// [`open`], and when `digests` is given, the raw (compressed) bytes are hashed as they are
+/// read and the file's digest is recorded there once it is read to its end.
+///
+/// Errors: as [`open`].
+pub fn open_hashing(file: &InputFile, digests: Option<&ReadDigests>) -> Result<Box<dyn BufRead + Send>> {
     if let Some(p) = lfs_pointer(&file.path) {
         return Err(lfs_pointer_error(&file.rel, &p));
     }
     let f = File::open(&file.path).map_err(|e| Error::io(&file.path, e))?;
+    let f: Box<dyn Read + Send> = match digests {
+        Some(d) => Box::new(d.reader(&file.path, f)),
+        None => Box::new(f),
+    };
     let mut reader = BufReader::with_capacity(256 * 1024, f);
     let head = reader.fill_buf().map_err(|e| Error::io(&file.path, e))?;
     let zstd_frame = head.len() >= 4

@@ -62,6 +62,9 @@ pub struct IngestOptions {
     pub on_invalid: OnInvalid,
     /// Strings longer than this many bytes are reported (the dataset viewer struggles with them).
     pub large_cell_bytes: u64,
+    /// Where JSON Lines inputs read to their end leave their SHA-256 (so that the release's
+    /// manifest need not read them again); `None` hashes nothing while reading.
+    pub read_digests: Option<crate::hash::ReadDigests>,
 }
 
 /// A source after ingest.
@@ -200,7 +203,8 @@ pub fn run(
             | Format::EvalGenerations
     );
     if line_format && wandb_plan.is_none() {
-        convert_lines_parallel(&chunk_spec, &inputs, &mut applier).map_err(|e| name_table(e, &src.name))?;
+        convert_lines_parallel(&chunk_spec, &inputs, opts.read_digests.as_ref(), &mut applier)
+            .map_err(|e| name_table(e, &src.name))?;
     } else {
         let mut batch: Vec<Pending> = Vec::with_capacity(BATCH_ROWS);
         let mut bad: Vec<BadLine> = Vec::new();
@@ -759,6 +763,7 @@ const LINE_CHUNK_BYTES: usize = 4 << 20;
 fn convert_lines_parallel<W: std::io::Write>(
     spec: &ChunkSpec,
     inputs: &[InputFile],
+    digests: Option<&crate::hash::ReadDigests>,
     applier: &mut Applier<'_, W>,
 ) -> Result<()> {
     use std::sync::mpsc::{Receiver, sync_channel};
@@ -785,7 +790,7 @@ fn convert_lines_parallel<W: std::io::Write>(
         let reader = scope.spawn(move || -> Result<()> {
             let mut seq = 0u64;
             for (i, input) in inputs.iter().enumerate() {
-                let r = files::open(input)?;
+                let r = files::open_hashing(input, digests)?;
                 records::jsonl_chunks(r, &input.rel, LINE_CHUNK_BYTES, &mut |chunk| {
                     // a closed channel means the consumer stopped on an error it reports itself
                     let _ = work_tx.send((seq, i, chunk));
