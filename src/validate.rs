@@ -129,23 +129,38 @@ impl<'a> Validator<'a> {
         })
     }
 
-    /// Checks a batch; returns the rows to write (possibly fewer, possibly held back until the
-    /// next call when the last key group may continue).
+    /// Checks a batch; returns the rows to write (possibly fewer). With a primary key, rows
+    /// are held back until the next call shows where their last key group ends.
     pub fn push(
         &mut self,
         batch: RecordBatch,
         report: &mut BuildReport,
         rejects: &mut Rejects,
     ) -> Result<Option<RecordBatch>> {
-        let batch = match self.carry.take() {
-            Some(c) => {
-                arrow::compute::concat_batches(&self.arrow, &[c, batch]).map_err(|e| Error::format(&self.table, e))?
-            }
-            None => batch,
-        };
         if batch.num_rows() == 0 {
             return Ok(None);
         }
+        let Some(conv) = &self.pk_conv else { return self.process(batch, report, rejects).map(Some) };
+        // the rows held back are processed on their own when the new batch starts another
+        // key group (the common case, which copies nothing); a group that goes on across the
+        // edge is joined up first
+        let batch = match self.carry.take() {
+            None => {
+                self.carry = Some(batch);
+                return Ok(None);
+            }
+            Some(held) => {
+                let key = |b: &RecordBatch, row: usize| {
+                    conv.convert_columns(&self.key_columns(&b.slice(row, 1))).map_err(|e| Error::format(&self.table, e))
+                };
+                if key(&held, held.num_rows() - 1)?.row(0) != key(&batch, 0)?.row(0) {
+                    self.carry = Some(batch);
+                    return self.process(held, report, rejects).map(Some);
+                }
+                arrow::compute::concat_batches(&self.arrow, &[held, batch])
+                    .map_err(|e| Error::format(&self.table, e))?
+            }
+        };
         let cut = match &self.pk_conv {
             Some(conv) => {
                 let rows =

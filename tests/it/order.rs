@@ -95,3 +95,40 @@ fn keep_last_on_json_records_follows_document_order() {
     assert_eq!(kept("last"), "r10");
     assert_eq!(kept("first"), "r2");
 }
+
+#[test]
+fn duplicate_groups_that_span_batch_edges_keep_the_right_row() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // keys in threes: 8,192-row batches end inside a group
+    let n = 30_000;
+    let line = |k: i64, v: &str| format!("{{\"k\": {k}, \"v\": \"{v}\"}}\n");
+    let asc: String = (0..n).map(|i| line(i / 3, &format!("a{i}"))).collect();
+    // the same, with one row that belongs first at the end: the rows go through the sort
+    let late = format!("{asc}{}", line(-1, "last"));
+    write(dir, "asc.jsonl", &asc);
+    write(dir, "late.jsonl", &late);
+    let fields = r#"[{"name":"k","type":"integer"},{"name":"v","type":"string"},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}]"#;
+    write(dir, "dups.json", &format!(r#"{{"fields":{fields},"primaryKey":["k"]}}"#));
+    let mut toml = String::from("name = \"edges\"\n");
+    for s in ["asc", "late"] {
+        toml += &format!("[[source]]\nname = \"{s}\"\npath = \"{s}.jsonl\"\nformat = \"jsonl\"\n");
+        for dup in ["keep-last", "keep-first"] {
+            toml += &format!(
+                "[[table]]\nname = \"{s}_{}\"\nschema = \"dups.json\"\nquery = \"SELECT * FROM {s}\"\non_duplicate_key = \"{dup}\"\n",
+                dup.replace('-', "_")
+            );
+        }
+    }
+    write(dir, "pipeline.toml", &toml);
+    let out = dir.join("out");
+    let o = run(bin().arg("build").arg(dir).arg("--releases-dir").arg(&out));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rel = release(dir, "edges");
+    let last: Vec<(i64, String)> = (0..n / 3).map(|k| (k, format!("a{}", 3 * k + 2))).collect();
+    let first: Vec<(i64, String)> = (0..n / 3).map(|k| (k, format!("a{}", 3 * k))).collect();
+    assert_eq!(keys(&rel, "asc_keep_last"), last);
+    assert_eq!(keys(&rel, "asc_keep_first"), first);
+    assert_eq!(keys(&rel, "late_keep_last")[1..], last[..]);
+    assert_eq!(keys(&rel, "late_keep_first")[1..], first[..]);
+}
