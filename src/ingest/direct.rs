@@ -12,7 +12,9 @@
 //!
 //! Lines are read as [`super::records::parse_line`] reads them: LF or CRLF ends, a byte-order
 //! mark on line 1, blank lines skipped, Python's bare `NaN`/`Infinity` tokens rewritten by
-//! [`super::lenient`] first (on lines that hold an `N` or an `I`).
+//! [`super::lenient`] first (on lines that hold an `N` or an `I`). A run is checked to be
+//! UTF-8 once, as a whole (a run that is not goes the general way), and each line is then
+//! parsed as text, so that no string is checked again on its own.
 
 use std::fmt;
 use std::sync::Arc;
@@ -290,8 +292,8 @@ impl<'de> Visitor<'de> for CellSeed<'_> {
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
         // a whole number this large may have been an integer token beyond 64 bits (serde_json
-        // reads those as floats), which the general path refuses; the line is looked at once
-        // it is read
+        // reads those as floats), which the general path refuses; the line's tokens are looked
+        // at once it is read
         *self.big_whole |= v.fract() == 0.0 && v.abs() >= 9.223372036854776e18;
         match self.builder {
             Builder::Float64(b) => b.append_value(v),
