@@ -55,14 +55,26 @@ impl Rejects {
             },
         );
         line.insert("_reasons".into(), json!(reasons));
-        match body {
-            RejectBody::Record(v) => line.insert("record".into(), v),
-            RejectBody::Raw(s) => line.insert("raw".into(), Value::String(s)),
-        };
-        let w = self.files.get_mut(name).expect("opened");
         let path = self.dir.join(format!("{name}.jsonl"));
-        serde_json::to_writer(&mut *w, &Value::Object(line)).map_err(|e| Error::io(&path, e.into()))?;
-        w.write_all(b"\n").map_err(|e| Error::io(&path, e))?;
+        let mut text = match body {
+            RejectBody::Record(v) => {
+                line.insert("record".into(), v);
+                serde_json::to_string(&Value::Object(line))
+            }
+            RejectBody::RecordText(t) => {
+                // the record goes in as written, after the other members
+                line.insert("record".into(), Value::Null);
+                serde_json::to_string(&Value::Object(line)).map(|l| format!("{}{t}}}", &l[..l.len() - "null}".len()]))
+            }
+            RejectBody::Raw(s) => {
+                line.insert("raw".into(), Value::String(s));
+                serde_json::to_string(&Value::Object(line))
+            }
+        }
+        .map_err(|e| Error::io(&path, e.into()))?;
+        text.push('\n');
+        let w = self.files.get_mut(name).expect("opened");
+        w.write_all(text.as_bytes()).map_err(|e| Error::io(&path, e))?;
         *self.counts.entry(name.to_string()).or_default() += 1;
         Ok(())
     }
@@ -80,6 +92,9 @@ impl Rejects {
 pub enum RejectBody {
     /// The row as a JSON object.
     Record(Value),
+    /// The row as the JSON text of an object, written as it is (so that integers beyond 64
+    /// bits keep their digits).
+    RecordText(String),
     /// The raw text of a line that could not be parsed.
     Raw(String),
 }

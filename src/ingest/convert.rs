@@ -433,7 +433,8 @@ pub fn json_text(v: &Value) -> String {
     fn clean(v: &Value) -> Value {
         match v {
             Value::String(s) => match lenient::special(s) {
-                Some(Special::BigInt(d)) => serde_json::from_str(d).unwrap_or(Value::String(d.to_string())),
+                // kept marked here, written out as its digits below
+                Some(Special::BigInt(_)) => v.clone(),
                 Some(sp) => Value::String(sp.token().to_string()),
                 None => v.clone(),
             },
@@ -442,7 +443,35 @@ pub fn json_text(v: &Value) -> String {
             other => other.clone(),
         }
     }
-    serde_json::to_string(&clean(v)).expect("serializable")
+    let text = serde_json::to_string(&clean(v)).expect("serializable");
+    if !text.contains(lenient::MARK) {
+        return text;
+    }
+    // an integer beyond 64 bits goes out as the digits it was read as (JSON numbers have no
+    // size limit); only a marked value is rewritten, never a key (followed by `:`)
+    let open = format!("\"{}int:", lenient::MARK);
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(i) = rest.find(&open) {
+        let after = &rest[i + open.len()..];
+        let digits = after.find('"').map(|end| &after[..end]).filter(|d| {
+            let body = d.strip_prefix('-').unwrap_or(d);
+            !body.is_empty() && body.bytes().all(|b| b.is_ascii_digit()) && !after[d.len() + 1..].starts_with(':')
+        });
+        match digits {
+            Some(d) => {
+                out.push_str(&rest[..i]);
+                out.push_str(d);
+                rest = &after[d.len() + 1..];
+            }
+            None => {
+                out.push_str(&rest[..i + open.len()]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Parses a CSV cell as a float (`1.5`, `1e-3`, `nan`, `inf`, `-Infinity`).
@@ -735,6 +764,20 @@ mod tests {
     use super::*;
     use arrow::array::{Array, AsArray};
     use arrow::datatypes::{Float64Type, Int64Type};
+
+    #[test]
+    fn json_text_writes_big_integers_as_their_digits() {
+        let line = r#"{"a": -99999999999999999999, "b": [18446744073709551616, NaN], "c": "int:5", "d": 1.5}"#;
+        let v: Value = serde_json::from_slice(&lenient::rewrite(line.as_bytes()).unwrap()).unwrap();
+        assert_eq!(
+            json_text(&v),
+            r#"{"a":-99999999999999999999,"b":[18446744073709551616,"NaN"],"c":"int:5","d":1.5}"#
+        );
+        // a key that looks like a marker stays a string
+        let k = format!("{{\"{}int:7\":1}}", lenient::MARK);
+        let v: Value = serde_json::from_str(&k).unwrap();
+        assert_eq!(json_text(&v), k);
+    }
 
     fn conv(lines: &[&str], cols: &[(&str, Target)], opts: &ConvertOptions) -> Converted {
         let vals: Vec<Value> = lines

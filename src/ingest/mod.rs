@@ -530,7 +530,7 @@ struct Chunk {
     /// Values accepted but counted.
     events: Vec<convert::Event>,
     /// The records of the rows with problems (for the rejects file).
-    bad_records: BTreeMap<usize, Value>,
+    bad_records: BTreeMap<usize, String>,
     /// Strings above the large-cell threshold: (row, column, bytes).
     large: Vec<(usize, String, usize)>,
     /// Lines that were not records, in order.
@@ -605,7 +605,7 @@ impl ChunkSpec<'_> {
         converted: convert::Converted,
         provenance: Vec<ArrayRef>,
         srefs: Vec<SourceRef>,
-        bad_records: BTreeMap<usize, Value>,
+        bad_records: BTreeMap<usize, String>,
         bad_lines: Vec<BadLine>,
     ) -> Result<Chunk> {
         let name = &self.src.name;
@@ -723,8 +723,8 @@ impl<W: std::io::Write> Applier<'_, W> {
             }
         }
         for (row, reasons) in &bad {
-            let record = chunk.bad_records.get(row).cloned().unwrap_or(Value::Null);
-            self.rejects.add(&name, Some(&chunk.srefs[*row]), reasons, RejectBody::Record(record))?;
+            let record = chunk.bad_records.get(row).cloned().unwrap_or_else(|| "null".into());
+            self.rejects.add(&name, Some(&chunk.srefs[*row]), reasons, RejectBody::RecordText(record))?;
         }
         for (row, col, len) in chunk.large {
             self.report.warn(
@@ -822,7 +822,7 @@ fn convert_lines_parallel<W: std::io::Write>(
     })
 }
 
-/// Turns internal markers back into plain JSON (for rejects files).
-fn unmark(v: &Value) -> Value {
-    serde_json::from_str(&convert::json_text(v)).unwrap_or(Value::Null)
+/// Turns internal markers back into plain JSON text (for rejects files).
+fn unmark(v: &Value) -> String {
+    convert::json_text(v)
 }

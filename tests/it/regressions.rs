@@ -168,3 +168,28 @@ fn a_key_repeated_in_one_object_is_named_not_dropped() {
         stderr(&o)
     );
 }
+
+#[test]
+fn a_rejected_integer_beyond_64_bits_keeps_its_digits() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "a.jsonl",
+        "{\"i\": -99999999999999999999, \"j\": 1}\n{\"i\": 18446744073709551616, \"j\": 2}\n{\"i\": 5, \"j\": 3}\n",
+    );
+    write(dir, "s.json", r#"{"fields":[{"name":"i","type":"integer"},{"name":"j","type":"integer"}]}"#);
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"big\"\n[[source]]\nname = \"a\"\npath = \"a.jsonl\"\nformat = \"jsonl\"\nschema = \"s.json\"\n[[table]]\nname = \"t\"\nquery = \"SELECT i, j FROM a\"\n",
+    );
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rejects = std::fs::read_to_string(dir.join("out/big/0.1.0/rejects/a.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> = rejects.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2, "{rejects}");
+    assert!(rejects.contains(r#""record":{"i":-99999999999999999999,"j":1}"#), "{rejects}");
+    assert!(rejects.contains(r#""record":{"i":18446744073709551616,"j":2}"#), "{rejects}");
+    assert_eq!(lines[0]["_source_line"], 1);
+}
