@@ -409,9 +409,11 @@ fn infer_columns(
     for input in inputs {
         let reader = files::open(input)?;
         let mut keys = BTreeSet::new();
+        let mut records = 0u64;
         let file = input.rel.clone();
         let mut sink = |item: Item| -> Result<()> {
             if let Item::Record(raw, at) = item {
+                records += 1;
                 for k in raw.keys() {
                     if !keys.contains(k) {
                         keys.insert(k.clone());
@@ -429,7 +431,10 @@ fn infer_columns(
             Ok(())
         };
         read_file(src, input, reader, &mut sink).map_err(|e| name_table(e, &src.name))?;
-        per_file.push((input.rel.clone(), keys));
+        // a file without records has no columns to disagree with
+        if records > 0 {
+            per_file.push((input.rel.clone(), keys));
+        }
     }
     if src.columns == ColumnsPolicy::Same && per_file.len() > 1 {
         let (first_name, first_keys) = &per_file[0];

@@ -193,3 +193,24 @@ fn a_rejected_integer_beyond_64_bits_keeps_its_digits() {
     assert!(rejects.contains(r#""record":{"i":18446744073709551616,"j":2}"#), "{rejects}");
     assert_eq!(lines[0]["_source_line"], 1);
 }
+
+#[test]
+fn an_empty_file_in_a_glob_has_no_columns_to_disagree_with() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "logs/a.jsonl", "");
+    write(dir, "logs/b.jsonl", "{\"id\": 1, \"v\": \"x\"}\n{\"id\": 2, \"v\": \"y\"}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"glob\"\n[[source]]\nname = \"logs\"\npath = \"logs/*.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\nquery = \"SELECT id, v FROM logs\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query_with(&release(dir, "glob"), "SELECT count(*) AS n FROM t", &[]), "n\n2\n");
+    // files whose records do differ are still refused
+    write(dir, "logs/c.jsonl", "{\"id\": 3}\n");
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("logs/c.jsonl lacks `v` that logs/b.jsonl has"), "{}", stderr(&o));
+}
