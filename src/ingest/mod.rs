@@ -689,6 +689,9 @@ struct Applier<'a, W: std::io::Write> {
 impl<W: std::io::Write> Applier<'_, W> {
     fn apply(&mut self, chunk: Chunk) -> Result<()> {
         let name = self.src.name.clone();
+        // lines that do not parse and records that do not fit, written to the rejects file
+        // together in line order
+        let mut rejected: Vec<(SourceRef, Vec<String>, RejectBody)> = Vec::new();
         for (sref, rule, message, raw) in chunk.bad_lines {
             match self.opts.on_invalid {
                 OnInvalid::Fail => self.report.violation(Violation {
@@ -699,9 +702,7 @@ impl<W: std::io::Write> Applier<'_, W> {
                     key: None,
                     message,
                 }),
-                OnInvalid::Reject => {
-                    self.rejects.add(&name, Some(&sref), &[message], RejectBody::Raw(raw.unwrap_or_default()))?
-                }
+                OnInvalid::Reject => rejected.push((sref, vec![message], RejectBody::Raw(raw.unwrap_or_default()))),
             }
         }
         for e in &chunk.events {
@@ -729,7 +730,11 @@ impl<W: std::io::Write> Applier<'_, W> {
         }
         for (row, reasons) in &bad {
             let record = chunk.bad_records.get(row).cloned().unwrap_or_else(|| "null".into());
-            self.rejects.add(&name, Some(&chunk.srefs[*row]), reasons, RejectBody::RecordText(record))?;
+            rejected.push((chunk.srefs[*row].clone(), reasons.clone(), RejectBody::RecordText(record)));
+        }
+        rejected.sort_by(|a, b| a.0.cmp(&b.0));
+        for (sref, reasons, body) in rejected {
+            self.rejects.add(&name, Some(&sref), &reasons, body)?;
         }
         for (row, col, len) in chunk.large {
             self.report.warn(

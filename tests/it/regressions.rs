@@ -192,6 +192,16 @@ fn a_rejected_integer_beyond_64_bits_keeps_its_digits() {
     assert!(rejects.contains(r#""record":{"i":-99999999999999999999,"j":1}"#), "{rejects}");
     assert!(rejects.contains(r#""record":{"i":18446744073709551616,"j":2}"#), "{rejects}");
     assert_eq!(lines[0]["_source_line"], 1);
+    // a line that does not parse and a record that does not fit go in line order
+    write(dir, "a.jsonl", "{\"i\": 1, \"j\": 1}\n{\"i\": \"x\", \"j\": 2}\n{\"i\": \n");
+    let o = build(dir, &["-q", "--on-invalid", "reject", "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rejects = std::fs::read_to_string(dir.join("out/big/0.1.0/rejects/a.jsonl")).unwrap();
+    let at: Vec<serde_json::Value> = rejects
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["_source_line"].clone())
+        .collect();
+    assert_eq!(at, vec![serde_json::json!(2), serde_json::json!(3)], "{rejects}");
 }
 
 #[test]
