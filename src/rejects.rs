@@ -17,7 +17,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::error::{Error, Result};
 use crate::report::{Position, SourceRef};
@@ -44,34 +44,24 @@ impl Rejects {
             let f = File::create(&path).map_err(|e| Error::io(&path, e))?;
             self.files.insert(name.to_string(), BufWriter::new(f));
         }
-        let mut line = Map::new();
-        line.insert("_source_file".into(), source.map(|s| json!(s.file)).unwrap_or(Value::Null));
-        line.insert(
-            "_source_line".into(),
-            match source.map(|s| &s.at) {
+        let (record, raw) = match &body {
+            RejectBody::Record(v) => (Some(Record::Value(v)), None),
+            RejectBody::RecordText(t) => (Some(Record::Text(t)), None),
+            RejectBody::Raw(s) => (None, Some(s.as_str())),
+        };
+        let line = Line {
+            source_file: source.map(|s| s.file.as_str()),
+            source_line: match source.map(|s| &s.at) {
                 Some(Position::Line(n)) => json!(n),
                 Some(Position::Pointer(p)) => json!(p),
                 None => Value::Null,
             },
-        );
-        line.insert("_reasons".into(), json!(reasons));
+            reasons,
+            record,
+            raw,
+        };
         let path = self.dir.join(format!("{name}.jsonl"));
-        let mut text = match body {
-            RejectBody::Record(v) => {
-                line.insert("record".into(), v);
-                serde_json::to_string(&Value::Object(line))
-            }
-            RejectBody::RecordText(t) => {
-                // the record goes in as written, after the other members
-                line.insert("record".into(), Value::Null);
-                serde_json::to_string(&Value::Object(line)).map(|l| format!("{}{t}}}", &l[..l.len() - "null}".len()]))
-            }
-            RejectBody::Raw(s) => {
-                line.insert("raw".into(), Value::String(s));
-                serde_json::to_string(&Value::Object(line))
-            }
-        }
-        .map_err(|e| Error::io(&path, e.into()))?;
+        let mut text = serde_json::to_string(&line).map_err(|e| Error::io(&path, e.into()))?;
         text.push('\n');
         let w = self.files.get_mut(name).expect("opened");
         w.write_all(text.as_bytes()).map_err(|e| Error::io(&path, e))?;
@@ -88,13 +78,36 @@ impl Rejects {
     }
 }
 
+/// One line of a rejects file, members in this order.
+#[derive(serde::Serialize)]
+struct Line<'a> {
+    #[serde(rename = "_source_file")]
+    source_file: Option<&'a str>,
+    #[serde(rename = "_source_line")]
+    source_line: Value,
+    #[serde(rename = "_reasons")]
+    reasons: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    record: Option<Record<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    raw: Option<&'a str>,
+}
+
+/// The `record` member of a rejects line.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum Record<'a> {
+    Value(&'a Value),
+    Text(&'a serde_json::value::RawValue),
+}
+
 /// What a rejects line carries besides its place and reasons.
 pub enum RejectBody {
     /// The row as a JSON object.
     Record(Value),
-    /// The row as the JSON text of an object, written as it is (so that integers beyond 64
-    /// bits keep their digits).
-    RecordText(String),
+    /// The row as JSON text, written as it is (so that integers beyond 64 bits keep their
+    /// digits; see [`crate::ingest::convert::json_raw`]).
+    RecordText(Box<serde_json::value::RawValue>),
     /// The raw text of a line that could not be parsed.
     Raw(String),
 }

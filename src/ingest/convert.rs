@@ -428,50 +428,37 @@ fn build(cells: &[Cell], target: &Target, ctx: &mut Ctx) -> ArrayRef {
     }
 }
 
-/// JSON text of a value, with runpack's internal markers turned back into strings.
+/// JSON text of a value, with runpack's internal markers turned back into what they stand for:
+/// bare `NaN`/`Infinity`/`-Infinity` as those strings, an integer beyond 64 bits as the digits
+/// it was read as (JSON numbers have no size limit).
 pub fn json_text(v: &Value) -> String {
-    fn clean(v: &Value) -> Value {
-        match v {
-            Value::String(s) => match lenient::special(s) {
-                // kept marked here, written out as its digits below
-                Some(Special::BigInt(_)) => v.clone(),
-                Some(sp) => Value::String(sp.token().to_string()),
-                None => v.clone(),
+    serde_json::to_string(&Unmarked(v)).expect("a JSON value serializes")
+}
+
+/// [`json_text`] as a raw JSON value, to be written as it is inside other JSON.
+pub fn json_raw(v: &Value) -> Box<serde_json::value::RawValue> {
+    serde_json::value::to_raw_value(&Unmarked(v)).expect("a JSON value serializes")
+}
+
+/// A value serialized with its markers undone (see [`json_text`]); keys are left as they are.
+struct Unmarked<'a>(&'a Value);
+
+impl serde::Serialize for Unmarked<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Value::String(t) => match lenient::special(t) {
+                Some(Special::BigInt(d)) => match serde_json::value::RawValue::from_string(d.to_string()) {
+                    Ok(digits) => digits.serialize(s),
+                    Err(_) => s.serialize_str(d),
+                },
+                Some(sp) => s.serialize_str(sp.token()),
+                None => s.serialize_str(t),
             },
-            Value::Array(a) => Value::Array(a.iter().map(clean).collect()),
-            Value::Object(o) => Value::Object(o.iter().map(|(k, v)| (k.clone(), clean(v))).collect()),
-            other => other.clone(),
+            Value::Array(a) => s.collect_seq(a.iter().map(Unmarked)),
+            Value::Object(o) => s.collect_map(o.iter().map(|(k, v)| (k, Unmarked(v)))),
+            other => other.serialize(s),
         }
     }
-    let text = serde_json::to_string(&clean(v)).expect("serializable");
-    if !text.contains(lenient::MARK) {
-        return text;
-    }
-    // an integer beyond 64 bits goes out as the digits it was read as (JSON numbers have no
-    // size limit); only a marked value is rewritten, never a key (followed by `:`)
-    let open = format!("\"{}int:", lenient::MARK);
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text.as_str();
-    while let Some(i) = rest.find(&open) {
-        let after = &rest[i + open.len()..];
-        let digits = after.find('"').map(|end| &after[..end]).filter(|d| {
-            let body = d.strip_prefix('-').unwrap_or(d);
-            !body.is_empty() && body.bytes().all(|b| b.is_ascii_digit()) && !after[d.len() + 1..].starts_with(':')
-        });
-        match digits {
-            Some(d) => {
-                out.push_str(&rest[..i]);
-                out.push_str(d);
-                rest = &after[d.len() + 1..];
-            }
-            None => {
-                out.push_str(&rest[..i + open.len()]);
-                rest = after;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
 }
 
 /// Parses a CSV cell as a float (`1.5`, `1e-3`, `nan`, `inf`, `-Infinity`).

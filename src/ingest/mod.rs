@@ -535,7 +535,7 @@ struct Chunk {
     /// Values accepted but counted.
     events: Vec<convert::Event>,
     /// The records of the rows with problems (for the rejects file).
-    bad_records: BTreeMap<usize, String>,
+    bad_records: BTreeMap<usize, Box<serde_json::value::RawValue>>,
     /// Strings above the large-cell threshold: (row, column, bytes).
     large: Vec<(usize, String, usize)>,
     /// Lines that were not records, in order.
@@ -569,7 +569,7 @@ impl ChunkSpec<'_> {
         }
         let mut bad_records = BTreeMap::new();
         for p in &converted.problems {
-            bad_records.entry(p.row).or_insert_with(|| unmark(&Value::Object(pending[p.row].0.clone())));
+            bad_records.entry(p.row).or_insert_with(|| convert::json_raw(&Value::Object(pending[p.row].0.clone())));
         }
         let captures: Vec<&[(String, String)]> = pending.iter().map(|(_, _, c)| c.as_slice()).collect();
         let files: StringArray = pending.iter().map(|(_, s, _)| Some(s.file.as_str())).collect();
@@ -610,7 +610,7 @@ impl ChunkSpec<'_> {
         converted: convert::Converted,
         provenance: Vec<ArrayRef>,
         srefs: Vec<SourceRef>,
-        bad_records: BTreeMap<usize, String>,
+        bad_records: BTreeMap<usize, Box<serde_json::value::RawValue>>,
         bad_lines: Vec<BadLine>,
     ) -> Result<Chunk> {
         let name = &self.src.name;
@@ -729,7 +729,8 @@ impl<W: std::io::Write> Applier<'_, W> {
             }
         }
         for (row, reasons) in &bad {
-            let record = chunk.bad_records.get(row).cloned().unwrap_or_else(|| "null".into());
+            let record =
+                chunk.bad_records.get(row).cloned().unwrap_or_else(|| serde_json::value::RawValue::NULL.to_owned());
             rejected.push((chunk.srefs[*row].clone(), reasons.clone(), RejectBody::RecordText(record)));
         }
         rejected.sort_by(|a, b| a.0.cmp(&b.0));
@@ -830,9 +831,4 @@ fn convert_lines_parallel<W: std::io::Write>(
             None => read,
         }
     })
-}
-
-/// Turns internal markers back into plain JSON text (for rejects files).
-fn unmark(v: &Value) -> String {
-    convert::json_text(v)
 }
