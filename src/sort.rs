@@ -18,8 +18,7 @@ use std::path::PathBuf;
 
 use arrow::array::{ArrayRef, AsArray, BinaryArray, RecordBatch};
 use arrow::compute::interleave_record_batch;
-use arrow::datatypes::DataType;
-use arrow::datatypes::SchemaRef;
+use arrow::datatypes::{DataType, SchemaRef};
 use arrow::row::{OwnedRow, RowConverter, Rows, SortField};
 
 use crate::error::{Error, Result};
@@ -246,7 +245,7 @@ fn sortable(schema: &SchemaRef, k: usize, column: &ArrayRef) -> ArrayRef {
 /// among pointers into one document: reference tokens compare one by one, array indices
 /// (decimal digits) by number and before object keys, keys by their bytes; a pointer comes
 /// before the pointers below it.
-pub fn pointer_order_key(pointer: &str) -> Vec<u8> {
+fn pointer_order_key(pointer: &str) -> Vec<u8> {
     let mut out = Vec::with_capacity(pointer.len() + 8);
     for token in pointer.split('/').skip(1) {
         match token.parse::<u64>() {

@@ -161,21 +161,13 @@ impl<'a> Validator<'a> {
                     .map_err(|e| Error::format(&self.table, e))?
             }
         };
-        let cut = match &self.pk_conv {
-            Some(conv) => {
-                let rows =
-                    conv.convert_columns(&self.key_columns(&batch)).map_err(|e| Error::format(&self.table, e))?;
-                let mut g = batch.num_rows() - 1;
-                while g > 0 && rows.row(g) == rows.row(g - 1) {
-                    g -= 1;
-                }
-                g
-            }
-            None => batch.num_rows(),
-        };
-        if cut < batch.num_rows() {
-            self.carry = Some(batch.slice(cut, batch.num_rows() - cut));
+        // the last key group of the joined rows is held back in turn
+        let rows = conv.convert_columns(&self.key_columns(&batch)).map_err(|e| Error::format(&self.table, e))?;
+        let mut cut = batch.num_rows() - 1;
+        while cut > 0 && rows.row(cut) == rows.row(cut - 1) {
+            cut -= 1;
         }
+        self.carry = Some(batch.slice(cut, batch.num_rows() - cut));
         if cut == 0 {
             return Ok(None);
         }

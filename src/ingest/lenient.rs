@@ -196,7 +196,7 @@ const LONG_RUN: usize = 19;
 /// Whether `input` holds `LONG_RUN` or more ASCII digits in a row. Only every `LONG_RUN`-th
 /// byte is probed (any such run covers one of them); the run around a digit probe is then
 /// measured, and probing resumes `LONG_RUN` bytes past its end.
-pub fn has_long_digit_run(input: &[u8]) -> bool {
+fn has_long_digit_run(input: &[u8]) -> bool {
     let mut i = LONG_RUN - 1;
     while i < input.len() {
         if !input[i].is_ascii_digit() {
