@@ -14,21 +14,33 @@ fn keys(release: &std::path::Path, table: &str) -> Vec<(i64, String)> {
         .collect()
 }
 
+/// One JSON Lines row of the `k`/`v` sources.
+fn line(k: i64, v: &str) -> String {
+    format!("{{\"k\": {k}, \"v\": \"{v}\"}}\n")
+}
+
+/// A Table Schema of `k`, `v` and the provenance columns (`_source_line` of type
+/// `line_type`: integer for lines, string for JSON pointers), with primary key `key`.
+fn kv_schema(key: &[&str], line_type: &str) -> String {
+    let fields = format!(
+        r#"[{{"name":"k","type":"integer"}},{{"name":"v","type":"string"}},{{"name":"_source_file","type":"string"}},{{"name":"_source_line","type":"{line_type}"}}]"#
+    );
+    format!(r#"{{"fields":{fields},"primaryKey":{}}}"#, serde_json::json!(key))
+}
+
 #[test]
 fn rows_in_key_order_skip_the_sort_and_others_are_sorted() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     // 30,000 rows: several record batches, so order is checked across batch edges too
     let n = 30_000;
-    let line = |k: i64, v: &str| format!("{{\"k\": {k}, \"v\": \"{v}\"}}\n");
     let asc: String = (0..n).map(|i| line(i / 2, &format!("a{i}"))).collect();
     // the same rows, but the last one belongs first
     let late: String = (1..n).map(|i| line(i / 2, &format!("a{i}"))).chain([line(-1, "last")]).collect();
     write(dir, "asc.jsonl", &asc);
     write(dir, "late.jsonl", &late);
-    let fields = r#"[{"name":"k","type":"integer"},{"name":"v","type":"string"},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}]"#;
-    write(dir, "keyed.json", &format!(r#"{{"fields":{fields},"primaryKey":["k","v"]}}"#));
-    write(dir, "dups.json", &format!(r#"{{"fields":{fields},"primaryKey":["k"]}}"#));
+    write(dir, "keyed.json", &kv_schema(&["k", "v"], "integer"));
+    write(dir, "dups.json", &kv_schema(&["k"], "integer"));
     let mut toml = String::from("name = \"order\"\n");
     for s in ["asc", "late"] {
         toml += &format!("[[source]]\nname = \"{s}\"\npath = \"{s}.jsonl\"\nformat = \"jsonl\"\n");
@@ -78,8 +90,7 @@ fn keep_last_on_json_records_follows_document_order() {
         })
         .collect();
     write(dir, "results.json", &format!("{{\"runs\": [{}]}}", runs.join(", ")));
-    let fields = r#"[{"name":"k","type":"integer"},{"name":"v","type":"string"},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"string"}]"#;
-    write(dir, "t.json", &format!(r#"{{"fields":{fields},"primaryKey":["k"]}}"#));
+    write(dir, "t.json", &kv_schema(&["k"], "string"));
     write(
         dir,
         "pipeline.toml",
@@ -87,8 +98,7 @@ fn keep_last_on_json_records_follows_document_order() {
          [[table]]\nname = \"last\"\nschema = \"t.json\"\nquery = \"SELECT * FROM results\"\non_duplicate_key = \"keep-last\"\n\
          [[table]]\nname = \"first\"\nschema = \"t.json\"\nquery = \"SELECT * FROM results\"\non_duplicate_key = \"keep-first\"\n",
     );
-    let out = dir.join("out");
-    let o = run(bin().arg("build").arg(dir).arg("--releases-dir").arg(&out));
+    let o = build(dir, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     let rel = release(dir, "ptr");
     let kept = |table: &str| keys(&rel, table).into_iter().find(|(k, _)| *k == 7).unwrap().1;
@@ -102,14 +112,12 @@ fn duplicate_groups_that_span_batch_edges_keep_the_right_row() {
     let dir = tmp.path();
     // keys in threes: 8,192-row batches end inside a group
     let n = 30_000;
-    let line = |k: i64, v: &str| format!("{{\"k\": {k}, \"v\": \"{v}\"}}\n");
     let asc: String = (0..n).map(|i| line(i / 3, &format!("a{i}"))).collect();
     // the same, with one row that belongs first at the end: the rows go through the sort
     let late = format!("{asc}{}", line(-1, "last"));
     write(dir, "asc.jsonl", &asc);
     write(dir, "late.jsonl", &late);
-    let fields = r#"[{"name":"k","type":"integer"},{"name":"v","type":"string"},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}]"#;
-    write(dir, "dups.json", &format!(r#"{{"fields":{fields},"primaryKey":["k"]}}"#));
+    write(dir, "dups.json", &kv_schema(&["k"], "integer"));
     let mut toml = String::from("name = \"edges\"\n");
     for s in ["asc", "late"] {
         toml += &format!("[[source]]\nname = \"{s}\"\npath = \"{s}.jsonl\"\nformat = \"jsonl\"\n");
@@ -121,8 +129,7 @@ fn duplicate_groups_that_span_batch_edges_keep_the_right_row() {
         }
     }
     write(dir, "pipeline.toml", &toml);
-    let out = dir.join("out");
-    let o = run(bin().arg("build").arg(dir).arg("--releases-dir").arg(&out));
+    let o = build(dir, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     let rel = release(dir, "edges");
     let last: Vec<(i64, String)> = (0..n / 3).map(|k| (k, format!("a{}", 3 * k + 2))).collect();
