@@ -13,6 +13,7 @@
 //! - [`schema`]: Frictionless Table Schema files ↔ Arrow schemas.
 //! - [`ingest`]: raw files (JSONL, JSON, CSV, Tinker logs) → typed Arrow batches with provenance.
 //! - [`pipeline`]: runs the sources and the tables' SQL in dependency order; the `build` verb.
+//! - [`feed`]: a source streamed straight into the one table query that reads it.
 //! - [`validate`]: table rows × schema → violations, rejects, duplicate-key rules.
 //! - [`write`]: batches → Parquet (zstd) and JSON Lines shards.
 //! - [`hash`]: SHA-256 and git blob SHA-1 of files.
@@ -41,6 +42,7 @@ pub use error::{Error, Result};
 pub mod cache;
 pub mod card;
 pub mod cli;
+pub mod feed;
 pub mod hub;
 pub mod pipeline;
 pub mod query;

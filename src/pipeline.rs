@@ -3,9 +3,11 @@
 //! In: a [`PipelineSpec`] and [`BuildOptions`]. Out: `releases/<name>/<version>/` (see
 //! [`crate::release`]) and a [`BuildOutcome`] with the manifest and the [`BuildReport`].
 //!
-//! Steps: every source is ingested into Arrow IPC files in a hidden staging folder beside the
-//! target; each table's SQL (DataFusion) runs over the sources and the tables before it, in
-//! dependency order; its rows are conformed to the declared schema (or to the canonical form
+//! Steps: every source is ingested into an Arrow IPC file in a hidden staging folder beside
+//! the target, except a source that exactly one table reads (and no view), whose schema is
+//! known before reading: that one is streamed straight into the table's query while it runs
+//! (see [`crate::feed`]; `--stage-sources` stages every source). Each table's SQL
+//! (DataFusion) runs over the sources and the tables before it, in dependency order; its rows are conformed to the declared schema (or to the canonical form
 //! of the query's types), sorted by primary key (then by `_source_file`, `_source_line`; by
 //! every column when there is no key), validated, and written as Parquet and JSON Lines; then
 //! hashes, the dataset card, `manifest.json` and `SHA256SUMS` are written and the staging
@@ -96,6 +98,10 @@ pub struct BuildOptions {
     pub large_cell_bytes: u64,
     /// `SOURCE_DATE_EPOCH` (seconds since the Unix epoch), recorded as `created_at`.
     pub source_date_epoch: Option<i64>,
+    /// Stage every source in an Arrow IPC file before any table is built, instead of
+    /// streaming a source that one table reads straight into that table's query (the
+    /// release is the same either way).
+    pub stage_sources: bool,
 }
 
 impl Default for BuildOptions {
@@ -110,6 +116,7 @@ impl Default for BuildOptions {
             write: WriteOptions::default(),
             large_cell_bytes: 10_000_000,
             source_date_epoch: None,
+            stage_sources: false,
         }
     }
 }
@@ -198,41 +205,16 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     // the orders the tables are sorted in: a source found to be in one already lets a table
     // that reads it in that order skip the sort
     let orders: Vec<Vec<String>> = spec.table_schemas.iter().flatten().map(|s| sort_columns(s, |_| true)).collect();
+    // sources that one table reads are streamed into it when that table is built
+    let mut deferred: BTreeMap<usize, (usize, SchemaRef)> =
+        if opts.stage_sources { BTreeMap::new() } else { streamable_sources(spec)? };
+    let shared = (!deferred.is_empty()).then(|| Arc::new(spec.clone()));
     let mut inputs: BTreeMap<String, (PathBuf, BTreeSet<String>)> = BTreeMap::new();
-    for (i, src) in spec.def.sources.iter().enumerate() {
-        progress.start(&format!("reading source {}", src.name), None);
-        let started = Instant::now();
-        let ing = ingest::run(spec, i, &work, &ingest_opts, &orders, &mut report, &mut rejects)?;
-        progress.finish();
-        tracing::info!("source {}: read in {:.2} s", src.name, started.elapsed().as_secs_f64());
-        for f in &ing.inputs {
-            inputs.entry(f.rel.clone()).or_insert_with(|| (f.path.clone(), BTreeSet::new())).1.insert(src.name.clone());
+    let mut stager = Stager { ctx: &ctx, spec, work: &work, opts: &ingest_opts, orders: &orders };
+    for i in 0..spec.def.sources.len() {
+        if !deferred.contains_key(&i) {
+            stager.stage(i, progress, &mut report, &mut rejects, &mut inputs).await?;
         }
-        let sort_order = ing
-            .sorted_by
-            .iter()
-            .map(|cols| {
-                cols.iter()
-                    .map(|c| {
-                        datafusion::prelude::Expr::Column(datafusion::common::Column::from_name(c)).sort(true, false)
-                    })
-                    .collect()
-            })
-            .collect();
-        let listing = datafusion::datasource::listing::ListingOptions::new(Arc::new(
-            datafusion::datasource::file_format::arrow::ArrowFormat,
-        ))
-        .with_file_extension(".arrow")
-        .with_file_sort_order(sort_order);
-        ctx.register_listing_table(
-            ing.name.as_str(),
-            ing.ipc_file.to_string_lossy().as_ref(),
-            listing,
-            Some(ing.schema.clone()),
-            None,
-        )
-        .await
-        .map_err(|e| Error::sql(format!("source {}", ing.name), e))?;
     }
     // stop here when the sources already broke the rules: table errors would only repeat them
     report.check()?;
@@ -247,10 +229,10 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
 
     // inputs that ingest read to their end were hashed on the way; the others are hashed
     // in the background while the tables are built
-    let known: Vec<Option<crate::hash::FileDigest>> = inputs.values().map(|(p, _)| read_digests.get(p)).collect();
-    let input_paths: Vec<PathBuf> =
-        inputs.values().zip(&known).filter(|(_, d)| d.is_none()).map(|((p, _), _)| p.clone()).collect();
-    let input_hashing = std::thread::spawn(move || crate::hash::sha256_files(&input_paths));
+    let background: Vec<PathBuf> =
+        inputs.values().filter(|(p, _)| read_digests.get(p).is_none()).map(|(p, _)| p.clone()).collect();
+    let background_paths = background.clone();
+    let input_hashing = std::thread::spawn(move || crate::hash::sha256_files(&background));
 
     // tables, in dependency order
     let order = table_order(spec)?;
@@ -263,133 +245,72 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         let t = &spec.def.tables[i];
         progress.start(&format!("building table {}", t.name), None);
         let started = Instant::now();
-        let sql = spec.table_sql(i)?;
-        let df = ctx
-            .sql_with_options(&sql, crate::query::read_only(false))
-            .await
-            .map_err(|e| Error::sql(format!("table {} ({})", t.name, sql_origin(spec, i)), e))?;
-        let result_schema: Schema = df.schema().as_arrow().clone();
-        let table_schema = match &spec.table_schemas[i] {
-            Some(s) => s.clone(),
-            None => inferred_schema(&t.name, &result_schema)?,
+        let streamed: Vec<(usize, SchemaRef)> =
+            deferred.iter().filter(|(_, (ti, _))| *ti == i).map(|(&s, (_, schema))| (s, schema.clone())).collect();
+        let mut cx = TableCx {
+            ctx: &ctx,
+            spec,
+            index: i,
+            opts,
+            key_sets: &key_sets,
+            referenced: &referenced,
+            root: &root,
+            work: &work,
+            progress,
         };
-        let target_schema = table_schema.arrow_schema();
-        check_columns(&t.name, &result_schema, &table_schema, &target_schema)?;
-        let columns = crate::write::leaf_columns(&target_schema);
-        if columns > crate::write::VIEWER_MAX_COLUMNS {
-            report.warn(
-                &t.name,
-                "wide-table",
-                None,
-                format!(
-                    "table {} has {columns} columns, above the dataset viewer's limit of {}; use a long layout \
-                     (one row per key and value, as the tinker-metrics format does) or a map column",
-                    t.name,
-                    crate::write::VIEWER_MAX_COLUMNS
-                ),
-            );
-        }
-        // sort
-        let sort_cols = sort_columns(&table_schema, |c| result_schema.field_with_name(c).is_ok());
-        let policy = opts.on_duplicate_key.unwrap_or(t.on_duplicate_key);
-        if policy != DuplicatePolicy::Error
-            && (result_schema.field_with_name("_source_file").is_err()
-                || result_schema.field_with_name("_source_line").is_err())
-        {
-            return Err(Error::config(
-                format!("table {} ({})", t.name, sql_origin(spec, i)),
-                "the keep-last and keep-first duplicate-key rules need the input order of the rows: select \
-                 `_source_file` and `_source_line` in the query (and declare them in the schema)",
-            ));
-        }
-        let mut validator = Validator::new(
-            &t.name,
-            &table_schema,
-            target_schema.clone(),
-            policy,
-            opts.on_invalid,
-            &key_sets,
-            referenced.get(&t.name).cloned().unwrap_or_default(),
-        )?;
-        let mut writer =
-            SplitWriters::new(&t.name, t.split_column.as_deref(), &t.splits, target_schema.clone(), &root, opts.write)?;
-        // runpack sorts the query's rows itself, in bounded memory, stably (equal keys keep
-        // the query's order, then file and line order)
-        let result_arrow: SchemaRef = Arc::new(result_schema.clone());
-        let keys: Vec<usize> = sort_cols.iter().map(|c| result_arrow.index_of(c).expect("checked")).collect();
-        let mut sorter = crate::sort::ExternalSort::new(
-            result_arrow,
-            keys,
-            SORT_BUDGET_BYTES,
-            work.join(format!("sort-{}", t.name)),
-        )?;
-        let plan = df.create_physical_plan().await.map_err(|e| Error::sql(format!("table {}", t.name), e))?;
-        // rows the query yields in key order already (a source ingest found in that order,
-        // read as it was written) go straight on; any others through the sort
-        let in_order = plan_in_order(&plan, &sort_cols);
-        let task = ctx.task_ctx();
-        let mut stream = datafusion::physical_plan::execute_stream(plan, task)
-            .map_err(|e| Error::sql(format!("table {}", t.name), e))?;
-        let mut sink = |b: RecordBatch| -> Result<()> {
-            let (mut conformed, problems) = conform_batch(&t.name, &b, &target_schema)?;
-            if !problems.is_empty() {
-                let sources = crate::validate::SourceColumn::find(&b);
-                let mut bad_rows = std::collections::BTreeSet::new();
-                for (row, column, message) in problems {
-                    match opts.on_invalid {
-                        OnInvalid::Fail => report.violation(crate::report::Violation {
-                            table: t.name.clone(),
-                            source: sources.at(row),
-                            path: column,
-                            rule: "type".into(),
-                            key: None,
-                            message,
-                        }),
-                        OnInvalid::Reject => {
-                            if bad_rows.insert(row) {
-                                rejects.add(
-                                    &t.name,
-                                    sources.at(row).as_ref(),
-                                    &[format!("{column}: {message}")],
-                                    crate::rejects::RejectBody::Record(crate::validate::row_json(&b, row)),
-                                )?;
-                            }
+        let built = if streamed.is_empty() {
+            None
+        } else {
+            let shared = shared.as_ref().expect("set when sources are deferred");
+            let outcome = build_streamed(&mut cx, shared, &streamed, &ingest_opts, &mut report, &mut rejects).await?;
+            for (s, _) in &streamed {
+                deferred.remove(s);
+            }
+            match outcome {
+                Streaming::Built(built, read) => {
+                    for (s, files) in read {
+                        for f in files {
+                            let entry =
+                                inputs.entry(f.rel.clone()).or_insert_with(|| (f.path.clone(), BTreeSet::new()));
+                            entry.1.insert(spec.def.sources[s].name.clone());
                         }
                     }
+                    Some(*built)
                 }
-                if !bad_rows.is_empty() {
-                    let keep: arrow::array::BooleanArray =
-                        (0..conformed.num_rows()).map(|r| Some(!bad_rows.contains(&r))).collect();
-                    conformed = arrow::compute::filter_record_batch(&conformed, &keep)
-                        .map_err(|e| Error::format(&t.name, e))?;
+                Streaming::Invalid => {
+                    // list the problems of the sources not read yet too, as when all are staged
+                    let rest: Vec<usize> = deferred.keys().copied().collect();
+                    for s in rest {
+                        stager.stage(s, progress, &mut report, &mut rejects, &mut inputs).await?;
+                    }
+                    return Err(report.to_error());
+                }
+                Streaming::Restage => {
+                    for (s, _) in &streamed {
+                        stager.stage(*s, progress, &mut report, &mut rejects, &mut inputs).await?;
+                    }
+                    if report.violations_total > 0 {
+                        let rest: Vec<usize> = deferred.keys().copied().collect();
+                        for s in rest {
+                            stager.stage(s, progress, &mut report, &mut rejects, &mut inputs).await?;
+                        }
+                        report.check()?;
+                    }
+                    None
                 }
             }
-            if let Some(out) = validator.push(conformed, &mut report, &mut rejects)? {
-                writer.write(&out, &mut report)?;
-            }
-            Ok(())
         };
-        while let Some(b) = stream.next().await {
-            let b = b.map_err(|e| Error::sql(format!("table {}", t.name), e))?;
-            progress.advance(b.num_rows() as u64);
-            if in_order { sink(b)? } else { sorter.push(b)? }
-        }
-        if in_order {
-            tracing::info!("table {}: query in key order, not sorted", t.name);
-        } else {
-            tracing::info!("table {}: query and sort input in {:.2} s", t.name, started.elapsed().as_secs_f64());
-            sorter.finish(&mut sink)?;
-        }
-        if let Some(out) = validator.finish(&mut report, &mut rejects)? {
-            writer.write(&out, &mut report)?;
-        }
-        let rows = validator.rows_kept;
-        let keys = validator.take_keys();
-        drop(validator);
+        let built = match built {
+            Some(b) => b,
+            None => {
+                let plan = plan_table(&cx).await?;
+                run_table(&mut cx, plan, &mut report, &mut rejects).await?
+            }
+        };
+        let TableBuilt { rows, keys, split_files, policy, table_schema, target_schema } = built;
         for (cols, set) in keys {
             key_sets.insert((t.name.clone(), cols), set);
         }
-        let split_files = writer.finish()?;
         progress.finish();
         tracing::info!("table {}: built in {:.2} s", t.name, started.elapsed().as_secs_f64());
         let mut parquet: Vec<String> = Vec::new();
@@ -437,24 +358,34 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         }
         report.rejected_rows.insert(name.clone(), *n);
     }
-    std::fs::remove_dir_all(&work).map_err(|e| Error::io(&work, e))?;
+    // (absent when every source was streamed and no table needed a sort)
+    if work.exists() {
+        std::fs::remove_dir_all(&work).map_err(|e| Error::io(&work, e))?;
+    }
 
     // hashes
     progress.start("hashing", None);
     let started = Instant::now();
-    let input_list: Vec<(&String, &(PathBuf, BTreeSet<String>))> = inputs.iter().collect();
-    let mut hashed =
-        input_hashing.join().map_err(|_| Error::format("inputs", "the hashing thread panicked"))??.into_iter();
-    let input_digests: Vec<crate::hash::FileDigest> =
-        known.into_iter().map(|d| d.or_else(|| hashed.next()).expect("one digest per input")).collect();
-    let inputs_out: Vec<InputEntry> = input_list
+    let hashed = input_hashing.join().map_err(|_| Error::format("inputs", "the hashing thread panicked"))??;
+    let mut digests: BTreeMap<PathBuf, crate::hash::FileDigest> = background_paths.into_iter().zip(hashed).collect();
+    // inputs of sources read while the tables were built and not read to their end
+    let late: Vec<PathBuf> = inputs
+        .values()
+        .map(|(p, _)| p)
+        .filter(|p| read_digests.get(p).is_none() && !digests.contains_key(*p))
+        .cloned()
+        .collect();
+    digests.extend(late.iter().cloned().zip(crate::hash::sha256_files(&late)?));
+    let inputs_out: Vec<InputEntry> = inputs
         .iter()
-        .zip(input_digests)
-        .map(|((rel, (_, sources)), d)| InputEntry {
-            path: (*rel).clone(),
-            bytes: d.bytes,
-            sha256: d.sha256,
-            sources: sources.iter().cloned().collect(),
+        .map(|(rel, (path, sources))| {
+            let d = read_digests.get(path).or_else(|| digests.get(path).cloned()).expect("one digest per input");
+            InputEntry {
+                path: rel.clone(),
+                bytes: d.bytes,
+                sha256: d.sha256,
+                sources: sources.iter().cloned().collect(),
+            }
         })
         .collect();
     let mut files: Vec<FileEntry> = data_files
@@ -540,6 +471,416 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         tracing::warn!("input cache not saved: {e}");
     }
     Ok(BuildOutcome { release_dir, manifest, report, unchanged: false })
+}
+
+/// Stages sources: reads one into an Arrow IPC file and registers it for the tables' SQL.
+struct Stager<'a> {
+    ctx: &'a datafusion::prelude::SessionContext,
+    spec: &'a PipelineSpec,
+    work: &'a Path,
+    opts: &'a IngestOptions,
+    orders: &'a [Vec<String>],
+}
+
+impl Stager<'_> {
+    /// Reads source `i`, records its files in `inputs` (relative path → absolute path and the
+    /// sources that read it) and registers it under its name.
+    async fn stage(
+        &mut self,
+        i: usize,
+        progress: &dyn Progress,
+        report: &mut BuildReport,
+        rejects: &mut Rejects,
+        inputs: &mut BTreeMap<String, (PathBuf, BTreeSet<String>)>,
+    ) -> Result<()> {
+        let src = &self.spec.def.sources[i];
+        progress.start(&format!("reading source {}", src.name), None);
+        let started = Instant::now();
+        let ing = ingest::run(self.spec, i, self.work, self.opts, self.orders, report, rejects)?;
+        progress.finish();
+        tracing::info!("source {}: read in {:.2} s", src.name, started.elapsed().as_secs_f64());
+        for f in &ing.inputs {
+            inputs.entry(f.rel.clone()).or_insert_with(|| (f.path.clone(), BTreeSet::new())).1.insert(src.name.clone());
+        }
+        let sort_order = ing.sorted_by.iter().map(|cols| sort_exprs(cols)).collect();
+        let listing = datafusion::datasource::listing::ListingOptions::new(Arc::new(
+            datafusion::datasource::file_format::arrow::ArrowFormat,
+        ))
+        .with_file_extension(".arrow")
+        .with_file_sort_order(sort_order);
+        let _ = self.ctx.deregister_table(ing.name.as_str());
+        self.ctx
+            .register_listing_table(
+                ing.name.as_str(),
+                ing.ipc_file.to_string_lossy().as_ref(),
+                listing,
+                Some(ing.schema.clone()),
+                None,
+            )
+            .await
+            .map_err(|e| Error::sql(format!("source {}", ing.name), e))
+    }
+}
+
+/// Ascending, nulls-last sort expressions over columns `cols`.
+fn sort_exprs(cols: &[String]) -> Vec<datafusion::logical_expr::SortExpr> {
+    cols.iter()
+        .map(|c| datafusion::prelude::Expr::Column(datafusion::common::Column::from_name(c)).sort(true, false))
+        .collect()
+}
+
+/// The table names a SQL text reads (tables, views or sources; each once).
+fn sql_references(sql: &str, context: impl Fn() -> String) -> Result<Vec<String>> {
+    let statements = datafusion::sql::parser::DFParser::parse_sql(sql).map_err(|e| Error::sql(context(), e))?;
+    let mut out = Vec::new();
+    for st in statements {
+        let (refs, _) =
+            datafusion::sql::resolve::resolve_table_references(&st, true).map_err(|e| Error::sql(context(), e))?;
+        for r in refs {
+            if !out.iter().any(|n: &String| n == r.table()) {
+                out.push(r.table().to_string());
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The sources that can be streamed into the table that reads them (source index → table
+/// index and the schema of its rows): exactly one table's SQL and no view's names the source,
+/// and its schema is known before it is read ([`ingest::stream_schema`]).
+fn streamable_sources(spec: &PipelineSpec) -> Result<BTreeMap<usize, (usize, SchemaRef)>> {
+    let mut readers: BTreeMap<String, Vec<Option<usize>>> = BTreeMap::new();
+    for i in 0..spec.def.tables.len() {
+        let sql = spec.table_sql(i)?;
+        for r in sql_references(&sql, || format!("table {} ({})", spec.def.tables[i].name, sql_origin(spec, i)))? {
+            readers.entry(r).or_default().push(Some(i));
+        }
+    }
+    for (i, v) in spec.def.views.iter().enumerate() {
+        let sql = spec.view_sql(i)?;
+        for r in sql_references(&sql, || format!("view {}", v.name))? {
+            readers.entry(r).or_default().push(None);
+        }
+    }
+    let mut out = BTreeMap::new();
+    for (s, src) in spec.def.sources.iter().enumerate() {
+        if let Some([Some(t)]) = readers.get(&src.name).map(|r| r.as_slice())
+            && let Some(schema) = ingest::stream_schema(spec, s)
+        {
+            out.insert(s, (*t, schema));
+        }
+    }
+    Ok(out)
+}
+
+/// What building a table needs from the build around it.
+struct TableCx<'a> {
+    ctx: &'a datafusion::prelude::SessionContext,
+    spec: &'a PipelineSpec,
+    index: usize,
+    opts: &'a BuildOptions,
+    key_sets: &'a BTreeMap<(String, Vec<String>), KeySet>,
+    referenced: &'a BTreeMap<String, Vec<Vec<String>>>,
+    root: &'a Path,
+    work: &'a Path,
+    progress: &'a dyn Progress,
+}
+
+/// A table's query planned, with the schemas its rows are checked against.
+struct TablePlan {
+    table_schema: TableSchema,
+    target_schema: SchemaRef,
+    result_schema: SchemaRef,
+    sort_cols: Vec<String>,
+    policy: DuplicatePolicy,
+    plan: Arc<dyn datafusion::physical_plan::ExecutionPlan>,
+    /// The plan yields its rows in key order already.
+    in_order: bool,
+}
+
+/// A table written.
+struct TableBuilt {
+    rows: u64,
+    keys: Vec<(Vec<String>, KeySet)>,
+    split_files: Vec<(String, Vec<crate::write::WrittenFile>)>,
+    policy: DuplicatePolicy,
+    table_schema: TableSchema,
+    target_schema: SchemaRef,
+}
+
+/// Plans table `cx.index`'s query over what the session holds now.
+async fn plan_table(cx: &TableCx<'_>) -> Result<TablePlan> {
+    let (spec, i) = (cx.spec, cx.index);
+    let t = &spec.def.tables[i];
+    let sql = spec.table_sql(i)?;
+    let df = cx
+        .ctx
+        .sql_with_options(&sql, crate::query::read_only(false))
+        .await
+        .map_err(|e| Error::sql(format!("table {} ({})", t.name, sql_origin(spec, i)), e))?;
+    let result_schema: Schema = df.schema().as_arrow().clone();
+    let table_schema = match &spec.table_schemas[i] {
+        Some(s) => s.clone(),
+        None => inferred_schema(&t.name, &result_schema)?,
+    };
+    let target_schema = table_schema.arrow_schema();
+    check_columns(&t.name, &result_schema, &table_schema, &target_schema)?;
+    let sort_cols = sort_columns(&table_schema, |c| result_schema.field_with_name(c).is_ok());
+    let policy = cx.opts.on_duplicate_key.unwrap_or(t.on_duplicate_key);
+    if policy != DuplicatePolicy::Error
+        && (result_schema.field_with_name("_source_file").is_err()
+            || result_schema.field_with_name("_source_line").is_err())
+    {
+        return Err(Error::config(
+            format!("table {} ({})", t.name, sql_origin(spec, i)),
+            "the keep-last and keep-first duplicate-key rules need the input order of the rows: select \
+             `_source_file` and `_source_line` in the query (and declare them in the schema)",
+        ));
+    }
+    let plan = df.create_physical_plan().await.map_err(|e| Error::sql(format!("table {}", t.name), e))?;
+    // rows the query yields in key order already (a source ingest found in that order,
+    // read as it was written) go straight on; any others through the sort
+    let in_order = plan_in_order(&plan, &sort_cols);
+    Ok(TablePlan {
+        table_schema,
+        target_schema,
+        result_schema: Arc::new(result_schema),
+        sort_cols,
+        policy,
+        plan,
+        in_order,
+    })
+}
+
+/// Runs a planned table query: conforms, sorts (unless the rows come in key order),
+/// validates and writes its rows. Violations and warnings go to `report`, set-aside rows to
+/// `rejects`.
+async fn run_table(
+    cx: &mut TableCx<'_>,
+    tp: TablePlan,
+    report: &mut BuildReport,
+    rejects: &mut Rejects,
+) -> Result<TableBuilt> {
+    let t = &cx.spec.def.tables[cx.index];
+    let opts = cx.opts;
+    let TablePlan { table_schema, target_schema, result_schema, sort_cols, policy, plan, in_order } = tp;
+    let columns = crate::write::leaf_columns(&target_schema);
+    if columns > crate::write::VIEWER_MAX_COLUMNS {
+        report.warn(
+            &t.name,
+            "wide-table",
+            None,
+            format!(
+                "table {} has {columns} columns, above the dataset viewer's limit of {}; use a long layout \
+                 (one row per key and value, as the tinker-metrics format does) or a map column",
+                t.name,
+                crate::write::VIEWER_MAX_COLUMNS
+            ),
+        );
+    }
+    let mut validator = Validator::new(
+        &t.name,
+        &table_schema,
+        target_schema.clone(),
+        policy,
+        opts.on_invalid,
+        cx.key_sets,
+        cx.referenced.get(&t.name).cloned().unwrap_or_default(),
+    )?;
+    let mut writer =
+        SplitWriters::new(&t.name, t.split_column.as_deref(), &t.splits, target_schema.clone(), cx.root, opts.write)?;
+    // runpack sorts the query's rows itself, in bounded memory, stably (equal keys keep
+    // the query's order, then file and line order)
+    let keys: Vec<usize> = sort_cols.iter().map(|c| result_schema.index_of(c).expect("checked")).collect();
+    let mut sorter = crate::sort::ExternalSort::new(
+        result_schema.clone(),
+        keys,
+        SORT_BUDGET_BYTES,
+        cx.work.join(format!("sort-{}", t.name)),
+    )?;
+    let started = Instant::now();
+    let task = cx.ctx.task_ctx();
+    let mut stream = datafusion::physical_plan::execute_stream(plan, task)
+        .map_err(|e| Error::sql(format!("table {}", t.name), e))?;
+    let mut sink = |b: RecordBatch| -> Result<()> {
+        let (mut conformed, problems) = conform_batch(&t.name, &b, &target_schema)?;
+        if !problems.is_empty() {
+            let sources = crate::validate::SourceColumn::find(&b);
+            let mut bad_rows = std::collections::BTreeSet::new();
+            for (row, column, message) in problems {
+                match opts.on_invalid {
+                    OnInvalid::Fail => report.violation(crate::report::Violation {
+                        table: t.name.clone(),
+                        source: sources.at(row),
+                        path: column,
+                        rule: "type".into(),
+                        key: None,
+                        message,
+                    }),
+                    OnInvalid::Reject => {
+                        if bad_rows.insert(row) {
+                            rejects.add(
+                                &t.name,
+                                sources.at(row).as_ref(),
+                                &[format!("{column}: {message}")],
+                                crate::rejects::RejectBody::Record(crate::validate::row_json(&b, row)),
+                            )?;
+                        }
+                    }
+                }
+            }
+            if !bad_rows.is_empty() {
+                let keep: arrow::array::BooleanArray =
+                    (0..conformed.num_rows()).map(|r| Some(!bad_rows.contains(&r))).collect();
+                conformed =
+                    arrow::compute::filter_record_batch(&conformed, &keep).map_err(|e| Error::format(&t.name, e))?;
+            }
+        }
+        if let Some(out) = validator.push(conformed, report, rejects)? {
+            writer.write(&out, report)?;
+        }
+        Ok(())
+    };
+    while let Some(b) = stream.next().await {
+        let b = b.map_err(|e| Error::sql(format!("table {}", t.name), e))?;
+        cx.progress.advance(b.num_rows() as u64);
+        if in_order { sink(b)? } else { sorter.push(b)? }
+    }
+    drop(stream);
+    if in_order {
+        tracing::info!("table {}: query in key order, not sorted", t.name);
+    } else {
+        tracing::info!("table {}: query and sort input in {:.2} s", t.name, started.elapsed().as_secs_f64());
+        sorter.finish(&mut sink)?;
+    }
+    if let Some(out) = validator.finish(report, rejects)? {
+        writer.write(&out, report)?;
+    }
+    let rows = validator.rows_kept;
+    let keys = validator.take_keys();
+    drop(validator);
+    let split_files = writer.finish()?;
+    Ok(TableBuilt { rows, keys: keys.into_iter().collect(), split_files, policy, table_schema, target_schema })
+}
+
+/// How building a table over streamed sources ended.
+enum Streaming {
+    /// The table is written; the files each streamed source read (by source index).
+    Built(Box<TableBuilt>, Vec<(usize, Vec<ingest::files::InputFile>)>),
+    /// A streamed source broke the rules; its violations are in the report.
+    Invalid,
+    /// The sources must be staged and the table built from them: its query reads a source
+    /// more than once, or the rows broke the key order the plan counted on. Nothing of the
+    /// attempt is left in the report, the rejects or the release folder.
+    Restage,
+}
+
+/// Builds table `cx.index` while its `streamed` sources (index, schema) are read into it.
+async fn build_streamed(
+    cx: &mut TableCx<'_>,
+    spec: &Arc<PipelineSpec>,
+    streamed: &[(usize, SchemaRef)],
+    ingest_opts: &IngestOptions,
+    report: &mut BuildReport,
+    rejects: &mut Rejects,
+) -> Result<Streaming> {
+    use datafusion::catalog::streaming::StreamingTable;
+    let t = &spec.def.tables[cx.index];
+    let name = |s: usize| spec.def.sources[s].name.as_str();
+    // the table's key order, declared for each source that has its columns, to be checked
+    // as the rows go by
+    let checks: Vec<Option<crate::sort::OrderCheck>> = streamed
+        .iter()
+        .map(|(_, schema)| {
+            let table_schema = spec.table_schemas[cx.index].as_ref()?;
+            let cols = sort_columns(table_schema, |c| schema.index_of(c).is_ok());
+            let check = crate::sort::OrderCheck::new(schema, cols);
+            check.in_order().then_some(check)
+        })
+        .collect();
+    let feeds: Vec<_> = streamed.iter().map(|(_, schema)| crate::feed::Feed::new(schema.clone())).collect();
+    let register = |declare: bool| -> Result<()> {
+        for (((s, schema), (feed, _)), check) in streamed.iter().zip(&feeds).zip(&checks) {
+            let mut table = StreamingTable::try_new(schema.clone(), vec![feed.clone()])
+                .map_err(|e| Error::sql(format!("source {}", name(*s)), e))?;
+            if let (true, Some(c)) = (declare, check) {
+                table = table.with_sort_order(sort_exprs(c.columns()));
+            }
+            let _ = cx.ctx.deregister_table(name(*s));
+            cx.ctx
+                .register_table(name(*s), Arc::new(table))
+                .map_err(|e| Error::sql(format!("source {}", name(*s)), e))?;
+        }
+        Ok(())
+    };
+    register(true)?;
+    let mut tp = plan_table(cx).await?;
+    let declared = checks.iter().any(|c| c.is_some());
+    if !tp.in_order && declared {
+        // the order would not spare the sort: plan again without counting on it
+        register(false)?;
+        tp = plan_table(cx).await?;
+    }
+    let speculative = tp.in_order && declared;
+    if feeds.iter().any(|(feed, _)| feed.scans_in(&tp.plan) != 1) {
+        tracing::info!("table {}: reads a source more than once; staging it", t.name);
+        return Ok(Streaming::Restage);
+    }
+    let mut running = Vec::new();
+    for (((s, _), (_, tx)), check) in streamed.iter().zip(feeds).zip(checks) {
+        running.push(crate::feed::start(
+            spec.clone(),
+            *s,
+            tx,
+            if speculative { check } else { None },
+            ingest_opts.clone(),
+            cx.opts.max_errors,
+            cx.root.join("rejects"),
+        ));
+        tracing::info!("source {}: streamed into table {}", name(*s), t.name);
+    }
+    let mut table_report = BuildReport::new(cx.opts.max_errors);
+    let result = run_table(cx, tp, &mut table_report, rejects).await;
+    let readings: Vec<crate::feed::Reading> = running.into_iter().map(|r| r.join()).collect();
+    for (s, _) in streamed {
+        let _ = cx.ctx.deregister_table(name(*s));
+    }
+    if readings.iter().any(|r| r.disordered) {
+        tracing::info!("table {}: a streamed source is not in key order; staging it", t.name);
+        if let Ok(built) = &result {
+            for (_, files) in &built.split_files {
+                for f in files {
+                    let path = cx.root.join(&f.path);
+                    std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+                }
+            }
+        }
+        crate::write::remove_unfinished(cx.root)?;
+        rejects.discard(&t.name)?;
+        for r in readings {
+            r.rejects.abandon()?;
+        }
+        return Ok(Streaming::Restage);
+    }
+    let mut read = Vec::new();
+    let mut invalid = false;
+    let mut adopted = Vec::new();
+    for r in readings {
+        let files = r.result?;
+        invalid |= r.report.violations_total > 0;
+        report.absorb(r.report);
+        adopted.push(r.rejects);
+        read.push((r.source, files.inputs));
+    }
+    if invalid {
+        return Ok(Streaming::Invalid);
+    }
+    let built = result?;
+    for r in adopted {
+        rejects.adopt(r);
+    }
+    report.absorb(table_report);
+    Ok(Streaming::Built(Box::new(built), read))
 }
 
 /// Routes a table's rows to one writer per split.

@@ -69,6 +69,40 @@ impl Rejects {
         Ok(())
     }
 
+    /// Takes over the files and counts of `other`, a writer of other names under the same
+    /// folder (rows of a source read on another thread).
+    pub fn adopt(&mut self, other: Rejects) {
+        for (name, w) in other.files {
+            self.files.insert(name, w);
+        }
+        for (name, n) in other.counts {
+            *self.counts.entry(name).or_default() += n;
+        }
+    }
+
+    /// Forgets the rows written for `name` and deletes its file (a table that is built again).
+    ///
+    /// Errors: [`Error::Io`] when the file cannot be deleted.
+    pub fn discard(&mut self, name: &str) -> Result<()> {
+        self.counts.remove(name);
+        if self.files.remove(name).is_some() {
+            let path = self.dir.join(format!("{name}.jsonl"));
+            std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+        }
+        Ok(())
+    }
+
+    /// Deletes every file this writer wrote.
+    ///
+    /// Errors: [`Error::Io`] when a file cannot be deleted.
+    pub fn abandon(mut self) -> Result<()> {
+        let names: Vec<String> = self.files.keys().cloned().collect();
+        for n in names {
+            self.discard(&n)?;
+        }
+        Ok(())
+    }
+
     /// Flushes every file.
     pub fn finish(mut self) -> Result<BTreeMap<String, u64>> {
         for (name, w) in self.files.iter_mut() {

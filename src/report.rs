@@ -180,12 +180,41 @@ impl BuildReport {
         self.warnings.push(Warning { table: table.to_string(), kind: kind.to_string(), source, message });
     }
 
+    /// Adds what `other` found after what this report holds (violations up to `max_errors`,
+    /// all counted).
+    pub fn absorb(&mut self, other: BuildReport) {
+        self.violations_total += other.violations_total;
+        for v in other.violations {
+            if self.violations.len() < self.max_errors {
+                self.violations.push(v);
+            }
+        }
+        self.warnings.extend(other.warnings);
+        for (mine, theirs) in [
+            (&mut self.nonfinite, other.nonfinite),
+            (&mut self.coercions, other.coercions),
+            (&mut self.duplicates_dropped, other.duplicates_dropped),
+        ] {
+            for (k, t) in theirs {
+                mine.entry(k).or_default().merge(t);
+            }
+        }
+        for (k, n) in other.rejected_rows {
+            *self.rejected_rows.entry(k).or_default() += n;
+        }
+    }
+
     /// Fails with [`crate::Error::Invalid`] when any violation was recorded.
     pub fn check(&mut self) -> crate::Result<()> {
         if self.violations_total == 0 {
             return Ok(());
         }
+        Err(self.to_error())
+    }
+
+    /// The violations as [`crate::Error::Invalid`] (sorted), whether or not there are any.
+    pub fn to_error(&mut self) -> crate::Error {
         self.violations.sort();
-        Err(crate::Error::Invalid { violations: self.violations.clone(), total: self.violations_total })
+        crate::Error::Invalid { violations: self.violations.clone(), total: self.violations_total }
     }
 }

@@ -324,6 +324,24 @@ impl TableWriter {
     }
 }
 
+/// Deletes the files of a table whose writing did not finish (`.part` files under `data/`
+/// and `jsonl/` of release folder `root`; a finished table has none).
+///
+/// Errors: [`Error::Io`] when a folder cannot be listed or a file deleted.
+pub fn remove_unfinished(root: &Path) -> Result<()> {
+    for d in ["data", "jsonl"] {
+        let dir = root.join(d);
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for e in entries {
+            let path = e.map_err(|e| Error::io(&dir, e))?.path();
+            if path.extension().is_some_and(|x| x == "part") {
+                std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A closed shard waiting for its final name: (path, digest) of each format, and its rows.
 struct DoneShard {
     parquet: (PathBuf, FileDigest),

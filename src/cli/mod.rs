@@ -151,6 +151,11 @@ struct BuildArgs {
     /// Report string cells longer than this many bytes.
     #[arg(long, default_value_t = 10_000_000)]
     large_cell_bytes: u64,
+    /// Read every source into a staging file before the first table, instead of streaming
+    /// a source that one table reads straight into that table's query. The release is the
+    /// same; staging costs a write and a read of each source.
+    #[arg(long)]
+    stage_sources: bool,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -235,6 +240,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
                     ..WriteOptions::default()
                 },
                 large_cell_bytes: a.large_cell_bytes,
+                stage_sources: a.stage_sources,
                 source_date_epoch: std::env::var("SOURCE_DATE_EPOCH").ok().and_then(|s| s.trim().parse().ok()),
             };
             let progress = output::progress(quiet);

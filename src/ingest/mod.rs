@@ -102,6 +102,83 @@ pub fn run(
     rejects: &mut Rejects,
 ) -> Result<Ingested> {
     let src = &spec.def.sources[index];
+    let (inputs, capture_names) = find_inputs(spec, index)?;
+    if src.format == Format::Parquet {
+        return run_parquet(spec, index, inputs, capture_names, work, opts, orders, report, rejects);
+    }
+    let prepared = prepare(spec, index, inputs, capture_names, report)?;
+    std::fs::create_dir_all(work).map_err(|e| Error::io(work, e))?;
+    let ipc_file = work.join(format!("{}.arrow", src.name));
+    let mut writer = crate::sort::staging_file(&ipc_file, &prepared.schema)?;
+    let mut checks = order_checks(&prepared.schema, orders);
+    let mut out = |rb: &RecordBatch| -> Result<()> {
+        for c in &mut checks {
+            c.observe(rb)?;
+        }
+        writer.write(rb).map_err(|e| Error::format(ipc_file.display().to_string(), e))
+    };
+    let rows = convert(spec, index, &prepared, opts, report, rejects, &mut out)?;
+    let sorted_by = sorted_by(checks);
+    writer.finish().map_err(|e| Error::format(ipc_file.display().to_string(), e))?;
+    let Prepared { schema, inputs, .. } = prepared;
+    Ok(Ingested { name: src.name.clone(), schema, ipc_file, rows, inputs, sorted_by })
+}
+
+/// A source read straight into a consumer by [`stream`].
+#[derive(Debug, Clone)]
+pub struct Streamed {
+    /// Rows kept.
+    pub rows: u64,
+    /// Raw files read.
+    pub inputs: Vec<InputFile>,
+}
+
+/// The schema of a source's rows (provenance columns included) when it is known without
+/// reading any data: the source declares its schema, or its format fixes its columns. `None`
+/// for sources whose columns are inferred from the data, W&B runs and Parquet files, and
+/// whenever finding the source's files fails (the error is raised when it is read).
+pub fn stream_schema(spec: &PipelineSpec, index: usize) -> Option<SchemaRef> {
+    let src = &spec.def.sources[index];
+    let fixed = matches!(
+        src.format,
+        Format::TinkerMetrics
+            | Format::TinkerCheckpoints
+            | Format::TinkerEvalResult
+            | Format::TinkerEvalTrajectories
+            | Format::EvalMetrics
+            | Format::EvalGenerations
+    );
+    let declared =
+        matches!(src.format, Format::Jsonl | Format::Json | Format::Csv) && spec.source_schemas[index].is_some();
+    if !(fixed || declared) {
+        return None;
+    }
+    let (inputs, capture_names) = find_inputs(spec, index).ok()?;
+    let mut scratch = BuildReport::new(0);
+    prepare(spec, index, inputs, capture_names, &mut scratch).ok().map(|p| p.schema)
+}
+
+/// Reads a source whose schema [`stream_schema`] knows and hands each record batch of kept
+/// rows, in input order, to `out` instead of a staging file. Reports and rejects as [`run`]
+/// does; an error from `out` stops the read and is returned.
+pub fn stream(
+    spec: &PipelineSpec,
+    index: usize,
+    opts: &IngestOptions,
+    report: &mut BuildReport,
+    rejects: &mut Rejects,
+    out: &mut dyn FnMut(&RecordBatch) -> Result<()>,
+) -> Result<Streamed> {
+    let (inputs, capture_names) = find_inputs(spec, index)?;
+    let prepared = prepare(spec, index, inputs, capture_names, report)?;
+    let rows = convert(spec, index, &prepared, opts, report, rejects, out)?;
+    Ok(Streamed { rows, inputs: prepared.inputs })
+}
+
+/// The files of a source and the names of its path captures. Errors: [`Error::Config`] when
+/// no file matches.
+fn find_inputs(spec: &PipelineSpec, index: usize) -> Result<(Vec<InputFile>, Vec<String>)> {
+    let src = &spec.def.sources[index];
     let context = format!("{} (source {})", spec.file.display(), src.name);
     let inputs = files::find(&spec.dir, &src.path.list(), &context)?;
     if inputs.is_empty() {
@@ -111,10 +188,29 @@ pub fn run(
         ));
     }
     let capture_names: Vec<String> = inputs[0].captures.iter().map(|(n, _)| n.clone()).collect();
-    if src.format == Format::Parquet {
-        return run_parquet(spec, index, inputs, capture_names, work, opts, orders, report, rejects);
-    }
+    Ok((inputs, capture_names))
+}
 
+/// A source's columns decided, before its rows are read.
+struct Prepared {
+    inputs: Vec<InputFile>,
+    columns: Vec<(String, Target)>,
+    conv: ConvertOptions,
+    wandb_plan: Option<wandb::Plan>,
+    schema: SchemaRef,
+}
+
+/// Decides a source's columns (declared, fixed by the format, or inferred from the data) and
+/// the schema of its rows.
+fn prepare(
+    spec: &PipelineSpec,
+    index: usize,
+    inputs: Vec<InputFile>,
+    capture_names: Vec<String>,
+    report: &mut BuildReport,
+) -> Result<Prepared> {
+    let src = &spec.def.sources[index];
+    let context = format!("{} (source {})", spec.file.display(), src.name);
     let mut conv = ConvertOptions {
         textual: src.format == Format::Csv,
         nonfinite: src.nonfinite,
@@ -125,7 +221,6 @@ pub fn run(
         first_seen: BTreeMap::new(),
     };
 
-    // 1. the columns and their types
     let mut wandb_plan = None;
     let columns: Vec<(String, Target)> = match src.format {
         Format::Wandb => {
@@ -167,33 +262,35 @@ pub fn run(
     fields.push(Field::new("_source_file", DataType::Utf8, false));
     fields.push(Field::new("_source_line", if pointer_lines { DataType::Utf8 } else { DataType::Int64 }, false));
     let schema: SchemaRef = Arc::new(Schema::new(fields));
+    Ok(Prepared { inputs, columns, conv, wandb_plan, schema })
+}
 
-    // 2. convert
-    std::fs::create_dir_all(work).map_err(|e| Error::io(work, e))?;
-    let ipc_file = work.join(format!("{}.arrow", src.name));
-    let mut writer = crate::sort::staging_file(&ipc_file, &schema)?;
+/// Converts a prepared source's rows and hands each batch of kept rows to `out`; the number
+/// of rows kept.
+fn convert(
+    spec: &PipelineSpec,
+    index: usize,
+    prepared: &Prepared,
+    opts: &IngestOptions,
+    report: &mut BuildReport,
+    rejects: &mut Rejects,
+    out: &mut dyn FnMut(&RecordBatch) -> Result<()>,
+) -> Result<u64> {
+    let src = &spec.def.sources[index];
+    let Prepared { inputs, columns, conv, wandb_plan, schema } = prepared;
     let chunk_spec = ChunkSpec {
         src,
-        columns: &columns,
-        conv: &conv,
+        columns,
+        conv,
         schema: schema.clone(),
         large_cell_bytes: opts.large_cell_bytes,
         // records as they are (no reshaping), each key a column: Python's NaN tokens and
         // strict keys are handled on the fast path, anything else falls back line run by run
         direct: (src.format == Format::Jsonl && src.layout != Layout::Long && !conv.textual)
-            .then(|| direct::Decoder::new(&columns, conv.nonfinite))
+            .then(|| direct::Decoder::new(columns, conv.nonfinite))
             .flatten(),
     };
-    let mut applier = Applier {
-        src,
-        opts,
-        rows: 0,
-        report,
-        rejects,
-        writer: &mut writer,
-        ipc_file: &ipc_file,
-        checks: order_checks(&schema, orders),
-    };
+    let mut applier = Applier { src, opts, rows: 0, report, rejects, out };
     let line_format = matches!(
         src.format,
         Format::Jsonl
@@ -203,7 +300,7 @@ pub fn run(
             | Format::EvalGenerations
     );
     if line_format && wandb_plan.is_none() {
-        convert_lines_parallel(&chunk_spec, &inputs, opts.read_digests.as_ref(), &mut applier)
+        convert_lines_parallel(&chunk_spec, inputs, opts.read_digests.as_ref(), &mut applier)
             .map_err(|e| name_table(e, &src.name))?;
     } else {
         let mut batch: Vec<Pending> = Vec::with_capacity(BATCH_ROWS);
@@ -229,7 +326,7 @@ pub fn run(
                 }
                 Ok(())
             };
-            match &wandb_plan {
+            match wandb_plan {
                 Some(plan) => wandb::read(plan, k, &mut sink),
                 None => read_file(src, input, files::open(input)?, &mut sink),
             }
@@ -240,10 +337,7 @@ pub fn run(
             applier.apply(chunk)?;
         }
     }
-    let rows = applier.rows;
-    let sorted_by = sorted_by(applier.checks);
-    writer.finish().map_err(|e| Error::format(ipc_file.display().to_string(), e))?;
-    Ok(Ingested { name: src.name.clone(), schema, ipc_file, rows, inputs, sorted_by })
+    Ok(applier.rows)
 }
 
 /// Checks of the `orders` whose columns are all in `schema`.
@@ -675,18 +769,16 @@ impl ChunkSpec<'_> {
 }
 
 /// Reports what a chunk found and writes its good rows.
-struct Applier<'a, W: std::io::Write> {
+struct Applier<'a> {
     src: &'a SourceDef,
     opts: &'a IngestOptions,
     rows: u64,
     report: &'a mut BuildReport,
     rejects: &'a mut Rejects,
-    writer: &'a mut arrow::ipc::writer::FileWriter<W>,
-    ipc_file: &'a std::path::Path,
-    checks: Vec<crate::sort::OrderCheck>,
+    out: &'a mut dyn FnMut(&RecordBatch) -> Result<()>,
 }
 
-impl<W: std::io::Write> Applier<'_, W> {
+impl Applier<'_> {
     fn apply(&mut self, chunk: Chunk) -> Result<()> {
         let name = self.src.name.clone();
         // lines that do not parse and records that do not fit, written to the rejects file
@@ -756,11 +848,8 @@ impl<W: std::io::Write> Applier<'_, W> {
                 .map_err(|e| Error::format(format!("source {name}"), e))?;
         }
         self.rows += rb.num_rows() as u64;
-        for c in &mut self.checks {
-            c.observe(&rb)?;
-        }
         if rb.num_rows() > 0 {
-            self.writer.write(&rb).map_err(|e| Error::format(self.ipc_file.display().to_string(), e))?;
+            (self.out)(&rb)?;
         }
         Ok(())
     }
@@ -771,18 +860,20 @@ const LINE_CHUNK_BYTES: usize = 4 << 20;
 
 /// Reads JSON Lines files on one thread and parses and converts them on every core; chunks are
 /// applied in input order, so reports and output are the same as a sequential read.
-fn convert_lines_parallel<W: std::io::Write>(
+fn convert_lines_parallel(
     spec: &ChunkSpec,
     inputs: &[InputFile],
     digests: Option<&crate::hash::ReadDigests>,
-    applier: &mut Applier<'_, W>,
+    applier: &mut Applier<'_>,
 ) -> Result<()> {
     use std::sync::mpsc::{Receiver, sync_channel};
     let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).max(1);
     std::thread::scope(|scope| -> Result<()> {
-        let (work_tx, work_rx) = sync_channel::<(u64, usize, records::LineChunk)>(threads * 2);
+        // at most 2 × threads runs of lines wait, raw or converted, besides the ones being
+        // worked on: memory stays bounded when the consumer is the slower side
+        let (work_tx, work_rx) = sync_channel::<(u64, usize, records::LineChunk)>(threads);
         let work_rx = std::sync::Arc::new(std::sync::Mutex::new(work_rx));
-        let (done_tx, done_rx) = sync_channel::<(u64, Result<Chunk>)>(threads * 2);
+        let (done_tx, done_rx) = sync_channel::<(u64, Result<Chunk>)>(threads);
         for _ in 0..threads {
             let rx: std::sync::Arc<std::sync::Mutex<Receiver<_>>> = work_rx.clone();
             let tx = done_tx.clone();

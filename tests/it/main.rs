@@ -23,5 +23,7 @@ mod publish;
 mod hub_cases;
 // Rows in key order skip the sort; the rest are sorted; the release is in key order either way.
 mod order;
+// Sources streamed into the one table that reads them give the same release as staged ones.
+mod streaming;
 // Regression tests for inputs and misuse that once crashed, passed silently or misreported.
 mod regressions;

@@ -1,0 +1,183 @@
+//! Sources that one table reads are streamed into its query instead of being staged; the
+//! release, the reports and the rejects are the same as with `--stage-sources`, whether the
+//! rows keep the key order the plan counted on or break it halfway.
+
+use std::path::Path;
+
+use crate::util::*;
+
+/// One JSON Lines row of the `k`/`v` sources.
+fn line(k: i64, v: &str) -> String {
+    format!("{{\"k\": {k}, \"v\": \"{v}\"}}\n")
+}
+
+const KV: &str = r#"{"fields":[{"name":"k","type":"integer"},{"name":"v","type":"string"}]}"#;
+
+/// A Table Schema of `k`, `v` and the provenance columns with primary key `key`.
+fn keyed(key: &[&str]) -> String {
+    format!(
+        r#"{{"fields":[{{"name":"k","type":"integer"}},{{"name":"v","type":"string"}},{{"name":"_source_file","type":"string"}},{{"name":"_source_line","type":"integer"}}],"primaryKey":{}}}"#,
+        serde_json::json!(key)
+    )
+}
+
+/// A pipeline folder: `sources` (name, JSON Lines text) each with the k/v schema declared,
+/// `tables` (name, query, primary key, duplicate-key rule).
+fn pipeline(dir: &Path, sources: &[(&str, String)], tables: &[(&str, &str, &[&str], &str)]) {
+    write(dir, "kv.json", KV);
+    let mut toml = String::from("name = \"st\"\n");
+    for (name, text) in sources {
+        write(dir, &format!("{name}.jsonl"), text);
+        toml += &format!(
+            "[[source]]\nname = \"{name}\"\npath = \"{name}.jsonl\"\nformat = \"jsonl\"\nschema = \"kv.json\"\n"
+        );
+    }
+    for (name, query, key, dup) in tables {
+        write(dir, &format!("{name}.schema.json"), &keyed(key));
+        toml += &format!(
+            "[[table]]\nname = \"{name}\"\nschema = \"{name}.schema.json\"\nquery = \"{query}\"\non_duplicate_key = \"{dup}\"\n"
+        );
+    }
+    write(dir, "pipeline.toml", &toml);
+}
+
+/// Builds `dir` streamed and staged (each into its own releases folder); returns both
+/// outputs and both stderr logs (at info level).
+fn both(dir: &Path, extra: &[&str]) -> [(std::process::Output, String); 2] {
+    [&[][..], &["--stage-sources"][..]].map(|mode| {
+        let out = dir.join(if mode.is_empty() { "streamed" } else { "staged" });
+        let o = run(bin()
+            .env("RUST_LOG", "info")
+            .env("SOURCE_DATE_EPOCH", "0")
+            .arg("build")
+            .arg(dir)
+            .arg("--releases-dir")
+            .arg(&out)
+            .args(mode)
+            .args(extra));
+        let log = stderr(&o);
+        (o, log)
+    })
+}
+
+/// Every file of a release folder, relative path → bytes.
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    snapshot_files(dir)
+}
+
+#[test]
+fn streamed_sources_give_the_staged_release() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // 30,000 rows: several record batches, so the order is checked across batch edges
+    let n = 30_000;
+    let asc: String = (0..n).map(|i| line(i / 2, &format!("a{i}"))).collect();
+    // in key order until its last row, which belongs first: found after rows went through
+    let late: String = (1..n).map(|i| line(i / 2, &format!("b{i}"))).chain([line(-1, "last")]).collect();
+    let grouped: String = (0..n).map(|i| line(i % 7, &format!("c{i}"))).collect();
+    let twice: String = (0..100).map(|i| line(i, &format!("d{i}"))).collect();
+    pipeline(
+        dir,
+        &[("asc", asc), ("late", late), ("grouped", grouped), ("twice", twice)],
+        &[
+            ("in_order", "SELECT * FROM asc", &["k", "v"], "error"),
+            ("late_row", "SELECT * FROM late", &["k"], "keep-last"),
+            (
+                "sums",
+                "SELECT k, max(v) AS v, min(_source_file) AS _source_file, min(_source_line) AS _source_line FROM grouped GROUP BY k",
+                &["k"],
+                "error",
+            ),
+            (
+                "pairs",
+                "SELECT a.k, b.v, a._source_file, a._source_line FROM twice a JOIN twice b ON a.k = b.k",
+                &["k"],
+                "error",
+            ),
+        ],
+    );
+    let [(streamed, log), (staged, staged_log)] = both(dir, &[]);
+    assert!(streamed.status.success(), "{log}");
+    assert!(staged.status.success(), "{staged_log}");
+    for s in ["asc", "late", "grouped"] {
+        assert!(log.contains(&format!("source {s}: streamed into table")), "{log}");
+        assert!(!staged_log.contains(&format!("source {s}: streamed")), "{staged_log}");
+    }
+    assert!(log.contains("table in_order: query in key order, not sorted"), "{log}");
+    assert!(log.contains("table late_row: a streamed source is not in key order; staging it"), "{log}");
+    assert!(log.contains("source late: read in"), "{log}");
+    assert!(log.contains("table pairs: reads a source more than once; staging it"), "{log}");
+    // the same bytes, file by file (manifest, card and checksums included)
+    let a = files(&dir.join("streamed/st/0.1.0"));
+    let b = files(&dir.join("staged/st/0.1.0"));
+    assert_eq!(a.iter().map(|f| &f.0).collect::<Vec<_>>(), b.iter().map(|f| &f.0).collect::<Vec<_>>());
+    for ((path, x), (_, y)) in a.iter().zip(&b) {
+        assert!(x == y, "{path} differs between the streamed and the staged build");
+    }
+    // and the rows are right: keep-last kept the second row of each pair, after the late one
+    let rel = dir.join("streamed/st/0.1.0");
+    let text = std::fs::read_to_string(rel.join("jsonl/late_row.jsonl")).unwrap();
+    let rows: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rows.len(), (n / 2 + 1) as usize);
+    assert_eq!(rows[0]["v"], "last");
+    assert_eq!(rows[1]["v"], "b1");
+    assert_eq!(rows[2]["v"], "b3");
+    // a table whose attempt was abandoned leaves no stray file behind
+    assert!(!a.iter().any(|(p, _)| p.ends_with(".part")), "{:?}", a.iter().map(|f| &f.0).collect::<Vec<_>>());
+    let o = run(bin().arg("verify").arg(&rel));
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn rejects_of_streamed_sources_are_kept_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let n = 20_000;
+    let bad = |i: i64| format!("{{\"k\": \"not a number {i}\", \"v\": \"x\"}}\n");
+    // a bad row early and one late, in a source read in order and in one that breaks the
+    // order at its end (its attempt, and the rejects written by it, are thrown away)
+    let ok: String =
+        (0..n).map(|i| if i == 5 || i == n - 5 { bad(i) } else { line(i / 2, &format!("a{i}")) }).collect();
+    let late: String = (0..n)
+        .map(|i| if i == 5 || i == n - 5 { bad(i) } else { line(i / 2, &format!("b{i}")) })
+        .chain([line(-1, "last")])
+        .collect();
+    pipeline(
+        dir,
+        &[("ok", ok), ("late", late)],
+        &[("t_ok", "SELECT * FROM ok", &["k"], "keep-first"), ("t_late", "SELECT * FROM late", &["k"], "keep-first")],
+    );
+    let [(streamed, log), (staged, staged_log)] = both(dir, &["--on-invalid", "reject"]);
+    assert!(streamed.status.success(), "{log}");
+    assert!(staged.status.success(), "{staged_log}");
+    assert!(log.contains("table t_late: a streamed source is not in key order; staging it"), "{log}");
+    let a = files(&dir.join("streamed/st/0.1.0"));
+    let b = files(&dir.join("staged/st/0.1.0"));
+    assert_eq!(a, b);
+    let rel = dir.join("streamed/st/0.1.0");
+    for (name, lines) in [("ok", 2), ("late", 2), ("t_ok", n / 2 - 2), ("t_late", n / 2 - 2)] {
+        let text = std::fs::read_to_string(rel.join(format!("rejects/{name}.jsonl"))).unwrap();
+        assert_eq!(text.lines().count() as i64, lines, "rejects/{name}.jsonl");
+    }
+}
+
+#[test]
+fn violations_of_streamed_sources_are_all_listed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let bad = |src: &str| format!("{}{{\"k\": \"oops\", \"v\": \"{src}\"}}\n", line(1, "fine"));
+    // two sources, each streamed into its own table: both sources' problems are listed,
+    // as when every source is read before the first table
+    pipeline(
+        dir,
+        &[("first", bad("first")), ("second", bad("second"))],
+        &[("a", "SELECT * FROM first", &["k"], "error"), ("b", "SELECT * FROM second", &["k"], "error")],
+    );
+    let [(streamed, log), (staged, staged_log)] = both(dir, &[]);
+    assert_eq!(streamed.status.code(), Some(1), "{log}");
+    assert_eq!(staged.status.code(), Some(1), "{staged_log}");
+    let problems = |log: &str| log.lines().filter(|l| !l.contains("INFO")).map(String::from).collect::<Vec<_>>();
+    assert_eq!(problems(&log), problems(&staged_log));
+    assert!(log.contains("first.jsonl:2") && log.contains("second.jsonl:2"), "{log}");
+    assert!(!dir.join("streamed/st/0.1.0").exists());
+}
