@@ -39,25 +39,6 @@ use crate::write::{TableWriter, WriteOptions};
 /// Memory a table's sort may buffer before writing sorted runs to disk, in bytes (128 MiB).
 pub const SORT_BUDGET_BYTES: usize = 128 << 20;
 
-/// The provenance columns ingest adds to every source row; they break ties of the key.
-const PROVENANCE: [&str; 2] = ["_source_file", "_source_line"];
-
-/// The columns a table's rows are ordered by: its primary key (every field when it has
-/// none), then the provenance columns that `has` and the key does not name.
-fn sort_columns(schema: &TableSchema, has: impl Fn(&str) -> bool) -> Vec<String> {
-    let mut cols = if schema.primary_key.is_empty() {
-        schema.fields.iter().map(|f| f.name.clone()).collect()
-    } else {
-        schema.primary_key.clone()
-    };
-    for extra in PROVENANCE {
-        if has(extra) && !cols.iter().any(|c| c == extra) {
-            cols.push(extra.to_string());
-        }
-    }
-    cols
-}
-
 /// Whether `plan` yields its rows as one stream already in ascending `sort_cols` order
 /// (nulls last), as DataFusion can tell from the orders of the sources it reads.
 fn plan_in_order(plan: &Arc<dyn datafusion::physical_plan::ExecutionPlan>, sort_cols: &[String]) -> bool {
@@ -204,7 +185,8 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     };
     // the orders the tables are sorted in: a source found to be in one already lets a table
     // that reads it in that order skip the sort
-    let orders: Vec<Vec<String>> = spec.table_schemas.iter().flatten().map(|s| sort_columns(s, |_| true)).collect();
+    let orders: Vec<Vec<String>> =
+        spec.table_schemas.iter().flatten().map(|s| release::row_order(s, |_| true)).collect();
     // sources that one table reads are streamed into it when that table is built
     let mut deferred: BTreeMap<usize, (usize, SchemaRef)> =
         if opts.stage_sources { BTreeMap::new() } else { streamable_sources(spec)? };
@@ -326,7 +308,8 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         }
         // later tables read this one from what was written
         let paths: Vec<PathBuf> = parquet.iter().map(|p| root.join(p)).collect();
-        crate::query::register_parquet(&ctx, &t.name, &paths, target_schema.clone()).await?;
+        let order = crate::query::declared_order(&table_schema, &target_schema);
+        crate::query::register_parquet(&ctx, &t.name, &paths, target_schema.clone(), &order).await?;
         table_entries.insert(
             t.name.clone(),
             TableEntry {
@@ -625,7 +608,7 @@ async fn plan_table(cx: &TableCx<'_>) -> Result<TablePlan> {
     };
     let target_schema = table_schema.arrow_schema();
     check_columns(&t.name, &result_schema, &table_schema, &target_schema)?;
-    let sort_cols = sort_columns(&table_schema, |c| result_schema.field_with_name(c).is_ok());
+    let sort_cols = release::row_order(&table_schema, |c| result_schema.field_with_name(c).is_ok());
     let policy = cx.opts.on_duplicate_key.unwrap_or(t.on_duplicate_key);
     if policy != DuplicatePolicy::Error
         && (result_schema.field_with_name("_source_file").is_err()
@@ -793,7 +776,7 @@ async fn build_streamed(
         .iter()
         .map(|(_, schema)| {
             let table_schema = spec.table_schemas[cx.index].as_ref()?;
-            let cols = sort_columns(table_schema, |c| schema.index_of(c).is_ok());
+            let cols = release::row_order(table_schema, |c| schema.index_of(c).is_ok());
             let check = crate::sort::OrderCheck::new(schema, cols);
             check.in_order().then_some(check)
         })

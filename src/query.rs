@@ -66,11 +66,19 @@ fn has_float(dt: &DataType) -> bool {
 }
 
 /// Registers Parquet `files` as table `name` with `schema`; a table with floating-point
-/// columns is registered as a [`NanSafeParquet`] (see the module docs).
+/// columns is registered as a [`NanSafeParquet`] (see the module docs). `order`: columns the
+/// rows of each file are known to be sorted by (ascending, nulls last; see [`declared_order`]),
+/// so that DataFusion can skip sorts and aggregate groups as they end; empty when unknown.
 ///
 /// Errors: [`Error::Io`] for a path that cannot be made absolute, [`Error::Sql`] when
 /// DataFusion refuses the table.
-pub async fn register_parquet(ctx: &SessionContext, name: &str, files: &[PathBuf], schema: SchemaRef) -> Result<()> {
+pub async fn register_parquet(
+    ctx: &SessionContext,
+    name: &str,
+    files: &[PathBuf],
+    schema: SchemaRef,
+    order: &[String],
+) -> Result<()> {
     let urls = files
         .iter()
         .map(|p| {
@@ -86,7 +94,14 @@ pub async fn register_parquet(ctx: &SessionContext, name: &str, files: &[PathBuf
         options.global.enable_page_index = pruning;
         options.global.schema_force_view_types = false;
         let format = ParquetFormat::default().with_options(options);
-        let options = ListingOptions::new(Arc::new(format)).with_file_extension(".parquet");
+        let mut options = ListingOptions::new(Arc::new(format)).with_file_extension(".parquet");
+        if !order.is_empty() {
+            let exprs = order
+                .iter()
+                .map(|c| datafusion::prelude::Expr::Column(datafusion::common::Column::from_name(c)).sort(true, false))
+                .collect();
+            options = options.with_file_sort_order(vec![exprs]);
+        }
         let config = ListingTableConfig::new_with_multi_paths(urls.clone())
             .with_listing_options(options)
             .with_schema(schema.clone());
@@ -206,9 +221,34 @@ pub async fn register_release(ctx: &SessionContext, dir: &Path) -> Result<Manife
                 return Err(crate::ingest::files::lfs_pointer_error(rel, &p));
             }
         }
-        register_parquet(ctx, &t.name, &files, t.schema.arrow_schema()).await?;
+        let arrow = t.schema.arrow_schema();
+        let order = declared_order(&t.schema, &arrow);
+        register_parquet(ctx, &t.name, &files, arrow, &order).await?;
     }
     Ok(manifest)
+}
+
+/// The columns by which the rows of a release table's files are sorted, as far as DataFusion
+/// compares them as the build sorted them: [`crate::release::row_order`] up to the first
+/// `_source_line` of JSON Pointers (sorted in document order, which is not text order) or
+/// the first column that is not a boolean, number, string, date or timestamp.
+pub fn declared_order(schema: &crate::schema::TableSchema, arrow: &arrow::datatypes::Schema) -> Vec<String> {
+    use arrow::datatypes::DataType as T;
+    let mut out = Vec::new();
+    for c in crate::release::row_order(schema, |c| arrow.field_with_name(c).is_ok()) {
+        let Ok(f) = arrow.field_with_name(&c) else { break };
+        let comparable = match f.data_type() {
+            T::Utf8 | T::LargeUtf8 => c != "_source_line",
+            t => {
+                t.is_integer() || t.is_floating() || matches!(t, T::Boolean | T::Date32 | T::Date64 | T::Timestamp(..))
+            }
+        };
+        if !comparable {
+            break;
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// What SQL may do in runpack: read. `SET`/`SHOW` statements are allowed when `statements`;
@@ -401,7 +441,7 @@ pub async fn register_files(
             }
         };
         let paths: Vec<PathBuf> = found.iter().map(|f| f.path.clone()).collect();
-        register_parquet(ctx, name, &paths, arrow.clone()).await?;
+        register_parquet(ctx, name, &paths, arrow.clone(), &[]).await?;
         return Ok(RawTable { schema: arrow, inferred: schema.is_none(), _work: None });
     }
     // JSON Lines: read through runpack's own reader into Arrow IPC

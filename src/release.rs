@@ -38,6 +38,10 @@
 //!   data and rejects files).
 //! - `report`: counts from the build: `warnings`, `nonfinite_values` and `coerced_values` by
 //!   source, `rejected_rows` and `duplicates_dropped` by source or table.
+//!
+//! Row order: the rows of a table's files (each split's, in shard order) are in ascending
+//! order of [`row_order`] (nulls last; strings by their UTF-8 bytes, floats in IEEE total
+//! order, JSON Pointers in `_source_line` in document order).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -49,6 +53,25 @@ use crate::schema::TableSchema;
 
 /// Current manifest format version.
 pub const MANIFEST_VERSION: u32 = 1;
+
+/// The provenance columns a build adds to every source row; they break ties of the key.
+pub const PROVENANCE: [&str; 2] = ["_source_file", "_source_line"];
+
+/// The columns a table's rows are ordered by: its primary key (every field when it has
+/// none), then the provenance columns that `has` and the key does not name.
+pub fn row_order(schema: &TableSchema, has: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut cols = if schema.primary_key.is_empty() {
+        schema.fields.iter().map(|f| f.name.clone()).collect()
+    } else {
+        schema.primary_key.clone()
+    };
+    for extra in PROVENANCE {
+        if has(extra) && !cols.iter().any(|c| c == extra) {
+            cols.push(extra.to_string());
+        }
+    }
+    cols
+}
 
 /// `manifest.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
