@@ -51,6 +51,14 @@ impl Feed {
         (Arc::new(Feed { schema, rx: Mutex::new(Some(rx)) }), FeedSender(tx))
     }
 
+    /// Drops the receiving end if no scan took it, so that the reading thread never waits
+    /// for a query that will not come (it then reads the rest of the source without sending).
+    pub fn close(&self) {
+        if let Ok(mut rx) = self.rx.lock() {
+            rx.take();
+        }
+    }
+
     /// How many scans of `plan` read this feed (a plan may only run if it is exactly one).
     pub fn scans_in(self: &Arc<Self>, plan: &Arc<dyn datafusion::physical_plan::ExecutionPlan>) -> usize {
         use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};

@@ -810,7 +810,9 @@ async fn build_streamed(
         return Ok(Streaming::Restage);
     }
     let mut running = Vec::new();
-    for (((s, _), (_, tx)), check) in streamed.iter().zip(feeds).zip(checks) {
+    let mut opened = Vec::new();
+    for (((s, _), (feed, tx)), check) in streamed.iter().zip(feeds).zip(checks) {
+        opened.push(feed);
         running.push(crate::feed::start(
             spec.clone(),
             *s,
@@ -824,6 +826,10 @@ async fn build_streamed(
     }
     let mut table_report = BuildReport::new(cx.opts.max_errors);
     let result = run_table(cx, tp, &mut table_report, rejects).await;
+    // a query that failed before it ran, or never read a source, must not keep its reader waiting
+    for feed in &opened {
+        feed.close();
+    }
     let readings: Vec<crate::feed::Reading> = running.into_iter().map(|r| r.join()).collect();
     for (s, _) in streamed {
         let _ = cx.ctx.deregister_table(name(*s));

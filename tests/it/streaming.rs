@@ -181,3 +181,69 @@ fn violations_of_streamed_sources_are_all_listed() {
     assert!(log.contains("first.jsonl:2") && log.contains("second.jsonl:2"), "{log}");
     assert!(!dir.join("streamed/st/0.1.0").exists());
 }
+
+/// Runs `runpack build` on `dir` (extra args), failing the test if it takes over a minute.
+fn build_within_a_minute(dir: &Path, extra: &[&str]) -> std::process::Output {
+    let mut child = bin()
+        .arg("build")
+        .arg(dir)
+        .arg("--releases-dir")
+        .arg(dir.join("out"))
+        .args(extra)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(60) {
+            child.kill().unwrap();
+            panic!("runpack build {} did not finish within a minute", dir.display());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_query_that_never_reads_its_source_does_not_hang_the_build() {
+    // 40,000 CSV rows: five record batches, more than the feed holds, so the reader would
+    // wait for the query if nothing told it the query is gone
+    let csv: String = std::iter::once("k,v\n".to_string()).chain((0..40_000).map(|i| format!("{i},x{i}\n"))).collect();
+    for (table, expect_ok) in [
+        // fails before its query runs
+        (
+            "[[table]]\nname = \"t\"\nschema = \"t.json\"\nquery = \"SELECT * FROM big\"\nsplit_column = \"nope\"\n",
+            false,
+        ),
+        // stops reading after a few rows
+        ("[[table]]\nname = \"t\"\nschema = \"t.json\"\nquery = \"SELECT * FROM big ORDER BY k LIMIT 5\"\n", true),
+        ("[[table]]\nname = \"t\"\nschema = \"t.json\"\nquery = \"SELECT * FROM big LIMIT 5\"\n", true),
+        // reads nothing at all
+        ("[[table]]\nname = \"t\"\nschema = \"t.json\"\nquery = \"SELECT * FROM big WHERE false\"\n", true),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        write(dir, "big.csv", &csv);
+        write(dir, "kv.json", KV);
+        write(dir, "t.json", &keyed(&["k"]));
+        write(
+            dir,
+            "pipeline.toml",
+            &format!(
+                "name = \"st\"\n[[source]]\nname = \"big\"\npath = \"big.csv\"\nformat = \"csv\"\nschema = \"kv.json\"\n{table}"
+            ),
+        );
+        let o = build_within_a_minute(dir, &[]);
+        assert_eq!(o.status.success(), expect_ok, "{table}: {}", stderr(&o));
+        if expect_ok {
+            // and the whole source was still read and hashed
+            let manifest: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(release(dir, "st").join("manifest.json")).unwrap())
+                    .unwrap();
+            assert_eq!(manifest["inputs"][0]["bytes"], csv.len(), "{table}");
+        } else {
+            assert!(stderr(&o).contains("split_column `nope`"), "{}", stderr(&o));
+        }
+    }
+}
