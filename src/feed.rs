@@ -39,6 +39,8 @@ type Message = std::result::Result<RecordBatch, DataFusionError>;
 pub struct Feed {
     schema: SchemaRef,
     rx: Mutex<Option<tokio::sync::mpsc::Receiver<Message>>>,
+    /// A scan asked for the rows again after they were handed out.
+    reread: std::sync::atomic::AtomicBool,
 }
 
 /// The sending end of a [`Feed`], given to [`start`].
@@ -48,7 +50,8 @@ impl Feed {
     /// A feed of rows of `schema`, and the end that fills it.
     pub fn new(schema: SchemaRef) -> (Arc<Feed>, FeedSender) {
         let (tx, rx) = tokio::sync::mpsc::channel(FEED_BATCHES);
-        (Arc::new(Feed { schema, rx: Mutex::new(Some(rx)) }), FeedSender(tx))
+        let feed = Feed { schema, rx: Mutex::new(Some(rx)), reread: std::sync::atomic::AtomicBool::new(false) };
+        (Arc::new(feed), FeedSender(tx))
     }
 
     /// Drops the receiving end if no scan took it, so that the reading thread never waits
@@ -59,19 +62,29 @@ impl Feed {
         }
     }
 
-    /// How many scans of `plan` read this feed (a plan may only run if it is exactly one).
-    pub fn scans_in(self: &Arc<Self>, plan: &Arc<dyn datafusion::physical_plan::ExecutionPlan>) -> usize {
+    /// Whether `plan` reads this feed exactly once: one scan of it, and no recursive query
+    /// (whose scans run again on each step). A plan may only run over a feed if it does.
+    pub fn read_once_by(self: &Arc<Self>, plan: &Arc<dyn datafusion::physical_plan::ExecutionPlan>) -> bool {
         use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+        use datafusion::physical_plan::recursive_query::RecursiveQueryExec;
         use datafusion::physical_plan::streaming::StreamingTableExec;
-        let mut n = 0;
+        let mut scans = 0;
+        let mut recursive = false;
         let _ = plan.apply(|node| {
             if let Some(s) = node.downcast_ref::<StreamingTableExec>() {
                 let me = Arc::as_ptr(self) as *const ();
-                n += s.partitions().iter().filter(|p| Arc::as_ptr(p) as *const () == me).count();
+                scans += s.partitions().iter().filter(|p| Arc::as_ptr(p) as *const () == me).count();
             }
+            recursive |= node.downcast_ref::<RecursiveQueryExec>().is_some();
             Ok(TreeNodeRecursion::Continue)
         });
-        n
+        scans == 1 && !recursive
+    }
+
+    /// Whether a scan asked for the rows a second time (the query's result is then wrong and
+    /// the table must be built from a staged source).
+    pub fn reread(&self) -> bool {
+        self.reread.load(std::sync::atomic::Ordering::SeqCst)
     }
 }
 
@@ -84,9 +97,12 @@ impl PartitionStream for Feed {
         let rx = self.rx.lock().map(|mut r| r.take()).unwrap_or(None);
         let stream: futures::stream::BoxStream<'static, Message> = match rx {
             Some(rx) => Box::pin(futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|m| (m, rx)) })),
-            None => Box::pin(futures::stream::once(async {
-                Err(DataFusionError::Execution("a streamed source can be read only once".into()))
-            })),
+            None => {
+                self.reread.store(true, std::sync::atomic::Ordering::SeqCst);
+                Box::pin(futures::stream::once(async {
+                    Err(DataFusionError::Execution("a streamed source can be read only once".into()))
+                }))
+            }
         };
         let stream = Box::pin(RecordBatchStreamAdapter::new(self.schema.clone(), stream));
         // batches cut to the session's batch size, as a scan of a staging file cuts them: the

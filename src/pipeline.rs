@@ -192,21 +192,25 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         if opts.stage_sources { BTreeMap::new() } else { streamable_sources(spec)? };
     let shared = (!deferred.is_empty()).then(|| Arc::new(spec.clone()));
     let mut inputs: BTreeMap<String, (PathBuf, BTreeSet<String>)> = BTreeMap::new();
-    let mut stager = Stager { ctx: &ctx, spec, work: &work, opts: &ingest_opts, orders: &orders };
+    let mut stager = Stager {
+        ctx: &ctx,
+        spec,
+        work: &work,
+        opts: &ingest_opts,
+        orders: &orders,
+        max_errors: opts.max_errors,
+        reports: vec![None; spec.def.sources.len()],
+    };
     for i in 0..spec.def.sources.len() {
-        if !deferred.contains_key(&i) {
-            stager.stage(i, progress, &mut report, &mut rejects, &mut inputs).await?;
+        if !deferred.contains_key(&i)
+            && let Err(e) = stager.stage(i, progress, &mut rejects, &mut inputs).await
+        {
+            return Err(stager.fail(Failure::Source(i, e), &mut deferred, progress, &mut rejects, &mut inputs).await);
         }
     }
     // stop here when the sources already broke the rules: table errors would only repeat them
-    report.check()?;
-    for (i, v) in spec.def.views.iter().enumerate() {
-        let sql = spec.view_sql(i)?;
-        let df = ctx
-            .sql_with_options(&sql, crate::query::read_only(false))
-            .await
-            .map_err(|e| Error::sql(format!("view {}", v.name), e))?;
-        ctx.register_table(v.name.as_str(), df.into_view()).map_err(|e| Error::sql(format!("view {}", v.name), e))?;
+    if stager.sources_report().violations_total > 0 {
+        return Err(stager.fail(Failure::Sources, &mut deferred, progress, &mut rejects, &mut inputs).await);
     }
 
     // inputs that ingest read to their end were hashed on the way; the others are hashed
@@ -216,122 +220,144 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     let background_paths = background.clone();
     let input_hashing = std::thread::spawn(move || crate::hash::sha256_files(&background));
 
-    // tables, in dependency order
-    let order = table_order(spec)?;
-    let referenced = referenced_columns(spec);
-    let mut key_sets: BTreeMap<(String, Vec<String>), KeySet> = BTreeMap::new();
+    // tables, in dependency order; `report` holds what they find (the sources' findings come
+    // first in the final report, in source order, however late a streamed source was read)
+    let mut order: Vec<usize> = Vec::new();
     let mut table_entries: BTreeMap<String, TableEntry> = BTreeMap::new();
     // (table, file written), each file hashed as it was written
     let mut data_files: Vec<(String, crate::write::WrittenFile)> = Vec::new();
-    for &i in &order {
-        let t = &spec.def.tables[i];
-        progress.start(&format!("building table {}", t.name), None);
-        let started = Instant::now();
-        let streamed: Vec<(usize, SchemaRef)> =
-            deferred.iter().filter(|(_, (ti, _))| *ti == i).map(|(&s, (_, schema))| (s, schema.clone())).collect();
-        let mut cx = TableCx {
-            ctx: &ctx,
-            spec,
-            index: i,
-            opts,
-            key_sets: &key_sets,
-            referenced: &referenced,
-            root: &root,
-            work: &work,
-            progress,
-        };
-        let built = if streamed.is_empty() {
-            None
-        } else {
-            let shared = shared.as_ref().expect("set when sources are deferred");
-            let outcome = build_streamed(&mut cx, shared, &streamed, &ingest_opts, &mut report, &mut rejects).await?;
-            for (s, _) in &streamed {
-                deferred.remove(s);
-            }
-            match outcome {
-                Streaming::Built(built, read) => {
-                    for (s, files) in read {
-                        for f in files {
-                            let entry =
-                                inputs.entry(f.rel.clone()).or_insert_with(|| (f.path.clone(), BTreeSet::new()));
-                            entry.1.insert(spec.def.sources[s].name.clone());
-                        }
-                    }
-                    Some(*built)
-                }
-                Streaming::Invalid => {
-                    // list the problems of the sources not read yet too, as when all are staged
-                    let rest: Vec<usize> = deferred.keys().copied().collect();
-                    for s in rest {
-                        stager.stage(s, progress, &mut report, &mut rejects, &mut inputs).await?;
-                    }
-                    return Err(report.to_error());
-                }
-                Streaming::Restage => {
-                    for (s, _) in &streamed {
-                        stager.stage(*s, progress, &mut report, &mut rejects, &mut inputs).await?;
-                    }
-                    if report.violations_total > 0 {
-                        let rest: Vec<usize> = deferred.keys().copied().collect();
-                        for s in rest {
-                            stager.stage(s, progress, &mut report, &mut rejects, &mut inputs).await?;
-                        }
-                        report.check()?;
-                    }
-                    None
-                }
-            }
-        };
-        let built = match built {
-            Some(b) => b,
-            None => {
-                let plan = plan_table(&cx).await?;
-                run_table(&mut cx, plan, &mut report, &mut rejects).await?
-            }
-        };
-        let TableBuilt { rows, keys, split_files, policy, table_schema, target_schema } = built;
-        for (cols, set) in keys {
-            key_sets.insert((t.name.clone(), cols), set);
+    let tables: std::result::Result<(), Failure> = async {
+        for (i, v) in spec.def.views.iter().enumerate() {
+            let sql = spec.view_sql(i)?;
+            let df = ctx
+                .sql_with_options(&sql, crate::query::read_only(false))
+                .await
+                .map_err(|e| Error::sql(format!("view {}", v.name), e))?;
+            ctx.register_table(v.name.as_str(), df.into_view())
+                .map_err(|e| Error::sql(format!("view {}", v.name), e))?;
         }
-        progress.finish();
-        tracing::info!("table {}: built in {:.2} s", t.name, started.elapsed().as_secs_f64());
-        let mut parquet: Vec<String> = Vec::new();
-        let mut splits = Vec::new();
-        for (split, files) in &split_files {
-            let pq: Vec<String> = files.iter().filter(|f| f.format == "parquet").map(|f| f.path.clone()).collect();
-            let rows = files.iter().filter(|f| f.format == "parquet").map(|f| f.rows).sum();
-            splits.push(release::SplitEntry { name: split.clone(), rows, files: pq.clone() });
-            parquet.extend(pq);
-            for f in files {
-                data_files.push((t.name.clone(), f.clone()));
+        order = table_order(spec)?;
+        let referenced = referenced_columns(spec);
+        let mut key_sets: BTreeMap<(String, Vec<String>), KeySet> = BTreeMap::new();
+        for &i in &order {
+            let t = &spec.def.tables[i];
+            progress.start(&format!("building table {}", t.name), None);
+            let started = Instant::now();
+            let streamed: Vec<(usize, SchemaRef)> =
+                deferred.iter().filter(|(_, (ti, _))| *ti == i).map(|(&s, (_, schema))| (s, schema.clone())).collect();
+            let mut cx = TableCx {
+                ctx: &ctx,
+                spec,
+                index: i,
+                opts,
+                key_sets: &key_sets,
+                referenced: &referenced,
+                root: &root,
+                work: &work,
+                progress,
+            };
+            let built = if streamed.is_empty() {
+                None
+            } else {
+                let shared = shared.as_ref().expect("set when sources are deferred");
+                let outcome =
+                    build_streamed(&mut cx, shared, &streamed, &ingest_opts, &mut report, &mut rejects).await?;
+                match outcome {
+                    Streaming::Built(built, read) => {
+                        for (s, files, found) in read {
+                            deferred.remove(&s);
+                            stager.reports[s] = Some(found);
+                            for f in files {
+                                let entry =
+                                    inputs.entry(f.rel.clone()).or_insert_with(|| (f.path.clone(), BTreeSet::new()));
+                                entry.1.insert(spec.def.sources[s].name.clone());
+                            }
+                        }
+                        Some(*built)
+                    }
+                    Streaming::Invalid(read) => {
+                        for (s, found) in read {
+                            deferred.remove(&s);
+                            stager.reports[s] = Some(found);
+                        }
+                        return Err(Failure::Sources);
+                    }
+                    Streaming::SourceError(s, e) => return Err(Failure::Source(s, e)),
+                    Streaming::Restage => {
+                        for (s, _) in &streamed {
+                            deferred.remove(s);
+                            if let Err(e) = stager.stage(*s, progress, &mut rejects, &mut inputs).await {
+                                return Err(Failure::Source(*s, e));
+                            }
+                        }
+                        if stager.sources_report().violations_total > 0 {
+                            return Err(Failure::Sources);
+                        }
+                        None
+                    }
+                }
+            };
+            let built = match built {
+                Some(b) => b,
+                None => {
+                    let plan = plan_table(&cx).await?;
+                    run_table(&mut cx, plan, &mut report, &mut rejects).await?
+                }
+            };
+            let TableBuilt { rows, keys, split_files, policy, table_schema, target_schema } = built;
+            for (cols, set) in keys {
+                key_sets.insert((t.name.clone(), cols), set);
             }
+            progress.finish();
+            tracing::info!("table {}: built in {:.2} s", t.name, started.elapsed().as_secs_f64());
+            let mut parquet: Vec<String> = Vec::new();
+            let mut splits = Vec::new();
+            for (split, files) in &split_files {
+                let pq: Vec<String> = files.iter().filter(|f| f.format == "parquet").map(|f| f.path.clone()).collect();
+                let rows = files.iter().filter(|f| f.format == "parquet").map(|f| f.rows).sum();
+                splits.push(release::SplitEntry { name: split.clone(), rows, files: pq.clone() });
+                parquet.extend(pq);
+                for f in files {
+                    data_files.push((t.name.clone(), f.clone()));
+                }
+            }
+            // later tables read this one from what was written
+            let paths: Vec<PathBuf> = parquet.iter().map(|p| root.join(p)).collect();
+            let order = crate::query::declared_order(&table_schema, &target_schema);
+            crate::query::register_parquet(&ctx, &t.name, &paths, target_schema.clone(), &order).await?;
+            table_entries.insert(
+                t.name.clone(),
+                TableEntry {
+                    name: t.name.clone(),
+                    rows,
+                    rejected_rows: 0,
+                    duplicates_dropped: report.duplicates_dropped.get(&t.name).map(|t| t.count).unwrap_or(0),
+                    on_duplicate_key: serde_json::to_value(policy)
+                        .ok()
+                        .and_then(|v| v.as_str().map(String::from))
+                        .unwrap_or_default(),
+                    schema: table_schema.clone(),
+                    arrow_schema: target_schema
+                        .fields()
+                        .iter()
+                        .map(|f| ArrowField { name: f.name().clone(), data_type: type_name(f.data_type()) })
+                        .collect(),
+                    files: parquet,
+                    splits,
+                },
+            );
         }
-        // later tables read this one from what was written
-        let paths: Vec<PathBuf> = parquet.iter().map(|p| root.join(p)).collect();
-        let order = crate::query::declared_order(&table_schema, &target_schema);
-        crate::query::register_parquet(&ctx, &t.name, &paths, target_schema.clone(), &order).await?;
-        table_entries.insert(
-            t.name.clone(),
-            TableEntry {
-                name: t.name.clone(),
-                rows,
-                rejected_rows: 0,
-                duplicates_dropped: report.duplicates_dropped.get(&t.name).map(|t| t.count).unwrap_or(0),
-                on_duplicate_key: serde_json::to_value(policy)
-                    .ok()
-                    .and_then(|v| v.as_str().map(String::from))
-                    .unwrap_or_default(),
-                schema: table_schema.clone(),
-                arrow_schema: target_schema
-                    .fields()
-                    .iter()
-                    .map(|f| ArrowField { name: f.name().clone(), data_type: type_name(f.data_type()) })
-                    .collect(),
-                files: parquet,
-                splits,
-            },
-        );
+        Ok(())
     }
+    .await;
+    if let Err(e) = tables {
+        return Err(stager.fail(e, &mut deferred, progress, &mut rejects, &mut inputs).await);
+    }
+    let mut report = {
+        let mut all = stager.sources_report();
+        all.absorb(report);
+        all
+    };
     report.check()?;
     let reject_counts = rejects.finish()?;
     for (name, n) in &reject_counts {
@@ -456,30 +482,76 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     Ok(BuildOutcome { release_dir, manifest, report, unchanged: false })
 }
 
-/// Stages sources: reads one into an Arrow IPC file and registers it for the tables' SQL.
+/// Stages sources: reads one into an Arrow IPC file and registers it for the tables' SQL; keeps
+/// what each source's read found, staged or streamed.
 struct Stager<'a> {
     ctx: &'a datafusion::prelude::SessionContext,
     spec: &'a PipelineSpec,
     work: &'a Path,
     opts: &'a IngestOptions,
     orders: &'a [Vec<String>],
+    max_errors: usize,
+    /// What reading each source found, by source index (`None`: not read yet).
+    reports: Vec<Option<BuildReport>>,
 }
 
 impl Stager<'_> {
+    /// What the sources read so far found, in source order (as if read one after the other).
+    fn sources_report(&self) -> BuildReport {
+        let mut all = BuildReport::new(self.max_errors);
+        for r in self.reports.iter().flatten() {
+            all.absorb(r.clone());
+        }
+        all
+    }
+
+    /// The error a build that stopped on `failure` gives: the same as if every source had been
+    /// read, in order, before any table. A source's error wins over the errors of the sources
+    /// after it and over every violation; the sources' violations win over a table's error.
+    async fn fail(
+        &mut self,
+        failure: Failure,
+        deferred: &mut BTreeMap<usize, (usize, SchemaRef)>,
+        progress: &dyn Progress,
+        rejects: &mut Rejects,
+        inputs: &mut BTreeMap<String, (PathBuf, BTreeSet<String>)>,
+    ) -> Error {
+        // the sources not read yet that come first
+        let before = match &failure {
+            Failure::Source(i, _) => *i,
+            _ => usize::MAX,
+        };
+        let rest: Vec<usize> = deferred.keys().copied().filter(|&s| s < before).collect();
+        for s in rest {
+            deferred.remove(&s);
+            if let Err(e) = self.stage(s, progress, rejects, inputs).await {
+                return e;
+            }
+        }
+        let mut found = self.sources_report();
+        match failure {
+            Failure::Source(_, e) => e,
+            Failure::Table(e) if found.violations_total == 0 => e,
+            _ => found.to_error(),
+        }
+    }
+
     /// Reads source `i`, records its files in `inputs` (relative path → absolute path and the
     /// sources that read it) and registers it under its name.
     async fn stage(
         &mut self,
         i: usize,
         progress: &dyn Progress,
-        report: &mut BuildReport,
         rejects: &mut Rejects,
         inputs: &mut BTreeMap<String, (PathBuf, BTreeSet<String>)>,
     ) -> Result<()> {
         let src = &self.spec.def.sources[i];
         progress.start(&format!("reading source {}", src.name), None);
         let started = Instant::now();
-        let ing = ingest::run(self.spec, i, self.work, self.opts, self.orders, report, rejects)?;
+        let mut report = BuildReport::new(self.max_errors);
+        let ing = ingest::run(self.spec, i, self.work, self.opts, self.orders, &mut report, rejects);
+        self.reports[i] = Some(report);
+        let ing = ing?;
         progress.finish();
         tracing::info!("source {}: read in {:.2} s", src.name, started.elapsed().as_secs_f64());
         for f in &ing.inputs {
@@ -502,6 +574,22 @@ impl Stager<'_> {
             )
             .await
             .map_err(|e| Error::sql(format!("source {}", ing.name), e))
+    }
+}
+
+/// Why the tables of a build stopped.
+enum Failure {
+    /// Reading source `.0` failed.
+    Source(usize, Error),
+    /// A source broke the rules (its violations are in the [`Stager`]'s reports).
+    Sources,
+    /// Building a table failed.
+    Table(Error),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Table(e)
     }
 }
 
@@ -529,8 +617,8 @@ fn sql_references(sql: &str, context: impl Fn() -> String) -> Result<Vec<String>
 }
 
 /// The sources that can be streamed into the table that reads them (source index → table
-/// index and the schema of its rows): exactly one table's SQL and no view's names the source,
-/// and its schema is known before it is read ([`ingest::stream_schema`]).
+/// index and the schema of its rows): exactly one table's SQL and no view's or card section's
+/// names the source, and its schema is known before it is read ([`ingest::stream_schema`]).
 fn streamable_sources(spec: &PipelineSpec) -> Result<BTreeMap<usize, (usize, SchemaRef)>> {
     let mut readers: BTreeMap<String, Vec<Option<usize>>> = BTreeMap::new();
     for i in 0..spec.def.tables.len() {
@@ -543,6 +631,16 @@ fn streamable_sources(spec: &PipelineSpec) -> Result<BTreeMap<usize, (usize, Sch
         let sql = spec.view_sql(i)?;
         for r in sql_references(&sql, || format!("view {}", v.name))? {
             readers.entry(r).or_default().push(None);
+        }
+    }
+    // the card's sections run after the tables, over everything the build registered
+    for section in &spec.def.card.sections {
+        if let Some(q) = &section.query
+            && let Ok(refs) = sql_references(q, || format!("[card] section {:?}", section.title))
+        {
+            for r in refs {
+                readers.entry(r).or_default().push(None);
+            }
         }
     }
     let mut out = BTreeMap::new();
@@ -748,10 +846,13 @@ async fn run_table(
 
 /// How building a table over streamed sources ended.
 enum Streaming {
-    /// The table is written; the files each streamed source read (by source index).
-    Built(Box<TableBuilt>, Vec<(usize, Vec<ingest::files::InputFile>)>),
-    /// A streamed source broke the rules; its violations are in the report.
-    Invalid,
+    /// The table is written; each streamed source's index, the files it read and what
+    /// reading it found.
+    Built(Box<TableBuilt>, Vec<(usize, Vec<ingest::files::InputFile>, BuildReport)>),
+    /// A streamed source broke the rules: each source's index and what reading it found.
+    Invalid(Vec<(usize, BuildReport)>),
+    /// Reading streamed source `.0` failed.
+    SourceError(usize, Error),
     /// The sources must be staged and the table built from them: its query reads a source
     /// more than once, or the rows broke the key order the plan counted on. Nothing of the
     /// attempt is left in the report, the rejects or the release folder.
@@ -805,7 +906,7 @@ async fn build_streamed(
         tp = plan_table(cx).await?;
     }
     let speculative = tp.in_order && declared;
-    if feeds.iter().any(|(feed, _)| feed.scans_in(&tp.plan) != 1) {
+    if feeds.iter().any(|(feed, _)| !feed.read_once_by(&tp.plan)) {
         tracing::info!("table {}: reads a source more than once; staging it", t.name);
         return Ok(Streaming::Restage);
     }
@@ -834,8 +935,13 @@ async fn build_streamed(
     for (s, _) in streamed {
         let _ = cx.ctx.deregister_table(name(*s));
     }
-    if readings.iter().any(|r| r.disordered) {
-        tracing::info!("table {}: a streamed source is not in key order; staging it", t.name);
+    let reread = opened.iter().any(|f| f.reread());
+    if reread || readings.iter().any(|r| r.disordered) {
+        if reread {
+            tracing::info!("table {}: reads a source more than once; staging it", t.name);
+        } else {
+            tracing::info!("table {}: a streamed source is not in key order; staging it", t.name);
+        }
         if let Ok(built) = &result {
             for (_, files) in &built.split_files {
                 for f in files {
@@ -852,17 +958,17 @@ async fn build_streamed(
         return Ok(Streaming::Restage);
     }
     let mut read = Vec::new();
-    let mut invalid = false;
     let mut adopted = Vec::new();
     for r in readings {
-        let files = r.result?;
-        invalid |= r.report.violations_total > 0;
-        report.absorb(r.report);
+        let files = match r.result {
+            Ok(f) => f,
+            Err(e) => return Ok(Streaming::SourceError(r.source, e)),
+        };
         adopted.push(r.rejects);
-        read.push((r.source, files.inputs));
+        read.push((r.source, files.inputs, r.report));
     }
-    if invalid {
-        return Ok(Streaming::Invalid);
+    if read.iter().any(|(_, _, found)| found.violations_total > 0) {
+        return Ok(Streaming::Invalid(read.into_iter().map(|(s, _, found)| (s, found)).collect()));
     }
     let built = result?;
     for r in adopted {

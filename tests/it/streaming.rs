@@ -247,3 +247,103 @@ fn a_query_that_never_reads_its_source_does_not_hang_the_build() {
         }
     }
 }
+
+/// Builds `dir` streamed and staged; asserts the same exit code, the same stderr (apart from
+/// log lines) and the same release files; returns the exit code, stderr and the log.
+fn same_both_ways(dir: &Path, extra: &[&str]) -> (Option<i32>, String, String) {
+    let [(streamed, log), (staged, staged_log)] = both(dir, extra);
+    let problems = |log: &str| {
+        log.lines()
+            .filter(|l| !l.contains("INFO"))
+            .map(|l| l.replace("staged", "streamed"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(streamed.status.code(), staged.status.code(), "{log}\n---\n{staged_log}");
+    assert_eq!(problems(&log), problems(&staged_log));
+    let (a, b) = (dir.join("streamed/st/0.1.0"), dir.join("staged/st/0.1.0"));
+    assert_eq!(a.exists(), b.exists());
+    if a.exists() {
+        assert_eq!(files(&a), files(&b));
+    }
+    (streamed.status.code(), problems(&log), log)
+}
+
+#[test]
+fn problems_come_out_as_if_every_source_were_read_first() {
+    let bad = format!("{}{{\"k\": \"oops\", \"v\": \"x\"}}\n", line(1, "x"));
+    // a streamed source's violations are listed even when a staged source (read by two
+    // tables) already broke the rules
+    let tmp = tempfile::tempdir().unwrap();
+    pipeline(
+        tmp.path(),
+        &[("a", bad.clone()), ("b", bad.clone())],
+        &[
+            ("ta", "SELECT * FROM a", &["k"], "error"),
+            ("tb", "SELECT * FROM b", &["k"], "error"),
+            ("tb2", "SELECT * FROM b", &["k"], "error"),
+        ],
+    );
+    let (code, err, _) = same_both_ways(tmp.path(), &[]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("a.jsonl:2") && err.contains("b.jsonl:2"), "{err}");
+    // a table that fails at run time before the streamed source's table is built: the
+    // source's violations, not the table's error
+    let tmp = tempfile::tempdir().unwrap();
+    pipeline(
+        tmp.path(),
+        &[("a", bad.clone()), ("b", line(1, "notanumber"))],
+        &[
+            ("t1", "SELECT CAST(v AS BIGINT) AS k, v, _source_file, _source_line FROM b", &["k"], "error"),
+            ("t1b", "SELECT * FROM b", &["k"], "error"),
+            ("t2", "SELECT * FROM a", &["k"], "error"),
+        ],
+    );
+    let (code, err, _) = same_both_ways(tmp.path(), &[]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("a.jsonl:2"), "{err}");
+    // warnings of sources read in another order than the tables: same card
+    let tmp = tempfile::tempdir().unwrap();
+    let long = |v: &str| line(1, &v.repeat(200));
+    pipeline(
+        tmp.path(),
+        &[("a", long("a")), ("b", long("b"))],
+        &[("tb", "SELECT * FROM b", &["k"], "error"), ("ta", "SELECT * FROM a", &["k"], "error")],
+    );
+    let (code, _, log) = same_both_ways(tmp.path(), &["--large-cell-bytes", "100"]);
+    assert_eq!(code, Some(0));
+    assert!(log.contains("source b: streamed into table tb"), "{log}");
+}
+
+#[test]
+fn sources_read_by_a_card_section_or_a_recursive_query_are_staged() {
+    let rows: String = (0..20).map(|i| line(i, "x")).collect();
+    let tmp = tempfile::tempdir().unwrap();
+    pipeline(tmp.path(), &[("a", rows.clone())], &[("ta", "SELECT * FROM a", &["k"], "error")]);
+    let toml = std::fs::read_to_string(tmp.path().join("pipeline.toml")).unwrap();
+    write(
+        tmp.path(),
+        "pipeline.toml",
+        &format!("{toml}[[card.section]]\ntitle = \"n\"\nquery = \"SELECT count(*) AS n FROM a\"\n"),
+    );
+    let (code, err, log) = same_both_ways(tmp.path(), &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!log.contains("streamed into"), "{log}");
+    let tmp = tempfile::tempdir().unwrap();
+    pipeline(
+        tmp.path(),
+        &[("a", rows)],
+        &[(
+            "t",
+            "WITH RECURSIVE r(n) AS (SELECT CAST(0 AS BIGINT) UNION ALL SELECT r.n + 1 FROM r JOIN a ON a.k = r.n WHERE r.n < 10) \
+             SELECT n AS k, 'x' AS v, 'f' AS _source_file, n AS _source_line FROM r",
+            &["k"],
+            "error",
+        )],
+    );
+    let (code, err, log) = same_both_ways(tmp.path(), &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(log.contains("table t: reads a source more than once; staging it"), "{log}");
+    let text = std::fs::read_to_string(tmp.path().join("streamed/st/0.1.0/jsonl/t.jsonl")).unwrap();
+    assert_eq!(text.lines().count(), 11);
+}
