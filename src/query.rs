@@ -221,9 +221,10 @@ pub async fn register_release(ctx: &SessionContext, dir: &Path) -> Result<Manife
                 return Err(crate::ingest::files::lfs_pointer_error(rel, &p));
             }
         }
-        let arrow = t.schema.arrow_schema();
-        let order = declared_order(&t.schema, &arrow);
-        register_parquet(ctx, &t.name, &files, arrow, &order).await?;
+        // the row order is not declared here: DataFusion 55 then groups by a key column with
+        // order-preserving merges, slower than hashing (GROUP BY checkpoint: ~40 ms against
+        // ~33 ms on 416,000 rows), and sorting a query's result is cheap next to that
+        register_parquet(ctx, &t.name, &files, t.schema.arrow_schema(), &[]).await?;
     }
     Ok(manifest)
 }
