@@ -7,10 +7,10 @@
 //! the target, except a source that exactly one table reads (and no view), whose schema is
 //! known before reading: that one is streamed straight into the table's query while it runs
 //! (see [`crate::feed`]; `--stage-sources` stages every source). Each table's SQL
-//! (DataFusion) runs over the sources and the tables before it, in dependency order; its rows are conformed to the declared schema (or to the canonical form
-//! of the query's types), sorted by primary key (then by `_source_file`, `_source_line`; by
-//! every column when there is no key), validated, and written as Parquet and JSON Lines; then
-//! hashes, the dataset card, `manifest.json` and `SHA256SUMS` are written and the staging
+//! (DataFusion) runs over the sources and the tables before it, in dependency order; its rows
+//! are conformed to the declared schema (or to the canonical form of the query's types),
+//! sorted by primary key (then by `_source_file`, `_source_line`; by every column when there is
+//! no key), validated, and written as Parquet and JSON Lines; then hashes, the dataset card, `manifest.json` and `SHA256SUMS` are written and the staging
 //! folder is renamed into place. Any error leaves no release behind and an existing release
 //! untouched.
 
@@ -209,7 +209,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         }
     }
     // stop here when the sources already broke the rules: table errors would only repeat them
-    if stager.sources_report().violations_total > 0 {
+    if stager.violations() > 0 {
         return Err(stager.fail(Failure::Sources, &mut deferred, progress, &mut rejects, &mut inputs).await);
     }
 
@@ -217,8 +217,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     // in the background while the tables are built
     let background: Vec<PathBuf> =
         inputs.values().filter(|(p, _)| read_digests.get(p).is_none()).map(|(p, _)| p.clone()).collect();
-    let background_paths = background.clone();
-    let input_hashing = std::thread::spawn(move || crate::hash::sha256_files(&background));
+    let input_hashing = std::thread::spawn(move || hash_by_path(background));
 
     // tables, in dependency order; `report` holds what they find (the sources' findings come
     // first in the final report, in source order, however late a streamed source was read)
@@ -245,7 +244,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
             let started = Instant::now();
             let streamed: Vec<(usize, SchemaRef)> =
                 deferred.iter().filter(|(_, (ti, _))| *ti == i).map(|(&s, (_, schema))| (s, schema.clone())).collect();
-            let mut cx = TableCx {
+            let cx = TableCx {
                 ctx: &ctx,
                 spec,
                 index: i,
@@ -260,18 +259,13 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
                 None
             } else {
                 let shared = shared.as_ref().expect("set when sources are deferred");
-                let outcome =
-                    build_streamed(&mut cx, shared, &streamed, &ingest_opts, &mut report, &mut rejects).await?;
+                let outcome = build_streamed(&cx, shared, &streamed, &ingest_opts, &mut report, &mut rejects).await?;
                 match outcome {
                     Streaming::Built(built, read) => {
                         for (s, files, found) in read {
                             deferred.remove(&s);
                             stager.reports[s] = Some(found);
-                            for f in files {
-                                let entry =
-                                    inputs.entry(f.rel.clone()).or_insert_with(|| (f.path.clone(), BTreeSet::new()));
-                                entry.1.insert(spec.def.sources[s].name.clone());
-                            }
+                            record_inputs(&mut inputs, &files, &spec.def.sources[s].name);
                         }
                         Some(*built)
                     }
@@ -290,7 +284,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
                                 return Err(Failure::Source(*s, e));
                             }
                         }
-                        if stager.sources_report().violations_total > 0 {
+                        if stager.violations() > 0 {
                             return Err(Failure::Sources);
                         }
                         None
@@ -301,7 +295,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
                 Some(b) => b,
                 None => {
                     let plan = plan_table(&cx).await?;
-                    run_table(&mut cx, plan, &mut report, &mut rejects).await?
+                    run_table(&cx, plan, &mut report, &mut rejects).await?
                 }
             };
             let TableBuilt { rows, keys, split_files, policy, table_schema, target_schema } = built;
@@ -375,8 +369,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     // hashes
     progress.start("hashing", None);
     let started = Instant::now();
-    let hashed = input_hashing.join().map_err(|_| Error::format("inputs", "the hashing thread panicked"))??;
-    let mut digests: BTreeMap<PathBuf, crate::hash::FileDigest> = background_paths.into_iter().zip(hashed).collect();
+    let mut digests = input_hashing.join().map_err(|_| Error::format("inputs", "the hashing thread panicked"))??;
     // inputs of sources read while the tables were built and not read to their end
     let late: Vec<PathBuf> = inputs
         .values()
@@ -384,7 +377,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         .filter(|p| read_digests.get(p).is_none() && !digests.contains_key(*p))
         .cloned()
         .collect();
-    digests.extend(late.iter().cloned().zip(crate::hash::sha256_files(&late)?));
+    digests.extend(hash_by_path(late)?);
     let inputs_out: Vec<InputEntry> = inputs
         .iter()
         .map(|(rel, (path, sources))| {
@@ -482,6 +475,12 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     Ok(BuildOutcome { release_dir, manifest, report, unchanged: false })
 }
 
+/// SHA-256 of each of `paths` (on both cores), by path.
+fn hash_by_path(paths: Vec<PathBuf>) -> Result<BTreeMap<PathBuf, crate::hash::FileDigest>> {
+    let digests = crate::hash::sha256_files(&paths)?;
+    Ok(paths.into_iter().zip(digests).collect())
+}
+
 /// Stages sources: reads one into an Arrow IPC file and registers it for the tables' SQL; keeps
 /// what each source's read found, staged or streamed.
 struct Stager<'a> {
@@ -496,6 +495,11 @@ struct Stager<'a> {
 }
 
 impl Stager<'_> {
+    /// Violations the sources read so far found.
+    fn violations(&self) -> usize {
+        self.reports.iter().flatten().map(|r| r.violations_total).sum()
+    }
+
     /// What the sources read so far found, in source order (as if read one after the other).
     fn sources_report(&self) -> BuildReport {
         let mut all = BuildReport::new(self.max_errors);
@@ -528,11 +532,10 @@ impl Stager<'_> {
                 return e;
             }
         }
-        let mut found = self.sources_report();
         match failure {
             Failure::Source(_, e) => e,
-            Failure::Table(e) if found.violations_total == 0 => e,
-            _ => found.to_error(),
+            Failure::Table(e) if self.violations() == 0 => e,
+            _ => self.sources_report().to_error(),
         }
     }
 
@@ -554,10 +557,8 @@ impl Stager<'_> {
         let ing = ing?;
         progress.finish();
         tracing::info!("source {}: read in {:.2} s", src.name, started.elapsed().as_secs_f64());
-        for f in &ing.inputs {
-            inputs.entry(f.rel.clone()).or_insert_with(|| (f.path.clone(), BTreeSet::new())).1.insert(src.name.clone());
-        }
-        let sort_order = ing.sorted_by.iter().map(|cols| sort_exprs(cols)).collect();
+        record_inputs(inputs, &ing.inputs, &src.name);
+        let sort_order = ing.sorted_by.iter().map(|cols| crate::query::sort_exprs(cols)).collect();
         let listing = datafusion::datasource::listing::ListingOptions::new(Arc::new(
             datafusion::datasource::file_format::arrow::ArrowFormat,
         ))
@@ -577,6 +578,18 @@ impl Stager<'_> {
     }
 }
 
+/// Records that source `source` read `files`, in the build's inputs (relative path → absolute
+/// path and the sources that read it).
+fn record_inputs(
+    inputs: &mut BTreeMap<String, (PathBuf, BTreeSet<String>)>,
+    files: &[ingest::files::InputFile],
+    source: &str,
+) {
+    for f in files {
+        inputs.entry(f.rel.clone()).or_insert_with(|| (f.path.clone(), BTreeSet::new())).1.insert(source.to_string());
+    }
+}
+
 /// Why the tables of a build stopped.
 enum Failure {
     /// Reading source `.0` failed.
@@ -591,13 +604,6 @@ impl From<Error> for Failure {
     fn from(e: Error) -> Self {
         Failure::Table(e)
     }
-}
-
-/// Ascending, nulls-last sort expressions over columns `cols`.
-fn sort_exprs(cols: &[String]) -> Vec<datafusion::logical_expr::SortExpr> {
-    cols.iter()
-        .map(|c| datafusion::prelude::Expr::Column(datafusion::common::Column::from_name(c)).sort(true, false))
-        .collect()
 }
 
 /// The table names a SQL text reads (tables, views or sources; each once).
@@ -737,7 +743,7 @@ async fn plan_table(cx: &TableCx<'_>) -> Result<TablePlan> {
 /// validates and writes its rows. Violations and warnings go to `report`, set-aside rows to
 /// `rejects`.
 async fn run_table(
-    cx: &mut TableCx<'_>,
+    cx: &TableCx<'_>,
     tp: TablePlan,
     report: &mut BuildReport,
     rejects: &mut Rejects,
@@ -861,7 +867,7 @@ enum Streaming {
 
 /// Builds table `cx.index` while its `streamed` sources (index, schema) are read into it.
 async fn build_streamed(
-    cx: &mut TableCx<'_>,
+    cx: &TableCx<'_>,
     spec: &Arc<PipelineSpec>,
     streamed: &[(usize, SchemaRef)],
     ingest_opts: &IngestOptions,
@@ -888,7 +894,7 @@ async fn build_streamed(
             let mut table = StreamingTable::try_new(schema.clone(), vec![feed.clone()])
                 .map_err(|e| Error::sql(format!("source {}", name(*s)), e))?;
             if let (true, Some(c)) = (declare, check) {
-                table = table.with_sort_order(sort_exprs(c.columns()));
+                table = table.with_sort_order(crate::query::sort_exprs(c.columns()));
             }
             let _ = cx.ctx.deregister_table(name(*s));
             cx.ctx
@@ -1106,18 +1112,12 @@ fn table_order(spec: &PipelineSpec) -> Result<Vec<usize>> {
     for (i, t) in spec.def.tables.iter().enumerate() {
         let sql = spec.table_sql(i)?;
         let mut set = BTreeSet::new();
-        let statements = datafusion::sql::parser::DFParser::parse_sql(&sql)
-            .map_err(|e| Error::sql(format!("table {} ({})", t.name, sql_origin(spec, i)), e))?;
-        for st in statements {
-            let (refs, _) = datafusion::sql::resolve::resolve_table_references(&st, true)
-                .map_err(|e| Error::sql(format!("table {}", t.name), e))?;
-            for r in refs {
-                if let Some(&j) = names.get(r.table()) {
-                    if j == i {
-                        return Err(Error::config(sql_origin(spec, i), format!("table {} reads itself", t.name)));
-                    }
-                    set.insert(j);
+        for r in sql_references(&sql, || format!("table {} ({})", t.name, sql_origin(spec, i)))? {
+            if let Some(&j) = names.get(r.as_str()) {
+                if j == i {
+                    return Err(Error::config(sql_origin(spec, i), format!("table {} reads itself", t.name)));
                 }
+                set.insert(j);
             }
         }
         // foreign keys also need the referenced table first

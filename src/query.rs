@@ -96,11 +96,7 @@ pub async fn register_parquet(
         let format = ParquetFormat::default().with_options(options);
         let mut options = ListingOptions::new(Arc::new(format)).with_file_extension(".parquet");
         if !order.is_empty() {
-            let exprs = order
-                .iter()
-                .map(|c| datafusion::prelude::Expr::Column(datafusion::common::Column::from_name(c)).sort(true, false))
-                .collect();
-            options = options.with_file_sort_order(vec![exprs]);
+            options = options.with_file_sort_order(vec![sort_exprs(order)]);
         }
         let config = ListingTableConfig::new_with_multi_paths(urls.clone())
             .with_listing_options(options)
@@ -227,6 +223,13 @@ pub async fn register_release(ctx: &SessionContext, dir: &Path) -> Result<Manife
         register_parquet(ctx, &t.name, &files, t.schema.arrow_schema(), &[]).await?;
     }
     Ok(manifest)
+}
+
+/// Ascending, nulls-last sort expressions over columns `cols` (the order runpack sorts in).
+pub fn sort_exprs(cols: &[String]) -> Vec<datafusion::logical_expr::SortExpr> {
+    cols.iter()
+        .map(|c| datafusion::prelude::Expr::Column(datafusion::common::Column::from_name(c)).sort(true, false))
+        .collect()
 }
 
 /// The columns by which the rows of a release table's files are sorted, as far as DataFusion
