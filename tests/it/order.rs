@@ -14,20 +14,6 @@ fn keys(release: &std::path::Path, table: &str) -> Vec<(i64, String)> {
         .collect()
 }
 
-/// One JSON Lines row of the `k`/`v` sources.
-fn line(k: i64, v: &str) -> String {
-    format!("{{\"k\": {k}, \"v\": \"{v}\"}}\n")
-}
-
-/// A Table Schema of `k`, `v` and the provenance columns (`_source_line` of type
-/// `line_type`: integer for lines, string for JSON pointers), with primary key `key`.
-fn kv_schema(key: &[&str], line_type: &str) -> String {
-    let fields = format!(
-        r#"[{{"name":"k","type":"integer"}},{{"name":"v","type":"string"}},{{"name":"_source_file","type":"string"}},{{"name":"_source_line","type":"{line_type}"}}]"#
-    );
-    format!(r#"{{"fields":{fields},"primaryKey":{}}}"#, serde_json::json!(key))
-}
-
 #[test]
 fn rows_in_key_order_skip_the_sort_and_others_are_sorted() {
     let tmp = tempfile::tempdir().unwrap();

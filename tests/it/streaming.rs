@@ -6,20 +6,7 @@ use std::path::Path;
 
 use crate::util::*;
 
-/// One JSON Lines row of the `k`/`v` sources.
-fn line(k: i64, v: &str) -> String {
-    format!("{{\"k\": {k}, \"v\": \"{v}\"}}\n")
-}
-
 const KV: &str = r#"{"fields":[{"name":"k","type":"integer"},{"name":"v","type":"string"}]}"#;
-
-/// A Table Schema of `k`, `v` and the provenance columns with primary key `key`.
-fn keyed(key: &[&str]) -> String {
-    format!(
-        r#"{{"fields":[{{"name":"k","type":"integer"}},{{"name":"v","type":"string"}},{{"name":"_source_file","type":"string"}},{{"name":"_source_line","type":"integer"}}],"primaryKey":{}}}"#,
-        serde_json::json!(key)
-    )
-}
 
 /// A pipeline folder: `sources` (name, JSON Lines text) each with the k/v schema declared,
 /// `tables` (name, query, primary key, duplicate-key rule).
@@ -33,7 +20,7 @@ fn pipeline(dir: &Path, sources: &[(&str, String)], tables: &[(&str, &str, &[&st
         );
     }
     for (name, query, key, dup) in tables {
-        write(dir, &format!("{name}.schema.json"), &keyed(key));
+        write(dir, &format!("{name}.schema.json"), &kv_schema(key, "integer"));
         toml += &format!(
             "[[table]]\nname = \"{name}\"\nschema = \"{name}.schema.json\"\nquery = \"{query}\"\non_duplicate_key = \"{dup}\"\n"
         );
@@ -58,11 +45,6 @@ fn both(dir: &Path, extra: &[&str]) -> [(std::process::Output, String); 2] {
         let log = stderr(&o);
         (o, log)
     })
-}
-
-/// Every file of a release folder, relative path → bytes.
-fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    snapshot_files(dir)
 }
 
 #[test]
@@ -108,8 +90,8 @@ fn streamed_sources_give_the_staged_release() {
     assert!(log.contains("source late: read in"), "{log}");
     assert!(log.contains("table pairs: reads a source more than once; staging it"), "{log}");
     // the same bytes, file by file (manifest, card and checksums included)
-    let a = files(&dir.join("streamed/st/0.1.0"));
-    let b = files(&dir.join("staged/st/0.1.0"));
+    let a = snapshot_files(&dir.join("streamed/st/0.1.0"));
+    let b = snapshot_files(&dir.join("staged/st/0.1.0"));
     assert_eq!(a.iter().map(|f| &f.0).collect::<Vec<_>>(), b.iter().map(|f| &f.0).collect::<Vec<_>>());
     for ((path, x), (_, y)) in a.iter().zip(&b) {
         assert!(x == y, "{path} differs between the streamed and the staged build");
@@ -151,8 +133,8 @@ fn rejects_of_streamed_sources_are_kept_once() {
     assert!(streamed.status.success(), "{log}");
     assert!(staged.status.success(), "{staged_log}");
     assert!(log.contains("table t_late: a streamed source is not in key order; staging it"), "{log}");
-    let a = files(&dir.join("streamed/st/0.1.0"));
-    let b = files(&dir.join("staged/st/0.1.0"));
+    let a = snapshot_files(&dir.join("streamed/st/0.1.0"));
+    let b = snapshot_files(&dir.join("staged/st/0.1.0"));
     assert_eq!(a, b);
     let rel = dir.join("streamed/st/0.1.0");
     for (name, lines) in [("ok", 2), ("late", 2), ("t_ok", n / 2 - 2), ("t_late", n / 2 - 2)] {
@@ -226,7 +208,7 @@ fn a_query_that_never_reads_its_source_does_not_hang_the_build() {
         let dir = tmp.path();
         write(dir, "big.csv", &csv);
         write(dir, "kv.json", KV);
-        write(dir, "t.json", &keyed(&["k"]));
+        write(dir, "t.json", &kv_schema(&["k"], "integer"));
         write(
             dir,
             "pipeline.toml",
@@ -264,7 +246,7 @@ fn same_both_ways(dir: &Path, extra: &[&str]) -> (Option<i32>, String, String) {
     let (a, b) = (dir.join("streamed/st/0.1.0"), dir.join("staged/st/0.1.0"));
     assert_eq!(a.exists(), b.exists());
     if a.exists() {
-        assert_eq!(files(&a), files(&b));
+        assert_eq!(snapshot_files(&a), snapshot_files(&b));
     }
     (streamed.status.code(), problems(&log), log)
 }

@@ -155,3 +155,17 @@ pub fn query_with(source: &Path, sql: &str, extra: &[&str]) -> String {
     assert!(o.status.success(), "query failed: {sql}: {}", stderr(&o));
     stdout(&o)
 }
+
+/// One JSON Lines row `{"k": k, "v": v}` (the k/v sources of the order and streaming tests).
+pub fn line(k: i64, v: &str) -> String {
+    format!("{{\"k\": {k}, \"v\": \"{v}\"}}\n")
+}
+
+/// A Table Schema of `k`, `v` and the provenance columns (`_source_line` of type
+/// `line_type`: integer for lines, string for JSON pointers), with primary key `key`.
+pub fn kv_schema(key: &[&str], line_type: &str) -> String {
+    let fields = format!(
+        r#"[{{"name":"k","type":"integer"}},{{"name":"v","type":"string"}},{{"name":"_source_file","type":"string"}},{{"name":"_source_line","type":"{line_type}"}}]"#
+    );
+    format!(r#"{{"fields":{fields},"primaryKey":{}}}"#, serde_json::json!(key))
+}
