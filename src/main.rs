@@ -14,7 +14,20 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// expressions.
 const STACK_BYTES: usize = 256 << 20;
 
+/// Turns transparent huge pages off for this process (Linux, `prctl(PR_SET_THP_DISABLE)`).
+/// mimalloc asks for them on the memory it maps, and then the first touch of every fresh
+/// 2 MiB zeroes all of it: measured on 1 GB of generated logs, a `GROUP BY` over 416,000
+/// rows took ~9 % longer and a build held ~30 MiB more and used ~2 % more CPU with them.
+/// Failure (an old kernel) changes nothing but speed, so it is ignored.
+#[cfg(target_os = "linux")]
+fn without_transparent_huge_pages() {
+    // SAFETY: PR_SET_THP_DISABLE takes integers only and reads or writes none of our memory.
+    let _ = unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) };
+}
+
 fn main() -> ExitCode {
+    #[cfg(target_os = "linux")]
+    without_transparent_huge_pages();
     let cli = runpack::cli::Cli::parse();
     runpack::cli::init_tracing(cli.verbose, cli.quiet);
     let worker = std::thread::Builder::new().stack_size(STACK_BYTES).spawn(move || match runpack::cli::run(cli) {
