@@ -235,7 +235,7 @@ pub async fn register_release(ctx: &SessionContext, dir: &Path) -> Result<Manife
 /// dictionary rather than copying every value, and DataFusion groups and compares views
 /// without first gathering their bytes (GROUP BY a checkpoint URI over 416,000 rows: ~16 %
 /// faster). Results come back as `Utf8` ([`plain_strings`]), so only SQL that asks for a
-/// column's type (`arrow_typeof`) sees the difference. Used for release tables in `runpack
+/// column's type (`arrow_typeof`, `DESCRIBE`, `information_schema`) sees the difference. Used for release tables in `runpack
 /// query`; a build reads earlier tables with their declared types.
 pub fn string_views(schema: &SchemaRef) -> SchemaRef {
     let fields: Vec<_> = schema
@@ -265,24 +265,29 @@ fn without_views(dt: &DataType) -> DataType {
     }
 }
 
+/// `schema` with every view type, at any depth, replaced by its plain type.
+fn plain_schema(schema: &arrow::datatypes::Schema) -> SchemaRef {
+    let fields: Vec<_> = schema
+        .fields()
+        .iter()
+        .map(|f| Arc::new(f.as_ref().clone().with_data_type(without_views(f.data_type()))))
+        .collect();
+    Arc::new(arrow::datatypes::Schema::new_with_metadata(fields, schema.metadata().clone()))
+}
+
 /// A query result with string and binary views (see [`string_views`]) cast to plain `Utf8`
-/// and `Binary`, the types the printers and the release's schemas use.
+/// and `Binary`, the types the printers and the release's schemas use. `schema` is the
+/// result's schema as the executed plan gives it; each batch is cast from the types of its
+/// own columns, so nothing else about a column's type changes.
 ///
 /// Errors: [`Error::Format`] when Arrow cannot cast a column (a view type inside a type
 /// Arrow does not cast, such as a union).
 pub fn plain_strings(schema: SchemaRef, batches: Vec<RecordBatch>) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    let types: Vec<DataType> = schema.fields().iter().map(|f| without_views(f.data_type())).collect();
-    if schema.fields().iter().zip(&types).all(|(f, t)| f.data_type() == t) {
-        return Ok((schema, batches));
-    }
-    let fields: Vec<_> = schema
-        .fields()
-        .iter()
-        .zip(&types)
-        .map(|(f, t)| Arc::new(f.as_ref().clone().with_data_type(t.clone())))
-        .collect();
-    let plain = Arc::new(arrow::datatypes::Schema::new_with_metadata(fields, schema.metadata().clone()));
     let cast = |b: RecordBatch| -> Result<RecordBatch> {
+        let types: Vec<DataType> = b.columns().iter().map(|c| without_views(c.data_type())).collect();
+        if b.columns().iter().zip(&types).all(|(c, t)| c.data_type() == t) {
+            return Ok(b);
+        }
         let columns = b
             .columns()
             .iter()
@@ -290,10 +295,10 @@ pub fn plain_strings(schema: SchemaRef, batches: Vec<RecordBatch>) -> Result<(Sc
             .map(|(c, t)| arrow::compute::cast(c, t))
             .collect::<std::result::Result<Vec<_>, _>>()
             .map_err(|e| Error::format("query result", e))?;
-        RecordBatch::try_new(plain.clone(), columns).map_err(|e| Error::format("query result", e))
+        RecordBatch::try_new(plain_schema(&b.schema()), columns).map_err(|e| Error::format("query result", e))
     };
     let batches = batches.into_iter().map(cast).collect::<Result<Vec<_>>>()?;
-    Ok((plain, batches))
+    Ok((plain_schema(&schema), batches))
 }
 
 /// Ascending, nulls-last sort expressions over columns `cols` (the order runpack sorts in).
@@ -360,7 +365,99 @@ pub enum PrintFormat {
     Ndjson,
 }
 
-/// Writes `batches` to `out` in `format`.
+/// `batch` with every column in a type the JSON Lines encoder of releases writes
+/// ([`crate::write::encode_jsonl`]), so that any query result prints as JSON: smaller
+/// integers as `Int64`, `Float16`/`Float32` as the `Float64` of their shortest decimal form
+/// (a `REAL` 0.1 prints as 0.1), large and
+/// fixed-size lists as lists, dictionaries as their values, a map as a list of
+/// `{"key", "value"}` objects, and every other type (decimals, times, durations, intervals,
+/// binary as hex, timestamps in units other than microseconds) as its text in Arrow's display
+/// form, a JSON string.
+///
+/// Errors: [`Error::Format`] when Arrow cannot cast a column to that type.
+fn json_ready(batch: &RecordBatch) -> Result<RecordBatch> {
+    use arrow::array::{Array, ArrayRef, AsArray};
+    use arrow::datatypes::{Field, TimeUnit};
+    fn convert(a: &ArrayRef) -> std::result::Result<ArrayRef, arrow::error::ArrowError> {
+        let list = |f: &Arc<Field>, offsets, values: &ArrayRef, nulls| -> Result<ArrayRef, _> {
+            let values = convert(values)?;
+            let field = Arc::new(Field::new(f.name(), values.data_type().clone(), true));
+            Ok(Arc::new(arrow::array::ListArray::try_new(field, offsets, values, nulls)?) as ArrayRef)
+        };
+        match a.data_type() {
+            DataType::Null
+            | DataType::Boolean
+            | DataType::Int64
+            | DataType::UInt64
+            | DataType::Float64
+            | DataType::Utf8
+            | DataType::Date32
+            | DataType::Timestamp(TimeUnit::Microsecond, _) => Ok(a.clone()),
+            DataType::Int8
+            | DataType::Int16
+            | DataType::Int32
+            | DataType::UInt8
+            | DataType::UInt16
+            | DataType::UInt32 => arrow::compute::cast(a, &DataType::Int64),
+            DataType::Float16 | DataType::Float32 => {
+                // the shortest decimal that reads back as the same f32 (0.1, not 0.10000000149011612)
+                let f = arrow::compute::cast(a, &DataType::Float32)?;
+                let f = f.as_primitive::<arrow::datatypes::Float32Type>();
+                let wide: arrow::array::Float64Array = f.unary(|x| x.to_string().parse::<f64>().unwrap_or(x as f64));
+                Ok(Arc::new(wide))
+            }
+            DataType::Dictionary(_, v) => convert(&arrow::compute::cast(a, v)?),
+            DataType::List(f) => {
+                let l = a.as_list::<i32>();
+                list(f, l.offsets().clone(), l.values(), l.nulls().cloned())
+            }
+            DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
+                convert(&arrow::compute::cast(a, &DataType::List(f.clone()))?)
+            }
+            DataType::Map(f, _) => {
+                let m = a.as_map();
+                let entries: ArrayRef = Arc::new(m.entries().clone());
+                list(f, m.offsets().clone(), &entries, m.nulls().cloned())
+            }
+            DataType::Struct(_) => {
+                let s = a.as_struct();
+                let columns = s.columns().iter().map(convert).collect::<std::result::Result<Vec<_>, _>>()?;
+                let fields: Vec<Field> = s
+                    .fields()
+                    .iter()
+                    .zip(&columns)
+                    .map(|(f, c)| Field::new(f.name(), c.data_type().clone(), true))
+                    .collect();
+                Ok(Arc::new(arrow::array::StructArray::try_new(fields.into(), columns, s.nulls().cloned())?))
+            }
+            _ => {
+                let options = arrow::util::display::FormatOptions::default();
+                let shown = arrow::util::display::ArrayFormatter::try_new(a.as_ref(), &options)?;
+                let texts: arrow::array::StringArray =
+                    (0..a.len()).map(|i| a.is_valid(i).then(|| shown.value(i).to_string())).collect();
+                Ok(Arc::new(texts))
+            }
+        }
+    }
+    let columns = batch
+        .columns()
+        .iter()
+        .map(convert)
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| Error::format("query result", e))?;
+    let fields: Vec<_> = batch
+        .schema()
+        .fields()
+        .iter()
+        .zip(&columns)
+        .map(|(f, c)| arrow::datatypes::Field::new(f.name(), c.data_type().clone(), true))
+        .collect();
+    let schema = Arc::new(arrow::datatypes::Schema::new(fields));
+    RecordBatch::try_new(schema, columns).map_err(|e| Error::format("query result", e))
+}
+
+/// Writes `batches` to `out` in `format` (JSON formats: see [`json_ready`] for how each Arrow
+/// type is written).
 pub fn print(
     format: PrintFormat,
     schema: &SchemaRef,
@@ -395,7 +492,7 @@ pub fn print(
             let mut buf = Vec::new();
             let mut ends = Vec::new();
             for b in batches {
-                crate::write::encode_jsonl(b, &mut buf, &mut ends)?;
+                crate::write::encode_jsonl(&json_ready(b)?, &mut buf, &mut ends)?;
             }
             if format == PrintFormat::Ndjson {
                 out.write_all(&buf).map_err(io)?;
@@ -428,8 +525,12 @@ pub async fn run_script(ctx: &SessionContext, sql: &str) -> Result<(SchemaRef, V
         let plan = ctx.state().statement_to_plan(st).await.map_err(|e| Error::sql("query", e))?;
         read_only(true).verify_plan(&plan).map_err(|e| Error::sql("query", e))?;
         let df = ctx.execute_logical_plan(plan).await.map_err(|e| Error::sql("query", e))?;
-        let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
-        let batches = df.collect().await.map_err(|e| Error::sql("query", e))?;
+        let task = Arc::new(df.task_ctx());
+        // the executed plan's schema: the logical plan's may predate type coercion (a CASE or
+        // UNION typed by its first branch)
+        let physical = df.create_physical_plan().await.map_err(|e| Error::sql("query", e))?;
+        let schema = physical.schema();
+        let batches = datafusion::physical_plan::collect(physical, task).await.map_err(|e| Error::sql("query", e))?;
         last = Some(plain_strings(schema, batches)?);
     }
     Ok(last.expect("at least one statement"))
@@ -602,5 +703,52 @@ mod tests {
             "{text}"
         );
         assert_eq!(text.lines().count(), 3);
+        // a CASE or UNION is typed by its first branch until type coercion: the result keeps
+        // the coerced types (here 64-bit integers and floats) next to a view column
+        for (sql, expected) in [
+            (
+                "SELECT k, CASE WHEN v = 1 THEN 0 ELSE v * 10000000000 END AS x, \
+                 CASE WHEN v = 1 THEN 0 ELSE v / 4.0 END AS f FROM t ORDER BY v",
+                "k,x,f\na,0,0.0\n,20000000000,0.5\na long value past twelve bytes,30000000000,0.75\n",
+            ),
+            ("SELECT 'first' AS k UNION ALL SELECT k FROM t WHERE v = 1", "k\nfirst\na\n"),
+            // (a lone column's null is written "" so that the line is not blank)
+            ("SELECT NULL AS k UNION ALL SELECT k FROM t WHERE v = 1", "k\n\"\"\na\n"),
+        ] {
+            let (schema, batches) = run_script(&ctx, sql).await.unwrap();
+            let mut sorted = Vec::new();
+            print(PrintFormat::Csv, &schema, &batches, &mut sorted).unwrap();
+            let mut lines: Vec<&str> = std::str::from_utf8(&sorted).unwrap().lines().collect();
+            lines[1..].sort();
+            let mut want: Vec<&str> = expected.lines().collect();
+            want[1..].sort();
+            assert_eq!(lines, want, "{sql}");
+            let mut json = Vec::new();
+            print(PrintFormat::Json, &schema, &batches, &mut json).unwrap();
+        }
+    }
+
+    #[tokio::test]
+    async fn every_result_type_prints_as_json() {
+        let ctx = session();
+        let sql = "SELECT length('abc') AS i32, CAST(0.1 AS REAL) AS f32, CAST(2.5 AS DECIMAL(5,2)) AS dec, \
+                   CAST('hi' AS BYTEA) AS bin, map(['k'], [arrow_cast(1, 'Int8')]) AS m, \
+                   arrow_cast([1, 2], 'LargeList(Int32)') AS ll, arrow_cast('v', 'Dictionary(Int32, Utf8)') AS dict, \
+                   CAST('12:30:00' AS TIME) AS t, named_struct('n', CAST(NULL AS DECIMAL(5,2))) AS s";
+        let (schema, batches) = run_script(&ctx, sql).await.unwrap();
+        for (format, expected) in [
+            (
+                PrintFormat::Ndjson,
+                r#"{"i32":3,"f32":0.1,"dec":"2.50","bin":"6869","m":[{"key":"k","value":1}],"ll":[1,2],"dict":"v","t":"12:30:00","s":{"n":null}}"#.to_string() + "\n",
+            ),
+            (
+                PrintFormat::Json,
+                r#"[{"i32":3,"f32":0.1,"dec":"2.50","bin":"6869","m":[{"key":"k","value":1}],"ll":[1,2],"dict":"v","t":"12:30:00","s":{"n":null}}]"#.to_string() + "\n",
+            ),
+        ] {
+            let mut out = Vec::new();
+            print(format, &schema, &batches, &mut out).unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), expected);
+        }
     }
 }
