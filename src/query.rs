@@ -456,7 +456,49 @@ fn json_ready(batch: &RecordBatch) -> Result<RecordBatch> {
     RecordBatch::try_new(schema, columns).map_err(|e| Error::format("query result", e))
 }
 
-/// Writes `batches` to `out` in `format` (JSON formats: see [`json_ready`] for how each Arrow
+/// `batch` with its nested columns (lists, structs, maps), which CSV has no form for, as
+/// JSON text in one cell each (written as [`json_ready`] and the JSON formats write them).
+///
+/// Errors: [`Error::Format`] when a column cannot be made ready for JSON.
+fn csv_ready(batch: &RecordBatch) -> Result<RecordBatch> {
+    use arrow::array::Array;
+    let nested = |t: &DataType| t.is_nested();
+    if !batch.schema().fields().iter().any(|f| nested(f.data_type())) {
+        return Ok(batch.clone());
+    }
+    let mut fields = Vec::new();
+    let mut columns = Vec::new();
+    for (f, c) in batch.schema().fields().iter().zip(batch.columns()) {
+        if !nested(f.data_type()) {
+            fields.push(f.as_ref().clone());
+            columns.push(c.clone());
+            continue;
+        }
+        let one = arrow::datatypes::Schema::new(vec![arrow::datatypes::Field::new("v", c.data_type().clone(), true)]);
+        let one = RecordBatch::try_new(Arc::new(one), vec![c.clone()]).map_err(|e| Error::format("query result", e))?;
+        let (mut buf, mut ends) = (Vec::new(), Vec::new());
+        crate::write::encode_jsonl(&json_ready(&one)?, &mut buf, &mut ends)?;
+        let mut start = 0;
+        let mut texts = arrow::array::StringBuilder::new();
+        for (i, end) in ends.iter().enumerate() {
+            // each line is {"v":<value>}\n
+            let line = &buf[start + 5..end - 2];
+            start = *end;
+            if c.is_valid(i) {
+                texts.append_value(String::from_utf8_lossy(line));
+            } else {
+                texts.append_null();
+            }
+        }
+        fields.push(arrow::datatypes::Field::new(f.name(), DataType::Utf8, true));
+        columns.push(Arc::new(texts.finish()) as arrow::array::ArrayRef);
+    }
+    RecordBatch::try_new(Arc::new(arrow::datatypes::Schema::new(fields)), columns)
+        .map_err(|e| Error::format("query result", e))
+}
+
+/// Writes `batches` to `out` in `format` (CSV: nested values as JSON text, see [`csv_ready`];
+/// JSON formats: see [`json_ready`] for how each Arrow
 /// type is written).
 pub fn print(
     format: PrintFormat,
@@ -480,10 +522,10 @@ pub fn print(
             let mut buf = Vec::new();
             let mut w = arrow::csv::WriterBuilder::new().with_header(true).build(&mut buf);
             if batches.is_empty() {
-                w.write(&RecordBatch::new_empty(schema.clone())).map_err(|e| Error::format("query", e))?;
+                w.write(&csv_ready(&RecordBatch::new_empty(schema.clone()))?).map_err(|e| Error::format("query", e))?;
             }
             for b in batches {
-                w.write(b).map_err(|e| Error::format("query", e))?;
+                w.write(&csv_ready(b)?).map_err(|e| Error::format("query", e))?;
             }
             drop(w);
             out.write_all(&buf).map_err(io)?;
@@ -750,5 +792,12 @@ mod tests {
             print(format, &schema, &batches, &mut out).unwrap();
             assert_eq!(String::from_utf8(out).unwrap(), expected);
         }
+        // CSV writes nested values as JSON text in one cell
+        let mut out = Vec::new();
+        print(PrintFormat::Csv, &schema, &batches, &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "i32,f32,dec,bin,m,ll,dict,t,s\n3,0.1,2.50,6869,\"[{\"\"key\"\":\"\"k\"\",\"\"value\"\":1}]\",\"[1,2]\",v,12:30:00,\"{\"\"n\"\":null}\"\n"
+        );
     }
 }
