@@ -6,9 +6,8 @@
 //! inferred from a sample of the data, so a column that only appears in a later file is
 //! there, and shards written with another string encoding are read as the declared type.
 //! One exception: a release's top-level string columns are read as `Utf8View` (DataFusion's
-//! own type for Parquet text, faster to group and compare; see [`string_views`]), and query
-//! results are cast back to `Utf8` before they are printed. Raw files keep exactly the types
-//! given with `--schema`.
+//! own type for Parquet text, faster to group and compare; see [`string_views`]), which
+//! print as any text does. Raw files keep exactly the types given with `--schema`.
 //!
 //! Parquet min/max statistics leave NaN out, while SQL orders NaN above every number, so a
 //! float column's statistics may not be used to skip data (apache/datafusion#15812) nor to
@@ -234,9 +233,10 @@ pub async fn register_release(ctx: &SessionContext, dir: &Path) -> Result<Manife
 /// A view column decodes a dictionary-encoded Parquet column by pointing into the
 /// dictionary rather than copying every value, and DataFusion groups and compares views
 /// without first gathering their bytes (GROUP BY a checkpoint URI over 416,000 rows: ~16 %
-/// faster). Results come back as `Utf8` ([`plain_strings`]), so only SQL that asks for a
-/// column's type (`arrow_typeof`, `DESCRIBE`, `information_schema`) sees the difference. Used for release tables in `runpack
-/// query`; a build reads earlier tables with their declared types.
+/// faster). Views print as any text does ([`print`]), so only SQL that asks for a column's
+/// type (`arrow_typeof`, `DESCRIBE`, `information_schema`) sees the difference. Used for
+/// release tables in `runpack query`; a build reads earlier tables with their declared
+/// types.
 pub fn string_views(schema: &SchemaRef) -> SchemaRef {
     let fields: Vec<_> = schema
         .fields()
@@ -247,58 +247,6 @@ pub fn string_views(schema: &SchemaRef) -> SchemaRef {
         })
         .collect();
     Arc::new(arrow::datatypes::Schema::new_with_metadata(fields, schema.metadata().clone()))
-}
-
-/// `dt` with every `Utf8View`/`BinaryView`, at any depth, as `Utf8`/`Binary`.
-fn without_views(dt: &DataType) -> DataType {
-    use arrow::datatypes::Field;
-    let field = |f: &Arc<Field>| Arc::new(f.as_ref().clone().with_data_type(without_views(f.data_type())));
-    match dt {
-        DataType::Utf8View => DataType::Utf8,
-        DataType::BinaryView => DataType::Binary,
-        DataType::List(f) => DataType::List(field(f)),
-        DataType::LargeList(f) => DataType::LargeList(field(f)),
-        DataType::FixedSizeList(f, n) => DataType::FixedSizeList(field(f), *n),
-        DataType::Struct(fs) => DataType::Struct(fs.iter().map(field).collect()),
-        DataType::Map(f, sorted) => DataType::Map(field(f), *sorted),
-        other => other.clone(),
-    }
-}
-
-/// `schema` with every view type, at any depth, replaced by its plain type.
-fn plain_schema(schema: &arrow::datatypes::Schema) -> SchemaRef {
-    let fields: Vec<_> = schema
-        .fields()
-        .iter()
-        .map(|f| Arc::new(f.as_ref().clone().with_data_type(without_views(f.data_type()))))
-        .collect();
-    Arc::new(arrow::datatypes::Schema::new_with_metadata(fields, schema.metadata().clone()))
-}
-
-/// A query result with string and binary views (see [`string_views`]) cast to plain `Utf8`
-/// and `Binary`, the types the printers and the release's schemas use. `schema` is the
-/// result's schema as the executed plan gives it; each batch is cast from the types of its
-/// own columns, so nothing else about a column's type changes.
-///
-/// Errors: [`Error::Format`] when Arrow cannot cast a column (a view type inside a type
-/// Arrow does not cast, such as a union).
-pub fn plain_strings(schema: SchemaRef, batches: Vec<RecordBatch>) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    let cast = |b: RecordBatch| -> Result<RecordBatch> {
-        let types: Vec<DataType> = b.columns().iter().map(|c| without_views(c.data_type())).collect();
-        if b.columns().iter().zip(&types).all(|(c, t)| c.data_type() == t) {
-            return Ok(b);
-        }
-        let columns = b
-            .columns()
-            .iter()
-            .zip(&types)
-            .map(|(c, t)| arrow::compute::cast(c, t))
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|e| Error::format("query result", e))?;
-        RecordBatch::try_new(plain_schema(&b.schema()), columns).map_err(|e| Error::format("query result", e))
-    };
-    let batches = batches.into_iter().map(cast).collect::<Result<Vec<_>>>()?;
-    Ok((plain_schema(&schema), batches))
 }
 
 /// Ascending, nulls-last sort expressions over columns `cols` (the order runpack sorts in).
@@ -368,81 +316,18 @@ pub enum PrintFormat {
 /// `batch` with every column in a type the JSON Lines encoder of releases writes
 /// ([`crate::write::encode_jsonl`]), so that any query result prints as JSON: smaller
 /// integers as `Int64`, `Float16`/`Float32` as the `Float64` of their shortest decimal form
-/// (a `REAL` 0.1 prints as 0.1), large and
+/// (a `REAL` 0.1 prints as 0.1), string views and large strings as `Utf8`, large and
 /// fixed-size lists as lists, dictionaries as their values, a map as a list of
 /// `{"key", "value"}` objects, and every other type (decimals, times, durations, intervals,
-/// binary as hex, timestamps in units other than microseconds) as its text in Arrow's display
-/// form, a JSON string.
+/// binary as hex, timestamps in units other than microseconds) as its text in Arrow's
+/// display form, a JSON string.
 ///
 /// Errors: [`Error::Format`] when Arrow cannot cast a column to that type.
 fn json_ready(batch: &RecordBatch) -> Result<RecordBatch> {
-    use arrow::array::{Array, ArrayRef, AsArray};
-    use arrow::datatypes::{Field, TimeUnit};
-    fn convert(a: &ArrayRef) -> std::result::Result<ArrayRef, arrow::error::ArrowError> {
-        let list = |f: &Arc<Field>, offsets, values: &ArrayRef, nulls| -> Result<ArrayRef, _> {
-            let values = convert(values)?;
-            let field = Arc::new(Field::new(f.name(), values.data_type().clone(), true));
-            Ok(Arc::new(arrow::array::ListArray::try_new(field, offsets, values, nulls)?) as ArrayRef)
-        };
-        match a.data_type() {
-            DataType::Null
-            | DataType::Boolean
-            | DataType::Int64
-            | DataType::UInt64
-            | DataType::Float64
-            | DataType::Utf8
-            | DataType::Date32
-            | DataType::Timestamp(TimeUnit::Microsecond, _) => Ok(a.clone()),
-            DataType::Int8
-            | DataType::Int16
-            | DataType::Int32
-            | DataType::UInt8
-            | DataType::UInt16
-            | DataType::UInt32 => arrow::compute::cast(a, &DataType::Int64),
-            DataType::Float16 | DataType::Float32 => {
-                // the shortest decimal that reads back as the same f32 (0.1, not 0.10000000149011612)
-                let f = arrow::compute::cast(a, &DataType::Float32)?;
-                let f = f.as_primitive::<arrow::datatypes::Float32Type>();
-                let wide: arrow::array::Float64Array = f.unary(|x| x.to_string().parse::<f64>().unwrap_or(x as f64));
-                Ok(Arc::new(wide))
-            }
-            DataType::Dictionary(_, v) => convert(&arrow::compute::cast(a, v)?),
-            DataType::List(f) => {
-                let l = a.as_list::<i32>();
-                list(f, l.offsets().clone(), l.values(), l.nulls().cloned())
-            }
-            DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
-                convert(&arrow::compute::cast(a, &DataType::List(f.clone()))?)
-            }
-            DataType::Map(f, _) => {
-                let m = a.as_map();
-                let entries: ArrayRef = Arc::new(m.entries().clone());
-                list(f, m.offsets().clone(), &entries, m.nulls().cloned())
-            }
-            DataType::Struct(_) => {
-                let s = a.as_struct();
-                let columns = s.columns().iter().map(convert).collect::<std::result::Result<Vec<_>, _>>()?;
-                let fields: Vec<Field> = s
-                    .fields()
-                    .iter()
-                    .zip(&columns)
-                    .map(|(f, c)| Field::new(f.name(), c.data_type().clone(), true))
-                    .collect();
-                Ok(Arc::new(arrow::array::StructArray::try_new(fields.into(), columns, s.nulls().cloned())?))
-            }
-            _ => {
-                let options = arrow::util::display::FormatOptions::default();
-                let shown = arrow::util::display::ArrayFormatter::try_new(a.as_ref(), &options)?;
-                let texts: arrow::array::StringArray =
-                    (0..a.len()).map(|i| a.is_valid(i).then(|| shown.value(i).to_string())).collect();
-                Ok(Arc::new(texts))
-            }
-        }
-    }
     let columns = batch
         .columns()
         .iter()
-        .map(convert)
+        .map(json_column)
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(|e| Error::format("query result", e))?;
     let fields: Vec<_> = batch
@@ -456,12 +341,74 @@ fn json_ready(batch: &RecordBatch) -> Result<RecordBatch> {
     RecordBatch::try_new(schema, columns).map_err(|e| Error::format("query result", e))
 }
 
+/// One column of [`json_ready`].
+fn json_column(a: &arrow::array::ArrayRef) -> std::result::Result<arrow::array::ArrayRef, arrow::error::ArrowError> {
+    use arrow::array::{Array, ArrayRef, AsArray};
+    use arrow::datatypes::{Field, TimeUnit};
+    let list = |f: &Arc<Field>, offsets, values: &ArrayRef, nulls| -> Result<ArrayRef, _> {
+        let values = json_column(values)?;
+        let field = Arc::new(Field::new(f.name(), values.data_type().clone(), true));
+        Ok(Arc::new(arrow::array::ListArray::try_new(field, offsets, values, nulls)?) as ArrayRef)
+    };
+    match a.data_type() {
+        DataType::Null
+        | DataType::Boolean
+        | DataType::Int64
+        | DataType::UInt64
+        | DataType::Float64
+        | DataType::Utf8
+        | DataType::Date32
+        | DataType::Timestamp(TimeUnit::Microsecond, _) => Ok(a.clone()),
+        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::UInt8 | DataType::UInt16 | DataType::UInt32 => {
+            arrow::compute::cast(a, &DataType::Int64)
+        }
+        DataType::Utf8View | DataType::LargeUtf8 => arrow::compute::cast(a, &DataType::Utf8),
+        DataType::Float16 | DataType::Float32 => {
+            // the shortest decimal that reads back as the same f32 (0.1, not 0.10000000149011612)
+            let f = arrow::compute::cast(a, &DataType::Float32)?;
+            let f = f.as_primitive::<arrow::datatypes::Float32Type>();
+            let wide: arrow::array::Float64Array = f.unary(|x| x.to_string().parse::<f64>().unwrap_or(x as f64));
+            Ok(Arc::new(wide))
+        }
+        DataType::Dictionary(_, v) => json_column(&arrow::compute::cast(a, v)?),
+        DataType::List(f) => {
+            let l = a.as_list::<i32>();
+            list(f, l.offsets().clone(), l.values(), l.nulls().cloned())
+        }
+        DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
+            json_column(&arrow::compute::cast(a, &DataType::List(f.clone()))?)
+        }
+        DataType::Map(f, _) => {
+            let m = a.as_map();
+            let entries: ArrayRef = Arc::new(m.entries().clone());
+            list(f, m.offsets().clone(), &entries, m.nulls().cloned())
+        }
+        DataType::Struct(_) => {
+            let s = a.as_struct();
+            let columns = s.columns().iter().map(json_column).collect::<std::result::Result<Vec<_>, _>>()?;
+            let fields: Vec<Field> = s
+                .fields()
+                .iter()
+                .zip(&columns)
+                .map(|(f, c)| Field::new(f.name(), c.data_type().clone(), true))
+                .collect();
+            Ok(Arc::new(arrow::array::StructArray::try_new(fields.into(), columns, s.nulls().cloned())?))
+        }
+        _ => {
+            let options = arrow::util::display::FormatOptions::default();
+            let shown = arrow::util::display::ArrayFormatter::try_new(a.as_ref(), &options)?;
+            let texts: arrow::array::StringArray =
+                (0..a.len()).map(|i| a.is_valid(i).then(|| shown.value(i).to_string())).collect();
+            Ok(Arc::new(texts))
+        }
+    }
+}
+
 /// `batch` with its nested columns (lists, structs, maps), which CSV has no form for, as
 /// JSON text in one cell each (written as [`json_ready`] and the JSON formats write them).
 ///
 /// Errors: [`Error::Format`] when a column cannot be made ready for JSON.
 fn csv_ready(batch: &RecordBatch) -> Result<RecordBatch> {
-    use arrow::array::Array;
     let nested = |t: &DataType| t.is_nested();
     if !batch.schema().fields().iter().any(|f| nested(f.data_type())) {
         return Ok(batch.clone());
@@ -474,32 +421,17 @@ fn csv_ready(batch: &RecordBatch) -> Result<RecordBatch> {
             columns.push(c.clone());
             continue;
         }
-        let one = arrow::datatypes::Schema::new(vec![arrow::datatypes::Field::new("v", c.data_type().clone(), true)]);
-        let one = RecordBatch::try_new(Arc::new(one), vec![c.clone()]).map_err(|e| Error::format("query result", e))?;
-        let (mut buf, mut ends) = (Vec::new(), Vec::new());
-        crate::write::encode_jsonl(&json_ready(&one)?, &mut buf, &mut ends)?;
-        let mut start = 0;
-        let mut texts = arrow::array::StringBuilder::new();
-        for (i, end) in ends.iter().enumerate() {
-            // each line is {"v":<value>}\n
-            let line = &buf[start + 5..end - 2];
-            start = *end;
-            if c.is_valid(i) {
-                texts.append_value(String::from_utf8_lossy(line));
-            } else {
-                texts.append_null();
-            }
-        }
+        let ready = json_column(c).map_err(|e| Error::format("query result", e))?;
+        let texts: arrow::array::StringArray = crate::write::json_values(&ready)?.into_iter().collect();
         fields.push(arrow::datatypes::Field::new(f.name(), DataType::Utf8, true));
-        columns.push(Arc::new(texts.finish()) as arrow::array::ArrayRef);
+        columns.push(Arc::new(texts) as arrow::array::ArrayRef);
     }
     RecordBatch::try_new(Arc::new(arrow::datatypes::Schema::new(fields)), columns)
         .map_err(|e| Error::format("query result", e))
 }
 
-/// Writes `batches` to `out` in `format` (CSV: nested values as JSON text, see [`csv_ready`];
-/// JSON formats: see [`json_ready`] for how each Arrow
-/// type is written).
+/// Writes `batches` to `out` in `format` (CSV: nested values as JSON text, see
+/// [`csv_ready`]; JSON formats: see [`json_ready`] for how each Arrow type is written).
 pub fn print(
     format: PrintFormat,
     schema: &SchemaRef,
@@ -573,7 +505,7 @@ pub async fn run_script(ctx: &SessionContext, sql: &str) -> Result<(SchemaRef, V
         let physical = df.create_physical_plan().await.map_err(|e| Error::sql("query", e))?;
         let schema = physical.schema();
         let batches = datafusion::physical_plan::collect(physical, task).await.map_err(|e| Error::sql("query", e))?;
-        last = Some(plain_strings(schema, batches)?);
+        last = Some((schema, batches));
     }
     Ok(last.expect("at least one statement"))
 }
@@ -702,7 +634,7 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn release_strings_are_views_inside_sql_and_plain_in_results() {
+    async fn release_strings_are_views_inside_sql_and_print_as_text() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.parquet");
         let schema = Arc::new(arrow::datatypes::Schema::new(vec![
@@ -734,7 +666,7 @@ mod tests {
         .await
         .unwrap();
         let types: Vec<String> = schema.fields().iter().map(|f| f.data_type().to_string()).collect();
-        assert!(!types.iter().any(|t| t.contains("View")), "{types:?}");
+        assert_eq!(types, ["Utf8", "Utf8View", "List(Utf8View)", "Struct(\"k\": Utf8View)"]);
         let mut out = Vec::new();
         print(PrintFormat::Ndjson, &schema, &batches, &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();

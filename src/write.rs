@@ -465,6 +465,24 @@ pub fn encode_jsonl(batch: &RecordBatch, out: &mut Vec<u8>, ends: &mut Vec<usize
     Ok(())
 }
 
+/// Each value of `array` as the JSON text a JSON Lines cell holds (`None` for a null), for
+/// callers that place values one by one (a CSV cell holding a nested value).
+///
+/// Errors: [`Error::Format`] for an Arrow type the JSON Lines encoder does not write.
+pub fn json_values(array: &ArrayRef) -> Result<Vec<Option<String>>> {
+    let enc = Enc::new(array)?;
+    let mut buf = Vec::new();
+    Ok((0..array.len())
+        .map(|i| {
+            array.is_valid(i).then(|| {
+                buf.clear();
+                enc.write(&mut buf, i);
+                String::from_utf8_lossy(&buf).into_owned()
+            })
+        })
+        .collect())
+}
+
 enum Enc<'a> {
     Null,
     Bool(&'a BooleanArray),
