@@ -20,9 +20,9 @@ fn rows_in_key_order_skip_the_sort_and_others_are_sorted() {
     let dir = tmp.path();
     // 30,000 rows: several record batches, so order is checked across batch edges too
     let n = 30_000;
-    let asc: String = (0..n).map(|i| line(i / 2, &format!("a{i}"))).collect();
+    let asc = rows_in_key_order(n, "a");
     // the same rows, but the last one belongs first
-    let late: String = (1..n).map(|i| line(i / 2, &format!("a{i}"))).chain([line(-1, "last")]).collect();
+    let late = rows_with_the_first_last(n, "a");
     write(dir, "asc.jsonl", &asc);
     write(dir, "late.jsonl", &late);
     write(dir, "keyed.json", &kv_schema(&["k", "v"], "integer"));

@@ -53,9 +53,9 @@ fn streamed_sources_give_the_staged_release() {
     let dir = tmp.path();
     // 30,000 rows: several record batches, so the order is checked across batch edges
     let n = 30_000;
-    let asc: String = (0..n).map(|i| line(i / 2, &format!("a{i}"))).collect();
+    let asc = rows_in_key_order(n, "a");
     // in key order until its last row, which belongs first: found after rows went through
-    let late: String = (1..n).map(|i| line(i / 2, &format!("b{i}"))).chain([line(-1, "last")]).collect();
+    let late = rows_with_the_first_last(n, "b");
     let grouped: String = (0..n).map(|i| line(i % 7, &format!("c{i}"))).collect();
     let twice: String = (0..100).map(|i| line(i, &format!("d{i}"))).collect();
     pipeline(

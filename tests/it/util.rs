@@ -161,6 +161,17 @@ pub fn line(k: i64, v: &str) -> String {
     format!("{{\"k\": {k}, \"v\": \"{v}\"}}\n")
 }
 
+/// `n` rows keyed `i / 2` (two rows per key, in key order), valued `<tag><i>`.
+pub fn rows_in_key_order(n: i64, tag: &str) -> String {
+    (0..n).map(|i| line(i / 2, &format!("{tag}{i}"))).collect()
+}
+
+/// The rows of [`rows_in_key_order`] from the second on, then one whose key (-1) belongs
+/// first: in key order until the very last row.
+pub fn rows_with_the_first_last(n: i64, tag: &str) -> String {
+    (1..n).map(|i| line(i / 2, &format!("{tag}{i}"))).chain([line(-1, "last")]).collect()
+}
+
 /// A Table Schema of `k`, `v` and the provenance columns (`_source_line` of type
 /// `line_type`: integer for lines, string for JSON pointers), with primary key `key`.
 pub fn kv_schema(key: &[&str], line_type: &str) -> String {
