@@ -44,8 +44,9 @@ pub enum Error {
         total: usize,
     },
 
-    /// A SQL query failed to plan or run (DataFusion's message is kept as is).
-    #[error("{context}: {source}")]
+    /// A SQL query failed to plan or run (DataFusion's message is kept as is, followed by a
+    /// hint when a value did not convert to the type a cast asked for).
+    #[error("{context}: {source}{}", cast_hint(source))]
     Sql {
         /// Which query (table name, card section, or "query").
         context: String,
@@ -116,6 +117,21 @@ impl Error {
     /// Builds an [`Error::Format`] error.
     pub fn format(context: impl Into<String>, message: impl std::fmt::Display) -> Self {
         Error::Format { context: context.into(), message: message.to_string() }
+    }
+}
+
+/// What to do about a value that a cast in SQL could not convert: DataFusion names the value,
+/// not the row it came from.
+fn cast_hint(e: &datafusion::error::DataFusionError) -> &'static str {
+    use datafusion::arrow::error::ArrowError;
+    match e.find_root() {
+        datafusion::error::DataFusionError::ArrowError(a, _)
+            if matches!(**a, ArrowError::CastError(_) | ArrowError::ParseError(_)) =>
+        {
+            "\nhint: `TRY_CAST(x AS type)` reads a value that does not convert as NULL; in a pipeline, declaring \
+             the column's type in the source's schema instead reports every such value with its file and line"
+        }
+        _ => "",
     }
 }
 

@@ -225,3 +225,27 @@ fn an_empty_file_in_a_glob_has_no_columns_to_disagree_with() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("logs/c.jsonl lacks `v` that logs/b.jsonl has"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_value_a_cast_cannot_convert_comes_with_what_to_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "m.jsonl", "{\"id\": 1, \"v\": \"7\"}\n{\"id\": 2, \"v\": \"seven\"}\n");
+    write(dir, "s.json", r#"{"fields":[{"name":"id","type":"integer"},{"name":"n","type":"integer"}]}"#);
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"ch\"\n[[source]]\nname = \"raw\"\npath = \"m.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\nschema = \"s.json\"\nquery = \"SELECT id, CAST(v AS BIGINT) AS n FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("Cannot cast string 'seven' to value of Int64 type"), "{err}");
+    assert!(err.contains("hint: `TRY_CAST(x AS type)` reads a value that does not convert as NULL"), "{err}");
+    assert!(err.contains("declaring the column's type in the source's schema"), "{err}");
+    let o = run(bin().args(["query", "-q"]).arg(example_release()).arg("SELECT CAST('x' AS INT)"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("hint: `TRY_CAST(x AS type)`"), "{}", stderr(&o));
+    let o = run(bin().args(["query", "-q"]).arg(example_release()).arg("SELECT no_such_column FROM metrics"));
+    assert!(!stderr(&o).contains("hint: `TRY_CAST"), "{}", stderr(&o));
+}
