@@ -160,7 +160,7 @@ fn raw(line: &[u8]) -> String {
 /// Reads the records of a JSON document at `pointer` (RFC 6901; `""` = the root): each element
 /// if it is an array, or the object itself.
 pub fn json(
-    reader: Box<dyn BufRead + Send>,
+    mut reader: Box<dyn BufRead + Send>,
     rel: &str,
     pointer: &str,
     sink: &mut dyn FnMut(Item) -> Result<()>,
@@ -173,6 +173,10 @@ pub fn json(
         }
         pointer[1..].split('/').map(|t| t.replace("~1", "/").replace("~0", "~")).collect()
     };
+    // a UTF-8 byte order mark (as some Windows editors write) is not part of the document
+    if reader.fill_buf().map_err(|e| Error::io(rel, e))?.starts_with(b"\xEF\xBB\xBF") {
+        reader.consume(3);
+    }
     let mut de = serde_json::Deserializer::from_reader(lenient::LenientRead::new(reader));
     let mut state = NavState { sink, error: None, found: false };
     let seed = Nav { path: &tokens, pointer: pointer.to_string(), state: &mut state };
@@ -317,7 +321,12 @@ impl<'de> Visitor<'de> for Nav<'_, '_, '_> {
 
 /// Reads CSV with a header row; every cell is a string.
 pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item) -> Result<()>) -> Result<()> {
-    let mut rdr = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(reader);
+    // the csv crate counts the LF of a CRLF only when it reads the next record, and a record's
+    // position is where the reading started, before any blank lines (rust-csv issue 395):
+    // lines are counted here from the bytes instead
+    let lines = LineLog::default();
+    let mut rdr = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(lines.wrap(reader));
+    let line_of = |p: &csv::Position| lines.line_at(p.byte());
     let headers = rdr.headers().map_err(|e| Error::format(rel, format!("cannot read the CSV header: {e}")))?.clone();
     let mut seen = std::collections::BTreeSet::new();
     for h in headers.iter().filter(|h| !h.is_empty()) {
@@ -334,7 +343,7 @@ pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item
         match rdr.read_record(&mut record) {
             Ok(false) => return Ok(()),
             Ok(true) => {
-                let line = record.position().map(|p| p.line()).unwrap_or(pos);
+                let line = record.position().map(line_of).unwrap_or(pos);
                 let mut obj = Map::new();
                 for (h, v) in headers.iter().zip(record.iter()) {
                     if h.is_empty() {
@@ -345,7 +354,7 @@ pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item
                 sink(Item::Record(obj, Position::Line(line)))?;
             }
             Err(e) => {
-                let line = e.position().map(|p| p.line()).unwrap_or(pos + 1);
+                let line = e.position().map(line_of).unwrap_or(pos + 1);
                 let message = match e.kind() {
                     csv::ErrorKind::UnequalLengths { expected_len, len, .. } => {
                         format!("row has {len} cells, the header has {expected_len}")
@@ -359,6 +368,63 @@ pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item
                 }
             }
         }
+    }
+}
+
+/// Where the line breaks are in the bytes read through [`LineLog::wrap`], to name the line
+/// a CSV record starts on.
+#[derive(Default, Clone)]
+struct LineLog(std::rc::Rc<std::cell::RefCell<LineState>>);
+
+#[derive(Default)]
+struct LineState {
+    /// Bytes read so far.
+    offset: u64,
+    /// LF bytes before the first entry of `ends`.
+    breaks: u64,
+    /// Offsets and bytes of the CR and LF bytes not yet passed by [`LineLog::line_at`].
+    ends: std::collections::VecDeque<(u64, u8)>,
+}
+
+impl LineLog {
+    fn wrap<R: std::io::Read>(&self, inner: R) -> LineReader<R> {
+        LineReader { inner, log: self.clone() }
+    }
+
+    /// The 1-based line of the first byte at or after `offset` that ends no line: where a
+    /// record whose reading started at `offset` begins (`offset` never decreases from one call
+    /// to the next).
+    fn line_at(&self, mut offset: u64) -> u64 {
+        let mut s = self.0.borrow_mut();
+        while let Some(&(at, byte)) = s.ends.front() {
+            if at > offset {
+                break;
+            }
+            if at == offset {
+                offset += 1;
+            }
+            s.breaks += u64::from(byte == b'\n');
+            s.ends.pop_front();
+        }
+        s.breaks + 1
+    }
+}
+
+struct LineReader<R> {
+    inner: R,
+    log: LineLog,
+}
+
+impl<R: std::io::Read> std::io::Read for LineReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let mut s = self.log.0.borrow_mut();
+        for i in memchr::memchr2_iter(b'\n', b'\r', &buf[..n]) {
+            let at = s.offset + i as u64;
+            s.ends.push_back((at, buf[i]));
+        }
+        s.offset += n as u64;
+        Ok(n)
     }
 }
 
@@ -400,6 +466,24 @@ mod tests {
         assert_eq!(got, vec!["/experiments/0 {\"a\":\"\u{FDD0}NaN\"}", "/experiments/1 {\"b\":2}"]);
         let got = collect(|s| json(boxed(br#"[{"a":1}]"#), "f", "", s));
         assert_eq!(got, vec!["/0 {\"a\":1}"]);
+        let got = collect(|s| json(boxed(b"\xEF\xBB\xBF{\"a\":1}"), "f", "", s));
+        assert_eq!(got, vec![" {\"a\":1}"]);
+    }
+
+    #[test]
+    fn csv_lines_are_right_with_crlf_endings() {
+        let got = collect(|s| csv(boxed(b"a,b\r\n1,x\r\n2,\"y\r\nz\"\r\n\r\n3\r\n4,w\n5,v\r\n\r\n6,u\r\n"), "f", s));
+        assert_eq!(
+            got,
+            vec![
+                "2 {\"a\":\"1\",\"b\":\"x\"}",
+                "3 {\"a\":\"2\",\"b\":\"y\\r\\nz\"}",
+                "6 csv: row has 1 cells, the header has 2",
+                "7 {\"a\":\"4\",\"b\":\"w\"}",
+                "8 {\"a\":\"5\",\"b\":\"v\"}",
+                "10 {\"a\":\"6\",\"b\":\"u\"}",
+            ]
+        );
     }
 
     #[test]
