@@ -30,6 +30,9 @@
 use serde_json::{Map, Value};
 
 use super::convert::{Target, json_text};
+use super::lenient;
+use super::path::{self, Seg};
+use crate::spec::Format;
 
 fn pass_at_k_target() -> Target {
     Target::List(Box::new(Target::Struct(vec![("k".into(), Target::Int64), ("value".into(), Target::Float64)])))
@@ -100,27 +103,73 @@ pub fn generation_columns(keep_text: bool) -> Vec<(String, Target)> {
     c
 }
 
-/// `{"pass@1": 0.5, "2": 0.7}` → `[{k: 1, value: 0.5}, {k: 2, value: 0.7}]`, sorted by k. Keys
-/// that hold no integer are kept as JSON text in a struct the converter will reject, so that they
-/// are reported rather than dropped.
-fn pass_at_k(v: Option<&Value>) -> Value {
-    let Some(Value::Object(m)) = v else { return Value::Null };
-    let mut pairs: Vec<(i64, Value)> = Vec::new();
-    let mut bad = Vec::new();
-    for (k, val) in m {
-        match k.trim_start_matches("pass@").parse::<i64>() {
-            Ok(n) => pairs.push((n, val.clone())),
-            Err(_) => bad.push(Value::String(k.clone())),
-        }
-    }
-    pairs.sort_by_key(|(k, _)| *k);
-    let mut out: Vec<Value> = pairs.into_iter().map(|(k, v)| serde_json::json!({"k": k, "value": v})).collect();
-    for b in bad {
-        out.push(serde_json::json!({"k": b, "value": null}));
-    }
-    Value::Array(out)
+/// A record that does not have its format's shape: (JSON path in the raw record, what was
+/// expected and found), every one found.
+pub type ShapeProblems = Vec<(String, String)>;
+
+fn at(segs: &[&str]) -> String {
+    path::render(&segs.iter().map(|s| Seg::Key(s.to_string())).collect::<Vec<_>>())
 }
 
+fn problem(out: &mut ShapeProblems, path: String, expected: &str, found: &Value) {
+    out.push((path, format!("expected {expected}, found {}", path::describe(found))));
+}
+
+/// A JSON number, a non-finite token or null (what a float column takes).
+fn is_float_like(v: &Value) -> bool {
+    match v {
+        Value::Null | Value::Number(_) => true,
+        Value::String(s) => lenient::special(s).is_some(),
+        _ => false,
+    }
+}
+
+/// The integer a JSON number holds exactly (`5` and `5.0` alike), if any.
+fn exact_int(v: &Value) -> Option<i64> {
+    match v {
+        Value::Number(n) => {
+            n.as_i64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15).map(|f| f as i64))
+        }
+        _ => None,
+    }
+}
+
+/// `{"pass@1": 0.5, "2": 0.7}` (at `base` in the record) → `[{k: 1, value: 0.5}, {k: 2,
+/// value: 0.7}]`, sorted by k. A key that names no positive k, a k named twice (`"1"` and
+/// `"pass@1"`) and a value that is not a number are problems, as is anything but an object.
+fn pass_at_k(v: Option<&Value>, base: &[&str], problems: &mut ShapeProblems) -> Value {
+    let m = match v {
+        None | Some(Value::Null) => return Value::Null,
+        Some(Value::Object(m)) => m,
+        Some(other) => {
+            problem(problems, at(base), "an object of pass@k values (`{\"pass@1\": 0.5, …}`)", other);
+            return Value::Null;
+        }
+    };
+    let mut pairs: std::collections::BTreeMap<i64, (String, Value)> = std::collections::BTreeMap::new();
+    for (key, val) in m {
+        let mut segs = base.to_vec();
+        segs.push(key);
+        let Some(k) = key.strip_prefix("pass@").unwrap_or(key).parse::<i64>().ok().filter(|k| *k > 0) else {
+            problems.push((at(&segs), "expected a key `k` or `pass@k` with k a positive integer".into()));
+            continue;
+        };
+        if !is_float_like(val) {
+            problem(problems, at(&segs), "a number", val);
+            continue;
+        }
+        if let Some((first, _)) = pairs.get(&k) {
+            problems.push((at(&segs), format!("k = {k} is given twice (also as key {first:?})")));
+            continue;
+        }
+        pairs.insert(k, (key.clone(), val.clone()));
+    }
+    Value::Array(pairs.into_iter().map(|(k, (_, v))| serde_json::json!({"k": k, "value": v})).collect())
+}
+
+/// A text column's value: strings as they are, integers as their digits, other numbers as
+/// serde_json writes them (`0.1`, `100000.0`), booleans as `true`/`false`, objects and
+/// arrays as JSON text.
 fn text_of(v: Option<&Value>) -> Value {
     match v {
         None | Some(Value::Null) => Value::Null,
@@ -130,33 +179,104 @@ fn text_of(v: Option<&Value>) -> Value {
 }
 
 /// Row of a `result.json`.
-pub fn result_row(mut r: Map<String, Value>) -> Map<String, Value> {
-    let mut row = Map::new();
-    row.insert("benchmark".into(), r.remove("name").unwrap_or(Value::Null));
-    for k in ["score", "num_examples", "num_correct", "num_errors", "num_truncated", "time_seconds"] {
-        row.insert(k.into(), r.remove(k).unwrap_or(Value::Null));
+///
+/// Errors: the record is no `BenchmarkResult` (neither `name` nor `score`), `name` is not a
+/// string, or `pass_at_k` is not an object of numbers keyed by k.
+pub fn result_row(r: &Map<String, Value>) -> Result<Map<String, Value>, ShapeProblems> {
+    let mut problems = ShapeProblems::new();
+    if !r.contains_key("name") && !r.contains_key("score") {
+        let keys: Vec<&str> = r.keys().map(String::as_str).take(5).collect();
+        problems.push((
+            "$".into(),
+            format!(
+                "expected a benchmark result (`name`, `score`, `num_examples`, …), found an object with keys {keys:?} \
+                 (a run's summary.json maps benchmarks to results: read it as a json source)"
+            ),
+        ));
+        return Err(problems);
     }
-    row.insert("pass_at_k".into(), pass_at_k(r.get("pass_at_k")));
+    let name = r.get("name").cloned().unwrap_or(Value::Null);
+    if !matches!(name, Value::Null | Value::String(_)) {
+        problem(&mut problems, "$.name".into(), "a string", &name);
+    }
+    let mut row = Map::new();
+    row.insert("benchmark".into(), name);
+    for k in ["score", "num_examples", "num_correct", "num_errors", "num_truncated", "time_seconds"] {
+        row.insert(k.into(), r.get(k).cloned().unwrap_or(Value::Null));
+    }
+    row.insert("pass_at_k".into(), pass_at_k(r.get("pass_at_k"), &["pass_at_k"], &mut problems));
     row.insert("metrics".into(), r.get("metrics").map(json_text).map(Value::String).unwrap_or(Value::Null));
-    row
+    if problems.is_empty() { Ok(row) } else { Err(problems) }
 }
 
 /// Row of a `trajectories.jsonl` line.
-pub fn trajectory_row(r: Map<String, Value>, keep_text: bool) -> Map<String, Value> {
-    let turns = r.get("turns").and_then(Value::as_array).cloned().unwrap_or_default();
-    let assistant: Vec<&Value> =
-        turns.iter().filter(|t| t.get("role").and_then(Value::as_str) == Some("assistant")).collect();
-    let tokens: Option<i64> = assistant.iter().map(|t| t.get("token_count").and_then(Value::as_i64)).sum();
+///
+/// Errors: `turns` is not a list of objects; an assistant turn's `token_count` is not an
+/// integer, or (with `keep_text`) its `content` not a string; `example_id` is neither a
+/// string nor an integer.
+pub fn trajectory_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<String, Value>, ShapeProblems> {
+    let mut problems = ShapeProblems::new();
+    let turns: &[Value] = match r.get("turns") {
+        None | Some(Value::Null) => &[],
+        Some(Value::Array(a)) => a,
+        Some(other) => {
+            problem(&mut problems, "$.turns".into(), "a list of turns", other);
+            &[]
+        }
+    };
+    let mut assistant: Vec<&Map<String, Value>> = Vec::new();
+    let mut tokens: Option<i64> = Some(0);
+    let mut text: Vec<&str> = Vec::new();
+    for (i, t) in turns.iter().enumerate() {
+        let turn = format!("$.turns[{i}]");
+        let Value::Object(t) = t else {
+            problem(&mut problems, turn, "a turn object (`role`, `content`, `token_count`)", t);
+            continue;
+        };
+        match t.get("role") {
+            Some(Value::String(role)) if role == "assistant" => {}
+            None | Some(Value::Null) | Some(Value::String(_)) => continue,
+            Some(other) => {
+                problem(&mut problems, format!("{turn}.role"), "a string", other);
+                continue;
+            }
+        }
+        assistant.push(t);
+        match t.get("token_count") {
+            None | Some(Value::Null) => tokens = None,
+            Some(v) => match exact_int(v).filter(|n| *n >= 0) {
+                Some(n) => tokens = tokens.map(|sum| sum.saturating_add(n)),
+                None => problem(&mut problems, format!("{turn}.token_count"), "a count of tokens (an integer ≥ 0)", v),
+            },
+        }
+        if keep_text {
+            match t.get("content") {
+                None | Some(Value::Null) => {}
+                Some(Value::String(c)) => text.push(c),
+                Some(other) => problem(&mut problems, format!("{turn}.content"), "a string", other),
+            }
+        }
+    }
+    let id = match r.get("example_id") {
+        Some(Value::String(s)) => Value::String(s.clone()),
+        None | Some(Value::Null) => match r.get("idx").and_then(exact_int) {
+            Some(n) => Value::String(n.to_string()),
+            None => Value::Null,
+        },
+        Some(v) => match exact_int(v) {
+            Some(n) => Value::String(n.to_string()),
+            None => {
+                problem(&mut problems, "$.example_id".into(), "a string or an integer", v);
+                Value::Null
+            }
+        },
+    };
+    if !problems.is_empty() {
+        return Err(problems);
+    }
     let mut row = Map::new();
     row.insert("idx".into(), r.get("idx").cloned().unwrap_or(Value::Null));
     row.insert("benchmark".into(), r.get("benchmark").cloned().unwrap_or(Value::Null));
-    let id = match r.get("example_id") {
-        Some(Value::String(s)) => Value::String(s.clone()),
-        _ => match r.get("idx") {
-            Some(Value::Number(n)) => Value::String(n.to_string()),
-            _ => Value::Null,
-        },
-    };
     row.insert("example_id".into(), id);
     let reward = r.get("reward").cloned().unwrap_or(Value::Null);
     let correct = reward.as_f64().map(|x| Value::Bool(x > 0.0)).unwrap_or(Value::Null);
@@ -168,27 +288,51 @@ pub fn trajectory_row(r: Map<String, Value>, keep_text: bool) -> Map<String, Val
     row.insert("time_seconds".into(), r.get("time_seconds").cloned().unwrap_or(Value::Null));
     row.insert("metrics".into(), r.get("metrics").map(json_text).map(Value::String).unwrap_or(Value::Null));
     if keep_text {
-        let text: Vec<&str> = assistant.iter().filter_map(|t| t.get("content").and_then(Value::as_str)).collect();
         row.insert("text".into(), if assistant.is_empty() { Value::Null } else { Value::String(text.join("\n\n")) });
     }
-    row
+    Ok(row)
 }
 
+/// The splits of a `<checkpoint>_metrics.json`, in row order.
+const SPLITS: [&str; 3] = ["id", "ood", "total"];
+
 /// Rows (one per split) of a `<checkpoint>_metrics.json`.
-pub fn metrics_rows(r: Map<String, Value>) -> Vec<Map<String, Value>> {
+///
+/// Errors: a key other than `checkpoint` and the splits, a split that is not an object, a
+/// record with no split, or a split's `pass_at_k` that is not an object of numbers keyed by k.
+pub fn metrics_rows(r: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, ShapeProblems> {
+    let mut problems = ShapeProblems::new();
+    for (k, v) in r {
+        if k != "checkpoint" && !SPLITS.contains(&k.as_str()) {
+            problems.push((
+                at(&[k]),
+                format!("unknown key, holding {} (expected `checkpoint`, `id`, `ood`, `total`)", path::describe(v)),
+            ));
+        }
+    }
     let mut out = Vec::new();
-    for split in ["id", "ood", "total"] {
-        let Some(Value::Object(s)) = r.get(split) else { continue };
+    for split in SPLITS {
+        let s = match r.get(split) {
+            None | Some(Value::Null) => continue,
+            Some(Value::Object(s)) => s,
+            Some(other) => {
+                problem(&mut problems, at(&[split]), "an object of the split's metrics", other);
+                continue;
+            }
+        };
         let mut row = Map::new();
         row.insert("checkpoint".into(), text_of(r.get("checkpoint")));
         row.insert("split".into(), Value::String(split.into()));
         for k in ["answer_accuracy", "avg_response_len", "avg_loss", "count"] {
             row.insert(k.into(), s.get(k).cloned().unwrap_or(Value::Null));
         }
-        row.insert("pass_at_k".into(), pass_at_k(s.get("pass_at_k")));
+        row.insert("pass_at_k".into(), pass_at_k(s.get("pass_at_k"), &[split, "pass_at_k"], &mut problems));
         out.push(row);
     }
-    out
+    if out.is_empty() && problems.is_empty() {
+        problems.push(("$".into(), "no split: expected at least one of `id`, `ood`, `total`".into()));
+    }
+    if problems.is_empty() { Ok(out) } else { Err(problems) }
 }
 
 /// Row of a `<checkpoint>_{id,ood}_generations.jsonl` line.
@@ -213,6 +357,27 @@ pub fn generation_row(r: Map<String, Value>, keep_text: bool) -> Map<String, Val
     row
 }
 
+/// The path in the raw record of a problem the converter found at `path` of a shaped `row`
+/// (`$.benchmark` of a result is its `$.name`, `$.count` of a checkpoint's split row is
+/// `$.<split>.count`, …); `None` when the path is the same.
+pub fn raw_path(format: Format, row: &Map<String, Value>, path: &str) -> Option<String> {
+    let column = path.strip_prefix("$.")?;
+    let column = column.split(['.', '[']).next().unwrap_or(column);
+    let rest = &path[2 + column.len()..];
+    let raw = match (format, column) {
+        (Format::TinkerEvalResult, "benchmark") => "name".to_string(),
+        (Format::EvalMetrics, "answer_accuracy" | "avg_response_len" | "avg_loss" | "count") => {
+            let split = row.get("split")?.as_str()?;
+            return Some(format!("{}{rest}", at(&[split, column])));
+        }
+        (Format::EvalGenerations, "example_id") => "__idx".into(),
+        (Format::EvalGenerations, "response_tokens") => "resp_tokens".into(),
+        (Format::EvalGenerations, "text") => "gen_solution_answer".into(),
+        _ => return None,
+    };
+    Some(format!("{}{rest}", at(&[&raw])))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,17 +388,19 @@ mod tests {
 
     #[test]
     fn shapes_tinker_results_and_trajectories() {
-        let r = result_row(obj(
+        let r = result_row(&obj(
             r#"{"name":"gsm8k","score":0.5,"num_examples":4,"num_correct":2,"num_errors":1,"num_truncated":0,"metrics":{"a":1},"time_seconds":3.5,"pass_at_k":{"4":0.9,"1":0.5}}"#,
-        ));
+        ))
+        .unwrap();
         assert_eq!(r["pass_at_k"], serde_json::json!([{"k":1,"value":0.5},{"k":4,"value":0.9}]));
         assert_eq!(r["benchmark"], "gsm8k");
         let t = trajectory_row(
-            obj(
+            &obj(
                 r#"{"idx":3,"benchmark":"gsm8k","turns":[{"role":"user","content":"q","token_count":5},{"role":"assistant","content":"a","token_count":7}],"reward":1.0,"metrics":{},"logs":{},"error":null,"time_seconds":1.0}"#,
             ),
             true,
-        );
+        )
+        .unwrap();
         assert_eq!(t["example_id"], "3");
         assert_eq!(t["response_tokens"], 7);
         assert_eq!(t["correct"], true);
@@ -242,9 +409,10 @@ mod tests {
 
     #[test]
     fn shapes_checkpoint_metrics_and_generations() {
-        let rows = metrics_rows(obj(
+        let rows = metrics_rows(&obj(
             r#"{"checkpoint":"checkpoint-100","id":{"answer_accuracy":0.5,"count":10,"pass_at_k":{"pass@1":0.5,"pass@2":0.6}},"total":{"answer_accuracy":0.4,"count":20}}"#,
-        ));
+        ))
+        .unwrap();
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[0]["split"], "id");
         assert_eq!(rows[0]["pass_at_k"][1]["k"], 2);
@@ -256,5 +424,83 @@ mod tests {
         assert_eq!(g["op"], "3");
         assert_eq!(g["exact_match"], true);
         assert!(g.get("text").is_none());
+    }
+
+    fn problems<T>(r: Result<T, ShapeProblems>) -> Vec<String> {
+        r.err().expect("problems").into_iter().map(|(p, m)| format!("{p}: {m}")).collect()
+    }
+
+    #[test]
+    fn records_without_their_shape_are_named_by_raw_path() {
+        assert_eq!(
+            problems(trajectory_row(
+                &obj(
+                    r#"{"idx":4,"example_id":1.5,"turns":[{"role":"assistant","content":["p"],"token_count":"7"},3,{"role":1}]}"#
+                ),
+                true
+            )),
+            vec![
+                "$.turns[0].token_count: expected a count of tokens (an integer ≥ 0), found string \"7\"",
+                "$.turns[0].content: expected a string, found an array",
+                "$.turns[1]: expected a turn object (`role`, `content`, `token_count`), found number 3",
+                "$.turns[2].role: expected a string, found number 1",
+                "$.example_id: expected a string or an integer, found number 1.5",
+            ]
+        );
+        assert_eq!(
+            problems(trajectory_row(&obj(r#"{"idx":3,"turns":"oops"}"#), false)),
+            vec!["$.turns: expected a list of turns, found string \"oops\""]
+        );
+        // an integer id keeps its digits; the fallback to idx takes 5.0 as 5
+        let t = trajectory_row(&obj(r#"{"idx":3,"example_id":777,"turns":[]}"#), false).unwrap();
+        assert_eq!(t["example_id"], "777");
+        let t = trajectory_row(&obj(r#"{"idx":5.0,"turns":[]}"#), false).unwrap();
+        assert_eq!(t["example_id"], "5");
+        assert_eq!(
+            problems(result_row(&obj(
+                r#"{"name":7,"score":0.5,"pass_at_k":{"1":0.5,"pass@1":0.9,"-1":0.3,"x":0.1,"2":"a"}}"#
+            ))),
+            vec![
+                "$.name: expected a string, found number 7",
+                "$.pass_at_k[\"pass@1\"]: k = 1 is given twice (also as key \"1\")",
+                "$.pass_at_k[\"-1\"]: expected a key `k` or `pass@k` with k a positive integer",
+                "$.pass_at_k.x: expected a key `k` or `pass@k` with k a positive integer",
+                "$.pass_at_k.2: expected a number, found string \"a\"",
+            ]
+        );
+        assert_eq!(
+            problems(result_row(&obj(r#"{"name":"g","score":0.5,"pass_at_k":[0.5]}"#))),
+            vec!["$.pass_at_k: expected an object of pass@k values (`{\"pass@1\": 0.5, …}`), found an array"]
+        );
+        assert!(
+            problems(result_row(&obj(r#"{"gsm8k":{"score":0.5}}"#)))[0].starts_with("$: expected a benchmark result")
+        );
+        assert_eq!(
+            problems(metrics_rows(&obj(
+                r#"{"checkpoint":"c","test":{"count":2},"ood":[0.25,4],"id":{"pass_at_k":"0.9"}}"#
+            ))),
+            vec![
+                "$.test: unknown key, holding an object (expected `checkpoint`, `id`, `ood`, `total`)",
+                "$.id.pass_at_k: expected an object of pass@k values (`{\"pass@1\": 0.5, …}`), found string \"0.9\"",
+                "$.ood: expected an object of the split's metrics, found an array",
+            ]
+        );
+        assert_eq!(
+            problems(metrics_rows(&obj(r#"{"checkpoint":"c"}"#))),
+            vec!["$: no split: expected at least one of `id`, `ood`, `total`"]
+        );
+        // NaN read from a bare token is a number
+        let r = result_row(&obj("{\"name\":\"g\",\"score\":0.5,\"pass_at_k\":{\"1\":\"\u{FDD0}NaN\"}}")).unwrap();
+        assert_eq!(r["pass_at_k"][0]["k"], 1);
+    }
+
+    #[test]
+    fn converter_paths_name_the_raw_record() {
+        let row = obj(r#"{"split":"ood","count":"x"}"#);
+        assert_eq!(raw_path(Format::EvalMetrics, &row, "$.count").as_deref(), Some("$.ood.count"));
+        assert_eq!(raw_path(Format::TinkerEvalResult, &row, "$.benchmark").as_deref(), Some("$.name"));
+        assert_eq!(raw_path(Format::EvalGenerations, &row, "$.response_tokens").as_deref(), Some("$.resp_tokens"));
+        assert_eq!(raw_path(Format::EvalGenerations, &row, "$.gold_answer"), None);
+        assert_eq!(raw_path(Format::Jsonl, &row, "$.count"), None);
     }
 }

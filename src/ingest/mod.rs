@@ -312,12 +312,10 @@ fn convert(
                 match item {
                     Item::Record(obj, at) => {
                         let sref = SourceRef { file: file.clone(), at };
-                        for row in shape(src, obj) {
-                            batch.push((row, sref.clone(), captures.clone()));
-                        }
+                        shape_into(src, obj, sref, &captures, &mut batch, &mut bad);
                     }
                     Item::Bad { at, rule, message, raw } => {
-                        bad.push((SourceRef { file: file.clone(), at }, rule, message, raw))
+                        bad.push((SourceRef { file: file.clone(), at }, rule, "$".into(), message, raw))
                     }
                 }
                 if batch.len() >= BATCH_ROWS {
@@ -427,16 +425,55 @@ fn run_parquet(
 }
 
 /// The rows a record becomes: as is, or reshaped by the format (Tinker) or the layout (long).
-fn shape(src: &SourceDef, obj: Map<String, Value>) -> Vec<Map<String, Value>> {
+///
+/// Errors: where the record does not have the format's shape (JSON path, message), with the
+/// record given back.
+#[allow(clippy::type_complexity)]
+fn shape(
+    src: &SourceDef,
+    obj: Map<String, Value>,
+) -> Result<Vec<Map<String, Value>>, (evals::ShapeProblems, Map<String, Value>)> {
+    let checked = |shaped: Result<Vec<Map<String, Value>>, evals::ShapeProblems>, obj| shaped.map_err(|p| (p, obj));
     match (src.format, src.layout) {
-        (Format::TinkerMetrics, _) => tinker::metrics_rows(obj),
-        (Format::TinkerCheckpoints, _) => vec![tinker::checkpoint_row(obj)],
-        (Format::TinkerEvalResult, _) => vec![evals::result_row(obj)],
-        (Format::TinkerEvalTrajectories, _) => vec![evals::trajectory_row(obj, src.keep_text)],
-        (Format::EvalMetrics, _) => evals::metrics_rows(obj),
-        (Format::EvalGenerations, _) => vec![evals::generation_row(obj, src.keep_text)],
-        (_, Layout::Long) => unpivot(obj, &src.id_columns),
-        _ => vec![obj],
+        (Format::TinkerMetrics, _) => Ok(tinker::metrics_rows(obj)),
+        (Format::TinkerCheckpoints, _) => Ok(vec![tinker::checkpoint_row(obj)]),
+        (Format::TinkerEvalResult, _) => checked(evals::result_row(&obj).map(|r| vec![r]), obj),
+        (Format::TinkerEvalTrajectories, _) => {
+            checked(evals::trajectory_row(&obj, src.keep_text).map(|r| vec![r]), obj)
+        }
+        (Format::EvalMetrics, _) => checked(evals::metrics_rows(&obj), obj),
+        (Format::EvalGenerations, _) => Ok(vec![evals::generation_row(obj, src.keep_text)]),
+        (_, Layout::Long) => Ok(unpivot(obj, &src.id_columns)),
+        _ => Ok(vec![obj]),
+    }
+}
+
+/// The rows of `obj` read at `sref` into `pending`, or, when it does not have its format's
+/// shape, the record into `bad` with every problem found.
+fn shape_into(
+    src: &SourceDef,
+    obj: Map<String, Value>,
+    sref: SourceRef,
+    captures: &[(String, String)],
+    pending: &mut Vec<Pending>,
+    bad: &mut Vec<BadLine>,
+) {
+    match shape(src, obj) {
+        Ok(rows) => {
+            for row in rows {
+                pending.push((row, sref.clone(), captures.to_vec()));
+            }
+        }
+        Err((problems, obj)) => {
+            let path = problems.first().map(|(p, _)| p.clone()).unwrap_or_else(|| "$".into());
+            let message = problems
+                .iter()
+                .enumerate()
+                .map(|(i, (p, m))| if i == 0 { m.clone() } else { format!("{p}: {m}") })
+                .collect::<Vec<_>>()
+                .join("; ");
+            bad.push((sref, "type", path, message, Some(convert::json_text(&Value::Object(obj)))));
+        }
     }
 }
 
@@ -513,7 +550,8 @@ fn infer_columns(
                         keys.insert(k.clone());
                     }
                 }
-                for obj in shape(src, raw) {
+                // a record without its format's shape is reported when it is converted
+                for obj in shape(src, raw).unwrap_or_default() {
                     // declared columns keep their place in the column order but take no part in inference
                     let declared: Map<String, Value> = obj
                         .into_iter()
@@ -615,7 +653,7 @@ fn list(names: &[&String]) -> String {
 type Pending = (Map<String, Value>, SourceRef, Vec<(String, String)>);
 
 /// A line that could not be read as a record: where, rule, message, raw text.
-type BadLine = (SourceRef, &'static str, String, Option<String>);
+type BadLine = (SourceRef, &'static str, String, String, Option<String>);
 
 /// What converting a run of records produced, before anything is reported or written.
 /// Building it touches nothing shared, so it can run on any thread.
@@ -659,6 +697,12 @@ impl ChunkSpec<'_> {
                 if let Some(Value::String(k)) = pending[p.row].0.get("metric") {
                     p.path = path::render(&[path::Seg::Key(k.clone())]);
                 }
+            }
+        }
+        // a shaped row's column is named by its place in the raw record
+        for p in converted.problems.iter_mut() {
+            if let Some(raw) = evals::raw_path(self.src.format, &pending[p.row].0, &p.path) {
+                p.path = raw;
             }
         }
         let mut bad_records = BTreeMap::new();
@@ -755,12 +799,10 @@ impl ChunkSpec<'_> {
             match item {
                 Item::Record(obj, at) => {
                     let sref = SourceRef { file: input.rel.clone(), at };
-                    for row in shape(self.src, obj) {
-                        pending.push((row, sref.clone(), input.captures.clone()));
-                    }
+                    shape_into(self.src, obj, sref, &input.captures, &mut pending, &mut bad);
                 }
                 Item::Bad { at, rule, message, raw } => {
-                    bad.push((SourceRef { file: input.rel.clone(), at }, rule, message, raw))
+                    bad.push((SourceRef { file: input.rel.clone(), at }, rule, "$".into(), message, raw))
                 }
             }
         }
@@ -784,17 +826,21 @@ impl Applier<'_> {
         // lines that do not parse and records that do not fit, written to the rejects file
         // together in line order
         let mut rejected: Vec<(SourceRef, Vec<String>, RejectBody)> = Vec::new();
-        for (sref, rule, message, raw) in chunk.bad_lines {
+        for (sref, rule, path, message, raw) in chunk.bad_lines {
             match self.opts.on_invalid {
                 OnInvalid::Fail => self.report.violation(Violation {
                     table: name.clone(),
                     source: Some(sref),
-                    path: "$".into(),
+                    path: path.clone(),
                     rule: rule.into(),
                     key: None,
                     message,
                 }),
-                OnInvalid::Reject => rejected.push((sref, vec![message], RejectBody::Raw(raw.unwrap_or_default()))),
+                OnInvalid::Reject => rejected.push((
+                    sref,
+                    vec![if path == "$" { message } else { format!("{path}: {message}") }],
+                    RejectBody::Raw(raw.unwrap_or_default()),
+                )),
             }
         }
         for e in &chunk.events {
