@@ -323,7 +323,35 @@ pub enum PrintFormat {
 /// display form, a JSON string.
 ///
 /// Errors: [`Error::Format`] when Arrow cannot cast a column to that type.
+/// `batch` with its repeated column names made unique (`step`, `step_1`, …; a join's
+/// `SELECT a.step, b.step` names both `step`), so that JSON objects and CSV headers keep
+/// every column: a JSON reader keeps only the last of two equal keys.
+fn unique_names(batch: &RecordBatch) -> Result<RecordBatch> {
+    let schema = batch.schema();
+    let mut taken: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    let mut renamed = false;
+    let mut fields = Vec::with_capacity(schema.fields().len());
+    for f in schema.fields() {
+        let mut name = f.name().clone();
+        let mut n = 0;
+        while taken.contains(&name) {
+            n += 1;
+            name = format!("{}_{n}", f.name());
+        }
+        // a later column may hold the name an earlier one was given: it is renamed in turn
+        renamed |= name != *f.name();
+        taken.insert(name.clone());
+        fields.push(f.as_ref().clone().with_name(name));
+    }
+    if !renamed {
+        return Ok(batch.clone());
+    }
+    RecordBatch::try_new(Arc::new(arrow::datatypes::Schema::new(fields)), batch.columns().to_vec())
+        .map_err(|e| Error::format("query result", e))
+}
+
 fn json_ready(batch: &RecordBatch) -> Result<RecordBatch> {
+    let batch = &unique_names(batch)?;
     let columns = batch
         .columns()
         .iter()
@@ -409,6 +437,7 @@ fn json_column(a: &arrow::array::ArrayRef) -> std::result::Result<arrow::array::
 ///
 /// Errors: [`Error::Format`] when a column cannot be made ready for JSON.
 fn csv_ready(batch: &RecordBatch) -> Result<RecordBatch> {
+    let batch = &unique_names(batch)?;
     let nested = |t: &DataType| t.is_nested();
     if !batch.schema().fields().iter().any(|f| nested(f.data_type())) {
         return Ok(batch.clone());
@@ -699,6 +728,20 @@ mod tests {
             assert_eq!(lines, want, "{sql}");
             let mut json = Vec::new();
             print(PrintFormat::Json, &schema, &batches, &mut json).unwrap();
+        }
+    }
+
+    #[tokio::test]
+    async fn repeated_column_names_are_made_unique_in_json_and_csv() {
+        let ctx = session();
+        let sql = "SELECT a.x, b.x, 9 AS x_1 FROM (VALUES (1)) a(x) CROSS JOIN (VALUES (2)) b(x)";
+        let (schema, batches) = run_script(&ctx, sql).await.unwrap();
+        for (format, expected) in
+            [(PrintFormat::Ndjson, "{\"x\":1,\"x_1\":2,\"x_1_1\":9}\n"), (PrintFormat::Csv, "x,x_1,x_1_1\n1,2,9\n")]
+        {
+            let mut out = Vec::new();
+            print(format, &schema, &batches, &mut out).unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), expected);
         }
     }
 

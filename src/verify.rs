@@ -252,10 +252,18 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
         Ok(text) => {
             let mut seen = BTreeSet::new();
             for (n, line) in text.lines().enumerate() {
-                let Some((sha, path)) = line.split_once("  ") else {
+                // GNU coreutils' format: text mode `<sha256>  <path>`, binary mode `<sha256> *<path>`;
+                // the digest in either case
+                let parsed = line
+                    .split_once("  ")
+                    .or_else(|| line.split_once(" *"))
+                    .filter(|(sha, _)| sha.len() == 64 && sha.bytes().all(|b| b.is_ascii_hexdigit()));
+                let Some((sha, path)) = parsed else {
                     rep.problems.push(format!("SHA256SUMS:{}: not a `<sha256>  <path>` line", n + 1));
                     continue;
                 };
+                let sha = sha.to_ascii_lowercase();
+                let sha = sha.as_str();
                 seen.insert(path.to_string());
                 if path == "manifest.json" {
                     let d = hash::sha256_file(&dir.join("manifest.json"))?;
@@ -275,9 +283,9 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
                     rep.problems.push(format!("SHA256SUMS:{}: {path} is not in the manifest", n + 1));
                 }
             }
-            for f in &m.files {
-                if !seen.contains(&f.path) {
-                    rep.problems.push(format!("SHA256SUMS: no line for {}", f.path));
+            for path in m.files.iter().map(|f| f.path.as_str()).chain(["manifest.json"]) {
+                if !seen.contains(path) {
+                    rep.problems.push(format!("SHA256SUMS: no line for {path}"));
                 }
             }
         }

@@ -249,3 +249,30 @@ fn a_value_a_cast_cannot_convert_comes_with_what_to_do() {
     let o = run(bin().args(["query", "-q"]).arg(example_release()).arg("SELECT no_such_column FROM metrics"));
     assert!(!stderr(&o).contains("hint: `TRY_CAST"), "{}", stderr(&o));
 }
+
+#[test]
+fn sha256sums_in_any_form_sha256sum_reads_and_without_the_manifest_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), tmp.path());
+    let sums = tmp.path().join("SHA256SUMS");
+    let text = std::fs::read_to_string(&sums).unwrap();
+    // uppercase digests and binary-mode lines, as `sha256sum -b` writes them
+    let other: String = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let (sha, path) = l.split_once("  ").unwrap();
+            if i % 2 == 0 { format!("{}  {path}\n", sha.to_uppercase()) } else { format!("{sha} *{path}\n") }
+        })
+        .collect();
+    std::fs::write(&sums, &other).unwrap();
+    let o = run(std::process::Command::new("sha256sum").args(["-c", "--quiet", "SHA256SUMS"]).current_dir(tmp.path()));
+    assert!(o.status.success(), "{}", stdout(&o));
+    let o = run(bin().arg("verify").arg(tmp.path()));
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let without: String = text.lines().filter(|l| !l.ends_with("  manifest.json")).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&sums, without).unwrap();
+    let o = run(bin().arg("verify").arg(tmp.path()));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("SHA256SUMS: no line for manifest.json"), "{}", stdout(&o));
+}
