@@ -155,10 +155,22 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
         }
         to_hash.push((i, p));
     }
-    let digests = hash::sha256_files(&to_hash.iter().map(|(_, p)| p.clone()).collect::<Vec<_>>())?;
+    // a file that cannot be read is one problem: the others are still checked
+    let paths: Vec<PathBuf> = to_hash.iter().map(|(_, p)| p.clone()).collect();
+    let digests: Vec<Result<hash::FileDigest>> = match hash::sha256_files(&paths) {
+        Ok(all) => all.into_iter().map(Ok).collect(),
+        Err(_) => paths.iter().map(|p| hash::sha256_file(p)).collect(),
+    };
     let mut good: BTreeSet<String> = BTreeSet::new();
     for ((i, _), d) in to_hash.iter().zip(digests) {
         let f = &m.files[*i];
+        let d = match d {
+            Ok(d) => d,
+            Err(e) => {
+                rep.problems.push(format!("{}: cannot be read: {e}", f.path));
+                continue;
+            }
+        };
         if d.sha256 != f.sha256 {
             let size_note = if d.bytes == f.bytes {
                 "the size matches, the content does not".to_string()
@@ -182,7 +194,13 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
         let p = dir.join(&f.path);
         match f.kind.as_str() {
             "parquet" => {
-                let (rows, schema) = parquet_rows_schema(&p)?;
+                let (rows, schema) = match parquet_rows_schema(&p) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        rep.problems.push(format!("{}: not a readable Parquet file: {e}", f.path));
+                        continue;
+                    }
+                };
                 if Some(rows) != f.rows {
                     rep.problems.push(format!("{}: {rows} rows, manifest says {}", f.path, f.rows.unwrap_or(0)));
                 }
@@ -200,7 +218,13 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
                 }
             }
             "jsonl" | "rejects" => {
-                let lines = count_lines(&p)?;
+                let lines = match count_lines(&p) {
+                    Ok(n) => n,
+                    Err(e) => {
+                        rep.problems.push(format!("{}: cannot be read: {e}", f.path));
+                        continue;
+                    }
+                };
                 if Some(lines) != f.rows {
                     rep.problems.push(format!("{}: {lines} lines, manifest says {} rows", f.path, f.rows.unwrap_or(0)));
                 }
@@ -266,10 +290,12 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
                 let sha = sha.as_str();
                 seen.insert(path.to_string());
                 if path == "manifest.json" {
-                    let d = hash::sha256_file(&dir.join("manifest.json"))?;
-                    if d.sha256 != sha {
-                        rep.problems
-                            .push(format!("manifest.json: sha256 mismatch: SHA256SUMS says {sha}, found {}", d.sha256));
+                    match hash::sha256_file(&dir.join("manifest.json")) {
+                        Ok(d) if d.sha256 != sha => rep
+                            .problems
+                            .push(format!("manifest.json: sha256 mismatch: SHA256SUMS says {sha}, found {}", d.sha256)),
+                        Ok(_) => {}
+                        Err(e) => rep.problems.push(format!("manifest.json: cannot be read: {e}")),
                     }
                 } else if let Some(f) = m.files.iter().find(|f| f.path == path) {
                     if f.sha256 != sha {
@@ -496,7 +522,13 @@ pub fn card_problems(card: &str, files: &[String]) -> Vec<String> {
 
 fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -> Result<()> {
     let path = dir.join("README.md");
-    let card = crate::ingest::files::read_small(&path, 16 << 20)?;
+    let card = match crate::ingest::files::read_small(&path, 16 << 20) {
+        Ok(c) => c,
+        Err(e) => {
+            rep.problems.push(format!("README.md: cannot be read: {e}"));
+            return Ok(());
+        }
+    };
     let files = all_files(dir);
     rep.problems.extend(card_problems(&card, &files));
     // shards of one split share one schema; row groups under the viewer limit

@@ -276,3 +276,31 @@ fn sha256sums_in_any_form_sha256sum_reads_and_without_the_manifest_line() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stdout(&o).contains("SHA256SUMS: no line for manifest.json"), "{}", stdout(&o));
 }
+
+#[test]
+fn verify_reports_every_unreadable_file_and_goes_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), tmp.path());
+    // a data file that is no Parquet file, though its hashes are re-signed, a README that is a
+    // folder, and a new file
+    let m_path = tmp.path().join("manifest.json");
+    std::fs::write(tmp.path().join("data/metrics.parquet"), "hello\n").unwrap();
+    let digest = "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03";
+    let mut m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&m_path).unwrap()).unwrap();
+    for f in m["files"].as_array_mut().unwrap() {
+        if f["path"] == "data/metrics.parquet" {
+            f["sha256"] = digest.into();
+            f["bytes"] = 6.into();
+        }
+    }
+    std::fs::write(&m_path, serde_json::to_string_pretty(&m).unwrap() + "\n").unwrap();
+    std::fs::remove_file(tmp.path().join("README.md")).unwrap();
+    std::fs::create_dir(tmp.path().join("README.md")).unwrap();
+    std::fs::write(tmp.path().join("data/extra.parquet"), "x").unwrap();
+    let o = run(bin().arg("verify").arg(tmp.path()));
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("data/metrics.parquet: not a readable Parquet file"), "{out}");
+    assert!(out.contains("README.md: cannot be read"), "{out}");
+    assert!(out.contains("data/extra.parquet"), "{out}");
+}
