@@ -461,82 +461,170 @@ fn csv_ready(batch: &RecordBatch) -> Result<RecordBatch> {
 
 /// Writes `batches` to `out` in `format` (CSV: nested values as JSON text, see
 /// [`csv_ready`]; JSON formats: see [`json_ready`] for how each Arrow type is written).
+///
+/// Errors: [`Error::Io`] naming `<stdout>` when `out` refuses the bytes (a closed pipe among
+/// them), [`Error::Format`] for a value that cannot be printed.
 pub fn print(
     format: PrintFormat,
     schema: &SchemaRef,
     batches: &[RecordBatch],
     out: &mut dyn std::io::Write,
 ) -> Result<()> {
-    let io = |e: std::io::Error| Error::io("<stdout>", e);
-    match format {
-        PrintFormat::Table => {
-            let mut all = batches.to_vec();
-            if all.is_empty() {
-                all.push(RecordBatch::new_empty(schema.clone()));
-            }
-            let t = arrow::util::pretty::pretty_format_batches(&all).map_err(|e| Error::format("query", e))?;
-            writeln!(out, "{t}").map_err(io)?;
-        }
-        PrintFormat::Csv => {
-            // each batch is formatted in memory, so that a closed pipe is an I/O error like
-            // with the other formats
-            let mut buf = Vec::new();
-            let mut w = arrow::csv::WriterBuilder::new().with_header(true).build(&mut buf);
-            if batches.is_empty() {
-                w.write(&csv_ready(&RecordBatch::new_empty(schema.clone()))?).map_err(|e| Error::format("query", e))?;
-            }
-            for b in batches {
-                w.write(&csv_ready(b)?).map_err(|e| Error::format("query", e))?;
-            }
-            drop(w);
-            out.write_all(&buf).map_err(io)?;
-        }
-        PrintFormat::Ndjson | PrintFormat::Json => {
-            let mut buf = Vec::new();
-            let mut ends = Vec::new();
-            for b in batches {
-                crate::write::encode_jsonl(&json_ready(b)?, &mut buf, &mut ends)?;
-            }
-            if format == PrintFormat::Ndjson {
-                out.write_all(&buf).map_err(io)?;
-            } else {
-                let mut start = 0;
-                out.write_all(b"[").map_err(io)?;
-                for (i, end) in ends.iter().enumerate() {
-                    if i > 0 {
-                        out.write_all(b",\n").map_err(io)?;
-                    }
-                    out.write_all(&buf[start..end - 1]).map_err(io)?;
-                    start = *end;
-                }
-                out.write_all(b"]\n").map_err(io)?;
-            }
-        }
+    let mut printer = Printer::new(format, schema.clone());
+    for b in batches {
+        printer.push(b, out)?;
     }
-    Ok(())
+    printer.finish(out)
+}
+
+/// Writes the batches of `stream` to `out` in `format` as they come: CSV, NDJSON and JSON hold
+/// one batch at a time; the table format waits for all of them (its column widths depend on
+/// every row).
+///
+/// Errors: as [`print`], and [`Error::Sql`] when the query fails while it runs.
+pub async fn print_stream(
+    format: PrintFormat,
+    schema: &SchemaRef,
+    mut stream: datafusion::physical_plan::SendableRecordBatchStream,
+    out: &mut dyn std::io::Write,
+) -> Result<()> {
+    let mut printer = Printer::new(format, schema.clone());
+    while let Some(b) = stream.next().await {
+        let b = b.map_err(|e| Error::sql("query", e))?;
+        printer.push(&b, out)?;
+    }
+    printer.finish(out)
+}
+
+/// A result being printed batch by batch.
+struct Printer {
+    format: PrintFormat,
+    schema: SchemaRef,
+    /// Rows printed so far (CSV: the header is written with the first batch; JSON: a comma
+    /// goes before every row but the first).
+    rows: usize,
+    /// The table format's batches, printed at the end.
+    held: Vec<RecordBatch>,
+}
+
+impl Printer {
+    fn new(format: PrintFormat, schema: SchemaRef) -> Self {
+        Printer { format, schema, rows: 0, held: Vec::new() }
+    }
+
+    fn push(&mut self, b: &RecordBatch, out: &mut dyn std::io::Write) -> Result<()> {
+        let io = |e: std::io::Error| Error::io("<stdout>", e);
+        match self.format {
+            PrintFormat::Table => self.held.push(b.clone()),
+            PrintFormat::Csv => {
+                if b.num_rows() == 0 {
+                    return Ok(());
+                }
+                // formatted in memory, so that a closed pipe is an I/O error like with the
+                // other formats
+                let mut buf = Vec::new();
+                let mut w = arrow::csv::WriterBuilder::new().with_header(self.rows == 0).build(&mut buf);
+                w.write(&csv_ready(b)?).map_err(|e| Error::format("query", e))?;
+                drop(w);
+                out.write_all(&buf).map_err(io)?;
+            }
+            PrintFormat::Ndjson | PrintFormat::Json => {
+                let mut buf = Vec::new();
+                let mut ends = Vec::new();
+                crate::write::encode_jsonl(&json_ready(b)?, &mut buf, &mut ends)?;
+                if self.format == PrintFormat::Ndjson {
+                    out.write_all(&buf).map_err(io)?;
+                } else {
+                    let mut start = 0;
+                    for (i, end) in ends.iter().enumerate() {
+                        out.write_all(if self.rows + i == 0 { b"[" } else { b",\n" }).map_err(io)?;
+                        out.write_all(&buf[start..end - 1]).map_err(io)?;
+                        start = *end;
+                    }
+                }
+            }
+        }
+        self.rows += b.num_rows();
+        Ok(())
+    }
+
+    fn finish(self, out: &mut dyn std::io::Write) -> Result<()> {
+        let io = |e: std::io::Error| Error::io("<stdout>", e);
+        match self.format {
+            PrintFormat::Table => {
+                let mut all = self.held;
+                if all.is_empty() {
+                    all.push(RecordBatch::new_empty(self.schema.clone()));
+                }
+                let t = arrow::util::pretty::pretty_format_batches(&all).map_err(|e| Error::format("query", e))?;
+                writeln!(out, "{t}").map_err(io)?;
+            }
+            // a result without rows still has its header
+            PrintFormat::Csv if self.rows == 0 => {
+                let mut buf = Vec::new();
+                let mut w = arrow::csv::WriterBuilder::new().with_header(true).build(&mut buf);
+                w.write(&csv_ready(&RecordBatch::new_empty(self.schema.clone()))?)
+                    .map_err(|e| Error::format("query", e))?;
+                drop(w);
+                out.write_all(&buf).map_err(io)?;
+            }
+            PrintFormat::Json => out.write_all(if self.rows == 0 { b"[]\n" } else { b"]\n" }).map_err(io)?,
+            PrintFormat::Csv | PrintFormat::Ndjson => {}
+        }
+        out.flush().map_err(io)
+    }
 }
 
 /// Runs every statement of `sql` in order (`SET …; SELECT …`) and returns the last result.
 /// Statements that would write (DDL, DML such as `COPY … TO`) are refused.
+///
+/// Errors: [`Error::Config`] for an empty script, [`Error::Sql`] naming the statement (`query`
+/// for a script of one, `query, statement 2 of 3` otherwise) that failed to plan or run.
 pub async fn run_script(ctx: &SessionContext, sql: &str) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    let statements = datafusion::sql::parser::DFParser::parse_sql(sql).map_err(|e| Error::sql("query", e))?;
-    if statements.is_empty() {
+    let (schema, stream, context) = run_script_stream(ctx, sql).await?;
+    let batches = datafusion::physical_plan::common::collect(stream).await.map_err(|e| Error::sql(context, e))?;
+    Ok((schema, batches))
+}
+
+/// Runs every statement of `sql` but the last to its end, and returns the last one's result
+/// as a stream of record batches (with the executed plan's schema), and the name its errors
+/// go by. See [`run_script`].
+pub async fn run_script_stream(
+    ctx: &SessionContext,
+    sql: &str,
+) -> Result<(SchemaRef, datafusion::physical_plan::SendableRecordBatchStream, String)> {
+    let mut statements: Vec<_> =
+        datafusion::sql::parser::DFParser::parse_sql(sql).map_err(|e| Error::sql("query", e))?.into();
+    let count = statements.len();
+    let context = |i: usize| if count == 1 { "query".to_string() } else { format!("query, statement {i} of {count}") };
+    let Some(last) = statements.pop() else {
         return Err(Error::config("query", "no SQL statement given"));
+    };
+    for (i, st) in statements.into_iter().enumerate() {
+        let (_, stream) = start_statement(ctx, st, &context(i + 1)).await?;
+        datafusion::physical_plan::common::collect(stream).await.map_err(|e| Error::sql(context(i + 1), e))?;
     }
-    let mut last = None;
-    for st in statements {
-        let plan = ctx.state().statement_to_plan(st).await.map_err(|e| Error::sql("query", e))?;
-        read_only(true).verify_plan(&plan).map_err(|e| Error::sql("query", e))?;
-        let df = ctx.execute_logical_plan(plan).await.map_err(|e| Error::sql("query", e))?;
-        let task = Arc::new(df.task_ctx());
-        // the executed plan's schema: the logical plan's may predate type coercion (a CASE or
-        // UNION typed by its first branch)
-        let physical = df.create_physical_plan().await.map_err(|e| Error::sql("query", e))?;
-        let schema = physical.schema();
-        let batches = datafusion::physical_plan::collect(physical, task).await.map_err(|e| Error::sql("query", e))?;
-        last = Some((schema, batches));
-    }
-    Ok(last.expect("at least one statement"))
+    let (schema, stream) = start_statement(ctx, last, &context(count)).await?;
+    Ok((schema, stream, context(count)))
+}
+
+/// Plans one statement (refusing any that would write) and starts it.
+async fn start_statement(
+    ctx: &SessionContext,
+    st: datafusion::sql::parser::Statement,
+    context: &str,
+) -> Result<(SchemaRef, datafusion::physical_plan::SendableRecordBatchStream)> {
+    let sql_err = |e| Error::sql(context, e);
+    let plan = ctx.state().statement_to_plan(st).await.map_err(sql_err)?;
+    read_only(true).verify_plan(&plan).map_err(sql_err)?;
+    let df = ctx.execute_logical_plan(plan).await.map_err(sql_err)?;
+    let task = Arc::new(df.task_ctx());
+    // the executed plan's schema: the logical plan's may predate type coercion (a CASE or
+    // UNION typed by its first branch)
+    let physical = df.create_physical_plan().await.map_err(sql_err)?;
+    let schema = physical.schema();
+    let stream = datafusion::physical_plan::execute_stream(physical, task).map_err(sql_err)?;
+    Ok((schema, stream))
 }
 
 /// Raw files registered as a table; keeps the temporary data alive while querying.

@@ -366,7 +366,7 @@ pub fn query(
     let client = if env.offline { None } else { Some(client(&env, &a.net)?) };
     let cache = HubCache::new(&env.cache);
     let bar = super::output::progress(quiet);
-    let (schema, batches) = runtime()?.block_on(async {
+    runtime()?.block_on(async {
         let fetched = crate::hub::cache::fetch_release(client.as_ref(), &cache, &target, progress_of(&bar)).await?;
         tracing::info!(
             "{target} at {}: {} file(s) downloaded ({} bytes), {} from the cache at {}",
@@ -379,13 +379,6 @@ pub fn query(
         let ctx = crate::query::session();
         let started = std::time::Instant::now();
         crate::query::register_release(&ctx, &fetched.dir).await?;
-        let result = crate::query::run_script(&ctx, sql).await;
-        super::print_timing(timing, started);
-        result
-    })?;
-    let mut out = std::io::stdout().lock();
-    match crate::query::print(format, &schema, &batches, &mut out) {
-        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => Ok(0),
-        other => other.map(|_| 0),
-    }
+        super::run_and_print(&ctx, sql, format, timing, started).await
+    })
 }

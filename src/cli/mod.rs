@@ -294,20 +294,36 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
         }
         Command::Query { source, sql, format, schema, table, timing, .. } => {
             let declared = schema.as_deref().map(crate::schema::TableSchema::load).transpose()?;
-            let (schema, batches) = runtime()?.block_on(async {
+            runtime()?.block_on(async {
                 let ctx = crate::query::session();
                 let started = std::time::Instant::now();
                 let _raw = register_query_source(&ctx, &source, declared.as_ref(), &table, quiet).await?;
-                let result = crate::query::run_script(&ctx, &sql).await;
-                print_timing(timing, started);
-                result
-            })?;
-            let mut out = std::io::stdout().lock();
-            match crate::query::print(format, &schema, &batches, &mut out) {
-                Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => Ok(0),
-                other => other.map(|_| 0),
-            }
+                run_and_print(&ctx, &sql, format, timing, started).await
+            })
         }
+    }
+}
+
+/// Runs `sql` and prints its last statement's result on stdout as it comes (with `--timing`,
+/// then the seconds since `started` on stderr). A closed stdout (`| head`) ends it with exit 0.
+async fn run_and_print(
+    ctx: &datafusion::prelude::SessionContext,
+    sql: &str,
+    format: crate::query::PrintFormat,
+    timing: bool,
+    started: std::time::Instant,
+) -> Result<u8, Error> {
+    let result = match crate::query::run_script_stream(ctx, sql).await {
+        Ok((schema, stream, _)) => {
+            let mut out = std::io::stdout().lock();
+            crate::query::print_stream(format, &schema, stream, &mut out).await
+        }
+        Err(e) => Err(e),
+    };
+    print_timing(timing, started);
+    match result {
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => Ok(0),
+        other => other.map(|_| 0),
     }
 }
 

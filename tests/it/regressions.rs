@@ -304,3 +304,30 @@ fn verify_reports_every_unreadable_file_and_goes_on() {
     assert!(out.contains("README.md: cannot be read"), "{out}");
     assert!(out.contains("data/extra.parquet"), "{out}");
 }
+
+#[test]
+fn a_failing_statement_of_a_script_is_named_and_results_stream_in_every_format() {
+    let o = run(bin().args(["query", "-q"]).arg(example_release()).arg("SELECT 1; SELECT nosuch FROM metrics"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("error: query, statement 2 of 2: Schema error: No field named nosuch"),
+        "{}",
+        stderr(&o)
+    );
+    let sql = "SELECT step FROM metrics ORDER BY step LIMIT 3";
+    for (format, want) in [
+        ("csv", "step\n0\n0\n0\n"),
+        ("ndjson", "{\"step\":0}\n{\"step\":0}\n{\"step\":0}\n"),
+        ("json", "[{\"step\":0},\n{\"step\":0},\n{\"step\":0}]\n"),
+    ] {
+        let o = run(bin().args(["query", "-q", "--format", format]).arg(example_release()).arg(sql));
+        assert_eq!(stdout(&o), want, "{format}");
+    }
+    for (format, want) in [("csv", "step\n"), ("ndjson", ""), ("json", "[]\n")] {
+        let o = run(bin()
+            .args(["query", "-q", "--format", format])
+            .arg(example_release())
+            .arg("SELECT step FROM metrics WHERE false"));
+        assert_eq!(stdout(&o), want, "{format}");
+    }
+}
