@@ -46,7 +46,7 @@ pub enum Error {
 
     /// A SQL query failed to plan or run (DataFusion's message is kept as is, followed by a
     /// hint when a value did not convert to the type a cast asked for).
-    #[error("{context}: {source}{}", cast_hint(source))]
+    #[error("{context}{}: {source}{}", sql_place(source), cast_hint(source))]
     Sql {
         /// Which query (table name, card section, or "query").
         context: String,
@@ -117,6 +117,15 @@ impl Error {
     /// Builds an [`Error::Format`] error.
     pub fn format(context: impl Into<String>, message: impl std::fmt::Display) -> Self {
         Error::Format { context: context.into(), message: message.to_string() }
+    }
+}
+
+/// Where in the SQL text DataFusion found the problem (` (SQL line 1, column 13)`), when it
+/// says.
+fn sql_place(e: &datafusion::error::DataFusionError) -> String {
+    match e.diagnostic().and_then(|d| d.span) {
+        Some(span) => format!(" (SQL line {}, column {})", span.start.line, span.start.column),
+        None => String::new(),
     }
 }
 

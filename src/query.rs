@@ -45,6 +45,8 @@ pub fn session() -> SessionContext {
         SessionConfig::new().with_target_partitions(threads).with_batch_size(8192).with_information_schema(true);
     config.options_mut().execution.parquet.schema_force_view_types = false;
     config.options_mut().execution.time_zone = Some("+00:00".into());
+    // errors name where in the SQL text they are
+    config.options_mut().sql_parser.collect_spans = true;
     let mut builder = SessionStateBuilder::new().with_config(config).with_default_features();
     match datafusion::execution::runtime_env::RuntimeEnvBuilder::new()
         .with_memory_limit(SQL_MEMORY_LIMIT_BYTES, 1.0)

@@ -67,7 +67,19 @@ pub fn run(dir: &Path) -> Result<VerifyReport> {
         check_card(dir, manifest.as_ref(), &mut rep)?;
     }
     check_row_groups(dir, &mut rep);
+    // symbolic links: the manifest's own files are reported by check_manifest
+    let listed: BTreeSet<&str> = manifest.iter().flat_map(|m| m.files.iter().map(|f| f.path.as_str())).collect();
+    for rel in walk(dir, |t| t.is_symlink()) {
+        if !listed.contains(rel.as_str()) {
+            rep.problems.push(format!("{}: a symbolic link; a release holds regular files only", shown(&rel)));
+        }
+    }
     Ok(rep)
+}
+
+/// `rel` as it can be shown on one line: control characters (a newline in a file name) escaped.
+fn shown(rel: &str) -> String {
+    if rel.chars().any(char::is_control) { rel.escape_debug().to_string() } else { rel.to_string() }
 }
 
 /// Every Parquet file's row groups must stay under the dataset viewer's limit.
@@ -95,9 +107,15 @@ fn check_row_groups(dir: &Path, rep: &mut VerifyReport) {
 }
 
 fn all_files(dir: &Path) -> Vec<String> {
+    walk(dir, |t| t.is_file())
+}
+
+/// The entries under `dir` (symbolic links not followed) whose type `keep` accepts, as
+/// `/`-separated paths relative to `dir`, sorted; `.git/` and `.cache/huggingface/` are left out.
+fn walk(dir: &Path, keep: impl Fn(&std::fs::FileType) -> bool) -> Vec<String> {
     let mut out = Vec::new();
     for e in walkdir::WalkDir::new(dir).sort_by_file_name().into_iter().flatten() {
-        if e.file_type().is_file() {
+        if keep(&e.file_type()) {
             let rel = e
                 .path()
                 .strip_prefix(dir)
@@ -201,8 +219,10 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
                         continue;
                     }
                 };
-                if Some(rows) != f.rows {
-                    rep.problems.push(format!("{}: {rows} rows, manifest says {}", f.path, f.rows.unwrap_or(0)));
+                match f.rows {
+                    Some(n) if n == rows => {}
+                    Some(n) => rep.problems.push(format!("{}: {rows} rows, manifest says {n}", f.path)),
+                    None => rep.problems.push(format!("{}: {rows} rows, the manifest gives no row count", f.path)),
                 }
                 if let Some(t) = f.table.as_ref().and_then(|t| m.table(t)) {
                     let want = t.schema.arrow_schema();
@@ -225,8 +245,10 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
                         continue;
                     }
                 };
-                if Some(lines) != f.rows {
-                    rep.problems.push(format!("{}: {lines} lines, manifest says {} rows", f.path, f.rows.unwrap_or(0)));
+                match f.rows {
+                    Some(n) if n == lines => {}
+                    Some(n) => rep.problems.push(format!("{}: {lines} lines, manifest says {n} rows", f.path)),
+                    None => rep.problems.push(format!("{}: {lines} lines, the manifest gives no row count", f.path)),
                 }
             }
             _ => {}
@@ -266,13 +288,14 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
             continue;
         }
         if !listed.contains(rel.as_str()) {
-            rep.problems.push(format!("{rel}: unexpected file (not in the manifest)"));
+            rep.problems.push(format!("{}: unexpected file (not in the manifest)", shown(&rel)));
         }
     }
     // SHA256SUMS agrees
     let sums_path = dir.join("SHA256SUMS");
     match std::fs::read_to_string(&sums_path) {
-        Err(_) => rep.problems.push("SHA256SUMS: missing".into()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => rep.problems.push("SHA256SUMS: missing".into()),
+        Err(e) => rep.problems.push(format!("SHA256SUMS: cannot be read: {e}")),
         Ok(text) => {
             let mut seen = BTreeSet::new();
             for (n, line) in text.lines().enumerate() {

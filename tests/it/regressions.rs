@@ -331,3 +331,45 @@ fn a_failing_statement_of_a_script_is_named_and_results_stream_in_every_format()
         assert_eq!(stdout(&o), want, "{format}");
     }
 }
+
+#[test]
+fn sql_errors_name_the_place_in_the_sql() {
+    let o = run(bin().args(["query", "-q"]).arg(example_release()).arg("SELECT step,\n  nosuch FROM metrics"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).starts_with("error: query (SQL line 2, column 3): Schema error: No field named nosuch."),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(bin().args(["query", "-q"]).arg(example_release()).arg("SELECT 1; SELECT * FROM nosuch"));
+    assert!(
+        stderr(&o).starts_with("error: query, statement 2 of 2 (SQL line 1, column 25): Error during planning: table"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn verify_reports_symbolic_links_and_shows_odd_names_on_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), tmp.path());
+    let dir = tmp.path();
+    std::os::unix::fs::symlink("/etc/hostname", dir.join("data/extra.parquet")).unwrap();
+    std::os::unix::fs::symlink("/etc", dir.join("notes")).unwrap();
+    let sums = std::fs::read(dir.join("SHA256SUMS")).unwrap();
+    std::fs::write(dir.join("SHA256SUMS.real"), sums).unwrap();
+    std::fs::remove_file(dir.join("SHA256SUMS")).unwrap();
+    std::os::unix::fs::symlink(dir.join("SHA256SUMS.real"), dir.join("SHA256SUMS")).unwrap();
+    std::fs::write(dir.join("data/new\nline.parquet"), "x").unwrap();
+    let o = run(bin().arg("verify").arg(dir));
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    for want in [
+        "data/extra.parquet: a symbolic link; a release holds regular files only",
+        "notes: a symbolic link",
+        "SHA256SUMS: a symbolic link",
+        "data/new\\nline.parquet: unexpected file (not in the manifest)",
+    ] {
+        assert!(out.contains(want), "{want}\n{out}");
+    }
+}
