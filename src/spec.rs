@@ -380,6 +380,13 @@ impl PipelineSpec {
                     "`record_path` applies to format = \"json\" only",
                 ));
             }
+            if s.keep_text && !matches!(s.format, Format::TinkerEvalTrajectories | Format::EvalGenerations) {
+                return Err(Error::config(
+                    at(&format!("source {}", s.name)),
+                    "`keep_text` applies to format = \"tinker-eval-trajectories\" and \"eval-generations\" only \
+                     (other formats keep every field they read)",
+                ));
+            }
             match (&s.wandb, s.format == Format::Wandb) {
                 (None, true) => {
                     return Err(Error::config(

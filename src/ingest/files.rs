@@ -124,22 +124,37 @@ pub fn find(base: &Path, patterns: &[String], context: &str) -> Result<Vec<Input
         if !root.exists() {
             continue;
         }
-        for entry in walkdir::WalkDir::new(&root).follow_links(true).sort_by_file_name() {
-            let entry = entry.map_err(|e| {
-                let path = e.path().map(Path::to_path_buf).unwrap_or_else(|| root.clone());
-                Error::io(path, e.into_io_error().unwrap_or_else(|| std::io::Error::other("walk failed")))
-            })?;
-            if !entry.file_type().is_file() {
-                continue;
-            }
-            let rel = entry
-                .path()
-                .strip_prefix(base)
+        let relative = |path: &Path| {
+            path.strip_prefix(base)
                 .expect("under base")
                 .components()
                 .map(|c| c.as_os_str().to_string_lossy())
                 .collect::<Vec<_>>()
-                .join("/");
+                .join("/")
+        };
+        for entry in walkdir::WalkDir::new(&root).follow_links(true).sort_by_file_name() {
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(e) => {
+                    let path = e.path().map(Path::to_path_buf).unwrap_or_else(|| root.clone());
+                    // a broken symbolic link the pattern does not match is none of the source's business
+                    let broken_link = std::fs::symlink_metadata(&path).is_ok() && std::fs::metadata(&path).is_err();
+                    if broken_link && path.starts_with(base) && pat.captures(&relative(&path)).is_none() {
+                        continue;
+                    }
+                    let source = e.into_io_error().unwrap_or_else(|| std::io::Error::other("walk failed"));
+                    let source = if broken_link {
+                        std::io::Error::other(format!("a symbolic link to nothing ({source})"))
+                    } else {
+                        source
+                    };
+                    return Err(Error::io(path, source));
+                }
+            };
+            if !entry.file_type().is_file() {
+                continue;
+            }
+            let rel = relative(entry.path());
             if let Some(captures) = pat.captures(&rel) {
                 out.push(InputFile { rel, path: entry.path().to_path_buf(), captures });
             }

@@ -373,3 +373,28 @@ fn verify_reports_symbolic_links_and_shows_odd_names_on_one_line() {
         assert!(out.contains(want), "{want}\n{out}");
     }
 }
+
+#[test]
+fn broken_links_outside_the_pattern_are_ignored_and_keep_text_is_checked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("raw/run1")).unwrap();
+    write(dir, "raw/run1/m.jsonl", "{\"step\": 1}\n");
+    std::os::unix::fs::symlink("/nonexistent", dir.join("raw/stale_link")).unwrap();
+    let toml = "name = \"bl\"\n[[source]]\nname = \"raw\"\npath = \"raw/{run}/m.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\nquery = \"SELECT step FROM raw\"\n";
+    write(dir, "pipeline.toml", toml);
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // a link the pattern matches is named
+    std::os::unix::fs::symlink("/nonexistent", dir.join("raw/run2")).unwrap();
+    std::fs::create_dir_all(dir.join("raw/run3")).unwrap();
+    std::os::unix::fs::symlink("/nonexistent", dir.join("raw/run3/m.jsonl")).unwrap();
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("raw/run3/m.jsonl: a symbolic link to nothing"), "{}", stderr(&o));
+    std::fs::remove_file(dir.join("raw/run3/m.jsonl")).unwrap();
+    write(dir, "pipeline.toml", &toml.replace("format = \"jsonl\"\n", "format = \"jsonl\"\nkeep_text = true\n"));
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("`keep_text` applies to format"), "{}", stderr(&o));
+}
