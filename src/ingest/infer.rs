@@ -210,8 +210,9 @@ impl Inference {
 
     /// The Arrow field of each column, or the problems that prevent deciding it.
     ///
-    /// Problems: a column or member that is null everywhere, a list empty everywhere, and an
-    /// integer column holding both negative values and values above `i64::MAX`.
+    /// Problems: a column or member that is null everywhere, a list or an object empty
+    /// everywhere, and an integer column holding both negative values and values above
+    /// `i64::MAX`.
     pub fn fields(&self) -> (Vec<Field>, Vec<TypeProblem>) {
         let mut fields = Vec::new();
         let mut problems = Vec::new();
@@ -350,6 +351,18 @@ fn to_type(node: &Node, segs: &mut Vec<Seg>, problems: &mut Vec<TypeProblem>) ->
             let dt = to_type(elem, segs, problems);
             segs.pop();
             DataType::List(Arc::new(Field::new("item", dt, true)))
+        }
+        Kind::Struct(members) if members.is_empty() => {
+            problems.push(TypeProblem {
+                path: path::render(segs),
+                message: "every input has an empty object `{}` here, and Parquet stores no struct without fields; \
+                          declare it, or the object holding it, `type = \"object\"` without fields (kept as JSON \
+                          text), or declare its fields (a [[source.field]] in pipeline.toml)"
+                    .into(),
+                at: node.first.clone(),
+            });
+            // what the values are, so that converting them adds no second message
+            DataType::Struct(Fields::empty())
         }
         Kind::Struct(members) => {
             let mut fields = Vec::new();

@@ -310,7 +310,8 @@ fn a_failing_statement_of_a_script_is_named_and_results_stream_in_every_format()
     let o = run(bin().args(["query", "-q"]).arg(example_release()).arg("SELECT 1; SELECT nosuch FROM metrics"));
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("error: query, statement 2 of 2: Schema error: No field named nosuch"),
+        stderr(&o)
+            .contains("error: query, statement 2 of 2 (SQL line 1, column 18): Schema error: No field named nosuch"),
         "{}",
         stderr(&o)
     );
@@ -397,4 +398,29 @@ fn broken_links_outside_the_pattern_are_ignored_and_keep_text_is_checked() {
     let o = build(dir, &["-q", "--force"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("`keep_text` applies to format"), "{}", stderr(&o));
+}
+
+#[test]
+fn an_object_empty_in_every_input_is_named_and_can_be_kept_as_json_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "r.json", "{\"files\": {}, \"n\": 1}\n");
+    let toml = "name = \"eo\"\n[[source]]\nname = \"raw\"\npath = \"r.json\"\nformat = \"json\"\n[[table]]\nname = \"t\"\nquery = \"SELECT files, n FROM raw\"\n";
+    write(dir, "pipeline.toml", toml);
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains("r.json:$.files: every input has an empty object `{}` here"), "{err}");
+    assert!(err.contains("1 violation found"), "{err}");
+    write(
+        dir,
+        "pipeline.toml",
+        &toml.replace(
+            "format = \"json\"\n",
+            "format = \"json\"\n[[source.field]]\nname = \"files\"\ntype = \"object\"\n",
+        ),
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "eo"), "SELECT files, n FROM t"), "files,n\n{},1\n");
 }
