@@ -699,6 +699,21 @@ impl ChunkSpec<'_> {
                 }
             }
         }
+        if self.src.layout == Layout::Long {
+            // a long row's value is its key's value in the raw record; it is a number unless declared
+            let declared = self.src.fields.iter().any(|f| f.name == "value");
+            for p in converted.problems.iter_mut().filter(|p| p.path == "$.value" || p.path.starts_with("$.value.")) {
+                if let Some(Value::String(k)) = pending[p.row].0.get("key") {
+                    p.path = format!("{}{}", path::render(&[path::Seg::Key(k.clone())]), &p.path["$.value".len()..]);
+                }
+                if !declared {
+                    p.message.push_str(
+                        "; in the long layout `value` is a number unless the source declares its type \
+                         ([[source.field]] name = \"value\", e.g. type = \"object\" for JSON text)",
+                    );
+                }
+            }
+        }
         // a shaped row's column is named by its place in the raw record
         for p in converted.problems.iter_mut() {
             if let Some(raw) = evals::raw_path(self.src.format, &pending[p.row].0, &p.path) {

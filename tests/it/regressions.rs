@@ -424,3 +424,39 @@ fn an_object_empty_in_every_input_is_named_and_can_be_kept_as_json_text() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(query(&release(dir, "eo"), "SELECT files, n FROM t"), "files,n\n{},1\n");
 }
+
+#[test]
+fn a_long_layout_of_objects_names_the_key_and_takes_a_declared_value() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "summary.json",
+        "{\"gsm8k\": {\"score\": 0.5, \"num_examples\": 4}, \"math\": {\"score\": 0.25, \"num_examples\": 2}}\n",
+    );
+    let toml = "name = \"lo\"\n[[source]]\nname = \"raw\"\npath = \"summary.json\"\nformat = \"json\"\nlayout = \"long\"\nid_columns = [\"run\"]\n[[source.field]]\nname = \"run\"\ntype = \"string\"\n[[table]]\nname = \"t\"\nquery = \"SELECT key, value FROM raw\"\n";
+    write(dir, "pipeline.toml", toml);
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("summary.json:$.math: expected number, found an object"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("in the long layout `value` is a number unless the source declares its type"),
+        "{}",
+        stderr(&o)
+    );
+    let declared = toml.replace(
+        "[[table]]",
+        "[[source.field]]\nname = \"value\"\ntype = \"object\"\nfields = [{name = \"score\", type = \"number\"}, {name = \"num_examples\", type = \"integer\"}]\n[[table]]",
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        &declared.replace(
+            "SELECT key, value FROM raw",
+            "SELECT key, value['score'] AS score, value['num_examples'] AS n FROM raw",
+        ),
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "lo"), "SELECT * FROM t ORDER BY key"), "key,score,n\ngsm8k,0.5,4\nmath,0.25,2\n");
+}
