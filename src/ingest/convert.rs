@@ -341,7 +341,15 @@ fn build(cells: &[Cell], target: &Target, ctx: &mut Ctx) -> ArrayRef {
             for c in cells {
                 match c.v {
                     None | Some(Value::Null) => b.append_null(),
-                    Some(v) => b.append_value(json_text(v)),
+                    Some(v) => {
+                        // non-finite numbers inside the text are counted like any other
+                        let mut tokens = Vec::new();
+                        nonfinite_tokens(v, &mut tokens);
+                        for t in tokens {
+                            ctx.event("nonfinite", c, t);
+                        }
+                        b.append_value(json_text(v))
+                    }
                 }
             }
             Arc::new(b.finish())
@@ -431,6 +439,20 @@ fn build(cells: &[Cell], target: &Target, ctx: &mut Ctx) -> ArrayRef {
 /// JSON text of a value, with runpack's internal markers turned back into what they stand for:
 /// bare `NaN`/`Infinity`/`-Infinity` as those strings, an integer beyond 64 bits as the digits
 /// it was read as (JSON numbers have no size limit).
+/// The non-finite tokens (`NaN`, `Infinity`, `-Infinity`) read anywhere inside `v`.
+fn nonfinite_tokens(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(t) => {
+            if let Some(sp) = lenient::special(t).filter(|sp| !matches!(sp, Special::BigInt(_))) {
+                out.push(sp.token().to_string());
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| nonfinite_tokens(x, out)),
+        Value::Object(o) => o.values().for_each(|x| nonfinite_tokens(x, out)),
+        _ => {}
+    }
+}
+
 pub fn json_text(v: &Value) -> String {
     serde_json::to_string(&Unmarked(v)).expect("a JSON value serializes")
 }

@@ -49,7 +49,7 @@ pub fn result_columns() -> Vec<(String, Target)> {
         ("num_truncated".into(), Target::Int64),
         ("time_seconds".into(), Target::Float64),
         ("pass_at_k".into(), pass_at_k_target()),
-        ("metrics".into(), Target::Str),
+        ("metrics".into(), Target::Json),
     ]
 }
 
@@ -65,7 +65,7 @@ pub fn trajectory_columns(keep_text: bool) -> Vec<(String, Target)> {
         ("num_turns".into(), Target::Int64),
         ("response_tokens".into(), Target::Int64),
         ("time_seconds".into(), Target::Float64),
-        ("metrics".into(), Target::Str),
+        ("metrics".into(), Target::Json),
     ];
     if keep_text {
         c.push(("text".into(), Target::Str));
@@ -205,7 +205,7 @@ pub fn result_row(r: &Map<String, Value>) -> Result<Map<String, Value>, ShapePro
         row.insert(k.into(), r.get(k).cloned().unwrap_or(Value::Null));
     }
     row.insert("pass_at_k".into(), pass_at_k(r.get("pass_at_k"), &["pass_at_k"], &mut problems));
-    row.insert("metrics".into(), r.get("metrics").map(json_text).map(Value::String).unwrap_or(Value::Null));
+    row.insert("metrics".into(), r.get("metrics").cloned().unwrap_or(Value::Null));
     if problems.is_empty() { Ok(row) } else { Err(problems) }
 }
 
@@ -286,7 +286,7 @@ pub fn trajectory_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<Str
     row.insert("num_turns".into(), Value::from(turns.len() as i64));
     row.insert("response_tokens".into(), tokens.map(Value::from).unwrap_or(Value::Null));
     row.insert("time_seconds".into(), r.get("time_seconds").cloned().unwrap_or(Value::Null));
-    row.insert("metrics".into(), r.get("metrics").map(json_text).map(Value::String).unwrap_or(Value::Null));
+    row.insert("metrics".into(), r.get("metrics").cloned().unwrap_or(Value::Null));
     if keep_text {
         row.insert("text".into(), if assistant.is_empty() { Value::Null } else { Value::String(text.join("\n\n")) });
     }

@@ -460,3 +460,23 @@ fn a_long_layout_of_objects_names_the_key_and_takes_a_declared_value() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(query(&release(dir, "lo"), "SELECT * FROM t ORDER BY key"), "key,score,n\ngsm8k,0.5,4\nmath,0.25,2\n");
 }
+
+#[test]
+fn non_finite_numbers_inside_json_text_columns_are_counted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "j.jsonl", "{\"a\": 1, \"j\": {\"x\": [NaN, -Infinity], \"y\": 18446744073709551616}}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"jn\"\n[[source]]\nname = \"raw\"\npath = \"j.jsonl\"\nformat = \"jsonl\"\n[[source.field]]\nname = \"j\"\ntype = \"object\"\n[[table]]\nname = \"t\"\nquery = \"SELECT a, j FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let card = std::fs::read_to_string(release(dir, "jn").join("README.md")).unwrap();
+    assert!(card.contains("| non-finite values read | 2 |"), "{card}");
+    assert_eq!(
+        query(&release(dir, "jn"), "SELECT j FROM t"),
+        "j\n\"{\"\"x\"\":[\"\"NaN\"\",\"\"-Infinity\"\"],\"\"y\"\":18446744073709551616}\"\n"
+    );
+}
