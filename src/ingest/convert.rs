@@ -436,9 +436,6 @@ fn build(cells: &[Cell], target: &Target, ctx: &mut Ctx) -> ArrayRef {
     }
 }
 
-/// JSON text of a value, with runpack's internal markers turned back into what they stand for:
-/// bare `NaN`/`Infinity`/`-Infinity` as those strings, an integer beyond 64 bits as the digits
-/// it was read as (JSON numbers have no size limit).
 /// The non-finite tokens (`NaN`, `Infinity`, `-Infinity`) read anywhere inside `v`.
 fn nonfinite_tokens(v: &Value, out: &mut Vec<String>) {
     match v {
@@ -453,6 +450,9 @@ fn nonfinite_tokens(v: &Value, out: &mut Vec<String>) {
     }
 }
 
+/// JSON text of a value, with runpack's internal markers turned back into what they stand for:
+/// bare `NaN`/`Infinity`/`-Infinity` as those strings, an integer beyond 64 bits as the digits
+/// it was read as (JSON numbers have no size limit).
 pub fn json_text(v: &Value) -> String {
     serde_json::to_string(&Unmarked(v)).expect("a JSON value serializes")
 }
