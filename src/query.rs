@@ -483,16 +483,18 @@ pub fn print(
 /// one batch at a time; the table format waits for all of them (its column widths depend on
 /// every row).
 ///
-/// Errors: as [`print`], and [`Error::Sql`] when the query fails while it runs.
+/// Errors: as [`print`], and [`Error::Sql`] named `context` (see [`run_script_stream`]) when
+/// the query fails while it runs.
 pub async fn print_stream(
     format: PrintFormat,
     schema: &SchemaRef,
     mut stream: datafusion::physical_plan::SendableRecordBatchStream,
+    context: &str,
     out: &mut dyn std::io::Write,
 ) -> Result<()> {
     let mut printer = Printer::new(format, schema.clone());
     while let Some(b) = stream.next().await {
-        let b = b.map_err(|e| Error::sql("query", e))?;
+        let b = b.map_err(|e| Error::sql(context, e))?;
         printer.push(&b, out)?;
     }
     printer.finish(out)

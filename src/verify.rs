@@ -74,6 +74,15 @@ pub fn run(dir: &Path) -> Result<VerifyReport> {
             rep.problems.push(format!("{}: a symbolic link; a release holds regular files only", shown(&rel)));
         }
     }
+    // one problem per line, whatever the file names hold
+    for p in &mut rep.problems {
+        if p.chars().any(char::is_control) {
+            *p = p
+                .chars()
+                .map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() })
+                .collect();
+        }
+    }
     Ok(rep)
 }
 

@@ -314,9 +314,9 @@ async fn run_and_print(
     started: std::time::Instant,
 ) -> Result<u8, Error> {
     let result = match crate::query::run_script_stream(ctx, sql).await {
-        Ok((schema, stream, _)) => {
+        Ok((schema, stream, context)) => {
             let mut out = std::io::stdout().lock();
-            crate::query::print_stream(format, &schema, stream, &mut out).await
+            crate::query::print_stream(format, &schema, stream, &context, &mut out).await
         }
         Err(e) => Err(e),
     };

@@ -134,6 +134,36 @@ fn exact_int(v: &Value) -> Option<i64> {
     }
 }
 
+/// The text of an identifier: a string as it is, an integer (of any size, or a float holding
+/// one exactly, `7.0`) as its digits; `Err` for anything else (a fraction, a boolean, an
+/// object), `Ok(None)` for null or nothing.
+fn id_text(v: Option<&Value>) -> Result<Option<String>, ()> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => match lenient::special(s) {
+            None => Ok(Some(s.clone())),
+            Some(lenient::Special::BigInt(d)) => Ok(Some(d.to_string())),
+            Some(_) => Err(()),
+        },
+        Some(Value::Number(n)) => {
+            match n.as_u64().map(|u| u.to_string()).or_else(|| exact_int(v?).map(|i| i.to_string())) {
+                Some(t) => Ok(Some(t)),
+                None => Err(()),
+            }
+        }
+        Some(_) => Err(()),
+    }
+}
+
+/// A reward's value as a number: JSON numbers and non-finite tokens.
+fn float_of(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => lenient::special(s).and_then(|sp| sp.as_f64()),
+        _ => None,
+    }
+}
+
 /// `{"pass@1": 0.5, "2": 0.7}` (at `base` in the record) → `[{k: 1, value: 0.5}, {k: 2,
 /// value: 0.7}]`, sorted by k. A key that names no positive k, a k named twice (`"1"` and
 /// `"pass@1"`) and a value that is not a number are problems, as is anything but an object.
@@ -150,7 +180,9 @@ fn pass_at_k(v: Option<&Value>, base: &[&str], problems: &mut ShapeProblems) -> 
     for (key, val) in m {
         let mut segs = base.to_vec();
         segs.push(key);
-        let Some(k) = key.strip_prefix("pass@").unwrap_or(key).parse::<i64>().ok().filter(|k| *k > 0) else {
+        let digits = key.strip_prefix("pass@").unwrap_or(key);
+        let k = digits.bytes().all(|b| b.is_ascii_digit()).then(|| digits.parse::<i64>().ok()).flatten();
+        let Some(k) = k.filter(|k| *k > 0) else {
             problems.push((at(&segs), "expected a key `k` or `pass@k` with k a positive integer".into()));
             continue;
         };
@@ -245,7 +277,13 @@ pub fn trajectory_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<Str
         match t.get("token_count") {
             None | Some(Value::Null) => tokens = None,
             Some(v) => match exact_int(v).filter(|n| *n >= 0) {
-                Some(n) => tokens = tokens.map(|sum| sum.saturating_add(n)),
+                Some(n) => match tokens.map(|sum| sum.checked_add(n)) {
+                    Some(None) => problems.push((
+                        format!("{turn}.token_count"),
+                        "the assistant turns' token counts add up beyond 9223372036854775807".into(),
+                    )),
+                    sum => tokens = sum.flatten(),
+                },
                 None => problem(&mut problems, format!("{turn}.token_count"), "a count of tokens (an integer ≥ 0)", v),
             },
         }
@@ -257,19 +295,14 @@ pub fn trajectory_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<Str
             }
         }
     }
-    let id = match r.get("example_id") {
-        Some(Value::String(s)) => Value::String(s.clone()),
-        None | Some(Value::Null) => match r.get("idx").and_then(exact_int) {
-            Some(n) => Value::String(n.to_string()),
-            None => Value::Null,
-        },
-        Some(v) => match exact_int(v) {
-            Some(n) => Value::String(n.to_string()),
-            None => {
-                problem(&mut problems, "$.example_id".into(), "a string or an integer", v);
-                Value::Null
-            }
-        },
+    // older files have no example_id: the text of idx stands for it
+    let id = match id_text(r.get("example_id")) {
+        Ok(Some(t)) => Value::String(t),
+        Ok(None) => id_text(r.get("idx")).ok().flatten().map(Value::String).unwrap_or(Value::Null),
+        Err(()) => {
+            problem(&mut problems, "$.example_id".into(), "a string or an integer", &r["example_id"]);
+            Value::Null
+        }
     };
     if !problems.is_empty() {
         return Err(problems);
@@ -279,7 +312,7 @@ pub fn trajectory_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<Str
     row.insert("benchmark".into(), r.get("benchmark").cloned().unwrap_or(Value::Null));
     row.insert("example_id".into(), id);
     let reward = r.get("reward").cloned().unwrap_or(Value::Null);
-    let correct = reward.as_f64().map(|x| Value::Bool(x > 0.0)).unwrap_or(Value::Null);
+    let correct = float_of(&reward).filter(|x| !x.is_nan()).map(|x| Value::Bool(x > 0.0)).unwrap_or(Value::Null);
     row.insert("reward".into(), reward);
     row.insert("correct".into(), correct);
     row.insert("error".into(), text_of(r.get("error")));
@@ -336,25 +369,63 @@ pub fn metrics_rows(r: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, S
 }
 
 /// Row of a `<checkpoint>_{id,ood}_generations.jsonl` line.
-pub fn generation_row(r: Map<String, Value>, keep_text: bool) -> Map<String, Value> {
-    let mut row = Map::new();
-    row.insert("example_id".into(), text_of(r.get("__idx")));
-    row.insert("op".into(), text_of(r.get("op")));
-    row.insert("template".into(), text_of(r.get("template")));
-    let em = match r.get("exact_match") {
-        Some(Value::Number(n)) if n.as_i64() == Some(1) => Value::Bool(true),
-        Some(Value::Number(n)) if n.as_i64() == Some(0) => Value::Bool(false),
-        Some(other) => other.clone(),
-        None => Value::Null,
+///
+/// Errors: `__idx` missing or not an integer (or string), `op` neither an integer nor a
+/// string, `resp_tokens` not a count of tokens, `exact_match` other than 0 or 1.
+pub fn generation_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<String, Value>, ShapeProblems> {
+    let mut problems = ShapeProblems::new();
+    let mut id_of = |key: &str, required: bool| match id_text(r.get(key)) {
+        Ok(Some(t)) => Value::String(t),
+        Ok(None) => {
+            if required {
+                problems.push((at(&[key]), "missing: every generation names its prompt's index".into()));
+            }
+            Value::Null
+        }
+        Err(()) => {
+            problem(&mut problems, at(&[key]), "an integer or a string", &r[key]);
+            Value::Null
+        }
     };
+    let example_id = id_of("__idx", true);
+    let op = id_of("op", false);
+    let tokens = match r.get("resp_tokens") {
+        None | Some(Value::Null) => Value::Null,
+        Some(v) => match exact_int(v).filter(|n| *n >= 0) {
+            Some(n) => Value::from(n),
+            None => {
+                problem(&mut problems, "$.resp_tokens".into(), "a count of tokens (an integer ≥ 0)", v);
+                Value::Null
+            }
+        },
+    };
+    let em = match r.get("exact_match") {
+        None | Some(Value::Null) => Value::Null,
+        Some(Value::Bool(b)) => Value::Bool(*b),
+        Some(v) => match exact_int(v) {
+            Some(1) => Value::Bool(true),
+            Some(0) => Value::Bool(false),
+            _ => {
+                problem(&mut problems, "$.exact_match".into(), "0 or 1", v);
+                Value::Null
+            }
+        },
+    };
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    let mut row = Map::new();
+    row.insert("example_id".into(), example_id);
+    row.insert("op".into(), op);
+    row.insert("template".into(), text_of(r.get("template")));
     row.insert("exact_match".into(), em);
-    row.insert("response_tokens".into(), r.get("resp_tokens").cloned().unwrap_or(Value::Null));
+    row.insert("response_tokens".into(), tokens);
     row.insert("gold_answer".into(), text_of(r.get("gold_answer")));
     row.insert("gen_answer".into(), text_of(r.get("gen_answer")));
     if keep_text {
         row.insert("text".into(), text_of(r.get("gen_solution_answer")));
     }
-    row
+    Ok(row)
 }
 
 /// The path in the raw record of a problem the converter found at `path` of a shaped `row`
@@ -417,9 +488,10 @@ mod tests {
         assert_eq!(rows[0]["split"], "id");
         assert_eq!(rows[0]["pass_at_k"][1]["k"], 2);
         let g = generation_row(
-            obj(r#"{"op":3,"__idx":7,"prompt":"p","resp_tokens":12,"gen_solution_answer":"long","exact_match":1}"#),
+            &obj(r#"{"op":3,"__idx":7,"prompt":"p","resp_tokens":12,"gen_solution_answer":"long","exact_match":1}"#),
             false,
-        );
+        )
+        .unwrap();
         assert_eq!(g["example_id"], "7");
         assert_eq!(g["op"], "3");
         assert_eq!(g["exact_match"], true);
@@ -492,6 +564,49 @@ mod tests {
         // NaN read from a bare token is a number
         let r = result_row(&obj("{\"name\":\"g\",\"score\":0.5,\"pass_at_k\":{\"1\":\"\u{FDD0}NaN\"}}")).unwrap();
         assert_eq!(r["pass_at_k"][0]["k"], 1);
+    }
+
+    #[test]
+    fn generations_and_identifiers_are_checked_not_reshaped() {
+        assert_eq!(
+            problems(generation_row(&obj(r#"{"op":1.5,"resp_tokens":-5,"exact_match":2}"#), false)),
+            vec![
+                "$.__idx: missing: every generation names its prompt's index",
+                "$.op: expected an integer or a string, found number 1.5",
+                "$.resp_tokens: expected a count of tokens (an integer ≥ 0), found number -5",
+                "$.exact_match: expected 0 or 1, found number 2",
+            ]
+        );
+        let g = generation_row(&obj(r#"{"__idx":7.0,"op":"3","exact_match":0}"#), false).unwrap();
+        assert_eq!(
+            (g["example_id"].as_str(), g["op"].as_str(), &g["exact_match"]),
+            (Some("7"), Some("3"), &Value::Bool(false))
+        );
+        // identifiers of any size keep their digits
+        let t = trajectory_row(&obj(r#"{"example_id":12345678901234567890,"turns":[]}"#), false).unwrap();
+        assert_eq!(t["example_id"], "12345678901234567890");
+        let t = trajectory_row(&obj("{\"example_id\":\"\u{FDD0}int:123456789012345678901234\",\"turns\":[]}"), false)
+            .unwrap();
+        assert_eq!(t["example_id"], "123456789012345678901234");
+        // token counts that add up beyond 64 bits are named, not capped
+        let big = r#"{"role":"assistant","token_count":5000000000000000000}"#;
+        assert_eq!(
+            problems(trajectory_row(&obj(&format!(r#"{{"idx":1,"turns":[{big},{big}]}}"#)), false)),
+            vec!["$.turns[1].token_count: the assistant turns' token counts add up beyond 9223372036854775807"]
+        );
+        // an infinite reward is a correct (or wrong) answer; NaN says nothing
+        for (reward, correct) in [
+            ("\u{FDD0}Infinity", Value::Bool(true)),
+            ("\u{FDD0}-Infinity", Value::Bool(false)),
+            ("\u{FDD0}NaN", Value::Null),
+        ] {
+            let t = trajectory_row(&obj(&format!("{{\"idx\":1,\"reward\":\"{reward}\"}}")), false).unwrap();
+            assert_eq!(t["correct"], correct, "{reward}");
+        }
+        assert_eq!(
+            problems(result_row(&obj(r#"{"name":"g","pass_at_k":{"pass@+3":0.5}}"#))),
+            vec!["$.pass_at_k[\"pass@+3\"]: expected a key `k` or `pass@k` with k a positive integer"]
+        );
     }
 
     #[test]

@@ -432,19 +432,24 @@ fn run_parquet(
 fn shape(
     src: &SourceDef,
     obj: Map<String, Value>,
-) -> Result<Vec<Map<String, Value>>, (evals::ShapeProblems, Map<String, Value>)> {
-    let checked = |shaped: Result<Vec<Map<String, Value>>, evals::ShapeProblems>, obj| shaped.map_err(|p| (p, obj));
+) -> Result<(Vec<Map<String, Value>>, Option<Map<String, Value>>), (evals::ShapeProblems, Map<String, Value>)> {
+    // an evaluation format's rows keep their raw record, for the rejects file
+    let checked = |shaped: Result<Vec<Map<String, Value>>, evals::ShapeProblems>, obj| match shaped {
+        Ok(rows) => Ok((rows, Some(obj))),
+        Err(p) => Err((p, obj)),
+    };
+    let plain = |rows| Ok((rows, None));
     match (src.format, src.layout) {
-        (Format::TinkerMetrics, _) => Ok(tinker::metrics_rows(obj)),
-        (Format::TinkerCheckpoints, _) => Ok(vec![tinker::checkpoint_row(obj)]),
+        (Format::TinkerMetrics, _) => plain(tinker::metrics_rows(obj)),
+        (Format::TinkerCheckpoints, _) => plain(vec![tinker::checkpoint_row(obj)]),
         (Format::TinkerEvalResult, _) => checked(evals::result_row(&obj).map(|r| vec![r]), obj),
         (Format::TinkerEvalTrajectories, _) => {
             checked(evals::trajectory_row(&obj, src.keep_text).map(|r| vec![r]), obj)
         }
         (Format::EvalMetrics, _) => checked(evals::metrics_rows(&obj), obj),
-        (Format::EvalGenerations, _) => Ok(vec![evals::generation_row(obj, src.keep_text)]),
-        (_, Layout::Long) => Ok(unpivot(obj, &src.id_columns)),
-        _ => Ok(vec![obj]),
+        (Format::EvalGenerations, _) => checked(evals::generation_row(&obj, src.keep_text).map(|r| vec![r]), obj),
+        (_, Layout::Long) => plain(unpivot(obj, &src.id_columns)),
+        _ => plain(vec![obj]),
     }
 }
 
@@ -459,9 +464,10 @@ fn shape_into(
     bad: &mut Vec<BadLine>,
 ) {
     match shape(src, obj) {
-        Ok(rows) => {
+        Ok((rows, raw)) => {
+            let raw = raw.map(Arc::new);
             for row in rows {
-                pending.push((row, sref.clone(), captures.to_vec()));
+                pending.push((row, sref.clone(), captures.to_vec(), raw.clone()));
             }
         }
         Err((problems, obj)) => {
@@ -551,7 +557,7 @@ fn infer_columns(
                     }
                 }
                 // a record without its format's shape is reported when it is converted
-                for obj in shape(src, raw).unwrap_or_default() {
+                for obj in shape(src, raw).map(|(rows, _)| rows).unwrap_or_default() {
                     // declared columns keep their place in the column order but take no part in inference
                     let declared: Map<String, Value> = obj
                         .into_iter()
@@ -650,7 +656,9 @@ fn list(names: &[&String]) -> String {
 }
 
 /// A record waiting for conversion: the object, where it came from, the path captures.
-type Pending = (Map<String, Value>, SourceRef, Vec<(String, String)>);
+/// A row to convert: the row, where it was read, the path captures, and the raw record when
+/// the format reshaped it (what a rejected row keeps).
+type Pending = (Map<String, Value>, SourceRef, Vec<(String, String)>, Option<Arc<Map<String, Value>>>);
 
 /// A line that could not be read as a record: where, rule, message, raw text.
 type BadLine = (SourceRef, &'static str, String, String, Option<String>);
@@ -689,7 +697,7 @@ struct ChunkSpec<'a> {
 impl ChunkSpec<'_> {
     /// Converts `pending` records into a [`Chunk`].
     fn convert(&self, pending: Vec<Pending>, bad_lines: Vec<BadLine>) -> Result<Chunk> {
-        let records: Vec<&Map<String, Value>> = pending.iter().map(|(o, _, _)| o).collect();
+        let records: Vec<&Map<String, Value>> = pending.iter().map(|(o, ..)| o).collect();
         let mut converted = convert::convert(&records, self.columns, self.conv);
         if self.src.format == Format::TinkerMetrics {
             // a long row's value is the metric key's value in the raw record
@@ -722,25 +730,28 @@ impl ChunkSpec<'_> {
         }
         let mut bad_records = BTreeMap::new();
         for p in &converted.problems {
-            bad_records.entry(p.row).or_insert_with(|| convert::json_raw(&Value::Object(pending[p.row].0.clone())));
+            let (row, _, _, raw) = &pending[p.row];
+            bad_records
+                .entry(p.row)
+                .or_insert_with(|| convert::json_raw(&Value::Object(raw.as_deref().unwrap_or(row).clone())));
         }
-        let captures: Vec<&[(String, String)]> = pending.iter().map(|(_, _, c)| c.as_slice()).collect();
-        let files: StringArray = pending.iter().map(|(_, s, _)| Some(s.file.as_str())).collect();
+        let captures: Vec<&[(String, String)]> = pending.iter().map(|(_, _, c, _)| c.as_slice()).collect();
+        let files: StringArray = pending.iter().map(|(_, s, ..)| Some(s.file.as_str())).collect();
         let line_array: ArrayRef = match self.schema.field(self.schema.fields().len() - 1).data_type() {
             DataType::Int64 => Arc::new(
                 pending
                     .iter()
-                    .map(|(_, s, _)| match &s.at {
+                    .map(|(_, s, ..)| match &s.at {
                         Position::Line(n) => Some(*n as i64),
                         Position::Pointer(_) => None,
                     })
                     .collect::<Int64Array>(),
             ),
-            _ => Arc::new(pending.iter().map(|(_, s, _)| Some(s.at.to_string())).collect::<StringArray>()),
+            _ => Arc::new(pending.iter().map(|(_, s, ..)| Some(s.at.to_string())).collect::<StringArray>()),
         };
         let provenance = self.provenance(&captures, files, line_array);
         drop(captures);
-        let srefs = pending.into_iter().map(|(_, s, _)| s).collect();
+        let srefs = pending.into_iter().map(|(_, s, ..)| s).collect();
         self.assemble(converted, provenance, srefs, bad_records, bad_lines)
     }
 

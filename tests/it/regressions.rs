@@ -480,3 +480,28 @@ fn non_finite_numbers_inside_json_text_columns_are_counted() {
         "j\n\"{\"\"x\"\":[\"\"NaN\"\",\"\"-Infinity\"\"],\"\"y\"\":18446744073709551616}\"\n"
     );
 }
+
+#[test]
+fn rejected_eval_rows_keep_their_raw_record_and_run_time_errors_name_their_statement() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "x_metrics.json", r#"{"checkpoint":"c","ood":{"answer_accuracy":"high","count":2}}"#);
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"er\"\n[[source]]\nname = \"raw\"\npath = \"x_metrics.json\"\nformat = \"eval-metrics\"\n[[table]]\nname = \"t\"\nquery = \"SELECT * FROM raw\"\n",
+    );
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rejects = std::fs::read_to_string(release(dir, "er").join("rejects/raw.jsonl")).unwrap();
+    assert!(
+        rejects.contains(r#""_reasons":["$.ood.answer_accuracy: expected number, found string \"high\""]"#),
+        "{rejects}"
+    );
+    assert!(rejects.contains(r#""record":{"checkpoint":"c","ood":{"answer_accuracy":"high","count":2}}"#), "{rejects}");
+    let sql =
+        "SELECT 1; SELECT CAST(CASE WHEN value > 50000 THEN 'x' ELSE '1' END AS INT) FROM generate_series(1, 100000)";
+    let o = run(bin().args(["query", "-q", "--format", "csv"]).arg(example_release()).arg(sql));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).starts_with("error: query, statement 2 of 2: Arrow error: Cast error"), "{}", stderr(&o));
+}
