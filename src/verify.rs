@@ -308,18 +308,11 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
         Ok(text) => {
             let mut seen = BTreeSet::new();
             for (n, line) in text.lines().enumerate() {
-                // GNU coreutils' format: text mode `<sha256>  <path>`, binary mode `<sha256> *<path>`;
-                // the digest in either case
-                let parsed = line
-                    .split_once("  ")
-                    .or_else(|| line.split_once(" *"))
-                    .filter(|(sha, _)| sha.len() == 64 && sha.bytes().all(|b| b.is_ascii_hexdigit()));
-                let Some((sha, path)) = parsed else {
+                let Some((sha, path)) = sums_line(line) else {
                     rep.problems.push(format!("SHA256SUMS:{}: not a `<sha256>  <path>` line", n + 1));
                     continue;
                 };
-                let sha = sha.to_ascii_lowercase();
-                let sha = sha.as_str();
+                let (sha, path) = (sha.as_str(), path.as_str());
                 seen.insert(path.to_string());
                 if path == "manifest.json" {
                     match hash::sha256_file(&dir.join("manifest.json")) {
@@ -349,6 +342,26 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
         }
     }
     Ok(())
+}
+
+/// The digest (lowercase) and path of a `SHA256SUMS` line in any form GNU coreutils'
+/// `sha256sum -c` reads: `<sha256>  <path>` (text mode), `<sha256> *<path>` (binary mode),
+/// `<sha256> <path>`, a leading `\` for a path with `\n` or `\\` escapes, a `./` prefix, a
+/// CRLF ending; `None` for anything else.
+fn sums_line(line: &str) -> Option<(String, String)> {
+    let line = line.strip_suffix('\r').unwrap_or(line);
+    let (escaped, line) = match line.strip_prefix('\\') {
+        Some(rest) => (true, rest),
+        None => (false, line),
+    };
+    let sha = line.get(..64).filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))?;
+    let rest = line[64..].strip_prefix(' ')?;
+    let rest = rest.strip_prefix([' ', '*']).unwrap_or(rest);
+    let mut path = if escaped { rest.replace("\\n", "\n").replace("\\\\", "\\") } else { rest.to_string() };
+    while let Some(p) = path.strip_prefix("./") {
+        path = p.to_string();
+    }
+    (!path.is_empty()).then(|| (sha.to_ascii_lowercase(), path))
 }
 
 fn count_lines(p: &Path) -> Result<u64> {
@@ -672,4 +685,28 @@ fn schema_pair_diff(a: &arrow::datatypes::Schema, an: &str, b: &arrow::datatypes
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sums_lines_in_every_form_sha256sum_reads() {
+        let h = "ab".repeat(32);
+        let hu = h.to_uppercase();
+        for (line, path) in [
+            (format!("{h}  data/a.parquet"), "data/a.parquet"),
+            (format!("{hu} *data/a.parquet"), "data/a.parquet"),
+            (format!("{h} README.md"), "README.md"),
+            (format!("{h}  ./README.md\r"), "README.md"),
+            (format!("\\{h}  data/new\\nline.parquet"), "data/new\nline.parquet"),
+            (format!("{h}  two  spaces"), "two  spaces"),
+        ] {
+            assert_eq!(sums_line(&line), Some((h.clone(), path.to_string())), "{line}");
+        }
+        for bad in [h.clone(), format!("{h}x  a"), "short  a".to_string(), String::new()] {
+            assert_eq!(sums_line(&bad), None, "{bad}");
+        }
+    }
 }
