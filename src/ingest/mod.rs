@@ -314,9 +314,13 @@ fn convert(
                         let sref = SourceRef { file: file.clone(), at };
                         shape_into(src, obj, sref, &captures, &mut batch, &mut bad);
                     }
-                    Item::Bad { at, rule, message, raw } => {
-                        bad.push((SourceRef { file: file.clone(), at }, rule, "$".into(), message, raw))
-                    }
+                    Item::Bad { at, rule, message, raw } => bad.push((
+                        SourceRef { file: file.clone(), at },
+                        rule,
+                        "$".into(),
+                        message,
+                        RejectBody::Raw(raw.unwrap_or_default()),
+                    )),
                 }
                 if batch.len() >= BATCH_ROWS {
                     let chunk = chunk_spec.convert(std::mem::take(&mut batch), std::mem::take(&mut bad))?;
@@ -478,7 +482,7 @@ fn shape_into(
                 .map(|(i, (p, m))| if i == 0 { m.clone() } else { format!("{p}: {m}") })
                 .collect::<Vec<_>>()
                 .join("; ");
-            bad.push((sref, "type", path, message, Some(convert::json_text(&Value::Object(obj)))));
+            bad.push((sref, "type", path, message, RejectBody::RecordText(convert::json_raw(&Value::Object(obj)))));
         }
     }
 }
@@ -661,7 +665,9 @@ fn list(names: &[&String]) -> String {
 type Pending = (Map<String, Value>, SourceRef, Vec<(String, String)>, Option<Arc<Map<String, Value>>>);
 
 /// A line that could not be read as a record: where, rule, message, raw text.
-type BadLine = (SourceRef, &'static str, String, String, Option<String>);
+/// A line or record that gives no row: where, the rule, the JSON path, the message, and what
+/// the rejects file keeps of it.
+type BadLine = (SourceRef, &'static str, String, String, RejectBody);
 
 /// What converting a run of records produced, before anything is reported or written.
 /// Building it touches nothing shared, so it can run on any thread.
@@ -827,9 +833,13 @@ impl ChunkSpec<'_> {
                     let sref = SourceRef { file: input.rel.clone(), at };
                     shape_into(self.src, obj, sref, &input.captures, &mut pending, &mut bad);
                 }
-                Item::Bad { at, rule, message, raw } => {
-                    bad.push((SourceRef { file: input.rel.clone(), at }, rule, "$".into(), message, raw))
-                }
+                Item::Bad { at, rule, message, raw } => bad.push((
+                    SourceRef { file: input.rel.clone(), at },
+                    rule,
+                    "$".into(),
+                    message,
+                    RejectBody::Raw(raw.unwrap_or_default()),
+                )),
             }
         }
         self.convert(pending, bad)
@@ -862,11 +872,9 @@ impl Applier<'_> {
                     key: None,
                     message,
                 }),
-                OnInvalid::Reject => rejected.push((
-                    sref,
-                    vec![if path == "$" { message } else { format!("{path}: {message}") }],
-                    RejectBody::Raw(raw.unwrap_or_default()),
-                )),
+                OnInvalid::Reject => {
+                    rejected.push((sref, vec![if path == "$" { message } else { format!("{path}: {message}") }], raw))
+                }
             }
         }
         for e in &chunk.events {

@@ -380,7 +380,7 @@ struct LineLog(std::rc::Rc<std::cell::RefCell<LineState>>);
 struct LineState {
     /// Bytes read so far.
     offset: u64,
-    /// LF bytes before the first entry of `ends`.
+    /// Line breaks (LF, or CR without LF) before the first entry of `ends`.
     breaks: u64,
     /// Offsets and bytes of the CR and LF bytes not yet passed by [`LineLog::line_at`].
     ends: std::collections::VecDeque<(u64, u8)>,
@@ -403,8 +403,10 @@ impl LineLog {
             if at == offset {
                 offset += 1;
             }
-            s.breaks += u64::from(byte == b'\n');
             s.ends.pop_front();
+            // LF ends a line, and so does a CR that no LF follows (old Mac files)
+            let crlf = byte == b'\r' && s.ends.front() == Some(&(at + 1, b'\n'));
+            s.breaks += u64::from(byte == b'\n' || (byte == b'\r' && !crlf));
         }
         s.breaks + 1
     }
@@ -482,6 +484,20 @@ mod tests {
                 "7 {\"a\":\"4\",\"b\":\"w\"}",
                 "8 {\"a\":\"5\",\"b\":\"v\"}",
                 "10 {\"a\":\"6\",\"b\":\"u\"}",
+            ]
+        );
+    }
+
+    #[test]
+    fn csv_lines_are_right_with_cr_endings() {
+        let got = collect(|s| csv(boxed(b"a,b\r1,x\r\r2,y\r3,z\n\n4,w"), "f", s));
+        assert_eq!(
+            got,
+            vec![
+                "2 {\"a\":\"1\",\"b\":\"x\"}",
+                "4 {\"a\":\"2\",\"b\":\"y\"}",
+                "5 {\"a\":\"3\",\"b\":\"z\"}",
+                "7 {\"a\":\"4\",\"b\":\"w\"}",
             ]
         );
     }
