@@ -57,7 +57,10 @@ pub fn run(dir: &Path) -> Result<VerifyReport> {
             }
         }
     } else {
-        rep.problems.push("manifest.json: missing, so checksums and row counts cannot be verified".into());
+        // a link to nothing is reported with the other symbolic links
+        if std::fs::symlink_metadata(dir.join("manifest.json")).is_err() {
+            rep.problems.push("manifest.json: missing, so checksums and row counts cannot be verified".into());
+        }
         None
     };
     if let Some(m) = &manifest {

@@ -505,3 +505,30 @@ fn rejected_eval_rows_keep_their_raw_record_and_run_time_errors_name_their_state
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).starts_with("error: query, statement 2 of 2: Arrow error: Cast error"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_result_json_that_is_no_json_is_one_bad_record() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("math")).unwrap();
+    std::fs::create_dir_all(dir.join("gsm8k")).unwrap();
+    write(dir, "gsm8k/result.json", "{\"name\": \"gsm8k\", \"score\": 0.5, \"num_examples\": 4}\n");
+    write(dir, "math/result.json", "{\n  \"name\": \"math\",\n  \"score\": 0.5\n  \"num_examples\": 4\n}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"rj\"\n[[source]]\nname = \"raw\"\npath = \"{bench}/result.json\"\nformat = \"tinker-eval-result\"\n[[table]]\nname = \"t\"\nquery = \"SELECT bench, benchmark, score FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("math/result.json:4:$: not valid JSON: expected `,` or `}` at line 4 column 3"),
+        "{}",
+        stderr(&o)
+    );
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "rj"), "SELECT * FROM t"), "bench,benchmark,score\ngsm8k,gsm8k,0.5\n");
+    let rejects = std::fs::read_to_string(release(dir, "rj").join("rejects/raw.jsonl")).unwrap();
+    assert!(rejects.contains("\"_source_file\":\"math/result.json\",\"_source_line\":4"), "{rejects}");
+}
