@@ -315,21 +315,11 @@ pub enum PrintFormat {
     Ndjson,
 }
 
-/// `batch` with every column in a type the JSON Lines encoder of releases writes
-/// ([`crate::write::encode_jsonl`]), so that any query result prints as JSON: smaller
-/// integers as `Int64`, `Float16`/`Float32` as the `Float64` of their shortest decimal form
-/// (a `REAL` 0.1 prints as 0.1), string views and large strings as `Utf8`, large and
-/// fixed-size lists as lists, dictionaries as their values, a map as a list of
-/// `{"key", "value"}` objects, and every other type (decimals, times, durations, intervals,
-/// binary as hex, timestamps in units other than microseconds) as its text in Arrow's
-/// display form, a JSON string.
-///
-/// Errors: [`Error::Format`] when Arrow cannot cast a column to that type.
-/// `batch` with its repeated column names made unique (`step`, `step_1`, …; a join's
+/// `schema` with its repeated column names made unique (`step`, `step_1`, …; a join's
 /// `SELECT a.step, b.step` names both `step`), so that JSON objects and CSV headers keep
-/// every column: a JSON reader keeps only the last of two equal keys.
-fn unique_names(batch: &RecordBatch) -> Result<RecordBatch> {
-    let schema = batch.schema();
+/// every column: a JSON reader keeps only the last of two equal keys. `None` when every name
+/// is already unique.
+fn unique_names(schema: &SchemaRef) -> Option<SchemaRef> {
     let mut taken: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     let mut renamed = false;
     let mut fields = Vec::with_capacity(schema.fields().len());
@@ -345,15 +335,20 @@ fn unique_names(batch: &RecordBatch) -> Result<RecordBatch> {
         taken.insert(name.clone());
         fields.push(f.as_ref().clone().with_name(name));
     }
-    if !renamed {
-        return Ok(batch.clone());
-    }
-    RecordBatch::try_new(Arc::new(arrow::datatypes::Schema::new(fields)), batch.columns().to_vec())
-        .map_err(|e| Error::format("query result", e))
+    renamed.then(|| Arc::new(arrow::datatypes::Schema::new(fields)))
 }
 
+/// `batch` with every column in a type the JSON Lines encoder of releases writes
+/// ([`crate::write::encode_jsonl`]), so that any query result prints as JSON: smaller
+/// integers as `Int64`, `Float16`/`Float32` as the `Float64` of their shortest decimal form
+/// (a `REAL` 0.1 prints as 0.1), string views and large strings as `Utf8`, large and
+/// fixed-size lists as lists, dictionaries as their values, a map as a list of
+/// `{"key", "value"}` objects, and every other type (decimals, times, durations, intervals,
+/// binary as hex, timestamps in units other than microseconds) as its text in Arrow's
+/// display form, a JSON string.
+///
+/// Errors: [`Error::Format`] when Arrow cannot cast a column to that type.
 fn json_ready(batch: &RecordBatch) -> Result<RecordBatch> {
-    let batch = &unique_names(batch)?;
     let columns = batch
         .columns()
         .iter()
@@ -439,7 +434,6 @@ fn json_column(a: &arrow::array::ArrayRef) -> std::result::Result<arrow::array::
 ///
 /// Errors: [`Error::Format`] when a column cannot be made ready for JSON.
 fn csv_ready(batch: &RecordBatch) -> Result<RecordBatch> {
-    let batch = &unique_names(batch)?;
     let nested = |t: &DataType| t.is_nested();
     if !batch.schema().fields().iter().any(|f| nested(f.data_type())) {
         return Ok(batch.clone());
@@ -503,35 +497,40 @@ pub async fn print_stream(
 /// A result being printed batch by batch.
 struct Printer {
     format: PrintFormat,
+    /// The result's schema, its repeated column names made unique for CSV and JSON
+    /// ([`unique_names`]).
     schema: SchemaRef,
-    /// Rows printed so far (CSV: the header is written with the first batch; JSON: a comma
-    /// goes before every row but the first).
+    /// Whether the batches take `schema`'s names (some were repeated).
+    renamed: bool,
+    /// Rows printed so far (JSON: a comma goes before every row but the first).
     rows: usize,
+    /// CSV: whether the header is written.
+    header: bool,
     /// The table format's batches, printed at the end.
     held: Vec<RecordBatch>,
 }
 
 impl Printer {
     fn new(format: PrintFormat, schema: SchemaRef) -> Self {
-        Printer { format, schema, rows: 0, held: Vec::new() }
+        let unique = (format != PrintFormat::Table).then(|| unique_names(&schema)).flatten();
+        let renamed = unique.is_some();
+        Printer { format, schema: unique.unwrap_or(schema), renamed, rows: 0, header: false, held: Vec::new() }
     }
 
     fn push(&mut self, b: &RecordBatch, out: &mut dyn std::io::Write) -> Result<()> {
         let io = |e: std::io::Error| Error::io("<stdout>", e);
+        let renamed;
+        let b = if self.renamed {
+            renamed = RecordBatch::try_new(self.schema.clone(), b.columns().to_vec())
+                .map_err(|e| Error::format("query result", e))?;
+            &renamed
+        } else {
+            b
+        };
         match self.format {
             PrintFormat::Table => self.held.push(b.clone()),
-            PrintFormat::Csv => {
-                if b.num_rows() == 0 {
-                    return Ok(());
-                }
-                // formatted in memory, so that a closed pipe is an I/O error like with the
-                // other formats
-                let mut buf = Vec::new();
-                let mut w = arrow::csv::WriterBuilder::new().with_header(self.rows == 0).build(&mut buf);
-                w.write(&csv_ready(b)?).map_err(|e| Error::format("query", e))?;
-                drop(w);
-                out.write_all(&buf).map_err(io)?;
-            }
+            PrintFormat::Csv if b.num_rows() > 0 => self.csv(b, out)?,
+            PrintFormat::Csv => {}
             PrintFormat::Ndjson | PrintFormat::Json => {
                 let mut buf = Vec::new();
                 let mut ends = Vec::new();
@@ -552,11 +551,22 @@ impl Printer {
         Ok(())
     }
 
-    fn finish(self, out: &mut dyn std::io::Write) -> Result<()> {
+    /// Writes `b` as CSV, after the header if it is not written yet. Each batch is formatted
+    /// in memory, so that a closed pipe is an I/O error like with the other formats.
+    fn csv(&mut self, b: &RecordBatch, out: &mut dyn std::io::Write) -> Result<()> {
+        let mut buf = Vec::new();
+        let mut w = arrow::csv::WriterBuilder::new().with_header(!self.header).build(&mut buf);
+        w.write(&csv_ready(b)?).map_err(|e| Error::format("query", e))?;
+        drop(w);
+        self.header = true;
+        out.write_all(&buf).map_err(|e| Error::io("<stdout>", e))
+    }
+
+    fn finish(mut self, out: &mut dyn std::io::Write) -> Result<()> {
         let io = |e: std::io::Error| Error::io("<stdout>", e);
         match self.format {
             PrintFormat::Table => {
-                let mut all = self.held;
+                let mut all = std::mem::take(&mut self.held);
                 if all.is_empty() {
                     all.push(RecordBatch::new_empty(self.schema.clone()));
                 }
@@ -564,14 +574,7 @@ impl Printer {
                 writeln!(out, "{t}").map_err(io)?;
             }
             // a result without rows still has its header
-            PrintFormat::Csv if self.rows == 0 => {
-                let mut buf = Vec::new();
-                let mut w = arrow::csv::WriterBuilder::new().with_header(true).build(&mut buf);
-                w.write(&csv_ready(&RecordBatch::new_empty(self.schema.clone()))?)
-                    .map_err(|e| Error::format("query", e))?;
-                drop(w);
-                out.write_all(&buf).map_err(io)?;
-            }
+            PrintFormat::Csv if !self.header => self.csv(&RecordBatch::new_empty(self.schema.clone()), out)?,
             PrintFormat::Json => out.write_all(if self.rows == 0 { b"[]\n" } else { b"]\n" }).map_err(io)?,
             PrintFormat::Csv | PrintFormat::Ndjson => {}
         }

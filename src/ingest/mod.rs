@@ -668,12 +668,10 @@ fn list(names: &[&String]) -> String {
     names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
 }
 
-/// A record waiting for conversion: the object, where it came from, the path captures.
 /// A row to convert: the row, where it was read, the path captures, and the raw record when
 /// the format reshaped it (what a rejected row keeps).
 type Pending = (Map<String, Value>, SourceRef, Vec<(String, String)>, Option<Arc<Map<String, Value>>>);
 
-/// A line that could not be read as a record: where, rule, message, raw text.
 /// A line or record that gives no row: where, the rule, the JSON path, the message, and what
 /// the rejects file keeps of it.
 type BadLine = (SourceRef, &'static str, String, String, RejectBody);
