@@ -41,7 +41,16 @@ pub fn sha256_file(path: &Path) -> Result<FileDigest> {
 }
 
 /// SHA-256 of many files, using every core; results in input order.
+///
+/// Errors: the first file (in input order) that cannot be read; see [`sha256_each`] for every
+/// file's own result.
 pub fn sha256_files(paths: &[PathBuf]) -> Result<Vec<FileDigest>> {
+    sha256_each(paths).into_iter().collect()
+}
+
+/// SHA-256 of many files, using every core: each file's digest or [`Error::Io`] naming it, in
+/// input order.
+pub fn sha256_each(paths: &[PathBuf]) -> Vec<Result<FileDigest>> {
     let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(paths.len().max(1));
     let next = std::sync::atomic::AtomicUsize::new(0);
     let results: Vec<std::sync::Mutex<Option<Result<FileDigest>>>> =

@@ -74,10 +74,10 @@ pub fn run(dir: &Path) -> Result<VerifyReport> {
     let listed: BTreeSet<&str> = manifest.iter().flat_map(|m| m.files.iter().map(|f| f.path.as_str())).collect();
     for rel in walk(dir, |t| t.is_symlink()) {
         if !listed.contains(rel.as_str()) {
-            rep.problems.push(format!("{}: a symbolic link; a release holds regular files only", shown(&rel)));
+            rep.problems.push(format!("{rel}: a symbolic link; a release holds regular files only"));
         }
     }
-    // one problem per line, whatever the file names hold
+    // one problem per line, whatever the file names hold: control characters are escaped
     for p in &mut rep.problems {
         if p.chars().any(char::is_control) {
             *p = p
@@ -87,11 +87,6 @@ pub fn run(dir: &Path) -> Result<VerifyReport> {
         }
     }
     Ok(rep)
-}
-
-/// `rel` as it can be shown on one line: control characters (a newline in a file name) escaped.
-fn shown(rel: &str) -> String {
-    if rel.chars().any(char::is_control) { rel.escape_debug().to_string() } else { rel.to_string() }
 }
 
 /// Every Parquet file's row groups must stay under the dataset viewer's limit.
@@ -186,11 +181,7 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
         to_hash.push((i, p));
     }
     // a file that cannot be read is one problem: the others are still checked
-    let paths: Vec<PathBuf> = to_hash.iter().map(|(_, p)| p.clone()).collect();
-    let digests: Vec<Result<hash::FileDigest>> = match hash::sha256_files(&paths) {
-        Ok(all) => all.into_iter().map(Ok).collect(),
-        Err(_) => paths.iter().map(|p| hash::sha256_file(p)).collect(),
-    };
+    let digests = hash::sha256_each(&to_hash.iter().map(|(_, p)| p.clone()).collect::<Vec<_>>());
     let mut good: BTreeSet<String> = BTreeSet::new();
     for ((i, _), d) in to_hash.iter().zip(digests) {
         let f = &m.files[*i];
@@ -222,48 +213,38 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
             continue;
         }
         let p = dir.join(&f.path);
-        match f.kind.as_str() {
-            "parquet" => {
-                let (rows, schema) = match parquet_rows_schema(&p) {
-                    Ok(r) => r,
-                    Err(e) => {
-                        rep.problems.push(format!("{}: not a readable Parquet file: {e}", f.path));
-                        continue;
-                    }
-                };
-                match f.rows {
-                    Some(n) if n == rows => {}
-                    Some(n) => rep.problems.push(format!("{}: {rows} rows, manifest says {n}", f.path)),
-                    None => rep.problems.push(format!("{}: {rows} rows, the manifest gives no row count", f.path)),
-                }
-                if let Some(t) = f.table.as_ref().and_then(|t| m.table(t)) {
-                    let want = t.schema.arrow_schema();
-                    let diffs = schema_diff(&want, &schema);
-                    if !diffs.is_empty() {
-                        rep.problems.push(format!(
-                            "{}: schema differs from the manifest's table {}: {}",
-                            f.path,
-                            t.name,
-                            diffs.join("; ")
-                        ));
-                    }
-                }
-            }
+        // rows of a Parquet file (and its schema), lines of a JSON Lines file
+        let counted = match f.kind.as_str() {
+            "parquet" => parquet_rows_schema(&p)
+                .map(|(rows, schema)| (rows, "rows", Some(schema)))
+                .map_err(|e| format!("not a readable Parquet file: {e}")),
             "jsonl" | "rejects" => {
-                let lines = match count_lines(&p) {
-                    Ok(n) => n,
-                    Err(e) => {
-                        rep.problems.push(format!("{}: cannot be read: {e}", f.path));
-                        continue;
-                    }
-                };
-                match f.rows {
-                    Some(n) if n == lines => {}
-                    Some(n) => rep.problems.push(format!("{}: {lines} lines, manifest says {n} rows", f.path)),
-                    None => rep.problems.push(format!("{}: {lines} lines, the manifest gives no row count", f.path)),
-                }
+                count_lines(&p).map(|n| (n, "lines", None)).map_err(|e| format!("cannot be read: {e}"))
             }
-            _ => {}
+            _ => continue,
+        };
+        let (found, unit, schema) = match counted {
+            Ok(c) => c,
+            Err(e) => {
+                rep.problems.push(format!("{}: {e}", f.path));
+                continue;
+            }
+        };
+        match f.rows {
+            Some(n) if n == found => {}
+            Some(n) => rep.problems.push(format!("{}: {found} {unit}, manifest says {n} rows", f.path)),
+            None => rep.problems.push(format!("{}: {found} {unit}, the manifest gives no row count", f.path)),
+        }
+        if let (Some(schema), Some(t)) = (schema, f.table.as_ref().and_then(|t| m.table(t))) {
+            let diffs = schema_diff(&t.schema.arrow_schema(), &schema);
+            if !diffs.is_empty() {
+                rep.problems.push(format!(
+                    "{}: schema differs from the manifest's table {}: {}",
+                    f.path,
+                    t.name,
+                    diffs.join("; ")
+                ));
+            }
         }
     }
     // every data file a table or split names is a Parquet file of the manifest
@@ -300,7 +281,7 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
             continue;
         }
         if !listed.contains(rel.as_str()) {
-            rep.problems.push(format!("{}: unexpected file (not in the manifest)", shown(&rel)));
+            rep.problems.push(format!("{rel}: unexpected file (not in the manifest)"));
         }
     }
     // SHA256SUMS agrees
