@@ -428,25 +428,21 @@ pub fn generation_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<Str
     Ok(row)
 }
 
-/// The path in the raw record of a problem the converter found at `path` of a shaped `row`
-/// (`$.benchmark` of a result is its `$.name`, `$.count` of a checkpoint's split row is
-/// `$.<split>.count`, …); `None` when the path is the same.
-pub fn raw_path(format: Format, row: &Map<String, Value>, path: &str) -> Option<String> {
-    let column = path.strip_prefix("$.")?;
-    let column = column.split(['.', '[']).next().unwrap_or(column);
-    let rest = &path[2 + column.len()..];
-    let raw = match (format, column) {
-        (Format::TinkerEvalResult, "benchmark") => "name".to_string(),
+/// Where column `column` of a shaped `row` stands in the raw record, as keys from its root
+/// (`benchmark` of a result is its `name`, `count` of a checkpoint's split row is
+/// `<split>.count`, …); `None` when the column keeps its name.
+pub fn raw_column(format: Format, row: &Map<String, Value>, column: &str) -> Option<Vec<String>> {
+    let renamed = match (format, column) {
+        (Format::TinkerEvalResult, "benchmark") => "name",
         (Format::EvalMetrics, "answer_accuracy" | "avg_response_len" | "avg_loss" | "count") => {
-            let split = row.get("split")?.as_str()?;
-            return Some(format!("{}{rest}", at(&[split, column])));
+            return Some(vec![row.get("split")?.as_str()?.to_string(), column.to_string()]);
         }
-        (Format::EvalGenerations, "example_id") => "__idx".into(),
-        (Format::EvalGenerations, "response_tokens") => "resp_tokens".into(),
-        (Format::EvalGenerations, "text") => "gen_solution_answer".into(),
+        (Format::EvalGenerations, "example_id") => "__idx",
+        (Format::EvalGenerations, "response_tokens") => "resp_tokens",
+        (Format::EvalGenerations, "text") => "gen_solution_answer",
         _ => return None,
     };
-    Some(format!("{}{rest}", at(&[&raw])))
+    Some(vec![renamed.to_string()])
 }
 
 #[cfg(test)]
@@ -612,10 +608,11 @@ mod tests {
     #[test]
     fn converter_paths_name_the_raw_record() {
         let row = obj(r#"{"split":"ood","count":"x"}"#);
-        assert_eq!(raw_path(Format::EvalMetrics, &row, "$.count").as_deref(), Some("$.ood.count"));
-        assert_eq!(raw_path(Format::TinkerEvalResult, &row, "$.benchmark").as_deref(), Some("$.name"));
-        assert_eq!(raw_path(Format::EvalGenerations, &row, "$.response_tokens").as_deref(), Some("$.resp_tokens"));
-        assert_eq!(raw_path(Format::EvalGenerations, &row, "$.gold_answer"), None);
-        assert_eq!(raw_path(Format::Jsonl, &row, "$.count"), None);
+        let keys = |v: &[&str]| Some(v.iter().map(|k| k.to_string()).collect::<Vec<_>>());
+        assert_eq!(raw_column(Format::EvalMetrics, &row, "count"), keys(&["ood", "count"]));
+        assert_eq!(raw_column(Format::TinkerEvalResult, &row, "benchmark"), keys(&["name"]));
+        assert_eq!(raw_column(Format::EvalGenerations, &row, "response_tokens"), keys(&["resp_tokens"]));
+        assert_eq!(raw_column(Format::EvalGenerations, &row, "gold_answer"), None);
+        assert_eq!(raw_column(Format::Jsonl, &row, "count"), None);
     }
 }

@@ -712,33 +712,31 @@ impl ChunkSpec<'_> {
     fn convert(&self, pending: Vec<Pending>, bad_lines: Vec<BadLine>) -> Result<Chunk> {
         let records: Vec<&Map<String, Value>> = pending.iter().map(|(o, ..)| o).collect();
         let mut converted = convert::convert(&records, self.columns, self.conv);
-        if self.src.format == Format::TinkerMetrics {
-            // a long row's value is the metric key's value in the raw record
-            for p in converted.problems.iter_mut().filter(|p| p.path == "$.value") {
-                if let Some(Value::String(k)) = pending[p.row].0.get("metric") {
-                    p.path = path::render(&[path::Seg::Key(k.clone())]);
-                }
-            }
-        }
-        if self.src.layout == Layout::Long {
-            // a long row's value is its key's value in the raw record; it is a number unless declared
-            let declared = self.src.fields.iter().any(|f| f.name == "value");
-            for p in converted.problems.iter_mut().filter(|p| p.path == "$.value" || p.path.starts_with("$.value.")) {
-                if let Some(Value::String(k)) = pending[p.row].0.get("key") {
-                    p.path = format!("{}{}", path::render(&[path::Seg::Key(k.clone())]), &p.path["$.value".len()..]);
-                }
-                if !declared {
-                    p.message.push_str(
-                        "; in the long layout `value` is a number unless the source declares its type \
-                         ([[source.field]] name = \"value\", e.g. type = \"object\" for JSON text)",
-                    );
-                }
-            }
-        }
-        // a shaped row's column is named by its place in the raw record
+        // a shaped row's column is named by its place in the raw record; in the long layout,
+        // `value` is a number unless the source declares it
+        let long_hint = self.src.layout == Layout::Long && !self.src.fields.iter().any(|f| f.name == "value");
         for p in converted.problems.iter_mut() {
-            if let Some(raw) = evals::raw_path(self.src.format, &pending[p.row].0, &p.path) {
-                p.path = raw;
+            let Some(column) = p.path.strip_prefix("$.").and_then(|c| c.split(['.', '[']).next()) else { continue };
+            let rest = &p.path[2 + column.len()..];
+            let keys = match (self.src.format, self.src.layout, column) {
+                (Format::TinkerMetrics, _, "value") => {
+                    pending[p.row].0.get("metric").and_then(Value::as_str).map(|k| vec![k.to_string()])
+                }
+                (_, Layout::Long, "value") => {
+                    pending[p.row].0.get("key").and_then(Value::as_str).map(|k| vec![k.to_string()])
+                }
+                _ => evals::raw_column(self.src.format, &pending[p.row].0, column),
+            };
+            let value = column == "value";
+            if let Some(keys) = keys {
+                let segs: Vec<path::Seg> = keys.into_iter().map(path::Seg::Key).collect();
+                p.path = format!("{}{rest}", path::render(&segs));
+            }
+            if long_hint && value {
+                p.message.push_str(
+                    "; in the long layout `value` is a number unless the source declares its type \
+                     ([[source.field]] name = \"value\", e.g. type = \"object\" for JSON text)",
+                );
             }
         }
         let mut bad_records = BTreeMap::new();
