@@ -531,16 +531,7 @@ fn read_file(
         | Format::TinkerEvalTrajectories
         | Format::EvalGenerations => records::jsonl(reader, &input.rel, sink),
         Format::Json => records::json(reader, &input.rel, src.record_path.as_deref().unwrap_or(""), sink),
-        // the file is one record: one that is no JSON is a bad record (rejected with
-        // `--on-invalid reject`), not the end of the build
-        Format::TinkerEvalResult | Format::EvalMetrics => match records::json(reader, &input.rel, "", sink) {
-            Err(Error::Invalid { violations, .. }) if violations.len() == 1 && violations[0].rule == "json" => {
-                let v = violations.into_iter().next().expect("one violation");
-                let at = v.source.map(|s| s.at).unwrap_or(Position::Line(1));
-                sink(Item::Bad { at, rule: "json", message: v.message, raw: None })
-            }
-            other => other,
-        },
+        Format::TinkerEvalResult | Format::EvalMetrics => records::json_record(reader, &input.rel, sink),
         Format::Csv => records::csv(reader, &input.rel, sink),
         Format::Parquet => unreachable!("Parquet sources are read by run_parquet"),
         Format::Wandb => unreachable!("W&B sources are read by wandb::read"),

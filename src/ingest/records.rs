@@ -159,12 +159,53 @@ fn raw(line: &[u8]) -> String {
 
 /// Reads the records of a JSON document at `pointer` (RFC 6901; `""` = the root): each element
 /// if it is an array, or the object itself.
+///
+/// Errors: [`Error::Invalid`] naming the line and column where the document stops being JSON,
+/// [`Error::Config`] for a `pointer` the document does not hold.
 pub fn json(
-    mut reader: Box<dyn BufRead + Send>,
+    reader: Box<dyn BufRead + Send>,
     rel: &str,
     pointer: &str,
     sink: &mut dyn FnMut(Item) -> Result<()>,
 ) -> Result<()> {
+    match json_syntax(reader, rel, pointer, sink)? {
+        Ok(()) => Ok(()),
+        Err(e) => Err(Error::Invalid {
+            violations: vec![crate::report::Violation {
+                table: String::new(),
+                source: Some(crate::report::SourceRef { file: rel.to_string(), at: Position::Line(e.line() as u64) }),
+                path: format!("column {}", e.column()),
+                rule: "json".into(),
+                key: None,
+                message: format!("not valid JSON: {e}"),
+            }],
+            total: 1,
+        }),
+    }
+}
+
+/// Reads a JSON document that is one record (a benchmark result, a checkpoint's metrics):
+/// the root object, or, when the document is no JSON, one [`Item::Bad`] at the line where it
+/// stops being JSON, so that the file is rejected like a bad line of JSON Lines.
+pub fn json_record(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item) -> Result<()>) -> Result<()> {
+    match json_syntax(reader, rel, "", sink)? {
+        Ok(()) => Ok(()),
+        Err(e) => sink(Item::Bad {
+            at: Position::Line(e.line() as u64),
+            rule: "json",
+            message: format!("not valid JSON: {e}"),
+            raw: None,
+        }),
+    }
+}
+
+/// [`json`], with the syntax error (if any) given back rather than reported.
+fn json_syntax(
+    mut reader: Box<dyn BufRead + Send>,
+    rel: &str,
+    pointer: &str,
+    sink: &mut dyn FnMut(Item) -> Result<()>,
+) -> Result<std::result::Result<(), serde_json::Error>> {
     let tokens: Vec<String> = if pointer.is_empty() {
         vec![]
     } else {
@@ -185,22 +226,12 @@ pub fn json(
         return Err(e);
     }
     if let Err(e) = res {
-        return Err(Error::Invalid {
-            violations: vec![crate::report::Violation {
-                table: String::new(),
-                source: Some(crate::report::SourceRef { file: rel.to_string(), at: Position::Line(e.line() as u64) }),
-                path: format!("column {}", e.column()),
-                rule: "json".into(),
-                key: None,
-                message: format!("not valid JSON: {e}"),
-            }],
-            total: 1,
-        });
+        return Ok(Err(e));
     }
     if !state.found {
         return Err(Error::config(rel, format!("record_path {pointer:?} does not exist in this file")));
     }
-    Ok(())
+    Ok(Ok(()))
 }
 
 struct NavState<'s> {
