@@ -188,7 +188,7 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
         let d = match d {
             Ok(d) => d,
             Err(e) => {
-                rep.problems.push(format!("{}: cannot be read: {e}", f.path));
+                rep.problems.push(format!("{}: cannot be read: {}", f.path, os_error(e)));
                 continue;
             }
         };
@@ -219,7 +219,7 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
                 .map(|(rows, schema)| (rows, "rows", Some(schema)))
                 .map_err(|e| format!("not a readable Parquet file: {e}")),
             "jsonl" | "rejects" => {
-                count_lines(&p).map(|n| (n, "lines", None)).map_err(|e| format!("cannot be read: {e}"))
+                count_lines(&p).map(|n| (n, "lines", None)).map_err(|e| format!("cannot be read: {}", os_error(e)))
             }
             _ => continue,
         };
@@ -304,7 +304,7 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
                             .problems
                             .push(format!("manifest.json: sha256 mismatch: SHA256SUMS says {sha}, found {}", d.sha256)),
                         Ok(_) => {}
-                        Err(e) => rep.problems.push(format!("manifest.json: cannot be read: {e}")),
+                        Err(e) => rep.problems.push(format!("manifest.json: cannot be read: {}", os_error(e))),
                     }
                 } else if let Some(f) = m.files.iter().find(|f| f.path == path) {
                     if f.sha256 != sha {
@@ -362,10 +362,11 @@ fn count_lines(p: &Path) -> Result<u64> {
     }
 }
 
-fn parquet_rows_schema(p: &Path) -> Result<(u64, arrow::datatypes::SchemaRef)> {
-    let f = std::fs::File::open(p).map_err(|e| Error::io(p, e))?;
-    let b = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)
-        .map_err(|e| Error::format(p.display().to_string(), e))?;
+/// Rows and Arrow schema of the Parquet file `p`, from its footer. The error is the reason
+/// alone (the caller names the file).
+fn parquet_rows_schema(p: &Path) -> std::result::Result<(u64, arrow::datatypes::SchemaRef), String> {
+    let f = std::fs::File::open(p).map_err(|e| e.to_string())?;
+    let b = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| e.to_string())?;
     let rows = b.metadata().file_metadata().num_rows() as u64;
     Ok((rows, b.schema().clone()))
 }
@@ -549,12 +550,26 @@ pub fn card_problems(card: &str, files: &[String]) -> Vec<String> {
     out
 }
 
+/// The reason of a read error without the path it carries: a problem line names the file
+/// once, by its path in the release.
+fn os_error(e: crate::error::Error) -> String {
+    match e {
+        crate::error::Error::Io { source, .. } => source.to_string(),
+        other => other.to_string(),
+    }
+}
+
 fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -> Result<()> {
     let path = dir.join("README.md");
+    let regular = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
+    if !regular && manifest.is_some_and(|m| m.files.iter().any(|f| f.path == "README.md")) {
+        // missing, a folder or a link: already reported with the manifest's files
+        return Ok(());
+    }
     let card = match crate::ingest::files::read_small(&path, 16 << 20) {
         Ok(c) => c,
         Err(e) => {
-            rep.problems.push(format!("README.md: cannot be read: {e}"));
+            rep.problems.push(format!("README.md: cannot be read: {}", os_error(e)));
             return Ok(());
         }
     };
