@@ -230,6 +230,43 @@ pub async fn register_release(ctx: &SessionContext, dir: &Path) -> Result<Manife
     Ok(manifest)
 }
 
+/// The Parquet files of a release's tables, each with the name a message gives it
+/// (`data/metrics.parquet (table metrics)`), in manifest order.
+pub fn release_parquet_files(dir: &Path, manifest: &Manifest) -> Vec<(String, PathBuf)> {
+    manifest
+        .tables
+        .iter()
+        .flat_map(|t| t.files.iter().map(move |f| (format!("{f} (table {})", t.name), dir.join(f))))
+        .collect()
+}
+
+/// `e` with the file that caused it named, when `e` is a query that failed reading Parquet:
+/// DataFusion's message names no file, or names it without its leading `/`. Every one of
+/// `files` (message name, path) whose footer cannot be read is named with the reason, one
+/// per line; when every footer reads, DataFusion's message is kept. `hint` is added to both.
+/// Any other error is returned unchanged.
+pub fn name_broken_file(e: Error, files: &[(String, PathBuf)], hint: &str) -> Error {
+    let Error::Sql { source, context } = &e else { return e };
+    let from_parquet = matches!(source.find_root(), datafusion::error::DataFusionError::ParquetError(_))
+        || source.to_string().contains("Parquet error");
+    if !from_parquet {
+        return e;
+    }
+    let broken: Vec<String> = files
+        .iter()
+        .filter_map(|(name, path)| {
+            let footer = std::fs::File::open(path).map_err(|e| e.to_string()).and_then(|f| {
+                parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
+            });
+            footer.err().map(|why| format!("{name} is not a readable Parquet file: {why}"))
+        })
+        .collect();
+    let message = if broken.is_empty() { source.to_string() } else { broken.join("\n") };
+    Error::Format { context: context.clone(), message: format!("{message}{hint}") }
+}
+
 /// `schema` with its top-level `Utf8` columns read as `Utf8View`.
 ///
 /// A view column decodes a dictionary-encoded Parquet column by pointing into the
@@ -640,6 +677,9 @@ pub struct RawTable {
     pub schema: SchemaRef,
     /// Whether it was inferred from the files (rather than declared).
     pub inferred: bool,
+    /// The Parquet files read (each named by its path), empty for JSON Lines (see
+    /// [`name_broken_file`]).
+    pub parquet_files: Vec<(String, PathBuf)>,
     _work: Option<tempfile::TempDir>,
 }
 
@@ -716,7 +756,8 @@ pub async fn register_files(
         };
         let paths: Vec<PathBuf> = found.iter().map(|f| f.path.clone()).collect();
         register_parquet(ctx, name, &paths, arrow.clone(), &[]).await?;
-        return Ok(RawTable { schema: arrow, inferred: schema.is_none(), _work: None });
+        let parquet_files = paths.iter().map(|p| (p.display().to_string(), p.clone())).collect();
+        return Ok(RawTable { schema: arrow, inferred: schema.is_none(), parquet_files, _work: None });
     }
     // JSON Lines: read through runpack's own reader into Arrow IPC
     let work = tempfile::tempdir().map_err(|e| Error::io("temporary folder", e))?;
@@ -750,7 +791,7 @@ pub async fn register_files(
     ctx.register_arrow(name, ing.ipc_file.to_string_lossy().as_ref(), read)
         .await
         .map_err(|e| Error::sql(format!("table {name}"), e))?;
-    Ok(RawTable { schema: ing.schema.clone(), inferred: schema.is_none(), _work: Some(work) })
+    Ok(RawTable { schema: ing.schema.clone(), inferred: schema.is_none(), parquet_files: vec![], _work: Some(work) })
 }
 
 #[cfg(test)]

@@ -378,7 +378,11 @@ pub fn query(
         );
         let ctx = crate::query::session();
         let started = std::time::Instant::now();
-        crate::query::register_release(&ctx, &fetched.dir).await?;
-        super::run_and_print(&ctx, sql, format, timing, started).await
+        let manifest = crate::query::register_release(&ctx, &fetched.dir).await?;
+        let files = crate::query::release_parquet_files(&fetched.dir, &manifest);
+        let hint = super::verify_hint(&target.to_string());
+        super::run_and_print(&ctx, sql, format, timing, started)
+            .await
+            .map_err(|e| crate::query::name_broken_file(e, &files, &hint))
     })
 }

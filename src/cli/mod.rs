@@ -165,6 +165,14 @@ enum DuplicateArg {
     KeepFirst,
 }
 
+/// What `query` registered: the raw table (kept alive while the query runs) and the Parquet
+/// files read, for naming a broken one ([`crate::query::name_broken_file`]).
+struct QuerySource {
+    _raw: Option<crate::query::RawTable>,
+    parquet_files: Vec<(String, std::path::PathBuf)>,
+    hint: String,
+}
+
 /// Registers what `query` reads: a release folder, or raw files as one table.
 async fn register_query_source(
     ctx: &datafusion::prelude::SessionContext,
@@ -172,11 +180,15 @@ async fn register_query_source(
     schema: Option<&crate::schema::TableSchema>,
     table: &str,
     quiet: bool,
-) -> Result<Option<crate::query::RawTable>, Error> {
+) -> Result<QuerySource, Error> {
     let path = std::path::Path::new(source);
     if path.join("manifest.json").is_file() {
-        crate::query::register_release(ctx, path).await?;
-        return Ok(None);
+        let manifest = crate::query::register_release(ctx, path).await?;
+        return Ok(QuerySource {
+            _raw: None,
+            parquet_files: crate::query::release_parquet_files(path, &manifest),
+            hint: verify_hint(&path.display().to_string()),
+        });
     }
     let raw = crate::query::register_files(ctx, table, source, schema).await?;
     if raw.inferred && !quiet {
@@ -185,7 +197,12 @@ async fn register_query_source(
             eprintln!("  {}: {}", f.name(), crate::schema::type_name(f.data_type()));
         }
     }
-    Ok(Some(raw))
+    Ok(QuerySource { parquet_files: raw.parquet_files.clone(), _raw: Some(raw), hint: String::new() })
+}
+
+/// The advice added to a query error that a release's data file caused.
+fn verify_hint(release: &str) -> String {
+    format!("\nhint: `runpack verify {release}` checks every file of the release")
 }
 
 /// Sets up logging on stderr.
@@ -297,8 +314,10 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             runtime()?.block_on(async {
                 let ctx = crate::query::session();
                 let started = std::time::Instant::now();
-                let _raw = register_query_source(&ctx, &source, declared.as_ref(), &table, quiet).await?;
-                run_and_print(&ctx, &sql, format, timing, started).await
+                let src = register_query_source(&ctx, &source, declared.as_ref(), &table, quiet).await?;
+                run_and_print(&ctx, &sql, format, timing, started)
+                    .await
+                    .map_err(|e| crate::query::name_broken_file(e, &src.parquet_files, &src.hint))
             })
         }
     }

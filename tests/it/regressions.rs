@@ -536,3 +536,20 @@ fn a_result_json_that_is_no_json_is_one_bad_record() {
     let rejects = std::fs::read_to_string(release(dir, "rj").join("rejects/raw.jsonl")).unwrap();
     assert!(rejects.contains("\"_source_file\":\"math/result.json\",\"_source_line\":4"), "{rejects}");
 }
+
+#[test]
+fn a_query_that_meets_a_broken_data_file_names_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), tmp.path());
+    std::fs::write(tmp.path().join("data/checkpoints.parquet"), b"PAR1 not a footer").unwrap();
+    let o = run(bin().args(["query", "-q"]).arg(tmp.path()).arg("SELECT count(*) FROM checkpoints"));
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("data/checkpoints.parquet (table checkpoints) is not a readable Parquet file"), "{err}");
+    assert!(err.contains("hint: `runpack verify"), "{err}");
+    // a raw Parquet file is named by its path
+    let file = tmp.path().join("data/checkpoints.parquet");
+    let o = run(bin().args(["query", "-q"]).arg(&file).arg("SELECT count(*) FROM t"));
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("checkpoints.parquet"), "{}", stderr(&o));
+}
