@@ -138,12 +138,26 @@ fn hub_env(token_file: Option<&Path>) -> Result<HubEnv, Error> {
     let token = match token_file {
         Some(f) => {
             let t = std::fs::read_to_string(f).map_err(|e| Error::io(f, e))?;
-            Some(Token::new(t).ok_or_else(|| Error::config(f.display().to_string(), "the token file is empty"))?)
+            let t = Token::new(t).ok_or_else(|| Error::config(f.display().to_string(), "the token file is empty"))?;
+            t.check(&f.display().to_string())?;
+            Some(t)
         }
-        None => var("HF_TOKEN").and_then(Token::new).or_else(|| {
-            let path = var("HF_TOKEN_PATH").map(PathBuf::from).unwrap_or_else(|| hf_home.join("token"));
-            std::fs::read_to_string(path).ok().and_then(Token::new)
-        }),
+        None => match var("HF_TOKEN").and_then(Token::new) {
+            Some(t) => {
+                t.check("HF_TOKEN")?;
+                Some(t)
+            }
+            None => {
+                let path = var("HF_TOKEN_PATH").map(PathBuf::from).unwrap_or_else(|| hf_home.join("token"));
+                match std::fs::read_to_string(&path).ok().and_then(Token::new) {
+                    Some(t) => {
+                        t.check(&path.display().to_string())?;
+                        Some(t)
+                    }
+                    None => None,
+                }
+            }
+        },
     };
     let cache = var("HF_HUB_CACHE")
         .or_else(|| var("HUGGINGFACE_HUB_CACHE"))

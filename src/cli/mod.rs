@@ -221,7 +221,8 @@ pub fn init_tracing(verbose: u8, quiet: bool) {
 
 /// Prints an error on stderr and returns its exit code.
 pub fn report(err: &Error) -> u8 {
-    let text = err.to_string();
+    // no token reaches the terminal, whatever a server put in its answer
+    let text = crate::hub::redact(&err.to_string());
     match err {
         Error::Invalid { .. } => eprintln!("{text}"),
         _ => eprintln!("error: {text}"),

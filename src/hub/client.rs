@@ -329,9 +329,12 @@ impl HubClient {
         h
     }
 
-    /// A request to the endpoint, with the token.
+    /// A request to the endpoint, with the token. A URL that the server handed out (an LFS
+    /// verify action, a next-page link) gets the token only when it is on the endpoint's
+    /// origin (scheme, host and port), as a browser would send credentials.
     pub(crate) fn hub(&self, method: reqwest::Method, url: &str) -> reqwest::RequestBuilder {
-        self.http.request(method, url).headers(self.auth()).timeout(self.request_timeout)
+        let r = self.http.request(method, url).timeout(self.request_timeout);
+        if same_origin(url, &self.endpoint) { r.headers(self.auth()) } else { r }
     }
 
     /// A request to a storage URL handed out by the Hub: no token, no overall timeout.
@@ -341,7 +344,7 @@ impl HubClient {
     }
 
     /// Removes the token from a text that came from the server.
-    fn scrub(&self, s: &str) -> String {
+    pub(crate) fn scrub(&self, s: &str) -> String {
         match &self.token {
             Some(t) if s.contains(t.secret()) => s.replace(t.secret(), "<token>"),
             _ => s.to_string(),
@@ -353,8 +356,11 @@ impl HubClient {
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
         let header = |k: &str| headers.get(k).and_then(|v| v.to_str().ok()).map(str::to_string);
-        let request_id = header("x-request-id").or_else(|| header("x-amzn-trace-id")).or_else(|| header("x-amz-cf-id"));
-        let error_code = header("x-error-code");
+        let request_id = header("x-request-id")
+            .or_else(|| header("x-amzn-trace-id"))
+            .or_else(|| header("x-amz-cf-id"))
+            .map(|s| self.scrub(&s));
+        let error_code = header("x-error-code").map(|s| self.scrub(&s));
         let wait = server_wait(&headers);
         let body = resp.text().await.unwrap_or_default();
         let from_body = serde_json::from_str::<serde_json::Value>(&body).ok().and_then(|v| match v.get("error") {
@@ -767,6 +773,21 @@ fn server_wait(h: &HeaderMap) -> Option<Duration> {
 }
 
 /// The `rel="next"` URL of a `Link` header.
+/// True when `url` is on the origin (scheme, host, port) of `endpoint`, or is a path on it.
+fn same_origin(url: &str, endpoint: &str) -> bool {
+    if url.starts_with('/') && !url.starts_with("//") {
+        return true;
+    }
+    match (reqwest::Url::parse(url), reqwest::Url::parse(endpoint)) {
+        (Ok(a), Ok(b)) => {
+            a.scheme() == b.scheme()
+                && a.host_str().map(str::to_ascii_lowercase) == b.host_str().map(str::to_ascii_lowercase)
+                && a.port_or_known_default() == b.port_or_known_default()
+        }
+        _ => false,
+    }
+}
+
 fn next_link(h: &str) -> Option<String> {
     h.split(',').find_map(|part| {
         let (url, params) = part.split_once(';')?;
@@ -780,6 +801,26 @@ fn next_link(h: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_token_goes_only_to_the_endpoint_origin() {
+        let e = "http://127.0.0.1:18080";
+        assert!(same_origin("http://127.0.0.1:18080/api/datasets/a/b/tree/main", e));
+        assert!(same_origin("/api/x", e));
+        assert!(!same_origin("//evil.example/api/x", e));
+        assert!(!same_origin("http://127.0.0.1:18081/verify", e));
+        assert!(!same_origin("https://127.0.0.1:18080/verify", e));
+        assert!(!same_origin("http://localhost:18080/verify", e));
+        assert!(same_origin("https://HuggingFace.co:443/api/x", "https://huggingface.co"));
+        assert!(!same_origin("https://huggingface.co.evil.example/api", "https://huggingface.co"));
+        let client = HubClient::new(&crate::hub::HubConfig::new(e, crate::hub::Token::new("hf_origin_test"))).unwrap();
+        let has_auth = |url: &str| {
+            let r = client.hub(reqwest::Method::POST, url).build().unwrap();
+            r.headers().contains_key(reqwest::header::AUTHORIZATION)
+        };
+        assert!(has_auth("http://127.0.0.1:18080/api/x"));
+        assert!(!has_auth("http://127.0.0.1:18081/verify"));
+    }
 
     #[test]
     fn waits_from_headers() {

@@ -44,12 +44,53 @@ pub const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
 #[derive(Clone)]
 pub struct Token(String);
 
+/// Every token this process has read, so that [`redact`] can take it out of any text.
+static SECRETS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// `text` with every token this process has read ([`Token::new`]) replaced by `<token>`: the
+/// last guard before a message is printed.
+pub fn redact(text: &str) -> String {
+    let secrets = SECRETS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut out = text.to_string();
+    for s in secrets.iter() {
+        if out.contains(s.as_str()) {
+            out = out.replace(s.as_str(), "<token>");
+        }
+    }
+    out
+}
+
 impl Token {
     /// Wraps a token; surrounding whitespace (a token file's final newline) is removed.
-    /// Returns `None` for an empty string.
+    /// Returns `None` for an empty string. The secret is remembered for [`redact`].
     pub fn new(token: impl Into<String>) -> Option<Token> {
         let t = token.into().trim().to_string();
-        (!t.is_empty()).then_some(Token(t))
+        if t.is_empty() {
+            return None;
+        }
+        SECRETS.lock().unwrap_or_else(|e| e.into_inner()).push(t.clone());
+        Some(Token(t))
+    }
+
+    /// Checks that the token can be sent in an HTTP header: visible ASCII only (RFC 9110 §5.5
+    /// allows nothing else to be relied on), so a token file with a stray character is refused
+    /// rather than the request going out without a token.
+    ///
+    /// Errors: [`Error::Config`] naming `origin` (where the token came from) and the position
+    /// of the first character that is not allowed, never the token itself.
+    pub fn check(&self, origin: &str) -> Result<()> {
+        match self.0.char_indices().find(|(_, c)| !c.is_ascii_graphic()) {
+            None => Ok(()),
+            Some((i, c)) => Err(Error::config(
+                origin,
+                format!(
+                    "the token holds a character that cannot be sent in an HTTP header ({} at character {} of {})",
+                    c.escape_unicode(),
+                    self.0[..i].chars().count() + 1,
+                    self.0.chars().count()
+                ),
+            )),
+        }
     }
 
     /// The secret, for the `Authorization` header and for scrubbing server messages.
@@ -291,6 +332,16 @@ mod tests {
         assert_eq!(format!("{t:?}"), "Token(<redacted>)");
         assert_eq!(t.secret(), "hf_secret");
         assert!(Token::new("  ").is_none());
+    }
+
+    #[test]
+    fn a_token_that_cannot_be_sent_is_refused_and_any_token_is_redacted() {
+        let t = Token::new("hf_SECRET\ntoken123").unwrap();
+        let e = t.check("HF_TOKEN").unwrap_err().to_string();
+        assert!(e.contains("HF_TOKEN") && e.contains("character 10 of 18"), "{e}");
+        assert!(!e.contains("SECRET"), "{e}");
+        assert!(Token::new("hf_fine_token").unwrap().check("HF_TOKEN").is_ok());
+        assert_eq!(redact("request id req-Bearer hf_SECRET\ntoken123"), "request id req-Bearer <token>");
     }
 
     #[test]

@@ -618,7 +618,10 @@ async fn upload_objects(
                 }
                 return Err(Error::Hub(format!(
                     "LFS batch: the Hub refuses object {} ({} bytes): {} (code {})",
-                    obj.oid, obj.size, err.message, err.code
+                    obj.oid,
+                    obj.size,
+                    client.scrub(&err.message),
+                    err.code
                 )));
             }
             let Some((_, path)) = objects.get(&obj.oid) else {
