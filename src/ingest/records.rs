@@ -369,11 +369,29 @@ pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item
         }
     }
     let mut record = csv::StringRecord::new();
+    // each record is handed on when the next one is read: the csv crate ends a quoted cell
+    // that is never closed at the end of the file without an error, so the last record is
+    // checked for that first (its last cell would hold every line after the quote)
+    let mut held: Option<(Map<String, Value>, u64, u64, bool)> = None;
     loop {
         let pos = rdr.position().line();
         match rdr.read_record(&mut record) {
-            Ok(false) => return Ok(()),
+            Ok(false) => {
+                if let Some((obj, line, start, multiline)) = held.take() {
+                    if multiline && lines.quotes_from(start) % 2 == 1 {
+                        let message = "a quoted cell opened in this record is never closed: its last cell would \
+                                       hold every line to the end of the file; close the quote or escape it as \"\""
+                            .to_string();
+                        let raw = Some(raw(Value::Object(obj).to_string().as_bytes()));
+                        sink(Item::Bad { at: Position::Line(line), rule: "csv", message, raw })?;
+                    } else {
+                        sink(Item::Record(obj, Position::Line(line)))?;
+                    }
+                }
+                return Ok(());
+            }
             Ok(true) => {
+                let start = record.position().map(|p| p.byte()).unwrap_or(0);
                 let line = record.position().map(line_of).unwrap_or(pos);
                 let mut obj = Map::new();
                 for (h, v) in headers.iter().zip(record.iter()) {
@@ -382,9 +400,15 @@ pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item
                     }
                     obj.insert(h.to_string(), Value::String(v.to_string()));
                 }
-                sink(Item::Record(obj, Position::Line(line)))?;
+                let multiline = record.iter().last().is_some_and(|v| v.contains(['\n', '\r']));
+                if let Some((obj, line, _, _)) = held.replace((obj, line, start, multiline)) {
+                    sink(Item::Record(obj, Position::Line(line)))?;
+                }
             }
             Err(e) => {
+                if let Some((obj, line, _, _)) = held.take() {
+                    sink(Item::Record(obj, Position::Line(line)))?;
+                }
                 let line = e.position().map(line_of).unwrap_or(pos + 1);
                 let message = match e.kind() {
                     csv::ErrorKind::UnequalLengths { expected_len, len, .. } => {
@@ -415,6 +439,8 @@ struct LineState {
     breaks: u64,
     /// Offsets and bytes of the CR and LF bytes not yet passed by [`LineLog::line_at`].
     ends: std::collections::VecDeque<(u64, u8)>,
+    /// Offsets of the `"` bytes not yet passed by [`LineLog::quotes_from`].
+    quotes: std::collections::VecDeque<u64>,
 }
 
 impl LineLog {
@@ -441,6 +467,16 @@ impl LineLog {
         }
         s.breaks + 1
     }
+
+    /// How many `"` bytes were read at or after `offset` (`offset` never decreases from one
+    /// call to the next; the quotes before it are forgotten).
+    fn quotes_from(&self, offset: u64) -> u64 {
+        let mut s = self.0.borrow_mut();
+        while s.quotes.front().is_some_and(|&at| at < offset) {
+            s.quotes.pop_front();
+        }
+        s.quotes.len() as u64
+    }
 }
 
 struct LineReader<R> {
@@ -452,9 +488,13 @@ impl<R: std::io::Read> std::io::Read for LineReader<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
         let mut s = self.log.0.borrow_mut();
-        for i in memchr::memchr2_iter(b'\n', b'\r', &buf[..n]) {
+        for i in memchr::memchr3_iter(b'\n', b'\r', b'"', &buf[..n]) {
             let at = s.offset + i as u64;
-            s.ends.push_back((at, buf[i]));
+            if buf[i] == b'"' {
+                s.quotes.push_back(at);
+            } else {
+                s.ends.push_back((at, buf[i]));
+            }
         }
         s.offset += n as u64;
         Ok(n)
@@ -531,6 +571,18 @@ mod tests {
                 "7 {\"a\":\"4\",\"b\":\"w\"}",
             ]
         );
+    }
+
+    #[test]
+    fn csv_quote_never_closed_is_a_bad_record_not_a_swallowed_file() {
+        let got = collect(|s| csv(boxed(b"step,loss,name\n1,0.5,a\n2,0.4,\"b\n3,0.1,c\n"), "f", s));
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert_eq!(got[0], r#"2 {"step":"1","loss":"0.5","name":"a"}"#);
+        assert!(got[1].starts_with("3 csv: a quoted cell opened in this record is never closed"), "{got:?}");
+        // closed quotes across lines, and a quote inside an unquoted cell, are fine
+        let got = collect(|s| csv(boxed(b"a,b\n1,\"x\ny\"\n2,5\" screen\n3,\"z\"\"\n\"\n"), "f", s));
+        assert_eq!(got.len(), 3, "{got:?}");
+        assert!(got.iter().all(|g| !g.contains("csv:")), "{got:?}");
     }
 
     #[test]
