@@ -400,7 +400,7 @@ pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item
                     }
                     obj.insert(h.to_string(), Value::String(v.to_string()));
                 }
-                let multiline = record.iter().last().is_some_and(|v| v.contains(['\n', '\r']));
+                let multiline = record.iter().next_back().is_some_and(|v| v.contains(['\n', '\r']));
                 if let Some((obj, line, _, _)) = held.replace((obj, line, start, multiline)) {
                     sink(Item::Record(obj, Position::Line(line)))?;
                 }
