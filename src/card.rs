@@ -467,8 +467,12 @@ pub fn render(
         if t.name == default_table {
             c.insert("default".into(), true.into());
         }
+        // the `datasets` library refuses a split without rows ("corresponds to no data"), and
+        // with it the whole config: empty splits stay out of `configs` and `dataset_info`
+        // (their files are still in the release, and the body says so)
+        let loadable: Vec<&crate::release::SplitEntry> = t.splits.iter().filter(|s| s.rows > 0).collect();
         let mut data_files = Vec::new();
-        for sp in &t.splits {
+        for sp in &loadable {
             let path: Yaml = if sp.files.len() == 1 {
                 sp.files[0].as_str().into()
             } else {
@@ -483,7 +487,9 @@ pub fn render(
             data_files.push(Yaml::Mapping(split));
         }
         c.insert("data_files".into(), Yaml::Sequence(data_files));
-        configs.push(Yaml::Mapping(c));
+        if !loadable.is_empty() {
+            configs.push(Yaml::Mapping(c));
+        }
 
         let mut num_bytes = 0u64;
         let mut download = 0u64;
@@ -500,7 +506,7 @@ pub fn render(
             Yaml::Sequence(arrow.fields().iter().map(|f| feature(Some(f.name()), f.data_type())).collect()),
         );
         let mut splits = Vec::new();
-        for s in &t.splits {
+        for s in &loadable {
             let mut sp = Mapping::new();
             let mut bytes = 0u64;
             for f in &s.files {
@@ -514,10 +520,14 @@ pub fn render(
         info.insert("splits".into(), Yaml::Sequence(splits));
         info.insert("download_size".into(), download.into());
         info.insert("dataset_size".into(), num_bytes.into());
-        infos.push(Yaml::Mapping(info));
+        if !loadable.is_empty() {
+            infos.push(Yaml::Mapping(info));
+        }
     }
-    fm.insert("configs".into(), Yaml::Sequence(configs));
-    fm.insert("dataset_info".into(), Yaml::Sequence(infos));
+    if !configs.is_empty() {
+        fm.insert("configs".into(), Yaml::Sequence(configs));
+        fm.insert("dataset_info".into(), Yaml::Sequence(infos));
+    }
     if let Some(extra) = extra {
         for (k, v) in extra {
             if !fm.contains_key(k) {
@@ -584,6 +594,24 @@ pub fn render(
             );
         }
         let _ = writeln!(b, ". Files: {}.\n", t.files.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", "));
+        let empty: Vec<String> = t.splits.iter().filter(|s| s.rows == 0).map(|s| format!("`{}`", s.name)).collect();
+        if !empty.is_empty() {
+            let what = if empty.len() == t.splits.len() {
+                "The table has no rows, so it is left out of the card's `configs`".to_string()
+            } else {
+                format!(
+                    "Split{} {} {} no rows, so {} left out of this config's `data_files`",
+                    if empty.len() == 1 { "" } else { "s" },
+                    empty.join(", "),
+                    if empty.len() == 1 { "has" } else { "have" },
+                    if empty.len() == 1 { "it is" } else { "they are" }
+                )
+            };
+            let _ = writeln!(
+                b,
+                "{what} (the `datasets` library refuses a split without rows); its Parquet and JSON Lines files are in the release all the same.\n"
+            );
+        }
         for fk in &t.schema.foreign_keys {
             let _ = writeln!(
                 b,

@@ -422,7 +422,7 @@ struct CardPath {
 }
 
 /// Problems of a card's `configs` against the files of `dir` (or of a remote listing).
-pub fn card_problems(card: &str, files: &[String]) -> Vec<String> {
+pub fn card_problems(card: &str, files: &[String], empty: &BTreeSet<String>) -> Vec<String> {
     let mut out = Vec::new();
     let Some(fm) = front_matter(card) else {
         out.push("README.md: no YAML front matter (the card must start with a line `---`)".into());
@@ -539,15 +539,32 @@ pub fn card_problems(card: &str, files: &[String]) -> Vec<String> {
             }
         }
     }
+    for (f, os) in &owners {
+        let in_configs: BTreeSet<&str> = os.iter().map(|(c, _)| c.as_str()).collect();
+        if in_configs.len() > 1 {
+            out.push(format!(
+                "README.md: `{f}` is in several configs ({}); a file belongs to one config and split",
+                in_configs.into_iter().collect::<Vec<_>>().join(", ")
+            ));
+        }
+    }
     for f in files.iter().filter(|f| is_data(f) && (f.starts_with("data/") || !f.contains('/'))) {
         if f.ends_with(".md") {
             continue;
         }
-        if !owners.contains_key(f.as_str()) {
+        if !owners.contains_key(f.as_str()) && !empty.contains(f) {
             out.push(format!("README.md: `{f}` is in no config and split"));
         }
     }
     out
+}
+
+/// The Parquet files that the manifest says hold no rows: an empty split stays out of the
+/// card's `configs` (the `datasets` library refuses it).
+pub fn empty_parquet_files(manifest: Option<&Manifest>) -> BTreeSet<String> {
+    manifest
+        .map(|m| m.files.iter().filter(|f| f.kind == "parquet" && f.rows == Some(0)).map(|f| f.path.clone()).collect())
+        .unwrap_or_default()
 }
 
 /// The reason of a read error without the path it carries: a problem line names the file
@@ -574,7 +591,7 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
         }
     };
     let files = all_files(dir);
-    rep.problems.extend(card_problems(&card, &files));
+    rep.problems.extend(card_problems(&card, &files, &empty_parquet_files(manifest)));
     // shards of one split share one schema; row groups under the viewer limit
     let Some(fm) = front_matter(&card) else { return Ok(()) };
     let Ok(yaml) = yaml_serde::from_str::<yaml_serde::Value>(fm) else { return Ok(()) };

@@ -429,7 +429,9 @@ fn preflight(opts: &PublishOptions) -> Result<(Manifest, Vec<LocalFile>, Vec<Str
                 Some(m) => m.files.iter().map(|f| f.path.clone()).collect(),
                 None => on_disk.clone(),
             };
-            for p in crate::verify::card_problems(&card, &listed) {
+            for p in
+                crate::verify::card_problems(&card, &listed, &crate::verify::empty_parquet_files(manifest.as_ref()))
+            {
                 if seen.insert(p.clone()) {
                     problems.push(p);
                 }

@@ -553,3 +553,45 @@ fn a_query_that_meets_a_broken_data_file_names_it() {
     assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
     assert!(stderr(&o).contains("checkpoints.parquet"), "{}", stderr(&o));
 }
+
+#[test]
+fn an_empty_split_stays_out_of_configs_so_datasets_loads_the_rest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "raw.jsonl", "{\"id\": 1, \"split\": \"train\"}\n{\"id\": 2, \"split\": \"train\"}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"es\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"t\"\nsplit_column = \"split\"\nsplits = [\"train\", \"test\"]\nquery = \"SELECT * FROM raw\"\n\
+         [[table]]\nname = \"none\"\nquery = \"SELECT * FROM raw WHERE id > 5\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "es");
+    let card = std::fs::read_to_string(r.join("README.md")).unwrap();
+    let splits: Vec<&str> = card.lines().filter_map(|l| l.strip_prefix("  - split: ")).collect();
+    assert_eq!(splits, vec!["train"], "{card}");
+    assert!(!card.contains("config_name: none"), "{card}");
+    assert!(card.contains("Split `test` has no rows, so it is left out"), "{card}");
+    assert!(card.contains("The table has no rows, so it is left out of the card's `configs`"), "{card}");
+    assert!(r.join("data/t/test.parquet").is_file());
+    let o = run(bin().arg("verify").arg(&r));
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let o = run(std::process::Command::new(python())
+        .arg(repo().join("tests/python/load_release.py"))
+        .arg(&r)
+        .env("HF_HOME", dir.join("hf")));
+    assert!(o.status.success(), "datasets loads the release: {}{}", stdout(&o), stderr(&o));
+    // a data file that two configs name is one problem
+    let twice = card.replacen(
+        "configs:\n",
+        "configs:\n- config_name: again\n  data_files:\n  - split: train\n    path: data/t/train.parquet\n",
+        1,
+    );
+    let problems = runpack::verify::card_problems(&twice, &["data/t/train.parquet".to_string()], &Default::default());
+    assert!(
+        problems.iter().any(|p| p.contains("`data/t/train.parquet` is in several configs (again, t)")),
+        "{problems:?}"
+    );
+}
