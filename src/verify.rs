@@ -77,6 +77,14 @@ pub fn run(dir: &Path) -> Result<VerifyReport> {
             rep.problems.push(format!("{rel}: a symbolic link; a release holds regular files only"));
         }
     }
+    // pipes, sockets, devices
+    for rel in walk(dir, |t| !t.is_file() && !t.is_dir() && !t.is_symlink()) {
+        if !listed.contains(rel.as_str()) {
+            rep.problems.push(format!(
+                "{rel}: not a regular file (a pipe, socket or device); a release holds regular files only"
+            ));
+        }
+    }
     // one problem per line, whatever the file names hold: control characters are escaped
     for p in &mut rep.problems {
         if p.chars().any(char::is_control) {
@@ -271,7 +279,10 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
             .filter_map(|f| f.rows)
             .sum();
         if sum != t.rows {
-            rep.problems.push(format!("table {}: files hold {sum} rows, manifest says {}", t.name, t.rows));
+            rep.problems.push(format!(
+                "table {}: the manifest's file entries count {sum} rows, its table entry says {}",
+                t.name, t.rows
+            ));
         }
     }
     // unexpected files
@@ -292,6 +303,10 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
         Ok(text) => {
             let mut seen = BTreeSet::new();
             for (n, line) in text.lines().enumerate() {
+                // `sha256sum -c` skips comment lines
+                if line.starts_with('#') {
+                    continue;
+                }
                 let Some((sha, path)) = sums_line(line) else {
                     rep.problems.push(format!("SHA256SUMS:{}: not a `<sha256>  <path>` line", n + 1));
                     continue;
@@ -338,10 +353,21 @@ fn sums_line(line: &str) -> Option<(String, String)> {
         Some(rest) => (true, rest),
         None => (false, line),
     };
+    let unescape = |p: &str| if escaped { p.replace("\\n", "\n").replace("\\\\", "\\") } else { p.to_string() };
+    // BSD form, as `sha256sum --tag` writes it: `SHA256 (<path>) = <sha256>`
+    if let Some(tagged) = line.strip_prefix("SHA256 (") {
+        let (p, sha) = tagged.rsplit_once(") = ")?;
+        let mut path = unescape(p);
+        while let Some(p) = path.strip_prefix("./") {
+            path = p.to_string();
+        }
+        let ok = sha.len() == 64 && sha.bytes().all(|b| b.is_ascii_hexdigit()) && !path.is_empty();
+        return ok.then(|| (sha.to_ascii_lowercase(), path));
+    }
     let sha = line.get(..64).filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))?;
     let rest = line[64..].strip_prefix(' ')?;
     let rest = rest.strip_prefix([' ', '*']).unwrap_or(rest);
-    let mut path = if escaped { rest.replace("\\n", "\n").replace("\\\\", "\\") } else { rest.to_string() };
+    let mut path = unescape(rest);
     while let Some(p) = path.strip_prefix("./") {
         path = p.to_string();
     }
@@ -718,10 +744,20 @@ mod tests {
             (format!("{h}  ./README.md\r"), "README.md"),
             (format!("\\{h}  data/new\\nline.parquet"), "data/new\nline.parquet"),
             (format!("{h}  two  spaces"), "two  spaces"),
+            (format!("SHA256 (data/a.parquet) = {h}"), "data/a.parquet"),
+            (format!("SHA256 (./x (1).parquet) = {hu}"), "x (1).parquet"),
+            (format!("\\SHA256 (data/new\\nline.parquet) = {h}"), "data/new\nline.parquet"),
         ] {
             assert_eq!(sums_line(&line), Some((h.clone(), path.to_string())), "{line}");
         }
-        for bad in [h.clone(), format!("{h}x  a"), "short  a".to_string(), String::new()] {
+        for bad in [
+            h.clone(),
+            format!("{h}x  a"),
+            "short  a".to_string(),
+            String::new(),
+            format!("SHA256 () = {h}"),
+            "SHA256 (a) = abc".to_string(),
+        ] {
             assert_eq!(sums_line(&bad), None, "{bad}");
         }
     }

@@ -142,12 +142,12 @@ struct BuildArgs {
     /// Largest data file, in bytes; larger tables are sharded.
     #[arg(long, default_value_t = WriteOptions::default().max_shard_bytes)]
     max_shard_bytes: u64,
-    /// Largest Parquet row group, in uncompressed bytes.
-    #[arg(long, default_value_t = WriteOptions::default().row_group_bytes)]
+    /// Largest Parquet row group, in uncompressed bytes (at least 1).
+    #[arg(long, default_value_t = WriteOptions::default().row_group_bytes, value_parser = clap::value_parser!(u64).range(1..))]
     row_group_bytes: u64,
-    /// Largest Parquet row group, in rows.
-    #[arg(long, default_value_t = WriteOptions::default().row_group_rows)]
-    row_group_rows: usize,
+    /// Largest Parquet row group, in rows (at least 1).
+    #[arg(long, default_value_t = WriteOptions::default().row_group_rows as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    row_group_rows: u64,
     /// Report string cells longer than this many bytes.
     #[arg(long, default_value_t = 10_000_000)]
     large_cell_bytes: u64,
@@ -254,7 +254,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
                 write: WriteOptions {
                     max_shard_bytes: a.max_shard_bytes,
                     row_group_bytes: a.row_group_bytes,
-                    row_group_rows: a.row_group_rows.max(1),
+                    row_group_rows: usize::try_from(a.row_group_rows).unwrap_or(usize::MAX),
                     ..WriteOptions::default()
                 },
                 large_cell_bytes: a.large_cell_bytes,

@@ -595,3 +595,30 @@ fn an_empty_split_stays_out_of_configs_so_datasets_loads_the_rest() {
         "{problems:?}"
     );
 }
+
+#[test]
+fn verify_reads_sha256sum_tag_lines_and_comments_and_reports_a_pipe() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), tmp.path());
+    // SHA256SUMS rewritten as `sha256sum --tag` writes it, with a comment: still intact
+    let sums = std::fs::read_to_string(tmp.path().join("SHA256SUMS")).unwrap();
+    let tagged: String = std::iter::once("# checksums of the release\n".to_string())
+        .chain(sums.lines().map(|l| {
+            let (h, p) = l.split_once("  ").unwrap();
+            format!("SHA256 ({p}) = {h}\n")
+        }))
+        .collect();
+    std::fs::write(tmp.path().join("SHA256SUMS"), &tagged).unwrap();
+    let check =
+        run(std::process::Command::new("sha256sum").arg("-c").arg("--quiet").arg("SHA256SUMS").current_dir(tmp.path()));
+    assert!(check.status.success(), "sha256sum -c reads it: {}", stderr(&check));
+    let o = run(bin().arg("verify").arg(tmp.path()));
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    // a named pipe in the release is reported (and not opened)
+    let fifo = tmp.path().join("data/pipe.parquet");
+    let made = run(std::process::Command::new("mkfifo").arg(&fifo));
+    assert!(made.status.success());
+    let o = run(bin().arg("verify").arg(tmp.path()));
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("data/pipe.parquet: not a regular file (a pipe, socket or device)"), "{}", stdout(&o));
+}
