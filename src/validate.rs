@@ -241,6 +241,21 @@ impl<'a> Validator<'a> {
                 if (c.minimum.is_some() || c.maximum.is_some())
                     && let Some(x) = number_at(col, r)
                 {
+                    // NaN compares false with every bound: a bounded column refuses it
+                    // rather than let it through under the bounds the card shows
+                    if x.is_nan() {
+                        let (rule, bounds) = match (&c.minimum, &c.maximum) {
+                            (Some(lo), Some(hi)) => ("minimum", format!("between {lo} and {hi}")),
+                            (Some(lo), None) => ("minimum", format!("at least {lo}")),
+                            (None, Some(hi)) => ("maximum", format!("at most {hi}")),
+                            (None, None) => ("minimum", String::new()),
+                        };
+                        reasons[r].push((
+                            f.name.clone(),
+                            rule.into(),
+                            format!("value NaN is not a number {bounds} (a bounded column does not take NaN)"),
+                        ));
+                    }
                     if let Some(min) = c.minimum.as_ref().and_then(|m| m.as_f64())
                         && x < min
                     {

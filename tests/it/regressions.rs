@@ -622,3 +622,27 @@ fn verify_reads_sha256sum_tag_lines_and_comments_and_reports_a_pipe() {
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
     assert!(stdout(&o).contains("data/pipe.parquet: not a regular file (a pipe, socket or device)"), "{}", stdout(&o));
 }
+
+#[test]
+fn a_bounded_number_column_refuses_nan() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "raw.jsonl", "{\"k\": 1, \"w\": 0.5}\n{\"k\": 2, \"w\": NaN}\n{\"k\": 3, \"w\": 1.0}\n");
+    write(
+        dir,
+        "t.json",
+        r#"{"fields":[{"name":"k","type":"integer"},{"name":"w","type":"number","constraints":{"minimum":0,"maximum":1}}],"primaryKey":["k"]}"#,
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"nanb\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"t\"\nschema = \"t.json\"\nquery = \"SELECT k, w FROM raw\"\n",
+    );
+    let o = build(dir, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("value NaN is not a number between 0 and 1"), "{}", stderr(&o));
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "nanb"), "SELECT k FROM t ORDER BY k"), "k\n1\n3\n");
+}
