@@ -155,7 +155,9 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     let mut input_cache = crate::cache::InputCache::load(&cache_path);
     if let Ok(existing) = Manifest::load(&target) {
         progress.start("checking whether the release is up to date", None);
-        let same = crate::cache::up_to_date(spec, &target, &existing, &build_settings(spec, opts), &mut input_cache)?;
+        // a different SOURCE_DATE_EPOCH makes a different manifest: not up to date
+        let same = existing.created_at == created_at(opts)
+            && crate::cache::up_to_date(spec, &target, &existing, &build_settings(spec, opts), &mut input_cache)?;
         progress.finish();
         if same {
             return Ok(BuildOutcome {
@@ -418,10 +420,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         name: spec.def.name.clone(),
         version: version.clone(),
         runpack_version: env!("CARGO_PKG_VERSION").to_string(),
-        created_at: opts
-            .source_date_epoch
-            .and_then(|s| chrono::DateTime::from_timestamp(s, 0))
-            .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+        created_at: created_at(opts),
         pipeline: PipelineInfo { sha256: pipeline_sha256, files: def_files },
         build: build_settings(spec, opts),
         inputs: inputs_out,
@@ -1089,6 +1088,13 @@ fn sql_origin(spec: &PipelineSpec, i: usize) -> String {
         Some(p) => spec.dir.join(p).display().to_string(),
         None => "inline query".into(),
     }
+}
+
+/// The manifest's `created_at`: `SOURCE_DATE_EPOCH` as RFC 3339 UTC, or none.
+fn created_at(opts: &BuildOptions) -> Option<String> {
+    opts.source_date_epoch
+        .and_then(|s| chrono::DateTime::from_timestamp(s, 0))
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
 }
 
 fn build_settings(spec: &PipelineSpec, opts: &BuildOptions) -> BTreeMap<String, serde_json::Value> {
