@@ -644,6 +644,12 @@ pub fn render(
             if let Some(m) = &c.maximum {
                 rules.push(format!("≤ {m}"));
             }
+            match (c.min_length, c.max_length) {
+                (Some(lo), Some(hi)) => rules.push(format!("length {lo} to {hi}")),
+                (Some(lo), None) => rules.push(format!("length ≥ {lo}")),
+                (None, Some(hi)) => rules.push(format!("length ≤ {hi}")),
+                (None, None) => {}
+            }
             if !rules.is_empty() {
                 d = format!("{d} ({})", rules.join("; "));
             }
@@ -666,7 +672,28 @@ pub fn render(
     b.push_str(
         "Non-finite floats (`NaN`, `Infinity`, `-Infinity`) are kept as IEEE values in Parquet (NaN is a value, \
          distinct from null) and written as the JSON strings `\"NaN\"`, `\"Infinity\"`, `\"-Infinity\"` in the JSON Lines \
-         copies, which stay strict JSON.\n\n",
+         copies, which stay strict JSON.",
+    );
+    let to_null: Vec<String> = spec
+        .def
+        .sources
+        .iter()
+        .filter(|s| s.nonfinite == crate::spec::NonFinite::Null)
+        .map(|s| format!("`{}`", s.name))
+        .collect();
+    if !to_null.is_empty() {
+        let _ = write!(
+            b,
+            " Source{} {} {} read with `nonfinite = \"null\"`: {} non-finite values became nulls.",
+            if to_null.len() == 1 { "" } else { "s" },
+            to_null.join(", "),
+            if to_null.len() == 1 { "is" } else { "are" },
+            if to_null.len() == 1 { "its" } else { "their" }
+        );
+    }
+    b.push_str(
+        " The counts below are of the values read from the sources (rows rejected later included); values \
+         that a table's SQL computes are not counted.\n\n",
     );
     let _ = writeln!(b, "| check | count |\n|---|---|");
     let nonfinite: u64 = manifest.report.nonfinite_values.values().sum();
@@ -686,7 +713,9 @@ pub fn render(
     let _ = writeln!(b, "| rows superseded by duplicate-key rules | {dups} |");
     let _ = writeln!(b, "| warnings | {} |\n", manifest.report.warnings);
     for (name, n) in &manifest.report.nonfinite_values {
-        let _ = writeln!(b, "- source `{name}`: {n} non-finite values.");
+        let nulls = spec.def.sources.iter().any(|s| &s.name == name && s.nonfinite == crate::spec::NonFinite::Null);
+        let fate = if nulls { "written as nulls" } else { "kept as IEEE values" };
+        let _ = writeln!(b, "- source `{name}`: {n} non-finite values read, {fate}.");
     }
     for (name, n) in &manifest.report.rejected_rows {
         let _ = writeln!(b, "- `rejects/{name}.jsonl`: {n} rows, each with its source file, line and reasons.");

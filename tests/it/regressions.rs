@@ -646,3 +646,32 @@ fn a_bounded_number_column_refuses_nan() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(query(&release(dir, "nanb"), "SELECT k FROM t ORDER BY k"), "k\n1\n3\n");
 }
+
+#[test]
+fn the_card_says_what_became_of_non_finite_values_and_shows_length_rules() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "raw.jsonl", "{\"k\": 1, \"x\": NaN, \"name\": \"ab\"}\n{\"k\": 2, \"x\": 1.5, \"name\": \"abc\"}\n");
+    write(
+        dir,
+        "t.json",
+        r#"{"fields":[{"name":"k","type":"integer"},{"name":"x","type":"number"},{"name":"name","type":"string","constraints":{"minLength":1,"maxLength":5}}],"primaryKey":["k"]}"#,
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"nfn\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\nnonfinite = \"null\"\n\
+         [[table]]\nname = \"t\"\nschema = \"t.json\"\nquery = \"SELECT k, x, name FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "nfn");
+    assert_eq!(query(&r, "SELECT count(*) AS n FROM t WHERE x IS NULL"), "n\n1\n");
+    let card = std::fs::read_to_string(r.join("README.md")).unwrap();
+    assert!(
+        card.contains("Source `raw` is read with `nonfinite = \"null\"`: its non-finite values became nulls."),
+        "{card}"
+    );
+    assert!(card.contains("- source `raw`: 1 non-finite values read, written as nulls."), "{card}");
+    assert!(card.contains("| `name` | `Utf8` | (length 1 to 5) |"), "{card}");
+}
