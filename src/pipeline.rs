@@ -793,16 +793,21 @@ async fn run_table(
         if !problems.is_empty() {
             let sources = crate::validate::SourceColumn::find(&b);
             let mut bad_rows = std::collections::BTreeSet::new();
+            // a row with a value that does not fit goes no further in either mode: its null
+            // would only add a false `required` (or key) violation to the one reported here
             for (row, column, message) in problems {
                 match opts.on_invalid {
-                    OnInvalid::Fail => report.violation(crate::report::Violation {
-                        table: t.name.clone(),
-                        source: sources.at(row),
-                        path: column,
-                        rule: "type".into(),
-                        key: None,
-                        message,
-                    }),
+                    OnInvalid::Fail => {
+                        bad_rows.insert(row);
+                        report.violation(crate::report::Violation {
+                            table: t.name.clone(),
+                            source: sources.at(row),
+                            path: column,
+                            rule: "type".into(),
+                            key: None,
+                            message,
+                        })
+                    }
                     OnInvalid::Reject => {
                         if bad_rows.insert(row) {
                             rejects.add(

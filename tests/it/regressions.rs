@@ -91,7 +91,7 @@ fn a_fraction_for_a_declared_integer_column_is_named_with_its_line() {
     write(
         dir,
         "s.json",
-        r#"{"fields":[{"name":"step","type":"integer"},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}]}"#,
+        r#"{"fields":[{"name":"step","type":"integer","constraints":{"required":true}},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}]}"#,
     );
     write(
         dir,
@@ -105,6 +105,8 @@ fn a_fraction_for_a_declared_integer_column_is_named_with_its_line() {
         "{}",
         stderr(&o)
     );
+    // one violation: the value that does not fit is not also a missing required value
+    assert!(stderr(&o).contains("1 violation found"), "{}", stderr(&o));
     let o = build(dir, &["-q", "--on-invalid", "reject"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let rejects = std::fs::read_to_string(dir.join("out/fi/0.1.0/rejects/t.jsonl")).unwrap();
