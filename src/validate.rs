@@ -365,9 +365,20 @@ impl<'a> Validator<'a> {
                             }
                         }
                         DuplicatePolicy::KeepLast | DuplicatePolicy::KeepFirst => {
-                            let keep = if self.policy == DuplicatePolicy::KeepLast { end - 1 } else { start };
+                            // with --on-invalid reject, the rule picks among the rows that pass
+                            // validation: a valid row is not superseded by one that is rejected
+                            // (the invalid ones go to the rejects with their own reasons)
+                            let rejecting = self.on_invalid == OnInvalid::Reject;
+                            let valid: Vec<usize> = (start..end).filter(|&r| reasons[r].is_empty()).collect();
+                            let pool: Vec<usize> =
+                                if rejecting && !valid.is_empty() { valid } else { (start..end).collect() };
+                            let keep = if self.policy == DuplicatePolicy::KeepLast {
+                                *pool.last().expect("a group")
+                            } else {
+                                pool[0]
+                            };
                             let kept_at = places[keep - start].clone();
-                            for r in (start..end).filter(|&r| r != keep) {
+                            for r in (start..end).filter(|&r| r != keep && !(rejecting && !reasons[r].is_empty())) {
                                 superseded[r] = Some(format!(
                                     "duplicate primary key ({}); superseded by the row at {kept_at} ({} rule)",
                                     render_key(&self.schema.primary_key, &self.pk_idx, &b, r),

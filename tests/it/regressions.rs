@@ -677,3 +677,38 @@ fn the_card_says_what_became_of_non_finite_values_and_shows_length_rules() {
     assert!(card.contains("- source `raw`: 1 non-finite values read, written as nulls."), "{card}");
     assert!(card.contains("| `name` | `Utf8` | (length 1 to 5) |"), "{card}");
 }
+
+#[test]
+fn keep_last_with_reject_keeps_the_last_valid_row_of_a_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "raw.jsonl",
+        "{\"run\": \"a\", \"step\": 1, \"v\": 1.0}\n{\"run\": \"a\", \"step\": 1, \"v\": -5.0}\n\
+         {\"run\": \"b\", \"step\": 1, \"v\": 2.0}\n{\"run\": \"b\", \"step\": 1, \"v\": 3.0}\n",
+    );
+    write(
+        dir,
+        "t.json",
+        r#"{"fields":[{"name":"run","type":"string"},{"name":"step","type":"integer"},{"name":"v","type":"number","constraints":{"minimum":0}},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}],"primaryKey":["run","step"]}"#,
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"kl\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"t\"\nschema = \"t.json\"\nquery = \"SELECT * FROM raw\"\non_duplicate_key = \"keep-last\"\n",
+    );
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "kl");
+    assert_eq!(query(&r, "SELECT run, v, _source_line FROM t ORDER BY run"), "run,v,_source_line\na,1.0,1\nb,3.0,4\n");
+    let rejects = std::fs::read_to_string(r.join("rejects/t.jsonl")).unwrap();
+    let lines: Vec<&str> = rejects.lines().collect();
+    assert_eq!(lines.len(), 2, "{rejects}");
+    assert!(
+        rejects.contains("below the minimum 0") && rejects.contains("superseded by the row at raw.jsonl:4"),
+        "{rejects}"
+    );
+    assert!(!rejects.contains("superseded by the row at raw.jsonl:2"), "{rejects}");
+}
