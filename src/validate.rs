@@ -378,7 +378,7 @@ impl<'a> Validator<'a> {
                                 pool[0]
                             };
                             let kept_at = places[keep - start].clone();
-                            for r in (start..end).filter(|&r| r != keep && !(rejecting && !reasons[r].is_empty())) {
+                            for r in (start..end).filter(|&r| r != keep && (!rejecting || reasons[r].is_empty())) {
                                 superseded[r] = Some(format!(
                                     "duplicate primary key ({}); superseded by the row at {kept_at} ({} rule)",
                                     render_key(&self.schema.primary_key, &self.pk_idx, &b, r),
