@@ -263,6 +263,16 @@ pub async fn run(client: &HubClient, opts: &PublishOptions, progress: &dyn Progr
     }
     let head = match client.revision(repo, &opts.revision).await {
         Ok(h) => Some(h),
+        // the Hub answers 401 both for a repo it will not show and for a token it refuses:
+        // only the first says which repo or branch is missing
+        Err(Error::HubStatus { status: 401, message, request_id, error_code, .. })
+            if client.has_token() && !matches!(error_code.as_deref(), Some("RepoNotFound" | "RevisionNotFound")) =>
+        {
+            return Err(Error::Refused(format!(
+                "the Hub refused the token (HTTP 401: {message}{}); check HF_TOKEN, --token-file or the token file under HF_HOME",
+                request_id.map(|r| format!(", request id {r}")).unwrap_or_default()
+            )));
+        }
         Err(Error::HubStatus { status: 404 | 401, .. }) if opts.dry_run => None,
         Err(Error::HubStatus { status: 404 | 401, error_code, .. }) => {
             let what = if error_code.as_deref() == Some("RevisionNotFound") {

@@ -374,3 +374,23 @@ print("ok")
     let tree = env.hub.tree("org/tiny", "main");
     assert!(matches!(tree["data/blob.bin"], Entry::Lfs { size: 204_800, .. }));
 }
+
+#[test]
+fn a_dry_run_with_a_refused_token_says_so() {
+    use crate::hub_server::{Action, Fault, Route};
+    let env = HubEnv::new();
+    env.hub.create_repo("acme/plan");
+    let refused = Action::Status(
+        401,
+        vec![("x-error-message", "Invalid credentials in Authorization header".to_string())],
+        String::new(),
+    );
+    env.hub.fault(Fault::once(Route::Revision, refused));
+    let o = env.publish(example_release(), "acme/plan", &["--dry-run"]);
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stderr(&o).contains("the Hub refused the token (HTTP 401: Invalid credentials in Authorization header"),
+        "{}",
+        stderr(&o)
+    );
+}
