@@ -466,6 +466,38 @@ fn json_column(a: &arrow::array::ArrayRef) -> std::result::Result<arrow::array::
     }
 }
 
+/// `batch` with the control characters of its text columns escaped (`\t`, `\n`,
+/// `\u{1b}`), for the table format: a tab or line break would break the table's layout, and
+/// an escape sequence would reach the terminal.
+///
+/// Errors: [`Error::Format`] when the new batch cannot be assembled.
+fn table_ready(batch: &RecordBatch) -> Result<RecordBatch> {
+    use arrow::array::{Array, AsArray};
+    let escape = |v: &str| -> String {
+        v.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
+    };
+    let mut columns = Vec::with_capacity(batch.num_columns());
+    for c in batch.columns() {
+        let texts: Option<Vec<Option<&str>>> = match c.data_type() {
+            DataType::Utf8 => Some(c.as_string::<i32>().iter().collect()),
+            DataType::LargeUtf8 => Some(c.as_string::<i64>().iter().collect()),
+            DataType::Utf8View => Some(c.as_string_view().iter().collect()),
+            _ => None,
+        };
+        match texts {
+            Some(t) if t.iter().flatten().any(|v| v.chars().any(char::is_control)) => {
+                let escaped: arrow::array::StringArray = t.iter().map(|v| v.map(escape)).collect();
+                let escaped =
+                    arrow::compute::cast(&escaped, c.data_type()).map_err(|e| Error::format("query result", e))?;
+                debug_assert_eq!(escaped.len(), c.len());
+                columns.push(escaped);
+            }
+            _ => columns.push(c.clone()),
+        }
+    }
+    RecordBatch::try_new(batch.schema(), columns).map_err(|e| Error::format("query result", e))
+}
+
 /// `batch` with its nested columns (lists, structs, maps), which CSV has no form for, as
 /// JSON text in one cell each (written as [`json_ready`] and the JSON formats write them).
 ///
@@ -607,6 +639,7 @@ impl Printer {
                 if all.is_empty() {
                     all.push(RecordBatch::new_empty(self.schema.clone()));
                 }
+                let all = all.iter().map(table_ready).collect::<Result<Vec<_>>>()?;
                 let t = arrow::util::pretty::pretty_format_batches(&all).map_err(|e| Error::format("query", e))?;
                 writeln!(out, "{t}").map_err(io)?;
             }
@@ -797,6 +830,19 @@ pub async fn register_files(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_table_format_escapes_control_characters() {
+        let schema =
+            Arc::new(arrow::datatypes::Schema::new(vec![arrow::datatypes::Field::new("a", DataType::Utf8View, true)]));
+        let col = arrow::array::StringViewArray::from(vec![Some("x\u{1b}[31mred\tz"), None, Some("plain")]);
+        let b = RecordBatch::try_new(schema.clone(), vec![Arc::new(col)]).unwrap();
+        let mut out = Vec::new();
+        print(PrintFormat::Table, &schema, &[b], &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("| x\\u{1b}[31mred\\tz |"), "{text}");
+        assert!(!text.contains('\u{1b}') && !text.contains('\t'), "{text}");
+    }
 
     #[tokio::test]
     async fn release_strings_are_views_inside_sql_and_print_as_text() {
