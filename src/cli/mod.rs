@@ -57,9 +57,14 @@ enum Command {
     /// missing, extra and differing files are named. --download also fetches and hashes the
     /// bytes. Reads HF_TOKEN, HF_ENDPOINT, HF_HOME and HF_HUB_CACHE.
     ///
-    /// Prints one line per problem and exits 1 when there is any, 0 when the release is intact.
+    /// Prints one line per problem.
+    ///
+    /// Exit status: 0 the release is intact, 1 problems were found (each on its own line),
+    /// 2 the check could not be made (not a release folder, a bad hf:// address, the Hub
+    /// unreachable or refusing).
     Verify {
-        /// Release folder (releases/<name>/<version>), or hf://datasets/<namespace>/<name>[@<revision>].
+        /// Release folder (releases/<name>/<version>), or
+        /// hf://datasets/<namespace>/<name>[@<revision>][/<path>].
         release: PathBuf,
         #[command(flatten)]
         hub: hub::VerifyHubArgs,
@@ -75,6 +80,10 @@ enum Command {
     /// published on the Hub: its files are downloaded into the Hugging Face cache (HF_HUB_CACHE,
     /// else HF_HOME/hub), each checked against the manifest's sha256 before use, and reused on
     /// later runs; with HF_HUB_OFFLINE=1 only the cache is read.
+    ///
+    /// Exit status: 0 the result was printed, 1 raw input files broke their schema (every
+    /// violation is listed with its file and line), 2 any other failure (bad SQL, a file that
+    /// cannot be read, the Hub).
     Query {
         /// Release folder, or raw files (file, folder or glob).
         source: String,
