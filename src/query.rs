@@ -716,6 +716,52 @@ pub struct RawTable {
     _work: Option<tempfile::TempDir>,
 }
 
+/// Checks that every Parquet file of `files` has exactly the columns `declared` names (by
+/// name; the types are cast when read): a declared column a file lacks would read as nulls,
+/// and a column the schema does not declare would vanish, as JSON Lines keys not in a
+/// declared schema are refused.
+///
+/// Errors: [`Error::Invalid`] listing every missing and undeclared column by file; the
+/// errors of reading a footer.
+fn declared_columns_in_files(
+    table: &str,
+    declared: &crate::schema::TableSchema,
+    files: &[crate::ingest::files::InputFile],
+) -> Result<()> {
+    let mut violations = Vec::new();
+    for f in files {
+        let schema = crate::ingest::parquet::file_schema(f)?;
+        let mut problem = |column: &str, message: String| {
+            violations.push(crate::report::Violation {
+                table: table.to_string(),
+                source: Some(crate::report::SourceRef {
+                    file: f.path.display().to_string(),
+                    at: crate::report::Position::Pointer(String::new()),
+                }),
+                path: column.to_string(),
+                rule: "schema".into(),
+                key: None,
+                message,
+            })
+        };
+        for d in &declared.fields {
+            if schema.field_with_name(&d.name).is_err() {
+                problem(&d.name, format!("column `{}` is declared in the schema but not in the file", d.name));
+            }
+        }
+        for c in schema.fields() {
+            if !declared.fields.iter().any(|d| &d.name == c.name()) {
+                problem(c.name(), format!("column `{}` is in the file but not in the declared schema", c.name()));
+            }
+        }
+    }
+    if violations.is_empty() {
+        return Ok(());
+    }
+    let total = violations.len();
+    Err(Error::Invalid { violations, total })
+}
+
 /// Registers raw files as table `name`: a Parquet or JSON Lines file, a folder (every
 /// `.parquet`, `.jsonl`, `.jsonl.gz`, `.jsonl.zst` file under it) or a glob. With `schema`
 /// the files are read as that Table Schema; without it the schema is inferred from **all** of
@@ -780,6 +826,9 @@ pub async fn register_files(
         wandb: None,
     };
     if parquet {
+        if let Some(declared) = schema {
+            declared_columns_in_files(name, declared, &found)?;
+        }
         let arrow = match schema {
             Some(s) => s.arrow_schema(),
             None => {

@@ -712,3 +712,24 @@ fn keep_last_with_reject_keeps_the_last_valid_row_of_a_key() {
     );
     assert!(!rejects.contains("superseded by the row at raw.jsonl:2"), "{rejects}");
 }
+
+#[test]
+fn query_with_a_schema_refuses_parquet_files_whose_columns_differ() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = example_release().join("data/checkpoints.parquet");
+    write(
+        tmp.path(),
+        "s.json",
+        r#"{"fields":[{"name":"tinker_uri","type":"string"},{"name":"nosuch","type":"number"}]}"#,
+    );
+    let o = run(bin()
+        .args(["query", "-q"])
+        .arg(&file)
+        .arg("SELECT count(*) FROM t")
+        .arg("--schema")
+        .arg(tmp.path().join("s.json")));
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("column `nosuch` is declared in the schema but not in the file"), "{err}");
+    assert!(err.contains("is in the file but not in the declared schema"), "{err}");
+}
