@@ -538,6 +538,22 @@ fn read_file(
     }
 }
 
+/// Levels of lists and objects a column may nest in an inferred schema (Arrow IPC's reader
+/// refuses schemas much deeper than this).
+pub const MAX_NESTING: usize = 32;
+
+/// Levels of lists, structs and maps in `t` (0 for a flat type).
+fn nesting(t: &arrow::datatypes::DataType) -> usize {
+    use arrow::datatypes::DataType as D;
+    match t {
+        D::List(f) | D::LargeList(f) | D::FixedSizeList(f, _) | D::ListView(f) | D::LargeListView(f) | D::Map(f, _) => {
+            1 + nesting(f.data_type())
+        }
+        D::Struct(fs) => 1 + fs.iter().map(|f| nesting(f.data_type())).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
 fn infer_columns(
     src: &SourceDef,
     inputs: &[InputFile],
@@ -635,6 +651,29 @@ fn infer_columns(
         return Err(Error::config(context, config_problems.join("\n")));
     }
     conv.first_seen = infer::first_seen(&inf);
+    // Arrow IPC, in which sources are staged, refuses schemas nested much deeper than this
+    let mut too_deep = false;
+    for f in &fields {
+        let depth = nesting(f.data_type());
+        if depth > MAX_NESTING && !is_declared(&path::render(&[path::Seg::Key(f.name().clone())])) {
+            too_deep = true;
+            let p = path::render(&[path::Seg::Key(f.name().clone())]);
+            report.violation(Violation {
+                table: src.name.clone(),
+                source: conv.first_seen.get(&p).map(|(_, at)| at.clone()),
+                path: p,
+                rule: "type".into(),
+                key: None,
+                message: format!(
+                    "lists and objects nested {depth} levels deep; runpack reads at most {MAX_NESTING} levels \
+                     (declare the column as type \"any\" to keep it as JSON text)"
+                ),
+            });
+        }
+    }
+    if too_deep {
+        return Err(report.to_error());
+    }
     let declared = |name: &str| {
         src.fields
             .iter()

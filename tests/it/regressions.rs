@@ -733,3 +733,13 @@ fn query_with_a_schema_refuses_parquet_files_whose_columns_differ() {
     assert!(err.contains("column `nosuch` is declared in the schema but not in the file"), "{err}");
     assert!(err.contains("is in the file but not in the declared schema"), "{err}");
 }
+
+#[test]
+fn a_column_nested_too_deep_is_named_with_its_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let deep = format!("{{\"a\": 2, \"deep\": {}1{}}}\n", "[".repeat(64), "]".repeat(64));
+    write(tmp.path(), "d.jsonl", &format!("{{\"a\": 1}}\n{deep}"));
+    let o = run(bin().args(["query", "-q"]).arg(tmp.path().join("d.jsonl")).arg("SELECT count(*) FROM t"));
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("d.jsonl:2:$.deep: lists and objects nested 64 levels deep"), "{}", stderr(&o));
+}
