@@ -775,6 +775,9 @@ async fn run_table(
     )?;
     let mut writer =
         SplitWriters::new(&t.name, t.split_column.as_deref(), &t.splits, target_schema.clone(), cx.root, opts.write)?;
+    if let Some(ci) = writer.column {
+        validator = validator.with_split(ci, t.splits.clone());
+    }
     // runpack sorts the query's rows itself, in bounded memory, stably (equal keys keep
     // the query's order, then file and line order)
     let keys: Vec<usize> = sort_cols.iter().map(|c| result_schema.index_of(c).expect("checked")).collect();
@@ -1047,19 +1050,11 @@ impl SplitWriters {
         let mut groups: BTreeMap<String, Vec<u32>> = BTreeMap::new();
         for r in 0..b.num_rows() {
             let name = if arrow::array::Array::is_valid(col, r) { col.value(r).to_string() } else { String::new() };
-            let problem = if name.is_empty() {
-                Some("the split column is null".to_string())
-            } else if !crate::card::valid_split_name(&name) {
-                Some(format!(
-                    "split name {name:?} cannot be loaded by `datasets` (names must match ^\\w+(\\.\\w+)*$); use {:?}",
-                    crate::card::suggest_split_name(&name)
-                ))
-            } else if !self.allowed.is_empty() && !self.allowed.contains(&name) {
-                Some(format!("split {name:?} is not one of the table's splits ({})", self.allowed.join(", ")))
-            } else {
-                None
-            };
-            match problem {
+            // the validator has checked these rows already (Validator::with_split): a row with
+            // a bad split name was rejected there, or reported there and fails the build; it is
+            // kept out of the files here, never written under a name it cannot have
+            match crate::validate::split_problem(Some(&name), &self.allowed) {
+                Some(_) if report.violations_total > 0 => {}
                 Some(message) => report.violation(crate::report::Violation {
                     table: self.table.clone(),
                     source: sources.at(r),

@@ -55,11 +55,37 @@ pub struct Validator<'a> {
     unique: BTreeMap<usize, (RowConverter, HashSet<OwnedRow>)>,
     fks: Vec<(Vec<usize>, String, &'a KeySet, RowConverter)>,
     collect_keys: Vec<(Vec<String>, Vec<usize>, RowConverter, KeySet)>,
+    /// The split column and the allowed split names (empty: any loadable name).
+    split: Option<(usize, Vec<String>)>,
     /// Rows kept.
     pub rows_kept: u64,
 }
 
+/// Why a row's split name (`None`: null) cannot be a split of a table whose declared splits
+/// are `allowed` (empty: any name the `datasets` library loads), or `None` when it can.
+pub fn split_problem(name: Option<&str>, allowed: &[String]) -> Option<String> {
+    match name {
+        None | Some("") => Some("the split column is null".to_string()),
+        Some(name) if !crate::card::valid_split_name(name) => Some(format!(
+            "split name {name:?} cannot be loaded by `datasets` (names must match ^\\w+(\\.\\w+)*$); use {:?}",
+            crate::card::suggest_split_name(name)
+        )),
+        Some(name) if !allowed.is_empty() && !allowed.iter().any(|a| a == name) => {
+            Some(format!("split {name:?} is not one of the table's splits ({})", allowed.join(", ")))
+        }
+        Some(_) => None,
+    }
+}
+
 impl<'a> Validator<'a> {
+    /// Checks column `column` as the table's split column too: a row whose split name is null,
+    /// not loadable or not among `allowed` breaks rule `split` (reported, or rejected with
+    /// `--on-invalid reject`).
+    pub fn with_split(mut self, column: usize, allowed: Vec<String>) -> Self {
+        self.split = Some((column, allowed));
+        self
+    }
+
     /// A validator for `table`. `refs` holds the key sets of referenced tables by (table,
     /// columns); `collect` lists the column sets whose keys later tables reference.
     pub fn new(
@@ -125,6 +151,7 @@ impl<'a> Validator<'a> {
             unique,
             fks,
             collect_keys,
+            split: None,
             rows_kept: 0,
         })
     }
@@ -297,6 +324,18 @@ impl<'a> Validator<'a> {
                             ));
                         }
                     }
+                }
+            }
+        }
+        // split names
+        if let Some((ci, allowed)) = &self.split {
+            let names =
+                arrow::compute::cast(b.column(*ci), &DataType::Utf8).map_err(|e| Error::format(&self.table, e))?;
+            let names = names.as_string::<i32>();
+            for (r, why) in reasons.iter_mut().enumerate() {
+                let name = names.is_valid(r).then(|| names.value(r));
+                if let Some(message) = split_problem(name, allowed) {
+                    why.push((self.arrow.field(*ci).name().clone(), "split".into(), message));
                 }
             }
         }

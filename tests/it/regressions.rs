@@ -743,3 +743,36 @@ fn a_column_nested_too_deep_is_named_with_its_line() {
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
     assert!(stderr(&o).contains("d.jsonl:2:$.deep: lists and objects nested 64 levels deep"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_row_with_a_bad_split_name_is_rejected_with_reject_and_reported_once_without() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "raw.jsonl",
+        "{\"id\": 1, \"split\": \"train\"}\n{\"id\": 2, \"split\": null}\n{\"id\": 3, \"split\": \"validation\"}\n{\"id\": 4, \"split\": \"test\"}\n",
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"sp\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"t\"\nsplit_column = \"split\"\nsplits = [\"train\", \"test\"]\nquery = \"SELECT * FROM raw\"\n",
+    );
+    let o = build(dir, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("2 violations found"), "{err}");
+    assert!(err.contains("raw.jsonl:2:split: the split column is null"), "{err}");
+    assert!(err.contains("raw.jsonl:3:split: split \"validation\" is not one of the table's splits"), "{err}");
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "sp");
+    assert_eq!(query(&r, "SELECT id FROM t ORDER BY id"), "id\n1\n4\n");
+    let rejects = std::fs::read_to_string(r.join("rejects/t.jsonl")).unwrap();
+    assert_eq!(rejects.lines().count(), 2, "{rejects}");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(r.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["tables"][0]["rows"], 2);
+    assert_eq!(manifest["tables"][0]["rejected_rows"], 2);
+}
