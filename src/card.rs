@@ -305,6 +305,25 @@ pub fn preflight(spec: &PipelineSpec) -> Result<Option<Mapping>> {
     {
         return Err(Error::config(path.display().to_string(), format!("license {l:?} is not a Hub licence id")));
     }
+    // a key both places set would lose one value: they must agree
+    for (k, mine) in [("license", &spec.def.card.license), ("pretty_name", &spec.def.card.pretty_name)] {
+        if let (Some(mine), Some(theirs)) = (mine, m.get(k))
+            && theirs.as_str() != Some(mine.as_str())
+        {
+            return Err(Error::config(
+                path.display().to_string(),
+                format!(
+                    "`{k}` is {} here and {mine:?} in the pipeline's [card]; set it in one place",
+                    yaml_serde::to_string(theirs).unwrap_or_default().trim()
+                ),
+            ));
+        }
+    }
+    if let Some(tags) = m.get("tags")
+        && !tags.as_sequence().is_some_and(|t| t.iter().all(|x| x.as_str().is_some()))
+    {
+        return Err(Error::config(path.display().to_string(), "`tags` must be a list of strings"));
+    }
     if let Some(sc) = m.get("size_categories") {
         return Err(Error::config(
             path.display().to_string(),
@@ -530,8 +549,20 @@ pub fn render(
     }
     if let Some(extra) = extra {
         for (k, v) in extra {
-            if !fm.contains_key(k) {
-                fm.insert(k.clone(), v.clone());
+            match (k.as_str(), fm.get_mut(k)) {
+                // tags of both places, the pipeline's first
+                (Some("tags"), Some(Yaml::Sequence(mine))) => {
+                    for t in v.as_sequence().into_iter().flatten() {
+                        if !mine.contains(t) {
+                            mine.push(t.clone());
+                        }
+                    }
+                }
+                // license and pretty_name agree (checked by preflight)
+                (_, Some(_)) => {}
+                (_, None) => {
+                    fm.insert(k.clone(), v.clone());
+                }
             }
         }
     }

@@ -776,3 +776,32 @@ fn a_row_with_a_bad_split_name_is_rejected_with_reject_and_reported_once_without
     assert_eq!(manifest["tables"][0]["rows"], 2);
     assert_eq!(manifest["tables"][0]["rejected_rows"], 2);
 }
+
+#[test]
+fn card_metadata_agrees_with_the_card_table_and_adds_its_tags() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "raw.jsonl", "{\"id\": 1}\n");
+    let pipeline = |license: &str| {
+        format!(
+            "name = \"md\"\n[card]\nlicense = \"mit\"\ntags = [\"rl\"]\nmetadata = \"meta.yaml\"\n\
+             [[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n\
+             [[table]]\nname = \"t\"\nquery = \"SELECT id FROM raw\"\n# {license}\n"
+        )
+    };
+    write(dir, "pipeline.toml", &pipeline("a"));
+    write(dir, "meta.yaml", "license: cc-by-4.0\ntags:\n- mytag\n");
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("meta.yaml: `license` is cc-by-4.0 here and \"mit\" in the pipeline's [card]"),
+        "{}",
+        stderr(&o)
+    );
+    write(dir, "meta.yaml", "license: mit\ntags:\n- mytag\n- rl\nlanguage:\n- en\n");
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let card = std::fs::read_to_string(release(dir, "md").join("README.md")).unwrap();
+    assert!(card.contains("tags:\n- rl\n- tabular\n- mytag\n"), "{card}");
+    assert!(card.contains("language:\n- en\n"), "{card}");
+}
