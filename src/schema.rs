@@ -179,8 +179,13 @@ impl TableSchema {
     /// duplicate names, or keys that name no field.
     pub fn load(path: &Path) -> Result<TableSchema> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        let schema: TableSchema = serde_json::from_str(&text)
-            .map_err(|e| Error::config(format!("{}:{}:{}", path.display(), e.line(), e.column()), e.to_string()))?;
+        let schema: TableSchema = serde_json::from_str(&text).map_err(|e| {
+            // the position is said once, in front; serde_json gives column 0 at a line's end
+            let message = e.to_string();
+            let message =
+                message.strip_suffix(&format!(" at line {} column {}", e.line(), e.column())).unwrap_or(&message);
+            Error::config(format!("{}:{}:{}", path.display(), e.line(), e.column().max(1)), message)
+        })?;
         schema.check().map_err(|m| Error::config(path.display().to_string(), m))?;
         Ok(schema)
     }
@@ -200,6 +205,7 @@ impl TableSchema {
                 regex::Regex::new(&format!("^(?:{p})$"))
                     .map_err(|e| format!("field `{}`: invalid pattern: {e}", f.name))?;
             }
+            f.check_constraints().map_err(|m| format!("field `{}`: {m}", f.name))?;
         }
         for k in &self.primary_key {
             if !seen.contains(k.as_str()) {
@@ -251,6 +257,37 @@ impl TableSchema {
 }
 
 impl FieldDescriptor {
+    /// Constraints that no value could meet are mistakes in the schema, not in the data: an
+    /// `enum` value of another type than the field's, a `minimum` above the `maximum`, a
+    /// `minLength` above the `maxLength`.
+    fn check_constraints(&self) -> std::result::Result<(), String> {
+        let c = &self.constraints;
+        if let Some(values) = &c.enum_values {
+            let fits = |v: &serde_json::Value| match self.field_type.as_str() {
+                "integer" => v.is_i64() || v.is_u64(),
+                "number" => v.is_number(),
+                "string" => v.is_string(),
+                "boolean" => v.is_boolean(),
+                _ => true,
+            };
+            if let Some(v) = values.iter().find(|v| !fits(v)) {
+                return Err(format!("enum value {v} is not of the field's type `{}`", self.field_type));
+            }
+        }
+        if let (Some(lo), Some(hi)) =
+            (c.minimum.as_ref().and_then(|v| v.as_f64()), c.maximum.as_ref().and_then(|v| v.as_f64()))
+            && lo > hi
+        {
+            return Err(format!("minimum {lo} is above maximum {hi}: no value can meet both"));
+        }
+        if let (Some(lo), Some(hi)) = (c.min_length, c.max_length)
+            && lo > hi
+        {
+            return Err(format!("minLength {lo} is above maxLength {hi}: no value can meet both"));
+        }
+        Ok(())
+    }
+
     /// A plain descriptor with a name and a type.
     pub fn new(name: impl Into<String>, field_type: impl Into<String>) -> Self {
         FieldDescriptor {
@@ -458,6 +495,35 @@ pub fn conform(a: &ArrayRef, to: &DataType) -> std::result::Result<ArrayRef, Str
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn constraints_no_value_can_meet_are_schema_errors() {
+        let check = |fields: &str| {
+            let s: TableSchema = serde_json::from_str(&format!(r#"{{"fields":[{fields}]}}"#)).unwrap();
+            s.check()
+        };
+        let e = check(r#"{"name":"s","type":"string","constraints":{"enum":["a",1]}}"#).unwrap_err();
+        assert!(e.contains("field `s`: enum value 1 is not of the field's type `string`"), "{e}");
+        let e = check(r#"{"name":"i","type":"integer","constraints":{"enum":["a","b"]}}"#).unwrap_err();
+        assert!(e.contains("enum value \"a\""), "{e}");
+        let e = check(r#"{"name":"x","type":"number","constraints":{"minimum":10,"maximum":1}}"#).unwrap_err();
+        assert!(e.contains("minimum 10 is above maximum 1"), "{e}");
+        let e = check(r#"{"name":"x","type":"string","constraints":{"minLength":5,"maxLength":2}}"#).unwrap_err();
+        assert!(e.contains("minLength 5 is above maxLength 2"), "{e}");
+        assert!(
+            check(r#"{"name":"x","type":"number","constraints":{"enum":[1,2.5],"minimum":0,"maximum":3}}"#).is_ok()
+        );
+    }
+
+    #[test]
+    fn a_schema_json_error_says_its_position_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.json");
+        std::fs::write(&p, "{\"fields\": [}").unwrap();
+        let e = TableSchema::load(&p).unwrap_err().to_string();
+        assert!(e.contains("s.json:1:13:"), "{e}");
+        assert!(!e.contains("at line 1 column"), "{e}");
+    }
 
     #[test]
     fn maps_types_and_keys() {
