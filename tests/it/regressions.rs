@@ -805,3 +805,13 @@ fn card_metadata_agrees_with_the_card_table_and_adds_its_tags() {
     assert!(card.contains("tags:\n- rl\n- tabular\n- mytag\n"), "{card}");
     assert!(card.contains("language:\n- en\n"), "{card}");
 }
+
+#[test]
+fn a_function_given_the_wrong_type_is_a_sql_mistake_not_a_bug_report() {
+    let o = run(bin().args(["query", "-q"]).arg(example_release()).arg("SELECT sum(model) FROM training_runs"));
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("No function matches the given name and argument types 'sum(Utf8View)'"), "{err}");
+    assert!(!err.contains("bug") && !err.contains("Internal error"), "{err}");
+    assert!(err.contains("hint: Utf8 and Utf8View are text"), "{err}");
+}
