@@ -137,8 +137,11 @@ fn sql_message(e: &datafusion::error::DataFusionError) -> String {
     match text.find("No function matches the given name and argument types") {
         Some(i) if text.contains("Internal error") => {
             let tail = &text[i..];
-            let note =
-                if tail.contains("Utf8View") || tail.contains("Utf8") { " (Utf8 and Utf8View are text)" } else { "" };
+            let note = if tail.contains("Utf8") {
+                "\nhint: Utf8 and Utf8View are text; a text column that holds numbers reads as one with CAST(x AS DOUBLE)"
+            } else {
+                ""
+            };
             format!("{tail}{note}")
         }
         _ => text,
