@@ -368,7 +368,7 @@ pub async fn run_sections(ctx: &SessionContext, spec: &PipelineSpec) -> Result<V
 pub fn markdown_table(schema: &arrow::datatypes::SchemaRef, batches: &[RecordBatch]) -> String {
     let mut s = String::new();
     let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-    let _ = writeln!(s, "| {} |", names.iter().map(|n| esc(n)).collect::<Vec<_>>().join(" | "));
+    let _ = writeln!(s, "| {} |", names.iter().map(|n| esc_data(n)).collect::<Vec<_>>().join(" | "));
     let _ = writeln!(s, "|{}", names.iter().map(|_| "---|").collect::<String>());
     for b in batches {
         for r in 0..b.num_rows() {
@@ -376,9 +376,10 @@ pub fn markdown_table(schema: &arrow::datatypes::SchemaRef, batches: &[RecordBat
                 .map(|c| {
                     let col = b.column(c);
                     if col.is_null(r) {
-                        String::new()
+                        // told apart from an empty string
+                        "_null_".to_string()
                     } else {
-                        esc(&arrow::util::display::array_value_to_string(col, r).unwrap_or_default())
+                        esc_data(&arrow::util::display::array_value_to_string(col, r).unwrap_or_default())
                     }
                 })
                 .collect();
@@ -390,6 +391,49 @@ pub fn markdown_table(schema: &arrow::datatypes::SchemaRef, batches: &[RecordBat
 
 fn esc(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// A data value or column name as the text of a Markdown table cell, shown as it is: the
+/// characters Markdown or HTML would act on are escaped (`|`, `\`, `` ` ``, `*`, `<`, `>`,
+/// `&`), control characters are written as escapes (`\n`, `\t`).
+fn esc_data(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '|' | '\\' | '`' | '*' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            c if c.is_control() => out.push_str(&c.escape_default().to_string()),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `s` as a Markdown code span inside a table cell: a fence longer than any run of backticks
+/// in `s` (CommonMark §6.1), `|` escaped for the table, control characters as escapes.
+fn code(s: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in s.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    let body: String = s
+        .chars()
+        .map(|c| match c {
+            '|' => "\\|".to_string(),
+            c if c.is_control() => c.escape_default().to_string(),
+            c => c.to_string(),
+        })
+        .collect();
+    let pad = if body.starts_with('`') || body.ends_with('`') { " " } else { "" };
+    format!("{fence}{pad}{body}{pad}{fence}")
 }
 
 /// The `dataset_info` feature of an Arrow type.
@@ -684,7 +728,7 @@ pub fn render(
             if !rules.is_empty() {
                 d = format!("{d} ({})", rules.join("; "));
             }
-            let _ = writeln!(b, "| `{}` | `{}` | {} |", esc(&f.name), esc(&a.data_type), esc(d.trim()));
+            let _ = writeln!(b, "| {} | `{}` | {} |", code(&f.name), esc(&a.data_type), esc(d.trim()));
         }
         b.push('\n');
     }
@@ -808,6 +852,16 @@ fn table_description(spec: &PipelineSpec, name: &str, schema: &crate::schema::Ta
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_and_values_show_as_they_are_in_markdown() {
+        assert_eq!(code("step"), "`step`");
+        assert_eq!(code("x`y"), "``x`y``");
+        assert_eq!(code("`a"), "`` `a ``");
+        assert_eq!(code("line\nbreak|x"), "`line\\nbreak\\|x`");
+        assert_eq!(esc_data("<b>html</b> & *x* `c` a|b"), "&lt;b&gt;html&lt;/b&gt; &amp; \\*x\\* \\`c\\` a\\|b");
+        assert_eq!(esc_data("tab\there"), "tab\\there");
+    }
 
     #[test]
     fn buckets_and_split_names() {
