@@ -651,8 +651,21 @@ fn infer_columns(
         return Err(Error::config(context, config_problems.join("\n")));
     }
     conv.first_seen = infer::first_seen(&inf);
-    // Arrow IPC, in which sources are staged, refuses schemas nested much deeper than this
+    // Arrow IPC, in which sources are staged, refuses schemas nested much deeper than this;
+    // an empty key cannot name a column that SQL could select
     let mut too_deep = false;
+    if fields.iter().any(|f| f.name().is_empty()) {
+        too_deep = true;
+        let p = path::render(&[path::Seg::Key(String::new())]);
+        report.violation(Violation {
+            table: src.name.clone(),
+            source: conv.first_seen.get(&p).map(|(_, at)| at.clone()),
+            path: p,
+            rule: "type".into(),
+            key: None,
+            message: "the key \"\" (empty) cannot be a column name; rename it in the input".into(),
+        });
+    }
     for f in &fields {
         let depth = nesting(f.data_type());
         if depth > MAX_NESTING && !is_declared(&path::render(&[path::Seg::Key(f.name().clone())])) {

@@ -815,3 +815,12 @@ fn a_function_given_the_wrong_type_is_a_sql_mistake_not_a_bug_report() {
     assert!(!err.contains("bug") && !err.contains("Internal error"), "{err}");
     assert!(err.contains("hint: Utf8 and Utf8View are text"), "{err}");
 }
+
+#[test]
+fn an_empty_key_is_named_where_it_is_first_seen() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "e.jsonl", "{\"step\": 0}\n{\"step\": 1, \"\": \"x\"}\n");
+    let o = run(bin().args(["query", "-q"]).arg(tmp.path().join("e.jsonl")).arg("SELECT * FROM t"));
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("e.jsonl:2:$[\"\"]: the key \"\" (empty) cannot be a column name"), "{}", stderr(&o));
+}
