@@ -457,7 +457,14 @@ pub fn card_problems(card: &str, files: &[String], empty: &BTreeSet<String>) -> 
     let yaml: yaml_serde::Value = match yaml_serde::from_str(fm) {
         Ok(v) => v,
         Err(e) => {
-            out.push(format!("README.md: front matter is not valid YAML: {e}"));
+            // the parser counts lines from the front matter, which starts on the card's line 2
+            let line = regex::Regex::new(r"\bline (\d+)").expect("valid");
+            let text = e.to_string();
+            let message = line.replace_all(&text, |c: &regex::Captures| {
+                format!("line {}", c[1].parse::<u64>().map(|n| n + 1).unwrap_or(0))
+            });
+            let at = e.location().map(|l| format!("{}:{}:", l.line() + 1, l.column())).unwrap_or_default();
+            out.push(format!("README.md:{at} front matter is not valid YAML: {message}"));
             return out;
         }
     };

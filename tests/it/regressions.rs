@@ -824,3 +824,12 @@ fn an_empty_key_is_named_where_it_is_first_seen() {
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
     assert!(stderr(&o).contains("e.jsonl:2:$[\"\"]: the key \"\" (empty) cannot be a column name"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_yaml_error_in_the_card_names_the_line_of_readme() {
+    let card = "---\nlicense: mit\npretty_name: [unclosed\ntags:\n- x\n---\n\n# t\n";
+    let problems = runpack::verify::card_problems(card, &[], &Default::default());
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].starts_with("README.md:4:5: front matter is not valid YAML"), "{problems:?}");
+    assert!(problems[0].contains("at line 3 column 14"), "{problems:?}");
+}
