@@ -37,7 +37,9 @@
 //!   `bytes`, `sha256`, `kind` (`parquet`, `jsonl`, `rejects`, `card`), `table`, `rows` (for
 //!   data and rejects files).
 //! - `report`: counts from the build: `warnings`, `nonfinite_values` and `coerced_values` by
-//!   source, `rejected_rows` and `duplicates_dropped` by source or table.
+//!   source, `rejected_rows` (lines of each rejects file: for a table, its `rejected_rows`
+//!   plus its `duplicates_dropped`, which share the file) and `duplicates_dropped` by source
+//!   or table.
 //!
 //! Row order: the rows of a table's files (each split's, in shard order) are in ascending
 //! order of [`row_order`] (nulls last; strings by their UTF-8 bytes, floats in IEEE total
@@ -205,7 +207,9 @@ pub struct ReportSummary {
     pub nonfinite_values: BTreeMap<String, u64>,
     /// Strings coerced to numbers (opt-in), by source.
     pub coerced_values: BTreeMap<String, u64>,
-    /// Rows in rejects files, by source or table.
+    /// Lines of each rejects file (`rejects/<name>.jsonl`), by source or table: for a table,
+    /// the rows that failed validation ([`TableEntry::rejected_rows`]) plus the rows a
+    /// duplicate-key rule superseded ([`TableEntry::duplicates_dropped`]), which share the file.
     pub rejected_rows: BTreeMap<String, u64>,
     /// Rows dropped by duplicate-key rules, by table.
     pub duplicates_dropped: BTreeMap<String, u64>,
