@@ -372,7 +372,7 @@ impl PipelineSpec {
         for s in &def.sources {
             check_name(&s.name, "source name", &file, r"^[a-z_][a-z0-9_]*$")?;
             if !names.insert(s.name.clone()) {
-                return Err(Error::config(at(&s.name), "this name is used twice"));
+                return Err(twice(&file, &text, &s.name));
             }
             if s.record_path.is_some() && s.format != Format::Json {
                 return Err(Error::config(
@@ -429,7 +429,7 @@ impl PipelineSpec {
         for v in &def.views {
             check_name(&v.name, "view name", &file, r"^[a-z_][a-z0-9_]*$")?;
             if !names.insert(v.name.clone()) {
-                return Err(Error::config(at(&v.name), "this name is used twice"));
+                return Err(twice(&file, &text, &v.name));
             }
             check_sql_choice(&dir, &v.sql, &v.query, &at(&format!("view {}", v.name)))?;
         }
@@ -437,7 +437,7 @@ impl PipelineSpec {
         for t in &def.tables {
             check_name(&t.name, "table name", &file, r"^[a-z][a-z0-9_]*$")?;
             if !names.insert(t.name.clone()) {
-                return Err(Error::config(at(&t.name), "this name is used twice"));
+                return Err(twice(&file, &text, &t.name));
             }
             check_sql_choice(&dir, &t.sql, &t.query, &at(&format!("table {}", t.name)))?;
             let bad: Vec<String> = t
@@ -537,6 +537,24 @@ fn check_sql_choice(dir: &Path, sql: &Option<String>, query: &Option<String>, at
     }
 }
 
+/// The error for `name` given to two sources, views or tables of `file` (text `text`),
+/// naming the lines that set it (`name = "…"`).
+fn twice(file: &Path, text: &str, name: &str) -> Error {
+    let pattern = regex::Regex::new(&format!(r#"^\s*name\s*=\s*["']{}["']\s*(#.*)?$"#, regex::escape(name)))
+        .expect("escaped name");
+    let lines: Vec<String> =
+        text.lines().enumerate().filter(|(_, l)| pattern.is_match(l)).map(|(i, _)| (i + 1).to_string()).collect();
+    let location = match lines.first() {
+        Some(first) => format!("{}:{first}", file.display()),
+        None => file.display().to_string(),
+    };
+    let places = if lines.len() > 1 { format!(" (lines {})", lines.join(", ")) } else { String::new() };
+    Error::config(
+        location,
+        format!("`{name}` names more than one source, view or table{places}; each needs its own name"),
+    )
+}
+
 fn check_name(name: &str, what: &str, file: &Path, pattern: &str) -> Result<()> {
     let re = regex::Regex::new(pattern).expect("static pattern");
     if re.is_match(name) && !name.ends_with('\n') {
@@ -557,6 +575,14 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_given_twice_is_named_with_its_lines() {
+        let text = "name = \"d\"\n[[source]]\nname = \"a\"\n[[table]]\nname = 'a'  # again\n";
+        let e = twice(Path::new("p.toml"), text, "a").to_string();
+        assert!(e.starts_with("p.toml:3:"), "{e}");
+        assert!(e.contains("`a` names more than one source, view or table (lines 3, 5)"), "{e}");
+    }
 
     #[test]
     fn unknown_key_names_key_and_line() {
