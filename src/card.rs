@@ -398,7 +398,7 @@ fn esc(s: &str) -> String {
 /// `&`), control characters are written as escapes (`\n`, `\t`).
 fn esc_data(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
+    for (i, c) in s.char_indices() {
         match c {
             '|' | '\\' | '`' | '*' => {
                 out.push('\\');
@@ -406,12 +406,20 @@ fn esc_data(s: &str) -> String {
             }
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
+            // only where it would start an entity (`&lt;`); `W&B` stays as it is
+            '&' if entity_follows(&s[i + 1..]) => out.push_str("&amp;"),
             c if c.is_control() => out.push_str(&c.escape_default().to_string()),
             c => out.push(c),
         }
     }
     out
+}
+
+/// True when `rest` (the text after a `&`) would make it an HTML entity: `#x3c;`, `lt;`.
+fn entity_follows(rest: &str) -> bool {
+    let body = rest.strip_prefix('#').unwrap_or(rest);
+    let n = body.chars().take_while(char::is_ascii_alphanumeric).count();
+    n > 0 && body[n..].starts_with(';')
 }
 
 /// `s` as a Markdown code span inside a table cell: a fence longer than any run of backticks
@@ -859,7 +867,8 @@ mod tests {
         assert_eq!(code("x`y"), "``x`y``");
         assert_eq!(code("`a"), "`` `a ``");
         assert_eq!(code("line\nbreak|x"), "`line\\nbreak\\|x`");
-        assert_eq!(esc_data("<b>html</b> & *x* `c` a|b"), "&lt;b&gt;html&lt;/b&gt; &amp; \\*x\\* \\`c\\` a\\|b");
+        assert_eq!(esc_data("<b>html</b> & *x* `c` a|b"), "&lt;b&gt;html&lt;/b&gt; & \\*x\\* \\`c\\` a\\|b");
+        assert_eq!(esc_data("W&B &lt; &#60;"), "W&B &amp;lt; &amp;#60;");
         assert_eq!(esc_data("tab\there"), "tab\\there");
     }
 
