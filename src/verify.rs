@@ -48,7 +48,12 @@ pub fn run(dir: &Path) -> Result<VerifyReport> {
         return Err(Error::Refused(format!("{} is not a folder", dir.display())));
     }
     let mut rep = VerifyReport::default();
-    let manifest = if dir.join("manifest.json").exists() {
+    // a pipe or device in place of these files would block the reading: it is not opened
+    // (and is reported with the other files that are not regular)
+    let regular = |name: &str| std::fs::metadata(dir.join(name)).is_ok_and(|m| m.is_file());
+    let manifest = if !regular("manifest.json") {
+        None
+    } else if dir.join("manifest.json").exists() {
         match Manifest::load(dir) {
             Ok(m) => Some(m),
             Err(e) => {
@@ -297,48 +302,62 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
     }
     // SHA256SUMS agrees
     let sums_path = dir.join("SHA256SUMS");
-    match std::fs::read_to_string(&sums_path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => rep.problems.push("SHA256SUMS: missing".into()),
-        Err(e) => rep.problems.push(format!("SHA256SUMS: cannot be read: {e}")),
-        Ok(text) => {
-            let mut seen = BTreeSet::new();
-            for (n, line) in text.lines().enumerate() {
-                // `sha256sum -c` skips comment lines
-                if line.starts_with('#') {
-                    continue;
+    let sums = if std::fs::metadata(&sums_path).is_ok_and(|m| !m.is_file()) {
+        // reported as not a regular file
+        None
+    } else {
+        Some(std::fs::read_to_string(&sums_path))
+    };
+    match sums {
+        None => {}
+        Some(sums) => match sums {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => rep.problems.push("SHA256SUMS: missing".into()),
+            Err(e) => rep.problems.push(format!("SHA256SUMS: cannot be read: {e}")),
+            Ok(text) => {
+                let mut seen = BTreeSet::new();
+                for (n, line) in text.lines().enumerate() {
+                    // `sha256sum -c` skips comment lines
+                    if line.starts_with('#') {
+                        continue;
+                    }
+                    let Some((sha, path)) = sums_line(line) else {
+                        rep.problems.push(format!("SHA256SUMS:{}: not a `<sha256>  <path>` line", n + 1));
+                        continue;
+                    };
+                    let (sha, path) = (sha.as_str(), path.as_str());
+                    seen.insert(path.to_string());
+                    if path == "manifest.json" {
+                        if !std::fs::metadata(dir.join("manifest.json")).is_ok_and(|m| m.is_file()) {
+                            // missing or not a regular file: reported already
+                            continue;
+                        }
+                        match hash::sha256_file(&dir.join("manifest.json")) {
+                            Ok(d) if d.sha256 != sha => rep.problems.push(format!(
+                                "manifest.json: sha256 mismatch: SHA256SUMS says {sha}, found {}",
+                                d.sha256
+                            )),
+                            Ok(_) => {}
+                            Err(e) => rep.problems.push(format!("manifest.json: cannot be read: {}", os_error(e))),
+                        }
+                    } else if let Some(f) = m.files.iter().find(|f| f.path == path) {
+                        if f.sha256 != sha {
+                            rep.problems.push(format!(
+                                "SHA256SUMS:{}: {path} has sha256 {sha}, the manifest says {}",
+                                n + 1,
+                                f.sha256
+                            ));
+                        }
+                    } else {
+                        rep.problems.push(format!("SHA256SUMS:{}: {path} is not in the manifest", n + 1));
+                    }
                 }
-                let Some((sha, path)) = sums_line(line) else {
-                    rep.problems.push(format!("SHA256SUMS:{}: not a `<sha256>  <path>` line", n + 1));
-                    continue;
-                };
-                let (sha, path) = (sha.as_str(), path.as_str());
-                seen.insert(path.to_string());
-                if path == "manifest.json" {
-                    match hash::sha256_file(&dir.join("manifest.json")) {
-                        Ok(d) if d.sha256 != sha => rep
-                            .problems
-                            .push(format!("manifest.json: sha256 mismatch: SHA256SUMS says {sha}, found {}", d.sha256)),
-                        Ok(_) => {}
-                        Err(e) => rep.problems.push(format!("manifest.json: cannot be read: {}", os_error(e))),
+                for path in m.files.iter().map(|f| f.path.as_str()).chain(["manifest.json"]) {
+                    if !seen.contains(path) {
+                        rep.problems.push(format!("SHA256SUMS: no line for {path}"));
                     }
-                } else if let Some(f) = m.files.iter().find(|f| f.path == path) {
-                    if f.sha256 != sha {
-                        rep.problems.push(format!(
-                            "SHA256SUMS:{}: {path} has sha256 {sha}, the manifest says {}",
-                            n + 1,
-                            f.sha256
-                        ));
-                    }
-                } else {
-                    rep.problems.push(format!("SHA256SUMS:{}: {path} is not in the manifest", n + 1));
                 }
             }
-            for path in m.files.iter().map(|f| f.path.as_str()).chain(["manifest.json"]) {
-                if !seen.contains(path) {
-                    rep.problems.push(format!("SHA256SUMS: no line for {path}"));
-                }
-            }
-        }
+        },
     }
     Ok(())
 }
@@ -612,8 +631,10 @@ fn os_error(e: crate::error::Error) -> String {
 fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -> Result<()> {
     let path = dir.join("README.md");
     let regular = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
-    if !regular && manifest.is_some_and(|m| m.files.iter().any(|f| f.path == "README.md")) {
-        // missing, a folder or a link: already reported with the manifest's files
+    let listed = manifest.is_some_and(|m| m.files.iter().any(|f| f.path == "README.md"));
+    if !regular && (listed || std::fs::metadata(&path).is_ok_and(|m| !m.is_file() && !m.is_dir())) {
+        // missing, a folder or a link (reported with the manifest's files), or a pipe
+        // (reported by run, never opened)
         return Ok(());
     }
     let card = match crate::ingest::files::read_small(&path, 16 << 20) {
@@ -674,7 +695,11 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
                     }
                     continue;
                 }
-                let f = std::fs::File::open(&p).map_err(|e| Error::io(&p, e))?;
+                let f = match std::fs::File::open(&p) {
+                    Ok(f) => f,
+                    // reported with the manifest's files, or as unexpected
+                    Err(_) => continue,
+                };
                 let b = match parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f) {
                     Ok(b) => b,
                     Err(e) => {

@@ -623,6 +623,17 @@ fn verify_reads_sha256sum_tag_lines_and_comments_and_reports_a_pipe() {
     let o = run(bin().arg("verify").arg(tmp.path()));
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
     assert!(stdout(&o).contains("data/pipe.parquet: not a regular file (a pipe, socket or device)"), "{}", stdout(&o));
+    // a pipe in place of the files verify reads first is reported, never opened (it would block)
+    for name in ["SHA256SUMS", "manifest.json", "README.md"] {
+        let t = tempfile::tempdir().unwrap();
+        copy_tree(example_release(), t.path());
+        std::fs::remove_file(t.path().join(name)).unwrap();
+        assert!(run(std::process::Command::new("mkfifo").arg(t.path().join(name))).status.success());
+        let o = run(bin().arg("verify").arg(t.path()));
+        assert_eq!(o.status.code(), Some(1), "{name}: {}{}", stdout(&o), stderr(&o));
+        assert!(stdout(&o).contains(&format!("{name}: not a regular file")), "{name}: {}", stdout(&o));
+        assert_eq!(stdout(&o).lines().count(), 1, "{name}: {}", stdout(&o));
+    }
 }
 
 #[test]
