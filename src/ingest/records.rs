@@ -372,13 +372,13 @@ pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item
     // each record is handed on when the next one is read: the csv crate ends a quoted cell
     // that is never closed at the end of the file without an error, so the last record is
     // checked for that first (its last cell would hold every line after the quote)
-    let mut held: Option<(Map<String, Value>, u64, u64, bool)> = None;
+    let mut held: Option<(Map<String, Value>, u64)> = None;
     loop {
         let pos = rdr.position().line();
         match rdr.read_record(&mut record) {
             Ok(false) => {
-                if let Some((obj, line, start, multiline)) = held.take() {
-                    if multiline && lines.quotes_from(start) % 2 == 1 {
+                if let Some((obj, line)) = held.take() {
+                    if lines.open_quote() {
                         let message = "a quoted cell opened in this record is never closed: its last cell would \
                                        hold every line to the end of the file; close the quote or escape it as \"\""
                             .to_string();
@@ -391,7 +391,6 @@ pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item
                 return Ok(());
             }
             Ok(true) => {
-                let start = record.position().map(|p| p.byte()).unwrap_or(0);
                 let line = record.position().map(line_of).unwrap_or(pos);
                 let mut obj = Map::new();
                 for (h, v) in headers.iter().zip(record.iter()) {
@@ -400,13 +399,12 @@ pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item
                     }
                     obj.insert(h.to_string(), Value::String(v.to_string()));
                 }
-                let multiline = record.iter().next_back().is_some_and(|v| v.contains(['\n', '\r']));
-                if let Some((obj, line, _, _)) = held.replace((obj, line, start, multiline)) {
+                if let Some((obj, line)) = held.replace((obj, line)) {
                     sink(Item::Record(obj, Position::Line(line)))?;
                 }
             }
             Err(e) => {
-                if let Some((obj, line, _, _)) = held.take() {
+                if let Some((obj, line)) = held.take() {
                     sink(Item::Record(obj, Position::Line(line)))?;
                 }
                 let line = e.position().map(line_of).unwrap_or(pos + 1);
@@ -439,8 +437,36 @@ struct LineState {
     breaks: u64,
     /// Offsets and bytes of the CR and LF bytes not yet passed by [`LineLog::line_at`].
     ends: std::collections::VecDeque<(u64, u8)>,
-    /// Offsets of the `"` bytes not yet passed by [`LineLog::quotes_from`].
-    quotes: std::collections::VecDeque<u64>,
+    /// Where the bytes read so far leave a CSV reader (RFC 4180 as the csv crate reads it).
+    quote: QuoteState,
+}
+
+/// The quoting state of a CSV reader between two bytes: a quote opens a quoted cell only at
+/// the start of a cell; inside one, `""` is a quote and a lone `"` closes it.
+#[derive(Default, Clone, Copy, PartialEq, Eq)]
+enum QuoteState {
+    #[default]
+    CellStart,
+    Unquoted,
+    Quoted,
+    /// A `"` inside a quoted cell: the end of the cell, or the first half of `""`.
+    QuoteInQuoted,
+}
+
+impl QuoteState {
+    fn next(self, b: u8) -> QuoteState {
+        use QuoteState::*;
+        match (self, b) {
+            (CellStart, b'"') => Quoted,
+            (CellStart | Unquoted, b',' | b'\n' | b'\r') => CellStart,
+            (CellStart | Unquoted, _) => Unquoted,
+            (Quoted, b'"') => QuoteInQuoted,
+            (Quoted, _) => Quoted,
+            (QuoteInQuoted, b'"') => Quoted,
+            (QuoteInQuoted, b',' | b'\n' | b'\r') => CellStart,
+            (QuoteInQuoted, _) => Unquoted,
+        }
+    }
 }
 
 impl LineLog {
@@ -468,14 +494,10 @@ impl LineLog {
         s.breaks + 1
     }
 
-    /// How many `"` bytes were read at or after `offset` (`offset` never decreases from one
-    /// call to the next; the quotes before it are forgotten).
-    fn quotes_from(&self, offset: u64) -> u64 {
-        let mut s = self.0.borrow_mut();
-        while s.quotes.front().is_some_and(|&at| at < offset) {
-            s.quotes.pop_front();
-        }
-        s.quotes.len() as u64
+    /// True when the bytes read so far end inside a quoted cell: at the end of the input,
+    /// a quote that was never closed.
+    fn open_quote(&self) -> bool {
+        self.0.borrow().quote == QuoteState::Quoted
     }
 }
 
@@ -488,14 +510,15 @@ impl<R: std::io::Read> std::io::Read for LineReader<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
         let mut s = self.log.0.borrow_mut();
-        for i in memchr::memchr3_iter(b'\n', b'\r', b'"', &buf[..n]) {
+        for i in memchr::memchr2_iter(b'\n', b'\r', &buf[..n]) {
             let at = s.offset + i as u64;
-            if buf[i] == b'"' {
-                s.quotes.push_back(at);
-            } else {
-                s.ends.push_back((at, buf[i]));
-            }
+            s.ends.push_back((at, buf[i]));
         }
+        let mut q = s.quote;
+        for &b in &buf[..n] {
+            q = q.next(b);
+        }
+        s.quote = q;
         s.offset += n as u64;
         Ok(n)
     }
@@ -583,6 +606,14 @@ mod tests {
         let got = collect(|s| csv(boxed(b"a,b\n1,\"x\ny\"\n2,5\" screen\n3,\"z\"\"\n\"\n"), "f", s));
         assert_eq!(got.len(), 3, "{got:?}");
         assert!(got.iter().all(|g| !g.contains("csv:")), "{got:?}");
+        let got = collect(|s| csv(boxed(b"a,b\n5\" screen,\"x\ny\"\n"), "f", s));
+        assert_eq!(got, vec![r#"2 {"a":"5\" screen","b":"x\ny"}"#], "{got:?}");
+        // unclosed: without a final newline, a lone quote at the end, after a bare quote
+        for text in [&b"a,b\nr,\"abc"[..], b"a,b\n1,x\n2,\"", b"a,b\n5\" screen,\"abc\ndef\n", b"a,b\r\n1,\"x\r\n"] {
+            let got = collect(|s| csv(boxed(text), "f", s));
+            let last = got.last().unwrap();
+            assert!(last.contains("csv: a quoted cell opened in this record is never closed"), "{got:?}");
+        }
     }
 
     #[test]
