@@ -218,6 +218,18 @@ pub async fn register_release(ctx: &SessionContext, dir: &Path) -> Result<Manife
                     t.name
                 )));
             }
+            // a size check costs one stat: a truncated or emptied file would read as fewer rows
+            let want = manifest.files.iter().find(|e| &e.path == rel).map(|e| e.bytes);
+            let have = std::fs::metadata(f).map(|m| m.len()).ok();
+            if want.is_some() && want != have {
+                return Err(Error::Refused(format!(
+                    "{}: data file {rel} of table {} holds {} bytes, the manifest says {}; run `runpack verify` on the release",
+                    dir.display(),
+                    t.name,
+                    have.map(crate::hash::group_digits).unwrap_or_default(),
+                    want.map(crate::hash::group_digits).unwrap_or_default()
+                )));
+            }
             if let Some(p) = crate::ingest::files::lfs_pointer(f) {
                 return Err(crate::ingest::files::lfs_pointer_error(rel, &p));
             }

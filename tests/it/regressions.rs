@@ -543,7 +543,12 @@ fn a_result_json_that_is_no_json_is_one_bad_record() {
 fn a_query_that_meets_a_broken_data_file_names_it() {
     let tmp = tempfile::tempdir().unwrap();
     copy_tree(example_release(), tmp.path());
-    std::fs::write(tmp.path().join("data/checkpoints.parquet"), b"PAR1 not a footer").unwrap();
+    // the same size, its footer broken (the size alone is checked before reading)
+    let path = tmp.path().join("data/checkpoints.parquet");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let n = bytes.len();
+    bytes[n - 4..].copy_from_slice(b"XXXX");
+    std::fs::write(&path, bytes).unwrap();
     let o = run(bin().args(["query", "-q"]).arg(tmp.path()).arg("SELECT count(*) FROM checkpoints"));
     assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
     let err = stderr(&o);
@@ -843,4 +848,18 @@ fn a_yaml_error_in_the_card_names_the_line_of_readme() {
     assert_eq!(problems.len(), 1, "{problems:?}");
     assert!(problems[0].starts_with("README.md:4:5: front matter is not valid YAML"), "{problems:?}");
     assert!(problems[0].contains("at line 3 column 14"), "{problems:?}");
+}
+
+#[test]
+fn a_query_over_a_release_refuses_a_data_file_of_another_size() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), tmp.path());
+    std::fs::write(tmp.path().join("data/checkpoints.parquet"), b"").unwrap();
+    let o = run(bin().args(["query", "-q"]).arg(tmp.path()).arg("SELECT count(*) FROM checkpoints"));
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stderr(&o).contains("data file data/checkpoints.parquet of table checkpoints holds 0 bytes"),
+        "{}",
+        stderr(&o)
+    );
 }
