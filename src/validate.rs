@@ -339,19 +339,6 @@ impl<'a> Validator<'a> {
                 }
             }
         }
-        // unique columns
-        for (&i, (conv, seen)) in self.unique.iter_mut() {
-            let rows = conv.convert_columns(&[b.column(i).clone()]).map_err(|e| Error::format(&self.table, e))?;
-            for r in 0..n {
-                if b.column(i).is_valid(r) && !seen.insert(rows.row(r).owned()) {
-                    reasons[r].push((
-                        self.schema.fields[i].name.clone(),
-                        "unique".into(),
-                        format!("value {} appears in an earlier row", cell_json(b.column(i), r)),
-                    ));
-                }
-            }
-        }
         // foreign keys
         for (cols, target, set, conv) in &self.fks {
             let arrays: Vec<ArrayRef> = cols
@@ -431,6 +418,24 @@ impl<'a> Validator<'a> {
             }
         }
 
+        // unique columns, over the rows the duplicate-key rule keeps
+        for (&i, (conv, seen)) in self.unique.iter_mut() {
+            let rows = conv.convert_columns(&[b.column(i).clone()]).map_err(|e| Error::format(&self.table, e))?;
+            for r in 0..n {
+                // a row a duplicate-key rule drops, or one --on-invalid reject will drop,
+                // takes no value from the rows kept
+                if superseded[r].is_some() || (self.on_invalid == OnInvalid::Reject && !reasons[r].is_empty()) {
+                    continue;
+                }
+                if b.column(i).is_valid(r) && !seen.insert(rows.row(r).owned()) {
+                    reasons[r].push((
+                        self.schema.fields[i].name.clone(),
+                        "unique".into(),
+                        format!("value {} appears in an earlier row", cell_json(b.column(i), r)),
+                    ));
+                }
+            }
+        }
         // act
         let mut keep = vec![true; n];
         for r in 0..n {

@@ -863,3 +863,28 @@ fn a_query_over_a_release_refuses_a_data_file_of_another_size() {
         stderr(&o)
     );
 }
+
+#[test]
+fn a_unique_column_counts_only_the_rows_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "raw.jsonl",
+        "{\"id\": 3, \"u\": \"d\"}\n{\"id\": 3, \"u\": \"d2\"}\n{\"id\": 4, \"u\": \"d\"}\n{\"id\": 5, \"u\": \"e\", \"v\": -1}\n{\"id\": 6, \"u\": \"e\"}\n",
+    );
+    write(
+        dir,
+        "t.json",
+        r#"{"fields":[{"name":"id","type":"integer"},{"name":"u","type":"string","constraints":{"unique":true}},{"name":"v","type":"integer","constraints":{"minimum":0}},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}],"primaryKey":["id"]}"#,
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"uq\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"t\"\nschema = \"t.json\"\nquery = \"SELECT * FROM raw\"\non_duplicate_key = \"keep-last\"\n",
+    );
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "uq"), "SELECT id, u FROM t ORDER BY id"), "id,u\n3,d2\n4,d\n6,e\n");
+}
