@@ -145,17 +145,21 @@ pub fn size_category(rows: u64) -> &'static str {
     "n>1T"
 }
 
-/// Split names `datasets` can load: `^\w+(\.\w+)*$` over the whole name.
+/// Split names `datasets` can load: `^\w+(\.\w+)*$` over the whole name, and not `all`
+/// (the `datasets` library's keyword for every split together).
 pub fn valid_split_name(name: &str) -> bool {
     !name.is_empty()
+        && name != "all"
         && name.split('.').all(|part| !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_'))
 }
 
-/// A split name the Hub would accept, suggested for an invalid one.
+/// A split name the Hub would accept, suggested for an invalid one (`all`, which the
+/// `datasets` library keeps for every split together, becomes `all_`).
 pub fn suggest_split_name(name: &str) -> String {
     let s: String =
         name.trim().chars().map(|c| if c.is_alphanumeric() || c == '_' || c == '.' { c } else { '_' }).collect();
-    s.trim_matches('.').to_string()
+    let s = s.trim_matches('.').to_string();
+    if s == "all" { "all_".into() } else { s }
 }
 
 /// Problems with YAML that is not plain data: tags outside the YAML core schema

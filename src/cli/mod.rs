@@ -214,6 +214,25 @@ fn verify_hint(release: &str) -> String {
     format!("\nhint: `runpack verify {release}` checks every file of the release")
 }
 
+/// `SOURCE_DATE_EPOCH` (reproducible-builds.org): seconds since the Unix epoch, a
+/// non-negative integer that a date can hold; unset or empty means none.
+///
+/// Errors: [`Error::Config`] naming the variable and its value when it is anything else.
+fn source_date_epoch() -> Result<Option<i64>, Error> {
+    let Some(v) = std::env::var_os("SOURCE_DATE_EPOCH") else { return Ok(None) };
+    let v = v.to_string_lossy();
+    if v.trim().is_empty() {
+        return Ok(None);
+    }
+    match v.trim().parse::<i64>() {
+        Ok(s) if s >= 0 && chrono::DateTime::from_timestamp(s, 0).is_some() => Ok(Some(s)),
+        _ => Err(Error::config(
+            "SOURCE_DATE_EPOCH",
+            format!("{v:?} is not a number of seconds since 1970-01-01 (a non-negative integer)"),
+        )),
+    }
+}
+
 /// Sets up logging on stderr.
 pub fn init_tracing(verbose: u8, quiet: bool) {
     let level = match (quiet, verbose) {
@@ -268,7 +287,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
                 },
                 large_cell_bytes: a.large_cell_bytes,
                 stage_sources: a.stage_sources,
-                source_date_epoch: std::env::var("SOURCE_DATE_EPOCH").ok().and_then(|s| s.trim().parse().ok()),
+                source_date_epoch: source_date_epoch()?,
             };
             let progress = output::progress(quiet);
             let outcome = runtime()?.block_on(crate::pipeline::build(

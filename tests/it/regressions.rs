@@ -888,3 +888,26 @@ fn a_unique_column_counts_only_the_rows_kept() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(query(&release(dir, "uq"), "SELECT id, u FROM t ORDER BY id"), "id,u\n3,d2\n4,d\n6,e\n");
 }
+
+#[test]
+fn a_bad_source_date_epoch_and_the_split_name_all_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "raw.jsonl", "{\"id\": 1, \"split\": \"all\"}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"sa\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"t\"\nsplit_column = \"split\"\nquery = \"SELECT * FROM raw\"\n",
+    );
+    let o = run(bin().arg("build").arg(dir).arg("--releases-dir").arg(dir.join("out")).env("SOURCE_DATE_EPOCH", "abc"));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("SOURCE_DATE_EPOCH: \"abc\" is not a number of seconds"), "{}", stderr(&o));
+    let o = build(dir, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("split name \"all\" cannot be loaded by `datasets`") && stderr(&o).contains("use \"all_\""),
+        "{}",
+        stderr(&o)
+    );
+}
