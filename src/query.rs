@@ -84,6 +84,13 @@ pub async fn register_parquet(
     schema: SchemaRef,
     order: &[String],
 ) -> Result<()> {
+    if files.is_empty() {
+        // a table without any file (no rows, no split): an empty table of that schema
+        let empty = datafusion::datasource::MemTable::try_new(schema, vec![vec![]])
+            .map_err(|e| Error::sql(format!("table {name}"), e))?;
+        ctx.register_table(name, Arc::new(empty)).map_err(|e| Error::sql(format!("table {name}"), e))?;
+        return Ok(());
+    }
     let urls = files
         .iter()
         .map(|p| {
