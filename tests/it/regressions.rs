@@ -910,4 +910,10 @@ fn a_bad_source_date_epoch_and_the_split_name_all_are_refused() {
         "{}",
         stderr(&o)
     );
+    // every row rejected, no split declared: a table without files, which SQL still reads
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "sa"), "SELECT count(*) AS n FROM t"), "n\n0\n");
+    let o = run(bin().arg("verify").arg(release(dir, "sa")));
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
 }
