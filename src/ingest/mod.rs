@@ -654,16 +654,17 @@ fn infer_columns(
     // Arrow IPC, in which sources are staged, refuses schemas nested much deeper than this;
     // an empty key cannot name a column that SQL could select
     let mut too_deep = false;
-    if fields.iter().any(|f| f.name().is_empty()) {
+    let empty_key = path::render(&[path::Seg::Key(String::new())]);
+    let empty_key = empty_key.trim_start_matches('$');
+    for (p, (_, at)) in conv.first_seen.iter().filter(|(p, _)| p.ends_with(empty_key)) {
         too_deep = true;
-        let p = path::render(&[path::Seg::Key(String::new())]);
         report.violation(Violation {
             table: src.name.clone(),
-            source: conv.first_seen.get(&p).map(|(_, at)| at.clone()),
-            path: p,
+            source: Some(at.clone()),
+            path: p.clone(),
             rule: "type".into(),
             key: None,
-            message: "the key \"\" (empty) cannot be a column name; rename it in the input".into(),
+            message: "the key \"\" (empty) cannot name a column or a field; rename it in the input".into(),
         });
     }
     for f in &fields {

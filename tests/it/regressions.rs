@@ -838,7 +838,15 @@ fn an_empty_key_is_named_where_it_is_first_seen() {
     write(tmp.path(), "e.jsonl", "{\"step\": 0}\n{\"step\": 1, \"\": \"x\"}\n");
     let o = run(bin().args(["query", "-q"]).arg(tmp.path().join("e.jsonl")).arg("SELECT * FROM t"));
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
-    assert!(stderr(&o).contains("e.jsonl:2:$[\"\"]: the key \"\" (empty) cannot be a column name"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("e.jsonl:2:$[\"\"]: the key \"\" (empty) cannot name a column or a field"),
+        "{}",
+        stderr(&o)
+    );
+    write(tmp.path(), "n.jsonl", "{\"x\": {\"a\": 1}}\n{\"x\": {\"\": 1}}\n");
+    let o = run(bin().args(["query", "-q"]).arg(tmp.path().join("n.jsonl")).arg("SELECT * FROM t"));
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("n.jsonl:2:$.x[\"\"]: the key \"\" (empty)"), "{}", stderr(&o));
 }
 
 #[test]
