@@ -412,6 +412,13 @@ fn esc_data(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             // only where it would start an entity (`&lt;`); `W&B` stays as it is
             '&' if entity_follows(&s[i + 1..]) => out.push_str("&amp;"),
+            // only at a word's edge, where it could start or end emphasis (`_null_`);
+            // `eval_gsm8k` stays as it is
+            '_' if !(s[..i].chars().next_back().is_some_and(char::is_alphanumeric)
+                && s[i + 1..].chars().next().is_some_and(char::is_alphanumeric)) =>
+            {
+                out.push_str("\\_")
+            }
             c if c.is_control() => out.push_str(&c.escape_default().to_string()),
             c => out.push(c),
         }
@@ -873,6 +880,7 @@ mod tests {
         assert_eq!(code("line\nbreak|x"), "`line\\nbreak\\|x`");
         assert_eq!(esc_data("<b>html</b> & *x* `c` a|b"), "&lt;b&gt;html&lt;/b&gt; & \\*x\\* \\`c\\` a\\|b");
         assert_eq!(esc_data("W&B &lt; &#60;"), "W&B &amp;lt; &amp;#60;");
+        assert_eq!(esc_data("_null_ eval_gsm8k"), "\\_null\\_ eval_gsm8k");
         assert_eq!(esc_data("tab\there"), "tab\\there");
     }
 
