@@ -523,7 +523,14 @@ pub fn render(
     root: &Path,
 ) -> Result<String> {
     let card = &spec.def.card;
-    let default_table = card.default_table.clone().unwrap_or_else(|| spec.def.tables[0].name.clone());
+    // the default config must be one the card lists: a table with rows
+    let declared_default = card.default_table.clone().unwrap_or_else(|| spec.def.tables[0].name.clone());
+    let has_rows = |name: &str| manifest.table(name).is_some_and(|t| t.rows > 0);
+    let default_table = if has_rows(&declared_default) {
+        declared_default
+    } else {
+        manifest.tables.iter().find(|t| t.rows > 0).map(|t| t.name.clone()).unwrap_or(declared_default)
+    };
     let max_rows = manifest.tables.iter().map(|t| t.rows).max().unwrap_or(0);
 
     // front matter

@@ -447,6 +447,8 @@ impl PipelineSpec {
                 .map(|s| {
                     let why = if s.trim() != s.as_str() {
                         "has leading or trailing whitespace (names are never trimmed)".to_string()
+                    } else if s == "all" {
+                        "is the `datasets` library's name for every split together".to_string()
                     } else {
                         "is not made of word characters (letters, digits, _) in parts separated by single dots"
                             .to_string()
@@ -459,6 +461,19 @@ impl PipelineSpec {
                 .collect();
             if !bad.is_empty() {
                 return Err(Error::config(at(&format!("table {}", t.name)), bad.join("\n")));
+            }
+            // the split files are named after the splits: names equal but for case would be
+            // one file on a case-insensitive filesystem
+            let mut lower = std::collections::BTreeMap::new();
+            for sp in &t.splits {
+                if let Some(other) = lower.insert(sp.to_lowercase(), sp) {
+                    return Err(Error::config(
+                        at(&format!("table {}", t.name)),
+                        format!(
+                            "splits {other:?} and {sp:?} differ only in case (or are the same); give each split its own name"
+                        ),
+                    ));
+                }
             }
             if !t.splits.is_empty() && t.split_column.is_none() {
                 return Err(Error::config(at(&format!("table {}", t.name)), "`splits` needs `split_column`"));

@@ -601,6 +601,23 @@ fn an_empty_split_stays_out_of_configs_so_datasets_loads_the_rest() {
         problems.iter().any(|p| p.contains("`data/t/train.parquet` is in several configs (again, t)")),
         "{problems:?}"
     );
+    // a default table without rows: the default is the first table the card lists
+    let text = std::fs::read_to_string(dir.join("pipeline.toml")).unwrap();
+    write(
+        dir,
+        "pipeline.toml",
+        &text.replacen("name = \"es\"\n", "name = \"es\"\n[card]\ndefault_table = \"none\"\n", 1),
+    );
+    let o = build(dir, &["-q", "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let card = std::fs::read_to_string(r.join("README.md")).unwrap();
+    assert!(card.contains("- config_name: t\n  default: true\n"), "{card}");
+    assert!(card.contains("load_dataset(\"path/or/repo_id\", \"t\")"), "{card}");
+    // split names equal but for case are refused
+    write(dir, "pipeline.toml", &text.replace("splits = [\"train\", \"test\"]", "splits = [\"train\", \"Train\"]"));
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("splits \"train\" and \"Train\" differ only in case"), "{}", stderr(&o));
 }
 
 #[test]
