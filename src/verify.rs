@@ -48,25 +48,24 @@ pub fn run(dir: &Path) -> Result<VerifyReport> {
         return Err(Error::Refused(format!("{} is not a folder", dir.display())));
     }
     let mut rep = VerifyReport::default();
-    // a pipe or device in place of these files would block the reading: it is not opened
-    // (and is reported with the other files that are not regular)
-    let regular = |name: &str| std::fs::metadata(dir.join(name)).is_ok_and(|m| m.is_file());
-    let manifest = if !regular("manifest.json") {
-        None
-    } else if dir.join("manifest.json").exists() {
-        match Manifest::load(dir) {
+    let manifest = match entry(dir, "manifest.json") {
+        Entry::Missing => {
+            rep.problems.push("manifest.json: missing, so checksums and row counts cannot be verified".into());
+            None
+        }
+        Entry::Folder => {
+            rep.problems.push("manifest.json: a folder, not a file".into());
+            None
+        }
+        // reported with the other symbolic links and the files that are not regular
+        Entry::DanglingLink | Entry::Special => None,
+        Entry::Readable => match Manifest::load(dir) {
             Ok(m) => Some(m),
             Err(e) => {
                 rep.problems.push(format!("manifest.json: {e}"));
                 None
             }
-        }
-    } else {
-        // a link to nothing is reported with the other symbolic links
-        if std::fs::symlink_metadata(dir.join("manifest.json")).is_err() {
-            rep.problems.push("manifest.json: missing, so checksums and row counts cannot be verified".into());
-        }
-        None
+        },
     };
     if let Some(m) = &manifest {
         check_manifest(dir, m, &mut rep)?;
@@ -302,11 +301,12 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
     }
     // SHA256SUMS agrees
     let sums_path = dir.join("SHA256SUMS");
-    let sums = if std::fs::metadata(&sums_path).is_ok_and(|m| !m.is_file()) {
-        // reported as not a regular file
-        None
-    } else {
-        Some(std::fs::read_to_string(&sums_path))
+    let sums = match entry(dir, "SHA256SUMS") {
+        Entry::Missing | Entry::DanglingLink => Some(Err(std::io::ErrorKind::NotFound.into())),
+        Entry::Folder => Some(Err(std::io::Error::other("a folder, not a file"))),
+        // reported with the files that are not regular
+        Entry::Special => None,
+        Entry::Readable => Some(std::fs::read_to_string(&sums_path)),
     };
     match sums {
         None => {}
@@ -327,7 +327,7 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
                     let (sha, path) = (sha.as_str(), path.as_str());
                     seen.insert(path.to_string());
                     if path == "manifest.json" {
-                        if !std::fs::metadata(dir.join("manifest.json")).is_ok_and(|m| m.is_file()) {
+                        if !matches!(entry(dir, "manifest.json"), Entry::Readable) {
                             // missing or not a regular file: reported already
                             continue;
                         }
@@ -619,6 +619,31 @@ pub fn empty_parquet_files(manifest: Option<&Manifest>) -> BTreeSet<String> {
         .unwrap_or_default()
 }
 
+/// What stands at a name in the release folder, told before anything is opened (a pipe or
+/// device would block the reading).
+enum Entry {
+    Missing,
+    DanglingLink,
+    Folder,
+    /// A pipe, socket or device: never opened.
+    Special,
+    /// A regular file, or a link to one.
+    Readable,
+}
+
+fn entry(dir: &Path, name: &str) -> Entry {
+    let path = dir.join(name);
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Entry::Missing;
+    }
+    match std::fs::metadata(&path) {
+        Err(_) => Entry::DanglingLink,
+        Ok(m) if m.is_dir() => Entry::Folder,
+        Ok(m) if m.is_file() => Entry::Readable,
+        Ok(_) => Entry::Special,
+    }
+}
+
 /// The reason of a read error without the path it carries: a problem line names the file
 /// once, by its path in the release.
 fn os_error(e: crate::error::Error) -> String {
@@ -630,12 +655,19 @@ fn os_error(e: crate::error::Error) -> String {
 
 fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -> Result<()> {
     let path = dir.join("README.md");
-    let regular = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
     let listed = manifest.is_some_and(|m| m.files.iter().any(|f| f.path == "README.md"));
-    if !regular && (listed || std::fs::metadata(&path).is_ok_and(|m| !m.is_file() && !m.is_dir())) {
-        // missing, a folder or a link (reported with the manifest's files), or a pipe
-        // (reported by run, never opened)
-        return Ok(());
+    let link = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_symlink());
+    match entry(dir, "README.md") {
+        Entry::Readable if !(listed && link) => {}
+        // a link, a folder or a file missing is reported with the manifest's files when it
+        // lists README.md; otherwise with the other links and files that are not regular
+        _ if listed => return Ok(()),
+        Entry::Folder => {
+            rep.problems.push("README.md: a folder, not a file".into());
+            return Ok(());
+        }
+        Entry::Readable => {}
+        Entry::Missing | Entry::DanglingLink | Entry::Special => return Ok(()),
     }
     let card = match crate::ingest::files::read_small(&path, 16 << 20) {
         Ok(c) => c,

@@ -656,6 +656,21 @@ fn verify_reads_sha256sum_tag_lines_and_comments_and_reports_a_pipe() {
         assert!(stdout(&o).contains(&format!("{name}: not a regular file")), "{name}: {}", stdout(&o));
         assert_eq!(stdout(&o).lines().count(), 1, "{name}: {}", stdout(&o));
     }
+    // a manifest.json that is missing, and a SHA256SUMS that is a folder, are said so
+    for (name, said) in [
+        ("manifest.json", "manifest.json: missing, so checksums and row counts cannot be verified"),
+        ("SHA256SUMS", "SHA256SUMS: cannot be read: a folder, not a file"),
+    ] {
+        let t = tempfile::tempdir().unwrap();
+        copy_tree(example_release(), t.path());
+        std::fs::remove_file(t.path().join(name)).unwrap();
+        if name == "SHA256SUMS" {
+            std::fs::create_dir(t.path().join(name)).unwrap();
+        }
+        let o = run(bin().arg("verify").arg(t.path()));
+        assert_eq!(o.status.code(), Some(1), "{name}: {}{}", stdout(&o), stderr(&o));
+        assert!(stdout(&o).contains(said), "{name}: {}", stdout(&o));
+    }
 }
 
 #[test]
