@@ -129,6 +129,15 @@ fn sql_place(e: &datafusion::error::DataFusionError) -> String {
     }
 }
 
+/// `text` with its control characters written as Rust escapes (`\n`, `\t`, `\u{1b}`), so
+/// that one value stays on one line and no escape sequence reaches a terminal.
+pub fn escape_control(text: &str) -> String {
+    if !text.chars().any(char::is_control) {
+        return text.to_string();
+    }
+    text.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
+}
+
 /// DataFusion's message, without the request to report a bug that DataFusion 55 adds when no
 /// signature of a function takes the argument types given (`sum` of a text column): that is
 /// a mistake in the SQL, said by the part kept (the function, the types, the candidates).

@@ -492,9 +492,6 @@ fn json_column(a: &arrow::array::ArrayRef) -> std::result::Result<arrow::array::
 /// Errors: [`Error::Format`] when the new batch cannot be assembled.
 fn table_ready(batch: &RecordBatch) -> Result<RecordBatch> {
     use arrow::array::{Array, AsArray};
-    let escape = |v: &str| -> String {
-        v.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
-    };
     let mut columns = Vec::with_capacity(batch.num_columns());
     for c in batch.columns() {
         let texts: Option<Vec<Option<&str>>> = match c.data_type() {
@@ -505,7 +502,8 @@ fn table_ready(batch: &RecordBatch) -> Result<RecordBatch> {
         };
         match texts {
             Some(t) if t.iter().flatten().any(|v| v.chars().any(char::is_control)) => {
-                let escaped: arrow::array::StringArray = t.iter().map(|v| v.map(escape)).collect();
+                let escaped: arrow::array::StringArray =
+                    t.iter().map(|v| v.map(crate::error::escape_control)).collect();
                 let escaped =
                     arrow::compute::cast(&escaped, c.data_type()).map_err(|e| Error::format("query result", e))?;
                 debug_assert_eq!(escaped.len(), c.len());

@@ -91,12 +91,7 @@ pub fn run(dir: &Path) -> Result<VerifyReport> {
     }
     // one problem per line, whatever the file names hold: control characters are escaped
     for p in &mut rep.problems {
-        if p.chars().any(char::is_control) {
-            *p = p
-                .chars()
-                .map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() })
-                .collect();
-        }
+        *p = crate::error::escape_control(p);
     }
     Ok(rep)
 }
