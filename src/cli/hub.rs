@@ -390,7 +390,7 @@ pub fn query(
             fetched.cached_files,
             cache.root().display()
         );
-        let ctx = crate::query::session();
+        let ctx = crate::query::query_session();
         let started = std::time::Instant::now();
         let manifest = crate::query::register_release(&ctx, &fetched.dir).await?;
         let files = crate::query::release_parquet_files(&fetched.dir, &manifest);

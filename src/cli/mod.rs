@@ -341,7 +341,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
         Command::Query { source, sql, format, schema, table, timing, .. } => {
             let declared = schema.as_deref().map(crate::schema::TableSchema::load).transpose()?;
             runtime()?.block_on(async {
-                let ctx = crate::query::session();
+                let ctx = crate::query::query_session();
                 let started = std::time::Instant::now();
                 let src = register_query_source(&ctx, &source, declared.as_ref(), &table, quiet).await?;
                 run_and_print(&ctx, &sql, format, timing, started)
