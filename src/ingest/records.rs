@@ -371,22 +371,29 @@ pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item
     let mut record = csv::StringRecord::new();
     // each record is handed on when the next one is read: the csv crate ends a quoted cell
     // that is never closed at the end of the file without an error, so the last record is
-    // checked for that first (its last cell would hold every line after the quote)
-    let mut held: Option<(Map<String, Value>, u64)> = None;
+    // checked for that first (its last cell would hold every line after the quote). A row of
+    // the wrong length waits too: when it is the last one and a quote is left open, the quote
+    // is what broke it (its last cell swallowed the lines after it), not the count of cells.
+    let never_closed = || {
+        "a quoted cell opened in this record is never closed: its last cell would hold every line \
+         to the end of the file; close the quote or escape it as \"\""
+            .to_string()
+    };
+    let mut held: Option<Item> = None;
     loop {
         let pos = rdr.position().line();
         match rdr.read_record(&mut record) {
             Ok(false) => {
-                if let Some((obj, line)) = held.take() {
-                    if lines.open_quote() {
-                        let message = "a quoted cell opened in this record is never closed: its last cell would \
-                                       hold every line to the end of the file; close the quote or escape it as \"\""
-                            .to_string();
+                match held.take() {
+                    Some(Item::Record(obj, at)) if lines.open_quote() => {
                         let raw = Some(raw(Value::Object(obj).to_string().as_bytes()));
-                        sink(Item::Bad { at: Position::Line(line), rule: "csv", message, raw })?;
-                    } else {
-                        sink(Item::Record(obj, Position::Line(line)))?;
+                        sink(Item::Bad { at, rule: "csv", message: never_closed(), raw })?;
                     }
+                    Some(Item::Bad { at, rule, raw, .. }) if lines.open_quote() => {
+                        sink(Item::Bad { at, rule, message: never_closed(), raw })?;
+                    }
+                    Some(item) => sink(item)?,
+                    None => {}
                 }
                 return Ok(());
             }
@@ -399,13 +406,13 @@ pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item
                     }
                     obj.insert(h.to_string(), Value::String(v.to_string()));
                 }
-                if let Some((obj, line)) = held.replace((obj, line)) {
-                    sink(Item::Record(obj, Position::Line(line)))?;
+                if let Some(item) = held.replace(Item::Record(obj, Position::Line(line))) {
+                    sink(item)?;
                 }
             }
             Err(e) => {
-                if let Some((obj, line)) = held.take() {
-                    sink(Item::Record(obj, Position::Line(line)))?;
+                if let Some(item) = held.take() {
+                    sink(item)?;
                 }
                 let line = e.position().map(line_of).unwrap_or(pos + 1);
                 let message = match e.kind() {
@@ -415,9 +422,11 @@ pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item
                     csv::ErrorKind::Utf8 { err, .. } => format!("invalid UTF-8 in cell {}", err.field() + 1),
                     other => format!("{other:?}"),
                 };
-                sink(Item::Bad { at: Position::Line(line), rule: "csv", message, raw: None })?;
-                if !matches!(e.kind(), csv::ErrorKind::UnequalLengths { .. } | csv::ErrorKind::Utf8 { .. }) {
-                    return Ok(());
+                let bad = Item::Bad { at: Position::Line(line), rule: "csv", message, raw: None };
+                match e.kind() {
+                    csv::ErrorKind::UnequalLengths { .. } => held = Some(bad),
+                    csv::ErrorKind::Utf8 { .. } => sink(bad)?,
+                    _ => return sink(bad),
                 }
             }
         }
@@ -614,6 +623,25 @@ mod tests {
             let last = got.last().unwrap();
             assert!(last.contains("csv: a quoted cell opened in this record is never closed"), "{got:?}");
         }
+    }
+
+    #[test]
+    fn csv_quote_never_closed_in_a_middle_cell_is_named_as_such() {
+        // the quote opened in the first cell swallows the rest of the file: one cell short
+        let got = collect(|s| csv(boxed(b"step,loss,name\n1,0.5,a\n\"2,0.4,b\n3,0.1,c\n"), "f", s));
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert!(got[1].starts_with("3 csv: a quoted cell opened in this record is never closed"), "{got:?}");
+        // a short row that is not the last one, and a short last row without an open quote,
+        // are said to be short
+        let got = collect(|s| csv(boxed(b"a,b\n1\n2,\"x\"\n3\n"), "f", s));
+        assert_eq!(
+            got,
+            vec![
+                "2 csv: row has 1 cells, the header has 2",
+                r#"3 {"a":"2","b":"x"}"#,
+                "4 csv: row has 1 cells, the header has 2"
+            ]
+        );
     }
 
     #[test]
