@@ -751,18 +751,20 @@ pub struct RawTable {
     _work: Option<tempfile::TempDir>,
 }
 
-/// Checks that every Parquet file of `files` has exactly the columns `declared` names (by
-/// name; the types are cast when read): a declared column a file lacks would read as nulls,
-/// and a column the schema does not declare would vanish, as JSON Lines keys not in a
-/// declared schema are refused.
+/// Checks that every Parquet file of `files` has exactly the columns `declared` names, each of
+/// a type that reads as the declared one without losing anything (see [`type_mismatch`]): a
+/// declared column a file lacks would read as nulls, a column the schema does not declare
+/// would vanish (as JSON Lines keys not in a declared schema are refused), and a cast when
+/// read would turn 1.7 into 1, or drop a struct member the schema does not declare.
 ///
-/// Errors: [`Error::Invalid`] listing every missing and undeclared column by file; the
-/// errors of reading a footer.
+/// Errors: [`Error::Invalid`] listing every missing, undeclared and mistyped column by file;
+/// the errors of reading a footer.
 fn declared_columns_in_files(
     table: &str,
     declared: &crate::schema::TableSchema,
     files: &[crate::ingest::files::InputFile],
 ) -> Result<()> {
+    let arrow = declared.arrow_schema();
     let mut violations = Vec::new();
     for f in files {
         let schema = crate::ingest::parquet::file_schema(f)?;
@@ -779,9 +781,13 @@ fn declared_columns_in_files(
                 message,
             })
         };
-        for d in &declared.fields {
-            if schema.field_with_name(&d.name).is_err() {
+        for (d, want) in declared.fields.iter().zip(arrow.fields()) {
+            let Ok(have) = schema.field_with_name(&d.name) else {
                 problem(&d.name, format!("column `{}` is declared in the schema but not in the file", d.name));
+                continue;
+            };
+            if let Some(m) = type_mismatch(have.data_type(), want.data_type()) {
+                problem(&d.name, format!("column `{}` (declared {}) {m}", d.name, d.field_type));
             }
         }
         for c in schema.fields() {
@@ -795,6 +801,26 @@ fn declared_columns_in_files(
     }
     let total = violations.len();
     Err(Error::Invalid { violations, total })
+}
+
+/// Why a Parquet column of type `have` cannot be read as the declared `want`, or `None` when
+/// it can: both are the same once mapped to runpack's canonical types (any string or
+/// dictionary of strings is a string, any width of signed integer an integer, and so on down
+/// lists and structs, member by member), or an integer column is declared `number`.
+pub fn type_mismatch(have: &DataType, want: &DataType) -> Option<String> {
+    let have = match crate::schema::canonical(have) {
+        Ok(t) => t,
+        Err(m) => return Some(m),
+    };
+    let want = crate::schema::canonical(want).unwrap_or_else(|_| want.clone());
+    let widened = matches!(have, DataType::Int64 | DataType::UInt64) && want == DataType::Float64;
+    (have != want && !widened).then(|| {
+        format!(
+            "is {} in the file, not {}; declare the file's type, or CAST the column in the SQL",
+            crate::schema::type_name(&have),
+            crate::schema::type_name(&want)
+        )
+    })
 }
 
 /// Registers raw files as table `name`: a Parquet or JSON Lines file, a folder (every

@@ -65,7 +65,8 @@ pub struct Validator<'a> {
 /// are `allowed` (empty: any name the `datasets` library loads), or `None` when it can.
 pub fn split_problem(name: Option<&str>, allowed: &[String]) -> Option<String> {
     match name {
-        None | Some("") => Some("the split column is null".to_string()),
+        None => Some("the split column is null".to_string()),
+        Some("") => Some("the split column is the empty string, which names no split".to_string()),
         Some(name) if !crate::card::valid_split_name(name) => Some(format!(
             "split name {name:?} cannot be loaded by `datasets` (names must match ^\\w+(\\.\\w+)*$); use {:?}",
             crate::card::suggest_split_name(name)

@@ -311,8 +311,8 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
             Ok(text) => {
                 let mut seen = BTreeSet::new();
                 for (n, line) in text.lines().enumerate() {
-                    // `sha256sum -c` skips comment lines
-                    if line.starts_with('#') {
+                    // `sha256sum -c` skips comment lines, and only warns of blank ones
+                    if line.starts_with('#') || line.trim().is_empty() {
                         continue;
                     }
                     let Some((sha, path)) = sums_line(line) else {

@@ -624,13 +624,15 @@ fn an_empty_split_stays_out_of_configs_so_datasets_loads_the_rest() {
 fn verify_reads_sha256sum_tag_lines_and_comments_and_reports_a_pipe() {
     let tmp = tempfile::tempdir().unwrap();
     copy_tree(example_release(), tmp.path());
-    // SHA256SUMS rewritten as `sha256sum --tag` writes it, with a comment: still intact
+    // SHA256SUMS rewritten as `sha256sum --tag` writes it, with a comment and a blank line
+    // at the end (which `sha256sum -c` only warns of): still intact
     let sums = std::fs::read_to_string(tmp.path().join("SHA256SUMS")).unwrap();
     let tagged: String = std::iter::once("# checksums of the release\n".to_string())
         .chain(sums.lines().map(|l| {
             let (h, p) = l.split_once("  ").unwrap();
             format!("SHA256 ({p}) = {h}\n")
         }))
+        .chain(std::iter::once("\n".to_string()))
         .collect();
     std::fs::write(tmp.path().join("SHA256SUMS"), &tagged).unwrap();
     let check =
@@ -783,6 +785,46 @@ fn query_with_a_schema_refuses_parquet_files_whose_columns_differ() {
 }
 
 #[test]
+fn query_with_a_schema_refuses_parquet_columns_of_another_type() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // a Parquet file of a float, a string, a struct and an integer, written by a build
+    write(dir, "raw.jsonl", "{\"x\": 1.7, \"s\": \"1\", \"o\": {\"a\": 1, \"b\": 2}, \"n\": 3}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"p\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\nquery = \"SELECT * FROM raw\"\n",
+    );
+    let o = run(bin().args(["build", "-q"]).arg(dir).arg("--releases-dir").arg(dir.join("releases")));
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let file = dir.join("releases/p/0.1.0/data/t.parquet");
+    let schema = |fields: &str| {
+        write(dir, "s.json", &format!(r#"{{"fields":[{fields}]}}"#));
+        dir.join("s.json")
+    };
+    let query = |s: std::path::PathBuf| {
+        run(bin().args(["query", "-q", "--format", "csv"]).arg(&file).arg("SELECT * FROM t").arg("--schema").arg(s))
+    };
+    // 1.7 is not read as the integer 1, nor "1" as 1, nor a struct with a member less
+    let o = query(schema(
+        r#"{"name":"x","type":"integer"},{"name":"s","type":"integer"},{"name":"o","type":"object","fields":[{"name":"a","type":"integer"}]},{"name":"n","type":"integer"},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}"#,
+    ));
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("column `x` (declared integer) is Float64 in the file, not Int64"), "{err}");
+    assert!(err.contains("column `s` (declared integer) is Utf8 in the file, not Int64"), "{err}");
+    assert!(err.contains("column `o` (declared object) is Struct<a: Int64, b: Int64> in the file"), "{err}");
+    assert!(!err.contains("column `n`"), "{err}");
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+    // an integer column declared number reads as floats
+    let o = query(schema(
+        r#"{"name":"x","type":"number"},{"name":"s","type":"string"},{"name":"o","type":"object","fields":[{"name":"a","type":"integer"},{"name":"b","type":"integer"}]},{"name":"n","type":"number"},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}"#,
+    ));
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("1.7,1,"), "{}", stdout(&o));
+}
+
+#[test]
 fn a_column_nested_too_deep_is_named_with_its_line() {
     let tmp = tempfile::tempdir().unwrap();
     let deep = format!("{{\"a\": 2, \"deep\": {}1{}}}\n", "[".repeat(64), "]".repeat(64));
@@ -799,7 +841,7 @@ fn a_row_with_a_bad_split_name_is_rejected_with_reject_and_reported_once_without
     write(
         dir,
         "raw.jsonl",
-        "{\"id\": 1, \"split\": \"train\"}\n{\"id\": 2, \"split\": null}\n{\"id\": 3, \"split\": \"validation\"}\n{\"id\": 4, \"split\": \"test\"}\n",
+        "{\"id\": 1, \"split\": \"train\"}\n{\"id\": 2, \"split\": null}\n{\"id\": 3, \"split\": \"validation\"}\n{\"id\": 4, \"split\": \"test\"}\n{\"id\": 5, \"split\": \"\"}\n",
     );
     write(
         dir,
@@ -810,19 +852,20 @@ fn a_row_with_a_bad_split_name_is_rejected_with_reject_and_reported_once_without
     let o = build(dir, &[]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let err = stderr(&o);
-    assert!(err.contains("2 violations found"), "{err}");
+    assert!(err.contains("3 violations found"), "{err}");
     assert!(err.contains("raw.jsonl:2:split: the split column is null"), "{err}");
     assert!(err.contains("raw.jsonl:3:split: split \"validation\" is not one of the table's splits"), "{err}");
+    assert!(err.contains("raw.jsonl:5:split: the split column is the empty string"), "{err}");
     let o = build(dir, &["-q", "--on-invalid", "reject"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let r = release(dir, "sp");
     assert_eq!(query(&r, "SELECT id FROM t ORDER BY id"), "id\n1\n4\n");
     let rejects = std::fs::read_to_string(r.join("rejects/t.jsonl")).unwrap();
-    assert_eq!(rejects.lines().count(), 2, "{rejects}");
+    assert_eq!(rejects.lines().count(), 3, "{rejects}");
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(r.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["tables"][0]["rows"], 2);
-    assert_eq!(manifest["tables"][0]["rejected_rows"], 2);
+    assert_eq!(manifest["tables"][0]["rejected_rows"], 3);
 }
 
 #[test]
