@@ -260,8 +260,37 @@ impl FieldDescriptor {
     /// Constraints that no value could meet are mistakes in the schema, not in the data: an
     /// `enum` value of another type than the field's, a `minimum` above the `maximum`, a
     /// `minLength` above the `maxLength`.
+    /// So are constraints where runpack would not check them, rather than be ignored: `minimum`
+    /// and `maximum` on a field that is not `integer` or `number`, `pattern` on one that is not
+    /// `string`, `minLength`/`maxLength` on one that is neither `string` nor `array`, an empty
+    /// `enum`, `unique` on the items of an array, and any constraint on the `fields` of an
+    /// object or deeper than the items of a top-level array (those are not validated).
     fn check_constraints(&self) -> std::result::Result<(), String> {
         let c = &self.constraints;
+        let t = self.field_type.as_str();
+        let misplaced = |what: &str, types: &str| {
+            Err(format!("{what} applies to {types} fields, not `{t}`: runpack would not check it"))
+        };
+        if (c.minimum.is_some() || c.maximum.is_some()) && !matches!(t, "integer" | "number") {
+            return misplaced("minimum/maximum", "`integer` and `number`");
+        }
+        if c.pattern.is_some() && t != "string" {
+            return misplaced("pattern", "`string`");
+        }
+        if (c.min_length.is_some() || c.max_length.is_some()) && !matches!(t, "string" | "array") {
+            return misplaced("minLength/maxLength", "`string` and `array`");
+        }
+        if c.enum_values.as_ref().is_some_and(|v| v.is_empty()) {
+            return Err("enum lists no value: no value can meet it".into());
+        }
+        if let Some(items) = &self.items {
+            if items.constraints.unique {
+                return Err("items: unique applies to a whole column, not to the items of an array".into());
+            }
+            items.check_constraints().map_err(|m| format!("items: {m}"))?;
+            items.unchecked_below().map_err(|m| format!("items: {m}"))?;
+        }
+        self.unchecked_below_fields()?;
         if let Some(values) = &c.enum_values {
             let fits = |v: &serde_json::Value| match self.field_type.as_str() {
                 "integer" => v.is_i64() || v.is_u64(),
@@ -284,6 +313,33 @@ impl FieldDescriptor {
             && lo > hi
         {
             return Err(format!("minLength {lo} is above maxLength {hi}: no value can meet both"));
+        }
+        Ok(())
+    }
+
+    /// Refuses constraints below this descriptor's own level (the items of its items, the
+    /// fields of its object): runpack would not check them.
+    fn unchecked_below(&self) -> std::result::Result<(), String> {
+        if let Some(items) = &self.items
+            && (!items.constraints.is_empty() || items.unchecked_below().is_err())
+        {
+            return Err("items: constraints are checked on top-level fields and the items of a top-level \
+                        array only, and would be ignored here"
+                .into());
+        }
+        self.unchecked_below_fields()
+    }
+
+    /// Refuses constraints on (or below) the fields of an object.
+    fn unchecked_below_fields(&self) -> std::result::Result<(), String> {
+        for f in self.fields.iter().flatten() {
+            if !f.constraints.is_empty() || f.unchecked_below().is_err() {
+                return Err(format!(
+                    "fields: `{}`: constraints are checked on top-level fields and the items of a top-level \
+                     array only, and would be ignored here",
+                    f.name
+                ));
+            }
         }
         Ok(())
     }
@@ -510,6 +566,45 @@ mod tests {
         assert!(e.contains("minimum 10 is above maximum 1"), "{e}");
         let e = check(r#"{"name":"x","type":"string","constraints":{"minLength":5,"maxLength":2}}"#).unwrap_err();
         assert!(e.contains("minLength 5 is above maxLength 2"), "{e}");
+        let e = check(r#"{"name":"x","type":"integer","constraints":{"enum":[]}}"#).unwrap_err();
+        assert!(e.contains("field `x`: enum lists no value"), "{e}");
+    }
+
+    #[test]
+    fn constraints_runpack_would_not_check_are_schema_errors() {
+        let check = |fields: &str| {
+            let s: TableSchema = serde_json::from_str(&format!(r#"{{"fields":[{fields}]}}"#)).unwrap();
+            s.check()
+        };
+        let e = check(r#"{"name":"s","type":"string","constraints":{"minimum":1}}"#).unwrap_err();
+        assert!(e.contains("field `s`: minimum/maximum applies to `integer` and `number` fields, not `string`"), "{e}");
+        let e = check(r#"{"name":"n","type":"number","constraints":{"pattern":"a+"}}"#).unwrap_err();
+        assert!(e.contains("pattern applies to `string` fields, not `number`"), "{e}");
+        let e = check(r#"{"name":"b","type":"boolean","constraints":{"maxLength":3}}"#).unwrap_err();
+        assert!(e.contains("minLength/maxLength applies to `string` and `array` fields"), "{e}");
+        assert!(check(r#"{"name":"l","type":"array","items":{"type":"number","constraints":{"minimum":0}}}"#).is_ok());
+        let e =
+            check(r#"{"name":"l","type":"array","items":{"type":"string","constraints":{"minimum":0}}}"#).unwrap_err();
+        assert!(e.contains("field `l`: items: minimum/maximum applies to"), "{e}");
+        let e = check(r#"{"name":"l","type":"array","items":{"type":"string","constraints":{"unique":true}}}"#)
+            .unwrap_err();
+        assert!(e.contains("field `l`: items: unique applies to a whole column"), "{e}");
+        let e = check(
+            r#"{"name":"l","type":"array","items":{"type":"array","items":{"type":"string","constraints":{"required":true}}}}"#,
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("field `l`: items: items: constraints are checked on top-level fields and the items"),
+            "{e}"
+        );
+        let e = check(
+            r#"{"name":"o","type":"object","fields":[{"name":"a","type":"array","items":{"type":"string","constraints":{"required":true}}}]}"#,
+        )
+        .unwrap_err();
+        assert!(e.contains("field `o`: fields: `a`: constraints are checked"), "{e}");
+        assert!(
+            check(r#"{"name":"l","type":"array","items":{"type":"number"},"constraints":{"minLength":1}}"#).is_ok()
+        );
         assert!(
             check(r#"{"name":"x","type":"number","constraints":{"enum":[1,2.5],"minimum":0,"maximum":3}}"#).is_ok()
         );

@@ -7,6 +7,8 @@
 //!
 //! Rules checked (Frictionless Table Schema v1): `required`, `unique`, `enum`, `pattern` (whole
 //! value), `minimum`, `maximum`, `minLength`, `maxLength`, `primaryKey` (unique and not null),
+//! and the same value rules but `unique` on each item of an `array` (its `items` descriptor;
+//! a runpack extension: the item is named `field[k]`, k from 0),
 //! `foreignKeys` (every non-null key exists in the referenced table). Each violation names the
 //! table, the row's primary key, the field, the rule, the value found and the raw
 //! `_source_file:_source_line` the row came from (or the first of its `source_files`).
@@ -52,6 +54,8 @@ pub struct Validator<'a> {
     pk_conv: Option<RowConverter>,
     carry: Option<RecordBatch>,
     patterns: BTreeMap<usize, regex::Regex>,
+    /// Compiled `pattern` of the `items` of array columns, by column index.
+    item_patterns: BTreeMap<usize, regex::Regex>,
     unique: BTreeMap<usize, (RowConverter, HashSet<OwnedRow>)>,
     fks: Vec<(Vec<usize>, String, &'a KeySet, RowConverter)>,
     collect_keys: Vec<(Vec<String>, Vec<usize>, RowConverter, KeySet)>,
@@ -108,13 +112,16 @@ impl<'a> Validator<'a> {
             Some(converter(&pk_idx.iter().map(|&i| arrow.field(i).data_type().clone()).collect::<Vec<_>>())?)
         };
         let mut patterns = BTreeMap::new();
+        let mut item_patterns = BTreeMap::new();
         let mut unique = BTreeMap::new();
+        let compile =
+            |p: &str| regex::Regex::new(&format!("^(?:{p})$")).map_err(|e| Error::config(table, e.to_string()));
         for (i, f) in schema.fields.iter().enumerate() {
             if let Some(p) = &f.constraints.pattern {
-                patterns.insert(
-                    i,
-                    regex::Regex::new(&format!("^(?:{p})$")).map_err(|e| Error::config(table, e.to_string()))?,
-                );
+                patterns.insert(i, compile(p)?);
+            }
+            if let Some(p) = f.items.as_ref().and_then(|it| it.constraints.pattern.as_ref()) {
+                item_patterns.insert(i, compile(p)?);
             }
             if f.constraints.unique {
                 unique.insert(i, (converter(&[arrow.field(i).data_type().clone()])?, HashSet::new()));
@@ -149,6 +156,7 @@ impl<'a> Validator<'a> {
             pk_conv,
             carry: None,
             patterns,
+            item_patterns,
             unique,
             fks,
             collect_keys,
@@ -240,89 +248,27 @@ impl<'a> Validator<'a> {
                     }
                     continue;
                 }
-                if let Some(allowed) = &c.enum_values {
-                    let v = cell_json(col, r);
-                    if !allowed.iter().any(|a| json_eq(a, &v)) {
-                        reasons[r].push((
-                            f.name.clone(),
-                            "enum".into(),
-                            format!("value {v} is not one of {}", Value::Array(allowed.clone())),
-                        ));
-                    }
+                let pattern = self.patterns.get(&i);
+                for (rule, message) in value_problems(c, pattern, col, r) {
+                    reasons[r].push((f.name.clone(), rule.into(), message));
                 }
-                if let Some(re) = self.patterns.get(&i)
-                    && let Some(s) = col.as_string_opt::<i32>()
+                // the items of an array, each checked against the items' constraints
+                if let Some(items) = f.items.as_deref().filter(|it| !it.constraints.is_empty())
+                    && let Some(list) = col.as_list_opt::<i32>()
                 {
-                    let v = s.value(r);
-                    if !re.is_match(v) || v.ends_with('\n') && !re.as_str().contains("\\n") {
-                        reasons[r].push((
-                            f.name.clone(),
-                            "pattern".into(),
-                            format!(
-                                "value {} does not match {}",
-                                crate::ingest::path::short_json_string(v),
-                                c.pattern.as_deref().unwrap_or("")
-                            ),
-                        ));
-                    }
-                }
-                if (c.minimum.is_some() || c.maximum.is_some())
-                    && let Some(x) = number_at(col, r)
-                {
-                    // NaN compares false with every bound: a bounded column refuses it
-                    // rather than let it through under the bounds the card shows
-                    if x.is_nan() {
-                        let (rule, bounds) = match (&c.minimum, &c.maximum) {
-                            (Some(lo), Some(hi)) => ("minimum", format!("between {lo} and {hi}")),
-                            (Some(lo), None) => ("minimum", format!("at least {lo}")),
-                            (None, Some(hi)) => ("maximum", format!("at most {hi}")),
-                            (None, None) => ("minimum", String::new()),
-                        };
-                        reasons[r].push((
-                            f.name.clone(),
-                            rule.into(),
-                            format!("value NaN is not a number {bounds} (a bounded column does not take NaN)"),
-                        ));
-                    }
-                    if let Some(min) = c.minimum.as_ref().and_then(|m| m.as_f64())
-                        && x < min
-                    {
-                        reasons[r].push((
-                            f.name.clone(),
-                            "minimum".into(),
-                            format!("value {} is below the minimum {min}", cell_json(col, r)),
-                        ));
-                    }
-                    if let Some(max) = c.maximum.as_ref().and_then(|m| m.as_f64())
-                        && x > max
-                    {
-                        reasons[r].push((
-                            f.name.clone(),
-                            "maximum".into(),
-                            format!("value {} is above the maximum {max}", cell_json(col, r)),
-                        ));
-                    }
-                }
-                if c.min_length.is_some() || c.max_length.is_some() {
-                    let len = match col.data_type() {
-                        DataType::Utf8 => Some(col.as_string::<i32>().value(r).chars().count() as u64),
-                        DataType::List(_) => Some(col.as_list::<i32>().value_length(r) as u64),
-                        _ => None,
-                    };
-                    if let Some(len) = len {
-                        if c.min_length.is_some_and(|m| len < m) {
-                            reasons[r].push((
-                                f.name.clone(),
-                                "minLength".into(),
-                                format!("length {len} is below {}", c.min_length.unwrap()),
-                            ));
+                    let values = list.values();
+                    let offsets = list.value_offsets();
+                    let pattern = self.item_patterns.get(&i);
+                    for (k, j) in (offsets[r] as usize..offsets[r + 1] as usize).enumerate() {
+                        let at = format!("{}[{k}]", f.name);
+                        if values.is_null(j) {
+                            if items.constraints.required {
+                                reasons[r].push((at, "required".into(), "item is null but items are required".into()));
+                            }
+                            continue;
                         }
-                        if c.max_length.is_some_and(|m| len > m) {
-                            reasons[r].push((
-                                f.name.clone(),
-                                "maxLength".into(),
-                                format!("length {len} is above {}", c.max_length.unwrap()),
-                            ));
+                        for (rule, message) in value_problems(&items.constraints, pattern, values, j) {
+                            reasons[r].push((at.clone(), rule.into(), message));
                         }
                     }
                 }
@@ -517,18 +463,132 @@ fn render_key(names: &[String], idx: &[usize], b: &RecordBatch, r: usize) -> Str
         .join(", ")
 }
 
-fn number_at(a: &ArrayRef, r: usize) -> Option<f64> {
-    match a.data_type() {
-        DataType::Int64 => Some(a.as_primitive::<arrow::datatypes::Int64Type>().value(r) as f64),
-        DataType::UInt64 => Some(a.as_primitive::<arrow::datatypes::UInt64Type>().value(r) as f64),
-        DataType::Float64 => Some(a.as_primitive::<arrow::datatypes::Float64Type>().value(r)),
-        _ => None,
+/// What breaks constraints `c` in the non-null value at `r` of `col` (a top-level cell, or an
+/// item of an array), as (rule, message): `enum`, `pattern` (`pattern` compiled from
+/// `c.pattern`), `minimum`/`maximum`, `minLength`/`maxLength`. `required` and `unique` are the
+/// caller's.
+fn value_problems(
+    c: &crate::schema::Constraints,
+    pattern: Option<&regex::Regex>,
+    col: &ArrayRef,
+    r: usize,
+) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    if let Some(allowed) = &c.enum_values {
+        let v = cell_json(col, r);
+        if !allowed.iter().any(|a| json_eq(a, &v)) {
+            out.push(("enum", format!("value {v} is not one of {}", Value::Array(allowed.clone()))));
+        }
+    }
+    if let Some(re) = pattern
+        && let Some(s) = col.as_string_opt::<i32>()
+    {
+        let v = s.value(r);
+        if !re.is_match(v) || v.ends_with('\n') && !re.as_str().contains("\\n") {
+            out.push((
+                "pattern",
+                format!(
+                    "value {} does not match {}",
+                    crate::ingest::path::short_json_string(v),
+                    c.pattern.as_deref().unwrap_or("")
+                ),
+            ));
+        }
+    }
+    if (c.minimum.is_some() || c.maximum.is_some())
+        && let Some(x) = Num::at(col, r)
+    {
+        // NaN compares false with every bound: a bounded column refuses it rather than let it
+        // through under the bounds the card shows
+        if x.is_nan() {
+            let (rule, bounds) = match (&c.minimum, &c.maximum) {
+                (Some(lo), Some(hi)) => ("minimum", format!("between {lo} and {hi}")),
+                (Some(lo), None) => ("minimum", format!("at least {lo}")),
+                (None, Some(hi)) => ("maximum", format!("at most {hi}")),
+                (None, None) => ("minimum", String::new()),
+            };
+            out.push((rule, format!("value NaN is not a number {bounds} (a bounded column does not take NaN)")));
+        }
+        if let Some(min) = &c.minimum
+            && x.cmp(Num::of(min)) == Some(std::cmp::Ordering::Less)
+        {
+            out.push(("minimum", format!("value {} is below the minimum {min}", cell_json(col, r))));
+        }
+        if let Some(max) = &c.maximum
+            && x.cmp(Num::of(max)) == Some(std::cmp::Ordering::Greater)
+        {
+            out.push(("maximum", format!("value {} is above the maximum {max}", cell_json(col, r))));
+        }
+    }
+    if c.min_length.is_some() || c.max_length.is_some() {
+        let len = match col.data_type() {
+            DataType::Utf8 => Some(col.as_string::<i32>().value(r).chars().count() as u64),
+            DataType::List(_) => Some(col.as_list::<i32>().value_length(r) as u64),
+            _ => None,
+        };
+        if let Some(len) = len {
+            if let Some(m) = c.min_length.filter(|&m| len < m) {
+                out.push(("minLength", format!("length {len} is below {m}")));
+            }
+            if let Some(m) = c.max_length.filter(|&m| len > m) {
+                out.push(("maxLength", format!("length {len} is above {m}")));
+            }
+        }
+    }
+    out
+}
+
+/// A number of a cell or a constraint: integers stay integers, so that bounds and `enum`
+/// values above 2^53 compare exactly (as 64-bit floats, 2^53 + 1 would equal 2^53).
+#[derive(Clone, Copy)]
+enum Num {
+    Int(i128),
+    Float(f64),
+}
+
+impl Num {
+    /// The number in row `r` of an integer or float column (`None` for other types).
+    fn at(a: &ArrayRef, r: usize) -> Option<Num> {
+        match a.data_type() {
+            DataType::Int64 => Some(Num::Int(a.as_primitive::<arrow::datatypes::Int64Type>().value(r).into())),
+            DataType::UInt64 => Some(Num::Int(a.as_primitive::<arrow::datatypes::UInt64Type>().value(r).into())),
+            DataType::Float64 => Some(Num::Float(a.as_primitive::<arrow::datatypes::Float64Type>().value(r))),
+            _ => None,
+        }
+    }
+
+    /// A JSON number.
+    fn of(n: &serde_json::Number) -> Num {
+        match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => Num::Int(i.into()),
+            (None, Some(u)) => Num::Int(u.into()),
+            _ => Num::Float(n.as_f64().unwrap_or(f64::NAN)),
+        }
+    }
+
+    fn is_nan(self) -> bool {
+        matches!(self, Num::Float(x) if x.is_nan())
+    }
+
+    /// Exact between two integers; as 64-bit floats otherwise (`None` with a NaN).
+    fn cmp(self, other: Num) -> Option<std::cmp::Ordering> {
+        match (self, other) {
+            (Num::Int(a), Num::Int(b)) => Some(a.cmp(&b)),
+            _ => self.as_f64().partial_cmp(&other.as_f64()),
+        }
+    }
+
+    fn as_f64(self) -> f64 {
+        match self {
+            Num::Int(i) => i as f64,
+            Num::Float(x) => x,
+        }
     }
 }
 
 fn json_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Number(x), Value::Number(y)) => Num::of(x).cmp(Num::of(y)) == Some(std::cmp::Ordering::Equal),
         _ => a == b,
     }
 }

@@ -1000,3 +1000,68 @@ fn a_bad_source_date_epoch_and_the_split_name_all_are_refused() {
     let o = run(bin().arg("verify").arg(release(dir, "sa")));
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
 }
+
+#[test]
+fn integer_bounds_and_enum_values_above_2_pow_53_compare_exactly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // 2^53 + 1 is not 2^53, though both are the same 64-bit float
+    write(dir, "raw.jsonl", "{\"id\": 1, \"a\": 9007199254740993, \"b\": 9007199254740992}\n");
+    write(
+        dir,
+        "t.json",
+        r#"{"fields":[{"name":"id","type":"integer"},{"name":"a","type":"integer","constraints":{"maximum":9007199254740992}},{"name":"b","type":"integer","constraints":{"enum":[9007199254740993]}}]}"#,
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"big\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"t\"\nschema = \"t.json\"\nquery = \"SELECT id, a, b FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("value 9007199254740993 is above the maximum 9007199254740992"), "{err}");
+    assert!(err.contains("value 9007199254740992 is not one of [9007199254740993]"), "{err}");
+}
+
+#[test]
+fn the_items_of_an_array_are_checked_against_their_constraints() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "raw.jsonl",
+        "{\"id\": 1, \"uris\": [\"tinker://a/weights/1\", \"tinker://a/weights/2\"], \"scores\": [0.5, 1]}\n\
+         {\"id\": 2, \"uris\": [\"tinker://a/weights/1\", \"s3://b\"], \"scores\": [0.5, 1.5, null]}\n",
+    );
+    write(
+        dir,
+        "t.json",
+        r#"{"fields":[{"name":"id","type":"integer"},
+            {"name":"uris","type":"array","items":{"type":"string","constraints":{"pattern":"tinker://[^/]+/weights/[^/]+"}}},
+            {"name":"scores","type":"array","items":{"type":"number","constraints":{"required":true,"minimum":0,"maximum":1}}}],
+           "primaryKey":["id"]}"#,
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"it\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"t\"\nschema = \"t.json\"\nquery = \"SELECT id, uris, scores FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("3 violations found"), "{err}");
+    assert!(
+        err.contains(
+            "uris[1]: value \"s3://b\" does not match tinker://[^/]+/weights/[^/]+ (table t, key id=2, rule pattern)"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("scores[1]: value 1.5 is above the maximum 1 (table t, key id=2"), "{err}");
+    assert!(err.contains("scores[2]: item is null but items are required"), "{err}");
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "it"), "SELECT id FROM t"), "id\n1\n");
+}
