@@ -154,12 +154,18 @@ pub fn valid_split_name(name: &str) -> bool {
 }
 
 /// A split name the Hub would accept, suggested for an invalid one (`all`, which the
-/// `datasets` library keeps for every split together, becomes `all_`).
+/// `datasets` library keeps for every split together, becomes `all_`; a name of blanks,
+/// `train`).
 pub fn suggest_split_name(name: &str) -> String {
     let s: String =
         name.trim().chars().map(|c| if c.is_alphanumeric() || c == '_' || c == '.' { c } else { '_' }).collect();
     let s = s.trim_matches('.').to_string();
-    if s == "all" { "all_".into() } else { s }
+    match s.as_str() {
+        "all" => "all_".into(),
+        // nothing of the name is left: one of the datasets library's usual names
+        "" => "train".into(),
+        _ => s,
+    }
 }
 
 /// Problems with YAML that is not plain data: tags outside the YAML core schema
@@ -903,6 +909,7 @@ mod tests {
         assert!(!valid_split_name("math500 "));
         assert!(!valid_split_name("valid\n"));
         assert_eq!(suggest_split_name("eval-gsm8k"), "eval_gsm8k");
+        assert_eq!(suggest_split_name(" "), "train");
     }
 
     #[test]

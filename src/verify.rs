@@ -359,10 +359,13 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
 
 /// The digest (lowercase) and path of a `SHA256SUMS` line in any form GNU coreutils'
 /// `sha256sum -c` reads: `<sha256>  <path>` (text mode), `<sha256> *<path>` (binary mode),
-/// `<sha256> <path>`, a leading `\` for a path with `\n` or `\\` escapes, a `./` prefix, a
-/// CRLF ending; `None` for anything else.
+/// `<sha256> <path>`, a tab for the space, blanks before it all, a leading `\` for a path with
+/// `\n` or `\\` escapes, a `./` prefix, a CRLF ending, and the BSD form `SHA256 (<path>) =
+/// <sha256>` (also without the space before `=`); `None` for anything else.
 fn sums_line(line: &str) -> Option<(String, String)> {
     let line = line.strip_suffix('\r').unwrap_or(line);
+    // coreutils skips blanks before the line's content
+    let line = line.trim_start_matches([' ', '\t']);
     let (escaped, line) = match line.strip_prefix('\\') {
         Some(rest) => (true, rest),
         None => (false, line),
@@ -370,7 +373,7 @@ fn sums_line(line: &str) -> Option<(String, String)> {
     let unescape = |p: &str| if escaped { p.replace("\\n", "\n").replace("\\\\", "\\") } else { p.to_string() };
     // BSD form, as `sha256sum --tag` writes it: `SHA256 (<path>) = <sha256>`
     if let Some(tagged) = line.strip_prefix("SHA256 (") {
-        let (p, sha) = tagged.rsplit_once(") = ")?;
+        let (p, sha) = tagged.rsplit_once(") = ").or_else(|| tagged.rsplit_once(")= "))?;
         let mut path = unescape(p);
         while let Some(p) = path.strip_prefix("./") {
             path = p.to_string();
@@ -379,7 +382,7 @@ fn sums_line(line: &str) -> Option<(String, String)> {
         return ok.then(|| (sha.to_ascii_lowercase(), path));
     }
     let sha = line.get(..64).filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))?;
-    let rest = line[64..].strip_prefix(' ')?;
+    let rest = line[64..].strip_prefix([' ', '\t'])?;
     let rest = rest.strip_prefix([' ', '*']).unwrap_or(rest);
     let mut path = unescape(rest);
     while let Some(p) = path.strip_prefix("./") {
@@ -806,6 +809,11 @@ mod tests {
             (format!("SHA256 (data/a.parquet) = {h}"), "data/a.parquet"),
             (format!("SHA256 (./x (1).parquet) = {hu}"), "x (1).parquet"),
             (format!("\\SHA256 (data/new\\nline.parquet) = {h}"), "data/new\nline.parquet"),
+            // forms coreutils' sha256sum -c also reads: blanks before, a tab after the digest,
+            // no space before the BSD form's `=`
+            (format!(" \t{h}  data/a.parquet"), "data/a.parquet"),
+            (format!("{h}\tdata/a.parquet"), "data/a.parquet"),
+            (format!("SHA256 (data/a.parquet)= {h}"), "data/a.parquet"),
         ] {
             assert_eq!(sums_line(&line), Some((h.clone(), path.to_string())), "{line}");
         }

@@ -393,6 +393,14 @@ pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item
                         sink(Item::Bad { at, rule, message: never_closed(), raw })?;
                     }
                     Some(item) => sink(item)?,
+                    // no record after the header, and a quote left open: the header's
+                    None if lines.open_quote() => {
+                        return Err(Error::format(
+                            format!("{rel}:1"),
+                            "a quoted cell opened in the CSV header is never closed: the header would hold \
+                             every line of the file; close the quote",
+                        ));
+                    }
                     None => {}
                 }
                 return Ok(());
@@ -642,6 +650,15 @@ mod tests {
                 "4 csv: row has 1 cells, the header has 2"
             ]
         );
+    }
+
+    #[test]
+    fn csv_header_with_a_quote_never_closed_is_an_error() {
+        let mut sink = |_: Item| Ok(());
+        let e = csv(boxed(b"a,\"b,c\n1,2,3\n"), "f.csv", &mut sink).unwrap_err().to_string();
+        assert!(e.contains("f.csv:1: a quoted cell opened in the CSV header is never closed"), "{e}");
+        // a header alone is fine
+        assert!(csv(boxed(b"a,b\n"), "f.csv", &mut sink).is_ok());
     }
 
     #[test]
