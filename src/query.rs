@@ -804,23 +804,38 @@ fn declared_columns_in_files(
 }
 
 /// Why a Parquet column of type `have` cannot be read as the declared `want`, or `None` when
-/// it can: both are the same once mapped to runpack's canonical types (any string or
-/// dictionary of strings is a string, any width of signed integer an integer, and so on down
-/// lists and structs, member by member), or an integer column is declared `number`.
+/// it can without losing anything: both are the same once mapped to runpack's canonical types
+/// (any string or dictionary of strings is a string, any width of signed integer an integer,
+/// and so on down lists and structs, member by member, in order), or a narrower unsigned
+/// integer is declared `uint64`. Decimals are refused (their values need not fit an
+/// integer), and so is an integer declared `number` (above 2^53 a float rounds it).
 pub fn type_mismatch(have: &DataType, want: &DataType) -> Option<String> {
-    let have = match crate::schema::canonical(have) {
+    fn has_decimal(dt: &DataType) -> bool {
+        match dt {
+            DataType::Decimal32(..) | DataType::Decimal64(..) | DataType::Decimal128(..) | DataType::Decimal256(..) => {
+                true
+            }
+            DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => has_decimal(f.data_type()),
+            DataType::Struct(fs) => fs.iter().any(|f| has_decimal(f.data_type())),
+            _ => false,
+        }
+    }
+    let refused = || {
+        Some(format!(
+            "is {} in the file, which does not read as {} without loss; declare the file's type, or CAST \
+             the column in the SQL",
+            crate::schema::type_name(have),
+            crate::schema::type_name(want)
+        ))
+    };
+    let canonical = match crate::schema::canonical(have) {
         Ok(t) => t,
         Err(m) => return Some(m),
     };
-    let want = crate::schema::canonical(want).unwrap_or_else(|_| want.clone());
-    let widened = matches!(have, DataType::Int64 | DataType::UInt64) && want == DataType::Float64;
-    (have != want && !widened).then(|| {
-        format!(
-            "is {} in the file, not {}; declare the file's type, or CAST the column in the SQL",
-            crate::schema::type_name(&have),
-            crate::schema::type_name(&want)
-        )
-    })
+    let want_canonical = crate::schema::canonical(want).unwrap_or_else(|_| want.clone());
+    let unsigned_widened =
+        matches!(have, DataType::UInt8 | DataType::UInt16 | DataType::UInt32) && want_canonical == DataType::UInt64;
+    if has_decimal(have) || (canonical != want_canonical && !unsigned_widened) { refused() } else { None }
 }
 
 /// Registers raw files as table `name`: a Parquet or JSON Lines file, a folder (every

@@ -268,6 +268,12 @@ impl FieldDescriptor {
     fn check_constraints(&self) -> std::result::Result<(), String> {
         let c = &self.constraints;
         let t = self.field_type.as_str();
+        if self.items.is_some() && t != "array" {
+            return Err(format!("`items` describes the elements of an `array` field, not of a `{t}` one"));
+        }
+        if self.fields.is_some() && t != "object" {
+            return Err(format!("`fields` describes the members of an `object` field, not of a `{t}` one"));
+        }
         let misplaced = |what: &str, types: &str| {
             Err(format!("{what} applies to {types} fields, not `{t}`: runpack would not check it"))
         };
@@ -303,9 +309,8 @@ impl FieldDescriptor {
                 return Err(format!("enum value {v} is not of the field's type `{}`", self.field_type));
             }
         }
-        if let (Some(lo), Some(hi)) =
-            (c.minimum.as_ref().and_then(|v| v.as_f64()), c.maximum.as_ref().and_then(|v| v.as_f64()))
-            && lo > hi
+        if let (Some(lo), Some(hi)) = (&c.minimum, &c.maximum)
+            && crate::validate::compare_numbers(lo, hi) == Some(std::cmp::Ordering::Greater)
         {
             return Err(format!("minimum {lo} is above maximum {hi}: no value can meet both"));
         }
@@ -568,6 +573,20 @@ mod tests {
         assert!(e.contains("minLength 5 is above maxLength 2"), "{e}");
         let e = check(r#"{"name":"x","type":"integer","constraints":{"enum":[]}}"#).unwrap_err();
         assert!(e.contains("field `x`: enum lists no value"), "{e}");
+        // exactly, above 2^53
+        let e = check(
+            r#"{"name":"x","type":"integer","constraints":{"minimum":9007199254740993,"maximum":9007199254740992}}"#,
+        )
+        .unwrap_err();
+        assert!(e.contains("minimum 9007199254740993 is above maximum 9007199254740992"), "{e}");
+        let e = check(r#"{"name":"v","type":"string","items":{"type":"string","constraints":{"pattern":"x"}}}"#)
+            .unwrap_err();
+        assert!(
+            e.contains("field `v`: `items` describes the elements of an `array` field, not of a `string` one"),
+            "{e}"
+        );
+        let e = check(r#"{"name":"v","type":"integer","fields":[{"name":"a","type":"integer"}]}"#).unwrap_err();
+        assert!(e.contains("`fields` describes the members of an `object` field"), "{e}");
     }
 
     #[test]

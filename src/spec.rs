@@ -418,11 +418,36 @@ impl PipelineSpec {
                     )
                 })?;
             }
+            // a source is typed, not validated: constraints there would never be checked
+            let unchecked = |f: &FieldDescriptor| {
+                fn any(f: &FieldDescriptor) -> bool {
+                    !f.constraints.is_empty()
+                        || f.items.as_deref().is_some_and(any)
+                        || f.fields.iter().flatten().any(any)
+                }
+                any(f).then(|| {
+                    format!(
+                        "field `{}`: constraints in a source's schema are not checked (it only types the input); \
+                         declare them in the schema of a table that reads the source",
+                        f.name
+                    )
+                })
+            };
             for f in &s.fields {
-                f.arrow_type().map_err(|m| Error::config(at(&format!("source {} field {}", s.name, f.name)), m))?;
+                let place = at(&format!("source {} field {}", s.name, f.name));
+                f.arrow_type().map_err(|m| Error::config(&place, m))?;
+                if let Some(m) = unchecked(f) {
+                    return Err(Error::config(&place, m));
+                }
             }
             source_schemas.push(match &s.schema {
-                Some(p) => Some(TableSchema::load(&dir.join(p))?),
+                Some(p) => {
+                    let schema = TableSchema::load(&dir.join(p))?;
+                    if let Some(m) = schema.fields.iter().find_map(unchecked) {
+                        return Err(Error::config(dir.join(p).display().to_string(), m));
+                    }
+                    Some(schema)
+                }
                 None => None,
             });
         }

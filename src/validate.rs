@@ -539,7 +539,8 @@ fn value_problems(
 }
 
 /// A number of a cell or a constraint: integers stay integers, so that bounds and `enum`
-/// values above 2^53 compare exactly (as 64-bit floats, 2^53 + 1 would equal 2^53).
+/// values above 2^53 compare exactly (as 64-bit floats, 2^53 + 1 would equal 2^53), with each
+/// other and with floats.
 #[derive(Clone, Copy)]
 enum Num {
     Int(i128),
@@ -570,20 +571,46 @@ impl Num {
         matches!(self, Num::Float(x) if x.is_nan())
     }
 
-    /// Exact between two integers; as 64-bit floats otherwise (`None` with a NaN).
+    /// Exact, also between an integer and a float (`None` with a NaN).
     fn cmp(self, other: Num) -> Option<std::cmp::Ordering> {
         match (self, other) {
             (Num::Int(a), Num::Int(b)) => Some(a.cmp(&b)),
-            _ => self.as_f64().partial_cmp(&other.as_f64()),
+            (Num::Float(a), Num::Float(b)) => a.partial_cmp(&b),
+            (Num::Int(a), Num::Float(b)) => int_cmp_float(a, b),
+            (Num::Float(a), Num::Int(b)) => int_cmp_float(b, a).map(std::cmp::Ordering::reverse),
         }
     }
+}
 
-    fn as_f64(self) -> f64 {
-        match self {
-            Num::Int(i) => i as f64,
-            Num::Float(x) => x,
-        }
+/// Orders integer `i` against float `f` without rounding `i` to a float: by `f`'s integer
+/// part, then by its fraction.
+fn int_cmp_float(i: i128, f: f64) -> Option<std::cmp::Ordering> {
+    use std::cmp::Ordering;
+    // 2^127: no i128 reaches it
+    const LIMIT: f64 = 170141183460469231731687303715884105728.0;
+    if f.is_nan() {
+        return None;
     }
+    if f >= LIMIT {
+        return Some(Ordering::Less);
+    }
+    if f < -LIMIT {
+        return Some(Ordering::Greater);
+    }
+    let whole = f.trunc();
+    Some(i.cmp(&(whole as i128)).then(if f > whole {
+        Ordering::Less
+    } else if f < whole {
+        Ordering::Greater
+    } else {
+        Ordering::Equal
+    }))
+}
+
+/// Orders two JSON numbers exactly (integers as integers, an integer against a float without
+/// rounding); `None` when either is NaN.
+pub fn compare_numbers(a: &serde_json::Number, b: &serde_json::Number) -> Option<std::cmp::Ordering> {
+    Num::of(a).cmp(Num::of(b))
 }
 
 fn json_eq(a: &Value, b: &Value) -> bool {
@@ -684,5 +711,26 @@ impl<'b> SourceColumn<'b> {
             }
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_compare_exactly_across_integers_and_floats() {
+        use std::cmp::Ordering::*;
+        let n = |t: &str| serde_json::from_str::<serde_json::Number>(t).unwrap();
+        assert_eq!(compare_numbers(&n("9007199254740993"), &n("9007199254740992.0")), Some(Greater));
+        assert_eq!(compare_numbers(&n("9007199254740992.0"), &n("9007199254740993")), Some(Less));
+        assert_eq!(compare_numbers(&n("9007199254740993"), &n("9007199254740992.5")), Some(Greater));
+        assert_eq!(compare_numbers(&n("10000000000000000001"), &n("1e19")), Some(Greater));
+        assert_eq!(compare_numbers(&n("1"), &n("1.0")), Some(Equal));
+        assert_eq!(compare_numbers(&n("-3"), &n("-2.5")), Some(Less));
+        assert_eq!(compare_numbers(&n("-2"), &n("-2.5")), Some(Greater));
+        assert_eq!(compare_numbers(&n("5"), &n("1e300")), Some(Less));
+        assert_eq!(compare_numbers(&n("5"), &n("-1e300")), Some(Greater));
+        assert!(!json_eq(&serde_json::json!(9007199254740993u64), &serde_json::json!(9007199254740992.0)));
     }
 }

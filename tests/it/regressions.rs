@@ -811,17 +811,22 @@ fn query_with_a_schema_refuses_parquet_columns_of_another_type() {
     ));
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
     let err = stderr(&o);
-    assert!(err.contains("column `x` (declared integer) is Float64 in the file, not Int64"), "{err}");
-    assert!(err.contains("column `s` (declared integer) is Utf8 in the file, not Int64"), "{err}");
+    assert!(
+        err.contains("column `x` (declared integer) is Float64 in the file, which does not read as Int64 without loss"),
+        "{err}"
+    );
+    assert!(err.contains("column `s` (declared integer) is Utf8 in the file, which does not read"), "{err}");
     assert!(err.contains("column `o` (declared object) is Struct<a: Int64, b: Int64> in the file"), "{err}");
     assert!(!err.contains("column `n`"), "{err}");
     assert!(stdout(&o).is_empty(), "{}", stdout(&o));
-    // an integer column declared number reads as floats
-    let o = query(schema(
-        r#"{"name":"x","type":"number"},{"name":"s","type":"string"},{"name":"o","type":"object","fields":[{"name":"a","type":"integer"},{"name":"b","type":"integer"}]},{"name":"n","type":"number"},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}"#,
-    ));
+    // the file's own types read; an integer declared number does not (a float rounds it above 2^53)
+    let fields = r#"{"name":"x","type":"number"},{"name":"s","type":"string"},{"name":"o","type":"object","fields":[{"name":"a","type":"integer"},{"name":"b","type":"integer"}]},{"name":"n","type":"integer"},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}"#;
+    let o = query(schema(fields));
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     assert!(stdout(&o).contains("1.7,1,"), "{}", stdout(&o));
+    let o = query(schema(&fields.replace(r#""name":"n","type":"integer""#, r#""name":"n","type":"number""#)));
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("column `n` (declared number) is Int64 in the file"), "{}", stderr(&o));
 }
 
 #[test]
@@ -1064,4 +1069,25 @@ fn the_items_of_an_array_are_checked_against_their_constraints() {
     let o = build(dir, &["-q", "--on-invalid", "reject"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(query(&release(dir, "it"), "SELECT id FROM t"), "id\n1\n");
+}
+
+#[test]
+fn constraints_in_a_source_schema_are_refused_not_ignored() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "raw.jsonl", "{\"v\": 5}\n");
+    write(dir, "src.json", r#"{"fields":[{"name":"v","type":"integer","constraints":{"maximum":0}}]}"#);
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"sc\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\nschema = \"src.json\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT v FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("src.json: field `v`: constraints in a source's schema are not checked"),
+        "{}",
+        stderr(&o)
+    );
 }
