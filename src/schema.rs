@@ -541,6 +541,17 @@ pub fn conform(a: &ArrayRef, to: &DataType) -> std::result::Result<ArrayRef, Str
             }
             Ok(Arc::new(StructArray::new(fields.clone(), children, s.nulls().cloned())))
         }
+        // nanoseconds are kept only when they are whole microseconds
+        DataType::Timestamp(TimeUnit::Microsecond, _)
+            if matches!(a.data_type(), DataType::Timestamp(TimeUnit::Nanosecond, _)) =>
+        {
+            let out = cast_with_options(a, to, &strict).map_err(|e| e.to_string())?;
+            let back = cast_with_options(&out, a.data_type(), &strict).map_err(|e| e.to_string())?;
+            if back.as_ref() != a.as_ref() {
+                return Err("timestamps with nanoseconds cannot be stored as microseconds exactly".into());
+            }
+            Ok(out)
+        }
         DataType::Float64 if a.data_type().is_integer() => {
             let out = cast_with_options(a, to, &strict).map_err(|e| e.to_string())?;
             let back = cast_with_options(&out, a.data_type(), &strict).map_err(|e| e.to_string())?;

@@ -138,18 +138,24 @@ pub fn read(
                 Some(c) => match crate::schema::conform(c, f.data_type()) {
                     Ok(a) => a,
                     Err(_) => {
-                        // find the rows that do not fit, keep the rest
+                        // find the rows that do not fit (the cast gives null, or a value that
+                        // does not cast back to the one read: a rounded or truncated one), keep
+                        // the rest
                         let opts = arrow::compute::CastOptions { safe: true, ..Default::default() };
                         let a = arrow::compute::cast_with_options(c, f.data_type(), &opts)
                             .map_err(|e| Error::format(&input.rel, format!("column `{}`: {e}", f.name())))?;
+                        let changed = arrow::compute::cast_with_options(&a, c.data_type(), &opts)
+                            .and_then(|back| arrow::compute::kernels::cmp::distinct(&back, c))
+                            .ok();
                         for r in 0..a.len() {
-                            if c.is_valid(r) && a.is_null(r) {
+                            let lost = a.is_null(r) || changed.as_ref().is_some_and(|d| d.value(r));
+                            if c.is_valid(r) && lost {
                                 let v = arrow::util::display::array_value_to_string(c, r).unwrap_or_default();
                                 problems.push((
                                     first_row + r as u64,
                                     f.name().clone(),
                                     format!(
-                                        "value {v:?} ({}) cannot be stored as {}",
+                                        "value {v:?} ({}) cannot be stored as {} without changing it",
                                         type_name(c.data_type()),
                                         type_name(f.data_type())
                                     ),
