@@ -249,7 +249,7 @@ impl<'a> Validator<'a> {
                     continue;
                 }
                 let pattern = self.patterns.get(&i);
-                for (rule, message) in value_problems(c, pattern, col, r) {
+                for (rule, message) in value_problems(c, f.is_json_text(), pattern, col, r) {
                     reasons[r].push((f.name.clone(), rule.into(), message));
                 }
                 // the items of an array, each checked against the items' constraints
@@ -267,7 +267,9 @@ impl<'a> Validator<'a> {
                             }
                             continue;
                         }
-                        for (rule, message) in value_problems(&items.constraints, pattern, values, j) {
+                        for (rule, message) in
+                            value_problems(&items.constraints, items.is_json_text(), pattern, values, j)
+                        {
                             reasons[r].push((at.clone(), rule.into(), message));
                         }
                     }
@@ -464,11 +466,13 @@ fn render_key(names: &[String], idx: &[usize], b: &RecordBatch, r: usize) -> Str
 }
 
 /// What breaks constraints `c` in the non-null value at `r` of `col` (a top-level cell, or an
-/// item of an array), as (rule, message): `enum`, `pattern` (`pattern` compiled from
-/// `c.pattern`), `minimum`/`maximum`, `minLength`/`maxLength`. `required` and `unique` are the
+/// item of an array), as (rule, message): `enum` (compared by JSON value, numbers by value;
+/// the text of a JSON-text column, `json_text`, is read as JSON first), `pattern` (`pattern`
+/// compiled from `c.pattern`), `minimum`/`maximum`, `minLength`/`maxLength`. `required` and `unique` are the
 /// caller's.
 fn value_problems(
     c: &crate::schema::Constraints,
+    json_text: bool,
     pattern: Option<&regex::Regex>,
     col: &ArrayRef,
     r: usize,
@@ -476,6 +480,11 @@ fn value_problems(
     let mut out = Vec::new();
     if let Some(allowed) = &c.enum_values {
         let v = cell_json(col, r);
+        // a JSON-text column (`any`, an `object` without `fields`) holds the value as its text
+        let v = match (&v, json_text) {
+            (Value::String(text), true) => serde_json::from_str(text).unwrap_or(v),
+            _ => v,
+        };
         if !allowed.iter().any(|a| json_eq(a, &v)) {
             out.push(("enum", format!("value {v} is not one of {}", Value::Array(allowed.clone()))));
         }
@@ -613,9 +622,14 @@ pub fn compare_numbers(a: &serde_json::Number, b: &serde_json::Number) -> Option
     Num::of(a).cmp(Num::of(b))
 }
 
+/// JSON equality with numbers compared by value (`1` equals `1.0`), down arrays and objects.
 fn json_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => Num::of(x).cmp(Num::of(y)) == Some(std::cmp::Ordering::Equal),
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(x, y)| json_eq(x, y)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+        }
         _ => a == b,
     }
 }
@@ -732,5 +746,8 @@ mod tests {
         assert_eq!(compare_numbers(&n("5"), &n("1e300")), Some(Less));
         assert_eq!(compare_numbers(&n("5"), &n("-1e300")), Some(Greater));
         assert!(!json_eq(&serde_json::json!(9007199254740993u64), &serde_json::json!(9007199254740992.0)));
+        assert!(json_eq(&serde_json::json!([1.0, 2.5, {"a": 1}]), &serde_json::json!([1, 2.5, {"a": 1.0}])));
+        assert!(!json_eq(&serde_json::json!([1, 2]), &serde_json::json!([1, 2, 3])));
+        assert!(!json_eq(&serde_json::json!({"a": 1}), &serde_json::json!({"a": 1, "b": 2})));
     }
 }

@@ -1091,3 +1091,66 @@ fn constraints_in_a_source_schema_are_refused_not_ignored() {
         stderr(&o)
     );
 }
+
+#[test]
+fn a_parquet_source_value_that_would_be_rounded_or_truncated_is_a_violation() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // nanoseconds that are not whole microseconds, and an integer above 2^53 declared number
+    let script = "import pyarrow as pa, pyarrow.parquet as pq, sys\n\
+                  t = pa.table({'id': [1, 2, 3], \
+                  'at': pa.array([1577836800123456000, 1577836800123456789, None], pa.timestamp('ns', 'UTC')), \
+                  'n': pa.array([1, 9007199254740993, 3], pa.int64())})\n\
+                  pq.write_table(t, sys.argv[1])\n";
+    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(dir.join("raw.parquet")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"pq\"\n[[source]]\nname = \"raw\"\npath = \"raw.parquet\"\nformat = \"parquet\"\n\
+         [[source.field]]\nname = \"at\"\ntype = \"datetime\"\n[[source.field]]\nname = \"n\"\ntype = \"number\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT id, at, n FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("2 violations found"), "{err}");
+    assert!(err.contains("raw.parquet:2:at: value") && err.contains("without changing it"), "{err}");
+    assert!(err.contains("raw.parquet:2:n: value \"9007199254740993\""), "{err}");
+}
+
+#[test]
+fn enum_compares_json_values_of_json_text_and_nested_columns() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "raw.jsonl",
+        "{\"id\": 1, \"v\": 1, \"l\": [1, 2.5]}\n{\"id\": 2, \"v\": \"a\", \"l\": [1.0, 2.5]}\n\
+         {\"id\": 3, \"v\": {\"k\": 1.0}, \"l\": [2]}\n{\"id\": 4, \"v\": 2, \"l\": [1, 2.5]}\n",
+    );
+    write(
+        dir,
+        "t.json",
+        r#"{"fields":[{"name":"id","type":"integer"},
+            {"name":"v","type":"any","constraints":{"enum":[1,"a",{"k":1}]}},
+            {"name":"l","type":"array","items":{"type":"number"},"constraints":{"enum":[[1,2.5],[2]]}}],
+           "primaryKey":["id"]}"#,
+    );
+    write(
+        dir,
+        "src.json",
+        r#"{"fields":[{"name":"id","type":"integer"},{"name":"v","type":"any"},{"name":"l","type":"array","items":{"type":"number"}}]}"#,
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"en\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\nschema = \"src.json\"\n\
+         [[table]]\nname = \"t\"\nschema = \"t.json\"\nquery = \"SELECT id, v, l FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("1 violation found"), "{err}");
+    assert!(err.contains("v: value 2 is not one of [1,\"a\",{\"k\":1}] (table t, key id=4"), "{err}");
+}
