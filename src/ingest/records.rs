@@ -430,7 +430,9 @@ pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item
                     csv::ErrorKind::Utf8 { err, .. } => format!("invalid UTF-8 in cell {}", err.field() + 1),
                     other => format!("{other:?}"),
                 };
-                let bad = Item::Bad { at: Position::Line(line), rule: "csv", message, raw: None };
+                // a row of the wrong length was read whole: the rejects file keeps it, as CSV
+                let raw = matches!(e.kind(), csv::ErrorKind::UnequalLengths { .. }).then(|| csv_text(&record));
+                let bad = Item::Bad { at: Position::Line(line), rule: "csv", message, raw };
                 match e.kind() {
                     csv::ErrorKind::UnequalLengths { .. } => held = Some(bad),
                     csv::ErrorKind::Utf8 { .. } => sink(bad)?,
@@ -439,6 +441,14 @@ pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item
             }
         }
     }
+}
+
+/// A record written back as one CSV row (quoted where needed, without the line end), cut
+/// like every raw text of a rejects file.
+fn csv_text(record: &csv::StringRecord) -> String {
+    let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new());
+    let text = w.write_record(record).ok().and_then(|_| w.into_inner().ok()).unwrap_or_default();
+    raw(text.strip_suffix(b"\n").unwrap_or(&text))
 }
 
 /// Where the line breaks are in the bytes read through [`LineLog::wrap`], to name the line
@@ -650,6 +660,19 @@ mod tests {
                 "4 csv: row has 1 cells, the header has 2"
             ]
         );
+    }
+
+    #[test]
+    fn csv_row_of_the_wrong_length_keeps_its_text_for_the_rejects_file() {
+        let mut raws = Vec::new();
+        csv(boxed(b"a,b,c\n1,\"x,y\"\n2,3,4\n"), "f", &mut |item| {
+            if let Item::Bad { raw, .. } = item {
+                raws.push(raw);
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(raws, vec![Some("1,\"x,y\"".to_string())]);
     }
 
     #[test]
