@@ -361,7 +361,8 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
 /// `sha256sum -c` reads: `<sha256>  <path>` (text mode), `<sha256> *<path>` (binary mode),
 /// `<sha256> <path>`, a tab for the space, blanks before it all, a leading `\` for a path with
 /// `\n` or `\\` escapes, a `./` prefix, a CRLF ending, and the BSD form `SHA256 (<path>) =
-/// <sha256>` (also without the space before `=`); `None` for anything else.
+/// <sha256>` (also without the space before `=`, and OpenSSL's `SHA256(<path>)= <sha256>`);
+/// `None` for anything else.
 fn sums_line(line: &str) -> Option<(String, String)> {
     let line = line.strip_suffix('\r').unwrap_or(line);
     // coreutils skips blanks before the line's content
@@ -372,7 +373,7 @@ fn sums_line(line: &str) -> Option<(String, String)> {
     };
     let unescape = |p: &str| if escaped { p.replace("\\n", "\n").replace("\\\\", "\\") } else { p.to_string() };
     // BSD form, as `sha256sum --tag` writes it: `SHA256 (<path>) = <sha256>`
-    if let Some(tagged) = line.strip_prefix("SHA256 (") {
+    if let Some(tagged) = line.strip_prefix("SHA256 (").or_else(|| line.strip_prefix("SHA256(")) {
         let (p, sha) = tagged.rsplit_once(") = ").or_else(|| tagged.rsplit_once(")= "))?;
         let mut path = unescape(p);
         while let Some(p) = path.strip_prefix("./") {
@@ -814,6 +815,7 @@ mod tests {
             (format!(" \t{h}  data/a.parquet"), "data/a.parquet"),
             (format!("{h}\tdata/a.parquet"), "data/a.parquet"),
             (format!("SHA256 (data/a.parquet)= {h}"), "data/a.parquet"),
+            (format!("SHA256(data/a.parquet)= {h}"), "data/a.parquet"),
         ] {
             assert_eq!(sums_line(&line), Some((h.clone(), path.to_string())), "{line}");
         }
