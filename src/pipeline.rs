@@ -1273,13 +1273,20 @@ fn conform_batch(table: &str, b: &RecordBatch, target: &SchemaRef) -> Result<(Re
                 let mut out = arrow::compute::cast_with_options(c, f.data_type(), &opts)
                     .map_err(|e| Error::format(format!("table {table}, column `{}`", f.name()), e))?;
                 let floats = as_f64.as_any().downcast_ref::<arrow::array::Float64Array>().expect("f64");
+                // a value that does not cast back to itself was rounded (an integer above 2^53
+                // made a float) or cut
+                let changed = arrow::compute::cast_with_options(&out, &from, &opts)
+                    .and_then(|back| arrow::compute::kernels::cmp::distinct(&back, c))
+                    .ok();
                 let mut bad = vec![false; c.len()];
                 for (r, is_bad) in bad.iter_mut().enumerate() {
                     if arrow::array::Array::is_null(c, r) {
                         continue;
                     }
                     let v = floats.value(r);
-                    let lost = arrow::array::Array::is_null(&out, r) || (float_to_int && v.fract() != 0.0);
+                    let lost = arrow::array::Array::is_null(&out, r)
+                        || (float_to_int && v.fract() != 0.0)
+                        || changed.as_ref().is_some_and(|d| d.value(r));
                     if lost {
                         *is_bad = true;
                         let shown = arrow::util::display::array_value_to_string(c, r).unwrap_or_default();

@@ -446,6 +446,13 @@ impl PipelineSpec {
                     if let Some(m) = schema.fields.iter().find_map(unchecked) {
                         return Err(Error::config(dir.join(p).display().to_string(), m));
                     }
+                    if !schema.primary_key.is_empty() || !schema.foreign_keys.is_empty() {
+                        return Err(Error::config(
+                            dir.join(p).display().to_string(),
+                            "primaryKey and foreignKeys in a source's schema are not checked (it only types the \
+                             input); declare them in the schema of a table that reads the source",
+                        ));
+                    }
                     Some(schema)
                 }
                 None => None,

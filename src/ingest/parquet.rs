@@ -144,11 +144,18 @@ pub fn read(
                         let opts = arrow::compute::CastOptions { safe: true, ..Default::default() };
                         let a = arrow::compute::cast_with_options(c, f.data_type(), &opts)
                             .map_err(|e| Error::format(&input.rel, format!("column `{}`: {e}", f.name())))?;
-                        let changed = arrow::compute::cast_with_options(&a, c.data_type(), &opts)
-                            .and_then(|back| arrow::compute::kernels::cmp::distinct(&back, c))
-                            .ok();
+                        let back = arrow::compute::cast_with_options(&a, c.data_type(), &opts).ok();
+                        let changed = back.as_ref().and_then(|b| arrow::compute::kernels::cmp::distinct(b, c).ok());
+                        // lists and structs, which `distinct` does not compare: row by row
+                        let nested =
+                            matches!(c.data_type(), DataType::List(_) | DataType::LargeList(_) | DataType::Struct(_));
+                        let row_changed = |r: usize| match (&changed, &back) {
+                            (Some(d), _) => d.value(r),
+                            (None, Some(b)) if nested => b.slice(r, 1).to_data() != c.slice(r, 1).to_data(),
+                            _ => false,
+                        };
                         for r in 0..a.len() {
-                            let lost = a.is_null(r) || changed.as_ref().is_some_and(|d| d.value(r));
+                            let lost = a.is_null(r) || row_changed(r);
                             if c.is_valid(r) && lost {
                                 let v = arrow::util::display::array_value_to_string(c, r).unwrap_or_default();
                                 problems.push((

@@ -1090,6 +1090,37 @@ fn constraints_in_a_source_schema_are_refused_not_ignored() {
         "{}",
         stderr(&o)
     );
+    write(dir, "src.json", r#"{"fields":[{"name":"v","type":"integer"}],"primaryKey":["v"]}"#);
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("src.json: primaryKey and foreignKeys in a source's schema are not checked"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn an_integer_a_table_declares_number_is_not_rounded_silently() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "raw.jsonl", "{\"id\": 1, \"x\": 9007199254740992}\n{\"id\": 2, \"x\": 9007199254740993}\n");
+    write(
+        dir,
+        "t.json",
+        r#"{"fields":[{"name":"id","type":"integer"},{"name":"x","type":"number"}],"primaryKey":["id"]}"#,
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"rn\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"t\"\nschema = \"t.json\"\nquery = \"SELECT id, x FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("1 violation found"), "{err}");
+    assert!(err.contains("x: value 9007199254740993 cannot be stored as Float64 without changing it"), "{err}");
 }
 
 #[test]
@@ -1100,7 +1131,8 @@ fn a_parquet_source_value_that_would_be_rounded_or_truncated_is_a_violation() {
     let script = "import pyarrow as pa, pyarrow.parquet as pq, sys\n\
                   t = pa.table({'id': [1, 2, 3], \
                   'at': pa.array([1577836800123456000, 1577836800123456789, None], pa.timestamp('ns', 'UTC')), \
-                  'n': pa.array([1, 9007199254740993, 3], pa.int64())})\n\
+                  'n': pa.array([1, 9007199254740993, 3], pa.int64()), \
+                  'l': pa.array([[1577836800123456000], [1577836800123456789], None], pa.list_(pa.timestamp('ns', 'UTC')))})\n\
                   pq.write_table(t, sys.argv[1])\n";
     let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(dir.join("raw.parquet")));
     assert!(o.status.success(), "{}", stderr(&o));
@@ -1109,12 +1141,13 @@ fn a_parquet_source_value_that_would_be_rounded_or_truncated_is_a_violation() {
         "pipeline.toml",
         "name = \"pq\"\n[[source]]\nname = \"raw\"\npath = \"raw.parquet\"\nformat = \"parquet\"\n\
          [[source.field]]\nname = \"at\"\ntype = \"datetime\"\n[[source.field]]\nname = \"n\"\ntype = \"number\"\n\
-         [[table]]\nname = \"t\"\nquery = \"SELECT id, at, n FROM raw\"\n",
+         [[table]]\nname = \"t\"\nquery = \"SELECT id, at, n, l FROM raw\"\n",
     );
     let o = build(dir, &["-q"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let err = stderr(&o);
-    assert!(err.contains("2 violations found"), "{err}");
+    assert!(err.contains("3 violations found"), "{err}");
+    assert!(err.contains("raw.parquet:2:l: value"), "{err}");
     assert!(err.contains("raw.parquet:2:at: value") && err.contains("without changing it"), "{err}");
     assert!(err.contains("raw.parquet:2:n: value \"9007199254740993\""), "{err}");
 }
