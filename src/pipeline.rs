@@ -1306,6 +1306,41 @@ fn conform_batch(table: &str, b: &RecordBatch, target: &SchemaRef) -> Result<(Re
                 }
                 cols.push(out);
             }
+            Err(m) if matches!(from, DataType::List(_) | DataType::LargeList(_) | DataType::Struct(_)) => {
+                // lists and structs: the rows whose value does not cast to the declared type and
+                // back unchanged (an item rounded, cut or out of range)
+                let opts = arrow::compute::CastOptions { safe: true, ..Default::default() };
+                let Ok(out) = arrow::compute::cast_with_options(c, f.data_type(), &opts) else {
+                    return Err(Error::format(format!("table {table}, column `{}`", f.name()), m));
+                };
+                let back = arrow::compute::cast_with_options(&out, &from, &opts).ok();
+                let mut bad = vec![false; c.len()];
+                for (r, is_bad) in bad.iter_mut().enumerate() {
+                    if arrow::array::Array::is_null(c, r) {
+                        continue;
+                    }
+                    let same = back.as_ref().is_some_and(|b| b.slice(r, 1).to_data() == c.slice(r, 1).to_data());
+                    if !same || arrow::array::Array::is_null(&out, r) {
+                        *is_bad = true;
+                        let shown = arrow::util::display::array_value_to_string(c, r).unwrap_or_default();
+                        problems.push((
+                            r,
+                            f.name().clone(),
+                            format!(
+                                "value {shown} cannot be stored as {} without changing it",
+                                type_name(f.data_type())
+                            ),
+                        ));
+                    }
+                }
+                let out = if bad.iter().any(|&x| x) {
+                    arrow::compute::nullif(&out, &arrow::array::BooleanArray::from(bad))
+                        .map_err(|e| Error::format(format!("table {table}"), e))?
+                } else {
+                    out
+                };
+                cols.push(out);
+            }
             Err(m) => return Err(Error::format(format!("table {table}, column `{}`", f.name()), m)),
         }
     }

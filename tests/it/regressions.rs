@@ -1121,6 +1121,24 @@ fn an_integer_a_table_declares_number_is_not_rounded_silently() {
     let err = stderr(&o);
     assert!(err.contains("1 violation found"), "{err}");
     assert!(err.contains("x: value 9007199254740993 cannot be stored as Float64 without changing it"), "{err}");
+    // inside a list too, named by its row rather than stopping the build
+    write(dir, "raw.jsonl", "{\"id\": 1, \"x\": [1, 2]}\n{\"id\": 2, \"x\": [3, 9007199254740993]}\n");
+    write(
+        dir,
+        "t.json",
+        r#"{"fields":[{"name":"id","type":"integer"},{"name":"x","type":"array","items":{"type":"number"}}],"primaryKey":["id"]}"#,
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("1 violation found"), "{err}");
+    assert!(
+        err.contains("x: value [3, 9007199254740993] cannot be stored as List<Float64> without changing it"),
+        "{err}"
+    );
+    let o = build(dir, &["-q", "--on-invalid", "reject", "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "rn"), "SELECT id FROM t"), "id\n1\n");
 }
 
 #[test]
