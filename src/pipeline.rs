@@ -1260,85 +1260,23 @@ fn conform_batch(table: &str, b: &RecordBatch, target: &SchemaRef) -> Result<(Re
     for f in target.fields() {
         let c = b.column_by_name(f.name()).expect("checked");
         let from = c.data_type().clone();
-        let float_to_int = matches!(from, DataType::Float16 | DataType::Float32 | DataType::Float64)
-            && matches!(f.data_type(), DataType::Int64 | DataType::UInt64);
-        let strict = if float_to_int { Err(String::new()) } else { crate::schema::conform(c, f.data_type()) };
-        match strict {
+        match crate::schema::conform(c, f.data_type()) {
             Ok(a) => cols.push(a),
-            Err(_) if float_to_int || from.is_numeric() => {
+            Err(_)
+                if from.is_numeric()
+                    || matches!(from, DataType::List(_) | DataType::LargeList(_) | DataType::Struct(_)) =>
+            {
                 // value by value: keep what fits exactly, name what does not
-                let opts = arrow::compute::CastOptions { safe: true, ..Default::default() };
-                let as_f64 = arrow::compute::cast_with_options(c, &DataType::Float64, &opts)
+                let (out, lost) = crate::schema::conform_each(c, f.data_type())
                     .map_err(|e| Error::format(format!("table {table}, column `{}`", f.name()), e))?;
-                let mut out = arrow::compute::cast_with_options(c, f.data_type(), &opts)
-                    .map_err(|e| Error::format(format!("table {table}, column `{}`", f.name()), e))?;
-                let floats = as_f64.as_any().downcast_ref::<arrow::array::Float64Array>().expect("f64");
-                // a value that does not cast back to itself was rounded (an integer above 2^53
-                // made a float) or cut
-                let changed = arrow::compute::cast_with_options(&out, &from, &opts)
-                    .and_then(|back| arrow::compute::kernels::cmp::distinct(&back, c))
-                    .ok();
-                let mut bad = vec![false; c.len()];
-                for (r, is_bad) in bad.iter_mut().enumerate() {
-                    if arrow::array::Array::is_null(c, r) {
-                        continue;
-                    }
-                    let v = floats.value(r);
-                    let lost = arrow::array::Array::is_null(&out, r)
-                        || (float_to_int && v.fract() != 0.0)
-                        || changed.as_ref().is_some_and(|d| d.value(r));
-                    if lost {
-                        *is_bad = true;
-                        let shown = arrow::util::display::array_value_to_string(c, r).unwrap_or_default();
-                        problems.push((
-                            r,
-                            f.name().clone(),
-                            format!(
-                                "value {shown} cannot be stored as {} without changing it",
-                                type_name(f.data_type())
-                            ),
-                        ));
-                    }
+                for r in (0..c.len()).filter(|&r| lost[r]) {
+                    let shown = arrow::util::display::array_value_to_string(c, r).unwrap_or_default();
+                    problems.push((
+                        r,
+                        f.name().clone(),
+                        format!("value {shown} cannot be stored as {} without changing it", type_name(f.data_type())),
+                    ));
                 }
-                if bad.iter().any(|&x| x) {
-                    out = arrow::compute::nullif(&out, &arrow::array::BooleanArray::from(bad))
-                        .map_err(|e| Error::format(format!("table {table}"), e))?;
-                }
-                cols.push(out);
-            }
-            Err(m) if matches!(from, DataType::List(_) | DataType::LargeList(_) | DataType::Struct(_)) => {
-                // lists and structs: the rows whose value does not cast to the declared type and
-                // back unchanged (an item rounded, cut or out of range)
-                let opts = arrow::compute::CastOptions { safe: true, ..Default::default() };
-                let Ok(out) = arrow::compute::cast_with_options(c, f.data_type(), &opts) else {
-                    return Err(Error::format(format!("table {table}, column `{}`", f.name()), m));
-                };
-                let back = arrow::compute::cast_with_options(&out, &from, &opts).ok();
-                let mut bad = vec![false; c.len()];
-                for (r, is_bad) in bad.iter_mut().enumerate() {
-                    if arrow::array::Array::is_null(c, r) {
-                        continue;
-                    }
-                    let same = back.as_ref().is_some_and(|b| b.slice(r, 1).to_data() == c.slice(r, 1).to_data());
-                    if !same || arrow::array::Array::is_null(&out, r) {
-                        *is_bad = true;
-                        let shown = arrow::util::display::array_value_to_string(c, r).unwrap_or_default();
-                        problems.push((
-                            r,
-                            f.name().clone(),
-                            format!(
-                                "value {shown} cannot be stored as {} without changing it",
-                                type_name(f.data_type())
-                            ),
-                        ));
-                    }
-                }
-                let out = if bad.iter().any(|&x| x) {
-                    arrow::compute::nullif(&out, &arrow::array::BooleanArray::from(bad))
-                        .map_err(|e| Error::format(format!("table {table}"), e))?
-                } else {
-                    out
-                };
                 cols.push(out);
             }
             Err(m) => return Err(Error::format(format!("table {table}, column `{}`", f.name()), m)),

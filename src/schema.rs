@@ -500,7 +500,10 @@ pub fn canonical(dt: &DataType) -> std::result::Result<DataType, String> {
     })
 }
 
-/// Converts `a` to `to` without losing information (errors otherwise).
+/// Converts `a` to `to` without losing information: a number, time or boolean must convert
+/// back to itself (see [`conform_each`]), text must convert at all.
+///
+/// Errors: the first value that does not fit, or the cast's message.
 pub fn conform(a: &ArrayRef, to: &DataType) -> std::result::Result<ArrayRef, String> {
     if a.data_type() == to {
         return Ok(a.clone());
@@ -541,27 +544,72 @@ pub fn conform(a: &ArrayRef, to: &DataType) -> std::result::Result<ArrayRef, Str
             }
             Ok(Arc::new(StructArray::new(fields.clone(), children, s.nulls().cloned())))
         }
-        // nanoseconds are kept only when they are whole microseconds
-        DataType::Timestamp(TimeUnit::Microsecond, _)
-            if matches!(a.data_type(), DataType::Timestamp(TimeUnit::Nanosecond, _)) =>
-        {
-            let out = cast_with_options(a, to, &strict).map_err(|e| e.to_string())?;
-            let back = cast_with_options(&out, a.data_type(), &strict).map_err(|e| e.to_string())?;
-            if back.as_ref() != a.as_ref() {
-                return Err("timestamps with nanoseconds cannot be stored as microseconds exactly".into());
+        // a number, time or boolean must convert back to itself: no integer above 2^53 rounded
+        // by a float, no fraction cut by an integer, no nanoseconds cut to microseconds
+        _ if converts_back(a.data_type()) && !to.is_nested() => {
+            let (out, lost) = conform_each(a, to)?;
+            match lost.iter().position(|&l| l) {
+                Some(r) => Err(format!(
+                    "value {} cannot be stored as {} without changing it",
+                    arrow::util::display::array_value_to_string(a, r).unwrap_or_default(),
+                    type_name(to)
+                )),
+                None => Ok(out),
             }
-            Ok(out)
-        }
-        DataType::Float64 if a.data_type().is_integer() => {
-            let out = cast_with_options(a, to, &strict).map_err(|e| e.to_string())?;
-            let back = cast_with_options(&out, a.data_type(), &strict).map_err(|e| e.to_string())?;
-            if back.as_ref() != a.as_ref() {
-                return Err("integers above 2^53 cannot be stored exactly as 64-bit floats".into());
-            }
-            Ok(out)
         }
         _ => cast_with_options(a, to, &strict).map_err(|e| e.to_string()),
     }
+}
+
+/// Types whose values convert back to themselves when a conversion lost nothing: numbers,
+/// times, booleans, and lists and structs of them.
+fn converts_back(dt: &DataType) -> bool {
+    match dt {
+        DataType::List(f) | DataType::LargeList(f) => converts_back(f.data_type()),
+        DataType::Struct(fs) => fs.iter().all(|f| converts_back(f.data_type())),
+        other => other.is_numeric() || other.is_temporal() || *other == DataType::Boolean,
+    }
+}
+
+/// Converts `a` to `to` value by value, for when [`conform`] refused the column: the converted
+/// column, with null where a value was lost, and for each row whether its value was lost or
+/// changed. A value is changed when it does not convert back to itself: an integer above
+/// 2^53 rounded by a float, a fraction cut by an integer, nanoseconds cut to microseconds, also
+/// inside lists and structs. Text is not compared back (`"1.0"` read as the number 1 is the
+/// conversion asked for), so a text value counts only when it does not convert at all.
+///
+/// Errors: the cast's, when Arrow cannot convert the type at all.
+pub fn conform_each(a: &ArrayRef, to: &DataType) -> std::result::Result<(ArrayRef, Vec<bool>), String> {
+    let safe = CastOptions { safe: true, ..Default::default() };
+    let out = cast_with_options(a, to, &safe).map_err(|e| e.to_string())?;
+    let back = if converts_back(a.data_type()) { cast_with_options(&out, a.data_type(), &safe).ok() } else { None };
+    let as_f64 = |x: &ArrayRef| cast_with_options(x, &DataType::Float64, &safe).ok();
+    let changed: Box<dyn Fn(usize) -> bool> = match &back {
+        None => Box::new(|_| false),
+        // floats by value: -0.0 stored as the integer 0 is not a change
+        Some(b) if a.data_type().is_floating() => match (as_f64(a), as_f64(b)) {
+            (Some(x), Some(y)) => Box::new(move |r| {
+                let (x, y) = (
+                    x.as_primitive::<arrow::datatypes::Float64Type>(),
+                    y.as_primitive::<arrow::datatypes::Float64Type>(),
+                );
+                y.is_null(r) || x.value(r) != y.value(r)
+            }),
+            _ => Box::new(|_| false),
+        },
+        Some(b) => match arrow::compute::kernels::cmp::distinct(b, a) {
+            Ok(d) => Box::new(move |r| d.value(r)),
+            // lists and structs, which `distinct` does not compare: row by row
+            Err(_) => Box::new(move |r| b.slice(r, 1).to_data() != a.slice(r, 1).to_data()),
+        },
+    };
+    let lost: Vec<bool> = (0..a.len()).map(|r| a.is_valid(r) && (out.is_null(r) || changed(r))).collect();
+    let out = if lost.iter().any(|&x| x) {
+        arrow::compute::nullif(&out, &arrow::array::BooleanArray::from(lost.clone())).map_err(|e| e.to_string())?
+    } else {
+        out
+    };
+    Ok((out, lost))
 }
 
 #[cfg(test)]

@@ -138,36 +138,20 @@ pub fn read(
                 Some(c) => match crate::schema::conform(c, f.data_type()) {
                     Ok(a) => a,
                     Err(_) => {
-                        // find the rows that do not fit (the cast gives null, or a value that
-                        // does not cast back to the one read: a rounded or truncated one), keep
-                        // the rest
-                        let opts = arrow::compute::CastOptions { safe: true, ..Default::default() };
-                        let a = arrow::compute::cast_with_options(c, f.data_type(), &opts)
+                        // the rows whose value does not fit are named; the rest are kept
+                        let (a, lost) = crate::schema::conform_each(c, f.data_type())
                             .map_err(|e| Error::format(&input.rel, format!("column `{}`: {e}", f.name())))?;
-                        let back = arrow::compute::cast_with_options(&a, c.data_type(), &opts).ok();
-                        let changed = back.as_ref().and_then(|b| arrow::compute::kernels::cmp::distinct(b, c).ok());
-                        // lists and structs, which `distinct` does not compare: row by row
-                        let nested =
-                            matches!(c.data_type(), DataType::List(_) | DataType::LargeList(_) | DataType::Struct(_));
-                        let row_changed = |r: usize| match (&changed, &back) {
-                            (Some(d), _) => d.value(r),
-                            (None, Some(b)) if nested => b.slice(r, 1).to_data() != c.slice(r, 1).to_data(),
-                            _ => false,
-                        };
-                        for r in 0..a.len() {
-                            let lost = a.is_null(r) || row_changed(r);
-                            if c.is_valid(r) && lost {
-                                let v = arrow::util::display::array_value_to_string(c, r).unwrap_or_default();
-                                problems.push((
-                                    first_row + r as u64,
-                                    f.name().clone(),
-                                    format!(
-                                        "value {v:?} ({}) cannot be stored as {} without changing it",
-                                        type_name(c.data_type()),
-                                        type_name(f.data_type())
-                                    ),
-                                ));
-                            }
+                        for r in (0..a.len()).filter(|&r| lost[r]) {
+                            let v = arrow::util::display::array_value_to_string(c, r).unwrap_or_default();
+                            problems.push((
+                                first_row + r as u64,
+                                f.name().clone(),
+                                format!(
+                                    "value {v:?} ({}) cannot be stored as {} without changing it",
+                                    type_name(c.data_type()),
+                                    type_name(f.data_type())
+                                ),
+                            ));
                         }
                         a
                     }

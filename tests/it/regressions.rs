@@ -1150,7 +1150,8 @@ fn a_parquet_source_value_that_would_be_rounded_or_truncated_is_a_violation() {
                   t = pa.table({'id': [1, 2, 3], \
                   'at': pa.array([1577836800123456000, 1577836800123456789, None], pa.timestamp('ns', 'UTC')), \
                   'n': pa.array([1, 9007199254740993, 3], pa.int64()), \
-                  'l': pa.array([[1577836800123456000], [1577836800123456789], None], pa.list_(pa.timestamp('ns', 'UTC')))})\n\
+                  'l': pa.array([[1577836800123456000], [1577836800123456789], None], pa.list_(pa.timestamp('ns', 'UTC'))), \
+                  'f': pa.array([1.0, 1.5, -0.0])})\n\
                   pq.write_table(t, sys.argv[1])\n";
     let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(dir.join("raw.parquet")));
     assert!(o.status.success(), "{}", stderr(&o));
@@ -1158,13 +1159,15 @@ fn a_parquet_source_value_that_would_be_rounded_or_truncated_is_a_violation() {
         dir,
         "pipeline.toml",
         "name = \"pq\"\n[[source]]\nname = \"raw\"\npath = \"raw.parquet\"\nformat = \"parquet\"\n\
-         [[source.field]]\nname = \"at\"\ntype = \"datetime\"\n[[source.field]]\nname = \"n\"\ntype = \"number\"\n\
-         [[table]]\nname = \"t\"\nquery = \"SELECT id, at, n, l FROM raw\"\n",
+         [[source.field]]\nname = \"at\"\ntype = \"datetime\"\n[[source.field]]\nname = \"n\"\ntype = \"number\"\n[[source.field]]\nname = \"f\"\ntype = \"integer\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT id, at, n, l, f FROM raw\"\n",
     );
     let o = build(dir, &["-q"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let err = stderr(&o);
-    assert!(err.contains("3 violations found"), "{err}");
+    assert!(err.contains("4 violations found"), "{err}");
+    // a fraction is not cut by an integer column (-0.0 is the integer 0)
+    assert!(err.contains("raw.parquet:2:f: value \"1.5\" (Float64) cannot be stored as Int64"), "{err}");
     assert!(err.contains("raw.parquet:2:l: value"), "{err}");
     assert!(err.contains("raw.parquet:2:at: value") && err.contains("without changing it"), "{err}");
     assert!(err.contains("raw.parquet:2:n: value \"9007199254740993\""), "{err}");
