@@ -256,6 +256,10 @@ impl TableSchema {
     }
 }
 
+/// Why a constraint below a top-level field or a top-level array's items is refused.
+const IGNORED_BELOW: &str =
+    "constraints are checked on top-level fields and the items of a top-level array only, and would be ignored here";
+
 impl FieldDescriptor {
     /// Constraints that no value could meet are mistakes in the schema, not in the data: an
     /// `enum` value of another type than the field's, a `minimum` above the `maximum`, a
@@ -296,7 +300,9 @@ impl FieldDescriptor {
             items.check_constraints().map_err(|m| format!("items: {m}"))?;
             items.unchecked_below().map_err(|m| format!("items: {m}"))?;
         }
-        self.unchecked_below_fields()?;
+        if let Some(f) = self.fields.iter().flatten().find(|f| f.has_constraints()) {
+            return Err(format!("fields: `{}`: {IGNORED_BELOW}", f.name));
+        }
         if let Some(values) = &c.enum_values {
             let fits = |v: &serde_json::Value| match self.field_type.as_str() {
                 "integer" => v.is_i64() || v.is_u64(),
@@ -322,31 +328,23 @@ impl FieldDescriptor {
         Ok(())
     }
 
+    /// True when this descriptor, its `items` or its `fields` (at any depth) set a constraint.
+    pub fn has_constraints(&self) -> bool {
+        !self.constraints.is_empty()
+            || self.items.as_deref().is_some_and(FieldDescriptor::has_constraints)
+            || self.fields.iter().flatten().any(FieldDescriptor::has_constraints)
+    }
+
     /// Refuses constraints below this descriptor's own level (the items of its items, the
     /// fields of its object): runpack would not check them.
     fn unchecked_below(&self) -> std::result::Result<(), String> {
-        if let Some(items) = &self.items
-            && (!items.constraints.is_empty() || items.unchecked_below().is_err())
-        {
-            return Err("items: constraints are checked on top-level fields and the items of a top-level \
-                        array only, and would be ignored here"
-                .into());
+        if self.items.as_deref().is_some_and(FieldDescriptor::has_constraints) {
+            return Err(format!("items: {IGNORED_BELOW}"));
         }
-        self.unchecked_below_fields()
-    }
-
-    /// Refuses constraints on (or below) the fields of an object.
-    fn unchecked_below_fields(&self) -> std::result::Result<(), String> {
-        for f in self.fields.iter().flatten() {
-            if !f.constraints.is_empty() || f.unchecked_below().is_err() {
-                return Err(format!(
-                    "fields: `{}`: constraints are checked on top-level fields and the items of a top-level \
-                     array only, and would be ignored here",
-                    f.name
-                ));
-            }
+        match self.fields.iter().flatten().find(|f| f.has_constraints()) {
+            Some(f) => Err(format!("fields: `{}`: {IGNORED_BELOW}", f.name)),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// A plain descriptor with a name and a type.

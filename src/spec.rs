@@ -420,12 +420,7 @@ impl PipelineSpec {
             }
             // a source is typed, not validated: constraints there would never be checked
             let unchecked = |f: &FieldDescriptor| {
-                fn any(f: &FieldDescriptor) -> bool {
-                    !f.constraints.is_empty()
-                        || f.items.as_deref().is_some_and(any)
-                        || f.fields.iter().flatten().any(any)
-                }
-                any(f).then(|| {
+                f.has_constraints().then(|| {
                     format!(
                         "field `{}`: constraints in a source's schema are not checked (it only types the input); \
                          declare them in the schema of a table that reads the source",
