@@ -757,14 +757,19 @@ pub struct RawTable {
 /// would vanish (as JSON Lines keys not in a declared schema are refused), and a cast when
 /// read would turn 1.7 into 1, or drop a struct member the schema does not declare.
 ///
+/// Returns the Arrow schema to read the files with: the declared one, except that a timestamp
+/// column (or member, or item) stored with a finer unit than runpack's microseconds keeps the
+/// finest unit found in the files, so that nanoseconds are not cut when read.
+///
 /// Errors: [`Error::Invalid`] listing every missing, undeclared and mistyped column by file;
 /// the errors of reading a footer.
 fn declared_columns_in_files(
     table: &str,
     declared: &crate::schema::TableSchema,
     files: &[crate::ingest::files::InputFile],
-) -> Result<()> {
+) -> Result<SchemaRef> {
     let arrow = declared.arrow_schema();
+    let mut read_as: Vec<arrow::datatypes::FieldRef> = arrow.fields().iter().cloned().collect();
     let mut violations = Vec::new();
     for f in files {
         let schema = crate::ingest::parquet::file_schema(f)?;
@@ -788,6 +793,9 @@ fn declared_columns_in_files(
             };
             if let Some(m) = type_mismatch(have.data_type(), want.data_type()) {
                 problem(&d.name, format!("column `{}` (declared {}) {m}", d.name, d.field_type));
+            } else if let Some(slot) = read_as.iter_mut().find(|f| f.name() == &d.name) {
+                let finer = finer_time_units(slot.data_type(), have.data_type());
+                *slot = Arc::new(slot.as_ref().clone().with_data_type(finer));
             }
         }
         for c in schema.fields() {
@@ -797,10 +805,47 @@ fn declared_columns_in_files(
         }
     }
     if violations.is_empty() {
-        return Ok(());
+        return Ok(Arc::new(arrow::datatypes::Schema::new_with_metadata(read_as, arrow.metadata().clone())));
     }
     let total = violations.len();
     Err(Error::Invalid { violations, total })
+}
+
+/// `want` with each timestamp that `have` stores in a finer unit (nanoseconds against
+/// microseconds) given `have`'s unit, down lists (items) and structs (members by name); the
+/// declared time zone stays. Other types are `want`'s.
+fn finer_time_units(want: &DataType, have: &DataType) -> DataType {
+    use arrow::datatypes::TimeUnit;
+    fn rank(u: &TimeUnit) -> u8 {
+        match u {
+            TimeUnit::Second => 0,
+            TimeUnit::Millisecond => 1,
+            TimeUnit::Microsecond => 2,
+            TimeUnit::Nanosecond => 3,
+        }
+    }
+    match (want, have) {
+        (DataType::Timestamp(w, tz), DataType::Timestamp(h, _)) if rank(h) > rank(w) => {
+            DataType::Timestamp(*h, tz.clone())
+        }
+        (
+            DataType::List(w),
+            DataType::List(h) | DataType::LargeList(h) | DataType::FixedSizeList(h, _) | DataType::ListView(h),
+        ) => {
+            DataType::List(Arc::new(w.as_ref().clone().with_data_type(finer_time_units(w.data_type(), h.data_type()))))
+        }
+        (DataType::Struct(ws), DataType::Struct(hs)) => DataType::Struct(
+            ws.iter()
+                .map(|w| match hs.iter().find(|h| h.name() == w.name()) {
+                    Some(h) => {
+                        Arc::new(w.as_ref().clone().with_data_type(finer_time_units(w.data_type(), h.data_type())))
+                    }
+                    None => w.clone(),
+                })
+                .collect::<arrow::datatypes::Fields>(),
+        ),
+        _ => want.clone(),
+    }
 }
 
 /// Why a Parquet column of type `have` cannot be read as the declared `want`, or `None` when
@@ -902,11 +947,8 @@ pub async fn register_files(
         wandb: None,
     };
     if parquet {
-        if let Some(declared) = schema {
-            declared_columns_in_files(name, declared, &found)?;
-        }
         let arrow = match schema {
-            Some(s) => s.arrow_schema(),
+            Some(declared) => declared_columns_in_files(name, declared, &found)?,
             None => {
                 let fields = crate::ingest::parquet::plan(&source, &found, None)?;
                 Arc::new(arrow::datatypes::Schema::new(fields))
@@ -967,6 +1009,46 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         assert!(text.contains("| x\\u{1b}[31mred\\tz |"), "{text}");
         assert!(!text.contains('\u{1b}') && !text.contains('\t'), "{text}");
+    }
+
+    #[tokio::test]
+    async fn raw_parquet_nanoseconds_read_with_a_schema_keep_their_digits() {
+        use arrow::array::{Array, ListArray, TimestampNanosecondArray};
+        let dir = tempfile::tempdir().unwrap();
+        let ts = TimestampNanosecondArray::from(vec![1_700_000_000_123_456_789, 1_700_000_000_000_000_001]);
+        let item = Arc::new(arrow::datatypes::Field::new("item", ts.data_type().clone(), true));
+        let list =
+            ListArray::new(item.clone(), arrow::buffer::OffsetBuffer::from_lengths([1, 1]), Arc::new(ts.clone()), None);
+        let schema = Arc::new(arrow::datatypes::Schema::new(vec![
+            arrow::datatypes::Field::new("t", ts.data_type().clone(), true),
+            arrow::datatypes::Field::new("ts", DataType::List(item), true),
+        ]));
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(ts), Arc::new(list)]).unwrap();
+        let path = dir.path().join("t.parquet");
+        let mut w = parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), schema, None).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let declared: crate::schema::TableSchema = serde_json::from_str(
+            r#"{"fields":[{"name":"t","type":"datetime"},{"name":"ts","type":"array","items":{"type":"datetime"}}]}"#,
+        )
+        .unwrap();
+        let ctx = session();
+        let raw = register_files(&ctx, "t", path.to_str().unwrap(), Some(&declared)).await.unwrap();
+        assert_eq!(
+            raw.schema.field(0).data_type(),
+            &DataType::Timestamp(arrow::datatypes::TimeUnit::Nanosecond, Some("UTC".into()))
+        );
+        let (schema, batches) =
+            run_script(&ctx, "SELECT CAST(t AS VARCHAR) AS t, CAST(ts[1] AS VARCHAR) AS i FROM t ORDER BY t")
+                .await
+                .unwrap();
+        let mut out = Vec::new();
+        print(PrintFormat::Csv, &schema, &batches, &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "t,i\n2023-11-14T22:13:20.000000001Z,2023-11-14T22:13:20.000000001Z\n\
+             2023-11-14T22:13:20.123456789Z,2023-11-14T22:13:20.123456789Z\n"
+        );
     }
 
     #[tokio::test]

@@ -589,8 +589,18 @@ fn infer_columns(
             Ok(())
         };
         read_file(src, input, reader, &mut sink).map_err(|e| name_table(e, &src.name))?;
-        // a file without records has no columns to disagree with
-        if records > 0 {
+        if records == 0 && src.format == Format::Csv {
+            // a CSV header names its columns even when no row follows: they exist, and have
+            // no value to take a type from
+            let columns =
+                records::csv_columns(files::open(input)?, &input.rel).map_err(|e| name_table(e, &src.name))?;
+            if !columns.is_empty() {
+                let nulls: Map<String, Value> = columns.iter().map(|c| (c.clone(), Value::Null)).collect();
+                inf.observe(&nulls, &SourceRef { file: file.clone(), at: Position::Line(1) });
+                per_file.push((input.rel.clone(), columns.into_iter().collect()));
+            }
+        } else if records > 0 {
+            // a file without records has no columns to disagree with
             per_file.push((input.rel.clone(), keys));
         }
     }

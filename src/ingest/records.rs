@@ -350,14 +350,12 @@ impl<'de> Visitor<'de> for Nav<'_, '_, '_> {
     }
 }
 
-/// Reads CSV with a header row; every cell is a string.
-pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item) -> Result<()>) -> Result<()> {
-    // the csv crate counts the LF of a CRLF only when it reads the next record, and a record's
-    // position is where the reading started, before any blank lines (rust-csv issue 395):
-    // lines are counted here from the bytes instead
-    let lines = LineLog::default();
-    let mut rdr = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(lines.wrap(reader));
-    let line_of = |p: &csv::Position| lines.line_at(p.byte());
+/// The header of a CSV file: its column names, in order (an empty name marks a column that
+/// is skipped, as a pandas index).
+///
+/// Errors: [`Error::Format`] when the header cannot be read, [`Error::Config`] at line 1 when
+/// it names a column twice.
+fn csv_header<R: std::io::Read>(rdr: &mut csv::Reader<R>, rel: &str) -> Result<csv::StringRecord> {
     let headers = rdr.headers().map_err(|e| Error::format(rel, format!("cannot read the CSV header: {e}")))?.clone();
     let mut seen = std::collections::BTreeSet::new();
     for h in headers.iter().filter(|h| !h.is_empty()) {
@@ -368,6 +366,27 @@ pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item
             ));
         }
     }
+    Ok(headers)
+}
+
+/// The column names a CSV file's header gives (without the skipped, empty ones), for a file
+/// that may hold no row at all: its columns still exist.
+///
+/// Errors: those of the header (see [`csv`]).
+pub fn csv_columns(reader: Box<dyn BufRead + Send>, rel: &str) -> Result<Vec<String>> {
+    let mut rdr = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(reader);
+    Ok(csv_header(&mut rdr, rel)?.iter().filter(|h| !h.is_empty()).map(str::to_string).collect())
+}
+
+/// Reads CSV with a header row; every cell is a string.
+pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item) -> Result<()>) -> Result<()> {
+    // the csv crate counts the LF of a CRLF only when it reads the next record, and a record's
+    // position is where the reading started, before any blank lines (rust-csv issue 395):
+    // lines are counted here from the bytes instead
+    let lines = LineLog::default();
+    let mut rdr = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(lines.wrap(reader));
+    let line_of = |p: &csv::Position| lines.line_at(p.byte());
+    let headers = csv_header(&mut rdr, rel)?;
     let mut record = csv::StringRecord::new();
     // each record is handed on when the next one is read: the csv crate ends a quoted cell
     // that is never closed at the end of the file without an error, so the last record is

@@ -840,6 +840,46 @@ fn a_column_nested_too_deep_is_named_with_its_line() {
 }
 
 #[test]
+fn a_csv_header_without_rows_keeps_its_columns() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "h.csv", "a,b,c\n");
+    let pipeline = |fields: &str| {
+        write(
+            dir,
+            "pipeline.toml",
+            &format!(
+                "name = \"h\"\n[[source]]\nname = \"raw\"\npath = \"h.csv\"\nformat = \"csv\"\n{fields}\
+                 [[table]]\nname = \"t\"\nquery = \"SELECT * FROM raw\"\n"
+            ),
+        )
+    };
+    // no value gives the columns a type: said, as for a JSON key that is null in every record
+    pipeline("");
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    for c in ["a", "b", "c"] {
+        assert!(err.contains(&format!("$.{c}: no input file has a non-null value for it")), "{err}");
+    }
+    // with their types declared, the table has them and no row
+    pipeline(
+        "[[source.field]]\nname = \"a\"\ntype = \"integer\"\n[[source.field]]\nname = \"b\"\ntype = \"string\"\n\
+         [[source.field]]\nname = \"c\"\ntype = \"number\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "h");
+    assert_eq!(
+        query(
+            &r,
+            "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 't' ORDER BY ordinal_position"
+        ),
+        "column_name,data_type\na,Int64\nb,Utf8View\nc,Float64\n_source_file,Utf8View\n_source_line,Int64\n"
+    );
+}
+
+#[test]
 fn a_row_with_a_bad_split_name_is_rejected_with_reject_and_reported_once_without() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
