@@ -153,7 +153,9 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     let extra_metadata = crate::card::preflight(spec)?;
     let cache_path = crate::cache::InputCache::path(&opts.releases_dir, spec);
     let mut input_cache = crate::cache::InputCache::load(&cache_path);
-    if let Ok(existing) = Manifest::load(&target) {
+    // `force` trusts no cache: an input rewritten with the same size and modification time
+    // looks unchanged to it
+    if let Some(existing) = Manifest::load(&target).ok().filter(|_| !opts.force) {
         progress.start("checking whether the release is up to date", None);
         // a different SOURCE_DATE_EPOCH makes a different manifest: not up to date
         let same = existing.created_at == created_at(opts)

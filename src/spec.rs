@@ -448,6 +448,13 @@ impl PipelineSpec {
                              input); declare them in the schema of a table that reads the source",
                         ));
                     }
+                    if schema.missing_values.is_some() && s.format != Format::Csv {
+                        return Err(Error::config(
+                            dir.join(p).display().to_string(),
+                            "missingValues applies to the text cells of a `csv` source; this source's values \
+                             carry their own nulls",
+                        ));
+                    }
                     Some(schema)
                 }
                 None => None,
@@ -506,7 +513,17 @@ impl PipelineSpec {
                 return Err(Error::config(at(&format!("table {}", t.name)), "`splits` needs `split_column`"));
             }
             table_schemas.push(match &t.schema {
-                Some(p) => Some(TableSchema::load(&dir.join(p))?),
+                Some(p) => {
+                    let schema = TableSchema::load(&dir.join(p))?;
+                    if schema.missing_values.is_some() {
+                        return Err(Error::config(
+                            dir.join(p).display().to_string(),
+                            "missingValues applies to the text cells of a `csv` source, not to a table (its \
+                             values come typed from SQL); declare it in the source's schema",
+                        ));
+                    }
+                    Some(schema)
+                }
                 None => None,
             });
         }

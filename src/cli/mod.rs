@@ -136,7 +136,8 @@ struct BuildArgs {
     /// Folder that holds releases.
     #[arg(long, default_value = "releases")]
     releases_dir: PathBuf,
-    /// Replace an existing release of the same version.
+    /// Build again and replace an existing release of the same version, even when its inputs
+    /// look unchanged (same sizes and modification times).
     #[arg(long)]
     force: bool,
     /// What to do with rows that break the rules.

@@ -124,8 +124,13 @@ impl Target {
 /// Options of one source that change how values are read.
 #[derive(Debug, Clone, Default)]
 pub struct ConvertOptions {
-    /// Values are CSV text cells, typed by parsing them; `""` is null.
+    /// Values are CSV text cells, typed by parsing them.
     pub textual: bool,
+    /// The CSV cells that mean null (Table Schema `missingValues`; `[""]` unless the source's
+    /// schema says otherwise), made null before a record is typed; empty for other formats.
+    /// Any other cell is a value: with `missingValues: []` an empty cell is the empty string,
+    /// and not an integer.
+    pub missing_values: Vec<String>,
     /// Bare `NaN`/`Infinity` handling.
     pub nonfinite: NonFinite,
     /// Accept the strings `NaN`, `Infinity`, `-Infinity` (any case) in number columns.
@@ -321,13 +326,7 @@ fn build(cells: &[Cell], target: &Target, ctx: &mut Ctx) -> ArrayRef {
             for c in cells {
                 match c.v {
                     None | Some(Value::Null) => b.append_null(),
-                    Some(Value::String(s)) if lenient::special(s).is_none() => {
-                        if ctx.opts.textual && s.is_empty() {
-                            b.append_null()
-                        } else {
-                            b.append_value(s)
-                        }
-                    }
+                    Some(Value::String(s)) if lenient::special(s).is_none() => b.append_value(s),
                     Some(v) => {
                         ctx.mismatch(c, &Target::Str, v);
                         b.append_null();
@@ -506,7 +505,6 @@ fn to_bool(c: &Cell, ctx: &mut Ctx) -> Option<bool> {
         Value::Null => None,
         Value::Bool(b) => Some(*b),
         Value::String(s) if ctx.opts.textual => match s.as_str() {
-            "" => None,
             "true" | "True" | "TRUE" => Some(true),
             "false" | "False" | "FALSE" => Some(false),
             _ => {
@@ -543,9 +541,6 @@ fn to_i64(c: &Cell, ctx: &mut Ctx) -> Option<i64> {
                 return None;
             }
             if ctx.opts.textual {
-                if s.is_empty() {
-                    return None;
-                }
                 if let Ok(i) = s.parse::<i64>() {
                     return Some(i);
                 }
@@ -599,13 +594,10 @@ fn to_u64(c: &Cell, ctx: &mut Ctx) -> Option<u64> {
                 ctx.problem(c, format!("integer {d} out of range"));
                 return None;
             }
-            if ctx.opts.textual {
-                if s.is_empty() {
-                    return None;
-                }
-                if let Ok(u) = s.parse::<u64>() {
-                    return Some(u);
-                }
+            if ctx.opts.textual
+                && let Ok(u) = s.parse::<u64>()
+            {
+                return Some(u);
             }
             ctx.mismatch(c, &Target::UInt64, c.v?);
             None
@@ -657,9 +649,6 @@ fn to_f64(c: &Cell, ctx: &mut Ctx) -> Option<f64> {
                 };
             }
             if ctx.opts.textual {
-                if s.is_empty() {
-                    return None;
-                }
                 if let Some(f) = parse_text_float(s) {
                     if !f.is_finite() {
                         ctx.event("nonfinite", c, s.to_string());
@@ -735,7 +724,6 @@ pub fn parse_timestamp(s: &str, assume: Option<chrono_tz::Tz>) -> Result<i64, St
 fn to_timestamp(c: &Cell, ctx: &mut Ctx) -> Option<i64> {
     match c.v? {
         Value::Null => None,
-        Value::String(s) if ctx.opts.textual && s.is_empty() => None,
         Value::String(s) => match parse_timestamp(s, ctx.opts.assume_timezone) {
             Ok(t) => Some(t),
             Err(m) => {
@@ -753,7 +741,6 @@ fn to_timestamp(c: &Cell, ctx: &mut Ctx) -> Option<i64> {
 fn to_date(c: &Cell, ctx: &mut Ctx) -> Option<i32> {
     match c.v? {
         Value::Null => None,
-        Value::String(s) if ctx.opts.textual && s.is_empty() => None,
         Value::String(s) => match chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d") {
             Ok(d) => Some((d - chrono::NaiveDate::from_ymd_opt(1970, 1, 1).expect("epoch")).num_days() as i32),
             Err(_) => {

@@ -163,10 +163,8 @@ fn plain_float(s: &str) -> bool {
 
 /// Classifies a CSV cell by its text. Only plainly written numbers are typed as numbers, so
 /// that text such as a zero-padded checkpoint name (`000060`) stays text.
+/// The class of a CSV cell by its text (a cell that means null was made null before).
 fn classify_text<'a>(s: &str) -> Scalar<'a> {
-    if s.is_empty() {
-        return Scalar::Null;
-    }
     if plain_integer(s) {
         if let Ok(i) = s.parse::<i64>() {
             return Scalar::Int(i < 0, false);

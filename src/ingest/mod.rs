@@ -211,8 +211,16 @@ fn prepare(
 ) -> Result<Prepared> {
     let src = &spec.def.sources[index];
     let context = format!("{} (source {})", spec.file.display(), src.name);
+    let missing_values = match src.format {
+        Format::Csv => spec.source_schemas[index]
+            .as_ref()
+            .and_then(|s| s.missing_values.clone())
+            .unwrap_or_else(|| vec![String::new()]),
+        _ => Vec::new(),
+    };
     let mut conv = ConvertOptions {
         textual: src.format == Format::Csv,
+        missing_values,
         nonfinite: src.nonfinite,
         coerce_nonfinite_strings: src.coerce_nonfinite_strings,
         coerce_numeric_strings: src.coerce_numeric_strings,
@@ -310,7 +318,8 @@ fn convert(
             let captures = input.captures.clone();
             let mut sink = |item: Item| -> Result<()> {
                 match item {
-                    Item::Record(obj, at) => {
+                    Item::Record(mut obj, at) => {
+                        missing_to_null(&mut obj, &conv.missing_values);
                         let sref = SourceRef { file: file.clone(), at };
                         shape_into(src, obj, sref, &captures, &mut batch, &mut bad);
                     }
@@ -518,6 +527,21 @@ fn name_table(e: Error, table: &str) -> Error {
     }
 }
 
+/// Makes null each top-level text value of `obj` that `missing` lists (a CSV record's cells;
+/// see [`ConvertOptions::missing_values`]).
+fn missing_to_null(obj: &mut Map<String, Value>, missing: &[String]) {
+    if missing.is_empty() {
+        return;
+    }
+    for v in obj.values_mut() {
+        if let Value::String(s) = v
+            && missing.iter().any(|m| m == s)
+        {
+            *v = Value::Null;
+        }
+    }
+}
+
 fn read_file(
     src: &SourceDef,
     input: &InputFile,
@@ -569,7 +593,8 @@ fn infer_columns(
         let mut records = 0u64;
         let file = input.rel.clone();
         let mut sink = |item: Item| -> Result<()> {
-            if let Item::Record(raw, at) = item {
+            if let Item::Record(mut raw, at) = item {
+                missing_to_null(&mut raw, &conv.missing_values);
                 records += 1;
                 for k in raw.keys() {
                     if !keys.contains(k) {

@@ -8,7 +8,8 @@
 //! JSON Lines: LF or CRLF line ends, a UTF-8 byte-order mark, blank lines and a missing final
 //! newline are accepted. JSON documents are streamed: only one record is held in memory.
 //! CSV (RFC 4180, multi-line quoted cells allowed): cells are kept as text and typed later;
-//! columns with an empty header (a pandas index) are skipped.
+//! a first column with an empty header (a pandas index) is skipped, and so is any other
+//! column with an empty header as long as it holds no value (a row with one is refused).
 
 use std::io::BufRead;
 
@@ -427,13 +428,30 @@ pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item
             Ok(true) => {
                 let line = record.position().map(line_of).unwrap_or(pos);
                 let mut obj = Map::new();
-                for (h, v) in headers.iter().zip(record.iter()) {
+                let mut unnamed = None;
+                for (k, (h, v)) in headers.iter().zip(record.iter()).enumerate() {
                     if h.is_empty() {
+                        // the first column unnamed is a pandas index, skipped; any other
+                        // must be empty, or its value would be lost
+                        if k > 0 && !v.is_empty() && unnamed.is_none() {
+                            unnamed = Some(k + 1);
+                        }
                         continue;
                     }
                     obj.insert(h.to_string(), Value::String(v.to_string()));
                 }
-                if let Some(item) = held.replace(Item::Record(obj, Position::Line(line))) {
+                let item = match unnamed {
+                    Some(k) => Item::Bad {
+                        at: Position::Line(line),
+                        rule: "csv",
+                        message: format!(
+                            "cell {k} holds a value but its column has no name in the header; name the column"
+                        ),
+                        raw: Some(csv_text(&record)),
+                    },
+                    None => Item::Record(obj, Position::Line(line)),
+                };
+                if let Some(item) = held.replace(item) {
                     sink(item)?;
                 }
             }
@@ -707,5 +725,18 @@ mod tests {
     fn csv_keeps_text_and_lines() {
         let got = collect(|s| csv(boxed(b",name,v\n0,\"a\nb\",1.0\n1,c,\n"), "f", s));
         assert_eq!(got, vec!["2 {\"name\":\"a\\nb\",\"v\":\"1.0\"}", "4 {\"name\":\"c\",\"v\":\"\"}"]);
+    }
+
+    #[test]
+    fn csv_refuses_a_value_in_an_unnamed_column_after_the_first() {
+        // the first column unnamed is a pandas index; the third may stay unnamed while empty
+        let got = collect(|s| csv(boxed(b",a,,c\n0,1,,3\n1,4,5,6\n"), "f", s));
+        assert_eq!(
+            got,
+            vec![
+                "2 {\"a\":\"1\",\"c\":\"3\"}",
+                "3 csv: cell 3 holds a value but its column has no name in the header; name the column"
+            ]
+        );
     }
 }

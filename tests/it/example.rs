@@ -322,5 +322,21 @@ fn an_unchanged_rebuild_reads_nothing_and_a_changed_one_needs_force() {
     assert_eq!(before, snapshot_files(&release), "the existing release is untouched");
     let o = run(bin().args(["build", "-q", "--force"]).arg(&pipeline).arg("--releases-dir").arg(&out));
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_ne!(before, snapshot_files(&release));
+    let changed = snapshot_files(&release);
+    assert_ne!(before, changed);
+    // the input put back with the changed one's size and modification time: the cache cannot
+    // tell, --force rebuilds anyway
+    let mtime = std::fs::metadata(&f).unwrap().modified().unwrap();
+    let mut same_size = std::fs::read(&f).unwrap();
+    // a metric's value on the first line, 4.9175 made 4.9176
+    let at = same_size.windows(6).position(|w| w == b"4.9175").unwrap();
+    same_size[at + 5] = b'6';
+    std::fs::write(&f, &same_size).unwrap();
+    std::fs::File::options().write(true).open(&f).unwrap().set_modified(mtime).unwrap();
+    let o = run(bin().args(["build", "-q"]).arg(&pipeline).arg("--releases-dir").arg(&out));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(changed, snapshot_files(&release), "the cache takes it for unchanged");
+    let o = run(bin().args(["build", "-q", "--force"]).arg(&pipeline).arg("--releases-dir").arg(&out));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_ne!(changed, snapshot_files(&release), "--force read it again");
 }

@@ -880,6 +880,56 @@ fn a_csv_header_without_rows_keeps_its_columns() {
 }
 
 #[test]
+fn a_csv_source_reads_the_missing_values_its_schema_declares_as_null() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "m.csv", "a,b\n1,x\n2,NA\n-,\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"m\"\n[[source]]\nname = \"raw\"\npath = \"m.csv\"\nformat = \"csv\"\nschema = \"s.json\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT a, b, b IS NULL AS b_null FROM raw\"\n",
+    );
+    let schema = |missing: &str| {
+        write(
+            dir,
+            "s.json",
+            &format!(r#"{{"fields":[{{"name":"a","type":"integer"}},{{"name":"b","type":"string"}}]{missing}}}"#),
+        )
+    };
+    // "NA" and "-" mean null; the empty cell is then the empty string
+    schema(r#","missingValues":["NA","-"]"#);
+    let o = build(dir, &["-q", "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "m");
+    assert_eq!(query(&r, "SELECT * FROM t ORDER BY a"), "a,b,b_null\n1,x,false\n2,,true\n,,false\n");
+    // without missingValues only the empty cell is null, and "NA" is no integer
+    write(dir, "m.csv", "a,b\n1,x\n2,NA\n,\nNA,y\n");
+    schema("");
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("m.csv:5:$.a: expected integer, found string \"NA\""), "{}", stderr(&o));
+    // an empty list: the empty cell is a value, which an integer column refuses
+    write(dir, "m.csv", "a,b\n1,\n,y\n");
+    schema(r#","missingValues":[]"#);
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("m.csv:3:$.a: expected integer, found string \"\""), "{}", stderr(&o));
+    write(dir, "m.csv", "a,b\n1,\n");
+    let o = build(dir, &["-q", "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "m"), "SELECT * FROM t"), "a,b,b_null\n1,,false\n");
+    // missingValues where no text cell is read is refused, not ignored
+    write(dir, "m.jsonl", "{\"a\": 1, \"b\": \"NA\"}\n");
+    let toml = std::fs::read_to_string(dir.join("pipeline.toml")).unwrap();
+    write(dir, "pipeline.toml", &toml.replace("m.csv", "m.jsonl").replace("format = \"csv\"", "format = \"jsonl\""));
+    schema(r#","missingValues":["NA"]"#);
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("s.json: missingValues applies to the text cells of a `csv` source"), "{}", stderr(&o));
+}
+
+#[test]
 fn a_row_with_a_bad_split_name_is_rejected_with_reject_and_reported_once_without() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
