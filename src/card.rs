@@ -679,7 +679,7 @@ pub fn render(
         if !desc.is_empty() {
             let _ = writeln!(b, "{}\n", desc.trim());
         }
-        let _ = write!(b, "{} rows", crate::hash::group_digits(t.rows));
+        let _ = write!(b, "{}", crate::hash::rows(t.rows));
         if !t.schema.primary_key.is_empty() {
             let _ = write!(b, ", one per ({})", t.schema.primary_key.join(", "));
         }
@@ -687,16 +687,16 @@ pub fn render(
         if t.duplicates_dropped > 0 {
             let _ = write!(
                 b,
-                " ({} rows superseded, kept in `rejects/{}.jsonl`)",
-                crate::hash::group_digits(t.duplicates_dropped),
+                " ({} superseded, kept in `rejects/{}.jsonl`)",
+                crate::hash::rows(t.duplicates_dropped),
                 t.name
             );
         }
         if t.rejected_rows > 0 {
             let _ = write!(
                 b,
-                "; {} rows rejected by validation (in `rejects/{}.jsonl`)",
-                crate::hash::group_digits(t.rejected_rows),
+                "; {} rejected by validation (in `rejects/{}.jsonl`)",
+                crate::hash::rows(t.rejected_rows),
                 t.name
             );
         }
@@ -825,7 +825,11 @@ pub fn render(
         let _ = writeln!(b, "- source `{name}`: {n} non-finite values read, {fate}.");
     }
     for (name, n) in &manifest.report.rejected_rows {
-        let _ = writeln!(b, "- `rejects/{name}.jsonl`: {n} rows, each with its source file, line and reasons.");
+        let _ = writeln!(
+            b,
+            "- `rejects/{name}.jsonl`: {}, each with its source file, line and reasons.",
+            crate::hash::rows(*n)
+        );
     }
     for (shown, w) in report.warnings.iter().enumerate() {
         if shown == 20 {

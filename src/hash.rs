@@ -180,6 +180,11 @@ pub fn git_blob_sha1(path: &Path) -> Result<String> {
     Ok(hex::encode(h.finalize()))
 }
 
+/// A count of rows in words: `1 row`, `1,234 rows`.
+pub fn rows(n: u64) -> String {
+    format!("{} row{}", group_digits(n), if n == 1 { "" } else { "s" })
+}
+
 /// `1234567` → `1,234,567`.
 pub fn group_digits(n: u64) -> String {
     let s = n.to_string();

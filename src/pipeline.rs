@@ -143,10 +143,12 @@ pub struct BuildOutcome {
 pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Progress) -> Result<BuildOutcome> {
     let version = opts.version.clone().unwrap_or_else(|| spec.def.version.clone());
     if !regex::Regex::new(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$").expect("static").is_match(&version) {
-        return Err(Error::config(
-            "--release-version",
-            format!("version {version:?} must match [A-Za-z0-9][A-Za-z0-9._+-]*"),
-        ));
+        let from = if opts.version.is_some() {
+            "--release-version".to_string()
+        } else {
+            format!("{} (version)", spec.file.display())
+        };
+        return Err(Error::config(from, format!("version {version:?} must match [A-Za-z0-9][A-Za-z0-9._+-]*")));
     }
     let target = opts.releases_dir.join(&spec.def.name).join(&version);
     // checks that need no data, before anything is written

@@ -794,7 +794,7 @@ fn declared_columns_in_files(
             if let Some(m) = type_mismatch(have.data_type(), want.data_type()) {
                 problem(&d.name, format!("column `{}` (declared {}) {m}", d.name, d.field_type));
             } else if let Some(slot) = read_as.iter_mut().find(|f| f.name() == &d.name) {
-                let finer = finer_time_units(slot.data_type(), have.data_type());
+                let finer = crate::schema::finer_time_units(slot.data_type(), have.data_type());
                 *slot = Arc::new(slot.as_ref().clone().with_data_type(finer));
             }
         }
@@ -809,43 +809,6 @@ fn declared_columns_in_files(
     }
     let total = violations.len();
     Err(Error::Invalid { violations, total })
-}
-
-/// `want` with each timestamp that `have` stores in a finer unit (nanoseconds against
-/// microseconds) given `have`'s unit, down lists (items) and structs (members by name); the
-/// declared time zone stays. Other types are `want`'s.
-fn finer_time_units(want: &DataType, have: &DataType) -> DataType {
-    use arrow::datatypes::TimeUnit;
-    fn rank(u: &TimeUnit) -> u8 {
-        match u {
-            TimeUnit::Second => 0,
-            TimeUnit::Millisecond => 1,
-            TimeUnit::Microsecond => 2,
-            TimeUnit::Nanosecond => 3,
-        }
-    }
-    match (want, have) {
-        (DataType::Timestamp(w, tz), DataType::Timestamp(h, _)) if rank(h) > rank(w) => {
-            DataType::Timestamp(*h, tz.clone())
-        }
-        (
-            DataType::List(w),
-            DataType::List(h) | DataType::LargeList(h) | DataType::FixedSizeList(h, _) | DataType::ListView(h),
-        ) => {
-            DataType::List(Arc::new(w.as_ref().clone().with_data_type(finer_time_units(w.data_type(), h.data_type()))))
-        }
-        (DataType::Struct(ws), DataType::Struct(hs)) => DataType::Struct(
-            ws.iter()
-                .map(|w| match hs.iter().find(|h| h.name() == w.name()) {
-                    Some(h) => {
-                        Arc::new(w.as_ref().clone().with_data_type(finer_time_units(w.data_type(), h.data_type())))
-                    }
-                    None => w.clone(),
-                })
-                .collect::<arrow::datatypes::Fields>(),
-        ),
-        _ => want.clone(),
-    }
 }
 
 /// Why a Parquet column of type `have` cannot be read as the declared `want`, or `None` when
@@ -923,6 +886,17 @@ pub async fn register_files(
             return Err(files::lfs_pointer_error(&f.path.display().to_string(), &p));
         }
     }
+    let readable = |rel: &str| {
+        let plain = rel.strip_suffix(".gz").or_else(|| rel.strip_suffix(".zst")).unwrap_or(rel);
+        rel.ends_with(".parquet") || [".jsonl", ".ndjson", ".json"].iter().any(|ext| plain.ends_with(ext))
+    };
+    if let Some(f) = found.iter().find(|f| !readable(&f.rel)) {
+        return Err(Error::Refused(format!(
+            "{}: query reads Parquet (.parquet) and JSON Lines (.jsonl, .ndjson, .json, also .gz or .zst) files; \
+             a CSV file is read by a pipeline's `csv` source",
+            f.path.strip_prefix(".").unwrap_or(&f.path).display()
+        )));
+    }
     let parquet = found.iter().all(|f| f.rel.ends_with(".parquet"));
     let jsonl = found.iter().all(|f| !f.rel.ends_with(".parquet"));
     if !parquet && !jsonl {
@@ -950,7 +924,7 @@ pub async fn register_files(
         let arrow = match schema {
             Some(declared) => declared_columns_in_files(name, declared, &found)?,
             None => {
-                let fields = crate::ingest::parquet::plan(&source, &found, None)?;
+                let fields = crate::ingest::parquet::plan_for_query(&source, &found)?;
                 Arc::new(arrow::datatypes::Schema::new(fields))
             }
         };
@@ -1048,6 +1022,41 @@ mod tests {
             String::from_utf8(out).unwrap(),
             "t,i\n2023-11-14T22:13:20.000000001Z,2023-11-14T22:13:20.000000001Z\n\
              2023-11-14T22:13:20.123456789Z,2023-11-14T22:13:20.123456789Z\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn raw_parquet_without_a_schema_keeps_nanoseconds_and_types_runpack_does_not_store() {
+        use arrow::array::{Array, Int64Builder, MapBuilder, NullArray, StringBuilder, TimestampNanosecondArray};
+        let dir = tempfile::tempdir().unwrap();
+        let ts = TimestampNanosecondArray::from(vec![1_700_000_000_123_456_789]);
+        // pyarrow's names for a map's entries
+        let names = arrow::array::MapFieldNames { entry: "entries".into(), key: "key".into(), value: "value".into() };
+        let mut map = MapBuilder::new(Some(names), StringBuilder::new(), Int64Builder::new());
+        map.keys().append_value("k");
+        map.values().append_value(7);
+        map.append(true).unwrap();
+        let map = map.finish();
+        let schema = Arc::new(arrow::datatypes::Schema::new(vec![
+            arrow::datatypes::Field::new("t", ts.data_type().clone(), true),
+            arrow::datatypes::Field::new("n", DataType::Null, true),
+            arrow::datatypes::Field::new("m", map.data_type().clone(), true),
+        ]));
+        let batch =
+            RecordBatch::try_new(schema.clone(), vec![Arc::new(ts), Arc::new(NullArray::new(1)), Arc::new(map)])
+                .unwrap();
+        let path = dir.path().join("t.parquet");
+        let mut w = parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), schema, None).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let ctx = session();
+        register_files(&ctx, "t", path.to_str().unwrap(), None).await.unwrap();
+        let (schema, batches) = run_script(&ctx, "SELECT CAST(t AS VARCHAR) AS t, n, m FROM t").await.unwrap();
+        let mut out = Vec::new();
+        print(PrintFormat::Ndjson, &schema, &batches, &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "{\"t\":\"2023-11-14T22:13:20.123456789Z\",\"n\":null,\"m\":[{\"key\":\"k\",\"value\":7}]}\n"
         );
     }
 

@@ -464,6 +464,43 @@ pub fn type_name(dt: &DataType) -> String {
     }
 }
 
+/// `want` with each timestamp that `have` stores in a finer unit (nanoseconds against
+/// microseconds) given `have`'s unit, down lists (items) and structs (members by name); the
+/// declared time zone stays. Other types are `want`'s.
+pub fn finer_time_units(want: &DataType, have: &DataType) -> DataType {
+    use arrow::datatypes::TimeUnit;
+    fn rank(u: &TimeUnit) -> u8 {
+        match u {
+            TimeUnit::Second => 0,
+            TimeUnit::Millisecond => 1,
+            TimeUnit::Microsecond => 2,
+            TimeUnit::Nanosecond => 3,
+        }
+    }
+    match (want, have) {
+        (DataType::Timestamp(w, tz), DataType::Timestamp(h, _)) if rank(h) > rank(w) => {
+            DataType::Timestamp(*h, tz.clone())
+        }
+        (
+            DataType::List(w),
+            DataType::List(h) | DataType::LargeList(h) | DataType::FixedSizeList(h, _) | DataType::ListView(h),
+        ) => {
+            DataType::List(Arc::new(w.as_ref().clone().with_data_type(finer_time_units(w.data_type(), h.data_type()))))
+        }
+        (DataType::Struct(ws), DataType::Struct(hs)) => DataType::Struct(
+            ws.iter()
+                .map(|w| match hs.iter().find(|h| h.name() == w.name()) {
+                    Some(h) => {
+                        Arc::new(w.as_ref().clone().with_data_type(finer_time_units(w.data_type(), h.data_type())))
+                    }
+                    None => w.clone(),
+                })
+                .collect::<arrow::datatypes::Fields>(),
+        ),
+        _ => want.clone(),
+    }
+}
+
 /// The canonical Arrow type runpack stores for a query result type.
 pub fn canonical(dt: &DataType) -> std::result::Result<DataType, String> {
     Ok(match dt {

@@ -96,9 +96,9 @@ enum Command {
         /// Table Schema (JSON) to read raw files with.
         #[arg(long, value_name = "FILE")]
         schema: Option<PathBuf>,
-        /// Table name for raw files.
-        #[arg(long, default_value = "t")]
-        table: String,
+        /// Table name for raw files (default `t`).
+        #[arg(long, value_name = "NAME")]
+        table: Option<String>,
         /// Print on stderr how long the SQL took, in seconds: registering the tables,
         /// planning and running the statements (not the process start, not a Hub download,
         /// not printing the result).
@@ -183,6 +183,11 @@ struct QuerySource {
     hint: String,
 }
 
+/// Whether `source` (a `query` argument) names a release: a release folder, or one on the Hub.
+fn is_release(source: &str) -> bool {
+    hub::is_hub(source) || std::path::Path::new(source).join("manifest.json").is_file()
+}
+
 /// Registers what `query` reads: a release folder, or raw files as one table.
 async fn register_query_source(
     ctx: &datafusion::prelude::SessionContext,
@@ -225,8 +230,14 @@ fn source_date_epoch() -> Result<Option<i64>, Error> {
     if v.trim().is_empty() {
         return Ok(None);
     }
+    // the last second RFC 3339 writes with four digits of year
+    const LAST: i64 = 253_402_300_799;
     match v.trim().parse::<i64>() {
-        Ok(s) if s >= 0 && chrono::DateTime::from_timestamp(s, 0).is_some() => Ok(Some(s)),
+        Ok(s) if (0..=LAST).contains(&s) => Ok(Some(s)),
+        Ok(s) if s > LAST => Err(Error::config(
+            "SOURCE_DATE_EPOCH",
+            format!("{s} is after 9999-12-31T23:59:59Z, the last time an RFC 3339 date can say"),
+        )),
         _ => Err(Error::config(
             "SOURCE_DATE_EPOCH",
             format!("{v:?} is not a number of seconds since 1970-01-01 (a non-negative integer)"),
@@ -244,8 +255,14 @@ pub fn init_tracing(verbose: u8, quiet: bool) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
-    let _ =
-        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).try_init();
+    // colours only for a terminal: a log file or CI capture gets plain text
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .with_ansi(ansi)
+        .try_init();
 }
 
 /// Prints an error on stderr and returns its exit code.
@@ -314,6 +331,14 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
         }
         Command::Publish(a) => hub::publish(a, quiet),
         Command::Verify { release, hub } if hub::is_hub(&release) => hub::verify(&release, hub, quiet),
+        Command::Query { source, schema, table, .. }
+            if (schema.is_some() || table.is_some()) && is_release(&source) =>
+        {
+            Err(Error::Refused(format!(
+                "--schema and --table name and type raw files; {source} is a release, whose tables have their \
+                 own names and the schemas of its manifest"
+            )))
+        }
         Command::Query { source, sql, format, hub, timing, .. } if hub::is_hub(&source) => {
             hub::query(&source, &sql, format, hub, quiet, timing)
         }
@@ -344,7 +369,8 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             runtime()?.block_on(async {
                 let ctx = crate::query::query_session();
                 let started = std::time::Instant::now();
-                let src = register_query_source(&ctx, &source, declared.as_ref(), &table, quiet).await?;
+                let table = table.as_deref().unwrap_or("t");
+                let src = register_query_source(&ctx, &source, declared.as_ref(), table, quiet).await?;
                 run_and_print(&ctx, &sql, format, timing, started)
                     .await
                     .map_err(|e| crate::query::name_broken_file(e, &src.parquet_files, &src.hint))

@@ -55,11 +55,17 @@ pub fn summary(o: &BuildOutcome) {
         if t.duplicates_dropped > 0 {
             extra.push_str(&format!(", {} duplicates superseded", t.duplicates_dropped));
         }
-        eprintln!("table {}: {} rows in {} file(s){extra}", t.name, t.rows, t.files.len());
+        let files = t.files.len();
+        eprintln!(
+            "table {}: {} in {files} file{}{extra}",
+            t.name,
+            crate::hash::rows(t.rows),
+            if files == 1 { "" } else { "s" }
+        );
     }
     for (name, n) in &o.manifest.report.rejected_rows {
         if o.manifest.table(name).is_none() {
-            eprintln!("source {name}: {n} rows rejected while reading (in rejects/{name}.jsonl)");
+            eprintln!("source {name}: {} rejected while reading (in rejects/{name}.jsonl)", crate::hash::rows(*n));
         }
     }
     let nonfinite: u64 = o.manifest.report.nonfinite_values.values().sum();
@@ -78,7 +84,7 @@ pub fn summary(o: &BuildOutcome) {
         }
     }
     for (t, tally) in &o.report.duplicates_dropped {
-        eprintln!("table {t}: {} rows superseded by the duplicate-key rule", tally.count);
+        eprintln!("table {t}: {} superseded by the duplicate-key rule", crate::hash::rows(tally.count));
         for e in &tally.examples {
             eprintln!("  {e}");
         }

@@ -32,19 +32,46 @@ pub fn file_schema(input: &InputFile) -> Result<SchemaRef> {
     Ok(b.schema().clone())
 }
 
-/// The columns a Parquet source yields, or the violations that stop it.
+/// The columns a Parquet source yields, each of runpack's canonical type for the file's (or the
+/// type declared for it), or the violations that stop it: a column of another type in another
+/// file, and, unless the source's `columns` is `union`, a column missing from a file.
+///
+/// Errors: [`Error::Config`] naming file and column for a type runpack does not store,
+/// [`Error::Invalid`] for the violations, and those of reading a footer.
 pub fn plan(src: &SourceDef, inputs: &[InputFile], declared: Option<&TableSchema>) -> Result<Vec<Field>> {
-    let schemas: Vec<SchemaRef> = inputs.iter().map(file_schema).collect::<Result<_>>()?;
     if let Some(d) = declared {
+        for input in inputs {
+            file_schema(input)?;
+        }
         return Ok(d.arrow_schema().fields().iter().map(|f| f.as_ref().clone()).collect());
     }
+    plan_columns(src, inputs, false)
+}
+
+/// The columns to read raw Parquet files with for SQL alone (`runpack query`), as [`plan`]
+/// infers them, except that nothing is lost in reading: a timestamp keeps a unit finer than
+/// microseconds, and a column of a type runpack does not store (null, map, …) keeps the file's
+/// own type, so that the SQL can read or cast it.
+///
+/// Errors: as [`plan`].
+pub fn plan_for_query(src: &SourceDef, inputs: &[InputFile]) -> Result<Vec<Field>> {
+    plan_columns(src, inputs, true)
+}
+
+fn plan_columns(src: &SourceDef, inputs: &[InputFile], as_in_file: bool) -> Result<Vec<Field>> {
+    let schemas: Vec<SchemaRef> = inputs.iter().map(file_schema).collect::<Result<_>>()?;
     let overrides: Vec<(String, DataType)> =
         src.fields.iter().map(|f| (f.name.clone(), f.arrow_type().expect("checked at load"))).collect();
     let canon = |f: &Field, file: &str| -> Result<DataType> {
         if let Some((_, t)) = overrides.iter().find(|(n, _)| n == f.name()) {
             return Ok(t.clone());
         }
-        canonical(f.data_type()).map_err(|m| Error::config(file, format!("column `{}` {m}", f.name())))
+        match canonical(f.data_type()) {
+            Ok(t) if as_in_file => Ok(crate::schema::finer_time_units(&t, f.data_type())),
+            Ok(t) => Ok(t),
+            Err(_) if as_in_file => Ok(f.data_type().clone()),
+            Err(m) => Err(Error::config(file, format!("column `{}` {m}", f.name()))),
+        }
     };
     let mut fields: Vec<Field> = Vec::new();
     for f in schemas[0].fields() {

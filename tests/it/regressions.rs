@@ -1081,6 +1081,22 @@ fn a_bad_source_date_epoch_and_the_split_name_all_are_refused() {
     let o = run(bin().arg("build").arg(dir).arg("--releases-dir").arg(dir.join("out")).env("SOURCE_DATE_EPOCH", "abc"));
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("SOURCE_DATE_EPOCH: \"abc\" is not a number of seconds"), "{}", stderr(&o));
+    // past year 9999 an RFC 3339 date cannot say it (+10000-01-01 was written)
+    let o = run(bin()
+        .arg("build")
+        .arg(dir)
+        .arg("--releases-dir")
+        .arg(dir.join("out"))
+        .env("SOURCE_DATE_EPOCH", "253402300800"));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("SOURCE_DATE_EPOCH: 253402300800 is after 9999-12-31T23:59:59Z"), "{}", stderr(&o));
+    // a version in pipeline.toml is blamed on pipeline.toml, not on the option
+    let toml = std::fs::read_to_string(dir.join("pipeline.toml")).unwrap();
+    write(dir, "pipeline.toml", &toml.replace("name = \"sa\"\n", "name = \"sa\"\nversion = \"../x\"\n"));
+    let o = build(dir, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("pipeline.toml (version): version \"../x\" must match"), "{}", stderr(&o));
+    write(dir, "pipeline.toml", &toml);
     let o = build(dir, &[]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
@@ -1297,4 +1313,21 @@ fn enum_compares_json_values_of_json_text_and_nested_columns() {
     let err = stderr(&o);
     assert!(err.contains("1 violation found"), "{err}");
     assert!(err.contains("v: value 2 is not one of [1,\"a\",{\"k\":1}] (table t, key id=4"), "{err}");
+}
+
+#[test]
+fn query_refuses_raw_file_options_with_a_release_and_files_it_cannot_read() {
+    let release = example_release();
+    for args in [["--table", "x"], ["--schema", "s.json"]] {
+        let o = run(bin().args(["query", "-q"]).arg(release).args(args).arg("SELECT 1"));
+        assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+        assert!(stderr(&o).contains("--schema and --table name and type raw files;"), "{}", stderr(&o));
+    }
+    // a CSV file is not read as JSON Lines, line after line of errors
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "x.csv", "a,b\n1,2\n");
+    let o = run(bin().args(["query", "-q"]).arg(tmp.path().join("x.csv")).arg("SELECT * FROM t"));
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("x.csv: query reads Parquet (.parquet) and JSON Lines"), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
 }
