@@ -123,10 +123,33 @@ impl Error {
 /// Where in the SQL text DataFusion found the problem (` (SQL line 1, column 13)`), when it
 /// says.
 fn sql_place(e: &datafusion::error::DataFusionError) -> String {
+    if let Some((_, place)) = syntax_error(e) {
+        return place.map(|(line, column)| format!(" (SQL line {line}, column {column})")).unwrap_or_default();
+    }
     match e.diagnostic().and_then(|d| d.span) {
         Some(span) => format!(" (SQL line {}, column {})", span.start.line, span.start.column),
         None => String::new(),
     }
+}
+
+/// The SQL parser's message and the (line, column) it names, when `e` is a syntax error:
+/// sqlparser writes the place into its text (`… at Line: 1, Column: 7`), or none at the end
+/// of the text.
+fn syntax_error(e: &datafusion::error::DataFusionError) -> Option<(String, Option<(u64, u64)>)> {
+    use datafusion::sql::sqlparser::parser::ParserError;
+    let datafusion::error::DataFusionError::SQL(p, _) = e.find_root() else { return None };
+    let text = match p.as_ref() {
+        ParserError::TokenizerError(t) | ParserError::ParserError(t) => t.clone(),
+        ParserError::RecursionLimitExceeded => "the SQL nests deeper than the parser's recursion limit".to_string(),
+    };
+    let place = text.rfind(" at Line: ").and_then(|i| {
+        let (line, column) = text[i + " at Line: ".len()..].split_once(", Column: ")?;
+        Some((i, (line.trim().parse().ok()?, column.trim().parse().ok()?)))
+    });
+    Some(match place {
+        Some((i, lc)) => (text[..i].to_string(), Some(lc)),
+        None => (text.replace("found: EOF", "found: the end of the SQL"), None),
+    })
 }
 
 /// `text` with its control characters written as Rust escapes (`\n`, `\t`, `\u{1b}`), so
@@ -142,6 +165,9 @@ pub fn escape_control(text: &str) -> String {
 /// signature of a function takes the argument types given (`sum` of a text column): that is
 /// a mistake in the SQL, said by the part kept (the function, the types, the candidates).
 fn sql_message(e: &datafusion::error::DataFusionError) -> String {
+    if let Some((message, _)) = syntax_error(e) {
+        return format!("SQL syntax error: {message}");
+    }
     let text = e.to_string();
     match text.find("No function matches the given name and argument types") {
         Some(i) if text.contains("Internal error") => {

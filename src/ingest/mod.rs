@@ -182,9 +182,27 @@ fn find_inputs(spec: &PipelineSpec, index: usize) -> Result<(Vec<InputFile>, Vec
     let context = format!("{} (source {})", spec.file.display(), src.name);
     let inputs = files::find(&spec.dir, &src.path.list(), &context)?;
     if inputs.is_empty() {
+        // a folder named as a path matches no file: say how to name its files
+        let folder = src.path.list().into_iter().find(|p| spec.dir.join(p).is_dir());
+        let hint = match folder {
+            Some(f) => {
+                let f = f.trim_end_matches('/');
+                let ext = match src.format {
+                    Format::Json | Format::TinkerEvalResult | Format::EvalMetrics => "*.json",
+                    Format::Csv => "*.csv",
+                    Format::Parquet => "*.parquet",
+                    Format::Wandb => "*",
+                    _ => "*.jsonl",
+                };
+                format!(
+                    "; {f} is a folder: name its files with a glob, such as \"{f}/{ext}\" (or \"{f}/**/{ext}\" for every level)"
+                )
+            }
+            None => String::new(),
+        };
         return Err(Error::config(
             context,
-            format!("no file matches {:?} under {}", src.path.list(), spec.dir.display()),
+            format!("no file matches {:?} under {}{hint}", src.path.list(), spec.dir.display()),
         ));
     }
     let capture_names: Vec<String> = inputs[0].captures.iter().map(|(n, _)| n.clone()).collect();

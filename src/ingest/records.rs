@@ -220,7 +220,7 @@ fn json_syntax(
         reader.consume(3);
     }
     let mut de = serde_json::Deserializer::from_reader(lenient::LenientRead::new(reader));
-    let mut state = NavState { sink, error: None, found: false };
+    let mut state = NavState { sink, error: None, found: false, scalar: None };
     let seed = Nav { path: &tokens, pointer: pointer.to_string(), state: &mut state };
     let res = seed.deserialize(&mut de).and_then(|_| de.end());
     if let Some(e) = state.error.take() {
@@ -228,6 +228,12 @@ fn json_syntax(
     }
     if let Err(e) = res {
         return Ok(Err(e));
+    }
+    if let Some(what) = state.scalar {
+        return Err(Error::config(
+            rel,
+            format!("record_path {pointer:?} holds {what} in this file, not an array of records or a record object"),
+        ));
     }
     if !state.found {
         return Err(Error::config(rel, format!("record_path {pointer:?} does not exist in this file")));
@@ -239,6 +245,17 @@ struct NavState<'s> {
     sink: &'s mut dyn FnMut(Item) -> Result<()>,
     error: Option<Error>,
     found: bool,
+    /// What the record_path points at when it is no array or object.
+    scalar: Option<&'static str>,
+}
+
+impl Nav<'_, '_, '_> {
+    /// Notes a scalar met where the records should be.
+    fn scalar(self, what: &'static str) {
+        if self.path.is_empty() {
+            self.state.scalar = Some(what);
+        }
+    }
 }
 
 struct Nav<'p, 's, 'x> {
@@ -332,21 +349,27 @@ impl<'de> Visitor<'de> for Nav<'_, '_, '_> {
     }
 
     fn visit_unit<E: serde::de::Error>(self) -> std::result::Result<(), E> {
+        self.scalar("null");
         Ok(())
     }
     fn visit_bool<E: serde::de::Error>(self, _: bool) -> std::result::Result<(), E> {
+        self.scalar("a boolean");
         Ok(())
     }
     fn visit_i64<E: serde::de::Error>(self, _: i64) -> std::result::Result<(), E> {
+        self.scalar("a number");
         Ok(())
     }
     fn visit_u64<E: serde::de::Error>(self, _: u64) -> std::result::Result<(), E> {
+        self.scalar("a number");
         Ok(())
     }
     fn visit_f64<E: serde::de::Error>(self, _: f64) -> std::result::Result<(), E> {
+        self.scalar("a number");
         Ok(())
     }
     fn visit_str<E: serde::de::Error>(self, _: &str) -> std::result::Result<(), E> {
+        self.scalar("a string");
         Ok(())
     }
 }
@@ -628,6 +651,15 @@ mod tests {
         assert_eq!(got, vec!["/0 {\"a\":1}"]);
         let got = collect(|s| json(boxed(b"\xEF\xBB\xBF{\"a\":1}"), "f", "", s));
         assert_eq!(got, vec![" {\"a\":1}"]);
+    }
+
+    #[test]
+    fn json_pointer_to_a_scalar_says_what_is_there() {
+        let mut sink = |_: Item| Ok(());
+        let e = json(boxed(br#"{"experiments":[],"other":1}"#), "f", "/other", &mut sink).unwrap_err().to_string();
+        assert!(e.contains("record_path \"/other\" holds a number in this file, not an array of records"), "{e}");
+        let e = json(boxed(br#"{"other":1}"#), "f", "/nosuch", &mut sink).unwrap_err().to_string();
+        assert!(e.contains("record_path \"/nosuch\" does not exist in this file"), "{e}");
     }
 
     #[test]

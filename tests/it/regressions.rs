@@ -1331,3 +1331,42 @@ fn query_refuses_raw_file_options_with_a_release_and_files_it_cannot_read() {
     assert!(stderr(&o).contains("x.csv: query reads Parquet (.parquet) and JSON Lines"), "{}", stderr(&o));
     assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
 }
+
+#[test]
+fn a_sql_syntax_error_is_said_with_its_place_not_as_debug_text() {
+    let release = example_release();
+    let o = run(bin().args(["query", "-q"]).arg(release).arg("SELECT 1;\nSELEC 2"));
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("(SQL line 2, column 1): SQL syntax error: Expected: an SQL statement, found: SELEC"),
+        "{err}"
+    );
+    assert!(!err.contains("ParserError("), "{err}");
+    let o = run(bin().args(["query", "-q"]).arg(release).arg("SELECT 1 +"));
+    assert!(
+        stderr(&o).contains("SQL syntax error: Expected: an expression, found: the end of the SQL"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_folder_named_as_a_source_path_gets_a_glob_to_use() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "raw/a.jsonl", "{\"x\": 1}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"p\"\n[[source]]\nname = \"raw\"\npath = \"raw\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\nquery = \"SELECT * FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no file matches [\"raw\"] under ")
+            && stderr(&o).contains("raw is a folder: name its files with a glob, such as \"raw/*.jsonl\""),
+        "{}",
+        stderr(&o)
+    );
+}
