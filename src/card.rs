@@ -555,7 +555,7 @@ pub fn render(
     fm.insert("size_categories".into(), Yaml::Sequence(vec![size_category(max_rows).into()]));
     let mut configs = Vec::new();
     let mut infos = Vec::new();
-    let mut sizes: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    let mut sizes: BTreeMap<String, u64> = BTreeMap::new();
     for t in &manifest.tables {
         let mut c = Mapping::new();
         c.insert("config_name".into(), t.name.as_str().into());
@@ -586,13 +586,17 @@ pub fn render(
             configs.push(Yaml::Mapping(c));
         }
 
+        // the sizes of what `data_files` lists: an empty split's file is left out with it
         let mut num_bytes = 0u64;
         let mut download = 0u64;
-        for f in &t.files {
+        for f in loadable.iter().flat_map(|s| &s.files) {
             num_bytes += parquet_uncompressed_bytes(&root.join(f))?;
             download += manifest.files.iter().find(|e| &e.path == f).map(|e| e.bytes).unwrap_or(0);
         }
-        sizes.insert(t.name.clone(), (num_bytes, download));
+        // the body's table counts every Parquet file of the table, empty splits' included
+        let all: u64 =
+            t.files.iter().filter_map(|f| manifest.files.iter().find(|e| &e.path == f)).map(|e| e.bytes).sum();
+        sizes.insert(t.name.clone(), all);
         let mut info = Mapping::new();
         info.insert("config_name".into(), t.name.as_str().into());
         let arrow = t.schema.arrow_schema();
@@ -666,7 +670,7 @@ pub fn render(
             if t.name == default_table { " (default)" } else { "" },
             crate::hash::group_digits(t.rows),
             t.schema.fields.len(),
-            crate::hash::group_digits(sizes[&t.name].1),
+            crate::hash::group_digits(sizes[&t.name]),
             esc(&desc)
         );
     }

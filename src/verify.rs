@@ -283,6 +283,22 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
                 t.name, t.rows
             ));
         }
+        // each split's rows, from its files' entries
+        for sp in &t.splits {
+            let sum: u64 =
+                sp.files.iter().filter_map(|p| m.files.iter().find(|f| &f.path == p)).filter_map(|f| f.rows).sum();
+            if sum != sp.rows {
+                rep.problems.push(format!(
+                    "table {} split {}: the manifest's file entries count {sum} rows, its split entry says {}",
+                    t.name, sp.name, sp.rows
+                ));
+            }
+        }
+        let split_sum: u64 = t.splits.iter().map(|sp| sp.rows).sum();
+        if !t.splits.is_empty() && split_sum != t.rows {
+            rep.problems
+                .push(format!("table {}: its splits count {split_sum} rows, its table entry says {}", t.name, t.rows));
+        }
     }
     // unexpected files
     let listed: BTreeSet<&str> = m.files.iter().map(|f| f.path.as_str()).collect();

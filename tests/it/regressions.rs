@@ -583,6 +583,9 @@ fn an_empty_split_stays_out_of_configs_so_datasets_loads_the_rest() {
     assert!(card.contains("Split `test` has no rows, so it is left out"), "{card}");
     assert!(card.contains("The table has no rows, so it is left out of the card's `configs`"), "{card}");
     assert!(r.join("data/t/test.parquet").is_file());
+    // dataset_info's download_size is the size of what data_files lists: train's file alone
+    let train = std::fs::metadata(r.join("data/t/train.parquet")).unwrap().len();
+    assert!(card.contains(&format!("  download_size: {train}\n")), "{train} {card}");
     let o = run(bin().arg("verify").arg(&r));
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     let o = run(std::process::Command::new(python())
@@ -961,6 +964,23 @@ fn a_row_with_a_bad_split_name_is_rejected_with_reject_and_reported_once_without
         serde_json::from_str(&std::fs::read_to_string(r.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["tables"][0]["rows"], 2);
     assert_eq!(manifest["tables"][0]["rejected_rows"], 3);
+    // a split's row count edited, the manifest's digest made to agree: verify still finds it
+    let mpath = r.join("manifest.json");
+    let text = std::fs::read_to_string(&mpath).unwrap();
+    let edited = text.replacen("\"rows\": 1,", "\"rows\": 11,", 1);
+    assert_ne!(text, edited);
+    std::fs::write(&mpath, &edited).unwrap();
+    let digest = |t: &str| {
+        use sha2::Digest;
+        hex::encode(sha2::Sha256::digest(t.as_bytes()))
+    };
+    let sums = std::fs::read_to_string(r.join("SHA256SUMS")).unwrap().replace(&digest(&text), &digest(&edited));
+    std::fs::write(r.join("SHA256SUMS"), sums).unwrap();
+    let o = run(bin().arg("verify").arg(&r));
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("table t split "), "{out}");
+    assert!(out.contains("its split entry says 11") && out.contains("table t: its splits count"), "{out}");
 }
 
 #[test]
