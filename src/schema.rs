@@ -179,6 +179,19 @@ impl TableSchema {
     /// duplicate names, or keys that name no field.
     pub fn load(path: &Path) -> Result<TableSchema> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        // serde would read a struct from an array too ("invalid length 3, expected struct …")
+        let start = text.trim_start_matches(['\u{feff}', ' ', '\t', '\r', '\n']);
+        if let Some(c) = start.chars().next().filter(|c| *c != '{') {
+            let found = match c {
+                '[' => "an array",
+                '"' => "a string",
+                _ => "no JSON object",
+            };
+            return Err(Error::config(
+                path.display().to_string(),
+                format!("a Table Schema is a JSON object ({{\"fields\": [...]}}); this file holds {found}"),
+            ));
+        }
         let schema: TableSchema = serde_json::from_str(&text).map_err(|e| {
             // the position is said once, in front; serde_json gives column 0 at a line's end
             let message = e.to_string();

@@ -437,7 +437,7 @@ impl PipelineSpec {
             }
             source_schemas.push(match &s.schema {
                 Some(p) => {
-                    let schema = TableSchema::load(&dir.join(p))?;
+                    let schema = load_schema(&dir, p, &at(&format!("source {} schema", s.name)))?;
                     if let Some(m) = schema.fields.iter().find_map(unchecked) {
                         return Err(Error::config(dir.join(p).display().to_string(), m));
                     }
@@ -514,7 +514,7 @@ impl PipelineSpec {
             }
             table_schemas.push(match &t.schema {
                 Some(p) => {
-                    let schema = TableSchema::load(&dir.join(p))?;
+                    let schema = load_schema(&dir, p, &at(&format!("table {} schema", t.name)))?;
                     if schema.missing_values.is_some() {
                         return Err(Error::config(
                             dir.join(p).display().to_string(),
@@ -612,6 +612,21 @@ fn twice(file: &Path, text: &str, name: &str) -> Error {
         location,
         format!("`{name}` names more than one source, view or table{places}; each needs its own name"),
     )
+}
+
+/// Loads the Table Schema at `rel` (relative to the pipeline folder `dir`); a file that cannot
+/// be read is said together with `who` (the pipeline.toml entry that names it).
+///
+/// Errors: [`Error::Config`] at `who` when the file cannot be read, and those of
+/// [`TableSchema::load`] otherwise.
+fn load_schema(dir: &Path, rel: &str, who: &str) -> Result<TableSchema> {
+    let path = dir.join(rel);
+    TableSchema::load(&path).map_err(|e| match e {
+        Error::Io { source, .. } => {
+            Error::config(who, format!("schema {:?} cannot be read: {source}", path.display().to_string()))
+        }
+        other => other,
+    })
 }
 
 fn check_name(name: &str, what: &str, file: &Path, pattern: &str) -> Result<()> {

@@ -296,7 +296,12 @@ fn observe(
                         *above_i64 = Some(src.clone());
                     }
                 }
-                (Scalar::Float, k @ (Kind::Unknown | Kind::Int { .. })) => *k = Kind::Float,
+                (Scalar::Float, k @ Kind::Unknown) => *k = Kind::Float,
+                (Scalar::Float, k @ Kind::Int { .. }) => {
+                    // the column's type is decided here: messages name this first float
+                    *k = Kind::Float;
+                    node.first = Some(src.clone());
+                }
                 (Scalar::Int(..), Kind::Float) => {}
                 (Scalar::Str, k @ Kind::Unknown) => *k = Kind::Str,
                 _ => {} // same kind, or a conflict the reader reports
@@ -433,6 +438,9 @@ mod tests {
         assert_eq!(crate::schema::type_name(f[2].data_type()), "List<Float64>");
         assert_eq!(inf.widenings[0].path, "$.m.retry");
         assert_eq!(inf.widenings[0].first.to_string(), "f.jsonl:2");
+        // the float that made `a` a float column is where it was first seen as one
+        let (_, at) = &first_seen(&inf)["$.a"];
+        assert_eq!(at.to_string(), "f.jsonl:2");
     }
 
     #[test]

@@ -269,14 +269,43 @@ fn prepare(
             None => infer_columns(src, &inputs, &context, &mut conv, report)?,
         },
     };
+    // where the data first holds a column (inferred columns only), to name the clash there
+    let first_at =
+        |c: &str| conv.first_seen.get(&path::render(&[path::Seg::Key(c.to_string())])).map(|(_, at)| at.to_string());
     for c in &capture_names {
         if columns.iter().any(|(n, _)| n == c) {
-            return Err(Error::config(context, format!("path capture {{{c}}} has the name of a column in the data")));
+            let (place, seen) = match first_at(c) {
+                Some(at) => (at, format!(" (first here, source {})", src.name)),
+                None => (context.clone(), String::new()),
+            };
+            return Err(Error::config(
+                place,
+                format!(
+                    "path capture {{{c}}} has the name of a column in the data{seen}; rename the capture in \
+                     the source's path"
+                ),
+            ));
         }
     }
     for c in ["_source_file", "_source_line"] {
-        if columns.iter().any(|(n, _)| n == c) || capture_names.iter().any(|n| n == c) {
-            return Err(Error::config(context, format!("the data has a column named {c}, which runpack adds itself")));
+        if capture_names.iter().any(|n| n == c) {
+            return Err(Error::config(
+                context,
+                format!("path capture {{{c}}} has the name of a column runpack adds itself; rename the capture"),
+            ));
+        }
+        if columns.iter().any(|(n, _)| n == c) {
+            let (place, seen) = match first_at(c) {
+                Some(at) => (at, format!(" (first here, source {})", src.name)),
+                None => (context.clone(), String::new()),
+            };
+            return Err(Error::config(
+                place,
+                format!(
+                    "the data has a column named {c}{seen}, which runpack adds to every source's rows (the \
+                     file and line each row comes from); rename the column in the input"
+                ),
+            ));
         }
     }
 

@@ -1390,3 +1390,48 @@ fn a_folder_named_as_a_source_path_gets_a_glob_to_use() {
         stderr(&o)
     );
 }
+
+#[test]
+fn a_column_runpack_adds_itself_is_named_where_the_data_has_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "c.csv", "a,_source_line\n1,2\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"p\"\n[[source]]\nname = \"raw\"\npath = \"c.csv\"\nformat = \"csv\"\n[[table]]\nname = \"t\"\nquery = \"SELECT * FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("c.csv:2: the data has a column named _source_line (first here, source raw)"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_schema_file_missing_or_not_an_object_is_said_with_who_names_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "raw.jsonl", "{\"a\": 1}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"p\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"t\"\nschema = \"none.json\"\nquery = \"SELECT * FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("pipeline.toml (table t schema): schema \""), "{}", stderr(&o));
+    assert!(stderr(&o).contains("none.json\" cannot be read"), "{}", stderr(&o));
+    write(dir, "none.json", "[1, 2, 3]\n");
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("none.json: a Table Schema is a JSON object ({\"fields\": [...]}); this file holds an array"),
+        "{}",
+        stderr(&o)
+    );
+}
