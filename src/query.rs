@@ -675,7 +675,10 @@ impl Printer {
                     all.push(RecordBatch::new_empty(self.schema.clone()));
                 }
                 let all = all.iter().map(table_ready).collect::<Result<Vec<_>>>()?;
-                let t = arrow::util::pretty::pretty_format_batches(&all).map_err(|e| Error::format("query", e))?;
+                // NULL is said, so that it differs from the empty string (also inside lists)
+                let options = arrow::util::display::FormatOptions::default().with_null("NULL");
+                let t = arrow::util::pretty::pretty_format_batches_with_options(&all, &options)
+                    .map_err(|e| Error::format("query", e))?;
                 writeln!(out, "{t}").map_err(io)?;
             }
             // a result without rows still has its header
@@ -983,6 +986,8 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         assert!(text.contains("| x\\u{1b}[31mred\\tz |"), "{text}");
         assert!(!text.contains('\u{1b}') && !text.contains('\t'), "{text}");
+        // a null is said, unlike the empty string
+        assert!(text.contains("| NULL "), "{text}");
     }
 
     #[tokio::test]
