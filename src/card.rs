@@ -867,6 +867,10 @@ pub fn render(
     b.push_str(
         "Check every file against its published SHA-256:\n\n```sh\nsha256sum -c SHA256SUMS\nrunpack verify .\n```\n\n",
     );
+    b.push_str(
+        "`datapackage.json` describes the JSON Lines copies as a Frictionless data package; \
+         `frictionless validate datapackage.json` checks every row against its table's schema, keys included.\n\n",
+    );
     let _ = writeln!(
         b,
         "Load with the `datasets` library (one config per table):\n\n```python\nfrom datasets import load_dataset\nds = load_dataset(\"path/or/repo_id\", \"{default_table}\")\n```\n"

@@ -443,6 +443,21 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     manifest.tables.sort_by_key(|t| pos(&t.name));
     manifest.files.sort_by(|a, b| a.path.cmp(&b.path));
 
+    // the tables as a Frictionless data package, over the JSON Lines copies
+    let package =
+        release::datapackage(&manifest, spec.def.card.pretty_name.as_deref(), spec.def.card.license.as_deref());
+    let package_path = root.join("datapackage.json");
+    std::fs::write(&package_path, &package).map_err(|e| Error::io(&package_path, e))?;
+    manifest.files.push(FileEntry {
+        path: "datapackage.json".into(),
+        bytes: package.len() as u64,
+        sha256: crate::hash::sha256_bytes(package.as_bytes()),
+        kind: "datapackage".into(),
+        table: None,
+        rows: None,
+    });
+    manifest.files.sort_by(|a, b| a.path.cmp(&b.path));
+
     // card
     let sections = crate::card::run_sections(&ctx, spec).await?;
     let card = crate::card::render(spec, &manifest, &report, &sections, extra_metadata.as_ref(), &root)?;

@@ -13,6 +13,7 @@
 //! data/<table>.parquet      or data/<table>-00000-of-0000N.parquet when sharded
 //! jsonl/<table>.jsonl       same rows, same shards
 //! rejects/<name>.jsonl      rows set aside (see `rejects`), only when there are any
+//! datapackage.json          the tables as a Frictionless Tabular Data Package (see [`datapackage`])
 //! ```
 //!
 //! `manifest.json` fields (version 1):
@@ -34,8 +35,8 @@
 //!   written out), `arrow_schema[]` (`name`, `type` as in `Int64`, `List<Utf8>`), `files[]`
 //!   (the table's data paths), `splits[]` (`name`, `rows`, `files`).
 //! - `files[]`: every file of the release except `manifest.json` and `SHA256SUMS`: `path`,
-//!   `bytes`, `sha256`, `kind` (`parquet`, `jsonl`, `rejects`, `card`), `table`, `rows` (for
-//!   data and rejects files).
+//!   `bytes`, `sha256`, `kind` (`parquet`, `jsonl`, `rejects`, `card`, `datapackage`),
+//!   `table`, `rows` (for data and rejects files).
 //! - `report`: counts from the build: `warnings`, `nonfinite_values` and `coerced_values` by
 //!   source, `rejected_rows` (lines of each rejects file: for a table, its `rejected_rows`
 //!   plus its `duplicates_dropped`, which share the file) and `duplicates_dropped` by source
@@ -238,6 +239,72 @@ impl Manifest {
     pub fn table(&self, name: &str) -> Option<&TableEntry> {
         self.tables.iter().find(|t| t.name == name)
     }
+}
+
+/// `datapackage.json`: the release's tables as a Frictionless Tabular Data Package (Data
+/// Package spec v1, <https://specs.frictionlessdata.io/tabular-data-package/>), so that
+/// Frictionless tools (`frictionless validate datapackage.json`) can check the JSON Lines copies
+/// against the schemas, primary and foreign keys included.
+///
+/// One resource per table, named after it, in the manifest's table order: `path` is the table's
+/// JSON Lines file (a list of its shards or split files, in path order; empty files left out),
+/// `format` `jsonl`, and `schema` the table's Table Schema with `missingValues: []` (a null is
+/// JSON `null`; the empty string is a value, such as the JSON pointer of a whole document in
+/// `_source_line`). A table without rows gets inline `data` of its header row alone instead of
+/// a path. `title` is the card's `pretty_name`,
+/// `licenses` its `license` (a Hugging Face license id), when given.
+pub fn datapackage(manifest: &Manifest, title: Option<&str>, license: Option<&str>) -> String {
+    use serde_json::{Map, Value, json};
+    let mut pkg = Map::new();
+    pkg.insert("profile".into(), "tabular-data-package".into());
+    pkg.insert("name".into(), manifest.name.clone().into());
+    pkg.insert("version".into(), manifest.version.clone().into());
+    if let Some(t) = title {
+        pkg.insert("title".into(), t.into());
+    }
+    if let Some(l) = license {
+        pkg.insert("licenses".into(), json!([{ "name": l }]));
+    }
+    let resources: Vec<Value> = manifest
+        .tables
+        .iter()
+        .map(|t| {
+            let mut r = Map::new();
+            r.insert("name".into(), t.name.clone().into());
+            r.insert("profile".into(), "tabular-data-resource".into());
+            let paths: Vec<&str> = manifest
+                .files
+                .iter()
+                .filter(|f| f.kind == "jsonl" && f.table.as_deref() == Some(t.name.as_str()) && f.rows != Some(0))
+                .map(|f| f.path.as_str())
+                .collect();
+            match paths.as_slice() {
+                [] => {
+                    // inline data: the header row alone
+                    let header: Vec<Value> = t.schema.fields.iter().map(|f| Value::from(f.name.as_str())).collect();
+                    r.insert("data".into(), json!([header]));
+                }
+                [one] => {
+                    r.insert("path".into(), (*one).into());
+                }
+                many => {
+                    r.insert("path".into(), many.iter().map(|p| Value::from(*p)).collect());
+                }
+            }
+            if !paths.is_empty() {
+                r.insert("format".into(), "jsonl".into());
+                r.insert("encoding".into(), "utf-8".into());
+            }
+            let mut schema = serde_json::to_value(&t.schema).unwrap_or_else(|_| json!({}));
+            if let Value::Object(o) = &mut schema {
+                o.insert("missingValues".into(), json!([]));
+            }
+            r.insert("schema".into(), schema);
+            Value::Object(r)
+        })
+        .collect();
+    pkg.insert("resources".into(), resources.into());
+    serde_json::to_string_pretty(&Value::Object(pkg)).expect("JSON values serialize") + "\n"
 }
 
 /// `SHA256SUMS` text for `entries` (`<sha256>  <path>` lines, sorted by path).

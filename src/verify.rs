@@ -506,8 +506,12 @@ pub fn card_problems(card: &str, files: &[String], empty: &BTreeSet<String>) -> 
         out.push(format!("README.md: {t}"));
     }
     let data_exts = [".parquet", ".jsonl", ".json", ".csv", ".arrow", ".txt", ".tsv", ".jsonl.gz", ".jsonl.zst"];
-    let is_data =
-        |f: &str| data_exts.iter().any(|e| f.ends_with(e)) && f != "manifest.json" && !f.starts_with("rejects/");
+    let is_data = |f: &str| {
+        data_exts.iter().any(|e| f.ends_with(e))
+            && f != "manifest.json"
+            && f != "datapackage.json"
+            && !f.starts_with("rejects/")
+    };
     let mut paths: Vec<CardPath> = Vec::new();
     if let Some(configs) = yaml.get("configs").and_then(|c| c.as_sequence()) {
         for (ci, c) in configs.iter().enumerate() {

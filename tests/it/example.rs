@@ -188,6 +188,34 @@ fn query_prints_a_table() {
 }
 
 #[test]
+fn frictionless_validates_every_table_against_its_schema_and_keys() {
+    let validate = |release: &std::path::Path| {
+        run(std::process::Command::new(python()).arg(repo().join("tests/python/validate_datapackage.py")).arg(release))
+    };
+    let o = validate(example_release());
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let got: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    for (t, n) in
+        [("training_runs", 44), ("checkpoints", 84), ("metrics", 13_220), ("evaluations", 10), ("eval_samples", 5_000)]
+    {
+        assert_eq!(got[t], n, "{t}");
+    }
+    // the check can fail: a checkpoint whose run is not in training_runs breaks the foreign key
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), dir.path());
+    let path = dir.path().join("jsonl/checkpoints.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let first = text.lines().next().unwrap();
+    let run: serde_json::Value = serde_json::from_str(first).unwrap();
+    let id = run["training_run_id"].as_str().unwrap();
+    let orphan = first.replace(id, "00000000-0000-0000-0000-000000000000:train:0");
+    std::fs::write(&path, text.replacen(first, &orphan, 1)).unwrap();
+    let o = validate(dir.path());
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("checkpoints: "), "{}", stderr(&o));
+}
+
+#[test]
 fn datasets_and_pyarrow_load_every_config() {
     let o = run(std::process::Command::new(python())
         .arg(repo().join("tests/python/load_release.py"))

@@ -593,6 +593,10 @@ fn an_empty_split_stays_out_of_configs_so_datasets_loads_the_rest() {
         .arg(&r)
         .env("HF_HOME", dir.join("hf")));
     assert!(o.status.success(), "datasets loads the release: {}{}", stdout(&o), stderr(&o));
+    // frictionless reads the empty split's file and the table without rows too
+    let o = run(std::process::Command::new(python()).arg(repo().join("tests/python/validate_datapackage.py")).arg(&r));
+    assert!(o.status.success(), "frictionless validates the release: {}{}", stdout(&o), stderr(&o));
+    assert_eq!(stdout(&o).trim(), r#"{"none": 0, "t": 2}"#);
     // a data file that two configs name is one problem
     let twice = card.replacen(
         "configs:\n",
