@@ -641,7 +641,9 @@ pub fn conform_each(a: &ArrayRef, to: &DataType) -> std::result::Result<(ArrayRe
                     x.as_primitive::<arrow::datatypes::Float64Type>(),
                     y.as_primitive::<arrow::datatypes::Float64Type>(),
                 );
-                y.is_null(r) || x.value(r) != y.value(r)
+                // NaN widened and narrowed back is NaN: no change
+                let (u, v) = (x.value(r), y.value(r));
+                y.is_null(r) || !(u == v || (u.is_nan() && v.is_nan()))
             }),
             _ => Box::new(|_| false),
         },
@@ -663,6 +665,18 @@ pub fn conform_each(a: &ArrayRef, to: &DataType) -> std::result::Result<(ArrayRe
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn conform_each_keeps_a_float32_nan_and_finds_what_changes() {
+        let a: ArrayRef = Arc::new(arrow::array::Float32Array::from(vec![0.5, f32::NAN, f32::INFINITY]));
+        let (out, lost) = conform_each(&a, &DataType::Float64).unwrap();
+        assert_eq!(lost, vec![false, false, false]);
+        assert!(out.as_primitive::<arrow::datatypes::Float64Type>().value(1).is_nan());
+        // a NaN has no integer, a fraction is cut: both lost
+        let a: ArrayRef = Arc::new(arrow::array::Float64Array::from(vec![2.0, f64::NAN, 1.5]));
+        let (_, lost) = conform_each(&a, &DataType::Int64).unwrap();
+        assert_eq!(lost, vec![false, true, true]);
+    }
 
     #[test]
     fn constraints_no_value_can_meet_are_schema_errors() {

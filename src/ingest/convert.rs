@@ -649,7 +649,25 @@ fn to_f64(c: &Cell, ctx: &mut Ctx) -> Option<f64> {
                 };
             }
             if ctx.opts.textual {
+                // an integer's text is held to what JSON's is: exact as a float, or refused
+                let digits = s.strip_prefix('-').unwrap_or(s);
+                if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+                    let exact = match (s.parse::<i64>(), s.parse::<u64>()) {
+                        (Ok(i), _) => (i as f64) as i128 == i as i128,
+                        (_, Ok(u)) => (u as f64) as u128 == u as u128,
+                        _ => false,
+                    };
+                    if !exact {
+                        ctx.problem(c, format!("integer {s} cannot be stored exactly as a 64-bit float"));
+                        return None;
+                    }
+                }
                 if let Some(f) = parse_text_float(s) {
+                    // a number too large for a float (`1e400`) is not an infinity
+                    if f.is_infinite() && s.bytes().any(|b| b.is_ascii_digit()) {
+                        ctx.problem(c, format!("number {s} is out of range for a 64-bit float"));
+                        return None;
+                    }
                     if !f.is_finite() {
                         ctx.event("nonfinite", c, s.to_string());
                         if ctx.opts.nonfinite == NonFinite::Null {

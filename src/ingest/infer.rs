@@ -338,7 +338,8 @@ fn to_type(node: &Node, segs: &mut Vec<Seg>, problems: &mut Vec<TypeProblem>) ->
                     path: path::render(segs),
                     message: format!(
                         "no single integer type holds both the negative value at {n} and the value above \
-                         9223372036854775807 at {b}; declare the column as `number` or `string` to accept both"
+                         9223372036854775807 at {b}; declare the column as `string` to keep both exactly (`number` \
+                         holds only the integers a 64-bit float holds exactly)"
                     ),
                     at: Some(b.clone()),
                 });

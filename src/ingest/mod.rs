@@ -634,12 +634,21 @@ fn infer_columns(
 ) -> Result<Vec<(String, Target)>> {
     let mut inf = infer::Inference::new(src.format == Format::Csv);
     let mut per_file: Vec<(String, BTreeSet<String>)> = Vec::new();
+    // records that could not be read: when no value gives a column its type, they may be why
+    let mut unread = 0u64;
+    let mut first_unread: Option<String> = None;
     for input in inputs {
         let reader = files::open(input)?;
         let mut keys = BTreeSet::new();
         let mut records = 0u64;
         let file = input.rel.clone();
         let mut sink = |item: Item| -> Result<()> {
+            if let Item::Bad { at, message, .. } = &item {
+                unread += 1;
+                if first_unread.is_none() {
+                    first_unread = Some(format!("{}: {message}", SourceRef { file: file.clone(), at: at.clone() }));
+                }
+            }
             if let Item::Record(mut raw, at) = item {
                 missing_to_null(&mut raw, &conv.missing_values);
                 records += 1;
@@ -730,6 +739,12 @@ fn infer_columns(
         }
     }
     if !config_problems.is_empty() {
+        if let Some(first) = &first_unread {
+            config_problems.push(format!(
+                "{unread} record{} of the input could not be read, which may be why (the first: {first})",
+                if unread == 1 { "" } else { "s" }
+            ));
+        }
         return Err(Error::config(context, config_problems.join("\n")));
     }
     conv.first_seen = infer::first_seen(&inf);

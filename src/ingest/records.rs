@@ -485,7 +485,7 @@ pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item
                 let line = e.position().map(line_of).unwrap_or(pos + 1);
                 let message = match e.kind() {
                     csv::ErrorKind::UnequalLengths { expected_len, len, .. } => {
-                        format!("row has {len} cells, the header has {expected_len}")
+                        format!("row has {len} cell{}, the header has {expected_len}", if *len == 1 { "" } else { "s" })
                     }
                     csv::ErrorKind::Utf8 { err, .. } => format!("invalid UTF-8 in cell {}", err.field() + 1),
                     other => format!("{other:?}"),
@@ -670,7 +670,7 @@ mod tests {
             vec![
                 "2 {\"a\":\"1\",\"b\":\"x\"}",
                 "3 {\"a\":\"2\",\"b\":\"y\\r\\nz\"}",
-                "6 csv: row has 1 cells, the header has 2",
+                "6 csv: row has 1 cell, the header has 2",
                 "7 {\"a\":\"4\",\"b\":\"w\"}",
                 "8 {\"a\":\"5\",\"b\":\"v\"}",
                 "10 {\"a\":\"6\",\"b\":\"u\"}",
@@ -724,9 +724,9 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                "2 csv: row has 1 cells, the header has 2",
+                "2 csv: row has 1 cell, the header has 2",
                 r#"3 {"a":"2","b":"x"}"#,
-                "4 csv: row has 1 cells, the header has 2"
+                "4 csv: row has 1 cell, the header has 2"
             ]
         );
     }

@@ -869,6 +869,18 @@ fn a_csv_header_without_rows_keeps_its_columns() {
     for c in ["a", "b", "c"] {
         assert!(err.contains(&format!("$.{c}: no input file has a non-null value for it")), "{err}");
     }
+    // rows that could not be read are said to be the likely cause
+    write(dir, "h.csv", "a,b,c\n1,2,3,4\n5\n");
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "2 records of the input could not be read, which may be why (the first: h.csv:2: row has 4 cells, the header has 3)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    write(dir, "h.csv", "a,b,c\n");
     // with their types declared, the table has them and no row
     pipeline(
         "[[source.field]]\nname = \"a\"\ntype = \"integer\"\n[[source.field]]\nname = \"b\"\ntype = \"string\"\n\
@@ -1437,5 +1449,44 @@ fn a_schema_file_missing_or_not_an_object_is_said_with_who_names_it() {
             .contains("none.json: a Table Schema is a JSON object ({\"fields\": [...]}); this file holds an array"),
         "{}",
         stderr(&o)
+    );
+}
+
+#[test]
+fn a_csv_number_is_held_to_what_json_is_exact_or_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // inferred: a float column (1.5) with an integer a float cannot hold, and a float too large
+    write(dir, "b.csv", "big\n9007199254740993\n1.5\n1e400\n9007199254740992\ninf\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"p\"\n[[source]]\nname = \"raw\"\npath = \"b.csv\"\nformat = \"csv\"\n[[table]]\nname = \"t\"\nquery = \"SELECT * FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("b.csv:2:$.big: integer 9007199254740993 cannot be stored exactly as a 64-bit float"),
+        "{err}"
+    );
+    assert!(err.contains("b.csv:4:$.big: number 1e400 is out of range for a 64-bit float"), "{err}");
+    assert!(err.contains("2 violations found"), "{err}");
+    // declared number: the same; what a float holds exactly is kept, inf is an infinity
+    write(dir, "b.csv", "big\n9007199254740993\n9007199254740992\ninf\n");
+    let toml = std::fs::read_to_string(dir.join("pipeline.toml")).unwrap();
+    write(
+        dir,
+        "pipeline.toml",
+        &toml.replace("format = \"csv\"\n", "format = \"csv\"\n[[source.field]]\nname = \"big\"\ntype = \"number\"\n"),
+    );
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(
+            &release(dir, "p"),
+            "SELECT big = 9007199254740992 AS exact, big = 'Infinity'::double AS inf FROM t ORDER BY _source_line"
+        ),
+        "exact,inf\ntrue,false\nfalse,true\n"
     );
 }

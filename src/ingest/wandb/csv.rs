@@ -138,7 +138,7 @@ fn records(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>, f: &mu
                 let line = e.position().map(|p| p.line()).unwrap_or(pos + 1);
                 let message = match e.kind() {
                     csv::ErrorKind::UnequalLengths { expected_len, len, .. } => {
-                        format!("row has {len} cells, the header has {expected_len}")
+                        format!("row has {len} cell{}, the header has {expected_len}", if *len == 1 { "" } else { "s" })
                     }
                     other => format!("{other:?}"),
                 };
