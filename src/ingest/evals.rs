@@ -50,6 +50,7 @@ pub fn result_columns() -> Vec<(String, Target)> {
         ("time_seconds".into(), Target::Float64),
         ("pass_at_k".into(), pass_at_k_target()),
         ("metrics".into(), Target::Json),
+        ("extra".into(), Target::Json),
     ]
 }
 
@@ -66,6 +67,7 @@ pub fn trajectory_columns(keep_text: bool) -> Vec<(String, Target)> {
         ("response_tokens".into(), Target::Int64),
         ("time_seconds".into(), Target::Float64),
         ("metrics".into(), Target::Json),
+        ("extra".into(), Target::Json),
     ];
     if keep_text {
         c.push(("text".into(), Target::Str));
@@ -83,6 +85,7 @@ pub fn metrics_columns() -> Vec<(String, Target)> {
         ("avg_loss".into(), Target::Float64),
         ("count".into(), Target::Int64),
         ("pass_at_k".into(), pass_at_k_target()),
+        ("extra".into(), Target::Json),
     ]
 }
 
@@ -96,11 +99,43 @@ pub fn generation_columns(keep_text: bool) -> Vec<(String, Target)> {
         ("response_tokens".into(), Target::Int64),
         ("gold_answer".into(), Target::Str),
         ("gen_answer".into(), Target::Str),
+        ("extra".into(), Target::Json),
     ];
     if keep_text {
         c.push(("text".into(), Target::Str));
     }
     c
+}
+
+/// The keys of a `result.json` that have columns of their own.
+const RESULT_KEYS: [&str; 9] = [
+    "name",
+    "score",
+    "num_examples",
+    "num_correct",
+    "num_errors",
+    "num_truncated",
+    "time_seconds",
+    "pass_at_k",
+    "metrics",
+];
+/// The keys of a trajectory line that have columns of their own (`turns` is summed up in
+/// `num_turns`, `response_tokens` and, with `keep_text`, `text`).
+const TRAJECTORY_KEYS: [&str; 8] =
+    ["idx", "benchmark", "example_id", "reward", "error", "turns", "time_seconds", "metrics"];
+/// The keys of a split of a `*_metrics.json` that have columns of their own.
+const SPLIT_KEYS: [&str; 5] = ["answer_accuracy", "avg_response_len", "avg_loss", "count", "pass_at_k"];
+/// The keys of a generation line that have columns of their own (`gen_solution_answer` is
+/// `text`, kept only with `keep_text`).
+const GENERATION_KEYS: [&str; 8] =
+    ["__idx", "op", "template", "exact_match", "resp_tokens", "gold_answer", "gen_answer", "gen_solution_answer"];
+
+/// The keys of `r` that no column holds, as one object (the `extra` column, JSON text), or
+/// null when there are none: nothing of a record is dropped unsaid.
+fn extra(r: &Map<String, Value>, columns: &[&str]) -> Value {
+    let rest: Map<String, Value> =
+        r.iter().filter(|(k, _)| !columns.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
+    if rest.is_empty() { Value::Null } else { Value::Object(rest) }
 }
 
 /// A record that does not have its format's shape: (JSON path in the raw record, what was
@@ -238,6 +273,7 @@ pub fn result_row(r: &Map<String, Value>) -> Result<Map<String, Value>, ShapePro
     }
     row.insert("pass_at_k".into(), pass_at_k(r.get("pass_at_k"), &["pass_at_k"], &mut problems));
     row.insert("metrics".into(), r.get("metrics").cloned().unwrap_or(Value::Null));
+    row.insert("extra".into(), extra(r, &RESULT_KEYS));
     if problems.is_empty() { Ok(row) } else { Err(problems) }
 }
 
@@ -320,6 +356,7 @@ pub fn trajectory_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<Str
     row.insert("response_tokens".into(), tokens.map(Value::from).unwrap_or(Value::Null));
     row.insert("time_seconds".into(), r.get("time_seconds").cloned().unwrap_or(Value::Null));
     row.insert("metrics".into(), r.get("metrics").cloned().unwrap_or(Value::Null));
+    row.insert("extra".into(), extra(r, &TRAJECTORY_KEYS));
     if keep_text {
         row.insert("text".into(), if assistant.is_empty() { Value::Null } else { Value::String(text.join("\n\n")) });
     }
@@ -360,6 +397,7 @@ pub fn metrics_rows(r: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, S
             row.insert(k.into(), s.get(k).cloned().unwrap_or(Value::Null));
         }
         row.insert("pass_at_k".into(), pass_at_k(s.get("pass_at_k"), &[split, "pass_at_k"], &mut problems));
+        row.insert("extra".into(), extra(s, &SPLIT_KEYS));
         out.push(row);
     }
     if out.is_empty() && problems.is_empty() {
@@ -422,6 +460,7 @@ pub fn generation_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<Str
     row.insert("response_tokens".into(), tokens);
     row.insert("gold_answer".into(), text_of(r.get("gold_answer")));
     row.insert("gen_answer".into(), text_of(r.get("gen_answer")));
+    row.insert("extra".into(), extra(r, &GENERATION_KEYS));
     if keep_text {
         row.insert("text".into(), text_of(r.get("gen_solution_answer")));
     }
@@ -492,6 +531,17 @@ mod tests {
         assert_eq!(g["op"], "3");
         assert_eq!(g["exact_match"], true);
         assert!(g.get("text").is_none());
+        // keys without a column of their own are kept in `extra`; the generation text is not
+        assert_eq!(g["extra"], serde_json::json!({"prompt": "p"}));
+        let rows = metrics_rows(&obj(
+            r#"{"checkpoint":"c","id":{"answer_accuracy":0.5,"per_op_accuracy":{"3":0.5},"bogus":[1]}}"#,
+        ))
+        .unwrap();
+        assert_eq!(rows[0]["extra"], serde_json::json!({"per_op_accuracy": {"3": 0.5}, "bogus": [1]}));
+        let t = trajectory_row(&obj(r#"{"idx":1,"turns":[],"logs":{"expected":"4","extracted":"5"}}"#), false).unwrap();
+        assert_eq!(t["extra"], serde_json::json!({"logs": {"expected": "4", "extracted": "5"}}));
+        let r = result_row(&obj(r#"{"name":"gsm8k","score":0.5}"#)).unwrap();
+        assert_eq!(r["extra"], Value::Null);
     }
 
     fn problems<T>(r: Result<T, ShapeProblems>) -> Vec<String> {
