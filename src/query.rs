@@ -1034,7 +1034,7 @@ mod tests {
     async fn raw_parquet_without_a_schema_keeps_nanoseconds_and_types_runpack_does_not_store() {
         use arrow::array::{Array, Int64Builder, MapBuilder, NullArray, StringBuilder, TimestampNanosecondArray};
         let dir = tempfile::tempdir().unwrap();
-        let ts = TimestampNanosecondArray::from(vec![1_700_000_000_123_456_789]);
+        let ts = TimestampNanosecondArray::from(vec![1_700_000_000_123_456_789]).with_timezone("UTC");
         // pyarrow's names for a map's entries
         let names = arrow::array::MapFieldNames { entry: "entries".into(), key: "key".into(), value: "value".into() };
         let mut map = MapBuilder::new(Some(names), StringBuilder::new(), Int64Builder::new());

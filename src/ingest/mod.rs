@@ -478,7 +478,8 @@ fn run_parquet(
             }
             writer.write(&rb).map_err(|e| Error::format(ipc_file.display().to_string(), e))
         };
-        parquet::read(input, &data_fields, &mut sink).map_err(|e| name_table(e, &src.name))?;
+        let assume = src.assume_timezone.as_ref().map(|t| t.parse().expect("checked at load"));
+        parquet::read(input, &data_fields, assume, &mut sink).map_err(|e| name_table(e, &src.name))?;
     }
     writer.finish().map_err(|e| Error::format(ipc_file.display().to_string(), e))?;
     Ok(Ingested { name: src.name.clone(), schema, ipc_file, rows, inputs, sorted_by: sorted_by(checks) })

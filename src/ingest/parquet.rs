@@ -66,7 +66,36 @@ fn plan_columns(src: &SourceDef, inputs: &[InputFile], as_in_file: bool) -> Resu
         if let Some((_, t)) = overrides.iter().find(|(n, _)| n == f.name()) {
             return Ok(t.clone());
         }
+        if !as_in_file && has_naive_timestamp(f.data_type()) {
+            let top = matches!(f.data_type(), DataType::Timestamp(_, None));
+            match (&src.assume_timezone, top) {
+                (Some(_), true) => {}
+                (Some(_), false) => {
+                    return Err(Error::config(
+                        file,
+                        format!(
+                            "column `{}` holds timestamps without a time zone inside a list or struct; \
+                             assume_timezone applies to top-level columns: write the file with zoned timestamps",
+                            f.name()
+                        ),
+                    ));
+                }
+                (None, _) => {
+                    return Err(Error::config(
+                        file,
+                        format!(
+                            "column `{}` holds timestamps without a time zone ({}): their instant is unknown; \
+                             set assume_timezone on the source (\"UTC\", or the zone they were written in)",
+                            f.name(),
+                            type_name(f.data_type())
+                        ),
+                    ));
+                }
+            }
+        }
         match canonical(f.data_type()) {
+            // SQL alone reads a timestamp without a zone as it is: no zone is made up for it
+            Ok(_) if as_in_file && matches!(f.data_type(), DataType::Timestamp(_, None)) => Ok(f.data_type().clone()),
             Ok(t) if as_in_file => Ok(crate::schema::finer_time_units(&t, f.data_type())),
             Ok(t) => Ok(t),
             Err(_) if as_in_file => Ok(f.data_type().clone()),
@@ -136,6 +165,72 @@ fn plan_columns(src: &SourceDef, inputs: &[InputFile], as_in_file: bool) -> Resu
     Ok(fields)
 }
 
+/// Whether `dt` is, or holds, a timestamp without a time zone.
+fn has_naive_timestamp(dt: &DataType) -> bool {
+    match dt {
+        DataType::Timestamp(_, None) => true,
+        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
+            has_naive_timestamp(f.data_type())
+        }
+        DataType::Struct(fs) => fs.iter().any(|f| has_naive_timestamp(f.data_type())),
+        _ => false,
+    }
+}
+
+/// A column of timestamps without a time zone, read as wall-clock times in `tz`: the same
+/// unit, zoned UTC. A time that `tz` skips (a DST gap) or repeats (a DST fold) is null, with
+/// its row (0-based) and why.
+fn zone_naive(a: &ArrayRef, tz: chrono_tz::Tz) -> (ArrayRef, Vec<(usize, String)>) {
+    use arrow::array::AsArray;
+    use arrow::datatypes::{
+        TimeUnit, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType,
+    };
+    use chrono::{Offset, TimeZone};
+    let DataType::Timestamp(unit, None) = a.data_type() else { return (a.clone(), Vec::new()) };
+    let per_sec: i64 = match unit {
+        TimeUnit::Second => 1,
+        TimeUnit::Millisecond => 1_000,
+        TimeUnit::Microsecond => 1_000_000,
+        TimeUnit::Nanosecond => 1_000_000_000,
+    };
+    let values: Vec<Option<i64>> = match unit {
+        TimeUnit::Second => a.as_primitive::<TimestampSecondType>().iter().collect(),
+        TimeUnit::Millisecond => a.as_primitive::<TimestampMillisecondType>().iter().collect(),
+        TimeUnit::Microsecond => a.as_primitive::<TimestampMicrosecondType>().iter().collect(),
+        TimeUnit::Nanosecond => a.as_primitive::<TimestampNanosecondType>().iter().collect(),
+    };
+    let mut problems = Vec::new();
+    let out: Vec<Option<i64>> = values
+        .iter()
+        .enumerate()
+        .map(|(r, v)| {
+            let v = (*v)?;
+            let local = chrono::DateTime::from_timestamp(v.div_euclid(per_sec), 0)?.naive_utc();
+            match tz.offset_from_local_datetime(&local) {
+                chrono::LocalResult::Single(off) => {
+                    let shift = i64::from(off.fix().local_minus_utc()).checked_mul(per_sec)?;
+                    v.checked_sub(shift)
+                }
+                chrono::LocalResult::Ambiguous(..) => {
+                    problems.push((r, format!("{local} happens twice in {tz} (a clock set back)")));
+                    None
+                }
+                chrono::LocalResult::None => {
+                    problems.push((r, format!("{local} does not exist in {tz} (a clock set forward)")));
+                    None
+                }
+            }
+        })
+        .collect();
+    let zoned: ArrayRef = match unit {
+        TimeUnit::Second => Arc::new(arrow::array::TimestampSecondArray::from(out).with_timezone("UTC")),
+        TimeUnit::Millisecond => Arc::new(arrow::array::TimestampMillisecondArray::from(out).with_timezone("UTC")),
+        TimeUnit::Microsecond => Arc::new(arrow::array::TimestampMicrosecondArray::from(out).with_timezone("UTC")),
+        TimeUnit::Nanosecond => Arc::new(arrow::array::TimestampNanosecondArray::from(out).with_timezone("UTC")),
+    };
+    (zoned, problems)
+}
+
 /// Rows of one Parquet file that could not be cast, as (row number, column, message).
 pub type CastProblem = (u64, String, String);
 
@@ -144,6 +239,7 @@ pub type CastProblem = (u64, String, String);
 pub fn read(
     input: &InputFile,
     fields: &[Field],
+    assume_timezone: Option<chrono_tz::Tz>,
     sink: &mut dyn FnMut(RecordBatch, u64, Vec<CastProblem>) -> Result<()>,
 ) -> Result<()> {
     if let Some(p) = lfs_pointer(&input.path) {
@@ -160,7 +256,19 @@ pub fn read(
         let mut cols: Vec<ArrayRef> = Vec::with_capacity(fields.len());
         let mut problems = Vec::new();
         for f in fields {
-            let col = match b.column_by_name(f.name()) {
+            // a timestamp without a zone is a wall-clock time in the source's assume_timezone
+            // (plan refuses one without it)
+            let zoned = match (b.column_by_name(f.name()), assume_timezone) {
+                (Some(c), Some(tz)) if matches!(c.data_type(), DataType::Timestamp(_, None)) => {
+                    let (z, bad) = zone_naive(c, tz);
+                    for (r, m) in bad {
+                        problems.push((first_row + r as u64, f.name().clone(), m));
+                    }
+                    Some(z)
+                }
+                (c, _) => c.cloned(),
+            };
+            let col = match zoned.as_ref() {
                 None => new_null_array(f.data_type(), b.num_rows()),
                 Some(c) => match crate::schema::conform(c, f.data_type()) {
                     Ok(a) => a,

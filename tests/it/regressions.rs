@@ -1490,3 +1490,59 @@ fn a_csv_number_is_held_to_what_json_is_exact_or_refused() {
         "exact,inf\ntrue,false\nfalse,true\n"
     );
 }
+
+#[test]
+fn parquet_timestamps_without_a_zone_need_assume_timezone_and_are_read_in_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // 1970-01-01 00:00 and 2024-03-10 02:30 (a time New York skips), wall-clock, no zone
+    let script = "import pyarrow as pa, pyarrow.parquet as pq, sys\n\
+                  t = pa.table({'id': [1, 2], 'ts': pa.array([0, 1710037800000000], pa.timestamp('us'))})\n\
+                  pq.write_table(t, sys.argv[1])\n";
+    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(dir.join("raw.parquet")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let pipeline = |tz: &str| {
+        write(
+            dir,
+            "pipeline.toml",
+            &format!(
+                "name = \"nz\"\n[[source]]\nname = \"raw\"\npath = \"raw.parquet\"\nformat = \"parquet\"\n{tz}\
+                 [[table]]\nname = \"t\"\nquery = \"SELECT id, CAST(ts AS VARCHAR) AS ts FROM raw\"\n"
+            ),
+        )
+    };
+    // no zone said: refused, not taken for UTC
+    pipeline("");
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("raw.parquet: column `ts` holds timestamps without a time zone (Timestamp(µs))"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("set assume_timezone on the source"), "{}", stderr(&o));
+    // read as Tokyo wall-clock times
+    pipeline("assume_timezone = \"Asia/Tokyo\"\n");
+    let o = build(dir, &["-q", "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "nz"), "SELECT * FROM t ORDER BY id"),
+        "id,ts\n1,1969-12-31T15:00:00Z\n2,2024-03-09T17:30:00Z\n"
+    );
+    // a time the zone skips is a violation at its row
+    pipeline("assume_timezone = \"America/New_York\"\n");
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("raw.parquet:2:ts: 2024-03-10 02:30:00 does not exist in America/New_York"),
+        "{}",
+        stderr(&o)
+    );
+    // SQL alone reads them as they are, with no zone made up
+    let o = run(bin()
+        .args(["query", "-q", "--format", "csv"])
+        .arg(dir.join("raw.parquet"))
+        .arg("SELECT CAST(ts AS VARCHAR) AS ts FROM t ORDER BY id"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "ts\n1970-01-01T00:00:00\n2024-03-10T02:30:00\n");
+}
