@@ -99,7 +99,8 @@ fn plan_columns(src: &SourceDef, inputs: &[InputFile], as_in_file: bool) -> Resu
             Ok(t) if as_in_file => Ok(crate::schema::finer_time_units(&t, f.data_type())),
             Ok(t) => Ok(t),
             Err(_) if as_in_file => Ok(f.data_type().clone()),
-            Err(m) => Err(Error::config(file, format!("column `{}` {m}", f.name()))),
+            // the source is read before any SQL: the way out is a declared type, or none
+            Err(_) => Err(Error::config(file, unstored_type(f))),
         }
     };
     let mut fields: Vec<Field> = Vec::new();
@@ -163,6 +164,29 @@ fn plan_columns(src: &SourceDef, inputs: &[InputFile], as_in_file: bool) -> Resu
         return Err(Error::Invalid { violations, total });
     }
     Ok(fields)
+}
+
+/// Why a Parquet source's column `f` of a type runpack does not store cannot be read, and
+/// what to do.
+fn unstored_type(f: &Field) -> String {
+    let what = match f.data_type() {
+        DataType::Null => {
+            "is null in every row, so it has no type; declare its type with a [[source.field]]".to_string()
+        }
+        DataType::Decimal32(..) | DataType::Decimal64(..) | DataType::Decimal128(..) | DataType::Decimal256(..) => {
+            "is a decimal, which runpack does not store; declare it with a [[source.field]] as `string` (its exact \
+             text) or `number` (a 64-bit float, refused where that changes a value)"
+                .to_string()
+        }
+        DataType::Map(..) => "is a map, which no runpack type holds; write the file with a list of {key, value} \
+                              structs instead, or leave the column out of the file"
+            .to_string(),
+        other => format!(
+            "has type {}, which runpack does not store; declare its type with a [[source.field]] if Arrow can cast it",
+            type_name(other)
+        ),
+    };
+    format!("column `{}` {what}", f.name())
 }
 
 /// Whether `dt` is, or holds, a timestamp without a time zone.

@@ -1546,3 +1546,33 @@ fn parquet_timestamps_without_a_zone_need_assume_timezone_and_are_read_in_it() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "ts\n1970-01-01T00:00:00\n2024-03-10T02:30:00\n");
 }
+
+#[test]
+fn a_parquet_source_column_of_a_type_runpack_does_not_store_says_what_to_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let script = "import pyarrow as pa, pyarrow.parquet as pq, sys, decimal\n\
+                  t = pa.table({'id': [1], 'd': pa.array([decimal.Decimal('1.25')], pa.decimal128(5, 2))})\n\
+                  pq.write_table(t, sys.argv[1])\n";
+    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(dir.join("raw.parquet")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let pipeline = |field: &str| {
+        write(
+            dir,
+            "pipeline.toml",
+            &format!(
+                "name = \"dc\"\n[[source]]\nname = \"raw\"\npath = \"raw.parquet\"\nformat = \"parquet\"\n{field}\
+                 [[table]]\nname = \"t\"\nquery = \"SELECT * FROM raw\"\n"
+            ),
+        )
+    };
+    pipeline("");
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("raw.parquet: column `d` is a decimal, which runpack does not store; declare it with a [[source.field]] as `string`"), "{}", stderr(&o));
+    // the advice works
+    pipeline("[[source.field]]\nname = \"d\"\ntype = \"string\"\n");
+    let o = build(dir, &["-q", "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "dc"), "SELECT d FROM t"), "d\n1.25\n");
+}
