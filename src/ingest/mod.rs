@@ -857,22 +857,31 @@ impl ChunkSpec<'_> {
         // a shaped row's column is named by its place in the raw record; in the long layout,
         // `value` is a number unless the source declares it
         let long_hint = self.src.layout == Layout::Long && !self.src.fields.iter().any(|f| f.name == "value");
-        for p in converted.problems.iter_mut() {
-            let Some(column) = p.path.strip_prefix("$.").and_then(|c| c.split(['.', '[']).next()) else { continue };
-            let rest = &p.path[2 + column.len()..];
+        // the path in the raw record of a shaped row's cell, when it has another one
+        let raw_path = |row: usize, at: &str| -> Option<String> {
+            let column = at.strip_prefix("$.").and_then(|c| c.split(['.', '[']).next())?;
+            let rest = &at[2 + column.len()..];
             let keys = match (self.src.format, self.src.layout, column) {
                 (Format::TinkerMetrics, _, "value") => {
-                    pending[p.row].0.get("metric").and_then(Value::as_str).map(|k| vec![k.to_string()])
+                    pending[row].0.get("metric").and_then(Value::as_str).map(|k| vec![k.to_string()])
                 }
                 (_, Layout::Long, "value") => {
-                    pending[p.row].0.get("key").and_then(Value::as_str).map(|k| vec![k.to_string()])
+                    pending[row].0.get("key").and_then(Value::as_str).map(|k| vec![k.to_string()])
                 }
-                _ => evals::raw_column(self.src.format, &pending[p.row].0, column),
-            };
-            let value = column == "value";
-            if let Some(keys) = keys {
-                let segs: Vec<path::Seg> = keys.into_iter().map(path::Seg::Key).collect();
-                p.path = format!("{}{rest}", path::render(&segs));
+                _ => evals::raw_column(self.src.format, &pending[row].0, column),
+            }?;
+            let segs: Vec<path::Seg> = keys.into_iter().map(path::Seg::Key).collect();
+            Some(format!("{}{rest}", path::render(&segs)))
+        };
+        for e in converted.events.iter_mut() {
+            if let Some(p) = raw_path(e.row, &e.path) {
+                e.path = p;
+            }
+        }
+        for p in converted.problems.iter_mut() {
+            let value = p.path.strip_prefix("$.").and_then(|c| c.split(['.', '[']).next()) == Some("value");
+            if let Some(raw) = raw_path(p.row, &p.path) {
+                p.path = raw;
             }
             if long_hint && value {
                 p.message.push_str(

@@ -1576,3 +1576,19 @@ fn a_parquet_source_column_of_a_type_runpack_does_not_store_says_what_to_do() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(query(&release(dir, "dc"), "SELECT d FROM t"), "d\n1.25\n");
 }
+
+#[test]
+fn a_non_finite_value_of_a_shaped_row_is_named_by_its_raw_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "a_metrics.jsonl", "{\"step\": 0, \"x\": NaN, \"y\": 1}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"p\"\n[[source]]\nname = \"raw\"\npath = \"a_metrics.jsonl\"\nformat = \"tinker-metrics\"\n[[table]]\nname = \"t\"\nquery = \"SELECT * FROM raw\"\n",
+    );
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // the long form's `value` column came from the key `x`
+    assert!(stderr(&o).contains("raw: a_metrics.jsonl:1:$.x NaN"), "{}", stderr(&o));
+}
