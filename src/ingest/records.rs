@@ -150,8 +150,29 @@ pub fn parse_line(buf: &[u8], line_no: u64) -> Option<Item> {
             ),
             raw: Some(raw(line)),
         },
-        Err(e) => Item::Bad { at, rule: "json", message: format!("not valid JSON: {e}"), raw: Some(raw(line)) },
+        Err(e) => Item::Bad { at, rule: "json", message: json_message(&e, true), raw: Some(raw(line)) },
     })
+}
+
+/// serde_json's error as runpack says it: `not valid JSON: <what>`, with the column alone for
+/// one line of JSON Lines (serde_json counts lines from the start of that line, so its "line 1"
+/// would contradict the file's line number said in front), and what a lone UTF-16 surrogate
+/// escape is, which serde_json names after the escape that should have followed it.
+fn json_message(e: &serde_json::Error, one_line: bool) -> String {
+    let text = e.to_string();
+    let what = text.strip_suffix(&format!(" at line {} column {}", e.line(), e.column())).unwrap_or(&text);
+    let mut m = if one_line && e.line() == 1 {
+        format!("not valid JSON: {what} at column {}", e.column())
+    } else {
+        format!("not valid JSON: {text}")
+    };
+    if what.contains("hex escape") || what.contains("surrogate") {
+        m.push_str(
+            " (a UTF-16 surrogate escape, \\uD800 to \\uDFFF, is text only as a high-low pair such as \
+             \\uD83D\\uDE00; a lone one is not)",
+        );
+    }
+    m
 }
 
 fn raw(line: &[u8]) -> String {
@@ -178,7 +199,7 @@ pub fn json(
                 path: format!("column {}", e.column()),
                 rule: "json".into(),
                 key: None,
-                message: format!("not valid JSON: {e}"),
+                message: json_message(&e, false),
             }],
             total: 1,
         }),
@@ -194,7 +215,7 @@ pub fn json_record(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn Fn
         Err(e) => sink(Item::Bad {
             at: Position::Line(e.line() as u64),
             rule: "json",
-            message: format!("not valid JSON: {e}"),
+            message: json_message(&e, false),
             raw: None,
         }),
     }
@@ -651,6 +672,14 @@ mod tests {
         assert_eq!(got, vec!["/0 {\"a\":1}"]);
         let got = collect(|s| json(boxed(b"\xEF\xBB\xBF{\"a\":1}"), "f", "", s));
         assert_eq!(got, vec![" {\"a\":1}"]);
+    }
+
+    #[test]
+    fn a_bad_json_line_is_placed_by_column_and_a_lone_surrogate_is_explained() {
+        let got = collect(|s| jsonl(boxed(b"{\"a\": 1}\n{\"a\": }\n{\"a\": \"\\ud800\"}\n"), "f", s));
+        assert_eq!(got[1], "2 json: not valid JSON: expected value at column 7");
+        assert!(got[2].starts_with("3 json: not valid JSON: unexpected end of hex escape at column 14"), "{got:?}");
+        assert!(got[2].ends_with("a lone one is not)"), "{got:?}");
     }
 
     #[test]
