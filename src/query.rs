@@ -839,6 +839,13 @@ pub fn type_mismatch(have: &DataType, want: &DataType) -> Option<String> {
             crate::schema::type_name(want)
         ))
     };
+    if crate::ingest::parquet::has_naive_timestamp(have) {
+        return Some(format!(
+            "is {} in the file: timestamps without a time zone, which a `datetime` (UTC) would make up a zone \
+             for; query the file without --schema (it reads them as they are) or build it with assume_timezone",
+            crate::schema::type_name(have)
+        ));
+    }
     let canonical = match crate::schema::canonical(have) {
         Ok(t) => t,
         Err(m) => return Some(m),
@@ -895,8 +902,9 @@ pub async fn register_files(
     };
     if let Some(f) = found.iter().find(|f| !readable(&f.rel)) {
         return Err(Error::Refused(format!(
-            "{}: query reads Parquet (.parquet) and JSON Lines (.jsonl, .ndjson, .json, also .gz or .zst) files; \
-             a CSV file is read by a pipeline's `csv` source",
+            "{}: query reads Parquet (.parquet) and JSON Lines (.jsonl, .ndjson, .json, also .gz or .zst) files, \
+             known by their extension (in lower case), and this is neither; a CSV file is read by a pipeline's \
+             `csv` source",
             f.path.strip_prefix(".").unwrap_or(&f.path).display()
         )));
     }
@@ -994,7 +1002,8 @@ mod tests {
     async fn raw_parquet_nanoseconds_read_with_a_schema_keep_their_digits() {
         use arrow::array::{Array, ListArray, TimestampNanosecondArray};
         let dir = tempfile::tempdir().unwrap();
-        let ts = TimestampNanosecondArray::from(vec![1_700_000_000_123_456_789, 1_700_000_000_000_000_001]);
+        let ts = TimestampNanosecondArray::from(vec![1_700_000_000_123_456_789, 1_700_000_000_000_000_001])
+            .with_timezone("UTC");
         let item = Arc::new(arrow::datatypes::Field::new("item", ts.data_type().clone(), true));
         let list =
             ListArray::new(item.clone(), arrow::buffer::OffsetBuffer::from_lengths([1, 1]), Arc::new(ts.clone()), None);
@@ -1028,6 +1037,15 @@ mod tests {
             "t,i\n2023-11-14T22:13:20.000000001Z,2023-11-14T22:13:20.000000001Z\n\
              2023-11-14T22:13:20.123456789Z,2023-11-14T22:13:20.123456789Z\n"
         );
+    }
+
+    #[test]
+    fn a_timestamp_without_a_zone_does_not_read_as_a_datetime() {
+        use arrow::datatypes::TimeUnit;
+        let utc = DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()));
+        let m = type_mismatch(&DataType::Timestamp(TimeUnit::Nanosecond, None), &utc).unwrap();
+        assert!(m.contains("timestamps without a time zone"), "{m}");
+        assert_eq!(type_mismatch(&DataType::Timestamp(TimeUnit::Nanosecond, Some("+02:00".into())), &utc), None);
     }
 
     #[tokio::test]

@@ -21,7 +21,8 @@
 //!
 //! Constraints understood: `required`, `unique`, `enum`, `pattern` (whole-value match),
 //! `minimum`, `maximum`, `minLength`, `maxLength`. Table level: `primaryKey`, `foreignKeys`
-//! (references to another output table of the same pipeline, or `""` for the same table).
+//! (references to an earlier output table of the same pipeline; a reference to the same table,
+//! `""`, is refused, as it is not checked).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -151,7 +152,7 @@ pub struct ForeignKey {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Reference {
-    /// Referenced table name; `""` means this table.
+    /// Referenced table name (an earlier table of the pipeline; `""`, this table, is refused).
     pub resource: String,
     /// Referenced column(s).
     #[serde(deserialize_with = "one_or_many")]
@@ -219,13 +220,38 @@ impl TableSchema {
                     .map_err(|e| format!("field `{}`: invalid pattern: {e}", f.name))?;
             }
             f.check_constraints().map_err(|m| format!("field `{}`: {m}", f.name))?;
+            if let Some(m) = f.unchecked_format() {
+                return Err(format!("field `{}`: {m}", f.name));
+            }
+            if f.constraints.unique && !f.is_scalar() {
+                return Err(format!(
+                    "field `{}`: `unique` on a field of type `{}`: only scalar values (string, integer, number, \
+                     boolean, date, datetime) are compared as keys",
+                    f.name, f.field_type
+                ));
+            }
         }
         for k in &self.primary_key {
-            if !seen.contains(k.as_str()) {
-                return Err(format!("primaryKey names `{k}`, which is not a field"));
+            match self.field(k) {
+                None => return Err(format!("primaryKey names `{k}`, which is not a field")),
+                Some(f) if !f.is_scalar() => {
+                    return Err(format!(
+                        "primaryKey names `{k}`, of type `{}`: a key is made of scalar values (string, integer, \
+                         number, boolean, date, datetime)",
+                        f.field_type
+                    ));
+                }
+                Some(_) => {}
             }
         }
         for fk in &self.foreign_keys {
+            if fk.reference.resource.is_empty() {
+                return Err(format!(
+                    "foreign key {:?} references its own table (`\"resource\": \"\"`), which runpack does not \
+                     check; put the referenced rows in a table of their own",
+                    fk.fields
+                ));
+            }
             for k in &fk.fields {
                 if !seen.contains(k.as_str()) {
                     return Err(format!("foreignKeys names `{k}`, which is not a field"));
@@ -378,6 +404,27 @@ impl FieldDescriptor {
     /// True when the column holds JSON text (`any`, or `object` without `fields`).
     pub fn is_json_text(&self) -> bool {
         self.field_type == "any" || (self.field_type == "object" && self.fields.is_none())
+    }
+
+    /// Whether values of this field are scalars (not `array`, `object` or `any`), which keys
+    /// and `unique` compare.
+    pub fn is_scalar(&self) -> bool {
+        matches!(self.field_type.as_str(), "string" | "integer" | "number" | "boolean" | "date" | "datetime")
+    }
+
+    /// Why this field's `format` (or one of its items' or members') is one runpack would not
+    /// honour, when it is: runpack reads every type in its default form, and only integers
+    /// have a format of their own (`uint64`).
+    pub fn unchecked_format(&self) -> Option<String> {
+        let own = match (self.field_type.as_str(), self.format.as_deref()) {
+            (_, None | Some("default")) | ("integer", Some(_)) => None,
+            (t, Some(f)) => Some(format!(
+                "format `{f}` on a `{t}` field is not checked nor used by runpack (it reads the type's default \
+                 form); remove it"
+            )),
+        };
+        own.or_else(|| self.items.as_deref().and_then(FieldDescriptor::unchecked_format))
+            .or_else(|| self.fields.iter().flatten().find_map(FieldDescriptor::unchecked_format))
     }
 
     /// The Arrow data type of this field (see the module table).
@@ -708,6 +755,26 @@ mod tests {
         );
         let e = check(r#"{"name":"v","type":"integer","fields":[{"name":"a","type":"integer"}]}"#).unwrap_err();
         assert!(e.contains("`fields` describes the members of an `object` field"), "{e}");
+        // a format runpack does not honour, also on items
+        let e = check(r#"{"name":"m","type":"string","format":"email"}"#).unwrap_err();
+        assert!(e.contains("field `m`: format `email` on a `string` field is not checked nor used"), "{e}");
+        let e = check(r#"{"name":"d","type":"array","items":{"type":"date","format":"%d/%m/%Y"}}"#).unwrap_err();
+        assert!(e.contains("field `d`: format `%d/%m/%Y` on a `date` field"), "{e}");
+        assert!(
+            check(r#"{"name":"u","type":"integer","format":"uint64"},{"name":"s","type":"string","format":"default"}"#)
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn keys_are_scalars_and_a_reference_to_the_same_table_is_refused() {
+        let check = |json: &str| serde_json::from_str::<TableSchema>(json).unwrap().check();
+        let e = check(r#"{"fields":[{"name":"id","type":"string"},{"name":"tags","type":"array","items":{"type":"string"}}],"primaryKey":["id","tags"]}"#).unwrap_err();
+        assert!(e.contains("primaryKey names `tags`, of type `array`: a key is made of scalar values"), "{e}");
+        let e = check(r#"{"fields":[{"name":"o","type":"object","constraints":{"unique":true}}]}"#).unwrap_err();
+        assert!(e.contains("field `o`: `unique` on a field of type `object`"), "{e}");
+        let e = check(r#"{"fields":[{"name":"id","type":"string"},{"name":"parent","type":"string"}],"foreignKeys":[{"fields":"parent","reference":{"resource":"","fields":"id"}}]}"#).unwrap_err();
+        assert!(e.contains("references its own table"), "{e}");
     }
 
     #[test]

@@ -701,11 +701,26 @@ fn to_f64(c: &Cell, ctx: &mut Ctx) -> Option<f64> {
     }
 }
 
+/// An error for a date outside years 1 to 9999 (`+10000-01-01`, `0000-01-01`), which RFC 3339,
+/// Python's `datetime` and the Table Schema readers cannot hold.
+fn out_of_years(d: chrono::NaiveDate, s: &str) -> Result<(), String> {
+    use chrono::Datelike;
+    if (1..=9999).contains(&d.year()) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} is outside years 1 to 9999, which RFC 3339 and most readers cannot hold",
+            path::short_json_string(s)
+        ))
+    }
+}
+
 /// Parses an ISO 8601 / RFC 3339 timestamp into microseconds since the Unix epoch (UTC).
 /// Text without an offset is read in `assume` when given; otherwise it is an error message.
 pub fn parse_timestamp(s: &str, assume: Option<chrono_tz::Tz>) -> Result<i64, String> {
     use chrono::{DateTime, NaiveDateTime, TimeZone};
     let micros = |dt: chrono::DateTime<chrono::FixedOffset>| -> Result<i64, String> {
+        out_of_years(dt.naive_utc().date(), s)?;
         if !dt.timestamp_subsec_nanos().is_multiple_of(1000) {
             return Err(format!(
                 "timestamp {} has digits below a microsecond, which runpack does not store; round it in the source",
@@ -726,7 +741,10 @@ pub fn parse_timestamp(s: &str, assume: Option<chrono_tz::Tz>) -> Result<i64, St
         if let Ok(naive) = NaiveDateTime::parse_from_str(s, fmt) {
             return match assume {
                 Some(tz) => match tz.from_local_datetime(&naive) {
-                    chrono::LocalResult::Single(dt) => Ok(dt.timestamp_micros()),
+                    chrono::LocalResult::Single(dt) => {
+                        out_of_years(dt.naive_utc().date(), s)?;
+                        Ok(dt.timestamp_micros())
+                    }
                     _ => Err(format!("local time {s:?} does not exist or is ambiguous in {tz}")),
                 },
                 None => Err(format!(
@@ -760,7 +778,13 @@ fn to_date(c: &Cell, ctx: &mut Ctx) -> Option<i32> {
     match c.v? {
         Value::Null => None,
         Value::String(s) => match chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d") {
-            Ok(d) => Some((d - chrono::NaiveDate::from_ymd_opt(1970, 1, 1).expect("epoch")).num_days() as i32),
+            Ok(d) => match out_of_years(d, s) {
+                Ok(()) => Some((d - chrono::NaiveDate::from_ymd_opt(1970, 1, 1).expect("epoch")).num_days() as i32),
+                Err(m) => {
+                    ctx.problem(c, m);
+                    None
+                }
+            },
             Err(_) => {
                 ctx.mismatch(c, &Target::Date, c.v?);
                 None

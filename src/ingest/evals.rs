@@ -352,8 +352,10 @@ pub fn trajectory_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<Str
     row.insert("reward".into(), reward);
     row.insert("correct".into(), correct);
     row.insert("error".into(), text_of(r.get("error")));
-    row.insert("num_turns".into(), Value::from(turns.len() as i64));
-    row.insert("response_tokens".into(), tokens.map(Value::from).unwrap_or(Value::Null));
+    // a line without turns says nothing of them: not zero turns
+    let has_turns = matches!(r.get("turns"), Some(Value::Array(_)));
+    row.insert("num_turns".into(), if has_turns { Value::from(turns.len() as i64) } else { Value::Null });
+    row.insert("response_tokens".into(), tokens.filter(|_| has_turns).map(Value::from).unwrap_or(Value::Null));
     row.insert("time_seconds".into(), r.get("time_seconds").cloned().unwrap_or(Value::Null));
     row.insert("metrics".into(), r.get("metrics").cloned().unwrap_or(Value::Null));
     row.insert("extra".into(), extra(r, &TRAJECTORY_KEYS));
@@ -540,6 +542,10 @@ mod tests {
         assert_eq!(rows[0]["extra"], serde_json::json!({"per_op_accuracy": {"3": 0.5}, "bogus": [1]}));
         let t = trajectory_row(&obj(r#"{"idx":1,"turns":[],"logs":{"expected":"4","extracted":"5"}}"#), false).unwrap();
         assert_eq!(t["extra"], serde_json::json!({"logs": {"expected": "4", "extracted": "5"}}));
+        assert_eq!((&t["num_turns"], &t["response_tokens"]), (&Value::from(0), &Value::from(0)));
+        // no turns at all: unknown, not zero
+        let t = trajectory_row(&obj(r#"{"idx":2,"reward":0.0}"#), false).unwrap();
+        assert_eq!((&t["num_turns"], &t["response_tokens"]), (&Value::Null, &Value::Null));
         let r = result_row(&obj(r#"{"name":"gsm8k","score":0.5}"#)).unwrap();
         assert_eq!(r["extra"], Value::Null);
     }

@@ -190,7 +190,7 @@ fn unstored_type(f: &Field) -> String {
 }
 
 /// Whether `dt` is, or holds, a timestamp without a time zone.
-fn has_naive_timestamp(dt: &DataType) -> bool {
+pub fn has_naive_timestamp(dt: &DataType) -> bool {
     match dt {
         DataType::Timestamp(_, None) => true,
         DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {

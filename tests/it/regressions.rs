@@ -1592,3 +1592,26 @@ fn a_non_finite_value_of_a_shaped_row_is_named_by_its_raw_key() {
     // the long form's `value` column came from the key `x`
     assert!(stderr(&o).contains("raw: a_metrics.jsonl:1:$.x NaN"), "{}", stderr(&o));
 }
+
+#[test]
+fn dates_outside_years_1_to_9999_are_violations() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "raw.jsonl",
+        "{\"d\": \"+10000-01-01\", \"t\": \"2024-01-01T00:00:00Z\"}\n{\"d\": \"2024-02-29\", \"t\": \"0000-01-01T00:00:00Z\"}\n",
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"p\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n\
+         [[source.field]]\nname = \"d\"\ntype = \"date\"\n[[source.field]]\nname = \"t\"\ntype = \"datetime\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT * FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("raw.jsonl:1:$.d: \"+10000-01-01\" is outside years 1 to 9999"), "{err}");
+    assert!(err.contains("raw.jsonl:2:$.t: \"0000-01-01T00:00:00Z\" is outside years 1 to 9999"), "{err}");
+}
