@@ -252,6 +252,25 @@ impl<'a> Validator<'a> {
                 for (rule, message) in value_problems(c, f.is_json_text(), pattern, col, r) {
                     reasons[r].push((f.name.clone(), rule.into(), message));
                 }
+                // an `object` without `fields` is JSON text, and must be the text of an object
+                if f.field_type == "object"
+                    && f.fields.is_none()
+                    && let Some(text) = col.as_string_opt::<i32>().map(|a| a.value(r))
+                {
+                    match serde_json::from_str::<serde_json::Value>(text) {
+                        Ok(serde_json::Value::Object(_)) => {}
+                        Ok(other) => reasons[r].push((
+                            f.name.clone(),
+                            "type".into(),
+                            format!("expected an object, found {}", crate::ingest::path::describe(&other)),
+                        )),
+                        Err(e) => reasons[r].push((
+                            f.name.clone(),
+                            "type".into(),
+                            format!("expected the JSON text of an object, found text that is no JSON ({e})"),
+                        )),
+                    }
+                }
                 // the items of an array, each checked against the items' constraints
                 if let Some(items) = f.items.as_deref().filter(|it| !it.constraints.is_empty())
                     && let Some(list) = col.as_list_opt::<i32>()

@@ -41,6 +41,8 @@ pub enum Target {
     Str,
     /// `Utf8` holding the JSON text of any value.
     Json,
+    /// `Utf8` holding the JSON text of an object (an `object` field without `fields`).
+    JsonObject,
     /// `Timestamp(Microsecond, "UTC")`.
     Timestamp,
     /// `Date32`.
@@ -65,7 +67,7 @@ impl Target {
             "array" => Target::List(Box::new(f.items.as_deref().map(Target::from_descriptor).unwrap_or(Target::Json))),
             "object" => match &f.fields {
                 Some(fs) => Target::Struct(fs.iter().map(|m| (m.name.clone(), Target::from_descriptor(m))).collect()),
-                None => Target::Json,
+                None => Target::JsonObject,
             },
             _ => Target::Json,
         }
@@ -95,7 +97,7 @@ impl Target {
             Target::Int64 => DataType::Int64,
             Target::UInt64 => DataType::UInt64,
             Target::Float64 => DataType::Float64,
-            Target::Str | Target::Json => DataType::Utf8,
+            Target::Str | Target::Json | Target::JsonObject => DataType::Utf8,
             Target::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, Some(crate::schema::UTC.into())),
             Target::Date => DataType::Date32,
             Target::List(t) => DataType::List(Arc::new(Field::new("item", t.arrow_type(), true))),
@@ -113,6 +115,7 @@ impl Target {
             Target::Float64 => "number",
             Target::Str => "string",
             Target::Json => "any value",
+            Target::JsonObject => "object",
             Target::Timestamp => "timestamp string with a time zone",
             Target::Date => "date string (YYYY-MM-DD)",
             Target::List(_) => "array",
@@ -335,11 +338,16 @@ fn build(cells: &[Cell], target: &Target, ctx: &mut Ctx) -> ArrayRef {
             }
             Arc::new(b.finish())
         }
-        Target::Json => {
+        Target::Json | Target::JsonObject => {
             let mut b = StringBuilder::with_capacity(cells.len(), cells.len() * 8);
             for c in cells {
                 match c.v {
                     None | Some(Value::Null) => b.append_null(),
+                    // an `object` field holds objects: anything else is the wrong type
+                    Some(v) if *target == Target::JsonObject && !v.is_object() => {
+                        ctx.mismatch(c, target, v);
+                        b.append_null()
+                    }
                     Some(v) => {
                         // non-finite numbers inside the text are counted like any other
                         let mut tokens = Vec::new();

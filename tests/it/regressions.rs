@@ -1615,3 +1615,35 @@ fn dates_outside_years_1_to_9999_are_violations() {
     assert!(err.contains("raw.jsonl:1:$.d: \"+10000-01-01\" is outside years 1 to 9999"), "{err}");
     assert!(err.contains("raw.jsonl:2:$.t: \"0000-01-01T00:00:00Z\" is outside years 1 to 9999"), "{err}");
 }
+
+#[test]
+fn an_object_field_without_fields_holds_objects_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "raw.jsonl", "{\"id\": 1, \"o\": {\"a\": 1}}\n{\"id\": 2, \"o\": [1, 2]}\n{\"id\": 3, \"o\": 5}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"p\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n\
+         [[source.field]]\nname = \"o\"\ntype = \"object\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT id, o FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("raw.jsonl:2:$.o: expected object, found an array"), "{err}");
+    assert!(err.contains("raw.jsonl:3:$.o: expected object, found"), "{err}");
+    assert!(err.contains("2 violations found"), "{err}");
+    // a table's object column made by SQL is checked too
+    write(dir, "raw.jsonl", "{\"id\": 1, \"o\": {\"a\": 1}}\n");
+    write(dir, "t.json", r#"{"fields":[{"name":"id","type":"integer"},{"name":"o","type":"object"}]}"#);
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"p\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"t\"\nschema = \"t.json\"\nquery = \"SELECT id, '[1]' AS o FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("o: expected an object, found an array"), "{}", stderr(&o));
+}
