@@ -224,7 +224,7 @@ impl<'a> Validator<'a> {
     }
 
     fn key_columns(&self, b: &RecordBatch) -> Vec<ArrayRef> {
-        self.pk_idx.iter().map(|&i| b.column(i).clone()).collect()
+        self.pk_idx.iter().map(|&i| key_value(b.column(i))).collect()
     }
 
     fn process(&mut self, b: RecordBatch, report: &mut BuildReport, rejects: &mut Rejects) -> Result<RecordBatch> {
@@ -312,7 +312,7 @@ impl<'a> Validator<'a> {
             let arrays: Vec<ArrayRef> = cols
                 .iter()
                 .zip(&set.types)
-                .map(|(&c, t)| arrow::compute::cast(b.column(c), t))
+                .map(|(&c, t)| arrow::compute::cast(b.column(c), t).map(|a| key_value(&a)))
                 .collect::<std::result::Result<_, _>>()
                 .map_err(|e| Error::format(&self.table, e))?;
             let rows = conv.convert_columns(&arrays).map_err(|e| Error::format(&self.table, e))?;
@@ -388,7 +388,7 @@ impl<'a> Validator<'a> {
 
         // unique columns, over the rows the duplicate-key rule keeps
         for (&i, (conv, seen)) in self.unique.iter_mut() {
-            let rows = conv.convert_columns(&[b.column(i).clone()]).map_err(|e| Error::format(&self.table, e))?;
+            let rows = conv.convert_columns(&[key_value(b.column(i))]).map_err(|e| Error::format(&self.table, e))?;
             for r in 0..n {
                 // a row a duplicate-key rule drops, or one --on-invalid reject will drop,
                 // takes no value from the rows kept
@@ -453,7 +453,7 @@ impl<'a> Validator<'a> {
             arrow::compute::filter_record_batch(&b, &mask).map_err(|e| Error::format(&self.table, e))?
         };
         for (_, idxs, conv, set) in &mut self.collect_keys {
-            let cols: Vec<ArrayRef> = idxs.iter().map(|&i| out.column(i).clone()).collect();
+            let cols: Vec<ArrayRef> = idxs.iter().map(|&i| key_value(out.column(i))).collect();
             let rows = conv.convert_columns(&cols).map_err(|e| Error::format(&self.table, e))?;
             for r in 0..out.num_rows() {
                 set.keys.insert(rows.row(r).owned());
@@ -461,6 +461,21 @@ impl<'a> Validator<'a> {
         }
         self.rows_kept += out.num_rows() as u64;
         Ok(out)
+    }
+}
+
+/// `a` as keys compare it: a float's -0.0 is the value 0.0 (`-0.0 + 0.0` is `0.0` in IEEE 754,
+/// and every other value, NaN included, is itself), as SQL and Frictionless readers compare
+/// numbers; other types are unchanged.
+fn key_value(a: &ArrayRef) -> ArrayRef {
+    let zero: Option<Box<dyn arrow::array::Datum>> = match a.data_type() {
+        DataType::Float64 => Some(Box::new(arrow::array::Float64Array::new_scalar(0.0))),
+        DataType::Float32 => Some(Box::new(arrow::array::Float32Array::new_scalar(0.0))),
+        _ => None,
+    };
+    match zero {
+        Some(z) => arrow::compute::kernels::numeric::add(a, z.as_ref()).unwrap_or_else(|_| a.clone()),
+        None => a.clone(),
     }
 }
 

@@ -1647,3 +1647,26 @@ fn an_object_field_without_fields_holds_objects_only() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("o: expected an object, found an array"), "{}", stderr(&o));
 }
+
+#[test]
+fn minus_zero_and_zero_are_one_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "raw.jsonl", "{\"z\": 0.0, \"u\": 1.0}\n{\"z\": -0.0, \"u\": -0.0}\n{\"z\": 2.0, \"u\": 0.0}\n");
+    write(
+        dir,
+        "t.json",
+        r#"{"fields":[{"name":"z","type":"number"},{"name":"u","type":"number","constraints":{"unique":true}}],"primaryKey":["z"]}"#,
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"p\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"t\"\nschema = \"t.json\"\nquery = \"SELECT z, u FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("2 rows share this primary key") && err.contains("rule primaryKey"), "{err}");
+    assert!(err.contains("rule unique"), "{err}");
+}
