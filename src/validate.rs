@@ -317,7 +317,10 @@ impl<'a> Validator<'a> {
                 .map_err(|e| Error::format(&self.table, e))?;
             let rows = conv.convert_columns(&arrays).map_err(|e| Error::format(&self.table, e))?;
             for r in 0..n {
-                if cols.iter().any(|&c| b.column(c).is_null(r)) {
+                // a key that is null in every part refers to nothing; one null in some parts
+                // must match a referenced row that is null in the same parts (as Frictionless
+                // readers check it)
+                if cols.iter().all(|&c| b.column(c).is_null(r)) {
                     continue;
                 }
                 if !set.keys.contains(&rows.row(r).owned()) {

@@ -1670,3 +1670,36 @@ fn minus_zero_and_zero_are_one_key() {
     assert!(err.contains("2 rows share this primary key") && err.contains("rule primaryKey"), "{err}");
     assert!(err.contains("rule unique"), "{err}");
 }
+
+#[test]
+fn a_composite_foreign_key_null_in_some_parts_is_still_checked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "p.jsonl", "{\"a\": 1, \"b\": \"x\"}\n{\"a\": 2, \"b\": null}\n");
+    write(
+        dir,
+        "c.jsonl",
+        "{\"id\": 1, \"a\": 1, \"b\": null}\n{\"id\": 2, \"a\": null, \"b\": \"zz\"}\n{\"id\": 3, \"a\": null, \"b\": null}\n{\"id\": 4, \"a\": 2, \"b\": null}\n{\"id\": 5, \"a\": 1, \"b\": \"x\"}\n",
+    );
+    write(dir, "p.json", r#"{"fields":[{"name":"a","type":"integer"},{"name":"b","type":"string"}]}"#);
+    write(
+        dir,
+        "c.json",
+        r#"{"fields":[{"name":"id","type":"integer"},{"name":"a","type":"integer"},{"name":"b","type":"string"}],"primaryKey":"id","foreignKeys":[{"fields":["a","b"],"reference":{"resource":"p","fields":["a","b"]}}]}"#,
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"fk\"\n[[source]]\nname = \"ps\"\npath = \"p.jsonl\"\nformat = \"jsonl\"\n\
+         [[source]]\nname = \"cs\"\npath = \"c.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"p\"\nschema = \"p.json\"\nquery = \"SELECT a, b FROM ps\"\n\
+         [[table]]\nname = \"c\"\nschema = \"c.json\"\nquery = \"SELECT id, a, b FROM cs\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    // (1, null) and (null, "zz") match no row of p; (null, null) refers to nothing; (2, null) matches
+    assert!(err.contains("key id=1, rule foreignKey"), "{err}");
+    assert!(err.contains("key id=2, rule foreignKey"), "{err}");
+    assert!(err.contains("2 violations found"), "{err}");
+}
