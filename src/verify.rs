@@ -269,6 +269,26 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
             }
         }
     }
+    // each split's files carry its name, as a build names them: data/<table>/<split>.parquet,
+    // or data/<table>.parquet for the one `train` split of a table without a split column
+    // (either with -NNNNN-of-NNNNN before .parquet when sharded)
+    let shard = regex::Regex::new(r"-\d{5}-of-\d{5}$").expect("valid");
+    for t in &m.tables {
+        for sp in &t.splits {
+            for f in &sp.files {
+                let stem = f.strip_prefix("data/").and_then(|x| x.strip_suffix(".parquet")).unwrap_or(f);
+                let stem = shard.replace(stem, "");
+                let own = stem == format!("{}/{}", t.name, sp.name)
+                    || (t.splits.len() == 1 && sp.name == "train" && stem == t.name);
+                if !own {
+                    rep.problems.push(format!(
+                        "{f}: listed in split {} of table {}, but named for another table or split",
+                        sp.name, t.name
+                    ));
+                }
+            }
+        }
+    }
     // table row totals
     for t in &m.tables {
         let sum: u64 = m

@@ -997,6 +997,25 @@ fn a_row_with_a_bad_split_name_is_rejected_with_reject_and_reported_once_without
     let out = stdout(&o);
     assert!(out.contains("table t split "), "{out}");
     assert!(out.contains("its split entry says 11") && out.contains("table t: its splits count"), "{out}");
+    // a file moved to another split, the counts made to agree: the file's name gives it away
+    let mut m: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let splits = m["tables"][0]["splits"].as_array_mut().unwrap();
+    let moved = splits[1]["files"].as_array_mut().unwrap().pop().unwrap();
+    splits[1]["rows"] = serde_json::json!(0);
+    splits[0]["files"].as_array_mut().unwrap().push(moved.clone());
+    splits[0]["rows"] = serde_json::json!(2);
+    let moved_text = serde_json::to_string_pretty(&m).unwrap() + "\n";
+    std::fs::write(&mpath, &moved_text).unwrap();
+    let sums = std::fs::read_to_string(r.join("SHA256SUMS")).unwrap().replace(&digest(&edited), &digest(&moved_text));
+    std::fs::write(r.join("SHA256SUMS"), sums).unwrap();
+    let o = run(bin().arg("verify").arg(&r));
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stdout(&o).contains(&format!("{}: listed in split ", moved.as_str().unwrap()))
+            && stdout(&o).contains("of table t, but named for another table or split"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]
