@@ -959,6 +959,7 @@ pub async fn register_files(
         },
         table_schemas: vec![],
         source_schemas: vec![schema.cloned()],
+        untyped_as_text: true,
     };
     let mut report = crate::report::BuildReport::new(100);
     let mut rejects = crate::rejects::Rejects::new(work.path().join("rejects"));

@@ -76,6 +76,10 @@ pub struct PipelineSpec {
     pub table_schemas: Vec<Option<TableSchema>>,
     /// Declared source schemas, by source (same order as `def.sources`).
     pub source_schemas: Vec<Option<TableSchema>>,
+    /// Whether a column no value gives a type (null or absent in every record) is a text column
+    /// of nulls, as SQL over raw files wants, rather than an error asking for its type (what a
+    /// release wants). False for pipelines.
+    pub untyped_as_text: bool,
 }
 
 /// The TOML document.
@@ -535,7 +539,7 @@ impl PipelineSpec {
         {
             return Err(Error::config(at("card.default_table"), format!("no table named `{d}`")));
         }
-        Ok(PipelineSpec { dir, file, def, table_schemas, source_schemas })
+        Ok(PipelineSpec { dir, file, def, table_schemas, source_schemas, untyped_as_text: false })
     }
 
     /// The SQL text of table `i`.

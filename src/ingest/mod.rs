@@ -266,7 +266,7 @@ fn prepare(
                 conv.strict_keys = true;
                 schema.fields.iter().map(|f| (f.name.clone(), Target::from_descriptor(f))).collect()
             }
-            None => infer_columns(src, &inputs, &context, &mut conv, report)?,
+            None => infer_columns(src, &inputs, &context, &mut conv, spec.untyped_as_text, report)?,
         },
     };
     // where the data first holds a column (inferred columns only), to name the clash there
@@ -631,6 +631,7 @@ fn infer_columns(
     inputs: &[InputFile],
     context: &str,
     conv: &mut ConvertOptions,
+    untyped_as_text: bool,
     report: &mut BuildReport,
 ) -> Result<Vec<(String, Target)>> {
     let mut inf = infer::Inference::new(src.format == Format::Csv);
@@ -736,6 +737,8 @@ fn infer_columns(
                 key: None,
                 message: p.message,
             }),
+            // a column without a type: text (of nulls) where that is asked for
+            None if untyped_as_text => {}
             None => config_problems.push(format!("{}: {}", p.path, p.message)),
         }
     }

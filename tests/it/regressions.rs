@@ -1722,3 +1722,15 @@ fn a_composite_foreign_key_null_in_some_parts_is_still_checked() {
     assert!(err.contains("key id=2, rule foreignKey"), "{err}");
     assert!(err.contains("2 violations found"), "{err}");
 }
+
+#[test]
+fn query_over_json_lines_reads_a_key_null_in_every_record_as_text_of_nulls() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "x.jsonl", "{\"a\": 1, \"n\": null}\n{\"a\": 2, \"l\": []}\n");
+    let o = run(bin()
+        .args(["query", "-q", "--format", "csv"])
+        .arg(tmp.path().join("x.jsonl"))
+        .arg("SELECT a, n IS NULL AS n_null, arrow_typeof(n) AS t FROM t ORDER BY a"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "a,n_null,t\n1,true,Utf8\n2,true,Utf8\n");
+}
