@@ -211,6 +211,6 @@ fn render_violations(violations: &[Violation], total: usize) -> String {
             total
         ));
     }
-    out.push_str(&format!("{total} violation{} found; nothing was written", if total == 1 { "" } else { "s" }));
+    out.push_str(&format!("{total} violation{} found", if total == 1 { "" } else { "s" }));
     out
 }

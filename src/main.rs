@@ -30,9 +30,10 @@ fn main() -> ExitCode {
     without_transparent_huge_pages();
     let cli = runpack::cli::Cli::parse();
     runpack::cli::init_tracing(cli.verbose, cli.quiet);
+    let build = cli.is_build();
     let worker = std::thread::Builder::new().stack_size(STACK_BYTES).spawn(move || match runpack::cli::run(cli) {
         Ok(code) => code,
-        Err(err) => runpack::cli::report(&err),
+        Err(err) => runpack::cli::report(&err, build),
     });
     match worker.map(|w| w.join()) {
         Ok(Ok(code)) => ExitCode::from(code),

@@ -265,11 +265,21 @@ pub fn init_tracing(verbose: u8, quiet: bool) {
         .try_init();
 }
 
-/// Prints an error on stderr and returns its exit code.
-pub fn report(err: &Error) -> u8 {
+impl Cli {
+    /// Whether the command is `build`.
+    pub fn is_build(&self) -> bool {
+        matches!(self.command, Command::Build(_))
+    }
+}
+
+/// Prints an error on stderr and returns its exit code. `build`: the command was a build,
+/// whose violations leave nothing written (said, as a build that fails keeps no part of a
+/// release).
+pub fn report(err: &Error, build: bool) -> u8 {
     // no token reaches the terminal, whatever a server put in its answer
     let text = crate::hub::redact(&err.to_string());
     match err {
+        Error::Invalid { .. } if build => eprintln!("{text}; nothing was written"),
         Error::Invalid { .. } => eprintln!("{text}"),
         _ => eprintln!("error: {text}"),
     }

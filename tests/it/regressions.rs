@@ -1633,6 +1633,7 @@ fn dates_outside_years_1_to_9999_are_violations() {
     let err = stderr(&o);
     assert!(err.contains("raw.jsonl:1:$.d: \"+10000-01-01\" is outside years 1 to 9999"), "{err}");
     assert!(err.contains("raw.jsonl:2:$.t: \"0000-01-01T00:00:00Z\" is outside years 1 to 9999"), "{err}");
+    assert!(err.trim_end().ends_with("2 violations found; nothing was written"), "{err}");
 }
 
 #[test]
@@ -1733,4 +1734,9 @@ fn query_over_json_lines_reads_a_key_null_in_every_record_as_text_of_nulls() {
         .arg("SELECT a, n IS NULL AS n_null, arrow_typeof(n) AS t FROM t ORDER BY a"));
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "a,n_null,t\n1,true,Utf8\n2,true,Utf8\n");
+    // a bad line stops the query, which writes nothing anyway: not said as a build says it
+    write(tmp.path(), "x.jsonl", "{\"a\": 1}\n{\"a\": }\n");
+    let o = run(bin().args(["query", "-q"]).arg(tmp.path().join("x.jsonl")).arg("SELECT a FROM t"));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).trim_end().ends_with("1 violation found"), "{}", stderr(&o));
 }
