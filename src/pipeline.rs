@@ -822,6 +822,7 @@ async fn run_table(
                     OnInvalid::Fail => {
                         bad_rows.insert(row);
                         report.violation(crate::report::Violation {
+                            scope: crate::report::Scope::Table,
                             table: t.name.clone(),
                             source: sources.at(row),
                             path: column,
@@ -1075,6 +1076,7 @@ impl SplitWriters {
             match crate::validate::split_problem(Some(&name), &self.allowed) {
                 Some(_) if report.violations_total > 0 => {}
                 Some(message) => report.violation(crate::report::Violation {
+                    scope: crate::report::Scope::Table,
                     table: self.table.clone(),
                     source: sources.at(r),
                     path: self.schema.field(ci).name().clone(),

@@ -778,6 +778,7 @@ fn declared_columns_in_files(
         let schema = crate::ingest::parquet::file_schema(f)?;
         let mut problem = |column: &str, message: String| {
             violations.push(crate::report::Violation {
+                scope: crate::report::Scope::Table,
                 table: table.to_string(),
                 source: Some(crate::report::SourceRef {
                     file: f.path.display().to_string(),

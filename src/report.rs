@@ -53,6 +53,8 @@ impl fmt::Display for SourceRef {
 /// unknown are left out.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Violation {
+    /// Whether `table` names a table or a source.
+    pub scope: Scope,
     /// Table or source the row belongs to.
     pub table: String,
     /// Where the row came from, when known.
@@ -69,12 +71,27 @@ pub struct Violation {
     pub message: String,
 }
 
+/// What a [`Violation`]'s `table` names: an output table (its schema's rules, keys, splits)
+/// or a source (a raw record that could not be read or typed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// An output table.
+    Table,
+    /// A source.
+    Source,
+}
+
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(src) = &self.source {
             write!(f, "{src}:")?;
         }
-        write!(f, "{}: {} (table {}", self.path, self.message, self.table)?;
+        let scope = match self.scope {
+            Scope::Table => "table",
+            Scope::Source => "source",
+        };
+        write!(f, "{}: {} ({scope} {}", self.path, self.message, self.table)?;
         if let Some(k) = &self.key {
             write!(f, ", key {k}")?;
         }

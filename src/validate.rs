@@ -432,6 +432,7 @@ impl<'a> Validator<'a> {
                 OnInvalid::Fail => {
                     for (field, rule, message) in &reasons[r] {
                         report.violation(Violation {
+                            scope: crate::report::Scope::Table,
                             table: self.table.clone(),
                             source: sources.at(r),
                             path: field.clone(),

@@ -452,6 +452,7 @@ fn run_parquet(
                 let sref = SourceRef { file: input.rel.clone(), at: Position::Line(row) };
                 match opts.on_invalid {
                     OnInvalid::Fail => report.violation(Violation {
+                        scope: crate::report::Scope::Source,
                         table: src.name.clone(),
                         source: Some(sref),
                         path: col,
@@ -730,6 +731,7 @@ fn infer_columns(
     for p in problems.into_iter().filter(|p| !is_declared(&p.path)) {
         match p.at {
             Some(at) => report.violation(Violation {
+                scope: crate::report::Scope::Source,
                 table: src.name.clone(),
                 source: Some(at),
                 path: p.path,
@@ -760,6 +762,7 @@ fn infer_columns(
     for (p, (_, at)) in conv.first_seen.iter().filter(|(p, _)| p.ends_with(empty_key)) {
         too_deep = true;
         report.violation(Violation {
+            scope: crate::report::Scope::Source,
             table: src.name.clone(),
             source: Some(at.clone()),
             path: p.clone(),
@@ -774,6 +777,7 @@ fn infer_columns(
             too_deep = true;
             let p = path::render(&[path::Seg::Key(f.name().clone())]);
             report.violation(Violation {
+                scope: crate::report::Scope::Source,
                 table: src.name.clone(),
                 source: conv.first_seen.get(&p).map(|(_, at)| at.clone()),
                 path: p,
@@ -1024,6 +1028,7 @@ impl Applier<'_> {
         for (sref, rule, path, message, raw) in chunk.bad_lines {
             match self.opts.on_invalid {
                 OnInvalid::Fail => self.report.violation(Violation {
+                    scope: crate::report::Scope::Source,
                     table: name.clone(),
                     source: Some(sref),
                     path: path.clone(),
@@ -1049,6 +1054,7 @@ impl Applier<'_> {
             let sref = chunk.srefs[p.row].clone();
             match self.opts.on_invalid {
                 OnInvalid::Fail => self.report.violation(Violation {
+                    scope: crate::report::Scope::Source,
                     table: name.clone(),
                     source: Some(sref),
                     path: p.path,

@@ -113,6 +113,7 @@ fn plan_columns(src: &SourceDef, inputs: &[InputFile], as_in_file: bool) -> Resu
             let t = canon(f, &input.rel)?;
             match fields.iter().position(|g| g.name() == f.name()) {
                 Some(i) if fields[i].data_type() != &t => violations.push(Violation {
+                    scope: crate::report::Scope::Source,
                     table: src.name.clone(),
                     source: Some(SourceRef { file: input.rel.clone(), at: Position::Pointer(String::new()) }),
                     path: f.name().clone(),
@@ -130,6 +131,7 @@ fn plan_columns(src: &SourceDef, inputs: &[InputFile], as_in_file: bool) -> Resu
                 Some(_) => {}
                 None if src.columns == ColumnsPolicy::Union => fields.push(Field::new(f.name(), t, true)),
                 None => violations.push(Violation {
+                    scope: crate::report::Scope::Source,
                     table: src.name.clone(),
                     source: Some(SourceRef { file: input.rel.clone(), at: Position::Pointer(String::new()) }),
                     path: f.name().clone(),
@@ -148,6 +150,7 @@ fn plan_columns(src: &SourceDef, inputs: &[InputFile], as_in_file: bool) -> Resu
             for g in &fields {
                 if schema.field_with_name(g.name()).is_err() {
                     violations.push(Violation {
+                        scope: crate::report::Scope::Source,
                         table: src.name.clone(),
                         source: Some(SourceRef { file: input.rel.clone(), at: Position::Pointer(String::new()) }),
                         path: g.name().clone(),

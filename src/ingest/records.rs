@@ -194,6 +194,7 @@ pub fn json(
         Ok(()) => Ok(()),
         Err(e) => Err(Error::Invalid {
             violations: vec![crate::report::Violation {
+                scope: crate::report::Scope::Source,
                 table: String::new(),
                 source: Some(crate::report::SourceRef { file: rel.to_string(), at: Position::Line(e.line() as u64) }),
                 path: format!("column {}", e.column()),

@@ -1634,6 +1634,8 @@ fn dates_outside_years_1_to_9999_are_violations() {
     assert!(err.contains("raw.jsonl:1:$.d: \"+10000-01-01\" is outside years 1 to 9999"), "{err}");
     assert!(err.contains("raw.jsonl:2:$.t: \"0000-01-01T00:00:00Z\" is outside years 1 to 9999"), "{err}");
     assert!(err.trim_end().ends_with("2 violations found; nothing was written"), "{err}");
+    // a record a source could not read is the source's, not a table's
+    assert!(err.contains("(source raw, rule type)"), "{err}");
 }
 
 #[test]

@@ -84,6 +84,7 @@ fn read_list(
     let rewritten = crate::ingest::lenient::rewrite(bytes);
     let doc: Value = serde_json::from_slice(rewritten.as_deref().unwrap_or(bytes)).map_err(|e| Error::Invalid {
         violations: vec![Violation {
+            scope: crate::report::Scope::Source,
             table: String::new(),
             source: Some(SourceRef { file: input.rel.clone(), at: Position::Line(e.line() as u64) }),
             path: format!("column {}", e.column()),
@@ -252,6 +253,7 @@ pub fn check_duplicates(plan: &Plan, lists: &Lists, name: &str, report: &mut Bui
                         );
                     }
                     Some(path) => report.violation(Violation {
+                        scope: crate::report::Scope::Source,
                         table: name.to_string(),
                         source: Some(at(e)),
                         path: path.clone(),
@@ -273,6 +275,7 @@ pub fn check_duplicates(plan: &Plan, lists: &Lists, name: &str, report: &mut Bui
     if totals.len() > 1 {
         let list: Vec<String> = lists.totals.iter().map(|(k, t)| format!("{} says {t}", rel(*k))).collect();
         report.violation(Violation {
+            scope: crate::report::Scope::Source,
             table: name.to_string(),
             source: None,
             path: "$.totalCount".into(),
@@ -291,6 +294,7 @@ pub fn check_duplicates(plan: &Plan, lists: &Lists, name: &str, report: &mut Bui
             "the pages hold more runs than the API reported".to_string()
         };
         report.violation(Violation {
+            scope: crate::report::Scope::Source,
             table: name.to_string(),
             source: Some(SourceRef { file: rel(lists.totals[0].0), at: Position::Pointer(String::new()) }),
             path: "$.totalCount".into(),

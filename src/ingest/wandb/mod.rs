@@ -558,6 +558,7 @@ fn check_sampling(
         let first = st.files.iter().next().map(|&k| plan.inputs[k].rel.clone());
         match plan.opts.on_sampled {
             OnSampled::Error => report.violation(Violation {
+                scope: crate::report::Scope::Source,
                 table: name.to_string(),
                 source: first.map(|f| SourceRef { file: f, at: Position::Pointer(String::new()) }),
                 path: format!("run {run}"),
