@@ -269,15 +269,15 @@ fn prepare(
             None => infer_columns(src, &inputs, &context, &mut conv, spec.untyped_as_text, report)?,
         },
     };
-    // where the data first holds a column (inferred columns only), to name the clash there
-    let first_at =
-        |c: &str| conv.first_seen.get(&path::render(&[path::Seg::Key(c.to_string())])).map(|(_, at)| at.to_string());
+    // a data column that clashes is named where the data first holds it (inferred columns),
+    // else at the source: (location, note for the message)
+    let clash_at = |c: &str| match conv.first_seen.get(&path::render(&[path::Seg::Key(c.to_string())])) {
+        Some((_, at)) => (at.to_string(), format!(" (first here, source {})", src.name)),
+        None => (context.clone(), String::new()),
+    };
     for c in &capture_names {
         if columns.iter().any(|(n, _)| n == c) {
-            let (place, seen) = match first_at(c) {
-                Some(at) => (at, format!(" (first here, source {})", src.name)),
-                None => (context.clone(), String::new()),
-            };
+            let (place, seen) = clash_at(c);
             return Err(Error::config(
                 place,
                 format!(
@@ -295,10 +295,7 @@ fn prepare(
             ));
         }
         if columns.iter().any(|(n, _)| n == c) {
-            let (place, seen) = match first_at(c) {
-                Some(at) => (at, format!(" (first here, source {})", src.name)),
-                None => (context.clone(), String::new()),
-            };
+            let (place, seen) = clash_at(c);
             return Err(Error::config(
                 place,
                 format!(
