@@ -135,6 +135,25 @@ pub struct BuildOutcome {
     pub unchanged: bool,
 }
 
+/// Writes `text` as the release file `path` (relative to `root`) and lists it in the
+/// manifest's files (sorted by path) with its size, digest and `kind`.
+///
+/// Errors: [`Error::Io`] when the file cannot be written.
+fn write_listed(root: &Path, manifest: &mut Manifest, path: &str, kind: &str, text: &str) -> Result<()> {
+    let full = root.join(path);
+    std::fs::write(&full, text).map_err(|e| Error::io(&full, e))?;
+    manifest.files.push(FileEntry {
+        path: path.into(),
+        bytes: text.len() as u64,
+        sha256: crate::hash::sha256_bytes(text.as_bytes()),
+        kind: kind.into(),
+        table: None,
+        rows: None,
+    });
+    manifest.files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(())
+}
+
 /// Builds a release.
 ///
 /// Errors: [`Error::Invalid`] when the data breaks the rules (every violation listed, up to
@@ -446,32 +465,12 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     // the tables as a Frictionless data package, over the JSON Lines copies
     let package =
         release::datapackage(&manifest, spec.def.card.pretty_name.as_deref(), spec.def.card.license.as_deref());
-    let package_path = root.join("datapackage.json");
-    std::fs::write(&package_path, &package).map_err(|e| Error::io(&package_path, e))?;
-    manifest.files.push(FileEntry {
-        path: "datapackage.json".into(),
-        bytes: package.len() as u64,
-        sha256: crate::hash::sha256_bytes(package.as_bytes()),
-        kind: "datapackage".into(),
-        table: None,
-        rows: None,
-    });
-    manifest.files.sort_by(|a, b| a.path.cmp(&b.path));
+    write_listed(&root, &mut manifest, "datapackage.json", "datapackage", &package)?;
 
     // card
     let sections = crate::card::run_sections(&ctx, spec).await?;
     let card = crate::card::render(spec, &manifest, &report, &sections, extra_metadata.as_ref(), &root)?;
-    let card_path = root.join("README.md");
-    std::fs::write(&card_path, &card).map_err(|e| Error::io(&card_path, e))?;
-    manifest.files.push(FileEntry {
-        path: "README.md".into(),
-        bytes: card.len() as u64,
-        sha256: crate::hash::sha256_bytes(card.as_bytes()),
-        kind: "card".into(),
-        table: None,
-        rows: None,
-    });
-    manifest.files.sort_by(|a, b| a.path.cmp(&b.path));
+    write_listed(&root, &mut manifest, "README.md", "card", &card)?;
     let mjson = manifest.to_json();
     let mpath = root.join("manifest.json");
     std::fs::write(&mpath, &mjson).map_err(|e| Error::io(&mpath, e))?;
