@@ -39,13 +39,51 @@ pub fn file_schema(input: &InputFile) -> Result<SchemaRef> {
 /// Errors: [`Error::Config`] naming file and column for a type runpack does not store,
 /// [`Error::Invalid`] for the violations, and those of reading a footer.
 pub fn plan(src: &SourceDef, inputs: &[InputFile], declared: Option<&TableSchema>) -> Result<Vec<Field>> {
-    if let Some(d) = declared {
-        for input in inputs {
-            file_schema(input)?;
-        }
-        return Ok(d.arrow_schema().fields().iter().map(|f| f.as_ref().clone()).collect());
+    let schemas: Vec<SchemaRef> = inputs.iter().map(file_schema).collect::<Result<_>>()?;
+    let fields = match declared {
+        Some(d) => d.arrow_schema().fields().iter().map(|f| f.as_ref().clone()).collect(),
+        None => plan_columns(src, inputs, &schemas, false)?,
+    };
+    for (input, schema) in inputs.iter().zip(&schemas) {
+        zoned_or_assumed(src, input, schema, &fields)?;
     }
-    plan_columns(src, inputs, false)
+    Ok(fields)
+}
+
+/// Refuses a column of `input` that holds timestamps without a time zone and is read as a
+/// timestamp (inferred or declared), unless the source's `assume_timezone` says in which zone
+/// they were written; that applies to top-level columns only (see [`read`]).
+///
+/// Errors: [`Error::Config`] naming the file and the column.
+fn zoned_or_assumed(src: &SourceDef, input: &InputFile, schema: &Schema, fields: &[Field]) -> Result<()> {
+    fn has_timestamp(dt: &DataType) -> bool {
+        match dt {
+            DataType::Timestamp(..) => true,
+            DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => has_timestamp(f.data_type()),
+            DataType::Struct(fs) => fs.iter().any(|f| has_timestamp(f.data_type())),
+            _ => false,
+        }
+    }
+    for f in schema.fields().iter().filter(|f| has_naive_timestamp(f.data_type())) {
+        let read_as_time = fields.iter().any(|g| g.name() == f.name() && has_timestamp(g.data_type()));
+        let top = matches!(f.data_type(), DataType::Timestamp(_, None));
+        let message = match (read_as_time, &src.assume_timezone, top) {
+            (false, ..) | (true, Some(_), true) => continue,
+            (true, Some(_), false) => format!(
+                "column `{}` holds timestamps without a time zone inside a list or struct; assume_timezone \
+                 applies to top-level columns: write the file with zoned timestamps",
+                f.name()
+            ),
+            (true, None, _) => format!(
+                "column `{}` holds timestamps without a time zone ({}): their instant is unknown; set \
+                 assume_timezone on the source (\"UTC\", or the zone they were written in)",
+                f.name(),
+                type_name(f.data_type())
+            ),
+        };
+        return Err(Error::config(&input.rel, message));
+    }
+    Ok(())
 }
 
 /// The columns to read raw Parquet files with for SQL alone (`runpack query`), as [`plan`]
@@ -55,43 +93,18 @@ pub fn plan(src: &SourceDef, inputs: &[InputFile], declared: Option<&TableSchema
 ///
 /// Errors: as [`plan`].
 pub fn plan_for_query(src: &SourceDef, inputs: &[InputFile]) -> Result<Vec<Field>> {
-    plan_columns(src, inputs, true)
+    let schemas: Vec<SchemaRef> = inputs.iter().map(file_schema).collect::<Result<_>>()?;
+    plan_columns(src, inputs, &schemas, true)
 }
 
-fn plan_columns(src: &SourceDef, inputs: &[InputFile], as_in_file: bool) -> Result<Vec<Field>> {
-    let schemas: Vec<SchemaRef> = inputs.iter().map(file_schema).collect::<Result<_>>()?;
+/// The columns inferred from the files' `schemas` (one per input, in order); see [`plan`]
+/// and [`plan_for_query`] (`as_in_file`).
+fn plan_columns(src: &SourceDef, inputs: &[InputFile], schemas: &[SchemaRef], as_in_file: bool) -> Result<Vec<Field>> {
     let overrides: Vec<(String, DataType)> =
         src.fields.iter().map(|f| (f.name.clone(), f.arrow_type().expect("checked at load"))).collect();
     let canon = |f: &Field, file: &str| -> Result<DataType> {
         if let Some((_, t)) = overrides.iter().find(|(n, _)| n == f.name()) {
             return Ok(t.clone());
-        }
-        if !as_in_file && has_naive_timestamp(f.data_type()) {
-            let top = matches!(f.data_type(), DataType::Timestamp(_, None));
-            match (&src.assume_timezone, top) {
-                (Some(_), true) => {}
-                (Some(_), false) => {
-                    return Err(Error::config(
-                        file,
-                        format!(
-                            "column `{}` holds timestamps without a time zone inside a list or struct; \
-                             assume_timezone applies to top-level columns: write the file with zoned timestamps",
-                            f.name()
-                        ),
-                    ));
-                }
-                (None, _) => {
-                    return Err(Error::config(
-                        file,
-                        format!(
-                            "column `{}` holds timestamps without a time zone ({}): their instant is unknown; \
-                             set assume_timezone on the source (\"UTC\", or the zone they were written in)",
-                            f.name(),
-                            type_name(f.data_type())
-                        ),
-                    ));
-                }
-            }
         }
         match canonical(f.data_type()) {
             // SQL alone reads a timestamp without a zone as it is: no zone is made up for it
@@ -108,7 +121,7 @@ fn plan_columns(src: &SourceDef, inputs: &[InputFile], as_in_file: bool) -> Resu
         fields.push(Field::new(f.name(), canon(f, &inputs[0].rel)?, true));
     }
     let mut violations = Vec::new();
-    for (input, schema) in inputs.iter().zip(&schemas).skip(1) {
+    for (input, schema) in inputs.iter().zip(schemas).skip(1) {
         for f in schema.fields() {
             let t = canon(f, &input.rel)?;
             match fields.iter().position(|g| g.name() == f.name()) {

@@ -1540,6 +1540,15 @@ fn parquet_timestamps_without_a_zone_need_assume_timezone_and_are_read_in_it() {
         stderr(&o)
     );
     assert!(stderr(&o).contains("set assume_timezone on the source"), "{}", stderr(&o));
+    // declared a datetime, the same: a declared type says nothing of the zone
+    pipeline("[[source.field]]\nname = \"ts\"\ntype = \"datetime\"\n");
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("raw.parquet: column `ts` holds timestamps without a time zone (Timestamp(µs))"),
+        "{}",
+        stderr(&o)
+    );
     // read as Tokyo wall-clock times
     pipeline("assume_timezone = \"Asia/Tokyo\"\n");
     let o = build(dir, &["-q", "--force"]);
