@@ -80,12 +80,7 @@ fn session_with_partitions(partitions: usize) -> SessionContext {
 }
 
 fn has_float(dt: &DataType) -> bool {
-    match dt {
-        DataType::Float16 | DataType::Float32 | DataType::Float64 => true,
-        DataType::List(f) | DataType::LargeList(f) => has_float(f.data_type()),
-        DataType::Struct(fs) => fs.iter().any(|f| has_float(f.data_type())),
-        _ => false,
-    }
+    crate::schema::type_contains(dt, &|t| t.is_floating())
 }
 
 /// Registers Parquet `files` as table `name` with `schema`; a table with floating-point
@@ -822,16 +817,7 @@ fn declared_columns_in_files(
 /// integer is declared `uint64`. Decimals are refused (their values need not fit an
 /// integer), and so is an integer declared `number` (above 2^53 a float rounds it).
 pub fn type_mismatch(have: &DataType, want: &DataType) -> Option<String> {
-    fn has_decimal(dt: &DataType) -> bool {
-        match dt {
-            DataType::Decimal32(..) | DataType::Decimal64(..) | DataType::Decimal128(..) | DataType::Decimal256(..) => {
-                true
-            }
-            DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => has_decimal(f.data_type()),
-            DataType::Struct(fs) => fs.iter().any(|f| has_decimal(f.data_type())),
-            _ => false,
-        }
-    }
+    let has_decimal = |dt: &DataType| crate::schema::type_contains(dt, &|t| t.is_decimal());
     let refused = || {
         Some(format!(
             "is {} in the file, which does not read as {} without loss; declare the file's type, or CAST \

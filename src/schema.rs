@@ -561,6 +561,22 @@ pub fn finer_time_units(want: &DataType, have: &DataType) -> DataType {
     }
 }
 
+/// Whether `dt`, or a type inside it (list items, struct members, map entries, at any depth),
+/// is one that `is` picks.
+pub fn type_contains(dt: &DataType, is: &dyn Fn(&DataType) -> bool) -> bool {
+    is(dt)
+        || match dt {
+            DataType::List(f)
+            | DataType::LargeList(f)
+            | DataType::FixedSizeList(f, _)
+            | DataType::ListView(f)
+            | DataType::LargeListView(f)
+            | DataType::Map(f, _) => type_contains(f.data_type(), is),
+            DataType::Struct(fs) => fs.iter().any(|f| type_contains(f.data_type(), is)),
+            _ => false,
+        }
+}
+
 /// The canonical Arrow type runpack stores for a query result type.
 pub fn canonical(dt: &DataType) -> std::result::Result<DataType, String> {
     Ok(match dt {

@@ -56,14 +56,7 @@ pub fn plan(src: &SourceDef, inputs: &[InputFile], declared: Option<&TableSchema
 ///
 /// Errors: [`Error::Config`] naming the file and the column.
 fn zoned_or_assumed(src: &SourceDef, input: &InputFile, schema: &Schema, fields: &[Field]) -> Result<()> {
-    fn has_timestamp(dt: &DataType) -> bool {
-        match dt {
-            DataType::Timestamp(..) => true,
-            DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => has_timestamp(f.data_type()),
-            DataType::Struct(fs) => fs.iter().any(|f| has_timestamp(f.data_type())),
-            _ => false,
-        }
-    }
+    let has_timestamp = |dt: &DataType| crate::schema::type_contains(dt, &|t| matches!(t, DataType::Timestamp(..)));
     for f in schema.fields().iter().filter(|f| has_naive_timestamp(f.data_type())) {
         let read_as_time = fields.iter().any(|g| g.name() == f.name() && has_timestamp(g.data_type()));
         let top = matches!(f.data_type(), DataType::Timestamp(_, None));
@@ -207,14 +200,7 @@ fn unstored_type(f: &Field) -> String {
 
 /// Whether `dt` is, or holds, a timestamp without a time zone.
 pub fn has_naive_timestamp(dt: &DataType) -> bool {
-    match dt {
-        DataType::Timestamp(_, None) => true,
-        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
-            has_naive_timestamp(f.data_type())
-        }
-        DataType::Struct(fs) => fs.iter().any(|f| has_naive_timestamp(f.data_type())),
-        _ => false,
-    }
+    crate::schema::type_contains(dt, &|t| matches!(t, DataType::Timestamp(_, None)))
 }
 
 /// A column of timestamps without a time zone, read as wall-clock times in `tz`: the same
