@@ -1204,6 +1204,7 @@ fn referenced_columns(spec: &PipelineSpec) -> BTreeMap<String, Vec<Vec<String>>>
 fn inferred_schema(table: &str, result: &Schema) -> Result<TableSchema> {
     let mut fields = Vec::new();
     for f in result.fields() {
+        crate::schema::column_name(f.name()).map_err(|m| Error::config(format!("table {table}"), m))?;
         let dt = crate::schema::canonical(f.data_type())
             .map_err(|m| Error::config(format!("table {table}"), format!("column `{}` {m}", f.name())))?;
         fields.push(Field::new(f.name(), dt, true));

@@ -211,14 +211,11 @@ impl TableSchema {
             if f.name.is_empty() {
                 return Err("a field has no `name`".into());
             }
+            column_name(&f.name)?;
             if !seen.insert(f.name.as_str()) {
                 return Err(format!("field `{}` is declared twice", f.name));
             }
             f.arrow_type().map_err(|m| format!("field `{}`: {m}", f.name))?;
-            if let Some(p) = &f.constraints.pattern {
-                regex::Regex::new(&format!("^(?:{p})$"))
-                    .map_err(|e| format!("field `{}`: invalid pattern: {e}", f.name))?;
-            }
             f.check_constraints().map_err(|m| format!("field `{}`: {m}", f.name))?;
             if let Some(m) = f.unchecked_format() {
                 return Err(format!("field `{}`: {m}", f.name));
@@ -296,6 +293,119 @@ impl TableSchema {
 }
 
 /// Why a constraint below a top-level field or a top-level array's items is refused.
+/// Checks the name of a table's column: one with a blank (any Unicode white space) at its start
+/// or end is refused, because Frictionless readers trim header labels and would then find no
+/// column of that name in the release's `datapackage.json`.
+///
+/// Errors: a message naming the column.
+pub fn column_name(name: &str) -> std::result::Result<(), String> {
+    if name.trim() != name {
+        return Err(format!(
+            "column {name:?} begins or ends with a blank: Frictionless readers trim column labels, so \
+             `datapackage.json` could not describe it; name it without"
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a `pattern` constraint: a regular expression that runpack (Rust `regex` syntax) and
+/// Frictionless readers (Python `re`, which the Table Schema spec's XML Schema regular
+/// expressions are read with in practice) both compile and read alike, matched against the
+/// whole value.
+///
+/// Refused, with the construct named: inline flags other than a group's own `i`, `m`, `s`
+/// (`(?i)abc`, `(?x:…)`, `(?U:…)`; `(?i:abc)` passes), Unicode classes
+/// (`\pL`, `\p{Greek}`), POSIX classes (`[[:alpha:]]`), nested classes and class set
+/// operations (`[a-z&&[^x]]`, `--`, `~~`), braced hex escapes (`\x{41}`), `(?<name>…)` groups
+/// (Python spells them `(?P<name>…)`), and the assertions Python lacks (`\z`, `\b{start}`,
+/// `\<`, `\>`). A pattern is parsed on its own, so one that is only valid once wrapped in
+/// `^(?:…)$` (`a)|(b`) is refused too.
+///
+/// Errors: a message naming the construct and its position (characters, counted from 1).
+fn check_pattern(pattern: &str) -> std::result::Result<(), String> {
+    use regex_syntax::ast::{self, Ast, ClassSet, ClassSetItem, GroupKind};
+    let ast = ast::parse::Parser::new().parse(pattern).map_err(|e| format!("invalid pattern: {e}"))?;
+    let refuse = |span: &ast::Span, what: &str| {
+        Err(format!(
+            "pattern {pattern:?}: {what} at character {} ({:?}) is read differently or refused by \
+             Python's `re`, which Frictionless readers match patterns with",
+            pattern[..span.start.offset].chars().count() + 1,
+            &pattern[span.start.offset..span.end.offset]
+        ))
+    };
+    fn class_item<'a>(item: &'a ClassSetItem, out: &mut Vec<(&'a ast::Span, &'static str)>) {
+        match item {
+            ClassSetItem::Ascii(c) => out.push((&c.span, "a POSIX class")),
+            ClassSetItem::Unicode(c) => out.push((&c.span, "a Unicode class")),
+            ClassSetItem::Bracketed(c) => out.push((&c.span, "a class inside a class")),
+            ClassSetItem::Literal(l) => literal(l, out),
+            ClassSetItem::Range(r) => {
+                literal(&r.start, out);
+                literal(&r.end, out);
+            }
+            ClassSetItem::Union(u) => u.items.iter().for_each(|i| class_item(i, out)),
+            ClassSetItem::Empty(_) | ClassSetItem::Perl(_) => {}
+        }
+    }
+    fn literal<'a>(l: &'a ast::Literal, out: &mut Vec<(&'a ast::Span, &'static str)>) {
+        if matches!(l.kind, ast::LiteralKind::HexBrace(_)) {
+            out.push((&l.span, "a braced hex escape"));
+        }
+    }
+    let mut found: Vec<(&ast::Span, &'static str)> = Vec::new();
+    let mut stack = vec![&ast];
+    while let Some(node) = stack.pop() {
+        match node {
+            Ast::Flags(f) => found.push((&f.span, "an inline flag")),
+            Ast::Literal(l) => literal(l, &mut found),
+            Ast::ClassUnicode(c) => found.push((&c.span, "a Unicode class")),
+            Ast::Assertion(a) => {
+                use ast::AssertionKind::*;
+                if !matches!(a.kind, StartLine | EndLine | StartText | WordBoundary | NotWordBoundary) {
+                    found.push((&a.span, "an assertion"));
+                }
+            }
+            Ast::ClassBracketed(c) => match &c.kind {
+                ClassSet::BinaryOp(op) => found.push((&op.span, "a class set operation")),
+                ClassSet::Item(item) => class_item(item, &mut found),
+            },
+            Ast::Repetition(r) => stack.push(&r.ast),
+            Ast::Group(g) => {
+                match &g.kind {
+                    GroupKind::CaptureName { starts_with_p: false, .. } => {
+                        found.push((&g.span, "a `(?<name>…)` group"))
+                    }
+                    GroupKind::NonCapturing(flags) => {
+                        // scoped i, m and s (and their negation) mean the same to Python's `re`
+                        use ast::{Flag, FlagsItemKind};
+                        let shared = |k: &FlagsItemKind| {
+                            matches!(
+                                k,
+                                FlagsItemKind::Negation
+                                    | FlagsItemKind::Flag(
+                                        Flag::CaseInsensitive | Flag::MultiLine | Flag::DotMatchesNewLine
+                                    )
+                            )
+                        };
+                        if let Some(item) = flags.items.iter().find(|i| !shared(&i.kind)) {
+                            found.push((&item.span, "an inline flag"))
+                        }
+                    }
+                    _ => {}
+                }
+                stack.push(&g.ast);
+            }
+            Ast::Alternation(a) => stack.extend(a.asts.iter()),
+            Ast::Concat(c) => stack.extend(c.asts.iter()),
+            Ast::Empty(_) | Ast::Dot(_) | Ast::ClassPerl(_) => {}
+        }
+    }
+    if let Some((span, what)) = found.iter().min_by_key(|(span, _)| span.start.offset) {
+        return refuse(span, what);
+    }
+    regex::Regex::new(&format!("^(?:{pattern})$")).map(drop).map_err(|e| format!("invalid pattern: {e}"))
+}
+
 const IGNORED_BELOW: &str =
     "constraints are checked on top-level fields and the items of a top-level array only, and would be ignored here";
 
@@ -323,8 +433,11 @@ impl FieldDescriptor {
         if (c.minimum.is_some() || c.maximum.is_some()) && !matches!(t, "integer" | "number") {
             return misplaced("minimum/maximum", "`integer` and `number`");
         }
-        if c.pattern.is_some() && t != "string" {
-            return misplaced("pattern", "`string`");
+        if let Some(p) = &c.pattern {
+            if t != "string" {
+                return misplaced("pattern", "`string`");
+            }
+            check_pattern(p)?;
         }
         if (c.min_length.is_some() || c.max_length.is_some()) && !matches!(t, "string" | "array") {
             return misplaced("minLength/maxLength", "`string` and `array`");
@@ -801,6 +914,45 @@ mod tests {
         };
         let e = check(r#"{"name":"s","type":"string","constraints":{"minimum":1}}"#).unwrap_err();
         assert!(e.contains("field `s`: minimum/maximum applies to `integer` and `number` fields, not `string`"), "{e}");
+        for (pattern, construct) in [
+            ("(?i)abc", "an inline flag at character 1 (\"(?i)\")"),
+            ("a(?x:b)", "an inline flag at character 4 (\"x\")"),
+            ("a(?i-U:b)", "an inline flag at character 6 (\"U\")"),
+            (r"\pL+", "a Unicode class at character 1"),
+            (r"x[\p{Greek}]", "a Unicode class at character 3"),
+            ("[[:alpha:]]+", "a POSIX class at character 2"),
+            ("[a-z&&[^x]]", "a class set operation"),
+            ("[a[bc]]", "a class inside a class"),
+            (r"\x{41}", "a braced hex escape"),
+            ("(?<n>a)", "a `(?<name>…)` group"),
+            (r"a\z", "an assertion at character 2"),
+            (r"\<a", "an assertion at character 1"),
+        ] {
+            let json = serde_json::json!({"name": "s", "type": "string", "constraints": {"pattern": pattern}});
+            let e = check(&json.to_string()).unwrap_err();
+            assert!(e.starts_with(&format!("field `s`: pattern {pattern:?}: {construct}")), "{pattern}: {e}");
+            assert!(e.contains("Python's `re`"), "{e}");
+        }
+        // valid only once wrapped in ^(?:…)$, which would make it "starts with a or ends with b"
+        let e = check(r#"{"name":"s","type":"string","constraints":{"pattern":"a)|(b"}}"#).unwrap_err();
+        assert!(e.starts_with("field `s`: invalid pattern:"), "{e}");
+        // items are checked alike
+        let e = check(r#"{"name":"v","type":"array","items":{"type":"string","constraints":{"pattern":"(?i)a"}}}"#)
+            .unwrap_err();
+        assert!(e.starts_with("field `v`: items: pattern \"(?i)a\": an inline flag"), "{e}");
+        // the shared syntax passes: classes, escapes, anchors, groups, lazy and bounded repeats
+        for pattern in [
+            r"tinker://[^/]+/(weights|sampler_weights)/\d{3,}",
+            r"(?P<run>[\w-]+):train:\d+",
+            r"(?:a|b)*?\.\x41\u00e9\t[\s\-]{0,2}",
+            r"\bword\B.^$\A",
+            r"run-(?i:[a-f]+)(?-s:.)(?m:x)",
+        ] {
+            let json = serde_json::json!({"name": "s", "type": "string", "constraints": {"pattern": pattern}});
+            check(&json.to_string()).unwrap_or_else(|e| panic!("{pattern}: {e}"));
+        }
+        let e = check(r#"{"name":"run id ","type":"string"}"#).unwrap_err();
+        assert!(e.starts_with("column \"run id \" begins or ends with a blank"), "{e}");
         let e = check(r#"{"name":"n","type":"number","constraints":{"pattern":"a+"}}"#).unwrap_err();
         assert!(e.contains("pattern applies to `string` fields, not `number`"), "{e}");
         let e = check(r#"{"name":"b","type":"boolean","constraints":{"maxLength":3}}"#).unwrap_err();

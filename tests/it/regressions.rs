@@ -1751,3 +1751,59 @@ fn query_over_json_lines_reads_a_key_null_in_every_record_as_text_of_nulls() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).trim_end().ends_with("1 violation found"), "{}", stderr(&o));
 }
+
+#[test]
+fn patterns_and_column_names_are_those_frictionless_reads_alike() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "raw.jsonl",
+        "{\"id\": 1, \"uri\": \"tinker://A1/weights/000010\"}\n{\"id\": 2, \"uri\": \"tinker://b2/sampler_weights/000020\"}\n",
+    );
+    let schema = |pattern: &str| {
+        serde_json::json!({"fields": [
+            {"name": "id", "type": "integer"},
+            {"name": "uri", "type": "string", "constraints": {"pattern": pattern}},
+        ], "primaryKey": ["id"]})
+        .to_string()
+    };
+    let toml = "name = \"pn\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n\
+                [[table]]\nname = \"t\"\nschema = \"t.json\"\nquery = \"SELECT id, uri FROM raw\"\n";
+    write(dir, "pipeline.toml", toml);
+    // a scoped case-insensitive group is read alike by both: the release validates with frictionless
+    write(dir, "t.json", &schema(r"tinker://(?i:[a-z0-9]+)/(sampler_)?weights/\d{6}"));
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(std::process::Command::new(python())
+        .arg(repo().join("tests/python/validate_datapackage.py"))
+        .arg(release(dir, "pn")));
+    assert!(o.status.success(), "frictionless validates the release: {}{}", stdout(&o), stderr(&o));
+    assert_eq!(stdout(&o).trim(), r#"{"t": 2}"#);
+    // a Unicode class is not Python's: refused with the schema file, the field and the place
+    write(dir, "t.json", &schema(r"tinker://\p{L}+/.*"));
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains(r#"field `uri`: pattern "tinker://\\p{L}+/.*": a Unicode class at character 10 ("\\p{L}")"#),
+        "{}",
+        stderr(&o)
+    );
+    // a column named with a trailing blank, declared or made by the SQL of a table without schema
+    write(dir, "t.json", &schema(".*").replace("\"uri\"", "\"uri \""));
+    write(dir, "pipeline.toml", &toml.replace("SELECT id, uri FROM", "SELECT id, uri AS \\\"uri \\\" FROM"));
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("t.json: column \"uri \" begins or ends with a blank"), "{}", stderr(&o));
+    write(
+        dir,
+        "pipeline.toml",
+        &toml
+            .replace("schema = \"t.json\"\n", "")
+            .replace("SELECT id, uri FROM", "SELECT id, uri AS \\\" uri\\\" FROM"),
+    );
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("table t: column \" uri\" begins or ends with a blank"), "{}", stderr(&o));
+}
