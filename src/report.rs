@@ -65,7 +65,9 @@ pub struct Violation {
     /// The rule that failed: `type`, `required`, `unique`, `primaryKey`, `foreignKey`, `enum`,
     /// `pattern`, `minimum`, `maximum`, `minLength`, `maxLength`, `schema`, `json`, `encoding`.
     pub rule: String,
-    /// Primary-key values of the row, rendered `k1=v1, k2=v2`, when the table has one.
+    /// Primary-key values of the row, rendered `k1=v1, k2=v2`, when the table has one; for a
+    /// row of a table without a primary key that no `_source_*` column places, every column's
+    /// value (its sort key), cut after 200 characters with `…`.
     pub key: Option<String>,
     /// What was expected and what was found.
     pub message: String,

@@ -427,7 +427,20 @@ impl<'a> Validator<'a> {
             if reasons[r].is_empty() {
                 continue;
             }
-            let key = (!self.pk_idx.is_empty()).then(|| render_key(&self.schema.primary_key, &self.pk_idx, &b, r));
+            let key = if !self.pk_idx.is_empty() {
+                Some(render_key(&self.schema.primary_key, &self.pk_idx, &b, r))
+            } else if sources.at(r).is_none() {
+                // no key and no source: the row's own values name it (its sort key is every column)
+                let names: Vec<String> = b.schema().fields().iter().map(|f| f.name().clone()).collect();
+                let all: Vec<usize> = (0..names.len()).collect();
+                let text = render_key(&names, &all, &b, r);
+                Some(match text.char_indices().nth(200) {
+                    Some((cut, _)) => format!("{}…", &text[..cut]),
+                    None => text,
+                })
+            } else {
+                None
+            };
             match self.on_invalid {
                 OnInvalid::Fail => {
                     for (field, rule, message) in &reasons[r] {

@@ -1806,4 +1806,21 @@ fn patterns_and_column_names_are_those_frictionless_reads_alike() {
     let o = build(dir, &["-q", "--force"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("table t: column \" uri\" begins or ends with a blank"), "{}", stderr(&o));
+    // a violation in a table with neither a primary key nor `_source_*` columns names the row by its values
+    write(
+        dir,
+        "t.json",
+        r#"{"fields":[{"name":"id","type":"integer"},{"name":"uri","type":"string","constraints":{"pattern":"tinker://[a-z0-9]+/.*"}}]}"#,
+    );
+    write(dir, "pipeline.toml", toml);
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "uri: value \"tinker://A1/weights/000010\" does not match tinker://[a-z0-9]+/.* (table t, key id=1, \
+             uri=tinker://A1/weights/000010, rule pattern)"
+        ),
+        "{}",
+        stderr(&o)
+    );
 }
