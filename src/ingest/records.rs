@@ -401,7 +401,7 @@ impl<'de> Visitor<'de> for Nav<'_, '_, '_> {
 ///
 /// Errors: [`Error::Format`] when the header cannot be read, [`Error::Config`] at line 1 when
 /// it names a column twice.
-fn csv_header<R: std::io::Read>(rdr: &mut csv::Reader<R>, rel: &str) -> Result<csv::StringRecord> {
+pub(crate) fn csv_header<R: std::io::Read>(rdr: &mut csv::Reader<R>, rel: &str) -> Result<csv::StringRecord> {
     let headers = rdr.headers().map_err(|e| Error::format(rel, format!("cannot read the CSV header: {e}")))?.clone();
     let mut seen = std::collections::BTreeSet::new();
     for h in headers.iter().filter(|h| !h.is_empty()) {
@@ -536,7 +536,7 @@ fn csv_text(record: &csv::StringRecord) -> String {
 /// Where the line breaks are in the bytes read through [`LineLog::wrap`], to name the line
 /// a CSV record starts on.
 #[derive(Default, Clone)]
-struct LineLog(std::rc::Rc<std::cell::RefCell<LineState>>);
+pub(crate) struct LineLog(std::rc::Rc<std::cell::RefCell<LineState>>);
 
 #[derive(Default)]
 struct LineState {
@@ -579,14 +579,14 @@ impl QuoteState {
 }
 
 impl LineLog {
-    fn wrap<R: std::io::Read>(&self, inner: R) -> LineReader<R> {
+    pub(crate) fn wrap<R: std::io::Read>(&self, inner: R) -> LineReader<R> {
         LineReader { inner, log: self.clone() }
     }
 
     /// The 1-based line of the first byte at or after `offset` that ends no line: where a
     /// record whose reading started at `offset` begins (`offset` never decreases from one call
     /// to the next).
-    fn line_at(&self, mut offset: u64) -> u64 {
+    pub(crate) fn line_at(&self, mut offset: u64) -> u64 {
         let mut s = self.0.borrow_mut();
         while let Some(&(at, byte)) = s.ends.front() {
             if at > offset {
@@ -610,7 +610,8 @@ impl LineLog {
     }
 }
 
-struct LineReader<R> {
+/// A reader that logs the line breaks of what it reads into its [`LineLog`].
+pub(crate) struct LineReader<R> {
     inner: R,
     log: LineLog,
 }

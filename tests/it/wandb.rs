@@ -682,3 +682,92 @@ print(json.dumps(recs))
     let card = std::fs::read_to_string(r.join("README.md")).unwrap();
     assert!(card.contains(&format!("reading stopped at byte {}", cut_rec.0)), "{card}");
 }
+
+/// Builds one W&B source `w` (path, options) into table `t` (`SELECT *`); the output.
+fn wandb_build(dir: &Path, path: &str, opts: &str) -> std::process::Output {
+    write(
+        dir,
+        "pipeline.toml",
+        &pipeline("wb", &[("w", &format!("\"{path}\""), opts)], &[("t", "SELECT * FROM w", "")]),
+    );
+    build(dir, &["-q", "--force"])
+}
+
+#[test]
+fn wandb_values_are_never_lost_merged_or_retyped_silently() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let history = r#"{ table = "history" }"#;
+    // a CSV header naming a column twice: one copy's values would be lost
+    write(dir, "h/abcd1234.csv", "_step,acc,acc\n0,1,2\n1,0.5,\n");
+    let o = wandb_build(dir, "h/*.csv", history);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("h/abcd1234.csv:1: the CSV header names column `acc` twice"), "{}", stderr(&o));
+    std::fs::remove_dir_all(dir.join("h")).unwrap();
+    // CRLF line ends: rows and errors name their own lines (the header is line 1)
+    write(dir, "h/abcd1234.csv", "_step,loss\r\n0,0.5\r\n1.5,0.6\r\n2,0.7\r\n");
+    let o = wandb_build(dir, "h/*.csv", history);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("h/abcd1234.csv:3:$: `_step` must be an integer step, found the fraction 1.5"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(bin().arg("build").arg(dir).arg("--releases-dir").arg(dir.join("out")).args([
+        "-q",
+        "--on-invalid",
+        "reject",
+    ]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "wb"), "SELECT step, value, _source_line FROM t ORDER BY step"),
+        "step,value,_source_line\n0,0.5,2\n2,0.7,4\n"
+    );
+    std::fs::remove_dir_all(dir.join("h")).unwrap();
+    // steps that are not integers are violations at their line, in every layout
+    write(
+        dir,
+        "wandb/run-20240101_000000-abcd1234/files/wandb-history.jsonl",
+        "{\"_step\": \"3\", \"loss\": 1}\n{\"_step\": 3.5, \"loss\": 2}\n{\"_step\": 1e20, \"loss\": 3}\n{\"_step\": true, \"loss\": 4}\n{\"_step\": 4.0, \"loss\": 5}\n",
+    );
+    let o = wandb_build(dir, "wandb/**", history);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    for (line, found) in
+        [(1, "string \"3\""), (2, "the fraction 3.5"), (3, "1e+20, beyond 64-bit integers"), (4, "boolean true")]
+    {
+        assert!(
+            e.contains(&format!("wandb-history.jsonl:{line}:$: `_step` must be an integer step, found {found}")),
+            "{e}"
+        );
+    }
+    assert!(e.contains("4 violations found"), "{e}");
+    // nested keys that join into an existing dotted key
+    write(
+        dir,
+        "wandb/run-20240101_000000-abcd1234/files/wandb-history.jsonl",
+        "{\"_step\": 3, \"loss\": 0.3, \"a.b\": 1, \"a\": {\"b\": 2}}\n",
+    );
+    let o = wandb_build(dir, "wandb/**", history);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("wandb-history.jsonl:1:$: two keys name metric `a.b`"), "{}", stderr(&o));
+    std::fs::remove_dir_all(dir.join("wandb")).unwrap();
+    // UI runs export: text that only looks like a number stays text; a numeric id keeps its digits
+    write(
+        dir,
+        "ui.csv",
+        "\"Name\",\"State\",\"ID\",\"date\",\"tag\",\"ver\",\"code\",\"lr\"\n\"r\",\"finished\",\"12345678\",\"2024_01_01\",\"000020\",\"1.10\",\"+1\",\"1e-05\"\n",
+    );
+    let o = wandb_build(dir, "ui.csv", r#"{ table = "runs" }"#);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let fields = query(&release(dir, "wb"), "SELECT fields FROM t");
+    assert!(
+        fields
+            .contains(r#"""date"":""2024_01_01"",""tag"":""000020"",""ver"":""1.10"",""code"":""+1"",""lr"":0.00001"#),
+        "{fields}"
+    );
+    write(dir, "runs.jsonl", "{\"id\": 12345678, \"name\": \"numid\", \"state\": \"finished\", \"config\": {}}\n");
+    let o = wandb_build(dir, "runs.jsonl", r#"{ table = "runs" }"#);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "wb"), "SELECT run_id FROM t"), "run_id\n12345678\n");
+}

@@ -143,7 +143,12 @@ pub fn is_run(o: &Map<String, Value>) -> bool {
 /// The run id of a run object: `id`, `run_id`, `runId`, or GraphQL's `name` (when a
 /// `displayName` is present).
 pub fn run_id(o: &Map<String, Value>) -> Option<String> {
-    let s = |k: &str| o.get(k).and_then(Value::as_str).filter(|s| !s.is_empty()).map(String::from);
+    // an id of digits only may come as a JSON number (or a CSV cell typed as one): its text
+    let s = |k: &str| match o.get(k)? {
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        Value::Number(n) if n.is_u64() || n.is_i64() => Some(n.to_string()),
+        _ => None,
+    };
     s("id")
         .or_else(|| s("run_id"))
         .or_else(|| s("runId"))
@@ -179,7 +184,8 @@ pub fn scan_lists(plan: &Plan) -> Result<Lists> {
         let x = Expect {
             history_line_count: e.obj.get("historyLineCount").and_then(Value::as_u64),
             last_history_step: e.obj.get("lastHistoryStep").and_then(Value::as_i64),
-            summary_step: summary.as_ref().and_then(|s| rows::step_of(s.get("_step"))),
+            // a bad summary `_step` is reported with the run's row
+            summary_step: summary.as_ref().and_then(|s| rows::step_of(s.get("_step")).ok().flatten()),
         };
         lists.expect.insert(key, x);
     }
@@ -462,7 +468,8 @@ pub fn run_row(
     row.last_step = obj
         .get("lastHistoryStep")
         .and_then(Value::as_i64)
-        .or_else(|| rows::step_of(summary.get("_step")))
+        .map(|s| Ok(Some(s)))
+        .unwrap_or_else(|| rows::step_of(summary.get("_step")).map_err(|m| format!("summary: {m}")))?
         .map(Value::from);
     row.history_rows = obj.get("historyLineCount").cloned().filter(Value::is_u64);
     let plain = values::split_summary(&summary).plain;

@@ -87,7 +87,9 @@ pub fn cell(s: &str) -> Value {
         "False" | "false" => return Value::Bool(false),
         _ => {}
     }
-    if let Some(n) = pylit::number(t) {
+    if (written_as_number(t) || pylit::special_number(t))
+        && let Some(n) = pylit::number(t)
+    {
         return n;
     }
     if pylit::looks_like_container(t)
@@ -98,9 +100,25 @@ pub fn cell(s: &str) -> Value {
     Value::String(s.to_string())
 }
 
-fn reader(plan: &Plan, k: usize) -> Result<csv::Reader<Box<dyn std::io::BufRead + Send>>> {
-    let input = &plan.inputs[k];
-    Ok(csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(crate::ingest::files::open(input)?))
+/// True when `t` is a number as Python's `repr` and JavaScript's `String()` write one (what
+/// pandas and the W&B UI put in their CSV files): an optional `-`, no leading zeros, a
+/// fraction that ends in a digit other than 0 unless it is `.0`, an exponent. Other spellings
+/// (`000020`, `1.10`, `+1`, `2024_01_01`, `.5`) are text that a number would not give back.
+fn written_as_number(t: &str) -> bool {
+    let body = t.strip_prefix('-').unwrap_or(t);
+    let (mantissa, exponent) = match body.find(['e', 'E']) {
+        Some(i) => (&body[..i], Some(&body[i + 1..])),
+        None => (body, None),
+    };
+    let (int, frac) = match mantissa.split_once('.') {
+        Some((i, f)) => (i, Some(f)),
+        None => (mantissa, None),
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    digits(int)
+        && (int == "0" || !int.starts_with('0'))
+        && frac.is_none_or(|f| digits(f) && (f == "0" || !f.ends_with('0')))
+        && exponent.is_none_or(|e| digits(e.strip_prefix(['+', '-']).unwrap_or(e)))
 }
 
 /// Reads the header of a CSV input.
@@ -118,24 +136,29 @@ type RecordFn<'a> = dyn FnMut(u64, &[String], &csv::StringRecord, &mut dyn FnMut
 /// Streams the records of a CSV input: (line, header, cells); a malformed line is `Out::Bad`.
 fn records(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>, f: &mut RecordFn) -> Result<()> {
     let rel = plan.inputs[k].rel.clone();
-    let mut r = reader(plan, k)?;
-    let header: Vec<String> = r
-        .headers()
-        .map_err(|e| Error::format(&rel, format!("cannot read the CSV header: {e}")))?
+    // lines counted from the bytes, as the `csv` format counts them (CRLF files included)
+    let lines = crate::ingest::records::LineLog::default();
+    let mut r = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .flexible(false)
+        .from_reader(lines.wrap(crate::ingest::files::open(&plan.inputs[k])?));
+    // a column named twice is refused, as by the `csv` format: one copy's values would be lost
+    let header: Vec<String> = crate::ingest::records::csv_header(&mut r, &rel)?
         .iter()
         .map(|s| s.trim_start_matches('\u{feff}').to_string())
         .collect();
+    let line_of = |p: &csv::Position| lines.line_at(p.byte());
     let mut rec = csv::StringRecord::new();
     loop {
         let pos = r.position().line();
         match r.read_record(&mut rec) {
             Ok(false) => return Ok(()),
             Ok(true) => {
-                let line = rec.position().map(|p| p.line()).unwrap_or(pos);
+                let line = rec.position().map(line_of).unwrap_or(pos);
                 f(line, &header, &rec, out)?;
             }
             Err(e) => {
-                let line = e.position().map(|p| p.line()).unwrap_or(pos + 1);
+                let line = e.position().map(line_of).unwrap_or(pos + 1);
                 let message = match e.kind() {
                     csv::ErrorKind::UnequalLengths { expected_len, len, .. } => {
                         format!("row has {len} cell{}, the header has {expected_len}", if *len == 1 { "" } else { "s" })
@@ -341,10 +364,17 @@ fn chart(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>) -> Resul
             let step = if x_name == "Step" {
                 rows::step_of(Some(&x))
             } else {
-                groups
-                    .iter()
-                    .find(|(r, m, _)| r == run && m == "_step")
-                    .and_then(|(_, _, c)| rows::step_of(Some(&get(c[0]))))
+                match groups.iter().find(|(r, m, _)| r == run && m == "_step") {
+                    Some((_, _, c)) => rows::step_of(Some(&get(c[0]))),
+                    None => Ok(None),
+                }
+            };
+            let step = match step {
+                Ok(step) => step,
+                Err(message) => {
+                    out(Out::Bad { at: at.clone(), rule: "type", message: format!("run {run}: {message}") })?;
+                    continue;
+                }
             };
             let mut any = false;
             for (r, metric, cols) in &groups {
@@ -429,5 +459,13 @@ mod tests {
         assert_eq!(cell(""), Value::Null);
         assert_eq!(cell("cuda:0"), json!("cuda:0"));
         assert_eq!(cell("{not python"), json!("{not python"));
+        // numbers as Python and JavaScript write them; other spellings stay text
+        assert_eq!(cell("1e-08"), json!(1e-8));
+        assert_eq!(cell("-1.5e+21"), json!(-1.5e21));
+        assert_eq!(cell("0.0"), json!(0.0));
+        assert_eq!(cell("nan"), pylit::nonfinite(f64::NAN));
+        for text in ["000020", "1.10", "+1", "2024_01_01", ".5", "1.", "01.5", "1e", "0x10"] {
+            assert_eq!(cell(text), json!(text), "{text}");
+        }
     }
 }

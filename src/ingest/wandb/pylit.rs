@@ -56,6 +56,12 @@ pub fn float(f: f64) -> Value {
     }
 }
 
+/// True for the tokens of a non-finite number that [`number`] reads (`nan`, `NaN`, `inf`,
+/// `Infinity`, with their signs).
+pub fn special_number(t: &str) -> bool {
+    matches!(t, "nan" | "NaN" | "-nan" | "inf" | "Infinity" | "+inf" | "-inf" | "-Infinity")
+}
+
 /// Reads an integer or float token (Python or JSON spelling) into a value; `None` when the
 /// text is not a number.
 pub fn number(t: &str) -> Option<Value> {

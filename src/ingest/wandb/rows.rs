@@ -127,33 +127,58 @@ impl RunRow {
 /// Ids of a history record that are not metrics.
 pub const HISTORY_KEYS: [&str; 4] = ["_step", "_runtime", "_timestamp", "_wandb"];
 
-/// Reads an integral step (`12`, `12.0`, `"12"`); `None` when absent or not integral.
-pub fn step_of(v: Option<&Value>) -> Option<i64> {
-    match v? {
-        Value::Number(n) => {
-            n.as_i64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && f.is_finite()).map(|f| f as i64))
+/// Reads a W&B step (`_step`): an integer, or a float with no fraction (pandas writes an
+/// integer column with gaps as floats: `12.0`); `Ok(None)` when absent or null.
+///
+/// Errors: a message naming what was found instead (a fraction, text, a boolean, a value
+/// beyond 64-bit integers), for the caller to report at the record.
+pub fn step_of(v: Option<&Value>) -> std::result::Result<Option<i64>, String> {
+    let found = match v {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Number(n)) => {
+            if let Some(i) = n.as_i64() {
+                return Ok(Some(i));
+            }
+            match n.as_f64() {
+                // 2^63 as a float is just beyond i64
+                Some(f) if f.fract() == 0.0 && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&f) => {
+                    return Ok(Some(f as i64));
+                }
+                Some(f) if f.is_finite() && f.fract() != 0.0 => format!("the fraction {n}"),
+                _ => format!("{n}, beyond 64-bit integers"),
+            }
         }
-        Value::String(t) => t.trim().parse::<f64>().ok().filter(|f| f.fract() == 0.0).map(|f| f as i64),
-        _ => None,
-    }
+        Some(other) => crate::ingest::path::describe(other),
+    };
+    Err(format!("`_step` must be an integer step, found {found}"))
 }
 
 /// Flattens nested objects without `_type` into dotted keys (`{"a": {"b": 1}}` → `a.b`).
-pub fn flatten(obj: Map<String, Value>) -> Map<String, Value> {
-    fn go(prefix: &str, obj: Map<String, Value>, out: &mut Map<String, Value>) {
+///
+/// Errors: a message naming the dotted key when two keys flatten to it (`"a.b"` and
+/// `"a": {"b"}`): one value would be lost.
+pub fn flatten(obj: Map<String, Value>) -> std::result::Result<Map<String, Value>, String> {
+    fn go(prefix: &str, obj: Map<String, Value>, out: &mut Map<String, Value>) -> std::result::Result<(), String> {
         for (k, v) in obj {
             let key = if prefix.is_empty() { k } else { format!("{prefix}.{k}") };
             match v {
-                Value::Object(o) if !o.contains_key("_type") && !o.is_empty() => go(&key, o, out),
+                Value::Object(o) if !o.contains_key("_type") && !o.is_empty() => go(&key, o, out)?,
                 other => {
+                    if out.contains_key(&key) {
+                        return Err(format!(
+                            "two keys name metric `{key}` once nested keys are joined with dots (a key `{key}` and \
+                             the same path as nested objects); one value would be lost: rename one when logging"
+                        ));
+                    }
                     out.insert(key, other);
                 }
             }
         }
+        Ok(())
     }
     let mut out = Map::new();
-    go("", obj, &mut out);
-    out
+    go("", obj, &mut out)?;
+    Ok(out)
 }
 
 /// Identity of the run a history record belongs to.
@@ -197,7 +222,10 @@ pub fn history_rows(
     at: &crate::report::Position,
     out: &mut dyn FnMut(Out) -> crate::Result<()>,
 ) -> crate::Result<()> {
-    let step = step_of(rec.values.get("_step"));
+    let step = match step_of(rec.values.get("_step")) {
+        Ok(step) => step,
+        Err(message) => return out(Out::Bad { at: at.clone(), rule: "type", message }),
+    };
     let timestamp = rec.values.get("_timestamp").cloned().unwrap_or(Value::Null);
     let runtime = rec.values.get("_runtime").cloned().unwrap_or(Value::Null);
     if !histograms {
@@ -344,8 +372,10 @@ mod tests {
     #[test]
     fn flatten_keeps_rich_values() {
         let o = json!({"a": {"b": 1, "c": {"d": 2}}, "h": {"_type": "histogram"}, "e": {}});
-        let f = flatten(o.as_object().unwrap().clone());
+        let f = flatten(o.as_object().unwrap().clone()).unwrap();
         assert_eq!(Value::Object(f), json!({"a.b": 1, "a.c.d": 2, "h": {"_type": "histogram"}, "e": {}}));
+        let e = flatten(json!({"a.b": 1, "a": {"b": 2}}).as_object().unwrap().clone()).unwrap_err();
+        assert!(e.starts_with("two keys name metric `a.b`"), "{e}");
     }
 
     #[test]
@@ -353,7 +383,12 @@ mod tests {
         assert_eq!(created_at(&json!("2024-05-13T12:59:30")).unwrap(), "2024-05-13T12:59:30Z");
         assert_eq!(created_at(&json!("2026-03-02T07:54:57.000Z")).unwrap(), "2026-03-02T07:54:57Z");
         assert_eq!(created_at(&json!(1741075230.5)).unwrap(), "2025-03-04T08:00:30.500Z");
-        assert_eq!(step_of(Some(&json!(3.0))), Some(3));
-        assert_eq!(step_of(Some(&json!(3.5))), None);
+        assert_eq!(step_of(Some(&json!(3.0))), Ok(Some(3)));
+        assert_eq!(step_of(Some(&json!(null))), Ok(None));
+        let e = |v: Value| step_of(Some(&v)).unwrap_err();
+        assert_eq!(e(json!(3.5)), "`_step` must be an integer step, found the fraction 3.5");
+        assert_eq!(e(json!("3")), "`_step` must be an integer step, found string \"3\"");
+        assert_eq!(e(json!(true)), "`_step` must be an integer step, found boolean true");
+        assert_eq!(e(json!(1e20)), "`_step` must be an integer step, found 1e+20, beyond 64-bit integers");
     }
 }

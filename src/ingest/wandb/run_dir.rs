@@ -154,6 +154,10 @@ pub type StatsSample = (u64, Option<f64>, Vec<(String, Value)>);
 /// What [`jsonl`] calls per record.
 type ObjFn<'a> = dyn FnMut(Map<String, Value>, Position, &mut dyn FnMut(Out) -> Result<()>) -> Result<()> + 'a;
 
+/// A history record with its keys joined by dots, or why they could not be (see
+/// [`rows::flatten`]).
+pub type Flat = std::result::Result<Map<String, Value>, String>;
+
 /// Everything a `.wandb` log says, folded.
 #[derive(Debug, Default)]
 pub struct Folded {
@@ -166,7 +170,7 @@ pub struct Folded {
     /// Exit record: (exit code, runtime).
     pub exit: Option<(i32, i32)>,
     /// History records: (record number, step, values).
-    pub history: Vec<(u64, Option<i64>, Map<String, Value>)>,
+    pub history: Vec<(u64, Option<i64>, Flat)>,
     /// Stats records: (record number, timestamp, values).
     pub stats: Vec<StatsSample>,
     /// Where reading stopped early.
@@ -211,7 +215,8 @@ pub fn fold(input: &InputFile) -> Result<Folded> {
                 for (p, v) in items {
                     log::set_path(&mut m, &p, v);
                 }
-                let step = rows::step_of(m.get("_step")).or(step);
+                // a bad `_step` is reported when the record is emitted (rows::history_rows)
+                let step = rows::step_of(m.get("_step")).ok().flatten().or(step);
                 out.history.push((e.number, step, rows::flatten(m)));
             }
             Event::Stats { timestamp, items } => out.stats.push((e.number, timestamp, items)),
@@ -282,7 +287,14 @@ pub fn emit_log(plan: &Plan, k: usize, dir: Option<usize>, out: &mut dyn FnMut(O
         WandbTable::History | WandbTable::Histograms => {
             let histograms = table == WandbTable::Histograms;
             for (number, step, values) in &folded.history {
-                let mut values = values.clone();
+                let mut values = match values {
+                    Ok(values) => values.clone(),
+                    Err(message) => {
+                        let at = Position::Line(*number);
+                        out(Out::Bad { at, rule: "wandb-history", message: message.clone() })?;
+                        continue;
+                    }
+                };
                 if let Some(s) = step
                     && !values.contains_key("_step")
                 {
@@ -333,13 +345,9 @@ pub fn emit_member(plan: &Plan, k: usize, d: usize, m: Member, out: &mut dyn FnM
         (WandbTable::Runs, _) if plan.is_anchor(k) => emit_dir_row(plan, d, out),
         (WandbTable::History | WandbTable::Histograms, Member::History) if !has_log => {
             let histograms = plan.opts.table == WandbTable::Histograms;
-            jsonl(input, out, &mut |obj, at, out| {
-                rows::history_rows(
-                    Record { run: &run, values: rows::flatten(obj), sampled: false },
-                    histograms,
-                    &at,
-                    out,
-                )
+            jsonl(input, out, &mut |obj, at, out| match rows::flatten(obj) {
+                Ok(values) => rows::history_rows(Record { run: &run, values, sampled: false }, histograms, &at, out),
+                Err(message) => out(Out::Bad { at, rule: "wandb-history", message }),
             })
         }
         (WandbTable::System, Member::Events) if !has_log => jsonl(input, out, &mut |obj, at, out| {
@@ -464,7 +472,17 @@ fn row_from(plan: &Plan, d: Option<usize>, log: Option<(usize, &Folded)>) -> Res
     {
         row.runtime_s = Some(rt);
     }
-    row.last_step = rows::step_of(summary.get("_step")).map(Value::from);
+    row.last_step = match rows::step_of(summary.get("_step")) {
+        Ok(step) => step.map(Value::from),
+        Err(message) => {
+            let file = d
+                .and_then(|d| plan.member(d, Member::Summary))
+                .or(log.map(|(k, _)| k))
+                .map(|k| plan.inputs[k].rel.clone())
+                .unwrap_or_default();
+            return Err(Error::format(file, format!("the run's summary: {message}")));
+        }
+    };
     if !summary.is_empty() {
         row.summary = Some(values::split_summary(&summary).plain);
     }

@@ -66,6 +66,8 @@ pub fn parse_text(s: &str) -> Result<Value, String> {
 ///
 /// Errors: the YAML parser's message with line and column.
 pub fn yaml(text: &str) -> Result<Value, String> {
+    // a byte-order mark opens the file (as PyYAML reads it), not a second document
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let y: yaml_serde::Value = yaml_serde::from_str(text).map_err(|e| e.to_string())?;
     Ok(yaml_to_json(y))
 }
@@ -243,6 +245,7 @@ mod tests {
         assert_eq!(y["b"], json!(1e-6));
         assert_eq!(y["c"], json!("0.18.3"));
         assert!(crate::ingest::lenient::special(y["d"].as_str().unwrap()).is_some());
+        assert_eq!(yaml("\u{feff}wandb_version: 1\nlr:\n  value: 0.1\n").unwrap()["lr"]["value"], json!(0.1));
     }
 
     #[test]
