@@ -168,6 +168,100 @@ pub fn suggest_split_name(name: &str) -> String {
     }
 }
 
+/// What PyYAML (YAML 1.1 implicit resolvers, as `yaml.SafeLoader` applies them) reads a plain
+/// scalar as, when not a string: `"a boolean"` (`yes`, `On`, `NO`, …), `"a number"` (`1_000`,
+/// `1:20`, `.5`), `"null"`, `"a date"` (`2024-01-01`, timestamps), `"a merge key"` (`<<`) or
+/// `"a value key"` (`=`, which SafeLoader cannot construct). Source: PyYAML 6
+/// `yaml/resolver.py`.
+pub fn pyyaml_kind(value: &str) -> Option<&'static str> {
+    static RESOLVERS: std::sync::LazyLock<Vec<(&'static str, regex::Regex)>> = std::sync::LazyLock::new(|| {
+        [
+            ("a boolean", r"^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$"),
+            (
+                "a number",
+                r"^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+            ),
+            (
+                "a number",
+                r"^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$",
+            ),
+            ("a merge key", r"^<<$"),
+            ("null", r"^(?:~|null|Null|NULL|)$"),
+            (
+                "a date",
+                r"^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$",
+            ),
+            ("a value key", r"^=$"),
+        ]
+        .into_iter()
+        .map(|(kind, re)| (kind, regex::Regex::new(re).expect("valid resolver")))
+        .collect()
+    });
+    RESOLVERS.iter().find(|(_, re)| re.is_match(value)).map(|(kind, _)| *kind)
+}
+
+/// A plain scalar of a YAML text that YAML 1.2 (runpack, the Hub) reads as a string and PyYAML
+/// (`datasets`, `huggingface_hub`) as something else (see [`pyyaml_kind`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AmbiguousScalar {
+    /// Byte range of the scalar in the text.
+    pub bytes: std::ops::Range<usize>,
+    /// 1-based line of the text it starts on.
+    pub line: usize,
+    /// The scalar.
+    pub value: String,
+    /// What PyYAML reads it as.
+    pub pyyaml: &'static str,
+}
+
+/// The plain scalars of `text` (keys and values) that YAML 1.2 reads as strings and PyYAML as
+/// another type: `config_name: yes` is the string "yes" to the Hub and `True` to `datasets`.
+/// Invalid YAML gives what was found before the error (the caller reports the error).
+pub fn yaml11_ambiguous(text: &str) -> Vec<AmbiguousScalar> {
+    use saphyr_parser::{Event, Parser, ScalarStyle};
+    // the parser's marks count characters; the text is cut in bytes
+    let bytes_at: Vec<usize> = text.char_indices().map(|(b, _)| b).chain([text.len()]).collect();
+    let mut out = Vec::new();
+    for ev in Parser::new_from_str(text) {
+        let Ok((Event::Scalar(value, ScalarStyle::Plain, _, None), span)) = ev else {
+            if ev.is_err() {
+                break;
+            }
+            continue;
+        };
+        let Some(pyyaml) = pyyaml_kind(&value) else { continue };
+        // a scalar YAML 1.2 reads as a string too would not have been written plain as one
+        if !matches!(yaml_serde::from_str::<Yaml>(&value), Ok(Yaml::String(_))) {
+            continue;
+        }
+        let (Some(&start), Some(&end)) = (bytes_at.get(span.start.index()), bytes_at.get(span.end.index())) else {
+            continue;
+        };
+        out.push(AmbiguousScalar { bytes: start..end, line: span.start.line(), value: value.into_owned(), pyyaml });
+    }
+    out
+}
+
+/// `text` with every scalar of [`yaml11_ambiguous`] single-quoted, so that PyYAML reads the
+/// strings YAML 1.2 does.
+pub fn quote_yaml11_ambiguous(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for a in yaml11_ambiguous(text) {
+        if text[a.bytes.clone()] != a.value {
+            // a plain scalar folded over lines; left as it is (names never are)
+            continue;
+        }
+        out.push_str(&text[at..a.bytes.start]);
+        out.push('\'');
+        out.push_str(&a.value.replace('\'', "''"));
+        out.push('\'');
+        at = a.bytes.end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
 /// Problems with YAML that is not plain data: tags outside the YAML core schema
 /// (`!!python/tuple`, `!custom`), anchors and aliases. Each entry is `key.path: message`, the
 /// path in dotted form with `[i]` for sequence items (`dataset_info.features[2].array3_d.shape`).
@@ -646,7 +740,10 @@ pub fn render(
             }
         }
     }
-    let yaml = yaml_serde::to_string(&Yaml::Mapping(fm)).map_err(|e| Error::format("card", e))?;
+    // names such as `yes`, `on` or `2024-01-01` are strings to YAML 1.2 and not to PyYAML,
+    // which `datasets` reads cards with: they are quoted
+    let yaml =
+        quote_yaml11_ambiguous(&yaml_serde::to_string(&Yaml::Mapping(fm)).map_err(|e| Error::format("card", e))?);
 
     // body
     let mut b = String::new();
@@ -932,5 +1029,49 @@ mod tests {
         assert!(p[0].contains("tag:yaml.org,2002:python/tuple"), "{p:?}");
         assert!(p[1].starts_with("f[1].y:"), "{p:?}");
         assert!(non_plain_yaml("a: &x 1\nb: *x\n").len() == 2);
+    }
+
+    #[test]
+    fn names_pyyaml_reads_as_other_types_are_quoted() {
+        for (v, kind) in [
+            ("yes", "a boolean"),
+            ("OFF", "a boolean"),
+            ("1_000", "a number"),
+            ("1:20", "a number"),
+            ("2024-01-01", "a date"),
+            ("2024-1-5 10:00:00", "a date"),
+            ("<<", "a merge key"),
+            ("=", "a value key"),
+            ("~", "null"),
+        ] {
+            assert_eq!(pyyaml_kind(v), Some(kind), "{v}");
+        }
+        for v in ["y", "train", "1e5", "0o17", "yes please", "2024-01-01x"] {
+            assert_eq!(pyyaml_kind(v), None, "{v}");
+        }
+        let value = Yaml::Mapping(
+            [
+                ("config_name", Yaml::String("yes".into())),
+                ("split", Yaml::String("2024-01-01".into())),
+                ("key", Yaml::String("<<".into())),
+                ("n", Yaml::Number(3.into())),
+                ("default", Yaml::Bool(true)),
+                ("s", Yaml::String("it's on".into())),
+                ("l", Yaml::Sequence(vec![Yaml::String("on".into()), Yaml::String("train".into())])),
+            ]
+            .into_iter()
+            .map(|(k, v)| (Yaml::String(k.into()), v))
+            .collect(),
+        );
+        let text = yaml_serde::to_string(&value).unwrap();
+        assert_eq!(yaml11_ambiguous(&text).len(), 4, "{text}");
+        let quoted = quote_yaml11_ambiguous(&text);
+        assert_eq!(
+            quoted,
+            "config_name: 'yes'\nsplit: '2024-01-01'\nkey: '<<'\nn: 3\ndefault: true\ns: it's on\nl:\n- 'on'\n- train\n"
+        );
+        // the same value to YAML 1.2, and nothing left for PyYAML to read otherwise
+        assert_eq!(yaml_serde::from_str::<Yaml>(&quoted).unwrap(), value);
+        assert!(yaml11_ambiguous(&quoted).is_empty());
     }
 }

@@ -525,6 +525,16 @@ pub fn card_problems(card: &str, files: &[String], empty: &BTreeSet<String>) -> 
     for t in crate::card::non_plain_yaml(fm) {
         out.push(format!("README.md: {t}"));
     }
+    for a in crate::card::yaml11_ambiguous(fm) {
+        // the front matter starts on the card's line 2
+        out.push(format!(
+            "README.md:{}: `{}` is a string to YAML 1.2 but {} to PyYAML, which `datasets` and `huggingface_hub` \
+             read the card with; quote it",
+            a.line + 1,
+            a.value,
+            a.pyyaml
+        ));
+    }
     let data_exts = [".parquet", ".jsonl", ".json", ".csv", ".arrow", ".txt", ".tsv", ".jsonl.gz", ".jsonl.zst"];
     let is_data = |f: &str| {
         data_exts.iter().any(|e| f.ends_with(e))

@@ -1824,3 +1824,46 @@ fn patterns_and_column_names_are_those_frictionless_reads_alike() {
         stderr(&o)
     );
 }
+
+#[test]
+fn names_pyyaml_reads_as_booleans_or_dates_load_with_datasets() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "raw.jsonl", "{\"c\": 1, \"s\": \"on\"}\n{\"c\": 2, \"s\": \"1_000\"}\n{\"c\": 3, \"s\": \"on\"}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"yn\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"yes\"\nsplit_column = \"s\"\nsplits = [\"on\", \"1_000\"]\n\
+         query = 'SELECT c AS \"on\", c AS \"NO\", c AS \"<<\", c AS \"2024-01-01\", s FROM raw'\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "yn");
+    let card = std::fs::read_to_string(r.join("README.md")).unwrap();
+    assert!(card.contains("- config_name: 'yes'\n"), "{card}");
+    assert!(card.contains("  - split: 'on'\n"), "{card}");
+    assert!(card.contains("  - name: '<<'\n"), "{card}");
+    let o = run(std::process::Command::new(python())
+        .arg(repo().join("tests/python/load_release.py"))
+        .arg(&r)
+        .env("HF_HOME", dir.join("hf")));
+    assert!(o.status.success(), "datasets loads the release: {}{}", stdout(&o), stderr(&o));
+    let loaded: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(loaded["yes"]["splits"], serde_json::json!({"on": 2, "1_000": 1}), "{loaded}");
+    assert_eq!(loaded["yes"]["columns"], serde_json::json!(["on", "NO", "<<", "2024-01-01", "s"]), "{loaded}");
+    let o = run(bin().arg("verify").arg(&r));
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    // a card written by other means with such a name unquoted is a problem verify names
+    let unquoted = card.replacen("- config_name: 'yes'\n", "- config_name: yes\n", 1);
+    let problems = runpack::verify::card_problems(&unquoted, &[], &Default::default());
+    let line = unquoted.lines().position(|l| l == "- config_name: yes").unwrap() + 1;
+    assert!(
+        problems.iter().any(|p| p
+            == &format!(
+                "README.md:{line}: `yes` is a string to YAML 1.2 but a boolean to PyYAML, which `datasets` and \
+                 `huggingface_hub` read the card with; quote it"
+            )),
+        "{problems:?}"
+    );
+}
