@@ -909,7 +909,8 @@ pub async fn register_files(
         schema: None,
         columns: crate::spec::ColumnsPolicy::Union,
         nonfinite: crate::spec::NonFinite::Ieee,
-        coerce_nonfinite_strings: false,
+        // runpack's own JSON Lines write NaN and ±Infinity as these strings: read them back
+        coerce_nonfinite_strings: true,
         coerce_numeric_strings: false,
         assume_timezone: None,
         fields: vec![],

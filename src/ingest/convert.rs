@@ -583,6 +583,20 @@ fn float_to_int(c: &Cell, ctx: &mut Ctx, f: f64, text: &str) -> Option<i64> {
     }
 }
 
+/// A whole float (`4.0`, `1e2`) as an unsigned integer, as [`float_to_int`] reads it for
+/// signed ones.
+fn float_to_u64(c: &Cell, ctx: &mut Ctx, f: f64, text: &str) -> Option<u64> {
+    if f.fract() == 0.0 && (0.0..1.8446744073709552e19).contains(&f) {
+        Some(f as u64)
+    } else if f.is_finite() && f.fract() == 0.0 {
+        ctx.problem(c, format!("integer {text} out of range for UInt64"));
+        None
+    } else {
+        ctx.problem(c, format!("fractional value {text} for integer column"));
+        None
+    }
+}
+
 fn to_u64(c: &Cell, ctx: &mut Ctx) -> Option<u64> {
     match c.v? {
         Value::Null => None,
@@ -593,8 +607,7 @@ fn to_u64(c: &Cell, ctx: &mut Ctx) -> Option<u64> {
                 ctx.problem(c, format!("negative value {i} for unsigned integer column"));
                 None
             } else {
-                ctx.problem(c, format!("fractional value {n} for integer column"));
-                None
+                float_to_u64(c, ctx, n.as_f64().unwrap_or(f64::NAN), &n.to_string())
             }
         }
         Value::String(s) => {
@@ -602,10 +615,13 @@ fn to_u64(c: &Cell, ctx: &mut Ctx) -> Option<u64> {
                 ctx.problem(c, format!("integer {d} out of range"));
                 return None;
             }
-            if ctx.opts.textual
-                && let Ok(u) = s.parse::<u64>()
-            {
-                return Some(u);
+            if ctx.opts.textual {
+                if let Ok(u) = s.parse::<u64>() {
+                    return Some(u);
+                }
+                if let Some(f) = parse_text_float(s) {
+                    return float_to_u64(c, ctx, f, s);
+                }
             }
             ctx.mismatch(c, &Target::UInt64, c.v?);
             None
@@ -727,7 +743,17 @@ fn out_of_years(d: chrono::NaiveDate, s: &str) -> Result<(), String> {
 /// Text without an offset is read in `assume` when given; otherwise it is an error message.
 pub fn parse_timestamp(s: &str, assume: Option<chrono_tz::Tz>) -> Result<i64, String> {
     use chrono::{DateTime, NaiveDateTime, TimeZone};
+    let leap = || {
+        Err(format!(
+            "timestamp {} is a leap second (:60), which a timestamp cannot hold (UTC time stamps count no leap \
+             seconds); write the second before or after it in the source",
+            path::short_json_string(s)
+        ))
+    };
     let micros = |dt: chrono::DateTime<chrono::FixedOffset>| -> Result<i64, String> {
+        if dt.timestamp_subsec_nanos() >= 1_000_000_000 {
+            return leap();
+        }
         out_of_years(dt.naive_utc().date(), s)?;
         if !dt.timestamp_subsec_nanos().is_multiple_of(1000) {
             return Err(format!(
@@ -740,6 +766,10 @@ pub fn parse_timestamp(s: &str, assume: Option<chrono_tz::Tz>) -> Result<i64, St
     if let Ok(dt) = DateTime::parse_from_rfc3339(s) {
         return micros(dt);
     }
+    // the date part exactly YYYY-MM-DD, as RFC 3339 has it (chrono's %Y-%m-%d alone is lenient)
+    if !s.get(..10).is_some_and(strict_date) {
+        return Err(format!("expected an ISO 8601 timestamp, found string {}", path::short_json_string(s)));
+    }
     for fmt in ["%Y-%m-%d %H:%M:%S%.f%:z", "%Y-%m-%dT%H:%M:%S%.f%z", "%Y-%m-%d %H:%M:%S%.f%z"] {
         if let Ok(dt) = DateTime::parse_from_str(s, fmt) {
             return micros(dt);
@@ -747,6 +777,9 @@ pub fn parse_timestamp(s: &str, assume: Option<chrono_tz::Tz>) -> Result<i64, St
     }
     for fmt in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M"] {
         if let Ok(naive) = NaiveDateTime::parse_from_str(s, fmt) {
+            if naive.and_utc().timestamp_subsec_nanos() >= 1_000_000_000 {
+                return leap();
+            }
             return match assume {
                 Some(tz) => match tz.from_local_datetime(&naive) {
                     chrono::LocalResult::Single(dt) => {
@@ -782,18 +815,28 @@ fn to_timestamp(c: &Cell, ctx: &mut Ctx) -> Option<i64> {
     }
 }
 
+/// True for text shaped `YYYY-MM-DD` (four, two and two ASCII digits).
+fn strict_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b.iter().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+}
+
 fn to_date(c: &Cell, ctx: &mut Ctx) -> Option<i32> {
     match c.v? {
         Value::Null => None,
-        Value::String(s) => match chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d") {
-            Ok(d) => match out_of_years(d, s) {
+        // exactly YYYY-MM-DD: chrono alone also takes `2024-1-5`, `+2024-01-05` and leading blanks
+        Value::String(s) => match strict_date(s).then(|| chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d")) {
+            Some(Ok(d)) => match out_of_years(d, s) {
                 Ok(()) => Some((d - chrono::NaiveDate::from_ymd_opt(1970, 1, 1).expect("epoch")).num_days() as i32),
                 Err(m) => {
                     ctx.problem(c, m);
                     None
                 }
             },
-            Err(_) => {
+            _ => {
                 ctx.mismatch(c, &Target::Date, c.v?);
                 None
             }
@@ -851,6 +894,38 @@ mod tests {
             vec!["1:$.step: expected integer, found string \"2\"", "2:$.step: fractional value 3.5 for integer column"]
         );
         assert_eq!(c.columns[0].as_primitive::<Int64Type>().value(3), 4);
+    }
+
+    #[test]
+    fn unsigned_integers_dates_and_timestamps_are_strict_alike() {
+        let c = conv(
+            &[
+                r#"{"u": 4.0, "d": "2024-01-05", "t": "2016-12-31T23:59:59Z"}"#,
+                r#"{"u": 1e2, "d": "2024-1-5", "t": "2016-12-31T23:59:60Z"}"#,
+                r#"{"u": 1.5, "d": "+2024-01-05", "t": "2024-06-30 23:59:60.5+00:00"}"#,
+                r#"{"u": 2e20, "d": " 2024-01-05", "t": "2024-1-5 10:00:00+00:00"}"#,
+            ],
+            &[("u", Target::UInt64), ("d", Target::Date), ("t", Target::Timestamp)],
+            &ConvertOptions::default(),
+        );
+        let msgs: Vec<String> = c.problems.iter().map(|p| format!("{}:{}: {}", p.row, p.path, p.message)).collect();
+        let leap = "is a leap second (:60), which a timestamp cannot hold (UTC time stamps count no leap seconds); \
+                    write the second before or after it in the source";
+        assert_eq!(
+            msgs,
+            vec![
+                "2:$.u: fractional value 1.5 for integer column".to_string(),
+                "3:$.u: integer 2e+20 out of range for UInt64".into(),
+                "1:$.d: expected date string (YYYY-MM-DD), found string \"2024-1-5\"".into(),
+                "2:$.d: expected date string (YYYY-MM-DD), found string \"+2024-01-05\"".into(),
+                "3:$.d: expected date string (YYYY-MM-DD), found string \" 2024-01-05\"".into(),
+                format!("1:$.t: timestamp \"2016-12-31T23:59:60Z\" {leap}"),
+                format!("2:$.t: timestamp \"2024-06-30 23:59:60.5+00:00\" {leap}"),
+                "3:$.t: expected an ISO 8601 timestamp, found string \"2024-1-5 10:00:00+00:00\"".into(),
+            ]
+        );
+        let u = c.columns[0].as_primitive::<arrow::datatypes::UInt64Type>();
+        assert_eq!((u.value(0), u.value(1)), (4, 100));
     }
 
     #[test]

@@ -301,6 +301,9 @@ impl<'de> Visitor<'de> for CellSeed<'_> {
             Builder::Int64(b) if v.fract() == 0.0 && (-9.223372036854776e18..9.223372036854776e18).contains(&v) => {
                 b.append_value(v as i64)
             }
+            Builder::UInt64(b) if v.fract() == 0.0 && (0.0..1.8446744073709552e19).contains(&v) => {
+                b.append_value(v as u64)
+            }
             _ => return Err(E::custom("type")),
         }
         Ok(())

@@ -1640,7 +1640,7 @@ fn dates_outside_years_1_to_9999_are_violations() {
     let o = build(dir, &["-q"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let err = stderr(&o);
-    assert!(err.contains("raw.jsonl:1:$.d: \"+10000-01-01\" is outside years 1 to 9999"), "{err}");
+    assert!(err.contains("raw.jsonl:1:$.d: expected date string (YYYY-MM-DD), found string \"+10000-01-01\""), "{err}");
     assert!(err.contains("raw.jsonl:2:$.t: \"0000-01-01T00:00:00Z\" is outside years 1 to 9999"), "{err}");
     assert!(err.trim_end().ends_with("2 violations found; nothing was written"), "{err}");
     // a record a source could not read is the source's, not a table's
@@ -1866,4 +1866,31 @@ fn names_pyyaml_reads_as_booleans_or_dates_load_with_datasets() {
             )),
         "{problems:?}"
     );
+}
+
+#[test]
+fn a_json_lines_copy_reads_back_with_its_schema_non_finite_numbers_included() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "raw.jsonl", "{\"k\":1,\"x\":NaN}\n{\"k\":2,\"x\":-0.0}\n{\"k\":3,\"x\":-Infinity}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"nf\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT k, x FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "nf");
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(r.join("manifest.json")).unwrap()).unwrap();
+    write(dir, "t.json", &m["tables"][0]["schema"].to_string());
+    let copy = r.join("jsonl/t.jsonl");
+    assert!(std::fs::read_to_string(&copy).unwrap().contains("\"x\":\"NaN\""));
+    let sql = "SELECT k, x, x = 'NaN'::double AS nan FROM t ORDER BY k";
+    assert_eq!(
+        query_with(&copy, sql, &["--schema", dir.join("t.json").to_str().unwrap()]),
+        query(&r, sql),
+        "the copy and the release read alike"
+    );
+    assert_eq!(query(&r, sql), "k,x,nan\n1,NaN,true\n2,-0.0,false\n3,-inf,false\n");
 }
