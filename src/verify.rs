@@ -764,8 +764,12 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
                 }
             }
         }
+        // what the card's dataset_info says of this config: (split → examples, feature names)
+        let info = dataset_info(&yaml, name);
         for (split, shards) in splits {
             let mut first: Option<(String, arrow::datatypes::SchemaRef)> = None;
+            // rows of the split's Parquet files, when every one was read
+            let mut rows: Option<u64> = Some(0);
             for s in shards {
                 let p = dir.join(&s);
                 if lfs_pointer(&p).is_some() {
@@ -779,7 +783,10 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
                 let f = match std::fs::File::open(&p) {
                     Ok(f) => f,
                     // reported with the manifest's files, or as unexpected
-                    Err(_) => continue,
+                    Err(_) => {
+                        rows = None;
+                        continue;
+                    }
                 };
                 let b = match parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f) {
                     Ok(b) => b,
@@ -787,9 +794,11 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
                         if manifest.is_none() {
                             rep.problems.push(format!("{s}: not readable as Parquet: {e}"));
                         }
+                        rows = None;
                         continue;
                     }
                 };
+                rows = rows.map(|r| r + b.metadata().file_metadata().num_rows().max(0) as u64);
                 let schema = b.schema().clone();
                 match &first {
                     None => first = Some((s.clone(), schema)),
@@ -800,9 +809,56 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
                     }
                 }
             }
+            let Some((examples, features)) = &info else { continue };
+            if let (Some(rows), Some(&said)) = (rows, examples.get(&split))
+                && rows != said
+            {
+                rep.problems.push(format!(
+                    "README.md: dataset_info of config `{name}` gives split `{split}` {said} examples, and its \
+                     Parquet files hold {rows} rows (`datasets` refuses to load it: NonMatchingSplitsSizesError)"
+                ));
+            }
+            if let (Some(features), Some((f0, schema))) = (features, &first) {
+                let columns: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+                if *features != columns {
+                    rep.problems.push(format!(
+                        "README.md: dataset_info of config `{name}` lists the features {features:?}, and {f0} \
+                         holds the columns {columns:?}"
+                    ));
+                }
+            }
         }
     }
     Ok(())
+}
+
+/// What a card's `dataset_info` says of one config: each split's examples, the feature names.
+type CardInfo = (BTreeMap<String, u64>, Option<Vec<String>>);
+
+/// The `dataset_info` of config `name` in a card's metadata (a list of per-config entries,
+/// or one mapping for a card with one config): each split's `num_examples`, and the names of
+/// the `features` when the card lists them. `None` when the card has no entry for it.
+fn dataset_info(yaml: &yaml_serde::Value, name: &str) -> Option<CardInfo> {
+    let info = yaml.get("dataset_info")?;
+    let entry = match info {
+        yaml_serde::Value::Sequence(items) => {
+            items.iter().find(|i| i.get("config_name").and_then(|v| v.as_str()).unwrap_or("default") == name)?
+        }
+        one if one.get("config_name").and_then(|v| v.as_str()).unwrap_or(name) == name => one,
+        _ => return None,
+    };
+    let examples = entry
+        .get("splits")
+        .and_then(|s| s.as_sequence())
+        .into_iter()
+        .flatten()
+        .filter_map(|s| Some((s.get("name")?.as_str()?.to_string(), s.get("num_examples")?.as_u64()?)))
+        .collect();
+    let features = entry
+        .get("features")
+        .and_then(|f| f.as_sequence())
+        .map(|fs| fs.iter().filter_map(|f| f.get("name").and_then(|n| n.as_str()).map(String::from)).collect());
+    Some((examples, features))
 }
 
 /// Differences between the schemas of two shards, phrased with both file names:

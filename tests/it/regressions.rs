@@ -1894,3 +1894,48 @@ fn a_json_lines_copy_reads_back_with_its_schema_non_finite_numbers_included() {
     );
     assert_eq!(query(&r, sql), "k,x,nan\n1,NaN,true\n2,-0.0,false\n3,-inf,false\n");
 }
+
+#[test]
+fn verify_compares_the_cards_dataset_info_with_the_parquet_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), tmp.path());
+    let path = tmp.path().join("README.md");
+    let card = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        card.contains("    num_examples: 44\n")
+            && card.contains("  - name: training_run_id\n    dtype: string\n  - name: experiment\n")
+    );
+    let edited = card.replacen("    num_examples: 44\n", "    num_examples: 43\n", 1).replacen(
+        "  - name: experiment\n",
+        "  - name: experiments\n",
+        1,
+    );
+    std::fs::write(&path, &edited).unwrap();
+    // the card's hash in manifest.json and SHA256SUMS is made to match, as an editor would
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("manifest.json")).unwrap()).unwrap();
+    let entry = m["files"].as_array().unwrap().iter().find(|e| e["path"] == "README.md").unwrap();
+    let before = entry["sha256"].as_str().unwrap().to_string();
+    let digest = runpack::hash::sha256_bytes(edited.as_bytes());
+    for f in ["manifest.json", "SHA256SUMS"] {
+        let p = tmp.path().join(f);
+        let text = std::fs::read_to_string(&p).unwrap();
+        std::fs::write(&p, text.replace(&before, &digest)).unwrap();
+    }
+    let o = run(bin().arg("verify").arg(tmp.path()));
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains(
+            "README.md: dataset_info of config `training_runs` gives split `train` 43 examples, and its Parquet files \
+             hold 44 rows"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "README.md: dataset_info of config `training_runs` lists the features [\"training_run_id\", \"experiments\""
+        ),
+        "{out}"
+    );
+}
