@@ -766,6 +766,30 @@ fn wandb_values_are_never_lost_merged_or_retyped_silently() {
             .contains(r#"""date"":""2024_01_01"",""tag"":""000020"",""ver"":""1.10"",""code"":""+1"",""lr"":0.00001"#),
         "{fields}"
     );
+    // histograms that are not what W&B writes are violations, each named by key
+    write(
+        dir,
+        "wandb/run-20240101_000000-abcd1234/files/wandb-summary.json",
+        r#"{"_step": 5,
+            "h0": {"_type": "histogram", "values": [1, 2], "bins": [0, 1, 2]},
+            "h1": {"_type": "histogram", "values": [1, 2], "bins": [0, 1]},
+            "h2": {"_type": "histogram", "values": [1, 2, 3], "packedBins": {"min": 0, "size": 0.1, "count": 2}},
+            "h4": {"_type": "histogram"},
+            "h5": {"_type": "histogram", "values": "x", "bins": 3}}"#,
+    );
+    let o = wandb_build(dir, "wandb/**", r#"{ table = "histograms" }"#);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    for message in [
+        "histogram `h1`: 2 bin edges for 2 counts; a histogram has one edge more than counts",
+        "histogram `h2`: `packedBins.count` is 2, and `values` holds 3 counts",
+        "histogram `h4`: no `values` (the counts)",
+        "histogram `h5`: `values` must be a list of counts, found string \"x\"",
+    ] {
+        assert!(e.contains(&format!("wandb-summary.json:1:$: {message}")), "{e}");
+    }
+    assert!(e.contains("4 violations found"), "{e}");
+    std::fs::remove_dir_all(dir.join("wandb")).unwrap();
     write(dir, "runs.jsonl", "{\"id\": 12345678, \"name\": \"numid\", \"state\": \"finished\", \"config\": {}}\n");
     let o = wandb_build(dir, "runs.jsonl", r#"{ table = "runs" }"#);
     assert!(o.status.success(), "{}", stderr(&o));

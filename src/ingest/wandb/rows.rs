@@ -238,7 +238,12 @@ pub fn history_rows(
         match values::rich(v) {
             Rich::Histogram(h) => {
                 if histograms {
-                    out(Out::Row(histogram_row(rec.run, k, step.map(Value::from), "history", &h), at.clone()))?;
+                    match &h.problem {
+                        Some(m) => out(bad_histogram(k, m, at))?,
+                        None => {
+                            out(Out::Row(histogram_row(rec.run, k, step.map(Value::from), "history", &h), at.clone()))?
+                        }
+                    }
                 }
             }
             Rich::Media(t) => {
@@ -310,6 +315,11 @@ pub fn histogram_row(
     m
 }
 
+/// The violation of a histogram that is not one W&B writes (see [`values::Histogram`]).
+fn bad_histogram(key: &str, problem: &str, at: &crate::report::Position) -> Out {
+    Out::Bad { at: at.clone(), rule: "wandb-histogram", message: format!("histogram `{key}`: {problem}") }
+}
+
 /// Emits the histogram rows and media notes of a run summary (histograms take the summary's
 /// `_step`).
 pub fn summary_histograms(
@@ -323,7 +333,10 @@ pub fn summary_histograms(
     if histograms {
         let step = summary.get("_step").cloned();
         for (k, h) in &split.histograms {
-            out(Out::Row(histogram_row(run, k, step.clone(), "summary", h), at.clone()))?;
+            match &h.problem {
+                Some(m) => out(bad_histogram(k, m, at))?,
+                None => out(Out::Row(histogram_row(run, k, step.clone(), "summary", h), at.clone()))?,
+            }
         }
     } else {
         for (k, t) in split.media {

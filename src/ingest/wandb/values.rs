@@ -113,6 +113,10 @@ pub struct Histogram {
     pub edges: Vec<Value>,
     /// Counts per bin (`values`).
     pub counts: Vec<Value>,
+    /// Why the value is not a histogram W&B writes, when it is not: `values` or the bins
+    /// missing or not lists of numbers, edges not one more than the counts, a `packedBins`
+    /// count that is not the number of counts. Such a histogram is a violation at its record.
+    pub problem: Option<String>,
 }
 
 /// What a summary or history value is.
@@ -133,18 +137,73 @@ pub fn rich(v: &Value) -> Rich {
     if t != "histogram" {
         return Rich::Media(t.to_string());
     }
-    let counts = o.get("values").and_then(Value::as_array).cloned().unwrap_or_default();
-    let edges = if let Some(b) = o.get("bins").and_then(Value::as_array) {
-        b.clone()
-    } else if let Some(p) = o.get("packedBins").and_then(Value::as_object) {
-        let min = p.get("min").and_then(Value::as_f64).unwrap_or(0.0);
-        let size = p.get("size").and_then(Value::as_f64).unwrap_or(0.0);
-        let count = p.get("count").and_then(Value::as_u64).unwrap_or(counts.len() as u64);
-        (0..=count).map(|i| pylit::float(min + i as f64 * size)).collect()
-    } else {
-        Vec::new()
+    let mut problem = None;
+    let mut fail = |m: String| {
+        problem.get_or_insert(m);
     };
-    Rich::Histogram(Histogram { edges, counts })
+    let numbers = |v: &[Value]| {
+        v.iter().all(|x| x.is_number() || x.as_str().is_some_and(|t| crate::ingest::lenient::special(t).is_some()))
+    };
+    let counts = match o.get("values") {
+        Some(Value::Array(c)) if numbers(c) => c.clone(),
+        Some(Value::Array(_)) => {
+            fail("`values` holds something other than numbers".into());
+            Vec::new()
+        }
+        Some(other) => {
+            fail(format!("`values` must be a list of counts, found {}", crate::ingest::path::describe(other)));
+            Vec::new()
+        }
+        None => {
+            fail("no `values` (the counts)".into());
+            Vec::new()
+        }
+    };
+    let edges = match (o.get("bins"), o.get("packedBins")) {
+        (Some(Value::Array(b)), _) if numbers(b) => b.clone(),
+        (Some(b), _) => {
+            fail(format!("`bins` must be a list of numbers, found {}", crate::ingest::path::describe(b)));
+            Vec::new()
+        }
+        (None, Some(Value::Object(p))) => {
+            let num = |k: &str| p.get(k).and_then(Value::as_f64);
+            match (num("min"), num("size")) {
+                (Some(min), Some(size)) => {
+                    let count = match p.get("count") {
+                        None => counts.len() as u64,
+                        Some(c) => c.as_u64().unwrap_or_else(|| {
+                            fail(format!("`packedBins.count` must be a count, found {c}"));
+                            0
+                        }),
+                    };
+                    if count != counts.len() as u64 {
+                        fail(format!("`packedBins.count` is {count}, and `values` holds {} counts", counts.len()));
+                    }
+                    (0..=count).map(|i| pylit::float(min + i as f64 * size)).collect()
+                }
+                _ => {
+                    fail("`packedBins` needs the numbers `min` and `size`".into());
+                    Vec::new()
+                }
+            }
+        }
+        (None, Some(p)) => {
+            fail(format!("`packedBins` must be an object, found {}", crate::ingest::path::describe(p)));
+            Vec::new()
+        }
+        (None, None) => {
+            fail("no `bins` or `packedBins` (the bin edges)".into());
+            Vec::new()
+        }
+    };
+    if edges.len() != counts.len() + 1 {
+        fail(format!(
+            "{} bin edges for {} counts; a histogram has one edge more than counts",
+            edges.len(),
+            counts.len()
+        ));
+    }
+    Rich::Histogram(Histogram { edges, counts, problem })
 }
 
 /// A summary split by kind.
