@@ -1939,3 +1939,26 @@ fn verify_compares_the_cards_dataset_info_with_the_parquet_files() {
         "{out}"
     );
 }
+
+#[test]
+fn non_finite_numbers_inside_a_checkpoints_extra_keys_are_counted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "checkpoints.jsonl",
+        "{\"name\":\"final\",\"batch\":100,\"extra\":{\"x\":NaN},\"sampler_path\":\"tinker://a/sampler_weights/final\"}\n",
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"tc\"\n[[source]]\nname = \"c\"\npath = \"checkpoints.jsonl\"\nformat = \"tinker-checkpoints\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT name, extra FROM c\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "tc");
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(r.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(m["report"]["nonfinite_values"], serde_json::json!({"c": 1}));
+    assert_eq!(query(&r, "SELECT extra FROM t"), "extra\n\"{\"\"extra\"\":{\"\"x\"\":\"\"NaN\"\"}}\"\n");
+}
