@@ -866,8 +866,12 @@ impl ChunkSpec<'_> {
             let column = at.strip_prefix("$.").and_then(|c| c.split(['.', '[']).next())?;
             let rest = &at[2 + column.len()..];
             let keys = match (self.src.format, self.src.layout, column) {
-                (Format::TinkerMetrics, _, "value") => {
+                (Format::TinkerMetrics | Format::Wandb, _, "value") => {
                     pending[row].0.get("metric").and_then(Value::as_str).map(|k| vec![k.to_string()])
+                }
+                // a W&B history row's times are the record's own keys
+                (Format::Wandb, _, "timestamp" | "runtime_s" | "step") if pending[row].0.contains_key("metric") => {
+                    Some(vec![format!("_{}", column.trim_end_matches("_s"))])
                 }
                 (_, Layout::Long, "value") => {
                     pending[row].0.get("key").and_then(Value::as_str).map(|k| vec![k.to_string()])

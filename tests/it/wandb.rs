@@ -789,6 +789,18 @@ fn wandb_values_are_never_lost_merged_or_retyped_silently() {
         assert!(e.contains(&format!("wandb-summary.json:1:$: {message}")), "{e}");
     }
     assert!(e.contains("4 violations found"), "{e}");
+    // violations of history rows name the record's own keys, not the long row's columns
+    write(
+        dir,
+        "wandb/run-20240101_000000-abcd1234/files/wandb-history.jsonl",
+        "{\"_step\":7,\"_timestamp\":\"yesterday\",\"_runtime\":[1],\"big\":9007199254740993}\n",
+    );
+    let o = wandb_build(dir, "wandb/**", history);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    for at in ["$._runtime: expected number", "$._timestamp: expected number", "$.big: integer 9007199254740993"] {
+        assert!(e.contains(&format!("wandb-history.jsonl:1:{at}")), "{e}");
+    }
     std::fs::remove_dir_all(dir.join("wandb")).unwrap();
     write(dir, "runs.jsonl", "{\"id\": 12345678, \"name\": \"numid\", \"state\": \"finished\", \"config\": {}}\n");
     let o = wandb_build(dir, "runs.jsonl", r#"{ table = "runs" }"#);
