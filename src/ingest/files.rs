@@ -31,6 +31,9 @@ pub struct InputFile {
 #[derive(Debug)]
 pub struct PathPattern {
     regex: regex::Regex,
+    /// The same pattern with every capture as long as it can be: a path it matches with other
+    /// capture values than `regex` can be split more than one way.
+    greedy: regex::Regex,
     /// Capture names in order.
     pub names: Vec<String>,
     root: String,
@@ -46,6 +49,8 @@ impl PathPattern {
             return Err(format!("path `{pattern}` must stay inside the pipeline folder"));
         }
         let mut re = String::from("^");
+        // the pattern as `re`, but with greedy captures; the rest is pushed to both
+        let mut greedy = String::from("^");
         let mut names = Vec::new();
         let name_ok = regex::Regex::new(r"^[a-z_][a-z0-9_]*$").expect("static pattern");
         let chars: Vec<char> = pattern.chars().collect();
@@ -54,17 +59,20 @@ impl PathPattern {
             let c = chars[i];
             match c {
                 '*' if chars.get(i + 1) == Some(&'*') => {
-                    if chars.get(i + 2) == Some(&'/') {
-                        re.push_str("(?:[^/]+/)*");
-                        i += 3;
-                    } else {
-                        re.push_str(".*");
-                        i += 2;
-                    }
+                    let part = if chars.get(i + 2) == Some(&'/') { "(?:[^/]+/)*" } else { ".*" };
+                    re.push_str(part);
+                    greedy.push_str(part);
+                    i += if part == ".*" { 2 } else { 3 };
                     continue;
                 }
-                '*' => re.push_str("[^/]*"),
-                '?' => re.push_str("[^/]"),
+                '*' => {
+                    re.push_str("[^/]*");
+                    greedy.push_str("[^/]*");
+                }
+                '?' => {
+                    re.push_str("[^/]");
+                    greedy.push_str("[^/]");
+                }
                 '{' => {
                     let end = chars[i..]
                         .iter()
@@ -75,28 +83,54 @@ impl PathPattern {
                         return Err(format!("capture `{{{name}}}` in `{pattern}` must match [a-z_][a-z0-9_]*"));
                     }
                     re.push_str(&format!("(?P<{name}>[^/]+?)"));
+                    greedy.push_str(&format!("(?P<{name}>[^/]+)"));
                     names.push(name);
                     i += end + 1;
                     continue;
                 }
-                c => re.push_str(&regex::escape(&c.to_string())),
+                c => {
+                    re.push_str(&regex::escape(&c.to_string()));
+                    greedy.push_str(&regex::escape(&c.to_string()));
+                }
             }
             i += 1;
         }
         re.push('$');
+        greedy.push('$');
         let regex = regex::Regex::new(&re).map_err(|e| format!("bad path pattern `{pattern}`: {e}"))?;
+        let greedy = regex::Regex::new(&greedy).map_err(|e| format!("bad path pattern `{pattern}`: {e}"))?;
         let literal_end = pattern.find(['*', '?', '{']).unwrap_or(pattern.len());
         let root = match pattern[..literal_end].rfind('/') {
             Some(k) => pattern[..k].to_string(),
             None => String::new(),
         };
-        Ok(PathPattern { regex, names, root })
+        Ok(PathPattern { regex, greedy, names, root })
     }
 
-    /// Matches a relative path; returns the captures.
+    /// Matches a relative path; returns the captures (each as short as the match allows).
     pub fn captures(&self, rel: &str) -> Option<Vec<(String, String)>> {
         let caps = self.regex.captures(rel)?;
         Some(self.names.iter().map(|n| (n.clone(), caps[n.as_str()].to_string())).collect())
+    }
+
+    /// When the captures of a matched path could be split more than one way
+    /// (`{ckpt}_{split}_generations.jsonl` on `global_step_100_id_generations.jsonl`), a
+    /// message giving two readings; `None` when the match is unique.
+    pub fn ambiguity(&self, rel: &str) -> Option<String> {
+        let short = self.captures(rel)?;
+        let caps = self.greedy.captures(rel)?;
+        let long: Vec<(String, String)> =
+            self.names.iter().map(|n| (n.clone(), caps[n.as_str()].to_string())).collect();
+        if short == long {
+            return None;
+        }
+        let show = |c: &[(String, String)]| c.iter().map(|(n, v)| format!("{n}={v:?}")).collect::<Vec<_>>().join(", ");
+        Some(format!(
+            "the path's captures can be read more than one way ({} or {}); put a character that no value \
+             holds between captures, or a folder level",
+            show(&short),
+            show(&long)
+        ))
     }
 }
 
@@ -156,6 +190,9 @@ pub fn find(base: &Path, patterns: &[String], context: &str) -> Result<Vec<Input
             }
             let rel = relative(entry.path());
             if let Some(captures) = pat.captures(&rel) {
+                if let Some(m) = pat.ambiguity(&rel) {
+                    return Err(Error::config(format!("{context}: {rel}"), format!("path pattern {p:?}: {m}")));
+                }
                 out.push(InputFile { rel, path: entry.path().to_path_buf(), captures });
             }
         }
@@ -274,5 +311,22 @@ mod tests {
         assert!(p.captures("logs/a.jsonl").is_some());
         assert!(p.captures("logs/x/y/a.jsonl").is_some());
         assert!(PathPattern::new("../x").is_err());
+    }
+
+    #[test]
+    fn captures_that_split_more_than_one_way_are_found() {
+        let p = PathPattern::new("raw/{model}/{ckpt}_{split}_generations.jsonl").unwrap();
+        assert_eq!(p.ambiguity("raw/m/step100_id_generations.jsonl"), None);
+        let m = p.ambiguity("raw/m/global_step_100_id_generations.jsonl").unwrap();
+        assert!(
+            m.starts_with(
+                "the path's captures can be read more than one way (model=\"m\", ckpt=\"global\", \
+                 split=\"step_100_id\" or model=\"m\", ckpt=\"global_step_100\", split=\"id\")"
+            ),
+            "{m}"
+        );
+        // a capture alone in its segment, or beside literals only, is read one way
+        let p = PathPattern::new("raw/{run}/metrics_{n}.jsonl").unwrap();
+        assert_eq!(p.ambiguity("raw/a_b/metrics_1_2.jsonl"), None);
     }
 }
