@@ -130,6 +130,20 @@ const SPLIT_KEYS: [&str; 5] = ["answer_accuracy", "avg_response_len", "avg_loss"
 const GENERATION_KEYS: [&str; 8] =
     ["__idx", "op", "template", "exact_match", "resp_tokens", "gold_answer", "gen_answer", "gen_solution_answer"];
 
+/// Sets a trajectory's `correct` column from its converted `reward` column (reward > 0; null
+/// for a null or NaN reward), so that the two agree whatever the conversion did to the reward
+/// (a numeric string read as a number with `coerce_numeric_strings`).
+pub fn correct_from_reward(columns: &[(String, Target)], arrays: &mut [arrow::array::ArrayRef]) {
+    use arrow::array::{Array, AsArray, BooleanArray};
+    let at = |name: &str| columns.iter().position(|(n, _)| n == name);
+    let (Some(r), Some(c)) = (at("reward"), at("correct")) else { return };
+    let Some(reward) = arrays[r].as_primitive_opt::<arrow::datatypes::Float64Type>() else { return };
+    let correct: BooleanArray = reward.iter().map(|v| v.filter(|x| !x.is_nan()).map(|x| x > 0.0)).collect();
+    if correct.len() == arrays[c].len() {
+        arrays[c] = std::sync::Arc::new(correct);
+    }
+}
+
 /// The keys of `r` that no column holds, as one object (the `extra` column, JSON text), or
 /// null when there are none: nothing of a record is dropped unsaid.
 fn extra(r: &Map<String, Value>, columns: &[&str]) -> Value {
@@ -234,6 +248,24 @@ fn pass_at_k(v: Option<&Value>, base: &[&str], problems: &mut ShapeProblems) -> 
     Value::Array(pairs.into_iter().map(|(k, (_, v))| serde_json::json!({"k": k, "value": v})).collect())
 }
 
+/// A text column's value that must be a scalar (an id, an answer, a template): strings as
+/// they are, numbers as their text (integers of any size as their digits, non-finite ones as
+/// `NaN`/`Infinity`/`-Infinity`), booleans as `true`/`false`; an object or an array is a
+/// problem at `path`.
+fn scalar_text(v: Option<&Value>, path: &[&str], problems: &mut ShapeProblems) -> Value {
+    match v {
+        Some(Value::String(s)) => match lenient::special(s) {
+            Some(sp) => Value::String(sp.token().to_string()),
+            None => Value::String(s.clone()),
+        },
+        Some(v @ (Value::Array(_) | Value::Object(_))) => {
+            problem(problems, at(path), "a string or a number", v);
+            Value::Null
+        }
+        other => text_of(other),
+    }
+}
+
 /// A text column's value: strings as they are, integers as their digits, other numbers as
 /// serde_json writes them (`0.1`, `100000.0`), booleans as `true`/`false`, objects and
 /// arrays as JSON text.
@@ -272,7 +304,17 @@ pub fn result_row(r: &Map<String, Value>) -> Result<Map<String, Value>, ShapePro
         row.insert(k.into(), r.get(k).cloned().unwrap_or(Value::Null));
     }
     row.insert("pass_at_k".into(), pass_at_k(r.get("pass_at_k"), &["pass_at_k"], &mut problems));
-    row.insert("metrics".into(), r.get("metrics").cloned().unwrap_or(Value::Null));
+    let metrics = r.get("metrics").cloned().unwrap_or(Value::Null);
+    match &metrics {
+        Value::Null => {}
+        Value::Object(m) => {
+            for (k, v) in m.iter().filter(|(_, v)| !is_float_like(v)) {
+                problem(&mut problems, at(&["metrics", k]), "a number", v);
+            }
+        }
+        other => problem(&mut problems, "$.metrics".into(), "an object of metric values", other),
+    }
+    row.insert("metrics".into(), metrics);
     row.insert("extra".into(), extra(r, &RESULT_KEYS));
     if problems.is_empty() { Ok(row) } else { Err(problems) }
 }
@@ -382,6 +424,7 @@ pub fn metrics_rows(r: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, S
             ));
         }
     }
+    let checkpoint = scalar_text(r.get("checkpoint"), &["checkpoint"], &mut problems);
     let mut out = Vec::new();
     for split in SPLITS {
         let s = match r.get(split) {
@@ -393,7 +436,7 @@ pub fn metrics_rows(r: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, S
             }
         };
         let mut row = Map::new();
-        row.insert("checkpoint".into(), text_of(r.get("checkpoint")));
+        row.insert("checkpoint".into(), checkpoint.clone());
         row.insert("split".into(), Value::String(split.into()));
         for k in ["answer_accuracy", "avg_response_len", "avg_loss", "count"] {
             row.insert(k.into(), s.get(k).cloned().unwrap_or(Value::Null));
@@ -451,17 +494,20 @@ pub fn generation_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<Str
             }
         },
     };
+    let template = scalar_text(r.get("template"), &["template"], &mut problems);
+    let gold = scalar_text(r.get("gold_answer"), &["gold_answer"], &mut problems);
+    let generated = scalar_text(r.get("gen_answer"), &["gen_answer"], &mut problems);
     if !problems.is_empty() {
         return Err(problems);
     }
     let mut row = Map::new();
     row.insert("example_id".into(), example_id);
     row.insert("op".into(), op);
-    row.insert("template".into(), text_of(r.get("template")));
+    row.insert("template".into(), template);
     row.insert("exact_match".into(), em);
     row.insert("response_tokens".into(), tokens);
-    row.insert("gold_answer".into(), text_of(r.get("gold_answer")));
-    row.insert("gen_answer".into(), text_of(r.get("gen_answer")));
+    row.insert("gold_answer".into(), gold);
+    row.insert("gen_answer".into(), generated);
     row.insert("extra".into(), extra(r, &GENERATION_KEYS));
     if keep_text {
         row.insert("text".into(), text_of(r.get("gen_solution_answer")));

@@ -858,6 +858,9 @@ impl ChunkSpec<'_> {
     fn convert(&self, pending: Vec<Pending>, bad_lines: Vec<BadLine>) -> Result<Chunk> {
         let records: Vec<&Map<String, Value>> = pending.iter().map(|(o, ..)| o).collect();
         let mut converted = convert::convert(&records, self.columns, self.conv);
+        if self.src.format == Format::TinkerEvalTrajectories {
+            evals::correct_from_reward(self.columns, &mut converted.columns);
+        }
         // a shaped row's column is named by its place in the raw record; in the long layout,
         // `value` is a number unless the source declares it
         let long_hint = self.src.layout == Layout::Long && !self.src.fields.iter().any(|f| f.name == "value");

@@ -211,7 +211,19 @@ pub fn json(
 /// the root object, or, when the document is no JSON, one [`Item::Bad`] at the line where it
 /// stops being JSON, so that the file is rejected like a bad line of JSON Lines.
 pub fn json_record(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item) -> Result<()>) -> Result<()> {
-    match json_syntax(reader, rel, "", sink)? {
+    let mut items = 0u64;
+    let mut counted = |item: Item| {
+        items += 1;
+        sink(item)
+    };
+    match json_syntax(reader, rel, "", &mut counted)? {
+        // a document with no record at all (`[]`) would give no row and no problem
+        Ok(()) if items == 0 => sink(Item::Bad {
+            at: Position::Line(1),
+            rule: "shape",
+            message: "expected a JSON object (one record), found a document that holds none (an empty array)".into(),
+            raw: None,
+        }),
         Ok(()) => Ok(()),
         Err(e) => sink(Item::Bad {
             at: Position::Line(e.line() as u64),

@@ -1962,3 +1962,88 @@ fn non_finite_numbers_inside_a_checkpoints_extra_keys_are_counted() {
     assert_eq!(m["report"]["nonfinite_values"], serde_json::json!({"c": 1}));
     assert_eq!(query(&r, "SELECT extra FROM t"), "extra\n\"{\"\"extra\"\":{\"\"x\"\":\"\"NaN\"\"}}\"\n");
 }
+
+#[test]
+fn a_trajectorys_correct_follows_its_reward_as_converted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "trajectories.jsonl",
+        "{\"idx\":0,\"reward\":\"1.0\"}\n{\"idx\":1,\"reward\":\"0\"}\n{\"idx\":2,\"reward\":NaN}\n",
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"et\"\n[[source]]\nname = \"tr\"\npath = \"trajectories.jsonl\"\nformat = \"tinker-eval-trajectories\"\n\
+         coerce_numeric_strings = true\n[[table]]\nname = \"t\"\nquery = \"SELECT example_id, reward, correct FROM tr\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "et"), "SELECT * FROM t ORDER BY example_id"),
+        "example_id,reward,correct\n0,1.0,true\n1,0.0,false\n2,NaN,\n"
+    );
+}
+
+#[test]
+fn eval_documents_and_answers_keep_their_shape_or_are_violations() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let toml = |format: &str, path: &str| {
+        format!(
+            "name = \"ev\"\n[[source]]\nname = \"e\"\npath = \"{path}\"\nformat = \"{format}\"\n\
+             [[table]]\nname = \"t\"\nquery = \"SELECT * FROM e\"\n"
+        )
+    };
+    // a result.json holding no record, or metrics that are not an object of numbers
+    write(dir, "a/result.json", "[]");
+    write(dir, "b/result.json", r#"{"name":"g","score":0.5,"metrics":"notobj"}"#);
+    write(dir, "c/result.json", r#"{"name":"g","score":0.5,"metrics":{"acc":0.5,"note":"x"}}"#);
+    write(dir, "pipeline.toml", &toml("tinker-eval-result", "*/result.json"));
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("a/result.json:1:$: expected a JSON object (one record), found a document that holds none"),
+        "{e}"
+    );
+    assert!(e.contains("b/result.json:$.metrics: expected an object of metric values, found string \"notobj\""), "{e}");
+    assert!(e.contains("c/result.json:$.metrics.note: expected a number, found string \"x\""), "{e}");
+    // a checkpoint's metrics named by an object; answers as big integers and non-finite numbers
+    write(dir, "m/c_metrics.json", r#"{"checkpoint":{"a":[1]},"id":{"answer_accuracy":0.5}}"#);
+    write(dir, "pipeline.toml", &toml("eval-metrics", "m/*_metrics.json"));
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("m/c_metrics.json:$.checkpoint: expected a string or a number, found an object"),
+        "{}",
+        stderr(&o)
+    );
+    write(
+        dir,
+        "g/m_id_generations.jsonl",
+        "{\"__idx\":1,\"gold_answer\":123456789012345678901234567890,\"gen_answer\":NaN,\"template\":\"t\"}\n\
+         {\"__idx\":2,\"gold_answer\":Infinity,\"gen_answer\":\"7\",\"template\":{\"t\":1}}\n",
+    );
+    write(dir, "pipeline.toml", &toml("eval-generations", "g/*_generations.jsonl"));
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("g/m_id_generations.jsonl:2:$.template: expected a string or a number, found an object"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("1 violation found"), "{}", stderr(&o));
+    let o = run(bin().arg("build").arg(dir).arg("--releases-dir").arg(dir.join("out")).args([
+        "-q",
+        "--force",
+        "--on-invalid",
+        "reject",
+    ]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "ev"), "SELECT gold_answer, gen_answer FROM t"),
+        "gold_answer,gen_answer\n123456789012345678901234567890,NaN\n"
+    );
+}
