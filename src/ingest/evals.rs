@@ -515,6 +515,27 @@ pub fn generation_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<Str
     Ok(row)
 }
 
+/// The raw path of the `i`-th entry of a row's `pass_at_k` list (entries are sorted by k):
+/// `["pass_at_k", "pass@7"]`, under the split's key for a checkpoint's metrics (`split`).
+pub fn pass_at_k_raw_key(raw: &Map<String, Value>, split: Option<&str>, i: usize) -> Option<Vec<String>> {
+    let base = match split {
+        Some(s) => raw.get(s)?,
+        None => &Value::Object(raw.clone()),
+    };
+    let m = base.get("pass_at_k")?.as_object()?;
+    let mut ks: Vec<(i64, &String)> = m
+        .keys()
+        .filter_map(|key| {
+            let digits = key.strip_prefix("pass@").unwrap_or(key);
+            let k = digits.bytes().all(|b| b.is_ascii_digit()).then(|| digits.parse::<i64>().ok()).flatten()?;
+            (k > 0).then_some((k, key))
+        })
+        .collect();
+    ks.sort();
+    let key = ks.get(i)?.1.clone();
+    Some(split.map(String::from).into_iter().chain(["pass_at_k".to_string(), key]).collect())
+}
+
 /// Where column `column` of a shaped `row` stands in the raw record, as keys from its root
 /// (`benchmark` of a result is its `name`, `count` of a checkpoint's split row is
 /// `<split>.count`, …); `None` when the column keeps its name.

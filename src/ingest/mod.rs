@@ -868,6 +868,16 @@ impl ChunkSpec<'_> {
         let raw_path = |row: usize, at: &str| -> Option<String> {
             let column = at.strip_prefix("$.").and_then(|c| c.split(['.', '[']).next())?;
             let rest = &at[2 + column.len()..];
+            if column == "pass_at_k"
+                && let Some(raw) = pending[row].3.as_deref()
+            {
+                // the i-th (k, value) pair is the raw object's key of the i-th smallest k
+                let i: usize = rest.strip_prefix('[')?.split(']').next()?.parse().ok()?;
+                let split = pending[row].0.get("split").and_then(Value::as_str);
+                let keys = evals::pass_at_k_raw_key(raw, split, i)?;
+                let segs: Vec<path::Seg> = keys.into_iter().map(path::Seg::Key).collect();
+                return Some(path::render(&segs));
+            }
             let keys = match (self.src.format, self.src.layout, column) {
                 (Format::TinkerMetrics | Format::Wandb, _, "value") => {
                     pending[row].0.get("metric").and_then(Value::as_str).map(|k| vec![k.to_string()])

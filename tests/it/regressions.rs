@@ -2020,6 +2020,19 @@ fn eval_documents_and_answers_keep_their_shape_or_are_violations() {
         "{}",
         stderr(&o)
     );
+    // a pass@k value is named by its raw key under its split, not by its place in the k-sorted list
+    write(
+        dir,
+        "m/c_metrics.json",
+        r#"{"checkpoint":"c","id":{"pass_at_k":{"pass@7":12345678901234567890123,"pass@2":0.5}}}"#,
+    );
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("m/c_metrics.json:$.id.pass_at_k[\"pass@7\"]: integer 12345678901234567890123"),
+        "{}",
+        stderr(&o)
+    );
     write(
         dir,
         "g/m_id_generations.jsonl",
