@@ -572,24 +572,22 @@ fn to_i64(c: &Cell, ctx: &mut Ctx) -> Option<i64> {
 }
 
 fn float_to_int(c: &Cell, ctx: &mut Ctx, f: f64, text: &str) -> Option<i64> {
-    if f.fract() == 0.0 && f.is_finite() && (-9.223372036854776e18..9.223372036854776e18).contains(&f) {
-        Some(f as i64)
-    } else if f.is_finite() && f.fract() == 0.0 {
-        ctx.problem(c, format!("integer {text} out of range for Int64"));
-        None
-    } else {
-        ctx.problem(c, format!("fractional value {text} for integer column"));
-        None
-    }
+    whole_float(c, ctx, f, text, -9.223372036854776e18..9.223372036854776e18, "Int64").map(|f| f as i64)
 }
 
 /// A whole float (`4.0`, `1e2`) as an unsigned integer, as [`float_to_int`] reads it for
 /// signed ones.
 fn float_to_u64(c: &Cell, ctx: &mut Ctx, f: f64, text: &str) -> Option<u64> {
-    if f.fract() == 0.0 && (0.0..1.8446744073709552e19).contains(&f) {
-        Some(f as u64)
+    whole_float(c, ctx, f, text, 0.0..1.8446744073709552e19, "UInt64").map(|f| f as u64)
+}
+
+/// `f` when it is a whole number in `range` (the values integer type `name` holds); else a
+/// problem (out of range, or a fraction) and `None`.
+fn whole_float(c: &Cell, ctx: &mut Ctx, f: f64, text: &str, range: std::ops::Range<f64>, name: &str) -> Option<f64> {
+    if f.fract() == 0.0 && range.contains(&f) {
+        Some(f)
     } else if f.is_finite() && f.fract() == 0.0 {
-        ctx.problem(c, format!("integer {text} out of range for UInt64"));
+        ctx.problem(c, format!("integer {text} out of range for {name}"));
         None
     } else {
         ctx.problem(c, format!("fractional value {text} for integer column"));
