@@ -299,7 +299,8 @@ impl TableSchema {
 ///
 /// Errors: a message naming the column.
 pub fn column_name(name: &str) -> std::result::Result<(), String> {
-    if name.trim() != name {
+    // Python's str.strip() also takes the separators U+001C to U+001F
+    if name.trim_matches(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)) != name {
         return Err(format!(
             "column {name:?} begins or ends with a blank: Frictionless readers trim column labels, so \
              `datapackage.json` could not describe it; name it without"
@@ -317,9 +318,10 @@ pub fn column_name(name: &str) -> std::result::Result<(), String> {
 /// (`(?i)abc`, `(?x:…)`, `(?U:…)`; `(?i:abc)` passes), Unicode classes
 /// (`\pL`, `\p{Greek}`), POSIX classes (`[[:alpha:]]`), nested classes and class set
 /// operations (`[a-z&&[^x]]`, `--`, `~~`), braced hex escapes (`\x{41}`), `(?<name>…)` groups
-/// (Python spells them `(?P<name>…)`), and the assertions Python lacks (`\z`, `\b{start}`,
-/// `\<`, `\>`). A pattern is parsed on its own, so one that is only valid once wrapped in
-/// `^(?:…)$` (`a)|(b`) is refused too.
+/// (Python spells them `(?P<name>…)`) and group names that are not identifiers, the
+/// assertions Python lacks (`\z`, `\b{start}`, `\<`, `\>`), a repetition of a repetition
+/// (`a**`) and blanks inside a counted repetition (`a{ 2 }`). A pattern is parsed on its own,
+/// so one that is only valid once wrapped in `^(?:…)$` (`a)|(b`) is refused too.
 ///
 /// Errors: a message naming the construct and its position (characters, counted from 1).
 fn check_pattern(pattern: &str) -> std::result::Result<(), String> {
@@ -369,11 +371,29 @@ fn check_pattern(pattern: &str) -> std::result::Result<(), String> {
                 ClassSet::BinaryOp(op) => found.push((&op.span, "a class set operation")),
                 ClassSet::Item(item) => class_item(item, &mut found),
             },
-            Ast::Repetition(r) => stack.push(&r.ast),
+            Ast::Repetition(r) => {
+                if matches!(*r.ast, Ast::Repetition(_)) {
+                    // `a**`, `x{2}{3}`: Python refuses a repeat of a repeat
+                    found.push((&r.span, "a repetition of a repetition"));
+                } else if pattern[r.op.span.start.offset..r.op.span.end.offset].contains(char::is_whitespace) {
+                    // `a{ 2 }`: Python reads braces with blanks as text
+                    found.push((&r.op.span, "a counted repetition with blanks"));
+                }
+                stack.push(&r.ast)
+            }
             Ast::Group(g) => {
                 match &g.kind {
                     GroupKind::CaptureName { starts_with_p: false, .. } => {
                         found.push((&g.span, "a `(?<name>…)` group"))
+                    }
+                    GroupKind::CaptureName { name, .. }
+                        if !name
+                            .name
+                            .chars()
+                            .enumerate()
+                            .all(|(i, c)| c == '_' || c.is_ascii_alphabetic() || (i > 0 && c.is_ascii_digit())) =>
+                    {
+                        found.push((&name.span, "a group name that is not an identifier"))
                     }
                     GroupKind::NonCapturing(flags) => {
                         // scoped i, m and s (and their negation) mean the same to Python's `re`
@@ -927,6 +947,10 @@ mod tests {
             ("(?<n>a)", "a `(?<name>…)` group"),
             (r"a\z", "an assertion at character 2"),
             (r"\<a", "an assertion at character 1"),
+            ("a**", "a repetition of a repetition at character 1"),
+            ("x{2}{3}", "a repetition of a repetition"),
+            ("a{ 2 }", "a counted repetition with blanks at character 2"),
+            ("(?P<a.b>x)", "a group name that is not an identifier"),
         ] {
             let json = serde_json::json!({"name": "s", "type": "string", "constraints": {"pattern": pattern}});
             let e = check(&json.to_string()).unwrap_err();
@@ -953,6 +977,7 @@ mod tests {
         }
         let e = check(r#"{"name":"run id ","type":"string"}"#).unwrap_err();
         assert!(e.starts_with("column \"run id \" begins or ends with a blank"), "{e}");
+        assert!(check(r#"{"name":"a\u001f","type":"string"}"#).unwrap_err().contains("begins or ends with a blank"));
         let e = check(r#"{"name":"n","type":"number","constraints":{"pattern":"a+"}}"#).unwrap_err();
         assert!(e.contains("pattern applies to `string` fields, not `number`"), "{e}");
         let e = check(r#"{"name":"b","type":"boolean","constraints":{"maxLength":3}}"#).unwrap_err();

@@ -584,6 +584,25 @@ fn float_to_u64(c: &Cell, ctx: &mut Ctx, f: f64, text: &str) -> Option<u64> {
 /// `f` when it is a whole number in `range` (the values integer type `name` holds); else a
 /// problem (out of range, or a fraction) and `None`.
 fn whole_float(c: &Cell, ctx: &mut Ctx, f: f64, text: &str, range: std::ops::Range<f64>, name: &str) -> Option<f64> {
+    if f.is_finite() && f.abs() >= 9007199254740992.0 {
+        // beyond 2^53 floats skip integers: the written number may not be the one read
+        ctx.problem(
+            c,
+            format!(
+                "number {text} is written as a float beyond 2^53, where a float cannot tell neighbouring integers \
+                 apart; write it as an integer (no fraction or exponent) for an integer column"
+            ),
+        );
+        return None;
+    }
+    // a CSV cell's own text: any non-zero digit after the point is a fraction, however small
+    if ctx.opts.textual
+        && !text.contains(['e', 'E'])
+        && text.split_once('.').is_some_and(|(_, frac)| frac.bytes().any(|b| (b'1'..=b'9').contains(&b)))
+    {
+        ctx.problem(c, format!("fractional value {text} for integer column"));
+        return None;
+    }
     if f.fract() == 0.0 && range.contains(&f) {
         Some(f)
     } else if f.is_finite() && f.fract() == 0.0 {
@@ -913,7 +932,9 @@ mod tests {
             msgs,
             vec![
                 "2:$.u: fractional value 1.5 for integer column".to_string(),
-                "3:$.u: integer 2e+20 out of range for UInt64".into(),
+                "3:$.u: number 2e+20 is written as a float beyond 2^53, where a float cannot tell neighbouring \
+                 integers apart; write it as an integer (no fraction or exponent) for an integer column"
+                    .into(),
                 "1:$.d: expected date string (YYYY-MM-DD), found string \"2024-1-5\"".into(),
                 "2:$.d: expected date string (YYYY-MM-DD), found string \"+2024-01-05\"".into(),
                 "3:$.d: expected date string (YYYY-MM-DD), found string \" 2024-01-05\"".into(),

@@ -298,10 +298,9 @@ impl<'de> Visitor<'de> for CellSeed<'_> {
         match self.builder {
             Builder::Float64(b) => b.append_value(v),
             // `3.0` in an integer column is the integer 3, as in the general path
-            Builder::Int64(b) if v.fract() == 0.0 && (-9.223372036854776e18..9.223372036854776e18).contains(&v) => {
-                b.append_value(v as i64)
-            }
-            Builder::UInt64(b) if v.fract() == 0.0 && (0.0..1.8446744073709552e19).contains(&v) => {
+            // beyond 2^53 the general path refuses it: the float may not be the number written
+            Builder::Int64(b) if v.fract() == 0.0 && v.abs() < 9007199254740992.0 => b.append_value(v as i64),
+            Builder::UInt64(b) if v.fract() == 0.0 && (0.0..9007199254740992.0).contains(&v) => {
                 b.append_value(v as u64)
             }
             _ => return Err(E::custom("type")),

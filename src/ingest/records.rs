@@ -497,7 +497,14 @@ pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item
                     }
                     obj.insert(h.to_string(), Value::String(v.to_string()));
                 }
+                let stray = lines.stray_before(rdr.position().byte());
                 let item = match unnamed {
+                    _ if stray => Item::Bad {
+                        at: Position::Line(line),
+                        rule: "csv",
+                        message: STRAY_TEXT.into(),
+                        raw: Some(csv_text(&record)),
+                    },
                     Some(k) => Item::Bad {
                         at: Position::Line(line),
                         rule: "csv",
@@ -545,6 +552,10 @@ fn csv_text(record: &csv::StringRecord) -> String {
     raw(text.strip_suffix(b"\n").unwrap_or(&text))
 }
 
+/// The problem of a CSV record in which text follows the closing quote of a cell.
+pub(crate) const STRAY_TEXT: &str = "text follows the closing quote of a quoted cell (`\"ab\"c`), which RFC 4180 does \
+     not allow and which would be joined to the cell; quote the whole cell, or write a quote inside it as \"\"";
+
 /// Where the line breaks are in the bytes read through [`LineLog::wrap`], to name the line
 /// a CSV record starts on.
 #[derive(Default, Clone)]
@@ -560,6 +571,10 @@ struct LineState {
     ends: std::collections::VecDeque<(u64, u8)>,
     /// Where the bytes read so far leave a CSV reader (RFC 4180 as the csv crate reads it).
     quote: QuoteState,
+    /// Offsets of text right after the closing quote of a cell (`"ab"c`), which RFC 4180
+    /// does not allow and the csv crate joins to the cell, not yet passed by
+    /// [`LineLog::stray_before`].
+    stray: std::collections::VecDeque<u64>,
 }
 
 /// The quoting state of a CSV reader between two bytes: a quote opens a quoted cell only at
@@ -615,6 +630,18 @@ impl LineLog {
         s.breaks + 1
     }
 
+    /// Whether text follows a closing quote (`"ab"c`) before byte `end` (offsets passed in
+    /// increasing order): in the record that ends there, as records are read in order.
+    pub(crate) fn stray_before(&self, end: u64) -> bool {
+        let mut s = self.0.borrow_mut();
+        let mut found = false;
+        while s.stray.front().is_some_and(|&at| at < end) {
+            s.stray.pop_front();
+            found = true;
+        }
+        found
+    }
+
     /// True when the bytes read so far end inside a quoted cell: at the end of the input,
     /// a quote that was never closed.
     fn open_quote(&self) -> bool {
@@ -637,8 +664,13 @@ impl<R: std::io::Read> std::io::Read for LineReader<R> {
             s.ends.push_back((at, buf[i]));
         }
         let mut q = s.quote;
-        for &b in &buf[..n] {
-            q = q.next(b);
+        for (i, &b) in buf[..n].iter().enumerate() {
+            let next = q.next(b);
+            if q == QuoteState::QuoteInQuoted && next == QuoteState::Unquoted {
+                let at = s.offset + i as u64;
+                s.stray.push_back(at);
+            }
+            q = next;
         }
         s.quote = q;
         s.offset += n as u64;

@@ -2060,3 +2060,50 @@ fn eval_documents_and_answers_keep_their_shape_or_are_violations() {
         "gold_answer,gen_answer\n123456789012345678901234567890,NaN\n"
     );
 }
+
+#[test]
+fn integers_written_as_floats_are_read_exactly_or_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "m.jsonl", "{\"i\": 9007199254740993.0}\n{\"i\": 4.0}\n");
+    write(dir, "c.csv", "i\n3.0000000000000001\n5.0\n");
+    for (path, format) in [("m.jsonl", "jsonl"), ("c.csv", "csv")] {
+        write(
+            dir,
+            "pipeline.toml",
+            &format!(
+                "name = \"fi\"\n[[source]]\nname = \"raw\"\npath = \"{path}\"\nformat = \"{format}\"\n\
+                 [[source.field]]\nname = \"i\"\ntype = \"integer\"\n[[table]]\nname = \"t\"\nquery = \"SELECT i FROM raw\"\n"
+            ),
+        );
+        let o = build(dir, &["-q", "--force"]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        let e = stderr(&o);
+        let expected = if format == "csv" {
+            "c.csv:2:$.i: fractional value 3.0000000000000001 for integer column".to_string()
+        } else {
+            "m.jsonl:1:$.i: number 9007199254740992.0 is written as a float beyond 2^53".to_string()
+        };
+        assert!(e.contains(&expected), "{e}");
+        assert!(e.contains("1 violation found"), "{e}");
+    }
+    // a pattern matches the whole value, line ends included; a key with control characters is
+    // shown escaped, on one line
+    write(dir, "s.jsonl", "{\"id\": \"a\\nb\\u001b[31m\", \"v\": \"x\\n\"}\n");
+    write(
+        dir,
+        "t.json",
+        r#"{"fields":[{"name":"id","type":"string"},{"name":"v","type":"string","constraints":{"pattern":"[^y]+","maxLength":1}}],"primaryKey":["id"]}"#,
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"fi\"\n[[source]]\nname = \"raw\"\npath = \"s.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"t\"\nschema = \"t.json\"\nquery = \"SELECT id, v FROM raw\"\n",
+    );
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(!e.contains("rule pattern"), "{e}");
+    assert!(e.contains("(table t, key id=\"a\\nb\\u001b[31m\", rule maxLength)"), "{e}");
+}

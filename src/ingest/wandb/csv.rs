@@ -155,6 +155,11 @@ fn records(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>, f: &mu
             Ok(false) => return Ok(()),
             Ok(true) => {
                 let line = rec.position().map(line_of).unwrap_or(pos);
+                if lines.stray_before(r.position().byte()) {
+                    let message = crate::ingest::records::STRAY_TEXT.to_string();
+                    out(Out::Bad { at: Position::Line(line), rule: "csv", message })?;
+                    continue;
+                }
                 f(line, &header, &rec, out)?;
             }
             Err(e) => {
