@@ -846,4 +846,13 @@ mod tests {
             ]
         );
     }
+
+    #[test]
+    fn csv_text_after_a_closing_quote_is_a_bad_record() {
+        let got = collect(|s| csv(boxed(b"a,b\n\"x5\"x6,1\n\"ok\",2\n\"y\"\"z\",\"3\"\r\n"), "f", s));
+        assert_eq!(got.len(), 3, "{got:?}");
+        assert_eq!(got[0], format!("2 csv: {STRAY_TEXT}"));
+        assert_eq!(got[1], "3 {\"a\":\"ok\",\"b\":\"2\"}");
+        assert_eq!(got[2], "4 {\"a\":\"y\\\"z\",\"b\":\"3\"}");
+    }
 }
