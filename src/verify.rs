@@ -42,10 +42,19 @@ impl VerifyReport {
 
 /// Verifies the folder `dir`.
 ///
-/// Errors: only when the folder cannot be read at all; everything else is a problem line.
+/// Errors: [`Error::Refused`] when `dir` is no folder or holds none of a release's own files
+/// (`manifest.json`, `SHA256SUMS`, `README.md`); everything else is a problem line.
 pub fn run(dir: &Path) -> Result<VerifyReport> {
     if !dir.is_dir() {
         return Err(Error::Refused(format!("{} is not a folder", dir.display())));
+    }
+    // a folder with none of a release's own files is not one (a wrong path, a parent folder)
+    if ["manifest.json", "SHA256SUMS", "README.md"].iter().all(|f| matches!(entry(dir, f), Entry::Missing)) {
+        return Err(Error::Refused(format!(
+            "{} is not a release folder: it holds no manifest.json, SHA256SUMS or README.md (a release is \
+             releases/<name>/<version>)",
+            dir.display()
+        )));
     }
     let mut rep = VerifyReport::default();
     let manifest = match entry(dir, "manifest.json") {
@@ -766,6 +775,20 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
         }
         // what the card's dataset_info says of this config: (split → examples, feature names)
         let info = dataset_info(&yaml, name);
+        if let Some((examples, _)) = &info {
+            // `datasets` refuses a card whose splits are not the data files' (Expected more
+            // splits / Unexpected splits)
+            let data: BTreeSet<&String> = splits.keys().collect();
+            let card: BTreeSet<&String> = examples.keys().collect();
+            if !examples.is_empty() && data != card {
+                rep.problems.push(format!(
+                    "README.md: dataset_info of config `{name}` names the splits {card:?}, and its data_files the \
+                     splits {data:?} (`datasets` refuses to load it)"
+                ));
+            }
+        }
+        // the features are compared once per config, with its first Parquet file
+        let mut features_checked = false;
         for (split, shards) in splits {
             let mut first: Option<(String, arrow::datatypes::SchemaRef)> = None;
             // rows of the split's Parquet files, when every one was read
@@ -818,12 +841,17 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
                      Parquet files hold {rows} rows (`datasets` refuses to load it: NonMatchingSplitsSizesError)"
                 ));
             }
-            if let (Some(features), Some((f0, schema))) = (features, &first) {
-                let columns: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-                if *features != columns {
+            if let (Some(features), Some((f0, schema)), false) = (features, &first, features_checked) {
+                features_checked = true;
+                // `datasets` reads the columns by name: another order is no problem, other names are
+                let listed: BTreeSet<&str> = features.iter().map(String::as_str).collect();
+                let columns: BTreeSet<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+                let missing: Vec<&&str> = columns.difference(&listed).collect();
+                let extra: Vec<&&str> = listed.difference(&columns).collect();
+                if !missing.is_empty() || !extra.is_empty() {
                     rep.problems.push(format!(
-                        "README.md: dataset_info of config `{name}` lists the features {features:?}, and {f0} \
-                         holds the columns {columns:?}"
+                        "README.md: dataset_info of config `{name}` lists the features {extra:?}, which {f0} does \
+                         not hold, and not its columns {missing:?}"
                     ));
                 }
             }

@@ -1934,10 +1934,31 @@ fn verify_compares_the_cards_dataset_info_with_the_parquet_files() {
     );
     assert!(
         out.contains(
-            "README.md: dataset_info of config `training_runs` lists the features [\"training_run_id\", \"experiments\""
+            "README.md: dataset_info of config `training_runs` lists the features [\"experiments\"], which \
+             data/training_runs.parquet does not hold, and not its columns [\"experiment\"]"
         ),
         "{out}"
     );
+    assert_eq!(out.matches("lists the features").count(), 1, "{out}");
+    // a split named otherwise than in data_files, checked without a manifest as for a Hub repo
+    let renamed = card.replacen("  - name: train\n", "  - name: trainx\n", 1);
+    std::fs::write(&path, &renamed).unwrap();
+    std::fs::remove_file(tmp.path().join("manifest.json")).unwrap();
+    let o = run(bin().arg("verify").arg(tmp.path()));
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stdout(&o).contains(
+            "README.md: dataset_info of config `training_runs` names the splits {\"trainx\"}, and its data_files \
+             the splits {\"train\"}"
+        ),
+        "{}",
+        stdout(&o)
+    );
+    // a folder with none of a release's files is no release: the check cannot be made
+    let empty = tempfile::tempdir().unwrap();
+    let o = run(bin().arg("verify").arg(empty.path()));
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("is not a release folder: it holds no manifest.json, SHA256SUMS or README.md"));
 }
 
 #[test]
