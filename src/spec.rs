@@ -356,6 +356,20 @@ impl PipelineSpec {
     /// missing SQL or schema files.
     pub fn load(path: &Path) -> Result<PipelineSpec> {
         let file = if path.is_dir() { path.join("pipeline.toml") } else { path.to_path_buf() };
+        if path.is_dir() && !file.exists() {
+            return Err(Error::config(
+                path.display().to_string(),
+                "no pipeline.toml in this folder: a pipeline is a folder holding pipeline.toml, which names its \
+                 sources and tables (see README, section Pipelines)",
+            ));
+        }
+        if path.is_file() && path.extension().is_none_or(|e| e != "toml") {
+            return Err(Error::config(
+                path.display().to_string(),
+                "a pipeline is a pipeline.toml file or the folder holding it; this is another file (raw inputs are \
+                 named by the sources of a pipeline.toml)",
+            ));
+        }
         let dir = file.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
         let text = std::fs::read_to_string(&file).map_err(|e| Error::io(&file, e))?;
         let def: PipelineDef = toml::from_str(&text).map_err(|e| {

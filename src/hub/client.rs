@@ -409,15 +409,18 @@ impl HubClient {
         Failure::Network { message: self.scrub(&message), timeout: e.is_timeout() }
     }
 
-    /// The backoff waits of one retried request.
+    /// The backoff waits of one retried request: doubling from `min_delay`, jittered, never
+    /// longer than `max_delay` (backon adds its jitter after its own cap).
     fn backoff(&self) -> impl Iterator<Item = Duration> + use<> {
+        let max = self.retry.max_delay;
         backon::ExponentialBuilder::default()
             .with_min_delay(self.retry.min_delay)
-            .with_max_delay(self.retry.max_delay)
+            .with_max_delay(max)
             .with_factor(2.0)
             .with_max_times(self.retry.max_retries)
             .with_jitter()
             .build()
+            .map(move |d| d.min(max))
     }
 
     /// Sends a request built by `make` (called again for each attempt), retrying transient
@@ -820,6 +823,18 @@ mod tests {
         };
         assert!(has_auth("http://127.0.0.1:18080/api/x"));
         assert!(!has_auth("http://127.0.0.1:18081/verify"));
+    }
+
+    #[test]
+    fn backoff_waits_stay_under_the_longest_wait() {
+        let mut config = crate::hub::HubConfig::new("http://127.0.0.1:18080", crate::hub::Token::new("hf_x"));
+        config.retry.max_retries = 50;
+        config.retry.max_delay = Duration::from_secs(2);
+        let client = HubClient::new(&config).unwrap();
+        let waits: Vec<Duration> = client.backoff().collect();
+        assert_eq!(waits.len(), 50);
+        assert!(waits.iter().all(|w| *w <= Duration::from_secs(2)), "{waits:?}");
+        assert!(waits[0] >= Duration::from_secs(1), "{waits:?}");
     }
 
     #[test]

@@ -2128,3 +2128,15 @@ fn integers_written_as_floats_are_read_exactly_or_refused() {
     assert!(!e.contains("rule pattern"), "{e}");
     assert!(e.contains("(table t, key id=\"a\\nb\\u001b[31m\", rule maxLength)"), "{e}");
 }
+
+#[test]
+fn build_says_what_a_pipeline_is_when_given_something_else() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "raw.jsonl", "{\"a\": 1}\n");
+    let o = run(bin().arg("build").arg(tmp.path()));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains(": no pipeline.toml in this folder: a pipeline is a folder holding pipeline.toml"));
+    let o = run(bin().arg("build").arg(tmp.path().join("raw.jsonl")));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("raw.jsonl: a pipeline is a pipeline.toml file or the folder holding it"));
+}
