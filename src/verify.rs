@@ -844,7 +844,7 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
             if let (Some(features), Some((f0, schema)), false) = (features, &first, features_checked) {
                 features_checked = true;
                 // `datasets` reads the columns by name: another order is no problem, other names are
-                let listed: BTreeSet<&str> = features.iter().map(String::as_str).collect();
+                let listed: BTreeSet<&str> = features.iter().map(|(n, _)| n.as_str()).collect();
                 let columns: BTreeSet<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
                 let missing: Vec<&&str> = columns.difference(&listed).collect();
                 let extra: Vec<&&str> = listed.difference(&columns).collect();
@@ -854,14 +854,27 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
                          not hold, and not its columns {missing:?}"
                     ));
                 }
+                // a scalar dtype other than the column's: `datasets` casts the column to it silently
+                for (feature, said) in features.iter().filter_map(|(n, d)| Some((n, d.as_ref()?))) {
+                    let Ok(field) = schema.field_with_name(feature) else { continue };
+                    if let Some(have) = crate::card::scalar_dtype(field.data_type())
+                        && have != *said
+                    {
+                        rep.problems.push(format!(
+                            "README.md: dataset_info of config `{name}` gives feature `{feature}` the dtype {said}, and \
+                             {f0} holds it as {have} (`datasets` would cast it)"
+                        ));
+                    }
+                }
             }
         }
     }
     Ok(())
 }
 
-/// What a card's `dataset_info` says of one config: each split's examples, the feature names.
-type CardInfo = (BTreeMap<String, u64>, Option<Vec<String>>);
+/// What a card's `dataset_info` says of one config: each split's examples, the features
+/// (name, and the `dtype` of a scalar one).
+type CardInfo = (BTreeMap<String, u64>, Option<Vec<(String, Option<String>)>>);
 
 /// The `dataset_info` of config `name` in a card's metadata (a list of per-config entries,
 /// or one mapping for a card with one config): each split's `num_examples`, and the names of
@@ -882,10 +895,14 @@ fn dataset_info(yaml: &yaml_serde::Value, name: &str) -> Option<CardInfo> {
         .flatten()
         .filter_map(|s| Some((s.get("name")?.as_str()?.to_string(), s.get("num_examples")?.as_u64()?)))
         .collect();
-    let features = entry
-        .get("features")
-        .and_then(|f| f.as_sequence())
-        .map(|fs| fs.iter().filter_map(|f| f.get("name").and_then(|n| n.as_str()).map(String::from)).collect());
+    let features = entry.get("features").and_then(|f| f.as_sequence()).map(|fs| {
+        fs.iter()
+            .filter_map(|f| {
+                let name = f.get("name").and_then(|n| n.as_str())?.to_string();
+                Some((name, f.get("dtype").and_then(|d| d.as_str()).map(String::from)))
+            })
+            .collect()
+    });
     Some((examples, features))
 }
 

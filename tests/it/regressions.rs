@@ -1905,11 +1905,10 @@ fn verify_compares_the_cards_dataset_info_with_the_parquet_files() {
         card.contains("    num_examples: 44\n")
             && card.contains("  - name: training_run_id\n    dtype: string\n  - name: experiment\n")
     );
-    let edited = card.replacen("    num_examples: 44\n", "    num_examples: 43\n", 1).replacen(
-        "  - name: experiment\n",
-        "  - name: experiments\n",
-        1,
-    );
+    let edited = card
+        .replacen("    num_examples: 44\n", "    num_examples: 43\n", 1)
+        .replacen("  - name: experiment\n", "  - name: experiments\n", 1)
+        .replacen("  - name: training_run_id\n    dtype: string\n", "  - name: training_run_id\n    dtype: int64\n", 1);
     std::fs::write(&path, &edited).unwrap();
     // the card's hash in manifest.json and SHA256SUMS is made to match, as an editor would
     let m: serde_json::Value =
@@ -1940,6 +1939,13 @@ fn verify_compares_the_cards_dataset_info_with_the_parquet_files() {
         "{out}"
     );
     assert_eq!(out.matches("lists the features").count(), 1, "{out}");
+    assert!(
+        out.contains(
+            "README.md: dataset_info of config `training_runs` gives feature `training_run_id` the dtype int64, and \
+             data/training_runs.parquet holds it as string"
+        ),
+        "{out}"
+    );
     // a split named otherwise than in data_files, checked without a manifest as for a Hub repo
     let renamed = card.replacen("  - name: train\n", "  - name: trainx\n", 1);
     std::fs::write(&path, &renamed).unwrap();
