@@ -43,16 +43,17 @@ impl VerifyReport {
 /// Verifies the folder `dir`.
 ///
 /// Errors: [`Error::Refused`] when `dir` is no folder or holds none of a release's own files
-/// (`manifest.json`, `SHA256SUMS`, `README.md`); everything else is a problem line.
+/// (`manifest.json`, `SHA256SUMS`, `README.md`, `data/`); everything else is a problem line.
 pub fn run(dir: &Path) -> Result<VerifyReport> {
     if !dir.is_dir() {
         return Err(Error::Refused(format!("{} is not a folder", dir.display())));
     }
-    // a folder with none of a release's own files is not one (a wrong path, a parent folder)
-    if ["manifest.json", "SHA256SUMS", "README.md"].iter().all(|f| matches!(entry(dir, f), Entry::Missing)) {
+    // a folder with none of a release's own files and no data folder is not one (a wrong path,
+    // a parent folder such as releases/<name>)
+    if ["manifest.json", "SHA256SUMS", "README.md", "data"].iter().all(|f| matches!(entry(dir, f), Entry::Missing)) {
         return Err(Error::Refused(format!(
-            "{} is not a release folder: it holds no manifest.json, SHA256SUMS or README.md (a release is \
-             releases/<name>/<version>)",
+            "{} is not a release folder: it holds no manifest.json, SHA256SUMS, README.md or data folder (a \
+             release is releases/<name>/<version>)",
             dir.display()
         )));
     }

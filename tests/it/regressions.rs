@@ -1964,7 +1964,9 @@ fn verify_compares_the_cards_dataset_info_with_the_parquet_files() {
     let empty = tempfile::tempdir().unwrap();
     let o = run(bin().arg("verify").arg(empty.path()));
     assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
-    assert!(stderr(&o).contains("is not a release folder: it holds no manifest.json, SHA256SUMS or README.md"));
+    assert!(
+        stderr(&o).contains("is not a release folder: it holds no manifest.json, SHA256SUMS, README.md or data folder")
+    );
 }
 
 #[test]
