@@ -445,6 +445,9 @@ pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item
     let mut rdr = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(lines.wrap(reader));
     let line_of = |p: &csv::Position| lines.line_at(p.byte());
     let headers = csv_header(&mut rdr, rel)?;
+    if lines.stray_before(rdr.position().byte()) {
+        return Err(Error::format(format!("{rel}:1"), format!("the CSV header: {STRAY_TEXT}")));
+    }
     let mut record = csv::StringRecord::new();
     // each record is handed on when the next one is read: the csv crate ends a quoted cell
     // that is never closed at the end of the file without an error, so the last record is
@@ -854,5 +857,7 @@ mod tests {
         assert_eq!(got[0], format!("2 csv: {STRAY_TEXT}"));
         assert_eq!(got[1], "3 {\"a\":\"ok\",\"b\":\"2\"}");
         assert_eq!(got[2], "4 {\"a\":\"y\\\"z\",\"b\":\"3\"}");
+        let e = csv(boxed(b"\"a\"x,b\n1,2\n"), "f", &mut |_| Ok(())).unwrap_err().to_string();
+        assert!(e.contains("f:1") && e.contains(&format!("the CSV header: {STRAY_TEXT}")), "{e}");
     }
 }
