@@ -592,18 +592,7 @@ fn feature(name: Option<&str>, dt: &DataType) -> Yaml {
 /// The `datasets` dtype runpack writes for a scalar Arrow type it stores (`int64`, `string`,
 /// `timestamp[us, tz=UTC]`, …); `None` for other types, whose spelling is pyarrow's.
 pub fn scalar_dtype(dt: &DataType) -> Option<String> {
-    matches!(
-        dt,
-        DataType::Null
-            | DataType::Boolean
-            | DataType::Int64
-            | DataType::UInt64
-            | DataType::Float64
-            | DataType::Utf8
-            | DataType::Date32
-            | DataType::Timestamp(..)
-    )
-    .then(|| dtype(dt))
+    crate::schema::is_stored_scalar(dt).then(|| dtype(dt))
 }
 
 fn dtype(dt: &DataType) -> String {

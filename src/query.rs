@@ -438,21 +438,14 @@ fn json_ready(batch: &RecordBatch) -> Result<RecordBatch> {
 /// One column of [`json_ready`].
 fn json_column(a: &arrow::array::ArrayRef) -> std::result::Result<arrow::array::ArrayRef, arrow::error::ArrowError> {
     use arrow::array::{Array, ArrayRef, AsArray};
-    use arrow::datatypes::{Field, TimeUnit};
+    use arrow::datatypes::Field;
     let list = |f: &Arc<Field>, offsets, values: &ArrayRef, nulls| -> Result<ArrayRef, _> {
         let values = json_column(values)?;
         let field = Arc::new(Field::new(f.name(), values.data_type().clone(), true));
         Ok(Arc::new(arrow::array::ListArray::try_new(field, offsets, values, nulls)?) as ArrayRef)
     };
     match a.data_type() {
-        DataType::Null
-        | DataType::Boolean
-        | DataType::Int64
-        | DataType::UInt64
-        | DataType::Float64
-        | DataType::Utf8
-        | DataType::Date32
-        | DataType::Timestamp(TimeUnit::Microsecond, _) => Ok(a.clone()),
+        t if crate::schema::is_stored_scalar(t) => Ok(a.clone()),
         DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::UInt8 | DataType::UInt16 | DataType::UInt32 => {
             arrow::compute::cast(a, &DataType::Int64)
         }

@@ -293,6 +293,22 @@ impl TableSchema {
 }
 
 /// Why a constraint below a top-level field or a top-level array's items is refused.
+/// True for the scalar Arrow types runpack stores as they are (a Table Schema scalar's type):
+/// Null, Boolean, Int64, UInt64, Float64, Utf8, Date32 and microsecond timestamps.
+pub fn is_stored_scalar(dt: &DataType) -> bool {
+    matches!(
+        dt,
+        DataType::Null
+            | DataType::Boolean
+            | DataType::Int64
+            | DataType::UInt64
+            | DataType::Float64
+            | DataType::Utf8
+            | DataType::Date32
+            | DataType::Timestamp(TimeUnit::Microsecond, _)
+    )
+}
+
 /// Checks the name of a table's column: one with a blank (any Unicode white space) at its start
 /// or end is refused, because Frictionless readers trim header labels and would then find no
 /// column of that name in the release's `datapackage.json`.
