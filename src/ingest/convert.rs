@@ -589,7 +589,7 @@ fn whole_float(c: &Cell, ctx: &mut Ctx, f: f64, text: &str, range: std::ops::Ran
         ctx.problem(
             c,
             format!(
-                "number {text} is written as a float beyond 2^53, where a float cannot tell neighbouring integers \
+                "number {text} is written as a float of 2^53 or more, where floats cannot tell every integer \
                  apart; write it as an integer (no fraction or exponent) for an integer column"
             ),
         );
@@ -794,8 +794,15 @@ pub fn parse_timestamp(s: &str, assume: Option<chrono_tz::Tz>) -> Result<i64, St
     }
     for fmt in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M"] {
         if let Ok(naive) = NaiveDateTime::parse_from_str(s, fmt) {
-            if naive.and_utc().timestamp_subsec_nanos() >= 1_000_000_000 {
+            let nanos = naive.and_utc().timestamp_subsec_nanos();
+            if nanos >= 1_000_000_000 {
                 return leap();
+            }
+            if !nanos.is_multiple_of(1000) {
+                return Err(format!(
+                    "timestamp {} has digits below a microsecond, which runpack does not store; round it in the source",
+                    path::short_json_string(s)
+                ));
             }
             return match assume {
                 Some(tz) => match tz.from_local_datetime(&naive) {
@@ -932,8 +939,8 @@ mod tests {
             msgs,
             vec![
                 "2:$.u: fractional value 1.5 for integer column".to_string(),
-                "3:$.u: number 2e+20 is written as a float beyond 2^53, where a float cannot tell neighbouring \
-                 integers apart; write it as an integer (no fraction or exponent) for an integer column"
+                "3:$.u: number 2e+20 is written as a float of 2^53 or more, where floats cannot tell every \
+                 integer apart; write it as an integer (no fraction or exponent) for an integer column"
                     .into(),
                 "1:$.d: expected date string (YYYY-MM-DD), found string \"2024-1-5\"".into(),
                 "2:$.d: expected date string (YYYY-MM-DD), found string \"+2024-01-05\"".into(),

@@ -412,15 +412,19 @@ const SPLITS: [&str; 3] = ["id", "ood", "total"];
 
 /// Rows (one per split) of a `<checkpoint>_metrics.json`.
 ///
-/// Errors: a key other than `checkpoint` and the splits, a split that is not an object, a
-/// record with no split, or a split's `pass_at_k` that is not an object of numbers keyed by k.
+/// Errors: a key other than `checkpoint`, the splits and `per_template` (kept in the `extra`
+/// of the `total` row, or of the last split's), a split that is not an object, a record with
+/// no split, or a split's `pass_at_k` that is not an object of numbers keyed by k.
 pub fn metrics_rows(r: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, ShapeProblems> {
     let mut problems = ShapeProblems::new();
     for (k, v) in r {
-        if k != "checkpoint" && !SPLITS.contains(&k.as_str()) {
+        if k != "checkpoint" && k != "per_template" && !SPLITS.contains(&k.as_str()) {
             problems.push((
                 at(&[k]),
-                format!("unknown key, holding {} (expected `checkpoint`, `id`, `ood`, `total`)", path::describe(v)),
+                format!(
+                    "unknown key, holding {} (expected `checkpoint`, `id`, `ood`, `total`, `per_template`)",
+                    path::describe(v)
+                ),
             ));
         }
     }
@@ -447,6 +451,19 @@ pub fn metrics_rows(r: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, S
     }
     if out.is_empty() && problems.is_empty() {
         problems.push(("$".into(), "no split: expected at least one of `id`, `ood`, `total`".into()));
+    }
+    // the per-template results describe the whole checkpoint: kept in the `extra` of its
+    // `total` row (or of its last split's)
+    if let Some(t) = r.get("per_template").filter(|t| !t.is_null())
+        && let Some(i) = out.iter().position(|row| row["split"] == "total").or(out.len().checked_sub(1))
+    {
+        let row = &mut out[i];
+        let mut extra = match row.remove("extra") {
+            Some(Value::Object(m)) => m,
+            _ => Map::new(),
+        };
+        extra.insert("per_template".into(), t.clone());
+        row.insert("extra".into(), Value::Object(extra));
     }
     if problems.is_empty() { Ok(out) } else { Err(problems) }
 }
@@ -671,7 +688,7 @@ mod tests {
                 r#"{"checkpoint":"c","test":{"count":2},"ood":[0.25,4],"id":{"pass_at_k":"0.9"}}"#
             ))),
             vec![
-                "$.test: unknown key, holding an object (expected `checkpoint`, `id`, `ood`, `total`)",
+                "$.test: unknown key, holding an object (expected `checkpoint`, `id`, `ood`, `total`, `per_template`)",
                 "$.id.pass_at_k: expected an object of pass@k values (`{\"pass@1\": 0.5, …}`), found string \"0.9\"",
                 "$.ood: expected an object of the split's metrics, found an array",
             ]

@@ -590,6 +590,9 @@ enum QuoteState {
     Quoted,
     /// A `"` inside a quoted cell: the end of the cell, or the first half of `""`.
     QuoteInQuoted,
+    /// Blanks (spaces, tabs) after the closing quote of a cell, which readers keep in the
+    /// cell (`"a" ,b` gives `a `), as Python's csv does.
+    BlankAfterQuote,
 }
 
 impl QuoteState {
@@ -602,8 +605,9 @@ impl QuoteState {
             (Quoted, b'"') => QuoteInQuoted,
             (Quoted, _) => Quoted,
             (QuoteInQuoted, b'"') => Quoted,
-            (QuoteInQuoted, b',' | b'\n' | b'\r') => CellStart,
-            (QuoteInQuoted, _) => Unquoted,
+            (QuoteInQuoted | BlankAfterQuote, b',' | b'\n' | b'\r') => CellStart,
+            (QuoteInQuoted | BlankAfterQuote, b' ' | b'\t') => BlankAfterQuote,
+            (QuoteInQuoted | BlankAfterQuote, _) => Unquoted,
         }
     }
 }
@@ -669,7 +673,7 @@ impl<R: std::io::Read> std::io::Read for LineReader<R> {
         let mut q = s.quote;
         for (i, &b) in buf[..n].iter().enumerate() {
             let next = q.next(b);
-            if q == QuoteState::QuoteInQuoted && next == QuoteState::Unquoted {
+            if matches!(q, QuoteState::QuoteInQuoted | QuoteState::BlankAfterQuote) && next == QuoteState::Unquoted {
                 let at = s.offset + i as u64;
                 s.stray.push_back(at);
             }
@@ -852,11 +856,12 @@ mod tests {
 
     #[test]
     fn csv_text_after_a_closing_quote_is_a_bad_record() {
-        let got = collect(|s| csv(boxed(b"a,b\n\"x5\"x6,1\n\"ok\",2\n\"y\"\"z\",\"3\"\r\n"), "f", s));
+        let got = collect(|s| csv(boxed(b"a,b\n\"x5\" x6,1\n\"ok\" ,2\n\"y\"\"z\",\"3\" \r\n"), "f", s));
         assert_eq!(got.len(), 3, "{got:?}");
         assert_eq!(got[0], format!("2 csv: {STRAY_TEXT}"));
-        assert_eq!(got[1], "3 {\"a\":\"ok\",\"b\":\"2\"}");
-        assert_eq!(got[2], "4 {\"a\":\"y\\\"z\",\"b\":\"3\"}");
+        // blanks after a closing quote stay in the cell, as Python's csv and pandas read them
+        assert_eq!(got[1], "3 {\"a\":\"ok \",\"b\":\"2\"}");
+        assert_eq!(got[2], "4 {\"a\":\"y\\\"z\",\"b\":\"3 \"}");
         let e = csv(boxed(b"\"a\"x,b\n1,2\n"), "f", &mut |_| Ok(())).unwrap_err().to_string();
         assert!(e.contains("f:1") && e.contains(&format!("the CSV header: {STRAY_TEXT}")), "{e}");
     }

@@ -2111,7 +2111,7 @@ fn integers_written_as_floats_are_read_exactly_or_refused() {
         let expected = if format == "csv" {
             "c.csv:2:$.i: fractional value 3.0000000000000001 for integer column".to_string()
         } else {
-            "m.jsonl:1:$.i: number 9007199254740992.0 is written as a float beyond 2^53".to_string()
+            "m.jsonl:1:$.i: number 9007199254740992.0 is written as a float of 2^53 or more".to_string()
         };
         assert!(e.contains(&expected), "{e}");
         assert!(e.contains("1 violation found"), "{e}");
@@ -2147,4 +2147,42 @@ fn build_says_what_a_pipeline_is_when_given_something_else() {
     let o = run(bin().arg("build").arg(tmp.path().join("raw.jsonl")));
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("raw.jsonl: a pipeline is a pipeline.toml file or the folder holding it"));
+}
+
+#[test]
+fn per_template_metrics_are_kept_and_naive_times_keep_to_microseconds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "m/checkpoint-final_metrics.json",
+        r#"{"checkpoint":"checkpoint-final","id":{"count":3},"total":{"count":3},"per_template":{"default":{"count":3,"correct":1}}}"#,
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"pt\"\n[[source]]\nname = \"e\"\npath = \"m/{ckpt}_metrics.json\"\nformat = \"eval-metrics\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT split, extra FROM e\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "pt"), "SELECT split, extra FROM t ORDER BY split"),
+        "split,extra\nid,\ntotal,\"{\"\"per_template\"\":{\"\"default\"\":{\"\"count\"\":3,\"\"correct\"\":1}}}\"\n"
+    );
+    write(dir, "ts.jsonl", "{\"ts\": \"2025-03-01T12:00:00.123456789\"}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"pt\"\n[[source]]\nname = \"e\"\npath = \"ts.jsonl\"\nformat = \"jsonl\"\nassume_timezone = \"UTC\"\n\
+         [[source.field]]\nname = \"ts\"\ntype = \"datetime\"\n[[table]]\nname = \"t\"\nquery = \"SELECT ts FROM e\"\n",
+    );
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("ts.jsonl:1:$.ts: timestamp \"2025-03-01T12:00:00.123456789\" has digits below a microsecond"),
+        "{}",
+        stderr(&o)
+    );
 }
