@@ -787,8 +787,20 @@ pub fn parse_timestamp(s: &str, assume: Option<chrono_tz::Tz>) -> Result<i64, St
     if !s.get(..10).is_some_and(strict_date) {
         return Err(format!("expected an ISO 8601 timestamp, found string {}", path::short_json_string(s)));
     }
-    for fmt in ["%Y-%m-%d %H:%M:%S%.f%:z", "%Y-%m-%dT%H:%M:%S%.f%z", "%Y-%m-%d %H:%M:%S%.f%z"] {
-        if let Ok(dt) = DateTime::parse_from_str(s, fmt) {
+    // a trailing Z (UTC) read as the offset +00:00, for the forms RFC 3339 parsing leaves out
+    // (no seconds: `2025-03-01T12:00Z`, as the zone-less `2025-03-01T12:00` is read)
+    let zoned = match s.strip_suffix(['Z', 'z']) {
+        Some(local) => std::borrow::Cow::Owned(format!("{local}+00:00")),
+        None => std::borrow::Cow::Borrowed(s),
+    };
+    for fmt in [
+        "%Y-%m-%d %H:%M:%S%.f%:z",
+        "%Y-%m-%dT%H:%M:%S%.f%z",
+        "%Y-%m-%d %H:%M:%S%.f%z",
+        "%Y-%m-%dT%H:%M%:z",
+        "%Y-%m-%dT%H:%M%z",
+    ] {
+        if let Ok(dt) = DateTime::parse_from_str(&zoned, fmt) {
             return micros(dt);
         }
     }
@@ -924,7 +936,7 @@ mod tests {
     fn unsigned_integers_dates_and_timestamps_are_strict_alike() {
         let c = conv(
             &[
-                r#"{"u": 4.0, "d": "2024-01-05", "t": "2016-12-31T23:59:59Z"}"#,
+                r#"{"u": 4.0, "d": "2024-01-05", "t": "2016-12-31T23:59Z"}"#,
                 r#"{"u": 1e2, "d": "2024-1-5", "t": "2016-12-31T23:59:60Z"}"#,
                 r#"{"u": 1.5, "d": "+2024-01-05", "t": "2024-06-30 23:59:60.5+00:00"}"#,
                 r#"{"u": 2e20, "d": " 2024-01-05", "t": "2024-1-5 10:00:00+00:00"}"#,
@@ -950,6 +962,9 @@ mod tests {
                 "3:$.t: expected an ISO 8601 timestamp, found string \"2024-1-5 10:00:00+00:00\"".into(),
             ]
         );
+        // minutes without seconds, with a Z, as the zone-less form is read
+        let t = c.columns[2].as_primitive::<arrow::datatypes::TimestampMicrosecondType>();
+        assert_eq!(t.value(0), 1_483_228_740_000_000);
         let u = c.columns[0].as_primitive::<arrow::datatypes::UInt64Type>();
         assert_eq!((u.value(0), u.value(1)), (4, 100));
     }
