@@ -204,15 +204,6 @@ fn id_text(v: Option<&Value>) -> Result<Option<String>, ()> {
     }
 }
 
-/// A reward's value as a number: JSON numbers and non-finite tokens.
-fn float_of(v: &Value) -> Option<f64> {
-    match v {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => lenient::special(s).and_then(|sp| sp.as_f64()),
-        _ => None,
-    }
-}
-
 /// `{"pass@1": 0.5, "2": 0.7}` (at `base` in the record) → `[{k: 1, value: 0.5}, {k: 2,
 /// value: 0.7}]`, sorted by k. A key that names no positive k, a k named twice (`"1"` and
 /// `"pass@1"`) and a value that is not a number are problems, as is anything but an object.
@@ -390,9 +381,9 @@ pub fn trajectory_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<Str
     row.insert("benchmark".into(), r.get("benchmark").cloned().unwrap_or(Value::Null));
     row.insert("example_id".into(), id);
     let reward = r.get("reward").cloned().unwrap_or(Value::Null);
-    let correct = float_of(&reward).filter(|x| !x.is_nan()).map(|x| Value::Bool(x > 0.0)).unwrap_or(Value::Null);
     row.insert("reward".into(), reward);
-    row.insert("correct".into(), correct);
+    // set from the converted reward once the batch is converted (correct_from_reward)
+    row.insert("correct".into(), Value::Null);
     row.insert("error".into(), text_of(r.get("error")));
     // a line without turns says nothing of them: not zero turns
     let has_turns = matches!(r.get("turns"), Some(Value::Array(_)));
@@ -595,7 +586,6 @@ mod tests {
         .unwrap();
         assert_eq!(t["example_id"], "3");
         assert_eq!(t["response_tokens"], 7);
-        assert_eq!(t["correct"], true);
         assert_eq!(t["text"], "a");
     }
 
@@ -730,15 +720,26 @@ mod tests {
             problems(trajectory_row(&obj(&format!(r#"{{"idx":1,"turns":[{big},{big}]}}"#)), false)),
             vec!["$.turns[1].token_count: the assistant turns' token counts add up beyond 9223372036854775807"]
         );
-        // an infinite reward is a correct (or wrong) answer; NaN says nothing
-        for (reward, correct) in [
-            ("\u{FDD0}Infinity", Value::Bool(true)),
-            ("\u{FDD0}-Infinity", Value::Bool(false)),
-            ("\u{FDD0}NaN", Value::Null),
-        ] {
-            let t = trajectory_row(&obj(&format!("{{\"idx\":1,\"reward\":\"{reward}\"}}")), false).unwrap();
-            assert_eq!(t["correct"], correct, "{reward}");
-        }
+        // an infinite reward is a correct (or wrong) answer; NaN and null say nothing
+        let columns = trajectory_columns(false);
+        let mut arrays: Vec<arrow::array::ArrayRef> = columns
+            .iter()
+            .map(|(name, t)| match name.as_str() {
+                "reward" => std::sync::Arc::new(arrow::array::Float64Array::from(vec![
+                    Some(f64::INFINITY),
+                    Some(f64::NEG_INFINITY),
+                    Some(f64::NAN),
+                    Some(0.5),
+                    Some(0.0),
+                    None,
+                ])) as arrow::array::ArrayRef,
+                _ => arrow::array::new_null_array(&t.arrow_type(), 6),
+            })
+            .collect();
+        correct_from_reward(&columns, &mut arrays);
+        let c = columns.iter().position(|(n, _)| n == "correct").unwrap();
+        let got: Vec<Option<bool>> = arrow::array::AsArray::as_boolean(&arrays[c]).iter().collect();
+        assert_eq!(got, vec![Some(true), Some(false), None, Some(true), Some(false), None]);
         assert_eq!(
             problems(result_row(&obj(r#"{"name":"g","pass_at_k":{"pass@+3":0.5}}"#))),
             vec!["$.pass_at_k[\"pass@+3\"]: expected a key `k` or `pass@k` with k a positive integer"]
