@@ -1873,12 +1873,7 @@ fn a_json_lines_copy_reads_back_with_its_schema_non_finite_numbers_included() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     write(dir, "raw.jsonl", "{\"k\":1,\"x\":NaN}\n{\"k\":2,\"x\":-0.0}\n{\"k\":3,\"x\":-Infinity}\n");
-    write(
-        dir,
-        "pipeline.toml",
-        "name = \"nf\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n\
-         [[table]]\nname = \"t\"\nquery = \"SELECT k, x FROM raw\"\n",
-    );
+    write(dir, "pipeline.toml", &one_source("nf", "raw.jsonl", "jsonl", "", "SELECT k, x FROM raw", ""));
     let o = build(dir, &["-q"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let r = release(dir, "nf");
@@ -1981,14 +1976,13 @@ fn non_finite_numbers_inside_a_checkpoints_extra_keys_are_counted() {
     write(
         dir,
         "pipeline.toml",
-        "name = \"tc\"\n[[source]]\nname = \"c\"\npath = \"checkpoints.jsonl\"\nformat = \"tinker-checkpoints\"\n\
-         [[table]]\nname = \"t\"\nquery = \"SELECT name, extra FROM c\"\n",
+        &one_source("tc", "checkpoints.jsonl", "tinker-checkpoints", "", "SELECT name, extra FROM raw", ""),
     );
     let o = build(dir, &["-q"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let r = release(dir, "tc");
     let m: serde_json::Value = serde_json::from_slice(&std::fs::read(r.join("manifest.json")).unwrap()).unwrap();
-    assert_eq!(m["report"]["nonfinite_values"], serde_json::json!({"c": 1}));
+    assert_eq!(m["report"]["nonfinite_values"], serde_json::json!({"raw": 1}));
     assert_eq!(query(&r, "SELECT extra FROM t"), "extra\n\"{\"\"extra\"\":{\"\"x\"\":\"\"NaN\"\"}}\"\n");
 }
 
@@ -2004,8 +1998,14 @@ fn a_trajectorys_correct_follows_its_reward_as_converted() {
     write(
         dir,
         "pipeline.toml",
-        "name = \"et\"\n[[source]]\nname = \"tr\"\npath = \"trajectories.jsonl\"\nformat = \"tinker-eval-trajectories\"\n\
-         coerce_numeric_strings = true\n[[table]]\nname = \"t\"\nquery = \"SELECT example_id, reward, correct FROM tr\"\n",
+        &one_source(
+            "et",
+            "trajectories.jsonl",
+            "tinker-eval-trajectories",
+            "coerce_numeric_strings = true\n",
+            "SELECT example_id, reward, correct FROM raw",
+            "",
+        ),
     );
     let o = build(dir, &["-q"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -2019,12 +2019,7 @@ fn a_trajectorys_correct_follows_its_reward_as_converted() {
 fn eval_documents_and_answers_keep_their_shape_or_are_violations() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let toml = |format: &str, path: &str| {
-        format!(
-            "name = \"ev\"\n[[source]]\nname = \"e\"\npath = \"{path}\"\nformat = \"{format}\"\n\
-             [[table]]\nname = \"t\"\nquery = \"SELECT * FROM e\"\n"
-        )
-    };
+    let toml = |format: &str, path: &str| one_source("ev", path, format, "", "SELECT * FROM raw", "");
     // a result.json holding no record, or metrics that are not an object of numbers
     write(dir, "a/result.json", "[]");
     write(dir, "b/result.json", r#"{"name":"g","score":0.5,"metrics":"notobj"}"#);
@@ -2100,9 +2095,13 @@ fn integers_written_as_floats_are_read_exactly_or_refused() {
         write(
             dir,
             "pipeline.toml",
-            &format!(
-                "name = \"fi\"\n[[source]]\nname = \"raw\"\npath = \"{path}\"\nformat = \"{format}\"\n\
-                 [[source.field]]\nname = \"i\"\ntype = \"integer\"\n[[table]]\nname = \"t\"\nquery = \"SELECT i FROM raw\"\n"
+            &one_source(
+                "fi",
+                path,
+                format,
+                "[[source.field]]\nname = \"i\"\ntype = \"integer\"\n",
+                "SELECT i FROM raw",
+                "",
             ),
         );
         let o = build(dir, &["-q", "--force"]);
@@ -2127,8 +2126,7 @@ fn integers_written_as_floats_are_read_exactly_or_refused() {
     write(
         dir,
         "pipeline.toml",
-        "name = \"fi\"\n[[source]]\nname = \"raw\"\npath = \"s.jsonl\"\nformat = \"jsonl\"\n\
-         [[table]]\nname = \"t\"\nschema = \"t.json\"\nquery = \"SELECT id, v FROM raw\"\n",
+        &one_source("fi", "s.jsonl", "jsonl", "", "SELECT id, v FROM raw", "schema = \"t.json\"\n"),
     );
     let o = build(dir, &["-q", "--force"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
@@ -2161,8 +2159,7 @@ fn per_template_metrics_are_kept_and_naive_times_keep_to_microseconds() {
     write(
         dir,
         "pipeline.toml",
-        "name = \"pt\"\n[[source]]\nname = \"e\"\npath = \"m/{ckpt}_metrics.json\"\nformat = \"eval-metrics\"\n\
-         [[table]]\nname = \"t\"\nquery = \"SELECT split, extra FROM e\"\n",
+        &one_source("pt", "m/{ckpt}_metrics.json", "eval-metrics", "", "SELECT split, extra FROM raw", ""),
     );
     let o = build(dir, &["-q"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -2174,8 +2171,14 @@ fn per_template_metrics_are_kept_and_naive_times_keep_to_microseconds() {
     write(
         dir,
         "pipeline.toml",
-        "name = \"pt\"\n[[source]]\nname = \"e\"\npath = \"ts.jsonl\"\nformat = \"jsonl\"\nassume_timezone = \"UTC\"\n\
-         [[source.field]]\nname = \"ts\"\ntype = \"datetime\"\n[[table]]\nname = \"t\"\nquery = \"SELECT ts FROM e\"\n",
+        &one_source(
+            "pt",
+            "ts.jsonl",
+            "jsonl",
+            "assume_timezone = \"UTC\"\n[[source.field]]\nname = \"ts\"\ntype = \"datetime\"\n",
+            "SELECT ts FROM raw",
+            "",
+        ),
     );
     let o = build(dir, &["-q", "--force"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));

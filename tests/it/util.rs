@@ -180,3 +180,13 @@ pub fn kv_schema(key: &[&str], line_type: &str) -> String {
     );
     format!(r#"{{"fields":{fields},"primaryKey":{}}}"#, serde_json::json!(key))
 }
+
+/// A pipeline.toml (release `name`) of one source `raw` (`path`, `format`, then the TOML lines
+/// `source`) and one table `t` that reads it with `sql` (then the TOML lines `table`).
+pub fn one_source(name: &str, path: &str, format: &str, source: &str, sql: &str, table: &str) -> String {
+    let sql = sql.replace('\\', "\\\\").replace('"', "\\\"");
+    format!(
+        "name = \"{name}\"\n[[source]]\nname = \"raw\"\npath = \"{path}\"\nformat = \"{format}\"\n{source}\
+         [[table]]\nname = \"t\"\nquery = \"{sql}\"\n{table}"
+    )
+}
