@@ -445,9 +445,7 @@ pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item
     let mut rdr = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(lines.wrap(reader));
     let line_of = |p: &csv::Position| lines.line_at(p.byte());
     let headers = csv_header(&mut rdr, rel)?;
-    if lines.stray_before(rdr.position().byte()) {
-        return Err(Error::format(format!("{rel}:1"), format!("the CSV header: {STRAY_TEXT}")));
-    }
+    lines.check_header(rdr.position().byte(), rel)?;
     let mut record = csv::StringRecord::new();
     // each record is handed on when the next one is read: the csv crate ends a quoted cell
     // that is never closed at the end of the file without an error, so the last record is
@@ -647,6 +645,16 @@ impl LineLog {
             found = true;
         }
         found
+    }
+
+    /// Refuses a CSV header (ending at byte `end`) in which text follows a closing quote.
+    ///
+    /// Errors: [`Error::Format`] at line 1 of `rel`.
+    pub(crate) fn check_header(&self, end: u64, rel: &str) -> Result<()> {
+        if self.stray_before(end) {
+            return Err(Error::format(format!("{rel}:1"), format!("the CSV header: {STRAY_TEXT}")));
+        }
+        Ok(())
     }
 
     /// True when the bytes read so far end inside a quoted cell: at the end of the input,

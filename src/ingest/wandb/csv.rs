@@ -147,10 +147,7 @@ fn records(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>, f: &mu
         .iter()
         .map(|s| s.trim_start_matches('\u{feff}').to_string())
         .collect();
-    if lines.stray_before(r.position().byte()) {
-        let message = format!("the CSV header: {}", crate::ingest::records::STRAY_TEXT);
-        return Err(Error::format(format!("{rel}:1"), message));
-    }
+    lines.check_header(r.position().byte(), &rel)?;
     let line_of = |p: &csv::Position| lines.line_at(p.byte());
     let mut rec = csv::StringRecord::new();
     loop {
