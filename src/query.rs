@@ -941,6 +941,8 @@ pub async fn register_files(
         table_schemas: vec![],
         source_schemas: vec![schema.cloned()],
         untyped_as_text: true,
+        // a release's own JSON Lines carry `_source_file` and `_source_line`: those are kept
+        data_provenance: true,
     };
     let mut report = crate::report::BuildReport::new(100);
     let mut rejects = crate::rejects::Rejects::new(work.path().join("rejects"));
@@ -955,10 +957,24 @@ pub async fn register_files(
         schema: Some(&ing.schema),
         ..Default::default()
     };
-    ctx.register_arrow(name, ing.ipc_file.to_string_lossy().as_ref(), read)
-        .await
-        .map_err(|e| Error::sql(format!("table {name}"), e))?;
-    Ok(RawTable { schema: ing.schema.clone(), inferred: schema.is_none(), parquet_files: vec![], _work: Some(work) })
+    let table_err = |e| Error::sql(format!("table {name}"), e);
+    ctx.register_arrow(name, ing.ipc_file.to_string_lossy().as_ref(), read).await.map_err(table_err)?;
+    let shadowed = |f: &arrow::datatypes::FieldRef| crate::spec::SHADOWED_PROVENANCE.contains(&f.name().as_str());
+    if !ing.schema.fields().iter().any(shadowed) {
+        return Ok(RawTable {
+            schema: ing.schema.clone(),
+            inferred: schema.is_none(),
+            parquet_files: vec![],
+            _work: Some(work),
+        });
+    }
+    // the data's own `_source_file`/`_source_line` are the table's; runpack's are left out
+    let all = ctx.deregister_table(name).map_err(table_err)?.expect("registered above");
+    let kept: Vec<&str> = ing.schema.fields().iter().filter(|f| !shadowed(f)).map(|f| f.name().as_str()).collect();
+    let view = ctx.read_table(all).map_err(table_err)?.select_columns(&kept).map_err(table_err)?;
+    let kept_schema: SchemaRef = Arc::new(view.schema().as_arrow().clone());
+    ctx.register_table(name, view.into_view()).map_err(table_err)?;
+    Ok(RawTable { schema: kept_schema, inferred: schema.is_none(), parquet_files: vec![], _work: Some(work) })
 }
 
 #[cfg(test)]

@@ -80,7 +80,17 @@ pub struct PipelineSpec {
     /// of nulls, as SQL over raw files wants, rather than an error asking for its type (what a
     /// release wants). False for pipelines.
     pub untyped_as_text: bool,
+    /// Whether data columns named `_source_file` or `_source_line` (a runpack release's own
+    /// JSON Lines) are kept, with runpack's provenance columns then added under the names
+    /// [`SHADOWED_PROVENANCE`] for the caller to drop, rather than refused as a clash (what a
+    /// pipeline wants: its rows' provenance must be runpack's). False for pipelines.
+    pub data_provenance: bool,
 }
+
+/// The names under which runpack adds its `_source_file` and `_source_line` columns when the
+/// data has its own and [`PipelineSpec::data_provenance`] keeps them. They hold a control
+/// character, which no data column name may (see [`crate::schema::column_name`]).
+pub const SHADOWED_PROVENANCE: [&str; 2] = ["\u{1}_source_file", "\u{1}_source_line"];
 
 /// The TOML document.
 #[derive(Debug, Clone, Deserialize)]
@@ -553,7 +563,15 @@ impl PipelineSpec {
         {
             return Err(Error::config(at("card.default_table"), format!("no table named `{d}`")));
         }
-        Ok(PipelineSpec { dir, file, def, table_schemas, source_schemas, untyped_as_text: false })
+        Ok(PipelineSpec {
+            dir,
+            file,
+            def,
+            table_schemas,
+            source_schemas,
+            untyped_as_text: false,
+            data_provenance: false,
+        })
     }
 
     /// The SQL text of table `i`.

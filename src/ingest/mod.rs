@@ -287,6 +287,11 @@ fn prepare(
             ));
         }
     }
+    // the data's own provenance columns, when the caller keeps them: runpack's go under other names
+    let own_provenance =
+        spec.data_provenance && columns.iter().any(|(n, _)| n == "_source_file" || n == "_source_line");
+    let provenance_names =
+        if own_provenance { crate::spec::SHADOWED_PROVENANCE } else { ["_source_file", "_source_line"] };
     for c in ["_source_file", "_source_line"] {
         if capture_names.iter().any(|n| n == c) {
             return Err(Error::config(
@@ -294,7 +299,7 @@ fn prepare(
                 format!("path capture {{{c}}} has the name of a column runpack adds itself; rename the capture"),
             ));
         }
-        if columns.iter().any(|(n, _)| n == c) {
+        if !own_provenance && columns.iter().any(|(n, _)| n == c) {
             let (place, seen) = clash_at(c);
             return Err(Error::config(
                 place,
@@ -311,8 +316,8 @@ fn prepare(
     for c in &capture_names {
         fields.push(Field::new(c, DataType::Utf8, true));
     }
-    fields.push(Field::new("_source_file", DataType::Utf8, false));
-    fields.push(Field::new("_source_line", if pointer_lines { DataType::Utf8 } else { DataType::Int64 }, false));
+    fields.push(Field::new(provenance_names[0], DataType::Utf8, false));
+    fields.push(Field::new(provenance_names[1], if pointer_lines { DataType::Utf8 } else { DataType::Int64 }, false));
     let schema: SchemaRef = Arc::new(Schema::new(fields));
     Ok(Prepared { inputs, columns, conv, wandb_plan, schema })
 }

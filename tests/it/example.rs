@@ -368,3 +368,35 @@ fn an_unchanged_rebuild_reads_nothing_and_a_changed_one_needs_force() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_ne!(changed, snapshot_files(&release), "--force read it again");
 }
+
+#[test]
+fn a_tables_json_lines_copy_queries_with_its_own_provenance_columns() {
+    // the copy holds `_source_file`/`_source_line` of the raw inputs: they are the table's
+    // columns, and runpack adds none of its own
+    let sql = "SELECT count(*) AS n, count(DISTINCT _source_file) AS files, \
+               count(DISTINCT _source_file || ':' || _source_line) AS places FROM ";
+    let copy = run(bin()
+        .args(["query", "-q", "--format", "csv"])
+        .arg(example_release().join("jsonl/metrics.jsonl"))
+        .arg(format!("{sql}t")));
+    assert!(copy.status.success(), "{}", stderr(&copy));
+    let table = run(bin().args(["query", "-q", "--format", "csv"]).arg(example_release()).arg(format!("{sql}metrics")));
+    assert_eq!(stdout(&copy), stdout(&table));
+    assert!(stdout(&copy).starts_with("n,files,places\n13220,17,"), "{}", stdout(&copy));
+    let columns = run(bin()
+        .args(["query", "-q", "--format", "csv"])
+        .arg(example_release().join("jsonl/metrics.jsonl"))
+        .arg("SELECT * FROM t LIMIT 0"));
+    assert_eq!(stdout(&columns), "run,training_run_id,source,step,metric,value,_source_file,_source_line\n");
+    // a copy without them gets runpack's, naming the copy's own lines
+    let o = run(bin()
+        .args(["query", "-q", "--format", "csv"])
+        .arg(example_release().join("jsonl/checkpoints.jsonl"))
+        .arg("SELECT min(_source_line), max(_source_line), min(_source_file) FROM t"));
+    assert_eq!(
+        stdout(&o),
+        "min(t._source_line),max(t._source_line),min(t._source_file)\n1,84,checkpoints.jsonl\n",
+        "{}",
+        stderr(&o)
+    );
+}
