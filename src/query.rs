@@ -101,7 +101,8 @@ pub async fn register_parquet(
         // a table without any file (no rows, no split): an empty table of that schema
         let empty = datafusion::datasource::MemTable::try_new(schema, vec![vec![]])
             .map_err(|e| Error::sql(format!("table {name}"), e))?;
-        ctx.register_table(name, Arc::new(empty)).map_err(|e| Error::sql(format!("table {name}"), e))?;
+        ctx.register_table(datafusion::common::TableReference::bare(name), Arc::new(empty))
+            .map_err(|e| Error::sql(format!("table {name}"), e))?;
         return Ok(());
     }
     let urls = files
@@ -140,7 +141,8 @@ pub async fn register_parquet(
         optimizer.enable_aggregate_dynamic_filter_pushdown = false;
         Arc::new(NanSafeParquet { pruned: listing(true)?, unpruned: listing(false)?, floats })
     };
-    ctx.register_table(name, table).map_err(|e| Error::sql(format!("table {name}"), e))?;
+    ctx.register_table(datafusion::common::TableReference::bare(name), table)
+        .map_err(|e| Error::sql(format!("table {name}"), e))?;
     Ok(())
 }
 
@@ -491,7 +493,7 @@ fn json_column(a: &arrow::array::ArrayRef) -> std::result::Result<arrow::array::
     }
 }
 
-/// `batch` with the control characters of its text columns escaped (`\t`, `\n`,
+/// `batch` with the control characters of its text columns and column names escaped (`\t`, `\n`,
 /// `\u{1b}`), for the table format: a tab or line break would break the table's layout, and
 /// an escape sequence would reach the terminal.
 ///
@@ -518,7 +520,19 @@ fn table_ready(batch: &RecordBatch) -> Result<RecordBatch> {
             _ => columns.push(c.clone()),
         }
     }
-    RecordBatch::try_new(batch.schema(), columns).map_err(|e| Error::format("query result", e))
+    // column names too: a key may hold any character
+    let fields: Vec<arrow::datatypes::FieldRef> = batch
+        .schema()
+        .fields()
+        .iter()
+        .zip(&columns)
+        .map(|(f, c)| {
+            let name = crate::error::escape_control(f.name());
+            Arc::new(f.as_ref().clone().with_name(name).with_data_type(c.data_type().clone()))
+        })
+        .collect();
+    RecordBatch::try_new(Arc::new(arrow::datatypes::Schema::new(fields)), columns)
+        .map_err(|e| Error::format("query result", e))
 }
 
 /// `batch` with its nested columns (lists, structs, maps), which CSV has no form for, as
@@ -837,7 +851,8 @@ pub fn type_mismatch(have: &DataType, want: &DataType) -> Option<String> {
 }
 
 /// Registers raw files as table `name`: a Parquet or JSON Lines file, a folder (every
-/// `.parquet`, `.jsonl`, `.jsonl.gz`, `.jsonl.zst` file under it) or a glob. With `schema`
+/// `.parquet` file under it, and every `.jsonl`, `.ndjson` or `.json` file, plain, `.gz` or
+/// `.zst`) or a glob. With `schema`
 /// the files are read as that Table Schema; without it the schema is inferred from **all** of
 /// the files (Parquet: the files must agree; JSON Lines: runpack's whole-input inference),
 /// never from a sample. Git LFS pointers are refused before parsing.
@@ -852,7 +867,13 @@ pub async fn register_files(
     let (base, patterns): (PathBuf, Vec<String>) = if path.is_dir() {
         (
             path.to_path_buf(),
-            ["**/*.parquet", "**/*.jsonl", "**/*.jsonl.gz", "**/*.jsonl.zst"].iter().map(|s| s.to_string()).collect(),
+            std::iter::once("**/*.parquet".to_string())
+                .chain(
+                    ["jsonl", "ndjson", "json"]
+                        .iter()
+                        .flat_map(|ext| ["", ".gz", ".zst"].iter().map(move |z| format!("**/*.{ext}{z}"))),
+                )
+                .collect(),
         )
     } else if path.is_file() {
         let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf();
@@ -868,6 +889,7 @@ pub async fn register_files(
         found.extend(files::find(&base, std::slice::from_ref(p), location)?);
     }
     found.sort();
+    found.dedup();
     if found.is_empty() {
         return Err(Error::Refused(format!("no Parquet or JSON Lines file found at {location}")));
     }
@@ -958,7 +980,17 @@ pub async fn register_files(
         ..Default::default()
     };
     let table_err = |e| Error::sql(format!("table {name}"), e);
-    ctx.register_arrow(name, ing.ipc_file.to_string_lossy().as_ref(), read).await.map_err(table_err)?;
+    // registered under the name as given (`--table My` is `"My"` in SQL, as a release's tables are)
+    let reference = datafusion::common::TableReference::bare(name);
+    let options = datafusion::datasource::file_format::options::ReadOptions::to_listing_options(
+        &read,
+        &ctx.copied_config(),
+        ctx.copied_table_options(),
+    );
+    let path = ing.ipc_file.to_string_lossy();
+    ctx.register_listing_table(reference.clone(), path.as_ref(), options, Some(ing.schema.clone()), None)
+        .await
+        .map_err(table_err)?;
     let shadowed = |f: &arrow::datatypes::FieldRef| crate::spec::SHADOWED_PROVENANCE.contains(&f.name().as_str());
     if !ing.schema.fields().iter().any(shadowed) {
         return Ok(RawTable {
@@ -968,13 +1000,49 @@ pub async fn register_files(
             _work: Some(work),
         });
     }
-    // the data's own `_source_file`/`_source_line` are the table's; runpack's are left out
-    let all = ctx.deregister_table(name).map_err(table_err)?.expect("registered above");
-    let kept: Vec<&str> = ing.schema.fields().iter().filter(|f| !shadowed(f)).map(|f| f.name().as_str()).collect();
-    let view = ctx.read_table(all).map_err(table_err)?.select_columns(&kept).map_err(table_err)?;
+    let all = ctx.deregister_table(reference.clone()).map_err(table_err)?.expect("registered above");
+    let view = ctx.read_table(all).map_err(table_err)?.select(own_provenance(&ing.schema)).map_err(table_err)?;
     let kept_schema: SchemaRef = Arc::new(view.schema().as_arrow().clone());
-    ctx.register_table(name, view.into_view()).map_err(table_err)?;
+    ctx.register_table(reference, view.into_view()).map_err(table_err)?;
     Ok(RawTable { schema: kept_schema, inferred: schema.is_none(), parquet_files: vec![], _work: Some(work) })
+}
+
+/// The columns of a raw JSON Lines table whose files hold `_source_file`/`_source_line` of
+/// their own (a table's JSON Lines copy) beside runpack's (under [`crate::spec::SHADOWED_PROVENANCE`]):
+/// a row with either of its own keeps them; any other row (a file without them, read in the
+/// same table) gets runpack's file and line; runpack's columns themselves are left out.
+fn own_provenance(schema: &SchemaRef) -> Vec<datafusion::prelude::Expr> {
+    use datafusion::prelude::{Expr, cast, lit, when};
+    let column = |n: &str| Expr::Column(datafusion::common::Column::from_name(n));
+    let names = ["_source_file", "_source_line"];
+    let own: Vec<&str> = names.into_iter().filter(|n| schema.field_with_name(n).is_ok()).collect();
+    let own_row = own.iter().map(|n| column(n).is_not_null()).reduce(Expr::or).unwrap_or(lit(false));
+    let mut exprs = Vec::new();
+    for f in schema.fields() {
+        let n = f.name().as_str();
+        if crate::spec::SHADOWED_PROVENANCE.contains(&n) {
+            continue;
+        }
+        exprs.push(match names.iter().position(|p| *p == n) {
+            Some(i) => {
+                let runpack = cast(column(crate::spec::SHADOWED_PROVENANCE[i]), f.data_type().clone());
+                when(own_row.clone(), column(n)).otherwise(runpack).expect("one branch").alias(n)
+            }
+            None => column(n),
+        });
+    }
+    for (i, n) in names.into_iter().enumerate() {
+        if !own.contains(&n) {
+            let runpack = column(crate::spec::SHADOWED_PROVENANCE[i]);
+            exprs.push(
+                when(own_row.clone(), lit(datafusion::common::ScalarValue::Null))
+                    .otherwise(runpack)
+                    .expect("one branch")
+                    .alias(n),
+            );
+        }
+    }
+    exprs
 }
 
 #[cfg(test)]

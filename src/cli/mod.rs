@@ -209,7 +209,7 @@ async fn register_query_source(
     if raw.inferred && !quiet {
         eprintln!("table {table}, schema inferred from every file:");
         for f in raw.schema.fields() {
-            eprintln!("  {}: {}", f.name(), crate::schema::type_name(f.data_type()));
+            eprintln!("  {}: {}", crate::error::escape_control(f.name()), crate::schema::type_name(f.data_type()));
         }
     }
     Ok(QuerySource { parquet_files: raw.parquet_files.clone(), _raw: Some(raw), hint: String::new() })

@@ -54,6 +54,9 @@ pub enum Kind {
     Float,
     /// Strings.
     Str,
+    /// Only the strings `"NaN"`, `"Infinity"` and `"-Infinity"` of a source that reads them as
+    /// numbers (`coerce_nonfinite_strings`): a float column, unless another string comes.
+    NonFinite,
     /// Arrays, with the element node.
     List(Box<Node>),
     /// Objects, with member nodes in first-seen order.
@@ -68,6 +71,7 @@ impl Kind {
             Kind::Int { .. } => "int64",
             Kind::Float => "float64",
             Kind::Str => "string",
+            Kind::NonFinite => "float64",
             Kind::List(_) => "array",
             Kind::Struct(_) => "object",
         }
@@ -104,6 +108,9 @@ pub struct Inference {
     pub widenings: Vec<Widening>,
     /// Whether values are CSV text cells (typed by their content).
     pub textual: bool,
+    /// Whether the strings `"NaN"`, `"Infinity"` and `"-Infinity"` count as numbers where a
+    /// column holds numbers (the source's `coerce_nonfinite_strings`), whatever their order.
+    pub nonfinite_strings: bool,
 }
 
 /// The class of one scalar value.
@@ -113,10 +120,12 @@ enum Scalar<'a> {
     Int(bool /*negative*/, bool /*above i64*/),
     Float,
     Str,
+    /// `"NaN"`, `"Infinity"` or `"-Infinity"`, read as a number where the column is one.
+    NonFinite,
     Other(std::marker::PhantomData<&'a Value>),
 }
 
-fn classify<'a>(v: &'a Value, textual: bool) -> Scalar<'a> {
+fn classify<'a>(v: &'a Value, textual: bool, nonfinite_strings: bool) -> Scalar<'a> {
     match v {
         Value::Null => Scalar::Null,
         Value::Bool(_) => Scalar::Bool,
@@ -137,6 +146,9 @@ fn classify<'a>(v: &'a Value, textual: bool) -> Scalar<'a> {
                     Special::BigInt(d) => Scalar::Int(d.starts_with('-'), !d.starts_with('-')),
                     _ => Scalar::Float,
                 };
+            }
+            if nonfinite_strings && matches!(s.as_str(), "NaN" | "Infinity" | "-Infinity") {
+                return Scalar::NonFinite;
             }
             if textual { classify_text(s) } else { Scalar::Str }
         }
@@ -200,9 +212,9 @@ impl Inference {
                 }
             };
             let mut segs = vec![Seg::Key(k.clone())];
-            let textual = self.textual;
+            let how = (self.textual, self.nonfinite_strings);
             let node = &mut self.columns[idx].1;
-            observe(node, v, src, &mut segs, textual, &mut self.widenings);
+            observe(node, v, src, &mut segs, how, &mut self.widenings);
         }
     }
 
@@ -228,7 +240,7 @@ fn observe(
     v: &Value,
     src: &SourceRef,
     segs: &mut Vec<Seg>,
-    textual: bool,
+    how: (bool, bool),
     widenings: &mut Vec<Widening>,
 ) {
     match v {
@@ -244,7 +256,7 @@ fn observe(
             if let Kind::List(elem) = &mut node.kind {
                 for (i, item) in items.iter().enumerate() {
                     segs.push(Seg::Index(i));
-                    observe(elem, item, src, segs, textual, widenings);
+                    observe(elem, item, src, segs, how, widenings);
                     segs.pop();
                 }
             }
@@ -274,13 +286,13 @@ fn observe(
                         }
                     };
                     segs.push(Seg::Key(k.clone()));
-                    observe(&mut members[i].1, item, src, segs, textual, widenings);
+                    observe(&mut members[i].1, item, src, segs, how, widenings);
                     segs.pop();
                 }
             }
         }
         _ => {
-            let class = classify(v, textual);
+            let class = classify(v, how.0, how.1);
             let first = node.first.is_none();
             match (class, &mut node.kind) {
                 (Scalar::Null, _) | (Scalar::Other(_), _) => return,
@@ -304,6 +316,12 @@ fn observe(
                 }
                 (Scalar::Int(..), Kind::Float) => {}
                 (Scalar::Str, k @ Kind::Unknown) => *k = Kind::Str,
+                // a non-finite string takes the type the column's other values give it
+                (Scalar::NonFinite, k @ Kind::Unknown) => *k = Kind::NonFinite,
+                (Scalar::NonFinite, k @ Kind::Int { .. }) => *k = Kind::Float,
+                (Scalar::Int(..) | Scalar::Float, k @ Kind::NonFinite) => *k = Kind::Float,
+                (Scalar::Str, k @ Kind::NonFinite) => *k = Kind::Str,
+                (Scalar::Bool, k @ Kind::NonFinite) => *k = Kind::Bool,
                 _ => {} // same kind, or a conflict the reader reports
             }
             if first {
@@ -348,7 +366,7 @@ fn to_type(node: &Node, segs: &mut Vec<Seg>, problems: &mut Vec<TypeProblem>) ->
             (None, Some(_)) => DataType::UInt64,
             _ => DataType::Int64,
         },
-        Kind::Float => DataType::Float64,
+        Kind::Float | Kind::NonFinite => DataType::Float64,
         Kind::Str => DataType::Utf8,
         Kind::List(elem) => {
             segs.push(Seg::Elem);
@@ -425,6 +443,29 @@ mod tests {
         }
         let (f, p) = inf.fields();
         (f, p, inf)
+    }
+
+    #[test]
+    fn nonfinite_strings_take_the_type_of_the_other_values_in_any_order() {
+        let typed = |lines: &[&str]| {
+            let mut inf = Inference::new(false);
+            inf.nonfinite_strings = true;
+            for (i, l) in lines.iter().enumerate() {
+                let v: Value = serde_json::from_str(l).unwrap();
+                inf.observe(v.as_object().unwrap(), &SourceRef { file: "f".into(), at: Position::Line(i as u64) });
+            }
+            inf.fields().0[0].data_type().clone()
+        };
+        for lines in [[r#"{"v":"NaN"}"#, r#"{"v":2}"#], [r#"{"v":2}"#, r#"{"v":"-Infinity"}"#]] {
+            assert_eq!(typed(&lines), DataType::Float64, "{lines:?}");
+        }
+        assert_eq!(typed(&[r#"{"v":"NaN"}"#]), DataType::Float64);
+        for lines in [[r#"{"v":"NaN"}"#, r#"{"v":"x"}"#], [r#"{"v":"x"}"#, r#"{"v":"NaN"}"#]] {
+            assert_eq!(typed(&lines), DataType::Utf8, "{lines:?}");
+        }
+        // without the coercion they are text
+        let (f, _, _) = infer(&[r#"{"v":"NaN"}"#]);
+        assert_eq!(f[0].data_type(), &DataType::Utf8);
     }
 
     #[test]

@@ -638,6 +638,7 @@ fn infer_columns(
     report: &mut BuildReport,
 ) -> Result<Vec<(String, Target)>> {
     let mut inf = infer::Inference::new(src.format == Format::Csv);
+    inf.nonfinite_strings = src.coerce_nonfinite_strings;
     let mut per_file: Vec<(String, BTreeSet<String>)> = Vec::new();
     // records that could not be read: when no value gives a column its type, they may be why
     let mut unread = 0u64;

@@ -2189,3 +2189,39 @@ fn per_template_metrics_are_kept_and_naive_times_keep_to_microseconds() {
         stderr(&o)
     );
 }
+
+#[test]
+fn raw_json_lines_queries_read_every_extension_type_nan_strings_in_any_order_and_keep_names() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // a folder: every JSON Lines extension, and a table copy with its own provenance beside a
+    // plain file (which gets runpack's)
+    write(dir, "a/x.ndjson", "{\"v\": 1}\n");
+    write(dir, "a/y.json", "{\"v\": 2}\n");
+    write(dir, "a/z.jsonl", "{\"v\": 3, \"_source_file\": \"raw.json\", \"_source_line\": \"/runs/0\"}\n");
+    let o = run(bin().args(["query", "-q", "--format", "csv"]).arg(dir.join("a")).arg("SELECT * FROM t ORDER BY v"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "v,_source_file,_source_line\n1,x.ndjson,1\n2,y.json,1\n3,raw.json,/runs/0\n");
+    // "NaN"/"Infinity" strings (runpack's own JSON Lines) type a column as numbers wherever they come
+    for (name, text) in
+        [("n1.jsonl", "{\"v\": 1.5}\n{\"v\": \"Infinity\"}\n"), ("n2.jsonl", "{\"v\": \"Infinity\"}\n{\"v\": 1.5}\n")]
+    {
+        write(dir, name, text);
+        let o = run(bin()
+            .args(["query", "-q", "--format", "csv"])
+            .arg(dir.join(name))
+            .arg("SELECT max(v) > 2 AS inf, arrow_typeof(min(v)) AS t FROM t"));
+        assert_eq!(stdout(&o), "inf,t\ntrue,Float64\n", "{name}: {}", stderr(&o));
+    }
+    write(dir, "s.jsonl", "{\"v\": \"NaN\"}\n{\"v\": \"x\"}\n");
+    let o = run(bin().args(["query", "-q", "--format", "csv"]).arg(dir.join("s.jsonl")).arg("SELECT v FROM t"));
+    assert_eq!(stdout(&o), "v\nNaN\nx\n", "{}", stderr(&o));
+    // --table keeps its case and dots; the table format escapes control characters in names
+    write(dir, "k.jsonl", "{\"a\\nb\": 1}\n");
+    let o = run(bin()
+        .args(["query", "-q", "--table", "My.T"])
+        .arg(dir.join("k.jsonl"))
+        .arg("SELECT \"a\nb\" FROM \"My.T\""));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("| a\\nb |"), "{}", stdout(&o));
+}
