@@ -961,10 +961,32 @@ pub fn render(
         );
     }
     b.push('\n');
-    b.push_str(
-        "Every row keeps the raw file and line (or JSON pointer) it came from, in `_source_file` and \
-         `_source_line`, or in `source_files` where rows were merged.\n\n",
-    );
+    // said of the tables that hold such columns only: a table may leave them out
+    let holding = |cols: &[&str]| -> Vec<String> {
+        manifest
+            .tables
+            .iter()
+            .filter(|t| cols.iter().all(|c| t.schema.fields.iter().any(|f| f.name == *c)))
+            .map(|t| format!("`{}`", esc(&t.name)))
+            .collect()
+    };
+    let (lines, merged) = (holding(&["_source_file", "_source_line"]), holding(&["source_files"]));
+    if !lines.is_empty() {
+        let _ = writeln!(
+            b,
+            "Each row of {} keeps the raw file and line (or JSON pointer) it came from, in `_source_file` \
+             and `_source_line`.",
+            lines.join(", ")
+        );
+    }
+    if !merged.is_empty() {
+        let _ =
+            writeln!(b, "Each row of {} lists the raw files it was merged from, in `source_files`.", merged.join(", "));
+    }
+    if lines.is_empty() && merged.is_empty() {
+        b.push_str("No table keeps the raw file and line of its rows; the inputs above are every file read.\n");
+    }
+    b.push('\n');
 
     b.push_str("## Verify, load, query\n\n");
     b.push_str(

@@ -453,6 +453,17 @@ pub fn metrics_rows(r: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, S
             Some(Value::Object(m)) => m,
             _ => Map::new(),
         };
+        if extra.contains_key("per_template") {
+            // the split has its own: one place cannot hold both
+            let split = row["split"].as_str().unwrap_or_default().to_string();
+            problems.push((
+                at(&["per_template"]),
+                format!(
+                    "the checkpoint's per_template goes into the extra of its `{split}` row, which holds \
+                     `{split}.per_template` already; keep one of them"
+                ),
+            ));
+        }
         extra.insert("per_template".into(), t.clone());
         row.insert("extra".into(), Value::Object(extra));
     }
@@ -686,6 +697,16 @@ mod tests {
         assert_eq!(
             problems(metrics_rows(&obj(r#"{"checkpoint":"c"}"#))),
             vec!["$: no split: expected at least one of `id`, `ood`, `total`"]
+        );
+        // a checkpoint's per_template and its total split's own cannot share one place
+        assert_eq!(
+            problems(metrics_rows(&obj(
+                r#"{"checkpoint":"c","total":{"count":1,"per_template":{"A":1}},"per_template":{"B":2}}"#
+            ))),
+            vec![
+                "$.per_template: the checkpoint's per_template goes into the extra of its `total` row, which holds \
+                 `total.per_template` already; keep one of them"
+            ]
         );
         // NaN read from a bare token is a number
         let r = result_row(&obj("{\"name\":\"g\",\"score\":0.5,\"pass_at_k\":{\"1\":\"\u{FDD0}NaN\"}}")).unwrap();

@@ -1888,6 +1888,10 @@ fn a_json_lines_copy_reads_back_with_its_schema_non_finite_numbers_included() {
         "the copy and the release read alike"
     );
     assert_eq!(query(&r, sql), "k,x,nan\n1,NaN,true\n2,-0.0,false\n3,-inf,false\n");
+    // the card says which tables keep each row's file and line: this one does not
+    let card = std::fs::read_to_string(r.join("README.md")).unwrap();
+    assert!(card.contains("No table keeps the raw file and line of its rows"), "{card}");
+    assert!(!card.contains("`_source_line`"), "{card}");
 }
 
 #[test]
