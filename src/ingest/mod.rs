@@ -531,7 +531,14 @@ fn shape_into(
         Ok((rows, raw)) => {
             let raw = raw.map(Arc::new);
             for row in rows {
-                pending.push((row, sref.clone(), captures.to_vec(), raw.clone()));
+                // a metrics document's row comes from its split's object: `/id`, `/ood`, `/total`
+                let at = match (&sref.at, row.get("split").and_then(Value::as_str)) {
+                    (Position::Pointer(p), Some(split)) if src.format == Format::EvalMetrics => {
+                        SourceRef { file: sref.file.clone(), at: Position::Pointer(format!("{p}/{split}")) }
+                    }
+                    _ => sref.clone(),
+                };
+                pending.push((row, at, captures.to_vec(), raw.clone()));
             }
         }
         Err((problems, obj)) => {

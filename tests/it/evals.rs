@@ -224,3 +224,21 @@ fn a_large_input_is_sharded() {
     let o = run(bin().arg("verify").arg(&r));
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 }
+
+#[test]
+fn each_split_row_of_a_metrics_document_names_its_own_object() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        &dir.join("raw/ck-100_metrics.json"),
+        r#"{"checkpoint": "ck-100", "id": {"count": 4}, "ood": {"count": 2}, "total": {"count": 6}}"#,
+    );
+    let sql = "SELECT checkpoint, split, \"count\", _source_file, _source_line FROM raw";
+    write(&dir.join("pipeline.toml"), &one_source("m", "raw/{ck}_metrics.json", "eval-metrics", "", sql, ""));
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "m"), "SELECT split, \"count\", _source_line FROM t ORDER BY split"),
+        "split,count,_source_line\nid,4,/id\nood,2,/ood\ntotal,6,/total\n"
+    );
+}
