@@ -150,7 +150,14 @@ pub fn parse_line(buf: &[u8], line_no: u64) -> Option<Item> {
             ),
             raw: Some(raw(line)),
         },
-        Err(e) => Item::Bad { at, rule: "json", message: json_message(&e, true), raw: Some(raw(line)) },
+        Err(e) => {
+            // the column in the line as written, not in its rewritten form
+            let column = match &rewritten {
+                Some(r) if e.line() == 1 => lenient::original_column(r, e.column()),
+                _ => e.column(),
+            };
+            Item::Bad { at, rule: "json", message: json_message(&e, true, column), raw: Some(raw(line)) }
+        }
     })
 }
 
@@ -158,11 +165,13 @@ pub fn parse_line(buf: &[u8], line_no: u64) -> Option<Item> {
 /// one line of JSON Lines (serde_json counts lines from the start of that line, so its "line 1"
 /// would contradict the file's line number said in front), and what a lone UTF-16 surrogate
 /// escape is, which serde_json names after the escape that should have followed it.
-fn json_message(e: &serde_json::Error, one_line: bool) -> String {
+/// serde_json's error as runpack says it; `column`: where a one-line error is (serde_json's,
+/// or the column in the line as written when it was rewritten, see [`lenient::original_column`]).
+fn json_message(e: &serde_json::Error, one_line: bool, column: usize) -> String {
     let text = e.to_string();
     let what = text.strip_suffix(&format!(" at line {} column {}", e.line(), e.column())).unwrap_or(&text);
     let mut m = if one_line && e.line() == 1 {
-        format!("not valid JSON: {what} at column {}", e.column())
+        format!("not valid JSON: {what} at column {column}")
     } else {
         format!("not valid JSON: {text}")
     };
@@ -200,7 +209,7 @@ pub fn json(
                 path: format!("column {}", e.column()),
                 rule: "json".into(),
                 key: None,
-                message: json_message(&e, false),
+                message: json_message(&e, false, e.column()),
             }],
             total: 1,
         }),
@@ -228,7 +237,7 @@ pub fn json_record(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn Fn
         Err(e) => sink(Item::Bad {
             at: Position::Line(e.line() as u64),
             rule: "json",
-            message: json_message(&e, false),
+            message: json_message(&e, false, e.column()),
             raw: None,
         }),
     }
