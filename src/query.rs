@@ -840,6 +840,10 @@ pub fn type_mismatch(have: &DataType, want: &DataType) -> Option<String> {
             crate::schema::type_name(have)
         ));
     }
+    // a column null in every row holds nothing that a declared type could lose
+    if have == &DataType::Null {
+        return None;
+    }
     let canonical = match crate::schema::canonical(have) {
         Ok(t) => t,
         Err(m) => return Some(m),
@@ -851,8 +855,8 @@ pub fn type_mismatch(have: &DataType, want: &DataType) -> Option<String> {
 }
 
 /// Registers raw files as table `name`: a Parquet or JSON Lines file, a folder (every
-/// `.parquet` file under it, and every `.jsonl`, `.ndjson` or `.json` file, plain, `.gz` or
-/// `.zst`) or a glob. With `schema`
+/// `.parquet` file under it, and every `.jsonl` or `.ndjson` file, plain, `.gz` or `.zst`; a
+/// `.json` file is read when named or globbed) or a glob. With `schema`
 /// the files are read as that Table Schema; without it the schema is inferred from **all** of
 /// the files (Parquet: the files must agree; JSON Lines: runpack's whole-input inference),
 /// never from a sample. Git LFS pointers are refused before parsing.
@@ -868,8 +872,9 @@ pub async fn register_files(
         (
             path.to_path_buf(),
             std::iter::once("**/*.parquet".to_string())
+                // not `.json`: in a folder, that is as often a document (a schema, a config) as lines
                 .chain(
-                    ["jsonl", "ndjson", "json"]
+                    ["jsonl", "ndjson"]
                         .iter()
                         .flat_map(|ext| ["", ".gz", ".zst"].iter().map(move |z| format!("**/*.{ext}{z}"))),
                 )

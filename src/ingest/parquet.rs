@@ -110,14 +110,24 @@ fn plan_columns(src: &SourceDef, inputs: &[InputFile], schemas: &[SchemaRef], as
         }
     };
     let mut fields: Vec<Field> = Vec::new();
+    // the file each column's type was taken from
+    let mut typed_by: Vec<&str> = Vec::new();
     for f in schemas[0].fields() {
         fields.push(Field::new(f.name(), canon(f, &inputs[0].rel)?, true));
+        typed_by.push(&inputs[0].rel);
     }
     let mut violations = Vec::new();
     for (input, schema) in inputs.iter().zip(schemas).skip(1) {
         for f in schema.fields() {
             let t = canon(f, &input.rel)?;
             match fields.iter().position(|g| g.name() == f.name()) {
+                // SQL alone: a column null in every row of a file (Arrow's Null type) takes the
+                // type the other files give it, as a JSON key null in every record does
+                Some(_) if as_in_file && t == DataType::Null => {}
+                Some(i) if as_in_file && fields[i].data_type() == &DataType::Null => {
+                    fields[i] = Field::new(f.name(), t, true);
+                    typed_by[i] = &input.rel;
+                }
                 Some(i) if fields[i].data_type() != &t => violations.push(Violation {
                     scope: crate::report::Scope::Source,
                     table: src.name.clone(),
@@ -129,13 +139,16 @@ fn plan_columns(src: &SourceDef, inputs: &[InputFile], schemas: &[SchemaRef], as
                         "{}: {} in {} vs {} in {}; declare the column's type ([[source.field]]) to cast every file to it",
                         f.name(),
                         type_name(fields[i].data_type()),
-                        inputs[0].rel,
+                        typed_by[i],
                         type_name(&t),
                         input.rel
                     ),
                 }),
                 Some(_) => {}
-                None if src.columns == ColumnsPolicy::Union => fields.push(Field::new(f.name(), t, true)),
+                None if src.columns == ColumnsPolicy::Union => {
+                    fields.push(Field::new(f.name(), t, true));
+                    typed_by.push(&input.rel);
+                }
                 None => violations.push(Violation {
                     scope: crate::report::Scope::Source,
                     table: src.name.clone(),

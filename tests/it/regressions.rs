@@ -2201,11 +2201,12 @@ fn raw_json_lines_queries_read_every_extension_type_nan_strings_in_any_order_and
     // a folder: every JSON Lines extension, and a table copy with its own provenance beside a
     // plain file (which gets runpack's)
     write(dir, "a/x.ndjson", "{\"v\": 1}\n");
-    write(dir, "a/y.json", "{\"v\": 2}\n");
+    write(dir, "a/y.jsonl", "{\"v\": 2}\n");
+    write(dir, "a/schema.json", "{\"fields\": []}");
     write(dir, "a/z.jsonl", "{\"v\": 3, \"_source_file\": \"raw.json\", \"_source_line\": \"/runs/0\"}\n");
     let o = run(bin().args(["query", "-q", "--format", "csv"]).arg(dir.join("a")).arg("SELECT * FROM t ORDER BY v"));
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(stdout(&o), "v,_source_file,_source_line\n1,x.ndjson,1\n2,y.json,1\n3,raw.json,/runs/0\n");
+    assert_eq!(stdout(&o), "v,_source_file,_source_line\n1,x.ndjson,1\n2,y.jsonl,1\n3,raw.json,/runs/0\n");
     // "NaN"/"Infinity" strings (runpack's own JSON Lines) type a column as numbers wherever they come
     for (name, text) in
         [("n1.jsonl", "{\"v\": 1.5}\n{\"v\": \"Infinity\"}\n"), ("n2.jsonl", "{\"v\": \"Infinity\"}\n{\"v\": 1.5}\n")]
@@ -2228,4 +2229,30 @@ fn raw_json_lines_queries_read_every_extension_type_nan_strings_in_any_order_and
         .arg("SELECT \"a\nb\" FROM \"My.T\""));
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("| a\\nb |"), "{}", stdout(&o));
+}
+
+#[test]
+fn a_parquet_column_null_in_every_row_of_one_file_takes_the_other_files_type() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let script = "import sys, pyarrow as pa, pyarrow.parquet as pq\n\
+                  d = sys.argv[1]\n\
+                  pq.write_table(pa.table({'a': pa.array([None], pa.null())}), d + '/0.parquet')\n\
+                  pq.write_table(pa.table({'a': pa.array([1], pa.int32()), 'b': pa.array(['x'])}), d + '/1.parquet')\n\
+                  pq.write_table(pa.table({'a': pa.array([None], pa.null()), 'b': pa.array([None], pa.null())}), d + '/2.parquet')\n";
+    std::fs::create_dir_all(dir.join("p")).unwrap();
+    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(dir.join("p")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let sql = "SELECT a, b, arrow_typeof(a) AS t FROM t ORDER BY a";
+    let o = run(bin().args(["query", "-q", "--format", "csv"]).arg(dir.join("p")).arg(sql));
+    assert_eq!(stdout(&o), "a,b,t\n1,x,Int64\n,,Int64\n,,Int64\n", "{}", stderr(&o));
+    // and with a declared schema: nothing of an all-null column is lost in any type
+    write(dir, "s.json", r#"{"fields": [{"name": "a", "type": "integer"}, {"name": "b", "type": "string"}]}"#);
+    std::fs::remove_file(dir.join("p/0.parquet")).unwrap();
+    let o = run(bin()
+        .args(["query", "-q", "--format", "csv", "--schema"])
+        .arg(dir.join("s.json"))
+        .arg(dir.join("p"))
+        .arg("SELECT a, b FROM t ORDER BY a"));
+    assert_eq!(stdout(&o), "a,b\n1,x\n,\n", "{}", stderr(&o));
 }
