@@ -349,11 +349,13 @@ fn build(cells: &[Cell], target: &Target, ctx: &mut Ctx) -> ArrayRef {
                         b.append_null()
                     }
                     Some(v) => {
-                        // non-finite numbers inside the text are counted like any other
+                        // non-finite numbers inside the text are counted like any other, each
+                        // named by its own path
                         let mut tokens = Vec::new();
-                        nonfinite_tokens(v, &mut tokens);
-                        for t in tokens {
-                            ctx.event("nonfinite", c, t);
+                        nonfinite_tokens(v, &mut Vec::new(), &mut tokens);
+                        for (inner, t) in tokens {
+                            let at = format!("{}{}", render(&c.path), &path::render(&inner)[1..]);
+                            ctx.events.push(Event { kind: "nonfinite", row: c.row, path: at, detail: t });
                         }
                         b.append_value(json_text(v))
                     }
@@ -444,15 +446,27 @@ fn build(cells: &[Cell], target: &Target, ctx: &mut Ctx) -> ArrayRef {
 }
 
 /// The non-finite tokens (`NaN`, `Infinity`, `-Infinity`) read anywhere inside `v`.
-fn nonfinite_tokens(v: &Value, out: &mut Vec<String>) {
+fn nonfinite_tokens(v: &Value, at: &mut Vec<Seg>, out: &mut Vec<(Vec<Seg>, String)>) {
     match v {
         Value::String(t) => {
             if let Some(sp) = lenient::special(t).filter(|sp| !matches!(sp, Special::BigInt(_))) {
-                out.push(sp.token().to_string());
+                out.push((at.clone(), sp.token().to_string()));
             }
         }
-        Value::Array(a) => a.iter().for_each(|x| nonfinite_tokens(x, out)),
-        Value::Object(o) => o.values().for_each(|x| nonfinite_tokens(x, out)),
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                at.push(Seg::Index(i));
+                nonfinite_tokens(x, at, out);
+                at.pop();
+            }
+        }
+        Value::Object(o) => {
+            for (k, x) in o {
+                at.push(Seg::Key(k.clone()));
+                nonfinite_tokens(x, at, out);
+                at.pop();
+            }
+        }
         _ => {}
     }
 }

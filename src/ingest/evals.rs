@@ -560,6 +560,11 @@ pub fn pass_at_k_raw_key(raw: &Map<String, Value>, split: Option<&str>, i: usize
 /// `<split>.count`, …); `None` when the column keeps its name.
 pub fn raw_column(format: Format, row: &Map<String, Value>, column: &str) -> Option<Vec<String>> {
     let renamed = match (format, column) {
+        // `extra` holds keys of the record (of a split's object, for a metrics document)
+        (Format::EvalMetrics, "extra") => return Some(vec![row.get("split")?.as_str()?.to_string()]),
+        (Format::TinkerEvalResult | Format::TinkerEvalTrajectories | Format::EvalGenerations, "extra") => {
+            return Some(Vec::new());
+        }
         (Format::TinkerEvalResult, "benchmark") => "name",
         (Format::EvalMetrics, "answer_accuracy" | "avg_response_len" | "avg_loss" | "count") => {
             return Some(vec![row.get("split")?.as_str()?.to_string(), column.to_string()]);

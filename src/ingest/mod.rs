@@ -902,6 +902,14 @@ impl ChunkSpec<'_> {
                 (_, Layout::Long, "value") => {
                     pending[row].0.get("key").and_then(Value::as_str).map(|k| vec![k.to_string()])
                 }
+                // the checkpoint's `per_template`, kept in its total row's `extra`, is at the top
+                (Format::EvalMetrics, _, "extra")
+                    if rest == ".per_template"
+                        || rest.starts_with(".per_template.")
+                        || rest.starts_with(".per_template[") =>
+                {
+                    Some(Vec::new())
+                }
                 _ => evals::raw_column(self.src.format, &pending[row].0, column),
             }?;
             let segs: Vec<path::Seg> = keys.into_iter().map(path::Seg::Key).collect();

@@ -242,3 +242,23 @@ fn each_split_row_of_a_metrics_document_names_its_own_object() {
         "split,count,_source_line\nid,4,/id\nood,2,/ood\ntotal,6,/total\n"
     );
 }
+
+#[test]
+fn non_finite_values_inside_kept_objects_are_named_by_their_raw_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        &dir.join("raw/c_metrics.json"),
+        r#"{"checkpoint": "c", "id": {"count": 1, "per_op_accuracy": {"3": NaN}}, "total": {"count": 1},
+            "per_template": {"A": [1, -Infinity]}}"#,
+    );
+    write(
+        &dir.join("pipeline.toml"),
+        &one_source("m", "raw/{ck}_metrics.json", "eval-metrics", "", "SELECT * FROM raw", ""),
+    );
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("raw/c_metrics.json:/id:$.id.per_op_accuracy.3 NaN"), "{err}");
+    assert!(err.contains("raw/c_metrics.json:/total:$.per_template.A[1] -Infinity"), "{err}");
+}
