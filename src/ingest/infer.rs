@@ -356,8 +356,9 @@ fn to_type(node: &Node, segs: &mut Vec<Seg>, problems: &mut Vec<TypeProblem>) ->
                     path: path::render(segs),
                     message: format!(
                         "no single integer type holds both the negative value at {n} and the value above \
-                         9223372036854775807 at {b}; declare the column as `string` to keep both exactly (`number` \
-                         holds only the integers a 64-bit float holds exactly)"
+                         9223372036854775807 at {b}; declare the column's type as `any` to keep both exactly, as \
+                         their JSON text (a [[source.field]] in pipeline.toml, or `query --schema`; `number` holds \
+                         only the integers a 64-bit float holds exactly)"
                     ),
                     at: Some(b.clone()),
                 });

@@ -2256,3 +2256,25 @@ fn a_parquet_column_null_in_every_row_of_one_file_takes_the_other_files_type() {
         .arg("SELECT a, b FROM t ORDER BY a"));
     assert_eq!(stdout(&o), "a,b\n1,x\n,\n", "{}", stderr(&o));
 }
+
+#[test]
+fn integers_on_both_sides_of_int64_are_kept_exactly_as_the_hint_says() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "seed.jsonl", "{\"seed\": -1}\n{\"seed\": 18446744073709551615}\n");
+    let o = run(bin().args(["query", "-q"]).arg(dir.join("seed.jsonl")).arg("SELECT seed FROM t"));
+    assert!(stderr(&o).contains("declare the column's type as `any` to keep both exactly"), "{}", stderr(&o));
+    // which works: in a pipeline and in query
+    let field = "[[source.field]]\nname = \"seed\"\ntype = \"any\"\n";
+    write(dir, "pipeline.toml", &one_source("s", "seed.jsonl", "jsonl", field, "SELECT seed FROM raw", ""));
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "s"), "SELECT seed FROM t"), "seed\n-1\n18446744073709551615\n");
+    write(dir, "s.json", r#"{"fields": [{"name": "seed", "type": "any"}]}"#);
+    let o = run(bin()
+        .args(["query", "-q", "--format", "csv", "--schema"])
+        .arg(dir.join("s.json"))
+        .arg(dir.join("seed.jsonl"))
+        .arg("SELECT seed FROM t"));
+    assert_eq!(stdout(&o), "seed\n-1\n18446744073709551615\n", "{}", stderr(&o));
+}
