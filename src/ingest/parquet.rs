@@ -109,6 +109,17 @@ fn plan_columns(src: &SourceDef, inputs: &[InputFile], schemas: &[SchemaRef], as
             Err(_) => Err(Error::config(file, unstored_type(f))),
         }
     };
+    // a name twice in one file: one of the columns would be lost, or the table refused later
+    // with no file named
+    for (input, schema) in inputs.iter().zip(schemas) {
+        let mut seen = std::collections::BTreeSet::new();
+        if let Some(f) = schema.fields().iter().find(|f| !seen.insert(f.name())) {
+            return Err(Error::config(
+                &input.rel,
+                format!("column `{}` appears more than once in the file; rename one of them", f.name()),
+            ));
+        }
+    }
     let mut fields: Vec<Field> = Vec::new();
     // the file each column's type was taken from
     let mut typed_by: Vec<&str> = Vec::new();

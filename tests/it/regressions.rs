@@ -2255,6 +2255,13 @@ fn a_parquet_column_null_in_every_row_of_one_file_takes_the_other_files_type() {
         .arg(dir.join("p"))
         .arg("SELECT a, b FROM t ORDER BY a"));
     assert_eq!(stdout(&o), "a,b\n1,x\n,\n", "{}", stderr(&o));
+    // a column name twice in one file is named with the file
+    let script = "import sys, pyarrow as pa, pyarrow.parquet as pq\n\
+                  pq.write_table(pa.Table.from_arrays([pa.array([1]), pa.array([2])], names=['a', 'a']), sys.argv[1])\n";
+    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(dir.join("dup.parquet")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(bin().args(["query", "-q"]).arg(dir.join("dup.parquet")).arg("SELECT * FROM t"));
+    assert!(stderr(&o).contains("dup.parquet: column `a` appears more than once in the file"), "{}", stderr(&o));
 }
 
 #[test]
