@@ -393,7 +393,8 @@ pub fn trajectory_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<Str
     row.insert("metrics".into(), r.get("metrics").cloned().unwrap_or(Value::Null));
     row.insert("extra".into(), extra(r, &TRAJECTORY_KEYS));
     if keep_text {
-        row.insert("text".into(), if assistant.is_empty() { Value::Null } else { Value::String(text.join("\n\n")) });
+        // no assistant turn with content: no text, which differs from an empty one
+        row.insert("text".into(), if text.is_empty() { Value::Null } else { Value::String(text.join("\n\n")) });
     }
     Ok(row)
 }
@@ -583,6 +584,14 @@ mod tests {
 
     fn obj(s: &str) -> Map<String, Value> {
         serde_json::from_str::<Value>(s).unwrap().as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn a_trajectory_without_assistant_content_has_no_text() {
+        let text = |line: &str| trajectory_row(&obj(line), true).unwrap()["text"].clone();
+        assert_eq!(text(r#"{"idx":0,"reward":1,"turns":[{"role":"assistant","token_count":3}]}"#), Value::Null);
+        assert_eq!(text(r#"{"idx":0,"reward":1,"turns":[{"role":"assistant","content":""}]}"#), "");
+        assert_eq!(text(r#"{"idx":0,"reward":1,"turns":[{"role":"assistant","content":"4"}]}"#), "4");
     }
 
     #[test]
