@@ -884,7 +884,14 @@ pub async fn register_files(
         let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf();
         (parent, vec![path.file_name().expect("file").to_string_lossy().to_string()])
     } else {
-        let literal_end = location.find(['*', '?', '{']).unwrap_or(location.len());
+        // the glob syntax of a source's path, without its {captures}, which name nothing here
+        if let Some(c) = location.chars().find(|c| matches!(c, '[' | ']' | '{' | '}')) {
+            return Err(Error::Refused(format!(
+                "{location}: no such file or folder, and `{c}` is not glob syntax here (query's globs take `*`, `**` \
+                 and `?`, not character classes or {{a,b}} alternatives)"
+            )));
+        }
+        let literal_end = location.find(['*', '?']).unwrap_or(location.len());
         let dir_end = location[..literal_end].rfind('/').map(|i| i + 1).unwrap_or(0);
         let base = if dir_end == 0 { PathBuf::from(".") } else { PathBuf::from(&location[..dir_end - 1]) };
         (base, vec![location[dir_end..].to_string()])

@@ -2221,6 +2221,11 @@ fn raw_json_lines_queries_read_every_extension_type_nan_strings_in_any_order_and
     write(dir, "s.jsonl", "{\"v\": \"NaN\"}\n{\"v\": \"x\"}\n");
     let o = run(bin().args(["query", "-q", "--format", "csv"]).arg(dir.join("s.jsonl")).arg("SELECT v FROM t"));
     assert_eq!(stdout(&o), "v\nNaN\nx\n", "{}", stderr(&o));
+    // globs take `*`, `**` and `?`; a class or an alternative is said to be none
+    for glob in ["[xy].jsonl", "{n1,n2}.jsonl"] {
+        let o = run(bin().args(["query", "-q"]).arg(dir.join(glob)).arg("SELECT 1"));
+        assert!(stderr(&o).contains("is not glob syntax here"), "{glob}: {}", stderr(&o));
+    }
     // --table keeps its case and dots; the table format escapes control characters in names
     write(dir, "k.jsonl", "{\"a\\nb\": 1}\n");
     let o = run(bin()
