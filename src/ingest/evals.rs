@@ -454,7 +454,7 @@ pub fn metrics_rows(r: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, S
             Some(Value::Object(m)) => m,
             _ => Map::new(),
         };
-        if extra.contains_key("per_template") {
+        if extra.get("per_template").is_some_and(|v| !v.is_null()) {
             // the split has its own: one place cannot hold both
             let split = row["split"].as_str().unwrap_or_default().to_string();
             problems.push((
@@ -469,6 +469,15 @@ pub fn metrics_rows(r: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, S
         row.insert("extra".into(), Value::Object(extra));
     }
     if problems.is_empty() { Ok(out) } else { Err(problems) }
+}
+
+/// Whether the `per_template` in the `extra` of `row` (a split row of [`metrics_rows`]) is the
+/// checkpoint's, from the top of the `raw` document, rather than the split's own.
+pub fn per_template_from_top(raw: Option<&Map<String, Value>>, row: &Map<String, Value>) -> bool {
+    let present = |v: Option<&Value>| v.is_some_and(|v| !v.is_null());
+    let Some(raw) = raw else { return false };
+    let split = row.get("split").and_then(Value::as_str).unwrap_or_default();
+    present(raw.get("per_template")) && !present(raw.get(split).and_then(|s| s.get("per_template")))
 }
 
 /// Row of a `<checkpoint>_{id,ood}_generations.jsonl` line.

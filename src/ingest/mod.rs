@@ -904,9 +904,10 @@ impl ChunkSpec<'_> {
                 }
                 // the checkpoint's `per_template`, kept in its total row's `extra`, is at the top
                 (Format::EvalMetrics, _, "extra")
-                    if rest == ".per_template"
+                    if (rest == ".per_template"
                         || rest.starts_with(".per_template.")
-                        || rest.starts_with(".per_template[") =>
+                        || rest.starts_with(".per_template["))
+                        && evals::per_template_from_top(pending[row].3.as_deref(), &pending[row].0) =>
                 {
                     Some(Vec::new())
                 }

@@ -261,4 +261,15 @@ fn non_finite_values_inside_kept_objects_are_named_by_their_raw_path() {
     let err = stderr(&o);
     assert!(err.contains("raw/c_metrics.json:/id:$.id.per_op_accuracy.3 NaN"), "{err}");
     assert!(err.contains("raw/c_metrics.json:/total:$.per_template.A[1] -Infinity"), "{err}");
+    // a split's own per_template is in the split's object; a null one clashes with nothing
+    write(
+        &dir.join("raw/c_metrics.json"),
+        r#"{"checkpoint": "c", "ood": {"count": 2, "per_template": {"Q": Infinity}}, "total": {"count": 1, "per_template": null},
+            "per_template": {"A": NaN}}"#,
+    );
+    let o = build(dir, &["--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("raw/c_metrics.json:/ood:$.ood.per_template.Q Infinity"), "{err}");
+    assert!(err.contains("raw/c_metrics.json:/total:$.per_template.A NaN"), "{err}");
 }
