@@ -1022,7 +1022,9 @@ pub async fn register_files(
 /// The columns of a raw JSON Lines table whose files hold `_source_file`/`_source_line` of
 /// their own (a table's JSON Lines copy) beside runpack's (under [`crate::spec::SHADOWED_PROVENANCE`]):
 /// a row with either of its own keeps them; any other row (a file without them, read in the
-/// same table) gets runpack's file and line; runpack's columns themselves are left out.
+/// same table, or a row whose own are null) gets runpack's file and line, where the column
+/// is text (`_source_file`) or a line number or JSON pointer (`_source_line`); a column of
+/// another type is the data's alone. runpack's columns themselves are left out.
 fn own_provenance(schema: &SchemaRef) -> Vec<datafusion::prelude::Expr> {
     use datafusion::prelude::{Expr, cast, lit, when};
     let column = |n: &str| Expr::Column(datafusion::common::Column::from_name(n));
@@ -1035,7 +1037,13 @@ fn own_provenance(schema: &SchemaRef) -> Vec<datafusion::prelude::Expr> {
         if crate::spec::SHADOWED_PROVENANCE.contains(&n) {
             continue;
         }
-        exprs.push(match names.iter().position(|p| *p == n) {
+        // runpack's file (text) and line (integer) read as the data's only where its type can hold them
+        let holds = |i: usize| match (i, f.data_type()) {
+            (0, DataType::Utf8) => true,
+            (1, DataType::Utf8 | DataType::Int64) => true,
+            _ => false,
+        };
+        exprs.push(match names.iter().position(|p| *p == n).filter(|&i| holds(i)) {
             Some(i) => {
                 let runpack = cast(column(crate::spec::SHADOWED_PROVENANCE[i]), f.data_type().clone());
                 when(own_row.clone(), column(n)).otherwise(runpack).expect("one branch").alias(n)

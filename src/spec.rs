@@ -88,8 +88,8 @@ pub struct PipelineSpec {
 }
 
 /// The names under which runpack adds its `_source_file` and `_source_line` columns when the
-/// data has its own and [`PipelineSpec::data_provenance`] keeps them. They hold a control
-/// character, which no data column name may (see [`crate::schema::column_name`]).
+/// data has its own and [`PipelineSpec::data_provenance`] keeps them. They start with a control
+/// character, so that no real data has them; data that does is refused.
 pub const SHADOWED_PROVENANCE: [&str; 2] = ["\u{1}_source_file", "\u{1}_source_line"];
 
 /// The TOML document.

@@ -292,6 +292,21 @@ fn prepare(
         spec.data_provenance && columns.iter().any(|(n, _)| n == "_source_file" || n == "_source_line");
     let provenance_names =
         if own_provenance { crate::spec::SHADOWED_PROVENANCE } else { ["_source_file", "_source_line"] };
+    if let Some(c) = columns
+        .iter()
+        .map(|(n, _)| n)
+        .find(|n| own_provenance && crate::spec::SHADOWED_PROVENANCE.contains(&n.as_str()))
+    {
+        let (place, seen) = clash_at(c);
+        return Err(Error::config(
+            place,
+            format!(
+                "the data has a column named {}{seen}, a name runpack keeps for its own file and line beside the \
+                 data's `_source_file`/`_source_line`; rename the column in the input",
+                crate::error::escape_control(c)
+            ),
+        ));
+    }
     for c in ["_source_file", "_source_line"] {
         if capture_names.iter().any(|n| n == c) {
             return Err(Error::config(

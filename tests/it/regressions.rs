@@ -2207,6 +2207,15 @@ fn raw_json_lines_queries_read_every_extension_type_nan_strings_in_any_order_and
     let o = run(bin().args(["query", "-q", "--format", "csv"]).arg(dir.join("a")).arg("SELECT * FROM t ORDER BY v"));
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "v,_source_file,_source_line\n1,x.ndjson,1\n2,y.jsonl,1\n3,raw.json,/runs/0\n");
+    // a row whose own are null gets runpack's; an own column of another type is kept as it is
+    write(dir, "b/f1.jsonl", "{\"v\": 1, \"_source_line\": true}\n{\"v\": 2, \"_source_line\": null}\n");
+    write(dir, "b/f2.jsonl", "{\"v\": 3}\n");
+    let o = run(bin().args(["query", "-q", "--format", "csv"]).arg(dir.join("b")).arg("SELECT * FROM t ORDER BY v"));
+    assert_eq!(stdout(&o), "v,_source_line,_source_file\n1,true,\n2,,f1.jsonl\n3,,f2.jsonl\n", "{}", stderr(&o));
+    // the names runpack keeps for its own beside the data's are refused as data columns
+    write(dir, "c/f.jsonl", "{\"_source_file\": \"o\", \"\\u0001_source_line\": 1}\n");
+    let o = run(bin().args(["query", "-q"]).arg(dir.join("c")).arg("SELECT * FROM t"));
+    assert!(stderr(&o).contains("a name runpack keeps for its own file and line"), "{}", stderr(&o));
     // "NaN"/"Infinity" strings (runpack's own JSON Lines) type a column as numbers wherever they come
     for (name, text) in
         [("n1.jsonl", "{\"v\": 1.5}\n{\"v\": \"Infinity\"}\n"), ("n2.jsonl", "{\"v\": \"Infinity\"}\n{\"v\": 1.5}\n")]
