@@ -1038,11 +1038,8 @@ fn own_provenance(schema: &SchemaRef) -> Vec<datafusion::prelude::Expr> {
             continue;
         }
         // runpack's file (text) and line (integer) read as the data's only where its type can hold them
-        let holds = |i: usize| match (i, f.data_type()) {
-            (0, DataType::Utf8) => true,
-            (1, DataType::Utf8 | DataType::Int64) => true,
-            _ => false,
-        };
+        let holds =
+            |i: usize| matches!((i, f.data_type()), (0, DataType::Utf8) | (1, DataType::Utf8 | DataType::Int64));
         exprs.push(match names.iter().position(|p| *p == n).filter(|&i| holds(i)) {
             Some(i) => {
                 let runpack = cast(column(crate::spec::SHADOWED_PROVENANCE[i]), f.data_type().clone());
