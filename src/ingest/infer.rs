@@ -319,9 +319,19 @@ fn observe(
                 // a non-finite string takes the type the column's other values give it
                 (Scalar::NonFinite, k @ Kind::Unknown) => *k = Kind::NonFinite,
                 (Scalar::NonFinite, k @ Kind::Int { .. }) => *k = Kind::Float,
-                (Scalar::Int(..) | Scalar::Float, k @ Kind::NonFinite) => *k = Kind::Float,
-                (Scalar::Str, k @ Kind::NonFinite) => *k = Kind::Str,
-                (Scalar::Bool, k @ Kind::NonFinite) => *k = Kind::Bool,
+                // the value that decides the type is where messages say it was first seen
+                (Scalar::Int(..) | Scalar::Float, k @ Kind::NonFinite) => {
+                    *k = Kind::Float;
+                    node.first = Some(src.clone());
+                }
+                (Scalar::Str, k @ Kind::NonFinite) => {
+                    *k = Kind::Str;
+                    node.first = Some(src.clone());
+                }
+                (Scalar::Bool, k @ Kind::NonFinite) => {
+                    *k = Kind::Bool;
+                    node.first = Some(src.clone());
+                }
                 _ => {} // same kind, or a conflict the reader reports
             }
             if first {
@@ -464,6 +474,14 @@ mod tests {
         for lines in [[r#"{"v":"NaN"}"#, r#"{"v":"x"}"#], [r#"{"v":"x"}"#, r#"{"v":"NaN"}"#]] {
             assert_eq!(typed(&lines), DataType::Utf8, "{lines:?}");
         }
+        // messages name the value that decided the type, not the non-finite string before it
+        let mut inf = Inference::new(false);
+        inf.nonfinite_strings = true;
+        for (i, l) in [r#"{"v":"NaN"}"#, r#"{"v":true}"#].iter().enumerate() {
+            let v: Value = serde_json::from_str(l).unwrap();
+            inf.observe(v.as_object().unwrap(), &SourceRef { file: "f".into(), at: Position::Line(i as u64 + 1) });
+        }
+        assert_eq!(first_seen(&inf)["$.v"].1.to_string(), "f:2");
         // without the coercion they are text
         let (f, _, _) = infer(&[r#"{"v":"NaN"}"#]);
         assert_eq!(f[0].data_type(), &DataType::Utf8);
