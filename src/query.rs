@@ -840,9 +840,22 @@ pub fn type_mismatch(have: &DataType, want: &DataType) -> Option<String> {
             crate::schema::type_name(have)
         ));
     }
-    // a column null in every row holds nothing that a declared type could lose
+    // a column (or member, or item) null in every row holds nothing a declared type could lose
     if have == &DataType::Null {
         return None;
+    }
+    match (have, want) {
+        (DataType::List(h), DataType::List(w)) if crate::schema::type_contains(have, &|t| t == &DataType::Null) => {
+            return type_mismatch(h.data_type(), w.data_type());
+        }
+        (DataType::Struct(h), DataType::Struct(w))
+            if crate::schema::type_contains(have, &|t| t == &DataType::Null)
+                && h.len() == w.len()
+                && h.iter().zip(w.iter()).all(|(a, b)| a.name() == b.name()) =>
+        {
+            return h.iter().zip(w.iter()).find_map(|(a, b)| type_mismatch(a.data_type(), b.data_type()));
+        }
+        _ => {}
     }
     let canonical = match crate::schema::canonical(have) {
         Ok(t) => t,

@@ -90,6 +90,33 @@ pub fn plan_for_query(src: &SourceDef, inputs: &[InputFile]) -> Result<Vec<Field
     plan_columns(src, inputs, &schemas, true)
 }
 
+/// One type for two files' types that differ only where one of them is null in every row
+/// (Arrow's `Null`, at any depth of lists and structs): the other file's type there; `None`
+/// when they differ otherwise.
+pub fn merge_nulls(a: &DataType, b: &DataType) -> Option<DataType> {
+    match (a, b) {
+        (DataType::Null, t) | (t, DataType::Null) => Some(t.clone()),
+        (DataType::List(x), DataType::List(y)) => {
+            let t = merge_nulls(x.data_type(), y.data_type())?;
+            Some(DataType::List(Arc::new(x.as_ref().clone().with_data_type(t).with_nullable(true))))
+        }
+        (DataType::Struct(x), DataType::Struct(y)) if x.len() == y.len() => {
+            let members = x
+                .iter()
+                .zip(y.iter())
+                .map(|(f, g)| {
+                    (f.name() == g.name())
+                        .then(|| merge_nulls(f.data_type(), g.data_type()))
+                        .flatten()
+                        .map(|t| Arc::new(f.as_ref().clone().with_data_type(t).with_nullable(true)))
+                })
+                .collect::<Option<Vec<_>>>()?;
+            Some(DataType::Struct(members.into()))
+        }
+        _ => (a == b).then(|| a.clone()),
+    }
+}
+
 /// The columns inferred from the files' `schemas` (one per input, in order); see [`plan`]
 /// and [`plan_for_query`] (`as_in_file`).
 fn plan_columns(src: &SourceDef, inputs: &[InputFile], schemas: &[SchemaRef], as_in_file: bool) -> Result<Vec<Field>> {
@@ -134,10 +161,12 @@ fn plan_columns(src: &SourceDef, inputs: &[InputFile], schemas: &[SchemaRef], as
             match fields.iter().position(|g| g.name() == f.name()) {
                 // SQL alone: a column null in every row of a file (Arrow's Null type) takes the
                 // type the other files give it, as a JSON key null in every record does
-                Some(_) if as_in_file && t == DataType::Null => {}
-                Some(i) if as_in_file && fields[i].data_type() == &DataType::Null => {
-                    fields[i] = Field::new(f.name(), t, true);
-                    typed_by[i] = &input.rel;
+                Some(i) if as_in_file && fields[i].data_type() != &t && merge_nulls(fields[i].data_type(), &t).is_some() => {
+                    let merged = merge_nulls(fields[i].data_type(), &t).expect("checked");
+                    if &merged != fields[i].data_type() {
+                        fields[i] = Field::new(f.name(), merged, true);
+                        typed_by[i] = &input.rel;
+                    }
                 }
                 Some(i) if fields[i].data_type() != &t => violations.push(Violation {
                     scope: crate::report::Scope::Source,

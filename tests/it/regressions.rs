@@ -2269,6 +2269,27 @@ fn a_parquet_column_null_in_every_row_of_one_file_takes_the_other_files_type() {
         .arg(dir.join("p"))
         .arg("SELECT a, b FROM t ORDER BY a"));
     assert_eq!(stdout(&o), "a,b\n1,x\n,\n", "{}", stderr(&o));
+    // also a struct member or a list item null in every row of one file
+    let script = "import sys, pyarrow as pa, pyarrow.parquet as pq\n\
+                  d = sys.argv[1]\n\
+                  pq.write_table(pa.table({'s': pa.array([{'x': None}], pa.struct([('x', pa.null())])), 'l': pa.array([[None]], pa.list_(pa.null()))}), d + '/1.parquet')\n\
+                  pq.write_table(pa.table({'s': pa.array([{'x': 5}], pa.struct([('x', pa.int32())])), 'l': pa.array([[1.5]], pa.list_(pa.float64()))}), d + '/2.parquet')\n";
+    std::fs::create_dir_all(dir.join("n")).unwrap();
+    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(dir.join("n")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(bin().args(["query", "-q", "--format", "csv"]).arg(dir.join("n")).arg("SELECT s, l FROM t"));
+    assert_eq!(stdout(&o), "s,l\n\"{\"\"x\"\":null}\",[null]\n\"{\"\"x\"\":5}\",[1.5]\n", "{}", stderr(&o));
+    write(
+        dir,
+        "n.json",
+        r#"{"fields": [{"name": "s", "type": "object", "fields": [{"name": "x", "type": "integer"}]}, {"name": "l", "type": "array", "items": {"type": "number"}}]}"#,
+    );
+    let o = run(bin()
+        .args(["query", "-q", "--format", "csv", "--schema"])
+        .arg(dir.join("n.json"))
+        .arg(dir.join("n"))
+        .arg("SELECT s, l FROM t"));
+    assert_eq!(stdout(&o), "s,l\n\"{\"\"x\"\":null}\",[null]\n\"{\"\"x\"\":5}\",[1.5]\n", "{}", stderr(&o));
     // a column name twice in one file is named with the file
     let script = "import sys, pyarrow as pa, pyarrow.parquet as pq\n\
                   pq.write_table(pa.Table.from_arrays([pa.array([1]), pa.array([2])], names=['a', 'a']), sys.argv[1])\n";
