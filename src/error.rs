@@ -179,6 +179,10 @@ fn sql_message(e: &datafusion::error::DataFusionError) -> String {
             };
             format!("{tail}{note}")
         }
+        // names from the data may hold terminal escapes: shown escaped (line breaks stay)
+        _ if text.chars().any(|c| c.is_control() && c != '\n') => {
+            text.split('\n').map(escape_control).collect::<Vec<_>>().join("\n")
+        }
         _ => text,
     }
 }

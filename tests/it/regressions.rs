@@ -2243,6 +2243,10 @@ fn raw_json_lines_queries_read_every_extension_type_nan_strings_in_any_order_and
         .arg("SELECT \"a\nb\" FROM \"My.T\""));
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("| a\\nb |"), "{}", stdout(&o));
+    // and SQL errors that name such a column show it escaped
+    write(dir, "e.jsonl", "{\"a\\u001b[31mb\": 1}\n");
+    let o = run(bin().args(["query", "-q"]).arg(dir.join("e.jsonl")).arg("SELECT nonexist FROM t"));
+    assert!(stderr(&o).contains("a\\u{1b}[31mb") && !stderr(&o).contains('\u{1b}'), "{}", stderr(&o));
 }
 
 #[test]
