@@ -96,8 +96,8 @@ enum Command {
         /// Table Schema (JSON) to read raw files with.
         #[arg(long, value_name = "FILE")]
         schema: Option<PathBuf>,
-        /// Table name for raw files (default `t`).
-        #[arg(long, value_name = "NAME")]
+        /// Table name for raw files (default `t`), as SQL names it quoted (`--table My` is `"My"`).
+        #[arg(long, value_name = "NAME", value_parser = clap::builder::NonEmptyStringValueParser::new())]
         table: Option<String>,
         /// Print on stderr how long the SQL took, in seconds: registering the tables,
         /// planning and running the statements (not the process start, not a Hub download,

@@ -2057,7 +2057,7 @@ fn eval_documents_and_answers_keep_their_shape_or_are_violations() {
     let o = build(dir, &["-q", "--force"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("m/c_metrics.json:$.id.pass_at_k[\"pass@7\"]: integer 12345678901234567890123"),
+        stderr(&o).contains("m/c_metrics.json:/id:$.id.pass_at_k[\"pass@7\"]: integer 12345678901234567890123"),
         "{}",
         stderr(&o)
     );
