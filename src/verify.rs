@@ -279,6 +279,27 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
             }
         }
     }
+    // a data file belongs to a table the manifest defines, and every table has its JSON Lines
+    // copy with its rows
+    for f in m.files.iter().filter(|f| f.kind == "parquet" || f.kind == "jsonl") {
+        if let Some(t) = f.table.as_deref().filter(|t| m.table(t).is_none()) {
+            rep.problems.push(format!("{}: belongs to table {t}, which the manifest does not define", f.path));
+        }
+    }
+    for t in &m.tables {
+        let copies: Vec<&crate::release::FileEntry> =
+            m.files.iter().filter(|f| f.kind == "jsonl" && f.table.as_deref() == Some(&t.name)).collect();
+        let rows: u64 = copies.iter().filter_map(|f| f.rows).sum();
+        if copies.is_empty() && !t.files.is_empty() {
+            rep.problems.push(format!("table {}: the manifest lists no JSON Lines copy (jsonl/) of it", t.name));
+        } else if rows != t.rows {
+            rep.problems.push(format!(
+                "table {}: the manifest's JSON Lines copies count {rows} rows, its table entry says {}",
+                t.name, t.rows
+            ));
+        }
+    }
+    check_datapackage(dir, m, rep);
     // each split's files carry its name, as a build names them: data/<table>/<split>.parquet,
     // or data/<table>.parquet for the one `train` split of a table without a split column
     // (either with -NNNNN-of-NNNNN before .parquet when sharded)
@@ -712,6 +733,44 @@ fn os_error(e: crate::error::Error) -> String {
     }
 }
 
+/// `datapackage.json` against the manifest: each resource's path is a JSON Lines copy the
+/// manifest lists, of the table the resource is named for, and each table has a resource
+/// (`frictionless validate` fails on a resource whose file is missing).
+fn check_datapackage(dir: &Path, m: &Manifest, rep: &mut VerifyReport) {
+    let path = dir.join("datapackage.json");
+    if !m.files.iter().any(|f| f.path == "datapackage.json") || !path.is_file() {
+        return;
+    }
+    let Ok(text) = crate::ingest::files::read_small(&path, 64 << 20) else { return };
+    let Ok(doc) = serde_json::from_str::<serde_json::Value>(&text) else {
+        rep.problems.push("datapackage.json: not a JSON document".into());
+        return;
+    };
+    let resources = doc.get("resources").and_then(|r| r.as_array()).cloned().unwrap_or_default();
+    let mut described = BTreeSet::new();
+    for (i, r) in resources.iter().enumerate() {
+        let name = r.get("name").and_then(|n| n.as_str()).unwrap_or_default();
+        described.insert(name.to_string());
+        let paths: Vec<&str> = match r.get("path") {
+            Some(serde_json::Value::String(p)) => vec![p.as_str()],
+            Some(serde_json::Value::Array(ps)) => ps.iter().filter_map(|p| p.as_str()).collect(),
+            _ => vec![],
+        };
+        for p in paths {
+            let listed = m.files.iter().any(|f| f.path == p && f.kind == "jsonl" && f.table.as_deref() == Some(name));
+            if !listed {
+                rep.problems.push(format!(
+                    "datapackage.json: /resources/{i} ({name}) names {p}, which is not a JSON Lines copy of table \
+                     {name} in the manifest"
+                ));
+            }
+        }
+    }
+    for t in m.tables.iter().filter(|t| !described.contains(&t.name)) {
+        rep.problems.push(format!("datapackage.json: no resource describes table {}", t.name));
+    }
+}
+
 fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -> Result<()> {
     let path = dir.join("README.md");
     let listed = manifest.is_some_and(|m| m.files.iter().any(|f| f.path == "README.md"));
@@ -743,6 +802,9 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
     let Some(configs) = yaml.get("configs").and_then(|c| c.as_sequence()) else { return Ok(()) };
     for c in configs {
         let name = c.get("config_name").and_then(|v| v.as_str()).unwrap_or("");
+        if manifest.is_some_and(|m| m.table(name).is_none()) {
+            rep.problems.push(format!("README.md: config `{name}` names no table of the manifest"));
+        }
         let mut splits: BTreeMap<String, Vec<String>> = BTreeMap::new();
         let mut entries: Vec<(String, String)> = Vec::new();
         match c.get("data_files") {

@@ -400,3 +400,49 @@ fn a_tables_json_lines_copy_queries_with_its_own_provenance_columns() {
         stderr(&o)
     );
 }
+
+/// Rewrites the release's manifest with `edit` and its line in SHA256SUMS to match, as one
+/// would who edits a release by hand.
+fn rehash_manifest(dir: &Path, edit: impl Fn(&mut serde_json::Value)) {
+    let mut m = manifest(dir);
+    edit(&mut m);
+    let text = serde_json::to_string_pretty(&m).unwrap();
+    std::fs::write(dir.join("manifest.json"), &text).unwrap();
+    use sha2::Digest;
+    let sum = hex::encode(sha2::Sha256::digest(text.as_bytes()));
+    let sums = std::fs::read_to_string(dir.join("SHA256SUMS")).unwrap();
+    let sums: String = sums
+        .lines()
+        .map(|l| if l.ends_with("  manifest.json") { format!("{sum}  manifest.json\n") } else { format!("{l}\n") })
+        .collect();
+    std::fs::write(dir.join("SHA256SUMS"), sums).unwrap();
+}
+
+#[test]
+fn verify_finds_a_manifest_that_contradicts_the_files_card_and_datapackage() {
+    // a table dropped from the manifest, its files and card config left
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), dir.path());
+    rehash_manifest(dir.path(), |m| m["tables"].as_array_mut().unwrap().retain(|t| t["name"] != "metrics"));
+    let o = run(bin().arg("verify").arg(dir.path()));
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("data/metrics.parquet: belongs to table metrics, which the manifest does not define"),
+        "{out}"
+    );
+    assert!(out.contains("README.md: config `metrics` names no table of the manifest"), "{out}");
+    // a table's JSON Lines copy gone from the files and the manifest, datapackage.json still naming it
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), dir.path());
+    std::fs::remove_file(dir.path().join("jsonl/metrics.jsonl")).unwrap();
+    let sums = std::fs::read_to_string(dir.path().join("SHA256SUMS")).unwrap();
+    let sums: String = sums.lines().filter(|l| !l.ends_with("jsonl/metrics.jsonl")).map(|l| format!("{l}\n")).collect();
+    std::fs::write(dir.path().join("SHA256SUMS"), sums).unwrap();
+    rehash_manifest(dir.path(), |m| m["files"].as_array_mut().unwrap().retain(|f| f["path"] != "jsonl/metrics.jsonl"));
+    let o = run(bin().arg("verify").arg(dir.path()));
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let out = stdout(&o);
+    assert!(out.contains("table metrics: the manifest lists no JSON Lines copy (jsonl/) of it"), "{out}");
+    assert!(out.contains("datapackage.json: /resources/2 (metrics) names jsonl/metrics.jsonl"), "{out}");
+}
