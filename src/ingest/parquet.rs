@@ -132,6 +132,8 @@ fn plan_columns(src: &SourceDef, inputs: &[InputFile], schemas: &[SchemaRef], as
             Ok(t) if as_in_file => Ok(crate::schema::finer_time_units(&t, f.data_type())),
             Ok(t) => Ok(t),
             Err(_) if as_in_file => Ok(f.data_type().clone()),
+            // a column null in every row of a file takes the other files' type (checked at the end)
+            Err(_) if f.data_type() == &DataType::Null => Ok(DataType::Null),
             // the source is read before any SQL: the way out is a declared type, or none
             Err(_) => Err(Error::config(file, unstored_type(f))),
         }
@@ -159,9 +161,10 @@ fn plan_columns(src: &SourceDef, inputs: &[InputFile], schemas: &[SchemaRef], as
         for f in schema.fields() {
             let t = canon(f, &input.rel)?;
             match fields.iter().position(|g| g.name() == f.name()) {
-                // SQL alone: a column null in every row of a file (Arrow's Null type) takes the
-                // type the other files give it, as a JSON key null in every record does
-                Some(i) if as_in_file && fields[i].data_type() != &t && merge_nulls(fields[i].data_type(), &t).is_some() => {
+                // a column null in every row of a file (Arrow's Null type) takes the type the other
+                // files give it, as a JSON key null in every record does (a build: at the top
+                // level, the only place it reads a Null type)
+                Some(i) if fields[i].data_type() != &t && merge_nulls(fields[i].data_type(), &t).is_some() => {
                     let merged = merge_nulls(fields[i].data_type(), &t).expect("checked");
                     if &merged != fields[i].data_type() {
                         fields[i] = Field::new(f.name(), merged, true);
@@ -224,6 +227,10 @@ fn plan_columns(src: &SourceDef, inputs: &[InputFile], schemas: &[SchemaRef], as
     if !violations.is_empty() {
         let total = violations.len();
         return Err(Error::Invalid { violations, total });
+    }
+    // a build stores no column without a type: one null in every row of every file needs one declared
+    if !as_in_file && let Some((i, f)) = fields.iter().enumerate().find(|(_, f)| f.data_type() == &DataType::Null) {
+        return Err(Error::config(typed_by[i], unstored_type(f)));
     }
     Ok(fields)
 }

@@ -2328,3 +2328,23 @@ fn integers_on_both_sides_of_int64_are_kept_exactly_as_the_hint_says() {
         .arg("SELECT seed FROM t ORDER BY seed"));
     assert_eq!(stdout(&o), "seed\n-1\n18446744073709551615\n", "{}", stderr(&o));
 }
+
+#[test]
+fn a_parquet_source_column_null_in_every_row_of_one_file_takes_the_other_files_type() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let script = "import sys, pyarrow as pa, pyarrow.parquet as pq\n\
+                  d = sys.argv[1]\n\
+                  pq.write_table(pa.table({'k': [1], 'a': pa.array([None], pa.null())}), d + '/0.parquet')\n\
+                  pq.write_table(pa.table({'k': [2], 'a': pa.array([5], pa.int32())}), d + '/1.parquet')\n";
+    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(dir));
+    assert!(o.status.success(), "{}", stderr(&o));
+    write(dir, "pipeline.toml", &one_source("p", "*.parquet", "parquet", "", "SELECT k, a FROM raw", ""));
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "p"), "SELECT k, a FROM t ORDER BY k"), "k,a\n1,\n2,5\n");
+    // null in every file: a type must be declared
+    std::fs::remove_file(dir.join("1.parquet")).unwrap();
+    let o = build(dir, &["-q", "--force"]);
+    assert!(stderr(&o).contains("0.parquet: column `a` is null in every row, so it has no type"), "{}", stderr(&o));
+}
