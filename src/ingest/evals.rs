@@ -471,12 +471,10 @@ pub fn metrics_rows(r: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, S
     if problems.is_empty() { Ok(out) } else { Err(problems) }
 }
 
-/// Whether the `per_template` in the `extra` of `row` (a split row of [`metrics_rows`]) is the
-/// checkpoint's, from the top of the `raw` document, rather than the split's own.
-pub fn per_template_from_top(raw: Option<&Map<String, Value>>, row: &Map<String, Value>) -> bool {
+/// Whether the `per_template` in the `extra` of the row of `split` (see [`metrics_rows`]) is
+/// the checkpoint's, from the top of the `raw` document, rather than the split's own.
+fn per_template_from_top(raw: &Map<String, Value>, split: &str) -> bool {
     let present = |v: Option<&Value>| v.is_some_and(|v| !v.is_null());
-    let Some(raw) = raw else { return false };
-    let split = row.get("split").and_then(Value::as_str).unwrap_or_default();
     present(raw.get("per_template")) && !present(raw.get(split).and_then(|s| s.get("per_template")))
 }
 
@@ -565,13 +563,26 @@ pub fn pass_at_k_raw_key(raw: &Map<String, Value>, split: Option<&str>, i: usize
     Some(split.map(String::from).into_iter().chain(["pass_at_k".to_string(), key]).collect())
 }
 
-/// Where column `column` of a shaped `row` stands in the raw record, as keys from its root
-/// (`benchmark` of a result is its `name`, `count` of a checkpoint's split row is
-/// `<split>.count`, …); `None` when the column keeps its name.
-pub fn raw_column(format: Format, row: &Map<String, Value>, column: &str) -> Option<Vec<String>> {
+/// Where column `column` of a shaped `row` (read from the `raw` record) stands in the raw
+/// record, as keys from its root, for a place `rest` inside the column (`.per_template.A`):
+/// `benchmark` of a result is its `name`, `count` of a checkpoint's split row is
+/// `<split>.count`, `extra` holds keys of the record (of its split's object, for a metrics
+/// document, but for the checkpoint's `per_template` at the top), …; `None` when the column
+/// keeps its name.
+pub fn raw_column(
+    format: Format,
+    raw: Option<&Map<String, Value>>,
+    row: &Map<String, Value>,
+    column: &str,
+    rest: &str,
+) -> Option<Vec<String>> {
     let renamed = match (format, column) {
-        // `extra` holds keys of the record (of a split's object, for a metrics document)
-        (Format::EvalMetrics, "extra") => return Some(vec![row.get("split")?.as_str()?.to_string()]),
+        (Format::EvalMetrics, "extra") => {
+            let split = row.get("split")?.as_str()?;
+            let member = rest.strip_prefix('.').and_then(|r| r.split(['.', '[']).next());
+            let top = member == Some("per_template") && raw.is_some_and(|raw| per_template_from_top(raw, split));
+            return Some(if top { Vec::new() } else { vec![split.to_string()] });
+        }
         (Format::TinkerEvalResult | Format::TinkerEvalTrajectories | Format::EvalGenerations, "extra") => {
             return Some(Vec::new());
         }
@@ -794,10 +805,16 @@ mod tests {
     fn converter_paths_name_the_raw_record() {
         let row = obj(r#"{"split":"ood","count":"x"}"#);
         let keys = |v: &[&str]| Some(v.iter().map(|k| k.to_string()).collect::<Vec<_>>());
-        assert_eq!(raw_column(Format::EvalMetrics, &row, "count"), keys(&["ood", "count"]));
-        assert_eq!(raw_column(Format::TinkerEvalResult, &row, "benchmark"), keys(&["name"]));
-        assert_eq!(raw_column(Format::EvalGenerations, &row, "response_tokens"), keys(&["resp_tokens"]));
-        assert_eq!(raw_column(Format::EvalGenerations, &row, "gold_answer"), None);
-        assert_eq!(raw_column(Format::Jsonl, &row, "count"), None);
+        assert_eq!(raw_column(Format::EvalMetrics, None, &row, "count", ""), keys(&["ood", "count"]));
+        assert_eq!(raw_column(Format::TinkerEvalResult, None, &row, "benchmark", ""), keys(&["name"]));
+        assert_eq!(raw_column(Format::EvalGenerations, None, &row, "response_tokens", ""), keys(&["resp_tokens"]));
+        assert_eq!(raw_column(Format::EvalGenerations, None, &row, "gold_answer", ""), None);
+        assert_eq!(raw_column(Format::Jsonl, None, &row, "count", ""), None);
+        // a metrics row's extra is its split's, but for the checkpoint's per_template at the top
+        let raw = obj(r#"{"ood":{"per_template":{"Q":1}},"total":{},"per_template":{"A":1}}"#);
+        let total = obj(r#"{"split":"total"}"#);
+        assert_eq!(raw_column(Format::EvalMetrics, Some(&raw), &total, "extra", ".per_template.A"), keys(&[]));
+        assert_eq!(raw_column(Format::EvalMetrics, Some(&raw), &total, "extra", ".per_op"), keys(&["total"]));
+        assert_eq!(raw_column(Format::EvalMetrics, Some(&raw), &row, "extra", ".per_template.Q"), keys(&["ood"]));
     }
 }

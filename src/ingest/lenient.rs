@@ -209,7 +209,8 @@ pub fn original_column(rewritten: &[u8], column: usize) -> usize {
         let Some(close) = memchr::memchr(b'"', body) else { continue };
         // only a marker that ends before the column counts
         if start + mark.len() + close < before.len() {
-            removed += 2 + (mark.len() - 1) + if body.starts_with(b"int:") { 4 } else { 0 };
+            // the quotes and the mark, and the `int:` of a big integer
+            removed += mark.len() + 1 + if body.starts_with(b"int:") { 4 } else { 0 };
         }
     }
     column.saturating_sub(removed)

@@ -292,10 +292,8 @@ fn prepare(
         spec.data_provenance && columns.iter().any(|(n, _)| n == "_source_file" || n == "_source_line");
     let provenance_names =
         if own_provenance { crate::spec::SHADOWED_PROVENANCE } else { ["_source_file", "_source_line"] };
-    if let Some(c) = columns
-        .iter()
-        .map(|(n, _)| n)
-        .find(|n| own_provenance && crate::spec::SHADOWED_PROVENANCE.contains(&n.as_str()))
+    if own_provenance
+        && let Some(c) = columns.iter().map(|(n, _)| n).find(|n| crate::spec::SHADOWED_PROVENANCE.contains(&n.as_str()))
     {
         let (place, seen) = clash_at(c);
         return Err(Error::config(
@@ -917,16 +915,7 @@ impl ChunkSpec<'_> {
                 (_, Layout::Long, "value") => {
                     pending[row].0.get("key").and_then(Value::as_str).map(|k| vec![k.to_string()])
                 }
-                // the checkpoint's `per_template`, kept in its total row's `extra`, is at the top
-                (Format::EvalMetrics, _, "extra")
-                    if (rest == ".per_template"
-                        || rest.starts_with(".per_template.")
-                        || rest.starts_with(".per_template["))
-                        && evals::per_template_from_top(pending[row].3.as_deref(), &pending[row].0) =>
-                {
-                    Some(Vec::new())
-                }
-                _ => evals::raw_column(self.src.format, &pending[row].0, column),
+                _ => evals::raw_column(self.src.format, pending[row].3.as_deref(), &pending[row].0, column, rest),
             }?;
             let segs: Vec<path::Seg> = keys.into_iter().map(path::Seg::Key).collect();
             Some(format!("{}{rest}", path::render(&segs)))

@@ -156,7 +156,7 @@ pub fn parse_line(buf: &[u8], line_no: u64) -> Option<Item> {
                 Some(r) if e.line() == 1 => lenient::original_column(r, e.column()),
                 _ => e.column(),
             };
-            Item::Bad { at, rule: "json", message: json_message(&e, true, column), raw: Some(raw(line)) }
+            Item::Bad { at, rule: "json", message: json_message(&e, Some(column)), raw: Some(raw(line)) }
         }
     })
 }
@@ -165,12 +165,12 @@ pub fn parse_line(buf: &[u8], line_no: u64) -> Option<Item> {
 /// one line of JSON Lines (serde_json counts lines from the start of that line, so its "line 1"
 /// would contradict the file's line number said in front), and what a lone UTF-16 surrogate
 /// escape is, which serde_json names after the escape that should have followed it.
-/// serde_json's error as runpack says it; `column`: where a one-line error is (serde_json's,
-/// or the column in the line as written when it was rewritten, see [`lenient::original_column`]).
-fn json_message(e: &serde_json::Error, one_line: bool, column: usize) -> String {
+/// `line_column`: for one line, the column to say (in the line as written, when it was
+/// rewritten: see [`lenient::original_column`]); `None` for a whole document.
+fn json_message(e: &serde_json::Error, line_column: Option<usize>) -> String {
     let text = e.to_string();
     let what = text.strip_suffix(&format!(" at line {} column {}", e.line(), e.column())).unwrap_or(&text);
-    let mut m = if one_line && e.line() == 1 {
+    let mut m = if let Some(column) = line_column.filter(|_| e.line() == 1) {
         format!("not valid JSON: {what} at column {column}")
     } else {
         format!("not valid JSON: {text}")
@@ -209,7 +209,7 @@ pub fn json(
                 path: format!("column {}", e.column()),
                 rule: "json".into(),
                 key: None,
-                message: json_message(&e, false, e.column()),
+                message: json_message(&e, None),
             }],
             total: 1,
         }),
@@ -237,7 +237,7 @@ pub fn json_record(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn Fn
         Err(e) => sink(Item::Bad {
             at: Position::Line(e.line() as u64),
             rule: "json",
-            message: json_message(&e, false, e.column()),
+            message: json_message(&e, None),
             raw: None,
         }),
     }
