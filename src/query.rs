@@ -1005,31 +1005,17 @@ pub async fn register_files(
         ..Default::default()
     };
     let table_err = |e| Error::sql(format!("table {name}"), e);
-    // registered under the name as given (`--table My` is `"My"` in SQL, as a release's tables are)
-    let reference = datafusion::common::TableReference::bare(name);
-    let options = datafusion::datasource::file_format::options::ReadOptions::to_listing_options(
-        &read,
-        &ctx.copied_config(),
-        ctx.copied_table_options(),
-    );
-    let path = ing.ipc_file.to_string_lossy();
-    ctx.register_listing_table(reference.clone(), path.as_ref(), options, Some(ing.schema.clone()), None)
-        .await
-        .map_err(table_err)?;
+    let rows = ctx.read_arrow(ing.ipc_file.to_string_lossy().as_ref(), read).await.map_err(table_err)?;
     let shadowed = |f: &arrow::datatypes::FieldRef| crate::spec::SHADOWED_PROVENANCE.contains(&f.name().as_str());
-    if !ing.schema.fields().iter().any(shadowed) {
-        return Ok(RawTable {
-            schema: ing.schema.clone(),
-            inferred: schema.is_none(),
-            parquet_files: vec![],
-            _work: Some(work),
-        });
-    }
-    let all = ctx.deregister_table(reference.clone()).map_err(table_err)?.expect("registered above");
-    let view = ctx.read_table(all).map_err(table_err)?.select(own_provenance(&ing.schema)).map_err(table_err)?;
-    let kept_schema: SchemaRef = Arc::new(view.schema().as_arrow().clone());
-    ctx.register_table(reference, view.into_view()).map_err(table_err)?;
-    Ok(RawTable { schema: kept_schema, inferred: schema.is_none(), parquet_files: vec![], _work: Some(work) })
+    let rows = if ing.schema.fields().iter().any(shadowed) {
+        rows.select(own_provenance(&ing.schema)).map_err(table_err)?
+    } else {
+        rows
+    };
+    let registered: SchemaRef = Arc::new(rows.schema().as_arrow().clone());
+    // registered under the name as given (`--table My` is `"My"` in SQL, as a release's tables are)
+    ctx.register_table(datafusion::common::TableReference::bare(name), rows.into_view()).map_err(table_err)?;
+    Ok(RawTable { schema: registered, inferred: schema.is_none(), parquet_files: vec![], _work: Some(work) })
 }
 
 /// The columns of a raw JSON Lines table whose files hold `_source_file`/`_source_line` of
