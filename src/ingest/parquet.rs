@@ -157,36 +157,43 @@ fn plan_columns(src: &SourceDef, inputs: &[InputFile], schemas: &[SchemaRef], as
         typed_by.push(&inputs[0].rel);
     }
     let mut violations = Vec::new();
+    // SQL alone has no [[source.field]] and no cast before the table is read
+    let cast_hint = if as_in_file {
+        "query the files of each type apart (a glob or a folder each) and CAST in the SQL"
+    } else {
+        "declare the column's type ([[source.field]]) to cast every file to it"
+    };
     for (input, schema) in inputs.iter().zip(schemas).skip(1) {
         for f in schema.fields() {
             let t = canon(f, &input.rel)?;
             match fields.iter().position(|g| g.name() == f.name()) {
                 // a column null in every row of a file (Arrow's Null type) takes the type the other
                 // files give it, as a JSON key null in every record does (a build: at the top
-                // level, the only place it reads a Null type)
-                Some(i) if fields[i].data_type() != &t && merge_nulls(fields[i].data_type(), &t).is_some() => {
-                    let merged = merge_nulls(fields[i].data_type(), &t).expect("checked");
-                    if &merged != fields[i].data_type() {
-                        fields[i] = Field::new(f.name(), merged, true);
-                        typed_by[i] = &input.rel;
+                // level, the only place it reads a Null type); any other difference is a clash
+                Some(i) if fields[i].data_type() != &t => match merge_nulls(fields[i].data_type(), &t) {
+                    Some(merged) => {
+                        if &merged != fields[i].data_type() {
+                            fields[i] = Field::new(f.name(), merged, true);
+                            typed_by[i] = &input.rel;
+                        }
                     }
-                }
-                Some(i) if fields[i].data_type() != &t => violations.push(Violation {
-                    scope: crate::report::Scope::Source,
-                    table: src.name.clone(),
-                    source: Some(SourceRef { file: input.rel.clone(), at: Position::Pointer(String::new()) }),
-                    path: f.name().clone(),
-                    rule: "schema".into(),
-                    key: None,
-                    message: format!(
-                        "{}: {} in {} vs {} in {}; declare the column's type ([[source.field]]) to cast every file to it",
-                        f.name(),
-                        type_name(fields[i].data_type()),
-                        typed_by[i],
-                        type_name(&t),
-                        input.rel
-                    ),
-                }),
+                    None => violations.push(Violation {
+                        scope: crate::report::Scope::Source,
+                        table: src.name.clone(),
+                        source: Some(SourceRef { file: input.rel.clone(), at: Position::Pointer(String::new()) }),
+                        path: f.name().clone(),
+                        rule: "schema".into(),
+                        key: None,
+                        message: format!(
+                            "{}: {} in {} vs {} in {}; {cast_hint}",
+                            f.name(),
+                            type_name(fields[i].data_type()),
+                            typed_by[i],
+                            type_name(&t),
+                            input.rel
+                        ),
+                    }),
+                },
                 Some(_) => {}
                 None if src.columns == ColumnsPolicy::Union => {
                     fields.push(Field::new(f.name(), t, true));

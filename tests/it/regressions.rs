@@ -2298,6 +2298,20 @@ fn a_parquet_column_null_in_every_row_of_one_file_takes_the_other_files_type() {
         .arg(dir.join("n"))
         .arg("SELECT s, l FROM t ORDER BY l[1] NULLS FIRST"));
     assert_eq!(stdout(&o), "s,l\n\"{\"\"x\"\":null}\",[null]\n\"{\"\"x\"\":5}\",[1.5]\n", "{}", stderr(&o));
+    // a real clash says what query can do about it (it has no [[source.field]])
+    let script = "import sys, pyarrow as pa, pyarrow.parquet as pq\n\
+                  d = sys.argv[1]\n\
+                  pq.write_table(pa.table({'a': [1]}), d + '/1.parquet')\n\
+                  pq.write_table(pa.table({'a': ['x']}), d + '/2.parquet')\n";
+    std::fs::create_dir_all(dir.join("c")).unwrap();
+    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(dir.join("c")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(bin().args(["query", "-q"]).arg(dir.join("c")).arg("SELECT * FROM t"));
+    assert!(
+        stderr(&o).contains("a: Int64 in 1.parquet vs Utf8 in 2.parquet; query the files of each type apart"),
+        "{}",
+        stderr(&o)
+    );
     // a column name twice in one file is named with the file
     let script = "import sys, pyarrow as pa, pyarrow.parquet as pq\n\
                   pq.write_table(pa.Table.from_arrays([pa.array([1]), pa.array([2])], names=['a', 'a']), sys.argv[1])\n";
