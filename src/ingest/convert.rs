@@ -513,7 +513,7 @@ pub fn parse_text_float(s: &str) -> Option<f64> {
     t.parse::<f64>().ok()
 }
 
-fn nonfinite_string(s: &str) -> Option<f64> {
+pub(super) fn nonfinite_string(s: &str) -> Option<f64> {
     match s.to_ascii_lowercase().as_str() {
         "nan" => Some(f64::NAN),
         "infinity" | "+infinity" => Some(f64::INFINITY),

@@ -54,7 +54,7 @@ pub enum Kind {
     Float,
     /// Strings.
     Str,
-    /// Only the strings `"NaN"`, `"Infinity"` and `"-Infinity"` of a source that reads them as
+    /// Only non-finite strings (`"NaN"`, `"Infinity"`, `"-Infinity"`, any case) of a source that reads them as
     /// numbers (`coerce_nonfinite_strings`): a float column, unless another string comes.
     NonFinite,
     /// Arrays, with the element node.
@@ -108,8 +108,9 @@ pub struct Inference {
     pub widenings: Vec<Widening>,
     /// Whether values are CSV text cells (typed by their content).
     pub textual: bool,
-    /// Whether the strings `"NaN"`, `"Infinity"` and `"-Infinity"` count as numbers where a
-    /// column holds numbers (the source's `coerce_nonfinite_strings`), whatever their order.
+    /// Whether the strings the converter reads as non-finite numbers (`"NaN"`, `"Infinity"`,
+    /// `"-Infinity"`, in any case) count as numbers where a column holds numbers (the source's
+    /// `coerce_nonfinite_strings`), whatever their order.
     pub nonfinite_strings: bool,
 }
 
@@ -120,7 +121,7 @@ enum Scalar<'a> {
     Int(bool /*negative*/, bool /*above i64*/),
     Float,
     Str,
-    /// `"NaN"`, `"Infinity"` or `"-Infinity"`, read as a number where the column is one.
+    /// `"NaN"`, `"Infinity"` or `"-Infinity"` (any case), read as a number where the column is one.
     NonFinite,
     Other(std::marker::PhantomData<&'a Value>),
 }
@@ -147,7 +148,8 @@ fn classify<'a>(v: &'a Value, textual: bool, nonfinite_strings: bool) -> Scalar<
                     _ => Scalar::Float,
                 };
             }
-            if nonfinite_strings && matches!(s.as_str(), "NaN" | "Infinity" | "-Infinity") {
+            // the strings the converter reads as non-finite numbers (super::convert)
+            if nonfinite_strings && super::convert::nonfinite_string(s).is_some() {
                 return Scalar::NonFinite;
             }
             if textual { classify_text(s) } else { Scalar::Str }
@@ -212,7 +214,7 @@ impl Inference {
                 }
             };
             let mut segs = vec![Seg::Key(k.clone())];
-            let how = (self.textual, self.nonfinite_strings);
+            let how = Reading { textual: self.textual, nonfinite_strings: self.nonfinite_strings };
             let node = &mut self.columns[idx].1;
             observe(node, v, src, &mut segs, how, &mut self.widenings);
         }
@@ -235,12 +237,19 @@ impl Inference {
     }
 }
 
+/// How an [`Inference`] reads scalar values (see its fields of the same names).
+#[derive(Clone, Copy)]
+struct Reading {
+    textual: bool,
+    nonfinite_strings: bool,
+}
+
 fn observe(
     node: &mut Node,
     v: &Value,
     src: &SourceRef,
     segs: &mut Vec<Seg>,
-    how: (bool, bool),
+    how: Reading,
     widenings: &mut Vec<Widening>,
 ) {
     match v {
@@ -292,7 +301,7 @@ fn observe(
             }
         }
         _ => {
-            let class = classify(v, how.0, how.1);
+            let class = classify(v, how.textual, how.nonfinite_strings);
             let first = node.first.is_none();
             match (class, &mut node.kind) {
                 (Scalar::Null, _) | (Scalar::Other(_), _) => return,
@@ -320,16 +329,12 @@ fn observe(
                 (Scalar::NonFinite, k @ Kind::Unknown) => *k = Kind::NonFinite,
                 (Scalar::NonFinite, k @ Kind::Int { .. }) => *k = Kind::Float,
                 // the value that decides the type is where messages say it was first seen
-                (Scalar::Int(..) | Scalar::Float, k @ Kind::NonFinite) => {
-                    *k = Kind::Float;
-                    node.first = Some(src.clone());
-                }
-                (Scalar::Str, k @ Kind::NonFinite) => {
-                    *k = Kind::Str;
-                    node.first = Some(src.clone());
-                }
-                (Scalar::Bool, k @ Kind::NonFinite) => {
-                    *k = Kind::Bool;
+                (decided @ (Scalar::Int(..) | Scalar::Float | Scalar::Str | Scalar::Bool), k @ Kind::NonFinite) => {
+                    *k = match decided {
+                        Scalar::Str => Kind::Str,
+                        Scalar::Bool => Kind::Bool,
+                        _ => Kind::Float,
+                    };
                     node.first = Some(src.clone());
                 }
                 _ => {} // same kind, or a conflict the reader reports
@@ -467,7 +472,10 @@ mod tests {
             }
             inf.fields().0[0].data_type().clone()
         };
-        for lines in [[r#"{"v":"NaN"}"#, r#"{"v":2}"#], [r#"{"v":2}"#, r#"{"v":"-Infinity"}"#]] {
+        // as the converter reads them: in any case
+        for lines in
+            [[r#"{"v":"NaN"}"#, r#"{"v":2}"#], [r#"{"v":2}"#, r#"{"v":"-Infinity"}"#], [r#"{"v":"nan"}"#, r#"{"v":2}"#]]
+        {
             assert_eq!(typed(&lines), DataType::Float64, "{lines:?}");
         }
         assert_eq!(typed(&[r#"{"v":"NaN"}"#]), DataType::Float64);
