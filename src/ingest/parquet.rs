@@ -157,6 +157,16 @@ fn plan_columns(src: &SourceDef, inputs: &[InputFile], schemas: &[SchemaRef], as
         typed_by.push(&inputs[0].rel);
     }
     let mut violations = Vec::new();
+    // a problem of one file's columns, named by the file and the column
+    let schema_problem = |file: &str, column: &str, message: String| Violation {
+        scope: crate::report::Scope::Source,
+        table: src.name.clone(),
+        source: Some(SourceRef { file: file.to_string(), at: Position::Pointer(String::new()) }),
+        path: column.to_string(),
+        rule: "schema".into(),
+        key: None,
+        message,
+    };
     // SQL alone has no [[source.field]] and no cast before the table is read
     let cast_hint = if as_in_file {
         "query the files of each type apart (a glob or a folder each) and CAST in the SQL"
@@ -177,14 +187,10 @@ fn plan_columns(src: &SourceDef, inputs: &[InputFile], schemas: &[SchemaRef], as
                             typed_by[i] = &input.rel;
                         }
                     }
-                    None => violations.push(Violation {
-                        scope: crate::report::Scope::Source,
-                        table: src.name.clone(),
-                        source: Some(SourceRef { file: input.rel.clone(), at: Position::Pointer(String::new()) }),
-                        path: f.name().clone(),
-                        rule: "schema".into(),
-                        key: None,
-                        message: format!(
+                    None => violations.push(schema_problem(
+                        &input.rel,
+                        f.name(),
+                        format!(
                             "{}: {} in {} vs {} in {}; {cast_hint}",
                             f.name(),
                             type_name(fields[i].data_type()),
@@ -192,41 +198,33 @@ fn plan_columns(src: &SourceDef, inputs: &[InputFile], schemas: &[SchemaRef], as
                             type_name(&t),
                             input.rel
                         ),
-                    }),
+                    )),
                 },
                 Some(_) => {}
                 None if src.columns == ColumnsPolicy::Union => {
                     fields.push(Field::new(f.name(), t, true));
                     typed_by.push(&input.rel);
                 }
-                None => violations.push(Violation {
-                    scope: crate::report::Scope::Source,
-                    table: src.name.clone(),
-                    source: Some(SourceRef { file: input.rel.clone(), at: Position::Pointer(String::new()) }),
-                    path: f.name().clone(),
-                    rule: "schema".into(),
-                    key: None,
-                    message: format!(
+                None => violations.push(schema_problem(
+                    &input.rel,
+                    f.name(),
+                    format!(
                         "column `{}` is in {} but not in {}; set columns = \"union\" to combine them",
                         f.name(),
                         input.rel,
                         inputs[0].rel
                     ),
-                }),
+                )),
             }
         }
         if src.columns == ColumnsPolicy::Same {
             for g in &fields {
                 if schema.field_with_name(g.name()).is_err() {
-                    violations.push(Violation {
-                        scope: crate::report::Scope::Source,
-                        table: src.name.clone(),
-                        source: Some(SourceRef { file: input.rel.clone(), at: Position::Pointer(String::new()) }),
-                        path: g.name().clone(),
-                        rule: "schema".into(),
-                        key: None,
-                        message: format!("column `{}` is in {} but not in {}", g.name(), inputs[0].rel, input.rel),
-                    });
+                    violations.push(schema_problem(
+                        &input.rel,
+                        g.name(),
+                        format!("column `{}` is in {} but not in {}", g.name(), inputs[0].rel, input.rel),
+                    ));
                 }
             }
         }
