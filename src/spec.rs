@@ -209,6 +209,31 @@ pub enum Format {
     Wandb,
 }
 
+impl Format {
+    /// The name a pipeline gives the format (`jsonl`, `tinker-eval-result`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Jsonl => "jsonl",
+            Format::Json => "json",
+            Format::Csv => "csv",
+            Format::Parquet => "parquet",
+            Format::TinkerMetrics => "tinker-metrics",
+            Format::TinkerCheckpoints => "tinker-checkpoints",
+            Format::TinkerEvalResult => "tinker-eval-result",
+            Format::TinkerEvalTrajectories => "tinker-eval-trajectories",
+            Format::EvalMetrics => "eval-metrics",
+            Format::EvalGenerations => "eval-generations",
+            Format::Wandb => "wandb",
+        }
+    }
+
+    /// Whether the format fixes its own columns (the Tinker, evaluation and W&B formats), so
+    /// that a declared schema, `[[source.field]]` types and the layout options do not apply.
+    pub fn fixed_columns(self) -> bool {
+        !matches!(self, Format::Jsonl | Format::Json | Format::Csv | Format::Parquet)
+    }
+}
+
 /// What to do with files of one source whose column sets differ (inferred schemas only).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -280,6 +305,28 @@ pub struct SourceDef {
     /// `[source.wandb]`: options of a `format = "wandb"` source (required there).
     #[serde(default)]
     pub wandb: Option<crate::ingest::wandb::WandbOptions>,
+}
+
+impl SourceDef {
+    /// The first option set on this source that its format would not use, as the pipeline
+    /// spells it: a `schema`, `[[source.field]]`, `columns`, `layout` or `id_columns` on a
+    /// format with fixed columns, and `layout`/`id_columns` on Parquet (read as stored).
+    fn ignored_option(&self) -> Option<&'static str> {
+        let layout = self.layout != Layout::Wide || !self.id_columns.is_empty();
+        if self.format.fixed_columns() {
+            if self.schema.is_some() {
+                return Some("`schema`");
+            }
+            if !self.fields.is_empty() {
+                return Some("[[source.field]]");
+            }
+            if self.columns != ColumnsPolicy::Same {
+                return Some("`columns`");
+            }
+        }
+        ((self.format.fixed_columns() || self.format == Format::Parquet) && layout)
+            .then_some(if self.layout != Layout::Wide { "`layout`" } else { "`id_columns`" })
+    }
 }
 
 /// Table shape of a source.
@@ -413,6 +460,20 @@ impl PipelineSpec {
                     at(&format!("source {}", s.name)),
                     "`keep_text` applies to format = \"tinker-eval-trajectories\" and \"eval-generations\" only \
                      (other formats keep every field they read)",
+                ));
+            }
+            if let Some(option) = s.ignored_option() {
+                return Err(Error::config(
+                    at(&format!("source {}", s.name)),
+                    format!(
+                        "{option} does not apply to format = \"{}\": {}",
+                        s.format.name(),
+                        if s.format.fixed_columns() {
+                            "its columns are fixed by the format (cast or rename them in the table's query)"
+                        } else {
+                            "a Parquet file's rows are read as they are stored"
+                        }
+                    ),
                 ));
             }
             match (&s.wandb, s.format == Format::Wandb) {
@@ -705,5 +766,45 @@ mod tests {
         let e = PipelineSpec::load(dir.path()).unwrap_err().to_string();
         assert!(e.contains("pipeline.toml:5:1"), "{e}");
         assert!(e.contains("unknown field `sqll`"), "{e}");
+    }
+
+    #[test]
+    fn options_a_format_would_ignore_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("s.json"), r#"{"fields": [{"name": "idx", "type": "string"}]}"#).unwrap();
+        let load = |format: &str, options: &str| {
+            let toml = format!(
+                "name = \"x\"\n[[source]]\nname = \"raw\"\npath = \"r/*\"\nformat = \"{format}\"\n{options}\
+                 [[table]]\nname = \"t\"\nquery = \"SELECT * FROM raw\"\n"
+            );
+            std::fs::write(dir.path().join("pipeline.toml"), toml).unwrap();
+            PipelineSpec::load(dir.path()).map(|_| ()).map_err(|e| e.to_string())
+        };
+        let e = load("tinker-eval-trajectories", "schema = \"s.json\"\n").unwrap_err();
+        assert!(e.contains("source raw"), "{e}");
+        assert!(
+            e.contains(
+                "`schema` does not apply to format = \"tinker-eval-trajectories\": its columns are fixed by the format"
+            ),
+            "{e}"
+        );
+        let e = load("eval-metrics", "[[source.field]]\nname = \"count\"\ntype = \"string\"\n").unwrap_err();
+        assert!(e.contains("[[source.field]] does not apply to format = \"eval-metrics\""), "{e}");
+        let e = load("tinker-metrics", "columns = \"union\"\n").unwrap_err();
+        assert!(e.contains("`columns` does not apply"), "{e}");
+        let e = load("parquet", "layout = \"long\"\nid_columns = [\"a\"]\n").unwrap_err();
+        assert!(
+            e.contains(
+                "`layout` does not apply to format = \"parquet\": a Parquet file's rows are read as they are stored"
+            ),
+            "{e}"
+        );
+        let e = load("tinker-checkpoints", "id_columns = [\"a\"]\n").unwrap_err();
+        assert!(e.contains("`id_columns` does not apply"), "{e}");
+        // the formats that read declared types take them
+        load("jsonl", "schema = \"s.json\"\n").unwrap();
+        load("csv", "[[source.field]]\nname = \"a\"\ntype = \"string\"\n").unwrap();
+        load("parquet", "columns = \"union\"\n").unwrap();
+        load("json", "layout = \"long\"\nid_columns = [\"a\"]\n").unwrap();
     }
 }

@@ -712,8 +712,8 @@ fn b34_lfs_pointers_are_detected_before_parsing() {
         "{err}"
     );
     assert!(err.contains("git lfs pull"), "{err}");
-    let p = "name = \"b34f\"\n[[source]]\nname = \"raw\"\npath = \"foreign/data/*.parquet\"\nformat = \"parquet\"\n[[table]]\nname = \"t\"\nquery = \"SELECT * FROM raw\"\n";
-    write(&dir, "pipeline.toml", p);
+    let p = one_source("b34f", "foreign/data/*.parquet", "parquet", "", "SELECT * FROM raw", "");
+    write(&dir, "pipeline.toml", &p);
     let o = build(&dir, &[]);
     assert_ne!(o.status.code(), Some(0));
     assert!(stderr(&o).contains("foreign/data/train-0.parquet is a Git LFS pointer"), "{}", stderr(&o));
@@ -934,8 +934,8 @@ fn b40_concatenated_compressed_frames() {
 fn b41_dictionary_and_plain_strings() {
     let (_t, dir) = case("B41");
     make(&dir, &[]);
-    let p = "name = \"b41\"\n[[source]]\nname = \"raw\"\npath = \"foreign/*.parquet\"\nformat = \"parquet\"\n[[table]]\nname = \"t\"\nquery = \"SELECT step, task, score FROM raw\"\n";
-    write(&dir, "pipeline.toml", p);
+    let p = one_source("b41", "foreign/*.parquet", "parquet", "", "SELECT step, task, score FROM raw", "");
+    write(&dir, "pipeline.toml", &p);
     let o = build(&dir, &["-q", "--max-shard-bytes", "1400"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let r = release(&dir, "b41");

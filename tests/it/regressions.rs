@@ -1319,9 +1319,15 @@ fn a_parquet_source_value_that_would_be_rounded_or_truncated_is_a_violation() {
     write(
         dir,
         "pipeline.toml",
-        "name = \"pq\"\n[[source]]\nname = \"raw\"\npath = \"raw.parquet\"\nformat = \"parquet\"\n\
-         [[source.field]]\nname = \"at\"\ntype = \"datetime\"\n[[source.field]]\nname = \"n\"\ntype = \"number\"\n[[source.field]]\nname = \"f\"\ntype = \"integer\"\n\
-         [[table]]\nname = \"t\"\nquery = \"SELECT id, at, n, l, f FROM raw\"\n",
+        &one_source(
+            "pq",
+            "raw.parquet",
+            "parquet",
+            "[[source.field]]\nname = \"at\"\ntype = \"datetime\"\n[[source.field]]\nname = \"n\"\ntype = \"number\"\n\
+             [[source.field]]\nname = \"f\"\ntype = \"integer\"\n",
+            "SELECT id, at, n, l, f FROM raw",
+            "",
+        ),
     );
     let o = build(dir, &["-q"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
@@ -1524,10 +1530,7 @@ fn parquet_timestamps_without_a_zone_need_assume_timezone_and_are_read_in_it() {
         write(
             dir,
             "pipeline.toml",
-            &format!(
-                "name = \"nz\"\n[[source]]\nname = \"raw\"\npath = \"raw.parquet\"\nformat = \"parquet\"\n{tz}\
-                 [[table]]\nname = \"t\"\nquery = \"SELECT id, CAST(ts AS VARCHAR) AS ts FROM raw\"\n"
-            ),
+            &one_source("nz", "raw.parquet", "parquet", tz, "SELECT id, CAST(ts AS VARCHAR) AS ts FROM raw", ""),
         )
     };
     // no zone said: refused, not taken for UTC
@@ -1585,14 +1588,7 @@ fn a_parquet_source_column_of_a_type_runpack_does_not_store_says_what_to_do() {
     let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(dir.join("raw.parquet")));
     assert!(o.status.success(), "{}", stderr(&o));
     let pipeline = |field: &str| {
-        write(
-            dir,
-            "pipeline.toml",
-            &format!(
-                "name = \"dc\"\n[[source]]\nname = \"raw\"\npath = \"raw.parquet\"\nformat = \"parquet\"\n{field}\
-                 [[table]]\nname = \"t\"\nquery = \"SELECT * FROM raw\"\n"
-            ),
-        )
+        write(dir, "pipeline.toml", &one_source("dc", "raw.parquet", "parquet", field, "SELECT * FROM raw", ""))
     };
     pipeline("");
     let o = build(dir, &["-q"]);
