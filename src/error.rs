@@ -64,6 +64,16 @@ pub enum Error {
         message: String,
     },
 
+    /// A library runpack calls panicked while runpack was doing `context` (the Parquet reader
+    /// on a corrupt file, for one); `message` is the panic's.
+    #[error("{context}: stopped on an internal error of a library runpack uses: {message}")]
+    Panicked {
+        /// What runpack was doing (`query`, a file being read).
+        context: String,
+        /// The panic's message.
+        message: String,
+    },
+
     /// A request to the Hugging Face Hub failed. The message never contains the token.
     #[error("{0}")]
     Hub(String),
@@ -118,6 +128,52 @@ impl Error {
     pub fn format(context: impl Into<String>, message: impl std::fmt::Display) -> Self {
         Error::Format { context: context.into(), message: message.to_string() }
     }
+}
+
+/// The panics the process's hook saw, newest last, each as `message (at file:line)`.
+static PANICS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Installs the process's panic hook (the `runpack` command does, first thing). A panic is
+/// kept, message and place, for [`take_panic`] instead of being printed: the code that catches
+/// it ([`catch_panic`]) turns it into an error that names the file being read, and one that
+/// nothing catches is reported by the command as an internal error. With `RUST_BACKTRACE`
+/// set (not `0`), the default hook still prints it with its backtrace.
+pub fn install_panic_hook() {
+    let default = std::panic::take_hook();
+    let backtrace = std::env::var_os("RUST_BACKTRACE").is_some_and(|v| v != "0");
+    std::panic::set_hook(Box::new(move |info| {
+        let place = info.location().map(|l| format!(" (at {}:{})", l.file(), l.line())).unwrap_or_default();
+        if let Ok(mut seen) = PANICS.lock() {
+            seen.push(format!("{}{place}", panic_message(info.payload())));
+        }
+        if backtrace {
+            default(info);
+        }
+    }));
+}
+
+/// The newest panic the hook of [`install_panic_hook`] kept (`message (at file:line)`), and
+/// forgets them all.
+pub fn take_panic() -> Option<String> {
+    PANICS.lock().ok().and_then(|mut seen| std::mem::take(&mut *seen).pop())
+}
+
+/// The text of a panic's payload (`panic!`'s message; `a panic` when it carries none).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".to_string())
+}
+
+/// Runs `f`; a panic inside it (the Parquet reader's on a corrupt file, for one) comes back
+/// as its message, for the caller to name what was being read.
+pub fn catch_panic<T>(f: impl FnOnce() -> T) -> std::result::Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| {
+        take_panic();
+        panic_message(p.as_ref())
+    })
 }
 
 /// Where in the SQL text DataFusion found the problem (` (SQL line 1, column 13)`), when it

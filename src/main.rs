@@ -28,6 +28,7 @@ fn without_transparent_huge_pages() {
 fn main() -> ExitCode {
     #[cfg(target_os = "linux")]
     without_transparent_huge_pages();
+    runpack::error::install_panic_hook();
     let cli = runpack::cli::Cli::parse();
     runpack::cli::init_tracing(cli.verbose, cli.quiet);
     let build = cli.is_build();
@@ -37,6 +38,19 @@ fn main() -> ExitCode {
     });
     match worker.map(|w| w.join()) {
         Ok(Ok(code)) => ExitCode::from(code),
-        _ => ExitCode::from(2),
+        Ok(Err(payload)) => {
+            let seen = runpack::error::take_panic();
+            let what = seen.unwrap_or_else(|| runpack::error::panic_message(payload.as_ref()));
+            eprintln!(
+                "error: runpack stopped on an internal error: {what}\n\
+                 this is a bug in runpack; please report it with the command that led to it \
+                 (RUST_BACKTRACE=1 prints where it happened)"
+            );
+            ExitCode::from(2)
+        }
+        Err(e) => {
+            eprintln!("error: cannot start the command's thread: {e}");
+            ExitCode::from(2)
+        }
     }
 }

@@ -274,31 +274,76 @@ pub fn release_parquet_files(dir: &Path, manifest: &Manifest) -> Vec<(String, Pa
         .collect()
 }
 
-/// `e` with the file that caused it named, when `e` is a query that failed reading Parquet:
-/// DataFusion's message names no file, or names it without its leading `/`. Every one of
-/// `files` (message name, path) whose footer cannot be read is named with the reason, one
-/// per line; when every footer reads, DataFusion's message is kept. `hint` is added to both.
-/// Any other error is returned unchanged.
+/// `e` with the file that caused it named, when `e` is a query that failed reading Parquet
+/// or stopped on a panic (the Parquet reader panics on some corrupt pages): DataFusion's
+/// message names no file, or names it without its leading `/`. Every one of `files` (message
+/// name, path) whose footer cannot be read is named with the reason, one per line; when every
+/// footer reads, the files are decoded in full, one after the other, and the first that fails
+/// is named; when all of them decode, the original message is kept. `hint` is added in every
+/// case. Any other error is returned unchanged.
 pub fn name_broken_file(e: Error, files: &[(String, PathBuf)], hint: &str) -> Error {
-    let Error::Sql { source, context } = &e else { return e };
-    let from_parquet = matches!(source.find_root(), datafusion::error::DataFusionError::ParquetError(_))
-        || source.to_string().contains("Parquet error");
-    if !from_parquet {
-        return e;
-    }
-    let broken: Vec<String> = files
+    let context = match &e {
+        Error::Sql { source, context } => {
+            let from_parquet = matches!(source.find_root(), datafusion::error::DataFusionError::ParquetError(_))
+                || source.to_string().contains("Parquet error");
+            if !from_parquet {
+                return e;
+            }
+            context.clone()
+        }
+        Error::Panicked { context, .. } => context.clone(),
+        _ => return e,
+    };
+    let footers: Vec<String> = files
         .iter()
         .filter_map(|(name, path)| {
-            let footer = std::fs::File::open(path).map_err(|e| e.to_string()).and_then(|f| {
-                parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)
-                    .map(|_| ())
-                    .map_err(|e| e.to_string())
-            });
-            footer.err().map(|why| format!("{name} is not a readable Parquet file: {why}"))
+            parquet_footer(path).err().map(|why| format!("{name} is not a readable Parquet file: {why}"))
         })
         .collect();
-    let message = if broken.is_empty() { source.to_string() } else { broken.join("\n") };
-    Error::Format { context: context.clone(), message: format!("{message}{hint}") }
+    let message = if !footers.is_empty() {
+        footers.join("\n")
+    } else {
+        match files.iter().find_map(|(name, path)| parquet_rows(path).err().map(|why| (name, why))) {
+            Some((name, why)) => format!("{name} is not a readable Parquet file: {why}"),
+            None => return Error::Format { context, message: format!("{}{hint}", error_text(&e)) },
+        }
+    };
+    Error::Format { context, message: format!("{message}{hint}") }
+}
+
+/// `e`'s message without its context (which the caller keeps).
+fn error_text(e: &Error) -> String {
+    match e {
+        Error::Sql { source, .. } => source.to_string(),
+        Error::Panicked { message, .. } => format!("stopped on an internal error of a library runpack uses: {message}"),
+        other => other.to_string(),
+    }
+}
+
+/// Reads the footer of the Parquet file at `path` (a panic of the reader is an error too).
+fn parquet_footer(path: &Path) -> std::result::Result<(), String> {
+    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    crate::error::catch_panic(|| {
+        parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f).map(|_| ()).map_err(|e| e.to_string())
+    })
+    .and_then(|r| r)
+}
+
+/// Decodes every row of the Parquet file at `path`, a batch at a time, and drops them: the
+/// error, or the panic, of the first page that does not decode.
+fn parquet_rows(path: &Path) -> std::result::Result<(), String> {
+    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    crate::error::catch_panic(|| -> std::result::Result<(), String> {
+        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)
+            .and_then(|b| b.build())
+            .map_err(|e| e.to_string())?;
+        for b in reader {
+            b.map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    })
+    .map_err(|panic| format!("the Parquet reader stopped on {panic}"))
+    .and_then(|r| r)
 }
 
 /// `schema` with its top-level `Utf8` columns read as `Utf8View`.

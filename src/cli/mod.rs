@@ -283,6 +283,10 @@ pub fn report(err: &Error, build: bool) -> u8 {
         Error::Invalid { .. } => eprintln!("{text}"),
         _ => eprintln!("error: {text}"),
     }
+    // a panic on another thread that came back as this error is said too
+    if let Some(p) = crate::error::take_panic() {
+        eprintln!("note: an internal error came first: {p}");
+    }
     err.exit_code()
 }
 
@@ -398,12 +402,18 @@ async fn run_and_print(
     timing: bool,
     started: std::time::Instant,
 ) -> Result<u8, Error> {
-    let result = match crate::query::run_script_stream(ctx, sql).await {
-        Ok((schema, stream, context)) => {
-            let mut out = std::io::stdout().lock();
-            crate::query::print_stream(format, &schema, stream, &context, &mut out).await
+    let run = async {
+        let (schema, stream, context) = crate::query::run_script_stream(ctx, sql).await?;
+        let mut out = std::io::stdout().lock();
+        crate::query::print_stream(format, &schema, stream, &context, &mut out).await
+    };
+    // a reader that panics on a corrupt file becomes an error (the caller names the file)
+    let result = match futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(run)).await {
+        Ok(r) => r,
+        Err(p) => {
+            crate::error::take_panic();
+            Err(Error::Panicked { context: "query".into(), message: crate::error::panic_message(p.as_ref()) })
         }
-        Err(e) => Err(e),
     };
     print_timing(timing, started);
     match result {

@@ -27,8 +27,9 @@ pub fn file_schema(input: &InputFile) -> Result<SchemaRef> {
         return Err(lfs_pointer_error(&input.rel, &p));
     }
     let f = File::open(&input.path).map_err(|e| Error::io(&input.path, e))?;
-    let b = ParquetRecordBatchReaderBuilder::try_new(f)
-        .map_err(|e| Error::format(&input.rel, format!("not readable as Parquet: {e}")))?;
+    let b = crate::error::catch_panic(|| ParquetRecordBatchReaderBuilder::try_new(f))
+        .map_err(|p| unreadable(input, format!("the Parquet reader stopped on {p}")))?
+        .map_err(|e| unreadable(input, e))?;
     Ok(b.schema().clone())
 }
 
@@ -322,6 +323,11 @@ fn zone_naive(a: &ArrayRef, tz: chrono_tz::Tz) -> (ArrayRef, Vec<(usize, String)
     (zoned, problems)
 }
 
+/// The error of a Parquet file that does not read (`<file>: not readable as Parquet: …`).
+fn unreadable(input: &InputFile, why: impl std::fmt::Display) -> Error {
+    Error::format(&input.rel, format!("not readable as Parquet: {why}"))
+}
+
 /// Rows of one Parquet file that could not be cast, as (row number, column, message).
 pub type CastProblem = (u64, String, String);
 
@@ -337,13 +343,19 @@ pub fn read(
         return Err(lfs_pointer_error(&input.rel, &p));
     }
     let f = File::open(&input.path).map_err(|e| Error::io(&input.path, e))?;
-    let reader = ParquetRecordBatchReaderBuilder::try_new(f)
-        .and_then(|b| b.with_batch_size(8192).build())
-        .map_err(|e| Error::format(&input.rel, format!("not readable as Parquet: {e}")))?;
+    let stopped = |p| unreadable(input, format!("the Parquet reader stopped on {p}"));
+    let mut reader = crate::error::catch_panic(|| {
+        ParquetRecordBatchReaderBuilder::try_new(f).and_then(|b| b.with_batch_size(8192).build())
+    })
+    .map_err(stopped)?
+    .map_err(|e| unreadable(input, e))?;
     let schema: SchemaRef = Arc::new(Schema::new(fields.to_vec()));
     let mut first_row = 1u64;
-    for b in reader {
-        let b = b.map_err(|e| Error::format(&input.rel, e))?;
+    // the reader panics on some corrupt pages: that is an error naming the file and its rows
+    while let Some(b) = crate::error::catch_panic(|| reader.next())
+        .map_err(|p| unreadable(input, format!("the Parquet reader stopped on {p} (reading from row {first_row})")))?
+    {
+        let b = b.map_err(|e| unreadable(input, format!("{e} (reading from row {first_row})")))?;
         let mut cols: Vec<ArrayRef> = Vec::with_capacity(fields.len());
         let mut problems = Vec::new();
         for f in fields {

@@ -2358,3 +2358,39 @@ fn a_parquet_source_column_null_in_every_row_of_one_file_takes_the_other_files_t
     let o = build(dir, &["-q", "--force"]);
     assert!(stderr(&o).contains("0.parquet: column `a` is null in every row, so it has no type"), "{}", stderr(&o));
 }
+
+/// A Parquet file whose pages are corrupt (one bit of the bundled example's `checkpoints`
+/// flipped) makes the Parquet reader panic: query and build say which file, and nothing
+/// prints a panic.
+#[test]
+fn a_parquet_file_the_reader_panics_on_is_named_not_a_crash() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    std::fs::create_dir_all(dir.join("raw")).unwrap();
+    std::fs::copy(repo().join("tests/fixtures/corrupt/bitflip.parquet"), dir.join("raw/c.parquet")).unwrap();
+    let quiet = |mut c: std::process::Command| {
+        c.env_remove("RUST_BACKTRACE");
+        run(&mut c)
+    };
+    let mut c = bin();
+    c.current_dir(dir).args(["query", "-q", "raw/c.parquet", "SELECT * FROM t", "--format", "csv"]);
+    let o = quiet(c);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("error: query: raw/c.parquet is not a readable Parquet file: the Parquet reader stopped on"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+
+    write(dir, "pipeline.toml", &one_source("cp", "raw/c.parquet", "parquet", "", "SELECT name, step FROM raw", ""));
+    let mut c = bin();
+    c.arg("build").arg(dir).arg("-q");
+    let o = quiet(c);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("raw/c.parquet: not readable as Parquet: the Parquet reader stopped on"), "{err}");
+    assert!(err.contains("(reading from row 1)"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(!dir.join("releases/cp").exists());
+}
