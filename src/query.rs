@@ -259,9 +259,137 @@ pub async fn register_release(ctx: &SessionContext, dir: &Path) -> Result<Manife
         // the row order is not declared here: DataFusion 55 then groups by a key column with
         // order-preserving merges, slower than hashing (GROUP BY checkpoint: ~40 ms against
         // ~33 ms on 416,000 rows), and sorting a query's result is cheap next to that
-        register_parquet(ctx, &t.name, &files, string_views(&t.schema.arrow_schema()), &[]).await?;
+        let schema = t.schema.arrow_schema();
+        register_parquet(ctx, &t.name, &files, string_views(&schema), &[]).await?;
+        let name = datafusion::common::TableReference::bare(t.name.as_str());
+        let registered =
+            ctx.table_provider(name.clone()).await.map_err(|e| Error::sql(format!("table {}", t.name), e))?;
+        let checked = ManifestChecked {
+            inner: registered,
+            release: dir.display().to_string(),
+            table: t.name.clone(),
+            files: t
+                .files
+                .iter()
+                .cloned()
+                .zip(
+                    files
+                        .iter()
+                        .map(std::path::absolute)
+                        .collect::<std::io::Result<Vec<_>>>()
+                        .map_err(|e| Error::io(dir, e))?,
+                )
+                .collect(),
+            schema,
+            outcome: tokio::sync::OnceCell::new(),
+        };
+        ctx.deregister_table(name.clone()).map_err(|e| Error::sql(format!("table {}", t.name), e))?;
+        ctx.register_table(name, Arc::new(checked)).map_err(|e| Error::sql(format!("table {}", t.name), e))?;
     }
     Ok(manifest)
+}
+
+/// A release table whose files are checked against the manifest before the first scan that
+/// reads them: each file's footer must give the manifest's schema (columns, order, types), or
+/// the query is refused naming the file. A file rewritten under the same size with another
+/// schema would otherwise be read through DataFusion's schema adaptation (a renamed column as
+/// nulls, integers cast to text) and answer silently wrong. The footers are read through
+/// DataFusion's file metadata cache, so the scan that follows does not parse them again.
+#[derive(Debug)]
+struct ManifestChecked {
+    inner: Arc<dyn datafusion::catalog::TableProvider>,
+    /// The release folder (or Hub repository), for messages.
+    release: String,
+    table: String,
+    /// (path relative to the release, absolute path) of each data file.
+    files: Vec<(String, PathBuf)>,
+    /// The manifest's schema of the table (strings as `Utf8`, as written).
+    schema: SchemaRef,
+    /// The check's outcome, computed once: the message of the first file that fails.
+    outcome: tokio::sync::OnceCell<std::result::Result<(), String>>,
+}
+
+impl ManifestChecked {
+    async fn check(&self, state: &dyn datafusion::catalog::Session) -> datafusion::error::Result<()> {
+        use datafusion::datasource::physical_plan::parquet::metadata::DFParquetMetadata;
+        use datafusion::object_store::ObjectStoreExt;
+        let outcome = self
+            .outcome
+            .get_or_init(|| async {
+                let runtime = state.runtime_env();
+                let store = runtime
+                    .object_store(datafusion::execution::object_store::ObjectStoreUrl::local_filesystem())
+                    .map_err(|e| e.to_string())?;
+                let cache = runtime.cache_manager.get_file_metadata_cache();
+                let hint = format!("\nhint: `runpack verify {}` checks every file of the release", self.release);
+                for (rel, path) in &self.files {
+                    let unreadable = |e: &dyn std::fmt::Display| {
+                        format!("{rel} (table {}) is not a readable Parquet file: {e}{hint}", self.table)
+                    };
+                    let location =
+                        datafusion::object_store::path::Path::from_filesystem_path(path).map_err(|e| unreadable(&e))?;
+                    let meta = store.head(&location).await.map_err(|e| unreadable(&e))?;
+                    let schema = DFParquetMetadata::new(store.as_ref(), &meta)
+                        .with_file_metadata_cache(Some(cache.clone()))
+                        .with_page_index_policy(Some(parquet::file::metadata::PageIndexPolicy::Skip))
+                        .fetch_schema()
+                        .await
+                        .map_err(|e| match e.find_root() {
+                            datafusion::error::DataFusionError::ParquetError(p) => unreadable(p),
+                            other => unreadable(other),
+                        })?;
+                    let diffs = crate::verify::schema_diff(&self.schema, &schema);
+                    if !diffs.is_empty() {
+                        return Err(format!(
+                            "{rel} (table {}) does not hold the manifest's schema: {}{hint}",
+                            self.table,
+                            diffs.join("; ")
+                        ));
+                    }
+                }
+                Ok(())
+            })
+            .await;
+        outcome.clone().map_err(|m| datafusion::error::DataFusionError::External(Box::new(Error::Refused(m))))
+    }
+}
+
+#[async_trait::async_trait]
+impl datafusion::catalog::TableProvider for ManifestChecked {
+    fn schema(&self) -> SchemaRef {
+        self.inner.schema()
+    }
+
+    fn table_type(&self) -> datafusion::datasource::TableType {
+        self.inner.table_type()
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&datafusion::prelude::Expr],
+    ) -> datafusion::error::Result<Vec<datafusion::logical_expr::TableProviderFilterPushDown>> {
+        self.inner.supports_filters_pushdown(filters)
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn datafusion::catalog::Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[datafusion::prelude::Expr],
+        limit: Option<usize>,
+    ) -> datafusion::error::Result<Arc<dyn datafusion::physical_plan::ExecutionPlan>> {
+        self.check(state).await?;
+        self.inner.scan(state, projection, filters, limit).await
+    }
+
+    async fn scan_with_args<'a>(
+        &self,
+        state: &dyn datafusion::catalog::Session,
+        args: datafusion::catalog::ScanArgs<'a>,
+    ) -> datafusion::error::Result<datafusion::catalog::ScanResult> {
+        self.check(state).await?;
+        self.inner.scan_with_args(state, args).await
+    }
 }
 
 /// The Parquet files of a release's tables, each with the name a message gives it
@@ -282,6 +410,13 @@ pub fn release_parquet_files(dir: &Path, manifest: &Manifest) -> Vec<(String, Pa
 /// is named; when all of them decode, the original message is kept. `hint` is added in every
 /// case. Any other error is returned unchanged.
 pub fn name_broken_file(e: Error, files: &[(String, PathBuf)], hint: &str) -> Error {
+    // runpack's own refusal from inside a scan (a release table's check) is said as is
+    if let Error::Sql { source, .. } = &e
+        && let datafusion::error::DataFusionError::External(inner) = source.find_root()
+        && let Some(Error::Refused(m)) = inner.downcast_ref::<Error>()
+    {
+        return Error::Refused(m.clone());
+    }
     let context = match &e {
         Error::Sql { source, context } => {
             let from_parquet = matches!(source.find_root(), datafusion::error::DataFusionError::ParquetError(_))

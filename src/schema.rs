@@ -673,6 +673,24 @@ pub fn type_name(dt: &DataType) -> String {
     }
 }
 
+/// [`type_name`] with what it leaves out: the names and nullability of list items and struct
+/// members, and large lists told from lists (`List<item: Utf8>`, `List<element: Utf8 not
+/// null>`); for messages about two types whose [`type_name`]s are the same.
+pub fn type_detail(dt: &DataType) -> String {
+    let field = |f: &arrow::datatypes::Field| {
+        format!("{}: {}{}", f.name(), type_detail(f.data_type()), if f.is_nullable() { "" } else { " not null" })
+    };
+    match dt {
+        DataType::List(f) => format!("List<{}>", field(f)),
+        DataType::LargeList(f) => format!("LargeList<{}>", field(f)),
+        DataType::Struct(fields) => {
+            format!("Struct<{}>", fields.iter().map(|f| field(f)).collect::<Vec<_>>().join(", "))
+        }
+        DataType::Dictionary(k, v) => format!("Dictionary<{}, {}>", type_detail(k), type_detail(v)),
+        other => type_name(other),
+    }
+}
+
 /// `want` with each timestamp that `have` stores in a finer unit (nanoseconds against
 /// microseconds) given `have`'s unit, down lists (items) and structs (members by name); the
 /// declared time zone stays. Other types are `want`'s.

@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::hash;
 use crate::ingest::files::{PathPattern, lfs_pointer};
 use crate::release::{Manifest, safe_relative};
-use crate::schema::type_name;
+use crate::schema::{type_detail, type_name};
 
 /// Outcome of a verification.
 #[derive(Debug, Default, Clone)]
@@ -138,7 +138,7 @@ fn all_files(dir: &Path) -> Vec<String> {
 /// `/`-separated paths relative to `dir`, sorted; `.git/` and `.cache/huggingface/` are left out.
 fn walk(dir: &Path, keep: impl Fn(&std::fs::FileType) -> bool) -> Vec<String> {
     let mut out = Vec::new();
-    for e in walkdir::WalkDir::new(dir).sort_by_file_name().into_iter().flatten() {
+    for e in walkdir::WalkDir::new(dir).min_depth(1).sort_by_file_name().into_iter().flatten() {
         if keep(&e.file_type()) {
             let rel = e
                 .path()
@@ -158,6 +158,14 @@ fn walk(dir: &Path, keep: impl Fn(&std::fs::FileType) -> bool) -> Vec<String> {
 }
 
 fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()> {
+    // a table defined twice cannot be registered for SQL (which definition would hold?)
+    let mut tables = BTreeMap::new();
+    for t in &m.tables {
+        *tables.entry(t.name.as_str()).or_insert(0usize) += 1;
+    }
+    for (name, n) in tables.into_iter().filter(|&(_, n)| n > 1) {
+        rep.problems.push(format!("manifest.json: table {name} is defined {n} times"));
+    }
     let mut to_hash: Vec<(usize, PathBuf)> = Vec::new();
     for (i, f) in m.files.iter().enumerate() {
         if !safe_relative(&f.path) {
@@ -490,12 +498,12 @@ pub fn schema_diff(want: &arrow::datatypes::Schema, got: &arrow::datatypes::Sche
             Err(_) => out.push(format!("`{}` missing", f.name())),
             Ok(g) => {
                 if g.data_type() != f.data_type() {
-                    out.push(format!(
-                        "`{}`: {} expected, {} found",
-                        f.name(),
-                        type_name(f.data_type()),
-                        type_name(g.data_type())
-                    ));
+                    // names that read the same differ in what they leave out
+                    let (want, got) = match (type_name(f.data_type()), type_name(g.data_type())) {
+                        (w, h) if w == h => (type_detail(f.data_type()), type_detail(g.data_type())),
+                        names => names,
+                    };
+                    out.push(format!("`{}`: {want} expected, {got} found", f.name()));
                 } else if got.index_of(f.name()).ok() != Some(i) {
                     out.push(format!(
                         "`{}`: at position {} instead of {}",
@@ -1009,6 +1017,28 @@ fn schema_pair_diff(a: &arrow::datatypes::Schema, an: &str, b: &arrow::datatypes
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_type_difference_the_names_hide_is_spelled_out() {
+        use arrow::datatypes::{DataType, Field, Schema};
+        let list = |item: &str, nullable: bool| {
+            Schema::new(vec![Field::new(
+                "l",
+                DataType::List(std::sync::Arc::new(Field::new(item, DataType::Utf8, nullable))),
+                true,
+            )])
+        };
+        assert_eq!(
+            schema_diff(&list("item", true), &list("element", true)),
+            vec!["`l`: List<item: Utf8> expected, List<element: Utf8> found"]
+        );
+        assert_eq!(
+            schema_diff(&list("item", true), &list("item", false)),
+            vec!["`l`: List<item: Utf8> expected, List<item: Utf8 not null> found"]
+        );
+        let int = Schema::new(vec![Field::new("l", DataType::Int64, true)]);
+        assert_eq!(schema_diff(&list("item", true), &int), vec!["`l`: List<Utf8> expected, Int64 found"]);
+    }
 
     #[test]
     fn sums_lines_in_every_form_sha256sum_reads() {

@@ -445,4 +445,20 @@ fn verify_finds_a_manifest_that_contradicts_the_files_card_and_datapackage() {
     let out = stdout(&o);
     assert!(out.contains("table metrics: the manifest lists no JSON Lines copy (jsonl/) of it"), "{out}");
     assert!(out.contains("datapackage.json: /resources/2 (metrics) names jsonl/metrics.jsonl"), "{out}");
+    // a table defined twice (query could not register it)
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), dir.path());
+    rehash_manifest(dir.path(), |m| {
+        let tables = m["tables"].as_array_mut().unwrap();
+        let again = tables.iter().find(|t| t["name"] == "checkpoints").unwrap().clone();
+        tables.push(again);
+    });
+    let o = run(bin().arg("verify").arg(dir.path()));
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stdout(&o).contains("manifest.json: table checkpoints is defined 2 times"), "{}", stdout(&o));
+    // a release reached through a symbolic link to its folder is the release
+    let link = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(example_release(), link.path().join("latest")).unwrap();
+    let o = run(bin().arg("verify").arg(link.path().join("latest")));
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
 }

@@ -2394,3 +2394,44 @@ fn a_parquet_file_the_reader_panics_on_is_named_not_a_crash() {
     assert!(!err.contains("panicked"), "{err}");
     assert!(!dir.join("releases/cp").exists());
 }
+
+/// A release whose data file does not hold the manifest's schema (a column renamed or retyped
+/// in the manifest, a file rewritten by another writer) is refused by query naming the file
+/// and the difference, where DataFusion would read the renamed column as nulls and cast the
+/// retyped one.
+#[test]
+fn query_refuses_a_data_file_that_does_not_hold_the_manifests_schema() {
+    let t = tempfile::tempdir().unwrap();
+    let edit = |name: &str, f: &dyn Fn(&mut serde_json::Value)| {
+        let dir = t.path().join(name);
+        copy_tree(example_release(), &dir);
+        let path = dir.join("manifest.json");
+        let mut m: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let table = m["tables"].as_array_mut().unwrap().iter_mut().find(|t| t["name"] == "checkpoints").unwrap();
+        let field = table["schema"]["fields"].as_array_mut().unwrap().iter_mut().find(|f| f["name"] == "step").unwrap();
+        f(field);
+        std::fs::write(&path, serde_json::to_vec_pretty(&m).unwrap()).unwrap();
+        dir
+    };
+    let renamed = edit("renamed", &|f| f["name"] = "stepx".into());
+    let o = run(bin().args(["query", "-q"]).arg(&renamed).arg("SELECT count(*), sum(stepx) FROM checkpoints"));
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "error: data/checkpoints.parquet (table checkpoints) does not hold the manifest's schema: \
+             `stepx` missing; `step` not expected\nhint: `runpack verify"
+        ),
+        "{err}"
+    );
+    assert!(stdout(&o).is_empty());
+    let retyped = edit("retyped", &|f| f["type"] = "string".into());
+    let o = run(bin().args(["query", "-q"]).arg(&retyped).arg("SELECT step FROM checkpoints ORDER BY step LIMIT 3"));
+    assert!(stderr(&o).contains("`step`: Utf8 expected, Int64 found"), "{}", stderr(&o));
+    // the other tables still answer, and the untouched release as before
+    assert_eq!(
+        query(&retyped, "SELECT count(*) AS n FROM evaluations"),
+        query(example_release(), "SELECT count(*) AS n FROM evaluations")
+    );
+    assert!(query(example_release(), "SELECT count(*) AS n FROM checkpoints").contains("84"));
+}
