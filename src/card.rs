@@ -265,8 +265,11 @@ pub fn quote_yaml11_ambiguous(text: &str) -> String {
 /// Problems with YAML that is not plain data: tags outside the YAML core schema
 /// (`!!python/tuple`, `!custom`), anchors and aliases. Each entry is `key.path: message`, the
 /// path in dotted form with `[i]` for sequence items (`dataset_info.features[2].array3_d.shape`).
-/// A text that is not valid YAML gives one entry with the line and column.
-pub fn non_plain_yaml(text: &str) -> Vec<String> {
+/// A text that is not valid YAML gives one entry with the line and column. Lines are the
+/// file's: `first_line` is the 1-based line of the file that `text` starts on (2 for a card's
+/// front matter, after its `---`).
+pub fn non_plain_yaml(text: &str, first_line: usize) -> Vec<String> {
+    let line = |l: usize| l + first_line - 1;
     use saphyr_parser::{Event, Parser};
     enum Frame {
         Map { key: Option<String>, expecting_key: bool },
@@ -304,7 +307,7 @@ pub fn non_plain_yaml(text: &str) -> Vec<String> {
             Err(e) => {
                 out.push(format!(
                     "line {}, column {}: not valid YAML: {}",
-                    e.marker().line(),
+                    line(e.marker().line()),
                     e.marker().col() + 1,
                     e.info()
                 ));
@@ -321,11 +324,11 @@ pub fn non_plain_yaml(text: &str) -> Vec<String> {
                 out.push(format!(
                     "{at}: the value carries the YAML tag `{full}` (line {}); card metadata may only hold maps, \
                          sequences, strings, numbers, booleans and null",
-                    span.start.line()
+                    line(span.start.line())
                 ));
             }
             if anchor > 0 {
-                out.push(format!("{at}: YAML anchor (line {}); write the value out instead", span.start.line()));
+                out.push(format!("{at}: YAML anchor (line {}); write the value out instead", line(span.start.line())));
             }
         };
         match ev {
@@ -340,7 +343,7 @@ pub fn non_plain_yaml(text: &str) -> Vec<String> {
                 out.push(format!(
                     "{}: YAML alias (line {}); write the value out instead",
                     path(&stack),
-                    span.start.line()
+                    line(span.start.line())
                 ));
                 done(&mut stack);
             }
@@ -382,7 +385,7 @@ pub fn preflight(spec: &PipelineSpec) -> Result<Option<Mapping>> {
     let Some(rel) = &spec.def.card.metadata else { return Ok(None) };
     let path = spec.dir.join(rel);
     let text = crate::ingest::files::read_small(&path, 1 << 20)?;
-    let problems = non_plain_yaml(&text);
+    let problems = non_plain_yaml(&text, 1);
     if !problems.is_empty() {
         return Err(Error::config(path.display().to_string(), problems.join("\n")));
     }
@@ -1051,12 +1054,20 @@ mod tests {
 
     #[test]
     fn tags_are_found() {
-        let p = non_plain_yaml("a:\n  shape: !!python/tuple [3, 64]\n  ok: !!str x\nf:\n- x: 1\n- y: !custom [1]\n");
+        let p = non_plain_yaml("a:\n  shape: !!python/tuple [3, 64]\n  ok: !!str x\nf:\n- x: 1\n- y: !custom [1]\n", 1);
         assert_eq!(p.len(), 2, "{p:?}");
         assert!(p[0].starts_with("a.shape:"), "{p:?}");
         assert!(p[0].contains("tag:yaml.org,2002:python/tuple"), "{p:?}");
         assert!(p[1].starts_with("f[1].y:"), "{p:?}");
-        assert!(non_plain_yaml("a: &x 1\nb: *x\n").len() == 2);
+        assert!(p[1].contains("(line 6)"), "{p:?}");
+        let p = non_plain_yaml("a: &x 1\nb: *x\n", 2);
+        assert_eq!(
+            p,
+            [
+                "a: YAML anchor (line 2); write the value out instead",
+                "b: YAML alias (line 3); write the value out instead"
+            ]
+        );
     }
 
     #[test]

@@ -240,6 +240,10 @@ pub async fn register_release(ctx: &SessionContext, dir: &Path) -> Result<Manife
                     t.name
                 )));
             }
+            // a pointer left by a clone without Git LFS is said as such, before its size
+            if let Some(p) = crate::ingest::files::lfs_pointer(f) {
+                return Err(crate::ingest::files::lfs_pointer_error(rel, &p));
+            }
             // a size check costs one stat: a truncated or emptied file would read as fewer rows
             let want = manifest.files.iter().find(|e| &e.path == rel).map(|e| e.bytes);
             let have = std::fs::metadata(f).map(|m| m.len()).ok();
@@ -251,9 +255,6 @@ pub async fn register_release(ctx: &SessionContext, dir: &Path) -> Result<Manife
                     have.map(crate::hash::group_digits).unwrap_or_default(),
                     want.map(crate::hash::group_digits).unwrap_or_default()
                 )));
-            }
-            if let Some(p) = crate::ingest::files::lfs_pointer(f) {
-                return Err(crate::ingest::files::lfs_pointer_error(rel, &p));
             }
         }
         // the row order is not declared here: DataFusion 55 then groups by a key column with
@@ -675,11 +676,13 @@ fn json_column(a: &arrow::array::ArrayRef) -> std::result::Result<arrow::array::
 
 /// `batch` with the control characters of its text columns and column names escaped (`\t`, `\n`,
 /// `\u{1b}`), for the table format: a tab or line break would break the table's layout, and
-/// an escape sequence would reach the terminal.
+/// an escape sequence would reach the terminal; non-finite floats as `NaN`, `Infinity`,
+/// `-Infinity` ([`nonfinite_as_words`]).
 ///
 /// Errors: [`Error::Format`] when the new batch cannot be assembled.
 fn table_ready(batch: &RecordBatch) -> Result<RecordBatch> {
     use arrow::array::{Array, AsArray};
+    let batch = &nonfinite_as_words(batch)?;
     let mut columns = Vec::with_capacity(batch.num_columns());
     for c in batch.columns() {
         let texts: Option<Vec<Option<&str>>> = match c.data_type() {
@@ -715,11 +718,62 @@ fn table_ready(batch: &RecordBatch) -> Result<RecordBatch> {
         .map_err(|e| Error::format("query result", e))
 }
 
+/// `batch` with each float column that holds a NaN or an infinity as text: `NaN`, `Infinity`,
+/// `-Infinity` (the words the JSON formats and runpack's JSON Lines write, where Arrow's
+/// display writes `inf`), every finite value in Arrow's display form and nulls kept. Other
+/// columns, and float columns of finite values only, are left as they are.
+///
+/// Errors: [`Error::Format`] when the new batch cannot be assembled.
+fn nonfinite_as_words(batch: &RecordBatch) -> Result<RecordBatch> {
+    use arrow::array::{Array, AsArray};
+    use arrow::datatypes::{Float16Type, Float32Type, Float64Type};
+    let nonfinite = |c: &arrow::array::ArrayRef| -> bool {
+        match c.data_type() {
+            DataType::Float16 => c.as_primitive::<Float16Type>().iter().flatten().any(|v| !v.is_finite()),
+            DataType::Float32 => c.as_primitive::<Float32Type>().iter().flatten().any(|v| !v.is_finite()),
+            DataType::Float64 => c.as_primitive::<Float64Type>().iter().flatten().any(|v| !v.is_finite()),
+            _ => false,
+        }
+    };
+    if !batch.columns().iter().any(nonfinite) {
+        return Ok(batch.clone());
+    }
+    let mut fields = Vec::with_capacity(batch.num_columns());
+    let mut columns = Vec::with_capacity(batch.num_columns());
+    for (f, c) in batch.schema().fields().iter().zip(batch.columns()) {
+        if !nonfinite(c) {
+            fields.push(f.as_ref().clone());
+            columns.push(c.clone());
+            continue;
+        }
+        let shown = arrow::util::display::ArrayFormatter::try_new(c.as_ref(), &Default::default())
+            .map_err(|e| Error::format("query result", e))?;
+        let as_f64 = arrow::compute::cast(c, &DataType::Float64).map_err(|e| Error::format("query result", e))?;
+        let values = as_f64.as_primitive::<Float64Type>();
+        let texts: arrow::array::StringArray = (0..c.len())
+            .map(|i| {
+                c.is_valid(i).then(|| match values.value(i) {
+                    v if v.is_nan() => "NaN".to_string(),
+                    v if v == f64::INFINITY => "Infinity".to_string(),
+                    v if v == f64::NEG_INFINITY => "-Infinity".to_string(),
+                    _ => shown.value(i).to_string(),
+                })
+            })
+            .collect();
+        fields.push(arrow::datatypes::Field::new(f.name(), DataType::Utf8, true));
+        columns.push(Arc::new(texts) as arrow::array::ArrayRef);
+    }
+    RecordBatch::try_new(Arc::new(arrow::datatypes::Schema::new(fields)), columns)
+        .map_err(|e| Error::format("query result", e))
+}
+
 /// `batch` with its nested columns (lists, structs, maps), which CSV has no form for, as
-/// JSON text in one cell each (written as [`json_ready`] and the JSON formats write them).
+/// JSON text in one cell each (written as [`json_ready`] and the JSON formats write them),
+/// and non-finite floats as `NaN`, `Infinity`, `-Infinity` ([`nonfinite_as_words`]).
 ///
 /// Errors: [`Error::Format`] when a column cannot be made ready for JSON.
 fn csv_ready(batch: &RecordBatch) -> Result<RecordBatch> {
+    let batch = &nonfinite_as_words(batch)?;
     let nested = |t: &DataType| t.is_nested();
     if !batch.schema().fields().iter().any(|f| nested(f.data_type())) {
         return Ok(batch.clone());
@@ -1258,6 +1312,32 @@ mod tests {
         assert!(!text.contains('\u{1b}') && !text.contains('\t'), "{text}");
         // a null is said, unlike the empty string
         assert!(text.contains("| NULL "), "{text}");
+    }
+
+    #[test]
+    fn csv_and_table_write_nonfinite_floats_as_the_json_formats_do() {
+        use arrow::datatypes::Field;
+        let schema = Arc::new(arrow::datatypes::Schema::new(vec![
+            Field::new("x", DataType::Float64, true),
+            Field::new("y", DataType::Float32, true),
+            Field::new("z", DataType::Float64, true),
+        ]));
+        let x = arrow::array::Float64Array::from(vec![Some(1.5), Some(f64::NAN), Some(f64::INFINITY), None]);
+        let y = arrow::array::Float32Array::from(vec![Some(0.1), Some(f32::NEG_INFINITY), None, Some(2.0)]);
+        let z = arrow::array::Float64Array::from(vec![Some(0.25), None, Some(1e300), Some(-3.0)]);
+        let b = RecordBatch::try_new(schema.clone(), vec![Arc::new(x), Arc::new(y), Arc::new(z)]).unwrap();
+        let text = |format| {
+            let mut out = Vec::new();
+            print(format, &schema, std::slice::from_ref(&b), &mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        // finite values as Arrow writes them, in every column
+        assert_eq!(text(PrintFormat::Csv), "x,y,z\n1.5,0.1,0.25\nNaN,-Infinity,\nInfinity,,1e300\n,2.0,-3.0\n");
+        let table = text(PrintFormat::Table);
+        assert!(table.contains("| Infinity | NULL      | 1e300 |"), "{table}");
+        assert!(table.contains("| NaN      | -Infinity | NULL  |"), "{table}");
+        let json = text(PrintFormat::Ndjson);
+        assert!(json.contains(r#"{"x":"NaN","y":"-Infinity","z":null}"#), "{json}");
     }
 
     #[tokio::test]

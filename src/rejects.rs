@@ -10,7 +10,9 @@
 //!
 //! `_source_line` is the 1-based line (JSONL, CSV) or the JSON pointer of the record (JSON
 //! documents); `record` holds the row as read (or as the table query produced it), and `raw`
-//! replaces it when the line could not be parsed at all.
+//! replaces it when the line could not be parsed at all. A JSON document that could not be
+//! parsed as one record has neither (its reason says the line and column, the file is in the
+//! raw inputs).
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -48,6 +50,7 @@ impl Rejects {
             RejectBody::Record(v) => (Some(Record::Value(v)), None),
             RejectBody::RecordText(t) => (Some(Record::Text(t)), None),
             RejectBody::Raw(s) => (None, Some(s.as_str())),
+            RejectBody::Unread => (None, None),
         };
         let line = Line {
             source_file: source.map(|s| s.file.as_str()),
@@ -144,4 +147,7 @@ pub enum RejectBody {
     RecordText(Box<serde_json::value::RawValue>),
     /// The raw text of a line that could not be parsed.
     Raw(String),
+    /// A record whose text is not kept: a whole JSON document read as one record that could
+    /// not be parsed (its reason says the line and column).
+    Unread,
 }

@@ -561,7 +561,7 @@ pub fn card_problems(card: &str, files: &[String], empty: &BTreeSet<String>) -> 
             return out;
         }
     };
-    for t in crate::card::non_plain_yaml(fm) {
+    for t in crate::card::non_plain_yaml(fm, 2) {
         out.push(format!("README.md: {t}"));
     }
     for a in crate::card::yaml11_ambiguous(fm) {
@@ -583,6 +583,30 @@ pub fn card_problems(card: &str, files: &[String], empty: &BTreeSet<String>) -> 
     };
     let mut paths: Vec<CardPath> = Vec::new();
     if let Some(configs) = yaml.get("configs").and_then(|c| c.as_sequence()) {
+        // `datasets` takes one config per name and at most one default
+        let mut named: BTreeMap<&str, usize> = BTreeMap::new();
+        for c in configs {
+            if let Some(n) = c.get("config_name").and_then(|v| v.as_str()).filter(|n| !n.is_empty()) {
+                *named.entry(n).or_default() += 1;
+            }
+        }
+        for (n, times) in named.iter().filter(|(_, t)| **t > 1) {
+            out.push(format!(
+                "README.md: config `{n}` is defined {times} times in configs; a config name is used once"
+            ));
+        }
+        let defaults: Vec<String> = configs
+            .iter()
+            .filter(|c| c.get("default").and_then(|d| d.as_bool()) == Some(true))
+            .map(|c| format!("`{}`", c.get("config_name").and_then(|v| v.as_str()).unwrap_or("")))
+            .collect();
+        if defaults.len() > 1 {
+            out.push(format!(
+                "README.md: configs {} are each `default: true`; a card has one default config at most (`datasets` \
+                 refuses several)",
+                defaults.join(", ")
+            ));
+        }
         for (ci, c) in configs.iter().enumerate() {
             let name = c.get("config_name").and_then(|v| v.as_str()).unwrap_or("").to_string();
             if name.is_empty() {
@@ -872,6 +896,8 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
                             "{s}: a Git LFS pointer, not Parquet data; fetch the LFS object (e.g. `git lfs pull`)"
                         ));
                     }
+                    // its rows are unknown: no count is compared with the card's
+                    rows = None;
                     continue;
                 }
                 let f = match std::fs::File::open(&p) {
@@ -925,15 +951,15 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
                          not hold, and not its columns {missing:?}"
                     ));
                 }
-                // a scalar dtype other than the column's: `datasets` casts the column to it silently
+                // a type other than the column's: `datasets` casts the column to it, or fails
                 for (feature, said) in features.iter().filter_map(|(n, d)| Some((n, d.as_ref()?))) {
                     let Ok(field) = schema.field_with_name(feature) else { continue };
-                    if let Some(have) = crate::card::scalar_dtype(field.data_type())
+                    if let Some(have) = file_feature_type(field.data_type())
                         && have != *said
                     {
                         rep.problems.push(format!(
-                            "README.md: dataset_info of config `{name}` gives feature `{feature}` the dtype {said}, and \
-                             {f0} holds it as {have} (`datasets` would cast it)"
+                            "README.md: dataset_info of config `{name}` gives feature `{feature}` the type {said}, and \
+                             {f0} holds it as {have} (`datasets` would cast it, or fail to)"
                         ));
                     }
                 }
@@ -944,8 +970,62 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
 }
 
 /// What a card's `dataset_info` says of one config: each split's examples, the features
-/// (name, and the `dtype` of a scalar one).
+/// (name, and its type as [`card_feature_type`] spells it, when it can).
 type CardInfo = (BTreeMap<String, u64>, Option<Vec<(String, Option<String>)>>);
+
+/// The type of a card feature (a `datasets` feature in the Hub's YAML form) spelled as
+/// [`file_feature_type`] spells Arrow types: its `dtype` (`int64`), `list<…>` for a `list` or
+/// a `sequence` of a dtype, `struct<a: …, b: …>` (fields by name) for a `struct` or a `list` of
+/// named features. `None` for a form that is not compared (class labels, a legacy `sequence`
+/// of named features, which `datasets` stores as a struct of lists).
+fn card_feature_type(f: &yaml_serde::Value) -> Option<String> {
+    let named = |items: &[yaml_serde::Value]| -> Option<String> {
+        let mut fields = items
+            .iter()
+            .map(|i| Some(format!("{}: {}", i.get("name")?.as_str()?, card_feature_type(i)?)))
+            .collect::<Option<Vec<_>>>()?;
+        fields.sort();
+        Some(format!("struct<{}>", fields.join(", ")))
+    };
+    if let Some(d) = f.get("dtype") {
+        return d.as_str().map(String::from);
+    }
+    if let Some(fs) = f.get("struct") {
+        return named(fs.as_sequence()?);
+    }
+    let (inner, legacy) = match (f.get("list"), f.get("sequence")) {
+        (Some(i), _) => (i, false),
+        (None, Some(i)) => (i, true),
+        (None, None) => return None,
+    };
+    let item = match inner {
+        yaml_serde::Value::String(d) => d.clone(),
+        yaml_serde::Value::Sequence(items) if !legacy => named(items)?,
+        yaml_serde::Value::Mapping(_) => card_feature_type(inner)?,
+        _ => return None,
+    };
+    Some(format!("list<{item}>"))
+}
+
+/// The type of a Parquet column as [`card_feature_type`] spells a card's: the `datasets`
+/// dtype of a scalar runpack stores ([`crate::card::scalar_dtype`]), `list<…>`, and
+/// `struct<…>` with its fields by name. `None` when a part has no dtype runpack writes.
+fn file_feature_type(dt: &arrow::datatypes::DataType) -> Option<String> {
+    match dt {
+        arrow::datatypes::DataType::List(item) | arrow::datatypes::DataType::LargeList(item) => {
+            Some(format!("list<{}>", file_feature_type(item.data_type())?))
+        }
+        arrow::datatypes::DataType::Struct(fs) => {
+            let mut fields = fs
+                .iter()
+                .map(|f| Some(format!("{}: {}", f.name(), file_feature_type(f.data_type())?)))
+                .collect::<Option<Vec<_>>>()?;
+            fields.sort();
+            Some(format!("struct<{}>", fields.join(", ")))
+        }
+        scalar => crate::card::scalar_dtype(scalar),
+    }
+}
 
 /// The `dataset_info` of config `name` in a card's metadata (a list of per-config entries,
 /// or one mapping for a card with one config): each split's `num_examples`, and the names of
@@ -970,7 +1050,7 @@ fn dataset_info(yaml: &yaml_serde::Value, name: &str) -> Option<CardInfo> {
         fs.iter()
             .filter_map(|f| {
                 let name = f.get("name").and_then(|n| n.as_str())?.to_string();
-                Some((name, f.get("dtype").and_then(|d| d.as_str()).map(String::from)))
+                Some((name, card_feature_type(f)))
             })
             .collect()
     });

@@ -428,7 +428,7 @@ fn preflight(opts: &PublishOptions) -> Result<(Manifest, Vec<LocalFile>, Vec<Str
         Ok(card) => {
             let mut seen = BTreeSet::new();
             if let Some(fm) = crate::verify::front_matter(&card) {
-                for t in crate::card::non_plain_yaml(fm) {
+                for t in crate::card::non_plain_yaml(fm, 2) {
                     let line = format!("README.md: {t}");
                     if seen.insert(line.clone()) {
                         problems.push(line);

@@ -310,9 +310,15 @@ pub fn result_row(r: &Map<String, Value>) -> Result<Map<String, Value>, ShapePro
     if problems.is_empty() { Ok(row) } else { Err(problems) }
 }
 
+/// The roles of a trajectory's turns (tinker-cookbook's `Message.role`).
+pub const TURN_ROLES: [&str; 4] = ["user", "assistant", "environment", "grader"];
+
+const ROLE_EXPECTED: &str = "a role: \"user\", \"assistant\", \"environment\" or \"grader\"";
+
 /// Row of a `trajectories.jsonl` line.
 ///
-/// Errors: `turns` is not a list of objects; an assistant turn's `token_count` is not an
+/// Errors: a turn's `role` is not one of [`TURN_ROLES`] (missing included); `turns` is not a
+/// list of objects; an assistant turn's `token_count` is not an
 /// integer, or (with `keep_text`) its `content` not a string; `example_id` is neither a
 /// string nor an integer.
 pub fn trajectory_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<String, Value>, ShapeProblems> {
@@ -334,11 +340,13 @@ pub fn trajectory_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<Str
             problem(&mut problems, turn, "a turn object (`role`, `content`, `token_count`)", t);
             continue;
         };
+        // a role spelled otherwise ("Assistant", "model") would silently lose the turn's
+        // tokens and text, so only the format's four are taken
         match t.get("role") {
             Some(Value::String(role)) if role == "assistant" => {}
-            None | Some(Value::Null) | Some(Value::String(_)) => continue,
-            Some(other) => {
-                problem(&mut problems, format!("{turn}.role"), "a string", other);
+            Some(Value::String(role)) if TURN_ROLES.contains(&role.as_str()) => continue,
+            other => {
+                problem(&mut problems, format!("{turn}.role"), ROLE_EXPECTED, other.unwrap_or(&Value::Null));
                 continue;
             }
         }
@@ -686,8 +694,21 @@ mod tests {
                 "$.turns[0].token_count: expected a count of tokens (an integer ≥ 0), found string \"7\"",
                 "$.turns[0].content: expected a string, found an array",
                 "$.turns[1]: expected a turn object (`role`, `content`, `token_count`), found number 3",
-                "$.turns[2].role: expected a string, found number 1",
+                "$.turns[2].role: expected a role: \"user\", \"assistant\", \"environment\" or \"grader\", found number 1",
                 "$.example_id: expected a string or an integer, found number 1.5",
+            ]
+        );
+        // a role outside the format's four, or none, is named rather than the turn dropped
+        assert_eq!(
+            problems(trajectory_row(
+                &obj(
+                    r#"{"idx":4,"turns":[{"role":"Assistant","content":"4","token_count":7},{"content":"x"},{"role":"grader"}]}"#
+                ),
+                true
+            )),
+            vec![
+                "$.turns[0].role: expected a role: \"user\", \"assistant\", \"environment\" or \"grader\", found string \"Assistant\"",
+                "$.turns[1].role: expected a role: \"user\", \"assistant\", \"environment\" or \"grader\", found null",
             ]
         );
         assert_eq!(

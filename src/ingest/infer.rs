@@ -391,13 +391,17 @@ fn to_type(node: &Node, segs: &mut Vec<Seg>, problems: &mut Vec<TypeProblem>) ->
             DataType::List(Arc::new(Field::new("item", dt, true)))
         }
         Kind::Struct(members) if members.is_empty() => {
+            // no input decides the column's fields: a matter for the pipeline (exit 2, as a
+            // column null everywhere), not a violation that a reject could remove
+            let first = node.first.as_ref().map(|at| format!(" (the first: {at})")).unwrap_or_default();
             problems.push(TypeProblem {
                 path: path::render(segs),
-                message: "every input has an empty object `{}` here, and Parquet stores no struct without fields; \
-                          declare it, or the object holding it, `type = \"object\"` without fields (kept as JSON \
-                          text), or declare its fields (a [[source.field]] in pipeline.toml)"
-                    .into(),
-                at: node.first.clone(),
+                message: format!(
+                    "every input has an empty object `{{}}` here{first}, and Parquet stores no struct without \
+                     fields; declare it, or the object holding it, `type = \"object\"` without fields (kept as \
+                     JSON text), or declare its fields (a [[source.field]] in pipeline.toml)"
+                ),
+                at: None,
             });
             // what the values are, so that converting them adds no second message
             DataType::Struct(Fields::empty())

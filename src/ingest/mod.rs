@@ -390,7 +390,7 @@ fn convert(
                         rule,
                         "$".into(),
                         message,
-                        RejectBody::Raw(raw.unwrap_or_default()),
+                        raw.map(RejectBody::Raw).unwrap_or(RejectBody::Unread),
                     )),
                 }
                 if batch.len() >= BATCH_ROWS {
@@ -1041,7 +1041,7 @@ impl ChunkSpec<'_> {
                     rule,
                     "$".into(),
                     message,
-                    RejectBody::Raw(raw.unwrap_or_default()),
+                    raw.map(RejectBody::Raw).unwrap_or(RejectBody::Unread),
                 )),
             }
         }

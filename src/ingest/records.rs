@@ -43,7 +43,7 @@ pub fn jsonl(mut reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMu
     let mut line_no: u64 = 0;
     loop {
         buf.clear();
-        let n = reader.read_until(b'\n', &mut buf).map_err(|e| Error::format(rel, format!("read failed: {e}")))?;
+        let n = reader.read_until(b'\n', &mut buf).map_err(|e| read_failed(rel, line_no, &e))?;
         if n == 0 {
             return Ok(());
         }
@@ -52,6 +52,20 @@ pub fn jsonl(mut reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMu
             sink(item)?;
         }
     }
+}
+
+/// The error of a read that failed after `lines` whole lines of `rel`: for a compressed file
+/// whose stream stops early (zstd's "incomplete frame", gzip's unexpected end), what that
+/// means, since the bytes before it were read.
+fn read_failed(rel: &str, lines: u64, e: &std::io::Error) -> Error {
+    let compressed = [".gz", ".zst", ".zstd"].iter().any(|x| rel.ends_with(x));
+    let zstd_early = e.to_string().contains("incomplete frame");
+    let why = if zstd_early || (compressed && e.kind() == std::io::ErrorKind::UnexpectedEof) {
+        "; the compressed stream stops before its end (a truncated or partly downloaded file?)"
+    } else {
+        ""
+    };
+    Error::format(rel, format!("read failed after line {}: {e}{why}", crate::hash::group_digits(lines)))
 }
 
 /// A run of raw JSON Lines lines, for parsing elsewhere (another thread).
@@ -85,8 +99,7 @@ pub fn jsonl_chunks(
     let mut chunk = fresh();
     let mut line_no: u64 = 0;
     loop {
-        let n =
-            reader.read_until(b'\n', &mut chunk.bytes).map_err(|e| Error::format(rel, format!("read failed: {e}")))?;
+        let n = reader.read_until(b'\n', &mut chunk.bytes).map_err(|e| read_failed(rel, line_no, &e))?;
         if n == 0 {
             break;
         }
@@ -170,8 +183,19 @@ pub fn parse_line(buf: &[u8], line_no: u64) -> Option<Item> {
 fn json_message(e: &serde_json::Error, line_column: Option<usize>) -> String {
     let text = e.to_string();
     let what = text.strip_suffix(&format!(" at line {} column {}", e.line(), e.column())).unwrap_or(&text);
-    let mut m = if let Some(column) = line_column.filter(|_| e.line() == 1) {
-        format!("not valid JSON: {what} at column {column}")
+    let place = match line_column.filter(|_| e.line() == 1) {
+        Some(column) => format!("at column {column}"),
+        None => format!("at line {} column {}", e.line(), e.column()),
+    };
+    if what == "recursion limit exceeded" {
+        // valid JSON, deeper than the parser goes: the limit is the reader's, not the input's fault
+        return format!(
+            "nested more than 128 arrays or objects deep {place}, beyond what runpack reads (serde_json's \
+             recursion limit, which keeps a hostile input from exhausting the stack)"
+        );
+    }
+    let mut m = if line_column.is_some() && e.line() == 1 {
+        format!("not valid JSON: {what} {place}")
     } else {
         format!("not valid JSON: {text}")
     };
@@ -217,8 +241,9 @@ pub fn json(
 }
 
 /// Reads a JSON document that is one record (a benchmark result, a checkpoint's metrics):
-/// the root object, or, when the document is no JSON, one [`Item::Bad`] at the line where it
-/// stops being JSON, so that the file is rejected like a bad line of JSON Lines.
+/// the root object at pointer `""`, or, when the document is no JSON, one [`Item::Bad`] at the
+/// same pointer whose message names the line and column where it stops being JSON, so that
+/// the file is rejected like a bad line of JSON Lines.
 pub fn json_record(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item) -> Result<()>) -> Result<()> {
     let mut items = 0u64;
     let mut counted = |item: Item| {
@@ -227,15 +252,17 @@ pub fn json_record(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn Fn
     };
     match json_syntax(reader, rel, "", &mut counted)? {
         // a document with no record at all (`[]`) would give no row and no problem
+        // the record is the whole document, at pointer "" as a good one is (one type for
+        // `_source_line` in its rejects): the message says the line and column
         Ok(()) if items == 0 => sink(Item::Bad {
-            at: Position::Line(1),
+            at: Position::Pointer(String::new()),
             rule: "shape",
             message: "expected a JSON object (one record), found a document that holds none (an empty array)".into(),
             raw: None,
         }),
         Ok(()) => Ok(()),
         Err(e) => sink(Item::Bad {
-            at: Position::Line(e.line() as u64),
+            at: Position::Pointer(String::new()),
             rule: "json",
             message: json_message(&e, None),
             raw: None,
@@ -750,6 +777,32 @@ mod tests {
         assert_eq!(got[1], "2 json: not valid JSON: expected value at column 7");
         assert!(got[2].starts_with("3 json: not valid JSON: unexpected end of hex escape at column 14"), "{got:?}");
         assert!(got[2].ends_with("a lone one is not)"), "{got:?}");
+        // valid JSON deeper than the parser goes is said as the reader's limit
+        let deep: &'static str = format!("{{\"a\":{}1{}}}\n", "[".repeat(200), "]".repeat(200)).leak();
+        let got = collect(|s| jsonl(boxed(deep.as_bytes()), "f", s));
+        assert!(got[0].starts_with("1 json: nested more than 128 arrays or objects deep at column "), "{got:?}");
+        assert!(!got[0].contains("not valid"), "{got:?}");
+    }
+
+    #[test]
+    fn a_compressed_stream_cut_short_is_said_with_the_lines_read_before() {
+        let text: String = (1..=3000).map(|i| format!("{{\"step\":{i},\"loss\":0.5}}\n")).collect();
+        let mut z = zstd::encode_all(text.as_bytes(), 3).unwrap();
+        z.truncate(z.len() - 8);
+        let reader = std::io::BufReader::new(zstd::stream::read::Decoder::new(std::io::Cursor::new(z)).unwrap());
+        let e = jsonl(Box::new(reader), "m.jsonl.zst", &mut |_| Ok(())).unwrap_err().to_string();
+        assert!(e.starts_with("m.jsonl.zst: read failed after line "), "{e}");
+        assert!(
+            e.ends_with("the compressed stream stops before its end (a truncated or partly downloaded file?)"),
+            "{e}"
+        );
+        let mut g = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut g, text.as_bytes()).unwrap();
+        let mut g = g.finish().unwrap();
+        g.truncate(g.len() - 8);
+        let reader = std::io::BufReader::new(flate2::bufread::MultiGzDecoder::new(std::io::Cursor::new(g)));
+        let e = jsonl(Box::new(reader), "m.jsonl.gz", &mut |_| Ok(())).unwrap_err().to_string();
+        assert!(e.contains("the compressed stream stops before its end"), "{e}");
     }
 
     #[test]

@@ -266,7 +266,7 @@ fn b06_strings_in_a_number_column() {
     let r = release(&dir, "b06c");
     assert_eq!(
         query_with(&r, "SELECT step, reward, isnan(reward) AS nan, reward IS NULL AS null FROM t ORDER BY step", &[]),
-        "step,reward,nan,null\n1,1.0,false,false\n2,NaN,true,false\n3,0.5,false,false\n4,-inf,false,false\n5,2.0,false,false\n"
+        "step,reward,nan,null\n1,1.0,false,false\n2,NaN,true,false\n3,0.5,false,false\n4,-Infinity,false,false\n5,2.0,false,false\n"
     );
     write(&dir, "pipeline.toml", &simple_pipeline("b06j", "\"rewards-junk.jsonl\"", opt, ""));
     let o = build(&dir, &[]);
@@ -559,7 +559,7 @@ fn b15_tagged_yaml_in_card_metadata() {
     let o = build(&dir, &["-q"]);
     assert!(o.status.success());
     let card = std::fs::read_to_string(release(&dir, "b15ok").join("README.md")).unwrap();
-    assert!(runpack::card::non_plain_yaml(runpack::verify::front_matter(&card).unwrap()).is_empty());
+    assert!(runpack::card::non_plain_yaml(runpack::verify::front_matter(&card).unwrap(), 2).is_empty());
 }
 
 #[test]
@@ -608,7 +608,7 @@ fn b28_bare_nan_and_infinity() {
             "SELECT step, value_loss, isnan(value_loss) AS nan, value_loss IS NULL AS null, \"train/return\", \"opt.lr\" FROM t ORDER BY step",
             &[]
         ),
-        "step,value_loss,nan,null,train/return,opt.lr\n1000,NaN,true,false,1.0,0.0003\n2000,0.52,false,false,0.0,0.0003\n3000,,,true,-inf,0.0003\n4000,,,true,inf,0.00025\n"
+        "step,value_loss,nan,null,train/return,opt.lr\n1000,NaN,true,false,1.0,0.0003\n2000,0.52,false,false,0.0,0.0003\n3000,,,true,-Infinity,0.0003\n4000,,,true,Infinity,0.00025\n"
     );
     let jsonl = std::fs::read_to_string(r.join("jsonl/t.jsonl")).unwrap();
     for line in jsonl.lines() {
@@ -733,6 +733,11 @@ fn b34_lfs_pointers_are_detected_before_parsing() {
         "{}",
         stdout(&o)
     );
+    // the one cause, not also the card's row count that the pointer cannot match
+    assert_eq!(stdout(&o).lines().count(), 1, "{}", stdout(&o));
+    let o = run(bin().args(["query", "-q"]).arg(&r).arg("SELECT count(*) FROM t"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("data/t.parquet is a Git LFS pointer (object of"), "{}", stderr(&o));
     std::fs::write(&shard, &keep).unwrap();
     let o = run(std::process::Command::new(python()).arg(dir.join("make.py")).arg(&shard).arg("--other"));
     assert!(o.status.success(), "{}", stderr(&o));

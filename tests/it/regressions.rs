@@ -414,10 +414,16 @@ fn an_object_empty_in_every_input_is_named_and_can_be_kept_as_json_text() {
     let toml = "name = \"eo\"\n[[source]]\nname = \"raw\"\npath = \"r.json\"\nformat = \"json\"\n[[table]]\nname = \"t\"\nquery = \"SELECT files, n FROM raw\"\n";
     write(dir, "pipeline.toml", toml);
     let o = build(dir, &["-q"]);
-    assert_eq!(o.status.code(), Some(1));
+    // no input decides the fields: the pipeline's to say (exit 2, as a column null everywhere),
+    // which --on-invalid reject cannot change
+    assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
-    assert!(err.contains("r.json:$.files: every input has an empty object `{}` here"), "{err}");
-    assert!(err.contains("1 violation found"), "{err}");
+    assert!(
+        err.contains("(source raw): $.files: every input has an empty object `{}` here (the first: r.json)"),
+        "{err}"
+    );
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     write(
         dir,
         "pipeline.toml",
@@ -528,7 +534,7 @@ fn a_result_json_that_is_no_json_is_one_bad_record() {
     let o = build(dir, &["-q"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stderr(&o).contains("math/result.json:4:$: not valid JSON: expected `,` or `}` at line 4 column 3"),
+        stderr(&o).contains("math/result.json:$: not valid JSON: expected `,` or `}` at line 4 column 3"),
         "{}",
         stderr(&o)
     );
@@ -536,7 +542,15 @@ fn a_result_json_that_is_no_json_is_one_bad_record() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(query(&release(dir, "rj"), "SELECT * FROM t"), "bench,benchmark,score\ngsm8k,gsm8k,0.5\n");
     let rejects = std::fs::read_to_string(release(dir, "rj").join("rejects/raw.jsonl")).unwrap();
-    assert!(rejects.contains("\"_source_file\":\"math/result.json\",\"_source_line\":4"), "{rejects}");
+    // the document's place is its pointer, as for a record read from it: one type per column
+    assert!(
+        rejects.starts_with(
+            "{\"_source_file\":\"math/result.json\",\"_source_line\":\"\",\"_reasons\":[\"not valid JSON: expected `,` or \
+             `}` at line 4 column 3\"]}\n"
+        ),
+        "{rejects}"
+    );
+    assert!(!rejects.contains("\"raw\""), "{rejects}");
 }
 
 #[test]
@@ -1883,7 +1897,7 @@ fn a_json_lines_copy_reads_back_with_its_schema_non_finite_numbers_included() {
         query(&r, sql),
         "the copy and the release read alike"
     );
-    assert_eq!(query(&r, sql), "k,x,nan\n1,NaN,true\n2,-0.0,false\n3,-inf,false\n");
+    assert_eq!(query(&r, sql), "k,x,nan\n1,NaN,true\n2,-0.0,false\n3,-Infinity,false\n");
     // the card says which tables keep each row's file and line: this one does not
     let card = std::fs::read_to_string(r.join("README.md")).unwrap();
     assert!(card.contains("No table keeps the raw file and line of its rows"), "{card}");
@@ -1903,7 +1917,20 @@ fn verify_compares_the_cards_dataset_info_with_the_parquet_files() {
     let edited = card
         .replacen("    num_examples: 44\n", "    num_examples: 43\n", 1)
         .replacen("  - name: experiment\n", "  - name: experiments\n", 1)
-        .replacen("  - name: training_run_id\n    dtype: string\n", "  - name: training_run_id\n    dtype: int64\n", 1);
+        .replacen("  - name: training_run_id\n    dtype: string\n", "  - name: training_run_id\n    dtype: int64\n", 1)
+        // a list column given a scalar dtype, and a list of the wrong items
+        .replacen(
+            "  - name: weight_checkpoints\n    list: string\n",
+            "  - name: weight_checkpoints\n    dtype: string\n",
+            1,
+        )
+        .replacen(
+            "  - name: sampler_weight_checkpoints\n    list: string\n",
+            "  - name: sampler_weight_checkpoints\n    list: int64\n",
+            1,
+        )
+        // a second default config
+        .replacen("- config_name: checkpoints\n", "- config_name: checkpoints\n  default: true\n", 1);
     std::fs::write(&path, &edited).unwrap();
     // the card's hash in manifest.json and SHA256SUMS is made to match, as an editor would
     let m: serde_json::Value =
@@ -1936,8 +1963,26 @@ fn verify_compares_the_cards_dataset_info_with_the_parquet_files() {
     assert_eq!(out.matches("lists the features").count(), 1, "{out}");
     assert!(
         out.contains(
-            "README.md: dataset_info of config `training_runs` gives feature `training_run_id` the dtype int64, and \
+            "README.md: dataset_info of config `training_runs` gives feature `training_run_id` the type int64, and \
              data/training_runs.parquet holds it as string"
+        ),
+        "{out}"
+    );
+    for (feature, said) in [("weight_checkpoints", "string"), ("sampler_weight_checkpoints", "list<int64>")] {
+        assert!(
+            out.contains(&format!(
+                "README.md: dataset_info of config `training_runs` gives feature `{feature}` the type {said}, and \
+                 data/training_runs.parquet holds it as list<string>"
+            )),
+            "{out}"
+        );
+    }
+    // the untouched features, lists among them, agree with the files
+    assert_eq!(out.matches("gives feature").count(), 3, "{out}");
+    assert!(
+        out.contains(
+            "README.md: configs `training_runs`, `checkpoints` are each `default: true`; a card has one default \
+             config at most"
         ),
         "{out}"
     );
@@ -2029,7 +2074,7 @@ fn eval_documents_and_answers_keep_their_shape_or_are_violations() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let e = stderr(&o);
     assert!(
-        e.contains("a/result.json:1:$: expected a JSON object (one record), found a document that holds none"),
+        e.contains("a/result.json:$: expected a JSON object (one record), found a document that holds none"),
         "{e}"
     );
     assert!(e.contains("b/result.json:$.metrics: expected an object of metric values, found string \"notobj\""), "{e}");
