@@ -1115,6 +1115,17 @@ pub async fn register_files(
 ) -> Result<RawTable> {
     use crate::ingest::files;
     let path = Path::new(location);
+    // a pipe or a device (`/dev/stdin`, `<(…)`) can be read once, and a raw table is read twice
+    // (its whole-input schema, then the query)
+    if let Ok(meta) = std::fs::metadata(path)
+        && !meta.is_file()
+        && !meta.is_dir()
+    {
+        return Err(Error::Refused(format!(
+            "{location} is a pipe or a device, not a file: query reads a raw input twice (to infer its schema from \
+             all of it, then to run the query), so save it to a file first"
+        )));
+    }
     let (base, patterns): (PathBuf, Vec<String>) = if path.is_dir() {
         (
             path.to_path_buf(),
@@ -1172,6 +1183,16 @@ pub async fn register_files(
     let parquet = found.iter().all(|f| f.rel.ends_with(".parquet"));
     let jsonl = found.iter().all(|f| !f.rel.ends_with(".parquet"));
     if !parquet && !jsonl {
+        // a release folder whose manifest is gone holds both: say that, not how to split them
+        let release_files = ["SHA256SUMS", "datapackage.json", "README.md"];
+        if path.is_dir() && release_files.iter().any(|f| path.join(f).is_file()) {
+            return Err(Error::Refused(format!(
+                "{location} looks like a release folder (it holds {}) but has no manifest.json, which names a \
+                 release's tables and their files; restore manifest.json (`runpack verify {location}` checks the \
+                 release), or query one table's files, such as {location}/data/<table>.parquet",
+                release_files.iter().filter(|f| path.join(f).is_file()).copied().collect::<Vec<_>>().join(", ")
+            )));
+        }
         return Err(Error::Refused(format!("{location} mixes Parquet and JSON Lines files; query them as two tables")));
     }
     let fmt = if parquet { crate::spec::Format::Parquet } else { crate::spec::Format::Jsonl };

@@ -554,6 +554,39 @@ fn a_result_json_that_is_no_json_is_one_bad_record() {
 }
 
 #[test]
+fn a_pipe_given_to_query_is_refused_without_reading_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fifo = tmp.path().join("in.jsonl");
+    assert!(run(std::process::Command::new("mkfifo").arg(&fifo)).status.success());
+    // nothing writes to the pipe: opening it would block (`timeout` ends the test if it does)
+    let o = run(std::process::Command::new("timeout")
+        .arg("60")
+        .arg(env!("CARGO_BIN_EXE_runpack"))
+        .args(["query", "-q"])
+        .arg(&fifo)
+        .arg("SELECT * FROM t"));
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("in.jsonl is a pipe or a device, not a file"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_release_folder_without_its_manifest_is_said_to_be_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), tmp.path());
+    std::fs::remove_file(tmp.path().join("manifest.json")).unwrap();
+    let o = run(bin().args(["query", "-q"]).arg(tmp.path()).arg("SELECT count(*) FROM checkpoints"));
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(
+            "looks like a release folder (it holds SHA256SUMS, datapackage.json, README.md) but has no manifest.json"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("mixes Parquet"), "{err}");
+}
+
+#[test]
 fn a_query_that_meets_a_broken_data_file_names_it() {
     let tmp = tempfile::tempdir().unwrap();
     copy_tree(example_release(), tmp.path());
