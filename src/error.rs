@@ -124,6 +124,20 @@ impl Error {
         Error::Sql { context: context.into(), source: Box::new(source) }
     }
 
+    /// [`Error::sql`] for an error of parsing `sql`: a syntax error found at the end of the
+    /// text, where the SQL parser names no place, gets the line and column of its last
+    /// character (1-based, columns in characters).
+    pub fn sql_parse(context: impl Into<String>, source: datafusion::error::DataFusionError, sql: &str) -> Self {
+        let mut context = context.into();
+        if matches!(syntax_error(&source), Some((_, None))) {
+            let text = sql.trim_end();
+            let line = text.matches('\n').count() + 1;
+            let column = text.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0).max(1);
+            context.push_str(&format!(" (SQL line {line}, column {column}, its end)"));
+        }
+        Error::sql(context, source)
+    }
+
     /// Builds an [`Error::Format`] error.
     pub fn format(context: impl Into<String>, message: impl std::fmt::Display) -> Self {
         Error::Format { context: context.into(), message: message.to_string() }

@@ -945,7 +945,7 @@ pub async fn run_script_stream(
     sql: &str,
 ) -> Result<(SchemaRef, datafusion::physical_plan::SendableRecordBatchStream, String)> {
     let mut statements: Vec<_> =
-        datafusion::sql::parser::DFParser::parse_sql(sql).map_err(|e| Error::sql("query", e))?.into();
+        datafusion::sql::parser::DFParser::parse_sql(sql).map_err(|e| Error::sql_parse("query", e, sql))?.into();
     let count = statements.len();
     let context = |i: usize| if count == 1 { "query".to_string() } else { format!("query, statement {i} of {count}") };
     let Some(last) = statements.pop() else {

@@ -1451,9 +1451,11 @@ fn a_sql_syntax_error_is_said_with_its_place_not_as_debug_text() {
         "{err}"
     );
     assert!(!err.contains("ParserError("), "{err}");
-    let o = run(bin().args(["query", "-q"]).arg(release).arg("SELECT 1 +"));
+    let o = run(bin().args(["query", "-q"]).arg(release).arg("SELECT 1,\n  2 +\n"));
     assert!(
-        stderr(&o).contains("SQL syntax error: Expected: an expression, found: the end of the SQL"),
+        stderr(&o).contains(
+            "query (SQL line 2, column 5, its end): SQL syntax error: Expected: an expression, found: the end of the SQL"
+        ),
         "{}",
         stderr(&o)
     );
