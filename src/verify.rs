@@ -60,7 +60,13 @@ pub fn run(dir: &Path) -> Result<VerifyReport> {
     let mut rep = VerifyReport::default();
     let manifest = match entry(dir, "manifest.json") {
         Entry::Missing => {
-            rep.problems.push("manifest.json: missing, so checksums and row counts cannot be verified".into());
+            rep.problems.push(if matches!(entry(dir, "SHA256SUMS"), Entry::Readable) {
+                "manifest.json: missing, so row counts and schemas cannot be verified (checksums are checked \
+                 against SHA256SUMS)"
+                    .into()
+            } else {
+                "manifest.json: missing, so checksums and row counts cannot be verified".into()
+            });
             None
         }
         Entry::Folder => {
@@ -77,8 +83,10 @@ pub fn run(dir: &Path) -> Result<VerifyReport> {
             }
         },
     };
-    if let Some(m) = &manifest {
-        check_manifest(dir, m, &mut rep)?;
+    match &manifest {
+        Some(m) => check_manifest(dir, m, &mut rep)?,
+        // without the manifest, SHA256SUMS still says what each file should hold
+        None => check_sums_alone(dir, &mut rep),
     }
     if dir.join("README.md").exists() {
         check_card(dir, manifest.as_ref(), &mut rep)?;
@@ -104,6 +112,58 @@ pub fn run(dir: &Path) -> Result<VerifyReport> {
         *p = crate::error::escape_control(p);
     }
     Ok(rep)
+}
+
+/// Checks the files `SHA256SUMS` lists against their digests, as `sha256sum -c` would, for
+/// a release without a readable manifest (no row counts or schemas then: those are the
+/// manifest's). Silent when there is no `SHA256SUMS` that is a regular file.
+fn check_sums_alone(dir: &Path, rep: &mut VerifyReport) {
+    if !matches!(entry(dir, "SHA256SUMS"), Entry::Readable) {
+        return;
+    }
+    let text = match crate::ingest::files::read_small(&dir.join("SHA256SUMS"), 64 << 20) {
+        Ok(t) => t,
+        Err(e) => {
+            rep.problems.push(format!("SHA256SUMS: cannot be read: {}", os_error(e)));
+            return;
+        }
+    };
+    let mut listed: Vec<(usize, String, String)> = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        match sums_line(line) {
+            Some((sha, path)) if safe_relative(&path) => listed.push((n + 1, sha, path)),
+            Some((_, path)) => rep.problems.push(format!(
+                "SHA256SUMS:{}: {path:?} is not a path inside the release (absolute, or with `..`)",
+                n + 1
+            )),
+            None => rep.problems.push(format!("SHA256SUMS:{}: not a `<sha256>  <path>` line", n + 1)),
+        }
+    }
+    let mut readable = Vec::new();
+    for (n, sha, path) in listed {
+        match entry(dir, &path) {
+            Entry::Readable => readable.push((sha, path)),
+            // a missing manifest is said already
+            Entry::Missing if path == "manifest.json" => {}
+            Entry::Missing | Entry::DanglingLink => {
+                rep.problems.push(format!("SHA256SUMS:{n}: {path} is missing"));
+            }
+            Entry::Folder => rep.problems.push(format!("SHA256SUMS:{n}: {path} is a folder, not a file")),
+            // reported with the files that are not regular
+            Entry::Special => {}
+        }
+    }
+    let paths: Vec<PathBuf> = readable.iter().map(|(_, p)| dir.join(p)).collect();
+    for ((sha, path), digest) in readable.iter().zip(hash::sha256_each(&paths)) {
+        match digest {
+            Ok(d) if d.sha256 == *sha => {}
+            Ok(d) => rep.problems.push(format!("{path}: sha256 mismatch: SHA256SUMS says {sha}, found {}", d.sha256)),
+            Err(e) => rep.problems.push(format!("{path}: cannot be read: {}", os_error(e))),
+        }
+    }
 }
 
 /// Every Parquet file's row groups must stay under the dataset viewer's limit.
@@ -525,6 +585,8 @@ pub fn schema_diff(want: &arrow::datatypes::Schema, got: &arrow::datatypes::Sche
 
 /// Reads the YAML front matter of a card.
 pub fn front_matter(text: &str) -> Option<&str> {
+    // a byte order mark before it, as some editors write, is no content (PyYAML skips it)
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let rest = text.strip_prefix("---\n").or_else(|| text.strip_prefix("---\r\n"))?;
     let end = rest
         .find("\n---\n")
@@ -582,6 +644,18 @@ pub fn card_problems(card: &str, files: &[String], empty: &BTreeSet<String>) -> 
             && !f.starts_with("rejects/")
     };
     let mut paths: Vec<CardPath> = Vec::new();
+    out.extend(dataset_info_problems(&yaml));
+    match yaml.get("configs") {
+        None if files.iter().any(|f| is_data(f)) => out.push(
+            "README.md: the card lists no configs, so `datasets` guesses configs and splits from the file names; \
+             list each config's data_files"
+                .into(),
+        ),
+        Some(c) if c.as_sequence().is_none() => {
+            out.push(format!("README.md: configs is {}, not a list of configs", yaml_kind(c)));
+        }
+        _ => {}
+    }
     if let Some(configs) = yaml.get("configs").and_then(|c| c.as_sequence()) {
         // `datasets` takes one config per name and at most one default
         let mut named: BTreeMap<&str, usize> = BTreeMap::new();
@@ -595,9 +669,18 @@ pub fn card_problems(card: &str, files: &[String], empty: &BTreeSet<String>) -> 
                 "README.md: config `{n}` is defined {times} times in configs; a config name is used once"
             ));
         }
+        for (ci, c) in configs.iter().enumerate() {
+            if let Some(d) = c.get("default").filter(|d| !d.is_bool()) {
+                out.push(format!(
+                    "README.md: configs[{ci}]: default is {}, not true or false (`datasets` takes any value Python \
+                     reads as true for true)",
+                    yaml_kind(d)
+                ));
+            }
+        }
         let defaults: Vec<String> = configs
             .iter()
-            .filter(|c| c.get("default").and_then(|d| d.as_bool()) == Some(true))
+            .filter(|c| c.get("default").is_some_and(python_truthy))
             .map(|c| format!("`{}`", c.get("config_name").and_then(|v| v.as_str()).unwrap_or("")))
             .collect();
         if defaults.len() > 1 {
@@ -609,8 +692,14 @@ pub fn card_problems(card: &str, files: &[String], empty: &BTreeSet<String>) -> 
         }
         for (ci, c) in configs.iter().enumerate() {
             let name = c.get("config_name").and_then(|v| v.as_str()).unwrap_or("").to_string();
-            if name.is_empty() {
-                out.push(format!("README.md: configs[{ci}] has no config_name"));
+            match c.get("config_name") {
+                Some(yaml_serde::Value::String(n)) if !n.is_empty() => {}
+                None | Some(yaml_serde::Value::Null) | Some(yaml_serde::Value::String(_)) => {
+                    out.push(format!("README.md: configs[{ci}] has no config_name"))
+                }
+                Some(other) => {
+                    out.push(format!("README.md: configs[{ci}]: config_name is {}, not a string", yaml_kind(other)))
+                }
             }
             let data_dir = c.get("data_dir").and_then(|v| v.as_str());
             if let Some(dd) = data_dir {
@@ -834,7 +923,8 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
     let Some(configs) = yaml.get("configs").and_then(|c| c.as_sequence()) else { return Ok(()) };
     for c in configs {
         let name = c.get("config_name").and_then(|v| v.as_str()).unwrap_or("");
-        if manifest.is_some_and(|m| m.table(name).is_none()) {
+        // an unnamed config is reported by card_problems
+        if !name.is_empty() && manifest.is_some_and(|m| m.table(name).is_none()) {
             rep.problems.push(format!("README.md: config `{name}` names no table of the manifest"));
         }
         let mut splits: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -945,11 +1035,16 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
                 let columns: BTreeSet<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
                 let missing: Vec<&&str> = columns.difference(&listed).collect();
                 let extra: Vec<&&str> = listed.difference(&columns).collect();
-                if !missing.is_empty() || !extra.is_empty() {
-                    rep.problems.push(format!(
-                        "README.md: dataset_info of config `{name}` lists the features {extra:?}, which {f0} does \
-                         not hold, and not its columns {missing:?}"
-                    ));
+                let said = match (extra.is_empty(), missing.is_empty()) {
+                    (true, true) => None,
+                    (false, false) => Some(format!(
+                        "lists the features {extra:?}, which {f0} does not hold, and not its columns {missing:?}"
+                    )),
+                    (false, true) => Some(format!("lists the features {extra:?}, which {f0} does not hold")),
+                    (true, false) => Some(format!("does not list the columns {missing:?} of {f0}")),
+                };
+                if let Some(said) = said {
+                    rep.problems.push(format!("README.md: dataset_info of config `{name}` {said}"));
                 }
                 // a type other than the column's: `datasets` casts the column to it, or fails
                 for (feature, said) in features.iter().filter_map(|(n, d)| Some((n, d.as_ref()?))) {
@@ -972,6 +1067,125 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
 /// What a card's `dataset_info` says of one config: each split's examples, the features
 /// (name, and its type as [`card_feature_type`] spells it, when it can).
 type CardInfo = (BTreeMap<String, u64>, Option<Vec<(String, Option<String>)>>);
+
+/// What a YAML value is, for messages: `a string "x"`, `a number 5`, `a mapping`, …
+fn yaml_kind(v: &yaml_serde::Value) -> String {
+    match v {
+        yaml_serde::Value::Null => "null".into(),
+        yaml_serde::Value::Bool(b) => format!("a boolean {b}"),
+        yaml_serde::Value::Number(n) => format!("a number {n}"),
+        yaml_serde::Value::String(t) => format!("a string {t:?}"),
+        yaml_serde::Value::Sequence(_) => "a list".into(),
+        yaml_serde::Value::Mapping(_) => "a mapping".into(),
+        yaml_serde::Value::Tagged(_) => "a tagged value".into(),
+    }
+}
+
+/// Whether Python reads the YAML value as true (`bool(value)`), as `datasets` does with a
+/// config's `default`.
+fn python_truthy(v: &yaml_serde::Value) -> bool {
+    match v {
+        yaml_serde::Value::Null => false,
+        yaml_serde::Value::Bool(b) => *b,
+        yaml_serde::Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        yaml_serde::Value::String(t) => !t.is_empty(),
+        yaml_serde::Value::Sequence(s) => !s.is_empty(),
+        yaml_serde::Value::Mapping(m) => !m.is_empty(),
+        yaml_serde::Value::Tagged(_) => true,
+    }
+}
+
+/// Problems of the card's `dataset_info` that `datasets` stops on: a config given twice (it
+/// keeps the last), `features` that are not a list, a feature without a `name`, and a
+/// feature whose type is missing or not of the Hub's YAML form ([`feature_form_problems`]).
+fn dataset_info_problems(yaml: &yaml_serde::Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let entries: Vec<&yaml_serde::Value> = match yaml.get("dataset_info") {
+        None => return out,
+        Some(yaml_serde::Value::Sequence(items)) => items.iter().collect(),
+        Some(one @ yaml_serde::Value::Mapping(_)) => vec![one],
+        Some(other) => {
+            out.push(format!("README.md: dataset_info is {}, not a mapping or a list of them", yaml_kind(other)));
+            return out;
+        }
+    };
+    let mut named: BTreeMap<String, usize> = BTreeMap::new();
+    for e in &entries {
+        let name = e.get("config_name").and_then(|v| v.as_str()).unwrap_or("default").to_string();
+        *named.entry(name).or_default() += 1;
+    }
+    for (n, times) in named.iter().filter(|(_, t)| **t > 1) {
+        out.push(format!(
+            "README.md: dataset_info gives config `{n}` {times} times; `datasets` reads the last, so give it once"
+        ));
+    }
+    for e in entries {
+        let name = e.get("config_name").and_then(|v| v.as_str()).unwrap_or("default");
+        match e.get("features") {
+            None => {}
+            Some(yaml_serde::Value::Sequence(fs)) => {
+                for (i, f) in fs.iter().enumerate() {
+                    let label = match f.get("name") {
+                        Some(yaml_serde::Value::String(n)) => format!("feature `{n}`"),
+                        _ => {
+                            out.push(format!("README.md: dataset_info of config `{name}`: features[{i}] has no name"));
+                            format!("features[{i}]")
+                        }
+                    };
+                    for p in feature_form_problems(f) {
+                        out.push(format!("README.md: dataset_info of config `{name}`: {label} {p}"));
+                    }
+                }
+            }
+            Some(other) => out.push(format!(
+                "README.md: dataset_info of config `{name}`: features is {}, not a list of named features",
+                yaml_kind(other)
+            )),
+        }
+    }
+    out
+}
+
+/// What keeps a card feature from being one of the Hub's YAML forms: a mapping with a string
+/// `dtype`, a `list` or `sequence` (of a dtype, a feature, or named features), a `struct`
+/// (a list of named features), or a `class_label`. Empty when it is one.
+fn feature_form_problems(f: &yaml_serde::Value) -> Vec<String> {
+    if let Some(d) = f.get("dtype") {
+        return match d {
+            yaml_serde::Value::String(_) => Vec::new(),
+            other => vec![format!("has a dtype that is {}, not a string", yaml_kind(other))],
+        };
+    }
+    if let Some(fs) = f.get("struct") {
+        return match fs {
+            yaml_serde::Value::Sequence(items) => items.iter().flat_map(named_feature_problems).collect(),
+            other => vec![format!("has a struct that is {}, not a list of named features", yaml_kind(other))],
+        };
+    }
+    if let Some(i) = f.get("list").or_else(|| f.get("sequence")) {
+        return match i {
+            yaml_serde::Value::String(_) => Vec::new(),
+            yaml_serde::Value::Sequence(items) => items.iter().flat_map(named_feature_problems).collect(),
+            m @ yaml_serde::Value::Mapping(_) => feature_form_problems(m),
+            other => vec![format!("has list items of {}, not a dtype or a feature", yaml_kind(other))],
+        };
+    }
+    if f.get("class_label").is_some() {
+        return Vec::new();
+    }
+    vec!["has no type (a dtype, list, sequence, struct or class_label)".into()]
+}
+
+/// [`feature_form_problems`] of a member of a struct or of a list of named features, which
+/// also needs its `name`.
+fn named_feature_problems(f: &yaml_serde::Value) -> Vec<String> {
+    match f.get("name") {
+        Some(yaml_serde::Value::String(n)) => {
+            feature_form_problems(f).into_iter().map(|p| format!("(field `{n}`) {p}")).collect()
+        }
+        _ => vec!["has a field without a name".into()],
+    }
+}
 
 /// The type of a card feature (a `datasets` feature in the Hub's YAML form) spelled as
 /// [`file_feature_type`] spells Arrow types: its `dtype` (`int64`), `list<…>` for a `list` or
@@ -1034,7 +1248,8 @@ fn dataset_info(yaml: &yaml_serde::Value, name: &str) -> Option<CardInfo> {
     let info = yaml.get("dataset_info")?;
     let entry = match info {
         yaml_serde::Value::Sequence(items) => {
-            items.iter().find(|i| i.get("config_name").and_then(|v| v.as_str()).unwrap_or("default") == name)?
+            // `datasets` keeps the last entry of a name (a repeated one is reported by card_problems)
+            items.iter().rev().find(|i| i.get("config_name").and_then(|v| v.as_str()).unwrap_or("default") == name)?
         }
         one if one.get("config_name").and_then(|v| v.as_str()).unwrap_or(name) == name => one,
         _ => return None,

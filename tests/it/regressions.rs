@@ -714,7 +714,11 @@ fn verify_reads_sha256sum_tag_lines_and_comments_and_reports_a_pipe() {
     }
     // a manifest.json that is missing, and a SHA256SUMS that is a folder, are said so
     for (name, said) in [
-        ("manifest.json", "manifest.json: missing, so checksums and row counts cannot be verified"),
+        (
+            "manifest.json",
+            "manifest.json: missing, so row counts and schemas cannot be verified (checksums are checked against \
+             SHA256SUMS)",
+        ),
         ("SHA256SUMS", "SHA256SUMS: cannot be read: a folder, not a file"),
     ] {
         let t = tempfile::tempdir().unwrap();
@@ -727,6 +731,22 @@ fn verify_reads_sha256sum_tag_lines_and_comments_and_reports_a_pipe() {
         assert_eq!(o.status.code(), Some(1), "{name}: {}{}", stdout(&o), stderr(&o));
         assert!(stdout(&o).contains(said), "{name}: {}", stdout(&o));
     }
+    // without the manifest, a file changed behind SHA256SUMS's back is still caught
+    let t = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), t.path());
+    std::fs::remove_file(t.path().join("manifest.json")).unwrap();
+    let o = run(bin().arg("verify").arg(t.path()));
+    assert_eq!(stdout(&o).lines().count(), 1, "{}", stdout(&o));
+    let jsonl = t.path().join("jsonl/checkpoints.jsonl");
+    let text = std::fs::read_to_string(&jsonl).unwrap();
+    std::fs::write(&jsonl, text.replacen("final", "finaX", 1)).unwrap();
+    std::fs::remove_file(t.path().join("datapackage.json")).unwrap();
+    let o = run(bin().arg("verify").arg(t.path()));
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("jsonl/checkpoints.jsonl: sha256 mismatch: SHA256SUMS says "), "{out}");
+    assert!(out.contains("SHA256SUMS:") && out.contains(": datapackage.json is missing"), "{out}");
+    assert_eq!(out.lines().count(), 3, "{out}");
 }
 
 #[test]
@@ -1940,6 +1960,72 @@ fn a_json_lines_copy_reads_back_with_its_schema_non_finite_numbers_included() {
 }
 
 #[test]
+fn verify_refuses_card_metadata_that_datasets_stops_on() {
+    let card = std::fs::read_to_string(example_release().join("README.md")).unwrap();
+    // each edit, and what verify says of it, alone
+    let cases: Vec<(String, &str)> = vec![
+        (
+            card.replacen("- config_name: checkpoints\n", "- config_name: checkpoints\n  default: 'yes'\n", 1),
+            "README.md: configs[1]: default is a string \"yes\", not true or false",
+        ),
+        (
+            card.replacen("- config_name: checkpoints\n", "- config_name: 5\n", 1),
+            "configs[1]: config_name is a number 5, not a string",
+        ),
+        (card.replacen("configs:\n", "configs:\n  x: 1\nconfigs_before:\n", 1), "README.md: configs is a mapping"),
+        (
+            card.replacen("  - name: experiment\n    dtype: string\n", "  - name: experiment\n", 1),
+            "dataset_info of config `training_runs`: feature `experiment` has no type",
+        ),
+        (
+            card.replacen("  - name: experiment\n    dtype: string\n", "  - name: experiment\n    dtype: 5\n", 1),
+            "feature `experiment` has a dtype that is a number 5, not a string",
+        ),
+        (
+            card.replacen("  - name: experiment\n    dtype: string\n", "  - dtype: string\n", 1),
+            "dataset_info of config `training_runs`: features[1] has no name",
+        ),
+    ];
+    for (edited, said) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        copy_tree(example_release(), tmp.path());
+        assert_ne!(edited, card, "{said}");
+        write_card(tmp.path(), &edited);
+        let o = run(bin().arg("verify").arg(tmp.path()));
+        assert_eq!(o.status.code(), Some(1), "{said}: {}{}", stdout(&o), stderr(&o));
+        let out = stdout(&o);
+        assert!(out.contains(said), "{said}: {out}");
+        assert!(!out.contains("names no table"), "{out}");
+        // the edit is the one problem, but for what follows from it: a second default, a
+        // column no feature names
+        let lines = if said.contains("default is") || said.contains("features[1]") { 2 } else { 1 };
+        assert_eq!(out.lines().count(), lines, "{out}");
+    }
+    // dataset_info of a config given twice: datasets reads the last, and so does verify
+    let info = card.find("dataset_info:\n").unwrap();
+    let first = card[info..].find("- config_name: checkpoints\n").map(|i| info + i).unwrap();
+    let end = card[first + 1..].find("\n- config_name: ").map(|i| first + 1 + i + 1).unwrap();
+    let entry = &card[first..end];
+    let mut edited = card.clone();
+    edited.insert_str(first, &entry.replacen("num_examples: ", "num_examples: 1", 1));
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), tmp.path());
+    write_card(tmp.path(), &edited);
+    let out = stdout(&run(bin().arg("verify").arg(tmp.path())));
+    assert!(
+        out.contains("README.md: dataset_info gives config `checkpoints` 2 times; `datasets` reads the last"),
+        "{out}"
+    );
+    assert_eq!(out.lines().count(), 1, "the last entry is the right one: {out}");
+    // a byte order mark before the front matter is no problem
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), tmp.path());
+    write_card(tmp.path(), &format!("\u{feff}{card}"));
+    let o = run(bin().arg("verify").arg(tmp.path()));
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}
+
+#[test]
 fn verify_compares_the_cards_dataset_info_with_the_parquet_files() {
     let tmp = tempfile::tempdir().unwrap();
     copy_tree(example_release(), tmp.path());
@@ -1966,18 +2052,7 @@ fn verify_compares_the_cards_dataset_info_with_the_parquet_files() {
         )
         // a second default config
         .replacen("- config_name: checkpoints\n", "- config_name: checkpoints\n  default: true\n", 1);
-    std::fs::write(&path, &edited).unwrap();
-    // the card's hash in manifest.json and SHA256SUMS is made to match, as an editor would
-    let m: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("manifest.json")).unwrap()).unwrap();
-    let entry = m["files"].as_array().unwrap().iter().find(|e| e["path"] == "README.md").unwrap();
-    let before = entry["sha256"].as_str().unwrap().to_string();
-    let digest = runpack::hash::sha256_bytes(edited.as_bytes());
-    for f in ["manifest.json", "SHA256SUMS"] {
-        let p = tmp.path().join(f);
-        let text = std::fs::read_to_string(&p).unwrap();
-        std::fs::write(&p, text.replace(&before, &digest)).unwrap();
-    }
+    write_card(tmp.path(), &edited);
     let o = run(bin().arg("verify").arg(tmp.path()));
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
     let out = stdout(&o);
