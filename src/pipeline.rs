@@ -835,7 +835,7 @@ async fn run_table(
                         if bad_rows.insert(row) {
                             rejects.add(
                                 &t.name,
-                                sources.at(row).as_ref(),
+                                sources.reject_at(row).as_ref(),
                                 &[format!("{column}: {message}")],
                                 crate::rejects::RejectBody::Record(crate::validate::row_json(&b, row)),
                             )?;

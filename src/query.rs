@@ -718,10 +718,11 @@ fn table_ready(batch: &RecordBatch) -> Result<RecordBatch> {
         .map_err(|e| Error::format("query result", e))
 }
 
-/// `batch` with each float column that holds a NaN or an infinity as text: `NaN`, `Infinity`,
-/// `-Infinity` (the words the JSON formats and runpack's JSON Lines write, where Arrow's
-/// display writes `inf`), every finite value in Arrow's display form and nulls kept. Other
-/// columns, and float columns of finite values only, are left as they are.
+/// `batch` with each float column (or dictionary of floats) that holds a NaN or an infinity
+/// as text: `NaN`, `Infinity`, `-Infinity` (the words the JSON formats and runpack's JSON
+/// Lines write, where Arrow's display writes `inf`), every finite value in Arrow's display
+/// form and nulls kept. Other columns, nested ones included, and float columns of finite
+/// values only, are left as they are.
 ///
 /// Errors: [`Error::Format`] when the new batch cannot be assembled.
 fn nonfinite_as_words(batch: &RecordBatch) -> Result<RecordBatch> {
@@ -735,17 +736,28 @@ fn nonfinite_as_words(batch: &RecordBatch) -> Result<RecordBatch> {
             _ => false,
         }
     };
-    if !batch.columns().iter().any(nonfinite) {
+    // a dictionary of floats is read through its values
+    let unpacked = |c: &arrow::array::ArrayRef| -> Result<arrow::array::ArrayRef> {
+        match c.data_type() {
+            DataType::Dictionary(_, v) if v.is_floating() => {
+                arrow::compute::cast(c, v).map_err(|e| Error::format("query result", e))
+            }
+            _ => Ok(c.clone()),
+        }
+    };
+    let unpacked: Vec<arrow::array::ArrayRef> = batch.columns().iter().map(unpacked).collect::<Result<_>>()?;
+    if !unpacked.iter().any(nonfinite) {
         return Ok(batch.clone());
     }
     let mut fields = Vec::with_capacity(batch.num_columns());
     let mut columns = Vec::with_capacity(batch.num_columns());
-    for (f, c) in batch.schema().fields().iter().zip(batch.columns()) {
-        if !nonfinite(c) {
+    for ((f, c), plain) in batch.schema().fields().iter().zip(batch.columns()).zip(&unpacked) {
+        if !nonfinite(plain) {
             fields.push(f.as_ref().clone());
             columns.push(c.clone());
             continue;
         }
+        let c = plain;
         let shown = arrow::util::display::ArrayFormatter::try_new(c.as_ref(), &Default::default())
             .map_err(|e| Error::format("query result", e))?;
         let as_f64 = arrow::compute::cast(c, &DataType::Float64).map_err(|e| Error::format("query result", e))?;
@@ -1359,6 +1371,19 @@ mod tests {
         assert!(table.contains("| NaN      | -Infinity | NULL  |"), "{table}");
         let json = text(PrintFormat::Ndjson);
         assert!(json.contains(r#"{"x":"NaN","y":"-Infinity","z":null}"#), "{json}");
+        // a dictionary of floats too
+        let values = arrow::array::Float64Array::from(vec![f64::INFINITY, 1.5]);
+        let keys = arrow::array::Int32Array::from(vec![Some(0), Some(1), None]);
+        let dict = arrow::array::DictionaryArray::try_new(keys, Arc::new(values)).unwrap();
+        let schema = Arc::new(arrow::datatypes::Schema::new(vec![Field::new(
+            "d",
+            arrow::array::Array::data_type(&dict).clone(),
+            true,
+        )]));
+        let b = RecordBatch::try_new(schema.clone(), vec![Arc::new(dict)]).unwrap();
+        let mut out = Vec::new();
+        print(PrintFormat::Csv, &schema, &[b], &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "d\nInfinity\n1.5\n\"\"\n");
     }
 
     #[tokio::test]

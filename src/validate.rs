@@ -412,7 +412,7 @@ impl<'a> Validator<'a> {
         for r in 0..n {
             if let Some(why) = &superseded[r] {
                 keep[r] = false;
-                let src = sources.at(r);
+                let src = sources.reject_at(r);
                 let tally = report.duplicates_dropped.entry(self.table.clone()).or_default();
                 let at = src.as_ref().map(|s| s.to_string()).unwrap_or_default();
                 tally.add(|| format!("{at}: {why}"));
@@ -459,7 +459,12 @@ impl<'a> Validator<'a> {
                     keep[r] = false;
                     let texts: Vec<String> =
                         reasons[r].iter().map(|(f, rule, m)| format!("{f}: {m} ({rule})")).collect();
-                    rejects.add(&self.table, sources.at(r).as_ref(), &texts, RejectBody::Record(row_json(&b, r)))?;
+                    rejects.add(
+                        &self.table,
+                        sources.reject_at(r).as_ref(),
+                        &texts,
+                        RejectBody::Record(row_json(&b, r)),
+                    )?;
                 }
             }
         }
@@ -735,6 +740,20 @@ impl<'b> SourceColumn<'b> {
         let line = b.column_by_name("_source_line");
         let list = b.column_by_name("source_files").and_then(|c| c.as_list_opt::<i32>());
         SourceColumn { file, line, list }
+    }
+
+    /// The place row `r` came from, for a rejects line: as [`SourceColumn::at`], but a
+    /// `_source_line` held as text (a table whose rows come from line-numbered and JSON
+    /// documents alike) stays text, so that the rejects file's `_source_line` has one JSON
+    /// type, as the table's column has.
+    pub fn reject_at(&self, r: usize) -> Option<SourceRef> {
+        let mut at = self.at(r)?;
+        if let (Position::Line(n), Some(l)) = (&at.at, self.line)
+            && l.data_type() == &DataType::Utf8
+        {
+            at.at = Position::Pointer(n.to_string());
+        }
+        Some(at)
     }
 
     /// The place row `r` came from.

@@ -284,6 +284,18 @@ pub fn open_hashing(file: &InputFile, digests: Option<&ReadDigests>) -> Result<B
         let dec = flate2::bufread::MultiGzDecoder::new(reader);
         return Ok(Box::new(BufReader::with_capacity(256 * 1024, dec)));
     }
+    // a name that promises compression the bytes do not hold: an empty or partly written
+    // download, or a misnamed file, never read as plain text
+    let name = file.rel.to_ascii_lowercase();
+    let promised = [(".gz", "gzip"), (".zst", "zstd"), (".zstd", "zstd")].into_iter().find(|(x, _)| name.ends_with(x));
+    if let Some((ext, kind)) = promised {
+        let found = if head.is_empty() {
+            "an empty file".to_string()
+        } else {
+            format!("bytes that do not start as {kind} data does ({})", hex::encode(&head[..head.len().min(4)]))
+        };
+        return Err(Error::format(&file.rel, format!("named {ext}, but {found}; expected {kind}-compressed data")));
+    }
     Ok(Box::new(reader))
 }
 
@@ -301,6 +313,24 @@ pub fn read_small(path: &Path, limit: u64) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_that_promises_compression_the_bytes_lack_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, bytes, said) in [
+            ("e.jsonl.gz", &b""[..], "e.jsonl.gz: named .gz, but an empty file; expected gzip-compressed data"),
+            (
+                "p.jsonl.zst",
+                &b"{\"a\":1}\n"[..],
+                "p.jsonl.zst: named .zst, but bytes that do not start as zstd data does (7b226122)",
+            ),
+        ] {
+            std::fs::write(dir.path().join(name), bytes).unwrap();
+            let input = InputFile { path: dir.path().join(name), rel: name.into(), captures: Default::default() };
+            let e = open(&input).err().expect("refused").to_string();
+            assert!(e.contains(said), "{e}");
+        }
+    }
 
     #[test]
     fn patterns_capture_segments() {

@@ -61,11 +61,16 @@ fn read_failed(rel: &str, lines: u64, e: &std::io::Error) -> Error {
     let compressed = [".gz", ".zst", ".zstd"].iter().any(|x| rel.ends_with(x));
     let zstd_early = e.to_string().contains("incomplete frame");
     let why = if zstd_early || (compressed && e.kind() == std::io::ErrorKind::UnexpectedEof) {
-        "; the compressed stream stops before its end (a truncated or partly downloaded file?)"
+        "; the compressed stream is cut short, or followed by bytes that are not compressed data (a truncated \
+         or partly downloaded file?)"
     } else {
         ""
     };
-    Error::format(rel, format!("read failed after line {}: {e}{why}", crate::hash::group_digits(lines)))
+    let place = match lines {
+        0 => "before its first line".to_string(),
+        n => format!("after line {}", crate::hash::group_digits(n)),
+    };
+    Error::format(rel, format!("read failed {place}: {e}{why}"))
 }
 
 /// A run of raw JSON Lines lines, for parsing elsewhere (another thread).
@@ -791,9 +796,11 @@ mod tests {
         z.truncate(z.len() - 8);
         let reader = std::io::BufReader::new(zstd::stream::read::Decoder::new(std::io::Cursor::new(z)).unwrap());
         let e = jsonl(Box::new(reader), "m.jsonl.zst", &mut |_| Ok(())).unwrap_err().to_string();
-        assert!(e.starts_with("m.jsonl.zst: read failed after line "), "{e}");
+        assert!(e.starts_with("m.jsonl.zst: read failed before its first line: incomplete frame"), "{e}");
         assert!(
-            e.ends_with("the compressed stream stops before its end (a truncated or partly downloaded file?)"),
+            e.ends_with(
+                "cut short, or followed by bytes that are not compressed data (a truncated or partly downloaded file?)"
+            ),
             "{e}"
         );
         let mut g = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
@@ -802,7 +809,7 @@ mod tests {
         g.truncate(g.len() - 8);
         let reader = std::io::BufReader::new(flate2::bufread::MultiGzDecoder::new(std::io::Cursor::new(g)));
         let e = jsonl(Box::new(reader), "m.jsonl.gz", &mut |_| Ok(())).unwrap_err().to_string();
-        assert!(e.contains("the compressed stream stops before its end"), "{e}");
+        assert!(e.contains("the compressed stream is cut short"), "{e}");
     }
 
     #[test]

@@ -519,6 +519,34 @@ fn rejected_eval_rows_keep_their_raw_record_and_run_time_errors_name_their_state
 }
 
 #[test]
+fn a_tables_rejects_keep_one_type_of_source_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "a.jsonl", "{\"id\": 1, \"v\": 1.5}\n{\"id\": 4, \"v\": 2.0}\n");
+    write(dir, "d.json", "{\"records\": [{\"id\": 2, \"v\": 1.0}, {\"id\": 5, \"v\": 3.0}]}");
+    write(
+        dir,
+        "u.json",
+        r#"{"fields": [{"name": "id", "type": "integer", "constraints": {"minimum": 3}}, {"name": "v", "type": "number"}, {"name": "_source_file", "type": "string"}, {"name": "_source_line", "type": "string"}], "primaryKey": ["id"]}"#,
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"rl\"\n[[source]]\nname = \"lines\"\npath = \"a.jsonl\"\nformat = \"jsonl\"\n[[source]]\nname = \"docs\"\n\
+         path = \"d.json\"\nformat = \"json\"\nrecord_path = \"/records\"\n[[table]]\nname = \"u\"\nschema = \"u.json\"\n\
+         query = \"SELECT id, v, _source_file, CAST(_source_line AS VARCHAR) AS _source_line FROM lines UNION ALL \
+         SELECT id, v, _source_file, _source_line FROM docs\"\n",
+    );
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rejects = std::fs::read_to_string(release(dir, "rl").join("rejects/u.jsonl")).unwrap();
+    // the table's column is text, and so is the rejects file's, for a line as for a pointer
+    assert!(rejects.contains("{\"_source_file\":\"a.jsonl\",\"_source_line\":\"1\","), "{rejects}");
+    assert!(rejects.contains("{\"_source_file\":\"d.json\",\"_source_line\":\"/records/0\","), "{rejects}");
+    assert_eq!(rejects.lines().count(), 2, "{rejects}");
+}
+
+#[test]
 fn a_result_json_that_is_no_json_is_one_bad_record() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
