@@ -1,7 +1,7 @@
 //! The bundled example (pipelines/tinker-rl-bench): the release it builds, and what users and
 //! their tools can do with it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::util::*;
 
@@ -81,6 +81,25 @@ fn evaluations_join_their_checkpoints() {
         err.contains("raw/experiments/results/heldout_gsm8k.json:/results/0:tinker_uri: value \"tinker://9f27c001-b92c-55a7-9e12-1a8bd858e16d:train:0/sampler_weights/000010\" has no matching row in table checkpoints"),
         "{err}"
     );
+}
+
+#[test]
+fn a_nan_reward_is_neither_correct_nor_wrong() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pipeline = example_copy(tmp.path());
+    let f = pipeline.join("raw/experiments/results/heldout_gsm8k.json");
+    let text = std::fs::read_to_string(&f).unwrap().replacen("\"reward\": 1.0,", "\"reward\": NaN,", 1);
+    std::fs::write(&f, text).unwrap();
+    let out = tmp.path().join("out");
+    let o = run(bin().args(["build", "-q"]).arg(&pipeline).arg("--releases-dir").arg(&out));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let release = PathBuf::from(stdout(&o).trim());
+    // SQL orders NaN above every number: `reward > 0` alone would call it correct
+    let o = run(bin()
+        .args(["query", "--format", "csv"])
+        .arg(&release)
+        .arg("SELECT count(*) AS nan, count(correct) AS judged FROM eval_samples WHERE isnan(reward)"));
+    assert_eq!(stdout(&o), "nan,judged\n1,0\n", "{}", stderr(&o));
 }
 
 #[test]
