@@ -251,15 +251,20 @@ impl TableWriter {
         if shard.jsonl_bytes > 0 {
             self.ratio = self.ratio.max(pq as f64 / shard.jsonl_bytes as f64);
         }
-        if pq > self.opts.max_shard_bytes {
-            if shard.rows <= 1 {
-                return Err(Error::Refused(format!(
-                    "table {}: a single row makes a Parquet file of {}, above --max-shard-bytes {}",
-                    self.name,
-                    crate::hash::human_bytes(pq),
-                    crate::hash::human_bytes(self.opts.max_shard_bytes)
-                )));
-            }
+        let max = self.opts.max_shard_bytes;
+        // a row is never cut: one that alone makes a file above the limit is refused, in
+        // either format (a shard holds more than one row only while both fit)
+        if shard.rows <= 1 && (pq > max || shard.jsonl_bytes > max) {
+            let (what, bytes) =
+                if pq > max { ("a Parquet file", pq) } else { ("a JSON Lines file", shard.jsonl_bytes) };
+            return Err(Error::Refused(format!(
+                "table {}: a single row makes {what} of {}, above --max-shard-bytes {}",
+                self.name,
+                crate::hash::human_bytes(bytes),
+                crate::hash::human_bytes(max)
+            )));
+        }
+        if pq > max {
             return self.split(shard.parquet_path, shard.jsonl_path, shard.rows);
         }
         self.done.push(DoneShard {

@@ -149,7 +149,8 @@ struct BuildArgs {
     /// Rule for rows sharing a primary key, for every table (overrides the pipeline).
     #[arg(long, value_enum)]
     on_duplicate_key: Option<DuplicateArg>,
-    /// Largest data file, in bytes; larger tables are sharded.
+    /// Largest data file (Parquet or JSON Lines), in bytes; larger tables are sharded, and a
+    /// single row that alone makes a larger file is refused (a row is never cut).
     #[arg(long, default_value_t = WriteOptions::default().max_shard_bytes)]
     max_shard_bytes: u64,
     /// Largest Parquet row group, in uncompressed bytes (at least 1).

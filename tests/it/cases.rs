@@ -584,6 +584,14 @@ fn b22_max_shard_bytes_is_a_hard_limit() {
     );
     let o = run(bin().arg("verify").arg(&r));
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    // one row whose JSON Lines text alone passes the limit (its Parquet file does not, being
+    // compressed) is refused as in Parquet, never written as an oversized shard
+    let long = "x".repeat(50_000);
+    write(&dir, "big.jsonl", &format!("{{\"step\": 1, \"t\": \"a\"}}\n{{\"step\": 2, \"t\": \"{long}\"}}\n"));
+    write(&dir, "pipeline.toml", &simple_pipeline("b22b", "\"big.jsonl\"", "", ""));
+    let o = build(&dir, &["-q", "--max-shard-bytes", "20000"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("table t: a single row makes a JSON Lines file of "), "{}", stderr(&o));
 }
 
 #[test]
