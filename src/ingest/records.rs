@@ -199,6 +199,12 @@ fn json_message(e: &serde_json::Error, line_column: Option<usize>) -> String {
              recursion limit, which keeps a hostile input from exhausting the stack)"
         );
     }
+    if what == "number out of range" {
+        return format!(
+            "a number beyond the range of a 64-bit float (about ±1.8e308) {place}; write an infinity as the bare \
+             token Infinity or -Infinity"
+        );
+    }
     let mut m = if line_column.is_some() && e.line() == 1 {
         format!("not valid JSON: {what} {place}")
     } else {
@@ -787,6 +793,12 @@ mod tests {
         let got = collect(|s| jsonl(boxed(deep.as_bytes()), "f", s));
         assert!(got[0].starts_with("1 json: nested more than 128 arrays or objects deep at column "), "{got:?}");
         assert!(!got[0].contains("not valid"), "{got:?}");
+        let got = collect(|s| jsonl(boxed(b"{\"a\": 1e400}\n"), "f", s));
+        assert_eq!(
+            got[0],
+            "1 json: a number beyond the range of a 64-bit float (about ±1.8e308) at column 11; write an infinity as \
+             the bare token Infinity or -Infinity"
+        );
     }
 
     #[test]
