@@ -519,6 +519,21 @@ fn rejected_eval_rows_keep_their_raw_record_and_run_time_errors_name_their_state
 }
 
 #[test]
+fn a_release_whose_tables_are_all_empty_verifies() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "r.jsonl", "{\"a\": 1}\n");
+    write(dir, "pipeline.toml", &one_source("e1", "r.jsonl", "jsonl", "", "SELECT a FROM raw WHERE a > 5", ""));
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // no table has rows, so the card has no configs, and that is no problem
+    let r = release(dir, "e1");
+    assert!(!std::fs::read_to_string(r.join("README.md")).unwrap().contains("configs:"));
+    let o = run(bin().arg("verify").arg(&r));
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}
+
+#[test]
 fn a_tables_rejects_keep_one_type_of_source_line() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
