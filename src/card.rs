@@ -773,7 +773,7 @@ pub fn render(
             b,
             "| `{}`{} | {} | {} | {} | {} |",
             t.name,
-            if t.name == default_table { " (default)" } else { "" },
+            if t.name == default_table && t.rows > 0 { " (default)" } else { "" },
             crate::hash::group_digits(t.rows),
             t.schema.fields.len(),
             crate::hash::group_digits(sizes[&t.name]),
