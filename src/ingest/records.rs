@@ -58,7 +58,8 @@ pub fn jsonl(mut reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMu
 /// whose stream stops early (zstd's "incomplete frame", gzip's unexpected end), what that
 /// means, since the bytes before it were read.
 fn read_failed(rel: &str, lines: u64, e: &std::io::Error) -> Error {
-    let compressed = [".gz", ".zst", ".zstd"].iter().any(|x| rel.ends_with(x));
+    let name = rel.to_ascii_lowercase();
+    let compressed = [".gz", ".zst", ".zstd"].iter().any(|x| name.ends_with(x));
     let zstd_early = e.to_string().contains("incomplete frame");
     let why = if zstd_early || (compressed && e.kind() == std::io::ErrorKind::UnexpectedEof) {
         "; the compressed stream is cut short, or followed by bytes that are not compressed data (a truncated \
@@ -261,10 +262,10 @@ pub fn json_record(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn Fn
         items += 1;
         sink(item)
     };
+    // a bad document is placed at pointer "", where a good one's record is (one type for
+    // `_source_line` in its rejects); the message says the line and column
     match json_syntax(reader, rel, "", &mut counted)? {
         // a document with no record at all (`[]`) would give no row and no problem
-        // the record is the whole document, at pointer "" as a good one is (one type for
-        // `_source_line` in its rejects): the message says the line and column
         Ok(()) if items == 0 => sink(Item::Bad {
             at: Position::Pointer(String::new()),
             rule: "shape",
