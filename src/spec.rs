@@ -544,6 +544,15 @@ impl PipelineSpec {
                              carry their own nulls",
                         ));
                     }
+                    // a [[source.field]] beside the schema replaces its field of that name, or
+                    // adds one (the schema is read as written otherwise)
+                    let mut schema = schema;
+                    for f in &s.fields {
+                        match schema.fields.iter_mut().find(|g| g.name == f.name) {
+                            Some(g) => *g = f.clone(),
+                            None => schema.fields.push(f.clone()),
+                        }
+                    }
                     Some(schema)
                 }
                 None => None,

@@ -519,6 +519,32 @@ fn rejected_eval_rows_keep_their_raw_record_and_run_time_errors_name_their_state
 }
 
 #[test]
+fn a_source_field_beside_a_source_schema_replaces_or_adds_a_field() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "d.jsonl",
+        "{\"id\": 1, \"group\": 8, \"note\": [1, \"a\"]}\n{\"id\": 2, \"group\": \"b\", \"note\": {}}\n",
+    );
+    // the schema types `group` as a string, which the field replaces; `note` it lacks
+    write(dir, "s.json", r#"{"fields": [{"name": "id", "type": "integer"}, {"name": "group", "type": "string"}]}"#);
+    let fields = "schema = \"s.json\"\n[[source.field]]\nname = \"group\"\ntype = \"any\"\n\
+                  [[source.field]]\nname = \"note\"\ntype = \"any\"\n";
+    write(
+        dir,
+        "pipeline.toml",
+        &one_source("sf", "d.jsonl", "jsonl", fields, "SELECT id, \"group\", note FROM raw", ""),
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "sf"), "SELECT id, \"group\", note FROM t ORDER BY id"),
+        "id,group,note\n1,8,\"[1,\"\"a\"\"]\"\n2,\"\"\"b\"\"\",{}\n"
+    );
+}
+
+#[test]
 fn a_release_whose_tables_are_all_empty_verifies() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
