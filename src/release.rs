@@ -323,10 +323,27 @@ pub fn safe_relative(path: &str) -> bool {
         && path.split('/').all(|s| !s.is_empty() && s != ".." && s != ".")
 }
 
-/// A release being built in a hidden folder beside its final place.
+/// A release being built in a hidden folder beside its final place. Dropped without
+/// [`Staging::commit`] (a build that failed), it removes the staging folder and the folders
+/// it created to hold it, when they are empty.
 pub struct Staging {
     dir: Option<tempfile::TempDir>,
     target: PathBuf,
+    /// Folders that did not exist before this build, deepest first.
+    created: Vec<PathBuf>,
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        let Some(dir) = self.dir.take() else { return };
+        drop(dir);
+        for d in &self.created {
+            // a folder something else wrote into meanwhile is not empty, and stays
+            if std::fs::remove_dir(d).is_err() {
+                break;
+            }
+        }
+    }
 }
 
 impl Staging {
@@ -340,6 +357,13 @@ impl Staging {
             )));
         }
         let parent = target.parent().ok_or_else(|| Error::Refused("release path has no parent".into()))?;
+        // the folders this build makes (`releases/`, `releases/<name>/`), deepest first, so that
+        // a build that fails leaves none of them behind
+        let created: Vec<PathBuf> = parent
+            .ancestors()
+            .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+            .map(Path::to_path_buf)
+            .collect();
         std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
         let stem = target.file_name().expect("version").to_string_lossy().to_string();
         remove_stale(parent, &stem);
@@ -347,7 +371,7 @@ impl Staging {
             .prefix(&format!(".{stem}.building-{}-", std::process::id()))
             .tempdir_in(parent)
             .map_err(|e| Error::io(parent, e))?;
-        Ok(Staging { dir: Some(dir), target: target.to_path_buf() })
+        Ok(Staging { dir: Some(dir), target: target.to_path_buf(), created })
     }
 
     /// The staging folder.

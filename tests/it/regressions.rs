@@ -545,6 +545,31 @@ fn a_source_field_beside_a_source_schema_replaces_or_adds_a_field() {
 }
 
 #[test]
+fn a_build_that_fails_leaves_no_folder_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "r.jsonl", "{\"a\": 1}\n{\"a\": \"x\"}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        &one_source(
+            "nf",
+            "r.jsonl",
+            "jsonl",
+            "[[source.field]]\nname = \"a\"\ntype = \"integer\"\n",
+            "SELECT a FROM raw",
+            "",
+        ),
+    );
+    let out = dir.join("out/releases");
+    let o = run(bin().args(["build", "-q"]).arg(dir).arg("--releases-dir").arg(&out));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("nothing was written"), "{}", stderr(&o));
+    // "nothing was written": not even the folders that would have held the release
+    assert!(!dir.join("out").exists(), "{:?}", walkdir::WalkDir::new(dir.join("out")).into_iter().collect::<Vec<_>>());
+}
+
+#[test]
 fn a_release_whose_tables_are_all_empty_verifies() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
