@@ -174,7 +174,11 @@ fn plan_columns(src: &SourceDef, inputs: &[InputFile], schemas: &[SchemaRef], as
     } else {
         "declare the column's type ([[source.field]]) to cast every file to it"
     };
+    // files whose column sets differ: a matter for the pipeline (columns = "union", or separate
+    // sources), said for every file at once as for the other formats
+    let mut set_diffs: Vec<String> = Vec::new();
     for (input, schema) in inputs.iter().zip(schemas).skip(1) {
+        let mut extra: Vec<String> = Vec::new();
         for f in schema.fields() {
             let t = canon(f, &input.rel)?;
             match fields.iter().position(|g| g.name() == f.name()) {
@@ -206,29 +210,32 @@ fn plan_columns(src: &SourceDef, inputs: &[InputFile], schemas: &[SchemaRef], as
                     fields.push(Field::new(f.name(), t, true));
                     typed_by.push(&input.rel);
                 }
-                None => violations.push(schema_problem(
-                    &input.rel,
-                    f.name(),
-                    format!(
-                        "column `{}` is in {} but not in {}; set columns = \"union\" to combine them",
-                        f.name(),
-                        input.rel,
-                        inputs[0].rel
-                    ),
-                )),
+                None => extra.push(format!("`{}`", f.name())),
             }
+        }
+        if !extra.is_empty() {
+            set_diffs.push(format!("{} has {} that {} lacks", input.rel, extra.join(", "), inputs[0].rel));
         }
         if src.columns == ColumnsPolicy::Same {
-            for g in &fields {
-                if schema.field_with_name(g.name()).is_err() {
-                    violations.push(schema_problem(
-                        &input.rel,
-                        g.name(),
-                        format!("column `{}` is in {} but not in {}", g.name(), inputs[0].rel, input.rel),
-                    ));
-                }
+            let missing: Vec<String> = fields
+                .iter()
+                .filter(|g| schema.field_with_name(g.name()).is_err())
+                .map(|g| format!("`{}`", g.name()))
+                .collect();
+            if !missing.is_empty() {
+                set_diffs.push(format!("{} lacks {} that {} has", input.rel, missing.join(", "), inputs[0].rel));
             }
         }
+    }
+    if !set_diffs.is_empty() {
+        return Err(Error::config(
+            format!("source {}", src.name),
+            format!(
+                "the files of this source have different columns: {}; set columns = \"union\" to combine them \
+                 (missing columns become null) or split them into separate sources",
+                set_diffs.join("; ")
+            ),
+        ));
     }
     if !violations.is_empty() {
         let total = violations.len();

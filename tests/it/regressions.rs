@@ -2497,6 +2497,36 @@ fn raw_json_lines_queries_read_every_extension_type_nan_strings_in_any_order_and
 }
 
 #[test]
+fn parquet_files_of_one_source_with_other_columns_are_a_pipeline_matter() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let script = "import sys, pyarrow as pa, pyarrow.parquet as pq\n\
+                  d = sys.argv[1]\n\
+                  pq.write_table(pa.table({'a': [1], 'b': ['x']}), d + '/p/0.parquet')\n\
+                  pq.write_table(pa.table({'a': [2], 'c': [1.5]}), d + '/p/1.parquet')\n";
+    std::fs::create_dir_all(dir.join("p")).unwrap();
+    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(dir));
+    assert!(o.status.success(), "{}", stderr(&o));
+    write(dir, "pipeline.toml", &one_source("pc", "p/*.parquet", "parquet", "", "SELECT * FROM raw", ""));
+    // as for JSON Lines and CSV files: exit 2, every difference in one message, and the way out
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "the files of this source have different columns: p/1.parquet has `c` that p/0.parquet lacks; \
+             p/1.parquet lacks `b` that p/0.parquet has; set columns = \"union\""
+        ),
+        "{}",
+        stderr(&o)
+    );
+    let union = "columns = \"union\"\n";
+    write(dir, "pipeline.toml", &one_source("pc", "p/*.parquet", "parquet", union, "SELECT a, b, c FROM raw", ""));
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "pc"), "SELECT a, b, c FROM t ORDER BY a"), "a,b,c\n1,x,\n2,,1.5\n");
+}
+
+#[test]
 fn a_parquet_column_null_in_every_row_of_one_file_takes_the_other_files_type() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
