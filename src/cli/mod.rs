@@ -136,8 +136,9 @@ struct BuildArgs {
     /// Folder that holds releases.
     #[arg(long, default_value = "releases")]
     releases_dir: PathBuf,
-    /// Build again and replace an existing release of the same version, even when its inputs
-    /// look unchanged (same sizes and modification times).
+    /// Replace an existing release of the same version: without it, a version once built is
+    /// never overwritten (changed inputs need --force or another --release-version), and with
+    /// it the build runs even when the inputs look unchanged (same sizes and modification times).
     #[arg(long)]
     force: bool,
     /// What to do with rows that break the rules.
