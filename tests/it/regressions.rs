@@ -545,6 +545,24 @@ fn a_source_field_beside_a_source_schema_replaces_or_adds_a_field() {
 }
 
 #[test]
+fn a_bad_line_read_as_several_rows_is_one_violation() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "metrics.jsonl",
+        "{\"step\": 1, \"loss\": 2.0, \"reward\": 0.5}\n{\"step\": \"one\", \"loss\": 2.0, \"reward\": 0.5}\n",
+    );
+    write(dir, "pipeline.toml", &one_source("tm", "metrics.jsonl", "tinker-metrics", "", "SELECT * FROM raw", ""));
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    // the line's two metrics are two long-form rows, with the one problem of their line
+    assert_eq!(err.matches("metrics.jsonl:2:$.step: expected integer, found string \"one\"").count(), 1, "{err}");
+    assert!(err.contains("1 violation found"), "{err}");
+}
+
+#[test]
 fn a_build_that_fails_leaves_no_folder_behind() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
