@@ -15,7 +15,7 @@
 //! - [`pipeline`]: runs the sources and the tables' SQL in dependency order; the `build` verb.
 //! - [`feed`]: a source streamed straight into the one table query that reads it.
 //! - [`validate`]: table rows × schema → violations, rejects, duplicate-key rules.
-//! - [`write`]: batches → Parquet (zstd) and JSON Lines shards.
+//! - [`write`](mod@write): batches → Parquet (zstd) and JSON Lines shards.
 //! - [`hash`]: SHA-256 and git blob SHA-1 of files.
 //! - [`card`]: the dataset card (`README.md` with the Hub's YAML metadata).
 //! - [`release`]: the release folder, `manifest.json`, `SHA256SUMS`, atomic commit.

@@ -487,7 +487,7 @@ fn parquet_rows(path: &Path) -> std::result::Result<(), String> {
 /// A view column decodes a dictionary-encoded Parquet column by pointing into the
 /// dictionary rather than copying every value, and DataFusion groups and compares views
 /// without first gathering their bytes (GROUP BY a checkpoint URI over 416,000 rows: ~16 %
-/// faster). Views print as any text does ([`print`]), so only SQL that asks for a column's
+/// faster). Views print as any text does ([`print`](fn@print)), so only SQL that asks for a column's
 /// type (`arrow_typeof`, `DESCRIBE`, `information_schema`) sees the difference. Used for
 /// release tables in `runpack query`; a build reads earlier tables with their declared
 /// types.
@@ -808,7 +808,7 @@ fn csv_ready(batch: &RecordBatch) -> Result<RecordBatch> {
 }
 
 /// Writes `batches` to `out` in `format` (CSV: nested values as JSON text, see
-/// [`csv_ready`]; JSON formats: see [`json_ready`] for how each Arrow type is written).
+/// `csv_ready`; JSON formats: see `json_ready` for how each Arrow type is written).
 ///
 /// Errors: [`Error::Io`] naming `<stdout>` when `out` refuses the bytes (a closed pipe among
 /// them), [`Error::Format`] for a value that cannot be printed.
@@ -829,7 +829,7 @@ pub fn print(
 /// one batch at a time; the table format waits for all of them (its column widths depend on
 /// every row).
 ///
-/// Errors: as [`print`], and [`Error::Sql`] named `context` (see [`run_script_stream`]) when
+/// Errors: as [`print`](fn@print), and [`Error::Sql`] named `context` (see [`run_script_stream`]) when
 /// the query fails while it runs.
 pub async fn print_stream(
     format: PrintFormat,

@@ -3,7 +3,7 @@
 //!
 //! In: a JSON file in Frictionless Table Schema form (<https://specs.frictionlessdata.io/table-schema/>,
 //! v1 with the v2 `items` idea for arrays). Out: a [`TableSchema`] and its Arrow
-//! [`Schema`](arrow::datatypes::Schema).
+//! [`Schema`].
 //!
 //! Type mapping (Frictionless → Arrow):
 //!

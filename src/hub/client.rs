@@ -1,15 +1,15 @@
 //! HTTP to the Hub: one method per endpoint, retries, and error messages.
 //!
-//! In: a [`HubConfig`](super::HubConfig). Out: typed answers of the Hub API, or an
+//! In: a [`HubConfig`]. Out: typed answers of the Hub API, or an
 //! [`Error::HubStatus`] / [`Error::Hub`] naming the step, the status, the server's message and
 //! the request id. The token goes only into `Authorization` headers of requests to the
 //! endpoint (marked sensitive, so `Debug` output of a request hides it); it is never sent to
 //! the pre-signed storage URLs the Hub hands out, and it is scrubbed from server messages.
 //!
-//! Retry rules ([`HubClient::send`], after huggingface_hub `utils/_http.py` `http_backoff`):
+//! Retry rules (`HubClient::send`, after huggingface_hub `utils/_http.py` `http_backoff`):
 //! 408, 429, 500, 502, 503, 504 and network errors are retried with backoff
-//! ([`RetryPolicy`](super::RetryPolicy)); every other 4xx is permanent and fails at once. The
-//! commit POST is never sent through this loop ([`HubClient::send_once`]): a lost answer is
+//! ([`RetryPolicy`]); every other 4xx is permanent and fails at once. The
+//! commit POST is never sent through this loop (`HubClient::send_once`): a lost answer is
 //! resolved by [`super::publish`] by re-reading the branch.
 
 use std::time::Duration;

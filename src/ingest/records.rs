@@ -478,7 +478,7 @@ pub(crate) fn csv_header<R: std::io::Read>(rdr: &mut csv::Reader<R>, rel: &str) 
 /// The column names a CSV file's header gives (without the skipped, empty ones), for a file
 /// that may hold no row at all: its columns still exist.
 ///
-/// Errors: those of the header (see [`csv`]).
+/// Errors: those of the header (see [`csv`](fn@csv)).
 pub fn csv_columns(reader: Box<dyn BufRead + Send>, rel: &str) -> Result<Vec<String>> {
     let mut rdr = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(reader);
     Ok(csv_header(&mut rdr, rel)?.iter().filter(|h| !h.is_empty()).map(str::to_string).collect())

@@ -157,7 +157,7 @@ pub fn run_id(o: &Map<String, Value>) -> Option<String> {
 
 /// Reads every run list of the plan (first pass).
 ///
-/// Errors: as [`read_list`].
+/// Errors: as `read_list`.
 pub fn scan_lists(plan: &Plan) -> Result<Lists> {
     let mut lists = Lists::default();
     for k in 0..plan.inputs.len() {
@@ -484,7 +484,7 @@ pub fn run_row(
 
 /// Emits the rows of a run-list file.
 ///
-/// Errors: as [`read_list`]; a config that cannot be read is a bad record.
+/// Errors: as `read_list`; a config that cannot be read is a bad record.
 pub fn emit_list(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>) -> Result<()> {
     let table = plan.opts.table;
     if !matches!(table, super::WandbTable::Runs | super::WandbTable::Histograms) {

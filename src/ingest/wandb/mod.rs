@@ -226,14 +226,14 @@ fn columns_of(table: WandbTable) -> Vec<(String, Target)> {
 /// The columns of a source's table.
 ///
 /// - `runs`: `entity, project, run_id, name, state, group, job_type` (Utf8), `tags`
-///   (List<Utf8>), `notes` (Utf8), `created_at` (Timestamp µs UTC), `runtime_s` (Float64
+///   (`List<Utf8>`), `notes` (Utf8), `created_at` (Timestamp µs UTC), `runtime_s` (Float64
 ///   seconds), `last_step` (Int64), `history_rows` (Int64, the run's `historyLineCount`), `url`,
 ///   `config` (JSON text, normalised: wrappers removed, `_wandb` dropped), `config_raw` (JSON
 ///   text of the config as found), `summary` (JSON text of the plain summary values: no
 ///   `_wandb`, histograms or media), `fields` (JSON text of export columns whose role the export
 ///   does not say: UI tables and flattened dumps mix config and summary), `metadata` (JSON text
 ///   of `wandb-metadata.json`, redacted), `source` (the flavour: `ui-runs-csv`, `api-runs-csv`,
-///   `api-runs-json`, `run-dir`, `wandb-log`), `source_files` (List<Utf8>), then the extra
+///   `api-runs-json`, `run-dir`, `wandb-log`), `source_files` (`List<Utf8>`), then the extra
 ///   columns of `[[source.wandb.column]]`.
 /// - `history`: `run_id, run_name` (Utf8; chart exports only have names), `step` (Int64
 ///   `_step`), `timestamp` (Float64 `_timestamp`, Unix seconds as logged), `runtime_s` (Float64
@@ -245,7 +245,7 @@ fn columns_of(table: WandbTable) -> Vec<(String, Target)> {
 ///   name, `system.gpu.0.gpu`; `.wandb` stats keys get the `system.` prefix the W&B server adds),
 ///   `value`, `value_text`.
 /// - `histograms`: `run_id`, `key`, `step` (Int64), `origin` (`summary` | `history`),
-///   `bin_edges` (List<Float64>, one more than the counts), `counts` (List<Float64>).
+///   `bin_edges` (`List<Float64>`, one more than the counts), `counts` (`List<Float64>`).
 pub fn columns(o: &WandbOptions) -> Vec<(String, Target)> {
     let mut cols = columns_of(o.table);
     for c in &o.columns {
