@@ -190,10 +190,19 @@ pub struct RunKey {
     pub run_name: Option<String>,
 }
 
-/// Value columns of one logged value: (`value`, `value_text`).
+/// Value columns of one logged value: (`value`, `value_text`). An integer a float cannot hold
+/// exactly (beyond ±2^53) goes to `value_text` as its digits, as text and lists do.
 fn value_columns(v: &Value) -> Option<(Value, Value)> {
+    // an integer a float cannot hold exactly (beyond ±2^53) keeps its digits in the text
+    // column, as one beyond 64 bits does
+    const EXACT: u64 = 1 << 53;
     match v {
         Value::Null => None,
+        Value::Number(n)
+            if n.as_u64().is_some_and(|u| u > EXACT) || n.as_i64().is_some_and(|i| i.unsigned_abs() > EXACT) =>
+        {
+            Some((Value::Null, Value::String(n.to_string())))
+        }
         Value::Number(_) => Some((v.clone(), Value::Null)),
         Value::String(t) if lenient::special(t).is_some_and(|s| s.as_f64().is_some()) => Some((v.clone(), Value::Null)),
         Value::String(t) => match lenient::special(t) {
@@ -244,6 +253,9 @@ pub fn history_rows(
                             out(Out::Row(histogram_row(rec.run, k, step.map(Value::from), "history", &h), at.clone()))?
                         }
                     }
+                } else {
+                    // counted and said, as in the runs table: the histograms table reads them
+                    out(Out::Media { key: k.clone(), kind: "histogram".into() })?;
                 }
             }
             Rich::Media(t) => {
