@@ -683,6 +683,61 @@ print(json.dumps(recs))
     assert!(card.contains(&format!("reading stopped at byte {}", cut_rec.0)), "{card}");
 }
 
+#[test]
+fn a_damaged_part_inside_a_wandb_log_is_skipped_and_reading_goes_on() {
+    let src = offline_runs();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("p");
+    copy_files(&src.join("wandb"), &dir.join("wandb"));
+    let log = walkdir::WalkDir::new(dir.join("wandb"))
+        .into_iter()
+        .flatten()
+        .find(|e| e.file_name() == "run-longrun1.wandb" && !e.path().to_string_lossy().contains("latest-run"))
+        .unwrap()
+        .into_path();
+    let rel = log.strip_prefix(&dir).unwrap().to_string_lossy().to_string();
+    write(
+        &dir,
+        "pipeline.toml",
+        &pipeline(
+            "dmg",
+            &[
+                ("hist", &format!("\"{rel}\""), r#"{ table = "history" }"#),
+                ("runs", &format!("\"{rel}\""), r#"{ table = "runs" }"#),
+            ],
+            &[
+                ("history", "SELECT run_id, step, metric, value FROM hist", ""),
+                ("wandb_runs", "SELECT run_id, state, last_step FROM runs", ""),
+            ],
+        ),
+    );
+    let o = build(&dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let whole = query(&release(&dir, "dmg"), "SELECT count(*) AS n, max(step) AS last FROM history");
+    // one byte changed in the second block: its records are lost, the later blocks' are read
+    let mut bytes = std::fs::read(&log).unwrap();
+    assert!(bytes.len() > 4 * 32768, "{}", bytes.len());
+    bytes[32768 + 1000] ^= 0x55;
+    std::fs::write(&log, &bytes).unwrap();
+    let o = build(&dir, &["--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains(&format!("{rel}: bytes ")) && e.contains("are damaged (checksum mismatch in the chunk at byte"),
+        "{e}"
+    );
+    assert!(!e.contains("reading stopped"), "{e}");
+    let r = release(&dir, "dmg");
+    let got = query(&r, "SELECT count(*) AS n, max(step) AS last FROM history");
+    let n = |t: &str| t.lines().nth(1).unwrap().split(',').map(|x| x.parse::<i64>().unwrap()).collect::<Vec<_>>();
+    let (before, after) = (n(&whole), n(&got));
+    // the last step is still read, and at most the records of about one block are lost
+    assert_eq!(after[1], before[1], "{got}");
+    assert!(after[0] < before[0] && after[0] > before[0] - 2000, "{whole} vs {got}");
+    // a damaged part is no sign that the run crashed
+    assert!(!query(&r, "SELECT state FROM wandb_runs").contains("crashed"));
+}
+
 /// Builds one W&B source `w` (path, options) into table `t` (`SELECT *`); the output.
 fn wandb_build(dir: &Path, path: &str, opts: &str) -> std::process::Output {
     write(

@@ -4,8 +4,10 @@
 //! 0.17, the Go `wandb-core` `transactionlog` package after; format version 0). Out: the
 //! protobuf records it holds, decoded into [`Event`]s (history rows, summary and config
 //! updates, the run record, system-metric samples, the exit record), each with its byte offset
-//! and 1-based record number; and, when the file is damaged or cut short, a [`Stop`] naming the
-//! byte offset where reading stopped and why. Every record before that point is returned.
+//! and 1-based record number; when the file is cut short, a [`Stop`] naming the byte offset
+//! where reading stopped and why (every record before it is returned); and when a part inside
+//! it is damaged, a [`Skip`] for each: reading goes on at the next 32 KiB block, as LevelDB's
+//! log reader does, so only the records in the damaged part are lost.
 //!
 //! Framing (LevelDB log format with a W&B file header): the file starts with a 7-byte header,
 //! `":W&B"`, the magic `0xBEE1` (little-endian `u16`) and the version byte `0`. The rest is cut
@@ -40,6 +42,19 @@ pub struct Stop {
     /// Byte offset of the first byte not read as part of an intact record.
     pub offset: u64,
     /// What was wrong there.
+    pub reason: String,
+}
+
+/// A damaged part of a log that reading skipped: from the first byte of the record the damage
+/// broke to the start of the next 32 KiB block, where reading went on (LevelDB's log reader
+/// does the same). The records in between are lost; the ones after it are read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skip {
+    /// Byte offset of the first byte skipped.
+    pub offset: u64,
+    /// Byte offset where reading went on (a block start).
+    pub resumed: u64,
+    /// What was wrong.
     pub reason: String,
 }
 
@@ -301,19 +316,38 @@ fn crc_ok(stored: u32, type_and_data: &[u8]) -> bool {
 pub type FrameFn<'a> = dyn FnMut(u64, u64, &[u8]) -> Result<(), String> + 'a;
 
 /// Reads the records of a log, calling `f` with (byte offset, record number, record bytes) for
-/// every intact record, in order.
+/// every intact record, in order. Damage inside the file (a checksum mismatch, a chunk that
+/// cannot be, a record left unfinished) skips to the next block, noted in `skipped`, and
+/// reading goes on there; the chunks that continue a broken record are skipped with it.
 ///
-/// Returns `Ok(None)` when the log ends cleanly, `Ok(Some(stop))` when a damaged or truncated
-/// part ends reading early (every record before it has been delivered).
+/// Returns `Ok(None)` when the log ends cleanly, `Ok(Some(stop))` when the file ends inside a
+/// record or chunk (every record before it has been delivered).
 ///
 /// Errors: `Err(message)` when the file is not a W&B log at all (bad header) or cannot be read.
-pub fn read_frames(mut r: impl Read, f: &mut FrameFn) -> Result<Option<Stop>, String> {
+pub fn read_frames(mut r: impl Read, f: &mut FrameFn, skipped: &mut Vec<Skip>) -> Result<Option<Stop>, String> {
     let mut block = vec![0u8; BLOCK];
     let mut block_start: u64 = 0;
     let mut record: Vec<u8> = Vec::new();
     let mut record_offset: Option<u64> = None;
     let mut number: u64 = 0;
     let mut first = true;
+    // after damage: the chunks that continue a broken record are skipped up to a FULL or FIRST
+    let mut resync = false;
+    // damage at byte `$at` of this block: drop the record being assembled, go on at the next block
+    macro_rules! damaged {
+        ($at:expr, $reason:expr) => {{
+            let from = record_offset.take().unwrap_or($at);
+            record.clear();
+            let resumed = block_start + BLOCK as u64;
+            match skipped.last_mut() {
+                // the chunks of one broken record, met block after block, are one skip
+                Some(last) if last.resumed == from => last.resumed = resumed,
+                _ => skipped.push(Skip { offset: from, resumed, reason: $reason }),
+            }
+            resync = true;
+            break;
+        }};
+    }
     loop {
         let n = read_full(&mut r, &mut block).map_err(|e| format!("read failed at byte {block_start}: {e}"))?;
         if n == 0 {
@@ -334,19 +368,13 @@ pub fn read_frames(mut r: impl Read, f: &mut FrameFn) -> Result<Option<Stop>, St
             if checksum == 0 && len == 0 && kind == 0 {
                 // zero padding: the rest of the block is unused
                 if block[i..n].iter().any(|&b| b != 0) {
-                    return Ok(Some(stop(
-                        record_offset.unwrap_or(at),
-                        "an all-zero chunk header followed by non-zero bytes",
-                    )));
+                    damaged!(at, "an all-zero chunk header followed by non-zero bytes".to_string());
                 }
                 break;
             }
             let end = i + HEADER + len;
             if end > BLOCK {
-                return Ok(Some(stop(
-                    record_offset.unwrap_or(at),
-                    &format!("chunk at byte {at} claims {len} bytes, past the end of its 32 KiB block"),
-                )));
+                damaged!(at, format!("chunk at byte {at} claims {len} bytes, past the end of its 32 KiB block"));
             }
             if end > n {
                 return Ok(Some(stop(
@@ -358,23 +386,32 @@ pub fn read_frames(mut r: impl Read, f: &mut FrameFn) -> Result<Option<Stop>, St
                 )));
             }
             if !crc_ok(checksum, &block[i + HEADER - 1..end]) {
-                return Ok(Some(stop(
-                    record_offset.unwrap_or(at),
-                    &format!("checksum mismatch in the chunk at byte {at}"),
-                )));
+                damaged!(at, format!("checksum mismatch in the chunk at byte {at}"));
             }
             let data = &block[i + HEADER..end];
+            if resync && matches!(kind, 3 | 4) {
+                // the rest of a record whose start was lost: skipped with it
+                if let Some(last) = skipped.last_mut() {
+                    last.resumed = block_start + end as u64;
+                }
+                i = end;
+                if BLOCK - i < HEADER {
+                    break;
+                }
+                continue;
+            }
+            resync = false;
             match kind {
                 1 => {
-                    if let Some(o) = record_offset {
-                        return Ok(Some(stop(o, "a record was left unfinished (FIRST without LAST)")));
+                    if record_offset.is_some() {
+                        damaged!(at, "a record was left unfinished (FIRST without LAST)".to_string());
                     }
                     number += 1;
                     f(at, number, data)?;
                 }
                 2 => {
-                    if let Some(o) = record_offset {
-                        return Ok(Some(stop(o, "a record was left unfinished (FIRST without LAST)")));
+                    if record_offset.is_some() {
+                        damaged!(at, "a record was left unfinished (FIRST without LAST)".to_string());
                     }
                     record.clear();
                     record.extend_from_slice(data);
@@ -382,10 +419,10 @@ pub fn read_frames(mut r: impl Read, f: &mut FrameFn) -> Result<Option<Stop>, St
                 }
                 3 | 4 => {
                     let Some(o) = record_offset else {
-                        return Ok(Some(stop(
+                        damaged!(
                             at,
-                            &format!("a {} chunk without a FIRST chunk", if kind == 3 { "MIDDLE" } else { "LAST" }),
-                        )));
+                            format!("a {} chunk without a FIRST chunk", if kind == 3 { "MIDDLE" } else { "LAST" })
+                        );
                     };
                     record.extend_from_slice(data);
                     if kind == 4 {
@@ -395,10 +432,7 @@ pub fn read_frames(mut r: impl Read, f: &mut FrameFn) -> Result<Option<Stop>, St
                     }
                 }
                 other => {
-                    return Ok(Some(stop(
-                        record_offset.unwrap_or(at),
-                        &format!("unknown chunk type {other} at byte {at}"),
-                    )));
+                    damaged!(at, format!("unknown chunk type {other} at byte {at}"));
                 }
             }
             i = end;
@@ -540,24 +574,30 @@ pub fn remove_path(root: &mut Map<String, Value>, path: &[String]) {
     cur.remove(last);
 }
 
-/// Reads a whole log: every intact record decoded, and where reading stopped early.
+/// Reads a whole log: every intact record decoded, where reading stopped early, and the
+/// damaged parts it skipped (see [`read_frames`]).
 ///
 /// Errors: a message when the file is not a W&B log (bad header) or a record that passed its
 /// checksum is not a valid protobuf record.
-pub fn read_all(r: impl Read) -> Result<(Vec<Entry>, Option<Stop>), String> {
+pub fn read_all(r: impl Read) -> Result<(Vec<Entry>, Option<Stop>, Vec<Skip>), String> {
     let mut out = Vec::new();
     let mut bad: Option<Stop> = None;
-    let stop = read_frames(r, &mut |offset, number, bytes| {
-        if bad.is_some() {
-            return Ok(());
-        }
-        match decode(bytes) {
-            Ok(event) => out.push(Entry { offset, number, event }),
-            Err(m) => bad = Some(Stop { offset, reason: format!("record {number}: {m}") }),
-        }
-        Ok(())
-    })?;
-    Ok((out, bad.or(stop)))
+    let mut skipped = Vec::new();
+    let stop = read_frames(
+        r,
+        &mut |offset, number, bytes| {
+            if bad.is_some() {
+                return Ok(());
+            }
+            match decode(bytes) {
+                Ok(event) => out.push(Entry { offset, number, event }),
+                Err(m) => bad = Some(Stop { offset, reason: format!("record {number}: {m}") }),
+            }
+            Ok(())
+        },
+        &mut skipped,
+    )?;
+    Ok((out, bad.or(stop), skipped))
 }
 
 #[cfg(test)]
@@ -623,7 +663,7 @@ pub(crate) mod tests {
         recs.push(history(2001, "nan", "NaN"));
         let bytes = frame(&recs);
         assert!(bytes.len() > 3 * BLOCK);
-        let (entries, stop) = read_all(&bytes[..]).unwrap();
+        let (entries, stop, _) = read_all(&bytes[..]).unwrap();
         assert!(stop.is_none(), "{stop:?}");
         assert_eq!(entries.len(), 2002);
         match &entries[1999].event {
@@ -643,27 +683,52 @@ pub(crate) mod tests {
 
     #[test]
     fn truncation_and_corruption_stop_with_an_offset() {
-        let recs: Vec<Vec<u8>> = (0..100).map(|i| history(i, "loss", "0.5")).collect();
+        // enough records for several 32 KiB blocks
+        let recs: Vec<Vec<u8>> = (0..3000).map(|i| history(i, "loss", "0.5")).collect();
         let bytes = frame(&recs);
+        assert!(bytes.len() > 3 * BLOCK);
         // cut in the middle of record 51
         let mut offsets = Vec::new();
-        read_frames(&bytes[..], &mut |o, _, _| {
-            offsets.push(o);
-            Ok(())
-        })
+        let mut skipped = Vec::new();
+        read_frames(
+            &bytes[..],
+            &mut |o, _, _| {
+                offsets.push(o);
+                Ok(())
+            },
+            &mut skipped,
+        )
         .unwrap();
+        assert!(skipped.is_empty());
         let cut = offsets[50] as usize + 10;
-        let (entries, stop) = read_all(&bytes[..cut]).unwrap();
+        let (entries, stop, skipped) = read_all(&bytes[..cut]).unwrap();
         assert_eq!(entries.len(), 50);
+        assert!(skipped.is_empty());
         let stop = stop.unwrap();
         assert_eq!(stop.offset, offsets[50]);
         assert!(stop.reason.contains("ends inside"), "{}", stop.reason);
-        // flip a byte inside record 21
+        // flip a byte inside record 21: the rest of its block is skipped, the next blocks read
         let mut bad = bytes.clone();
         bad[offsets[20] as usize + 9] ^= 0xff;
-        let (entries, stop) = read_all(&bad[..]).unwrap();
-        assert_eq!(entries.len(), 20);
-        assert!(stop.unwrap().reason.contains("checksum"));
+        let (entries, stop, skipped) = read_all(&bad[..]).unwrap();
+        assert!(stop.is_none(), "{stop:?}");
+        assert_eq!(skipped.len(), 1, "{skipped:?}");
+        assert_eq!(skipped[0].offset, offsets[20]);
+        assert!(skipped[0].reason.contains("checksum mismatch"), "{}", skipped[0].reason);
+        // the records that start in a later block, after the one that may span into it
+        let later: Vec<u64> = offsets.iter().copied().filter(|&o| o >= BLOCK as u64).collect();
+        let steps: Vec<i64> = entries
+            .iter()
+            .map(|e| match &e.event {
+                Event::History { step, .. } => step.unwrap(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(&steps[..20], &(0..20).collect::<Vec<_>>()[..]);
+        assert_eq!(entries.len(), 20 + later.len());
+        assert_eq!(entries[20].offset, later[0]);
+        assert_eq!(*steps.last().unwrap(), 2999);
+        assert!(skipped[0].resumed <= later[0] && skipped[0].resumed >= BLOCK as u64, "{skipped:?}");
         // not a log
         assert!(read_all(&b"hello world"[..]).unwrap_err().contains(":W&B"));
     }

@@ -443,6 +443,32 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], report: &mut BuildReport) 
             ),
         );
     }
+    // a run directory's history and events files, when its `.wandb` log is read instead
+    let mut superseded: Vec<String> = Vec::new();
+    for d in 0..plan.dirs.len() {
+        let Some(log) = plan.log_of(d) else { continue };
+        for m in [run_dir::Member::History, run_dir::Member::Events] {
+            let read_here = match m {
+                run_dir::Member::History => matches!(table, WandbTable::History | WandbTable::Histograms),
+                _ => table == WandbTable::System,
+            };
+            if let Some(k) = plan.member(d, m).filter(|_| read_here) {
+                superseded.push(format!("{} (the run's log {} is read)", inputs[k].rel, inputs[log].rel));
+            }
+        }
+    }
+    if !superseded.is_empty() {
+        report.warn(
+            &name,
+            "wandb-superseded",
+            None,
+            format!(
+                "{} file(s) not read, as their run's `.wandb` log holds the same records and more: {}",
+                superseded.len(),
+                superseded.join(", ")
+            ),
+        );
+    }
     // run lists: duplicates, totals, expectations
     let lists = api::scan_lists(&plan)?;
     if table == WandbTable::Runs {

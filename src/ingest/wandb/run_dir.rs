@@ -175,6 +175,8 @@ pub struct Folded {
     pub stats: Vec<StatsSample>,
     /// Where reading stopped early.
     pub stop: Option<log::Stop>,
+    /// Damaged parts that reading skipped, going on after each.
+    pub skipped: Vec<log::Skip>,
     /// Records read.
     pub records: u64,
 }
@@ -184,8 +186,9 @@ pub struct Folded {
 /// Errors: [`Error::Config`] when the file is not a W&B log.
 pub fn fold(input: &InputFile) -> Result<Folded> {
     let f = std::fs::File::open(&input.path).map_err(|e| Error::io(&input.path, e))?;
-    let (entries, stop) = log::read_all(std::io::BufReader::new(f)).map_err(|m| Error::config(&input.rel, m))?;
-    let mut out = Folded { stop, records: entries.len() as u64, ..Default::default() };
+    let (entries, stop, skipped) =
+        log::read_all(std::io::BufReader::new(f)).map_err(|m| Error::config(&input.rel, m))?;
+    let mut out = Folded { stop, skipped, records: entries.len() as u64, ..Default::default() };
     for e in entries {
         match e.event {
             Event::Run(r) => {
@@ -241,6 +244,17 @@ fn log_run_id(plan: &Plan, k: usize, dir: Option<usize>, folded: &Folded) -> Opt
 }
 
 fn stop_warning(rel: &str, folded: &Folded, out: &mut dyn FnMut(Out) -> Result<()>) -> Result<()> {
+    for s in &folded.skipped {
+        out(Out::Warn {
+            at: None,
+            kind: "wandb-log-damaged",
+            message: format!(
+                "{rel}: bytes {} to {} are damaged ({}) and were skipped, with the records in them; reading \
+                 went on after them ({} intact record(s) read in all)",
+                s.offset, s.resumed, s.reason, folded.records
+            ),
+        })?;
+    }
     if let Some(s) = &folded.stop {
         out(Out::Warn {
             at: None,
