@@ -574,12 +574,16 @@ pub fn remove_path(root: &mut Map<String, Value>, path: &[String]) {
     cur.remove(last);
 }
 
+/// What [`read_all`] gives: the intact records decoded, where reading stopped early, and the
+/// damaged parts skipped.
+pub type LogRead = (Vec<Entry>, Option<Stop>, Vec<Skip>);
+
 /// Reads a whole log: every intact record decoded, where reading stopped early, and the
 /// damaged parts it skipped (see [`read_frames`]).
 ///
 /// Errors: a message when the file is not a W&B log (bad header) or a record that passed its
 /// checksum is not a valid protobuf record.
-pub fn read_all(r: impl Read) -> Result<(Vec<Entry>, Option<Stop>, Vec<Skip>), String> {
+pub fn read_all(r: impl Read) -> Result<LogRead, String> {
     let mut out = Vec::new();
     let mut bad: Option<Stop> = None;
     let mut skipped = Vec::new();
