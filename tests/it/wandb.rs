@@ -684,6 +684,33 @@ print(json.dumps(recs))
 }
 
 #[test]
+fn a_run_directory_history_shorter_than_its_summary_is_incomplete() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let history: String = (0..5).map(|i| format!("{{\"_step\": {i}, \"loss\": 0.5}}\n")).collect();
+    write(dir, "wandb/run-20240101_000000-short001/files/wandb-history.jsonl", &history);
+    write(dir, "wandb/run-20240101_000000-short001/files/wandb-summary.json", r#"{"_step": 9, "loss": 0.1}"#);
+    let o = wandb_build(dir, "wandb/**", r#"{ table = "history" }"#);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "run short001: history incomplete: wandb/run-20240101_000000-short001/files/wandb-history.jsonl has 5 rows \
+             (max `_step` 4); the run's wandb/run-20240101_000000-short001/files/wandb-summary.json reports summary \
+             _step 9"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    // the whole history, or one accepted as incomplete, builds
+    write(dir, "wandb/run-20240101_000000-short001/files/wandb-summary.json", r#"{"_step": 4, "loss": 0.1}"#);
+    let o = wandb_build(dir, "wandb/**", r#"{ table = "history" }"#);
+    assert!(o.status.success(), "{}", stderr(&o));
+    write(dir, "wandb/run-20240101_000000-short001/files/wandb-summary.json", r#"{"_step": 9, "loss": 0.1}"#);
+    let o = wandb_build(dir, "wandb/**", r#"{ table = "history", on_sampled = "accept" }"#);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
 fn a_damaged_part_inside_a_wandb_log_is_skipped_and_reading_goes_on() {
     let src = offline_runs();
     let tmp = tempfile::tempdir().unwrap();

@@ -559,6 +559,29 @@ fn check_sampling(
                 ));
             }
         }
+        // a run directory's history file against the run's own summary (a copy made while the
+        // run was going, or cut short): its last `_step` was logged, so the history holds it
+        if problem.is_none() && !lists.expect.contains_key(run) {
+            let summary_step = st.files.iter().find_map(|&k| match plan.kinds[k] {
+                Kind::Dir(d, run_dir::Member::History) => {
+                    let s = plan.member(d, run_dir::Member::Summary)?;
+                    let text = crate::ingest::files::read_small(&plan.inputs[s].path, 64 << 20).ok()?;
+                    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+                    Some((v.get("_step")?.as_i64()?, plan.inputs[s].rel.clone()))
+                }
+                _ => None,
+            });
+            if let Some((l, summary)) = summary_step
+                && max.is_none_or(|m| m < l)
+            {
+                problem = Some(format!(
+                    "history incomplete: {file_list} has {} rows (max `_step` {}); the run's {summary} reports \
+                     summary _step {l}",
+                    crate::hash::group_digits(rows),
+                    max.map(|m| m.to_string()).unwrap_or_else(|| "none".into()),
+                ));
+            }
+        }
         let from_export = st.files.iter().any(|&k| exported(&plan.kinds[k]));
         if problem.is_none() && from_export && steps.len() >= 3 {
             let stride = steps[1] - steps[0];
