@@ -684,6 +684,42 @@ print(json.dumps(recs))
 }
 
 #[test]
+fn non_finite_values_in_run_config_and_summary_are_counted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "project.csv",
+        ",summary,config,name\n0,\"{'loss': nan, 'acc': inf, '_step': 9}\",\"{'lr': 1e-05, 'floor': -inf}\",run-a\n",
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        &pipeline(
+            "nf",
+            &[("r", "\"project.csv\"", r#"{ table = "runs" }"#)],
+            &[("t", "SELECT name, config, summary FROM r", "")],
+        ),
+    );
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("non-finite values read: 3"), "{e}");
+    for at in [
+        "project.csv:2:$.summary.loss NaN",
+        "project.csv:2:$.summary.acc Infinity",
+        "project.csv:2:$.config.floor -Infinity",
+    ] {
+        assert!(e.contains(at), "{at}: {e}");
+    }
+    // the JSON text stays strict JSON
+    assert_eq!(
+        query(&release(dir, "nf"), "SELECT config FROM t"),
+        "config\n\"{\"\"lr\"\":0.00001,\"\"floor\"\":\"\"-Infinity\"\"}\"\n"
+    );
+}
+
+#[test]
 fn a_run_directory_history_shorter_than_its_summary_is_incomplete() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();

@@ -87,14 +87,14 @@ impl RunRow {
         m.insert("last_step".into(), self.last_step.clone().unwrap_or(Value::Null));
         m.insert("history_rows".into(), self.history_rows.clone().unwrap_or(Value::Null));
         m.insert("url".into(), s(&self.url));
-        let text = |o: &Option<Map<String, Value>>| {
-            o.as_ref().map(|o| Value::String(json_text(&Value::Object(o.clone())))).unwrap_or(Value::Null)
-        };
-        m.insert("config".into(), text(&self.config));
+        // objects, written as JSON text by the conversion (which counts non-finite numbers)
+        let object =
+            |o: &Option<Map<String, Value>>| o.as_ref().map(|o| Value::Object(o.clone())).unwrap_or(Value::Null);
+        m.insert("config".into(), object(&self.config));
         m.insert("config_raw".into(), s(&self.config_raw));
-        m.insert("summary".into(), text(&self.summary));
-        m.insert("fields".into(), text(&self.fields));
-        m.insert("metadata".into(), self.metadata.as_ref().map(|v| Value::String(json_text(v))).unwrap_or(Value::Null));
+        m.insert("summary".into(), object(&self.summary));
+        m.insert("fields".into(), object(&self.fields));
+        m.insert("metadata".into(), self.metadata.clone().unwrap_or(Value::Null));
         m.insert("source".into(), Value::String(self.source.to_string()));
         m.insert("source_files".into(), Value::Array(self.source_files.iter().cloned().map(Value::String).collect()));
         for c in &opts.columns {
