@@ -614,6 +614,8 @@ pub(crate) struct LineLog(std::rc::Rc<std::cell::RefCell<LineState>>);
 struct LineState {
     /// Bytes read so far.
     offset: u64,
+    /// The last byte read, if any.
+    last: Option<u8>,
     /// Line breaks (LF, or CR without LF) before the first entry of `ends`.
     breaks: u64,
     /// Offsets and bytes of the CR and LF bytes not yet passed by [`LineLog::line_at`].
@@ -705,6 +707,12 @@ impl LineLog {
         Ok(())
     }
 
+    /// True when the bytes read so far end with a line break (or nothing was read): at the
+    /// end of the input, a last line that was written whole.
+    pub(crate) fn ends_with_line_break(&self) -> bool {
+        matches!(self.0.borrow().last, None | Some(b'\n' | b'\r'))
+    }
+
     /// True when the bytes read so far end inside a quoted cell: at the end of the input,
     /// a quote that was never closed.
     fn open_quote(&self) -> bool {
@@ -737,6 +745,9 @@ impl<R: std::io::Read> std::io::Read for LineReader<R> {
         }
         s.quote = q;
         s.offset += n as u64;
+        if n > 0 {
+            s.last = Some(buf[n - 1]);
+        }
         Ok(n)
     }
 }

@@ -684,6 +684,25 @@ print(json.dumps(recs))
 }
 
 #[test]
+fn a_wandb_csv_export_without_its_last_line_break_is_flagged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // cut inside the last number: 0.179243 of 0.17924313247203827 still reads as a number
+    write(dir, "h/abcd1234.csv", ",_step,loss\n0,0,0.5\n1,1,0.179243");
+    let o = wandb_build(dir, "h/*.csv", r#"{ table = "history" }"#);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = build(dir, &["--force"]);
+    assert!(
+        stderr(&o).contains("h/abcd1234.csv:3: w: the file ends without a line break after this line"),
+        "{}",
+        stderr(&o)
+    );
+    write(dir, "h/abcd1234.csv", ",_step,loss\n0,0,0.5\n1,1,0.17924313247203827\n");
+    let o = build(dir, &["--force"]);
+    assert!(!stderr(&o).contains("line break"), "{}", stderr(&o));
+}
+
+#[test]
 fn non_finite_values_in_run_config_and_summary_are_counted() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();

@@ -153,6 +153,18 @@ fn records(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>, f: &mu
     loop {
         let pos = r.position().line();
         match r.read_record(&mut rec) {
+            // W&B and pandas end every line of an export: a last line without its end may
+            // have been cut (a number cut short still reads as a number)
+            Ok(false) if !lines.ends_with_line_break() => {
+                let last = lines.line_at(r.position().byte());
+                return out(Out::Warn {
+                    at: Some(Position::Line(last)),
+                    kind: "wandb-csv-end",
+                    message: "the file ends without a line break after this line (W&B and pandas end every \
+                              line of an export): it may have been cut short; compare it with the export"
+                        .to_string(),
+                });
+            }
             Ok(false) => return Ok(()),
             Ok(true) => {
                 let line = rec.position().map(line_of).unwrap_or(pos);
