@@ -402,20 +402,20 @@ pub fn read_frames(mut r: impl Read, f: &mut FrameFn, skipped: &mut Vec<Skip>) -
             }
             resync = false;
             match kind {
-                1 => {
-                    if record_offset.is_some() {
-                        damaged!(at, "a record was left unfinished (FIRST without LAST)".to_string());
+                1 | 2 => {
+                    // a record left unfinished before this intact chunk: it alone is lost
+                    if let Some(o) = record_offset.take() {
+                        let reason = "a record was left unfinished (FIRST without LAST)".to_string();
+                        skipped.push(Skip { offset: o, resumed: at, reason });
                     }
-                    number += 1;
-                    f(at, number, data)?;
-                }
-                2 => {
-                    if record_offset.is_some() {
-                        damaged!(at, "a record was left unfinished (FIRST without LAST)".to_string());
+                    if kind == 1 {
+                        number += 1;
+                        f(at, number, data)?;
+                    } else {
+                        record.clear();
+                        record.extend_from_slice(data);
+                        record_offset = Some(at);
                     }
-                    record.clear();
-                    record.extend_from_slice(data);
-                    record_offset = Some(at);
                 }
                 3 | 4 => {
                     let Some(o) = record_offset else {
@@ -735,6 +735,36 @@ pub(crate) mod tests {
         assert!(skipped[0].resumed <= later[0] && skipped[0].resumed >= BLOCK as u64, "{skipped:?}");
         // not a log
         assert!(read_all(&b"hello world"[..]).unwrap_err().contains(":W&B"));
+    }
+
+    #[test]
+    fn a_record_left_unfinished_loses_itself_only() {
+        let chunk = |kind: u8, data: &[u8]| {
+            let mut td = vec![kind];
+            td.extend_from_slice(data);
+            let mut c = crc32fast::hash(&td).to_le_bytes().to_vec();
+            c.extend_from_slice(&(data.len() as u16).to_le_bytes());
+            c.extend_from_slice(&td);
+            c
+        };
+        // a FIRST chunk whose record never ends, then an intact FULL record
+        let mut bytes = frame(&[]);
+        let first_at = bytes.len() as u64;
+        bytes.extend(chunk(2, b"half a record"));
+        let full_at = bytes.len() as u64;
+        bytes.extend(chunk(1, &history(7, "loss", "0.5")));
+        let (entries, stop, skipped) = read_all(&bytes[..]).unwrap();
+        assert!(stop.is_none(), "{stop:?}");
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entries[0].offset, full_at);
+        assert_eq!(
+            skipped,
+            [Skip {
+                offset: first_at,
+                resumed: full_at,
+                reason: "a record was left unfinished (FIRST without LAST)".into()
+            }]
+        );
     }
 
     #[test]
