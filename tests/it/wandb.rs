@@ -601,18 +601,24 @@ fn real_wandb_offline_runs_are_recovered_exactly() {
     );
 }
 
-#[test]
-fn a_truncated_wandb_log_gives_its_intact_records_and_the_offset() {
-    let src = offline_runs();
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("p");
-    copy_files(&src.join("wandb"), &dir.join("wandb"));
+/// A writable copy of the real offline runs under `tmp/p`: (that folder, the path of the
+/// long run's `.wandb` log in it).
+fn longrun_copy(tmp: &Path) -> (PathBuf, PathBuf) {
+    let dir = tmp.join("p");
+    copy_files(&offline_runs().join("wandb"), &dir.join("wandb"));
     let log = walkdir::WalkDir::new(dir.join("wandb"))
         .into_iter()
         .flatten()
         .find(|e| e.file_name() == "run-longrun1.wandb" && !e.path().to_string_lossy().contains("latest-run"))
         .unwrap()
         .into_path();
+    (dir, log)
+}
+
+#[test]
+fn a_truncated_wandb_log_gives_its_intact_records_and_the_offset() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, log) = longrun_copy(tmp.path());
     // the record boundaries and steps, read independently with the wandb client's own protobuf module
     let script = r#"
 import struct, sys, zlib, json
@@ -767,16 +773,8 @@ fn a_run_directory_history_shorter_than_its_summary_is_incomplete() {
 
 #[test]
 fn a_damaged_part_inside_a_wandb_log_is_skipped_and_reading_goes_on() {
-    let src = offline_runs();
     let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("p");
-    copy_files(&src.join("wandb"), &dir.join("wandb"));
-    let log = walkdir::WalkDir::new(dir.join("wandb"))
-        .into_iter()
-        .flatten()
-        .find(|e| e.file_name() == "run-longrun1.wandb" && !e.path().to_string_lossy().contains("latest-run"))
-        .unwrap()
-        .into_path();
+    let (dir, log) = longrun_copy(tmp.path());
     let rel = log.strip_prefix(&dir).unwrap().to_string_lossy().to_string();
     write(
         &dir,
