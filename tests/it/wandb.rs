@@ -769,6 +769,23 @@ fn a_run_directory_history_shorter_than_its_summary_is_incomplete() {
     write(dir, "wandb/run-20240101_000000-short001/files/wandb-summary.json", r#"{"_step": 9, "loss": 0.1}"#);
     let o = wandb_build(dir, "wandb/**", r#"{ table = "history", on_sampled = "accept" }"#);
     assert!(o.status.success(), "{}", stderr(&o));
+    // a whole float is a step too, and a resumed run's later directory counts (the highest)
+    write(dir, "wandb/run-20240101_000000-short001/files/wandb-summary.json", r#"{"_step": 9.0, "loss": NaN}"#);
+    let o = wandb_build(dir, "wandb/**", r#"{ table = "history" }"#);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    write(dir, "wandb/run-20240101_000000-short001/files/wandb-summary.json", r#"{"_step": 4}"#);
+    write(dir, "wandb/run-20240102_000000-short001/files/wandb-history.jsonl", "{\"_step\": 5, \"loss\": 0.4}\n");
+    write(dir, "wandb/run-20240102_000000-short001/files/wandb-summary.json", r#"{"_step": 8}"#);
+    let o = wandb_build(dir, "wandb/**", r#"{ table = "history" }"#);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("has 6 rows (max `_step` 5)") && stderr(&o).contains("reports summary _step 8"),
+        "{}",
+        stderr(&o)
+    );
+    write(dir, "wandb/run-20240102_000000-short001/files/wandb-summary.json", r#"{"_step": 5}"#);
+    let o = wandb_build(dir, "wandb/**", r#"{ table = "history" }"#);
+    assert!(o.status.success(), "{}", stderr(&o));
 }
 
 #[test]

@@ -333,23 +333,27 @@ pub fn read_frames(mut r: impl Read, f: &mut FrameFn, skipped: &mut Vec<Skip>) -
     let mut first = true;
     // after damage: the chunks that continue a broken record are skipped up to a FULL or FIRST
     let mut resync = false;
-    // damage at byte `$at` of this block: drop the record being assembled, go on at the next block
-    macro_rules! damaged {
-        ($at:expr, $reason:expr) => {{
-            let from = record_offset.take().unwrap_or($at);
-            record.clear();
-            let resumed = block_start + BLOCK as u64;
-            match skipped.last_mut() {
-                // the chunks of one broken record, met block after block, are one skip
-                Some(last) if last.resumed == from => last.resumed = resumed,
-                _ => skipped.push(Skip { offset: from, resumed, reason: $reason }),
-            }
-            resync = true;
-            break;
-        }};
-    }
     loop {
         let n = read_full(&mut r, &mut block).map_err(|e| format!("read failed at byte {block_start}: {e}"))?;
+        // damage at byte `$at` of this block: drop the record being assembled and go on at the
+        // next block; in the last block (shorter than 32 KiB) reading stops there
+        macro_rules! damaged {
+            ($at:expr, $reason:expr) => {{
+                let from = record_offset.take().unwrap_or($at);
+                record.clear();
+                if n < BLOCK {
+                    return Ok(Some(Stop { offset: from, reason: $reason }));
+                }
+                let resumed = block_start + BLOCK as u64;
+                match skipped.last_mut() {
+                    // the chunks of one broken record, met block after block, are one skip
+                    Some(last) if last.resumed == from => last.resumed = resumed,
+                    _ => skipped.push(Skip { offset: from, resumed, reason: $reason }),
+                }
+                resync = true;
+                break;
+            }};
+        }
         if n == 0 {
             break;
         }
@@ -366,11 +370,15 @@ pub fn read_frames(mut r: impl Read, f: &mut FrameFn, skipped: &mut Vec<Skip>) -
             let len = u16::from_le_bytes([h[4], h[5]]) as usize;
             let kind = h[6];
             if checksum == 0 && len == 0 && kind == 0 {
-                // zero padding: the rest of the block is unused
+                // a writer pads only the last 6 bytes of a block, which no chunk header fits
+                // in: zeros where a header fits are damage (zeroed, or never written)
                 if block[i..n].iter().any(|&b| b != 0) {
                     damaged!(at, "an all-zero chunk header followed by non-zero bytes".to_string());
                 }
-                break;
+                damaged!(
+                    at,
+                    format!("{} zero bytes from byte {at} to the end of the block, where records were", n - i)
+                );
             }
             let end = i + HEADER + len;
             if end > BLOCK {
@@ -419,10 +427,21 @@ pub fn read_frames(mut r: impl Read, f: &mut FrameFn, skipped: &mut Vec<Skip>) -
                 }
                 3 | 4 => {
                     let Some(o) = record_offset else {
-                        damaged!(
-                            at,
-                            format!("a {} chunk without a FIRST chunk", if kind == 3 { "MIDDLE" } else { "LAST" })
-                        );
+                        // the rest of a record whose start was lost: this chunk alone is
+                        // skipped (and the ones that continue it), the block read on
+                        let reason =
+                            format!("a {} chunk without a FIRST chunk", if kind == 3 { "MIDDLE" } else { "LAST" });
+                        let resumed = block_start + end as u64;
+                        match skipped.last_mut() {
+                            Some(last) if last.resumed == at => last.resumed = resumed,
+                            _ => skipped.push(Skip { offset: at, resumed, reason }),
+                        }
+                        resync = true;
+                        i = end;
+                        if BLOCK - i < HEADER {
+                            break;
+                        }
+                        continue;
                     };
                     record.extend_from_slice(data);
                     if kind == 4 {
@@ -733,6 +752,14 @@ pub(crate) mod tests {
         assert_eq!(entries[20].offset, later[0]);
         assert_eq!(*steps.last().unwrap(), 2999);
         assert!(skipped[0].resumed <= later[0] && skipped[0].resumed >= BLOCK as u64, "{skipped:?}");
+        // zeros from record 21 to the end of its block (a writer pads 6 bytes at most): the same
+        let mut zeroed = bytes.clone();
+        zeroed[offsets[20] as usize..BLOCK].fill(0);
+        let (entries, stop, skipped) = read_all(&zeroed[..]).unwrap();
+        assert!(stop.is_none(), "{stop:?}");
+        assert_eq!(entries.len(), 20 + later.len());
+        assert_eq!(skipped.len(), 1, "{skipped:?}");
+        assert!(skipped[0].reason.contains("zero bytes"), "{}", skipped[0].reason);
         // not a log
         assert!(read_all(&b"hello world"[..]).unwrap_err().contains(":W&B"));
     }
@@ -747,6 +774,16 @@ pub(crate) mod tests {
             c.extend_from_slice(&td);
             c
         };
+        // a LAST chunk whose start is gone, then an intact FULL record in the same block
+        let mut bytes = frame(&[]);
+        let orphan_at = bytes.len() as u64;
+        bytes.extend(chunk(4, b"end of a record"));
+        let full_at = bytes.len() as u64;
+        bytes.extend(chunk(1, &history(6, "loss", "0.5")));
+        let (entries, _, skipped) = read_all(&bytes[..]).unwrap();
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entries[0].offset, full_at);
+        assert_eq!((skipped[0].offset, skipped[0].resumed), (orphan_at, full_at));
         // a FIRST chunk whose record never ends, then an intact FULL record
         let mut bytes = frame(&[]);
         let first_at = bytes.len() as u64;

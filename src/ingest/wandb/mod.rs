@@ -563,15 +563,21 @@ fn check_sampling(
         // a run directory's history file against the run's own summary (a copy made while the
         // run was going, or cut short): its last `_step` was logged, so the history holds it
         if problem.is_none() && !lists.expect.contains_key(run) {
-            let summary_step = st.files.iter().find_map(|&k| match plan.kinds[k] {
-                Kind::Dir(d, run_dir::Member::History) => {
-                    let s = plan.member(d, run_dir::Member::Summary)?;
-                    let text = crate::ingest::files::read_small(&plan.inputs[s].path, 64 << 20).ok()?;
-                    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-                    Some((v.get("_step")?.as_i64()?, plan.inputs[s].rel.clone()))
-                }
-                _ => None,
-            });
+            // the highest over the run's directories (a resumed run has one per session); a
+            // summary that cannot be read or gives no step is read, and reported, elsewhere
+            let summary_step = st
+                .files
+                .iter()
+                .filter_map(|&k| match plan.kinds[k] {
+                    Kind::Dir(d, run_dir::Member::History) => {
+                        let s = plan.member(d, run_dir::Member::Summary)?;
+                        let text = crate::ingest::files::read_small(&plan.inputs[s].path, 64 << 20).ok()?;
+                        let v: serde_json::Value = values::parse_text(&text).ok()?;
+                        Some((rows::step_of(v.get("_step")).ok()??, plan.inputs[s].rel.clone()))
+                    }
+                    _ => None,
+                })
+                .max();
             if let Some((l, summary)) = summary_step
                 && max.is_none_or(|m| m < l)
             {

@@ -260,9 +260,15 @@ fn stop_warning(rel: &str, folded: &Folded, out: &mut dyn FnMut(Out) -> Result<(
             at: None,
             kind: "wandb-log-damaged",
             message: format!(
-                "{rel}: reading stopped at byte {}: {}; the {} intact record(s) before it were read \
-                 (the writing process was probably stopped)",
-                s.offset, s.reason, folded.records
+                "{rel}: reading stopped at byte {}: {}; the {} intact record(s) before it were read ({})",
+                s.offset,
+                s.reason,
+                folded.records,
+                if s.reason.contains("ends") {
+                    "the writing process was probably stopped"
+                } else {
+                    "the damage is in the file's last 32 KiB block, so no record after it can be found"
+                }
             ),
         })?;
     }
