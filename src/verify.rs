@@ -1149,13 +1149,16 @@ fn dataset_info_problems(yaml: &yaml_serde::Value) -> Vec<String> {
 }
 
 /// What keeps a card feature from being one of the Hub's YAML forms: a mapping with a string
-/// `dtype`, a `list` or `sequence` (of a dtype, a feature, or named features), a `struct`
-/// (a list of named features), or a `class_label`. Empty when it is one.
+/// `dtype` (or a class label as its `dtype`), a `list`, `large_list` or `sequence` (of a dtype,
+/// a feature, or named features), a `struct` (a list of named features), or a `class_label`.
+/// Empty when it is one.
 fn feature_form_problems(f: &yaml_serde::Value) -> Vec<String> {
     if let Some(d) = f.get("dtype") {
         return match d {
             yaml_serde::Value::String(_) => Vec::new(),
-            other => vec![format!("has a dtype that is {}, not a string", yaml_kind(other))],
+            // the class label form many Hub cards use: `dtype: {class_label: {names: …}}`
+            yaml_serde::Value::Mapping(m) if m.contains_key("class_label") => Vec::new(),
+            other => vec![format!("has a dtype that is {}, not a name or a class label", yaml_kind(other))],
         };
     }
     if let Some(fs) = f.get("struct") {
@@ -1164,7 +1167,7 @@ fn feature_form_problems(f: &yaml_serde::Value) -> Vec<String> {
             other => vec![format!("has a struct that is {}, not a list of named features", yaml_kind(other))],
         };
     }
-    if let Some(i) = f.get("list").or_else(|| f.get("sequence")) {
+    if let Some(i) = f.get("list").or_else(|| f.get("large_list")).or_else(|| f.get("sequence")) {
         return match i {
             yaml_serde::Value::String(_) => Vec::new(),
             yaml_serde::Value::Sequence(items) => items.iter().flat_map(named_feature_problems).collect(),
@@ -1175,7 +1178,7 @@ fn feature_form_problems(f: &yaml_serde::Value) -> Vec<String> {
     if f.get("class_label").is_some() {
         return Vec::new();
     }
-    vec!["has no type (a dtype, list, sequence, struct or class_label)".into()]
+    vec!["has no type (a dtype, list, large_list, sequence, struct or class_label)".into()]
 }
 
 /// [`feature_form_problems`] of a member of a struct or of a list of named features, which
@@ -1190,37 +1193,45 @@ fn named_feature_problems(f: &yaml_serde::Value) -> Vec<String> {
 }
 
 /// The type of a card feature (a `datasets` feature in the Hub's YAML form) spelled as
-/// [`file_feature_type`] spells Arrow types: its `dtype` (`int64`), `list<…>` for a `list` or
-/// a `sequence` of a dtype, `struct<a: …, b: …>` (fields by name) for a `struct` or a `list` of
-/// named features. `None` for a form that is not compared (class labels, a legacy `sequence`
-/// of named features, which `datasets` stores as a struct of lists).
+/// [`file_feature_type`] spells Arrow types: its `dtype` (`int64`; `large_string` and
+/// `large_binary` as `string` and `binary`, which hold the same values), `list<…>` for a
+/// `list`, `large_list` or `sequence` of a dtype or a feature, `struct<a: …, b: …>` (fields by
+/// name) for a `struct` or a `list` of named features, and a `sequence` of named features as
+/// `datasets` reads it, a struct of lists. `None` for a form that is not compared (class
+/// labels, a `dtype` that is not a name).
 fn card_feature_type(f: &yaml_serde::Value) -> Option<String> {
-    let named = |items: &[yaml_serde::Value]| -> Option<String> {
+    let fields = |items: &[yaml_serde::Value], wrap: &dyn Fn(String) -> String| -> Option<String> {
         let mut fields = items
             .iter()
-            .map(|i| Some(format!("{}: {}", i.get("name")?.as_str()?, card_feature_type(i)?)))
+            .map(|i| Some(format!("{}: {}", i.get("name")?.as_str()?, wrap(card_feature_type(i)?))))
             .collect::<Option<Vec<_>>>()?;
         fields.sort();
         Some(format!("struct<{}>", fields.join(", ")))
     };
+    let same = |t: String| t;
+    let dtype = |d: &str| match d {
+        "large_string" => "string".to_string(),
+        "large_binary" => "binary".to_string(),
+        other => other.to_string(),
+    };
     if let Some(d) = f.get("dtype") {
-        return d.as_str().map(String::from);
+        return d.as_str().map(dtype);
     }
     if let Some(fs) = f.get("struct") {
-        return named(fs.as_sequence()?);
+        return fields(fs.as_sequence()?, &same);
     }
-    let (inner, legacy) = match (f.get("list"), f.get("sequence")) {
+    let (inner, legacy) = match (f.get("list").or_else(|| f.get("large_list")), f.get("sequence")) {
         (Some(i), _) => (i, false),
         (None, Some(i)) => (i, true),
         (None, None) => return None,
     };
-    let item = match inner {
-        yaml_serde::Value::String(d) => d.clone(),
-        yaml_serde::Value::Sequence(items) if !legacy => named(items)?,
-        yaml_serde::Value::Mapping(_) => card_feature_type(inner)?,
-        _ => return None,
-    };
-    Some(format!("list<{item}>"))
+    match inner {
+        yaml_serde::Value::String(d) => Some(format!("list<{}>", dtype(d))),
+        yaml_serde::Value::Sequence(items) if legacy => fields(items, &|t| format!("list<{t}>")),
+        yaml_serde::Value::Sequence(items) => Some(format!("list<{}>", fields(items, &same)?)),
+        yaml_serde::Value::Mapping(_) => Some(format!("list<{}>", card_feature_type(inner)?)),
+        _ => None,
+    }
 }
 
 /// The type of a Parquet column as [`card_feature_type`] spells a card's: the `datasets`
@@ -1314,6 +1325,29 @@ fn schema_pair_diff(a: &arrow::datatypes::Schema, an: &str, b: &arrow::datatypes
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn card_feature_types_read_as_datasets_reads_them() {
+        let ty = |yaml: &str| {
+            let f: yaml_serde::Value = yaml_serde::from_str(yaml).unwrap();
+            assert!(feature_form_problems(&f).is_empty(), "{yaml}: {:?}", feature_form_problems(&f));
+            card_feature_type(&f)
+        };
+        assert_eq!(ty("name: a\ndtype: large_string"), Some("string".into()));
+        assert_eq!(ty("name: a\nlarge_list: int64"), Some("list<int64>".into()));
+        assert_eq!(ty("name: a\nsequence: {list: int64}"), Some("list<list<int64>>".into()));
+        assert_eq!(
+            ty("name: a\nlist:\n- name: y\n  dtype: string\n- name: x\n  dtype: int64"),
+            Some("list<struct<x: int64, y: string>>".into())
+        );
+        // a legacy sequence of named features is a struct of lists to `datasets`
+        assert_eq!(ty("name: a\nsequence:\n- name: x\n  dtype: int64"), Some("struct<x: list<int64>>".into()));
+        // class labels, in either form, are not compared
+        assert_eq!(ty("name: a\ndtype:\n  class_label:\n    names: {'0': neg, '1': pos}"), None);
+        assert_eq!(ty("name: a\nclass_label:\n  names: {'0': neg}"), None);
+        let bad: yaml_serde::Value = yaml_serde::from_str("name: a\ndtype: {x: 1}").unwrap();
+        assert_eq!(feature_form_problems(&bad), ["has a dtype that is a mapping, not a name or a class label"]);
+    }
 
     #[test]
     fn a_type_difference_the_names_hide_is_spelled_out() {

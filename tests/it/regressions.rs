@@ -2092,7 +2092,7 @@ fn verify_refuses_card_metadata_that_datasets_stops_on() {
         ),
         (
             card.replacen("  - name: experiment\n    dtype: string\n", "  - name: experiment\n    dtype: 5\n", 1),
-            "feature `experiment` has a dtype that is a number 5, not a string",
+            "feature `experiment` has a dtype that is a number 5, not a name or a class label",
         ),
         (
             card.replacen("  - name: experiment\n    dtype: string\n", "  - dtype: string\n", 1),
