@@ -999,10 +999,15 @@ pub fn render(
         "`datapackage.json` describes the JSON Lines copies as a Frictionless data package; \
          `frictionless validate datapackage.json` checks every row against its table's schema, keys included.\n\n",
     );
-    let _ = writeln!(
-        b,
-        "Load with the `datasets` library (one config per table):\n\n```python\nfrom datasets import load_dataset\nds = load_dataset(\"path/or/repo_id\", \"{default_table}\")\n```\n"
-    );
+    // a table without rows has no config to load
+    if has_rows(&default_table) {
+        let _ = writeln!(
+            b,
+            "Load with the `datasets` library (one config per table):\n\n```python\nfrom datasets import load_dataset\nds = load_dataset(\"path/or/repo_id\", \"{default_table}\")\n```\n"
+        );
+    } else {
+        b.push_str("No table has rows, so the card lists no configs for the `datasets` library to load.\n\n");
+    }
     let first = &manifest.tables[0];
     let _ = writeln!(b, "Query with SQL:\n\n```sh\nrunpack query . \"SELECT count(*) FROM {}\"\n```\n", first.name);
     if let Some(c) = &card.citation {
