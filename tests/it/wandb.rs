@@ -690,6 +690,27 @@ print(json.dumps(recs))
 }
 
 #[test]
+fn a_run_summary_whose_step_is_no_step_is_a_bad_record() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "wandb/run-20240101_000000-strstep1/files/wandb-history.jsonl", "{\"_step\": 0, \"loss\": 1}\n");
+    write(dir, "wandb/run-20240101_000000-strstep1/files/wandb-summary.json", r#"{"_step": "20", "loss": 0.5}"#);
+    write(dir, "wandb/run-20240101_000000-goodrun1/files/wandb-summary.json", r#"{"_step": 3}"#);
+    // a violation of that run (exit 1), not the end of the build (exit 2)
+    let o = wandb_build(dir, "wandb/**", r#"{ table = "runs" }"#);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("wandb-summary.json: the run's summary: `_step` must be an integer step, found string \"20\""),
+        "{}",
+        stderr(&o)
+    );
+    let o = build(dir, &["-q", "--force", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "wb"), "SELECT run_id, last_step FROM t"), "run_id,last_step\ngoodrun1,3\n");
+}
+
+#[test]
 fn a_wandb_csv_export_without_its_last_line_break_is_flagged() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();

@@ -285,7 +285,10 @@ pub fn emit_log(plan: &Plan, k: usize, dir: Option<usize>, out: &mut dyn FnMut(O
         if dir.is_none() {
             let folded = fold(input)?;
             stop_warning(&input.rel, &folded, out)?;
-            let (row, summary) = row_from(plan, None, Some((k, &folded)))?;
+            let (row, summary) = match row_from(plan, None, Some((k, &folded)))? {
+                Ok(x) => x,
+                Err(message) => return out(Out::Bad { at: Position::Line(1), rule: "type", message }),
+            };
             let run = RunKey { run_id: row.run_id.clone(), run_name: row.name.clone() };
             rows::summary_histograms(&run, &summary, false, &Position::Line(1), out)?;
             return out(Out::Row(row.into_map(&plan.opts), Position::Line(1)));
@@ -402,14 +405,25 @@ fn emit_dir_row(plan: &Plan, d: usize, out: &mut dyn FnMut(Out) -> Result<()>) -
     {
         stop_warning(&plan.inputs[*k].rel, f, out)?;
     }
-    let (row, summary) = row_from(plan, Some(d), folded.as_ref().map(|(k, f)| (*k, f)))?;
+    let (row, summary) = match row_from(plan, Some(d), folded.as_ref().map(|(k, f)| (*k, f)))? {
+        Ok(x) => x,
+        Err(message) => return out(Out::Bad { at: Position::Line(1), rule: "type", message }),
+    };
     let run = RunKey { run_id: row.run_id.clone(), run_name: row.name.clone() };
     rows::summary_histograms(&run, &summary, false, &Position::Line(1), out)?;
     out(Out::Row(row.into_map(&plan.opts), Position::Line(1)))
 }
 
-/// The `wandb_runs` row of a run directory and/or a log, with the full summary.
-fn row_from(plan: &Plan, d: Option<usize>, log: Option<(usize, &Folded)>) -> Result<(RunRow, Map<String, Value>)> {
+/// The `wandb_runs` row of a run directory and/or a log, with the full summary; or, as the
+/// inner error, the problem of a summary whose `_step` is no step (a bad record, named by
+/// the summary's file).
+///
+/// Errors: [`Error::Config`] when the config cannot be read.
+fn row_from(
+    plan: &Plan,
+    d: Option<usize>,
+    log: Option<(usize, &Folded)>,
+) -> Result<std::result::Result<(RunRow, Map<String, Value>), String>> {
     let mut row = RunRow { source: if d.is_some() { "run-dir" } else { "wandb-log" }, ..Default::default() };
     let mut summary: Map<String, Value> = Map::new();
     if let Some(d) = d {
@@ -500,11 +514,11 @@ fn row_from(plan: &Plan, d: Option<usize>, log: Option<(usize, &Folded)>) -> Res
                 .or(log.map(|(k, _)| k))
                 .map(|k| plan.inputs[k].rel.clone())
                 .unwrap_or_default();
-            return Err(Error::format(file, format!("the run's summary: {message}")));
+            return Ok(Err(format!("{file}: the run's summary: {message}")));
         }
     };
     if !summary.is_empty() {
         row.summary = Some(values::split_summary(&summary).plain);
     }
-    Ok((row, summary))
+    Ok(Ok((row, summary)))
 }
