@@ -414,6 +414,9 @@ fn emit_dir_row(plan: &Plan, d: usize, out: &mut dyn FnMut(Out) -> Result<()>) -
     out(Out::Row(row.into_map(&plan.opts), Position::Line(1)))
 }
 
+/// A `wandb_runs` row and the run's full summary.
+type RunAndSummary = (RunRow, Map<String, Value>);
+
 /// The `wandb_runs` row of a run directory and/or a log, with the full summary; or, as the
 /// inner error, the problem of a summary whose `_step` is no step (a bad record, named by
 /// the summary's file).
@@ -423,7 +426,7 @@ fn row_from(
     plan: &Plan,
     d: Option<usize>,
     log: Option<(usize, &Folded)>,
-) -> Result<std::result::Result<(RunRow, Map<String, Value>), String>> {
+) -> Result<std::result::Result<RunAndSummary, String>> {
     let mut row = RunRow { source: if d.is_some() { "run-dir" } else { "wandb-log" }, ..Default::default() };
     let mut summary: Map<String, Value> = Map::new();
     if let Some(d) = d {
