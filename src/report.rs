@@ -178,10 +178,6 @@ pub struct BuildReport {
     pub rejected_rows: std::collections::BTreeMap<String, u64>,
     /// Rows dropped by a duplicate-key rule (and kept in the rejects file), by table.
     pub duplicates_dropped: std::collections::BTreeMap<String, Tally>,
-    /// The violation recorded last, so that the same one is not said twice in a row (the
-    /// long-form rows of one raw line share its problems).
-    #[serde(skip)]
-    last: Option<Violation>,
 }
 
 impl BuildReport {
@@ -190,13 +186,8 @@ impl BuildReport {
         BuildReport { max_errors, ..Default::default() }
     }
 
-    /// Records a violation, unless it is the one recorded just before (same place, path, rule,
-    /// key and message: the rows one raw line gives share its problems).
+    /// Records a violation.
     pub fn violation(&mut self, v: Violation) {
-        if self.last.as_ref() == Some(&v) {
-            return;
-        }
-        self.last = Some(v.clone());
         self.violations_total += 1;
         if self.violations.len() < self.max_errors {
             self.violations.push(v);

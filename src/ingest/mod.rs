@@ -711,29 +711,8 @@ fn infer_columns(
             per_file.push((input.rel.clone(), keys));
         }
     }
-    if src.columns == ColumnsPolicy::Same && per_file.len() > 1 {
-        let (first_name, first_keys) = &per_file[0];
-        let mut diffs = Vec::new();
-        for (name, keys) in &per_file[1..] {
-            let extra: Vec<&String> = keys.difference(first_keys).collect();
-            let missing: Vec<&String> = first_keys.difference(keys).collect();
-            if !extra.is_empty() {
-                diffs.push(format!("{name} has {} that {first_name} lacks", list(&extra)));
-            }
-            if !missing.is_empty() {
-                diffs.push(format!("{name} lacks {} that {first_name} has", list(&missing)));
-            }
-        }
-        if !diffs.is_empty() {
-            return Err(Error::config(
-                context,
-                format!(
-                    "the files of this source have different columns: {}; set columns = \"union\" to \
-                     combine them (missing columns become null) or split them into separate sources",
-                    diffs.join("; ")
-                ),
-            ));
-        }
+    if src.columns == ColumnsPolicy::Same {
+        same_columns(context, &per_file)?;
     }
     for w in &inf.widenings {
         report.warn(
@@ -834,6 +813,36 @@ fn infer_columns(
         }
     }
     Ok(columns)
+}
+
+/// Refuses files of one source (name, column names) whose column sets differ, each
+/// difference named against the first file, for a source without `columns = "union"`.
+///
+/// Errors: [`Error::Config`] at `context` listing every difference and the ways out.
+fn same_columns(context: &str, per_file: &[(String, BTreeSet<String>)]) -> Result<()> {
+    let Some((first_name, first_keys)) = per_file.first() else { return Ok(()) };
+    let mut diffs = Vec::new();
+    for (name, keys) in &per_file[1..] {
+        let extra: Vec<&String> = keys.difference(first_keys).collect();
+        let missing: Vec<&String> = first_keys.difference(keys).collect();
+        if !extra.is_empty() {
+            diffs.push(format!("{name} has {} that {first_name} lacks", list(&extra)));
+        }
+        if !missing.is_empty() {
+            diffs.push(format!("{name} lacks {} that {first_name} has", list(&missing)));
+        }
+    }
+    if diffs.is_empty() {
+        return Ok(());
+    }
+    Err(Error::config(
+        context,
+        format!(
+            "the files of this source have different columns: {}; set columns = \"union\" to combine them \
+             (missing columns become null) or split them into separate sources",
+            diffs.join("; ")
+        ),
+    ))
 }
 
 fn list(names: &[&String]) -> String {
@@ -1090,9 +1099,16 @@ impl Applier<'_> {
             tally.add(|| format!("{sref}:{} {}", e.path, e.detail));
         }
         let mut bad: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+        // the rows one raw record gives (a metrics line's metrics, the long layout's keys)
+        // share its problems, met one after the other: each is said once
+        let mut previous: Option<(SourceRef, String, String)> = None;
         for p in chunk.problems {
             let sref = chunk.srefs[p.row].clone();
+            let this = (sref.clone(), p.path.clone(), p.message.clone());
+            let repeated = previous.as_ref() == Some(&this);
+            previous = Some(this);
             match self.opts.on_invalid {
+                OnInvalid::Fail if repeated => {}
                 OnInvalid::Fail => self.report.violation(Violation {
                     scope: crate::report::Scope::Source,
                     table: name.clone(),

@@ -176,9 +176,15 @@ fn plan_columns(src: &SourceDef, inputs: &[InputFile], schemas: &[SchemaRef], as
     };
     // files whose column sets differ: a matter for the pipeline (columns = "union", or separate
     // sources), said for every file at once as for the other formats
-    let mut set_diffs: Vec<String> = Vec::new();
+    if src.columns == ColumnsPolicy::Same {
+        let per_file: Vec<(String, std::collections::BTreeSet<String>)> = inputs
+            .iter()
+            .zip(schemas)
+            .map(|(i, s)| (i.rel.clone(), s.fields().iter().map(|f| f.name().clone()).collect()))
+            .collect();
+        super::same_columns(&format!("source {}", src.name), &per_file)?;
+    }
     for (input, schema) in inputs.iter().zip(schemas).skip(1) {
-        let mut extra: Vec<String> = Vec::new();
         for f in schema.fields() {
             let t = canon(f, &input.rel)?;
             match fields.iter().position(|g| g.name() == f.name()) {
@@ -206,36 +212,13 @@ fn plan_columns(src: &SourceDef, inputs: &[InputFile], schemas: &[SchemaRef], as
                     )),
                 },
                 Some(_) => {}
-                None if src.columns == ColumnsPolicy::Union => {
+                // a column of this file alone (`columns = "union"`: the others were checked above)
+                None => {
                     fields.push(Field::new(f.name(), t, true));
                     typed_by.push(&input.rel);
                 }
-                None => extra.push(format!("`{}`", f.name())),
             }
         }
-        if !extra.is_empty() {
-            set_diffs.push(format!("{} has {} that {} lacks", input.rel, extra.join(", "), inputs[0].rel));
-        }
-        if src.columns == ColumnsPolicy::Same {
-            let missing: Vec<String> = fields
-                .iter()
-                .filter(|g| schema.field_with_name(g.name()).is_err())
-                .map(|g| format!("`{}`", g.name()))
-                .collect();
-            if !missing.is_empty() {
-                set_diffs.push(format!("{} lacks {} that {} has", input.rel, missing.join(", "), inputs[0].rel));
-            }
-        }
-    }
-    if !set_diffs.is_empty() {
-        return Err(Error::config(
-            format!("source {}", src.name),
-            format!(
-                "the files of this source have different columns: {}; set columns = \"union\" to combine them \
-                 (missing columns become null) or split them into separate sources",
-                set_diffs.join("; ")
-            ),
-        ));
     }
     if !violations.is_empty() {
         let total = violations.len();
