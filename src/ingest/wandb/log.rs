@@ -43,16 +43,20 @@ pub struct Stop {
     pub offset: u64,
     /// What was wrong there.
     pub reason: String,
+    /// Whether the file ends there, inside a record or chunk (a writer stopped mid-way), rather
+    /// than being damaged in its last block.
+    pub truncated: bool,
 }
 
 /// A damaged part of a log that reading skipped: from the first byte of the record the damage
-/// broke to the start of the next 32 KiB block, where reading went on (LevelDB's log reader
-/// does the same). The records in between are lost; the ones after it are read.
+/// broke to where reading went on, the start of the next 32 KiB block (LevelDB's log reader
+/// does the same) or the next intact chunk that starts a record. The records in between are
+/// lost; the ones after it are read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Skip {
     /// Byte offset of the first byte skipped.
     pub offset: u64,
-    /// Byte offset where reading went on (a block start).
+    /// Byte offset where reading went on.
     pub resumed: u64,
     /// What was wrong.
     pub reason: String,
@@ -316,12 +320,13 @@ fn crc_ok(stored: u32, type_and_data: &[u8]) -> bool {
 pub type FrameFn<'a> = dyn FnMut(u64, u64, &[u8]) -> Result<(), String> + 'a;
 
 /// Reads the records of a log, calling `f` with (byte offset, record number, record bytes) for
-/// every intact record, in order. Damage inside the file (a checksum mismatch, a chunk that
-/// cannot be, a record left unfinished) skips to the next block, noted in `skipped`, and
-/// reading goes on there; the chunks that continue a broken record are skipped with it.
+/// every intact record, in order. Damage inside the file (a checksum mismatch, zeros where a
+/// chunk header fits, a chunk that cannot be) skips to the next block, noted in `skipped`, and
+/// reading goes on there; the chunks that continue a broken record are skipped with it, and a
+/// record left unfinished is skipped alone.
 ///
 /// Returns `Ok(None)` when the log ends cleanly, `Ok(Some(stop))` when the file ends inside a
-/// record or chunk (every record before it has been delivered).
+/// record or chunk, or is damaged in its last block (every record before has been delivered).
 ///
 /// Errors: `Err(message)` when the file is not a W&B log at all (bad header) or cannot be read.
 pub fn read_frames(mut r: impl Read, f: &mut FrameFn, skipped: &mut Vec<Skip>) -> Result<Option<Stop>, String> {
@@ -331,8 +336,6 @@ pub fn read_frames(mut r: impl Read, f: &mut FrameFn, skipped: &mut Vec<Skip>) -
     let mut record_offset: Option<u64> = None;
     let mut number: u64 = 0;
     let mut first = true;
-    // after damage: the chunks that continue a broken record are skipped up to a FULL or FIRST
-    let mut resync = false;
     loop {
         let n = read_full(&mut r, &mut block).map_err(|e| format!("read failed at byte {block_start}: {e}"))?;
         // damage at byte `$at` of this block: drop the record being assembled and go on at the
@@ -342,7 +345,7 @@ pub fn read_frames(mut r: impl Read, f: &mut FrameFn, skipped: &mut Vec<Skip>) -
                 let from = record_offset.take().unwrap_or($at);
                 record.clear();
                 if n < BLOCK {
-                    return Ok(Some(Stop { offset: from, reason: $reason }));
+                    return Ok(Some(Stop { offset: from, reason: $reason, truncated: false }));
                 }
                 let resumed = block_start + BLOCK as u64;
                 match skipped.last_mut() {
@@ -350,7 +353,6 @@ pub fn read_frames(mut r: impl Read, f: &mut FrameFn, skipped: &mut Vec<Skip>) -
                     Some(last) if last.resumed == from => last.resumed = resumed,
                     _ => skipped.push(Skip { offset: from, resumed, reason: $reason }),
                 }
-                resync = true;
                 break;
             }};
         }
@@ -397,18 +399,6 @@ pub fn read_frames(mut r: impl Read, f: &mut FrameFn, skipped: &mut Vec<Skip>) -
                 damaged!(at, format!("checksum mismatch in the chunk at byte {at}"));
             }
             let data = &block[i + HEADER..end];
-            if resync && matches!(kind, 3 | 4) {
-                // the rest of a record whose start was lost: skipped with it
-                if let Some(last) = skipped.last_mut() {
-                    last.resumed = block_start + end as u64;
-                }
-                i = end;
-                if BLOCK - i < HEADER {
-                    break;
-                }
-                continue;
-            }
-            resync = false;
             match kind {
                 1 | 2 => {
                     // a record left unfinished before this intact chunk: it alone is lost
@@ -428,7 +418,8 @@ pub fn read_frames(mut r: impl Read, f: &mut FrameFn, skipped: &mut Vec<Skip>) -
                 3 | 4 => {
                     let Some(o) = record_offset else {
                         // the rest of a record whose start was lost: this chunk alone is
-                        // skipped (and the ones that continue it), the block read on
+                        // skipped, the block read on; right after a skip (the record it
+                        // broke), it joins that skip
                         let reason =
                             format!("a {} chunk without a FIRST chunk", if kind == 3 { "MIDDLE" } else { "LAST" });
                         let resumed = block_start + end as u64;
@@ -436,7 +427,6 @@ pub fn read_frames(mut r: impl Read, f: &mut FrameFn, skipped: &mut Vec<Skip>) -
                             Some(last) if last.resumed == at => last.resumed = resumed,
                             _ => skipped.push(Skip { offset: at, resumed, reason }),
                         }
-                        resync = true;
                         i = end;
                         if BLOCK - i < HEADER {
                             break;
@@ -481,8 +471,9 @@ pub fn read_frames(mut r: impl Read, f: &mut FrameFn, skipped: &mut Vec<Skip>) -
     Ok(None)
 }
 
+/// Where a file that ends inside a record or chunk stops being read.
 fn stop(offset: u64, reason: &str) -> Stop {
-    Stop { offset, reason: reason.to_string() }
+    Stop { offset, reason: reason.to_string(), truncated: true }
 }
 
 fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -614,7 +605,7 @@ pub fn read_all(r: impl Read) -> Result<LogRead, String> {
             }
             match decode(bytes) {
                 Ok(event) => out.push(Entry { offset, number, event }),
-                Err(m) => bad = Some(Stop { offset, reason: format!("record {number}: {m}") }),
+                Err(m) => bad = Some(Stop { offset, reason: format!("record {number}: {m}"), truncated: false }),
             }
             Ok(())
         },

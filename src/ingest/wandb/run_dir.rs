@@ -264,10 +264,10 @@ fn stop_warning(rel: &str, folded: &Folded, out: &mut dyn FnMut(Out) -> Result<(
                 s.offset,
                 s.reason,
                 folded.records,
-                if s.reason.contains("ends") {
+                if s.truncated {
                     "the writing process was probably stopped"
                 } else {
-                    "the damage is in the file's last 32 KiB block, so no record after it can be found"
+                    "the records after it were not read"
                 }
             ),
         })?;
