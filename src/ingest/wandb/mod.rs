@@ -569,12 +569,7 @@ fn check_sampling(
                 .files
                 .iter()
                 .filter_map(|&k| match plan.kinds[k] {
-                    Kind::Dir(d, run_dir::Member::History) => {
-                        let s = plan.member(d, run_dir::Member::Summary)?;
-                        let text = crate::ingest::files::read_small(&plan.inputs[s].path, 64 << 20).ok()?;
-                        let v: serde_json::Value = values::parse_text(&text).ok()?;
-                        Some((rows::step_of(v.get("_step")).ok()??, plan.inputs[s].rel.clone()))
-                    }
+                    Kind::Dir(d, run_dir::Member::History) => run_dir::summary_step(plan, d),
                     _ => None,
                 })
                 .max();

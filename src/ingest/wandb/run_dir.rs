@@ -140,6 +140,15 @@ fn read_text(input: &InputFile) -> Result<String> {
     Ok(s)
 }
 
+/// The `_step` of run directory `d`'s `wandb-summary.json` and that file's path, when it has
+/// one that is a step; a summary that cannot be read, or whose `_step` is no step, is
+/// reported where the runs table reads it.
+pub fn summary_step(plan: &Plan, d: usize) -> Option<(i64, String)> {
+    let k = plan.member(d, Member::Summary)?;
+    let summary = read_json(&plan.inputs[k]).ok()?;
+    Some((rows::step_of(summary.get("_step")).ok()??, plan.inputs[k].rel.clone()))
+}
+
 fn read_json(input: &InputFile) -> Result<Value> {
     let text = read_text(input)?;
     let bytes = text.trim_start_matches('\u{feff}').as_bytes();
