@@ -128,22 +128,13 @@ fn check_sums_alone(dir: &Path, rep: &mut VerifyReport) {
             return;
         }
     };
-    let mut listed: Vec<(usize, String, String)> = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        if line.starts_with('#') || line.trim().is_empty() {
+    let mut readable = Vec::new();
+    for (n, sha, path) in sums_entries(&text, &mut rep.problems) {
+        if !safe_relative(&path) {
+            rep.problems
+                .push(format!("SHA256SUMS:{n}: {path:?} is not a path inside the release (absolute, or with `..`)"));
             continue;
         }
-        match sums_line(line) {
-            Some((sha, path)) if safe_relative(&path) => listed.push((n + 1, sha, path)),
-            Some((_, path)) => rep.problems.push(format!(
-                "SHA256SUMS:{}: {path:?} is not a path inside the release (absolute, or with `..`)",
-                n + 1
-            )),
-            None => rep.problems.push(format!("SHA256SUMS:{}: not a `<sha256>  <path>` line", n + 1)),
-        }
-    }
-    let mut readable = Vec::new();
-    for (n, sha, path) in listed {
         match entry(dir, &path) {
             Entry::Readable => readable.push((sha, path)),
             // a missing manifest is said already
@@ -445,15 +436,7 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
             Err(e) => rep.problems.push(format!("SHA256SUMS: cannot be read: {e}")),
             Ok(text) => {
                 let mut seen = BTreeSet::new();
-                for (n, line) in text.lines().enumerate() {
-                    // `sha256sum -c` skips comment lines, and only warns of blank ones
-                    if line.starts_with('#') || line.trim().is_empty() {
-                        continue;
-                    }
-                    let Some((sha, path)) = sums_line(line) else {
-                        rep.problems.push(format!("SHA256SUMS:{}: not a `<sha256>  <path>` line", n + 1));
-                        continue;
-                    };
+                for (n, sha, path) in sums_entries(&text, &mut rep.problems) {
                     let (sha, path) = (sha.as_str(), path.as_str());
                     seen.insert(path.to_string());
                     if path == "manifest.json" {
@@ -472,13 +455,12 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
                     } else if let Some(f) = m.files.iter().find(|f| f.path == path) {
                         if f.sha256 != sha {
                             rep.problems.push(format!(
-                                "SHA256SUMS:{}: {path} has sha256 {sha}, the manifest says {}",
-                                n + 1,
+                                "SHA256SUMS:{n}: {path} has sha256 {sha}, the manifest says {}",
                                 f.sha256
                             ));
                         }
                     } else {
-                        rep.problems.push(format!("SHA256SUMS:{}: {path} is not in the manifest", n + 1));
+                        rep.problems.push(format!("SHA256SUMS:{n}: {path} is not in the manifest"));
                     }
                 }
                 for path in m.files.iter().map(|f| f.path.as_str()).chain(["manifest.json"]) {
@@ -490,6 +472,23 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
         },
     }
     Ok(())
+}
+
+/// The entries of a `SHA256SUMS` text: (1-based line, digest, path) of each line that is one
+/// ([`sums_line`]); comment and blank lines are skipped, as `sha256sum -c` skips them, and any
+/// other line is a problem pushed to `problems`.
+fn sums_entries(text: &str, problems: &mut Vec<String>) -> Vec<(usize, String, String)> {
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        match sums_line(line) {
+            Some((sha, path)) => out.push((n + 1, sha, path)),
+            None => problems.push(format!("SHA256SUMS:{}: not a `<sha256>  <path>` line", n + 1)),
+        }
+    }
+    out
 }
 
 /// The digest (lowercase) and path of a `SHA256SUMS` line in any form GNU coreutils'
