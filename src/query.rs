@@ -1196,7 +1196,8 @@ pub async fn register_files(
     let jsonl = found.iter().all(|f| !f.rel.ends_with(".parquet"));
     if !parquet && !jsonl {
         // a release folder whose manifest is gone holds both: say that, not how to split them
-        let release_files = ["SHA256SUMS", "datapackage.json", "README.md"];
+        // (by the files only a release writes: a folder of raw files may have a README.md)
+        let release_files = ["SHA256SUMS", "datapackage.json"];
         if path.is_dir() && release_files.iter().any(|f| path.join(f).is_file()) {
             return Err(Error::Refused(format!(
                 "{location} looks like a release folder (it holds {}) but has no manifest.json, which names a \

@@ -692,9 +692,7 @@ fn a_release_folder_without_its_manifest_is_said_to_be_one() {
     assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
     let err = stderr(&o);
     assert!(
-        err.contains(
-            "looks like a release folder (it holds SHA256SUMS, datapackage.json, README.md) but has no manifest.json"
-        ),
+        err.contains("looks like a release folder (it holds SHA256SUMS, datapackage.json) but has no manifest.json"),
         "{err}"
     );
     assert!(!err.contains("mixes Parquet"), "{err}");
