@@ -286,9 +286,7 @@ pub fn open_hashing(file: &InputFile, digests: Option<&ReadDigests>) -> Result<B
     }
     // a name that promises compression the bytes do not hold: an empty or partly written
     // download, or a misnamed file, never read as plain text
-    let name = file.rel.to_ascii_lowercase();
-    let promised = [(".gz", "gzip"), (".zst", "zstd"), (".zstd", "zstd")].into_iter().find(|(x, _)| name.ends_with(x));
-    if let Some((ext, kind)) = promised {
+    if let Some((ext, kind)) = compression_named(&file.rel) {
         let found = if head.is_empty() {
             "an empty file".to_string()
         } else {
@@ -297,6 +295,13 @@ pub fn open_hashing(file: &InputFile, digests: Option<&ReadDigests>) -> Result<B
         return Err(Error::format(&file.rel, format!("named {ext}, but {found}; expected {kind}-compressed data")));
     }
     Ok(Box::new(reader))
+}
+
+/// The compression a file's name promises, as (its extension, the format): `.gz` gzip,
+/// `.zst` or `.zstd` zstd, in any case; `None` for another name.
+pub fn compression_named(rel: &str) -> Option<(&'static str, &'static str)> {
+    let name = rel.to_ascii_lowercase();
+    [(".gz", "gzip"), (".zst", "zstd"), (".zstd", "zstd")].into_iter().find(|(x, _)| name.ends_with(x))
 }
 
 /// Reads at most `limit` bytes of a small side file (card metadata and the like).

@@ -58,8 +58,8 @@ pub fn jsonl(mut reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMu
 /// whose stream stops early (zstd's "incomplete frame", gzip's unexpected end), what that
 /// means, since the bytes before it were read.
 fn read_failed(rel: &str, lines: u64, e: &std::io::Error) -> Error {
-    let name = rel.to_ascii_lowercase();
-    let compressed = [".gz", ".zst", ".zstd"].iter().any(|x| name.ends_with(x));
+    let compressed = super::files::compression_named(rel).is_some();
+    // zstd's decoder tells an early end by its message only
     let zstd_early = e.to_string().contains("incomplete frame");
     let why = if zstd_early || (compressed && e.kind() == std::io::ErrorKind::UnexpectedEof) {
         "; the compressed stream is cut short, or followed by bytes that are not compressed data (a truncated \
