@@ -439,7 +439,8 @@ fn run_parquet(
     rejects: &mut Rejects,
 ) -> Result<Ingested> {
     let src = &spec.def.sources[index];
-    let data_fields = parquet::plan(src, &inputs, spec.source_schemas[index].as_ref())?;
+    let context = format!("{} (source {})", spec.file.display(), src.name);
+    let data_fields = parquet::plan(src, &inputs, spec.source_schemas[index].as_ref(), &context)?;
     let mut fields = data_fields.clone();
     for c in &capture_names {
         fields.push(Field::new(c, DataType::Utf8, true));

@@ -37,13 +37,22 @@ pub fn file_schema(input: &InputFile) -> Result<SchemaRef> {
 /// type declared for it), or the violations that stop it: a column of another type in another
 /// file, and, unless the source's `columns` is `union`, a column missing from a file.
 ///
-/// Errors: [`Error::Config`] naming file and column for a type runpack does not store,
-/// [`Error::Invalid`] for the violations, and those of reading a footer.
-pub fn plan(src: &SourceDef, inputs: &[InputFile], declared: Option<&TableSchema>) -> Result<Vec<Field>> {
+/// `context` names the source where the pipeline defines it (`pipeline.toml (source name)`),
+/// for an error about the source as a whole.
+///
+/// Errors: [`Error::Config`] naming file and column for a type runpack does not store, or
+/// `context` when the files' column sets differ, [`Error::Invalid`] for the violations, and
+/// those of reading a footer.
+pub fn plan(
+    src: &SourceDef,
+    inputs: &[InputFile],
+    declared: Option<&TableSchema>,
+    context: &str,
+) -> Result<Vec<Field>> {
     let schemas: Vec<SchemaRef> = inputs.iter().map(file_schema).collect::<Result<_>>()?;
     let fields = match declared {
         Some(d) => d.arrow_schema().fields().iter().map(|f| f.as_ref().clone()).collect(),
-        None => plan_columns(src, inputs, &schemas, false)?,
+        None => plan_columns(src, inputs, &schemas, false, context)?,
     };
     for (input, schema) in inputs.iter().zip(&schemas) {
         zoned_or_assumed(src, input, schema, &fields)?;
@@ -88,7 +97,7 @@ fn zoned_or_assumed(src: &SourceDef, input: &InputFile, schema: &Schema, fields:
 /// Errors: as [`plan`].
 pub fn plan_for_query(src: &SourceDef, inputs: &[InputFile]) -> Result<Vec<Field>> {
     let schemas: Vec<SchemaRef> = inputs.iter().map(file_schema).collect::<Result<_>>()?;
-    plan_columns(src, inputs, &schemas, true)
+    plan_columns(src, inputs, &schemas, true, &format!("source {}", src.name))
 }
 
 /// One type for two files' types that differ only where one of them is null in every row
@@ -119,8 +128,15 @@ pub fn merge_nulls(a: &DataType, b: &DataType) -> Option<DataType> {
 }
 
 /// The columns inferred from the files' `schemas` (one per input, in order); see [`plan`]
-/// and [`plan_for_query`] (`as_in_file`).
-fn plan_columns(src: &SourceDef, inputs: &[InputFile], schemas: &[SchemaRef], as_in_file: bool) -> Result<Vec<Field>> {
+/// and [`plan_for_query`] (`as_in_file`); `context` names the source in an error about all
+/// of its files.
+fn plan_columns(
+    src: &SourceDef,
+    inputs: &[InputFile],
+    schemas: &[SchemaRef],
+    as_in_file: bool,
+    context: &str,
+) -> Result<Vec<Field>> {
     let overrides: Vec<(String, DataType)> =
         src.fields.iter().map(|f| (f.name.clone(), f.arrow_type().expect("checked at load"))).collect();
     let canon = |f: &Field, file: &str| -> Result<DataType> {
@@ -182,7 +198,7 @@ fn plan_columns(src: &SourceDef, inputs: &[InputFile], schemas: &[SchemaRef], as
             .zip(schemas)
             .map(|(i, s)| (i.rel.clone(), s.fields().iter().map(|f| f.name().clone()).collect()))
             .collect();
-        super::same_columns(&format!("source {}", src.name), &per_file)?;
+        super::same_columns(context, &per_file)?;
     }
     for (input, schema) in inputs.iter().zip(schemas).skip(1) {
         for f in schema.fields() {
