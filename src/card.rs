@@ -262,14 +262,22 @@ pub fn quote_yaml11_ambiguous(text: &str) -> String {
     out
 }
 
-/// Problems with YAML that is not plain data: tags outside the YAML core schema
-/// (`!!python/tuple`, `!custom`), anchors and aliases. Each entry is `key.path: message`, the
-/// path in dotted form with `[i]` for sequence items (`dataset_info.features[2].array3_d.shape`).
-/// A text that is not valid YAML gives one entry with the line and column. Lines are the
-/// file's: `first_line` is the 1-based line of the file that `text` starts on (2 for a card's
-/// front matter, after its `---`).
-pub fn non_plain_yaml(text: &str, first_line: usize) -> Vec<String> {
-    let line = |l: usize| l + first_line - 1;
+/// One node of a YAML text as [`walk_yaml`] meets it.
+struct YamlNode<'e, 'p> {
+    /// The parser's event.
+    event: &'e saphyr_parser::Event<'e>,
+    /// Its line in the text, 1-based.
+    line: usize,
+    /// Where it sits, in dotted form with `[i]` for sequence items; for a mapping's key, the
+    /// mapping's path.
+    path: &'p str,
+    /// Whether it is a mapping's key.
+    is_key: bool,
+}
+
+/// Calls `visit` for each node of `text` in document order, with its path; stops at the first
+/// syntax error and returns it as (line, column, what), both 1-based, counted in `text`.
+fn walk_yaml(text: &str, visit: &mut dyn FnMut(YamlNode)) -> std::result::Result<(), (usize, usize, String)> {
     use saphyr_parser::{Event, Parser};
     enum Frame {
         Map { key: Option<String>, expecting_key: bool },
@@ -289,7 +297,7 @@ pub fn non_plain_yaml(text: &str, first_line: usize) -> Vec<String> {
                 Frame::Seq { index } => p.push_str(&format!("[{index}]")),
             }
         }
-        if p.is_empty() { "(root)".into() } else { p }
+        p
     }
     fn done(stack: &mut [Frame]) {
         match stack.last_mut() {
@@ -298,69 +306,94 @@ pub fn non_plain_yaml(text: &str, first_line: usize) -> Vec<String> {
             None => {}
         }
     }
-    let core = ["str", "int", "float", "bool", "null", "map", "seq"];
-    let mut out = Vec::new();
     let mut stack: Vec<Frame> = Vec::new();
     for ev in Parser::new_from_str(text) {
-        let (ev, span) = match ev {
-            Ok(x) => x,
-            Err(e) => {
-                out.push(format!(
-                    "line {}, column {}: not valid YAML: {}",
-                    line(e.marker().line()),
-                    e.marker().col() + 1,
-                    e.info()
-                ));
-                return out;
-            }
-        };
+        let (ev, span) = ev.map_err(|e| (e.marker().line(), e.marker().col() + 1, e.info().to_string()))?;
         let is_key = matches!(stack.last(), Some(Frame::Map { expecting_key: true, .. }));
-        let check = |tag: Option<&saphyr_parser::Tag>, anchor: usize, stack: &[Frame], out: &mut Vec<String>| {
-            let at = if is_key { format!("{} (a key)", path(stack)) } else { path(stack) };
-            if let Some(t) = tag
-                && !(t.is_yaml_core_schema() && core.contains(&t.suffix.as_str()))
-            {
-                let full = if t.handle == "!" { format!("!{}", t.suffix) } else { format!("{}{}", t.handle, t.suffix) };
-                out.push(format!(
-                    "{at}: the value carries the YAML tag `{full}` (line {}); card metadata may only hold maps, \
-                         sequences, strings, numbers, booleans and null",
-                    line(span.start.line())
-                ));
-            }
-            if anchor > 0 {
-                out.push(format!("{at}: YAML anchor (line {}); write the value out instead", line(span.start.line())));
-            }
-        };
+        if !matches!(ev, Event::SequenceEnd | Event::MappingEnd) {
+            visit(YamlNode { event: &ev, line: span.start.line(), path: &path(&stack), is_key });
+        }
         match ev {
-            Event::Scalar(value, _, anchor, tag) => {
-                check(tag.as_deref(), anchor, &stack, &mut out);
+            Event::Scalar(value, ..) => {
                 if is_key && let Some(Frame::Map { key, .. }) = stack.last_mut() {
                     *key = Some(value.to_string());
                 }
                 done(&mut stack);
             }
-            Event::Alias(_) => {
-                out.push(format!(
-                    "{}: YAML alias (line {}); write the value out instead",
-                    path(&stack),
-                    line(span.start.line())
-                ));
-                done(&mut stack);
-            }
-            Event::SequenceStart(anchor, tag) => {
-                check(tag.as_deref(), anchor, &stack, &mut out);
-                stack.push(Frame::Seq { index: 0 });
-            }
-            Event::MappingStart(anchor, tag) => {
-                check(tag.as_deref(), anchor, &stack, &mut out);
-                stack.push(Frame::Map { key: None, expecting_key: true });
-            }
+            Event::Alias(_) => done(&mut stack),
+            Event::SequenceStart(..) => stack.push(Frame::Seq { index: 0 }),
+            Event::MappingStart(..) => stack.push(Frame::Map { key: None, expecting_key: true }),
             Event::SequenceEnd | Event::MappingEnd => {
                 stack.pop();
                 done(&mut stack);
             }
             _ => {}
         }
+    }
+    Ok(())
+}
+
+/// The line of each key and sequence item of `text`, by its path in the dotted form of
+/// [`non_plain_yaml`] (`dataset_info[0].features[2]`, `configs[1].config_name`): for a
+/// mapping's member, the line of its key. Lines are the file's: `first_line` is the 1-based
+/// line of the file that `text` starts on. A text that is not valid YAML gives the paths
+/// before the error.
+pub fn yaml_lines(text: &str, first_line: usize) -> BTreeMap<String, usize> {
+    use saphyr_parser::Event;
+    let mut lines = BTreeMap::new();
+    let _ = walk_yaml(text, &mut |n| {
+        let path = match (n.is_key, n.event) {
+            (true, Event::Scalar(key, ..)) if n.path.is_empty() => key.to_string(),
+            (true, Event::Scalar(key, ..)) => format!("{}.{key}", n.path),
+            (true, _) => return,
+            // a sequence's item: a mapping's value has its key's line
+            (false, _) if n.path.ends_with(']') => n.path.to_string(),
+            (false, _) => return,
+        };
+        lines.entry(path).or_insert(n.line + first_line - 1);
+    });
+    lines
+}
+
+/// Problems with YAML that is not plain data: tags outside the YAML core schema
+/// (`!!python/tuple`, `!custom`), anchors and aliases. Each entry is `key.path: message`, the
+/// path in dotted form with `[i]` for sequence items (`dataset_info.features[2].array3_d.shape`).
+/// A text that is not valid YAML gives one entry with the line and column. Lines are the
+/// file's: `first_line` is the 1-based line of the file that `text` starts on (2 for a card's
+/// front matter, after its `---`).
+pub fn non_plain_yaml(text: &str, first_line: usize) -> Vec<String> {
+    use saphyr_parser::Event;
+    let line = |l: usize| l + first_line - 1;
+    let core = ["str", "int", "float", "bool", "null", "map", "seq"];
+    let mut out = Vec::new();
+    let walked = walk_yaml(text, &mut |n| {
+        let path = if n.path.is_empty() { "(root)" } else { n.path };
+        let at = if n.is_key { format!("{path} (a key)") } else { path.to_string() };
+        let (anchor, tag) = match n.event {
+            Event::Alias(_) => {
+                out.push(format!("{path}: YAML alias (line {}); write the value out instead", line(n.line)));
+                return;
+            }
+            Event::Scalar(_, _, anchor, tag) => (*anchor, tag.as_deref()),
+            Event::SequenceStart(anchor, tag) | Event::MappingStart(anchor, tag) => (*anchor, tag.as_deref()),
+            _ => return,
+        };
+        if let Some(t) = tag
+            && !(t.is_yaml_core_schema() && core.contains(&t.suffix.as_str()))
+        {
+            let full = if t.handle == "!" { format!("!{}", t.suffix) } else { format!("{}{}", t.handle, t.suffix) };
+            out.push(format!(
+                "{at}: the value carries the YAML tag `{full}` (line {}); card metadata may only hold maps, \
+                 sequences, strings, numbers, booleans and null",
+                line(n.line)
+            ));
+        }
+        if anchor > 0 {
+            out.push(format!("{at}: YAML anchor (line {}); write the value out instead", line(n.line)));
+        }
+    });
+    if let Err((l, col, info)) = walked {
+        out.push(format!("line {}, column {col}: not valid YAML: {info}", line(l)));
     }
     out
 }
@@ -1055,6 +1088,27 @@ mod tests {
         assert!(!valid_split_name("valid\n"));
         assert_eq!(suggest_split_name("eval-gsm8k"), "eval_gsm8k");
         assert_eq!(suggest_split_name(" "), "train");
+    }
+
+    #[test]
+    fn yaml_lines_give_each_key_and_item_its_line() {
+        let text = "configs:\n- config_name: a\n  data_files: x\ndataset_info:\n  features:\n  - name: k\n    dtype: int64\n  -\n    name: v\n";
+        let lines = yaml_lines(text, 2);
+        let want = [
+            ("configs", 2),
+            ("configs[0]", 3),
+            ("configs[0].config_name", 3),
+            ("configs[0].data_files", 4),
+            ("dataset_info", 5),
+            ("dataset_info.features", 6),
+            ("dataset_info.features[0]", 7),
+            ("dataset_info.features[0].dtype", 8),
+            ("dataset_info.features[0].name", 7),
+            ("dataset_info.features[1]", 10),
+            ("dataset_info.features[1].name", 10),
+        ];
+        let got: Vec<(&str, usize)> = lines.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        assert_eq!(got, want);
     }
 
     #[test]

@@ -599,6 +599,17 @@ struct CardPath {
     config: String,
     split: String,
     pattern: String,
+    /// Where the card gives it: `README.md:<line>:`.
+    at: String,
+}
+
+/// `README.md:<line>:` for the key or item at `path` of the card's front matter (paths and
+/// lines of [`crate::card::yaml_lines`]), or `README.md:` when the path is not there.
+fn readme_at(lines: &BTreeMap<String, usize>, path: &str) -> String {
+    match lines.get(path) {
+        Some(l) => format!("README.md:{l}:"),
+        None => "README.md:".into(),
+    }
 }
 
 /// Problems of a card's `configs` against the files of `dir` (or of a remote listing).
@@ -622,6 +633,9 @@ pub fn card_problems(card: &str, files: &[String], empty: &BTreeSet<String>) -> 
             return out;
         }
     };
+    // the front matter starts on the card's line 2
+    let lines = crate::card::yaml_lines(fm, 2);
+    let at = |path: &str| readme_at(&lines, path);
     for t in crate::card::non_plain_yaml(fm, 2) {
         out.push(format!("README.md: {t}"));
     }
@@ -643,7 +657,7 @@ pub fn card_problems(card: &str, files: &[String], empty: &BTreeSet<String>) -> 
             && !f.starts_with("rejects/")
     };
     let mut paths: Vec<CardPath> = Vec::new();
-    out.extend(dataset_info_problems(&yaml));
+    out.extend(dataset_info_problems(&yaml, &lines));
     // the data files a config must list (those of tables without rows stay out of configs)
     let listable = |f: &&String| is_data(f) && (f.starts_with("data/") || !f.contains('/')) && !empty.contains(*f);
     match yaml.get("configs") {
@@ -653,101 +667,124 @@ pub fn card_problems(card: &str, files: &[String], empty: &BTreeSet<String>) -> 
                 .into(),
         ),
         Some(c) if c.as_sequence().is_none() => {
-            out.push(format!("README.md: configs is {}, not a list of configs", yaml_kind(c)));
+            out.push(format!("{} configs is {}, not a list of configs", at("configs"), yaml_kind(c)));
         }
         _ => {}
     }
     if let Some(configs) = yaml.get("configs").and_then(|c| c.as_sequence()) {
         // `datasets` takes one config per name and at most one default
-        let mut named: BTreeMap<&str, usize> = BTreeMap::new();
-        for c in configs {
+        // each name with the configs that give it
+        let mut named: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        for (ci, c) in configs.iter().enumerate() {
             if let Some(n) = c.get("config_name").and_then(|v| v.as_str()).filter(|n| !n.is_empty()) {
-                *named.entry(n).or_default() += 1;
+                named.entry(n).or_default().push(ci);
             }
         }
-        for (n, times) in named.iter().filter(|(_, t)| **t > 1) {
+        for (n, given) in named.iter().filter(|(_, g)| g.len() > 1) {
             out.push(format!(
-                "README.md: config `{n}` is defined {times} times in configs; a config name is used once"
+                "{} config `{n}` is defined {} times in configs; a config name is used once",
+                at(&format!("configs[{}]", given[1])),
+                given.len()
             ));
         }
         for (ci, c) in configs.iter().enumerate() {
             if let Some(d) = c.get("default").filter(|d| !d.is_bool()) {
                 out.push(format!(
-                    "README.md: configs[{ci}]: default is {}, not true or false (`datasets` takes any value Python \
+                    "{} configs[{ci}]: default is {}, not true or false (`datasets` takes any value Python \
                      reads as true for true)",
+                    at(&format!("configs[{ci}].default")),
                     yaml_kind(d)
                 ));
             }
         }
-        let defaults: Vec<String> = configs
+        let defaults: Vec<(usize, String)> = configs
             .iter()
-            .filter(|c| c.get("default").is_some_and(python_truthy))
-            .map(|c| format!("`{}`", c.get("config_name").and_then(|v| v.as_str()).unwrap_or("")))
+            .enumerate()
+            .filter(|(_, c)| c.get("default").is_some_and(python_truthy))
+            .map(|(ci, c)| (ci, format!("`{}`", c.get("config_name").and_then(|v| v.as_str()).unwrap_or(""))))
             .collect();
         if defaults.len() > 1 {
             out.push(format!(
-                "README.md: configs {} are each `default: true`; a card has one default config at most (`datasets` \
+                "{} configs {} are each `default: true`; a card has one default config at most (`datasets` \
                  refuses several)",
-                defaults.join(", ")
+                at(&format!("configs[{}].default", defaults[1].0)),
+                defaults.iter().map(|(_, n)| n.as_str()).collect::<Vec<_>>().join(", ")
             ));
         }
         for (ci, c) in configs.iter().enumerate() {
             let name = c.get("config_name").and_then(|v| v.as_str()).unwrap_or("").to_string();
+            let here = format!("configs[{ci}]");
             match c.get("config_name") {
                 Some(yaml_serde::Value::String(n)) if !n.is_empty() => {}
                 None | Some(yaml_serde::Value::Null) | Some(yaml_serde::Value::String(_)) => {
-                    out.push(format!("README.md: configs[{ci}] has no config_name"))
+                    out.push(format!("{} configs[{ci}] has no config_name", at(&here)))
                 }
-                Some(other) => {
-                    out.push(format!("README.md: configs[{ci}]: config_name is {}, not a string", yaml_kind(other)))
-                }
+                Some(other) => out.push(format!(
+                    "{} configs[{ci}]: config_name is {}, not a string",
+                    at(&format!("{here}.config_name")),
+                    yaml_kind(other)
+                )),
             }
             let data_dir = c.get("data_dir").and_then(|v| v.as_str());
             if let Some(dd) = data_dir {
                 let prefix = format!("{}/", dd.trim_end_matches('/'));
                 let n = files.iter().filter(|f| f.starts_with(&prefix) && is_data(f)).count();
+                let at = at(&format!("{here}.data_dir"));
                 if n == 0 {
-                    out.push(format!("README.md: config `{name}`: data_dir `{dd}` holds no data files"));
+                    out.push(format!("{at} config `{name}`: data_dir `{dd}` holds no data files"));
                 } else {
                     out.push(format!(
-                        "README.md: config `{name}`: data_dir `{dd}` is accepted by the Hub but its split assignment is guessed from file names; list explicit data_files"
+                        "{at} config `{name}`: data_dir `{dd}` is accepted by the Hub but its split assignment is guessed from file names; list explicit data_files"
                     ));
                 }
             }
             let base = data_dir.map(|d| format!("{}/", d.trim_end_matches('/'))).unwrap_or_default();
-            let mut add = |split: &str, p: &str| {
-                paths.push(CardPath { config: name.clone(), split: split.into(), pattern: format!("{base}{p}") })
+            let mut add = |split: &str, p: &str, path: String| {
+                paths.push(CardPath {
+                    config: name.clone(),
+                    split: split.into(),
+                    pattern: format!("{base}{p}"),
+                    at: at(&path),
+                })
             };
+            let files_at = format!("{here}.data_files");
             match c.get("data_files") {
-                Some(yaml_serde::Value::String(s)) => add("train", s),
+                Some(yaml_serde::Value::String(s)) => add("train", s, files_at),
                 Some(yaml_serde::Value::Sequence(items)) => {
-                    for it in items {
+                    for (j, it) in items.iter().enumerate() {
+                        let item_at = format!("{files_at}[{j}]");
                         match it {
-                            yaml_serde::Value::String(s) => add("train", s),
+                            yaml_serde::Value::String(s) => add("train", s, item_at),
                             yaml_serde::Value::Mapping(_) => {
                                 let split = it.get("split").and_then(|v| v.as_str()).unwrap_or("train").to_string();
                                 if !crate::card::valid_split_name(&split) {
                                     out.push(format!(
-                                        "README.md: config `{name}`: split {split:?} is not loadable (a split name must match ^\\w+(\\.\\w+)*$); use {:?}",
+                                        "{} config `{name}`: split {split:?} is not loadable (a split name must match ^\\w+(\\.\\w+)*$); use {:?}",
+                                        at(&format!("{item_at}.split")),
                                         crate::card::suggest_split_name(&split)
                                     ));
                                 }
                                 match it.get("path") {
-                                    Some(yaml_serde::Value::String(p)) => add(&split, p),
+                                    Some(yaml_serde::Value::String(p)) => add(&split, p, format!("{item_at}.path")),
                                     Some(yaml_serde::Value::Sequence(ps)) => {
-                                        for p in ps.iter().filter_map(|p| p.as_str()) {
-                                            add(&split, p);
+                                        for (k, p) in ps.iter().enumerate() {
+                                            if let Some(p) = p.as_str() {
+                                                add(&split, p, format!("{item_at}.path[{k}]"));
+                                            }
                                         }
                                     }
-                                    _ => out.push(format!("README.md: config `{name}` split `{split}` has no path")),
+                                    _ => out
+                                        .push(format!("{} config `{name}` split `{split}` has no path", at(&item_at))),
                                 }
                             }
-                            _ => out.push(format!("README.md: config `{name}`: unreadable data_files entry")),
+                            _ => out.push(format!("{} config `{name}`: unreadable data_files entry", at(&item_at))),
                         }
                     }
                 }
                 None => {}
-                Some(_) => out.push(format!("README.md: config `{name}`: data_files must be a string or a list")),
+                Some(_) => {
+                    out.push(format!("{} config `{name}`: data_files must be a string or a list", at(&files_at)))
+                }
             }
         }
     }
@@ -763,7 +800,8 @@ pub fn card_problems(card: &str, files: &[String], empty: &BTreeSet<String>) -> 
         if matched.is_empty() {
             let hint = files.iter().find(|f| f.to_lowercase() == cp.pattern.to_lowercase());
             out.push(format!(
-                "README.md: config `{}` split `{}`: `{}` matches no file{}",
+                "{} config `{}` split `{}`: `{}` matches no file{}",
+                cp.at,
                 cp.config,
                 cp.split,
                 cp.pattern,
@@ -922,11 +960,16 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
     let Some(fm) = front_matter(&card) else { return Ok(()) };
     let Ok(yaml) = yaml_serde::from_str::<yaml_serde::Value>(fm) else { return Ok(()) };
     let Some(configs) = yaml.get("configs").and_then(|c| c.as_sequence()) else { return Ok(()) };
-    for c in configs {
+    let lines = crate::card::yaml_lines(fm, 2);
+    let at = |path: &str| readme_at(&lines, path);
+    for (ci, c) in configs.iter().enumerate() {
         let name = c.get("config_name").and_then(|v| v.as_str()).unwrap_or("");
         // an unnamed config is reported by card_problems
         if !name.is_empty() && manifest.is_some_and(|m| m.table(name).is_none()) {
-            rep.problems.push(format!("README.md: config `{name}` names no table of the manifest"));
+            rep.problems.push(format!(
+                "{} config `{name}` names no table of the manifest",
+                at(&format!("configs[{ci}].config_name"))
+            ));
         }
         let mut splits: BTreeMap<String, Vec<String>> = BTreeMap::new();
         let mut entries: Vec<(String, String)> = Vec::new();
@@ -961,15 +1004,16 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
         }
         // what the card's dataset_info says of this config: (split → examples, feature names)
         let info = dataset_info(&yaml, name);
-        if let Some((examples, _)) = &info {
+        if let Some(info) = &info {
             // `datasets` refuses a card whose splits are not the data files' (Expected more
             // splits / Unexpected splits)
             let data: BTreeSet<&String> = splits.keys().collect();
-            let card: BTreeSet<&String> = examples.keys().collect();
-            if !examples.is_empty() && data != card {
+            let card: BTreeSet<&String> = info.examples.keys().collect();
+            if !info.examples.is_empty() && data != card {
                 rep.problems.push(format!(
-                    "README.md: dataset_info of config `{name}` names the splits {card:?}, and its data_files the \
-                     splits {data:?} (`datasets` refuses to load it)"
+                    "{} dataset_info of config `{name}` names the splits {card:?}, and its data_files the \
+                     splits {data:?} (`datasets` refuses to load it)",
+                    at(&format!("{}.splits", info.path))
                 ));
             }
         }
@@ -1020,19 +1064,20 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
                     }
                 }
             }
-            let Some((examples, features)) = &info else { continue };
-            if let (Some(rows), Some(&said)) = (rows, examples.get(&split))
-                && rows != said
+            let Some(info) = &info else { continue };
+            if let (Some(rows), Some((said, path))) = (rows, info.examples.get(&split))
+                && rows != *said
             {
                 rep.problems.push(format!(
-                    "README.md: dataset_info of config `{name}` gives split `{split}` {said} examples, and its \
-                     Parquet files hold {rows} rows (`datasets` refuses to load it: NonMatchingSplitsSizesError)"
+                    "{} dataset_info of config `{name}` gives split `{split}` {said} examples, and its \
+                     Parquet files hold {rows} rows (`datasets` refuses to load it: NonMatchingSplitsSizesError)",
+                    at(path)
                 ));
             }
-            if let (Some(features), Some((f0, schema)), false) = (features, &first, features_checked) {
+            if let (Some(features), Some((f0, schema)), false) = (&info.features, &first, features_checked) {
                 features_checked = true;
                 // `datasets` reads the columns by name: another order is no problem, other names are
-                let listed: BTreeSet<&str> = features.iter().map(|(n, _)| n.as_str()).collect();
+                let listed: BTreeSet<&str> = features.iter().map(|(n, ..)| n.as_str()).collect();
                 let columns: BTreeSet<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
                 let missing: Vec<&&str> = columns.difference(&listed).collect();
                 let extra: Vec<&&str> = listed.difference(&columns).collect();
@@ -1045,17 +1090,19 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
                     (true, false) => Some(format!("does not list the columns {missing:?} of {f0}")),
                 };
                 if let Some(said) = said {
-                    rep.problems.push(format!("README.md: dataset_info of config `{name}` {said}"));
+                    let here = at(&format!("{}.features", info.path));
+                    rep.problems.push(format!("{here} dataset_info of config `{name}` {said}"));
                 }
                 // a type other than the column's: `datasets` casts the column to it, or fails
-                for (feature, said) in features.iter().filter_map(|(n, d)| Some((n, d.as_ref()?))) {
+                for (feature, said, path) in features.iter().filter_map(|(n, d, p)| Some((n, d.as_ref()?, p))) {
                     let Ok(field) = schema.field_with_name(feature) else { continue };
                     if let Some(have) = file_feature_type(field.data_type())
                         && have != *said
                     {
                         rep.problems.push(format!(
-                            "README.md: dataset_info of config `{name}` gives feature `{feature}` the type {said}, and \
-                             {f0} holds it as {have} (`datasets` would cast it, or fail to)"
+                            "{} dataset_info of config `{name}` gives feature `{feature}` the type {said}, and \
+                             {f0} holds it as {have} (`datasets` would cast it, or fail to)",
+                            at(path)
                         ));
                     }
                 }
@@ -1065,9 +1112,17 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
     Ok(())
 }
 
-/// What a card's `dataset_info` says of one config: each split's examples, the features
-/// (name, and its type as [`card_feature_type`] spells it, when it can).
-type CardInfo = (BTreeMap<String, u64>, Option<Vec<(String, Option<String>)>>);
+/// What a card's `dataset_info` says of one config, with the paths in the front matter where
+/// it says it (see [`crate::card::yaml_lines`]).
+struct CardInfo {
+    /// The config's entry: `dataset_info[i]`, or `dataset_info` for a card with one mapping.
+    path: String,
+    /// Each split's `num_examples`, with the path of that key.
+    examples: BTreeMap<String, (u64, String)>,
+    /// The features when the card lists them: name, type as [`card_feature_type`] spells it
+    /// (when it can), and the feature's path.
+    features: Option<Vec<(String, Option<String>, String)>>,
+}
 
 /// What a YAML value is, for messages: `a string "x"`, `a number 5`, `a mapping`, …
 fn yaml_kind(v: &yaml_serde::Value) -> String {
@@ -1099,47 +1154,60 @@ fn python_truthy(v: &yaml_serde::Value) -> bool {
 /// Problems of the card's `dataset_info` that `datasets` stops on: a config given twice (it
 /// keeps the last), `features` that are not a list, a feature without a `name`, and a
 /// feature whose type is missing or not of the Hub's YAML form ([`feature_form_problems`]).
-fn dataset_info_problems(yaml: &yaml_serde::Value) -> Vec<String> {
+/// Messages start with `README.md:<line>:` from `lines` ([`crate::card::yaml_lines`]).
+fn dataset_info_problems(yaml: &yaml_serde::Value, lines: &BTreeMap<String, usize>) -> Vec<String> {
+    let at = |path: &str| readme_at(lines, path);
     let mut out = Vec::new();
-    let entries: Vec<&yaml_serde::Value> = match yaml.get("dataset_info") {
+    // each entry with its path in the front matter
+    let entries: Vec<(String, &yaml_serde::Value)> = match yaml.get("dataset_info") {
         None => return out,
-        Some(yaml_serde::Value::Sequence(items)) => items.iter().collect(),
-        Some(one @ yaml_serde::Value::Mapping(_)) => vec![one],
+        Some(yaml_serde::Value::Sequence(items)) => {
+            items.iter().enumerate().map(|(i, e)| (format!("dataset_info[{i}]"), e)).collect()
+        }
+        Some(one @ yaml_serde::Value::Mapping(_)) => vec![("dataset_info".to_string(), one)],
         Some(other) => {
-            out.push(format!("README.md: dataset_info is {}, not a mapping or a list of them", yaml_kind(other)));
+            out.push(format!(
+                "{} dataset_info is {}, not a mapping or a list of them",
+                at("dataset_info"),
+                yaml_kind(other)
+            ));
             return out;
         }
     };
-    let mut named: BTreeMap<String, usize> = BTreeMap::new();
-    for e in &entries {
+    let mut named: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for (path, e) in &entries {
         let name = e.get("config_name").and_then(|v| v.as_str()).unwrap_or("default").to_string();
-        *named.entry(name).or_default() += 1;
+        named.entry(name).or_default().push(path);
     }
-    for (n, times) in named.iter().filter(|(_, t)| **t > 1) {
+    for (n, given) in named.iter().filter(|(_, g)| g.len() > 1) {
         out.push(format!(
-            "README.md: dataset_info gives config `{n}` {times} times; `datasets` reads the last, so give it once"
+            "{} dataset_info gives config `{n}` {} times; `datasets` reads the last, so give it once",
+            at(given[1]),
+            given.len()
         ));
     }
-    for e in entries {
+    for (path, e) in entries {
         let name = e.get("config_name").and_then(|v| v.as_str()).unwrap_or("default");
         match e.get("features") {
             None => {}
             Some(yaml_serde::Value::Sequence(fs)) => {
                 for (i, f) in fs.iter().enumerate() {
+                    let here = at(&format!("{path}.features[{i}]"));
                     let label = match f.get("name") {
                         Some(yaml_serde::Value::String(n)) => format!("feature `{n}`"),
                         _ => {
-                            out.push(format!("README.md: dataset_info of config `{name}`: features[{i}] has no name"));
+                            out.push(format!("{here} dataset_info of config `{name}`: features[{i}] has no name"));
                             format!("features[{i}]")
                         }
                     };
                     for p in feature_form_problems(f) {
-                        out.push(format!("README.md: dataset_info of config `{name}`: {label} {p}"));
+                        out.push(format!("{here} dataset_info of config `{name}`: {label} {p}"));
                     }
                 }
             }
             Some(other) => out.push(format!(
-                "README.md: dataset_info of config `{name}`: features is {}, not a list of named features",
+                "{} dataset_info of config `{name}`: features is {}, not a list of named features",
+                at(&format!("{path}.features")),
                 yaml_kind(other)
             )),
         }
@@ -1258,12 +1326,17 @@ fn file_feature_type(dt: &arrow::datatypes::DataType) -> Option<String> {
 /// the `features` when the card lists them. `None` when the card has no entry for it.
 fn dataset_info(yaml: &yaml_serde::Value, name: &str) -> Option<CardInfo> {
     let info = yaml.get("dataset_info")?;
-    let entry = match info {
+    let (path, entry) = match info {
         yaml_serde::Value::Sequence(items) => {
             // `datasets` keeps the last entry of a name (a repeated one is reported by card_problems)
-            items.iter().rev().find(|i| i.get("config_name").and_then(|v| v.as_str()).unwrap_or("default") == name)?
+            let i = items
+                .iter()
+                .rposition(|i| i.get("config_name").and_then(|v| v.as_str()).unwrap_or("default") == name)?;
+            (format!("dataset_info[{i}]"), &items[i])
         }
-        one if one.get("config_name").and_then(|v| v.as_str()).unwrap_or(name) == name => one,
+        one if one.get("config_name").and_then(|v| v.as_str()).unwrap_or(name) == name => {
+            ("dataset_info".to_string(), one)
+        }
         _ => return None,
     };
     let examples = entry
@@ -1271,17 +1344,22 @@ fn dataset_info(yaml: &yaml_serde::Value, name: &str) -> Option<CardInfo> {
         .and_then(|s| s.as_sequence())
         .into_iter()
         .flatten()
-        .filter_map(|s| Some((s.get("name")?.as_str()?.to_string(), s.get("num_examples")?.as_u64()?)))
+        .enumerate()
+        .filter_map(|(j, s)| {
+            let examples = s.get("num_examples")?.as_u64()?;
+            Some((s.get("name")?.as_str()?.to_string(), (examples, format!("{path}.splits[{j}].num_examples"))))
+        })
         .collect();
     let features = entry.get("features").and_then(|f| f.as_sequence()).map(|fs| {
         fs.iter()
-            .filter_map(|f| {
+            .enumerate()
+            .filter_map(|(k, f)| {
                 let name = f.get("name").and_then(|n| n.as_str())?.to_string();
-                Some((name, card_feature_type(f)))
+                Some((name, card_feature_type(f), format!("{path}.features[{k}]")))
             })
             .collect()
     });
-    Some((examples, features))
+    Some(CardInfo { path, examples, features })
 }
 
 /// Differences between the schemas of two shards, phrased with both file names:

@@ -450,7 +450,9 @@ fn verify_finds_a_manifest_that_contradicts_the_files_card_and_datapackage() {
         out.contains("data/metrics.parquet: belongs to table metrics, which the manifest does not define"),
         "{out}"
     );
-    assert!(out.contains("README.md: config `metrics` names no table of the manifest"), "{out}");
+    let card = std::fs::read_to_string(dir.path().join("README.md")).unwrap();
+    let at = readme_line(&card, "- config_name: metrics\n");
+    assert!(out.contains(&format!("{at} config `metrics` names no table of the manifest")), "{out}");
     // a table's JSON Lines copy gone from the files and the manifest, datapackage.json still naming it
     let dir = tempfile::tempdir().unwrap();
     copy_tree(example_release(), dir.path());

@@ -2074,31 +2074,38 @@ fn a_json_lines_copy_reads_back_with_its_schema_non_finite_numbers_included() {
 #[test]
 fn verify_refuses_card_metadata_that_datasets_stops_on() {
     let card = std::fs::read_to_string(example_release().join("README.md")).unwrap();
-    // each edit, and what verify says of it, alone
-    let cases: Vec<(String, &str)> = vec![
+    // each edit, the line verify places it on (where a text starts), and what it says of it, alone
+    let cases: Vec<(String, &str, &str)> = vec![
         (
             card.replacen("- config_name: checkpoints\n", "- config_name: checkpoints\n  default: 'yes'\n", 1),
-            "README.md: configs[1]: default is a string \"yes\", not true or false",
+            "  default: 'yes'",
+            " configs[1]: default is a string \"yes\", not true or false",
         ),
         (
             card.replacen("- config_name: checkpoints\n", "- config_name: 5\n", 1),
-            "configs[1]: config_name is a number 5, not a string",
+            "- config_name: 5",
+            " configs[1]: config_name is a number 5, not a string",
         ),
-        (card.replacen("configs:\n", "configs:\n  x: 1\nconfigs_before:\n", 1), "README.md: configs is a mapping"),
+        (card.replacen("configs:\n", "configs:\n  x: 1\nconfigs_before:\n", 1), "configs:", " configs is a mapping"),
         (
             card.replacen("  - name: experiment\n    dtype: string\n", "  - name: experiment\n", 1),
-            "dataset_info of config `training_runs`: feature `experiment` has no type",
+            "  - name: experiment\n",
+            " dataset_info of config `training_runs`: feature `experiment` has no type",
         ),
         (
             card.replacen("  - name: experiment\n    dtype: string\n", "  - name: experiment\n    dtype: 5\n", 1),
-            "feature `experiment` has a dtype that is a number 5, not a name or a class label",
+            "  - name: experiment\n",
+            " dataset_info of config `training_runs`: feature `experiment` has a dtype that is a number 5, not a \
+             name or a class label",
         ),
         (
             card.replacen("  - name: experiment\n    dtype: string\n", "  - dtype: string\n", 1),
-            "dataset_info of config `training_runs`: features[1] has no name",
+            "  - dtype: string\n  - name: model\n",
+            " dataset_info of config `training_runs`: features[1] has no name",
         ),
     ];
-    for (edited, said) in cases {
+    for (edited, line, said) in cases {
+        let said = format!("{}{said}", readme_line(&edited, line));
         let tmp = tempfile::tempdir().unwrap();
         copy_tree(example_release(), tmp.path());
         assert_ne!(edited, card, "{said}");
@@ -2106,7 +2113,7 @@ fn verify_refuses_card_metadata_that_datasets_stops_on() {
         let o = run(bin().arg("verify").arg(tmp.path()));
         assert_eq!(o.status.code(), Some(1), "{said}: {}{}", stdout(&o), stderr(&o));
         let out = stdout(&o);
-        assert!(out.contains(said), "{said}: {out}");
+        assert!(out.contains(&said), "{said}: {out}");
         assert!(!out.contains("names no table"), "{out}");
         // the edit is the one problem, but for what follows from it: a second default, a
         // column no feature names
@@ -2119,13 +2126,18 @@ fn verify_refuses_card_metadata_that_datasets_stops_on() {
     let end = card[first + 1..].find("\n- config_name: ").map(|i| first + 1 + i + 1).unwrap();
     let entry = &card[first..end];
     let mut edited = card.clone();
-    edited.insert_str(first, &entry.replacen("num_examples: ", "num_examples: 1", 1));
+    let inserted = entry.replacen("num_examples: ", "num_examples: 1", 1);
+    edited.insert_str(first, &inserted);
     let tmp = tempfile::tempdir().unwrap();
     copy_tree(example_release(), tmp.path());
     write_card(tmp.path(), &edited);
     let out = stdout(&run(bin().arg("verify").arg(tmp.path())));
+    // placed at the second entry of the name
+    let line = line_at(&edited, first + inserted.len());
     assert!(
-        out.contains("README.md: dataset_info gives config `checkpoints` 2 times; `datasets` reads the last"),
+        out.contains(&format!(
+            "README.md:{line}: dataset_info gives config `checkpoints` 2 times; `datasets` reads the last"
+        )),
         "{out}"
     );
     assert_eq!(out.lines().count(), 1, "the last entry is the right one: {out}");
@@ -2168,33 +2180,39 @@ fn verify_compares_the_cards_dataset_info_with_the_parquet_files() {
     let o = run(bin().arg("verify").arg(tmp.path()));
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
     let out = stdout(&o);
+    // each problem is placed on the line of the card that says it
+    let at = |needle: &str| readme_line(&edited, needle);
     assert!(
-        out.contains(
-            "README.md: dataset_info of config `training_runs` gives split `train` 43 examples, and its Parquet files \
-             hold 44 rows"
-        ),
+        out.contains(&format!(
+            "{} dataset_info of config `training_runs` gives split `train` 43 examples, and its Parquet files \
+             hold 44 rows",
+            at("    num_examples: 43\n")
+        )),
         "{out}"
     );
     assert!(
-        out.contains(
-            "README.md: dataset_info of config `training_runs` lists the features [\"experiments\"], which \
-             data/training_runs.parquet does not hold, and not its columns [\"experiment\"]"
-        ),
+        out.contains(&format!(
+            "{} dataset_info of config `training_runs` lists the features [\"experiments\"], which \
+             data/training_runs.parquet does not hold, and not its columns [\"experiment\"]",
+            at("  features:\n  - name: training_run_id\n")
+        )),
         "{out}"
     );
     assert_eq!(out.matches("lists the features").count(), 1, "{out}");
     assert!(
-        out.contains(
-            "README.md: dataset_info of config `training_runs` gives feature `training_run_id` the type int64, and \
-             data/training_runs.parquet holds it as string"
-        ),
+        out.contains(&format!(
+            "{} dataset_info of config `training_runs` gives feature `training_run_id` the type int64, and \
+             data/training_runs.parquet holds it as string",
+            at("  - name: training_run_id\n    dtype: int64\n")
+        )),
         "{out}"
     );
     for (feature, said) in [("weight_checkpoints", "string"), ("sampler_weight_checkpoints", "list<int64>")] {
         assert!(
             out.contains(&format!(
-                "README.md: dataset_info of config `training_runs` gives feature `{feature}` the type {said}, and \
-                 data/training_runs.parquet holds it as list<string>"
+                "{} dataset_info of config `training_runs` gives feature `{feature}` the type {said}, and \
+                 data/training_runs.parquet holds it as list<string>",
+                at(&format!("  - name: {feature}\n"))
             )),
             "{out}"
         );
@@ -2202,10 +2220,11 @@ fn verify_compares_the_cards_dataset_info_with_the_parquet_files() {
     // the untouched features, lists among them, agree with the files
     assert_eq!(out.matches("gives feature").count(), 3, "{out}");
     assert!(
-        out.contains(
-            "README.md: configs `training_runs`, `checkpoints` are each `default: true`; a card has one default \
-             config at most"
-        ),
+        out.contains(&format!(
+            "README.md:{}: configs `training_runs`, `checkpoints` are each `default: true`; a card has one default \
+             config at most",
+            line_at(&edited, edited.find("- config_name: checkpoints\n  default").unwrap()) + 1
+        )),
         "{out}"
     );
     // a split named otherwise than in data_files, checked without a manifest as for a Hub repo
@@ -2215,10 +2234,11 @@ fn verify_compares_the_cards_dataset_info_with_the_parquet_files() {
     let o = run(bin().arg("verify").arg(tmp.path()));
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
     assert!(
-        stdout(&o).contains(
-            "README.md: dataset_info of config `training_runs` names the splits {\"trainx\"}, and its data_files \
-             the splits {\"train\"}"
-        ),
+        stdout(&o).contains(&format!(
+            "{} dataset_info of config `training_runs` names the splits {{\"trainx\"}}, and its data_files \
+             the splits {{\"train\"}}",
+            readme_line(&renamed, "  splits:\n  - name: trainx\n")
+        )),
         "{}",
         stdout(&o)
     );

@@ -191,6 +191,17 @@ pub fn one_source(name: &str, path: &str, format: &str, source: &str, sql: &str,
     )
 }
 
+/// `README.md:<n>:`, where `n` is the 1-based line of `text` on which the first `needle` starts.
+pub fn readme_line(text: &str, needle: &str) -> String {
+    let at = text.find(needle).unwrap_or_else(|| panic!("{needle:?} is in the text"));
+    format!("README.md:{}:", line_at(text, at))
+}
+
+/// The 1-based line of `text` that byte `at` is on.
+pub fn line_at(text: &str, at: usize) -> usize {
+    text[..at].matches('\n').count() + 1
+}
+
 /// Writes `card` as the README.md of release `dir`, with its size and SHA-256 changed to
 /// match in manifest.json and SHA256SUMS, as a hand edit followed by a fix-up would leave it.
 pub fn write_card(dir: &Path, card: &str) {
