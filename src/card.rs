@@ -976,7 +976,7 @@ pub fn render(
     }
     for (shown, w) in report.warnings.iter().enumerate() {
         if shown == 20 {
-            let _ = writeln!(b, "- … and {} more warnings (see the build log).", report.warnings.len() - 20);
+            let _ = writeln!(b, "- … and {} more warnings (the build prints them all).", report.warnings.len() - 20);
             break;
         }
         let _ = writeln!(b, "- warning: {}", esc(w.to_string().trim_start_matches("warning: ")));

@@ -1125,6 +1125,8 @@ fn build_settings(spec: &PipelineSpec, opts: &BuildOptions) -> BTreeMap<String, 
     m.insert("row_group_bytes".into(), json!(opts.write.row_group_bytes));
     m.insert("row_group_rows".into(), json!(opts.write.row_group_rows));
     m.insert("zstd_level".into(), json!(opts.write.zstd_level));
+    // the card counts the warnings it gives
+    m.insert("large_cell_bytes".into(), json!(opts.large_cell_bytes));
     if let Some(p) = opts.on_duplicate_key {
         m.insert("on_duplicate_key".into(), json!(p));
     }

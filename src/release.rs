@@ -27,7 +27,8 @@
 //!   definition files; `pipeline.files[]`: `path` (relative to the pipeline folder), `bytes`,
 //!   `sha256` of `pipeline.toml`, its SQL files, schemas and card metadata.
 //! - `build` (object): the options that shape the output (`on_invalid`, `max_shard_bytes`,
-//!   `row_group_bytes`, `on_duplicate_key` overrides).
+//!   `row_group_bytes`, `row_group_rows`, `zstd_level`, `large_cell_bytes`, the
+//!   `on_duplicate_key` override, and the `sources` in order).
 //! - `inputs[]`: every raw file read: `path` (relative to the pipeline folder), `bytes`,
 //!   `sha256`, `sources` (the sources that read it).
 //! - `tables[]`: `name`, `rows` (rows written), `rejected_rows`, `duplicates_dropped`,

@@ -1137,7 +1137,8 @@ impl Applier<'_> {
                 "large-cell",
                 Some(chunk.srefs[row].clone()),
                 format!(
-                    "column `{col}` holds a {}-byte value (above {} bytes); the dataset viewer may truncate it",
+                    "column `{col}` holds a {}-byte value (above {} bytes); where a table keeps it, the dataset viewer \
+                     may truncate it",
                     crate::hash::group_digits(len as u64),
                     crate::hash::group_digits(self.opts.large_cell_bytes)
                 ),
