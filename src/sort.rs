@@ -222,11 +222,12 @@ fn key_converter(schema: &SchemaRef, keys: &[usize]) -> Result<RowConverter> {
     RowConverter::new(fields).map_err(|e| Error::format("sort", e))
 }
 
-/// Whether column `k` of `schema` is a `_source_line` that holds JSON Pointers (RFC 6901)
-/// rather than line numbers: the records of a `format = "json"` source.
+/// Whether column `k` of `schema` is a `_source_line` held as text: JSON Pointers (RFC 6901)
+/// of the records of a `format = "json"` source, or line numbers a query cast to text to
+/// share the column with them.
 fn is_pointer_column(schema: &SchemaRef, k: usize) -> bool {
     let f = schema.field(k);
-    f.name() == "_source_line" && f.data_type() == &DataType::Utf8
+    f.name() == "_source_line" && matches!(f.data_type(), DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8)
 }
 
 /// Column `k` of a batch as the sort compares it: a `_source_line` of JSON Pointers becomes
@@ -236,18 +237,29 @@ fn sortable(schema: &SchemaRef, k: usize, column: &ArrayRef) -> ArrayRef {
     if !is_pointer_column(schema, k) {
         return column.clone();
     }
-    let pointers = column.as_string::<i32>();
-    let keys: BinaryArray = pointers.iter().map(|p| p.map(pointer_order_key)).collect();
+    // SQL's text is a string view; staged and read rows hold plain strings
+    let keys: BinaryArray = match column.data_type() {
+        DataType::Utf8View => column.as_string_view().iter().map(|p| p.map(pointer_order_key)).collect(),
+        DataType::LargeUtf8 => column.as_string::<i64>().iter().map(|p| p.map(pointer_order_key)).collect(),
+        _ => column.as_string::<i32>().iter().map(|p| p.map(pointer_order_key)).collect(),
+    };
     std::sync::Arc::new(keys)
 }
 
 /// A byte string whose order is the document order of the JSON Pointer `pointer` (RFC 6901)
 /// among pointers into one document: reference tokens compare one by one, array indices
 /// (decimal digits) by number and before object keys, keys by their bytes; a pointer comes
-/// before the pointers below it.
+/// before the pointers below it. A text that is no pointer (it does not start with `/`) is
+/// one token: a line number written as text (`"9"` before `"11"`) orders by number.
 fn pointer_order_key(pointer: &str) -> Vec<u8> {
     let mut out = Vec::with_capacity(pointer.len() + 8);
-    for token in pointer.split('/').skip(1) {
+    let tokens = match pointer.strip_prefix('/') {
+        Some(rest) => rest,
+        None if pointer.is_empty() => return out,
+        // no pointer: one token
+        None => pointer,
+    };
+    for token in tokens.split('/') {
         match token.parse::<u64>() {
             Ok(i) if token.bytes().all(|b| b.is_ascii_digit()) => {
                 out.push(1);
@@ -353,6 +365,10 @@ mod tests {
         let mut ptrs = vec!["/runs/10", "/runs/2", "", "/runs/2/x", "/a", "/runs/b", "/runs/02x", "/0"];
         ptrs.sort_by_key(|p| pointer_order_key(p));
         assert_eq!(ptrs, vec!["", "/0", "/a", "/runs/2", "/runs/2/x", "/runs/10", "/runs/02x", "/runs/b"]);
+        // line numbers cast to text order by number
+        let mut lines = vec!["11", "9", "100", "10"];
+        lines.sort_by_key(|p| pointer_order_key(p));
+        assert_eq!(lines, vec!["9", "10", "11", "100"]);
         // the sorter orders records of a `format = "json"` source the same way
         let schema = Arc::new(Schema::new(vec![
             Field::new("k", DataType::Int64, false),

@@ -369,17 +369,39 @@ impl<'a> Validator<'a> {
                             let valid: Vec<usize> = (start..end).filter(|&r| reasons[r].is_empty()).collect();
                             let pool: Vec<usize> =
                                 if rejecting && !valid.is_empty() { valid } else { (start..end).collect() };
+                            let rule =
+                                if self.policy == DuplicatePolicy::KeepLast { "keep-last" } else { "keep-first" };
                             let keep = if self.policy == DuplicatePolicy::KeepLast {
                                 *pool.last().expect("a group")
                             } else {
                                 pool[0]
                             };
                             let kept_at = places[keep - start].clone();
+                            // rows of one raw line (a query that makes several rows of a line):
+                            // no order tells them apart, so the rule cannot choose, unless
+                            // they are the same row
+                            let tied: Vec<usize> =
+                                pool.iter().copied().filter(|&r| places[r - start] == kept_at).collect();
+                            if tied.len() > 1 && !same_rows(&b, &tied)? {
+                                for &r in &tied {
+                                    reasons[r].push((
+                                        self.schema.primary_key.join(", "),
+                                        "primaryKey".into(),
+                                        format!(
+                                            "{} different rows share this primary key and come from the same raw \
+                                             line {kept_at}, so the {rule} rule cannot choose between them; give \
+                                             each row the query makes of a line its own key",
+                                            tied.len()
+                                        ),
+                                    ));
+                                }
+                                start = end;
+                                continue;
+                            }
                             for r in (start..end).filter(|&r| r != keep && (!rejecting || reasons[r].is_empty())) {
                                 superseded[r] = Some(format!(
-                                    "duplicate primary key ({}); superseded by the row at {kept_at} ({} rule)",
+                                    "duplicate primary key ({}); superseded by the row at {kept_at} ({rule} rule)",
                                     render_key(&self.schema.primary_key, &self.pk_idx, &b, r),
-                                    if self.policy == DuplicatePolicy::KeepLast { "keep-last" } else { "keep-first" }
                                 ));
                             }
                         }
@@ -504,6 +526,20 @@ fn key_value(a: &ArrayRef) -> ArrayRef {
 fn converter(types: &[DataType]) -> Result<RowConverter> {
     RowConverter::new(types.iter().map(|t| SortField::new(t.clone())).collect())
         .map_err(|e| Error::format("row converter", e))
+}
+
+/// Whether rows `rows` of `b` hold the same values in every column (NaN equal to NaN).
+///
+/// Errors: [`Error::Format`] for a column type Arrow cannot compare.
+fn same_rows(b: &RecordBatch, rows: &[usize]) -> Result<bool> {
+    for c in b.columns() {
+        let cmp = arrow::array::make_comparator(c.as_ref(), c.as_ref(), Default::default())
+            .map_err(|e| Error::format("duplicate rows", e))?;
+        if rows.windows(2).any(|w| cmp(w[0], w[1]) != std::cmp::Ordering::Equal) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 fn render_key(names: &[String], idx: &[usize], b: &RecordBatch, r: usize) -> String {

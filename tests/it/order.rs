@@ -93,6 +93,62 @@ fn keep_last_on_json_records_follows_document_order() {
 }
 
 #[test]
+fn keep_last_on_line_numbers_cast_to_text_follows_line_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // key 7 on lines 9 and 11: "11" comes before "9" as text
+    let lines: Vec<String> = (1..=12)
+        .map(|i| {
+            let k = if i == 9 || i == 11 { 7 } else { 100 + i };
+            format!("{{\"k\": {k}, \"v\": \"l{i}\"}}\n")
+        })
+        .collect();
+    write(dir, "m.jsonl", &lines.concat());
+    write(dir, "t.json", &kv_schema(&["k"], "string"));
+    let sql = "SELECT k, v, _source_file, CAST(_source_line AS VARCHAR) AS _source_line FROM raw";
+    for (rule, kept) in [("keep-last", "l11"), ("keep-first", "l9")] {
+        let table = format!("schema = \"t.json\"\non_duplicate_key = \"{rule}\"\n");
+        write(dir, "pipeline.toml", &one_source("txt", "m.jsonl", "jsonl", "", sql, &table));
+        let o = build(dir, &["--force"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let rows = keys(&release(dir, "txt"), "t");
+        assert_eq!(rows.iter().find(|(k, _)| *k == 7).unwrap().1, kept, "{rule}");
+    }
+}
+
+#[test]
+fn rows_of_one_raw_line_that_share_a_key_leave_the_rule_no_choice() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let lines: String = (0..3000).map(|i| format!("{{\"k\": {i}}}\n")).collect();
+    write(dir, "m.jsonl", &lines);
+    write(dir, "t.json", &kv_schema(&["k"], "integer"));
+    let table = "schema = \"t.json\"\non_duplicate_key = \"keep-last\"\n";
+    // two different rows of each line under one key: which is "last" is the query's whim
+    let sql = "SELECT k, 'a' AS v, _source_file, _source_line FROM raw \
+               UNION ALL SELECT k, 'b' AS v, _source_file, _source_line FROM raw";
+    write(dir, "pipeline.toml", &one_source("tie", "m.jsonl", "jsonl", "", sql, table));
+    let o = build(dir, &["--max-errors", "1"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "m.jsonl:1:k: 2 different rows share this primary key and come from the same raw line m.jsonl:1, so \
+             the keep-last rule cannot choose between them"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("6000 violations found"), "{}", stderr(&o));
+    // the same row twice is no choice to make
+    let sql = "SELECT k, 'a' AS v, _source_file, _source_line FROM raw \
+               UNION ALL SELECT k, 'a' AS v, _source_file, _source_line FROM raw";
+    write(dir, "pipeline.toml", &one_source("tie", "m.jsonl", "jsonl", "", sql, table));
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(keys(&release(dir, "tie"), "t").len(), 3000);
+}
+
+#[test]
 fn duplicate_groups_that_span_batch_edges_keep_the_right_row() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
