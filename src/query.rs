@@ -36,19 +36,24 @@ use crate::release::Manifest;
 /// bytes (256 MiB). A table's final ordering is runpack's own bounded sort, not SQL's.
 pub const SQL_MEMORY_LIMIT_BYTES: usize = 256 << 20;
 
-/// A DataFusion session with runpack's settings and SQL functions. Operators that can spill
-/// (sorts, aggregations, joins) spill to temporary files beyond [`SQL_MEMORY_LIMIT_BYTES`], so
-/// memory does not grow with the input.
+/// A DataFusion session with runpack's settings and SQL functions, for a build. Operators that
+/// can spill (sorts, aggregations, joins) spill to temporary files beyond
+/// [`SQL_MEMORY_LIMIT_BYTES`], so memory does not grow with the input.
+///
+/// It runs every plan as one partition: rows then leave each operator in an order fixed by
+/// its input (groups in the order they are first met, `array_agg` items in row order), not by
+/// which thread finished first, so the same inputs give the same tables and card sections.
+/// The build's other stages (parsing, encoding, hashing) keep the other cores busy.
 pub fn session() -> SessionContext {
-    session_with_partitions(cores())
+    session_with_partitions(1)
 }
 
 /// A [`session`] for queries over finished Parquet files (`runpack query`): twice as many
 /// partitions as cores. DataFusion splits a scan into contiguous byte ranges of the files, one
 /// per partition, and each range takes whole row groups, so two ranges over a few large row
 /// groups can differ by one row group (a release's 6 row groups split 188,000 against 228,000
-/// rows); finer ranges let the runtime's threads even that out. The build keeps one partition
-/// per core: its tables stream from their sources.
+/// rows); finer ranges let the runtime's threads even that out. The build keeps one
+/// partition (see [`session`]).
 pub fn query_session() -> SessionContext {
     session_with_partitions(2 * cores())
 }

@@ -223,3 +223,34 @@ fn tables_that_read_earlier_tables_know_their_row_order() {
         text.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["k"].as_i64().unwrap()).collect();
     assert_eq!(ks, (0..50).collect::<Vec<_>>());
 }
+
+#[test]
+fn sql_without_an_order_gives_the_same_release_every_build() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let lines: String = (0..20_000).map(|i| format!("{{\"g\": \"g{}\", \"x\": {i}}}\n", (i * 7) % 50)).collect();
+    write(dir, "a.jsonl", &lines);
+    // groups in the order SQL emits them (a card section without ORDER BY), and list items
+    // in the order an aggregate meets them, over a source two tables read (so it is staged)
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"det\"\n[card]\nlicense = \"mit\"\n[[card.section]]\ntitle = \"Per group\"\n\
+         query = \"SELECT g, count(*) AS n, sum(x) AS s FROM t GROUP BY g\"\n\
+         [[source]]\nname = \"s\"\npath = \"a.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT * FROM s\"\n\
+         [[table]]\nname = \"lists\"\nquery = \"SELECT g, array_agg(x) AS xs FROM s GROUP BY g\"\n",
+    );
+    let mut builds = Vec::new();
+    for i in 0..4 {
+        let out = dir.join(format!("out{i}"));
+        let o = run(bin().args(["build", "-q"]).arg(dir).arg("--releases-dir").arg(&out));
+        assert!(o.status.success(), "{}", stderr(&o));
+        builds.push(snapshot_files(&out.join("det/0.1.0")));
+    }
+    for b in &builds[1..] {
+        for (x, y) in builds[0].iter().zip(b) {
+            assert!(x == y, "{} differs between two builds", x.0);
+        }
+    }
+}
