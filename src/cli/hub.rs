@@ -31,8 +31,9 @@ pub struct PublishArgs {
     #[arg(long, default_value = "main")]
     revision: String,
     /// Folder of the repo to publish into (default: the repo root). Files under it that the
-    /// release lacks are deleted by the commit.
-    #[arg(long, value_name = "PATH", default_value = "")]
+    /// release lacks are deleted by the commit. The `/`s around it are dropped; `.`, `..`,
+    /// `.git`, `.cache` and empty folder names are refused.
+    #[arg(long, value_name = "PATH", default_value = "", hide_default_value = true)]
     path_in_repo: String,
     /// Create the repo when it does not exist (an existing repo is fine).
     #[arg(long)]
@@ -205,7 +206,7 @@ pub fn publish(a: PublishArgs, quiet: bool) -> Result<u8, Error> {
     let client = client(&env, &a.net)?;
     let mut opts = PublishOptions::new(&a.release, RepoId::parse(&a.repo)?);
     opts.revision = a.revision;
-    opts.path_in_repo = a.path_in_repo.trim_matches('/').to_string();
+    opts.path_in_repo = a.path_in_repo;
     opts.create = a.create;
     opts.private = a.private;
     opts.create_pr = a.create_pr;

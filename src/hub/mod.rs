@@ -199,7 +199,8 @@ impl HubTarget {
         if revision.is_empty() {
             return Err(bad("empty revision"));
         }
-        Ok(HubTarget { repo, revision, path: path.trim_matches('/').to_string() })
+        let path = repo_folder(&path, s)?;
+        Ok(HubTarget { repo, revision, path })
     }
 }
 
@@ -305,6 +306,31 @@ pub(crate) fn percent_decode(s: &str) -> String {
         i += 1;
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A folder inside a repo as the Hub names files: `path` without the `/`s around it, checked
+/// to stay inside the repo. `what` names where the path was given, for the error.
+///
+/// Errors: [`Error::Config`] for an empty segment (`a//b`), a `.` or `..` segment, a `\\`, or
+/// a `.git` or `.cache` segment (folders `huggingface_hub` refuses to commit into).
+pub(crate) fn repo_folder(path: &str, what: &str) -> Result<String> {
+    let folder = path.trim_matches('/');
+    if folder.is_empty() {
+        return Ok(String::new());
+    }
+    let bad = |why: &str| Err(Error::config(what, format!("{path:?} is not a folder of the repo: {why}")));
+    if folder.contains('\\') {
+        return bad("a repo path separates folders with `/`, not `\\`");
+    }
+    for segment in folder.split('/') {
+        match segment {
+            "" => return bad("it has an empty folder name (`//`)"),
+            "." | ".." => return bad("`.` and `..` are not folders inside the repo"),
+            ".git" | ".cache" => return bad("the Hub keeps `.git` and `.cache` for itself"),
+            _ => {}
+        }
+    }
+    Ok(folder.to_string())
 }
 
 /// Joins a folder inside the repo and a path inside the release.

@@ -225,11 +225,15 @@ struct LocalFile {
 
 /// Publishes a release: see the module docs.
 ///
-/// Errors: [`Error::Refused`] for pre-flight problems (all listed; nothing was sent), a damaged
-/// release, a conflicting concurrent change (the path is named) or a branch that kept moving;
+/// Errors: [`Error::Config`] for a `path_in_repo` that leaves the repo or names no folder
+/// (`..`, `a//b`; see `repo_folder`); [`Error::Refused`] for pre-flight problems (all listed;
+/// nothing was sent), a damaged release, a conflicting concurrent change (the path is named) or a branch that kept moving;
 /// [`Error::HubStatus`] for a refusal by the Hub (its message and request id); [`Error::Hub`]
 /// when the Hub could not be reached or the commit's outcome stays unknown.
 pub async fn run(client: &HubClient, opts: &PublishOptions, progress: &dyn Progress) -> Result<PublishReport> {
+    // the folder checked before anything is read or sent
+    let opts =
+        &PublishOptions { path_in_repo: super::repo_folder(&opts.path_in_repo, "--path-in-repo")?, ..opts.clone() };
     let (manifest, locals, mut warnings) = preflight(opts)?;
     // hash and compare with the manifest
     let total: u64 = locals.iter().map(|f| f.bytes).sum();
@@ -252,7 +256,7 @@ pub async fn run(client: &HubClient, opts: &PublishOptions, progress: &dyn Progr
         }
     }
     let repo = &opts.repo;
-    let prefix = opts.path_in_repo.trim_matches('/').to_string();
+    let prefix = opts.path_in_repo.clone();
     if !opts.dry_run && !client.has_token() {
         return Err(Error::Refused(
             "publishing needs an access token with write access: set HF_TOKEN, pass --token-file, or log in (token file under HF_HOME)".into(),

@@ -188,6 +188,46 @@ fn b17_a_concurrent_commit_elsewhere_is_rebased_and_a_conflicting_one_stops() {
 }
 
 #[test]
+fn a_folder_that_leaves_the_repo_is_refused_before_any_request() {
+    let (t, dir) = case("B17");
+    let ra = tiny_release(t.path(), "runs-a", &dir.join("runs-a.jsonl"), &[]);
+    let env = HubEnv::new();
+    env.hub.create_repo("acme/ci-runs");
+    env.hub.clear_log();
+    for (folder, why) in [
+        ("../x", "`.` and `..` are not folders inside the repo"),
+        ("runs/../../x", "`.` and `..` are not folders inside the repo"),
+        ("runs//a", "an empty folder name"),
+        ("a\\b", "not `\\`"),
+        (".git/hooks", "keeps `.git` and `.cache`"),
+    ] {
+        for dry in [false, true] {
+            let mut args = vec!["--path-in-repo", folder];
+            if dry {
+                args.push("--dry-run");
+            }
+            let o = env.publish(&ra, "acme/ci-runs", &args);
+            assert_eq!(o.status.code(), Some(2), "{folder}: {}", stderr(&o));
+            assert!(
+                stderr(&o).contains(&format!("--path-in-repo: {folder:?} is not a folder of the repo: ")),
+                "{}",
+                stderr(&o)
+            );
+            assert!(stderr(&o).contains(why), "{}", stderr(&o));
+        }
+    }
+    assert!(env.hub.requests().is_empty(), "{:?}", env.hub.requests());
+    // nor is such a path read from the Hub
+    let o = env.verify("hf://datasets/acme/ci-runs/runs/../../x", &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is not a folder of the repo"), "{}", stderr(&o));
+    // the `/`s around a folder are no part of it, as for huggingface_hub
+    let o = env.publish(&ra, "acme/ci-runs", &["--path-in-repo", "/runs/a/", "--no-tag"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_tree_is_release(&env, "acme/ci-runs", "main", "runs/a", &ra);
+}
+
+#[test]
 fn b17_two_publishers_at_once_both_land_intact() {
     let (t, dir) = case("B17");
     let ra = tiny_release(t.path(), "runs-a", &dir.join("runs-a.jsonl"), &[]);
