@@ -75,22 +75,66 @@ pub struct PublishArgs {
 /// Options shared by the commands that reach the Hub.
 #[derive(Debug, Clone, clap::Args)]
 pub struct NetArgs {
-    /// File holding the access token (default: HF_TOKEN, else the token file under HF_HOME).
+    /// File holding the access token (default: HF_TOKEN, else the file HF_TOKEN_PATH, else
+    /// HF_HOME/token).
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
     /// Retries of a request after a transient failure (HTTP 408, 429, 5xx, lost connection).
-    #[arg(long, value_name = "N", default_value_t = 5)]
+    #[arg(long, value_name = "N", default_value_t = RETRIES)]
     retries: usize,
     /// First wait before a retry, in milliseconds; it doubles up to --retry-max-delay-ms. A
     /// server's Retry-After or RateLimit header overrides it.
-    #[arg(long, value_name = "MS", default_value_t = 1000)]
+    #[arg(long, value_name = "MS", default_value_t = RETRY_DELAY_MS)]
     retry_delay_ms: u64,
     /// Longest wait between retries, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 8000)]
+    #[arg(long, value_name = "MS", default_value_t = RETRY_MAX_DELAY_MS)]
     retry_max_delay_ms: u64,
     /// Seconds allowed for one API request or a stalled transfer.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    #[arg(long, value_name = "SECONDS", default_value_t = REQUEST_TIMEOUT_S)]
     request_timeout: f64,
+}
+
+const RETRIES: usize = 5;
+const RETRY_DELAY_MS: u64 = 1000;
+const RETRY_MAX_DELAY_MS: u64 = 8000;
+const REQUEST_TIMEOUT_S: f64 = 60.0;
+
+impl NetArgs {
+    /// The options given another value than their default, by name.
+    fn given(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if self.token_file.is_some() {
+            out.push("--token-file");
+        }
+        if self.retries != RETRIES {
+            out.push("--retries");
+        }
+        if self.retry_delay_ms != RETRY_DELAY_MS {
+            out.push("--retry-delay-ms");
+        }
+        if self.retry_max_delay_ms != RETRY_MAX_DELAY_MS {
+            out.push("--retry-max-delay-ms");
+        }
+        if self.request_timeout != REQUEST_TIMEOUT_S {
+            out.push("--request-timeout");
+        }
+        out
+    }
+}
+
+/// Refuses options of a published release given for a local `source`.
+///
+/// Errors: [`Error::Refused`] naming them.
+fn local_source(source: &std::path::Path, given: Vec<&'static str>) -> Result<(), Error> {
+    if given.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Refused(format!(
+        "{} appl{} to a published release (hf://datasets/<namespace>/<name>), not to {}",
+        given.join(", "),
+        if given.len() == 1 { "ies" } else { "y" },
+        source.display()
+    )))
 }
 
 /// Extra options of `verify` for a published release.
@@ -107,11 +151,37 @@ pub struct VerifyHubArgs {
     net: NetArgs,
 }
 
+impl VerifyHubArgs {
+    /// Refuses these options for a local release folder.
+    ///
+    /// Errors: [`Error::Refused`] naming the options given.
+    pub fn for_local(&self, release: &std::path::Path) -> Result<(), Error> {
+        let mut given = Vec::new();
+        if self.against.is_some() {
+            given.push("--against");
+        }
+        if self.download {
+            given.push("--download");
+        }
+        given.extend(self.net.given());
+        local_source(release, given)
+    }
+}
+
 /// Extra options of `query` for a published release.
 #[derive(Debug, Clone, clap::Args)]
 pub struct QueryHubArgs {
     #[command(flatten)]
     net: NetArgs,
+}
+
+impl QueryHubArgs {
+    /// Refuses these options for a local source.
+    ///
+    /// Errors: [`Error::Refused`] naming the options given.
+    pub fn for_local(&self, source: &std::path::Path) -> Result<(), Error> {
+        local_source(source, self.net.given())
+    }
 }
 
 /// True when the argument names a published release (`hf://…`).
@@ -138,7 +208,9 @@ fn hub_env(token_file: Option<&Path>) -> Result<HubEnv, Error> {
     });
     let token = match token_file {
         Some(f) => {
-            let t = std::fs::read_to_string(f).map_err(|e| Error::io(f, e))?;
+            let t = std::fs::read_to_string(f).map_err(|e| {
+                Error::config(f.display().to_string(), format!("cannot read the token file (--token-file): {e}"))
+            })?;
             let t = Token::new(t).ok_or_else(|| Error::config(f.display().to_string(), "the token file is empty"))?;
             t.check(&f.display().to_string())?;
             Some(t)

@@ -44,7 +44,8 @@ enum Command {
     /// Reads pipelines/<name>/pipeline.toml, ingests its sources, runs each table's SQL,
     /// validates every row against the table's schema, and writes
     /// releases/<name>/<version>/ (Parquet, JSON Lines, README.md card, manifest.json,
-    /// SHA256SUMS). The release appears only when complete. Prints the release path.
+    /// SHA256SUMS, datapackage.json, and rejects/ when rows were set aside). The release
+    /// appears only when complete. Prints the release path.
     ///
     /// Exit status: 0 built, 1 the data broke the rules (every violation is listed with its
     /// file and line), 2 any other failure.
@@ -55,7 +56,8 @@ enum Command {
     /// instead: the remote tree (every page) against the published manifest (or --against a
     /// local release): LFS files by sha256 = lfs.oid and size, others by git blob sha1;
     /// missing, extra and differing files are named. --download also fetches and hashes the
-    /// bytes. Reads HF_TOKEN, HF_ENDPOINT, HF_HOME and HF_HUB_CACHE.
+    /// bytes. Reads HF_TOKEN (else HF_TOKEN_PATH, else HF_HOME/token), HF_ENDPOINT, HF_HOME,
+    /// HF_HUB_CACHE and HF_HUB_OFFLINE (set, it refuses: the check needs the network).
     ///
     /// Prints one line per problem.
     ///
@@ -85,7 +87,8 @@ enum Command {
     /// violation is listed with its file and line), 2 any other failure (bad SQL, a file that
     /// cannot be read, the Hub).
     Query {
-        /// Release folder, or raw files (file, folder or glob).
+        /// Release folder, raw files (file, folder or glob), or
+        /// hf://datasets/<namespace>/<name>[@<revision>][/<path>].
         source: String,
         /// SQL (DataFusion dialect); several statements separated by `;` run in order and the
         /// last one's result is printed. Quote identifiers holding `/` or `.`.
@@ -119,7 +122,8 @@ enum Command {
     /// A commit whose answer is lost is never re-sent blindly: the branch is read again first.
     ///
     /// Environment: HF_TOKEN (else the file HF_TOKEN_PATH, else HF_HOME/token, default
-    /// ~/.cache/huggingface/token), HF_ENDPOINT (default https://huggingface.co).
+    /// ~/.cache/huggingface/token), HF_ENDPOINT (default https://huggingface.co);
+    /// HF_HUB_OFFLINE set refuses (publishing needs the network).
     ///
     /// Exit status: 0 published (or unchanged), 2 refused or failed (the branch is left as it
     /// was unless the message says otherwise).
@@ -358,7 +362,8 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
         Command::Query { source, sql, format, hub, timing, .. } if hub::is_hub(&source) => {
             hub::query(&source, &sql, format, hub, quiet, timing)
         }
-        Command::Verify { release, .. } => {
+        Command::Verify { release, hub } => {
+            hub.for_local(&release)?;
             let rep = crate::verify::run(&release)?;
             let mut out = std::io::stdout().lock();
             for p in &rep.problems {
@@ -380,7 +385,8 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
                 Ok(1)
             }
         }
-        Command::Query { source, sql, format, schema, table, timing, .. } => {
+        Command::Query { source, sql, format, schema, table, timing, hub } => {
+            hub.for_local(std::path::Path::new(&source))?;
             let declared = schema.as_deref().map(crate::schema::TableSchema::load).transpose()?;
             runtime()?.block_on(async {
                 let ctx = crate::query::query_session();

@@ -662,6 +662,15 @@ fn the_token_comes_from_a_file_and_is_never_printed() {
     assert!(stderr(&o).contains("may not write here"), "{}", stderr(&o));
     let auth = env.hub.requests().into_iter().find(|r| r.path.contains("/preupload/")).unwrap().authorization;
     assert_eq!(auth, Some(format!("Bearer {}", crate::publish::TOKEN)), "the token file was used");
+    // a token file that is not there is named as the token file
+    let missing = t.path().join("no-token");
+    let o = run(env.runpack().arg("publish").arg(&release).args(["--repo", "acme/tok", "--token-file"]).arg(&missing));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(&format!("{}: cannot read the token file (--token-file): ", missing.display())),
+        "{}",
+        stderr(&o)
+    );
     // and without any token, publish refuses before uploading
     let o = run(env.runpack().env_remove("HF_TOKEN").arg("publish").arg(&release).args(["--repo", "acme/tok"]));
     assert_eq!(o.status.code(), Some(2));

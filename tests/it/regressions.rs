@@ -2753,3 +2753,19 @@ fn query_refuses_a_data_file_that_does_not_hold_the_manifests_schema() {
     );
     assert!(query(example_release(), "SELECT count(*) AS n FROM checkpoints").contains("84"));
 }
+
+#[test]
+fn options_of_a_published_release_are_refused_for_a_local_one() {
+    let r = example_release();
+    for (args, said) in [
+        (vec!["verify", "--download"], "--download applies to a published release"),
+        (vec!["verify", "--against", ".", "--retries", "3"], "--against, --retries apply to a published release"),
+    ] {
+        let o = run(bin().args(&args).arg(r));
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    }
+    let o = run(bin().args(["query", "--token-file", "t"]).arg(r).arg("SELECT 1"));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--token-file applies to a published release"), "{}", stderr(&o));
+}
