@@ -138,6 +138,30 @@ impl<'a> Validator<'a> {
                     format!("foreign key references `{target}`, which is not an earlier table of this pipeline"),
                 )
             })?;
+            // a key matches a value of its own type only: a cast would make "1e0" the number
+            // 1, or 1.5 the integer 1 (Frictionless readers compare typed values)
+            let kind = |dt: &DataType| {
+                let d = crate::schema::FieldDescriptor::from_arrow(&arrow::datatypes::Field::new("", dt.clone(), true));
+                match d.format {
+                    Some(f) => format!("{} ({f}, {})", d.field_type, crate::schema::type_name(dt)),
+                    None => format!("{} ({})", d.field_type, crate::schema::type_name(dt)),
+                }
+            };
+            for (j, (&c, name)) in cols.iter().zip(&fk.fields).enumerate() {
+                let (here, there) = (arrow.field(c).data_type(), &set.types[j]);
+                if here != there {
+                    return Err(Error::config(
+                        format!("table {table}"),
+                        format!(
+                            "foreign key column `{name}` is {}, and the column `{}` of table {target} it references \
+                             is {}; a key only matches values of its own type: declare both with one type",
+                            kind(here),
+                            fk.reference.fields[j],
+                            kind(there)
+                        ),
+                    ));
+                }
+            }
             fks.push((cols, target, set, converter(&set.types)?));
         }
         let mut collect_keys = Vec::new();

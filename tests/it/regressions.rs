@@ -2769,3 +2769,41 @@ fn options_of_a_published_release_are_refused_for_a_local_one() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--token-file applies to a published release"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_foreign_key_between_columns_of_other_types_is_a_schema_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "runs.jsonl", "{\"run\": \"a\", \"seed\": 1}\n{\"run\": \"b\", \"seed\": null}\n");
+    // "abc" cast to a number is null, and null matched run b's seed
+    write(dir, "evals.jsonl", "{\"seed\": \"1.0\"}\n{\"seed\": \"1e0\"}\n{\"seed\": \"abc\"}\n");
+    write(
+        dir,
+        "runs.json",
+        r#"{"fields":[{"name":"run","type":"string"},{"name":"seed","type":"number"}],"primaryKey":["run"]}"#,
+    );
+    write(
+        dir,
+        "evals.json",
+        r#"{"fields":[{"name":"seed","type":"string"}],"foreignKeys":[{"fields":["seed"],"reference":{"resource":"runs","fields":["seed"]}}]}"#,
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"fk\"\n[[source]]\nname = \"r\"\npath = \"runs.jsonl\"\nformat = \"jsonl\"\n\
+         [[source]]\nname = \"e\"\npath = \"evals.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"runs\"\nschema = \"runs.json\"\nquery = \"SELECT run, seed FROM r\"\n\
+         [[table]]\nname = \"evals\"\nschema = \"evals.json\"\nquery = \"SELECT seed FROM e\"\n",
+    );
+    let o = build(dir, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "table evals: foreign key column `seed` is string (Utf8), and the column `seed` of table runs it \
+             references is number (Float64)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.join("releases/fk").exists());
+}
