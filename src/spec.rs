@@ -517,8 +517,18 @@ impl PipelineSpec {
                     )
                 })
             };
-            for f in &s.fields {
+            let mut field_names = std::collections::BTreeSet::new();
+            for (i, f) in s.fields.iter().enumerate() {
+                if f.name.trim().is_empty() {
+                    return Err(Error::config(
+                        at(&format!("source {}", s.name)),
+                        format!("[[source.field]] number {} has no name (name = \"<column>\")", i + 1),
+                    ));
+                }
                 let place = at(&format!("source {} field {}", s.name, f.name));
+                if !field_names.insert(f.name.as_str()) {
+                    return Err(Error::config(&place, "this column has two [[source.field]] entries; give it one"));
+                }
                 f.arrow_type().map_err(|m| Error::config(&place, m))?;
                 if let Some(m) = unchecked(f) {
                     return Err(Error::config(&place, m));
@@ -810,6 +820,14 @@ mod tests {
         );
         let e = load("tinker-checkpoints", "id_columns = [\"a\"]\n").unwrap_err();
         assert!(e.contains("`id_columns` does not apply"), "{e}");
+        // a field without a name, or named twice, is no column's type
+        for format in ["jsonl", "parquet"] {
+            let e = load(format, "[[source.field]]\ntype = \"integer\"\n").unwrap_err();
+            assert!(e.contains("(source raw): [[source.field]] number 1 has no name"), "{e}");
+            let twice = "[[source.field]]\nname = \"a\"\ntype = \"integer\"\n[[source.field]]\nname = \"a\"\ntype = \"string\"\n";
+            let e = load(format, twice).unwrap_err();
+            assert!(e.contains("(source raw field a): this column has two [[source.field]] entries"), "{e}");
+        }
         // the formats that read declared types take them
         load("jsonl", "schema = \"s.json\"\n").unwrap();
         load("csv", "[[source.field]]\nname = \"a\"\ntype = \"string\"\n").unwrap();
