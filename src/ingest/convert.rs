@@ -566,6 +566,10 @@ fn to_i64(c: &Cell, ctx: &mut Ctx) -> Option<i64> {
                 if let Ok(i) = s.parse::<i64>() {
                     return Some(i);
                 }
+                if integer_text(s) {
+                    ctx.problem(c, format!("integer {s} out of range for Int64"));
+                    return None;
+                }
                 if let Some(f) = parse_text_float(s) {
                     return float_to_int(c, ctx, f, s);
                 }
@@ -583,6 +587,12 @@ fn to_i64(c: &Cell, ctx: &mut Ctx) -> Option<i64> {
             None
         }
     }
+}
+
+/// Whether a text cell is written as an integer: an optional sign, then decimal digits.
+fn integer_text(s: &str) -> bool {
+    let digits = s.strip_prefix(['-', '+']).unwrap_or(s);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 fn float_to_int(c: &Cell, ctx: &mut Ctx, f: f64, text: &str) -> Option<i64> {
@@ -649,6 +659,10 @@ fn to_u64(c: &Cell, ctx: &mut Ctx) -> Option<u64> {
             if ctx.opts.textual {
                 if let Ok(u) = s.parse::<u64>() {
                     return Some(u);
+                }
+                if integer_text(s) {
+                    ctx.problem(c, format!("integer {s} out of range for UInt64"));
+                    return None;
                 }
                 if let Some(f) = parse_text_float(s) {
                     return float_to_u64(c, ctx, f, s);
@@ -944,6 +958,31 @@ mod tests {
             vec!["1:$.step: expected integer, found string \"2\"", "2:$.step: fractional value 3.5 for integer column"]
         );
         assert_eq!(c.columns[0].as_primitive::<Int64Type>().value(3), 4);
+    }
+
+    #[test]
+    fn csv_integers_beyond_64_bits_are_out_of_range() {
+        let opts = ConvertOptions { textual: true, ..ConvertOptions::default() };
+        let c = conv(
+            &[
+                r#"{"i": "12345678901234567890", "u": "123456789012345678901"}"#,
+                r#"{"i": "-9223372036854775809", "u": "-1"}"#,
+                r#"{"i": "+7", "u": "18446744073709551615"}"#,
+            ],
+            &[("i", Target::Int64), ("u", Target::UInt64)],
+            &opts,
+        );
+        let msgs: Vec<String> = c.problems.iter().map(|p| format!("{}:{}: {}", p.row, p.path, p.message)).collect();
+        assert_eq!(
+            msgs,
+            vec![
+                "0:$.i: integer 12345678901234567890 out of range for Int64",
+                "1:$.i: integer -9223372036854775809 out of range for Int64",
+                "0:$.u: integer 123456789012345678901 out of range for UInt64",
+                "1:$.u: integer -1 out of range for UInt64",
+            ]
+        );
+        assert_eq!(c.columns[0].as_primitive::<Int64Type>().value(2), 7);
     }
 
     #[test]
