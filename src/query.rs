@@ -1242,6 +1242,9 @@ pub async fn register_files(
         };
         let paths: Vec<PathBuf> = found.iter().map(|f| f.path.clone()).collect();
         register_parquet(ctx, name, &paths, arrow.clone(), &[]).await?;
+        if let Some(declared) = schema {
+            check_declared_rules(ctx, name, declared).await?;
+        }
         let parquet_files = paths.iter().map(|p| (p.display().to_string(), p.clone())).collect();
         return Ok(RawTable { schema: arrow, inferred: schema.is_none(), parquet_files, _work: None });
     }
@@ -1288,7 +1291,76 @@ pub async fn register_files(
     let registered: SchemaRef = Arc::new(rows.schema().as_arrow().clone());
     // registered under the name as given (`--table My` is `"My"` in SQL, as a release's tables are)
     ctx.register_table(datafusion::common::TableReference::bare(name), rows.into_view()).map_err(table_err)?;
+    if let Some(declared) = schema {
+        check_declared_rules(ctx, name, declared).await?;
+    }
     Ok(RawTable { schema: registered, inferred: schema.is_none(), parquet_files: vec![], _work: Some(work) })
+}
+
+/// Checks the rows of raw table `name` against what `declared` asks beyond types, as a build
+/// checks a table: field constraints (`required`, `unique`, `enum`, `pattern`, bounds,
+/// lengths) and the primary key (no duplicates, no nulls). The rows are read once more, in key
+/// order (the sort spills to disk beyond the session's pool). `foreignKeys` name other tables,
+/// which a query of raw files does not have: they are not checked, and a warning says so.
+///
+/// Errors: [`Error::Invalid`] listing the violations (with the file and line of each row);
+/// [`Error::Sql`] when the rows cannot be read.
+async fn check_declared_rules(ctx: &SessionContext, name: &str, declared: &crate::schema::TableSchema) -> Result<()> {
+    if !declared.foreign_keys.is_empty() {
+        tracing::warn!(
+            "table {name}: the schema's foreignKeys are not checked (they name other tables, and a query of raw \
+             files reads one)"
+        );
+    }
+    let rules = !declared.primary_key.is_empty() || declared.fields.iter().any(|f| f.has_constraints());
+    if !rules {
+        return Ok(());
+    }
+    let schema = crate::schema::TableSchema { foreign_keys: vec![], ..declared.clone() };
+    use datafusion::prelude::ident;
+    let table_err = |e| Error::sql(format!("table {name}"), e);
+    let rows = ctx.table(datafusion::common::TableReference::bare(name)).await.map_err(table_err)?;
+    // the declared columns in their order (as the checks read them), then each row's place
+    let have: Vec<String> = rows.schema().fields().iter().map(|f| f.name().clone()).collect();
+    let place = ["_source_file", "_source_line"];
+    let mut columns: Vec<_> = schema.fields.iter().map(|f| ident(&f.name)).collect();
+    columns.extend(
+        place
+            .iter()
+            .filter(|p| have.iter().any(|h| h == *p) && !schema.fields.iter().any(|f| f.name == **p))
+            .map(|p| ident(*p)),
+    );
+    let order: Vec<_> = schema
+        .primary_key
+        .iter()
+        .map(String::as_str)
+        .chain(place.iter().copied().filter(|p| have.iter().any(|h| h == p)))
+        .map(|c| ident(c).sort(true, false))
+        .collect();
+    let mut rows = rows.select(columns).map_err(table_err)?;
+    if !schema.primary_key.is_empty() {
+        rows = rows.sort(order).map_err(table_err)?;
+    }
+    let arrow: SchemaRef = Arc::new(rows.schema().as_arrow().clone());
+    let refs = std::collections::BTreeMap::new();
+    let mut validator = crate::validate::Validator::new(
+        name,
+        &schema,
+        arrow,
+        crate::spec::DuplicatePolicy::Error,
+        crate::ingest::OnInvalid::Fail,
+        &refs,
+        vec![],
+    )?;
+    let mut report = crate::report::BuildReport::new(100);
+    let work = tempfile::tempdir().map_err(|e| Error::io("temporary folder", e))?;
+    let mut rejects = crate::rejects::Rejects::new(work.path().join("rejects"));
+    let mut stream = rows.execute_stream().await.map_err(table_err)?;
+    while let Some(b) = stream.next().await {
+        validator.push(b.map_err(table_err)?, &mut report, &mut rejects)?;
+    }
+    validator.finish(&mut report, &mut rejects)?;
+    report.check()
 }
 
 /// The columns of a raw JSON Lines table whose files hold `_source_file`/`_source_line` of

@@ -2807,3 +2807,55 @@ fn a_foreign_key_between_columns_of_other_types_is_a_schema_error() {
     );
     assert!(!dir.join("releases/fk").exists());
 }
+
+#[test]
+fn query_checks_the_constraints_and_key_of_a_declared_schema() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "d.jsonl",
+        "{\"a\": 1, \"k\": 1}\n{\"a\": 5, \"k\": 2}\n{\"a\": 0, \"k\": 1}\n{\"a\": null, \"k\": 3}\n",
+    );
+    write(
+        dir,
+        "s.json",
+        r#"{"fields":[{"name":"a","type":"integer","constraints":{"maximum":1,"required":true}},{"name":"k","type":"integer"}],"primaryKey":["k"]}"#,
+    );
+    let schema = dir.join("s.json");
+    let script = "import sys, pyarrow as pa, pyarrow.parquet as pq\n\
+                  pq.write_table(pa.table({'a': pa.array([1, 5, 0, None], pa.int64()), 'k': [1, 2, 1, 3]}), sys.argv[1])\n";
+    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(dir.join("d.parquet")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    for (file, at) in [("d.jsonl", ["d.jsonl:2:a", "d.jsonl:4:a", "d.jsonl:1:k"]), ("d.parquet", ["", "", ""])] {
+        let o =
+            run(bin().args(["query", "-q"]).arg(dir.join(file)).arg("SELECT * FROM t").arg("--schema").arg(&schema));
+        assert_eq!(o.status.code(), Some(1), "{file}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains("value 5 is above the maximum 1"), "{err}");
+        assert!(err.contains("value is null but the field is required"), "{err}");
+        assert!(err.contains("2 rows share this primary key"), "{err}");
+        assert!(err.contains("4 violations found"), "{err}");
+        for place in at {
+            assert!(err.contains(place), "{err}");
+        }
+        assert!(stdout(&o).is_empty(), "no result for rows that break the schema: {}", stdout(&o));
+    }
+    // the rows that keep the rules query as before; a foreign key is named as not checked
+    write(dir, "ok.jsonl", "{\"a\": 1, \"k\": 1}\n{\"a\": 0, \"k\": 2}\n");
+    write(
+        dir,
+        "fk.json",
+        r#"{"fields":[{"name":"a","type":"integer","constraints":{"maximum":1}},{"name":"k","type":"integer"}],"primaryKey":["k"],"foreignKeys":[{"fields":["a"],"reference":{"resource":"other","fields":["x"]}}]}"#,
+    );
+    let o = run(bin()
+        .arg("query")
+        .arg(dir.join("ok.jsonl"))
+        .arg("SELECT sum(a) AS s FROM t")
+        .args(["--format", "csv"])
+        .arg("--schema")
+        .arg(dir.join("fk.json")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "s\n1\n");
+    assert!(stderr(&o).contains("the schema's foreignKeys are not checked"), "{}", stderr(&o));
+}
