@@ -86,14 +86,20 @@ pub enum Scope {
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(src) = &self.source {
-            write!(f, "{src}:")?;
+        // `file:line:path: message`, without an empty part
+        let place = match (&self.source, self.path.is_empty()) {
+            (Some(src), false) => format!("{src}:{}", self.path),
+            (Some(src), true) => src.to_string(),
+            (None, _) => self.path.clone(),
+        };
+        if !place.is_empty() {
+            write!(f, "{place}: ")?;
         }
         let scope = match self.scope {
             Scope::Table => "table",
             Scope::Source => "source",
         };
-        write!(f, "{}: {} ({scope} {}", self.path, self.message, self.table)?;
+        write!(f, "{} ({scope} {}", self.message, self.table)?;
         if let Some(k) = &self.key {
             write!(f, ", key {k}")?;
         }

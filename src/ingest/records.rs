@@ -489,11 +489,13 @@ pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item
     // the csv crate counts the LF of a CRLF only when it reads the next record, and a record's
     // position is where the reading started, before any blank lines (rust-csv issue 395):
     // lines are counted here from the bytes instead
-    let lines = LineLog::default();
+    // it also keeps the bytes of the record being read: a rejected row's `raw` is its text
+    let lines = LineLog::keeping_text();
     let mut rdr = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(lines.wrap(reader));
     let line_of = |p: &csv::Position| lines.line_at(p.byte());
     let headers = csv_header(&mut rdr, rel)?;
     lines.check_header(rdr.position().byte(), rel)?;
+    lines.forget_before(rdr.position().byte());
     let mut record = csv::StringRecord::new();
     // each record is handed on when the next one is read: the csv crate ends a quoted cell
     // that is never closed at the end of the file without an error, so the last record is
@@ -502,21 +504,32 @@ pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item
     // is what broke it (its last cell swallowed the lines after it), not the count of cells.
     let never_closed = || {
         "a quoted cell opened in this record is never closed: its last cell would hold every line \
-         to the end of the file; close the quote or escape it as \"\""
+         to the end of the file, and the rows after it cannot be told apart (so the file is refused \
+         whole, even with --on-invalid=reject); close the quote or escape it as \"\""
             .to_string()
     };
     let mut held: Option<Item> = None;
     loop {
         let pos = rdr.position().line();
+        let start = rdr.position().byte();
         match rdr.read_record(&mut record) {
             Ok(false) => {
                 match held.take() {
-                    Some(Item::Record(obj, at)) if lines.open_quote() => {
-                        let raw = Some(raw(Value::Object(obj).to_string().as_bytes()));
-                        sink(Item::Bad { at, rule: "csv", message: never_closed(), raw })?;
-                    }
-                    Some(Item::Bad { at, rule, raw, .. }) if lines.open_quote() => {
-                        sink(Item::Bad { at, rule, message: never_closed(), raw })?;
+                    // the rows after the quote cannot be told apart: the file is not
+                    // read, even when bad rows are set aside
+                    Some(Item::Record(_, at) | Item::Bad { at, .. }) if lines.open_quote() => {
+                        return Err(Error::Invalid {
+                            violations: vec![crate::report::Violation {
+                                scope: crate::report::Scope::Source,
+                                table: String::new(),
+                                source: Some(crate::report::SourceRef { file: rel.to_string(), at }),
+                                path: String::new(),
+                                rule: "csv".into(),
+                                key: None,
+                                message: never_closed(),
+                            }],
+                            total: 1,
+                        });
                     }
                     Some(item) => sink(item)?,
                     // no record after the header, and a quote left open: the header's
@@ -533,6 +546,9 @@ pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item
             }
             Ok(true) => {
                 let line = record.position().map(line_of).unwrap_or(pos);
+                // the held record is not the last: its bytes are not needed
+                lines.forget_before(start);
+                let text = || Some(lines.text(start, rdr.position().byte()));
                 let mut obj = Map::new();
                 let mut unnamed = None;
                 for (k, (h, v)) in headers.iter().zip(record.iter()).enumerate() {
@@ -548,19 +564,16 @@ pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item
                 }
                 let stray = lines.stray_before(rdr.position().byte());
                 let item = match unnamed {
-                    _ if stray => Item::Bad {
-                        at: Position::Line(line),
-                        rule: "csv",
-                        message: STRAY_TEXT.into(),
-                        raw: Some(csv_text(&record)),
-                    },
+                    _ if stray => {
+                        Item::Bad { at: Position::Line(line), rule: "csv", message: STRAY_TEXT.into(), raw: text() }
+                    }
                     Some(k) => Item::Bad {
                         at: Position::Line(line),
                         rule: "csv",
                         message: format!(
                             "cell {k} holds a value but its column has no name in the header; name the column"
                         ),
-                        raw: Some(csv_text(&record)),
+                        raw: text(),
                     },
                     None => Item::Record(obj, Position::Line(line)),
                 };
@@ -580,8 +593,10 @@ pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item
                     csv::ErrorKind::Utf8 { err, .. } => format!("invalid UTF-8 in cell {}", err.field() + 1),
                     other => format!("{other:?}"),
                 };
-                // a row of the wrong length was read whole: the rejects file keeps it, as CSV
-                let raw = matches!(e.kind(), csv::ErrorKind::UnequalLengths { .. }).then(|| csv_text(&record));
+                // a row of the wrong length was read whole: the rejects file keeps its text
+                lines.forget_before(start);
+                let raw = matches!(e.kind(), csv::ErrorKind::UnequalLengths { .. })
+                    .then(|| lines.text(start, rdr.position().byte()));
                 let bad = Item::Bad { at: Position::Line(line), rule: "csv", message, raw };
                 match e.kind() {
                     csv::ErrorKind::UnequalLengths { .. } => held = Some(bad),
@@ -591,14 +606,6 @@ pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item
             }
         }
     }
-}
-
-/// A record written back as one CSV row (quoted where needed, without the line end), cut
-/// like every raw text of a rejects file.
-fn csv_text(record: &csv::StringRecord) -> String {
-    let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new());
-    let text = w.write_record(record).ok().and_then(|_| w.into_inner().ok()).unwrap_or_default();
-    raw(text.strip_suffix(b"\n").unwrap_or(&text))
 }
 
 /// The problem of a CSV record in which text follows the closing quote of a cell.
@@ -626,6 +633,13 @@ struct LineState {
     /// does not allow and the csv crate joins to the cell, not yet passed by
     /// [`LineLog::stray_before`].
     stray: std::collections::VecDeque<u64>,
+    /// Whether the bytes read are kept for [`LineLog::text`].
+    keep: bool,
+    /// The bytes read from offset `kept_from` on (see [`LineLog::text`]): the record being
+    /// read and what the reader has read ahead of it.
+    kept: Vec<u8>,
+    /// The offset of `kept`'s first byte.
+    kept_from: u64,
 }
 
 /// The quoting state of a CSV reader between two bytes: a quote opens a quoted cell only at
@@ -661,6 +675,14 @@ impl QuoteState {
 }
 
 impl LineLog {
+    /// A log that also keeps the bytes of the record being read, for [`LineLog::text`];
+    /// its reader lets them go with [`LineLog::forget_before`].
+    fn keeping_text() -> LineLog {
+        let log = LineLog::default();
+        log.0.borrow_mut().keep = true;
+        log
+    }
+
     pub(crate) fn wrap<R: std::io::Read>(&self, inner: R) -> LineReader<R> {
         LineReader { inner, log: self.clone() }
     }
@@ -718,6 +740,30 @@ impl LineLog {
     fn open_quote(&self) -> bool {
         self.0.borrow().quote == QuoteState::Quoted
     }
+
+    /// The text of the bytes from offset `start` to `end` as they were read, without the
+    /// line break that ends them, for a rejects file (cut as [`raw`] cuts); the bytes before
+    /// `start` are let go. Empty when they were let go already.
+    fn text(&self, start: u64, end: u64) -> String {
+        let mut s = self.0.borrow_mut();
+        let from = start.saturating_sub(s.kept_from).min(s.kept.len() as u64) as usize;
+        s.kept.drain(..from);
+        s.kept_from += from as u64;
+        let len = end.saturating_sub(s.kept_from).min(s.kept.len() as u64) as usize;
+        // a record's reading starts before the blank lines ahead of it
+        let first = s.kept[..len].iter().position(|b| !matches!(b, b'\n' | b'\r')).unwrap_or(len);
+        let bytes = &s.kept[first..len];
+        let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+        raw(bytes.strip_suffix(b"\r").unwrap_or(bytes))
+    }
+
+    /// Lets go of the bytes before offset `end` (a record handed on whole).
+    fn forget_before(&self, end: u64) {
+        let mut s = self.0.borrow_mut();
+        let n = end.saturating_sub(s.kept_from).min(s.kept.len() as u64) as usize;
+        s.kept.drain(..n);
+        s.kept_from += n as u64;
+    }
 }
 
 /// A reader that logs the line breaks of what it reads into its [`LineLog`].
@@ -744,6 +790,9 @@ impl<R: std::io::Read> std::io::Read for LineReader<R> {
             q = next;
         }
         s.quote = q;
+        if s.keep {
+            s.kept.extend_from_slice(&buf[..n]);
+        }
         s.offset += n as u64;
         if n > 0 {
             s.last = Some(buf[n - 1]);
@@ -875,12 +924,26 @@ mod tests {
         );
     }
 
+    /// The items of a CSV text, and the error that stopped the reading, if any.
+    fn read_csv(text: &'static [u8]) -> (Vec<String>, Option<String>) {
+        let mut out = Vec::new();
+        let r = csv(boxed(text), "f", &mut |item| {
+            out.push(match item {
+                Item::Record(o, at) => format!("{at} {}", Value::Object(o)),
+                Item::Bad { at, rule, message, .. } => format!("{at} {rule}: {message}"),
+            });
+            Ok(())
+        });
+        (out, r.err().map(|e| e.to_string()))
+    }
+
     #[test]
-    fn csv_quote_never_closed_is_a_bad_record_not_a_swallowed_file() {
-        let got = collect(|s| csv(boxed(b"step,loss,name\n1,0.5,a\n2,0.4,\"b\n3,0.1,c\n"), "f", s));
-        assert_eq!(got.len(), 2, "{got:?}");
-        assert_eq!(got[0], r#"2 {"step":"1","loss":"0.5","name":"a"}"#);
-        assert!(got[1].starts_with("3 csv: a quoted cell opened in this record is never closed"), "{got:?}");
+    fn csv_quote_never_closed_refuses_the_file_rather_than_swallow_it() {
+        let (got, e) = read_csv(b"step,loss,name\n1,0.5,a\n2,0.4,\"b\n3,0.1,c\n");
+        assert_eq!(got, vec![r#"2 {"step":"1","loss":"0.5","name":"a"}"#], "{got:?}");
+        let e = e.unwrap();
+        assert!(e.contains("f:3: a quoted cell opened in this record is never closed"), "{e}");
+        assert!(e.contains("the rows after it cannot be told apart"), "{e}");
         // closed quotes across lines, and a quote inside an unquoted cell, are fine
         let got = collect(|s| csv(boxed(b"a,b\n1,\"x\ny\"\n2,5\" screen\n3,\"z\"\"\n\"\n"), "f", s));
         assert_eq!(got.len(), 3, "{got:?}");
@@ -889,18 +952,18 @@ mod tests {
         assert_eq!(got, vec![r#"2 {"a":"5\" screen","b":"x\ny"}"#], "{got:?}");
         // unclosed: without a final newline, a lone quote at the end, after a bare quote
         for text in [&b"a,b\nr,\"abc"[..], b"a,b\n1,x\n2,\"", b"a,b\n5\" screen,\"abc\ndef\n", b"a,b\r\n1,\"x\r\n"] {
-            let got = collect(|s| csv(boxed(text), "f", s));
-            let last = got.last().unwrap();
-            assert!(last.contains("csv: a quoted cell opened in this record is never closed"), "{got:?}");
+            let mut sink = |_: Item| Ok(());
+            let e = csv(boxed(text), "f", &mut sink).unwrap_err().to_string();
+            assert!(e.contains("a quoted cell opened in this record is never closed"), "{e}");
         }
     }
 
     #[test]
     fn csv_quote_never_closed_in_a_middle_cell_is_named_as_such() {
         // the quote opened in the first cell swallows the rest of the file: one cell short
-        let got = collect(|s| csv(boxed(b"step,loss,name\n1,0.5,a\n\"2,0.4,b\n3,0.1,c\n"), "f", s));
-        assert_eq!(got.len(), 2, "{got:?}");
-        assert!(got[1].starts_with("3 csv: a quoted cell opened in this record is never closed"), "{got:?}");
+        let (got, e) = read_csv(b"step,loss,name\n1,0.5,a\n\"2,0.4,b\n3,0.1,c\n");
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert!(e.unwrap().contains("f:3: a quoted cell opened in this record is never closed"));
         // a short row that is not the last one, and a short last row without an open quote,
         // are said to be short
         let got = collect(|s| csv(boxed(b"a,b\n1\n2,\"x\"\n3\n"), "f", s));
@@ -912,6 +975,20 @@ mod tests {
                 "4 csv: row has 1 cell, the header has 2"
             ]
         );
+    }
+
+    #[test]
+    fn csv_rows_set_aside_keep_their_text_as_written() {
+        let mut raws = Vec::new();
+        let text = b"a,b\n1,x\n\n2,\"say \"\"hi\"\"\"!\r\n3,y\n4,\"p\"q,z\n";
+        csv(boxed(text), "f", &mut |item| {
+            if let Item::Bad { raw, .. } = item {
+                raws.push(raw);
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(raws, vec![Some("2,\"say \"\"hi\"\"\"!".to_string()), Some("4,\"p\"q,z".to_string())]);
     }
 
     #[test]
