@@ -976,6 +976,36 @@ pub async fn run_script_stream(
     Ok((schema, stream, context(count)))
 }
 
+/// `context` with what helps when `e` says a table is not found: the tables there are, the
+/// one meant when a name is close (or differs only in case, as SQL folds an unquoted name to
+/// lower case), or `context` as it is for any other error.
+fn unknown_table_context(ctx: &SessionContext, context: &str, e: &datafusion::error::DataFusionError) -> String {
+    let text = e.to_string();
+    let Some(name) = text.split_once("table '").and_then(|(_, rest)| rest.split_once("' not found")).map(|(n, _)| n)
+    else {
+        return context.to_string();
+    };
+    let name = name.rsplit('.').next().unwrap_or(name);
+    let mut tables: Vec<String> =
+        ctx.catalog("datafusion").and_then(|c| c.schema("public")).map(|s| s.table_names()).unwrap_or_default();
+    tables.sort();
+    if tables.is_empty() {
+        return context.to_string();
+    }
+    let quoted = |t: &str| format!("\"{}\"", t.replace('"', "\"\""));
+    let hint = if let Some(t) = tables.iter().find(|t| t.to_lowercase() == name && t.as_str() != name) {
+        format!("; did you mean {}? SQL reads a name without quotes in lower case", quoted(t))
+    } else {
+        let close = tables
+            .iter()
+            .map(|t| (strsim::jaro_winkler(&t.to_lowercase(), &name.to_lowercase()), t))
+            .filter(|(score, _)| *score > 0.85)
+            .max_by(|a, b| a.0.total_cmp(&b.0));
+        close.map(|(_, t)| format!("; did you mean {t}?")).unwrap_or_default()
+    };
+    format!("{context} (the tables are {}{hint})", tables.join(", "))
+}
+
 /// Plans one statement (refusing any that would write) and starts it.
 async fn start_statement(
     ctx: &SessionContext,
@@ -983,7 +1013,10 @@ async fn start_statement(
     context: &str,
 ) -> Result<(SchemaRef, datafusion::physical_plan::SendableRecordBatchStream)> {
     let sql_err = |e| Error::sql(context, e);
-    let plan = ctx.state().statement_to_plan(st).await.map_err(sql_err)?;
+    let plan = match ctx.state().statement_to_plan(st).await {
+        Ok(p) => p,
+        Err(e) => return Err(Error::sql(unknown_table_context(ctx, context, &e), e)),
+    };
     read_only(true).verify_plan(&plan).map_err(sql_err)?;
     let df = ctx.execute_logical_plan(plan).await.map_err(sql_err)?;
     let task = Arc::new(df.task_ctx());
@@ -1143,6 +1176,7 @@ pub async fn register_files(
              all of it, then to run the query), so save it to a file first"
         )));
     }
+    misplaced_source(path, location)?;
     let (base, patterns): (PathBuf, Vec<String>) = if path.is_dir() {
         (
             path.to_path_buf(),
@@ -1274,8 +1308,9 @@ pub async fn register_files(
         large_cell_bytes: u64::MAX,
         read_digests: None,
     };
-    let ing = crate::ingest::run(&spec, 0, work.path(), &opts, &[], &mut report, &mut rejects)?;
-    report.check()?;
+    let ing = crate::ingest::run(&spec, 0, work.path(), &opts, &[], &mut report, &mut rejects)
+        .and_then(|ing| report.check().map(|_| ing))
+        .map_err(json_document)?;
     let read = datafusion::datasource::file_format::options::ArrowReadOptions {
         schema: Some(&ing.schema),
         ..Default::default()
@@ -1295,6 +1330,75 @@ pub async fn register_files(
         check_declared_rules(ctx, name, declared).await?;
     }
     Ok(RawTable { schema: registered, inferred: schema.is_none(), parquet_files: vec![], _work: Some(work) })
+}
+
+/// A read of JSON Lines that failed because a `.json` file is one JSON document spread over
+/// lines (its line 1 is no whole JSON value), said as such rather than as one violation per
+/// line; any other error as it is.
+fn json_document(e: Error) -> Error {
+    let Error::Invalid { violations, .. } = &e else { return e };
+    let document = violations.iter().find(|v| {
+        v.rule == "json"
+            && v.source.as_ref().is_some_and(|s| s.at == crate::report::Position::Line(1) && s.file.ends_with(".json"))
+    });
+    match document.and_then(|v| v.source.as_ref()) {
+        Some(s) => Error::Refused(format!(
+            "{}: line 1 is not a whole JSON value: this looks like one JSON document over several lines, and \
+             query reads JSON Lines (one JSON value per line); a pipeline's `json` source reads a document (its \
+             record_path names the records)",
+            s.file
+        )),
+        None => e,
+    }
+}
+
+/// Refuses a query source that names a place next to what was meant: a path that does not
+/// exist (and is no glob), the folder of a pipeline's releases (its versions are the
+/// releases), a release's `data/` or `jsonl/` folder (its tables would be read as one), and a
+/// release's own `manifest.json`.
+///
+/// Errors: [`Error::Refused`] saying what to query instead.
+fn misplaced_source(path: &Path, location: &str) -> Result<()> {
+    let refuse = |m: String| Err(Error::Refused(m));
+    if !path.exists() && !location.contains(['*', '?']) {
+        return refuse(format!("{location}: no such file or folder"));
+    }
+    if path.is_dir() {
+        let mut versions: Vec<String> = std::fs::read_dir(path)
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| e.path().join("manifest.json").is_file())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        versions.sort();
+        if let Some(first) = versions.first() {
+            return refuse(format!(
+                "{location} holds releases ({}), not one: query one of them, such as {}",
+                versions.join(", "),
+                path.join(first).display()
+            ));
+        }
+        if let Some(release) = path.parent().filter(|r| r.join("manifest.json").is_file())
+            && path.file_name().is_some_and(|n| n == "data" || n == "jsonl")
+        {
+            return refuse(format!(
+                "{location} holds the files of every table of the release {}, which query would read as one \
+                 table: query the release (each table under its name), or one table's files",
+                release.display()
+            ));
+        }
+    }
+    if path.file_name().is_some_and(|n| n == "manifest.json")
+        && let Some(release) = path.parent().filter(|r| r.join("SHA256SUMS").is_file() || r.join("data").is_dir())
+    {
+        return refuse(format!(
+            "{location} is a release's manifest, not data: query the release folder {}",
+            if release.as_os_str().is_empty() { Path::new(".") } else { release }.display()
+        ));
+    }
+    Ok(())
 }
 
 /// Checks the rows of raw table `name` against what `declared` asks beyond types, as a build

@@ -2859,3 +2859,52 @@ fn query_checks_the_constraints_and_key_of_a_declared_schema() {
     assert_eq!(stdout(&o), "s\n1\n");
     assert!(stderr(&o).contains("the schema's foreignKeys are not checked"), "{}", stderr(&o));
 }
+
+#[test]
+fn query_says_what_to_query_instead_of_a_misplaced_source() {
+    let r = example_release();
+    let versions = r.parent().unwrap();
+    let cases: Vec<(std::path::PathBuf, String)> = vec![
+        (
+            versions.to_path_buf(),
+            format!("holds releases (1.0.0), not one: query one of them, such as {}", r.display()),
+        ),
+        (r.join("data"), "holds the files of every table of the release".into()),
+        (r.join("jsonl"), "holds the files of every table of the release".into()),
+        (
+            r.join("manifest.json"),
+            format!("is a release's manifest, not data: query the release folder {}", r.display()),
+        ),
+        (r.join("nope"), "nope: no such file or folder".into()),
+    ];
+    for (source, said) in cases {
+        let o = run(bin().arg("query").arg(&source).arg("SELECT 1"));
+        assert_eq!(o.status.code(), Some(2), "{}: {}", source.display(), stderr(&o));
+        assert!(stderr(&o).contains(&said), "{}", stderr(&o));
+    }
+    // a JSON document named as a .json file is said to be one, not a violation per line
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "doc.json", "{\n  \"runs\": [\n    {\"a\": 1}\n  ]\n}\n");
+    let o = run(bin().arg("query").arg(tmp.path().join("doc.json")).arg("SELECT 1"));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("doc.json: line 1 is not a whole JSON value"), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    // an unknown table: the tables there are, and the one meant
+    let o = run(bin().arg("query").arg(r).arg("SELECT * FROM trainng_runs"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(
+            "(the tables are checkpoints, eval_samples, evaluations, metrics, training_runs; did you mean \
+             training_runs?)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    write(tmp.path(), "k.jsonl", "{\"a\": 1}\n");
+    let o = run(bin().args(["query", "--table", "My"]).arg(tmp.path().join("k.jsonl")).arg("SELECT * FROM My"));
+    assert!(
+        stderr(&o).contains("did you mean \"My\"? SQL reads a name without quotes in lower case"),
+        "{}",
+        stderr(&o)
+    );
+}
