@@ -1354,7 +1354,7 @@ fn json_document(e: Error) -> Error {
 
 /// Refuses a query source that names a place next to what was meant: a path that does not
 /// exist (and is no glob), the folder of a pipeline's releases (its versions are the
-/// releases), a release's `data/` or `jsonl/` folder (its tables would be read as one), and a
+/// releases), a pipeline folder, a release's `data/` or `jsonl/` folder (its tables would be read as one), and a
 /// release's own `manifest.json`.
 ///
 /// Errors: [`Error::Refused`] saying what to query instead.
@@ -1378,6 +1378,12 @@ fn misplaced_source(path: &Path, location: &str) -> Result<()> {
                 "{location} holds releases ({}), not one: query one of them, such as {}",
                 versions.join(", "),
                 path.join(first).display()
+            ));
+        }
+        if path.join("pipeline.toml").is_file() {
+            return refuse(format!(
+                "{location} is a pipeline folder, whose raw files query would read as one table: build it \
+                 (`runpack build {location}`) and query the release, or query one source's files"
             ));
         }
         if let Some(release) = path.parent().filter(|r| r.join("manifest.json").is_file())

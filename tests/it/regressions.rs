@@ -2876,6 +2876,7 @@ fn query_says_what_to_query_instead_of_a_misplaced_source() {
             format!("is a release's manifest, not data: query the release folder {}", r.display()),
         ),
         (r.join("nope"), "nope: no such file or folder".into()),
+        (repo().join("pipelines/tinker-rl-bench"), "is a pipeline folder, whose raw files query would read".into()),
     ];
     for (source, said) in cases {
         let o = run(bin().arg("query").arg(&source).arg("SELECT 1"));
