@@ -954,7 +954,12 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
             return Ok(());
         }
     };
-    let files = all_files(dir);
+    // a file the manifest does not list is reported as unexpected already, not again as one
+    // the card leaves out
+    let files: Vec<String> = match manifest {
+        Some(m) => all_files(dir).into_iter().filter(|f| m.files.iter().any(|e| e.path == *f)).collect(),
+        None => all_files(dir),
+    };
     rep.problems.extend(card_problems(&card, &files, &empty_parquet_files(manifest)));
     // shards of one split share one schema; row groups under the viewer limit
     let Some(fm) = front_matter(&card) else { return Ok(()) };

@@ -379,6 +379,8 @@ fn verify_reports_symbolic_links_and_shows_odd_names_on_one_line() {
     ] {
         assert!(out.contains(want), "{want}\n{out}");
     }
+    // each file once: not also as a file the card leaves out of its configs
+    assert!(!out.contains("is in no config and split"), "{out}");
 }
 
 #[test]
