@@ -220,15 +220,18 @@ impl datafusion::catalog::TableProvider for NanSafeParquet {
     }
 }
 
-/// Registers every table of the release in `dir`.
+/// Registers every table of the release in `dir`. Each table's files are checked when a
+/// query first reads the table (missing, a Git LFS pointer, another size or schema than the
+/// manifest's: see [`ManifestChecked`]), so a damaged table does not keep the others from
+/// being queried.
 ///
-/// Errors: [`Error::Io`]/[`Error::Config`] for a missing or bad manifest; a data file that is
-/// a Git LFS pointer is refused before any Parquet parsing.
+/// Errors: [`Error::Io`]/[`Error::Config`] for a missing or bad manifest, [`Error::Refused`]
+/// for a table whose data files the manifest does not list.
 pub async fn register_release(ctx: &SessionContext, dir: &Path) -> Result<Manifest> {
     let manifest = Manifest::load(dir)?;
     for t in &manifest.tables {
         let files: Vec<PathBuf> = t.files.iter().map(|f| dir.join(f)).collect();
-        for (rel, f) in t.files.iter().zip(&files) {
+        for rel in &t.files {
             let listed = manifest.files.iter().any(|e| &e.path == rel && e.kind == "parquet");
             if !crate::release::safe_relative(rel) || !listed {
                 return Err(Error::Refused(format!(
@@ -236,29 +239,6 @@ pub async fn register_release(ctx: &SessionContext, dir: &Path) -> Result<Manife
                      run `runpack verify` on the release",
                     dir.display(),
                     t.name
-                )));
-            }
-            if !f.is_file() {
-                return Err(Error::Refused(format!(
-                    "{}: data file {rel} of table {} is missing; run `runpack verify` on the release",
-                    dir.display(),
-                    t.name
-                )));
-            }
-            // a pointer left by a clone without Git LFS is said as such, before its size
-            if let Some(p) = crate::ingest::files::lfs_pointer(f) {
-                return Err(crate::ingest::files::lfs_pointer_error(rel, &p));
-            }
-            // a size check costs one stat: a truncated or emptied file would read as fewer rows
-            let want = manifest.files.iter().find(|e| &e.path == rel).map(|e| e.bytes);
-            let have = std::fs::metadata(f).map(|m| m.len()).ok();
-            if want.is_some() && want != have {
-                return Err(Error::Refused(format!(
-                    "{}: data file {rel} of table {} holds {} bytes, the manifest says {}; run `runpack verify` on the release",
-                    dir.display(),
-                    t.name,
-                    have.map(crate::hash::group_digits).unwrap_or_default(),
-                    want.map(crate::hash::group_digits).unwrap_or_default()
                 )));
             }
         }
@@ -277,7 +257,6 @@ pub async fn register_release(ctx: &SessionContext, dir: &Path) -> Result<Manife
             files: t
                 .files
                 .iter()
-                .cloned()
                 .zip(
                     files
                         .iter()
@@ -285,6 +264,10 @@ pub async fn register_release(ctx: &SessionContext, dir: &Path) -> Result<Manife
                         .collect::<std::io::Result<Vec<_>>>()
                         .map_err(|e| Error::io(dir, e))?,
                 )
+                .map(|(rel, path)| {
+                    let bytes = manifest.files.iter().find(|e| &e.path == rel).map(|e| e.bytes);
+                    (rel.clone(), path, bytes)
+                })
                 .collect(),
             schema,
             outcome: tokio::sync::OnceCell::new(),
@@ -307,8 +290,9 @@ struct ManifestChecked {
     /// The release folder (or Hub repository), for messages.
     release: String,
     table: String,
-    /// (path relative to the release, absolute path) of each data file.
-    files: Vec<(String, PathBuf)>,
+    /// (path relative to the release, absolute path, size in bytes the manifest gives) of
+    /// each data file.
+    files: Vec<(String, PathBuf, Option<u64>)>,
     /// The manifest's schema of the table (strings as `Utf8`, as written).
     schema: SchemaRef,
     /// The check's outcome, computed once: the message of the first file that fails.
@@ -316,6 +300,30 @@ struct ManifestChecked {
 }
 
 impl ManifestChecked {
+    /// What keeps data file `rel` (at `path`) from being the manifest's, found without
+    /// reading it: missing, a Git LFS pointer (said before its size), or another size than
+    /// `bytes` (a truncated or emptied file would read as fewer rows).
+    fn file_problem(&self, rel: &str, path: &Path, bytes: Option<u64>) -> Option<String> {
+        let verify = format!("run `runpack verify {}`", self.release);
+        if !path.is_file() {
+            return Some(format!("{}: data file {rel} of table {} is missing; {verify}", self.release, self.table));
+        }
+        if let Some(p) = crate::ingest::files::lfs_pointer(path) {
+            return Some(crate::ingest::files::lfs_pointer_error(rel, &p).to_string());
+        }
+        let have = std::fs::metadata(path).map(|m| m.len()).ok();
+        if bytes.is_some() && bytes != have {
+            return Some(format!(
+                "{}: data file {rel} of table {} holds {} bytes, the manifest says {}; {verify}",
+                self.release,
+                self.table,
+                have.map(crate::hash::group_digits).unwrap_or_default(),
+                bytes.map(crate::hash::group_digits).unwrap_or_default()
+            ));
+        }
+        None
+    }
+
     async fn check(&self, state: &dyn datafusion::catalog::Session) -> datafusion::error::Result<()> {
         use datafusion::datasource::physical_plan::parquet::metadata::DFParquetMetadata;
         use datafusion::object_store::ObjectStoreExt;
@@ -328,7 +336,10 @@ impl ManifestChecked {
                     .map_err(|e| e.to_string())?;
                 let cache = runtime.cache_manager.get_file_metadata_cache();
                 let hint = format!("\nhint: `runpack verify {}` checks every file of the release", self.release);
-                for (rel, path) in &self.files {
+                for (rel, path, bytes) in &self.files {
+                    if let Some(m) = self.file_problem(rel, path, *bytes) {
+                        return Err(m);
+                    }
                     let unreadable = |e: &dyn std::fmt::Display| {
                         format!("{rel} (table {}) is not a readable Parquet file: {e}{hint}", self.table)
                     };
@@ -1360,7 +1371,8 @@ fn json_document(e: Error) -> Error {
 /// Errors: [`Error::Refused`] saying what to query instead.
 fn misplaced_source(path: &Path, location: &str) -> Result<()> {
     let refuse = |m: String| Err(Error::Refused(m));
-    if !path.exists() && !location.contains(['*', '?']) {
+    // (glob-like text is said to be glob syntax or not where globs are read)
+    if !path.exists() && !location.contains(['*', '?', '[', ']', '{', '}']) {
         return refuse(format!("{location}: no such file or folder"));
     }
     if path.is_dir() {

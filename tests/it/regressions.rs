@@ -350,7 +350,10 @@ fn sql_errors_name_the_place_in_the_sql() {
     );
     let o = run(bin().args(["query", "-q"]).arg(example_release()).arg("SELECT 1; SELECT * FROM nosuch"));
     assert!(
-        stderr(&o).starts_with("error: query, statement 2 of 2 (SQL line 1, column 25): Error during planning: table"),
+        stderr(&o).starts_with(
+            "error: query, statement 2 of 2 (the tables are checkpoints, eval_samples, evaluations, metrics, \
+             training_runs) (SQL line 1, column 25): Error during planning: table"
+        ),
         "{}",
         stderr(&o)
     );
@@ -1276,6 +1279,12 @@ fn a_query_over_a_release_refuses_a_data_file_of_another_size() {
         "{}",
         stderr(&o)
     );
+    // the other tables still answer; a missing file is named when its table is read
+    assert_eq!(query(tmp.path(), "SELECT count(*) AS n FROM training_runs"), "n\n44\n");
+    std::fs::remove_file(tmp.path().join("data/metrics.parquet")).unwrap();
+    let o = run(bin().args(["query", "-q"]).arg(tmp.path()).arg("SELECT count(*) FROM metrics"));
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("data file data/metrics.parquet of table metrics is missing"), "{}", stderr(&o));
 }
 
 #[test]
