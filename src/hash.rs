@@ -198,8 +198,12 @@ pub fn group_digits(n: u64) -> String {
     out
 }
 
-/// A byte count with both units: `52,613,349,376 bytes (52.6 GB, 49.0 GiB)`.
+/// A byte count with both units: `52,613,349,376 bytes (52.6 GB, 49.0 GiB)`; below 1,000
+/// bytes the count alone (`512 bytes`), which the units would only repeat.
 pub fn human_bytes(n: u64) -> String {
+    if n < 1000 {
+        return format!("{n} byte{}", if n == 1 { "" } else { "s" });
+    }
     let (dec, dunit) = scale(n as f64, 1000.0, &["B", "kB", "MB", "GB", "TB", "PB"]);
     let (bin, bunit) = scale(n as f64, 1024.0, &["B", "KiB", "MiB", "GiB", "TiB", "PiB"]);
     format!("{} bytes ({dec:.1} {dunit}, {bin:.1} {bunit})", group_digits(n))
@@ -257,5 +261,8 @@ mod tests {
         assert_eq!(git_blob_sha1(&p).unwrap(), "ce013625030ba8dba906f756967f9e9ca394464a");
         assert_eq!(human_bytes(52_613_349_376), "52,613,349,376 bytes (52.6 GB, 49.0 GiB)");
         assert_eq!(human_bytes(50_000_000_000), "50,000,000,000 bytes (50.0 GB, 46.6 GiB)");
+        assert_eq!(human_bytes(0), "0 bytes");
+        assert_eq!(human_bytes(1), "1 byte");
+        assert_eq!(human_bytes(1000), "1,000 bytes (1.0 kB, 1000.0 B)");
     }
 }

@@ -102,10 +102,21 @@ impl Default for BuildOptions {
     }
 }
 
+/// What a step's progress counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// Nothing: the step only runs (a spinner).
+    None,
+    /// Rows written.
+    Rows,
+    /// Bytes read, hashed or sent.
+    Bytes,
+}
+
 /// Progress of long steps, reported by the library and shown by the front end.
 pub trait Progress: Send + Sync {
-    /// A step begins; `total` is its size in units of `advance` when known.
-    fn start(&self, step: &str, total: Option<u64>);
+    /// A step begins; `total` is its size in `unit`s, the unit of `advance`, when known.
+    fn start(&self, step: &str, unit: Unit, total: Option<u64>);
     /// Some of the current step is done.
     fn advance(&self, n: u64);
     /// The current step is done.
@@ -116,7 +127,7 @@ pub trait Progress: Send + Sync {
 pub struct Silent;
 
 impl Progress for Silent {
-    fn start(&self, _: &str, _: Option<u64>) {}
+    fn start(&self, _: &str, _: Unit, _: Option<u64>) {}
     fn advance(&self, _: u64) {}
     fn finish(&self) {}
 }
@@ -177,7 +188,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     // `force` trusts no cache: an input rewritten with the same size and modification time
     // looks unchanged to it
     if let Some(existing) = Manifest::load(&target).ok().filter(|_| !opts.force) {
-        progress.start("checking whether the release is up to date", None);
+        progress.start("checking whether the release is up to date", Unit::None, None);
         // a different SOURCE_DATE_EPOCH makes a different manifest: not up to date
         let same = existing.created_at == created_at(opts)
             && crate::cache::up_to_date(spec, &target, &existing, &build_settings(spec, opts), &mut input_cache)?;
@@ -265,7 +276,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         let mut key_sets: BTreeMap<(String, Vec<String>), KeySet> = BTreeMap::new();
         for &i in &order {
             let t = &spec.def.tables[i];
-            progress.start(&format!("building table {}", t.name), None);
+            progress.start(&format!("building table {}", t.name), Unit::Rows, None);
             let started = Instant::now();
             let streamed: Vec<(usize, SchemaRef)> =
                 deferred.iter().filter(|(_, (ti, _))| *ti == i).map(|(&s, (_, schema))| (s, schema.clone())).collect();
@@ -392,7 +403,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     }
 
     // hashes
-    progress.start("hashing", None);
+    progress.start("hashing", Unit::None, None);
     let started = Instant::now();
     let mut digests = input_hashing.join().map_err(|_| Error::format("inputs", "the hashing thread panicked"))??;
     // inputs of sources read while the tables were built and not read to their end
@@ -566,7 +577,7 @@ impl Stager<'_> {
         inputs: &mut BTreeMap<String, (PathBuf, BTreeSet<String>)>,
     ) -> Result<()> {
         let src = &self.spec.def.sources[i];
-        progress.start(&format!("reading source {}", src.name), None);
+        progress.start(&format!("reading source {}", src.name), Unit::None, None);
         let started = Instant::now();
         let mut report = BuildReport::new(self.max_errors);
         let ing = ingest::run(self.spec, i, self.work, self.opts, self.orders, &mut report, rejects);

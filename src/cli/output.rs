@@ -7,7 +7,7 @@ use std::io::IsTerminal;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::pipeline::{BuildOutcome, Progress};
+use crate::pipeline::{BuildOutcome, Progress, Unit};
 
 /// Progress shown with indicatif on stderr.
 pub struct Bar {
@@ -20,15 +20,13 @@ pub fn progress(quiet: bool) -> Option<Bar> {
 }
 
 impl Progress for Bar {
-    fn start(&self, step: &str, total: Option<u64>) {
+    fn start(&self, step: &str, unit: Unit, total: Option<u64>) {
         let bar = match total {
             Some(n) => ProgressBar::new(n),
             None => ProgressBar::new_spinner(),
         };
-        bar.set_style(
-            ProgressStyle::with_template("{spinner} {msg} {pos} {elapsed}")
-                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-        );
+        let style = ProgressStyle::with_template(template(unit, total.is_some()));
+        bar.set_style(style.unwrap_or_else(|_| ProgressStyle::default_spinner()));
         bar.set_message(step.to_string());
         bar.enable_steady_tick(std::time::Duration::from_millis(120));
         *self.bar.lock().expect("lock") = Some(bar);
@@ -45,6 +43,18 @@ impl Progress for Bar {
     }
 }
 
+/// The progress line of a step counting `unit`s, out of a known total or not (indicatif's
+/// template syntax).
+fn template(unit: Unit, total: bool) -> &'static str {
+    match (unit, total) {
+        (Unit::None, _) => "{spinner} {msg} {elapsed}",
+        (Unit::Rows, false) => "{spinner} {msg}: {human_pos} rows {elapsed}",
+        (Unit::Rows, true) => "{spinner} {msg}: {human_pos}/{human_len} rows {elapsed}",
+        (Unit::Bytes, false) => "{spinner} {msg}: {bytes} {elapsed}",
+        (Unit::Bytes, true) => "{spinner} {msg}: {bytes}/{total_bytes} ({bytes_per_sec}) {elapsed}",
+    }
+}
+
 /// Prints the per-table summary of a build on stderr.
 pub fn summary(o: &BuildOutcome) {
     for t in &o.manifest.tables {
@@ -57,7 +67,7 @@ pub fn summary(o: &BuildOutcome) {
         }
         let files = t.files.len();
         eprintln!(
-            "table {}: {} in {files} file{}{extra}",
+            "table {}: {} in {files} Parquet file{}{extra}",
             t.name,
             crate::hash::rows(t.rows),
             if files == 1 { "" } else { "s" }
@@ -87,6 +97,20 @@ pub fn summary(o: &BuildOutcome) {
         eprintln!("table {t}: {} superseded by the duplicate-key rule", crate::hash::rows(tally.count));
         for e in &tally.examples {
             eprintln!("  {e}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_progress_template_is_valid() {
+        for unit in [Unit::None, Unit::Rows, Unit::Bytes] {
+            for total in [false, true] {
+                assert!(ProgressStyle::with_template(template(unit, total)).is_ok(), "{unit:?} {total}");
+            }
         }
     }
 }

@@ -29,7 +29,7 @@ use super::client::HubClient;
 use super::{HubTarget, RepoId, join_repo_path, remote};
 use crate::error::{Error, Result};
 use crate::hash;
-use crate::pipeline::Progress;
+use crate::pipeline::{Progress, Unit};
 use crate::release::{Manifest, safe_relative};
 
 /// A hub cache folder.
@@ -378,7 +378,7 @@ pub async fn fetch_release(
         Ok(f.etag().to_string())
     })?;
     let total: u64 = wants.iter().map(|w| w.bytes).sum();
-    progress.start("downloading", Some(total));
+    progress.start("downloading", Unit::Bytes, Some(total));
     for want in &wants {
         let got = fetch(client, cache, repo, &commit, want, true, progress).await;
         match got {

@@ -50,7 +50,7 @@ use super::remote::{RemoteTree, remote_tree, repo_housekeeping};
 use super::{RepoId, join_repo_path, short};
 use crate::error::{Error, Result};
 use crate::hash;
-use crate::pipeline::Progress;
+use crate::pipeline::{Progress, Unit};
 use crate::release::Manifest;
 
 /// Default per-file size limit: 50,000,000,000 bytes (50 GB, 46.6 GiB), the Hub's long-standing
@@ -237,7 +237,7 @@ pub async fn run(client: &HubClient, opts: &PublishOptions, progress: &dyn Progr
     let (manifest, locals, mut warnings) = preflight(opts)?;
     // hash and compare with the manifest
     let total: u64 = locals.iter().map(|f| f.bytes).sum();
-    progress.start("hashing", Some(total));
+    progress.start("hashing", Unit::Bytes, Some(total));
     let digests = hash::sha256_files(&locals.iter().map(|f| f.path.clone()).collect::<Vec<_>>());
     progress.advance(total);
     progress.finish();
@@ -653,7 +653,7 @@ async fn upload_objects(
         }
     }
     let total: u64 = todo.iter().map(|(o, _)| o.size).sum();
-    progress.start("uploading", Some(total));
+    progress.start("uploading", Unit::Bytes, Some(total));
     let results: Vec<Result<u64>> = futures::stream::iter(todo.iter())
         .map(|(obj, path)| upload_one(client, obj, path, progress))
         .buffer_unordered(opts.concurrency.max(1))

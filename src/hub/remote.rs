@@ -20,7 +20,7 @@ use super::client::HubClient;
 use super::{HubTarget, RepoId, join_repo_path};
 use crate::error::{Error, Result};
 use crate::hash;
-use crate::pipeline::Progress;
+use crate::pipeline::{Progress, Unit};
 use crate::release::Manifest;
 
 /// One file of a remote tree.
@@ -246,7 +246,11 @@ pub async fn verify(
     };
     rep.data_files = expected.iter().filter(|e| e.data_kind.is_some()).count();
     let total: u64 = if opts.download { expected.iter().map(|e| e.bytes).sum() } else { 0 };
-    progress.start("checking files", if opts.download { Some(total) } else { None });
+    if opts.download {
+        progress.start("checking files", Unit::Bytes, Some(total));
+    } else {
+        progress.start("checking files", Unit::None, None);
+    }
     for e in &expected {
         let path = join_repo_path(&target.path, &e.rel);
         let remote = tree.get(&path);
