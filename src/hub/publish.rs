@@ -277,7 +277,12 @@ pub async fn run(client: &HubClient, opts: &PublishOptions, progress: &dyn Progr
                 request_id.map(|r| format!(", request id {r}")).unwrap_or_default()
             )));
         }
-        Err(Error::HubStatus { status: 404 | 401, .. }) if opts.dry_run => None,
+        // a repo --create would make: planned as empty (a missing branch stops the real run)
+        Err(Error::HubStatus { status: 404 | 401, error_code, .. })
+            if opts.dry_run && opts.create && error_code.as_deref() != Some("RevisionNotFound") =>
+        {
+            None
+        }
         Err(Error::HubStatus { status: 404 | 401, error_code, .. }) => {
             let what = if error_code.as_deref() == Some("RevisionNotFound") {
                 format!("branch `{}` does not exist in {repo}", opts.revision)
@@ -352,15 +357,25 @@ pub async fn run(client: &HubClient, opts: &PublishOptions, progress: &dyn Progr
         uploaded_bytes: 0,
         reused_objects: 0,
     };
-    if opts.dry_run {
-        return Ok(report);
-    }
-    let head = head.expect("known when not a dry run");
     let tag_name = match &opts.tag {
         TagMode::Version => Some(manifest.version.clone()),
         TagMode::Named(n) => Some(n.clone()),
         TagMode::None => None,
     };
+    if opts.dry_run {
+        // what the real run would warn of: a tag of that name elsewhere is not moved
+        let changes = report.files.iter().any(|f| f.upload) || !report.deletions.is_empty();
+        if let (Some(t), Some(_), true, false) = (&tag_name, &head, changes, opts.create_pr)
+            && let Some(existing) = client.refs(repo).await.unwrap_or_default().tags.iter().find(|x| &x.name == t)
+        {
+            report.warnings.push(format!(
+                "tag {t} already exists at {}: the new commit would not be tagged; pass --tag <name> to tag it",
+                short(&existing.target_commit)
+            ));
+        }
+        return Ok(report);
+    }
+    let head = head.expect("known when not a dry run");
     if !report.files.iter().any(|f| f.upload) && report.deletions.is_empty() {
         report.outcome = PublishOutcome::Unchanged { head: head.clone() };
         if !opts.create_pr

@@ -242,6 +242,25 @@ fn dry_run_prints_the_plan_and_sends_nothing() {
     assert_eq!(env.hub.count("POST", "/info/lfs/objects/batch"), 0);
     assert_eq!(env.hub.count("PUT", "/lfs/"), 0);
     assert_eq!(env.hub.history("acme/plan", "main").len(), 1);
+    // a dry run stops where the real run would: a repo that is not there, without --create
+    let o = env.publish(release, "acme/none", &["--dry-run"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("dataset repo acme/none not found"), "{}", stderr(&o));
+    let o = env.publish(release, "acme/none", &["--dry-run", "--create"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(env.hub.head("acme/none", "main").is_none(), "a dry run creates nothing");
+    // and it warns as the real run would of a version tag that would not move
+    let o = env.publish(release, "acme/plan", &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    env.hub.commit_files("acme/plan", "main", &[("notes.txt", b"x")], &[]);
+    let o = env.publish(release, "acme/plan", &["--dry-run"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("tag 1.0.0 already exists at") && stderr(&o).contains("the new commit would not be tagged"),
+        "{}{}",
+        stdout(&o),
+        stderr(&o)
+    );
 }
 
 #[test]
