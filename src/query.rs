@@ -570,6 +570,15 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> Result<(SchemaRef, Vec<Reco
     Ok((schema, batches))
 }
 
+/// A result batch of `columns` under `schema` holding `rows` rows, as the batch it was made
+/// from: a statement without columns (`SET …`) still has its row count.
+///
+/// Errors: [`Error::Format`] when the columns do not fit the schema.
+fn result_batch(schema: SchemaRef, columns: Vec<arrow::array::ArrayRef>, rows: usize) -> Result<RecordBatch> {
+    let options = arrow::array::RecordBatchOptions::new().with_row_count(Some(rows));
+    RecordBatch::try_new_with_options(schema, columns, &options).map_err(|e| Error::format("query result", e))
+}
+
 /// How query results are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum PrintFormat {
@@ -631,7 +640,7 @@ fn json_ready(batch: &RecordBatch) -> Result<RecordBatch> {
         .map(|(f, c)| arrow::datatypes::Field::new(f.name(), c.data_type().clone(), true))
         .collect();
     let schema = Arc::new(arrow::datatypes::Schema::new(fields));
-    RecordBatch::try_new(schema, columns).map_err(|e| Error::format("query result", e))
+    result_batch(schema, columns, batch.num_rows())
 }
 
 /// One column of [`json_ready`].
@@ -730,8 +739,7 @@ fn table_ready(batch: &RecordBatch) -> Result<RecordBatch> {
             Arc::new(f.as_ref().clone().with_name(name).with_data_type(c.data_type().clone()))
         })
         .collect();
-    RecordBatch::try_new(Arc::new(arrow::datatypes::Schema::new(fields)), columns)
-        .map_err(|e| Error::format("query result", e))
+    result_batch(Arc::new(arrow::datatypes::Schema::new(fields)), columns, batch.num_rows())
 }
 
 /// `batch` with each float column (or dictionary of floats) that holds a NaN or an infinity
@@ -791,8 +799,7 @@ fn nonfinite_as_words(batch: &RecordBatch) -> Result<RecordBatch> {
         fields.push(arrow::datatypes::Field::new(f.name(), DataType::Utf8, true));
         columns.push(Arc::new(texts) as arrow::array::ArrayRef);
     }
-    RecordBatch::try_new(Arc::new(arrow::datatypes::Schema::new(fields)), columns)
-        .map_err(|e| Error::format("query result", e))
+    result_batch(Arc::new(arrow::datatypes::Schema::new(fields)), columns, batch.num_rows())
 }
 
 /// `batch` with its nested columns (lists, structs, maps), which CSV has no form for, as
@@ -819,8 +826,7 @@ fn csv_ready(batch: &RecordBatch) -> Result<RecordBatch> {
         fields.push(arrow::datatypes::Field::new(f.name(), DataType::Utf8, true));
         columns.push(Arc::new(texts) as arrow::array::ArrayRef);
     }
-    RecordBatch::try_new(Arc::new(arrow::datatypes::Schema::new(fields)), columns)
-        .map_err(|e| Error::format("query result", e))
+    result_batch(Arc::new(arrow::datatypes::Schema::new(fields)), columns, batch.num_rows())
 }
 
 /// Writes `batches` to `out` in `format` (CSV: nested values as JSON text, see
@@ -857,7 +863,17 @@ pub async fn print_stream(
     let mut printer = Printer::new(format, schema.clone());
     while let Some(b) = stream.next().await {
         let b = b.map_err(|e| Error::sql(context, e))?;
+        // a statement without a result (`SET …`) prints nothing (JSON: an empty array)
+        if schema.fields().is_empty() {
+            continue;
+        }
         printer.push(&b, out)?;
+    }
+    if schema.fields().is_empty() {
+        if format == PrintFormat::Json {
+            writeln!(out, "[]").map_err(|e| Error::io("stdout", e))?;
+        }
+        return Ok(());
     }
     printer.finish(out)
 }

@@ -2920,3 +2920,15 @@ fn query_says_what_to_query_instead_of_a_misplaced_source() {
         stderr(&o)
     );
 }
+
+#[test]
+fn a_statement_without_a_result_prints_nothing() {
+    for (format, printed) in [("table", ""), ("csv", ""), ("json", "[]\n"), ("ndjson", "")] {
+        let o = run(bin()
+            .args(["query", "-q", "--format", format])
+            .arg(example_release())
+            .arg("SET datafusion.runtime.memory_limit = '2G'"));
+        assert!(o.status.success(), "{format}: {}", stderr(&o));
+        assert_eq!(stdout(&o), printed, "{format}");
+    }
+}
