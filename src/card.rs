@@ -333,6 +333,39 @@ fn walk_yaml(text: &str, visit: &mut dyn FnMut(YamlNode)) -> std::result::Result
     Ok(())
 }
 
+/// The keys of `text` that a mapping gives a second time, each with its 1-based line in
+/// `text` and its dotted path ([`yaml_lines`]'s form), in document order. YAML forbids them,
+/// and a parser's error names no place for them.
+pub fn repeated_yaml_keys(text: &str) -> Vec<(usize, String)> {
+    use saphyr_parser::Event;
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    let _ = walk_yaml(text, &mut |n| {
+        if let (true, Event::Scalar(key, ..)) = (n.is_key, n.event) {
+            // one path is one mapping: the items of a sequence have paths of their own
+            let path = if n.path.is_empty() { key.to_string() } else { format!("{}.{key}", n.path) };
+            if !seen.insert(path.clone()) {
+                out.push((n.line, path));
+            }
+        }
+    });
+    out
+}
+
+/// Where a YAML parse error of `text` is, as (line, column), 1-based in `text`: the second
+/// of a repeated key for a "duplicate entry" error (whose own place is the mapping's start),
+/// else the parser's own place.
+pub fn yaml_error_place(text: &str, e: &yaml_serde::Error) -> Option<(usize, usize)> {
+    if e.to_string().contains("duplicate entry")
+        && let Some((line, path)) = repeated_yaml_keys(text).into_iter().next()
+    {
+        let key = path.rsplit('.').next().unwrap_or(&path).to_string();
+        let column = text.lines().nth(line - 1).and_then(|l| l.find(key.as_str())).map(|c| c + 1).unwrap_or(1);
+        return Some((line, column));
+    }
+    e.location().map(|l| (l.line(), l.column()))
+}
+
 /// The line of each key and sequence item of `text`, by its path in the dotted form of
 /// [`non_plain_yaml`] (`dataset_info[0].features[2]`, `configs[1].config_name`): for a
 /// mapping's member, the line of its key. Lines are the file's: `first_line` is the 1-based
@@ -423,12 +456,13 @@ pub fn preflight(spec: &PipelineSpec) -> Result<Option<Mapping>> {
         return Err(Error::config(path.display().to_string(), problems.join("\n")));
     }
     let value: Yaml = yaml_serde::from_str(&text).map_err(|e| {
-        let loc = e
-            .location()
-            .map(|l| format!("{}:{}:{}", path.display(), l.line(), l.column()))
+        let loc = yaml_error_place(&text, &e)
+            .map(|(line, column)| format!("{}:{line}:{column}", path.display()))
             .unwrap_or_else(|| path.display().to_string());
         Error::config(loc, format!("not valid YAML: {e}"))
     })?;
+    // an empty file adds nothing
+    let value = if value.is_null() { Yaml::Mapping(Mapping::new()) } else { value };
     let Yaml::Mapping(m) = value else {
         return Err(Error::config(path.display().to_string(), "card metadata must be a YAML mapping"));
     };
@@ -1088,6 +1122,14 @@ mod tests {
         assert!(!valid_split_name("valid\n"));
         assert_eq!(suggest_split_name("eval-gsm8k"), "eval_gsm8k");
         assert_eq!(suggest_split_name(" "), "train");
+    }
+
+    #[test]
+    fn a_repeated_key_is_placed_at_its_second_line() {
+        let text = "tags:\n- x\nconfigs:\n- config_name: a\n  config_name: b\n- config_name: c\ntags: []\n";
+        assert_eq!(repeated_yaml_keys(text), vec![(5, "configs[0].config_name".to_string()), (7, "tags".to_string())]);
+        let e = yaml_serde::from_str::<Yaml>(text).unwrap_err();
+        assert_eq!(yaml_error_place(text, &e), Some((5, 3)));
     }
 
     #[test]

@@ -628,7 +628,9 @@ pub fn card_problems(card: &str, files: &[String], empty: &BTreeSet<String>) -> 
             let message = line.replace_all(&text, |c: &regex::Captures| {
                 format!("line {}", c[1].parse::<u64>().map(|n| n + 1).unwrap_or(0))
             });
-            let at = e.location().map(|l| format!("{}:{}:", l.line() + 1, l.column())).unwrap_or_default();
+            let at = crate::card::yaml_error_place(fm, &e)
+                .map(|(line, column)| format!("{}:{column}:", line + 1))
+                .unwrap_or_default();
             out.push(format!("README.md:{at} front matter is not valid YAML: {message}"));
             return out;
         }

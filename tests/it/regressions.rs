@@ -1229,6 +1229,14 @@ fn card_metadata_agrees_with_the_card_table_and_adds_its_tags() {
     let card = std::fs::read_to_string(release(dir, "md").join("README.md")).unwrap();
     assert!(card.contains("tags:\n- rl\n- tabular\n- mytag\n"), "{card}");
     assert!(card.contains("language:\n- en\n"), "{card}");
+    // a key given twice is placed at its second line; an empty file adds nothing
+    write(dir, "meta.yaml", "tags:\n- mytag\nlanguage:\n- en\ntags:\n- rl\n");
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("meta.yaml:5:1: not valid YAML: duplicate entry with key \"tags\""), "{}", stderr(&o));
+    write(dir, "meta.yaml", "");
+    let o = build(dir, &["-q", "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
 }
 
 #[test]
