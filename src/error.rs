@@ -114,6 +114,15 @@ impl Error {
         Error::Config { location: location.into(), message: message.into() }
     }
 
+    /// Builds an [`Error::Config`] error for a JSON file at `path` that serde_json could not
+    /// read: placed at `path:line:column` (column 1 where serde_json says 0, at a line's end),
+    /// the message without the position serde_json appends to it.
+    pub fn json_file(path: impl std::fmt::Display, e: &serde_json::Error) -> Self {
+        let message = e.to_string();
+        let what = message.strip_suffix(&format!(" at line {} column {}", e.line(), e.column())).unwrap_or(&message);
+        Error::config(format!("{path}:{}:{}", e.line(), e.column().max(1)), what)
+    }
+
     /// Builds an [`Error::Io`] error for `path`.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io { path: path.into(), source }

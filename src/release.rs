@@ -225,8 +225,7 @@ impl Manifest {
     pub fn load(dir: &Path) -> Result<Manifest> {
         let path = dir.join("manifest.json");
         let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
-        serde_json::from_str(&text)
-            .map_err(|e| Error::config(format!("{}:{}:{}", path.display(), e.line(), e.column()), e.to_string()))
+        serde_json::from_str(&text).map_err(|e| Error::json_file(path.display(), &e))
     }
 
     /// The manifest as written: pretty JSON with a final newline.

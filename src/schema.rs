@@ -193,13 +193,7 @@ impl TableSchema {
                 format!("a Table Schema is a JSON object ({{\"fields\": [...]}}); this file holds {found}"),
             ));
         }
-        let schema: TableSchema = serde_json::from_str(&text).map_err(|e| {
-            // the position is said once, in front; serde_json gives column 0 at a line's end
-            let message = e.to_string();
-            let message =
-                message.strip_suffix(&format!(" at line {} column {}", e.line(), e.column())).unwrap_or(&message);
-            Error::config(format!("{}:{}:{}", path.display(), e.line(), e.column().max(1)), message)
-        })?;
+        let schema: TableSchema = serde_json::from_str(&text).map_err(|e| Error::json_file(path.display(), &e))?;
         schema.check().map_err(|m| Error::config(path.display().to_string(), m))?;
         Ok(schema)
     }

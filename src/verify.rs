@@ -77,6 +77,13 @@ pub fn run(dir: &Path) -> Result<VerifyReport> {
         Entry::DanglingLink | Entry::Special => None,
         Entry::Readable => match Manifest::load(dir) {
             Ok(m) => Some(m),
+            // placed as the release's other files are, by their path in it
+            Err(crate::error::Error::Config { location, message }) => {
+                let full = dir.join("manifest.json").display().to_string();
+                let place = location.strip_prefix(&full).unwrap_or_default();
+                rep.problems.push(format!("manifest.json{place}: {message}"));
+                None
+            }
             Err(e) => {
                 rep.problems.push(format!("manifest.json: {e}"));
                 None

@@ -2940,3 +2940,13 @@ fn a_statement_without_a_result_prints_nothing() {
         assert_eq!(stdout(&o), printed, "{format}");
     }
 }
+
+#[test]
+fn a_manifest_that_is_not_json_is_placed_by_its_line_and_column() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), tmp.path());
+    std::fs::write(tmp.path().join("manifest.json"), "{\n  \"name\": \"x\",\n").unwrap();
+    let o = run(bin().arg("verify").arg(tmp.path()));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stdout(&o).contains("manifest.json:3:1: EOF while parsing a value\n"), "{}", stdout(&o));
+}
