@@ -29,7 +29,8 @@ use crate::schema::{type_detail, type_name};
 pub struct VerifyReport {
     /// One line per problem (`path: what is wrong`).
     pub problems: Vec<String>,
-    /// Files whose SHA-256 matched.
+    /// Files whose SHA-256 matched: every file the manifest lists, and manifest.json itself
+    /// against its line in SHA256SUMS (so every file `sha256sum -c SHA256SUMS` checks).
     pub verified: Vec<String>,
 }
 
@@ -456,7 +457,7 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
                                 "manifest.json: sha256 mismatch: SHA256SUMS says {sha}, found {}",
                                 d.sha256
                             )),
-                            Ok(_) => {}
+                            Ok(_) => rep.verified.push("manifest.json".into()),
                             Err(e) => rep.problems.push(format!("manifest.json: cannot be read: {}", os_error(e))),
                         }
                     } else if let Some(f) = m.files.iter().find(|f| f.path == path) {

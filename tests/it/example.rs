@@ -132,6 +132,9 @@ fn verify_passes_then_names_a_flipped_byte_and_a_deleted_file() {
     copy_tree(example_release(), dir.path());
     let o = run(bin().arg("verify").arg(dir.path()));
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    // as many files as `sha256sum -c SHA256SUMS` checks
+    let sums = std::fs::read_to_string(dir.path().join("SHA256SUMS")).unwrap();
+    assert!(stdout(&o).starts_with(&format!("ok: {} files verified", sums.lines().count())), "{}", stdout(&o));
 
     let pq = dir.path().join("data/checkpoints.parquet");
     let mut bytes = std::fs::read(&pq).unwrap();
