@@ -1006,3 +1006,19 @@ fn wandb_values_are_never_lost_merged_or_retyped_silently() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(query(&release(dir, "wb"), "SELECT run_id FROM t"), "run_id\n12345678\n");
 }
+
+#[test]
+fn a_history_csv_written_with_a_float_format_keeps_its_numbers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // pandas' to_csv(float_format="%.4f") of run.history()
+    write(dir, "abcd1234.csv", "_step,loss,lr,big\n0,0.5000,0.0010,1e400\n1,0.2500,0.0010,2\n");
+    let o = wandb_build(dir, "*.csv", r#"{ table = "history" }"#);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows = query(
+        &release(dir, "wb"),
+        "SELECT step, metric, value, value_text FROM t WHERE metric IN ('loss', 'big') ORDER BY metric, step",
+    );
+    // a number beyond the float range keeps its text, as written
+    assert_eq!(rows, "step,metric,value,value_text\n0,big,,1e400\n1,big,2.0,\n0,loss,0.5,\n1,loss,0.25,\n");
+}

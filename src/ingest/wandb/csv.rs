@@ -78,8 +78,20 @@ pub fn detect(header: &[String]) -> std::result::Result<CsvKind, String> {
     ))
 }
 
-/// Types one cell.
+/// Types one cell of a runs table (config, summary, metadata columns): a number only in the
+/// spellings Python and JavaScript write ([`written_as_number`]), so that `1.10` (a version)
+/// stays text.
 pub fn cell(s: &str) -> Value {
+    typed(s, false)
+}
+
+/// Types one metric cell of a history or chart-panel export: a number also with the trailing
+/// zeros of pandas' `float_format` (`0.5000`), which every value of such a column has.
+pub fn metric_cell(s: &str) -> Value {
+    typed(s, true)
+}
+
+fn typed(s: &str, trailing_zeros: bool) -> Value {
     let t = s.trim();
     match t {
         "" | "None" | "null" => return Value::Null,
@@ -87,10 +99,17 @@ pub fn cell(s: &str) -> Value {
         "False" | "false" => return Value::Bool(false),
         _ => {}
     }
-    if (written_as_number(t) || pylit::special_number(t))
+    if pylit::special_number(t)
         && let Some(n) = pylit::number(t)
     {
         return n;
+    }
+    if written_as_number(t, trailing_zeros)
+        && let Some(n) = pylit::number(t)
+    {
+        // a number beyond the 64-bit float range (`1e400`) stays as written, not infinite
+        let infinite = [f64::INFINITY, f64::NEG_INFINITY].iter().any(|&i| n == pylit::nonfinite(i));
+        return if infinite { Value::String(s.to_string()) } else { n };
     }
     if pylit::looks_like_container(t)
         && let Ok(v) = pylit::parse(t)
@@ -102,9 +121,10 @@ pub fn cell(s: &str) -> Value {
 
 /// True when `t` is a number as Python's `repr` and JavaScript's `String()` write one (what
 /// pandas and the W&B UI put in their CSV files): an optional `-`, no leading zeros, a
-/// fraction that ends in a digit other than 0 unless it is `.0`, an exponent. Other spellings
-/// (`000020`, `1.10`, `+1`, `2024_01_01`, `.5`) are text that a number would not give back.
-fn written_as_number(t: &str) -> bool {
+/// fraction that ends in a digit other than 0 unless it is `.0` (any fraction with
+/// `trailing_zeros`, as pandas' `float_format` writes them), an exponent. Other spellings
+/// (`000020`, `+1`, `2024_01_01`, `.5`, `1.`) are text, as a checkpoint name or a date is.
+fn written_as_number(t: &str, trailing_zeros: bool) -> bool {
     let body = t.strip_prefix('-').unwrap_or(t);
     let (mantissa, exponent) = match body.find(['e', 'E']) {
         Some(i) => (&body[..i], Some(&body[i + 1..])),
@@ -117,7 +137,7 @@ fn written_as_number(t: &str) -> bool {
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     digits(int)
         && (int == "0" || !int.starts_with('0'))
-        && frac.is_none_or(|f| digits(f) && (f == "0" || !f.ends_with('0')))
+        && frac.is_none_or(|f| digits(f) && (trailing_zeros || f == "0" || !f.ends_with('0')))
         && exponent.is_none_or(|e| digits(e.strip_prefix(['+', '-']).unwrap_or(e)))
 }
 
@@ -256,7 +276,7 @@ pub fn emit(plan: &Plan, k: usize, kind: CsvKind, out: &mut dyn FnMut(Out) -> Re
                         "run_id" | "id" => run_id = Some(c.to_string()).filter(|s| !s.is_empty()).or(run_id),
                         "run_name" | "name" => run_name = Some(c.to_string()).filter(|s| !s.is_empty()),
                         _ => {
-                            values.insert(h.clone(), cell(c));
+                            values.insert(h.clone(), metric_cell(c));
                         }
                     }
                 }
@@ -376,8 +396,8 @@ fn chart(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>) -> Resul
     }
     records(plan, k, out, &mut |line, _, rec, out| {
         let at = Position::Line(line);
-        let get = |i: Option<usize>| i.and_then(|i| rec.get(i)).map(cell).unwrap_or(Value::Null);
-        let x = cell(rec.get(0).unwrap_or(""));
+        let get = |i: Option<usize>| i.and_then(|i| rec.get(i)).map(metric_cell).unwrap_or(Value::Null);
+        let x = metric_cell(rec.get(0).unwrap_or(""));
         for run in &runs {
             let step = if x_name == "Step" {
                 rows::step_of(Some(&x))
@@ -482,8 +502,15 @@ mod tests {
         assert_eq!(cell("-1.5e+21"), json!(-1.5e21));
         assert_eq!(cell("0.0"), json!(0.0));
         assert_eq!(cell("nan"), pylit::nonfinite(f64::NAN));
-        for text in ["000020", "1.10", "+1", "2024_01_01", ".5", "1.", "01.5", "1e", "0x10"] {
+        for text in ["000020", "1.10", "+1", "2024_01_01", ".5", "1.", "01.5", "1e", "0x10", "1e400", "-1e400"] {
             assert_eq!(cell(text), json!(text), "{text}");
+        }
+        // a metric column written with pandas' float_format (`%.4f`) keeps trailing zeros
+        assert_eq!(metric_cell("0.5000"), json!(0.5));
+        assert_eq!(metric_cell("1.10"), json!(1.1));
+        assert_eq!(metric_cell("-0.10"), json!(-0.1));
+        for text in ["000020", "+1", ".5", "1e400"] {
+            assert_eq!(metric_cell(text), json!(text), "{text}");
         }
     }
 }
