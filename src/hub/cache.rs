@@ -103,13 +103,19 @@ impl HubCache {
 
     /// The commit recorded for `revision`, if any.
     pub fn read_ref(&self, repo: &RepoId, revision: &str) -> Option<String> {
+        // a name that could leave refs/ is no ref of the cache
+        super::revision_name(revision, "revision").ok()?;
         let t = std::fs::read_to_string(self.repo_dir(repo).join("refs").join(revision)).ok()?;
         let t = t.trim().to_string();
         super::is_commit_id(&t).then_some(t)
     }
 
     /// Records that `revision` points at `commit` (no trailing newline, atomic replace).
+    ///
+    /// Errors: [`Error::Config`] for a revision that is no ref name ([`super::revision_name`]),
+    /// [`Error::Io`] when the file cannot be written.
     pub fn write_ref(&self, repo: &RepoId, revision: &str, commit: &str) -> Result<()> {
+        super::revision_name(revision, "revision")?;
         let path = self.repo_dir(repo).join("refs").join(revision);
         let dir = path.parent().expect("refs/…");
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;

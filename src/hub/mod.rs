@@ -199,6 +199,7 @@ impl HubTarget {
         if revision.is_empty() {
             return Err(bad("empty revision"));
         }
+        revision_name(&revision, s)?;
         let path = repo_folder(&path, s)?;
         Ok(HubTarget { repo, revision, path })
     }
@@ -331,6 +332,31 @@ pub(crate) fn repo_folder(path: &str, what: &str) -> Result<String> {
         }
     }
     Ok(folder.to_string())
+}
+
+/// Checks `revision` as git checks a ref name (git-check-ref-format), which is also what keeps
+/// it inside the cache's `refs/` folder: no `.` or `..` part, no part that starts with `.` or
+/// ends with `.lock`, no empty part, no control character, space, `~`, `^`, `:`, `?`, `*`,
+/// `[`, `\\` or `@{`, and no `/` at either end.
+///
+/// Errors: [`Error::Config`] naming `what` (where the revision was given) and the rule.
+pub(crate) fn revision_name(revision: &str, what: &str) -> Result<()> {
+    let bad = |why: &str| Err(Error::config(what, format!("{revision:?} is not a revision name: {why}")));
+    if revision.is_empty() {
+        return bad("it is empty");
+    }
+    if revision.chars().any(|c| c.is_control() || " ~^:?*[\\".contains(c)) || revision.contains("@{") {
+        return bad("a ref name holds no blank, control character, `~`, `^`, `:`, `?`, `*`, `[`, `\\` or `@{`");
+    }
+    for part in revision.split('/') {
+        if part.is_empty() {
+            return bad("it has an empty part (a `/` at an end, or `//`)");
+        }
+        if part.starts_with('.') || part.ends_with(".lock") {
+            return bad("no part of a ref name starts with `.` (`..` included) or ends with `.lock`");
+        }
+    }
+    Ok(())
 }
 
 /// Joins a folder inside the repo and a path inside the release.

@@ -226,7 +226,7 @@ struct LocalFile {
 /// Publishes a release: see the module docs.
 ///
 /// Errors: [`Error::Config`] for a `path_in_repo` that leaves the repo or names no folder
-/// (`..`, `a//b`; see `repo_folder`); [`Error::Refused`] for pre-flight problems (all listed;
+/// (`..`, `a//b`; see `repo_folder`) or a `revision` that is no ref name; [`Error::Refused`] for pre-flight problems (all listed;
 /// nothing was sent), a damaged release, a conflicting concurrent change (the path is named) or a branch that kept moving;
 /// [`Error::HubStatus`] for a refusal by the Hub (its message and request id); [`Error::Hub`]
 /// when the Hub could not be reached or the commit's outcome stays unknown.
@@ -234,6 +234,7 @@ pub async fn run(client: &HubClient, opts: &PublishOptions, progress: &dyn Progr
     // the folder checked before anything is read or sent
     let opts =
         &PublishOptions { path_in_repo: super::repo_folder(&opts.path_in_repo, "--path-in-repo")?, ..opts.clone() };
+    super::revision_name(&opts.revision, "--revision")?;
     let (manifest, locals, mut warnings) = preflight(opts)?;
     // hash and compare with the manifest
     let total: u64 = locals.iter().map(|f| f.bytes).sum();

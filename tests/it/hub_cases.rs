@@ -217,10 +217,23 @@ fn a_folder_that_leaves_the_repo_is_refused_before_any_request() {
         }
     }
     assert!(env.hub.requests().is_empty(), "{:?}", env.hub.requests());
-    // nor is such a path read from the Hub
+    // nor is such a path read from the Hub, nor a revision that is no ref name (it would
+    // name a file outside the cache's refs/)
     let o = env.verify("hf://datasets/acme/ci-runs/runs/../../x", &[]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("is not a folder of the repo"), "{}", stderr(&o));
+    for url in [
+        "hf://datasets/acme/ci-runs@..%2F..%2Fescaped",
+        "hf://datasets/acme/ci-runs@.hidden",
+        "hf://datasets/acme/ci-runs@a%20b",
+    ] {
+        let o = env.query(url, "SELECT 1", &[]);
+        assert_eq!(o.status.code(), Some(2), "{url}: {}", stderr(&o));
+        assert!(stderr(&o).contains("is not a revision name"), "{}", stderr(&o));
+    }
+    let o = env.publish(&ra, "acme/ci-runs", &["--revision", "../x", "--dry-run"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--revision: \"../x\" is not a revision name"), "{}", stderr(&o));
     // the `/`s around a folder are no part of it, as for huggingface_hub
     let o = env.publish(&ra, "acme/ci-runs", &["--path-in-repo", "/runs/a/", "--no-tag"]);
     assert!(o.status.success(), "{}", stderr(&o));
