@@ -397,6 +397,9 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         }
         report.rejected_rows.insert(name.clone(), *n);
     }
+    // the card's sections may read sources and views, whose staged rows are in the work
+    // folder: they run before it goes
+    let sections = crate::card::run_sections(&ctx, spec).await?;
     // (absent when every source was streamed and no table needed a sort)
     if work.exists() {
         std::fs::remove_dir_all(&work).map_err(|e| Error::io(&work, e))?;
@@ -479,7 +482,6 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     write_listed(&root, &mut manifest, "datapackage.json", "datapackage", &package)?;
 
     // card
-    let sections = crate::card::run_sections(&ctx, spec).await?;
     let card = crate::card::render(spec, &manifest, &report, &sections, extra_metadata.as_ref(), &root)?;
     write_listed(&root, &mut manifest, "README.md", "card", &card)?;
     let mjson = manifest.to_json();

@@ -2950,3 +2950,27 @@ fn a_manifest_that_is_not_json_is_placed_by_its_line_and_column() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stdout(&o).contains("manifest.json:3:1: EOF while parsing a value\n"), "{}", stdout(&o));
 }
+
+#[test]
+fn a_card_section_reads_sources_and_views_as_tables_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "x.jsonl", "{\"a\": 1}\n{\"a\": 2}\n{\"a\": 3}\n");
+    write(dir, "y.jsonl", "{\"b\": 10}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"cs\"\n[card]\nlicense = \"mit\"\n\
+         [[card.section]]\ntitle = \"From a view\"\nquery = \"SELECT count(*) AS n, sum(a) AS s FROM vx\"\n\
+         [[card.section]]\ntitle = \"From a source no table reads\"\nquery = \"SELECT sum(b) AS total FROM y\"\n\
+         [[source]]\nname = \"x\"\npath = \"x.jsonl\"\nformat = \"jsonl\"\n\
+         [[source]]\nname = \"y\"\npath = \"y.jsonl\"\nformat = \"jsonl\"\n\
+         [[view]]\nname = \"vx\"\nquery = \"SELECT a FROM x\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT a FROM vx\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let card = std::fs::read_to_string(release(dir, "cs").join("README.md")).unwrap();
+    assert!(card.contains("| n | s |\n|---|---|\n| 3 | 6 |\n"), "{card}");
+    assert!(card.contains("| total |\n|---|\n| 10 |\n"), "{card}");
+}
