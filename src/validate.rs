@@ -395,6 +395,27 @@ impl<'a> Validator<'a> {
                                 if rejecting && !valid.is_empty() { valid } else { (start..end).collect() };
                             let rule =
                                 if self.policy == DuplicatePolicy::KeepLast { "keep-last" } else { "keep-first" };
+                            // a row without a file and line (a NULL `_source_file` or
+                            // `_source_line`, from a join or a literal row) has no place in the
+                            // order the rule reads
+                            let unplaced: Vec<usize> =
+                                pool.iter().copied().filter(|&r| sources.at(r).is_none()).collect();
+                            if !unplaced.is_empty() {
+                                for &r in &unplaced {
+                                    reasons[r].push((
+                                        self.schema.primary_key.join(", "),
+                                        "primaryKey".into(),
+                                        format!(
+                                            "{} rows share this primary key ({}), and this one has no \
+                                             _source_file/_source_line, so the {rule} rule cannot place it",
+                                            end - start,
+                                            places.join(", ")
+                                        ),
+                                    ));
+                                }
+                                start = end;
+                                continue;
+                            }
                             let keep = if self.policy == DuplicatePolicy::KeepLast {
                                 *pool.last().expect("a group")
                             } else {
