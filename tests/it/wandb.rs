@@ -1022,3 +1022,49 @@ fn a_history_csv_written_with_a_float_format_keeps_its_numbers() {
     // a number beyond the float range keeps its text, as written
     assert_eq!(rows, "step,metric,value,value_text\n0,big,,1e400\n1,big,2.0,\n0,loss,0.5,\n1,loss,0.25,\n");
 }
+
+#[test]
+fn history_of_several_runs_in_one_csv_and_runs_without_history_are_read_as_such() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // several runs' run.history() in one file, with the columns that say whose
+    write(
+        dir,
+        "all_history.csv",
+        ",run_id,name,_step,_runtime,_timestamp,loss\n0,abcd1234,run-a,0,1.0,1700000000.0,0.5\n\
+         1,abcd1234,run-a,1,2.0,1700000001.0,0.4\n2,efgh5678,run-b,0,1.0,1700000000.0,0.9\n",
+    );
+    let o = wandb_build(dir, "all_history.csv", r#"{ table = "history" }"#);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "wb"), "SELECT run_id, run_name, step, value FROM t ORDER BY run_id, step"),
+        "run_id,run_name,step,value\nabcd1234,run-a,0,0.5\nabcd1234,run-a,1,0.4\nefgh5678,run-b,0,0.9\n"
+    );
+    // a listed run with history, none of which was read, is no complete history
+    write(
+        dir,
+        "runs.json",
+        r#"{"totalCount": 2, "runs": [
+ {"id": "aaaa0001", "name": "a", "state": "finished", "historyLineCount": 3, "summary": {"_step": 2}},
+ {"id": "bbbb0002", "name": "b", "state": "finished", "historyLineCount": 100, "summary": {"_step": 99}}
+]}"#,
+    );
+    write(dir, "hist/aaaa0001.csv", ",_step,loss\n0,0,1.0\n1,1,0.5\n2,2,0.1\n");
+    let history = r#"{ table = "history" }"#;
+    write(
+        dir,
+        "pipeline.toml",
+        &pipeline("wb", &[("w", "[\"runs.json\", \"hist/*.csv\"]", history)], &[("t", "SELECT * FROM w", "")]),
+    );
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "runs.json:2:run bbbb0002: history missing: no history row of the run was read; the run reports 100 \
+             rows, summary _step 99"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("1 violation found"), "{}", stderr(&o));
+}

@@ -61,10 +61,17 @@ pub fn detect(header: &[String]) -> std::result::Result<CsvKind, String> {
     if header.first().map(String::as_str) == Some("Name") {
         return Ok(CsvKind::UiRuns);
     }
+    // a `_step` column with nothing of a run but whose it is (`run_id`, `name`) is history:
+    // several runs' `run.history()` in one file; a runs dump flattens its summary's `_step`
+    // beside run columns such as `state`
+    let identity = ["name", "run_name", "display_name", "displayName", "id", "run_id"];
+    if cols.contains(&"_step") && !cols.iter().any(|c| RUN_MARKERS.contains(c) && !identity.contains(c)) {
+        return Ok(CsvKind::History);
+    }
     if cols.iter().filter(|c| RUN_MARKERS.contains(c)).count() >= 2 {
         return Ok(CsvKind::ApiRuns);
     }
-    if cols.contains(&"_step") || (cols.contains(&"_runtime") && cols.contains(&"_timestamp")) {
+    if cols.contains(&"_runtime") && cols.contains(&"_timestamp") {
         return Ok(CsvKind::History);
     }
     let shown: Vec<&str> = cols.iter().take(8).copied().collect();

@@ -606,24 +606,60 @@ fn check_sampling(
             }
         }
         let Some(p) = problem else { continue };
-        let first = st.files.iter().next().map(|&k| plan.inputs[k].rel.clone());
-        match plan.opts.on_sampled {
-            OnSampled::Error => report.violation(Violation {
-                scope: crate::report::Scope::Source,
-                table: name.to_string(),
-                source: first.map(|f| SourceRef { file: f, at: Position::Pointer(String::new()) }),
-                path: format!("run {run}"),
-                rule: "wandb-sampled".into(),
-                key: None,
-                message: format!(
-                    "{p}; the release would look complete but is not (set [source.wandb] on_sampled = \"accept\" \
-                     to build it marked as a sampled export)"
-                ),
-            }),
-            OnSampled::Accept => {
-                report.warn(name, "wandb-sampled", None, format!("run {run}: sampled export: {p}"));
-                plan.sampled.insert(run.clone());
-            }
+        let first = st
+            .files
+            .iter()
+            .next()
+            .map(|&k| SourceRef { file: plan.inputs[k].rel.clone(), at: Position::Pointer(String::new()) });
+        incomplete(plan, report, name, run, &p, first);
+    }
+    // a run the lists say has history, of which no row was read at all
+    for (run, exp) in &lists.expect {
+        if per_run.contains_key(run) {
+            continue;
+        }
+        let mut reported = Vec::new();
+        if let Some(n) = exp.history_line_count.filter(|&n| n > 0) {
+            reported.push(format!("{} rows", crate::hash::group_digits(n)));
+        }
+        match (exp.last_history_step, exp.summary_step) {
+            (Some(l), _) => reported.push(format!("lastHistoryStep {l}")),
+            (None, Some(l)) => reported.push(format!("summary _step {l}")),
+            (None, None) => {}
+        }
+        if reported.is_empty() {
+            continue;
+        }
+        // placed at the run's entry in its list
+        let at = lists
+            .entries
+            .iter()
+            .find(|e| ["id", "name"].iter().any(|f| e.obj.get(*f).and_then(Value::as_str) == Some(run.as_str())))
+            .map(|e| SourceRef { file: plan.inputs[e.k].rel.clone(), at: Position::Line(e.number) });
+        let p = format!("history missing: no history row of the run was read; the run reports {}", reported.join(", "));
+        incomplete(plan, report, name, run, &p, at);
+    }
+}
+
+/// Reports problem `p` of run `run`'s history: a violation, or with `on_sampled = "accept"` a
+/// warning and the run's rows marked sampled.
+fn incomplete(plan: &mut Plan, report: &mut BuildReport, name: &str, run: &str, p: &str, at: Option<SourceRef>) {
+    match plan.opts.on_sampled {
+        OnSampled::Error => report.violation(Violation {
+            scope: crate::report::Scope::Source,
+            table: name.to_string(),
+            source: at,
+            path: format!("run {run}"),
+            rule: "wandb-sampled".into(),
+            key: None,
+            message: format!(
+                "{p}; the release would look complete but is not (set [source.wandb] on_sampled = \"accept\" \
+                 to build it marked as a sampled export)"
+            ),
+        }),
+        OnSampled::Accept => {
+            report.warn(name, "wandb-sampled", None, format!("run {run}: sampled export: {p}"));
+            plan.sampled.insert(run.to_string());
         }
     }
 }
