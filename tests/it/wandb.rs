@@ -1068,3 +1068,31 @@ fn history_of_several_runs_in_one_csv_and_runs_without_history_are_read_as_such(
     );
     assert!(stderr(&o).contains("1 violation found"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_runs_csv_that_lists_a_run_twice_is_checked_as_run_lists_are() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "runs.csv",
+        "id,name,state,summary\naaaa0001,a,finished,\"{'loss': 0.1}\"\naaaa0001,a,crashed,\"{'loss': 0.9}\"\n",
+    );
+    let o = wandb_build(dir, "runs.csv", r#"{ table = "runs" }"#);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "runs.csv:3:$.state: run aaaa0001 is listed twice with different values at $.state: string \"finished\" \
+             at runs.csv:2 vs string \"crashed\" at runs.csv:3"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    // identical copies: one row, the other counted as dropped
+    write(dir, "runs.csv", "id,name,state\naaaa0001,a,finished\naaaa0001,a,finished\nbbbb0002,b,finished\n");
+    let o = wandb_build(dir, "runs.csv", r#"{ table = "runs" }"#);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "wb"), "SELECT run_id FROM t ORDER BY run_id"), "run_id\naaaa0001\nbbbb0002\n");
+    let manifest = std::fs::read_to_string(release(dir, "wb").join("manifest.json")).unwrap();
+    assert!(manifest.contains("\"duplicates_dropped\": {\n      \"w\": 1"), "{manifest}");
+}

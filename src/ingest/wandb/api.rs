@@ -193,7 +193,7 @@ pub fn scan_lists(plan: &Plan) -> Result<Lists> {
 }
 
 /// The first JSON path where two values differ (`$.summary.reward`).
-fn first_difference(a: &Value, b: &Value, path: &str) -> Option<String> {
+pub(super) fn first_difference(a: &Value, b: &Value, path: &str) -> Option<String> {
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
             let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
@@ -312,7 +312,7 @@ pub fn check_duplicates(plan: &Plan, lists: &Lists, name: &str, report: &mut Bui
     skip
 }
 
-fn values_at(v: &Value, path: &str) -> String {
+pub(super) fn values_at(v: &Value, path: &str) -> String {
     let mut cur = Some(v);
     for part in path.trim_start_matches('$').split('.').filter(|p| !p.is_empty()) {
         cur = cur.and_then(|c| c.get(part));

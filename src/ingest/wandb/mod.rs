@@ -372,7 +372,10 @@ fn emit(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>) -> Result
 /// Errors: as the first pass ([`prepare`]); the data problems were reported there.
 pub fn read(plan: &Plan, k: usize, sink: &mut dyn FnMut(Item) -> Result<()>) -> Result<()> {
     let sampled = &plan.sampled;
+    let csv = matches!(plan.kinds[k], Kind::Csv(_));
     emit(plan, k, &mut |o| match o {
+        // an identical copy of a run a CSV export lists twice (see `prepare`)
+        Out::Row(_, Position::Line(n)) if csv && plan.skip.contains(&(k, n)) => Ok(()),
         Out::Row(mut m, at) => {
             if !sampled.is_empty()
                 && let Some(Value::Bool(false)) = m.get("sampled")
@@ -478,10 +481,56 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], report: &mut BuildReport) 
     // one pass over every file
     let mut per_run: BTreeMap<String, Steps> = BTreeMap::new();
     let mut media: BTreeMap<(String, String), u64> = BTreeMap::new();
+    // the runs of runs-table CSV exports, by id: (where first seen, the row), as the run
+    // lists' runs are checked for duplicates
+    let mut csv_runs: BTreeMap<String, (SourceRef, Value)> = BTreeMap::new();
+    let mut csv_skip = BTreeSet::new();
     for (k, input) in inputs.iter().enumerate() {
         let rel = input.rel.clone();
+        let runs_csv = table == WandbTable::Runs && matches!(plan.kinds[k], Kind::Csv(_));
         emit(&plan, k, &mut |o| {
             match o {
+                Out::Row(m, Position::Line(n)) if runs_csv => {
+                    let Some(id) = m.get("run_id").and_then(Value::as_str).map(String::from) else { return Ok(()) };
+                    let mut row = m.clone();
+                    row.remove("source_files");
+                    let here = SourceRef { file: rel.clone(), at: Position::Line(n) };
+                    match csv_runs.get(&id) {
+                        None => {
+                            csv_runs.insert(id, (here, Value::Object(row)));
+                        }
+                        Some((first, before)) => {
+                            let row = Value::Object(row);
+                            match api::first_difference(before, &row, "$") {
+                                None => {
+                                    csv_skip.insert((k, n));
+                                    report.duplicates_dropped.entry(name.clone()).or_default().add(|| {
+                                        format!("run {id}: identical copies at {first} and {here}; the second was dropped")
+                                    });
+                                    report.warn(
+                                        &name,
+                                        "duplicate",
+                                        Some(here.clone()),
+                                        format!("run {id} is listed twice; the copies are identical and the second was dropped"),
+                                    );
+                                }
+                                Some(path) => report.violation(Violation {
+                                    scope: crate::report::Scope::Source,
+                                    table: name.clone(),
+                                    source: Some(here.clone()),
+                                    path: path.clone(),
+                                    rule: "wandb-duplicate".into(),
+                                    key: Some(format!("run_id={id}")),
+                                    message: format!(
+                                        "run {id} is listed twice with different values at {path}: {} at {first} vs {} at {here}",
+                                        api::values_at(before, &path),
+                                        api::values_at(&row, &path),
+                                    ),
+                                }),
+                            }
+                        }
+                    }
+                }
                 Out::Warn { at, kind, message } => {
                     report.warn(&name, kind, at.map(|at| SourceRef { file: rel.clone(), at }), message)
                 }
@@ -508,6 +557,7 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], report: &mut BuildReport) 
         };
         report.warn(&name, "wandb-media", None, format!("{n} value(s) of `{key}` skipped: {what}"));
     }
+    plan.skip.extend(csv_skip);
     if table == WandbTable::History {
         check_sampling(&mut plan, &lists, &per_run, &name, report);
     }
