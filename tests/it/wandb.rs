@@ -1096,3 +1096,27 @@ fn a_runs_csv_that_lists_a_run_twice_is_checked_as_run_lists_are() {
     let manifest = std::fs::read_to_string(release(dir, "wb").join("manifest.json")).unwrap();
     assert!(manifest.contains("\"duplicates_dropped\": {\n      \"w\": 1"), "{manifest}");
 }
+
+#[test]
+fn a_run_creation_time_that_does_not_read_is_a_violation_not_a_null() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "runs.json",
+        r#"[{"id": "aaaa0001", "name": "a", "state": "finished", "created_at": "13/05/2024 12:00"},
+ {"id": "bbbb0002", "name": "b", "state": "finished", "created_at": 1715600486000},
+ {"id": "cccc0003", "name": "c", "state": "finished", "created_at": 1715600486.5},
+ {"id": "dddd0004", "name": "d", "state": "finished", "created_at": null}]"#,
+    );
+    let o = wandb_build(dir, "runs.json", r#"{ table = "runs" }"#);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("runs.json:1:$: $.created_at: expected an ISO 8601 time"), "{e}");
+    assert!(e.contains("found string \"13/05/2024 12:00\" (source w, rule wandb-run)"), "{e}");
+    assert!(
+        e.contains("runs.json:2:$: $.created_at: epoch seconds 1715600486000 are not a time before the year 10000"),
+        "{e}"
+    );
+    assert!(e.contains("2 violations found"), "{e}");
+}

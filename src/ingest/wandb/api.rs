@@ -419,7 +419,11 @@ pub fn run_row(
         },
         _ => None,
     };
-    row.created_at = obj.get("created_at").or_else(|| obj.get("createdAt")).and_then(rows::created_at);
+    let created = obj.get("created_at").or_else(|| obj.get("createdAt"));
+    if let Some(problem) = created.and_then(rows::created_at_problem) {
+        return Err(format!("$.created_at: {problem}"));
+    }
+    row.created_at = created.and_then(rows::created_at);
     // config
     let mut config: Map<String, Value> = Map::new();
     if let Some(c) = obj.get("config") {
@@ -528,7 +532,7 @@ pub fn emit_run(
 ) -> Result<()> {
     let (row, summary) = match run_row(obj, source, rel) {
         Ok(x) => x,
-        Err(message) => return out(Out::Bad { at, rule: "wandb-config", message }),
+        Err(message) => return out(Out::Bad { at, rule: "wandb-run", message }),
     };
     let key = RunKey { run_id: row.run_id.clone(), run_name: row.name.clone() };
     let histograms = plan.opts.table == super::WandbTable::Histograms;

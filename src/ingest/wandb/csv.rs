@@ -251,7 +251,7 @@ pub fn emit(plan: &Plan, k: usize, kind: CsvKind, out: &mut dyn FnMut(Out) -> Re
                     let at = Position::Line(line);
                     let (mut row, _) = match super::api::run_row(&obj, source, &rel) {
                         Ok(x) => x,
-                        Err(message) => return out(Out::Bad { at, rule: "wandb-config", message }),
+                        Err(message) => return out(Out::Bad { at, rule: "wandb-run", message }),
                     };
                     if table == T::Runs {
                         if !extra.is_empty() {

@@ -362,7 +362,8 @@ pub fn summary_histograms(
 }
 
 /// Normalises a creation time: RFC 3339 text kept (in UTC), W&B API times without an offset
-/// read as UTC, epoch seconds converted.
+/// read as UTC, epoch seconds converted. `None` for a value that is none of these (see
+/// [`created_at_problem`]).
 pub fn created_at(v: &Value) -> Option<String> {
     use chrono::{DateTime, NaiveDateTime, SecondsFormat, Utc};
     match v {
@@ -383,8 +384,33 @@ pub fn created_at(v: &Value) -> Option<String> {
     }
 }
 
-/// RFC 3339 text (UTC, microseconds) of epoch seconds.
+/// Why a run's creation time `v` cannot be read ([`created_at`] gives none for it): for the
+/// message of a violation at `$.created_at`. `None` when it reads, or is null or empty.
+pub fn created_at_problem(v: &Value) -> Option<String> {
+    if v.is_null() || v.as_str().is_some_and(|t| t.trim().is_empty()) || created_at(v).is_some() {
+        return None;
+    }
+    Some(match v {
+        Value::Number(n) => format!(
+            "epoch seconds {n} are not a time before the year 10000 (epoch milliseconds? divide by 1000 in the \
+             export)"
+        ),
+        other => format!(
+            "expected an ISO 8601 time (`2024-05-13T12:59:30Z`, or without an offset for UTC) or epoch seconds, \
+             found {}",
+            crate::ingest::path::describe(other)
+        ),
+    })
+}
+
+/// RFC 3339 text (UTC, microseconds) of epoch seconds, for times in the years 1 to 9999 (the
+/// times RFC 3339 writes with four digits).
 pub fn epoch(secs: f64) -> Option<String> {
+    const LAST: f64 = 253_402_300_799.0;
+    const FIRST: f64 = -62_135_596_800.0;
+    if !(FIRST..=LAST).contains(&secs) {
+        return None;
+    }
     let micros = (secs * 1e6).round() as i64;
     chrono::DateTime::from_timestamp_micros(micros).map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
 }
