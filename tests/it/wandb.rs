@@ -1120,3 +1120,21 @@ fn a_run_creation_time_that_does_not_read_is_a_violation_not_a_null() {
     );
     assert!(e.contains("2 violations found"), "{e}");
 }
+
+#[test]
+fn a_run_summary_that_is_not_json_is_a_bad_record_of_its_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "wandb/run-20240101_000000-bbbb0002/files/wandb-summary.json", "{\"loss\": 1, \"acc\": 2,}");
+    write(dir, "wandb/run-20240102_000000-cccc0003/files/wandb-summary.json", "{\"loss\": 1}");
+    let o = wandb_build(dir, "wandb/**", r#"{ table = "runs" }"#);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "the run's summary (wandb/run-20240101_000000-bbbb0002/files/wandb-summary.json:1) is not valid JSON"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("1 violation found"), "{}", stderr(&o));
+}

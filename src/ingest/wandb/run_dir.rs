@@ -448,14 +448,20 @@ fn row_from(
             row.config = Some(values::normalise_config(&raw).map_err(|m| Error::config(&input.rel, m))?);
         }
         if let Some(k) = plan.member(d, Member::Summary) {
-            match read_json(&plan.inputs[k])? {
-                Value::Object(o) => summary = o,
-                other => {
-                    return Err(Error::config(
-                        &plan.inputs[k].rel,
-                        format!("expected a JSON object, found {}", crate::ingest::path::describe(&other)),
-                    ));
+            // a summary that is no JSON object is a bad record of the run, as a run list's is
+            let rel = &plan.inputs[k].rel;
+            match read_json(&plan.inputs[k]) {
+                Ok(Value::Object(o)) => summary = o,
+                Ok(other) => {
+                    return Ok(Err(format!(
+                        "{rel}: the run's summary: expected a JSON object, found {}",
+                        crate::ingest::path::describe(&other)
+                    )));
                 }
+                Err(Error::Format { context, message }) => {
+                    return Ok(Err(format!("the run's summary ({context}) is {message}")));
+                }
+                Err(e) => return Err(e),
             }
         }
         if let Some(k) = plan.member(d, Member::Metadata) {
