@@ -1392,15 +1392,24 @@ fn misplaced_source(path: &Path, location: &str) -> Result<()> {
         return refuse(format!("{location}: no such file or folder"));
     }
     if path.is_dir() {
-        let mut versions: Vec<String> = std::fs::read_dir(path)
-            .map(|d| {
-                d.flatten()
-                    .filter(|e| e.path().join("manifest.json").is_file())
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect()
-            })
-            .unwrap_or_default();
-        versions.sort();
+        // releases one or two levels down: `<releases>/<name>/<version>`
+        let children = |p: &Path| -> Vec<PathBuf> {
+            let mut c: Vec<PathBuf> = std::fs::read_dir(p)
+                .map(|d| d.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect())
+                .unwrap_or_default();
+            c.sort();
+            c
+        };
+        let mut found: Vec<PathBuf> = Vec::new();
+        for c in children(path) {
+            if c.join("manifest.json").is_file() {
+                found.push(c);
+            } else {
+                found.extend(children(&c).into_iter().filter(|g| g.join("manifest.json").is_file()));
+            }
+        }
+        let versions: Vec<String> =
+            found.iter().filter_map(|f| f.strip_prefix(path).ok()).map(|r| r.display().to_string()).collect();
         if let Some(first) = versions.first() {
             return refuse(format!(
                 "{location} holds releases ({}), not one: query one of them, such as {}",

@@ -2888,6 +2888,10 @@ fn query_says_what_to_query_instead_of_a_misplaced_source() {
             versions.to_path_buf(),
             format!("holds releases (1.0.0), not one: query one of them, such as {}", r.display()),
         ),
+        (
+            versions.parent().unwrap().to_path_buf(),
+            format!("holds releases (tinker-rl-bench/1.0.0), not one: query one of them, such as {}", r.display()),
+        ),
         (r.join("data"), "holds the files of every table of the release".into()),
         (r.join("jsonl"), "holds the files of every table of the release".into()),
         (
