@@ -79,19 +79,20 @@ pub struct NetArgs {
     /// HF_HOME/token).
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
-    /// Retries of a request after a transient failure (HTTP 408, 429, 5xx, lost connection).
-    #[arg(long, value_name = "N", default_value_t = RETRIES)]
-    retries: usize,
+    /// Retries of a request after a transient failure (HTTP 408, 429, 5xx, lost connection)
+    /// [default: 5].
+    #[arg(long, value_name = "N")]
+    retries: Option<usize>,
     /// First wait before a retry, in milliseconds; it doubles up to --retry-max-delay-ms. A
-    /// server's Retry-After or RateLimit header overrides it.
-    #[arg(long, value_name = "MS", default_value_t = RETRY_DELAY_MS)]
-    retry_delay_ms: u64,
-    /// Longest wait between retries, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = RETRY_MAX_DELAY_MS)]
-    retry_max_delay_ms: u64,
-    /// Seconds allowed for one API request or a stalled transfer.
-    #[arg(long, value_name = "SECONDS", default_value_t = REQUEST_TIMEOUT_S)]
-    request_timeout: f64,
+    /// server's Retry-After or RateLimit header overrides it [default: 1000].
+    #[arg(long, value_name = "MS")]
+    retry_delay_ms: Option<u64>,
+    /// Longest wait between retries, in milliseconds [default: 8000].
+    #[arg(long, value_name = "MS")]
+    retry_max_delay_ms: Option<u64>,
+    /// Seconds allowed for one API request or a stalled transfer [default: 60].
+    #[arg(long, value_name = "SECONDS")]
+    request_timeout: Option<f64>,
 }
 
 const RETRIES: usize = 5;
@@ -100,25 +101,18 @@ const RETRY_MAX_DELAY_MS: u64 = 8000;
 const REQUEST_TIMEOUT_S: f64 = 60.0;
 
 impl NetArgs {
-    /// The options given another value than their default, by name.
+    /// The options given on the command line, by name.
     fn given(&self) -> Vec<&'static str> {
-        let mut out = Vec::new();
-        if self.token_file.is_some() {
-            out.push("--token-file");
-        }
-        if self.retries != RETRIES {
-            out.push("--retries");
-        }
-        if self.retry_delay_ms != RETRY_DELAY_MS {
-            out.push("--retry-delay-ms");
-        }
-        if self.retry_max_delay_ms != RETRY_MAX_DELAY_MS {
-            out.push("--retry-max-delay-ms");
-        }
-        if self.request_timeout != REQUEST_TIMEOUT_S {
-            out.push("--request-timeout");
-        }
-        out
+        [
+            ("--token-file", self.token_file.is_some()),
+            ("--retries", self.retries.is_some()),
+            ("--retry-delay-ms", self.retry_delay_ms.is_some()),
+            ("--retry-max-delay-ms", self.retry_max_delay_ms.is_some()),
+            ("--request-timeout", self.request_timeout.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, given)| given.then_some(name))
+        .collect()
     }
 }
 
@@ -251,13 +245,14 @@ fn seconds(s: f64, flag: &str) -> Result<Duration, Error> {
 
 fn client(env: &HubEnv, net: &NetArgs) -> Result<HubClient, Error> {
     let mut config = HubConfig::new(&env.endpoint, env.token.clone());
+    let delay = net.retry_delay_ms.unwrap_or(RETRY_DELAY_MS);
     config.retry = RetryPolicy {
-        max_retries: net.retries,
-        min_delay: Duration::from_millis(net.retry_delay_ms),
-        max_delay: Duration::from_millis(net.retry_max_delay_ms.max(net.retry_delay_ms)),
+        max_retries: net.retries.unwrap_or(RETRIES),
+        min_delay: Duration::from_millis(delay),
+        max_delay: Duration::from_millis(net.retry_max_delay_ms.unwrap_or(RETRY_MAX_DELAY_MS).max(delay)),
         ..RetryPolicy::default()
     };
-    config.request_timeout = seconds(net.request_timeout, "--request-timeout")?;
+    config.request_timeout = seconds(net.request_timeout.unwrap_or(REQUEST_TIMEOUT_S), "--request-timeout")?;
     HubClient::new(&config)
 }
 

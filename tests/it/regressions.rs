@@ -2779,6 +2779,8 @@ fn options_of_a_published_release_are_refused_for_a_local_one() {
     for (args, said) in [
         (vec!["verify", "--download"], "--download applies to a published release"),
         (vec!["verify", "--against", ".", "--retries", "3"], "--against, --retries apply to a published release"),
+        // also when the value given is the default
+        (vec!["verify", "--retries", "5"], "--retries applies to a published release"),
     ] {
         let o = run(bin().args(&args).arg(r));
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
