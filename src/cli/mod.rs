@@ -164,7 +164,8 @@ struct BuildArgs {
     /// Largest Parquet row group, in rows (at least 1).
     #[arg(long, default_value_t = WriteOptions::default().row_group_rows as u64, value_parser = clap::value_parser!(u64).range(1..))]
     row_group_rows: u64,
-    /// Report string cells longer than this many bytes.
+    /// Report string values of the sources longer than this many bytes (as read, with their
+    /// file and line; a table that keeps one may be truncated by the dataset viewer).
     #[arg(long, default_value_t = 10_000_000)]
     large_cell_bytes: u64,
     /// Read every source into a staging file before the first table, instead of streaming
