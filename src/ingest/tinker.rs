@@ -74,7 +74,8 @@ pub fn metrics_rows(record: Map<String, Value>) -> Vec<Map<String, Value>> {
 pub fn checkpoint_row(mut record: Map<String, Value>) -> Map<String, Value> {
     let mut row = Map::with_capacity(8);
     for k in ["name", "batch", "epoch", "final", "rolling", "state_path", "sampler_path"] {
-        row.insert(k.into(), record.remove(k).unwrap_or(Value::Null));
+        // `shift_remove` keeps the order of the keys left for `extra`
+        row.insert(k.into(), record.shift_remove(k).unwrap_or(Value::Null));
     }
     // written as JSON text by the conversion, which also counts non-finite numbers inside
     let extra = if record.is_empty() { Value::Null } else { Value::Object(record) };
@@ -95,6 +96,13 @@ mod tests {
         assert_eq!(rows[0]["step"], 3);
         assert_eq!(rows[1]["value_text"], "x");
         assert_eq!(rows[2]["value_text"], "true");
+    }
+
+    #[test]
+    fn checkpoint_extra_keys_keep_their_order() {
+        let line = r#"{"name": "a", "batch": 20, "zeta": 1, "alpha": 2, "mid": 3, "state_path": "s"}"#;
+        let row = checkpoint_row(serde_json::from_str(line).unwrap());
+        assert_eq!(serde_json::to_string(&row["extra"]).unwrap(), r#"{"zeta":1,"alpha":2,"mid":3}"#);
     }
 
     #[test]

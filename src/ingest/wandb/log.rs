@@ -581,7 +581,8 @@ pub fn remove_path(root: &mut Map<String, Value>, path: &[String]) {
             None => return,
         }
     }
-    cur.remove(last);
+    // the other keys keep their order
+    cur.shift_remove(last);
 }
 
 /// What [`read_all`] gives: the intact records decoded, where reading stopped early, and the

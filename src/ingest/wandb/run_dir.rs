@@ -384,7 +384,7 @@ pub fn emit_member(plan: &Plan, k: usize, d: usize, m: Member, out: &mut dyn FnM
         }
         (WandbTable::System, Member::Events) if !has_log => jsonl(input, out, &mut |obj, at, out| {
             let mut obj = obj;
-            obj.remove("_wandb");
+            obj.shift_remove("_wandb");
             rows::system_rows(&run, &obj, &at, out)
         }),
         (WandbTable::Histograms, Member::Summary) => {
