@@ -1138,3 +1138,24 @@ fn a_run_summary_that_is_not_json_is_a_bad_record_of_its_run() {
     );
     assert!(stderr(&o).contains("1 violation found"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_second_summary_of_a_run_directory_is_named_not_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "wandb/run-20240101_000000-dddd0004/files/wandb-summary.json", "{\"where\": \"files\", \"loss\": 9}");
+    write(dir, "wandb/run-20240101_000000-dddd0004/wandb-summary.json", "{\"where\": \"top\", \"loss\": 1}");
+    let o = wandb_build(dir, "wandb/**", r#"{ table = "runs" }"#);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = build(dir, &["--force"]);
+    assert!(
+        stderr(&o).contains(
+            "wandb/run-20240101_000000-dddd0004/wandb-summary.json (a second wandb-summary.json of its run \
+             directory: wandb/run-20240101_000000-dddd0004/files/wandb-summary.json is the one read)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    let row = query(&release(dir, "wb"), "SELECT summary, source_files FROM t");
+    assert!(row.contains("files") && !row.contains("top"), "{row}");
+}

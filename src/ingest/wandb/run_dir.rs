@@ -96,8 +96,14 @@ pub fn classify(inputs: &[InputFile]) -> Result<(Vec<Kind>, Vec<RunDir>)> {
                     dirs.len() - 1
                 }
             };
+            // the same member twice (beside files/ and in it): the first is read, the other named
+            let twice = member.and_then(|m| {
+                dirs[d].members.iter().find(|&&other| kinds[other] == Kind::Dir(d, m)).map(|&other| &inputs[other].rel)
+            });
             let kind = if depth == 1 && name.ends_with(".wandb") {
                 Kind::Log(Some(d))
+            } else if let (Some(first), true) = (twice, depth == 1 || in_files) {
+                Kind::Ignored(format!("a second {name} of its run directory: {first} is the one read"))
             } else if let Some(m) = member.filter(|_| depth == 1 || in_files) {
                 Kind::Dir(d, m)
             } else {
