@@ -222,7 +222,7 @@ impl datafusion::catalog::TableProvider for NanSafeParquet {
 
 /// Registers every table of the release in `dir`. Each table's files are checked when a
 /// query first reads the table (missing, a Git LFS pointer, another size or schema than the
-/// manifest's: see [`ManifestChecked`]), so a damaged table does not keep the others from
+/// manifest's), so a damaged table does not keep the others from
 /// being queried.
 ///
 /// Errors: [`Error::Io`]/[`Error::Config`] for a missing or bad manifest, [`Error::Refused`]

@@ -112,7 +112,7 @@ impl HubCache {
 
     /// Records that `revision` points at `commit` (no trailing newline, atomic replace).
     ///
-    /// Errors: [`Error::Config`] for a revision that is no ref name ([`super::revision_name`]),
+    /// Errors: [`Error::Config`] for a revision that is no ref name (as git checks ref names),
     /// [`Error::Io`] when the file cannot be written.
     pub fn write_ref(&self, repo: &RepoId, revision: &str, commit: &str) -> Result<()> {
         super::revision_name(revision, "revision")?;

@@ -86,7 +86,7 @@ pub fn detect(header: &[String]) -> std::result::Result<CsvKind, String> {
 }
 
 /// Types one cell of a runs table (config, summary, metadata columns): a number only in the
-/// spellings Python and JavaScript write ([`written_as_number`]), so that `1.10` (a version)
+/// spellings Python and JavaScript write (`written_as_number`), so that `1.10` (a version)
 /// stays text.
 pub fn cell(s: &str) -> Value {
     typed(s, false)
