@@ -39,6 +39,10 @@ pub enum Target {
     Float64,
     /// `Utf8` holding a JSON string's text.
     Str,
+    /// `Utf8` holding a string's text, or the JSON text of a list or object (a logged value
+    /// that is no number: the `value_text` of the long-form formats), whose non-finite
+    /// numbers are counted as [`Target::Json`]'s are.
+    Text,
     /// `Utf8` holding the JSON text of any value.
     Json,
     /// `Utf8` holding the JSON text of an object (an `object` field without `fields`).
@@ -97,7 +101,7 @@ impl Target {
             Target::Int64 => DataType::Int64,
             Target::UInt64 => DataType::UInt64,
             Target::Float64 => DataType::Float64,
-            Target::Str | Target::Json | Target::JsonObject => DataType::Utf8,
+            Target::Str | Target::Text | Target::Json | Target::JsonObject => DataType::Utf8,
             Target::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, Some(crate::schema::UTC.into())),
             Target::Date => DataType::Date32,
             Target::List(t) => DataType::List(Arc::new(Field::new("item", t.arrow_type(), true))),
@@ -114,6 +118,7 @@ impl Target {
             Target::UInt64 => "unsigned integer",
             Target::Float64 => "number",
             Target::Str => "string",
+            Target::Text => "string, list or object",
             Target::Json => "any value",
             Target::JsonObject => "object",
             Target::Timestamp => "timestamp string with a time zone",
@@ -338,13 +343,21 @@ fn build(cells: &[Cell], target: &Target, ctx: &mut Ctx) -> ArrayRef {
             }
             Arc::new(b.finish())
         }
-        Target::Json | Target::JsonObject => {
+        Target::Json | Target::JsonObject | Target::Text => {
             let mut b = StringBuilder::with_capacity(cells.len(), cells.len() * 8);
             for c in cells {
                 match c.v {
                     None | Some(Value::Null) => b.append_null(),
                     // an `object` field holds objects: anything else is the wrong type
                     Some(v) if *target == Target::JsonObject && !v.is_object() => {
+                        ctx.mismatch(c, target, v);
+                        b.append_null()
+                    }
+                    // text: a string as it is, a list or an object as JSON text
+                    Some(Value::String(s)) if *target == Target::Text && lenient::special(s).is_none() => {
+                        b.append_value(s)
+                    }
+                    Some(v) if *target == Target::Text && !(v.is_array() || v.is_object()) => {
                         ctx.mismatch(c, target, v);
                         b.append_null()
                     }

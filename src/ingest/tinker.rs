@@ -27,7 +27,7 @@ pub fn metrics_columns() -> Vec<(String, Target)> {
         ("step".into(), Target::Int64),
         ("metric".into(), Target::Str),
         ("value".into(), Target::Float64),
-        ("value_text".into(), Target::Str),
+        ("value_text".into(), Target::Text),
     ]
 }
 
@@ -61,6 +61,9 @@ pub fn metrics_rows(record: Map<String, Value>) -> Vec<Map<String, Value>> {
             Value::String(ref s) if super::lenient::special(s).is_some() => (v, Value::Null),
             Value::String(_) => (Value::Null, v),
             Value::Null => (Value::Null, Value::Null),
+            // a list or an object is written as JSON text by the conversion, which counts the
+            // non-finite numbers inside
+            list @ (Value::Array(_) | Value::Object(_)) => (Value::Null, list),
             other => (Value::Null, Value::String(json_text(&other))),
         };
         row.insert("value".into(), value);

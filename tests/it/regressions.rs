@@ -2980,3 +2980,31 @@ fn a_card_section_reads_sources_and_views_as_tables_do() {
     assert!(card.contains("| n | s |\n|---|---|\n| 3 | 6 |\n"), "{card}");
     assert!(card.contains("| total |\n|---|\n| 10 |\n"), "{card}");
 }
+
+#[test]
+fn non_finite_numbers_inside_logged_lists_and_objects_are_counted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "metrics.jsonl", "{\"step\": 0, \"f\": {\"x\": NaN}, \"l\": [Infinity, 1], \"loss\": 0.5}\n");
+    write(dir, "wandb/run-20240101_000000-abcd1234/files/wandb-history.jsonl", "{\"_step\": 0, \"l\": [1, NaN]}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"nf\"\n[[source]]\nname = \"m\"\npath = \"metrics.jsonl\"\nformat = \"tinker-metrics\"\n\
+         [[source]]\nname = \"h\"\npath = \"wandb/**\"\nformat = \"wandb\"\n[source.wandb]\ntable = \"history\"\n\
+         [[table]]\nname = \"metrics\"\nquery = \"SELECT * FROM m\"\n\
+         [[table]]\nname = \"history\"\nquery = \"SELECT * FROM h\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "nf");
+    // the text keeps strict JSON; each token is counted where it was read
+    assert_eq!(
+        query(&r, "SELECT metric, value_text FROM metrics WHERE value_text IS NOT NULL ORDER BY metric"),
+        "metric,value_text\nf,\"{\"\"x\"\":\"\"NaN\"\"}\"\nl,\"[\"\"Infinity\"\",1]\"\n"
+    );
+    assert_eq!(query(&r, "SELECT value_text FROM history WHERE metric = 'l'"), "value_text\n\"[1,\"\"NaN\"\"]\"\n");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(r.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["report"]["nonfinite_values"], serde_json::json!({"h": 1, "m": 2}));
+}

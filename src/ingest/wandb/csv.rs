@@ -433,9 +433,9 @@ fn chart(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>) -> Resul
                 any = true;
                 let (value, text) = match &v {
                     Value::String(t) if crate::ingest::lenient::special(t).is_none() => (Value::Null, v.clone()),
-                    Value::Bool(_) | Value::Array(_) | Value::Object(_) => {
-                        (Value::Null, Value::String(crate::ingest::convert::json_text(&v)))
-                    }
+                    Value::Bool(_) => (Value::Null, Value::String(crate::ingest::convert::json_text(&v))),
+                    // written as JSON text by the conversion, which counts non-finite numbers inside
+                    Value::Array(_) | Value::Object(_) => (Value::Null, v.clone()),
                     _ => (v.clone(), Value::Null),
                 };
                 let num = |v: Value| {

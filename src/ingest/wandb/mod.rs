@@ -197,7 +197,7 @@ fn columns_of(table: WandbTable) -> Vec<(String, Target)> {
             ("runtime_s", Float64),
             ("metric", Str),
             ("value", Float64),
-            ("value_text", Str),
+            ("value_text", Text),
             ("value_min", Float64),
             ("value_max", Float64),
             ("x_axis", Str),
@@ -210,7 +210,7 @@ fn columns_of(table: WandbTable) -> Vec<(String, Target)> {
             ("runtime_s", Float64),
             ("metric", Str),
             ("value", Float64),
-            ("value_text", Str),
+            ("value_text", Text),
         ],
         WandbTable::Histograms => vec![
             ("run_id", Str),

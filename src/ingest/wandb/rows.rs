@@ -209,6 +209,9 @@ fn value_columns(v: &Value) -> Option<(Value, Value)> {
             Some(sp) => Some((Value::Null, Value::String(sp.token().to_string()))),
             None => Some((Value::Null, v.clone())),
         },
+        // a list or an object is written as JSON text by the conversion (Target::Text), which
+        // counts the non-finite numbers inside
+        list @ (Value::Array(_) | Value::Object(_)) => Some((Value::Null, list.clone())),
         other => Some((Value::Null, Value::String(json_text(other)))),
     }
 }
