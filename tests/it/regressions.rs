@@ -3008,3 +3008,22 @@ fn non_finite_numbers_inside_logged_lists_and_objects_are_counted() {
         serde_json::from_str(&std::fs::read_to_string(r.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["report"]["nonfinite_values"], serde_json::json!({"h": 1, "m": 2}));
 }
+
+#[test]
+fn verify_says_what_a_replaced_data_file_holds() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), tmp.path());
+    std::fs::copy(tmp.path().join("data/metrics.parquet"), tmp.path().join("data/checkpoints.parquet")).unwrap();
+    let o = run(bin().arg("verify").arg(tmp.path()));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("data/checkpoints.parquet: sha256 mismatch"), "{out}");
+    assert!(out.contains("data/checkpoints.parquet: 13220 rows, manifest says 84 rows"), "{out}");
+    assert!(out.contains("data/checkpoints.parquet: schema differs from the manifest's table checkpoints"), "{out}");
+    // a card path that matches no file is said as such, not as a split the data lacks
+    let card = std::fs::read_to_string(tmp.path().join("README.md")).unwrap();
+    write_card(tmp.path(), &card.replacen("path: data/checkpoints.parquet", "path: data/nope.parquet", 1));
+    let out = stdout(&run(bin().arg("verify").arg(tmp.path())));
+    assert!(out.contains("config `checkpoints` split `train`: `data/nope.parquet` matches no file"), "{out}");
+    assert!(!out.contains("and its data_files the splits"), "{out}");
+}
