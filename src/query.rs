@@ -1304,7 +1304,7 @@ pub async fn register_files(
         let paths: Vec<PathBuf> = found.iter().map(|f| f.path.clone()).collect();
         register_parquet(ctx, name, &paths, arrow.clone(), &[]).await?;
         if let Some(declared) = schema {
-            check_declared_rules(ctx, name, declared).await?;
+            check_declared_rules(ctx, name, declared, Some((&found, arrow.clone()))).await?;
         }
         let parquet_files = paths.iter().map(|p| (p.display().to_string(), p.clone())).collect();
         return Ok(RawTable { schema: arrow, inferred: schema.is_none(), parquet_files, _work: None });
@@ -1354,7 +1354,7 @@ pub async fn register_files(
     // registered under the name as given (`--table My` is `"My"` in SQL, as a release's tables are)
     ctx.register_table(datafusion::common::TableReference::bare(name), rows.into_view()).map_err(table_err)?;
     if let Some(declared) = schema {
-        check_declared_rules(ctx, name, declared).await?;
+        check_declared_rules(ctx, name, declared, None).await?;
     }
     Ok(RawTable { schema: registered, inferred: schema.is_none(), parquet_files: vec![], _work: Some(work) })
 }
@@ -1450,9 +1450,17 @@ fn misplaced_source(path: &Path, location: &str) -> Result<()> {
 /// order (the sort spills to disk beyond the session's pool). `foreignKeys` name other tables,
 /// which a query of raw files does not have: they are not checked, and a warning says so.
 ///
-/// Errors: [`Error::Invalid`] listing the violations (with the file and line of each row);
+/// `parquet`: the table's Parquet files and the schema they are read with; their rows are
+/// then placed by file and 1-based row number (JSON Lines rows carry their file and line).
+///
+/// Errors: [`Error::Invalid`] listing the violations (with the file and line or row of each);
 /// [`Error::Sql`] when the rows cannot be read.
-async fn check_declared_rules(ctx: &SessionContext, name: &str, declared: &crate::schema::TableSchema) -> Result<()> {
+async fn check_declared_rules(
+    ctx: &SessionContext,
+    name: &str,
+    declared: &crate::schema::TableSchema,
+    parquet: Option<(&[crate::ingest::files::InputFile], SchemaRef)>,
+) -> Result<()> {
     if !declared.foreign_keys.is_empty() {
         tracing::warn!(
             "table {name}: the schema's foreignKeys are not checked (they name other tables, and a query of raw \
@@ -1466,7 +1474,24 @@ async fn check_declared_rules(ctx: &SessionContext, name: &str, declared: &crate
     let schema = crate::schema::TableSchema { foreign_keys: vec![], ..declared.clone() };
     use datafusion::prelude::ident;
     let table_err = |e| Error::sql(format!("table {name}"), e);
-    let rows = ctx.table(datafusion::common::TableReference::bare(name)).await.map_err(table_err)?;
+    let own_place = schema.fields.iter().any(|f| f.name == "_source_file" || f.name == "_source_line");
+    let rows = match parquet {
+        // each file read alone, in order, on one partition: its rows numbered as stored
+        Some((files, arrow)) if !own_place => {
+            let one = session();
+            let mut parts = Vec::new();
+            for (i, f) in files.iter().enumerate() {
+                let part = format!("f{i}");
+                register_parquet(&one, &part, std::slice::from_ref(&f.path), arrow.clone(), &[]).await?;
+                let file = f.rel.replace('\'', "''");
+                parts.push(format!(
+                    "SELECT *, '{file}' AS _source_file, CAST(row_number() OVER () AS BIGINT) AS _source_line FROM {part}"
+                ));
+            }
+            one.sql(&parts.join(" UNION ALL ")).await.map_err(table_err)?
+        }
+        _ => ctx.table(datafusion::common::TableReference::bare(name)).await.map_err(table_err)?,
+    };
     // the declared columns in their order (as the checks read them), then each row's place
     let have: Vec<String> = rows.schema().fields().iter().map(|f| f.name().clone()).collect();
     let place = ["_source_file", "_source_line"];

@@ -2848,7 +2848,10 @@ fn query_checks_the_constraints_and_key_of_a_declared_schema() {
                   pq.write_table(pa.table({'a': pa.array([1, 5, 0, None], pa.int64()), 'k': [1, 2, 1, 3]}), sys.argv[1])\n";
     let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(dir.join("d.parquet")));
     assert!(o.status.success(), "{}", stderr(&o));
-    for (file, at) in [("d.jsonl", ["d.jsonl:2:a", "d.jsonl:4:a", "d.jsonl:1:k"]), ("d.parquet", ["", "", ""])] {
+    for (file, at) in [
+        ("d.jsonl", ["d.jsonl:2:a", "d.jsonl:4:a", "d.jsonl:1:k"]),
+        ("d.parquet", ["d.parquet:2:a", "d.parquet:4:a", "d.parquet:1:k"]),
+    ] {
         let o =
             run(bin().args(["query", "-q"]).arg(dir.join(file)).arg("SELECT * FROM t").arg("--schema").arg(&schema));
         assert_eq!(o.status.code(), Some(1), "{file}: {}", stderr(&o));
