@@ -1070,7 +1070,8 @@ pub fn render(
     if has_rows(&default_table) {
         let _ = writeln!(
             b,
-            "Load with the `datasets` library (one config per table):\n\n```python\nfrom datasets import load_dataset\nds = load_dataset(\"path/or/repo_id\", \"{default_table}\")\n```\n"
+            "Load with the `datasets` library (one config per table), by the Hub repo id or by the absolute path \
+             of the release folder:\n\n```python\nfrom datasets import load_dataset\nds = load_dataset(\"<namespace>/<name>\", \"{default_table}\")\n```\n"
         );
     } else {
         b.push_str("No table has rows, so the card lists no configs for the `datasets` library to load.\n\n");

@@ -783,7 +783,7 @@ fn an_empty_split_stays_out_of_configs_so_datasets_loads_the_rest() {
     assert!(o.status.success(), "{}", stderr(&o));
     let card = std::fs::read_to_string(r.join("README.md")).unwrap();
     assert!(card.contains("- config_name: t\n  default: true\n"), "{card}");
-    assert!(card.contains("load_dataset(\"path/or/repo_id\", \"t\")"), "{card}");
+    assert!(card.contains("load_dataset(\"<namespace>/<name>\", \"t\")"), "{card}");
     // split names equal but for case are refused
     write(dir, "pipeline.toml", &text.replace("splits = [\"train\", \"test\"]", "splits = [\"train\", \"Train\"]"));
     let o = build(dir, &["-q", "--force"]);
