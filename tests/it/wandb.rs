@@ -1115,10 +1115,24 @@ fn a_run_creation_time_that_does_not_read_is_a_violation_not_a_null() {
     assert!(e.contains("runs.json:1:$: $.created_at: expected an ISO 8601 time"), "{e}");
     assert!(e.contains("found string \"13/05/2024 12:00\" (source w, rule wandb-run)"), "{e}");
     assert!(
-        e.contains("runs.json:2:$: $.created_at: epoch seconds 1715600486000 are not a time before the year 10000"),
+        e.contains("runs.json:2:$: $.created_at: epoch seconds 1715600486000 are not a time in the years 1 to 9999"),
         "{e}"
     );
     assert!(e.contains("2 violations found"), "{e}");
+    // a runs CSV gives epoch seconds as text
+    write(
+        dir,
+        "api.csv",
+        "id,name,state,createdAt\naaaa0001,a,finished,1715605641\nbbbb0002,b,finished,1715605641000\n",
+    );
+    let o = wandb_build(dir, "api.csv", r#"{ table = "runs" }"#);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("api.csv:3:$: $.created_at: epoch seconds 1715605641000 are not a time"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("1 violation found"), "{}", stderr(&o));
 }
 
 #[test]
@@ -1158,4 +1172,66 @@ fn a_second_summary_of_a_run_directory_is_named_not_read() {
     );
     let row = query(&release(dir, "wb"), "SELECT summary, source_files FROM t");
     assert!(row.contains("files") && !row.contains("top"), "{row}");
+}
+
+#[test]
+fn exports_are_read_as_the_table_asks_and_bad_cells_or_summaries_are_said() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // a header a runs dump and several runs' history both fit: read as the table asks
+    write(
+        dir,
+        "runs.csv",
+        ",id,name,_step,_runtime,_timestamp,loss\n0,abcd1234,run-a,99,100.5,1700000100.0,0.25\n\
+         1,efgh5678,run-b,199,200.5,1700000200.0,0.15\n",
+    );
+    let o = wandb_build(dir, "runs.csv", r#"{ table = "runs" }"#);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "wb"), "SELECT run_id FROM t ORDER BY run_id"), "run_id\nabcd1234\nefgh5678\n");
+    std::fs::remove_file(dir.join("runs.csv")).unwrap();
+    // a chart export names runs by display name: a run list that gives the id matches it
+    write(dir, "chart.csv", "\"Step\",\"run a - loss\"\n\"0\",\"0.5\"\n\"1\",\"0.4\"\n");
+    write(
+        dir,
+        "runs.json",
+        r#"[{"id": "aaaa0001", "name": "run a", "state": "finished", "historyLineCount": 2, "summary": {"_step": 1}}]"#,
+    );
+    let history = r#"{ table = "history" }"#;
+    write(
+        dir,
+        "pipeline.toml",
+        &pipeline("wb", &[("w", "[\"chart.csv\", \"runs.json\"]", history)], &[("t", "SELECT * FROM w", "")]),
+    );
+    let o = build(dir, &["-q", "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // a bound that is no number is said, not made null
+    write(
+        dir,
+        "chart.csv",
+        "\"Step\",\"run a - loss\",\"run a - loss__MIN\",\"run a - loss__MAX\"\n\"0\",\"0.5\",\"1e400\",\"0.6\"\n",
+    );
+    let o = wandb_build(dir, "chart.csv", r#"{ table = "history" }"#);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("chart.csv:2:$: run run a: `loss__MIN` holds string \"1e400\", not a number"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_file(dir.join("chart.csv")).unwrap();
+    std::fs::remove_file(dir.join("runs.json")).unwrap();
+    // a summary that is no JSON: a bad record for the histograms, and no check of the history
+    write(dir, "wandb/run-20240101_000000-bbbb0002/files/wandb-summary.json", "{\"_step\": 3, \"x\": tru}");
+    write(dir, "wandb/run-20240101_000000-bbbb0002/files/wandb-history.jsonl", "{\"_step\": 0, \"loss\": 1}\n");
+    let o = wandb_build(dir, "wandb/**", r#"{ table = "histograms" }"#);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "the run's summary (wandb/run-20240101_000000-bbbb0002/files/wandb-summary.json:1) is not valid JSON"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    let o = wandb_build(dir, "wandb/**", r#"{ table = "history" }"#);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("history not checked: "), "{}", stderr(&o));
 }

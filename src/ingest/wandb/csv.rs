@@ -50,10 +50,12 @@ fn is_index(h: &str) -> bool {
     h.is_empty() || h.starts_with("Unnamed: ")
 }
 
-/// Tells the flavour of a CSV export from its header.
+/// Tells the flavour of a CSV export from its header. A header that fits both a runs dump and
+/// several runs' history (`_step` beside `run_id`/`name` and no other run column) is read as
+/// what the source's `table` asks for.
 ///
 /// Errors: a message listing the columns and the flavours runpack knows.
-pub fn detect(header: &[String]) -> std::result::Result<CsvKind, String> {
+pub fn detect(header: &[String], table: super::WandbTable) -> std::result::Result<CsvKind, String> {
     let cols: Vec<&str> = header.iter().map(String::as_str).filter(|h| !is_index(h)).collect();
     if header.len() >= 2 && header[1..].iter().all(|h| h.contains(" - ")) {
         return Ok(CsvKind::Chart);
@@ -65,7 +67,10 @@ pub fn detect(header: &[String]) -> std::result::Result<CsvKind, String> {
     // several runs' `run.history()` in one file; a runs dump flattens its summary's `_step`
     // beside run columns such as `state`
     let identity = ["name", "run_name", "display_name", "displayName", "id", "run_id"];
-    if cols.contains(&"_step") && !cols.iter().any(|c| RUN_MARKERS.contains(c) && !identity.contains(c)) {
+    if cols.contains(&"_step")
+        && !cols.iter().any(|c| RUN_MARKERS.contains(c) && !identity.contains(c))
+        && table != super::WandbTable::Runs
+    {
         return Ok(CsvKind::History);
     }
     if cols.iter().filter(|c| RUN_MARKERS.contains(c)).count() >= 2 {
@@ -438,13 +443,26 @@ fn chart(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>) -> Resul
                     Value::Array(_) | Value::Object(_) => (Value::Null, v.clone()),
                     _ => (v.clone(), Value::Null),
                 };
-                let num = |v: Value| {
-                    if v.is_number() || v.as_str().is_some_and(|t| crate::ingest::lenient::special(t).is_some()) {
-                        v
-                    } else {
-                        Value::Null
-                    }
+                let is_num = |v: &Value| {
+                    v.is_number() || v.as_str().is_some_and(|t| crate::ingest::lenient::special(t).is_some())
                 };
+                // a bound or an x that is no number is said, not made null
+                let mut bad = None;
+                for (what, c) in
+                    [(format!("{metric}__MIN"), &lo), (format!("{metric}__MAX"), &hi), (x_name.clone(), &x)]
+                {
+                    if !c.is_null() && !is_num(c) && bad.is_none() {
+                        bad = Some(format!(
+                            "run {run}: `{what}` holds {}, not a number",
+                            crate::ingest::path::describe(c)
+                        ));
+                    }
+                }
+                if let Some(message) = bad {
+                    out(Out::Bad { at: at.clone(), rule: "type", message })?;
+                    continue;
+                }
+                let num = |v: Value| if is_num(&v) { v } else { Value::Null };
                 let mut m = Map::new();
                 m.insert("run_id".into(), Value::Null);
                 m.insert("run_name".into(), Value::String(run.clone()));
@@ -469,6 +487,7 @@ fn chart(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>) -> Resul
 
 #[cfg(test)]
 mod tests {
+    use super::super::WandbTable;
     use super::*;
     use serde_json::json;
 
@@ -478,11 +497,15 @@ mod tests {
 
     #[test]
     fn flavours_are_detected() {
-        assert_eq!(detect(&h(&["Name", "State", "lr"])).unwrap(), CsvKind::UiRuns);
-        assert_eq!(detect(&h(&["Step", "a - loss", "a - loss__MIN"])).unwrap(), CsvKind::Chart);
-        assert_eq!(detect(&h(&["", "name", "state", "_step"])).unwrap(), CsvKind::ApiRuns);
-        assert_eq!(detect(&h(&["", "_runtime", "loss", "_step"])).unwrap(), CsvKind::History);
-        let e = detect(&h(&["text", "score"])).unwrap_err();
+        assert_eq!(detect(&h(&["Name", "State", "lr"]), WandbTable::History).unwrap(), CsvKind::UiRuns);
+        assert_eq!(detect(&h(&["Step", "a - loss", "a - loss__MIN"]), WandbTable::History).unwrap(), CsvKind::Chart);
+        assert_eq!(detect(&h(&["", "name", "state", "_step"]), WandbTable::History).unwrap(), CsvKind::ApiRuns);
+        assert_eq!(detect(&h(&["", "_runtime", "loss", "_step"]), WandbTable::History).unwrap(), CsvKind::History);
+        let e = detect(&h(&["text", "score"]), WandbTable::History).unwrap_err();
+        // a header both a runs dump and several runs' history fit is what the table asks for
+        let both = h(&["", "id", "name", "_step", "loss"]);
+        assert_eq!(detect(&both, WandbTable::History).unwrap(), CsvKind::History);
+        assert_eq!(detect(&both, WandbTable::Runs).unwrap(), CsvKind::ApiRuns);
         assert!(e.contains("columns: text, score") && e.contains("format = \"csv\""), "{e}");
     }
 

@@ -419,7 +419,7 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], report: &mut BuildReport) 
             format!("run_capture = {c:?} names no {{capture}} of the source's path"),
         ));
     }
-    let (kinds, dirs) = run_dir::classify(inputs)?;
+    let (kinds, dirs) = run_dir::classify(inputs, opts.table)?;
     let mut plan = Plan { opts, inputs: inputs.to_vec(), kinds, dirs, skip: BTreeSet::new(), sampled: BTreeSet::new() };
     let table = plan.opts.table;
     let name = src.name.clone();
@@ -485,6 +485,7 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], report: &mut BuildReport) 
     // lists' runs are checked for duplicates
     let mut csv_runs: BTreeMap<String, (SourceRef, Value)> = BTreeMap::new();
     let mut csv_skip = BTreeSet::new();
+    let mut read_names: BTreeSet<String> = BTreeSet::new();
     for (k, input) in inputs.iter().enumerate() {
         let rel = input.rel.clone();
         let runs_csv = table == WandbTable::Runs && matches!(plan.kinds[k], Kind::Csv(_));
@@ -535,6 +536,8 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], report: &mut BuildReport) 
                     report.warn(&name, kind, at.map(|at| SourceRef { file: rel.clone(), at }), message)
                 }
                 Out::Step { run, step } => {
+                    // every id and name a history row gives its run, to match run lists by
+                    read_names.extend(run.run_id.iter().chain(&run.run_name).cloned());
                     let key = run.run_id.or(run.run_name).unwrap_or_default();
                     let e = per_run.entry(key).or_default();
                     e.files.insert(k);
@@ -559,7 +562,7 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], report: &mut BuildReport) 
     }
     plan.skip.extend(csv_skip);
     if table == WandbTable::History {
-        check_sampling(&mut plan, &lists, &per_run, &name, report);
+        check_sampling(&mut plan, &lists, &per_run, &read_names, &name, report);
     }
     Ok(plan)
 }
@@ -574,6 +577,7 @@ fn check_sampling(
     plan: &mut Plan,
     lists: &api::Lists,
     per_run: &BTreeMap<String, Steps>,
+    read_names: &BTreeSet<String>,
     name: &str,
     report: &mut BuildReport,
 ) {
@@ -623,6 +627,19 @@ fn check_sampling(
                     _ => None,
                 })
                 .max();
+            // a summary that cannot be read cannot vouch for the history either
+            let unreadable = st.files.iter().find_map(|&k| match plan.kinds[k] {
+                Kind::Dir(d, run_dir::Member::History) => run_dir::summary_unreadable(plan, d),
+                _ => None,
+            });
+            if let (None, Some(e)) = (&summary_step, unreadable) {
+                problem = Some(format!(
+                    "history not checked: {file_list} has {} rows (max `_step` {}), and the run's summary, which \
+                     says how far the run logged, cannot be read: {e}",
+                    crate::hash::group_digits(rows),
+                    max.map(|m| m.to_string()).unwrap_or_else(|| "none".into()),
+                ));
+            }
             if let Some((l, summary)) = summary_step
                 && max.is_none_or(|m| m < l)
             {
@@ -663,9 +680,26 @@ fn check_sampling(
             .map(|&k| SourceRef { file: plan.inputs[k].rel.clone(), at: Position::Pointer(String::new()) });
         incomplete(plan, report, name, run, &p, first);
     }
-    // a run the lists say has history, of which no row was read at all
+    // a run the lists say has history, of which no row was read at all (by any of its ids
+    // and names: a chart export names runs, a run list may give ids)
     for (run, exp) in &lists.expect {
-        if per_run.contains_key(run) {
+        let entry = lists.entries.iter().find(|e| {
+            api::run_id(&e.obj).or_else(|| e.obj.get("name").and_then(Value::as_str).map(String::from)).as_ref()
+                == Some(run)
+        });
+        let names: Vec<String> = entry
+            .map(|e| {
+                ["id", "run_id", "runId", "name", "displayName", "display_name"]
+                    .iter()
+                    .filter_map(|k| match e.obj.get(*k)? {
+                        Value::String(s) => Some(s.clone()),
+                        Value::Number(n) => Some(n.to_string()),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        if per_run.contains_key(run) || read_names.contains(run) || names.iter().any(|n| read_names.contains(n)) {
             continue;
         }
         let mut reported = Vec::new();
@@ -681,11 +715,7 @@ fn check_sampling(
             continue;
         }
         // placed at the run's entry in its list
-        let at = lists
-            .entries
-            .iter()
-            .find(|e| ["id", "name"].iter().any(|f| e.obj.get(*f).and_then(Value::as_str) == Some(run.as_str())))
-            .map(|e| SourceRef { file: plan.inputs[e.k].rel.clone(), at: Position::Line(e.number) });
+        let at = entry.map(|e| SourceRef { file: plan.inputs[e.k].rel.clone(), at: Position::Line(e.number) });
         let p = format!("history missing: no history row of the run was read; the run reports {}", reported.join(", "));
         incomplete(plan, report, name, run, &p, at);
     }

@@ -380,7 +380,8 @@ pub fn created_at(v: &Value) -> Option<String> {
                     return Some(n.and_utc().to_rfc3339_opts(SecondsFormat::AutoSi, true));
                 }
             }
-            None
+            // epoch seconds as text (a CSV cell)
+            epoch_text(t).and_then(epoch)
         }
         Value::Number(n) => epoch(n.as_f64()?),
         _ => None,
@@ -393,17 +394,30 @@ pub fn created_at_problem(v: &Value) -> Option<String> {
     if v.is_null() || v.as_str().is_some_and(|t| t.trim().is_empty()) || created_at(v).is_some() {
         return None;
     }
-    Some(match v {
-        Value::Number(n) => format!(
-            "epoch seconds {n} are not a time before the year 10000 (epoch milliseconds? divide by 1000 in the \
+    let seconds = match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(t) => epoch_text(t.trim()),
+        _ => None,
+    };
+    Some(match (v, seconds) {
+        (_, Some(n)) => format!(
+            "epoch seconds {n} are not a time in the years 1 to 9999 (epoch milliseconds? divide by 1000 in the \
              export)"
         ),
-        other => format!(
+        (other, None) => format!(
             "expected an ISO 8601 time (`2024-05-13T12:59:30Z`, or without an offset for UTC) or epoch seconds, \
              found {}",
             crate::ingest::path::describe(other)
         ),
     })
+}
+
+/// The number of seconds a text written as a decimal number gives (`1715605641`,
+/// `1715605641.5`, `-3`); `None` for any other text.
+fn epoch_text(t: &str) -> Option<f64> {
+    let digits = t.strip_prefix('-').unwrap_or(t);
+    let plain = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+    if plain { t.parse().ok() } else { None }
 }
 
 /// RFC 3339 text (UTC, microseconds) of epoch seconds, for times in the years 1 to 9999 (the

@@ -63,9 +63,11 @@ fn strip_compression(name: &str) -> &str {
 
 /// Tells each input's flavour and groups run directories.
 ///
+/// `table` decides a CSV header that fits two flavours ([`super::csv::detect`]).
+///
 /// Errors: [`Error::Config`] naming the file when a CSV export's flavour cannot be told or a
 /// run-directory file lies outside a run directory.
-pub fn classify(inputs: &[InputFile]) -> Result<(Vec<Kind>, Vec<RunDir>)> {
+pub fn classify(inputs: &[InputFile], table: super::WandbTable) -> Result<(Vec<Kind>, Vec<RunDir>)> {
     let mut kinds = Vec::with_capacity(inputs.len());
     let mut dirs: Vec<RunDir> = Vec::new();
     for (k, input) in inputs.iter().enumerate() {
@@ -128,7 +130,7 @@ pub fn classify(inputs: &[InputFile]) -> Result<(Vec<Kind>, Vec<RunDir>)> {
             ));
         } else if name.ends_with(".csv") {
             let header = super::csv::header(input)?;
-            Kind::Csv(super::csv::detect(&header).map_err(|m| Error::config(&input.rel, m))?)
+            Kind::Csv(super::csv::detect(&header, table).map_err(|m| Error::config(&input.rel, m))?)
         } else if name.ends_with(".json") || name.ends_with(".jsonl") {
             Kind::RunList
         } else {
@@ -153,6 +155,15 @@ pub fn summary_step(plan: &Plan, d: usize) -> Option<(i64, String)> {
     let k = plan.member(d, Member::Summary)?;
     let summary = read_json(&plan.inputs[k]).ok()?;
     Some((rows::step_of(summary.get("_step")).ok()??, plan.inputs[k].rel.clone()))
+}
+
+/// Why run directory `d`'s `wandb-summary.json` cannot be read as JSON, when it cannot.
+pub fn summary_unreadable(plan: &Plan, d: usize) -> Option<String> {
+    let k = plan.member(d, Member::Summary)?;
+    match read_json(&plan.inputs[k]) {
+        Err(e) => Some(e.to_string()),
+        Ok(_) => None,
+    }
 }
 
 fn read_json(input: &InputFile) -> Result<Value> {
@@ -302,7 +313,7 @@ pub fn emit_log(plan: &Plan, k: usize, dir: Option<usize>, out: &mut dyn FnMut(O
             stop_warning(&input.rel, &folded, out)?;
             let (row, summary) = match row_from(plan, None, Some((k, &folded)))? {
                 Ok(x) => x,
-                Err(message) => return out(Out::Bad { at: Position::Line(1), rule: "type", message }),
+                Err(message) => return out(Out::Bad { at: Position::Line(1), rule: "wandb-run", message }),
             };
             let run = RunKey { run_id: row.run_id.clone(), run_name: row.name.clone() };
             rows::summary_histograms(&run, &summary, false, &Position::Line(1), out)?;
@@ -394,7 +405,15 @@ pub fn emit_member(plan: &Plan, k: usize, d: usize, m: Member, out: &mut dyn FnM
             rows::system_rows(&run, &obj, &at, out)
         }),
         (WandbTable::Histograms, Member::Summary) => {
-            let v = read_json(input)?;
+            // a summary that is no JSON is a bad record, as for the runs table
+            let v = match read_json(input) {
+                Ok(v) => v,
+                Err(Error::Format { context, message }) => {
+                    let message = format!("the run's summary ({context}) is {message}");
+                    return out(Out::Bad { at: Position::Line(1), rule: "wandb-run", message });
+                }
+                Err(e) => return Err(e),
+            };
             let summary = v.as_object().cloned().unwrap_or_default();
             rows::summary_histograms(&run, &summary, true, &Position::Line(1), out)
         }
@@ -422,7 +441,7 @@ fn emit_dir_row(plan: &Plan, d: usize, out: &mut dyn FnMut(Out) -> Result<()>) -
     }
     let (row, summary) = match row_from(plan, Some(d), folded.as_ref().map(|(k, f)| (*k, f)))? {
         Ok(x) => x,
-        Err(message) => return out(Out::Bad { at: Position::Line(1), rule: "type", message }),
+        Err(message) => return out(Out::Bad { at: Position::Line(1), rule: "wandb-run", message }),
     };
     let run = RunKey { run_id: row.run_id.clone(), run_name: row.name.clone() };
     rows::summary_histograms(&run, &summary, false, &Position::Line(1), out)?;
