@@ -1040,6 +1040,16 @@ fn history_of_several_runs_in_one_csv_and_runs_without_history_are_read_as_such(
         query(&release(dir, "wb"), "SELECT run_id, run_name, step, value FROM t ORDER BY run_id, step"),
         "run_id,run_name,step,value\nabcd1234,run-a,0,0.5\nabcd1234,run-a,1,0.4\nefgh5678,run-b,0,0.9\n"
     );
+    // several runs named, and no id but the one the file name gives: not merged into one run
+    write(dir, "history.csv", ",name,_step,loss\n0,run-a,0,0.5\n1,run-b,0,0.9\n");
+    let o = wandb_build(dir, "history.csv", r#"{ table = "history" }"#);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("history.csv:3: the rows name several runs (`run-a`, `run-b`), and the file name gives"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_file(dir.join("history.csv")).unwrap();
     // a listed run with history, none of which was read, is no complete history
     write(
         dir,

@@ -276,6 +276,8 @@ pub fn emit(plan: &Plan, k: usize, kind: CsvKind, out: &mut dyn FnMut(Out) -> Re
             }
             let fixed = file_run_id(plan, k);
             let histograms = table == T::Histograms;
+            // the run name of the file's first row, while its run id comes from the file name
+            let mut first_name: Option<String> = None;
             records(plan, k, out, &mut |line, header, rec, out| {
                 let mut values = Map::new();
                 let mut run_id = fixed.clone();
@@ -298,6 +300,23 @@ pub fn emit(plan: &Plan, k: usize, kind: CsvKind, out: &mut dyn FnMut(Out) -> Re
                         "this history dump has no run id: it has no `run_id` column and its file name is not a W&B run \
                          id; name the run with a {capture} in the source's path and set [source.wandb] run_capture",
                     ));
+                }
+                // one id from the file name for rows of several runs would merge them
+                if run_id == fixed && !header.iter().any(|h| h == "run_id" || h == "id") {
+                    match (&first_name, &run_name) {
+                        (None, Some(n)) => first_name = Some(n.clone()),
+                        (Some(a), Some(b)) if a != b => {
+                            return Err(Error::config(
+                                format!("{rel}:{line}"),
+                                format!(
+                                    "the rows name several runs (`{a}`, `{b}`), and the file name gives them one run id \
+                                     (`{}`); add a `run_id` column, or write one file per run",
+                                    fixed.as_deref().unwrap_or("")
+                                ),
+                            ));
+                        }
+                        _ => {}
+                    }
                 }
                 let run = RunKey { run_id, run_name };
                 rows::history_rows(Record { run: &run, values, sampled: false }, histograms, &Position::Line(line), out)
