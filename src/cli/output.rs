@@ -94,7 +94,12 @@ pub fn summary(o: &BuildOutcome) {
         }
     }
     for (t, tally) in &o.report.duplicates_dropped {
-        eprintln!("table {t}: {} superseded by the duplicate-key rule", crate::hash::rows(tally.count));
+        // a table's duplicate-key rule, or a source's identical copies (W&B runs listed twice)
+        if o.manifest.table(t).is_some() {
+            eprintln!("table {t}: {} superseded by the duplicate-key rule", crate::hash::rows(tally.count));
+        } else {
+            eprintln!("source {t}: {} dropped as identical copies", crate::hash::rows(tally.count));
+        }
         for e in &tally.examples {
             eprintln!("  {e}");
         }
