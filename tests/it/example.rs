@@ -490,3 +490,28 @@ fn verify_finds_a_manifest_that_contradicts_the_files_card_and_datapackage() {
     let o = run(bin().arg("verify").arg(link.path().join("latest")));
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
 }
+
+#[test]
+fn a_metrics_log_whose_checkpoints_name_two_runs_is_not_copied_onto_both() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pipeline = example_copy(tmp.path());
+    let f = pipeline.join("raw/experiments/results/arithmetic_checkpoints.jsonl");
+    let mut text = std::fs::read_to_string(&f).unwrap();
+    let other = "11111111-e234-5a95-ab68-896e4cac8c45:train:0";
+    text.push_str(&format!(
+        "{{\"name\": \"000120\", \"batch\": 120, \"state_path\": \"tinker://{other}/weights/000120\", \
+         \"sampler_path\": \"tinker://{other}/sampler_weights/000120\"}}\n"
+    ));
+    std::fs::write(&f, text).unwrap();
+    let out = tmp.path().join("out");
+    let o = run(bin().args(["build", "-q"]).arg(&pipeline).arg("--releases-dir").arg(&out));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let sql = "SELECT run, count(*) AS n FROM metrics WHERE _source_file LIKE '%arithmetic%' GROUP BY run ORDER BY run";
+    let before = query(example_release(), sql);
+    let after = query(&out.join("tinker-rl-bench/1.0.0"), sql);
+    // the same rows, once: under the log's name, as no one run can be told
+    let rows = |q: &str| q.lines().skip(1).map(|l| l.rsplit(',').next().unwrap().parse::<u64>().unwrap()).sum::<u64>();
+    assert_eq!(rows(&after), rows(&before), "{before}\n{after}");
+    assert_eq!(after.lines().count(), 2, "{after}");
+    assert!(!after.contains(other), "{after}");
+}

@@ -7,9 +7,13 @@
 -- For step logs and traces, the per-run raw result file is used (then the consolidated file,
 -- then master_results.json), as for run attributes; the other copies are ignored.
 -- `run` is the Tinker training_run_id, or, for a metrics log whose run has no checkpoint
--- index, the log's name.
+-- index, or whose checkpoint index names several runs (a log is one run's: it is not copied
+-- onto each of them), the log's name.
 WITH log_runs AS (
-    SELECT DISTINCT log_name, training_run_id FROM checkpoint_mentions WHERE log_name IS NOT NULL
+    SELECT log_name, min(training_run_id) AS training_run_id
+    FROM (SELECT DISTINCT log_name, training_run_id FROM checkpoint_mentions WHERE log_name IS NOT NULL)
+    GROUP BY log_name
+    HAVING count(training_run_id) = 1
 ),
 from_logs AS (
     SELECT coalesce(l.training_run_id, m.run) AS run, l.training_run_id, 'metrics.jsonl' AS source,
