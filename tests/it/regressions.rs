@@ -3030,3 +3030,19 @@ fn verify_says_what_a_replaced_data_file_holds() {
     assert!(out.contains("config `checkpoints` split `train`: `data/nope.parquet` matches no file"), "{out}");
     assert!(!out.contains("and its data_files the splits"), "{out}");
 }
+
+#[test]
+fn a_nan_that_sql_makes_is_stored_as_the_nan_above_every_number() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "m.jsonl", "{\"k\": 1, \"a\": 0.0}\n{\"k\": 2, \"a\": 1.0}\n{\"k\": 3, \"a\": 0.0}\n");
+    // 0.0 / 0.0 and its negation: NaNs of both signs
+    let sql = "SELECT k, CASE WHEN k = 1 THEN a / a WHEN k = 3 THEN -(a / a) ELSE a END AS x FROM raw";
+    write(dir, "pipeline.toml", &one_source("nan", "m.jsonl", "jsonl", "", sql, ""));
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "nan");
+    assert_eq!(query(&r, "SELECT max(x) AS mx, min(x) AS mn FROM t"), "mx,mn\nNaN,1.0\n");
+    assert_eq!(query(&r, "SELECT k FROM t ORDER BY x DESC, k"), "k\n1\n3\n2\n");
+    assert_eq!(query(&r, "SELECT count(DISTINCT x) AS n FROM t WHERE isnan(x)"), "n\n1\n");
+}
