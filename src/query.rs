@@ -597,17 +597,18 @@ pub enum PrintFormat {
 /// every column: a JSON reader keeps only the last of two equal keys. `None` when every name
 /// is already unique.
 fn unique_names(schema: &SchemaRef) -> Option<SchemaRef> {
+    // every name the query gave is kept by its first column; a suffix never takes one of them
+    let given: std::collections::BTreeSet<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
     let mut taken: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     let mut renamed = false;
     let mut fields = Vec::with_capacity(schema.fields().len());
     for f in schema.fields() {
         let mut name = f.name().clone();
         let mut n = 0;
-        while taken.contains(&name) {
+        while taken.contains(&name) || (n > 0 && given.contains(name.as_str())) {
             n += 1;
             name = format!("{}_{n}", f.name());
         }
-        // a later column may hold the name an earlier one was given: it is renamed in turn
         renamed |= name != *f.name();
         taken.insert(name.clone());
         fields.push(f.as_ref().clone().with_name(name));
@@ -1581,6 +1582,21 @@ fn own_provenance(schema: &SchemaRef) -> Vec<datafusion::prelude::Expr> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn repeated_names_get_suffixes_no_query_gave() {
+        use arrow::datatypes::{Field, Schema};
+        let schema = Arc::new(Schema::new(
+            ["step", "step", "step_1", "a", "a", "a"]
+                .iter()
+                .map(|n| Field::new(*n, DataType::Int64, true))
+                .collect::<Vec<_>>(),
+        ));
+        let names: Vec<String> = unique_names(&schema).unwrap().fields().iter().map(|f| f.name().clone()).collect();
+        assert_eq!(names, ["step", "step_2", "step_1", "a", "a_1", "a_2"]);
+        let plain = Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, true)]));
+        assert!(unique_names(&plain).is_none());
+    }
 
     #[test]
     fn the_table_format_escapes_control_characters() {
