@@ -236,7 +236,11 @@ pub fn json(
     sink: &mut dyn FnMut(Item) -> Result<()>,
 ) -> Result<()> {
     match json_syntax(reader, rel, pointer, sink)? {
-        Ok(()) => Ok(()),
+        Ok(None) => Ok(()),
+        Ok(Some(what)) => Err(Error::config(
+            rel,
+            format!("record_path {pointer:?} holds {what} in this file, not an array of records or a record object"),
+        )),
         Err(e) => Err(Error::Invalid {
             violations: vec![crate::report::Violation {
                 scope: crate::report::Scope::Source,
@@ -265,14 +269,21 @@ pub fn json_record(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn Fn
     // a bad document is placed at pointer "", where a good one's record is (one type for
     // `_source_line` in its rejects); the message says the line and column
     match json_syntax(reader, rel, "", &mut counted)? {
+        // a document that is one value but no record (`5`, `null`): a bad record, as above
+        Ok(Some(what)) => sink(Item::Bad {
+            at: Position::Pointer(String::new()),
+            rule: "shape",
+            message: format!("expected a JSON object (one record), found {what}"),
+            raw: None,
+        }),
         // a document with no record at all (`[]`) would give no row and no problem
-        Ok(()) if items == 0 => sink(Item::Bad {
+        Ok(None) if items == 0 => sink(Item::Bad {
             at: Position::Pointer(String::new()),
             rule: "shape",
             message: "expected a JSON object (one record), found a document that holds none (an empty array)".into(),
             raw: None,
         }),
-        Ok(()) => Ok(()),
+        Ok(None) => Ok(()),
         Err(e) => sink(Item::Bad {
             at: Position::Pointer(String::new()),
             rule: "json",
@@ -282,13 +293,14 @@ pub fn json_record(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn Fn
     }
 }
 
-/// [`json`], with the syntax error (if any) given back rather than reported.
+/// [`json`], with the syntax error (if any) given back rather than reported, and what
+/// `pointer` holds when it is a scalar (`a string`), not records.
 fn json_syntax(
     mut reader: Box<dyn BufRead + Send>,
     rel: &str,
     pointer: &str,
     sink: &mut dyn FnMut(Item) -> Result<()>,
-) -> Result<std::result::Result<(), serde_json::Error>> {
+) -> Result<std::result::Result<Option<String>, serde_json::Error>> {
     let tokens: Vec<String> = if pointer.is_empty() {
         vec![]
     } else {
@@ -312,15 +324,12 @@ fn json_syntax(
         return Ok(Err(e));
     }
     if let Some(what) = state.scalar {
-        return Err(Error::config(
-            rel,
-            format!("record_path {pointer:?} holds {what} in this file, not an array of records or a record object"),
-        ));
+        return Ok(Ok(Some(what.to_string())));
     }
     if !state.found {
         return Err(Error::config(rel, format!("record_path {pointer:?} does not exist in this file")));
     }
-    Ok(Ok(()))
+    Ok(Ok(None))
 }
 
 struct NavState<'s> {
@@ -829,6 +838,14 @@ mod tests {
         assert!(got[1].starts_with("3 record: expected a JSON object, found an array"), "{got:?}");
         assert!(got[2].starts_with("4 encoding"), "{got:?}");
         assert!(got[3].starts_with("5 truncated"), "{got:?}");
+    }
+
+    #[test]
+    fn a_one_record_document_that_is_a_scalar_is_a_bad_record() {
+        for (text, found) in [(&b"\"hello\""[..], "a string"), (b"null", "null"), (b"5", "a number")] {
+            let got = collect(|s| json_record(Box::new(std::io::Cursor::new(text)), "f", s));
+            assert_eq!(got, vec![format!(" shape: expected a JSON object (one record), found {found}")]);
+        }
     }
 
     #[test]
