@@ -462,6 +462,15 @@ impl PipelineSpec {
                      (other formats keep every field they read)",
                 ));
             }
+            // a logged string is kept as text in the long form's value_text, never coerced
+            if s.format == Format::TinkerMetrics && (s.coerce_numeric_strings || s.coerce_nonfinite_strings) {
+                return Err(Error::config(
+                    at(&format!("source {}", s.name)),
+                    "coerce_numeric_strings and coerce_nonfinite_strings do not apply to format = \"tinker-metrics\": \
+                     a string a log holds is kept as text in value_text (turn it into a number in the table's \
+                     query, e.g. TRY_CAST(value_text AS DOUBLE))",
+                ));
+            }
             if let Some(option) = s.ignored_option() {
                 return Err(Error::config(
                     at(&format!("source {}", s.name)),
@@ -809,6 +818,8 @@ mod tests {
         );
         let e = load("eval-metrics", "[[source.field]]\nname = \"count\"\ntype = \"string\"\n").unwrap_err();
         assert!(e.contains("[[source.field]] does not apply to format = \"eval-metrics\""), "{e}");
+        let e = load("tinker-metrics", "coerce_numeric_strings = true\n").unwrap_err();
+        assert!(e.contains("do not apply to format = \"tinker-metrics\""), "{e}");
         let e = load("tinker-metrics", "columns = \"union\"\n").unwrap_err();
         assert!(e.contains("`columns` does not apply"), "{e}");
         let e = load("parquet", "layout = \"long\"\nid_columns = [\"a\"]\n").unwrap_err();
