@@ -47,7 +47,8 @@ impl VerifyReport {
 /// (`manifest.json`, `SHA256SUMS`, `README.md`, `data/`); everything else is a problem line.
 pub fn run(dir: &Path) -> Result<VerifyReport> {
     if !dir.is_dir() {
-        return Err(Error::Refused(format!("{} is not a folder", dir.display())));
+        let what = if dir.exists() { "is not a folder" } else { "does not exist" };
+        return Err(Error::Refused(format!("{} {what}", dir.display())));
     }
     // a folder with none of a release's own files and no data folder is not one (a wrong path,
     // a parent folder such as releases/<name>)
@@ -245,7 +246,14 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
             }
         };
         if !meta.is_file() {
-            rep.problems.push(format!("{}: not a regular file", f.path));
+            let what = if meta.is_symlink() {
+                "a symbolic link; a release holds regular files only"
+            } else if meta.is_dir() {
+                "a folder, not a file"
+            } else {
+                "not a regular file (a pipe, socket or device); a release holds regular files only"
+            };
+            rep.problems.push(format!("{}: {what}", f.path));
             continue;
         }
         if let Some(ptr) = lfs_pointer(&p) {
@@ -470,7 +478,7 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
                     } else if let Some(f) = m.files.iter().find(|f| f.path == path) {
                         if f.sha256 != sha {
                             rep.problems.push(format!(
-                                "SHA256SUMS:{n}: {path} has sha256 {sha}, the manifest says {}",
+                                "SHA256SUMS:{n}: gives {path} the sha256 {sha}, the manifest gives {}",
                                 f.sha256
                             ));
                         }

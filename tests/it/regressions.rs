@@ -303,7 +303,7 @@ fn verify_reports_every_unreadable_file_and_goes_on() {
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
     let out = stdout(&o);
     assert!(out.contains("data/metrics.parquet: not a readable Parquet file"), "{out}");
-    assert!(out.contains("README.md: not a regular file"), "{out}");
+    assert!(out.contains("README.md: a folder, not a file"), "{out}");
     assert_eq!(out.matches("README.md:").count(), 1, "{out}");
     assert!(out.contains("data/extra.parquet"), "{out}");
     // each file is named once, by its path in the release
@@ -384,6 +384,16 @@ fn verify_reports_symbolic_links_and_shows_odd_names_on_one_line() {
     }
     // each file once: not also as a file the card leaves out of its configs
     assert!(!out.contains("is in no config and split"), "{out}");
+    // a listed file replaced by a link is said to be one
+    let real = dir.join("metrics.real");
+    std::fs::rename(dir.join("data/metrics.parquet"), &real).unwrap();
+    std::os::unix::fs::symlink(&real, dir.join("data/metrics.parquet")).unwrap();
+    let out = stdout(&run(bin().arg("verify").arg(dir)));
+    assert!(out.contains("data/metrics.parquet: a symbolic link; a release holds regular files only"), "{out}");
+    // a release folder that is not there is said not to exist
+    let o = run(bin().arg("verify").arg(dir.join("nope")));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("nope does not exist"), "{}", stderr(&o));
 }
 
 #[test]
