@@ -437,7 +437,7 @@ pub fn name_broken_file(e: Error, files: &[(String, PathBuf)], hint: &str) -> Er
     let context = match &e {
         Error::Sql { source, context } => {
             let from_parquet = matches!(source.find_root(), datafusion::error::DataFusionError::ParquetError(_))
-                || source.to_string().contains("Parquet error");
+                || ["Parquet error", "Parquet argument error"].iter().any(|m| source.to_string().contains(m));
             if !from_parquet {
                 return e;
             }

@@ -3056,3 +3056,16 @@ fn a_nan_that_sql_makes_is_stored_as_the_nan_above_every_number() {
     assert_eq!(query(&r, "SELECT k FROM t ORDER BY x DESC, k"), "k\n1\n3\n2\n");
     assert_eq!(query(&r, "SELECT count(DISTINCT x) AS n FROM t WHERE isnan(x)"), "n\n1\n");
 }
+
+#[test]
+fn a_parquet_file_whose_pages_do_not_decode_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut bytes = std::fs::read(example_release().join("data/metrics.parquet")).unwrap();
+    // inside the compressed pages of the first columns; the footer still reads
+    bytes[3000..5000].fill(0xAB);
+    let f = tmp.path().join("m.parquet");
+    std::fs::write(&f, bytes).unwrap();
+    let o = run(bin().args(["query", "-q"]).arg(&f).arg("SELECT sum(step) FROM t"));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&format!("{} is not a readable Parquet file: ", f.display())), "{}", stderr(&o));
+}
