@@ -653,7 +653,20 @@ fn json_column(a: &arrow::array::ArrayRef) -> std::result::Result<arrow::array::
         let field = Arc::new(Field::new(f.name(), values.data_type().clone(), true));
         Ok(Arc::new(arrow::array::ListArray::try_new(field, offsets, values, nulls)?) as ArrayRef)
     };
+    // a time in UTC is written as the JSON Lines encoder writes it (`…Z`); one without a zone,
+    // or in another zone, as the CSV and table formats show it (no `Z` for a time whose zone is
+    // unknown, the offset kept)
+    let utc = |tz: &Option<Arc<str>>| matches!(tz.as_deref(), Some("UTC" | "+00:00" | "Z"));
+    // Arrow's display text, as a JSON string
+    let as_text = || -> std::result::Result<ArrayRef, arrow::error::ArrowError> {
+        let options = arrow::util::display::FormatOptions::default();
+        let shown = arrow::util::display::ArrayFormatter::try_new(a.as_ref(), &options)?;
+        let texts: arrow::array::StringArray =
+            (0..a.len()).map(|i| a.is_valid(i).then(|| shown.value(i).to_string())).collect();
+        Ok(Arc::new(texts))
+    };
     match a.data_type() {
+        DataType::Timestamp(_, tz) if !utc(tz) => as_text(),
         t if crate::schema::is_stored_scalar(t) => Ok(a.clone()),
         DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::UInt8 | DataType::UInt16 | DataType::UInt32 => {
             arrow::compute::cast(a, &DataType::Int64)
@@ -690,13 +703,7 @@ fn json_column(a: &arrow::array::ArrayRef) -> std::result::Result<arrow::array::
                 .collect();
             Ok(Arc::new(arrow::array::StructArray::try_new(fields.into(), columns, s.nulls().cloned())?))
         }
-        _ => {
-            let options = arrow::util::display::FormatOptions::default();
-            let shown = arrow::util::display::ArrayFormatter::try_new(a.as_ref(), &options)?;
-            let texts: arrow::array::StringArray =
-                (0..a.len()).map(|i| a.is_valid(i).then(|| shown.value(i).to_string())).collect();
-            Ok(Arc::new(texts))
-        }
+        _ => as_text(),
     }
 }
 
@@ -1812,7 +1819,8 @@ mod tests {
         let sql = "SELECT a.x, b.x, 9 AS x_1 FROM (VALUES (1)) a(x) CROSS JOIN (VALUES (2)) b(x)";
         let (schema, batches) = run_script(&ctx, sql).await.unwrap();
         for (format, expected) in
-            [(PrintFormat::Ndjson, "{\"x\":1,\"x_1\":2,\"x_1_1\":9}\n"), (PrintFormat::Csv, "x,x_1,x_1_1\n1,2,9\n")]
+            // the name the query gave (`x_1`) stays its column's; the repeated `x` takes the next
+            [(PrintFormat::Ndjson, "{\"x\":1,\"x_2\":2,\"x_1\":9}\n"), (PrintFormat::Csv, "x,x_2,x_1\n1,2,9\n")]
         {
             let mut out = Vec::new();
             print(format, &schema, &batches, &mut out).unwrap();

@@ -3069,3 +3069,23 @@ fn a_parquet_file_whose_pages_do_not_decode_is_named() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains(&format!("{} is not a readable Parquet file: ", f.display())), "{}", stderr(&o));
 }
+
+#[test]
+fn json_and_csv_print_times_alike() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "one.jsonl", "{\"a\": 1}\n");
+    let sql = "SELECT arrow_cast(0, 'Timestamp(Microsecond, None)') AS naive, \
+               arrow_cast(0, 'Timestamp(Microsecond, Some(\"+05:30\"))') AS india, \
+               arrow_cast(0, 'Timestamp(Microsecond, Some(\"UTC\"))') AS utc FROM t";
+    let o = run(bin().args(["query", "-q", "--format", "ndjson"]).arg(tmp.path().join("one.jsonl")).arg(sql));
+    assert_eq!(
+        stdout(&o),
+        "{\"naive\":\"1970-01-01T00:00:00\",\"india\":\"1970-01-01T05:30:00+05:30\",\"utc\":\"1970-01-01T00:00:00Z\"}\n",
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        query_with(&tmp.path().join("one.jsonl"), sql, &[]),
+        "naive,india,utc\n1970-01-01T00:00:00,1970-01-01T05:30:00+05:30,1970-01-01T00:00:00Z\n"
+    );
+}
