@@ -196,8 +196,9 @@ fn json_message(e: &serde_json::Error, line_column: Option<usize>) -> String {
     if what == "recursion limit exceeded" {
         // valid JSON, deeper than the parser goes: the limit is the reader's, not the input's fault
         return format!(
-            "nested more than 128 arrays or objects deep {place}, beyond what runpack reads (serde_json's \
-             recursion limit, which keeps a hostile input from exhausting the stack)"
+            "nested 128 or more arrays or objects deep (the record's own object counts as one) {place}, \
+             beyond what runpack reads (serde_json's recursion limit, which keeps a hostile input from \
+             exhausting the stack)"
         );
     }
     if what == "number out of range" {
@@ -869,8 +870,14 @@ mod tests {
         // valid JSON deeper than the parser goes is said as the reader's limit
         let deep: &'static str = format!("{{\"a\":{}1{}}}\n", "[".repeat(200), "]".repeat(200)).leak();
         let got = collect(|s| jsonl(boxed(deep.as_bytes()), "f", s));
-        assert!(got[0].starts_with("1 json: nested more than 128 arrays or objects deep at column "), "{got:?}");
+        assert!(got[0].starts_with("1 json: nested 128 or more arrays or objects deep"), "{got:?}");
         assert!(!got[0].contains("not valid"), "{got:?}");
+        // the limit: 127 levels with the record's own object read, 128 not
+        for (arrays, read) in [(126, true), (127, false)] {
+            let line: &'static str = format!("{{\"a\":{}1{}}}\n", "[".repeat(arrays), "]".repeat(arrays)).leak();
+            let got = collect(|s| jsonl(boxed(line.as_bytes()), "f", s));
+            assert_eq!(!got[0].contains("nested 128 or more"), read, "{arrays}: {got:?}");
+        }
         let got = collect(|s| jsonl(boxed(b"{\"a\": 1e400}\n"), "f", s));
         assert_eq!(
             got[0],
