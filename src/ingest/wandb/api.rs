@@ -193,7 +193,7 @@ pub fn scan_lists(plan: &Plan) -> Result<Lists> {
 }
 
 /// The first JSON path where two values differ (`$.summary.reward`).
-pub(super) fn first_difference(a: &Value, b: &Value, path: &str) -> Option<String> {
+fn first_difference(a: &Value, b: &Value, path: &str) -> Option<String> {
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
             let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
@@ -211,6 +211,53 @@ pub(super) fn first_difference(a: &Value, b: &Value, path: &str) -> Option<Strin
         }
         _ if a == b => None,
         _ => Some(path.to_string()),
+    }
+}
+
+/// Reports run `id` found a second time (`second`) after `first`, each (place, record):
+/// identical copies are a warning and a dropped duplicate (true: drop the second), copies
+/// that differ a `wandb-duplicate` violation naming the first difference (false).
+pub(super) fn run_listed_twice(
+    report: &mut BuildReport,
+    name: &str,
+    id: &str,
+    first: (&SourceRef, &Value),
+    second: (&SourceRef, &Value),
+) -> bool {
+    let ((f, a), (s, b)) = (first, second);
+    let places =
+        if f.file == s.file { format!("twice in {}", s.file) } else { format!("in {} and {}", f.file, s.file) };
+    match first_difference(a, b, "$") {
+        None => {
+            report
+                .duplicates_dropped
+                .entry(name.to_string())
+                .or_default()
+                .add(|| format!("run {id}: identical copies at {f} and {s}; the second was dropped"));
+            report.warn(
+                name,
+                "duplicate",
+                Some(s.clone()),
+                format!("run {id} is listed twice ({places}); the copies are identical and the second was dropped"),
+            );
+            true
+        }
+        Some(path) => {
+            report.violation(Violation {
+                scope: crate::report::Scope::Source,
+                table: name.to_string(),
+                source: Some(s.clone()),
+                path: path.clone(),
+                rule: "wandb-duplicate".into(),
+                key: Some(format!("run_id={id}")),
+                message: format!(
+                    "run {id} is listed twice with different values at {path}: {} at {f} vs {} at {s}",
+                    values_at(a, &path),
+                    values_at(b, &path),
+                ),
+            });
+            false
+        }
     }
 }
 
@@ -242,37 +289,8 @@ pub fn check_duplicates(plan: &Plan, lists: &Lists, name: &str, report: &mut Bui
                     format!("in {} and {}", rel(first.k), rel(e.k))
                 };
                 duplicates.push(format!("{id}, {places}"));
-                match first_difference(&a, &b, "$") {
-                    None => {
-                        skip.insert((e.k, e.number));
-                        let (f, s) = (at(first), at(e));
-                        report
-                            .duplicates_dropped
-                            .entry(name.to_string())
-                            .or_default()
-                            .add(|| format!("run {id}: identical copies at {f} and {s}; the second was dropped"));
-                        report.warn(
-                            name,
-                            "duplicate",
-                            Some(at(e)),
-                            format!("run {id} is listed twice ({places}); the copies are identical and the second was dropped"),
-                        );
-                    }
-                    Some(path) => report.violation(Violation {
-                        scope: crate::report::Scope::Source,
-                        table: name.to_string(),
-                        source: Some(at(e)),
-                        path: path.clone(),
-                        rule: "wandb-duplicate".into(),
-                        key: Some(format!("run_id={id}")),
-                        message: format!(
-                            "run {id} is listed twice with different values at {path}: {} at {} vs {} at {}",
-                            values_at(&a, &path),
-                            at(first),
-                            values_at(&b, &path),
-                            at(e)
-                        ),
-                    }),
+                if run_listed_twice(report, name, &id, (&at(first), &a), (&at(e), &b)) {
+                    skip.insert((e.k, e.number));
                 }
             }
         }
@@ -312,7 +330,7 @@ pub fn check_duplicates(plan: &Plan, lists: &Lists, name: &str, report: &mut Bui
     skip
 }
 
-pub(super) fn values_at(v: &Value, path: &str) -> String {
+fn values_at(v: &Value, path: &str) -> String {
     let mut cur = Some(v);
     for part in path.trim_start_matches('$').split('.').filter(|p| !p.is_empty()) {
         cur = cur.and_then(|c| c.get(part));

@@ -493,41 +493,17 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], report: &mut BuildReport) 
             match o {
                 Out::Row(m, Position::Line(n)) if runs_csv => {
                     let Some(id) = m.get("run_id").and_then(Value::as_str).map(String::from) else { return Ok(()) };
-                    let mut row = m.clone();
-                    row.remove("source_files");
+                    let mut row = m;
+                    row.shift_remove("source_files");
                     let here = SourceRef { file: rel.clone(), at: Position::Line(n) };
                     match csv_runs.get(&id) {
                         None => {
                             csv_runs.insert(id, (here, Value::Object(row)));
                         }
                         Some((first, before)) => {
-                            let row = Value::Object(row);
-                            match api::first_difference(before, &row, "$") {
-                                None => {
-                                    csv_skip.insert((k, n));
-                                    report.duplicates_dropped.entry(name.clone()).or_default().add(|| {
-                                        format!("run {id}: identical copies at {first} and {here}; the second was dropped")
-                                    });
-                                    report.warn(
-                                        &name,
-                                        "duplicate",
-                                        Some(here.clone()),
-                                        format!("run {id} is listed twice; the copies are identical and the second was dropped"),
-                                    );
-                                }
-                                Some(path) => report.violation(Violation {
-                                    scope: crate::report::Scope::Source,
-                                    table: name.clone(),
-                                    source: Some(here.clone()),
-                                    path: path.clone(),
-                                    rule: "wandb-duplicate".into(),
-                                    key: Some(format!("run_id={id}")),
-                                    message: format!(
-                                        "run {id} is listed twice with different values at {path}: {} at {first} vs {} at {here}",
-                                        api::values_at(before, &path),
-                                        api::values_at(&row, &path),
-                                    ),
-                                }),
+                            if api::run_listed_twice(report, &name, &id, (first, before), (&here, &Value::Object(row)))
+                            {
+                                csv_skip.insert((k, n));
                             }
                         }
                     }
