@@ -594,20 +594,18 @@ fn check_sampling(
         // run was going, or cut short): its last `_step` was logged, so the history holds it
         if problem.is_none() && !lists.expect.contains_key(run) {
             // the highest over the run's directories (a resumed run has one per session); a
-            // summary that cannot be read or gives no step is read, and reported, elsewhere
-            let summary_step = st
+            // summary whose `_step` is no step is reported with the run's row
+            let read: Vec<std::result::Result<Option<(i64, String)>, String>> = st
                 .files
                 .iter()
                 .filter_map(|&k| match plan.kinds[k] {
-                    Kind::Dir(d, run_dir::Member::History) => run_dir::summary_step(plan, d),
+                    Kind::Dir(d, run_dir::Member::History) => Some(run_dir::summary_step(plan, d)),
                     _ => None,
                 })
-                .max();
+                .collect();
+            let summary_step = read.iter().filter_map(|r| r.as_ref().ok().cloned().flatten()).max();
             // a summary that cannot be read cannot vouch for the history either
-            let unreadable = st.files.iter().find_map(|&k| match plan.kinds[k] {
-                Kind::Dir(d, run_dir::Member::History) => run_dir::summary_unreadable(plan, d),
-                _ => None,
-            });
+            let unreadable = read.iter().find_map(|r| r.as_ref().err());
             if let (None, Some(e)) = (&summary_step, unreadable) {
                 problem = Some(format!(
                     "history not checked: {file_list} has {} rows (max `_step` {}), and the run's summary, which \

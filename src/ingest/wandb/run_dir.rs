@@ -149,21 +149,12 @@ fn read_text(input: &InputFile) -> Result<String> {
 }
 
 /// The `_step` of run directory `d`'s `wandb-summary.json` and that file's path, when it has
-/// one that is a step; a summary that cannot be read, or whose `_step` is no step, is
-/// reported where the runs table reads it.
-pub fn summary_step(plan: &Plan, d: usize) -> Option<(i64, String)> {
-    let k = plan.member(d, Member::Summary)?;
-    let summary = read_json(&plan.inputs[k]).ok()?;
-    Some((rows::step_of(summary.get("_step")).ok()??, plan.inputs[k].rel.clone()))
-}
-
-/// Why run directory `d`'s `wandb-summary.json` cannot be read as JSON, when it cannot.
-pub fn summary_unreadable(plan: &Plan, d: usize) -> Option<String> {
-    let k = plan.member(d, Member::Summary)?;
-    match read_json(&plan.inputs[k]) {
-        Err(e) => Some(e.to_string()),
-        Ok(_) => None,
-    }
+/// one that is a step (`Ok(None)` without a summary or a step; a `_step` that is no step is
+/// reported where the runs table reads it), or why the summary cannot be read as JSON.
+pub fn summary_step(plan: &Plan, d: usize) -> std::result::Result<Option<(i64, String)>, String> {
+    let Some(k) = plan.member(d, Member::Summary) else { return Ok(None) };
+    let summary = read_json(&plan.inputs[k]).map_err(|e| e.to_string())?;
+    Ok(rows::step_of(summary.get("_step")).ok().flatten().map(|s| (s, plan.inputs[k].rel.clone())))
 }
 
 fn read_json(input: &InputFile) -> Result<Value> {
