@@ -868,22 +868,20 @@ pub async fn print_stream(
     context: &str,
     out: &mut dyn std::io::Write,
 ) -> Result<()> {
+    // a statement without a result (`SET …`) runs, and prints nothing (JSON: an empty array)
+    let nothing = schema.fields().is_empty();
     let mut printer = Printer::new(format, schema.clone());
     while let Some(b) = stream.next().await {
         let b = b.map_err(|e| Error::sql(context, e))?;
-        // a statement without a result (`SET …`) prints nothing (JSON: an empty array)
-        if schema.fields().is_empty() {
-            continue;
+        if !nothing {
+            printer.push(&b, out)?;
         }
-        printer.push(&b, out)?;
     }
-    if schema.fields().is_empty() {
-        if format == PrintFormat::Json {
-            writeln!(out, "[]").map_err(|e| Error::io("stdout", e))?;
-        }
-        return Ok(());
+    match (nothing, format) {
+        (true, PrintFormat::Json) => writeln!(out, "[]").map_err(|e| Error::io("stdout", e)),
+        (true, _) => Ok(()),
+        (false, _) => printer.finish(out),
     }
-    printer.finish(out)
 }
 
 /// A result being printed batch by batch.
