@@ -1009,19 +1009,20 @@ pub async fn run_script_stream(
     Ok((schema, stream, context(count)))
 }
 
-/// `context` with what helps when `e` says a table is not found: the tables there are, the
-/// one meant when a name is close (or differs only in case, as SQL folds an unquoted name to
-/// lower case), or `context` as it is for any other error.
-fn unknown_table_context(ctx: &SessionContext, context: &str, e: &datafusion::error::DataFusionError) -> String {
-    let text = e.to_string();
-    let Some(name) = text.split_once("table '").and_then(|(_, rest)| rest.split_once("' not found")).map(|(n, _)| n)
-    else {
-        return context.to_string();
-    };
-    let name = name.rsplit('.').next().unwrap_or(name);
+/// `context` with what helps when statement `st` names a table there is not (it failed to
+/// plan): the tables there are, and the one meant when a name is close (or differs only in
+/// case, as SQL folds an unquoted name to lower case); `context` as it is otherwise.
+fn unknown_table_context(ctx: &SessionContext, context: &str, st: &datafusion::sql::parser::Statement) -> String {
     let mut tables: Vec<String> =
         ctx.catalog("datafusion").and_then(|c| c.schema("public")).map(|s| s.table_names()).unwrap_or_default();
     tables.sort();
+    let Ok((refs, _)) = datafusion::sql::resolve::resolve_table_references(st, true) else {
+        return context.to_string();
+    };
+    let Some(unknown) = refs.iter().find(|r| !tables.iter().any(|t| t == r.table())) else {
+        return context.to_string();
+    };
+    let name = unknown.table();
     if tables.is_empty() {
         return context.to_string();
     }
@@ -1046,9 +1047,11 @@ async fn start_statement(
     context: &str,
 ) -> Result<(SchemaRef, datafusion::physical_plan::SendableRecordBatchStream)> {
     let sql_err = |e| Error::sql(context, e);
+    // kept to say which table a failed plan names that is not there
+    let statement = st.clone();
     let plan = match ctx.state().statement_to_plan(st).await {
         Ok(p) => p,
-        Err(e) => return Err(Error::sql(unknown_table_context(ctx, context, &e), e)),
+        Err(e) => return Err(Error::sql(unknown_table_context(ctx, context, &statement), e)),
     };
     read_only(true).verify_plan(&plan).map_err(sql_err)?;
     let df = ctx.execute_logical_plan(plan).await.map_err(sql_err)?;
