@@ -395,24 +395,28 @@ impl<'a> Validator<'a> {
                                 if rejecting && !valid.is_empty() { valid } else { (start..end).collect() };
                             let rule =
                                 if self.policy == DuplicatePolicy::KeepLast { "keep-last" } else { "keep-first" };
+                            // rows the rule cannot order are violations of the key, not a choice
+                            let key = self.schema.primary_key.join(", ");
+                            let mut unordered = |rows: &[usize], message: String| {
+                                for &r in rows {
+                                    reasons[r].push((key.clone(), "primaryKey".into(), message.clone()));
+                                }
+                            };
                             // a row without a file and line (a NULL `_source_file` or
                             // `_source_line`, from a join or a literal row) has no place in the
                             // order the rule reads
                             let unplaced: Vec<usize> =
                                 pool.iter().copied().filter(|&r| sources.at(r).is_none()).collect();
                             if !unplaced.is_empty() {
-                                for &r in &unplaced {
-                                    reasons[r].push((
-                                        self.schema.primary_key.join(", "),
-                                        "primaryKey".into(),
-                                        format!(
-                                            "{} rows share this primary key ({}), and this one has no \
-                                             _source_file/_source_line, so the {rule} rule cannot place it",
-                                            end - start,
-                                            places.join(", ")
-                                        ),
-                                    ));
-                                }
+                                unordered(
+                                    &unplaced,
+                                    format!(
+                                        "{} rows share this primary key ({}), and this one has no \
+                                         _source_file/_source_line, so the {rule} rule cannot place it",
+                                        end - start,
+                                        places.join(", ")
+                                    ),
+                                );
                                 start = end;
                                 continue;
                             }
@@ -428,18 +432,15 @@ impl<'a> Validator<'a> {
                             let tied: Vec<usize> =
                                 pool.iter().copied().filter(|&r| places[r - start] == kept_at).collect();
                             if tied.len() > 1 && !same_rows(&b, &tied)? {
-                                for &r in &tied {
-                                    reasons[r].push((
-                                        self.schema.primary_key.join(", "),
-                                        "primaryKey".into(),
-                                        format!(
-                                            "{} different rows share this primary key and come from the same raw \
-                                             line {kept_at}, so the {rule} rule cannot choose between them; give \
-                                             each row the query makes of a line its own key",
-                                            tied.len()
-                                        ),
-                                    ));
-                                }
+                                unordered(
+                                    &tied,
+                                    format!(
+                                        "{} different rows share this primary key and come from the same raw \
+                                         line {kept_at}, so the {rule} rule cannot choose between them; give \
+                                         each row the query makes of a line its own key",
+                                        tied.len()
+                                    ),
+                                );
                                 start = end;
                                 continue;
                             }
