@@ -804,7 +804,14 @@ async fn run_table(
         opts.on_invalid,
         cx.key_sets,
         cx.referenced.get(&t.name).cloned().unwrap_or_default(),
-    )?;
+    )
+    .map_err(|e| match (e, &t.schema) {
+        // a problem of the declared schema (a pattern, a foreign key) names its file
+        (Error::Config { location, message }, Some(file)) if location == format!("table {}", t.name) => {
+            Error::config(format!("{} (table {})", cx.spec.dir.join(file).display(), t.name), message)
+        }
+        (e, _) => e,
+    })?;
     let mut writer =
         SplitWriters::new(&t.name, t.split_column.as_deref(), &t.splits, target_schema.clone(), cx.root, opts.write)?;
     if let Some(ci) = writer.column {

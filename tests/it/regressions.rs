@@ -2830,8 +2830,8 @@ fn a_foreign_key_between_columns_of_other_types_is_a_schema_error() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         stderr(&o).contains(
-            "table evals: foreign key column `seed` is string (Utf8), and the column `seed` of table runs it \
-             references is number (Float64)"
+            "evals.json (table evals): foreign key column `seed` is string (Utf8), and the column `seed` of table \
+             runs it references is number (Float64)"
         ),
         "{}",
         stderr(&o)
