@@ -645,10 +645,13 @@ struct LineState {
     stray: std::collections::VecDeque<u64>,
     /// Whether the bytes read are kept for [`LineLog::text`].
     keep: bool,
-    /// The bytes read from offset `kept_from` on (see [`LineLog::text`]): the record being
-    /// read and what the reader has read ahead of it.
+    /// The bytes read from offset `kept_from` on, after the first `kept_skip` (see
+    /// [`LineLog::text`]): the record being read and what the reader has read ahead of it.
     kept: Vec<u8>,
-    /// The offset of `kept`'s first byte.
+    /// Bytes at the front of `kept` already let go; they are dropped in one move once they
+    /// are half of it, not record by record.
+    kept_skip: usize,
+    /// The offset of `kept[kept_skip]`.
     kept_from: u64,
 }
 
@@ -755,14 +758,13 @@ impl LineLog {
     /// line break that ends them, for a rejects file (cut as [`raw`] cuts); the bytes before
     /// `start` are let go. Empty when they were let go already.
     fn text(&self, start: u64, end: u64) -> String {
-        let mut s = self.0.borrow_mut();
-        let from = start.saturating_sub(s.kept_from).min(s.kept.len() as u64) as usize;
-        s.kept.drain(..from);
-        s.kept_from += from as u64;
-        let len = end.saturating_sub(s.kept_from).min(s.kept.len() as u64) as usize;
+        self.forget_before(start);
+        let s = self.0.borrow();
+        let kept = &s.kept[s.kept_skip..];
+        let len = end.saturating_sub(s.kept_from).min(kept.len() as u64) as usize;
         // a record's reading starts before the blank lines ahead of it
-        let first = s.kept[..len].iter().position(|b| !matches!(b, b'\n' | b'\r')).unwrap_or(len);
-        let bytes = &s.kept[first..len];
+        let first = kept[..len].iter().position(|b| !matches!(b, b'\n' | b'\r')).unwrap_or(len);
+        let bytes = &kept[first..len];
         let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
         raw(bytes.strip_suffix(b"\r").unwrap_or(bytes))
     }
@@ -770,9 +772,14 @@ impl LineLog {
     /// Lets go of the bytes before offset `end` (a record handed on whole).
     fn forget_before(&self, end: u64) {
         let mut s = self.0.borrow_mut();
-        let n = end.saturating_sub(s.kept_from).min(s.kept.len() as u64) as usize;
-        s.kept.drain(..n);
+        let n = end.saturating_sub(s.kept_from).min((s.kept.len() - s.kept_skip) as u64) as usize;
+        s.kept_skip += n;
         s.kept_from += n as u64;
+        if s.kept_skip >= 1 << 16 && 2 * s.kept_skip >= s.kept.len() {
+            let skip = s.kept_skip;
+            s.kept.drain(..skip);
+            s.kept_skip = 0;
+        }
     }
 }
 
@@ -999,6 +1006,29 @@ mod tests {
                 "4 csv: row has 1 cell, the header has 2"
             ]
         );
+    }
+
+    #[test]
+    fn csv_rows_set_aside_far_into_a_file_keep_their_text() {
+        // past the bytes let go in one move (64 KiB), the kept text still lines up
+        let mut text = String::from("a,b\n");
+        for i in 0..20_000 {
+            text.push_str(&format!("{i},x{i}\n"));
+        }
+        text.push_str("late,\"q\"z\n");
+        for i in 0..3 {
+            text.push_str(&format!("{i},y\n"));
+        }
+        let mut raws = Vec::new();
+        let text: &'static str = text.leak();
+        csv(boxed(text.as_bytes()), "f", &mut |item| {
+            if let Item::Bad { raw, .. } = item {
+                raws.push(raw);
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(raws, vec![Some("late,\"q\"z".to_string())]);
     }
 
     #[test]
