@@ -512,8 +512,12 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], report: &mut BuildReport) 
                     report.warn(&name, kind, at.map(|at| SourceRef { file: rel.clone(), at }), message)
                 }
                 Out::Step { run, step } => {
-                    // every id and name a history row gives its run, to match run lists by
-                    read_names.extend(run.run_id.iter().chain(&run.run_name).cloned());
+                    // the ids and names a run's history gives it, to match run lists by (once
+                    // a run, not once a row)
+                    let seen = run.run_id.as_ref().or(run.run_name.as_ref()).is_some_and(|k| per_run.contains_key(k));
+                    if !seen {
+                        read_names.extend(run.run_id.iter().chain(&run.run_name).cloned());
+                    }
                     let key = run.run_id.or(run.run_name).unwrap_or_default();
                     let e = per_run.entry(key).or_default();
                     e.files.insert(k);
