@@ -927,9 +927,24 @@ fn check_datapackage(dir: &Path, m: &Manifest, rep: &mut VerifyReport) {
         return;
     }
     let Ok(text) = crate::ingest::files::read_small(&path, 64 << 20) else { return };
-    let Ok(doc) = serde_json::from_str::<serde_json::Value>(&text) else {
-        rep.problems.push("datapackage.json: not a JSON document".into());
-        return;
+    let doc = match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(doc) if doc.is_object() => doc,
+        // placed as the manifest's syntax errors are
+        Err(e) => {
+            let place = match crate::error::Error::json_file("datapackage.json", &e) {
+                crate::error::Error::Config { location, message } => format!("{location}: not valid JSON: {message}"),
+                other => other.to_string(),
+            };
+            rep.problems.push(place);
+            return;
+        }
+        Ok(other) => {
+            rep.problems.push(format!(
+                "datapackage.json: expected a data package (a JSON object), found {}",
+                crate::ingest::path::describe(&other)
+            ));
+            return;
+        }
     };
     let resources = doc.get("resources").and_then(|r| r.as_array()).cloned().unwrap_or_default();
     let mut described = BTreeSet::new();

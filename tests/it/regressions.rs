@@ -3089,3 +3089,17 @@ fn json_and_csv_print_times_alike() {
         "naive,india,utc\n1970-01-01T00:00:00,1970-01-01T05:30:00+05:30,1970-01-01T00:00:00Z\n"
     );
 }
+
+#[test]
+fn a_datapackage_that_is_not_a_json_object_is_placed() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), tmp.path());
+    let dp = tmp.path().join("datapackage.json");
+    std::fs::write(&dp, "{\n \"a\": \n").unwrap();
+    let out = stdout(&run(bin().arg("verify").arg(tmp.path())));
+    assert!(out.contains("datapackage.json:3:1: not valid JSON: EOF while parsing a value"), "{out}");
+    std::fs::write(&dp, "42").unwrap();
+    let out = stdout(&run(bin().arg("verify").arg(tmp.path())));
+    assert!(out.contains("datapackage.json: expected a data package (a JSON object), found"), "{out}");
+    assert!(!out.contains("no resource describes table"), "{out}");
+}
