@@ -129,28 +129,18 @@ fn rows_of_one_raw_line_that_share_a_key_leave_the_rule_no_choice() {
                UNION ALL SELECT k, 'b' AS v, _source_file, _source_line FROM raw";
     write(dir, "pipeline.toml", &one_source("tie", "m.jsonl", "jsonl", "", sql, table));
     let o = build(dir, &["--max-errors", "1"]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains(
-            "m.jsonl:1:k: 2 different rows share this primary key and come from the same raw line m.jsonl:1, so \
-             the keep-last rule cannot choose between them"
-        ),
-        "{}",
-        stderr(&o)
+    assert_violations(
+        &o,
+        6000,
+        &["m.jsonl:1:k: 2 different rows share this primary key and come from the same raw line m.jsonl:1, so \
+           the keep-last rule cannot choose between them"],
     );
-    assert!(stderr(&o).contains("6000 violations found"), "{}", stderr(&o));
     // a row without a place cannot be ordered among the others
     let sql = "SELECT k, 'a' AS v, _source_file, _source_line FROM raw \
                UNION ALL SELECT 7 AS k, 'z' AS v, NULL, NULL";
     write(dir, "pipeline.toml", &one_source("tie", "m.jsonl", "jsonl", "", sql, table));
     let o = build(dir, &[]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("and this one has no _source_file/_source_line, so the keep-last rule cannot place it"),
-        "{}",
-        stderr(&o)
-    );
-    assert!(stderr(&o).contains("1 violation found"), "{}", stderr(&o));
+    assert_violations(&o, 1, &["and this one has no _source_file/_source_line, so the keep-last rule cannot place it"]);
     // the same row twice is no choice to make
     let sql = "SELECT k, 'a' AS v, _source_file, _source_line FROM raw \
                UNION ALL SELECT k, 'a' AS v, _source_file, _source_line FROM raw";

@@ -191,6 +191,18 @@ pub fn one_source(name: &str, path: &str, format: &str, source: &str, sql: &str,
     )
 }
 
+/// Asserts that a build or query stopped on exactly `n` violations (exit 1), and that its
+/// errors say each of `said`.
+pub fn assert_violations(o: &Output, n: usize, said: &[&str]) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    for s in said {
+        assert!(err.contains(s), "{s}\n{err}");
+    }
+    let total = format!("{n} violation{} found", if n == 1 { "" } else { "s" });
+    assert!(err.contains(&total), "{total}\n{err}");
+}
+
 /// `README.md:<n>:`, where `n` is the 1-based line of `text` on which the first `needle` starts.
 pub fn readme_line(text: &str, needle: &str) -> String {
     let at = text.find(needle).unwrap_or_else(|| panic!("{needle:?} is in the text"));
