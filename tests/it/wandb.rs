@@ -54,7 +54,8 @@ fn corpus_every_wandb_flavour_reads() {
                 r#"{ table = "history", run_capture = "run" }"#,
             ),
             ("dirs", "\"corpus/wandb-offline/**\"", r#"{ table = "runs" }"#),
-            ("dirhist", "\"corpus/wandb-offline/**\"", r#"{ table = "history" }"#),
+            // two of the runs logged steps (their summaries say so) whose history is not in the corpus
+            ("dirhist", "\"corpus/wandb-offline/**\"", r#"{ table = "history", on_sampled = "accept" }"#),
             ("dirsys", "\"corpus/wandb-offline/**\"", r#"{ table = "system" }"#),
             ("dirhg", "\"corpus/wandb-offline/**\"", r#"{ table = "histograms" }"#),
         ],
@@ -70,9 +71,12 @@ fn corpus_every_wandb_flavour_reads() {
         ],
     );
     write(&dir, "pipeline.toml", &toml);
-    let o = build(&dir, &["-q"]);
+    let o = build(&dir, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     let r = release(&dir, "corpus");
+    for run in ["jnyhr7aj: sampled export: history missing", "5milpyx4: sampled export: history missing"] {
+        assert!(stderr(&o).contains(run), "{run}: {}", stderr(&o));
+    }
     // UI runs tables
     assert_eq!(
         query(&r, "SELECT _source_file, count(*), count(run_id) FROM t_ui GROUP BY 1 ORDER BY 1"),
@@ -416,6 +420,26 @@ fn b27_rich_summary_values_never_become_strings() {
         "SELECT key, step, array_to_string(counts, ',') AS c, array_to_string(bin_edges, ',') AS e FROM histograms ORDER BY key",
     );
     assert!(h.starts_with("key,step,c,e\nlogits,120,\"1,4,4,1\",\"-2,-1,0,1,2\"\npredictions,120,\"3,5,2\""), "{h}");
+    // a `from` that no run has is a mistake, not a column of nulls
+    let typo = r#"column = [{ name = "loss", from = "summary.los", type = "number" }]"#;
+    write(
+        &dir,
+        "pipeline.toml",
+        &pipeline(
+            "b27",
+            &[("runs", "\"run-*/**\"", &format!("{{ table = \"runs\", {typo} }}"))],
+            &[("wandb_runs", "SELECT run_id, loss FROM runs", "")],
+        ),
+    );
+    let o = build(&dir, &["--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "source runs ([[source.wandb.column]] loss): from = \"summary.los\" gives no value in any of the 1 run(s) read"
+        ),
+        "{}",
+        stderr(&o)
+    );
     let edges = query(&r, "SELECT unnest(bin_edges) AS e FROM histograms WHERE key = 'predictions'");
     let got: Vec<f64> = edges.lines().skip(1).map(|l| l.parse().unwrap()).collect();
     for (g, w) in got.iter().zip([0.0, 0.1, 0.2, 0.3]) {
@@ -805,6 +829,41 @@ fn a_run_directory_history_shorter_than_its_summary_is_incomplete() {
         stderr(&o)
     );
     write(dir, "wandb/run-20240102_000000-short001/files/wandb-summary.json", r#"{"_step": 5}"#);
+    let o = wandb_build(dir, "wandb/**", r#"{ table = "history" }"#);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn a_run_directory_without_history_rows_is_missing_its_history() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let run = "wandb/run-20240101_000000-none0001/files";
+    write(dir, &format!("{run}/wandb-summary.json"), r#"{"_step": 99, "loss": 0.5}"#);
+    write(dir, &format!("{run}/config.yaml"), "wandb_version: 1\nlr:\n  desc: null\n  value: 0.001\n");
+    let o = wandb_build(dir, "wandb/**", r#"{ table = "history" }"#);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "{run}/wandb-summary.json:run none0001: history missing: wandb/run-20240101_000000-none0001 has no \
+             wandb-history.jsonl or .wandb log among the matched files; the run's {run}/wandb-summary.json reports \
+             summary _step 99"
+        )),
+        "{}",
+        stderr(&o)
+    );
+    // an empty history file is no history either
+    write(dir, &format!("{run}/wandb-history.jsonl"), "");
+    let o = wandb_build(dir, "wandb/**", r#"{ table = "history" }"#);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("history missing: {run}/wandb-history.jsonl hold no history row")),
+        "{}",
+        stderr(&o)
+    );
+    // accepted, it builds with a warning; a summary without `_step` (nothing logged) says nothing
+    let o = wandb_build(dir, "wandb/**", r#"{ table = "history", on_sampled = "accept" }"#);
+    assert!(o.status.success(), "{}", stderr(&o));
+    write(dir, &format!("{run}/wandb-summary.json"), r#"{"loss": 0.5}"#);
     let o = wandb_build(dir, "wandb/**", r#"{ table = "history" }"#);
     assert!(o.status.success(), "{}", stderr(&o));
 }

@@ -486,10 +486,23 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], report: &mut BuildReport) 
     let mut csv_runs: BTreeMap<String, (SourceRef, Value)> = BTreeMap::new();
     let mut csv_skip = BTreeSet::new();
     let mut read_names: BTreeSet<String> = BTreeSet::new();
+    // whether any run gives each `[[source.wandb.column]]` a value (a `from` that matches no
+    // run is a typo, not a column of nulls)
+    let extra: Vec<String> = plan.opts.columns.iter().map(|c| c.name.clone()).collect();
+    let mut filled = vec![false; extra.len()];
+    let mut runs_read = 0u64;
     for (k, input) in inputs.iter().enumerate() {
         let rel = input.rel.clone();
         let runs_csv = table == WandbTable::Runs && matches!(plan.kinds[k], Kind::Csv(_));
         emit(&plan, k, &mut |o| {
+            if let Out::Row(m, _) = &o
+                && table == WandbTable::Runs
+            {
+                runs_read += 1;
+                for (f, c) in filled.iter_mut().zip(&extra) {
+                    *f |= m.get(c).is_some_and(|v| !v.is_null());
+                }
+            }
             match o {
                 Out::Row(m, Position::Line(n)) if runs_csv => {
                     let Some(id) = m.get("run_id").and_then(Value::as_str).map(String::from) else { return Ok(()) };
@@ -539,6 +552,20 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], report: &mut BuildReport) 
             format!("`{kind}` values are media references, not data, and are not read")
         };
         report.warn(&name, "wandb-media", None, format!("{n} value(s) of `{key}` skipped: {what}"));
+    }
+    if runs_read > 0
+        && let Some(c) = plan.opts.columns.iter().zip(&filled).find_map(|(c, f)| (!f).then_some(c))
+    {
+        return Err(Error::config(
+            format!("source {} ([[source.wandb.column]] {})", src.name, c.name),
+            format!(
+                "from = {:?} gives no value in any of the {} run(s) read: no run's config or summary has a \
+                 non-null value at that key (`config.<key>`, `summary.<key>` or a bare key; a key is looked up as \
+                 written, then as a dotted path)",
+                c.from,
+                crate::hash::group_digits(runs_read)
+            ),
+        ));
     }
     plan.skip.extend(csv_skip);
     if table == WandbTable::History {
@@ -657,6 +684,45 @@ fn check_sampling(
             .next()
             .map(|&k| SourceRef { file: plan.inputs[k].rel.clone(), at: Position::Pointer(String::new()) });
         incomplete(plan, report, name, run, &p, first);
+    }
+    // a run directory whose summary says the run logged steps, of which no history row was
+    // read (no history file or `.wandb` log among the matched files, or an empty one); a
+    // resumed run counts its directories together (the highest `_step`)
+    let mut dir_runs: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (d, dir) in plan.dirs.iter().enumerate() {
+        dir_runs.entry(dir.run_id.clone()).or_default().push(d);
+    }
+    for (run, dirs) in &dir_runs {
+        let run = run.as_str();
+        if per_run.contains_key(run) || read_names.contains(run) || lists.expect.contains_key(run) {
+            continue;
+        }
+        let Some((l, summary, d)) = dirs
+            .iter()
+            .filter_map(|&d| run_dir::summary_step(plan, d).ok().flatten().map(|(l, s)| (l, s, d)))
+            .max_by_key(|(l, ..)| *l)
+        else {
+            continue;
+        };
+        let read: Vec<&str> = dirs
+            .iter()
+            .flat_map(|&d| [plan.member(d, run_dir::Member::History), plan.log_of(d)])
+            .flatten()
+            .map(|k| plan.inputs[k].rel.as_str())
+            .collect();
+        let what = if read.is_empty() {
+            format!(
+                "{} has no wandb-history.jsonl or .wandb log among the matched files",
+                dirs.iter().map(|&d| plan.dirs[d].rel.as_str()).collect::<Vec<_>>().join(", ")
+            )
+        } else {
+            format!("{} hold no history row", read.join(", "))
+        };
+        let at = plan
+            .member(d, run_dir::Member::Summary)
+            .map(|k| SourceRef { file: plan.inputs[k].rel.clone(), at: Position::Pointer(String::new()) });
+        let p = format!("history missing: {what}; the run's {summary} reports summary _step {l}");
+        incomplete(plan, report, name, run, &p, at);
     }
     // a run the lists say has history, of which no row was read at all (by any of its ids
     // and names: a chart export names runs, a run list may give ids)
