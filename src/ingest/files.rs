@@ -166,6 +166,7 @@ pub fn find(base: &Path, patterns: &[String], context: &str) -> Result<Vec<Input
                 .collect::<Vec<_>>()
                 .join("/")
         };
+        let mut folders: Vec<String> = Vec::new();
         for entry in walkdir::WalkDir::new(&root).follow_links(true).sort_by_file_name() {
             let entry = match entry {
                 Ok(entry) => entry,
@@ -186,6 +187,14 @@ pub fn find(base: &Path, patterns: &[String], context: &str) -> Result<Vec<Input
                 }
             };
             if !entry.file_type().is_file() {
+                // a folder the pattern matches: named when the pattern matches no file
+                if entry.file_type().is_dir() && entry.depth() > 0 && folders.len() < 3 {
+                    let rel = relative(entry.path());
+                    // (a folder named as it is gets a glob to use from the caller)
+                    if pat.captures(&rel).is_some() && rel != p.trim_end_matches('/') {
+                        folders.push(rel);
+                    }
+                }
                 continue;
             }
             let rel = relative(entry.path());
@@ -195,6 +204,17 @@ pub fn find(base: &Path, patterns: &[String], context: &str) -> Result<Vec<Input
                 }
                 out.push(InputFile { rel, path: entry.path().to_path_buf(), captures });
             }
+        }
+        if out.len() == before && !folders.is_empty() {
+            return Err(Error::config(
+                context,
+                format!(
+                    "path {p:?} matches folders ({}{}) but no file: a path names files; add \"/**\" to read every \
+                     file under them, or a name such as \"/*.jsonl\"",
+                    folders.join(", "),
+                    if folders.len() == 3 { ", …" } else { "" }
+                ),
+            ));
         }
         if out.len() == before && patterns.len() > 1 {
             return Err(Error::config(context, format!("path {p:?} matches no file under {}", base.display())));
@@ -335,6 +355,22 @@ mod tests {
             let e = open(&input).err().expect("refused").to_string();
             assert!(e.contains(said), "{e}");
         }
+    }
+
+    #[test]
+    fn a_pattern_that_matches_only_folders_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        for run in ["run-1", "run-2"] {
+            std::fs::create_dir_all(dir.path().join("wandb").join(run).join("files")).unwrap();
+            std::fs::write(dir.path().join("wandb").join(run).join("files/config.yaml"), "a: 1\n").unwrap();
+        }
+        let e = find(dir.path(), &["wandb/*".into()], "p.toml (source w)").unwrap_err().to_string();
+        assert!(
+            e.contains("path \"wandb/*\" matches folders (wandb/run-1, wandb/run-2) but no file: a path names files; add \"/**\""),
+            "{e}"
+        );
+        assert_eq!(find(dir.path(), &["wandb/**".into()], "p").unwrap().len(), 2);
+        assert!(find(dir.path(), &["wandb/*/nothing".into()], "p").unwrap().is_empty());
     }
 
     #[test]
