@@ -257,6 +257,19 @@ fn scalar_text(v: Option<&Value>, path: &[&str], problems: &mut ShapeProblems) -
     }
 }
 
+/// A text column's value that must be a string or null (an error message, a generation):
+/// anything else, a non-finite token included, is a problem at `path`.
+fn string_or_null(v: Option<&Value>, path: &[&str], problems: &mut ShapeProblems) -> Value {
+    match v {
+        None | Some(Value::Null) => Value::Null,
+        Some(Value::String(s)) if lenient::special(s).is_none() => Value::String(s.clone()),
+        Some(other) => {
+            problem(problems, at(path), "a string or null", other);
+            Value::Null
+        }
+    }
+}
+
 /// A text column's value: strings as they are, integers as their digits, other numbers as
 /// serde_json writes them (`0.1`, `100000.0`), booleans as `true`/`false`, objects and
 /// arrays as JSON text.
@@ -317,12 +330,24 @@ const ROLE_EXPECTED: &str = "a role: \"user\", \"assistant\", \"environment\" or
 
 /// Row of a `trajectories.jsonl` line.
 ///
-/// Errors: a turn's `role` is not one of [`TURN_ROLES`] (missing included); `turns` is not a
-/// list of objects; an assistant turn's `token_count` is not an
-/// integer, or (with `keep_text`) its `content` not a string; `example_id` is neither a
-/// string nor an integer.
+/// Errors: the record has neither `idx` nor `example_id` (no trajectory); a turn's `role` is
+/// not one of [`TURN_ROLES`] (missing included); `turns` is not a list of objects; an
+/// assistant turn's `token_count` is not an integer, or (with `keep_text`) its `content` not a
+/// string; `example_id` is neither a string nor an integer; `error` is neither a string nor
+/// null.
 pub fn trajectory_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<String, Value>, ShapeProblems> {
     let mut problems = ShapeProblems::new();
+    if [r.get("idx"), r.get("example_id")].iter().all(|v| v.is_none_or(Value::is_null)) {
+        let keys: Vec<&str> = r.keys().map(String::as_str).take(5).collect();
+        problems.push((
+            "$".into(),
+            format!(
+                "expected a trajectory (`idx` or `example_id`, `turns`, `reward`, …), found an object with keys {keys:?}"
+            ),
+        ));
+        return Err(problems);
+    }
+    let error = string_or_null(r.get("error"), &["error"], &mut problems);
     let turns: &[Value] = match r.get("turns") {
         None | Some(Value::Null) => &[],
         Some(Value::Array(a)) => a,
@@ -392,7 +417,7 @@ pub fn trajectory_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<Str
     row.insert("reward".into(), reward);
     // set from the converted reward once the batch is converted (correct_from_reward)
     row.insert("correct".into(), Value::Null);
-    row.insert("error".into(), text_of(r.get("error")));
+    row.insert("error".into(), error);
     // a line without turns says nothing of them: not zero turns
     let has_turns = matches!(r.get("turns"), Some(Value::Array(_)));
     row.insert("num_turns".into(), if has_turns { Value::from(turns.len() as i64) } else { Value::Null });
@@ -489,7 +514,8 @@ fn per_template_from_top(raw: &Map<String, Value>, split: &str) -> bool {
 /// Row of a `<checkpoint>_{id,ood}_generations.jsonl` line.
 ///
 /// Errors: `__idx` missing or not an integer (or string), `op` neither an integer nor a
-/// string, `resp_tokens` not a count of tokens, `exact_match` other than 0 or 1.
+/// string, `resp_tokens` not a count of tokens, `exact_match` other than 0 or 1, (with
+/// `keep_text`) `gen_solution_answer` neither a string nor null.
 pub fn generation_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<String, Value>, ShapeProblems> {
     let mut problems = ShapeProblems::new();
     let mut id_of = |key: &str, required: bool| match id_text(r.get(key)) {
@@ -532,6 +558,7 @@ pub fn generation_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<Str
     let template = scalar_text(r.get("template"), &["template"], &mut problems);
     let gold = scalar_text(r.get("gold_answer"), &["gold_answer"], &mut problems);
     let generated = scalar_text(r.get("gen_answer"), &["gen_answer"], &mut problems);
+    let text = keep_text.then(|| string_or_null(r.get("gen_solution_answer"), &["gen_solution_answer"], &mut problems));
     if !problems.is_empty() {
         return Err(problems);
     }
@@ -544,8 +571,8 @@ pub fn generation_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<Str
     row.insert("gold_answer".into(), gold);
     row.insert("gen_answer".into(), generated);
     row.insert("extra".into(), extra(r, &GENERATION_KEYS));
-    if keep_text {
-        row.insert("text".into(), text_of(r.get("gen_solution_answer")));
+    if let Some(text) = text {
+        row.insert("text".into(), text);
     }
     Ok(row)
 }
@@ -790,6 +817,26 @@ mod tests {
         let t = trajectory_row(&obj("{\"example_id\":\"\u{FDD0}int:123456789012345678901234\",\"turns\":[]}"), false)
             .unwrap();
         assert_eq!(t["example_id"], "123456789012345678901234");
+        // a line of another format is no trajectory; an error and a generation are text or nothing
+        assert_eq!(
+            problems(trajectory_row(&obj(r#"{"step":0,"optim/lr":0.1}"#), false)),
+            vec![
+                "$: expected a trajectory (`idx` or `example_id`, `turns`, `reward`, …), found an object with keys [\"step\", \"optim/lr\"]"
+            ]
+        );
+        assert_eq!(
+            problems(trajectory_row(&obj("{\"idx\":1,\"error\":false}"), false)),
+            vec!["$.error: expected a string or null, found boolean false"]
+        );
+        assert_eq!(
+            trajectory_row(&obj(r#"{"idx":1,"error":"timeout (300s)"}"#), false).unwrap()["error"],
+            "timeout (300s)"
+        );
+        assert_eq!(
+            problems(generation_row(&obj(r#"{"__idx":1,"gen_solution_answer":["a","b"]}"#), true)),
+            vec!["$.gen_solution_answer: expected a string or null, found an array"]
+        );
+        assert!(generation_row(&obj(r#"{"__idx":1,"gen_solution_answer":["a","b"]}"#), false).is_ok());
         // token counts that add up beyond 64 bits are named, not capped
         let big = r#"{"role":"assistant","token_count":5000000000000000000}"#;
         assert_eq!(

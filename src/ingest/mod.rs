@@ -388,8 +388,7 @@ fn convert(
                     Item::Bad { at, rule, message, raw } => bad.push((
                         SourceRef { file: file.clone(), at },
                         rule,
-                        "$".into(),
-                        message,
+                        vec![("$".into(), message)],
                         raw.map(RejectBody::Raw).unwrap_or(RejectBody::Unread),
                     )),
                 }
@@ -556,14 +555,10 @@ fn shape_into(
             }
         }
         Err((problems, obj)) => {
-            let path = problems.first().map(|(p, _)| p.clone()).unwrap_or_else(|| "$".into());
-            let message = problems
-                .iter()
-                .enumerate()
-                .map(|(i, (p, m))| if i == 0 { m.clone() } else { format!("{p}: {m}") })
-                .collect::<Vec<_>>()
-                .join("; ");
-            bad.push((sref, "type", path, message, RejectBody::RecordText(convert::json_raw(&Value::Object(obj)))));
+            // each problem is its own violation (or reason of the one reject)
+            let problems =
+                if problems.is_empty() { vec![("$".into(), "not of the format's shape".into())] } else { problems };
+            bad.push((sref, "type", problems, RejectBody::RecordText(convert::json_raw(&Value::Object(obj)))));
         }
     }
 }
@@ -856,7 +851,9 @@ type Pending = (Map<String, Value>, SourceRef, Vec<(String, String)>, Option<Arc
 
 /// A line or record that gives no row: where, the rule, the JSON path, the message, and what
 /// the rejects file keeps of it.
-type BadLine = (SourceRef, &'static str, String, String, RejectBody);
+/// A line or record that gives no row: where, the rule, its problems (JSON path, message)
+/// and what the rejects file keeps of it.
+type BadLine = (SourceRef, &'static str, Vec<(String, String)>, RejectBody);
 
 /// What converting a run of records produced, before anything is reported or written.
 /// Building it touches nothing shared, so it can run on any thread.
@@ -1049,8 +1046,7 @@ impl ChunkSpec<'_> {
                 Item::Bad { at, rule, message, raw } => bad.push((
                     SourceRef { file: input.rel.clone(), at },
                     rule,
-                    "$".into(),
-                    message,
+                    vec![("$".into(), message)],
                     raw.map(RejectBody::Raw).unwrap_or(RejectBody::Unread),
                 )),
             }
@@ -1075,20 +1071,29 @@ impl Applier<'_> {
         // lines that do not parse and records that do not fit, written to the rejects file
         // together in line order
         let mut rejected: Vec<(SourceRef, Vec<String>, RejectBody)> = Vec::new();
-        for (sref, rule, path, message, raw) in chunk.bad_lines {
+        for (sref, rule, problems, raw) in chunk.bad_lines {
             match self.opts.on_invalid {
-                OnInvalid::Fail => self.report.violation(Violation {
-                    scope: crate::report::Scope::Source,
-                    table: name.clone(),
-                    source: Some(sref),
-                    path: path.clone(),
-                    rule: rule.into(),
-                    key: None,
-                    message,
-                }),
-                OnInvalid::Reject => {
-                    rejected.push((sref, vec![if path == "$" { message } else { format!("{path}: {message}") }], raw))
+                OnInvalid::Fail => {
+                    for (path, message) in problems {
+                        self.report.violation(Violation {
+                            scope: crate::report::Scope::Source,
+                            table: name.clone(),
+                            source: Some(sref.clone()),
+                            path,
+                            rule: rule.into(),
+                            key: None,
+                            message,
+                        })
+                    }
                 }
+                OnInvalid::Reject => rejected.push((
+                    sref,
+                    problems
+                        .into_iter()
+                        .map(|(path, message)| if path == "$" { message } else { format!("{path}: {message}") })
+                        .collect(),
+                    raw,
+                )),
             }
         }
         for e in &chunk.events {

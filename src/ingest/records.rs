@@ -175,7 +175,15 @@ pub fn parse_line(buf: &[u8], line_no: u64) -> Option<Item> {
                 Some(r) if e.line() == 1 => lenient::original_column(r, e.column()),
                 _ => e.column(),
             };
-            Item::Bad { at, rule: "json", message: json_message(&e, Some(column)), raw: Some(raw(line)) }
+            let mut message = json_message(&e, Some(column));
+            if line.starts_with(b"\xEF\xBB\xBF") {
+                // a file's byte order mark in the middle: files joined together
+                message.push_str(
+                    "; the line starts with a byte order mark (U+FEFF), which only a file's first line may carry: \
+                     were files joined together?",
+                );
+            }
+            Item::Bad { at, rule: "json", message, raw: Some(raw(line)) }
         }
     })
 }
@@ -263,13 +271,33 @@ pub fn json(
 /// the file is rejected like a bad line of JSON Lines.
 pub fn json_record(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item) -> Result<()>) -> Result<()> {
     let mut items = 0u64;
+    // the records of an array (at `/0`, `/1`, …): a list, not the one record of the file
+    let mut listed = 0u64;
     let mut counted = |item: Item| {
         items += 1;
-        sink(item)
+        match &item {
+            Item::Record(_, Position::Pointer(p)) | Item::Bad { at: Position::Pointer(p), .. } if !p.is_empty() => {
+                listed += 1;
+                Ok(())
+            }
+            _ => sink(item),
+        }
     };
     // a bad document is placed at pointer "", where a good one's record is (one type for
     // `_source_line` in its rejects); the message says the line and column
-    match json_syntax(reader, rel, "", &mut counted)? {
+    let read = json_syntax(reader, rel, "", &mut counted)?;
+    if listed > 0 && read.is_ok() {
+        return sink(Item::Bad {
+            at: Position::Pointer(String::new()),
+            rule: "shape",
+            message: format!(
+                "expected a JSON object (one record), found an array of {listed} item(s): this format reads one \
+                 record per file"
+            ),
+            raw: None,
+        });
+    }
+    match read {
         // a document that is one value but no record (`5`, `null`): a bad record, as above
         Ok(Some(what)) => sink(Item::Bad {
             at: Position::Pointer(String::new()),
@@ -846,6 +874,13 @@ mod tests {
         assert!(got[1].starts_with("3 record: expected a JSON object, found an array"), "{got:?}");
         assert!(got[2].starts_with("4 encoding"), "{got:?}");
         assert!(got[3].starts_with("5 truncated"), "{got:?}");
+        let got = collect(|s| jsonl(boxed(b"{\"a\":1}\n\xEF\xBB\xBF{\"a\":2}\n"), "f", s));
+        assert!(
+            got[1].starts_with(
+                "2 json: not valid JSON: expected value at column 1; the line starts with a byte order mark"
+            ),
+            "{got:?}"
+        );
     }
 
     #[test]
@@ -854,6 +889,19 @@ mod tests {
             let got = collect(|s| json_record(Box::new(std::io::Cursor::new(text)), "f", s));
             assert_eq!(got, vec![format!(" shape: expected a JSON object (one record), found {found}")]);
         }
+        // a list of records is no record either, whatever it holds
+        for (text, n) in [(&br#"[{"a":1},{"b":2}]"#[..], 2), (br#"[{"a":1}]"#, 1), (b"[{\"a\":1}, 5]", 2)] {
+            let got = collect(|s| json_record(Box::new(std::io::Cursor::new(text)), "f", s));
+            assert_eq!(
+                got,
+                vec![format!(
+                    " shape: expected a JSON object (one record), found an array of {n} item(s): this format reads \
+                     one record per file"
+                )]
+            );
+        }
+        let got = collect(|s| json_record(Box::new(std::io::Cursor::new(&br#"[{"a":1},"#[..])), "f", s));
+        assert!(got[0].starts_with(" json: "), "{got:?}");
     }
 
     #[test]

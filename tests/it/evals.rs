@@ -273,3 +273,60 @@ fn non_finite_values_inside_kept_objects_are_named_by_their_raw_path() {
     assert!(err.contains("raw/c_metrics.json:/ood:$.ood.per_template.Q Infinity"), "{err}");
     assert!(err.contains("raw/c_metrics.json:/total:$.per_template.A NaN"), "{err}");
 }
+
+#[test]
+fn records_of_another_shape_are_violations_one_per_problem() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // a metrics line where a trajectory belongs, an error that is no text, a generation that is a list
+    write(
+        &dir.join("raw/gsm8k/trajectories.jsonl"),
+        "{\"step\": 0, \"optim/lr\": 0.001}\n{\"idx\": 1, \"error\": false, \"turns\": []}\n{\"idx\": 2, \"error\": null, \"turns\": []}\n",
+    );
+    let sql = "SELECT idx, error, _source_line FROM raw";
+    write(
+        &dir.join("pipeline.toml"),
+        &one_source("tr", "raw/{bench}/trajectories.jsonl", "tinker-eval-trajectories", "", sql, ""),
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(
+            "raw/gsm8k/trajectories.jsonl:1:$: expected a trajectory (`idx` or `example_id`, `turns`, `reward`, …)"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("raw/gsm8k/trajectories.jsonl:2:$.error: expected a string or null, found boolean false"),
+        "{err}"
+    );
+    assert!(err.contains("2 violations found"), "{err}");
+    // several problems of one record: a violation each, one reject with a reason each
+    write(
+        &dir.join("raw/c_metrics.json"),
+        r#"{"checkpoint": "c", "id": {"count": 1, "pass_at_k": {"pass@": 0.1, "PASS@2": 0.4}}}"#,
+    );
+    write(
+        &dir.join("raw/d_metrics.json"),
+        r#"[{"checkpoint": "d", "id": {"count": 1}}, {"checkpoint": "e", "id": {"count": 2}}]"#,
+    );
+    write(
+        &dir.join("pipeline.toml"),
+        &one_source("m", "raw/{ck}_metrics.json", "eval-metrics", "", "SELECT checkpoint, split FROM raw", ""),
+    );
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("3 violations found"), "{err}");
+    assert!(
+        err.contains("raw/d_metrics.json:$: expected a JSON object (one record), found an array of 2 item(s)"),
+        "{err}"
+    );
+    let o = build(dir, &["-q", "--force", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rejects = std::fs::read_to_string(release(dir, "m").join("rejects/raw.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> = rejects.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2, "{rejects}");
+    assert_eq!(lines[0]["_reasons"].as_array().unwrap().len(), 2, "{rejects}");
+}
