@@ -1,6 +1,7 @@
 //! The `runpack` command: parses arguments, runs the verb, maps the outcome to an exit code
 //! (0 success, 1 invalid data or failed verification, 2 any other error).
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -41,7 +42,9 @@ fn main() -> ExitCode {
         Ok(Err(payload)) => {
             let seen = runpack::error::take_panic();
             let what = seen.unwrap_or_else(|| runpack::error::panic_message(payload.as_ref()));
-            eprintln!(
+            // written as it can be: a closed stderr must not turn this into a second panic
+            let _ = writeln!(
+                std::io::stderr(),
                 "error: runpack stopped on an internal error: {what}\n\
                  this is a bug in runpack; please report it with the command that led to it \
                  (RUST_BACKTRACE=1 prints where it happened)"
@@ -49,7 +52,7 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
         Err(e) => {
-            eprintln!("error: cannot start the command's thread: {e}");
+            let _ = writeln!(std::io::stderr(), "error: cannot start the command's thread: {e}");
             ExitCode::from(2)
         }
     }

@@ -298,7 +298,7 @@ pub fn publish(a: PublishArgs, quiet: bool) -> Result<u8, Error> {
     );
     if !quiet {
         for w in &report.warnings {
-            eprintln!("warning: {w}");
+            say!("warning: {w}");
         }
     }
     if report.outcome == PublishOutcome::DryRun {
@@ -343,7 +343,7 @@ pub fn publish(a: PublishArgs, quiet: bool) -> Result<u8, Error> {
     }
     if !quiet {
         let unchanged = report.files.iter().filter(|f| !f.upload).count();
-        eprintln!(
+        say!(
             "uploaded {} LFS object(s) ({}); {} already stored on the Hub; {} file(s) unchanged; {} deletion(s)",
             report.uploaded_objects,
             human_bytes(report.uploaded_bytes),
@@ -360,10 +360,10 @@ pub fn publish(a: PublishArgs, quiet: bool) -> Result<u8, Error> {
         PublishOutcome::Committed { commit, commit_url, pull_request_url, attempts, note } => {
             if !quiet {
                 if let Some(n) = note {
-                    eprintln!("note: {n}");
+                    say!("note: {n}");
                 }
                 if *attempts > 1 {
-                    eprintln!("commit requests sent: {attempts}");
+                    say!("commit requests sent: {attempts}");
                 }
             }
             match pull_request_url {
@@ -377,14 +377,14 @@ pub fn publish(a: PublishArgs, quiet: bool) -> Result<u8, Error> {
             if let Some(u) = commit_url
                 && !quiet
             {
-                eprintln!("{u}");
+                say!("{u}");
             }
         }
     }
     if let Some(t) = &report.tag
         && !quiet
     {
-        eprintln!("{t}");
+        say!("{t}");
     }
     Ok(0)
 }
@@ -424,7 +424,7 @@ pub fn verify(target: impl AsRef<std::ffi::OsStr>, a: VerifyHubArgs, quiet: bool
         }
         Ok(0)
     } else {
-        eprintln!(
+        say!(
             "{} problem{} found in {target} at commit {}",
             rep.problems.len(),
             if rep.problems.len() == 1 { "" } else { "s" },

@@ -5,6 +5,15 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+/// `eprintln!` that never panics: a message to a closed stderr (`2>&1 | head`) is dropped,
+/// not turned into a second error.
+macro_rules! say {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+
 mod hub;
 pub mod output;
 
@@ -214,9 +223,9 @@ async fn register_query_source(
     }
     let raw = crate::query::register_files(ctx, table, source, schema).await?;
     if raw.inferred && !quiet {
-        eprintln!("table {table}, schema inferred from every file:");
+        say!("table {table}, schema inferred from every file:");
         for f in raw.schema.fields() {
-            eprintln!("  {}: {}", crate::error::escape_control(f.name()), crate::schema::type_name(f.data_type()));
+            say!("  {}: {}", crate::error::escape_control(f.name()), crate::schema::type_name(f.data_type()));
         }
     }
     Ok(QuerySource { parquet_files: raw.parquet_files.clone(), _raw: Some(raw), hint: String::new() })
@@ -286,13 +295,13 @@ pub fn report(err: &Error, build: bool) -> u8 {
     // no token reaches the terminal, whatever a server put in its answer
     let text = crate::hub::redact(&err.to_string());
     match err {
-        Error::Invalid { .. } if build => eprintln!("{text}; nothing was written"),
-        Error::Invalid { .. } => eprintln!("{text}"),
-        _ => eprintln!("error: {text}"),
+        Error::Invalid { .. } if build => say!("{text}; nothing was written"),
+        Error::Invalid { .. } => say!("{text}"),
+        _ => say!("error: {text}"),
     }
     // a panic on another thread that came back as this error is said too
     if let Some(p) = crate::error::take_panic() {
-        eprintln!("note: an internal error came first: {p}");
+        say!("note: an internal error came first: {p}");
     }
     err.exit_code()
 }
@@ -336,14 +345,14 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             ))?;
             if outcome.unchanged {
                 if !quiet {
-                    eprintln!(
+                    say!(
                         "{}: up to date (inputs, pipeline and options unchanged); nothing rebuilt",
                         outcome.release_dir.display()
                     );
                 }
             } else if !quiet {
                 for w in &outcome.report.warnings {
-                    eprintln!("{w}");
+                    say!("{w}");
                 }
                 output::summary(&outcome);
             }
@@ -377,7 +386,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
                 }
                 Ok(0)
             } else {
-                eprintln!(
+                say!(
                     "{} problem{} found in {}",
                     rep.problems.len(),
                     if rep.problems.len() == 1 { "" } else { "s" },
@@ -413,7 +422,8 @@ async fn run_and_print(
 ) -> Result<u8, Error> {
     let run = async {
         let (schema, stream, context) = crate::query::run_script_stream(ctx, sql).await?;
-        let mut out = std::io::stdout().lock();
+        // buffered: stdout alone flushes at every line break, a write per row
+        let mut out = std::io::BufWriter::with_capacity(64 << 10, std::io::stdout().lock());
         crate::query::print_stream(format, &schema, stream, &context, &mut out).await
     };
     // a reader that panics on a corrupt file becomes an error (the caller names the file)
@@ -434,6 +444,6 @@ async fn run_and_print(
 /// With `--timing`, prints the seconds since `started` on stderr.
 fn print_timing(timing: bool, started: std::time::Instant) {
     if timing {
-        eprintln!("elapsed: {:.4} s", started.elapsed().as_secs_f64());
+        say!("elapsed: {:.4} s", started.elapsed().as_secs_f64());
     }
 }

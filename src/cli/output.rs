@@ -66,7 +66,7 @@ pub fn summary(o: &BuildOutcome) {
             extra.push_str(&format!(", {} duplicates superseded", t.duplicates_dropped));
         }
         let files = t.files.len();
-        eprintln!(
+        say!(
             "table {}: {} in {files} Parquet file{}{extra}",
             t.name,
             crate::hash::rows(t.rows),
@@ -75,33 +75,33 @@ pub fn summary(o: &BuildOutcome) {
     }
     for (name, n) in &o.manifest.report.rejected_rows {
         if o.manifest.table(name).is_none() {
-            eprintln!("source {name}: {} rejected while reading (in rejects/{name}.jsonl)", crate::hash::rows(*n));
+            say!("source {name}: {} rejected while reading (in rejects/{name}.jsonl)", crate::hash::rows(*n));
         }
     }
     let nonfinite: u64 = o.manifest.report.nonfinite_values.values().sum();
     if nonfinite > 0 {
-        eprintln!("non-finite values read: {nonfinite}");
+        say!("non-finite values read: {nonfinite}");
         for (src, tally) in &o.report.nonfinite {
             for e in &tally.examples {
-                eprintln!("  {src}: {e}");
+                say!("  {src}: {e}");
             }
         }
     }
     for (src, tally) in &o.report.coercions {
-        eprintln!("strings coerced in {src}: {}", tally.count);
+        say!("strings coerced in {src}: {}", tally.count);
         for e in &tally.examples {
-            eprintln!("  {e}");
+            say!("  {e}");
         }
     }
     for (t, tally) in &o.report.duplicates_dropped {
         // a table's duplicate-key rule, or a source's identical copies (W&B runs listed twice)
         if o.manifest.table(t).is_some() {
-            eprintln!("table {t}: {} superseded by the duplicate-key rule", crate::hash::rows(tally.count));
+            say!("table {t}: {} superseded by the duplicate-key rule", crate::hash::rows(tally.count));
         } else {
-            eprintln!("source {t}: {} dropped as identical copies", crate::hash::rows(tally.count));
+            say!("source {t}: {} dropped as identical copies", crate::hash::rows(tally.count));
         }
         for e in &tally.examples {
-            eprintln!("  {e}");
+            say!("  {e}");
         }
     }
 }

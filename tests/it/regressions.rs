@@ -3103,3 +3103,21 @@ fn a_datapackage_that_is_not_a_json_object_is_placed() {
     assert!(out.contains("datapackage.json: expected a data package (a JSON object), found"), "{out}");
     assert!(!out.contains("no resource describes table"), "{out}");
 }
+
+#[test]
+fn an_error_said_to_a_closed_stderr_is_no_panic() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "one.jsonl", "{\"a\": 1}\n");
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let status = bin()
+        .args(["query", "-q"])
+        .arg(tmp.path().join("one.jsonl"))
+        .arg("SELECT sum(no_such_column) FROM t")
+        .stdout(std::process::Stdio::null())
+        .stderr(writer)
+        .status()
+        .unwrap();
+    // the SQL error's exit status, not a panic's
+    assert_eq!(status.code(), Some(2));
+}
