@@ -8,12 +8,16 @@
 //! pointer in place of a file is named as such (pointer to the expected object: "not
 //! downloaded"; to another object: a distinct message); `SHA256SUMS` must agree; files not in
 //! the manifest are reported. Every Parquet shard's Arrow schema must equal the manifest's.
+//! The manifest must agree with itself (no path listed twice, a file in one split, shards
+//! numbered `00000` to `n-1` of `n`, each table's `arrow_schema` the view of its `schema`),
+//! and `datapackage.json` with it (each resource's Table Schema is its table's).
 //!
 //! With a `README.md`: its front matter must be plain YAML; every `configs[].data_files`
 //! path or glob must match files (case-sensitive, with a hint for near misses), every data
 //! file must belong to exactly one (config, split), `data_dir` must name a folder with data
 //! files, split names must be loadable; shards of one split must share one Arrow schema; row
-//! groups must stay under the dataset viewer's 300,000,000-byte limit.
+//! groups must stay under the dataset viewer's 300,000,000-byte limit. With a manifest too,
+//! each config must serve its own table's files, with the manifest's splits.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -226,6 +230,47 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
     for (name, n) in tables.into_iter().filter(|&(_, n)| n > 1) {
         rep.problems.push(format!("manifest.json: table {name} is defined {n} times"));
     }
+    // a path listed twice would count its rows twice
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    for f in &m.files {
+        *seen.entry(f.path.as_str()).or_insert(0) += 1;
+    }
+    for (path, n) in seen.iter().filter(|&(_, n)| *n > 1) {
+        rep.problems.push(format!("{path}: listed {n} times in the manifest's files"));
+    }
+    for t in &m.tables {
+        let lists = std::iter::once((format!("table {}", t.name), &t.files))
+            .chain(t.splits.iter().map(|sp| (format!("table {} split {}", t.name, sp.name), &sp.files)));
+        for (what, files) in lists {
+            let mut seen = BTreeSet::new();
+            for f in files.iter().filter(|f| !seen.insert(f.as_str())) {
+                rep.problems.push(format!("{f}: listed twice in the manifest's {what}"));
+            }
+        }
+        // one split per file
+        let mut owner: BTreeMap<&str, &str> = BTreeMap::new();
+        for sp in &t.splits {
+            for f in &sp.files {
+                if let Some(other) = owner.insert(f.as_str(), sp.name.as_str()).filter(|o| *o != sp.name) {
+                    rep.problems.push(format!("{f}: in splits {other} and {} of table {}", sp.name, t.name));
+                }
+            }
+        }
+        // the Arrow view of the schema is the schema's
+        let want: Vec<(String, String)> =
+            t.schema.arrow_schema().fields().iter().map(|f| (f.name().clone(), type_name(f.data_type()))).collect();
+        let got: Vec<(String, String)> = t.arrow_schema.iter().map(|f| (f.name.clone(), f.data_type.clone())).collect();
+        if want != got {
+            let first = want.iter().zip(&got).position(|(a, b)| a != b).unwrap_or(want.len().min(got.len()));
+            let say = |v: Option<&(String, String)>| v.map(|(n, t)| format!("{n}: {t}")).unwrap_or("nothing".into());
+            rep.problems.push(format!(
+                "manifest.json: table {} arrow_schema[{first}] is {}, its schema gives {}",
+                t.name,
+                say(got.get(first)),
+                say(want.get(first))
+            ));
+        }
+    }
     let mut to_hash: Vec<(usize, PathBuf)> = Vec::new();
     for (i, f) in m.files.iter().enumerate() {
         if !safe_relative(&f.path) {
@@ -386,8 +431,39 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
     // or data/<table>.parquet for the one `train` split of a table without a split column
     // (either with -NNNNN-of-NNNNN before .parquet when sharded)
     let shard = regex::Regex::new(r"-\d{5}-of-\d{5}$").expect("valid");
+    let numbered = regex::Regex::new(r"-(\d{5})-of-(\d{5})\.parquet$").expect("valid");
     for t in &m.tables {
         for sp in &t.splits {
+            // shards are numbered 0 to n-1 of n, all of them present
+            let shards: Vec<(u64, u64, &String)> = sp
+                .files
+                .iter()
+                .filter_map(|f| {
+                    let c = numbered.captures(f)?;
+                    Some((c[1].parse().ok()?, c[2].parse().ok()?, f))
+                })
+                .collect();
+            if !shards.is_empty() {
+                let n = sp.files.len() as u64;
+                let mut have: Vec<u64> = shards.iter().map(|(i, ..)| *i).collect();
+                have.sort_unstable();
+                if let Some((_, of, f)) = shards.iter().find(|(_, of, _)| *of != n) {
+                    rep.problems.push(format!(
+                        "{f}: named one of {of} shards, but split {} of table {} has {n} files",
+                        sp.name, t.name
+                    ));
+                } else if shards.len() as u64 != n || have != (0..n).collect::<Vec<_>>() {
+                    let missing: Vec<String> =
+                        (0..n).filter(|i| have.binary_search(i).is_err()).map(|i| format!("{i:05}")).collect();
+                    rep.problems.push(format!(
+                        "table {} split {}: its {n} shards are not numbered 00000 to {:05} (missing {})",
+                        t.name,
+                        sp.name,
+                        n - 1,
+                        missing.join(", ")
+                    ));
+                }
+            }
             for f in &sp.files {
                 let stem = f.strip_prefix("data/").and_then(|x| x.strip_suffix(".parquet")).unwrap_or(f);
                 let stem = shard.replace(stem, "");
@@ -956,6 +1032,22 @@ fn check_datapackage(dir: &Path, m: &Manifest, rep: &mut VerifyReport) {
             Some(serde_json::Value::Array(ps)) => ps.iter().filter_map(|p| p.as_str()).collect(),
             _ => vec![],
         };
+        // the resource's Table Schema is the manifest's table's
+        if let Some(t) = m.table(name) {
+            let mut want = serde_json::to_value(&t.schema).unwrap_or_default();
+            if let serde_json::Value::Object(o) = &mut want {
+                o.insert("missingValues".into(), serde_json::json!([]));
+            }
+            let got = r.get("schema").cloned().unwrap_or_default();
+            if let Some(ptr) = first_difference(&want, &got, String::new()) {
+                rep.problems.push(format!(
+                    "datapackage.json: /resources/{i}/schema{ptr} ({name}) differs from the manifest's schema of table \
+                     {name}: {} there, {} here",
+                    crate::ingest::path::describe(pointer_or_null(&want, &ptr)),
+                    crate::ingest::path::describe(pointer_or_null(&got, &ptr))
+                ));
+            }
+        }
         for p in paths {
             let listed = m.files.iter().any(|f| f.path == p && f.kind == "jsonl" && f.table.as_deref() == Some(name));
             if !listed {
@@ -969,6 +1061,30 @@ fn check_datapackage(dir: &Path, m: &Manifest, rep: &mut VerifyReport) {
     for t in m.tables.iter().filter(|t| !described.contains(&t.name)) {
         rep.problems.push(format!("datapackage.json: no resource describes table {}", t.name));
     }
+}
+
+/// The JSON pointer (under `at`) of the first place where `a` and `b` differ, in `a`'s key
+/// order; `None` when they are equal.
+fn first_difference(a: &serde_json::Value, b: &serde_json::Value, at: String) -> Option<String> {
+    use serde_json::Value;
+    let key = |k: &str| k.replace('~', "~0").replace('/', "~1");
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => x
+            .iter()
+            .find_map(|(k, v)| first_difference(v, y.get(k).unwrap_or(&Value::Null), format!("{at}/{}", key(k))))
+            .or_else(|| y.keys().find(|k| !x.contains_key(*k)).map(|k| format!("{at}/{}", key(k)))),
+        (Value::Array(x), Value::Array(y)) => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (v, w))| first_difference(v, w, format!("{at}/{i}")))
+            .or_else(|| (x.len() != y.len()).then(|| format!("{at}/{}", x.len().min(y.len())))),
+        _ => (a != b).then_some(at),
+    }
+}
+
+fn pointer_or_null<'v>(v: &'v serde_json::Value, ptr: &str) -> &'v serde_json::Value {
+    v.pointer(ptr).unwrap_or(&serde_json::Value::Null)
 }
 
 fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -> Result<()> {
@@ -1047,6 +1163,43 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
             if let Ok(p) = PathPattern::new(&pat) {
                 for f in files.iter().filter(|f| f.ends_with(".parquet") && p.captures(f).is_some()) {
                     splits.entry(split.clone()).or_default().push(f.clone());
+                }
+            }
+        }
+        // the config serves its own table's files, split by split as the manifest has them
+        if let Some(t) = manifest.and_then(|m| m.table(name).map(|t| (m, t))) {
+            let (m, t) = t;
+            let place = at(&format!("configs[{ci}].data_files"));
+            let mut foreign = false;
+            for (split, shards) in &splits {
+                for f in shards {
+                    let owner = m.files.iter().find(|e| &e.path == f).and_then(|e| e.table.as_deref());
+                    if owner.is_some_and(|o| o != name) {
+                        foreign = true;
+                        rep.problems.push(format!(
+                            "{place} config `{name}` split {split} names {f}, a file of table {}",
+                            owner.unwrap_or_default()
+                        ));
+                    }
+                }
+            }
+            let ours: BTreeSet<&str> = named.iter().map(String::as_str).collect();
+            let theirs: BTreeSet<&str> = t.splits.iter().map(|s| s.name.as_str()).collect();
+            if !t.splits.is_empty() && ours != theirs {
+                rep.problems.push(format!(
+                    "{place} config `{name}` has the splits {ours:?}, the manifest's table {name} the splits {theirs:?}"
+                ));
+            } else if !foreign {
+                for sp in &t.splits {
+                    let want: BTreeSet<&String> = sp.files.iter().collect();
+                    let got: BTreeSet<&String> = splits.get(&sp.name).map(|v| v.iter().collect()).unwrap_or_default();
+                    if want != got && !got.is_empty() && got.iter().all(|f| m.files.iter().any(|e| &e.path == *f)) {
+                        rep.problems.push(format!(
+                            "{place} config `{name}` split {} matches the files {got:?}, the manifest's split the files \
+                             {want:?}",
+                            sp.name
+                        ));
+                    }
                 }
             }
         }

@@ -223,6 +223,33 @@ fn a_large_input_is_sharded() {
     );
     let o = run(bin().arg("verify").arg(&r));
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    // a shard taken out of the release, everything sealed again: the numbering tells
+    let first = "data/eval_samples-00000-of-";
+    let gone = std::fs::read_dir(r.join("data"))
+        .unwrap()
+        .flatten()
+        .map(|e| format!("data/{}", e.file_name().to_string_lossy()))
+        .find(|f| f.starts_with(first))
+        .unwrap();
+    std::fs::remove_file(r.join(&gone)).unwrap();
+    let path = r.join("manifest.json");
+    let mut m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    m["files"].as_array_mut().unwrap().retain(|f| f["path"] != gone.as_str());
+    for t in m["tables"].as_array_mut().unwrap() {
+        t["files"].as_array_mut().unwrap().retain(|f| f != gone.as_str());
+        for s in t["splits"].as_array_mut().unwrap() {
+            s["files"].as_array_mut().unwrap().retain(|f| f != gone.as_str());
+        }
+    }
+    std::fs::write(&path, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+    reseal(&r);
+    let o = run(bin().arg("verify").arg(&r));
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains(&format!(" shards, but split train of table eval_samples has {} files", parquet - 1)),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]

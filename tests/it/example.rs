@@ -515,3 +515,79 @@ fn a_metrics_log_whose_checkpoints_name_two_runs_is_not_copied_onto_both() {
     assert_eq!(after.lines().count(), 2, "{after}");
     assert!(!after.contains(other), "{after}");
 }
+
+#[test]
+fn verify_finds_contradictions_that_checksums_were_recomputed_over() {
+    let fresh = || {
+        let dir = tempfile::tempdir().unwrap();
+        copy_tree(example_release(), dir.path());
+        dir
+    };
+    let verify = |dir: &Path| {
+        let o = run(bin().arg("verify").arg(dir));
+        assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+        stdout(&o)
+    };
+    // two configs that serve each other's tables
+    let dir = fresh();
+    let card = std::fs::read_to_string(dir.path().join("README.md")).unwrap();
+    let swapped = card
+        .replace("config_name: checkpoints\n", "config_name: TMP\n")
+        .replace("config_name: evaluations\n", "config_name: checkpoints\n")
+        .replace("config_name: TMP\n", "config_name: evaluations\n");
+    std::fs::write(dir.path().join("README.md"), swapped).unwrap();
+    reseal(dir.path());
+    let out = verify(dir.path());
+    assert!(
+        out.contains("config `checkpoints` split train names data/evaluations.parquet, a file of table evaluations"),
+        "{out}"
+    );
+    // a split renamed in the card alone
+    let dir = fresh();
+    let card = std::fs::read_to_string(dir.path().join("README.md")).unwrap();
+    let at = card.find("- config_name: checkpoints\n").unwrap();
+    let renamed = format!("{}{}", &card[..at], card[at..].replacen("split: train", "split: test", 1));
+    assert_ne!(renamed, card);
+    std::fs::write(dir.path().join("README.md"), renamed).unwrap();
+    reseal(dir.path());
+    let out = verify(dir.path());
+    assert!(
+        out.contains(
+            "config `checkpoints` has the splits {\"test\"}, the manifest's table checkpoints the splits {\"train\"}"
+        ),
+        "{out}"
+    );
+    // a file listed twice, counted twice
+    let dir = fresh();
+    rehash_manifest(dir.path(), |m| {
+        let again =
+            m["files"].as_array().unwrap().iter().find(|f| f["path"] == "data/checkpoints.parquet").unwrap().clone();
+        m["files"].as_array_mut().unwrap().push(again);
+        let t = m["tables"].as_array_mut().unwrap().iter_mut().find(|t| t["name"] == "checkpoints").unwrap();
+        t["files"].as_array_mut().unwrap().push("data/checkpoints.parquet".into());
+    });
+    let out = verify(dir.path());
+    assert!(out.contains("data/checkpoints.parquet: listed 2 times in the manifest's files"), "{out}");
+    assert!(out.contains("data/checkpoints.parquet: listed twice in the manifest's table checkpoints"), "{out}");
+    // the Arrow view of a schema, and datapackage.json's schema, edited
+    let dir = fresh();
+    rehash_manifest(dir.path(), |m| {
+        let t = m["tables"].as_array_mut().unwrap().iter_mut().find(|t| t["name"] == "checkpoints").unwrap();
+        t["arrow_schema"][0]["type"] = "Int64".into();
+    });
+    let out = verify(dir.path());
+    assert!(out.contains("manifest.json: table checkpoints arrow_schema[0] is "), "{out}");
+    let dir = fresh();
+    let path = dir.path().join("datapackage.json");
+    let mut dp: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let r = dp["resources"].as_array_mut().unwrap().iter_mut().find(|r| r["name"] == "checkpoints").unwrap();
+    r["schema"]["fields"][0]["name"] = "bogus".into();
+    std::fs::write(&path, serde_json::to_string_pretty(&dp).unwrap()).unwrap();
+    reseal(dir.path());
+    let out = verify(dir.path());
+    assert!(
+        out.contains("/schema/fields/0/name (checkpoints) differs from the manifest's schema of table checkpoints"),
+        "{out}"
+    );
+    assert!(out.contains("string \"bogus\" here"), "{out}");
+}

@@ -235,3 +235,32 @@ pub fn write_card(dir: &Path, card: &str) {
         listed.replace(&old_sha, &new_sha).replace(&old_manifest, &runpack::hash::sha256_bytes(text.as_bytes()));
     std::fs::write(&sums, listed).unwrap();
 }
+
+/// Recomputes every file entry's size and SHA-256 in the manifest, and SHA256SUMS: a release
+/// edited and sealed again, which checksums alone cannot tell from a built one.
+pub fn reseal(dir: &Path) {
+    use sha2::Digest;
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    for f in m["files"].as_array_mut().unwrap() {
+        let p = dir.join(f["path"].as_str().unwrap());
+        if let Ok(bytes) = std::fs::read(&p) {
+            f["bytes"] = bytes.len().into();
+            f["sha256"] = hex::encode(sha2::Sha256::digest(&bytes)).into();
+        }
+    }
+    let text = serde_json::to_string_pretty(&m).unwrap();
+    std::fs::write(dir.join("manifest.json"), &text).unwrap();
+    let mut paths: Vec<String> =
+        m["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap().to_string()).collect();
+    paths.push("manifest.json".into());
+    paths.sort();
+    paths.dedup();
+    let sums: String = paths
+        .iter()
+        .filter_map(|p| {
+            std::fs::read(dir.join(p)).ok().map(|b| format!("{}  {p}\n", hex::encode(sha2::Sha256::digest(&b))))
+        })
+        .collect();
+    std::fs::write(dir.join("SHA256SUMS"), sums).unwrap();
+}
