@@ -36,6 +36,8 @@ pub struct VerifyReport {
     /// Files whose SHA-256 matched: every file the manifest lists, and manifest.json itself
     /// against its line in SHA256SUMS (so every file `sha256sum -c SHA256SUMS` checks).
     pub verified: Vec<String>,
+    /// With [`run_with`]'s `data`: the rows read and checked, all tables together.
+    pub rows_checked: Option<u64>,
 }
 
 impl VerifyReport {
@@ -50,6 +52,26 @@ impl VerifyReport {
 /// Errors: [`Error::Refused`] when `dir` is no folder or holds none of a release's own files
 /// (`manifest.json`, `SHA256SUMS`, `README.md`, `data/`); everything else is a problem line.
 pub fn run(dir: &Path) -> Result<VerifyReport> {
+    run_with(dir, false)
+}
+
+/// Verifies the folder `dir` as [`run`] does, and with `data` reads every row as well (see
+/// [`check_data`]): a release whose files were changed and sealed again (checksums recomputed)
+/// passes the checksums, not this.
+///
+/// Errors: as [`run`]; [`Error::Io`] when the temporary folder for the row checks cannot be made.
+pub fn run_with(dir: &Path, data: bool) -> Result<VerifyReport> {
+    let mut rep = run_checks(dir)?;
+    if data && let Ok(m) = Manifest::load(dir) {
+        check_data(dir, &m, &mut rep)?;
+        for p in &mut rep.problems {
+            *p = crate::error::escape_control(p);
+        }
+    }
+    Ok(rep)
+}
+
+fn run_checks(dir: &Path) -> Result<VerifyReport> {
     if !dir.is_dir() {
         let what = if dir.exists() { "is not a folder" } else { "does not exist" };
         return Err(Error::Refused(format!("{} {what}", dir.display())));
@@ -125,6 +147,196 @@ pub fn run(dir: &Path) -> Result<VerifyReport> {
         *p = crate::error::escape_control(p);
     }
     Ok(rep)
+}
+
+/// Rows per record batch read by [`check_data`].
+pub const DATA_BATCH_ROWS: usize = 8192;
+
+/// Reads every row of every table of manifest `m` (in manifest order, the order they were
+/// built in), streaming record batches of [`DATA_BATCH_ROWS`] rows:
+///
+/// - each Parquet file's pages are decoded (a page that does not decode is named with the
+///   row it starts after);
+/// - each table's rows are checked against its Table Schema as a build checks them: types,
+///   `required`, constraints (`minimum`, `pattern`, `enum`, `unique`, …), the `primaryKey`
+///   (rows are stored in key order, so a key given twice is two neighbouring rows) and the
+///   `foreignKeys` to tables before it; a violation is named by the place in the raw input
+///   its row came from;
+/// - each JSON Lines copy (`jsonl/<stem>.jsonl` of `data/<stem>.parquet`) must be,
+///   byte for byte, the rows of its Parquet file as a build writes them: the first line that
+///   differs is named, with the row.
+///
+/// Files that are missing, unreadable or whose checksum differs are reported by the other
+/// checks and skipped here. Memory stays bounded by a batch, the primary key's last group and
+/// the key sets foreign keys refer to.
+///
+/// Errors: [`Error::Io`] when the temporary folder the validator needs cannot be made.
+pub fn check_data(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()> {
+    use crate::validate::{KeySet, Validator};
+    // the column sets later tables' foreign keys refer to
+    let mut referenced: BTreeMap<String, Vec<Vec<String>>> = BTreeMap::new();
+    for t in &m.tables {
+        for fk in &t.schema.foreign_keys {
+            let target = if fk.reference.resource.is_empty() { &t.name } else { &fk.reference.resource };
+            let sets = referenced.entry(target.clone()).or_default();
+            if !sets.contains(&fk.reference.fields) {
+                sets.push(fk.reference.fields.clone());
+            }
+        }
+    }
+    let work = tempfile::tempdir().map_err(|e| Error::io("temporary folder", e))?;
+    rep.rows_checked = Some(0);
+    let mut key_sets: BTreeMap<(String, Vec<String>), KeySet> = BTreeMap::new();
+    for t in &m.tables {
+        let files: Vec<&String> = t.files.iter().collect();
+        if files.iter().any(|f| !safe_relative(f) || !dir.join(f).is_file() || lfs_pointer(&dir.join(f)).is_some()) {
+            continue;
+        }
+        // a foreign key to a table not read (yet) is not checked
+        let mut schema = t.schema.clone();
+        schema.foreign_keys.retain(|fk| {
+            let target = if fk.reference.resource.is_empty() { &t.name } else { &fk.reference.resource };
+            key_sets.contains_key(&(target.clone(), fk.reference.fields.clone()))
+        });
+        let arrow = schema.arrow_schema();
+        let mut validator = match Validator::new(
+            &t.name,
+            &schema,
+            arrow.clone(),
+            crate::spec::DuplicatePolicy::Error,
+            crate::ingest::OnInvalid::Fail,
+            &key_sets,
+            referenced.get(&t.name).cloned().unwrap_or_default(),
+        ) {
+            Ok(v) => v,
+            Err(e) => {
+                rep.problems.push(format!("table {}: its rows cannot be checked: {e}", t.name));
+                continue;
+            }
+        };
+        let mut report = crate::report::BuildReport::new(20);
+        let mut rejects = crate::rejects::Rejects::new(work.path().join("rejects"));
+        let mut readable = true;
+        for f in &files {
+            readable &= read_data_file(dir, f, &arrow, &mut validator, &mut report, &mut rejects, rep)?;
+        }
+        if readable {
+            validator.finish(&mut report, &mut rejects)?;
+            for (cols, set) in validator.take_keys() {
+                key_sets.insert((t.name.clone(), cols), set);
+            }
+            if let Err(Error::Invalid { violations, total }) = report.check() {
+                // as a build says them: the row's raw input, the column, the table and key
+                rep.problems.extend(violations.iter().map(|v| v.to_string()));
+                if total > violations.len() {
+                    rep.problems.push(format!(
+                        "table {}: {} more rows break its schema",
+                        t.name,
+                        hash::group_digits((total - violations.len()) as u64)
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Decodes Parquet file `rel`, feeds its rows to `validator` and compares its JSON Lines copy
+/// with them; false when its rows could not all be read (the table's checks are then left
+/// unfinished).
+fn read_data_file(
+    dir: &Path,
+    rel: &str,
+    arrow: &arrow::datatypes::SchemaRef,
+    validator: &mut crate::validate::Validator,
+    report: &mut crate::report::BuildReport,
+    rejects: &mut crate::rejects::Rejects,
+    rep: &mut VerifyReport,
+) -> Result<bool> {
+    use std::io::{BufRead, Read};
+    let file = match std::fs::File::open(dir.join(rel)) {
+        Ok(f) => f,
+        Err(_) => return Ok(false),
+    };
+    let reader = match parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+        .and_then(|b| b.with_batch_size(DATA_BATCH_ROWS).build())
+    {
+        Ok(r) => r,
+        // named by the footer checks
+        Err(_) => return Ok(false),
+    };
+    // the JSON Lines copy, when the manifest's files hold it
+    let copy_rel =
+        rel.strip_prefix("data/").and_then(|s| s.strip_suffix(".parquet")).map(|s| format!("jsonl/{s}.jsonl"));
+    let mut copy = copy_rel
+        .as_ref()
+        .and_then(|c| std::fs::File::open(dir.join(c)).ok().map(|f| (c.clone(), std::io::BufReader::new(f))));
+    let mut row: u64 = 0;
+    let mut encoded = Vec::new();
+    let mut ends = Vec::new();
+    let mut line = Vec::new();
+    for batch in reader {
+        let batch = match batch {
+            Ok(b) => b,
+            Err(e) => {
+                rep.problems.push(format!("{rel}: cannot be decoded after row {}: {e}", hash::group_digits(row)));
+                return Ok(false);
+            }
+        };
+        if batch.schema().fields() != arrow.fields() {
+            // named by the schema checks
+            return Ok(false);
+        }
+        if let Some((c, r)) = copy.as_mut() {
+            encoded.clear();
+            ends.clear();
+            crate::write::encode_jsonl(&batch, &mut encoded, &mut ends)?;
+            let mut start = 0;
+            for (i, &end) in ends.iter().enumerate() {
+                line.clear();
+                let read = r.read_until(b'\n', &mut line).map_err(|e| Error::io(dir.join(c.as_str()), e))?;
+                let n = row + i as u64 + 1;
+                let want = &encoded[start..end];
+                if read == 0 || line != want {
+                    let problem = if read == 0 {
+                        format!("{c}:{n}: the file ends before row {n} of {rel}")
+                    } else {
+                        let at = want.iter().zip(&line).position(|(a, b)| a != b).unwrap_or(want.len().min(line.len()));
+                        format!(
+                            "{c}:{n}: differs from row {n} of {rel} from column {}: the row has {:?}, the line {:?}",
+                            at + 1,
+                            excerpt(want, at),
+                            excerpt(&line, at)
+                        )
+                    };
+                    rep.problems.push(problem);
+                    copy = None;
+                    break;
+                }
+                start = end;
+            }
+        }
+        row += batch.num_rows() as u64;
+        *rep.rows_checked.get_or_insert(0) += batch.num_rows() as u64;
+        validator.push(batch, report, rejects)?;
+    }
+    if let Some((c, mut r)) = copy {
+        let mut rest = [0u8; 1];
+        if r.read(&mut rest).map_err(|e| Error::io(dir.join(c.as_str()), e))? > 0 {
+            rep.problems.push(format!("{c}:{}: a line beyond the {} rows of {rel}", row + 1, hash::group_digits(row)));
+        }
+    }
+    Ok(true)
+}
+
+/// Up to 60 bytes of a JSON line from a little before byte `at` (where two lines part), without
+/// its line break, marked `…` where cut.
+fn excerpt(bytes: &[u8], at: usize) -> String {
+    let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    let start = at.saturating_sub(20).min(bytes.len());
+    let end = (start + 60).min(bytes.len());
+    let text = String::from_utf8_lossy(&bytes[start..end]);
+    format!("{}{text}{}", if start > 0 { "…" } else { "" }, if end < bytes.len() { "…" } else { "" })
 }
 
 /// Checks the files `SHA256SUMS` lists against their digests, as `sha256sum -c` would, for
@@ -1184,13 +1396,14 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
                 }
             }
             let ours: BTreeSet<&str> = named.iter().map(String::as_str).collect();
-            let theirs: BTreeSet<&str> = t.splits.iter().map(|s| s.name.as_str()).collect();
-            if !t.splits.is_empty() && ours != theirs {
+            // a split without rows is left out of the card (`datasets` cannot load an empty one)
+            let theirs: BTreeSet<&str> = t.splits.iter().filter(|s| s.rows > 0).map(|s| s.name.as_str()).collect();
+            if !theirs.is_empty() && ours != theirs {
                 rep.problems.push(format!(
                     "{place} config `{name}` has the splits {ours:?}, the manifest's table {name} the splits {theirs:?}"
                 ));
             } else if !foreign {
-                for sp in &t.splits {
+                for sp in t.splits.iter().filter(|s| s.rows > 0) {
                     let want: BTreeSet<&String> = sp.files.iter().collect();
                     let got: BTreeSet<&String> = splits.get(&sp.name).map(|v| v.iter().collect()).unwrap_or_default();
                     if want != got && !got.is_empty() && got.iter().all(|f| m.files.iter().any(|e| &e.path == *f)) {

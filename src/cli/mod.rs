@@ -77,6 +77,13 @@ enum Command {
         /// Release folder (releases/<name>/<version>), or
         /// hf://datasets/<namespace>/<name>[@<revision>][/<path>].
         release: PathBuf,
+        /// Also read every row of a local release: decode every Parquet page, check the rows
+        /// against each table's schema (types, constraints, primary and foreign keys) and
+        /// compare each JSON Lines copy, line by line, with the rows it was written from. This
+        /// catches a release changed and sealed again (its checksums recomputed); it reads all
+        /// of the data, so it takes as long as a scan of every table.
+        #[arg(long)]
+        data: bool,
         #[command(flatten)]
         hub: hub::VerifyHubArgs,
     },
@@ -360,7 +367,12 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             Ok(0)
         }
         Command::Publish(a) => hub::publish(a, quiet),
-        Command::Verify { release, hub } if hub::is_hub(&release) => hub::verify(&release, hub, quiet),
+        Command::Verify { release, data: true, .. } if hub::is_hub(&release) => Err(Error::Refused(format!(
+            "--data reads a local release's rows; download {} first (`verify --download` checks the bytes of \
+             every file)",
+            release.display()
+        ))),
+        Command::Verify { release, hub, .. } if hub::is_hub(&release) => hub::verify(&release, hub, quiet),
         Command::Query { source, schema, table, .. }
             if (schema.is_some() || table.is_some()) && is_release(&source) =>
         {
@@ -372,17 +384,28 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
         Command::Query { source, sql, format, hub, timing, .. } if hub::is_hub(&source) => {
             hub::query(&source, &sql, format, hub, quiet, timing)
         }
-        Command::Verify { release, hub } => {
+        Command::Verify { release, hub, data } => {
             hub.for_local(&release)?;
-            let rep = crate::verify::run(&release)?;
+            let rep = crate::verify::run_with(&release, data)?;
             let mut out = std::io::stdout().lock();
             for p in &rep.problems {
                 let _ = writeln!(out, "{p}");
             }
             if rep.ok() {
                 if !quiet {
-                    let _ =
-                        writeln!(out, "ok: {} files verified by sha256 in {}", rep.verified.len(), release.display());
+                    let rows = match rep.rows_checked {
+                        Some(n) => format!(
+                            ", {} rows read and checked against their schemas and JSON Lines copies",
+                            crate::hash::group_digits(n)
+                        ),
+                        None => String::new(),
+                    };
+                    let _ = writeln!(
+                        out,
+                        "ok: {} files verified by sha256{rows} in {}",
+                        rep.verified.len(),
+                        release.display()
+                    );
                 }
                 Ok(0)
             } else {

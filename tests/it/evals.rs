@@ -221,7 +221,7 @@ fn a_large_input_is_sharded() {
         query(&r, "SELECT count(*), count(DISTINCT _source_line) FROM eval_samples"),
         format!("count(*),count(DISTINCT eval_samples._source_line)\n{rows},{rows}\n")
     );
-    let o = run(bin().arg("verify").arg(&r));
+    let o = run(bin().args(["verify", "--data"]).arg(&r));
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     // a shard taken out of the release, everything sealed again: the numbering tells
     let first = "data/eval_samples-00000-of-";

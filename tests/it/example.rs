@@ -591,3 +591,65 @@ fn verify_finds_contradictions_that_checksums_were_recomputed_over() {
     );
     assert!(out.contains("string \"bogus\" here"), "{out}");
 }
+
+#[test]
+fn verify_data_reads_every_row_that_checksums_were_recomputed_over() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), dir.path());
+    let verify = |dir: &Path| {
+        let o = run(bin().args(["verify", "--data"]).arg(dir));
+        (o.status.code(), stdout(&o))
+    };
+    let (code, out) = verify(dir.path());
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains(" rows read and checked against their schemas and JSON Lines copies"), "{out}");
+    // a JSON Lines copy edited
+    let copy = dir.path().join("jsonl/checkpoints.jsonl");
+    let text = std::fs::read_to_string(&copy).unwrap();
+    let second = text.lines().nth(1).unwrap().to_string();
+    std::fs::write(&copy, text.replacen(&second, &second.replacen("\"step\":", "\"step\":1", 1), 1)).unwrap();
+    reseal(dir.path());
+    assert_eq!(run(bin().arg("verify").arg(dir.path())).status.code(), Some(0), "sealed again: the checksums agree");
+    let (code, out) = verify(dir.path());
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("jsonl/checkpoints.jsonl:2: differs from row 2 of data/checkpoints.parquet from column "),
+        "{out}"
+    );
+    std::fs::write(&copy, &text).unwrap();
+    // a Parquet page damaged: the JSON Lines copy no longer matches, or the page no longer decodes
+    let pq = dir.path().join("data/metrics.parquet");
+    let original = std::fs::read(&pq).unwrap();
+    let mut bytes = original.clone();
+    bytes[original.len() / 3] ^= 0xff;
+    std::fs::write(&pq, &bytes).unwrap();
+    reseal(dir.path());
+    let (code, out) = verify(dir.path());
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("of data/metrics.parquet from column")
+            || out.contains("data/metrics.parquet: cannot be decoded after row"),
+        "{out}"
+    );
+    std::fs::write(&pq, &original).unwrap();
+    // rows that break the schema recorded in the manifest (and datapackage.json, which matches it)
+    let mut m = manifest(dir.path());
+    let t = m["tables"].as_array_mut().unwrap().iter_mut().find(|t| t["name"] == "checkpoints").unwrap();
+    let step = t["schema"]["fields"].as_array_mut().unwrap().iter_mut().find(|f| f["name"] == "step").unwrap();
+    step["constraints"] = serde_json::json!({"maximum": 5});
+    std::fs::write(dir.path().join("manifest.json"), serde_json::to_string_pretty(&m).unwrap()).unwrap();
+    let mut dp: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("datapackage.json")).unwrap()).unwrap();
+    for r in dp["resources"].as_array_mut().unwrap() {
+        let t = m["tables"].as_array().unwrap().iter().find(|t| t["name"] == r["name"]).unwrap();
+        let mut schema = t["schema"].clone();
+        schema["missingValues"] = serde_json::json!([]);
+        r["schema"] = schema;
+    }
+    std::fs::write(dir.path().join("datapackage.json"), serde_json::to_string_pretty(&dp).unwrap()).unwrap();
+    reseal(dir.path());
+    let (code, out) = verify(dir.path());
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains(":step: value 30 is above the maximum 5 (table checkpoints, key training_run_id="), "{out}");
+    assert!(out.contains("table checkpoints: ") && out.contains(" more rows break its schema"), "{out}");
+}

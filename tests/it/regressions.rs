@@ -762,6 +762,8 @@ fn an_empty_split_stays_out_of_configs_so_datasets_loads_the_rest() {
     assert!(card.contains(&format!("  download_size: {train}\n")), "{train} {card}");
     let o = run(bin().arg("verify").arg(&r));
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let o = run(bin().args(["verify", "--data"]).arg(&r));
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     let o = run(std::process::Command::new(python())
         .arg(repo().join("tests/python/load_release.py"))
         .arg(&r)
