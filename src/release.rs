@@ -314,6 +314,17 @@ pub fn sha256sums(entries: &[(String, String)]) -> String {
     sorted.iter().map(|(path, sha)| format!("{sha}  {path}\n")).collect()
 }
 
+/// Why `path` is no [`safe_relative`] path, for messages: it leaves the release (absolute, or
+/// with `..`), or it is not written in the one form a release uses (`.` or empty parts, a
+/// backslash or `:`).
+pub fn unsafe_path_reason(path: &str) -> &'static str {
+    if path.starts_with('/') || path.split(['/', '\\']).any(|s| s == "..") {
+        "leaves the release folder"
+    } else {
+        "is not a plain relative path (`dir/file`, without `.` or empty parts, a backslash or `:`)"
+    }
+}
+
 /// True when a manifest path stays inside the release folder (relative, no `..`, no `\`).
 pub fn safe_relative(path: &str) -> bool {
     !path.is_empty()

@@ -486,12 +486,21 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
     let mut to_hash: Vec<(usize, PathBuf)> = Vec::new();
     for (i, f) in m.files.iter().enumerate() {
         if !safe_relative(&f.path) {
-            rep.problems.push(format!("{}: manifest path leaves the release folder; refused", f.path));
+            rep.problems.push(format!(
+                "{}: manifest path {}; refused",
+                f.path,
+                crate::release::unsafe_path_reason(&f.path)
+            ));
             continue;
         }
         let p = dir.join(&f.path);
         let meta = match std::fs::symlink_metadata(&p) {
             Ok(meta) => meta,
+            // a folder on the way that cannot be read hides the file, which may well be there
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                rep.problems.push(format!("{}: cannot be read: {e}", f.path));
+                continue;
+            }
             Err(_) => {
                 rep.problems.push(format!(
                     "{}: missing (manifest lists {} bytes, sha256 {})",
@@ -605,13 +614,16 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
     }
     // every data file a table or split names is a Parquet file of the manifest
     for t in &m.tables {
-        let named = t.files.iter().chain(t.splits.iter().flat_map(|s| s.files.iter()));
+        let named: BTreeSet<&String> = t.files.iter().chain(t.splits.iter().flat_map(|s| s.files.iter())).collect();
         for f in named {
             let listed =
                 m.files.iter().any(|e| &e.path == f && e.kind == "parquet" && e.table.as_deref() == Some(&t.name));
             if !safe_relative(f) {
-                rep.problems
-                    .push(format!("{f}: table {} names a data file outside the release folder; refused", t.name));
+                rep.problems.push(format!(
+                    "{f}: table {} names a data file whose path {}; refused",
+                    t.name,
+                    crate::release::unsafe_path_reason(f)
+                ));
             } else if !listed {
                 rep.problems
                     .push(format!("{f}: table {} names a data file the manifest's file list does not hold", t.name));
@@ -1315,8 +1327,17 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
         Entry::Readable => {}
         Entry::Missing | Entry::DanglingLink | Entry::Special => return Ok(()),
     }
+    // a Git LFS pointer in the card's place is said with the manifest's files
+    if lfs_pointer(&path).is_some() {
+        if !listed {
+            rep.problems.push("README.md: a Git LFS pointer, not the dataset card; fetch it (`git lfs pull`)".into());
+        }
+        return Ok(());
+    }
     let card = match crate::ingest::files::read_small(&path, 16 << 20) {
         Ok(c) => c,
+        // said once, with the manifest's files when it lists the card
+        Err(_) if listed => return Ok(()),
         Err(e) => {
             rep.problems.push(format!("README.md: cannot be read: {}", os_error(e)));
             return Ok(());

@@ -590,6 +590,28 @@ fn verify_finds_contradictions_that_checksums_were_recomputed_over() {
         "{out}"
     );
     assert!(out.contains("string \"bogus\" here"), "{out}");
+    // a path written with `./` stays in the release, but is not the form a release writes
+    let dir = fresh();
+    rehash_manifest(dir.path(), |m| {
+        let f =
+            m["files"].as_array_mut().unwrap().iter_mut().find(|f| f["path"] == "data/checkpoints.parquet").unwrap();
+        f["path"] = "./data/checkpoints.parquet".into();
+    });
+    let out = verify(dir.path());
+    assert!(out.contains("./data/checkpoints.parquet: manifest path is not a plain relative path"), "{out}");
+    // a card left as a Git LFS pointer is said once, as not downloaded
+    let dir = fresh();
+    let card = std::fs::read(dir.path().join("README.md")).unwrap();
+    use sha2::Digest;
+    let pointer = format!(
+        "version https://git-lfs.github.com/spec/v1\noid sha256:{}\nsize {}\n",
+        hex::encode(sha2::Sha256::digest(&card)),
+        card.len()
+    );
+    std::fs::write(dir.path().join("README.md"), pointer).unwrap();
+    let out = verify(dir.path());
+    assert!(out.contains("README.md: not downloaded (Git LFS pointer"), "{out}");
+    assert!(!out.contains("front matter"), "{out}");
 }
 
 #[test]
