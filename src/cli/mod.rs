@@ -283,9 +283,36 @@ pub fn init_tracing(verbose: u8, quiet: bool) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .with_target(false)
         .with_ansi(ansi)
+        .event_format(Plain)
         .try_init();
+}
+
+/// Log lines as runpack's other messages read: `warning: …`, `error: …`, `info: …` (`-v`),
+/// `debug: …` (`-vv`), without timestamp, level column or module path.
+struct Plain;
+
+impl<S, N> tracing_subscriber::fmt::FormatEvent<S, N> for Plain
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    N: for<'a> tracing_subscriber::fmt::FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &tracing_subscriber::fmt::FmtContext<'_, S, N>,
+        mut writer: tracing_subscriber::fmt::format::Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> std::fmt::Result {
+        let prefix = match *event.metadata().level() {
+            tracing::Level::ERROR => "error: ",
+            tracing::Level::WARN => "warning: ",
+            tracing::Level::INFO => "info: ",
+            _ => "debug: ",
+        };
+        write!(writer, "{prefix}")?;
+        ctx.field_format().format_fields(writer.by_ref(), event)?;
+        writeln!(writer)
+    }
 }
 
 impl Cli {

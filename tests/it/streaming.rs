@@ -158,7 +158,7 @@ fn violations_of_streamed_sources_are_all_listed() {
     let [(streamed, log), (staged, staged_log)] = both(dir, &[]);
     assert_eq!(streamed.status.code(), Some(1), "{log}");
     assert_eq!(staged.status.code(), Some(1), "{staged_log}");
-    let problems = |log: &str| log.lines().filter(|l| !l.contains("INFO")).map(String::from).collect::<Vec<_>>();
+    let problems = |log: &str| log.lines().filter(|l| !l.starts_with("info: ")).map(String::from).collect::<Vec<_>>();
     assert_eq!(problems(&log), problems(&staged_log));
     assert!(log.contains("first.jsonl:2") && log.contains("second.jsonl:2"), "{log}");
     assert!(!dir.join("streamed/st/0.1.0").exists());
@@ -236,7 +236,7 @@ fn same_both_ways(dir: &Path, extra: &[&str]) -> (Option<i32>, String, String) {
     let [(streamed, log), (staged, staged_log)] = both(dir, extra);
     let problems = |log: &str| {
         log.lines()
-            .filter(|l| !l.contains("INFO"))
+            .filter(|l| !l.starts_with("info: "))
             .map(|l| l.replace("staged", "streamed"))
             .collect::<Vec<_>>()
             .join("\n")
