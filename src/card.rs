@@ -31,6 +31,9 @@ use crate::release::Manifest;
 use crate::report::BuildReport;
 use crate::spec::PipelineSpec;
 
+/// Warnings a card lists, beside every run accepted as sampled (the build prints them all).
+const CARD_WARNINGS: usize = 20;
+
 /// Licence ids the Hub accepts in card metadata (hub-docs `docs/hub/repositories-licenses.md`).
 pub const LICENSES: &[&str] = &[
     "apache-2.0",
@@ -1008,12 +1011,20 @@ pub fn render(
             crate::hash::rows(*n)
         );
     }
-    for (shown, w) in report.warnings.iter().enumerate() {
-        if shown == 20 {
-            let _ = writeln!(b, "- … and {} more warnings (the build prints them all).", report.warnings.len() - 20);
-            break;
+    // the first 20 warnings, and every run whose history was accepted as sampled or
+    // incomplete (what the data lacks is never left out of its card)
+    let mut shown = 0usize;
+    for w in &report.warnings {
+        let always = w.kind == "wandb-sampled";
+        if !always && shown == CARD_WARNINGS {
+            continue;
         }
+        shown += usize::from(!always);
         let _ = writeln!(b, "- warning: {}", esc(w.to_string().trim_start_matches("warning: ")));
+    }
+    let others = report.warnings.iter().filter(|w| w.kind != "wandb-sampled").count();
+    if others > CARD_WARNINGS {
+        let _ = writeln!(b, "- … and {} more warnings (the build prints them all).", others - CARD_WARNINGS);
     }
     b.push('\n');
 

@@ -74,9 +74,13 @@ fn corpus_every_wandb_flavour_reads() {
     let o = build(&dir, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     let r = release(&dir, "corpus");
+    // named when built, and in the card whatever the number of other warnings
+    let card = std::fs::read_to_string(r.join("README.md")).unwrap();
     for run in ["jnyhr7aj: sampled export: history missing", "5milpyx4: sampled export: history missing"] {
         assert!(stderr(&o).contains(run), "{run}: {}", stderr(&o));
+        assert!(card.contains(run), "{run}: {card}");
     }
+    assert!(card.contains("run breezy-cloud-41: sampled export"), "{card}");
     // UI runs tables
     assert_eq!(
         query(&r, "SELECT _source_file, count(*), count(run_id) FROM t_ui GROUP BY 1 ORDER BY 1"),
@@ -831,6 +835,26 @@ fn a_run_directory_history_shorter_than_its_summary_is_incomplete() {
     write(dir, "wandb/run-20240102_000000-short001/files/wandb-summary.json", r#"{"_step": 5}"#);
     let o = wandb_build(dir, "wandb/**", r#"{ table = "history" }"#);
     assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn runs_accepted_as_sampled_are_named_in_the_card_past_its_warnings_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "wandb/run-20240101_000000-late0001/files/wandb-summary.json", r#"{"_step": 9}"#);
+    // 30 runs of media values: a warning each, before the sampled run's
+    for i in 0..30 {
+        write(
+            dir,
+            &format!("wandb/run-20240101_000000-aaaa{i:04}/files/wandb-history.jsonl"),
+            &format!("{{\"_step\": 0, \"img{i}\": {{\"_type\": \"image-file\", \"path\": \"x.png\"}}}}\n"),
+        );
+    }
+    let o = wandb_build(dir, "wandb/**", r#"{ table = "history", on_sampled = "accept" }"#);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let card = std::fs::read_to_string(release(dir, "wb").join("README.md")).unwrap();
+    assert!(card.contains("run late0001: sampled export: history missing"), "{card}");
+    assert!(card.contains("- … and 10 more warnings (the build prints them all)."), "{card}");
 }
 
 #[test]
