@@ -374,6 +374,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
                         .collect(),
                     files: parquet,
                     splits,
+                    split_column: t.split_column.clone(),
                 },
             );
         }

@@ -158,6 +158,10 @@ pub struct TableEntry {
     pub files: Vec<String>,
     /// The table's splits (one `train` split unless the table has a split column).
     pub splits: Vec<SplitEntry>,
+    /// The column whose value names each row's split (the pipeline's `split_column`), when
+    /// the table has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split_column: Option<String>,
 }
 
 /// `manifest.tables[].splits[]`.

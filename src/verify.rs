@@ -22,6 +22,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use arrow::array::Array;
+use arrow::record_batch::RecordBatch;
+
 use crate::error::{Error, Result};
 use crate::hash;
 use crate::ingest::files::{PathPattern, lfs_pointer};
@@ -149,26 +152,36 @@ fn run_checks(dir: &Path) -> Result<VerifyReport> {
     Ok(rep)
 }
 
-/// Rows per record batch read by [`check_data`].
+/// Rows per record batch read by [`check_data`], at most.
 pub const DATA_BATCH_ROWS: usize = 8192;
 
+/// Uncompressed bytes per record batch read by [`check_data`], about: a row group of large
+/// cells is read a few rows at a time (bounded memory, and no string array beyond 2 GiB).
+pub const DATA_BATCH_BYTES: u64 = 32 << 20;
+
 /// Reads every row of every table of manifest `m` (in manifest order, the order they were
-/// built in), streaming record batches of [`DATA_BATCH_ROWS`] rows:
+/// built in), a row group at a time, in record batches of at most [`DATA_BATCH_ROWS`] rows
+/// and about [`DATA_BATCH_BYTES`]:
 ///
 /// - each Parquet file's pages are decoded (a page that does not decode is named with the
-///   row it starts after);
+///   row it starts after), and each row group's statistics of a scalar column must bound its
+///   values (min ≤ every value ≤ max, NaN aside, and the null count), as readers that skip
+///   row groups by them trust they do;
 /// - each table's rows are checked against its Table Schema as a build checks them: types,
 ///   `required`, constraints (`minimum`, `pattern`, `enum`, `unique`, …), the `primaryKey`
-///   (rows are stored in key order, so a key given twice is two neighbouring rows) and the
-///   `foreignKeys` to tables before it; a violation is named by the place in the raw input
-///   its row came from;
+///   and the `foreignKeys` (to tables before it in the manifest; one that cannot be checked
+///   is a problem); rows must come in the table's key order, as a build writes them (so a
+///   key given twice is two neighbouring rows, which the key check finds); a violation is
+///   named by the row's raw input (`_source_file`, `_source_line`), or, for a table without
+///   them, by the Parquet file and row;
 /// - each JSON Lines copy (`jsonl/<stem>.jsonl` of `data/<stem>.parquet`) must be,
 ///   byte for byte, the rows of its Parquet file as a build writes them: the first line that
 ///   differs is named, with the row.
 ///
 /// Files that are missing, unreadable or whose checksum differs are reported by the other
-/// checks and skipped here. Memory stays bounded by a batch, the primary key's last group and
-/// the key sets foreign keys refer to.
+/// checks; a table with such a file, or whose files' columns are not its schema's, is named
+/// as not read. Memory stays bounded by a batch, the primary key's last group and the key
+/// sets foreign keys refer to.
 ///
 /// Errors: [`Error::Io`] when the temporary folder the validator needs cannot be made.
 pub fn check_data(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()> {
@@ -189,16 +202,53 @@ pub fn check_data(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
     let mut key_sets: BTreeMap<(String, Vec<String>), KeySet> = BTreeMap::new();
     for t in &m.tables {
         let files: Vec<&String> = t.files.iter().collect();
-        if files.iter().any(|f| !safe_relative(f) || !dir.join(f).is_file() || lfs_pointer(&dir.join(f)).is_some()) {
+        if let Some(f) =
+            files.iter().find(|f| !safe_relative(f) || !dir.join(f).is_file() || lfs_pointer(&dir.join(f)).is_some())
+        {
+            rep.problems.push(format!("table {}: rows not read, as its file {f} cannot be", t.name));
             continue;
         }
-        // a foreign key to a table not read (yet) is not checked
+        // a foreign key whose table was not read before this one cannot be checked: said
         let mut schema = t.schema.clone();
         schema.foreign_keys.retain(|fk| {
             let target = if fk.reference.resource.is_empty() { &t.name } else { &fk.reference.resource };
-            key_sets.contains_key(&(target.clone(), fk.reference.fields.clone()))
+            let known = key_sets.contains_key(&(target.clone(), fk.reference.fields.clone()));
+            if !known {
+                rep.problems.push(format!(
+                    "table {}: foreign key ({}) → {target} ({}) cannot be checked: {}",
+                    t.name,
+                    fk.fields.join(", "),
+                    fk.reference.fields.join(", "),
+                    if m.table(target).is_none() {
+                        "the manifest defines no such table".to_string()
+                    } else if target == &t.name {
+                        "a table cannot refer to itself (a build refuses it)".to_string()
+                    } else {
+                        format!("table {target} comes after it in the manifest, or its rows were not read")
+                    }
+                ));
+            }
+            known
         });
-        let arrow = schema.arrow_schema();
+        let declared = schema.arrow_schema();
+        // rows are placed by their raw input, or else by the release's file and row
+        let placed = ["_source_file", "_source_line"].iter().all(|c| declared.field_with_name(c).is_ok());
+        let arrow = if placed {
+            declared.clone()
+        } else {
+            let mut fields: Vec<arrow::datatypes::FieldRef> = declared.fields().iter().cloned().collect();
+            fields.push(std::sync::Arc::new(arrow::datatypes::Field::new(
+                "_source_file",
+                arrow::datatypes::DataType::Utf8,
+                true,
+            )));
+            fields.push(std::sync::Arc::new(arrow::datatypes::Field::new(
+                "_source_line",
+                arrow::datatypes::DataType::Int64,
+                true,
+            )));
+            std::sync::Arc::new(arrow::datatypes::Schema::new(fields))
+        };
         let mut validator = match Validator::new(
             &t.name,
             &schema,
@@ -214,119 +264,431 @@ pub fn check_data(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
                 continue;
             }
         };
-        let mut report = crate::report::BuildReport::new(20);
-        let mut rejects = crate::rejects::Rejects::new(work.path().join("rejects"));
-        let mut readable = true;
-        for f in &files {
-            readable &= read_data_file(dir, f, &arrow, &mut validator, &mut report, &mut rejects, rep)?;
+        // each row's split is one of the table's, and the one of the file it is in
+        let split_column = t.split_column.as_ref().and_then(|c| declared.index_of(c).ok());
+        if let Some(ci) = split_column {
+            validator = validator.with_split(ci, t.splits.iter().map(|s| s.name.clone()).collect());
         }
-        if readable {
-            validator.finish(&mut report, &mut rejects)?;
-            for (cols, set) in validator.take_keys() {
-                key_sets.insert((t.name.clone(), cols), set);
-            }
-            if let Err(Error::Invalid { violations, total }) = report.check() {
-                // as a build says them: the row's raw input, the column, the table and key
-                rep.problems.extend(violations.iter().map(|v| v.to_string()));
-                if total > violations.len() {
-                    rep.problems.push(format!(
-                        "table {}: {} more rows break its schema",
-                        t.name,
-                        hash::group_digits((total - violations.len()) as u64)
-                    ));
+        let mut scan = TableScan {
+            table: &t.name,
+            declared: &declared,
+            placed,
+            order: key_order(&schema, &declared)
+                .map(|cols| (crate::sort::OrderCheck::new(&declared, cols.clone()), cols)),
+            report: crate::report::BuildReport::new(20),
+            rejects: crate::rejects::Rejects::new(work.path().join("rejects")),
+        };
+        let mut read = true;
+        let split_of = |f: &str| t.splits.iter().find(|s| s.files.iter().any(|x| x == f)).map(|s| s.name.as_str());
+        let mut split = None;
+        for f in &files {
+            // each split's files are in key order on their own
+            if split != Some(split_of(f)) {
+                split = Some(split_of(f));
+                if let Some((check, cols)) = scan.order.take() {
+                    drop(check);
+                    scan.order = Some((crate::sort::OrderCheck::new(&declared, cols.clone()), cols));
                 }
+            }
+            let expected = split_column.zip(split_of(f));
+            read &= scan.read_file(dir, f, expected, &mut validator, rep)?;
+        }
+        if !read {
+            rep.problems.push(format!("table {}: rows not all read, so not checked against its schema", t.name));
+            continue;
+        }
+        validator.finish(&mut scan.report, &mut scan.rejects)?;
+        for (cols, set) in validator.take_keys() {
+            key_sets.insert((t.name.clone(), cols), set);
+        }
+        if let Err(Error::Invalid { violations, total }) = scan.report.check() {
+            // as a build says them: the row's place, the column, the table and key
+            rep.problems.extend(violations.iter().map(|v| v.to_string()));
+            if total > violations.len() {
+                rep.problems.push(format!(
+                    "table {}: {} more rows break its schema",
+                    t.name,
+                    hash::group_digits((total - violations.len()) as u64)
+                ));
             }
         }
     }
     Ok(())
 }
 
-/// Decodes Parquet file `rel`, feeds its rows to `validator` and compares its JSON Lines copy
-/// with them; false when its rows could not all be read (the table's checks are then left
-/// unfinished).
-fn read_data_file(
-    dir: &Path,
-    rel: &str,
-    arrow: &arrow::datatypes::SchemaRef,
-    validator: &mut crate::validate::Validator,
-    report: &mut crate::report::BuildReport,
-    rejects: &mut crate::rejects::Rejects,
-    rep: &mut VerifyReport,
-) -> Result<bool> {
-    use std::io::{BufRead, Read};
-    let file = match std::fs::File::open(dir.join(rel)) {
-        Ok(f) => f,
-        Err(_) => return Ok(false),
+/// The columns whose order a table's rows must keep: its primary key, or else its fields up
+/// to the first `_source_line` of JSON pointers (which sort in document order, not as text),
+/// with an [`crate::sort::OrderCheck`] of them; `None` when there is nothing to check.
+fn key_order(schema: &crate::schema::TableSchema, arrow: &arrow::datatypes::SchemaRef) -> Option<Vec<String>> {
+    let cols: Vec<String> = if schema.primary_key.is_empty() {
+        crate::release::row_order(schema, |_| false)
+    } else {
+        schema.primary_key.clone()
     };
-    let reader = match parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
-        .and_then(|b| b.with_batch_size(DATA_BATCH_ROWS).build())
-    {
-        Ok(r) => r,
-        // named by the footer checks
-        Err(_) => return Ok(false),
+    let pointer = |c: &String| {
+        c == "_source_line"
+            && arrow.field_with_name(c).is_ok_and(|f| f.data_type() == &arrow::datatypes::DataType::Utf8)
     };
-    // the JSON Lines copy, when the manifest's files hold it
-    let copy_rel =
-        rel.strip_prefix("data/").and_then(|s| s.strip_suffix(".parquet")).map(|s| format!("jsonl/{s}.jsonl"));
-    let mut copy = copy_rel
-        .as_ref()
-        .and_then(|c| std::fs::File::open(dir.join(c)).ok().map(|f| (c.clone(), std::io::BufReader::new(f))));
-    let mut row: u64 = 0;
-    let mut encoded = Vec::new();
-    let mut ends = Vec::new();
-    let mut line = Vec::new();
-    for batch in reader {
-        let batch = match batch {
+    let cols: Vec<String> = cols.into_iter().take_while(|c| !pointer(c)).collect();
+    (!cols.is_empty() && crate::sort::OrderCheck::new(arrow, cols.clone()).in_order()).then_some(cols)
+}
+
+/// One table's rows being read by [`check_data`].
+struct TableScan<'a> {
+    table: &'a str,
+    /// The columns the files must have (the schema's).
+    declared: &'a arrow::datatypes::SchemaRef,
+    /// Whether the rows carry their raw input's place (else the file and row are added).
+    placed: bool,
+    /// The check of the key order, across the table's files, and its columns (`None` once a
+    /// row out of order is said).
+    order: Option<(crate::sort::OrderCheck, Vec<String>)>,
+    report: crate::report::BuildReport,
+    rejects: crate::rejects::Rejects,
+}
+
+impl TableScan<'_> {
+    /// Decodes Parquet file `rel` a row group at a time, checks its statistics, feeds its rows
+    /// to `validator`, checks their order and compares its JSON Lines copy with them; false
+    /// when its rows could not all be read.
+    fn read_file(
+        &mut self,
+        dir: &Path,
+        rel: &str,
+        split: Option<(usize, &str)>,
+        validator: &mut crate::validate::Validator,
+        rep: &mut VerifyReport,
+    ) -> Result<bool> {
+        let mut split = split;
+        use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
+        use std::io::{BufRead, Read};
+        let open = || -> std::result::Result<_, String> {
+            let f = std::fs::File::open(dir.join(rel)).map_err(|e| e.to_string())?;
+            ParquetRecordBatchReaderBuilder::try_new_with_options(f, ArrowReaderOptions::new())
+                .map_err(|e| e.to_string())
+        };
+        let builder = match open() {
             Ok(b) => b,
             Err(e) => {
-                rep.problems.push(format!("{rel}: cannot be decoded after row {}: {e}", hash::group_digits(row)));
+                rep.problems.push(format!("{rel}: not a readable Parquet file: {e}"));
                 return Ok(false);
             }
         };
-        if batch.schema().fields() != arrow.fields() {
-            // named by the schema checks
+        // the columns, by name and type (nullability and field metadata aside)
+        let have = builder.schema().clone();
+        let same = have.fields().len() == self.declared.fields().len()
+            && have
+                .fields()
+                .iter()
+                .zip(self.declared.fields())
+                .all(|(a, b)| a.name() == b.name() && a.data_type() == b.data_type());
+        if !same {
+            rep.problems.push(format!(
+                "{rel}: its columns are not those of table {} ({}), so its rows were not read",
+                self.table,
+                schema_diff(self.declared, &have).join("; ")
+            ));
             return Ok(false);
         }
-        if let Some((c, r)) = copy.as_mut() {
-            encoded.clear();
-            ends.clear();
-            crate::write::encode_jsonl(&batch, &mut encoded, &mut ends)?;
-            let mut start = 0;
-            for (i, &end) in ends.iter().enumerate() {
-                line.clear();
-                let read = r.read_until(b'\n', &mut line).map_err(|e| Error::io(dir.join(c.as_str()), e))?;
-                let n = row + i as u64 + 1;
-                let want = &encoded[start..end];
-                if read == 0 || line != want {
-                    let problem = if read == 0 {
-                        format!("{c}:{n}: the file ends before row {n} of {rel}")
-                    } else {
-                        let at = want.iter().zip(&line).position(|(a, b)| a != b).unwrap_or(want.len().min(line.len()));
-                        format!(
-                            "{c}:{n}: differs from row {n} of {rel} from column {}: the row has {:?}, the line {:?}",
-                            at + 1,
-                            excerpt(want, at),
-                            excerpt(&line, at)
-                        )
-                    };
-                    rep.problems.push(problem);
-                    copy = None;
-                    break;
+        let metadata = builder.metadata().clone();
+        drop(builder);
+        // the JSON Lines copy, when there is one
+        let copy_rel =
+            rel.strip_prefix("data/").and_then(|s| s.strip_suffix(".parquet")).map(|s| format!("jsonl/{s}.jsonl"));
+        let mut copy = copy_rel
+            .as_ref()
+            .and_then(|c| std::fs::File::open(dir.join(c)).ok().map(|f| (c.clone(), std::io::BufReader::new(f))));
+        let mut row: u64 = 0;
+        let mut encoded = Vec::new();
+        let mut ends = Vec::new();
+        let mut line = Vec::new();
+        for (g, rg) in metadata.row_groups().iter().enumerate() {
+            let rows = rg.num_rows().max(0) as u64;
+            let bytes = rg.total_byte_size().max(0) as u64;
+            let batch_rows = if rows == 0 || bytes == 0 {
+                DATA_BATCH_ROWS
+            } else {
+                ((DATA_BATCH_BYTES as u128 * rows as u128 / bytes as u128) as usize).clamp(1, DATA_BATCH_ROWS)
+            };
+            let reader = match open()
+                .and_then(|b| b.with_row_groups(vec![g]).with_batch_size(batch_rows).build().map_err(|e| e.to_string()))
+            {
+                Ok(r) => r,
+                Err(e) => {
+                    rep.problems.push(format!("{rel}: row group {g} cannot be read: {e}"));
+                    return Ok(false);
                 }
-                start = end;
+            };
+            let mut bounds = StatBounds::new(&metadata, g, self.declared);
+            for batch in reader {
+                let batch = match batch {
+                    Ok(b) => b,
+                    Err(e) => {
+                        rep.problems
+                            .push(format!("{rel}: cannot be decoded after row {}: {e}", hash::group_digits(row)));
+                        return Ok(false);
+                    }
+                };
+                // the schema's types, with nullability and metadata as declared
+                let batch = match RecordBatch::try_new(self.declared.clone(), batch.columns().to_vec()) {
+                    Ok(b) => b,
+                    Err(e) => {
+                        rep.problems.push(format!("{rel}: rows after {} do not fit the table's schema: {e}", row));
+                        return Ok(false);
+                    }
+                };
+                bounds.observe(&batch);
+                if let Some((ci, name)) = split {
+                    let col = batch.column(ci);
+                    let other = (0..col.len()).find(|&i| {
+                        col.is_null(i)
+                            || col
+                                .as_any()
+                                .downcast_ref::<arrow::array::StringArray>()
+                                .is_some_and(|a| a.value(i) != name)
+                    });
+                    if let Some(i) = other {
+                        rep.problems.push(format!(
+                            "{rel}: row {} has split {}, but the file holds split {name}'s rows",
+                            hash::group_digits(row + i as u64 + 1),
+                            validate_cell(col, i)
+                        ));
+                        split = None;
+                    }
+                }
+                if let Some((check, cols)) = self.order.as_mut() {
+                    check.observe(&batch)?;
+                    if !check.in_order() {
+                        rep.problems.push(format!(
+                            "{rel}: rows {}–{} are not in the key order of table {} ({}), as a build writes them",
+                            hash::group_digits(row),
+                            hash::group_digits(row + batch.num_rows() as u64),
+                            self.table,
+                            cols.join(", ")
+                        ));
+                        self.order = None;
+                    }
+                }
+                if let Some((c, r)) = copy.as_mut() {
+                    encoded.clear();
+                    ends.clear();
+                    crate::write::encode_jsonl(&batch, &mut encoded, &mut ends)?;
+                    let mut start = 0;
+                    for (i, &end) in ends.iter().enumerate() {
+                        line.clear();
+                        let read = r.read_until(b'\n', &mut line).map_err(|e| Error::io(dir.join(c.as_str()), e))?;
+                        let n = row + i as u64 + 1;
+                        let want = &encoded[start..end];
+                        if read == 0 || line != want {
+                            rep.problems.push(line_difference(c, n, rel, want, &line, read == 0));
+                            copy = None;
+                            break;
+                        }
+                        start = end;
+                    }
+                }
+                let n = batch.num_rows();
+                let batch = if self.placed { batch } else { with_place(&batch, rel, row)? };
+                row += n as u64;
+                *rep.rows_checked.get_or_insert(0) += n as u64;
+                validator.push(batch, &mut self.report, &mut self.rejects)?;
+            }
+            rep.problems.extend(bounds.problems(rel, g));
+        }
+        if let Some((c, mut r)) = copy {
+            let mut rest = [0u8; 1];
+            if r.read(&mut rest).map_err(|e| Error::io(dir.join(c.as_str()), e))? > 0 {
+                rep.problems.push(format!(
+                    "{c}:{}: a line beyond the {} rows of {rel}",
+                    row + 1,
+                    hash::group_digits(row)
+                ));
             }
         }
-        row += batch.num_rows() as u64;
-        *rep.rows_checked.get_or_insert(0) += batch.num_rows() as u64;
-        validator.push(batch, report, rejects)?;
+        Ok(true)
     }
-    if let Some((c, mut r)) = copy {
-        let mut rest = [0u8; 1];
-        if r.read(&mut rest).map_err(|e| Error::io(dir.join(c.as_str()), e))? > 0 {
-            rep.problems.push(format!("{c}:{}: a line beyond the {} rows of {rel}", row + 1, hash::group_digits(row)));
+}
+
+/// `batch` with the release's place of each row appended: `_source_file` = `rel`,
+/// `_source_line` = the 1-based row number in it (rows before: `before`).
+fn with_place(batch: &RecordBatch, rel: &str, before: u64) -> Result<RecordBatch> {
+    use arrow::array::{Int64Array, StringArray};
+    let n = batch.num_rows();
+    let mut columns = batch.columns().to_vec();
+    columns.push(std::sync::Arc::new(StringArray::from(vec![rel; n])));
+    columns.push(std::sync::Arc::new(Int64Array::from_iter_values((0..n as i64).map(|i| before as i64 + i + 1))));
+    let mut fields: Vec<arrow::datatypes::FieldRef> = batch.schema().fields().iter().cloned().collect();
+    fields.push(std::sync::Arc::new(arrow::datatypes::Field::new(
+        "_source_file",
+        arrow::datatypes::DataType::Utf8,
+        true,
+    )));
+    fields.push(std::sync::Arc::new(arrow::datatypes::Field::new(
+        "_source_line",
+        arrow::datatypes::DataType::Int64,
+        true,
+    )));
+    RecordBatch::try_new(std::sync::Arc::new(arrow::datatypes::Schema::new(fields)), columns)
+        .map_err(|e| Error::format(rel, e))
+}
+
+/// The message for JSON Lines file `c` whose line `n` is not row `n` of `rel` (`want`).
+fn line_difference(c: &str, n: u64, rel: &str, want: &[u8], line: &[u8], ended: bool) -> String {
+    if ended {
+        return format!("{c}:{n}: the file ends before row {n} of {rel}");
+    }
+    if line.strip_suffix(b"\n").is_none() && want.strip_suffix(b"\n") == Some(line) {
+        return format!("{c}:{n}: the last line has no line break at its end (a build ends every line)");
+    }
+    let at = want.iter().zip(line).position(|(a, b)| a != b).unwrap_or(want.len().min(line.len()));
+    format!(
+        "{c}:{n}: differs from row {n} of {rel} from column {}: the row has {:?}, the line {:?}",
+        at + 1,
+        excerpt(want, at),
+        excerpt(line, at)
+    )
+}
+
+/// A row group's statistics of its scalar columns against the values decoded.
+struct StatBounds {
+    /// Per checked column: (index in the batch, name, min, max, null count from the file),
+    /// and what was seen: values below min, above max (first of each), nulls.
+    columns: Vec<Bound>,
+}
+
+struct Bound {
+    index: usize,
+    name: String,
+    min: Option<arrow::array::ArrayRef>,
+    max: Option<arrow::array::ArrayRef>,
+    nulls: Option<u64>,
+    below: Option<String>,
+    above: Option<String>,
+    seen_nulls: u64,
+}
+
+impl StatBounds {
+    fn new(
+        metadata: &parquet::file::metadata::ParquetMetaData,
+        g: usize,
+        schema: &arrow::datatypes::SchemaRef,
+    ) -> Self {
+        use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
+        let mut columns = Vec::new();
+        let rgs = &metadata.row_groups()[g..=g];
+        for (index, f) in schema.fields().iter().enumerate() {
+            if !crate::schema::is_stored_scalar(f.data_type()) {
+                continue;
+            }
+            let Ok(conv) = StatisticsConverter::try_new(f.name(), schema, metadata.file_metadata().schema_descr())
+            else {
+                continue;
+            };
+            let one =
+                |a: parquet::errors::Result<arrow::array::ArrayRef>| a.ok().filter(|a| a.len() == 1 && a.is_valid(0));
+            let nulls = conv
+                .row_group_null_counts(rgs.iter())
+                .ok()
+                .and_then(|a| (a.len() == 1 && a.is_valid(0)).then(|| a.value(0)));
+            // a null count the writer did not give is read as 0: only a given one is checked
+            let given = rgs[0]
+                .columns()
+                .iter()
+                .position(|c| c.column_path().string() == *f.name())
+                .and_then(|i| rgs[0].column(i).statistics())
+                .is_some_and(|s| s.null_count_opt().is_some());
+            columns.push(Bound {
+                index,
+                name: f.name().clone(),
+                min: one(conv.row_group_mins(rgs.iter())),
+                max: one(conv.row_group_maxes(rgs.iter())),
+                nulls: nulls.filter(|_| given),
+                below: None,
+                above: None,
+                seen_nulls: 0,
+            });
+        }
+        StatBounds { columns }
+    }
+
+    fn observe(&mut self, batch: &RecordBatch) {
+        use arrow::array::AsArray;
+        use arrow::datatypes::DataType;
+        for b in &mut self.columns {
+            let col = batch.column(b.index);
+            b.seen_nulls += col.null_count() as u64;
+            if b.below.is_some() && b.above.is_some() {
+                continue;
+            }
+            let show = |i: usize| validate_cell(col, i);
+            // floats: NaN is never in statistics, and -0 equals +0
+            if let DataType::Float64 | DataType::Float32 = col.data_type() {
+                let as_f64 = |a: &arrow::array::ArrayRef, i: usize| match a.data_type() {
+                    DataType::Float64 => a.as_primitive::<arrow::datatypes::Float64Type>().value(i),
+                    _ => a.as_primitive::<arrow::datatypes::Float32Type>().value(i) as f64,
+                };
+                let lo = b.min.as_ref().map(|m| as_f64(m, 0)).filter(|v| !v.is_nan());
+                let hi = b.max.as_ref().map(|m| as_f64(m, 0)).filter(|v| !v.is_nan());
+                for i in (0..col.len()).filter(|&i| col.is_valid(i)) {
+                    let v = as_f64(col, i);
+                    if v.is_nan() {
+                        continue;
+                    }
+                    if b.below.is_none() && lo.is_some_and(|lo| v < lo) {
+                        b.below = Some(show(i));
+                    }
+                    if b.above.is_none() && hi.is_some_and(|hi| v > hi) {
+                        b.above = Some(show(i));
+                    }
+                }
+                continue;
+            }
+            let opts = arrow::compute::SortOptions::default();
+            let lo = b.min.as_ref().and_then(|m| arrow::array::make_comparator(col.as_ref(), m.as_ref(), opts).ok());
+            let hi = b.max.as_ref().and_then(|m| arrow::array::make_comparator(col.as_ref(), m.as_ref(), opts).ok());
+            for i in (0..col.len()).filter(|&i| col.is_valid(i)) {
+                if b.below.is_none() && lo.as_ref().is_some_and(|c| c(i, 0).is_lt()) {
+                    b.below = Some(show(i));
+                }
+                if b.above.is_none() && hi.as_ref().is_some_and(|c| c(i, 0).is_gt()) {
+                    b.above = Some(show(i));
+                }
+            }
         }
     }
-    Ok(true)
+
+    fn problems(&self, rel: &str, g: usize) -> Vec<String> {
+        let mut out = Vec::new();
+        for b in &self.columns {
+            let stat = |a: &Option<arrow::array::ArrayRef>| a.as_ref().map(|a| validate_cell(a, 0)).unwrap_or_default();
+            if let Some(v) = &b.below {
+                out.push(format!(
+                    "{rel}: row group {g}, column {}: the statistics' min is {}, but the column holds {v} (readers that skip row groups by them would miss rows)",
+                    b.name,
+                    stat(&b.min)
+                ));
+            }
+            if let Some(v) = &b.above {
+                out.push(format!(
+                    "{rel}: row group {g}, column {}: the statistics' max is {}, but the column holds {v} (readers that skip row groups by them would miss rows)",
+                    b.name,
+                    stat(&b.max)
+                ));
+            }
+            if let Some(n) = b.nulls.filter(|n| *n != b.seen_nulls) {
+                out.push(format!(
+                    "{rel}: row group {g}, column {}: the statistics count {n} nulls, the column holds {}",
+                    b.name, b.seen_nulls
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// A cell as JSON text, for messages.
+fn validate_cell(a: &arrow::array::ArrayRef, i: usize) -> String {
+    crate::validate::cell_json(a, i).to_string()
 }
 
 /// Up to 60 bytes of a JSON line from a little before byte `at` (where two lines part), without

@@ -675,3 +675,115 @@ fn verify_data_reads_every_row_that_checksums_were_recomputed_over() {
     assert!(out.contains(":step: value 30 is above the maximum 5 (table checkpoints, key training_run_id="), "{out}");
     assert!(out.contains("table checkpoints: ") && out.contains(" more rows break its schema"), "{out}");
 }
+
+#[test]
+fn verify_data_checks_statistics_key_order_and_foreign_keys() {
+    let verify = |dir: &Path| {
+        let o = run(bin().args(["verify", "--data"]).arg(dir));
+        (o.status.code(), stdout(&o))
+    };
+    // row-group statistics that no longer bound the values (a reader skipping by them would
+    // miss rows): the max of `kind` lowered in the footer
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), dir.path());
+    let pq = dir.path().join("data/checkpoints.parquet");
+    let mut bytes = std::fs::read(&pq).unwrap();
+    let footer = u32::from_le_bytes(bytes[bytes.len() - 8..bytes.len() - 4].try_into().unwrap()) as usize;
+    let start = bytes.len() - 8 - footer;
+    let mut changed = 0;
+    for i in start..bytes.len() - 8 {
+        if bytes[i..].starts_with(b"\x07weights") {
+            bytes[i + 1] = b'a';
+            changed += 1;
+        }
+    }
+    assert!(changed > 0, "a `weights` statistic in the footer");
+    std::fs::write(&pq, &bytes).unwrap();
+    reseal(dir.path());
+    let (code, out) = verify(dir.path());
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("data/checkpoints.parquet: row group 0, column kind: the statistics' max is \"aeights\""),
+        "{out}"
+    );
+    // rows out of key order, in both copies
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), dir.path());
+    let script = "import sys, pyarrow.parquet as pq\n\
+                  t = pq.read_table(sys.argv[1])\n\
+                  pq.write_table(t.take(list(range(t.num_rows - 1, -1, -1))), sys.argv[1], compression='zstd', use_compliant_nested_type=False)\n";
+    let o =
+        run(std::process::Command::new(python()).args(["-c", script]).arg(dir.path().join("data/checkpoints.parquet")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let copy = dir.path().join("jsonl/checkpoints.jsonl");
+    let lines: Vec<String> = std::fs::read_to_string(&copy).unwrap().lines().rev().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&copy, lines.concat()).unwrap();
+    reseal(dir.path());
+    let (code, out) = verify(dir.path());
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("data/checkpoints.parquet: rows 0–84 are not in the key order of table checkpoints (training_run_id, kind, name)"),
+        "{out}"
+    );
+    // a foreign key to a table after it
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), dir.path());
+    rehash_manifest(dir.path(), |m| {
+        let tables = m["tables"].as_array_mut().unwrap();
+        let first = tables.remove(0);
+        tables.push(first);
+    });
+    let (code, out) = verify(dir.path());
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains(
+            "table checkpoints: foreign key (training_run_id) → training_runs (training_run_id) cannot be checked: \
+             table training_runs comes after it in the manifest"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn verify_data_checks_each_rows_split() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "raw.jsonl",
+        "{\"id\": 1, \"split\": \"train\"}\n{\"id\": 2, \"split\": \"test\"}\n{\"id\": 3, \"split\": \"train\"}\n",
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"sp\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"t\"\nsplit_column = \"split\"\nsplits = [\"train\", \"test\"]\nquery = \"SELECT id, split FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "sp");
+    assert!(std::fs::read_to_string(r.join("manifest.json")).unwrap().contains("\"split_column\": \"split\""));
+    let o = run(bin().args(["verify", "--data"]).arg(&r));
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    // a train row that says test, in both copies
+    let script = "import sys, pyarrow.parquet as pq, pyarrow.compute as pc\n\
+                  p = sys.argv[1]\n\
+                  t = pq.read_table(p)\n\
+                  i = t.schema.get_field_index('split')\n\
+                  t = t.set_column(i, 'split', pc.if_else(pc.equal(t['id'], 3), 'test', t['split']))\n\
+                  pq.write_table(t, p, compression='zstd')\n";
+    let o = run(std::process::Command::new(python()).args(["-c", script]).arg(r.join("data/t/train.parquet")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let copy = r.join("jsonl/t/train.jsonl");
+    let text =
+        std::fs::read_to_string(&copy).unwrap().replace("\"id\":3,\"split\":\"train\"", "\"id\":3,\"split\":\"test\"");
+    std::fs::write(&copy, text).unwrap();
+    reseal(&r);
+    let o = run(bin().args(["verify", "--data"]).arg(&r));
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("data/t/train.parquet: row 2 has split \"test\", but the file holds split train's rows"),
+        "{}",
+        stdout(&o)
+    );
+}
