@@ -1806,7 +1806,7 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
             // splits / Unexpected splits)
             let data: BTreeSet<&String> = named.iter().collect();
             let card: BTreeSet<&String> = info.examples.keys().collect();
-            if !info.examples.is_empty() && data != card {
+            if !info.examples.is_empty() && !info.bad_counts && data != card {
                 rep.problems.push(format!(
                     "{} dataset_info of config `{name}` names the splits {card:?}, and its data_files the \
                      splits {data:?} (`datasets` refuses to load it)",
@@ -1919,6 +1919,8 @@ struct CardInfo {
     /// The features when the card lists them: name, type as [`card_feature_type`] spells it
     /// (when it can), and the feature's path.
     features: Option<Vec<(String, Option<String>, String)>>,
+    /// Whether a split's `num_examples` is no whole number (said on its own).
+    bad_counts: bool,
 }
 
 /// What a YAML value is, for messages: `a string "x"`, `a number 5`, `a mapping`, …
@@ -1985,6 +1987,27 @@ fn dataset_info_problems(yaml: &yaml_serde::Value, lines: &BTreeMap<String, usiz
     }
     for (path, e) in entries {
         let name = e.get("config_name").and_then(|v| v.as_str()).unwrap_or("default");
+        // each split: a name and whole counts (`datasets` adds them up)
+        if let Some(splits) = e.get("splits").and_then(|s| s.as_sequence()) {
+            for (j, sp) in splits.iter().enumerate() {
+                let here = format!("{path}.splits[{j}]");
+                if !matches!(sp.get("name"), Some(yaml_serde::Value::String(_))) {
+                    out.push(format!("{} dataset_info of config `{name}`: splits[{j}] has no name", at(&here)));
+                }
+                for key in ["num_examples", "num_bytes"] {
+                    match sp.get(key) {
+                        None => {}
+                        Some(v) if v.as_u64().is_some() => {}
+                        Some(other) => out.push(format!(
+                            "{} dataset_info of config `{name}`: splits[{j}].{key} is {}, not a whole number \
+                             (`datasets` fails to load it)",
+                            at(&format!("{here}.{key}")),
+                            yaml_kind(other)
+                        )),
+                    }
+                }
+            }
+        }
         match e.get("features") {
             None => {}
             Some(yaml_serde::Value::Sequence(fs)) => {
@@ -2156,7 +2179,11 @@ fn dataset_info(yaml: &yaml_serde::Value, name: &str) -> Option<CardInfo> {
             })
             .collect()
     });
-    Some(CardInfo { path, examples, features })
+    let bad_counts = entry
+        .get("splits")
+        .and_then(|s| s.as_sequence())
+        .is_some_and(|sp| sp.iter().any(|s| s.get("num_examples").is_some_and(|n| n.as_u64().is_none())));
+    Some(CardInfo { path, examples, features, bad_counts })
 }
 
 /// Differences between the schemas of two shards, phrased with both file names:

@@ -590,6 +590,20 @@ fn verify_finds_contradictions_that_checksums_were_recomputed_over() {
         "{out}"
     );
     assert!(out.contains("string \"bogus\" here"), "{out}");
+    // a split's count that is no number (`datasets` fails on it)
+    let dir = fresh();
+    let card = std::fs::read_to_string(dir.path().join("README.md")).unwrap();
+    let at = card.find("    num_examples: ").unwrap();
+    let end = at + card[at..].find('\n').unwrap();
+    std::fs::write(dir.path().join("README.md"), format!("{}    num_examples: abc{}", &card[..at], &card[end..]))
+        .unwrap();
+    reseal(dir.path());
+    let out = verify(dir.path());
+    assert!(
+        out.contains(".num_examples is a string \"abc\", not a whole number (`datasets` fails to load it)"),
+        "{out}"
+    );
+    assert!(!out.contains("names the splits"), "{out}");
     // a path written with `./` stays in the release, but is not the form a release writes
     let dir = fresh();
     rehash_manifest(dir.path(), |m| {
