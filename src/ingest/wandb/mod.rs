@@ -91,8 +91,9 @@ fn default_redact() -> Vec<String> {
 pub struct ExtraColumn {
     /// Column name (`[a-z_][a-z0-9_]*`).
     pub name: String,
-    /// `config.<key>`, `summary.<key>` or a bare key (config, then summary, then the export's
-    /// unassigned columns). A key is looked up literally first, then as a dotted path.
+    /// `config.<key>` or `summary.<key>` (that object, then the export's unassigned columns,
+    /// for exports that do not tell config from summary), or a bare key (config, then summary,
+    /// then the unassigned columns). A key is looked up literally first, then as a dotted path.
     pub from: String,
     /// Table Schema type: `number`, `integer`, `string`, `boolean` or `any` (JSON text).
     #[serde(rename = "type", default = "default_any")]
@@ -559,9 +560,10 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], report: &mut BuildReport) 
         return Err(Error::config(
             format!("source {} ([[source.wandb.column]] {})", src.name, c.name),
             format!(
-                "from = {:?} gives no value in any of the {} run(s) read: no run's config or summary has a \
-                 non-null value at that key (`config.<key>`, `summary.<key>` or a bare key; a key is looked up as \
-                 written, then as a dotted path)",
+                "from = {:?} gives no value in any of the {} run(s) read: no run has a non-null value at that key \
+                 (`config.<key>` and `summary.<key>` read that object, then the export's unassigned columns; a bare \
+                 key reads config, summary, then those columns; a key is looked up as written, then as a dotted \
+                 path)",
                 c.from,
                 crate::hash::group_digits(runs_read)
             ),
