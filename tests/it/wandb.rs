@@ -689,17 +689,26 @@ print(json.dumps(recs))
     let intact_steps: std::collections::BTreeSet<i64> =
         recs[..i].iter().filter(|r| r.2.as_deref() == Some("history")).filter_map(|r| r.3).collect();
     let rel = log.strip_prefix(&dir).unwrap().to_string_lossy().to_string();
-    write(
-        &dir,
-        "pipeline.toml",
-        &pipeline(
+    let toml = |opts: &str| {
+        pipeline(
             "cut",
-            &[("hist", &format!("\"{rel}\""), r#"{ table = "history" }"#)],
-            &[("history", "SELECT run_id, step, metric, value FROM hist", "")],
-        ),
+            &[("hist", &format!("\"{rel}\""), opts)],
+            &[("history", "SELECT run_id, step, metric, value, sampled FROM hist", "")],
+        )
+    };
+    // records lost: the history is incomplete, a violation unless accepted (then marked sampled)
+    write(&dir, "pipeline.toml", &toml(r#"{ table = "history" }"#));
+    let o = build(&dir, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("history incomplete: {rel} lost records (cut short or damaged")),
+        "{}",
+        stderr(&o)
     );
+    write(&dir, "pipeline.toml", &toml(r#"{ table = "history", on_sampled = "accept" }"#));
     let o = build(&dir, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(&dir, "cut"), "SELECT DISTINCT sampled FROM history"), "sampled\ntrue\n");
     let e = stderr(&o);
     assert!(e.contains(&format!("{rel}: reading stopped at byte {}", cut_rec.0)), "{e}");
     assert!(e.contains(&format!("the {i} intact record(s) before it were read")), "{e}");
@@ -920,6 +929,14 @@ fn a_damaged_part_inside_a_wandb_log_is_skipped_and_reading_goes_on() {
     assert!(bytes.len() > 4 * 32768, "{}", bytes.len());
     bytes[32768 + 1000] ^= 0x55;
     std::fs::write(&log, &bytes).unwrap();
+    let o = build(&dir, &["--force"]);
+    assert_eq!(o.status.code(), Some(1), "records lost: {}", stderr(&o));
+    let toml = std::fs::read_to_string(dir.join("pipeline.toml")).unwrap();
+    write(
+        &dir,
+        "pipeline.toml",
+        &toml.replacen(r#"{ table = "history" }"#, r#"{ table = "history", on_sampled = "accept" }"#, 1),
+    );
     let o = build(&dir, &["--force"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let e = stderr(&o);

@@ -492,6 +492,8 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], report: &mut BuildReport) 
     let extra: Vec<String> = plan.opts.columns.iter().map(|c| c.name.clone()).collect();
     let mut filled = vec![false; extra.len()];
     let mut runs_read = 0u64;
+    // `.wandb` logs with records lost (cut short, or a damaged part skipped)
+    let mut damaged: BTreeSet<usize> = BTreeSet::new();
     for (k, input) in inputs.iter().enumerate() {
         let rel = input.rel.clone();
         let runs_csv = table == WandbTable::Runs && matches!(plan.kinds[k], Kind::Csv(_));
@@ -523,6 +525,9 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], report: &mut BuildReport) 
                     }
                 }
                 Out::Warn { at, kind, message } => {
+                    if kind == "wandb-log-damaged" {
+                        damaged.insert(k);
+                    }
                     report.warn(&name, kind, at.map(|at| SourceRef { file: rel.clone(), at }), message)
                 }
                 Out::Step { run, step } => {
@@ -571,7 +576,7 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], report: &mut BuildReport) 
     }
     plan.skip.extend(csv_skip);
     if table == WandbTable::History {
-        check_sampling(&mut plan, &lists, &per_run, &read_names, &name, report);
+        check_sampling(&mut plan, &lists, &per_run, &read_names, &damaged, &name, report);
     }
     Ok(plan)
 }
@@ -587,6 +592,7 @@ fn check_sampling(
     lists: &api::Lists,
     per_run: &BTreeMap<String, Steps>,
     read_names: &BTreeSet<String>,
+    damaged: &BTreeSet<usize>,
     name: &str,
     report: &mut BuildReport,
 ) {
@@ -599,7 +605,18 @@ fn check_sampling(
         let max = steps.last().copied();
         let rows = st.rows;
         let mut problem: Option<String> = None;
-        if let Some(exp) = lists.expect.get(run) {
+        // a log whose records were lost holds less history than the run logged (the warning
+        // says which bytes)
+        if let Some(&k) = st.files.iter().find(|k| damaged.contains(k)) {
+            problem = Some(format!(
+                "history incomplete: {} lost records (cut short or damaged; see its warning), so {} rows (max \
+                 `_step` {}) are not all the run logged",
+                plan.inputs[k].rel,
+                crate::hash::group_digits(rows),
+                max.map(|m| m.to_string()).unwrap_or_else(|| "none".into())
+            ));
+        }
+        if let Some(exp) = lists.expect.get(run).filter(|_| problem.is_none()) {
             let mut reported = Vec::new();
             if let Some(n) = exp.history_line_count {
                 reported.push(format!("{} rows", crate::hash::group_digits(n)));
