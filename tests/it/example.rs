@@ -801,3 +801,50 @@ fn verify_data_checks_each_rows_split() {
         stdout(&o)
     );
 }
+
+#[test]
+fn verify_data_checks_what_a_build_guarantees_of_stored_values() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let fields = r#"[{"name":"id","type":"integer"},{"name":"meta","type":"any"},{"name":"d","type":"date"},{"name":"x","type":"number"}]"#;
+    write(dir, "s.json", &format!(r#"{{"fields":{fields}}}"#));
+    write(dir, "t.json", &format!(r#"{{"fields":{fields},"primaryKey":["id"]}}"#));
+    write(
+        dir,
+        "raw.jsonl",
+        "{\"id\": 1, \"meta\": {\"a\": NaN}, \"d\": \"2024-01-02\", \"x\": 1.5}\n{\"id\": 2, \"meta\": \"text\", \"d\": \"0001-01-01\", \"x\": NaN}\n",
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"vals\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\nschema = \"s.json\"\n\
+         [[table]]\nname = \"t\"\nschema = \"t.json\"\nquery = \"SELECT id, meta, d, x FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "vals");
+    let o = run(bin().args(["verify", "--data"]).arg(&r));
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    // JSON text that is not JSON, a date before year 1, a NaN with its sign bit set
+    let script = "import sys, struct, pyarrow as pa, pyarrow.parquet as pq\n\
+                  p = sys.argv[1]\n\
+                  t = pq.read_table(p)\n\
+                  t = t.set_column(1, t.schema.field(1), pa.array(['{\"a\": NaN}', 'not json{'], pa.string()))\n\
+                  t = t.set_column(2, t.schema.field(2), pa.array([19724, -719163 - 366], pa.int32()).cast(pa.date32()))\n\
+                  neg = struct.unpack('<d', struct.pack('<Q', 0xfff8000000000000))[0]\n\
+                  t = t.set_column(3, t.schema.field(3), pa.array([1.5, neg], pa.float64()))\n\
+                  pq.write_table(t, p, compression='zstd')\n";
+    let o = run(std::process::Command::new(python()).args(["-c", script]).arg(r.join("data/t.parquet")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    reseal(&r);
+    let o = run(bin().args(["verify", "--data"]).arg(&r));
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let out = stdout(&o);
+    for said in [
+        "data/t.parquet: row 1, column meta: \"{\\\"a\\\": NaN}\" is not strict JSON text",
+        "data/t.parquet: row 2, column d: \"-0001-12-31\" is outside years 1 to 9999 (RFC 3339)",
+        "data/t.parquet: row 2, column x: \"NaN\" is a NaN with its sign bit set",
+    ] {
+        assert!(out.contains(said), "{said}: {out}");
+    }
+}
