@@ -912,7 +912,7 @@ impl ChunkSpec<'_> {
                 return Some(path::render(&segs));
             }
             let keys = match (self.src.format, self.src.layout, column) {
-                (Format::TinkerMetrics | Format::Wandb, _, "value") => {
+                (Format::TinkerMetrics | Format::Wandb, _, "value" | "value_text") => {
                     pending[row].0.get("metric").and_then(Value::as_str).map(|k| vec![k.to_string()])
                 }
                 // a W&B history row's times are the record's own keys

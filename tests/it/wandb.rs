@@ -867,6 +867,29 @@ fn runs_accepted_as_sampled_are_named_in_the_card_past_its_warnings_limit() {
 }
 
 #[test]
+fn a_non_finite_value_inside_a_logged_list_is_named_by_its_raw_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "wandb/run-20240101_000000-lists001/files/wandb-history.jsonl",
+        "{\"_step\": 0, \"lst\": [1, 2, NaN], \"loss\": NaN}\n",
+    );
+    write(dir, "wandb/run-20240101_000000-lists001/files/wandb-summary.json", r#"{"_step": 0}"#);
+    write(
+        dir,
+        "pipeline.toml",
+        &pipeline("wb", &[("w", "\"wandb/**\"", r#"{ table = "history" }"#)], &[("t", "SELECT * FROM w", "")]),
+    );
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("wandb-history.jsonl:1:$.lst[2] NaN"), "{e}");
+    assert!(e.contains("wandb-history.jsonl:1:$.loss NaN"), "{e}");
+    assert!(!e.contains("$.value_text"), "{e}");
+}
+
+#[test]
 fn a_run_directory_without_history_rows_is_missing_its_history() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
