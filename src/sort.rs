@@ -27,6 +27,18 @@ use crate::error::{Error, Result};
 pub const OUT_ROWS: usize = 8192;
 /// Rows per batch inside a run file (small, so that merging many runs stays small).
 const RUN_BATCH_ROWS: usize = 1024;
+/// Bytes of rows per batch the sort hands on, about: rows of large cells go a few at a time
+/// (bounded memory, and no string array beyond the 2 GiB its 32-bit offsets reach).
+const CHUNK_BYTES: usize = 32 << 20;
+
+/// Rows per batch for rows of `bytes` bytes over `rows` rows: at most `max_rows`, at least 1,
+/// about [`CHUNK_BYTES`].
+fn rows_per_chunk(bytes: usize, rows: usize, max_rows: usize) -> usize {
+    if rows == 0 || bytes == 0 {
+        return max_rows;
+    }
+    ((CHUNK_BYTES as u128 * rows as u128 / bytes as u128) as usize).clamp(1, max_rows)
+}
 
 /// Sorts batches pushed into it; see the module docs.
 pub struct ExternalSort {
@@ -109,6 +121,7 @@ impl ExternalSort {
         order.sort_by(|&(ab, ar), &(bb, br)| keyed[ab].row(ar).cmp(&keyed[bb].row(br)));
         drop(keyed);
         let refs: Vec<&RecordBatch> = self.buffered.iter().collect();
+        let chunk = rows_per_chunk(self.buffered_bytes, order.len(), chunk);
         for picks in order.chunks(chunk) {
             out(interleave_record_batch(&refs, picks).map_err(|e| Error::format("sort", e))?)?;
         }
@@ -165,7 +178,12 @@ impl ExternalSort {
             }
         }
         // runs are numbered in input order, so ties resolve to the earlier run: stable
-        let mut picks: Vec<(usize, usize)> = Vec::with_capacity(OUT_ROWS);
+        let out_rows = rows_per_chunk(
+            batches.iter().map(|b| b.get_array_memory_size()).sum(),
+            batches.iter().map(|b| b.num_rows()).sum(),
+            OUT_ROWS,
+        );
+        let mut picks: Vec<(usize, usize)> = Vec::with_capacity(out_rows);
         while let Some(Reverse((_, i))) = heap.pop() {
             let run = &mut runs[i];
             picks.push((run.batch, run.pos));
@@ -182,7 +200,7 @@ impl ExternalSort {
             } else {
                 heap.push(Reverse((run.rows.row(run.pos).owned(), i)));
             }
-            if picks.len() == OUT_ROWS || heap.is_empty() {
+            if picks.len() == out_rows || heap.is_empty() {
                 let refs: Vec<&RecordBatch> = batches.iter().collect();
                 let merged = interleave_record_batch(&refs, &picks).map_err(|e| Error::format("sort", e))?;
                 out(merged)?;
@@ -359,6 +377,35 @@ mod tests {
     use arrow::array::{AsArray, Int64Array, StringArray};
     use arrow::datatypes::{DataType, Field, Int64Type, Schema};
     use std::sync::Arc;
+
+    #[test]
+    fn rows_of_large_cells_are_handed_on_a_few_at_a_time() {
+        assert_eq!(rows_per_chunk(0, 0, OUT_ROWS), OUT_ROWS);
+        assert_eq!(rows_per_chunk(1 << 20, 1000, OUT_ROWS), OUT_ROWS);
+        assert_eq!(rows_per_chunk(300 * (8 << 20), 300, OUT_ROWS), 4);
+        assert_eq!(rows_per_chunk(usize::MAX / 2, 1, OUT_ROWS), 1);
+        // 40 rows of 2 MiB: sorted, then handed on 16 at a time
+        let schema = Arc::new(Schema::new(vec![Field::new("t", DataType::Utf8, false)]));
+        let rows: Vec<String> =
+            (0..40).map(|i| ((b'a' + (39 - i) as u8 % 26) as char).to_string().repeat(2 << 20)).collect();
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(StringArray::from(rows))]).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut sort = ExternalSort::new(schema, vec![0], 1 << 30, dir.path().to_path_buf()).unwrap();
+        sort.push(batch).unwrap();
+        let mut sizes = Vec::new();
+        let mut last = String::new();
+        sort.finish(&mut |b| {
+            sizes.push(b.num_rows());
+            for v in b.column(0).as_string::<i32>().iter().flatten() {
+                assert!(last.as_str() <= v);
+                last = v.to_string();
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(sizes.iter().sum::<usize>(), 40);
+        assert!(sizes.iter().all(|&n| n <= 16), "{sizes:?}");
+    }
 
     #[test]
     fn json_pointers_sort_in_document_order() {
