@@ -18,6 +18,9 @@
 //! files, split names must be loadable; shards of one split must share one Arrow schema; row
 //! groups must stay under the dataset viewer's 300,000,000-byte limit. With a manifest too,
 //! each config must serve its own table's files, with the manifest's splits.
+//!
+//! With `data` ([`run_with`], `verify --data`): every row is read as well ([`check_data`]),
+//! which finds what checksums recomputed over a changed release hide.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
