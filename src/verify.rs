@@ -369,22 +369,26 @@ impl TableScan<'_> {
         rep: &mut VerifyReport,
     ) -> Result<bool> {
         let mut split = split;
+        use parquet::arrow::arrow_reader::ArrowReaderMetadata;
         use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
         use std::io::{BufRead, Read};
-        let open = || -> std::result::Result<_, String> {
-            let f = std::fs::File::open(dir.join(rel)).map_err(|e| e.to_string())?;
-            ParquetRecordBatchReaderBuilder::try_new_with_options(f, ArrowReaderOptions::new())
-                .map_err(|e| e.to_string())
-        };
-        let builder = match open() {
-            Ok(b) => b,
+        // the footer is read once; each row group gets a reader of its own
+        let loaded = std::fs::File::open(dir.join(rel)).map_err(|e| e.to_string()).and_then(|f| {
+            ArrowReaderMetadata::load(&f, ArrowReaderOptions::new()).map(|m| (f, m)).map_err(|e| e.to_string())
+        });
+        let (file, meta) = match loaded {
+            Ok(x) => x,
             Err(e) => {
                 rep.problems.push(format!("{rel}: not a readable Parquet file: {e}"));
                 return Ok(false);
             }
         };
+        let open = || -> std::result::Result<_, String> {
+            let f = file.try_clone().map_err(|e| e.to_string())?;
+            Ok(ParquetRecordBatchReaderBuilder::new_with_metadata(f, meta.clone()))
+        };
         // the columns, by name and type (nullability and field metadata aside)
-        let have = builder.schema().clone();
+        let have = meta.schema().clone();
         let same = have.fields().len() == self.declared.fields().len()
             && have
                 .fields()
@@ -399,8 +403,7 @@ impl TableScan<'_> {
             ));
             return Ok(false);
         }
-        let metadata = builder.metadata().clone();
-        drop(builder);
+        let metadata = meta.metadata().clone();
         // the JSON Lines copy, when there is one
         let copy_rel =
             rel.strip_prefix("data/").and_then(|s| s.strip_suffix(".parquet")).map(|s| format!("jsonl/{s}.jsonl"));

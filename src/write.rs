@@ -160,11 +160,17 @@ impl TableWriter {
         let parquet = ArrowWriter::try_new(HashingWriter::new(pf), self.schema.clone(), Some(self.props.clone()))
             .map_err(|e| Error::format(parquet_path.display().to_string(), e))?;
         let shown = parquet_path.display().to_string();
+        // the writer splits a batch longer than a row group by calling itself on the rest, once
+        // per row group: batches go in row-group-sized slices, so small row groups cannot
+        // overflow the thread's stack
+        let group = self.opts.row_group_rows.max(1);
         let parquet = Sink::start(parquet_path.clone(), move |rx| {
             let mut writer = parquet;
             for cmd in rx {
                 match cmd {
-                    ParquetCommand::Rows(b) => writer.write(&b),
+                    ParquetCommand::Rows(b) => (0..b.num_rows())
+                        .step_by(group)
+                        .try_for_each(|at| writer.write(&b.slice(at, group.min(b.num_rows() - at)))),
                     ParquetCommand::Flush => writer.flush(),
                 }
                 .map_err(|e| Error::format(&shown, e))?;

@@ -3124,3 +3124,21 @@ fn an_error_said_to_a_closed_stderr_is_no_panic() {
     // the SQL error's exit status, not a panic's
     assert_eq!(status.code(), Some(2));
 }
+
+#[test]
+fn one_row_per_row_group_builds_and_verifies() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lines: String = (0..3000).map(|k| format!("{{\"k\": {k}}}\n")).collect();
+    write(tmp.path(), "a.jsonl", &lines);
+    write(
+        tmp.path(),
+        "pipeline.toml",
+        "name = \"rg\"\n[[source]]\nname = \"s\"\npath = \"a.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\nquery = \"SELECT k FROM s\"\n",
+    );
+    // the Parquet writer used to recurse once per row group of a batch, past its thread's stack
+    let o = build(tmp.path(), &["-q", "--row-group-rows", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(bin().args(["verify", "--data"]).arg(release(tmp.path(), "rg")));
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stdout(&o).contains("3,000 rows read"), "{}", stdout(&o));
+}
