@@ -1327,28 +1327,9 @@ fn conform_batch(table: &str, b: &RecordBatch, target: &SchemaRef) -> Result<(Re
             Err(m) => return Err(Error::format(format!("table {table}, column `{}`", f.name()), m)),
         }
     }
-    let cols = cols.into_iter().map(|c| positive_nan(&c)).collect();
+    let cols = cols.into_iter().map(|c| crate::sort::positive_nan(&c)).collect();
     let batch = RecordBatch::try_new(target.clone(), cols).map_err(|e| Error::format(format!("table {table}"), e))?;
     Ok((batch, problems))
-}
-
-/// `column` with every NaN of a `Float64` column made the one quiet NaN with the sign bit
-/// clear. SQL can make a NaN with the sign bit set (`0.0 / 0.0` on x86, `-x`), which Arrow's
-/// total order puts below every number: `max` would pass it over and `ORDER BY … DESC` put it
-/// last. A NaN's sign and payload mean nothing, so a release holds only the NaN that sorts
-/// above every number, as README says NaN does. Other columns are returned as they are.
-fn positive_nan(column: &arrow::array::ArrayRef) -> arrow::array::ArrayRef {
-    use arrow::array::{Array, AsArray};
-    use arrow::datatypes::Float64Type;
-    if column.data_type() != &DataType::Float64 {
-        return column.clone();
-    }
-    let values = column.as_primitive::<Float64Type>();
-    if !values.values().iter().any(|v| v.is_nan() && v.is_sign_negative()) {
-        return column.clone();
-    }
-    let fixed: arrow::array::Float64Array = values.unary(|v| if v.is_nan() { f64::NAN } else { v });
-    Arc::new(fixed)
 }
 
 /// Where the release of `spec` at `version` goes.

@@ -3142,3 +3142,28 @@ fn one_row_per_row_group_builds_and_verifies() {
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     assert!(stdout(&o).contains("3,000 rows read"), "{}", stdout(&o));
 }
+
+#[test]
+fn a_nan_with_its_sign_bit_set_sorts_as_the_nan_it_is_stored_as() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        tmp.path(),
+        "a.jsonl",
+        "{\"id\": 1, \"reward\": NaN}\n{\"id\": 2, \"reward\": 0.5}\n{\"id\": 3, \"reward\": -2}\n",
+    );
+    write(
+        tmp.path(),
+        "pipeline.toml",
+        "name = \"nan\"\n[[source]]\nname = \"s\"\npath = \"a.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\nquery = \"SELECT -reward AS loss, id FROM s\"\n",
+    );
+    let o = build(tmp.path(), &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(tmp.path(), "nan");
+    // sorted by every column: NaN (stored with its sign bit clear) above every number
+    assert_eq!(
+        std::fs::read_to_string(r.join("jsonl/t.jsonl")).unwrap(),
+        "{\"loss\":-0.5,\"id\":2}\n{\"loss\":2.0,\"id\":3}\n{\"loss\":\"NaN\",\"id\":1}\n"
+    );
+    let o = run(bin().args(["verify", "--data"]).arg(&r));
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}
