@@ -162,8 +162,8 @@ pub const DATA_BATCH_ROWS: usize = 8192;
 /// cells is read a few rows at a time (bounded memory, and no string array beyond 2 GiB).
 pub const DATA_BATCH_BYTES: u64 = 32 << 20;
 
-/// Reads every row of every table of manifest `m` (in manifest order, the order they were
-/// built in), a row group at a time, in record batches of at most [`DATA_BATCH_ROWS`] rows
+/// Reads every row of every table of manifest `m` (each after the tables its foreign keys
+/// refer to, as a build orders them), a row group at a time, in record batches of at most [`DATA_BATCH_ROWS`] rows
 /// and about [`DATA_BATCH_BYTES`]:
 ///
 /// - each Parquet file's pages are decoded (a page that does not decode is named with the
@@ -172,8 +172,8 @@ pub const DATA_BATCH_BYTES: u64 = 32 << 20;
 ///   row groups by them trust they do;
 /// - each table's rows are checked against its Table Schema as a build checks them: types,
 ///   `required`, constraints (`minimum`, `pattern`, `enum`, `unique`, …), the `primaryKey`
-///   and the `foreignKeys` (to tables before it in the manifest; one that cannot be checked
-///   is a problem); rows must come in the table's key order, as a build writes them (so a
+///   and the `foreignKeys` (one that cannot be checked, to a table the manifest does not
+///   define or in a cycle, is a problem); rows must come in the table's key order, as a build writes them (so a
 ///   key given twice is two neighbouring rows, which the key check finds); a violation is
 ///   named by the row's raw input (`_source_file`, `_source_line`), or, for a table without
 ///   them, by the Parquet file and row;
@@ -203,7 +203,7 @@ pub fn check_data(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
     let work = tempfile::tempdir().map_err(|e| Error::io("temporary folder", e))?;
     rep.rows_checked = Some(0);
     let mut key_sets: BTreeMap<(String, Vec<String>), KeySet> = BTreeMap::new();
-    for t in &m.tables {
+    for t in referenced_first(m) {
         let files: Vec<&String> = t.files.iter().collect();
         if let Some(f) =
             files.iter().find(|f| !safe_relative(f) || !dir.join(f).is_file() || lfs_pointer(&dir.join(f)).is_some())
@@ -227,7 +227,7 @@ pub fn check_data(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
                     } else if target == &t.name {
                         "a table cannot refer to itself (a build refuses it)".to_string()
                     } else {
-                        format!("table {target} comes after it in the manifest, or its rows were not read")
+                        format!("the rows of table {target} were not read, or the two tables refer to each other")
                     }
                 ));
             }
@@ -319,6 +319,29 @@ pub fn check_data(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
         }
     }
     Ok(())
+}
+
+/// The manifest's tables, each after the tables its foreign keys refer to (as a build orders
+/// them), in manifest order otherwise; tables that refer to each other in a cycle come last,
+/// in manifest order.
+fn referenced_first(m: &Manifest) -> Vec<&crate::release::TableEntry> {
+    let index = |name: &str| m.tables.iter().position(|t| t.name == name);
+    let deps: Vec<BTreeSet<usize>> = m
+        .tables
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            t.schema.foreign_keys.iter().filter_map(|fk| index(&fk.reference.resource)).filter(|&j| j != i).collect()
+        })
+        .collect();
+    let mut done = vec![false; deps.len()];
+    let mut order = Vec::new();
+    while let Some(i) = (0..deps.len()).find(|&i| !done[i] && deps[i].iter().all(|&d| done[d])) {
+        done[i] = true;
+        order.push(i);
+    }
+    order.extend((0..deps.len()).filter(|&i| !done[i]));
+    order.into_iter().map(|i| &m.tables[i]).collect()
 }
 
 /// The columns whose order a table's rows must keep: its primary key, or else its fields up
