@@ -295,6 +295,27 @@ impl<'a> Validator<'a> {
                         )),
                     }
                 }
+                // `any` holds strict JSON text, as the conversion writes it: SQL can put any
+                // text there (`CAST(x AS VARCHAR)` of a NaN)
+                if f.field_type == "any"
+                    && let Some(text) = col.as_string_opt::<i32>().map(|a| a.value(r))
+                    && let Err(e) = serde_json::from_str::<serde_json::Value>(text)
+                {
+                    reasons[r].push((
+                        f.name.clone(),
+                        "type".into(),
+                        format!("expected JSON text, found text that is no JSON ({e}): {}", short_text(text)),
+                    ));
+                }
+                // dates and datetimes in years 1 to 9999, as RFC 3339 and most readers hold them:
+                // the conversion refuses others, and SQL arithmetic can make them
+                if let Some(shown) = out_of_years(col, r) {
+                    reasons[r].push((
+                        f.name.clone(),
+                        "type".into(),
+                        format!("{shown} is outside years 1 to 9999, which RFC 3339 and most readers cannot hold"),
+                    ));
+                }
                 // the items of an array, each checked against the items' constraints
                 if let Some(items) = f.items.as_deref().filter(|it| !it.constraints.is_empty())
                     && let Some(list) = col.as_list_opt::<i32>()
@@ -805,6 +826,28 @@ pub fn row_json(b: &RecordBatch, r: usize) -> Value {
         return v;
     }
     Value::Null
+}
+
+/// Up to 60 characters of `text`, quoted, for messages.
+fn short_text(text: &str) -> String {
+    match text.char_indices().nth(60) {
+        Some((i, _)) => format!("{:?}…", &text[..i]),
+        None => format!("{text:?}"),
+    }
+}
+
+/// The value at row `r` of a date or microsecond timestamp column when it falls outside
+/// years 1 to 9999 (as text), else `None`.
+pub fn out_of_years(col: &ArrayRef, r: usize) -> Option<String> {
+    use arrow::datatypes::{Date32Type, TimeUnit, TimestampMicrosecondType};
+    // 0001-01-01 and 9999-12-31 in days, and their first and last microsecond, from 1970
+    let outside = match col.data_type() {
+        DataType::Date32 => !(-719_162..=2_932_896).contains(&col.as_primitive::<Date32Type>().value(r)),
+        DataType::Timestamp(TimeUnit::Microsecond, _) => !(-62_135_596_800_000_000..=253_402_300_799_999_999)
+            .contains(&col.as_primitive::<TimestampMicrosecondType>().value(r)),
+        _ => false,
+    };
+    outside.then(|| cell_json(col, r).to_string())
 }
 
 /// Finds where each row of a table came from: `_source_file` + `_source_line` columns, or the

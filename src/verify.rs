@@ -280,7 +280,6 @@ pub fn check_data(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
                 .map(|cols| (crate::sort::OrderCheck::new(&declared, cols.clone()), cols)),
             report: crate::report::BuildReport::new(20),
             rejects: crate::rejects::Rejects::new(work.path().join("rejects")),
-            fields: &schema.fields,
             said: BTreeSet::new(),
         };
         let mut read = true;
@@ -373,8 +372,6 @@ struct TableScan<'a> {
     order: Option<(crate::sort::OrderCheck, Vec<String>)>,
     report: crate::report::BuildReport,
     rejects: crate::rejects::Rejects,
-    /// The schema's field descriptors, by column.
-    fields: &'a [crate::schema::FieldDescriptor],
     /// (file, column) whose stored values broke a rule already said.
     said: BTreeSet<(String, String)>,
 }
@@ -546,45 +543,19 @@ impl TableScan<'_> {
 }
 
 impl TableScan<'_> {
-    /// What a build's conversion guarantees of stored values, checked again: JSON-text
-    /// columns (`any`, `object` without `fields`) hold strict JSON (no NaN token), dates and
-    /// datetimes fall in years 1 to 9999 (RFC 3339), and a NaN is stored with its sign bit
-    /// clear. The first value breaking each is said, once per column and file.
+    /// What a build guarantees of stored values beyond the schema's checks (which the
+    /// validator makes: JSON text, years 1 to 9999): a NaN is stored with its sign bit clear.
+    /// The first value breaking it is said, once per column and file.
     fn check_values(&mut self, batch: &RecordBatch, rel: &str, before: u64, rep: &mut VerifyReport) {
         use arrow::array::AsArray;
-        use arrow::datatypes::{DataType, TimeUnit};
+        use arrow::datatypes::DataType;
         for (i, f) in self.declared.fields().iter().enumerate() {
             let key = (rel.to_string(), f.name().clone());
             if self.said.contains(&key) {
                 continue;
             }
             let col = batch.column(i);
-            let json_text = self.fields.get(i).is_some_and(|d| d.is_json_text());
             let bad: Option<(usize, String)> = match col.data_type() {
-                DataType::Utf8 if json_text => {
-                    let a = col.as_string::<i32>();
-                    (0..a.len()).filter(|&r| a.is_valid(r)).find_map(|r| {
-                        serde_json::from_str::<serde::de::IgnoredAny>(a.value(r))
-                            .err()
-                            .map(|e| (r, format!("is not strict JSON text ({e}), which this column holds")))
-                    })
-                }
-                DataType::Date32 => {
-                    let a = col.as_primitive::<arrow::datatypes::Date32Type>();
-                    // days from 1970-01-01 of 0001-01-01 and 9999-12-31
-                    (0..a.len())
-                        .filter(|&r| a.is_valid(r))
-                        .find(|&r| !(-719_162..=2_932_896).contains(&a.value(r)))
-                        .map(|r| (r, "is outside years 1 to 9999 (RFC 3339)".into()))
-                }
-                DataType::Timestamp(TimeUnit::Microsecond, _) => {
-                    let a = col.as_primitive::<arrow::datatypes::TimestampMicrosecondType>();
-                    let (lo, hi) = (-62_135_596_800_000_000i64, 253_402_300_799_999_999i64);
-                    (0..a.len())
-                        .filter(|&r| a.is_valid(r))
-                        .find(|&r| !(lo..=hi).contains(&a.value(r)))
-                        .map(|r| (r, "is outside years 1 to 9999 (RFC 3339)".into()))
-                }
                 DataType::Float64 => {
                     let a = col.as_primitive::<arrow::datatypes::Float64Type>();
                     (0..a.len())

@@ -3167,3 +3167,30 @@ fn a_nan_with_its_sign_bit_set_sorts_as_the_nan_it_is_stored_as() {
     let o = run(bin().args(["verify", "--data"]).arg(&r));
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 }
+
+#[test]
+fn sql_cannot_store_what_the_conversion_refuses() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "a.jsonl", "{\"id\": 1, \"t\": \"9999-12-31T23:59:59.999999Z\"}\n");
+    write(
+        tmp.path(),
+        "t.json",
+        r#"{"fields":[{"name":"id","type":"integer"},{"name":"j","type":"any"},{"name":"t2","type":"datetime"},{"name":"d2","type":"date"}],"primaryKey":["id"]}"#,
+    );
+    write(
+        tmp.path(),
+        "pipeline.toml",
+        "name = \"q\"\n[[source]]\nname = \"s\"\npath = \"a.jsonl\"\nformat = \"jsonl\"\n[[source.field]]\nname = \"t\"\ntype = \"datetime\"\n\
+         [[table]]\nname = \"a\"\nschema = \"t.json\"\n\
+         query = \"SELECT id, 'NaN' AS j, t + INTERVAL '1 microsecond' AS t2, CAST(t AS DATE) + INTERVAL '1 day' AS d2 FROM s\"\n",
+    );
+    let o = build(tmp.path(), &["-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("j: expected JSON text, found text that is no JSON (expected value at line 1 column 1): \"NaN\""),
+        "{e}"
+    );
+    assert!(e.contains("t2: \"+10000-01-01T00:00:00Z\" is outside years 1 to 9999"), "{e}");
+    assert!(e.contains("d2: \"+10000-01-01\" is outside years 1 to 9999"), "{e}");
+}
