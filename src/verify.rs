@@ -236,22 +236,7 @@ pub fn check_data(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
         let declared = schema.arrow_schema();
         // rows are placed by their raw input, or else by the release's file and row
         let placed = ["_source_file", "_source_line"].iter().all(|c| declared.field_with_name(c).is_ok());
-        let arrow = if placed {
-            declared.clone()
-        } else {
-            let mut fields: Vec<arrow::datatypes::FieldRef> = declared.fields().iter().cloned().collect();
-            fields.push(std::sync::Arc::new(arrow::datatypes::Field::new(
-                "_source_file",
-                arrow::datatypes::DataType::Utf8,
-                true,
-            )));
-            fields.push(std::sync::Arc::new(arrow::datatypes::Field::new(
-                "_source_line",
-                arrow::datatypes::DataType::Int64,
-                true,
-            )));
-            std::sync::Arc::new(arrow::datatypes::Schema::new(fields))
-        };
+        let arrow = if placed { declared.clone() } else { with_place_fields(&declared) };
         let mut validator = match Validator::new(
             &t.name,
             &schema,
@@ -578,6 +563,15 @@ impl TableScan<'_> {
     }
 }
 
+/// `schema` with the place columns appended: `_source_file` (Utf8), `_source_line` (Int64).
+fn with_place_fields(schema: &arrow::datatypes::SchemaRef) -> arrow::datatypes::SchemaRef {
+    use arrow::datatypes::{DataType, Field, FieldRef, Schema};
+    let mut fields: Vec<FieldRef> = schema.fields().iter().cloned().collect();
+    fields.push(std::sync::Arc::new(Field::new("_source_file", DataType::Utf8, true)));
+    fields.push(std::sync::Arc::new(Field::new("_source_line", DataType::Int64, true)));
+    std::sync::Arc::new(Schema::new(fields))
+}
+
 /// `batch` with the release's place of each row appended: `_source_file` = `rel`,
 /// `_source_line` = the 1-based row number in it (rows before: `before`).
 fn with_place(batch: &RecordBatch, rel: &str, before: u64) -> Result<RecordBatch> {
@@ -586,19 +580,7 @@ fn with_place(batch: &RecordBatch, rel: &str, before: u64) -> Result<RecordBatch
     let mut columns = batch.columns().to_vec();
     columns.push(std::sync::Arc::new(StringArray::from(vec![rel; n])));
     columns.push(std::sync::Arc::new(Int64Array::from_iter_values((0..n as i64).map(|i| before as i64 + i + 1))));
-    let mut fields: Vec<arrow::datatypes::FieldRef> = batch.schema().fields().iter().cloned().collect();
-    fields.push(std::sync::Arc::new(arrow::datatypes::Field::new(
-        "_source_file",
-        arrow::datatypes::DataType::Utf8,
-        true,
-    )));
-    fields.push(std::sync::Arc::new(arrow::datatypes::Field::new(
-        "_source_line",
-        arrow::datatypes::DataType::Int64,
-        true,
-    )));
-    RecordBatch::try_new(std::sync::Arc::new(arrow::datatypes::Schema::new(fields)), columns)
-        .map_err(|e| Error::format(rel, e))
+    RecordBatch::try_new(with_place_fields(&batch.schema()), columns).map_err(|e| Error::format(rel, e))
 }
 
 /// The message for JSON Lines file `c` whose line `n` is not row `n` of `rel` (`want`).
