@@ -544,6 +544,15 @@ impl FieldDescriptor {
         }
     }
 
+    /// Whether this field, or a field or item inside it, is `date`, `datetime`, `any` or an
+    /// `object` without `fields`: the types whose stored values the validator checks again.
+    pub fn needs_stored_checks(&self) -> bool {
+        matches!(self.field_type.as_str(), "date" | "datetime" | "any")
+            || self.is_json_text()
+            || self.items.as_deref().is_some_and(FieldDescriptor::needs_stored_checks)
+            || self.fields.iter().flatten().any(FieldDescriptor::needs_stored_checks)
+    }
+
     /// True when the column holds JSON text (`any`, or `object` without `fields`).
     pub fn is_json_text(&self) -> bool {
         self.field_type == "any" || (self.field_type == "object" && self.fields.is_none())

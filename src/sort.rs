@@ -240,7 +240,8 @@ fn key_converter(schema: &SchemaRef, keys: &[usize]) -> Result<RowConverter> {
     RowConverter::new(fields).map_err(|e| Error::format("sort", e))
 }
 
-/// `column` with every NaN of a float column made the one quiet NaN with the sign bit clear.
+/// `column` with every NaN of a float column, or of the floats inside its lists, structs and
+/// maps, made the one quiet NaN with the sign bit clear.
 /// SQL can make a NaN with the sign bit set (`0.0 / 0.0` on x86, `-x`), which Arrow's total
 /// order puts below every number: `max` would pass it over and `ORDER BY … DESC` put it last.
 /// A NaN's sign and payload mean nothing, so a release holds only the NaN that sorts above
@@ -263,6 +264,24 @@ pub fn positive_nan(column: &ArrayRef) -> ArrayRef {
                 return column.clone();
             }
             std::sync::Arc::new(values.unary::<_, Float32Type>(|v| if v.is_nan() { f32::NAN } else { v }))
+        }
+        // lists, structs and maps: their float values at any depth
+        DataType::List(_)
+        | DataType::LargeList(_)
+        | DataType::FixedSizeList(..)
+        | DataType::Struct(_)
+        | DataType::Map(..) => {
+            let data = column.to_data();
+            let children: Vec<ArrayRef> =
+                data.child_data().iter().map(|c| positive_nan(&arrow::array::make_array(c.clone()))).collect();
+            if children.iter().zip(data.child_data()).all(|(new, old)| new.to_data().ptr_eq(old)) {
+                return column.clone();
+            }
+            let rebuilt = data.into_builder().child_data(children.iter().map(|c| c.to_data()).collect()).build();
+            match rebuilt {
+                Ok(d) => arrow::array::make_array(d),
+                Err(_) => column.clone(),
+            }
         }
         _ => column.clone(),
     }

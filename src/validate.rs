@@ -261,6 +261,7 @@ impl<'a> Validator<'a> {
         for (i, f) in self.schema.fields.iter().enumerate() {
             let col = b.column(i);
             let c = &f.constraints;
+            let stored_checks = f.needs_stored_checks();
             for r in 0..n {
                 if col.is_null(r) {
                     if c.required || self.schema.primary_key.contains(&f.name) {
@@ -295,26 +296,12 @@ impl<'a> Validator<'a> {
                         )),
                     }
                 }
-                // `any` holds strict JSON text, as the conversion writes it: SQL can put any
-                // text there (`CAST(x AS VARCHAR)` of a NaN)
-                if f.field_type == "any"
-                    && let Some(text) = col.as_string_opt::<i32>().map(|a| a.value(r))
-                    && let Err(e) = serde_json::from_str::<serde_json::Value>(text)
-                {
-                    reasons[r].push((
-                        f.name.clone(),
-                        "type".into(),
-                        format!("expected JSON text, found text that is no JSON ({e}): {}", short_text(text)),
-                    ));
-                }
-                // dates and datetimes in years 1 to 9999, as RFC 3339 and most readers hold them:
-                // the conversion refuses others, and SQL arithmetic can make them
-                if let Some(shown) = out_of_years(col, r) {
-                    reasons[r].push((
-                        f.name.clone(),
-                        "type".into(),
-                        format!("{shown} is outside years 1 to 9999, which RFC 3339 and most readers cannot hold"),
-                    ));
+                // what the conversion guarantees of values, which a table's SQL can break: JSON
+                // text that is JSON, dates and datetimes in years 1 to 9999 (at any depth)
+                if stored_checks {
+                    stored_value_problems(f, col, r, &f.name, true, &mut |at, message| {
+                        reasons[r].push((at, "type".into(), message))
+                    });
                 }
                 // the items of an array, each checked against the items' constraints
                 if let Some(items) = f.items.as_deref().filter(|it| !it.constraints.is_empty())
@@ -826,6 +813,62 @@ pub fn row_json(b: &RecordBatch, r: usize) -> Value {
         return v;
     }
     Value::Null
+}
+
+/// What the conversion guarantees of a stored value, checked at row `r` of `col` (field `f`,
+/// named `at` in messages) and inside its lists and objects: `any` holds strict JSON text, an
+/// `object` without `fields` the JSON text of an object (checked here below the top level; the
+/// top level has its own check), dates and datetimes fall in years 1 to 9999. Each problem goes
+/// to `out` as (path, message).
+fn stored_value_problems(
+    f: &crate::schema::FieldDescriptor,
+    col: &ArrayRef,
+    r: usize,
+    at: &str,
+    top: bool,
+    out: &mut dyn FnMut(String, String),
+) {
+    if col.is_null(r) {
+        return;
+    }
+    if let Some(shown) = out_of_years(col, r) {
+        out(at.to_string(), format!("{shown} is outside years 1 to 9999, which RFC 3339 and most readers cannot hold"));
+        return;
+    }
+    match col.data_type() {
+        DataType::Utf8 if f.field_type == "any" || (!top && f.is_json_text()) => {
+            let text = col.as_string::<i32>().value(r);
+            match serde_json::from_str::<serde_json::Value>(text) {
+                Err(e) => out(
+                    at.to_string(),
+                    format!("expected JSON text, found text that is no JSON ({e}): {}", short_text(text)),
+                ),
+                Ok(v) if f.field_type == "object" && !v.is_object() => {
+                    out(at.to_string(), format!("expected an object, found {}", crate::ingest::path::describe(&v)))
+                }
+                Ok(_) => {}
+            }
+        }
+        DataType::List(_) => {
+            let Some(items) = f.items.as_deref().filter(|it| it.needs_stored_checks()) else { return };
+            let list = col.as_list::<i32>();
+            let values = list.values();
+            let offsets = list.value_offsets();
+            for (k, j) in (offsets[r] as usize..offsets[r + 1] as usize).enumerate() {
+                stored_value_problems(items, values, j, &format!("{at}[{k}]"), false, out);
+            }
+        }
+        DataType::Struct(_) => {
+            let Some(fields) = f.fields.as_ref() else { return };
+            let st = col.as_struct();
+            for child in fields.iter().filter(|c| c.needs_stored_checks()) {
+                if let Some(c) = st.column_by_name(&child.name) {
+                    stored_value_problems(child, c, r, &format!("{at}.{}", child.name), false, out);
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Up to 60 characters of `text`, quoted, for messages.

@@ -548,6 +548,14 @@ impl TableScan<'_> {
                         .find(|&r| a.value(r).is_nan() && a.value(r).is_sign_negative())
                         .map(|r| (r, "is a NaN with its sign bit set (a build stores NaN with it clear)".into()))
                 }
+                // a NaN inside a list or struct, found by what storing would change
+                DataType::List(_) | DataType::LargeList(_) | DataType::Struct(_) | DataType::Map(..) => {
+                    let changed =
+                        |a: &arrow::array::ArrayRef| !crate::sort::positive_nan(a).to_data().ptr_eq(&a.to_data());
+                    changed(col).then(|| (0..col.len()).find(|&r| changed(&col.slice(r, 1)))).flatten().map(|r| {
+                        (r, "holds a NaN with its sign bit set (a build stores NaN with it clear)".to_string())
+                    })
+                }
                 _ => None,
             };
             if let Some((r, what)) = bad {

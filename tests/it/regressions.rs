@@ -3193,4 +3193,44 @@ fn sql_cannot_store_what_the_conversion_refuses() {
     );
     assert!(e.contains("t2: \"+10000-01-01T00:00:00Z\" is outside years 1 to 9999"), "{e}");
     assert!(e.contains("d2: \"+10000-01-01\" is outside years 1 to 9999"), "{e}");
+    // inside lists and objects too
+    write(
+        tmp.path(),
+        "t.json",
+        r#"{"fields":[{"name":"id","type":"integer"},{"name":"v","type":"array","items":{"type":"date"}},{"name":"o","type":"object","fields":[{"name":"a","type":"any"}]}],"primaryKey":["id"]}"#,
+    );
+    write(
+        tmp.path(),
+        "pipeline.toml",
+        "name = \"q\"\n[[source]]\nname = \"s\"\npath = \"a.jsonl\"\nformat = \"jsonl\"\n[[source.field]]\nname = \"t\"\ntype = \"datetime\"\n\
+         [[table]]\nname = \"a\"\nschema = \"t.json\"\n\
+         query = \"SELECT id, make_array(CAST(t AS DATE), CAST(t AS DATE) + INTERVAL '1 day') AS v, named_struct('a', 'not json') AS o FROM s\"\n",
+    );
+    let o = build(tmp.path(), &["-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("v[1]: \"+10000-01-01\" is outside years 1 to 9999"), "{e}");
+    assert!(e.contains("o.a: expected JSON text, found text that is no JSON"), "{e}");
+}
+
+#[test]
+fn a_nan_inside_lists_and_structs_is_stored_with_its_sign_bit_clear() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "a.jsonl", "{\"id\": 1, \"x\": NaN}\n");
+    write(
+        tmp.path(),
+        "pipeline.toml",
+        "name = \"nn\"\n[[source]]\nname = \"s\"\npath = \"a.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\n\
+         query = \"SELECT id, make_array(-x, x) AS arr, named_struct('n', -x) AS st FROM s\"\n",
+    );
+    let o = build(tmp.path(), &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(tmp.path(), "nn");
+    let script = "import sys, glob, math, pyarrow.parquet as pq\n\
+                  t = pq.read_table(glob.glob(sys.argv[1] + '/data/*.parquet')[0]).to_pydict()\n\
+                  print([math.copysign(1, v) for v in t['arr'][0]], math.copysign(1, t['st'][0]['n']))\n";
+    let o = run(std::process::Command::new(python()).args(["-c", script]).arg(&r));
+    assert_eq!(stdout(&o).trim(), "[1.0, 1.0] 1.0", "{}", stderr(&o));
+    let o = run(bin().args(["verify", "--data"]).arg(&r));
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 }
