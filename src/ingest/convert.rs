@@ -280,11 +280,33 @@ pub fn convert(
             }
         }
     }
+    // a CSV cell of a nested column (object, array; an `any` cell that is an object or an
+    // array) holds its JSON text, as runpack's own CSV output writes it: read as the JSON it is
+    // (NaN tokens as JSON Lines reads them); a cell that is no JSON stays text, which an object
+    // or array column then refuses
+    let nested = |t: &Target| matches!(t, Target::Json | Target::JsonObject | Target::List(_) | Target::Struct(_));
+    let parsed: Vec<Vec<Option<Value>>> = columns
+        .iter()
+        .zip(&by_column)
+        .map(|((_, t), values)| match (opts.textual, nested(t)) {
+            (true, true) => values
+                .iter()
+                .map(|v| match v {
+                    Some(Value::String(s)) => nested_json_cell(s),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        })
+        .collect();
     let mut arrays = Vec::with_capacity(columns.len());
-    for ((name, target), values) in columns.iter().zip(by_column) {
+    for (((name, target), values), parsed) in columns.iter().zip(by_column).zip(&parsed) {
         let p = Rc::new(PathNode { parent: None, seg: Seg::Key(name.clone()) });
-        let cells: Vec<Cell> =
-            values.into_iter().enumerate().map(|(row, v)| Cell { v, row, path: p.clone() }).collect();
+        let cells: Vec<Cell> = values
+            .into_iter()
+            .enumerate()
+            .map(|(row, v)| Cell { v: parsed.get(row).and_then(Option::as_ref).or(v), row, path: p.clone() })
+            .collect();
         arrays.push(build(&cells, target, &mut ctx));
     }
     if opts.strict_keys {
@@ -297,6 +319,17 @@ pub fn convert(
         }
     }
     Converted { columns: arrays, problems: ctx.problems, events: ctx.events }
+}
+
+/// The JSON value a CSV cell's text holds, when it is an object or an array (bare `NaN` and
+/// infinities read as JSON Lines reads them); `None` otherwise.
+fn nested_json_cell(s: &str) -> Option<Value> {
+    let t = s.trim();
+    if !(t.starts_with('{') || t.starts_with('[')) {
+        return None;
+    }
+    let rewritten = lenient::rewrite(t.as_bytes());
+    super::strict::from_slice(rewritten.as_deref().unwrap_or(t.as_bytes())).ok()
 }
 
 fn build(cells: &[Cell], target: &Target, ctx: &mut Ctx) -> ArrayRef {

@@ -3234,3 +3234,35 @@ fn a_nan_inside_lists_and_structs_is_stored_with_its_sign_bit_clear() {
     let o = run(bin().args(["verify", "--data"]).arg(&r));
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 }
+
+#[test]
+fn csv_cells_of_nested_columns_are_read_as_their_json_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    // as runpack's own CSV output writes nested values
+    write(
+        tmp.path(),
+        "a.csv",
+        "id,tags,o,j\n1,\"[\"\"a\"\",\"\"b\"\"]\",\"{\"\"k\"\":1,\"\"x\"\":NaN}\",\"{\"\"a\"\":[1,2]}\"\n2,[],{},hello\n3,,,\n",
+    );
+    write(
+        tmp.path(),
+        "pipeline.toml",
+        "name = \"cj\"\n[[source]]\nname = \"s\"\npath = \"a.csv\"\nformat = \"csv\"\n\
+         [[source.field]]\nname = \"tags\"\ntype = \"array\"\nitems = { type = \"string\" }\n\
+         [[source.field]]\nname = \"o\"\ntype = \"object\"\n[[source.field]]\nname = \"j\"\ntype = \"any\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT id, tags, o, j FROM s\"\n",
+    );
+    let o = build(tmp.path(), &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(release(tmp.path(), "cj").join("jsonl/t.jsonl")).unwrap(),
+        "{\"id\":1,\"tags\":[\"a\",\"b\"],\"o\":\"{\\\"k\\\":1,\\\"x\\\":\\\"NaN\\\"}\",\"j\":\"{\\\"a\\\":[1,2]}\"}\n\
+         {\"id\":2,\"tags\":[],\"o\":\"{}\",\"j\":\"\\\"hello\\\"\"}\n\
+         {\"id\":3,\"tags\":null,\"o\":null,\"j\":null}\n"
+    );
+    // text that is no JSON in an object column is refused, not kept
+    write(tmp.path(), "a.csv", "id,tags,o,j\n1,[],{oops},\n");
+    let o = build(tmp.path(), &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("a.csv:2:$.o: expected object, found string \"{oops}\""), "{}", stderr(&o));
+}
