@@ -277,29 +277,10 @@ impl<'a> Validator<'a> {
                 for (rule, message) in value_problems(c, f.is_json_text(), pattern, col, r) {
                     reasons[r].push((f.name.clone(), rule.into(), message));
                 }
-                // an `object` without `fields` is JSON text, and must be the text of an object
-                if f.field_type == "object"
-                    && f.fields.is_none()
-                    && let Some(text) = col.as_string_opt::<i32>().map(|a| a.value(r))
-                {
-                    match serde_json::from_str::<serde_json::Value>(text) {
-                        Ok(serde_json::Value::Object(_)) => {}
-                        Ok(other) => reasons[r].push((
-                            f.name.clone(),
-                            "type".into(),
-                            format!("expected an object, found {}", crate::ingest::path::describe(&other)),
-                        )),
-                        Err(e) => reasons[r].push((
-                            f.name.clone(),
-                            "type".into(),
-                            format!("expected the JSON text of an object, found text that is no JSON ({e})"),
-                        )),
-                    }
-                }
                 // what the conversion guarantees of values, which a table's SQL can break: JSON
                 // text that is JSON, dates and datetimes in years 1 to 9999 (at any depth)
                 if stored_checks {
-                    stored_value_problems(f, col, r, &f.name, true, &mut |at, message| {
+                    stored_value_problems(f, col, r, &f.name, &mut |at, message| {
                         reasons[r].push((at, "type".into(), message))
                     });
                 }
@@ -817,15 +798,13 @@ pub fn row_json(b: &RecordBatch, r: usize) -> Value {
 
 /// What the conversion guarantees of a stored value, checked at row `r` of `col` (field `f`,
 /// named `at` in messages) and inside its lists and objects: `any` holds strict JSON text, an
-/// `object` without `fields` the JSON text of an object (checked here below the top level; the
-/// top level has its own check), dates and datetimes fall in years 1 to 9999. Each problem goes
-/// to `out` as (path, message).
+/// `object` without `fields` the JSON text of an object, dates and datetimes fall in years 1
+/// to 9999. Each problem goes to `out` as (path, message).
 fn stored_value_problems(
     f: &crate::schema::FieldDescriptor,
     col: &ArrayRef,
     r: usize,
     at: &str,
-    top: bool,
     out: &mut dyn FnMut(String, String),
 ) {
     if col.is_null(r) {
@@ -836,7 +815,7 @@ fn stored_value_problems(
         return;
     }
     match col.data_type() {
-        DataType::Utf8 if f.field_type == "any" || (!top && f.is_json_text()) => {
+        DataType::Utf8 if f.is_json_text() => {
             let text = col.as_string::<i32>().value(r);
             match serde_json::from_str::<serde_json::Value>(text) {
                 Err(e) => out(
@@ -855,7 +834,7 @@ fn stored_value_problems(
             let values = list.values();
             let offsets = list.value_offsets();
             for (k, j) in (offsets[r] as usize..offsets[r + 1] as usize).enumerate() {
-                stored_value_problems(items, values, j, &format!("{at}[{k}]"), false, out);
+                stored_value_problems(items, values, j, &format!("{at}[{k}]"), out);
             }
         }
         DataType::Struct(_) => {
@@ -863,7 +842,7 @@ fn stored_value_problems(
             let st = col.as_struct();
             for child in fields.iter().filter(|c| c.needs_stored_checks()) {
                 if let Some(c) = st.column_by_name(&child.name) {
-                    stored_value_problems(child, c, r, &format!("{at}.{}", child.name), false, out);
+                    stored_value_problems(child, c, r, &format!("{at}.{}", child.name), out);
                 }
             }
         }
