@@ -280,11 +280,11 @@ pub fn convert(
             }
         }
     }
-    // a CSV cell of a nested column (object, array; an `any` cell that is an object or an
-    // array) holds its JSON text, as runpack's own CSV output writes it: read as the JSON it is
-    // (NaN tokens as JSON Lines reads them); a cell that is no JSON stays text, which an object
-    // or array column then refuses
-    let nested = |t: &Target| matches!(t, Target::Json | Target::JsonObject | Target::List(_) | Target::Struct(_));
+    // a CSV cell of a nested column (object, array) holds its JSON text, as runpack's own CSV
+    // output writes it: read as the JSON it is (NaN tokens as JSON Lines reads them); a cell
+    // that is no JSON stays text, which the column then refuses. An `any` cell stays text: a
+    // free-text cell that happens to read as JSON is not turned into a value.
+    let nested = |t: &Target| matches!(t, Target::JsonObject | Target::List(_) | Target::Struct(_));
     let parsed: Vec<Vec<Option<Value>>> = columns
         .iter()
         .zip(&by_column)

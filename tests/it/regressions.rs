@@ -3236,7 +3236,7 @@ fn a_nan_inside_lists_and_structs_is_stored_with_its_sign_bit_clear() {
 }
 
 #[test]
-fn csv_cells_of_nested_columns_are_read_as_their_json_text() {
+fn csv_cells_of_nested_columns_are_read_as_their_json_text_and_any_cells_as_text() {
     let tmp = tempfile::tempdir().unwrap();
     // as runpack's own CSV output writes nested values
     write(
@@ -3256,7 +3256,7 @@ fn csv_cells_of_nested_columns_are_read_as_their_json_text() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
         std::fs::read_to_string(release(tmp.path(), "cj").join("jsonl/t.jsonl")).unwrap(),
-        "{\"id\":1,\"tags\":[\"a\",\"b\"],\"o\":\"{\\\"k\\\":1,\\\"x\\\":\\\"NaN\\\"}\",\"j\":\"{\\\"a\\\":[1,2]}\"}\n\
+        "{\"id\":1,\"tags\":[\"a\",\"b\"],\"o\":\"{\\\"k\\\":1,\\\"x\\\":\\\"NaN\\\"}\",\"j\":\"\\\"{\\\\\\\"a\\\\\\\":[1,2]}\\\"\"}\n\
          {\"id\":2,\"tags\":[],\"o\":\"{}\",\"j\":\"\\\"hello\\\"\"}\n\
          {\"id\":3,\"tags\":null,\"o\":null,\"j\":null}\n"
     );

@@ -439,7 +439,7 @@ fn b27_rich_summary_values_never_become_strings() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         stderr(&o).contains(
-            "source runs ([[source.wandb.column]] loss): from = \"summary.los\" gives no value in any of the 1 run(s) read"
+            "source runs ([[source.wandb.column]] loss): from = \"summary.los\" names a key none of the 1 run(s) read has"
         ),
         "{}",
         stderr(&o)
@@ -450,6 +450,25 @@ fn b27_rich_summary_values_never_become_strings() {
         assert!((g - w).abs() < 1e-12, "{got:?}");
     }
     assert_eq!(got.len(), 4);
+    // a key every run holds as null (a hyperparameter left None) is a column of nulls
+    write(
+        &dir,
+        "run-20250303_120000-x7c2m9qp/files/config.yaml",
+        "wandb_version: 1\nwarmup:\n  desc: null\n  value: null\n",
+    );
+    let none = r#"column = [{ name = "warmup", from = "config.warmup", type = "number" }]"#;
+    write(
+        &dir,
+        "pipeline.toml",
+        &pipeline(
+            "b27",
+            &[("runs", "\"run-*/**\"", &format!("{{ table = \"runs\", {none} }}"))],
+            &[("wandb_runs", "SELECT run_id, warmup FROM runs", "")],
+        ),
+    );
+    let o = build(&dir, &["--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(&dir, "b27"), "SELECT run_id, warmup FROM wandb_runs"), "run_id,warmup\nx7c2m9qp,\n");
 }
 
 #[test]

@@ -489,7 +489,7 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], report: &mut BuildReport) 
     let mut read_names: BTreeSet<String> = BTreeSet::new();
     // whether any run gives each `[[source.wandb.column]]` a value (a `from` that matches no
     // run is a typo, not a column of nulls)
-    let extra: Vec<String> = plan.opts.columns.iter().map(|c| c.name.clone()).collect();
+    let extra = plan.opts.columns.clone();
     let mut filled = vec![false; extra.len()];
     let mut runs_read = 0u64;
     // `.wandb` logs with records lost (cut short, or a damaged part skipped)
@@ -502,8 +502,10 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], report: &mut BuildReport) 
                 && table == WandbTable::Runs
             {
                 runs_read += 1;
+                // found in the run's config, summary or unassigned columns, null or not
+                let object = |k: &str| m.get(k).and_then(Value::as_object);
                 for (f, c) in filled.iter_mut().zip(&extra) {
-                    *f |= m.get(c).is_some_and(|v| !v.is_null());
+                    *f |= rows::extra_lookup(c, object("config"), object("summary"), object("fields")).is_some();
                 }
             }
             match o {
@@ -565,10 +567,9 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], report: &mut BuildReport) 
         return Err(Error::config(
             format!("source {} ([[source.wandb.column]] {})", src.name, c.name),
             format!(
-                "from = {:?} gives no value in any of the {} run(s) read: no run has a non-null value at that key \
-                 (`config.<key>` and `summary.<key>` read that object, then the export's unassigned columns; a bare \
-                 key reads config, summary, then those columns; a key is looked up as written, then as a dotted \
-                 path)",
+                "from = {:?} names a key none of the {} run(s) read has (`config.<key>` and `summary.<key>` \
+                 read that object, then the export's unassigned columns; a bare key reads config, summary, then \
+                 those columns; a key is looked up as written, then as a dotted path)",
                 c.from,
                 crate::hash::group_digits(runs_read)
             ),

@@ -104,23 +104,30 @@ impl RunRow {
     }
 
     fn extra(&self, c: &ExtraColumn) -> Value {
-        let empty = Map::new();
-        let (scope, key) = match c.from.split_once('.') {
-            Some(("config", k)) => ("config", k),
-            Some(("summary", k)) => ("summary", k),
-            _ => ("", c.from.as_str()),
-        };
-        let config = self.config.as_ref().unwrap_or(&empty);
-        let summary = self.summary.as_ref().unwrap_or(&empty);
-        let fields = self.fields.as_ref().unwrap_or(&empty);
-        let found = match scope {
-            "config" => values::lookup(config, key).or_else(|| values::lookup(fields, key)),
-            "summary" => values::lookup(summary, key).or_else(|| values::lookup(fields, key)),
-            _ => values::lookup(config, key)
-                .or_else(|| values::lookup(summary, key))
-                .or_else(|| values::lookup(fields, key)),
-        };
-        found.cloned().unwrap_or(Value::Null)
+        extra_lookup(c, self.config.as_ref(), self.summary.as_ref(), self.fields.as_ref())
+            .cloned()
+            .unwrap_or(Value::Null)
+    }
+}
+
+/// The value `[[source.wandb.column]]` `c` takes from a run's config, summary and unassigned
+/// export columns (`fields`): `None` when the key is in none of them (a null value is found).
+pub fn extra_lookup<'a>(
+    c: &ExtraColumn,
+    config: Option<&'a Map<String, Value>>,
+    summary: Option<&'a Map<String, Value>>,
+    fields: Option<&'a Map<String, Value>>,
+) -> Option<&'a Value> {
+    let (scope, key) = match c.from.split_once('.') {
+        Some(("config", k)) => ("config", k),
+        Some(("summary", k)) => ("summary", k),
+        _ => ("", c.from.as_str()),
+    };
+    let find = |o: Option<&'a Map<String, Value>>| o.and_then(|o| values::lookup(o, key));
+    match scope {
+        "config" => find(config).or_else(|| find(fields)),
+        "summary" => find(summary).or_else(|| find(fields)),
+        _ => find(config).or_else(|| find(summary)).or_else(|| find(fields)),
     }
 }
 
