@@ -743,6 +743,15 @@ print(json.dumps(recs))
     );
     let card = std::fs::read_to_string(r.join("README.md")).unwrap();
     assert!(card.contains(&format!("reading stopped at byte {}", cut_rec.0)), "{card}");
+    // cut where a record starts: nothing is damaged, and the missing exit record is said
+    std::fs::write(&log, &bytes[..cut_rec.0 as usize]).unwrap();
+    let o = build(&dir, &["--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("{rel}: the log ends without the run's exit record after {i} intact record(s)")),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

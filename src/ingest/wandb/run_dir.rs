@@ -272,6 +272,20 @@ fn stop_warning(rel: &str, folded: &Folded, out: &mut dyn FnMut(Out) -> Result<(
             ),
         })?;
     }
+    // a log read to its end without the exit record W&B writes when a run ends: a copy made
+    // while the run was going, or a run killed (nothing is lost that was written)
+    if folded.exit.is_none() && folded.stop.is_none() && folded.skipped.is_empty() && folded.records > 0 {
+        out(Out::Warn {
+            at: None,
+            kind: "wandb-log-unfinished",
+            message: format!(
+                "{rel}: the log ends without the run's exit record after {} intact record(s): the run was still \
+                 going, or was killed, when the file was written or copied; the history holds what was logged up \
+                 to there",
+                folded.records
+            ),
+        })?;
+    }
     if let Some(s) = &folded.stop {
         out(Out::Warn {
             at: None,
