@@ -1251,10 +1251,21 @@ fn check_columns(table: &str, result: &Schema, schema: &TableSchema, target: &Sc
             ));
         };
         if !castable(found.data_type(), f.data_type()) {
+            let nested = matches!(
+                found.data_type(),
+                DataType::Struct(_) | DataType::List(_) | DataType::LargeList(_) | DataType::Map(..)
+            );
+            // SQL has no cast of a struct or list to JSON text: the schema says how to keep it
+            let fix = if nested && matches!(f.data_type(), DataType::Utf8) {
+                "SQL cannot cast a struct or a list to JSON text: declare the field as an `object` with `fields` \
+                 (a struct) or an `array` with `items` (a list) to keep it as it is"
+            } else {
+                "CAST it in the SQL"
+            };
             return Err(Error::config(
                 ctx,
                 format!(
-                    "column `{}` is {} in the query but the schema says {}; CAST it in the SQL",
+                    "column `{}` is {} in the query but the schema says {}; {fix}",
                     f.name(),
                     type_name(found.data_type()),
                     type_name(f.data_type())

@@ -3266,3 +3266,26 @@ fn csv_cells_of_nested_columns_are_read_as_their_json_text_and_any_cells_as_text
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("a.csv:2:$.o: expected object, found string \"{oops}\""), "{}", stderr(&o));
 }
+
+#[test]
+fn a_struct_for_a_json_text_column_gets_a_fix_that_works() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "a.jsonl", "{\"id\": 1, \"a\": 2}\n");
+    write(tmp.path(), "t.json", r#"{"fields":[{"name":"id","type":"integer"},{"name":"o","type":"object"}]}"#);
+    write(
+        tmp.path(),
+        "pipeline.toml",
+        "name = \"st\"\n[[source]]\nname = \"s\"\npath = \"a.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\nschema = \"t.json\"\n\
+         query = \"SELECT id, named_struct('a', a) AS o FROM s\"\n",
+    );
+    let o = build(tmp.path(), &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "column `o` is Struct<a: Int64> in the query but the schema says Utf8; SQL cannot cast a struct or a list \
+             to JSON text: declare the field as an `object` with `fields`"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}
