@@ -266,6 +266,21 @@ pub fn check_data(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
             report: crate::report::BuildReport::new(20),
             rejects: crate::rejects::Rejects::new(work.path().join("rejects")),
             said: BTreeSet::new(),
+            split_keys: (t.split_column.is_some()
+                && t.splits.iter().filter(|s| s.rows > 0).count() > 1
+                && !schema.primary_key.is_empty())
+            .then(|| {
+                let columns: Option<Vec<usize>> =
+                    schema.primary_key.iter().map(|k| declared.index_of(k).ok()).collect();
+                let columns = columns?;
+                let fields = columns
+                    .iter()
+                    .map(|&c| arrow::row::SortField::new(declared.field(c).data_type().clone()))
+                    .collect();
+                let converter = arrow::row::RowConverter::new(fields).ok()?;
+                Some(SplitKeys { converter, columns, seen: Default::default(), bytes: 0 })
+            })
+            .flatten(),
         };
         let mut read = true;
         let split_of = |f: &str| t.splits.iter().find(|s| s.files.iter().any(|x| x == f)).map(|s| s.name.as_str());
@@ -359,7 +374,23 @@ struct TableScan<'a> {
     rejects: crate::rejects::Rejects,
     /// (file, column) whose stored values broke a rule already said.
     said: BTreeSet<(String, String)>,
+    /// For a table whose rows are in several splits, with a primary key: the keys seen and the
+    /// split each was in (each split is in key order on its own, so a key given in two splits
+    /// is not two neighbouring rows); `None` when not checked or once a duplicate is said.
+    split_keys: Option<SplitKeys>,
 }
+
+/// The primary keys of a table's rows across its splits ([`TableScan::split_keys`]).
+struct SplitKeys {
+    converter: arrow::row::RowConverter,
+    columns: Vec<usize>,
+    seen: std::collections::HashMap<Box<[u8]>, String>,
+    /// Key bytes held, and the most held before the check gives up (bounded memory).
+    bytes: usize,
+}
+
+/// Key bytes [`SplitKeys`] holds at most (a table beyond it is not checked across splits).
+const SPLIT_KEYS_BYTES: usize = 256 << 20;
 
 impl TableScan<'_> {
     /// Decodes Parquet file `rel` a row group at a time, checks its statistics, feeds its rows
@@ -373,6 +404,7 @@ impl TableScan<'_> {
         validator: &mut crate::validate::Validator,
         rep: &mut VerifyReport,
     ) -> Result<bool> {
+        let split_name = split.map(|(_, n)| n.to_string()).unwrap_or_default();
         let mut split = split;
         use parquet::arrow::arrow_reader::ArrowReaderMetadata;
         use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
@@ -456,6 +488,7 @@ impl TableScan<'_> {
                 };
                 bounds.observe(&batch);
                 self.check_values(&batch, rel, row, rep);
+                self.check_split_keys(&batch, rel, &split_name, row, rep);
                 if let Some((ci, name)) = split {
                     let col = batch.column(ci);
                     let other = (0..col.len()).find(|&i| {
@@ -528,6 +561,45 @@ impl TableScan<'_> {
 }
 
 impl TableScan<'_> {
+    /// A primary key given in two splits of the table (the first one met is said).
+    fn check_split_keys(&mut self, batch: &RecordBatch, rel: &str, split: &str, before: u64, rep: &mut VerifyReport) {
+        let Some(keys) = self.split_keys.as_mut() else { return };
+        let cols: Vec<arrow::array::ArrayRef> =
+            keys.columns.iter().map(|&c| crate::sort::positive_nan(batch.column(c))).collect();
+        let Ok(rows) = keys.converter.convert_columns(&cols) else {
+            self.split_keys = None;
+            return;
+        };
+        for r in 0..rows.num_rows() {
+            let key: Box<[u8]> = rows.row(r).as_ref().into();
+            match keys.seen.get(&key) {
+                Some(first) if first != split => {
+                    let shown: Vec<String> = keys
+                        .columns
+                        .iter()
+                        .map(|&c| format!("{}={}", batch.schema().field(c).name(), validate_cell(batch.column(c), r)))
+                        .collect();
+                    rep.problems.push(format!(
+                        "{rel}: row {} has the key {} of a row of split {first} too (table {}, rule primaryKey)",
+                        hash::group_digits(before + r as u64 + 1),
+                        shown.join(", "),
+                        self.table
+                    ));
+                    self.split_keys = None;
+                    return;
+                }
+                Some(_) => {}
+                None => {
+                    keys.bytes += key.len() + split.len() + 48;
+                    keys.seen.insert(key, split.to_string());
+                }
+            }
+        }
+        if keys.bytes > SPLIT_KEYS_BYTES {
+            self.split_keys = None;
+        }
+    }
+
     /// What a build guarantees of stored values beyond the schema's checks (which the
     /// validator makes: JSON text, years 1 to 9999): a NaN is stored with its sign bit clear.
     /// The first value breaking it is said, once per column and file.

@@ -807,6 +807,36 @@ fn verify_data_checks_each_rows_split() {
         "{}",
         stdout(&o)
     );
+    // a key given in two splits: each split is in key order on its own, the key set finds it
+    write(
+        dir,
+        "t.json",
+        r#"{"fields":[{"name":"id","type":"integer"},{"name":"split","type":"string"}],"primaryKey":["id"]}"#,
+    );
+    let toml = std::fs::read_to_string(dir.join("pipeline.toml")).unwrap();
+    write(dir, "pipeline.toml", &toml.replace("split_column = ", "schema = \"t.json\"\nsplit_column = "));
+    let o = build(dir, &["-q", "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let script = "import sys, pyarrow as pa, pyarrow.parquet as pq\n\
+                  p = sys.argv[1]\n\
+                  t = pq.read_table(p)\n\
+                  t = t.set_column(0, t.schema.field(0), pa.array([1], pa.int64()))\n\
+                  pq.write_table(t, p, compression='zstd')\n";
+    let o = run(std::process::Command::new(python()).args(["-c", script]).arg(r.join("data/t/test.parquet")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let copy = r.join("jsonl/t/test.jsonl");
+    let text = std::fs::read_to_string(&copy).unwrap().replace("\"id\":2,", "\"id\":1,");
+    std::fs::write(&copy, text).unwrap();
+    reseal(&r);
+    let o = run(bin().args(["verify", "--data"]).arg(&r));
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains(
+            "data/t/train.parquet: row 1 has the key id=1 of a row of split test too (table t, rule primaryKey)"
+        ),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]
