@@ -173,10 +173,12 @@ pub const DATA_BATCH_BYTES: u64 = 32 << 20;
 /// - each table's rows are checked against its Table Schema as a build checks them: types,
 ///   `required`, constraints (`minimum`, `pattern`, `enum`, `unique`, …), the `primaryKey`
 ///   and the `foreignKeys` (one that cannot be checked, to a table the manifest does not
-///   define or in a cycle, is a problem); rows must come in the table's key order, as a build writes them (so a
-///   key given twice is two neighbouring rows, which the key check finds); a violation is
-///   named by the row's raw input (`_source_file`, `_source_line`), or, for a table without
-///   them, by the Parquet file and row;
+///   define or in a cycle, is a problem); rows must come in the table's key order within each
+///   split, as a build writes them (so a key given twice in a split is two neighbouring rows,
+///   which the key check finds), each row's split must be its file's, and a key given in two
+///   splits is found by the keys held (up to [`SPLIT_KEYS_BYTES`]); a violation is named by the
+///   row's raw input (`_source_file`, `_source_line`), or, for a table without them, by the
+///   Parquet file and row;
 /// - each JSON Lines copy (`jsonl/<stem>.jsonl` of `data/<stem>.parquet`) must be,
 ///   byte for byte, the rows of its Parquet file as a build writes them: the first line that
 ///   differs is named, with the row.
@@ -390,7 +392,7 @@ struct SplitKeys {
 }
 
 /// Key bytes [`SplitKeys`] holds at most (a table beyond it is not checked across splits).
-const SPLIT_KEYS_BYTES: usize = 256 << 20;
+pub const SPLIT_KEYS_BYTES: usize = 256 << 20;
 
 impl TableScan<'_> {
     /// Decodes Parquet file `rel` a row group at a time, checks its statistics, feeds its rows
