@@ -391,7 +391,8 @@ struct SplitKeys {
     bytes: usize,
 }
 
-/// Key bytes [`SplitKeys`] holds at most (a table beyond it is not checked across splits).
+/// Bytes of primary keys `verify --data` holds to compare a table's splits, at most (a table
+/// beyond it is not checked across splits).
 pub const SPLIT_KEYS_BYTES: usize = 256 << 20;
 
 impl TableScan<'_> {
