@@ -67,17 +67,19 @@ pub fn run(dir: &Path) -> Result<VerifyReport> {
 ///
 /// Errors: as [`run`]; [`Error::Io`] when the temporary folder for the row checks cannot be made.
 pub fn run_with(dir: &Path, data: bool) -> Result<VerifyReport> {
-    let mut rep = run_checks(dir)?;
-    if data && let Ok(m) = Manifest::load(dir) {
-        check_data(dir, &m, &mut rep)?;
-        for p in &mut rep.problems {
-            *p = crate::error::escape_control(p);
-        }
+    let (mut rep, manifest) = run_checks(dir)?;
+    if data && let Some(m) = &manifest {
+        check_data(dir, m, &mut rep)?;
+    }
+    // one problem per line, whatever the file names hold: control characters are escaped
+    for p in &mut rep.problems {
+        *p = crate::error::escape_control(p);
     }
     Ok(rep)
 }
 
-fn run_checks(dir: &Path) -> Result<VerifyReport> {
+/// The checks of [`run`]; the report, and the manifest when it could be read.
+fn run_checks(dir: &Path) -> Result<(VerifyReport, Option<Manifest>)> {
     if !dir.is_dir() {
         let what = if dir.exists() { "is not a folder" } else { "does not exist" };
         return Err(Error::Refused(format!("{} {what}", dir.display())));
@@ -148,11 +150,7 @@ fn run_checks(dir: &Path) -> Result<VerifyReport> {
             ));
         }
     }
-    // one problem per line, whatever the file names hold: control characters are escaped
-    for p in &mut rep.problems {
-        *p = crate::error::escape_control(p);
-    }
-    Ok(rep)
+    Ok((rep, manifest))
 }
 
 /// Rows per record batch read by [`check_data`], at most.
@@ -291,9 +289,8 @@ pub fn check_data(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
             // each split's files are in key order on their own
             if split != Some(split_of(f)) {
                 split = Some(split_of(f));
-                if let Some((check, cols)) = scan.order.take() {
-                    drop(check);
-                    scan.order = Some((crate::sort::OrderCheck::new(&declared, cols.clone()), cols));
+                if let Some((check, cols)) = &mut scan.order {
+                    *check = crate::sort::OrderCheck::new(&declared, cols.clone());
                 }
             }
             let expected = split_column.zip(split_of(f));
