@@ -439,7 +439,8 @@ fn b27_rich_summary_values_never_become_strings() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         stderr(&o).contains(
-            "source runs ([[source.wandb.column]] loss): from = \"summary.los\" names a key none of the 1 run(s) read has"
+            "pipeline.toml (source runs), [[source.wandb.column]] loss: from = \"summary.los\" names a key none of the 1 \
+             run(s) read has"
         ),
         "{}",
         stderr(&o)
@@ -915,6 +916,19 @@ fn a_non_finite_value_inside_a_logged_list_is_named_by_its_raw_key() {
     assert!(e.contains("wandb-history.jsonl:1:$.lst[2] NaN"), "{e}");
     assert!(e.contains("wandb-history.jsonl:1:$.loss NaN"), "{e}");
     assert!(!e.contains("$.value_text"), "{e}");
+}
+
+#[test]
+fn a_run_capture_that_names_no_capture_is_placed_in_the_pipeline_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "h/abcd1234.csv", "_step,loss\n0,1\n");
+    let o = wandb_build(tmp.path(), "h/{run}.csv", r#"{ table = "history", run_capture = "rn" }"#);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("pipeline.toml (source w): run_capture = \"rn\" names no {capture} of the source's path"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

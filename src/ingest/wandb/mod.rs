@@ -407,18 +407,19 @@ struct Steps {
 /// warnings (damaged logs, ignored files, skipped media values) and runs the run-list and
 /// sampled-history checks, recording violations in `report`.
 ///
+/// `context` names the source in the pipeline file (`./pipeline.toml (source w)`), for
+/// errors in its options.
+///
 /// Errors: [`Error::Config`] naming the file when its flavour cannot be detected or a run id
-/// cannot be found; [`Error::Io`] for unreadable files.
-pub fn prepare(src: &SourceDef, inputs: &[InputFile], report: &mut BuildReport) -> Result<Plan> {
+/// cannot be found, and naming `context` when `run_capture` names no capture or a
+/// `[[source.wandb.column]]` names a key no run has; [`Error::Io`] for unreadable files.
+pub fn prepare(src: &SourceDef, inputs: &[InputFile], context: &str, report: &mut BuildReport) -> Result<Plan> {
     let opts = src.wandb.clone().expect("checked at load");
     if let Some(c) = &opts.run_capture
         && let Some(first) = inputs.first()
         && !first.captures.iter().any(|(n, _)| n == c)
     {
-        return Err(Error::config(
-            format!("source {}", src.name),
-            format!("run_capture = {c:?} names no {{capture}} of the source's path"),
-        ));
+        return Err(Error::config(context, format!("run_capture = {c:?} names no {{capture}} of the source's path")));
     }
     let (kinds, dirs) = run_dir::classify(inputs, opts.table)?;
     let mut plan = Plan { opts, inputs: inputs.to_vec(), kinds, dirs, skip: BTreeSet::new(), sampled: BTreeSet::new() };
@@ -565,7 +566,7 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], report: &mut BuildReport) 
         && let Some(c) = plan.opts.columns.iter().zip(&filled).find_map(|(c, f)| (!f).then_some(c))
     {
         return Err(Error::config(
-            format!("source {} ([[source.wandb.column]] {})", src.name, c.name),
+            format!("{context}, [[source.wandb.column]] {}", c.name),
             format!(
                 "from = {:?} names a key none of the {} run(s) read has (`config.<key>` and `summary.<key>` \
                  read that object, then the export's unassigned columns; a bare key reads config, summary, then \
