@@ -272,7 +272,9 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
                 .map_err(|e| Error::sql(format!("view {}", v.name), e))?;
         }
         order = table_order(spec)?;
-        let referenced = referenced_columns(spec);
+        let referenced = crate::schema::referenced_columns(
+            spec.def.tables.iter().zip(&spec.table_schemas).filter_map(|(t, s)| Some((t.name.as_str(), s.as_ref()?))),
+        );
         let mut key_sets: BTreeMap<(String, Vec<String>), KeySet> = BTreeMap::new();
         for &i in &order {
             let t = &spec.def.tables[i];
@@ -1182,47 +1184,15 @@ fn table_order(spec: &PipelineSpec) -> Result<Vec<usize>> {
         }
         deps.push(set);
     }
-    let mut order = Vec::new();
-    let mut done = vec![false; deps.len()];
-    while order.len() < deps.len() {
-        let next = (0..deps.len()).find(|&i| !done[i] && deps[i].iter().all(|&d| done[d]));
-        match next {
-            Some(i) => {
-                done[i] = true;
-                order.push(i);
-            }
-            None => {
-                let stuck: Vec<&str> =
-                    (0..deps.len()).filter(|&i| !done[i]).map(|i| spec.def.tables[i].name.as_str()).collect();
-                return Err(Error::config(
-                    spec.file.display().to_string(),
-                    format!("tables read each other in a cycle: {}", stuck.join(", ")),
-                ));
-            }
-        }
+    let (order, stuck) = crate::schema::dependency_order(&deps);
+    if !stuck.is_empty() {
+        let stuck: Vec<&str> = stuck.iter().map(|&i| spec.def.tables[i].name.as_str()).collect();
+        return Err(Error::config(
+            spec.file.display().to_string(),
+            format!("tables read each other in a cycle: {}", stuck.join(", ")),
+        ));
     }
     Ok(order)
-}
-
-/// The column sets of each table that later tables' foreign keys reference.
-fn referenced_columns(spec: &PipelineSpec) -> BTreeMap<String, Vec<Vec<String>>> {
-    let mut out: BTreeMap<String, Vec<Vec<String>>> = BTreeMap::new();
-    for (i, s) in spec.table_schemas.iter().enumerate() {
-        if let Some(s) = s {
-            for fk in &s.foreign_keys {
-                let target = if fk.reference.resource.is_empty() {
-                    spec.def.tables[i].name.clone()
-                } else {
-                    fk.reference.resource.clone()
-                };
-                let sets = out.entry(target).or_default();
-                if !sets.contains(&fk.reference.fields) {
-                    sets.push(fk.reference.fields.clone());
-                }
-            }
-        }
-    }
-    out
 }
 
 fn inferred_schema(table: &str, result: &Schema) -> Result<TableSchema> {

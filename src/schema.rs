@@ -286,6 +286,37 @@ impl TableSchema {
     }
 }
 
+/// The column sets of each table that the foreign keys of `tables` (name, schema) refer to,
+/// by referenced table (a key without `resource` refers to its own table), each set once.
+pub fn referenced_columns<'a>(
+    tables: impl IntoIterator<Item = (&'a str, &'a TableSchema)>,
+) -> std::collections::BTreeMap<String, Vec<Vec<String>>> {
+    let mut out: std::collections::BTreeMap<String, Vec<Vec<String>>> = Default::default();
+    for (name, schema) in tables {
+        for fk in &schema.foreign_keys {
+            let target = if fk.reference.resource.is_empty() { name } else { fk.reference.resource.as_str() };
+            let sets = out.entry(target.to_string()).or_default();
+            if !sets.contains(&fk.reference.fields) {
+                sets.push(fk.reference.fields.clone());
+            }
+        }
+    }
+    out
+}
+
+/// An order of items `0..deps.len()` where each comes after the items `deps[i]` names, earlier
+/// items first where there is a choice; and the items left out, in a cycle (or after one).
+pub fn dependency_order(deps: &[std::collections::BTreeSet<usize>]) -> (Vec<usize>, Vec<usize>) {
+    let mut done = vec![false; deps.len()];
+    let mut order = Vec::new();
+    while let Some(i) = (0..deps.len()).find(|&i| !done[i] && deps[i].iter().all(|&d| done[d])) {
+        done[i] = true;
+        order.push(i);
+    }
+    let stuck = (0..deps.len()).filter(|&i| !done[i]).collect();
+    (order, stuck)
+}
+
 /// Why a constraint below a top-level field or a top-level array's items is refused.
 /// True for the scalar Arrow types runpack stores as they are (a Table Schema scalar's type):
 /// Null, Boolean, Int64, UInt64, Float64, Utf8, Date32 and microsecond timestamps.
@@ -898,6 +929,29 @@ pub fn conform_each(a: &ArrayRef, to: &DataType) -> std::result::Result<(ArrayRe
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dependencies_come_first_and_a_cycle_is_left_out() {
+        use std::collections::BTreeSet;
+        let deps =
+            |d: &[&[usize]]| d.iter().map(|x| x.iter().copied().collect::<BTreeSet<usize>>()).collect::<Vec<_>>();
+        assert_eq!(dependency_order(&deps(&[&[1], &[], &[0]])), (vec![1, 0, 2], vec![]));
+        assert_eq!(dependency_order(&deps(&[&[], &[2], &[1], &[1]])), (vec![0], vec![1, 2, 3]));
+    }
+
+    #[test]
+    fn referenced_columns_are_gathered_once_per_table() {
+        let child: TableSchema = serde_json::from_str(
+            r#"{"fields":[{"name":"a","type":"integer"},{"name":"p","type":"integer"}],
+                "foreignKeys":[{"fields":["p"],"reference":{"resource":"parent","fields":["id"]}},
+                               {"fields":["p"],"reference":{"resource":"parent","fields":["id"]}},
+                               {"fields":["a"],"reference":{"resource":"","fields":["p"]}}]}"#,
+        )
+        .unwrap();
+        let got = referenced_columns([("child", &child)]);
+        assert_eq!(got["parent"], vec![vec!["id".to_string()]]);
+        assert_eq!(got["child"], vec![vec!["p".to_string()]]);
+    }
 
     #[test]
     fn conform_each_keeps_a_float32_nan_and_finds_what_changes() {

@@ -190,16 +190,7 @@ pub const DATA_BATCH_BYTES: u64 = 32 << 20;
 pub fn check_data(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()> {
     use crate::validate::{KeySet, Validator};
     // the column sets later tables' foreign keys refer to
-    let mut referenced: BTreeMap<String, Vec<Vec<String>>> = BTreeMap::new();
-    for t in &m.tables {
-        for fk in &t.schema.foreign_keys {
-            let target = if fk.reference.resource.is_empty() { &t.name } else { &fk.reference.resource };
-            let sets = referenced.entry(target.clone()).or_default();
-            if !sets.contains(&fk.reference.fields) {
-                sets.push(fk.reference.fields.clone());
-            }
-        }
-    }
+    let referenced = crate::schema::referenced_columns(m.tables.iter().map(|t| (t.name.as_str(), &t.schema)));
     let work = tempfile::tempdir().map_err(|e| Error::io("temporary folder", e))?;
     rep.rows_checked = Some(0);
     let mut key_sets: BTreeMap<(String, Vec<String>), KeySet> = BTreeMap::new();
@@ -332,14 +323,8 @@ fn referenced_first(m: &Manifest) -> Vec<&crate::release::TableEntry> {
             t.schema.foreign_keys.iter().filter_map(|fk| index(&fk.reference.resource)).filter(|&j| j != i).collect()
         })
         .collect();
-    let mut done = vec![false; deps.len()];
-    let mut order = Vec::new();
-    while let Some(i) = (0..deps.len()).find(|&i| !done[i] && deps[i].iter().all(|&d| done[d])) {
-        done[i] = true;
-        order.push(i);
-    }
-    order.extend((0..deps.len()).filter(|&i| !done[i]));
-    order.into_iter().map(|i| &m.tables[i]).collect()
+    let (order, stuck) = crate::schema::dependency_order(&deps);
+    order.into_iter().chain(stuck).map(|i| &m.tables[i]).collect()
 }
 
 /// The columns whose order a table's rows must keep: its primary key, or else its fields up
