@@ -726,9 +726,7 @@ fn verify_data_checks_statistics_key_order_and_foreign_keys() {
     let script = "import sys, pyarrow.parquet as pq\n\
                   t = pq.read_table(sys.argv[1])\n\
                   pq.write_table(t.take(list(range(t.num_rows - 1, -1, -1))), sys.argv[1], compression='zstd', use_compliant_nested_type=False)\n";
-    let o =
-        run(std::process::Command::new(python()).args(["-c", script]).arg(dir.path().join("data/checkpoints.parquet")));
-    assert!(o.status.success(), "{}", stderr(&o));
+    python_edit(script, &dir.path().join("data/checkpoints.parquet"));
     let copy = dir.path().join("jsonl/checkpoints.jsonl");
     let lines: Vec<String> = std::fs::read_to_string(&copy).unwrap().lines().rev().map(|l| format!("{l}\n")).collect();
     std::fs::write(&copy, lines.concat()).unwrap();
@@ -793,8 +791,7 @@ fn verify_data_checks_each_rows_split() {
                   i = t.schema.get_field_index('split')\n\
                   t = t.set_column(i, 'split', pc.if_else(pc.equal(t['id'], 3), 'test', t['split']))\n\
                   pq.write_table(t, p, compression='zstd')\n";
-    let o = run(std::process::Command::new(python()).args(["-c", script]).arg(r.join("data/t/train.parquet")));
-    assert!(o.status.success(), "{}", stderr(&o));
+    python_edit(script, &r.join("data/t/train.parquet"));
     let copy = r.join("jsonl/t/train.jsonl");
     let text =
         std::fs::read_to_string(&copy).unwrap().replace("\"id\":3,\"split\":\"train\"", "\"id\":3,\"split\":\"test\"");
@@ -822,8 +819,7 @@ fn verify_data_checks_each_rows_split() {
                   t = pq.read_table(p)\n\
                   t = t.set_column(0, t.schema.field(0), pa.array([1], pa.int64()))\n\
                   pq.write_table(t, p, compression='zstd')\n";
-    let o = run(std::process::Command::new(python()).args(["-c", script]).arg(r.join("data/t/test.parquet")));
-    assert!(o.status.success(), "{}", stderr(&o));
+    python_edit(script, &r.join("data/t/test.parquet"));
     let copy = r.join("jsonl/t/test.jsonl");
     let text = std::fs::read_to_string(&copy).unwrap().replace("\"id\":2,", "\"id\":1,");
     std::fs::write(&copy, text).unwrap();
@@ -871,8 +867,7 @@ fn verify_data_checks_what_a_build_guarantees_of_stored_values() {
                   neg = struct.unpack('<d', struct.pack('<Q', 0xfff8000000000000))[0]\n\
                   t = t.set_column(3, t.schema.field(3), pa.array([1.5, neg], pa.float64()))\n\
                   pq.write_table(t, p, compression='zstd')\n";
-    let o = run(std::process::Command::new(python()).args(["-c", script]).arg(r.join("data/t.parquet")));
-    assert!(o.status.success(), "{}", stderr(&o));
+    python_edit(script, &r.join("data/t.parquet"));
     reseal(&r);
     let o = run(bin().args(["verify", "--data"]).arg(&r));
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));

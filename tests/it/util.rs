@@ -264,3 +264,10 @@ pub fn reseal(dir: &Path) {
         .collect();
     std::fs::write(dir.join("SHA256SUMS"), sums).unwrap();
 }
+
+/// Runs Python `script` (with pyarrow, from the test venv) on `file`, which it changes in
+/// place; fails the test when the script fails.
+pub fn python_edit(script: &str, file: &Path) {
+    let o = run(std::process::Command::new(python()).args(["-c", script]).arg(file));
+    assert!(o.status.success(), "{}", stderr(&o));
+}
