@@ -954,7 +954,7 @@ fn a_run_directory_without_history_rows_is_missing_its_history() {
     let o = wandb_build(dir, "wandb/**", r#"{ table = "history" }"#);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains(&format!("history missing: {run}/wandb-history.jsonl hold no history row")),
+        stderr(&o).contains(&format!("history missing: {run}/wandb-history.jsonl holds no history row")),
         "{}",
         stderr(&o)
     );

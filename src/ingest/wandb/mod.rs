@@ -737,7 +737,7 @@ fn check_sampling(
                 dirs.iter().map(|&d| plan.dirs[d].rel.as_str()).collect::<Vec<_>>().join(", ")
             )
         } else {
-            format!("{} hold no history row", read.join(", "))
+            format!("{} {} no history row", read.join(", "), if read.len() == 1 { "holds" } else { "hold" })
         };
         let at = plan
             .member(d, run_dir::Member::Summary)
