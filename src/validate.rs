@@ -820,7 +820,10 @@ fn stored_value_problems(
             match serde_json::from_str::<serde_json::Value>(text) {
                 Err(e) => out(
                     at.to_string(),
-                    format!("expected JSON text, found text that is no JSON ({e}): {}", short_text(text)),
+                    format!(
+                        "expected JSON text, found text that is no JSON ({e}): {}",
+                        crate::ingest::path::short_json_string(text)
+                    ),
                 ),
                 Ok(v) if f.field_type == "object" && !v.is_object() => {
                     out(at.to_string(), format!("expected an object, found {}", crate::ingest::path::describe(&v)))
@@ -847,14 +850,6 @@ fn stored_value_problems(
             }
         }
         _ => {}
-    }
-}
-
-/// Up to 60 characters of `text`, quoted, for messages.
-fn short_text(text: &str) -> String {
-    match text.char_indices().nth(60) {
-        Some((i, _)) => format!("{:?}…", &text[..i]),
-        None => format!("{text:?}"),
     }
 }
 
