@@ -875,7 +875,7 @@ fn verify_data_checks_what_a_build_guarantees_of_stored_values() {
     for said in [
         "data/t.parquet:1:meta: expected JSON text, found text that is no JSON",
         "data/t.parquet:2:d: \"-0001-12-31\" is outside years 1 to 9999",
-        "data/t.parquet: row 2, column x: \"NaN\" is a NaN with its sign bit set",
+        "data/t.parquet: row 2, column x: \"NaN\" holds a NaN with its sign bit set",
     ] {
         assert!(out.contains(said), "{said}: {out}");
     }
