@@ -1034,8 +1034,8 @@ pub fn render(
     for i in &manifest.inputs {
         let _ = writeln!(
             b,
-            "| `{}` | {} | `{}` | {} |",
-            esc(&i.path),
+            "| {} | {} | `{}` | {} |",
+            code(&i.path),
             crate::hash::group_digits(i.bytes),
             i.sha256,
             i.sources.join(", ")
@@ -1048,7 +1048,7 @@ pub fn render(
             .tables
             .iter()
             .filter(|t| cols.iter().all(|c| t.schema.fields.iter().any(|f| f.name == *c)))
-            .map(|t| format!("`{}`", esc(&t.name)))
+            .map(|t| code(&t.name))
             .collect()
     };
     let (lines, merged) = (holding(&["_source_file", "_source_line"]), holding(&["source_files"]));

@@ -701,7 +701,12 @@ fn json_column(a: &arrow::array::ArrayRef) -> std::result::Result<arrow::array::
                 .zip(&columns)
                 .map(|(f, c)| Field::new(f.name(), c.data_type().clone(), true))
                 .collect();
-            Ok(Arc::new(arrow::array::StructArray::try_new(fields.into(), columns, s.nulls().cloned())?))
+            Ok(Arc::new(arrow::array::StructArray::try_new_with_length(
+                fields.into(),
+                columns,
+                s.nulls().cloned(),
+                s.len(),
+            )?))
         }
         _ => as_text(),
     }
@@ -837,6 +842,114 @@ fn csv_ready(batch: &RecordBatch) -> Result<RecordBatch> {
     result_batch(Arc::new(arrow::datatypes::Schema::new(fields)), columns, batch.num_rows())
 }
 
+/// Checks that every date, time, timestamp and duration of `batch` (nested ones included) can
+/// be printed: Arrow's display, and with it every print format, reaches only the dates of
+/// chrono (years -262143 to 262142), times of day within 24 hours, and durations in seconds
+/// or milliseconds that fit in 64-bit milliseconds. `first_row` is the number of rows printed
+/// before `batch`, so that the row named counts from the start of the result.
+///
+/// Errors: [`Error::Format`] naming the column (with its path inside a nested value), the row
+/// (from 1), the stored integer and its Arrow type.
+fn printable(batch: &RecordBatch, first_row: usize) -> Result<()> {
+    use arrow::array::temporal_conversions::{as_date, as_datetime, as_duration, as_time};
+    use arrow::array::{Array, ArrayRef, AsArray};
+    use arrow::datatypes::*;
+    /// The index (in `a`) of the first value that cannot be printed, and that value.
+    fn first_bad(a: &ArrayRef) -> Option<(usize, i64)> {
+        macro_rules! find {
+            ($t:ty, $ok:expr) => {{
+                let p = a.as_primitive::<$t>();
+                (0..p.len()).find(|&i| p.is_valid(i) && !$ok(p.value(i) as i64)).map(|i| (i, p.value(i) as i64))
+            }};
+        }
+        match a.data_type() {
+            DataType::Date32 => find!(Date32Type, |v| as_date::<Date32Type>(v).is_some()),
+            DataType::Date64 => find!(Date64Type, |v| as_date::<Date64Type>(v).is_some()),
+            DataType::Timestamp(TimeUnit::Second, _) => {
+                find!(TimestampSecondType, |v| as_datetime::<TimestampSecondType>(v).is_some())
+            }
+            DataType::Timestamp(TimeUnit::Millisecond, _) => {
+                find!(TimestampMillisecondType, |v| as_datetime::<TimestampMillisecondType>(v).is_some())
+            }
+            DataType::Timestamp(TimeUnit::Microsecond, _) => {
+                find!(TimestampMicrosecondType, |v| as_datetime::<TimestampMicrosecondType>(v).is_some())
+            }
+            DataType::Time32(TimeUnit::Second) => find!(Time32SecondType, |v| as_time::<Time32SecondType>(v).is_some()),
+            DataType::Time32(TimeUnit::Millisecond) => {
+                find!(Time32MillisecondType, |v| as_time::<Time32MillisecondType>(v).is_some())
+            }
+            DataType::Time64(TimeUnit::Microsecond) => {
+                find!(Time64MicrosecondType, |v| as_time::<Time64MicrosecondType>(v).is_some())
+            }
+            DataType::Time64(TimeUnit::Nanosecond) => {
+                find!(Time64NanosecondType, |v| as_time::<Time64NanosecondType>(v).is_some())
+            }
+            DataType::Duration(TimeUnit::Second) => {
+                find!(DurationSecondType, |v| as_duration::<DurationSecondType>(v).is_some())
+            }
+            DataType::Duration(TimeUnit::Millisecond) => {
+                find!(DurationMillisecondType, |v| as_duration::<DurationMillisecondType>(v).is_some())
+            }
+            _ => None,
+        }
+    }
+    /// The first value of `a` (or of its children) that cannot be printed: its path below
+    /// the column, the index in `a` of the row holding it, the value and its type.
+    fn walk(a: &ArrayRef) -> Option<(String, usize, i64, DataType)> {
+        if let Some((i, v)) = first_bad(a) {
+            return Some((String::new(), i, v, a.data_type().clone()));
+        }
+        // the row of `a` holding child index `j`, for list-like children
+        let row_of = |offsets: &[i32], j: usize| offsets.partition_point(|&o| (o as usize) <= j).saturating_sub(1);
+        match a.data_type() {
+            DataType::List(_) => {
+                let l = a.as_list::<i32>();
+                let (path, j, v, t) = walk(l.values())?;
+                Some((format!("[]{path}"), row_of(l.value_offsets(), j), v, t))
+            }
+            DataType::LargeList(f)
+            | DataType::FixedSizeList(f, _)
+            | DataType::ListView(f)
+            | DataType::LargeListView(f) => walk(&arrow::compute::cast(a, &DataType::List(f.clone())).ok()?),
+            DataType::Map(..) => {
+                let m = a.as_map();
+                let entries: ArrayRef = Arc::new(m.entries().clone());
+                let (path, j, v, t) = walk(&entries)?;
+                Some((format!("[]{path}"), row_of(m.value_offsets(), j), v, t))
+            }
+            DataType::Struct(fields) => {
+                let s = a.as_struct();
+                fields.iter().zip(s.columns()).find_map(|(f, c)| {
+                    let (path, i, v, t) = walk(c)?;
+                    Some((format!(".{}{path}", f.name()), i, v, t))
+                })
+            }
+            DataType::Dictionary(_, value) => {
+                let values = arrow::compute::cast(a, value).ok()?;
+                walk(&values)
+            }
+            _ => None,
+        }
+    }
+    for (f, c) in batch.schema().fields().iter().zip(batch.columns()) {
+        if let Some((path, i, v, t)) = walk(c) {
+            use chrono::Datelike;
+            return Err(Error::format(
+                "query result",
+                format!(
+                    "column {:?}{path}, row {}: {v} (a {t} value) is outside what can be printed \
+                     (dates of years {} to {}, times of day within 24 hours)",
+                    f.name(),
+                    first_row + i + 1,
+                    chrono::NaiveDate::MIN.year(),
+                    chrono::NaiveDate::MAX.year(),
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Writes `batches` to `out` in `format` (CSV: nested values as JSON text, see
 /// `csv_ready`; JSON formats: see `json_ready` for how each Arrow type is written).
 ///
@@ -909,6 +1022,7 @@ impl Printer {
 
     fn push(&mut self, b: &RecordBatch, out: &mut dyn std::io::Write) -> Result<()> {
         let io = |e: std::io::Error| Error::io("<stdout>", e);
+        printable(b, self.rows)?;
         let renamed;
         let b = if self.renamed {
             renamed = RecordBatch::try_new(self.schema.clone(), b.columns().to_vec())

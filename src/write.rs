@@ -563,9 +563,13 @@ impl<'a> Enc<'a> {
                 serde_json::to_writer(&mut *out, &s).expect("vec write")
             }
             Enc::Date(a) => {
-                let d = chrono::NaiveDate::from_ymd_opt(1970, 1, 1).expect("epoch")
-                    + chrono::Duration::days(a.value(i) as i64);
-                serde_json::to_writer(&mut *out, &d.format("%Y-%m-%d").to_string()).expect("vec write")
+                // a release's dates are checked to be in years 1 to 9999 before they are written;
+                // one beyond chrono's years (a query's result) is written as its day number
+                let epoch = chrono::NaiveDate::from_ymd_opt(1970, 1, 1).expect("epoch");
+                match epoch.checked_add_signed(chrono::Duration::days(a.value(i) as i64)) {
+                    Some(d) => serde_json::to_writer(&mut *out, &d.format("%Y-%m-%d").to_string()).expect("vec write"),
+                    None => write_int(out, a.value(i) as i128),
+                }
             }
             Enc::List(a, child) => {
                 let offsets = a.value_offsets();

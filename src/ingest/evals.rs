@@ -130,6 +130,34 @@ const SPLIT_KEYS: [&str; 5] = ["answer_accuracy", "avg_response_len", "avg_loss"
 const GENERATION_KEYS: [&str; 8] =
     ["__idx", "op", "template", "exact_match", "resp_tokens", "gold_answer", "gen_answer", "gen_solution_answer"];
 
+/// `r`, a raw record of `format`, as a rejects file keeps it: without `keep_text`, without
+/// the texts that the table leaves out too (a generation's `gen_solution_answer`, the
+/// `content` of every turn of a trajectory), so that a rejected record publishes no text
+/// that its row would not have. Records of other formats, and all records with `keep_text`,
+/// are given back as they are.
+pub fn without_texts(format: crate::spec::Format, mut r: Map<String, Value>, keep_text: bool) -> Map<String, Value> {
+    use crate::spec::Format;
+    if keep_text {
+        return r;
+    }
+    match format {
+        Format::EvalGenerations => {
+            r.shift_remove("gen_solution_answer");
+        }
+        Format::TinkerEvalTrajectories => {
+            if let Some(Value::Array(turns)) = r.get_mut("turns") {
+                for t in turns.iter_mut() {
+                    if let Value::Object(t) = t {
+                        t.shift_remove("content");
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    r
+}
+
 /// Sets a trajectory's `correct` column from its converted `reward` column (reward > 0; null
 /// for a null or NaN reward), so that the two agree whatever the conversion did to the reward
 /// (a numeric string read as a number with `coerce_numeric_strings`).
@@ -331,8 +359,8 @@ const ROLE_EXPECTED: &str = "a role: \"user\", \"assistant\", \"environment\" or
 /// Row of a `trajectories.jsonl` line.
 ///
 /// Errors: the record has neither `idx` nor `example_id` (no trajectory); a turn's `role` is
-/// not one of [`TURN_ROLES`] (missing included); `turns` is not a list of objects; an
-/// assistant turn's `token_count` is not an integer, or (with `keep_text`) its `content` not a
+/// not one of [`TURN_ROLES`] (missing included); `turns` is not a list of objects; a turn's
+/// `token_count` is not an integer ≥ 0 (or null), or (with `keep_text`) an assistant turn's `content` not a
 /// string; `example_id` is neither a string nor an integer; `error` is neither a string nor
 /// null.
 pub fn trajectory_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<String, Value>, ShapeProblems> {
@@ -367,9 +395,16 @@ pub fn trajectory_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<Str
         };
         // a role spelled otherwise ("Assistant", "model") would silently lose the turn's
         // tokens and text, so only the format's four are taken
+        let count_ok = |v: &Value| v.is_null() || exact_int(v).is_some_and(|n| n >= 0);
         match t.get("role") {
             Some(Value::String(role)) if role == "assistant" => {}
-            Some(Value::String(role)) if TURN_ROLES.contains(&role.as_str()) => continue,
+            Some(Value::String(role)) if TURN_ROLES.contains(&role.as_str()) => {
+                // another role's count is not summed, but it is checked as the assistant's is
+                if let Some(v) = t.get("token_count").filter(|v| !count_ok(v)) {
+                    problem(&mut problems, format!("{turn}.token_count"), "a count of tokens (an integer ≥ 0)", v);
+                }
+                continue;
+            }
             other => {
                 problem(&mut problems, format!("{turn}.role"), ROLE_EXPECTED, other.unwrap_or(&Value::Null));
                 continue;
@@ -736,6 +771,20 @@ mod tests {
             vec![
                 "$.turns[0].role: expected a role: \"user\", \"assistant\", \"environment\" or \"grader\", found string \"Assistant\"",
                 "$.turns[1].role: expected a role: \"user\", \"assistant\", \"environment\" or \"grader\", found null",
+            ]
+        );
+        // every turn's count is checked, not only the assistant's that are summed
+        assert_eq!(
+            problems(trajectory_row(
+                &obj(
+                    r#"{"idx":4,"turns":[{"role":"user","token_count":"seven"},{"role":"environment","token_count":-3},{"role":"grader","token_count":1.5},{"role":"user","token_count":null},{"role":"assistant","token_count":2}]}"#
+                ),
+                false
+            )),
+            vec![
+                "$.turns[0].token_count: expected a count of tokens (an integer ≥ 0), found string \"seven\"",
+                "$.turns[1].token_count: expected a count of tokens (an integer ≥ 0), found number -3",
+                "$.turns[2].token_count: expected a count of tokens (an integer ≥ 0), found number 1.5",
             ]
         );
         assert_eq!(

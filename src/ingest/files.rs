@@ -37,6 +37,9 @@ pub struct PathPattern {
     /// Capture names in order.
     pub names: Vec<String>,
     root: String,
+    /// How many folder levels below `root` a match lies at most (`None` for a pattern with
+    /// `**`): the walk goes no deeper, so `metrics.jsonl` does not walk the folder's subtree.
+    depth: Option<usize>,
 }
 
 impl PathPattern {
@@ -100,11 +103,13 @@ impl PathPattern {
         let regex = regex::Regex::new(&re).map_err(|e| format!("bad path pattern `{pattern}`: {e}"))?;
         let greedy = regex::Regex::new(&greedy).map_err(|e| format!("bad path pattern `{pattern}`: {e}"))?;
         let literal_end = pattern.find(['*', '?', '{']).unwrap_or(pattern.len());
-        let root = match pattern[..literal_end].rfind('/') {
-            Some(k) => pattern[..k].to_string(),
-            None => String::new(),
+        let (root, rest) = match pattern[..literal_end].rfind('/') {
+            Some(k) => (pattern[..k].to_string(), &pattern[k + 1..]),
+            None => (String::new(), pattern),
         };
-        Ok(PathPattern { regex, greedy, names, root })
+        // `*`, `?` and a capture stay within one name; only `**` crosses folders
+        let depth = (!pattern.contains("**")).then(|| rest.split('/').count());
+        Ok(PathPattern { regex, greedy, names, root, depth })
     }
 
     /// Matches a relative path; returns the captures (each as short as the match allows).
@@ -166,8 +171,24 @@ pub fn find(base: &Path, patterns: &[String], context: &str) -> Result<Vec<Input
                 .collect::<Vec<_>>()
                 .join("/")
         };
+        // a pattern without wildcards or captures names one file: read it, walk nothing
+        if !p.contains(['*', '?', '{']) {
+            let path = base.join(p);
+            let rel = relative(&path);
+            if path.is_file()
+                && let Some(captures) = pat.captures(&rel)
+            {
+                out.push(InputFile { rel, path, captures });
+                continue;
+            }
+        }
         let mut folders: Vec<String> = Vec::new();
-        for entry in walkdir::WalkDir::new(&root).follow_links(true).sort_by_file_name() {
+        let walk = walkdir::WalkDir::new(&root).follow_links(true).sort_by_file_name();
+        let walk = match pat.depth {
+            Some(d) => walk.max_depth(d),
+            None => walk,
+        };
+        for entry in walk {
             let entry = match entry {
                 Ok(entry) => entry,
                 Err(e) => {
@@ -176,6 +197,16 @@ pub fn find(base: &Path, patterns: &[String], context: &str) -> Result<Vec<Input
                     let broken_link = std::fs::symlink_metadata(&path).is_ok() && std::fs::metadata(&path).is_err();
                     if broken_link && path.starts_with(base) && pat.captures(&relative(&path)).is_none() {
                         continue;
+                    }
+                    if let Some(ancestor) = e.loop_ancestor() {
+                        return Err(Error::io(
+                            path,
+                            std::io::Error::other(format!(
+                                "a symbolic link back to {}, which holds it: a loop the path pattern {p:?} \
+                                 would walk without end (remove the link, or name files above it)",
+                                ancestor.display()
+                            )),
+                        ));
                     }
                     let source = e.into_io_error().unwrap_or_else(|| std::io::Error::other("walk failed"));
                     let source = if broken_link {

@@ -55,7 +55,8 @@ pub enum Kind {
     /// Strings.
     Str,
     /// Only non-finite strings (`"NaN"`, `"Infinity"`, `"-Infinity"`, any case) of a source that reads them as
-    /// numbers (`coerce_nonfinite_strings`): a float column, unless another string comes.
+    /// numbers (`coerce_nonfinite_strings`): a float column once a number comes, a text column
+    /// if none does (a name such as `"Nan"` stays text) or another string comes.
     NonFinite,
     /// Arrays, with the element node.
     List(Box<Node>),
@@ -382,8 +383,9 @@ fn to_type(node: &Node, segs: &mut Vec<Seg>, problems: &mut Vec<TypeProblem>) ->
             (None, Some(_)) => DataType::UInt64,
             _ => DataType::Int64,
         },
-        Kind::Float | Kind::NonFinite => DataType::Float64,
-        Kind::Str => DataType::Utf8,
+        Kind::Float => DataType::Float64,
+        // such strings and no number: nothing says the column holds numbers
+        Kind::Str | Kind::NonFinite => DataType::Utf8,
         Kind::List(elem) => {
             segs.push(Seg::Elem);
             let dt = to_type(elem, segs, problems);
@@ -482,7 +484,9 @@ mod tests {
         {
             assert_eq!(typed(&lines), DataType::Float64, "{lines:?}");
         }
-        assert_eq!(typed(&[r#"{"v":"NaN"}"#]), DataType::Float64);
+        // such strings alone say nothing of numbers (a name such as "Nan"): text
+        assert_eq!(typed(&[r#"{"v":"NaN"}"#]), DataType::Utf8);
+        assert_eq!(typed(&[r#"{"v":"NaN"}"#, r#"{"v":null}"#, r#"{"v":"Infinity"}"#]), DataType::Utf8);
         for lines in [[r#"{"v":"NaN"}"#, r#"{"v":"x"}"#], [r#"{"v":"x"}"#, r#"{"v":"NaN"}"#]] {
             assert_eq!(typed(&lines), DataType::Utf8, "{lines:?}");
         }

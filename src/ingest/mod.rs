@@ -510,10 +510,14 @@ fn shape(
     src: &SourceDef,
     obj: Map<String, Value>,
 ) -> Result<(Vec<Map<String, Value>>, Option<Map<String, Value>>), (evals::ShapeProblems, Map<String, Value>)> {
-    // an evaluation format's rows keep their raw record, for the rejects file
-    let checked = |shaped: Result<Vec<Map<String, Value>>, evals::ShapeProblems>, obj| match shaped {
-        Ok(rows) => Ok((rows, Some(obj))),
-        Err(p) => Err((p, obj)),
+    // an evaluation format's rows keep their raw record, for the rejects file, without the
+    // texts the table leaves out
+    let checked = |shaped: Result<Vec<Map<String, Value>>, evals::ShapeProblems>, obj| {
+        let obj = evals::without_texts(src.format, obj, src.keep_text);
+        match shaped {
+            Ok(rows) => Ok((rows, Some(obj))),
+            Err(p) => Err((p, obj)),
+        }
     };
     let plain = |rows| Ok((rows, None));
     match (src.format, src.layout) {

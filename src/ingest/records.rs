@@ -58,6 +58,16 @@ pub fn jsonl(mut reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMu
 /// whose stream stops early (zstd's "incomplete frame", gzip's unexpected end), what that
 /// means, since the bytes before it were read.
 fn read_failed(rel: &str, lines: u64, e: &std::io::Error) -> Error {
+    let place = match lines {
+        0 => "before its first line".to_string(),
+        n => format!("after line {}", crate::hash::group_digits(n)),
+    };
+    read_failed_at(rel, &place, e)
+}
+
+/// [`read_failed`] for a read that failed at `place` (`after line 3`, `before the end of the
+/// document`).
+fn read_failed_at(rel: &str, place: &str, e: &std::io::Error) -> Error {
     let compressed = super::files::compression_named(rel).is_some();
     // zstd's decoder tells an early end by its message only
     let zstd_early = e.to_string().contains("incomplete frame");
@@ -66,10 +76,6 @@ fn read_failed(rel: &str, lines: u64, e: &std::io::Error) -> Error {
          or partly downloaded file?)"
     } else {
         ""
-    };
-    let place = match lines {
-        0 => "before its first line".to_string(),
-        n => format!("after line {}", crate::hash::group_digits(n)),
     };
     Error::format(rel, format!("read failed {place}: {e}{why}"))
 }
@@ -273,19 +279,28 @@ pub fn json_record(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn Fn
     let mut items = 0u64;
     // the records of an array (at `/0`, `/1`, …): a list, not the one record of the file
     let mut listed = 0u64;
+    // the document's record, passed on only once the document has been read to its end: a
+    // document followed by more text (a result written twice) is rejected whole, not kept
+    // and rejected both
+    let mut held: Vec<Item> = Vec::new();
     let mut counted = |item: Item| {
         items += 1;
         match &item {
             Item::Record(_, Position::Pointer(p)) | Item::Bad { at: Position::Pointer(p), .. } if !p.is_empty() => {
                 listed += 1;
-                Ok(())
             }
-            _ => sink(item),
+            _ => held.push(item),
         }
+        Ok(())
     };
     // a bad document is placed at pointer "", where a good one's record is (one type for
     // `_source_line` in its rejects); the message says the line and column
     let read = json_syntax(reader, rel, "", &mut counted)?;
+    if read.is_ok() {
+        for item in held {
+            sink(item)?;
+        }
+    }
     if listed > 0 && read.is_ok() {
         return sink(Item::Bad {
             at: Position::Pointer(String::new()),
@@ -350,6 +365,11 @@ fn json_syntax(
         return Err(e);
     }
     if let Err(e) = res {
+        if e.is_io() {
+            // the file could not be read to its end (a compressed stream cut short): not the
+            // JSON's fault, and no line or column of it to name
+            return Err(read_failed_at(rel, "before the end of the document", &std::io::Error::from(e)));
+        }
         return Ok(Err(e));
     }
     if let Some(what) = state.scalar {

@@ -357,3 +357,75 @@ fn records_of_another_shape_are_violations_one_per_problem() {
     assert_eq!(lines.len(), 2, "{rejects}");
     assert_eq!(lines[0]["_reasons"].as_array().unwrap().len(), 2, "{rejects}");
 }
+
+#[test]
+fn a_rejected_document_is_rejected_whole_and_without_the_texts_left_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // a result written twice into one file: rejected whole, its row not kept as well
+    write(&dir.join("raw/a/result.json"), r#"{"name":"g","score":0.5}{"name":"g","score":0.5}"#);
+    write(&dir.join("raw/b/result.json"), r#"{"name":"other","score":0.25}"#);
+    write(
+        &dir.join("pipeline.toml"),
+        &one_source("rr", "raw/{b}/result.json", "tinker-eval-result", "", "SELECT benchmark, b FROM raw", ""),
+    );
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "rr"), "SELECT benchmark, b FROM t"), "benchmark,b\nother,b\n");
+    let rejects = std::fs::read_to_string(release(dir, "rr").join("rejects/raw.jsonl")).unwrap();
+    assert_eq!(rejects.lines().count(), 1, "{rejects}");
+    assert!(rejects.contains("\"_source_file\":\"raw/a/result.json\""), "{rejects}");
+    // a compressed document cut short is a read error, as for JSON Lines, not a line 0 of JSON
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, br#"{"name":"z","score":1.0}"#).unwrap();
+    let bytes = gz.finish().unwrap();
+    std::fs::remove_file(dir.join("raw/b/result.json")).unwrap();
+    std::fs::write(dir.join("raw/b/result.json.gz"), &bytes[..bytes.len() - 4]).unwrap();
+    write(
+        &dir.join("pipeline.toml"),
+        &one_source("rr", "raw/{b}/result.json*", "tinker-eval-result", "", "SELECT benchmark, b FROM raw", ""),
+    );
+    let o = build(dir, &["-q", "--force", "--on-invalid", "reject"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("raw/b/result.json.gz: read failed before the end of the document: unexpected end of file; the compressed stream is cut short"),
+        "{}",
+        stderr(&o)
+    );
+    // without keep_text, a rejected generation or trajectory keeps no text its row leaves out
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        &dir.join("raw/c1_id_generations.jsonl"),
+        "{\"__idx\": 0, \"op\": 1, \"prompt\": \"p0\", \"gen_solution_answer\": \"secret text\", \"exact_match\": 2, \"resp_tokens\": 3}\n",
+    );
+    write(
+        &dir.join("pipeline.toml"),
+        &one_source(
+            "g",
+            "raw/{ck}_{split}_generations.jsonl",
+            "eval-generations",
+            "",
+            "SELECT example_id, ck FROM raw",
+            "",
+        ),
+    );
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rejects = std::fs::read_to_string(release(dir, "g").join("rejects/raw.jsonl")).unwrap();
+    assert!(!rejects.contains("secret text") && rejects.contains("\"exact_match\":2"), "{rejects}");
+    assert!(rejects.contains("\"prompt\":\"p0\""), "{rejects}");
+    write(
+        &dir.join("raw/gsm8k/trajectories.jsonl"),
+        "{\"idx\": 1, \"reward\": \"high\", \"turns\": [{\"role\": \"user\", \"content\": \"question\", \"token_count\": 2}, {\"role\": \"assistant\", \"content\": \"secret answer\", \"token_count\": 3}]}\n",
+    );
+    write(
+        &dir.join("pipeline.toml"),
+        &one_source("tr", "raw/{bench}/trajectories.jsonl", "tinker-eval-trajectories", "", "SELECT idx FROM raw", ""),
+    );
+    let o = build(dir, &["-q", "--force", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rejects = std::fs::read_to_string(release(dir, "tr").join("rejects/raw.jsonl")).unwrap();
+    assert!(!rejects.contains("secret answer") && !rejects.contains("question"), "{rejects}");
+    assert!(rejects.contains("\"token_count\":3") && rejects.contains("\"reward\":\"high\""), "{rejects}");
+}

@@ -3289,3 +3289,120 @@ fn a_struct_for_a_json_text_column_gets_a_fix_that_works() {
         stderr(&o)
     );
 }
+
+#[test]
+fn dates_and_times_beyond_what_can_be_printed_are_named_in_every_format() {
+    // the JSON writer once panicked on such a date, and the table and JSON formats printed
+    // Arrow's error text as the value with exit 0
+    let cases = [
+        ("SELECT CAST(2147483647 AS DATE) AS d", "column \"d\", row 1: 2147483647 (a Date32 value)"),
+        ("SELECT to_timestamp_seconds(9223372036854775807) AS t", "column \"t\", row 1: 9223372036854775807"),
+        (
+            "SELECT * FROM (VALUES (1), (2)) AS v(k) CROSS JOIN (SELECT [named_struct('d', arrow_cast(2147483647, 'Date32'))] AS x) ORDER BY k",
+            "column \"x\"[].d, row 1: 2147483647 (a Date32 value)",
+        ),
+    ];
+    for (sql, said) in cases {
+        for format in ["table", "csv", "json", "ndjson"] {
+            let o = run(bin().args(["query", "-q", "--format", format]).arg(example_release()).arg(sql));
+            assert_eq!(o.status.code(), Some(2), "{format} {sql}: {}{}", stdout(&o), stderr(&o));
+            assert!(stderr(&o).contains(said), "{format} {sql}: {}", stderr(&o));
+            assert!(
+                stderr(&o).contains("is outside what can be printed (dates of years -262143 to 262142"),
+                "{}",
+                stderr(&o)
+            );
+            assert!(!stdout(&o).contains("ERROR"), "{format}: {}", stdout(&o));
+        }
+    }
+    // the edges themselves print
+    let o = run(bin()
+        .args(["query", "-q", "--format", "json"])
+        .arg(example_release())
+        .arg("SELECT arrow_cast(-96465292, 'Date32') AS lo, arrow_cast(95026236, 'Date32') AS hi"));
+    assert_eq!(stdout(&o), "[{\"lo\":\"-262143-01-01\",\"hi\":\"+262142-12-31\"}]\n", "{}", stderr(&o));
+}
+
+/// `runpack query -q --format json <source> <sql>`; its stdout, asserting success.
+fn json_query(source: &std::path::Path, sql: &str) -> String {
+    let o = run(bin().args(["query", "-q", "--format", "json"]).arg(source).arg(sql));
+    assert!(o.status.success(), "query failed: {sql}: {}", stderr(&o));
+    stdout(&o)
+}
+
+#[test]
+fn raw_json_lines_with_empty_objects_and_nan_like_names_print() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "a.jsonl", "{\"a\":{},\"name\":\"Nan\"}\n{\"a\":{},\"name\":\"Infinity\"}\n");
+    let f = tmp.path().join("a.jsonl");
+    // an object with no members is `{}` in every format, not an error
+    assert_eq!(json_query(&f, "SELECT a FROM t"), "[{\"a\":{}},\n{\"a\":{}}]\n");
+    assert_eq!(query(&f, "SELECT a FROM t"), "a\n{}\n{}\n");
+    // a column of such strings and no number is text, kept as written
+    assert_eq!(query(&f, "SELECT name, arrow_typeof(name) AS ty FROM t"), "name,ty\nNan,Utf8\nInfinity,Utf8\n");
+    // with a number in the column, they are numbers (runpack's own copies write NaN so)
+    write(tmp.path(), "b.jsonl", "{\"x\":\"NaN\"}\n{\"x\":1.5}\n");
+    assert_eq!(query(&tmp.path().join("b.jsonl"), "SELECT x FROM t"), "x\nNaN\n1.5\n");
+}
+
+#[test]
+fn a_literal_path_reads_its_file_without_walking_the_folder() {
+    // a file named as it is: its folder's other entries, a loop of links among them, are
+    // never visited (querying a file in a large folder once walked all of it)
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "a.jsonl", "{\"x\":1}\n");
+    std::fs::create_dir(tmp.path().join("sub")).unwrap();
+    std::os::unix::fs::symlink("..", tmp.path().join("sub/up")).unwrap();
+    assert_eq!(query(&tmp.path().join("a.jsonl"), "SELECT x FROM t"), "x\n1\n");
+    // the same in a pipeline: `a.jsonl` and `*.jsonl` stay at the folder's top level
+    write(
+        tmp.path(),
+        "pipeline.toml",
+        "name = \"lit\"\n[[source]]\nname = \"raw\"\npath = [\"a.jsonl\"]\nformat = \"jsonl\"\n[[source]]\nname = \"g\"\npath = \"*.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT x FROM raw UNION ALL SELECT x FROM g\"\n",
+    );
+    let o = build(tmp.path(), &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(tmp.path(), "lit"), "SELECT count(*) AS n FROM t"), "n\n2\n");
+}
+
+#[test]
+fn the_cards_provenance_names_odd_file_names_as_they_are() {
+    // a line break, a tab, a backtick and a bar in a file name: each input's row names it
+    // in a code span that Markdown shows as the name, not another name or broken markup
+    let tmp = tempfile::tempdir().unwrap();
+    for name in ["c\nd.jsonl", "t\tb.jsonl", "a`b.jsonl", "p|q.jsonl"] {
+        write(tmp.path(), name, &format!("{{\"x\":{}}}\n", name.len()));
+    }
+    write(
+        tmp.path(),
+        "pipeline.toml",
+        "name = \"odd\"\n[[source]]\nname = \"raw\"\npath = \"*.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\nquery = \"SELECT x FROM raw\"\n",
+    );
+    let o = build(tmp.path(), &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let card = std::fs::read_to_string(release(tmp.path(), "odd").join("README.md")).unwrap();
+    for row in ["| ``a`b.jsonl`` |", "| `c\\nd.jsonl` |", "| `p\\|q.jsonl` |", "| `t\\tb.jsonl` |"] {
+        assert!(card.contains(row), "{row} in\n{card}");
+    }
+}
+
+#[test]
+fn a_link_loop_under_a_pattern_is_named_as_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "logs/a.jsonl", "{\"x\":1}\n");
+    std::os::unix::fs::symlink("..", tmp.path().join("logs/up")).unwrap();
+    write(
+        tmp.path(),
+        "pipeline.toml",
+        "name = \"loop\"\n[[source]]\nname = \"raw\"\npath = \"logs/**/*.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\nquery = \"SELECT x FROM raw\"\n",
+    );
+    let o = build(tmp.path(), &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("logs/up: a symbolic link back to "), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("a loop the path pattern \"logs/**/*.jsonl\" would walk without end"),
+        "{}",
+        stderr(&o)
+    );
+}
