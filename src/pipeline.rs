@@ -432,6 +432,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
             }
         })
         .collect();
+    identical_inputs(&inputs_out, &mut report);
     let mut files: Vec<FileEntry> = data_files
         .into_iter()
         .map(|(table, f)| FileEntry {
@@ -608,6 +609,34 @@ impl Stager<'_> {
             )
             .await
             .map_err(|e| Error::sql(format!("source {}", ing.name), e))
+    }
+}
+
+/// Warns (`identical-inputs`) of each source that read two or more non-empty files with the
+/// same bytes (the same SHA-256): a folder linked or copied under a second name is read twice,
+/// and its rows come twice, which the source's path pattern cannot tell.
+fn identical_inputs(inputs: &[InputEntry], report: &mut BuildReport) {
+    let mut seen: BTreeMap<(&str, &str), Vec<&str>> = BTreeMap::new();
+    for i in inputs.iter().filter(|i| i.bytes > 0) {
+        for s in &i.sources {
+            seen.entry((s.as_str(), i.sha256.as_str())).or_default().push(i.path.as_str());
+        }
+    }
+    for ((source, sha256), paths) in seen.into_iter().filter(|(_, p)| p.len() > 1) {
+        let bytes = inputs.iter().find(|i| i.path == paths[0]).map_or(0, |i| i.bytes);
+        report.warn(
+            source,
+            "identical-inputs",
+            None,
+            format!(
+                "source {source} read {} files with the same bytes ({} bytes, sha256 {}…): {}; the rows of each \
+                 are read (a folder linked or copied under another name is read once per name)",
+                paths.len(),
+                crate::hash::group_digits(bytes),
+                &sha256[..12],
+                paths.join(", "),
+            ),
+        );
     }
 }
 

@@ -701,6 +701,12 @@ fn json_column(a: &arrow::array::ArrayRef) -> std::result::Result<arrow::array::
                 .zip(&columns)
                 .map(|(f, c)| Field::new(f.name(), c.data_type().clone(), true))
                 .collect();
+            // a field name given twice (`named_struct('a', 1, 'a', 2)`) would be a JSON key
+            // that hides another: the later ones get suffixes, as repeated columns do
+            let fields = match unique_names(&Arc::new(arrow::datatypes::Schema::new(fields.clone()))) {
+                Some(unique) => unique.fields().iter().map(|f| f.as_ref().clone()).collect(),
+                None => fields,
+            };
             Ok(Arc::new(arrow::array::StructArray::try_new_with_length(
                 fields.into(),
                 columns,

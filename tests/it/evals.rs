@@ -429,3 +429,22 @@ fn a_rejected_document_is_rejected_whole_and_without_the_texts_left_out() {
     assert!(!rejects.contains("secret answer") && !rejects.contains("question"), "{rejects}");
     assert!(rejects.contains("\"token_count\":3") && rejects.contains("\"reward\":\"high\""), "{rejects}");
 }
+
+#[test]
+fn an_eval_folder_under_two_names_is_warned_of() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(&dir.join("raw/m1/c_metrics.json"), r#"{"checkpoint": "c", "id": {"count": 1}}"#);
+    std::os::unix::fs::symlink("m1", dir.join("raw/m2")).unwrap();
+    write(
+        &dir.join("pipeline.toml"),
+        &one_source("m", "raw/{model}/{ck}_metrics.json", "eval-metrics", "", "SELECT model, checkpoint FROM raw", ""),
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = "source raw read 2 files with the same bytes (";
+    let card = std::fs::read_to_string(release(dir, "m").join("README.md")).unwrap();
+    assert!(card.contains(said) && card.contains("raw/m1/c_metrics.json, raw/m2/c_metrics.json; the rows"), "{card}");
+    let o = build(dir, &["--force"]);
+    assert_eq!(stderr(&o).matches(said).count(), 1, "{}", stderr(&o));
+}

@@ -3338,6 +3338,11 @@ fn raw_json_lines_with_empty_objects_and_nan_like_names_print() {
     // an object with no members is `{}` in every format, not an error
     assert_eq!(json_query(&f, "SELECT a FROM t"), "[{\"a\":{}},\n{\"a\":{}}]\n");
     assert_eq!(query(&f, "SELECT a FROM t"), "a\n{}\n{}\n");
+    // a struct's field named twice keeps both values, the second under a suffix
+    assert_eq!(
+        json_query(&f, "SELECT named_struct('a', 1, 'a', 2, 'a_1', 3) AS s LIMIT 1"),
+        "[{\"s\":{\"a\":1,\"a_2\":2,\"a_1\":3}}]\n"
+    );
     // a column of such strings and no number is text, kept as written
     assert_eq!(query(&f, "SELECT name, arrow_typeof(name) AS ty FROM t"), "name,ty\nNan,Utf8\nInfinity,Utf8\n");
     // with a number in the column, they are numbers (runpack's own copies write NaN so)
