@@ -432,7 +432,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
             }
         })
         .collect();
-    identical_inputs(&inputs_out, &mut report);
+    identical_inputs(spec, &inputs_out, &mut report);
     let mut files: Vec<FileEntry> = data_files
         .into_iter()
         .map(|(table, f)| FileEntry {
@@ -614,11 +614,15 @@ impl Stager<'_> {
 
 /// Warns (`identical-inputs`) of each source that read two or more non-empty files with the
 /// same bytes (the same SHA-256): a folder linked or copied under a second name is read twice,
-/// and its rows come twice, which the source's path pattern cannot tell.
-fn identical_inputs(inputs: &[InputEntry], report: &mut BuildReport) {
+/// and its rows come twice, which the source's path pattern cannot tell. `wandb` sources are
+/// left out: their run folders hold files that are alike by design (`latest-run/`, logs,
+/// `requirements.txt`), and the reader itself says which files it reads.
+fn identical_inputs(spec: &PipelineSpec, inputs: &[InputEntry], report: &mut BuildReport) {
+    let wandb: BTreeSet<&str> =
+        spec.def.sources.iter().filter(|s| s.format == crate::spec::Format::Wandb).map(|s| s.name.as_str()).collect();
     let mut seen: BTreeMap<(&str, &str), Vec<&str>> = BTreeMap::new();
     for i in inputs.iter().filter(|i| i.bytes > 0) {
-        for s in &i.sources {
+        for s in i.sources.iter().filter(|s| !wandb.contains(s.as_str())) {
             seen.entry((s.as_str(), i.sha256.as_str())).or_default().push(i.path.as_str());
         }
     }

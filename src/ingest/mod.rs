@@ -250,7 +250,7 @@ fn prepare(
     let mut wandb_plan = None;
     let columns: Vec<(String, Target)> = match src.format {
         Format::Wandb => {
-            let plan = wandb::prepare(src, &inputs, &context, report)?;
+            let plan = wandb::prepare(src, &inputs, &context, report).map_err(|e| name_table(e, &src.name))?;
             let columns = wandb::columns(&plan.opts);
             wandb_plan = Some(plan);
             columns

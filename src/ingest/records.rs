@@ -798,8 +798,15 @@ impl LineLog {
 
     /// True when the bytes read so far end inside a quoted cell: at the end of the input,
     /// a quote that was never closed.
-    fn open_quote(&self) -> bool {
+    pub(crate) fn open_quote(&self) -> bool {
         self.0.borrow().quote == QuoteState::Quoted
+    }
+
+    /// True when the bytes read so far end with a closing quote (a quoted last cell that is
+    /// whole, as W&B ends its exports).
+    pub(crate) fn ends_with_quote(&self) -> bool {
+        let s = self.0.borrow();
+        s.last == Some(b'"') && s.quote != QuoteState::Quoted
     }
 
     /// The text of the bytes from offset `start` to `end` as they were read, without the

@@ -721,7 +721,8 @@ print(json.dumps(recs))
     let o = build(&dir, &[]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains(&format!("history incomplete: {rel} lost records (cut short or damaged")),
+        // the violation says what the warning says (a failed build prints no warning)
+        stderr(&o).contains(&format!("history incomplete: {rel}: reading stopped at byte {}", cut_rec.0)),
         "{}",
         stderr(&o)
     );
@@ -786,13 +787,123 @@ fn a_wandb_csv_export_without_its_last_line_break_is_flagged() {
     assert!(o.status.success(), "{}", stderr(&o));
     let o = build(dir, &["--force"]);
     assert!(
-        stderr(&o).contains("h/abcd1234.csv:3: w: the file ends without a line break after this line"),
+        stderr(&o)
+            .contains("h/abcd1234.csv:3: w: the file ends without a line break or a closing quote after this line"),
         "{}",
         stderr(&o)
     );
     write(dir, "h/abcd1234.csv", ",_step,loss\n0,0,0.5\n1,1,0.17924313247203827\n");
     let o = build(dir, &["--force"]);
     assert!(!stderr(&o).contains("line break"), "{}", stderr(&o));
+    // W&B's own exports quote every cell and end with the last closing quote: whole
+    let ui = "\"Name\",\"State\",\"val/loss\"\n\"r1\",\"finished\",\"0.5\"\n\"r2\",\"finished\",\"1.8229146003723145\"";
+    write(dir, "wandb_export.csv", ui);
+    let o = wandb_build(dir, "wandb_export.csv", r#"{ table = "runs" }"#);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = build(dir, &["--force"]);
+    assert!(!stderr(&o).contains("line break"), "{}", stderr(&o));
+    // cut inside the last quoted cell: 1.82 would read as a number, so the file is refused
+    write(dir, "wandb_export.csv", &ui[..ui.len() - 17]);
+    let o = build(dir, &["-q", "--force", "--on-invalid", "reject"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("wandb_export.csv:3: a quoted cell of this record is never closed: the file ends inside it, so it was cut short"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn run_lists_say_what_their_api_fields_mean() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // lastHistoryStep -1 is the API's "no history", not a history of which nothing was read
+    write(dir, "history/run00001.csv", "_step,_runtime,_timestamp,loss\n0,1,1,0.1\n1,1,1,0.2\n");
+    write(
+        dir,
+        "runs.json",
+        r#"[{"id": "run00001", "historyLineCount": 2, "lastHistoryStep": 1, "summary": {"_step": 1}},
+            {"id": "run00003", "historyLineCount": 0, "lastHistoryStep": -1, "summary": {}}]"#,
+    );
+    let list = r#"["runs.json", "history/*.csv"]"#;
+    write(
+        dir,
+        "pipeline.toml",
+        &pipeline("wb", &[("w", list, r#"{ table = "history" }"#)], &[("t", "SELECT * FROM w", "")]),
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // a history of every 10th step that the list says is whole (100 rows, last step 990) is
+    // not taken for a sample of it
+    let rows: String = (0..100).map(|i| format!("{},1,1,{}\n", i * 10, i)).collect();
+    write(dir, "history/run00001.csv", &format!("_step,_runtime,_timestamp,loss\n{rows}"));
+    write(
+        dir,
+        "runs.json",
+        r#"[{"id": "run00001", "historyLineCount": 100, "lastHistoryStep": 990, "summary": {"_step": 990}}]"#,
+    );
+    let o = build(dir, &["-q", "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "wb"), "SELECT count(*) AS n, bool_or(sampled) AS s FROM t"), "n,s\n100,false\n");
+    // the same history without the list still looks sampled
+    write(dir, "runs.json", "[]");
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("history looks sampled"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_run_summary_or_key_that_cannot_be_kept_whole_is_a_bad_record() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // an api.runs() summary cell that is no dict (a set inside): not a run without a summary
+    write(
+        dir,
+        "project.csv",
+        ",summary,config,name\n0,\"{'loss': 0.5, '_step': 10, 'ids': {1, 2}}\",{},run-a\n1,\"{'loss': 0.25, '_step': 5}\",{},run-b\n",
+    );
+    let o = wandb_build(dir, "project.csv", r#"{ table = "runs" }"#);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("project.csv:2:$: $.summary: expected an object of summary values (JSON, or a Python dict as `api.runs()` writes it), found text that is neither"),
+        "{}",
+        stderr(&o)
+    );
+    for (summary, found) in [(r#""[1,2]""#, "found an array"), ("5", "found number 5")] {
+        write(dir, "runs.json", &format!(r#"[{{"id": "run00001", "summary": {summary}}}]"#));
+        let o = wandb_build(dir, "runs.json", r#"{ table = "runs" }"#);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains(&format!("$.summary: expected an object of summary values (JSON, or a Python dict as `api.runs()` writes it), {found}")), "{}", stderr(&o));
+    }
+    // a flat column that gives a key the object gives otherwise
+    write(dir, "runs.json", r#"[{"id": "run00001", "summary": {"loss": 1}, "summary.loss": 2}]"#);
+    let o = wandb_build(dir, "runs.json", r#"{ table = "runs" }"#);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            r#"$["summary.loss"]: summary key "loss" is given twice, as number 1 in the summary and as number 2 here"#
+        ),
+        "{}",
+        stderr(&o)
+    );
+    write(dir, "runs.json", r#"[{"id": "run00001", "config": {"a": 1}, "config.a": 2}]"#);
+    let o = wandb_build(dir, "runs.json", r#"{ table = "runs" }"#);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            r#"config key "a" is given twice, as number 1 in the config and as number 2 in a `config.a` column"#
+        ),
+        "{}",
+        stderr(&o)
+    );
+    // the same value twice loses nothing
+    write(
+        dir,
+        "runs.json",
+        r#"[{"id": "run00001", "config": {"a": 1}, "config.a": 1, "summary": {"loss": 1}, "summary.loss": 1}]"#,
+    );
+    let o = wandb_build(dir, "runs.json", r#"{ table = "runs" }"#);
+    assert!(o.status.success(), "{}", stderr(&o));
 }
 
 #[test]
@@ -1395,4 +1506,30 @@ fn exports_are_read_as_the_table_asks_and_bad_cells_or_summaries_are_said() {
     let o = wandb_build(dir, "wandb/**", r#"{ table = "history" }"#);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("history not checked: "), "{}", stderr(&o));
+}
+
+#[test]
+fn a_wandb_log_is_read_over_its_run_folders_files_and_an_empty_one_is_incomplete() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, log) = longrun_copy(tmp.path());
+    let run_dir = log.parent().unwrap();
+    // a stale files/ copy beside the log: the log, which holds every update, is what is read
+    std::fs::create_dir_all(run_dir.join("files")).unwrap();
+    std::fs::write(run_dir.join("files/config.yaml"), "lr:\n  value: 999\n").unwrap();
+    std::fs::write(run_dir.join("files/wandb-summary.json"), r#"{"_step": 50, "loss": 7}"#).unwrap();
+    let o = wandb_build(&dir, "wandb/offline-run-*longrun1/**", r#"{ table = "runs" }"#);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let sql = r#"SELECT last_step, summary LIKE '%"note":"done"%' AS note, config LIKE '%999%' AS stale FROM t"#;
+    let got = query(&release(&dir, "wb"), sql);
+    assert_eq!(got, "last_step,note,stale\n9999,true,false\n");
+    // a log of its header alone: the run's history is not there, and the build says so
+    std::fs::write(&log, &std::fs::read(&log).unwrap()[..7]).unwrap();
+    let o = wandb_build(&dir, "wandb/offline-run-*longrun1/**", r#"{ table = "history" }"#);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("run longrun1: history incomplete: ")
+            && stderr(&o).contains("run-longrun1.wandb: the log holds no record after its header"),
+        "{}",
+        stderr(&o)
+    );
 }

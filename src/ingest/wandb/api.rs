@@ -180,10 +180,12 @@ pub fn scan_lists(plan: &Plan) -> Result<Lists> {
     for e in &lists.entries {
         let key = run_id(&e.obj).or_else(|| e.obj.get("name").and_then(Value::as_str).map(String::from));
         let Some(key) = key else { continue };
-        let summary = summary_of(&e.obj);
+        // a summary that cannot be read is reported with the run's row
+        let summary = summary_of(&e.obj).ok().flatten();
         let x = Expect {
             history_line_count: e.obj.get("historyLineCount").and_then(Value::as_u64),
-            last_history_step: e.obj.get("lastHistoryStep").and_then(Value::as_i64),
+            // the API gives -1 for a run that logged no history
+            last_history_step: e.obj.get("lastHistoryStep").and_then(Value::as_i64).filter(|s| *s >= 0),
             // a bad summary `_step` is reported with the run's row
             summary_step: summary.as_ref().and_then(|s| rows::step_of(s.get("_step")).ok().flatten()),
         };
@@ -341,16 +343,28 @@ fn values_at(v: &Value, path: &str) -> String {
     }
 }
 
-/// The summary of a run object, whatever its shape (object, JSON or Python-dict text).
-pub fn summary_of(o: &Map<String, Value>) -> Option<Map<String, Value>> {
-    let v = o.get("summary").or_else(|| o.get("summaryMetrics")).or_else(|| o.get("summary_metrics"))?;
+/// The summary of a run object, whatever its shape (object, JSON or Python-dict text);
+/// `None` when the run has none (no key, null, an empty cell).
+///
+/// Errors: the summary's JSON path and what it holds instead of an object (text that is
+/// neither JSON nor a Python literal, or one of another value), so that the run is a bad
+/// record rather than a run without its summary.
+pub fn summary_of(o: &Map<String, Value>) -> std::result::Result<Option<Map<String, Value>>, String> {
+    let Some((key, v)) = ["summary", "summaryMetrics", "summary_metrics"].iter().find_map(|k| Some((*k, o.get(*k)?)))
+    else {
+        return Ok(None);
+    };
+    let expected = "an object of summary values (JSON, or a Python dict as `api.runs()` writes it)";
     match v {
-        Value::Object(m) => Some(m.clone()),
+        Value::Null => Ok(None),
+        Value::Object(m) => Ok(Some(m.clone())),
+        Value::String(s) if s.trim().is_empty() => Ok(None),
         Value::String(s) => match values::parse_text(s) {
-            Ok(Value::Object(m)) => Some(m),
-            _ => None,
+            Ok(Value::Object(m)) => Ok(Some(m)),
+            Ok(other) => Err(format!("$.{key}: expected {expected}, found {}", crate::ingest::path::describe(&other))),
+            Err(m) => Err(format!("$.{key}: expected {expected}, found text that is neither: {m}")),
         },
-        _ => None,
+        other => Err(format!("$.{key}: expected {expected}, found {}", crate::ingest::path::describe(other))),
     }
 }
 
@@ -451,7 +465,7 @@ pub fn run_row(
         });
         config = values::normalise_config(c).map_err(|m| format!("$.config: {m}"))?;
     }
-    let mut summary = summary_of(obj).unwrap_or_default();
+    let mut summary = summary_of(obj)?.unwrap_or_default();
     let mut fields = Map::new();
     let mut flat_config = Map::new();
     for (k, v) in obj {
@@ -461,6 +475,14 @@ pub fn run_row(
         if let Some(key) = k.strip_prefix("config.").or_else(|| k.strip_prefix("config/")) {
             flat_config.insert(key.to_string(), v.clone());
         } else if let Some(key) = k.strip_prefix("summary.").or_else(|| k.strip_prefix("summary/")) {
+            if let Some(before) = summary.get(key).filter(|before| *before != v) {
+                return Err(format!(
+                    "{}: summary key {key:?} is given twice, as {} in the summary and as {} here; one would be lost",
+                    crate::ingest::path::render(&[crate::ingest::path::Seg::Key(k.clone())]),
+                    crate::ingest::path::describe(before),
+                    crate::ingest::path::describe(v)
+                ));
+            }
             summary.insert(key.to_string(), v.clone());
         } else if k.starts_with('_') {
             summary.insert(k.clone(), v.clone());
@@ -475,7 +497,20 @@ pub fn run_row(
         for (k, v) in
             values::normalise_config(&Value::Object(flat_config)).map_err(|m| format!("config columns: {m}"))?
         {
-            config.entry(k).or_insert(v);
+            match config.get(&k) {
+                Some(before) if *before != v => {
+                    return Err(format!(
+                        "config key {k:?} is given twice, as {} in the config and as {} in a `config.{k}` column; \
+                         one would be lost",
+                        crate::ingest::path::describe(before),
+                        crate::ingest::path::describe(&v)
+                    ));
+                }
+                Some(_) => {}
+                None => {
+                    config.insert(k, v);
+                }
+            }
         }
     }
     if row.config_raw.is_some() {
@@ -490,6 +525,7 @@ pub fn run_row(
     row.last_step = obj
         .get("lastHistoryStep")
         .and_then(Value::as_i64)
+        .filter(|s| *s >= 0)
         .map(|s| Ok(Some(s)))
         .unwrap_or_else(|| rows::step_of(summary.get("_step")).map_err(|m| format!("summary: {m}")))?
         .map(Value::from);

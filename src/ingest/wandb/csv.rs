@@ -182,22 +182,54 @@ fn records(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>, f: &mu
     lines.check_header(r.position().byte(), &rel)?;
     let line_of = |p: &csv::Position| lines.line_at(p.byte());
     let mut rec = csv::StringRecord::new();
+    // the last record read, passed on once the next is read or the end is seen whole: at the
+    // end, a quote still open means the file was cut inside that record's cell
+    let mut held: Option<(u64, csv::StringRecord)> = None;
     loop {
         let pos = r.position().line();
-        match r.read_record(&mut rec) {
-            // W&B and pandas end every line of an export: a last line without its end may
-            // have been cut (a number cut short still reads as a number)
-            Ok(false) if !lines.ends_with_line_break() => {
-                let last = lines.line_at(r.position().byte());
-                return out(Out::Warn {
-                    at: Some(Position::Line(last)),
-                    kind: "wandb-csv-end",
-                    message: "the file ends without a line break after this line (W&B and pandas end every \
-                              line of an export): it may have been cut short; compare it with the export"
-                        .to_string(),
-                });
+        let read = r.read_record(&mut rec);
+        if !matches!(read, Ok(false))
+            && let Some((line, h)) = held.take()
+        {
+            f(line, &header, &h, out)?;
+        }
+        match read {
+            Ok(false) => {
+                if let Some((line, h)) = held.take() {
+                    if lines.open_quote() {
+                        return Err(Error::Invalid {
+                            violations: vec![crate::report::Violation {
+                                scope: crate::report::Scope::Source,
+                                table: String::new(),
+                                source: Some(crate::report::SourceRef { file: rel.clone(), at: Position::Line(line) }),
+                                path: String::new(),
+                                rule: "csv".into(),
+                                key: None,
+                                message: "a quoted cell of this record is never closed: the file ends inside it, so \
+                                          it was cut short (the cell's value is not whole); the file is refused, \
+                                          even with --on-invalid=reject; export it again"
+                                    .into(),
+                            }],
+                            total: 1,
+                        });
+                    }
+                    f(line, &header, &h, out)?;
+                }
+                // W&B ends an export with a closing quote, pandas with a line break: a last
+                // line with neither may have been cut (a number cut short still reads as one)
+                if !lines.ends_with_line_break() && !lines.ends_with_quote() {
+                    let last = lines.line_at(r.position().byte());
+                    return out(Out::Warn {
+                        at: Some(Position::Line(last)),
+                        kind: "wandb-csv-end",
+                        message: "the file ends without a line break or a closing quote after this line (W&B \
+                                  quotes every cell, pandas ends every line): it may have been cut short; \
+                                  compare it with the export"
+                            .to_string(),
+                    });
+                }
+                return Ok(());
             }
-            Ok(false) => return Ok(()),
             Ok(true) => {
                 let line = rec.position().map(line_of).unwrap_or(pos);
                 if lines.stray_before(r.position().byte()) {
@@ -205,7 +237,7 @@ fn records(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>, f: &mu
                     out(Out::Bad { at: Position::Line(line), rule: "csv", message })?;
                     continue;
                 }
-                f(line, &header, &rec, out)?;
+                held = Some((line, rec.clone()));
             }
             Err(e) => {
                 let line = e.position().map(line_of).unwrap_or(pos + 1);

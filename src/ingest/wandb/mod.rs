@@ -493,8 +493,9 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], context: &str, report: &mu
     let extra = plan.opts.columns.clone();
     let mut filled = vec![false; extra.len()];
     let mut runs_read = 0u64;
-    // `.wandb` logs with records lost (cut short, or a damaged part skipped)
-    let mut damaged: BTreeSet<usize> = BTreeSet::new();
+    // `.wandb` logs with records lost (cut short, or a damaged part skipped), with what their
+    // warnings say (a failed build prints its violations, which repeat it)
+    let mut damaged: BTreeMap<usize, Vec<String>> = BTreeMap::new();
     for (k, input) in inputs.iter().enumerate() {
         let rel = input.rel.clone();
         let runs_csv = table == WandbTable::Runs && matches!(plan.kinds[k], Kind::Csv(_));
@@ -529,7 +530,7 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], context: &str, report: &mu
                 }
                 Out::Warn { at, kind, message } => {
                     if kind == "wandb-log-damaged" {
-                        damaged.insert(k);
+                        damaged.entry(k).or_default().push(message.clone());
                     }
                     report.warn(&name, kind, at.map(|at| SourceRef { file: rel.clone(), at }), message)
                 }
@@ -594,7 +595,7 @@ fn check_sampling(
     lists: &api::Lists,
     per_run: &BTreeMap<String, Steps>,
     read_names: &BTreeSet<String>,
-    damaged: &BTreeSet<usize>,
+    damaged: &BTreeMap<usize, Vec<String>>,
     name: &str,
     report: &mut BuildReport,
 ) {
@@ -609,11 +610,10 @@ fn check_sampling(
         let mut problem: Option<String> = None;
         // a log whose records were lost holds less history than the run logged (the warning
         // says which bytes)
-        if let Some(&k) = st.files.iter().find(|k| damaged.contains(k)) {
+        if let Some((_, why)) = st.files.iter().find_map(|k| damaged.get_key_value(k)) {
             problem = Some(format!(
-                "history incomplete: {} lost records (cut short or damaged; see its warning), so {} rows (max \
-                 `_step` {}) are not all the run logged",
-                plan.inputs[k].rel,
+                "history incomplete: {}; so {} rows (max `_step` {}) are not all the run logged",
+                why.join("; "),
                 crate::hash::group_digits(rows),
                 max.map(|m| m.to_string()).unwrap_or_else(|| "none".into())
             ));
@@ -678,7 +678,12 @@ fn check_sampling(
             }
         }
         let from_export = st.files.iter().any(|&k| exported(&plan.kinds[k]));
-        if problem.is_none() && from_export && steps.len() >= 3 {
+        // a run list that gives the history's length and last step, both matched, says the
+        // history is whole, whatever its steps look like
+        let vouched = lists.expect.get(run).is_some_and(|exp| {
+            exp.history_line_count == Some(rows) && exp.last_history_step.is_none_or(|l| max == Some(l))
+        });
+        if problem.is_none() && from_export && !vouched && steps.len() >= 3 {
             let stride = steps[1] - steps[0];
             let constant = stride > 1 && steps.windows(2).all(|w| w[1] - w[0] == stride);
             let contiguous = steps.windows(2).all(|w| w[1] - w[0] == 1);
@@ -705,6 +710,22 @@ fn check_sampling(
             .next()
             .map(|&k| SourceRef { file: plan.inputs[k].rel.clone(), at: Position::Pointer(String::new()) });
         incomplete(plan, report, name, run, &p, first);
+    }
+    // a log that lost records before its first history row: no row says the run is there
+    let with_rows: BTreeSet<usize> = per_run.values().flat_map(|st| st.files.iter().copied()).collect();
+    for (&k, why) in damaged.iter().filter(|(k, _)| !with_rows.contains(k)) {
+        let rel = plan.inputs[k].rel.clone();
+        let run = match plan.kinds[k] {
+            Kind::Log(Some(d)) => plan.dirs[d].run_id.clone(),
+            _ => rel
+                .rsplit('/')
+                .next()
+                .and_then(|n| n.strip_prefix("run-")?.strip_suffix(".wandb"))
+                .unwrap_or(&rel)
+                .to_string(),
+        };
+        let p = format!("history incomplete: {}; no history row of the run was read", why.join("; "));
+        incomplete(plan, report, name, &run, &p, Some(SourceRef { file: rel, at: Position::Pointer(String::new()) }));
     }
     // a run directory whose summary says the run logged steps, of which no history row was
     // read (no history file or `.wandb` log among the matched files, or an empty one); a

@@ -286,6 +286,17 @@ fn stop_warning(rel: &str, folded: &Folded, out: &mut dyn FnMut(Out) -> Result<(
             ),
         })?;
     }
+    // a log of its header alone: the run logged nothing, or the file was cut right after it
+    if folded.records == 0 && folded.stop.is_none() && folded.skipped.is_empty() {
+        out(Out::Warn {
+            at: None,
+            kind: "wandb-log-damaged",
+            message: format!(
+                "{rel}: the log holds no record after its header: the run logged nothing, or the file was cut \
+                 short right after the header"
+            ),
+        })?;
+    }
     if let Some(s) = &folded.stop {
         out(Out::Warn {
             at: None,
@@ -528,12 +539,15 @@ fn row_from(
                 row.created_at = rows::epoch(t);
             }
         }
-        if row.config.is_none() {
+        // the log holds every config and summary update of the run, so it is read over the
+        // directory's `config.yaml` and `wandb-summary.json` (which stand in for a log that has
+        // none)
+        if row.config.is_none() || !f.config.is_empty() {
             let raw = Value::Object(f.config.clone());
             row.config_raw = Some(crate::ingest::convert::json_text(&raw));
             row.config = Some(values::normalise_config(&raw).map_err(|m| Error::config(&plan.inputs[k].rel, m))?);
         }
-        if summary.is_empty() {
+        if summary.is_empty() || !f.summary.is_empty() {
             summary = f.summary.clone();
         }
         match f.exit {
