@@ -1533,3 +1533,21 @@ fn a_wandb_log_is_read_over_its_run_folders_files_and_an_empty_one_is_incomplete
         stderr(&o)
     );
 }
+
+#[test]
+fn a_wandb_path_that_matches_only_files_it_does_not_read_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // wandb/* in a client's folder: its debug logs, beside the run folders it does not enter
+    write(dir, "wandb/run-20240101_000000-abcd1234/files/wandb-summary.json", r#"{"_step": 0}"#);
+    write(dir, "wandb/debug.log", "2024-01-01 INFO started\n");
+    let o = wandb_build(dir, "wandb/*", r#"{ table = "runs" }"#);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the path matches 1 file(s), none of which this W&B reader reads: wandb/debug.log"),
+        "{}",
+        stderr(&o)
+    );
+    let o = wandb_build(dir, "wandb/**", r#"{ table = "runs" }"#);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -435,6 +435,20 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], context: &str, report: &mu
             _ => None,
         })
         .collect();
+    // a path that matched only such files (`wandb/*` beside the logs wandb links there) reads
+    // nothing: a mistake in the path, not a source without runs
+    if !ignored.is_empty() && ignored.len() == inputs.len() {
+        return Err(Error::config(
+            context,
+            format!(
+                "the path matches {} file(s), none of which this W&B reader reads: {}{}; a run folder's files \
+                 are matched by a pattern that goes into it (`wandb/**`, `wandb/*run-*/**`)",
+                ignored.len(),
+                ignored.iter().take(5).map(String::as_str).collect::<Vec<_>>().join(", "),
+                if ignored.len() > 5 { ", …" } else { "" }
+            ),
+        ));
+    }
     if !ignored.is_empty() {
         let shown: Vec<&String> = ignored.iter().take(10).collect();
         report.warn(

@@ -68,7 +68,18 @@ pub fn parse_text(s: &str) -> Result<Value, String> {
 pub fn yaml(text: &str) -> Result<Value, String> {
     // a byte-order mark opens the file (as PyYAML reads it), not a second document
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let y: yaml_serde::Value = yaml_serde::from_str(text).map_err(|e| e.to_string())?;
+    let mut y: yaml_serde::Value = yaml_serde::from_str(text).map_err(|e| {
+        let m = e.to_string();
+        if m.contains("more than one document") {
+            "the file holds more than one YAML document (a `---` line after the first); a run's config is one \
+             mapping"
+                .to_string()
+        } else {
+            m
+        }
+    })?;
+    // a merge key (`<<: *defaults`), as PyYAML, which W&B reads and writes config.yaml with, applies it
+    y.apply_merge().map_err(|e| format!("a YAML merge key (`<<`) that cannot be applied: {e}"))?;
     Ok(yaml_to_json(y))
 }
 
@@ -305,6 +316,14 @@ mod tests {
         assert_eq!(y["c"], json!("0.18.3"));
         assert!(crate::ingest::lenient::special(y["d"].as_str().unwrap()).is_some());
         assert_eq!(yaml("\u{feff}wandb_version: 1\nlr:\n  value: 0.1\n").unwrap()["lr"]["value"], json!(0.1));
+    }
+
+    #[test]
+    fn yaml_merge_keys_apply_as_pyyaml_applies_them() {
+        let y = yaml("base: &c {lr: 0.5, bs: 8}\nmerged:\n  <<: *c\n  bs: 16\n  desc: merged\n").unwrap();
+        assert_eq!(y["merged"], json!({"lr": 0.5, "bs": 16, "desc": "merged"}));
+        let e = yaml("a: 1\n---\nb: 2\n").unwrap_err();
+        assert!(e.contains("more than one YAML document"), "{e}");
     }
 
     #[test]
