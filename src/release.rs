@@ -225,11 +225,19 @@ impl Manifest {
     /// Reads `<dir>/manifest.json`.
     ///
     /// Errors: [`Error::Io`] when missing, [`Error::Config`] with line and column when it is
-    /// not a valid manifest.
+    /// not a valid manifest, or with the JSON pointer of a table's schema that is no schema
+    /// runpack writes (an unknown type, a key naming no field: [`TableSchema::check`]), so that
+    /// nothing reads a table by a schema it cannot hold.
     pub fn load(dir: &Path) -> Result<Manifest> {
         let path = dir.join("manifest.json");
         let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
-        serde_json::from_str(&text).map_err(|e| Error::json_file(path.display(), &e))
+        let m: Manifest = serde_json::from_str(&text).map_err(|e| Error::json_file(path.display(), &e))?;
+        for (i, t) in m.tables.iter().enumerate() {
+            t.schema.check().map_err(|e| {
+                Error::config(format!("{}:/tables/{i}/schema", path.display()), format!("table {}: {e}", t.name))
+            })?;
+        }
+        Ok(m)
     }
 
     /// The manifest as written: pretty JSON with a final newline.

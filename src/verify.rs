@@ -204,7 +204,12 @@ fn check_row_groups(dir: &Path, rep: &mut VerifyReport) {
             continue;
         }
         let Ok(f) = std::fs::File::open(&p) else { continue };
-        let Ok(reader) = parquet::file::serialized_reader::SerializedFileReader::new(f) else { continue };
+        // an unreadable footer is reported with the manifest's files
+        let Ok(Ok(reader)) =
+            crate::error::catch_panic(|| parquet::file::serialized_reader::SerializedFileReader::new(f))
+        else {
+            continue;
+        };
         use parquet::file::reader::FileReader;
         for (i, rg) in reader.metadata().row_groups().iter().enumerate() {
             let size = rg.total_byte_size().max(0) as u64;
@@ -550,7 +555,8 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
     // unexpected files
     let listed: BTreeSet<&str> = m.files.iter().map(|f| f.path.as_str()).collect();
     for rel in all_files(dir) {
-        if rel == "manifest.json" || rel == "SHA256SUMS" {
+        // a Hub repository's own `.gitattributes` (which files are LFS), in a downloaded copy
+        if rel == "manifest.json" || rel == "SHA256SUMS" || rel == ".gitattributes" {
             continue;
         }
         if !listed.contains(rel.as_str()) {
@@ -681,9 +687,22 @@ fn count_lines(p: &Path) -> Result<u64> {
 /// alone (the caller names the file).
 fn parquet_rows_schema(p: &Path) -> std::result::Result<(u64, arrow::datatypes::SchemaRef), String> {
     let f = std::fs::File::open(p).map_err(|e| e.to_string())?;
-    let b = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| e.to_string())?;
+    let b = open_parquet(f)?;
     let rows = b.metadata().file_metadata().num_rows() as u64;
     Ok((rows, b.schema().clone()))
+}
+
+/// The Parquet reader of `f`, its footer read. A damaged footer can make the readers panic
+/// (the Arrow schema it embeds is decoded by arrow-ipc, which panics on some bytes): that is
+/// an error like any other, the reason alone (the caller names the file).
+fn open_parquet(
+    f: std::fs::File,
+) -> std::result::Result<parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder<std::fs::File>, String> {
+    crate::error::catch_panic(|| {
+        parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| e.to_string())
+    })
+    .map_err(|panic| format!("the Parquet reader stopped on {panic}"))
+    .and_then(|r| r)
 }
 
 /// Differences between two schemas, by field: `name: A vs B`, missing or extra fields.
@@ -1292,7 +1311,7 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
                         continue;
                     }
                 };
-                let b = match parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f) {
+                let b = match open_parquet(f) {
                     Ok(b) => b,
                     Err(e) => {
                         if manifest.is_none() {

@@ -149,13 +149,28 @@ pub fn check_data(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
                 }
             }
             let expected = split_column.zip(split_of(f));
-            read &= scan.read_file(dir, f, expected, &mut validator, rep)?;
+            // a damaged page or footer can make the readers panic, or a damaged manifest
+            // make the checks fail: the file's problem, with the others found kept
+            match crate::error::catch_panic(|| scan.read_file(dir, f, expected, &mut validator, rep)) {
+                Ok(Ok(r)) => read &= r,
+                Ok(Err(e)) => {
+                    rep.problems.push(format!("{f}: rows not all read: {e}"));
+                    read = false;
+                }
+                Err(panic) => {
+                    rep.problems.push(format!("{f}: rows not all read: the Parquet reader stopped on {panic}"));
+                    read = false;
+                }
+            }
         }
         if !read {
             rep.problems.push(format!("table {}: rows not all read, so not checked against its schema", t.name));
             continue;
         }
-        validator.finish(&mut scan.report, &mut scan.rejects)?;
+        if let Err(e) = validator.finish(&mut scan.report, &mut scan.rejects) {
+            rep.problems.push(format!("table {}: its rows cannot be checked: {e}", t.name));
+            continue;
+        }
         for (cols, set) in validator.take_keys() {
             key_sets.insert((t.name.clone(), cols), set);
         }

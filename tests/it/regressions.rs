@@ -2775,7 +2775,11 @@ fn query_refuses_a_data_file_that_does_not_hold_the_manifests_schema() {
         "{err}"
     );
     assert!(stdout(&o).is_empty());
-    let retyped = edit("retyped", &|f| f["type"] = "string".into());
+    // (its range constraint goes too: on a string, the manifest itself would be refused)
+    let retyped = edit("retyped", &|f| {
+        f["type"] = "string".into();
+        f.as_object_mut().unwrap().remove("constraints");
+    });
     let o = run(bin().args(["query", "-q"]).arg(&retyped).arg("SELECT step FROM checkpoints ORDER BY step LIMIT 3"));
     assert!(stderr(&o).contains("`step`: Utf8 expected, Int64 found"), "{}", stderr(&o));
     // the other tables still answer, and the untouched release as before
@@ -3410,4 +3414,59 @@ fn a_link_loop_under_a_pattern_is_named_as_one() {
         "{}",
         stderr(&o)
     );
+}
+
+#[test]
+fn verify_names_a_damaged_parquet_file_whatever_the_reader_does_with_it() {
+    // one bit flipped in a footer or a page once made the Parquet and Arrow readers panic,
+    // which stopped verify as an internal error without naming the file
+    let tmp = tempfile::tempdir().unwrap();
+    let o = run(bin()
+        .args(["build", "-q"])
+        .arg(repo().join("pipelines/tinker-wandb"))
+        .arg("--releases-dir")
+        .arg(tmp.path()));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let good = tmp.path().join("tinker-wandb/1.0.0");
+    let bytes = std::fs::read(good.join("data/run_links.parquet")).unwrap();
+    let n = bytes.len();
+    // the footer's embedded Arrow schema, and spots in the pages
+    let spots: Vec<(usize, &str)> = (n.saturating_sub(830)..n.saturating_sub(200))
+        .step_by(3)
+        .map(|at| (at, "plain"))
+        .chain(
+            [357usize, 1310, 3183]
+                .iter()
+                .flat_map(|&c| (c.saturating_sub(2)..(c + 3).min(n - 8)).map(|at| (at, "--data"))),
+        )
+        .collect();
+    let copy = tmp.path().join("damaged");
+    copy_tree(&good, &copy);
+    for (at, mode) in spots {
+        let mut b = bytes.clone();
+        b[at] ^= 1;
+        std::fs::write(copy.join("data/run_links.parquet"), &b).unwrap();
+        let mut cmd = bin();
+        cmd.arg("verify").arg(&copy);
+        if mode == "--data" {
+            cmd.arg("--data");
+        }
+        let o = run(&mut cmd);
+        assert_eq!(o.status.code(), Some(1), "byte {at} ({mode}): {}{}", stdout(&o), stderr(&o));
+        assert!(stdout(&o).contains("data/run_links.parquet: sha256 mismatch"), "byte {at}: {}", stdout(&o));
+        assert!(!stderr(&o).contains("internal error"), "byte {at} ({mode}): {}", stderr(&o));
+    }
+    // a manifest whose schema is no schema: named, not an internal error
+    copy_tree(&good, &copy);
+    let m = std::fs::read_to_string(copy.join("manifest.json")).unwrap();
+    std::fs::write(copy.join("manifest.json"), m.replacen("\"type\": \"string\"", "\"type\": \"strinf\"", 1)).unwrap();
+    let o = run(bin().arg("verify").arg(&copy));
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("manifest.json:/tables/0/schema: table training_runs: field "), "{}", stdout(&o));
+    assert!(stdout(&o).contains("type `strinf` is not supported"), "{}", stdout(&o));
+    // a Hub repository's .gitattributes in a downloaded copy is no stray file
+    copy_tree(&good, &copy);
+    std::fs::write(copy.join(".gitattributes"), "*.parquet filter=lfs diff=lfs merge=lfs -text\n").unwrap();
+    let o = run(bin().arg("verify").arg(&copy));
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
 }
