@@ -896,6 +896,16 @@ fn a_run_summary_or_key_that_cannot_be_kept_whole_is_a_bad_record() {
         "{}",
         stderr(&o)
     );
+    // text fields and tags of another shape would be lost as null
+    for (run, said) in [
+        (r#"{"id": "run00001", "entity": {"name": "team"}}"#, "$.entity: expected a string, found an object"),
+        (r#"{"id": "run00001", "tags": 5}"#, "$.tags: expected a list of tags (or their text), found number 5"),
+    ] {
+        write(dir, "runs.json", &format!("[{run}]"));
+        let o = wandb_build(dir, "runs.json", r#"{ table = "runs" }"#);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    }
     // the same value twice loses nothing
     write(
         dir,

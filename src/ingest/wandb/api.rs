@@ -412,6 +412,35 @@ pub fn run_row(
             _ => None,
         })
     };
+    // a field of text given as a list or an object would be lost as null: a bad record
+    for k in [
+        "displayName",
+        "display_name",
+        "name",
+        "run_name",
+        "state",
+        "group",
+        "job_type",
+        "jobType",
+        "notes",
+        "url",
+        "entity",
+        "project",
+    ] {
+        if let Some(v @ (Value::Array(_) | Value::Object(_))) = obj.get(k) {
+            return Err(format!(
+                "{}: expected a string, found {}",
+                crate::ingest::path::render(&[crate::ingest::path::Seg::Key(k.to_string())]),
+                crate::ingest::path::describe(v)
+            ));
+        }
+    }
+    if let Some(v @ (Value::Number(_) | Value::Bool(_) | Value::Object(_))) = obj.get("tags") {
+        return Err(format!(
+            "$.tags: expected a list of tags (or their text), found {}",
+            crate::ingest::path::describe(v)
+        ));
+    }
     let mut row = RunRow { source, source_files: vec![file.to_string()], ..Default::default() };
     row.run_id = run_id(obj);
     let graphql = obj.contains_key("displayName");
