@@ -1079,6 +1079,7 @@ fn check_datapackage(dir: &Path, m: &Manifest, rep: &mut VerifyReport) {
             return;
         }
     };
+    let before = rep.problems.len();
     let resources = doc.get("resources").and_then(|r| r.as_array()).cloned().unwrap_or_default();
     let mut described = BTreeSet::new();
     for (i, r) in resources.iter().enumerate() {
@@ -1117,6 +1118,23 @@ fn check_datapackage(dir: &Path, m: &Manifest, rep: &mut VerifyReport) {
     }
     for t in m.tables.iter().filter(|t| !described.contains(&t.name)) {
         rep.problems.push(format!("datapackage.json: no resource describes table {}", t.name));
+    }
+    // the rest of the package is what a build writes from the manifest (its title and
+    // licence come from the card): a resource given twice, another format or profile, a
+    // `bytes` or `hash` that is not the file's would make Frictionless refuse the package
+    if rep.problems.len() == before {
+        let title = doc.get("title").and_then(serde_json::Value::as_str);
+        let license = doc.pointer("/licenses/0/name").and_then(serde_json::Value::as_str);
+        let want: serde_json::Value =
+            serde_json::from_str(&crate::release::datapackage(m, title, license)).unwrap_or_default();
+        if let Some(ptr) = first_difference(&want, &doc, String::new()) {
+            rep.problems.push(format!(
+                "datapackage.json: {} is {} where a build writes {} from the manifest",
+                if ptr.is_empty() { "the document" } else { ptr.as_str() },
+                crate::ingest::path::describe(pointer_or_null(&doc, &ptr)),
+                crate::ingest::path::describe(pointer_or_null(&want, &ptr))
+            ));
+        }
     }
 }
 

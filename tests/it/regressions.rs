@@ -3470,3 +3470,43 @@ fn verify_names_a_damaged_parquet_file_whatever_the_reader_does_with_it() {
     let o = run(bin().arg("verify").arg(&copy));
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
 }
+
+#[test]
+fn verify_refuses_a_resealed_data_package_frictionless_would_refuse() {
+    let tmp = tempfile::tempdir().unwrap();
+    let edits: [(&str, &dyn Fn(&mut serde_json::Value), &str); 3] = [
+        (
+            "format",
+            &|d| d["resources"][0]["format"] = "csv".into(),
+            "/resources/0/format is string \"csv\" where a build writes string \"jsonl\"",
+        ),
+        (
+            "twice",
+            &|d| {
+                let r = d["resources"][0].clone();
+                d["resources"].as_array_mut().unwrap().push(r);
+            },
+            "datapackage.json: /resources/",
+        ),
+        (
+            "profile",
+            &|d| d["profile"] = "data-package".into(),
+            "datapackage.json: /profile is string \"data-package\" where a build writes string \"tabular-data-package\"",
+        ),
+    ];
+    for (name, edit, said) in edits {
+        let dir = tmp.path().join(name);
+        copy_tree(example_release(), &dir);
+        let path = dir.join("datapackage.json");
+        let mut doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        edit(&mut doc);
+        std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+        reseal(&dir);
+        let o = run(bin().arg("verify").arg(&dir));
+        assert_eq!(o.status.code(), Some(1), "{name}: {}{}", stdout(&o), stderr(&o));
+        assert!(stdout(&o).contains(said), "{name}: {}", stdout(&o));
+    }
+    // the built one passes
+    let o = run(bin().arg("verify").arg(example_release()));
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+}
