@@ -3474,7 +3474,9 @@ fn verify_names_a_damaged_parquet_file_whatever_the_reader_does_with_it() {
 #[test]
 fn verify_refuses_a_resealed_data_package_frictionless_would_refuse() {
     let tmp = tempfile::tempdir().unwrap();
-    let edits: [(&str, &dyn Fn(&mut serde_json::Value), &str); 3] = [
+    /// A change to the package, and what verify says of it.
+    type Edit<'a> = (&'a str, &'a dyn Fn(&mut serde_json::Value), &'a str);
+    let edits: [Edit; 3] = [
         (
             "format",
             &|d| d["resources"][0]["format"] = "csv".into(),
