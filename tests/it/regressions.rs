@@ -3421,13 +3421,7 @@ fn verify_names_a_damaged_parquet_file_whatever_the_reader_does_with_it() {
     // one bit flipped in a footer or a page once made the Parquet and Arrow readers panic,
     // which stopped verify as an internal error without naming the file
     let tmp = tempfile::tempdir().unwrap();
-    let o = run(bin()
-        .args(["build", "-q"])
-        .arg(repo().join("pipelines/tinker-wandb"))
-        .arg("--releases-dir")
-        .arg(tmp.path()));
-    assert!(o.status.success(), "{}", stderr(&o));
-    let good = tmp.path().join("tinker-wandb/1.0.0");
+    let good = crate::tinker_wandb::release();
     let bytes = std::fs::read(good.join("data/run_links.parquet")).unwrap();
     let n = bytes.len();
     // the footer's embedded Arrow schema, and spots in the pages
@@ -3441,7 +3435,7 @@ fn verify_names_a_damaged_parquet_file_whatever_the_reader_does_with_it() {
         )
         .collect();
     let copy = tmp.path().join("damaged");
-    copy_tree(&good, &copy);
+    copy_tree(good, &copy);
     for (at, mode) in spots {
         let mut b = bytes.clone();
         b[at] ^= 1;
@@ -3457,7 +3451,7 @@ fn verify_names_a_damaged_parquet_file_whatever_the_reader_does_with_it() {
         assert!(!stderr(&o).contains("internal error"), "byte {at} ({mode}): {}", stderr(&o));
     }
     // a manifest whose schema is no schema: named, not an internal error
-    copy_tree(&good, &copy);
+    copy_tree(good, &copy);
     let m = std::fs::read_to_string(copy.join("manifest.json")).unwrap();
     std::fs::write(copy.join("manifest.json"), m.replacen("\"type\": \"string\"", "\"type\": \"strinf\"", 1)).unwrap();
     let o = run(bin().arg("verify").arg(&copy));
@@ -3465,7 +3459,7 @@ fn verify_names_a_damaged_parquet_file_whatever_the_reader_does_with_it() {
     assert!(stdout(&o).contains("manifest.json:/tables/0/schema: table training_runs: field "), "{}", stdout(&o));
     assert!(stdout(&o).contains("type `strinf` is not supported"), "{}", stdout(&o));
     // a Hub repository's .gitattributes in a downloaded copy is no stray file
-    copy_tree(&good, &copy);
+    copy_tree(good, &copy);
     std::fs::write(copy.join(".gitattributes"), "*.parquet filter=lfs diff=lfs merge=lfs -text\n").unwrap();
     let o = run(bin().arg("verify").arg(&copy));
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));

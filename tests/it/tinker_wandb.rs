@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::util::*;
 
 /// The pipeline, built once per test run (read-only).
-fn release() -> &'static Path {
+pub fn release() -> &'static Path {
     static BUILT: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
     let (_, p) = BUILT.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
