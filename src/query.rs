@@ -860,6 +860,13 @@ fn printable(batch: &RecordBatch, first_row: usize) -> Result<()> {
     use arrow::array::temporal_conversions::{as_date, as_datetime, as_duration, as_time};
     use arrow::array::{Array, ArrayRef, AsArray};
     use arrow::datatypes::*;
+    /// Whether the timestamp `v` of type `T` is a date and time chrono holds, in UTC and, in
+    /// zone `tz`, as local time.
+    fn shown<T: ArrowPrimitiveType>(v: i64, tz: Option<&arrow::array::timezone::Tz>) -> bool {
+        use chrono::{Offset, TimeZone};
+        let Some(utc) = as_datetime::<T>(v) else { return false };
+        tz.is_none_or(|tz| utc.checked_add_offset(tz.offset_from_utc_datetime(&utc).fix()).is_some())
+    }
     /// The index (in `a`) of the first value that cannot be printed, and that value.
     fn first_bad(a: &ArrayRef) -> Option<(usize, i64)> {
         macro_rules! find {
@@ -871,14 +878,21 @@ fn printable(batch: &RecordBatch, first_row: usize) -> Result<()> {
         match a.data_type() {
             DataType::Date32 => find!(Date32Type, |v| as_date::<Date32Type>(v).is_some()),
             DataType::Date64 => find!(Date64Type, |v| as_date::<Date64Type>(v).is_some()),
-            DataType::Timestamp(TimeUnit::Second, _) => {
-                find!(TimestampSecondType, |v| as_datetime::<TimestampSecondType>(v).is_some())
-            }
-            DataType::Timestamp(TimeUnit::Millisecond, _) => {
-                find!(TimestampMillisecondType, |v| as_datetime::<TimestampMillisecondType>(v).is_some())
-            }
-            DataType::Timestamp(TimeUnit::Microsecond, _) => {
-                find!(TimestampMicrosecondType, |v| as_datetime::<TimestampMicrosecondType>(v).is_some())
+            DataType::Timestamp(unit, tz) => {
+                // in a zone, the local time must be a date too (UTC+14:00 of the last instant is not)
+                let tz: Option<arrow::array::timezone::Tz> = tz.as_deref().and_then(|t| t.parse().ok());
+                match unit {
+                    TimeUnit::Second => find!(TimestampSecondType, |v| shown::<TimestampSecondType>(v, tz.as_ref())),
+                    TimeUnit::Millisecond => {
+                        find!(TimestampMillisecondType, |v| shown::<TimestampMillisecondType>(v, tz.as_ref()))
+                    }
+                    TimeUnit::Microsecond => {
+                        find!(TimestampMicrosecondType, |v| shown::<TimestampMicrosecondType>(v, tz.as_ref()))
+                    }
+                    TimeUnit::Nanosecond => {
+                        find!(TimestampNanosecondType, |v| shown::<TimestampNanosecondType>(v, tz.as_ref()))
+                    }
+                }
             }
             DataType::Time32(TimeUnit::Second) => find!(Time32SecondType, |v| as_time::<Time32SecondType>(v).is_some()),
             DataType::Time32(TimeUnit::Millisecond) => {

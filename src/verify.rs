@@ -1123,17 +1123,47 @@ fn check_datapackage(dir: &Path, m: &Manifest, rep: &mut VerifyReport) {
     // licence come from the card): a resource given twice, another format or profile, a
     // `bytes` or `hash` that is not the file's would make Frictionless refuse the package
     if rep.problems.len() == before {
-        let title = doc.get("title").and_then(serde_json::Value::as_str);
-        let license = doc.pointer("/licenses/0/name").and_then(serde_json::Value::as_str);
-        let want: serde_json::Value =
-            serde_json::from_str(&crate::release::datapackage(m, title, license)).unwrap_or_default();
-        if let Some(ptr) = first_difference(&want, &doc, String::new()) {
-            rep.problems.push(format!(
-                "datapackage.json: {} is {} where a build writes {} from the manifest",
-                if ptr.is_empty() { "the document" } else { ptr.as_str() },
-                crate::ingest::path::describe(pointer_or_null(&doc, &ptr)),
-                crate::ingest::path::describe(pointer_or_null(&want, &ptr))
-            ));
+        use serde_json::Value;
+        let title = doc.get("title").and_then(Value::as_str);
+        let license = doc.pointer("/licenses/0/name").and_then(Value::as_str);
+        let mut want: Value = serde_json::from_str(&crate::release::datapackage(m, title, license)).unwrap_or_default();
+        let mut got = doc.clone();
+        let differs = |want: &Value, got: &Value, at: &str| {
+            first_difference(want, got, String::new()).map(|ptr| {
+                format!(
+                    "datapackage.json: {} is {} where a build writes {} from the manifest",
+                    if at.is_empty() && ptr.is_empty() { "the document".to_string() } else { format!("{at}{ptr}") },
+                    crate::ingest::path::describe(pointer_or_null(got, &ptr)),
+                    crate::ingest::path::describe(pointer_or_null(want, &ptr))
+                )
+            })
+        };
+        // resources by their table, in any order (Frictionless reads them by name)
+        let wanted: Vec<Value> = want
+            .get_mut("resources")
+            .map(Value::take)
+            .and_then(|r| match r {
+                Value::Array(a) => Some(a),
+                _ => None,
+            })
+            .unwrap_or_default();
+        if let Value::Object(o) = &mut got {
+            o.insert("resources".into(), Value::Null);
+        }
+        if let Value::Object(o) = &mut want {
+            o.insert("resources".into(), Value::Null);
+        }
+        rep.problems.extend(differs(&want, &got, ""));
+        let mut seen = BTreeSet::new();
+        for (i, r) in resources.iter().enumerate() {
+            let name = r.get("name").and_then(Value::as_str).unwrap_or_default();
+            if !seen.insert(name) {
+                rep.problems.push(format!("datapackage.json: /resources/{i} describes table {name} a second time"));
+                continue;
+            }
+            if let Some(w) = wanted.iter().find(|w| w.get("name").and_then(Value::as_str) == Some(name)) {
+                rep.problems.extend(differs(w, r, &format!("/resources/{i}")));
+            }
         }
     }
 }

@@ -147,6 +147,13 @@ pub fn find(base: &Path, patterns: &[String], context: &str) -> Result<Vec<Input
     let mut out: Vec<InputFile> = Vec::new();
     let mut names: Option<Vec<String>> = None;
     for p in patterns {
+        // `./raw/m.jsonl`, `raw//m.jsonl` and `raw/./m.jsonl` name the file `raw/m.jsonl` names
+        let trailing = p.ends_with('/') && p.len() > 1;
+        let mut normal = p.split('/').filter(|s| !s.is_empty() && *s != ".").collect::<Vec<_>>().join("/");
+        if trailing {
+            normal.push('/');
+        }
+        let p = if p.starts_with('/') { p } else { &normal };
         let pat = PathPattern::new(p).map_err(|m| Error::config(context, m))?;
         match &names {
             None => names = Some(pat.names.clone()),
@@ -196,6 +203,11 @@ pub fn find(base: &Path, patterns: &[String], context: &str) -> Result<Vec<Input
                     // a broken symbolic link the pattern does not match is none of the source's business
                     let broken_link = std::fs::symlink_metadata(&path).is_ok() && std::fs::metadata(&path).is_err();
                     if broken_link && path.starts_with(base) && pat.captures(&relative(&path)).is_none() {
+                        continue;
+                    }
+                    // a link back to a folder above it, at the deepest level the pattern
+                    // reaches: the walk would not go into it, so it loops nowhere
+                    if e.loop_ancestor().is_some() && pat.depth.is_some_and(|d| e.depth() >= d) {
                         continue;
                     }
                     if let Some(ancestor) = e.loop_ancestor() {

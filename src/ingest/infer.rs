@@ -55,8 +55,8 @@ pub enum Kind {
     /// Strings.
     Str,
     /// Only non-finite strings (`"NaN"`, `"Infinity"`, `"-Infinity"`, any case) of a source that reads them as
-    /// numbers (`coerce_nonfinite_strings`): a float column once a number comes, a text column
-    /// if none does (a name such as `"Nan"` stays text) or another string comes.
+    /// numbers (`coerce_nonfinite_strings`): a float column, unless another string comes (or,
+    /// with [`Inference::nonfinite_alone_text`], unless no number comes).
     NonFinite,
     /// Arrays, with the element node.
     List(Box<Node>),
@@ -113,6 +113,10 @@ pub struct Inference {
     /// `"-Infinity"`, in any case) count as numbers where a column holds numbers (the source's
     /// `coerce_nonfinite_strings`), whatever their order.
     pub nonfinite_strings: bool,
+    /// Whether a column of such strings alone, no number, is text rather than a float column
+    /// (`query` of raw files, where nothing declares the reading: a name such as `"Nan"`
+    /// stays text).
+    pub nonfinite_alone_text: bool,
 }
 
 /// The class of one scalar value.
@@ -231,7 +235,7 @@ impl Inference {
         let mut problems = Vec::new();
         for (name, node) in &self.columns {
             let mut segs = vec![Seg::Key(name.clone())];
-            let dt = to_type(node, &mut segs, &mut problems);
+            let dt = to_type(node, &mut segs, &mut problems, self.nonfinite_alone_text);
             fields.push(Field::new(name, dt, true));
         }
         (fields, problems)
@@ -347,7 +351,7 @@ fn observe(
     }
 }
 
-fn to_type(node: &Node, segs: &mut Vec<Seg>, problems: &mut Vec<TypeProblem>) -> DataType {
+fn to_type(node: &Node, segs: &mut Vec<Seg>, problems: &mut Vec<TypeProblem>, nonfinite_text: bool) -> DataType {
     match &node.kind {
         Kind::Unknown => {
             let (what, hint) = if matches!(segs.last(), Some(Seg::Elem)) {
@@ -384,11 +388,13 @@ fn to_type(node: &Node, segs: &mut Vec<Seg>, problems: &mut Vec<TypeProblem>) ->
             _ => DataType::Int64,
         },
         Kind::Float => DataType::Float64,
-        // such strings and no number: nothing says the column holds numbers
+        // such strings and no number: a source that reads them as numbers takes them for
+        // numbers; where nothing declares them so (`query` of raw files), text
+        Kind::NonFinite if !nonfinite_text => DataType::Float64,
         Kind::Str | Kind::NonFinite => DataType::Utf8,
         Kind::List(elem) => {
             segs.push(Seg::Elem);
-            let dt = to_type(elem, segs, problems);
+            let dt = to_type(elem, segs, problems, nonfinite_text);
             segs.pop();
             DataType::List(Arc::new(Field::new("item", dt, true)))
         }
@@ -412,7 +418,7 @@ fn to_type(node: &Node, segs: &mut Vec<Seg>, problems: &mut Vec<TypeProblem>) ->
             let mut fields = Vec::new();
             for (k, n) in members {
                 segs.push(Seg::Key(k.clone()));
-                fields.push(Field::new(k, to_type(n, segs, problems), true));
+                fields.push(Field::new(k, to_type(n, segs, problems, nonfinite_text), true));
                 segs.pop();
             }
             DataType::Struct(Fields::from(fields))
@@ -484,9 +490,8 @@ mod tests {
         {
             assert_eq!(typed(&lines), DataType::Float64, "{lines:?}");
         }
-        // such strings alone say nothing of numbers (a name such as "Nan"): text
-        assert_eq!(typed(&[r#"{"v":"NaN"}"#]), DataType::Utf8);
-        assert_eq!(typed(&[r#"{"v":"NaN"}"#, r#"{"v":null}"#, r#"{"v":"Infinity"}"#]), DataType::Utf8);
+        // such strings alone: numbers for a source that reads them so
+        assert_eq!(typed(&[r#"{"v":"NaN"}"#]), DataType::Float64);
         for lines in [[r#"{"v":"NaN"}"#, r#"{"v":"x"}"#], [r#"{"v":"x"}"#, r#"{"v":"NaN"}"#]] {
             assert_eq!(typed(&lines), DataType::Utf8, "{lines:?}");
         }

@@ -389,7 +389,7 @@ fn convert(
                         SourceRef { file: file.clone(), at },
                         rule,
                         vec![("$".into(), message)],
-                        raw.map(RejectBody::Raw).unwrap_or(RejectBody::Unread),
+                        unparsed_body(src, raw),
                     )),
                 }
                 if batch.len() >= BATCH_ROWS {
@@ -499,6 +499,17 @@ fn run_parquet(
     }
     writer.finish().map_err(|e| Error::format(ipc_file.display().to_string(), e))?;
     Ok(Ingested { name: src.name.clone(), schema, ipc_file, rows, inputs, sorted_by: sorted_by(checks) })
+}
+
+/// What a rejects file keeps of a record that could not be read: its text as found, except
+/// for the evaluation formats whose texts the source leaves out (no `keep_text`): a line of
+/// generations or trajectories holds them, and a reject publishes nothing its row would not.
+fn unparsed_body(src: &SourceDef, raw: Option<String>) -> RejectBody {
+    let texts = matches!(src.format, Format::EvalGenerations | Format::TinkerEvalTrajectories);
+    match raw {
+        Some(text) if !texts || src.keep_text => RejectBody::Raw(text),
+        _ => RejectBody::Unread,
+    }
 }
 
 /// The rows a record becomes: as is, or reshaped by the format (Tinker) or the layout (long).
@@ -659,6 +670,7 @@ fn infer_columns(
 ) -> Result<Vec<(String, Target)>> {
     let mut inf = infer::Inference::new(src.format == Format::Csv);
     inf.nonfinite_strings = src.coerce_nonfinite_strings;
+    inf.nonfinite_alone_text = untyped_as_text;
     let mut per_file: Vec<(String, BTreeSet<String>)> = Vec::new();
     // records that could not be read: when no value gives a column its type, they may be why
     let mut unread = 0u64;
@@ -1051,7 +1063,7 @@ impl ChunkSpec<'_> {
                     SourceRef { file: input.rel.clone(), at },
                     rule,
                     vec![("$".into(), message)],
-                    raw.map(RejectBody::Raw).unwrap_or(RejectBody::Unread),
+                    unparsed_body(self.src, raw),
                 )),
             }
         }

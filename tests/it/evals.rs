@@ -410,10 +410,17 @@ fn a_rejected_document_is_rejected_whole_and_without_the_texts_left_out() {
             "",
         ),
     );
+    // and a line cut short, whose text cannot be parsed to leave the texts out
+    std::fs::write(
+        dir.join("raw/c1_ood_generations.jsonl"),
+        "{\"__idx\": 1, \"gen_solution_answer\": \"secret cut\", \"exact_match\": 1",
+    )
+    .unwrap();
     let o = build(dir, &["-q", "--on-invalid", "reject"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let rejects = std::fs::read_to_string(release(dir, "g").join("rejects/raw.jsonl")).unwrap();
     assert!(!rejects.contains("secret text") && rejects.contains("\"exact_match\":2"), "{rejects}");
+    assert!(!rejects.contains("secret cut") && rejects.contains("c1_ood_generations.jsonl"), "{rejects}");
     assert!(rejects.contains("\"prompt\":\"p0\""), "{rejects}");
     write(
         &dir.join("raw/gsm8k/trajectories.jsonl"),

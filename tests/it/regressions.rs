@@ -3301,6 +3301,11 @@ fn dates_and_times_beyond_what_can_be_printed_are_named_in_every_format() {
     let cases = [
         ("SELECT CAST(2147483647 AS DATE) AS d", "column \"d\", row 1: 2147483647 (a Date32 value)"),
         ("SELECT to_timestamp_seconds(9223372036854775807) AS t", "column \"t\", row 1: 9223372036854775807"),
+        // the last instant chrono holds, whose local time in UTC+14:00 is past its last date
+        (
+            "SELECT arrow_cast(to_timestamp_seconds(8210266876799), 'Timestamp(Second, Some(\"+14:00\"))') AS z",
+            "column \"z\", row 1: 8210266876799 (a Timestamp(s, \"+14:00\") value)",
+        ),
         (
             "SELECT * FROM (VALUES (1), (2)) AS v(k) CROSS JOIN (SELECT [named_struct('d', arrow_cast(2147483647, 'Date32'))] AS x) ORDER BY k",
             "column \"x\"[].d, row 1: 2147483647 (a Date32 value)",
@@ -3352,6 +3357,18 @@ fn raw_json_lines_with_empty_objects_and_nan_like_names_print() {
     // with a number in the column, they are numbers (runpack's own copies write NaN so)
     write(tmp.path(), "b.jsonl", "{\"x\":\"NaN\"}\n{\"x\":1.5}\n");
     assert_eq!(query(&tmp.path().join("b.jsonl"), "SELECT x FROM t"), "x\nNaN\n1.5\n");
+    // a pipeline source that reads such strings as numbers takes a column of them alone for
+    // numbers (a loss that diverged on every step)
+    write(tmp.path(), "m.jsonl", "{\"step\":1,\"loss\":\"NaN\"}\n{\"step\":2,\"loss\":\"Infinity\"}\n");
+    write(
+        tmp.path(),
+        "pipeline.toml",
+        "name = \"nf\"\n[[source]]\nname = \"raw\"\npath = \"m.jsonl\"\nformat = \"jsonl\"\ncoerce_nonfinite_strings = true\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT step, loss, arrow_typeof(loss) AS ty FROM raw\"\n",
+    );
+    let o = build(tmp.path(), &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(tmp.path(), "nf"), "SELECT loss, ty FROM t"), "loss,ty\nNaN,Float64\nInfinity,Float64\n");
 }
 
 #[test]
@@ -3373,6 +3390,20 @@ fn a_literal_path_reads_its_file_without_walking_the_folder() {
     let o = build(tmp.path(), &["-q"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(query(&release(tmp.path(), "lit"), "SELECT count(*) AS n FROM t"), "n\n2\n");
+    // `./`, `//` and `/./` name the same file; a link back up at the pattern's deepest level
+    // is never walked into, so it is no loop
+    write(tmp.path(), "raw/m.jsonl", "{\"x\":2}\n");
+    std::os::unix::fs::symlink(".", tmp.path().join("raw/self")).unwrap();
+    write(
+        tmp.path(),
+        "pipeline.toml",
+        "name = \"lit\"\n[[source]]\nname = \"raw\"\npath = [\"./a.jsonl\", \"raw//m.jsonl\"]\nformat = \"jsonl\"\n\
+         [[source]]\nname = \"g\"\npath = \"raw/./*.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT x FROM raw UNION ALL SELECT x FROM g\"\n",
+    );
+    let o = build(tmp.path(), &["-q", "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(tmp.path(), "lit"), "SELECT sum(x) AS n FROM t"), "n\n5\n");
 }
 
 #[test]
@@ -3482,7 +3513,7 @@ fn verify_refuses_a_resealed_data_package_frictionless_would_refuse() {
                 let r = d["resources"][0].clone();
                 d["resources"].as_array_mut().unwrap().push(r);
             },
-            "datapackage.json: /resources/",
+            "datapackage.json: /resources/5 describes table training_runs a second time",
         ),
         (
             "profile",

@@ -869,6 +869,10 @@ fn a_run_summary_or_key_that_cannot_be_kept_whole_is_a_bad_record() {
         "{}",
         stderr(&o)
     );
+    // Python's None is no summary, as null is
+    write(dir, "runs.json", r#"[{"id": "run00001", "summary": "None"}, {"id": "run00002", "summary": null}]"#);
+    let o = wandb_build(dir, "runs.json", r#"{ table = "runs" }"#);
+    assert!(o.status.success(), "{}", stderr(&o));
     for (summary, found) in [(r#""[1,2]""#, "found an array"), ("5", "found number 5")] {
         write(dir, "runs.json", &format!(r#"[{{"id": "run00001", "summary": {summary}}}]"#));
         let o = wandb_build(dir, "runs.json", r#"{ table = "runs" }"#);
@@ -906,14 +910,28 @@ fn a_run_summary_or_key_that_cannot_be_kept_whole_is_a_bad_record() {
         assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
         assert!(stderr(&o).contains(said), "{}", stderr(&o));
     }
-    // the same value twice loses nothing
+    // the same value twice loses nothing: as written, as a float (pandas' column with a gap),
+    // empty, or as the dotted path of a nested value
     write(
         dir,
         "runs.json",
-        r#"[{"id": "run00001", "config": {"a": 1}, "config.a": 1, "summary": {"loss": 1}, "summary.loss": 1}]"#,
+        r#"[{"id": "run00001", "config": {"a": 1, "o": {"p": 2}}, "config.a": 1.0, "config.o.p": 2, "summary": {"loss": 1, "_step": 10, "n": {"m": 3}}, "summary.loss": null, "summary._step": 10.0, "summary.n.m": 3}]"#,
     );
     let o = wandb_build(dir, "runs.json", r#"{ table = "runs" }"#);
     assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "wb"), "SELECT config, summary FROM t"),
+        "config,summary\n\"{\"\"a\"\":1,\"\"o\"\":{\"\"p\"\":2}}\",\"{\"\"loss\"\":1,\"\"_step\"\":10,\"\"n\"\":{\"\"m\"\":3}}\"\n"
+    );
+    // a nested value given otherwise by its dotted path
+    write(dir, "runs.json", r#"[{"id": "run00001", "summary": {"a": {"b": 1}}, "summary.a.b": 2}]"#);
+    let o = wandb_build(dir, "runs.json", r#"{ table = "runs" }"#);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(r#"summary key "a.b" is given twice, as number 1 in the summary and as number 2 here"#),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -1532,6 +1550,13 @@ fn a_wandb_log_is_read_over_its_run_folders_files_and_an_empty_one_is_incomplete
     let sql = r#"SELECT last_step, summary LIKE '%"note":"done"%' AS note, config LIKE '%999%' AS stale FROM t"#;
     let got = query(&release(&dir, "wb"), sql);
     assert_eq!(got, "last_step,note,stale\n9999,true,false\n");
+    // a log cut short may have lost the last updates: the folder's files are read over it
+    let whole = std::fs::read(&log).unwrap();
+    std::fs::write(&log, &whole[..whole.len() / 2]).unwrap();
+    let o = wandb_build(&dir, "wandb/offline-run-*longrun1/**", r#"{ table = "runs" }"#);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let got = query(&release(&dir, "wb"), sql);
+    assert_eq!(got, "last_step,note,stale\n50,false,true\n");
     // a log of its header alone: the run's history is not there, and the build says so
     std::fs::write(&log, &std::fs::read(&log).unwrap()[..7]).unwrap();
     let o = wandb_build(&dir, "wandb/offline-run-*longrun1/**", r#"{ table = "history" }"#);

@@ -343,6 +343,31 @@ fn values_at(v: &Value, path: &str) -> String {
     }
 }
 
+/// The value at `key` of `m`: the key itself, or else the dotted path it names through
+/// nested objects (`a.b` in `{"a": {"b": 1}}`), as an export flattens them.
+fn dotted<'m>(m: &'m Map<String, Value>, key: &str) -> Option<&'m Value> {
+    if let Some(v) = m.get(key) {
+        return Some(v);
+    }
+    let (head, rest) = key.split_once('.')?;
+    match m.get(head)? {
+        Value::Object(inner) => dotted(inner, rest),
+        _ => None,
+    }
+}
+
+/// Whether two values of a run are the same value: numbers by value (`10` and `10.0`), the
+/// rest as JSON.
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
+            (Some(i), Some(j)) => i == j,
+            _ => x.as_f64() == y.as_f64(),
+        },
+        _ => a == b,
+    }
+}
+
 /// The summary of a run object, whatever its shape (object, JSON or Python-dict text);
 /// `None` when the run has none (no key, null, an empty cell).
 ///
@@ -361,6 +386,8 @@ pub fn summary_of(o: &Map<String, Value>) -> std::result::Result<Option<Map<Stri
         Value::String(s) if s.trim().is_empty() => Ok(None),
         Value::String(s) => match values::parse_text(s) {
             Ok(Value::Object(m)) => Ok(Some(m)),
+            // Python's `None`, as `api.runs()` writes a run without a summary
+            Ok(Value::Null) => Ok(None),
             Ok(other) => Err(format!("$.{key}: expected {expected}, found {}", crate::ingest::path::describe(&other))),
             Err(m) => Err(format!("$.{key}: expected {expected}, found text that is neither: {m}")),
         },
@@ -504,15 +531,23 @@ pub fn run_row(
         if let Some(key) = k.strip_prefix("config.").or_else(|| k.strip_prefix("config/")) {
             flat_config.insert(key.to_string(), v.clone());
         } else if let Some(key) = k.strip_prefix("summary.").or_else(|| k.strip_prefix("summary/")) {
-            if let Some(before) = summary.get(key).filter(|before| *before != v) {
-                return Err(format!(
-                    "{}: summary key {key:?} is given twice, as {} in the summary and as {} here; one would be lost",
-                    crate::ingest::path::render(&[crate::ingest::path::Seg::Key(k.clone())]),
-                    crate::ingest::path::describe(before),
-                    crate::ingest::path::describe(v)
-                ));
+            match dotted(&summary, key) {
+                // an export's flattened copy of a value the summary holds (pandas writes an
+                // integer column with a gap as floats, and a missing value as an empty cell)
+                Some(before) if same_value(before, v) || v.is_null() => {}
+                Some(before) => {
+                    return Err(format!(
+                        "{}: summary key {key:?} is given twice, as {} in the summary and as {} here; one would be \
+                         lost",
+                        crate::ingest::path::render(&[crate::ingest::path::Seg::Key(k.clone())]),
+                        crate::ingest::path::describe(before),
+                        crate::ingest::path::describe(v)
+                    ));
+                }
+                None => {
+                    summary.insert(key.to_string(), v.clone());
+                }
             }
-            summary.insert(key.to_string(), v.clone());
         } else if k.starts_with('_') {
             summary.insert(k.clone(), v.clone());
         } else {
@@ -526,8 +561,8 @@ pub fn run_row(
         for (k, v) in
             values::normalise_config(&Value::Object(flat_config)).map_err(|m| format!("config columns: {m}"))?
         {
-            match config.get(&k) {
-                Some(before) if *before != v => {
+            match dotted(&config, &k) {
+                Some(before) if !same_value(before, &v) && !v.is_null() => {
                     return Err(format!(
                         "config key {k:?} is given twice, as {} in the config and as {} in a `config.{k}` column; \
                          one would be lost",

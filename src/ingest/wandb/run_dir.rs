@@ -539,15 +539,17 @@ fn row_from(
                 row.created_at = rows::epoch(t);
             }
         }
-        // the log holds every config and summary update of the run, so it is read over the
-        // directory's `config.yaml` and `wandb-summary.json` (which stand in for a log that has
-        // none)
-        if row.config.is_none() || !f.config.is_empty() {
+        // a whole log holds every config and summary update of the run, so it is read over
+        // the directory's `config.yaml` and `wandb-summary.json`; those stand in for a log
+        // that has none, or that lost records (cut short or damaged: its last updates may be
+        // what was lost)
+        let whole = f.stop.is_none() && f.skipped.is_empty();
+        if row.config.is_none() || (whole && !f.config.is_empty()) {
             let raw = Value::Object(f.config.clone());
             row.config_raw = Some(crate::ingest::convert::json_text(&raw));
             row.config = Some(values::normalise_config(&raw).map_err(|m| Error::config(&plan.inputs[k].rel, m))?);
         }
-        if summary.is_empty() || !f.summary.is_empty() {
+        if summary.is_empty() || (whole && !f.summary.is_empty()) {
             summary = f.summary.clone();
         }
         match f.exit {

@@ -78,8 +78,12 @@ pub fn yaml(text: &str) -> Result<Value, String> {
             m
         }
     })?;
-    // a merge key (`<<: *defaults`), as PyYAML, which W&B reads and writes config.yaml with, applies it
-    y.apply_merge().map_err(|e| format!("a YAML merge key (`<<`) that cannot be applied: {e}"))?;
+    // a merge key (`<<: *defaults`), as PyYAML, which W&B reads and writes config.yaml with,
+    // applies it: only a plain `<<`, not a quoted `'<<'` (an ordinary key to PyYAML)
+    let plain_merge = regex::Regex::new(r"(?m)(^|[\s{,\[-])<<[ \t]*:").expect("static pattern");
+    if plain_merge.is_match(text) {
+        y.apply_merge().map_err(|e| format!("a YAML merge key (`<<`) that cannot be applied: {e}"))?;
+    }
     Ok(yaml_to_json(y))
 }
 
@@ -322,6 +326,8 @@ mod tests {
     fn yaml_merge_keys_apply_as_pyyaml_applies_them() {
         let y = yaml("base: &c {lr: 0.5, bs: 8}\nmerged:\n  <<: *c\n  bs: 16\n  desc: merged\n").unwrap();
         assert_eq!(y["merged"], json!({"lr": 0.5, "bs": 16, "desc": "merged"}));
+        // a quoted '<<' is a key like any other, as PyYAML's yaml.dump writes one
+        assert_eq!(yaml("'<<': 5\n").unwrap(), json!({"<<": 5}));
         let e = yaml("a: 1\n---\nb: 2\n").unwrap_err();
         assert!(e.contains("more than one YAML document"), "{e}");
     }
