@@ -42,7 +42,7 @@ pub struct PublishArgs {
     #[arg(long, requires = "create")]
     private: bool,
     /// Open a pull request with the commit instead of committing to the branch (no tag).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "tag")]
     create_pr: bool,
     /// Print the plan (each file with its size, sha256, LFS or regular, upload or skip; the
     /// deletions; repo, revision and commit message) and stop. Reads the Hub, sends nothing.
@@ -233,6 +233,16 @@ fn hub_env(token_file: Option<&Path>) -> Result<HubEnv, Error> {
     let offline =
         var("HF_HUB_OFFLINE").is_some_and(|v| matches!(v.trim().to_lowercase().as_str(), "1" | "on" | "yes" | "true"));
     let endpoint = var("HF_ENDPOINT").unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
+    // a value that is no http(s) address would fail every request the same way: said at once
+    match reqwest::Url::parse(endpoint.trim()) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {}
+        _ => {
+            return Err(Error::config(
+                "HF_ENDPOINT",
+                format!("{endpoint:?} is not an http(s) address such as https://huggingface.co"),
+            ));
+        }
+    }
     Ok(HubEnv { endpoint: endpoint.trim_end_matches('/').to_string(), token, cache, offline })
 }
 
@@ -286,7 +296,10 @@ pub fn publish(a: PublishArgs, quiet: bool) -> Result<u8, Error> {
     };
     opts.max_file_bytes = a.max_file_bytes;
     opts.commit_timeout = seconds(a.commit_timeout, "--commit-timeout")?;
-    opts.max_commit_attempts = a.commit_attempts.max(1);
+    if a.commit_attempts == 0 {
+        return Err(Error::config("--commit-attempts", "0 is not a number of attempts (1 or more)"));
+    }
+    opts.max_commit_attempts = a.commit_attempts;
     let bar = super::output::progress(quiet);
     let report = runtime()?.block_on(crate::hub::publish::run(&client, &opts, progress_of(&bar)))?;
     let mut out = std::io::stdout().lock();

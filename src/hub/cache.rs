@@ -331,7 +331,8 @@ pub struct FetchedRelease {
 /// Makes the release at `target` available in `cache`: its `manifest.json` and every table
 /// file, each checked against the manifest's size and SHA-256 before use. With `client` set to
 /// `None` (offline) only the cache is read: the revision through `refs/`, the files through
-/// `snapshots/`.
+/// `snapshots/`; a full commit id whose files are all cached (and match the manifest) is read
+/// from the cache without a request, online too.
 ///
 /// Errors: [`Error::Refused`] for a file missing on the Hub, bytes that do not match the
 /// manifest (the file is named with expected and found size and SHA-256), or, offline, a
@@ -344,6 +345,13 @@ pub async fn fetch_release(
 ) -> Result<FetchedRelease> {
     let repo = &target.repo;
     let Some(client) = client else { return cached_release(cache, target) };
+    // a commit never changes: when all of it is cached (and checks out), the Hub is not asked,
+    // as huggingface_hub reads a cached file of a commit hash without a request
+    if super::is_commit_id(&target.revision)
+        && let Ok(cached) = cached_release(cache, target)
+    {
+        return Ok(cached);
+    }
     let commit = client.revision(repo, &target.revision).await?;
     if target.revision != commit {
         cache.write_ref(repo, &target.revision, &commit)?;

@@ -235,6 +235,10 @@ pub async fn run(client: &HubClient, opts: &PublishOptions, progress: &dyn Progr
     let opts =
         &PublishOptions { path_in_repo: super::repo_folder(&opts.path_in_repo, "--path-in-repo")?, ..opts.clone() };
     super::revision_name(&opts.revision, "--revision")?;
+    // a tag that can never be made would otherwise fail after the commit has landed
+    if let TagMode::Named(t) = &opts.tag {
+        super::revision_name(t, "--tag")?;
+    }
     let (manifest, locals, mut warnings) = preflight(opts)?;
     // hash and compare with the manifest
     let total: u64 = locals.iter().map(|f| f.bytes).sum();

@@ -237,11 +237,16 @@ pub async fn verify(
 ) -> Result<RemoteVerifyReport> {
     let target = &opts.target;
     let repo = &target.repo;
+    // the local release is read first: a mistake there needs no trip to the Hub
+    let local = match &opts.against {
+        Some(dir) => Some(local_expected(dir)?.1),
+        None => None,
+    };
     let commit = client.revision(repo, &target.revision).await?;
     let tree = remote_tree(client, repo, &commit, &target.path).await?;
     let mut rep = RemoteVerifyReport { commit: commit.clone(), ..Default::default() };
-    let expected = match &opts.against {
-        Some(dir) => local_expected(dir)?.1,
+    let expected = match local {
+        Some(expected) => expected,
         None => published_expected(client, cache, target, &commit, &tree, &mut rep, progress).await?,
     };
     rep.data_files = expected.iter().filter(|e| e.data_kind.is_some()).count();

@@ -597,6 +597,11 @@ fn b33_a_truncated_or_partial_cache_blob_is_fetched_again_and_hashed() {
     let want_range = format!("bytes={}-", size * 4 / 10);
     assert!(env.hub.requests().iter().any(|r| r.range.as_deref() == Some(want_range.as_str())), "no resume by range");
     assert_eq!(sha256(&std::fs::read(&blob).unwrap()), sha);
+    // a full commit id whose files are all cached is read without asking the Hub
+    env.hub.clear_log();
+    let o = env.query(&format!("hf://datasets/acme/toy-cache@{head}"), sql, &[]);
+    assert_eq!(stdout(&o), "n,k\n30,30\n", "{}", stderr(&o));
+    assert!(env.hub.requests().is_empty(), "{:?}", env.hub.requests().len());
     // a server that keeps sending truncated bytes: a clear failure, no bad blob kept
     std::fs::remove_dir_all(env.cache()).unwrap();
     env.hub.state().truncated.insert(sha.clone());

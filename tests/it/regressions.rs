@@ -3537,3 +3537,31 @@ fn verify_refuses_a_resealed_data_package_frictionless_would_refuse() {
     let o = run(bin().arg("verify").arg(example_release()));
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
 }
+
+#[test]
+fn hub_options_that_can_never_work_are_refused_before_any_request() {
+    // a closed port, no retries: anything that reached the network would fail otherwise
+    let hub = |args: &[&str], endpoint: &str| {
+        run(bin().args(args).env("HF_TOKEN", "hf_test").env("HF_ENDPOINT", endpoint).env_remove("HF_HUB_OFFLINE"))
+    };
+    let rel = example_release().to_str().unwrap().to_string();
+    let closed = "http://127.0.0.1:9";
+    let cases: [(&[&str], &str, &str); 5] = [
+        (&["publish", &rel, "--repo", "a/b", "--tag", "bad tag"], closed, "--tag: \"bad tag\" is not a revision name"),
+        (
+            &["publish", &rel, "--repo", "a/b", "--commit-attempts", "0"],
+            closed,
+            "--commit-attempts: 0 is not a number of attempts",
+        ),
+        (&["publish", &rel, "--repo", "a/b", "--create-pr", "--tag", "x"], closed, "cannot be used with"),
+        (&["verify", "hf://datasets/a/b", "--against", "/nonexistent/release"], closed, "/nonexistent/release"),
+        (&["verify", "hf://datasets/a/b"], "not-a-url", "HF_ENDPOINT: \"not-a-url\" is not an http(s) address"),
+    ];
+    for (args, endpoint, said) in cases {
+        let o = hub(args, endpoint);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(said), "{args:?}: {}", stderr(&o));
+        // no request was sent, so none was retried
+        assert!(!stderr(&o).contains("retrying"), "{args:?}: {}", stderr(&o));
+    }
+}
