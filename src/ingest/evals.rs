@@ -130,24 +130,24 @@ const SPLIT_KEYS: [&str; 5] = ["answer_accuracy", "avg_response_len", "avg_loss"
 const GENERATION_KEYS: [&str; 8] =
     ["__idx", "op", "template", "exact_match", "resp_tokens", "gold_answer", "gen_answer", "gen_solution_answer"];
 
-/// `r`, a raw record of `format`, as a rejects file keeps it: without `keep_text`, without
-/// the texts that the table leaves out too (a generation's `gen_solution_answer`, the
-/// `content` of every turn of a trajectory), so that a rejected record publishes no text
-/// that its row would not have. Records of other formats, and all records with `keep_text`,
-/// are given back as they are.
+/// `r`, a raw record of `format`, as a rejects file keeps it: without the texts that the
+/// table leaves out too, so that a rejected record publishes no text that its row would not
+/// have: without `keep_text`, a generation's `gen_solution_answer` and the `content` of every
+/// turn of a trajectory; with it, the `content` of a trajectory's turns other than the
+/// assistant's (the prompts, which the table never keeps). Records of other formats are given
+/// back as they are.
 pub fn without_texts(format: crate::spec::Format, mut r: Map<String, Value>, keep_text: bool) -> Map<String, Value> {
     use crate::spec::Format;
-    if keep_text {
-        return r;
-    }
     match format {
-        Format::EvalGenerations => {
+        Format::EvalGenerations if !keep_text => {
             r.shift_remove("gen_solution_answer");
         }
         Format::TinkerEvalTrajectories => {
             if let Some(Value::Array(turns)) = r.get_mut("turns") {
                 for t in turns.iter_mut() {
-                    if let Value::Object(t) = t {
+                    if let Value::Object(t) = t
+                        && !(keep_text && t.get("role").and_then(Value::as_str) == Some("assistant"))
+                    {
                         t.shift_remove("content");
                     }
                 }

@@ -435,6 +435,22 @@ fn a_rejected_document_is_rejected_whole_and_without_the_texts_left_out() {
     let rejects = std::fs::read_to_string(release(dir, "tr").join("rejects/raw.jsonl")).unwrap();
     assert!(!rejects.contains("secret answer") && !rejects.contains("question"), "{rejects}");
     assert!(rejects.contains("\"token_count\":3") && rejects.contains("\"reward\":\"high\""), "{rejects}");
+    // with keep_text, the assistant's text, which the table keeps, and still not the prompt
+    write(
+        &dir.join("pipeline.toml"),
+        &one_source(
+            "tr",
+            "raw/{bench}/trajectories.jsonl",
+            "tinker-eval-trajectories",
+            "keep_text = true\n",
+            "SELECT idx FROM raw",
+            "",
+        ),
+    );
+    let o = build(dir, &["-q", "--force", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rejects = std::fs::read_to_string(release(dir, "tr").join("rejects/raw.jsonl")).unwrap();
+    assert!(rejects.contains("secret answer") && !rejects.contains("question"), "{rejects}");
 }
 
 #[test]
