@@ -1586,3 +1586,19 @@ fn a_wandb_path_that_matches_only_files_it_does_not_read_is_refused() {
     let o = wandb_build(dir, "wandb/**", r#"{ table = "runs" }"#);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+#[test]
+fn a_step_logged_twice_in_one_history_file_is_warned_of() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "h/abcd1234.csv", "_step,_runtime,_timestamp,loss\n0,1,1,0.5\n1,2,2,0.2\n1,3,3,0.9\n2,4,4,0.1\n");
+    let o = wandb_build(dir, "h/*.csv", r#"{ table = "history" }"#);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = build(dir, &["--force"]);
+    assert!(
+        stderr(&o).contains("h/abcd1234.csv: w: run abcd1234: 1 history record(s) repeat a `_step` logged before in this file (the first: 1)"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(query(&release(dir, "wb"), "SELECT count(*) AS n FROM t WHERE step = 1"), "n\n2\n");
+}

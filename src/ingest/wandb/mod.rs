@@ -618,7 +618,23 @@ fn check_sampling(
         let file_list = files.join(", ");
         let mut steps = st.steps.clone();
         steps.sort_unstable();
+        let first_repeat = steps.windows(2).find(|w| w[0] == w[1]).map(|w| w[0]);
         steps.dedup();
+        // one file that logs a step twice (a resumed run's second directory logs steps again,
+        // by design): both records become rows, which only a primary key would catch
+        if let (Some(step), [file]) = (first_repeat, files.as_slice()) {
+            report.warn(
+                name,
+                "wandb-repeated-step",
+                Some(SourceRef { file: file.clone(), at: Position::Pointer(String::new()) }),
+                format!(
+                    "run {run}: {} history record(s) repeat a `_step` logged before in this file (the first: \
+                     {step}); each becomes rows of the table, which a primaryKey (run_id, step, metric) would \
+                     refuse",
+                    crate::hash::group_digits((st.steps.len() - steps.len()) as u64)
+                ),
+            );
+        }
         let max = steps.last().copied();
         let rows = st.rows;
         let mut problem: Option<String> = None;
