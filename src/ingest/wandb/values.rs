@@ -74,6 +74,9 @@ pub fn yaml(text: &str) -> Result<Value, String> {
             "the file holds more than one YAML document (a `---` line after the first); a run's config is one \
              mapping"
                 .to_string()
+        } else if m.contains("as u128") || m.contains("as i128") {
+            // the YAML reader holds integers of 64 bits (PyYAML's Python ints have no limit)
+            format!("{m}: an integer beyond 64 bits, which runpack's YAML reader cannot hold; quote it to keep its digits as text")
         } else {
             m
         }
@@ -328,6 +331,8 @@ mod tests {
         assert_eq!(y["merged"], json!({"lr": 0.5, "bs": 16, "desc": "merged"}));
         // a quoted '<<' is a key like any other, as PyYAML's yaml.dump writes one
         assert_eq!(yaml("'<<': 5\n").unwrap(), json!({"<<": 5}));
+        let e = yaml("big: 123456789012345678901234567890\n").unwrap_err();
+        assert!(e.contains("an integer beyond 64 bits"), "{e}");
         let e = yaml("a: 1\n---\nb: 2\n").unwrap_err();
         assert!(e.contains("more than one YAML document"), "{e}");
     }
