@@ -951,7 +951,13 @@ fn printable(batch: &RecordBatch, first_row: usize) -> Result<()> {
             _ => None,
         }
     }
+    // (a dictionary's values are not looked into here: it is walked whatever it holds)
+    let temporal = |t: &DataType| t.is_temporal() || matches!(t, DataType::Duration(_) | DataType::Dictionary(..));
     for (f, c) in batch.schema().fields().iter().zip(batch.columns()) {
+        // only columns that hold such values are walked (no cast of a dictionary or list of others)
+        if !crate::schema::type_contains(f.data_type(), &temporal) {
+            continue;
+        }
         if let Some((path, i, v, t)) = walk(c) {
             use chrono::Datelike;
             return Err(Error::format(
