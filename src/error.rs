@@ -109,6 +109,31 @@ impl Error {
         }
     }
 
+    /// Builds an [`Error::Invalid`] of one violation of a source's raw input: file `file` at
+    /// `at` (a line or JSON pointer), `path` inside it (a JSON path, `column 7`, or empty),
+    /// the rule broken and what was found. The table is left empty, for the reader that knows
+    /// the source's name to fill in.
+    pub fn source_violation(
+        file: &str,
+        at: crate::report::Position,
+        path: impl Into<String>,
+        rule: &str,
+        message: impl Into<String>,
+    ) -> Self {
+        Error::Invalid {
+            violations: vec![Violation {
+                scope: crate::report::Scope::Source,
+                table: String::new(),
+                source: Some(crate::report::SourceRef { file: file.to_string(), at }),
+                path: path.into(),
+                rule: rule.into(),
+                key: None,
+                message: message.into(),
+            }],
+            total: 1,
+        }
+    }
+
     /// Builds a [`Error::Config`] error for `location` (a path, or `path:line:col`).
     pub fn config(location: impl Into<String>, message: impl Into<String>) -> Self {
         Error::Config { location: location.into(), message: message.into() }

@@ -256,18 +256,13 @@ pub fn json(
             rel,
             format!("record_path {pointer:?} holds {what} in this file, not an array of records or a record object"),
         )),
-        Err(e) => Err(Error::Invalid {
-            violations: vec![crate::report::Violation {
-                scope: crate::report::Scope::Source,
-                table: String::new(),
-                source: Some(crate::report::SourceRef { file: rel.to_string(), at: Position::Line(e.line() as u64) }),
-                path: format!("column {}", e.column()),
-                rule: "json".into(),
-                key: None,
-                message: json_message(&e, None),
-            }],
-            total: 1,
-        }),
+        Err(e) => Err(Error::source_violation(
+            rel,
+            Position::Line(e.line() as u64),
+            format!("column {}", e.column()),
+            "json",
+            json_message(&e, None),
+        )),
     }
 }
 
@@ -576,18 +571,7 @@ pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item
                     // the rows after the quote cannot be told apart: the file is not
                     // read, even when bad rows are set aside
                     Some(Item::Record(_, at) | Item::Bad { at, .. }) if lines.open_quote() => {
-                        return Err(Error::Invalid {
-                            violations: vec![crate::report::Violation {
-                                scope: crate::report::Scope::Source,
-                                table: String::new(),
-                                source: Some(crate::report::SourceRef { file: rel.to_string(), at }),
-                                path: String::new(),
-                                rule: "csv".into(),
-                                key: None,
-                                message: never_closed(),
-                            }],
-                            total: 1,
-                        });
+                        return Err(Error::source_violation(rel, at, "", "csv", never_closed()));
                     }
                     Some(item) => sink(item)?,
                     // no record after the header, and a quote left open: the header's

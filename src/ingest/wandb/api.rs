@@ -82,17 +82,14 @@ fn read_list(
         .map_err(|e| Error::format(&input.rel, format!("read failed: {e}")))?;
     let bytes = text.trim_start_matches('\u{feff}').as_bytes();
     let rewritten = crate::ingest::lenient::rewrite(bytes);
-    let doc: Value = serde_json::from_slice(rewritten.as_deref().unwrap_or(bytes)).map_err(|e| Error::Invalid {
-        violations: vec![Violation {
-            scope: crate::report::Scope::Source,
-            table: String::new(),
-            source: Some(SourceRef { file: input.rel.clone(), at: Position::Line(e.line() as u64) }),
-            path: format!("column {}", e.column()),
-            rule: "json".into(),
-            key: None,
-            message: format!("not valid JSON: {e}"),
-        }],
-        total: 1,
+    let doc: Value = serde_json::from_slice(rewritten.as_deref().unwrap_or(bytes)).map_err(|e| {
+        Error::source_violation(
+            &input.rel,
+            Position::Line(e.line() as u64),
+            format!("column {}", e.column()),
+            "json",
+            format!("not valid JSON: {e}"),
+        )
     })?;
     let (list, total) = match doc {
         Value::Array(a) => (a, None),

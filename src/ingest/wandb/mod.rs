@@ -747,12 +747,7 @@ fn check_sampling(
         let rel = plan.inputs[k].rel.clone();
         let run = match plan.kinds[k] {
             Kind::Log(Some(d)) => plan.dirs[d].run_id.clone(),
-            _ => rel
-                .rsplit('/')
-                .next()
-                .and_then(|n| n.strip_prefix("run-")?.strip_suffix(".wandb"))
-                .unwrap_or(&rel)
-                .to_string(),
+            _ => run_dir::log_name_run_id(&rel).unwrap_or_else(|| rel.clone()),
         };
         let p = format!("history incomplete: {}; no history row of the run was read", why.join("; "));
         incomplete(plan, report, name, &run, &p, Some(SourceRef { file: rel, at: Position::Pointer(String::new()) }));

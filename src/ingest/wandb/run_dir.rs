@@ -254,10 +254,13 @@ fn log_run_id(plan: &Plan, k: usize, dir: Option<usize>, folded: &Folded) -> Opt
         .map(|r| r.run_id.clone())
         .filter(|s| !s.is_empty())
         .or_else(|| dir.map(|d| plan.dirs[d].run_id.clone()))
-        .or_else(|| {
-            let name = plan.inputs[k].rel.rsplit('/').next().unwrap_or("");
-            name.strip_prefix("run-").and_then(|n| n.strip_suffix(".wandb")).map(String::from)
-        })
+        .or_else(|| log_name_run_id(&plan.inputs[k].rel))
+}
+
+/// The run id a `.wandb` log's file name gives (`run-<id>.wandb`), if it is so named.
+pub fn log_name_run_id(rel: &str) -> Option<String> {
+    let name = rel.rsplit('/').next().unwrap_or("");
+    name.strip_prefix("run-").and_then(|n| n.strip_suffix(".wandb")).map(String::from)
 }
 
 fn stop_warning(rel: &str, folded: &Folded, out: &mut dyn FnMut(Out) -> Result<()>) -> Result<()> {
