@@ -185,6 +185,8 @@ fn records(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>, f: &mu
     // the last record read, passed on once the next is read or the end is seen whole: at the
     // end, a quote still open means the file was cut inside that record's cell
     let mut held: Option<(u64, csv::StringRecord)> = None;
+    // the buffer of the record passed on last, read into again (no record copied)
+    let mut spare = csv::StringRecord::new();
     loop {
         let pos = r.position().line();
         let read = r.read_record(&mut rec);
@@ -192,26 +194,21 @@ fn records(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>, f: &mu
             && let Some((line, h)) = held.take()
         {
             f(line, &header, &h, out)?;
+            spare = h;
         }
         match read {
             Ok(false) => {
                 if let Some((line, h)) = held.take() {
                     if lines.open_quote() {
-                        return Err(Error::Invalid {
-                            violations: vec![crate::report::Violation {
-                                scope: crate::report::Scope::Source,
-                                table: String::new(),
-                                source: Some(crate::report::SourceRef { file: rel.clone(), at: Position::Line(line) }),
-                                path: String::new(),
-                                rule: "csv".into(),
-                                key: None,
-                                message: "a quoted cell of this record is never closed: the file ends inside it, so \
-                                          it was cut short (the cell's value is not whole); the file is refused, \
-                                          even with --on-invalid=reject; export it again"
-                                    .into(),
-                            }],
-                            total: 1,
-                        });
+                        return Err(Error::source_violation(
+                            &rel,
+                            Position::Line(line),
+                            "",
+                            "csv",
+                            "a quoted cell of this record is never closed: the file ends inside it, so it was cut \
+                             short (the cell's value is not whole); the file is refused, even with \
+                             --on-invalid=reject; export it again",
+                        ));
                     }
                     f(line, &header, &h, out)?;
                 }
@@ -237,7 +234,7 @@ fn records(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>, f: &mu
                     out(Out::Bad { at: Position::Line(line), rule: "csv", message })?;
                     continue;
                 }
-                held = Some((line, rec.clone()));
+                held = Some((line, std::mem::replace(&mut rec, std::mem::take(&mut spare))));
             }
             Err(e) => {
                 let line = e.position().map(line_of).unwrap_or(pos + 1);
