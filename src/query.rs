@@ -32,6 +32,8 @@ use futures::StreamExt;
 use crate::error::{Error, Result};
 use crate::release::Manifest;
 
+pub mod groups;
+
 /// Memory DataFusion may use for sorts, joins and aggregations before spilling to disk, in
 /// bytes (256 MiB). A table's final ordering is runpack's own bounded sort, not SQL's.
 pub const SQL_MEMORY_LIMIT_BYTES: usize = 256 << 20;
@@ -45,7 +47,7 @@ pub const SQL_MEMORY_LIMIT_BYTES: usize = 256 << 20;
 /// which thread finished first, so the same inputs give the same tables and card sections.
 /// The build's other stages (parsing, encoding, hashing) keep the other cores busy.
 pub fn session() -> SessionContext {
-    session_with_partitions(1)
+    session_with_partitions(1, false)
 }
 
 /// A [`session`] for queries over finished Parquet files (`runpack query`): twice as many
@@ -53,9 +55,10 @@ pub fn session() -> SessionContext {
 /// per partition, and each range takes whole row groups, so two ranges over a few large row
 /// groups can differ by one row group (a release's 6 row groups split 188,000 against 228,000
 /// rows); finer ranges let the runtime's threads even that out. The build keeps one
-/// partition (see [`session`]).
+/// partition (see [`session`]). A `GROUP BY` of one text column runs its per-partition
+/// stage as a [`groups::ViewGroupsExec`].
 pub fn query_session() -> SessionContext {
-    session_with_partitions(2 * cores())
+    session_with_partitions(2 * cores(), true)
 }
 
 /// The number of cores the process may use (2 when unknown).
@@ -63,7 +66,7 @@ fn cores() -> usize {
     std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)
 }
 
-fn session_with_partitions(partitions: usize) -> SessionContext {
+fn session_with_partitions(partitions: usize, view_groups: bool) -> SessionContext {
     let mut config =
         SessionConfig::new().with_target_partitions(partitions).with_batch_size(8192).with_information_schema(true);
     config.options_mut().execution.parquet.schema_force_view_types = false;
@@ -71,6 +74,9 @@ fn session_with_partitions(partitions: usize) -> SessionContext {
     // errors name where in the SQL text they are
     config.options_mut().sql_parser.collect_spans = true;
     let mut builder = SessionStateBuilder::new().with_config(config).with_default_features();
+    if view_groups {
+        builder = builder.with_physical_optimizer_rule(Arc::new(groups::ViewGroupBy));
+    }
     match datafusion::execution::runtime_env::RuntimeEnvBuilder::new()
         .with_memory_limit(SQL_MEMORY_LIMIT_BYTES, 1.0)
         .build_arc()
