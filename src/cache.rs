@@ -2,11 +2,12 @@
 //!
 //! In: the pipeline, the build options, the existing release's manifest, and a small stat
 //! cache beside the releases (`<releases>/<name>/.runpack-input-cache.json`: for each input,
-//! its path, size in bytes, modification time in nanoseconds and SHA-256). Out: whether the
-//! existing release is exactly what a build would produce again.
+//! its path, [`FileStamp`] and SHA-256). Out: whether the existing release is exactly what a
+//! build would produce again.
 //!
-//! An input whose size and modification time match the cache is not read again; any other
-//! input is hashed. The release is up to date when the runpack version, the pipeline's
+//! An input whose stamp (size, modification time, and on Unix its inode, device and status
+//! change time, which no program can set back) matches the cache is not read again; any
+//! other input is hashed. The release is up to date when the runpack version, the pipeline's
 //! definition hash, the build options and the list of inputs with their SHA-256 all equal what
 //! its manifest records. The stat cache is an optimisation only: deleting it costs one hashing
 //! pass.
@@ -20,13 +21,59 @@ use crate::error::{Error, Result};
 use crate::release::{HashedPath, Manifest};
 use crate::spec::PipelineSpec;
 
+/// What a file's metadata says of its content without reading it: two stamps of one path
+/// that are equal mean the file was neither rewritten nor replaced in between, however its
+/// modification time was set (`touch -d` changes the status change time; `mv` or a
+/// re-pointed link changes the inode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileStamp {
+    /// Size in bytes.
+    pub bytes: u64,
+    /// Modification time, nanoseconds since the Unix epoch (-1 when unknown).
+    pub mtime_ns: i128,
+    /// Status change time (`st_ctime`), nanoseconds since the Unix epoch; none off Unix.
+    #[serde(default)]
+    pub ctime_ns: Option<i128>,
+    /// Inode number; none off Unix.
+    #[serde(default)]
+    pub inode: Option<u64>,
+    /// Device number; none off Unix.
+    #[serde(default)]
+    pub device: Option<u64>,
+}
+
+impl FileStamp {
+    /// The stamp of `path` now (links followed).
+    ///
+    /// Errors: [`Error::Io`] when its metadata cannot be read.
+    pub fn of(path: &Path) -> Result<FileStamp> {
+        let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+        Ok(Self::from_metadata(&meta))
+    }
+
+    fn from_metadata(meta: &std::fs::Metadata) -> FileStamp {
+        #[cfg(unix)]
+        let (ctime_ns, inode, device) = {
+            use std::os::unix::fs::MetadataExt;
+            (Some(meta.ctime() as i128 * 1_000_000_000 + meta.ctime_nsec() as i128), Some(meta.ino()), Some(meta.dev()))
+        };
+        #[cfg(not(unix))]
+        let (ctime_ns, inode, device) = (None, None, None);
+        FileStamp { bytes: meta.len(), mtime_ns: mtime_ns(meta), ctime_ns, inode, device }
+    }
+
+    /// Whether the stamp can vouch for a file's content (its modification time is known).
+    fn usable(&self) -> bool {
+        self.mtime_ns >= 0
+    }
+}
+
 /// One cached input.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CachedInput {
-    /// Size in bytes.
-    pub bytes: u64,
-    /// Modification time, nanoseconds since the Unix epoch.
-    pub mtime_ns: i128,
+    /// The input's stamp when it was hashed.
+    #[serde(flatten)]
+    pub stamp: FileStamp,
     /// Lowercase hex SHA-256.
     pub sha256: String,
 }
@@ -67,34 +114,48 @@ impl InputCache {
         std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
     }
 
-    /// SHA-256 of `file`, from the cache when its size and modification time match, else
-    /// computed (and cached).
+    /// SHA-256 of `file`, from the cache when its [`FileStamp`] matches, else computed (and
+    /// cached with the stamp taken before reading, so that a file changed while it was read is
+    /// read again next time).
+    ///
+    /// Errors: [`Error::Io`] when the file cannot be read.
     pub fn sha256(&mut self, file: &Path) -> Result<String> {
         let abs = std::path::absolute(file).map_err(|e| Error::io(file, e))?;
         let key = abs.to_string_lossy().to_string();
-        let meta = std::fs::metadata(file).map_err(|e| Error::io(file, e))?;
-        let (bytes, mt) = (meta.len(), mtime_ns(&meta));
+        let stamp = FileStamp::of(file)?;
         if let Some(c) = self.inputs.get(&key)
-            && c.bytes == bytes
-            && c.mtime_ns == mt
-            && mt >= 0
+            && c.stamp == stamp
+            && stamp.usable()
         {
             return Ok(c.sha256.clone());
         }
         let d = crate::hash::sha256_file(file)?;
-        self.inputs.insert(key, CachedInput { bytes, mtime_ns: mt, sha256: d.sha256.clone() });
+        self.inputs.insert(key, CachedInput { stamp, sha256: d.sha256.clone() });
         Ok(d.sha256)
     }
 
-    /// Records the digest of a file just read by a build.
-    pub fn record(&mut self, file: &Path, sha256: &str) {
-        if let (Ok(abs), Ok(meta)) = (std::path::absolute(file), std::fs::metadata(file)) {
-            self.inputs.insert(
-                abs.to_string_lossy().to_string(),
-                CachedInput { bytes: meta.len(), mtime_ns: mtime_ns(&meta), sha256: sha256.to_string() },
-            );
+    /// Records the digest of a file a build read, with its stamp from before the build read
+    /// it (and found unchanged after).
+    pub fn record(&mut self, file: &Path, stamp: FileStamp, sha256: &str) {
+        if let Ok(abs) = std::path::absolute(file) {
+            self.inputs.insert(abs.to_string_lossy().to_string(), CachedInput { stamp, sha256: sha256.to_string() });
         }
     }
+}
+
+/// The stamp of every file the sources of `spec` name now, by the path
+/// [`crate::ingest::files::find`] gives; a source whose files cannot be listed is left out
+/// (reading it fails with the reason).
+pub fn input_stamps(spec: &PipelineSpec) -> BTreeMap<PathBuf, FileStamp> {
+    let mut stamps = BTreeMap::new();
+    for src in &spec.def.sources {
+        for f in crate::ingest::files::find(&spec.dir, &src.path.list(), &src.name).unwrap_or_default() {
+            if let Ok(stamp) = FileStamp::of(&f.path) {
+                stamps.insert(f.path, stamp);
+            }
+        }
+    }
+    stamps
 }
 
 /// The pipeline's definition files with their digests, and the digest of their listing.

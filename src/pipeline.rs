@@ -194,6 +194,11 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
             && crate::cache::up_to_date(spec, &target, &existing, &build_settings(spec, opts), &mut input_cache)?;
         progress.finish();
         if same {
+            // inputs hashed again because only their stamps changed (touched, copied) are
+            // not hashed again next time
+            if let Err(e) = input_cache.save(&cache_path) {
+                tracing::warn!("input cache not saved: {e}");
+            }
             return Ok(BuildOutcome {
                 release_dir: target,
                 manifest: existing,
@@ -202,6 +207,9 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
             });
         }
     }
+    // each input's stamp before anything reads it: one that differs after the build was
+    // changed while it was read, and the release would not hold what its manifest says
+    let stamps = crate::cache::input_stamps(spec);
     let staging = Staging::new(&target, opts.force)?;
     let root = staging.path().to_path_buf();
     let work = root.join(".work");
@@ -432,6 +440,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
             }
         })
         .collect();
+    unchanged_while_read(&inputs, &stamps)?;
     identical_inputs(spec, &inputs_out, &mut report);
     let mut files: Vec<FileEntry> = data_files
         .into_iter()
@@ -498,8 +507,8 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     drop(ctx);
     let release_dir = staging.commit(opts.force)?;
     for (rel, (path, _)) in &inputs {
-        if let Some(i) = manifest.inputs.iter().find(|i| &i.path == rel) {
-            input_cache.record(path, &i.sha256);
+        if let (Some(i), Some(stamp)) = (manifest.inputs.iter().find(|i| &i.path == rel), stamps.get(path)) {
+            input_cache.record(path, *stamp, &i.sha256);
         }
     }
     // the cache only saves work; a build that cannot write it is still a good build
@@ -642,6 +651,38 @@ fn identical_inputs(spec: &PipelineSpec, inputs: &[InputEntry], report: &mut Bui
             ),
         );
     }
+}
+
+/// Checks that every input the build read has the stamp it had before the build began.
+///
+/// Errors: [`Error::Refused`] naming the first input that changed, appeared or went away
+/// while the build ran (a log still being written, a file replaced).
+fn unchanged_while_read(
+    inputs: &BTreeMap<String, (PathBuf, BTreeSet<String>)>,
+    before: &BTreeMap<PathBuf, crate::cache::FileStamp>,
+) -> Result<()> {
+    for (rel, (path, _)) in inputs {
+        let now = crate::cache::FileStamp::of(path).ok();
+        let what = match (before.get(path), now) {
+            (Some(b), Some(n)) if *b == n => continue,
+            (Some(b), Some(n)) if b.bytes != n.bytes => {
+                format!(
+                    "its size went from {} to {} bytes",
+                    crate::hash::group_digits(b.bytes),
+                    crate::hash::group_digits(n.bytes)
+                )
+            }
+            (Some(_), Some(_)) => "it was rewritten or replaced".to_string(),
+            (Some(_), None) => "it went away".to_string(),
+            (None, _) => "it appeared after the build began".to_string(),
+        };
+        return Err(Error::Refused(format!(
+            "{rel}: this input changed while the build read it ({what}), so the release would not hold \
+             what its manifest says; build again once it is complete (a log still being written can be \
+             copied first)"
+        )));
+    }
+    Ok(())
 }
 
 /// Records that source `source` read `files`, in the build's inputs (relative path → absolute
@@ -1349,4 +1390,48 @@ fn conform_batch(table: &str, b: &RecordBatch, target: &SchemaRef) -> Result<(Re
 /// Where the release of `spec` at `version` goes.
 pub fn release_path(releases_dir: &Path, spec: &PipelineSpec, version: &str) -> PathBuf {
     releases_dir.join(&spec.def.name).join(version)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_input_changed_while_the_build_read_it_is_refused() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+        std::fs::write(&a, "{\"step\":1}\n").unwrap();
+        std::fs::write(&b, "{\"step\":1}\n").unwrap();
+        let stamp = |p: &Path| crate::cache::FileStamp::of(p).unwrap();
+        let before: BTreeMap<PathBuf, _> = [(a.clone(), stamp(&a)), (b.clone(), stamp(&b))].into();
+        let inputs: BTreeMap<String, (PathBuf, BTreeSet<String>)> = [
+            ("a.jsonl".to_string(), (a.clone(), BTreeSet::new())),
+            ("b.jsonl".to_string(), (b.clone(), BTreeSet::new())),
+        ]
+        .into();
+        unchanged_while_read(&inputs, &before).unwrap();
+        // appended to
+        std::fs::OpenOptions::new().append(true).open(&b).unwrap().write_all(b"{\"step\":2}\n").unwrap();
+        let e = unchanged_while_read(&inputs, &before).unwrap_err().to_string();
+        assert!(
+            e.starts_with("b.jsonl: this input changed while the build read it (its size went from 11 to 22 bytes)"),
+            "{e}"
+        );
+        // rewritten with the same size, its modification time set back
+        let mtime = std::fs::metadata(&a).unwrap().modified().unwrap();
+        std::fs::write(&a, "{\"step\":2}\n").unwrap();
+        std::fs::File::options().write(true).open(&a).unwrap().set_modified(mtime).unwrap();
+        let before: BTreeMap<PathBuf, _> = [(a.clone(), before[&a]), (b.clone(), stamp(&b))].into();
+        let e = unchanged_while_read(&inputs, &before).unwrap_err().to_string();
+        assert!(
+            e.contains("a.jsonl: this input changed while the build read it (it was rewritten or replaced)"),
+            "{e}"
+        );
+        // gone, or not there when the build began
+        std::fs::remove_file(&a).unwrap();
+        assert!(unchanged_while_read(&inputs, &before).unwrap_err().to_string().contains("(it went away)"));
+        let e = unchanged_while_read(&inputs, &BTreeMap::new()).unwrap_err().to_string();
+        assert!(e.contains("(it appeared after the build began)"), "{e}");
+    }
 }

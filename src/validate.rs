@@ -347,7 +347,19 @@ impl<'a> Validator<'a> {
                 }
             }
         }
-        // primary key groups
+        // each unique column's values in row format, for the checks below
+        let unique_rows: Vec<(usize, arrow::row::Rows)> = self
+            .unique
+            .iter()
+            .map(|(&i, (conv, _))| {
+                conv.convert_columns(&[key_value(b.column(i))])
+                    .map(|rows| (i, rows))
+                    .map_err(|e| Error::format(&self.table, e))
+            })
+            .collect::<Result<_>>()?;
+        let rejecting = self.on_invalid == OnInvalid::Reject;
+        // primary key groups, in row order; each group's rows are checked for unique values
+        // once the duplicate-key rule has chosen among them
         if let Some(conv) = &self.pk_conv {
             let rows = conv.convert_columns(&self.key_columns(&b)).map_err(|e| Error::format(&self.table, e))?;
             let mut start = 0;
@@ -356,112 +368,114 @@ impl<'a> Validator<'a> {
                 while end < n && rows.row(end) == rows.row(start) {
                     end += 1;
                 }
-                if end - start > 1 {
-                    let places: Vec<String> = (start..end)
-                        .map(|r| {
-                            sources.at(r).map(|s| s.to_string()).unwrap_or_else(|| {
-                                "a row without _source_file/_source_line (select them to name raw lines)".to_string()
+                'group: {
+                    if end - start > 1 {
+                        let places: Vec<String> = (start..end)
+                            .map(|r| {
+                                sources.at(r).map(|s| s.to_string()).unwrap_or_else(|| {
+                                    "a row without _source_file/_source_line (select them to name raw lines)"
+                                        .to_string()
+                                })
                             })
-                        })
-                        .collect();
-                    match self.policy {
-                        DuplicatePolicy::Error => {
-                            for r in start..end {
-                                reasons[r].push((
-                                    self.schema.primary_key.join(", "),
-                                    "primaryKey".into(),
-                                    format!("{} rows share this primary key: {}", end - start, places.join(", ")),
-                                ));
-                            }
-                        }
-                        DuplicatePolicy::KeepLast | DuplicatePolicy::KeepFirst => {
-                            // with --on-invalid reject, the rule picks among the rows that pass
-                            // validation: a valid row is not superseded by one that is rejected
-                            // (the invalid ones go to the rejects with their own reasons)
-                            let rejecting = self.on_invalid == OnInvalid::Reject;
-                            let valid: Vec<usize> = (start..end).filter(|&r| reasons[r].is_empty()).collect();
-                            let pool: Vec<usize> =
-                                if rejecting && !valid.is_empty() { valid } else { (start..end).collect() };
-                            let rule =
-                                if self.policy == DuplicatePolicy::KeepLast { "keep-last" } else { "keep-first" };
-                            // rows the rule cannot order are violations of the key, not a choice
-                            let key = self.schema.primary_key.join(", ");
-                            let mut unordered = |rows: &[usize], message: String| {
-                                for &r in rows {
-                                    reasons[r].push((key.clone(), "primaryKey".into(), message.clone()));
+                            .collect();
+                        match self.policy {
+                            DuplicatePolicy::Error => {
+                                for r in start..end {
+                                    reasons[r].push((
+                                        self.schema.primary_key.join(", "),
+                                        "primaryKey".into(),
+                                        format!("{} rows share this primary key: {}", end - start, places.join(", ")),
+                                    ));
                                 }
-                            };
-                            // a row without a file and line (a NULL `_source_file` or
-                            // `_source_line`, from a join or a literal row) has no place in the
-                            // order the rule reads
-                            let unplaced: Vec<usize> =
-                                pool.iter().copied().filter(|&r| sources.at(r).is_none()).collect();
-                            if !unplaced.is_empty() {
-                                unordered(
-                                    &unplaced,
-                                    format!(
-                                        "{} rows share this primary key ({}), and this one has no \
-                                         _source_file/_source_line, so the {rule} rule cannot place it",
-                                        end - start,
-                                        places.join(", ")
-                                    ),
-                                );
-                                start = end;
-                                continue;
                             }
-                            let keep = if self.policy == DuplicatePolicy::KeepLast {
-                                *pool.last().expect("a group")
-                            } else {
-                                pool[0]
-                            };
-                            let kept_at = places[keep - start].clone();
-                            // rows of one raw line (a query that makes several rows of a line):
-                            // no order tells them apart, so the rule cannot choose, unless
-                            // they are the same row
-                            let tied: Vec<usize> =
-                                pool.iter().copied().filter(|&r| places[r - start] == kept_at).collect();
-                            if tied.len() > 1 && !same_rows(&b, &tied)? {
-                                unordered(
-                                    &tied,
-                                    format!(
-                                        "{} different rows share this primary key and come from the same raw \
+                            DuplicatePolicy::KeepLast | DuplicatePolicy::KeepFirst => {
+                                // with --on-invalid reject, the rule picks among the rows that pass
+                                // validation: a valid row is not superseded by one that is rejected
+                                // (the invalid ones go to the rejects with their own reasons)
+                                // (nor by one whose unique values earlier rows already hold)
+                                let valid: Vec<usize> = (start..end)
+                                    .filter(|&r| reasons[r].is_empty() && !unique_taken(&self.unique, &unique_rows, r))
+                                    .collect();
+                                let pool: Vec<usize> =
+                                    if rejecting && !valid.is_empty() { valid } else { (start..end).collect() };
+                                let rule =
+                                    if self.policy == DuplicatePolicy::KeepLast { "keep-last" } else { "keep-first" };
+                                // rows the rule cannot order are violations of the key, not a choice
+                                let key = self.schema.primary_key.join(", ");
+                                let mut unordered = |rows: &[usize], message: String| {
+                                    for &r in rows {
+                                        reasons[r].push((key.clone(), "primaryKey".into(), message.clone()));
+                                    }
+                                };
+                                // a row without a file and line (a NULL `_source_file` or
+                                // `_source_line`, from a join or a literal row) has no place in the
+                                // order the rule reads
+                                let unplaced: Vec<usize> =
+                                    pool.iter().copied().filter(|&r| sources.at(r).is_none()).collect();
+                                if !unplaced.is_empty() {
+                                    unordered(
+                                        &unplaced,
+                                        format!(
+                                            "{} rows share this primary key ({}), and this one has no \
+                                         _source_file/_source_line, so the {rule} rule cannot place it",
+                                            end - start,
+                                            places.join(", ")
+                                        ),
+                                    );
+                                    break 'group;
+                                }
+                                let keep = if self.policy == DuplicatePolicy::KeepLast {
+                                    *pool.last().expect("a group")
+                                } else {
+                                    pool[0]
+                                };
+                                let kept_at = places[keep - start].clone();
+                                // rows of one raw line (a query that makes several rows of a line):
+                                // no order tells them apart, so the rule cannot choose, unless
+                                // they are the same row
+                                let tied: Vec<usize> =
+                                    pool.iter().copied().filter(|&r| places[r - start] == kept_at).collect();
+                                if tied.len() > 1 && !same_rows(&b, &tied)? {
+                                    unordered(
+                                        &tied,
+                                        format!(
+                                            "{} different rows share this primary key and come from the same raw \
                                          line {kept_at}, so the {rule} rule cannot choose between them; give \
                                          each row the query makes of a line its own key",
-                                        tied.len()
-                                    ),
-                                );
-                                start = end;
-                                continue;
-                            }
-                            for r in (start..end).filter(|&r| r != keep && (!rejecting || reasons[r].is_empty())) {
-                                superseded[r] = Some(format!(
-                                    "duplicate primary key ({}); superseded by the row at {kept_at} ({rule} rule)",
-                                    render_key(&self.schema.primary_key, &self.pk_idx, &b, r),
-                                ));
+                                            tied.len()
+                                        ),
+                                    );
+                                    break 'group;
+                                }
+                                let invalid =
+                                    |r: usize| !reasons[r].is_empty() || unique_taken(&self.unique, &unique_rows, r);
+                                for r in (start..end).filter(|&r| r != keep && (!rejecting || !invalid(r))) {
+                                    superseded[r] = Some(format!(
+                                        "duplicate primary key ({}); superseded by the row at {kept_at} ({rule} rule)",
+                                        render_key(&self.schema.primary_key, &self.pk_idx, &b, r),
+                                    ));
+                                }
                             }
                         }
                     }
                 }
+                for r in start..end {
+                    check_unique(
+                        &mut self.unique,
+                        &unique_rows,
+                        self.schema,
+                        &b,
+                        r,
+                        rejecting,
+                        &superseded,
+                        &mut reasons,
+                    );
+                }
                 start = end;
             }
-        }
-
-        // unique columns, over the rows the duplicate-key rule keeps
-        for (&i, (conv, seen)) in self.unique.iter_mut() {
-            let rows = conv.convert_columns(&[key_value(b.column(i))]).map_err(|e| Error::format(&self.table, e))?;
+        } else {
             for r in 0..n {
-                // a row a duplicate-key rule drops, or one --on-invalid reject will drop,
-                // takes no value from the rows kept
-                if superseded[r].is_some() || (self.on_invalid == OnInvalid::Reject && !reasons[r].is_empty()) {
-                    continue;
-                }
-                if b.column(i).is_valid(r) && !seen.insert(rows.row(r).owned()) {
-                    reasons[r].push((
-                        self.schema.fields[i].name.clone(),
-                        "unique".into(),
-                        format!("value {} appears in an earlier row", cell_json(b.column(i), r)),
-                    ));
-                }
+                check_unique(&mut self.unique, &unique_rows, self.schema, &b, r, rejecting, &superseded, &mut reasons);
             }
         }
         // act
@@ -566,6 +580,55 @@ fn converter(types: &[DataType]) -> Result<RowConverter> {
 /// Whether rows `rows` of `b` hold the same values in every column (NaN equal to NaN).
 ///
 /// Errors: [`Error::Format`] for a column type Arrow cannot compare.
+/// The values of each `unique` column seen in the rows kept so far, with the converter that
+/// puts a column's values in row format.
+type UniqueSeen = BTreeMap<usize, (RowConverter, HashSet<OwnedRow>)>;
+
+/// Whether a `unique` value of row `r` is already held by a row kept before it.
+fn unique_taken(seen: &UniqueSeen, rows: &[(usize, arrow::row::Rows)], r: usize) -> bool {
+    rows.iter().any(|(i, rows)| seen.get(i).is_some_and(|(_, seen)| seen.contains(&rows.row(r).owned())))
+}
+
+/// Checks row `r`'s `unique` columns against the rows kept before it, adding a reason for
+/// each value already held, and records its values when it is kept. A row the duplicate-key
+/// rule drops takes no values; with `rejecting` (`--on-invalid reject`) neither does a row
+/// with any reason, so a value of a rejected row never makes a later row a duplicate.
+#[allow(clippy::too_many_arguments)]
+fn check_unique(
+    seen: &mut UniqueSeen,
+    rows: &[(usize, arrow::row::Rows)],
+    schema: &TableSchema,
+    b: &RecordBatch,
+    r: usize,
+    rejecting: bool,
+    superseded: &[Option<String>],
+    reasons: &mut [Vec<(String, String, String)>],
+) {
+    if superseded[r].is_some() || (rejecting && !reasons[r].is_empty()) {
+        return;
+    }
+    let before = reasons[r].len();
+    for (i, rows) in rows {
+        if b.column(*i).is_valid(r) && seen.get(i).is_some_and(|(_, seen)| seen.contains(&rows.row(r).owned())) {
+            reasons[r].push((
+                schema.fields[*i].name.clone(),
+                "unique".into(),
+                format!("value {} appears in an earlier row", cell_json(b.column(*i), r)),
+            ));
+        }
+    }
+    if rejecting && reasons[r].len() > before {
+        return;
+    }
+    for (i, rows) in rows {
+        if b.column(*i).is_valid(r)
+            && let Some((_, seen)) = seen.get_mut(i)
+        {
+            seen.insert(rows.row(r).owned());
+        }
+    }
+}
+
 fn same_rows(b: &RecordBatch, rows: &[usize]) -> Result<bool> {
     for c in b.columns() {
         let cmp = arrow::array::make_comparator(c.as_ref(), c.as_ref(), Default::default())

@@ -378,8 +378,8 @@ fn an_unchanged_rebuild_reads_nothing_and_a_changed_one_needs_force() {
     assert!(o.status.success(), "{}", stderr(&o));
     let changed = snapshot_files(&release);
     assert_ne!(before, changed);
-    // the input put back with the changed one's size and modification time: the cache cannot
-    // tell, --force rebuilds anyway
+    // the input rewritten with the same size and its modification time set back: its status
+    // change time (which nothing sets back) gives it away
     let mtime = std::fs::metadata(&f).unwrap().modified().unwrap();
     let mut same_size = std::fs::read(&f).unwrap();
     // a metric's value on the first line, 4.9175 made 4.9176
@@ -388,11 +388,23 @@ fn an_unchanged_rebuild_reads_nothing_and_a_changed_one_needs_force() {
     std::fs::write(&f, &same_size).unwrap();
     std::fs::File::options().write(true).open(&f).unwrap().set_modified(mtime).unwrap();
     let o = run(bin().args(["build", "-q"]).arg(&pipeline).arg("--releases-dir").arg(&out));
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(changed, snapshot_files(&release), "the cache takes it for unchanged");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("already exists; pass --force"), "{}", stderr(&o));
     let o = run(bin().args(["build", "-q", "--force"]).arg(&pipeline).arg("--releases-dir").arg(&out));
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_ne!(changed, snapshot_files(&release), "--force read it again");
+    let rewritten = snapshot_files(&release);
+    assert_ne!(changed, rewritten, "--force read it again");
+    // another file of the same size and modification time put in its place
+    let other = pipeline.join("other.jsonl");
+    same_size[at + 5] = b'7';
+    std::fs::write(&other, &same_size).unwrap();
+    let mtime = std::fs::metadata(&f).unwrap().modified().unwrap();
+    std::fs::File::options().write(true).open(&other).unwrap().set_modified(mtime).unwrap();
+    std::fs::rename(&other, &f).unwrap();
+    let o = run(bin().args(["build", "-q"]).arg(&pipeline).arg("--releases-dir").arg(&out));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("already exists; pass --force"), "{}", stderr(&o));
+    assert_eq!(rewritten, snapshot_files(&release));
 }
 
 #[test]

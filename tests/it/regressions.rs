@@ -1334,6 +1334,48 @@ fn a_unique_column_counts_only_the_rows_kept() {
 }
 
 #[test]
+fn a_rejected_rows_unique_values_and_a_clashing_duplicate_push_out_no_valid_row() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // line 2 repeats b and is rejected: its a (x2) does not make line 3 a duplicate; line 5
+    // (id 4, keep-last) repeats line 1's a: it is rejected, and line 4 (id 4) is kept
+    write(
+        dir,
+        "raw.jsonl",
+        "{\"id\": 1, \"a\": \"x1\", \"b\": \"y1\"}\n{\"id\": 2, \"a\": \"x2\", \"b\": \"y1\"}\n\
+         {\"id\": 3, \"a\": \"x2\", \"b\": \"y3\"}\n{\"id\": 4, \"a\": \"x4\", \"b\": \"y4\"}\n\
+         {\"id\": 4, \"a\": \"x1\", \"b\": \"y5\"}\n",
+    );
+    write(
+        dir,
+        "t.json",
+        r#"{"fields":[{"name":"id","type":"integer"},{"name":"a","type":"string","constraints":{"unique":true}},{"name":"b","type":"string","constraints":{"unique":true}},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}],"primaryKey":["id"]}"#,
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"uq\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"t\"\nschema = \"t.json\"\nquery = \"SELECT * FROM raw\"\non_duplicate_key = \"keep-last\"\n",
+    );
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "uq"), "SELECT id, a FROM t ORDER BY id"), "id,a\n1,x1\n3,x2\n4,x4\n");
+    let rejects = std::fs::read_to_string(release(dir, "uq").join("rejects/t.jsonl")).unwrap();
+    let reasons: Vec<String> = rejects
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["_reasons"].to_string())
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            r#"["b: value \"y1\" appears in an earlier row (unique)"]"#,
+            r#"["a: value \"x1\" appears in an earlier row (unique)"]"#
+        ],
+        "{rejects}"
+    );
+}
+
+#[test]
 fn a_bad_source_date_epoch_and_the_split_name_all_are_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
