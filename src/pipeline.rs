@@ -911,13 +911,13 @@ async fn run_table(
         let (mut conformed, problems) = conform_batch(&t.name, &b, &target_schema)?;
         if !problems.is_empty() {
             let sources = crate::validate::SourceColumn::find(&b);
-            let mut bad_rows = std::collections::BTreeSet::new();
+            let mut bad_rows: BTreeMap<usize, Vec<String>> = BTreeMap::new();
             // a row with a value that does not fit goes no further in either mode: its null
             // would only add a false `required` (or key) violation to the one reported here
             for (row, column, message) in problems {
                 match opts.on_invalid {
                     OnInvalid::Fail => {
-                        bad_rows.insert(row);
+                        bad_rows.entry(row).or_default();
                         report.violation(crate::report::Violation {
                             scope: crate::report::Scope::Table,
                             table: t.name.clone(),
@@ -928,21 +928,21 @@ async fn run_table(
                             message,
                         })
                     }
-                    OnInvalid::Reject => {
-                        if bad_rows.insert(row) {
-                            rejects.add(
-                                &t.name,
-                                sources.reject_at(row).as_ref(),
-                                &[format!("{column}: {message}")],
-                                crate::rejects::RejectBody::Record(crate::validate::row_json(&b, row)),
-                            )?;
-                        }
-                    }
+                    OnInvalid::Reject => bad_rows.entry(row).or_default().push(format!("{column}: {message}")),
                 }
+            }
+            // one reject per row, with every reason
+            for (&row, reasons) in bad_rows.iter().filter(|(_, reasons)| !reasons.is_empty()) {
+                rejects.add(
+                    &t.name,
+                    sources.reject_at(row).as_ref(),
+                    reasons,
+                    crate::rejects::RejectBody::Record(crate::validate::row_json(&b, row)),
+                )?;
             }
             if !bad_rows.is_empty() {
                 let keep: arrow::array::BooleanArray =
-                    (0..conformed.num_rows()).map(|r| Some(!bad_rows.contains(&r))).collect();
+                    (0..conformed.num_rows()).map(|r| Some(!bad_rows.contains_key(&r))).collect();
                 conformed =
                     arrow::compute::filter_record_batch(&conformed, &keep).map_err(|e| Error::format(&t.name, e))?;
             }
@@ -1364,6 +1364,7 @@ fn conform_batch(table: &str, b: &RecordBatch, target: &SchemaRef) -> Result<(Re
             Ok(a) => cols.push(a),
             Err(_)
                 if from.is_numeric()
+                    || from.is_temporal()
                     || matches!(from, DataType::List(_) | DataType::LargeList(_) | DataType::Struct(_)) =>
             {
                 // value by value: keep what fits exactly, name what does not

@@ -528,6 +528,15 @@ impl FieldDescriptor {
                 return Err(format!("enum value {v} is not of the field's type `{}`", self.field_type));
             }
         }
+        // Table Schema gives minimum and maximum the field's type: Frictionless readers refuse
+        // a fraction on an integer field
+        if t == "integer"
+            && let Some((what, n)) = [("minimum", &c.minimum), ("maximum", &c.maximum)]
+                .into_iter()
+                .find_map(|(w, n)| n.as_ref().filter(|n| !(n.is_i64() || n.is_u64())).map(|n| (w, n)))
+        {
+            return Err(format!("{what} {n} is not an integer, as an `integer` field's {what} must be"));
+        }
         if let (Some(lo), Some(hi)) = (&c.minimum, &c.maximum)
             && crate::validate::compare_numbers(lo, hi) == Some(std::cmp::Ordering::Greater)
         {
@@ -1023,6 +1032,11 @@ mod tests {
             let s: TableSchema = serde_json::from_str(&format!(r#"{{"fields":[{fields}]}}"#)).unwrap();
             s.check()
         };
+        let e = check(r#"{"name":"i","type":"integer","constraints":{"minimum":0.5}}"#).unwrap_err();
+        assert!(e.contains("field `i`: minimum 0.5 is not an integer, as an `integer` field's minimum must be"), "{e}");
+        let e = check(r#"{"name":"i","type":"integer","constraints":{"minimum":0,"maximum":1e3}}"#).unwrap_err();
+        assert!(e.contains("maximum 1000.0 is not an integer"), "{e}");
+        assert!(check(r#"{"name":"x","type":"number","constraints":{"minimum":0.5}}"#).is_ok());
         let e = check(r#"{"name":"s","type":"string","constraints":{"minimum":1}}"#).unwrap_err();
         assert!(e.contains("field `s`: minimum/maximum applies to `integer` and `number` fields, not `string`"), "{e}");
         for (pattern, construct) in [

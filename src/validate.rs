@@ -849,14 +849,45 @@ pub fn cell_json(a: &ArrayRef, r: usize) -> Value {
 
 /// One row as a JSON object.
 pub fn row_json(b: &RecordBatch, r: usize) -> Value {
-    let mut out = Vec::new();
-    let mut ends = Vec::new();
-    if crate::write::encode_jsonl(&b.slice(r, 1), &mut out, &mut ends).is_ok()
-        && let Ok(v) = serde_json::from_slice::<Value>(&out)
-    {
+    let row = b.slice(r, 1);
+    if let Some(v) = batch_json(&row) {
         return v;
     }
-    Value::Null
+    // a type the JSON Lines of a release never holds (a table's SQL made nanoseconds, say):
+    // column by column
+    let mut object = serde_json::Map::new();
+    for (i, field) in row.schema().fields().iter().enumerate() {
+        object.insert(field.name().clone(), cell_value(row.column(i), 0));
+    }
+    Value::Object(object)
+}
+
+/// The value at row `r` of `col` as a release's JSON Lines would hold it, or, for a type
+/// they never hold (nanosecond timestamps, say), as Arrow's JSON writer gives it (or else as
+/// Arrow prints it), so that a reject's record keeps what was found.
+pub fn cell_value(col: &ArrayRef, r: usize) -> Value {
+    let field = arrow::datatypes::Field::new("v", col.data_type().clone(), true);
+    let one = RecordBatch::try_new(Arc::new(arrow::datatypes::Schema::new(vec![field])), vec![col.slice(r, 1)]).ok();
+    let arrow_json = |b: &RecordBatch| -> Option<Value> {
+        let mut w = arrow::json::LineDelimitedWriter::new(Vec::new());
+        w.write(b).ok()?;
+        w.finish().ok()?;
+        serde_json::from_slice(&w.into_inner()).ok()
+    };
+    one.as_ref().and_then(|b| batch_json(b).or_else(|| arrow_json(b))).and_then(|v| v.get("v").cloned()).unwrap_or_else(
+        || match col.is_null(r) {
+            true => Value::Null,
+            false => Value::String(arrow::util::display::array_value_to_string(col, r).unwrap_or_default()),
+        },
+    )
+}
+
+/// The one row of `b` as a JSON object (none when the JSON Lines encoder refuses a type).
+fn batch_json(b: &RecordBatch) -> Option<Value> {
+    let mut out = Vec::new();
+    let mut ends = Vec::new();
+    crate::write::encode_jsonl(b, &mut out, &mut ends).ok()?;
+    serde_json::from_slice::<Value>(&out).ok()
 }
 
 /// What the conversion guarantees of a stored value, checked at row `r` of `col` (field `f`,

@@ -724,6 +724,21 @@ fn to_u64(c: &Cell, ctx: &mut Ctx) -> Option<u64> {
     }
 }
 
+/// For the text of an integer (optional `-` and `+`, then ASCII digits only), whether a 64-bit
+/// float holds it exactly; `None` for any other text.
+fn integer_text_exact_as_f64(s: &str) -> Option<bool> {
+    let digits = s.strip_prefix(['-', '+']).unwrap_or(s);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(match (s.parse::<i64>(), s.parse::<u64>()) {
+        (Ok(i), _) => (i as f64) as i128 == i as i128,
+        (_, Ok(u)) => (u as f64) as u128 == u as u128,
+        // beyond 64 bits: exact only when the digits are a power-of-two multiple a float holds
+        _ => s.parse::<f64>().is_ok_and(|f| f.is_finite() && format!("{f:.0}") == s.trim_start_matches('+')),
+    })
+}
+
 fn int_to_f64(c: &Cell, ctx: &mut Ctx, exact: bool, f: f64, n: &serde_json::Number) -> Option<f64> {
     if exact {
         Some(f)
@@ -765,17 +780,9 @@ fn to_f64(c: &Cell, ctx: &mut Ctx) -> Option<f64> {
             }
             if ctx.opts.textual {
                 // an integer's text is held to what JSON's is: exact as a float, or refused
-                let digits = s.strip_prefix('-').unwrap_or(s);
-                if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-                    let exact = match (s.parse::<i64>(), s.parse::<u64>()) {
-                        (Ok(i), _) => (i as f64) as i128 == i as i128,
-                        (_, Ok(u)) => (u as f64) as u128 == u as u128,
-                        _ => false,
-                    };
-                    if !exact {
-                        ctx.problem(c, format!("integer {s} cannot be stored exactly as a 64-bit float"));
-                        return None;
-                    }
+                if integer_text_exact_as_f64(s) == Some(false) {
+                    ctx.problem(c, format!("integer {s} cannot be stored exactly as a 64-bit float"));
+                    return None;
                 }
                 if let Some(f) = parse_text_float(s) {
                     // a number too large for a float (`1e400`) is not an infinity
@@ -802,6 +809,17 @@ fn to_f64(c: &Cell, ctx: &mut Ctx) -> Option<f64> {
                     && let Ok(f) = s.parse::<f64>()
                     && f.is_finite()
                 {
+                    // held to what the same number written as JSON is held to
+                    if integer_text_exact_as_f64(s.trim()) == Some(false) {
+                        ctx.problem(
+                            c,
+                            format!(
+                                "string {} holds an integer that cannot be stored exactly as a 64-bit float",
+                                path::short_json_string(s)
+                            ),
+                        );
+                        return None;
+                    }
                     ctx.event("coercion", c, format!("string {} read as {f}", path::short_json_string(s)));
                     return Some(f);
                 }
@@ -963,6 +981,20 @@ mod tests {
     use super::*;
     use arrow::array::{Array, AsArray};
     use arrow::datatypes::{Float64Type, Int64Type};
+
+    #[test]
+    fn integer_text_is_exact_as_a_float_only_when_a_float_holds_it() {
+        assert_eq!(integer_text_exact_as_f64("9007199254740992"), Some(true));
+        assert_eq!(integer_text_exact_as_f64("9007199254740993"), Some(false));
+        assert_eq!(integer_text_exact_as_f64("-9007199254740993"), Some(false));
+        assert_eq!(integer_text_exact_as_f64("+12"), Some(true));
+        // 2^64 is a float; 2^64 + 1 is not
+        assert_eq!(integer_text_exact_as_f64("18446744073709551616"), Some(true));
+        assert_eq!(integer_text_exact_as_f64("18446744073709551617"), Some(false));
+        for not_integer in ["", "-", "1.5", "1e3", " 1", "0x10"] {
+            assert_eq!(integer_text_exact_as_f64(not_integer), None, "{not_integer:?}");
+        }
+    }
 
     #[test]
     fn json_text_writes_big_integers_as_their_digits() {

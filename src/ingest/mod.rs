@@ -463,8 +463,10 @@ fn run_parquet(
             cols.push(Arc::new(Int64Array::from_iter_values((0..n as i64).map(|r| first_row as i64 + r))));
             let mut rb = RecordBatch::try_new(schema.clone(), cols).map_err(|e| Error::format(&input.rel, e))?;
             let mut bad: BTreeMap<u64, Vec<String>> = BTreeMap::new();
-            for (row, col, msg) in problems {
+            let mut found: BTreeMap<u64, Vec<(String, serde_json::Value)>> = BTreeMap::new();
+            for parquet::CastProblem { row, column: col, message: msg, found: value } in problems {
                 let sref = SourceRef { file: input.rel.clone(), at: Position::Line(row) };
+                found.entry(row).or_default().push((col.clone(), value));
                 match opts.on_invalid {
                     OnInvalid::Fail => report.violation(Violation {
                         scope: crate::report::Scope::Source,
@@ -482,7 +484,13 @@ fn run_parquet(
                 for (row, reasons) in &bad {
                     let r = (row - first_row) as usize;
                     let sref = SourceRef { file: input.rel.clone(), at: Position::Line(*row) };
-                    let record = crate::validate::row_json(&rb, r);
+                    let mut record = crate::validate::row_json(&rb, r);
+                    // the values that did not fit as found, not the null that stood for them
+                    for (col, value) in found.remove(row).unwrap_or_default() {
+                        if let Some(o) = record.as_object_mut() {
+                            o.insert(col, value);
+                        }
+                    }
                     rejects.add(&src.name, Some(&sref), reasons, RejectBody::Record(record))?;
                 }
                 let keep: BooleanArray = (0..n).map(|r| Some(!bad.contains_key(&(first_row + r as u64)))).collect();
@@ -590,6 +598,14 @@ fn unpivot(obj: Map<String, Value>, ids: &[String]) -> Vec<Map<String, Value>> {
         let mut row: Map<String, Value> = id_values.iter().cloned().collect();
         row.insert("key".into(), Value::String(k));
         row.insert("value".into(), v);
+        out.push(row);
+    }
+    // a record of id columns only gives one row without a key, so that it is not lost and its
+    // ids are read and checked
+    if out.is_empty() {
+        let mut row: Map<String, Value> = id_values.into_iter().collect();
+        row.insert("key".into(), Value::Null);
+        row.insert("value".into(), Value::Null);
         out.push(row);
     }
     out

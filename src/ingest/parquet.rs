@@ -334,8 +334,18 @@ fn unreadable(input: &InputFile, why: impl std::fmt::Display) -> Error {
     Error::format(&input.rel, format!("not readable as Parquet: {why}"))
 }
 
-/// Rows of one Parquet file that could not be cast, as (row number, column, message).
-pub type CastProblem = (u64, String, String);
+/// A value of one Parquet file that could not be cast.
+#[derive(Debug, Clone)]
+pub struct CastProblem {
+    /// 1-based row number in the file.
+    pub row: u64,
+    /// The column's name.
+    pub column: String,
+    /// What is wrong, for the user.
+    pub message: String,
+    /// The value as found (see [`crate::validate::cell_value`]), for a reject's record.
+    pub found: serde_json::Value,
+}
 
 /// Reads one file, converted to `fields`; calls `sink` with each batch and the 1-based row
 /// number of its first row.
@@ -370,8 +380,13 @@ pub fn read(
             let zoned = match (b.column_by_name(f.name()), assume_timezone) {
                 (Some(c), Some(tz)) if matches!(c.data_type(), DataType::Timestamp(_, None)) => {
                     let (z, bad) = zone_naive(c, tz);
-                    for (r, m) in bad {
-                        problems.push((first_row + r as u64, f.name().clone(), m));
+                    for (r, message) in bad {
+                        problems.push(CastProblem {
+                            row: first_row + r as u64,
+                            column: f.name().clone(),
+                            message,
+                            found: crate::validate::cell_value(c, r),
+                        });
                     }
                     Some(z)
                 }
@@ -387,15 +402,16 @@ pub fn read(
                             .map_err(|e| Error::format(&input.rel, format!("column `{}`: {e}", f.name())))?;
                         for r in (0..a.len()).filter(|&r| lost[r]) {
                             let v = arrow::util::display::array_value_to_string(c, r).unwrap_or_default();
-                            problems.push((
-                                first_row + r as u64,
-                                f.name().clone(),
-                                format!(
+                            problems.push(CastProblem {
+                                row: first_row + r as u64,
+                                column: f.name().clone(),
+                                message: format!(
                                     "value {v:?} ({}) cannot be stored as {} without changing it",
                                     type_name(c.data_type()),
                                     type_name(f.data_type())
                                 ),
-                            ));
+                                found: crate::validate::cell_value(c, r),
+                            });
                         }
                         a
                     }

@@ -8,7 +8,8 @@
 //!   `step: Int64` (the record's `step`, null when absent), `metric: Utf8` (the key, literally,
 //!   `env/all/reward/total`), `value: Float64` (numbers; bare `NaN`/`Infinity` kept as IEEE
 //!   values), `value_text: Utf8` (strings, which supervised runs may log, and the JSON text of
-//!   any other value).
+//!   any other value). A record without metrics (`{}`, a lone `step`) gives one row whose
+//!   `metric` is null, so that nothing read disappears and its step is still checked.
 //! - `tinker-checkpoints`: one row per record: `name: Utf8` (`000020`, `final`, …),
 //!   `batch: Int64` (completed optimizer steps), `epoch: Int64`, `final: Boolean`,
 //!   `rolling: Boolean`, `state_path: Utf8` (`tinker://…/weights/<name>`), `sampler_path: Utf8`
@@ -68,6 +69,16 @@ pub fn metrics_rows(record: Map<String, Value>) -> Vec<Map<String, Value>> {
         };
         row.insert("value".into(), value);
         row.insert("value_text".into(), text);
+        rows.push(row);
+    }
+    // a record without metrics (`{}`, a lone step) gives one row whose metric is null, so that
+    // it is not lost and its step is read and checked
+    if rows.is_empty() {
+        let mut row = Map::with_capacity(4);
+        row.insert("step".into(), step);
+        for k in ["metric", "value", "value_text"] {
+            row.insert(k.into(), Value::Null);
+        }
         rows.push(row);
     }
     rows

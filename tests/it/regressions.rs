@@ -1591,6 +1591,59 @@ fn a_parquet_source_value_that_would_be_rounded_or_truncated_is_a_violation() {
     assert!(err.contains("raw.parquet:2:l: value"), "{err}");
     assert!(err.contains("raw.parquet:2:at: value") && err.contains("without changing it"), "{err}");
     assert!(err.contains("raw.parquet:2:n: value \"9007199254740993\""), "{err}");
+    // rejected: one line with every reason, its record holding the values as found
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rejects = std::fs::read_to_string(release(dir, "pq").join("rejects/raw.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> = rejects.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 1, "{rejects}");
+    assert_eq!(lines[0]["_reasons"].as_array().unwrap().len(), 4, "{rejects}");
+    let record = &lines[0]["record"];
+    assert_eq!(record["at"], "2020-01-01T00:00:00.123456789Z", "{rejects}");
+    assert_eq!(record["n"], serde_json::json!(9007199254740993u64), "{rejects}");
+    assert_eq!(record["f"], serde_json::json!(1.5), "{rejects}");
+    assert_eq!(record["l"], serde_json::json!(["2020-01-01T00:00:00.123456789Z"]), "{rejects}");
+}
+
+#[test]
+fn a_value_a_tables_sql_makes_that_its_column_cannot_hold_is_a_violation_at_its_row() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "raw.jsonl", "{\"id\": 1, \"n\": 1000}\n{\"id\": 2, \"n\": 1500}\n");
+    write(
+        dir,
+        "t.json",
+        r#"{"fields":[{"name":"id","type":"integer"},{"name":"ts","type":"datetime"},{"name":"i","type":"integer"},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}],"primaryKey":["id"]}"#,
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        &one_source(
+            "ns",
+            "raw.jsonl",
+            "jsonl",
+            "",
+            "SELECT id, to_timestamp_nanos(n) AS ts, n / 1000.0 AS i, _source_file, _source_line FROM raw",
+            "schema = \"t.json\"\n",
+        ),
+    );
+    let o = build(dir, &["-q"]);
+    assert_violations(
+        &o,
+        2,
+        &[
+            "raw.jsonl:2:ts: value 1970-01-01T00:00:00.000001500Z cannot be stored as Timestamp(Microsecond, \"UTC\") without changing it",
+            "raw.jsonl:2:i: value 1.5 cannot be stored as Int64 without changing it",
+        ],
+    );
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "ns"), "SELECT id, ts, i FROM t"), "id,ts,i\n1,1970-01-01T00:00:00.000001Z,1\n");
+    let rejects = std::fs::read_to_string(release(dir, "ns").join("rejects/t.jsonl")).unwrap();
+    let line: serde_json::Value = serde_json::from_str(rejects.trim()).unwrap();
+    assert_eq!(line["_reasons"].as_array().unwrap().len(), 2, "{rejects}");
+    assert_eq!(line["record"]["ts"], "1970-01-01T00:00:00.000001500Z", "{rejects}");
+    assert_eq!(line["record"]["i"], serde_json::json!(1.5), "{rejects}");
 }
 
 #[test]
@@ -2373,6 +2426,16 @@ fn a_trajectorys_correct_follows_its_reward_as_converted() {
     assert_eq!(
         query(&release(dir, "et"), "SELECT * FROM t ORDER BY example_id"),
         "example_id,reward,correct\n0,1.0,true\n1,0.0,false\n2,NaN,\n"
+    );
+    // an integer's text that a float would round is refused, as the same JSON number is
+    write(dir, "trajectories.jsonl", "{\"idx\":0,\"reward\":\"9007199254740993\"}\n");
+    let o = build(dir, &["-q", "--force"]);
+    assert_violations(
+        &o,
+        1,
+        &[
+            "trajectories.jsonl:1:$.reward: string \"9007199254740993\" holds an integer that cannot be stored exactly as a 64-bit float",
+        ],
     );
 }
 
@@ -3606,4 +3669,35 @@ fn hub_options_that_can_never_work_are_refused_before_any_request() {
         // no request was sent, so none was retried
         assert!(!stderr(&o).contains("retrying"), "{args:?}: {}", stderr(&o));
     }
+}
+
+#[test]
+fn a_record_without_metrics_or_values_is_a_row_and_its_step_is_checked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "m.jsonl", "{\"step\": 0, \"loss\": 1.0}\n{\"step\": \"five\"}\n{}\n{\"step\": 3}\n");
+    write(dir, "pipeline.toml", &one_source("nm", "m.jsonl", "tinker-metrics", "", "SELECT * FROM raw", ""));
+    let o = build(dir, &["-q"]);
+    assert_violations(&o, 1, &["m.jsonl:2:$.step: expected integer, found string \"five\""]);
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "nm"), "SELECT _source_line, step, metric, value FROM t ORDER BY _source_line"),
+        "_source_line,step,metric,value\n1,0,loss,1.0\n3,,,\n4,3,,\n"
+    );
+    // the same in the long layout of a wide log
+    write(dir, "w.jsonl", "{\"_step\": 0, \"loss\": 1.0}\n{\"_step\": \"x\"}\n{\"_step\": 2}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        &one_source("nm", "w.jsonl", "jsonl", "layout = \"long\"\nid_columns = [\"_step\"]\n", "SELECT * FROM raw", ""),
+    );
+    let o = build(dir, &["-q", "--force"]);
+    assert_violations(&o, 1, &["w.jsonl:2:$._step: expected integer, found string \"x\""]);
+    let o = build(dir, &["-q", "--force", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "nm"), "SELECT _source_line, _step, key FROM t ORDER BY _source_line"),
+        "_source_line,_step,key\n1,0,loss\n3,2,\n"
+    );
 }
