@@ -1224,7 +1224,11 @@ fn build_settings(spec: &PipelineSpec, opts: &BuildOptions) -> BTreeMap<String, 
     m.insert("zstd_level".into(), json!(opts.write.zstd_level));
     // the card counts the warnings it gives
     m.insert("large_cell_bytes".into(), json!(opts.large_cell_bytes));
-    if let Some(p) = opts.on_duplicate_key {
+    // recorded only when it overrides a table's own rule: `--on-duplicate-key error` on a
+    // pipeline whose tables say nothing builds the same release as no option
+    if let Some(p) = opts.on_duplicate_key
+        && spec.def.tables.iter().any(|t| t.on_duplicate_key != p)
+    {
         m.insert("on_duplicate_key".into(), json!(p));
     }
     m.insert("sources".into(), json!(spec.def.sources.iter().map(|s| &s.name).collect::<Vec<_>>()));

@@ -508,6 +508,12 @@ impl PipelineSpec {
                     "layout = \"long\" needs id_columns (the keys kept on every row, e.g. [\"_step\"])",
                 ));
             }
+            if s.layout == Layout::Wide && !s.id_columns.is_empty() {
+                return Err(Error::config(
+                    at(&format!("source {}", s.name)),
+                    "id_columns applies to layout = \"long\" only (a wide source keeps every key as a column)",
+                ));
+            }
             if let Some(tz) = &s.assume_timezone {
                 tz.parse::<chrono_tz::Tz>().map_err(|_| {
                     Error::config(
@@ -647,6 +653,7 @@ impl PipelineSpec {
         if def.tables.is_empty() {
             return Err(Error::config(file.display().to_string(), "no [[table]] is defined"));
         }
+        check_references(&dir, &def, &table_schemas)?;
         if let Some(d) = &def.card.default_table
             && !def.tables.iter().any(|t| &t.name == d)
         {
@@ -771,6 +778,40 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     (line, col)
 }
 
+/// Checks that each foreign key of a declared table schema names a table of the pipeline and,
+/// when that table's schema is declared too, columns it has.
+///
+/// Errors: [`Error::Config`] at the schema file and the JSON pointer of the reference
+/// (`steps.json:/foreignKeys/0/reference/fields/0`).
+fn check_references(dir: &Path, def: &PipelineDef, schemas: &[Option<TableSchema>]) -> Result<()> {
+    for (t, schema) in def.tables.iter().zip(schemas) {
+        let (Some(schema), Some(path)) = (schema, &t.schema) else { continue };
+        for (k, fk) in schema.foreign_keys.iter().enumerate() {
+            let target =
+                if fk.reference.resource.is_empty() { t.name.as_str() } else { fk.reference.resource.as_str() };
+            let at = |pointer: String| format!("{}:/foreignKeys/{k}/reference/{pointer}", dir.join(path).display());
+            let Some(j) = def.tables.iter().position(|o| o.name == target) else {
+                let names: Vec<&str> = def.tables.iter().map(|o| o.name.as_str()).collect();
+                return Err(Error::config(
+                    at("resource".into()),
+                    format!("no table named `{target}` (the tables: {})", names.join(", ")),
+                ));
+            };
+            let Some(referenced) = &schemas[j] else { continue };
+            for (n, field) in fk.reference.fields.iter().enumerate() {
+                if !referenced.fields.iter().any(|f| &f.name == field) {
+                    let names: Vec<&str> = referenced.fields.iter().map(|f| f.name.as_str()).collect();
+                    return Err(Error::config(
+                        at(format!("fields/{n}")),
+                        format!("table `{target}` has no column `{field}` (its columns: {})", names.join(", ")),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -794,6 +835,41 @@ mod tests {
         let e = PipelineSpec::load(dir.path()).unwrap_err().to_string();
         assert!(e.contains("pipeline.toml:5:1"), "{e}");
         assert!(e.contains("unknown field `sqll`"), "{e}");
+    }
+
+    #[test]
+    fn a_foreign_key_names_a_table_and_columns_it_has() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
+        write("runs.json", r#"{"fields":[{"name":"run","type":"string"}],"primaryKey":["run"]}"#);
+        write(
+            "pipeline.toml",
+            "name = \"x\"\n[[source]]\nname = \"s\"\npath = \"s.jsonl\"\nformat = \"jsonl\"\n\
+             [[table]]\nname = \"runs\"\nschema = \"runs.json\"\nquery = \"SELECT DISTINCT run FROM s\"\n\
+             [[table]]\nname = \"steps\"\nschema = \"steps.json\"\nquery = \"SELECT run FROM s\"\n",
+        );
+        let steps = |resource: &str, field: &str| {
+            format!(
+                r#"{{"fields":[{{"name":"run","type":"string"}}],"foreignKeys":[{{"fields":["run"],"reference":{{"resource":"{resource}","fields":["{field}"]}}}}]}}"#
+            )
+        };
+        let load = || PipelineSpec::load(dir.path()).map(|_| ()).map_err(|e| e.to_string());
+        write("steps.json", &steps("runs", "run"));
+        load().unwrap();
+        write("steps.json", &steps("runs", "run_id"));
+        let e = load().unwrap_err();
+        assert!(
+            e.contains(
+                "steps.json:/foreignKeys/0/reference/fields/0: table `runs` has no column `run_id` (its columns: run)"
+            ),
+            "{e}"
+        );
+        write("steps.json", &steps("runz", "run"));
+        let e = load().unwrap_err();
+        assert!(
+            e.contains("steps.json:/foreignKeys/0/reference/resource: no table named `runz` (the tables: runs, steps)"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -822,6 +898,8 @@ mod tests {
         assert!(e.contains("do not apply to format = \"tinker-metrics\""), "{e}");
         let e = load("tinker-metrics", "columns = \"union\"\n").unwrap_err();
         assert!(e.contains("`columns` does not apply"), "{e}");
+        let e = load("jsonl", "id_columns = [\"step\"]\n").unwrap_err();
+        assert!(e.contains("id_columns applies to layout = \"long\" only"), "{e}");
         let e = load("parquet", "layout = \"long\"\nid_columns = [\"a\"]\n").unwrap_err();
         assert!(
             e.contains(

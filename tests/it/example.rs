@@ -357,6 +357,11 @@ fn an_unchanged_rebuild_reads_nothing_and_a_changed_one_needs_force() {
         stderr(&o)
     );
     assert_eq!(before, snapshot_files(&release));
+    // the default duplicate-key rule given as an option changes nothing
+    let o =
+        run(bin().arg("build").arg(&pipeline).arg("--releases-dir").arg(&out).args(["--on-duplicate-key", "error"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("up to date"), "{}", stderr(&o));
     // another SOURCE_DATE_EPOCH would make another manifest: not up to date
     let o =
         run(bin().arg("build").arg(&pipeline).arg("--releases-dir").arg(&out).env("SOURCE_DATE_EPOCH", "1800000000"));
