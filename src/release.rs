@@ -307,16 +307,34 @@ pub fn datapackage(manifest: &Manifest, title: Option<&str>, license: Option<&st
                 r.insert("format".into(), "jsonl".into());
                 r.insert("encoding".into(), "utf-8".into());
             }
-            let mut schema = serde_json::to_value(&t.schema).unwrap_or_else(|_| json!({}));
-            if let Value::Object(o) = &mut schema {
-                o.insert("missingValues".into(), json!([]));
-            }
-            r.insert("schema".into(), schema);
+            r.insert("schema".into(), package_schema(&t.schema));
             Value::Object(r)
         })
         .collect();
     pkg.insert("resources".into(), resources.into());
     serde_json::to_string_pretty(&Value::Object(pkg)).expect("JSON values serialize") + "\n"
+}
+
+/// The Table Schema of a data package resource over a table's JSON Lines copies: the
+/// table's schema with `"missingValues": []` (an empty string is a value), and without the
+/// `enum` of a column kept as JSON text (`any`, `object` without `fields`): such a column is a
+/// string in the copies, which Frictionless readers would hold against the enum's values,
+/// where runpack checks the enum by JSON value.
+pub fn package_schema(schema: &crate::schema::TableSchema) -> serde_json::Value {
+    let mut described = schema.clone();
+    for f in &mut described.fields {
+        if f.is_json_text() {
+            f.constraints.enum_values = None;
+        }
+        if let Some(items) = f.items.as_deref_mut().filter(|i| i.is_json_text()) {
+            items.constraints.enum_values = None;
+        }
+    }
+    let mut out = serde_json::to_value(&described).unwrap_or_else(|_| serde_json::json!({}));
+    if let serde_json::Value::Object(o) = &mut out {
+        o.insert("missingValues".into(), serde_json::json!([]));
+    }
+    out
 }
 
 /// `SHA256SUMS` text for `entries` (`<sha256>  <path>` lines, sorted by path).

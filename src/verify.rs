@@ -1092,10 +1092,7 @@ fn check_datapackage(dir: &Path, m: &Manifest, rep: &mut VerifyReport) {
         };
         // the resource's Table Schema is the manifest's table's
         if let Some(t) = m.table(name) {
-            let mut want = serde_json::to_value(&t.schema).unwrap_or_default();
-            if let serde_json::Value::Object(o) = &mut want {
-                o.insert("missingValues".into(), serde_json::json!([]));
-            }
+            let want = crate::release::package_schema(&t.schema);
             let got = r.get("schema").cloned().unwrap_or_default();
             if let Some(ptr) = first_difference(&want, &got, String::new()) {
                 rep.problems.push(format!(
