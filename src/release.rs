@@ -233,8 +233,8 @@ impl Manifest {
         let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
         let m: Manifest = serde_json::from_str(&text).map_err(|e| Error::json_file(path.display(), &e))?;
         for (i, t) in m.tables.iter().enumerate() {
-            t.schema.check().map_err(|e| {
-                Error::config(format!("{}:/tables/{i}/schema", path.display()), format!("table {}: {e}", t.name))
+            t.schema.check_at().map_err(|(at, e)| {
+                Error::config(format!("{}:/tables/{i}/schema{at}", path.display()), format!("table {}: {e}", t.name))
             })?;
         }
         Ok(m)

@@ -194,66 +194,92 @@ impl TableSchema {
             ));
         }
         let schema: TableSchema = serde_json::from_str(&text).map_err(|e| Error::json_file(path.display(), &e))?;
-        schema.check().map_err(|m| Error::config(path.display().to_string(), m))?;
+        schema.check_at().map_err(|(at, m)| Error::config(format!("{}:{at}", path.display()), m))?;
         Ok(schema)
     }
 
     /// Checks internal consistency: known types, unique names, key columns that exist.
+    ///
+    /// Errors: what is wrong, for the user (see [`TableSchema::check_at`] for where).
     pub fn check(&self) -> std::result::Result<(), String> {
+        self.check_at().map_err(|(_, m)| m)
+    }
+
+    /// [`TableSchema::check`], with the JSON pointer (RFC 6901) of the part that is wrong:
+    /// `(pointer, message)`, such as `("/primaryKey/0", "primaryKey names `stepp`, …")`.
+    pub fn check_at(&self) -> std::result::Result<(), (String, String)> {
         let mut seen = std::collections::BTreeSet::new();
-        for f in &self.fields {
+        for (i, f) in self.fields.iter().enumerate() {
+            let at = |part: &str| format!("/fields/{i}{part}");
             if f.name.is_empty() {
-                return Err("a field has no `name`".into());
+                return Err((at(""), "a field has no `name`".into()));
             }
-            column_name(&f.name)?;
+            column_name(&f.name).map_err(|m| (at("/name"), m))?;
             if !seen.insert(f.name.as_str()) {
-                return Err(format!("field `{}` is declared twice", f.name));
+                return Err((at("/name"), format!("field `{}` is declared twice", f.name)));
             }
-            f.arrow_type().map_err(|m| format!("field `{}`: {m}", f.name))?;
-            f.check_constraints().map_err(|m| format!("field `{}`: {m}", f.name))?;
+            f.arrow_type().map_err(|m| (at(""), format!("field `{}`: {m}", f.name)))?;
+            f.check_constraints().map_err(|m| (at(""), format!("field `{}`: {m}", f.name)))?;
             if let Some(m) = f.unchecked_format() {
-                return Err(format!("field `{}`: {m}", f.name));
+                return Err((at(""), format!("field `{}`: {m}", f.name)));
             }
             if f.constraints.unique && !f.is_scalar() {
-                return Err(format!(
-                    "field `{}`: `unique` on a field of type `{}`: only scalar values (string, integer, number, \
-                     boolean, date, datetime) are compared as keys",
-                    f.name, f.field_type
+                return Err((
+                    at("/constraints/unique"),
+                    format!(
+                        "field `{}`: `unique` on a field of type `{}`: only scalar values (string, integer, number, \
+                         boolean, date, datetime) are compared as keys",
+                        f.name, f.field_type
+                    ),
                 ));
             }
         }
-        for k in &self.primary_key {
+        for (j, k) in self.primary_key.iter().enumerate() {
+            let at = format!("/primaryKey/{j}");
             match self.field(k) {
-                None => return Err(format!("primaryKey names `{k}`, which is not a field")),
+                None => return Err((at, format!("primaryKey names `{k}`, which is not a field"))),
                 Some(f) if !f.is_scalar() => {
-                    return Err(format!(
-                        "primaryKey names `{k}`, of type `{}`: a key is made of scalar values (string, integer, \
-                         number, boolean, date, datetime)",
-                        f.field_type
+                    return Err((
+                        at,
+                        format!(
+                            "primaryKey names `{k}`, of type `{}`: a key is made of scalar values (string, integer, \
+                             number, boolean, date, datetime)",
+                            f.field_type
+                        ),
                     ));
                 }
                 Some(_) => {}
             }
         }
-        for fk in &self.foreign_keys {
+        for (n, fk) in self.foreign_keys.iter().enumerate() {
+            let at = |part: &str| format!("/foreignKeys/{n}{part}");
             if fk.reference.resource.is_empty() {
-                return Err(format!(
-                    "foreign key {:?} references its own table (`\"resource\": \"\"`), which runpack does not \
-                     check; put the referenced rows in a table of their own",
-                    fk.fields
+                return Err((
+                    at("/reference/resource"),
+                    format!(
+                        "foreign key {:?} references its own table (`\"resource\": \"\"`), which runpack does not \
+                         check; put the referenced rows in a table of their own",
+                        fk.fields
+                    ),
                 ));
             }
-            for k in &fk.fields {
+            for (j, k) in fk.fields.iter().enumerate() {
                 if !seen.contains(k.as_str()) {
-                    return Err(format!("foreignKeys names `{k}`, which is not a field"));
+                    return Err((
+                        at(&format!("/fields/{j}")),
+                        format!("foreignKeys names `{k}`, which is not a field"),
+                    ));
                 }
             }
             if fk.fields.len() != fk.reference.fields.len() {
-                return Err(format!(
-                    "foreign key {:?} has {} fields but references {}",
-                    fk.fields,
-                    fk.fields.len(),
-                    fk.reference.fields.len()
+                return Err((
+                    at(""),
+                    format!(
+                        "foreign key {:?} has {} fields but references {}",
+                        fk.fields,
+                        fk.fields.len(),
+                        fk.reference.fields.len()
+                    ),
                 ));
             }
         }
@@ -946,6 +972,24 @@ mod tests {
             |d: &[&[usize]]| d.iter().map(|x| x.iter().copied().collect::<BTreeSet<usize>>()).collect::<Vec<_>>();
         assert_eq!(dependency_order(&deps(&[&[1], &[], &[0]])), (vec![1, 0, 2], vec![]));
         assert_eq!(dependency_order(&deps(&[&[], &[2], &[1], &[1]])), (vec![0], vec![1, 2, 3]));
+    }
+
+    #[test]
+    fn a_schema_problem_is_placed_by_its_json_pointer() {
+        let at = |json: &str| serde_json::from_str::<TableSchema>(json).unwrap().check_at().unwrap_err();
+        let (p, m) = at(r#"{"fields":[{"name":"step","type":"integer"}],"primaryKey":["stepp"]}"#);
+        assert_eq!(p, "/primaryKey/0");
+        assert!(m.contains("primaryKey names `stepp`"), "{m}");
+        let (p, m) = at(r#"{"fields":[{"name":"a","type":"string"},{"name":"b","type":"integr"}]}"#);
+        assert_eq!(p, "/fields/1");
+        assert!(m.contains("field `b`: type `integr` is not supported"), "{m}");
+        let (p, _) = at(r#"{"fields":[{"name":"a","type":"string"},{"name":"a","type":"string"}]}"#);
+        assert_eq!(p, "/fields/1/name");
+        let (p, m) = at(
+            r#"{"fields":[{"name":"a","type":"string"}],"foreignKeys":[{"fields":["b"],"reference":{"resource":"t","fields":["x"]}}]}"#,
+        );
+        assert_eq!(p, "/foreignKeys/0/fields/0");
+        assert!(m.contains("foreignKeys names `b`, which is not a field"), "{m}");
     }
 
     #[test]

@@ -360,7 +360,17 @@ fn convert(
             .then(|| direct::Decoder::new(columns, conv.nonfinite))
             .flatten(),
     };
-    let mut applier = Applier { src, opts, rows: 0, report, rejects, out };
+    // a [[source.field]] that no record holds is most likely a misspelled key: said once read
+    let declared: Vec<(&str, usize)> =
+        src.fields.iter().filter_map(|f| schema.index_of(&f.name).ok().map(|i| (f.name.as_str(), i))).collect();
+    let mut held = vec![false; declared.len()];
+    let mut counted = |rb: &RecordBatch| -> Result<()> {
+        for ((_, i), held) in declared.iter().zip(held.iter_mut()) {
+            *held = *held || rb.column(*i).null_count() < rb.num_rows();
+        }
+        out(rb)
+    };
+    let mut applier = Applier { src, opts, rows: 0, report, rejects, out: &mut counted };
     let line_format = matches!(
         src.format,
         Format::Jsonl
@@ -409,7 +419,22 @@ fn convert(
             applier.apply(chunk)?;
         }
     }
-    Ok(applier.rows)
+    let rows = applier.rows;
+    if rows > 0 {
+        for ((name, _), _) in declared.iter().zip(&held).filter(|(_, held)| !**held) {
+            report.warn(
+                &src.name,
+                "declared-field-empty",
+                None,
+                format!(
+                    "[[source.field]] `{name}` is null in all {} rows read: no record holds a value for it (a \
+                     misspelled key?)",
+                    crate::hash::group_digits(rows)
+                ),
+            );
+        }
+    }
+    Ok(rows)
 }
 
 /// Checks of the `orders` whose columns are all in `schema`.

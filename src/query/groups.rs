@@ -7,7 +7,9 @@
 //! partitioning and rows, so DataFusion's final stage merges its output as it would the
 //! original's. Left to DataFusion: grouping sets, several keys, keys of other types,
 //! aggregates with `FILTER`, `DISTINCT` or `ORDER BY`, aggregates without a groups
-//! accumulator, `GROUP BY … LIMIT`, dynamic filters and input already sorted by the key.
+//! accumulator or whose state gathers values in lists (`array_agg`, `string_agg`, `median`:
+//! it grows with the input), `GROUP BY … LIMIT`, dynamic filters and input already sorted by
+//! the key.
 //!
 //! Why: a release's text columns are read as `Utf8View` (see [`super::string_views`]). Views
 //! decoded from a dictionary-encoded Parquet column point at the dictionary's bytes, so every
@@ -21,8 +23,10 @@
 //! looks the bytes up directly.
 //!
 //! Memory stays bounded as in DataFusion's own partial stage, which may emit early: after
-//! [`MAX_GROUPS`] groups or [`MAX_KEY_BYTES`] bytes of keys, the groups so far are emitted
-//! as partial state and the stage starts again; the final stage merges repeated groups.
+//! [`MAX_GROUPS`] groups, [`MAX_KEY_BYTES`] bytes of keys, or when the session's memory pool
+//! cannot hold the groups' keys, maps and aggregate state (reserved there as they grow), the
+//! groups so far are emitted as partial state and the stage starts again; the final stage
+//! merges repeated groups.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -32,6 +36,7 @@ use arrow::datatypes::{DataType, SchemaRef};
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::config::ConfigOptions;
 use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::memory_pool::{MemoryConsumer, MemoryReservation};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{EmitTo, GroupsAccumulator};
 use datafusion::physical_expr::PhysicalExpr;
@@ -93,11 +98,27 @@ fn eligible(agg: &AggregateExec) -> Result<bool> {
     {
         return Ok(false);
     }
-    let plain = |a: &Arc<AggregateFunctionExpr>| {
-        !a.is_distinct() && a.order_bys().is_empty() && a.groups_accumulator_supported()
+    // state that gathers a group's values (array_agg, string_agg, median) grows with the input,
+    // by more than its accumulator reports: left to DataFusion, which can spill it
+    let gathers = |a: &Arc<AggregateFunctionExpr>| -> Result<bool> {
+        Ok(a.state_fields()?.iter().any(|f| {
+            crate::schema::type_contains(f.data_type(), &|t| {
+                matches!(
+                    t,
+                    DataType::List(_)
+                        | DataType::LargeList(_)
+                        | DataType::FixedSizeList(..)
+                        | DataType::ListView(_)
+                        | DataType::LargeListView(_)
+                        | DataType::Map(..)
+                )
+            })
+        }))
     };
-    if !agg.aggr_expr().iter().all(plain) {
-        return Ok(false);
+    for a in agg.aggr_expr() {
+        if a.is_distinct() || !a.order_bys().is_empty() || !a.groups_accumulator_supported() || gathers(a)? {
+            return Ok(false);
+        }
     }
     Ok(group_by.expr()[0].0.data_type(&agg.input_schema())? == DataType::Utf8View)
 }
@@ -161,14 +182,16 @@ impl ExecutionPlan for ViewGroupsExec {
         let input = self.agg.input().execute(partition, Arc::clone(&context))?;
         let baseline = BaselineMetrics::new(&self.metrics, partition);
         let groups = Groups::new(&self.agg, self.schema(), context.session_config().batch_size())?;
+        let reservation = MemoryConsumer::new(format!("ViewGroupsExec[{partition}]")).register(context.memory_pool());
         struct State {
             input: SendableRecordBatchStream,
             groups: Groups,
             ready: VecDeque<RecordBatch>,
             done: bool,
             baseline: BaselineMetrics,
+            reservation: MemoryReservation,
         }
-        let state = State { input, groups, ready: VecDeque::new(), done: false, baseline };
+        let state = State { input, groups, ready: VecDeque::new(), done: false, baseline, reservation };
         let stream = futures::stream::try_unfold(state, |mut s| async move {
             loop {
                 if let Some(batch) = s.ready.pop_front() {
@@ -184,14 +207,18 @@ impl ExecutionPlan for ViewGroupsExec {
                         let batch = batch?;
                         let _timer = s.baseline.elapsed_compute().timer();
                         s.groups.update(&batch)?;
-                        if s.groups.full() {
+                        // what the pool cannot hold is emitted, not an error (DataFusion's
+                        // partial stage does the same)
+                        if s.groups.full() || s.reservation.try_resize(s.groups.size()).is_err() {
                             s.ready = s.groups.emit()?.into();
+                            s.reservation.resize(s.groups.size());
                         }
                     }
                     None => {
                         let _timer = s.baseline.elapsed_compute().timer();
                         s.done = true;
                         s.ready = s.groups.emit()?.into();
+                        s.reservation.free();
                     }
                 }
             }
@@ -325,6 +352,18 @@ impl Groups {
         g
     }
 
+    /// Bytes the groups hold: keys (in the map and the builder), maps, and the accumulators'
+    /// state.
+    fn size(&self) -> usize {
+        let entry = std::mem::size_of::<(Box<str>, usize)>() + 8;
+        self.accumulators.iter().map(|a| a.size()).sum::<usize>()
+            + 2 * self.key_bytes
+            + self.by_key.capacity() * entry
+            + self.by_view.capacity() * (std::mem::size_of::<(u128, usize)>() + 8)
+            + self.len * std::mem::size_of::<u128>()
+            + self.rows.capacity() * std::mem::size_of::<usize>()
+    }
+
     /// Whether the groups so far should be emitted before more rows are read.
     fn full(&self) -> bool {
         self.len >= MAX_GROUPS || self.key_bytes >= MAX_KEY_BYTES
@@ -359,7 +398,7 @@ fn accumulators(aggregates: &[Arc<AggregateFunctionExpr>]) -> Result<Vec<Box<dyn
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow::array::{Float64Array, Int64Array, StringArray};
+    use arrow::array::{AsArray, Float64Array, Int64Array, StringArray};
     use arrow::datatypes::{Field, Schema};
 
     /// Writes `batch` to `path` as Parquet, dictionary-encoded or not, in row groups of `rows`.
@@ -457,6 +496,7 @@ mod tests {
             "SELECT upper(k) AS u, sum(i) FROM t GROUP BY upper(k) ORDER BY u",
             "SELECT k FROM t WHERE i < 500 GROUP BY k ORDER BY k",
             "SELECT k, count(*) FROM t GROUP BY k HAVING count(*) > 400 ORDER BY k",
+            "SELECT k, length(string_agg(k, '')) FROM t GROUP BY k ORDER BY k",
         ] {
             let (got, plan) = answer(&ours, sql).await;
             let (want, their_plan) = answer(&theirs, sql).await;
@@ -475,6 +515,9 @@ mod tests {
             // runpack's NaN-aware min and max of floats have no groups accumulator
             "SELECT k, min(v), max(v) FROM t GROUP BY k ORDER BY k",
             "SELECT k, array_agg(i ORDER BY i) FROM t GROUP BY k ORDER BY k",
+            // state that gathers values
+            "SELECT k, array_sort(array_agg(i)) FROM t GROUP BY k ORDER BY k",
+            "SELECT k, median(i) FROM t GROUP BY k ORDER BY k",
         ] {
             let (got, plan) = answer(&ours, sql).await;
             let (want, _) = answer(&theirs, sql).await;
@@ -526,5 +569,59 @@ mod tests {
         .unwrap();
         let partial_rows = partial_rows.unwrap();
         assert!(partial_rows > distinct && partial_rows <= rows, "{partial_rows}");
+    }
+
+    #[tokio::test]
+    async fn groups_the_memory_pool_cannot_hold_are_emitted_early() {
+        let dir = tempfile::tempdir().unwrap();
+        let distinct = 40_000;
+        let keys: Vec<String> =
+            (0..2 * distinct).map(|n| format!("checkpoint-{:08}-{}", n % distinct, "x".repeat(150))).collect();
+        let schema = Arc::new(Schema::new(vec![Field::new("k", DataType::Utf8, false)]));
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(StringArray::from(keys))]).unwrap();
+        let files = vec![dir.path().join("a.parquet")];
+        write(&files[0], &batch, true, 2 * distinct);
+        // fewer groups than MAX_GROUPS, more key bytes (40,000 of about 170, held twice) than a
+        // 12 MiB pool holds
+        let runtime = datafusion::execution::runtime_env::RuntimeEnvBuilder::new()
+            .with_memory_limit(12 << 20, 1.0)
+            .build_arc()
+            .unwrap();
+        let state = datafusion::execution::SessionStateBuilder::new()
+            .with_config(datafusion::prelude::SessionConfig::new().with_target_partitions(2))
+            .with_default_features()
+            .with_runtime_env(runtime)
+            .with_physical_optimizer_rule(Arc::new(ViewGroupBy))
+            .build();
+        let ctx = datafusion::prelude::SessionContext::new_with_state(state);
+        super::super::register_parquet(&ctx, "t", &files, super::super::string_views(&schema), &[]).await.unwrap();
+        let plan =
+            ctx.sql("SELECT k, count(*) AS n FROM t GROUP BY k").await.unwrap().create_physical_plan().await.unwrap();
+        // the partial stage alone, every partition: only it takes from the pool
+        let mut partial = None;
+        plan.apply(|n| {
+            if n.is::<ViewGroupsExec>() {
+                partial = Some(Arc::clone(n));
+            }
+            Ok(TreeNodeRecursion::Continue)
+        })
+        .unwrap();
+        let partial = partial.unwrap();
+        let mut counts: HashMap<String, i64> = HashMap::new();
+        let mut partial_rows = 0;
+        for p in 0..partial.properties().partitioning.partition_count() {
+            let mut stream = partial.execute(p, ctx.task_ctx()).unwrap();
+            while let Some(b) = stream.next().await {
+                let b = b.unwrap();
+                partial_rows += b.num_rows();
+                let (k, n) = (b.column(0).as_string_view(), b.column(1).as_primitive::<arrow::datatypes::Int64Type>());
+                for r in 0..b.num_rows() {
+                    *counts.entry(k.value(r).to_string()).or_default() += n.value(r);
+                }
+            }
+        }
+        assert_eq!(counts.len(), distinct);
+        assert!(counts.values().all(|&n| n == 2));
+        assert!(partial_rows > distinct, "{partial_rows}");
     }
 }

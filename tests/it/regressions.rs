@@ -2111,7 +2111,11 @@ fn patterns_and_column_names_are_those_frictionless_reads_alike() {
     write(dir, "pipeline.toml", &toml.replace("SELECT id, uri FROM", "SELECT id, uri AS \\\"uri \\\" FROM"));
     let o = build(dir, &["-q", "--force"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("t.json: column \"uri \" begins or ends with a blank"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("t.json:/fields/1/name: column \"uri \" begins or ends with a blank"),
+        "{}",
+        stderr(&o)
+    );
     write(
         dir,
         "pipeline.toml",
@@ -3604,7 +3608,11 @@ fn verify_names_a_damaged_parquet_file_whatever_the_reader_does_with_it() {
     std::fs::write(copy.join("manifest.json"), m.replacen("\"type\": \"string\"", "\"type\": \"strinf\"", 1)).unwrap();
     let o = run(bin().arg("verify").arg(&copy));
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
-    assert!(stdout(&o).contains("manifest.json:/tables/0/schema: table training_runs: field "), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("manifest.json:/tables/0/schema/fields/0: table training_runs: field "),
+        "{}",
+        stdout(&o)
+    );
     assert!(stdout(&o).contains("type `strinf` is not supported"), "{}", stdout(&o));
     // a Hub repository's .gitattributes in a downloaded copy is no stray file
     copy_tree(good, &copy);
@@ -3712,4 +3720,25 @@ fn a_record_without_metrics_or_values_is_a_row_and_its_step_is_checked() {
         query(&release(dir, "nm"), "SELECT _source_line, _step, key FROM t ORDER BY _source_line"),
         "_source_line,_step,key\n1,0,loss\n3,2,\n"
     );
+}
+
+#[test]
+fn a_declared_source_field_no_record_holds_is_warned_of() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "s.jsonl", "{\"step\": 1, \"score\": 0.5}\n{\"step\": 2, \"score\": null}\n");
+    let field = |name: &str| format!("[[source.field]]\nname = \"{name}\"\ntype = \"number\"\n");
+    write(dir, "pipeline.toml", &one_source("sf", "s.jsonl", "jsonl", &field("scroe"), "SELECT * FROM raw", ""));
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = "warning: raw: [[source.field]] `scroe` is null in all 2 rows read: no record holds a value for it \
+                (a misspelled key?)";
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    let card = std::fs::read_to_string(release(dir, "sf").join("README.md")).unwrap();
+    assert!(card.contains("[[source.field]] `scroe` is null in all 2 rows read"), "{card}");
+    // a field some record holds is not warned of, null elsewhere or not
+    write(dir, "pipeline.toml", &one_source("sf", "s.jsonl", "jsonl", &field("score"), "SELECT * FROM raw", ""));
+    let o = build(dir, &["--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("misspelled"), "{}", stderr(&o));
 }
