@@ -30,10 +30,10 @@ pub struct FileStamp {
     /// Size in bytes.
     pub bytes: u64,
     /// Modification time, nanoseconds since the Unix epoch (-1 when unknown).
-    pub mtime_ns: i128,
+    pub mtime_ns: i64,
     /// Status change time (`st_ctime`), nanoseconds since the Unix epoch; none off Unix.
     #[serde(default)]
-    pub ctime_ns: Option<i128>,
+    pub ctime_ns: Option<i64>,
     /// Inode number; none off Unix.
     #[serde(default)]
     pub inode: Option<u64>,
@@ -55,7 +55,8 @@ impl FileStamp {
         #[cfg(unix)]
         let (ctime_ns, inode, device) = {
             use std::os::unix::fs::MetadataExt;
-            (Some(meta.ctime() as i128 * 1_000_000_000 + meta.ctime_nsec() as i128), Some(meta.ino()), Some(meta.dev()))
+            let ns = meta.ctime().saturating_mul(1_000_000_000).saturating_add(meta.ctime_nsec());
+            (Some(ns), Some(meta.ino()), Some(meta.dev()))
         };
         #[cfg(not(unix))]
         let (ctime_ns, inode, device) = (None, None, None);
@@ -85,11 +86,11 @@ pub struct InputCache {
     pub inputs: BTreeMap<String, CachedInput>,
 }
 
-fn mtime_ns(meta: &std::fs::Metadata) -> i128 {
+fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
     meta.modified()
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| d.as_nanos() as i128)
+        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
         .unwrap_or(-1)
 }
 
@@ -213,4 +214,30 @@ pub fn up_to_date(
         }
     }
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_saved_cache_loads_back_and_spares_hashing_an_unchanged_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("a.jsonl");
+        std::fs::write(&input, "{\"step\":1}\n").unwrap();
+        let stamp = FileStamp::of(&input).unwrap();
+        let mut cache = InputCache::default();
+        // a digest no file has: taken from the cache, it proves nothing was hashed
+        cache.record(&input, stamp, "cached");
+        let path = dir.path().join("cache.json");
+        cache.save(&path).unwrap();
+        let mut loaded = InputCache::load(&path);
+        assert_eq!(loaded.inputs, cache.inputs);
+        assert_eq!(loaded.sha256(&input).unwrap(), "cached");
+        // rewritten with the same size and its modification time set back: hashed again
+        let mtime = std::fs::metadata(&input).unwrap().modified().unwrap();
+        std::fs::write(&input, "{\"step\":2}\n").unwrap();
+        std::fs::File::options().write(true).open(&input).unwrap().set_modified(mtime).unwrap();
+        assert_eq!(loaded.sha256(&input).unwrap(), crate::hash::sha256_bytes(b"{\"step\":2}\n"));
+    }
 }
