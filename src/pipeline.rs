@@ -272,12 +272,12 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     let tables: std::result::Result<(), Failure> = async {
         for (i, v) in spec.def.views.iter().enumerate() {
             let sql = spec.view_sql(i)?;
+            let context = || format!("view {} ({})", v.name, origin(spec, v.sql.as_deref(), "view", &v.name));
             let df = ctx
                 .sql_with_options(&sql, crate::query::read_only(false))
                 .await
-                .map_err(|e| Error::sql(format!("view {}", v.name), e))?;
-            ctx.register_table(v.name.as_str(), df.into_view())
-                .map_err(|e| Error::sql(format!("view {}", v.name), e))?;
+                .map_err(|e| Error::sql(context(), e))?;
+            ctx.register_table(v.name.as_str(), df.into_view()).map_err(|e| Error::sql(context(), e))?;
         }
         order = table_order(spec)?;
         let referenced = crate::schema::referenced_columns(
@@ -1202,9 +1202,19 @@ impl SplitWriters {
 }
 
 fn sql_origin(spec: &PipelineSpec, i: usize) -> String {
-    match &spec.def.tables[i].sql {
+    let t = &spec.def.tables[i];
+    origin(spec, t.sql.as_deref(), "table", &t.name)
+}
+
+/// Where the SQL of a `[[table]]` or `[[view]]` (`section`) named `name` is: its file, or the
+/// line of pipeline.toml where its inline `query` starts.
+fn origin(spec: &PipelineSpec, sql: Option<&str>, section: &str, name: &str) -> String {
+    match sql {
         Some(p) => spec.dir.join(p).display().to_string(),
-        None => "inline query".into(),
+        None => match spec.inline_query_line(section, name) {
+            Some(line) => format!("inline query at {}:{line}", spec.file.display()),
+            None => "inline query".into(),
+        },
     }
 }
 

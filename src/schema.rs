@@ -179,7 +179,7 @@ impl TableSchema {
     /// line and column for JSON or structure errors, and naming the field for unknown types,
     /// duplicate names, or keys that name no field.
     pub fn load(path: &Path) -> Result<TableSchema> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = crate::spec::read_definition(path)?;
         // serde would read a struct from an array too ("invalid length 3, expected struct …")
         let start = text.trim_start_matches(['\u{feff}', ' ', '\t', '\r', '\n']);
         if let Some(c) = start.chars().next().filter(|c| *c != '{') {

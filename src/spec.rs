@@ -428,7 +428,7 @@ impl PipelineSpec {
             ));
         }
         let dir = file.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
-        let text = std::fs::read_to_string(&file).map_err(|e| Error::io(&file, e))?;
+        let text = read_definition(&file)?;
         let def: PipelineDef = toml::from_str(&text).map_err(|e| {
             let loc = match e.span() {
                 Some(span) => {
@@ -649,6 +649,20 @@ impl PipelineSpec {
                 }
                 None => None,
             });
+            // with a declared schema, a split column that is not one of its fields is known now,
+            // before any source is read
+            if let (Some(c), Some(Some(schema))) = (&t.split_column, table_schemas.last())
+                && schema.field(c).is_none()
+            {
+                let names: Vec<&str> = schema.fields.iter().map(|f| f.name.as_str()).collect();
+                return Err(Error::config(
+                    at(&format!("table {}", t.name)),
+                    format!(
+                        "split_column `{c}` is not a field of the table's schema (its fields: {})",
+                        names.join(", ")
+                    ),
+                ));
+            }
         }
         if def.tables.is_empty() {
             return Err(Error::config(file.display().to_string(), "no [[table]] is defined"));
@@ -670,14 +684,39 @@ impl PipelineSpec {
         })
     }
 
+    /// The 1-based line of pipeline.toml where the inline `query` of the `[[table]]` or
+    /// `[[view]]` (`section`) named `name` starts, for messages; `None` when it cannot be
+    /// told (the file changed, or the query is not written as `query = …` in the section).
+    pub fn inline_query_line(&self, section: &str, name: &str) -> Option<usize> {
+        let text = read_definition(&self.file).ok()?;
+        let header = format!("[[{section}]]");
+        let named = regex::Regex::new(&format!(r#"^\s*name\s*=\s*["']{}["']"#, regex::escape(name))).ok()?;
+        let query = regex::Regex::new(r"^\s*query\s*=").ok()?;
+        let (mut inside, mut is_it, mut at) = (false, false, None);
+        for (i, line) in text.lines().enumerate() {
+            let t = line.trim();
+            if t.starts_with('[') && t.ends_with(']') && !t.contains('=') {
+                if inside && is_it && at.is_some() {
+                    return at;
+                }
+                (inside, is_it, at) = (t == header, false, None);
+                continue;
+            }
+            if inside {
+                is_it |= named.is_match(line);
+                if at.is_none() && query.is_match(line) {
+                    at = Some(i + 1);
+                }
+            }
+        }
+        if inside && is_it { at } else { None }
+    }
+
     /// The SQL text of table `i`.
     pub fn table_sql(&self, i: usize) -> Result<String> {
         let t = &self.def.tables[i];
         match (&t.sql, &t.query) {
-            (Some(p), _) => {
-                let path = self.dir.join(p);
-                std::fs::read_to_string(&path).map_err(|e| Error::io(path, e))
-            }
+            (Some(p), _) => read_definition(&self.dir.join(p)),
             (None, Some(q)) => Ok(q.clone()),
             (None, None) => unreachable!("checked at load"),
         }
@@ -687,10 +726,7 @@ impl PipelineSpec {
     pub fn view_sql(&self, i: usize) -> Result<String> {
         let v = &self.def.views[i];
         match (&v.sql, &v.query) {
-            (Some(p), _) => {
-                let path = self.dir.join(p);
-                std::fs::read_to_string(&path).map_err(|e| Error::io(path, e))
-            }
+            (Some(p), _) => read_definition(&self.dir.join(p)),
             (None, Some(q)) => Ok(q.clone()),
             (None, None) => unreachable!("checked at load"),
         }
@@ -721,6 +757,9 @@ fn check_sql_choice(dir: &Path, sql: &Option<String>, query: &Option<String>, at
     match (sql, query) {
         (Some(_), Some(_)) => Err(Error::config(at, "give either `sql` (a file) or `query` (inline SQL), not both")),
         (None, None) => Err(Error::config(at, "needs `sql` (a file) or `query` (inline SQL)")),
+        (Some(p), None) if dir.join(p).is_dir() => {
+            Err(Error::config(at, format!("SQL file {} is a folder, not a file", dir.join(p).display())))
+        }
         (Some(p), None) if !dir.join(p).is_file() => {
             Err(Error::config(at, format!("SQL file {} not found", dir.join(p).display())))
         }
@@ -767,6 +806,28 @@ fn check_name(name: &str, what: &str, file: &Path, pattern: &str) -> Result<()> 
         Ok(())
     } else {
         Err(Error::config(file.display().to_string(), format!("{what} {name:?} must match {pattern}")))
+    }
+}
+
+/// The text of a file that defines the pipeline (pipeline.toml, SQL, a schema): UTF-8, with a
+/// leading byte order mark left out (RFC 8259 §8.1 lets a reader ignore it; editors on
+/// Windows write one).
+///
+/// Errors: [`Error::Io`] when it cannot be read, [`Error::Config`] at the line and column of
+/// the first byte that is not UTF-8.
+pub fn read_definition(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&bytes);
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Ok(text.to_string()),
+        Err(e) => {
+            let good = std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default();
+            let (line, col) = line_col(good, good.len());
+            Err(Error::config(
+                format!("{}:{line}:{col}", path.display()),
+                format!("byte 0x{:02x} is not UTF-8 text (save the file as UTF-8)", bytes[e.valid_up_to()]),
+            ))
+        }
     }
 }
 
@@ -870,6 +931,60 @@ mod tests {
             e.contains("steps.json:/foreignKeys/0/reference/resource: no table named `runz` (the tables: runs, steps)"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn definition_files_are_read_as_utf8_text_and_their_mistakes_found_at_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, bytes: &[u8]| std::fs::write(dir.path().join(name), bytes).unwrap();
+        let toml = |table: &str| {
+            format!(
+                "name = \"x\"\n[[source]]\nname = \"s\"\npath = \"s.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\n{table}"
+            )
+        };
+        let load = || PipelineSpec::load(dir.path()).map(|_| ()).map_err(|e| e.to_string());
+        // a byte order mark before the TOML and the schema is left out
+        write("t.json", "\u{feff}{\"fields\":[{\"name\":\"a\",\"type\":\"string\"}]}".as_bytes());
+        write(
+            "pipeline.toml",
+            format!("\u{feff}{}", toml("schema = \"t.json\"\nquery = \"SELECT a FROM s\"\n")).as_bytes(),
+        );
+        load().unwrap();
+        // a byte that is not UTF-8, at its line and column
+        write("t.json", b"{\"fields\":[\n {\"name\":\"\xe9\",\"type\":\"string\"}]}");
+        let e = load().unwrap_err();
+        assert!(e.contains("t.json:2:11: byte 0xe9 is not UTF-8 text"), "{e}");
+        // a folder named as the SQL file
+        std::fs::create_dir(dir.path().join("q.sql")).unwrap();
+        write("pipeline.toml", toml("sql = \"q.sql\"\n").as_bytes());
+        let e = load().unwrap_err();
+        assert!(e.contains("q.sql is a folder, not a file"), "{e}");
+        // a split column the declared schema lacks
+        write("t.json", b"{\"fields\":[{\"name\":\"a\",\"type\":\"string\"}]}");
+        write(
+            "pipeline.toml",
+            toml("schema = \"t.json\"\nquery = \"SELECT a FROM s\"\nsplit_column = \"splt\"\n").as_bytes(),
+        );
+        let e = load().unwrap_err();
+        assert!(e.contains("split_column `splt` is not a field of the table's schema (its fields: a)"), "{e}");
+    }
+
+    #[test]
+    fn an_inline_querys_line_in_pipeline_toml_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("pipeline.toml"),
+            "name = \"x\"\n[[source]]\nname = \"s\"\npath = \"s.jsonl\"\nformat = \"jsonl\"\n\
+             [[view]]\nname = \"v\"\nquery = \"SELECT 1\"\n\
+             [[table]]\nname = \"a\"\nquery = \"SELECT 1\"\n\
+             [[table]]\nquery = \"\"\"\nSELECT 2\"\"\"\nname = \"b\"\n",
+        )
+        .unwrap();
+        let spec = PipelineSpec::load(dir.path()).unwrap();
+        assert_eq!(spec.inline_query_line("view", "v"), Some(8));
+        assert_eq!(spec.inline_query_line("table", "a"), Some(11));
+        assert_eq!(spec.inline_query_line("table", "b"), Some(13));
+        assert_eq!(spec.inline_query_line("table", "v"), None);
     }
 
     #[test]
