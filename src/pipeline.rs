@@ -185,8 +185,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     let extra_metadata = crate::card::preflight(spec)?;
     let cache_path = crate::cache::InputCache::path(&opts.releases_dir, spec);
     let mut input_cache = crate::cache::InputCache::load(&cache_path);
-    // `force` trusts no cache: an input rewritten with the same size and modification time
-    // looks unchanged to it
+    // `force` trusts no cache and rebuilds whatever it says
     if let Some(existing) = Manifest::load(&target).ok().filter(|_| !opts.force) {
         progress.start("checking whether the release is up to date", Unit::None, None);
         // a different SOURCE_DATE_EPOCH makes a different manifest: not up to date
@@ -440,7 +439,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
             }
         })
         .collect();
-    unchanged_while_read(&inputs, &stamps)?;
+    unchanged_while_read(&inputs, &stamps, &inputs_out)?;
     identical_inputs(spec, &inputs_out, &mut report);
     let mut files: Vec<FileEntry> = data_files
         .into_iter()
@@ -653,13 +652,18 @@ fn identical_inputs(spec: &PipelineSpec, inputs: &[InputEntry], report: &mut Bui
     }
 }
 
-/// Checks that every input the build read has the stamp it had before the build began.
+/// Checks that every input the build read has the stamp it had before the build began. One
+/// whose size and modification time are unchanged but not its other metadata (a `chmod`, a
+/// hard link, a `touch` with the same time) is hashed again and compared with the digest the
+/// build recorded (`read`, the manifest's inputs).
 ///
 /// Errors: [`Error::Refused`] naming the first input that changed, appeared or went away
-/// while the build ran (a log still being written, a file replaced).
+/// while the build ran (a log still being written, a file replaced), [`Error::Io`] when one
+/// cannot be hashed again.
 fn unchanged_while_read(
     inputs: &BTreeMap<String, (PathBuf, BTreeSet<String>)>,
     before: &BTreeMap<PathBuf, crate::cache::FileStamp>,
+    read: &[InputEntry],
 ) -> Result<()> {
     for (rel, (path, _)) in inputs {
         let now = crate::cache::FileStamp::of(path).ok();
@@ -671,6 +675,13 @@ fn unchanged_while_read(
                     crate::hash::group_digits(b.bytes),
                     crate::hash::group_digits(n.bytes)
                 )
+            }
+            (Some(b), Some(n)) if b.mtime_ns == n.mtime_ns => {
+                let used = read.iter().find(|i| &i.path == rel).map(|i| i.sha256.as_str());
+                if used == Some(crate::hash::sha256_file(path)?.sha256.as_str()) {
+                    continue;
+                }
+                "it was rewritten or replaced".to_string()
             }
             (Some(_), Some(_)) => "it was rewritten or replaced".to_string(),
             (Some(_), None) => "it went away".to_string(),
@@ -1425,10 +1436,26 @@ mod tests {
             ("b.jsonl".to_string(), (b.clone(), BTreeSet::new())),
         ]
         .into();
-        unchanged_while_read(&inputs, &before).unwrap();
+        unchanged_while_read(&inputs, &before, &[]).unwrap();
+        // only its metadata changed (its status change time): hashed again, the same bytes
+        let mut perms = std::fs::metadata(&a).unwrap().permissions();
+        perms.set_readonly(true);
+        std::fs::set_permissions(&a, perms).unwrap();
+        let read = |rel: &str, text: &[u8]| InputEntry {
+            path: rel.into(),
+            bytes: text.len() as u64,
+            sha256: crate::hash::sha256_bytes(text),
+            sources: vec![],
+        };
+        let digests = [read("a.jsonl", b"{\"step\":1}\n"), read("b.jsonl", b"{\"step\":1}\n")];
+        unchanged_while_read(&inputs, &before, &digests).unwrap();
+        let mut perms = std::fs::metadata(&a).unwrap().permissions();
+        #[allow(clippy::permissions_set_readonly_false)]
+        perms.set_readonly(false);
+        std::fs::set_permissions(&a, perms).unwrap();
         // appended to
         std::fs::OpenOptions::new().append(true).open(&b).unwrap().write_all(b"{\"step\":2}\n").unwrap();
-        let e = unchanged_while_read(&inputs, &before).unwrap_err().to_string();
+        let e = unchanged_while_read(&inputs, &before, &digests).unwrap_err().to_string();
         assert!(
             e.starts_with("b.jsonl: this input changed while the build read it (its size went from 11 to 22 bytes)"),
             "{e}"
@@ -1438,15 +1465,15 @@ mod tests {
         std::fs::write(&a, "{\"step\":2}\n").unwrap();
         std::fs::File::options().write(true).open(&a).unwrap().set_modified(mtime).unwrap();
         let before: BTreeMap<PathBuf, _> = [(a.clone(), before[&a]), (b.clone(), stamp(&b))].into();
-        let e = unchanged_while_read(&inputs, &before).unwrap_err().to_string();
+        let e = unchanged_while_read(&inputs, &before, &digests).unwrap_err().to_string();
         assert!(
             e.contains("a.jsonl: this input changed while the build read it (it was rewritten or replaced)"),
             "{e}"
         );
         // gone, or not there when the build began
         std::fs::remove_file(&a).unwrap();
-        assert!(unchanged_while_read(&inputs, &before).unwrap_err().to_string().contains("(it went away)"));
-        let e = unchanged_while_read(&inputs, &BTreeMap::new()).unwrap_err().to_string();
+        assert!(unchanged_while_read(&inputs, &before, &[]).unwrap_err().to_string().contains("(it went away)"));
+        let e = unchanged_while_read(&inputs, &BTreeMap::new(), &[]).unwrap_err().to_string();
         assert!(e.contains("(it appeared after the build began)"), "{e}");
     }
 }

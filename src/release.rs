@@ -330,7 +330,14 @@ pub fn package_schema(schema: &crate::schema::TableSchema) -> serde_json::Value 
             items.constraints.enum_values = None;
         }
     }
-    let mut out = serde_json::to_value(&described).unwrap_or_else(|_| serde_json::json!({}));
+    package_schema_as_is(&described)
+}
+
+/// The table's schema with `"missingValues": []` and nothing left out: what packages held
+/// before [`package_schema`] left out the `enum` of JSON text columns, which `verify` still
+/// accepts.
+pub fn package_schema_as_is(schema: &crate::schema::TableSchema) -> serde_json::Value {
+    let mut out = serde_json::to_value(schema).unwrap_or_else(|_| serde_json::json!({}));
     if let serde_json::Value::Object(o) = &mut out {
         o.insert("missingValues".into(), serde_json::json!([]));
     }

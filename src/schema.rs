@@ -554,12 +554,13 @@ impl FieldDescriptor {
                 return Err(format!("enum value {v} is not of the field's type `{}`", self.field_type));
             }
         }
-        // Table Schema gives minimum and maximum the field's type: Frictionless readers refuse
-        // a fraction on an integer field
+        // Table Schema gives minimum and maximum the field's type: Frictionless readers fail on
+        // a fraction on an integer field (a whole number written as 1e3 or 0.0 they read)
+        let whole = |n: &serde_json::Number| n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0);
         if t == "integer"
             && let Some((what, n)) = [("minimum", &c.minimum), ("maximum", &c.maximum)]
                 .into_iter()
-                .find_map(|(w, n)| n.as_ref().filter(|n| !(n.is_i64() || n.is_u64())).map(|n| (w, n)))
+                .find_map(|(w, n)| n.as_ref().filter(|n| !whole(n)).map(|n| (w, n)))
         {
             return Err(format!("{what} {n} is not an integer, as an `integer` field's {what} must be"));
         }
@@ -1078,8 +1079,9 @@ mod tests {
         };
         let e = check(r#"{"name":"i","type":"integer","constraints":{"minimum":0.5}}"#).unwrap_err();
         assert!(e.contains("field `i`: minimum 0.5 is not an integer, as an `integer` field's minimum must be"), "{e}");
-        let e = check(r#"{"name":"i","type":"integer","constraints":{"minimum":0,"maximum":1e3}}"#).unwrap_err();
-        assert!(e.contains("maximum 1000.0 is not an integer"), "{e}");
+        let e = check(r#"{"name":"i","type":"integer","constraints":{"minimum":0,"maximum":999.5}}"#).unwrap_err();
+        assert!(e.contains("maximum 999.5 is not an integer"), "{e}");
+        assert!(check(r#"{"name":"i","type":"integer","constraints":{"minimum":0.0,"maximum":1e3}}"#).is_ok());
         assert!(check(r#"{"name":"x","type":"number","constraints":{"minimum":0.5}}"#).is_ok());
         let e = check(r#"{"name":"s","type":"string","constraints":{"minimum":1}}"#).unwrap_err();
         assert!(e.contains("field `s`: minimum/maximum applies to `integer` and `number` fields, not `string`"), "{e}");

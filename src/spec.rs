@@ -848,8 +848,8 @@ fn check_references(dir: &Path, def: &PipelineDef, schemas: &[Option<TableSchema
     for (t, schema) in def.tables.iter().zip(schemas) {
         let (Some(schema), Some(path)) = (schema, &t.schema) else { continue };
         for (k, fk) in schema.foreign_keys.iter().enumerate() {
-            let target =
-                if fk.reference.resource.is_empty() { t.name.as_str() } else { fk.reference.resource.as_str() };
+            // (a reference to the table itself, `"resource": ""`, is refused with the schema)
+            let target = fk.reference.resource.as_str();
             let at = |pointer: String| format!("{}:/foreignKeys/{k}/reference/{pointer}", dir.join(path).display());
             let Some(j) = def.tables.iter().position(|o| o.name == target) else {
                 let names: Vec<&str> = def.tables.iter().map(|o| o.name.as_str()).collect();

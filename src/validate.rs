@@ -577,9 +577,6 @@ fn converter(types: &[DataType]) -> Result<RowConverter> {
         .map_err(|e| Error::format("row converter", e))
 }
 
-/// Whether rows `rows` of `b` hold the same values in every column (NaN equal to NaN).
-///
-/// Errors: [`Error::Format`] for a column type Arrow cannot compare.
 /// The values of each `unique` column seen in the rows kept so far, with the converter that
 /// puts a column's values in row format.
 type UniqueSeen = BTreeMap<usize, (RowConverter, HashSet<OwnedRow>)>;
@@ -629,6 +626,9 @@ fn check_unique(
     }
 }
 
+/// Whether rows `rows` of `b` hold the same values in every column (NaN equal to NaN).
+///
+/// Errors: [`Error::Format`] for a column type Arrow cannot compare.
 fn same_rows(b: &RecordBatch, rows: &[usize]) -> Result<bool> {
     for c in b.columns() {
         let cmp = arrow::array::make_comparator(c.as_ref(), c.as_ref(), Default::default())

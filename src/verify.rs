@@ -1094,7 +1094,11 @@ fn check_datapackage(dir: &Path, m: &Manifest, rep: &mut VerifyReport) {
         if let Some(t) = m.table(name) {
             let want = crate::release::package_schema(&t.schema);
             let got = r.get("schema").cloned().unwrap_or_default();
-            if let Some(ptr) = first_difference(&want, &got, String::new()) {
+            // packages written before the enum of JSON text columns was left out hold the
+            // manifest's schema as it is: still the release's own
+            if got != crate::release::package_schema_as_is(&t.schema)
+                && let Some(ptr) = first_difference(&want, &got, String::new())
+            {
                 rep.problems.push(format!(
                     "datapackage.json: /resources/{i}/schema{ptr} ({name}) differs from the manifest's schema of table \
                      {name}: {} there, {} here",
@@ -1159,7 +1163,12 @@ fn check_datapackage(dir: &Path, m: &Manifest, rep: &mut VerifyReport) {
                 continue;
             }
             if let Some(w) = wanted.iter().find(|w| w.get("name").and_then(Value::as_str) == Some(name)) {
-                rep.problems.extend(differs(w, r, &format!("/resources/{i}")));
+                // the schema was compared above, an older package's included
+                let mut r = r.clone();
+                if let (Value::Object(o), Some(schema)) = (&mut r, w.get("schema")) {
+                    o.insert("schema".into(), schema.clone());
+                }
+                rep.problems.extend(differs(w, &r, &format!("/resources/{i}")));
             }
         }
     }

@@ -158,7 +158,8 @@ struct BuildArgs {
     releases_dir: PathBuf,
     /// Replace an existing release of the same version: without it, a version once built is
     /// never overwritten (changed inputs need --force or another --release-version), and with
-    /// it the build runs even when the inputs look unchanged (same sizes and modification times).
+    /// it the build runs even when the inputs look unchanged (same stamps in the input cache:
+    /// size, modification and status change times, inode).
     #[arg(long)]
     force: bool,
     /// What to do with rows that break the rules.

@@ -734,8 +734,11 @@ fn integer_text_exact_as_f64(s: &str) -> Option<bool> {
     Some(match (s.parse::<i64>(), s.parse::<u64>()) {
         (Ok(i), _) => (i as f64) as i128 == i as i128,
         (_, Ok(u)) => (u as f64) as u128 == u as u128,
-        // beyond 64 bits: exact only when the digits are a power-of-two multiple a float holds
-        _ => s.parse::<f64>().is_ok_and(|f| f.is_finite() && format!("{f:.0}") == s.trim_start_matches('+')),
+        // beyond 64 bits: exact when the float's own digits are the text's (leading zeros aside)
+        _ => {
+            let significant = digits.trim_start_matches('0');
+            s.parse::<f64>().is_ok_and(|f| f.is_finite() && format!("{:.0}", f.abs()) == significant)
+        }
     })
 }
 
@@ -991,6 +994,7 @@ mod tests {
         // 2^64 is a float; 2^64 + 1 is not
         assert_eq!(integer_text_exact_as_f64("18446744073709551616"), Some(true));
         assert_eq!(integer_text_exact_as_f64("18446744073709551617"), Some(false));
+        assert_eq!(integer_text_exact_as_f64("-018446744073709551616"), Some(true));
         for not_integer in ["", "-", "1.5", "1e3", " 1", "0x10"] {
             assert_eq!(integer_text_exact_as_f64(not_integer), None, "{not_integer:?}");
         }

@@ -360,7 +360,7 @@ fn convert(
             .then(|| direct::Decoder::new(columns, conv.nonfinite))
             .flatten(),
     };
-    // a [[source.field]] that no record holds is most likely a misspelled key: said once read
+    // a [[source.field]] null in every row kept is most likely a misspelled key: said once read
     let declared: Vec<(&str, usize)> =
         src.fields.iter().filter_map(|f| schema.index_of(&f.name).ok().map(|i| (f.name.as_str(), i))).collect();
     let mut held = vec![false; declared.len()];
@@ -427,8 +427,7 @@ fn convert(
                 "declared-field-empty",
                 None,
                 format!(
-                    "[[source.field]] `{name}` is null in all {} rows read: no record holds a value for it (a \
-                     misspelled key?)",
+                    "[[source.field]] `{name}` is null in all {} rows kept (a misspelled key?)",
                     crate::hash::group_digits(rows)
                 ),
             );
@@ -623,14 +622,6 @@ fn unpivot(obj: Map<String, Value>, ids: &[String]) -> Vec<Map<String, Value>> {
         let mut row: Map<String, Value> = id_values.iter().cloned().collect();
         row.insert("key".into(), Value::String(k));
         row.insert("value".into(), v);
-        out.push(row);
-    }
-    // a record of id columns only gives one row without a key, so that it is not lost and its
-    // ids are read and checked
-    if out.is_empty() {
-        let mut row: Map<String, Value> = id_values.into_iter().collect();
-        row.insert("key".into(), Value::Null);
-        row.insert("value".into(), Value::Null);
         out.push(row);
     }
     out

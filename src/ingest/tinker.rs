@@ -8,8 +8,8 @@
 //!   `step: Int64` (the record's `step`, null when absent), `metric: Utf8` (the key, literally,
 //!   `env/all/reward/total`), `value: Float64` (numbers; bare `NaN`/`Infinity` kept as IEEE
 //!   values), `value_text: Utf8` (strings, which supervised runs may log, and the JSON text of
-//!   any other value). A record without metrics (`{}`, a lone `step`) gives one row whose
-//!   `metric` is null, so that nothing read disappears and its step is still checked.
+//!   any other value). A record without metrics gives no row, unless its `step` is not an
+//!   integer: then one row whose `metric` is null, so that the step's type is checked.
 //! - `tinker-checkpoints`: one row per record: `name: Utf8` (`000020`, `final`, …),
 //!   `batch: Int64` (completed optimizer steps), `epoch: Int64`, `final: Boolean`,
 //!   `rolling: Boolean`, `state_path: Utf8` (`tinker://…/weights/<name>`), `sampler_path: Utf8`
@@ -71,9 +71,11 @@ pub fn metrics_rows(record: Map<String, Value>) -> Vec<Map<String, Value>> {
         row.insert("value_text".into(), text);
         rows.push(row);
     }
-    // a record without metrics (`{}`, a lone step) gives one row whose metric is null, so that
-    // it is not lost and its step is read and checked
-    if rows.is_empty() {
+    // a record without metrics whose step is not an integer (`{"step": "five"}`) gives one row
+    // whose metric is null, so that the step's type is checked and the record is not lost
+    // unseen; one with a good step or none (`{}`) holds nothing to keep
+    let integer_step = step.is_null() || step.is_i64() || step.is_u64();
+    if rows.is_empty() && !integer_step {
         let mut row = Map::with_capacity(4);
         row.insert("step".into(), step);
         for k in ["metric", "value", "value_text"] {

@@ -381,7 +381,8 @@ impl Groups {
         }
         let batch = RecordBatch::try_new(Arc::clone(&self.schema), columns)?;
         self.accumulators = accumulators(&self.aggregates)?;
-        self.by_key.clear();
+        // a new map: one cleared keeps its capacity, which the memory pool would still be charged
+        self.by_key = FastMap::default();
         self.by_view.clear();
         self.null_group = None;
         self.len = 0;
