@@ -173,30 +173,59 @@ pub fn definition_digest(spec: &PipelineSpec) -> Result<(Vec<HashedPath>, String
     Ok((files, crate::hash::sha256_bytes(listing.as_bytes())))
 }
 
-/// True when the release `manifest` describes is what building `spec` with `build_settings`
-/// would produce again: same runpack, pipeline definition, options, and inputs (by SHA-256),
-/// and every file of the release is still there with its size (`runpack verify` checks the
-/// content).
-pub fn up_to_date(
+/// What differs between the release `manifest` describes and what building `spec` with
+/// `build_settings` would produce: `None` when nothing does (same runpack, pipeline
+/// definition, options, and inputs by SHA-256, and every file of the release still there with
+/// its size; `runpack verify` checks the content), else the first difference found, for the
+/// user (`input raw/a.jsonl changed`).
+///
+/// Errors: [`Error::Io`] when an input cannot be hashed, [`Error::Config`] when the sources'
+/// files cannot be listed.
+pub fn stale(
     spec: &PipelineSpec,
     release: &Path,
     manifest: &Manifest,
     build_settings: &BTreeMap<String, serde_json::Value>,
     cache: &mut InputCache,
-) -> Result<bool> {
-    if manifest.runpack_version != env!("CARGO_PKG_VERSION") || &manifest.build != build_settings {
-        return Ok(false);
+) -> Result<Option<String>> {
+    if manifest.runpack_version != env!("CARGO_PKG_VERSION") {
+        return Ok(Some(format!("it was built by runpack {}", manifest.runpack_version)));
+    }
+    if &manifest.build != build_settings {
+        let changed: Vec<&str> = manifest
+            .build
+            .keys()
+            .chain(build_settings.keys())
+            .filter(|k| manifest.build.get(*k) != build_settings.get(*k))
+            .map(String::as_str)
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        return Ok(Some(format!("build options changed: {}", changed.join(", "))));
     }
     for f in &manifest.files {
         if !crate::release::safe_relative(&f.path)
             || std::fs::metadata(release.join(&f.path)).map(|m| m.len()).ok() != Some(f.bytes)
         {
-            return Ok(false);
+            return Ok(Some(format!("its file {} is missing or has another size", f.path)));
         }
     }
-    let (_, pipeline_sha) = definition_digest(spec)?;
+    let (files, pipeline_sha) = definition_digest(spec)?;
     if manifest.pipeline.sha256 != pipeline_sha {
-        return Ok(false);
+        let changed: Vec<&str> = files
+            .iter()
+            .filter(|f| !manifest.pipeline.files.iter().any(|m| m.path == f.path && m.sha256 == f.sha256))
+            .map(|f| f.path.as_str())
+            .chain(
+                manifest
+                    .pipeline
+                    .files
+                    .iter()
+                    .filter(|m| !files.iter().any(|f| f.path == m.path))
+                    .map(|m| m.path.as_str()),
+            )
+            .collect();
+        return Ok(Some(format!("pipeline files changed: {}", changed.join(", "))));
     }
     let mut current: BTreeMap<String, PathBuf> = BTreeMap::new();
     for src in &spec.def.sources {
@@ -204,16 +233,18 @@ pub fn up_to_date(
             current.insert(f.rel.clone(), f.path.clone());
         }
     }
-    if current.len() != manifest.inputs.len() {
-        return Ok(false);
+    if let Some(gone) = manifest.inputs.iter().find(|i| !current.contains_key(&i.path)) {
+        return Ok(Some(format!("input {} is no longer there", gone.path)));
+    }
+    if let Some(new) = current.keys().find(|rel| !manifest.inputs.iter().any(|i| &i.path == *rel)) {
+        return Ok(Some(format!("input {new} is new")));
     }
     for input in &manifest.inputs {
-        let Some(path) = current.get(&input.path) else { return Ok(false) };
-        if cache.sha256(path)? != input.sha256 {
-            return Ok(false);
+        if cache.sha256(&current[&input.path])? != input.sha256 {
+            return Ok(Some(format!("input {} changed", input.path)));
         }
     }
-    Ok(true)
+    Ok(None)
 }
 
 #[cfg(test)]

@@ -186,13 +186,17 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     let cache_path = crate::cache::InputCache::path(&opts.releases_dir, spec);
     let mut input_cache = crate::cache::InputCache::load(&cache_path);
     // `force` trusts no cache and rebuilds whatever it says
+    let mut stale = None;
     if let Some(existing) = Manifest::load(&target).ok().filter(|_| !opts.force) {
         progress.start("checking whether the release is up to date", Unit::None, None);
         // a different SOURCE_DATE_EPOCH makes a different manifest: not up to date
-        let same = existing.created_at == created_at(opts)
-            && crate::cache::up_to_date(spec, &target, &existing, &build_settings(spec, opts), &mut input_cache)?;
+        stale = if existing.created_at != created_at(opts) {
+            Some("SOURCE_DATE_EPOCH changed".to_string())
+        } else {
+            crate::cache::stale(spec, &target, &existing, &build_settings(spec, opts), &mut input_cache)?
+        };
         progress.finish();
-        if same {
+        if stale.is_none() {
             // inputs hashed again because only their stamps changed (touched, copied) are
             // not hashed again next time
             if let Err(e) = input_cache.save(&cache_path) {
@@ -209,7 +213,10 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     // each input's stamp before anything reads it: one that differs after the build was
     // changed while it was read, and the release would not hold what its manifest says
     let stamps = crate::cache::input_stamps(spec);
-    let staging = Staging::new(&target, opts.force)?;
+    let staging = Staging::new(&target, opts.force).map_err(|e| match (e, &stale) {
+        (Error::Refused(m), Some(why)) => Error::Refused(format!("{m} (what changed: {why})")),
+        (e, _) => e,
+    })?;
     let root = staging.path().to_path_buf();
     let work = root.join(".work");
     let mut report = BuildReport::new(opts.max_errors);

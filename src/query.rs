@@ -733,8 +733,18 @@ fn json_column(a: &arrow::array::ArrayRef) -> std::result::Result<arrow::array::
 fn table_ready(batch: &RecordBatch) -> Result<RecordBatch> {
     use arrow::array::{Array, AsArray};
     let batch = &nonfinite_as_words(batch)?;
+    // an EXPLAIN's plans keep their line breaks: the table shows them as lines
+    let names: Vec<&str> = batch.schema_ref().fields().iter().map(|f| f.name().as_str()).collect();
+    let plans = names == ["plan_type", "plan"];
+    let escape = |v: &str, column: usize| -> String {
+        if plans && column == 1 {
+            v.split('\n').map(crate::error::escape_control).collect::<Vec<_>>().join("\n")
+        } else {
+            crate::error::escape_control(v)
+        }
+    };
     let mut columns = Vec::with_capacity(batch.num_columns());
-    for c in batch.columns() {
+    for (i, c) in batch.columns().iter().enumerate() {
         let texts: Option<Vec<Option<&str>>> = match c.data_type() {
             DataType::Utf8 => Some(c.as_string::<i32>().iter().collect()),
             DataType::LargeUtf8 => Some(c.as_string::<i64>().iter().collect()),
@@ -743,8 +753,7 @@ fn table_ready(batch: &RecordBatch) -> Result<RecordBatch> {
         };
         match texts {
             Some(t) if t.iter().flatten().any(|v| v.chars().any(char::is_control)) => {
-                let escaped: arrow::array::StringArray =
-                    t.iter().map(|v| v.map(crate::error::escape_control)).collect();
+                let escaped: arrow::array::StringArray = t.iter().map(|v| v.map(|v| escape(v, i))).collect();
                 let escaped =
                     arrow::compute::cast(&escaped, c.data_type()).map_err(|e| Error::format("query result", e))?;
                 debug_assert_eq!(escaped.len(), c.len());

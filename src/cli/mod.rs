@@ -447,6 +447,13 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             }
         }
         Command::Query { source, sql, format, schema, table, timing, hub } => {
+            // `query "SELECT …" releases/x`: the two arguments the other way round
+            if !std::path::Path::new(&source).exists() && std::path::Path::new(&sql).exists() {
+                return Err(Error::Refused(format!(
+                    "{source}: no such file or folder, and the SQL argument `{sql}` is one: the source comes first \
+                     (runpack query <SOURCE> <SQL>)"
+                )));
+            }
             hub.for_local(std::path::Path::new(&source))?;
             let declared = schema.as_deref().map(crate::schema::TableSchema::load).transpose()?;
             runtime()?.block_on(async {

@@ -190,6 +190,13 @@ impl RemoteVerifyReport {
 /// The expected files of a local release folder: every manifest file plus `manifest.json`
 /// and `SHA256SUMS`, with both digests computed from the local bytes.
 pub(crate) fn local_expected(dir: &std::path::Path) -> Result<(Manifest, Vec<Expected>)> {
+    if !dir.join("manifest.json").is_file() {
+        return Err(Error::Refused(format!(
+            "{}: not a release (no manifest.json); --against takes a release folder such as \
+             releases/<name>/<version>",
+            dir.display()
+        )));
+    }
     let manifest = Manifest::load(dir)?;
     let mut rels: Vec<(String, Option<String>)> =
         manifest.files.iter().map(|f| (f.path.clone(), data_kind(&f.kind))).collect();

@@ -367,10 +367,12 @@ fn an_unchanged_rebuild_reads_nothing_and_a_changed_one_needs_force() {
         run(bin().arg("build").arg(&pipeline).arg("--releases-dir").arg(&out).env("SOURCE_DATE_EPOCH", "1800000000"));
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("already exists; pass --force"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("(what changed: SOURCE_DATE_EPOCH changed)"), "{}", stderr(&o));
     // nor would another threshold for the card's large-cell warnings
     let o = run(bin().arg("build").arg(&pipeline).arg("--releases-dir").arg(&out).args(["--large-cell-bytes", "100"]));
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("already exists; pass --force"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("(what changed: build options changed: large_cell_bytes)"), "{}", stderr(&o));
     // a changed input: the existing version is not overwritten without --force
     let f = pipeline.join("raw/experiments/results/arithmetic_metrics.jsonl");
     let text = std::fs::read_to_string(&f).unwrap();
@@ -378,6 +380,11 @@ fn an_unchanged_rebuild_reads_nothing_and_a_changed_one_needs_force() {
     let o = run(bin().args(["build", "-q"]).arg(&pipeline).arg("--releases-dir").arg(&out));
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("already exists; pass --force"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("(what changed: input raw/experiments/results/arithmetic_metrics.jsonl changed)"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(before, snapshot_files(&release), "the existing release is untouched");
     let o = run(bin().args(["build", "-q", "--force"]).arg(&pipeline).arg("--releases-dir").arg(&out));
     assert!(o.status.success(), "{}", stderr(&o));

@@ -3751,3 +3751,50 @@ fn a_declared_source_field_no_record_holds_is_warned_of() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!stderr(&o).contains("misspelled"), "{}", stderr(&o));
 }
+
+#[test]
+fn explain_shows_its_plans_line_by_line_in_the_table_format() {
+    let o = run(bin()
+        .args(["query", "-q"])
+        .arg(example_release())
+        .arg("EXPLAIN SELECT tinker_uri, count(*) FROM eval_samples GROUP BY tinker_uri"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(!out.contains("\\n"), "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines.iter().any(|l| l.starts_with("|               |   Aggregate: groupBy=")), "{out}");
+    assert!(lines.iter().any(|l| l.contains("ViewGroupsExec: ")), "{out}");
+    // other text keeps its control characters escaped
+    let o = run(bin().args(["query", "-q"]).arg(example_release()).arg("SELECT 'a' || chr(10) || 'b' AS x"));
+    assert!(stdout(&o).contains("| a\\nb |"), "{}", stdout(&o));
+}
+
+#[test]
+fn a_first_users_slips_get_messages_that_say_what_to_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    // a misspelled pipeline folder: the pipelines beside it are named
+    let o = run(bin().arg("build").arg(repo().join("pipelines/tinker-rl-benc")));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("tinker-rl-benc: no such pipeline folder or pipeline.toml (pipelines there: tinker-rl-bench"),
+        "{}",
+        stderr(&o)
+    );
+    // query's arguments the other way round
+    let o = run(bin().args(["query", "SELECT 1"]).arg(example_release()));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("the source comes first (runpack query <SOURCE> <SQL>)"), "{}", stderr(&o));
+    // --against a folder that is no release, said before any request
+    let o = run(bin()
+        .args(["verify", "hf://datasets/a/b", "--retries", "0", "--against"])
+        .arg(tmp.path())
+        .env("HF_ENDPOINT", "http://127.0.0.1:9")
+        .env_remove("HF_HUB_OFFLINE"));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("not a release (no manifest.json); --against takes a release folder"),
+        "{}",
+        stderr(&o)
+    );
+}
