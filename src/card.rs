@@ -451,6 +451,7 @@ pub fn preflight(spec: &PipelineSpec) -> Result<Option<Mapping>> {
             ),
         ));
     }
+    section_references(spec)?;
     let Some(rel) = &spec.def.card.metadata else { return Ok(None) };
     let path = spec.dir.join(rel);
     let text = crate::ingest::files::read_small(&path, 1 << 20)?;
@@ -523,6 +524,62 @@ pub struct SectionResult {
     pub table: Option<String>,
 }
 
+/// Checks that each card section's query reads only sources, views and tables of the pipeline
+/// (names without a schema; `information_schema.…` and the like are left to SQL), so that a
+/// misspelled name is found before any source is read, not after every table is built.
+///
+/// Errors: [`Error::Config`] at the section's `query` line of pipeline.toml, naming what
+/// there is and the closest name; SQL that does not parse is left to the run, which names its
+/// place.
+fn section_references(spec: &PipelineSpec) -> Result<()> {
+    let def = &spec.def;
+    let names: Vec<&str> = def
+        .sources
+        .iter()
+        .map(|s| s.name.as_str())
+        .chain(def.views.iter().map(|v| v.name.as_str()))
+        .chain(def.tables.iter().map(|t| t.name.as_str()))
+        .collect();
+    if !def.card.sections.iter().any(|s| s.query.is_some()) {
+        return Ok(());
+    }
+    // table functions (`generate_series(1, 3)`) are references too
+    let functions: Vec<String> = crate::query::session().state().table_functions().keys().cloned().collect();
+    for s in &def.card.sections {
+        let Some(q) = &s.query else { continue };
+        let Ok(statements) = datafusion::sql::parser::DFParser::parse_sql(q) else { continue };
+        for st in statements {
+            let Ok((refs, _)) = datafusion::sql::resolve::resolve_table_references(&st, true) else { continue };
+            let known = |n: &str| names.contains(&n) || functions.iter().any(|f| f == n);
+            let Some(unknown) = refs.iter().find(|r| r.schema().is_none() && !known(r.table())) else {
+                continue;
+            };
+            let name = unknown.table();
+            let close = names
+                .iter()
+                .map(|n| (strsim::jaro_winkler(n, name), n))
+                .filter(|(score, _)| *score > 0.85)
+                .max_by(|a, b| a.0.total_cmp(&b.0))
+                .map(|(_, n)| format!("; did you mean {n}?"))
+                .unwrap_or_default();
+            let at = match spec.card_section_query_line(&s.title) {
+                Some(line) => format!("{}:{line}", spec.file.display()),
+                None => spec.file.display().to_string(),
+            };
+            let mut sorted = names.clone();
+            sorted.sort();
+            return Err(Error::config(
+                format!("{at} [card] section {:?}", s.title),
+                format!(
+                    "the query reads `{name}`, which is no source, view or table of the pipeline (they are {}{close})",
+                    sorted.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Runs the card sections' queries over the built tables.
 pub async fn run_sections(ctx: &SessionContext, spec: &PipelineSpec) -> Result<Vec<SectionResult>> {
     let mut out = Vec::new();
@@ -530,7 +587,11 @@ pub async fn run_sections(ctx: &SessionContext, spec: &PipelineSpec) -> Result<V
         let table = match &s.query {
             Some(q) => {
                 let (schema, batches) = crate::query::run(ctx, q).await.map_err(|e| {
-                    Error::config(format!("{} [card] section {:?}", spec.file.display(), s.title), e.to_string())
+                    let at = match spec.card_section_query_line(&s.title) {
+                        Some(line) => format!("{}:{line}", spec.file.display()),
+                        None => spec.file.display().to_string(),
+                    };
+                    Error::config(format!("{at} [card] section {:?}", s.title), e.to_string())
                 })?;
                 Some(markdown_table(&schema, &batches))
             }

@@ -566,7 +566,18 @@ pub fn read_only(statements: bool) -> datafusion::execution::context::SQLOptions
 
 /// Runs one read-only SQL statement and collects the result.
 pub async fn run(ctx: &SessionContext, sql: &str) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    let df = ctx.sql_with_options(sql, read_only(false)).await.map_err(|e| Error::sql("query", e))?;
+    let df = match ctx.sql_with_options(sql, read_only(false)).await {
+        Ok(df) => df,
+        Err(e) => {
+            // a table that is not there: the tables that are, and the closest name
+            let context = datafusion::sql::parser::DFParser::parse_sql(sql)
+                .ok()
+                .and_then(|mut statements| statements.pop_front())
+                .map(|st| unknown_table_context(ctx, "query", &st))
+                .unwrap_or_else(|| "query".into());
+            return Err(Error::sql(context, e));
+        }
+    };
     let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
     let mut stream = df.execute_stream().await.map_err(|e| Error::sql("query", e))?;
     let mut batches = Vec::new();

@@ -690,7 +690,11 @@ impl PipelineSpec {
         if let Some(d) = &def.card.default_table
             && !def.tables.iter().any(|t| &t.name == d)
         {
-            return Err(Error::config(at("card.default_table"), format!("no table named `{d}`")));
+            let names: Vec<&str> = def.tables.iter().map(|t| t.name.as_str()).collect();
+            return Err(Error::config(
+                at("card.default_table"),
+                format!("no table named `{d}` (the tables: {})", names.join(", ")),
+            ));
         }
         Ok(PipelineSpec {
             dir,
@@ -707,9 +711,19 @@ impl PipelineSpec {
     /// `[[view]]` (`section`) named `name` starts, for messages; `None` when it cannot be
     /// told (the file changed, or the query is not written as `query = …` in the section).
     pub fn inline_query_line(&self, section: &str, name: &str) -> Option<usize> {
+        self.query_line(section, "name", name)
+    }
+
+    /// The 1-based line of pipeline.toml where the `query` of the `[[card.section]]` titled
+    /// `title` starts, for messages (see [`PipelineSpec::inline_query_line`]).
+    pub fn card_section_query_line(&self, title: &str) -> Option<usize> {
+        self.query_line("card.section", "title", title)
+    }
+
+    fn query_line(&self, section: &str, key: &str, value: &str) -> Option<usize> {
         let text = read_definition(&self.file).ok()?;
         let header = format!("[[{section}]]");
-        let named = regex::Regex::new(&format!(r#"^\s*name\s*=\s*["']{}["']"#, regex::escape(name))).ok()?;
+        let named = regex::Regex::new(&format!(r#"^\s*{key}\s*=\s*["']{}["']"#, regex::escape(value))).ok()?;
         let query = regex::Regex::new(r"^\s*query\s*=").ok()?;
         let (mut inside, mut is_it, mut at) = (false, false, None);
         for (i, line) in text.lines().enumerate() {

@@ -3798,3 +3798,37 @@ fn a_first_users_slips_get_messages_that_say_what_to_do() {
         stderr(&o)
     );
 }
+
+#[test]
+fn a_card_sections_misspelled_table_is_found_before_any_source_is_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // the source is not even there: the section's name is checked first
+    let section = |sql: &str| {
+        format!(
+            "name = \"cs\"\n[[source]]\nname = \"s\"\npath = \"missing.jsonl\"\nformat = \"jsonl\"\n\
+             [[table]]\nname = \"runs\"\nquery = \"SELECT a FROM s\"\n\
+             [[card.section]]\ntitle = \"Best\"\ntext = \"x\"\nquery = \"{sql}\"\n"
+        )
+    };
+    write(dir, "pipeline.toml", &section("SELECT * FROM run, generate_series(1, 2)"));
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "pipeline.toml:12 [card] section \"Best\": the query reads `run`, which is no source, view or table \
+             of the pipeline (they are runs, s; did you mean runs?)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    // a table function, a CTE and information_schema are no such mistake
+    write(
+        dir,
+        "pipeline.toml",
+        &section("WITH x AS (SELECT 1) SELECT * FROM x, generate_series(1, 2), information_schema.tables"),
+    );
+    let o = build(dir, &["-q"]);
+    assert!(!stderr(&o).contains("[card] section"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("missing.jsonl"), "{}", stderr(&o));
+}
