@@ -336,13 +336,16 @@ impl<'a> Validator<'a> {
                 if cols.iter().all(|&c| b.column(c).is_null(r)) {
                     continue;
                 }
-                if !set.keys.contains(&rows.row(r).owned()) {
+                // NaN equals no value, a referenced NaN included (as Frictionless readers check it)
+                let nan = arrays.iter().any(|a| is_nan_at(a, r));
+                if nan || !set.keys.contains(&rows.row(r).owned()) {
                     let names: Vec<&str> = cols.iter().map(|&c| self.schema.fields[c].name.as_str()).collect();
                     let vals: Vec<String> = cols.iter().map(|&c| cell_json(b.column(c), r).to_string()).collect();
+                    let why = if nan { " (NaN equals no value)" } else { "" };
                     reasons[r].push((
                         names.join(", "),
                         "foreignKey".into(),
-                        format!("value {} has no matching row in table {target}", vals.join(", ")),
+                        format!("value {} has no matching row in table {target}{why}", vals.join(", ")),
                     ));
                 }
             }
@@ -575,6 +578,18 @@ fn key_value(a: &ArrayRef) -> ArrayRef {
 fn converter(types: &[DataType]) -> Result<RowConverter> {
     RowConverter::new(types.iter().map(|t| SortField::new(t.clone())).collect())
         .map_err(|e| Error::format("row converter", e))
+}
+
+/// Whether row `r` of `a` is a floating-point NaN.
+fn is_nan_at(a: &ArrayRef, r: usize) -> bool {
+    use arrow::datatypes::{Float16Type, Float32Type, Float64Type};
+    a.is_valid(r)
+        && match a.data_type() {
+            DataType::Float64 => a.as_primitive::<Float64Type>().value(r).is_nan(),
+            DataType::Float32 => a.as_primitive::<Float32Type>().value(r).is_nan(),
+            DataType::Float16 => a.as_primitive::<Float16Type>().value(r).is_nan(),
+            _ => false,
+        }
 }
 
 /// The values of each `unique` column seen in the rows kept so far, with the converter that

@@ -3832,3 +3832,38 @@ fn a_card_sections_misspelled_table_is_found_before_any_source_is_read() {
     assert!(!stderr(&o).contains("[card] section"), "{}", stderr(&o));
     assert!(stderr(&o).contains("missing.jsonl"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_nan_in_a_foreign_key_matches_no_row() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "p.jsonl", "{\"k\": NaN}\n{\"k\": 1.5}\n");
+    write(dir, "c.jsonl", "{\"cid\": 1, \"k\": 1.5}\n{\"cid\": 2, \"k\": NaN}\n{\"cid\": 3, \"k\": null}\n");
+    write(dir, "p.json", r#"{"fields":[{"name":"k","type":"number"}],"primaryKey":["k"]}"#);
+    write(
+        dir,
+        "c.json",
+        r#"{"fields":[{"name":"cid","type":"integer"},{"name":"k","type":"number"}],"primaryKey":["cid"],"foreignKeys":[{"fields":["k"],"reference":{"resource":"parent","fields":["k"]}}]}"#,
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"nf\"\n[[source]]\nname = \"p\"\npath = \"p.jsonl\"\nformat = \"jsonl\"\n\
+         [[source]]\nname = \"c\"\npath = \"c.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"parent\"\nschema = \"p.json\"\nquery = \"SELECT k FROM p\"\n\
+         [[table]]\nname = \"child\"\nschema = \"c.json\"\nquery = \"SELECT cid, k FROM c\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert_violations(
+        &o,
+        1,
+        &["k: value \"NaN\" has no matching row in table parent (NaN equals no value) (table child, key cid=2"],
+    );
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "nf"), "SELECT cid FROM child ORDER BY cid"), "cid\n1\n3\n");
+    let o = run(std::process::Command::new(python())
+        .arg(repo().join("tests/python/validate_datapackage.py"))
+        .arg(release(dir, "nf")));
+    assert!(o.status.success(), "frictionless validates the release: {}{}", stdout(&o), stderr(&o));
+}
