@@ -1351,12 +1351,8 @@ fn a_rejected_rows_unique_values_and_a_clashing_duplicate_push_out_no_valid_row(
         "t.json",
         r#"{"fields":[{"name":"id","type":"integer"},{"name":"a","type":"string","constraints":{"unique":true}},{"name":"b","type":"string","constraints":{"unique":true}},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}],"primaryKey":["id"]}"#,
     );
-    write(
-        dir,
-        "pipeline.toml",
-        "name = \"uq\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n\
-         [[table]]\nname = \"t\"\nschema = \"t.json\"\nquery = \"SELECT * FROM raw\"\non_duplicate_key = \"keep-last\"\n",
-    );
+    let table = "schema = \"t.json\"\non_duplicate_key = \"keep-last\"\n";
+    write(dir, "pipeline.toml", &one_source("uq", "raw.jsonl", "jsonl", "", "SELECT * FROM raw", table));
     let o = build(dir, &["-q", "--on-invalid", "reject"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(query(&release(dir, "uq"), "SELECT id, a FROM t ORDER BY id"), "id,a\n1,x1\n3,x2\n4,x4\n");
