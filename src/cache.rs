@@ -191,25 +191,6 @@ pub fn stale(
     if manifest.runpack_version != env!("CARGO_PKG_VERSION") {
         return Ok(Some(format!("it was built by runpack {}", manifest.runpack_version)));
     }
-    if &manifest.build != build_settings {
-        let changed: Vec<&str> = manifest
-            .build
-            .keys()
-            .chain(build_settings.keys())
-            .filter(|k| manifest.build.get(*k) != build_settings.get(*k))
-            .map(String::as_str)
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        return Ok(Some(format!("build options changed: {}", changed.join(", "))));
-    }
-    for f in &manifest.files {
-        if !crate::release::safe_relative(&f.path)
-            || std::fs::metadata(release.join(&f.path)).map(|m| m.len()).ok() != Some(f.bytes)
-        {
-            return Ok(Some(format!("its file {} is missing or has another size", f.path)));
-        }
-    }
     let (files, pipeline_sha) = definition_digest(spec)?;
     if manifest.pipeline.sha256 != pipeline_sha {
         let changed: Vec<&str> = files
@@ -226,6 +207,25 @@ pub fn stale(
             )
             .collect();
         return Ok(Some(format!("pipeline files changed: {}", changed.join(", "))));
+    }
+    if &manifest.build != build_settings {
+        let changed: Vec<String> = manifest
+            .build
+            .keys()
+            .chain(build_settings.keys())
+            .filter(|k| manifest.build.get(*k) != build_settings.get(*k))
+            .map(|k| if k == "sources" { "the sources".to_string() } else { format!("--{}", k.replace('_', "-")) })
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        return Ok(Some(format!("build options changed: {}", changed.join(", "))));
+    }
+    for f in &manifest.files {
+        if !crate::release::safe_relative(&f.path)
+            || std::fs::metadata(release.join(&f.path)).map(|m| m.len()).ok() != Some(f.bytes)
+        {
+            return Ok(Some(format!("its file {} is missing or has another size", f.path)));
+        }
     }
     let mut current: BTreeMap<String, PathBuf> = BTreeMap::new();
     for src in &spec.def.sources {

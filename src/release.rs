@@ -334,8 +334,8 @@ pub fn package_schema(schema: &crate::schema::TableSchema) -> serde_json::Value 
 }
 
 /// The table's schema with `"missingValues": []` and nothing left out: what packages held
-/// before [`package_schema`] left out the `enum` of JSON text columns, which `verify` still
-/// accepts.
+/// before [`package_schema`] left out the `enum` of JSON text columns (Frictionless refuses
+/// them; `verify` says so).
 pub fn package_schema_as_is(schema: &crate::schema::TableSchema) -> serde_json::Value {
     let mut out = serde_json::to_value(schema).unwrap_or_else(|_| serde_json::json!({}));
     if let serde_json::Value::Object(o) = &mut out {

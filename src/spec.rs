@@ -446,7 +446,11 @@ impl PipelineSpec {
                  named by the sources of a pipeline.toml)",
             ));
         }
-        let dir = file.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+        let dir = file
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
         let text = read_definition(&file)?;
         let def: PipelineDef = toml::from_str(&text).map_err(|e| {
             let loc = match e.span() {
@@ -727,7 +731,8 @@ impl PipelineSpec {
         let query = regex::Regex::new(r"^\s*query\s*=").ok()?;
         let (mut inside, mut is_it, mut at) = (false, false, None);
         for (i, line) in text.lines().enumerate() {
-            let t = line.trim();
+            // a header may end with a comment: `[[table]]  # …`
+            let t = line.split('#').next().unwrap_or_default().trim();
             if t.starts_with('[') && t.ends_with(']') && !t.contains('=') {
                 if inside && is_it && at.is_some() {
                     return at;
@@ -1010,7 +1015,7 @@ mod tests {
             "name = \"x\"\n[[source]]\nname = \"s\"\npath = \"s.jsonl\"\nformat = \"jsonl\"\n\
              [[view]]\nname = \"v\"\nquery = \"SELECT 1\"\n\
              [[table]]\nname = \"a\"\nquery = \"SELECT 1\"\n\
-             [[table]]\nquery = \"\"\"\nSELECT 2\"\"\"\nname = \"b\"\n",
+             [[table]]  # b\nquery = \"\"\"\nSELECT 2\"\"\"\nname = \"b\"\n",
         )
         .unwrap();
         let spec = PipelineSpec::load(dir.path()).unwrap();

@@ -1094,17 +1094,23 @@ fn check_datapackage(dir: &Path, m: &Manifest, rep: &mut VerifyReport) {
         if let Some(t) = m.table(name) {
             let want = crate::release::package_schema(&t.schema);
             let got = r.get("schema").cloned().unwrap_or_default();
-            // packages written before the enum of JSON text columns was left out hold the
-            // manifest's schema as it is: still the release's own
-            if got != crate::release::package_schema_as_is(&t.schema)
-                && let Some(ptr) = first_difference(&want, &got, String::new())
-            {
-                rep.problems.push(format!(
-                    "datapackage.json: /resources/{i}/schema{ptr} ({name}) differs from the manifest's schema of table \
-                     {name}: {} there, {} here",
-                    crate::ingest::path::describe(pointer_or_null(&want, &ptr)),
-                    crate::ingest::path::describe(pointer_or_null(&got, &ptr))
-                ));
+            if let Some(ptr) = first_difference(&want, &got, String::new()) {
+                // what packages held before the enum of JSON text columns was left out
+                let message = if got == crate::release::package_schema_as_is(&t.schema) {
+                    format!(
+                        "datapackage.json: /resources/{i}/schema{ptr} ({name}) holds the enum of a column kept as JSON \
+                         text, which Frictionless readers compare with the column's text and refuse (an earlier \
+                         runpack wrote it); build the release again"
+                    )
+                } else {
+                    format!(
+                        "datapackage.json: /resources/{i}/schema{ptr} ({name}) differs from the manifest's schema of \
+                         table {name}: {} there, {} here",
+                        crate::ingest::path::describe(pointer_or_null(&want, &ptr)),
+                        crate::ingest::path::describe(pointer_or_null(&got, &ptr))
+                    )
+                };
+                rep.problems.push(message);
             }
         }
         for p in paths {

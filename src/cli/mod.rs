@@ -447,11 +447,20 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             }
         }
         Command::Query { source, sql, format, schema, table, timing, hub } => {
-            // `query "SELECT …" releases/x`: the two arguments the other way round
-            if !std::path::Path::new(&source).exists() && std::path::Path::new(&sql).exists() {
+            // `query "SELECT …" releases/x`: the two arguments the other way round (a source
+            // that reads as SQL and is no path, an SQL argument that is one)
+            let reads_as_sql = |t: &str| {
+                let word = t.split_whitespace().next().unwrap_or_default().to_ascii_uppercase();
+                t.contains(char::is_whitespace)
+                    && ["SELECT", "WITH", "EXPLAIN", "DESCRIBE", "SHOW", "VALUES"].contains(&word.as_str())
+            };
+            if reads_as_sql(&source)
+                && !std::path::Path::new(&source).exists()
+                && (std::path::Path::new(&sql).exists() || sql.contains(['*', '?']) || hub::is_hub(&sql))
+            {
                 return Err(Error::Refused(format!(
-                    "{source}: no such file or folder, and the SQL argument `{sql}` is one: the source comes first \
-                     (runpack query <SOURCE> <SQL>)"
+                    "{source}: no such file or folder, and the SQL argument `{sql}` looks like the source: the source \
+                     comes first (runpack query <SOURCE> <SQL>)"
                 )));
             }
             hub.for_local(std::path::Path::new(&source))?;

@@ -372,7 +372,7 @@ fn an_unchanged_rebuild_reads_nothing_and_a_changed_one_needs_force() {
     let o = run(bin().arg("build").arg(&pipeline).arg("--releases-dir").arg(&out).args(["--large-cell-bytes", "100"]));
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("already exists; pass --force"), "{}", stderr(&o));
-    assert!(stderr(&o).contains("(what changed: build options changed: large_cell_bytes)"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("(what changed: build options changed: --large-cell-bytes)"), "{}", stderr(&o));
     // a changed input: the existing version is not overwritten without --force
     let f = pipeline.join("raw/experiments/results/arithmetic_metrics.jsonl");
     let text = std::fs::read_to_string(&f).unwrap();

@@ -1688,14 +1688,17 @@ fn enum_compares_json_values_of_json_text_and_nested_columns() {
     assert_eq!(fields[2]["constraints"]["enum"], serde_json::json!([[1, 2.5], [2]]), "{fields}");
     let o = run(bin().args(["verify", "--data"]).arg(release(dir, "en")));
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
-    // a package written before the enum was left out still verifies; another enum does not
+    // a package written before the enum was left out, which Frictionless refuses, is said to be
     let mut old = package.clone();
     old["resources"][0]["schema"]["fields"][1]["constraints"] = serde_json::json!({"enum": [1, "a", {"k": 1}]});
     let package_path = release(dir, "en").join("datapackage.json");
     std::fs::write(&package_path, serde_json::to_string_pretty(&old).unwrap() + "\n").unwrap();
     reseal(&release(dir, "en"));
     let o = run(bin().arg("verify").arg(release(dir, "en")));
-    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("holds the enum of a column kept as JSON text"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("build the release again"), "{}", stdout(&o));
+    assert!(!stdout(&o).contains("where a build writes"), "{}", stdout(&o));
     old["resources"][0]["schema"]["fields"][1]["constraints"] = serde_json::json!({"enum": [1]});
     std::fs::write(&package_path, serde_json::to_string_pretty(&old).unwrap() + "\n").unwrap();
     reseal(&release(dir, "en"));
@@ -3705,7 +3708,7 @@ fn hub_options_that_can_never_work_are_refused_before_any_request() {
 fn a_record_without_metrics_is_no_row_unless_its_step_is_not_an_integer() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    write(dir, "m.jsonl", "{\"step\": 0, \"loss\": 1.0}\n{\"step\": \"five\"}\n{}\n{\"step\": 3}\n");
+    write(dir, "m.jsonl", "{\"step\": 0, \"loss\": 1.0}\n{\"step\": \"five\"}\n{}\n{\"step\": 3}\n{\"step\": 4.0}\n");
     let toml = |key: &str| {
         one_source("nm", "m.jsonl", "tinker-metrics", "", "SELECT * FROM raw", &format!("schema = \"t.json\"\n{key}"))
     };
@@ -3777,10 +3780,12 @@ fn a_first_users_slips_get_messages_that_say_what_to_do() {
         "{}",
         stderr(&o)
     );
-    // query's arguments the other way round
+    // query's arguments the other way round, a path or a glob
     let o = run(bin().args(["query", "SELECT 1"]).arg(example_release()));
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("the source comes first (runpack query <SOURCE> <SQL>)"), "{}", stderr(&o));
+    let o = run(bin().args(["query", "SELECT count(*) FROM t", "raw/*.jsonl"]).current_dir(tmp.path()));
+    assert!(stderr(&o).contains("the source comes first"), "{}", stderr(&o));
     // --against a folder that is no release, said before any request
     let o = run(bin()
         .args(["verify", "hf://datasets/a/b", "--retries", "0", "--against"])
