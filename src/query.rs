@@ -741,12 +741,12 @@ fn json_column(a: &arrow::array::ArrayRef) -> std::result::Result<arrow::array::
 /// `-Infinity` ([`nonfinite_as_words`]).
 ///
 /// Errors: [`Error::Format`] when the new batch cannot be assembled.
-fn table_ready(batch: &RecordBatch) -> Result<RecordBatch> {
+fn table_ready(batch: &RecordBatch, explain: bool) -> Result<RecordBatch> {
     use arrow::array::{Array, AsArray};
     let batch = &nonfinite_as_words(batch)?;
     // an EXPLAIN's plans keep their line breaks: the table shows them as lines
     let names: Vec<&str> = batch.schema_ref().fields().iter().map(|f| f.name().as_str()).collect();
-    let plans = names == ["plan_type", "plan"];
+    let plans = explain && names == ["plan_type", "plan"];
     let escape = |v: &str, column: usize| -> String {
         if plans && column == 1 {
             v.split('\n').map(crate::error::escape_control).collect::<Vec<_>>().join("\n")
@@ -1013,16 +1013,26 @@ pub fn print(
     batches: &[RecordBatch],
     out: &mut dyn std::io::Write,
 ) -> Result<()> {
-    let mut printer = Printer::new(format, schema.clone());
+    let mut printer = Printer::new(format, schema.clone(), false);
     for b in batches {
         printer.push(b, out)?;
     }
     printer.finish(out)
 }
 
+/// Whether the last statement of `sql` is an `EXPLAIN` (its result is plans, whose line breaks
+/// the table format keeps); `false` for SQL that does not parse.
+pub fn is_explain(sql: &str) -> bool {
+    datafusion::sql::parser::DFParser::parse_sql(sql)
+        .ok()
+        .and_then(|statements| statements.back().map(|st| matches!(st, datafusion::sql::parser::Statement::Explain(_))))
+        .unwrap_or(false)
+}
+
 /// Writes the batches of `stream` to `out` in `format` as they come: CSV, NDJSON and JSON hold
 /// one batch at a time; the table format waits for all of them (its column widths depend on
-/// every row).
+/// every row). With `explain` (see [`is_explain`]), the table format prints the plans' lines
+/// as lines; other text has its control characters escaped.
 ///
 /// Errors: as [`print`](fn@print), and [`Error::Sql`] named `context` (see [`run_script_stream`]) when
 /// the query fails while it runs.
@@ -1031,11 +1041,12 @@ pub async fn print_stream(
     schema: &SchemaRef,
     mut stream: datafusion::physical_plan::SendableRecordBatchStream,
     context: &str,
+    explain: bool,
     out: &mut dyn std::io::Write,
 ) -> Result<()> {
     // a statement without a result (`SET …`) runs, and prints nothing (JSON: an empty array)
     let nothing = schema.fields().is_empty();
-    let mut printer = Printer::new(format, schema.clone());
+    let mut printer = Printer::new(format, schema.clone(), explain);
     while let Some(b) = stream.next().await {
         let b = b.map_err(|e| Error::sql(context, e))?;
         if !nothing {
@@ -1063,13 +1074,15 @@ struct Printer {
     header: bool,
     /// The table format's batches, printed at the end.
     held: Vec<RecordBatch>,
+    /// Whether the result is an `EXPLAIN`'s plans (the table format keeps their line breaks).
+    explain: bool,
 }
 
 impl Printer {
-    fn new(format: PrintFormat, schema: SchemaRef) -> Self {
+    fn new(format: PrintFormat, schema: SchemaRef, explain: bool) -> Self {
         let unique = (format != PrintFormat::Table).then(|| unique_names(&schema)).flatten();
         let renamed = unique.is_some();
-        Printer { format, schema: unique.unwrap_or(schema), renamed, rows: 0, header: false, held: Vec::new() }
+        Printer { format, schema: unique.unwrap_or(schema), renamed, rows: 0, header: false, held: Vec::new(), explain }
     }
 
     fn push(&mut self, b: &RecordBatch, out: &mut dyn std::io::Write) -> Result<()> {
@@ -1126,7 +1139,7 @@ impl Printer {
                 if all.is_empty() {
                     all.push(RecordBatch::new_empty(self.schema.clone()));
                 }
-                let all = all.iter().map(table_ready).collect::<Result<Vec<_>>>()?;
+                let all = all.iter().map(|b| table_ready(b, self.explain)).collect::<Result<Vec<_>>>()?;
                 // NULL is said, so that it differs from the empty string (also inside lists)
                 let options = arrow::util::display::FormatOptions::default().with_null("NULL");
                 let t = arrow::util::pretty::pretty_format_batches_with_options(&all, &options)

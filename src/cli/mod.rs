@@ -491,7 +491,7 @@ async fn run_and_print(
         let (schema, stream, context) = crate::query::run_script_stream(ctx, sql).await?;
         // buffered: stdout alone flushes at every line break, a write per row
         let mut out = std::io::BufWriter::with_capacity(64 << 10, std::io::stdout().lock());
-        crate::query::print_stream(format, &schema, stream, &context, &mut out).await
+        crate::query::print_stream(format, &schema, stream, &context, crate::query::is_explain(sql), &mut out).await
     };
     // a reader that panics on a corrupt file becomes an error (the caller names the file)
     let result = match futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(run)).await {

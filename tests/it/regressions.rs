@@ -3763,8 +3763,13 @@ fn explain_shows_its_plans_line_by_line_in_the_table_format() {
     let lines: Vec<&str> = out.lines().collect();
     assert!(lines.iter().any(|l| l.starts_with("|               |   Aggregate: groupBy=")), "{out}");
     assert!(lines.iter().any(|l| l.contains("ViewGroupsExec: ")), "{out}");
-    // other text keeps its control characters escaped
+    // other text keeps its control characters escaped, also under an EXPLAIN's column names
     let o = run(bin().args(["query", "-q"]).arg(example_release()).arg("SELECT 'a' || chr(10) || 'b' AS x"));
+    assert!(stdout(&o).contains("| a\\nb |"), "{}", stdout(&o));
+    let o = run(bin()
+        .args(["query", "-q"])
+        .arg(example_release())
+        .arg("SELECT 'x' AS plan_type, 'a' || chr(10) || 'b' AS plan"));
     assert!(stdout(&o).contains("| a\\nb |"), "{}", stdout(&o));
 }
 
