@@ -210,13 +210,13 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
             });
         }
     }
-    // each input's stamp before anything reads it: one that differs after the build was
-    // changed while it was read, and the release would not hold what its manifest says
-    let stamps = crate::cache::input_stamps(spec);
     let staging = Staging::new(&target, opts.force).map_err(|e| match (e, &stale) {
         (Error::Refused(m), Some(why)) => Error::Refused(format!("{m} (what changed: {why})")),
         (e, _) => e,
     })?;
+    // each input's stamp before anything reads it: one that differs after the build was
+    // changed while it was read, and the release would not hold what its manifest says
+    let stamps = crate::cache::input_stamps(spec);
     let root = staging.path().to_path_buf();
     let work = root.join(".work");
     let mut report = BuildReport::new(opts.max_errors);

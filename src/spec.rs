@@ -414,7 +414,7 @@ impl PipelineSpec {
     pub fn load(path: &Path) -> Result<PipelineSpec> {
         let file = if path.is_dir() { path.join("pipeline.toml") } else { path.to_path_buf() };
         if !path.exists() {
-            let near: Vec<String> = path
+            let mut near: Vec<String> = path
                 .parent()
                 .map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p })
                 .and_then(|p| std::fs::read_dir(p).ok())
@@ -424,7 +424,6 @@ impl PipelineSpec {
                 .filter(|e| e.path().join("pipeline.toml").is_file())
                 .map(|e| e.file_name().to_string_lossy().into_owned())
                 .collect();
-            let mut near = near;
             near.sort();
             let hint = if near.is_empty() { String::new() } else { format!(" (pipelines there: {})", near.join(", ")) };
             return Err(Error::config(

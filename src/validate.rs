@@ -396,11 +396,16 @@ impl<'a> Validator<'a> {
                                 // validation: a valid row is not superseded by one that is rejected
                                 // (the invalid ones go to the rejects with their own reasons)
                                 // (nor by one whose unique values earlier rows already hold)
-                                let valid: Vec<usize> = (start..end)
-                                    .filter(|&r| reasons[r].is_empty() && !unique_taken(&self.unique, &unique_rows, r))
-                                    .collect();
-                                let pool: Vec<usize> =
-                                    if rejecting && !valid.is_empty() { valid } else { (start..end).collect() };
+                                let valid: Vec<usize> = if rejecting {
+                                    (start..end)
+                                        .filter(|&r| {
+                                            reasons[r].is_empty() && !unique_taken(&self.unique, &unique_rows, r)
+                                        })
+                                        .collect()
+                                } else {
+                                    Vec::new()
+                                };
+                                let pool: Vec<usize> = if valid.is_empty() { (start..end).collect() } else { valid };
                                 let rule =
                                     if self.policy == DuplicatePolicy::KeepLast { "keep-last" } else { "keep-first" };
                                 // rows the rule cannot order are violations of the key, not a choice

@@ -1169,12 +1169,7 @@ fn check_datapackage(dir: &Path, m: &Manifest, rep: &mut VerifyReport) {
                 continue;
             }
             if let Some(w) = wanted.iter().find(|w| w.get("name").and_then(Value::as_str) == Some(name)) {
-                // the schema was compared above, an older package's included
-                let mut r = r.clone();
-                if let (Value::Object(o), Some(schema)) = (&mut r, w.get("schema")) {
-                    o.insert("schema".into(), schema.clone());
-                }
-                rep.problems.extend(differs(w, &r, &format!("/resources/{i}")));
+                rep.problems.extend(differs(w, r, &format!("/resources/{i}")));
             }
         }
     }

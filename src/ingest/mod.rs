@@ -490,7 +490,6 @@ fn run_parquet(
             let mut found: BTreeMap<u64, Vec<(String, serde_json::Value)>> = BTreeMap::new();
             for parquet::CastProblem { row, column: col, message: msg, found: value } in problems {
                 let sref = SourceRef { file: input.rel.clone(), at: Position::Line(row) };
-                found.entry(row).or_default().push((col.clone(), value));
                 match opts.on_invalid {
                     OnInvalid::Fail => report.violation(Violation {
                         scope: crate::report::Scope::Source,
@@ -501,7 +500,10 @@ fn run_parquet(
                         key: None,
                         message: msg,
                     }),
-                    OnInvalid::Reject => bad.entry(row).or_default().push(format!("{col}: {msg}")),
+                    OnInvalid::Reject => {
+                        bad.entry(row).or_default().push(format!("{col}: {msg}"));
+                        found.entry(row).or_default().push((col, value));
+                    }
                 }
             }
             if !bad.is_empty() {

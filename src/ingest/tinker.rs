@@ -77,7 +77,7 @@ pub fn metrics_rows(record: Map<String, Value>) -> Vec<Map<String, Value>> {
     // (what the conversion reads as an Int64: 3 and 3.0, not 2^63)
     let integer_step = step.is_null()
         || step.is_i64()
-        || step.as_f64().is_some_and(|f| !step.is_u64() && f.fract() == 0.0 && f.abs() < 9.2e18);
+        || step.as_f64().is_some_and(|f| !step.is_u64() && f.fract() == 0.0 && f.abs() < i64::MAX as f64);
     if rows.is_empty() && !integer_step {
         let mut row = Map::with_capacity(4);
         row.insert("step".into(), step);

@@ -454,6 +454,19 @@ mod tests {
         .unwrap()
     }
 
+    /// The [`ViewGroupsExec`] of `plan` (there must be one).
+    fn partial_stage(plan: &Arc<dyn ExecutionPlan>) -> Arc<dyn ExecutionPlan> {
+        let mut found = None;
+        plan.apply(|n| {
+            if n.is::<ViewGroupsExec>() {
+                found = Some(Arc::clone(n));
+            }
+            Ok(TreeNodeRecursion::Continue)
+        })
+        .unwrap();
+        found.expect("a ViewGroupsExec in the plan")
+    }
+
     async fn answer(ctx: &datafusion::prelude::SessionContext, sql: &str) -> (String, String) {
         let (_, batches) = super::super::run(ctx, sql).await.unwrap();
         let (_, plan) = super::super::run(ctx, &format!("EXPLAIN {sql}")).await.unwrap();
@@ -560,15 +573,7 @@ mod tests {
             ours.sql("SELECT k, count(*) FROM t GROUP BY k").await.unwrap().create_physical_plan().await.unwrap();
         let out = datafusion::physical_plan::collect(Arc::clone(&plan), ours.task_ctx()).await.unwrap();
         assert_eq!(out.iter().map(RecordBatch::num_rows).sum::<usize>(), distinct);
-        let mut partial_rows = None;
-        plan.apply(|n| {
-            if n.is::<ViewGroupsExec>() {
-                partial_rows = n.metrics().and_then(|m| m.output_rows());
-            }
-            Ok(TreeNodeRecursion::Continue)
-        })
-        .unwrap();
-        let partial_rows = partial_rows.unwrap();
+        let partial_rows = partial_stage(&plan).metrics().and_then(|m| m.output_rows()).unwrap();
         assert!(partial_rows > distinct && partial_rows <= rows, "{partial_rows}");
     }
 
@@ -599,15 +604,7 @@ mod tests {
         let plan =
             ctx.sql("SELECT k, count(*) AS n FROM t GROUP BY k").await.unwrap().create_physical_plan().await.unwrap();
         // the partial stage alone, every partition: only it takes from the pool
-        let mut partial = None;
-        plan.apply(|n| {
-            if n.is::<ViewGroupsExec>() {
-                partial = Some(Arc::clone(n));
-            }
-            Ok(TreeNodeRecursion::Continue)
-        })
-        .unwrap();
-        let partial = partial.unwrap();
+        let partial = partial_stage(&plan);
         let mut counts: HashMap<String, i64> = HashMap::new();
         let mut partial_rows = 0;
         for p in 0..partial.properties().partitioning.partition_count() {
