@@ -571,7 +571,7 @@ fn section_references(spec: &PipelineSpec) -> Result<()> {
             return Err(Error::config(
                 format!("{at} [card] section {:?}", s.title),
                 format!(
-                    "the query reads `{name}`, which is no source, view or table of the pipeline (they are {}{close})",
+                    "the query reads `{name}`, which is no source, view or table of the pipeline (those: {}{close})",
                     sorted.join(", ")
                 ),
             ));
@@ -924,7 +924,12 @@ pub fn render(
         if !t.schema.primary_key.is_empty() {
             let _ = write!(b, ", one per ({})", t.schema.primary_key.join(", "));
         }
-        let _ = write!(b, "; duplicate-key rule `{}`", t.on_duplicate_key);
+        if t.schema.primary_key.is_empty() {
+            // no key: nothing tells two rows apart, and equal rows are all kept
+            b.push_str("; no primary key (rows are not checked for duplicates)");
+        } else {
+            let _ = write!(b, "; duplicate-key rule `{}`", t.on_duplicate_key);
+        }
         if t.duplicates_dropped > 0 {
             let _ = write!(
                 b,

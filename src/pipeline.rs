@@ -837,17 +837,30 @@ async fn plan_table(cx: &TableCx<'_>) -> Result<TablePlan> {
         None => inferred_schema(&t.name, &result_schema)?,
     };
     let target_schema = table_schema.arrow_schema();
-    check_columns(&t.name, &result_schema, &table_schema, &target_schema)?;
+    let schema_file = t.schema.as_ref().map(|p| spec.dir.join(p).display().to_string());
+    check_columns(&t.name, schema_file.as_deref(), &result_schema, &table_schema, &target_schema)?;
     let sort_cols = release::row_order(&table_schema, |c| result_schema.field_with_name(c).is_ok());
     let policy = cx.opts.on_duplicate_key.unwrap_or(t.on_duplicate_key);
     if policy != DuplicatePolicy::Error
         && (result_schema.field_with_name("_source_file").is_err()
             || result_schema.field_with_name("_source_line").is_err())
     {
+        // the option sets the rule of every table: the table's own rule may be the one to set
+        let option = match cx.opts.on_duplicate_key {
+            Some(_) if t.on_duplicate_key != policy => format!(
+                "; --on-duplicate-key sets the rule of every table: leave it out and set \
+                 `on_duplicate_key = \"{}\"` on the tables that need it in {}",
+                policy.as_str(),
+                spec.file.display()
+            ),
+            _ => String::new(),
+        };
         return Err(Error::config(
             format!("table {} ({})", t.name, sql_origin(spec, i)),
-            "the keep-last and keep-first duplicate-key rules need the input order of the rows: select \
-             `_source_file` and `_source_line` in the query (and declare them in the schema)",
+            format!(
+                "the keep-last and keep-first duplicate-key rules need the input order of the rows: select \
+                 `_source_file` and `_source_line` in the query (and declare them in the schema){option}"
+            ),
         ));
     }
     let plan = df.create_physical_plan().await.map_err(|e| Error::sql(format!("table {}", t.name), e))?;
@@ -1312,7 +1325,15 @@ fn inferred_schema(table: &str, result: &Schema) -> Result<TableSchema> {
     Ok(TableSchema::from_arrow(&Schema::new(fields)))
 }
 
-fn check_columns(table: &str, result: &Schema, schema: &TableSchema, target: &Schema) -> Result<()> {
+/// Checks that the query's columns are the schema's and can be cast to its types.
+/// `schema_file` is the declared schema's path, for the messages (`None`: inferred).
+fn check_columns(
+    table: &str,
+    schema_file: Option<&str>,
+    result: &Schema,
+    schema: &TableSchema,
+    target: &Schema,
+) -> Result<()> {
     let ctx = format!("table {table}");
     for f in target.fields() {
         let Ok(found) = result.field_with_name(f.name()) else {
@@ -1327,6 +1348,7 @@ fn check_columns(table: &str, result: &Schema, schema: &TableSchema, target: &Sc
             ));
         };
         if !castable(found.data_type(), f.data_type()) {
+            let declared = schema.field(f.name());
             let nested = matches!(
                 found.data_type(),
                 DataType::Struct(_) | DataType::List(_) | DataType::LargeList(_) | DataType::Map(..)
@@ -1341,9 +1363,12 @@ fn check_columns(table: &str, result: &Schema, schema: &TableSchema, target: &Sc
             return Err(Error::config(
                 ctx,
                 format!(
-                    "column `{}` is {} in the query but the schema says {}; {fix}",
+                    "column `{}` is {} in the query but the schema{} declares it {}{} ({}); {fix}",
                     f.name(),
                     type_name(found.data_type()),
+                    schema_file.map(|p| format!(" ({p})")).unwrap_or_default(),
+                    declared.map(|d| d.field_type.as_str()).unwrap_or("of another type"),
+                    declared.and_then(|d| d.format.as_deref()).map(|f| format!(" of format {f}")).unwrap_or_default(),
                     type_name(f.data_type())
                 ),
             ));

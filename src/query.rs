@@ -1216,7 +1216,7 @@ fn unknown_table_context(ctx: &SessionContext, context: &str, st: &datafusion::s
             .max_by(|a, b| a.0.total_cmp(&b.0));
         close.map(|(_, t)| format!("; did you mean {t}?")).unwrap_or_default()
     };
-    format!("{context} (the tables are {}{hint})", tables.join(", "))
+    format!("{context} (the tables: {}{hint})", tables.join(", "))
 }
 
 /// Plans one statement (refusing any that would write) and starts it.

@@ -19,14 +19,35 @@ pub struct SourceRef {
     pub at: Position,
 }
 
-/// A place inside a raw file.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+/// A place inside a raw file. Places order as they come in the file: lines by number,
+/// JSON pointers in document order (array indices by number: `/runs/2` before `/runs/10`),
+/// lines before pointers.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(untagged)]
 pub enum Position {
     /// 1-based line number (JSONL, CSV: the line the record starts on).
     Line(u64),
     /// RFC 6901 JSON pointer of the record inside a JSON document.
     Pointer(String),
+}
+
+impl Ord for Position {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        match (self, other) {
+            (Position::Line(a), Position::Line(b)) => a.cmp(b),
+            (Position::Line(_), Position::Pointer(_)) => std::cmp::Ordering::Less,
+            (Position::Pointer(_), Position::Line(_)) => std::cmp::Ordering::Greater,
+            (Position::Pointer(a), Position::Pointer(b)) => {
+                crate::sort::pointer_order_key(a).cmp(&crate::sort::pointer_order_key(b)).then_with(|| a.cmp(b))
+            }
+        }
+    }
+}
+
+impl PartialOrd for Position {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 impl fmt::Display for Position {
@@ -241,5 +262,18 @@ impl BuildReport {
     pub fn to_error(&mut self) -> crate::Error {
         self.violations.sort();
         crate::Error::Invalid { violations: self.violations.clone(), total: self.violations_total }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Position;
+
+    #[test]
+    fn places_order_as_they_come_in_the_file() {
+        let p = |s: &str| Position::Pointer(s.into());
+        let mut v = vec![p("/runs/10"), p("/runs/2"), Position::Line(11), p("/runs/2/a"), Position::Line(9), p("")];
+        v.sort();
+        assert_eq!(v, vec![Position::Line(9), Position::Line(11), p(""), p("/runs/2"), p("/runs/2/a"), p("/runs/10")]);
     }
 }

@@ -316,7 +316,7 @@ fn sortable(schema: &SchemaRef, k: usize, column: &ArrayRef) -> ArrayRef {
 /// (decimal digits) by number and before object keys, keys by their bytes; a pointer comes
 /// before the pointers below it. A text that is no pointer (it does not start with `/`) is
 /// one token: a line number written as text (`"9"` before `"11"`) orders by number.
-fn pointer_order_key(pointer: &str) -> Vec<u8> {
+pub(crate) fn pointer_order_key(pointer: &str) -> Vec<u8> {
     let mut out = Vec::with_capacity(pointer.len() + 8);
     let tokens = match pointer.strip_prefix('/') {
         Some(rest) => rest,

@@ -373,6 +373,17 @@ pub enum DuplicatePolicy {
     KeepFirst,
 }
 
+impl DuplicatePolicy {
+    /// The rule's name in `pipeline.toml` and on the command line (`keep-last`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DuplicatePolicy::Error => "error",
+            DuplicatePolicy::KeepLast => "keep-last",
+            DuplicatePolicy::KeepFirst => "keep-first",
+        }
+    }
+}
+
 /// `[[table]]`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -57,6 +57,8 @@ pub struct Validator<'a> {
     /// Compiled `pattern` of the `items` of array columns, by column index.
     item_patterns: BTreeMap<usize, regex::Regex>,
     unique: BTreeMap<usize, (RowConverter, HashSet<OwnedRow>)>,
+    /// Foreign keys: the key's columns, the referenced table and columns as written in
+    /// messages (`checkpoints(tinker_uri)`), the referenced keys, and their row converter.
     fks: Vec<(Vec<usize>, String, &'a KeySet, RowConverter)>,
     collect_keys: Vec<(Vec<String>, Vec<usize>, RowConverter, KeySet)>,
     /// The split column and the allowed split names (empty: any loadable name).
@@ -162,6 +164,8 @@ impl<'a> Validator<'a> {
                     ));
                 }
             }
+            // named with the columns it references: `checkpoints(tinker_uri)`
+            let target = format!("{target}({})", fk.reference.fields.join(", "));
             fks.push((cols, target, set, converter(&set.types)?));
         }
         let mut collect_keys = Vec::new();
@@ -406,8 +410,7 @@ impl<'a> Validator<'a> {
                                     Vec::new()
                                 };
                                 let pool: Vec<usize> = if valid.is_empty() { (start..end).collect() } else { valid };
-                                let rule =
-                                    if self.policy == DuplicatePolicy::KeepLast { "keep-last" } else { "keep-first" };
+                                let rule = self.policy.as_str();
                                 // rows the rule cannot order are violations of the key, not a choice
                                 let key = self.schema.primary_key.join(", ");
                                 let mut unordered = |rows: &[usize], message: String| {

@@ -180,7 +180,9 @@ impl TableWriter {
         });
         let jsonl_shown = jsonl_path.clone();
         let jsonl = Sink::start(jsonl_path.clone(), move |rx| {
-            let mut w = HashingWriter::new(BufWriter::with_capacity(1 << 20, jf));
+            // a buffer no larger than the pieces the hashing writer passes on, so that a
+            // whole piece goes straight to the file instead of being copied into the buffer
+            let mut w = HashingWriter::new(BufWriter::with_capacity(crate::hash::WRITE_PIECE_BYTES, jf));
             for (text, range) in rx {
                 let text: Arc<Vec<u8>> = text;
                 w.write_all(&text[range]).map_err(|e| Error::io(&jsonl_shown, e))?;

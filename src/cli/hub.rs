@@ -437,12 +437,14 @@ pub fn verify(target: impl AsRef<std::ffi::OsStr>, a: VerifyHubArgs, quiet: bool
         }
         Ok(0)
     } else {
-        say!(
-            "{} problem{} found in {target} at commit {}",
-            rep.problems.len(),
-            if rep.problems.len() == 1 { "" } else { "s" },
-            rep.commit
-        );
+        if !quiet {
+            say!(
+                "{} problem{} found in {target} at commit {}",
+                rep.problems.len(),
+                if rep.problems.len() == 1 { "" } else { "s" },
+                rep.commit
+            );
+        }
         Ok(1)
     }
 }

@@ -391,7 +391,8 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
                 }
                 output::summary(&outcome);
             }
-            println!("{}", outcome.release_dir.display());
+            // the release is written: a closed stdout (`| true`) does not undo that
+            let _ = writeln!(std::io::stdout().lock(), "{}", outcome.release_dir.display());
             Ok(0)
         }
         Command::Publish(a) => hub::publish(a, quiet),
@@ -437,12 +438,14 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
                 }
                 Ok(0)
             } else {
-                say!(
-                    "{} problem{} found in {}",
-                    rep.problems.len(),
-                    if rep.problems.len() == 1 { "" } else { "s" },
-                    release.display()
-                );
+                if !quiet {
+                    say!(
+                        "{} problem{} found in {}",
+                        rep.problems.len(),
+                        if rep.problems.len() == 1 { "" } else { "s" },
+                        release.display()
+                    );
+                }
                 Ok(1)
             }
         }

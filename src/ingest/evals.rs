@@ -251,11 +251,21 @@ fn pass_at_k(v: Option<&Value>, base: &[&str], problems: &mut ShapeProblems) -> 
         let digits = key.strip_prefix("pass@").unwrap_or(key);
         let k = digits.bytes().all(|b| b.is_ascii_digit()).then(|| digits.parse::<i64>().ok()).flatten();
         let Some(k) = k.filter(|k| *k > 0) else {
-            problems.push((at(&segs), "expected a key `k` or `pass@k` with k a positive integer".into()));
+            let found = if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && k.is_none() {
+                " (this k is beyond 64 bits)"
+            } else {
+                ""
+            };
+            problems.push((at(&segs), format!("expected a key `k` or `pass@k` with k a positive integer{found}")));
             continue;
         };
         if !is_float_like(val) {
             problem(problems, at(&segs), "a number", val);
+            continue;
+        }
+        // pass@k is the chance that one of k samples is right
+        if let Some(x) = val.as_f64().filter(|x| !(0.0..=1.0).contains(x)) {
+            problems.push((at(&segs), format!("expected a pass@k value from 0 to 1, found {x}")));
             continue;
         }
         if let Some((first, _)) = pairs.get(&k) {
@@ -265,6 +275,18 @@ fn pass_at_k(v: Option<&Value>, base: &[&str], problems: &mut ShapeProblems) -> 
         pairs.insert(k, (key.clone(), val.clone()));
     }
     Value::Array(pairs.into_iter().map(|(k, (_, v))| serde_json::json!({"k": k, "value": v})).collect())
+}
+
+/// A problem for each of `keys` of `r` that holds a number below 0 (a count of examples;
+/// other kinds of value are the conversion's to judge), at its path under `base`.
+fn counts(r: &Map<String, Value>, keys: &[&str], base: &[&str], problems: &mut ShapeProblems) {
+    for key in keys {
+        if let Some(v) = r.get(*key).filter(|v| v.as_f64().is_some_and(|x| x < 0.0)) {
+            let mut segs = base.to_vec();
+            segs.push(key);
+            problem(problems, at(&segs), "a count (a whole number of at least 0)", v);
+        }
+    }
 }
 
 /// A text column's value that must be a scalar (an id, an answer, a template): strings as
@@ -334,6 +356,16 @@ pub fn result_row(r: &Map<String, Value>) -> Result<Map<String, Value>, ShapePro
     row.insert("benchmark".into(), name);
     for k in ["score", "num_examples", "num_correct", "num_errors", "num_truncated", "time_seconds"] {
         row.insert(k.into(), r.get(k).cloned().unwrap_or(Value::Null));
+    }
+    counts(r, &["num_examples", "num_correct", "num_errors", "num_truncated"], &[], &mut problems);
+    if let (Some(correct), Some(examples)) =
+        (r.get("num_correct").and_then(Value::as_i64), r.get("num_examples").and_then(Value::as_i64))
+        && correct > examples
+    {
+        problems.push((
+            "$.num_correct".into(),
+            format!("expected at most num_examples ({examples}) correct examples, found {correct}"),
+        ));
     }
     row.insert("pass_at_k".into(), pass_at_k(r.get("pass_at_k"), &["pass_at_k"], &mut problems));
     let metrics = r.get("metrics").cloned().unwrap_or(Value::Null);
@@ -470,6 +502,13 @@ pub fn trajectory_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<Str
 /// The splits of a `<checkpoint>_metrics.json`, in row order.
 const SPLITS: [&str; 3] = ["id", "ood", "total"];
 
+/// The split (`id`, `ood`, `total`) a problem of [`metrics_rows`] lies in, from its JSON path
+/// (`$.ood.pass_at_k.pass@0` is in `ood`); `None` for a problem of the whole document.
+pub fn metrics_split_of(path: &str) -> Option<&'static str> {
+    let rest = path.strip_prefix("$.")?;
+    SPLITS.into_iter().find(|s| rest.strip_prefix(s).is_some_and(|r| r.is_empty() || r.starts_with(['.', '['])))
+}
+
 /// Rows (one per split) of a `<checkpoint>_metrics.json`.
 ///
 /// Errors: a key other than `checkpoint`, the splits and `per_template` (kept in the `extra`
@@ -505,6 +544,7 @@ pub fn metrics_rows(r: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, S
         for k in ["answer_accuracy", "avg_response_len", "avg_loss", "count"] {
             row.insert(k.into(), s.get(k).cloned().unwrap_or(Value::Null));
         }
+        counts(s, &["count"], &[split], &mut problems);
         row.insert("pass_at_k".into(), pass_at_k(s.get("pass_at_k"), &[split, "pass_at_k"], &mut problems));
         row.insert("extra".into(), extra(s, &SPLIT_KEYS));
         out.push(row);
@@ -549,7 +589,7 @@ fn per_template_from_top(raw: &Map<String, Value>, split: &str) -> bool {
 /// Row of a `<checkpoint>_{id,ood}_generations.jsonl` line.
 ///
 /// Errors: `__idx` missing or not an integer (or string), `op` neither an integer nor a
-/// string, `resp_tokens` not a count of tokens, `exact_match` other than 0 or 1, (with
+/// string, `resp_tokens` not a count of tokens, `exact_match` other than 0, 1, true or false, (with
 /// `keep_text`) `gen_solution_answer` neither a string nor null.
 pub fn generation_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<String, Value>, ShapeProblems> {
     let mut problems = ShapeProblems::new();
@@ -585,7 +625,7 @@ pub fn generation_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<Str
             Some(1) => Value::Bool(true),
             Some(0) => Value::Bool(false),
             _ => {
-                problem(&mut problems, "$.exact_match".into(), "0 or 1", v);
+                problem(&mut problems, "$.exact_match".into(), "0 or 1 (or true or false)", v);
                 Value::Null
             }
         },
@@ -852,7 +892,7 @@ mod tests {
                 "$.__idx: missing: every generation names its prompt's index",
                 "$.op: expected an integer or a string, found number 1.5",
                 "$.resp_tokens: expected a count of tokens (an integer ≥ 0), found number -5",
-                "$.exact_match: expected 0 or 1, found number 2",
+                "$.exact_match: expected 0 or 1 (or true or false), found number 2",
             ]
         );
         let g = generation_row(&obj(r#"{"__idx":7.0,"op":"3","exact_match":0}"#), false).unwrap();

@@ -536,12 +536,17 @@ fn run_parquet(
 }
 
 /// What a rejects file keeps of a record that could not be read: its text as found, except
-/// for the evaluation formats whose texts the source leaves out (no `keep_text`): a line of
-/// generations or trajectories holds them, and a reject publishes nothing its row would not.
+/// where the line holds texts its row would leave out, since a reject publishes nothing its
+/// row would not: a line of generations without `keep_text`, and any line of trajectories
+/// (its prompts are never kept, `keep_text` or not).
 fn unparsed_body(src: &SourceDef, raw: Option<String>) -> RejectBody {
-    let texts = matches!(src.format, Format::EvalGenerations | Format::TinkerEvalTrajectories);
+    let keep = match src.format {
+        Format::EvalGenerations => src.keep_text,
+        Format::TinkerEvalTrajectories => false,
+        _ => true,
+    };
     match raw {
-        Some(text) if !texts || src.keep_text => RejectBody::Raw(text),
+        Some(text) if keep => RejectBody::Raw(text),
         _ => RejectBody::Unread,
     }
 }
@@ -601,6 +606,42 @@ fn shape_into(
                     _ => sref.clone(),
                 };
                 pending.push((row, at, captures.to_vec(), raw.clone()));
+            }
+        }
+        // a metrics document whose problems all lie inside some of its splits: those splits'
+        // objects are rejected, each at its own pointer, and the other splits make their rows
+        Err((problems, obj))
+            if src.format == Format::EvalMetrics
+                && !problems.is_empty()
+                && problems.iter().all(|(p, _)| evals::metrics_split_of(p).is_some()) =>
+        {
+            let bad_splits: BTreeSet<&str> = problems.iter().filter_map(|(p, _)| evals::metrics_split_of(p)).collect();
+            let mut rest = obj.clone();
+            for s in &bad_splits {
+                rest.shift_remove(*s);
+            }
+            let base = match &sref.at {
+                Position::Pointer(p) => Some(p.clone()),
+                _ => None,
+            };
+            if rest.keys().any(|k| matches!(k.as_str(), "id" | "ood" | "total")) {
+                shape_into(src, rest, sref.clone(), captures, pending, bad);
+            }
+            for split in bad_splits {
+                let reasons: Vec<(String, String)> =
+                    problems.iter().filter(|(p, _)| evals::metrics_split_of(p) == Some(split)).cloned().collect();
+                let mut record = Map::new();
+                for k in ["checkpoint", split] {
+                    if let Some(v) = obj.get(k) {
+                        record.insert(k.to_string(), v.clone());
+                    }
+                }
+                let at = match &base {
+                    Some(p) => SourceRef { file: sref.file.clone(), at: Position::Pointer(format!("{p}/{split}")) },
+                    None => sref.clone(),
+                };
+                let body = RejectBody::RecordText(convert::json_raw(&Value::Object(record)));
+                bad.push((at, "type", reasons, body));
             }
         }
         Err((problems, obj)) => {

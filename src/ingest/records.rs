@@ -628,13 +628,7 @@ pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item
                     sink(item)?;
                 }
                 let line = e.position().map(line_of).unwrap_or(pos + 1);
-                let message = match e.kind() {
-                    csv::ErrorKind::UnequalLengths { expected_len, len, .. } => {
-                        format!("row has {len} cell{}, the header has {expected_len}", if *len == 1 { "" } else { "s" })
-                    }
-                    csv::ErrorKind::Utf8 { err, .. } => format!("invalid UTF-8 in cell {}", err.field() + 1),
-                    other => format!("{other:?}"),
-                };
+                let message = csv_error_message(&e);
                 // a row of the wrong length was read whole: the rejects file keeps its text
                 lines.forget_before(start);
                 let raw = matches!(e.kind(), csv::ErrorKind::UnequalLengths { .. })
@@ -647,6 +641,23 @@ pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item
                 }
             }
         }
+    }
+}
+
+/// What a CSV reader's error says about the record it stopped at: a row of the wrong length,
+/// a cell that is not UTF-8 (its 1-based number and byte offset in the cell), or the
+/// reader's own message.
+pub(crate) fn csv_error_message(e: &csv::Error) -> String {
+    match e.kind() {
+        csv::ErrorKind::UnequalLengths { expected_len, len, .. } => {
+            format!("row has {len} cell{}, the header has {expected_len}", if *len == 1 { "" } else { "s" })
+        }
+        csv::ErrorKind::Utf8 { err, .. } => format!(
+            "cell {} is not valid UTF-8 (a bad byte {} bytes into the cell); save the file as UTF-8",
+            err.field() + 1,
+            err.valid_up_to()
+        ),
+        _ => e.to_string(),
     }
 }
 
@@ -722,7 +733,7 @@ impl QuoteState {
 impl LineLog {
     /// A log that also keeps the bytes of the record being read, for [`LineLog::text`];
     /// its reader lets them go with [`LineLog::forget_before`].
-    fn keeping_text() -> LineLog {
+    pub(crate) fn keeping_text() -> LineLog {
         let log = LineLog::default();
         log.0.borrow_mut().keep = true;
         log
@@ -796,7 +807,7 @@ impl LineLog {
     /// The text of the bytes from offset `start` to `end` as they were read, without the
     /// line break that ends them, for a rejects file (cut as [`raw`] cuts); the bytes before
     /// `start` are let go. Empty when they were let go already.
-    fn text(&self, start: u64, end: u64) -> String {
+    pub(crate) fn text(&self, start: u64, end: u64) -> String {
         self.forget_before(start);
         let s = self.0.borrow();
         let kept = &s.kept[s.kept_skip..];
@@ -809,7 +820,7 @@ impl LineLog {
     }
 
     /// Lets go of the bytes before offset `end` (a record handed on whole).
-    fn forget_before(&self, end: u64) {
+    pub(crate) fn forget_before(&self, end: u64) {
         let mut s = self.0.borrow_mut();
         let n = end.saturating_sub(s.kept_from).min((s.kept.len() - s.kept_skip) as u64) as usize;
         s.kept_skip += n;

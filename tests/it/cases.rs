@@ -1065,5 +1065,5 @@ fn foreign_keys_to_one_table_through_different_columns() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let err = stderr(&o);
     assert_eq!(err.matches("has no matching row").count(), 1, "{err}");
-    assert!(err.contains("rb: value \"z\" has no matching row in table parent (table child_b"), "{err}");
+    assert!(err.contains("rb: value \"z\" has no matching row in table parent(b) (table child_b"), "{err}");
 }

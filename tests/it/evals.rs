@@ -471,3 +471,64 @@ fn an_eval_folder_under_two_names_is_warned_of() {
     let o = build(dir, &["--force"]);
     assert_eq!(stderr(&o).matches(said).count(), 1, "{}", stderr(&o));
 }
+
+#[test]
+fn a_metrics_split_with_a_problem_is_rejected_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        &dir.join("raw/c_metrics.json"),
+        r#"{"checkpoint": "c", "id": {"count": 1}, "ood": {"count": 2, "pass_at_k": {"pass@0": 1}}, "total": {"count": 3}}"#,
+    );
+    let sql = "SELECT checkpoint, split, \"count\", _source_line FROM raw";
+    write(&dir.join("pipeline.toml"), &one_source("m", "raw/{ck}_metrics.json", "eval-metrics", "", sql, ""));
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "m"), "SELECT split, \"count\", _source_line FROM t ORDER BY split"),
+        "split,count,_source_line\nid,1,/id\ntotal,3,/total\n"
+    );
+    let rejects = std::fs::read_to_string(release(dir, "m").join("rejects/raw.jsonl")).unwrap();
+    let r: serde_json::Value = serde_json::from_str(rejects.trim()).unwrap();
+    assert_eq!(r["_source_line"], "/ood", "{rejects}");
+    assert_eq!(r["record"], serde_json::json!({"checkpoint": "c", "ood": {"count": 2, "pass_at_k": {"pass@0": 1}}}));
+    // a problem of the whole document still rejects it whole
+    write(
+        &dir.join("raw/c_metrics.json"),
+        r#"{"checkpoint": "c", "id": {"count": 1}, "ood": {"count": -2}, "extra_key": 1}"#,
+    );
+    let o = build(dir, &["-q", "--force", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "m"), "SELECT count(*) AS n FROM t"), "n\n0\n");
+    let rejects = std::fs::read_to_string(release(dir, "m").join("rejects/raw.jsonl")).unwrap();
+    assert!(
+        rejects.contains("$.ood.count: expected a count (a whole number of at least 0), found number -2"),
+        "{rejects}"
+    );
+}
+
+#[test]
+fn eval_counts_and_pass_at_k_values_out_of_range_are_violations() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        &dir.join("raw/gsm8k/result.json"),
+        r#"{"name": "gsm8k", "score": 0.5, "num_examples": 4, "num_correct": 9, "num_errors": -1, "pass_at_k": {"1": 1.7, "2": 0.3, "18446744073709551616": 0.5}}"#,
+    );
+    write(
+        &dir.join("pipeline.toml"),
+        &one_source("rr", "raw/{b}/result.json", "tinker-eval-result", "", "SELECT benchmark FROM raw", ""),
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    for said in [
+        "$.num_errors: expected a count (a whole number of at least 0), found number -1",
+        "$.num_correct: expected at most num_examples (4) correct examples, found 9",
+        "$.pass_at_k.1: expected a pass@k value from 0 to 1, found 1.7",
+        "positive integer (this k is beyond 64 bits)",
+        "4 violations found",
+    ] {
+        assert!(err.contains(said), "{said}: {err}");
+    }
+}

@@ -78,7 +78,7 @@ fn evaluations_join_their_checkpoints() {
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
     assert!(
-        err.contains("raw/experiments/results/heldout_gsm8k.json:/results/0:tinker_uri: value \"tinker://9f27c001-b92c-55a7-9e12-1a8bd858e16d:train:0/sampler_weights/000010\" has no matching row in table checkpoints"),
+        err.contains("raw/experiments/results/heldout_gsm8k.json:/results/0:tinker_uri: value \"tinker://9f27c001-b92c-55a7-9e12-1a8bd858e16d:train:0/sampler_weights/000010\" has no matching row in table checkpoints(tinker_uri)"),
         "{err}"
     );
 }
@@ -437,7 +437,7 @@ fn a_tables_json_lines_copy_queries_with_its_own_provenance_columns() {
         .args(["query", "-q", "--format", "csv"])
         .arg(example_release().join("jsonl/metrics.jsonl"))
         .arg("SELECT * FROM t LIMIT 0"));
-    assert_eq!(stdout(&columns), "run,training_run_id,source,step,metric,value,_source_file,_source_line\n");
+    assert_eq!(stdout(&columns), "run,training_run_id,source,step,metric,value,value_text,_source_file,_source_line\n");
     // a copy without them gets runpack's, naming the copy's own lines
     let o = run(bin()
         .args(["query", "-q", "--format", "csv"])

@@ -61,6 +61,36 @@ fn csv_output_into_a_closed_pipe_exits_0() {
 }
 
 #[test]
+fn a_build_whose_stdout_is_closed_still_succeeds_and_verify_q_prints_only_problems() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "a.jsonl", "{\"k\": 1}\n");
+    write(dir, "pipeline.toml", &one_source("p", "a.jsonl", "jsonl", "", "SELECT k FROM raw", ""));
+    let mut child = bin()
+        .arg("build")
+        .arg(dir)
+        .arg("--releases-dir")
+        .arg(dir.join("out"))
+        .arg("-q")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    let rel = release(dir, "p");
+    assert!(rel.join("manifest.json").exists());
+    // a damaged file: -q prints the problem, and no count after it
+    std::fs::write(rel.join("jsonl/t.jsonl"), "{}\n").unwrap();
+    let o = run(bin().args(["verify", "-q"]).arg(&rel));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("jsonl/t.jsonl"), "{}", stdout(&o));
+    assert_eq!(stderr(&o), "");
+}
+
+#[test]
 fn keep_last_needs_the_input_order() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
@@ -352,7 +382,7 @@ fn sql_errors_name_the_place_in_the_sql() {
     let o = run(bin().args(["query", "-q"]).arg(example_release()).arg("SELECT 1; SELECT * FROM nosuch"));
     assert!(
         stderr(&o).starts_with(
-            "error: query, statement 2 of 2 (the tables are checkpoints, eval_samples, evaluations, metrics, \
+            "error: query, statement 2 of 2 (the tables: checkpoints, eval_samples, evaluations, metrics, \
              training_runs) (SQL line 1, column 25): Error during planning: table"
         ),
         "{}",
@@ -3074,7 +3104,7 @@ fn query_says_what_to_query_instead_of_a_misplaced_source() {
     assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).contains(
-            "(the tables are checkpoints, eval_samples, evaluations, metrics, training_runs; did you mean \
+            "(the tables: checkpoints, eval_samples, evaluations, metrics, training_runs; did you mean \
              training_runs?)"
         ),
         "{}",
@@ -3420,12 +3450,13 @@ fn a_struct_for_a_json_text_column_gets_a_fix_that_works() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         stderr(&o).contains(
-            "column `o` is Struct<a: Int64> in the query but the schema says Utf8; SQL cannot cast a struct or a list \
-             to JSON text: declare the field as an `object` with `fields`"
+            "t.json) declares it object (Utf8); SQL cannot cast a struct or a list to JSON text: declare the field \
+             as an `object` with `fields`"
         ),
         "{}",
         stderr(&o)
     );
+    assert!(stderr(&o).contains("column `o` is Struct<a: Int64> in the query but the schema ("), "{}", stderr(&o));
 }
 
 #[test]
@@ -3823,7 +3854,7 @@ fn a_card_sections_misspelled_table_is_found_before_any_source_is_read() {
     assert!(
         stderr(&o).contains(
             "pipeline.toml:12 [card] section \"Best\": the query reads `run`, which is no source, view or table \
-             of the pipeline (they are runs, s; did you mean runs?)"
+             of the pipeline (those: runs, s; did you mean runs?)"
         ),
         "{}",
         stderr(&o)
@@ -3863,7 +3894,7 @@ fn a_nan_in_a_foreign_key_matches_no_row() {
     assert_violations(
         &o,
         1,
-        &["k: value \"NaN\" has no matching row in table parent (NaN equals no value) (table child, key cid=2"],
+        &["k: value \"NaN\" has no matching row in table parent(k) (NaN equals no value) (table child, key cid=2"],
     );
     let o = build(dir, &["-q", "--on-invalid", "reject"]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -1436,7 +1436,7 @@ fn a_run_creation_time_that_does_not_read_is_a_violation_not_a_null() {
         "id,name,state,createdAt\naaaa0001,a,finished,1715605641\nbbbb0002,b,finished,1715605641000\n",
     );
     let o = wandb_build(dir, "api.csv", r#"{ table = "runs" }"#);
-    assert_violations(&o, 1, &["api.csv:3:$: $.created_at: epoch seconds 1715605641000 are not a time"]);
+    assert_violations(&o, 1, &["api.csv:3:$: $.createdAt: epoch seconds 1715605641000 are not a time"]);
 }
 
 #[test]
@@ -1601,4 +1601,109 @@ fn a_step_logged_twice_in_one_history_file_is_warned_of() {
         stderr(&o)
     );
     assert_eq!(query(&release(dir, "wb"), "SELECT count(*) AS n FROM t WHERE step = 1"), "n\n2\n");
+}
+
+#[test]
+fn rejected_wandb_records_keep_their_text_and_bad_counts_are_said() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // a history step that is no step: the record goes to the rejects file whole
+    write(
+        dir,
+        "wandb/run-20240101_000000-abcd1234/files/wandb-history.jsonl",
+        "{\"_step\": 0, \"loss\": 0.5}\n{\"_step\": \"1\", \"loss\": 0.4}\n{\"_step\": 2, \"loss\": 0.3}\n",
+    );
+    write(dir, "wandb/run-20240101_000000-abcd1234/files/wandb-summary.json", r#"{"_step": 2, "loss": 0.3}"#);
+    let o = wandb_build(dir, "wandb/**", r#"{ table = "history" }"#);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let o = build(dir, &["-q", "--force", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rejects = std::fs::read_to_string(release(dir, "wb").join("rejects/w.jsonl")).unwrap();
+    let r: serde_json::Value = serde_json::from_str(rejects.trim()).unwrap();
+    assert_eq!(r["_source_line"], 2, "{rejects}");
+    assert_eq!(r["raw"], r#"{"_step":"1","loss":0.4}"#, "{rejects}");
+    // a CSV value under a column without a name is a bad row, kept as its text
+    std::fs::remove_dir_all(dir.join("wandb")).unwrap();
+    write(dir, "history/abcd1234.csv", "_step,,loss\n0,,0.5\n1,8,0.4\n");
+    let o = wandb_build(dir, "history/*.csv", r#"{ table = "history" }"#);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("history/abcd1234.csv:3:$: cell 2 holds a value but its column has no name in the header"),
+        "{}",
+        stderr(&o)
+    );
+    let o = build(dir, &["-q", "--force", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rejects = std::fs::read_to_string(release(dir, "wb").join("rejects/w.jsonl")).unwrap();
+    assert!(rejects.contains(r#""raw":"1,8,0.4""#), "{rejects}");
+    assert_eq!(query(&release(dir, "wb"), "SELECT step, metric, value FROM t"), "step,metric,value\n0,loss,0.5\n");
+    // a cell that is not UTF-8 is said in words, with its cell
+    std::fs::write(dir.join("history/abcd1234.csv"), b"_step,loss\n0,0.5\n1,\xff\n").unwrap();
+    let o = build(dir, &["-q", "--force"]);
+    assert!(
+        stderr(&o).contains("history/abcd1234.csv:3:$: cell 2 is not valid UTF-8 (a bad byte 0 bytes into the cell)"),
+        "{}",
+        stderr(&o)
+    );
+    // a run list's history count that is no count: the history cannot be checked against it
+    write(dir, "history/abcd1234.csv", "_step,loss\n0,0.5\n1,0.4\n");
+    write(dir, "runs.json", r#"[{"id": "abcd1234", "historyLineCount": "500", "lastHistoryStep": 499}]"#);
+    write(
+        dir,
+        "pipeline.toml",
+        &pipeline(
+            "wb",
+            &[
+                ("w", r#"["runs.json", "history/*.csv"]"#, r#"{ table = "history" }"#),
+                ("r", r#""runs.json""#, r#"{ table = "runs" }"#),
+            ],
+            &[("t", "SELECT * FROM w", ""), ("u", "SELECT run_id, history_rows FROM r", "")],
+        ),
+    );
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(
+            "run abcd1234: history not checked: history/abcd1234.csv has 2 rows (max `_step` 1), and the run list"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("runs.json:1:$: `historyLineCount` must be a whole number of at least 0, found string \"500\""),
+        "{err}"
+    );
+    // lastHistoryStep -1 is the API's word for no history, not a bad value
+    write(dir, "runs.json", r#"[{"id": "abcd1234", "historyLineCount": 2, "lastHistoryStep": -1}]"#);
+    let o = build(dir, &["-q", "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn a_run_folder_file_that_cannot_be_read_is_a_bad_record_of_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let files = "wandb/run-20240101_000000-abcd1234/files";
+    write(dir, &format!("{files}/wandb-summary.json"), r#"{"_step": 2}"#);
+    write(dir, &format!("{files}/wandb-metadata.json"), "{\"state\": \n");
+    write(dir, "wandb/run-20240101_000000-good0001/files/wandb-summary.json", r#"{"_step": 3}"#);
+    let o = wandb_build(dir, "wandb/**", r#"{ table = "runs" }"#);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("the run's metadata ({files}/wandb-metadata.json:2) is not valid JSON")),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_file(dir.join(format!("{files}/wandb-metadata.json"))).unwrap();
+    write(dir, &format!("{files}/config.yaml"), "lr:\n  value: 1\nlr:\n  value: 2\n");
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("the run's config ({files}/config.yaml) cannot be read: duplicate entry")),
+        "{}",
+        stderr(&o)
+    );
+    let o = build(dir, &["-q", "--force", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "wb"), "SELECT run_id FROM t"), "run_id\ngood0001\n");
 }

@@ -6,6 +6,8 @@
 --   source 'reward_trace': reward per step for runs that have a trace but no step log.
 -- For step logs and traces, the per-run raw result file is used (then the consolidated file,
 -- then master_results.json), as for run attributes; the other copies are ignored.
+-- A metric logged as text is kept in `value_text` (with `value` null); a key logged as null
+-- holds no measurement and makes no row.
 -- `run` is the Tinker training_run_id, or, for a metrics log whose run has no checkpoint
 -- index, or whose checkpoint index names several runs (a log is one run's: it is not copied
 -- onto each of them), the log's name.
@@ -17,9 +19,9 @@ WITH log_runs AS (
 ),
 from_logs AS (
     SELECT coalesce(l.training_run_id, m.run) AS run, l.training_run_id, 'metrics.jsonl' AS source,
-           m.step, m.metric, m.value, m._source_file, CAST(m._source_line AS VARCHAR) AS _source_line
+           m.step, m.metric, m.value, m.value_text, m._source_file, CAST(m._source_line AS VARCHAR) AS _source_line
     FROM metrics_log m LEFT JOIN log_runs l ON l.log_name = m.run
-    WHERE m.value IS NOT NULL
+    WHERE m.value IS NOT NULL OR m.value_text IS NOT NULL
 ),
 step_entries AS (
     SELECT 1 AS precedence, run_id, s['step'] AS st, s['loss'] AS loss, s['reward'] AS reward, s['zvf'] AS zvf, s['gu'] AS gu, _source_file, _source_line
@@ -48,10 +50,10 @@ step_rows AS (
     JOIN chosen_step_log c ON c._source_file = e._source_file AND c._source_line = e._source_line
 ),
 from_step_logs AS (
-    SELECT training_run_id AS run, training_run_id, 'step_log' AS source, st - 1 AS step, 'loss' AS metric, loss AS value, _source_file, _source_line FROM step_rows
-    UNION ALL SELECT training_run_id AS run, training_run_id, 'step_log', st - 1, 'reward', reward, _source_file, _source_line FROM step_rows
-    UNION ALL SELECT training_run_id AS run, training_run_id, 'step_log', st - 1, 'zvf', zvf, _source_file, _source_line FROM step_rows
-    UNION ALL SELECT training_run_id AS run, training_run_id, 'step_log', st - 1, 'gu', gu, _source_file, _source_line FROM step_rows
+    SELECT training_run_id AS run, training_run_id, 'step_log' AS source, st - 1 AS step, 'loss' AS metric, loss AS value, CAST(NULL AS VARCHAR) AS value_text, _source_file, _source_line FROM step_rows
+    UNION ALL SELECT training_run_id AS run, training_run_id, 'step_log', st - 1, 'reward', reward, NULL, _source_file, _source_line FROM step_rows
+    UNION ALL SELECT training_run_id AS run, training_run_id, 'step_log', st - 1, 'zvf', zvf, NULL, _source_file, _source_line FROM step_rows
+    UNION ALL SELECT training_run_id AS run, training_run_id, 'step_log', st - 1, 'gu', gu, NULL, _source_file, _source_line FROM step_rows
 ),
 chosen_trace AS (
     SELECT training_run_id, reward_trace, _source_file, _source_line FROM (
@@ -80,7 +82,7 @@ trace_rows AS (
 ),
 from_traces AS (
     SELECT training_run_id AS run, training_run_id, 'reward_trace' AS source, i - 1 AS step, 'reward' AS metric,
-           reward_trace[i] AS value, _source_file, _source_line
+           reward_trace[i] AS value, CAST(NULL AS VARCHAR) AS value_text, _source_file, _source_line
     FROM trace_rows
 )
 SELECT * FROM from_logs

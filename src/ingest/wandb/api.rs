@@ -44,6 +44,23 @@ pub struct Expect {
     pub last_history_step: Option<i64>,
     /// The summary's `_step`.
     pub summary_step: Option<i64>,
+    /// Why the counts above cannot be trusted: `historyLineCount` or `lastHistoryStep` holds
+    /// a value of another kind (see [`history_count_problem`]).
+    pub unusable: Option<String>,
+}
+
+/// What is wrong with a run object's `historyLineCount` (a count, at least 0) or
+/// `lastHistoryStep` (a step, at least -1: the API gives -1 for a run that logged no history),
+/// when either holds a value of another kind; `None` when both are absent, null or right.
+pub fn history_count_problem(obj: &Map<String, Value>) -> Option<String> {
+    [("historyLineCount", 0), ("lastHistoryStep", -1)].into_iter().find_map(|(key, least)| match obj.get(key) {
+        None | Some(Value::Null) => None,
+        Some(v) if v.as_i64().is_some_and(|n| n >= least) || (least == 0 && v.is_u64()) => None,
+        Some(v) => Some(format!(
+            "`{key}` must be a whole number of at least {least}, found {}",
+            crate::ingest::path::describe(v)
+        )),
+    })
 }
 
 /// Every run list of a source.
@@ -73,7 +90,7 @@ fn read_list(
         crate::ingest::records::jsonl(reader, &input.rel, &mut |item| match item {
             Item::Record(obj, Position::Line(n)) => out(Entry { k, number: n, obj }),
             Item::Record(obj, _) => out(Entry { k, number: 0, obj }),
-            Item::Bad { at, rule, message, .. } => bad(Out::Bad { at, rule, message }),
+            Item::Bad { at, rule, message, raw } => bad(Out::Bad { at, rule, message, raw }),
         })?;
         return Ok(None);
     }
@@ -119,6 +136,7 @@ fn read_list(
         match v {
             Value::Object(obj) => out(Entry { k, number, obj })?,
             other => bad(Out::Bad {
+                raw: Some(other.to_string()),
                 at: Position::Line(number),
                 rule: "record",
                 message: format!(
@@ -185,6 +203,7 @@ pub fn scan_lists(plan: &Plan) -> Result<Lists> {
             last_history_step: e.obj.get("lastHistoryStep").and_then(Value::as_i64).filter(|s| *s >= 0),
             // a bad summary `_step` is reported with the run's row
             summary_step: summary.as_ref().and_then(|s| rows::step_of(s.get("_step")).ok().flatten()),
+            unusable: history_count_problem(&e.obj),
         };
         lists.expect.insert(key, x);
     }
@@ -504,9 +523,10 @@ pub fn run_row(
         },
         _ => None,
     };
-    let created = obj.get("created_at").or_else(|| obj.get("createdAt"));
+    let created_key = if obj.contains_key("created_at") { "created_at" } else { "createdAt" };
+    let created = obj.get(created_key);
     if let Some(problem) = created.and_then(rows::created_at_problem) {
-        return Err(format!("$.created_at: {problem}"));
+        return Err(format!("$.{created_key}: {problem}"));
     }
     row.created_at = created.and_then(rows::created_at);
     // config
@@ -583,6 +603,11 @@ pub fn run_row(
         .or_else(|| summary.get("_wandb").and_then(|w| w.get("runtime")).cloned())
         .or_else(|| obj.get("runtime").cloned())
         .filter(|v| v.is_number());
+    // the API's counts of a run's history: a value of another kind is said, never dropped
+    // (the history's completeness is checked against them)
+    if let Some(problem) = history_count_problem(obj) {
+        return Err(problem);
+    }
     row.last_step = obj
         .get("lastHistoryStep")
         .and_then(Value::as_i64)
@@ -647,7 +672,7 @@ pub fn emit_run(
 ) -> Result<()> {
     let (row, summary) = match run_row(obj, source, rel) {
         Ok(x) => x,
-        Err(message) => return out(Out::Bad { at, rule: "wandb-run", message }),
+        Err(message) => return out(Out::Bad { at, rule: "wandb-run", message, raw: super::record_raw(obj) }),
     };
     let key = RunKey { run_id: row.run_id.clone(), run_name: row.name.clone() };
     let histograms = plan.opts.table == super::WandbTable::Histograms;

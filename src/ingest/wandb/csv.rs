@@ -169,7 +169,8 @@ type RecordFn<'a> = dyn FnMut(u64, &[String], &csv::StringRecord, &mut dyn FnMut
 fn records(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>, f: &mut RecordFn) -> Result<()> {
     let rel = plan.inputs[k].rel.clone();
     // lines counted from the bytes, as the `csv` format counts them (CRLF files included)
-    let lines = crate::ingest::records::LineLog::default();
+    // the bytes of the record being read are kept, for the `raw` of a row that cannot be read
+    let lines = crate::ingest::records::LineLog::keeping_text();
     let mut r = csv::ReaderBuilder::new()
         .has_headers(true)
         .flexible(false)
@@ -189,6 +190,8 @@ fn records(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>, f: &mu
     let mut spare = csv::StringRecord::new();
     loop {
         let pos = r.position().line();
+        let start = r.position().byte();
+        lines.forget_before(start);
         let read = r.read_record(&mut rec);
         if !matches!(read, Ok(false))
             && let Some((line, h)) = held.take()
@@ -231,21 +234,30 @@ fn records(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>, f: &mu
                 let line = rec.position().map(line_of).unwrap_or(pos);
                 if lines.stray_before(r.position().byte()) {
                     let message = crate::ingest::records::STRAY_TEXT.to_string();
-                    out(Out::Bad { at: Position::Line(line), rule: "csv", message })?;
+                    let raw = Some(lines.text(start, r.position().byte()));
+                    out(Out::Bad { at: Position::Line(line), rule: "csv", message, raw })?;
+                    continue;
+                }
+                // a cell under a column without a name (other than the first, a pandas index)
+                // would be lost: the row is refused, as by the `csv` format
+                if let Some(k) = header.iter().zip(rec.iter()).skip(1).position(|(h, v)| h.is_empty() && !v.is_empty())
+                {
+                    let message = format!(
+                        "cell {} holds a value but its column has no name in the header; name the column",
+                        k + 2
+                    );
+                    let raw = Some(lines.text(start, r.position().byte()));
+                    out(Out::Bad { at: Position::Line(line), rule: "csv", message, raw })?;
                     continue;
                 }
                 held = Some((line, std::mem::replace(&mut rec, std::mem::take(&mut spare))));
             }
             Err(e) => {
                 let line = e.position().map(line_of).unwrap_or(pos + 1);
-                let message = match e.kind() {
-                    csv::ErrorKind::UnequalLengths { expected_len, len, .. } => {
-                        format!("row has {len} cell{}, the header has {expected_len}", if *len == 1 { "" } else { "s" })
-                    }
-                    other => format!("{other:?}"),
-                };
+                let message = crate::ingest::records::csv_error_message(&e);
                 let fatal = !matches!(e.kind(), csv::ErrorKind::UnequalLengths { .. } | csv::ErrorKind::Utf8 { .. });
-                out(Out::Bad { at: Position::Line(line), rule: "csv", message })?;
+                let raw = (!fatal).then(|| lines.text(start, r.position().byte()));
+                out(Out::Bad { at: Position::Line(line), rule: "csv", message, raw })?;
                 if fatal {
                     return Ok(());
                 }
@@ -285,7 +297,9 @@ pub fn emit(plan: &Plan, k: usize, kind: CsvKind, out: &mut dyn FnMut(Out) -> Re
                     let at = Position::Line(line);
                     let (mut row, _) = match super::api::run_row(&obj, source, &rel) {
                         Ok(x) => x,
-                        Err(message) => return out(Out::Bad { at, rule: "wandb-run", message }),
+                        Err(message) => {
+                            return out(Out::Bad { at, rule: "wandb-run", message, raw: super::record_raw(&obj) });
+                        }
                     };
                     if table == T::Runs {
                         if !extra.is_empty() {
@@ -454,8 +468,9 @@ fn chart(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>) -> Resul
             runs.push(r.clone());
         }
     }
-    records(plan, k, out, &mut |line, _, rec, out| {
+    records(plan, k, out, &mut |line, header, rec, out| {
         let at = Position::Line(line);
+        let raw = || super::record_raw(&header.iter().zip(rec.iter()).map(|(h, v)| (h.clone(), v.into())).collect());
         let get = |i: Option<usize>| i.and_then(|i| rec.get(i)).map(metric_cell).unwrap_or(Value::Null);
         let x = metric_cell(rec.get(0).unwrap_or(""));
         for run in &runs {
@@ -470,7 +485,8 @@ fn chart(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>) -> Resul
             let step = match step {
                 Ok(step) => step,
                 Err(message) => {
-                    out(Out::Bad { at: at.clone(), rule: "type", message: format!("run {run}: {message}") })?;
+                    let message = format!("run {run}: {message}");
+                    out(Out::Bad { at: at.clone(), rule: "type", message, raw: raw() })?;
                     continue;
                 }
             };
@@ -507,7 +523,7 @@ fn chart(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>) -> Resul
                     }
                 }
                 if let Some(message) = bad {
-                    out(Out::Bad { at: at.clone(), rule: "type", message })?;
+                    out(Out::Bad { at: at.clone(), rule: "type", message, raw: raw() })?;
                     continue;
                 }
                 let num = |v: Value| if is_num(&v) { v } else { Value::Null };

@@ -269,6 +269,10 @@ pub enum Out {
         rule: &'static str,
         /// What was wrong.
         message: String,
+        /// The record as read, for the rejects file's `raw`: a line's text, or a record
+        /// (a run, a history step, a CSV row by its header's names) written as JSON text;
+        /// `None` when nothing of it could be read.
+        raw: Option<String>,
     },
     /// Something to report once (a damaged log, an ignored file).
     Warn {
@@ -391,7 +395,7 @@ pub fn read(plan: &Plan, k: usize, sink: &mut dyn FnMut(Item) -> Result<()>) -> 
             }
             sink(Item::Record(m, at))
         }
-        Out::Bad { at, rule, message } => sink(Item::Bad { at, rule, message, raw: None }),
+        Out::Bad { at, rule, message, raw } => sink(Item::Bad { at, rule, message, raw }),
         Out::Warn { .. } | Out::Step { .. } | Out::Media { .. } => Ok(()),
     })
 }
@@ -648,6 +652,16 @@ fn check_sampling(
                 max.map(|m| m.to_string()).unwrap_or_else(|| "none".into())
             ));
         }
+        if problem.is_none()
+            && let Some(why) = lists.expect.get(run).and_then(|exp| exp.unusable.as_ref())
+        {
+            problem = Some(format!(
+                "history not checked: {file_list} has {} rows (max `_step` {}), and the run list, which says how \
+                 far the run logged, cannot be read: {why}",
+                crate::hash::group_digits(rows),
+                max.map(|m| m.to_string()).unwrap_or_else(|| "none".into()),
+            ));
+        }
         if let Some(exp) = lists.expect.get(run).filter(|_| problem.is_none()) {
             let mut reported = Vec::new();
             if let Some(n) = exp.history_line_count {
@@ -858,4 +872,9 @@ fn incomplete(plan: &mut Plan, report: &mut BuildReport, name: &str, run: &str, 
 /// A W&B run id as found in directory and file names (`[a-z0-9]+`, usually 8 characters).
 pub fn is_run_id(s: &str) -> bool {
     !s.is_empty() && s.len() <= 64 && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+}
+
+/// A record written as JSON text, for [`Out::Bad`]'s `raw`.
+pub(crate) fn record_raw(obj: &Map<String, Value>) -> Option<String> {
+    Some(crate::ingest::convert::json_raw(&Value::Object(obj.clone())).get().to_string())
 }

@@ -243,7 +243,9 @@ pub fn history_rows(
 ) -> crate::Result<()> {
     let step = match step_of(rec.values.get("_step")) {
         Ok(step) => step,
-        Err(message) => return out(Out::Bad { at: at.clone(), rule: "type", message }),
+        Err(message) => {
+            return out(Out::Bad { at: at.clone(), rule: "type", message, raw: super::record_raw(&rec.values) });
+        }
     };
     let timestamp = rec.values.get("_timestamp").cloned().unwrap_or(Value::Null);
     let runtime = rec.values.get("_runtime").cloned().unwrap_or(Value::Null);
@@ -258,7 +260,7 @@ pub fn history_rows(
             Rich::Histogram(h) => {
                 if histograms {
                     match &h.problem {
-                        Some(m) => out(bad_histogram(k, m, at))?,
+                        Some(m) => out(bad_histogram(k, v, m, at))?,
                         None => {
                             out(Out::Row(histogram_row(rec.run, k, step.map(Value::from), "history", &h), at.clone()))?
                         }
@@ -338,8 +340,13 @@ pub fn histogram_row(
 }
 
 /// The violation of a histogram that is not one W&B writes (see [`values::Histogram`]).
-fn bad_histogram(key: &str, problem: &str, at: &crate::report::Position) -> Out {
-    Out::Bad { at: at.clone(), rule: "wandb-histogram", message: format!("histogram `{key}`: {problem}") }
+fn bad_histogram(key: &str, value: &Value, problem: &str, at: &crate::report::Position) -> Out {
+    Out::Bad {
+        at: at.clone(),
+        rule: "wandb-histogram",
+        message: format!("histogram `{key}`: {problem}"),
+        raw: super::record_raw(&Map::from_iter([(key.to_string(), value.clone())])),
+    }
 }
 
 /// Emits the histogram rows and media notes of a run summary (histograms take the summary's
@@ -356,7 +363,7 @@ pub fn summary_histograms(
         let step = summary.get("_step").cloned();
         for (k, h) in &split.histograms {
             match &h.problem {
-                Some(m) => out(bad_histogram(k, m, at))?,
+                Some(m) => out(bad_histogram(k, summary.get(k).unwrap_or(&Value::Null), m, at))?,
                 None => out(Out::Row(histogram_row(run, k, step.clone(), "summary", h), at.clone()))?,
             }
         }

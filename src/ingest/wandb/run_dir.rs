@@ -332,7 +332,9 @@ pub fn emit_log(plan: &Plan, k: usize, dir: Option<usize>, out: &mut dyn FnMut(O
             stop_warning(&input.rel, &folded, out)?;
             let (row, summary) = match row_from(plan, None, Some((k, &folded)))? {
                 Ok(x) => x,
-                Err(message) => return out(Out::Bad { at: Position::Line(1), rule: "wandb-run", message }),
+                Err(message) => {
+                    return out(Out::Bad { at: Position::Line(1), rule: "wandb-run", message, raw: None });
+                }
             };
             let run = RunKey { run_id: row.run_id.clone(), run_name: row.name.clone() };
             rows::summary_histograms(&run, &summary, false, &Position::Line(1), out)?;
@@ -359,7 +361,7 @@ pub fn emit_log(plan: &Plan, k: usize, dir: Option<usize>, out: &mut dyn FnMut(O
                     Ok(values) => values.clone(),
                     Err(message) => {
                         let at = Position::Line(*number);
-                        out(Out::Bad { at, rule: "wandb-history", message: message.clone() })?;
+                        out(Out::Bad { at, rule: "wandb-history", message: message.clone(), raw: None })?;
                         continue;
                     }
                 };
@@ -413,9 +415,14 @@ pub fn emit_member(plan: &Plan, k: usize, d: usize, m: Member, out: &mut dyn FnM
         (WandbTable::Runs, _) if plan.is_anchor(k) => emit_dir_row(plan, d, out),
         (WandbTable::History | WandbTable::Histograms, Member::History) if !has_log => {
             let histograms = plan.opts.table == WandbTable::Histograms;
-            jsonl(input, out, &mut |obj, at, out| match rows::flatten(obj) {
-                Ok(values) => rows::history_rows(Record { run: &run, values, sampled: false }, histograms, &at, out),
-                Err(message) => out(Out::Bad { at, rule: "wandb-history", message }),
+            jsonl(input, out, &mut |obj, at, out| {
+                let raw = super::record_raw(&obj);
+                match rows::flatten(obj) {
+                    Ok(values) => {
+                        rows::history_rows(Record { run: &run, values, sampled: false }, histograms, &at, out)
+                    }
+                    Err(message) => out(Out::Bad { at, rule: "wandb-history", message, raw }),
+                }
             })
         }
         (WandbTable::System, Member::Events) if !has_log => jsonl(input, out, &mut |obj, at, out| {
@@ -429,7 +436,7 @@ pub fn emit_member(plan: &Plan, k: usize, d: usize, m: Member, out: &mut dyn FnM
                 Ok(v) => v,
                 Err(Error::Format { context, message }) => {
                     let message = format!("the run's summary ({context}) is {message}");
-                    return out(Out::Bad { at: Position::Line(1), rule: "wandb-run", message });
+                    return out(Out::Bad { at: Position::Line(1), rule: "wandb-run", message, raw: None });
                 }
                 Err(e) => return Err(e),
             };
@@ -444,7 +451,7 @@ fn jsonl(input: &InputFile, out: &mut dyn FnMut(Out) -> Result<()>, f: &mut ObjF
     let reader = crate::ingest::files::open(input)?;
     crate::ingest::records::jsonl(reader, &input.rel, &mut |item| match item {
         Item::Record(obj, at) => f(obj, at, out),
-        Item::Bad { at, rule, message, .. } => out(Out::Bad { at, rule, message }),
+        Item::Bad { at, rule, message, raw } => out(Out::Bad { at, rule, message, raw }),
     })
 }
 
@@ -460,7 +467,7 @@ fn emit_dir_row(plan: &Plan, d: usize, out: &mut dyn FnMut(Out) -> Result<()>) -
     }
     let (row, summary) = match row_from(plan, Some(d), folded.as_ref().map(|(k, f)| (*k, f)))? {
         Ok(x) => x,
-        Err(message) => return out(Out::Bad { at: Position::Line(1), rule: "wandb-run", message }),
+        Err(message) => return out(Out::Bad { at: Position::Line(1), rule: "wandb-run", message, raw: None }),
     };
     let run = RunKey { run_id: row.run_id.clone(), run_name: row.name.clone() };
     rows::summary_histograms(&run, &summary, false, &Position::Line(1), out)?;
@@ -487,9 +494,16 @@ fn row_from(
         row.source_files = plan.dirs[d].members.iter().map(|&k| plan.inputs[k].rel.clone()).collect();
         if let Some(k) = plan.member(d, Member::Config) {
             let input = &plan.inputs[k];
-            let raw = values::yaml(&read_text(input)?).map_err(|m| Error::config(&input.rel, m))?;
+            // a config that cannot be read is a bad record of the run, as a summary is
+            let raw = match values::yaml(&read_text(input)?) {
+                Ok(raw) => raw,
+                Err(m) => return Ok(Err(format!("the run's config ({}) cannot be read: {m}", input.rel))),
+            };
             row.config_raw = Some(crate::ingest::convert::json_text(&raw));
-            row.config = Some(values::normalise_config(&raw).map_err(|m| Error::config(&input.rel, m))?);
+            row.config = match values::normalise_config(&raw) {
+                Ok(config) => Some(config),
+                Err(m) => return Ok(Err(format!("the run's config ({}): {m}", input.rel))),
+            };
         }
         if let Some(k) = plan.member(d, Member::Summary) {
             // a summary that is no JSON object is a bad record of the run, as a run list's is
@@ -509,7 +523,13 @@ fn row_from(
             }
         }
         if let Some(k) = plan.member(d, Member::Metadata) {
-            let mut meta = read_json(&plan.inputs[k])?;
+            let mut meta = match read_json(&plan.inputs[k]) {
+                Ok(meta) => meta,
+                Err(Error::Format { context, message }) => {
+                    return Ok(Err(format!("the run's metadata ({context}) is {message}")));
+                }
+                Err(e) => return Err(e),
+            };
             values::redact(&mut meta, &plan.opts.redact);
             let s = |key: &str| meta.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()).map(String::from);
             row.state = s("state");
