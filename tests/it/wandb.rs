@@ -1390,14 +1390,23 @@ fn a_runs_csv_that_lists_a_run_twice_is_checked_as_run_lists_are() {
     );
     let o = wandb_build(dir, "runs.csv", r#"{ table = "runs" }"#);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains(
-            "runs.csv:3:$.state: run aaaa0001 is listed twice with different values at $.state: string \"finished\" \
-             at runs.csv:2 vs string \"crashed\" at runs.csv:3"
-        ),
-        "{}",
-        stderr(&o)
-    );
+    for line in [2, 3] {
+        assert!(
+            stderr(&o).contains(&format!(
+                "runs.csv:{line}:$: run aaaa0001 is listed twice with different values at $.state: string \"finished\" \
+                 at runs.csv:2 vs string \"crashed\" at runs.csv:3; neither copy is kept"
+            )),
+            "{}",
+            stderr(&o)
+        );
+    }
+    // with --on-invalid reject, both copies go to the rejects file, each with its record
+    let o = build(dir, &["-q", "--force", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "wb"), "SELECT count(*) AS n FROM t"), "n\n0\n");
+    let rejects = std::fs::read_to_string(release(dir, "wb").join("rejects/w.jsonl")).unwrap();
+    assert_eq!(rejects.lines().count(), 2, "{rejects}");
+    assert!(rejects.contains("crashed") && rejects.contains("finished"), "{rejects}");
     // identical copies: one row, the other counted as dropped
     write(dir, "runs.csv", "id,name,state\naaaa0001,a,finished\naaaa0001,a,finished\nbbbb0002,b,finished\n");
     let o = wandb_build(dir, "runs.csv", r#"{ table = "runs" }"#);

@@ -233,15 +233,16 @@ fn first_difference(a: &Value, b: &Value, path: &str) -> Option<String> {
 }
 
 /// Reports run `id` found a second time (`second`) after `first`, each (place, record):
-/// identical copies are a warning and a dropped duplicate (true: drop the second), copies
-/// that differ a `wandb-duplicate` violation naming the first difference (false).
+/// identical copies are a warning and a dropped duplicate (`None`: drop the second); for
+/// copies that differ, the message naming the first difference, for the caller to make each
+/// copy a bad record of (`wandb-duplicate`).
 pub(super) fn run_listed_twice(
     report: &mut BuildReport,
     name: &str,
     id: &str,
     first: (&SourceRef, &Value),
     second: (&SourceRef, &Value),
-) -> bool {
+) -> Option<String> {
     let ((f, a), (s, b)) = (first, second);
     let places =
         if f.file == s.file { format!("twice in {}", s.file) } else { format!("in {} and {}", f.file, s.file) };
@@ -258,32 +259,32 @@ pub(super) fn run_listed_twice(
                 Some(s.clone()),
                 format!("run {id} is listed twice ({places}); the copies are identical and the second was dropped"),
             );
-            true
+            None
         }
-        Some(path) => {
-            report.violation(Violation {
-                scope: crate::report::Scope::Source,
-                table: name.to_string(),
-                source: Some(s.clone()),
-                path: path.clone(),
-                rule: "wandb-duplicate".into(),
-                key: Some(format!("run_id={id}")),
-                message: format!(
-                    "run {id} is listed twice with different values at {path}: {} at {f} vs {} at {s}",
-                    values_at(a, &path),
-                    values_at(b, &path),
-                ),
-            });
-            false
-        }
+        Some(path) => Some(format!(
+            "run {id} is listed twice with different values at {path}: {} at {f} vs {} at {s}; neither copy is \
+             kept",
+            values_at(a, &path),
+            values_at(b, &path),
+        )),
     }
 }
 
+/// A record of a run list: (input index, record number).
+pub type RecordAt = (usize, u64);
+
 /// Checks run lists for runs listed twice and totals not reached (case B25). Identical copies
-/// after the first are dropped (counted in the report); differing copies and a `totalCount`
-/// the unique runs do not match are violations. Returns the records to drop.
-pub fn check_duplicates(plan: &Plan, lists: &Lists, name: &str, report: &mut BuildReport) -> BTreeSet<(usize, u64)> {
+/// after the first are dropped (counted in the report); a `totalCount` the unique runs do not
+/// match is a violation. Returns the records to drop, and the records of runs listed twice
+/// with different values, each with its message (every copy is a bad record).
+pub fn check_duplicates(
+    plan: &Plan,
+    lists: &Lists,
+    name: &str,
+    report: &mut BuildReport,
+) -> (BTreeSet<RecordAt>, BTreeMap<RecordAt, String>) {
     let mut skip = BTreeSet::new();
+    let mut conflicts = BTreeMap::new();
     let mut seen: BTreeMap<String, &Entry> = BTreeMap::new();
     let mut duplicates: Vec<String> = Vec::new();
     let rel = |k: usize| plan.inputs[k].rel.clone();
@@ -307,8 +308,14 @@ pub fn check_duplicates(plan: &Plan, lists: &Lists, name: &str, report: &mut Bui
                     format!("in {} and {}", rel(first.k), rel(e.k))
                 };
                 duplicates.push(format!("{id}, {places}"));
-                if run_listed_twice(report, name, &id, (&at(first), &a), (&at(e), &b)) {
-                    skip.insert((e.k, e.number));
+                match run_listed_twice(report, name, &id, (&at(first), &a), (&at(e), &b)) {
+                    None => {
+                        skip.insert((e.k, e.number));
+                    }
+                    Some(message) => {
+                        conflicts.insert((first.k, first.number), message.clone());
+                        conflicts.insert((e.k, e.number), message);
+                    }
                 }
             }
         }
@@ -345,7 +352,7 @@ pub fn check_duplicates(plan: &Plan, lists: &Lists, name: &str, report: &mut Bui
             message: format!("expected {total} runs, got {unique} unique{dup}; {what}"),
         });
     }
-    skip
+    (skip, conflicts)
 }
 
 fn values_at(v: &Value, path: &str) -> String {

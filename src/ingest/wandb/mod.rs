@@ -328,6 +328,10 @@ pub struct Plan {
     pub dirs: Vec<run_dir::RunDir>,
     /// Run-list records dropped as identical copies: (input index, record number).
     pub skip: BTreeSet<(usize, u64)>,
+    /// Run-list records of a run listed twice with different values, (input index, record
+    /// number) → the message: each copy is a bad record (rejected with `--on-invalid
+    /// reject`), since neither can be told to be the right one.
+    pub conflicts: BTreeMap<(usize, u64), String>,
     /// Runs whose history export was accepted as sampled, by run id or name.
     pub sampled: BTreeSet<String>,
 }
@@ -381,6 +385,13 @@ pub fn read(plan: &Plan, k: usize, sink: &mut dyn FnMut(Item) -> Result<()>) -> 
     emit(plan, k, &mut |o| match o {
         // an identical copy of a run a CSV export lists twice (see `prepare`)
         Out::Row(_, Position::Line(n)) if csv && plan.skip.contains(&(k, n)) => Ok(()),
+        // a run listed twice with different values: each copy is a bad record
+        Out::Row(m, Position::Line(n)) if plan.conflicts.contains_key(&(k, n)) => sink(Item::Bad {
+            at: Position::Line(n),
+            rule: "wandb-duplicate",
+            message: plan.conflicts[&(k, n)].clone(),
+            raw: record_raw(&m),
+        }),
         Out::Row(mut m, at) => {
             if !sampled.is_empty()
                 && let Some(Value::Bool(false)) = m.get("sampled")
@@ -426,7 +437,15 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], context: &str, report: &mu
         return Err(Error::config(context, format!("run_capture = {c:?} names no {{capture}} of the source's path")));
     }
     let (kinds, dirs) = run_dir::classify(inputs, opts.table)?;
-    let mut plan = Plan { opts, inputs: inputs.to_vec(), kinds, dirs, skip: BTreeSet::new(), sampled: BTreeSet::new() };
+    let mut plan = Plan {
+        opts,
+        inputs: inputs.to_vec(),
+        kinds,
+        dirs,
+        skip: BTreeSet::new(),
+        conflicts: BTreeMap::new(),
+        sampled: BTreeSet::new(),
+    };
     let table = plan.opts.table;
     let name = src.name.clone();
     // ignored files
@@ -496,15 +515,16 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], context: &str, report: &mu
     // run lists: duplicates, totals, expectations
     let lists = api::scan_lists(&plan)?;
     if table == WandbTable::Runs {
-        plan.skip = api::check_duplicates(&plan, &lists, &name, report);
+        (plan.skip, plan.conflicts) = api::check_duplicates(&plan, &lists, &name, report);
     }
     // one pass over every file
     let mut per_run: BTreeMap<String, Steps> = BTreeMap::new();
     let mut media: BTreeMap<(String, String), u64> = BTreeMap::new();
     // the runs of runs-table CSV exports, by id: (where first seen, the row), as the run
     // lists' runs are checked for duplicates
-    let mut csv_runs: BTreeMap<String, (SourceRef, Value)> = BTreeMap::new();
+    let mut csv_runs: BTreeMap<String, (usize, SourceRef, Value)> = BTreeMap::new();
     let mut csv_skip = BTreeSet::new();
+    let mut csv_conflicts = BTreeMap::new();
     let mut read_names: BTreeSet<String> = BTreeSet::new();
     // whether any run gives each `[[source.wandb.column]]` a value (a `from` that matches no
     // run is a typo, not a column of nulls)
@@ -536,12 +556,25 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], context: &str, report: &mu
                     let here = SourceRef { file: rel.clone(), at: Position::Line(n) };
                     match csv_runs.get(&id) {
                         None => {
-                            csv_runs.insert(id, (here, Value::Object(row)));
+                            csv_runs.insert(id, (k, here, Value::Object(row)));
                         }
-                        Some((first, before)) => {
-                            if api::run_listed_twice(report, &name, &id, (first, before), (&here, &Value::Object(row)))
-                            {
-                                csv_skip.insert((k, n));
+                        Some((first_k, first, before)) => {
+                            match api::run_listed_twice(
+                                report,
+                                &name,
+                                &id,
+                                (first, before),
+                                (&here, &Value::Object(row)),
+                            ) {
+                                None => {
+                                    csv_skip.insert((k, n));
+                                }
+                                Some(message) => {
+                                    if let Position::Line(m) = first.at {
+                                        csv_conflicts.insert((*first_k, m), message.clone());
+                                    }
+                                    csv_conflicts.insert((k, n), message);
+                                }
                             }
                         }
                     }
@@ -596,6 +629,7 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], context: &str, report: &mu
         ));
     }
     plan.skip.extend(csv_skip);
+    plan.conflicts.extend(csv_conflicts);
     if table == WandbTable::History {
         check_sampling(&mut plan, &lists, &per_run, &read_names, &damaged, &name, report);
     }
