@@ -627,7 +627,8 @@ impl Stager<'_> {
     }
 }
 
-/// Warns (`identical-inputs`) of each source that read two or more non-empty files with the
+/// Warns (`empty-input`) of each source that read empty files, and (`identical-inputs`) of
+/// each source that read two or more non-empty files with the
 /// same bytes (the same SHA-256): a folder linked or copied under a second name is read twice,
 /// and its rows come twice, which the source's path pattern cannot tell. `wandb` sources are
 /// left out: their run folders hold files that are alike by design (`latest-run/`, logs,
@@ -640,6 +641,27 @@ fn identical_inputs(spec: &PipelineSpec, inputs: &[InputEntry], report: &mut Bui
         for s in i.sources.iter().filter(|s| !wandb.contains(s.as_str())) {
             seen.entry((s.as_str(), i.sha256.as_str())).or_default().push(i.path.as_str());
         }
+    }
+    // an empty file holds no record: an export that failed, or a file still to be written
+    let mut empty: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for i in inputs.iter().filter(|i| i.bytes == 0) {
+        for s in i.sources.iter().filter(|s| !wandb.contains(s.as_str())) {
+            empty.entry(s.as_str()).or_default().push(i.path.as_str());
+        }
+    }
+    for (source, paths) in empty {
+        let more = if paths.len() > 5 { format!(" and {} more", paths.len() - 5) } else { String::new() };
+        report.warn(
+            source,
+            "empty-input",
+            None,
+            format!(
+                "source {source} read {} empty file{} (0 bytes, no record): {}{more}",
+                paths.len(),
+                if paths.len() == 1 { "" } else { "s" },
+                paths.iter().take(5).copied().collect::<Vec<_>>().join(", "),
+            ),
+        );
     }
     for ((source, sha256), paths) in seen.into_iter().filter(|(_, p)| p.len() > 1) {
         let bytes = inputs.iter().find(|i| i.path == paths[0]).map_or(0, |i| i.bytes);

@@ -229,6 +229,22 @@ pub fn find(base: &Path, patterns: &[String], context: &str) -> Result<Vec<Input
                     return Err(Error::io(path, source));
                 }
             };
+            if !entry.file_type().is_file() && !entry.file_type().is_dir() {
+                // a FIFO, socket or device the pattern matches: its bytes are no file's
+                // (a FIFO would block the build, a device never end), so it is not skipped
+                // without a word
+                let rel = relative(entry.path());
+                if pat.captures(&rel).is_some() {
+                    return Err(Error::config(
+                        format!("{context}: {rel}"),
+                        format!(
+                            "path pattern {p:?} matches {rel}, which is not a regular file (a named pipe, socket \
+                             or device); move it away or narrow the pattern"
+                        ),
+                    ));
+                }
+                continue;
+            }
             if !entry.file_type().is_file() {
                 // a folder the pattern matches: named when the pattern matches no file
                 if entry.file_type().is_dir() && entry.depth() > 0 && folders.len() < 3 {

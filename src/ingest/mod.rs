@@ -1087,7 +1087,7 @@ impl ChunkSpec<'_> {
         let name = &self.src.name;
         let mut large = Vec::new();
         for (i, (col, target)) in self.columns.iter().enumerate() {
-            if matches!(target, Target::Str | Target::Json | Target::JsonObject) {
+            if matches!(target, Target::Str | Target::Text | Target::Json | Target::JsonObject) {
                 let a = converted.columns[i].as_string::<i32>();
                 for (row, v) in a.iter().enumerate() {
                     if let Some(v) = v

@@ -3904,3 +3904,47 @@ fn a_nan_in_a_foreign_key_matches_no_row() {
         .arg(release(dir, "nf")));
     assert!(o.status.success(), "frictionless validates the release: {}{}", stdout(&o), stderr(&o));
 }
+
+#[test]
+fn a_named_pipe_is_refused_and_an_empty_input_is_warned_of() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "a.jsonl", "{\"k\": 1}\n");
+    write(dir, "c.jsonl", "");
+    write(dir, "pipeline.toml", &one_source("p", "*.jsonl", "jsonl", "", "SELECT k FROM raw", ""));
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("source raw read 1 empty file (0 bytes, no record): c.jsonl"), "{}", stderr(&o));
+    // a FIFO would block the build: refused by name, not read and not skipped
+    let made = std::process::Command::new("mkfifo").arg(dir.join("b.jsonl")).status();
+    if !made.is_ok_and(|s| s.success()) {
+        return;
+    }
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("b.jsonl: path pattern \"*.jsonl\" matches b.jsonl, which is not a regular file"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_wandb_step_below_zero_is_a_bad_record() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "history/abcd1234.csv", "_step,loss\n-1,0.5\n0,0.4\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"wb\"\n[[source]]\nname = \"w\"\npath = \"history/*.csv\"\nformat = \"wandb\"\nwandb = { table = \"history\" }\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT step, value FROM w\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("history/abcd1234.csv:2:$: `_step` must be an integer step, found -1, below 0"),
+        "{}",
+        stderr(&o)
+    );
+}

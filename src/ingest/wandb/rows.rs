@@ -137,19 +137,31 @@ pub const HISTORY_KEYS: [&str; 4] = ["_step", "_runtime", "_timestamp", "_wandb"
 /// Reads a W&B step (`_step`): an integer, or a float with no fraction (pandas writes an
 /// integer column with gaps as floats: `12.0`); `Ok(None)` when absent or null.
 ///
-/// Errors: a message naming what was found instead (a fraction, text, a boolean, a value
-/// beyond 64-bit integers), for the caller to report at the record.
+/// Errors: a message naming what was found instead (a fraction, text, a boolean, a number
+/// below 0, a value beyond 64-bit integers), for the caller to report at the record.
 pub fn step_of(v: Option<&Value>) -> std::result::Result<Option<i64>, String> {
     let found = match v {
         None | Some(Value::Null) => return Ok(None),
         Some(Value::Number(n)) => {
-            if let Some(i) = n.as_i64() {
-                return Ok(Some(i));
+            // W&B counts steps from 0
+            match n.as_i64() {
+                Some(i) if i >= 0 => return Ok(Some(i)),
+                Some(i) => {
+                    return Err(format!(
+                        "`_step` must be an integer step, found {i}, below 0 (W&B counts steps from 0)"
+                    ));
+                }
+                None => {}
             }
             match n.as_f64() {
                 // 2^63 as a float is just beyond i64
-                Some(f) if f.fract() == 0.0 && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&f) => {
+                Some(f) if f.fract() == 0.0 && (0.0..9.223_372_036_854_776e18).contains(&f) => {
                     return Ok(Some(f as i64));
+                }
+                Some(f) if f.fract() == 0.0 && f < 0.0 && f > -9.3e18 => {
+                    return Err(format!(
+                        "`_step` must be an integer step, found {n}, below 0 (W&B counts steps from 0)"
+                    ));
                 }
                 Some(f) if f.is_finite() && f.fract() != 0.0 => format!("the fraction {n}"),
                 _ => format!("{n}, beyond 64-bit integers"),
@@ -472,5 +484,8 @@ mod tests {
         assert_eq!(e(json!("3")), "`_step` must be an integer step, found string \"3\"");
         assert_eq!(e(json!(true)), "`_step` must be an integer step, found boolean true");
         assert_eq!(e(json!(1e20)), "`_step` must be an integer step, found 1e+20, beyond 64-bit integers");
+        assert_eq!(e(json!(-1)), "`_step` must be an integer step, found -1, below 0 (W&B counts steps from 0)");
+        assert_eq!(e(json!(-2.0)), "`_step` must be an integer step, found -2.0, below 0 (W&B counts steps from 0)");
+        assert_eq!(step_of(Some(&json!(0))), Ok(Some(0)));
     }
 }
