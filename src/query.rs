@@ -770,6 +770,23 @@ fn table_ready(batch: &RecordBatch, explain: bool) -> Result<RecordBatch> {
                 debug_assert_eq!(escaped.len(), c.len());
                 columns.push(escaped);
             }
+            // a list, struct or map shows the text inside it as it is: written out as the
+            // table would show it, and escaped, when some of it holds a control character
+            None if c.data_type().is_nested() => {
+                // the printer's options (see `print_stream`)
+                let options = arrow::util::display::FormatOptions::default().with_null("NULL");
+                let f = arrow::util::display::ArrayFormatter::try_new(c.as_ref(), &options)
+                    .map_err(|e| Error::format("query result", e))?;
+                let shown: Vec<Option<String>> =
+                    (0..c.len()).map(|r| c.is_valid(r).then(|| f.value(r).to_string())).collect();
+                if shown.iter().flatten().any(|v| v.chars().any(char::is_control)) {
+                    let escaped: arrow::array::StringArray =
+                        shown.iter().map(|v| v.as_deref().map(crate::error::escape_control)).collect();
+                    columns.push(Arc::new(escaped));
+                } else {
+                    columns.push(c.clone());
+                }
+            }
             _ => columns.push(c.clone()),
         }
     }
@@ -1798,6 +1815,25 @@ mod tests {
         assert!(!text.contains('\u{1b}') && !text.contains('\t'), "{text}");
         // a null is said, unlike the empty string
         assert!(text.contains("| NULL "), "{text}");
+        // text inside a list is escaped too; a list without control characters is left alone
+        let item = Arc::new(arrow::datatypes::Field::new("item", DataType::Utf8, true));
+        let schema = Arc::new(arrow::datatypes::Schema::new(vec![arrow::datatypes::Field::new(
+            "l",
+            DataType::List(item),
+            true,
+        )]));
+        let mut lists = arrow::array::ListBuilder::new(arrow::array::StringBuilder::new());
+        lists.values().append_value("a\nb\u{1b}");
+        lists.values().append_null();
+        lists.append(true);
+        lists.append(false);
+        let b = RecordBatch::try_new(schema.clone(), vec![Arc::new(lists.finish())]).unwrap();
+        let mut out = Vec::new();
+        print(PrintFormat::Table, &schema, &[b], &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("| [a\\nb\\u{1b}, NULL] |"), "{text}");
+        assert!(text.contains("| NULL "), "{text}");
+        assert!(!text.contains('\u{1b}'), "{text}");
     }
 
     #[test]

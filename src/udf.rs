@@ -2,6 +2,12 @@
 //!
 //! In: SQL calls. Out: scalar values. Registered on every session runpack creates.
 //!
+//! `sum` and `avg` over floating-point values replace DataFusion's own in moving window frames
+//! (`ROWS 2 PRECEDING`), which add each row entering the frame and subtract each row leaving
+//! it: one NaN or infinity made every later frame NaN, and a large value left the small ones
+//! beside it lost (`1e20, 1, 1` summed to 0 once `1e20` left). runpack's keep count of the
+//! NaNs and infinities in the frame and a compensated (Neumaier) sum of the finite values.
+//!
 //! `min` and `max` replace DataFusion's own with the same functions minus their grouped
 //! fast path for floating-point columns, which compares with a partial order and so may skip
 //! a NaN or keep the wrong zero depending on row order (apache/datafusion#24432): with
@@ -39,6 +45,12 @@ pub fn register(ctx: &SessionContext) {
         [datafusion::functions_aggregate::min_max::min_udaf(), datafusion::functions_aggregate::min_max::max_udaf()]
     {
         ctx.register_udaf(datafusion::logical_expr::AggregateUDF::new_from_impl(TotalOrderMinMax(f)));
+    }
+    for (f, avg) in [
+        (datafusion::functions_aggregate::sum::sum_udaf(), false),
+        (datafusion::functions_aggregate::average::avg_udaf(), true),
+    ] {
+        ctx.register_udaf(datafusion::logical_expr::AggregateUDF::new_from_impl(WindowFloatSum(f, avg)));
     }
     ctx.register_udf(str_fn("tinker_run_id", |s| tinker_part(s, 0)));
     ctx.register_udf(str_fn("tinker_kind", |s| tinker_part(s, 1)));
@@ -249,5 +261,203 @@ impl datafusion::logical_expr::AggregateUDFImpl for TotalOrderMinMax {
     }
     fn set_monotonicity(&self, data_type: &DataType) -> datafusion::logical_expr::SetMonotonicity {
         self.0.inner().set_monotonicity(data_type)
+    }
+}
+
+/// DataFusion's `sum` (`.1` false) or `avg` (true), with its moving-frame accumulator for
+/// `Float64` results replaced by [`SlidingFloatSum`] (see the module docs); everything else is
+/// the wrapped function's.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct WindowFloatSum(Arc<datafusion::logical_expr::AggregateUDF>, bool);
+
+impl datafusion::logical_expr::AggregateUDFImpl for WindowFloatSum {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn aliases(&self) -> &[String] {
+        self.0.aliases()
+    }
+    fn signature(&self) -> &datafusion::logical_expr::Signature {
+        self.0.signature()
+    }
+    fn return_type(&self, arg_types: &[DataType]) -> datafusion::error::Result<DataType> {
+        self.0.return_type(arg_types)
+    }
+    fn state_fields(
+        &self,
+        args: datafusion::logical_expr::function::StateFieldsArgs,
+    ) -> datafusion::error::Result<Vec<arrow::datatypes::FieldRef>> {
+        self.0.state_fields(args)
+    }
+    fn accumulator(
+        &self,
+        args: datafusion::logical_expr::function::AccumulatorArgs,
+    ) -> datafusion::error::Result<Box<dyn datafusion::logical_expr::Accumulator>> {
+        self.0.accumulator(args)
+    }
+    fn groups_accumulator_supported(&self, args: datafusion::logical_expr::function::AccumulatorArgs) -> bool {
+        self.0.groups_accumulator_supported(args)
+    }
+    fn create_groups_accumulator(
+        &self,
+        args: datafusion::logical_expr::function::AccumulatorArgs,
+    ) -> datafusion::error::Result<Box<dyn datafusion::logical_expr::GroupsAccumulator>> {
+        self.0.create_groups_accumulator(args)
+    }
+    fn create_sliding_accumulator(
+        &self,
+        args: datafusion::logical_expr::function::AccumulatorArgs,
+    ) -> datafusion::error::Result<Box<dyn datafusion::logical_expr::Accumulator>> {
+        let floats = args.return_field.data_type() == &DataType::Float64
+            && args.expr_fields.first().is_some_and(|f| f.data_type() == &DataType::Float64);
+        if floats && !args.is_distinct {
+            return Ok(Box::new(SlidingFloatSum { avg: self.1, ..Default::default() }));
+        }
+        self.0.create_sliding_accumulator(args)
+    }
+    fn is_descending(&self) -> Option<bool> {
+        self.0.is_descending()
+    }
+    fn order_sensitivity(&self) -> datafusion::logical_expr::utils::AggregateOrderSensitivity {
+        self.0.inner().order_sensitivity()
+    }
+    fn coerce_types(&self, arg_types: &[DataType]) -> datafusion::error::Result<Vec<DataType>> {
+        self.0.coerce_types(arg_types)
+    }
+    fn reverse_expr(&self) -> datafusion::logical_expr::ReversedUDAF {
+        self.0.reverse_udf()
+    }
+    fn value_from_stats(
+        &self,
+        args: &datafusion::logical_expr::StatisticsArgs,
+    ) -> Option<datafusion::common::ScalarValue> {
+        self.0.value_from_stats(args)
+    }
+    fn default_value(&self, data_type: &DataType) -> datafusion::error::Result<datafusion::common::ScalarValue> {
+        self.0.default_value(data_type)
+    }
+    fn documentation(&self) -> Option<&datafusion::logical_expr::Documentation> {
+        self.0.documentation()
+    }
+    fn set_monotonicity(&self, data_type: &DataType) -> datafusion::logical_expr::SetMonotonicity {
+        self.0.inner().set_monotonicity(data_type)
+    }
+}
+
+/// The sum (or mean) of the `Float64` values in a moving window frame: rows enter with
+/// `update_batch` and leave with `retract_batch`. NaNs and infinities are counted, not added,
+/// so that one leaving the frame leaves no trace; the finite values are summed with
+/// Neumaier's compensation, so that a large value leaving does not take the small ones'
+/// contribution with it. The frame's result: NULL without a non-null value, NaN with a NaN
+/// or both infinities, an infinity with one, else the sum (or the sum over the count).
+#[derive(Debug, Default)]
+struct SlidingFloatSum {
+    /// A mean rather than a sum.
+    avg: bool,
+    /// Non-null values in the frame.
+    count: u64,
+    nan: u64,
+    pos_inf: u64,
+    neg_inf: u64,
+    /// Running sum of the finite values, and its compensation.
+    sum: f64,
+    comp: f64,
+}
+
+impl SlidingFloatSum {
+    fn add(&mut self, v: f64, sign: i64) {
+        let step = |n: &mut u64| *n = n.wrapping_add_signed(sign);
+        step(&mut self.count);
+        if v.is_nan() {
+            step(&mut self.nan);
+        } else if v == f64::INFINITY {
+            step(&mut self.pos_inf);
+        } else if v == f64::NEG_INFINITY {
+            step(&mut self.neg_inf);
+        } else {
+            let x = if sign < 0 { -v } else { v };
+            let t = self.sum + x;
+            self.comp += if self.sum.abs() >= x.abs() { (self.sum - t) + x } else { (x - t) + self.sum };
+            self.sum = t;
+        }
+        if self.count == 0 {
+            // an empty frame starts again from nothing: no rounding carried over
+            (self.sum, self.comp) = (0.0, 0.0);
+        }
+    }
+
+    fn feed(&mut self, values: &[ArrayRef], sign: i64) -> DfResult<()> {
+        let a = values[0].as_primitive::<arrow::datatypes::Float64Type>();
+        for v in a.iter().flatten() {
+            self.add(v, sign);
+        }
+        Ok(())
+    }
+
+    fn total(&self) -> Option<f64> {
+        if self.count == 0 {
+            return None;
+        }
+        Some(if self.nan > 0 || (self.pos_inf > 0 && self.neg_inf > 0) {
+            f64::NAN
+        } else if self.pos_inf > 0 {
+            f64::INFINITY
+        } else if self.neg_inf > 0 {
+            f64::NEG_INFINITY
+        } else {
+            self.sum + self.comp
+        })
+    }
+}
+
+impl datafusion::logical_expr::Accumulator for SlidingFloatSum {
+    fn update_batch(&mut self, values: &[ArrayRef]) -> DfResult<()> {
+        self.feed(values, 1)
+    }
+
+    fn retract_batch(&mut self, values: &[ArrayRef]) -> DfResult<()> {
+        self.feed(values, -1)
+    }
+
+    fn supports_retract_batch(&self) -> bool {
+        true
+    }
+
+    fn evaluate(&mut self) -> DfResult<datafusion::common::ScalarValue> {
+        let total = self.total();
+        Ok(datafusion::common::ScalarValue::Float64(if self.avg {
+            total.map(|t| t / self.count as f64)
+        } else {
+            total
+        }))
+    }
+
+    fn size(&self) -> usize {
+        std::mem::size_of_val(self)
+    }
+
+    /// The state of DataFusion's own accumulators: `[sum]`, or `[count, sum]` for `avg`.
+    fn state(&mut self) -> DfResult<Vec<datafusion::common::ScalarValue>> {
+        use datafusion::common::ScalarValue;
+        let sum = ScalarValue::Float64(self.total());
+        Ok(if self.avg { vec![ScalarValue::UInt64(Some(self.count)), sum] } else { vec![sum] })
+    }
+
+    fn merge_batch(&mut self, states: &[ArrayRef]) -> DfResult<()> {
+        if !self.avg {
+            return self.feed(states, 1);
+        }
+        // each state's sum counts as one value here: add the other values of its count
+        let counts = states[0].as_primitive::<arrow::datatypes::UInt64Type>();
+        let sums = states[1].as_primitive::<arrow::datatypes::Float64Type>();
+        for (c, s) in counts.iter().zip(sums.iter()) {
+            if let (Some(c), Some(s)) = (c, s)
+                && c > 0
+            {
+                self.add(s, 1);
+                self.count += c - 1;
+            }
+        }
+        Ok(())
     }
 }

@@ -266,9 +266,7 @@ fn client(env: &HubEnv, net: &NetArgs) -> Result<HubClient, Error> {
     HubClient::new(&config)
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, Error> {
-    tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| Error::io("tokio runtime", e))
-}
+use super::runtime;
 
 fn progress_of(bar: &Option<super::output::Bar>) -> &dyn Progress {
     bar.as_ref().map(|p| p as &dyn Progress).unwrap_or(&Silent)

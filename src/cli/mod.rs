@@ -341,8 +341,19 @@ pub fn report(err: &Error, build: bool) -> u8 {
     err.exit_code()
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, Error> {
-    tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| Error::io("tokio runtime", e))
+/// Stack of each of the async runtime's threads, in bytes: DataFusion evaluates an
+/// expression by recursing over its tree on them, and SQL that chains a few hundred `AND`s or
+/// `+`s (a generated filter) goes deeper than the 2 MiB a thread gets by default. Only the
+/// pages a thread touches take memory.
+const RUNTIME_STACK_BYTES: usize = 64 << 20;
+
+/// The async runtime the commands run on (one thread per core).
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Error> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_stack_size(RUNTIME_STACK_BYTES)
+        .build()
+        .map_err(|e| Error::io("tokio runtime", e))
 }
 
 /// Runs the command; returns the exit code for outcomes that are not errors.

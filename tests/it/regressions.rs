@@ -39,6 +39,12 @@ fn long_expressions_and_writing_statements() {
     let o = run(bin().args(["query", "-q", "--format", "csv"]).arg(example_release()).arg(&sql));
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).ends_with("\n1501\n"), "{}", stdout(&o));
+    // a generated filter of 600 conditions: evaluated by recursion on the runtime's threads
+    let terms: Vec<String> = (0..600).map(|i| format!("step <> {}", 100_000 + i)).collect();
+    let sql = format!("SELECT count(*) AS n FROM metrics WHERE {}", terms.join(" AND "));
+    let o = run(bin().args(["query", "-q", "--format", "csv"]).arg(example_release()).arg(&sql));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "n\n13220\n");
     let target = tempfile::tempdir().unwrap();
     let copy = format!("COPY (SELECT 1 AS a) TO '{}' STORED AS PARQUET", target.path().join("x.parquet").display());
     let o = run(bin().args(["query", "-q"]).arg(example_release()).arg(&copy));
@@ -3946,5 +3952,17 @@ fn a_wandb_step_below_zero_is_a_bad_record() {
         stderr(&o).contains("history/abcd1234.csv:2:$: `_step` must be an integer step, found -1, below 0"),
         "{}",
         stderr(&o)
+    );
+}
+
+#[test]
+fn moving_window_sums_of_floats_forget_a_nan_or_a_large_value_that_left_the_frame() {
+    let sql = "SELECT id, sum(v) OVER (ORDER BY id ROWS 1 PRECEDING) AS s, avg(v) OVER (ORDER BY id ROWS 1 PRECEDING) AS a \
+               FROM (VALUES (1, CAST('NaN' AS DOUBLE)), (2, 1.0), (3, 1.0), (4, CAST('Infinity' AS DOUBLE)), (5, 2.0), \
+               (6, 1e20), (7, 1.0), (8, 1.0), (9, CAST(NULL AS DOUBLE)), (10, CAST(NULL AS DOUBLE))) AS t(id, v) ORDER BY id";
+    assert_eq!(
+        query(example_release(), sql),
+        "id,s,a\n1,NaN,NaN\n2,NaN,NaN\n3,2.0,1.0\n4,Infinity,Infinity\n5,Infinity,Infinity\n6,1e20,5e19\n\
+         7,1e20,5e19\n8,2.0,1.0\n9,1.0,1.0\n10,,\n"
     );
 }
