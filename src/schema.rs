@@ -263,6 +263,9 @@ impl TableSchema {
                     ),
                 ));
             }
+            if fk.fields.is_empty() {
+                return Err((at("/fields"), "a foreign key names no field: list the fields it is made of".into()));
+            }
             for (j, k) in fk.fields.iter().enumerate() {
                 if !seen.contains(k.as_str()) {
                     return Err((
@@ -665,8 +668,22 @@ impl FieldDescriptor {
             "object" => match &self.fields {
                 None => DataType::Utf8,
                 Some(fields) => {
+                    // Parquet writes no struct without members, and a name twice would
+                    // write an object with a repeated key
+                    if fields.is_empty() {
+                        return Err("an `object` with `fields` needs at least one field (leave `fields` out to \
+                                    keep any object as JSON text)"
+                            .into());
+                    }
                     let mut out = Vec::with_capacity(fields.len());
+                    let mut names = std::collections::BTreeSet::new();
                     for f in fields {
+                        if f.name.is_empty() {
+                            return Err("a member of the object's `fields` has no `name`".into());
+                        }
+                        if !names.insert(f.name.as_str()) {
+                            return Err(format!("member `{}` of the object's `fields` is declared twice", f.name));
+                        }
                         out.push(f.arrow_field().map_err(|m| format!("{}.{m}", f.name))?);
                     }
                     DataType::Struct(Fields::from(out))
@@ -1069,6 +1086,18 @@ mod tests {
         assert!(e.contains("field `o`: `unique` on a field of type `object`"), "{e}");
         let e = check(r#"{"fields":[{"name":"id","type":"string"},{"name":"parent","type":"string"}],"foreignKeys":[{"fields":"parent","reference":{"resource":"","fields":"id"}}]}"#).unwrap_err();
         assert!(e.contains("references its own table"), "{e}");
+        let s: TableSchema = serde_json::from_str(
+            r#"{"fields":[{"name":"a","type":"integer"}],"foreignKeys":[{"fields":[],"reference":{"resource":"p","fields":[]}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            s.check_at().unwrap_err(),
+            ("/foreignKeys/0/fields".into(), "a foreign key names no field: list the fields it is made of".into())
+        );
+        let e = check(r#"{"fields":[{"name":"v","type":"object","fields":[{"name":"a","type":"integer"},{"name":"a","type":"integer"}]}]}"#).unwrap_err();
+        assert!(e.contains("field `v`: member `a` of the object's `fields` is declared twice"), "{e}");
+        let e = check(r#"{"fields":[{"name":"v","type":"object","fields":[]}]}"#).unwrap_err();
+        assert!(e.contains("field `v`: an `object` with `fields` needs at least one field"), "{e}");
     }
 
     #[test]

@@ -652,6 +652,9 @@ impl PipelineSpec {
             if !bad.is_empty() {
                 return Err(Error::config(at(&format!("table {}", t.name)), bad.join("\n")));
             }
+            if let Some(m) = t.splits.iter().find_map(|s| crate::validate::split_file_problem(s)) {
+                return Err(Error::config(at(&format!("table {}", t.name)), m));
+            }
             // the split files are named after the splits: names equal but for case would be
             // one file on a case-insensitive filesystem
             let mut lower = std::collections::BTreeMap::new();
@@ -848,8 +851,19 @@ fn load_schema(dir: &Path, rel: &str, who: &str) -> Result<TableSchema> {
     })
 }
 
+/// Longest name of a source, view or table, in bytes (see `check_name`).
+pub const MAX_NAME_BYTES: usize = 200;
+
 fn check_name(name: &str, what: &str, file: &Path, pattern: &str) -> Result<()> {
     let re = regex::Regex::new(pattern).expect("static pattern");
+    // files are named after tables and sources (`data/<name>-00000-of-00002.parquet`, a
+    // staging file per source), and a file name holds 255 bytes
+    if name.len() > MAX_NAME_BYTES {
+        return Err(Error::config(
+            file.display().to_string(),
+            format!("{what} of {} bytes (at most {MAX_NAME_BYTES}: files are named after it)", name.len()),
+        ));
+    }
     if re.is_match(name) && !name.ends_with('\n') {
         Ok(())
     } else {

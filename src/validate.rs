@@ -63,6 +63,9 @@ pub struct Validator<'a> {
     collect_keys: Vec<(Vec<String>, Vec<usize>, RowConverter, KeySet)>,
     /// The split column and the allowed split names (empty: any loadable name).
     split: Option<(usize, Vec<String>)>,
+    /// The split names seen, by their lower case: two that differ only in case would name one
+    /// file on a case-insensitive filesystem.
+    split_cases: BTreeMap<String, String>,
     /// Rows kept.
     pub rows_kept: u64,
 }
@@ -80,8 +83,37 @@ pub fn split_problem(name: Option<&str>, allowed: &[String]) -> Option<String> {
         Some(name) if !allowed.is_empty() && !allowed.iter().any(|a| a == name) => {
             Some(format!("split {name:?} is not one of the table's splits ({})", allowed.join(", ")))
         }
-        Some(_) => None,
+        Some(name) => split_file_problem(name),
     }
+}
+
+/// Longest split name, in bytes: its files are named after it (`data/<table>/<split>.parquet`,
+/// with a shard suffix while they are written), and a file name holds 255 bytes.
+pub const MAX_SPLIT_NAME_BYTES: usize = 200;
+
+/// Why a split name that `datasets` loads cannot name the split's files everywhere: a name
+/// Windows reserves for a device (`con`, `nul`, `com1`, … with any extension), or one longer
+/// than [`MAX_SPLIT_NAME_BYTES`]; `None` when it can.
+pub fn split_file_problem(name: &str) -> Option<String> {
+    const DEVICES: [&str; 22] = [
+        "con", "prn", "aux", "nul", "com1", "com2", "com3", "com4", "com5", "com6", "com7", "com8", "com9", "lpt1",
+        "lpt2", "lpt3", "lpt4", "lpt5", "lpt6", "lpt7", "lpt8", "lpt9",
+    ];
+    let stem = name.split('.').next().unwrap_or(name).to_lowercase();
+    if DEVICES.contains(&stem.as_str()) {
+        return Some(format!(
+            "split name {name:?} names its files {stem}.parquet and {stem}.jsonl, which Windows reserves for a \
+             device (a clone of the dataset fails there); use {:?}",
+            format!("{name}_")
+        ));
+    }
+    if name.len() > MAX_SPLIT_NAME_BYTES {
+        return Some(format!(
+            "split name of {} bytes (at most {MAX_SPLIT_NAME_BYTES}: its files are named after it)",
+            name.len()
+        ));
+    }
+    None
 }
 
 impl<'a> Validator<'a> {
@@ -189,6 +221,7 @@ impl<'a> Validator<'a> {
             fks,
             collect_keys,
             split: None,
+            split_cases: BTreeMap::new(),
             rows_kept: 0,
         })
     }
@@ -321,6 +354,21 @@ impl<'a> Validator<'a> {
                 let name = names.is_valid(r).then(|| names.value(r));
                 if let Some(message) = split_problem(name, allowed) {
                     why.push((self.arrow.field(*ci).name().clone(), "split".into(), message));
+                } else if let Some(name) = name {
+                    match self.split_cases.get(&name.to_lowercase()) {
+                        Some(first) if first != name => why.push((
+                            self.arrow.field(*ci).name().clone(),
+                            "split".into(),
+                            format!(
+                                "splits {first:?} and {name:?} differ only in case: their files would be one file \
+                                 on a case-insensitive filesystem (macOS, Windows); give each split its own name"
+                            ),
+                        )),
+                        Some(_) => {}
+                        None => {
+                            self.split_cases.insert(name.to_lowercase(), name.to_string());
+                        }
+                    }
                 }
             }
         }

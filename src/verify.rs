@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::hash;
-use crate::ingest::files::{PathPattern, lfs_pointer};
+use crate::ingest::files::lfs_pointer;
 use crate::release::{Manifest, safe_relative};
 use crate::schema::{type_detail, type_name};
 
@@ -768,6 +768,22 @@ fn readme_at(lines: &BTreeMap<String, usize>, path: &str) -> String {
     }
 }
 
+/// Whether release file `path` (`/`-separated, relative to the release) is one that the card's
+/// `data_files` pattern `pattern` names, read as the Hub and `datasets` read it (fsspec's
+/// glob: `*` and `?` within one name, `[…]` and `[!…]` classes, `**` for any folders); a
+/// pattern that is no glob names the file spelled as it is.
+pub fn data_files_match(pattern: &str, path: &str) -> bool {
+    let options = glob::MatchOptions {
+        case_sensitive: true,
+        require_literal_separator: true,
+        require_literal_leading_dot: false,
+    };
+    match glob::Pattern::new(pattern) {
+        Ok(p) => p.matches_with(path, options),
+        Err(_) => pattern == path,
+    }
+}
+
 /// Problems of a card's `configs` against the files of `dir` (or of a remote listing).
 pub fn card_problems(card: &str, files: &[String], empty: &BTreeSet<String>) -> Vec<String> {
     let mut out = Vec::new();
@@ -951,10 +967,7 @@ pub fn card_problems(card: &str, files: &[String], empty: &BTreeSet<String>) -> 
     }
     let mut owners: BTreeMap<&str, Vec<(String, String)>> = BTreeMap::new();
     for cp in &paths {
-        let matched: Vec<&String> = match PathPattern::new(&cp.pattern) {
-            Ok(p) => files.iter().filter(|f| p.captures(f).is_some()).collect(),
-            Err(_) => files.iter().filter(|f| **f == cp.pattern).collect(),
-        };
+        let matched: Vec<&String> = files.iter().filter(|f| data_files_match(&cp.pattern, f)).collect();
         if matched.is_empty() {
             let hint = files.iter().find(|f| f.to_lowercase() == cp.pattern.to_lowercase());
             out.push(format!(
@@ -1281,10 +1294,8 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
         // matches none is reported by card_problems)
         let named: BTreeSet<String> = entries.iter().map(|(split, _)| split.clone()).collect();
         for (split, pat) in entries {
-            if let Ok(p) = PathPattern::new(&pat) {
-                for f in files.iter().filter(|f| f.ends_with(".parquet") && p.captures(f).is_some()) {
-                    splits.entry(split.clone()).or_default().push(f.clone());
-                }
+            for f in files.iter().filter(|f| f.ends_with(".parquet") && data_files_match(&pat, f)) {
+                splits.entry(split.clone()).or_default().push(f.clone());
             }
         }
         // the config serves its own table's files, split by split as the manifest has them
@@ -1752,6 +1763,18 @@ fn schema_pair_diff(a: &arrow::datatypes::Schema, an: &str, b: &arrow::datatypes
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn data_files_globs_read_as_the_hub_reads_them() {
+        let m = data_files_match;
+        assert!(m("data/t/test-0000[0-9]-of-*.parquet", "data/t/test-00003-of-00020.parquet"));
+        assert!(!m("data/t/test-0000[0-9]-of-*.parquet", "data/t/test-00013-of-00020.parquet"));
+        assert!(m("data/t/test-000[!0]?-of-*.parquet", "data/t/test-00013-of-00020.parquet"));
+        assert!(m("data/*.parquet", "data/t.parquet") && !m("data/*.parquet", "data/t/a.parquet"));
+        assert!(m("data/**/*.parquet", "data/t/a.parquet") && m("data/**/*.parquet", "data/a.parquet"));
+        // braces are no glob to the Hub: a name spelled with them
+        assert!(m("data/{t}.parquet", "data/{t}.parquet") && !m("data/{t}.parquet", "data/t.parquet"));
+    }
 
     #[test]
     fn card_feature_types_read_as_datasets_reads_them() {

@@ -572,9 +572,10 @@ fn to_bool(c: &Cell, ctx: &mut Ctx) -> Option<bool> {
     match c.v? {
         Value::Null => None,
         Value::Bool(b) => Some(*b),
+        // a text cell: the Table Schema's default `trueValues` and `falseValues`
         Value::String(s) if ctx.opts.textual => match s.as_str() {
-            "true" | "True" | "TRUE" => Some(true),
-            "false" | "False" | "FALSE" => Some(false),
+            "true" | "True" | "TRUE" | "1" => Some(true),
+            "false" | "False" | "FALSE" | "0" => Some(false),
             _ => {
                 ctx.mismatch(c, &Target::Bool, c.v?);
                 None

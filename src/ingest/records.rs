@@ -629,9 +629,10 @@ pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item
                 }
                 let line = e.position().map(line_of).unwrap_or(pos + 1);
                 let message = csv_error_message(&e);
-                // a row of the wrong length was read whole: the rejects file keeps its text
+                // a row of the wrong length or with a cell that is not UTF-8 was read whole:
+                // the rejects file keeps its text (bytes that are not UTF-8 as U+FFFD)
                 lines.forget_before(start);
-                let raw = matches!(e.kind(), csv::ErrorKind::UnequalLengths { .. })
+                let raw = matches!(e.kind(), csv::ErrorKind::UnequalLengths { .. } | csv::ErrorKind::Utf8 { .. })
                     .then(|| lines.text(start, rdr.position().byte()));
                 let bad = Item::Bad { at: Position::Line(line), rule: "csv", message, raw };
                 match e.kind() {

@@ -3966,3 +3966,68 @@ fn moving_window_sums_of_floats_forget_a_nan_or_a_large_value_that_left_the_fram
          7,1e20,5e19\n8,2.0,1.0\n9,1.0,1.0\n10,,\n"
     );
 }
+
+#[test]
+fn split_names_one_file_system_could_not_keep_apart_and_overlong_names_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "a.jsonl",
+        "{\"id\": 1, \"split\": \"train\"}\n{\"id\": 2, \"split\": \"Train\"}\n{\"id\": 3, \"split\": \"con\"}\n{\"id\": 4, \"split\": \"test\"}\n",
+    );
+    let toml = "name = \"sp\"\n[[source]]\nname = \"raw\"\npath = \"a.jsonl\"\nformat = \"jsonl\"\n\
+                [[table]]\nname = \"t\"\nsplit_column = \"split\"\nquery = \"SELECT id, split FROM raw\"\n";
+    write(dir, "pipeline.toml", toml);
+    let o = build(dir, &["-q"]);
+    assert_violations(
+        &o,
+        2,
+        &[
+            "splits \"train\" and \"Train\" differ only in case",
+            "split name \"con\" names its files con.parquet and con.jsonl, which Windows reserves for a device",
+        ],
+    );
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "sp"), "SELECT id FROM t ORDER BY id"), "id\n1\n4\n");
+    // a declared split is checked when the pipeline is read
+    write(
+        dir,
+        "pipeline.toml",
+        &toml.replace("split_column = \"split\"\n", "split_column = \"split\"\nsplits = [\"train\", \"aux\"]\n"),
+    );
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("split name \"aux\" names its files aux.parquet"), "{}", stderr(&o));
+    // a table name too long to name its files, before anything is read
+    let long = "t".repeat(240);
+    write(
+        dir,
+        "pipeline.toml",
+        &toml.replace("name = \"t\"\nsplit_column = \"split\"\n", &format!("name = \"{long}\"\n")),
+    );
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("table name of 240 bytes (at most 200: files are named after it)"), "{}", stderr(&o));
+}
+
+#[test]
+fn csv_booleans_take_the_table_schema_defaults_and_a_row_that_is_not_utf8_keeps_its_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(dir.join("a.csv"), b"id,b\n1,1\n2,0\n3,TRUE\n4,yes\n5,\xff\n").unwrap();
+    write(dir, "s.json", r#"{"fields":[{"name":"id","type":"integer"},{"name":"b","type":"boolean"}]}"#);
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"cb\"\n[[source]]\nname = \"raw\"\npath = \"a.csv\"\nformat = \"csv\"\nschema = \"s.json\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT id, b FROM raw\"\n",
+    );
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "cb"), "SELECT id, b FROM t ORDER BY id"), "id,b\n1,true\n2,false\n3,true\n");
+    let rejects = std::fs::read_to_string(release(dir, "cb").join("rejects/raw.jsonl")).unwrap();
+    assert!(rejects.contains(r#""record":{"id":"4","b":"yes"}"#), "{rejects}");
+    assert!(rejects.contains("\"_source_line\":6") && rejects.contains("\"raw\":\"5,\u{fffd}\""), "{rejects}");
+}
