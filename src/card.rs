@@ -547,7 +547,7 @@ fn section_references(spec: &PipelineSpec) -> Result<()> {
     let functions: Vec<String> = crate::query::session().state().table_functions().keys().cloned().collect();
     for s in &def.card.sections {
         let Some(q) = &s.query else { continue };
-        let Ok(statements) = datafusion::sql::parser::DFParser::parse_sql(q) else { continue };
+        let Ok(statements) = crate::query::parse_statements(q) else { continue };
         for st in statements {
             let Ok((refs, _)) = datafusion::sql::resolve::resolve_table_references(&st, true) else { continue };
             let known = |n: &str| names.contains(&n) || functions.iter().any(|f| f == n);

@@ -244,7 +244,11 @@ fn syntax_error(e: &datafusion::error::DataFusionError) -> Option<(String, Optio
     let datafusion::error::DataFusionError::SQL(p, _) = e.find_root() else { return None };
     let text = match p.as_ref() {
         ParserError::TokenizerError(t) | ParserError::ParserError(t) => t.clone(),
-        ParserError::RecursionLimitExceeded => "the SQL nests deeper than the parser's recursion limit".to_string(),
+        ParserError::RecursionLimitExceeded => format!(
+            "the SQL nests deeper than the parser's recursion limit ({} levels of parentheses, subqueries or \
+             expressions inside expressions)",
+            crate::query::SQL_RECURSION_LIMIT
+        ),
     };
     let place = text.rfind(" at Line: ").and_then(|i| {
         let (line, column) = text[i + " at Line: ".len()..].split_once(", Column: ")?;

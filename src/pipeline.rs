@@ -755,8 +755,7 @@ impl From<Error> for Failure {
 
 /// The table names a SQL text reads (tables, views or sources; each once).
 fn sql_references(sql: &str, context: impl Fn() -> String) -> Result<Vec<String>> {
-    let statements =
-        datafusion::sql::parser::DFParser::parse_sql(sql).map_err(|e| Error::sql_parse(context(), e, sql))?;
+    let statements = crate::query::parse_statements(sql).map_err(|e| Error::sql_parse(context(), e, sql))?;
     let mut out = Vec::new();
     for st in statements {
         let (refs, _) =

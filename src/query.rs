@@ -50,6 +50,27 @@ pub fn session() -> SessionContext {
     session_with_partitions(1, false)
 }
 
+/// How deep SQL may nest (parentheses, subqueries, `CASE` inside `CASE`) for the parser, in
+/// levels: DataFusion's default of 50 refuses generated SQL a person would expect to run;
+/// planning and evaluating it recurse on threads with large stacks (256 MiB for the command,
+/// 64 MiB for the runtime's).
+pub const SQL_RECURSION_LIMIT: usize = 500;
+
+/// Parses `sql` into statements as the sessions runpack makes do ([`SQL_RECURSION_LIMIT`]).
+///
+/// Errors: the parser's, for the caller to place in the SQL text.
+pub fn parse_statements(
+    sql: &str,
+) -> std::result::Result<
+    std::collections::VecDeque<datafusion::sql::parser::Statement>,
+    datafusion::error::DataFusionError,
+> {
+    datafusion::sql::parser::DFParserBuilder::new(sql)
+        .with_recursion_limit(SQL_RECURSION_LIMIT)
+        .build()?
+        .parse_statements()
+}
+
 /// A [`session`] for queries over finished Parquet files (`runpack query`): twice as many
 /// partitions as cores. DataFusion splits a scan into contiguous byte ranges of the files, one
 /// per partition, and each range takes whole row groups, so two ranges over a few large row
@@ -73,6 +94,8 @@ fn session_with_partitions(partitions: usize, view_groups: bool) -> SessionConte
     config.options_mut().execution.time_zone = Some("+00:00".into());
     // errors name where in the SQL text they are
     config.options_mut().sql_parser.collect_spans = true;
+    config.options_mut().sql_parser.recursion_limit =
+        datafusion::common::config::ConfigNonZeroUsize::try_new(SQL_RECURSION_LIMIT).expect("not zero");
     let mut builder = SessionStateBuilder::new().with_config(config).with_default_features();
     if view_groups {
         builder = builder.with_physical_optimizer_rule(Arc::new(groups::ViewGroupBy));
@@ -570,7 +593,7 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> Result<(SchemaRef, Vec<Reco
         Ok(df) => df,
         Err(e) => {
             // a table that is not there: the tables that are, and the closest name
-            let context = datafusion::sql::parser::DFParser::parse_sql(sql)
+            let context = parse_statements(sql)
                 .ok()
                 .and_then(|mut statements| statements.pop_front())
                 .map(|st| unknown_table_context(ctx, "query", &st))
@@ -1040,7 +1063,7 @@ pub fn print(
 /// Whether the last statement of `sql` is an `EXPLAIN` (its result is plans, whose line breaks
 /// the table format keeps); `false` for SQL that does not parse.
 pub fn is_explain(sql: &str) -> bool {
-    datafusion::sql::parser::DFParser::parse_sql(sql)
+    parse_statements(sql)
         .ok()
         .and_then(|statements| statements.back().map(|st| matches!(st, datafusion::sql::parser::Statement::Explain(_))))
         .unwrap_or(false)
@@ -1190,8 +1213,7 @@ pub async fn run_script_stream(
     ctx: &SessionContext,
     sql: &str,
 ) -> Result<(SchemaRef, datafusion::physical_plan::SendableRecordBatchStream, String)> {
-    let mut statements: Vec<_> =
-        datafusion::sql::parser::DFParser::parse_sql(sql).map_err(|e| Error::sql_parse("query", e, sql))?.into();
+    let mut statements: Vec<_> = parse_statements(sql).map_err(|e| Error::sql_parse("query", e, sql))?.into();
     let count = statements.len();
     let context = |i: usize| if count == 1 { "query".to_string() } else { format!("query, statement {i} of {count}") };
     let Some(last) = statements.pop() else {
@@ -1247,6 +1269,13 @@ async fn start_statement(
     let statement = st.clone();
     let plan = match ctx.state().statement_to_plan(st).await {
         Ok(p) => p,
+        // DataFusion plans no `SET TIME ZONE`: say what it does plan instead of its AST
+        Err(e) if e.to_string().contains("SET variant not implemented yet: SetTimeZone") => {
+            return Err(Error::Refused(format!(
+                "{context}: SET TIME ZONE is not part of DataFusion's SQL; write SET datafusion.execution.time_zone \
+                 = '+05:00' (an offset; times are shown in UTC, +00:00, unless set)"
+            )));
+        }
         Err(e) => return Err(Error::sql(unknown_table_context(ctx, context, &statement), e)),
     };
     read_only(true).verify_plan(&plan).map_err(sql_err)?;
@@ -1477,7 +1506,11 @@ pub async fn register_files(
                 release_files.iter().filter(|f| path.join(f).is_file()).copied().collect::<Vec<_>>().join(", ")
             )));
         }
-        return Err(Error::Refused(format!("{location} mixes Parquet and JSON Lines files; query them as two tables")));
+        return Err(Error::Refused(format!(
+            "{location} mixes Parquet and JSON Lines files, which one query does not read together; query each \
+             kind on its own (a glob such as `{}`), or build a pipeline with a source for each",
+            if path.is_dir() { format!("{location}/*.parquet") } else { "*.parquet".to_string() }
+        )));
     }
     let fmt = if parquet { crate::spec::Format::Parquet } else { crate::spec::Format::Jsonl };
     let source = crate::spec::SourceDef {

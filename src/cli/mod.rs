@@ -107,7 +107,9 @@ enum Command {
         /// hf://datasets/<namespace>/<name>[@<revision>][/<path>].
         source: String,
         /// SQL (DataFusion dialect); several statements separated by `;` run in order and the
-        /// last one's result is printed. Quote identifiers holding `/` or `.`.
+        /// last one's result is printed. Quote identifiers holding `/` or `.`. `-` reads the
+        /// SQL from standard input (`runpack query REL - < report.sql`); SQL that starts with
+        /// `--` (a comment) goes after a `--` argument.
         sql: String,
         /// Output format.
         #[arg(short, long, value_enum, default_value = "table")]
@@ -356,9 +358,41 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Error> {
         .map_err(|e| Error::io("tokio runtime", e))
 }
 
+/// Most bytes of SQL read from standard input (`query SOURCE -`).
+const MAX_SQL_BYTES: u64 = 64 << 20;
+
+/// The SQL given on standard input (`query SOURCE -`): for statements too long for the
+/// command line, or kept in a file (`< report.sql`).
+///
+/// Errors: [`Error::Io`] when it cannot be read, [`Error::Refused`] when it is not UTF-8 or
+/// longer than [`MAX_SQL_BYTES`].
+fn sql_from_stdin() -> Result<String, Error> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(MAX_SQL_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io("standard input", e))?;
+    if bytes.len() as u64 > MAX_SQL_BYTES {
+        return Err(Error::Refused(format!(
+            "the SQL on standard input is longer than {} bytes",
+            crate::hash::group_digits(MAX_SQL_BYTES)
+        )));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        Error::Refused(format!("the SQL on standard input is not UTF-8 (byte {} is not)", e.utf8_error().valid_up_to()))
+    })
+}
+
 /// Runs the command; returns the exit code for outcomes that are not errors.
-pub fn run(cli: Cli) -> Result<u8, Error> {
+pub fn run(mut cli: Cli) -> Result<u8, Error> {
     let quiet = cli.quiet;
+    if let Command::Query { sql, .. } = &mut cli.command
+        && sql == "-"
+    {
+        *sql = sql_from_stdin()?;
+    }
     match cli.command {
         Command::Build(a) => {
             let spec = PipelineSpec::load(&a.pipeline)?;

@@ -45,6 +45,29 @@ fn long_expressions_and_writing_statements() {
     let o = run(bin().args(["query", "-q", "--format", "csv"]).arg(example_release()).arg(&sql));
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "n\n13220\n");
+    // 200 levels of parentheses parse; 600 are refused with the limit said
+    let nested = |n: usize| format!("SELECT {}1{} AS x", "(".repeat(n), ")".repeat(n));
+    let o = run(bin().args(["query", "-q", "--format", "csv"]).arg(example_release()).arg(nested(200)));
+    assert_eq!(stdout(&o), "x\n1\n", "{}", stderr(&o));
+    let o = run(bin().args(["query", "-q"]).arg(example_release()).arg(nested(600)));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("recursion limit (500 levels"), "{}", stderr(&o));
+    // the SQL on standard input, starting with a comment
+    let mut child = bin()
+        .args(["query", "-q", "--format", "csv"])
+        .arg(example_release())
+        .arg("-")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"-- how many\nSELECT count(*) AS n FROM metrics\n")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(stdout(&o), "n\n13220\n");
+    let o = run(bin().args(["query", "-q"]).arg(example_release()).arg("SET TIME ZONE '+05:00'; SELECT 1"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("write SET datafusion.execution.time_zone = '+05:00'"), "{}", stderr(&o));
     let target = tempfile::tempdir().unwrap();
     let copy = format!("COPY (SELECT 1 AS a) TO '{}' STORED AS PARQUET", target.path().join("x.parquet").display());
     let o = run(bin().args(["query", "-q"]).arg(example_release()).arg(&copy));
