@@ -258,7 +258,15 @@ impl datafusion::catalog::TableProvider for NanSafeParquet {
 /// for a table whose data files the manifest does not list.
 pub async fn register_release(ctx: &SessionContext, dir: &Path) -> Result<Manifest> {
     let manifest = Manifest::load(dir)?;
+    let mut names = std::collections::BTreeSet::new();
     for t in &manifest.tables {
+        if !names.insert(t.name.as_str()) {
+            return Err(Error::Refused(format!(
+                "{}: manifest.json names table {} twice; run `runpack verify` on the release",
+                dir.display(),
+                t.name
+            )));
+        }
         let files: Vec<PathBuf> = t.files.iter().map(|f| dir.join(f)).collect();
         for rel in &t.files {
             let listed = manifest.files.iter().any(|e| &e.path == rel && e.kind == "parquet");

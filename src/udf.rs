@@ -336,6 +336,16 @@ impl datafusion::logical_expr::AggregateUDFImpl for WindowFloatSum {
     fn default_value(&self, data_type: &DataType) -> datafusion::error::Result<datafusion::common::ScalarValue> {
         self.0.default_value(data_type)
     }
+    fn simplify_expr_op_literal(
+        &self,
+        agg_function: &datafusion::logical_expr::expr::AggregateFunction,
+        arg: &datafusion::logical_expr::Expr,
+        op: datafusion::logical_expr::Operator,
+        lit: &datafusion::logical_expr::Expr,
+        arg_is_left: bool,
+    ) -> datafusion::error::Result<Option<datafusion::logical_expr::Expr>> {
+        self.0.simplify_expr_op_literal(agg_function, arg, op, lit, arg_is_left)
+    }
     fn documentation(&self) -> Option<&datafusion::logical_expr::Documentation> {
         self.0.documentation()
     }
@@ -345,11 +355,14 @@ impl datafusion::logical_expr::AggregateUDFImpl for WindowFloatSum {
 }
 
 /// The sum (or mean) of the `Float64` values in a moving window frame: rows enter with
-/// `update_batch` and leave with `retract_batch`. NaNs and infinities are counted, not added,
-/// so that one leaving the frame leaves no trace; the finite values are summed with
-/// Neumaier's compensation, so that a large value leaving does not take the small ones'
-/// contribution with it. The frame's result: NULL without a non-null value, NaN with a NaN
-/// or both infinities, an infinity with one, else the sum (or the sum over the count).
+/// `update_batch` and leave with `retract_batch`, in the same order. NaNs and infinities are
+/// counted, not added, so that one leaving the frame leaves no trace; the finite values are
+/// kept (for the frame's length) and summed with Neumaier's compensation, so that a large
+/// value leaving does not take the small ones' contribution with it. When the running sum
+/// overflows, it is summed again from the frame's values once the frame is evaluated (and
+/// is an infinity only while the frame's own sum is). The frame's result: NULL without a
+/// non-null value, NaN with a NaN or both infinities, an infinity with one, else the sum (or
+/// the sum over the count).
 #[derive(Debug, Default)]
 struct SlidingFloatSum {
     /// A mean rather than a sum.
@@ -359,9 +372,13 @@ struct SlidingFloatSum {
     nan: u64,
     pos_inf: u64,
     neg_inf: u64,
+    /// The finite values in the frame, oldest first.
+    finite: std::collections::VecDeque<f64>,
     /// Running sum of the finite values, and its compensation.
     sum: f64,
     comp: f64,
+    /// The running sum went beyond the floats (or came back from there): sum again.
+    dirty: bool,
 }
 
 impl SlidingFloatSum {
@@ -375,14 +392,22 @@ impl SlidingFloatSum {
         } else if v == f64::NEG_INFINITY {
             step(&mut self.neg_inf);
         } else {
-            let x = if sign < 0 { -v } else { v };
-            let t = self.sum + x;
-            self.comp += if self.sum.abs() >= x.abs() { (self.sum - t) + x } else { (x - t) + self.sum };
-            self.sum = t;
+            if sign > 0 {
+                self.finite.push_back(v);
+            } else {
+                self.finite.pop_front();
+            }
+            if !self.dirty {
+                let x = if sign < 0 { -v } else { v };
+                let (sum, comp) = neumaier(self.sum, self.comp, x);
+                (self.sum, self.comp) = (sum, comp);
+                self.dirty = !sum.is_finite() || !comp.is_finite();
+            }
         }
         if self.count == 0 {
             // an empty frame starts again from nothing: no rounding carried over
-            (self.sum, self.comp) = (0.0, 0.0);
+            (self.sum, self.comp, self.dirty) = (0.0, 0.0, false);
+            self.finite.clear();
         }
     }
 
@@ -394,7 +419,21 @@ impl SlidingFloatSum {
         Ok(())
     }
 
-    fn total(&self) -> Option<f64> {
+    /// The sum of the frame's finite values.
+    fn finite_sum(&mut self) -> f64 {
+        if self.dirty {
+            let (sum, comp) = self.finite.iter().fold((0.0, 0.0), |(s, c), &x| neumaier(s, c, x));
+            if sum.is_finite() && comp.is_finite() {
+                (self.sum, self.comp, self.dirty) = (sum, comp, false);
+            } else {
+                // the frame's own sum is beyond the floats
+                return sum;
+            }
+        }
+        self.sum + self.comp
+    }
+
+    fn total(&mut self) -> Option<f64> {
         if self.count == 0 {
             return None;
         }
@@ -405,9 +444,17 @@ impl SlidingFloatSum {
         } else if self.neg_inf > 0 {
             f64::NEG_INFINITY
         } else {
-            self.sum + self.comp
+            self.finite_sum()
         })
     }
+}
+
+/// One step of Neumaier's compensated sum: `sum + x`, and the compensation with what the
+/// addition rounded away.
+fn neumaier(sum: f64, comp: f64, x: f64) -> (f64, f64) {
+    let t = sum + x;
+    let lost = if sum.abs() >= x.abs() { (sum - t) + x } else { (x - t) + sum };
+    (t, comp + lost)
 }
 
 impl datafusion::logical_expr::Accumulator for SlidingFloatSum {
@@ -433,7 +480,7 @@ impl datafusion::logical_expr::Accumulator for SlidingFloatSum {
     }
 
     fn size(&self) -> usize {
-        std::mem::size_of_val(self)
+        std::mem::size_of_val(self) + self.finite.capacity() * std::mem::size_of::<f64>()
     }
 
     /// The state of DataFusion's own accumulators: `[sum]`, or `[count, sum]` for `avg`.

@@ -95,16 +95,21 @@ pub const MAX_SPLIT_NAME_BYTES: usize = 200;
 /// Windows reserves for a device (`con`, `nul`, `com1`, … with any extension), or one longer
 /// than [`MAX_SPLIT_NAME_BYTES`]; `None` when it can.
 pub fn split_file_problem(name: &str) -> Option<String> {
-    const DEVICES: [&str; 22] = [
-        "con", "prn", "aux", "nul", "com1", "com2", "com3", "com4", "com5", "com6", "com7", "com8", "com9", "lpt1",
-        "lpt2", "lpt3", "lpt4", "lpt5", "lpt6", "lpt7", "lpt8", "lpt9",
-    ];
-    let stem = name.split('.').next().unwrap_or(name).to_lowercase();
-    if DEVICES.contains(&stem.as_str()) {
+    let (stem, rest) = name.split_once('.').map_or((name, ""), |(s, r)| (s, r));
+    let lower = stem.to_lowercase();
+    let device = ["con", "prn", "aux", "nul"].contains(&lower.as_str())
+        || ["com", "lpt"].iter().any(|p| {
+            lower.strip_prefix(p).is_some_and(|d| {
+                let mut c = d.chars();
+                matches!((c.next(), c.next()), (Some('0'..='9' | '¹' | '²' | '³'), None))
+            })
+        });
+    if device {
+        let dot = if rest.is_empty() { "" } else { "." };
         return Some(format!(
-            "split name {name:?} names its files {stem}.parquet and {stem}.jsonl, which Windows reserves for a \
-             device (a clone of the dataset fails there); use {:?}",
-            format!("{name}_")
+            "split name {name:?} names its files {name}.parquet and {name}.jsonl, which Windows reserves for a \
+             device (`{stem}`, whatever follows the dot; a clone of the dataset fails there); use {:?}",
+            format!("{stem}_{dot}{rest}")
         ));
     }
     if name.len() > MAX_SPLIT_NAME_BYTES {
@@ -1110,6 +1115,19 @@ impl<'b> SourceColumn<'b> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn split_names_windows_keeps_for_devices_are_refused_with_a_name_that_is_not() {
+        for name in ["con", "CON", "nul.v2", "com0", "lpt9", "com\u{b9}"] {
+            let m = split_file_problem(name).unwrap_or_else(|| panic!("{name}"));
+            assert!(m.contains("which Windows reserves for a device"), "{m}");
+        }
+        assert!(split_file_problem("con.v2").unwrap().ends_with("use \"con_.v2\""));
+        for name in ["console", "com10", "train", "lpt", "nul_"] {
+            assert_eq!(split_file_problem(name), None, "{name}");
+        }
+        assert!(split_file_problem(&"x".repeat(201)).unwrap().contains("201 bytes"));
+    }
 
     #[test]
     fn numbers_compare_exactly_across_integers_and_floats() {

@@ -773,11 +773,10 @@ fn readme_at(lines: &BTreeMap<String, usize>, path: &str) -> String {
 /// glob: `*` and `?` within one name, `[…]` and `[!…]` classes, `**` for any folders); a
 /// pattern that is no glob names the file spelled as it is.
 pub fn data_files_match(pattern: &str, path: &str) -> bool {
-    let options = glob::MatchOptions {
-        case_sensitive: true,
-        require_literal_separator: true,
-        require_literal_leading_dot: false,
-    };
+    // a hidden file or folder is matched only by a pattern that names its dot, as `datasets`
+    // resolves patterns
+    let options =
+        glob::MatchOptions { case_sensitive: true, require_literal_separator: true, require_literal_leading_dot: true };
     match glob::Pattern::new(pattern) {
         Ok(p) => p.matches_with(path, options),
         Err(_) => pattern == path,
@@ -1772,6 +1771,8 @@ mod tests {
         assert!(m("data/t/test-000[!0]?-of-*.parquet", "data/t/test-00013-of-00020.parquet"));
         assert!(m("data/*.parquet", "data/t.parquet") && !m("data/*.parquet", "data/t/a.parquet"));
         assert!(m("data/**/*.parquet", "data/t/a.parquet") && m("data/**/*.parquet", "data/a.parquet"));
+        // hidden files only by a pattern that names the dot
+        assert!(!m("data/*.parquet", "data/.x.parquet") && m("data/.*.parquet", "data/.x.parquet"));
         // braces are no glob to the Hub: a name spelled with them
         assert!(m("data/{t}.parquet", "data/{t}.parquet") && !m("data/{t}.parquet", "data/t.parquet"));
     }

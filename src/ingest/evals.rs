@@ -142,20 +142,39 @@ pub fn without_texts(format: crate::spec::Format, mut r: Map<String, Value>, kee
         Format::EvalGenerations if !keep_text => {
             r.shift_remove("gen_solution_answer");
         }
-        Format::TinkerEvalTrajectories => {
-            if let Some(Value::Array(turns)) = r.get_mut("turns") {
+        Format::TinkerEvalTrajectories => match r.get_mut("turns") {
+            Some(Value::Array(turns)) => {
                 for t in turns.iter_mut() {
-                    if let Value::Object(t) = t
-                        && !(keep_text && t.get("role").and_then(Value::as_str) == Some("assistant"))
-                    {
-                        t.shift_remove("content");
+                    match t {
+                        Value::Object(t)
+                            if !(keep_text && t.get("role").and_then(Value::as_str) == Some("assistant")) =>
+                        {
+                            t.shift_remove("content");
+                        }
+                        // a turn that is no object may hold a prompt: its kind only
+                        Value::String(_) | Value::Array(_) => *t = Value::String(format!("({} left out)", kind_of(t))),
+                        _ => {}
                     }
                 }
             }
-        }
+            Some(t @ (Value::String(_) | Value::Object(_))) => *t = Value::String(format!("({} left out)", kind_of(t))),
+            _ => {}
+        },
         _ => {}
     }
     r
+}
+
+/// A value by its kind, without its text (`a string of 12 characters`, `an array of 2
+/// items`), for messages and rejects that must not repeat a prompt; other values as
+/// [`path::describe`] gives them.
+fn kind_of(v: &Value) -> String {
+    match v {
+        Value::String(s) if lenient::special(s).is_none() => format!("a string of {} characters", s.chars().count()),
+        Value::Array(a) => format!("an array of {} items", a.len()),
+        Value::Object(o) => format!("an object of {} keys", o.len()),
+        other => path::describe(other),
+    }
 }
 
 /// Sets a trajectory's `correct` column from its converted `reward` column (reward > 0; null
@@ -263,9 +282,14 @@ fn pass_at_k(v: Option<&Value>, base: &[&str], problems: &mut ShapeProblems) -> 
             problem(problems, at(&segs), "a number", val);
             continue;
         }
-        // pass@k is the chance that one of k samples is right
-        if let Some(x) = val.as_f64().filter(|x| !(0.0..=1.0).contains(x)) {
-            problems.push((at(&segs), format!("expected a pass@k value from 0 to 1, found {x}")));
+        // pass@k is the chance that one of k samples is right: an infinity is none (a NaN,
+        // a value not computed, as some evaluators write it with fewer than k samples, is kept)
+        let x = match val {
+            Value::String(t) => lenient::special(t).and_then(|sp| sp.as_f64()),
+            v => v.as_f64(),
+        };
+        if x.is_some_and(|x| !x.is_nan() && !(0.0..=1.0).contains(&x)) {
+            problems.push((at(&segs), format!("expected a pass@k value from 0 to 1, found {}", path::describe(val))));
             continue;
         }
         if let Some((first, _)) = pairs.get(&k) {
@@ -359,7 +383,7 @@ pub fn result_row(r: &Map<String, Value>) -> Result<Map<String, Value>, ShapePro
     }
     counts(r, &["num_examples", "num_correct", "num_errors", "num_truncated"], &[], &mut problems);
     if let (Some(correct), Some(examples)) =
-        (r.get("num_correct").and_then(Value::as_i64), r.get("num_examples").and_then(Value::as_i64))
+        (r.get("num_correct").and_then(Value::as_f64), r.get("num_examples").and_then(Value::as_f64))
         && correct > examples
     {
         problems.push((
@@ -412,7 +436,8 @@ pub fn trajectory_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<Str
         None | Some(Value::Null) => &[],
         Some(Value::Array(a)) => a,
         Some(other) => {
-            problem(&mut problems, "$.turns".into(), "a list of turns", other);
+            // by its kind only: a text here may be a prompt, which no message repeats
+            problems.push(("$.turns".into(), format!("expected a list of turns, found {}", kind_of(other))));
             &[]
         }
     };
@@ -422,7 +447,10 @@ pub fn trajectory_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<Str
     for (i, t) in turns.iter().enumerate() {
         let turn = format!("$.turns[{i}]");
         let Value::Object(t) = t else {
-            problem(&mut problems, turn, "a turn object (`role`, `content`, `token_count`)", t);
+            problems.push((
+                turn,
+                format!("expected a turn object (`role`, `content`, `token_count`), found {}", kind_of(t)),
+            ));
             continue;
         };
         // a role spelled otherwise ("Assistant", "model") would silently lose the turn's
@@ -581,7 +609,7 @@ pub fn metrics_rows(r: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, S
 
 /// Whether the `per_template` in the `extra` of the row of `split` (see [`metrics_rows`]) is
 /// the checkpoint's, from the top of the `raw` document, rather than the split's own.
-fn per_template_from_top(raw: &Map<String, Value>, split: &str) -> bool {
+pub(crate) fn per_template_from_top(raw: &Map<String, Value>, split: &str) -> bool {
     let present = |v: Option<&Value>| v.is_some_and(|v| !v.is_null());
     present(raw.get("per_template")) && !present(raw.get(split).and_then(|s| s.get("per_template")))
 }
@@ -829,7 +857,7 @@ mod tests {
         );
         assert_eq!(
             problems(trajectory_row(&obj(r#"{"idx":3,"turns":"oops"}"#), false)),
-            vec!["$.turns: expected a list of turns, found string \"oops\""]
+            vec!["$.turns: expected a list of turns, found a string of 4 characters"]
         );
         // an integer id keeps its digits; the fallback to idx takes 5.0 as 5
         let t = trajectory_row(&obj(r#"{"idx":3,"example_id":777,"turns":[]}"#), false).unwrap();

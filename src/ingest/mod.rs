@@ -610,10 +610,13 @@ fn shape_into(
         }
         // a metrics document whose problems all lie inside some of its splits: those splits'
         // objects are rejected, each at its own pointer, and the other splits make their rows
+        // (a document with the checkpoint's own `per_template`, which the `total` row or the
+        // last split's keeps, is rejected whole: it would go with the split that holds it)
         Err((problems, obj))
             if src.format == Format::EvalMetrics
                 && !problems.is_empty()
-                && problems.iter().all(|(p, _)| evals::metrics_split_of(p).is_some()) =>
+                && problems.iter().all(|(p, _)| evals::metrics_split_of(p).is_some())
+                && obj.get("per_template").is_none_or(Value::is_null) =>
         {
             let bad_splits: BTreeSet<&str> = problems.iter().filter_map(|(p, _)| evals::metrics_split_of(p)).collect();
             let mut rest = obj.clone();
@@ -624,7 +627,7 @@ fn shape_into(
                 Position::Pointer(p) => Some(p.clone()),
                 _ => None,
             };
-            if rest.keys().any(|k| matches!(k.as_str(), "id" | "ood" | "total")) {
+            if rest.iter().any(|(k, v)| matches!(k.as_str(), "id" | "ood" | "total") && !v.is_null()) {
                 shape_into(src, rest, sref.clone(), captures, pending, bad);
             }
             for split in bad_splits {
@@ -1038,9 +1041,27 @@ impl ChunkSpec<'_> {
         let mut bad_records = BTreeMap::new();
         for p in &converted.problems {
             let (row, _, _, raw) = &pending[p.row];
-            bad_records
-                .entry(p.row)
-                .or_insert_with(|| convert::json_raw(&Value::Object(raw.as_deref().unwrap_or(row).clone())));
+            bad_records.entry(p.row).or_insert_with(|| {
+                // a metrics document's row is its split's: the reject holds that split's object
+                // (with the checkpoint and, in the row that keeps it, its `per_template`)
+                let record = match (raw.as_deref(), row.get("split").and_then(Value::as_str)) {
+                    (Some(doc), Some(split)) if self.src.format == Format::EvalMetrics => {
+                        let mut cut = Map::new();
+                        for k in ["checkpoint", split] {
+                            if let Some(v) = doc.get(k) {
+                                cut.insert(k.to_string(), v.clone());
+                            }
+                        }
+                        let holds = row.get("extra").and_then(|e| e.get("per_template")).is_some_and(|v| !v.is_null());
+                        if holds && evals::per_template_from_top(doc, split) {
+                            cut.insert("per_template".into(), doc["per_template"].clone());
+                        }
+                        cut
+                    }
+                    (raw, _) => raw.unwrap_or(row).clone(),
+                };
+                convert::json_raw(&Value::Object(record))
+            });
         }
         let captures: Vec<&[(String, String)]> = pending.iter().map(|(_, _, c, _)| c.as_slice()).collect();
         let files: StringArray = pending.iter().map(|(_, s, ..)| Some(s.file.as_str())).collect();

@@ -492,6 +492,11 @@ fn a_metrics_split_with_a_problem_is_rejected_alone() {
     let r: serde_json::Value = serde_json::from_str(rejects.trim()).unwrap();
     assert_eq!(r["_source_line"], "/ood", "{rejects}");
     assert_eq!(r["record"], serde_json::json!({"checkpoint": "c", "ood": {"count": 2, "pass_at_k": {"pass@0": 1}}}));
+    // a split given as null is no split left to make a row of, and no problem
+    write(&dir.join("raw/c_metrics.json"), r#"{"checkpoint": "c", "id": {"count": -3}, "ood": null}"#);
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("1 violation found"), "{}", stderr(&o));
     // a problem of the whole document still rejects it whole
     write(
         &dir.join("raw/c_metrics.json"),
@@ -513,7 +518,7 @@ fn eval_counts_and_pass_at_k_values_out_of_range_are_violations() {
     let dir = tmp.path();
     write(
         &dir.join("raw/gsm8k/result.json"),
-        r#"{"name": "gsm8k", "score": 0.5, "num_examples": 4, "num_correct": 9, "num_errors": -1, "pass_at_k": {"1": 1.7, "2": 0.3, "18446744073709551616": 0.5}}"#,
+        r#"{"name": "gsm8k", "score": 0.5, "num_examples": 4.0, "num_correct": 9, "num_errors": -1, "pass_at_k": {"1": 1.7, "2": 0.3, "3": -Infinity, "4": NaN, "18446744073709551616": 0.5}}"#,
     );
     write(
         &dir.join("pipeline.toml"),
@@ -525,10 +530,35 @@ fn eval_counts_and_pass_at_k_values_out_of_range_are_violations() {
     for said in [
         "$.num_errors: expected a count (a whole number of at least 0), found number -1",
         "$.num_correct: expected at most num_examples (4) correct examples, found 9",
-        "$.pass_at_k.1: expected a pass@k value from 0 to 1, found 1.7",
+        "$.pass_at_k.1: expected a pass@k value from 0 to 1, found number 1.7",
+        "$.pass_at_k.3: expected a pass@k value from 0 to 1, found -Infinity",
         "positive integer (this k is beyond 64 bits)",
-        "4 violations found",
+        "5 violations found",
     ] {
         assert!(err.contains(said), "{said}: {err}");
     }
+}
+
+#[test]
+fn a_trajectory_whose_turns_are_not_objects_puts_no_prompt_in_a_reject() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        &dir.join("raw/gsm8k/trajectories.jsonl"),
+        "{\"idx\": 1, \"reward\": 1.0, \"turns\": [\"PROMPT_A secret\", {\"role\": \"assistant\", \"content\": \"x\", \"token_count\": 1}]}\n\
+         {\"idx\": 2, \"reward\": 1.0, \"turns\": \"PROMPT_E secret\"}\n\
+         {\"idx\": 3, \"reward\": 1.0, \"turns\": [[{\"role\": \"user\", \"content\": \"PROMPT_H secret\"}]]}\n",
+    );
+    write(
+        &dir.join("pipeline.toml"),
+        &one_source("tr", "raw/{bench}/trajectories.jsonl", "tinker-eval-trajectories", "", "SELECT idx FROM raw", ""),
+    );
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rejects = std::fs::read_to_string(release(dir, "tr").join("rejects/raw.jsonl")).unwrap();
+    assert_eq!(rejects.lines().count(), 3, "{rejects}");
+    assert!(!rejects.contains("secret"), "{rejects}");
+    assert!(rejects.contains("found a string of 15 characters"), "{rejects}");
+    let o = build(dir, &["-q", "--force"]);
+    assert!(!stderr(&o).contains("secret"), "{}", stderr(&o));
 }

@@ -3980,6 +3980,10 @@ fn a_wandb_step_below_zero_is_a_bad_record() {
 
 #[test]
 fn moving_window_sums_of_floats_forget_a_nan_or_a_large_value_that_left_the_frame() {
+    // a sum beyond the floats is infinite for its frame only
+    let sql = "SELECT id, sum(v) OVER (ORDER BY id ROWS 1 PRECEDING) AS s FROM (VALUES (1, 1e308), (2, 1e308), \
+               (3, 1.0), (4, 1.0), (5, 2.0)) AS t(id, v) ORDER BY id";
+    assert_eq!(query(example_release(), sql), "id,s\n1,1e308\n2,Infinity\n3,1e308\n4,2.0\n5,3.0\n");
     let sql = "SELECT id, sum(v) OVER (ORDER BY id ROWS 1 PRECEDING) AS s, avg(v) OVER (ORDER BY id ROWS 1 PRECEDING) AS a \
                FROM (VALUES (1, CAST('NaN' AS DOUBLE)), (2, 1.0), (3, 1.0), (4, CAST('Infinity' AS DOUBLE)), (5, 2.0), \
                (6, 1e20), (7, 1.0), (8, 1.0), (9, CAST(NULL AS DOUBLE)), (10, CAST(NULL AS DOUBLE))) AS t(id, v) ORDER BY id";

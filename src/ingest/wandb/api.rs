@@ -49,13 +49,23 @@ pub struct Expect {
     pub unusable: Option<String>,
 }
 
+/// A JSON number that is a whole number: an integer, or a float without a fraction (`10.0`:
+/// pandas writes an integer column with gaps so) within ±2^53; else `None`.
+pub fn whole_number(v: &Value) -> Option<i64> {
+    if let Some(n) = v.as_i64() {
+        return Some(n);
+    }
+    let f = v.as_f64().filter(|f| f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_992.0)?;
+    (!v.is_u64()).then_some(f as i64)
+}
+
 /// What is wrong with a run object's `historyLineCount` (a count, at least 0) or
 /// `lastHistoryStep` (a step, at least -1: the API gives -1 for a run that logged no history),
 /// when either holds a value of another kind; `None` when both are absent, null or right.
 pub fn history_count_problem(obj: &Map<String, Value>) -> Option<String> {
     [("historyLineCount", 0), ("lastHistoryStep", -1)].into_iter().find_map(|(key, least)| match obj.get(key) {
         None | Some(Value::Null) => None,
-        Some(v) if v.as_i64().is_some_and(|n| n >= least) || (least == 0 && v.is_u64()) => None,
+        Some(v) if whole_number(v).is_some_and(|n| n >= least) => None,
         Some(v) => Some(format!(
             "`{key}` must be a whole number of at least {least}, found {}",
             crate::ingest::path::describe(v)
@@ -198,9 +208,13 @@ pub fn scan_lists(plan: &Plan) -> Result<Lists> {
         // a summary that cannot be read is reported with the run's row
         let summary = summary_of(&e.obj).ok().flatten();
         let x = Expect {
-            history_line_count: e.obj.get("historyLineCount").and_then(Value::as_u64),
+            history_line_count: e
+                .obj
+                .get("historyLineCount")
+                .and_then(whole_number)
+                .and_then(|n| u64::try_from(n).ok()),
             // the API gives -1 for a run that logged no history
-            last_history_step: e.obj.get("lastHistoryStep").and_then(Value::as_i64).filter(|s| *s >= 0),
+            last_history_step: e.obj.get("lastHistoryStep").and_then(whole_number).filter(|s| *s >= 0),
             // a bad summary `_step` is reported with the run's row
             summary_step: summary.as_ref().and_then(|s| rows::step_of(s.get("_step")).ok().flatten()),
             unusable: history_count_problem(&e.obj),
@@ -273,6 +287,10 @@ pub(super) fn run_listed_twice(
 /// A record of a run list: (input index, record number).
 pub type RecordAt = (usize, u64);
 
+/// A copy of a run listed twice with different values: the message, and the run as found
+/// (JSON text; `None`: its row is written instead).
+pub type Conflict = (String, Option<String>);
+
 /// Checks run lists for runs listed twice and totals not reached (case B25). Identical copies
 /// after the first are dropped (counted in the report); a `totalCount` the unique runs do not
 /// match is a violation. Returns the records to drop, and the records of runs listed twice
@@ -282,7 +300,7 @@ pub fn check_duplicates(
     lists: &Lists,
     name: &str,
     report: &mut BuildReport,
-) -> (BTreeSet<RecordAt>, BTreeMap<RecordAt, String>) {
+) -> (BTreeSet<RecordAt>, BTreeMap<RecordAt, Conflict>) {
     let mut skip = BTreeSet::new();
     let mut conflicts = BTreeMap::new();
     let mut seen: BTreeMap<String, &Entry> = BTreeMap::new();
@@ -313,8 +331,8 @@ pub fn check_duplicates(
                         skip.insert((e.k, e.number));
                     }
                     Some(message) => {
-                        conflicts.insert((first.k, first.number), message.clone());
-                        conflicts.insert((e.k, e.number), message);
+                        conflicts.insert((first.k, first.number), (message.clone(), super::record_raw(&first.obj)));
+                        conflicts.insert((e.k, e.number), (message, super::record_raw(&e.obj)));
                     }
                 }
             }
@@ -617,12 +635,12 @@ pub fn run_row(
     }
     row.last_step = obj
         .get("lastHistoryStep")
-        .and_then(Value::as_i64)
+        .and_then(whole_number)
         .filter(|s| *s >= 0)
         .map(|s| Ok(Some(s)))
         .unwrap_or_else(|| rows::step_of(summary.get("_step")).map_err(|m| format!("summary: {m}")))?
         .map(Value::from);
-    row.history_rows = obj.get("historyLineCount").cloned().filter(Value::is_u64);
+    row.history_rows = obj.get("historyLineCount").and_then(whole_number).filter(|n| *n >= 0).map(Value::from);
     let plain = values::split_summary(&summary).plain;
     if !summary.is_empty() {
         row.summary = Some(plain);

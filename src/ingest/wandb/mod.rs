@@ -329,9 +329,10 @@ pub struct Plan {
     /// Run-list records dropped as identical copies: (input index, record number).
     pub skip: BTreeSet<(usize, u64)>,
     /// Run-list records of a run listed twice with different values, (input index, record
-    /// number) → the message: each copy is a bad record (rejected with `--on-invalid
-    /// reject`), since neither can be told to be the right one.
-    pub conflicts: BTreeMap<(usize, u64), String>,
+    /// number) → the message and the run as found (JSON text; `None`: its row is written
+    /// instead): each copy is a bad record (rejected with `--on-invalid reject`), since neither
+    /// can be told to be the right one.
+    pub conflicts: BTreeMap<api::RecordAt, api::Conflict>,
     /// Runs whose history export was accepted as sampled, by run id or name.
     pub sampled: BTreeSet<String>,
 }
@@ -386,12 +387,15 @@ pub fn read(plan: &Plan, k: usize, sink: &mut dyn FnMut(Item) -> Result<()>) -> 
         // an identical copy of a run a CSV export lists twice (see `prepare`)
         Out::Row(_, Position::Line(n)) if csv && plan.skip.contains(&(k, n)) => Ok(()),
         // a run listed twice with different values: each copy is a bad record
-        Out::Row(m, Position::Line(n)) if plan.conflicts.contains_key(&(k, n)) => sink(Item::Bad {
-            at: Position::Line(n),
-            rule: "wandb-duplicate",
-            message: plan.conflicts[&(k, n)].clone(),
-            raw: record_raw(&m),
-        }),
+        Out::Row(m, Position::Line(n)) if plan.conflicts.contains_key(&(k, n)) => {
+            let (message, raw) = plan.conflicts[&(k, n)].clone();
+            sink(Item::Bad {
+                at: Position::Line(n),
+                rule: "wandb-duplicate",
+                message,
+                raw: raw.or_else(|| record_raw(&m)),
+            })
+        }
         Out::Row(mut m, at) => {
             if !sampled.is_empty()
                 && let Some(Value::Bool(false)) = m.get("sampled")
@@ -571,9 +575,9 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], context: &str, report: &mu
                                 }
                                 Some(message) => {
                                     if let Position::Line(m) = first.at {
-                                        csv_conflicts.insert((*first_k, m), message.clone());
+                                        csv_conflicts.insert((*first_k, m), (message.clone(), None));
                                     }
-                                    csv_conflicts.insert((k, n), message);
+                                    csv_conflicts.insert((k, n), (message, None));
                                 }
                             }
                         }

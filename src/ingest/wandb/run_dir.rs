@@ -435,7 +435,7 @@ pub fn emit_member(plan: &Plan, k: usize, d: usize, m: Member, out: &mut dyn FnM
             let v = match read_json(input) {
                 Ok(v) => v,
                 Err(Error::Format { context, message }) => {
-                    let message = format!("the run's summary ({context}) is {message}");
+                    let message = format!("the run's summary ({context}): {message}");
                     return out(Out::Bad { at: Position::Line(1), rule: "wandb-run", message, raw: None });
                 }
                 Err(e) => return Err(e),
@@ -495,7 +495,14 @@ fn row_from(
         if let Some(k) = plan.member(d, Member::Config) {
             let input = &plan.inputs[k];
             // a config that cannot be read is a bad record of the run, as a summary is
-            let raw = match values::yaml(&read_text(input)?) {
+            let text = match read_text(input) {
+                Ok(text) => text,
+                Err(Error::Format { message, .. }) => {
+                    return Ok(Err(format!("the run's config ({}) cannot be read: {message}", input.rel)));
+                }
+                Err(e) => return Err(e),
+            };
+            let raw = match values::yaml(&text) {
                 Ok(raw) => raw,
                 Err(m) => return Ok(Err(format!("the run's config ({}) cannot be read: {m}", input.rel))),
             };
@@ -517,7 +524,7 @@ fn row_from(
                     )));
                 }
                 Err(Error::Format { context, message }) => {
-                    return Ok(Err(format!("the run's summary ({context}) is {message}")));
+                    return Ok(Err(format!("the run's summary ({context}): {message}")));
                 }
                 Err(e) => return Err(e),
             }
@@ -526,7 +533,7 @@ fn row_from(
             let mut meta = match read_json(&plan.inputs[k]) {
                 Ok(meta) => meta,
                 Err(Error::Format { context, message }) => {
-                    return Ok(Err(format!("the run's metadata ({context}) is {message}")));
+                    return Ok(Err(format!("the run's metadata ({context}): {message}")));
                 }
                 Err(e) => return Err(e),
             };
