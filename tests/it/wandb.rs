@@ -1721,3 +1721,74 @@ fn a_run_folder_file_that_cannot_be_read_is_a_bad_record_of_the_run() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(query(&release(dir, "wb"), "SELECT run_id FROM t"), "run_id\ngood0001\n");
 }
+
+#[test]
+fn a_chart_export_with_an_unnamed_column_an_empty_export_and_a_list_for_an_id() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "chart.csv", "\"Step\",\"r1 - loss\",\"\"\n\"0\",\"0.5\",\"\"\n\"1\",\"0.4\",\"x\"\n");
+    write(dir, "history/abcd1234.csv", "");
+    write(
+        dir,
+        "pipeline.toml",
+        &pipeline(
+            "wb",
+            &[("w", r#"["chart.csv", "history/*.csv"]"#, r#"{ table = "history" }"#)],
+            &[("t", "SELECT run_name, step, metric, value FROM w", "")],
+        ),
+    );
+    let o = build(dir, &["--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("history/abcd1234.csv (an empty file: no header, no record)"), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "wb"), "SELECT * FROM t"), "run_name,step,metric,value\nr1,0,loss,0.5\n");
+    let rejects = std::fs::read_to_string(release(dir, "wb").join("rejects/w.jsonl")).unwrap();
+    assert!(rejects.contains("cell 3 holds a value but its column has no name"), "{rejects}");
+    // a run id given as a list would be lost as null: a bad record
+    write(dir, "runs.json", r#"[{"id": ["x"], "name": "a", "state": "finished"}]"#);
+    let o = wandb_build(dir, "runs.json", r#"{ table = "runs" }"#);
+    assert_violations(&o, 1, &["runs.json:1:$: $.id: expected a string, found an array"]);
+}
+
+#[test]
+fn a_history_that_cannot_be_checked_against_its_run_is_said() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let files = "wandb/run-20240101_000000-abcd1234/files";
+    write(dir, &format!("{files}/wandb-history.jsonl"), "{\"_step\": 0, \"loss\": 1}\n{\"_step\": 1, \"loss\": 2}\n");
+    write(dir, &format!("{files}/wandb-summary.json"), r#"{"_step": "9"}"#);
+    let o = wandb_build(dir, "wandb/**", r#"{ table = "history" }"#);
+    assert_violations(
+        &o,
+        1,
+        &[
+            "history not checked: wandb/run-20240101_000000-abcd1234/files/wandb-history.jsonl has 2 rows (max `_step` 1), \
+           and the run's summary, which says how far the run logged, cannot be read",
+        ],
+    );
+    // a run list's run of which no history is read, with counts that cannot be read
+    std::fs::remove_dir_all(dir.join("wandb")).unwrap();
+    write(dir, "history/abcd1234.csv", "_step,loss\n0,0.5\n");
+    write(
+        dir,
+        "runs.json",
+        r#"[{"id": "abcd1234", "historyLineCount": 1}, {"id": "zzzz9999", "historyLineCount": "500"}]"#,
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        &pipeline(
+            "wb",
+            &[("w", r#"["runs.json", "history/*.csv"]"#, r#"{ table = "history" }"#)],
+            &[("t", "SELECT * FROM w", "")],
+        ),
+    );
+    let o = build(dir, &["-q", "--force"]);
+    assert_violations(
+        &o,
+        1,
+        &[
+            "run zzzz9999: history not checked: no history row of the run was read, and the run list, which says how far \
+           the run logged, cannot be read: `historyLineCount` must be a whole number of at least 0, found string \"500\"",
+        ],
+    );
+}

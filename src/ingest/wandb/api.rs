@@ -482,6 +482,9 @@ pub fn run_row(
     };
     // a field of text given as a list or an object would be lost as null: a bad record
     for k in [
+        "id",
+        "run_id",
+        "runId",
         "displayName",
         "display_name",
         "name",

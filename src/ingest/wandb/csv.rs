@@ -57,7 +57,10 @@ fn is_index(h: &str) -> bool {
 /// Errors: a message listing the columns and the flavours runpack knows.
 pub fn detect(header: &[String], table: super::WandbTable) -> std::result::Result<CsvKind, String> {
     let cols: Vec<&str> = header.iter().map(String::as_str).filter(|h| !is_index(h)).collect();
-    if header.len() >= 2 && header[1..].iter().all(|h| h.contains(" - ")) {
+    // (a column without a name after the first, empty in every row or not, does not hide
+    // the flavour: a value under it is a bad row)
+    let metrics: Vec<&String> = header.iter().skip(1).filter(|h| !is_index(h)).collect();
+    if !metrics.is_empty() && metrics.iter().all(|h| h.contains(" - ")) && !is_index(&header[0]) {
         return Ok(CsvKind::Chart);
     }
     if header.first().map(String::as_str) == Some("Name") {

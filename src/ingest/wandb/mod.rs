@@ -874,11 +874,20 @@ fn check_sampling(
             (None, Some(l)) => reported.push(format!("summary _step {l}")),
             (None, None) => {}
         }
+        // placed at the run's entry in its list
+        let at = entry.map(|e| SourceRef { file: plan.inputs[e.k].rel.clone(), at: Position::Line(e.number) });
+        if let Some(why) = &exp.unusable {
+            // how far the run logged cannot be read: no history read is not shown to be whole
+            let p = format!(
+                "history not checked: no history row of the run was read, and the run list, which says how far \
+                 the run logged, cannot be read: {why}"
+            );
+            incomplete(plan, report, name, run, &p, at);
+            continue;
+        }
         if reported.is_empty() {
             continue;
         }
-        // placed at the run's entry in its list
-        let at = entry.map(|e| SourceRef { file: plan.inputs[e.k].rel.clone(), at: Position::Line(e.number) });
         let p = format!("history missing: no history row of the run was read; the run reports {}", reported.join(", "));
         incomplete(plan, report, name, run, &p, at);
     }

@@ -130,6 +130,11 @@ pub fn classify(inputs: &[InputFile], table: super::WandbTable) -> Result<(Vec<K
             ));
         } else if name.ends_with(".csv") {
             let header = super::csv::header(input)?;
+            if header.is_empty() {
+                // nothing to tell its flavour by, and no record: said in the warning of files not read
+                kinds.push(Kind::Ignored("an empty file: no header, no record".into()));
+                continue;
+            }
             Kind::Csv(super::csv::detect(&header, table).map_err(|m| Error::config(&input.rel, m))?)
         } else if name.ends_with(".json") || name.ends_with(".jsonl") {
             Kind::RunList
@@ -149,12 +154,14 @@ fn read_text(input: &InputFile) -> Result<String> {
 }
 
 /// The `_step` of run directory `d`'s `wandb-summary.json` and that file's path, when it has
-/// one that is a step (`Ok(None)` without a summary or a step; a `_step` that is no step is
-/// reported where the runs table reads it), or why the summary cannot be read as JSON.
+/// one (`Ok(None)` without a summary or a step), or why the summary cannot be read as JSON or
+/// its `_step` is no step (then the history cannot be checked against it).
 pub fn summary_step(plan: &Plan, d: usize) -> std::result::Result<Option<(i64, String)>, String> {
     let Some(k) = plan.member(d, Member::Summary) else { return Ok(None) };
+    let rel = &plan.inputs[k].rel;
     let summary = read_json(&plan.inputs[k]).map_err(|e| e.to_string())?;
-    Ok(rows::step_of(summary.get("_step")).ok().flatten().map(|s| (s, plan.inputs[k].rel.clone())))
+    let step = rows::step_of(summary.get("_step")).map_err(|m| format!("{rel}: {m}"))?;
+    Ok(step.map(|s| (s, rel.clone())))
 }
 
 fn read_json(input: &InputFile) -> Result<Value> {
