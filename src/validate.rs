@@ -681,8 +681,11 @@ fn check_unique(
         return;
     }
     let before = reasons[r].len();
+    // NaN equals no value, another NaN included (as Frictionless readers compare values, and
+    // as foreign keys are checked)
+    let comparable = |i: usize| b.column(i).is_valid(r) && !is_nan_at(b.column(i), r);
     for (i, rows) in rows {
-        if b.column(*i).is_valid(r) && seen.get(i).is_some_and(|(_, seen)| seen.contains(&rows.row(r).owned())) {
+        if comparable(*i) && seen.get(i).is_some_and(|(_, seen)| seen.contains(&rows.row(r).owned())) {
             reasons[r].push((
                 schema.fields[*i].name.clone(),
                 "unique".into(),
@@ -694,7 +697,7 @@ fn check_unique(
         return;
     }
     for (i, rows) in rows {
-        if b.column(*i).is_valid(r)
+        if comparable(*i)
             && let Some((_, seen)) = seen.get_mut(i)
         {
             seen.insert(rows.row(r).owned());

@@ -4058,3 +4058,27 @@ fn csv_booleans_take_the_table_schema_defaults_and_a_row_that_is_not_utf8_keeps_
     assert!(rejects.contains(r#""record":{"id":"4","b":"yes"}"#), "{rejects}");
     assert!(rejects.contains("\"_source_line\":6") && rejects.contains("\"raw\":\"5,\u{fffd}\""), "{rejects}");
 }
+
+#[test]
+fn nans_are_never_duplicates_of_each_other_under_unique() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "a.jsonl",
+        "{\"id\": 1, \"x\": NaN}\n{\"id\": 2, \"x\": NaN}\n{\"id\": 3, \"x\": 1.5}\n{\"id\": 4, \"x\": 1.5}\n",
+    );
+    write(
+        dir,
+        "t.json",
+        r#"{"fields":[{"name":"id","type":"integer"},{"name":"x","type":"number","constraints":{"unique":true}}],"primaryKey":["id"]}"#,
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"nu\"\n[[source]]\nname = \"raw\"\npath = \"a.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"t\"\nschema = \"t.json\"\nquery = \"SELECT id, x FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert_violations(&o, 1, &["x: value 1.5 appears in an earlier row"]);
+}
