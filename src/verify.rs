@@ -261,6 +261,45 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
     for (name, n) in tables.into_iter().filter(|&(_, n)| n > 1) {
         rep.problems.push(format!("manifest.json: table {name} is defined {n} times"));
     }
+    // the counts of rejected rows agree with the rejects files (whose lines are checked
+    // against their `rows` with the files): the card says them
+    let rejects: BTreeMap<&str, Option<u64>> = m
+        .files
+        .iter()
+        .filter(|f| f.kind == "rejects")
+        .map(|f| (f.table.as_deref().unwrap_or(f.path.as_str()), f.rows))
+        .collect();
+    for (name, &n) in &m.report.rejected_rows {
+        match rejects.get(name.as_str()) {
+            Some(Some(rows)) if *rows == n => {}
+            Some(Some(rows)) => rep.problems.push(format!(
+                "manifest.json: report.rejected_rows gives {name} {n} rows, its rejects file holds {rows}"
+            )),
+            Some(None) => {}
+            None if n == 0 => {}
+            None => rep.problems.push(format!(
+                "manifest.json: report.rejected_rows gives {name} {n} rows, and no rejects file of it is listed"
+            )),
+        }
+    }
+    for (name, rows) in &rejects {
+        if !m.report.rejected_rows.contains_key(*name) {
+            rep.problems.push(format!(
+                "manifest.json: rejects file of {name} ({} rows) is not counted in report.rejected_rows",
+                rows.unwrap_or(0)
+            ));
+        }
+    }
+    for t in &m.tables {
+        let listed = m.report.rejected_rows.get(&t.name).copied().unwrap_or(0);
+        if t.rejected_rows + t.duplicates_dropped != listed {
+            rep.problems.push(format!(
+                "manifest.json: table {} has {} rejected and {} superseded rows, but its rejects file is counted \
+                 as {listed} in report.rejected_rows",
+                t.name, t.rejected_rows, t.duplicates_dropped
+            ));
+        }
+    }
     // a path listed twice would count its rows twice
     let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
     for f in &m.files {

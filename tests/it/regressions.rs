@@ -4082,3 +4082,46 @@ fn nans_are_never_duplicates_of_each_other_under_unique() {
     let o = build(dir, &["-q"]);
     assert_violations(&o, 1, &["x: value 1.5 appears in an earlier row"]);
 }
+
+#[test]
+fn verify_checks_the_counts_of_rejected_rows_against_the_rejects_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "a.jsonl",
+        "{\"k\": 1, \"v\": \"a\"}\n{\"k\": 1, \"v\": \"b\"}\n{\"k\": 2, \"v\": \"c\"}\n{\"k\": 3, \"v\": null}\n",
+    );
+    write(
+        dir,
+        "t.json",
+        r#"{"fields":[{"name":"k","type":"integer"},{"name":"v","type":"string","constraints":{"required":true}},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}],"primaryKey":["k"]}"#,
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"kl\"\n[[source]]\nname = \"raw\"\npath = \"a.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\n\
+         schema = \"t.json\"\non_duplicate_key = \"keep-last\"\nquery = \"SELECT k, v, _source_file, _source_line FROM raw\"\n",
+    );
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rel = release(dir, "kl");
+    let o = run(bin().arg("verify").arg(&rel));
+    assert!(o.status.success(), "{}", stdout(&o));
+    // one superseded and one invalid row share the file: 2 lines, counted as 1 + 1
+    let path = rel.join("manifest.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut m: serde_json::Value = serde_json::from_str(&text).unwrap();
+    m["report"]["rejected_rows"]["t"] = 5.into();
+    m["tables"][0]["rejected_rows"] = 0.into();
+    std::fs::write(&path, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+    reseal(&rel);
+    let o = run(bin().arg("verify").arg(&rel));
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(out.contains("report.rejected_rows gives t 5 rows, its rejects file holds 2"), "{out}");
+    assert!(
+        out.contains("table t has 0 rejected and 1 superseded rows, but its rejects file is counted as 5"),
+        "{out}"
+    );
+}
