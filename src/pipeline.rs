@@ -852,6 +852,13 @@ async fn plan_table(cx: &TableCx<'_>) -> Result<TablePlan> {
         .sql_with_options(&sql, crate::query::read_only(false))
         .await
         .map_err(|e| Error::sql(format!("table {} ({})", t.name, sql_origin(spec, i)), e))?;
+    if crate::query::uses_similar_to(df.logical_plan()) {
+        return Err(Error::config(
+            format!("table {} ({})", t.name, sql_origin(spec, i)),
+            "SIMILAR TO is read by DataFusion as a regular expression that may match anywhere in the text, not as \
+             SQL's whole-value pattern; write `x ~ '^(…)$'` (a regular expression, anchored) or LIKE",
+        ));
+    }
     let result_schema: Schema = df.schema().as_arrow().clone();
     let table_schema = match &spec.table_schemas[i] {
         Some(s) => s.clone(),

@@ -1287,6 +1287,13 @@ async fn start_statement(
         Err(e) => return Err(Error::sql(unknown_table_context(ctx, context, &statement), e)),
     };
     read_only(true).verify_plan(&plan).map_err(sql_err)?;
+    if uses_similar_to(&plan) {
+        return Err(Error::Refused(format!(
+            "{context}: SIMILAR TO is read by DataFusion as a regular expression that may match anywhere in the \
+             text, not as SQL's whole-value pattern, so its answers would be wrong; write `x ~ '^(…)$'` (a regular \
+             expression, anchored) or LIKE"
+        )));
+    }
     let df = ctx.execute_logical_plan(plan).await.map_err(sql_err)?;
     let task = Arc::new(df.task_ctx());
     // the executed plan's schema: the logical plan's may predate type coercion (a CASE or
@@ -1295,6 +1302,22 @@ async fn start_statement(
     let schema = physical.schema();
     let stream = datafusion::physical_plan::execute_stream(physical, task).map_err(sql_err)?;
     Ok((schema, stream))
+}
+
+/// Whether `plan` (or a subquery of it) has a `SIMILAR TO`, which DataFusion 55 matches as an
+/// unanchored regular expression (`'abc' SIMILAR TO 'b'` is true), not as SQL's pattern over
+/// the whole value.
+pub(crate) fn uses_similar_to(plan: &datafusion::logical_expr::LogicalPlan) -> bool {
+    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+    let mut found = false;
+    let _ = plan.apply_with_subqueries(|node| {
+        found = node
+            .expressions()
+            .iter()
+            .any(|e| e.exists(|e| Ok(matches!(e, datafusion::logical_expr::Expr::SimilarTo(_)))).unwrap_or(false));
+        Ok(if found { TreeNodeRecursion::Stop } else { TreeNodeRecursion::Continue })
+    });
+    found
 }
 
 /// Raw files registered as a table; keeps the temporary data alive while querying.

@@ -65,6 +65,12 @@ fn long_expressions_and_writing_statements() {
         .unwrap();
     let o = child.wait_with_output().unwrap();
     assert_eq!(stdout(&o), "n\n13220\n");
+    // SIMILAR TO would match anywhere in the text: refused, in a subquery too
+    let o = run(bin().args(["query", "-q"]).arg(example_release()).arg(
+        "SELECT count(*) FROM metrics WHERE metric IN (SELECT metric FROM metrics WHERE metric SIMILAR TO 'loss')",
+    ));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("SIMILAR TO is read by DataFusion as a regular expression"), "{}", stderr(&o));
     let o = run(bin().args(["query", "-q"]).arg(example_release()).arg("SET TIME ZONE '+05:00'; SELECT 1"));
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("write SET datafusion.execution.time_zone = '+05:00'"), "{}", stderr(&o));
