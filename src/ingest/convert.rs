@@ -149,6 +149,10 @@ pub struct ConvertOptions {
     pub assume_timezone: Option<chrono_tz::Tz>,
     /// Keys of a record that name no column are violations (declared schemas).
     pub strict_keys: bool,
+    /// A text cell `1` or `0` of a boolean column is true or false (the Table Schema's default
+    /// `trueValues` and `falseValues`): with a declared schema only, so that a column typed by
+    /// reading the input never turns numbers into booleans.
+    pub boolean_digits: bool,
     /// Where each inferred shape was first seen (for messages).
     pub first_seen: BTreeMap<String, (String, SourceRef)>,
 }
@@ -574,8 +578,10 @@ fn to_bool(c: &Cell, ctx: &mut Ctx) -> Option<bool> {
         Value::Bool(b) => Some(*b),
         // a text cell: the Table Schema's default `trueValues` and `falseValues`
         Value::String(s) if ctx.opts.textual => match s.as_str() {
-            "true" | "True" | "TRUE" | "1" => Some(true),
-            "false" | "False" | "FALSE" | "0" => Some(false),
+            "true" | "True" | "TRUE" => Some(true),
+            "false" | "False" | "FALSE" => Some(false),
+            "1" if ctx.opts.boolean_digits => Some(true),
+            "0" if ctx.opts.boolean_digits => Some(false),
             _ => {
                 ctx.mismatch(c, &Target::Bool, c.v?);
                 None

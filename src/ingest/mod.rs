@@ -244,6 +244,7 @@ fn prepare(
         coerce_numeric_strings: src.coerce_numeric_strings,
         assume_timezone: src.assume_timezone.as_ref().map(|t| t.parse().expect("checked at load")),
         strict_keys: false,
+        boolean_digits: false,
         first_seen: BTreeMap::new(),
     };
 
@@ -264,6 +265,7 @@ fn prepare(
         _ => match &spec.source_schemas[index] {
             Some(schema) => {
                 conv.strict_keys = true;
+                conv.boolean_digits = true;
                 schema.fields.iter().map(|f| (f.name.clone(), Target::from_descriptor(f))).collect()
             }
             None => infer_columns(src, &inputs, &context, &mut conv, spec.untyped_as_text, report)?,

@@ -18,7 +18,7 @@ fn builds_every_table_with_its_row_count() {
     let release = example_release();
     assert!(release.ends_with("tinker-rl-bench/1.0.0"), "{}", release.display());
     let m = manifest(release);
-    assert_eq!(table_rows(&m, "training_runs"), 44);
+    assert_eq!(table_rows(&m, "training_runs"), 45);
     assert_eq!(table_rows(&m, "checkpoints"), 84);
     assert_eq!(table_rows(&m, "metrics"), 13_220);
     assert_eq!(table_rows(&m, "evaluations"), 10);
@@ -33,7 +33,7 @@ fn builds_every_table_with_its_row_count() {
     ] {
         assert!(release.join(f).is_file(), "{f} missing");
     }
-    assert_eq!(m["inputs"].as_array().unwrap().len(), 29, "raw files read");
+    assert_eq!(m["inputs"].as_array().unwrap().len(), 30, "raw files read");
 }
 
 #[test]
@@ -46,7 +46,7 @@ fn the_published_selection_rule_gives_28_runs_and_66_checkpoints() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "runs,checkpoints\n28,66\n");
     let card = std::fs::read_to_string(example_release().join("README.md")).unwrap();
-    assert!(card.contains("| this release: every run named in the raw files | 44 | 84 |"), "card lacks the comparison");
+    assert!(card.contains("| this release: every run named in the raw files | 45 | 84 |"), "card lacks the comparison");
 }
 
 #[test]
@@ -218,7 +218,7 @@ fn frictionless_validates_every_table_against_its_schema_and_keys() {
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
     let got: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     for (t, n) in
-        [("training_runs", 44), ("checkpoints", 84), ("metrics", 13_220), ("evaluations", 10), ("eval_samples", 5_000)]
+        [("training_runs", 45), ("checkpoints", 84), ("metrics", 13_220), ("evaluations", 10), ("eval_samples", 5_000)]
     {
         assert_eq!(got[t], n, "{t}");
     }
@@ -246,7 +246,7 @@ fn datasets_and_pyarrow_load_every_config() {
     assert!(o.status.success(), "{}", stderr(&o));
     let got: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     for (t, n) in
-        [("training_runs", 44), ("checkpoints", 84), ("metrics", 13_220), ("evaluations", 10), ("eval_samples", 5_000)]
+        [("training_runs", 45), ("checkpoints", 84), ("metrics", 13_220), ("evaluations", 10), ("eval_samples", 5_000)]
     {
         assert_eq!(got[t]["datasets_rows"], n, "{t}");
         assert_eq!(got[t]["pyarrow_rows"], n, "{t}");

@@ -1366,7 +1366,7 @@ fn a_query_over_a_release_refuses_a_data_file_of_another_size() {
         stderr(&o)
     );
     // the other tables still answer; a missing file is named when its table is read
-    assert_eq!(query(tmp.path(), "SELECT count(*) AS n FROM training_runs"), "n\n44\n");
+    assert_eq!(query(tmp.path(), "SELECT count(*) AS n FROM training_runs"), "n\n45\n");
     std::fs::remove_file(tmp.path().join("data/metrics.parquet")).unwrap();
     let o = run(bin().args(["query", "-q"]).arg(tmp.path()).arg("SELECT count(*) FROM metrics"));
     assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
@@ -2377,11 +2377,11 @@ fn verify_compares_the_cards_dataset_info_with_the_parquet_files() {
     let path = tmp.path().join("README.md");
     let card = std::fs::read_to_string(&path).unwrap();
     assert!(
-        card.contains("    num_examples: 44\n")
+        card.contains("    num_examples: 45\n")
             && card.contains("  - name: training_run_id\n    dtype: string\n  - name: experiment\n")
     );
     let edited = card
-        .replacen("    num_examples: 44\n", "    num_examples: 43\n", 1)
+        .replacen("    num_examples: 45\n", "    num_examples: 43\n", 1)
         .replacen("  - name: experiment\n", "  - name: experiments\n", 1)
         .replacen("  - name: training_run_id\n    dtype: string\n", "  - name: training_run_id\n    dtype: int64\n", 1)
         // a list column given a scalar dtype, and a list of the wrong items
@@ -2406,7 +2406,7 @@ fn verify_compares_the_cards_dataset_info_with_the_parquet_files() {
     assert!(
         out.contains(&format!(
             "{} dataset_info of config `training_runs` gives split `train` 43 examples, and its Parquet files \
-             hold 44 rows",
+             hold 45 rows",
             at("    num_examples: 43\n")
         )),
         "{out}"

@@ -7,7 +7,8 @@
 --   last10_avg   <- last10_avg | last_10_avg
 --   wandb_run_url<- wandb_run_url | wandb_url
 --   platform     <- lower case, '-' -> '_' (Tinker -> tinker, Modal-H100 -> modal_h100)
--- precedence: 1 = the per-run raw result files under experiments/tinker-runs/results,
+-- precedence: 1 = the per-run raw result files under experiments/tinker-runs/results (and the
+--             per-prompt probe under experiments/results),
 --             2 = experiments/all_results_consolidated.json, 3 = experiments/master_results.json
 -- training_run_id: the Tinker run id `<uuid>:train:<n>` from run_id or from the checkpoint URI,
 -- with the doubled suffix (`:train:0:train:0`) written by string concatenation repaired.
@@ -34,6 +35,10 @@ WITH described AS (
     SELECT 1, tag, model, model_short, task, seed, "rank", lr, group_size, steps, NULL,
            peak_reward, last10_avg, NULL, status, run_id, checkpoint, NULL, _source_file, _source_line
     FROM zvf_probe
+    UNION ALL
+    SELECT 1, tag, model, NULL, task, seed, NULL, NULL, group_size, NULL, NULL,
+           NULL, NULL, NULL, status, run_id, NULL, NULL, _source_file, _source_line
+    FROM prompt_probe
     UNION ALL
     SELECT 1, tag, model, NULL, NULL, seed, NULL, lr, group_size, steps, NULL,
            peak_reward, last10_avg, NULL, status, run_id, final_checkpoint, NULL, _source_file, _source_line
