@@ -372,7 +372,7 @@ fn convert(
         }
         out(rb)
     };
-    let mut applier = Applier { src, opts, rows: 0, report, rejects, out: &mut counted };
+    let mut applier = Applier { src, opts, rows: 0, report, rejects, out: &mut counted, text_values: (0, None) };
     let line_format = matches!(
         src.format,
         Format::Jsonl
@@ -422,6 +422,21 @@ fn convert(
         }
     }
     let rows = applier.rows;
+    let (texts, first_text) = applier.text_values.clone();
+    if texts > 0 {
+        report.warn(
+            &src.name,
+            "text-values",
+            first_text,
+            format!(
+                "{} metric value{} logged as text: kept in `value_text`, with `value` null (a table that selects only \
+                 `value` leaves {})",
+                crate::hash::group_digits(texts),
+                if texts == 1 { " was" } else { "s were" },
+                if texts == 1 { "it out" } else { "them out" }
+            ),
+        );
+    }
     if rows > 0 {
         for ((name, _), _) in declared.iter().zip(&held).filter(|(_, held)| !**held) {
             report.warn(
@@ -1177,6 +1192,9 @@ struct Applier<'a> {
     report: &'a mut BuildReport,
     rejects: &'a mut Rejects,
     out: &'a mut dyn FnMut(&RecordBatch) -> Result<()>,
+    /// `tinker-metrics` rows kept whose value was logged as text (in `value_text`), and
+    /// where the first one was read.
+    text_values: (u64, Option<SourceRef>),
 }
 
 impl Applier<'_> {
@@ -1262,6 +1280,16 @@ impl Applier<'_> {
                     crate::hash::group_digits(self.opts.large_cell_bytes)
                 ),
             );
+        }
+        if self.src.format == Format::TinkerMetrics
+            && let Some(text) = chunk.batch.column_by_name("value_text")
+        {
+            for r in (0..text.len()).filter(|r| text.is_valid(*r) && !bad.contains_key(r)) {
+                self.text_values.0 += 1;
+                if self.text_values.1.is_none() {
+                    self.text_values.1 = Some(chunk.srefs[r].clone());
+                }
+            }
         }
         let mut rb = chunk.batch;
         if !bad.is_empty() {

@@ -4131,3 +4131,26 @@ fn verify_checks_the_counts_of_rejected_rows_against_the_rejects_files() {
         "{out}"
     );
 }
+
+#[test]
+fn tinker_metrics_logged_as_text_are_counted_in_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "metrics.jsonl",
+        "{\"step\": 0, \"loss\": 1.5, \"lr\": \"cosine\"}\n{\"step\": 1, \"loss\": \"1.1O\"}\n",
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        &one_source("tm", "metrics.jsonl", "tinker-metrics", "", "SELECT step, metric, value FROM raw", ""),
+    );
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("metrics.jsonl:1: raw: 2 metric values were logged as text: kept in `value_text`"),
+        "{}",
+        stderr(&o)
+    );
+}
