@@ -1266,12 +1266,12 @@ fn sql_origin(spec: &PipelineSpec, i: usize) -> String {
 }
 
 /// Where the SQL of a `[[table]]` or `[[view]]` (`section`) named `name` is: its file, or the
-/// line of pipeline.toml where its inline `query` starts.
+/// line of pipeline.toml where the SQL of its inline `query` starts.
 fn origin(spec: &PipelineSpec, sql: Option<&str>, section: &str, name: &str) -> String {
     match sql {
         Some(p) => spec.dir.join(p).display().to_string(),
         None => match spec.inline_query_line(section, name) {
-            Some(line) => format!("inline query at {}:{line}", spec.file.display()),
+            Some(line) => format!("inline query whose SQL line 1 is {}:{line}", spec.file.display()),
             None => "inline query".into(),
         },
     }

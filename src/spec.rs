@@ -724,9 +724,11 @@ impl PipelineSpec {
         })
     }
 
-    /// The 1-based line of pipeline.toml where the inline `query` of the `[[table]]` or
-    /// `[[view]]` (`section`) named `name` starts, for messages; `None` when it cannot be
-    /// told (the file changed, or the query is not written as `query = …` in the section).
+    /// The 1-based line of pipeline.toml where the SQL of the inline `query` of the
+    /// `[[table]]` or `[[view]]` (`section`) named `name` starts (the line after `query = """`,
+    /// whose line break is not part of the string), so that its SQL line n is the file's line
+    /// `start + n - 1`; `None` when it cannot be told (the file changed, or the query is not
+    /// written as `query = …` in the section).
     pub fn inline_query_line(&self, section: &str, name: &str) -> Option<usize> {
         self.query_line(section, "name", name)
     }
@@ -756,7 +758,10 @@ impl PipelineSpec {
             if inside {
                 is_it |= named.is_match(line);
                 if at.is_none() && query.is_match(line) {
-                    at = Some(i + 1);
+                    // a multi-line string's first line break is not part of it (TOML 1.0):
+                    // `query = """` puts the SQL's first line on the next line of the file
+                    let value = line.split_once('=').map(|(_, v)| v.trim()).unwrap_or_default();
+                    at = Some(if value == "\"\"\"" || value == "'''" { i + 2 } else { i + 1 });
                 }
             }
         }
@@ -1045,7 +1050,8 @@ mod tests {
         let spec = PipelineSpec::load(dir.path()).unwrap();
         assert_eq!(spec.inline_query_line("view", "v"), Some(8));
         assert_eq!(spec.inline_query_line("table", "a"), Some(11));
-        assert_eq!(spec.inline_query_line("table", "b"), Some(13));
+        // `query = """` on line 13: the SQL's first line is the file's line 14
+        assert_eq!(spec.inline_query_line("table", "b"), Some(14));
         assert_eq!(spec.inline_query_line("table", "v"), None);
     }
 
