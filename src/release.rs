@@ -227,11 +227,23 @@ impl Manifest {
     /// Errors: [`Error::Io`] when missing, [`Error::Config`] with line and column when it is
     /// not a valid manifest, or with the JSON pointer of a table's schema that is no schema
     /// runpack writes (an unknown type, a key naming no field: [`TableSchema::check`]), so that
-    /// nothing reads a table by a schema it cannot hold.
+    /// nothing reads a table by a schema it cannot hold, or at `/manifest_version` when it is
+    /// not [`MANIFEST_VERSION`].
     pub fn load(dir: &Path) -> Result<Manifest> {
         let path = dir.join("manifest.json");
         let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
         let m: Manifest = serde_json::from_str(&text).map_err(|e| Error::json_file(path.display(), &e))?;
+        // another version's fields may mean other things: read as this one's, they would mislead
+        if m.manifest_version != MANIFEST_VERSION {
+            return Err(Error::config(
+                format!("{}:/manifest_version", path.display()),
+                format!(
+                    "manifest version {} is not the one this runpack reads ({MANIFEST_VERSION}); read the release with \
+                     the runpack that wrote it",
+                    m.manifest_version
+                ),
+            ));
+        }
         for (i, t) in m.tables.iter().enumerate() {
             t.schema.check_at().map_err(|(at, e)| {
                 Error::config(format!("{}:/tables/{i}/schema{at}", path.display()), format!("table {}: {e}", t.name))

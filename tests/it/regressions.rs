@@ -4154,3 +4154,22 @@ fn tinker_metrics_logged_as_text_are_counted_in_a_warning() {
         stderr(&o)
     );
 }
+
+#[test]
+fn a_manifest_of_another_version_is_refused_by_query_and_verify() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), tmp.path());
+    let path = tmp.path().join("manifest.json");
+    let text =
+        std::fs::read_to_string(&path).unwrap().replacen("\"manifest_version\": 1,", "\"manifest_version\": 99,", 1);
+    assert!(text.contains("\"manifest_version\": 99,"));
+    std::fs::write(&path, text).unwrap();
+    reseal(tmp.path());
+    let o = run(bin().args(["query", "-q"]).arg(tmp.path()).arg("SELECT 1"));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let said = "manifest.json:/manifest_version: manifest version 99 is not the one this runpack reads (1)";
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    let o = run(bin().arg("verify").arg(tmp.path()));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stdout(&o).contains(said), "{}", stdout(&o));
+}
