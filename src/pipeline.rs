@@ -283,6 +283,9 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
                 .sql_with_options(&sql, crate::query::read_only(false))
                 .await
                 .map_err(|e| Error::sql(context(), e))?;
+            if crate::query::uses_similar_to(df.logical_plan()) {
+                return Err(Error::config(context(), crate::query::SIMILAR_TO_REFUSED).into());
+            }
             ctx.register_table(v.name.as_str(), df.into_view()).map_err(|e| Error::sql(context(), e))?;
         }
         order = table_order(spec)?;
@@ -855,8 +858,7 @@ async fn plan_table(cx: &TableCx<'_>) -> Result<TablePlan> {
     if crate::query::uses_similar_to(df.logical_plan()) {
         return Err(Error::config(
             format!("table {} ({})", t.name, sql_origin(spec, i)),
-            "SIMILAR TO is read by DataFusion as a regular expression that may match anywhere in the text, not as \
-             SQL's whole-value pattern; write `x ~ '^(…)$'` (a regular expression, anchored) or LIKE",
+            crate::query::SIMILAR_TO_REFUSED,
         ));
     }
     let result_schema: Schema = df.schema().as_arrow().clone();

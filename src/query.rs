@@ -609,6 +609,9 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> Result<(SchemaRef, Vec<Reco
             return Err(Error::sql(context, e));
         }
     };
+    if uses_similar_to(df.logical_plan()) {
+        return Err(Error::Refused(SIMILAR_TO_REFUSED.into()));
+    }
     let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
     let mut stream = df.execute_stream().await.map_err(|e| Error::sql("query", e))?;
     let mut batches = Vec::new();
@@ -1288,11 +1291,7 @@ async fn start_statement(
     };
     read_only(true).verify_plan(&plan).map_err(sql_err)?;
     if uses_similar_to(&plan) {
-        return Err(Error::Refused(format!(
-            "{context}: SIMILAR TO is read by DataFusion as a regular expression that may match anywhere in the \
-             text, not as SQL's whole-value pattern, so its answers would be wrong; write `x ~ '^(…)$'` (a regular \
-             expression, anchored) or LIKE"
-        )));
+        return Err(Error::Refused(format!("{context}: {SIMILAR_TO_REFUSED}")));
     }
     let df = ctx.execute_logical_plan(plan).await.map_err(sql_err)?;
     let task = Arc::new(df.task_ctx());
@@ -1303,6 +1302,11 @@ async fn start_statement(
     let stream = datafusion::physical_plan::execute_stream(physical, task).map_err(sql_err)?;
     Ok((schema, stream))
 }
+
+/// Why a query with `SIMILAR TO` is refused (see [`uses_similar_to`]).
+pub(crate) const SIMILAR_TO_REFUSED: &str = "SIMILAR TO is read by DataFusion as a regular expression that may match \
+     anywhere in the text, not as SQL's whole-value pattern, so its answers would be wrong; write `x ~ '^(…)$'` (a \
+     regular expression, anchored) or LIKE";
 
 /// Whether `plan` (or a subquery of it) has a `SIMILAR TO`, which DataFusion 55 matches as an
 /// unanchored regular expression (`'abc' SIMILAR TO 'b'` is true), not as SQL's pattern over

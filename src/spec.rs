@@ -760,7 +760,9 @@ impl PipelineSpec {
                 if at.is_none() && query.is_match(line) {
                     // a multi-line string's first line break is not part of it (TOML 1.0):
                     // `query = """` puts the SQL's first line on the next line of the file
-                    let value = line.split_once('=').map(|(_, v)| v.trim()).unwrap_or_default();
+                    // (only a line break right after the delimiter: blanks before it are text)
+                    let value =
+                        line.split_once('=').map(|(_, v)| v.trim_start().trim_end_matches('\r')).unwrap_or_default();
                     at = Some(if value == "\"\"\"" || value == "'''" { i + 2 } else { i + 1 });
                 }
             }
@@ -1044,7 +1046,8 @@ mod tests {
             "name = \"x\"\n[[source]]\nname = \"s\"\npath = \"s.jsonl\"\nformat = \"jsonl\"\n\
              [[view]]\nname = \"v\"\nquery = \"SELECT 1\"\n\
              [[table]]\nname = \"a\"\nquery = \"SELECT 1\"\n\
-             [[table]]  # b\nquery = \"\"\"\nSELECT 2\"\"\"\nname = \"b\"\n",
+             [[table]]  # b\nquery = \"\"\"\nSELECT 2\"\"\"\nname = \"b\"\n\
+             [[table]]\nname = \"c\"\nquery = \"\"\"  \nSELECT 3\"\"\"\n",
         )
         .unwrap();
         let spec = PipelineSpec::load(dir.path()).unwrap();
@@ -1052,6 +1055,8 @@ mod tests {
         assert_eq!(spec.inline_query_line("table", "a"), Some(11));
         // `query = """` on line 13: the SQL's first line is the file's line 14
         assert_eq!(spec.inline_query_line("table", "b"), Some(14));
+        // blanks after the delimiter are the string's first line: it starts on the query's line
+        assert_eq!(spec.inline_query_line("table", "c"), Some(18));
         assert_eq!(spec.inline_query_line("table", "v"), None);
     }
 

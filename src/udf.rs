@@ -359,10 +359,12 @@ impl datafusion::logical_expr::AggregateUDFImpl for WindowFloatSum {
 /// counted, not added, so that one leaving the frame leaves no trace; the finite values are
 /// kept (for the frame's length) and summed with Neumaier's compensation, so that a large
 /// value leaving does not take the small ones' contribution with it. When the running sum
-/// overflows, it is summed again from the frame's values once the frame is evaluated (and
-/// is an infinity only while the frame's own sum is). The frame's result: NULL without a
-/// non-null value, NaN with a NaN or both infinities, an infinity with one, else the sum (or
-/// the sum over the count).
+/// overflows, it is summed again from the frame's values once the frame is evaluated, scaled
+/// down by 2^64 so that no partial sum overflows, and is an infinity only when the frame's own
+/// sum is beyond the floats (while it is, each frame is summed again: O(frame) per row). The
+/// frame's result: NULL without a non-null value, NaN with a NaN or both infinities, an
+/// infinity with one, else the sum (or the sum over the count; the mean of finite values is
+/// taken from the scaled sum, so that it is finite whenever it can be).
 #[derive(Debug, Default)]
 struct SlidingFloatSum {
     /// A mean rather than a sum.
@@ -419,21 +421,25 @@ impl SlidingFloatSum {
         Ok(())
     }
 
-    /// The sum of the frame's finite values.
-    fn finite_sum(&mut self) -> f64 {
+    /// The sum of the frame's finite values, divided by `divisor` (1, or the count for a mean).
+    fn finite_sum(&mut self, divisor: f64) -> f64 {
         if self.dirty {
             let (sum, comp) = self.finite.iter().fold((0.0, 0.0), |(s, c), &x| neumaier(s, c, x));
             if sum.is_finite() && comp.is_finite() {
                 (self.sum, self.comp, self.dirty) = (sum, comp, false);
             } else {
-                // the frame's own sum is beyond the floats
-                return sum;
+                // summed in order, a partial sum overflowed: again, scaled down, so that only
+                // a frame whose own sum (or mean) is beyond the floats gives an infinity
+                const SCALE: f64 = 18_446_744_073_709_551_616.0; // 2^64
+                let (s, c) = self.finite.iter().fold((0.0, 0.0), |(s, c), &x| neumaier(s, c, x / SCALE));
+                return (s + c) / divisor * SCALE;
             }
         }
-        self.sum + self.comp
+        (self.sum + self.comp) / divisor
     }
 
-    fn total(&mut self) -> Option<f64> {
+    /// The frame's sum divided by `divisor` (1 for the sum, the count for the mean).
+    fn total(&mut self, divisor: f64) -> Option<f64> {
         if self.count == 0 {
             return None;
         }
@@ -444,7 +450,7 @@ impl SlidingFloatSum {
         } else if self.neg_inf > 0 {
             f64::NEG_INFINITY
         } else {
-            self.finite_sum()
+            self.finite_sum(divisor)
         })
     }
 }
@@ -471,12 +477,8 @@ impl datafusion::logical_expr::Accumulator for SlidingFloatSum {
     }
 
     fn evaluate(&mut self) -> DfResult<datafusion::common::ScalarValue> {
-        let total = self.total();
-        Ok(datafusion::common::ScalarValue::Float64(if self.avg {
-            total.map(|t| t / self.count as f64)
-        } else {
-            total
-        }))
+        let divisor = if self.avg { self.count as f64 } else { 1.0 };
+        Ok(datafusion::common::ScalarValue::Float64(self.total(divisor)))
     }
 
     fn size(&self) -> usize {
@@ -486,7 +488,7 @@ impl datafusion::logical_expr::Accumulator for SlidingFloatSum {
     /// The state of DataFusion's own accumulators: `[sum]`, or `[count, sum]` for `avg`.
     fn state(&mut self) -> DfResult<Vec<datafusion::common::ScalarValue>> {
         use datafusion::common::ScalarValue;
-        let sum = ScalarValue::Float64(self.total());
+        let sum = ScalarValue::Float64(self.total(1.0));
         Ok(if self.avg { vec![ScalarValue::UInt64(Some(self.count)), sum] } else { vec![sum] })
     }
 

@@ -292,7 +292,7 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
     }
     for t in &m.tables {
         let listed = m.report.rejected_rows.get(&t.name).copied().unwrap_or(0);
-        if t.rejected_rows + t.duplicates_dropped != listed {
+        if t.rejected_rows.checked_add(t.duplicates_dropped) != Some(listed) {
             rep.problems.push(format!(
                 "manifest.json: table {} has {} rejected and {} superseded rows, but its rejects file is counted \
                  as {listed} in report.rejected_rows",

@@ -153,6 +153,10 @@ pub struct ConvertOptions {
     /// `trueValues` and `falseValues`): with a declared schema only, so that a column typed by
     /// reading the input never turns numbers into booleans.
     pub boolean_digits: bool,
+    /// The columns declared `boolean` by a `[[source.field]]` (the rest of the source typed by
+    /// reading it), whose text cells `1` and `0` are read as [`ConvertOptions::boolean_digits`]
+    /// says.
+    pub boolean_digit_fields: Vec<String>,
     /// Where each inferred shape was first seen (for messages).
     pub first_seen: BTreeMap<String, (String, SourceRef)>,
 }
@@ -572,6 +576,11 @@ pub(super) fn nonfinite_string(s: &str) -> Option<f64> {
     }
 }
 
+/// Whether `c` is a top-level cell of a column a `[[source.field]]` declares `boolean`.
+fn declared_boolean(c: &Cell, opts: &ConvertOptions) -> bool {
+    c.path.parent.is_none() && matches!(&c.path.seg, Seg::Key(k) if opts.boolean_digit_fields.contains(k))
+}
+
 fn to_bool(c: &Cell, ctx: &mut Ctx) -> Option<bool> {
     match c.v? {
         Value::Null => None,
@@ -580,8 +589,7 @@ fn to_bool(c: &Cell, ctx: &mut Ctx) -> Option<bool> {
         Value::String(s) if ctx.opts.textual => match s.as_str() {
             "true" | "True" | "TRUE" => Some(true),
             "false" | "False" | "FALSE" => Some(false),
-            "1" if ctx.opts.boolean_digits => Some(true),
-            "0" if ctx.opts.boolean_digits => Some(false),
+            "1" | "0" if ctx.opts.boolean_digits || declared_boolean(c, ctx.opts) => Some(s == "1"),
             _ => {
                 ctx.mismatch(c, &Target::Bool, c.v?);
                 None

@@ -245,6 +245,7 @@ fn prepare(
         assume_timezone: src.assume_timezone.as_ref().map(|t| t.parse().expect("checked at load")),
         strict_keys: false,
         boolean_digits: false,
+        boolean_digit_fields: src.fields.iter().filter(|f| f.field_type == "boolean").map(|f| f.name.clone()).collect(),
         first_seen: BTreeMap::new(),
     };
 
@@ -429,10 +430,10 @@ fn convert(
             "text-values",
             first_text,
             format!(
-                "{} metric value{} logged as text: kept in `value_text`, with `value` null (a table that selects only \
-                 `value` leaves {})",
+                "{} metric value{} no number (text, a boolean, a list or an object): kept in `value_text`, with \
+                 `value` null (a table that selects only `value` leaves {})",
                 crate::hash::group_digits(texts),
-                if texts == 1 { " was" } else { "s were" },
+                if texts == 1 { " is" } else { "s are" },
                 if texts == 1 { "it out" } else { "them out" }
             ),
         );

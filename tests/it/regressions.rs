@@ -3990,6 +3990,13 @@ fn moving_window_sums_of_floats_forget_a_nan_or_a_large_value_that_left_the_fram
     let sql = "SELECT id, sum(v) OVER (ORDER BY id ROWS 1 PRECEDING) AS s FROM (VALUES (1, 1e308), (2, 1e308), \
                (3, 1.0), (4, 1.0), (5, 2.0)) AS t(id, v) ORDER BY id";
     assert_eq!(query(example_release(), sql), "id,s\n1,1e308\n2,Infinity\n3,1e308\n4,2.0\n5,3.0\n");
+    // a frame whose running sum overflowed but whose own sum (or mean) is a float
+    let sql = "SELECT id, sum(v) OVER (ORDER BY id ROWS 2 PRECEDING) AS s, avg(v) OVER (ORDER BY id ROWS 1 PRECEDING) AS a \
+               FROM (VALUES (1, 1e308), (2, 1e308), (3, -1e308), (4, 1.0), (5, 2.0)) AS t(id, v) ORDER BY id";
+    assert_eq!(
+        query(example_release(), sql),
+        "id,s,a\n1,1e308,1e308\n2,Infinity,1e308\n3,1e308,0.0\n4,1.0,-5e307\n5,-1e308,1.5\n"
+    );
     let sql = "SELECT id, sum(v) OVER (ORDER BY id ROWS 1 PRECEDING) AS s, avg(v) OVER (ORDER BY id ROWS 1 PRECEDING) AS a \
                FROM (VALUES (1, CAST('NaN' AS DOUBLE)), (2, 1.0), (3, 1.0), (4, CAST('Infinity' AS DOUBLE)), (5, 2.0), \
                (6, 1e20), (7, 1.0), (8, 1.0), (9, CAST(NULL AS DOUBLE)), (10, CAST(NULL AS DOUBLE))) AS t(id, v) ORDER BY id";
@@ -4149,7 +4156,7 @@ fn tinker_metrics_logged_as_text_are_counted_in_a_warning() {
     let o = build(dir, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("metrics.jsonl:1: raw: 2 metric values were logged as text: kept in `value_text`"),
+        stderr(&o).contains("metrics.jsonl:1: raw: 2 metric values are no number (text, a boolean, a list or an object): kept in `value_text`"),
         "{}",
         stderr(&o)
     );
@@ -4172,4 +4179,45 @@ fn a_manifest_of_another_version_is_refused_by_query_and_verify() {
     let o = run(bin().arg("verify").arg(tmp.path()));
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stdout(&o).contains(said), "{}", stdout(&o));
+}
+
+#[test]
+fn a_boolean_declared_by_a_source_field_reads_1_and_0() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "a.csv", "id,a\n1,1\n2,0\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"sf\"\n[[source]]\nname = \"raw\"\npath = \"a.csv\"\nformat = \"csv\"\n\
+         [[source.field]]\nname = \"a\"\ntype = \"boolean\"\n[[table]]\nname = \"t\"\nquery = \"SELECT id, a FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "sf"), "SELECT id, a FROM t ORDER BY id"), "id,a\n1,true\n2,false\n");
+}
+
+#[test]
+fn similar_to_is_refused_in_a_card_section_and_a_view() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "a.jsonl", "{\"s\": \"abc\"}\n");
+    let base = "name = \"st\"\n[[source]]\nname = \"raw\"\npath = \"a.jsonl\"\nformat = \"jsonl\"\n\
+                [[table]]\nname = \"t\"\nquery = \"SELECT s FROM raw\"\n";
+    write(
+        dir,
+        "pipeline.toml",
+        &format!("{base}[[card.section]]\ntitle = \"x\"\nquery = \"SELECT s SIMILAR TO 'b' AS m FROM t\"\n"),
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("SIMILAR TO is read by DataFusion as a regular expression"), "{}", stderr(&o));
+    write(
+        dir,
+        "pipeline.toml",
+        &format!("{base}[[view]]\nname = \"v\"\nquery = \"SELECT s FROM raw WHERE s SIMILAR TO 'b'\"\n"),
+    );
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("view v (inline query"), "{}", stderr(&o));
 }

@@ -1743,6 +1743,11 @@ fn a_chart_export_with_an_unnamed_column_an_empty_export_and_a_list_for_an_id() 
     assert_eq!(query(&release(dir, "wb"), "SELECT * FROM t"), "run_name,step,metric,value\nr1,0,loss,0.5\n");
     let rejects = std::fs::read_to_string(release(dir, "wb").join("rejects/w.jsonl")).unwrap();
     assert!(rejects.contains("cell 3 holds a value but its column has no name"), "{rejects}");
+    // pandas' name for a column without one is no name either
+    write(dir, "chart.csv", "Step,r1 - loss,Unnamed: 2\n0,0.5,\n1,0.4,x\n");
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("chart.csv:3:$: cell 3 holds a value but its column has no name"), "{}", stderr(&o));
     // a run id given as a list would be lost as null: a bad record
     write(dir, "runs.json", r#"[{"id": ["x"], "name": "a", "state": "finished"}]"#);
     let o = wandb_build(dir, "runs.json", r#"{ table = "runs" }"#);
@@ -1764,6 +1769,17 @@ fn a_history_that_cannot_be_checked_against_its_run_is_said() {
             "history not checked: wandb/run-20240101_000000-abcd1234/files/wandb-history.jsonl has 2 rows (max `_step` 1), \
            and the run's summary, which says how far the run logged, cannot be read",
         ],
+    );
+    // a run folder with no history and a summary whose `_step` is no step: not shown to be whole
+    let other = "wandb/run-20240101_000000-efgh5678/files";
+    write(dir, &format!("{other}/wandb-summary.json"), r#"{"_step": -9}"#);
+    let o = build(dir, &["-q", "--force"]);
+    assert!(
+        stderr(&o).contains(
+            "run efgh5678: history not checked: wandb/run-20240101_000000-efgh5678 has no wandb-history.jsonl"
+        ),
+        "{}",
+        stderr(&o)
     );
     // a run list's run of which no history is read, with counts that cannot be read
     std::fs::remove_dir_all(dir.join("wandb")).unwrap();

@@ -215,9 +215,11 @@ pub fn scan_lists(plan: &Plan) -> Result<Lists> {
                 .and_then(|n| u64::try_from(n).ok()),
             // the API gives -1 for a run that logged no history
             last_history_step: e.obj.get("lastHistoryStep").and_then(whole_number).filter(|s| *s >= 0),
-            // a bad summary `_step` is reported with the run's row
+            // a bad summary `_step` is reported with the run's row, and leaves its history unchecked
             summary_step: summary.as_ref().and_then(|s| rows::step_of(s.get("_step")).ok().flatten()),
-            unusable: history_count_problem(&e.obj),
+            unusable: history_count_problem(&e.obj).or_else(|| {
+                summary.as_ref().and_then(|s| rows::step_of(s.get("_step")).err()).map(|m| format!("its summary: {m}"))
+            }),
         };
         lists.expect.insert(key, x);
     }

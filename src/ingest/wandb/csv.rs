@@ -243,10 +243,9 @@ fn records(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>, f: &mu
                 }
                 // a cell under a column without a name (other than the first, a pandas index)
                 // would be lost: the row is refused, as by the `csv` format
-                if let Some(k) = header.iter().zip(rec.iter()).skip(1).position(|(h, v)| h.is_empty() && !v.is_empty())
-                {
+                if let Some(k) = header.iter().zip(rec.iter()).skip(1).position(|(h, v)| is_index(h) && !v.is_empty()) {
                     let message = format!(
-                        "cell {} holds a value but its column has no name in the header; name the column",
+                        "cell {} holds a value but its column has no name in the header (or pandas' `Unnamed: n`); name the column",
                         k + 2
                     );
                     let raw = Some(lines.text(start, r.position().byte()));

@@ -728,7 +728,7 @@ fn check_sampling(
         // run was going, or cut short): its last `_step` was logged, so the history holds it
         if problem.is_none() && !lists.expect.contains_key(run) {
             // the highest over the run's directories (a resumed run has one per session); a
-            // summary whose `_step` is no step is reported with the run's row
+            // summary whose `_step` is no step leaves the history unchecked
             let read: Vec<std::result::Result<Option<(i64, String)>, String>> = st
                 .files
                 .iter()
@@ -816,13 +816,14 @@ fn check_sampling(
         if per_run.contains_key(run) || read_names.contains(run) || lists.expect.contains_key(run) {
             continue;
         }
-        let Some((l, summary, d)) = dirs
+        let steps: Vec<(usize, run_dir::SummaryStep)> =
+            dirs.iter().map(|&d| (d, run_dir::summary_step(plan, d))).collect();
+        let best = steps
             .iter()
-            .filter_map(|&d| run_dir::summary_step(plan, d).ok().flatten().map(|(l, s)| (l, s, d)))
-            .max_by_key(|(l, ..)| *l)
-        else {
-            continue;
-        };
+            .filter_map(|(d, r)| r.as_ref().ok().cloned().flatten().map(|(l, s)| (l, s, *d)))
+            .max_by_key(|(l, ..)| *l);
+        // a summary that cannot be read cannot say that the run logged no history either
+        let unreadable = steps.iter().find_map(|(d, r)| r.as_ref().err().map(|e| (*d, e.clone())));
         let read: Vec<&str> = dirs
             .iter()
             .flat_map(|&d| [plan.member(d, run_dir::Member::History), plan.log_of(d)])
@@ -837,9 +838,21 @@ fn check_sampling(
         } else {
             format!("{} {} no history row", read.join(", "), if read.len() == 1 { "holds" } else { "hold" })
         };
-        let at = plan
-            .member(d, run_dir::Member::Summary)
-            .map(|k| SourceRef { file: plan.inputs[k].rel.clone(), at: Position::Pointer(String::new()) });
+        let summary_at = |d: usize| {
+            plan.member(d, run_dir::Member::Summary)
+                .map(|k| SourceRef { file: plan.inputs[k].rel.clone(), at: Position::Pointer(String::new()) })
+        };
+        let Some((l, summary, d)) = best else {
+            if let Some((d, e)) = unreadable {
+                let p = format!(
+                    "history not checked: {what}, and the run's summary, which says how far the run logged, cannot \
+                     be read: {e}"
+                );
+                incomplete(plan, report, name, run, &p, summary_at(d));
+            }
+            continue;
+        };
+        let at = summary_at(d);
         let p = format!("history missing: {what}; the run's {summary} reports summary _step {l}");
         incomplete(plan, report, name, run, &p, at);
     }

@@ -153,10 +153,13 @@ fn read_text(input: &InputFile) -> Result<String> {
     Ok(s)
 }
 
+/// What [`summary_step`] finds: the step and the summary's path, none, or why it cannot tell.
+pub type SummaryStep = std::result::Result<Option<(i64, String)>, String>;
+
 /// The `_step` of run directory `d`'s `wandb-summary.json` and that file's path, when it has
 /// one (`Ok(None)` without a summary or a step), or why the summary cannot be read as JSON or
 /// its `_step` is no step (then the history cannot be checked against it).
-pub fn summary_step(plan: &Plan, d: usize) -> std::result::Result<Option<(i64, String)>, String> {
+pub fn summary_step(plan: &Plan, d: usize) -> SummaryStep {
     let Some(k) = plan.member(d, Member::Summary) else { return Ok(None) };
     let rel = &plan.inputs[k].rel;
     let summary = read_json(&plan.inputs[k]).map_err(|e| e.to_string())?;
