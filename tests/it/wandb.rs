@@ -1748,10 +1748,22 @@ fn a_chart_export_with_an_unnamed_column_an_empty_export_and_a_list_for_an_id() 
     let o = build(dir, &["-q", "--force"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("chart.csv:3:$: cell 3 holds a value but its column has no name"), "{}", stderr(&o));
-    // a run id given as a list would be lost as null: a bad record
-    write(dir, "runs.json", r#"[{"id": ["x"], "name": "a", "state": "finished"}]"#);
+    // a run id given as a list would be lost as null: a bad record; tags as text in the API's
+    // JSON are no list either (a CSV cell's `a, b` is)
+    write(
+        dir,
+        "runs.json",
+        r#"[{"id": ["x"], "name": "a", "state": "finished"}, {"id": "abcd1234", "name": "b", "tags": "a,b"}]"#,
+    );
     let o = wandb_build(dir, "runs.json", r#"{ table = "runs" }"#);
-    assert_violations(&o, 1, &["runs.json:1:$: $.id: expected a string, found an array"]);
+    assert_violations(
+        &o,
+        2,
+        &[
+            "runs.json:1:$: $.id: expected a string, found an array",
+            "runs.json:2:$: $.tags: expected a list of tags, found string \"a,b\"",
+        ],
+    );
 }
 
 #[test]

@@ -545,6 +545,12 @@ pub fn run_row(
         Some(Value::Array(a)) => {
             Some(a.iter().map(|t| t.as_str().map(String::from).unwrap_or_else(|| json_text(t))).collect())
         }
+        // the API's JSON gives a list: text there is no export's spelling of one, and splitting
+        // it on commas would be a guess
+        Some(v @ Value::String(s)) if !s.is_empty() && source == "api-runs-json" => {
+            return Err(format!("$.tags: expected a list of tags, found {}", crate::ingest::path::describe(v)));
+        }
+        // a CSV cell holds the list as text: `['a', 'b']` or `a, b`
         Some(Value::String(s)) if !s.is_empty() => match values::parse_text(s) {
             Ok(Value::Array(a)) => {
                 Some(a.iter().map(|t| t.as_str().map(String::from).unwrap_or_else(|| json_text(t))).collect())
