@@ -44,13 +44,13 @@ pub fn register(ctx: &SessionContext) {
     for f in
         [datafusion::functions_aggregate::min_max::min_udaf(), datafusion::functions_aggregate::min_max::max_udaf()]
     {
-        ctx.register_udaf(datafusion::logical_expr::AggregateUDF::new_from_impl(TotalOrderMinMax(f)));
+        ctx.register_udaf(datafusion::logical_expr::AggregateUDF::new_from_impl(Patched(f, Patch::TotalOrder)));
     }
     for (f, avg) in [
         (datafusion::functions_aggregate::sum::sum_udaf(), false),
         (datafusion::functions_aggregate::average::avg_udaf(), true),
     ] {
-        ctx.register_udaf(datafusion::logical_expr::AggregateUDF::new_from_impl(WindowFloatSum(f, avg)));
+        ctx.register_udaf(datafusion::logical_expr::AggregateUDF::new_from_impl(Patched(f, Patch::WindowSum { avg })));
     }
     ctx.register_udf(str_fn("tinker_run_id", |s| tinker_part(s, 0)));
     ctx.register_udf(str_fn("tinker_kind", |s| tinker_part(s, 1)));
@@ -201,76 +201,22 @@ mod tests {
     }
 }
 
-/// DataFusion's `min` or `max`, with the grouped accumulator turned off for float results
-/// (see the module docs); everything else is the wrapped function's.
-#[derive(Debug, PartialEq, Eq, Hash)]
-struct TotalOrderMinMax(Arc<datafusion::logical_expr::AggregateUDF>);
-
-impl datafusion::logical_expr::AggregateUDFImpl for TotalOrderMinMax {
-    fn name(&self) -> &str {
-        self.0.name()
-    }
-    fn signature(&self) -> &datafusion::logical_expr::Signature {
-        self.0.signature()
-    }
-    fn return_type(&self, arg_types: &[DataType]) -> datafusion::error::Result<DataType> {
-        self.0.return_type(arg_types)
-    }
-    fn accumulator(
-        &self,
-        args: datafusion::logical_expr::function::AccumulatorArgs,
-    ) -> datafusion::error::Result<Box<dyn datafusion::logical_expr::Accumulator>> {
-        self.0.accumulator(args)
-    }
-    fn groups_accumulator_supported(&self, args: datafusion::logical_expr::function::AccumulatorArgs) -> bool {
-        !matches!(args.return_field.data_type(), DataType::Float16 | DataType::Float32 | DataType::Float64)
-            && self.0.groups_accumulator_supported(args)
-    }
-    fn create_groups_accumulator(
-        &self,
-        args: datafusion::logical_expr::function::AccumulatorArgs,
-    ) -> datafusion::error::Result<Box<dyn datafusion::logical_expr::GroupsAccumulator>> {
-        self.0.create_groups_accumulator(args)
-    }
-    fn create_sliding_accumulator(
-        &self,
-        args: datafusion::logical_expr::function::AccumulatorArgs,
-    ) -> datafusion::error::Result<Box<dyn datafusion::logical_expr::Accumulator>> {
-        self.0.create_sliding_accumulator(args)
-    }
-    fn is_descending(&self) -> Option<bool> {
-        self.0.is_descending()
-    }
-    fn order_sensitivity(&self) -> datafusion::logical_expr::utils::AggregateOrderSensitivity {
-        self.0.inner().order_sensitivity()
-    }
-    fn coerce_types(&self, arg_types: &[DataType]) -> datafusion::error::Result<Vec<DataType>> {
-        self.0.coerce_types(arg_types)
-    }
-    fn reverse_expr(&self) -> datafusion::logical_expr::ReversedUDAF {
-        self.0.reverse_udf()
-    }
-    fn value_from_stats(
-        &self,
-        args: &datafusion::logical_expr::StatisticsArgs,
-    ) -> Option<datafusion::common::ScalarValue> {
-        self.0.value_from_stats(args)
-    }
-    fn documentation(&self) -> Option<&datafusion::logical_expr::Documentation> {
-        self.0.documentation()
-    }
-    fn set_monotonicity(&self, data_type: &DataType) -> datafusion::logical_expr::SetMonotonicity {
-        self.0.inner().set_monotonicity(data_type)
-    }
+/// What runpack changes in one of DataFusion's aggregate functions (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Patch {
+    /// `min` or `max`: the grouped accumulator is turned off for float results.
+    TotalOrder,
+    /// `sum` (`avg` false) or `avg`: the moving-frame accumulator for `Float64` results is
+    /// [`SlidingFloatSum`].
+    WindowSum { avg: bool },
 }
 
-/// DataFusion's `sum` (`.1` false) or `avg` (true), with its moving-frame accumulator for
-/// `Float64` results replaced by [`SlidingFloatSum`] (see the module docs); everything else is
-/// the wrapped function's.
+/// One of DataFusion's aggregate functions with a [`Patch`]; everything else is the wrapped
+/// function's.
 #[derive(Debug, PartialEq, Eq, Hash)]
-struct WindowFloatSum(Arc<datafusion::logical_expr::AggregateUDF>, bool);
+struct Patched(Arc<datafusion::logical_expr::AggregateUDF>, Patch);
 
-impl datafusion::logical_expr::AggregateUDFImpl for WindowFloatSum {
+impl datafusion::logical_expr::AggregateUDFImpl for Patched {
     fn name(&self) -> &str {
         self.0.name()
     }
@@ -296,7 +242,8 @@ impl datafusion::logical_expr::AggregateUDFImpl for WindowFloatSum {
         self.0.accumulator(args)
     }
     fn groups_accumulator_supported(&self, args: datafusion::logical_expr::function::AccumulatorArgs) -> bool {
-        self.0.groups_accumulator_supported(args)
+        let float = matches!(args.return_field.data_type(), DataType::Float16 | DataType::Float32 | DataType::Float64);
+        !(self.1 == Patch::TotalOrder && float) && self.0.groups_accumulator_supported(args)
     }
     fn create_groups_accumulator(
         &self,
@@ -308,10 +255,12 @@ impl datafusion::logical_expr::AggregateUDFImpl for WindowFloatSum {
         &self,
         args: datafusion::logical_expr::function::AccumulatorArgs,
     ) -> datafusion::error::Result<Box<dyn datafusion::logical_expr::Accumulator>> {
-        let floats = args.return_field.data_type() == &DataType::Float64
-            && args.expr_fields.first().is_some_and(|f| f.data_type() == &DataType::Float64);
-        if floats && !args.is_distinct {
-            return Ok(Box::new(SlidingFloatSum { avg: self.1, ..Default::default() }));
+        if let Patch::WindowSum { avg } = self.1 {
+            let floats = args.return_field.data_type() == &DataType::Float64
+                && args.expr_fields.first().is_some_and(|f| f.data_type() == &DataType::Float64);
+            if floats && !args.is_distinct {
+                return Ok(Box::new(SlidingFloatSum { avg, ..Default::default() }));
+            }
         }
         self.0.create_sliding_accumulator(args)
     }
