@@ -283,6 +283,8 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
                 .sql_with_options(&sql, crate::query::read_only(false))
                 .await
                 .map_err(|e| Error::sql(context(), e))?;
+            // (the session's analyzer refuses it when a table or section reads the view; here
+            // it is named, and refused in a view that nothing reads too)
             if crate::query::uses_similar_to(df.logical_plan()) {
                 return Err(Error::config(context(), crate::query::SIMILAR_TO_REFUSED).into());
             }
@@ -450,7 +452,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         })
         .collect();
     unchanged_while_read(&inputs, &stamps, &inputs_out)?;
-    identical_inputs(spec, &inputs_out, &mut report);
+    input_warnings(spec, &inputs_out, &mut report);
     let mut files: Vec<FileEntry> = data_files
         .into_iter()
         .map(|(table, f)| FileEntry {
@@ -636,7 +638,7 @@ impl Stager<'_> {
 /// and its rows come twice, which the source's path pattern cannot tell. `wandb` sources are
 /// left out: their run folders hold files that are alike by design (`latest-run/`, logs,
 /// `requirements.txt`), and the reader itself says which files it reads.
-fn identical_inputs(spec: &PipelineSpec, inputs: &[InputEntry], report: &mut BuildReport) {
+fn input_warnings(spec: &PipelineSpec, inputs: &[InputEntry], report: &mut BuildReport) {
     let wandb: BTreeSet<&str> =
         spec.def.sources.iter().filter(|s| s.format == crate::spec::Format::Wandb).map(|s| s.name.as_str()).collect();
     let mut seen: BTreeMap<(&str, &str), Vec<&str>> = BTreeMap::new();
@@ -855,12 +857,6 @@ async fn plan_table(cx: &TableCx<'_>) -> Result<TablePlan> {
         .sql_with_options(&sql, crate::query::read_only(false))
         .await
         .map_err(|e| Error::sql(format!("table {} ({})", t.name, sql_origin(spec, i)), e))?;
-    if crate::query::uses_similar_to(df.logical_plan()) {
-        return Err(Error::config(
-            format!("table {} ({})", t.name, sql_origin(spec, i)),
-            crate::query::SIMILAR_TO_REFUSED,
-        ));
-    }
     let result_schema: Schema = df.schema().as_arrow().clone();
     let table_schema = match &spec.table_schemas[i] {
         Some(s) => s.clone(),
@@ -893,7 +889,10 @@ async fn plan_table(cx: &TableCx<'_>) -> Result<TablePlan> {
             ),
         ));
     }
-    let plan = df.create_physical_plan().await.map_err(|e| Error::sql(format!("table {}", t.name), e))?;
+    let plan = df
+        .create_physical_plan()
+        .await
+        .map_err(|e| Error::sql(format!("table {} ({})", t.name, sql_origin(spec, i)), e))?;
     // rows the query yields in key order already (a source ingest found in that order,
     // read as it was written) go straight on; any others through the sort
     let in_order = plan_in_order(&plan, &sort_cols);

@@ -107,10 +107,34 @@ fn session_with_partitions(partitions: usize, view_groups: bool) -> SessionConte
         Ok(runtime) => builder = builder.with_runtime_env(runtime),
         Err(e) => tracing::warn!("no memory limit for SQL: {e}"),
     }
-    let state = builder.build();
+    let mut state = builder.build();
+    // after DataFusion's own rules: every plan a session runs passes it
+    state.add_analyzer_rule(Arc::new(RefuseSimilarTo));
     let ctx = SessionContext::new_with_state(state);
     crate::udf::register(&ctx);
     ctx
+}
+
+/// Refuses a plan with `SIMILAR TO` ([`uses_similar_to`]) when it is analyzed, before it runs:
+/// queries, tables and card sections alike.
+#[derive(Debug)]
+struct RefuseSimilarTo;
+
+impl datafusion::optimizer::AnalyzerRule for RefuseSimilarTo {
+    fn analyze(
+        &self,
+        plan: datafusion::logical_expr::LogicalPlan,
+        _: &datafusion::config::ConfigOptions,
+    ) -> datafusion::error::Result<datafusion::logical_expr::LogicalPlan> {
+        if uses_similar_to(&plan) {
+            return Err(datafusion::error::DataFusionError::Plan(SIMILAR_TO_REFUSED.into()));
+        }
+        Ok(plan)
+    }
+
+    fn name(&self) -> &str {
+        "the SIMILAR TO check"
+    }
 }
 
 fn has_float(dt: &DataType) -> bool {
@@ -609,9 +633,6 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> Result<(SchemaRef, Vec<Reco
             return Err(Error::sql(context, e));
         }
     };
-    if uses_similar_to(df.logical_plan()) {
-        return Err(Error::Refused(SIMILAR_TO_REFUSED.into()));
-    }
     let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
     let mut stream = df.execute_stream().await.map_err(|e| Error::sql("query", e))?;
     let mut batches = Vec::new();
@@ -1290,9 +1311,6 @@ async fn start_statement(
         Err(e) => return Err(Error::sql(unknown_table_context(ctx, context, &statement), e)),
     };
     read_only(true).verify_plan(&plan).map_err(sql_err)?;
-    if uses_similar_to(&plan) {
-        return Err(Error::Refused(format!("{context}: {SIMILAR_TO_REFUSED}")));
-    }
     let df = ctx.execute_logical_plan(plan).await.map_err(sql_err)?;
     let task = Arc::new(df.task_ctx());
     // the executed plan's schema: the logical plan's may predate type coercion (a CASE or

@@ -37,9 +37,7 @@ impl Ord for Position {
             (Position::Line(a), Position::Line(b)) => a.cmp(b),
             (Position::Line(_), Position::Pointer(_)) => std::cmp::Ordering::Less,
             (Position::Pointer(_), Position::Line(_)) => std::cmp::Ordering::Greater,
-            (Position::Pointer(a), Position::Pointer(b)) => {
-                crate::sort::pointer_order_key(a).cmp(&crate::sort::pointer_order_key(b)).then_with(|| a.cmp(b))
-            }
+            (Position::Pointer(a), Position::Pointer(b)) => crate::sort::compare_pointers(a, b).then_with(|| a.cmp(b)),
         }
     }
 }

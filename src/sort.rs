@@ -311,12 +311,46 @@ fn sortable(schema: &SchemaRef, k: usize, column: &ArrayRef) -> ArrayRef {
     std::sync::Arc::new(keys)
 }
 
+/// The document order of two JSON Pointers, as their [`pointer_order_key`]s compare, without
+/// building the keys (rejects and messages are sorted by place).
+pub(crate) fn compare_pointers(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    // the reference tokens, as `pointer_order_key` reads them (a text that is no pointer is one)
+    fn tokens(p: &str) -> impl Iterator<Item = &str> {
+        let rest = match p.strip_prefix('/') {
+            Some(rest) => Some(rest),
+            None if p.is_empty() => None,
+            None => Some(p),
+        };
+        rest.into_iter().flat_map(|r| r.split('/'))
+    }
+    let index = |t: &str| t.bytes().all(|b| b.is_ascii_digit()).then(|| t.parse::<u64>().ok()).flatten();
+    let (mut ta, mut tb) = (tokens(a), tokens(b));
+    loop {
+        let (x, y) = match (ta.next(), tb.next()) {
+            (None, None) => return Ordering::Equal,
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(x), Some(y)) => (x, y),
+        };
+        let order = match (index(x), index(y)) {
+            (Some(i), Some(j)) => i.cmp(&j),
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (None, None) => x.as_bytes().cmp(y.as_bytes()),
+        };
+        if order != Ordering::Equal {
+            return order;
+        }
+    }
+}
+
 /// A byte string whose order is the document order of the JSON Pointer `pointer` (RFC 6901)
 /// among pointers into one document: reference tokens compare one by one, array indices
 /// (decimal digits) by number and before object keys, keys by their bytes; a pointer comes
 /// before the pointers below it. A text that is no pointer (it does not start with `/`) is
 /// one token: a line number written as text (`"9"` before `"11"`) orders by number.
-pub(crate) fn pointer_order_key(pointer: &str) -> Vec<u8> {
+fn pointer_order_key(pointer: &str) -> Vec<u8> {
     let mut out = Vec::with_capacity(pointer.len() + 8);
     let tokens = match pointer.strip_prefix('/') {
         Some(rest) => rest,
@@ -459,6 +493,12 @@ mod tests {
         let mut ptrs = vec!["/runs/10", "/runs/2", "", "/runs/2/x", "/a", "/runs/b", "/runs/02x", "/0"];
         ptrs.sort_by_key(|p| pointer_order_key(p));
         assert_eq!(ptrs, vec!["", "/0", "/a", "/runs/2", "/runs/2/x", "/runs/10", "/runs/02x", "/runs/b"]);
+        // compared without building keys, in the same order
+        for a in &ptrs {
+            for b in &ptrs {
+                assert_eq!(compare_pointers(a, b), pointer_order_key(a).cmp(&pointer_order_key(b)), "{a} {b}");
+            }
+        }
         // line numbers cast to text order by number
         let mut lines = vec!["11", "9", "100", "10"];
         lines.sort_by_key(|p| pointer_order_key(p));

@@ -567,6 +567,17 @@ pub fn parse_text_float(s: &str) -> Option<f64> {
     t.parse::<f64>().ok()
 }
 
+/// The integer a JSON number holds exactly: an integer, or a float without a fraction (`5.0`:
+/// pandas writes an integer column with gaps so) within ±2^53; `None` for anything else (a
+/// fraction, a float beyond 2^53, an integer beyond 64 bits, a value that is no number).
+pub(crate) fn whole_number(v: &Value) -> Option<i64> {
+    if let Some(n) = v.as_i64() {
+        return Some(n);
+    }
+    let f = v.as_f64().filter(|f| f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_992.0)?;
+    (!v.is_u64()).then_some(f as i64)
+}
+
 pub(super) fn nonfinite_string(s: &str) -> Option<f64> {
     match s.to_ascii_lowercase().as_str() {
         "nan" => Some(f64::NAN),

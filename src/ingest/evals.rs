@@ -29,7 +29,7 @@
 
 use serde_json::{Map, Value};
 
-use super::convert::{Target, json_text};
+use super::convert::{Target, json_text, whole_number};
 use super::lenient;
 use super::path::{self, Seg};
 use crate::spec::Format;
@@ -220,16 +220,6 @@ fn is_float_like(v: &Value) -> bool {
     }
 }
 
-/// The integer a JSON number holds exactly (`5` and `5.0` alike), if any.
-fn exact_int(v: &Value) -> Option<i64> {
-    match v {
-        Value::Number(n) => {
-            n.as_i64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15).map(|f| f as i64))
-        }
-        _ => None,
-    }
-}
-
 /// The text of an identifier: a string as it is, an integer (of any size, or a float holding
 /// one exactly, `7.0`) as its digits; `Err` for anything else (a fraction, a boolean, an
 /// object), `Ok(None)` for null or nothing.
@@ -242,7 +232,7 @@ fn id_text(v: Option<&Value>) -> Result<Option<String>, ()> {
             Some(_) => Err(()),
         },
         Some(Value::Number(n)) => {
-            match n.as_u64().map(|u| u.to_string()).or_else(|| exact_int(v?).map(|i| i.to_string())) {
+            match n.as_u64().map(|u| u.to_string()).or_else(|| whole_number(v?).map(|i| i.to_string())) {
                 Some(t) => Ok(Some(t)),
                 None => Err(()),
             }
@@ -455,7 +445,7 @@ pub fn trajectory_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<Str
         };
         // a role spelled otherwise ("Assistant", "model") would silently lose the turn's
         // tokens and text, so only the format's four are taken
-        let count_ok = |v: &Value| v.is_null() || exact_int(v).is_some_and(|n| n >= 0);
+        let count_ok = |v: &Value| v.is_null() || whole_number(v).is_some_and(|n| n >= 0);
         match t.get("role") {
             Some(Value::String(role)) if role == "assistant" => {}
             Some(Value::String(role)) if TURN_ROLES.contains(&role.as_str()) => {
@@ -473,7 +463,7 @@ pub fn trajectory_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<Str
         assistant.push(t);
         match t.get("token_count") {
             None | Some(Value::Null) => tokens = None,
-            Some(v) => match exact_int(v).filter(|n| *n >= 0) {
+            Some(v) => match whole_number(v).filter(|n| *n >= 0) {
                 Some(n) => match tokens.map(|sum| sum.checked_add(n)) {
                     Some(None) => problems.push((
                         format!("{turn}.token_count"),
@@ -638,7 +628,7 @@ pub fn generation_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<Str
     let op = id_of("op", false);
     let tokens = match r.get("resp_tokens") {
         None | Some(Value::Null) => Value::Null,
-        Some(v) => match exact_int(v).filter(|n| *n >= 0) {
+        Some(v) => match whole_number(v).filter(|n| *n >= 0) {
             Some(n) => Value::from(n),
             None => {
                 problem(&mut problems, "$.resp_tokens".into(), "a count of tokens (an integer ≥ 0)", v);
@@ -649,7 +639,7 @@ pub fn generation_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<Str
     let em = match r.get("exact_match") {
         None | Some(Value::Null) => Value::Null,
         Some(Value::Bool(b)) => Value::Bool(*b),
-        Some(v) => match exact_int(v) {
+        Some(v) => match whole_number(v) {
             Some(1) => Value::Bool(true),
             Some(0) => Value::Bool(false),
             _ => {

@@ -4016,9 +4016,8 @@ fn split_names_one_file_system_could_not_keep_apart_and_overlong_names_are_refus
         "a.jsonl",
         "{\"id\": 1, \"split\": \"train\"}\n{\"id\": 2, \"split\": \"Train\"}\n{\"id\": 3, \"split\": \"con\"}\n{\"id\": 4, \"split\": \"test\"}\n",
     );
-    let toml = "name = \"sp\"\n[[source]]\nname = \"raw\"\npath = \"a.jsonl\"\nformat = \"jsonl\"\n\
-                [[table]]\nname = \"t\"\nsplit_column = \"split\"\nquery = \"SELECT id, split FROM raw\"\n";
-    write(dir, "pipeline.toml", toml);
+    let toml = one_source("sp", "a.jsonl", "jsonl", "", "SELECT id, split FROM raw", "split_column = \"split\"\n");
+    write(dir, "pipeline.toml", &toml);
     let o = build(dir, &["-q"]);
     assert_violations(
         &o,
@@ -4042,11 +4041,7 @@ fn split_names_one_file_system_could_not_keep_apart_and_overlong_names_are_refus
     assert!(stderr(&o).contains("split name \"aux\" names its files aux.parquet"), "{}", stderr(&o));
     // a table name too long to name its files, before anything is read
     let long = "t".repeat(240);
-    write(
-        dir,
-        "pipeline.toml",
-        &toml.replace("name = \"t\"\nsplit_column = \"split\"\n", &format!("name = \"{long}\"\n")),
-    );
+    write(dir, "pipeline.toml", &toml.replacen("name = \"t\"\n", &format!("name = \"{long}\"\n"), 1));
     let o = build(dir, &["-q", "--force"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("table name of 240 bytes (at most 200: files are named after it)"), "{}", stderr(&o));
@@ -4061,8 +4056,7 @@ fn csv_booleans_take_the_table_schema_defaults_and_a_row_that_is_not_utf8_keeps_
     write(
         dir,
         "pipeline.toml",
-        "name = \"cb\"\n[[source]]\nname = \"raw\"\npath = \"a.csv\"\nformat = \"csv\"\nschema = \"s.json\"\n\
-         [[table]]\nname = \"t\"\nquery = \"SELECT id, b FROM raw\"\n",
+        &one_source("cb", "a.csv", "csv", "schema = \"s.json\"\n", "SELECT id, b FROM raw", ""),
     );
     let o = build(dir, &["-q", "--on-invalid", "reject"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -4089,8 +4083,7 @@ fn nans_are_never_duplicates_of_each_other_under_unique() {
     write(
         dir,
         "pipeline.toml",
-        "name = \"nu\"\n[[source]]\nname = \"raw\"\npath = \"a.jsonl\"\nformat = \"jsonl\"\n\
-         [[table]]\nname = \"t\"\nschema = \"t.json\"\nquery = \"SELECT id, x FROM raw\"\n",
+        &one_source("nu", "a.jsonl", "jsonl", "", "SELECT id, x FROM raw", "schema = \"t.json\"\n"),
     );
     let o = build(dir, &["-q"]);
     assert_violations(&o, 1, &["x: value 1.5 appears in an earlier row"]);
@@ -4110,12 +4103,9 @@ fn verify_checks_the_counts_of_rejected_rows_against_the_rejects_files() {
         "t.json",
         r#"{"fields":[{"name":"k","type":"integer"},{"name":"v","type":"string","constraints":{"required":true}},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}],"primaryKey":["k"]}"#,
     );
-    write(
-        dir,
-        "pipeline.toml",
-        "name = \"kl\"\n[[source]]\nname = \"raw\"\npath = \"a.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\n\
-         schema = \"t.json\"\non_duplicate_key = \"keep-last\"\nquery = \"SELECT k, v, _source_file, _source_line FROM raw\"\n",
-    );
+    let sql = "SELECT k, v, _source_file, _source_line FROM raw";
+    let table = "schema = \"t.json\"\non_duplicate_key = \"keep-last\"\n";
+    write(dir, "pipeline.toml", &one_source("kl", "a.jsonl", "jsonl", "", sql, table));
     let o = build(dir, &["-q", "--on-invalid", "reject"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let rel = release(dir, "kl");
@@ -4186,12 +4176,8 @@ fn a_boolean_declared_by_a_source_field_reads_1_and_0() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     write(dir, "a.csv", "id,a\n1,1\n2,0\n");
-    write(
-        dir,
-        "pipeline.toml",
-        "name = \"sf\"\n[[source]]\nname = \"raw\"\npath = \"a.csv\"\nformat = \"csv\"\n\
-         [[source.field]]\nname = \"a\"\ntype = \"boolean\"\n[[table]]\nname = \"t\"\nquery = \"SELECT id, a FROM raw\"\n",
-    );
+    let field = "[[source.field]]\nname = \"a\"\ntype = \"boolean\"\n";
+    write(dir, "pipeline.toml", &one_source("sf", "a.csv", "csv", field, "SELECT id, a FROM raw", ""));
     let o = build(dir, &["-q"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(query(&release(dir, "sf"), "SELECT id, a FROM t ORDER BY id"), "id,a\n1,true\n2,false\n");
@@ -4202,8 +4188,7 @@ fn similar_to_is_refused_in_a_card_section_and_a_view() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     write(dir, "a.jsonl", "{\"s\": \"abc\"}\n");
-    let base = "name = \"st\"\n[[source]]\nname = \"raw\"\npath = \"a.jsonl\"\nformat = \"jsonl\"\n\
-                [[table]]\nname = \"t\"\nquery = \"SELECT s FROM raw\"\n";
+    let base = one_source("st", "a.jsonl", "jsonl", "", "SELECT s FROM raw", "");
     write(
         dir,
         "pipeline.toml",

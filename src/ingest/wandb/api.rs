@@ -20,7 +20,7 @@ use super::rows::{self, RunKey, RunRow};
 use super::values;
 use super::{Out, Plan};
 use crate::error::{Error, Result};
-use crate::ingest::convert::json_text;
+use crate::ingest::convert::{json_text, whole_number};
 use crate::ingest::records::Item;
 use crate::report::{BuildReport, Position, SourceRef, Violation};
 
@@ -47,16 +47,6 @@ pub struct Expect {
     /// Why the counts above cannot be trusted: `historyLineCount` or `lastHistoryStep` holds
     /// a value of another kind (see [`history_count_problem`]).
     pub unusable: Option<String>,
-}
-
-/// A JSON number that is a whole number: an integer, or a float without a fraction (`10.0`:
-/// pandas writes an integer column with gaps so) within ±2^53; else `None`.
-pub fn whole_number(v: &Value) -> Option<i64> {
-    if let Some(n) = v.as_i64() {
-        return Some(n);
-    }
-    let f = v.as_f64().filter(|f| f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_992.0)?;
-    (!v.is_u64()).then_some(f as i64)
 }
 
 /// What is wrong with a run object's `historyLineCount` (a count, at least 0) or
