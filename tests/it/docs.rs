@@ -35,7 +35,10 @@ const NOT_RUN: &[(&str, &str)] = &[
     ("cargo test", "runs tests of this suite"),
     ("bench/run", "builds runpack in release mode (about 20 minutes) and installs DuckDB from PyPI"),
     ("cargo install --path .", "installs into ~/.cargo/bin; the tests run the binary they built"),
-    ("WANDB_MODE=offline python pipelines/tinker-wandb/make_wandb_runs.py", "tinker_wandb.rs runs it and checks its logs"),
+    (
+        "WANDB_MODE=offline python pipelines/tinker-wandb/make_wandb_runs.py",
+        "tinker_wandb.rs runs it and checks its logs",
+    ),
 ];
 
 /// A fenced block of a Markdown document.
@@ -173,6 +176,8 @@ struct Session {
     cwd: PathBuf,
     vars: Vec<(String, String)>,
     path: String,
+    /// The test Python, whose folder is on `path`.
+    python: Option<PathBuf>,
 }
 
 impl Session {
@@ -190,16 +195,17 @@ impl Session {
         std::os::unix::fs::symlink(&exe, bin_dir.join("runpack")).unwrap();
         let mut path = vec![bin_dir];
         // the test Python (and its `frictionless`), when the environment names one
-        if let Some(py) = std::env::var_os("RUNPACK_PYTHON").map(PathBuf::from).or_else(|| {
+        let python = std::env::var_os("RUNPACK_PYTHON").map(PathBuf::from).or_else(|| {
             let venv = repo().join(".venv/bin/python");
             venv.exists().then_some(venv)
-        }) {
+        });
+        if let Some(py) = &python {
             path.push(py.parent().unwrap().to_path_buf());
         }
         path.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
         let path = std::env::join_paths(path).unwrap().to_string_lossy().into_owned();
         let cwd = root.path().to_path_buf();
-        Session { root, hub: FakeHub::start(), cwd, vars: Vec::new(), path }
+        Session { root, hub: FakeHub::start(), cwd, vars: Vec::new(), path, python }
     }
 
     /// Runs `cmd` with bash in the current folder.
@@ -213,7 +219,8 @@ impl Session {
                 None => c.env_remove(k),
             };
         }
-        for k in ["HF_TOKEN", "HF_TOKEN_PATH", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HUB_OFFLINE", "XDG_CACHE_HOME"]
+        for k in
+            ["HF_TOKEN", "HF_TOKEN_PATH", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HUB_OFFLINE", "XDG_CACHE_HOME"]
         {
             c.env_remove(k);
         }
@@ -228,9 +235,10 @@ impl Session {
 }
 
 /// Runs every block of the document `name` (text `md`); returns the problems found, each
-/// starting with `name:line:`.
-fn run_document(name: &str, md: &str) -> Vec<String> {
+/// starting with `name:line:`, and the commands of [`NOT_RUN`] it shows.
+fn run_document(name: &str, md: &str) -> (Vec<String>, Vec<&'static str>) {
     let mut problems = Vec::new();
+    let mut shown = Vec::new();
     let mut s = Session::new();
     // the last `sh` block run: its line and what its commands printed
     let mut last: Option<(usize, String)> = None;
@@ -266,7 +274,7 @@ fn run_document(name: &str, md: &str) -> Vec<String> {
         for (line, cmd) in commands(&b) {
             let cmd = mapped(&cmd);
             match plan(&cmd) {
-                Plan::Skip(_) => {}
+                Plan::Skip(why) => shown.push(why),
                 Plan::Unknown => problems.push(format!(
                     "{name}:{line}: `{cmd}`: the harness cannot run `{}`: use `runpack`, `cd`, `export` or one of \
                      {RUNNABLE:?}, or list the command in NOT_RUN with a reason",
@@ -282,6 +290,10 @@ fn run_document(name: &str, md: &str) -> Vec<String> {
                 }
                 Plan::Export(k, v) => s.vars.push((k.to_string(), v.to_string())),
                 Plan::Run => {
+                    if s.python.is_none() && ["python", "frictionless"].contains(&program(&cmd)) {
+                        // says how to get the Python tools the documents call
+                        python();
+                    }
                     let started = std::time::Instant::now();
                     let o = s.run(&cmd);
                     eprintln!("{name}:{line}: {:.2} s: {cmd}", started.elapsed().as_secs_f64());
@@ -300,7 +312,7 @@ fn run_document(name: &str, md: &str) -> Vec<String> {
         }
         last = Some((b.line, printed));
     }
-    problems
+    (problems, shown)
 }
 
 /// README.md and every docs/*.md, as (name relative to the repository, text); only those
@@ -332,10 +344,19 @@ fn documents() -> Vec<(String, String)> {
 fn every_command_of_readme_and_docs_runs() {
     let docs = documents();
     assert!(!docs.is_empty(), "no document's name holds RUNPACK_DOCS");
-    let problems: Vec<String> = std::thread::scope(|scope| {
+    let runs: Vec<(Vec<String>, Vec<&str>)> = std::thread::scope(|scope| {
         let runs: Vec<_> = docs.iter().map(|(name, md)| scope.spawn(move || run_document(name, md))).collect();
-        runs.into_iter().flat_map(|r| r.join().unwrap()).collect()
+        runs.into_iter().map(|r| r.join().unwrap()).collect()
     });
+    let mut problems: Vec<String> = runs.iter().flat_map(|(p, _)| p.clone()).collect();
+    // the list stays short: a command no document shows any more leaves it
+    if std::env::var_os("RUNPACK_DOCS").is_none() {
+        for (cmd, why) in NOT_RUN {
+            if !runs.iter().any(|(_, shown)| shown.contains(why)) {
+                problems.push(format!("NOT_RUN lists `{cmd}`, which no document shows: remove it"));
+            }
+        }
+    }
     assert!(problems.is_empty(), "{} problem(s):\n\n{}", problems.len(), problems.join("\n\n"));
 }
 
@@ -343,9 +364,14 @@ fn every_command_of_readme_and_docs_runs() {
 fn the_harness_finds_failing_and_unknown_commands() {
     let md = "text\n\n```sh\nrunpack --version\nrunpack verify \\\n  no-such-release\nmake all\n```\n\n\
               ```sh exit=2\nrunpack verify no-such-release\n```\n\n```text output\nno-such-thing\n```\n";
-    let problems = run_document("t.md", md);
+    let (problems, shown) = run_document("t.md", md);
+    assert!(shown.is_empty(), "{shown:?}");
     assert_eq!(problems.len(), 3, "{problems:#?}");
-    assert!(problems[0].starts_with("t.md:5: `runpack verify no-such-release` exited with Some(2), not 0"), "{}", problems[0]);
+    assert!(
+        problems[0].starts_with("t.md:5: `runpack verify no-such-release` exited with Some(2), not 0"),
+        "{}",
+        problems[0]
+    );
     assert!(problems[1].starts_with("t.md:7: `make all`: the harness cannot run `make`"), "{}", problems[1]);
     assert!(problems[2].starts_with("t.md:11: the block did not print\n  no-such-thing"), "{}", problems[2]);
 }
@@ -358,7 +384,10 @@ fn commands_are_read_as_a_shell_reads_them() {
         text: "# a comment\nHF_TOKEN=x runpack publish r \\\n  --repo a/b\n\ncargo run -- build p\n".into(),
     };
     let cmds = commands(&b);
-    assert_eq!(cmds, [(11, "HF_TOKEN=x runpack publish r --repo a/b".to_string()), (14, "cargo run -- build p".into())]);
+    assert_eq!(
+        cmds,
+        [(11, "HF_TOKEN=x runpack publish r --repo a/b".to_string()), (14, "cargo run -- build p".into())]
+    );
     assert_eq!(program(&cmds[0].1), "runpack");
     assert_eq!(mapped(&cmds[1].1), "runpack build p");
     assert_eq!(plan(".ci/run"), Plan::Skip("runs the whole test suite, this test included"));
