@@ -344,10 +344,26 @@ fn documents() -> Vec<(String, String)> {
 fn every_command_of_readme_and_docs_runs() {
     let docs = documents();
     assert!(!docs.is_empty(), "no document's name holds RUNPACK_DOCS");
-    let runs: Vec<(Vec<String>, Vec<&str>)> = std::thread::scope(|scope| {
-        let runs: Vec<_> = docs.iter().map(|(name, md)| scope.spawn(move || run_document(name, md))).collect();
-        runs.into_iter().map(|r| r.join().unwrap()).collect()
+    // documents run side by side, one per core: the other tests run meanwhile, some with timeouts
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).min(docs.len());
+    let mut runs: Vec<(usize, (Vec<String>, Vec<&str>))> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some((name, md)) = docs.get(i) else { return done };
+                        done.push((i, run_document(name, md)));
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
     });
+    runs.sort_by_key(|(i, _)| *i);
+    let runs: Vec<(Vec<String>, Vec<&str>)> = runs.into_iter().map(|(_, r)| r).collect();
     let mut problems: Vec<String> = runs.iter().flat_map(|(p, _)| p.clone()).collect();
     // the list stays short: a command no document shows any more leaves it
     if std::env::var_os("RUNPACK_DOCS").is_none() {
