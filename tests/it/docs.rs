@@ -234,9 +234,16 @@ impl Session {
     }
 }
 
-/// Runs every block of the document `name` (text `md`); returns the problems found, each
-/// starting with `name:line:`, and the commands of [`NOT_RUN`] it shows.
-fn run_document(name: &str, md: &str) -> (Vec<String>, Vec<&'static str>) {
+/// What running one document found.
+struct DocRun {
+    /// Each starting with `name:line:`.
+    problems: Vec<String>,
+    /// The reasons of the [`NOT_RUN`] commands it shows.
+    shown: Vec<&'static str>,
+}
+
+/// Runs every block of the document `name` (text `md`).
+fn run_document(name: &str, md: &str) -> DocRun {
     let mut problems = Vec::new();
     let mut shown = Vec::new();
     let mut s = Session::new();
@@ -312,7 +319,7 @@ fn run_document(name: &str, md: &str) -> (Vec<String>, Vec<&'static str>) {
         }
         last = Some((b.line, printed));
     }
-    (problems, shown)
+    DocRun { problems, shown }
 }
 
 /// README.md and every docs/*.md, as (name relative to the repository, text); only those
@@ -347,7 +354,7 @@ fn every_command_of_readme_and_docs_runs() {
     // documents run side by side, one per core: the other tests run meanwhile, some with timeouts
     let next = std::sync::atomic::AtomicUsize::new(0);
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).min(docs.len());
-    let mut runs: Vec<(usize, (Vec<String>, Vec<&str>))> = std::thread::scope(|scope| {
+    let mut runs: Vec<(usize, DocRun)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
                 scope.spawn(|| {
@@ -363,12 +370,11 @@ fn every_command_of_readme_and_docs_runs() {
         handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
     });
     runs.sort_by_key(|(i, _)| *i);
-    let runs: Vec<(Vec<String>, Vec<&str>)> = runs.into_iter().map(|(_, r)| r).collect();
-    let mut problems: Vec<String> = runs.iter().flat_map(|(p, _)| p.clone()).collect();
+    let mut problems: Vec<String> = runs.iter().flat_map(|(_, r)| r.problems.clone()).collect();
     // the list stays short: a command no document shows any more leaves it
     if std::env::var_os("RUNPACK_DOCS").is_none() {
         for (cmd, why) in NOT_RUN {
-            if !runs.iter().any(|(_, shown)| shown.contains(why)) {
+            if !runs.iter().any(|(_, r)| r.shown.contains(why)) {
                 problems.push(format!("NOT_RUN lists `{cmd}`, which no document shows: remove it"));
             }
         }
@@ -380,7 +386,7 @@ fn every_command_of_readme_and_docs_runs() {
 fn the_harness_finds_failing_and_unknown_commands() {
     let md = "text\n\n```sh\nrunpack --version\nrunpack verify \\\n  no-such-release\nmake all\n```\n\n\
               ```sh exit=2\nrunpack verify no-such-release\n```\n\n```text output\nno-such-thing\n```\n";
-    let (problems, shown) = run_document("t.md", md);
+    let DocRun { problems, shown } = run_document("t.md", md);
     assert!(shown.is_empty(), "{shown:?}");
     assert_eq!(problems.len(), 3, "{problems:#?}");
     assert!(
