@@ -27,3 +27,5 @@ mod order;
 mod streaming;
 // Regression tests for inputs and misuse that once crashed, passed silently or misreported.
 mod regressions;
+// Every command block of README.md and docs/*.md runs against a copy of the project.
+mod docs;
