@@ -446,7 +446,7 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport, footers_only
                 continue;
             }
         };
-        if !meta.is_file() && !(meta.is_symlink() && cache_blob_link(&p)) {
+        if !(meta.is_file() || meta.is_symlink() && cache_blob_link(&p)) {
             let what = if meta.is_symlink() {
                 "a symbolic link; a release holds regular files only"
             } else if meta.is_dir() {

@@ -61,7 +61,8 @@ impl Card {
         let rest = rest.strip_prefix("---").unwrap_or(rest);
         let body = rest.strip_prefix("\r\n").or_else(|| rest.strip_prefix('\n')).unwrap_or(rest).to_string();
         let value: Yaml = yaml_serde::from_str(fm).map_err(|e| {
-            let place = crate::card::yaml_error_place(fm, &e).map(|(l, c)| format!(":{}:{c}", l + 1)).unwrap_or_default();
+            let place =
+                crate::card::yaml_error_place(fm, &e).map(|(l, c)| format!(":{}:{c}", l + 1)).unwrap_or_default();
             Error::config(format!("{what}{place}"), format!("the card's front matter is not valid YAML: {e}"))
         })?;
         match value {
@@ -460,7 +461,9 @@ mod tests {
         // a, republished: its block replaced, b's untouched
         let a2 = A.replace("Rows of a.", "Rows of a, v2.");
         let third = merge(Some(&again), &contribution(&a2, "a", ""), None).unwrap();
-        assert!(third.contains("Rows of a, v2.") && third.contains("Rows of b, v2.") && !third.contains("Rows of a.\n"));
+        assert!(
+            third.contains("Rows of a, v2.") && third.contains("Rows of b, v2.") && !third.contains("Rows of a.\n")
+        );
     }
 
     #[test]
@@ -490,7 +493,8 @@ mod tests {
         let merged = merge(Some(A), &contribution(B, "b", ""), Some("a")).unwrap();
         let mut next = contribution(B, "b", "");
         next.replaces.insert("old".into());
-        let with_old = merged.replace("- config_name: b\n", "- config_name: old\n  data_files: data/old.parquet\n- config_name: b\n");
+        let with_old = merged
+            .replace("- config_name: b\n", "- config_name: old\n  data_files: data/old.parquet\n- config_name: b\n");
         let out = merge(Some(&with_old), &next, None).unwrap();
         assert_eq!(Card::parse(&out, "t").unwrap().config_names(), vec!["a", "b"]);
     }

@@ -390,7 +390,11 @@ pub fn publish(a: PublishArgs, quiet: bool) -> Result<u8, Error> {
                 "kept {} file(s) this release did not publish: {}{}",
                 report.kept.len(),
                 names.join(", "),
-                if report.kept.len() > NAMED { format!(" and {} more", report.kept.len() - NAMED) } else { String::new() }
+                if report.kept.len() > NAMED {
+                    format!(" and {} more", report.kept.len() - NAMED)
+                } else {
+                    String::new()
+                }
             );
         }
         if let Some(c) = &report.card {

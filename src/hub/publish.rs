@@ -583,12 +583,8 @@ async fn plan(
     let replaces: BTreeSet<String> = same
         .map(|e| e.tables.iter().map(|t| crate::card::merge::config_name(prefix, &t.name)).collect())
         .unwrap_or_default();
-    let contribution = crate::card::merge::Contribution {
-        card: release.card,
-        release: &manifest.name,
-        folder: prefix,
-        replaces,
-    };
+    let contribution =
+        crate::card::merge::Contribution { card: release.card, release: &manifest.name, folder: prefix, replaces };
     let merged = if opts.delete_unlisted && prefix.is_empty() {
         release.card.to_string()
     } else {
@@ -596,9 +592,8 @@ async fn plan(
             .map_err(|e| Error::Refused(format!("{repo}: {e}; the card at the repo root is not merged into")))?
     };
     let card_note = remote_text.as_deref().filter(|_| merged != release.card).map(|remote| {
-        let names = |t: &str| {
-            crate::card::merge::Card::parse(t, "README.md").map(|c| c.config_names()).unwrap_or_default()
-        };
+        let names =
+            |t: &str| crate::card::merge::Card::parse(t, "README.md").map(|c| c.config_names()).unwrap_or_default();
         let ours: BTreeSet<String> = names(&merged).into_iter().collect();
         let mine = crate::card::merge::for_root(release.card, prefix).map(|c| c.config_names()).unwrap_or_default();
         let kept: Vec<String> = names(remote).into_iter().filter(|n| ours.contains(n) && !mine.contains(n)).collect();
@@ -726,7 +721,7 @@ async fn open_pull_request(
 ) -> Result<Option<(u64, String)>> {
     let mut prs = client.pull_requests(&opts.repo).await?;
     prs.retain(|p| p.is_open());
-    prs.sort_by(|a, b| b.num.cmp(&a.num));
+    prs.sort_by_key(|p| std::cmp::Reverse(p.num));
     for pr in prs.into_iter().take(PULL_REQUESTS_LOOKED_AT) {
         let rev = format!("refs/pr/{}", pr.num);
         let head = match client.revision(&opts.repo, &rev).await {

@@ -387,10 +387,11 @@ pub async fn verify(
             && let (Some(m), Some(p)) = (&manifest, copies.get("README.md"))
             && let Some(view) = merged_card_view(m, p, scratch.path())?
         {
-            rep.notes.push(format!(
+            rep.notes.push(
                 "README.md: the repo's card also holds other releases' configs (merged by publish); this release's \
                  configs in it are checked against its data"
-            ));
+                    .to_string(),
+            );
             let r = remote.expect("fetched");
             rep.verified.push(FileCheck {
                 path: path.clone(),
@@ -432,14 +433,43 @@ pub async fn verify(
     }
     progress.finish();
     let wanted: BTreeSet<String> = expected.iter().map(|e| join_repo_path(&target.path, &e.rel)).collect();
+    // a folder below with its own manifest.json holds another release, verified on its own
+    let nested = |path: &str| -> Option<String> {
+        let mut folder = path;
+        while let Some((up, _)) = folder.rsplit_once('/') {
+            folder = up;
+            if folder == target.path || !folder.starts_with(&target.path) {
+                return None;
+            }
+            if tree.contains_key(&format!("{folder}/manifest.json")) {
+                return Some(folder.to_string());
+            }
+        }
+        None
+    };
+    let mut others: BTreeMap<String, usize> = BTreeMap::new();
     for (path, r) in &tree {
-        if !wanted.contains(path) && !repo_housekeeping(path) {
+        if wanted.contains(path) || repo_housekeeping(path) {
+            continue;
+        }
+        if let Some(folder) = nested(path) {
+            *others.entry(folder).or_default() += 1;
+            continue;
+        }
+        {
             rep.problems.push(format!(
                 "{path}: on the Hub but not in the manifest ({} bytes{})",
                 hash::group_digits(r.size),
                 r.lfs_sha256.as_ref().map(|s| format!(", sha256 {s}")).unwrap_or_default()
             ));
         }
+    }
+    for (folder, n) in others {
+        let there = HubTarget { repo: repo.clone(), revision: target.revision.clone(), path: folder.clone() };
+        rep.notes.push(format!(
+            "{n} file(s) under {folder}/ belong to the release published there (its own manifest.json): verify it \
+             with `runpack verify {there}`"
+        ));
     }
     if let Some(m) = &manifest {
         rep.reader_checks = true;

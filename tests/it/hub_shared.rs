@@ -158,7 +158,12 @@ fn a_foreign_file_and_a_newer_version_are_left_untouched() {
     let env = HubEnv::new();
     env.hub.create_repo("acme/steps");
     ok(&env.publish(&v1, "acme/steps", &[]));
-    env.hub.commit_files("acme/steps", "main", &[("notes.txt", b"collaborator's notes"), ("data/extra.csv", b"a\n1\n")], &[]);
+    env.hub.commit_files(
+        "acme/steps",
+        "main",
+        &[("notes.txt", b"collaborator's notes"), ("data/extra.csv", b"a\n1\n")],
+        &[],
+    );
 
     // v2 deletes v1's shards (v1 listed them) and nothing else
     let o = env.publish(&v2, "acme/steps", &["--dry-run"]);
@@ -172,7 +177,11 @@ fn a_foreign_file_and_a_newer_version_are_left_untouched() {
     }
     let o = env.publish(&v2, "acme/steps", &[]);
     ok(&o);
-    assert!(stderr(&o).contains("kept 2 file(s) this release did not publish: data/extra.csv, notes.txt"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("kept 2 file(s) this release did not publish: data/extra.csv, notes.txt"),
+        "{}",
+        stderr(&o)
+    );
     let tree = env.hub.tree("acme/steps", "main");
     assert!(tree.contains_key("notes.txt") && tree.contains_key("data/extra.csv"));
     assert!(v1_shards.iter().all(|s| !tree.contains_key(s)), "{:?}", tree.keys());
@@ -184,7 +193,8 @@ fn a_foreign_file_and_a_newer_version_are_left_untouched() {
     no_token(&o);
     assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
     assert!(
-        stderr(&o).contains("holds version 2.0.0 of steps, newer than 1.0.0: nothing was sent; pass --allow-older-version"),
+        stderr(&o)
+            .contains("holds version 2.0.0 of steps, newer than 1.0.0: nothing was sent; pass --allow-older-version"),
         "{}",
         stderr(&o)
     );
@@ -251,7 +261,9 @@ fn verify_hf_checks_the_card_and_the_bytes_a_reader_gets() {
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     let line = stdout(&o).lines().find(|l| l.starts_with("jsonl/metrics.jsonl:")).map(str::to_string);
     assert!(
-        line.as_deref().is_some_and(|l| l.contains("the tree lists git blob sha1") && l.contains("the bytes the Hub serves have another")),
+        line.as_deref().is_some_and(
+            |l| l.contains("the tree lists git blob sha1") && l.contains("the bytes the Hub serves have another")
+        ),
         "{}",
         stdout(&o)
     );
@@ -407,25 +419,22 @@ fn query_hf_downloads_only_the_tables_the_sql_reads() {
     let m: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(rel.join("manifest.json")).unwrap()).unwrap();
     let files_of = |table: &str| -> Vec<String> {
-        m["tables"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["name"] == table)
-            .unwrap()["files"]
+        m["tables"].as_array().unwrap().iter().find(|t| t["name"] == table).unwrap()["files"]
             .as_array()
             .unwrap()
             .iter()
             .map(|f| f.as_str().unwrap().to_string())
             .collect()
     };
-    let tables: Vec<String> = m["tables"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect();
+    let tables: Vec<String> =
+        m["tables"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect();
     assert!(tables.len() > 2, "{tables:?}");
     env.hub.clear_log();
     let o = env.query("hf://datasets/acme/q", "SELECT count(*) AS n FROM metrics", &[]);
     ok(&o);
     assert_eq!(stdout(&o), "n\n13220\n");
-    let fetched: Vec<String> = env.hub.requests().into_iter().filter(|r| r.path.contains("/resolve/")).map(|r| r.path).collect();
+    let fetched: Vec<String> =
+        env.hub.requests().into_iter().filter(|r| r.path.contains("/resolve/")).map(|r| r.path).collect();
     for t in &tables {
         for f in files_of(t) {
             let asked = fetched.iter().any(|p| p.ends_with(&format!("/{f}")));
@@ -436,4 +445,43 @@ fn query_hf_downloads_only_the_tables_the_sql_reads() {
     let other = tables.iter().find(|t| *t != "metrics").unwrap();
     let o = env.query("hf://datasets/acme/q", &format!("SELECT count(*) AS n FROM {other}"), &[]);
     ok(&o);
+}
+
+#[test]
+fn a_release_at_the_root_and_one_in_a_folder_both_verify() {
+    let t = tempfile::tempdir().unwrap();
+    let top = release(t.path(), "top", "1.0.0", "top", &rows(5, 8), &[]);
+    let sub = release(t.path(), "sub", "1.0.0", "metrics", &rows(6, 9), &[]);
+    let env = HubEnv::new();
+    env.hub.create_repo("acme/mixed");
+    ok(&env.publish(&top, "acme/mixed", &[]));
+    ok(&env.publish(&sub, "acme/mixed", &["--path-in-repo", "runs/sub"]));
+    assert_eq!(root_configs(&env, "acme/mixed").into_keys().collect::<Vec<_>>(), vec!["runs-sub-metrics", "top"]);
+    // the root release's card now holds the folder's config too: merged, checked by its configs
+    let o = env.verify("hf://datasets/acme/mixed", &[]);
+    ok(&o);
+    assert!(stderr(&o).contains("README.md: the repo's card also holds other releases' configs"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("file(s) under runs/sub/ belong to the release published there"), "{}", stderr(&o));
+    ok(&env.verify("hf://datasets/acme/mixed/runs/sub", &["--data"]));
+    assert_eq!(
+        load_rows(&env, "acme/mixed", &["top", "runs-sub-metrics"]),
+        BTreeMap::from([("runs-sub-metrics".to_string(), 6u64), ("top".to_string(), 5)])
+    );
+    // republishing the root release keeps the folder's config in the card
+    let top2 = release(t.path(), "top", "1.0.1", "top", &rows(8, 8), &[]);
+    ok(&env.publish(&top2, "acme/mixed", &[]));
+    assert_eq!(root_configs(&env, "acme/mixed").into_keys().collect::<Vec<_>>(), vec!["runs-sub-metrics", "top"]);
+    ok(&env.verify("hf://datasets/acme/mixed", &[]));
+    // a root card that lost the folder's config is caught by the folder's verify
+    let tree = env.hub.tree("acme/mixed", "main");
+    let Some(Entry::Regular(card)) = tree.get("README.md") else { panic!() };
+    let card = String::from_utf8(card.clone()).unwrap().replace("runs-sub-metrics", "renamed");
+    env.hub.commit_files("acme/mixed", "main", &[("README.md", card.as_bytes())], &[]);
+    let o = env.verify("hf://datasets/acme/mixed/runs/sub", &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("README.md at the repo root: no config of this release (expected `runs-sub-metrics`)"),
+        "{}",
+        stdout(&o)
+    );
 }
