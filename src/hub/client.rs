@@ -731,7 +731,8 @@ impl HubClient {
 
     /// The bytes of a small file at `revision` (a card, a manifest), read into memory.
     ///
-    /// Errors: as [`HubClient::download`]; [`Error::Refused`] when the file holds more than
+    /// Errors: [`Error::HubStatus`] or [`Error::Hub`] when it cannot be downloaded (404 when it
+    /// is not there); [`Error::Refused`] when the file holds more than
     /// `max` bytes.
     pub async fn read_small(&self, repo: &RepoId, revision: &str, path: &str, max: u64) -> Result<Vec<u8>> {
         let what = format!("read {path} from {repo}@{}", super::short(revision));
