@@ -31,6 +31,8 @@ use crate::release::Manifest;
 use crate::report::BuildReport;
 use crate::spec::PipelineSpec;
 
+pub mod merge;
+
 /// Warnings a card lists, beside every run accepted as sampled (the build prints them all).
 const CARD_WARNINGS: usize = 20;
 

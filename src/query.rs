@@ -281,6 +281,19 @@ impl datafusion::catalog::TableProvider for NanSafeParquet {
 /// Errors: [`Error::Io`]/[`Error::Config`] for a missing or bad manifest, [`Error::Refused`]
 /// for a table whose data files the manifest does not list.
 pub async fn register_release(ctx: &SessionContext, dir: &Path) -> Result<Manifest> {
+    register_release_tables(ctx, dir, None).await
+}
+
+/// Registers the tables of the release at `dir` as [`register_release`] does, only those
+/// [`reads_table`] finds in `read` when it is given (the others' files need not be there: a
+/// release from the Hub downloads only what the SQL reads).
+///
+/// Errors: as [`register_release`].
+pub async fn register_release_tables(
+    ctx: &SessionContext,
+    dir: &Path,
+    read: Option<&std::collections::BTreeSet<String>>,
+) -> Result<Manifest> {
     let manifest = Manifest::load(dir)?;
     let mut names = std::collections::BTreeSet::new();
     for t in &manifest.tables {
@@ -290,6 +303,9 @@ pub async fn register_release(ctx: &SessionContext, dir: &Path) -> Result<Manife
                 dir.display(),
                 t.name
             )));
+        }
+        if read.is_some_and(|r| !reads_table(r, &t.name)) {
+            continue;
         }
         let files: Vec<PathBuf> = t.files.iter().map(|f| dir.join(f)).collect();
         for rel in &t.files {
@@ -1236,6 +1252,30 @@ pub async fn run_script(ctx: &SessionContext, sql: &str) -> Result<(SchemaRef, V
     let (schema, stream, context) = run_script_stream(ctx, sql).await?;
     let batches = datafusion::physical_plan::common::collect(stream).await.map_err(|e| Error::sql(context, e))?;
     Ok((schema, batches))
+}
+
+/// The table names the statements of `sql` read (as SQL resolves them: an unquoted name in
+/// lower case; common table expressions left out), or `None` when that cannot be told: the
+/// SQL does not parse, or it reads `information_schema` (which lists every table).
+pub fn tables_read(sql: &str) -> Option<std::collections::BTreeSet<String>> {
+    let mut out = std::collections::BTreeSet::new();
+    for st in parse_statements(sql).ok()? {
+        let (refs, _) = datafusion::sql::resolve::resolve_table_references(&st, true).ok()?;
+        for r in refs {
+            if r.schema().is_some_and(|s| s.eq_ignore_ascii_case("information_schema")) {
+                return None;
+            }
+            out.insert(r.table().to_string());
+        }
+    }
+    Some(out)
+}
+
+/// True when `table` is one of the names `read` ([`tables_read`]) holds, also when only its
+/// lower-case form is (an unquoted name that SQL folds: the table is then at hand for the
+/// error that suggests the quoted name).
+pub fn reads_table(read: &std::collections::BTreeSet<String>, table: &str) -> bool {
+    read.contains(table) || read.contains(&table.to_lowercase())
 }
 
 /// Runs every statement of `sql` but the last to its end, and returns the last one's result

@@ -21,6 +21,14 @@
 //!
 //! With `data` ([`run_with`], `verify --data`): every row is read as well ([`check_data`]),
 //! which finds what checksums recomputed over a changed release hide.
+//!
+//! A digest in the manifest that is no SHA-256 (64 hex digits; a 40-hex git blob SHA-1, say)
+//! makes the manifest malformed: said once, at its JSON pointer, and not as a mismatch.
+//!
+//! A snapshot folder of the Hugging Face cache (`snapshots/<commit>/…`, whose files are
+//! symbolic links into the cache's `blobs/`) verifies like a release folder: a link into a
+//! cache's `blobs/` is read as the file it points at ([`cache_blob_link`]); any other link is a
+//! problem.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -67,7 +75,18 @@ pub fn run(dir: &Path) -> Result<VerifyReport> {
 ///
 /// Errors: as [`run`]; [`Error::Io`] when the temporary folder for the row checks cannot be made.
 pub fn run_with(dir: &Path, data: bool) -> Result<VerifyReport> {
-    let (mut rep, manifest) = run_checks(dir)?;
+    run_published(dir, data, &BTreeSet::new())
+}
+
+/// Verifies `dir` as [`run_with`] does, where the files `footers_only` names (paths in the
+/// release) hold only their last bytes, the rest of the file left empty: their content was
+/// checked elsewhere (by `verify hf://` against the Hub's LFS SHA-256), so they are not hashed
+/// and their lines are not counted; a Parquet file's footer (rows, schema, row groups) is read
+/// as usual. They count as verified.
+///
+/// Errors: as [`run_with`].
+pub fn run_published(dir: &Path, data: bool, footers_only: &BTreeSet<String>) -> Result<VerifyReport> {
+    let (mut rep, manifest) = run_checks(dir, footers_only)?;
     if data && let Some(m) = &manifest {
         check_data(dir, m, &mut rep)?;
     }
@@ -79,7 +98,7 @@ pub fn run_with(dir: &Path, data: bool) -> Result<VerifyReport> {
 }
 
 /// The checks of [`run`]; the report, and the manifest when it could be read.
-fn run_checks(dir: &Path) -> Result<(VerifyReport, Option<Manifest>)> {
+fn run_checks(dir: &Path, footers_only: &BTreeSet<String>) -> Result<(VerifyReport, Option<Manifest>)> {
     if !dir.is_dir() {
         let what = if dir.exists() { "is not a folder" } else { "does not exist" };
         return Err(Error::Refused(format!("{} {what}", dir.display())));
@@ -127,7 +146,7 @@ fn run_checks(dir: &Path) -> Result<(VerifyReport, Option<Manifest>)> {
         },
     };
     match &manifest {
-        Some(m) => check_manifest(dir, m, &mut rep)?,
+        Some(m) => check_manifest(dir, m, &mut rep, footers_only)?,
         // without the manifest, SHA256SUMS still says what each file should hold
         None => check_sums_alone(dir, &mut rep),
     }
@@ -137,13 +156,16 @@ fn run_checks(dir: &Path) -> Result<(VerifyReport, Option<Manifest>)> {
     check_row_groups(dir, &mut rep);
     // symbolic links: the manifest's own files are reported by check_manifest
     let listed: BTreeSet<&str> = manifest.iter().flat_map(|m| m.files.iter().map(|f| f.path.as_str())).collect();
-    for rel in walk(dir, |t| t.is_symlink()) {
+    for rel in walk(dir, |e| e.file_type().is_symlink() && !cache_blob_link(e.path())) {
         if !listed.contains(rel.as_str()) {
             rep.problems.push(format!("{rel}: a symbolic link; a release holds regular files only"));
         }
     }
     // pipes, sockets, devices
-    for rel in walk(dir, |t| !t.is_file() && !t.is_dir() && !t.is_symlink()) {
+    for rel in walk(dir, |e| {
+        let t = e.file_type();
+        !t.is_file() && !t.is_dir() && !t.is_symlink()
+    }) {
         if !listed.contains(rel.as_str()) {
             rep.problems.push(format!(
                 "{rel}: not a regular file (a pipe, socket or device); a release holds regular files only"
@@ -225,16 +247,36 @@ fn check_row_groups(dir: &Path, rep: &mut VerifyReport) {
     }
 }
 
+/// The files under `dir`: regular files, and links into a Hugging Face cache's blobs.
 fn all_files(dir: &Path) -> Vec<String> {
-    walk(dir, |t| t.is_file())
+    walk(dir, |e| e.file_type().is_file() || (e.file_type().is_symlink() && cache_blob_link(e.path())))
 }
 
-/// The entries under `dir` (symbolic links not followed) whose type `keep` accepts, as
+/// True when `path` is a symbolic link (through any number of links) to a regular file in the
+/// `blobs/` folder of a Hugging Face cache: a repo's `blobs/<etag>` beside its `snapshots/`, or
+/// the cache-wide `blobs/<xx>/<hash>` store of huggingface_hub 2.4 (marked by
+/// `.huggingface-shared-blobs`). The files of a snapshot folder are such links (hub-docs
+/// `local-cache.md`).
+pub fn cache_blob_link(path: &Path) -> bool {
+    if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_symlink()) {
+        return false;
+    }
+    let Ok(target) = std::fs::canonicalize(path) else { return false };
+    if !std::fs::metadata(&target).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    target.ancestors().skip(1).take(2).any(|a| {
+        a.file_name().is_some_and(|n| n == "blobs")
+            && a.parent().is_some_and(|r| r.join("snapshots").is_dir() || r.join(".huggingface-shared-blobs").exists())
+    })
+}
+
+/// The entries under `dir` (symbolic links not followed) that `keep` accepts, as
 /// `/`-separated paths relative to `dir`, sorted; `.git/` and `.cache/huggingface/` are left out.
-fn walk(dir: &Path, keep: impl Fn(&std::fs::FileType) -> bool) -> Vec<String> {
+fn walk(dir: &Path, keep: impl Fn(&walkdir::DirEntry) -> bool) -> Vec<String> {
     let mut out = Vec::new();
     for e in walkdir::WalkDir::new(dir).min_depth(1).sort_by_file_name().into_iter().flatten() {
-        if keep(&e.file_type()) {
+        if keep(&e) {
             let rel = e
                 .path()
                 .strip_prefix(dir)
@@ -252,7 +294,41 @@ fn walk(dir: &Path, keep: impl Fn(&std::fs::FileType) -> bool) -> Vec<String> {
     out
 }
 
-fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()> {
+/// True for a SHA-256 digest as a manifest writes it: 64 lowercase hex digits.
+pub fn is_sha256(s: &str) -> bool {
+    s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// The files of `m` whose `sha256` is no SHA-256 digest (by index), each with its problem line
+/// (the manifest is malformed: the file's content cannot be checked against it).
+pub fn malformed_digests(m: &Manifest) -> Vec<(usize, String)> {
+    m.files
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| !is_sha256(&f.sha256))
+        .map(|(i, f)| {
+            let what = if f.sha256.len() == 40 && f.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
+                "40 hex digits, the length of a git blob SHA-1".to_string()
+            } else {
+                format!("{} characters", f.sha256.chars().count())
+            };
+            (
+                i,
+                format!(
+                    "manifest.json:/files/{i}/sha256: {:?} ({}) is not a SHA-256 digest (64 lowercase hex digits, found \
+                     {what}): the manifest is malformed, {} cannot be checked against it",
+                    f.sha256, f.path, f.path
+                ),
+            )
+        })
+        .collect()
+}
+
+fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport, footers_only: &BTreeSet<String>) -> Result<()> {
+    // a digest that is none: the file cannot be checked against it
+    let malformed: BTreeMap<usize, String> = malformed_digests(m).into_iter().collect();
+    rep.problems.extend(malformed.values().cloned());
+    let bad_digest: BTreeSet<&str> = malformed.keys().map(|i| m.files[*i].path.as_str()).collect();
     // a table defined twice cannot be registered for SQL (which definition would hold?)
     let mut tables = BTreeMap::new();
     for t in &m.tables {
@@ -342,6 +418,7 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
         }
     }
     let mut to_hash: Vec<(usize, PathBuf)> = Vec::new();
+    let mut good: BTreeSet<String> = BTreeSet::new();
     for (i, f) in m.files.iter().enumerate() {
         if !safe_relative(&f.path) {
             rep.problems.push(format!(
@@ -369,7 +446,7 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
                 continue;
             }
         };
-        if !meta.is_file() {
+        if !(meta.is_file() || meta.is_symlink() && cache_blob_link(&p)) {
             let what = if meta.is_symlink() {
                 "a symbolic link; a release holds regular files only"
             } else if meta.is_dir() {
@@ -394,11 +471,19 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
             }
             continue;
         }
+        if malformed.contains_key(&i) {
+            continue;
+        }
+        if footers_only.contains(&f.path) {
+            // checked elsewhere: its bytes are not here
+            good.insert(f.path.clone());
+            rep.verified.push(f.path.clone());
+            continue;
+        }
         to_hash.push((i, p));
     }
     // a file that cannot be read is one problem: the others are still checked
     let digests = hash::sha256_each(&to_hash.iter().map(|(_, p)| p.clone()).collect::<Vec<_>>());
-    let mut good: BTreeSet<String> = BTreeSet::new();
     let mut changed: BTreeSet<String> = BTreeSet::new();
     for ((i, _), d) in to_hash.iter().zip(digests) {
         let f = &m.files[*i];
@@ -439,6 +524,8 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
             "parquet" => parquet_rows_schema(&p)
                 .map(|(rows, schema)| (rows, "rows", Some(schema)))
                 .map_err(|e| format!("not a readable Parquet file: {e}")),
+            // only the footer of a file checked elsewhere is here
+            "jsonl" | "rejects" if footers_only.contains(&f.path) => continue,
             "jsonl" | "rejects" => {
                 count_lines(&p).map(|n| (n, "lines", None)).map_err(|e| format!("cannot be read: {}", os_error(e)))
             }
@@ -635,7 +722,7 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
                             Err(e) => rep.problems.push(format!("manifest.json: cannot be read: {}", os_error(e))),
                         }
                     } else if let Some(f) = m.files.iter().find(|f| f.path == path) {
-                        if f.sha256 != sha {
+                        if f.sha256 != sha && !bad_digest.contains(f.path.as_str()) {
                             rep.problems.push(format!(
                                 "SHA256SUMS:{n}: gives {path} the sha256 {sha}, the manifest gives {}",
                                 f.sha256
@@ -1253,7 +1340,7 @@ fn pointer_or_null<'v>(v: &'v serde_json::Value, ptr: &str) -> &'v serde_json::V
 fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -> Result<()> {
     let path = dir.join("README.md");
     let listed = manifest.is_some_and(|m| m.files.iter().any(|f| f.path == "README.md"));
-    let link = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_symlink());
+    let link = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_symlink()) && !cache_blob_link(&path);
     match entry(dir, "README.md") {
         Entry::Readable if !(listed && link) => {}
         // a link, a folder or a file missing is reported with the manifest's files when it
@@ -1282,17 +1369,32 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
             return Ok(());
         }
     };
+    check_card_text(dir, manifest, &card, rep);
+    Ok(())
+}
+
+/// The problems of `card` (a dataset card's text) against the release in `dir` and its
+/// manifest: the checks `verify` makes of the release's own `README.md` (data files matched,
+/// splits, counts and features against the Parquet files). `verify hf://` checks the card at
+/// the repo root with it, cut down to the release's configs.
+pub fn card_text_problems(dir: &Path, manifest: &Manifest, card: &str) -> Vec<String> {
+    let mut rep = VerifyReport::default();
+    check_card_text(dir, Some(manifest), card, &mut rep);
+    rep.problems
+}
+
+fn check_card_text(dir: &Path, manifest: Option<&Manifest>, card: &str, rep: &mut VerifyReport) {
     // a file the manifest does not list is reported as unexpected already, not again as one
     // the card leaves out
     let files: Vec<String> = match manifest {
         Some(m) => all_files(dir).into_iter().filter(|f| m.files.iter().any(|e| e.path == *f)).collect(),
         None => all_files(dir),
     };
-    rep.problems.extend(card_problems(&card, &files, &empty_parquet_files(manifest)));
+    rep.problems.extend(card_problems(card, &files, &empty_parquet_files(manifest)));
     // shards of one split share one schema; row groups under the viewer limit
-    let Some(fm) = front_matter(&card) else { return Ok(()) };
-    let Ok(yaml) = yaml_serde::from_str::<yaml_serde::Value>(fm) else { return Ok(()) };
-    let Some(configs) = yaml.get("configs").and_then(|c| c.as_sequence()) else { return Ok(()) };
+    let Some(fm) = front_matter(card) else { return };
+    let Ok(yaml) = yaml_serde::from_str::<yaml_serde::Value>(fm) else { return };
+    let Some(configs) = yaml.get("configs").and_then(|c| c.as_sequence()) else { return };
     let lines = crate::card::yaml_lines(fm, 2);
     let at = |path: &str| readme_at(&lines, path);
     for (ci, c) in configs.iter().enumerate() {
@@ -1481,7 +1583,6 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
             }
         }
     }
-    Ok(())
 }
 
 /// What a card's `dataset_info` says of one config, with the paths in the front matter where

@@ -30,11 +30,20 @@ pub struct PublishArgs {
     /// Branch to commit to; with --create-pr, the base of the pull request.
     #[arg(long, default_value = "main")]
     revision: String,
-    /// Folder of the repo to publish into (default: the repo root). Files under it that the
-    /// release lacks are deleted by the commit. The `/`s around it are dropped; `.`, `..`,
-    /// `.git`, `.cache` and empty folder names are refused.
+    /// Folder of the repo to publish into (default: the repo root). The `/`s around it are
+    /// dropped; `.`, `..`, `.git`, `.cache` and empty folder names are refused. The release's
+    /// configs are also written into the card at the repo root, named `<folder>-<table>`.
     #[arg(long, value_name = "PATH", default_value = "", hide_default_value = true)]
     path_in_repo: String,
+    /// Also delete the files of the folder that no earlier version of this release published
+    /// (by default they are kept and listed). At the repo root, the card is then the release's
+    /// own instead of a merge.
+    #[arg(long)]
+    delete_unlisted: bool,
+    /// Publish even when the folder holds a newer version of this release (by default that
+    /// is refused before anything is sent).
+    #[arg(long)]
+    allow_older_version: bool,
     /// Create the repo when it does not exist (an existing repo is fine).
     #[arg(long)]
     create: bool,
@@ -45,7 +54,8 @@ pub struct PublishArgs {
     #[arg(long, conflicts_with = "tag")]
     create_pr: bool,
     /// Print the plan (each file with its size, sha256, LFS or regular, upload or skip; the
-    /// deletions; repo, revision and commit message) and stop. Reads the Hub, sends nothing.
+    /// deletions; the files kept; repo, revision and commit message) and stop. Reads the Hub,
+    /// sends nothing.
     #[arg(long)]
     dry_run: bool,
     /// Commit title (default: "Publish <name> <version>").
@@ -138,7 +148,8 @@ pub struct VerifyHubArgs {
     /// beside the files.
     #[arg(long, value_name = "RELEASE_DIR")]
     against: Option<PathBuf>,
-    /// With hf://: also download every file (into the Hugging Face cache) and hash its bytes.
+    /// With hf://: also download every file (into the Hugging Face cache, fetched again even
+    /// when cached) and hash its bytes.
     #[arg(long)]
     download: bool,
     #[command(flatten)]
@@ -286,6 +297,8 @@ pub fn publish(a: PublishArgs, quiet: bool) -> Result<u8, Error> {
     opts.private = a.private;
     opts.create_pr = a.create_pr;
     opts.dry_run = a.dry_run;
+    opts.delete_unlisted = a.delete_unlisted;
+    opts.allow_older_version = a.allow_older_version;
     opts.commit_message = a.message;
     opts.tag = match (a.no_tag, a.tag) {
         (true, _) => TagMode::None,
@@ -341,14 +354,22 @@ pub fn publish(a: PublishArgs, quiet: bool) -> Result<u8, Error> {
         for d in &report.deletions {
             let _ = writeln!(out, "{:<6}  {:<7}  {:>width$}        {:<71}  {d}", "delete", "", "", "");
         }
+        for k in &report.kept {
+            let _ = writeln!(out, "{:<6}  {:<7}  {:>width$}        {:<71}  {k}", "keep", "", "", "");
+        }
+        if let Some(c) = &report.card {
+            let _ = writeln!(out, "{c}");
+        }
         let up: Vec<_> = report.files.iter().filter(|f| f.upload).collect();
         let _ = writeln!(
             out,
-            "{} file(s) to upload ({}), {} unchanged, {} deletion(s); nothing was sent (--dry-run)",
+            "{} file(s) to upload ({}), {} unchanged, {} deletion(s), {} file(s) kept (not published by this release); \
+             nothing was sent (--dry-run)",
             up.len(),
             human_bytes(up.iter().map(|f| f.bytes).sum()),
             report.files.len() - up.len(),
-            report.deletions.len()
+            report.deletions.len(),
+            report.kept.len()
         );
         return Ok(0);
     }
@@ -362,9 +383,33 @@ pub fn publish(a: PublishArgs, quiet: bool) -> Result<u8, Error> {
             unchanged,
             report.deletions.len()
         );
+        if !report.kept.is_empty() {
+            const NAMED: usize = 10;
+            let names: Vec<&str> = report.kept.iter().take(NAMED).map(String::as_str).collect();
+            say!(
+                "kept {} file(s) this release did not publish: {}{}",
+                report.kept.len(),
+                names.join(", "),
+                if report.kept.len() > NAMED {
+                    format!(" and {} more", report.kept.len() - NAMED)
+                } else {
+                    String::new()
+                }
+            );
+        }
+        if let Some(c) = &report.card {
+            say!("{c}");
+        }
     }
     match &report.outcome {
         PublishOutcome::DryRun => {}
+        PublishOutcome::PullRequestExists { num, url, head } => {
+            let _ = writeln!(
+                out,
+                "pull request #{num} already holds {} at {head}: {url}; no pull request was opened",
+                report.release
+            );
+        }
         PublishOutcome::Unchanged { head } => {
             let _ = writeln!(out, "unchanged: {target} already holds {} at {head}; no commit was made", report.release);
         }
@@ -400,8 +445,23 @@ pub fn publish(a: PublishArgs, quiet: bool) -> Result<u8, Error> {
     Ok(0)
 }
 
+/// How `verify` prints its report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// One line per problem, then a summary.
+    Text,
+    /// One JSON document: `ok`, `problems`, `files` (each with the algorithm it was checked by).
+    Json,
+}
+
 /// `runpack verify hf://…`.
-pub fn verify(target: impl AsRef<std::ffi::OsStr>, a: VerifyHubArgs, quiet: bool) -> Result<u8, Error> {
+pub fn verify(
+    target: impl AsRef<std::ffi::OsStr>,
+    a: VerifyHubArgs,
+    data: bool,
+    format: ReportFormat,
+    quiet: bool,
+) -> Result<u8, Error> {
     let target = HubTarget::parse(&target.as_ref().to_string_lossy())?;
     let env = hub_env(a.net.token_file.as_deref())?;
     if env.offline {
@@ -409,28 +469,66 @@ pub fn verify(target: impl AsRef<std::ffi::OsStr>, a: VerifyHubArgs, quiet: bool
     }
     let client = client(&env, &a.net)?;
     let cache = HubCache::new(&env.cache);
-    let opts = RemoteVerifyOptions { target: target.clone(), against: a.against, download: a.download };
-    let bar = super::output::progress(quiet);
+    let opts = RemoteVerifyOptions { target: target.clone(), against: a.against, download: a.download, data };
+    let bar = super::output::progress(quiet || format == ReportFormat::Json);
     let rep = runtime()?.block_on(crate::hub::remote::verify(&client, &cache, &opts, progress_of(&bar)))?;
     let mut out = std::io::stdout().lock();
+    if format == ReportFormat::Json {
+        let files: Vec<serde_json::Value> = rep
+            .verified
+            .iter()
+            .map(|f| {
+                serde_json::json!({
+                    "path": f.path, "storage": f.storage, "algorithm": f.algorithm, "digest": f.digest,
+                    "hashed": f.hashed,
+                })
+            })
+            .collect();
+        let doc = serde_json::json!({
+            "target": target.to_string(), "commit": rep.commit, "ok": rep.ok(), "problems": rep.problems,
+            "notes": rep.notes, "files": files,
+        });
+        let _ = writeln!(out, "{doc:#}");
+        return Ok(if rep.ok() { 0 } else { 1 });
+    }
     for p in &rep.problems {
         let _ = writeln!(out, "{p}");
     }
     if rep.data_files > 0 && rep.data_files_matching < rep.data_files {
         let _ = writeln!(out, "{} of {} Parquet shards match the manifest", rep.data_files_matching, rep.data_files);
     }
+    if !quiet {
+        for n in &rep.notes {
+            say!("note: {n}");
+        }
+    }
     if rep.ok() {
         if !quiet {
+            let lfs = rep.verified.iter().filter(|f| f.algorithm == "sha256").count();
+            let git = rep.verified.len() - lfs;
+            let hashed = rep.verified.iter().filter(|f| f.hashed).count();
+            let mut how = Vec::new();
+            if lfs > 0 {
+                how.push(format!("{lfs} LFS file(s) by sha256 = lfs.oid and size"));
+            }
+            if git > 0 {
+                how.push(format!("{git} regular file(s) by git blob sha1 = the tree's oid"));
+            }
+            if hashed > 0 {
+                how.push(format!(
+                    "{hashed} of them {} and hashed with sha256 against the manifest",
+                    if opts.download { "downloaded" } else { "downloaded (or read from the cache)" }
+                ));
+            }
+            if rep.reader_checks {
+                how.push("the card and manifest checked against the data".into());
+            }
             let _ = writeln!(
                 out,
                 "ok: {} files of {target} at commit {} verified ({})",
                 rep.verified.len(),
                 rep.commit,
-                if opts.download {
-                    "every file downloaded and hashed with sha256"
-                } else {
-                    "LFS files by sha256 = lfs.oid and size, others by git blob sha1"
-                }
+                how.join("; ")
             );
         }
         Ok(0)
@@ -462,7 +560,11 @@ pub fn query(
     let cache = HubCache::new(&env.cache);
     let bar = super::output::progress(quiet);
     runtime()?.block_on(async {
-        let fetched = crate::hub::cache::fetch_release(client.as_ref(), &cache, &target, progress_of(&bar)).await?;
+        // only the tables the SQL reads are downloaded
+        let read = crate::query::tables_read(sql);
+        let fetched =
+            crate::hub::cache::fetch_release(client.as_ref(), &cache, &target, read.as_ref(), progress_of(&bar))
+                .await?;
         tracing::info!(
             "{target} at {}: {} file(s) downloaded ({} bytes), {} from the cache at {}",
             fetched.commit,
@@ -473,8 +575,11 @@ pub fn query(
         );
         let ctx = crate::query::query_session();
         let started = std::time::Instant::now();
-        let manifest = crate::query::register_release(&ctx, &fetched.dir).await?;
-        let files = crate::query::release_parquet_files(&fetched.dir, &manifest);
+        let manifest = crate::query::register_release_tables(&ctx, &fetched.dir, read.as_ref()).await?;
+        let files: Vec<_> = crate::query::release_parquet_files(&fetched.dir, &manifest)
+            .into_iter()
+            .filter(|(_, p)| p.exists())
+            .collect();
         let hint = super::verify_hint(&target.to_string());
         super::run_and_print(&ctx, sql, format, timing, started)
             .await

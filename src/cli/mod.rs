@@ -63,12 +63,20 @@ enum Command {
     ///
     /// With hf://datasets/<namespace>/<name>[@<revision>][/<path>], checks what the Hub holds
     /// instead: the remote tree (every page) against the published manifest (or --against a
-    /// local release): LFS files by sha256 = lfs.oid and size, others by git blob sha1;
-    /// missing, extra and differing files are named. --download also fetches and hashes the
-    /// bytes. Reads HF_TOKEN (else HF_TOKEN_PATH, else HF_HOME/token), HF_ENDPOINT, HF_HOME,
+    /// local release): LFS files by sha256 = lfs.oid and size, regular files by git blob sha1
+    /// = the tree's oid (their bytes downloaded and hashed with sha256 too); missing, extra and
+    /// differing files are named. Then the checks a local verify makes of the card and the
+    /// manifest against the data run on the Hub's files (each Parquet file's footer read by
+    /// range requests), and for a release in a folder, the repo's root card is checked to
+    /// describe it. --download also fetches and hashes every file's bytes, --data reads every
+    /// row. Reads HF_TOKEN (else HF_TOKEN_PATH, else HF_HOME/token), HF_ENDPOINT, HF_HOME,
     /// HF_HUB_CACHE and HF_HUB_OFFLINE (set, it refuses: the check needs the network).
     ///
-    /// Prints one line per problem.
+    /// A snapshot folder of the Hugging Face cache (its files links into blobs/) verifies as
+    /// a release folder.
+    ///
+    /// Prints one line per problem (--format json: one JSON document with `ok`, `problems`
+    /// and `files`, each file with the digest algorithm it was checked by).
     ///
     /// Exit status: 0 the release is intact, 1 problems were found (each on its own line),
     /// 2 the check could not be made (not a release folder, a bad hf:// address, the Hub
@@ -84,6 +92,9 @@ enum Command {
         /// of the data, so it takes as long as a scan of every table.
         #[arg(long)]
         data: bool,
+        /// Output format: `text` (one line per problem, then a summary) or `json`.
+        #[arg(long, value_enum, default_value = "text")]
+        format: hub::ReportFormat,
         #[command(flatten)]
         hub: hub::VerifyHubArgs,
     },
@@ -441,12 +452,9 @@ pub fn run(mut cli: Cli) -> Result<u8, Error> {
             Ok(0)
         }
         Command::Publish(a) => hub::publish(a, quiet),
-        Command::Verify { release, data: true, .. } if hub::is_hub(&release) => Err(Error::Refused(format!(
-            "--data reads a local release's rows; download {} first (`verify --download` checks the bytes of \
-             every file)",
-            release.display()
-        ))),
-        Command::Verify { release, hub, .. } if hub::is_hub(&release) => hub::verify(&release, hub, quiet),
+        Command::Verify { release, hub, data, format } if hub::is_hub(&release) => {
+            hub::verify(&release, hub, data, format, quiet)
+        }
         Command::Query { source, schema, table, .. }
             if (schema.is_some() || table.is_some()) && is_release(&source) =>
         {
@@ -458,10 +466,23 @@ pub fn run(mut cli: Cli) -> Result<u8, Error> {
         Command::Query { source, sql, format, hub, timing, .. } if hub::is_hub(&source) => {
             hub::query(&source, &sql, format, hub, quiet, timing)
         }
-        Command::Verify { release, hub, data } => {
+        Command::Verify { release, hub, data, format } => {
             hub.for_local(&release)?;
             let rep = crate::verify::run_with(&release, data)?;
             let mut out = std::io::stdout().lock();
+            if format == hub::ReportFormat::Json {
+                let files: Vec<serde_json::Value> = rep
+                    .verified
+                    .iter()
+                    .map(|f| serde_json::json!({"path": f, "algorithm": "sha256", "hashed": true}))
+                    .collect();
+                let doc = serde_json::json!({
+                    "release": release.display().to_string(), "ok": rep.ok(), "problems": rep.problems,
+                    "rows_checked": rep.rows_checked, "files": files,
+                });
+                let _ = writeln!(out, "{doc:#}");
+                return Ok(if rep.ok() { 0 } else { 1 });
+            }
             for p in &rep.problems {
                 let _ = writeln!(out, "{p}");
             }

@@ -328,8 +328,9 @@ pub struct FetchedRelease {
     pub cached_files: usize,
 }
 
-/// Makes the release at `target` available in `cache`: its `manifest.json` and every table
-/// file, each checked against the manifest's size and SHA-256 before use. With `client` set to
+/// Makes the release at `target` available in `cache`: its `manifest.json` and the files of
+/// every table (of the tables `tables` names, when given: see [`crate::query::reads_table`]),
+/// each checked against the manifest's size and SHA-256 before use. With `client` set to
 /// `None` (offline) only the cache is read: the revision through `refs/`, the files through
 /// `snapshots/`; a full commit id whose files are all cached (and match the manifest) is read
 /// from the cache without a request, online too.
@@ -341,14 +342,15 @@ pub async fn fetch_release(
     client: Option<&HubClient>,
     cache: &HubCache,
     target: &HubTarget,
+    tables: Option<&std::collections::BTreeSet<String>>,
     progress: &dyn Progress,
 ) -> Result<FetchedRelease> {
     let repo = &target.repo;
-    let Some(client) = client else { return cached_release(cache, target) };
+    let Some(client) = client else { return cached_release(cache, target, tables) };
     // a commit never changes: when all of it is cached (and checks out), the Hub is not asked,
     // as huggingface_hub reads a cached file of a commit hash without a request
     if super::is_commit_id(&target.revision)
-        && let Ok(cached) = cached_release(cache, target)
+        && let Ok(cached) = cached_release(cache, target, tables)
     {
         return Ok(cached);
     }
@@ -382,7 +384,7 @@ pub async fn fetch_release(
     };
     record(&mut out, fetch(client, cache, repo, &commit, &want, true, progress).await?, &want)?;
     let manifest = Manifest::load(&out.dir)?;
-    let wants = table_wants(&manifest, target, |rel, repo_path| {
+    let wants = table_wants(&manifest, target, tables, |rel, repo_path| {
         let f = tree.get(repo_path).ok_or_else(|| {
             Error::Refused(format!(
                 "{rel}: listed in the manifest but missing on the Hub at commit {}",
@@ -411,10 +413,11 @@ pub async fn fetch_release(
 fn table_wants(
     manifest: &Manifest,
     target: &HubTarget,
+    tables: Option<&std::collections::BTreeSet<String>>,
     etag: impl Fn(&str, &str) -> Result<String>,
 ) -> Result<Vec<Want>> {
     let mut wants = Vec::new();
-    for t in &manifest.tables {
+    for t in manifest.tables.iter().filter(|t| tables.is_none_or(|r| crate::query::reads_table(r, &t.name))) {
         for rel in &t.files {
             if !safe_relative(rel) {
                 return Err(Error::Refused(format!("{rel}: manifest path leaves the release folder; refused")));
@@ -455,7 +458,11 @@ fn record(out: &mut FetchedRelease, f: Fetched, want: &Want) -> Result<()> {
     Ok(())
 }
 
-fn cached_release(cache: &HubCache, target: &HubTarget) -> Result<FetchedRelease> {
+fn cached_release(
+    cache: &HubCache,
+    target: &HubTarget,
+    tables: Option<&std::collections::BTreeSet<String>>,
+) -> Result<FetchedRelease> {
     let repo = &target.repo;
     let commit = if super::is_commit_id(&target.revision) {
         target.revision.to_lowercase()
@@ -477,7 +484,7 @@ fn cached_release(cache: &HubCache, target: &HubTarget) -> Result<FetchedRelease
         )));
     }
     let manifest = Manifest::load(&dir)?;
-    let wants = table_wants(&manifest, target, |_, _| Ok(String::new()))?;
+    let wants = table_wants(&manifest, target, tables, |_, _| Ok(String::new()))?;
     let mut cached_files = 1;
     for w in &wants {
         match cached(cache, repo, &commit, w)? {

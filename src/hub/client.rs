@@ -239,6 +239,29 @@ pub struct CommitAnswer {
     pub pull_request_url: Option<String>,
 }
 
+/// A pull request of the repo (an entry of the discussions listing).
+#[derive(Debug, Clone, Deserialize)]
+pub struct PullRequest {
+    /// Its number; its head is the ref `refs/pr/<num>`.
+    pub num: u64,
+    /// Its title (the commit title for one opened by a commit with `create_pr`).
+    #[serde(default)]
+    pub title: String,
+    /// `open`, `draft`, `closed` or `merged`.
+    #[serde(default)]
+    pub status: String,
+    /// True for pull requests (the listing also holds discussions).
+    #[serde(default, rename = "isPullRequest")]
+    pub is_pull_request: bool,
+}
+
+impl PullRequest {
+    /// True while it can still be merged (`open` or `draft`).
+    pub fn is_open(&self) -> bool {
+        matches!(self.status.as_str(), "open" | "draft")
+    }
+}
+
 /// A git ref of the repo.
 #[derive(Debug, Clone, Deserialize)]
 pub struct GitRef {
@@ -691,6 +714,68 @@ impl HubClient {
             }
             let page: Vec<TreeEntry> = self.json(&what, resp).await?;
             out.extend(page.into_iter().filter(|e| e.kind == "file"));
+        }
+        Ok(out)
+    }
+
+    /// `POST /api/datasets/{repo}/paths-info/{rev}` (JSON body): the entries of `paths` that
+    /// exist at `revision` (files and folders; a missing path is left out, as the Hub does). At
+    /// most 1000 paths per call (the Hub's limit).
+    pub async fn paths_info(&self, repo: &RepoId, revision: &str, paths: &[&str]) -> Result<Vec<TreeEntry>> {
+        let what = format!("read paths of {repo}@{revision}");
+        let url = self.api(repo, &format!("/paths-info/{}", encode_component(revision)));
+        let body = serde_json::json!({ "paths": paths, "expand": false });
+        let resp = self.send(&what, || self.hub(reqwest::Method::POST, &url).json(&body)).await?;
+        self.json(&what, resp).await
+    }
+
+    /// The bytes of a small file at `revision` (a card, a manifest), read into memory.
+    ///
+    /// Errors: [`Error::HubStatus`] or [`Error::Hub`] when it cannot be downloaded (404 when it
+    /// is not there); [`Error::Refused`] when the file holds more than
+    /// `max` bytes.
+    pub async fn read_small(&self, repo: &RepoId, revision: &str, path: &str, max: u64) -> Result<Vec<u8>> {
+        let what = format!("read {path} from {repo}@{}", super::short(revision));
+        let resp = self.download(repo, revision, path, None).await?;
+        if resp.content_length().is_some_and(|n| n > max) {
+            return Err(Error::Refused(format!("{what}: larger than {max} bytes")));
+        }
+        let mut out = Vec::new();
+        let mut stream = resp.bytes_stream();
+        while let Some(chunk) = futures::StreamExt::next(&mut stream).await {
+            let chunk = chunk.map_err(|e| self.network(&e).into_error(&what))?;
+            out.extend_from_slice(&chunk);
+            if out.len() as u64 > max {
+                return Err(Error::Refused(format!("{what}: larger than {max} bytes")));
+            }
+        }
+        Ok(out)
+    }
+
+    /// `GET /api/datasets/{repo}/discussions?type=pull_request&status=all`, every page (`p`
+    /// counts from 0 until `start` + the page's length reaches `count`, as huggingface_hub's
+    /// `get_repo_discussions` pages). Newest first, as the Hub lists them.
+    pub async fn pull_requests(&self, repo: &RepoId) -> Result<Vec<PullRequest>> {
+        let what = format!("list pull requests of {repo}");
+        #[derive(Deserialize)]
+        struct Page {
+            #[serde(default)]
+            discussions: Vec<PullRequest>,
+            #[serde(default)]
+            count: usize,
+            #[serde(default)]
+            start: usize,
+        }
+        let mut out = Vec::new();
+        for p in 0.. {
+            let url = self.api(repo, &format!("/discussions?type=pull_request&status=all&p={p}"));
+            let resp = self.send(&what, || self.hub(reqwest::Method::GET, &url)).await?;
+            let page: Page = self.json(&what, resp).await?;
+            let n = page.discussions.len();
+            out.extend(page.discussions.into_iter().filter(|d| d.is_pull_request));
+            if n == 0 || page.start + n >= page.count {
+                break;
+            }
         }
         Ok(out)
     }

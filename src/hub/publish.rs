@@ -32,9 +32,25 @@
 //! - any other 4xx: fails at once with the server's message and request id.
 //!
 //! Attempts are bounded ([`PublishOptions::max_commit_attempts`]) with jittered, growing waits.
-//! Files under the release's folder in the repo that the release lacks are deleted in the same
-//! commit (except `.gitattributes` and `.gitignore`). A release identical to what the branch
-//! holds makes no commit.
+//! A release identical to what the branch holds makes no commit.
+//!
+//! Publish owns only what it published. A remote file is deleted only when the release's
+//! earlier version in the same folder listed it (in the `manifest.json` published there, of a
+//! release with the same name) and the new version no longer has it. Every other file of the
+//! folder (a collaborator's notes, another release's tables) is kept, and named in the plan and
+//! the summary; [`PublishOptions::delete_unlisted`] deletes those too. A version older than the
+//! one the folder holds is refused unless [`PublishOptions::allow_older_version`].
+//!
+//! The dataset card at the repo root is merged, not replaced ([`crate::card::merge`]): the
+//! release's configs, `dataset_info` entries and text are written in, other configs and
+//! metadata are kept. A release in a folder writes its configs (named after the folder, their
+//! `data_files` under it) into the root card too, so `datasets` finds every release's files.
+//! On HTTP 412 or a moved branch, the card is read again and merged again before the commit is
+//! sent again.
+//!
+//! With `create_pr`, an open pull request whose head already holds the release is reported
+//! instead of opening another, and a pull request opened by a commit whose answer was lost is
+//! found among the open ones.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -113,6 +129,11 @@ pub struct PublishOptions {
     pub max_commit_attempts: usize,
     /// LFS objects uploaded at once.
     pub concurrency: usize,
+    /// Also delete the files of the folder that no earlier version of this release published
+    /// (the folder then holds exactly the release; at the root, the card is the release's own).
+    pub delete_unlisted: bool,
+    /// Publish even when the folder holds a newer version of the release.
+    pub allow_older_version: bool,
 }
 
 impl PublishOptions {
@@ -134,6 +155,8 @@ impl PublishOptions {
             commit_timeout: Duration::from_secs(300),
             max_commit_attempts: 5,
             concurrency: 4,
+            delete_unlisted: false,
+            allow_older_version: false,
         }
     }
 }
@@ -153,6 +176,9 @@ pub struct PlannedFile {
     pub lfs: bool,
     /// To be sent; false when the branch already holds these bytes at this path.
     pub upload: bool,
+    /// The repo's root card, merged from the card the branch holds and the release's card
+    /// (for a release at the root, its `README.md`; for one in a folder, an extra file).
+    pub root_card: bool,
     /// Git blob SHA-1 (files stored in git only).
     git_sha1: Option<String>,
 }
@@ -180,6 +206,15 @@ pub enum PublishOutcome {
         /// How a lost or refused answer was resolved, when one was.
         note: Option<String>,
     },
+    /// `create_pr`: an open pull request already holds the release; no commit.
+    PullRequestExists {
+        /// Its number.
+        num: u64,
+        /// Its web URL.
+        url: String,
+        /// The commit at its head.
+        head: String,
+    },
 }
 
 /// What `publish` did.
@@ -197,8 +232,14 @@ pub struct PublishReport {
     pub head: Option<String>,
     /// Every file of the release.
     pub files: Vec<PlannedFile>,
-    /// Paths deleted by the commit.
+    /// Paths deleted by the commit: files an earlier version of the release published that
+    /// this one lacks (and, with `delete_unlisted`, every other file of the folder).
     pub deletions: Vec<String>,
+    /// Files of the folder (of the whole repo, for a release at the root) that this publish
+    /// leaves as they are: it did not publish them.
+    pub kept: Vec<String>,
+    /// How the root card was written, when it was merged with the card the branch holds.
+    pub card: Option<String>,
     /// Commit title.
     pub commit_message: String,
     /// The outcome.
@@ -239,7 +280,7 @@ pub async fn run(client: &HubClient, opts: &PublishOptions, progress: &dyn Progr
     if let TagMode::Named(t) = &opts.tag {
         super::revision_name(t, "--tag")?;
     }
-    let (manifest, locals, mut warnings) = preflight(opts)?;
+    let (manifest, locals, warnings) = preflight(opts)?;
     // hash and compare with the manifest
     let total: u64 = locals.iter().map(|f| f.bytes).sum();
     progress.start("hashing", Unit::Bytes, Some(total));
@@ -298,70 +339,11 @@ pub async fn run(client: &HubClient, opts: &PublishOptions, progress: &dyn Progr
         }
         Err(e) => return Err(e),
     };
-    let before = match &head {
-        Some(h) => remote_tree(client, repo, h, &prefix).await?,
-        None => RemoteTree::new(),
-    };
-    let mut files: Vec<PlannedFile> = locals
-        .iter()
-        .zip(&digests)
-        .map(|(f, d)| PlannedFile {
-            path: join_repo_path(&prefix, &f.rel),
-            local: f.path.clone(),
-            bytes: d.bytes,
-            sha256: d.sha256.clone(),
-            lfs: f.rel.ends_with(".parquet") || d.bytes > REGULAR_MAX_BYTES,
-            upload: true,
-            git_sha1: None,
-        })
-        .collect();
-    if head.is_some() {
-        if prefix.is_empty()
-            && let Some(card) = files.iter().find(|f| f.path == "README.md")
-            && before.get("README.md").map(|r| r.git_sha1.as_str()) != Some(hash::git_blob_sha1(&card.local)?.as_str())
-        {
-            let text = std::fs::read_to_string(&card.local).map_err(|e| Error::io(&card.local, e))?;
-            for w in client.validate_yaml(&text).await? {
-                warnings.push(format!("README.md: the Hub warns: {w}"));
-            }
-        }
-        classify(client, opts, &mut files).await?;
-    }
-    for f in files.iter_mut().filter(|f| !f.lfs) {
-        f.git_sha1 = Some(hash::git_blob_sha1(&f.local)?);
-    }
-    // unchanged files
-    for f in &mut files {
-        if let Some(r) = before.get(&f.path) {
-            let same = match (&r.lfs_sha256, f.lfs) {
-                (Some(oid), true) => *oid == f.sha256 && r.size == f.bytes,
-                (None, false) => Some(&r.git_sha1) == f.git_sha1.as_ref(),
-                _ => false,
-            };
-            f.upload = !same;
-        }
-    }
-    let wanted: BTreeSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
-    let deletions: Vec<String> =
-        before.keys().filter(|p| !wanted.contains(p.as_str()) && !repo_housekeeping(p)).cloned().collect();
-    let commit_message =
-        opts.commit_message.clone().unwrap_or_else(|| format!("Publish {} {}", manifest.name, manifest.version));
-    let mut report = PublishReport {
-        repo: repo.clone(),
-        revision: opts.revision.clone(),
-        path_in_repo: prefix.clone(),
-        release: format!("{} {}", manifest.name, manifest.version),
-        head: head.clone(),
-        files,
-        deletions,
-        commit_message,
-        outcome: PublishOutcome::DryRun,
-        tag: None,
-        warnings,
-        uploaded_objects: 0,
-        uploaded_bytes: 0,
-        reused_objects: 0,
-    };
+    let card_text = std::fs::read_to_string(opts.release_dir.join("README.md"))
+        .map_err(|e| Error::io(opts.release_dir.join("README.md"), e))?;
+    let scratch = tempfile::tempdir().map_err(|e| Error::io(std::env::temp_dir(), e))?;
+    let release = Release { manifest: &manifest, locals: &locals, digests: &digests, card: &card_text };
+    let mut report = plan(client, opts, &release, head.as_deref(), scratch.path(), warnings).await?;
     let tag_name = match &opts.tag {
         TagMode::Version => Some(manifest.version.clone()),
         TagMode::Named(n) => Some(n.clone()),
@@ -390,17 +372,44 @@ pub async fn run(client: &HubClient, opts: &PublishOptions, progress: &dyn Progr
         }
         return Ok(report);
     }
+    if opts.create_pr
+        && let Some((num, pr_head)) = open_pull_request(client, opts, &report).await?
+    {
+        report.outcome =
+            PublishOutcome::PullRequestExists { num, url: pull_request_url(client, repo, num), head: pr_head };
+        return Ok(report);
+    }
     upload_objects(client, opts, &mut report, progress).await?;
-    let description = format!(
-        "runpack release {}: {} files, manifest.json sha256 {}",
-        report.release,
-        report.files.len(),
-        report.files.iter().find(|f| f.path.ends_with("manifest.json")).map(|f| f.sha256.as_str()).unwrap_or("")
-    );
-    let ops = operations(&report)?;
-    let (answer, attempts, note) = commit(client, opts, &report, &ops, &description, head, before).await?;
+    let mut state = CommitState { attempts: 0, notes: Vec::new(), parent: head, waits: commit_waits(client) };
+    let answer = loop {
+        let ops = operations(&report)?;
+        match commit(client, opts, &report, &ops, &mut state).await? {
+            Step::Done(answer) => break answer,
+            Step::Replan(now) => {
+                // the branch moved: what it holds now is merged again (card, deletions, kept files)
+                let sent: BTreeSet<String> =
+                    report.files.iter().filter(|f| f.upload && f.lfs).map(|f| f.sha256.clone()).collect();
+                let mut warnings = std::mem::take(&mut report.warnings);
+                let (uploaded, bytes, reused) = (report.uploaded_objects, report.uploaded_bytes, report.reused_objects);
+                let mut next = plan(client, opts, &release, Some(&now), scratch.path(), Vec::new()).await?;
+                for w in std::mem::take(&mut next.warnings) {
+                    if !warnings.contains(&w) {
+                        warnings.push(w);
+                    }
+                }
+                next.warnings = warnings;
+                (next.uploaded_objects, next.uploaded_bytes, next.reused_objects) = (uploaded, bytes, reused);
+                if next.files.iter().any(|f| f.upload && f.lfs && !sent.contains(&f.sha256)) {
+                    upload_objects(client, opts, &mut next, progress).await?;
+                }
+                report = next;
+                state.parent = now;
+            }
+        }
+    };
+    let note = (!state.notes.is_empty()).then(|| state.notes.join("; "));
     // the new commit must hold exactly the release
-    let after = remote_tree(client, repo, &answer.commit_oid, &prefix).await?;
+    let after = own_tree(client, repo, &answer.commit_oid, &prefix).await?;
     let diffs = differences(&report, &after);
     if !diffs.is_empty() {
         return Err(Error::Hub(format!(
@@ -418,10 +427,315 @@ pub async fn run(client: &HubClient, opts: &PublishOptions, progress: &dyn Progr
         commit: answer.commit_oid,
         commit_url: answer.commit_url,
         pull_request_url: answer.pull_request_url,
-        attempts,
+        attempts: state.attempts,
         note,
     };
     Ok(report)
+}
+
+/// The local release, hashed.
+struct Release<'a> {
+    manifest: &'a Manifest,
+    locals: &'a [LocalFile],
+    digests: &'a [hash::FileDigest],
+    /// Its card (`README.md`).
+    card: &'a str,
+}
+
+/// Largest card or manifest read from the Hub to plan a publish (16 MiB).
+const SMALL_FILE_MAX: u64 = 16 << 20;
+
+/// The files under `prefix` at `commit`, and the root card when `prefix` is a folder (the
+/// root card is then written too).
+async fn own_tree(client: &HubClient, repo: &RepoId, commit: &str, prefix: &str) -> Result<RemoteTree> {
+    let mut tree = remote_tree(client, repo, commit, prefix).await?;
+    if !prefix.is_empty() {
+        for e in client.paths_info(repo, commit, &["README.md"]).await? {
+            if e.kind == "file" && e.path == "README.md" {
+                tree.insert(
+                    e.path,
+                    super::remote::RemoteFile {
+                        size: e.size,
+                        git_sha1: e.oid,
+                        lfs_sha256: e.lfs.map(|l| l.oid.to_lowercase()),
+                        xet: e.xet_hash.is_some(),
+                    },
+                );
+            }
+        }
+    }
+    Ok(tree)
+}
+
+/// The manifest published at `path` of `commit`: `Ok(None)` when there is none; `Err(text)`
+/// with what is wrong when it is no manifest runpack reads.
+async fn remote_manifest(
+    client: &HubClient,
+    repo: &RepoId,
+    commit: &str,
+    path: &str,
+) -> Result<Option<std::result::Result<Manifest, String>>> {
+    let bytes = match client.read_small(repo, commit, path, SMALL_FILE_MAX).await {
+        Ok(b) => b,
+        Err(Error::HubStatus { status: 404, .. }) => return Ok(None),
+        Err(Error::Refused(m)) => return Ok(Some(Err(m))),
+        Err(e) => return Err(e),
+    };
+    Ok(Some(serde_json::from_slice::<Manifest>(&bytes).map_err(|e| format!("not a runpack manifest ({e})"))))
+}
+
+/// How two release versions compare: semantic versions (<https://semver.org>), else
+/// dot-separated numbers; `None` when they cannot be ordered.
+fn version_order(a: &str, b: &str) -> Option<std::cmp::Ordering> {
+    if let (Ok(x), Ok(y)) = (semver::Version::parse(a), semver::Version::parse(b)) {
+        return Some(x.cmp(&y));
+    }
+    let nums = |v: &str| v.split('.').map(|p| p.parse::<u64>().ok()).collect::<Option<Vec<u64>>>();
+    Some(nums(a)?.cmp(&nums(b)?))
+}
+
+/// Plans the commit against `head` (`None`: the repo or branch does not exist yet): which
+/// files to send, which to delete and which to keep, and the merged root card.
+async fn plan(
+    client: &HubClient,
+    opts: &PublishOptions,
+    release: &Release<'_>,
+    head: Option<&str>,
+    scratch: &Path,
+    mut warnings: Vec<String>,
+) -> Result<PublishReport> {
+    let repo = &opts.repo;
+    let prefix = opts.path_in_repo.as_str();
+    let manifest = release.manifest;
+    let before = match head {
+        Some(h) => own_tree(client, repo, h, prefix).await?,
+        None => RemoteTree::new(),
+    };
+    // the release this folder holds, by its published manifest
+    let mpath = join_repo_path(prefix, "manifest.json");
+    let earlier = match (head, before.contains_key(&mpath)) {
+        (Some(h), true) => remote_manifest(client, repo, h, &mpath).await?,
+        _ => None,
+    };
+    let earlier = match earlier {
+        Some(Ok(m)) => Some(m),
+        Some(Err(why)) => {
+            warnings.push(format!(
+                "`{mpath}` on the Hub is {why}: no file of the folder is taken for an earlier version of this release, \
+                 so none is deleted"
+            ));
+            None
+        }
+        None => None,
+    };
+    let same = earlier.as_ref().filter(|e| e.name == manifest.name);
+    if let Some(e) = same
+        && version_order(&e.version, &manifest.version) == Some(std::cmp::Ordering::Greater)
+        && !opts.allow_older_version
+    {
+        return Err(Error::Refused(format!(
+            "{repo}{}: holds version {} of {}, newer than {}: nothing was sent; pass --allow-older-version to \
+             publish the older version over it",
+            if prefix.is_empty() { String::new() } else { format!(" (folder {prefix})") },
+            e.version,
+            manifest.name,
+            manifest.version
+        )));
+    }
+    if let Some(e) = earlier.as_ref().filter(|e| e.name != manifest.name) {
+        warnings.push(format!(
+            "`{mpath}` is release {} {}'s: this release's manifest.json and SHA256SUMS take its place, and its other \
+             files are kept; publish each release into its own folder (--path-in-repo) to keep both verifiable",
+            e.name, e.version
+        ));
+    }
+    // the root card: the one the branch holds, merged with the release's
+    let card_path = "README.md";
+    let remote_card = match (head, before.get(card_path)) {
+        (Some(h), Some(_)) => Some(client.read_small(repo, h, card_path, SMALL_FILE_MAX).await?),
+        _ => None,
+    };
+    let root_release = if prefix.is_empty() {
+        earlier.clone()
+    } else if remote_card.is_some() {
+        match remote_manifest(client, repo, head.expect("a card was read"), "manifest.json").await? {
+            Some(Ok(m)) => Some(m),
+            _ => None,
+        }
+    } else {
+        None
+    };
+    let remote_text = match &remote_card {
+        Some(b) => Some(String::from_utf8(b.clone()).map_err(|_| {
+            Error::Refused(format!("{repo}: README.md at the repo root is not UTF-8 text: it is not merged into"))
+        })?),
+        None => None,
+    };
+    // the card's body is an earlier root release's whole card when its bytes are that card's
+    let remote_owner = match (&root_release, &remote_card) {
+        (Some(r), Some(bytes)) => r
+            .files
+            .iter()
+            .any(|f| f.path == "README.md" && f.sha256 == hash::sha256_bytes(bytes))
+            .then(|| r.name.clone()),
+        _ => None,
+    };
+    let replaces: BTreeSet<String> = same
+        .map(|e| e.tables.iter().map(|t| crate::card::merge::config_name(prefix, &t.name)).collect())
+        .unwrap_or_default();
+    let contribution =
+        crate::card::merge::Contribution { card: release.card, release: &manifest.name, folder: prefix, replaces };
+    let merged = if opts.delete_unlisted && prefix.is_empty() {
+        release.card.to_string()
+    } else {
+        crate::card::merge::merge(remote_text.as_deref(), &contribution, remote_owner.as_deref())
+            .map_err(|e| Error::Refused(format!("{repo}: {e}; the card at the repo root is not merged into")))?
+    };
+    let card_note = remote_text.as_deref().filter(|_| merged != release.card).map(|remote| {
+        let names =
+            |t: &str| crate::card::merge::Card::parse(t, "README.md").map(|c| c.config_names()).unwrap_or_default();
+        let ours: BTreeSet<String> = names(&merged).into_iter().collect();
+        let mine = crate::card::merge::for_root(release.card, prefix).map(|c| c.config_names()).unwrap_or_default();
+        let kept: Vec<String> = names(remote).into_iter().filter(|n| ours.contains(n) && !mine.contains(n)).collect();
+        format!(
+            "README.md at the repo root is merged: config{} {} written, {}",
+            if mine.len() == 1 { "" } else { "s" },
+            if mine.is_empty() { "none".into() } else { mine.join(", ") },
+            if kept.is_empty() { "no other config kept".to_string() } else { format!("kept {}", kept.join(", ")) }
+        )
+    });
+    let merged_path = scratch.join(format!("README-{}.md", hash::sha256_bytes(merged.as_bytes())));
+    std::fs::write(&merged_path, &merged).map_err(|e| Error::io(&merged_path, e))?;
+    let merged_bytes = merged.len() as u64;
+    let mut files: Vec<PlannedFile> = release
+        .locals
+        .iter()
+        .zip(release.digests)
+        .map(|(f, d)| PlannedFile {
+            path: join_repo_path(prefix, &f.rel),
+            local: f.path.clone(),
+            bytes: d.bytes,
+            sha256: d.sha256.clone(),
+            lfs: f.rel.ends_with(".parquet") || d.bytes > REGULAR_MAX_BYTES,
+            upload: true,
+            root_card: false,
+            git_sha1: None,
+        })
+        .collect();
+    let root_card = PlannedFile {
+        path: card_path.into(),
+        local: merged_path.clone(),
+        bytes: merged_bytes,
+        sha256: hash::sha256_bytes(merged.as_bytes()),
+        lfs: false,
+        upload: true,
+        root_card: true,
+        git_sha1: None,
+    };
+    match files.iter_mut().find(|f| f.path == card_path) {
+        Some(f) => *f = root_card,
+        None => files.push(root_card),
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    if head.is_some() {
+        if before.get(card_path).map(|r| r.git_sha1.as_str()) != Some(hash::git_blob_sha1(&merged_path)?.as_str()) {
+            for w in client.validate_yaml(&merged).await? {
+                warnings.push(format!("README.md: the Hub warns: {w}"));
+            }
+        }
+        classify(client, opts, &mut files).await?;
+    }
+    for f in files.iter_mut().filter(|f| !f.lfs) {
+        f.git_sha1 = Some(hash::git_blob_sha1(&f.local)?);
+    }
+    // unchanged files
+    for f in &mut files {
+        if let Some(r) = before.get(&f.path) {
+            let same = match (&r.lfs_sha256, f.lfs) {
+                (Some(oid), true) => *oid == f.sha256 && r.size == f.bytes,
+                (None, false) => Some(&r.git_sha1) == f.git_sha1.as_ref(),
+                _ => false,
+            };
+            f.upload = !same;
+        }
+    }
+    let wanted: BTreeSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
+    // what an earlier version of the release published here
+    let owned: BTreeSet<String> = same
+        .map(|e| {
+            e.files
+                .iter()
+                .map(|f| f.path.as_str())
+                .chain(["manifest.json", "SHA256SUMS"])
+                .filter(|p| crate::release::safe_relative(p))
+                .map(|p| join_repo_path(prefix, p))
+                .collect()
+        })
+        .unwrap_or_default();
+    let in_folder = |p: &str| prefix.is_empty() || p.starts_with(&format!("{prefix}/"));
+    let mut deletions = Vec::new();
+    let mut kept = Vec::new();
+    for p in before.keys().filter(|p| !wanted.contains(p.as_str()) && !repo_housekeeping(p) && in_folder(p)) {
+        if owned.contains(p) || opts.delete_unlisted {
+            deletions.push(p.clone());
+        } else {
+            kept.push(p.clone());
+        }
+    }
+    let commit_message =
+        opts.commit_message.clone().unwrap_or_else(|| format!("Publish {} {}", manifest.name, manifest.version));
+    Ok(PublishReport {
+        repo: repo.clone(),
+        revision: opts.revision.clone(),
+        path_in_repo: prefix.to_string(),
+        release: format!("{} {}", manifest.name, manifest.version),
+        head: head.map(str::to_string),
+        files,
+        deletions,
+        kept,
+        card: card_note,
+        commit_message,
+        outcome: PublishOutcome::DryRun,
+        tag: None,
+        warnings,
+        uploaded_objects: 0,
+        uploaded_bytes: 0,
+        reused_objects: 0,
+    })
+}
+
+/// The web URL of pull request `num`.
+fn pull_request_url(client: &HubClient, repo: &RepoId, num: u64) -> String {
+    format!("{}/datasets/{repo}/discussions/{num}", client.endpoint())
+}
+
+/// Pull requests looked at, newest first, when looking for one that holds the release.
+const PULL_REQUESTS_LOOKED_AT: usize = 50;
+
+/// The newest open pull request whose head holds the release (every file of the plan with the
+/// same content, no file the plan deletes), with its head commit.
+async fn open_pull_request(
+    client: &HubClient,
+    opts: &PublishOptions,
+    report: &PublishReport,
+) -> Result<Option<(u64, String)>> {
+    let mut prs = client.pull_requests(&opts.repo).await?;
+    prs.retain(|p| p.is_open());
+    prs.sort_by_key(|p| std::cmp::Reverse(p.num));
+    for pr in prs.into_iter().take(PULL_REQUESTS_LOOKED_AT) {
+        let rev = format!("refs/pr/{}", pr.num);
+        let head = match client.revision(&opts.repo, &rev).await {
+            Ok(h) => h,
+            // a pull request whose ref is gone holds nothing
+            Err(Error::HubStatus { status: 404, .. }) => continue,
+            Err(e) => return Err(e),
+        };
+        let tree = own_tree(client, &opts.repo, &head, &opts.path_in_repo).await?;
+        if differences(report, &tree).is_empty() {
+            return Ok(Some((pr.num, head)));
+        }
+    }
+    Ok(None)
 }
 
 /// Pre-flight checks that need no network: everything wrong is listed in one error.
@@ -839,11 +1153,25 @@ fn differences(report: &PublishReport, tree: &RemoteTree) -> Vec<String> {
     out
 }
 
-/// Paths the release owns whose remote state differs between two trees.
+/// Paths of the plan whose remote state differs between two trees: the release's files (the
+/// root card aside: it is merged again) and the files it deletes.
 fn own_paths_changed(report: &PublishReport, before: &RemoteTree, after: &RemoteTree) -> Vec<String> {
-    let mut own: BTreeSet<&str> = report.files.iter().map(|f| f.path.as_str()).collect();
-    own.extend(before.keys().chain(after.keys()).map(String::as_str).filter(|p| !repo_housekeeping(p)));
+    let own: BTreeSet<&str> = report
+        .files
+        .iter()
+        .filter(|f| !f.root_card)
+        .map(|f| f.path.as_str())
+        .chain(report.deletions.iter().map(String::as_str))
+        .collect();
     own.into_iter().filter(|p| before.get(*p) != after.get(*p)).map(str::to_string).collect()
+}
+
+/// True for a release's files that every release in a folder writes (`manifest.json`,
+/// `SHA256SUMS`, `datapackage.json`, `croissant.json`): another release published into the
+/// same folder replaces them, which is no change to this release's data.
+fn shared_file(prefix: &str, path: &str) -> bool {
+    let rel = if prefix.is_empty() { path } else { path.strip_prefix(&format!("{prefix}/")).unwrap_or(path) };
+    matches!(rel, "manifest.json" | "SHA256SUMS" | "datapackage.json" | "croissant.json")
 }
 
 /// Why the commit is being sent again.
@@ -854,35 +1182,63 @@ enum Retry {
     Unknown(String),
 }
 
-/// Sends the commit and resolves refusals and lost answers (module docs). Returns the answer,
-/// the number of commit requests and a note on how a problem was resolved.
-async fn commit(
-    client: &HubClient,
-    opts: &PublishOptions,
-    report: &PublishReport,
-    ops: &[serde_json::Value],
-    description: &str,
-    head: String,
-    before: RemoteTree,
-) -> Result<(super::client::CommitAnswer, usize, Option<String>)> {
-    let repo = &opts.repo;
-    let what = format!("commit to {repo}@{}", opts.revision);
-    let mut waits = backon::ExponentialBuilder::default()
+/// What [`commit`] keeps across the plans of one publish.
+struct CommitState {
+    /// Commit requests sent.
+    attempts: usize,
+    /// How problems were resolved.
+    notes: Vec<String>,
+    /// The head the operations were planned against.
+    parent: String,
+    /// Waits between attempts.
+    waits: backon::ExponentialBackoff,
+}
+
+fn commit_waits(client: &HubClient) -> backon::ExponentialBackoff {
+    backon::ExponentialBuilder::default()
         .with_min_delay(client.retry_policy().min_delay)
         .with_max_delay(client.retry_policy().max_delay)
         .with_factor(2.0)
         .with_max_times(usize::MAX)
         .with_jitter()
-        .build();
-    let mut parent = head;
-    let mut before = before;
-    let mut notes: Vec<String> = Vec::new();
-    let mut attempts = 0usize;
+        .build()
+}
+
+/// What one round of [`commit`] ended with.
+enum Step {
+    /// The commit landed (or the branch already holds the release).
+    Done(super::client::CommitAnswer),
+    /// The branch moved to this commit without touching the release's data: plan again.
+    Replan(String),
+}
+
+/// Sends the commit and resolves refusals and lost answers (module docs).
+async fn commit(
+    client: &HubClient,
+    opts: &PublishOptions,
+    report: &PublishReport,
+    ops: &[serde_json::Value],
+    state: &mut CommitState,
+) -> Result<Step> {
+    let repo = &opts.repo;
+    let prefix = &opts.path_in_repo;
+    let what = format!("commit to {repo}@{}", opts.revision);
+    let description = format!(
+        "runpack release {}: {} files, manifest.json sha256 {}",
+        report.release,
+        report.files.iter().filter(|f| prefix.is_empty() || !f.root_card).count(),
+        report.files.iter().find(|f| f.path.ends_with("manifest.json")).map(|f| f.sha256.as_str()).unwrap_or("")
+    );
+    let before = match &report.head {
+        Some(h) => own_tree(client, repo, h, prefix).await?,
+        None => RemoteTree::new(),
+    };
     loop {
-        attempts += 1;
-        let body = ndjson(&report.commit_message, description, &parent, ops);
+        state.attempts += 1;
+        let attempts = state.attempts;
+        let body = ndjson(&report.commit_message, &description, &state.parent, ops);
         let failure = match client.commit_once(repo, &opts.revision, body, opts.create_pr, opts.commit_timeout).await {
-            Ok(a) => return Ok((a, attempts, (!notes.is_empty()).then(|| notes.join("; ")))),
+            Ok(a) => return Ok(Step::Done(a)),
             Err(f) => f,
         };
         let give_up = |why: String| {
@@ -898,7 +1254,7 @@ async fn commit(
                 }
                 let wait = match &failure {
                     Failure::Status { wait: Some(w), .. } => *w,
-                    _ => waits.next().unwrap_or(Duration::from_secs(1)),
+                    _ => state.waits.next().unwrap_or(Duration::from_secs(1)),
                 };
                 let note = format!(
                     "rate limited (HTTP 429) on the commit; waited {:.1} s{} and sent the same commit again",
@@ -906,7 +1262,7 @@ async fn commit(
                     if matches!(&failure, Failure::Status { wait: Some(_), .. }) { " as the Hub asked" } else { "" }
                 );
                 tracing::warn!("{what}: {}; {note}", failure.describe());
-                notes.push(note);
+                state.notes.push(note);
                 tokio::time::sleep(wait).await;
                 continue;
             }
@@ -915,22 +1271,43 @@ async fn commit(
             _ => return Err(failure.into_error(&what)),
         };
         if opts.create_pr {
-            return Err(Error::Hub(format!(
-                "{what} (pull request): {}; a pull request may or may not have been opened: look at the repo's \
-                 pull requests before publishing again",
+            // a pull request opened by the commit whose answer was lost holds the release
+            if let Some((num, head)) = open_pull_request(client, opts, report).await? {
+                let url = pull_request_url(client, repo, num);
+                let note = format!(
+                    "the commit's answer was lost ({}), but pull request #{num} holds the release: it was opened, not \
+                     sent again",
+                    failure.describe()
+                );
+                tracing::warn!("{what}: {note}");
+                state.notes.push(note);
+                let answer =
+                    super::client::CommitAnswer { commit_oid: head, commit_url: None, pull_request_url: Some(url) };
+                return Ok(Step::Done(answer));
+            }
+            if attempts >= opts.max_commit_attempts {
+                return Err(give_up(failure.describe()));
+            }
+            let note = format!(
+                "the commit failed ({}) and no open pull request holds the release: sent it again",
                 failure.describe()
-            )));
+            );
+            tracing::warn!("{what}: {note}");
+            state.notes.push(note);
+            tokio::time::sleep(state.waits.next().unwrap_or(Duration::from_secs(1))).await;
+            continue;
         }
         // read the branch again before deciding anything
         let now = client.revision(repo, &opts.revision).await?;
+        let parent = state.parent.clone();
         if now == parent {
             if let Retry::Unknown(why) = &retry {
                 let note = format!("the commit failed ({why}) and the branch did not move: sent it again");
                 tracing::warn!("{what}: {note}");
-                notes.push(note);
+                state.notes.push(note);
             }
         } else {
-            let after = remote_tree(client, repo, &now, &opts.path_in_repo).await?;
+            let after = own_tree(client, repo, &now, prefix).await?;
             if differences(report, &after).is_empty() {
                 let note = match &retry {
                     Retry::Unknown(why) => format!(
@@ -941,11 +1318,20 @@ async fn commit(
                     Retry::Conflict => format!("the branch moved to {} and already holds the release", short(&now)),
                 };
                 tracing::warn!("{what}: {note}");
-                notes.push(note);
+                state.notes.push(note);
                 let answer = super::client::CommitAnswer { commit_oid: now, commit_url: None, pull_request_url: None };
-                return Ok((answer, attempts, Some(notes.join("; "))));
+                return Ok(Step::Done(answer));
             }
-            let changed = own_paths_changed(report, &before, &after);
+            let mut changed = own_paths_changed(report, &before, &after);
+            // another release's manifest (and sums) in this folder is no change to this release
+            if !changed.is_empty() && changed.iter().all(|p| shared_file(prefix, p)) {
+                let mpath = join_repo_path(prefix, "manifest.json");
+                if let Some(Ok(m)) = remote_manifest(client, repo, &now, &mpath).await?
+                    && !report.release.starts_with(&format!("{} ", m.name))
+                {
+                    changed.clear();
+                }
+            }
             if !changed.is_empty() {
                 let list = changed.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ");
                 return Err(Error::Refused(match &retry {
@@ -964,14 +1350,24 @@ async fn commit(
                 }));
             }
             let note = format!(
-                "the branch moved from {} to {} without touching this release's paths: sent the same commit on top of it",
+                "the branch moved from {} to {} without touching this release's data: merged the card again and sent \
+                 the commit on top of it",
                 short(&parent),
                 short(&now)
             );
             tracing::warn!("{what}: {}; {note}", failure.describe());
-            notes.push(note);
-            parent = now;
-            before = after;
+            state.notes.push(note);
+            if attempts >= opts.max_commit_attempts {
+                return Err(match retry {
+                    Retry::Conflict => Error::Refused(format!(
+                        "{what}: the branch kept moving: {attempts} commit requests were refused with HTTP 412 \
+                         (someone else keeps committing); nothing was committed; re-run publish later"
+                    )),
+                    Retry::Unknown(why) => give_up(why),
+                });
+            }
+            tokio::time::sleep(state.waits.next().unwrap_or(Duration::from_secs(1))).await;
+            return Ok(Step::Replan(now));
         }
         if attempts >= opts.max_commit_attempts {
             return Err(match retry {
@@ -982,7 +1378,7 @@ async fn commit(
                 Retry::Unknown(why) => give_up(why),
             });
         }
-        tokio::time::sleep(waits.next().unwrap_or(Duration::from_secs(1))).await;
+        tokio::time::sleep(state.waits.next().unwrap_or(Duration::from_secs(1))).await;
     }
 }
 

@@ -85,6 +85,17 @@ pub struct Repo {
     pub tags: BTreeMap<String, String>,
     pub commits: HashMap<String, Commit>,
     pub prs: u32,
+    /// Pull requests by number (their head is the branch `refs/pr/<n>`).
+    pub pulls: BTreeMap<u32, Pull>,
+}
+
+/// A pull request opened by a commit with `create_pr`.
+#[derive(Debug, Clone)]
+pub struct Pull {
+    pub title: String,
+    pub description: String,
+    /// `open`, `draft`, `closed` or `merged`.
+    pub status: String,
 }
 
 /// Which requests a fault applies to.
@@ -167,6 +178,10 @@ pub struct StateInner {
     pub multipart_above: u64,
     pub chunk_size: u64,
     pub xet_only: bool,
+    /// Paths whose tree and paths-info entries list a wrong git blob SHA-1 (`oid`).
+    pub wrong_oid: HashSet<String>,
+    /// Discussions per page of the discussions listing.
+    pub discussion_page: usize,
     counter: u64,
 }
 
@@ -216,6 +231,7 @@ impl FakeHub {
             cdn: cdn_url.clone(),
             st: Mutex::new(StateInner {
                 page_size: 50,
+                discussion_page: 50,
                 multipart_above: 32 * 1024,
                 chunk_size: 16 * 1024,
                 ..Default::default()
@@ -386,6 +402,7 @@ fn router(hub: Shared) -> Router {
         .route(&format!("{api}/tree/{{rev}}"), get(tree_root))
         .route(&format!("{api}/tree/{{rev}}/{{*path}}"), get(tree_path))
         .route(&format!("{api}/paths-info/{{rev}}"), post(paths_info))
+        .route(&format!("{api}/discussions"), get(discussions))
         .route("/datasets/{ns}/{name}/info/lfs/objects/batch", post(batch))
         .route("/datasets/{ns}/{name}/resolve/{rev}/{*path}", get(resolve))
         .route("/lfs/upload/{oid}", put(object_put))
@@ -877,6 +894,9 @@ async fn commit(
             repo.prs += 1;
             let n = repo.prs;
             repo.branches.insert(format!("refs/pr/{n}"), c.clone());
+            let description = header["value"]["description"].as_str().unwrap_or("").to_string();
+            let title = header["value"]["summary"].as_str().unwrap_or("").to_string();
+            repo.pulls.insert(n, Pull { title, description, status: "open".into() });
             answer["pullRequestUrl"] = format!("{}/datasets/{id}/discussions/{n}", hub.url).into();
         } else {
             repo.branches.insert(rev.clone(), c.clone());
@@ -950,6 +970,7 @@ fn entries(
     recursive: bool,
     commit: &str,
     expand: bool,
+    wrong_oid: &HashSet<String>,
 ) -> Option<Vec<serde_json::Value>> {
     let prefix = if path.is_empty() { String::new() } else { format!("{}/", path.trim_end_matches('/')) };
     if !path.is_empty() && !tree.keys().any(|k| k.starts_with(&prefix)) {
@@ -966,7 +987,8 @@ fn entries(
             }
         }
         if recursive || parts.len() == 1 {
-            let mut v = serde_json::json!({"type": "file", "oid": e.oid(), "size": e.size(), "path": p});
+            let oid = if wrong_oid.contains(p) { git_sha1(b"not these bytes") } else { e.oid() };
+            let mut v = serde_json::json!({"type": "file", "oid": oid, "size": e.size(), "path": p});
             if let Entry::Lfs { sha256, size } = e {
                 v["lfs"] =
                     serde_json::json!({"oid": sha256, "size": size, "pointerSize": pointer(sha256, *size).len()});
@@ -1020,7 +1042,7 @@ async fn tree_any(
         return error(StatusCode::NOT_FOUND, Some("RevisionNotFound"), "Invalid rev id");
     };
     let expand = truthy(&q, "expand");
-    let Some(all) = entries(&repo.commits[&c].tree, &path, truthy(&q, "recursive"), &c, expand) else {
+    let Some(all) = entries(&repo.commits[&c].tree, &path, truthy(&q, "recursive"), &c, expand, &st.wrong_oid) else {
         return error(StatusCode::NOT_FOUND, Some("EntryNotFound"), &format!("{path} does not exist on \"{rev}\""));
     };
     let start: usize = q.get("cursor").and_then(|c| c.parse().ok()).unwrap_or(0);
@@ -1099,10 +1121,48 @@ async fn paths_info(
         return error(StatusCode::NOT_FOUND, Some("RevisionNotFound"), "Invalid rev id");
     };
     let tree = &repo.commits[&c].tree;
-    let all = entries(tree, "", true, &c, expand).unwrap_or_default();
+    let all = entries(tree, "", true, &c, expand, &st.wrong_oid).unwrap_or_default();
     let out: Vec<_> =
         all.into_iter().filter(|e| paths.iter().any(|p| e["path"].as_str() == Some(p.trim_matches('/')))).collect();
     json(StatusCode::OK, serde_json::Value::Array(out))
+}
+
+/// `GET /api/datasets/{repo}/discussions?type=&status=&p=`: the pull requests (this fake opens no
+/// other discussions), newest first, `discussion_page` per page, as the Hub pages them (`count`,
+/// `start`, `discussions`).
+async fn discussions(
+    State(hub): State<Shared>,
+    Path((ns, name)): Path<(String, String)>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    let st = hub.st.lock().unwrap();
+    let id = format!("{ns}/{name}");
+    let Some(repo) = st.repos.get(&id) else {
+        return error(StatusCode::NOT_FOUND, Some("RepoNotFound"), "Repository not found");
+    };
+    let status = q.get("status").map(String::as_str).unwrap_or("all");
+    let kind = q.get("type").map(String::as_str).unwrap_or("all");
+    let all: Vec<serde_json::Value> = repo
+        .pulls
+        .iter()
+        .rev()
+        .filter(|(_, p)| status == "all" || p.status == status)
+        .filter(|_| kind == "all" || kind == "pull_request")
+        .map(|(n, p)| {
+            serde_json::json!({
+                "num": n, "title": p.title, "status": p.status, "isPullRequest": true,
+                "createdAt": "2026-01-01T00:00:00.000Z", "author": {"name": "user"},
+                "repo": {"name": id, "type": "dataset"}, "pinned": false, "numComments": 1, "topReactions": [],
+            })
+        })
+        .collect();
+    let page: usize = q.get("p").and_then(|p| p.parse().ok()).unwrap_or(0);
+    let size = st.discussion_page.max(1);
+    let items: Vec<_> = all.iter().skip(page * size).take(size).cloned().collect();
+    json(
+        StatusCode::OK,
+        serde_json::json!({"discussions": items, "count": all.len(), "start": page * size, "numClosedDiscussions": 0}),
+    )
 }
 
 /// `a=1&b=x%2Fy` → pairs, decoded (`+` is a space).

@@ -21,6 +21,8 @@ mod hub_server;
 mod publish;
 // Publishing under injected faults, and the Hub-side field cases (B14–B33).
 mod hub_cases;
+// A repo shared by several releases: what publish keeps, the merged card, verify hf://, pull requests.
+mod hub_shared;
 // Rows in key order skip the sort; the rest are sorted; the release is in key order either way.
 mod order;
 // Sources streamed into the one table that reads them give the same release as staged ones.

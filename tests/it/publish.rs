@@ -252,9 +252,14 @@ fn dry_run_prints_the_plan_and_sends_nothing() {
     // and it warns as the real run would of a version tag that would not move
     let o = env.publish(release, "acme/plan", &[]);
     assert!(o.status.success(), "{}", stderr(&o));
-    env.hub.commit_files("acme/plan", "main", &[("notes.txt", b"x")], &[]);
+    // a collaborator's file is kept (and listed); a release file deleted by someone is sent again
+    env.hub.commit_files("acme/plan", "main", &[("notes.txt", b"x")], &["jsonl/evaluations.jsonl"]);
     let o = env.publish(release, "acme/plan", &["--dry-run"]);
     assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.lines().any(|l| l.starts_with("keep") && l.ends_with("  notes.txt")), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("upload") && l.ends_with("  jsonl/evaluations.jsonl")), "{out}");
+    assert!(!out.lines().any(|l| l.starts_with("delete")), "{out}");
     assert!(
         stderr(&o).contains("tag 1.0.0 already exists at") && stderr(&o).contains("the new commit would not be tagged"),
         "{}{}",
