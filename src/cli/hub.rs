@@ -10,14 +10,14 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::error::Error;
-use crate::hash::{group_digits, human_bytes};
-use crate::hub::cache::HubCache;
-use crate::hub::publish::{DEFAULT_MAX_FILE_BYTES, PublishOptions, PublishOutcome, TagMode};
-use crate::hub::remote::RemoteVerifyOptions;
-use crate::hub::{DEFAULT_ENDPOINT, HubClient, HubConfig, HubTarget, RepoId, RetryPolicy, Token};
-use crate::pipeline::{Progress, Silent};
-use crate::query::PrintFormat;
+use crate::core::error::Error;
+use crate::sql::session::PrintFormat;
+use crate::stages::hash::{group_digits, human_bytes};
+use crate::verbs::build::{Progress, Silent};
+use crate::verbs::hub::cache::HubCache;
+use crate::verbs::hub::publish::{DEFAULT_MAX_FILE_BYTES, PublishOptions, PublishOutcome, TagMode};
+use crate::verbs::hub::remote::RemoteVerifyOptions;
+use crate::verbs::hub::{DEFAULT_ENDPOINT, HubClient, HubConfig, HubTarget, RepoId, RetryPolicy, Token};
 
 /// Arguments of `publish`.
 #[derive(Debug, clap::Args)]
@@ -299,7 +299,7 @@ pub fn publish(a: PublishArgs, quiet: bool) -> Result<u8, Error> {
     }
     opts.max_commit_attempts = a.commit_attempts;
     let bar = super::output::progress(quiet);
-    let report = runtime()?.block_on(crate::hub::publish::run(&client, &opts, progress_of(&bar)))?;
+    let report = runtime()?.block_on(crate::verbs::hub::publish::run(&client, &opts, progress_of(&bar)))?;
     let mut out = std::io::stdout().lock();
     let target = format!(
         "datasets/{}@{}{}",
@@ -411,7 +411,7 @@ pub fn verify(target: impl AsRef<std::ffi::OsStr>, a: VerifyHubArgs, quiet: bool
     let cache = HubCache::new(&env.cache);
     let opts = RemoteVerifyOptions { target: target.clone(), against: a.against, download: a.download };
     let bar = super::output::progress(quiet);
-    let rep = runtime()?.block_on(crate::hub::remote::verify(&client, &cache, &opts, progress_of(&bar)))?;
+    let rep = runtime()?.block_on(crate::verbs::hub::remote::verify(&client, &cache, &opts, progress_of(&bar)))?;
     let mut out = std::io::stdout().lock();
     for p in &rep.problems {
         let _ = writeln!(out, "{p}");
@@ -462,7 +462,8 @@ pub fn query(
     let cache = HubCache::new(&env.cache);
     let bar = super::output::progress(quiet);
     runtime()?.block_on(async {
-        let fetched = crate::hub::cache::fetch_release(client.as_ref(), &cache, &target, progress_of(&bar)).await?;
+        let fetched =
+            crate::verbs::hub::cache::fetch_release(client.as_ref(), &cache, &target, progress_of(&bar)).await?;
         tracing::info!(
             "{target} at {}: {} file(s) downloaded ({} bytes), {} from the cache at {}",
             fetched.commit,
@@ -471,13 +472,13 @@ pub fn query(
             fetched.cached_files,
             cache.root().display()
         );
-        let ctx = crate::query::query_session();
+        let ctx = crate::sql::session::query_session();
         let started = std::time::Instant::now();
-        let manifest = crate::query::register_release(&ctx, &fetched.dir).await?;
-        let files = crate::query::release_parquet_files(&fetched.dir, &manifest);
+        let manifest = crate::sql::session::register_release(&ctx, &fetched.dir).await?;
+        let files = crate::sql::session::release_parquet_files(&fetched.dir, &manifest);
         let hint = super::verify_hint(&target.to_string());
         super::run_and_print(&ctx, sql, format, timing, started)
             .await
-            .map_err(|e| crate::query::name_broken_file(e, &files, &hint))
+            .map_err(|e| crate::sql::session::name_broken_file(e, &files, &hint))
     })
 }
