@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::core::error::Error;
+use crate::core::numbers::{group_digits, human_bytes};
+use crate::core::progress::{Progress, Silent};
 use crate::sql::session::PrintFormat;
-use crate::stages::hash::{group_digits, human_bytes};
-use crate::verbs::build::{Progress, Silent};
 use crate::verbs::hub::cache::HubCache;
 use crate::verbs::hub::publish::{DEFAULT_MAX_FILE_BYTES, PublishOptions, PublishOutcome, TagMode};
 use crate::verbs::hub::remote::RemoteVerifyOptions;

@@ -23,11 +23,12 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use crate::core::error::Error;
+use crate::core::options::BuildOptions;
+use crate::core::progress::Silent;
 use crate::core::spec::{DuplicatePolicy, PipelineSpec};
 use crate::sql::session::PrintFormat;
 use crate::stages::ingest::OnInvalid;
 use crate::stages::write::WriteOptions;
-use crate::verbs::build::{BuildOptions, Silent};
 
 /// runpack turns the raw logs of LLM post-training runs (Tinker metrics and checkpoint
 /// indices, W&B exports, evaluation outputs, hand-merged result tables) into a release: typed
@@ -381,7 +382,7 @@ fn sql_from_stdin() -> Result<String, Error> {
     if bytes.len() as u64 > MAX_SQL_BYTES {
         return Err(Error::Refused(format!(
             "the SQL on standard input is longer than {} bytes",
-            crate::stages::hash::group_digits(MAX_SQL_BYTES)
+            crate::core::numbers::group_digits(MAX_SQL_BYTES)
         )));
     }
     String::from_utf8(bytes).map_err(|e| {
@@ -425,7 +426,7 @@ pub fn run(mut cli: Cli) -> Result<u8, Error> {
             let outcome = runtime()?.block_on(crate::verbs::build::build(
                 &spec,
                 &opts,
-                progress.as_ref().map(|p| p as &dyn crate::verbs::build::Progress).unwrap_or(&Silent),
+                progress.as_ref().map(|p| p as &dyn crate::core::progress::Progress).unwrap_or(&Silent),
             ))?;
             if outcome.unchanged {
                 if !quiet {
@@ -474,7 +475,7 @@ pub fn run(mut cli: Cli) -> Result<u8, Error> {
                     let rows = match rep.rows_checked {
                         Some(n) => format!(
                             ", {} rows read and checked against their schemas and JSON Lines copies",
-                            crate::stages::hash::group_digits(n)
+                            crate::core::numbers::group_digits(n)
                         ),
                         None => String::new(),
                     };

@@ -7,7 +7,8 @@ use std::io::IsTerminal;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::verbs::build::{BuildOutcome, Progress, Unit};
+use crate::core::progress::{Progress, Unit};
+use crate::verbs::build::BuildOutcome;
 
 /// Progress shown with indicatif on stderr.
 pub struct Bar {

@@ -247,7 +247,7 @@ fn syntax_error(e: &datafusion::error::DataFusionError) -> Option<(String, Optio
         ParserError::RecursionLimitExceeded => format!(
             "the SQL nests deeper than the parser's recursion limit ({} levels of parentheses, subqueries or \
              expressions inside expressions)",
-            crate::sql::session::SQL_RECURSION_LIMIT
+            crate::core::options::SQL_RECURSION_LIMIT
         ),
     };
     let place = text.rfind(" at Line: ").and_then(|i| {

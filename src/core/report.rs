@@ -38,7 +38,7 @@ impl Ord for Position {
             (Position::Line(_), Position::Pointer(_)) => std::cmp::Ordering::Less,
             (Position::Pointer(_), Position::Line(_)) => std::cmp::Ordering::Greater,
             (Position::Pointer(a), Position::Pointer(b)) => {
-                crate::stages::sort::compare_pointers(a, b).then_with(|| a.cmp(b))
+                crate::core::values::compare_pointers(a, b).then_with(|| a.cmp(b))
             }
         }
     }

@@ -568,7 +568,7 @@ impl FieldDescriptor {
             return Err(format!("{what} {n} is not an integer, as an `integer` field's {what} must be"));
         }
         if let (Some(lo), Some(hi)) = (&c.minimum, &c.maximum)
-            && crate::stages::validate::compare_numbers(lo, hi) == Some(std::cmp::Ordering::Greater)
+            && crate::core::values::compare_numbers(lo, hi) == Some(std::cmp::Ordering::Greater)
         {
             return Err(format!("minimum {lo} is above maximum {hi}: no value can meet both"));
         }
@@ -978,6 +978,58 @@ pub fn conform_each(a: &ArrayRef, to: &DataType) -> std::result::Result<(ArrayRe
     };
     Ok((out, lost))
 }
+
+/// Differences between two schemas, by field: `name: A vs B`, missing or extra fields.
+pub fn schema_diff(want: &arrow::datatypes::Schema, got: &arrow::datatypes::Schema) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, f) in want.fields().iter().enumerate() {
+        match got.field_with_name(f.name()) {
+            Err(_) => out.push(format!("`{}` missing", f.name())),
+            Ok(g) => {
+                if g.data_type() != f.data_type() {
+                    // names that read the same differ in what they leave out
+                    let (want, got) = match (type_name(f.data_type()), type_name(g.data_type())) {
+                        (w, h) if w == h => (type_detail(f.data_type()), type_detail(g.data_type())),
+                        names => names,
+                    };
+                    out.push(format!("`{}`: {want} expected, {got} found", f.name()));
+                } else if got.index_of(f.name()).ok() != Some(i) {
+                    out.push(format!(
+                        "`{}`: at position {} instead of {}",
+                        f.name(),
+                        got.index_of(f.name()).unwrap_or(0),
+                        i
+                    ));
+                }
+            }
+        }
+    }
+    for g in got.fields() {
+        if want.field_with_name(g.name()).is_err() {
+            out.push(format!("`{}` not expected", g.name()));
+        }
+    }
+    out
+}
+
+/// The columns a table's rows are ordered by: its primary key (every field when it has
+/// none), then the provenance columns that `has` and the key does not name.
+pub fn row_order(schema: &TableSchema, has: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut cols = if schema.primary_key.is_empty() {
+        schema.fields.iter().map(|f| f.name.clone()).collect()
+    } else {
+        schema.primary_key.clone()
+    };
+    for extra in PROVENANCE {
+        if has(extra) && !cols.iter().any(|c| c == extra) {
+            cols.push(extra.to_string());
+        }
+    }
+    cols
+}
+
+/// The provenance columns a build adds to every source row; they break ties of the key.
+pub const PROVENANCE: [&str; 2] = ["_source_file", "_source_line"];
 
 #[cfg(test)]
 mod tests {

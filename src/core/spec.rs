@@ -633,7 +633,7 @@ impl PipelineSpec {
             let bad: Vec<String> = t
                 .splits
                 .iter()
-                .filter(|s| !crate::stages::card::valid_split_name(s))
+                .filter(|s| !crate::core::names::valid_split_name(s))
                 .map(|s| {
                     let why = if s.trim() != s.as_str() {
                         "has leading or trailing whitespace (names are never trimmed)".to_string()
@@ -645,14 +645,14 @@ impl PipelineSpec {
                     };
                     format!(
                         "split name {s:?} {why}; the Hub accepts it but `datasets` cannot load it; use {:?}",
-                        crate::stages::card::suggest_split_name(s)
+                        crate::core::names::suggest_split_name(s)
                     )
                 })
                 .collect();
             if !bad.is_empty() {
                 return Err(Error::config(at(&format!("table {}", t.name)), bad.join("\n")));
             }
-            if let Some(m) = t.splits.iter().find_map(|s| crate::stages::validate::split_file_problem(s)) {
+            if let Some(m) = t.splits.iter().find_map(|s| crate::core::names::split_file_problem(s)) {
                 return Err(Error::config(at(&format!("table {}", t.name)), m));
             }
             // the split files are named after the splits: names equal but for case would be

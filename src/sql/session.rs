@@ -30,6 +30,7 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::StreamExt;
 
 use crate::core::error::{Error, Result};
+use crate::core::options::SQL_RECURSION_LIMIT;
 use crate::stages::release::Manifest;
 
 use super::groups;
@@ -49,12 +50,6 @@ pub const SQL_MEMORY_LIMIT_BYTES: usize = 256 << 20;
 pub fn session() -> SessionContext {
     session_with_partitions(1, false)
 }
-
-/// How deep SQL may nest (parentheses, subqueries, `CASE` inside `CASE`) for the parser, in
-/// levels: DataFusion's default of 50 refuses generated SQL a person would expect to run;
-/// planning and evaluating it recurse on threads with large stacks (256 MiB for the command,
-/// 64 MiB for the runtime's).
-pub const SQL_RECURSION_LIMIT: usize = 500;
 
 /// Parses `sql` into statements as the sessions runpack makes do ([`SQL_RECURSION_LIMIT`]).
 ///
@@ -378,8 +373,8 @@ impl ManifestChecked {
                 "{}: data file {rel} of table {} holds {} bytes, the manifest says {}; {verify}",
                 self.release,
                 self.table,
-                have.map(crate::stages::hash::group_digits).unwrap_or_default(),
-                bytes.map(crate::stages::hash::group_digits).unwrap_or_default()
+                have.map(crate::core::numbers::group_digits).unwrap_or_default(),
+                bytes.map(crate::core::numbers::group_digits).unwrap_or_default()
             ));
         }
         None
@@ -416,7 +411,7 @@ impl ManifestChecked {
                             datafusion::error::DataFusionError::ParquetError(p) => unreadable(p),
                             other => unreadable(other),
                         })?;
-                    let diffs = crate::verbs::verify::schema_diff(&self.schema, &schema);
+                    let diffs = crate::core::schema::schema_diff(&self.schema, &schema);
                     if !diffs.is_empty() {
                         return Err(format!(
                             "{rel} (table {}) does not hold the manifest's schema: {}{hint}",
@@ -588,13 +583,13 @@ pub fn sort_exprs(cols: &[String]) -> Vec<datafusion::logical_expr::SortExpr> {
 }
 
 /// The columns by which the rows of a release table's files are sorted, as far as DataFusion
-/// compares them as the build sorted them: [`crate::stages::release::row_order`] up to the first
+/// compares them as the build sorted them: [`crate::core::schema::row_order`] up to the first
 /// `_source_line` of JSON Pointers (sorted in document order, which is not text order) or
 /// the first column that is not a boolean, number, string, date or timestamp.
 pub fn declared_order(schema: &crate::core::schema::TableSchema, arrow: &arrow::datatypes::Schema) -> Vec<String> {
     use arrow::datatypes::DataType as T;
     let mut out = Vec::new();
-    for c in crate::stages::release::row_order(schema, |c| arrow.field_with_name(c).is_ok()) {
+    for c in crate::core::schema::row_order(schema, |c| arrow.field_with_name(c).is_ok()) {
         let Ok(f) = arrow.field_with_name(&c) else { break };
         let comparable = match f.data_type() {
             T::Utf8 | T::LargeUtf8 => c != "_source_line",

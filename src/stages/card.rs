@@ -148,29 +148,6 @@ pub fn size_category(rows: u64) -> &'static str {
     "n>1T"
 }
 
-/// Split names `datasets` can load: `^\w+(\.\w+)*$` over the whole name, and not `all`
-/// (the `datasets` library's keyword for every split together).
-pub fn valid_split_name(name: &str) -> bool {
-    !name.is_empty()
-        && name != "all"
-        && name.split('.').all(|part| !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_'))
-}
-
-/// A split name the Hub would accept, suggested for an invalid one (`all`, which the
-/// `datasets` library keeps for every split together, becomes `all_`; a name of blanks,
-/// `train`).
-pub fn suggest_split_name(name: &str) -> String {
-    let s: String =
-        name.trim().chars().map(|c| if c.is_alphanumeric() || c == '_' || c == '.' { c } else { '_' }).collect();
-    let s = s.trim_matches('.').to_string();
-    match s.as_str() {
-        "all" => "all_".into(),
-        // nothing of the name is left: one of the datasets library's usual names
-        "" => "train".into(),
-        _ => s,
-    }
-}
-
 /// What PyYAML (YAML 1.1 implicit resolvers, as `yaml.SafeLoader` applies them) reads a plain
 /// scalar as, when not a string: `"a boolean"` (`yes`, `On`, `NO`, …), `"a number"` (`1_000`,
 /// `1:20`, `.5`), `"null"`, `"a date"` (`2024-01-01`, timestamps), `"a merge key"` (`<<`) or
@@ -905,9 +882,9 @@ pub fn render(
             "| `{}`{} | {} | {} | {} | {} |",
             t.name,
             if t.name == default_table && t.rows > 0 { " (default)" } else { "" },
-            crate::stages::hash::group_digits(t.rows),
+            crate::core::numbers::group_digits(t.rows),
             t.schema.fields.len(),
-            crate::stages::hash::group_digits(sizes[&t.name]),
+            crate::core::numbers::group_digits(sizes[&t.name]),
             esc(&desc)
         );
     }
@@ -1103,7 +1080,7 @@ pub fn render(
             b,
             "| {} | {} | `{}` | {} |",
             code(&i.path),
-            crate::stages::hash::group_digits(i.bytes),
+            crate::core::numbers::group_digits(i.bytes),
             i.sha256,
             i.sources.join(", ")
         );
@@ -1175,6 +1152,7 @@ fn table_description(spec: &PipelineSpec, name: &str, schema: &crate::core::sche
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::names::{suggest_split_name, valid_split_name};
 
     #[test]
     fn names_and_values_show_as_they_are_in_markdown() {

@@ -58,25 +58,6 @@ use crate::core::schema::TableSchema;
 /// Current manifest format version.
 pub const MANIFEST_VERSION: u32 = 1;
 
-/// The provenance columns a build adds to every source row; they break ties of the key.
-pub const PROVENANCE: [&str; 2] = ["_source_file", "_source_line"];
-
-/// The columns a table's rows are ordered by: its primary key (every field when it has
-/// none), then the provenance columns that `has` and the key does not name.
-pub fn row_order(schema: &TableSchema, has: impl Fn(&str) -> bool) -> Vec<String> {
-    let mut cols = if schema.primary_key.is_empty() {
-        schema.fields.iter().map(|f| f.name.clone()).collect()
-    } else {
-        schema.primary_key.clone()
-    };
-    for extra in PROVENANCE {
-        if has(extra) && !cols.iter().any(|c| c == extra) {
-            cols.push(extra.to_string());
-        }
-    }
-    cols
-}
-
 /// `manifest.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {

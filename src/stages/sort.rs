@@ -311,40 +311,6 @@ fn sortable(schema: &SchemaRef, k: usize, column: &ArrayRef) -> ArrayRef {
     std::sync::Arc::new(keys)
 }
 
-/// The document order of two JSON Pointers, as their [`pointer_order_key`]s compare, without
-/// building the keys (rejects and messages are sorted by place).
-pub(crate) fn compare_pointers(a: &str, b: &str) -> std::cmp::Ordering {
-    use std::cmp::Ordering;
-    // the reference tokens, as `pointer_order_key` reads them (a text that is no pointer is one)
-    fn tokens(p: &str) -> impl Iterator<Item = &str> {
-        let rest = match p.strip_prefix('/') {
-            Some(rest) => Some(rest),
-            None if p.is_empty() => None,
-            None => Some(p),
-        };
-        rest.into_iter().flat_map(|r| r.split('/'))
-    }
-    let index = |t: &str| t.bytes().all(|b| b.is_ascii_digit()).then(|| t.parse::<u64>().ok()).flatten();
-    let (mut ta, mut tb) = (tokens(a), tokens(b));
-    loop {
-        let (x, y) = match (ta.next(), tb.next()) {
-            (None, None) => return Ordering::Equal,
-            (None, Some(_)) => return Ordering::Less,
-            (Some(_), None) => return Ordering::Greater,
-            (Some(x), Some(y)) => (x, y),
-        };
-        let order = match (index(x), index(y)) {
-            (Some(i), Some(j)) => i.cmp(&j),
-            (Some(_), None) => Ordering::Less,
-            (None, Some(_)) => Ordering::Greater,
-            (None, None) => x.as_bytes().cmp(y.as_bytes()),
-        };
-        if order != Ordering::Equal {
-            return order;
-        }
-    }
-}
-
 /// A byte string whose order is the document order of the JSON Pointer `pointer` (RFC 6901)
 /// among pointers into one document: reference tokens compare one by one, array indices
 /// (decimal digits) by number and before object keys, keys by their bytes; a pointer comes
@@ -455,6 +421,7 @@ impl OrderCheck {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::values::compare_pointers;
     use arrow::array::{AsArray, Int64Array, StringArray};
     use arrow::datatypes::{DataType, Field, Int64Type, Schema};
     use std::sync::Arc;

@@ -28,9 +28,11 @@ use arrow::row::{OwnedRow, RowConverter, SortField};
 use serde_json::Value;
 
 use crate::core::error::{Error, Result};
+use crate::core::names::split_problem;
 use crate::core::report::{BuildReport, Position, SourceRef, Violation};
 use crate::core::schema::TableSchema;
 use crate::core::spec::DuplicatePolicy;
+use crate::core::values::Num;
 use crate::stages::ingest::OnInvalid;
 use crate::stages::rejects::{RejectBody, Rejects};
 
@@ -68,57 +70,6 @@ pub struct Validator<'a> {
     split_cases: BTreeMap<String, String>,
     /// Rows kept.
     pub rows_kept: u64,
-}
-
-/// Why a row's split name (`None`: null) cannot be a split of a table whose declared splits
-/// are `allowed` (empty: any name the `datasets` library loads), or `None` when it can.
-pub fn split_problem(name: Option<&str>, allowed: &[String]) -> Option<String> {
-    match name {
-        None => Some("the split column is null".to_string()),
-        Some("") => Some("the split column is the empty string, which names no split".to_string()),
-        Some(name) if !crate::stages::card::valid_split_name(name) => Some(format!(
-            "split name {name:?} cannot be loaded by `datasets` (names must match ^\\w+(\\.\\w+)*$); use {:?}",
-            crate::stages::card::suggest_split_name(name)
-        )),
-        Some(name) if !allowed.is_empty() && !allowed.iter().any(|a| a == name) => {
-            Some(format!("split {name:?} is not one of the table's splits ({})", allowed.join(", ")))
-        }
-        Some(name) => split_file_problem(name),
-    }
-}
-
-/// Longest split name, in bytes: its files are named after it (`data/<table>/<split>.parquet`,
-/// with a shard suffix while they are written), and a file name holds 255 bytes.
-pub const MAX_SPLIT_NAME_BYTES: usize = 200;
-
-/// Why a split name that `datasets` loads cannot name the split's files everywhere: a name
-/// Windows reserves for a device (`con`, `nul`, `com1`, … with any extension), or one longer
-/// than [`MAX_SPLIT_NAME_BYTES`]; `None` when it can.
-pub fn split_file_problem(name: &str) -> Option<String> {
-    let (stem, rest) = name.split_once('.').map_or((name, ""), |(s, r)| (s, r));
-    let lower = stem.to_lowercase();
-    let device = ["con", "prn", "aux", "nul"].contains(&lower.as_str())
-        || ["com", "lpt"].iter().any(|p| {
-            lower.strip_prefix(p).is_some_and(|d| {
-                let mut c = d.chars();
-                matches!((c.next(), c.next()), (Some('0'..='9' | '¹' | '²' | '³'), None))
-            })
-        });
-    if device {
-        let dot = if rest.is_empty() { "" } else { "." };
-        return Some(format!(
-            "split name {name:?} names its files {name}.parquet and {name}.jsonl, which Windows reserves for a \
-             device (`{stem}`, whatever follows the dot; a clone of the dataset fails there); use {:?}",
-            format!("{stem}_{dot}{rest}")
-        ));
-    }
-    if name.len() > MAX_SPLIT_NAME_BYTES {
-        return Some(format!(
-            "split name of {} bytes (at most {MAX_SPLIT_NAME_BYTES}: its files are named after it)",
-            name.len()
-        ));
-    }
-    None
 }
 
 impl<'a> Validator<'a> {
@@ -822,81 +773,6 @@ fn value_problems(
     out
 }
 
-/// A number of a cell or a constraint: integers stay integers, so that bounds and `enum`
-/// values above 2^53 compare exactly (as 64-bit floats, 2^53 + 1 would equal 2^53), with each
-/// other and with floats.
-#[derive(Clone, Copy)]
-enum Num {
-    Int(i128),
-    Float(f64),
-}
-
-impl Num {
-    /// The number in row `r` of an integer or float column (`None` for other types).
-    fn at(a: &ArrayRef, r: usize) -> Option<Num> {
-        match a.data_type() {
-            DataType::Int64 => Some(Num::Int(a.as_primitive::<arrow::datatypes::Int64Type>().value(r).into())),
-            DataType::UInt64 => Some(Num::Int(a.as_primitive::<arrow::datatypes::UInt64Type>().value(r).into())),
-            DataType::Float64 => Some(Num::Float(a.as_primitive::<arrow::datatypes::Float64Type>().value(r))),
-            _ => None,
-        }
-    }
-
-    /// A JSON number.
-    fn of(n: &serde_json::Number) -> Num {
-        match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => Num::Int(i.into()),
-            (None, Some(u)) => Num::Int(u.into()),
-            _ => Num::Float(n.as_f64().unwrap_or(f64::NAN)),
-        }
-    }
-
-    fn is_nan(self) -> bool {
-        matches!(self, Num::Float(x) if x.is_nan())
-    }
-
-    /// Exact, also between an integer and a float (`None` with a NaN).
-    fn cmp(self, other: Num) -> Option<std::cmp::Ordering> {
-        match (self, other) {
-            (Num::Int(a), Num::Int(b)) => Some(a.cmp(&b)),
-            (Num::Float(a), Num::Float(b)) => a.partial_cmp(&b),
-            (Num::Int(a), Num::Float(b)) => int_cmp_float(a, b),
-            (Num::Float(a), Num::Int(b)) => int_cmp_float(b, a).map(std::cmp::Ordering::reverse),
-        }
-    }
-}
-
-/// Orders integer `i` against float `f` without rounding `i` to a float: by `f`'s integer
-/// part, then by its fraction.
-fn int_cmp_float(i: i128, f: f64) -> Option<std::cmp::Ordering> {
-    use std::cmp::Ordering;
-    // 2^127: no i128 reaches it
-    const LIMIT: f64 = 170141183460469231731687303715884105728.0;
-    if f.is_nan() {
-        return None;
-    }
-    if f >= LIMIT {
-        return Some(Ordering::Less);
-    }
-    if f < -LIMIT {
-        return Some(Ordering::Greater);
-    }
-    let whole = f.trunc();
-    Some(i.cmp(&(whole as i128)).then(if f > whole {
-        Ordering::Less
-    } else if f < whole {
-        Ordering::Greater
-    } else {
-        Ordering::Equal
-    }))
-}
-
-/// Orders two JSON numbers exactly (integers as integers, an integer against a float without
-/// rounding); `None` when either is NaN.
-pub fn compare_numbers(a: &serde_json::Number, b: &serde_json::Number) -> Option<std::cmp::Ordering> {
-    Num::of(a).cmp(Num::of(b))
-}
-
 /// JSON equality with numbers compared by value (`1` equals `1.0`), down arrays and objects.
 fn json_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
@@ -1123,6 +999,8 @@ impl<'b> SourceColumn<'b> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::names::split_file_problem;
+    use crate::core::values::compare_numbers;
 
     #[test]
     fn split_names_windows_keeps_for_devices_are_refused_with_a_name_that_is_not() {

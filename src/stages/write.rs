@@ -31,31 +31,8 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
 use crate::core::error::{Error, Result};
+pub use crate::core::options::WriteOptions;
 use crate::stages::hash::{FileDigest, HashingWriter};
-
-/// Writing options.
-#[derive(Debug, Clone, Copy)]
-pub struct WriteOptions {
-    /// Largest data file, in bytes (decimal). Default 500,000,000.
-    pub max_shard_bytes: u64,
-    /// Largest Parquet row group, in uncompressed bytes. Default 128 MiB.
-    pub row_group_bytes: u64,
-    /// Largest Parquet row group, in rows. Default 1,048,576.
-    pub row_group_rows: usize,
-    /// zstd level for Parquet pages. Default 3.
-    pub zstd_level: i32,
-}
-
-impl Default for WriteOptions {
-    fn default() -> Self {
-        WriteOptions {
-            max_shard_bytes: 500_000_000,
-            row_group_bytes: 128 << 20,
-            row_group_rows: 1 << 20,
-            zstd_level: 3,
-        }
-    }
-}
 
 /// The dataset viewer's limit on a row group's uncompressed size, in bytes.
 pub const VIEWER_ROW_GROUP_LIMIT_BYTES: u64 = 300_000_000;
@@ -268,8 +245,8 @@ impl TableWriter {
             return Err(Error::Refused(format!(
                 "table {}: a single row makes {what} of {}, above --max-shard-bytes {}",
                 self.name,
-                crate::stages::hash::human_bytes(bytes),
-                crate::stages::hash::human_bytes(max)
+                crate::core::numbers::human_bytes(bytes),
+                crate::core::numbers::human_bytes(max)
             )));
         }
         if pq > max {

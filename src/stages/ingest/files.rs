@@ -325,7 +325,7 @@ pub fn lfs_pointer_error(rel: &str, p: &LfsPointer) -> Error {
     Error::Refused(format!(
         "{rel} is a Git LFS pointer (object of {} bytes, oid sha256:{}), not data; \
          fetch the LFS object first (e.g. `git lfs pull`)",
-        crate::stages::hash::group_digits(p.size),
+        crate::core::numbers::group_digits(p.size),
         p.oid
     ))
 }

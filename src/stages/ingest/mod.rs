@@ -37,23 +37,13 @@ use self::convert::{ConvertOptions, Target};
 use self::files::InputFile;
 use self::records::Item;
 use crate::core::error::{Error, Result};
+pub use crate::core::options::OnInvalid;
 use crate::core::report::{BuildReport, Position, SourceRef, Violation};
 use crate::core::spec::{ColumnsPolicy, Format, Layout, PipelineSpec, SourceDef};
 use crate::stages::rejects::{RejectBody, Rejects};
 
 /// Rows converted at a time.
 pub const BATCH_ROWS: usize = 8192;
-
-/// What to do with rows that fail validation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum OnInvalid {
-    /// Fail the build, listing every violation.
-    #[default]
-    Fail,
-    /// Keep going; bad rows go to `rejects/<name>.jsonl` and are counted in the card.
-    Reject,
-}
 
 /// Options of the ingest stage that come from the command line.
 #[derive(Debug, Clone)]
@@ -433,7 +423,7 @@ fn convert(
             format!(
                 "{} metric value{} no number (text, a boolean, a list or an object): kept in `value_text`, with \
                  `value` null (a table that selects only `value` leaves {})",
-                crate::stages::hash::group_digits(texts),
+                crate::core::numbers::group_digits(texts),
                 if texts == 1 { " is" } else { "s are" },
                 if texts == 1 { "it out" } else { "them out" }
             ),
@@ -447,7 +437,7 @@ fn convert(
                 None,
                 format!(
                     "[[source.field]] `{name}` is null in all {} rows kept (a misspelled key?)",
-                    crate::stages::hash::group_digits(rows)
+                    crate::core::numbers::group_digits(rows)
                 ),
             );
         }
@@ -1278,8 +1268,8 @@ impl Applier<'_> {
                 format!(
                     "column `{col}` holds a {}-byte value (above {} bytes); where a table keeps it, the dataset viewer \
                      may truncate it",
-                    crate::stages::hash::group_digits(len as u64),
-                    crate::stages::hash::group_digits(self.opts.large_cell_bytes)
+                    crate::core::numbers::group_digits(len as u64),
+                    crate::core::numbers::group_digits(self.opts.large_cell_bytes)
                 ),
             );
         }

@@ -60,7 +60,7 @@ pub fn jsonl(mut reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMu
 fn read_failed(rel: &str, lines: u64, e: &std::io::Error) -> Error {
     let place = match lines {
         0 => "before its first line".to_string(),
-        n => format!("after line {}", crate::stages::hash::group_digits(n)),
+        n => format!("after line {}", crate::core::numbers::group_digits(n)),
     };
     read_failed_at(rel, &place, e)
 }

@@ -25,6 +25,8 @@ use futures::StreamExt;
 use serde_json::json;
 
 use crate::core::error::{Error, Result};
+use crate::core::options::BuildOptions;
+use crate::core::progress::{Progress, Unit};
 use crate::core::report::BuildReport;
 use crate::core::schema::{TableSchema, type_name};
 use crate::core::spec::{DuplicatePolicy, PipelineSpec};
@@ -58,80 +60,6 @@ fn plan_in_order(plan: &Arc<dyn datafusion::physical_plan::ExecutionPlan>, sort_
         })
         .collect();
     exprs.is_some_and(|e| plan.equivalence_properties().ordering_satisfy(e).unwrap_or(false))
-}
-
-/// Options of one build.
-#[derive(Debug, Clone)]
-pub struct BuildOptions {
-    /// Folder holding releases (`releases/`).
-    pub releases_dir: PathBuf,
-    /// Release version (default: the pipeline's `version`).
-    pub version: Option<String>,
-    /// Replace an existing release of the same version.
-    pub force: bool,
-    /// Fail on invalid rows, or set them aside in `rejects/`.
-    pub on_invalid: OnInvalid,
-    /// Violations listed at most (the total is always given).
-    pub max_errors: usize,
-    /// Duplicate-key rule for every table, overriding the pipeline's.
-    pub on_duplicate_key: Option<DuplicatePolicy>,
-    /// File and row-group sizes.
-    pub write: WriteOptions,
-    /// Strings longer than this many bytes are reported.
-    pub large_cell_bytes: u64,
-    /// `SOURCE_DATE_EPOCH` (seconds since the Unix epoch), recorded as `created_at`.
-    pub source_date_epoch: Option<i64>,
-    /// Stage every source in an Arrow IPC file before any table is built, instead of
-    /// streaming a source that one table reads straight into that table's query (the
-    /// release is the same either way).
-    pub stage_sources: bool,
-}
-
-impl Default for BuildOptions {
-    fn default() -> Self {
-        BuildOptions {
-            releases_dir: PathBuf::from("releases"),
-            version: None,
-            force: false,
-            on_invalid: OnInvalid::Fail,
-            max_errors: 100,
-            on_duplicate_key: None,
-            write: WriteOptions::default(),
-            large_cell_bytes: 10_000_000,
-            source_date_epoch: None,
-            stage_sources: false,
-        }
-    }
-}
-
-/// What a step's progress counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unit {
-    /// Nothing: the step only runs (a spinner).
-    None,
-    /// Rows written.
-    Rows,
-    /// Bytes read, hashed or sent.
-    Bytes,
-}
-
-/// Progress of long steps, reported by the library and shown by the front end.
-pub trait Progress: Send + Sync {
-    /// A step begins; `total` is its size in `unit`s, the unit of `advance`, when known.
-    fn start(&self, step: &str, unit: Unit, total: Option<u64>);
-    /// Some of the current step is done.
-    fn advance(&self, n: u64);
-    /// The current step is done.
-    fn finish(&self);
-}
-
-/// A [`Progress`] that shows nothing.
-pub struct Silent;
-
-impl Progress for Silent {
-    fn start(&self, _: &str, _: Unit, _: Option<u64>) {}
-    fn advance(&self, _: u64) {}
-    fn finish(&self) {}
 }
 
 /// What a successful build returns.
@@ -238,7 +166,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     // the orders the tables are sorted in: a source found to be in one already lets a table
     // that reads it in that order skip the sort
     let orders: Vec<Vec<String>> =
-        spec.table_schemas.iter().flatten().map(|s| release::row_order(s, |_| true)).collect();
+        spec.table_schemas.iter().flatten().map(|s| crate::core::schema::row_order(s, |_| true)).collect();
     // sources that one table reads are streamed into it when that table is built
     let mut deferred: BTreeMap<usize, (usize, SchemaRef)> =
         if opts.stage_sources { BTreeMap::new() } else { streamable_sources(spec)? };
@@ -685,7 +613,7 @@ fn input_warnings(spec: &PipelineSpec, inputs: &[InputEntry], report: &mut Build
                 "source {source} read {} files with the same bytes ({} bytes, sha256 {}…): {}; the rows of each \
                  are read (a folder linked or copied under another name is read once per name)",
                 paths.len(),
-                crate::stages::hash::group_digits(bytes),
+                crate::core::numbers::group_digits(bytes),
                 &sha256[..12],
                 paths.join(", "),
             ),
@@ -713,8 +641,8 @@ fn unchanged_while_read(
             (Some(b), Some(n)) if b.bytes != n.bytes => {
                 format!(
                     "its size went from {} to {} bytes",
-                    crate::stages::hash::group_digits(b.bytes),
-                    crate::stages::hash::group_digits(n.bytes)
+                    crate::core::numbers::group_digits(b.bytes),
+                    crate::core::numbers::group_digits(n.bytes)
                 )
             }
             (Some(b), Some(n)) if b.mtime_ns == n.mtime_ns => {
@@ -872,7 +800,7 @@ async fn plan_table(cx: &TableCx<'_>) -> Result<TablePlan> {
     let target_schema = table_schema.arrow_schema();
     let schema_file = t.schema.as_ref().map(|p| spec.dir.join(p).display().to_string());
     check_columns(&t.name, schema_file.as_deref(), &result_schema, &table_schema, &target_schema)?;
-    let sort_cols = release::row_order(&table_schema, |c| result_schema.field_with_name(c).is_ok());
+    let sort_cols = crate::core::schema::row_order(&table_schema, |c| result_schema.field_with_name(c).is_ok());
     let policy = cx.opts.on_duplicate_key.unwrap_or(t.on_duplicate_key);
     if policy != DuplicatePolicy::Error
         && (result_schema.field_with_name("_source_file").is_err()
@@ -1074,7 +1002,7 @@ async fn build_streamed(
         .iter()
         .map(|(_, schema)| {
             let table_schema = spec.table_schemas[cx.index].as_ref()?;
-            let cols = release::row_order(table_schema, |c| schema.index_of(c).is_ok());
+            let cols = crate::core::schema::row_order(table_schema, |c| schema.index_of(c).is_ok());
             let check = crate::stages::sort::OrderCheck::new(schema, cols);
             check.in_order().then_some(check)
         })
@@ -1237,7 +1165,7 @@ impl SplitWriters {
             // the validator has checked these rows already (Validator::with_split): a row with
             // a bad split name was rejected there, or reported there and fails the build; it is
             // kept out of the files here, never written under a name it cannot have
-            match crate::stages::validate::split_problem(Some(&name), &self.allowed) {
+            match crate::core::names::split_problem(Some(&name), &self.allowed) {
                 Some(_) if report.violations_total > 0 => {}
                 Some(message) => report.violation(crate::core::report::Violation {
                     scope: crate::core::report::Scope::Table,

@@ -28,9 +28,10 @@ use futures::StreamExt;
 use super::client::HubClient;
 use super::{HubTarget, RepoId, join_repo_path, remote};
 use crate::core::error::{Error, Result};
+use crate::core::numbers;
+use crate::core::progress::{Progress, Unit};
 use crate::stages::hash;
 use crate::stages::release::{Manifest, safe_relative};
-use crate::verbs::build::{Progress, Unit};
 
 /// A hub cache folder.
 #[derive(Debug, Clone)]
@@ -192,9 +193,9 @@ pub fn cached(cache: &HubCache, repo: &RepoId, commit: &str, want: &Want) -> Res
         Some((bytes, sha)) => Err(Error::Refused(format!(
             "{}: the cached copy is damaged (expected {} bytes, {}; found {} bytes, sha256 {sha}) and offline mode forbids fetching it again",
             want.path,
-            hash::group_digits(want.bytes),
+            numbers::group_digits(want.bytes),
             expected_text(&want.check),
-            hash::group_digits(bytes)
+            numbers::group_digits(bytes)
         ))),
     }
 }
@@ -223,9 +224,9 @@ pub async fn fetch(
                     "cached {} ({}) is damaged: expected {} bytes, {}; found {} bytes, sha256 {sha}; fetching it again",
                     want.path,
                     blob.display(),
-                    hash::group_digits(want.bytes),
+                    numbers::group_digits(want.bytes),
                     expected_text(&want.check),
-                    hash::group_digits(bytes)
+                    numbers::group_digits(bytes)
                 );
                 std::fs::remove_file(&blob).map_err(|e| Error::io(&blob, e))?;
             }
@@ -447,8 +448,8 @@ fn record(out: &mut FetchedRelease, f: Fetched, want: &Want) -> Result<()> {
             return Err(Error::Refused(format!(
                 "{}: the Hub served bytes that do not match: expected {} bytes, {expected}; received {} bytes, sha256 {found_sha256}; nothing was kept",
                 want.path,
-                hash::group_digits(expected_bytes),
-                hash::group_digits(found_bytes)
+                numbers::group_digits(expected_bytes),
+                numbers::group_digits(found_bytes)
             )));
         }
     }

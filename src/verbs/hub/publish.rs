@@ -49,9 +49,10 @@ use super::client::{Failure, HubClient, LfsObject, PreuploadFile, TagCreated};
 use super::remote::{RemoteTree, remote_tree, repo_housekeeping};
 use super::{RepoId, join_repo_path, short};
 use crate::core::error::{Error, Result};
+use crate::core::numbers;
+use crate::core::progress::{Progress, Unit};
 use crate::stages::hash;
 use crate::stages::release::Manifest;
-use crate::verbs::build::{Progress, Unit};
 
 /// Default per-file size limit: 50,000,000,000 bytes (50 GB, 46.6 GiB), the Hub's long-standing
 /// limit for one LFS file. The Hub's storage guide now recommends files under 200 GB (500 GB hard
@@ -497,8 +498,8 @@ fn preflight(opts: &PublishOptions) -> Result<(Manifest, Vec<LocalFile>, Vec<Str
                 if m.len() > opts.max_file_bytes {
                     problems.push(format!(
                         "{rel}: {} > limit {} per file",
-                        hash::human_bytes(m.len()),
-                        hash::human_bytes(opts.max_file_bytes)
+                        numbers::human_bytes(m.len()),
+                        numbers::human_bytes(opts.max_file_bytes)
                     ));
                 }
                 locals.push(LocalFile { rel, path, bytes: m.len() });
@@ -525,16 +526,16 @@ fn preflight(opts: &PublishOptions) -> Result<(Manifest, Vec<LocalFile>, Vec<Str
             warnings.push(format!(
                 "folder `{}` would hold {} files, over the Hub's guidance of {} files per folder",
                 if folder.is_empty() { "/" } else { &folder },
-                hash::group_digits(n as u64),
-                hash::group_digits(FOLDER_FILES_GUIDANCE as u64)
+                numbers::group_digits(n as u64),
+                numbers::group_digits(FOLDER_FILES_GUIDANCE as u64)
             ));
         }
     }
     if locals.len() > REPO_FILES_GUIDANCE {
         warnings.push(format!(
             "the release has {} files, over the Hub's guidance of {} files per repo",
-            hash::group_digits(locals.len() as u64),
-            hash::group_digits(REPO_FILES_GUIDANCE as u64)
+            numbers::group_digits(locals.len() as u64),
+            numbers::group_digits(REPO_FILES_GUIDANCE as u64)
         ));
     }
     match manifest {

@@ -19,9 +19,10 @@ use super::cache::{self, Check, Fetched, HubCache, Want};
 use super::client::HubClient;
 use super::{HubTarget, RepoId, join_repo_path};
 use crate::core::error::{Error, Result};
+use crate::core::numbers;
+use crate::core::progress::{Progress, Unit};
 use crate::stages::hash;
 use crate::stages::release::Manifest;
-use crate::verbs::build::{Progress, Unit};
 
 /// One file of a remote tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,8 +113,8 @@ pub(crate) fn compare(e: &Expected, remote: Option<&RemoteFile>) -> Match {
             } else if r.size != e.bytes {
                 Match::Differs(format!(
                     "size mismatch: expected {} bytes, the Hub lists {}",
-                    hash::group_digits(e.bytes),
-                    hash::group_digits(r.size)
+                    numbers::group_digits(e.bytes),
+                    numbers::group_digits(r.size)
                 ))
             } else {
                 Match::Same
@@ -134,8 +135,8 @@ pub(crate) fn compare(e: &Expected, remote: Option<&RemoteFile>) -> Match {
             if r.size != e.bytes {
                 Match::Differs(format!(
                     "size mismatch: expected {} bytes, the Hub lists {}",
-                    hash::group_digits(e.bytes),
-                    hash::group_digits(r.size)
+                    numbers::group_digits(e.bytes),
+                    numbers::group_digits(r.size)
                 ))
             } else {
                 Match::NeedsContent
@@ -148,7 +149,7 @@ fn size_note(want: u64, got: u64) -> String {
     if want == got {
         " (the size matches, the content does not)".into()
     } else {
-        format!(" (size {} bytes, expected {})", hash::group_digits(got), hash::group_digits(want))
+        format!(" (size {} bytes, expected {})", numbers::group_digits(got), numbers::group_digits(want))
     }
 }
 
@@ -313,7 +314,7 @@ pub async fn verify(
             }
             Match::Missing => rep.problems.push(format!(
                 "{path}: missing on the Hub (manifest lists {} bytes, sha256 {})",
-                hash::group_digits(e.bytes),
+                numbers::group_digits(e.bytes),
                 e.sha256
             )),
             Match::Differs(why) => rep.problems.push(format!("{path}: {why}")),
@@ -327,7 +328,7 @@ pub async fn verify(
         if !wanted.contains(path) && !repo_housekeeping(path) {
             rep.problems.push(format!(
                 "{path}: on the Hub but not in the manifest ({} bytes{})",
-                hash::group_digits(r.size),
+                numbers::group_digits(r.size),
                 r.lfs_sha256.as_ref().map(|s| format!(", sha256 {s}")).unwrap_or_default()
             ));
         }

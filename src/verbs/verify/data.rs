@@ -11,9 +11,10 @@ use std::path::Path;
 use arrow::array::Array;
 use arrow::record_batch::RecordBatch;
 
-use super::{VerifyReport, schema_diff};
+use super::VerifyReport;
 use crate::core::error::{Error, Result};
-use crate::stages::hash;
+use crate::core::numbers;
+use crate::core::schema::schema_diff;
 use crate::stages::ingest::files::lfs_pointer;
 use crate::stages::release::{Manifest, safe_relative};
 
@@ -181,7 +182,7 @@ pub fn check_data(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
                 rep.problems.push(format!(
                     "table {}: {} more rows break its schema",
                     t.name,
-                    hash::group_digits((total - violations.len()) as u64)
+                    numbers::group_digits((total - violations.len()) as u64)
                 ));
             }
         }
@@ -211,7 +212,7 @@ fn referenced_first(m: &Manifest) -> Vec<&crate::stages::release::TableEntry> {
 /// with an [`crate::stages::sort::OrderCheck`] of them; `None` when there is nothing to check.
 fn key_order(schema: &crate::core::schema::TableSchema, arrow: &arrow::datatypes::SchemaRef) -> Option<Vec<String>> {
     let cols: Vec<String> = if schema.primary_key.is_empty() {
-        crate::stages::release::row_order(schema, |_| false)
+        crate::core::schema::row_order(schema, |_| false)
     } else {
         schema.primary_key.clone()
     };
@@ -338,7 +339,7 @@ impl TableScan<'_> {
                     Ok(b) => b,
                     Err(e) => {
                         rep.problems
-                            .push(format!("{rel}: cannot be decoded after row {}: {e}", hash::group_digits(row)));
+                            .push(format!("{rel}: cannot be decoded after row {}: {e}", numbers::group_digits(row)));
                         return Ok(false);
                     }
                 };
@@ -365,7 +366,7 @@ impl TableScan<'_> {
                     if let Some(i) = other {
                         rep.problems.push(format!(
                             "{rel}: row {} has split {}, but the file holds split {name}'s rows",
-                            hash::group_digits(row + i as u64 + 1),
+                            numbers::group_digits(row + i as u64 + 1),
                             validate_cell(col, i)
                         ));
                         split = None;
@@ -376,8 +377,8 @@ impl TableScan<'_> {
                     if !check.in_order() {
                         rep.problems.push(format!(
                             "{rel}: rows {}–{} are not in the key order of table {} ({}), as a build writes them",
-                            hash::group_digits(row),
-                            hash::group_digits(row + batch.num_rows() as u64),
+                            numbers::group_digits(row),
+                            numbers::group_digits(row + batch.num_rows() as u64),
                             self.table,
                             cols.join(", ")
                         ));
@@ -416,7 +417,7 @@ impl TableScan<'_> {
                 rep.problems.push(format!(
                     "{c}:{}: a line beyond the {} rows of {rel}",
                     row + 1,
-                    hash::group_digits(row)
+                    numbers::group_digits(row)
                 ));
             }
         }
@@ -445,7 +446,7 @@ impl TableScan<'_> {
                         .collect();
                     rep.problems.push(format!(
                         "{rel}: row {} has the key {} of a row of split {first} too (table {}, rule primaryKey)",
-                        hash::group_digits(before + r as u64 + 1),
+                        numbers::group_digits(before + r as u64 + 1),
                         shown.join(", "),
                         self.table
                     ));
@@ -483,7 +484,7 @@ impl TableScan<'_> {
             if let Some((r, what)) = bad {
                 rep.problems.push(format!(
                     "{rel}: row {}, column {}: {} {what}",
-                    hash::group_digits(before + r as u64 + 1),
+                    numbers::group_digits(before + r as u64 + 1),
                     f.name(),
                     validate_cell(col, r)
                 ));

@@ -26,7 +26,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::core::error::{Error, Result};
-use crate::core::schema::{type_detail, type_name};
+use crate::core::numbers;
+use crate::core::schema::{schema_diff, type_name};
 use crate::stages::hash;
 use crate::stages::ingest::files::lfs_pointer;
 use crate::stages::release::{Manifest, safe_relative};
@@ -217,8 +218,8 @@ fn check_row_groups(dir: &Path, rep: &mut VerifyReport) {
                 rep.problems.push(format!(
                     "{rel}: row group {i} holds {} bytes uncompressed, above the dataset viewer's limit of {} bytes \
                      (286.10 MiB); rewrite it with smaller row groups",
-                    hash::group_digits(size),
-                    hash::group_digits(crate::stages::write::VIEWER_ROW_GROUP_LIMIT_BYTES)
+                    numbers::group_digits(size),
+                    numbers::group_digits(crate::stages::write::VIEWER_ROW_GROUP_LIMIT_BYTES)
                 ));
             }
         }
@@ -363,7 +364,7 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
                 rep.problems.push(format!(
                     "{}: missing (manifest lists {} bytes, sha256 {})",
                     f.path,
-                    hash::group_digits(f.bytes),
+                    numbers::group_digits(f.bytes),
                     f.sha256
                 ));
                 continue;
@@ -384,12 +385,12 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
             if ptr.oid == f.sha256 && ptr.size == f.bytes {
                 rep.problems.push(format!(
                     "{}: not downloaded (Git LFS pointer to the expected object, sha256 {}, {} bytes); fetch it with `git lfs pull`",
-                    f.path, ptr.oid, hash::group_digits(ptr.size)
+                    f.path, ptr.oid, numbers::group_digits(ptr.size)
                 ));
             } else {
                 rep.problems.push(format!(
                     "{}: Git LFS pointer to a different object (oid sha256:{}, {} bytes) than the manifest's (sha256 {}, {} bytes)",
-                    f.path, ptr.oid, hash::group_digits(ptr.size), f.sha256, hash::group_digits(f.bytes)
+                    f.path, ptr.oid, numbers::group_digits(ptr.size), f.sha256, numbers::group_digits(f.bytes)
                 ));
             }
             continue;
@@ -413,7 +414,11 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
             let size_note = if d.bytes == f.bytes {
                 "the size matches, the content does not".to_string()
             } else {
-                format!("size {} bytes, manifest says {}", hash::group_digits(d.bytes), hash::group_digits(f.bytes))
+                format!(
+                    "size {} bytes, manifest says {}",
+                    numbers::group_digits(d.bytes),
+                    numbers::group_digits(f.bytes)
+                )
             };
             rep.problems
                 .push(format!("{}: sha256 mismatch: expected {}, found {} ({size_note})", f.path, f.sha256, d.sha256));
@@ -744,39 +749,6 @@ fn open_parquet(
     .and_then(|r| r)
 }
 
-/// Differences between two schemas, by field: `name: A vs B`, missing or extra fields.
-pub fn schema_diff(want: &arrow::datatypes::Schema, got: &arrow::datatypes::Schema) -> Vec<String> {
-    let mut out = Vec::new();
-    for (i, f) in want.fields().iter().enumerate() {
-        match got.field_with_name(f.name()) {
-            Err(_) => out.push(format!("`{}` missing", f.name())),
-            Ok(g) => {
-                if g.data_type() != f.data_type() {
-                    // names that read the same differ in what they leave out
-                    let (want, got) = match (type_name(f.data_type()), type_name(g.data_type())) {
-                        (w, h) if w == h => (type_detail(f.data_type()), type_detail(g.data_type())),
-                        names => names,
-                    };
-                    out.push(format!("`{}`: {want} expected, {got} found", f.name()));
-                } else if got.index_of(f.name()).ok() != Some(i) {
-                    out.push(format!(
-                        "`{}`: at position {} instead of {}",
-                        f.name(),
-                        got.index_of(f.name()).unwrap_or(0),
-                        i
-                    ));
-                }
-            }
-        }
-    }
-    for g in got.fields() {
-        if want.field_with_name(g.name()).is_err() {
-            out.push(format!("`{}` not expected", g.name()));
-        }
-    }
-    out
-}
-
 /// Reads the YAML front matter of a card.
 pub fn front_matter(text: &str) -> Option<&str> {
     // a byte order mark before it, as some editors write, is no content (PyYAML skips it)
@@ -969,11 +941,11 @@ pub fn card_problems(card: &str, files: &[String], empty: &BTreeSet<String>) -> 
                             yaml_serde::Value::String(s) => add("train", s, item_at),
                             yaml_serde::Value::Mapping(_) => {
                                 let split = it.get("split").and_then(|v| v.as_str()).unwrap_or("train").to_string();
-                                if !crate::stages::card::valid_split_name(&split) {
+                                if !crate::core::names::valid_split_name(&split) {
                                     out.push(format!(
                                         "{} config `{name}`: split {split:?} is not loadable (a split name must match ^\\w+(\\.\\w+)*$); use {:?}",
                                         at(&format!("{item_at}.split")),
-                                        crate::stages::card::suggest_split_name(&split)
+                                        crate::core::names::suggest_split_name(&split)
                                     ));
                                 }
                                 match it.get("path") {

@@ -628,7 +628,7 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], context: &str, report: &mu
                  read that object, then the export's unassigned columns; a bare key reads config, summary, then \
                  those columns; a key is looked up as written, then as a dotted path)",
                 c.from,
-                crate::stages::hash::group_digits(runs_read)
+                crate::core::numbers::group_digits(runs_read)
             ),
         ));
     }
@@ -673,7 +673,7 @@ fn check_sampling(
                     "run {run}: {} history record(s) repeat a `_step` logged before in this file (the first: \
                      {step}); each becomes rows of the table, which a primaryKey (run_id, step, metric) would \
                      refuse",
-                    crate::stages::hash::group_digits((st.steps.len() - steps.len()) as u64)
+                    crate::core::numbers::group_digits((st.steps.len() - steps.len()) as u64)
                 ),
             );
         }
@@ -686,7 +686,7 @@ fn check_sampling(
             problem = Some(format!(
                 "history incomplete: {}; so {} rows (max `_step` {}) are not all the run logged",
                 why.join("; "),
-                crate::stages::hash::group_digits(rows),
+                crate::core::numbers::group_digits(rows),
                 max.map(|m| m.to_string()).unwrap_or_else(|| "none".into())
             ));
         }
@@ -696,14 +696,14 @@ fn check_sampling(
             problem = Some(format!(
                 "history not checked: {file_list} has {} rows (max `_step` {}), and the run list, which says how \
                  far the run logged, cannot be read: {why}",
-                crate::stages::hash::group_digits(rows),
+                crate::core::numbers::group_digits(rows),
                 max.map(|m| m.to_string()).unwrap_or_else(|| "none".into()),
             ));
         }
         if let Some(exp) = lists.expect.get(run).filter(|_| problem.is_none()) {
             let mut reported = Vec::new();
             if let Some(n) = exp.history_line_count {
-                reported.push(format!("{} rows", crate::stages::hash::group_digits(n)));
+                reported.push(format!("{} rows", crate::core::numbers::group_digits(n)));
             }
             let last = exp.last_history_step.or(exp.summary_step);
             if let Some(l) = last {
@@ -715,7 +715,7 @@ fn check_sampling(
             if short_rows || short_step {
                 problem = Some(format!(
                     "history incomplete: {file_list} has {} rows (max `_step` {}); the run reports {}",
-                    crate::stages::hash::group_digits(rows),
+                    crate::core::numbers::group_digits(rows),
                     max.map(|m| m.to_string()).unwrap_or_else(|| "none".into()),
                     match reported.len() {
                         2 => format!("{} ({})", reported[0], reported[1]),
@@ -744,7 +744,7 @@ fn check_sampling(
                 problem = Some(format!(
                     "history not checked: {file_list} has {} rows (max `_step` {}), and the run's summary, which \
                      says how far the run logged, cannot be read: {e}",
-                    crate::stages::hash::group_digits(rows),
+                    crate::core::numbers::group_digits(rows),
                     max.map(|m| m.to_string()).unwrap_or_else(|| "none".into()),
                 ));
             }
@@ -754,7 +754,7 @@ fn check_sampling(
                 problem = Some(format!(
                     "history incomplete: {file_list} has {} rows (max `_step` {}); the run's {summary} reports \
                      summary _step {l}",
-                    crate::stages::hash::group_digits(rows),
+                    crate::core::numbers::group_digits(rows),
                     max.map(|m| m.to_string()).unwrap_or_else(|| "none".into()),
                 ));
             }
@@ -772,7 +772,7 @@ fn check_sampling(
             if constant {
                 problem = Some(format!(
                     "history looks sampled: {file_list} has {} rows with `_step` every {stride} ({} … {})",
-                    crate::stages::hash::group_digits(rows),
+                    crate::core::numbers::group_digits(rows),
                     steps[0],
                     steps[steps.len() - 1]
                 ));
@@ -880,7 +880,7 @@ fn check_sampling(
         }
         let mut reported = Vec::new();
         if let Some(n) = exp.history_line_count.filter(|&n| n > 0) {
-            reported.push(format!("{} rows", crate::stages::hash::group_digits(n)));
+            reported.push(format!("{} rows", crate::core::numbers::group_digits(n)));
         }
         match (exp.last_history_step, exp.summary_step) {
             (Some(l), _) => reported.push(format!("lastHistoryStep {l}")),
