@@ -13,7 +13,7 @@ use std::time::Duration;
 use crate::core::error::Error;
 use crate::core::numbers::{group_digits, human_bytes};
 use crate::core::progress::{Progress, Silent};
-use crate::sql::session::PrintFormat;
+use crate::sql::print::PrintFormat;
 use crate::verbs::hub::cache::HubCache;
 use crate::verbs::hub::publish::{DEFAULT_MAX_FILE_BYTES, PublishOptions, PublishOutcome, TagMode};
 use crate::verbs::hub::remote::RemoteVerifyOptions;
@@ -474,11 +474,11 @@ pub fn query(
         );
         let ctx = crate::sql::session::query_session();
         let started = std::time::Instant::now();
-        let manifest = crate::sql::session::register_release(&ctx, &fetched.dir).await?;
-        let files = crate::sql::session::release_parquet_files(&fetched.dir, &manifest);
+        let manifest = crate::verbs::query::register_release(&ctx, &fetched.dir).await?;
+        let files = crate::verbs::query::release_parquet_files(&fetched.dir, &manifest);
         let hint = super::verify_hint(&target.to_string());
         super::run_and_print(&ctx, sql, format, timing, started)
             .await
-            .map_err(|e| crate::sql::session::name_broken_file(e, &files, &hint))
+            .map_err(|e| crate::verbs::query::name_broken_file(e, &files, &hint))
     })
 }

@@ -26,7 +26,7 @@ use crate::core::error::Error;
 use crate::core::options::BuildOptions;
 use crate::core::progress::Silent;
 use crate::core::spec::{DuplicatePolicy, PipelineSpec};
-use crate::sql::session::PrintFormat;
+use crate::sql::print::PrintFormat;
 use crate::stages::ingest::OnInvalid;
 use crate::stages::write::WriteOptions;
 
@@ -203,9 +203,9 @@ enum DuplicateArg {
 }
 
 /// What `query` registered: the raw table (kept alive while the query runs) and the Parquet
-/// files read, for naming a broken one ([`crate::sql::session::name_broken_file`]).
+/// files read, for naming a broken one ([`crate::verbs::query::name_broken_file`]).
 struct QuerySource {
-    _raw: Option<crate::sql::session::RawTable>,
+    _raw: Option<crate::verbs::query::RawTable>,
     parquet_files: Vec<(String, std::path::PathBuf)>,
     hint: String,
 }
@@ -225,14 +225,14 @@ async fn register_query_source(
 ) -> Result<QuerySource, Error> {
     let path = std::path::Path::new(source);
     if path.join("manifest.json").is_file() {
-        let manifest = crate::sql::session::register_release(ctx, path).await?;
+        let manifest = crate::verbs::query::register_release(ctx, path).await?;
         return Ok(QuerySource {
             _raw: None,
-            parquet_files: crate::sql::session::release_parquet_files(path, &manifest),
+            parquet_files: crate::verbs::query::release_parquet_files(path, &manifest),
             hint: verify_hint(&path.display().to_string()),
         });
     }
-    let raw = crate::sql::session::register_files(ctx, table, source, schema).await?;
+    let raw = crate::verbs::query::register_files(ctx, table, source, schema).await?;
     if raw.inferred && !quiet {
         say!("table {table}, schema inferred from every file:");
         for f in raw.schema.fields() {
@@ -525,7 +525,7 @@ pub fn run(mut cli: Cli) -> Result<u8, Error> {
                 let src = register_query_source(&ctx, &source, declared.as_ref(), table, quiet).await?;
                 run_and_print(&ctx, &sql, format, timing, started)
                     .await
-                    .map_err(|e| crate::sql::session::name_broken_file(e, &src.parquet_files, &src.hint))
+                    .map_err(|e| crate::verbs::query::name_broken_file(e, &src.parquet_files, &src.hint))
             })
         }
     }
@@ -536,7 +536,7 @@ pub fn run(mut cli: Cli) -> Result<u8, Error> {
 async fn run_and_print(
     ctx: &datafusion::prelude::SessionContext,
     sql: &str,
-    format: crate::sql::session::PrintFormat,
+    format: crate::sql::print::PrintFormat,
     timing: bool,
     started: std::time::Instant,
 ) -> Result<u8, Error> {
@@ -544,15 +544,8 @@ async fn run_and_print(
         let (schema, stream, context) = crate::sql::session::run_script_stream(ctx, sql).await?;
         // buffered: stdout alone flushes at every line break, a write per row
         let mut out = std::io::BufWriter::with_capacity(64 << 10, std::io::stdout().lock());
-        crate::sql::session::print_stream(
-            format,
-            &schema,
-            stream,
-            &context,
-            crate::sql::session::is_explain(sql),
-            &mut out,
-        )
-        .await
+        crate::sql::print::print_stream(format, &schema, stream, &context, crate::sql::print::is_explain(sql), &mut out)
+            .await
     };
     // a reader that panics on a corrupt file becomes an error (the caller names the file)
     let result = match futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(run)).await {

@@ -2,5 +2,6 @@
 //! printing, runpack's functions, the `GROUP BY` operator for one text column).
 
 pub mod groups;
+pub mod print;
 pub mod session;
 pub mod udf;

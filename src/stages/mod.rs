@@ -7,5 +7,6 @@ pub mod ingest;
 pub mod rejects;
 pub mod release;
 pub mod sort;
+pub mod transform;
 pub mod validate;
 pub mod write;

@@ -2,4 +2,5 @@
 
 pub mod build;
 pub mod hub;
+pub mod query;
 pub mod verify;
