@@ -29,7 +29,7 @@ fn without_transparent_huge_pages() {
 fn main() -> ExitCode {
     #[cfg(target_os = "linux")]
     without_transparent_huge_pages();
-    runpack::error::install_panic_hook();
+    runpack::core::error::install_panic_hook();
     let cli = runpack::cli::Cli::parse();
     runpack::cli::init_tracing(cli.verbose, cli.quiet);
     let build = cli.is_build();
@@ -40,8 +40,8 @@ fn main() -> ExitCode {
     match worker.map(|w| w.join()) {
         Ok(Ok(code)) => ExitCode::from(code),
         Ok(Err(payload)) => {
-            let seen = runpack::error::take_panic();
-            let what = seen.unwrap_or_else(|| runpack::error::panic_message(payload.as_ref()));
+            let seen = runpack::core::error::take_panic();
+            let what = seen.unwrap_or_else(|| runpack::core::error::panic_message(payload.as_ref()));
             // written as it can be: a closed stderr must not turn this into a second panic
             let _ = writeln!(
                 std::io::stderr(),

@@ -10,14 +10,14 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::error::Error;
-use crate::hash::{group_digits, human_bytes};
-use crate::hub::cache::HubCache;
-use crate::hub::publish::{DEFAULT_MAX_FILE_BYTES, PublishOptions, PublishOutcome, TagMode};
-use crate::hub::remote::RemoteVerifyOptions;
-use crate::hub::{DEFAULT_ENDPOINT, HubClient, HubConfig, HubTarget, RepoId, RetryPolicy, Token};
-use crate::pipeline::{Progress, Silent};
-use crate::query::PrintFormat;
+use crate::core::error::Error;
+use crate::core::numbers::{group_digits, human_bytes};
+use crate::core::progress::{Progress, Silent};
+use crate::sql::print::PrintFormat;
+use crate::verbs::hub::cache::HubCache;
+use crate::verbs::hub::publish::{DEFAULT_MAX_FILE_BYTES, PublishOptions, PublishOutcome, TagMode};
+use crate::verbs::hub::remote::RemoteVerifyOptions;
+use crate::verbs::hub::{DEFAULT_ENDPOINT, HubClient, HubConfig, HubTarget, RepoId, RetryPolicy, Token};
 
 /// Arguments of `publish`.
 #[derive(Debug, clap::Args)]
@@ -312,7 +312,7 @@ pub fn publish(a: PublishArgs, quiet: bool) -> Result<u8, Error> {
     }
     opts.max_commit_attempts = a.commit_attempts;
     let bar = super::output::progress(quiet);
-    let report = runtime()?.block_on(crate::hub::publish::run(&client, &opts, progress_of(&bar)))?;
+    let report = runtime()?.block_on(crate::verbs::hub::publish::run(&client, &opts, progress_of(&bar)))?;
     let mut out = std::io::stdout().lock();
     let target = format!(
         "datasets/{}@{}{}",
@@ -471,7 +471,7 @@ pub fn verify(
     let cache = HubCache::new(&env.cache);
     let opts = RemoteVerifyOptions { target: target.clone(), against: a.against, download: a.download, data };
     let bar = super::output::progress(quiet || format == ReportFormat::Json);
-    let rep = runtime()?.block_on(crate::hub::remote::verify(&client, &cache, &opts, progress_of(&bar)))?;
+    let rep = runtime()?.block_on(crate::verbs::hub::remote::verify(&client, &cache, &opts, progress_of(&bar)))?;
     let mut out = std::io::stdout().lock();
     if format == ReportFormat::Json {
         let files: Vec<serde_json::Value> = rep
@@ -561,9 +561,9 @@ pub fn query(
     let bar = super::output::progress(quiet);
     runtime()?.block_on(async {
         // only the tables the SQL reads are downloaded
-        let read = crate::query::tables_read(sql);
+        let read = crate::sql::session::tables_read(sql);
         let fetched =
-            crate::hub::cache::fetch_release(client.as_ref(), &cache, &target, read.as_ref(), progress_of(&bar))
+            crate::verbs::hub::cache::fetch_release(client.as_ref(), &cache, &target, read.as_ref(), progress_of(&bar))
                 .await?;
         tracing::info!(
             "{target} at {}: {} file(s) downloaded ({} bytes), {} from the cache at {}",
@@ -573,16 +573,16 @@ pub fn query(
             fetched.cached_files,
             cache.root().display()
         );
-        let ctx = crate::query::query_session();
+        let ctx = crate::sql::session::query_session();
         let started = std::time::Instant::now();
-        let manifest = crate::query::register_release_tables(&ctx, &fetched.dir, read.as_ref()).await?;
-        let files: Vec<_> = crate::query::release_parquet_files(&fetched.dir, &manifest)
+        let manifest = crate::verbs::query::register_release_tables(&ctx, &fetched.dir, read.as_ref()).await?;
+        let files: Vec<_> = crate::verbs::query::release_parquet_files(&fetched.dir, &manifest)
             .into_iter()
             .filter(|(_, p)| p.exists())
             .collect();
         let hint = super::verify_hint(&target.to_string());
         super::run_and_print(&ctx, sql, format, timing, started)
             .await
-            .map_err(|e| crate::query::name_broken_file(e, &files, &hint))
+            .map_err(|e| crate::verbs::query::name_broken_file(e, &files, &hint))
     })
 }

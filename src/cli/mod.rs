@@ -22,12 +22,13 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::error::Error;
-use crate::ingest::OnInvalid;
-use crate::pipeline::{BuildOptions, Silent};
-use crate::query::PrintFormat;
-use crate::spec::{DuplicatePolicy, PipelineSpec};
-use crate::write::WriteOptions;
+use crate::core::error::Error;
+use crate::core::options::BuildOptions;
+use crate::core::progress::Silent;
+use crate::core::spec::{DuplicatePolicy, PipelineSpec};
+use crate::sql::print::PrintFormat;
+use crate::stages::ingest::OnInvalid;
+use crate::stages::write::WriteOptions;
 
 /// runpack turns the raw logs of LLM post-training runs (Tinker metrics and checkpoint
 /// indices, W&B exports, evaluation outputs, hand-merged result tables) into a release: typed
@@ -213,9 +214,9 @@ enum DuplicateArg {
 }
 
 /// What `query` registered: the raw table (kept alive while the query runs) and the Parquet
-/// files read, for naming a broken one ([`crate::query::name_broken_file`]).
+/// files read, for naming a broken one ([`crate::verbs::query::name_broken_file`]).
 struct QuerySource {
-    _raw: Option<crate::query::RawTable>,
+    _raw: Option<crate::verbs::query::RawTable>,
     parquet_files: Vec<(String, std::path::PathBuf)>,
     hint: String,
 }
@@ -229,24 +230,28 @@ fn is_release(source: &str) -> bool {
 async fn register_query_source(
     ctx: &datafusion::prelude::SessionContext,
     source: &str,
-    schema: Option<&crate::schema::TableSchema>,
+    schema: Option<&crate::core::schema::TableSchema>,
     table: &str,
     quiet: bool,
 ) -> Result<QuerySource, Error> {
     let path = std::path::Path::new(source);
     if path.join("manifest.json").is_file() {
-        let manifest = crate::query::register_release(ctx, path).await?;
+        let manifest = crate::verbs::query::register_release(ctx, path).await?;
         return Ok(QuerySource {
             _raw: None,
-            parquet_files: crate::query::release_parquet_files(path, &manifest),
+            parquet_files: crate::verbs::query::release_parquet_files(path, &manifest),
             hint: verify_hint(&path.display().to_string()),
         });
     }
-    let raw = crate::query::register_files(ctx, table, source, schema).await?;
+    let raw = crate::verbs::query::register_files(ctx, table, source, schema).await?;
     if raw.inferred && !quiet {
         say!("table {table}, schema inferred from every file:");
         for f in raw.schema.fields() {
-            say!("  {}: {}", crate::error::escape_control(f.name()), crate::schema::type_name(f.data_type()));
+            say!(
+                "  {}: {}",
+                crate::core::error::escape_control(f.name()),
+                crate::core::schema::type_name(f.data_type())
+            );
         }
     }
     Ok(QuerySource { parquet_files: raw.parquet_files.clone(), _raw: Some(raw), hint: String::new() })
@@ -341,14 +346,14 @@ impl Cli {
 /// release).
 pub fn report(err: &Error, build: bool) -> u8 {
     // no token reaches the terminal, whatever a server put in its answer
-    let text = crate::hub::redact(&err.to_string());
+    let text = crate::verbs::hub::redact(&err.to_string());
     match err {
         Error::Invalid { .. } if build => say!("{text}; nothing was written"),
         Error::Invalid { .. } => say!("{text}"),
         _ => say!("error: {text}"),
     }
     // a panic on another thread that came back as this error is said too
-    if let Some(p) = crate::error::take_panic() {
+    if let Some(p) = crate::core::error::take_panic() {
         say!("note: an internal error came first: {p}");
     }
     err.exit_code()
@@ -388,7 +393,7 @@ fn sql_from_stdin() -> Result<String, Error> {
     if bytes.len() as u64 > MAX_SQL_BYTES {
         return Err(Error::Refused(format!(
             "the SQL on standard input is longer than {} bytes",
-            crate::hash::group_digits(MAX_SQL_BYTES)
+            crate::core::numbers::group_digits(MAX_SQL_BYTES)
         )));
     }
     String::from_utf8(bytes).map_err(|e| {
@@ -429,10 +434,10 @@ pub fn run(mut cli: Cli) -> Result<u8, Error> {
                 source_date_epoch: source_date_epoch()?,
             };
             let progress = output::progress(quiet);
-            let outcome = runtime()?.block_on(crate::pipeline::build(
+            let outcome = runtime()?.block_on(crate::verbs::build::build(
                 &spec,
                 &opts,
-                progress.as_ref().map(|p| p as &dyn crate::pipeline::Progress).unwrap_or(&Silent),
+                progress.as_ref().map(|p| p as &dyn crate::core::progress::Progress).unwrap_or(&Silent),
             ))?;
             if outcome.unchanged {
                 if !quiet {
@@ -468,7 +473,7 @@ pub fn run(mut cli: Cli) -> Result<u8, Error> {
         }
         Command::Verify { release, hub, data, format } => {
             hub.for_local(&release)?;
-            let rep = crate::verify::run_with(&release, data)?;
+            let rep = crate::verbs::verify::run_with(&release, data)?;
             let mut out = std::io::stdout().lock();
             if format == hub::ReportFormat::Json {
                 let files: Vec<serde_json::Value> = rep
@@ -491,7 +496,7 @@ pub fn run(mut cli: Cli) -> Result<u8, Error> {
                     let rows = match rep.rows_checked {
                         Some(n) => format!(
                             ", {} rows read and checked against their schemas and JSON Lines copies",
-                            crate::hash::group_digits(n)
+                            crate::core::numbers::group_digits(n)
                         ),
                         None => String::new(),
                     };
@@ -533,15 +538,15 @@ pub fn run(mut cli: Cli) -> Result<u8, Error> {
                 )));
             }
             hub.for_local(std::path::Path::new(&source))?;
-            let declared = schema.as_deref().map(crate::schema::TableSchema::load).transpose()?;
+            let declared = schema.as_deref().map(crate::core::schema::TableSchema::load).transpose()?;
             runtime()?.block_on(async {
-                let ctx = crate::query::query_session();
+                let ctx = crate::sql::session::query_session();
                 let started = std::time::Instant::now();
                 let table = table.as_deref().unwrap_or("t");
                 let src = register_query_source(&ctx, &source, declared.as_ref(), table, quiet).await?;
                 run_and_print(&ctx, &sql, format, timing, started)
                     .await
-                    .map_err(|e| crate::query::name_broken_file(e, &src.parquet_files, &src.hint))
+                    .map_err(|e| crate::verbs::query::name_broken_file(e, &src.parquet_files, &src.hint))
             })
         }
     }
@@ -552,22 +557,23 @@ pub fn run(mut cli: Cli) -> Result<u8, Error> {
 async fn run_and_print(
     ctx: &datafusion::prelude::SessionContext,
     sql: &str,
-    format: crate::query::PrintFormat,
+    format: crate::sql::print::PrintFormat,
     timing: bool,
     started: std::time::Instant,
 ) -> Result<u8, Error> {
     let run = async {
-        let (schema, stream, context) = crate::query::run_script_stream(ctx, sql).await?;
+        let (schema, stream, context) = crate::sql::session::run_script_stream(ctx, sql).await?;
         // buffered: stdout alone flushes at every line break, a write per row
         let mut out = std::io::BufWriter::with_capacity(64 << 10, std::io::stdout().lock());
-        crate::query::print_stream(format, &schema, stream, &context, crate::query::is_explain(sql), &mut out).await
+        crate::sql::print::print_stream(format, &schema, stream, &context, crate::sql::print::is_explain(sql), &mut out)
+            .await
     };
     // a reader that panics on a corrupt file becomes an error (the caller names the file)
     let result = match futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(run)).await {
         Ok(r) => r,
         Err(p) => {
-            crate::error::take_panic();
-            Err(Error::Panicked { context: "query".into(), message: crate::error::panic_message(p.as_ref()) })
+            crate::core::error::take_panic();
+            Err(Error::Panicked { context: "query".into(), message: crate::core::error::panic_message(p.as_ref()) })
         }
     };
     print_timing(timing, started);

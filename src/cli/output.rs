@@ -7,7 +7,8 @@ use std::io::IsTerminal;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::pipeline::{BuildOutcome, Progress, Unit};
+use crate::core::progress::{Progress, Unit};
+use crate::verbs::build::BuildOutcome;
 
 /// Progress shown with indicatif on stderr.
 pub struct Bar {
@@ -69,13 +70,13 @@ pub fn summary(o: &BuildOutcome) {
         say!(
             "table {}: {} in {files} Parquet file{}{extra}",
             t.name,
-            crate::hash::rows(t.rows),
+            crate::stages::hash::rows(t.rows),
             if files == 1 { "" } else { "s" }
         );
     }
     for (name, n) in &o.manifest.report.rejected_rows {
         if o.manifest.table(name).is_none() {
-            say!("source {name}: {} rejected while reading (in rejects/{name}.jsonl)", crate::hash::rows(*n));
+            say!("source {name}: {} rejected while reading (in rejects/{name}.jsonl)", crate::stages::hash::rows(*n));
         }
     }
     let nonfinite: u64 = o.manifest.report.nonfinite_values.values().sum();
@@ -96,9 +97,9 @@ pub fn summary(o: &BuildOutcome) {
     for (t, tally) in &o.report.duplicates_dropped {
         // a table's duplicate-key rule, or a source's identical copies (W&B runs listed twice)
         if o.manifest.table(t).is_some() {
-            say!("table {t}: {} superseded by the duplicate-key rule", crate::hash::rows(tally.count));
+            say!("table {t}: {} superseded by the duplicate-key rule", crate::stages::hash::rows(tally.count));
         } else {
-            say!("source {t}: {} dropped as identical copies", crate::hash::rows(tally.count));
+            say!("source {t}: {} dropped as identical copies", crate::stages::hash::rows(tally.count));
         }
         for e in &tally.examples {
             say!("  {e}");

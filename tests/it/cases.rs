@@ -166,7 +166,7 @@ fn b02_empty_lists_never_fix_an_element_type() {
 }
 
 fn crate_type(s: &arrow::datatypes::Schema, col: &str) -> String {
-    runpack::schema::type_name(s.field_with_name(col).unwrap().data_type())
+    runpack::core::schema::type_name(s.field_with_name(col).unwrap().data_type())
 }
 
 #[test]
@@ -559,7 +559,7 @@ fn b15_tagged_yaml_in_card_metadata() {
     let o = build(&dir, &["-q"]);
     assert!(o.status.success());
     let card = std::fs::read_to_string(release(&dir, "b15ok").join("README.md")).unwrap();
-    assert!(runpack::card::non_plain_yaml(runpack::verify::front_matter(&card).unwrap(), 2).is_empty());
+    assert!(runpack::stages::card::non_plain_yaml(runpack::verbs::verify::front_matter(&card).unwrap(), 2).is_empty());
 }
 
 #[test]
@@ -691,12 +691,12 @@ fn b32_same_size_corruption_is_named_with_both_digests() {
     assert!(o.status.success(), "{}", stderr(&o));
     let r = release(&dir, "b32");
     let shard = r.join("data/t.parquet");
-    let expected = runpack::hash::sha256_file(&shard).unwrap().sha256;
+    let expected = runpack::stages::hash::sha256_file(&shard).unwrap().sha256;
     std::fs::copy(dir.join("make.py"), r.join("make.py")).unwrap();
     let o = run(std::process::Command::new(python()).arg(r.join("make.py")).arg(&shard));
     std::fs::remove_file(r.join("make.py")).unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    let actual = runpack::hash::sha256_file(&shard).unwrap().sha256;
+    let actual = runpack::stages::hash::sha256_file(&shard).unwrap().sha256;
     let o = run(bin().arg("verify").arg(&r));
     assert_eq!(o.status.code(), Some(1));
     let out = stdout(&o);

@@ -613,7 +613,7 @@ fn b33_a_truncated_or_partial_cache_blob_is_fetched_again_and_hashed() {
 }
 
 fn group(n: u64) -> String {
-    runpack::hash::group_digits(n)
+    runpack::core::numbers::group_digits(n)
 }
 
 #[test]

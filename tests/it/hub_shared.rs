@@ -53,7 +53,7 @@ fn root_configs(env: &HubEnv, repo: &str) -> BTreeMap<String, Vec<String>> {
     let tree = env.hub.tree(repo, "main");
     let Some(Entry::Regular(card)) = tree.get("README.md") else { panic!("no root card") };
     let card = String::from_utf8(card.clone()).unwrap();
-    let c = runpack::card::merge::Card::parse(&card, "README.md").unwrap();
+    let c = runpack::stages::card::merge::Card::parse(&card, "README.md").unwrap();
     let configs = c.meta.get("configs").and_then(|v| v.as_sequence()).cloned().unwrap_or_default();
     configs
         .iter()
@@ -303,7 +303,7 @@ fn a_digest_that_is_no_sha256_makes_the_manifest_malformed() {
     let mpath = bad.join("manifest.json");
     let mut m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&mpath).unwrap()).unwrap();
     let i = m["files"].as_array().unwrap().iter().position(|f| f["path"] == "jsonl/metrics.jsonl").unwrap();
-    let sha1 = runpack::hash::git_blob_sha1(&bad.join("jsonl/metrics.jsonl")).unwrap();
+    let sha1 = runpack::stages::hash::git_blob_sha1(&bad.join("jsonl/metrics.jsonl")).unwrap();
     m["files"][i]["sha256"] = sha1.clone().into();
     std::fs::write(&mpath, serde_json::to_string_pretty(&m).unwrap()).unwrap();
     // SHA256SUMS agrees with the manifest (its own line too)
@@ -313,7 +313,7 @@ fn a_digest_that_is_no_sha256_makes_the_manifest_malformed() {
         .map(|l| match l.split_once("  ") {
             Some((_, "jsonl/metrics.jsonl")) => format!("{sha1}  jsonl/metrics.jsonl\n"),
             Some((_, "manifest.json")) => {
-                format!("{}  manifest.json\n", runpack::hash::sha256_bytes(&std::fs::read(&mpath).unwrap()))
+                format!("{}  manifest.json\n", runpack::stages::hash::sha256_bytes(&std::fs::read(&mpath).unwrap()))
             }
             _ => format!("{l}\n"),
         })

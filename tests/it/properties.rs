@@ -6,10 +6,10 @@
 use std::io::Cursor;
 
 use proptest::prelude::*;
-use runpack::ingest::convert::{ConvertOptions, Target, convert};
-use runpack::ingest::infer::Inference;
-use runpack::ingest::records::{self, Item};
-use runpack::report::{Position, SourceRef};
+use runpack::core::report::{Position, SourceRef};
+use runpack::stages::ingest::convert::{ConvertOptions, Target, convert};
+use runpack::stages::ingest::infer::Inference;
+use runpack::stages::ingest::records::{self, Item};
 use serde_json::{Map, Value};
 
 /// One value as JSON text (bare NaN/Infinity tokens included).
@@ -57,7 +57,7 @@ fn record() -> impl Strategy<Value = String> {
 /// A value as runpack writes it to JSON Lines (non-finite floats as strings, ints widened to
 /// floats in float columns).
 fn expected(v: &Value, t: &Target) -> Value {
-    use runpack::ingest::lenient::{Special, special};
+    use runpack::stages::ingest::lenient::{Special, special};
     match (v, t) {
         (Value::String(s), _) if special(s).is_some() => match special(s).unwrap() {
             Special::BigInt(d) => serde_json::from_str(d).unwrap(),
@@ -68,7 +68,7 @@ fn expected(v: &Value, t: &Target) -> Value {
         (Value::Object(o), Target::Struct(m)) => Value::Object(
             m.iter().map(|(k, t)| (k.clone(), o.get(k).map(|x| expected(x, t)).unwrap_or(Value::Null))).collect(),
         ),
-        (v, Target::Json) => Value::String(runpack::ingest::convert::json_text(v)),
+        (v, Target::Json) => Value::String(runpack::stages::ingest::convert::json_text(v)),
         (v, _) => v.clone(),
     }
 }
@@ -96,18 +96,18 @@ proptest! {
         let undecided: Vec<String> = problems.iter().map(|p| p.path.clone()).collect();
         let columns: Vec<(String, Target)> =
             fields.iter().map(|f| (f.name().clone(), Target::from_arrow(f.data_type()))).collect();
-        let opts = ConvertOptions { first_seen: runpack::ingest::infer::first_seen(&inf), ..Default::default() };
+        let opts = ConvertOptions { first_seen: runpack::stages::ingest::infer::first_seen(&inf), ..Default::default() };
         let refs: Vec<&Map<String, Value>> = recs.iter().map(|(o, _)| o).collect();
         let out = convert(&refs, &columns, &opts);
         for (row, (o, _)) in recs.iter().enumerate() {
             for (ci, (name, t)) in columns.iter().enumerate() {
-                let path = runpack::ingest::path::render(&[runpack::ingest::path::Seg::Key(name.clone())]);
+                let path = runpack::stages::ingest::path::render(&[runpack::stages::ingest::path::Seg::Key(name.clone())]);
                 let reported = out.problems.iter().any(|p| p.row == row && (p.path == path || p.path.starts_with(&format!("{path}.")) || p.path.starts_with(&format!("{path}["))));
                 let undecidable = undecided.iter().any(|u| u == &path || u.starts_with(&format!("{path}.")) || u.starts_with(&format!("{path}[")));
                 if reported || undecidable {
                     continue;
                 }
-                let got = runpack::validate::cell_json(&out.columns[ci], row);
+                let got = runpack::stages::validate::cell_json(&out.columns[ci], row);
                 let want = o.get(name).map(|v| expected(v, t)).unwrap_or(Value::Null);
                 prop_assert_eq!(got, want, "row {} column {}", row + 1, name);
             }
@@ -135,7 +135,7 @@ proptest! {
         let schema = std::sync::Arc::new(arrow::datatypes::Schema::new(vec![arrow::datatypes::Field::new("x", arrow::datatypes::DataType::Float64, true)]));
         let batch = arrow::array::RecordBatch::try_new(schema.clone(), out.columns).unwrap();
         // through Parquet and back
-        let mut w = runpack::write::TableWriter::new("t", schema, dir.path(), runpack::write::WriteOptions::default()).unwrap();
+        let mut w = runpack::stages::write::TableWriter::new("t", schema, dir.path(), runpack::stages::write::WriteOptions::default()).unwrap();
         w.write(&batch).unwrap();
         w.finish().unwrap();
         let f = std::fs::File::open(dir.path().join("data/t.parquet")).unwrap();
@@ -143,7 +143,7 @@ proptest! {
         let mut jsonl = Vec::new();
         let mut ends = Vec::new();
         for b in &back {
-            runpack::write::encode_jsonl(b, &mut jsonl, &mut ends).unwrap();
+            runpack::stages::write::encode_jsonl(b, &mut jsonl, &mut ends).unwrap();
         }
         let expected: String = values.iter().map(|v| format!("{{\"x\":{}}}\n", serde_json::to_string(v).unwrap())).collect();
         prop_assert_eq!(String::from_utf8(jsonl).unwrap(), expected);
@@ -183,7 +183,7 @@ proptest! {
 
     #[test]
     fn the_fast_path_agrees_with_the_general_path(lines in prop::collection::vec(flat_record(), 1..10), keep_clean in any::<bool>()) {
-        use runpack::ingest::direct::Decoder;
+        use runpack::stages::ingest::direct::Decoder;
         let columns: Vec<(String, Target)> = [Target::Str, Target::Int64, Target::Float64, Target::Bool, Target::UInt64]
             .into_iter().enumerate().map(|(i, t)| (format!("k{i}"), t)).collect();
         // half of the runs keep only lines the general path takes without a problem, so the
@@ -220,7 +220,7 @@ proptest! {
             for (a, b) in fast.columns.iter().zip(&slow.columns) {
                 prop_assert_eq!(a.to_data(), b.to_data());
             }
-            let ev = |e: &runpack::ingest::convert::Event| (e.kind, e.row, e.path.clone(), e.detail.clone());
+            let ev = |e: &runpack::stages::ingest::convert::Event| (e.kind, e.row, e.path.clone(), e.detail.clone());
             prop_assert_eq!(fast.events.iter().map(ev).collect::<Vec<_>>(), slow.events.iter().map(ev).collect::<Vec<_>>());
         }
     }

@@ -150,7 +150,7 @@ fn publishes_the_example_as_one_commit_that_python_reads() {
     // the card's data_files match the remote tree too (B14, after publish)
     let remote: Vec<String> = env.hub.tree("acme/tinker-rl-bench", "main").into_keys().collect();
     let card = std::fs::read_to_string(release.join("README.md")).unwrap();
-    assert_eq!(runpack::verify::card_problems(&card, &remote, &Default::default()), Vec::<String>::new());
+    assert_eq!(runpack::verbs::verify::card_problems(&card, &remote, &Default::default()), Vec::<String>::new());
     assert_eq!(
         env.hub.state().repos["acme/tinker-rl-bench"].tags.get("1.0.0"),
         Some(&commit),

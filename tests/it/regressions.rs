@@ -845,7 +845,8 @@ fn an_empty_split_stays_out_of_configs_so_datasets_loads_the_rest() {
         "configs:\n- config_name: again\n  data_files:\n  - split: train\n    path: data/t/train.parquet\n",
         1,
     );
-    let problems = runpack::verify::card_problems(&twice, &["data/t/train.parquet".to_string()], &Default::default());
+    let problems =
+        runpack::verbs::verify::card_problems(&twice, &["data/t/train.parquet".to_string()], &Default::default());
     assert!(
         problems.iter().any(|p| p.contains("`data/t/train.parquet` is in several configs (again, t)")),
         "{problems:?}"
@@ -1347,7 +1348,7 @@ fn an_empty_key_is_named_where_it_is_first_seen() {
 #[test]
 fn a_yaml_error_in_the_card_names_the_line_of_readme() {
     let card = "---\nlicense: mit\npretty_name: [unclosed\ntags:\n- x\n---\n\n# t\n";
-    let problems = runpack::verify::card_problems(card, &[], &Default::default());
+    let problems = runpack::verbs::verify::card_problems(card, &[], &Default::default());
     assert_eq!(problems.len(), 1, "{problems:?}");
     assert!(problems[0].starts_with("README.md:4:5: front matter is not valid YAML"), "{problems:?}");
     assert!(problems[0].contains("at line 3 column 14"), "{problems:?}");
@@ -2254,7 +2255,7 @@ fn names_pyyaml_reads_as_booleans_or_dates_load_with_datasets() {
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     // a card written by other means with such a name unquoted is a problem verify names
     let unquoted = card.replacen("- config_name: 'yes'\n", "- config_name: yes\n", 1);
-    let problems = runpack::verify::card_problems(&unquoted, &[], &Default::default());
+    let problems = runpack::verbs::verify::card_problems(&unquoted, &[], &Default::default());
     let line = unquoted.lines().position(|l| l == "- config_name: yes").unwrap() + 1;
     assert!(
         problems.iter().any(|p| p

@@ -219,20 +219,21 @@ pub fn line_at(text: &str, at: usize) -> usize {
 pub fn write_card(dir: &Path, card: &str) {
     let path = dir.join("README.md");
     let before = std::fs::read(&path).unwrap();
-    let (old_sha, old_len) = (runpack::hash::sha256_bytes(&before), before.len());
+    let (old_sha, old_len) = (runpack::stages::hash::sha256_bytes(&before), before.len());
     std::fs::write(&path, card).unwrap();
-    let new_sha = runpack::hash::sha256_bytes(card.as_bytes());
+    let new_sha = runpack::stages::hash::sha256_bytes(card.as_bytes());
     let manifest = dir.join("manifest.json");
     let text = std::fs::read_to_string(&manifest).unwrap();
     let entry = format!("\"bytes\": {old_len},\n      \"sha256\": \"{old_sha}\"");
     assert!(text.contains(&entry), "README.md's entry in manifest.json");
-    let old_manifest = runpack::hash::sha256_bytes(text.as_bytes());
+    let old_manifest = runpack::stages::hash::sha256_bytes(text.as_bytes());
     let text = text.replace(&entry, &format!("\"bytes\": {},\n      \"sha256\": \"{new_sha}\"", card.len()));
     std::fs::write(&manifest, &text).unwrap();
     let sums = dir.join("SHA256SUMS");
     let listed = std::fs::read_to_string(&sums).unwrap();
-    let listed =
-        listed.replace(&old_sha, &new_sha).replace(&old_manifest, &runpack::hash::sha256_bytes(text.as_bytes()));
+    let listed = listed
+        .replace(&old_sha, &new_sha)
+        .replace(&old_manifest, &runpack::stages::hash::sha256_bytes(text.as_bytes()));
     std::fs::write(&sums, listed).unwrap();
 }
 

@@ -1,0 +1,328 @@
+//! The library's error type.
+//!
+//! In: failures from every stage. Out: one [`Error`] whose `Display` names the place (file, line,
+//! column or JSON path) and what was expected and found, and whose [`Error::exit_code`] tells the
+//! command-line front end which exit status to use (1 = the data is invalid, 2 = anything else).
+
+use std::path::PathBuf;
+
+use crate::core::report::Violation;
+
+/// Result alias used across the library.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in runpack.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A pipeline, schema or card-metadata file is wrong (unknown key, bad value, missing file).
+    /// `location` is `path` or `path:line:column` when known.
+    #[error("{location}: {message}")]
+    Config {
+        /// `path[:line[:column]]` of the offending definition.
+        location: String,
+        /// What was expected and what was found.
+        message: String,
+    },
+
+    /// Reading or writing a file failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or folder involved.
+        path: PathBuf,
+        /// The operating-system error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The input data broke the declared rules. Every violation is listed (up to the cap given
+    /// to the build), sorted by table and source location; `total` counts all of them.
+    #[error("{}", render_violations(violations, *total))]
+    Invalid {
+        /// The violations kept for display (at most `--max-errors`).
+        violations: Vec<Violation>,
+        /// How many violations were found in all.
+        total: usize,
+    },
+
+    /// A SQL query failed to plan or run (DataFusion's message is kept as is, followed by a
+    /// hint when a value did not convert to the type a cast asked for).
+    #[error("{context}{}: {}{}", sql_place(source), sql_message(source), cast_hint(source))]
+    Sql {
+        /// Which query (table name, card section, or "query").
+        context: String,
+        /// DataFusion's error.
+        #[source]
+        source: Box<datafusion::error::DataFusionError>,
+    },
+
+    /// Arrow or Parquet failed on data runpack produced or read.
+    #[error("{context}: {message}")]
+    Format {
+        /// The file or table concerned.
+        context: String,
+        /// The library's message.
+        message: String,
+    },
+
+    /// A library runpack calls panicked while runpack was doing `context` (the Parquet reader
+    /// on a corrupt file, for one); `message` is the panic's.
+    #[error("{context}: stopped on an internal error of a library runpack uses: {message}")]
+    Panicked {
+        /// What runpack was doing (`query`, a file being read).
+        context: String,
+        /// The panic's message.
+        message: String,
+    },
+
+    /// A request to the Hugging Face Hub failed. The message never contains the token.
+    #[error("{0}")]
+    Hub(String),
+
+    /// The Hugging Face Hub answered a request with an error status (after any retries). The
+    /// message is the server's own (`X-Error-Message` or the JSON `error`), never the token.
+    #[error("{what}: HTTP {status}: {message}{}", request_id.as_ref().map(|r| format!(" (request id {r})")).unwrap_or_default())]
+    HubStatus {
+        /// The step that failed (`commit to acme/toy@main`, `LFS batch`, …).
+        what: String,
+        /// The HTTP status code.
+        status: u16,
+        /// The server's explanation.
+        message: String,
+        /// `X-Request-Id` (or the CDN's trace id) when the server sent one.
+        request_id: Option<String>,
+        /// `X-Error-Code` (`RepoNotFound`, `RevisionNotFound`, `EntryNotFound`, …) when sent.
+        error_code: Option<String>,
+    },
+
+    /// A release folder or target is in a state that forbids the operation
+    /// (for example: the version already exists and `--force` was not given).
+    #[error("{0}")]
+    Refused(String),
+}
+
+impl Error {
+    /// The process exit status this error maps to: 1 when the data is invalid, 2 otherwise.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Invalid { .. } => 1,
+            _ => 2,
+        }
+    }
+
+    /// Builds an [`Error::Invalid`] of one violation of a source's raw input: file `file` at
+    /// `at` (a line or JSON pointer), `path` inside it (a JSON path, `column 7`, or empty),
+    /// the rule broken and what was found. The table is left empty, for the reader that knows
+    /// the source's name to fill in.
+    pub fn source_violation(
+        file: &str,
+        at: crate::core::report::Position,
+        path: impl Into<String>,
+        rule: &str,
+        message: impl Into<String>,
+    ) -> Self {
+        Error::Invalid {
+            violations: vec![Violation {
+                scope: crate::core::report::Scope::Source,
+                table: String::new(),
+                source: Some(crate::core::report::SourceRef { file: file.to_string(), at }),
+                path: path.into(),
+                rule: rule.into(),
+                key: None,
+                message: message.into(),
+            }],
+            total: 1,
+        }
+    }
+
+    /// Builds a [`Error::Config`] error for `location` (a path, or `path:line:col`).
+    pub fn config(location: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::Config { location: location.into(), message: message.into() }
+    }
+
+    /// Builds an [`Error::Config`] error for a JSON file at `path` that serde_json could not
+    /// read: placed at `path:line:column` (column 1 where serde_json says 0, at a line's end),
+    /// the message without the position serde_json appends to it.
+    pub fn json_file(path: impl std::fmt::Display, e: &serde_json::Error) -> Self {
+        let message = e.to_string();
+        let what = message.strip_suffix(&format!(" at line {} column {}", e.line(), e.column())).unwrap_or(&message);
+        Error::config(format!("{path}:{}:{}", e.line(), e.column().max(1)), what)
+    }
+
+    /// Builds an [`Error::Io`] error for `path`.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io { path: path.into(), source }
+    }
+
+    /// Builds an [`Error::Sql`] error for the query named `context`.
+    pub fn sql(context: impl Into<String>, source: datafusion::error::DataFusionError) -> Self {
+        Error::Sql { context: context.into(), source: Box::new(source) }
+    }
+
+    /// [`Error::sql`] for an error of parsing `sql`: a syntax error found at the end of the
+    /// text, where the SQL parser names no place, gets the line and column of its last
+    /// character (1-based, columns in characters).
+    pub fn sql_parse(context: impl Into<String>, source: datafusion::error::DataFusionError, sql: &str) -> Self {
+        let mut context = context.into();
+        if matches!(syntax_error(&source), Some((_, None))) {
+            let text = sql.trim_end();
+            let line = text.matches('\n').count() + 1;
+            let column = text.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0).max(1);
+            context.push_str(&format!(" (SQL line {line}, column {column}, its end)"));
+        }
+        Error::sql(context, source)
+    }
+
+    /// Builds an [`Error::Format`] error.
+    pub fn format(context: impl Into<String>, message: impl std::fmt::Display) -> Self {
+        Error::Format { context: context.into(), message: message.to_string() }
+    }
+}
+
+/// The panics the process's hook saw, newest last, each as `message (at file:line)`.
+static PANICS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Installs the process's panic hook (the `runpack` command does, first thing). A panic is
+/// kept, message and place, for [`take_panic`] instead of being printed: the code that catches
+/// it ([`catch_panic`]) turns it into an error that names the file being read, and one that
+/// nothing catches is reported by the command as an internal error. With `RUST_BACKTRACE`
+/// set (not `0`), the default hook still prints it with its backtrace.
+pub fn install_panic_hook() {
+    let default = std::panic::take_hook();
+    let backtrace = std::env::var_os("RUST_BACKTRACE").is_some_and(|v| v != "0");
+    std::panic::set_hook(Box::new(move |info| {
+        let place = info.location().map(|l| format!(" (at {}:{})", l.file(), l.line())).unwrap_or_default();
+        if let Ok(mut seen) = PANICS.lock() {
+            seen.push(format!("{}{place}", panic_message(info.payload())));
+        }
+        if backtrace {
+            default(info);
+        }
+    }));
+}
+
+/// The newest panic the hook of [`install_panic_hook`] kept (`message (at file:line)`), and
+/// forgets them all.
+pub fn take_panic() -> Option<String> {
+    PANICS.lock().ok().and_then(|mut seen| std::mem::take(&mut *seen).pop())
+}
+
+/// The text of a panic's payload (`panic!`'s message; `a panic` when it carries none).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".to_string())
+}
+
+/// Runs `f`; a panic inside it (the Parquet reader's on a corrupt file, for one) comes back
+/// as its message, for the caller to name what was being read.
+pub fn catch_panic<T>(f: impl FnOnce() -> T) -> std::result::Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| {
+        take_panic();
+        panic_message(p.as_ref())
+    })
+}
+
+/// Where in the SQL text DataFusion found the problem (` (SQL line 1, column 13)`), when it
+/// says.
+fn sql_place(e: &datafusion::error::DataFusionError) -> String {
+    if let Some((_, place)) = syntax_error(e) {
+        return place.map(|(line, column)| format!(" (SQL line {line}, column {column})")).unwrap_or_default();
+    }
+    match e.diagnostic().and_then(|d| d.span) {
+        Some(span) => format!(" (SQL line {}, column {})", span.start.line, span.start.column),
+        None => String::new(),
+    }
+}
+
+/// The SQL parser's message and the (line, column) it names, when `e` is a syntax error:
+/// sqlparser writes the place into its text (`… at Line: 1, Column: 7`), or none at the end
+/// of the text.
+fn syntax_error(e: &datafusion::error::DataFusionError) -> Option<(String, Option<(u64, u64)>)> {
+    use datafusion::sql::sqlparser::parser::ParserError;
+    let datafusion::error::DataFusionError::SQL(p, _) = e.find_root() else { return None };
+    let text = match p.as_ref() {
+        ParserError::TokenizerError(t) | ParserError::ParserError(t) => t.clone(),
+        ParserError::RecursionLimitExceeded => format!(
+            "the SQL nests deeper than the parser's recursion limit ({} levels of parentheses, subqueries or \
+             expressions inside expressions)",
+            crate::core::options::SQL_RECURSION_LIMIT
+        ),
+    };
+    let place = text.rfind(" at Line: ").and_then(|i| {
+        let (line, column) = text[i + " at Line: ".len()..].split_once(", Column: ")?;
+        Some((i, (line.trim().parse().ok()?, column.trim().parse().ok()?)))
+    });
+    Some(match place {
+        Some((i, lc)) => (text[..i].to_string(), Some(lc)),
+        None => (text.replace("found: EOF", "found: the end of the SQL"), None),
+    })
+}
+
+/// `text` with its control characters written as Rust escapes (`\n`, `\t`, `\u{1b}`), so
+/// that one value stays on one line and no escape sequence reaches a terminal.
+pub fn escape_control(text: &str) -> String {
+    if !text.chars().any(char::is_control) {
+        return text.to_string();
+    }
+    text.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
+}
+
+/// DataFusion's message, without the request to report a bug that DataFusion 55 adds when no
+/// signature of a function takes the argument types given (`sum` of a text column): that is
+/// a mistake in the SQL, said by the part kept (the function, the types, the candidates).
+fn sql_message(e: &datafusion::error::DataFusionError) -> String {
+    if let Some((message, _)) = syntax_error(e) {
+        return format!("SQL syntax error: {message}");
+    }
+    let text = e.to_string();
+    match text.find("No function matches the given name and argument types") {
+        Some(i) if text.contains("Internal error") => {
+            let tail = &text[i..];
+            let note = if tail.contains("Utf8") {
+                "\nhint: Utf8 and Utf8View are text; a text column that holds numbers reads as one with CAST(x AS DOUBLE)"
+            } else {
+                ""
+            };
+            format!("{tail}{note}")
+        }
+        // names from the data may hold terminal escapes: shown escaped (line breaks stay)
+        _ if text.chars().any(|c| c.is_control() && c != '\n') => {
+            text.split('\n').map(escape_control).collect::<Vec<_>>().join("\n")
+        }
+        _ => text,
+    }
+}
+
+/// What to do about a value that a cast in SQL could not convert: DataFusion names the value,
+/// not the row it came from.
+fn cast_hint(e: &datafusion::error::DataFusionError) -> &'static str {
+    use datafusion::arrow::error::ArrowError;
+    match e.find_root() {
+        datafusion::error::DataFusionError::ArrowError(a, _)
+            if matches!(**a, ArrowError::CastError(_) | ArrowError::ParseError(_)) =>
+        {
+            "\nhint: `TRY_CAST(x AS type)` reads a value that does not convert as NULL; in a pipeline, declaring \
+             the column's type in the source's schema instead reports every such value with its file and line"
+        }
+        _ => "",
+    }
+}
+
+fn render_violations(violations: &[Violation], total: usize) -> String {
+    let mut out = String::new();
+    for v in violations {
+        out.push_str(&v.to_string());
+        out.push('\n');
+    }
+    if total > violations.len() {
+        out.push_str(&format!(
+            "... and {} more ({} violations in all; raise --max-errors to see them)\n",
+            total - violations.len(),
+            total
+        ));
+    }
+    out.push_str(&format!("{total} violation{} found", if total == 1 { "" } else { "s" }));
+    out
+}

@@ -1,0 +1,13 @@
+//! Core: the types and rules every floor uses (errors, reports, options, progress, the pipeline
+//! definition, table schemas, names, values and numbers as messages show them). Imports
+//! nothing from the floors above it.
+
+pub mod error;
+pub mod names;
+pub mod numbers;
+pub mod options;
+pub mod progress;
+pub mod report;
+pub mod schema;
+pub mod spec;
+pub mod values;

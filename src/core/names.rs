@@ -1,0 +1,76 @@
+//! Names runpack checks: split names that the `datasets` library loads and that can name the
+//! split's files on every filesystem.
+
+/// Split names `datasets` can load: `^\w+(\.\w+)*$` over the whole name, and not `all`
+/// (the `datasets` library's keyword for every split together).
+pub fn valid_split_name(name: &str) -> bool {
+    !name.is_empty()
+        && name != "all"
+        && name.split('.').all(|part| !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_'))
+}
+
+/// A split name the Hub would accept, suggested for an invalid one (`all`, which the
+/// `datasets` library keeps for every split together, becomes `all_`; a name of blanks,
+/// `train`).
+pub fn suggest_split_name(name: &str) -> String {
+    let s: String =
+        name.trim().chars().map(|c| if c.is_alphanumeric() || c == '_' || c == '.' { c } else { '_' }).collect();
+    let s = s.trim_matches('.').to_string();
+    match s.as_str() {
+        "all" => "all_".into(),
+        // nothing of the name is left: one of the datasets library's usual names
+        "" => "train".into(),
+        _ => s,
+    }
+}
+
+/// Why a row's split name (`None`: null) cannot be a split of a table whose declared splits
+/// are `allowed` (empty: any name the `datasets` library loads), or `None` when it can.
+pub fn split_problem(name: Option<&str>, allowed: &[String]) -> Option<String> {
+    match name {
+        None => Some("the split column is null".to_string()),
+        Some("") => Some("the split column is the empty string, which names no split".to_string()),
+        Some(name) if !crate::core::names::valid_split_name(name) => Some(format!(
+            "split name {name:?} cannot be loaded by `datasets` (names must match ^\\w+(\\.\\w+)*$); use {:?}",
+            crate::core::names::suggest_split_name(name)
+        )),
+        Some(name) if !allowed.is_empty() && !allowed.iter().any(|a| a == name) => {
+            Some(format!("split {name:?} is not one of the table's splits ({})", allowed.join(", ")))
+        }
+        Some(name) => split_file_problem(name),
+    }
+}
+
+/// Longest split name, in bytes: its files are named after it (`data/<table>/<split>.parquet`,
+/// with a shard suffix while they are written), and a file name holds 255 bytes.
+pub const MAX_SPLIT_NAME_BYTES: usize = 200;
+
+/// Why a split name that `datasets` loads cannot name the split's files everywhere: a name
+/// Windows reserves for a device (`con`, `nul`, `com1`, … with any extension), or one longer
+/// than [`MAX_SPLIT_NAME_BYTES`]; `None` when it can.
+pub fn split_file_problem(name: &str) -> Option<String> {
+    let (stem, rest) = name.split_once('.').map_or((name, ""), |(s, r)| (s, r));
+    let lower = stem.to_lowercase();
+    let device = ["con", "prn", "aux", "nul"].contains(&lower.as_str())
+        || ["com", "lpt"].iter().any(|p| {
+            lower.strip_prefix(p).is_some_and(|d| {
+                let mut c = d.chars();
+                matches!((c.next(), c.next()), (Some('0'..='9' | '¹' | '²' | '³'), None))
+            })
+        });
+    if device {
+        let dot = if rest.is_empty() { "" } else { "." };
+        return Some(format!(
+            "split name {name:?} names its files {name}.parquet and {name}.jsonl, which Windows reserves for a \
+             device (`{stem}`, whatever follows the dot; a clone of the dataset fails there); use {:?}",
+            format!("{stem}_{dot}{rest}")
+        ));
+    }
+    if name.len() > MAX_SPLIT_NAME_BYTES {
+        return Some(format!(
+            "split name of {} bytes (at most {MAX_SPLIT_NAME_BYTES}: its files are named after it)",
+            name.len()
+        ));
+    }
+    None
+}

@@ -1,0 +1,1114 @@
+//! Pipeline definitions: `pipelines/<name>/pipeline.toml`.
+//!
+//! In: the TOML file. Out: a checked [`PipelineSpec`] with every path resolved against the
+//! pipeline folder. Unknown keys, wrong types and bad names are [`Error::Config`] errors that
+//! name the file, line and column, and the key.
+//!
+//! ```toml
+//! name = "tinker-rl-bench"        # release name: releases/<name>/<version>/
+//! version = "1.0.0"
+//!
+//! [card]                          # dataset card metadata
+//! pretty_name = "…"
+//! license = "apache-2.0"          # a Hub licence id
+//! description = "…"               # markdown
+//! citation = "…"                  # BibTeX, optional
+//! tags = ["…"]
+//! metadata = "card-metadata.yaml" # optional extra YAML front matter, merged
+//! default_table = "training_runs" # the config marked `default: true` (default: first table)
+//! [[card.section]]                # extra sections; `query` results are rendered as tables
+//! title = "…"
+//! text = "…"
+//! query = "SELECT …"
+//!
+//! [[source]]
+//! name = "checkpoint_index"       # SQL table name
+//! path = "raw/results/{run}_checkpoints.jsonl"   # glob; {capture} segments become columns
+//! format = "tinker-checkpoints"   # jsonl | json | csv | parquet | tinker-metrics | tinker-checkpoints | wandb
+//!                                 # | tinker-eval-result | tinker-eval-trajectories | eval-metrics
+//!                                 # | eval-generations
+//! record_path = "/experiments"    # json only: JSON pointer of the record array (or object)
+//! schema = "schemas/x.json"       # optional declared Table Schema (then no inference)
+//! columns = "union"               # files with different column sets: same (error) | union
+//! nonfinite = "ieee"              # bare NaN/Infinity tokens: ieee | null
+//! coerce_nonfinite_strings = false  # "NaN"/"Infinity"/"-Infinity" strings into number columns
+//! coerce_numeric_strings = false  # "12" into number/integer columns, counted
+//! assume_timezone = "UTC"         # zone for datetimes written without an offset
+//! layout = "long"                 # wide (default) | long: id_columns, key, value
+//! id_columns = ["_step"]
+//! keep_text = false               # evaluation formats: keep generation texts
+//! [[source.field]]                # per-column type overrides (Table Schema field descriptors)
+//! name = "group"
+//! type = "any"
+//! [source.wandb]                  # format = "wandb" only: W&B exports into a standard table
+//! table = "history"               # runs | history | system | histograms
+//!
+//! [[view]]                       # shared SQL, not written to the release
+//! name = "run_records"
+//! sql = "sql/run_records.sql"
+//!
+//! [[table]]
+//! name = "training_runs"
+//! schema = "../../schemas/tinker-rl-bench/training_runs.json"
+//! sql = "sql/training_runs.sql"   # or: query = "SELECT …"
+//! on_duplicate_key = "error"      # error | keep-last | keep-first
+//! split_column = "split"          # optional: rows go to the split this column names
+//! splits = ["train", "test"]      # the allowed split names, checked up front
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::core::error::{Error, Result};
+use crate::core::schema::{FieldDescriptor, TableSchema};
+
+/// A parsed and checked `pipeline.toml`.
+#[derive(Debug, Clone)]
+pub struct PipelineSpec {
+    /// Folder holding `pipeline.toml`; every relative path is resolved against it.
+    pub dir: PathBuf,
+    /// Path of the TOML file itself.
+    pub file: PathBuf,
+    /// The raw definition.
+    pub def: PipelineDef,
+    /// Declared table schemas, by table (same order as `def.tables`); `None` = inferred.
+    pub table_schemas: Vec<Option<TableSchema>>,
+    /// Declared source schemas, by source (same order as `def.sources`).
+    pub source_schemas: Vec<Option<TableSchema>>,
+    /// Whether a column no value gives a type (null or absent in every record) is a text column
+    /// of nulls, as SQL over raw files wants, rather than an error asking for its type (what a
+    /// release wants). False for pipelines.
+    pub untyped_as_text: bool,
+    /// Whether data columns named `_source_file` or `_source_line` (a runpack release's own
+    /// JSON Lines) are kept, with runpack's provenance columns then added under the names
+    /// [`SHADOWED_PROVENANCE`] for the caller to drop, rather than refused as a clash (what a
+    /// pipeline wants: its rows' provenance must be runpack's). False for pipelines.
+    pub data_provenance: bool,
+}
+
+/// The names under which runpack adds its `_source_file` and `_source_line` columns when the
+/// data has its own and [`PipelineSpec::data_provenance`] keeps them. They start with a control
+/// character, so that no real data has them; data that does is refused.
+pub const SHADOWED_PROVENANCE: [&str; 2] = ["\u{1}_source_file", "\u{1}_source_line"];
+
+/// The TOML document.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PipelineDef {
+    /// Release name (`[a-z0-9][a-z0-9._-]*`).
+    pub name: String,
+    /// Default release version (overridable on the command line).
+    #[serde(default = "default_version")]
+    pub version: String,
+    /// Dataset card metadata.
+    #[serde(default)]
+    pub card: CardDef,
+    /// Raw inputs.
+    #[serde(default, rename = "source")]
+    pub sources: Vec<SourceDef>,
+    /// Intermediate SQL views (not written to the release).
+    #[serde(default, rename = "view")]
+    pub views: Vec<ViewDef>,
+    /// Output tables.
+    #[serde(default, rename = "table")]
+    pub tables: Vec<TableDef>,
+}
+
+/// `[[view]]`: a named SQL query over the sources and earlier views, for tables to share.
+/// Views are not written to the release.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ViewDef {
+    /// View name (`[a-z_][a-z0-9_]*`).
+    pub name: String,
+    /// SQL file (path relative to the pipeline).
+    #[serde(default)]
+    pub sql: Option<String>,
+    /// Inline SQL (instead of `sql`).
+    #[serde(default)]
+    pub query: Option<String>,
+}
+
+fn default_version() -> String {
+    "0.1.0".into()
+}
+
+/// `[card]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CardDef {
+    /// Human name of the dataset.
+    #[serde(default)]
+    pub pretty_name: Option<String>,
+    /// Hub licence id (`apache-2.0`, `mit`, `cc-by-4.0`, `other`, …).
+    #[serde(default)]
+    pub license: Option<String>,
+    /// Markdown summary shown at the top of the card.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Citation (BibTeX or text).
+    #[serde(default)]
+    pub citation: Option<String>,
+    /// Hub tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Extra YAML front matter merged into the card (path relative to the pipeline).
+    #[serde(default)]
+    pub metadata: Option<String>,
+    /// Table whose config is marked `default: true`.
+    #[serde(default)]
+    pub default_table: Option<String>,
+    /// Extra sections.
+    #[serde(default, rename = "section")]
+    pub sections: Vec<CardSection>,
+}
+
+/// `[[card.section]]`: prose plus an optional SQL query whose result is shown as a table.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CardSection {
+    /// Section heading.
+    pub title: String,
+    /// Markdown text (numbers belong in `query`, so that they are computed from the release).
+    #[serde(default)]
+    pub text: Option<String>,
+    /// SQL over the release's tables; the result is rendered as a Markdown table.
+    #[serde(default)]
+    pub query: Option<String>,
+}
+
+/// Input formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// One JSON object per line.
+    Jsonl,
+    /// A JSON document; records are the array (or the object) at `record_path`.
+    Json,
+    /// RFC 4180 CSV with a header row.
+    Csv,
+    /// Apache Parquet files (shards written by other tools).
+    Parquet,
+    /// Tinker `metrics.jsonl`, read in long form: `step, metric, value, value_text`.
+    TinkerMetrics,
+    /// Tinker `checkpoints.jsonl`: `name, batch, epoch, final, rolling, state_path,
+    /// sampler_path, extra`.
+    TinkerCheckpoints,
+    /// tinker-cookbook benchmark `result.json` (see `ingest::evals`).
+    TinkerEvalResult,
+    /// tinker-cookbook benchmark `trajectories.jsonl` (see `ingest::evals`).
+    TinkerEvalTrajectories,
+    /// Per-checkpoint `<checkpoint>_metrics.json` (see `ingest::evals`).
+    EvalMetrics,
+    /// Per-checkpoint `<checkpoint>_{id,ood}_generations.jsonl` (see `ingest::evals`).
+    EvalGenerations,
+    /// Weights & Biases exports (UI and API CSVs, run lists, run directories, `.wandb` logs),
+    /// read into one of runpack's standard W&B tables chosen with `[source.wandb]` (see
+    /// [`crate::stages::ingest::wandb`]).
+    Wandb,
+}
+
+impl Format {
+    /// The name a pipeline gives the format (`jsonl`, `tinker-eval-result`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Jsonl => "jsonl",
+            Format::Json => "json",
+            Format::Csv => "csv",
+            Format::Parquet => "parquet",
+            Format::TinkerMetrics => "tinker-metrics",
+            Format::TinkerCheckpoints => "tinker-checkpoints",
+            Format::TinkerEvalResult => "tinker-eval-result",
+            Format::TinkerEvalTrajectories => "tinker-eval-trajectories",
+            Format::EvalMetrics => "eval-metrics",
+            Format::EvalGenerations => "eval-generations",
+            Format::Wandb => "wandb",
+        }
+    }
+
+    /// Whether the format fixes its own columns (the Tinker, evaluation and W&B formats), so
+    /// that a declared schema, `[[source.field]]` types and the layout options do not apply.
+    pub fn fixed_columns(self) -> bool {
+        !matches!(self, Format::Jsonl | Format::Json | Format::Csv | Format::Parquet)
+    }
+}
+
+/// What to do with files of one source whose column sets differ (inferred schemas only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ColumnsPolicy {
+    /// Fail, listing the columns each file has that others lack.
+    #[default]
+    Same,
+    /// One table with the union of the columns; missing ones are null.
+    Union,
+}
+
+/// How bare `NaN`, `Infinity` and `-Infinity` tokens are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NonFinite {
+    /// As IEEE 754 values (NaN stays NaN, distinct from null).
+    #[default]
+    Ieee,
+    /// As null (counted in the report).
+    Null,
+}
+
+/// `[[source]]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceDef {
+    /// SQL table name of the source (`[a-z_][a-z0-9_]*`).
+    pub name: String,
+    /// One glob or a list of globs, relative to the pipeline folder; `{name}` segments capture
+    /// a path part into a column of that name.
+    pub path: PathPatterns,
+    /// Input format.
+    pub format: Format,
+    /// JSON pointer of the records in a `json` document (default: the root).
+    #[serde(default)]
+    pub record_path: Option<String>,
+    /// Declared Table Schema (path relative to the pipeline).
+    #[serde(default)]
+    pub schema: Option<String>,
+    /// Policy for files with different column sets.
+    #[serde(default)]
+    pub columns: ColumnsPolicy,
+    /// Reading of bare non-finite tokens.
+    #[serde(default)]
+    pub nonfinite: NonFinite,
+    /// Read the strings `NaN`, `Infinity`, `-Infinity` (any case) as numbers in number columns.
+    #[serde(default)]
+    pub coerce_nonfinite_strings: bool,
+    /// Read numeric strings (`"12"`) as numbers in declared number/integer columns.
+    #[serde(default)]
+    pub coerce_numeric_strings: bool,
+    /// IANA zone for datetimes without an offset (`UTC`, `Asia/Tokyo`); otherwise they are
+    /// violations.
+    #[serde(default)]
+    pub assume_timezone: Option<String>,
+    /// Type overrides for single columns.
+    #[serde(default, rename = "field")]
+    pub fields: Vec<FieldDescriptor>,
+    /// `wide` (one column per key) or `long` (one row per key: the `id_columns`, `key`,
+    /// `value`), for wide metric logs beyond the dataset viewer's 1,000-column limit.
+    #[serde(default)]
+    pub layout: Layout,
+    /// Columns kept on every row in the long layout (`["_step"]`).
+    #[serde(default)]
+    pub id_columns: Vec<String>,
+    /// Keep generation texts (evaluation formats); off by default, texts dominate the bytes.
+    #[serde(default)]
+    pub keep_text: bool,
+    /// `[source.wandb]`: options of a `format = "wandb"` source (required there).
+    #[serde(default)]
+    pub wandb: Option<crate::stages::ingest::wandb::WandbOptions>,
+}
+
+impl SourceDef {
+    /// The first option set on this source that its format would not use, as the pipeline
+    /// spells it: a `schema`, `[[source.field]]`, `columns`, `layout` or `id_columns` on a
+    /// format with fixed columns, and `layout`/`id_columns` on Parquet (read as stored).
+    fn ignored_option(&self) -> Option<&'static str> {
+        let layout = self.layout != Layout::Wide || !self.id_columns.is_empty();
+        if self.format.fixed_columns() {
+            if self.schema.is_some() {
+                return Some("`schema`");
+            }
+            if !self.fields.is_empty() {
+                return Some("[[source.field]]");
+            }
+            if self.columns != ColumnsPolicy::Same {
+                return Some("`columns`");
+            }
+        }
+        ((self.format.fixed_columns() || self.format == Format::Parquet) && layout)
+            .then_some(if self.layout != Layout::Wide { "`layout`" } else { "`id_columns`" })
+    }
+}
+
+/// Table shape of a source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Layout {
+    /// One column per key.
+    #[default]
+    Wide,
+    /// One row per (record, key): id columns, `key` (Utf8), `value` (Float64).
+    Long,
+}
+
+/// One or several path globs.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum PathPatterns {
+    /// A single glob.
+    One(String),
+    /// Several globs; files matched by more than one are read once.
+    Many(Vec<String>),
+}
+
+impl PathPatterns {
+    /// The globs as a list.
+    pub fn list(&self) -> Vec<String> {
+        match self {
+            PathPatterns::One(s) => vec![s.clone()],
+            PathPatterns::Many(v) => v.clone(),
+        }
+    }
+}
+
+/// Policy for rows that share a primary key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DuplicatePolicy {
+    /// Every duplicate is a violation naming all the rows involved.
+    #[default]
+    Error,
+    /// Keep the row that comes last in input order (file, then line); the others are rejected.
+    KeepLast,
+    /// Keep the row that comes first in input order; the others are rejected.
+    KeepFirst,
+}
+
+impl DuplicatePolicy {
+    /// The rule's name in `pipeline.toml` and on the command line (`keep-last`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DuplicatePolicy::Error => "error",
+            DuplicatePolicy::KeepLast => "keep-last",
+            DuplicatePolicy::KeepFirst => "keep-first",
+        }
+    }
+}
+
+/// `[[table]]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableDef {
+    /// Table (and card config) name (`[a-z][a-z0-9_]*`).
+    pub name: String,
+    /// Declared Table Schema (path relative to the pipeline); without it the query's result
+    /// types are used.
+    #[serde(default)]
+    pub schema: Option<String>,
+    /// SQL file (path relative to the pipeline).
+    #[serde(default)]
+    pub sql: Option<String>,
+    /// Inline SQL (instead of `sql`).
+    #[serde(default)]
+    pub query: Option<String>,
+    /// Rows that share a primary key.
+    #[serde(default)]
+    pub on_duplicate_key: DuplicatePolicy,
+    /// Card text for this table (default: the schema's description).
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Column whose value names each row's split (files `data/<table>/<split>.parquet`);
+    /// without it every row is in split `train`.
+    #[serde(default)]
+    pub split_column: Option<String>,
+    /// The allowed split names, checked before anything is written (names must match
+    /// `^\w+(\.\w+)*$`, as the `datasets` library requires).
+    #[serde(default)]
+    pub splits: Vec<String>,
+}
+
+impl PipelineSpec {
+    /// Loads `path` (a `pipeline.toml`, or a folder holding one) and every schema it names.
+    ///
+    /// Errors: [`Error::Io`] for unreadable files; [`Error::Config`] naming file, line, column
+    /// and key for TOML errors, and naming the entry for bad names, unknown references,
+    /// missing SQL or schema files.
+    pub fn load(path: &Path) -> Result<PipelineSpec> {
+        let file = if path.is_dir() { path.join("pipeline.toml") } else { path.to_path_buf() };
+        if !path.exists() {
+            let mut near: Vec<String> = path
+                .parent()
+                .map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p })
+                .and_then(|p| std::fs::read_dir(p).ok())
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter(|e| e.path().join("pipeline.toml").is_file())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            near.sort();
+            let hint = if near.is_empty() { String::new() } else { format!(" (pipelines there: {})", near.join(", ")) };
+            return Err(Error::config(
+                path.display().to_string(),
+                format!("no such pipeline folder or pipeline.toml{hint}"),
+            ));
+        }
+        if path.is_dir() && !file.exists() {
+            return Err(Error::config(
+                path.display().to_string(),
+                "no pipeline.toml in this folder: a pipeline is a folder holding pipeline.toml, which names its \
+                 sources and tables (see README, section Pipelines)",
+            ));
+        }
+        if path.is_file() && path.extension().is_none_or(|e| e != "toml") {
+            return Err(Error::config(
+                path.display().to_string(),
+                "a pipeline is a pipeline.toml file or the folder holding it; this is another file (raw inputs are \
+                 named by the sources of a pipeline.toml)",
+            ));
+        }
+        let dir = file
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
+        let text = read_definition(&file)?;
+        let def: PipelineDef = toml::from_str(&text).map_err(|e| {
+            let loc = match e.span() {
+                Some(span) => {
+                    let (line, col) = line_col(&text, span.start);
+                    format!("{}:{line}:{col}", file.display())
+                }
+                None => file.display().to_string(),
+            };
+            Error::config(loc, e.message().trim().to_string())
+        })?;
+        let at = |what: &str| format!("{} ({what})", file.display());
+
+        check_name(&def.name, "release name", &file, r"^[a-z0-9][a-z0-9._-]*$")?;
+        let mut names = std::collections::BTreeSet::new();
+        let mut source_schemas = Vec::new();
+        for s in &def.sources {
+            check_name(&s.name, "source name", &file, r"^[a-z_][a-z0-9_]*$")?;
+            if !names.insert(s.name.clone()) {
+                return Err(twice(&file, &text, &s.name));
+            }
+            if s.record_path.is_some() && s.format != Format::Json {
+                return Err(Error::config(
+                    at(&format!("source {}", s.name)),
+                    "`record_path` applies to format = \"json\" only",
+                ));
+            }
+            if s.keep_text && !matches!(s.format, Format::TinkerEvalTrajectories | Format::EvalGenerations) {
+                return Err(Error::config(
+                    at(&format!("source {}", s.name)),
+                    "`keep_text` applies to format = \"tinker-eval-trajectories\" and \"eval-generations\" only \
+                     (other formats keep every field they read)",
+                ));
+            }
+            // a logged string is kept as text in the long form's value_text, never coerced
+            if s.format == Format::TinkerMetrics && (s.coerce_numeric_strings || s.coerce_nonfinite_strings) {
+                return Err(Error::config(
+                    at(&format!("source {}", s.name)),
+                    "coerce_numeric_strings and coerce_nonfinite_strings do not apply to format = \"tinker-metrics\": \
+                     a string a log holds is kept as text in value_text (turn it into a number in the table's \
+                     query, e.g. TRY_CAST(value_text AS DOUBLE))",
+                ));
+            }
+            if let Some(option) = s.ignored_option() {
+                return Err(Error::config(
+                    at(&format!("source {}", s.name)),
+                    format!(
+                        "{option} does not apply to format = \"{}\": {}",
+                        s.format.name(),
+                        if s.format.fixed_columns() {
+                            "its columns are fixed by the format (cast or rename them in the table's query)"
+                        } else {
+                            "a Parquet file's rows are read as they are stored"
+                        }
+                    ),
+                ));
+            }
+            match (&s.wandb, s.format == Format::Wandb) {
+                (None, true) => {
+                    return Err(Error::config(
+                        at(&format!("source {}", s.name)),
+                        "format = \"wandb\" needs [source.wandb] with table = \"runs\", \"history\", \"system\" or \"histograms\"",
+                    ));
+                }
+                (Some(_), false) => {
+                    return Err(Error::config(
+                        at(&format!("source {}", s.name)),
+                        "[source.wandb] applies to format = \"wandb\" only",
+                    ));
+                }
+                (Some(o), true) => crate::stages::ingest::wandb::check_options(o)
+                    .map_err(|m| Error::config(at(&format!("source {}", s.name)), m))?,
+                (None, false) => {}
+            }
+            if s.layout == Layout::Long && s.id_columns.is_empty() {
+                return Err(Error::config(
+                    at(&format!("source {}", s.name)),
+                    "layout = \"long\" needs id_columns (the keys kept on every row, e.g. [\"_step\"])",
+                ));
+            }
+            if s.layout == Layout::Wide && !s.id_columns.is_empty() {
+                return Err(Error::config(
+                    at(&format!("source {}", s.name)),
+                    "id_columns applies to layout = \"long\" only (a wide source keeps every key as a column)",
+                ));
+            }
+            if let Some(tz) = &s.assume_timezone {
+                tz.parse::<chrono_tz::Tz>().map_err(|_| {
+                    Error::config(
+                        at(&format!("source {}", s.name)),
+                        format!("unknown time zone `{tz}` (use an IANA name such as UTC or Asia/Tokyo)"),
+                    )
+                })?;
+            }
+            // a source is typed, not validated: constraints there would never be checked
+            let unchecked = |f: &FieldDescriptor| {
+                f.has_constraints().then(|| {
+                    format!(
+                        "field `{}`: constraints in a source's schema are not checked (it only types the input); \
+                         declare them in the schema of a table that reads the source",
+                        f.name
+                    )
+                })
+            };
+            let mut field_names = std::collections::BTreeSet::new();
+            for (i, f) in s.fields.iter().enumerate() {
+                if f.name.trim().is_empty() {
+                    return Err(Error::config(
+                        at(&format!("source {}", s.name)),
+                        format!("[[source.field]] number {} has no name (name = \"<column>\")", i + 1),
+                    ));
+                }
+                let place = at(&format!("source {} field {}", s.name, f.name));
+                if !field_names.insert(f.name.as_str()) {
+                    return Err(Error::config(&place, "this column has two [[source.field]] entries; give it one"));
+                }
+                f.arrow_type().map_err(|m| Error::config(&place, m))?;
+                if let Some(m) = unchecked(f) {
+                    return Err(Error::config(&place, m));
+                }
+            }
+            source_schemas.push(match &s.schema {
+                Some(p) => {
+                    let schema = load_schema(&dir, p, &at(&format!("source {} schema", s.name)))?;
+                    if let Some(m) = schema.fields.iter().find_map(unchecked) {
+                        return Err(Error::config(dir.join(p).display().to_string(), m));
+                    }
+                    if !schema.primary_key.is_empty() || !schema.foreign_keys.is_empty() {
+                        return Err(Error::config(
+                            dir.join(p).display().to_string(),
+                            "primaryKey and foreignKeys in a source's schema are not checked (it only types the \
+                             input); declare them in the schema of a table that reads the source",
+                        ));
+                    }
+                    if schema.missing_values.is_some() && s.format != Format::Csv {
+                        return Err(Error::config(
+                            dir.join(p).display().to_string(),
+                            "missingValues applies to the text cells of a `csv` source; this source's values \
+                             carry their own nulls",
+                        ));
+                    }
+                    // a [[source.field]] beside the schema replaces its field of that name, or
+                    // adds one (the schema is read as written otherwise)
+                    let mut schema = schema;
+                    for f in &s.fields {
+                        match schema.fields.iter_mut().find(|g| g.name == f.name) {
+                            Some(g) => *g = f.clone(),
+                            None => schema.fields.push(f.clone()),
+                        }
+                    }
+                    Some(schema)
+                }
+                None => None,
+            });
+        }
+        for v in &def.views {
+            check_name(&v.name, "view name", &file, r"^[a-z_][a-z0-9_]*$")?;
+            if !names.insert(v.name.clone()) {
+                return Err(twice(&file, &text, &v.name));
+            }
+            check_sql_choice(&dir, &v.sql, &v.query, &at(&format!("view {}", v.name)))?;
+        }
+        let mut table_schemas = Vec::new();
+        for t in &def.tables {
+            check_name(&t.name, "table name", &file, r"^[a-z][a-z0-9_]*$")?;
+            if !names.insert(t.name.clone()) {
+                return Err(twice(&file, &text, &t.name));
+            }
+            check_sql_choice(&dir, &t.sql, &t.query, &at(&format!("table {}", t.name)))?;
+            let bad: Vec<String> = t
+                .splits
+                .iter()
+                .filter(|s| !crate::core::names::valid_split_name(s))
+                .map(|s| {
+                    let why = if s.trim() != s.as_str() {
+                        "has leading or trailing whitespace (names are never trimmed)".to_string()
+                    } else if s == "all" {
+                        "is the `datasets` library's name for every split together".to_string()
+                    } else {
+                        "is not made of word characters (letters, digits, _) in parts separated by single dots"
+                            .to_string()
+                    };
+                    format!(
+                        "split name {s:?} {why}; the Hub accepts it but `datasets` cannot load it; use {:?}",
+                        crate::core::names::suggest_split_name(s)
+                    )
+                })
+                .collect();
+            if !bad.is_empty() {
+                return Err(Error::config(at(&format!("table {}", t.name)), bad.join("\n")));
+            }
+            if let Some(m) = t.splits.iter().find_map(|s| crate::core::names::split_file_problem(s)) {
+                return Err(Error::config(at(&format!("table {}", t.name)), m));
+            }
+            // the split files are named after the splits: names equal but for case would be
+            // one file on a case-insensitive filesystem
+            let mut lower = std::collections::BTreeMap::new();
+            for sp in &t.splits {
+                if let Some(other) = lower.insert(sp.to_lowercase(), sp) {
+                    return Err(Error::config(
+                        at(&format!("table {}", t.name)),
+                        format!(
+                            "splits {other:?} and {sp:?} differ only in case (or are the same); give each split its own name"
+                        ),
+                    ));
+                }
+            }
+            if !t.splits.is_empty() && t.split_column.is_none() {
+                return Err(Error::config(at(&format!("table {}", t.name)), "`splits` needs `split_column`"));
+            }
+            table_schemas.push(match &t.schema {
+                Some(p) => {
+                    let schema = load_schema(&dir, p, &at(&format!("table {} schema", t.name)))?;
+                    if schema.missing_values.is_some() {
+                        return Err(Error::config(
+                            dir.join(p).display().to_string(),
+                            "missingValues applies to the text cells of a `csv` source, not to a table (its \
+                             values come typed from SQL); declare it in the source's schema",
+                        ));
+                    }
+                    Some(schema)
+                }
+                None => None,
+            });
+            // with a declared schema, a split column that is not one of its fields is known now,
+            // before any source is read
+            if let (Some(c), Some(Some(schema))) = (&t.split_column, table_schemas.last())
+                && schema.field(c).is_none()
+            {
+                let names: Vec<&str> = schema.fields.iter().map(|f| f.name.as_str()).collect();
+                return Err(Error::config(
+                    at(&format!("table {}", t.name)),
+                    format!(
+                        "split_column `{c}` is not a field of the table's schema (its fields: {})",
+                        names.join(", ")
+                    ),
+                ));
+            }
+        }
+        if def.tables.is_empty() {
+            return Err(Error::config(file.display().to_string(), "no [[table]] is defined"));
+        }
+        check_references(&dir, &def, &table_schemas)?;
+        if let Some(d) = &def.card.default_table
+            && !def.tables.iter().any(|t| &t.name == d)
+        {
+            let names: Vec<&str> = def.tables.iter().map(|t| t.name.as_str()).collect();
+            return Err(Error::config(
+                at("card.default_table"),
+                format!("no table named `{d}` (the tables: {})", names.join(", ")),
+            ));
+        }
+        Ok(PipelineSpec {
+            dir,
+            file,
+            def,
+            table_schemas,
+            source_schemas,
+            untyped_as_text: false,
+            data_provenance: false,
+        })
+    }
+
+    /// The 1-based line of pipeline.toml where the SQL of the inline `query` of the
+    /// `[[table]]` or `[[view]]` (`section`) named `name` starts (the line after `query = """`,
+    /// whose line break is not part of the string), so that its SQL line n is the file's line
+    /// `start + n - 1`; `None` when it cannot be told (the file changed, or the query is not
+    /// written as `query = …` in the section).
+    pub fn inline_query_line(&self, section: &str, name: &str) -> Option<usize> {
+        self.query_line(section, "name", name)
+    }
+
+    /// The 1-based line of pipeline.toml where the `query` of the `[[card.section]]` titled
+    /// `title` starts, for messages (see [`PipelineSpec::inline_query_line`]).
+    pub fn card_section_query_line(&self, title: &str) -> Option<usize> {
+        self.query_line("card.section", "title", title)
+    }
+
+    fn query_line(&self, section: &str, key: &str, value: &str) -> Option<usize> {
+        let text = read_definition(&self.file).ok()?;
+        let header = format!("[[{section}]]");
+        let named = regex::Regex::new(&format!(r#"^\s*{key}\s*=\s*["']{}["']"#, regex::escape(value))).ok()?;
+        let query = regex::Regex::new(r"^\s*query\s*=").ok()?;
+        let (mut inside, mut is_it, mut at) = (false, false, None);
+        for (i, line) in text.lines().enumerate() {
+            // a header may end with a comment: `[[table]]  # …`
+            let t = line.split('#').next().unwrap_or_default().trim();
+            if t.starts_with('[') && t.ends_with(']') && !t.contains('=') {
+                if inside && is_it && at.is_some() {
+                    return at;
+                }
+                (inside, is_it, at) = (t == header, false, None);
+                continue;
+            }
+            if inside {
+                is_it |= named.is_match(line);
+                if at.is_none() && query.is_match(line) {
+                    // a multi-line string's first line break is not part of it (TOML 1.0):
+                    // `query = """` puts the SQL's first line on the next line of the file
+                    // (only a line break right after the delimiter: blanks before it are text)
+                    let value =
+                        line.split_once('=').map(|(_, v)| v.trim_start().trim_end_matches('\r')).unwrap_or_default();
+                    at = Some(if value == "\"\"\"" || value == "'''" { i + 2 } else { i + 1 });
+                }
+            }
+        }
+        if inside && is_it { at } else { None }
+    }
+
+    /// The SQL text of table `i`.
+    pub fn table_sql(&self, i: usize) -> Result<String> {
+        let t = &self.def.tables[i];
+        match (&t.sql, &t.query) {
+            (Some(p), _) => read_definition(&self.dir.join(p)),
+            (None, Some(q)) => Ok(q.clone()),
+            (None, None) => unreachable!("checked at load"),
+        }
+    }
+
+    /// The SQL text of view `i`.
+    pub fn view_sql(&self, i: usize) -> Result<String> {
+        let v = &self.def.views[i];
+        match (&v.sql, &v.query) {
+            (Some(p), _) => read_definition(&self.dir.join(p)),
+            (None, Some(q)) => Ok(q.clone()),
+            (None, None) => unreachable!("checked at load"),
+        }
+    }
+
+    /// Every file that defines the pipeline (TOML, SQL, schemas, card metadata), as paths
+    /// relative to the pipeline folder, sorted.
+    pub fn definition_files(&self) -> Vec<String> {
+        let mut out = vec![self.file.file_name().unwrap().to_string_lossy().to_string()];
+        for s in &self.def.sources {
+            out.extend(s.schema.clone());
+        }
+        for v in &self.def.views {
+            out.extend(v.sql.clone());
+        }
+        for t in &self.def.tables {
+            out.extend(t.schema.clone());
+            out.extend(t.sql.clone());
+        }
+        out.extend(self.def.card.metadata.clone());
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
+fn check_sql_choice(dir: &Path, sql: &Option<String>, query: &Option<String>, at: &str) -> Result<()> {
+    match (sql, query) {
+        (Some(_), Some(_)) => Err(Error::config(at, "give either `sql` (a file) or `query` (inline SQL), not both")),
+        (None, None) => Err(Error::config(at, "needs `sql` (a file) or `query` (inline SQL)")),
+        (Some(p), None) if dir.join(p).is_dir() => {
+            Err(Error::config(at, format!("SQL file {} is a folder, not a file", dir.join(p).display())))
+        }
+        (Some(p), None) if !dir.join(p).is_file() => {
+            Err(Error::config(at, format!("SQL file {} not found", dir.join(p).display())))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The error for `name` given to two sources, views or tables of `file` (text `text`),
+/// naming the lines that set it (`name = "…"`).
+fn twice(file: &Path, text: &str, name: &str) -> Error {
+    let pattern = regex::Regex::new(&format!(r#"^\s*name\s*=\s*["']{}["']\s*(#.*)?$"#, regex::escape(name)))
+        .expect("escaped name");
+    let lines: Vec<String> =
+        text.lines().enumerate().filter(|(_, l)| pattern.is_match(l)).map(|(i, _)| (i + 1).to_string()).collect();
+    let location = match lines.first() {
+        Some(first) => format!("{}:{first}", file.display()),
+        None => file.display().to_string(),
+    };
+    let places = if lines.len() > 1 { format!(" (lines {})", lines.join(", ")) } else { String::new() };
+    Error::config(
+        location,
+        format!("`{name}` names more than one source, view or table{places}; each needs its own name"),
+    )
+}
+
+/// Loads the Table Schema at `rel` (relative to the pipeline folder `dir`); a file that cannot
+/// be read is said together with `who` (the pipeline.toml entry that names it).
+///
+/// Errors: [`Error::Config`] at `who` when the file cannot be read, and those of
+/// [`TableSchema::load`] otherwise.
+fn load_schema(dir: &Path, rel: &str, who: &str) -> Result<TableSchema> {
+    let path = dir.join(rel);
+    TableSchema::load(&path).map_err(|e| match e {
+        Error::Io { source, .. } => {
+            Error::config(who, format!("schema {:?} cannot be read: {source}", path.display().to_string()))
+        }
+        other => other,
+    })
+}
+
+/// Longest name of a source, view or table, in bytes (see `check_name`).
+pub const MAX_NAME_BYTES: usize = 200;
+
+fn check_name(name: &str, what: &str, file: &Path, pattern: &str) -> Result<()> {
+    let re = regex::Regex::new(pattern).expect("static pattern");
+    // files are named after tables and sources (`data/<name>-00000-of-00002.parquet`, a
+    // staging file per source), and a file name holds 255 bytes
+    if name.len() > MAX_NAME_BYTES {
+        return Err(Error::config(
+            file.display().to_string(),
+            format!("{what} of {} bytes (at most {MAX_NAME_BYTES}: files are named after it)", name.len()),
+        ));
+    }
+    if re.is_match(name) && !name.ends_with('\n') {
+        Ok(())
+    } else {
+        Err(Error::config(file.display().to_string(), format!("{what} {name:?} must match {pattern}")))
+    }
+}
+
+/// The text of a file that defines the pipeline (pipeline.toml, SQL, a schema): UTF-8, with a
+/// leading byte order mark left out (RFC 8259 §8.1 lets a reader ignore it; editors on
+/// Windows write one).
+///
+/// Errors: [`Error::Io`] when it cannot be read, [`Error::Config`] at the line and column of
+/// the first byte that is not UTF-8.
+pub fn read_definition(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&bytes);
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Ok(text.to_string()),
+        Err(e) => {
+            let good = std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default();
+            let (line, col) = line_col(good, good.len());
+            Err(Error::config(
+                format!("{}:{line}:{col}", path.display()),
+                format!("byte 0x{:02x} is not UTF-8 text (save the file as UTF-8)", bytes[e.valid_up_to()]),
+            ))
+        }
+    }
+}
+
+/// 1-based line and column of byte `offset` in `text`.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
+    (line, col)
+}
+
+/// Checks that each foreign key of a declared table schema names a table of the pipeline and,
+/// when that table's schema is declared too, columns it has.
+///
+/// Errors: [`Error::Config`] at the schema file and the JSON pointer of the reference
+/// (`steps.json:/foreignKeys/0/reference/fields/0`).
+fn check_references(dir: &Path, def: &PipelineDef, schemas: &[Option<TableSchema>]) -> Result<()> {
+    for (t, schema) in def.tables.iter().zip(schemas) {
+        let (Some(schema), Some(path)) = (schema, &t.schema) else { continue };
+        for (k, fk) in schema.foreign_keys.iter().enumerate() {
+            // (a reference to the table itself, `"resource": ""`, is refused with the schema)
+            let target = fk.reference.resource.as_str();
+            let at = |pointer: String| format!("{}:/foreignKeys/{k}/reference/{pointer}", dir.join(path).display());
+            let Some(j) = def.tables.iter().position(|o| o.name == target) else {
+                let names: Vec<&str> = def.tables.iter().map(|o| o.name.as_str()).collect();
+                return Err(Error::config(
+                    at("resource".into()),
+                    format!("no table named `{target}` (the tables: {})", names.join(", ")),
+                ));
+            };
+            let Some(referenced) = &schemas[j] else { continue };
+            for (n, field) in fk.reference.fields.iter().enumerate() {
+                if !referenced.fields.iter().any(|f| &f.name == field) {
+                    let names: Vec<&str> = referenced.fields.iter().map(|f| f.name.as_str()).collect();
+                    return Err(Error::config(
+                        at(format!("fields/{n}")),
+                        format!("table `{target}` has no column `{field}` (its columns: {})", names.join(", ")),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_given_twice_is_named_with_its_lines() {
+        let text = "name = \"d\"\n[[source]]\nname = \"a\"\n[[table]]\nname = 'a'  # again\n";
+        let e = twice(Path::new("p.toml"), text, "a").to_string();
+        assert!(e.starts_with("p.toml:3:"), "{e}");
+        assert!(e.contains("`a` names more than one source, view or table (lines 3, 5)"), "{e}");
+    }
+
+    #[test]
+    fn unknown_key_names_key_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("pipeline.toml"),
+            "name = \"x\"\n[[table]]\nname = \"t\"\nquery = \"SELECT 1\"\nsqll = \"a.sql\"\n",
+        )
+        .unwrap();
+        let e = PipelineSpec::load(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("pipeline.toml:5:1"), "{e}");
+        assert!(e.contains("unknown field `sqll`"), "{e}");
+    }
+
+    #[test]
+    fn a_foreign_key_names_a_table_and_columns_it_has() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
+        write("runs.json", r#"{"fields":[{"name":"run","type":"string"}],"primaryKey":["run"]}"#);
+        write(
+            "pipeline.toml",
+            "name = \"x\"\n[[source]]\nname = \"s\"\npath = \"s.jsonl\"\nformat = \"jsonl\"\n\
+             [[table]]\nname = \"runs\"\nschema = \"runs.json\"\nquery = \"SELECT DISTINCT run FROM s\"\n\
+             [[table]]\nname = \"steps\"\nschema = \"steps.json\"\nquery = \"SELECT run FROM s\"\n",
+        );
+        let steps = |resource: &str, field: &str| {
+            format!(
+                r#"{{"fields":[{{"name":"run","type":"string"}}],"foreignKeys":[{{"fields":["run"],"reference":{{"resource":"{resource}","fields":["{field}"]}}}}]}}"#
+            )
+        };
+        let load = || PipelineSpec::load(dir.path()).map(|_| ()).map_err(|e| e.to_string());
+        write("steps.json", &steps("runs", "run"));
+        load().unwrap();
+        write("steps.json", &steps("runs", "run_id"));
+        let e = load().unwrap_err();
+        assert!(
+            e.contains(
+                "steps.json:/foreignKeys/0/reference/fields/0: table `runs` has no column `run_id` (its columns: run)"
+            ),
+            "{e}"
+        );
+        write("steps.json", &steps("runz", "run"));
+        let e = load().unwrap_err();
+        assert!(
+            e.contains("steps.json:/foreignKeys/0/reference/resource: no table named `runz` (the tables: runs, steps)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn definition_files_are_read_as_utf8_text_and_their_mistakes_found_at_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, bytes: &[u8]| std::fs::write(dir.path().join(name), bytes).unwrap();
+        let toml = |table: &str| {
+            format!(
+                "name = \"x\"\n[[source]]\nname = \"s\"\npath = \"s.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\n{table}"
+            )
+        };
+        let load = || PipelineSpec::load(dir.path()).map(|_| ()).map_err(|e| e.to_string());
+        // a byte order mark before the TOML and the schema is left out
+        write("t.json", "\u{feff}{\"fields\":[{\"name\":\"a\",\"type\":\"string\"}]}".as_bytes());
+        write(
+            "pipeline.toml",
+            format!("\u{feff}{}", toml("schema = \"t.json\"\nquery = \"SELECT a FROM s\"\n")).as_bytes(),
+        );
+        load().unwrap();
+        // a byte that is not UTF-8, at its line and column
+        write("t.json", b"{\"fields\":[\n {\"name\":\"\xe9\",\"type\":\"string\"}]}");
+        let e = load().unwrap_err();
+        assert!(e.contains("t.json:2:11: byte 0xe9 is not UTF-8 text"), "{e}");
+        // a folder named as the SQL file
+        std::fs::create_dir(dir.path().join("q.sql")).unwrap();
+        write("pipeline.toml", toml("sql = \"q.sql\"\n").as_bytes());
+        let e = load().unwrap_err();
+        assert!(e.contains("q.sql is a folder, not a file"), "{e}");
+        // a split column the declared schema lacks
+        write("t.json", b"{\"fields\":[{\"name\":\"a\",\"type\":\"string\"}]}");
+        write(
+            "pipeline.toml",
+            toml("schema = \"t.json\"\nquery = \"SELECT a FROM s\"\nsplit_column = \"splt\"\n").as_bytes(),
+        );
+        let e = load().unwrap_err();
+        assert!(e.contains("split_column `splt` is not a field of the table's schema (its fields: a)"), "{e}");
+    }
+
+    #[test]
+    fn an_inline_querys_line_in_pipeline_toml_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("pipeline.toml"),
+            "name = \"x\"\n[[source]]\nname = \"s\"\npath = \"s.jsonl\"\nformat = \"jsonl\"\n\
+             [[view]]\nname = \"v\"\nquery = \"SELECT 1\"\n\
+             [[table]]\nname = \"a\"\nquery = \"SELECT 1\"\n\
+             [[table]]  # b\nquery = \"\"\"\nSELECT 2\"\"\"\nname = \"b\"\n\
+             [[table]]\nname = \"c\"\nquery = \"\"\"  \nSELECT 3\"\"\"\n",
+        )
+        .unwrap();
+        let spec = PipelineSpec::load(dir.path()).unwrap();
+        assert_eq!(spec.inline_query_line("view", "v"), Some(8));
+        assert_eq!(spec.inline_query_line("table", "a"), Some(11));
+        // `query = """` on line 13: the SQL's first line is the file's line 14
+        assert_eq!(spec.inline_query_line("table", "b"), Some(14));
+        // blanks after the delimiter are the string's first line: it starts on the query's line
+        assert_eq!(spec.inline_query_line("table", "c"), Some(18));
+        assert_eq!(spec.inline_query_line("table", "v"), None);
+    }
+
+    #[test]
+    fn options_a_format_would_ignore_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("s.json"), r#"{"fields": [{"name": "idx", "type": "string"}]}"#).unwrap();
+        let load = |format: &str, options: &str| {
+            let toml = format!(
+                "name = \"x\"\n[[source]]\nname = \"raw\"\npath = \"r/*\"\nformat = \"{format}\"\n{options}\
+                 [[table]]\nname = \"t\"\nquery = \"SELECT * FROM raw\"\n"
+            );
+            std::fs::write(dir.path().join("pipeline.toml"), toml).unwrap();
+            PipelineSpec::load(dir.path()).map(|_| ()).map_err(|e| e.to_string())
+        };
+        let e = load("tinker-eval-trajectories", "schema = \"s.json\"\n").unwrap_err();
+        assert!(e.contains("source raw"), "{e}");
+        assert!(
+            e.contains(
+                "`schema` does not apply to format = \"tinker-eval-trajectories\": its columns are fixed by the format"
+            ),
+            "{e}"
+        );
+        let e = load("eval-metrics", "[[source.field]]\nname = \"count\"\ntype = \"string\"\n").unwrap_err();
+        assert!(e.contains("[[source.field]] does not apply to format = \"eval-metrics\""), "{e}");
+        let e = load("tinker-metrics", "coerce_numeric_strings = true\n").unwrap_err();
+        assert!(e.contains("do not apply to format = \"tinker-metrics\""), "{e}");
+        let e = load("tinker-metrics", "columns = \"union\"\n").unwrap_err();
+        assert!(e.contains("`columns` does not apply"), "{e}");
+        let e = load("jsonl", "id_columns = [\"step\"]\n").unwrap_err();
+        assert!(e.contains("id_columns applies to layout = \"long\" only"), "{e}");
+        let e = load("parquet", "layout = \"long\"\nid_columns = [\"a\"]\n").unwrap_err();
+        assert!(
+            e.contains(
+                "`layout` does not apply to format = \"parquet\": a Parquet file's rows are read as they are stored"
+            ),
+            "{e}"
+        );
+        let e = load("tinker-checkpoints", "id_columns = [\"a\"]\n").unwrap_err();
+        assert!(e.contains("`id_columns` does not apply"), "{e}");
+        // a field without a name, or named twice, is no column's type
+        for format in ["jsonl", "parquet"] {
+            let e = load(format, "[[source.field]]\ntype = \"integer\"\n").unwrap_err();
+            assert!(e.contains("(source raw): [[source.field]] number 1 has no name"), "{e}");
+            let twice = "[[source.field]]\nname = \"a\"\ntype = \"integer\"\n[[source.field]]\nname = \"a\"\ntype = \"string\"\n";
+            let e = load(format, twice).unwrap_err();
+            assert!(e.contains("(source raw field a): this column has two [[source.field]] entries"), "{e}");
+        }
+        // the formats that read declared types take them
+        load("jsonl", "schema = \"s.json\"\n").unwrap();
+        load("csv", "[[source.field]]\nname = \"a\"\ntype = \"string\"\n").unwrap();
+        load("parquet", "columns = \"union\"\n").unwrap();
+        load("json", "layout = \"long\"\nid_columns = [\"a\"]\n").unwrap();
+    }
+}

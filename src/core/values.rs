@@ -1,0 +1,114 @@
+//! Values compared as runpack compares them: JSON numbers exactly (integers as integers), JSON
+//! Pointers in document order.
+
+use arrow::array::{ArrayRef, AsArray};
+use arrow::datatypes::DataType;
+
+/// A number of a cell or a constraint: integers stay integers, so that bounds and `enum`
+/// values above 2^53 compare exactly (as 64-bit floats, 2^53 + 1 would equal 2^53), with each
+/// other and with floats.
+#[derive(Clone, Copy)]
+pub(crate) enum Num {
+    Int(i128),
+    Float(f64),
+}
+
+impl Num {
+    /// The number in row `r` of an integer or float column (`None` for other types).
+    pub(crate) fn at(a: &ArrayRef, r: usize) -> Option<Num> {
+        match a.data_type() {
+            DataType::Int64 => Some(Num::Int(a.as_primitive::<arrow::datatypes::Int64Type>().value(r).into())),
+            DataType::UInt64 => Some(Num::Int(a.as_primitive::<arrow::datatypes::UInt64Type>().value(r).into())),
+            DataType::Float64 => Some(Num::Float(a.as_primitive::<arrow::datatypes::Float64Type>().value(r))),
+            _ => None,
+        }
+    }
+
+    /// A JSON number.
+    pub(crate) fn of(n: &serde_json::Number) -> Num {
+        match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => Num::Int(i.into()),
+            (None, Some(u)) => Num::Int(u.into()),
+            _ => Num::Float(n.as_f64().unwrap_or(f64::NAN)),
+        }
+    }
+
+    pub(crate) fn is_nan(self) -> bool {
+        matches!(self, Num::Float(x) if x.is_nan())
+    }
+
+    /// Exact, also between an integer and a float (`None` with a NaN).
+    pub(crate) fn cmp(self, other: Num) -> Option<std::cmp::Ordering> {
+        match (self, other) {
+            (Num::Int(a), Num::Int(b)) => Some(a.cmp(&b)),
+            (Num::Float(a), Num::Float(b)) => a.partial_cmp(&b),
+            (Num::Int(a), Num::Float(b)) => int_cmp_float(a, b),
+            (Num::Float(a), Num::Int(b)) => int_cmp_float(b, a).map(std::cmp::Ordering::reverse),
+        }
+    }
+}
+
+/// Orders integer `i` against float `f` without rounding `i` to a float: by `f`'s integer
+/// part, then by its fraction.
+fn int_cmp_float(i: i128, f: f64) -> Option<std::cmp::Ordering> {
+    use std::cmp::Ordering;
+    // 2^127: no i128 reaches it
+    const LIMIT: f64 = 170141183460469231731687303715884105728.0;
+    if f.is_nan() {
+        return None;
+    }
+    if f >= LIMIT {
+        return Some(Ordering::Less);
+    }
+    if f < -LIMIT {
+        return Some(Ordering::Greater);
+    }
+    let whole = f.trunc();
+    Some(i.cmp(&(whole as i128)).then(if f > whole {
+        Ordering::Less
+    } else if f < whole {
+        Ordering::Greater
+    } else {
+        Ordering::Equal
+    }))
+}
+
+/// Orders two JSON numbers exactly (integers as integers, an integer against a float without
+/// rounding); `None` when either is NaN.
+pub fn compare_numbers(a: &serde_json::Number, b: &serde_json::Number) -> Option<std::cmp::Ordering> {
+    Num::of(a).cmp(Num::of(b))
+}
+
+/// The document order of two JSON Pointers, as their [`pointer_order_key`]s compare, without
+/// building the keys (rejects and messages are sorted by place).
+pub(crate) fn compare_pointers(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    // the reference tokens, as `pointer_order_key` reads them (a text that is no pointer is one)
+    fn tokens(p: &str) -> impl Iterator<Item = &str> {
+        let rest = match p.strip_prefix('/') {
+            Some(rest) => Some(rest),
+            None if p.is_empty() => None,
+            None => Some(p),
+        };
+        rest.into_iter().flat_map(|r| r.split('/'))
+    }
+    let index = |t: &str| t.bytes().all(|b| b.is_ascii_digit()).then(|| t.parse::<u64>().ok()).flatten();
+    let (mut ta, mut tb) = (tokens(a), tokens(b));
+    loop {
+        let (x, y) = match (ta.next(), tb.next()) {
+            (None, None) => return Ordering::Equal,
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(x), Some(y)) => (x, y),
+        };
+        let order = match (index(x), index(y)) {
+            (Some(i), Some(j)) => i.cmp(&j),
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (None, None) => x.as_bytes().cmp(y.as_bytes()),
+        };
+        if order != Ordering::Equal {
+            return order;
+        }
+    }
+}

@@ -1,0 +1,629 @@
+//! `GROUP BY` one text column in `runpack query`: a partial aggregation that looks up each
+//! distinct Arrow string view of a record batch once, instead of hashing every row's bytes.
+//!
+//! In: the physical plan DataFusion made for a statement. Out: the same plan, in which each
+//! partial `AggregateExec` (the per-partition first stage of a grouped aggregation) that
+//! groups by exactly one `Utf8View` expression is a [`ViewGroupsExec`]: same output schema,
+//! partitioning and rows, so DataFusion's final stage merges its output as it would the
+//! original's. Left to DataFusion: grouping sets, several keys, keys of other types,
+//! aggregates with `FILTER`, `DISTINCT` or `ORDER BY`, aggregates without a groups
+//! accumulator or whose state gathers values in lists (`array_agg`, `string_agg`, `median`:
+//! it grows with the input), `GROUP BY … LIMIT`, dynamic filters and input already sorted by
+//! the key.
+//!
+//! Why: a release's text columns are read as `Utf8View` (see [`super::session::string_views`]). Views
+//! decoded from a dictionary-encoded Parquet column point at the dictionary's bytes, so every
+//! row that holds the same value carries the same 16-byte view, and within one array equal
+//! views are equal strings (a view is the length with either the inline bytes, up to 12, or
+//! a prefix, buffer index and offset: Arrow columnar format, "Variable-size Binary View
+//! Layout"). DataFusion 55's partial aggregation hashes and compares each row's full bytes
+//! (a 60-byte checkpoint URI per row of a release's samples); here a batch's views are
+//! looked up in a small map and only each distinct view's bytes in the groups' map. When
+//! views repeat little (plain-encoded pages, high-cardinality keys), the rest of the stream
+//! looks the bytes up directly.
+//!
+//! Memory stays bounded as in DataFusion's own partial stage, which may emit early: after
+//! [`MAX_GROUPS`] groups, [`MAX_KEY_BYTES`] bytes of keys, or when the session's memory pool
+//! cannot hold the groups' keys, maps and aggregate state (reserved there as they grow), the
+//! groups so far are emitted as partial state and the stage starts again; the final stage
+//! merges repeated groups.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, RecordBatch, StringViewArray, StringViewBuilder};
+use arrow::datatypes::{DataType, SchemaRef};
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::config::ConfigOptions;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::memory_pool::{MemoryConsumer, MemoryReservation};
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::logical_expr::{EmitTo, GroupsAccumulator};
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_expr::aggregate::AggregateFunctionExpr;
+use datafusion::physical_optimizer::PhysicalOptimizerRule;
+use datafusion::physical_plan::aggregates::{AggregateExec, AggregateMode};
+use datafusion::physical_plan::execution_plan::ReplaceChildrenOptions;
+use datafusion::physical_plan::metrics::{BaselineMetrics, ExecutionPlanMetricsSet, MetricsSet, RecordOutput};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{
+    ChildrenPropertiesMode, DisplayAs, DisplayFormatType, ExecutionPlan, InputOrderMode, PlanProperties,
+};
+use futures::StreamExt;
+
+/// Groups held by one partition before they are emitted as partial state (65,536).
+pub const MAX_GROUPS: usize = 1 << 16;
+
+/// Bytes of group keys held by one partition before they are emitted as partial state
+/// (32 MiB).
+pub const MAX_KEY_BYTES: usize = 32 << 20;
+
+/// The physical optimizer rule that puts a [`ViewGroupsExec`] in place of each partial
+/// `AggregateExec` it can stand for (see the module docs). Runs after DataFusion's own rules.
+#[derive(Debug, Default)]
+pub struct ViewGroupBy;
+
+impl PhysicalOptimizerRule for ViewGroupBy {
+    fn optimize(&self, plan: Arc<dyn ExecutionPlan>, _config: &ConfigOptions) -> Result<Arc<dyn ExecutionPlan>> {
+        plan.transform_up(|p| {
+            if let Some(agg) = p.downcast_ref::<AggregateExec>()
+                && eligible(agg)?
+            {
+                return Ok(Transformed::yes(Arc::new(ViewGroupsExec::new(agg.clone())) as Arc<dyn ExecutionPlan>));
+            }
+            Ok(Transformed::no(p))
+        })
+        .map(|t| t.data)
+    }
+
+    fn name(&self) -> &str {
+        "view_group_by"
+    }
+
+    fn schema_check(&self) -> bool {
+        true
+    }
+}
+
+/// Whether `agg` is a partial aggregation that [`ViewGroupsExec`] computes the same way.
+fn eligible(agg: &AggregateExec) -> Result<bool> {
+    let group_by = agg.group_expr();
+    if *agg.mode() != AggregateMode::Partial
+        || !group_by.is_single()
+        || group_by.expr().len() != 1
+        || agg.limit_options().is_some()
+        || !agg.dynamic_expressions_produced().is_empty()
+        || !matches!(agg.input_order_mode(), InputOrderMode::Linear)
+        || agg.filter_expr().iter().any(Option::is_some)
+    {
+        return Ok(false);
+    }
+    // state that gathers a group's values (array_agg, string_agg, median) grows with the input,
+    // by more than its accumulator reports: left to DataFusion, which can spill it
+    let gathers = |a: &Arc<AggregateFunctionExpr>| -> Result<bool> {
+        Ok(a.state_fields()?.iter().any(|f| {
+            crate::core::schema::type_contains(f.data_type(), &|t| {
+                matches!(
+                    t,
+                    DataType::List(_)
+                        | DataType::LargeList(_)
+                        | DataType::FixedSizeList(..)
+                        | DataType::ListView(_)
+                        | DataType::LargeListView(_)
+                        | DataType::Map(..)
+                )
+            })
+        }))
+    };
+    for a in agg.aggr_expr() {
+        if a.is_distinct() || !a.order_bys().is_empty() || !a.groups_accumulator_supported() || gathers(a)? {
+            return Ok(false);
+        }
+    }
+    Ok(group_by.expr()[0].0.data_type(&agg.input_schema())? == DataType::Utf8View)
+}
+
+/// A partial aggregation grouped by one `Utf8View` expression: DataFusion's
+/// `AggregateExec` in `Partial` mode, computed with a per-batch map of string views (see the
+/// module docs). Output: one row per group (the key, then each aggregate's state fields), in
+/// the order the groups were first met, emitted when the input ends or the bounds are
+/// reached, in record batches of at most the session's batch size.
+#[derive(Debug)]
+pub struct ViewGroupsExec {
+    /// The aggregation this stands for: its schema, properties, expressions and input.
+    agg: AggregateExec,
+    metrics: ExecutionPlanMetricsSet,
+}
+
+impl ViewGroupsExec {
+    /// Stands for `agg`, which must be one the rule found eligible.
+    pub fn new(agg: AggregateExec) -> Self {
+        Self { agg, metrics: ExecutionPlanMetricsSet::new() }
+    }
+}
+
+impl DisplayAs for ViewGroupsExec {
+    fn fmt_as(&self, t: DisplayFormatType, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "ViewGroupsExec: string views looked up once per batch, for ")?;
+        self.agg.fmt_as(t, f)
+    }
+}
+
+impl ExecutionPlan for ViewGroupsExec {
+    fn name(&self) -> &str {
+        "ViewGroupsExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        self.agg.properties()
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![self.agg.input()]
+    }
+
+    fn apply_expressions(
+        &self,
+        f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        self.agg.apply_expressions(f)
+    }
+
+    fn with_new_children(self: Arc<Self>, children: Vec<Arc<dyn ExecutionPlan>>) -> Result<Arc<dyn ExecutionPlan>> {
+        let recompute = ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute);
+        let plan = Arc::new(self.agg.clone()).replace_children(children, recompute)?;
+        match plan.downcast_ref::<AggregateExec>() {
+            Some(agg) => Ok(Arc::new(Self::new(agg.clone()))),
+            None => Err(DataFusionError::Internal("an AggregateExec was expected".into())),
+        }
+    }
+
+    fn execute(&self, partition: usize, context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
+        let input = self.agg.input().execute(partition, Arc::clone(&context))?;
+        let baseline = BaselineMetrics::new(&self.metrics, partition);
+        let groups = Groups::new(&self.agg, self.schema(), context.session_config().batch_size())?;
+        let reservation = MemoryConsumer::new(format!("ViewGroupsExec[{partition}]")).register(context.memory_pool());
+        struct State {
+            input: SendableRecordBatchStream,
+            groups: Groups,
+            ready: VecDeque<RecordBatch>,
+            done: bool,
+            baseline: BaselineMetrics,
+            reservation: MemoryReservation,
+        }
+        let state = State { input, groups, ready: VecDeque::new(), done: false, baseline, reservation };
+        let stream = futures::stream::try_unfold(state, |mut s| async move {
+            loop {
+                if let Some(batch) = s.ready.pop_front() {
+                    let batch = batch.record_output(&s.baseline);
+                    return Ok(Some((batch, s)));
+                }
+                if s.done {
+                    s.baseline.done();
+                    return Ok(None);
+                }
+                match s.input.next().await {
+                    Some(batch) => {
+                        let batch = batch?;
+                        let _timer = s.baseline.elapsed_compute().timer();
+                        s.groups.update(&batch)?;
+                        // what the pool cannot hold is emitted, not an error (DataFusion's
+                        // partial stage does the same)
+                        if s.groups.full() || s.reservation.try_resize(s.groups.size()).is_err() {
+                            s.ready = s.groups.emit()?.into();
+                            s.reservation.resize(s.groups.size());
+                        }
+                    }
+                    None => {
+                        let _timer = s.baseline.elapsed_compute().timer();
+                        s.done = true;
+                        s.ready = s.groups.emit()?.into();
+                        s.reservation.free();
+                    }
+                }
+            }
+        });
+        Ok(Box::pin(RecordBatchStreamAdapter::new(self.schema(), stream)))
+    }
+
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
+}
+
+type FastMap<K> = HashMap<K, usize, foldhash::fast::RandomState>;
+
+/// One partition's groups: the key of each, its aggregates' accumulators and the maps that
+/// find a row's group.
+struct Groups {
+    key: Arc<dyn PhysicalExpr>,
+    aggregates: Vec<Arc<AggregateFunctionExpr>>,
+    /// Each aggregate's argument expressions.
+    arguments: Vec<Vec<Arc<dyn PhysicalExpr>>>,
+    accumulators: Vec<Box<dyn GroupsAccumulator>>,
+    /// Group index by key bytes.
+    by_key: FastMap<Box<str>>,
+    /// Group index by view, for the batch being read.
+    by_view: FastMap<u128>,
+    /// Whether views repeat enough for `by_view` to pay (cleared once they do not).
+    use_views: bool,
+    /// The keys of the groups, in group order.
+    keys: StringViewBuilder,
+    null_group: Option<usize>,
+    len: usize,
+    key_bytes: usize,
+    /// The group of each row of the batch being read.
+    rows: Vec<usize>,
+    schema: SchemaRef,
+    batch_size: usize,
+}
+
+impl Groups {
+    fn new(agg: &AggregateExec, schema: SchemaRef, batch_size: usize) -> Result<Self> {
+        let aggregates = agg.aggr_expr().to_vec();
+        Ok(Self {
+            key: Arc::clone(&agg.group_expr().expr()[0].0),
+            arguments: aggregates.iter().map(|a| a.expressions()).collect(),
+            accumulators: accumulators(&aggregates)?,
+            aggregates,
+            by_key: FastMap::default(),
+            by_view: FastMap::default(),
+            use_views: true,
+            keys: StringViewBuilder::new(),
+            null_group: None,
+            len: 0,
+            key_bytes: 0,
+            rows: Vec::new(),
+            schema,
+            batch_size: batch_size.max(1),
+        })
+    }
+
+    /// Adds the rows of `batch` to their groups.
+    fn update(&mut self, batch: &RecordBatch) -> Result<()> {
+        let n = batch.num_rows();
+        let keys = self.key.evaluate(batch)?.into_array(n)?;
+        let keys = keys.as_any().downcast_ref::<StringViewArray>().ok_or_else(|| {
+            DataFusionError::Internal(format!("a Utf8View group key was expected, not {}", keys.data_type()))
+        })?;
+        self.rows.clear();
+        self.by_view.clear();
+        let views = keys.views();
+        let nulls = keys.nulls().filter(|n| n.null_count() > 0);
+        let mut distinct_views = 0;
+        // the previous row's view and group: rows sorted by the key repeat it
+        let mut last: Option<(u128, usize)> = None;
+        for (i, &view) in views.iter().enumerate() {
+            let group = if nulls.is_some_and(|n| n.is_null(i)) {
+                match self.null_group {
+                    Some(g) => g,
+                    None => {
+                        self.keys.append_null();
+                        self.null_group = Some(self.len);
+                        self.len += 1;
+                        self.len - 1
+                    }
+                }
+            } else if let Some((v, g)) = last
+                && v == view
+            {
+                g
+            } else {
+                let g = if self.use_views {
+                    match self.by_view.get(&view) {
+                        Some(&g) => g,
+                        None => {
+                            distinct_views += 1;
+                            let g = self.intern(keys.value(i));
+                            self.by_view.insert(view, g);
+                            g
+                        }
+                    }
+                } else {
+                    self.intern(keys.value(i))
+                };
+                last = Some((view, g));
+                g
+            };
+            self.rows.push(group);
+        }
+        // a batch where views repeat less than twice on average is looked up by bytes from here on
+        if self.use_views && n >= 1024 && distinct_views * 2 > n {
+            self.use_views = false;
+        }
+        for (acc, args) in self.accumulators.iter_mut().zip(&self.arguments) {
+            let values =
+                args.iter().map(|e| e.evaluate(batch).and_then(|v| v.into_array(n))).collect::<Result<Vec<_>>>()?;
+            acc.update_batch(&values, &self.rows, None, self.len)?;
+        }
+        Ok(())
+    }
+
+    /// The group of non-null key `key`, made when new.
+    fn intern(&mut self, key: &str) -> usize {
+        if let Some(&g) = self.by_key.get(key) {
+            return g;
+        }
+        let g = self.len;
+        self.by_key.insert(key.into(), g);
+        self.keys.append_value(key);
+        self.key_bytes += key.len();
+        self.len += 1;
+        g
+    }
+
+    /// Bytes the groups hold: keys (in the map and the builder), maps, and the accumulators'
+    /// state.
+    fn size(&self) -> usize {
+        let entry = std::mem::size_of::<(Box<str>, usize)>() + 8;
+        self.accumulators.iter().map(|a| a.size()).sum::<usize>()
+            + 2 * self.key_bytes
+            + self.by_key.capacity() * entry
+            + self.by_view.capacity() * (std::mem::size_of::<(u128, usize)>() + 8)
+            + self.len * std::mem::size_of::<u128>()
+            + self.rows.capacity() * std::mem::size_of::<usize>()
+    }
+
+    /// Whether the groups so far should be emitted before more rows are read.
+    fn full(&self) -> bool {
+        self.len >= MAX_GROUPS || self.key_bytes >= MAX_KEY_BYTES
+    }
+
+    /// The groups so far as record batches of partial state (none when there are no
+    /// groups); starts again with no groups.
+    fn emit(&mut self) -> Result<Vec<RecordBatch>> {
+        if self.len == 0 {
+            return Ok(Vec::new());
+        }
+        let mut columns: Vec<ArrayRef> = vec![Arc::new(self.keys.finish())];
+        for acc in &mut self.accumulators {
+            columns.extend(acc.state(EmitTo::All)?);
+        }
+        let batch = RecordBatch::try_new(Arc::clone(&self.schema), columns)?;
+        self.accumulators = accumulators(&self.aggregates)?;
+        // a new map: one cleared keeps its capacity, which the memory pool would still be charged
+        self.by_key = FastMap::default();
+        self.by_view.clear();
+        self.null_group = None;
+        self.len = 0;
+        self.key_bytes = 0;
+        let rows = batch.num_rows();
+        Ok((0..rows).step_by(self.batch_size).map(|at| batch.slice(at, self.batch_size.min(rows - at))).collect())
+    }
+}
+
+fn accumulators(aggregates: &[Arc<AggregateFunctionExpr>]) -> Result<Vec<Box<dyn GroupsAccumulator>>> {
+    aggregates.iter().map(|a| a.create_groups_accumulator()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{AsArray, Float64Array, Int64Array, StringArray};
+    use arrow::datatypes::{Field, Schema};
+
+    /// Writes `batch` to `path` as Parquet, dictionary-encoded or not, in row groups of `rows`.
+    fn write(path: &std::path::Path, batch: &RecordBatch, dictionary: bool, rows: usize) {
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_dictionary_enabled(dictionary)
+            .set_max_row_group_row_count(Some(rows))
+            .build();
+        let file = std::fs::File::create(path).unwrap();
+        let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), Some(props)).unwrap();
+        w.write(batch).unwrap();
+        w.close().unwrap();
+    }
+
+    /// Rows with keys of every shape: inline (up to 12 bytes) and long, empty, non-ASCII and
+    /// null; `v` holds quarters (sums are exact in any order), nulls and NaN.
+    fn sample(rows: usize) -> RecordBatch {
+        let names = ["", "a", "twelve bytes", "thirteen byte", "é", "tinker://run-1/sampler_weights/000100"];
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut k = Vec::new();
+        let mut v = Vec::new();
+        let mut i = Vec::new();
+        for _ in 0..rows {
+            let r = next();
+            k.push(match r % 11 {
+                0 => None,
+                n if n < 6 => Some(names[n as usize].to_string()),
+                n => Some(format!("tinker://2f0a-{:02}/sampler_weights/{:06}", n, r % 40)),
+            });
+            v.push(match (r >> 8) % 17 {
+                0 => None,
+                1 => Some(f64::NAN),
+                n => Some(n as f64 / 4.0),
+            });
+            i.push(((r >> 16) % 1000) as i64);
+        }
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Utf8, true),
+            Field::new("v", DataType::Float64, true),
+            Field::new("i", DataType::Int64, false),
+        ]));
+        RecordBatch::try_new(
+            schema,
+            vec![Arc::new(StringArray::from(k)), Arc::new(Float64Array::from(v)), Arc::new(Int64Array::from(i))],
+        )
+        .unwrap()
+    }
+
+    /// The [`ViewGroupsExec`] of `plan` (there must be one).
+    fn partial_stage(plan: &Arc<dyn ExecutionPlan>) -> Arc<dyn ExecutionPlan> {
+        let mut found = None;
+        plan.apply(|n| {
+            if n.is::<ViewGroupsExec>() {
+                found = Some(Arc::clone(n));
+            }
+            Ok(TreeNodeRecursion::Continue)
+        })
+        .unwrap();
+        found.expect("a ViewGroupsExec in the plan")
+    }
+
+    async fn answer(ctx: &datafusion::prelude::SessionContext, sql: &str) -> (String, String) {
+        let (_, batches) = super::super::session::run(ctx, sql).await.unwrap();
+        let (_, plan) = super::super::session::run(ctx, &format!("EXPLAIN {sql}")).await.unwrap();
+        (
+            arrow::util::pretty::pretty_format_batches(&batches).unwrap().to_string(),
+            arrow::util::pretty::pretty_format_batches(&plan).unwrap().to_string(),
+        )
+    }
+
+    /// A session (with or without [`ViewGroupBy`]) that reads `files` as table `t` in record
+    /// batches of `batch_size` rows.
+    async fn table(
+        view_groups: bool,
+        files: &[std::path::PathBuf],
+        schema: SchemaRef,
+        batch_size: usize,
+    ) -> datafusion::prelude::SessionContext {
+        let ctx = super::super::session::session_with_partitions(4, view_groups);
+        let set = format!("SET datafusion.execution.batch_size = {batch_size}");
+        ctx.sql(&set).await.unwrap().collect().await.unwrap();
+        super::super::session::register_parquet(&ctx, "t", files, super::super::session::string_views(&schema), &[])
+            .await
+            .unwrap();
+        ctx
+    }
+
+    #[tokio::test]
+    async fn grouping_by_views_gives_datafusions_answers() {
+        let dir = tempfile::tempdir().unwrap();
+        let batch = sample(20_000);
+        let files: Vec<_> = ["a", "b", "c"].iter().map(|f| dir.path().join(format!("{f}.parquet"))).collect();
+        write(&files[0], &batch.slice(0, 12_000), true, 3_000);
+        // plain pages: every long value has views of its own
+        write(&files[1], &batch.slice(12_000, 4_000), false, 5_000);
+        // rows in key order: runs of one view
+        let rest = batch.slice(16_000, 4_000);
+        let order = arrow::compute::sort_to_indices(rest.column(0), None, None).unwrap();
+        write(&files[2], &arrow::compute::take_record_batch(&rest, &order).unwrap(), true, 4_000);
+        let ours = table(true, &files, batch.schema(), 100).await;
+        let theirs = table(false, &files, batch.schema(), 100).await;
+        for sql in [
+            "SELECT k, count(*), count(v), sum(v), avg(v), min(i), max(k), bool_or(i > 998) FROM t GROUP BY k ORDER BY k",
+            "SELECT upper(k) AS u, sum(i) FROM t GROUP BY upper(k) ORDER BY u",
+            "SELECT k FROM t WHERE i < 500 GROUP BY k ORDER BY k",
+            "SELECT k, count(*) FROM t GROUP BY k HAVING count(*) > 400 ORDER BY k",
+            "SELECT k, length(string_agg(k, '')) FROM t GROUP BY k ORDER BY k",
+        ] {
+            let (got, plan) = answer(&ours, sql).await;
+            let (want, their_plan) = answer(&theirs, sql).await;
+            assert_eq!(got, want, "{sql}");
+            assert!(plan.contains("ViewGroupsExec"), "{sql}\n{plan}");
+            assert!(!their_plan.contains("ViewGroupsExec"));
+        }
+        // DataFusion plans a DISTINCT aggregate as two groupings, the outer one by k
+        let sql = "SELECT k, count(DISTINCT i) FROM t GROUP BY k ORDER BY k";
+        assert_eq!(answer(&ours, sql).await.0, answer(&theirs, sql).await.0);
+        // what DataFusion keeps
+        for sql in [
+            "SELECT k, i, count(*) FROM t GROUP BY k, i ORDER BY k, i",
+            "SELECT k, count(*) FILTER (WHERE i > 10) FROM t GROUP BY k ORDER BY k",
+            "SELECT i, count(*) FROM t GROUP BY i ORDER BY i",
+            // runpack's NaN-aware min and max of floats have no groups accumulator
+            "SELECT k, min(v), max(v) FROM t GROUP BY k ORDER BY k",
+            "SELECT k, array_agg(i ORDER BY i) FROM t GROUP BY k ORDER BY k",
+            // state that gathers values
+            "SELECT k, array_sort(array_agg(i)) FROM t GROUP BY k ORDER BY k",
+            "SELECT k, median(i) FROM t GROUP BY k ORDER BY k",
+        ] {
+            let (got, plan) = answer(&ours, sql).await;
+            let (want, _) = answer(&theirs, sql).await;
+            assert_eq!(got, want, "{sql}");
+            assert!(!plan.contains("ViewGroupsExec"), "{sql}\n{plan}");
+        }
+    }
+
+    #[tokio::test]
+    async fn many_groups_are_emitted_early_and_merged() {
+        let dir = tempfile::tempdir().unwrap();
+        let distinct = MAX_GROUPS + 10_000;
+        let rows = 2 * distinct;
+        // one row group: one partition meets every key, each twice
+        let keys: Vec<String> =
+            (0..rows).map(|n| format!("user-{:08}-with-a-long-enough-name", n % distinct)).collect();
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Utf8, false),
+            Field::new("i", DataType::Int64, false),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(StringArray::from(keys)), Arc::new(Int64Array::from_iter_values(0..rows as i64))],
+        )
+        .unwrap();
+        let files = vec![dir.path().join("a.parquet")];
+        write(&files[0], &batch, true, rows);
+        // batches of distinct keys: the groups are soon looked up by bytes, not views
+        let ours = table(true, &files, schema.clone(), 4096).await;
+        let theirs = table(false, &files, schema, 4096).await;
+        let sql = "SELECT count(*), sum(n), sum(s), min(k), max(k), max(n) FROM \
+                   (SELECT k, count(*) AS n, sum(i) AS s FROM t GROUP BY k)";
+        let (got, plan) = answer(&ours, sql).await;
+        assert!(plan.contains("ViewGroupsExec"), "{plan}");
+        assert_eq!(got, answer(&theirs, sql).await.0);
+        assert!(got.contains(&format!("| {distinct} ")), "{got}");
+        // the partial stage emitted more rows than there are groups: it started again
+        let plan =
+            ours.sql("SELECT k, count(*) FROM t GROUP BY k").await.unwrap().create_physical_plan().await.unwrap();
+        let out = datafusion::physical_plan::collect(Arc::clone(&plan), ours.task_ctx()).await.unwrap();
+        assert_eq!(out.iter().map(RecordBatch::num_rows).sum::<usize>(), distinct);
+        let partial_rows = partial_stage(&plan).metrics().and_then(|m| m.output_rows()).unwrap();
+        assert!(partial_rows > distinct && partial_rows <= rows, "{partial_rows}");
+    }
+
+    #[tokio::test]
+    async fn groups_the_memory_pool_cannot_hold_are_emitted_early() {
+        let dir = tempfile::tempdir().unwrap();
+        let distinct = 40_000;
+        let keys: Vec<String> =
+            (0..2 * distinct).map(|n| format!("checkpoint-{:08}-{}", n % distinct, "x".repeat(150))).collect();
+        let schema = Arc::new(Schema::new(vec![Field::new("k", DataType::Utf8, false)]));
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(StringArray::from(keys))]).unwrap();
+        let files = vec![dir.path().join("a.parquet")];
+        write(&files[0], &batch, true, 2 * distinct);
+        // fewer groups than MAX_GROUPS, more key bytes (40,000 of about 170, held twice) than a
+        // 12 MiB pool holds
+        let runtime = datafusion::execution::runtime_env::RuntimeEnvBuilder::new()
+            .with_memory_limit(12 << 20, 1.0)
+            .build_arc()
+            .unwrap();
+        let state = datafusion::execution::SessionStateBuilder::new()
+            .with_config(datafusion::prelude::SessionConfig::new().with_target_partitions(2))
+            .with_default_features()
+            .with_runtime_env(runtime)
+            .with_physical_optimizer_rule(Arc::new(ViewGroupBy))
+            .build();
+        let ctx = datafusion::prelude::SessionContext::new_with_state(state);
+        super::super::session::register_parquet(&ctx, "t", &files, super::super::session::string_views(&schema), &[])
+            .await
+            .unwrap();
+        let plan =
+            ctx.sql("SELECT k, count(*) AS n FROM t GROUP BY k").await.unwrap().create_physical_plan().await.unwrap();
+        // the partial stage alone, every partition: only it takes from the pool
+        let partial = partial_stage(&plan);
+        let mut counts: HashMap<String, i64> = HashMap::new();
+        let mut partial_rows = 0;
+        for p in 0..partial.properties().partitioning.partition_count() {
+            let mut stream = partial.execute(p, ctx.task_ctx()).unwrap();
+            while let Some(b) = stream.next().await {
+                let b = b.unwrap();
+                partial_rows += b.num_rows();
+                let (k, n) = (b.column(0).as_string_view(), b.column(1).as_primitive::<arrow::datatypes::Int64Type>());
+                for r in 0..b.num_rows() {
+                    *counts.entry(k.value(r).to_string()).or_default() += n.value(r);
+                }
+            }
+        }
+        assert_eq!(counts.len(), distinct);
+        assert!(counts.values().all(|&n| n == 2));
+        assert!(partial_rows > distinct, "{partial_rows}");
+    }
+}

@@ -1,0 +1,7 @@
+//! SQL: the DataFusion sessions shared by the stages and the verbs (session setup, result
+//! printing, runpack's functions, the `GROUP BY` operator for one text column).
+
+pub mod groups;
+pub mod print;
+pub mod session;
+pub mod udf;

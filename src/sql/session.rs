@@ -1,0 +1,491 @@
+//! DataFusion sessions as runpack makes them, shared by the build, the card, verify and query.
+//!
+//! In: SQL text and Parquet files with the schema their caller knows (a release's manifest,
+//! a table's declared schema). Out: Arrow record batches. Every session refuses `SIMILAR TO`,
+//! reads only (no DDL or DML) and nests SQL as deep as [`SQL_RECURSION_LIMIT`]. Nothing is
+//! inferred from a sample of the data, so a column that only appears in a later file is
+//! there, and shards written with another string encoding are read as the declared type.
+//! A release's top-level string columns are read as `Utf8View` (DataFusion's own type for
+//! Parquet text, faster to group and compare; see [`string_views`]), which print as any text
+//! does. Printing is [`crate::sql::print`]'s; registering a release or raw files is the query
+//! verb's ([`crate::verbs::query`]).
+//!
+//! Parquet min/max statistics leave NaN out, while SQL orders NaN above every number, so a
+//! float column's statistics may not be used to skip data (apache/datafusion#15812) nor to
+//! answer `max(x)` without reading it. Tables with floating-point columns therefore never
+//! give statistics to the planner, and a scan of one prunes row groups and pages by
+//! statistics only when none of its filters reads a float column (filters on a run id or a
+//! step still skip what they can); filters made while a query runs (top-k, join, aggregate
+//! dynamic filters) are turned off for such tables, as their columns are not known in
+//! advance.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use arrow::array::RecordBatch;
+use arrow::datatypes::{DataType, SchemaRef};
+use datafusion::datasource::file_format::parquet::ParquetFormat;
+use datafusion::datasource::listing::{ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl};
+use datafusion::execution::SessionStateBuilder;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use futures::StreamExt;
+
+use crate::core::error::{Error, Result};
+use crate::core::options::SQL_RECURSION_LIMIT;
+
+use super::groups;
+
+/// Memory DataFusion may use for sorts, joins and aggregations before spilling to disk, in
+/// bytes (256 MiB). A table's final ordering is runpack's own bounded sort, not SQL's.
+pub const SQL_MEMORY_LIMIT_BYTES: usize = 256 << 20;
+
+/// A DataFusion session with runpack's settings and SQL functions, for a build. Operators that
+/// can spill (sorts, aggregations, joins) spill to temporary files beyond
+/// [`SQL_MEMORY_LIMIT_BYTES`], so memory does not grow with the input.
+///
+/// It runs every plan as one partition: rows then leave each operator in an order fixed by
+/// its input (groups in the order they are first met, `array_agg` items in row order), not by
+/// which thread finished first, so the same inputs give the same tables and card sections.
+/// The build's other stages (parsing, encoding, hashing) keep the other cores busy.
+pub fn session() -> SessionContext {
+    session_with_partitions(1, false)
+}
+
+/// Parses `sql` into statements as the sessions runpack makes do ([`SQL_RECURSION_LIMIT`]).
+///
+/// Errors: the parser's, for the caller to place in the SQL text.
+pub fn parse_statements(
+    sql: &str,
+) -> std::result::Result<
+    std::collections::VecDeque<datafusion::sql::parser::Statement>,
+    datafusion::error::DataFusionError,
+> {
+    datafusion::sql::parser::DFParserBuilder::new(sql)
+        .with_recursion_limit(SQL_RECURSION_LIMIT)
+        .build()?
+        .parse_statements()
+}
+
+/// A [`session`] for queries over finished Parquet files (`runpack query`): twice as many
+/// partitions as cores. DataFusion splits a scan into contiguous byte ranges of the files, one
+/// per partition, and each range takes whole row groups, so two ranges over a few large row
+/// groups can differ by one row group (a release's 6 row groups split 188,000 against 228,000
+/// rows); finer ranges let the runtime's threads even that out. The build keeps one
+/// partition (see [`session`]). A `GROUP BY` of one text column runs its per-partition
+/// stage as a [`groups::ViewGroupsExec`].
+pub fn query_session() -> SessionContext {
+    session_with_partitions(2 * cores(), true)
+}
+
+/// The number of cores the process may use (2 when unknown).
+fn cores() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)
+}
+
+pub(super) fn session_with_partitions(partitions: usize, view_groups: bool) -> SessionContext {
+    let mut config =
+        SessionConfig::new().with_target_partitions(partitions).with_batch_size(8192).with_information_schema(true);
+    config.options_mut().execution.parquet.schema_force_view_types = false;
+    config.options_mut().execution.time_zone = Some("+00:00".into());
+    // errors name where in the SQL text they are
+    config.options_mut().sql_parser.collect_spans = true;
+    config.options_mut().sql_parser.recursion_limit =
+        datafusion::common::config::ConfigNonZeroUsize::try_new(SQL_RECURSION_LIMIT).expect("not zero");
+    let mut builder = SessionStateBuilder::new().with_config(config).with_default_features();
+    if view_groups {
+        builder = builder.with_physical_optimizer_rule(Arc::new(groups::ViewGroupBy));
+    }
+    match datafusion::execution::runtime_env::RuntimeEnvBuilder::new()
+        .with_memory_limit(SQL_MEMORY_LIMIT_BYTES, 1.0)
+        .build_arc()
+    {
+        Ok(runtime) => builder = builder.with_runtime_env(runtime),
+        Err(e) => tracing::warn!("no memory limit for SQL: {e}"),
+    }
+    let mut state = builder.build();
+    // after DataFusion's own rules: every plan a session runs passes it
+    state.add_analyzer_rule(Arc::new(RefuseSimilarTo));
+    let ctx = SessionContext::new_with_state(state);
+    crate::sql::udf::register(&ctx);
+    ctx
+}
+
+/// Refuses a plan with `SIMILAR TO` ([`uses_similar_to`]) when it is analyzed, before it runs:
+/// queries, tables and card sections alike.
+#[derive(Debug)]
+struct RefuseSimilarTo;
+
+impl datafusion::optimizer::AnalyzerRule for RefuseSimilarTo {
+    fn analyze(
+        &self,
+        plan: datafusion::logical_expr::LogicalPlan,
+        _: &datafusion::config::ConfigOptions,
+    ) -> datafusion::error::Result<datafusion::logical_expr::LogicalPlan> {
+        if uses_similar_to(&plan) {
+            return Err(datafusion::error::DataFusionError::Plan(SIMILAR_TO_REFUSED.into()));
+        }
+        Ok(plan)
+    }
+
+    fn name(&self) -> &str {
+        "the SIMILAR TO check"
+    }
+}
+
+fn has_float(dt: &DataType) -> bool {
+    crate::core::schema::type_contains(dt, &|t| t.is_floating())
+}
+
+/// Registers Parquet `files` as table `name` with `schema`; a table with floating-point
+/// columns is registered as a [`NanSafeParquet`] (see the module docs). `order`: columns the
+/// rows of each file are known to be sorted by (ascending, nulls last; see [`declared_order`]),
+/// so that DataFusion can skip sorts and aggregate groups as they end; empty when unknown.
+///
+/// Errors: [`Error::Io`] for a path that cannot be made absolute, [`Error::Sql`] when
+/// DataFusion refuses the table.
+pub async fn register_parquet(
+    ctx: &SessionContext,
+    name: &str,
+    files: &[PathBuf],
+    schema: SchemaRef,
+    order: &[String],
+) -> Result<()> {
+    if files.is_empty() {
+        // a table without any file (no rows, no split): an empty table of that schema
+        let empty = datafusion::datasource::MemTable::try_new(schema, vec![vec![]])
+            .map_err(|e| Error::sql(format!("table {name}"), e))?;
+        ctx.register_table(datafusion::common::TableReference::bare(name), Arc::new(empty))
+            .map_err(|e| Error::sql(format!("table {name}"), e))?;
+        return Ok(());
+    }
+    let urls = files
+        .iter()
+        .map(|p| {
+            let abs = std::path::absolute(p).map_err(|e| Error::io(p, e))?;
+            ListingTableUrl::parse(abs.to_string_lossy()).map_err(|e| Error::sql(format!("table {name}"), e))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let floats: std::collections::BTreeSet<String> =
+        schema.fields().iter().filter(|f| has_float(f.data_type())).map(|f| f.name().clone()).collect();
+    let listing = |pruning: bool| -> Result<Arc<ListingTable>> {
+        let mut options = datafusion::config::TableParquetOptions::default();
+        options.global.pruning = pruning;
+        options.global.enable_page_index = pruning;
+        options.global.schema_force_view_types = false;
+        let format = ParquetFormat::default().with_options(options);
+        let mut options = ListingOptions::new(Arc::new(format)).with_file_extension(".parquet");
+        if !order.is_empty() {
+            options = options.with_file_sort_order(vec![sort_exprs(order)]);
+        }
+        let config = ListingTableConfig::new_with_multi_paths(urls.clone())
+            .with_listing_options(options)
+            .with_schema(schema.clone());
+        Ok(Arc::new(ListingTable::try_new(config).map_err(|e| Error::sql(format!("table {name}"), e))?))
+    };
+    let table: Arc<dyn datafusion::catalog::TableProvider> = if floats.is_empty() {
+        listing(true)?
+    } else {
+        let state = ctx.state_ref();
+        let mut state = state.write();
+        let optimizer = &mut state.config_mut().options_mut().optimizer;
+        optimizer.enable_dynamic_filter_pushdown = false;
+        optimizer.enable_topk_dynamic_filter_pushdown = false;
+        optimizer.enable_join_dynamic_filter_pushdown = false;
+        optimizer.enable_aggregate_dynamic_filter_pushdown = false;
+        Arc::new(NanSafeParquet { pruned: listing(true)?, unpruned: listing(false)?, floats })
+    };
+    ctx.register_table(datafusion::common::TableReference::bare(name), table)
+        .map_err(|e| Error::sql(format!("table {name}"), e))?;
+    Ok(())
+}
+
+/// Parquet files of a table with floating-point columns, scanned with statistics pruning
+/// only when no filter of the scan reads one of those columns.
+#[derive(Debug)]
+pub struct NanSafeParquet {
+    pruned: Arc<ListingTable>,
+    unpruned: Arc<ListingTable>,
+    /// The top-level columns that hold floats (at any depth).
+    floats: std::collections::BTreeSet<String>,
+}
+
+impl NanSafeParquet {
+    fn pick(&self, filters: &[datafusion::prelude::Expr]) -> &Arc<ListingTable> {
+        let reads_float = filters.iter().any(|f| f.column_refs().iter().any(|c| self.floats.contains(&c.name)));
+        if reads_float { &self.unpruned } else { &self.pruned }
+    }
+
+    /// `state` with file statistics off, so that the planner never takes a float column's
+    /// min/max for the data's.
+    fn without_statistics(
+        state: &dyn datafusion::catalog::Session,
+    ) -> datafusion::error::Result<datafusion::execution::SessionState> {
+        let mut state = state
+            .as_any()
+            .downcast_ref::<datafusion::execution::SessionState>()
+            .ok_or_else(|| datafusion::error::DataFusionError::Internal("a session state was expected".into()))?
+            .clone();
+        state.config_mut().options_mut().execution.collect_statistics = false;
+        Ok(state)
+    }
+}
+
+#[async_trait::async_trait]
+impl datafusion::catalog::TableProvider for NanSafeParquet {
+    fn schema(&self) -> SchemaRef {
+        self.unpruned.schema()
+    }
+
+    fn table_type(&self) -> datafusion::datasource::TableType {
+        datafusion::datasource::TableType::Base
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&datafusion::prelude::Expr],
+    ) -> datafusion::error::Result<Vec<datafusion::logical_expr::TableProviderFilterPushDown>> {
+        self.unpruned.supports_filters_pushdown(filters)
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn datafusion::catalog::Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[datafusion::prelude::Expr],
+        limit: Option<usize>,
+    ) -> datafusion::error::Result<Arc<dyn datafusion::physical_plan::ExecutionPlan>> {
+        let state = Self::without_statistics(state)?;
+        self.pick(filters).scan(&state, projection, filters, limit).await
+    }
+
+    async fn scan_with_args<'a>(
+        &self,
+        state: &dyn datafusion::catalog::Session,
+        args: datafusion::catalog::ScanArgs<'a>,
+    ) -> datafusion::error::Result<datafusion::catalog::ScanResult> {
+        let state = Self::without_statistics(state)?;
+        self.pick(args.filters().unwrap_or(&[])).scan_with_args(&state, args).await
+    }
+}
+
+/// `schema` with its top-level `Utf8` columns read as `Utf8View`.
+///
+/// A view column decodes a dictionary-encoded Parquet column by pointing into the
+/// dictionary rather than copying every value, and DataFusion groups and compares views
+/// without first gathering their bytes (GROUP BY a checkpoint URI over 416,000 rows: ~16 %
+/// faster). Views print as any text does ([`print`](fn@print)), so only SQL that asks for a column's
+/// type (`arrow_typeof`, `DESCRIBE`, `information_schema`) sees the difference. Used for
+/// release tables in `runpack query`; a build reads earlier tables with their declared
+/// types.
+pub fn string_views(schema: &SchemaRef) -> SchemaRef {
+    let fields: Vec<_> = schema
+        .fields()
+        .iter()
+        .map(|f| match f.data_type() {
+            DataType::Utf8 => Arc::new(f.as_ref().clone().with_data_type(DataType::Utf8View)),
+            _ => f.clone(),
+        })
+        .collect();
+    Arc::new(arrow::datatypes::Schema::new_with_metadata(fields, schema.metadata().clone()))
+}
+
+/// Ascending, nulls-last sort expressions over columns `cols` (the order runpack sorts in).
+pub fn sort_exprs(cols: &[String]) -> Vec<datafusion::logical_expr::SortExpr> {
+    cols.iter()
+        .map(|c| datafusion::prelude::Expr::Column(datafusion::common::Column::from_name(c)).sort(true, false))
+        .collect()
+}
+
+/// The columns by which the rows of a release table's files are sorted, as far as DataFusion
+/// compares them as the build sorted them: [`crate::core::schema::row_order`] up to the first
+/// `_source_line` of JSON Pointers (sorted in document order, which is not text order) or
+/// the first column that is not a boolean, number, string, date or timestamp.
+pub fn declared_order(schema: &crate::core::schema::TableSchema, arrow: &arrow::datatypes::Schema) -> Vec<String> {
+    use arrow::datatypes::DataType as T;
+    let mut out = Vec::new();
+    for c in crate::core::schema::row_order(schema, |c| arrow.field_with_name(c).is_ok()) {
+        let Ok(f) = arrow.field_with_name(&c) else { break };
+        let comparable = match f.data_type() {
+            T::Utf8 | T::LargeUtf8 => c != "_source_line",
+            t => {
+                t.is_integer() || t.is_floating() || matches!(t, T::Boolean | T::Date32 | T::Date64 | T::Timestamp(..))
+            }
+        };
+        if !comparable {
+            break;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// What SQL may do in runpack: read. `SET`/`SHOW` statements are allowed when `statements`;
+/// DDL (CREATE, DROP) and DML (INSERT, COPY … TO) never are, so a query cannot write files.
+pub fn read_only(statements: bool) -> datafusion::execution::context::SQLOptions {
+    datafusion::execution::context::SQLOptions::new()
+        .with_allow_ddl(false)
+        .with_allow_dml(false)
+        .with_allow_statements(statements)
+}
+
+/// Runs one read-only SQL statement and collects the result.
+pub async fn run(ctx: &SessionContext, sql: &str) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    let df = match ctx.sql_with_options(sql, read_only(false)).await {
+        Ok(df) => df,
+        Err(e) => {
+            // a table that is not there: the tables that are, and the closest name
+            let context = parse_statements(sql)
+                .ok()
+                .and_then(|mut statements| statements.pop_front())
+                .map(|st| unknown_table_context(ctx, "query", &st))
+                .unwrap_or_else(|| "query".into());
+            return Err(Error::sql(context, e));
+        }
+    };
+    let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
+    let mut stream = df.execute_stream().await.map_err(|e| Error::sql("query", e))?;
+    let mut batches = Vec::new();
+    while let Some(b) = stream.next().await {
+        batches.push(b.map_err(|e| Error::sql("query", e))?);
+    }
+    Ok((schema, batches))
+}
+
+/// Runs every statement of `sql` in order (`SET …; SELECT …`) and returns the last result.
+/// Statements that would write (DDL, DML such as `COPY … TO`) are refused.
+///
+/// Errors: [`Error::Config`] for an empty script, [`Error::Sql`] naming the statement (`query`
+/// for a script of one, `query, statement 2 of 3` otherwise) that failed to plan or run.
+pub async fn run_script(ctx: &SessionContext, sql: &str) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    let (schema, stream, context) = run_script_stream(ctx, sql).await?;
+    let batches = datafusion::physical_plan::common::collect(stream).await.map_err(|e| Error::sql(context, e))?;
+    Ok((schema, batches))
+}
+
+/// Runs every statement of `sql` but the last to its end, and returns the last one's result
+/// as a stream of record batches (with the executed plan's schema), and the name its errors
+/// go by. See [`run_script`].
+pub async fn run_script_stream(
+    ctx: &SessionContext,
+    sql: &str,
+) -> Result<(SchemaRef, datafusion::physical_plan::SendableRecordBatchStream, String)> {
+    let mut statements: Vec<_> = parse_statements(sql).map_err(|e| Error::sql_parse("query", e, sql))?.into();
+    let count = statements.len();
+    let context = |i: usize| if count == 1 { "query".to_string() } else { format!("query, statement {i} of {count}") };
+    let Some(last) = statements.pop() else {
+        return Err(Error::config("query", "no SQL statement given"));
+    };
+    for (i, st) in statements.into_iter().enumerate() {
+        let (_, stream) = start_statement(ctx, st, &context(i + 1)).await?;
+        datafusion::physical_plan::common::collect(stream).await.map_err(|e| Error::sql(context(i + 1), e))?;
+    }
+    let (schema, stream) = start_statement(ctx, last, &context(count)).await?;
+    Ok((schema, stream, context(count)))
+}
+
+/// `context` with what helps when statement `st` names a table there is not (it failed to
+/// plan): the tables there are, and the one meant when a name is close (or differs only in
+/// case, as SQL folds an unquoted name to lower case); `context` as it is otherwise.
+fn unknown_table_context(ctx: &SessionContext, context: &str, st: &datafusion::sql::parser::Statement) -> String {
+    let mut tables: Vec<String> =
+        ctx.catalog("datafusion").and_then(|c| c.schema("public")).map(|s| s.table_names()).unwrap_or_default();
+    tables.sort();
+    let Ok((refs, _)) = datafusion::sql::resolve::resolve_table_references(st, true) else {
+        return context.to_string();
+    };
+    let Some(unknown) = refs.iter().find(|r| !tables.iter().any(|t| t == r.table())) else {
+        return context.to_string();
+    };
+    let name = unknown.table();
+    if tables.is_empty() {
+        return context.to_string();
+    }
+    let quoted = |t: &str| format!("\"{}\"", t.replace('"', "\"\""));
+    let hint = if let Some(t) = tables.iter().find(|t| t.to_lowercase() == name && t.as_str() != name) {
+        format!("; did you mean {}? SQL reads a name without quotes in lower case", quoted(t))
+    } else {
+        let close = tables
+            .iter()
+            .map(|t| (strsim::jaro_winkler(&t.to_lowercase(), &name.to_lowercase()), t))
+            .filter(|(score, _)| *score > 0.85)
+            .max_by(|a, b| a.0.total_cmp(&b.0));
+        close.map(|(_, t)| format!("; did you mean {t}?")).unwrap_or_default()
+    };
+    format!("{context} (the tables: {}{hint})", tables.join(", "))
+}
+
+/// Plans one statement (refusing any that would write) and starts it.
+async fn start_statement(
+    ctx: &SessionContext,
+    st: datafusion::sql::parser::Statement,
+    context: &str,
+) -> Result<(SchemaRef, datafusion::physical_plan::SendableRecordBatchStream)> {
+    let sql_err = |e| Error::sql(context, e);
+    // kept to say which table a failed plan names that is not there
+    let statement = st.clone();
+    let plan = match ctx.state().statement_to_plan(st).await {
+        Ok(p) => p,
+        // DataFusion plans no `SET TIME ZONE`: say what it does plan instead of its AST
+        Err(e) if e.to_string().contains("SET variant not implemented yet: SetTimeZone") => {
+            return Err(Error::Refused(format!(
+                "{context}: SET TIME ZONE is not part of DataFusion's SQL; write SET datafusion.execution.time_zone \
+                 = '+05:00' (an offset; times are shown in UTC, +00:00, unless set)"
+            )));
+        }
+        Err(e) => return Err(Error::sql(unknown_table_context(ctx, context, &statement), e)),
+    };
+    read_only(true).verify_plan(&plan).map_err(sql_err)?;
+    let df = ctx.execute_logical_plan(plan).await.map_err(sql_err)?;
+    let task = Arc::new(df.task_ctx());
+    // the executed plan's schema: the logical plan's may predate type coercion (a CASE or
+    // UNION typed by its first branch)
+    let physical = df.create_physical_plan().await.map_err(sql_err)?;
+    let schema = physical.schema();
+    let stream = datafusion::physical_plan::execute_stream(physical, task).map_err(sql_err)?;
+    Ok((schema, stream))
+}
+
+/// Why a query with `SIMILAR TO` is refused (see [`uses_similar_to`]).
+pub(crate) const SIMILAR_TO_REFUSED: &str = "SIMILAR TO is read by DataFusion as a regular expression that may match \
+     anywhere in the text, not as SQL's whole-value pattern, so its answers would be wrong; write `x ~ '^(…)$'` (a \
+     regular expression, anchored) or LIKE";
+
+/// Whether `plan` (or a subquery of it) has a `SIMILAR TO`, which DataFusion 55 matches as an
+/// unanchored regular expression (`'abc' SIMILAR TO 'b'` is true), not as SQL's pattern over
+/// the whole value.
+pub(crate) fn uses_similar_to(plan: &datafusion::logical_expr::LogicalPlan) -> bool {
+    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+    let mut found = false;
+    let _ = plan.apply_with_subqueries(|node| {
+        found = node
+            .expressions()
+            .iter()
+            .any(|e| e.exists(|e| Ok(matches!(e, datafusion::logical_expr::Expr::SimilarTo(_)))).unwrap_or(false));
+        Ok(if found { TreeNodeRecursion::Stop } else { TreeNodeRecursion::Continue })
+    });
+    found
+}
+
+/// The table names the statements of `sql` read (as SQL resolves them: an unquoted name in
+/// lower case; common table expressions left out), or `None` when that cannot be told: the
+/// SQL does not parse, or it reads `information_schema` (which lists every table).
+pub fn tables_read(sql: &str) -> Option<std::collections::BTreeSet<String>> {
+    let mut out = std::collections::BTreeSet::new();
+    for st in parse_statements(sql).ok()? {
+        let (refs, _) = datafusion::sql::resolve::resolve_table_references(&st, true).ok()?;
+        for r in refs {
+            if r.schema().is_some_and(|s| s.eq_ignore_ascii_case("information_schema")) {
+                return None;
+            }
+            out.insert(r.table().to_string());
+        }
+    }
+    Some(out)
+}
+
+/// True when `table` is one of the names `read` ([`tables_read`]) holds, also when only its
+/// lower-case form is (an unquoted name that SQL folds: the table is then at hand for the
+/// error that suggests the quoted name).
+pub fn reads_table(read: &std::collections::BTreeSet<String>, table: &str) -> bool {
+    read.contains(table) || read.contains(&table.to_lowercase())
+}

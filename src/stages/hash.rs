@@ -1,0 +1,275 @@
+//! Hashing: SHA-256 (FIPS 180-4) of files for manifests and `SHA256SUMS`, and the git blob
+//! SHA-1 (`sha1("blob <len>\0" + bytes)`) the Hub reports for files stored in git.
+//!
+//! In: file paths. Out: lowercase hex digests and byte counts. Files are read in 1 MiB blocks
+//! (memory does not grow with file size); [`sha256_files`] spreads files over the machine's
+//! cores.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::core::error::{Error, Result};
+use crate::core::numbers::group_digits;
+
+/// Digest and size of one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileDigest {
+    /// Lowercase hex SHA-256.
+    pub sha256: String,
+    /// Size in bytes.
+    pub bytes: u64,
+}
+
+/// SHA-256 and size of a file.
+///
+/// Errors: [`Error::Io`] naming the file.
+pub fn sha256_file(path: &Path) -> Result<FileDigest> {
+    let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut bytes = 0u64;
+    loop {
+        let n = f.read(&mut buf).map_err(|e| Error::io(path, e))?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+        bytes += n as u64;
+    }
+    Ok(FileDigest { sha256: hex::encode(h.finalize()), bytes })
+}
+
+/// SHA-256 of many files, using every core; results in input order.
+///
+/// Errors: the first file (in input order) that cannot be read; see [`sha256_each`] for every
+/// file's own result.
+pub fn sha256_files(paths: &[PathBuf]) -> Result<Vec<FileDigest>> {
+    sha256_each(paths).into_iter().collect()
+}
+
+/// SHA-256 of many files, using every core: each file's digest or [`Error::Io`] naming it, in
+/// input order.
+pub fn sha256_each(paths: &[PathBuf]) -> Vec<Result<FileDigest>> {
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(paths.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<std::sync::Mutex<Option<Result<FileDigest>>>> =
+        paths.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if i >= paths.len() {
+                        break;
+                    }
+                    *results[i].lock().expect("lock") = Some(sha256_file(&paths[i]));
+                }
+            });
+        }
+    });
+    results.into_iter().map(|m| m.into_inner().expect("lock").expect("computed")).collect()
+}
+
+/// Digests of files taken while something else read them, by path: a file read to its end
+/// once need not be read again to be hashed. Cloning shares the same set.
+#[derive(Debug, Clone, Default)]
+pub struct ReadDigests(std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<PathBuf, FileDigest>>>);
+
+impl ReadDigests {
+    /// The digest of `path`, if a [`HashingReader`] read it to its end.
+    pub fn get(&self, path: &Path) -> Option<FileDigest> {
+        self.0.lock().expect("lock").get(path).cloned()
+    }
+
+    /// A reader of `inner` (the bytes of the file at `path`, from its start) that records
+    /// the file's digest here when it reaches the end.
+    pub fn reader<R>(&self, path: &Path, inner: R) -> HashingReader<R> {
+        HashingReader { inner, hasher: Sha256::new(), bytes: 0, path: path.to_path_buf(), digests: Some(self.clone()) }
+    }
+}
+
+/// A reader that passes bytes through from an inner reader and computes their SHA-256 and
+/// count on the way; made by [`ReadDigests::reader`]. A read that fails or stops before the
+/// end records nothing.
+pub struct HashingReader<R> {
+    inner: R,
+    hasher: Sha256,
+    bytes: u64,
+    path: PathBuf,
+    /// Where the digest goes; taken when it is recorded.
+    digests: Option<ReadDigests>,
+}
+
+impl<R: Read> Read for HashingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if n > 0 {
+            self.hasher.update(&buf[..n]);
+            self.bytes += n as u64;
+        } else if !buf.is_empty()
+            && let Some(digests) = self.digests.take()
+        {
+            let sha256 = hex::encode(std::mem::take(&mut self.hasher).finalize());
+            let digest = FileDigest { sha256, bytes: self.bytes };
+            digests.0.lock().expect("lock").insert(std::mem::take(&mut self.path), digest);
+        }
+        Ok(n)
+    }
+}
+
+/// A writer that passes bytes through to an inner writer and computes their SHA-256 and count
+/// on the way, so that a file is hashed while it is written instead of read back afterwards.
+pub struct HashingWriter<W> {
+    inner: W,
+    hasher: Sha256,
+    bytes: u64,
+}
+
+impl<W> HashingWriter<W> {
+    /// Wraps `inner`; nothing is hashed yet.
+    pub fn new(inner: W) -> Self {
+        HashingWriter { inner, hasher: Sha256::new(), bytes: 0 }
+    }
+
+    /// Bytes passed through so far.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// The inner writer, and the digest and size of every byte passed through it. Flush the
+    /// inner writer yourself if it buffers.
+    pub fn finish(self) -> (W, FileDigest) {
+        (self.inner, FileDigest { sha256: hex::encode(self.hasher.finalize()), bytes: self.bytes })
+    }
+}
+
+/// The most a [`HashingWriter`] passes to its inner writer at once: small enough that the
+/// bytes the inner writer has just read (the kernel's copy into the page cache) are still in
+/// the core's L2 cache when they are hashed. Hashing a multi-MiB buffer after writing it all
+/// reads it from memory a second time; on a 2-core Xeon, writing and hashing 1 GiB of 8 MiB
+/// buffers took 1.0-1.3 s this way against 1.1-2.9 s whole.
+pub const WRITE_PIECE_BYTES: usize = 256 * 1024;
+
+impl<W: std::io::Write> std::io::Write for HashingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let piece = &buf[..buf.len().min(WRITE_PIECE_BYTES)];
+        let n = self.inner.write(piece)?;
+        self.hasher.update(&piece[..n]);
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// SHA-256 of bytes, lowercase hex.
+pub fn sha256_bytes(data: &[u8]) -> String {
+    hex::encode(Sha256::digest(data))
+}
+
+/// Git blob SHA-1 of a file (the `oid` the Hub lists for files not stored in LFS).
+pub fn git_blob_sha1(path: &Path) -> Result<String> {
+    use sha1::Sha1;
+    let len = std::fs::metadata(path).map_err(|e| Error::io(path, e))?.len();
+    let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut h = Sha1::new();
+    h.update(format!("blob {len}\0").as_bytes());
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf).map_err(|e| Error::io(path, e))?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(hex::encode(h.finalize()))
+}
+
+/// A count of rows in words: `1 row`, `1,234 rows`.
+pub fn rows(n: u64) -> String {
+    format!("{} row{}", group_digits(n), if n == 1 { "" } else { "s" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::numbers::human_bytes;
+
+    #[test]
+    fn a_file_read_to_its_end_leaves_its_digest() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in.jsonl");
+        std::fs::write(&path, "{\"a\": 1}\n".repeat(100_000)).unwrap();
+        let digests = ReadDigests::default();
+        let mut whole = Vec::new();
+        digests.reader(&path, std::fs::File::open(&path).unwrap()).read_to_end(&mut whole).unwrap();
+        assert_eq!(digests.get(&path), Some(sha256_file(&path).unwrap()));
+        // a read that stops early records nothing
+        let other = ReadDigests::default();
+        let mut part = [0u8; 100];
+        other.reader(&path, std::fs::File::open(&path).unwrap()).read_exact(&mut part).unwrap();
+        assert_eq!(other.get(&path), None);
+    }
+
+    #[test]
+    fn hashing_writer_matches_file_digest() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        let mut w = HashingWriter::new(std::fs::File::create(&p).unwrap());
+        for chunk in [&b"hello "[..], b"", b"world\n"] {
+            w.write_all(chunk).unwrap();
+        }
+        let (_, d) = w.finish();
+        assert_eq!(d, sha256_file(&p).unwrap());
+        assert_eq!(d.bytes, 12);
+    }
+
+    /// Buffers longer than a piece, and an inner writer that takes fewer bytes than offered,
+    /// hash exactly the bytes that reached it, in order.
+    #[test]
+    fn hashing_writer_hashes_what_the_inner_writer_took() {
+        use std::io::Write;
+        struct Takes1000(Vec<u8>);
+        impl Write for Takes1000 {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                let n = buf.len().min(1000);
+                self.0.extend_from_slice(&buf[..n]);
+                Ok(n)
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let data: Vec<u8> = (0..3 * WRITE_PIECE_BYTES + 17).map(|i| (i * 7 % 251) as u8).collect();
+        let mut big = HashingWriter::new(Vec::new());
+        big.write_all(&data).unwrap();
+        let (inner, d) = big.finish();
+        assert_eq!(inner, data);
+        assert_eq!((d.sha256.as_str(), d.bytes), (sha256_bytes(&data).as_str(), data.len() as u64));
+        let mut small = HashingWriter::new(Takes1000(Vec::new()));
+        small.write_all(&data[..5000]).unwrap();
+        assert_eq!(small.write(&data[5000..]).unwrap(), 1000);
+        let (inner, d) = small.finish();
+        assert_eq!(inner.0, &data[..6000]);
+        assert_eq!(d.sha256, sha256_bytes(&data[..6000]));
+    }
+
+    #[test]
+    fn digests_and_units() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, b"hello\n").unwrap();
+        assert_eq!(sha256_file(&p).unwrap().sha256, "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03");
+        assert_eq!(git_blob_sha1(&p).unwrap(), "ce013625030ba8dba906f756967f9e9ca394464a");
+        assert_eq!(human_bytes(52_613_349_376), "52,613,349,376 bytes (52.6 GB, 49.0 GiB)");
+        assert_eq!(human_bytes(50_000_000_000), "50,000,000,000 bytes (50.0 GB, 46.6 GiB)");
+        assert_eq!(human_bytes(0), "0 bytes");
+        assert_eq!(human_bytes(1), "1 byte");
+        assert_eq!(human_bytes(1000), "1,000 bytes (1.0 kB, 1000.0 B)");
+    }
+}

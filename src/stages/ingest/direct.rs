@@ -1,0 +1,396 @@
+//! The fast path of JSON Lines: records decoded straight into Arrow builders, with no JSON
+//! value tree in between.
+//!
+//! In: a run of raw lines ([`LineChunk`]) and the columns of a source whose types are all flat
+//! (string, integer, unsigned integer, number, boolean). Out: one array per column and the
+//! events to count (non-finite tokens), or nothing at all when any line holds something the
+//! fast path does not take: an invalid line, a value of another type, a key that names no
+//! column or is repeated, a marker of an out-of-range integer. The caller then converts the
+//! whole run the general way ([`super::convert`]), which yields the same rows and the exact
+//! problems; so both paths agree on every input, and the fast one is only ever a shortcut for
+//! clean data.
+//!
+//! Lines are read as [`super::records::parse_line`] reads them: LF or CRLF ends, a byte-order
+//! mark on line 1, blank lines skipped, Python's bare `NaN`/`Infinity` tokens rewritten by
+//! [`super::lenient`] first (on lines that hold an `N` or an `I`). A run is checked to be
+//! UTF-8 once, as a whole (a run that is not goes the general way), and each line is then
+//! parsed as text, so that no string is checked again on its own.
+
+use std::fmt;
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, UInt64Builder};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
+
+use super::convert::{Event, Target};
+use super::lenient::{self, MARK};
+use super::path::{self, Seg};
+use super::records::LineChunk;
+use crate::core::spec::NonFinite;
+
+/// A column the fast path can fill.
+enum Builder {
+    Str(StringBuilder),
+    Int64(Int64Builder),
+    UInt64(UInt64Builder),
+    Float64(Float64Builder),
+    Bool(BooleanBuilder),
+}
+
+impl Builder {
+    fn new(target: &Target, rows: usize, line_bytes: usize) -> Option<Builder> {
+        Some(match target {
+            Target::Str => Builder::Str(StringBuilder::with_capacity(rows, line_bytes)),
+            Target::Int64 => Builder::Int64(Int64Builder::with_capacity(rows)),
+            Target::UInt64 => Builder::UInt64(UInt64Builder::with_capacity(rows)),
+            Target::Float64 => Builder::Float64(Float64Builder::with_capacity(rows)),
+            Target::Bool => Builder::Bool(BooleanBuilder::with_capacity(rows)),
+            _ => return None,
+        })
+    }
+
+    fn append_null(&mut self) {
+        match self {
+            Builder::Str(b) => b.append_null(),
+            Builder::Int64(b) => b.append_null(),
+            Builder::UInt64(b) => b.append_null(),
+            Builder::Float64(b) => b.append_null(),
+            Builder::Bool(b) => b.append_null(),
+        }
+    }
+
+    fn finish(self) -> ArrayRef {
+        match self {
+            Builder::Str(mut b) => Arc::new(b.finish()),
+            Builder::Int64(mut b) => Arc::new(b.finish()),
+            Builder::UInt64(mut b) => Arc::new(b.finish()),
+            Builder::Float64(mut b) => Arc::new(b.finish()),
+            Builder::Bool(mut b) => Arc::new(b.finish()),
+        }
+    }
+}
+
+/// Decodes runs of lines for one source; see the module docs.
+pub struct Decoder {
+    index: ahash::AHashMap<String, usize>,
+    names: Vec<String>,
+    targets: Vec<Target>,
+    /// The JSON path of each column, as events name it.
+    paths: Vec<String>,
+    nonfinite: NonFinite,
+}
+
+/// What a run of lines decoded into.
+pub struct Decoded {
+    /// One array per column, in column order.
+    pub columns: Vec<ArrayRef>,
+    /// The line number of each row.
+    pub lines: Vec<u64>,
+    /// Values accepted but counted (non-finite tokens), by row.
+    pub events: Vec<Event>,
+}
+
+impl Decoder {
+    /// A decoder for `columns` (name, target), or `None` when a column is not flat.
+    pub fn new(columns: &[(String, Target)], nonfinite: NonFinite) -> Option<Decoder> {
+        if !columns
+            .iter()
+            .all(|(_, t)| matches!(t, Target::Str | Target::Int64 | Target::UInt64 | Target::Float64 | Target::Bool))
+        {
+            return None;
+        }
+        Some(Decoder {
+            index: columns.iter().enumerate().map(|(i, (n, _))| (n.clone(), i)).collect(),
+            names: columns.iter().map(|(n, _)| n.clone()).collect(),
+            targets: columns.iter().map(|(_, t)| t.clone()).collect(),
+            paths: columns.iter().map(|(n, _)| path::render(&[Seg::Key(n.clone())])).collect(),
+            nonfinite,
+        })
+    }
+
+    /// Decodes every line of `chunk`; `None` when a line needs the general path.
+    pub fn decode(&self, chunk: &LineChunk) -> Option<Decoded> {
+        let rows = chunk.lines.len();
+        let mut builders: Vec<Builder> =
+            self.targets.iter().map(|t| Builder::new(t, rows, chunk.bytes.len())).collect::<Option<_>>()?;
+        // the row that last set each column: a column not set by the current row gets a null
+        let mut set_by: Vec<usize> = vec![usize::MAX; self.targets.len()];
+        let mut lines = Vec::with_capacity(rows);
+        let mut events = Vec::new();
+        // the run is checked to be UTF-8 once, so that each line is parsed as text and its
+        // strings are not checked again one by one; a run that is not goes the general way,
+        // which names the line
+        let text = std::str::from_utf8(&chunk.bytes).ok()?;
+        let mut start = 0;
+        for &(line_no, end) in &chunk.lines {
+            // line ends are at `\n` bytes, so every slice boundary is a character boundary
+            let mut line = &text[start..end];
+            start = end;
+            line = line.strip_suffix('\n').unwrap_or(line);
+            line = line.strip_suffix('\r').unwrap_or(line);
+            if line_no == 1 {
+                line = line.strip_prefix('\u{feff}').unwrap_or(line);
+            }
+            if line.bytes().all(|b| b.is_ascii_whitespace()) {
+                continue;
+            }
+            let row = lines.len();
+            // only a line with an `N` or an `I` can hold a bare NaN or Infinity; integers
+            // beyond 64 bits, which the rewrite would mark, are refused below instead
+            let rewritten = memchr::memchr2(b'N', b'I', line.as_bytes())
+                .and_then(|_| lenient::rewrite(line.as_bytes()))
+                .map(String::from_utf8)
+                .transpose()
+                .ok()?;
+            let mut de = serde_json::Deserializer::from_str(rewritten.as_deref().unwrap_or(line));
+            let mut big_whole = false;
+            let seed = RowSeed {
+                dec: self,
+                builders: &mut builders,
+                set_by: &mut set_by,
+                row,
+                events: &mut events,
+                big_whole: &mut big_whole,
+            };
+            seed.deserialize(&mut de).ok()?;
+            de.end().ok()?;
+            // the lexer of the rewrite tells an integer token beyond 64 bits (which it marks)
+            // from a float token such as `1e300`
+            if big_whole && rewritten.is_none() && lenient::rewrite(line.as_bytes()).is_some() {
+                return None;
+            }
+            for (b, set) in builders.iter_mut().zip(&set_by) {
+                if *set != row {
+                    b.append_null();
+                }
+            }
+            lines.push(line_no);
+        }
+        Some(Decoded { columns: builders.into_iter().map(Builder::finish).collect(), lines, events })
+    }
+}
+
+/// One record: a JSON object whose keys are columns.
+struct RowSeed<'a> {
+    dec: &'a Decoder,
+    builders: &'a mut [Builder],
+    set_by: &'a mut [usize],
+    row: usize,
+    events: &'a mut Vec<Event>,
+    big_whole: &'a mut bool,
+}
+
+impl<'de> DeserializeSeed<'de> for RowSeed<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for RowSeed<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "a JSON object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        // records tend to list their keys in one order: the column after the last one is
+        // tried before the lookup
+        let mut guess = 0;
+        while let Some(col) = map.next_key_seed(KeySeed(self.dec, guess))? {
+            guess = col + 1;
+            if self.set_by[col] == self.row {
+                return Err(de::Error::custom("repeated key"));
+            }
+            self.set_by[col] = self.row;
+            let cell = CellSeed {
+                dec: self.dec,
+                col,
+                builder: &mut self.builders[col],
+                row: self.row,
+                events: self.events,
+                big_whole: self.big_whole,
+            };
+            map.next_value_seed(cell)?;
+        }
+        Ok(())
+    }
+}
+
+/// A key: the index of the column it names (the second field: the likeliest one).
+struct KeySeed<'a>(&'a Decoder, usize);
+
+impl<'de> DeserializeSeed<'de> for KeySeed<'_> {
+    type Value = usize;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<usize, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeySeed<'_> {
+    type Value = usize;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "a column name")
+    }
+    fn visit_str<E: de::Error>(self, k: &str) -> Result<usize, E> {
+        if self.0.names.get(self.1).is_some_and(|n| n == k) {
+            return Ok(self.1);
+        }
+        self.0.index.get(k).copied().ok_or_else(|| E::custom("key names no column"))
+    }
+}
+
+/// A value, appended to its column's builder.
+struct CellSeed<'a> {
+    dec: &'a Decoder,
+    col: usize,
+    builder: &'a mut Builder,
+    row: usize,
+    events: &'a mut Vec<Event>,
+    big_whole: &'a mut bool,
+}
+
+impl<'de> DeserializeSeed<'de> for CellSeed<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for CellSeed<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "a value of the column's type")
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        self.builder.append_null();
+        Ok(())
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<(), E> {
+        match self.builder {
+            Builder::Bool(b) => b.append_value(v),
+            _ => return Err(E::custom("type")),
+        }
+        Ok(())
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<(), E> {
+        match self.builder {
+            Builder::Int64(b) => b.append_value(v),
+            // the integers a 64-bit float holds exactly
+            Builder::Float64(b) if v as f64 as i128 == v as i128 => b.append_value(v as f64),
+            _ => return Err(E::custom("type")),
+        }
+        Ok(())
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
+        match self.builder {
+            Builder::UInt64(b) => b.append_value(v),
+            Builder::Int64(b) if v <= i64::MAX as u64 => b.append_value(v as i64),
+            Builder::Float64(b) if v as f64 as u128 == v as u128 => b.append_value(v as f64),
+            _ => return Err(E::custom("type")),
+        }
+        Ok(())
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
+        // a whole number this large may have been an integer token beyond 64 bits (serde_json
+        // reads those as floats), which the general path refuses; the line's tokens are looked
+        // at once it is read
+        *self.big_whole |= v.fract() == 0.0 && v.abs() >= 9.223372036854776e18;
+        match self.builder {
+            Builder::Float64(b) => b.append_value(v),
+            // `3.0` in an integer column is the integer 3, as in the general path
+            // beyond 2^53 the general path refuses it: the float may not be the number written
+            Builder::Int64(b) if v.fract() == 0.0 && v.abs() < 9007199254740992.0 => b.append_value(v as i64),
+            Builder::UInt64(b) if v.fract() == 0.0 && (0.0..9007199254740992.0).contains(&v) => {
+                b.append_value(v as u64)
+            }
+            _ => return Err(E::custom("type")),
+        }
+        Ok(())
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
+        match self.builder {
+            Builder::Str(b) if !v.starts_with(MARK) => {
+                b.append_value(v);
+                Ok(())
+            }
+            Builder::Float64(b) => {
+                let special = lenient::special(v).ok_or_else(|| E::custom("type"))?;
+                let f = special.as_f64().ok_or_else(|| E::custom("integer out of range"))?;
+                self.events.push(Event {
+                    kind: "nonfinite",
+                    row: self.row,
+                    path: self.dec.paths[self.col].clone(),
+                    detail: special.token().to_string(),
+                });
+                match self.dec.nonfinite {
+                    NonFinite::Ieee => b.append_value(f),
+                    NonFinite::Null => b.append_null(),
+                }
+                Ok(())
+            }
+            _ => Err(E::custom("type")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Array, AsArray};
+    use arrow::datatypes::{Float64Type, Int64Type};
+
+    fn chunk(text: &str) -> LineChunk {
+        let mut c = LineChunk::default();
+        for (i, line) in text.split_inclusive('\n').enumerate() {
+            c.bytes.extend_from_slice(line.as_bytes());
+            c.lines.push((i as u64 + 1, c.bytes.len()));
+        }
+        c
+    }
+
+    fn decoder() -> Decoder {
+        let cols = [("s", Target::Str), ("i", Target::Int64), ("f", Target::Float64), ("b", Target::Bool)];
+        Decoder::new(&cols.map(|(n, t)| (n.to_string(), t)), NonFinite::Ieee).unwrap()
+    }
+
+    #[test]
+    fn decodes_clean_lines_with_nulls_nan_and_blank_lines() {
+        let d = decoder()
+            .decode(&chunk("\u{feff}{\"s\": \"a\", \"i\": 1, \"f\": 2}\r\n\n{\"f\": NaN, \"b\": true, \"s\": null}\n"))
+            .unwrap();
+        assert_eq!(d.lines, vec![1, 3]);
+        assert_eq!(d.columns[0].as_string::<i32>().iter().collect::<Vec<_>>(), vec![Some("a"), None]);
+        assert_eq!(d.columns[1].as_primitive::<Int64Type>().iter().collect::<Vec<_>>(), vec![Some(1), None]);
+        let f = d.columns[2].as_primitive::<Float64Type>();
+        assert_eq!(f.value(0), 2.0);
+        assert!(f.value(1).is_nan() && f.is_valid(1));
+        assert_eq!(d.events.len(), 1);
+        assert_eq!((d.events[0].row, d.events[0].path.as_str(), d.events[0].detail.as_str()), (1, "$.f", "NaN"));
+    }
+
+    #[test]
+    fn leaves_anything_unusual_to_the_general_path() {
+        for bad in [
+            "{\"s\": 1}",
+            "{\"i\": 1.5}",
+            "{\"i\": 1e19}",
+            "{\"i\": 9223372036854775808}",
+            "{\"f\": 9007199254740993}",
+            "{\"f\": \"1.5\"}",
+            "{\"i\": NaN}",
+            "{\"s\": \"a\", \"s\": \"b\"}",
+            "{\"other\": 1}",
+            "{\"s\": {\"x\": 1}}",
+            "[1]",
+            "{\"s\": \"a\"} x",
+            "{\"s\": \"a\"",
+            "{\"i\": 123456789012345678901234}",
+            "{\"f\": 123456789012345678901234}",
+            "{\"f\": -9223372036854775809}",
+            "{\"i\": -9223372036854775809}",
+            "{\"i\": -9223372036854776832}",
+        ] {
+            assert!(decoder().decode(&chunk(&format!("{{\"s\": \"ok\"}}\n{bad}\n"))).is_none(), "{bad}");
+        }
+    }
+}

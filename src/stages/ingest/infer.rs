@@ -1,0 +1,540 @@
+//! Type inference over the whole input (never a prefix).
+//!
+//! In: every record of every file of a source. Out: one Arrow type per column, the first
+//! place each shape was seen, the widenings that happened (a struct that gained a field), and
+//! the problems that make a column's type undecidable.
+//!
+//! Rules:
+//! - null never decides a type; a column that is null everywhere is an error asking for a
+//!   declared type, and so is a list that is empty everywhere;
+//! - integers and floats merge to `Float64`; a number token with a fraction or exponent is a
+//!   float (`1.0` and `2e0` make `Float64`), and a float column never becomes an integer one;
+//! - integers above `i64::MAX` make `UInt64`; negative and above-`i64::MAX` values in one
+//!   column cannot share a type and are reported with both lines;
+//! - objects merge into one struct (key order of first appearance) whatever the key order or
+//!   missing keys of each row;
+//! - the first shape seen wins; values of another shape are reported by the reader as type
+//!   violations that name where the first shape was seen.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow::datatypes::{DataType, Field, Fields};
+use serde_json::Value;
+
+use super::lenient::{self, Special};
+use super::path::{self, Seg};
+use crate::core::report::SourceRef;
+
+/// The inferred shape of one value position.
+#[derive(Debug, Clone, Default)]
+pub struct Node {
+    /// What was seen.
+    pub kind: Kind,
+    /// First place a non-null value was seen (for messages).
+    pub first: Option<SourceRef>,
+}
+
+/// Shapes.
+#[derive(Debug, Clone, Default)]
+pub enum Kind {
+    /// Only nulls (or nothing) seen so far.
+    #[default]
+    Unknown,
+    /// `true` / `false`.
+    Bool,
+    /// Integers; remembers the first negative value and the first above `i64::MAX`.
+    Int {
+        /// First negative integer.
+        negative: Option<SourceRef>,
+        /// First integer above `i64::MAX`.
+        above_i64: Option<SourceRef>,
+    },
+    /// Floats (and integers mixed with floats).
+    Float,
+    /// Strings.
+    Str,
+    /// Only non-finite strings (`"NaN"`, `"Infinity"`, `"-Infinity"`, any case) of a source that reads them as
+    /// numbers (`coerce_nonfinite_strings`): a float column, unless another string comes (or,
+    /// with [`Inference::nonfinite_alone_text`], unless no number comes).
+    NonFinite,
+    /// Arrays, with the element node.
+    List(Box<Node>),
+    /// Objects, with member nodes in first-seen order.
+    Struct(Vec<(String, Node)>),
+}
+
+impl Kind {
+    fn name(&self) -> &'static str {
+        match self {
+            Kind::Unknown => "null",
+            Kind::Bool => "boolean",
+            Kind::Int { .. } => "int64",
+            Kind::Float => "float64",
+            Kind::Str => "string",
+            Kind::NonFinite => "float64",
+            Kind::List(_) => "array",
+            Kind::Struct(_) => "object",
+        }
+    }
+}
+
+/// A widening: a struct gained a member after its first appearance.
+#[derive(Debug, Clone)]
+pub struct Widening {
+    /// Path of the new member (`$.meta.retry`).
+    pub path: String,
+    /// Where it first appeared.
+    pub first: SourceRef,
+}
+
+/// A column whose type cannot be decided.
+#[derive(Debug, Clone)]
+pub struct TypeProblem {
+    /// Rendered path (`$.comment`, `$.tool_calls[]`).
+    pub path: String,
+    /// Why, and what to do.
+    pub message: String,
+    /// For problems caused by the data (not by a missing declaration): the place to cite.
+    pub at: Option<SourceRef>,
+}
+
+/// Accumulates observations for one source.
+#[derive(Debug, Default)]
+pub struct Inference {
+    /// Top-level columns, first-seen order.
+    pub columns: Vec<(String, Node)>,
+    index: ahash::AHashMap<String, usize>,
+    /// Structs that gained members.
+    pub widenings: Vec<Widening>,
+    /// Whether values are CSV text cells (typed by their content).
+    pub textual: bool,
+    /// Whether the strings the converter reads as non-finite numbers (`"NaN"`, `"Infinity"`,
+    /// `"-Infinity"`, in any case) count as numbers where a column holds numbers (the source's
+    /// `coerce_nonfinite_strings`), whatever their order.
+    pub nonfinite_strings: bool,
+    /// Whether a column of such strings alone, no number, is text rather than a float column
+    /// (`query` of raw files, where nothing declares the reading: a name such as `"Nan"`
+    /// stays text).
+    pub nonfinite_alone_text: bool,
+}
+
+/// The class of one scalar value.
+enum Scalar<'a> {
+    Null,
+    Bool,
+    Int(bool /*negative*/, bool /*above i64*/),
+    Float,
+    Str,
+    /// `"NaN"`, `"Infinity"` or `"-Infinity"` (any case), read as a number where the column is one.
+    NonFinite,
+    Other(std::marker::PhantomData<&'a Value>),
+}
+
+fn classify<'a>(v: &'a Value, textual: bool, nonfinite_strings: bool) -> Scalar<'a> {
+    match v {
+        Value::Null => Scalar::Null,
+        Value::Bool(_) => Scalar::Bool,
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                Scalar::Int(i < 0, false)
+            } else if n.is_u64() {
+                Scalar::Int(false, true)
+            } else {
+                Scalar::Float
+            }
+        }
+        Value::String(s) => {
+            if let Some(sp) = lenient::special(s) {
+                return match sp {
+                    // too large for any integer type: typed as an integer column, and the
+                    // reader reports the value as out of range
+                    Special::BigInt(d) => Scalar::Int(d.starts_with('-'), !d.starts_with('-')),
+                    _ => Scalar::Float,
+                };
+            }
+            // the strings the converter reads as non-finite numbers (super::convert)
+            if nonfinite_strings && super::convert::nonfinite_string(s).is_some() {
+                return Scalar::NonFinite;
+            }
+            if textual { classify_text(s) } else { Scalar::Str }
+        }
+        _ => Scalar::Other(std::marker::PhantomData),
+    }
+}
+
+/// True for an integer written the plain way: optional `-`, no leading zeros, no `+`.
+fn plain_integer(s: &str) -> bool {
+    let d = s.strip_prefix('-').unwrap_or(s);
+    !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()) && (d == "0" || !d.starts_with('0'))
+}
+
+/// True for a float written the plain way (`1.5`, `-0.25`, `1e-07`, `nan`, `inf`): no `+`
+/// sign and no leading zeros that a number would drop (`007`, `01.5`).
+fn plain_float(s: &str) -> bool {
+    if super::convert::parse_text_float(s).is_none() || s.starts_with('+') {
+        return false;
+    }
+    let d = s.strip_prefix('-').unwrap_or(s);
+    let int_part: &str = d.split(['.', 'e', 'E']).next().unwrap_or("");
+    !(int_part.len() > 1 && int_part.starts_with('0'))
+}
+
+/// Classifies a CSV cell by its text. Only plainly written numbers are typed as numbers, so
+/// that text such as a zero-padded checkpoint name (`000060`) stays text.
+/// The class of a CSV cell by its text (a cell that means null was made null before).
+fn classify_text<'a>(s: &str) -> Scalar<'a> {
+    if plain_integer(s) {
+        if let Ok(i) = s.parse::<i64>() {
+            return Scalar::Int(i < 0, false);
+        }
+        if s.parse::<u64>().is_ok() {
+            return Scalar::Int(false, true);
+        }
+    }
+    if plain_float(s) {
+        return Scalar::Float;
+    }
+    match s {
+        "true" | "false" | "True" | "False" | "TRUE" | "FALSE" => Scalar::Bool,
+        _ => Scalar::Str,
+    }
+}
+
+impl Inference {
+    /// A fresh inference; `textual` for CSV cells.
+    pub fn new(textual: bool) -> Self {
+        Inference { textual, ..Default::default() }
+    }
+
+    /// Observes one record.
+    pub fn observe(&mut self, record: &serde_json::Map<String, Value>, src: &SourceRef) {
+        for (k, v) in record {
+            let idx = match self.index.get(k) {
+                Some(&i) => i,
+                None => {
+                    self.columns.push((k.clone(), Node::default()));
+                    self.index.insert(k.clone(), self.columns.len() - 1);
+                    self.columns.len() - 1
+                }
+            };
+            let mut segs = vec![Seg::Key(k.clone())];
+            let how = Reading { textual: self.textual, nonfinite_strings: self.nonfinite_strings };
+            let node = &mut self.columns[idx].1;
+            observe(node, v, src, &mut segs, how, &mut self.widenings);
+        }
+    }
+
+    /// The Arrow field of each column, or the problems that prevent deciding it.
+    ///
+    /// Problems: a column or member that is null everywhere, a list or an object empty
+    /// everywhere, and an integer column holding both negative values and values above
+    /// `i64::MAX`.
+    pub fn fields(&self) -> (Vec<Field>, Vec<TypeProblem>) {
+        let mut fields = Vec::new();
+        let mut problems = Vec::new();
+        for (name, node) in &self.columns {
+            let mut segs = vec![Seg::Key(name.clone())];
+            let dt = to_type(node, &mut segs, &mut problems, self.nonfinite_alone_text);
+            fields.push(Field::new(name, dt, true));
+        }
+        (fields, problems)
+    }
+}
+
+/// How an [`Inference`] reads scalar values (see its fields of the same names).
+#[derive(Clone, Copy)]
+struct Reading {
+    textual: bool,
+    nonfinite_strings: bool,
+}
+
+fn observe(
+    node: &mut Node,
+    v: &Value,
+    src: &SourceRef,
+    segs: &mut Vec<Seg>,
+    how: Reading,
+    widenings: &mut Vec<Widening>,
+) {
+    match v {
+        Value::Array(items) => {
+            match &node.kind {
+                Kind::Unknown => {
+                    node.kind = Kind::List(Box::default());
+                    node.first = Some(src.clone());
+                }
+                Kind::List(_) => {}
+                _ => return, // shape conflict: reported by the reader
+            }
+            if let Kind::List(elem) = &mut node.kind {
+                for (i, item) in items.iter().enumerate() {
+                    segs.push(Seg::Index(i));
+                    observe(elem, item, src, segs, how, widenings);
+                    segs.pop();
+                }
+            }
+        }
+        Value::Object(map) => {
+            match &node.kind {
+                Kind::Unknown => {
+                    node.kind = Kind::Struct(Vec::new());
+                    node.first = Some(src.clone());
+                }
+                Kind::Struct(_) => {}
+                _ => return,
+            }
+            let seen_before = node.first.as_ref() != Some(src);
+            if let Kind::Struct(members) = &mut node.kind {
+                for (k, item) in map {
+                    let i = match members.iter().position(|(n, _)| n == k) {
+                        Some(i) => i,
+                        None => {
+                            members.push((k.clone(), Node::default()));
+                            if seen_before {
+                                segs.push(Seg::Key(k.clone()));
+                                widenings.push(Widening { path: path::render(segs), first: src.clone() });
+                                segs.pop();
+                            }
+                            members.len() - 1
+                        }
+                    };
+                    segs.push(Seg::Key(k.clone()));
+                    observe(&mut members[i].1, item, src, segs, how, widenings);
+                    segs.pop();
+                }
+            }
+        }
+        _ => {
+            let class = classify(v, how.textual, how.nonfinite_strings);
+            let first = node.first.is_none();
+            match (class, &mut node.kind) {
+                (Scalar::Null, _) | (Scalar::Other(_), _) => return,
+                (Scalar::Bool, k @ Kind::Unknown) => *k = Kind::Bool,
+                (Scalar::Int(neg, big), k @ Kind::Unknown) => {
+                    *k = Kind::Int { negative: neg.then(|| src.clone()), above_i64: big.then(|| src.clone()) }
+                }
+                (Scalar::Int(neg, big), Kind::Int { negative, above_i64 }) => {
+                    if neg && negative.is_none() {
+                        *negative = Some(src.clone());
+                    }
+                    if big && above_i64.is_none() {
+                        *above_i64 = Some(src.clone());
+                    }
+                }
+                (Scalar::Float, k @ Kind::Unknown) => *k = Kind::Float,
+                (Scalar::Float, k @ Kind::Int { .. }) => {
+                    // the column's type is decided here: messages name this first float
+                    *k = Kind::Float;
+                    node.first = Some(src.clone());
+                }
+                (Scalar::Int(..), Kind::Float) => {}
+                (Scalar::Str, k @ Kind::Unknown) => *k = Kind::Str,
+                // a non-finite string takes the type the column's other values give it
+                (Scalar::NonFinite, k @ Kind::Unknown) => *k = Kind::NonFinite,
+                (Scalar::NonFinite, k @ Kind::Int { .. }) => *k = Kind::Float,
+                // the value that decides the type is where messages say it was first seen
+                (decided @ (Scalar::Int(..) | Scalar::Float | Scalar::Str | Scalar::Bool), k @ Kind::NonFinite) => {
+                    *k = match decided {
+                        Scalar::Str => Kind::Str,
+                        Scalar::Bool => Kind::Bool,
+                        _ => Kind::Float,
+                    };
+                    node.first = Some(src.clone());
+                }
+                _ => {} // same kind, or a conflict the reader reports
+            }
+            if first {
+                node.first = Some(src.clone());
+            }
+        }
+    }
+}
+
+fn to_type(node: &Node, segs: &mut Vec<Seg>, problems: &mut Vec<TypeProblem>, nonfinite_text: bool) -> DataType {
+    match &node.kind {
+        Kind::Unknown => {
+            let (what, hint) = if matches!(segs.last(), Some(Seg::Elem)) {
+                (
+                    "no input has an element in this list, so its element type is unknown",
+                    "declare the field's `items` type",
+                )
+            } else {
+                ("no input file has a non-null value for it, so its type is unknown", "declare its type")
+            };
+            problems.push(TypeProblem {
+                path: path::render(segs),
+                message: format!("{what}; {hint} (a [[source.field]] in pipeline.toml)"),
+                at: None,
+            });
+            DataType::Utf8
+        }
+        Kind::Bool => DataType::Boolean,
+        Kind::Int { negative, above_i64 } => match (negative, above_i64) {
+            (Some(n), Some(b)) => {
+                problems.push(TypeProblem {
+                    path: path::render(segs),
+                    message: format!(
+                        "no single integer type holds both the negative value at {n} and the value above \
+                         9223372036854775807 at {b}; declare the column's type as `any` to keep both exactly, as \
+                         their JSON text (a [[source.field]] in pipeline.toml, or `query --schema`; `number` holds \
+                         only the integers a 64-bit float holds exactly)"
+                    ),
+                    at: Some(b.clone()),
+                });
+                DataType::Int64
+            }
+            (None, Some(_)) => DataType::UInt64,
+            _ => DataType::Int64,
+        },
+        Kind::Float => DataType::Float64,
+        // such strings and no number: a source that reads them as numbers takes them for
+        // numbers; where nothing declares them so (`query` of raw files), text
+        Kind::NonFinite if !nonfinite_text => DataType::Float64,
+        Kind::Str | Kind::NonFinite => DataType::Utf8,
+        Kind::List(elem) => {
+            segs.push(Seg::Elem);
+            let dt = to_type(elem, segs, problems, nonfinite_text);
+            segs.pop();
+            DataType::List(Arc::new(Field::new("item", dt, true)))
+        }
+        Kind::Struct(members) if members.is_empty() => {
+            // no input decides the column's fields: a matter for the pipeline (exit 2, as a
+            // column null everywhere), not a violation that a reject could remove
+            let first = node.first.as_ref().map(|at| format!(" (the first: {at})")).unwrap_or_default();
+            problems.push(TypeProblem {
+                path: path::render(segs),
+                message: format!(
+                    "every input has an empty object `{{}}` here{first}, and Parquet stores no struct without \
+                     fields; declare it, or the object holding it, `type = \"object\"` without fields (kept as \
+                     JSON text), or declare its fields (a [[source.field]] in pipeline.toml)"
+                ),
+                at: None,
+            });
+            // what the values are, so that converting them adds no second message
+            DataType::Struct(Fields::empty())
+        }
+        Kind::Struct(members) => {
+            let mut fields = Vec::new();
+            for (k, n) in members {
+                segs.push(Seg::Key(k.clone()));
+                fields.push(Field::new(k, to_type(n, segs, problems, nonfinite_text), true));
+                segs.pop();
+            }
+            DataType::Struct(Fields::from(fields))
+        }
+    }
+}
+
+/// Where each shape was first seen, by rendered path (`$.args` → `shapes.jsonl:1`), with the
+/// shape's name; used to make type-violation messages name both places.
+pub fn first_seen(inf: &Inference) -> BTreeMap<String, (String, SourceRef)> {
+    let mut out = BTreeMap::new();
+    fn walk(node: &Node, segs: &mut Vec<Seg>, out: &mut BTreeMap<String, (String, SourceRef)>) {
+        if let Some(f) = &node.first {
+            out.insert(path::render(segs), (node.kind.name().to_string(), f.clone()));
+        }
+        match &node.kind {
+            Kind::List(e) => {
+                segs.push(Seg::Elem);
+                walk(e, segs, out);
+                segs.pop();
+            }
+            Kind::Struct(m) => {
+                for (k, n) in m {
+                    segs.push(Seg::Key(k.clone()));
+                    walk(n, segs, out);
+                    segs.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+    for (name, node) in &inf.columns {
+        let mut segs = vec![Seg::Key(name.clone())];
+        walk(node, &mut segs, &mut out);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::report::Position;
+
+    fn infer(lines: &[&str]) -> (Vec<Field>, Vec<TypeProblem>, Inference) {
+        let mut inf = Inference::new(false);
+        for (i, l) in lines.iter().enumerate() {
+            let v: Value = serde_json::from_str(l).unwrap();
+            let src = SourceRef { file: "f.jsonl".into(), at: Position::Line(i as u64 + 1) };
+            inf.observe(v.as_object().unwrap(), &src);
+        }
+        let (f, p) = inf.fields();
+        (f, p, inf)
+    }
+
+    #[test]
+    fn nonfinite_strings_take_the_type_of_the_other_values_in_any_order() {
+        let typed = |lines: &[&str]| {
+            let mut inf = Inference::new(false);
+            inf.nonfinite_strings = true;
+            for (i, l) in lines.iter().enumerate() {
+                let v: Value = serde_json::from_str(l).unwrap();
+                inf.observe(v.as_object().unwrap(), &SourceRef { file: "f".into(), at: Position::Line(i as u64) });
+            }
+            inf.fields().0[0].data_type().clone()
+        };
+        // as the converter reads them: in any case
+        for lines in
+            [[r#"{"v":"NaN"}"#, r#"{"v":2}"#], [r#"{"v":2}"#, r#"{"v":"-Infinity"}"#], [r#"{"v":"nan"}"#, r#"{"v":2}"#]]
+        {
+            assert_eq!(typed(&lines), DataType::Float64, "{lines:?}");
+        }
+        // such strings alone: numbers for a source that reads them so
+        assert_eq!(typed(&[r#"{"v":"NaN"}"#]), DataType::Float64);
+        for lines in [[r#"{"v":"NaN"}"#, r#"{"v":"x"}"#], [r#"{"v":"x"}"#, r#"{"v":"NaN"}"#]] {
+            assert_eq!(typed(&lines), DataType::Utf8, "{lines:?}");
+        }
+        // messages name the value that decided the type, not the non-finite string before it
+        let mut inf = Inference::new(false);
+        inf.nonfinite_strings = true;
+        for (i, l) in [r#"{"v":"NaN"}"#, r#"{"v":true}"#].iter().enumerate() {
+            let v: Value = serde_json::from_str(l).unwrap();
+            inf.observe(v.as_object().unwrap(), &SourceRef { file: "f".into(), at: Position::Line(i as u64 + 1) });
+        }
+        assert_eq!(first_seen(&inf)["$.v"].1.to_string(), "f:2");
+        // without the coercion they are text
+        let (f, _, _) = infer(&[r#"{"v":"NaN"}"#]);
+        assert_eq!(f[0].data_type(), &DataType::Utf8);
+    }
+
+    #[test]
+    fn merges_numbers_and_structs() {
+        let (f, p, inf) = infer(&[
+            r#"{"a": 1, "m": {"seed": 1, "env": "x"}, "l": []}"#,
+            r#"{"a": 1.5, "m": {"env": "y", "seed": 2, "retry": 2}, "l": [1, 2.5]}"#,
+        ]);
+        assert!(p.is_empty());
+        assert_eq!(f[0].data_type(), &DataType::Float64);
+        assert_eq!(crate::core::schema::type_name(f[1].data_type()), "Struct<seed: Int64, env: Utf8, retry: Int64>");
+        assert_eq!(crate::core::schema::type_name(f[2].data_type()), "List<Float64>");
+        assert_eq!(inf.widenings[0].path, "$.m.retry");
+        assert_eq!(inf.widenings[0].first.to_string(), "f.jsonl:2");
+        // the float that made `a` a float column is where it was first seen as one
+        let (_, at) = &first_seen(&inf)["$.a"];
+        assert_eq!(at.to_string(), "f.jsonl:2");
+    }
+
+    #[test]
+    fn undecidable_types_are_problems() {
+        let (_, p, _) = infer(&[r#"{"c": null, "l": []}"#]);
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[0].path, "$.c");
+        assert_eq!(p[1].path, "$.l[]");
+        let (f, p, _) = infer(&[r#"{"s": 18446744073709551615}"#, r#"{"s": 42}"#]);
+        assert!(p.is_empty());
+        assert_eq!(f[0].data_type(), &DataType::UInt64);
+        let (_, p, _) = infer(&[r#"{"s": -1}"#, r#"{"s": 18446744073709551615}"#]);
+        assert!(p[0].message.contains("f.jsonl:1") && p[0].message.contains("f.jsonl:2"), "{p:?}");
+    }
+}

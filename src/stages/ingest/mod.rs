@@ -1,0 +1,1367 @@
+//! Ingest: raw input files → typed Arrow record batches, with provenance.
+//!
+//! In: one `[[source]]` of a pipeline (path globs, format, options, optional declared schema).
+//! Out: an Arrow IPC file in the build's work folder holding every good row, typed by the
+//! declared schema or by inference over the whole input, plus the columns `{capture}` (one
+//! per path capture, `Utf8`), `_source_file` (`Utf8`, the path relative to the pipeline) and
+//! `_source_line` (`Int64` 1-based line for JSONL/CSV and the Tinker formats; `Utf8` JSON
+//! pointer for JSON documents). Problems go to the [`BuildReport`]; with
+//! [`OnInvalid::Reject`] bad rows go to the rejects file instead of failing the build.
+//!
+//! Memory: records are converted in batches of [`BATCH_ROWS`]; a JSON document is streamed
+//! record by record. Files are read twice when the schema is inferred (once to infer, once to
+//! convert) and once when it is declared.
+
+pub mod convert;
+pub mod direct;
+pub mod evals;
+pub mod files;
+pub mod infer;
+pub mod lenient;
+pub mod parquet;
+pub mod path;
+pub mod records;
+pub mod strict;
+pub mod tinker;
+pub mod wandb;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, AsArray, BooleanArray, Int64Array, RecordBatch, StringArray};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use serde_json::{Map, Value};
+
+use self::convert::{ConvertOptions, Target};
+use self::files::InputFile;
+use self::records::Item;
+use crate::core::error::{Error, Result};
+pub use crate::core::options::OnInvalid;
+use crate::core::report::{BuildReport, Position, SourceRef, Violation};
+use crate::core::spec::{ColumnsPolicy, Format, Layout, PipelineSpec, SourceDef};
+use crate::stages::rejects::{RejectBody, Rejects};
+
+/// Rows converted at a time.
+pub const BATCH_ROWS: usize = 8192;
+
+/// Options of the ingest stage that come from the command line.
+#[derive(Debug, Clone)]
+pub struct IngestOptions {
+    /// Fail or reject.
+    pub on_invalid: OnInvalid,
+    /// Strings longer than this many bytes are reported (the dataset viewer struggles with them).
+    pub large_cell_bytes: u64,
+    /// Where JSON Lines inputs read to their end leave their SHA-256 (so that the release's
+    /// manifest need not read them again); `None` hashes nothing while reading.
+    pub read_digests: Option<crate::stages::hash::ReadDigests>,
+}
+
+/// A source after ingest.
+#[derive(Debug, Clone)]
+pub struct Ingested {
+    /// Source name (SQL table name).
+    pub name: String,
+    /// Schema of the rows, provenance columns included.
+    pub schema: SchemaRef,
+    /// Arrow IPC file holding the rows.
+    pub ipc_file: PathBuf,
+    /// Rows kept.
+    pub rows: u64,
+    /// Raw files read.
+    pub inputs: Vec<InputFile>,
+    /// The column lists of `orders` (given to [`run`]) by which the kept rows came in
+    /// ascending order (nulls last), in the order they were written to `ipc_file`.
+    pub sorted_by: Vec<Vec<String>>,
+}
+
+/// Reads one source. `orders` are column lists worth knowing the order of (the keys of
+/// the tables): each one whose columns the source has is checked as the rows go by, and the
+/// ones the kept rows follow are in [`Ingested::sorted_by`].
+///
+/// Errors: [`Error::Config`] when no file matches, when a column's type cannot be decided
+/// (say which and how to declare it) or when a capture collides with a column; [`Error::Io`]
+/// for unreadable files. Data problems are recorded in `report` (or in `rejects`).
+pub fn run(
+    spec: &PipelineSpec,
+    index: usize,
+    work: &std::path::Path,
+    opts: &IngestOptions,
+    orders: &[Vec<String>],
+    report: &mut BuildReport,
+    rejects: &mut Rejects,
+) -> Result<Ingested> {
+    let src = &spec.def.sources[index];
+    let (inputs, capture_names) = find_inputs(spec, index)?;
+    if src.format == Format::Parquet {
+        return run_parquet(spec, index, inputs, capture_names, work, opts, orders, report, rejects);
+    }
+    let prepared = prepare(spec, index, inputs, capture_names, report)?;
+    std::fs::create_dir_all(work).map_err(|e| Error::io(work, e))?;
+    let ipc_file = work.join(format!("{}.arrow", src.name));
+    let mut writer = crate::stages::sort::staging_file(&ipc_file, &prepared.schema)?;
+    let mut checks = order_checks(&prepared.schema, orders);
+    let mut out = |rb: &RecordBatch| -> Result<()> {
+        for c in &mut checks {
+            c.observe(rb)?;
+        }
+        writer.write(rb).map_err(|e| Error::format(ipc_file.display().to_string(), e))
+    };
+    let rows = convert(spec, index, &prepared, opts, report, rejects, &mut out)?;
+    let sorted_by = sorted_by(checks);
+    writer.finish().map_err(|e| Error::format(ipc_file.display().to_string(), e))?;
+    let Prepared { schema, inputs, .. } = prepared;
+    Ok(Ingested { name: src.name.clone(), schema, ipc_file, rows, inputs, sorted_by })
+}
+
+/// A source read straight into a consumer by [`stream`].
+#[derive(Debug, Clone)]
+pub struct Streamed {
+    /// Rows kept.
+    pub rows: u64,
+    /// Raw files read.
+    pub inputs: Vec<InputFile>,
+}
+
+/// The schema of a source's rows (provenance columns included) when it is known without
+/// reading any data: the source declares its schema, or its format fixes its columns. `None`
+/// for sources whose columns are inferred from the data, W&B runs and Parquet files, and
+/// whenever finding the source's files fails (the error is raised when it is read).
+pub fn stream_schema(spec: &PipelineSpec, index: usize) -> Option<SchemaRef> {
+    let src = &spec.def.sources[index];
+    let fixed = matches!(
+        src.format,
+        Format::TinkerMetrics
+            | Format::TinkerCheckpoints
+            | Format::TinkerEvalResult
+            | Format::TinkerEvalTrajectories
+            | Format::EvalMetrics
+            | Format::EvalGenerations
+    );
+    let declared =
+        matches!(src.format, Format::Jsonl | Format::Json | Format::Csv) && spec.source_schemas[index].is_some();
+    if !(fixed || declared) {
+        return None;
+    }
+    let (inputs, capture_names) = find_inputs(spec, index).ok()?;
+    let mut scratch = BuildReport::new(0);
+    prepare(spec, index, inputs, capture_names, &mut scratch).ok().map(|p| p.schema)
+}
+
+/// Reads a source whose schema [`stream_schema`] knows and hands each record batch of kept
+/// rows, in input order, to `out` instead of a staging file. Reports and rejects as [`run`]
+/// does; an error from `out` stops the read and is returned.
+pub fn stream(
+    spec: &PipelineSpec,
+    index: usize,
+    opts: &IngestOptions,
+    report: &mut BuildReport,
+    rejects: &mut Rejects,
+    out: &mut dyn FnMut(&RecordBatch) -> Result<()>,
+) -> Result<Streamed> {
+    let (inputs, capture_names) = find_inputs(spec, index)?;
+    let prepared = prepare(spec, index, inputs, capture_names, report)?;
+    let rows = convert(spec, index, &prepared, opts, report, rejects, out)?;
+    Ok(Streamed { rows, inputs: prepared.inputs })
+}
+
+/// The files of a source and the names of its path captures. Errors: [`Error::Config`] when
+/// no file matches.
+fn find_inputs(spec: &PipelineSpec, index: usize) -> Result<(Vec<InputFile>, Vec<String>)> {
+    let src = &spec.def.sources[index];
+    let context = format!("{} (source {})", spec.file.display(), src.name);
+    let inputs = files::find(&spec.dir, &src.path.list(), &context)?;
+    if inputs.is_empty() {
+        // a folder named as a path matches no file: say how to name its files
+        let folder = src.path.list().into_iter().find(|p| spec.dir.join(p).is_dir());
+        let hint = match folder {
+            Some(f) => {
+                let f = f.trim_end_matches('/');
+                let ext = match src.format {
+                    Format::Json | Format::TinkerEvalResult | Format::EvalMetrics => "*.json",
+                    Format::Csv => "*.csv",
+                    Format::Parquet => "*.parquet",
+                    Format::Wandb => "*",
+                    _ => "*.jsonl",
+                };
+                format!(
+                    "; {f} is a folder: name its files with a glob, such as \"{f}/{ext}\" (or \"{f}/**/{ext}\" for every level)"
+                )
+            }
+            None => String::new(),
+        };
+        return Err(Error::config(
+            context,
+            format!("no file matches {:?} under {}{hint}", src.path.list(), spec.dir.display()),
+        ));
+    }
+    let capture_names: Vec<String> = inputs[0].captures.iter().map(|(n, _)| n.clone()).collect();
+    Ok((inputs, capture_names))
+}
+
+/// A source's columns decided, before its rows are read.
+struct Prepared {
+    inputs: Vec<InputFile>,
+    columns: Vec<(String, Target)>,
+    conv: ConvertOptions,
+    wandb_plan: Option<wandb::Plan>,
+    schema: SchemaRef,
+}
+
+/// Decides a source's columns (declared, fixed by the format, or inferred from the data) and
+/// the schema of its rows.
+fn prepare(
+    spec: &PipelineSpec,
+    index: usize,
+    inputs: Vec<InputFile>,
+    capture_names: Vec<String>,
+    report: &mut BuildReport,
+) -> Result<Prepared> {
+    let src = &spec.def.sources[index];
+    let context = format!("{} (source {})", spec.file.display(), src.name);
+    let missing_values = match src.format {
+        Format::Csv => spec.source_schemas[index]
+            .as_ref()
+            .and_then(|s| s.missing_values.clone())
+            .unwrap_or_else(|| vec![String::new()]),
+        _ => Vec::new(),
+    };
+    let mut conv = ConvertOptions {
+        textual: src.format == Format::Csv,
+        missing_values,
+        nonfinite: src.nonfinite,
+        coerce_nonfinite_strings: src.coerce_nonfinite_strings,
+        coerce_numeric_strings: src.coerce_numeric_strings,
+        assume_timezone: src.assume_timezone.as_ref().map(|t| t.parse().expect("checked at load")),
+        strict_keys: false,
+        boolean_digits: false,
+        boolean_digit_fields: src.fields.iter().filter(|f| f.field_type == "boolean").map(|f| f.name.clone()).collect(),
+        first_seen: BTreeMap::new(),
+    };
+
+    let mut wandb_plan = None;
+    let columns: Vec<(String, Target)> = match src.format {
+        Format::Wandb => {
+            let plan = wandb::prepare(src, &inputs, &context, report).map_err(|e| name_table(e, &src.name))?;
+            let columns = wandb::columns(&plan.opts);
+            wandb_plan = Some(plan);
+            columns
+        }
+        Format::TinkerMetrics => tinker::metrics_columns(),
+        Format::TinkerCheckpoints => tinker::checkpoints_columns(),
+        Format::TinkerEvalResult => evals::result_columns(),
+        Format::TinkerEvalTrajectories => evals::trajectory_columns(src.keep_text),
+        Format::EvalMetrics => evals::metrics_columns(),
+        Format::EvalGenerations => evals::generation_columns(src.keep_text),
+        _ => match &spec.source_schemas[index] {
+            Some(schema) => {
+                conv.strict_keys = true;
+                conv.boolean_digits = true;
+                schema.fields.iter().map(|f| (f.name.clone(), Target::from_descriptor(f))).collect()
+            }
+            None => infer_columns(src, &inputs, &context, &mut conv, spec.untyped_as_text, report)?,
+        },
+    };
+    // a data column that clashes is named where the data first holds it (inferred columns),
+    // else at the source: (location, note for the message)
+    let clash_at = |c: &str| match conv.first_seen.get(&path::render(&[path::Seg::Key(c.to_string())])) {
+        Some((_, at)) => (at.to_string(), format!(" (first here, source {})", src.name)),
+        None => (context.clone(), String::new()),
+    };
+    for c in &capture_names {
+        if columns.iter().any(|(n, _)| n == c) {
+            let (place, seen) = clash_at(c);
+            return Err(Error::config(
+                place,
+                format!(
+                    "path capture {{{c}}} has the name of a column in the data{seen}; rename the capture in \
+                     the source's path"
+                ),
+            ));
+        }
+    }
+    // the data's own provenance columns, when the caller keeps them: runpack's go under other names
+    let own_provenance =
+        spec.data_provenance && columns.iter().any(|(n, _)| n == "_source_file" || n == "_source_line");
+    let provenance_names =
+        if own_provenance { crate::core::spec::SHADOWED_PROVENANCE } else { ["_source_file", "_source_line"] };
+    if own_provenance
+        && let Some(c) =
+            columns.iter().map(|(n, _)| n).find(|n| crate::core::spec::SHADOWED_PROVENANCE.contains(&n.as_str()))
+    {
+        let (place, seen) = clash_at(c);
+        return Err(Error::config(
+            place,
+            format!(
+                "the data has a column named {}{seen}, a name runpack keeps for its own file and line beside the \
+                 data's `_source_file`/`_source_line`; rename the column in the input",
+                crate::core::error::escape_control(c)
+            ),
+        ));
+    }
+    for c in ["_source_file", "_source_line"] {
+        if capture_names.iter().any(|n| n == c) {
+            return Err(Error::config(
+                context,
+                format!("path capture {{{c}}} has the name of a column runpack adds itself; rename the capture"),
+            ));
+        }
+        if !own_provenance && columns.iter().any(|(n, _)| n == c) {
+            let (place, seen) = clash_at(c);
+            return Err(Error::config(
+                place,
+                format!(
+                    "the data has a column named {c}{seen}, which runpack adds to every source's rows (the \
+                     file and line each row comes from); rename the column in the input"
+                ),
+            ));
+        }
+    }
+
+    let pointer_lines = matches!(src.format, Format::Json | Format::TinkerEvalResult | Format::EvalMetrics);
+    let mut fields: Vec<Field> = columns.iter().map(|(n, t)| Field::new(n, t.arrow_type(), true)).collect();
+    for c in &capture_names {
+        fields.push(Field::new(c, DataType::Utf8, true));
+    }
+    fields.push(Field::new(provenance_names[0], DataType::Utf8, false));
+    fields.push(Field::new(provenance_names[1], if pointer_lines { DataType::Utf8 } else { DataType::Int64 }, false));
+    let schema: SchemaRef = Arc::new(Schema::new(fields));
+    Ok(Prepared { inputs, columns, conv, wandb_plan, schema })
+}
+
+/// Converts a prepared source's rows and hands each batch of kept rows to `out`; the number
+/// of rows kept.
+fn convert(
+    spec: &PipelineSpec,
+    index: usize,
+    prepared: &Prepared,
+    opts: &IngestOptions,
+    report: &mut BuildReport,
+    rejects: &mut Rejects,
+    out: &mut dyn FnMut(&RecordBatch) -> Result<()>,
+) -> Result<u64> {
+    let src = &spec.def.sources[index];
+    let Prepared { inputs, columns, conv, wandb_plan, schema } = prepared;
+    let chunk_spec = ChunkSpec {
+        src,
+        columns,
+        conv,
+        schema: schema.clone(),
+        large_cell_bytes: opts.large_cell_bytes,
+        // records as they are (no reshaping), each key a column: Python's NaN tokens and
+        // strict keys are handled on the fast path, anything else falls back line run by run
+        direct: (src.format == Format::Jsonl && src.layout != Layout::Long && !conv.textual)
+            .then(|| direct::Decoder::new(columns, conv.nonfinite))
+            .flatten(),
+    };
+    // a [[source.field]] null in every row kept is most likely a misspelled key: said once read
+    let declared: Vec<(&str, usize)> =
+        src.fields.iter().filter_map(|f| schema.index_of(&f.name).ok().map(|i| (f.name.as_str(), i))).collect();
+    let mut held = vec![false; declared.len()];
+    let mut counted = |rb: &RecordBatch| -> Result<()> {
+        for ((_, i), held) in declared.iter().zip(held.iter_mut()) {
+            *held = *held || rb.column(*i).null_count() < rb.num_rows();
+        }
+        out(rb)
+    };
+    let mut applier = Applier { src, opts, rows: 0, report, rejects, out: &mut counted, text_values: (0, None) };
+    let line_format = matches!(
+        src.format,
+        Format::Jsonl
+            | Format::TinkerMetrics
+            | Format::TinkerCheckpoints
+            | Format::TinkerEvalTrajectories
+            | Format::EvalGenerations
+    );
+    if line_format && wandb_plan.is_none() {
+        convert_lines_parallel(&chunk_spec, inputs, opts.read_digests.as_ref(), &mut applier)
+            .map_err(|e| name_table(e, &src.name))?;
+    } else {
+        let mut batch: Vec<Pending> = Vec::with_capacity(BATCH_ROWS);
+        let mut bad: Vec<BadLine> = Vec::new();
+        for (k, input) in inputs.iter().enumerate() {
+            let file = input.rel.clone();
+            let captures = input.captures.clone();
+            let mut sink = |item: Item| -> Result<()> {
+                match item {
+                    Item::Record(mut obj, at) => {
+                        missing_to_null(&mut obj, &conv.missing_values);
+                        let sref = SourceRef { file: file.clone(), at };
+                        shape_into(src, obj, sref, &captures, &mut batch, &mut bad);
+                    }
+                    Item::Bad { at, rule, message, raw } => bad.push((
+                        SourceRef { file: file.clone(), at },
+                        rule,
+                        vec![("$".into(), message)],
+                        unparsed_body(src, raw),
+                    )),
+                }
+                if batch.len() >= BATCH_ROWS {
+                    let chunk = chunk_spec.convert(std::mem::take(&mut batch), std::mem::take(&mut bad))?;
+                    applier.apply(chunk)?;
+                }
+                Ok(())
+            };
+            match wandb_plan {
+                Some(plan) => wandb::read(plan, k, &mut sink),
+                None => read_file(src, input, files::open(input)?, &mut sink),
+            }
+            .map_err(|e| name_table(e, &src.name))?;
+        }
+        if !batch.is_empty() || !bad.is_empty() {
+            let chunk = chunk_spec.convert(batch, bad)?;
+            applier.apply(chunk)?;
+        }
+    }
+    let rows = applier.rows;
+    let (texts, first_text) = applier.text_values.clone();
+    if texts > 0 {
+        report.warn(
+            &src.name,
+            "text-values",
+            first_text,
+            format!(
+                "{} metric value{} no number (text, a boolean, a list or an object): kept in `value_text`, with \
+                 `value` null (a table that selects only `value` leaves {})",
+                crate::core::numbers::group_digits(texts),
+                if texts == 1 { " is" } else { "s are" },
+                if texts == 1 { "it out" } else { "them out" }
+            ),
+        );
+    }
+    if rows > 0 {
+        for ((name, _), _) in declared.iter().zip(&held).filter(|(_, held)| !**held) {
+            report.warn(
+                &src.name,
+                "declared-field-empty",
+                None,
+                format!(
+                    "[[source.field]] `{name}` is null in all {} rows kept (a misspelled key?)",
+                    crate::core::numbers::group_digits(rows)
+                ),
+            );
+        }
+    }
+    Ok(rows)
+}
+
+/// Checks of the `orders` whose columns are all in `schema`.
+fn order_checks(schema: &SchemaRef, orders: &[Vec<String>]) -> Vec<crate::stages::sort::OrderCheck> {
+    orders
+        .iter()
+        .filter(|cols| !cols.is_empty() && cols.iter().all(|c| schema.index_of(c).is_ok()))
+        .map(|cols| crate::stages::sort::OrderCheck::new(schema, cols.clone()))
+        .collect()
+}
+
+fn sorted_by(checks: Vec<crate::stages::sort::OrderCheck>) -> Vec<Vec<String>> {
+    checks.into_iter().filter(|c| c.in_order()).map(|c| c.columns().to_vec()).collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_parquet(
+    spec: &PipelineSpec,
+    index: usize,
+    inputs: Vec<InputFile>,
+    capture_names: Vec<String>,
+    work: &std::path::Path,
+    opts: &IngestOptions,
+    orders: &[Vec<String>],
+    report: &mut BuildReport,
+    rejects: &mut Rejects,
+) -> Result<Ingested> {
+    let src = &spec.def.sources[index];
+    let context = format!("{} (source {})", spec.file.display(), src.name);
+    let data_fields = parquet::plan(src, &inputs, spec.source_schemas[index].as_ref(), &context)?;
+    let mut fields = data_fields.clone();
+    for c in &capture_names {
+        fields.push(Field::new(c, DataType::Utf8, true));
+    }
+    fields.push(Field::new("_source_file", DataType::Utf8, false));
+    fields.push(Field::new("_source_line", DataType::Int64, false));
+    let schema: SchemaRef = Arc::new(Schema::new(fields));
+    std::fs::create_dir_all(work).map_err(|e| Error::io(work, e))?;
+    let ipc_file = work.join(format!("{}.arrow", src.name));
+    let mut writer = crate::stages::sort::staging_file(&ipc_file, &schema)?;
+    let mut rows = 0u64;
+    let mut checks = order_checks(&schema, orders);
+    for input in &inputs {
+        let mut sink = |b: RecordBatch, first_row: u64, problems: Vec<parquet::CastProblem>| -> Result<()> {
+            let n = b.num_rows();
+            let mut cols: Vec<ArrayRef> = b.columns().to_vec();
+            for (_, v) in &input.captures {
+                cols.push(Arc::new(StringArray::from(vec![v.as_str(); n])));
+            }
+            cols.push(Arc::new(StringArray::from(vec![input.rel.as_str(); n])));
+            cols.push(Arc::new(Int64Array::from_iter_values((0..n as i64).map(|r| first_row as i64 + r))));
+            let mut rb = RecordBatch::try_new(schema.clone(), cols).map_err(|e| Error::format(&input.rel, e))?;
+            let mut bad: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+            let mut found: BTreeMap<u64, Vec<(String, serde_json::Value)>> = BTreeMap::new();
+            for parquet::CastProblem { row, column: col, message: msg, found: value } in problems {
+                let sref = SourceRef { file: input.rel.clone(), at: Position::Line(row) };
+                match opts.on_invalid {
+                    OnInvalid::Fail => report.violation(Violation {
+                        scope: crate::core::report::Scope::Source,
+                        table: src.name.clone(),
+                        source: Some(sref),
+                        path: col,
+                        rule: "type".into(),
+                        key: None,
+                        message: msg,
+                    }),
+                    OnInvalid::Reject => {
+                        bad.entry(row).or_default().push(format!("{col}: {msg}"));
+                        found.entry(row).or_default().push((col, value));
+                    }
+                }
+            }
+            if !bad.is_empty() {
+                for (row, reasons) in &bad {
+                    let r = (row - first_row) as usize;
+                    let sref = SourceRef { file: input.rel.clone(), at: Position::Line(*row) };
+                    let mut record = crate::stages::validate::row_json(&rb, r);
+                    // the values that did not fit as found, not the null that stood for them
+                    for (col, value) in found.remove(row).unwrap_or_default() {
+                        if let Some(o) = record.as_object_mut() {
+                            o.insert(col, value);
+                        }
+                    }
+                    rejects.add(&src.name, Some(&sref), reasons, RejectBody::Record(record))?;
+                }
+                let keep: BooleanArray = (0..n).map(|r| Some(!bad.contains_key(&(first_row + r as u64)))).collect();
+                rb = arrow::compute::filter_record_batch(&rb, &keep).map_err(|e| Error::format(&input.rel, e))?;
+            }
+            rows += rb.num_rows() as u64;
+            for c in &mut checks {
+                c.observe(&rb)?;
+            }
+            writer.write(&rb).map_err(|e| Error::format(ipc_file.display().to_string(), e))
+        };
+        let assume = src.assume_timezone.as_ref().map(|t| t.parse().expect("checked at load"));
+        parquet::read(input, &data_fields, assume, &mut sink).map_err(|e| name_table(e, &src.name))?;
+    }
+    writer.finish().map_err(|e| Error::format(ipc_file.display().to_string(), e))?;
+    Ok(Ingested { name: src.name.clone(), schema, ipc_file, rows, inputs, sorted_by: sorted_by(checks) })
+}
+
+/// What a rejects file keeps of a record that could not be read: its text as found, except
+/// where the line holds texts its row would leave out, since a reject publishes nothing its
+/// row would not: a line of generations without `keep_text`, and any line of trajectories
+/// (its prompts are never kept, `keep_text` or not).
+fn unparsed_body(src: &SourceDef, raw: Option<String>) -> RejectBody {
+    let keep = match src.format {
+        Format::EvalGenerations => src.keep_text,
+        Format::TinkerEvalTrajectories => false,
+        _ => true,
+    };
+    match raw {
+        Some(text) if keep => RejectBody::Raw(text),
+        _ => RejectBody::Unread,
+    }
+}
+
+/// The rows a record becomes: as is, or reshaped by the format (Tinker) or the layout (long).
+///
+/// Errors: where the record does not have the format's shape (JSON path, message), with the
+/// record given back.
+#[allow(clippy::type_complexity)]
+fn shape(
+    src: &SourceDef,
+    obj: Map<String, Value>,
+) -> Result<(Vec<Map<String, Value>>, Option<Map<String, Value>>), (evals::ShapeProblems, Map<String, Value>)> {
+    // an evaluation format's rows keep their raw record, for the rejects file, without the
+    // texts the table leaves out
+    let checked = |shaped: Result<Vec<Map<String, Value>>, evals::ShapeProblems>, obj| {
+        let obj = evals::without_texts(src.format, obj, src.keep_text);
+        match shaped {
+            Ok(rows) => Ok((rows, Some(obj))),
+            Err(p) => Err((p, obj)),
+        }
+    };
+    let plain = |rows| Ok((rows, None));
+    match (src.format, src.layout) {
+        (Format::TinkerMetrics, _) => plain(tinker::metrics_rows(obj)),
+        (Format::TinkerCheckpoints, _) => plain(vec![tinker::checkpoint_row(obj)]),
+        (Format::TinkerEvalResult, _) => checked(evals::result_row(&obj).map(|r| vec![r]), obj),
+        (Format::TinkerEvalTrajectories, _) => {
+            checked(evals::trajectory_row(&obj, src.keep_text).map(|r| vec![r]), obj)
+        }
+        (Format::EvalMetrics, _) => checked(evals::metrics_rows(&obj), obj),
+        (Format::EvalGenerations, _) => checked(evals::generation_row(&obj, src.keep_text).map(|r| vec![r]), obj),
+        (_, Layout::Long) => plain(unpivot(obj, &src.id_columns)),
+        _ => plain(vec![obj]),
+    }
+}
+
+/// The rows of `obj` read at `sref` into `pending`, or, when it does not have its format's
+/// shape, the record into `bad` with every problem found.
+fn shape_into(
+    src: &SourceDef,
+    obj: Map<String, Value>,
+    sref: SourceRef,
+    captures: &[(String, String)],
+    pending: &mut Vec<Pending>,
+    bad: &mut Vec<BadLine>,
+) {
+    match shape(src, obj) {
+        Ok((rows, raw)) => {
+            let raw = raw.map(Arc::new);
+            for row in rows {
+                // a metrics document's row comes from its split's object: `/id`, `/ood`, `/total`
+                let at = match (&sref.at, row.get("split").and_then(Value::as_str)) {
+                    (Position::Pointer(p), Some(split)) if src.format == Format::EvalMetrics => {
+                        SourceRef { file: sref.file.clone(), at: Position::Pointer(format!("{p}/{split}")) }
+                    }
+                    _ => sref.clone(),
+                };
+                pending.push((row, at, captures.to_vec(), raw.clone()));
+            }
+        }
+        // a metrics document whose problems all lie inside some of its splits: those splits'
+        // objects are rejected, each at its own pointer, and the other splits make their rows
+        // (a document with the checkpoint's own `per_template`, which the `total` row or the
+        // last split's keeps, is rejected whole: it would go with the split that holds it)
+        Err((problems, obj))
+            if src.format == Format::EvalMetrics
+                && !problems.is_empty()
+                && problems.iter().all(|(p, _)| evals::metrics_split_of(p).is_some())
+                && obj.get("per_template").is_none_or(Value::is_null) =>
+        {
+            let bad_splits: BTreeSet<&str> = problems.iter().filter_map(|(p, _)| evals::metrics_split_of(p)).collect();
+            let mut rest = obj.clone();
+            for s in &bad_splits {
+                rest.shift_remove(*s);
+            }
+            let base = match &sref.at {
+                Position::Pointer(p) => Some(p.clone()),
+                _ => None,
+            };
+            if rest.iter().any(|(k, v)| matches!(k.as_str(), "id" | "ood" | "total") && !v.is_null()) {
+                shape_into(src, rest, sref.clone(), captures, pending, bad);
+            }
+            for split in bad_splits {
+                let reasons: Vec<(String, String)> =
+                    problems.iter().filter(|(p, _)| evals::metrics_split_of(p) == Some(split)).cloned().collect();
+                let mut record = Map::new();
+                for k in ["checkpoint", split] {
+                    if let Some(v) = obj.get(k) {
+                        record.insert(k.to_string(), v.clone());
+                    }
+                }
+                let at = match &base {
+                    Some(p) => SourceRef { file: sref.file.clone(), at: Position::Pointer(format!("{p}/{split}")) },
+                    None => sref.clone(),
+                };
+                let body = RejectBody::RecordText(convert::json_raw(&Value::Object(record)));
+                bad.push((at, "type", reasons, body));
+            }
+        }
+        Err((problems, obj)) => {
+            // each problem is its own violation (or reason of the one reject)
+            let problems =
+                if problems.is_empty() { vec![("$".into(), "not of the format's shape".into())] } else { problems };
+            bad.push((sref, "type", problems, RejectBody::RecordText(convert::json_raw(&Value::Object(obj)))));
+        }
+    }
+}
+
+/// Long layout: one row per key that is not an id column: the id columns, `key`, `value`.
+fn unpivot(obj: Map<String, Value>, ids: &[String]) -> Vec<Map<String, Value>> {
+    let id_values: Vec<(String, Value)> =
+        ids.iter().map(|k| (k.clone(), obj.get(k).cloned().unwrap_or(Value::Null))).collect();
+    let mut out = Vec::with_capacity(obj.len());
+    for (k, v) in obj {
+        if ids.contains(&k) {
+            continue;
+        }
+        let mut row: Map<String, Value> = id_values.iter().cloned().collect();
+        row.insert("key".into(), Value::String(k));
+        row.insert("value".into(), v);
+        out.push(row);
+    }
+    out
+}
+
+fn name_table(e: Error, table: &str) -> Error {
+    match e {
+        Error::Invalid { mut violations, total } => {
+            for v in &mut violations {
+                if v.table.is_empty() {
+                    v.table = table.to_string();
+                }
+            }
+            Error::Invalid { violations, total }
+        }
+        other => other,
+    }
+}
+
+/// Makes null each top-level text value of `obj` that `missing` lists (a CSV record's cells;
+/// see [`ConvertOptions::missing_values`]).
+fn missing_to_null(obj: &mut Map<String, Value>, missing: &[String]) {
+    if missing.is_empty() {
+        return;
+    }
+    for v in obj.values_mut() {
+        if let Value::String(s) = v
+            && missing.iter().any(|m| m == s)
+        {
+            *v = Value::Null;
+        }
+    }
+}
+
+fn read_file(
+    src: &SourceDef,
+    input: &InputFile,
+    reader: Box<dyn std::io::BufRead + Send>,
+    sink: &mut dyn FnMut(Item) -> Result<()>,
+) -> Result<()> {
+    match src.format {
+        Format::Jsonl
+        | Format::TinkerMetrics
+        | Format::TinkerCheckpoints
+        | Format::TinkerEvalTrajectories
+        | Format::EvalGenerations => records::jsonl(reader, &input.rel, sink),
+        Format::Json => records::json(reader, &input.rel, src.record_path.as_deref().unwrap_or(""), sink),
+        Format::TinkerEvalResult | Format::EvalMetrics => records::json_record(reader, &input.rel, sink),
+        Format::Csv => records::csv(reader, &input.rel, sink),
+        Format::Parquet => unreachable!("Parquet sources are read by run_parquet"),
+        Format::Wandb => unreachable!("W&B sources are read by wandb::read"),
+    }
+}
+
+/// Levels of lists and objects a column may nest in an inferred schema (Arrow IPC's reader
+/// refuses schemas much deeper than this).
+pub const MAX_NESTING: usize = 32;
+
+/// Levels of lists, structs and maps in `t` (0 for a flat type).
+fn nesting(t: &arrow::datatypes::DataType) -> usize {
+    use arrow::datatypes::DataType as D;
+    match t {
+        D::List(f) | D::LargeList(f) | D::FixedSizeList(f, _) | D::ListView(f) | D::LargeListView(f) | D::Map(f, _) => {
+            1 + nesting(f.data_type())
+        }
+        D::Struct(fs) => 1 + fs.iter().map(|f| nesting(f.data_type())).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+fn infer_columns(
+    src: &SourceDef,
+    inputs: &[InputFile],
+    context: &str,
+    conv: &mut ConvertOptions,
+    untyped_as_text: bool,
+    report: &mut BuildReport,
+) -> Result<Vec<(String, Target)>> {
+    let mut inf = infer::Inference::new(src.format == Format::Csv);
+    inf.nonfinite_strings = src.coerce_nonfinite_strings;
+    inf.nonfinite_alone_text = untyped_as_text;
+    let mut per_file: Vec<(String, BTreeSet<String>)> = Vec::new();
+    // records that could not be read: when no value gives a column its type, they may be why
+    let mut unread = 0u64;
+    let mut first_unread: Option<String> = None;
+    for input in inputs {
+        let reader = files::open(input)?;
+        let mut keys = BTreeSet::new();
+        let mut records = 0u64;
+        let file = input.rel.clone();
+        let mut sink = |item: Item| -> Result<()> {
+            if let Item::Bad { at, message, .. } = &item {
+                unread += 1;
+                if first_unread.is_none() {
+                    first_unread = Some(format!("{}: {message}", SourceRef { file: file.clone(), at: at.clone() }));
+                }
+            }
+            if let Item::Record(mut raw, at) = item {
+                missing_to_null(&mut raw, &conv.missing_values);
+                records += 1;
+                for k in raw.keys() {
+                    if !keys.contains(k) {
+                        keys.insert(k.clone());
+                    }
+                }
+                // a record without its format's shape is reported when it is converted
+                for obj in shape(src, raw).map(|(rows, _)| rows).unwrap_or_default() {
+                    // declared columns keep their place in the column order but take no part in inference
+                    let declared: Map<String, Value> = obj
+                        .into_iter()
+                        .map(|(k, v)| if src.fields.iter().any(|f| f.name == k) { (k, Value::Null) } else { (k, v) })
+                        .collect();
+                    inf.observe(&declared, &SourceRef { file: file.clone(), at: at.clone() });
+                }
+            }
+            Ok(())
+        };
+        read_file(src, input, reader, &mut sink).map_err(|e| name_table(e, &src.name))?;
+        if records == 0 && src.format == Format::Csv {
+            // a CSV header names its columns even when no row follows: they exist, and have
+            // no value to take a type from
+            let columns =
+                records::csv_columns(files::open(input)?, &input.rel).map_err(|e| name_table(e, &src.name))?;
+            if !columns.is_empty() {
+                let nulls: Map<String, Value> = columns.iter().map(|c| (c.clone(), Value::Null)).collect();
+                inf.observe(&nulls, &SourceRef { file: file.clone(), at: Position::Line(1) });
+                per_file.push((input.rel.clone(), columns.into_iter().collect()));
+            }
+        } else if records > 0 {
+            // a file without records has no columns to disagree with
+            per_file.push((input.rel.clone(), keys));
+        }
+    }
+    if src.columns == ColumnsPolicy::Same {
+        same_columns(context, &per_file)?;
+    }
+    for w in &inf.widenings {
+        report.warn(
+            &src.name,
+            "widening",
+            Some(w.first.clone()),
+            format!("struct field {} added (nullable); first seen here", w.path),
+        );
+    }
+    let (fields, problems) = inf.fields();
+    let mut config_problems = Vec::new();
+    let is_declared = |path: &str| {
+        src.fields.iter().any(|f| {
+            let p = path::render(&[path::Seg::Key(f.name.clone())]);
+            path == p || path.starts_with(&format!("{p}.")) || path.starts_with(&format!("{p}["))
+        })
+    };
+    for p in problems.into_iter().filter(|p| !is_declared(&p.path)) {
+        match p.at {
+            Some(at) => report.violation(Violation {
+                scope: crate::core::report::Scope::Source,
+                table: src.name.clone(),
+                source: Some(at),
+                path: p.path,
+                rule: "type".into(),
+                key: None,
+                message: p.message,
+            }),
+            // a column without a type: text (of nulls) where that is asked for
+            None if untyped_as_text => {}
+            None => config_problems.push(format!("{}: {}", p.path, p.message)),
+        }
+    }
+    if !config_problems.is_empty() {
+        if let Some(first) = &first_unread {
+            config_problems.push(format!(
+                "{unread} record{} of the input could not be read, which may be why (the first: {first})",
+                if unread == 1 { "" } else { "s" }
+            ));
+        }
+        return Err(Error::config(context, config_problems.join("\n")));
+    }
+    conv.first_seen = infer::first_seen(&inf);
+    // Arrow IPC, in which sources are staged, refuses schemas nested much deeper than this;
+    // an empty key cannot name a column that SQL could select
+    let mut too_deep = false;
+    let empty_key = path::render(&[path::Seg::Key(String::new())]);
+    let empty_key = empty_key.trim_start_matches('$');
+    for (p, (_, at)) in conv.first_seen.iter().filter(|(p, _)| p.ends_with(empty_key)) {
+        too_deep = true;
+        report.violation(Violation {
+            scope: crate::core::report::Scope::Source,
+            table: src.name.clone(),
+            source: Some(at.clone()),
+            path: p.clone(),
+            rule: "type".into(),
+            key: None,
+            message: "the key \"\" (empty) cannot name a column or a field; rename it in the input".into(),
+        });
+    }
+    for f in &fields {
+        let depth = nesting(f.data_type());
+        if depth > MAX_NESTING && !is_declared(&path::render(&[path::Seg::Key(f.name().clone())])) {
+            too_deep = true;
+            let p = path::render(&[path::Seg::Key(f.name().clone())]);
+            report.violation(Violation {
+                scope: crate::core::report::Scope::Source,
+                table: src.name.clone(),
+                source: conv.first_seen.get(&p).map(|(_, at)| at.clone()),
+                path: p,
+                rule: "type".into(),
+                key: None,
+                message: format!(
+                    "lists and objects nested {depth} levels deep; runpack reads at most {MAX_NESTING} levels \
+                     (declare the column as type \"any\" to keep it as JSON text)"
+                ),
+            });
+        }
+    }
+    if too_deep {
+        return Err(report.to_error());
+    }
+    let declared = |name: &str| {
+        src.fields
+            .iter()
+            .find(|f| f.name == name)
+            .map(Target::from_descriptor)
+            .or_else(|| (src.layout == Layout::Long && name == "value").then_some(Target::Float64))
+    };
+    let mut columns: Vec<(String, Target)> = fields
+        .iter()
+        .map(|f| (f.name().clone(), declared(f.name()).unwrap_or_else(|| Target::from_arrow(f.data_type()))))
+        .collect();
+    // declared columns that never occur in the data are still part of the source
+    for f in &src.fields {
+        if !columns.iter().any(|(n, _)| n == &f.name) {
+            columns.push((f.name.clone(), Target::from_descriptor(f)));
+        }
+    }
+    Ok(columns)
+}
+
+/// Refuses files of one source (name, column names) whose column sets differ, each
+/// difference named against the first file, for a source without `columns = "union"`.
+///
+/// Errors: [`Error::Config`] at `context` listing every difference and the ways out.
+fn same_columns(context: &str, per_file: &[(String, BTreeSet<String>)]) -> Result<()> {
+    let Some((first_name, first_keys)) = per_file.first() else { return Ok(()) };
+    let mut diffs = Vec::new();
+    for (name, keys) in &per_file[1..] {
+        let extra: Vec<&String> = keys.difference(first_keys).collect();
+        let missing: Vec<&String> = first_keys.difference(keys).collect();
+        if !extra.is_empty() {
+            diffs.push(format!("{name} has {} that {first_name} lacks", list(&extra)));
+        }
+        if !missing.is_empty() {
+            diffs.push(format!("{name} lacks {} that {first_name} has", list(&missing)));
+        }
+    }
+    if diffs.is_empty() {
+        return Ok(());
+    }
+    Err(Error::config(
+        context,
+        format!(
+            "the files of this source have different columns: {}; set columns = \"union\" to combine them \
+             (missing columns become null) or split them into separate sources",
+            diffs.join("; ")
+        ),
+    ))
+}
+
+fn list(names: &[&String]) -> String {
+    names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+}
+
+/// A row to convert: the row, where it was read, the path captures, and the raw record when
+/// the format reshaped it (what a rejected row keeps).
+type Pending = (Map<String, Value>, SourceRef, Vec<(String, String)>, Option<Arc<Map<String, Value>>>);
+
+/// A line or record that gives no row: where, the rule, the JSON path, the message, and what
+/// the rejects file keeps of it.
+/// A line or record that gives no row: where, the rule, its problems (JSON path, message)
+/// and what the rejects file keeps of it.
+type BadLine = (SourceRef, &'static str, Vec<(String, String)>, RejectBody);
+
+/// What converting a run of records produced, before anything is reported or written.
+/// Building it touches nothing shared, so it can run on any thread.
+struct Chunk {
+    /// Every converted row, bad ones included.
+    batch: RecordBatch,
+    /// Where each row came from.
+    srefs: Vec<SourceRef>,
+    /// Values that did not fit.
+    problems: Vec<convert::Problem>,
+    /// Values accepted but counted.
+    events: Vec<convert::Event>,
+    /// The records of the rows with problems (for the rejects file).
+    bad_records: BTreeMap<usize, Box<serde_json::value::RawValue>>,
+    /// Strings above the large-cell threshold: (row, column, bytes).
+    large: Vec<(usize, String, usize)>,
+    /// Lines that were not records, in order.
+    bad_lines: Vec<BadLine>,
+}
+
+/// What every conversion of one source shares.
+struct ChunkSpec<'a> {
+    src: &'a SourceDef,
+    columns: &'a [(String, Target)],
+    conv: &'a ConvertOptions,
+    schema: SchemaRef,
+    large_cell_bytes: u64,
+    /// The fast path for runs of JSON Lines, when the source's rows are records as they are
+    /// and its columns are flat.
+    direct: Option<direct::Decoder>,
+}
+
+impl ChunkSpec<'_> {
+    /// Converts `pending` records into a [`Chunk`].
+    fn convert(&self, pending: Vec<Pending>, bad_lines: Vec<BadLine>) -> Result<Chunk> {
+        let records: Vec<&Map<String, Value>> = pending.iter().map(|(o, ..)| o).collect();
+        let mut converted = convert::convert(&records, self.columns, self.conv);
+        if self.src.format == Format::TinkerEvalTrajectories {
+            evals::correct_from_reward(self.columns, &mut converted.columns);
+        }
+        // a shaped row's column is named by its place in the raw record; in the long layout,
+        // `value` is a number unless the source declares it
+        let long_hint = self.src.layout == Layout::Long && !self.src.fields.iter().any(|f| f.name == "value");
+        // the path in the raw record of a shaped row's cell, when it has another one
+        let raw_path = |row: usize, at: &str| -> Option<String> {
+            let column = at.strip_prefix("$.").and_then(|c| c.split(['.', '[']).next())?;
+            let rest = &at[2 + column.len()..];
+            if column == "pass_at_k"
+                && let Some(raw) = pending[row].3.as_deref()
+            {
+                // the i-th (k, value) pair is the raw object's key of the i-th smallest k
+                let i: usize = rest.strip_prefix('[')?.split(']').next()?.parse().ok()?;
+                let split = pending[row].0.get("split").and_then(Value::as_str);
+                let keys = evals::pass_at_k_raw_key(raw, split, i)?;
+                let segs: Vec<path::Seg> = keys.into_iter().map(path::Seg::Key).collect();
+                return Some(path::render(&segs));
+            }
+            let keys = match (self.src.format, self.src.layout, column) {
+                (Format::TinkerMetrics | Format::Wandb, _, "value" | "value_text") => {
+                    pending[row].0.get("metric").and_then(Value::as_str).map(|k| vec![k.to_string()])
+                }
+                // a W&B history row's times are the record's own keys
+                (Format::Wandb, _, "timestamp" | "runtime_s" | "step") if pending[row].0.contains_key("metric") => {
+                    Some(vec![format!("_{}", column.trim_end_matches("_s"))])
+                }
+                (_, Layout::Long, "value") => {
+                    pending[row].0.get("key").and_then(Value::as_str).map(|k| vec![k.to_string()])
+                }
+                _ => evals::raw_column(self.src.format, pending[row].3.as_deref(), &pending[row].0, column, rest),
+            }?;
+            let segs: Vec<path::Seg> = keys.into_iter().map(path::Seg::Key).collect();
+            Some(format!("{}{rest}", path::render(&segs)))
+        };
+        for e in converted.events.iter_mut() {
+            if let Some(p) = raw_path(e.row, &e.path) {
+                e.path = p;
+            }
+        }
+        for p in converted.problems.iter_mut() {
+            let value = p.path.strip_prefix("$.").and_then(|c| c.split(['.', '[']).next()) == Some("value");
+            if let Some(raw) = raw_path(p.row, &p.path) {
+                p.path = raw;
+            }
+            if long_hint && value {
+                p.message.push_str(
+                    "; in the long layout `value` is a number unless the source declares its type \
+                     ([[source.field]] name = \"value\", e.g. type = \"object\" for JSON text)",
+                );
+            }
+        }
+        let mut bad_records = BTreeMap::new();
+        for p in &converted.problems {
+            let (row, _, _, raw) = &pending[p.row];
+            bad_records.entry(p.row).or_insert_with(|| {
+                // a metrics document's row is its split's: the reject holds that split's object
+                // (with the checkpoint and, in the row that keeps it, its `per_template`)
+                let record = match (raw.as_deref(), row.get("split").and_then(Value::as_str)) {
+                    (Some(doc), Some(split)) if self.src.format == Format::EvalMetrics => {
+                        let mut cut = Map::new();
+                        for k in ["checkpoint", split] {
+                            if let Some(v) = doc.get(k) {
+                                cut.insert(k.to_string(), v.clone());
+                            }
+                        }
+                        let holds = row.get("extra").and_then(|e| e.get("per_template")).is_some_and(|v| !v.is_null());
+                        if holds && evals::per_template_from_top(doc, split) {
+                            cut.insert("per_template".into(), doc["per_template"].clone());
+                        }
+                        cut
+                    }
+                    (raw, _) => raw.unwrap_or(row).clone(),
+                };
+                convert::json_raw(&Value::Object(record))
+            });
+        }
+        let captures: Vec<&[(String, String)]> = pending.iter().map(|(_, _, c, _)| c.as_slice()).collect();
+        let files: StringArray = pending.iter().map(|(_, s, ..)| Some(s.file.as_str())).collect();
+        let line_array: ArrayRef = match self.schema.field(self.schema.fields().len() - 1).data_type() {
+            DataType::Int64 => Arc::new(
+                pending
+                    .iter()
+                    .map(|(_, s, ..)| match &s.at {
+                        Position::Line(n) => Some(*n as i64),
+                        Position::Pointer(_) => None,
+                    })
+                    .collect::<Int64Array>(),
+            ),
+            _ => Arc::new(pending.iter().map(|(_, s, ..)| Some(s.at.to_string())).collect::<StringArray>()),
+        };
+        let provenance = self.provenance(&captures, files, line_array);
+        drop(captures);
+        let srefs = pending.into_iter().map(|(_, s, ..)| s).collect();
+        self.assemble(converted, provenance, srefs, bad_records, bad_lines)
+    }
+
+    /// The capture columns (from each row's captures), then `files` and `lines`.
+    fn provenance(&self, captures: &[&[(String, String)]], files: StringArray, lines: ArrayRef) -> Vec<ArrayRef> {
+        let ncapt = self.schema.fields().len() - self.columns.len() - 2;
+        let mut arrays: Vec<ArrayRef> = Vec::with_capacity(ncapt + 2);
+        for c in 0..ncapt {
+            let a: StringArray = captures.iter().map(|caps| Some(caps[c].1.as_str())).collect();
+            arrays.push(Arc::new(a));
+        }
+        arrays.push(Arc::new(files));
+        arrays.push(lines);
+        arrays
+    }
+
+    /// Puts converted columns and their provenance columns together into a [`Chunk`].
+    fn assemble(
+        &self,
+        converted: convert::Converted,
+        provenance: Vec<ArrayRef>,
+        srefs: Vec<SourceRef>,
+        bad_records: BTreeMap<usize, Box<serde_json::value::RawValue>>,
+        bad_lines: Vec<BadLine>,
+    ) -> Result<Chunk> {
+        let name = &self.src.name;
+        let mut large = Vec::new();
+        for (i, (col, target)) in self.columns.iter().enumerate() {
+            if matches!(target, Target::Str | Target::Text | Target::Json | Target::JsonObject) {
+                let a = converted.columns[i].as_string::<i32>();
+                for (row, v) in a.iter().enumerate() {
+                    if let Some(v) = v
+                        && v.len() as u64 > self.large_cell_bytes
+                    {
+                        large.push((row, col.clone(), v.len()));
+                    }
+                }
+            }
+        }
+        let mut arrays: Vec<ArrayRef> = converted.columns;
+        arrays.extend(provenance);
+        let batch = RecordBatch::try_new(self.schema.clone(), arrays)
+            .map_err(|e| Error::format(format!("source {name}"), e))?;
+        Ok(Chunk {
+            batch,
+            srefs,
+            problems: converted.problems,
+            events: converted.events,
+            bad_records,
+            large,
+            bad_lines,
+        })
+    }
+
+    /// Parses and converts a run of raw JSON Lines lines of `input`: by the fast path when
+    /// the source has one and every line takes it, otherwise record by record.
+    fn convert_lines(&self, lines: &records::LineChunk, input: &InputFile) -> Result<Chunk> {
+        if let Some(d) = self.direct.as_ref().and_then(|dec| dec.decode(lines)) {
+            let n = d.lines.len();
+            let caps = input.captures.as_slice();
+            let files = StringArray::from_iter_values(std::iter::repeat_n(input.rel.as_str(), n));
+            let line_array: ArrayRef = Arc::new(Int64Array::from_iter_values(d.lines.iter().map(|&l| l as i64)));
+            let provenance = self.provenance(&vec![caps; n], files, line_array);
+            let srefs = d.lines.iter().map(|&l| SourceRef { file: input.rel.clone(), at: Position::Line(l) }).collect();
+            let converted = convert::Converted { columns: d.columns, problems: Vec::new(), events: d.events };
+            return self.assemble(converted, provenance, srefs, BTreeMap::new(), Vec::new());
+        }
+        let mut pending = Vec::with_capacity(lines.lines.len());
+        let mut bad = Vec::new();
+        for item in lines.items() {
+            match item {
+                Item::Record(obj, at) => {
+                    let sref = SourceRef { file: input.rel.clone(), at };
+                    shape_into(self.src, obj, sref, &input.captures, &mut pending, &mut bad);
+                }
+                Item::Bad { at, rule, message, raw } => bad.push((
+                    SourceRef { file: input.rel.clone(), at },
+                    rule,
+                    vec![("$".into(), message)],
+                    unparsed_body(self.src, raw),
+                )),
+            }
+        }
+        self.convert(pending, bad)
+    }
+}
+
+/// Reports what a chunk found and writes its good rows.
+struct Applier<'a> {
+    src: &'a SourceDef,
+    opts: &'a IngestOptions,
+    rows: u64,
+    report: &'a mut BuildReport,
+    rejects: &'a mut Rejects,
+    out: &'a mut dyn FnMut(&RecordBatch) -> Result<()>,
+    /// `tinker-metrics` rows kept whose value was logged as text (in `value_text`), and
+    /// where the first one was read.
+    text_values: (u64, Option<SourceRef>),
+}
+
+impl Applier<'_> {
+    fn apply(&mut self, chunk: Chunk) -> Result<()> {
+        let name = self.src.name.clone();
+        // lines that do not parse and records that do not fit, written to the rejects file
+        // together in line order
+        let mut rejected: Vec<(SourceRef, Vec<String>, RejectBody)> = Vec::new();
+        for (sref, rule, problems, raw) in chunk.bad_lines {
+            match self.opts.on_invalid {
+                OnInvalid::Fail => {
+                    for (path, message) in problems {
+                        self.report.violation(Violation {
+                            scope: crate::core::report::Scope::Source,
+                            table: name.clone(),
+                            source: Some(sref.clone()),
+                            path,
+                            rule: rule.into(),
+                            key: None,
+                            message,
+                        })
+                    }
+                }
+                OnInvalid::Reject => rejected.push((
+                    sref,
+                    problems
+                        .into_iter()
+                        .map(|(path, message)| if path == "$" { message } else { format!("{path}: {message}") })
+                        .collect(),
+                    raw,
+                )),
+            }
+        }
+        for e in &chunk.events {
+            let sref = &chunk.srefs[e.row];
+            let tally = match e.kind {
+                "nonfinite" => self.report.nonfinite.entry(name.clone()).or_default(),
+                _ => self.report.coercions.entry(name.clone()).or_default(),
+            };
+            tally.add(|| format!("{sref}:{} {}", e.path, e.detail));
+        }
+        let mut bad: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+        // the rows one raw record gives (a metrics line's metrics, the long layout's keys)
+        // share its problems, met one after the other: each is said once
+        let mut previous: Option<(SourceRef, String, String)> = None;
+        for p in chunk.problems {
+            let sref = chunk.srefs[p.row].clone();
+            let this = (sref.clone(), p.path.clone(), p.message.clone());
+            let repeated = previous.as_ref() == Some(&this);
+            previous = Some(this);
+            match self.opts.on_invalid {
+                OnInvalid::Fail if repeated => {}
+                OnInvalid::Fail => self.report.violation(Violation {
+                    scope: crate::core::report::Scope::Source,
+                    table: name.clone(),
+                    source: Some(sref),
+                    path: p.path,
+                    rule: "type".into(),
+                    key: None,
+                    message: p.message,
+                }),
+                OnInvalid::Reject => bad.entry(p.row).or_default().push(format!("{}: {}", p.path, p.message)),
+            }
+        }
+        for (row, reasons) in &bad {
+            let record =
+                chunk.bad_records.get(row).cloned().unwrap_or_else(|| serde_json::value::RawValue::NULL.to_owned());
+            rejected.push((chunk.srefs[*row].clone(), reasons.clone(), RejectBody::RecordText(record)));
+        }
+        rejected.sort_by(|a, b| a.0.cmp(&b.0));
+        for (sref, reasons, body) in rejected {
+            self.rejects.add(&name, Some(&sref), &reasons, body)?;
+        }
+        for (row, col, len) in chunk.large {
+            self.report.warn(
+                &name,
+                "large-cell",
+                Some(chunk.srefs[row].clone()),
+                format!(
+                    "column `{col}` holds a {}-byte value (above {} bytes); where a table keeps it, the dataset viewer \
+                     may truncate it",
+                    crate::core::numbers::group_digits(len as u64),
+                    crate::core::numbers::group_digits(self.opts.large_cell_bytes)
+                ),
+            );
+        }
+        if self.src.format == Format::TinkerMetrics
+            && let Some(text) = chunk.batch.column_by_name("value_text")
+        {
+            for r in (0..text.len()).filter(|r| text.is_valid(*r) && !bad.contains_key(r)) {
+                self.text_values.0 += 1;
+                if self.text_values.1.is_none() {
+                    self.text_values.1 = Some(chunk.srefs[r].clone());
+                }
+            }
+        }
+        let mut rb = chunk.batch;
+        if !bad.is_empty() {
+            let keep: BooleanArray = (0..rb.num_rows()).map(|r| Some(!bad.contains_key(&r))).collect();
+            rb = arrow::compute::filter_record_batch(&rb, &keep)
+                .map_err(|e| Error::format(format!("source {name}"), e))?;
+        }
+        self.rows += rb.num_rows() as u64;
+        if rb.num_rows() > 0 {
+            (self.out)(&rb)?;
+        }
+        Ok(())
+    }
+}
+
+/// Bytes of raw JSON Lines handed to a conversion thread at a time.
+const LINE_CHUNK_BYTES: usize = 4 << 20;
+
+/// Reads JSON Lines files on one thread and parses and converts them on every core; chunks are
+/// applied in input order, so reports and output are the same as a sequential read.
+fn convert_lines_parallel(
+    spec: &ChunkSpec,
+    inputs: &[InputFile],
+    digests: Option<&crate::stages::hash::ReadDigests>,
+    applier: &mut Applier<'_>,
+) -> Result<()> {
+    use std::sync::mpsc::{Receiver, sync_channel};
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).max(1);
+    std::thread::scope(|scope| -> Result<()> {
+        // at most 2 × threads runs of lines wait, raw or converted, besides the ones being
+        // worked on: memory stays bounded when the consumer is the slower side
+        let (work_tx, work_rx) = sync_channel::<(u64, usize, records::LineChunk)>(threads);
+        let work_rx = std::sync::Arc::new(std::sync::Mutex::new(work_rx));
+        let (done_tx, done_rx) = sync_channel::<(u64, Result<Chunk>)>(threads);
+        for _ in 0..threads {
+            let rx: std::sync::Arc<std::sync::Mutex<Receiver<_>>> = work_rx.clone();
+            let tx = done_tx.clone();
+            scope.spawn(move || {
+                loop {
+                    let next = rx.lock().expect("lock").recv();
+                    let Ok((seq, file, lines)) = next else { break };
+                    let out = spec.convert_lines(&lines, &inputs[file]);
+                    if tx.send((seq, out)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(done_tx);
+        let reader = scope.spawn(move || -> Result<()> {
+            let mut seq = 0u64;
+            for (i, input) in inputs.iter().enumerate() {
+                let r = files::open_hashing(input, digests)?;
+                records::jsonl_chunks(r, &input.rel, LINE_CHUNK_BYTES, &mut |chunk| {
+                    // a closed channel means the consumer stopped on an error it reports itself
+                    let _ = work_tx.send((seq, i, chunk));
+                    seq += 1;
+                    Ok(())
+                })?;
+            }
+            Ok(())
+        });
+        let mut pending: BTreeMap<u64, Result<Chunk>> = BTreeMap::new();
+        let mut next = 0u64;
+        let mut failed: Option<Error> = None;
+        for (seq, out) in done_rx.iter() {
+            pending.insert(seq, out);
+            while let Some(out) = pending.remove(&next) {
+                next += 1;
+                if failed.is_none()
+                    && let Err(e) = out.and_then(|c| applier.apply(c))
+                {
+                    failed = Some(e);
+                }
+            }
+        }
+        let read = reader.join().expect("reader thread");
+        match failed {
+            Some(e) => Err(e),
+            None => read,
+        }
+    })
+}

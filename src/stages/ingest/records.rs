@@ -1,0 +1,1171 @@
+//! Records out of raw files: JSON Lines, JSON documents, CSV.
+//!
+//! In: an opened input (see [`super::files`]). Out: a stream of JSON objects, each with its
+//! place in the file (1-based line, or the JSON pointer of the record), delivered to a
+//! callback; and the problems that stop a line from being a record (invalid UTF-8, invalid
+//! JSON, a truncated last line, a value that is not an object), each naming file and line.
+//!
+//! JSON Lines: LF or CRLF line ends, a UTF-8 byte-order mark, blank lines and a missing final
+//! newline are accepted. JSON documents are streamed: only one record is held in memory.
+//! CSV (RFC 4180, multi-line quoted cells allowed): cells are kept as text and typed later;
+//! a first column with an empty header (a pandas index) is skipped, and so is any other
+//! column with an empty header as long as it holds no value (a row with one is refused).
+
+use std::io::BufRead;
+
+use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
+
+use super::lenient;
+use crate::core::error::{Error, Result};
+use crate::core::report::Position;
+
+/// What a reader hands to its callback.
+pub enum Item {
+    /// One record.
+    Record(Map<String, Value>, Position),
+    /// A line or value that could not be read as a record.
+    Bad {
+        /// Where.
+        at: Position,
+        /// Rule name (`json`, `encoding`, `truncated`, `record`).
+        rule: &'static str,
+        /// What was expected and found.
+        message: String,
+        /// The raw text, for the rejects file (cut to 4 KiB).
+        raw: Option<String>,
+    },
+}
+
+/// Reads JSON Lines.
+pub fn jsonl(mut reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item) -> Result<()>) -> Result<()> {
+    let mut buf = Vec::with_capacity(4096);
+    let mut line_no: u64 = 0;
+    loop {
+        buf.clear();
+        let n = reader.read_until(b'\n', &mut buf).map_err(|e| read_failed(rel, line_no, &e))?;
+        if n == 0 {
+            return Ok(());
+        }
+        line_no += 1;
+        if let Some(item) = parse_line(&buf, line_no) {
+            sink(item)?;
+        }
+    }
+}
+
+/// The error of a read that failed after `lines` whole lines of `rel`: for a compressed file
+/// whose stream stops early (zstd's "incomplete frame", gzip's unexpected end), what that
+/// means, since the bytes before it were read.
+fn read_failed(rel: &str, lines: u64, e: &std::io::Error) -> Error {
+    let place = match lines {
+        0 => "before its first line".to_string(),
+        n => format!("after line {}", crate::core::numbers::group_digits(n)),
+    };
+    read_failed_at(rel, &place, e)
+}
+
+/// [`read_failed`] for a read that failed at `place` (`after line 3`, `before the end of the
+/// document`).
+fn read_failed_at(rel: &str, place: &str, e: &std::io::Error) -> Error {
+    let compressed = super::files::compression_named(rel).is_some();
+    // zstd's decoder tells an early end by its message only
+    let zstd_early = e.to_string().contains("incomplete frame");
+    let why = if zstd_early || (compressed && e.kind() == std::io::ErrorKind::UnexpectedEof) {
+        "; the compressed stream is cut short, or followed by bytes that are not compressed data (a truncated \
+         or partly downloaded file?)"
+    } else {
+        ""
+    };
+    Error::format(rel, format!("read failed {place}: {e}{why}"))
+}
+
+/// A run of raw JSON Lines lines, for parsing elsewhere (another thread).
+#[derive(Debug, Default)]
+pub struct LineChunk {
+    /// The lines' bytes, back to back (each with its `\n` when it had one).
+    pub bytes: Vec<u8>,
+    /// For each line: its 1-based number and its end offset in `bytes`.
+    pub lines: Vec<(u64, usize)>,
+}
+
+impl LineChunk {
+    /// Parses every line, in order.
+    pub fn items(&self) -> impl Iterator<Item = Item> + '_ {
+        self.lines.iter().enumerate().filter_map(|(i, &(no, end))| {
+            let start = if i == 0 { 0 } else { self.lines[i - 1].1 };
+            parse_line(&self.bytes[start..end], no)
+        })
+    }
+}
+
+/// Reads JSON Lines as chunks of about `chunk_bytes` bytes of whole lines.
+pub fn jsonl_chunks(
+    mut reader: Box<dyn BufRead + Send>,
+    rel: &str,
+    chunk_bytes: usize,
+    sink: &mut dyn FnMut(LineChunk) -> Result<()>,
+) -> Result<()> {
+    // room for a whole chunk up front: growing the buffer would copy it again and again
+    let fresh = || LineChunk { bytes: Vec::with_capacity(chunk_bytes + (64 << 10)), lines: Vec::new() };
+    let mut chunk = fresh();
+    let mut line_no: u64 = 0;
+    loop {
+        let n = reader.read_until(b'\n', &mut chunk.bytes).map_err(|e| read_failed(rel, line_no, &e))?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        chunk.lines.push((line_no, chunk.bytes.len()));
+        if chunk.bytes.len() >= chunk_bytes {
+            sink(std::mem::replace(&mut chunk, fresh()))?;
+        }
+    }
+    if !chunk.lines.is_empty() {
+        sink(chunk)?;
+    }
+    Ok(())
+}
+
+/// Parses one raw line (with its `\n` when it had one); `None` for a blank line.
+pub fn parse_line(buf: &[u8], line_no: u64) -> Option<Item> {
+    let had_newline = buf.last() == Some(&b'\n');
+    let mut line: &[u8] = buf;
+    if had_newline {
+        line = &line[..line.len() - 1];
+    }
+    if line.last() == Some(&b'\r') {
+        line = &line[..line.len() - 1];
+    }
+    if line_no == 1 {
+        line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    }
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return None;
+    }
+    let at = Position::Line(line_no);
+    let rewritten = lenient::rewrite(line);
+    let parsed: std::result::Result<Value, _> = super::strict::from_slice(rewritten.as_deref().unwrap_or(line));
+    // a parse that succeeded checked the UTF-8 of every string, and bytes outside strings are
+    // ASCII syntax; only a failed parse needs to know whether the encoding was the cause
+    if parsed.is_err()
+        && let Err(e) = std::str::from_utf8(line)
+    {
+        return Some(Item::Bad {
+            at,
+            rule: "encoding",
+            message: format!("invalid UTF-8 at byte {} of the line", e.valid_up_to() + 1),
+            raw: Some(String::from_utf8_lossy(&line[..line.len().min(4096)]).into_owned()),
+        });
+    }
+    Some(match parsed {
+        Ok(Value::Object(obj)) => Item::Record(obj, at),
+        Ok(other) => Item::Bad {
+            at,
+            rule: "record",
+            message: format!("expected a JSON object, found {}", super::path::describe(&other)),
+            raw: Some(raw(line)),
+        },
+        Err(e) if e.is_eof() && !had_newline => Item::Bad {
+            at,
+            rule: "truncated",
+            message: format!(
+                "truncated last line (it ends without a newline in the middle of a value: {e}); \
+                 the writing process was probably stopped"
+            ),
+            raw: Some(raw(line)),
+        },
+        Err(e) => {
+            // the column in the line as written, not in its rewritten form
+            let column = match &rewritten {
+                Some(r) if e.line() == 1 => lenient::original_column(r, e.column()),
+                _ => e.column(),
+            };
+            let mut message = json_message(&e, Some(column));
+            if line.starts_with(b"\xEF\xBB\xBF") {
+                // a file's byte order mark in the middle: files joined together
+                message.push_str(
+                    "; the line starts with a byte order mark (U+FEFF), which only a file's first line may carry: \
+                     were files joined together?",
+                );
+            }
+            Item::Bad { at, rule: "json", message, raw: Some(raw(line)) }
+        }
+    })
+}
+
+/// serde_json's error as runpack says it: `not valid JSON: <what>`, with the column alone for
+/// one line of JSON Lines (serde_json counts lines from the start of that line, so its "line 1"
+/// would contradict the file's line number said in front), and what a lone UTF-16 surrogate
+/// escape is, which serde_json names after the escape that should have followed it.
+/// `line_column`: for one line, the column to say (in the line as written, when it was
+/// rewritten: see [`lenient::original_column`]); `None` for a whole document.
+fn json_message(e: &serde_json::Error, line_column: Option<usize>) -> String {
+    let text = e.to_string();
+    let what = text.strip_suffix(&format!(" at line {} column {}", e.line(), e.column())).unwrap_or(&text);
+    let place = match line_column.filter(|_| e.line() == 1) {
+        Some(column) => format!("at column {column}"),
+        None => format!("at line {} column {}", e.line(), e.column()),
+    };
+    if what == "recursion limit exceeded" {
+        // valid JSON, deeper than the parser goes: the limit is the reader's, not the input's fault
+        return format!(
+            "nested 128 or more arrays or objects deep (the record's own object counts as one) {place}, \
+             beyond what runpack reads (serde_json's recursion limit, which keeps a hostile input from \
+             exhausting the stack)"
+        );
+    }
+    if what == "number out of range" {
+        return format!(
+            "a number beyond the range of a 64-bit float (about ±1.8e308) {place}; write an infinity as the bare \
+             token Infinity or -Infinity"
+        );
+    }
+    let mut m = if line_column.is_some() && e.line() == 1 {
+        format!("not valid JSON: {what} {place}")
+    } else {
+        format!("not valid JSON: {text}")
+    };
+    if what.contains("hex escape") || what.contains("surrogate") {
+        m.push_str(
+            " (a UTF-16 surrogate escape, \\uD800 to \\uDFFF, is text only as a high-low pair such as \
+             \\uD83D\\uDE00; a lone one is not)",
+        );
+    }
+    m
+}
+
+fn raw(line: &[u8]) -> String {
+    String::from_utf8_lossy(&line[..line.len().min(4096)]).into_owned()
+}
+
+/// Reads the records of a JSON document at `pointer` (RFC 6901; `""` = the root): each element
+/// if it is an array, or the object itself.
+///
+/// Errors: [`Error::Invalid`] naming the line and column where the document stops being JSON,
+/// [`Error::Config`] for a `pointer` the document does not hold.
+pub fn json(
+    reader: Box<dyn BufRead + Send>,
+    rel: &str,
+    pointer: &str,
+    sink: &mut dyn FnMut(Item) -> Result<()>,
+) -> Result<()> {
+    match json_syntax(reader, rel, pointer, sink)? {
+        Ok(None) => Ok(()),
+        Ok(Some(what)) => Err(Error::config(
+            rel,
+            format!("record_path {pointer:?} holds {what} in this file, not an array of records or a record object"),
+        )),
+        Err(e) => Err(Error::source_violation(
+            rel,
+            Position::Line(e.line() as u64),
+            format!("column {}", e.column()),
+            "json",
+            json_message(&e, None),
+        )),
+    }
+}
+
+/// Reads a JSON document that is one record (a benchmark result, a checkpoint's metrics):
+/// the root object at pointer `""`, or, when the document is no JSON, one [`Item::Bad`] at the
+/// same pointer whose message names the line and column where it stops being JSON, so that
+/// the file is rejected like a bad line of JSON Lines.
+pub fn json_record(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item) -> Result<()>) -> Result<()> {
+    let mut items = 0u64;
+    // the records of an array (at `/0`, `/1`, …): a list, not the one record of the file
+    let mut listed = 0u64;
+    // the document's record, passed on only once the document has been read to its end: a
+    // document followed by more text (a result written twice) is rejected whole, not kept
+    // and rejected both
+    let mut held: Vec<Item> = Vec::new();
+    let mut counted = |item: Item| {
+        items += 1;
+        match &item {
+            Item::Record(_, Position::Pointer(p)) | Item::Bad { at: Position::Pointer(p), .. } if !p.is_empty() => {
+                listed += 1;
+            }
+            _ => held.push(item),
+        }
+        Ok(())
+    };
+    // a bad document is placed at pointer "", where a good one's record is (one type for
+    // `_source_line` in its rejects); the message says the line and column
+    let read = json_syntax(reader, rel, "", &mut counted)?;
+    if read.is_ok() {
+        for item in held {
+            sink(item)?;
+        }
+    }
+    if listed > 0 && read.is_ok() {
+        return sink(Item::Bad {
+            at: Position::Pointer(String::new()),
+            rule: "shape",
+            message: format!(
+                "expected a JSON object (one record), found an array of {listed} item(s): this format reads one \
+                 record per file"
+            ),
+            raw: None,
+        });
+    }
+    match read {
+        // a document that is one value but no record (`5`, `null`): a bad record, as above
+        Ok(Some(what)) => sink(Item::Bad {
+            at: Position::Pointer(String::new()),
+            rule: "shape",
+            message: format!("expected a JSON object (one record), found {what}"),
+            raw: None,
+        }),
+        // a document with no record at all (`[]`) would give no row and no problem
+        Ok(None) if items == 0 => sink(Item::Bad {
+            at: Position::Pointer(String::new()),
+            rule: "shape",
+            message: "expected a JSON object (one record), found a document that holds none (an empty array)".into(),
+            raw: None,
+        }),
+        Ok(None) => Ok(()),
+        Err(e) => sink(Item::Bad {
+            at: Position::Pointer(String::new()),
+            rule: "json",
+            message: json_message(&e, None),
+            raw: None,
+        }),
+    }
+}
+
+/// [`json`], with the syntax error (if any) given back rather than reported, and what
+/// `pointer` holds when it is a scalar (`a string`), not records.
+fn json_syntax(
+    mut reader: Box<dyn BufRead + Send>,
+    rel: &str,
+    pointer: &str,
+    sink: &mut dyn FnMut(Item) -> Result<()>,
+) -> Result<std::result::Result<Option<String>, serde_json::Error>> {
+    let tokens: Vec<String> = if pointer.is_empty() {
+        vec![]
+    } else {
+        if !pointer.starts_with('/') {
+            return Err(Error::config(rel, format!("record_path {pointer:?} must start with '/'")));
+        }
+        pointer[1..].split('/').map(|t| t.replace("~1", "/").replace("~0", "~")).collect()
+    };
+    // a UTF-8 byte order mark (as some Windows editors write) is not part of the document
+    if reader.fill_buf().map_err(|e| Error::io(rel, e))?.starts_with(b"\xEF\xBB\xBF") {
+        reader.consume(3);
+    }
+    let mut de = serde_json::Deserializer::from_reader(lenient::LenientRead::new(reader));
+    let mut state = NavState { sink, error: None, found: false, scalar: None };
+    let seed = Nav { path: &tokens, pointer: pointer.to_string(), state: &mut state };
+    let res = seed.deserialize(&mut de).and_then(|_| de.end());
+    if let Some(e) = state.error.take() {
+        return Err(e);
+    }
+    if let Err(e) = res {
+        if e.is_io() {
+            // the file could not be read to its end (a compressed stream cut short): not the
+            // JSON's fault, and no line or column of it to name
+            return Err(read_failed_at(rel, "before the end of the document", &std::io::Error::from(e)));
+        }
+        return Ok(Err(e));
+    }
+    if let Some(what) = state.scalar {
+        return Ok(Ok(Some(what.to_string())));
+    }
+    if !state.found {
+        return Err(Error::config(rel, format!("record_path {pointer:?} does not exist in this file")));
+    }
+    Ok(Ok(None))
+}
+
+struct NavState<'s> {
+    sink: &'s mut dyn FnMut(Item) -> Result<()>,
+    error: Option<Error>,
+    found: bool,
+    /// What the record_path points at when it is no array or object.
+    scalar: Option<&'static str>,
+}
+
+impl Nav<'_, '_, '_> {
+    /// Notes a scalar met where the records should be.
+    fn scalar(self, what: &'static str) {
+        if self.path.is_empty() {
+            self.state.scalar = Some(what);
+        }
+    }
+}
+
+struct Nav<'p, 's, 'x> {
+    path: &'p [String],
+    pointer: String,
+    state: &'x mut NavState<'s>,
+}
+
+impl<'de> DeserializeSeed<'de> for Nav<'_, '_, '_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Nav<'_, '_, '_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "a JSON object or array")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
+        if self.path.is_empty() {
+            // the object itself is the record
+            let obj: Map<String, Value> =
+                match serde::Deserialize::deserialize(serde::de::value::MapAccessDeserializer::new(map))? {
+                    super::strict::StrictValue(Value::Object(o)) => o,
+                    _ => Map::new(),
+                };
+            self.state.found = true;
+            let item = Item::Record(obj, Position::Pointer(self.pointer.clone()));
+            if let Err(e) = (self.state.sink)(item) {
+                self.state.error = Some(e);
+                return Err(serde::de::Error::custom("stopped"));
+            }
+            return Ok(());
+        }
+        while let Some(key) = map.next_key::<String>()? {
+            if key == self.path[0] {
+                map.next_value_seed(Nav { path: &self.path[1..], pointer: self.pointer.clone(), state: self.state })?;
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                return Ok(());
+            }
+            map.next_value::<IgnoredAny>()?;
+        }
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<(), A::Error> {
+        if self.path.is_empty() {
+            self.state.found = true;
+            let mut i = 0usize;
+            while let Some(super::strict::StrictValue(v)) = seq.next_element()? {
+                let at = Position::Pointer(format!("{}/{i}", self.pointer));
+                let item = match v {
+                    Value::Object(o) => Item::Record(o, at),
+                    other => Item::Bad {
+                        at,
+                        rule: "record",
+                        message: format!("expected a JSON object, found {}", super::path::describe(&other)),
+                        raw: Some(super::convert::json_text(&other)),
+                    },
+                };
+                if let Err(e) = (self.state.sink)(item) {
+                    self.state.error = Some(e);
+                    return Err(serde::de::Error::custom("stopped"));
+                }
+                i += 1;
+            }
+            return Ok(());
+        }
+        let want: Option<usize> = self.path[0].parse().ok();
+        let mut i = 0usize;
+        loop {
+            if Some(i) == want {
+                if seq
+                    .next_element_seed(Nav {
+                        path: &self.path[1..],
+                        pointer: self.pointer.clone(),
+                        state: &mut *self.state,
+                    })?
+                    .is_none()
+                {
+                    return Ok(());
+                }
+            } else if seq.next_element::<IgnoredAny>()?.is_none() {
+                return Ok(());
+            }
+            i += 1;
+        }
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> std::result::Result<(), E> {
+        self.scalar("null");
+        Ok(())
+    }
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> std::result::Result<(), E> {
+        self.scalar("a boolean");
+        Ok(())
+    }
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> std::result::Result<(), E> {
+        self.scalar("a number");
+        Ok(())
+    }
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> std::result::Result<(), E> {
+        self.scalar("a number");
+        Ok(())
+    }
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> std::result::Result<(), E> {
+        self.scalar("a number");
+        Ok(())
+    }
+    fn visit_str<E: serde::de::Error>(self, _: &str) -> std::result::Result<(), E> {
+        self.scalar("a string");
+        Ok(())
+    }
+}
+
+/// The header of a CSV file: its column names, in order (an empty name marks a column that
+/// is skipped, as a pandas index).
+///
+/// Errors: [`Error::Format`] when the header cannot be read, [`Error::Config`] at line 1 when
+/// it names a column twice.
+pub(crate) fn csv_header<R: std::io::Read>(rdr: &mut csv::Reader<R>, rel: &str) -> Result<csv::StringRecord> {
+    let headers = rdr.headers().map_err(|e| Error::format(rel, format!("cannot read the CSV header: {e}")))?.clone();
+    let mut seen = std::collections::BTreeSet::new();
+    for h in headers.iter().filter(|h| !h.is_empty()) {
+        if !seen.insert(h) {
+            return Err(Error::config(
+                format!("{rel}:1"),
+                format!("the CSV header names column `{h}` twice; rename one (its values would be lost)"),
+            ));
+        }
+    }
+    Ok(headers)
+}
+
+/// The column names a CSV file's header gives (without the skipped, empty ones), for a file
+/// that may hold no row at all: its columns still exist.
+///
+/// Errors: those of the header (see [`csv`](fn@csv)).
+pub fn csv_columns(reader: Box<dyn BufRead + Send>, rel: &str) -> Result<Vec<String>> {
+    let mut rdr = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(reader);
+    Ok(csv_header(&mut rdr, rel)?.iter().filter(|h| !h.is_empty()).map(str::to_string).collect())
+}
+
+/// Reads CSV with a header row; every cell is a string.
+pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item) -> Result<()>) -> Result<()> {
+    // the csv crate counts the LF of a CRLF only when it reads the next record, and a record's
+    // position is where the reading started, before any blank lines (rust-csv issue 395):
+    // lines are counted here from the bytes instead
+    // it also keeps the bytes of the record being read: a rejected row's `raw` is its text
+    let lines = LineLog::keeping_text();
+    let mut rdr = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(lines.wrap(reader));
+    let line_of = |p: &csv::Position| lines.line_at(p.byte());
+    let headers = csv_header(&mut rdr, rel)?;
+    lines.check_header(rdr.position().byte(), rel)?;
+    lines.forget_before(rdr.position().byte());
+    let mut record = csv::StringRecord::new();
+    // each record is handed on when the next one is read: the csv crate ends a quoted cell
+    // that is never closed at the end of the file without an error, so the last record is
+    // checked for that first (its last cell would hold every line after the quote). A row of
+    // the wrong length waits too: when it is the last one and a quote is left open, the quote
+    // is what broke it (its last cell swallowed the lines after it), not the count of cells.
+    let never_closed = || {
+        "a quoted cell opened in this record is never closed: its last cell would hold every line \
+         to the end of the file, and the rows after it cannot be told apart (so the file is refused \
+         whole, even with --on-invalid=reject); close the quote or escape it as \"\""
+            .to_string()
+    };
+    let mut held: Option<Item> = None;
+    loop {
+        let pos = rdr.position().line();
+        let start = rdr.position().byte();
+        match rdr.read_record(&mut record) {
+            Ok(false) => {
+                match held.take() {
+                    // the rows after the quote cannot be told apart: the file is not
+                    // read, even when bad rows are set aside
+                    Some(Item::Record(_, at) | Item::Bad { at, .. }) if lines.open_quote() => {
+                        return Err(Error::source_violation(rel, at, "", "csv", never_closed()));
+                    }
+                    Some(item) => sink(item)?,
+                    // no record after the header, and a quote left open: the header's
+                    None if lines.open_quote() => {
+                        return Err(Error::format(
+                            format!("{rel}:1"),
+                            "a quoted cell opened in the CSV header is never closed: the header would hold \
+                             every line of the file; close the quote",
+                        ));
+                    }
+                    None => {}
+                }
+                return Ok(());
+            }
+            Ok(true) => {
+                let line = record.position().map(line_of).unwrap_or(pos);
+                // the held record is not the last: its bytes are not needed
+                lines.forget_before(start);
+                let text = || Some(lines.text(start, rdr.position().byte()));
+                let mut obj = Map::new();
+                let mut unnamed = None;
+                for (k, (h, v)) in headers.iter().zip(record.iter()).enumerate() {
+                    if h.is_empty() {
+                        // the first column unnamed is a pandas index, skipped; any other
+                        // must be empty, or its value would be lost
+                        if k > 0 && !v.is_empty() && unnamed.is_none() {
+                            unnamed = Some(k + 1);
+                        }
+                        continue;
+                    }
+                    obj.insert(h.to_string(), Value::String(v.to_string()));
+                }
+                let stray = lines.stray_before(rdr.position().byte());
+                let item = match unnamed {
+                    _ if stray => {
+                        Item::Bad { at: Position::Line(line), rule: "csv", message: STRAY_TEXT.into(), raw: text() }
+                    }
+                    Some(k) => Item::Bad {
+                        at: Position::Line(line),
+                        rule: "csv",
+                        message: format!(
+                            "cell {k} holds a value but its column has no name in the header; name the column"
+                        ),
+                        raw: text(),
+                    },
+                    None => Item::Record(obj, Position::Line(line)),
+                };
+                if let Some(item) = held.replace(item) {
+                    sink(item)?;
+                }
+            }
+            Err(e) => {
+                if let Some(item) = held.take() {
+                    sink(item)?;
+                }
+                let line = e.position().map(line_of).unwrap_or(pos + 1);
+                let message = csv_error_message(&e);
+                // a row of the wrong length or with a cell that is not UTF-8 was read whole:
+                // the rejects file keeps its text (bytes that are not UTF-8 as U+FFFD)
+                lines.forget_before(start);
+                let raw = matches!(e.kind(), csv::ErrorKind::UnequalLengths { .. } | csv::ErrorKind::Utf8 { .. })
+                    .then(|| lines.text(start, rdr.position().byte()));
+                let bad = Item::Bad { at: Position::Line(line), rule: "csv", message, raw };
+                match e.kind() {
+                    csv::ErrorKind::UnequalLengths { .. } => held = Some(bad),
+                    csv::ErrorKind::Utf8 { .. } => sink(bad)?,
+                    _ => return sink(bad),
+                }
+            }
+        }
+    }
+}
+
+/// What a CSV reader's error says about the record it stopped at: a row of the wrong length,
+/// a cell that is not UTF-8 (its 1-based number and byte offset in the cell), or the
+/// reader's own message.
+pub(crate) fn csv_error_message(e: &csv::Error) -> String {
+    match e.kind() {
+        csv::ErrorKind::UnequalLengths { expected_len, len, .. } => {
+            format!("row has {len} cell{}, the header has {expected_len}", if *len == 1 { "" } else { "s" })
+        }
+        csv::ErrorKind::Utf8 { err, .. } => format!(
+            "cell {} is not valid UTF-8 (a bad byte {} bytes into the cell); save the file as UTF-8",
+            err.field() + 1,
+            err.valid_up_to()
+        ),
+        _ => e.to_string(),
+    }
+}
+
+/// The problem of a CSV record in which text follows the closing quote of a cell.
+pub(crate) const STRAY_TEXT: &str = "text follows the closing quote of a quoted cell (`\"ab\"c`), which RFC 4180 does \
+     not allow and which would be joined to the cell; quote the whole cell, or write a quote inside it as \"\"";
+
+/// Where the line breaks are in the bytes read through [`LineLog::wrap`], to name the line
+/// a CSV record starts on.
+#[derive(Default, Clone)]
+pub(crate) struct LineLog(std::rc::Rc<std::cell::RefCell<LineState>>);
+
+#[derive(Default)]
+struct LineState {
+    /// Bytes read so far.
+    offset: u64,
+    /// The last byte read, if any.
+    last: Option<u8>,
+    /// Line breaks (LF, or CR without LF) before the first entry of `ends`.
+    breaks: u64,
+    /// Offsets and bytes of the CR and LF bytes not yet passed by [`LineLog::line_at`].
+    ends: std::collections::VecDeque<(u64, u8)>,
+    /// Where the bytes read so far leave a CSV reader (RFC 4180 as the csv crate reads it).
+    quote: QuoteState,
+    /// Offsets of text right after the closing quote of a cell (`"ab"c`), which RFC 4180
+    /// does not allow and the csv crate joins to the cell, not yet passed by
+    /// [`LineLog::stray_before`].
+    stray: std::collections::VecDeque<u64>,
+    /// Whether the bytes read are kept for [`LineLog::text`].
+    keep: bool,
+    /// The bytes read from offset `kept_from` on, after the first `kept_skip` (see
+    /// [`LineLog::text`]): the record being read and what the reader has read ahead of it.
+    kept: Vec<u8>,
+    /// Bytes at the front of `kept` already let go; they are dropped in one move once they
+    /// are half of it, not record by record.
+    kept_skip: usize,
+    /// The offset of `kept[kept_skip]`.
+    kept_from: u64,
+}
+
+/// The quoting state of a CSV reader between two bytes: a quote opens a quoted cell only at
+/// the start of a cell; inside one, `""` is a quote and a lone `"` closes it.
+#[derive(Default, Clone, Copy, PartialEq, Eq)]
+enum QuoteState {
+    #[default]
+    CellStart,
+    Unquoted,
+    Quoted,
+    /// A `"` inside a quoted cell: the end of the cell, or the first half of `""`.
+    QuoteInQuoted,
+    /// Blanks (spaces, tabs) after the closing quote of a cell, which readers keep in the
+    /// cell (`"a" ,b` gives `a `), as Python's csv does.
+    BlankAfterQuote,
+}
+
+impl QuoteState {
+    fn next(self, b: u8) -> QuoteState {
+        use QuoteState::*;
+        match (self, b) {
+            (CellStart, b'"') => Quoted,
+            (CellStart | Unquoted, b',' | b'\n' | b'\r') => CellStart,
+            (CellStart | Unquoted, _) => Unquoted,
+            (Quoted, b'"') => QuoteInQuoted,
+            (Quoted, _) => Quoted,
+            (QuoteInQuoted, b'"') => Quoted,
+            (QuoteInQuoted | BlankAfterQuote, b',' | b'\n' | b'\r') => CellStart,
+            (QuoteInQuoted | BlankAfterQuote, b' ' | b'\t') => BlankAfterQuote,
+            (QuoteInQuoted | BlankAfterQuote, _) => Unquoted,
+        }
+    }
+}
+
+impl LineLog {
+    /// A log that also keeps the bytes of the record being read, for [`LineLog::text`];
+    /// its reader lets them go with [`LineLog::forget_before`].
+    pub(crate) fn keeping_text() -> LineLog {
+        let log = LineLog::default();
+        log.0.borrow_mut().keep = true;
+        log
+    }
+
+    pub(crate) fn wrap<R: std::io::Read>(&self, inner: R) -> LineReader<R> {
+        LineReader { inner, log: self.clone() }
+    }
+
+    /// The 1-based line of the first byte at or after `offset` that ends no line: where a
+    /// record whose reading started at `offset` begins (`offset` never decreases from one call
+    /// to the next).
+    pub(crate) fn line_at(&self, mut offset: u64) -> u64 {
+        let mut s = self.0.borrow_mut();
+        while let Some(&(at, byte)) = s.ends.front() {
+            if at > offset {
+                break;
+            }
+            if at == offset {
+                offset += 1;
+            }
+            s.ends.pop_front();
+            // LF ends a line, and so does a CR that no LF follows (old Mac files)
+            let crlf = byte == b'\r' && s.ends.front() == Some(&(at + 1, b'\n'));
+            s.breaks += u64::from(byte == b'\n' || (byte == b'\r' && !crlf));
+        }
+        s.breaks + 1
+    }
+
+    /// Whether text follows a closing quote (`"ab"c`) before byte `end` (offsets passed in
+    /// increasing order): in the record that ends there, as records are read in order.
+    pub(crate) fn stray_before(&self, end: u64) -> bool {
+        let mut s = self.0.borrow_mut();
+        let mut found = false;
+        while s.stray.front().is_some_and(|&at| at < end) {
+            s.stray.pop_front();
+            found = true;
+        }
+        found
+    }
+
+    /// Refuses a CSV header (ending at byte `end`) in which text follows a closing quote.
+    ///
+    /// Errors: [`Error::Format`] at line 1 of `rel`.
+    pub(crate) fn check_header(&self, end: u64, rel: &str) -> Result<()> {
+        if self.stray_before(end) {
+            return Err(Error::format(format!("{rel}:1"), format!("the CSV header: {STRAY_TEXT}")));
+        }
+        Ok(())
+    }
+
+    /// True when the bytes read so far end with a line break (or nothing was read): at the
+    /// end of the input, a last line that was written whole.
+    pub(crate) fn ends_with_line_break(&self) -> bool {
+        matches!(self.0.borrow().last, None | Some(b'\n' | b'\r'))
+    }
+
+    /// True when the bytes read so far end inside a quoted cell: at the end of the input,
+    /// a quote that was never closed.
+    pub(crate) fn open_quote(&self) -> bool {
+        self.0.borrow().quote == QuoteState::Quoted
+    }
+
+    /// True when the bytes read so far end with a closing quote (a quoted last cell that is
+    /// whole, as W&B ends its exports).
+    pub(crate) fn ends_with_quote(&self) -> bool {
+        let s = self.0.borrow();
+        s.last == Some(b'"') && s.quote != QuoteState::Quoted
+    }
+
+    /// The text of the bytes from offset `start` to `end` as they were read, without the
+    /// line break that ends them, for a rejects file (cut as [`raw`] cuts); the bytes before
+    /// `start` are let go. Empty when they were let go already.
+    pub(crate) fn text(&self, start: u64, end: u64) -> String {
+        self.forget_before(start);
+        let s = self.0.borrow();
+        let kept = &s.kept[s.kept_skip..];
+        let len = end.saturating_sub(s.kept_from).min(kept.len() as u64) as usize;
+        // a record's reading starts before the blank lines ahead of it
+        let first = kept[..len].iter().position(|b| !matches!(b, b'\n' | b'\r')).unwrap_or(len);
+        let bytes = &kept[first..len];
+        let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+        raw(bytes.strip_suffix(b"\r").unwrap_or(bytes))
+    }
+
+    /// Lets go of the bytes before offset `end` (a record handed on whole).
+    pub(crate) fn forget_before(&self, end: u64) {
+        let mut s = self.0.borrow_mut();
+        let n = end.saturating_sub(s.kept_from).min((s.kept.len() - s.kept_skip) as u64) as usize;
+        s.kept_skip += n;
+        s.kept_from += n as u64;
+        if s.kept_skip >= 1 << 16 && 2 * s.kept_skip >= s.kept.len() {
+            let skip = s.kept_skip;
+            s.kept.drain(..skip);
+            s.kept_skip = 0;
+        }
+    }
+}
+
+/// A reader that logs the line breaks of what it reads into its [`LineLog`].
+pub(crate) struct LineReader<R> {
+    inner: R,
+    log: LineLog,
+}
+
+impl<R: std::io::Read> std::io::Read for LineReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let mut s = self.log.0.borrow_mut();
+        for i in memchr::memchr2_iter(b'\n', b'\r', &buf[..n]) {
+            let at = s.offset + i as u64;
+            s.ends.push_back((at, buf[i]));
+        }
+        let mut q = s.quote;
+        for (i, &b) in buf[..n].iter().enumerate() {
+            let next = q.next(b);
+            if matches!(q, QuoteState::QuoteInQuoted | QuoteState::BlankAfterQuote) && next == QuoteState::Unquoted {
+                let at = s.offset + i as u64;
+                s.stray.push_back(at);
+            }
+            q = next;
+        }
+        s.quote = q;
+        if s.keep {
+            s.kept.extend_from_slice(&buf[..n]);
+        }
+        s.offset += n as u64;
+        if n > 0 {
+            s.last = Some(buf[n - 1]);
+        }
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collect(f: impl FnOnce(&mut dyn FnMut(Item) -> Result<()>) -> Result<()>) -> Vec<String> {
+        let mut out = Vec::new();
+        f(&mut |item| {
+            out.push(match item {
+                Item::Record(o, at) => format!("{at} {}", Value::Object(o)),
+                Item::Bad { at, rule, message, .. } => format!("{at} {rule}: {message}"),
+            });
+            Ok(())
+        })
+        .unwrap();
+        out
+    }
+
+    fn boxed(s: &'static [u8]) -> Box<dyn BufRead + Send> {
+        Box::new(std::io::Cursor::new(s))
+    }
+
+    #[test]
+    fn jsonl_accepts_bom_crlf_blank_and_flags_truncation() {
+        let got = collect(|s| jsonl(boxed(b"\xEF\xBB\xBF{\"a\":1}\r\n\n[1]\n{\"a\":\xff}\n{\"a\":"), "f", s));
+        assert_eq!(got[0], "1 {\"a\":1}");
+        assert!(got[1].starts_with("3 record: expected a JSON object, found an array"), "{got:?}");
+        assert!(got[2].starts_with("4 encoding"), "{got:?}");
+        assert!(got[3].starts_with("5 truncated"), "{got:?}");
+        let got = collect(|s| jsonl(boxed(b"{\"a\":1}\n\xEF\xBB\xBF{\"a\":2}\n"), "f", s));
+        assert!(
+            got[1].starts_with(
+                "2 json: not valid JSON: expected value at column 1; the line starts with a byte order mark"
+            ),
+            "{got:?}"
+        );
+    }
+
+    #[test]
+    fn a_one_record_document_that_is_a_scalar_is_a_bad_record() {
+        for (text, found) in [(&b"\"hello\""[..], "a string"), (b"null", "null"), (b"5", "a number")] {
+            let got = collect(|s| json_record(Box::new(std::io::Cursor::new(text)), "f", s));
+            assert_eq!(got, vec![format!(" shape: expected a JSON object (one record), found {found}")]);
+        }
+        // a list of records is no record either, whatever it holds
+        for (text, n) in [(&br#"[{"a":1},{"b":2}]"#[..], 2), (br#"[{"a":1}]"#, 1), (b"[{\"a\":1}, 5]", 2)] {
+            let got = collect(|s| json_record(Box::new(std::io::Cursor::new(text)), "f", s));
+            assert_eq!(
+                got,
+                vec![format!(
+                    " shape: expected a JSON object (one record), found an array of {n} item(s): this format reads \
+                     one record per file"
+                )]
+            );
+        }
+        let got = collect(|s| json_record(Box::new(std::io::Cursor::new(&br#"[{"a":1},"#[..])), "f", s));
+        assert!(got[0].starts_with(" json: "), "{got:?}");
+    }
+
+    #[test]
+    fn json_pointer_streams_records() {
+        let got = collect(|s| {
+            json(boxed(br#"{"meta":{"x":1},"experiments":[{"a":NaN},{"b":2}],"z":[1]}"#), "f", "/experiments", s)
+        });
+        assert_eq!(got, vec!["/experiments/0 {\"a\":\"\u{FDD0}NaN\"}", "/experiments/1 {\"b\":2}"]);
+        let got = collect(|s| json(boxed(br#"[{"a":1}]"#), "f", "", s));
+        assert_eq!(got, vec!["/0 {\"a\":1}"]);
+        let got = collect(|s| json(boxed(b"\xEF\xBB\xBF{\"a\":1}"), "f", "", s));
+        assert_eq!(got, vec![" {\"a\":1}"]);
+    }
+
+    #[test]
+    fn a_bad_json_line_is_placed_by_column_and_a_lone_surrogate_is_explained() {
+        let got = collect(|s| jsonl(boxed(b"{\"a\": 1}\n{\"a\": }\n{\"a\": \"\\ud800\"}\n"), "f", s));
+        assert_eq!(got[1], "2 json: not valid JSON: expected value at column 7");
+        assert!(got[2].starts_with("3 json: not valid JSON: unexpected end of hex escape at column 14"), "{got:?}");
+        assert!(got[2].ends_with("a lone one is not)"), "{got:?}");
+        // valid JSON deeper than the parser goes is said as the reader's limit
+        let deep: &'static str = format!("{{\"a\":{}1{}}}\n", "[".repeat(200), "]".repeat(200)).leak();
+        let got = collect(|s| jsonl(boxed(deep.as_bytes()), "f", s));
+        assert!(got[0].starts_with("1 json: nested 128 or more arrays or objects deep"), "{got:?}");
+        assert!(!got[0].contains("not valid"), "{got:?}");
+        // the limit: 127 levels with the record's own object read, 128 not
+        for (arrays, read) in [(126, true), (127, false)] {
+            let line: &'static str = format!("{{\"a\":{}1{}}}\n", "[".repeat(arrays), "]".repeat(arrays)).leak();
+            let got = collect(|s| jsonl(boxed(line.as_bytes()), "f", s));
+            assert_eq!(!got[0].contains("nested 128 or more"), read, "{arrays}: {got:?}");
+        }
+        let got = collect(|s| jsonl(boxed(b"{\"a\": 1e400}\n"), "f", s));
+        assert_eq!(
+            got[0],
+            "1 json: a number beyond the range of a 64-bit float (about ±1.8e308) at column 11; write an infinity as \
+             the bare token Infinity or -Infinity"
+        );
+    }
+
+    #[test]
+    fn a_compressed_stream_cut_short_is_said_with_the_lines_read_before() {
+        let text: String = (1..=3000).map(|i| format!("{{\"step\":{i},\"loss\":0.5}}\n")).collect();
+        let mut z = zstd::encode_all(text.as_bytes(), 3).unwrap();
+        z.truncate(z.len() - 8);
+        let reader = std::io::BufReader::new(zstd::stream::read::Decoder::new(std::io::Cursor::new(z)).unwrap());
+        let e = jsonl(Box::new(reader), "m.jsonl.zst", &mut |_| Ok(())).unwrap_err().to_string();
+        assert!(e.starts_with("m.jsonl.zst: read failed before its first line: incomplete frame"), "{e}");
+        assert!(
+            e.ends_with(
+                "cut short, or followed by bytes that are not compressed data (a truncated or partly downloaded file?)"
+            ),
+            "{e}"
+        );
+        let mut g = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut g, text.as_bytes()).unwrap();
+        let mut g = g.finish().unwrap();
+        g.truncate(g.len() - 8);
+        let reader = std::io::BufReader::new(flate2::bufread::MultiGzDecoder::new(std::io::Cursor::new(g)));
+        let e = jsonl(Box::new(reader), "m.jsonl.gz", &mut |_| Ok(())).unwrap_err().to_string();
+        assert!(e.contains("the compressed stream is cut short"), "{e}");
+    }
+
+    #[test]
+    fn json_pointer_to_a_scalar_says_what_is_there() {
+        let mut sink = |_: Item| Ok(());
+        let e = json(boxed(br#"{"experiments":[],"other":1}"#), "f", "/other", &mut sink).unwrap_err().to_string();
+        assert!(e.contains("record_path \"/other\" holds a number in this file, not an array of records"), "{e}");
+        let e = json(boxed(br#"{"other":1}"#), "f", "/nosuch", &mut sink).unwrap_err().to_string();
+        assert!(e.contains("record_path \"/nosuch\" does not exist in this file"), "{e}");
+    }
+
+    #[test]
+    fn csv_lines_are_right_with_crlf_endings() {
+        let got = collect(|s| csv(boxed(b"a,b\r\n1,x\r\n2,\"y\r\nz\"\r\n\r\n3\r\n4,w\n5,v\r\n\r\n6,u\r\n"), "f", s));
+        assert_eq!(
+            got,
+            vec![
+                "2 {\"a\":\"1\",\"b\":\"x\"}",
+                "3 {\"a\":\"2\",\"b\":\"y\\r\\nz\"}",
+                "6 csv: row has 1 cell, the header has 2",
+                "7 {\"a\":\"4\",\"b\":\"w\"}",
+                "8 {\"a\":\"5\",\"b\":\"v\"}",
+                "10 {\"a\":\"6\",\"b\":\"u\"}",
+            ]
+        );
+    }
+
+    #[test]
+    fn csv_lines_are_right_with_cr_endings() {
+        let got = collect(|s| csv(boxed(b"a,b\r1,x\r\r2,y\r3,z\n\n4,w"), "f", s));
+        assert_eq!(
+            got,
+            vec![
+                "2 {\"a\":\"1\",\"b\":\"x\"}",
+                "4 {\"a\":\"2\",\"b\":\"y\"}",
+                "5 {\"a\":\"3\",\"b\":\"z\"}",
+                "7 {\"a\":\"4\",\"b\":\"w\"}",
+            ]
+        );
+    }
+
+    /// The items of a CSV text, and the error that stopped the reading, if any.
+    fn read_csv(text: &'static [u8]) -> (Vec<String>, Option<String>) {
+        let mut out = Vec::new();
+        let r = csv(boxed(text), "f", &mut |item| {
+            out.push(match item {
+                Item::Record(o, at) => format!("{at} {}", Value::Object(o)),
+                Item::Bad { at, rule, message, .. } => format!("{at} {rule}: {message}"),
+            });
+            Ok(())
+        });
+        (out, r.err().map(|e| e.to_string()))
+    }
+
+    #[test]
+    fn csv_quote_never_closed_refuses_the_file_rather_than_swallow_it() {
+        let (got, e) = read_csv(b"step,loss,name\n1,0.5,a\n2,0.4,\"b\n3,0.1,c\n");
+        assert_eq!(got, vec![r#"2 {"step":"1","loss":"0.5","name":"a"}"#], "{got:?}");
+        let e = e.unwrap();
+        assert!(e.contains("f:3: a quoted cell opened in this record is never closed"), "{e}");
+        assert!(e.contains("the rows after it cannot be told apart"), "{e}");
+        // closed quotes across lines, and a quote inside an unquoted cell, are fine
+        let got = collect(|s| csv(boxed(b"a,b\n1,\"x\ny\"\n2,5\" screen\n3,\"z\"\"\n\"\n"), "f", s));
+        assert_eq!(got.len(), 3, "{got:?}");
+        assert!(got.iter().all(|g| !g.contains("csv:")), "{got:?}");
+        let got = collect(|s| csv(boxed(b"a,b\n5\" screen,\"x\ny\"\n"), "f", s));
+        assert_eq!(got, vec![r#"2 {"a":"5\" screen","b":"x\ny"}"#], "{got:?}");
+        // unclosed: without a final newline, a lone quote at the end, after a bare quote
+        for text in [&b"a,b\nr,\"abc"[..], b"a,b\n1,x\n2,\"", b"a,b\n5\" screen,\"abc\ndef\n", b"a,b\r\n1,\"x\r\n"] {
+            let mut sink = |_: Item| Ok(());
+            let e = csv(boxed(text), "f", &mut sink).unwrap_err().to_string();
+            assert!(e.contains("a quoted cell opened in this record is never closed"), "{e}");
+        }
+    }
+
+    #[test]
+    fn csv_quote_never_closed_in_a_middle_cell_is_named_as_such() {
+        // the quote opened in the first cell swallows the rest of the file: one cell short
+        let (got, e) = read_csv(b"step,loss,name\n1,0.5,a\n\"2,0.4,b\n3,0.1,c\n");
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert!(e.unwrap().contains("f:3: a quoted cell opened in this record is never closed"));
+        // a short row that is not the last one, and a short last row without an open quote,
+        // are said to be short
+        let got = collect(|s| csv(boxed(b"a,b\n1\n2,\"x\"\n3\n"), "f", s));
+        assert_eq!(
+            got,
+            vec![
+                "2 csv: row has 1 cell, the header has 2",
+                r#"3 {"a":"2","b":"x"}"#,
+                "4 csv: row has 1 cell, the header has 2"
+            ]
+        );
+    }
+
+    #[test]
+    fn csv_rows_set_aside_far_into_a_file_keep_their_text() {
+        // past the bytes let go in one move (64 KiB), the kept text still lines up
+        let mut text = String::from("a,b\n");
+        for i in 0..20_000 {
+            text.push_str(&format!("{i},x{i}\n"));
+        }
+        text.push_str("late,\"q\"z\n");
+        for i in 0..3 {
+            text.push_str(&format!("{i},y\n"));
+        }
+        let mut raws = Vec::new();
+        let text: &'static str = text.leak();
+        csv(boxed(text.as_bytes()), "f", &mut |item| {
+            if let Item::Bad { raw, .. } = item {
+                raws.push(raw);
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(raws, vec![Some("late,\"q\"z".to_string())]);
+    }
+
+    #[test]
+    fn csv_rows_set_aside_keep_their_text_as_written() {
+        let mut raws = Vec::new();
+        let text = b"a,b\n1,x\n\n2,\"say \"\"hi\"\"\"!\r\n3,y\n4,\"p\"q,z\n";
+        csv(boxed(text), "f", &mut |item| {
+            if let Item::Bad { raw, .. } = item {
+                raws.push(raw);
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(raws, vec![Some("2,\"say \"\"hi\"\"\"!".to_string()), Some("4,\"p\"q,z".to_string())]);
+    }
+
+    #[test]
+    fn csv_row_of_the_wrong_length_keeps_its_text_for_the_rejects_file() {
+        let mut raws = Vec::new();
+        csv(boxed(b"a,b,c\n1,\"x,y\"\n2,3,4\n"), "f", &mut |item| {
+            if let Item::Bad { raw, .. } = item {
+                raws.push(raw);
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(raws, vec![Some("1,\"x,y\"".to_string())]);
+    }
+
+    #[test]
+    fn csv_header_with_a_quote_never_closed_is_an_error() {
+        let mut sink = |_: Item| Ok(());
+        let e = csv(boxed(b"a,\"b,c\n1,2,3\n"), "f.csv", &mut sink).unwrap_err().to_string();
+        assert!(e.contains("f.csv:1: a quoted cell opened in the CSV header is never closed"), "{e}");
+        // a header alone is fine
+        assert!(csv(boxed(b"a,b\n"), "f.csv", &mut sink).is_ok());
+    }
+
+    #[test]
+    fn csv_keeps_text_and_lines() {
+        let got = collect(|s| csv(boxed(b",name,v\n0,\"a\nb\",1.0\n1,c,\n"), "f", s));
+        assert_eq!(got, vec!["2 {\"name\":\"a\\nb\",\"v\":\"1.0\"}", "4 {\"name\":\"c\",\"v\":\"\"}"]);
+    }
+
+    #[test]
+    fn csv_refuses_a_value_in_an_unnamed_column_after_the_first() {
+        // the first column unnamed is a pandas index; the third may stay unnamed while empty
+        let got = collect(|s| csv(boxed(b",a,,c\n0,1,,3\n1,4,5,6\n"), "f", s));
+        assert_eq!(
+            got,
+            vec![
+                "2 {\"a\":\"1\",\"c\":\"3\"}",
+                "3 csv: cell 3 holds a value but its column has no name in the header; name the column"
+            ]
+        );
+    }
+
+    #[test]
+    fn csv_text_after_a_closing_quote_is_a_bad_record() {
+        let got = collect(|s| csv(boxed(b"a,b\n\"x5\" x6,1\n\"ok\" ,2\n\"y\"\"z\",\"3\" \r\n"), "f", s));
+        assert_eq!(got.len(), 3, "{got:?}");
+        assert_eq!(got[0], format!("2 csv: {STRAY_TEXT}"));
+        // blanks after a closing quote stay in the cell, as Python's csv and pandas read them
+        assert_eq!(got[1], "3 {\"a\":\"ok \",\"b\":\"2\"}");
+        assert_eq!(got[2], "4 {\"a\":\"y\\\"z\",\"b\":\"3 \"}");
+        let e = csv(boxed(b"\"a\"x,b\n1,2\n"), "f", &mut |_| Ok(())).unwrap_err().to_string();
+        assert!(e.contains("f:1") && e.contains(&format!("the CSV header: {STRAY_TEXT}")), "{e}");
+    }
+}

@@ -1,0 +1,940 @@
+//! Weights & Biases exports as sources: `format = "wandb"`.
+//!
+//! In: the files of one `[[source]]` — any mix of the export flavours people commit:
+//! - UI runs-table CSV (`wandb_export_<time>.csv`: `Name, State, Notes, User, Tags, Created,
+//!   Runtime, Sweep`, then config and summary columns, or a user-chosen subset);
+//! - UI chart-panel CSV (an x column, then `<run> - <metric>` columns with optional
+//!   `__MIN`/`__MAX`; grouped series are named `<group>: <value> - <metric>`);
+//! - `api.runs()` dumps: CSV (flattened `config.*`/`summary.*` columns, or `config`/`summary`
+//!   cells holding Python-dict text), JSON (an array of runs, or `{"totalCount", "runs"}` pages)
+//!   and JSON Lines;
+//! - `run.history()` / `scan_history()` CSVs (`_step`, `_runtime`, `_timestamp`, sparse
+//!   metric columns, an optional unnamed pandas index);
+//! - run directories `wandb/run-<YYYYmmdd_HHMMSS>-<id>/` and `offline-run-…`: the legacy 0.8
+//!   layout (`config.yaml`, `wandb-summary.json`, `wandb-metadata.json`, `wandb-history.jsonl`,
+//!   `wandb-events.jsonl` in the folder) and the current layout (the same under `files/`);
+//! - the binary transaction log `run-<id>.wandb` (see [`log`]).
+//!
+//! The flavour of each file is detected from its place, name and content; a file that fits
+//! none is an error naming the file and what was found.
+//!
+//! Out: the rows of one standard table, chosen with `[source.wandb] table = …` (see
+//! [`columns`] for the exact columns): `runs` (one row per run), `history` (one row per run,
+//! step and metric), `system` (system metrics, one row per run, timestamp and metric: a
+//! separate, time-keyed stream, never joined on steps) or `histograms` (one row per histogram
+//! value, from summaries and history).
+//!
+//! Checks (before any row is converted): runs listed twice across pages are dropped when the
+//! copies agree (counted) and are violations when they differ; a `totalCount` that the unique
+//! runs do not reach is a violation; a run's history that looks sampled (fewer rows than the
+//! run list's `historyLineCount`/`lastHistoryStep`/summary `_step` say, exactly 500 rows that
+//! are not steps 0–499, or steps with a constant stride above 1) is a violation, or with
+//! `on_sampled = "accept"` a warning ("sampled export") and `sampled = true` on its rows;
+//! damaged `.wandb` logs give every intact record and a warning naming the byte offset where
+//! reading stopped; media values (images, tables, …) are counted in a warning per key and type.
+
+pub mod api;
+pub mod csv;
+pub mod log;
+pub mod pylit;
+pub mod rows;
+pub mod run_dir;
+pub mod values;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use self::rows::RunKey;
+use super::convert::Target;
+use super::files::InputFile;
+use super::records::Item;
+use crate::core::error::{Error, Result};
+use crate::core::report::{BuildReport, Position, SourceRef, Violation};
+use crate::core::spec::SourceDef;
+
+/// `[source.wandb]`: options of a `format = "wandb"` source.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct WandbOptions {
+    /// The standard table the source yields.
+    pub table: WandbTable,
+    /// Name of the path capture holding the run id of history files that do not carry one
+    /// (default: a `run_id`/`id` column, else the file name when it is a run id).
+    #[serde(default)]
+    pub run_capture: Option<String>,
+    /// What a history export that looks sampled does to the build.
+    #[serde(default)]
+    pub on_sampled: OnSampled,
+    /// Keys of `wandb-metadata.json` replaced by `"REDACTED"` (default: `["email"]`).
+    #[serde(default = "default_redact")]
+    pub redact: Vec<String>,
+    /// Entity for exports that do not name one.
+    #[serde(default)]
+    pub entity: Option<String>,
+    /// Project for exports that do not name one.
+    #[serde(default)]
+    pub project: Option<String>,
+    /// Extra `runs` columns taken from the config or summary.
+    #[serde(default, rename = "column")]
+    pub columns: Vec<ExtraColumn>,
+}
+
+fn default_redact() -> Vec<String> {
+    vec!["email".into()]
+}
+
+/// `[[source.wandb.column]]`: one scalar of the config or summary as its own `runs` column.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExtraColumn {
+    /// Column name (`[a-z_][a-z0-9_]*`).
+    pub name: String,
+    /// `config.<key>` or `summary.<key>` (that object, then the export's unassigned columns,
+    /// for exports that do not tell config from summary), or a bare key (config, then summary,
+    /// then the unassigned columns). A key is looked up literally first, then as a dotted path.
+    pub from: String,
+    /// Table Schema type: `number`, `integer`, `string`, `boolean` or `any` (JSON text).
+    #[serde(rename = "type", default = "default_any")]
+    pub kind: String,
+}
+
+fn default_any() -> String {
+    "any".into()
+}
+
+/// The standard tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WandbTable {
+    /// One row per run.
+    Runs,
+    /// One row per (run, step, metric).
+    History,
+    /// One row per (run, timestamp, system metric).
+    System,
+    /// One row per histogram value.
+    Histograms,
+}
+
+/// Policy for history exports that look sampled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnSampled {
+    /// A violation: the build fails.
+    #[default]
+    Error,
+    /// A warning ("sampled export", shown in the card); rows get `sampled = true`.
+    Accept,
+}
+
+/// Checks the options of a source (called when the pipeline is loaded).
+///
+/// Errors: a message naming the bad option.
+pub fn check_options(o: &WandbOptions) -> std::result::Result<(), String> {
+    let name_ok = regex::Regex::new(r"^[a-z_][a-z0-9_]*$").expect("static pattern");
+    let fixed = columns_of(o.table);
+    for c in &o.columns {
+        if o.table != WandbTable::Runs {
+            return Err("[[source.wandb.column]] applies to table = \"runs\" only".into());
+        }
+        if !name_ok.is_match(&c.name) {
+            return Err(format!("column name {:?} must match [a-z_][a-z0-9_]*", c.name));
+        }
+        if fixed.iter().any(|(n, _)| n == &c.name) || o.columns.iter().filter(|x| x.name == c.name).count() > 1 {
+            return Err(format!("column name {:?} is used twice", c.name));
+        }
+        target(&c.kind).ok_or_else(|| {
+            format!("column {}: type {:?} is not one of number, integer, string, boolean, any", c.name, c.kind)
+        })?;
+    }
+    Ok(())
+}
+
+fn target(kind: &str) -> Option<Target> {
+    Some(match kind {
+        "number" => Target::Float64,
+        "integer" => Target::Int64,
+        "string" => Target::Str,
+        "boolean" => Target::Bool,
+        "any" => Target::Json,
+        _ => return None,
+    })
+}
+
+fn columns_of(table: WandbTable) -> Vec<(String, Target)> {
+    use Target::*;
+    let list: Vec<(&str, Target)> = match table {
+        WandbTable::Runs => vec![
+            ("entity", Str),
+            ("project", Str),
+            ("run_id", Str),
+            ("name", Str),
+            ("state", Str),
+            ("group", Str),
+            ("job_type", Str),
+            ("tags", List(Box::new(Str))),
+            ("notes", Str),
+            ("created_at", Timestamp),
+            ("runtime_s", Float64),
+            ("last_step", Int64),
+            ("history_rows", Int64),
+            ("url", Str),
+            // JSON text written by the conversion, which counts the non-finite numbers inside
+            ("config", JsonObject),
+            ("config_raw", Str),
+            ("summary", JsonObject),
+            ("fields", JsonObject),
+            ("metadata", Json),
+            ("source", Str),
+            ("source_files", List(Box::new(Str))),
+        ],
+        WandbTable::History => vec![
+            ("run_id", Str),
+            ("run_name", Str),
+            ("step", Int64),
+            ("timestamp", Float64),
+            ("runtime_s", Float64),
+            ("metric", Str),
+            ("value", Float64),
+            ("value_text", Text),
+            ("value_min", Float64),
+            ("value_max", Float64),
+            ("x_axis", Str),
+            ("x", Float64),
+            ("sampled", Bool),
+        ],
+        WandbTable::System => vec![
+            ("run_id", Str),
+            ("timestamp", Float64),
+            ("runtime_s", Float64),
+            ("metric", Str),
+            ("value", Float64),
+            ("value_text", Text),
+        ],
+        WandbTable::Histograms => vec![
+            ("run_id", Str),
+            ("key", Str),
+            ("step", Int64),
+            ("origin", Str),
+            ("bin_edges", List(Box::new(Float64))),
+            ("counts", List(Box::new(Float64))),
+        ],
+    };
+    list.into_iter().map(|(n, t)| (n.to_string(), t)).collect()
+}
+
+/// The columns of a source's table.
+///
+/// - `runs`: `entity, project, run_id, name, state, group, job_type` (Utf8), `tags`
+///   (`List<Utf8>`), `notes` (Utf8), `created_at` (Timestamp µs UTC), `runtime_s` (Float64
+///   seconds), `last_step` (Int64), `history_rows` (Int64, the run's `historyLineCount`), `url`,
+///   `config` (JSON text, normalised: wrappers removed, `_wandb` dropped), `config_raw` (JSON
+///   text of the config as found), `summary` (JSON text of the plain summary values: no
+///   `_wandb`, histograms or media), `fields` (JSON text of export columns whose role the export
+///   does not say: UI tables and flattened dumps mix config and summary), `metadata` (JSON text
+///   of `wandb-metadata.json`, redacted), `source` (the flavour: `ui-runs-csv`, `api-runs-csv`,
+///   `api-runs-json`, `run-dir`, `wandb-log`), `source_files` (`List<Utf8>`), then the extra
+///   columns of `[[source.wandb.column]]`.
+/// - `history`: `run_id, run_name` (Utf8; chart exports only have names), `step` (Int64
+///   `_step`), `timestamp` (Float64 `_timestamp`, Unix seconds as logged), `runtime_s` (Float64
+///   `_runtime`), `metric` (Utf8, the key as logged; nested keys dotted), `value` (Float64;
+///   NaN/±Infinity kept), `value_text` (Utf8: strings, booleans, lists as JSON), `value_min`,
+///   `value_max` (Float64, chart `__MIN`/`__MAX`), `x_axis` (Utf8, the chart's x column),
+///   `x` (Float64, its value), `sampled` (Boolean).
+/// - `system`: `run_id`, `timestamp` (Float64 Unix seconds), `runtime_s`, `metric` (the literal
+///   name, `system.gpu.0.gpu`; `.wandb` stats keys get the `system.` prefix the W&B server adds),
+///   `value`, `value_text`.
+/// - `histograms`: `run_id`, `key`, `step` (Int64), `origin` (`summary` | `history`),
+///   `bin_edges` (`List<Float64>`, one more than the counts), `counts` (`List<Float64>`).
+pub fn columns(o: &WandbOptions) -> Vec<(String, Target)> {
+    let mut cols = columns_of(o.table);
+    for c in &o.columns {
+        cols.push((c.name.clone(), target(&c.kind).expect("checked at load")));
+    }
+    cols
+}
+
+/// What the flavour readers hand out.
+#[derive(Debug, Clone)]
+pub enum Out {
+    /// A row of the source's table.
+    Row(Map<String, Value>, Position),
+    /// A line or record that could not be read.
+    Bad {
+        /// Where.
+        at: Position,
+        /// Rule name.
+        rule: &'static str,
+        /// What was wrong.
+        message: String,
+        /// The record as read, for the rejects file's `raw`: a line's text, or a record
+        /// (a run, a history step, a CSV row by its header's names) written as JSON text;
+        /// `None` when nothing of it could be read.
+        raw: Option<String>,
+    },
+    /// Something to report once (a damaged log, an ignored file).
+    Warn {
+        /// Where.
+        at: Option<Position>,
+        /// Warning kind.
+        kind: &'static str,
+        /// Text.
+        message: String,
+    },
+    /// A history record of `run` at `step` was seen (for the sampling checks).
+    Step {
+        /// Which run.
+        run: RunKey,
+        /// Its `_step`.
+        step: Option<i64>,
+    },
+    /// A media value (or a histogram where no histogram table is built) was skipped.
+    Media {
+        /// Summary or history key.
+        key: String,
+        /// Its `_type`.
+        kind: String,
+    },
+}
+
+/// The flavour of one input.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kind {
+    /// A `.wandb` transaction log, with the run directory it is in.
+    Log(Option<usize>),
+    /// A file of a run directory.
+    Dir(usize, run_dir::Member),
+    /// A CSV export.
+    Csv(csv::CsvKind),
+    /// A JSON or JSON Lines run list.
+    RunList,
+    /// Not read, with the reason.
+    Ignored(String),
+}
+
+/// What the first pass found: each input's flavour, run directories, and the outcome of the
+/// checks that the second pass applies.
+#[derive(Debug)]
+pub struct Plan {
+    /// The options.
+    pub opts: WandbOptions,
+    /// All inputs of the source.
+    pub inputs: Vec<InputFile>,
+    /// Flavour by input index.
+    pub kinds: Vec<Kind>,
+    /// Run directories.
+    pub dirs: Vec<run_dir::RunDir>,
+    /// Run-list records dropped as identical copies: (input index, record number).
+    pub skip: BTreeSet<(usize, u64)>,
+    /// Run-list records of a run listed twice with different values, (input index, record
+    /// number) → the message and the run as found (JSON text; `None`: its row is written
+    /// instead): each copy is a bad record (rejected with `--on-invalid reject`), since neither
+    /// can be told to be the right one.
+    pub conflicts: BTreeMap<api::RecordAt, api::Conflict>,
+    /// Runs whose history export was accepted as sampled, by run id or name.
+    pub sampled: BTreeSet<String>,
+}
+
+impl Plan {
+    /// Whether input `k` is the first matched file of its run directory.
+    pub fn is_anchor(&self, k: usize) -> bool {
+        match &self.kinds[k] {
+            Kind::Dir(d, _) | Kind::Log(Some(d)) => self.dirs[*d].members.first() == Some(&k),
+            _ => false,
+        }
+    }
+
+    /// Input index of a run directory's member of kind `m`.
+    pub fn member(&self, d: usize, m: run_dir::Member) -> Option<usize> {
+        self.dirs[d].members.iter().copied().find(|&k| self.kinds[k] == Kind::Dir(d, m))
+    }
+
+    /// Input index of a run directory's `.wandb` log.
+    pub fn log_of(&self, d: usize) -> Option<usize> {
+        self.dirs[d].members.iter().copied().find(|&k| self.kinds[k] == Kind::Log(Some(d)))
+    }
+
+    fn run_sampled(&self, run: &RunKey) -> bool {
+        run.run_id.as_ref().or(run.run_name.as_ref()).is_some_and(|r| self.sampled.contains(r))
+    }
+}
+
+/// Emits everything input `k` contributes to the source's table.
+fn emit(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>) -> Result<()> {
+    let input = &plan.inputs[k];
+    match &plan.kinds[k] {
+        Kind::Ignored(_) => Ok(()),
+        Kind::RunList => api::emit_list(plan, k, out),
+        Kind::Csv(c) => csv::emit(plan, k, *c, out),
+        Kind::Log(dir) => run_dir::emit_log(plan, k, *dir, out),
+        Kind::Dir(d, m) => run_dir::emit_member(plan, k, *d, *m, out),
+    }
+    .map_err(|e| match e {
+        Error::Config { .. } | Error::Io { .. } | Error::Invalid { .. } => e,
+        other => Error::format(input.rel.clone(), other),
+    })
+}
+
+/// Second pass: the items input `k` yields, for the converter.
+///
+/// Errors: as the first pass ([`prepare`]); the data problems were reported there.
+pub fn read(plan: &Plan, k: usize, sink: &mut dyn FnMut(Item) -> Result<()>) -> Result<()> {
+    let sampled = &plan.sampled;
+    let csv = matches!(plan.kinds[k], Kind::Csv(_));
+    emit(plan, k, &mut |o| match o {
+        // an identical copy of a run a CSV export lists twice (see `prepare`)
+        Out::Row(_, Position::Line(n)) if csv && plan.skip.contains(&(k, n)) => Ok(()),
+        // a run listed twice with different values: each copy is a bad record
+        Out::Row(m, Position::Line(n)) if plan.conflicts.contains_key(&(k, n)) => {
+            let (message, raw) = plan.conflicts[&(k, n)].clone();
+            sink(Item::Bad {
+                at: Position::Line(n),
+                rule: "wandb-duplicate",
+                message,
+                raw: raw.or_else(|| record_raw(&m)),
+            })
+        }
+        Out::Row(mut m, at) => {
+            if !sampled.is_empty()
+                && let Some(Value::Bool(false)) = m.get("sampled")
+            {
+                let key = RunKey {
+                    run_id: m.get("run_id").and_then(Value::as_str).map(String::from),
+                    run_name: m.get("run_name").and_then(Value::as_str).map(String::from),
+                };
+                if plan.run_sampled(&key) {
+                    m.insert("sampled".into(), Value::Bool(true));
+                }
+            }
+            sink(Item::Record(m, at))
+        }
+        Out::Bad { at, rule, message, raw } => sink(Item::Bad { at, rule, message, raw }),
+        Out::Warn { .. } | Out::Step { .. } | Out::Media { .. } => Ok(()),
+    })
+}
+
+#[derive(Default)]
+struct Steps {
+    files: BTreeSet<usize>,
+    steps: Vec<i64>,
+    rows: u64,
+}
+
+/// First pass over a source: detects each input's flavour, groups run directories, reports
+/// warnings (damaged logs, ignored files, skipped media values) and runs the run-list and
+/// sampled-history checks, recording violations in `report`.
+///
+/// `context` names the source in the pipeline file (`./pipeline.toml (source w)`), for
+/// errors in its options.
+///
+/// Errors: [`Error::Config`] naming the file when its flavour cannot be detected or a run id
+/// cannot be found, and naming `context` when `run_capture` names no capture or a
+/// `[[source.wandb.column]]` names a key no run has; [`Error::Io`] for unreadable files.
+pub fn prepare(src: &SourceDef, inputs: &[InputFile], context: &str, report: &mut BuildReport) -> Result<Plan> {
+    let opts = src.wandb.clone().expect("checked at load");
+    if let Some(c) = &opts.run_capture
+        && let Some(first) = inputs.first()
+        && !first.captures.iter().any(|(n, _)| n == c)
+    {
+        return Err(Error::config(context, format!("run_capture = {c:?} names no {{capture}} of the source's path")));
+    }
+    let (kinds, dirs) = run_dir::classify(inputs, opts.table)?;
+    let mut plan = Plan {
+        opts,
+        inputs: inputs.to_vec(),
+        kinds,
+        dirs,
+        skip: BTreeSet::new(),
+        conflicts: BTreeMap::new(),
+        sampled: BTreeSet::new(),
+    };
+    let table = plan.opts.table;
+    let name = src.name.clone();
+    // ignored files
+    let ignored: Vec<String> = plan
+        .kinds
+        .iter()
+        .zip(inputs)
+        .filter_map(|(k, i)| match k {
+            Kind::Ignored(why) => Some(format!("{} ({why})", i.rel)),
+            _ => None,
+        })
+        .collect();
+    // a path that matched only such files (`wandb/*` beside the logs wandb links there) reads
+    // nothing: a mistake in the path, not a source without runs
+    if !ignored.is_empty() && ignored.len() == inputs.len() {
+        return Err(Error::config(
+            context,
+            format!(
+                "the path matches {} file(s), none of which this W&B reader reads: {}{}; a run folder's files \
+                 are matched by a pattern that goes into it (`wandb/**`, `wandb/*run-*/**`)",
+                ignored.len(),
+                ignored.iter().take(5).map(String::as_str).collect::<Vec<_>>().join(", "),
+                if ignored.len() > 5 { ", …" } else { "" }
+            ),
+        ));
+    }
+    if !ignored.is_empty() {
+        let shown: Vec<&String> = ignored.iter().take(10).collect();
+        report.warn(
+            &name,
+            "wandb-ignored",
+            None,
+            format!(
+                "{} matched file(s) hold nothing this W&B reader uses and were not read: {}{}",
+                ignored.len(),
+                shown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "),
+                if ignored.len() > 10 { ", …" } else { "" }
+            ),
+        );
+    }
+    // a run directory's history and events files, when its `.wandb` log is read instead
+    let mut superseded: Vec<String> = Vec::new();
+    for d in 0..plan.dirs.len() {
+        let Some(log) = plan.log_of(d) else { continue };
+        for m in [run_dir::Member::History, run_dir::Member::Events] {
+            let read_here = match m {
+                run_dir::Member::History => matches!(table, WandbTable::History | WandbTable::Histograms),
+                _ => table == WandbTable::System,
+            };
+            if let Some(k) = plan.member(d, m).filter(|_| read_here) {
+                superseded.push(format!("{} (the run's log {} is read)", inputs[k].rel, inputs[log].rel));
+            }
+        }
+    }
+    if !superseded.is_empty() {
+        report.warn(
+            &name,
+            "wandb-superseded",
+            None,
+            format!(
+                "{} file(s) not read, as their run's `.wandb` log holds the same records and more: {}",
+                superseded.len(),
+                superseded.join(", ")
+            ),
+        );
+    }
+    // run lists: duplicates, totals, expectations
+    let lists = api::scan_lists(&plan)?;
+    if table == WandbTable::Runs {
+        (plan.skip, plan.conflicts) = api::check_duplicates(&plan, &lists, &name, report);
+    }
+    // one pass over every file
+    let mut per_run: BTreeMap<String, Steps> = BTreeMap::new();
+    let mut media: BTreeMap<(String, String), u64> = BTreeMap::new();
+    // the runs of runs-table CSV exports, by id: (where first seen, the row), as the run
+    // lists' runs are checked for duplicates
+    let mut csv_runs: BTreeMap<String, (usize, SourceRef, Value)> = BTreeMap::new();
+    let mut csv_skip = BTreeSet::new();
+    let mut csv_conflicts = BTreeMap::new();
+    let mut read_names: BTreeSet<String> = BTreeSet::new();
+    // whether any run gives each `[[source.wandb.column]]` a value (a `from` that matches no
+    // run is a typo, not a column of nulls)
+    let extra = plan.opts.columns.clone();
+    let mut filled = vec![false; extra.len()];
+    let mut runs_read = 0u64;
+    // `.wandb` logs with records lost (cut short, or a damaged part skipped), with what their
+    // warnings say (a failed build prints its violations, which repeat it)
+    let mut damaged: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    for (k, input) in inputs.iter().enumerate() {
+        let rel = input.rel.clone();
+        let runs_csv = table == WandbTable::Runs && matches!(plan.kinds[k], Kind::Csv(_));
+        emit(&plan, k, &mut |o| {
+            if let Out::Row(m, _) = &o
+                && table == WandbTable::Runs
+            {
+                runs_read += 1;
+                // found in the run's config, summary or unassigned columns, null or not
+                let object = |k: &str| m.get(k).and_then(Value::as_object);
+                for (f, c) in filled.iter_mut().zip(&extra) {
+                    *f |= rows::extra_lookup(c, object("config"), object("summary"), object("fields")).is_some();
+                }
+            }
+            match o {
+                Out::Row(m, Position::Line(n)) if runs_csv => {
+                    let Some(id) = m.get("run_id").and_then(Value::as_str).map(String::from) else { return Ok(()) };
+                    let mut row = m;
+                    row.shift_remove("source_files");
+                    let here = SourceRef { file: rel.clone(), at: Position::Line(n) };
+                    match csv_runs.get(&id) {
+                        None => {
+                            csv_runs.insert(id, (k, here, Value::Object(row)));
+                        }
+                        Some((first_k, first, before)) => {
+                            match api::run_listed_twice(
+                                report,
+                                &name,
+                                &id,
+                                (first, before),
+                                (&here, &Value::Object(row)),
+                            ) {
+                                None => {
+                                    csv_skip.insert((k, n));
+                                }
+                                Some(message) => {
+                                    if let Position::Line(m) = first.at {
+                                        csv_conflicts.insert((*first_k, m), (message.clone(), None));
+                                    }
+                                    csv_conflicts.insert((k, n), (message, None));
+                                }
+                            }
+                        }
+                    }
+                }
+                Out::Warn { at, kind, message } => {
+                    if kind == "wandb-log-damaged" {
+                        damaged.entry(k).or_default().push(message.clone());
+                    }
+                    report.warn(&name, kind, at.map(|at| SourceRef { file: rel.clone(), at }), message)
+                }
+                Out::Step { run, step } => {
+                    // the ids and names a run's history gives it, to match run lists by (once
+                    // a run, not once a row)
+                    let seen = run.run_id.as_ref().or(run.run_name.as_ref()).is_some_and(|k| per_run.contains_key(k));
+                    if !seen {
+                        read_names.extend(run.run_id.iter().chain(&run.run_name).cloned());
+                    }
+                    let key = run.run_id.or(run.run_name).unwrap_or_default();
+                    let e = per_run.entry(key).or_default();
+                    e.files.insert(k);
+                    e.rows += 1;
+                    if let Some(s) = step {
+                        e.steps.push(s);
+                    }
+                }
+                Out::Media { key, kind } => *media.entry((key, kind)).or_default() += 1,
+                Out::Row(..) | Out::Bad { .. } => {}
+            }
+            Ok(())
+        })?;
+    }
+    for ((key, kind), n) in media {
+        let what = if kind == "histogram" {
+            "histogram values are not part of this table (read them with table = \"histograms\")".to_string()
+        } else {
+            format!("`{kind}` values are media references, not data, and are not read")
+        };
+        report.warn(&name, "wandb-media", None, format!("{n} value(s) of `{key}` skipped: {what}"));
+    }
+    if runs_read > 0
+        && let Some(c) = plan.opts.columns.iter().zip(&filled).find_map(|(c, f)| (!f).then_some(c))
+    {
+        return Err(Error::config(
+            format!("{context}, [[source.wandb.column]] {}", c.name),
+            format!(
+                "from = {:?} names a key none of the {} run(s) read has (`config.<key>` and `summary.<key>` \
+                 read that object, then the export's unassigned columns; a bare key reads config, summary, then \
+                 those columns; a key is looked up as written, then as a dotted path)",
+                c.from,
+                crate::core::numbers::group_digits(runs_read)
+            ),
+        ));
+    }
+    plan.skip.extend(csv_skip);
+    plan.conflicts.extend(csv_conflicts);
+    if table == WandbTable::History {
+        check_sampling(&mut plan, &lists, &per_run, &read_names, &damaged, &name, report);
+    }
+    Ok(plan)
+}
+
+/// Whether a history file's flavour can be sampled (exports made through the W&B API or UI);
+/// logs and run-directory history files are complete by construction.
+fn exported(kind: &Kind) -> bool {
+    matches!(kind, Kind::Csv(csv::CsvKind::History) | Kind::Csv(csv::CsvKind::Chart))
+}
+
+fn check_sampling(
+    plan: &mut Plan,
+    lists: &api::Lists,
+    per_run: &BTreeMap<String, Steps>,
+    read_names: &BTreeSet<String>,
+    damaged: &BTreeMap<usize, Vec<String>>,
+    name: &str,
+    report: &mut BuildReport,
+) {
+    for (run, st) in per_run {
+        let files: Vec<String> = st.files.iter().map(|&k| plan.inputs[k].rel.clone()).collect();
+        let file_list = files.join(", ");
+        let mut steps = st.steps.clone();
+        steps.sort_unstable();
+        let first_repeat = steps.windows(2).find(|w| w[0] == w[1]).map(|w| w[0]);
+        steps.dedup();
+        // one file that logs a step twice (a resumed run's second directory logs steps again,
+        // by design): both records become rows, which only a primary key would catch
+        if let (Some(step), [file]) = (first_repeat, files.as_slice()) {
+            report.warn(
+                name,
+                "wandb-repeated-step",
+                Some(SourceRef { file: file.clone(), at: Position::Pointer(String::new()) }),
+                format!(
+                    "run {run}: {} history record(s) repeat a `_step` logged before in this file (the first: \
+                     {step}); each becomes rows of the table, which a primaryKey (run_id, step, metric) would \
+                     refuse",
+                    crate::core::numbers::group_digits((st.steps.len() - steps.len()) as u64)
+                ),
+            );
+        }
+        let max = steps.last().copied();
+        let rows = st.rows;
+        let mut problem: Option<String> = None;
+        // a log whose records were lost holds less history than the run logged (the warning
+        // says which bytes)
+        if let Some((_, why)) = st.files.iter().find_map(|k| damaged.get_key_value(k)) {
+            problem = Some(format!(
+                "history incomplete: {}; so {} rows (max `_step` {}) are not all the run logged",
+                why.join("; "),
+                crate::core::numbers::group_digits(rows),
+                max.map(|m| m.to_string()).unwrap_or_else(|| "none".into())
+            ));
+        }
+        if problem.is_none()
+            && let Some(why) = lists.expect.get(run).and_then(|exp| exp.unusable.as_ref())
+        {
+            problem = Some(format!(
+                "history not checked: {file_list} has {} rows (max `_step` {}), and the run list, which says how \
+                 far the run logged, cannot be read: {why}",
+                crate::core::numbers::group_digits(rows),
+                max.map(|m| m.to_string()).unwrap_or_else(|| "none".into()),
+            ));
+        }
+        if let Some(exp) = lists.expect.get(run).filter(|_| problem.is_none()) {
+            let mut reported = Vec::new();
+            if let Some(n) = exp.history_line_count {
+                reported.push(format!("{} rows", crate::core::numbers::group_digits(n)));
+            }
+            let last = exp.last_history_step.or(exp.summary_step);
+            if let Some(l) = last {
+                let what = if exp.last_history_step.is_some() { "lastHistoryStep" } else { "summary _step" };
+                reported.push(format!("{what} {l}"));
+            }
+            let short_rows = exp.history_line_count.is_some_and(|n| rows < n);
+            let short_step = last.is_some_and(|l| max.is_none_or(|m| m < l));
+            if short_rows || short_step {
+                problem = Some(format!(
+                    "history incomplete: {file_list} has {} rows (max `_step` {}); the run reports {}",
+                    crate::core::numbers::group_digits(rows),
+                    max.map(|m| m.to_string()).unwrap_or_else(|| "none".into()),
+                    match reported.len() {
+                        2 => format!("{} ({})", reported[0], reported[1]),
+                        _ => reported.join(""),
+                    }
+                ));
+            }
+        }
+        // a run directory's history file against the run's own summary (a copy made while the
+        // run was going, or cut short): its last `_step` was logged, so the history holds it
+        if problem.is_none() && !lists.expect.contains_key(run) {
+            // the highest over the run's directories (a resumed run has one per session); a
+            // summary whose `_step` is no step leaves the history unchecked
+            let read: Vec<std::result::Result<Option<(i64, String)>, String>> = st
+                .files
+                .iter()
+                .filter_map(|&k| match plan.kinds[k] {
+                    Kind::Dir(d, run_dir::Member::History) => Some(run_dir::summary_step(plan, d)),
+                    _ => None,
+                })
+                .collect();
+            let summary_step = read.iter().filter_map(|r| r.as_ref().ok().cloned().flatten()).max();
+            // a summary that cannot be read cannot vouch for the history either
+            let unreadable = read.iter().find_map(|r| r.as_ref().err());
+            if let (None, Some(e)) = (&summary_step, unreadable) {
+                problem = Some(format!(
+                    "history not checked: {file_list} has {} rows (max `_step` {}), and the run's summary, which \
+                     says how far the run logged, cannot be read: {e}",
+                    crate::core::numbers::group_digits(rows),
+                    max.map(|m| m.to_string()).unwrap_or_else(|| "none".into()),
+                ));
+            }
+            if let Some((l, summary)) = summary_step
+                && max.is_none_or(|m| m < l)
+            {
+                problem = Some(format!(
+                    "history incomplete: {file_list} has {} rows (max `_step` {}); the run's {summary} reports \
+                     summary _step {l}",
+                    crate::core::numbers::group_digits(rows),
+                    max.map(|m| m.to_string()).unwrap_or_else(|| "none".into()),
+                ));
+            }
+        }
+        let from_export = st.files.iter().any(|&k| exported(&plan.kinds[k]));
+        // a run list that gives the history's length and last step, both matched, says the
+        // history is whole, whatever its steps look like
+        let vouched = lists.expect.get(run).is_some_and(|exp| {
+            exp.history_line_count == Some(rows) && exp.last_history_step.is_none_or(|l| max == Some(l))
+        });
+        if problem.is_none() && from_export && !vouched && steps.len() >= 3 {
+            let stride = steps[1] - steps[0];
+            let constant = stride > 1 && steps.windows(2).all(|w| w[1] - w[0] == stride);
+            let contiguous = steps.windows(2).all(|w| w[1] - w[0] == 1);
+            if constant {
+                problem = Some(format!(
+                    "history looks sampled: {file_list} has {} rows with `_step` every {stride} ({} … {})",
+                    crate::core::numbers::group_digits(rows),
+                    steps[0],
+                    steps[steps.len() - 1]
+                ));
+            } else if steps.len() == 500 && !contiguous {
+                problem = Some(format!(
+                    "history looks sampled: {file_list} has exactly 500 rows (run.history() keeps 500 by default) \
+                     and `_step` is not contiguous ({} … {}); export with scan_history() or read the run's .wandb log",
+                    steps[0],
+                    steps[steps.len() - 1]
+                ));
+            }
+        }
+        let Some(p) = problem else { continue };
+        let first = st
+            .files
+            .iter()
+            .next()
+            .map(|&k| SourceRef { file: plan.inputs[k].rel.clone(), at: Position::Pointer(String::new()) });
+        incomplete(plan, report, name, run, &p, first);
+    }
+    // a log that lost records before its first history row: no row says the run is there
+    let with_rows: BTreeSet<usize> = per_run.values().flat_map(|st| st.files.iter().copied()).collect();
+    for (&k, why) in damaged.iter().filter(|(k, _)| !with_rows.contains(k)) {
+        let rel = plan.inputs[k].rel.clone();
+        let run = match plan.kinds[k] {
+            Kind::Log(Some(d)) => plan.dirs[d].run_id.clone(),
+            _ => run_dir::log_name_run_id(&rel).unwrap_or_else(|| rel.clone()),
+        };
+        let p = format!("history incomplete: {}; no history row of the run was read", why.join("; "));
+        incomplete(plan, report, name, &run, &p, Some(SourceRef { file: rel, at: Position::Pointer(String::new()) }));
+    }
+    // a run directory whose summary says the run logged steps, of which no history row was
+    // read (no history file or `.wandb` log among the matched files, or an empty one); a
+    // resumed run counts its directories together (the highest `_step`)
+    let mut dir_runs: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (d, dir) in plan.dirs.iter().enumerate() {
+        dir_runs.entry(dir.run_id.clone()).or_default().push(d);
+    }
+    for (run, dirs) in &dir_runs {
+        let run = run.as_str();
+        if per_run.contains_key(run) || read_names.contains(run) || lists.expect.contains_key(run) {
+            continue;
+        }
+        let steps: Vec<(usize, run_dir::SummaryStep)> =
+            dirs.iter().map(|&d| (d, run_dir::summary_step(plan, d))).collect();
+        let best = steps
+            .iter()
+            .filter_map(|(d, r)| r.as_ref().ok().cloned().flatten().map(|(l, s)| (l, s, *d)))
+            .max_by_key(|(l, ..)| *l);
+        // a summary that cannot be read cannot say that the run logged no history either
+        let unreadable = steps.iter().find_map(|(d, r)| r.as_ref().err().map(|e| (*d, e.clone())));
+        let read: Vec<&str> = dirs
+            .iter()
+            .flat_map(|&d| [plan.member(d, run_dir::Member::History), plan.log_of(d)])
+            .flatten()
+            .map(|k| plan.inputs[k].rel.as_str())
+            .collect();
+        let what = if read.is_empty() {
+            format!(
+                "{} has no wandb-history.jsonl or .wandb log among the matched files",
+                dirs.iter().map(|&d| plan.dirs[d].rel.as_str()).collect::<Vec<_>>().join(", ")
+            )
+        } else {
+            format!("{} {} no history row", read.join(", "), if read.len() == 1 { "holds" } else { "hold" })
+        };
+        let summary_at = |d: usize| {
+            plan.member(d, run_dir::Member::Summary)
+                .map(|k| SourceRef { file: plan.inputs[k].rel.clone(), at: Position::Pointer(String::new()) })
+        };
+        let Some((l, summary, d)) = best else {
+            if let Some((d, e)) = unreadable {
+                let p = format!(
+                    "history not checked: {what}, and the run's summary, which says how far the run logged, cannot \
+                     be read: {e}"
+                );
+                incomplete(plan, report, name, run, &p, summary_at(d));
+            }
+            continue;
+        };
+        let at = summary_at(d);
+        let p = format!("history missing: {what}; the run's {summary} reports summary _step {l}");
+        incomplete(plan, report, name, run, &p, at);
+    }
+    // a run the lists say has history, of which no row was read at all (by any of its ids
+    // and names: a chart export names runs, a run list may give ids)
+    for (run, exp) in &lists.expect {
+        let entry = lists.entries.iter().find(|e| {
+            api::run_id(&e.obj).or_else(|| e.obj.get("name").and_then(Value::as_str).map(String::from)).as_ref()
+                == Some(run)
+        });
+        let names: Vec<String> = entry
+            .map(|e| {
+                ["id", "run_id", "runId", "name", "displayName", "display_name"]
+                    .iter()
+                    .filter_map(|k| match e.obj.get(*k)? {
+                        Value::String(s) => Some(s.clone()),
+                        Value::Number(n) => Some(n.to_string()),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        if per_run.contains_key(run) || read_names.contains(run) || names.iter().any(|n| read_names.contains(n)) {
+            continue;
+        }
+        let mut reported = Vec::new();
+        if let Some(n) = exp.history_line_count.filter(|&n| n > 0) {
+            reported.push(format!("{} rows", crate::core::numbers::group_digits(n)));
+        }
+        match (exp.last_history_step, exp.summary_step) {
+            (Some(l), _) => reported.push(format!("lastHistoryStep {l}")),
+            (None, Some(l)) => reported.push(format!("summary _step {l}")),
+            (None, None) => {}
+        }
+        // placed at the run's entry in its list
+        let at = entry.map(|e| SourceRef { file: plan.inputs[e.k].rel.clone(), at: Position::Line(e.number) });
+        if let Some(why) = &exp.unusable {
+            // how far the run logged cannot be read: no history read is not shown to be whole
+            let p = format!(
+                "history not checked: no history row of the run was read, and the run list, which says how far \
+                 the run logged, cannot be read: {why}"
+            );
+            incomplete(plan, report, name, run, &p, at);
+            continue;
+        }
+        if reported.is_empty() {
+            continue;
+        }
+        let p = format!("history missing: no history row of the run was read; the run reports {}", reported.join(", "));
+        incomplete(plan, report, name, run, &p, at);
+    }
+}
+
+/// Reports problem `p` of run `run`'s history: a violation, or with `on_sampled = "accept"` a
+/// warning and the run's rows marked sampled.
+fn incomplete(plan: &mut Plan, report: &mut BuildReport, name: &str, run: &str, p: &str, at: Option<SourceRef>) {
+    match plan.opts.on_sampled {
+        OnSampled::Error => report.violation(Violation {
+            scope: crate::core::report::Scope::Source,
+            table: name.to_string(),
+            source: at,
+            path: format!("run {run}"),
+            rule: "wandb-sampled".into(),
+            key: None,
+            message: format!(
+                "{p}; the release would look complete but is not (set [source.wandb] on_sampled = \"accept\" \
+                 to build it marked as a sampled export)"
+            ),
+        }),
+        OnSampled::Accept => {
+            report.warn(name, "wandb-sampled", None, format!("run {run}: sampled export: {p}"));
+            plan.sampled.insert(run.to_string());
+        }
+    }
+}
+
+/// A W&B run id as found in directory and file names (`[a-z0-9]+`, usually 8 characters).
+pub fn is_run_id(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 64 && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+}
+
+/// A record written as JSON text, for [`Out::Bad`]'s `raw`.
+pub(crate) fn record_raw(obj: &Map<String, Value>) -> Option<String> {
+    Some(crate::stages::ingest::convert::json_raw(&Value::Object(obj.clone())).get().to_string())
+}

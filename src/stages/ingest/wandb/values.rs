@@ -1,0 +1,367 @@
+//! Config, summary and metadata values of W&B runs, in every shape they arrive in.
+//!
+//! In: a run's config as a JSON object, a JSON string, a Python-literal string or the text of
+//! a `config.yaml` (with `{desc, value}` wrappers up to wandb 0.16, `{value}` wrappers from
+//! 0.18); a summary object that may hold rich values (`{"_type": "histogram", …}`,
+//! `{"_type": "image-file", …}`); a `wandb-metadata.json` object. Out: the normalised config
+//! (wrappers removed one level deep, `_wandb*` keys dropped, numbers kept as numbers), the
+//! summary split into scalars, histograms and media references, and metadata with personal
+//! fields redacted.
+
+use serde_json::{Map, Value};
+
+use super::pylit;
+
+/// Normalises a run config (case B26).
+///
+/// Rules: a string is parsed (JSON, else a Python literal); an object whose keys are exactly
+/// `{desc, value}` or `{value}` is replaced by its `value` (one level only, so a config entry
+/// that itself holds `value`/`unit` keeps them); top-level keys starting with `_wandb` are
+/// dropped, and so is the `wandb_version` header of `config.yaml` files.
+///
+/// Errors: a message when the config is neither an object nor a string holding one.
+pub fn normalise_config(raw: &Value) -> Result<Map<String, Value>, String> {
+    let obj = match raw {
+        Value::Object(o) => o.clone(),
+        Value::String(s) => match parse_text(s)? {
+            Value::Object(o) => o,
+            other => {
+                return Err(format!(
+                    "config text holds {}, not an object",
+                    crate::stages::ingest::path::describe(&other)
+                ));
+            }
+        },
+        Value::Null => Map::new(),
+        other => return Err(format!("config is {}, not an object", crate::stages::ingest::path::describe(other))),
+    };
+    let mut out = Map::new();
+    for (k, v) in obj {
+        if k.starts_with("_wandb") || k == "wandb_version" {
+            continue;
+        }
+        out.insert(k, unwrap(v));
+    }
+    Ok(out)
+}
+
+/// `{desc, value}` or `{value}` → `value`; anything else unchanged.
+pub fn unwrap(v: Value) -> Value {
+    match v {
+        Value::Object(mut o) if o.contains_key("value") && o.keys().all(|k| k == "value" || k == "desc") => {
+            o.remove("value").unwrap_or(Value::Null)
+        }
+        other => other,
+    }
+}
+
+/// Parses text holding JSON (with bare `NaN`/`Infinity`) or a Python literal.
+///
+/// Errors: the Python-literal parser's message.
+pub fn parse_text(s: &str) -> Result<Value, String> {
+    let bytes = s.trim().as_bytes();
+    let rewritten = crate::stages::ingest::lenient::rewrite(bytes);
+    if let Ok(v) = serde_json::from_slice::<Value>(rewritten.as_deref().unwrap_or(bytes)) {
+        return Ok(v);
+    }
+    pylit::parse(s)
+}
+
+/// Reads the text of a YAML file into JSON values (non-finite floats become markers).
+///
+/// Errors: the YAML parser's message with line and column.
+pub fn yaml(text: &str) -> Result<Value, String> {
+    // a byte-order mark opens the file (as PyYAML reads it), not a second document
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut y: yaml_serde::Value = yaml_serde::from_str(text).map_err(|e| {
+        let m = e.to_string();
+        if m.contains("more than one document") {
+            "the file holds more than one YAML document (a `---` line after the first); a run's config is one \
+             mapping"
+                .to_string()
+        } else if m.contains("as u128") || m.contains("as i128") {
+            // the YAML reader holds integers of 64 bits (PyYAML's Python ints have no limit)
+            format!("{m}: an integer beyond 64 bits, which runpack's YAML reader cannot hold; quote it to keep its digits as text")
+        } else {
+            m
+        }
+    })?;
+    // a merge key (`<<: *defaults`), as PyYAML, which W&B reads and writes config.yaml with,
+    // applies it: only a plain `<<`, not a quoted `'<<'` (an ordinary key to PyYAML)
+    let plain_merge = regex::Regex::new(r"(?m)(^|[\s{,\[-])<<[ \t]*:").expect("static pattern");
+    if plain_merge.is_match(text) {
+        y.apply_merge().map_err(|e| format!("a YAML merge key (`<<`) that cannot be applied: {e}"))?;
+    }
+    Ok(yaml_to_json(y))
+}
+
+fn yaml_to_json(y: yaml_serde::Value) -> Value {
+    match y {
+        yaml_serde::Value::Null => Value::Null,
+        yaml_serde::Value::Bool(b) => Value::Bool(b),
+        yaml_serde::Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                Value::Number(i.into())
+            } else if let Some(u) = n.as_u64() {
+                Value::Number(u.into())
+            } else {
+                pylit::float(n.as_f64().unwrap_or(f64::NAN))
+            }
+        }
+        yaml_serde::Value::String(s) => Value::String(s),
+        yaml_serde::Value::Sequence(items) => Value::Array(items.into_iter().map(yaml_to_json).collect()),
+        yaml_serde::Value::Mapping(m) => {
+            let mut out = Map::new();
+            for (k, v) in m {
+                let key = match k {
+                    yaml_serde::Value::String(s) => s,
+                    other => match yaml_to_json(other) {
+                        Value::String(s) => s,
+                        v => v.to_string(),
+                    },
+                };
+                out.insert(key, yaml_to_json(v));
+            }
+            Value::Object(out)
+        }
+        yaml_serde::Value::Tagged(t) => yaml_to_json(t.value),
+    }
+}
+
+/// A histogram recovered from a rich summary or history value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Histogram {
+    /// Bin edges (one more than the counts): `bins` as given, or `min + i·size` for
+    /// `packedBins {min, size, count}`.
+    pub edges: Vec<Value>,
+    /// Counts per bin (`values`).
+    pub counts: Vec<Value>,
+    /// Why the value is not a histogram W&B writes, when it is not: `values` or the bins
+    /// missing or not lists of numbers, edges not one more than the counts, a `packedBins`
+    /// count that is not the number of counts. Such a histogram is a violation at its record.
+    pub problem: Option<String>,
+}
+
+/// What a summary or history value is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Rich {
+    /// A plain value (number, string, boolean, null, list, object without `_type`).
+    Plain,
+    /// `{"_type": "histogram", …}`.
+    Histogram(Histogram),
+    /// Any other `_type` (`image-file`, `table-file`, `html-file`, `graph`, …): the type name.
+    Media(String),
+}
+
+/// Classifies a value.
+pub fn rich(v: &Value) -> Rich {
+    let Some(o) = v.as_object() else { return Rich::Plain };
+    let Some(t) = o.get("_type").and_then(Value::as_str) else { return Rich::Plain };
+    if t != "histogram" {
+        return Rich::Media(t.to_string());
+    }
+    let mut problem = None;
+    let mut fail = |m: String| {
+        problem.get_or_insert(m);
+    };
+    let numbers = |v: &[Value]| {
+        v.iter()
+            .all(|x| x.is_number() || x.as_str().is_some_and(|t| crate::stages::ingest::lenient::special(t).is_some()))
+    };
+    let counts = match o.get("values") {
+        Some(Value::Array(c)) if numbers(c) => c.clone(),
+        Some(Value::Array(_)) => {
+            fail("`values` holds something other than numbers".into());
+            Vec::new()
+        }
+        Some(other) => {
+            fail(format!("`values` must be a list of counts, found {}", crate::stages::ingest::path::describe(other)));
+            Vec::new()
+        }
+        None => {
+            fail("no `values` (the counts)".into());
+            Vec::new()
+        }
+    };
+    let edges = match (o.get("bins"), o.get("packedBins")) {
+        (Some(Value::Array(b)), _) if numbers(b) => b.clone(),
+        (Some(b), _) => {
+            fail(format!("`bins` must be a list of numbers, found {}", crate::stages::ingest::path::describe(b)));
+            Vec::new()
+        }
+        (None, Some(Value::Object(p))) => {
+            let num = |k: &str| p.get(k).and_then(Value::as_f64);
+            match (num("min"), num("size")) {
+                (Some(min), Some(size)) => {
+                    let count = match p.get("count") {
+                        None => counts.len() as u64,
+                        Some(c) => c.as_u64().unwrap_or_else(|| {
+                            fail(format!("`packedBins.count` must be a count, found {c}"));
+                            0
+                        }),
+                    };
+                    if count != counts.len() as u64 {
+                        fail(format!("`packedBins.count` is {count}, and `values` holds {} counts", counts.len()));
+                    }
+                    (0..=count).map(|i| pylit::float(min + i as f64 * size)).collect()
+                }
+                _ => {
+                    fail("`packedBins` needs the numbers `min` and `size`".into());
+                    Vec::new()
+                }
+            }
+        }
+        (None, Some(p)) => {
+            fail(format!("`packedBins` must be an object, found {}", crate::stages::ingest::path::describe(p)));
+            Vec::new()
+        }
+        (None, None) => {
+            fail("no `bins` or `packedBins` (the bin edges)".into());
+            Vec::new()
+        }
+    };
+    if edges.len() != counts.len() + 1 {
+        fail(format!(
+            "{} bin edges for {} counts; a histogram has one edge more than counts",
+            edges.len(),
+            counts.len()
+        ));
+    }
+    Rich::Histogram(Histogram { edges, counts, problem })
+}
+
+/// A summary split by kind.
+#[derive(Debug, Clone, Default)]
+pub struct SplitSummary {
+    /// Plain values (`_wandb` removed).
+    pub plain: Map<String, Value>,
+    /// Histograms by key.
+    pub histograms: Vec<(String, Histogram)>,
+    /// Media references by key: (key, `_type`).
+    pub media: Vec<(String, String)>,
+}
+
+/// Splits a summary object (case B27): plain values stay; histograms and media references are
+/// taken out; the internal `_wandb` key is dropped.
+pub fn split_summary(summary: &Map<String, Value>) -> SplitSummary {
+    let mut out = SplitSummary::default();
+    for (k, v) in summary {
+        if k == "_wandb" {
+            continue;
+        }
+        match rich(v) {
+            Rich::Plain => {
+                out.plain.insert(k.clone(), v.clone());
+            }
+            Rich::Histogram(h) => out.histograms.push((k.clone(), h)),
+            Rich::Media(t) => out.media.push((k.clone(), t)),
+        }
+    }
+    out
+}
+
+/// Replaces the named keys of a metadata object (at any depth) by `"REDACTED"` when they hold
+/// a non-null value; returns how many were replaced.
+pub fn redact(v: &mut Value, keys: &[String]) -> usize {
+    let mut n = 0;
+    match v {
+        Value::Object(o) => {
+            for (k, x) in o.iter_mut() {
+                if keys.iter().any(|r| r == k) {
+                    if !x.is_null() {
+                        *x = Value::String("REDACTED".into());
+                        n += 1;
+                    }
+                } else {
+                    n += redact(x, keys);
+                }
+            }
+        }
+        Value::Array(a) => {
+            for x in a {
+                n += redact(x, keys);
+            }
+        }
+        _ => {}
+    }
+    n
+}
+
+/// Looks up `key` in an object: the literal key first, then as a dotted path of nested keys.
+pub fn lookup<'a>(obj: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    if let Some(v) = obj.get(key) {
+        return Some(v);
+    }
+    let mut parts = key.split('.');
+    let mut cur = obj.get(parts.next()?)?;
+    for p in parts {
+        cur = cur.as_object()?.get(p)?;
+    }
+    Some(cur)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn three_config_shapes_normalise_alike() {
+        let want = json!({"lr": 0.001, "batch_size": 64});
+        let dict = json!({"lr": 0.001, "batch_size": 64, "_wandb": {"cli_version": "0.22.1"}});
+        let text = json!("{\"lr\": 0.001, \"batch_size\": 64}");
+        let wrapped = json!({"lr": {"desc": null, "value": 0.001}, "batch_size": {"desc": "per device", "value": 64}, "_wandb": {"desc": null, "value": {}}});
+        for c in [dict, text, wrapped] {
+            assert_eq!(Value::Object(normalise_config(&c).unwrap()), want);
+        }
+        let y = yaml("wandb_version: 1\n\nlr:\n  desc: null\n  value: 0.001\nschedule:\n  desc: null\n  value:\n    unit: steps\n    value: 100\n").unwrap();
+        let n = normalise_config(&y).unwrap();
+        assert_eq!(Value::Object(n), json!({"lr": 0.001, "schedule": {"unit": "steps", "value": 100}}));
+        assert!(normalise_config(&json!([1])).is_err());
+        assert_eq!(Value::Object(normalise_config(&json!("{'a': True}")).unwrap()), json!({"a": true}));
+    }
+
+    #[test]
+    fn yaml_scalars() {
+        let y = yaml("a: 1e-08\nb: 1.0e-06\nc: 0.18.3\nd: .nan\n").unwrap();
+        assert_eq!(y["a"], json!(1e-8));
+        assert_eq!(y["b"], json!(1e-6));
+        assert_eq!(y["c"], json!("0.18.3"));
+        assert!(crate::stages::ingest::lenient::special(y["d"].as_str().unwrap()).is_some());
+        assert_eq!(yaml("\u{feff}wandb_version: 1\nlr:\n  value: 0.1\n").unwrap()["lr"]["value"], json!(0.1));
+    }
+
+    #[test]
+    fn yaml_merge_keys_apply_as_pyyaml_applies_them() {
+        let y = yaml("base: &c {lr: 0.5, bs: 8}\nmerged:\n  <<: *c\n  bs: 16\n  desc: merged\n").unwrap();
+        assert_eq!(y["merged"], json!({"lr": 0.5, "bs": 16, "desc": "merged"}));
+        // a quoted '<<' is a key like any other, as PyYAML's yaml.dump writes one
+        assert_eq!(yaml("'<<': 5\n").unwrap(), json!({"<<": 5}));
+        let e = yaml("big: 123456789012345678901234567890\n").unwrap_err();
+        assert!(e.contains("an integer beyond 64 bits"), "{e}");
+        let e = yaml("a: 1\n---\nb: 2\n").unwrap_err();
+        assert!(e.contains("more than one YAML document"), "{e}");
+    }
+
+    #[test]
+    fn summaries_split_rich_values() {
+        let s = json!({"loss": 0.31, "_wandb": {"runtime": 1},
+            "p": {"_type": "histogram", "values": [3, 5, 2], "packedBins": {"min": 0.0, "size": 0.1, "count": 3}},
+            "img": {"_type": "image-file", "path": "x.png"}});
+        let sp = split_summary(s.as_object().unwrap());
+        assert_eq!(Value::Object(sp.plain), json!({"loss": 0.31}));
+        assert_eq!(sp.histograms[0].1.edges.len(), 4);
+        assert!((sp.histograms[0].1.edges[3].as_f64().unwrap() - 0.3).abs() < 1e-12);
+        assert_eq!(sp.media, vec![("img".to_string(), "image-file".to_string())]);
+    }
+
+    #[test]
+    fn redaction_and_lookup() {
+        let mut m = json!({"email": "a@b.c", "git": {"email": null}, "host": "h"});
+        assert_eq!(redact(&mut m, &["email".into()]), 1);
+        assert_eq!(m["email"], "REDACTED");
+        let o = json!({"a.b": 1, "c": {"d": 2}});
+        assert_eq!(lookup(o.as_object().unwrap(), "a.b"), Some(&json!(1)));
+        assert_eq!(lookup(o.as_object().unwrap(), "c.d"), Some(&json!(2)));
+    }
+}

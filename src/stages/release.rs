@@ -1,0 +1,480 @@
+//! The release format: `releases/<name>/<version>/`.
+//!
+//! In: the files a build wrote and what it learned. Out: `manifest.json` and `SHA256SUMS`, and
+//! the atomic move of the finished folder into place.
+//!
+//! Layout of a release:
+//!
+//! ```text
+//! README.md                 dataset card (YAML front matter + Markdown)
+//! manifest.json             this module's Manifest, pretty-printed, keys in fixed order
+//! SHA256SUMS                `<sha256>  <path>` per file (every file but itself), sorted by path;
+//!                           `sha256sum -c SHA256SUMS` checks it
+//! data/<table>.parquet      or data/<table>-00000-of-0000N.parquet when sharded
+//! jsonl/<table>.jsonl       same rows, same shards
+//! rejects/<name>.jsonl      rows set aside (see `rejects`), only when there are any
+//! datapackage.json          the tables as a Frictionless Tabular Data Package (see [`datapackage`])
+//! ```
+//!
+//! `manifest.json` fields (version 1):
+//!
+//! - `manifest_version` (integer): 1.
+//! - `name`, `version` (string): the release.
+//! - `runpack_version` (string): the runpack that built it.
+//! - `created_at` (string or null): RFC 3339 UTC time from `SOURCE_DATE_EPOCH`; null when unset,
+//!   so that builds are reproducible.
+//! - `pipeline.sha256` (string): SHA-256 of the `SHA256SUMS`-style listing of the pipeline's
+//!   definition files; `pipeline.files[]`: `path` (relative to the pipeline folder), `bytes`,
+//!   `sha256` of `pipeline.toml`, its SQL files, schemas and card metadata.
+//! - `build` (object): the options that shape the output (`on_invalid`, `max_shard_bytes`,
+//!   `row_group_bytes`, `row_group_rows`, `zstd_level`, `large_cell_bytes`, the
+//!   `on_duplicate_key` override, and the `sources` in order).
+//! - `inputs[]`: every raw file read: `path` (relative to the pipeline folder), `bytes`,
+//!   `sha256`, `sources` (the sources that read it).
+//! - `tables[]`: `name`, `rows` (rows written), `rejected_rows`, `duplicates_dropped`,
+//!   `schema` (the Frictionless Table Schema the rows conform to; declared, or inferred and
+//!   written out), `arrow_schema[]` (`name`, `type` as in `Int64`, `List<Utf8>`), `files[]`
+//!   (the table's data paths), `splits[]` (`name`, `rows`, `files`).
+//! - `files[]`: every file of the release except `manifest.json` and `SHA256SUMS`: `path`,
+//!   `bytes`, `sha256`, `kind` (`parquet`, `jsonl`, `rejects`, `card`, `datapackage`),
+//!   `table`, `rows` (for data and rejects files).
+//! - `report`: counts from the build: `warnings`, `nonfinite_values` and `coerced_values` by
+//!   source, `rejected_rows` (lines of each rejects file: for a table, its `rejected_rows`
+//!   plus its `duplicates_dropped`, which share the file) and `duplicates_dropped` by source
+//!   or table.
+//!
+//! Row order: the rows of a table's files (each split's, in shard order) are in ascending
+//! order of [`row_order`] (nulls last; strings by their UTF-8 bytes, floats in IEEE total
+//! order, JSON Pointers in `_source_line` in document order).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::core::error::{Error, Result};
+use crate::core::schema::TableSchema;
+
+/// Current manifest format version.
+pub const MANIFEST_VERSION: u32 = 1;
+
+/// `manifest.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Format version (1).
+    pub manifest_version: u32,
+    /// Release name.
+    pub name: String,
+    /// Release version.
+    pub version: String,
+    /// runpack version that wrote it.
+    pub runpack_version: String,
+    /// Build time from `SOURCE_DATE_EPOCH` (RFC 3339 UTC), else null.
+    pub created_at: Option<String>,
+    /// The pipeline definition.
+    pub pipeline: PipelineInfo,
+    /// Options that shaped the output.
+    pub build: BTreeMap<String, serde_json::Value>,
+    /// Raw inputs.
+    pub inputs: Vec<InputEntry>,
+    /// Tables.
+    pub tables: Vec<TableEntry>,
+    /// Every file of the release except `manifest.json` and `SHA256SUMS`.
+    pub files: Vec<FileEntry>,
+    /// Counts from the build.
+    pub report: ReportSummary,
+}
+
+/// `manifest.pipeline`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PipelineInfo {
+    /// SHA-256 of the listing of `files` (`<sha256>  <path>\n` lines).
+    pub sha256: String,
+    /// Definition files.
+    pub files: Vec<HashedPath>,
+}
+
+/// A path with its size and digest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HashedPath {
+    /// Relative path, `/`-separated.
+    pub path: String,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// Lowercase hex SHA-256.
+    pub sha256: String,
+}
+
+/// `manifest.inputs[]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputEntry {
+    /// Path relative to the pipeline folder.
+    pub path: String,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// Lowercase hex SHA-256.
+    pub sha256: String,
+    /// Sources that read it.
+    pub sources: Vec<String>,
+}
+
+/// `manifest.tables[]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TableEntry {
+    /// Table name (= card config name).
+    pub name: String,
+    /// Rows written.
+    pub rows: u64,
+    /// Rows in `rejects/<name>.jsonl` because they failed validation.
+    pub rejected_rows: u64,
+    /// Rows dropped by the duplicate-key rule (also in the rejects file).
+    pub duplicates_dropped: u64,
+    /// Duplicate-key rule used (`error`, `keep-last`, `keep-first`).
+    pub on_duplicate_key: String,
+    /// The schema the rows conform to.
+    pub schema: TableSchema,
+    /// Arrow view of the schema.
+    pub arrow_schema: Vec<ArrowField>,
+    /// Data files (Parquet), relative to the release.
+    pub files: Vec<String>,
+    /// The table's splits (one `train` split unless the table has a split column).
+    pub splits: Vec<SplitEntry>,
+    /// The column whose value names each row's split (the pipeline's `split_column`), when
+    /// the table has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split_column: Option<String>,
+}
+
+/// `manifest.tables[].splits[]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SplitEntry {
+    /// Split name (`train`, `eval_gsm8k`, `test.v2`).
+    pub name: String,
+    /// Rows in the split.
+    pub rows: u64,
+    /// The split's Parquet files.
+    pub files: Vec<String>,
+}
+
+/// One Arrow field, for readers that do not speak Table Schema.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArrowField {
+    /// Column name.
+    pub name: String,
+    /// Arrow type (`Int64`, `List<Utf8>`, `Timestamp(Microsecond, "UTC")`).
+    #[serde(rename = "type")]
+    pub data_type: String,
+}
+
+/// `manifest.files[]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileEntry {
+    /// Path relative to the release folder.
+    pub path: String,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// Lowercase hex SHA-256.
+    pub sha256: String,
+    /// `parquet`, `jsonl`, `rejects` or `card`.
+    pub kind: String,
+    /// Table or source the file belongs to.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub table: Option<String>,
+    /// Rows (data and rejects files).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub rows: Option<u64>,
+}
+
+/// `manifest.report`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReportSummary {
+    /// Warnings issued.
+    pub warnings: u64,
+    /// Non-finite values read, by source.
+    pub nonfinite_values: BTreeMap<String, u64>,
+    /// Strings coerced to numbers (opt-in), by source.
+    pub coerced_values: BTreeMap<String, u64>,
+    /// Lines of each rejects file (`rejects/<name>.jsonl`), by source or table: for a table,
+    /// the rows that failed validation ([`TableEntry::rejected_rows`]) plus the rows a
+    /// duplicate-key rule superseded ([`TableEntry::duplicates_dropped`]), which share the file.
+    pub rejected_rows: BTreeMap<String, u64>,
+    /// Rows dropped by duplicate-key rules, by table.
+    pub duplicates_dropped: BTreeMap<String, u64>,
+}
+
+impl Manifest {
+    /// Reads `<dir>/manifest.json`.
+    ///
+    /// Errors: [`Error::Io`] when missing, [`Error::Config`] with line and column when it is
+    /// not a valid manifest, or with the JSON pointer of a table's schema that is no schema
+    /// runpack writes (an unknown type, a key naming no field: [`TableSchema::check`]), so that
+    /// nothing reads a table by a schema it cannot hold, or at `/manifest_version` when it is
+    /// not [`MANIFEST_VERSION`].
+    pub fn load(dir: &Path) -> Result<Manifest> {
+        let path = dir.join("manifest.json");
+        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+        let m: Manifest = serde_json::from_str(&text).map_err(|e| Error::json_file(path.display(), &e))?;
+        // another version's fields may mean other things: read as this one's, they would mislead
+        if m.manifest_version != MANIFEST_VERSION {
+            return Err(Error::config(
+                format!("{}:/manifest_version", path.display()),
+                format!(
+                    "manifest version {} is not the one this runpack reads ({MANIFEST_VERSION}); read the release with \
+                     the runpack that wrote it",
+                    m.manifest_version
+                ),
+            ));
+        }
+        for (i, t) in m.tables.iter().enumerate() {
+            t.schema.check_at().map_err(|(at, e)| {
+                Error::config(format!("{}:/tables/{i}/schema{at}", path.display()), format!("table {}: {e}", t.name))
+            })?;
+        }
+        Ok(m)
+    }
+
+    /// The manifest as written: pretty JSON with a final newline.
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("serializable");
+        s.push('\n');
+        s
+    }
+
+    /// The table named `name`.
+    pub fn table(&self, name: &str) -> Option<&TableEntry> {
+        self.tables.iter().find(|t| t.name == name)
+    }
+}
+
+/// `datapackage.json`: the release's tables as a Frictionless Tabular Data Package (Data
+/// Package spec v1, <https://specs.frictionlessdata.io/tabular-data-package/>), so that
+/// Frictionless tools (`frictionless validate datapackage.json`) can check the JSON Lines copies
+/// against the schemas, primary and foreign keys included.
+///
+/// One resource per table, named after it, in the manifest's table order: `path` is the table's
+/// JSON Lines file (a list of its shards or split files, in path order; empty files left out),
+/// `format` `jsonl`, and `schema` the table's Table Schema with `missingValues: []` (a null is
+/// JSON `null`; the empty string is a value, such as the JSON pointer of a whole document in
+/// `_source_line`). A table without rows gets inline `data` of its header row alone instead of
+/// a path. `title` is the card's `pretty_name`,
+/// `licenses` its `license` (a Hugging Face license id), when given.
+pub fn datapackage(manifest: &Manifest, title: Option<&str>, license: Option<&str>) -> String {
+    use serde_json::{Map, Value, json};
+    let mut pkg = Map::new();
+    pkg.insert("profile".into(), "tabular-data-package".into());
+    pkg.insert("name".into(), manifest.name.clone().into());
+    pkg.insert("version".into(), manifest.version.clone().into());
+    if let Some(t) = title {
+        pkg.insert("title".into(), t.into());
+    }
+    if let Some(l) = license {
+        pkg.insert("licenses".into(), json!([{ "name": l }]));
+    }
+    let resources: Vec<Value> = manifest
+        .tables
+        .iter()
+        .map(|t| {
+            let mut r = Map::new();
+            r.insert("name".into(), t.name.clone().into());
+            r.insert("profile".into(), "tabular-data-resource".into());
+            let paths: Vec<&str> = manifest
+                .files
+                .iter()
+                .filter(|f| f.kind == "jsonl" && f.table.as_deref() == Some(t.name.as_str()) && f.rows != Some(0))
+                .map(|f| f.path.as_str())
+                .collect();
+            match paths.as_slice() {
+                [] => {
+                    // inline data: the header row alone
+                    let header: Vec<Value> = t.schema.fields.iter().map(|f| Value::from(f.name.as_str())).collect();
+                    r.insert("data".into(), json!([header]));
+                }
+                [one] => {
+                    r.insert("path".into(), (*one).into());
+                }
+                many => {
+                    r.insert("path".into(), many.iter().map(|p| Value::from(*p)).collect());
+                }
+            }
+            if !paths.is_empty() {
+                r.insert("format".into(), "jsonl".into());
+                r.insert("encoding".into(), "utf-8".into());
+            }
+            r.insert("schema".into(), package_schema(&t.schema));
+            Value::Object(r)
+        })
+        .collect();
+    pkg.insert("resources".into(), resources.into());
+    serde_json::to_string_pretty(&Value::Object(pkg)).expect("JSON values serialize") + "\n"
+}
+
+/// The Table Schema of a data package resource over a table's JSON Lines copies: the
+/// table's schema with `"missingValues": []` (an empty string is a value), and without the
+/// `enum` of a column kept as JSON text (`any`, `object` without `fields`): such a column is a
+/// string in the copies, which Frictionless readers would hold against the enum's values,
+/// where runpack checks the enum by JSON value.
+pub fn package_schema(schema: &crate::core::schema::TableSchema) -> serde_json::Value {
+    let mut described = schema.clone();
+    for f in &mut described.fields {
+        if f.is_json_text() {
+            f.constraints.enum_values = None;
+        }
+        if let Some(items) = f.items.as_deref_mut().filter(|i| i.is_json_text()) {
+            items.constraints.enum_values = None;
+        }
+    }
+    package_schema_as_is(&described)
+}
+
+/// The table's schema with `"missingValues": []` and nothing left out: what packages held
+/// before [`package_schema`] left out the `enum` of JSON text columns (Frictionless refuses
+/// them; `verify` says so).
+pub fn package_schema_as_is(schema: &crate::core::schema::TableSchema) -> serde_json::Value {
+    let mut out = serde_json::to_value(schema).unwrap_or_else(|_| serde_json::json!({}));
+    if let serde_json::Value::Object(o) = &mut out {
+        o.insert("missingValues".into(), serde_json::json!([]));
+    }
+    out
+}
+
+/// `SHA256SUMS` text for `entries` (`<sha256>  <path>` lines, sorted by path).
+pub fn sha256sums(entries: &[(String, String)]) -> String {
+    let mut sorted: Vec<&(String, String)> = entries.iter().collect();
+    sorted.sort_by(|a, b| a.0.cmp(&b.0));
+    sorted.iter().map(|(path, sha)| format!("{sha}  {path}\n")).collect()
+}
+
+/// Why `path` is no [`safe_relative`] path, for messages: it leaves the release (absolute, or
+/// with `..`), or it is not written in the one form a release uses (`.` or empty parts, a
+/// backslash or `:`).
+pub fn unsafe_path_reason(path: &str) -> &'static str {
+    if path.starts_with('/') || path.split(['/', '\\']).any(|s| s == "..") {
+        "leaves the release folder"
+    } else {
+        "is not a plain relative path (`dir/file`, without `.` or empty parts, a backslash or `:`)"
+    }
+}
+
+/// True when a manifest path stays inside the release folder (relative, no `..`, no `\`).
+pub fn safe_relative(path: &str) -> bool {
+    !path.is_empty()
+        && !path.starts_with('/')
+        && !path.contains('\\')
+        && !path.contains(':')
+        && path.split('/').all(|s| !s.is_empty() && s != ".." && s != ".")
+}
+
+/// A release being built in a hidden folder beside its final place. Dropped without
+/// [`Staging::commit`] (a build that failed), it removes the staging folder and the folders
+/// it created to hold it, when they are empty.
+pub struct Staging {
+    dir: Option<tempfile::TempDir>,
+    target: PathBuf,
+    /// Folders that did not exist before this build, deepest first.
+    created: Vec<PathBuf>,
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        let Some(dir) = self.dir.take() else { return };
+        drop(dir);
+        for d in &self.created {
+            // a folder something else wrote into meanwhile is not empty, and stays
+            if std::fs::remove_dir(d).is_err() {
+                break;
+            }
+        }
+    }
+}
+
+impl Staging {
+    /// Prepares `target` (`releases/<name>/<version>`): refuses an existing release unless
+    /// `force`, removes leftovers of builds that were killed, creates the staging folder.
+    pub fn new(target: &Path, force: bool) -> Result<Staging> {
+        if target.exists() && !force {
+            return Err(Error::Refused(format!(
+                "{} already exists; pass --force to replace it, or build another --release-version",
+                target.display()
+            )));
+        }
+        let parent = target.parent().ok_or_else(|| Error::Refused("release path has no parent".into()))?;
+        // the folders this build makes (`releases/`, `releases/<name>/`), deepest first, so that
+        // a build that fails leaves none of them behind
+        let created: Vec<PathBuf> = parent
+            .ancestors()
+            .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+            .map(Path::to_path_buf)
+            .collect();
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        let stem = target.file_name().expect("version").to_string_lossy().to_string();
+        remove_stale(parent, &stem);
+        let dir = tempfile::Builder::new()
+            .prefix(&format!(".{stem}.building-{}-", std::process::id()))
+            .tempdir_in(parent)
+            .map_err(|e| Error::io(parent, e))?;
+        Ok(Staging { dir: Some(dir), target: target.to_path_buf(), created })
+    }
+
+    /// The staging folder.
+    pub fn path(&self) -> &Path {
+        self.dir.as_ref().expect("not committed").path()
+    }
+
+    /// Moves the finished release into place (replacing an old one only when `force`) and
+    /// returns its path. An existing release is swapped out only after the new one is complete.
+    ///
+    /// Errors: [`Error::Refused`] when another build put a release there meanwhile and `force`
+    /// is not set (the staging folder is removed).
+    pub fn commit(mut self, force: bool) -> Result<PathBuf> {
+        if self.target.exists() && !force {
+            return Err(Error::Refused(format!(
+                "{} appeared while this build ran (another build of the same version?); pass --force to replace it",
+                self.target.display()
+            )));
+        }
+        let dir = self.dir.take().expect("not committed").keep();
+        if self.target.exists() {
+            let old = self.target.with_file_name(format!(
+                ".{}.replaced-{}",
+                self.target.file_name().expect("name").to_string_lossy(),
+                std::process::id()
+            ));
+            std::fs::rename(&self.target, &old).map_err(|e| Error::io(&self.target, e))?;
+            std::fs::rename(&dir, &self.target).map_err(|e| Error::io(&dir, e))?;
+            std::fs::remove_dir_all(&old).map_err(|e| Error::io(&old, e))?;
+        } else {
+            std::fs::rename(&dir, &self.target).map_err(|e| Error::io(&dir, e))?;
+        }
+        Ok(self.target.clone())
+    }
+}
+
+/// Removes `.<version>.building-<pid>-*` folders whose process is gone.
+fn remove_stale(parent: &Path, stem: &str) {
+    let Ok(rd) = std::fs::read_dir(parent) else { return };
+    let prefix = format!(".{stem}.building-");
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        if let Some(rest) = name.strip_prefix(&prefix) {
+            let pid = rest.split('-').next().and_then(|p| p.parse::<u32>().ok());
+            let alive = pid.is_some_and(|p| Path::new(&format!("/proc/{p}")).exists());
+            if !alive {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths_are_checked() {
+        assert!(safe_relative("data/a.parquet"));
+        assert!(!safe_relative("../x"));
+        assert!(!safe_relative("/etc/passwd"));
+        assert!(!safe_relative("data/../../x"));
+        assert_eq!(sha256sums(&[("b".into(), "2".into()), ("a".into(), "1".into())]), "1  a\n2  b\n");
+    }
+}

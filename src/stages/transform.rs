@@ -1,0 +1,739 @@
+//! The transform stage: a table's SQL → conformed, ordered batches, written per split.
+//!
+//! In: the sources and earlier tables registered in a DataFusion session, one table of the
+//! pipeline, and (for a source streamed into it) the source's rows as they are read. Out: the
+//! table's rows conformed to its declared schema (or to the canonical form of the query's
+//! types), sorted by primary key (then by `_source_file`, `_source_line`; by every column when
+//! there is no key), validated and written as Parquet and JSON Lines, one set of files per
+//! split, with the keys later tables' foreign keys check against.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use arrow::array::RecordBatch;
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use futures::StreamExt;
+
+use crate::core::error::{Error, Result};
+use crate::core::options::BuildOptions;
+use crate::core::progress::Progress;
+use crate::core::report::BuildReport;
+use crate::core::schema::{TableSchema, type_name};
+use crate::core::spec::{DuplicatePolicy, PipelineSpec};
+use crate::stages::ingest::{self, IngestOptions, OnInvalid};
+use crate::stages::rejects::Rejects;
+use crate::stages::validate::{KeySet, Validator};
+use crate::stages::write::{TableWriter, WriteOptions};
+
+/// Memory a table's sort may buffer before writing sorted runs to disk, in bytes (128 MiB).
+pub const SORT_BUDGET_BYTES: usize = 128 << 20;
+
+/// Whether `plan` yields its rows as one stream already in ascending `sort_cols` order
+/// (nulls last), as DataFusion can tell from the orders of the sources it reads.
+fn plan_in_order(plan: &Arc<dyn datafusion::physical_plan::ExecutionPlan>, sort_cols: &[String]) -> bool {
+    use datafusion::physical_expr::PhysicalSortExpr;
+    use datafusion::physical_plan::ExecutionPlanProperties;
+    if plan.output_partitioning().partition_count() != 1 {
+        return false;
+    }
+    let schema = plan.schema();
+    let exprs: Option<Vec<PhysicalSortExpr>> = sort_cols
+        .iter()
+        .map(|c| {
+            let expr = datafusion::physical_expr::expressions::col(c, &schema).ok()?;
+            Some(PhysicalSortExpr::new(expr, arrow::compute::SortOptions { descending: false, nulls_first: false }))
+        })
+        .collect();
+    exprs.is_some_and(|e| plan.equivalence_properties().ordering_satisfy(e).unwrap_or(false))
+}
+
+/// The table names a SQL text reads (tables, views or sources; each once).
+fn sql_references(sql: &str, context: impl Fn() -> String) -> Result<Vec<String>> {
+    let statements = crate::sql::session::parse_statements(sql).map_err(|e| Error::sql_parse(context(), e, sql))?;
+    let mut out = Vec::new();
+    for st in statements {
+        let (refs, _) =
+            datafusion::sql::resolve::resolve_table_references(&st, true).map_err(|e| Error::sql(context(), e))?;
+        for r in refs {
+            if !out.iter().any(|n: &String| n == r.table()) {
+                out.push(r.table().to_string());
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The sources that can be streamed into the table that reads them (source index → table
+/// index and the schema of its rows): exactly one table's SQL and no view's or card section's
+/// names the source, and its schema is known before it is read ([`ingest::stream_schema`]).
+pub(crate) fn streamable_sources(spec: &PipelineSpec) -> Result<BTreeMap<usize, (usize, SchemaRef)>> {
+    let mut readers: BTreeMap<String, Vec<Option<usize>>> = BTreeMap::new();
+    for i in 0..spec.def.tables.len() {
+        let sql = spec.table_sql(i)?;
+        for r in sql_references(&sql, || format!("table {} ({})", spec.def.tables[i].name, sql_origin(spec, i)))? {
+            readers.entry(r).or_default().push(Some(i));
+        }
+    }
+    for (i, v) in spec.def.views.iter().enumerate() {
+        let sql = spec.view_sql(i)?;
+        for r in sql_references(&sql, || format!("view {}", v.name))? {
+            readers.entry(r).or_default().push(None);
+        }
+    }
+    // the card's sections run after the tables, over everything the build registered
+    for section in &spec.def.card.sections {
+        if let Some(q) = &section.query
+            && let Ok(refs) = sql_references(q, || format!("[card] section {:?}", section.title))
+        {
+            for r in refs {
+                readers.entry(r).or_default().push(None);
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    for (s, src) in spec.def.sources.iter().enumerate() {
+        if let Some([Some(t)]) = readers.get(&src.name).map(|r| r.as_slice())
+            && let Some(schema) = ingest::stream_schema(spec, s)
+        {
+            out.insert(s, (*t, schema));
+        }
+    }
+    Ok(out)
+}
+
+/// What building a table needs from the build around it.
+pub(crate) struct TableCx<'a> {
+    pub(crate) ctx: &'a datafusion::prelude::SessionContext,
+    pub(crate) spec: &'a PipelineSpec,
+    pub(crate) index: usize,
+    pub(crate) opts: &'a BuildOptions,
+    pub(crate) key_sets: &'a BTreeMap<(String, Vec<String>), KeySet>,
+    pub(crate) referenced: &'a BTreeMap<String, Vec<Vec<String>>>,
+    pub(crate) root: &'a Path,
+    pub(crate) work: &'a Path,
+    pub(crate) progress: &'a dyn Progress,
+}
+
+/// A table's query planned, with the schemas its rows are checked against.
+pub(crate) struct TablePlan {
+    table_schema: TableSchema,
+    target_schema: SchemaRef,
+    result_schema: SchemaRef,
+    sort_cols: Vec<String>,
+    policy: DuplicatePolicy,
+    plan: Arc<dyn datafusion::physical_plan::ExecutionPlan>,
+    /// The plan yields its rows in key order already.
+    in_order: bool,
+}
+
+/// A table written.
+pub(crate) struct TableBuilt {
+    pub(crate) rows: u64,
+    pub(crate) keys: Vec<(Vec<String>, KeySet)>,
+    pub(crate) split_files: Vec<(String, Vec<crate::stages::write::WrittenFile>)>,
+    pub(crate) policy: DuplicatePolicy,
+    pub(crate) table_schema: TableSchema,
+    pub(crate) target_schema: SchemaRef,
+}
+
+/// Plans table `cx.index`'s query over what the session holds now.
+pub(crate) async fn plan_table(cx: &TableCx<'_>) -> Result<TablePlan> {
+    let (spec, i) = (cx.spec, cx.index);
+    let t = &spec.def.tables[i];
+    let sql = spec.table_sql(i)?;
+    let df = cx
+        .ctx
+        .sql_with_options(&sql, crate::sql::session::read_only(false))
+        .await
+        .map_err(|e| Error::sql(format!("table {} ({})", t.name, sql_origin(spec, i)), e))?;
+    let result_schema: Schema = df.schema().as_arrow().clone();
+    let table_schema = match &spec.table_schemas[i] {
+        Some(s) => s.clone(),
+        None => inferred_schema(&t.name, &result_schema)?,
+    };
+    let target_schema = table_schema.arrow_schema();
+    let schema_file = t.schema.as_ref().map(|p| spec.dir.join(p).display().to_string());
+    check_columns(&t.name, schema_file.as_deref(), &result_schema, &table_schema, &target_schema)?;
+    let sort_cols = crate::core::schema::row_order(&table_schema, |c| result_schema.field_with_name(c).is_ok());
+    let policy = cx.opts.on_duplicate_key.unwrap_or(t.on_duplicate_key);
+    if policy != DuplicatePolicy::Error
+        && (result_schema.field_with_name("_source_file").is_err()
+            || result_schema.field_with_name("_source_line").is_err())
+    {
+        // the option sets the rule of every table: the table's own rule may be the one to set
+        let option = match cx.opts.on_duplicate_key {
+            Some(_) if t.on_duplicate_key != policy => format!(
+                "; --on-duplicate-key sets the rule of every table: leave it out and set \
+                 `on_duplicate_key = \"{}\"` on the tables that need it in {}",
+                policy.as_str(),
+                spec.file.display()
+            ),
+            _ => String::new(),
+        };
+        return Err(Error::config(
+            format!("table {} ({})", t.name, sql_origin(spec, i)),
+            format!(
+                "the keep-last and keep-first duplicate-key rules need the input order of the rows: select \
+                 `_source_file` and `_source_line` in the query (and declare them in the schema){option}"
+            ),
+        ));
+    }
+    let plan = df
+        .create_physical_plan()
+        .await
+        .map_err(|e| Error::sql(format!("table {} ({})", t.name, sql_origin(spec, i)), e))?;
+    // rows the query yields in key order already (a source ingest found in that order,
+    // read as it was written) go straight on; any others through the sort
+    let in_order = plan_in_order(&plan, &sort_cols);
+    Ok(TablePlan {
+        table_schema,
+        target_schema,
+        result_schema: Arc::new(result_schema),
+        sort_cols,
+        policy,
+        plan,
+        in_order,
+    })
+}
+
+/// Runs a planned table query: conforms, sorts (unless the rows come in key order),
+/// validates and writes its rows. Violations and warnings go to `report`, set-aside rows to
+/// `rejects`.
+pub(crate) async fn run_table(
+    cx: &TableCx<'_>,
+    tp: TablePlan,
+    report: &mut BuildReport,
+    rejects: &mut Rejects,
+) -> Result<TableBuilt> {
+    let t = &cx.spec.def.tables[cx.index];
+    let opts = cx.opts;
+    let TablePlan { table_schema, target_schema, result_schema, sort_cols, policy, plan, in_order } = tp;
+    let columns = crate::stages::write::leaf_columns(&target_schema);
+    if columns > crate::stages::write::VIEWER_MAX_COLUMNS {
+        report.warn(
+            &t.name,
+            "wide-table",
+            None,
+            format!(
+                "table {} has {columns} columns, above the dataset viewer's limit of {}; use a long layout \
+                 (one row per key and value, as the tinker-metrics format does) or a map column",
+                t.name,
+                crate::stages::write::VIEWER_MAX_COLUMNS
+            ),
+        );
+    }
+    let mut validator = Validator::new(
+        &t.name,
+        &table_schema,
+        target_schema.clone(),
+        policy,
+        opts.on_invalid,
+        cx.key_sets,
+        cx.referenced.get(&t.name).cloned().unwrap_or_default(),
+    )
+    .map_err(|e| match (e, &t.schema) {
+        // a problem of the declared schema (a pattern, a foreign key) names its file
+        (Error::Config { location, message }, Some(file)) if location == format!("table {}", t.name) => {
+            Error::config(format!("{} (table {})", cx.spec.dir.join(file).display(), t.name), message)
+        }
+        (e, _) => e,
+    })?;
+    let mut writer =
+        SplitWriters::new(&t.name, t.split_column.as_deref(), &t.splits, target_schema.clone(), cx.root, opts.write)?;
+    if let Some(ci) = writer.column {
+        validator = validator.with_split(ci, t.splits.clone());
+    }
+    // runpack sorts the query's rows itself, in bounded memory, stably (equal keys keep
+    // the query's order, then file and line order)
+    let keys: Vec<usize> = sort_cols.iter().map(|c| result_schema.index_of(c).expect("checked")).collect();
+    let mut sorter = crate::stages::sort::ExternalSort::new(
+        result_schema.clone(),
+        keys,
+        SORT_BUDGET_BYTES,
+        cx.work.join(format!("sort-{}", t.name)),
+    )?;
+    let started = Instant::now();
+    let task = cx.ctx.task_ctx();
+    let mut stream = datafusion::physical_plan::execute_stream(plan, task)
+        .map_err(|e| Error::sql(format!("table {}", t.name), e))?;
+    let mut sink = |b: RecordBatch| -> Result<()> {
+        let (mut conformed, problems) = conform_batch(&t.name, &b, &target_schema)?;
+        if !problems.is_empty() {
+            let sources = crate::stages::validate::SourceColumn::find(&b);
+            let mut bad_rows: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+            // a row with a value that does not fit goes no further in either mode: its null
+            // would only add a false `required` (or key) violation to the one reported here
+            for (row, column, message) in problems {
+                match opts.on_invalid {
+                    OnInvalid::Fail => {
+                        bad_rows.entry(row).or_default();
+                        report.violation(crate::core::report::Violation {
+                            scope: crate::core::report::Scope::Table,
+                            table: t.name.clone(),
+                            source: sources.at(row),
+                            path: column,
+                            rule: "type".into(),
+                            key: None,
+                            message,
+                        })
+                    }
+                    OnInvalid::Reject => bad_rows.entry(row).or_default().push(format!("{column}: {message}")),
+                }
+            }
+            // one reject per row, with every reason
+            for (&row, reasons) in bad_rows.iter().filter(|(_, reasons)| !reasons.is_empty()) {
+                rejects.add(
+                    &t.name,
+                    sources.reject_at(row).as_ref(),
+                    reasons,
+                    crate::stages::rejects::RejectBody::Record(crate::stages::validate::row_json(&b, row)),
+                )?;
+            }
+            if !bad_rows.is_empty() {
+                let keep: arrow::array::BooleanArray =
+                    (0..conformed.num_rows()).map(|r| Some(!bad_rows.contains_key(&r))).collect();
+                conformed =
+                    arrow::compute::filter_record_batch(&conformed, &keep).map_err(|e| Error::format(&t.name, e))?;
+            }
+        }
+        if let Some(out) = validator.push(conformed, report, rejects)? {
+            writer.write(&out, report)?;
+        }
+        Ok(())
+    };
+    while let Some(b) = stream.next().await {
+        let b = b.map_err(|e| Error::sql(format!("table {}", t.name), e))?;
+        cx.progress.advance(b.num_rows() as u64);
+        if in_order { sink(b)? } else { sorter.push(b)? }
+    }
+    drop(stream);
+    if in_order {
+        tracing::info!("table {}: query in key order, not sorted", t.name);
+    } else {
+        tracing::info!("table {}: query and sort input in {:.2} s", t.name, started.elapsed().as_secs_f64());
+        sorter.finish(&mut sink)?;
+    }
+    if let Some(out) = validator.finish(report, rejects)? {
+        writer.write(&out, report)?;
+    }
+    let rows = validator.rows_kept;
+    let keys = validator.take_keys();
+    drop(validator);
+    let split_files = writer.finish()?;
+    Ok(TableBuilt { rows, keys: keys.into_iter().collect(), split_files, policy, table_schema, target_schema })
+}
+
+/// How building a table over streamed sources ended.
+pub(crate) enum Streaming {
+    /// The table is written; each streamed source's index, the files it read and what
+    /// reading it found.
+    Built(Box<TableBuilt>, Vec<(usize, Vec<ingest::files::InputFile>, BuildReport)>),
+    /// A streamed source broke the rules: each source's index and what reading it found.
+    Invalid(Vec<(usize, BuildReport)>),
+    /// Reading streamed source `.0` failed.
+    SourceError(usize, Error),
+    /// The sources must be staged and the table built from them: its query reads a source
+    /// more than once, or the rows broke the key order the plan counted on. Nothing of the
+    /// attempt is left in the report, the rejects or the release folder.
+    Restage,
+}
+
+/// Builds table `cx.index` while its `streamed` sources (index, schema) are read into it.
+pub(crate) async fn build_streamed(
+    cx: &TableCx<'_>,
+    spec: &Arc<PipelineSpec>,
+    streamed: &[(usize, SchemaRef)],
+    ingest_opts: &IngestOptions,
+    report: &mut BuildReport,
+    rejects: &mut Rejects,
+) -> Result<Streaming> {
+    use datafusion::catalog::streaming::StreamingTable;
+    let t = &spec.def.tables[cx.index];
+    let name = |s: usize| spec.def.sources[s].name.as_str();
+    // the table's key order, declared for each source that has its columns, to be checked
+    // as the rows go by
+    let checks: Vec<Option<crate::stages::sort::OrderCheck>> = streamed
+        .iter()
+        .map(|(_, schema)| {
+            let table_schema = spec.table_schemas[cx.index].as_ref()?;
+            let cols = crate::core::schema::row_order(table_schema, |c| schema.index_of(c).is_ok());
+            let check = crate::stages::sort::OrderCheck::new(schema, cols);
+            check.in_order().then_some(check)
+        })
+        .collect();
+    let feeds: Vec<_> = streamed.iter().map(|(_, schema)| crate::stages::feed::Feed::new(schema.clone())).collect();
+    let register = |declare: bool| -> Result<()> {
+        for (((s, schema), (feed, _)), check) in streamed.iter().zip(&feeds).zip(&checks) {
+            let mut table = StreamingTable::try_new(schema.clone(), vec![feed.clone()])
+                .map_err(|e| Error::sql(format!("source {}", name(*s)), e))?;
+            if let (true, Some(c)) = (declare, check) {
+                table = table.with_sort_order(crate::sql::session::sort_exprs(c.columns()));
+            }
+            let _ = cx.ctx.deregister_table(name(*s));
+            cx.ctx
+                .register_table(name(*s), Arc::new(table))
+                .map_err(|e| Error::sql(format!("source {}", name(*s)), e))?;
+        }
+        Ok(())
+    };
+    register(true)?;
+    let mut tp = plan_table(cx).await?;
+    let declared = checks.iter().any(|c| c.is_some());
+    if !tp.in_order && declared {
+        // the order would not spare the sort: plan again without counting on it
+        register(false)?;
+        tp = plan_table(cx).await?;
+    }
+    let speculative = tp.in_order && declared;
+    if feeds.iter().any(|(feed, _)| !feed.read_once_by(&tp.plan)) {
+        tracing::info!("table {}: reads a source more than once; staging it", t.name);
+        return Ok(Streaming::Restage);
+    }
+    let mut running = Vec::new();
+    let mut opened = Vec::new();
+    for (((s, _), (feed, tx)), check) in streamed.iter().zip(feeds).zip(checks) {
+        opened.push(feed);
+        running.push(crate::stages::feed::start(
+            spec.clone(),
+            *s,
+            tx,
+            if speculative { check } else { None },
+            ingest_opts.clone(),
+            cx.opts.max_errors,
+            cx.root.join("rejects"),
+        ));
+        tracing::info!("source {}: streamed into table {}", name(*s), t.name);
+    }
+    let mut table_report = BuildReport::new(cx.opts.max_errors);
+    let result = run_table(cx, tp, &mut table_report, rejects).await;
+    // a query that failed before it ran, or never read a source, must not keep its reader waiting
+    for feed in &opened {
+        feed.close();
+    }
+    let readings: Vec<crate::stages::feed::Reading> = running.into_iter().map(|r| r.join()).collect();
+    for (s, _) in streamed {
+        let _ = cx.ctx.deregister_table(name(*s));
+    }
+    let reread = opened.iter().any(|f| f.reread());
+    if reread || readings.iter().any(|r| r.disordered) {
+        if reread {
+            tracing::info!("table {}: reads a source more than once; staging it", t.name);
+        } else {
+            tracing::info!("table {}: a streamed source is not in key order; staging it", t.name);
+        }
+        if let Ok(built) = &result {
+            for (_, files) in &built.split_files {
+                for f in files {
+                    let path = cx.root.join(&f.path);
+                    std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+                }
+            }
+        }
+        crate::stages::write::remove_unfinished(cx.root)?;
+        rejects.discard(&t.name)?;
+        for r in readings {
+            r.rejects.abandon()?;
+        }
+        return Ok(Streaming::Restage);
+    }
+    let mut read = Vec::new();
+    let mut adopted = Vec::new();
+    for r in readings {
+        let files = match r.result {
+            Ok(f) => f,
+            Err(e) => return Ok(Streaming::SourceError(r.source, e)),
+        };
+        adopted.push(r.rejects);
+        read.push((r.source, files.inputs, r.report));
+    }
+    if read.iter().any(|(_, _, found)| found.violations_total > 0) {
+        return Ok(Streaming::Invalid(read.into_iter().map(|(s, _, found)| (s, found)).collect()));
+    }
+    let built = result?;
+    for r in adopted {
+        rejects.adopt(r);
+    }
+    report.absorb(table_report);
+    Ok(Streaming::Built(Box::new(built), read))
+}
+
+/// Routes a table's rows to one writer per split.
+struct SplitWriters {
+    table: String,
+    column: Option<usize>,
+    allowed: Vec<String>,
+    writers: BTreeMap<String, TableWriter>,
+    schema: SchemaRef,
+    root: PathBuf,
+    opts: WriteOptions,
+}
+
+impl SplitWriters {
+    fn new(
+        table: &str,
+        column: Option<&str>,
+        allowed: &[String],
+        schema: SchemaRef,
+        root: &Path,
+        opts: WriteOptions,
+    ) -> Result<Self> {
+        let column = match column {
+            Some(c) => Some(schema.index_of(c).map_err(|_| {
+                Error::config(format!("table {table}"), format!("split_column `{c}` is not a column of the table"))
+            })?),
+            None => None,
+        };
+        let mut w = SplitWriters {
+            table: table.to_string(),
+            column,
+            allowed: allowed.to_vec(),
+            writers: BTreeMap::new(),
+            schema,
+            root: root.to_path_buf(),
+            opts,
+        };
+        let names: Vec<String> = if w.column.is_none() { vec!["train".into()] } else { allowed.to_vec() };
+        for n in names {
+            w.writer(&n)?;
+        }
+        Ok(w)
+    }
+
+    fn writer(&mut self, split: &str) -> Result<&mut TableWriter> {
+        if !self.writers.contains_key(split) {
+            let name = if self.column.is_some() { format!("{}/{split}", self.table) } else { self.table.clone() };
+            let w = TableWriter::new(&name, self.schema.clone(), &self.root, self.opts)?;
+            self.writers.insert(split.to_string(), w);
+        }
+        Ok(self.writers.get_mut(split).expect("inserted"))
+    }
+
+    fn write(&mut self, b: &RecordBatch, report: &mut BuildReport) -> Result<()> {
+        let Some(ci) = self.column else { return self.writer("train")?.write(b) };
+        let col = arrow::compute::cast(b.column(ci), &DataType::Utf8).map_err(|e| Error::format(&self.table, e))?;
+        let col = col.as_any().downcast_ref::<arrow::array::StringArray>().expect("utf8");
+        let sources = crate::stages::validate::SourceColumn::find(b);
+        let mut groups: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+        for r in 0..b.num_rows() {
+            let name = if arrow::array::Array::is_valid(col, r) { col.value(r).to_string() } else { String::new() };
+            // the validator has checked these rows already (Validator::with_split): a row with
+            // a bad split name was rejected there, or reported there and fails the build; it is
+            // kept out of the files here, never written under a name it cannot have
+            match crate::core::names::split_problem(Some(&name), &self.allowed) {
+                Some(_) if report.violations_total > 0 => {}
+                Some(message) => report.violation(crate::core::report::Violation {
+                    scope: crate::core::report::Scope::Table,
+                    table: self.table.clone(),
+                    source: sources.at(r),
+                    path: self.schema.field(ci).name().clone(),
+                    rule: "split".into(),
+                    key: None,
+                    message,
+                }),
+                None => groups.entry(name).or_default().push(r as u32),
+            }
+        }
+        for (name, rows) in groups {
+            let idx = arrow::array::UInt32Array::from(rows);
+            let part = arrow::compute::take_record_batch(b, &idx).map_err(|e| Error::format(&self.table, e))?;
+            self.writer(&name)?.write(&part)?;
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Result<Vec<(String, Vec<crate::stages::write::WrittenFile>)>> {
+        let mut out = Vec::new();
+        for (name, w) in self.writers {
+            out.push((name, w.finish()?));
+        }
+        Ok(out)
+    }
+}
+
+fn sql_origin(spec: &PipelineSpec, i: usize) -> String {
+    let t = &spec.def.tables[i];
+    origin(spec, t.sql.as_deref(), "table", &t.name)
+}
+
+/// Where the SQL of a `[[table]]` or `[[view]]` (`section`) named `name` is: its file, or the
+/// line of pipeline.toml where the SQL of its inline `query` starts.
+pub(crate) fn origin(spec: &PipelineSpec, sql: Option<&str>, section: &str, name: &str) -> String {
+    match sql {
+        Some(p) => spec.dir.join(p).display().to_string(),
+        None => match spec.inline_query_line(section, name) {
+            Some(line) => format!("inline query whose SQL line 1 is {}:{line}", spec.file.display()),
+            None => "inline query".into(),
+        },
+    }
+}
+
+/// Tables in an order where each comes after the tables its SQL reads.
+pub(crate) fn table_order(spec: &PipelineSpec) -> Result<Vec<usize>> {
+    let names: BTreeMap<&str, usize> = spec.def.tables.iter().enumerate().map(|(i, t)| (t.name.as_str(), i)).collect();
+    let mut deps: Vec<BTreeSet<usize>> = Vec::new();
+    for (i, t) in spec.def.tables.iter().enumerate() {
+        let sql = spec.table_sql(i)?;
+        let mut set = BTreeSet::new();
+        for r in sql_references(&sql, || format!("table {} ({})", t.name, sql_origin(spec, i)))? {
+            if let Some(&j) = names.get(r.as_str()) {
+                if j == i {
+                    return Err(Error::config(sql_origin(spec, i), format!("table {} reads itself", t.name)));
+                }
+                set.insert(j);
+            }
+        }
+        // foreign keys also need the referenced table first
+        if let Some(s) = &spec.table_schemas[i] {
+            for fk in &s.foreign_keys {
+                if let Some(&j) = names.get(fk.reference.resource.as_str())
+                    && j != i
+                {
+                    set.insert(j);
+                }
+            }
+        }
+        deps.push(set);
+    }
+    let (order, stuck) = crate::core::schema::dependency_order(&deps);
+    if !stuck.is_empty() {
+        let stuck: Vec<&str> = stuck.iter().map(|&i| spec.def.tables[i].name.as_str()).collect();
+        return Err(Error::config(
+            spec.file.display().to_string(),
+            format!("tables read each other in a cycle: {}", stuck.join(", ")),
+        ));
+    }
+    Ok(order)
+}
+
+fn inferred_schema(table: &str, result: &Schema) -> Result<TableSchema> {
+    let mut fields = Vec::new();
+    for f in result.fields() {
+        crate::core::schema::column_name(f.name()).map_err(|m| Error::config(format!("table {table}"), m))?;
+        let dt = crate::core::schema::canonical(f.data_type())
+            .map_err(|m| Error::config(format!("table {table}"), format!("column `{}` {m}", f.name())))?;
+        fields.push(Field::new(f.name(), dt, true));
+    }
+    Ok(TableSchema::from_arrow(&Schema::new(fields)))
+}
+
+/// Checks that the query's columns are the schema's and can be cast to its types.
+/// `schema_file` is the declared schema's path, for the messages (`None`: inferred).
+fn check_columns(
+    table: &str,
+    schema_file: Option<&str>,
+    result: &Schema,
+    schema: &TableSchema,
+    target: &Schema,
+) -> Result<()> {
+    let ctx = format!("table {table}");
+    for f in target.fields() {
+        let Ok(found) = result.field_with_name(f.name()) else {
+            let have: Vec<&str> = result.fields().iter().map(|f| f.name().as_str()).collect();
+            return Err(Error::config(
+                ctx,
+                format!(
+                    "the schema declares `{}` but the query returns no such column (it returns: {})",
+                    f.name(),
+                    have.join(", ")
+                ),
+            ));
+        };
+        if !castable(found.data_type(), f.data_type()) {
+            let declared = schema.field(f.name());
+            let nested = matches!(
+                found.data_type(),
+                DataType::Struct(_) | DataType::List(_) | DataType::LargeList(_) | DataType::Map(..)
+            );
+            // SQL has no cast of a struct or list to JSON text: the schema says how to keep it
+            let fix = if nested && matches!(f.data_type(), DataType::Utf8) {
+                "SQL cannot cast a struct or a list to JSON text: declare the field as an `object` with `fields` \
+                 (a struct) or an `array` with `items` (a list) to keep it as it is"
+            } else {
+                "CAST it in the SQL"
+            };
+            return Err(Error::config(
+                ctx,
+                format!(
+                    "column `{}` is {} in the query but the schema{} declares it {}{} ({}); {fix}",
+                    f.name(),
+                    type_name(found.data_type()),
+                    schema_file.map(|p| format!(" ({p})")).unwrap_or_default(),
+                    declared.map(|d| d.field_type.as_str()).unwrap_or("of another type"),
+                    declared.and_then(|d| d.format.as_deref()).map(|f| format!(" of format {f}")).unwrap_or_default(),
+                    type_name(f.data_type())
+                ),
+            ));
+        }
+    }
+    for f in result.fields() {
+        if schema.field(f.name()).is_none() {
+            return Err(Error::config(
+                ctx,
+                format!("the query returns column `{}`, which the schema does not declare", f.name()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn castable(from: &DataType, to: &DataType) -> bool {
+    if from == to || *from == DataType::Null {
+        return true;
+    }
+    let Ok(c) = crate::core::schema::canonical(from) else { return false };
+    if &c == to {
+        return true;
+    }
+    match (&c, to) {
+        (DataType::Int64, DataType::Float64 | DataType::UInt64)
+        | (DataType::UInt64, DataType::Float64 | DataType::Int64)
+        | (DataType::Float64, DataType::Int64 | DataType::UInt64) => true,
+        (DataType::List(a), DataType::List(b)) => castable(a.data_type(), b.data_type()),
+        (DataType::Struct(a), DataType::Struct(b)) => a
+            .iter()
+            .all(|f| b.iter().find(|g| g.name() == f.name()).is_some_and(|g| castable(f.data_type(), g.data_type()))),
+        _ => false,
+    }
+}
+
+/// A value of a query's result that does not fit the table: row, column, message.
+type CellProblem = (usize, String, String);
+
+/// Conforms a query batch to the table's schema. Values that cannot be stored as the declared
+/// type without change (a fraction into an integer column, an integer out of range) become
+/// problems `(row, column, message)` and null values; the caller reports or rejects their rows.
+fn conform_batch(table: &str, b: &RecordBatch, target: &SchemaRef) -> Result<(RecordBatch, Vec<CellProblem>)> {
+    let mut cols = Vec::with_capacity(target.fields().len());
+    let mut problems = Vec::new();
+    for f in target.fields() {
+        let c = b.column_by_name(f.name()).expect("checked");
+        let from = c.data_type().clone();
+        match crate::core::schema::conform(c, f.data_type()) {
+            Ok(a) => cols.push(a),
+            Err(_)
+                if from.is_numeric()
+                    || from.is_temporal()
+                    || matches!(from, DataType::List(_) | DataType::LargeList(_) | DataType::Struct(_)) =>
+            {
+                // value by value: keep what fits exactly, name what does not
+                let (out, lost) = crate::core::schema::conform_each(c, f.data_type())
+                    .map_err(|e| Error::format(format!("table {table}, column `{}`", f.name()), e))?;
+                for r in (0..c.len()).filter(|&r| lost[r]) {
+                    let shown = arrow::util::display::array_value_to_string(c, r).unwrap_or_default();
+                    problems.push((
+                        r,
+                        f.name().clone(),
+                        format!("value {shown} cannot be stored as {} without changing it", type_name(f.data_type())),
+                    ));
+                }
+                cols.push(out);
+            }
+            Err(m) => return Err(Error::format(format!("table {table}, column `{}`", f.name()), m)),
+        }
+    }
+    let cols = cols.into_iter().map(|c| crate::stages::sort::positive_nan(&c)).collect();
+    let batch = RecordBatch::try_new(target.clone(), cols).map_err(|e| Error::format(format!("table {table}"), e))?;
+    Ok((batch, problems))
+}

@@ -1,0 +1,1036 @@
+//! Validation of an output table against its Table Schema.
+//!
+//! In: the table's rows as sorted record batches (sorted by primary key, then by source file
+//! and line), the [`TableSchema`], the duplicate-key policy, and the key sets of the tables its
+//! foreign keys reference. Out: the rows to keep, and for every other row a [`Violation`]
+//! (or, with [`OnInvalid::Reject`], a line in `rejects/<table>.jsonl`).
+//!
+//! Rules checked (Frictionless Table Schema v1): `required`, `unique`, `enum`, `pattern` (whole
+//! value), `minimum`, `maximum`, `minLength`, `maxLength`, `primaryKey` (unique and not null),
+//! and the same value rules but `unique` on each item of an `array` (its `items` descriptor;
+//! a runpack extension: the item is named `field[k]`, k from 0),
+//! `foreignKeys` (every non-null key exists in the referenced table). Each violation names the
+//! table, the row's primary key, the field, the rule, the value found and the raw
+//! `_source_file:_source_line` the row came from (or the first of its `source_files`).
+//!
+//! Memory: rows stream through; only the current primary-key group, the values of `unique`
+//! columns and the referenced key sets are held.
+
+// Rows are checked by index across several parallel arrays (columns, reasons, sources).
+#![allow(clippy::needless_range_loop)]
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch};
+use arrow::datatypes::{DataType, SchemaRef};
+use arrow::row::{OwnedRow, RowConverter, SortField};
+use serde_json::Value;
+
+use crate::core::error::{Error, Result};
+use crate::core::names::split_problem;
+use crate::core::report::{BuildReport, Position, SourceRef, Violation};
+use crate::core::schema::TableSchema;
+use crate::core::spec::DuplicatePolicy;
+use crate::core::values::Num;
+use crate::stages::ingest::OnInvalid;
+use crate::stages::rejects::{RejectBody, Rejects};
+
+/// Keys of a referenced table, for foreign-key checks.
+#[derive(Debug, Default)]
+pub struct KeySet {
+    /// Arrow types of the key columns.
+    pub types: Vec<DataType>,
+    /// Row-encoded keys.
+    pub keys: HashSet<OwnedRow>,
+}
+
+/// Checks the rows of one table as they stream by.
+pub struct Validator<'a> {
+    table: String,
+    schema: &'a TableSchema,
+    arrow: SchemaRef,
+    policy: DuplicatePolicy,
+    on_invalid: OnInvalid,
+    pk_idx: Vec<usize>,
+    pk_conv: Option<RowConverter>,
+    carry: Option<RecordBatch>,
+    patterns: BTreeMap<usize, regex::Regex>,
+    /// Compiled `pattern` of the `items` of array columns, by column index.
+    item_patterns: BTreeMap<usize, regex::Regex>,
+    unique: BTreeMap<usize, (RowConverter, HashSet<OwnedRow>)>,
+    /// Foreign keys: the key's columns, the referenced table and columns as written in
+    /// messages (`checkpoints(tinker_uri)`), the referenced keys, and their row converter.
+    fks: Vec<(Vec<usize>, String, &'a KeySet, RowConverter)>,
+    collect_keys: Vec<(Vec<String>, Vec<usize>, RowConverter, KeySet)>,
+    /// The split column and the allowed split names (empty: any loadable name).
+    split: Option<(usize, Vec<String>)>,
+    /// The split names seen, by their lower case: two that differ only in case would name one
+    /// file on a case-insensitive filesystem.
+    split_cases: BTreeMap<String, String>,
+    /// Rows kept.
+    pub rows_kept: u64,
+}
+
+impl<'a> Validator<'a> {
+    /// Checks column `column` as the table's split column too: a row whose split name is null,
+    /// not loadable or not among `allowed` breaks rule `split` (reported, or rejected with
+    /// `--on-invalid reject`).
+    pub fn with_split(mut self, column: usize, allowed: Vec<String>) -> Self {
+        self.split = Some((column, allowed));
+        self
+    }
+
+    /// A validator for `table`. `refs` holds the key sets of referenced tables by (table,
+    /// columns); `collect` lists the column sets whose keys later tables reference.
+    pub fn new(
+        table: &str,
+        schema: &'a TableSchema,
+        arrow: SchemaRef,
+        policy: DuplicatePolicy,
+        on_invalid: OnInvalid,
+        refs: &'a BTreeMap<(String, Vec<String>), KeySet>,
+        collect: Vec<Vec<String>>,
+    ) -> Result<Self> {
+        let idx = |name: &str| -> Result<usize> {
+            arrow.index_of(name).map_err(|_| Error::config(format!("table {table}"), format!("no column `{name}`")))
+        };
+        let pk_idx: Vec<usize> = schema.primary_key.iter().map(|k| idx(k)).collect::<Result<_>>()?;
+        let pk_conv = if pk_idx.is_empty() {
+            None
+        } else {
+            Some(converter(&pk_idx.iter().map(|&i| arrow.field(i).data_type().clone()).collect::<Vec<_>>())?)
+        };
+        let mut patterns = BTreeMap::new();
+        let mut item_patterns = BTreeMap::new();
+        let mut unique = BTreeMap::new();
+        let compile =
+            |p: &str| regex::Regex::new(&format!("^(?:{p})$")).map_err(|e| Error::config(table, e.to_string()));
+        for (i, f) in schema.fields.iter().enumerate() {
+            if let Some(p) = &f.constraints.pattern {
+                patterns.insert(i, compile(p)?);
+            }
+            if let Some(p) = f.items.as_ref().and_then(|it| it.constraints.pattern.as_ref()) {
+                item_patterns.insert(i, compile(p)?);
+            }
+            if f.constraints.unique {
+                unique.insert(i, (converter(&[arrow.field(i).data_type().clone()])?, HashSet::new()));
+            }
+        }
+        let mut fks = Vec::new();
+        for fk in &schema.foreign_keys {
+            let cols: Vec<usize> = fk.fields.iter().map(|k| idx(k)).collect::<Result<_>>()?;
+            let target =
+                if fk.reference.resource.is_empty() { table.to_string() } else { fk.reference.resource.clone() };
+            let set = refs.get(&(target.clone(), fk.reference.fields.clone())).ok_or_else(|| {
+                Error::config(
+                    format!("table {table}"),
+                    format!("foreign key references `{target}`, which is not an earlier table of this pipeline"),
+                )
+            })?;
+            // a key matches a value of its own type only: a cast would make "1e0" the number
+            // 1, or 1.5 the integer 1 (Frictionless readers compare typed values)
+            let kind = |dt: &DataType| {
+                let d = crate::core::schema::FieldDescriptor::from_arrow(&arrow::datatypes::Field::new(
+                    "",
+                    dt.clone(),
+                    true,
+                ));
+                match d.format {
+                    Some(f) => format!("{} ({f}, {})", d.field_type, crate::core::schema::type_name(dt)),
+                    None => format!("{} ({})", d.field_type, crate::core::schema::type_name(dt)),
+                }
+            };
+            for (j, (&c, name)) in cols.iter().zip(&fk.fields).enumerate() {
+                let (here, there) = (arrow.field(c).data_type(), &set.types[j]);
+                if here != there {
+                    return Err(Error::config(
+                        format!("table {table}"),
+                        format!(
+                            "foreign key column `{name}` is {}, and the column `{}` of table {target} it references \
+                             is {}; a key only matches values of its own type: declare both with one type",
+                            kind(here),
+                            fk.reference.fields[j],
+                            kind(there)
+                        ),
+                    ));
+                }
+            }
+            // named with the columns it references: `checkpoints(tinker_uri)`
+            let target = format!("{target}({})", fk.reference.fields.join(", "));
+            fks.push((cols, target, set, converter(&set.types)?));
+        }
+        let mut collect_keys = Vec::new();
+        for cols in collect {
+            let idxs: Vec<usize> = cols.iter().map(|k| idx(k)).collect::<Result<_>>()?;
+            let types: Vec<DataType> = idxs.iter().map(|&i| arrow.field(i).data_type().clone()).collect();
+            collect_keys.push((cols, idxs.clone(), converter(&types)?, KeySet { types, keys: HashSet::new() }));
+        }
+        Ok(Validator {
+            table: table.to_string(),
+            schema,
+            arrow,
+            policy,
+            on_invalid,
+            pk_idx,
+            pk_conv,
+            carry: None,
+            patterns,
+            item_patterns,
+            unique,
+            fks,
+            collect_keys,
+            split: None,
+            split_cases: BTreeMap::new(),
+            rows_kept: 0,
+        })
+    }
+
+    /// Checks a batch; returns the rows to write (possibly fewer). With a primary key, rows
+    /// are held back until the next call shows where their last key group ends.
+    pub fn push(
+        &mut self,
+        batch: RecordBatch,
+        report: &mut BuildReport,
+        rejects: &mut Rejects,
+    ) -> Result<Option<RecordBatch>> {
+        if batch.num_rows() == 0 {
+            return Ok(None);
+        }
+        let Some(conv) = &self.pk_conv else { return self.process(batch, report, rejects).map(Some) };
+        // the rows held back are processed on their own when the new batch starts another
+        // key group (the common case, which copies nothing); a group that goes on across the
+        // edge is joined up first
+        let batch = match self.carry.take() {
+            None => {
+                self.carry = Some(batch);
+                return Ok(None);
+            }
+            Some(held) => {
+                let key = |b: &RecordBatch, row: usize| {
+                    conv.convert_columns(&self.key_columns(&b.slice(row, 1))).map_err(|e| Error::format(&self.table, e))
+                };
+                if key(&held, held.num_rows() - 1)?.row(0) != key(&batch, 0)?.row(0) {
+                    self.carry = Some(batch);
+                    return self.process(held, report, rejects).map(Some);
+                }
+                arrow::compute::concat_batches(&self.arrow, &[held, batch])
+                    .map_err(|e| Error::format(&self.table, e))?
+            }
+        };
+        // the last key group of the joined rows is held back in turn
+        let rows = conv.convert_columns(&self.key_columns(&batch)).map_err(|e| Error::format(&self.table, e))?;
+        let mut cut = batch.num_rows() - 1;
+        while cut > 0 && rows.row(cut) == rows.row(cut - 1) {
+            cut -= 1;
+        }
+        self.carry = Some(batch.slice(cut, batch.num_rows() - cut));
+        if cut == 0 {
+            return Ok(None);
+        }
+        self.process(batch.slice(0, cut), report, rejects).map(Some)
+    }
+
+    /// Processes what is held back; call once after the last batch.
+    pub fn finish(&mut self, report: &mut BuildReport, rejects: &mut Rejects) -> Result<Option<RecordBatch>> {
+        match self.carry.take() {
+            Some(c) => self.process(c, report, rejects).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The key sets of this table's referenced column sets (after the last batch).
+    pub fn take_keys(&mut self) -> Vec<(Vec<String>, KeySet)> {
+        std::mem::take(&mut self.collect_keys).into_iter().map(|(cols, _, _, k)| (cols, k)).collect()
+    }
+
+    fn key_columns(&self, b: &RecordBatch) -> Vec<ArrayRef> {
+        self.pk_idx.iter().map(|&i| key_value(b.column(i))).collect()
+    }
+
+    fn process(&mut self, b: RecordBatch, report: &mut BuildReport, rejects: &mut Rejects) -> Result<RecordBatch> {
+        let n = b.num_rows();
+        let mut reasons: Vec<Vec<(String, String, String)>> = vec![Vec::new(); n]; // (field, rule, message)
+        let mut superseded: Vec<Option<String>> = vec![None; n];
+        let sources = SourceColumn::find(&b);
+
+        // field constraints
+        for (i, f) in self.schema.fields.iter().enumerate() {
+            let col = b.column(i);
+            let c = &f.constraints;
+            let stored_checks = f.needs_stored_checks();
+            for r in 0..n {
+                if col.is_null(r) {
+                    if c.required || self.schema.primary_key.contains(&f.name) {
+                        reasons[r].push((
+                            f.name.clone(),
+                            "required".into(),
+                            "value is null but the field is required".into(),
+                        ));
+                    }
+                    continue;
+                }
+                let pattern = self.patterns.get(&i);
+                for (rule, message) in value_problems(c, f.is_json_text(), pattern, col, r) {
+                    reasons[r].push((f.name.clone(), rule.into(), message));
+                }
+                // what the conversion guarantees of values, which a table's SQL can break: JSON
+                // text that is JSON, dates and datetimes in years 1 to 9999 (at any depth)
+                if stored_checks {
+                    stored_value_problems(f, col, r, &f.name, &mut |at, message| {
+                        reasons[r].push((at, "type".into(), message))
+                    });
+                }
+                // the items of an array, each checked against the items' constraints
+                if let Some(items) = f.items.as_deref().filter(|it| !it.constraints.is_empty())
+                    && let Some(list) = col.as_list_opt::<i32>()
+                {
+                    let values = list.values();
+                    let offsets = list.value_offsets();
+                    let pattern = self.item_patterns.get(&i);
+                    for (k, j) in (offsets[r] as usize..offsets[r + 1] as usize).enumerate() {
+                        let at = format!("{}[{k}]", f.name);
+                        if values.is_null(j) {
+                            if items.constraints.required {
+                                reasons[r].push((at, "required".into(), "item is null but items are required".into()));
+                            }
+                            continue;
+                        }
+                        for (rule, message) in
+                            value_problems(&items.constraints, items.is_json_text(), pattern, values, j)
+                        {
+                            reasons[r].push((at.clone(), rule.into(), message));
+                        }
+                    }
+                }
+            }
+        }
+        // split names
+        if let Some((ci, allowed)) = &self.split {
+            let names =
+                arrow::compute::cast(b.column(*ci), &DataType::Utf8).map_err(|e| Error::format(&self.table, e))?;
+            let names = names.as_string::<i32>();
+            for (r, why) in reasons.iter_mut().enumerate() {
+                let name = names.is_valid(r).then(|| names.value(r));
+                if let Some(message) = split_problem(name, allowed) {
+                    why.push((self.arrow.field(*ci).name().clone(), "split".into(), message));
+                } else if let Some(name) = name {
+                    match self.split_cases.get(&name.to_lowercase()) {
+                        Some(first) if first != name => why.push((
+                            self.arrow.field(*ci).name().clone(),
+                            "split".into(),
+                            format!(
+                                "splits {first:?} and {name:?} differ only in case: their files would be one file \
+                                 on a case-insensitive filesystem (macOS, Windows); give each split its own name"
+                            ),
+                        )),
+                        Some(_) => {}
+                        None => {
+                            self.split_cases.insert(name.to_lowercase(), name.to_string());
+                        }
+                    }
+                }
+            }
+        }
+        // foreign keys
+        for (cols, target, set, conv) in &self.fks {
+            let arrays: Vec<ArrayRef> = cols
+                .iter()
+                .zip(&set.types)
+                .map(|(&c, t)| arrow::compute::cast(b.column(c), t).map(|a| key_value(&a)))
+                .collect::<std::result::Result<_, _>>()
+                .map_err(|e| Error::format(&self.table, e))?;
+            let rows = conv.convert_columns(&arrays).map_err(|e| Error::format(&self.table, e))?;
+            for r in 0..n {
+                // a key that is null in every part refers to nothing; one null in some parts
+                // must match a referenced row that is null in the same parts (as Frictionless
+                // readers check it)
+                if cols.iter().all(|&c| b.column(c).is_null(r)) {
+                    continue;
+                }
+                // NaN equals no value, a referenced NaN included (as Frictionless readers check it)
+                let nan = arrays.iter().any(|a| is_nan_at(a, r));
+                if nan || !set.keys.contains(&rows.row(r).owned()) {
+                    let names: Vec<&str> = cols.iter().map(|&c| self.schema.fields[c].name.as_str()).collect();
+                    let vals: Vec<String> = cols.iter().map(|&c| cell_json(b.column(c), r).to_string()).collect();
+                    let why = if nan { " (NaN equals no value)" } else { "" };
+                    reasons[r].push((
+                        names.join(", "),
+                        "foreignKey".into(),
+                        format!("value {} has no matching row in table {target}{why}", vals.join(", ")),
+                    ));
+                }
+            }
+        }
+        // each unique column's values in row format, for the checks below
+        let unique_rows: Vec<(usize, arrow::row::Rows)> = self
+            .unique
+            .iter()
+            .map(|(&i, (conv, _))| {
+                conv.convert_columns(&[key_value(b.column(i))])
+                    .map(|rows| (i, rows))
+                    .map_err(|e| Error::format(&self.table, e))
+            })
+            .collect::<Result<_>>()?;
+        let rejecting = self.on_invalid == OnInvalid::Reject;
+        // primary key groups, in row order; each group's rows are checked for unique values
+        // once the duplicate-key rule has chosen among them
+        if let Some(conv) = &self.pk_conv {
+            let rows = conv.convert_columns(&self.key_columns(&b)).map_err(|e| Error::format(&self.table, e))?;
+            let mut start = 0;
+            while start < n {
+                let mut end = start + 1;
+                while end < n && rows.row(end) == rows.row(start) {
+                    end += 1;
+                }
+                'group: {
+                    if end - start > 1 {
+                        let places: Vec<String> = (start..end)
+                            .map(|r| {
+                                sources.at(r).map(|s| s.to_string()).unwrap_or_else(|| {
+                                    "a row without _source_file/_source_line (select them to name raw lines)"
+                                        .to_string()
+                                })
+                            })
+                            .collect();
+                        match self.policy {
+                            DuplicatePolicy::Error => {
+                                for r in start..end {
+                                    reasons[r].push((
+                                        self.schema.primary_key.join(", "),
+                                        "primaryKey".into(),
+                                        format!("{} rows share this primary key: {}", end - start, places.join(", ")),
+                                    ));
+                                }
+                            }
+                            DuplicatePolicy::KeepLast | DuplicatePolicy::KeepFirst => {
+                                // with --on-invalid reject, the rule picks among the rows that pass
+                                // validation: a valid row is not superseded by one that is rejected
+                                // (the invalid ones go to the rejects with their own reasons)
+                                // (nor by one whose unique values earlier rows already hold)
+                                let valid: Vec<usize> = if rejecting {
+                                    (start..end)
+                                        .filter(|&r| {
+                                            reasons[r].is_empty() && !unique_taken(&self.unique, &unique_rows, r)
+                                        })
+                                        .collect()
+                                } else {
+                                    Vec::new()
+                                };
+                                let pool: Vec<usize> = if valid.is_empty() { (start..end).collect() } else { valid };
+                                let rule = self.policy.as_str();
+                                // rows the rule cannot order are violations of the key, not a choice
+                                let key = self.schema.primary_key.join(", ");
+                                let mut unordered = |rows: &[usize], message: String| {
+                                    for &r in rows {
+                                        reasons[r].push((key.clone(), "primaryKey".into(), message.clone()));
+                                    }
+                                };
+                                // a row without a file and line (a NULL `_source_file` or
+                                // `_source_line`, from a join or a literal row) has no place in the
+                                // order the rule reads
+                                let unplaced: Vec<usize> =
+                                    pool.iter().copied().filter(|&r| sources.at(r).is_none()).collect();
+                                if !unplaced.is_empty() {
+                                    unordered(
+                                        &unplaced,
+                                        format!(
+                                            "{} rows share this primary key ({}), and this one has no \
+                                         _source_file/_source_line, so the {rule} rule cannot place it",
+                                            end - start,
+                                            places.join(", ")
+                                        ),
+                                    );
+                                    break 'group;
+                                }
+                                let keep = if self.policy == DuplicatePolicy::KeepLast {
+                                    *pool.last().expect("a group")
+                                } else {
+                                    pool[0]
+                                };
+                                let kept_at = places[keep - start].clone();
+                                // rows of one raw line (a query that makes several rows of a line):
+                                // no order tells them apart, so the rule cannot choose, unless
+                                // they are the same row
+                                let tied: Vec<usize> =
+                                    pool.iter().copied().filter(|&r| places[r - start] == kept_at).collect();
+                                if tied.len() > 1 && !same_rows(&b, &tied)? {
+                                    unordered(
+                                        &tied,
+                                        format!(
+                                            "{} different rows share this primary key and come from the same raw \
+                                         line {kept_at}, so the {rule} rule cannot choose between them; give \
+                                         each row the query makes of a line its own key",
+                                            tied.len()
+                                        ),
+                                    );
+                                    break 'group;
+                                }
+                                let invalid =
+                                    |r: usize| !reasons[r].is_empty() || unique_taken(&self.unique, &unique_rows, r);
+                                for r in (start..end).filter(|&r| r != keep && (!rejecting || !invalid(r))) {
+                                    superseded[r] = Some(format!(
+                                        "duplicate primary key ({}); superseded by the row at {kept_at} ({rule} rule)",
+                                        render_key(&self.schema.primary_key, &self.pk_idx, &b, r),
+                                    ));
+                                }
+                            }
+                        }
+                    }
+                }
+                for r in start..end {
+                    check_unique(
+                        &mut self.unique,
+                        &unique_rows,
+                        self.schema,
+                        &b,
+                        r,
+                        rejecting,
+                        &superseded,
+                        &mut reasons,
+                    );
+                }
+                start = end;
+            }
+        } else {
+            for r in 0..n {
+                check_unique(&mut self.unique, &unique_rows, self.schema, &b, r, rejecting, &superseded, &mut reasons);
+            }
+        }
+        // act
+        let mut keep = vec![true; n];
+        for r in 0..n {
+            if let Some(why) = &superseded[r] {
+                keep[r] = false;
+                let src = sources.reject_at(r);
+                let tally = report.duplicates_dropped.entry(self.table.clone()).or_default();
+                let at = src.as_ref().map(|s| s.to_string()).unwrap_or_default();
+                tally.add(|| format!("{at}: {why}"));
+                rejects.add(
+                    &self.table,
+                    src.as_ref(),
+                    std::slice::from_ref(why),
+                    RejectBody::Record(row_json(&b, r)),
+                )?;
+                continue;
+            }
+            if reasons[r].is_empty() {
+                continue;
+            }
+            let key = if !self.pk_idx.is_empty() {
+                Some(render_key(&self.schema.primary_key, &self.pk_idx, &b, r))
+            } else if sources.at(r).is_none() {
+                // no key and no source: the row's own values name it (its sort key is every column)
+                let names: Vec<String> = b.schema().fields().iter().map(|f| f.name().clone()).collect();
+                let all: Vec<usize> = (0..names.len()).collect();
+                let text = render_key(&names, &all, &b, r);
+                Some(match text.char_indices().nth(200) {
+                    Some((cut, _)) => format!("{}…", &text[..cut]),
+                    None => text,
+                })
+            } else {
+                None
+            };
+            match self.on_invalid {
+                OnInvalid::Fail => {
+                    for (field, rule, message) in &reasons[r] {
+                        report.violation(Violation {
+                            scope: crate::core::report::Scope::Table,
+                            table: self.table.clone(),
+                            source: sources.at(r),
+                            path: field.clone(),
+                            rule: rule.clone(),
+                            key: key.clone(),
+                            message: message.clone(),
+                        });
+                    }
+                }
+                OnInvalid::Reject => {
+                    keep[r] = false;
+                    let texts: Vec<String> =
+                        reasons[r].iter().map(|(f, rule, m)| format!("{f}: {m} ({rule})")).collect();
+                    rejects.add(
+                        &self.table,
+                        sources.reject_at(r).as_ref(),
+                        &texts,
+                        RejectBody::Record(row_json(&b, r)),
+                    )?;
+                }
+            }
+        }
+        let out = if keep.iter().all(|&k| k) {
+            b
+        } else {
+            let mask = BooleanArray::from(keep);
+            arrow::compute::filter_record_batch(&b, &mask).map_err(|e| Error::format(&self.table, e))?
+        };
+        for (_, idxs, conv, set) in &mut self.collect_keys {
+            let cols: Vec<ArrayRef> = idxs.iter().map(|&i| key_value(out.column(i))).collect();
+            let rows = conv.convert_columns(&cols).map_err(|e| Error::format(&self.table, e))?;
+            for r in 0..out.num_rows() {
+                set.keys.insert(rows.row(r).owned());
+            }
+        }
+        self.rows_kept += out.num_rows() as u64;
+        Ok(out)
+    }
+}
+
+/// `a` as keys compare it: a float's -0.0 is the value 0.0 (`-0.0 + 0.0` is `0.0` in IEEE 754,
+/// and every other value, NaN included, is itself), as SQL and Frictionless readers compare
+/// numbers; other types are unchanged.
+fn key_value(a: &ArrayRef) -> ArrayRef {
+    let zero: Option<Box<dyn arrow::array::Datum>> = match a.data_type() {
+        DataType::Float64 => Some(Box::new(arrow::array::Float64Array::new_scalar(0.0))),
+        DataType::Float32 => Some(Box::new(arrow::array::Float32Array::new_scalar(0.0))),
+        _ => None,
+    };
+    match zero {
+        Some(z) => arrow::compute::kernels::numeric::add(a, z.as_ref()).unwrap_or_else(|_| a.clone()),
+        None => a.clone(),
+    }
+}
+
+fn converter(types: &[DataType]) -> Result<RowConverter> {
+    RowConverter::new(types.iter().map(|t| SortField::new(t.clone())).collect())
+        .map_err(|e| Error::format("row converter", e))
+}
+
+/// Whether row `r` of `a` is a floating-point NaN.
+fn is_nan_at(a: &ArrayRef, r: usize) -> bool {
+    use arrow::datatypes::{Float16Type, Float32Type, Float64Type};
+    a.is_valid(r)
+        && match a.data_type() {
+            DataType::Float64 => a.as_primitive::<Float64Type>().value(r).is_nan(),
+            DataType::Float32 => a.as_primitive::<Float32Type>().value(r).is_nan(),
+            DataType::Float16 => a.as_primitive::<Float16Type>().value(r).is_nan(),
+            _ => false,
+        }
+}
+
+/// The values of each `unique` column seen in the rows kept so far, with the converter that
+/// puts a column's values in row format.
+type UniqueSeen = BTreeMap<usize, (RowConverter, HashSet<OwnedRow>)>;
+
+/// Whether a `unique` value of row `r` is already held by a row kept before it.
+fn unique_taken(seen: &UniqueSeen, rows: &[(usize, arrow::row::Rows)], r: usize) -> bool {
+    rows.iter().any(|(i, rows)| seen.get(i).is_some_and(|(_, seen)| seen.contains(&rows.row(r).owned())))
+}
+
+/// Checks row `r`'s `unique` columns against the rows kept before it, adding a reason for
+/// each value already held, and records its values when it is kept. A row the duplicate-key
+/// rule drops takes no values; with `rejecting` (`--on-invalid reject`) neither does a row
+/// with any reason, so a value of a rejected row never makes a later row a duplicate.
+#[allow(clippy::too_many_arguments)]
+fn check_unique(
+    seen: &mut UniqueSeen,
+    rows: &[(usize, arrow::row::Rows)],
+    schema: &TableSchema,
+    b: &RecordBatch,
+    r: usize,
+    rejecting: bool,
+    superseded: &[Option<String>],
+    reasons: &mut [Vec<(String, String, String)>],
+) {
+    if superseded[r].is_some() || (rejecting && !reasons[r].is_empty()) {
+        return;
+    }
+    let before = reasons[r].len();
+    // NaN equals no value, another NaN included (as Frictionless readers compare values, and
+    // as foreign keys are checked)
+    let comparable = |i: usize| b.column(i).is_valid(r) && !is_nan_at(b.column(i), r);
+    for (i, rows) in rows {
+        if comparable(*i) && seen.get(i).is_some_and(|(_, seen)| seen.contains(&rows.row(r).owned())) {
+            reasons[r].push((
+                schema.fields[*i].name.clone(),
+                "unique".into(),
+                format!("value {} appears in an earlier row", cell_json(b.column(*i), r)),
+            ));
+        }
+    }
+    if rejecting && reasons[r].len() > before {
+        return;
+    }
+    for (i, rows) in rows {
+        if comparable(*i)
+            && let Some((_, seen)) = seen.get_mut(i)
+        {
+            seen.insert(rows.row(r).owned());
+        }
+    }
+}
+
+/// Whether rows `rows` of `b` hold the same values in every column (NaN equal to NaN).
+///
+/// Errors: [`Error::Format`] for a column type Arrow cannot compare.
+fn same_rows(b: &RecordBatch, rows: &[usize]) -> Result<bool> {
+    for c in b.columns() {
+        let cmp = arrow::array::make_comparator(c.as_ref(), c.as_ref(), Default::default())
+            .map_err(|e| Error::format("duplicate rows", e))?;
+        if rows.windows(2).any(|w| cmp(w[0], w[1]) != std::cmp::Ordering::Equal) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+fn render_key(names: &[String], idx: &[usize], b: &RecordBatch, r: usize) -> String {
+    names
+        .iter()
+        .zip(idx)
+        .map(|(n, &i)| {
+            let v = cell_json(b.column(i), r);
+            match v {
+                // text with control characters is shown escaped, so that a message stays one line
+                Value::String(s) if s.chars().any(char::is_control) => format!("{n}={}", Value::String(s)),
+                Value::String(s) => format!("{n}={s}"),
+                other => format!("{n}={other}"),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What breaks constraints `c` in the non-null value at `r` of `col` (a top-level cell, or an
+/// item of an array), as (rule, message): `enum` (compared by JSON value, numbers by value;
+/// the text of a JSON-text column, `json_text`, is read as JSON first), `pattern` (`pattern`
+/// compiled from `c.pattern`), `minimum`/`maximum`, `minLength`/`maxLength`. `required` and `unique` are the
+/// caller's.
+fn value_problems(
+    c: &crate::core::schema::Constraints,
+    json_text: bool,
+    pattern: Option<&regex::Regex>,
+    col: &ArrayRef,
+    r: usize,
+) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    if let Some(allowed) = &c.enum_values {
+        let v = cell_json(col, r);
+        // a JSON-text column (`any`, an `object` without `fields`) holds the value as its text
+        let v = match (&v, json_text) {
+            (Value::String(text), true) => serde_json::from_str(text).unwrap_or(v),
+            _ => v,
+        };
+        if !allowed.iter().any(|a| json_eq(a, &v)) {
+            out.push(("enum", format!("value {v} is not one of {}", Value::Array(allowed.clone()))));
+        }
+    }
+    if let Some(re) = pattern
+        && let Some(s) = col.as_string_opt::<i32>()
+    {
+        let v = s.value(r);
+        if !re.is_match(v) {
+            out.push((
+                "pattern",
+                format!(
+                    "value {} does not match {}",
+                    crate::stages::ingest::path::short_json_string(v),
+                    c.pattern.as_deref().unwrap_or("")
+                ),
+            ));
+        }
+    }
+    if (c.minimum.is_some() || c.maximum.is_some())
+        && let Some(x) = Num::at(col, r)
+    {
+        // NaN compares false with every bound: a bounded column refuses it rather than let it
+        // through under the bounds the card shows
+        if x.is_nan() {
+            let (rule, bounds) = match (&c.minimum, &c.maximum) {
+                (Some(lo), Some(hi)) => ("minimum", format!("between {lo} and {hi}")),
+                (Some(lo), None) => ("minimum", format!("at least {lo}")),
+                (None, Some(hi)) => ("maximum", format!("at most {hi}")),
+                (None, None) => ("minimum", String::new()),
+            };
+            out.push((rule, format!("value NaN is not a number {bounds} (a bounded column does not take NaN)")));
+        }
+        if let Some(min) = &c.minimum
+            && x.cmp(Num::of(min)) == Some(std::cmp::Ordering::Less)
+        {
+            out.push(("minimum", format!("value {} is below the minimum {min}", cell_json(col, r))));
+        }
+        if let Some(max) = &c.maximum
+            && x.cmp(Num::of(max)) == Some(std::cmp::Ordering::Greater)
+        {
+            out.push(("maximum", format!("value {} is above the maximum {max}", cell_json(col, r))));
+        }
+    }
+    if c.min_length.is_some() || c.max_length.is_some() {
+        let len = match col.data_type() {
+            DataType::Utf8 => Some(col.as_string::<i32>().value(r).chars().count() as u64),
+            DataType::List(_) => Some(col.as_list::<i32>().value_length(r) as u64),
+            _ => None,
+        };
+        if let Some(len) = len {
+            if let Some(m) = c.min_length.filter(|&m| len < m) {
+                out.push(("minLength", format!("length {len} is below {m}")));
+            }
+            if let Some(m) = c.max_length.filter(|&m| len > m) {
+                out.push(("maxLength", format!("length {len} is above {m}")));
+            }
+        }
+    }
+    out
+}
+
+/// JSON equality with numbers compared by value (`1` equals `1.0`), down arrays and objects.
+fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => Num::of(x).cmp(Num::of(y)) == Some(std::cmp::Ordering::Equal),
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(x, y)| json_eq(x, y)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// The value of one cell as JSON (non-finite floats as strings), for messages and rejects.
+pub fn cell_json(a: &ArrayRef, r: usize) -> Value {
+    let one = RecordBatch::try_new(
+        Arc::new(arrow::datatypes::Schema::new(vec![arrow::datatypes::Field::new("v", a.data_type().clone(), true)])),
+        vec![a.slice(r, 1)],
+    );
+    match one {
+        Ok(b) => {
+            let mut out = Vec::new();
+            let mut ends = Vec::new();
+            if crate::stages::write::encode_jsonl(&b, &mut out, &mut ends).is_ok()
+                && let Ok(Value::Object(mut m)) = serde_json::from_slice::<Value>(&out)
+            {
+                return m.remove("v").unwrap_or(Value::Null);
+            }
+            Value::Null
+        }
+        Err(_) => Value::Null,
+    }
+}
+
+/// One row as a JSON object.
+pub fn row_json(b: &RecordBatch, r: usize) -> Value {
+    let row = b.slice(r, 1);
+    if let Some(v) = batch_json(&row) {
+        return v;
+    }
+    // a type the JSON Lines of a release never holds (a table's SQL made nanoseconds, say):
+    // column by column
+    let mut object = serde_json::Map::new();
+    for (i, field) in row.schema().fields().iter().enumerate() {
+        object.insert(field.name().clone(), cell_value(row.column(i), 0));
+    }
+    Value::Object(object)
+}
+
+/// The value at row `r` of `col` as a release's JSON Lines would hold it, or, for a type
+/// they never hold (nanosecond timestamps, say), as Arrow's JSON writer gives it (or else as
+/// Arrow prints it), so that a reject's record keeps what was found.
+pub fn cell_value(col: &ArrayRef, r: usize) -> Value {
+    let field = arrow::datatypes::Field::new("v", col.data_type().clone(), true);
+    let one = RecordBatch::try_new(Arc::new(arrow::datatypes::Schema::new(vec![field])), vec![col.slice(r, 1)]).ok();
+    let arrow_json = |b: &RecordBatch| -> Option<Value> {
+        let mut w = arrow::json::LineDelimitedWriter::new(Vec::new());
+        w.write(b).ok()?;
+        w.finish().ok()?;
+        serde_json::from_slice(&w.into_inner()).ok()
+    };
+    one.as_ref().and_then(|b| batch_json(b).or_else(|| arrow_json(b))).and_then(|v| v.get("v").cloned()).unwrap_or_else(
+        || match col.is_null(r) {
+            true => Value::Null,
+            false => Value::String(arrow::util::display::array_value_to_string(col, r).unwrap_or_default()),
+        },
+    )
+}
+
+/// The one row of `b` as a JSON object (none when the JSON Lines encoder refuses a type).
+fn batch_json(b: &RecordBatch) -> Option<Value> {
+    let mut out = Vec::new();
+    let mut ends = Vec::new();
+    crate::stages::write::encode_jsonl(b, &mut out, &mut ends).ok()?;
+    serde_json::from_slice::<Value>(&out).ok()
+}
+
+/// What the conversion guarantees of a stored value, checked at row `r` of `col` (field `f`,
+/// named `at` in messages) and inside its lists and objects: `any` holds strict JSON text, an
+/// `object` without `fields` the JSON text of an object, dates and datetimes fall in years 1
+/// to 9999. Each problem goes to `out` as (path, message).
+fn stored_value_problems(
+    f: &crate::core::schema::FieldDescriptor,
+    col: &ArrayRef,
+    r: usize,
+    at: &str,
+    out: &mut dyn FnMut(String, String),
+) {
+    if col.is_null(r) {
+        return;
+    }
+    if let Some(shown) = out_of_years(col, r) {
+        out(at.to_string(), format!("{shown} is outside years 1 to 9999, which RFC 3339 and most readers cannot hold"));
+        return;
+    }
+    match col.data_type() {
+        DataType::Utf8 if f.is_json_text() => {
+            let text = col.as_string::<i32>().value(r);
+            match serde_json::from_str::<serde_json::Value>(text) {
+                Err(e) => out(
+                    at.to_string(),
+                    format!(
+                        "expected JSON text, found text that is no JSON ({e}): {}",
+                        crate::stages::ingest::path::short_json_string(text)
+                    ),
+                ),
+                Ok(v) if f.field_type == "object" && !v.is_object() => out(
+                    at.to_string(),
+                    format!("expected an object, found {}", crate::stages::ingest::path::describe(&v)),
+                ),
+                Ok(_) => {}
+            }
+        }
+        DataType::List(_) => {
+            let Some(items) = f.items.as_deref().filter(|it| it.needs_stored_checks()) else { return };
+            let list = col.as_list::<i32>();
+            let values = list.values();
+            let offsets = list.value_offsets();
+            for (k, j) in (offsets[r] as usize..offsets[r + 1] as usize).enumerate() {
+                stored_value_problems(items, values, j, &format!("{at}[{k}]"), out);
+            }
+        }
+        DataType::Struct(_) => {
+            let Some(fields) = f.fields.as_ref() else { return };
+            let st = col.as_struct();
+            for child in fields.iter().filter(|c| c.needs_stored_checks()) {
+                if let Some(c) = st.column_by_name(&child.name) {
+                    stored_value_problems(child, c, r, &format!("{at}.{}", child.name), out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The value at row `r` of a date or microsecond timestamp column when it falls outside
+/// years 1 to 9999 (as text), else `None`.
+pub fn out_of_years(col: &ArrayRef, r: usize) -> Option<String> {
+    use arrow::datatypes::{Date32Type, TimeUnit, TimestampMicrosecondType};
+    // 0001-01-01 and 9999-12-31 in days, and their first and last microsecond, from 1970
+    let outside = match col.data_type() {
+        DataType::Date32 => !(-719_162..=2_932_896).contains(&col.as_primitive::<Date32Type>().value(r)),
+        DataType::Timestamp(TimeUnit::Microsecond, _) => !(-62_135_596_800_000_000..=253_402_300_799_999_999)
+            .contains(&col.as_primitive::<TimestampMicrosecondType>().value(r)),
+        _ => false,
+    };
+    outside.then(|| cell_json(col, r).to_string())
+}
+
+/// Finds where each row of a table came from: `_source_file` + `_source_line` columns, or the
+/// first entry of a `source_files` list column.
+pub struct SourceColumn<'b> {
+    file: Option<&'b arrow::array::StringArray>,
+    line: Option<&'b ArrayRef>,
+    list: Option<&'b arrow::array::ListArray>,
+}
+
+impl<'b> SourceColumn<'b> {
+    /// Looks the columns up in `b`.
+    pub fn find(b: &'b RecordBatch) -> Self {
+        let file = b.column_by_name("_source_file").and_then(|c| c.as_string_opt::<i32>());
+        let line = b.column_by_name("_source_line");
+        let list = b.column_by_name("source_files").and_then(|c| c.as_list_opt::<i32>());
+        SourceColumn { file, line, list }
+    }
+
+    /// The place row `r` came from, for a rejects line: as [`SourceColumn::at`], but a
+    /// `_source_line` held as text (a table whose rows come from line-numbered and JSON
+    /// documents alike) stays text, so that the rejects file's `_source_line` has one JSON
+    /// type, as the table's column has.
+    pub fn reject_at(&self, r: usize) -> Option<SourceRef> {
+        let mut at = self.at(r)?;
+        if let (Position::Line(n), Some(l)) = (&at.at, self.line)
+            && l.data_type() == &DataType::Utf8
+        {
+            at.at = Position::Pointer(n.to_string());
+        }
+        Some(at)
+    }
+
+    /// The place row `r` came from.
+    pub fn at(&self, r: usize) -> Option<SourceRef> {
+        if let Some(f) = self.file
+            && f.is_valid(r)
+        {
+            let at = match self.line {
+                Some(l) if l.is_valid(r) => match l.data_type() {
+                    DataType::Int64 => Position::Line(l.as_primitive::<arrow::datatypes::Int64Type>().value(r) as u64),
+                    DataType::Utf8 => {
+                        let s = l.as_string::<i32>().value(r);
+                        match s.parse::<u64>() {
+                            Ok(n) => Position::Line(n),
+                            Err(_) => Position::Pointer(s.to_string()),
+                        }
+                    }
+                    _ => Position::Pointer(String::new()),
+                },
+                _ => Position::Pointer(String::new()),
+            };
+            return Some(SourceRef { file: f.value(r).to_string(), at });
+        }
+        if let Some(l) = self.list
+            && l.is_valid(r)
+            && l.value_length(r) > 0
+        {
+            let v = l.value(r);
+            if let Some(s) = v.as_string_opt::<i32>() {
+                let first = s.value(0);
+                // entries are `file:line` or `file:/json/pointer`
+                return Some(match first.split_once(":/").map(|(f, p)| (f, format!("/{p}"))) {
+                    Some((f, p)) => SourceRef { file: f.into(), at: Position::Pointer(p) },
+                    None => match first.rsplit_once(':') {
+                        Some((f, n)) if n.parse::<u64>().is_ok() => {
+                            SourceRef { file: f.into(), at: Position::Line(n.parse().expect("checked")) }
+                        }
+                        _ => SourceRef { file: first.to_string(), at: Position::Pointer(String::new()) },
+                    },
+                });
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::names::split_file_problem;
+    use crate::core::values::compare_numbers;
+
+    #[test]
+    fn split_names_windows_keeps_for_devices_are_refused_with_a_name_that_is_not() {
+        for name in ["con", "CON", "nul.v2", "com0", "lpt9", "com\u{b9}"] {
+            let m = split_file_problem(name).unwrap_or_else(|| panic!("{name}"));
+            assert!(m.contains("which Windows reserves for a device"), "{m}");
+        }
+        assert!(split_file_problem("con.v2").unwrap().ends_with("use \"con_.v2\""));
+        for name in ["console", "com10", "train", "lpt", "nul_"] {
+            assert_eq!(split_file_problem(name), None, "{name}");
+        }
+        assert!(split_file_problem(&"x".repeat(201)).unwrap().contains("201 bytes"));
+    }
+
+    #[test]
+    fn numbers_compare_exactly_across_integers_and_floats() {
+        use std::cmp::Ordering::*;
+        let n = |t: &str| serde_json::from_str::<serde_json::Number>(t).unwrap();
+        assert_eq!(compare_numbers(&n("9007199254740993"), &n("9007199254740992.0")), Some(Greater));
+        assert_eq!(compare_numbers(&n("9007199254740992.0"), &n("9007199254740993")), Some(Less));
+        assert_eq!(compare_numbers(&n("9007199254740993"), &n("9007199254740992.5")), Some(Greater));
+        assert_eq!(compare_numbers(&n("10000000000000000001"), &n("1e19")), Some(Greater));
+        assert_eq!(compare_numbers(&n("1"), &n("1.0")), Some(Equal));
+        assert_eq!(compare_numbers(&n("-3"), &n("-2.5")), Some(Less));
+        assert_eq!(compare_numbers(&n("-2"), &n("-2.5")), Some(Greater));
+        assert_eq!(compare_numbers(&n("5"), &n("1e300")), Some(Less));
+        assert_eq!(compare_numbers(&n("5"), &n("-1e300")), Some(Greater));
+        assert!(!json_eq(&serde_json::json!(9007199254740993u64), &serde_json::json!(9007199254740992.0)));
+        assert!(json_eq(&serde_json::json!([1.0, 2.5, {"a": 1}]), &serde_json::json!([1, 2.5, {"a": 1.0}])));
+        assert!(!json_eq(&serde_json::json!([1, 2]), &serde_json::json!([1, 2, 3])));
+        assert!(!json_eq(&serde_json::json!({"a": 1}), &serde_json::json!({"a": 1, "b": 2})));
+    }
+}

@@ -1,0 +1,690 @@
+//! Writing a table: record batches → Parquet (zstd) and JSON Lines shards.
+//!
+//! In: the rows of one table, already sorted and validated, as Arrow record batches. Out:
+//! `data/<table>.parquet` and `jsonl/<table>.jsonl`, or, past `max_shard_bytes`,
+//! `data/<table>-00000-of-0000N.parquet` and `jsonl/<table>-00000-of-0000N.jsonl` with the
+//! same rows in the same shard of each format.
+//!
+//! Guarantees: every data file is at most `max_shard_bytes` bytes (a shard that ends up larger
+//! is split again); every Parquet row group stays under `row_group_bytes` of uncompressed data
+//! (the dataset viewer refuses row groups above 300,000,000 bytes); output bytes depend only on
+//! the rows and the options (no timestamps, no hash-map order).
+//!
+//! JSON Lines encoding: one object per row, keys in schema order; integers as integer tokens
+//! (exact, also for UInt64); floats in shortest round-trip form (`1.0`, `0.1`, `1e-7`);
+//! non-finite floats as the strings `"NaN"`, `"Infinity"`, `"-Infinity"` (strict JSON, and
+//! distinct from null); timestamps as RFC 3339 UTC strings (`2025-03-01T12:00:00Z`); dates as
+//! `YYYY-MM-DD`; lists as arrays; structs as objects.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow::array::{
+    Array, ArrayRef, AsArray, BooleanArray, Date32Array, Float64Array, Int64Array, ListArray, RecordBatch, StringArray,
+    StructArray, TimestampMicrosecondArray, UInt64Array,
+};
+use arrow::datatypes::{DataType, SchemaRef, TimeUnit};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+
+use crate::core::error::{Error, Result};
+pub use crate::core::options::WriteOptions;
+use crate::stages::hash::{FileDigest, HashingWriter};
+
+/// The dataset viewer's limit on a row group's uncompressed size, in bytes.
+pub const VIEWER_ROW_GROUP_LIMIT_BYTES: u64 = 300_000_000;
+
+/// One file written for a table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrittenFile {
+    /// Path relative to the release folder (`data/runs.parquet`).
+    pub path: String,
+    /// `parquet` or `jsonl`.
+    pub format: &'static str,
+    /// Rows in the file.
+    pub rows: u64,
+    /// SHA-256 and size of the file's bytes, computed while they were written.
+    pub digest: crate::stages::hash::FileDigest,
+}
+
+struct Shard {
+    parquet: Sink<ParquetCommand>,
+    jsonl: Sink<(Arc<Vec<u8>>, std::ops::Range<usize>)>,
+    parquet_path: PathBuf,
+    jsonl_path: PathBuf,
+    jsonl_bytes: u64,
+    rows: u64,
+    /// JSON Lines bytes of the rows in the Parquet row group being written.
+    row_group_bytes: u64,
+}
+
+/// Largest dictionary page of a column chunk, in bytes (128 KiB): a column with more
+/// distinct values than that (measurements, ids) is written plain after the first ones
+/// instead of being interned whole; columns with few values (names, labels, flags) keep
+/// their dictionary.
+pub const DICTIONARY_PAGE_BYTES: usize = 128 << 10;
+
+/// Streams one table into shards.
+pub struct TableWriter {
+    name: String,
+    schema: SchemaRef,
+    root: PathBuf,
+    opts: WriteOptions,
+    props: WriterProperties,
+    current: Option<Shard>,
+    done: Vec<DoneShard>,
+    next_index: usize,
+    /// Parquet bytes per JSONL byte seen in closed shards (used to foresee the Parquet size).
+    ratio: f64,
+    /// Largest JSON Lines encoding of a batch so far, in bytes (the next buffer's capacity).
+    lines_capacity: usize,
+    /// Line ends of the batch being written, kept between batches.
+    ends: Vec<usize>,
+}
+
+impl TableWriter {
+    /// A writer for table `name` under release folder `root`. `name` may hold one `/`
+    /// (`<table>/<split>`), which becomes a folder under `data/` and `jsonl/`.
+    pub fn new(name: &str, schema: SchemaRef, root: &Path, opts: WriteOptions) -> Result<Self> {
+        for d in ["data", "jsonl"] {
+            let p = root.join(d);
+            std::fs::create_dir_all(&p).map_err(|e| Error::io(&p, e))?;
+        }
+        let props = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(
+                ZstdLevel::try_new(opts.zstd_level).map_err(|e| Error::format("zstd level", e))?,
+            ))
+            .set_max_row_group_row_count(Some(opts.row_group_rows))
+            .set_created_by(format!("runpack {}", env!("CARGO_PKG_VERSION")))
+            .set_dictionary_page_size_limit(DICTIONARY_PAGE_BYTES);
+        // line numbers are distinct and rising: deltas, not a dictionary
+        let props = match schema.field_with_name("_source_line") {
+            Ok(f) if f.data_type() == &DataType::Int64 => {
+                let line = parquet::schema::types::ColumnPath::from("_source_line");
+                props
+                    .set_column_dictionary_enabled(line.clone(), false)
+                    .set_column_encoding(line, parquet::basic::Encoding::DELTA_BINARY_PACKED)
+            }
+            _ => props,
+        }
+        .build();
+        Ok(TableWriter {
+            name: name.to_string(),
+            schema,
+            root: root.to_path_buf(),
+            opts,
+            props,
+            current: None,
+            done: Vec::new(),
+            next_index: 0,
+            ratio: 0.5,
+            lines_capacity: 0,
+            ends: Vec::new(),
+        })
+    }
+
+    fn open_shard(&mut self) -> Result<Shard> {
+        let i = self.next_index;
+        self.next_index += 1;
+        let flat = self.name.replace('/', "__");
+        let parquet_path = self.root.join("data").join(format!(".{flat}-{i:05}.parquet.part"));
+        let jsonl_path = self.root.join("jsonl").join(format!(".{flat}-{i:05}.jsonl.part"));
+        let pf = File::create(&parquet_path).map_err(|e| Error::io(&parquet_path, e))?;
+        let jf = File::create(&jsonl_path).map_err(|e| Error::io(&jsonl_path, e))?;
+        let parquet = ArrowWriter::try_new(HashingWriter::new(pf), self.schema.clone(), Some(self.props.clone()))
+            .map_err(|e| Error::format(parquet_path.display().to_string(), e))?;
+        let shown = parquet_path.display().to_string();
+        // the writer splits a batch longer than a row group by calling itself on the rest, once
+        // per row group: batches go in row-group-sized slices, so small row groups cannot
+        // overflow the thread's stack
+        let group = self.opts.row_group_rows.max(1);
+        let parquet = Sink::start(parquet_path.clone(), move |rx| {
+            let mut writer = parquet;
+            for cmd in rx {
+                match cmd {
+                    ParquetCommand::Rows(b) => (0..b.num_rows())
+                        .step_by(group)
+                        .try_for_each(|at| writer.write(&b.slice(at, group.min(b.num_rows() - at)))),
+                    ParquetCommand::Flush => writer.flush(),
+                }
+                .map_err(|e| Error::format(&shown, e))?;
+            }
+            let (_, digest) = writer.into_inner().map_err(|e| Error::format(&shown, e))?.finish();
+            Ok(digest)
+        });
+        let jsonl_shown = jsonl_path.clone();
+        let jsonl = Sink::start(jsonl_path.clone(), move |rx| {
+            // a buffer no larger than the pieces the hashing writer passes on, so that a
+            // whole piece goes straight to the file instead of being copied into the buffer
+            let mut w = HashingWriter::new(BufWriter::with_capacity(crate::stages::hash::WRITE_PIECE_BYTES, jf));
+            for (text, range) in rx {
+                let text: Arc<Vec<u8>> = text;
+                w.write_all(&text[range]).map_err(|e| Error::io(&jsonl_shown, e))?;
+            }
+            let (mut file, digest) = w.finish();
+            file.flush().map_err(|e| Error::io(&jsonl_shown, e))?;
+            Ok(digest)
+        });
+        Ok(Shard { parquet, jsonl, parquet_path, jsonl_path, jsonl_bytes: 0, rows: 0, row_group_bytes: 0 })
+    }
+
+    /// Writes a batch (rows in final order).
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        let mut lines = Vec::with_capacity(self.lines_capacity);
+        let mut ends = std::mem::take(&mut self.ends);
+        ends.clear();
+        encode_jsonl(batch, &mut lines, &mut ends)?;
+        self.lines_capacity = self.lines_capacity.max(lines.len());
+        let written = self.write_encoded(batch, Arc::new(lines), &ends);
+        self.ends = ends;
+        written
+    }
+
+    /// Writes `batch`, whose JSON Lines encoding is `lines` (row i ends at `ends[i]`).
+    fn write_encoded(&mut self, batch: &RecordBatch, lines: Arc<Vec<u8>>, ends: &[usize]) -> Result<()> {
+        let mut start = 0usize;
+        while start < batch.num_rows() {
+            if self.current.is_none() {
+                let s = self.open_shard()?;
+                self.current = Some(s);
+            }
+            // rows that fit in this shard (JSONL exact, Parquet foreseen from the JSONL size,
+            // so that the cut never depends on how far the Parquet thread has got)
+            let cap = self.opts.max_shard_bytes;
+            let mut end = start;
+            {
+                let shard = self.current.as_ref().expect("open");
+                let mut jbytes = shard.jsonl_bytes;
+                while end < batch.num_rows() {
+                    let len = (ends[end] - if end == 0 { 0 } else { ends[end - 1] }) as u64;
+                    let pq_est = (jbytes + len) as f64 * self.ratio;
+                    if shard.rows + (end - start) as u64 > 0 && (jbytes + len > cap || pq_est > cap as f64) {
+                        break;
+                    }
+                    jbytes += len;
+                    end += 1;
+                }
+            }
+            if end == start {
+                self.close_shard()?;
+                continue;
+            }
+            let shard = self.current.as_mut().expect("open");
+            let from = if start == 0 { 0 } else { ends[start - 1] };
+            shard.jsonl_bytes += (ends[end - 1] - from) as u64;
+            let cap = (self.opts.row_group_bytes as f64 * 0.9) as u64;
+            // the files are written (and hashed) on their own threads while this one goes on
+            send_parquet_rows(&mut shard.parquet, &mut shard.row_group_bytes, batch, ends, start..end, cap)?;
+            shard.jsonl.send((lines.clone(), from..ends[end - 1]))?;
+            shard.rows += (end - start) as u64;
+            start = end;
+        }
+        Ok(())
+    }
+
+    fn close_shard(&mut self) -> Result<()> {
+        let Some(shard) = self.current.take() else { return Ok(()) };
+        let jsonl_digest = shard.jsonl.finish()?;
+        let parquet_digest = shard.parquet.finish()?;
+        let pq = parquet_digest.bytes;
+        if shard.jsonl_bytes > 0 {
+            self.ratio = self.ratio.max(pq as f64 / shard.jsonl_bytes as f64);
+        }
+        let max = self.opts.max_shard_bytes;
+        // a row is never cut: one that alone makes a file above the limit is refused, in
+        // either format (a shard holds more than one row only while both fit)
+        if shard.rows <= 1 && (pq > max || shard.jsonl_bytes > max) {
+            let (what, bytes) =
+                if pq > max { ("a Parquet file", pq) } else { ("a JSON Lines file", shard.jsonl_bytes) };
+            return Err(Error::Refused(format!(
+                "table {}: a single row makes {what} of {}, above --max-shard-bytes {}",
+                self.name,
+                crate::core::numbers::human_bytes(bytes),
+                crate::core::numbers::human_bytes(max)
+            )));
+        }
+        if pq > max {
+            return self.split(shard.parquet_path, shard.jsonl_path, shard.rows);
+        }
+        self.done.push(DoneShard {
+            parquet: (shard.parquet_path, parquet_digest),
+            jsonl: (shard.jsonl_path, jsonl_digest),
+            rows: shard.rows,
+        });
+        Ok(())
+    }
+
+    /// Rewrites an oversized shard as two halves.
+    fn split(&mut self, parquet_path: PathBuf, jsonl_path: PathBuf, rows: u64) -> Result<()> {
+        let f = File::open(&parquet_path).map_err(|e| Error::io(&parquet_path, e))?;
+        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)
+            .and_then(|b| b.with_batch_size(8192).build())
+            .map_err(|e| Error::format(parquet_path.display().to_string(), e))?;
+        let mut batches = Vec::new();
+        for b in reader {
+            batches.push(b.map_err(|e| Error::format(parquet_path.display().to_string(), e))?);
+        }
+        std::fs::remove_file(&parquet_path).map_err(|e| Error::io(&parquet_path, e))?;
+        std::fs::remove_file(&jsonl_path).map_err(|e| Error::io(&jsonl_path, e))?;
+        let all = arrow::compute::concat_batches(&self.schema, &batches).map_err(|e| Error::format(&self.name, e))?;
+        let half = (rows / 2) as usize;
+        for part in [all.slice(0, half), all.slice(half, all.num_rows() - half)] {
+            let s = self.open_shard()?;
+            self.current = Some(s);
+            // tighten the foresight so that the halves are closed early enough
+            self.ratio *= 1.5;
+            self.write(&part)?;
+            self.close_shard()?;
+        }
+        Ok(())
+    }
+
+    /// Closes the last shard and gives the files their final names.
+    pub fn finish(mut self) -> Result<Vec<WrittenFile>> {
+        if self.current.is_none() && self.done.is_empty() {
+            let s = self.open_shard()?;
+            self.current = Some(s);
+        }
+        self.close_shard()?;
+        let n = self.done.len();
+        let mut out = Vec::new();
+        for (i, DoneShard { parquet: (pq, pq_digest), jsonl: (jl, jl_digest), rows }) in
+            self.done.into_iter().enumerate()
+        {
+            let stem = if n == 1 { self.name.clone() } else { format!("{}-{i:05}-of-{n:05}", self.name) };
+            let pq_rel = format!("data/{stem}.parquet");
+            let jl_rel = format!("jsonl/{stem}.jsonl");
+            for rel in [&pq_rel, &jl_rel] {
+                if let Some(parent) = self.root.join(rel).parent() {
+                    std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+                }
+            }
+            std::fs::rename(&pq, self.root.join(&pq_rel)).map_err(|e| Error::io(&pq, e))?;
+            std::fs::rename(&jl, self.root.join(&jl_rel)).map_err(|e| Error::io(&jl, e))?;
+            out.push(WrittenFile { path: pq_rel, format: "parquet", rows, digest: pq_digest });
+            out.push(WrittenFile { path: jl_rel, format: "jsonl", rows, digest: jl_digest });
+        }
+        Ok(out)
+    }
+}
+
+/// Deletes the files of a table whose writing did not finish (`.part` files under `data/`
+/// and `jsonl/` of release folder `root`; a finished table has none).
+///
+/// Errors: [`Error::Io`] when a folder cannot be listed or a file deleted.
+pub fn remove_unfinished(root: &Path) -> Result<()> {
+    for d in ["data", "jsonl"] {
+        let dir = root.join(d);
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for e in entries {
+            let path = e.map_err(|e| Error::io(&dir, e))?.path();
+            if path.extension().is_some_and(|x| x == "part") {
+                std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A closed shard waiting for its final name: (path, digest) of each format, and its rows.
+struct DoneShard {
+    parquet: (PathBuf, FileDigest),
+    jsonl: (PathBuf, FileDigest),
+    rows: u64,
+}
+
+/// What the thread of a Parquet file is asked to do.
+enum ParquetCommand {
+    /// Append these rows to the open row group.
+    Rows(RecordBatch),
+    /// Close the open row group.
+    Flush,
+}
+
+/// One output file written on its own thread from commands sent in order through a bounded
+/// channel (so at most a few batches wait in memory). Every decision about rows, row groups
+/// and shards is taken by the sender, so the file's bytes do not depend on thread timing.
+struct Sink<C: Send + 'static> {
+    tx: Option<std::sync::mpsc::SyncSender<C>>,
+    thread: Option<std::thread::JoinHandle<Result<FileDigest>>>,
+    path: PathBuf,
+}
+
+impl<C: Send + 'static> Sink<C> {
+    /// Runs `write` on a new thread over the commands; it returns the digest of the file.
+    fn start(
+        path: PathBuf,
+        write: impl FnOnce(std::sync::mpsc::Receiver<C>) -> Result<FileDigest> + Send + 'static,
+    ) -> Sink<C> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<C>(4);
+        let thread = std::thread::spawn(move || write(rx));
+        Sink { tx: Some(tx), thread: Some(thread), path }
+    }
+
+    fn send(&mut self, cmd: C) -> Result<()> {
+        let tx = self.tx.as_ref().expect("open");
+        if tx.send(cmd).is_err() {
+            // the thread stopped on an error: report it
+            return match self.join() {
+                Err(e) => Err(e),
+                Ok(_) => Err(Error::format(self.path.display().to_string(), "the writer stopped early")),
+            };
+        }
+        Ok(())
+    }
+
+    fn join(&mut self) -> Result<FileDigest> {
+        self.tx = None;
+        match self.thread.take().expect("running").join() {
+            Ok(r) => r,
+            Err(_) => Err(Error::format(self.path.display().to_string(), "the writer thread panicked")),
+        }
+    }
+
+    /// Ends the file; the digest and size of all of it.
+    fn finish(mut self) -> Result<FileDigest> {
+        self.join()
+    }
+}
+
+impl<C: Send + 'static> Drop for Sink<C> {
+    fn drop(&mut self) {
+        self.tx = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Sends rows `range` of `batch` to `parquet`, in slices small enough to keep row groups
+/// under `cap` bytes; a row's JSON Lines size (`ends[i]` is the end of row i's line) stands for
+/// its uncompressed Parquet size (it is not smaller). `row_group_bytes` counts the open row
+/// group's bytes.
+fn send_parquet_rows(
+    parquet: &mut Sink<ParquetCommand>,
+    row_group_bytes: &mut u64,
+    batch: &RecordBatch,
+    ends: &[usize],
+    range: std::ops::Range<usize>,
+    cap: u64,
+) -> Result<()> {
+    let len = |i: usize| (ends[i] - if i == 0 { 0 } else { ends[i - 1] }) as u64;
+    let mut s = range.start;
+    while s < range.end {
+        let mut e = s;
+        let mut bytes = 0u64;
+        while e < range.end && (e == s || bytes + len(e) <= cap / 8) {
+            bytes += len(e);
+            e += 1;
+        }
+        if *row_group_bytes > 0 && *row_group_bytes + bytes > cap {
+            parquet.send(ParquetCommand::Flush)?;
+            *row_group_bytes = 0;
+        }
+        parquet.send(ParquetCommand::Rows(batch.slice(s, e - s)))?;
+        *row_group_bytes += bytes;
+        s = e;
+    }
+    Ok(())
+}
+
+/// Encodes every row of `batch` as a JSON line into `out`; `ends[i]` is the end offset of row i.
+pub fn encode_jsonl(batch: &RecordBatch, out: &mut Vec<u8>, ends: &mut Vec<usize>) -> Result<()> {
+    let schema = batch.schema();
+    let keys: Vec<Vec<u8>> = schema.fields().iter().map(|f| serde_json::to_vec(f.name()).expect("string")).collect();
+    let encs: Vec<Enc> = batch.columns().iter().map(Enc::new).collect::<Result<_>>()?;
+    for row in 0..batch.num_rows() {
+        out.push(b'{');
+        for (i, enc) in encs.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(&keys[i]);
+            out.push(b':');
+            enc.write(out, row);
+        }
+        out.extend_from_slice(b"}\n");
+        ends.push(out.len());
+    }
+    Ok(())
+}
+
+/// Each value of `array` as the JSON text a JSON Lines cell holds (`None` for a null), for
+/// callers that place values one by one (a CSV cell holding a nested value).
+///
+/// Errors: [`Error::Format`] for an Arrow type the JSON Lines encoder does not write.
+pub fn json_values(array: &ArrayRef) -> Result<Vec<Option<String>>> {
+    let enc = Enc::new(array)?;
+    let mut buf = Vec::new();
+    Ok((0..array.len())
+        .map(|i| {
+            array.is_valid(i).then(|| {
+                buf.clear();
+                enc.write(&mut buf, i);
+                String::from_utf8_lossy(&buf).into_owned()
+            })
+        })
+        .collect())
+}
+
+enum Enc<'a> {
+    Null,
+    Bool(&'a BooleanArray),
+    I64(&'a Int64Array),
+    U64(&'a UInt64Array),
+    F64(&'a Float64Array),
+    Str(&'a StringArray),
+    Ts(&'a TimestampMicrosecondArray),
+    Date(&'a Date32Array),
+    List(&'a ListArray, Box<Enc<'a>>),
+    Struct(&'a StructArray, Vec<(Vec<u8>, Enc<'a>)>),
+}
+
+impl<'a> Enc<'a> {
+    fn new(a: &'a ArrayRef) -> Result<Enc<'a>> {
+        Ok(match a.data_type() {
+            DataType::Null => Enc::Null,
+            DataType::Boolean => Enc::Bool(a.as_boolean()),
+            DataType::Int64 => Enc::I64(a.as_primitive()),
+            DataType::UInt64 => Enc::U64(a.as_primitive()),
+            DataType::Float64 => Enc::F64(a.as_primitive()),
+            DataType::Utf8 => Enc::Str(a.as_string()),
+            DataType::Timestamp(TimeUnit::Microsecond, _) => Enc::Ts(a.as_primitive()),
+            DataType::Date32 => Enc::Date(a.as_primitive()),
+            DataType::List(_) => {
+                let l = a.as_list::<i32>();
+                Enc::List(l, Box::new(Enc::new(l.values())?))
+            }
+            DataType::Struct(fields) => {
+                let s = a.as_struct();
+                let mut members = Vec::new();
+                for (f, c) in fields.iter().zip(s.columns()) {
+                    members.push((serde_json::to_vec(f.name()).expect("string"), Enc::new(c)?));
+                }
+                Enc::Struct(s, members)
+            }
+            other => return Err(Error::format("jsonl", format!("cannot write Arrow type {other} as JSON"))),
+        })
+    }
+
+    fn write(&self, out: &mut Vec<u8>, i: usize) {
+        let valid = match self {
+            Enc::Null => false,
+            Enc::Bool(a) => a.is_valid(i),
+            Enc::I64(a) => a.is_valid(i),
+            Enc::U64(a) => a.is_valid(i),
+            Enc::F64(a) => a.is_valid(i),
+            Enc::Str(a) => a.is_valid(i),
+            Enc::Ts(a) => a.is_valid(i),
+            Enc::Date(a) => a.is_valid(i),
+            Enc::List(a, _) => a.is_valid(i),
+            Enc::Struct(a, _) => a.is_valid(i),
+        };
+        if !valid {
+            out.extend_from_slice(b"null");
+            return;
+        }
+        match self {
+            Enc::Null => {}
+            Enc::Bool(a) => out.extend_from_slice(if a.value(i) { b"true" } else { b"false" }),
+            Enc::I64(a) => write_int(out, a.value(i) as i128),
+            Enc::U64(a) => write_int(out, a.value(i) as i128),
+            Enc::F64(a) => write_f64(out, a.value(i)),
+            Enc::Str(a) => write_json_str(out, a.value(i)),
+            Enc::Ts(a) => {
+                let s = format_timestamp_us(a.value(i));
+                serde_json::to_writer(&mut *out, &s).expect("vec write")
+            }
+            Enc::Date(a) => {
+                // a release's dates are checked to be in years 1 to 9999 before they are written;
+                // one beyond chrono's years (a query's result) is written as its day number
+                let epoch = chrono::NaiveDate::from_ymd_opt(1970, 1, 1).expect("epoch");
+                match epoch.checked_add_signed(chrono::Duration::days(a.value(i) as i64)) {
+                    Some(d) => serde_json::to_writer(&mut *out, &d.format("%Y-%m-%d").to_string()).expect("vec write"),
+                    None => write_int(out, a.value(i) as i128),
+                }
+            }
+            Enc::List(a, child) => {
+                let offsets = a.value_offsets();
+                out.push(b'[');
+                for (k, j) in (offsets[i] as usize..offsets[i + 1] as usize).enumerate() {
+                    if k > 0 {
+                        out.push(b',');
+                    }
+                    child.write(out, j);
+                }
+                out.push(b']');
+            }
+            Enc::Struct(_, members) => {
+                out.push(b'{');
+                for (k, (key, enc)) in members.iter().enumerate() {
+                    if k > 0 {
+                        out.push(b',');
+                    }
+                    out.extend_from_slice(key);
+                    out.push(b':');
+                    enc.write(out, i);
+                }
+                out.push(b'}');
+            }
+        }
+    }
+}
+
+/// Writes an integer token (no allocation).
+fn write_int(out: &mut Vec<u8>, v: i128) {
+    use std::io::Write;
+    write!(out, "{v}").expect("vec write");
+}
+
+/// Writes a JSON string literal: as serde_json writes it (escaping control characters, `"`
+/// and backslash only), with a fast path for the common text that needs no escape at all.
+fn write_json_str(out: &mut Vec<u8>, s: &str) {
+    let needs_escape = |b: u8| b < 0x20 || b == b'"' || b == b'\\';
+    let bytes = s.as_bytes();
+    let mut blocks = bytes.chunks_exact(32);
+    // whole blocks are checked without branching per byte, which the compiler vectorises
+    let mut escape = blocks.by_ref().any(|block| block.iter().fold(false, |acc, &b| acc | needs_escape(b)));
+    escape = escape || blocks.remainder().iter().any(|&b| needs_escape(b));
+    if escape {
+        serde_json::to_writer(&mut *out, s).expect("vec write");
+    } else {
+        out.reserve(bytes.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+    }
+}
+
+/// Writes a float in shortest round-trip form, or the string form of a non-finite value.
+pub fn write_f64(out: &mut Vec<u8>, v: f64) {
+    if v.is_nan() {
+        out.extend_from_slice(b"\"NaN\"");
+    } else if v.is_infinite() {
+        out.extend_from_slice(if v > 0.0 { b"\"Infinity\"" } else { b"\"-Infinity\"" });
+    } else {
+        serde_json::to_writer(&mut *out, &v).expect("vec write");
+    }
+}
+
+/// `1740830400000000` → `2025-03-01T12:00:00Z` (fraction only when non-zero).
+pub fn format_timestamp_us(us: i64) -> String {
+    match chrono::DateTime::from_timestamp_micros(us) {
+        Some(dt) => dt.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
+        None => us.to_string(),
+    }
+}
+
+/// Number of columns above which the dataset viewer refuses a table.
+pub const VIEWER_MAX_COLUMNS: usize = 1000;
+
+/// Counts the leaf columns of a schema (struct members count individually).
+pub fn leaf_columns(schema: &arrow::datatypes::Schema) -> usize {
+    fn count(dt: &DataType) -> usize {
+        match dt {
+            DataType::Struct(fs) => fs.iter().map(|f| count(f.data_type())).sum(),
+            DataType::List(f) => count(f.data_type()),
+            _ => 1,
+        }
+    }
+    schema.fields().iter().map(|f| count(f.data_type())).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::datatypes::{Field, Schema};
+    use std::sync::Arc;
+
+    #[test]
+    fn strings_are_written_as_serde_json_writes_them() {
+        let mut long = "plain text, long enough to fill whole blocks of thirty-two bytes ".repeat(3);
+        for s in ["", "a", "quote \" here", "back\\slash", "tab\tnew\nline", "\u{1}", "é ü 漢字 🙂", "\u{7f}"] {
+            for text in [s.to_string(), format!("{long}{s}"), format!("{s}{long}")] {
+                let mut ours = Vec::new();
+                write_json_str(&mut ours, &text);
+                assert_eq!(ours, serde_json::to_vec(&text).unwrap(), "{text:?}");
+            }
+        }
+        long.push('"');
+        let mut ours = Vec::new();
+        write_json_str(&mut ours, &long);
+        assert_eq!(ours, serde_json::to_vec(&long).unwrap());
+        let mut ints = Vec::new();
+        for v in [0i128, -1, i64::MIN as i128, u64::MAX as i128] {
+            write_int(&mut ints, v);
+            ints.push(b' ');
+        }
+        assert_eq!(String::from_utf8(ints).unwrap(), format!("0 -1 {} {} ", i64::MIN, u64::MAX));
+    }
+
+    #[test]
+    fn jsonl_is_exact_and_strict() {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("f", DataType::Float64, true),
+            Field::new("u", DataType::UInt64, true),
+        ]));
+        let b = RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(Float64Array::from(vec![Some(1.0), Some(f64::NAN), None, Some(1e-7)])),
+                Arc::new(UInt64Array::from(vec![Some(u64::MAX), Some(42), None, Some(1 << 63)])),
+            ],
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        let mut ends = Vec::new();
+        encode_jsonl(&b, &mut out, &mut ends).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "{\"f\":1.0,\"u\":18446744073709551615}\n{\"f\":\"NaN\",\"u\":42}\n{\"f\":null,\"u\":null}\n{\"f\":1e-7,\"u\":9223372036854775808}\n"
+        );
+        assert_eq!(format_timestamp_us(1740830402250000), "2025-03-01T12:00:02.250Z");
+    }
+}

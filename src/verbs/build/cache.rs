@@ -1,0 +1,274 @@
+//! Unchanged rebuilds: a release whose inputs and pipeline have not changed is not rebuilt.
+//!
+//! In: the pipeline, the build options, the existing release's manifest, and a small stat
+//! cache beside the releases (`<releases>/<name>/.runpack-input-cache.json`: for each input,
+//! its path, [`FileStamp`] and SHA-256). Out: whether the existing release is exactly what a
+//! build would produce again.
+//!
+//! An input whose stamp (size, modification time, and on Unix its inode, device and status
+//! change time, which no program can set back) matches the cache is not read again; any
+//! other input is hashed. The release is up to date when the runpack version, the pipeline's
+//! definition hash, the build options and the list of inputs with their SHA-256 all equal what
+//! its manifest records. The stat cache is an optimisation only: deleting it costs one hashing
+//! pass.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::core::error::{Error, Result};
+use crate::core::spec::PipelineSpec;
+use crate::stages::release::{HashedPath, Manifest};
+
+/// What a file's metadata says of its content without reading it: two stamps of one path
+/// that are equal mean the file was neither rewritten nor replaced in between, however its
+/// modification time was set (`touch -d` changes the status change time; `mv` or a
+/// re-pointed link changes the inode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileStamp {
+    /// Size in bytes.
+    pub bytes: u64,
+    /// Modification time, nanoseconds since the Unix epoch (-1 when unknown).
+    pub mtime_ns: i64,
+    /// Status change time (`st_ctime`), nanoseconds since the Unix epoch; none off Unix.
+    #[serde(default)]
+    pub ctime_ns: Option<i64>,
+    /// Inode number; none off Unix.
+    #[serde(default)]
+    pub inode: Option<u64>,
+    /// Device number; none off Unix.
+    #[serde(default)]
+    pub device: Option<u64>,
+}
+
+impl FileStamp {
+    /// The stamp of `path` now (links followed).
+    ///
+    /// Errors: [`Error::Io`] when its metadata cannot be read.
+    pub fn of(path: &Path) -> Result<FileStamp> {
+        let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+        Ok(Self::from_metadata(&meta))
+    }
+
+    fn from_metadata(meta: &std::fs::Metadata) -> FileStamp {
+        #[cfg(unix)]
+        let (ctime_ns, inode, device) = {
+            use std::os::unix::fs::MetadataExt;
+            let ns = meta.ctime().saturating_mul(1_000_000_000).saturating_add(meta.ctime_nsec());
+            (Some(ns), Some(meta.ino()), Some(meta.dev()))
+        };
+        #[cfg(not(unix))]
+        let (ctime_ns, inode, device) = (None, None, None);
+        FileStamp { bytes: meta.len(), mtime_ns: mtime_ns(meta), ctime_ns, inode, device }
+    }
+
+    /// Whether the stamp can vouch for a file's content (its modification time is known).
+    fn usable(&self) -> bool {
+        self.mtime_ns >= 0
+    }
+}
+
+/// One cached input.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CachedInput {
+    /// The input's stamp when it was hashed.
+    #[serde(flatten)]
+    pub stamp: FileStamp,
+    /// Lowercase hex SHA-256.
+    pub sha256: String,
+}
+
+/// The stat cache of one pipeline's inputs, keyed by absolute path.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct InputCache {
+    /// Entries by absolute path.
+    pub inputs: BTreeMap<String, CachedInput>,
+}
+
+fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+        .unwrap_or(-1)
+}
+
+impl InputCache {
+    /// Where the cache of `spec` lives under `releases_dir`.
+    pub fn path(releases_dir: &Path, spec: &PipelineSpec) -> PathBuf {
+        releases_dir.join(&spec.def.name).join(".runpack-input-cache.json")
+    }
+
+    /// Reads the cache (an empty one when missing or unreadable).
+    pub fn load(path: &Path) -> InputCache {
+        std::fs::read_to_string(path).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default()
+    }
+
+    /// Writes the cache atomically.
+    pub fn save(&self, path: &Path) -> Result<()> {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        }
+        let tmp = path.with_extension("json.tmp");
+        std::fs::write(&tmp, serde_json::to_string(self).expect("serializable")).map_err(|e| Error::io(&tmp, e))?;
+        std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+    }
+
+    /// SHA-256 of `file`, from the cache when its [`FileStamp`] matches, else computed (and
+    /// cached with the stamp taken before reading, so that a file changed while it was read is
+    /// read again next time).
+    ///
+    /// Errors: [`Error::Io`] when the file cannot be read.
+    pub fn sha256(&mut self, file: &Path) -> Result<String> {
+        let abs = std::path::absolute(file).map_err(|e| Error::io(file, e))?;
+        let key = abs.to_string_lossy().to_string();
+        let stamp = FileStamp::of(file)?;
+        if let Some(c) = self.inputs.get(&key)
+            && c.stamp == stamp
+            && stamp.usable()
+        {
+            return Ok(c.sha256.clone());
+        }
+        let d = crate::stages::hash::sha256_file(file)?;
+        self.inputs.insert(key, CachedInput { stamp, sha256: d.sha256.clone() });
+        Ok(d.sha256)
+    }
+
+    /// Records the digest of a file a build read, with its stamp from before the build read
+    /// it (and found unchanged after).
+    pub fn record(&mut self, file: &Path, stamp: FileStamp, sha256: &str) {
+        if let Ok(abs) = std::path::absolute(file) {
+            self.inputs.insert(abs.to_string_lossy().to_string(), CachedInput { stamp, sha256: sha256.to_string() });
+        }
+    }
+}
+
+/// The stamp of every file the sources of `spec` name now, by the path
+/// [`crate::stages::ingest::files::find`] gives; a source whose files cannot be listed is left out
+/// (reading it fails with the reason).
+pub fn input_stamps(spec: &PipelineSpec) -> BTreeMap<PathBuf, FileStamp> {
+    let mut stamps = BTreeMap::new();
+    for src in &spec.def.sources {
+        for f in crate::stages::ingest::files::find(&spec.dir, &src.path.list(), &src.name).unwrap_or_default() {
+            if let Ok(stamp) = FileStamp::of(&f.path) {
+                stamps.insert(f.path, stamp);
+            }
+        }
+    }
+    stamps
+}
+
+/// The pipeline's definition files with their digests, and the digest of their listing.
+pub fn definition_digest(spec: &PipelineSpec) -> Result<(Vec<HashedPath>, String)> {
+    let files: Vec<HashedPath> = spec
+        .definition_files()
+        .into_iter()
+        .map(|rel| {
+            let d = crate::stages::hash::sha256_file(&spec.dir.join(&rel))?;
+            Ok(HashedPath { path: rel, bytes: d.bytes, sha256: d.sha256 })
+        })
+        .collect::<Result<_>>()?;
+    let listing: String = files.iter().map(|f| format!("{}  {}\n", f.sha256, f.path)).collect();
+    Ok((files, crate::stages::hash::sha256_bytes(listing.as_bytes())))
+}
+
+/// What differs between the release `manifest` describes and what building `spec` with
+/// `build_settings` would produce: `None` when nothing does (same runpack, pipeline
+/// definition, options, and inputs by SHA-256, and every file of the release still there with
+/// its size; `runpack verify` checks the content), else the first difference found, for the
+/// user (`input raw/a.jsonl changed`).
+///
+/// Errors: [`Error::Io`] when an input cannot be hashed, [`Error::Config`] when the sources'
+/// files cannot be listed.
+pub fn stale(
+    spec: &PipelineSpec,
+    release: &Path,
+    manifest: &Manifest,
+    build_settings: &BTreeMap<String, serde_json::Value>,
+    cache: &mut InputCache,
+) -> Result<Option<String>> {
+    if manifest.runpack_version != env!("CARGO_PKG_VERSION") {
+        return Ok(Some(format!("it was built by runpack {}", manifest.runpack_version)));
+    }
+    let (files, pipeline_sha) = definition_digest(spec)?;
+    if manifest.pipeline.sha256 != pipeline_sha {
+        let changed: Vec<&str> = files
+            .iter()
+            .filter(|f| !manifest.pipeline.files.iter().any(|m| m.path == f.path && m.sha256 == f.sha256))
+            .map(|f| f.path.as_str())
+            .chain(
+                manifest
+                    .pipeline
+                    .files
+                    .iter()
+                    .filter(|m| !files.iter().any(|f| f.path == m.path))
+                    .map(|m| m.path.as_str()),
+            )
+            .collect();
+        return Ok(Some(format!("pipeline files changed: {}", changed.join(", "))));
+    }
+    if &manifest.build != build_settings {
+        let changed: Vec<String> = manifest
+            .build
+            .keys()
+            .chain(build_settings.keys())
+            .filter(|k| manifest.build.get(*k) != build_settings.get(*k))
+            .map(|k| if k == "sources" { "the sources".to_string() } else { format!("--{}", k.replace('_', "-")) })
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        return Ok(Some(format!("build options changed: {}", changed.join(", "))));
+    }
+    for f in &manifest.files {
+        if !crate::stages::release::safe_relative(&f.path)
+            || std::fs::metadata(release.join(&f.path)).map(|m| m.len()).ok() != Some(f.bytes)
+        {
+            return Ok(Some(format!("its file {} is missing or has another size", f.path)));
+        }
+    }
+    let mut current: BTreeMap<String, PathBuf> = BTreeMap::new();
+    for src in &spec.def.sources {
+        for f in crate::stages::ingest::files::find(&spec.dir, &src.path.list(), &src.name)? {
+            current.insert(f.rel.clone(), f.path.clone());
+        }
+    }
+    if let Some(gone) = manifest.inputs.iter().find(|i| !current.contains_key(&i.path)) {
+        return Ok(Some(format!("input {} is no longer there", gone.path)));
+    }
+    if let Some(new) = current.keys().find(|rel| !manifest.inputs.iter().any(|i| &i.path == *rel)) {
+        return Ok(Some(format!("input {new} is new")));
+    }
+    for input in &manifest.inputs {
+        if cache.sha256(&current[&input.path])? != input.sha256 {
+            return Ok(Some(format!("input {} changed", input.path)));
+        }
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_saved_cache_loads_back_and_spares_hashing_an_unchanged_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("a.jsonl");
+        std::fs::write(&input, "{\"step\":1}\n").unwrap();
+        let stamp = FileStamp::of(&input).unwrap();
+        let mut cache = InputCache::default();
+        // a digest no file has: taken from the cache, it proves nothing was hashed
+        cache.record(&input, stamp, "cached");
+        let path = dir.path().join("cache.json");
+        cache.save(&path).unwrap();
+        let mut loaded = InputCache::load(&path);
+        assert_eq!(loaded.inputs, cache.inputs);
+        assert_eq!(loaded.sha256(&input).unwrap(), "cached");
+        // rewritten with the same size and its modification time set back: hashed again
+        let mtime = std::fs::metadata(&input).unwrap().modified().unwrap();
+        std::fs::write(&input, "{\"step\":2}\n").unwrap();
+        std::fs::File::options().write(true).open(&input).unwrap().set_modified(mtime).unwrap();
+        assert_eq!(loaded.sha256(&input).unwrap(), crate::stages::hash::sha256_bytes(b"{\"step\":2}\n"));
+    }
+}

@@ -1,0 +1,765 @@
+//! The `build` verb: a pipeline's raw inputs → a release folder.
+//!
+//! In: a [`PipelineSpec`] and [`BuildOptions`]. Out: `releases/<name>/<version>/` (see
+//! [`crate::stages::release`]) and a [`BuildOutcome`] with the manifest and the [`BuildReport`].
+//!
+//! Steps: every source is ingested into an Arrow IPC file in a hidden staging folder beside
+//! the target, except a source that exactly one table reads (and no view), whose schema is
+//! known before reading: that one is streamed straight into the table's query while it runs
+//! (see [`crate::stages::feed`]; `--stage-sources` stages every source). Each table's SQL
+//! (DataFusion) runs over the sources and the tables before it, in dependency order
+//! ([`crate::stages::transform`]); its rows
+//! are conformed to the declared schema (or to the canonical form of the query's types),
+//! sorted by primary key (then by `_source_file`, `_source_line`; by every column when there is
+//! no key), validated, and written as Parquet and JSON Lines; then hashes, the dataset card, `manifest.json` and `SHA256SUMS` are written and the staging
+//! folder is renamed into place. Any error leaves no release behind and an existing release
+//! untouched.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use arrow::datatypes::SchemaRef;
+use serde_json::json;
+
+use crate::core::error::{Error, Result};
+use crate::core::options::BuildOptions;
+use crate::core::progress::{Progress, Unit};
+use crate::core::report::BuildReport;
+use crate::core::schema::type_name;
+use crate::core::spec::PipelineSpec;
+use crate::stages::ingest::{self, IngestOptions};
+use crate::stages::rejects::Rejects;
+use crate::stages::release::{
+    self, ArrowField, FileEntry, InputEntry, Manifest, PipelineInfo, ReportSummary, Staging, TableEntry,
+};
+use crate::stages::transform::{
+    Streaming, TableBuilt, TableCx, build_streamed, origin, plan_table, run_table, streamable_sources, table_order,
+};
+use crate::stages::validate::KeySet;
+
+pub mod cache;
+
+/// What a successful build returns.
+#[derive(Debug)]
+pub struct BuildOutcome {
+    /// Where the release is.
+    pub release_dir: PathBuf,
+    /// Its manifest.
+    pub manifest: Manifest,
+    /// Warnings and counts.
+    pub report: BuildReport,
+    /// The release already existed and its inputs and pipeline had not changed: nothing was
+    /// rebuilt.
+    pub unchanged: bool,
+}
+
+/// Writes `text` as the release file `path` (relative to `root`) and lists it in the
+/// manifest's files (sorted by path) with its size, digest and `kind`.
+///
+/// Errors: [`Error::Io`] when the file cannot be written.
+fn write_listed(root: &Path, manifest: &mut Manifest, path: &str, kind: &str, text: &str) -> Result<()> {
+    let full = root.join(path);
+    std::fs::write(&full, text).map_err(|e| Error::io(&full, e))?;
+    manifest.files.push(FileEntry {
+        path: path.into(),
+        bytes: text.len() as u64,
+        sha256: crate::stages::hash::sha256_bytes(text.as_bytes()),
+        kind: kind.into(),
+        table: None,
+        rows: None,
+    });
+    manifest.files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(())
+}
+
+/// Builds a release.
+///
+/// Errors: [`Error::Invalid`] when the data breaks the rules (every violation listed, up to
+/// `max_errors`); [`Error::Config`] for pipeline problems; [`Error::Refused`] when the version
+/// exists and `force` is not set; [`Error::Io`], [`Error::Sql`] otherwise.
+pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Progress) -> Result<BuildOutcome> {
+    let version = opts.version.clone().unwrap_or_else(|| spec.def.version.clone());
+    if !regex::Regex::new(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$").expect("static").is_match(&version) {
+        let from = if opts.version.is_some() {
+            "--release-version".to_string()
+        } else {
+            format!("{} (version)", spec.file.display())
+        };
+        return Err(Error::config(from, format!("version {version:?} must match [A-Za-z0-9][A-Za-z0-9._+-]*")));
+    }
+    let target = opts.releases_dir.join(&spec.def.name).join(&version);
+    // checks that need no data, before anything is written
+    let extra_metadata = crate::stages::card::preflight(spec)?;
+    let cache_path = crate::verbs::build::cache::InputCache::path(&opts.releases_dir, spec);
+    let mut input_cache = crate::verbs::build::cache::InputCache::load(&cache_path);
+    // `force` trusts no cache and rebuilds whatever it says
+    let mut stale = None;
+    if let Some(existing) = Manifest::load(&target).ok().filter(|_| !opts.force) {
+        progress.start("checking whether the release is up to date", Unit::None, None);
+        // a different SOURCE_DATE_EPOCH makes a different manifest: not up to date
+        stale = if existing.created_at != created_at(opts) {
+            Some("SOURCE_DATE_EPOCH changed".to_string())
+        } else {
+            crate::verbs::build::cache::stale(spec, &target, &existing, &build_settings(spec, opts), &mut input_cache)?
+        };
+        progress.finish();
+        if stale.is_none() {
+            // inputs hashed again because only their stamps changed (touched, copied) are
+            // not hashed again next time
+            if let Err(e) = input_cache.save(&cache_path) {
+                tracing::warn!("input cache not saved: {e}");
+            }
+            return Ok(BuildOutcome {
+                release_dir: target,
+                manifest: existing,
+                report: BuildReport::new(0),
+                unchanged: true,
+            });
+        }
+    }
+    let staging = Staging::new(&target, opts.force).map_err(|e| match (e, &stale) {
+        (Error::Refused(m), Some(why)) => Error::Refused(format!("{m} (what changed: {why})")),
+        (e, _) => e,
+    })?;
+    // each input's stamp before anything reads it: one that differs after the build was
+    // changed while it was read, and the release would not hold what its manifest says
+    let stamps = crate::verbs::build::cache::input_stamps(spec);
+    let root = staging.path().to_path_buf();
+    let work = root.join(".work");
+    let mut report = BuildReport::new(opts.max_errors);
+    let mut rejects = Rejects::new(root.join("rejects"));
+    let ctx = crate::sql::session::session();
+    // a staged source is read batch by batch only when the scan is not split into byte
+    // ranges (a range scan of an Arrow IPC file fetches its whole range at once)
+    ctx.state_ref().write().config_mut().options_mut().optimizer.repartition_file_scans = false;
+
+    // sources
+    let read_digests = crate::stages::hash::ReadDigests::default();
+    let ingest_opts = IngestOptions {
+        on_invalid: opts.on_invalid,
+        large_cell_bytes: opts.large_cell_bytes,
+        read_digests: Some(read_digests.clone()),
+    };
+    // the orders the tables are sorted in: a source found to be in one already lets a table
+    // that reads it in that order skip the sort
+    let orders: Vec<Vec<String>> =
+        spec.table_schemas.iter().flatten().map(|s| crate::core::schema::row_order(s, |_| true)).collect();
+    // sources that one table reads are streamed into it when that table is built
+    let mut deferred: BTreeMap<usize, (usize, SchemaRef)> =
+        if opts.stage_sources { BTreeMap::new() } else { streamable_sources(spec)? };
+    let shared = (!deferred.is_empty()).then(|| Arc::new(spec.clone()));
+    let mut inputs: BTreeMap<String, (PathBuf, BTreeSet<String>)> = BTreeMap::new();
+    let mut stager = Stager {
+        ctx: &ctx,
+        spec,
+        work: &work,
+        opts: &ingest_opts,
+        orders: &orders,
+        max_errors: opts.max_errors,
+        reports: vec![None; spec.def.sources.len()],
+    };
+    for i in 0..spec.def.sources.len() {
+        if !deferred.contains_key(&i)
+            && let Err(e) = stager.stage(i, progress, &mut rejects, &mut inputs).await
+        {
+            return Err(stager.fail(Failure::Source(i, e), &mut deferred, progress, &mut rejects, &mut inputs).await);
+        }
+    }
+    // stop here when the sources already broke the rules: table errors would only repeat them
+    if stager.violations() > 0 {
+        return Err(stager.fail(Failure::Sources, &mut deferred, progress, &mut rejects, &mut inputs).await);
+    }
+
+    // inputs that ingest read to their end were hashed on the way; the others are hashed
+    // in the background while the tables are built
+    let background: Vec<PathBuf> =
+        inputs.values().filter(|(p, _)| read_digests.get(p).is_none()).map(|(p, _)| p.clone()).collect();
+    let input_hashing = std::thread::spawn(move || hash_by_path(background));
+
+    // tables, in dependency order; `report` holds what they find (the sources' findings come
+    // first in the final report, in source order, however late a streamed source was read)
+    let mut order: Vec<usize> = Vec::new();
+    let mut table_entries: BTreeMap<String, TableEntry> = BTreeMap::new();
+    // (table, file written), each file hashed as it was written
+    let mut data_files: Vec<(String, crate::stages::write::WrittenFile)> = Vec::new();
+    let tables: std::result::Result<(), Failure> = async {
+        for (i, v) in spec.def.views.iter().enumerate() {
+            let sql = spec.view_sql(i)?;
+            let context = || format!("view {} ({})", v.name, origin(spec, v.sql.as_deref(), "view", &v.name));
+            let df = ctx
+                .sql_with_options(&sql, crate::sql::session::read_only(false))
+                .await
+                .map_err(|e| Error::sql(context(), e))?;
+            // (the session's analyzer refuses it when a table or section reads the view; here
+            // it is named, and refused in a view that nothing reads too)
+            if crate::sql::session::uses_similar_to(df.logical_plan()) {
+                return Err(Error::config(context(), crate::sql::session::SIMILAR_TO_REFUSED).into());
+            }
+            ctx.register_table(v.name.as_str(), df.into_view()).map_err(|e| Error::sql(context(), e))?;
+        }
+        order = table_order(spec)?;
+        let referenced = crate::core::schema::referenced_columns(
+            spec.def.tables.iter().zip(&spec.table_schemas).filter_map(|(t, s)| Some((t.name.as_str(), s.as_ref()?))),
+        );
+        let mut key_sets: BTreeMap<(String, Vec<String>), KeySet> = BTreeMap::new();
+        for &i in &order {
+            let t = &spec.def.tables[i];
+            progress.start(&format!("building table {}", t.name), Unit::Rows, None);
+            let started = Instant::now();
+            let streamed: Vec<(usize, SchemaRef)> =
+                deferred.iter().filter(|(_, (ti, _))| *ti == i).map(|(&s, (_, schema))| (s, schema.clone())).collect();
+            let cx = TableCx {
+                ctx: &ctx,
+                spec,
+                index: i,
+                opts,
+                key_sets: &key_sets,
+                referenced: &referenced,
+                root: &root,
+                work: &work,
+                progress,
+            };
+            let built = if streamed.is_empty() {
+                None
+            } else {
+                let shared = shared.as_ref().expect("set when sources are deferred");
+                let outcome = build_streamed(&cx, shared, &streamed, &ingest_opts, &mut report, &mut rejects).await?;
+                match outcome {
+                    Streaming::Built(built, read) => {
+                        for (s, files, found) in read {
+                            deferred.remove(&s);
+                            stager.reports[s] = Some(found);
+                            record_inputs(&mut inputs, &files, &spec.def.sources[s].name);
+                        }
+                        Some(*built)
+                    }
+                    Streaming::Invalid(read) => {
+                        for (s, found) in read {
+                            deferred.remove(&s);
+                            stager.reports[s] = Some(found);
+                        }
+                        return Err(Failure::Sources);
+                    }
+                    Streaming::SourceError(s, e) => return Err(Failure::Source(s, e)),
+                    Streaming::Restage => {
+                        for (s, _) in &streamed {
+                            deferred.remove(s);
+                            if let Err(e) = stager.stage(*s, progress, &mut rejects, &mut inputs).await {
+                                return Err(Failure::Source(*s, e));
+                            }
+                        }
+                        if stager.violations() > 0 {
+                            return Err(Failure::Sources);
+                        }
+                        None
+                    }
+                }
+            };
+            let built = match built {
+                Some(b) => b,
+                None => {
+                    let plan = plan_table(&cx).await?;
+                    run_table(&cx, plan, &mut report, &mut rejects).await?
+                }
+            };
+            let TableBuilt { rows, keys, split_files, policy, table_schema, target_schema } = built;
+            for (cols, set) in keys {
+                key_sets.insert((t.name.clone(), cols), set);
+            }
+            progress.finish();
+            tracing::info!("table {}: built in {:.2} s", t.name, started.elapsed().as_secs_f64());
+            let mut parquet: Vec<String> = Vec::new();
+            let mut splits = Vec::new();
+            for (split, files) in &split_files {
+                let pq: Vec<String> = files.iter().filter(|f| f.format == "parquet").map(|f| f.path.clone()).collect();
+                let rows = files.iter().filter(|f| f.format == "parquet").map(|f| f.rows).sum();
+                splits.push(release::SplitEntry { name: split.clone(), rows, files: pq.clone() });
+                parquet.extend(pq);
+                for f in files {
+                    data_files.push((t.name.clone(), f.clone()));
+                }
+            }
+            // later tables read this one from what was written
+            let paths: Vec<PathBuf> = parquet.iter().map(|p| root.join(p)).collect();
+            let order = crate::sql::session::declared_order(&table_schema, &target_schema);
+            crate::sql::session::register_parquet(&ctx, &t.name, &paths, target_schema.clone(), &order).await?;
+            table_entries.insert(
+                t.name.clone(),
+                TableEntry {
+                    name: t.name.clone(),
+                    rows,
+                    rejected_rows: 0,
+                    duplicates_dropped: report.duplicates_dropped.get(&t.name).map(|t| t.count).unwrap_or(0),
+                    on_duplicate_key: serde_json::to_value(policy)
+                        .ok()
+                        .and_then(|v| v.as_str().map(String::from))
+                        .unwrap_or_default(),
+                    schema: table_schema.clone(),
+                    arrow_schema: target_schema
+                        .fields()
+                        .iter()
+                        .map(|f| ArrowField { name: f.name().clone(), data_type: type_name(f.data_type()) })
+                        .collect(),
+                    files: parquet,
+                    splits,
+                    split_column: t.split_column.clone(),
+                },
+            );
+        }
+        Ok(())
+    }
+    .await;
+    if let Err(e) = tables {
+        return Err(stager.fail(e, &mut deferred, progress, &mut rejects, &mut inputs).await);
+    }
+    let mut report = {
+        let mut all = stager.sources_report();
+        all.absorb(report);
+        all
+    };
+    report.check()?;
+    let reject_counts = rejects.finish()?;
+    for (name, n) in &reject_counts {
+        let dropped = report.duplicates_dropped.get(name).map(|t| t.count).unwrap_or(0);
+        if let Some(t) = table_entries.get_mut(name) {
+            t.rejected_rows = n - dropped;
+        }
+        report.rejected_rows.insert(name.clone(), *n);
+    }
+    // the card's sections may read sources and views, whose staged rows are in the work
+    // folder: they run before it goes
+    let sections = crate::stages::card::run_sections(&ctx, spec).await?;
+    // (absent when every source was streamed and no table needed a sort)
+    if work.exists() {
+        std::fs::remove_dir_all(&work).map_err(|e| Error::io(&work, e))?;
+    }
+
+    // hashes
+    progress.start("hashing", Unit::None, None);
+    let started = Instant::now();
+    let mut digests = input_hashing.join().map_err(|_| Error::format("inputs", "the hashing thread panicked"))??;
+    // inputs of sources read while the tables were built and not read to their end
+    let late: Vec<PathBuf> = inputs
+        .values()
+        .map(|(p, _)| p)
+        .filter(|p| read_digests.get(p).is_none() && !digests.contains_key(*p))
+        .cloned()
+        .collect();
+    digests.extend(hash_by_path(late)?);
+    let inputs_out: Vec<InputEntry> = inputs
+        .iter()
+        .map(|(rel, (path, sources))| {
+            let d = read_digests.get(path).or_else(|| digests.get(path).cloned()).expect("one digest per input");
+            InputEntry {
+                path: rel.clone(),
+                bytes: d.bytes,
+                sha256: d.sha256,
+                sources: sources.iter().cloned().collect(),
+            }
+        })
+        .collect();
+    unchanged_while_read(&inputs, &stamps, &inputs_out)?;
+    input_warnings(spec, &inputs_out, &mut report);
+    let mut files: Vec<FileEntry> = data_files
+        .into_iter()
+        .map(|(table, f)| FileEntry {
+            path: f.path,
+            bytes: f.digest.bytes,
+            sha256: f.digest.sha256,
+            kind: f.format.to_string(),
+            table: Some(table),
+            rows: Some(f.rows),
+        })
+        .collect();
+    let mut to_hash: Vec<(String, String, Option<String>, Option<u64>)> = Vec::new();
+    for (name, n) in &reject_counts {
+        to_hash.push((format!("rejects/{name}.jsonl"), "rejects".into(), Some(name.clone()), Some(*n)));
+    }
+    let digests = crate::stages::hash::sha256_files(&to_hash.iter().map(|(p, ..)| root.join(p)).collect::<Vec<_>>())?;
+    for ((path, kind, table, rows), d) in to_hash.into_iter().zip(digests) {
+        files.push(FileEntry { path, bytes: d.bytes, sha256: d.sha256, kind, table, rows });
+    }
+    let (def_files, pipeline_sha256) = crate::verbs::build::cache::definition_digest(spec)?;
+    progress.finish();
+    tracing::info!("inputs and files hashed in {:.2} s", started.elapsed().as_secs_f64());
+
+    let mut manifest = Manifest {
+        manifest_version: release::MANIFEST_VERSION,
+        name: spec.def.name.clone(),
+        version: version.clone(),
+        runpack_version: env!("CARGO_PKG_VERSION").to_string(),
+        created_at: created_at(opts),
+        pipeline: PipelineInfo { sha256: pipeline_sha256, files: def_files },
+        build: build_settings(spec, opts),
+        inputs: inputs_out,
+        tables: order.iter().map(|&i| table_entries.remove(&spec.def.tables[i].name).expect("built")).collect(),
+        files,
+        report: ReportSummary {
+            warnings: report.warnings.len() as u64,
+            nonfinite_values: report.nonfinite.iter().map(|(k, v)| (k.clone(), v.count)).collect(),
+            coerced_values: report.coercions.iter().map(|(k, v)| (k.clone(), v.count)).collect(),
+            rejected_rows: report.rejected_rows.clone(),
+            duplicates_dropped: report.duplicates_dropped.iter().map(|(k, v)| (k.clone(), v.count)).collect(),
+        },
+    };
+    // keep the pipeline's table order in the manifest
+    let pos = |n: &str| spec.def.tables.iter().position(|t| t.name == n).unwrap_or(usize::MAX);
+    manifest.tables.sort_by_key(|t| pos(&t.name));
+    manifest.files.sort_by(|a, b| a.path.cmp(&b.path));
+
+    // the tables as a Frictionless data package, over the JSON Lines copies
+    let package =
+        release::datapackage(&manifest, spec.def.card.pretty_name.as_deref(), spec.def.card.license.as_deref());
+    write_listed(&root, &mut manifest, "datapackage.json", "datapackage", &package)?;
+
+    // card
+    let card = crate::stages::card::render(spec, &manifest, &report, &sections, extra_metadata.as_ref(), &root)?;
+    write_listed(&root, &mut manifest, "README.md", "card", &card)?;
+    let mjson = manifest.to_json();
+    let mpath = root.join("manifest.json");
+    std::fs::write(&mpath, &mjson).map_err(|e| Error::io(&mpath, e))?;
+    let mut sums: Vec<(String, String)> = manifest.files.iter().map(|f| (f.path.clone(), f.sha256.clone())).collect();
+    sums.push(("manifest.json".into(), crate::stages::hash::sha256_bytes(mjson.as_bytes())));
+    let spath = root.join("SHA256SUMS");
+    std::fs::write(&spath, release::sha256sums(&sums)).map_err(|e| Error::io(&spath, e))?;
+    drop(ctx);
+    let release_dir = staging.commit(opts.force)?;
+    for (rel, (path, _)) in &inputs {
+        if let (Some(i), Some(stamp)) = (manifest.inputs.iter().find(|i| &i.path == rel), stamps.get(path)) {
+            input_cache.record(path, *stamp, &i.sha256);
+        }
+    }
+    // the cache only saves work; a build that cannot write it is still a good build
+    if let Err(e) = input_cache.save(&cache_path) {
+        tracing::warn!("input cache not saved: {e}");
+    }
+    Ok(BuildOutcome { release_dir, manifest, report, unchanged: false })
+}
+
+/// SHA-256 of each of `paths` (on both cores), by path.
+fn hash_by_path(paths: Vec<PathBuf>) -> Result<BTreeMap<PathBuf, crate::stages::hash::FileDigest>> {
+    let digests = crate::stages::hash::sha256_files(&paths)?;
+    Ok(paths.into_iter().zip(digests).collect())
+}
+
+/// Stages sources: reads one into an Arrow IPC file and registers it for the tables' SQL; keeps
+/// what each source's read found, staged or streamed.
+struct Stager<'a> {
+    ctx: &'a datafusion::prelude::SessionContext,
+    spec: &'a PipelineSpec,
+    work: &'a Path,
+    opts: &'a IngestOptions,
+    orders: &'a [Vec<String>],
+    max_errors: usize,
+    /// What reading each source found, by source index (`None`: not read yet).
+    reports: Vec<Option<BuildReport>>,
+}
+
+impl Stager<'_> {
+    /// Violations the sources read so far found.
+    fn violations(&self) -> usize {
+        self.reports.iter().flatten().map(|r| r.violations_total).sum()
+    }
+
+    /// What the sources read so far found, in source order (as if read one after the other).
+    fn sources_report(&self) -> BuildReport {
+        let mut all = BuildReport::new(self.max_errors);
+        for r in self.reports.iter().flatten() {
+            all.absorb(r.clone());
+        }
+        all
+    }
+
+    /// The error a build that stopped on `failure` gives: the same as if every source had been
+    /// read, in order, before any table. A source's error wins over the errors of the sources
+    /// after it and over every violation; the sources' violations win over a table's error.
+    async fn fail(
+        &mut self,
+        failure: Failure,
+        deferred: &mut BTreeMap<usize, (usize, SchemaRef)>,
+        progress: &dyn Progress,
+        rejects: &mut Rejects,
+        inputs: &mut BTreeMap<String, (PathBuf, BTreeSet<String>)>,
+    ) -> Error {
+        // the sources not read yet that come first
+        let before = match &failure {
+            Failure::Source(i, _) => *i,
+            _ => usize::MAX,
+        };
+        let rest: Vec<usize> = deferred.keys().copied().filter(|&s| s < before).collect();
+        for s in rest {
+            deferred.remove(&s);
+            if let Err(e) = self.stage(s, progress, rejects, inputs).await {
+                return e;
+            }
+        }
+        match failure {
+            Failure::Source(_, e) => e,
+            Failure::Table(e) if self.violations() == 0 => e,
+            _ => self.sources_report().to_error(),
+        }
+    }
+
+    /// Reads source `i`, records its files in `inputs` (relative path → absolute path and the
+    /// sources that read it) and registers it under its name.
+    async fn stage(
+        &mut self,
+        i: usize,
+        progress: &dyn Progress,
+        rejects: &mut Rejects,
+        inputs: &mut BTreeMap<String, (PathBuf, BTreeSet<String>)>,
+    ) -> Result<()> {
+        let src = &self.spec.def.sources[i];
+        progress.start(&format!("reading source {}", src.name), Unit::None, None);
+        let started = Instant::now();
+        let mut report = BuildReport::new(self.max_errors);
+        let ing = ingest::run(self.spec, i, self.work, self.opts, self.orders, &mut report, rejects);
+        self.reports[i] = Some(report);
+        let ing = ing?;
+        progress.finish();
+        tracing::info!("source {}: read in {:.2} s", src.name, started.elapsed().as_secs_f64());
+        record_inputs(inputs, &ing.inputs, &src.name);
+        let sort_order = ing.sorted_by.iter().map(|cols| crate::sql::session::sort_exprs(cols)).collect();
+        let listing = datafusion::datasource::listing::ListingOptions::new(Arc::new(
+            datafusion::datasource::file_format::arrow::ArrowFormat,
+        ))
+        .with_file_extension(".arrow")
+        .with_file_sort_order(sort_order);
+        let _ = self.ctx.deregister_table(ing.name.as_str());
+        self.ctx
+            .register_listing_table(
+                ing.name.as_str(),
+                ing.ipc_file.to_string_lossy().as_ref(),
+                listing,
+                Some(ing.schema.clone()),
+                None,
+            )
+            .await
+            .map_err(|e| Error::sql(format!("source {}", ing.name), e))
+    }
+}
+
+/// Warns (`empty-input`) of each source that read empty files, and (`identical-inputs`) of
+/// each source that read two or more non-empty files with the
+/// same bytes (the same SHA-256): a folder linked or copied under a second name is read twice,
+/// and its rows come twice, which the source's path pattern cannot tell. `wandb` sources are
+/// left out: their run folders hold files that are alike by design (`latest-run/`, logs,
+/// `requirements.txt`), and the reader itself says which files it reads.
+fn input_warnings(spec: &PipelineSpec, inputs: &[InputEntry], report: &mut BuildReport) {
+    let wandb: BTreeSet<&str> = spec
+        .def
+        .sources
+        .iter()
+        .filter(|s| s.format == crate::core::spec::Format::Wandb)
+        .map(|s| s.name.as_str())
+        .collect();
+    let mut seen: BTreeMap<(&str, &str), Vec<&str>> = BTreeMap::new();
+    for i in inputs.iter().filter(|i| i.bytes > 0) {
+        for s in i.sources.iter().filter(|s| !wandb.contains(s.as_str())) {
+            seen.entry((s.as_str(), i.sha256.as_str())).or_default().push(i.path.as_str());
+        }
+    }
+    // an empty file holds no record: an export that failed, or a file still to be written
+    let mut empty: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for i in inputs.iter().filter(|i| i.bytes == 0) {
+        for s in i.sources.iter().filter(|s| !wandb.contains(s.as_str())) {
+            empty.entry(s.as_str()).or_default().push(i.path.as_str());
+        }
+    }
+    for (source, paths) in empty {
+        let more = if paths.len() > 5 { format!(" and {} more", paths.len() - 5) } else { String::new() };
+        report.warn(
+            source,
+            "empty-input",
+            None,
+            format!(
+                "source {source} read {} empty file{} (0 bytes, no record): {}{more}",
+                paths.len(),
+                if paths.len() == 1 { "" } else { "s" },
+                paths.iter().take(5).copied().collect::<Vec<_>>().join(", "),
+            ),
+        );
+    }
+    for ((source, sha256), paths) in seen.into_iter().filter(|(_, p)| p.len() > 1) {
+        let bytes = inputs.iter().find(|i| i.path == paths[0]).map_or(0, |i| i.bytes);
+        report.warn(
+            source,
+            "identical-inputs",
+            None,
+            format!(
+                "source {source} read {} files with the same bytes ({} bytes, sha256 {}…): {}; the rows of each \
+                 are read (a folder linked or copied under another name is read once per name)",
+                paths.len(),
+                crate::core::numbers::group_digits(bytes),
+                &sha256[..12],
+                paths.join(", "),
+            ),
+        );
+    }
+}
+
+/// Checks that every input the build read has the stamp it had before the build began. One
+/// whose size and modification time are unchanged but not its other metadata (a `chmod`, a
+/// hard link, a `touch` with the same time) is hashed again and compared with the digest the
+/// build recorded (`read`, the manifest's inputs).
+///
+/// Errors: [`Error::Refused`] naming the first input that changed, appeared or went away
+/// while the build ran (a log still being written, a file replaced), [`Error::Io`] when one
+/// cannot be hashed again.
+fn unchanged_while_read(
+    inputs: &BTreeMap<String, (PathBuf, BTreeSet<String>)>,
+    before: &BTreeMap<PathBuf, crate::verbs::build::cache::FileStamp>,
+    read: &[InputEntry],
+) -> Result<()> {
+    for (rel, (path, _)) in inputs {
+        let now = crate::verbs::build::cache::FileStamp::of(path).ok();
+        let what = match (before.get(path), now) {
+            (Some(b), Some(n)) if *b == n => continue,
+            (Some(b), Some(n)) if b.bytes != n.bytes => {
+                format!(
+                    "its size went from {} to {} bytes",
+                    crate::core::numbers::group_digits(b.bytes),
+                    crate::core::numbers::group_digits(n.bytes)
+                )
+            }
+            (Some(b), Some(n)) if b.mtime_ns == n.mtime_ns => {
+                let used = read.iter().find(|i| &i.path == rel).map(|i| i.sha256.as_str());
+                if used == Some(crate::stages::hash::sha256_file(path)?.sha256.as_str()) {
+                    continue;
+                }
+                "it was rewritten or replaced".to_string()
+            }
+            (Some(_), Some(_)) => "it was rewritten or replaced".to_string(),
+            (Some(_), None) => "it went away".to_string(),
+            (None, _) => "it appeared after the build began".to_string(),
+        };
+        return Err(Error::Refused(format!(
+            "{rel}: this input changed while the build read it ({what}), so the release would not hold \
+             what its manifest says; build again once it is complete (a log still being written can be \
+             copied first)"
+        )));
+    }
+    Ok(())
+}
+
+/// Records that source `source` read `files`, in the build's inputs (relative path → absolute
+/// path and the sources that read it).
+fn record_inputs(
+    inputs: &mut BTreeMap<String, (PathBuf, BTreeSet<String>)>,
+    files: &[ingest::files::InputFile],
+    source: &str,
+) {
+    for f in files {
+        inputs.entry(f.rel.clone()).or_insert_with(|| (f.path.clone(), BTreeSet::new())).1.insert(source.to_string());
+    }
+}
+
+/// Why the tables of a build stopped.
+enum Failure {
+    /// Reading source `.0` failed.
+    Source(usize, Error),
+    /// A source broke the rules (its violations are in the [`Stager`]'s reports).
+    Sources,
+    /// Building a table failed.
+    Table(Error),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Table(e)
+    }
+}
+
+/// The manifest's `created_at`: `SOURCE_DATE_EPOCH` as RFC 3339 UTC, or none.
+fn created_at(opts: &BuildOptions) -> Option<String> {
+    opts.source_date_epoch
+        .and_then(|s| chrono::DateTime::from_timestamp(s, 0))
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+}
+
+fn build_settings(spec: &PipelineSpec, opts: &BuildOptions) -> BTreeMap<String, serde_json::Value> {
+    let mut m = BTreeMap::new();
+    m.insert("on_invalid".into(), json!(opts.on_invalid));
+    m.insert("max_shard_bytes".into(), json!(opts.write.max_shard_bytes));
+    m.insert("row_group_bytes".into(), json!(opts.write.row_group_bytes));
+    m.insert("row_group_rows".into(), json!(opts.write.row_group_rows));
+    m.insert("zstd_level".into(), json!(opts.write.zstd_level));
+    // the card counts the warnings it gives
+    m.insert("large_cell_bytes".into(), json!(opts.large_cell_bytes));
+    // recorded only when it overrides a table's own rule: `--on-duplicate-key error` on a
+    // pipeline whose tables say nothing builds the same release as no option
+    if let Some(p) = opts.on_duplicate_key
+        && spec.def.tables.iter().any(|t| t.on_duplicate_key != p)
+    {
+        m.insert("on_duplicate_key".into(), json!(p));
+    }
+    m.insert("sources".into(), json!(spec.def.sources.iter().map(|s| &s.name).collect::<Vec<_>>()));
+    m
+}
+
+/// Where the release of `spec` at `version` goes.
+pub fn release_path(releases_dir: &Path, spec: &PipelineSpec, version: &str) -> PathBuf {
+    releases_dir.join(&spec.def.name).join(version)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_input_changed_while_the_build_read_it_is_refused() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+        std::fs::write(&a, "{\"step\":1}\n").unwrap();
+        std::fs::write(&b, "{\"step\":1}\n").unwrap();
+        let stamp = |p: &Path| crate::verbs::build::cache::FileStamp::of(p).unwrap();
+        let before: BTreeMap<PathBuf, _> = [(a.clone(), stamp(&a)), (b.clone(), stamp(&b))].into();
+        let inputs: BTreeMap<String, (PathBuf, BTreeSet<String>)> = [
+            ("a.jsonl".to_string(), (a.clone(), BTreeSet::new())),
+            ("b.jsonl".to_string(), (b.clone(), BTreeSet::new())),
+        ]
+        .into();
+        unchanged_while_read(&inputs, &before, &[]).unwrap();
+        // only its metadata changed (its status change time): hashed again, the same bytes
+        let mut perms = std::fs::metadata(&a).unwrap().permissions();
+        perms.set_readonly(true);
+        std::fs::set_permissions(&a, perms).unwrap();
+        let read = |rel: &str, text: &[u8]| InputEntry {
+            path: rel.into(),
+            bytes: text.len() as u64,
+            sha256: crate::stages::hash::sha256_bytes(text),
+            sources: vec![],
+        };
+        let digests = [read("a.jsonl", b"{\"step\":1}\n"), read("b.jsonl", b"{\"step\":1}\n")];
+        unchanged_while_read(&inputs, &before, &digests).unwrap();
+        let mut perms = std::fs::metadata(&a).unwrap().permissions();
+        #[allow(clippy::permissions_set_readonly_false)]
+        perms.set_readonly(false);
+        std::fs::set_permissions(&a, perms).unwrap();
+        // appended to
+        std::fs::OpenOptions::new().append(true).open(&b).unwrap().write_all(b"{\"step\":2}\n").unwrap();
+        let e = unchanged_while_read(&inputs, &before, &digests).unwrap_err().to_string();
+        assert!(
+            e.starts_with("b.jsonl: this input changed while the build read it (its size went from 11 to 22 bytes)"),
+            "{e}"
+        );
+        // rewritten with the same size, its modification time set back
+        let mtime = std::fs::metadata(&a).unwrap().modified().unwrap();
+        std::fs::write(&a, "{\"step\":2}\n").unwrap();
+        std::fs::File::options().write(true).open(&a).unwrap().set_modified(mtime).unwrap();
+        let before: BTreeMap<PathBuf, _> = [(a.clone(), before[&a]), (b.clone(), stamp(&b))].into();
+        let e = unchanged_while_read(&inputs, &before, &digests).unwrap_err().to_string();
+        assert!(
+            e.contains("a.jsonl: this input changed while the build read it (it was rewritten or replaced)"),
+            "{e}"
+        );
+        // gone, or not there when the build began
+        std::fs::remove_file(&a).unwrap();
+        assert!(unchanged_while_read(&inputs, &before, &[]).unwrap_err().to_string().contains("(it went away)"));
+        let e = unchanged_while_read(&inputs, &BTreeMap::new(), &[]).unwrap_err().to_string();
+        assert!(e.contains("(it appeared after the build began)"), "{e}");
+    }
+}

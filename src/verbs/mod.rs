@@ -1,0 +1,6 @@
+//! Verbs: what a user can do (build, verify, query, publish), each a sequence of stage calls.
+
+pub mod build;
+pub mod hub;
+pub mod query;
+pub mod verify;

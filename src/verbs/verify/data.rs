@@ -1,0 +1,684 @@
+//! `verify --data`: every row of a release read back ([`check_data`]).
+//!
+//! In: a release folder and its manifest. Out: problem lines added to a [`VerifyReport`]: pages
+//! that do not decode, statistics that do not bound their values, rows that break their
+//! table's schema or key order or split, NaN stored with its sign bit set, and JSON Lines
+//! copies that are not their Parquet rows.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use arrow::array::Array;
+use arrow::record_batch::RecordBatch;
+
+use super::VerifyReport;
+use crate::core::error::{Error, Result};
+use crate::core::numbers;
+use crate::core::schema::schema_diff;
+use crate::stages::ingest::files::lfs_pointer;
+use crate::stages::release::{Manifest, safe_relative};
+
+/// Rows per record batch read by [`check_data`], at most.
+pub const DATA_BATCH_ROWS: usize = 8192;
+
+/// Uncompressed bytes per record batch read by [`check_data`], about: a row group of large
+/// cells is read a few rows at a time (bounded memory, and no string array beyond 2 GiB).
+pub const DATA_BATCH_BYTES: u64 = 32 << 20;
+
+/// Reads every row of every table of manifest `m` (each after the tables its foreign keys
+/// refer to, as a build orders them), a row group at a time, in record batches of at most [`DATA_BATCH_ROWS`] rows
+/// and about [`DATA_BATCH_BYTES`]:
+///
+/// - each Parquet file's pages are decoded (a page that does not decode is named with the
+///   row it starts after), and each row group's statistics of a scalar column must bound its
+///   values (min ≤ every value ≤ max, NaN aside, and the null count), as readers that skip
+///   row groups by them trust they do;
+/// - each table's rows are checked against its Table Schema as a build checks them: types,
+///   `required`, constraints (`minimum`, `pattern`, `enum`, `unique`, …), the `primaryKey`
+///   and the `foreignKeys` (one that cannot be checked, to a table the manifest does not
+///   define or in a cycle, is a problem); rows must come in the table's key order within each
+///   split, as a build writes them (so a key given twice in a split is two neighbouring rows,
+///   which the key check finds), each row's split must be its file's, and a key given in two
+///   splits is found by the keys held (up to [`SPLIT_KEYS_BYTES`]); a violation is named by the
+///   row's raw input (`_source_file`, `_source_line`), or, for a table without them, by the
+///   Parquet file and row;
+/// - each JSON Lines copy (`jsonl/<stem>.jsonl` of `data/<stem>.parquet`) must be,
+///   byte for byte, the rows of its Parquet file as a build writes them: the first line that
+///   differs is named, with the row.
+///
+/// Files that are missing, unreadable or whose checksum differs are reported by the other
+/// checks; a table with such a file, or whose files' columns are not its schema's, is named
+/// as not read. Memory stays bounded by a batch, the primary key's last group and the key
+/// sets foreign keys refer to.
+///
+/// Errors: [`Error::Io`] when the temporary folder the validator needs cannot be made.
+pub fn check_data(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()> {
+    use crate::stages::validate::{KeySet, Validator};
+    // the column sets later tables' foreign keys refer to
+    let referenced = crate::core::schema::referenced_columns(m.tables.iter().map(|t| (t.name.as_str(), &t.schema)));
+    let work = tempfile::tempdir().map_err(|e| Error::io("temporary folder", e))?;
+    rep.rows_checked = Some(0);
+    let mut key_sets: BTreeMap<(String, Vec<String>), KeySet> = BTreeMap::new();
+    for t in referenced_first(m) {
+        let files: Vec<&String> = t.files.iter().collect();
+        if let Some(f) =
+            files.iter().find(|f| !safe_relative(f) || !dir.join(f).is_file() || lfs_pointer(&dir.join(f)).is_some())
+        {
+            rep.problems.push(format!("table {}: rows not read, as its file {f} cannot be", t.name));
+            continue;
+        }
+        // a foreign key whose table was not read before this one cannot be checked: said
+        let mut schema = t.schema.clone();
+        schema.foreign_keys.retain(|fk| {
+            let target = if fk.reference.resource.is_empty() { &t.name } else { &fk.reference.resource };
+            let known = key_sets.contains_key(&(target.clone(), fk.reference.fields.clone()));
+            if !known {
+                rep.problems.push(format!(
+                    "table {}: foreign key ({}) → {target} ({}) cannot be checked: {}",
+                    t.name,
+                    fk.fields.join(", "),
+                    fk.reference.fields.join(", "),
+                    if m.table(target).is_none() {
+                        "the manifest defines no such table".to_string()
+                    } else if target == &t.name {
+                        "a table cannot refer to itself (a build refuses it)".to_string()
+                    } else {
+                        format!("the rows of table {target} were not read, or the two tables refer to each other")
+                    }
+                ));
+            }
+            known
+        });
+        let declared = schema.arrow_schema();
+        // rows are placed by their raw input, or else by the release's file and row
+        let placed = ["_source_file", "_source_line"].iter().all(|c| declared.field_with_name(c).is_ok());
+        let arrow = if placed { declared.clone() } else { with_place_fields(&declared) };
+        let mut validator = match Validator::new(
+            &t.name,
+            &schema,
+            arrow.clone(),
+            crate::core::spec::DuplicatePolicy::Error,
+            crate::stages::ingest::OnInvalid::Fail,
+            &key_sets,
+            referenced.get(&t.name).cloned().unwrap_or_default(),
+        ) {
+            Ok(v) => v,
+            Err(e) => {
+                rep.problems.push(format!("table {}: its rows cannot be checked: {e}", t.name));
+                continue;
+            }
+        };
+        // each row's split is one of the table's, and the one of the file it is in
+        let split_column = t.split_column.as_ref().and_then(|c| declared.index_of(c).ok());
+        if let Some(ci) = split_column {
+            validator = validator.with_split(ci, t.splits.iter().map(|s| s.name.clone()).collect());
+        }
+        let mut scan = TableScan {
+            table: &t.name,
+            declared: &declared,
+            placed,
+            order: key_order(&schema, &declared)
+                .map(|cols| (crate::stages::sort::OrderCheck::new(&declared, cols.clone()), cols)),
+            report: crate::core::report::BuildReport::new(20),
+            rejects: crate::stages::rejects::Rejects::new(work.path().join("rejects")),
+            said: BTreeSet::new(),
+            split_keys: (t.split_column.is_some()
+                && t.splits.iter().filter(|s| s.rows > 0).count() > 1
+                && !schema.primary_key.is_empty())
+            .then(|| {
+                let columns: Option<Vec<usize>> =
+                    schema.primary_key.iter().map(|k| declared.index_of(k).ok()).collect();
+                let columns = columns?;
+                let fields = columns
+                    .iter()
+                    .map(|&c| arrow::row::SortField::new(declared.field(c).data_type().clone()))
+                    .collect();
+                let converter = arrow::row::RowConverter::new(fields).ok()?;
+                Some(SplitKeys { converter, columns, seen: Default::default(), bytes: 0 })
+            })
+            .flatten(),
+        };
+        let mut read = true;
+        let split_of = |f: &str| t.splits.iter().find(|s| s.files.iter().any(|x| x == f)).map(|s| s.name.as_str());
+        let mut split = None;
+        for f in &files {
+            // each split's files are in key order on their own
+            if split != Some(split_of(f)) {
+                split = Some(split_of(f));
+                if let Some((check, cols)) = &mut scan.order {
+                    *check = crate::stages::sort::OrderCheck::new(&declared, cols.clone());
+                }
+            }
+            let expected = split_column.zip(split_of(f));
+            // a damaged page or footer can make the readers panic, or a damaged manifest
+            // make the checks fail: the file's problem, with the others found kept
+            match crate::core::error::catch_panic(|| scan.read_file(dir, f, expected, &mut validator, rep)) {
+                Ok(Ok(r)) => read &= r,
+                Ok(Err(e)) => {
+                    rep.problems.push(format!("{f}: rows not all read: {e}"));
+                    read = false;
+                }
+                Err(panic) => {
+                    rep.problems.push(format!("{f}: rows not all read: the Parquet reader stopped on {panic}"));
+                    read = false;
+                }
+            }
+        }
+        if !read {
+            rep.problems.push(format!("table {}: rows not all read, so not checked against its schema", t.name));
+            continue;
+        }
+        if let Err(e) = validator.finish(&mut scan.report, &mut scan.rejects) {
+            rep.problems.push(format!("table {}: its rows cannot be checked: {e}", t.name));
+            continue;
+        }
+        for (cols, set) in validator.take_keys() {
+            key_sets.insert((t.name.clone(), cols), set);
+        }
+        if let Err(Error::Invalid { violations, total }) = scan.report.check() {
+            // as a build says them: the row's place, the column, the table and key
+            rep.problems.extend(violations.iter().map(|v| v.to_string()));
+            if total > violations.len() {
+                rep.problems.push(format!(
+                    "table {}: {} more rows break its schema",
+                    t.name,
+                    numbers::group_digits((total - violations.len()) as u64)
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The manifest's tables, each after the tables its foreign keys refer to (as a build orders
+/// them), in manifest order otherwise; tables that refer to each other in a cycle come last,
+/// in manifest order.
+fn referenced_first(m: &Manifest) -> Vec<&crate::stages::release::TableEntry> {
+    let index = |name: &str| m.tables.iter().position(|t| t.name == name);
+    let deps: Vec<BTreeSet<usize>> = m
+        .tables
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            t.schema.foreign_keys.iter().filter_map(|fk| index(&fk.reference.resource)).filter(|&j| j != i).collect()
+        })
+        .collect();
+    let (order, stuck) = crate::core::schema::dependency_order(&deps);
+    order.into_iter().chain(stuck).map(|i| &m.tables[i]).collect()
+}
+
+/// The columns whose order a table's rows must keep: its primary key, or else its fields up
+/// to the first `_source_line` of JSON pointers (which sort in document order, not as text),
+/// with an [`crate::stages::sort::OrderCheck`] of them; `None` when there is nothing to check.
+fn key_order(schema: &crate::core::schema::TableSchema, arrow: &arrow::datatypes::SchemaRef) -> Option<Vec<String>> {
+    let cols: Vec<String> = if schema.primary_key.is_empty() {
+        crate::core::schema::row_order(schema, |_| false)
+    } else {
+        schema.primary_key.clone()
+    };
+    let pointer = |c: &String| {
+        c == "_source_line"
+            && arrow.field_with_name(c).is_ok_and(|f| f.data_type() == &arrow::datatypes::DataType::Utf8)
+    };
+    let cols: Vec<String> = cols.into_iter().take_while(|c| !pointer(c)).collect();
+    (!cols.is_empty() && crate::stages::sort::OrderCheck::new(arrow, cols.clone()).in_order()).then_some(cols)
+}
+
+/// One table's rows being read by [`check_data`].
+struct TableScan<'a> {
+    table: &'a str,
+    /// The columns the files must have (the schema's).
+    declared: &'a arrow::datatypes::SchemaRef,
+    /// Whether the rows carry their raw input's place (else the file and row are added).
+    placed: bool,
+    /// The check of the key order, across the table's files, and its columns (`None` once a
+    /// row out of order is said).
+    order: Option<(crate::stages::sort::OrderCheck, Vec<String>)>,
+    report: crate::core::report::BuildReport,
+    rejects: crate::stages::rejects::Rejects,
+    /// (file, column) whose stored values broke a rule already said.
+    said: BTreeSet<(String, String)>,
+    /// For a table whose rows are in several splits, with a primary key: the keys seen and the
+    /// split each was in (each split is in key order on its own, so a key given in two splits
+    /// is not two neighbouring rows); `None` when not checked or once a duplicate is said.
+    split_keys: Option<SplitKeys>,
+}
+
+/// The primary keys of a table's rows across its splits ([`TableScan::split_keys`]).
+struct SplitKeys {
+    converter: arrow::row::RowConverter,
+    columns: Vec<usize>,
+    seen: std::collections::HashMap<Box<[u8]>, String>,
+    /// Key bytes held, and the most held before the check gives up (bounded memory).
+    bytes: usize,
+}
+
+/// Bytes of primary keys `verify --data` holds to compare a table's splits, at most (a table
+/// beyond it is not checked across splits).
+pub const SPLIT_KEYS_BYTES: usize = 256 << 20;
+
+impl TableScan<'_> {
+    /// Decodes Parquet file `rel` a row group at a time, checks its statistics, feeds its rows
+    /// to `validator`, checks their order and compares its JSON Lines copy with them; false
+    /// when its rows could not all be read.
+    fn read_file(
+        &mut self,
+        dir: &Path,
+        rel: &str,
+        split: Option<(usize, &str)>,
+        validator: &mut crate::stages::validate::Validator,
+        rep: &mut VerifyReport,
+    ) -> Result<bool> {
+        let split_name = split.map(|(_, n)| n.to_string()).unwrap_or_default();
+        let mut split = split;
+        use parquet::arrow::arrow_reader::ArrowReaderMetadata;
+        use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
+        use std::io::{BufRead, Read};
+        // the footer is read once; each row group gets a reader of its own
+        let loaded = std::fs::File::open(dir.join(rel)).map_err(|e| e.to_string()).and_then(|f| {
+            ArrowReaderMetadata::load(&f, ArrowReaderOptions::new()).map(|m| (f, m)).map_err(|e| e.to_string())
+        });
+        let (file, meta) = match loaded {
+            Ok(x) => x,
+            Err(e) => {
+                rep.problems.push(format!("{rel}: not a readable Parquet file: {e}"));
+                return Ok(false);
+            }
+        };
+        let open = || -> std::result::Result<_, String> {
+            let f = file.try_clone().map_err(|e| e.to_string())?;
+            Ok(ParquetRecordBatchReaderBuilder::new_with_metadata(f, meta.clone()))
+        };
+        // the columns, by name and type (nullability and field metadata aside)
+        let have = meta.schema().clone();
+        let same = have.fields().len() == self.declared.fields().len()
+            && have
+                .fields()
+                .iter()
+                .zip(self.declared.fields())
+                .all(|(a, b)| a.name() == b.name() && a.data_type() == b.data_type());
+        if !same {
+            rep.problems.push(format!(
+                "{rel}: its columns are not those of table {} ({}), so its rows were not read",
+                self.table,
+                schema_diff(self.declared, &have).join("; ")
+            ));
+            return Ok(false);
+        }
+        let metadata = meta.metadata().clone();
+        // the JSON Lines copy, when there is one
+        let copy_rel =
+            rel.strip_prefix("data/").and_then(|s| s.strip_suffix(".parquet")).map(|s| format!("jsonl/{s}.jsonl"));
+        let mut copy = copy_rel
+            .as_ref()
+            .and_then(|c| std::fs::File::open(dir.join(c)).ok().map(|f| (c.clone(), std::io::BufReader::new(f))));
+        let mut row: u64 = 0;
+        let mut encoded = Vec::new();
+        let mut ends = Vec::new();
+        let mut line = Vec::new();
+        for (g, rg) in metadata.row_groups().iter().enumerate() {
+            let rows = rg.num_rows().max(0) as u64;
+            let bytes = rg.total_byte_size().max(0) as u64;
+            let batch_rows = if rows == 0 || bytes == 0 {
+                DATA_BATCH_ROWS
+            } else {
+                ((DATA_BATCH_BYTES as u128 * rows as u128 / bytes as u128) as usize).clamp(1, DATA_BATCH_ROWS)
+            };
+            let reader = match open()
+                .and_then(|b| b.with_row_groups(vec![g]).with_batch_size(batch_rows).build().map_err(|e| e.to_string()))
+            {
+                Ok(r) => r,
+                Err(e) => {
+                    rep.problems.push(format!("{rel}: row group {g} cannot be read: {e}"));
+                    return Ok(false);
+                }
+            };
+            let mut bounds = StatBounds::new(&metadata, g, self.declared);
+            for batch in reader {
+                let batch = match batch {
+                    Ok(b) => b,
+                    Err(e) => {
+                        rep.problems
+                            .push(format!("{rel}: cannot be decoded after row {}: {e}", numbers::group_digits(row)));
+                        return Ok(false);
+                    }
+                };
+                // the schema's types, with nullability and metadata as declared
+                let batch = match RecordBatch::try_new(self.declared.clone(), batch.columns().to_vec()) {
+                    Ok(b) => b,
+                    Err(e) => {
+                        rep.problems.push(format!("{rel}: rows after {} do not fit the table's schema: {e}", row));
+                        return Ok(false);
+                    }
+                };
+                bounds.observe(&batch);
+                self.check_values(&batch, rel, row, rep);
+                self.check_split_keys(&batch, rel, &split_name, row, rep);
+                if let Some((ci, name)) = split {
+                    let col = batch.column(ci);
+                    let other = (0..col.len()).find(|&i| {
+                        col.is_null(i)
+                            || col
+                                .as_any()
+                                .downcast_ref::<arrow::array::StringArray>()
+                                .is_some_and(|a| a.value(i) != name)
+                    });
+                    if let Some(i) = other {
+                        rep.problems.push(format!(
+                            "{rel}: row {} has split {}, but the file holds split {name}'s rows",
+                            numbers::group_digits(row + i as u64 + 1),
+                            validate_cell(col, i)
+                        ));
+                        split = None;
+                    }
+                }
+                if let Some((check, cols)) = self.order.as_mut() {
+                    check.observe(&batch)?;
+                    if !check.in_order() {
+                        rep.problems.push(format!(
+                            "{rel}: rows {}–{} are not in the key order of table {} ({}), as a build writes them",
+                            numbers::group_digits(row),
+                            numbers::group_digits(row + batch.num_rows() as u64),
+                            self.table,
+                            cols.join(", ")
+                        ));
+                        self.order = None;
+                    }
+                }
+                if let Some((c, r)) = copy.as_mut() {
+                    encoded.clear();
+                    ends.clear();
+                    crate::stages::write::encode_jsonl(&batch, &mut encoded, &mut ends)?;
+                    let mut start = 0;
+                    for (i, &end) in ends.iter().enumerate() {
+                        line.clear();
+                        let read = r.read_until(b'\n', &mut line).map_err(|e| Error::io(dir.join(c.as_str()), e))?;
+                        let n = row + i as u64 + 1;
+                        let want = &encoded[start..end];
+                        if read == 0 || line != want {
+                            rep.problems.push(line_difference(c, n, rel, want, &line, read == 0));
+                            copy = None;
+                            break;
+                        }
+                        start = end;
+                    }
+                }
+                let n = batch.num_rows();
+                let batch = if self.placed { batch } else { with_place(&batch, rel, row)? };
+                row += n as u64;
+                *rep.rows_checked.get_or_insert(0) += n as u64;
+                validator.push(batch, &mut self.report, &mut self.rejects)?;
+            }
+            rep.problems.extend(bounds.problems(rel, g));
+        }
+        if let Some((c, mut r)) = copy {
+            let mut rest = [0u8; 1];
+            if r.read(&mut rest).map_err(|e| Error::io(dir.join(c.as_str()), e))? > 0 {
+                rep.problems.push(format!(
+                    "{c}:{}: a line beyond the {} rows of {rel}",
+                    row + 1,
+                    numbers::group_digits(row)
+                ));
+            }
+        }
+        Ok(true)
+    }
+}
+
+impl TableScan<'_> {
+    /// A primary key given in two splits of the table (the first one met is said).
+    fn check_split_keys(&mut self, batch: &RecordBatch, rel: &str, split: &str, before: u64, rep: &mut VerifyReport) {
+        let Some(keys) = self.split_keys.as_mut() else { return };
+        let cols: Vec<arrow::array::ArrayRef> =
+            keys.columns.iter().map(|&c| crate::stages::sort::positive_nan(batch.column(c))).collect();
+        let Ok(rows) = keys.converter.convert_columns(&cols) else {
+            self.split_keys = None;
+            return;
+        };
+        for r in 0..rows.num_rows() {
+            let key: Box<[u8]> = rows.row(r).as_ref().into();
+            match keys.seen.get(&key) {
+                Some(first) if first != split => {
+                    let shown: Vec<String> = keys
+                        .columns
+                        .iter()
+                        .map(|&c| format!("{}={}", batch.schema().field(c).name(), validate_cell(batch.column(c), r)))
+                        .collect();
+                    rep.problems.push(format!(
+                        "{rel}: row {} has the key {} of a row of split {first} too (table {}, rule primaryKey)",
+                        numbers::group_digits(before + r as u64 + 1),
+                        shown.join(", "),
+                        self.table
+                    ));
+                    self.split_keys = None;
+                    return;
+                }
+                Some(_) => {}
+                None => {
+                    keys.bytes += key.len() + split.len() + 48;
+                    keys.seen.insert(key, split.to_string());
+                }
+            }
+        }
+        if keys.bytes > SPLIT_KEYS_BYTES {
+            self.split_keys = None;
+        }
+    }
+
+    /// What a build guarantees of stored values beyond the schema's checks (which the
+    /// validator makes: JSON text, years 1 to 9999): a NaN is stored with its sign bit clear.
+    /// The first value breaking it is said, once per column and file.
+    fn check_values(&mut self, batch: &RecordBatch, rel: &str, before: u64, rep: &mut VerifyReport) {
+        // a NaN with its sign bit set, at any depth: found by what storing would change
+        let changed = |a: &arrow::array::ArrayRef| !crate::stages::sort::positive_nan(a).to_data().ptr_eq(&a.to_data());
+        for (i, f) in self.declared.fields().iter().enumerate() {
+            let key = (rel.to_string(), f.name().clone());
+            if self.said.contains(&key) {
+                continue;
+            }
+            let col = batch.column(i);
+            let bad = changed(col)
+                .then(|| (0..col.len()).find(|&r| changed(&col.slice(r, 1))))
+                .flatten()
+                .map(|r| (r, "holds a NaN with its sign bit set (a build stores NaN with it clear)"));
+            if let Some((r, what)) = bad {
+                rep.problems.push(format!(
+                    "{rel}: row {}, column {}: {} {what}",
+                    numbers::group_digits(before + r as u64 + 1),
+                    f.name(),
+                    validate_cell(col, r)
+                ));
+                self.said.insert(key);
+            }
+        }
+    }
+}
+
+/// `schema` with the place columns appended: `_source_file` (Utf8), `_source_line` (Int64).
+fn with_place_fields(schema: &arrow::datatypes::SchemaRef) -> arrow::datatypes::SchemaRef {
+    use arrow::datatypes::{DataType, Field, FieldRef, Schema};
+    let mut fields: Vec<FieldRef> = schema.fields().iter().cloned().collect();
+    fields.push(std::sync::Arc::new(Field::new("_source_file", DataType::Utf8, true)));
+    fields.push(std::sync::Arc::new(Field::new("_source_line", DataType::Int64, true)));
+    std::sync::Arc::new(Schema::new(fields))
+}
+
+/// `batch` with the release's place of each row appended: `_source_file` = `rel`,
+/// `_source_line` = the 1-based row number in it (rows before: `before`).
+fn with_place(batch: &RecordBatch, rel: &str, before: u64) -> Result<RecordBatch> {
+    use arrow::array::{Int64Array, StringArray};
+    let n = batch.num_rows();
+    let mut columns = batch.columns().to_vec();
+    columns.push(std::sync::Arc::new(StringArray::from(vec![rel; n])));
+    columns.push(std::sync::Arc::new(Int64Array::from_iter_values((0..n as i64).map(|i| before as i64 + i + 1))));
+    RecordBatch::try_new(with_place_fields(&batch.schema()), columns).map_err(|e| Error::format(rel, e))
+}
+
+/// The message for JSON Lines file `c` whose line `n` is not row `n` of `rel` (`want`).
+fn line_difference(c: &str, n: u64, rel: &str, want: &[u8], line: &[u8], ended: bool) -> String {
+    if ended {
+        return format!("{c}:{n}: the file ends before row {n} of {rel}");
+    }
+    if line.strip_suffix(b"\n").is_none() && want.strip_suffix(b"\n") == Some(line) {
+        return format!("{c}:{n}: the last line has no line break at its end (a build ends every line)");
+    }
+    let at = want.iter().zip(line).position(|(a, b)| a != b).unwrap_or(want.len().min(line.len()));
+    format!(
+        "{c}:{n}: differs from row {n} of {rel} from column {}: the row has {:?}, the line {:?}",
+        at + 1,
+        excerpt(want, at),
+        excerpt(line, at)
+    )
+}
+
+/// A row group's statistics of its scalar columns against the values decoded.
+struct StatBounds {
+    /// Per checked column: (index in the batch, name, min, max, null count from the file),
+    /// and what was seen: values below min, above max (first of each), nulls.
+    columns: Vec<Bound>,
+}
+
+struct Bound {
+    index: usize,
+    name: String,
+    min: Option<arrow::array::ArrayRef>,
+    max: Option<arrow::array::ArrayRef>,
+    nulls: Option<u64>,
+    below: Option<String>,
+    above: Option<String>,
+    seen_nulls: u64,
+}
+
+impl StatBounds {
+    fn new(
+        metadata: &parquet::file::metadata::ParquetMetaData,
+        g: usize,
+        schema: &arrow::datatypes::SchemaRef,
+    ) -> Self {
+        use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
+        let mut columns = Vec::new();
+        let rgs = &metadata.row_groups()[g..=g];
+        for (index, f) in schema.fields().iter().enumerate() {
+            if !crate::core::schema::is_stored_scalar(f.data_type()) {
+                continue;
+            }
+            let Ok(conv) = StatisticsConverter::try_new(f.name(), schema, metadata.file_metadata().schema_descr())
+            else {
+                continue;
+            };
+            let one =
+                |a: parquet::errors::Result<arrow::array::ArrayRef>| a.ok().filter(|a| a.len() == 1 && a.is_valid(0));
+            let nulls = conv
+                .row_group_null_counts(rgs.iter())
+                .ok()
+                .and_then(|a| (a.len() == 1 && a.is_valid(0)).then(|| a.value(0)));
+            // a null count the writer did not give is read as 0: only a given one is checked
+            let given = rgs[0]
+                .columns()
+                .iter()
+                .position(|c| c.column_path().string() == *f.name())
+                .and_then(|i| rgs[0].column(i).statistics())
+                .is_some_and(|s| s.null_count_opt().is_some());
+            columns.push(Bound {
+                index,
+                name: f.name().clone(),
+                min: one(conv.row_group_mins(rgs.iter())),
+                max: one(conv.row_group_maxes(rgs.iter())),
+                nulls: nulls.filter(|_| given),
+                below: None,
+                above: None,
+                seen_nulls: 0,
+            });
+        }
+        StatBounds { columns }
+    }
+
+    fn observe(&mut self, batch: &RecordBatch) {
+        use arrow::array::AsArray;
+        use arrow::datatypes::DataType;
+        for b in &mut self.columns {
+            let col = batch.column(b.index);
+            b.seen_nulls += col.null_count() as u64;
+            if b.below.is_some() && b.above.is_some() {
+                continue;
+            }
+            let show = |i: usize| validate_cell(col, i);
+            // floats: NaN is never in statistics, and -0 equals +0
+            if let DataType::Float64 | DataType::Float32 = col.data_type() {
+                let as_f64 = |a: &arrow::array::ArrayRef, i: usize| match a.data_type() {
+                    DataType::Float64 => a.as_primitive::<arrow::datatypes::Float64Type>().value(i),
+                    _ => a.as_primitive::<arrow::datatypes::Float32Type>().value(i) as f64,
+                };
+                let lo = b.min.as_ref().map(|m| as_f64(m, 0)).filter(|v| !v.is_nan());
+                let hi = b.max.as_ref().map(|m| as_f64(m, 0)).filter(|v| !v.is_nan());
+                for i in (0..col.len()).filter(|&i| col.is_valid(i)) {
+                    let v = as_f64(col, i);
+                    if v.is_nan() {
+                        continue;
+                    }
+                    if b.below.is_none() && lo.is_some_and(|lo| v < lo) {
+                        b.below = Some(show(i));
+                    }
+                    if b.above.is_none() && hi.is_some_and(|hi| v > hi) {
+                        b.above = Some(show(i));
+                    }
+                }
+                continue;
+            }
+            let opts = arrow::compute::SortOptions::default();
+            let lo = b.min.as_ref().and_then(|m| arrow::array::make_comparator(col.as_ref(), m.as_ref(), opts).ok());
+            let hi = b.max.as_ref().and_then(|m| arrow::array::make_comparator(col.as_ref(), m.as_ref(), opts).ok());
+            for i in (0..col.len()).filter(|&i| col.is_valid(i)) {
+                if b.below.is_none() && lo.as_ref().is_some_and(|c| c(i, 0).is_lt()) {
+                    b.below = Some(show(i));
+                }
+                if b.above.is_none() && hi.as_ref().is_some_and(|c| c(i, 0).is_gt()) {
+                    b.above = Some(show(i));
+                }
+            }
+        }
+    }
+
+    fn problems(&self, rel: &str, g: usize) -> Vec<String> {
+        let mut out = Vec::new();
+        for b in &self.columns {
+            let stat = |a: &Option<arrow::array::ArrayRef>| a.as_ref().map(|a| validate_cell(a, 0)).unwrap_or_default();
+            if let Some(v) = &b.below {
+                out.push(format!(
+                    "{rel}: row group {g}, column {}: the statistics' min is {}, but the column holds {v} (readers that skip row groups by them would miss rows)",
+                    b.name,
+                    stat(&b.min)
+                ));
+            }
+            if let Some(v) = &b.above {
+                out.push(format!(
+                    "{rel}: row group {g}, column {}: the statistics' max is {}, but the column holds {v} (readers that skip row groups by them would miss rows)",
+                    b.name,
+                    stat(&b.max)
+                ));
+            }
+            if let Some(n) = b.nulls.filter(|n| *n != b.seen_nulls) {
+                out.push(format!(
+                    "{rel}: row group {g}, column {}: the statistics count {n} nulls, the column holds {}",
+                    b.name, b.seen_nulls
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// A cell as JSON text, for messages.
+fn validate_cell(a: &arrow::array::ArrayRef, i: usize) -> String {
+    crate::stages::validate::cell_json(a, i).to_string()
+}
+
+/// Up to 60 bytes of a JSON line from a little before byte `at` (where two lines part), without
+/// its line break, marked `…` where cut.
+fn excerpt(bytes: &[u8], at: usize) -> String {
+    let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    let start = at.saturating_sub(20).min(bytes.len());
+    let end = (start + 60).min(bytes.len());
+    let text = String::from_utf8_lossy(&bytes[start..end]);
+    format!("{}{text}{}", if start > 0 { "…" } else { "" }, if end < bytes.len() { "…" } else { "" })
+}

@@ -1,0 +1,1964 @@
+//! The `verify` verb for a release folder (or any folder with a dataset card).
+//!
+//! In: a folder. Out: a [`VerifyReport`]: one line per problem, and the files verified.
+//!
+//! With a `manifest.json`: every listed file must exist inside the folder (paths that leave it
+//! are refused), have the listed size and SHA-256 (a file is never counted as verified by its
+//! size alone), and hold the listed rows (Parquet footers, JSON Lines line counts); a Git LFS
+//! pointer in place of a file is named as such (pointer to the expected object: "not
+//! downloaded"; to another object: a distinct message); `SHA256SUMS` must agree; files not in
+//! the manifest are reported. Every Parquet shard's Arrow schema must equal the manifest's.
+//! The manifest must agree with itself (no path listed twice, a file in one split, shards
+//! numbered `00000` to `n-1` of `n`, each table's `arrow_schema` the view of its `schema`),
+//! and `datapackage.json` with it (each resource's Table Schema is its table's).
+//!
+//! With a `README.md`: its front matter must be plain YAML; every `configs[].data_files`
+//! path or glob must match files (case-sensitive, with a hint for near misses), every data
+//! file must belong to exactly one (config, split), `data_dir` must name a folder with data
+//! files, split names must be loadable; shards of one split must share one Arrow schema; row
+//! groups must stay under the dataset viewer's 300,000,000-byte limit. With a manifest too,
+//! each config must serve its own table's files, with the manifest's splits.
+//!
+//! With `data` ([`run_with`], `verify --data`): every row is read as well ([`check_data`]),
+//! which finds what checksums recomputed over a changed release hide.
+//!
+//! A digest in the manifest that is no SHA-256 (64 hex digits; a 40-hex git blob SHA-1, say)
+//! makes the manifest malformed: said once, at its JSON pointer, and not as a mismatch.
+//!
+//! A snapshot folder of the Hugging Face cache (`snapshots/<commit>/…`, whose files are
+//! symbolic links into the cache's `blobs/`) verifies like a release folder: a link into a
+//! cache's `blobs/` is read as the file it points at ([`cache_blob_link`]); any other link is a
+//! problem.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use crate::core::error::{Error, Result};
+use crate::core::numbers;
+use crate::core::schema::{schema_diff, type_name};
+use crate::stages::hash;
+use crate::stages::ingest::files::lfs_pointer;
+use crate::stages::release::{Manifest, safe_relative};
+
+mod data;
+pub use data::{DATA_BATCH_BYTES, DATA_BATCH_ROWS, SPLIT_KEYS_BYTES, check_data};
+
+/// Outcome of a verification.
+#[derive(Debug, Default, Clone)]
+pub struct VerifyReport {
+    /// One line per problem (`path: what is wrong`).
+    pub problems: Vec<String>,
+    /// Files whose SHA-256 matched: every file the manifest lists, and manifest.json itself
+    /// against its line in SHA256SUMS (so every file `sha256sum -c SHA256SUMS` checks).
+    pub verified: Vec<String>,
+    /// With [`run_with`]'s `data`: the rows read and checked, all tables together.
+    pub rows_checked: Option<u64>,
+}
+
+impl VerifyReport {
+    /// True when nothing is wrong.
+    pub fn ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// Verifies the folder `dir`.
+///
+/// Errors: [`Error::Refused`] when `dir` is no folder or holds none of a release's own files
+/// (`manifest.json`, `SHA256SUMS`, `README.md`, `data/`); everything else is a problem line.
+pub fn run(dir: &Path) -> Result<VerifyReport> {
+    run_with(dir, false)
+}
+
+/// Verifies the folder `dir` as [`run`] does, and with `data` reads every row as well (see
+/// [`check_data`]): a release whose files were changed and sealed again (checksums recomputed)
+/// passes the checksums, not this.
+///
+/// Errors: as [`run`]; [`Error::Io`] when the temporary folder for the row checks cannot be made.
+pub fn run_with(dir: &Path, data: bool) -> Result<VerifyReport> {
+    run_published(dir, data, &BTreeSet::new())
+}
+
+/// Verifies `dir` as [`run_with`] does, where the files `footers_only` names (paths in the
+/// release) hold only their last bytes, the rest of the file left empty: their content was
+/// checked elsewhere (by `verify hf://` against the Hub's LFS SHA-256), so they are not hashed
+/// and their lines are not counted; a Parquet file's footer (rows, schema, row groups) is read
+/// as usual. They count as verified.
+///
+/// Errors: as [`run_with`].
+pub fn run_published(dir: &Path, data: bool, footers_only: &BTreeSet<String>) -> Result<VerifyReport> {
+    let (mut rep, manifest) = run_checks(dir, footers_only)?;
+    if data && let Some(m) = &manifest {
+        check_data(dir, m, &mut rep)?;
+    }
+    // one problem per line, whatever the file names hold: control characters are escaped
+    for p in &mut rep.problems {
+        *p = crate::core::error::escape_control(p);
+    }
+    Ok(rep)
+}
+
+/// The checks of [`run`]; the report, and the manifest when it could be read.
+fn run_checks(dir: &Path, footers_only: &BTreeSet<String>) -> Result<(VerifyReport, Option<Manifest>)> {
+    if !dir.is_dir() {
+        let what = if dir.exists() { "is not a folder" } else { "does not exist" };
+        return Err(Error::Refused(format!("{} {what}", dir.display())));
+    }
+    // a folder with none of a release's own files and no data folder is not one (a wrong path,
+    // a parent folder such as releases/<name>)
+    if ["manifest.json", "SHA256SUMS", "README.md", "data"].iter().all(|f| matches!(entry(dir, f), Entry::Missing)) {
+        return Err(Error::Refused(format!(
+            "{} is not a release folder: it holds no manifest.json, SHA256SUMS, README.md or data folder (a \
+             release is releases/<name>/<version>)",
+            dir.display()
+        )));
+    }
+    let mut rep = VerifyReport::default();
+    let manifest = match entry(dir, "manifest.json") {
+        Entry::Missing => {
+            rep.problems.push(if matches!(entry(dir, "SHA256SUMS"), Entry::Readable) {
+                "manifest.json: missing, so row counts and schemas cannot be verified (checksums are checked \
+                 against SHA256SUMS)"
+                    .into()
+            } else {
+                "manifest.json: missing, so checksums and row counts cannot be verified".into()
+            });
+            None
+        }
+        Entry::Folder => {
+            rep.problems.push("manifest.json: a folder, not a file".into());
+            None
+        }
+        // reported with the other symbolic links and the files that are not regular
+        Entry::DanglingLink | Entry::Special => None,
+        Entry::Readable => match Manifest::load(dir) {
+            Ok(m) => Some(m),
+            // placed as the release's other files are, by their path in it
+            Err(crate::core::error::Error::Config { location, message }) => {
+                let full = dir.join("manifest.json").display().to_string();
+                let place = location.strip_prefix(&full).unwrap_or_default();
+                rep.problems.push(format!("manifest.json{place}: {message}"));
+                None
+            }
+            Err(e) => {
+                rep.problems.push(format!("manifest.json: {e}"));
+                None
+            }
+        },
+    };
+    match &manifest {
+        Some(m) => check_manifest(dir, m, &mut rep, footers_only)?,
+        // without the manifest, SHA256SUMS still says what each file should hold
+        None => check_sums_alone(dir, &mut rep),
+    }
+    if dir.join("README.md").exists() {
+        check_card(dir, manifest.as_ref(), &mut rep)?;
+    }
+    check_row_groups(dir, &mut rep);
+    // symbolic links: the manifest's own files are reported by check_manifest
+    let listed: BTreeSet<&str> = manifest.iter().flat_map(|m| m.files.iter().map(|f| f.path.as_str())).collect();
+    for rel in walk(dir, |e| e.file_type().is_symlink() && !cache_blob_link(e.path())) {
+        if !listed.contains(rel.as_str()) {
+            rep.problems.push(format!("{rel}: a symbolic link; a release holds regular files only"));
+        }
+    }
+    // pipes, sockets, devices
+    for rel in walk(dir, |e| {
+        let t = e.file_type();
+        !t.is_file() && !t.is_dir() && !t.is_symlink()
+    }) {
+        if !listed.contains(rel.as_str()) {
+            rep.problems.push(format!(
+                "{rel}: not a regular file (a pipe, socket or device); a release holds regular files only"
+            ));
+        }
+    }
+    Ok((rep, manifest))
+}
+
+/// Checks the files `SHA256SUMS` lists against their digests, as `sha256sum -c` would, for
+/// a release without a readable manifest (no row counts or schemas then: those are the
+/// manifest's). Silent when there is no `SHA256SUMS` that is a regular file.
+fn check_sums_alone(dir: &Path, rep: &mut VerifyReport) {
+    if !matches!(entry(dir, "SHA256SUMS"), Entry::Readable) {
+        return;
+    }
+    let text = match crate::stages::ingest::files::read_small(&dir.join("SHA256SUMS"), 64 << 20) {
+        Ok(t) => t,
+        Err(e) => {
+            rep.problems.push(format!("SHA256SUMS: cannot be read: {}", os_error(e)));
+            return;
+        }
+    };
+    let mut readable = Vec::new();
+    for (n, sha, path) in sums_entries(&text, &mut rep.problems) {
+        if !safe_relative(&path) {
+            rep.problems
+                .push(format!("SHA256SUMS:{n}: {path:?} is not a path inside the release (absolute, or with `..`)"));
+            continue;
+        }
+        match entry(dir, &path) {
+            Entry::Readable => readable.push((sha, path)),
+            // a missing manifest is said already
+            Entry::Missing if path == "manifest.json" => {}
+            Entry::Missing | Entry::DanglingLink => {
+                rep.problems.push(format!("SHA256SUMS:{n}: {path} is missing"));
+            }
+            Entry::Folder => rep.problems.push(format!("SHA256SUMS:{n}: {path} is a folder, not a file")),
+            // reported with the files that are not regular
+            Entry::Special => {}
+        }
+    }
+    let paths: Vec<PathBuf> = readable.iter().map(|(_, p)| dir.join(p)).collect();
+    for ((sha, path), digest) in readable.iter().zip(hash::sha256_each(&paths)) {
+        match digest {
+            Ok(d) if d.sha256 == *sha => {}
+            Ok(d) => rep.problems.push(format!("{path}: sha256 mismatch: SHA256SUMS says {sha}, found {}", d.sha256)),
+            Err(e) => rep.problems.push(format!("{path}: cannot be read: {}", os_error(e))),
+        }
+    }
+}
+
+/// Every Parquet file's row groups must stay under the dataset viewer's limit.
+fn check_row_groups(dir: &Path, rep: &mut VerifyReport) {
+    for rel in all_files(dir).into_iter().filter(|f| f.ends_with(".parquet")) {
+        let p = dir.join(&rel);
+        if lfs_pointer(&p).is_some() {
+            continue;
+        }
+        let Ok(f) = std::fs::File::open(&p) else { continue };
+        // an unreadable footer is reported with the manifest's files
+        let Ok(Ok(reader)) =
+            crate::core::error::catch_panic(|| parquet::file::serialized_reader::SerializedFileReader::new(f))
+        else {
+            continue;
+        };
+        use parquet::file::reader::FileReader;
+        for (i, rg) in reader.metadata().row_groups().iter().enumerate() {
+            let size = rg.total_byte_size().max(0) as u64;
+            if size > crate::stages::write::VIEWER_ROW_GROUP_LIMIT_BYTES {
+                rep.problems.push(format!(
+                    "{rel}: row group {i} holds {} bytes uncompressed, above the dataset viewer's limit of {} bytes \
+                     (286.10 MiB); rewrite it with smaller row groups",
+                    numbers::group_digits(size),
+                    numbers::group_digits(crate::stages::write::VIEWER_ROW_GROUP_LIMIT_BYTES)
+                ));
+            }
+        }
+    }
+}
+
+/// The files under `dir`: regular files, and links into a Hugging Face cache's blobs.
+fn all_files(dir: &Path) -> Vec<String> {
+    walk(dir, |e| e.file_type().is_file() || (e.file_type().is_symlink() && cache_blob_link(e.path())))
+}
+
+/// True when `path` is a symbolic link (through any number of links) to a regular file in the
+/// `blobs/` folder of a Hugging Face cache: a repo's `blobs/<etag>` beside its `snapshots/`, or
+/// the cache-wide `blobs/<xx>/<hash>` store of huggingface_hub 2.4 (marked by
+/// `.huggingface-shared-blobs`). The files of a snapshot folder are such links (hub-docs
+/// `local-cache.md`).
+pub fn cache_blob_link(path: &Path) -> bool {
+    if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_symlink()) {
+        return false;
+    }
+    let Ok(target) = std::fs::canonicalize(path) else { return false };
+    if !std::fs::metadata(&target).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    target.ancestors().skip(1).take(2).any(|a| {
+        a.file_name().is_some_and(|n| n == "blobs")
+            && a.parent().is_some_and(|r| r.join("snapshots").is_dir() || r.join(".huggingface-shared-blobs").exists())
+    })
+}
+
+/// The entries under `dir` (symbolic links not followed) that `keep` accepts, as
+/// `/`-separated paths relative to `dir`, sorted; `.git/` and `.cache/huggingface/` are left out.
+fn walk(dir: &Path, keep: impl Fn(&walkdir::DirEntry) -> bool) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in walkdir::WalkDir::new(dir).min_depth(1).sort_by_file_name().into_iter().flatten() {
+        if keep(&e) {
+            let rel = e
+                .path()
+                .strip_prefix(dir)
+                .expect("under")
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/");
+            if rel.starts_with(".git/") || rel.starts_with(".cache/huggingface/") {
+                continue;
+            }
+            out.push(rel);
+        }
+    }
+    out
+}
+
+/// True for a SHA-256 digest as a manifest writes it: 64 lowercase hex digits.
+pub fn is_sha256(s: &str) -> bool {
+    s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// The files of `m` whose `sha256` is no SHA-256 digest (by index), each with its problem line
+/// (the manifest is malformed: the file's content cannot be checked against it).
+pub fn malformed_digests(m: &Manifest) -> Vec<(usize, String)> {
+    m.files
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| !is_sha256(&f.sha256))
+        .map(|(i, f)| {
+            let what = if f.sha256.len() == 40 && f.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
+                "40 hex digits, the length of a git blob SHA-1".to_string()
+            } else {
+                format!("{} characters", f.sha256.chars().count())
+            };
+            (
+                i,
+                format!(
+                    "manifest.json:/files/{i}/sha256: {:?} ({}) is not a SHA-256 digest (64 lowercase hex digits, found \
+                     {what}): the manifest is malformed, {} cannot be checked against it",
+                    f.sha256, f.path, f.path
+                ),
+            )
+        })
+        .collect()
+}
+
+fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport, footers_only: &BTreeSet<String>) -> Result<()> {
+    // a digest that is none: the file cannot be checked against it
+    let malformed: BTreeMap<usize, String> = malformed_digests(m).into_iter().collect();
+    rep.problems.extend(malformed.values().cloned());
+    let bad_digest: BTreeSet<&str> = malformed.keys().map(|i| m.files[*i].path.as_str()).collect();
+    // a table defined twice cannot be registered for SQL (which definition would hold?)
+    let mut tables = BTreeMap::new();
+    for t in &m.tables {
+        *tables.entry(t.name.as_str()).or_insert(0usize) += 1;
+    }
+    for (name, n) in tables.into_iter().filter(|&(_, n)| n > 1) {
+        rep.problems.push(format!("manifest.json: table {name} is defined {n} times"));
+    }
+    // the counts of rejected rows agree with the rejects files (whose lines are checked
+    // against their `rows` with the files): the card says them
+    let rejects: BTreeMap<&str, Option<u64>> = m
+        .files
+        .iter()
+        .filter(|f| f.kind == "rejects")
+        .map(|f| (f.table.as_deref().unwrap_or(f.path.as_str()), f.rows))
+        .collect();
+    for (name, &n) in &m.report.rejected_rows {
+        match rejects.get(name.as_str()) {
+            Some(Some(rows)) if *rows == n => {}
+            Some(Some(rows)) => rep.problems.push(format!(
+                "manifest.json: report.rejected_rows gives {name} {n} rows, its rejects file holds {rows}"
+            )),
+            Some(None) => {}
+            None if n == 0 => {}
+            None => rep.problems.push(format!(
+                "manifest.json: report.rejected_rows gives {name} {n} rows, and no rejects file of it is listed"
+            )),
+        }
+    }
+    for (name, rows) in &rejects {
+        if !m.report.rejected_rows.contains_key(*name) {
+            rep.problems.push(format!(
+                "manifest.json: rejects file of {name} ({} rows) is not counted in report.rejected_rows",
+                rows.unwrap_or(0)
+            ));
+        }
+    }
+    for t in &m.tables {
+        let listed = m.report.rejected_rows.get(&t.name).copied().unwrap_or(0);
+        if t.rejected_rows.checked_add(t.duplicates_dropped) != Some(listed) {
+            rep.problems.push(format!(
+                "manifest.json: table {} has {} rejected and {} superseded rows, but its rejects file is counted \
+                 as {listed} in report.rejected_rows",
+                t.name, t.rejected_rows, t.duplicates_dropped
+            ));
+        }
+    }
+    // a path listed twice would count its rows twice
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    for f in &m.files {
+        *seen.entry(f.path.as_str()).or_insert(0) += 1;
+    }
+    for (path, n) in seen.iter().filter(|&(_, n)| *n > 1) {
+        rep.problems.push(format!("{path}: listed {n} times in the manifest's files"));
+    }
+    for t in &m.tables {
+        let lists = std::iter::once((format!("table {}", t.name), &t.files))
+            .chain(t.splits.iter().map(|sp| (format!("table {} split {}", t.name, sp.name), &sp.files)));
+        for (what, files) in lists {
+            let mut seen = BTreeSet::new();
+            for f in files.iter().filter(|f| !seen.insert(f.as_str())) {
+                rep.problems.push(format!("{f}: listed twice in the manifest's {what}"));
+            }
+        }
+        // one split per file
+        let mut owner: BTreeMap<&str, &str> = BTreeMap::new();
+        for sp in &t.splits {
+            for f in &sp.files {
+                if let Some(other) = owner.insert(f.as_str(), sp.name.as_str()).filter(|o| *o != sp.name) {
+                    rep.problems.push(format!("{f}: in splits {other} and {} of table {}", sp.name, t.name));
+                }
+            }
+        }
+        // the Arrow view of the schema is the schema's
+        let want: Vec<(String, String)> =
+            t.schema.arrow_schema().fields().iter().map(|f| (f.name().clone(), type_name(f.data_type()))).collect();
+        let got: Vec<(String, String)> = t.arrow_schema.iter().map(|f| (f.name.clone(), f.data_type.clone())).collect();
+        if want != got {
+            let first = want.iter().zip(&got).position(|(a, b)| a != b).unwrap_or(want.len().min(got.len()));
+            let say = |v: Option<&(String, String)>| v.map(|(n, t)| format!("{n}: {t}")).unwrap_or("nothing".into());
+            rep.problems.push(format!(
+                "manifest.json: table {} arrow_schema[{first}] is {}, its schema gives {}",
+                t.name,
+                say(got.get(first)),
+                say(want.get(first))
+            ));
+        }
+    }
+    let mut to_hash: Vec<(usize, PathBuf)> = Vec::new();
+    let mut good: BTreeSet<String> = BTreeSet::new();
+    for (i, f) in m.files.iter().enumerate() {
+        if !safe_relative(&f.path) {
+            rep.problems.push(format!(
+                "{}: manifest path {}; refused",
+                f.path,
+                crate::stages::release::unsafe_path_reason(&f.path)
+            ));
+            continue;
+        }
+        let p = dir.join(&f.path);
+        let meta = match std::fs::symlink_metadata(&p) {
+            Ok(meta) => meta,
+            // a folder on the way that cannot be read hides the file, which may well be there
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                rep.problems.push(format!("{}: cannot be read: {e}", f.path));
+                continue;
+            }
+            Err(_) => {
+                rep.problems.push(format!(
+                    "{}: missing (manifest lists {} bytes, sha256 {})",
+                    f.path,
+                    numbers::group_digits(f.bytes),
+                    f.sha256
+                ));
+                continue;
+            }
+        };
+        if !(meta.is_file() || meta.is_symlink() && cache_blob_link(&p)) {
+            let what = if meta.is_symlink() {
+                "a symbolic link; a release holds regular files only"
+            } else if meta.is_dir() {
+                "a folder, not a file"
+            } else {
+                "not a regular file (a pipe, socket or device); a release holds regular files only"
+            };
+            rep.problems.push(format!("{}: {what}", f.path));
+            continue;
+        }
+        if let Some(ptr) = lfs_pointer(&p) {
+            if ptr.oid == f.sha256 && ptr.size == f.bytes {
+                rep.problems.push(format!(
+                    "{}: not downloaded (Git LFS pointer to the expected object, sha256 {}, {} bytes); fetch it with `git lfs pull`",
+                    f.path, ptr.oid, numbers::group_digits(ptr.size)
+                ));
+            } else {
+                rep.problems.push(format!(
+                    "{}: Git LFS pointer to a different object (oid sha256:{}, {} bytes) than the manifest's (sha256 {}, {} bytes)",
+                    f.path, ptr.oid, numbers::group_digits(ptr.size), f.sha256, numbers::group_digits(f.bytes)
+                ));
+            }
+            continue;
+        }
+        if malformed.contains_key(&i) {
+            continue;
+        }
+        if footers_only.contains(&f.path) {
+            // checked elsewhere: its bytes are not here
+            good.insert(f.path.clone());
+            rep.verified.push(f.path.clone());
+            continue;
+        }
+        to_hash.push((i, p));
+    }
+    // a file that cannot be read is one problem: the others are still checked
+    let digests = hash::sha256_each(&to_hash.iter().map(|(_, p)| p.clone()).collect::<Vec<_>>());
+    let mut changed: BTreeSet<String> = BTreeSet::new();
+    for ((i, _), d) in to_hash.iter().zip(digests) {
+        let f = &m.files[*i];
+        let d = match d {
+            Ok(d) => d,
+            Err(e) => {
+                rep.problems.push(format!("{}: cannot be read: {}", f.path, os_error(e)));
+                continue;
+            }
+        };
+        if d.sha256 != f.sha256 {
+            let size_note = if d.bytes == f.bytes {
+                "the size matches, the content does not".to_string()
+            } else {
+                format!(
+                    "size {} bytes, manifest says {}",
+                    numbers::group_digits(d.bytes),
+                    numbers::group_digits(f.bytes)
+                )
+            };
+            rep.problems
+                .push(format!("{}: sha256 mismatch: expected {}, found {} ({size_note})", f.path, f.sha256, d.sha256));
+            // its rows and schema still say what it holds instead (another table's file, an
+            // older build's)
+            changed.insert(f.path.clone());
+        } else if d.bytes != f.bytes {
+            rep.problems.push(format!("{}: size {} bytes, manifest says {}", f.path, d.bytes, f.bytes));
+        } else {
+            good.insert(f.path.clone());
+            rep.verified.push(f.path.clone());
+        }
+    }
+    // rows and schemas of intact files, and of changed files that still read
+    for f in &m.files {
+        let is_changed = changed.contains(&f.path);
+        if !good.contains(&f.path) && !is_changed {
+            continue;
+        }
+        let p = dir.join(&f.path);
+        // rows of a Parquet file (and its schema), lines of a JSON Lines file
+        let counted = match f.kind.as_str() {
+            "parquet" => parquet_rows_schema(&p)
+                .map(|(rows, schema)| (rows, "rows", Some(schema)))
+                .map_err(|e| format!("not a readable Parquet file: {e}")),
+            // only the footer of a file checked elsewhere is here
+            "jsonl" | "rejects" if footers_only.contains(&f.path) => continue,
+            "jsonl" | "rejects" => {
+                count_lines(&p).map(|n| (n, "lines", None)).map_err(|e| format!("cannot be read: {}", os_error(e)))
+            }
+            _ => continue,
+        };
+        let (found, unit, schema) = match counted {
+            Ok(c) => c,
+            // a changed file that does not read is said once, by its checksum
+            Err(_) if is_changed => continue,
+            Err(e) => {
+                rep.problems.push(format!("{}: {e}", f.path));
+                continue;
+            }
+        };
+        match f.rows {
+            Some(n) if n == found => {}
+            Some(n) => rep.problems.push(format!("{}: {found} {unit}, manifest says {n} rows", f.path)),
+            None => rep.problems.push(format!("{}: {found} {unit}, the manifest gives no row count", f.path)),
+        }
+        if let (Some(schema), Some(t)) = (schema, f.table.as_ref().and_then(|t| m.table(t))) {
+            let diffs = schema_diff(&t.schema.arrow_schema(), &schema);
+            if !diffs.is_empty() {
+                rep.problems.push(format!(
+                    "{}: schema differs from the manifest's table {}: {}",
+                    f.path,
+                    t.name,
+                    diffs.join("; ")
+                ));
+            }
+        }
+    }
+    // every data file a table or split names is a Parquet file of the manifest
+    for t in &m.tables {
+        let named: BTreeSet<&String> = t.files.iter().chain(t.splits.iter().flat_map(|s| s.files.iter())).collect();
+        for f in named {
+            let listed =
+                m.files.iter().any(|e| &e.path == f && e.kind == "parquet" && e.table.as_deref() == Some(&t.name));
+            if !safe_relative(f) {
+                rep.problems.push(format!(
+                    "{f}: table {} names a data file whose path {}; refused",
+                    t.name,
+                    crate::stages::release::unsafe_path_reason(f)
+                ));
+            } else if !listed {
+                rep.problems
+                    .push(format!("{f}: table {} names a data file the manifest's file list does not hold", t.name));
+            }
+        }
+    }
+    // a data file belongs to a table the manifest defines, and every table has its JSON Lines
+    // copy with its rows
+    for f in m.files.iter().filter(|f| f.kind == "parquet" || f.kind == "jsonl") {
+        if let Some(t) = f.table.as_deref().filter(|t| m.table(t).is_none()) {
+            rep.problems.push(format!("{}: belongs to table {t}, which the manifest does not define", f.path));
+        }
+    }
+    for t in &m.tables {
+        let copies: Vec<&crate::stages::release::FileEntry> =
+            m.files.iter().filter(|f| f.kind == "jsonl" && f.table.as_deref() == Some(&t.name)).collect();
+        let rows: u64 = copies.iter().filter_map(|f| f.rows).sum();
+        if copies.is_empty() && !t.files.is_empty() {
+            rep.problems.push(format!("table {}: the manifest lists no JSON Lines copy (jsonl/) of it", t.name));
+        } else if rows != t.rows {
+            rep.problems.push(format!(
+                "table {}: the manifest's JSON Lines copies count {rows} rows, its table entry says {}",
+                t.name, t.rows
+            ));
+        }
+    }
+    check_datapackage(dir, m, rep);
+    // each split's files carry its name, as a build names them: data/<table>/<split>.parquet,
+    // or data/<table>.parquet for the one `train` split of a table without a split column
+    // (either with -NNNNN-of-NNNNN before .parquet when sharded)
+    let shard = regex::Regex::new(r"-\d{5}-of-\d{5}$").expect("valid");
+    let numbered = regex::Regex::new(r"-(\d{5})-of-(\d{5})\.parquet$").expect("valid");
+    for t in &m.tables {
+        for sp in &t.splits {
+            // shards are numbered 0 to n-1 of n, all of them present
+            let shards: Vec<(u64, u64, &String)> = sp
+                .files
+                .iter()
+                .filter_map(|f| {
+                    let c = numbered.captures(f)?;
+                    Some((c[1].parse().ok()?, c[2].parse().ok()?, f))
+                })
+                .collect();
+            if !shards.is_empty() {
+                let n = sp.files.len() as u64;
+                let mut have: Vec<u64> = shards.iter().map(|(i, ..)| *i).collect();
+                have.sort_unstable();
+                if let Some((_, of, f)) = shards.iter().find(|(_, of, _)| *of != n) {
+                    rep.problems.push(format!(
+                        "{f}: named one of {of} shards, but split {} of table {} has {n} files",
+                        sp.name, t.name
+                    ));
+                } else if shards.len() as u64 != n || have != (0..n).collect::<Vec<_>>() {
+                    let missing: Vec<String> =
+                        (0..n).filter(|i| have.binary_search(i).is_err()).map(|i| format!("{i:05}")).collect();
+                    rep.problems.push(format!(
+                        "table {} split {}: its {n} shards are not numbered 00000 to {:05} (missing {})",
+                        t.name,
+                        sp.name,
+                        n - 1,
+                        missing.join(", ")
+                    ));
+                }
+            }
+            for f in &sp.files {
+                let stem = f.strip_prefix("data/").and_then(|x| x.strip_suffix(".parquet")).unwrap_or(f);
+                let stem = shard.replace(stem, "");
+                let own = stem == format!("{}/{}", t.name, sp.name)
+                    || (t.splits.len() == 1 && sp.name == "train" && stem == t.name);
+                if !own {
+                    rep.problems.push(format!(
+                        "{f}: listed in split {} of table {}, but named for another table or split",
+                        sp.name, t.name
+                    ));
+                }
+            }
+        }
+    }
+    // table row totals
+    for t in &m.tables {
+        let sum: u64 = m
+            .files
+            .iter()
+            .filter(|f| f.kind == "parquet" && f.table.as_deref() == Some(&t.name))
+            .filter_map(|f| f.rows)
+            .sum();
+        if sum != t.rows {
+            rep.problems.push(format!(
+                "table {}: the manifest's file entries count {sum} rows, its table entry says {}",
+                t.name, t.rows
+            ));
+        }
+        // each split's rows, from its files' entries
+        for sp in &t.splits {
+            let sum: u64 =
+                sp.files.iter().filter_map(|p| m.files.iter().find(|f| &f.path == p)).filter_map(|f| f.rows).sum();
+            if sum != sp.rows {
+                rep.problems.push(format!(
+                    "table {} split {}: the manifest's file entries count {sum} rows, its split entry says {}",
+                    t.name, sp.name, sp.rows
+                ));
+            }
+        }
+        let split_sum: u64 = t.splits.iter().map(|sp| sp.rows).sum();
+        if !t.splits.is_empty() && split_sum != t.rows {
+            rep.problems
+                .push(format!("table {}: its splits count {split_sum} rows, its table entry says {}", t.name, t.rows));
+        }
+    }
+    // unexpected files
+    let listed: BTreeSet<&str> = m.files.iter().map(|f| f.path.as_str()).collect();
+    for rel in all_files(dir) {
+        // a Hub repository's own `.gitattributes` (which files are LFS), in a downloaded copy
+        if rel == "manifest.json" || rel == "SHA256SUMS" || rel == ".gitattributes" {
+            continue;
+        }
+        if !listed.contains(rel.as_str()) {
+            rep.problems.push(format!("{rel}: unexpected file (not in the manifest)"));
+        }
+    }
+    // SHA256SUMS agrees
+    let sums_path = dir.join("SHA256SUMS");
+    let sums = match entry(dir, "SHA256SUMS") {
+        Entry::Missing | Entry::DanglingLink => Some(Err(std::io::ErrorKind::NotFound.into())),
+        Entry::Folder => Some(Err(std::io::Error::other("a folder, not a file"))),
+        // reported with the files that are not regular
+        Entry::Special => None,
+        Entry::Readable => Some(std::fs::read_to_string(&sums_path)),
+    };
+    match sums {
+        None => {}
+        Some(sums) => match sums {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => rep.problems.push("SHA256SUMS: missing".into()),
+            Err(e) => rep.problems.push(format!("SHA256SUMS: cannot be read: {e}")),
+            Ok(text) => {
+                let mut seen = BTreeSet::new();
+                for (n, sha, path) in sums_entries(&text, &mut rep.problems) {
+                    let (sha, path) = (sha.as_str(), path.as_str());
+                    seen.insert(path.to_string());
+                    if path == "manifest.json" {
+                        if !matches!(entry(dir, "manifest.json"), Entry::Readable) {
+                            // missing or not a regular file: reported already
+                            continue;
+                        }
+                        match hash::sha256_file(&dir.join("manifest.json")) {
+                            Ok(d) if d.sha256 != sha => rep.problems.push(format!(
+                                "manifest.json: sha256 mismatch: SHA256SUMS says {sha}, found {}",
+                                d.sha256
+                            )),
+                            Ok(_) => rep.verified.push("manifest.json".into()),
+                            Err(e) => rep.problems.push(format!("manifest.json: cannot be read: {}", os_error(e))),
+                        }
+                    } else if let Some(f) = m.files.iter().find(|f| f.path == path) {
+                        if f.sha256 != sha && !bad_digest.contains(f.path.as_str()) {
+                            rep.problems.push(format!(
+                                "SHA256SUMS:{n}: gives {path} the sha256 {sha}, the manifest gives {}",
+                                f.sha256
+                            ));
+                        }
+                    } else {
+                        rep.problems.push(format!("SHA256SUMS:{n}: {path} is not in the manifest"));
+                    }
+                }
+                for path in m.files.iter().map(|f| f.path.as_str()).chain(["manifest.json"]) {
+                    if !seen.contains(path) {
+                        rep.problems.push(format!("SHA256SUMS: no line for {path}"));
+                    }
+                }
+            }
+        },
+    }
+    Ok(())
+}
+
+/// The entries of a `SHA256SUMS` text: (1-based line, digest, path) of each line that is one
+/// ([`sums_line`]); comment and blank lines are skipped, as `sha256sum -c` skips them, and any
+/// other line is a problem pushed to `problems`.
+fn sums_entries(text: &str, problems: &mut Vec<String>) -> Vec<(usize, String, String)> {
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        match sums_line(line) {
+            Some((sha, path)) => out.push((n + 1, sha, path)),
+            None => problems.push(format!("SHA256SUMS:{}: not a `<sha256>  <path>` line", n + 1)),
+        }
+    }
+    out
+}
+
+/// The digest (lowercase) and path of a `SHA256SUMS` line in any form GNU coreutils'
+/// `sha256sum -c` reads: `<sha256>  <path>` (text mode), `<sha256> *<path>` (binary mode),
+/// `<sha256> <path>`, a tab for the space, blanks before it all, a leading `\` for a path with
+/// `\n` or `\\` escapes, a `./` prefix, a CRLF ending, and the BSD form `SHA256 (<path>) =
+/// <sha256>` (also without the space before `=`, and OpenSSL's `SHA256(<path>)= <sha256>`);
+/// `None` for anything else.
+fn sums_line(line: &str) -> Option<(String, String)> {
+    let line = line.strip_suffix('\r').unwrap_or(line);
+    // coreutils skips blanks before the line's content
+    let line = line.trim_start_matches([' ', '\t']);
+    let (escaped, line) = match line.strip_prefix('\\') {
+        Some(rest) => (true, rest),
+        None => (false, line),
+    };
+    let unescape = |p: &str| if escaped { p.replace("\\n", "\n").replace("\\\\", "\\") } else { p.to_string() };
+    // BSD form, as `sha256sum --tag` writes it: `SHA256 (<path>) = <sha256>`
+    if let Some(tagged) = line.strip_prefix("SHA256 (").or_else(|| line.strip_prefix("SHA256(")) {
+        let (p, sha) = tagged.rsplit_once(") = ").or_else(|| tagged.rsplit_once(")= "))?;
+        let mut path = unescape(p);
+        while let Some(p) = path.strip_prefix("./") {
+            path = p.to_string();
+        }
+        let ok = sha.len() == 64 && sha.bytes().all(|b| b.is_ascii_hexdigit()) && !path.is_empty();
+        return ok.then(|| (sha.to_ascii_lowercase(), path));
+    }
+    let sha = line.get(..64).filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))?;
+    let rest = line[64..].strip_prefix([' ', '\t'])?;
+    let rest = rest.strip_prefix([' ', '*']).unwrap_or(rest);
+    let mut path = unescape(rest);
+    while let Some(p) = path.strip_prefix("./") {
+        path = p.to_string();
+    }
+    (!path.is_empty()).then(|| (sha.to_ascii_lowercase(), path))
+}
+
+fn count_lines(p: &Path) -> Result<u64> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(p).map_err(|e| Error::io(p, e))?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut n = 0u64;
+    loop {
+        let k = f.read(&mut buf).map_err(|e| Error::io(p, e))?;
+        if k == 0 {
+            return Ok(n);
+        }
+        n += memchr::memchr_iter(b'\n', &buf[..k]).count() as u64;
+    }
+}
+
+/// Rows and Arrow schema of the Parquet file `p`, from its footer. The error is the reason
+/// alone (the caller names the file).
+fn parquet_rows_schema(p: &Path) -> std::result::Result<(u64, arrow::datatypes::SchemaRef), String> {
+    let f = std::fs::File::open(p).map_err(|e| e.to_string())?;
+    let b = open_parquet(f)?;
+    let rows = b.metadata().file_metadata().num_rows() as u64;
+    Ok((rows, b.schema().clone()))
+}
+
+/// The Parquet reader of `f`, its footer read. A damaged footer can make the readers panic
+/// (the Arrow schema it embeds is decoded by arrow-ipc, which panics on some bytes): that is
+/// an error like any other, the reason alone (the caller names the file).
+fn open_parquet(
+    f: std::fs::File,
+) -> std::result::Result<parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder<std::fs::File>, String> {
+    crate::core::error::catch_panic(|| {
+        parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| e.to_string())
+    })
+    .map_err(|panic| format!("the Parquet reader stopped on {panic}"))
+    .and_then(|r| r)
+}
+
+pub use crate::stages::card::front_matter;
+
+/// A data file glob/path of a card, with what it matched.
+struct CardPath {
+    config: String,
+    split: String,
+    pattern: String,
+    /// Where the card gives it: `README.md:<line>:`.
+    at: String,
+}
+
+/// `README.md:<line>:` for the key or item at `path` of the card's front matter (paths and
+/// lines of [`crate::stages::card::yaml_lines`]), or `README.md:` when the path is not there.
+fn readme_at(lines: &BTreeMap<String, usize>, path: &str) -> String {
+    match lines.get(path) {
+        Some(l) => format!("README.md:{l}:"),
+        None => "README.md:".into(),
+    }
+}
+
+/// Whether release file `path` (`/`-separated, relative to the release) is one that the card's
+/// `data_files` pattern `pattern` names, read as the Hub and `datasets` read it (fsspec's
+/// glob: `*` and `?` within one name, `[…]` and `[!…]` classes, `**` for any folders); a
+/// pattern that is no glob names the file spelled as it is.
+pub fn data_files_match(pattern: &str, path: &str) -> bool {
+    // a hidden file or folder is matched only by a pattern that names its dot, as `datasets`
+    // resolves patterns
+    let options =
+        glob::MatchOptions { case_sensitive: true, require_literal_separator: true, require_literal_leading_dot: true };
+    match glob::Pattern::new(pattern) {
+        Ok(p) => p.matches_with(path, options),
+        Err(_) => pattern == path,
+    }
+}
+
+/// Problems of a card's `configs` against the files of `dir` (or of a remote listing).
+pub fn card_problems(card: &str, files: &[String], empty: &BTreeSet<String>) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(fm) = front_matter(card) else {
+        out.push("README.md: no YAML front matter (the card must start with a line `---`)".into());
+        return out;
+    };
+    let yaml: yaml_serde::Value = match yaml_serde::from_str(fm) {
+        Ok(v) => v,
+        Err(e) => {
+            // the parser counts lines from the front matter, which starts on the card's line 2
+            let line = regex::Regex::new(r"\bline (\d+)").expect("valid");
+            let text = e.to_string();
+            let message = line.replace_all(&text, |c: &regex::Captures| {
+                format!("line {}", c[1].parse::<u64>().map(|n| n + 1).unwrap_or(0))
+            });
+            let at = crate::stages::card::yaml_error_place(fm, &e)
+                .map(|(line, column)| format!("{}:{column}:", line + 1))
+                .unwrap_or_default();
+            out.push(format!("README.md:{at} front matter is not valid YAML: {message}"));
+            return out;
+        }
+    };
+    // the front matter starts on the card's line 2
+    let lines = crate::stages::card::yaml_lines(fm, 2);
+    let at = |path: &str| readme_at(&lines, path);
+    for t in crate::stages::card::non_plain_yaml(fm, 2) {
+        out.push(format!("README.md: {t}"));
+    }
+    for a in crate::stages::card::yaml11_ambiguous(fm) {
+        // the front matter starts on the card's line 2
+        out.push(format!(
+            "README.md:{}: `{}` is a string to YAML 1.2 but {} to PyYAML, which `datasets` and `huggingface_hub` \
+             read the card with; quote it",
+            a.line + 1,
+            a.value,
+            a.pyyaml
+        ));
+    }
+    let data_exts = [".parquet", ".jsonl", ".json", ".csv", ".arrow", ".txt", ".tsv", ".jsonl.gz", ".jsonl.zst"];
+    let is_data = |f: &str| {
+        data_exts.iter().any(|e| f.ends_with(e))
+            && f != "manifest.json"
+            && f != "datapackage.json"
+            && !f.starts_with("rejects/")
+    };
+    let mut paths: Vec<CardPath> = Vec::new();
+    out.extend(dataset_info_problems(&yaml, &lines));
+    // the data files a config must list (those of tables without rows stay out of configs)
+    let listable = |f: &&String| is_data(f) && (f.starts_with("data/") || !f.contains('/')) && !empty.contains(*f);
+    match yaml.get("configs") {
+        None if files.iter().any(|f| listable(&f)) => out.push(
+            "README.md: the card lists no configs, so `datasets` guesses configs and splits from the file names; \
+             list each config's data_files"
+                .into(),
+        ),
+        Some(c) if c.as_sequence().is_none() => {
+            out.push(format!("{} configs is {}, not a list of configs", at("configs"), yaml_kind(c)));
+        }
+        _ => {}
+    }
+    if let Some(configs) = yaml.get("configs").and_then(|c| c.as_sequence()) {
+        // `datasets` takes one config per name and at most one default
+        // each name with the configs that give it
+        let mut named: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        for (ci, c) in configs.iter().enumerate() {
+            if let Some(n) = c.get("config_name").and_then(|v| v.as_str()).filter(|n| !n.is_empty()) {
+                named.entry(n).or_default().push(ci);
+            }
+        }
+        for (n, given) in named.iter().filter(|(_, g)| g.len() > 1) {
+            out.push(format!(
+                "{} config `{n}` is defined {} times in configs; a config name is used once",
+                at(&format!("configs[{}]", given[1])),
+                given.len()
+            ));
+        }
+        for (ci, c) in configs.iter().enumerate() {
+            if let Some(d) = c.get("default").filter(|d| !d.is_bool()) {
+                out.push(format!(
+                    "{} configs[{ci}]: default is {}, not true or false (`datasets` takes any value Python \
+                     reads as true for true)",
+                    at(&format!("configs[{ci}].default")),
+                    yaml_kind(d)
+                ));
+            }
+        }
+        let defaults: Vec<(usize, String)> = configs
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.get("default").is_some_and(python_truthy))
+            .map(|(ci, c)| (ci, format!("`{}`", c.get("config_name").and_then(|v| v.as_str()).unwrap_or(""))))
+            .collect();
+        if defaults.len() > 1 {
+            out.push(format!(
+                "{} configs {} are each `default: true`; a card has one default config at most (`datasets` \
+                 refuses several)",
+                at(&format!("configs[{}].default", defaults[1].0)),
+                defaults.iter().map(|(_, n)| n.as_str()).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        for (ci, c) in configs.iter().enumerate() {
+            let name = c.get("config_name").and_then(|v| v.as_str()).unwrap_or("").to_string();
+            let here = format!("configs[{ci}]");
+            match c.get("config_name") {
+                Some(yaml_serde::Value::String(n)) if !n.is_empty() => {}
+                None | Some(yaml_serde::Value::Null) | Some(yaml_serde::Value::String(_)) => {
+                    out.push(format!("{} configs[{ci}] has no config_name", at(&here)))
+                }
+                Some(other) => out.push(format!(
+                    "{} configs[{ci}]: config_name is {}, not a string",
+                    at(&format!("{here}.config_name")),
+                    yaml_kind(other)
+                )),
+            }
+            let data_dir = c.get("data_dir").and_then(|v| v.as_str());
+            if let Some(dd) = data_dir {
+                let prefix = format!("{}/", dd.trim_end_matches('/'));
+                let n = files.iter().filter(|f| f.starts_with(&prefix) && is_data(f)).count();
+                let at = at(&format!("{here}.data_dir"));
+                if n == 0 {
+                    out.push(format!("{at} config `{name}`: data_dir `{dd}` holds no data files"));
+                } else {
+                    out.push(format!(
+                        "{at} config `{name}`: data_dir `{dd}` is accepted by the Hub but its split assignment is guessed from file names; list explicit data_files"
+                    ));
+                }
+            }
+            let base = data_dir.map(|d| format!("{}/", d.trim_end_matches('/'))).unwrap_or_default();
+            let mut add = |split: &str, p: &str, path: String| {
+                paths.push(CardPath {
+                    config: name.clone(),
+                    split: split.into(),
+                    pattern: format!("{base}{p}"),
+                    at: at(&path),
+                })
+            };
+            let files_at = format!("{here}.data_files");
+            match c.get("data_files") {
+                Some(yaml_serde::Value::String(s)) => add("train", s, files_at),
+                Some(yaml_serde::Value::Sequence(items)) => {
+                    for (j, it) in items.iter().enumerate() {
+                        let item_at = format!("{files_at}[{j}]");
+                        match it {
+                            yaml_serde::Value::String(s) => add("train", s, item_at),
+                            yaml_serde::Value::Mapping(_) => {
+                                let split = it.get("split").and_then(|v| v.as_str()).unwrap_or("train").to_string();
+                                if !crate::core::names::valid_split_name(&split) {
+                                    out.push(format!(
+                                        "{} config `{name}`: split {split:?} is not loadable (a split name must match ^\\w+(\\.\\w+)*$); use {:?}",
+                                        at(&format!("{item_at}.split")),
+                                        crate::core::names::suggest_split_name(&split)
+                                    ));
+                                }
+                                match it.get("path") {
+                                    Some(yaml_serde::Value::String(p)) => add(&split, p, format!("{item_at}.path")),
+                                    Some(yaml_serde::Value::Sequence(ps)) => {
+                                        for (k, p) in ps.iter().enumerate() {
+                                            if let Some(p) = p.as_str() {
+                                                add(&split, p, format!("{item_at}.path[{k}]"));
+                                            }
+                                        }
+                                    }
+                                    _ => out
+                                        .push(format!("{} config `{name}` split `{split}` has no path", at(&item_at))),
+                                }
+                            }
+                            _ => out.push(format!("{} config `{name}`: unreadable data_files entry", at(&item_at))),
+                        }
+                    }
+                }
+                None => {}
+                Some(_) => {
+                    out.push(format!("{} config `{name}`: data_files must be a string or a list", at(&files_at)))
+                }
+            }
+        }
+    }
+    if paths.is_empty() {
+        return out;
+    }
+    let mut owners: BTreeMap<&str, Vec<(String, String)>> = BTreeMap::new();
+    for cp in &paths {
+        let matched: Vec<&String> = files.iter().filter(|f| data_files_match(&cp.pattern, f)).collect();
+        if matched.is_empty() {
+            let hint = files.iter().find(|f| f.to_lowercase() == cp.pattern.to_lowercase());
+            out.push(format!(
+                "{} config `{}` split `{}`: `{}` matches no file{}",
+                cp.at,
+                cp.config,
+                cp.split,
+                cp.pattern,
+                hint.map(|h| format!(" (did you mean `{h}`? paths are case-sensitive)")).unwrap_or_default()
+            ));
+        }
+        for f in matched {
+            owners.entry(f.as_str()).or_default().push((cp.config.clone(), cp.split.clone()));
+        }
+    }
+    let configs: BTreeSet<&str> = paths.iter().map(|p| p.config.as_str()).collect();
+    for cfg in &configs {
+        let mut by_file: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        for (f, os) in &owners {
+            for (c, s) in os {
+                if c == cfg {
+                    by_file.entry(f).or_default().insert(s.as_str());
+                }
+            }
+        }
+        for (f, splits) in by_file {
+            if splits.len() > 1 {
+                out.push(format!(
+                    "README.md: config `{cfg}`: `{f}` is matched by several splits ({}); a file belongs to one split",
+                    splits.iter().copied().collect::<Vec<_>>().join(", ")
+                ));
+            }
+        }
+    }
+    for (f, os) in &owners {
+        let in_configs: BTreeSet<&str> = os.iter().map(|(c, _)| c.as_str()).collect();
+        if in_configs.len() > 1 {
+            out.push(format!(
+                "README.md: `{f}` is in several configs ({}); a file belongs to one config and split",
+                in_configs.into_iter().collect::<Vec<_>>().join(", ")
+            ));
+        }
+    }
+    for f in files.iter().filter(listable) {
+        if f.ends_with(".md") {
+            continue;
+        }
+        if !owners.contains_key(f.as_str()) {
+            out.push(format!("README.md: `{f}` is in no config and split"));
+        }
+    }
+    out
+}
+
+/// The Parquet files that the manifest says hold no rows: an empty split stays out of the
+/// card's `configs` (the `datasets` library refuses it).
+pub fn empty_parquet_files(manifest: Option<&Manifest>) -> BTreeSet<String> {
+    manifest
+        .map(|m| m.files.iter().filter(|f| f.kind == "parquet" && f.rows == Some(0)).map(|f| f.path.clone()).collect())
+        .unwrap_or_default()
+}
+
+/// What stands at a name in the release folder, told before anything is opened (a pipe or
+/// device would block the reading).
+enum Entry {
+    Missing,
+    DanglingLink,
+    Folder,
+    /// A pipe, socket or device: never opened.
+    Special,
+    /// A regular file, or a link to one.
+    Readable,
+}
+
+fn entry(dir: &Path, name: &str) -> Entry {
+    let path = dir.join(name);
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Entry::Missing;
+    }
+    match std::fs::metadata(&path) {
+        Err(_) => Entry::DanglingLink,
+        Ok(m) if m.is_dir() => Entry::Folder,
+        Ok(m) if m.is_file() => Entry::Readable,
+        Ok(_) => Entry::Special,
+    }
+}
+
+/// The reason of a read error without the path it carries: a problem line names the file
+/// once, by its path in the release.
+fn os_error(e: crate::core::error::Error) -> String {
+    match e {
+        crate::core::error::Error::Io { source, .. } => source.to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// `datapackage.json` against the manifest: each resource's path is a JSON Lines copy the
+/// manifest lists, of the table the resource is named for, and each table has a resource
+/// (`frictionless validate` fails on a resource whose file is missing).
+fn check_datapackage(dir: &Path, m: &Manifest, rep: &mut VerifyReport) {
+    let path = dir.join("datapackage.json");
+    if !m.files.iter().any(|f| f.path == "datapackage.json") || !path.is_file() {
+        return;
+    }
+    let Ok(text) = crate::stages::ingest::files::read_small(&path, 64 << 20) else { return };
+    let doc = match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(doc) if doc.is_object() => doc,
+        // placed as the manifest's syntax errors are
+        Err(e) => {
+            let place = match crate::core::error::Error::json_file("datapackage.json", &e) {
+                crate::core::error::Error::Config { location, message } => {
+                    format!("{location}: not valid JSON: {message}")
+                }
+                other => other.to_string(),
+            };
+            rep.problems.push(place);
+            return;
+        }
+        Ok(other) => {
+            rep.problems.push(format!(
+                "datapackage.json: expected a data package (a JSON object), found {}",
+                crate::stages::ingest::path::describe(&other)
+            ));
+            return;
+        }
+    };
+    let before = rep.problems.len();
+    let resources = doc.get("resources").and_then(|r| r.as_array()).cloned().unwrap_or_default();
+    let mut described = BTreeSet::new();
+    for (i, r) in resources.iter().enumerate() {
+        let name = r.get("name").and_then(|n| n.as_str()).unwrap_or_default();
+        described.insert(name.to_string());
+        let paths: Vec<&str> = match r.get("path") {
+            Some(serde_json::Value::String(p)) => vec![p.as_str()],
+            Some(serde_json::Value::Array(ps)) => ps.iter().filter_map(|p| p.as_str()).collect(),
+            _ => vec![],
+        };
+        // the resource's Table Schema is the manifest's table's
+        if let Some(t) = m.table(name) {
+            let want = crate::stages::release::package_schema(&t.schema);
+            let got = r.get("schema").cloned().unwrap_or_default();
+            if let Some(ptr) = first_difference(&want, &got, String::new()) {
+                // what packages held before the enum of JSON text columns was left out
+                let message = if got == crate::stages::release::package_schema_as_is(&t.schema) {
+                    format!(
+                        "datapackage.json: /resources/{i}/schema{ptr} ({name}) holds the enum of a column kept as JSON \
+                         text, which Frictionless readers compare with the column's text and refuse (an earlier \
+                         runpack wrote it); build the release again"
+                    )
+                } else {
+                    format!(
+                        "datapackage.json: /resources/{i}/schema{ptr} ({name}) differs from the manifest's schema of \
+                         table {name}: {} there, {} here",
+                        crate::stages::ingest::path::describe(pointer_or_null(&want, &ptr)),
+                        crate::stages::ingest::path::describe(pointer_or_null(&got, &ptr))
+                    )
+                };
+                rep.problems.push(message);
+            }
+        }
+        for p in paths {
+            let listed = m.files.iter().any(|f| f.path == p && f.kind == "jsonl" && f.table.as_deref() == Some(name));
+            if !listed {
+                rep.problems.push(format!(
+                    "datapackage.json: /resources/{i} ({name}) names {p}, which is not a JSON Lines copy of table \
+                     {name} in the manifest"
+                ));
+            }
+        }
+    }
+    for t in m.tables.iter().filter(|t| !described.contains(&t.name)) {
+        rep.problems.push(format!("datapackage.json: no resource describes table {}", t.name));
+    }
+    // the rest of the package is what a build writes from the manifest (its title and
+    // licence come from the card): a resource given twice, another format or profile, a
+    // `bytes` or `hash` that is not the file's would make Frictionless refuse the package
+    if rep.problems.len() == before {
+        use serde_json::Value;
+        let title = doc.get("title").and_then(Value::as_str);
+        let license = doc.pointer("/licenses/0/name").and_then(Value::as_str);
+        let mut want: Value =
+            serde_json::from_str(&crate::stages::release::datapackage(m, title, license)).unwrap_or_default();
+        let mut got = doc.clone();
+        let differs = |want: &Value, got: &Value, at: &str| {
+            first_difference(want, got, String::new()).map(|ptr| {
+                format!(
+                    "datapackage.json: {} is {} where a build writes {} from the manifest",
+                    if at.is_empty() && ptr.is_empty() { "the document".to_string() } else { format!("{at}{ptr}") },
+                    crate::stages::ingest::path::describe(pointer_or_null(got, &ptr)),
+                    crate::stages::ingest::path::describe(pointer_or_null(want, &ptr))
+                )
+            })
+        };
+        // resources by their table, in any order (Frictionless reads them by name)
+        let wanted: Vec<Value> = want
+            .get_mut("resources")
+            .map(Value::take)
+            .and_then(|r| match r {
+                Value::Array(a) => Some(a),
+                _ => None,
+            })
+            .unwrap_or_default();
+        if let Value::Object(o) = &mut got {
+            o.insert("resources".into(), Value::Null);
+        }
+        if let Value::Object(o) = &mut want {
+            o.insert("resources".into(), Value::Null);
+        }
+        rep.problems.extend(differs(&want, &got, ""));
+        let mut seen = BTreeSet::new();
+        for (i, r) in resources.iter().enumerate() {
+            let name = r.get("name").and_then(Value::as_str).unwrap_or_default();
+            if !seen.insert(name) {
+                rep.problems.push(format!("datapackage.json: /resources/{i} describes table {name} a second time"));
+                continue;
+            }
+            if let Some(w) = wanted.iter().find(|w| w.get("name").and_then(Value::as_str) == Some(name)) {
+                rep.problems.extend(differs(w, r, &format!("/resources/{i}")));
+            }
+        }
+    }
+}
+
+/// The JSON pointer (under `at`) of the first place where `a` and `b` differ, in `a`'s key
+/// order; `None` when they are equal.
+fn first_difference(a: &serde_json::Value, b: &serde_json::Value, at: String) -> Option<String> {
+    use serde_json::Value;
+    let key = |k: &str| k.replace('~', "~0").replace('/', "~1");
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => x
+            .iter()
+            .find_map(|(k, v)| first_difference(v, y.get(k).unwrap_or(&Value::Null), format!("{at}/{}", key(k))))
+            .or_else(|| y.keys().find(|k| !x.contains_key(*k)).map(|k| format!("{at}/{}", key(k)))),
+        (Value::Array(x), Value::Array(y)) => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (v, w))| first_difference(v, w, format!("{at}/{i}")))
+            .or_else(|| (x.len() != y.len()).then(|| format!("{at}/{}", x.len().min(y.len())))),
+        _ => (a != b).then_some(at),
+    }
+}
+
+fn pointer_or_null<'v>(v: &'v serde_json::Value, ptr: &str) -> &'v serde_json::Value {
+    v.pointer(ptr).unwrap_or(&serde_json::Value::Null)
+}
+
+fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -> Result<()> {
+    let path = dir.join("README.md");
+    let listed = manifest.is_some_and(|m| m.files.iter().any(|f| f.path == "README.md"));
+    let link = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_symlink()) && !cache_blob_link(&path);
+    match entry(dir, "README.md") {
+        Entry::Readable if !(listed && link) => {}
+        // a link, a folder or a file missing is reported with the manifest's files when it
+        // lists README.md; otherwise with the other links and files that are not regular
+        _ if listed => return Ok(()),
+        Entry::Folder => {
+            rep.problems.push("README.md: a folder, not a file".into());
+            return Ok(());
+        }
+        Entry::Readable => {}
+        Entry::Missing | Entry::DanglingLink | Entry::Special => return Ok(()),
+    }
+    // a Git LFS pointer in the card's place is said with the manifest's files
+    if lfs_pointer(&path).is_some() {
+        if !listed {
+            rep.problems.push("README.md: a Git LFS pointer, not the dataset card; fetch it (`git lfs pull`)".into());
+        }
+        return Ok(());
+    }
+    let card = match crate::stages::ingest::files::read_small(&path, 16 << 20) {
+        Ok(c) => c,
+        // said once, with the manifest's files when it lists the card
+        Err(_) if listed => return Ok(()),
+        Err(e) => {
+            rep.problems.push(format!("README.md: cannot be read: {}", os_error(e)));
+            return Ok(());
+        }
+    };
+    check_card_text(dir, manifest, &card, rep);
+    Ok(())
+}
+
+/// The problems of `card` (a dataset card's text) against the release in `dir` and its
+/// manifest: the checks `verify` makes of the release's own `README.md` (data files matched,
+/// splits, counts and features against the Parquet files). `verify hf://` checks the card at
+/// the repo root with it, cut down to the release's configs.
+pub fn card_text_problems(dir: &Path, manifest: &Manifest, card: &str) -> Vec<String> {
+    let mut rep = VerifyReport::default();
+    check_card_text(dir, Some(manifest), card, &mut rep);
+    rep.problems
+}
+
+fn check_card_text(dir: &Path, manifest: Option<&Manifest>, card: &str, rep: &mut VerifyReport) {
+    // a file the manifest does not list is reported as unexpected already, not again as one
+    // the card leaves out
+    let files: Vec<String> = match manifest {
+        Some(m) => all_files(dir).into_iter().filter(|f| m.files.iter().any(|e| e.path == *f)).collect(),
+        None => all_files(dir),
+    };
+    rep.problems.extend(card_problems(card, &files, &empty_parquet_files(manifest)));
+    // shards of one split share one schema; row groups under the viewer limit
+    let Some(fm) = front_matter(card) else { return };
+    let Ok(yaml) = yaml_serde::from_str::<yaml_serde::Value>(fm) else { return };
+    let Some(configs) = yaml.get("configs").and_then(|c| c.as_sequence()) else { return };
+    let lines = crate::stages::card::yaml_lines(fm, 2);
+    let at = |path: &str| readme_at(&lines, path);
+    for (ci, c) in configs.iter().enumerate() {
+        let name = c.get("config_name").and_then(|v| v.as_str()).unwrap_or("");
+        // an unnamed config is reported by card_problems
+        if !name.is_empty() && manifest.is_some_and(|m| m.table(name).is_none()) {
+            rep.problems.push(format!(
+                "{} config `{name}` names no table of the manifest",
+                at(&format!("configs[{ci}].config_name"))
+            ));
+        }
+        let mut splits: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut entries: Vec<(String, String)> = Vec::new();
+        match c.get("data_files") {
+            Some(yaml_serde::Value::String(s)) => entries.push(("train".into(), s.clone())),
+            Some(yaml_serde::Value::Sequence(items)) => {
+                for it in items {
+                    if let Some(s) = it.as_str() {
+                        entries.push(("train".into(), s.to_string()));
+                    } else {
+                        let split = it.get("split").and_then(|v| v.as_str()).unwrap_or("train").to_string();
+                        match it.get("path") {
+                            Some(yaml_serde::Value::String(p)) => entries.push((split, p.clone())),
+                            Some(yaml_serde::Value::Sequence(ps)) => {
+                                for p in ps.iter().filter_map(|p| p.as_str()) {
+                                    entries.push((split.clone(), p.to_string()));
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        // the splits data_files names, whether or not their paths match a file (a path that
+        // matches none is reported by card_problems)
+        let named: BTreeSet<String> = entries.iter().map(|(split, _)| split.clone()).collect();
+        for (split, pat) in entries {
+            for f in files.iter().filter(|f| f.ends_with(".parquet") && data_files_match(&pat, f)) {
+                splits.entry(split.clone()).or_default().push(f.clone());
+            }
+        }
+        // the config serves its own table's files, split by split as the manifest has them
+        if let Some(t) = manifest.and_then(|m| m.table(name).map(|t| (m, t))) {
+            let (m, t) = t;
+            let place = at(&format!("configs[{ci}].data_files"));
+            let mut foreign = false;
+            for (split, shards) in &splits {
+                for f in shards {
+                    let owner = m.files.iter().find(|e| &e.path == f).and_then(|e| e.table.as_deref());
+                    if owner.is_some_and(|o| o != name) {
+                        foreign = true;
+                        rep.problems.push(format!(
+                            "{place} config `{name}` split {split} names {f}, a file of table {}",
+                            owner.unwrap_or_default()
+                        ));
+                    }
+                }
+            }
+            let ours: BTreeSet<&str> = named.iter().map(String::as_str).collect();
+            // a split without rows is left out of the card (`datasets` cannot load an empty one)
+            let theirs: BTreeSet<&str> = t.splits.iter().filter(|s| s.rows > 0).map(|s| s.name.as_str()).collect();
+            if !theirs.is_empty() && ours != theirs {
+                rep.problems.push(format!(
+                    "{place} config `{name}` has the splits {ours:?}, the manifest's table {name} the splits {theirs:?}"
+                ));
+            } else if !foreign {
+                for sp in t.splits.iter().filter(|s| s.rows > 0) {
+                    let want: BTreeSet<&String> = sp.files.iter().collect();
+                    let got: BTreeSet<&String> = splits.get(&sp.name).map(|v| v.iter().collect()).unwrap_or_default();
+                    if want != got && !got.is_empty() && got.iter().all(|f| m.files.iter().any(|e| &e.path == *f)) {
+                        rep.problems.push(format!(
+                            "{place} config `{name}` split {} matches the files {got:?}, the manifest's split the files \
+                             {want:?}",
+                            sp.name
+                        ));
+                    }
+                }
+            }
+        }
+        // what the card's dataset_info says of this config: (split → examples, feature names)
+        let info = dataset_info(&yaml, name);
+        if let Some(info) = &info {
+            // `datasets` refuses a card whose splits are not the data files' (Expected more
+            // splits / Unexpected splits)
+            let data: BTreeSet<&String> = named.iter().collect();
+            let card: BTreeSet<&String> = info.examples.keys().collect();
+            if !info.examples.is_empty() && !info.bad_counts && data != card {
+                rep.problems.push(format!(
+                    "{} dataset_info of config `{name}` names the splits {card:?}, and its data_files the \
+                     splits {data:?} (`datasets` refuses to load it)",
+                    at(&format!("{}.splits", info.path))
+                ));
+            }
+        }
+        // the features are compared once per config, with its first Parquet file
+        let mut features_checked = false;
+        for (split, shards) in splits {
+            let mut first: Option<(String, arrow::datatypes::SchemaRef)> = None;
+            // rows of the split's Parquet files, when every one was read
+            let mut rows: Option<u64> = Some(0);
+            for s in shards {
+                let p = dir.join(&s);
+                if lfs_pointer(&p).is_some() {
+                    if manifest.is_none() {
+                        rep.problems.push(format!(
+                            "{s}: a Git LFS pointer, not Parquet data; fetch the LFS object (e.g. `git lfs pull`)"
+                        ));
+                    }
+                    // its rows are unknown: no count is compared with the card's
+                    rows = None;
+                    continue;
+                }
+                let f = match std::fs::File::open(&p) {
+                    Ok(f) => f,
+                    // reported with the manifest's files, or as unexpected
+                    Err(_) => {
+                        rows = None;
+                        continue;
+                    }
+                };
+                let b = match open_parquet(f) {
+                    Ok(b) => b,
+                    Err(e) => {
+                        if manifest.is_none() {
+                            rep.problems.push(format!("{s}: not readable as Parquet: {e}"));
+                        }
+                        rows = None;
+                        continue;
+                    }
+                };
+                rows = rows.map(|r| r + b.metadata().file_metadata().num_rows().max(0) as u64);
+                let schema = b.schema().clone();
+                match &first {
+                    None => first = Some((s.clone(), schema)),
+                    Some((f0, s0)) => {
+                        for d in schema_pair_diff(s0, f0, &schema, &s) {
+                            rep.problems.push(format!("config `{name}` split `{split}`: {d}"));
+                        }
+                    }
+                }
+            }
+            let Some(info) = &info else { continue };
+            if let (Some(rows), Some((said, path))) = (rows, info.examples.get(&split))
+                && rows != *said
+            {
+                rep.problems.push(format!(
+                    "{} dataset_info of config `{name}` gives split `{split}` {said} examples, and its \
+                     Parquet files hold {rows} rows (`datasets` refuses to load it: NonMatchingSplitsSizesError)",
+                    at(path)
+                ));
+            }
+            if let (Some(features), Some((f0, schema)), false) = (&info.features, &first, features_checked) {
+                features_checked = true;
+                // `datasets` reads the columns by name: another order is no problem, other names are
+                let listed: BTreeSet<&str> = features.iter().map(|(n, ..)| n.as_str()).collect();
+                let columns: BTreeSet<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+                let missing: Vec<&&str> = columns.difference(&listed).collect();
+                let extra: Vec<&&str> = listed.difference(&columns).collect();
+                let said = match (extra.is_empty(), missing.is_empty()) {
+                    (true, true) => None,
+                    (false, false) => Some(format!(
+                        "lists the features {extra:?}, which {f0} does not hold, and not its columns {missing:?}"
+                    )),
+                    (false, true) => Some(format!("lists the features {extra:?}, which {f0} does not hold")),
+                    (true, false) => Some(format!("does not list the columns {missing:?} of {f0}")),
+                };
+                if let Some(said) = said {
+                    let here = at(&format!("{}.features", info.path));
+                    rep.problems.push(format!("{here} dataset_info of config `{name}` {said}"));
+                }
+                // a type other than the column's: `datasets` casts the column to it, or fails
+                for (feature, said, path) in features.iter().filter_map(|(n, d, p)| Some((n, d.as_ref()?, p))) {
+                    let Ok(field) = schema.field_with_name(feature) else { continue };
+                    if let Some(have) = file_feature_type(field.data_type())
+                        && have != *said
+                    {
+                        rep.problems.push(format!(
+                            "{} dataset_info of config `{name}` gives feature `{feature}` the type {said}, and \
+                             {f0} holds it as {have} (`datasets` would cast it, or fail to)",
+                            at(path)
+                        ));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// What a card's `dataset_info` says of one config, with the paths in the front matter where
+/// it says it (see [`crate::stages::card::yaml_lines`]).
+struct CardInfo {
+    /// The config's entry: `dataset_info[i]`, or `dataset_info` for a card with one mapping.
+    path: String,
+    /// Each split's `num_examples`, with the path of that key.
+    examples: BTreeMap<String, (u64, String)>,
+    /// The features when the card lists them: name, type as [`card_feature_type`] spells it
+    /// (when it can), and the feature's path.
+    features: Option<Vec<(String, Option<String>, String)>>,
+    /// Whether a split's `num_examples` is no whole number (said on its own).
+    bad_counts: bool,
+}
+
+/// What a YAML value is, for messages: `a string "x"`, `a number 5`, `a mapping`, …
+fn yaml_kind(v: &yaml_serde::Value) -> String {
+    match v {
+        yaml_serde::Value::Null => "null".into(),
+        yaml_serde::Value::Bool(b) => format!("a boolean {b}"),
+        yaml_serde::Value::Number(n) => format!("a number {n}"),
+        yaml_serde::Value::String(t) => format!("a string {t:?}"),
+        yaml_serde::Value::Sequence(_) => "a list".into(),
+        yaml_serde::Value::Mapping(_) => "a mapping".into(),
+        yaml_serde::Value::Tagged(_) => "a tagged value".into(),
+    }
+}
+
+/// Whether Python reads the YAML value as true (`bool(value)`), as `datasets` does with a
+/// config's `default`.
+fn python_truthy(v: &yaml_serde::Value) -> bool {
+    match v {
+        yaml_serde::Value::Null => false,
+        yaml_serde::Value::Bool(b) => *b,
+        yaml_serde::Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        yaml_serde::Value::String(t) => !t.is_empty(),
+        yaml_serde::Value::Sequence(s) => !s.is_empty(),
+        yaml_serde::Value::Mapping(m) => !m.is_empty(),
+        yaml_serde::Value::Tagged(_) => true,
+    }
+}
+
+/// Problems of the card's `dataset_info` that `datasets` stops on: a config given twice (it
+/// keeps the last), `features` that are not a list, a feature without a `name`, and a
+/// feature whose type is missing or not of the Hub's YAML form ([`feature_form_problems`]).
+/// Messages start with `README.md:<line>:` from `lines` ([`crate::stages::card::yaml_lines`]).
+fn dataset_info_problems(yaml: &yaml_serde::Value, lines: &BTreeMap<String, usize>) -> Vec<String> {
+    let at = |path: &str| readme_at(lines, path);
+    let mut out = Vec::new();
+    // each entry with its path in the front matter
+    let entries: Vec<(String, &yaml_serde::Value)> = match yaml.get("dataset_info") {
+        None => return out,
+        Some(yaml_serde::Value::Sequence(items)) => {
+            items.iter().enumerate().map(|(i, e)| (format!("dataset_info[{i}]"), e)).collect()
+        }
+        Some(one @ yaml_serde::Value::Mapping(_)) => vec![("dataset_info".to_string(), one)],
+        Some(other) => {
+            out.push(format!(
+                "{} dataset_info is {}, not a mapping or a list of them",
+                at("dataset_info"),
+                yaml_kind(other)
+            ));
+            return out;
+        }
+    };
+    let mut named: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for (path, e) in &entries {
+        let name = e.get("config_name").and_then(|v| v.as_str()).unwrap_or("default").to_string();
+        named.entry(name).or_default().push(path);
+    }
+    for (n, given) in named.iter().filter(|(_, g)| g.len() > 1) {
+        out.push(format!(
+            "{} dataset_info gives config `{n}` {} times; `datasets` reads the last, so give it once",
+            at(given[1]),
+            given.len()
+        ));
+    }
+    for (path, e) in entries {
+        let name = e.get("config_name").and_then(|v| v.as_str()).unwrap_or("default");
+        // each split: a name and whole counts (`datasets` adds them up)
+        if let Some(splits) = e.get("splits").and_then(|s| s.as_sequence()) {
+            for (j, sp) in splits.iter().enumerate() {
+                let here = format!("{path}.splits[{j}]");
+                if !matches!(sp.get("name"), Some(yaml_serde::Value::String(_))) {
+                    out.push(format!("{} dataset_info of config `{name}`: splits[{j}] has no name", at(&here)));
+                }
+                for key in ["num_examples", "num_bytes"] {
+                    match sp.get(key) {
+                        None => {}
+                        Some(v) if v.as_u64().is_some() => {}
+                        Some(other) => out.push(format!(
+                            "{} dataset_info of config `{name}`: splits[{j}].{key} is {}, not a whole number \
+                             (`datasets` fails to load it)",
+                            at(&format!("{here}.{key}")),
+                            yaml_kind(other)
+                        )),
+                    }
+                }
+            }
+        }
+        match e.get("features") {
+            None => {}
+            Some(yaml_serde::Value::Sequence(fs)) => {
+                for (i, f) in fs.iter().enumerate() {
+                    let here = at(&format!("{path}.features[{i}]"));
+                    let label = match f.get("name") {
+                        Some(yaml_serde::Value::String(n)) => format!("feature `{n}`"),
+                        _ => {
+                            out.push(format!("{here} dataset_info of config `{name}`: features[{i}] has no name"));
+                            format!("features[{i}]")
+                        }
+                    };
+                    for p in feature_form_problems(f) {
+                        out.push(format!("{here} dataset_info of config `{name}`: {label} {p}"));
+                    }
+                }
+            }
+            Some(other) => out.push(format!(
+                "{} dataset_info of config `{name}`: features is {}, not a list of named features",
+                at(&format!("{path}.features")),
+                yaml_kind(other)
+            )),
+        }
+    }
+    out
+}
+
+/// What keeps a card feature from being one of the Hub's YAML forms: a mapping with a string
+/// `dtype` (or a class label as its `dtype`), a `list`, `large_list` or `sequence` (of a dtype,
+/// a feature, or named features), a `struct` (a list of named features), or a `class_label`.
+/// Empty when it is one.
+fn feature_form_problems(f: &yaml_serde::Value) -> Vec<String> {
+    if let Some(d) = f.get("dtype") {
+        return match d {
+            yaml_serde::Value::String(_) => Vec::new(),
+            // the class label form many Hub cards use: `dtype: {class_label: {names: …}}`
+            yaml_serde::Value::Mapping(m) if m.contains_key("class_label") => Vec::new(),
+            other => vec![format!("has a dtype that is {}, not a name or a class label", yaml_kind(other))],
+        };
+    }
+    if let Some(fs) = f.get("struct") {
+        return match fs {
+            yaml_serde::Value::Sequence(items) => items.iter().flat_map(named_feature_problems).collect(),
+            other => vec![format!("has a struct that is {}, not a list of named features", yaml_kind(other))],
+        };
+    }
+    if let Some(i) = f.get("list").or_else(|| f.get("large_list")).or_else(|| f.get("sequence")) {
+        return match i {
+            yaml_serde::Value::String(_) => Vec::new(),
+            yaml_serde::Value::Sequence(items) => items.iter().flat_map(named_feature_problems).collect(),
+            m @ yaml_serde::Value::Mapping(_) => feature_form_problems(m),
+            other => vec![format!("has list items of {}, not a dtype or a feature", yaml_kind(other))],
+        };
+    }
+    if f.get("class_label").is_some() {
+        return Vec::new();
+    }
+    vec!["has no type (a dtype, list, large_list, sequence, struct or class_label)".into()]
+}
+
+/// [`feature_form_problems`] of a member of a struct or of a list of named features, which
+/// also needs its `name`.
+fn named_feature_problems(f: &yaml_serde::Value) -> Vec<String> {
+    match f.get("name") {
+        Some(yaml_serde::Value::String(n)) => {
+            feature_form_problems(f).into_iter().map(|p| format!("(field `{n}`) {p}")).collect()
+        }
+        _ => vec!["has a field without a name".into()],
+    }
+}
+
+/// The type of a card feature (a `datasets` feature in the Hub's YAML form) spelled as
+/// [`file_feature_type`] spells Arrow types: its `dtype` (`int64`; `large_string` and
+/// `large_binary` as `string` and `binary`, which hold the same values), `list<…>` for a
+/// `list`, `large_list` or `sequence` of a dtype or a feature, `struct<a: …, b: …>` (fields by
+/// name) for a `struct` or a `list` of named features, and a `sequence` of named features as
+/// `datasets` reads it, a struct of lists. `None` for a form that is not compared (class
+/// labels, a `dtype` that is not a name).
+fn card_feature_type(f: &yaml_serde::Value) -> Option<String> {
+    let fields = |items: &[yaml_serde::Value], wrap: &dyn Fn(String) -> String| -> Option<String> {
+        let mut fields = items
+            .iter()
+            .map(|i| Some(format!("{}: {}", i.get("name")?.as_str()?, wrap(card_feature_type(i)?))))
+            .collect::<Option<Vec<_>>>()?;
+        fields.sort();
+        Some(format!("struct<{}>", fields.join(", ")))
+    };
+    let same = |t: String| t;
+    let dtype = |d: &str| match d {
+        "large_string" => "string".to_string(),
+        "large_binary" => "binary".to_string(),
+        other => other.to_string(),
+    };
+    if let Some(d) = f.get("dtype") {
+        return d.as_str().map(dtype);
+    }
+    if let Some(fs) = f.get("struct") {
+        return fields(fs.as_sequence()?, &same);
+    }
+    let (inner, legacy) = match (f.get("list").or_else(|| f.get("large_list")), f.get("sequence")) {
+        (Some(i), _) => (i, false),
+        (None, Some(i)) => (i, true),
+        (None, None) => return None,
+    };
+    match inner {
+        yaml_serde::Value::String(d) => Some(format!("list<{}>", dtype(d))),
+        yaml_serde::Value::Sequence(items) if legacy => fields(items, &|t| format!("list<{t}>")),
+        yaml_serde::Value::Sequence(items) => Some(format!("list<{}>", fields(items, &same)?)),
+        yaml_serde::Value::Mapping(_) => Some(format!("list<{}>", card_feature_type(inner)?)),
+        _ => None,
+    }
+}
+
+/// The type of a Parquet column as [`card_feature_type`] spells a card's: the `datasets`
+/// dtype of a scalar runpack stores ([`crate::stages::card::scalar_dtype`]), `list<…>`, and
+/// `struct<…>` with its fields by name. `None` when a part has no dtype runpack writes.
+fn file_feature_type(dt: &arrow::datatypes::DataType) -> Option<String> {
+    match dt {
+        arrow::datatypes::DataType::List(item) | arrow::datatypes::DataType::LargeList(item) => {
+            Some(format!("list<{}>", file_feature_type(item.data_type())?))
+        }
+        arrow::datatypes::DataType::Struct(fs) => {
+            let mut fields = fs
+                .iter()
+                .map(|f| Some(format!("{}: {}", f.name(), file_feature_type(f.data_type())?)))
+                .collect::<Option<Vec<_>>>()?;
+            fields.sort();
+            Some(format!("struct<{}>", fields.join(", ")))
+        }
+        scalar => crate::stages::card::scalar_dtype(scalar),
+    }
+}
+
+/// The `dataset_info` of config `name` in a card's metadata (a list of per-config entries,
+/// or one mapping for a card with one config): each split's `num_examples`, and the names of
+/// the `features` when the card lists them. `None` when the card has no entry for it.
+fn dataset_info(yaml: &yaml_serde::Value, name: &str) -> Option<CardInfo> {
+    let info = yaml.get("dataset_info")?;
+    let (path, entry) = match info {
+        yaml_serde::Value::Sequence(items) => {
+            // `datasets` keeps the last entry of a name (a repeated one is reported by card_problems)
+            let i = items
+                .iter()
+                .rposition(|i| i.get("config_name").and_then(|v| v.as_str()).unwrap_or("default") == name)?;
+            (format!("dataset_info[{i}]"), &items[i])
+        }
+        one if one.get("config_name").and_then(|v| v.as_str()).unwrap_or(name) == name => {
+            ("dataset_info".to_string(), one)
+        }
+        _ => return None,
+    };
+    let examples = entry
+        .get("splits")
+        .and_then(|s| s.as_sequence())
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .filter_map(|(j, s)| {
+            let examples = s.get("num_examples")?.as_u64()?;
+            Some((s.get("name")?.as_str()?.to_string(), (examples, format!("{path}.splits[{j}].num_examples"))))
+        })
+        .collect();
+    let features = entry.get("features").and_then(|f| f.as_sequence()).map(|fs| {
+        fs.iter()
+            .enumerate()
+            .filter_map(|(k, f)| {
+                let name = f.get("name").and_then(|n| n.as_str())?.to_string();
+                Some((name, card_feature_type(f), format!("{path}.features[{k}]")))
+            })
+            .collect()
+    });
+    let bad_counts = entry
+        .get("splits")
+        .and_then(|s| s.as_sequence())
+        .is_some_and(|sp| sp.iter().any(|s| s.get("num_examples").is_some_and(|n| n.as_u64().is_none())));
+    Some(CardInfo { path, examples, features, bad_counts })
+}
+
+/// Differences between the schemas of two shards, phrased with both file names:
+/// `run_date: Int64 in data/train-0.parquet vs Utf8 in data/train-1.parquet`.
+fn schema_pair_diff(a: &arrow::datatypes::Schema, an: &str, b: &arrow::datatypes::Schema, bn: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for f in a.fields() {
+        match b.field_with_name(f.name()) {
+            Ok(g) if g.data_type() != f.data_type() => out.push(format!(
+                "{}: {} in {an} vs {} in {bn}",
+                f.name(),
+                type_name(f.data_type()),
+                type_name(g.data_type())
+            )),
+            Ok(g) if g.is_nullable() != f.is_nullable() => out.push(format!(
+                "{}: {} in {an} vs {} in {bn}",
+                f.name(),
+                if f.is_nullable() { "nullable" } else { "not nullable" },
+                if g.is_nullable() { "nullable" } else { "not nullable" }
+            )),
+            Ok(_) => {}
+            Err(_) => out.push(format!("{}: in {an}, missing in {bn}", f.name())),
+        }
+    }
+    for g in b.fields() {
+        if a.field_with_name(g.name()).is_err() {
+            out.push(format!("{}: in {bn}, missing in {an}", g.name()));
+        }
+    }
+    if out.is_empty() {
+        let an_: Vec<&String> = a.fields().iter().map(|f| f.name()).collect();
+        let bn_: Vec<&String> = b.fields().iter().map(|f| f.name()).collect();
+        if an_ != bn_ {
+            out.push(format!("column order differs between {an} and {bn}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_files_globs_read_as_the_hub_reads_them() {
+        let m = data_files_match;
+        assert!(m("data/t/test-0000[0-9]-of-*.parquet", "data/t/test-00003-of-00020.parquet"));
+        assert!(!m("data/t/test-0000[0-9]-of-*.parquet", "data/t/test-00013-of-00020.parquet"));
+        assert!(m("data/t/test-000[!0]?-of-*.parquet", "data/t/test-00013-of-00020.parquet"));
+        assert!(m("data/*.parquet", "data/t.parquet") && !m("data/*.parquet", "data/t/a.parquet"));
+        assert!(m("data/**/*.parquet", "data/t/a.parquet") && m("data/**/*.parquet", "data/a.parquet"));
+        // hidden files only by a pattern that names the dot
+        assert!(!m("data/*.parquet", "data/.x.parquet") && m("data/.*.parquet", "data/.x.parquet"));
+        // braces are no glob to the Hub: a name spelled with them
+        assert!(m("data/{t}.parquet", "data/{t}.parquet") && !m("data/{t}.parquet", "data/t.parquet"));
+    }
+
+    #[test]
+    fn card_feature_types_read_as_datasets_reads_them() {
+        let ty = |yaml: &str| {
+            let f: yaml_serde::Value = yaml_serde::from_str(yaml).unwrap();
+            assert!(feature_form_problems(&f).is_empty(), "{yaml}: {:?}", feature_form_problems(&f));
+            card_feature_type(&f)
+        };
+        assert_eq!(ty("name: a\ndtype: large_string"), Some("string".into()));
+        assert_eq!(ty("name: a\nlarge_list: int64"), Some("list<int64>".into()));
+        assert_eq!(ty("name: a\nsequence: {list: int64}"), Some("list<list<int64>>".into()));
+        assert_eq!(
+            ty("name: a\nlist:\n- name: y\n  dtype: string\n- name: x\n  dtype: int64"),
+            Some("list<struct<x: int64, y: string>>".into())
+        );
+        // a legacy sequence of named features is a struct of lists to `datasets`
+        assert_eq!(ty("name: a\nsequence:\n- name: x\n  dtype: int64"), Some("struct<x: list<int64>>".into()));
+        // class labels, in either form, are not compared
+        assert_eq!(ty("name: a\ndtype:\n  class_label:\n    names: {'0': neg, '1': pos}"), None);
+        assert_eq!(ty("name: a\nclass_label:\n  names: {'0': neg}"), None);
+        let bad: yaml_serde::Value = yaml_serde::from_str("name: a\ndtype: {x: 1}").unwrap();
+        assert_eq!(feature_form_problems(&bad), ["has a dtype that is a mapping, not a name or a class label"]);
+    }
+
+    #[test]
+    fn a_type_difference_the_names_hide_is_spelled_out() {
+        use arrow::datatypes::{DataType, Field, Schema};
+        let list = |item: &str, nullable: bool| {
+            Schema::new(vec![Field::new(
+                "l",
+                DataType::List(std::sync::Arc::new(Field::new(item, DataType::Utf8, nullable))),
+                true,
+            )])
+        };
+        assert_eq!(
+            schema_diff(&list("item", true), &list("element", true)),
+            vec!["`l`: List<item: Utf8> expected, List<element: Utf8> found"]
+        );
+        assert_eq!(
+            schema_diff(&list("item", true), &list("item", false)),
+            vec!["`l`: List<item: Utf8> expected, List<item: Utf8 not null> found"]
+        );
+        let int = Schema::new(vec![Field::new("l", DataType::Int64, true)]);
+        assert_eq!(schema_diff(&list("item", true), &int), vec!["`l`: List<Utf8> expected, Int64 found"]);
+    }
+
+    #[test]
+    fn sums_lines_in_every_form_sha256sum_reads() {
+        let h = "ab".repeat(32);
+        let hu = h.to_uppercase();
+        for (line, path) in [
+            (format!("{h}  data/a.parquet"), "data/a.parquet"),
+            (format!("{hu} *data/a.parquet"), "data/a.parquet"),
+            (format!("{h} README.md"), "README.md"),
+            (format!("{h}  ./README.md\r"), "README.md"),
+            (format!("\\{h}  data/new\\nline.parquet"), "data/new\nline.parquet"),
+            (format!("{h}  two  spaces"), "two  spaces"),
+            (format!("SHA256 (data/a.parquet) = {h}"), "data/a.parquet"),
+            (format!("SHA256 (./x (1).parquet) = {hu}"), "x (1).parquet"),
+            (format!("\\SHA256 (data/new\\nline.parquet) = {h}"), "data/new\nline.parquet"),
+            // forms coreutils' sha256sum -c also reads: blanks before, a tab after the digest,
+            // no space before the BSD form's `=`
+            (format!(" \t{h}  data/a.parquet"), "data/a.parquet"),
+            (format!("{h}\tdata/a.parquet"), "data/a.parquet"),
+            (format!("SHA256 (data/a.parquet)= {h}"), "data/a.parquet"),
+            (format!("SHA256(data/a.parquet)= {h}"), "data/a.parquet"),
+        ] {
+            assert_eq!(sums_line(&line), Some((h.clone(), path.to_string())), "{line}");
+        }
+        for bad in [
+            h.clone(),
+            format!("{h}x  a"),
+            "short  a".to_string(),
+            String::new(),
+            format!("SHA256 () = {h}"),
+            "SHA256 (a) = abc".to_string(),
+        ] {
+            assert_eq!(sums_line(&bad), None, "{bad}");
+        }
+    }
+}
