@@ -588,8 +588,17 @@ async fn plan(
     let merged = if opts.delete_unlisted && prefix.is_empty() {
         release.card.to_string()
     } else {
-        crate::card::merge::merge(remote_text.as_deref(), &contribution, remote_owner.as_deref())
-            .map_err(|e| Error::Refused(format!("{repo}: {e}; the card at the repo root is not merged into")))?
+        crate::card::merge::merge(remote_text.as_deref(), &contribution, remote_owner.as_deref()).map_err(|e| {
+            Error::Refused(format!(
+                "{repo}: {e}; nothing was sent: runpack merges its configs into the card at the repo root and \
+                     will not overwrite one it cannot read; fix the card's front matter on the Hub{}",
+                if prefix.is_empty() {
+                    ", or pass --delete-unlisted to replace the card with the release's"
+                } else {
+                    ""
+                }
+            ))
+        })?
     };
     let card_note = remote_text.as_deref().filter(|_| merged != release.card).map(|remote| {
         let names =
@@ -1417,6 +1426,23 @@ async fn tag(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn versions_are_ordered_by_semver_else_by_numbers() {
+        use std::cmp::Ordering::*;
+        assert_eq!(version_order("2.0.0", "1.10.0"), Some(Greater));
+        assert_eq!(version_order("1.0.0-rc.1", "1.0.0"), Some(Less));
+        assert_eq!(version_order("2024.10", "2024.9"), Some(Greater));
+        assert_eq!(version_order("1.0", "1.0"), Some(Equal));
+        assert_eq!(version_order("nightly", "1.0.0"), None);
+    }
+
+    #[test]
+    fn the_files_every_release_of_a_folder_writes() {
+        assert!(shared_file("", "manifest.json") && shared_file("runs/a", "runs/a/SHA256SUMS"));
+        assert!(shared_file("runs/a", "runs/a/datapackage.json"));
+        assert!(!shared_file("", "data/metrics.parquet") && !shared_file("runs/a", "runs/a/README.md"));
+    }
 
     #[test]
     fn ndjson_header_first() {
