@@ -1366,17 +1366,6 @@ async fn commit(
             );
             tracing::warn!("{what}: {}; {note}", failure.describe());
             state.notes.push(note);
-            if attempts >= opts.max_commit_attempts {
-                return Err(match retry {
-                    Retry::Conflict => Error::Refused(format!(
-                        "{what}: the branch kept moving: {attempts} commit requests were refused with HTTP 412 \
-                         (someone else keeps committing); nothing was committed; re-run publish later"
-                    )),
-                    Retry::Unknown(why) => give_up(why),
-                });
-            }
-            tokio::time::sleep(state.waits.next().unwrap_or(Duration::from_secs(1))).await;
-            return Ok(Step::Replan(now));
         }
         if attempts >= opts.max_commit_attempts {
             return Err(match retry {
@@ -1388,6 +1377,9 @@ async fn commit(
             });
         }
         tokio::time::sleep(state.waits.next().unwrap_or(Duration::from_secs(1))).await;
+        if now != parent {
+            return Ok(Step::Replan(now));
+        }
     }
 }
 

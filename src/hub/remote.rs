@@ -267,8 +267,8 @@ fn data_kind(kind: &str) -> Option<String> {
     (kind == "parquet").then(|| kind.to_string())
 }
 
-/// The want of a file as the Hub lists it: an LFS file by the manifest's SHA-256 (named by
-/// its `lfs.oid`), a regular file by the tree's git blob SHA-1.
+/// The want of a file as the Hub lists it: an LFS file by `sha256` (the manifest's, or its
+/// `lfs.oid`; named by its `lfs.oid`), a regular file by the tree's git blob SHA-1.
 fn listed_want(path: &str, r: &RemoteFile, sha256: &str) -> Want {
     Want {
         path: path.to_string(),
@@ -706,15 +706,7 @@ async fn published_expected(
                 super::short(commit)
             ))
         })?;
-        let want = Want {
-            path: path.clone(),
-            etag: r.etag().to_string(),
-            bytes: r.size,
-            check: match &r.lfs_sha256 {
-                Some(s) => Check::Sha256(s.clone()),
-                None => Check::GitSha1(r.git_sha1.clone()),
-            },
-        };
+        let want = listed_want(&path, r, r.lfs_sha256.as_deref().unwrap_or_default());
         match cache::fetch(client, cache, repo, commit, &want, true, progress).await? {
             Fetched::Cached(p) | Fetched::Downloaded(p, _) => {
                 let d = hash::sha256_file(&p)?;
