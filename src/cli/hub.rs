@@ -78,6 +78,10 @@ pub struct PublishArgs {
     /// Commit requests sent at most (after HTTP 412 conflicts, lost answers or 429).
     #[arg(long, value_name = "N", default_value_t = 5)]
     commit_attempts: usize,
+    /// Output format: `text`, or `json` (one document: the outcome, `files` with each file's
+    /// action, storage and digests, `deletions`, `kept`, `warnings`).
+    #[arg(long, value_enum, default_value = "text")]
+    format: ReportFormat,
     #[command(flatten)]
     net: NetArgs,
 }
@@ -311,9 +315,13 @@ pub fn publish(a: PublishArgs, quiet: bool) -> Result<u8, Error> {
         return Err(Error::config("--commit-attempts", "0 is not a number of attempts (1 or more)"));
     }
     opts.max_commit_attempts = a.commit_attempts;
-    let bar = super::output::progress(quiet);
+    let bar = super::output::progress(quiet || a.format == ReportFormat::Json);
     let report = runtime()?.block_on(crate::verbs::hub::publish::run(&client, &opts, progress_of(&bar)))?;
     let mut out = std::io::stdout().lock();
+    if a.format == ReportFormat::Json {
+        let _ = writeln!(out, "{:#}", publish_json(&report));
+        return Ok(0);
+    }
     let target = format!(
         "datasets/{}@{}{}",
         report.repo,
@@ -452,6 +460,38 @@ pub enum ReportFormat {
     Text,
     /// One JSON document: `ok`, `problems`, `files` (each with the algorithm it was checked by).
     Json,
+}
+
+/// The JSON document of `publish --format json`.
+fn publish_json(r: &crate::verbs::hub::publish::PublishReport) -> serde_json::Value {
+    use serde_json::json;
+    let outcome = match &r.outcome {
+        PublishOutcome::DryRun => json!({"kind": "dry_run"}),
+        PublishOutcome::Unchanged { head } => json!({"kind": "unchanged", "commit": head}),
+        PublishOutcome::Committed { commit, commit_url, pull_request_url, attempts, note } => json!({
+            "kind": if pull_request_url.is_some() { "pull_request" } else { "committed" }, "commit": commit,
+            "commit_url": commit_url, "pull_request_url": pull_request_url, "commit_requests": attempts, "note": note,
+        }),
+        PublishOutcome::PullRequestExists { num, url, head } => {
+            json!({"kind": "pull_request_exists", "pull_request": num, "pull_request_url": url, "commit": head})
+        }
+    };
+    let files: Vec<serde_json::Value> = r
+        .files
+        .iter()
+        .map(|f| {
+            json!({
+                "path": f.path, "bytes": f.bytes, "sha256": f.sha256, "storage": if f.lfs { "lfs" } else { "regular" },
+                "action": if f.upload { "upload" } else { "skip" }, "root_card": f.root_card,
+            })
+        })
+        .collect();
+    json!({
+        "repo": r.repo.to_string(), "revision": r.revision, "path_in_repo": r.path_in_repo, "release": r.release,
+        "head": r.head, "commit_message": r.commit_message, "outcome": outcome, "files": files,
+        "deletions": r.deletions, "kept": r.kept, "card": r.card, "tag": r.tag, "warnings": r.warnings,
+        "uploaded_objects": r.uploaded_objects, "uploaded_bytes": r.uploaded_bytes, "reused_objects": r.reused_objects,
+    })
 }
 
 /// `runpack verify hf://…`.

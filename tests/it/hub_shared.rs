@@ -151,7 +151,7 @@ fn two_configs_published_at_once_both_stay_and_load() {
 fn a_foreign_file_and_a_newer_version_are_left_untouched() {
     let t = tempfile::tempdir().unwrap();
     // v1 sharded in five files, v2 in one
-    let v1 = release(t.path(), "steps", "1.0.0", "steps", &rows(200, 3), &["--max-shard-bytes", "1500"]);
+    let v1 = release(t.path(), "steps", "1.0.0", "steps", &rows(200, 3), &["--max-shard-bytes", "3000"]);
     let v2 = release(t.path(), "steps", "2.0.0", "steps", &rows(210, 4), &[]);
     let v1_shards: Vec<String> = release_files(&v1).into_keys().filter(|p| p.ends_with(".parquet")).collect();
     assert!(v1_shards.len() >= 3, "{v1_shards:?}");
@@ -175,6 +175,19 @@ fn a_foreign_file_and_a_newer_version_are_left_untouched() {
     for k in ["notes.txt", "data/extra.csv"] {
         assert!(out.lines().any(|l| l.starts_with("keep") && l.ends_with(&format!("  {k}"))), "{k}: {out}");
     }
+    // the same plan as one JSON document
+    let o = env.publish(&v2, "acme/steps", &["--dry-run", "--format", "json"]);
+    ok(&o);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(doc["outcome"]["kind"], "dry_run");
+    assert_eq!(doc["kept"], serde_json::json!(["data/extra.csv", "notes.txt"]));
+    let gone: Vec<String> = release_files(&v1).into_keys().filter(|p| !release_files(&v2).contains_key(p)).collect();
+    assert!(gone.len() > v1_shards.len(), "Parquet and JSON Lines shards: {gone:?}");
+    assert_eq!(doc["deletions"], serde_json::json!(gone));
+    let files = doc["files"].as_array().unwrap();
+    assert_eq!(files.len(), release_files(&v2).len());
+    let shard = files.iter().find(|f| f["path"] == "data/steps.parquet").unwrap();
+    assert_eq!((shard["storage"].as_str(), shard["action"].as_str()), (Some("lfs"), Some("upload")));
     let o = env.publish(&v2, "acme/steps", &[]);
     ok(&o);
     assert!(

@@ -111,12 +111,11 @@ fn truthy(v: Option<&Yaml>) -> bool {
     matches!(v, Some(Yaml::Bool(true)))
 }
 
-/// `data_files` (a path, a list of paths, or a list of `{split, path}`) with every path under
-/// `folder`.
-fn prefix_paths(v: &Yaml, folder: &str) -> Yaml {
-    let p = |s: &str| Yaml::String(format!("{folder}/{s}"));
-    match v {
-        Yaml::String(s) => p(s),
+/// `data_files` (a path, a list of paths, or a list of `{split, path}`) with `f` applied to
+/// every path; `None` when `f` refuses one.
+fn map_paths(v: &Yaml, f: &dyn Fn(&str) -> Option<String>) -> Option<Yaml> {
+    Some(match v {
+        Yaml::String(s) => Yaml::String(f(s)?),
         Yaml::Sequence(items) => Yaml::Sequence(
             items
                 .iter()
@@ -124,41 +123,28 @@ fn prefix_paths(v: &Yaml, folder: &str) -> Yaml {
                     Yaml::Mapping(m) => {
                         let mut m = m.clone();
                         if let Some(path) = m.get("path").cloned() {
-                            m.insert("path".into(), prefix_paths(&path, folder));
+                            m.insert("path".into(), map_paths(&path, f)?);
                         }
-                        Yaml::Mapping(m)
+                        Some(Yaml::Mapping(m))
                     }
-                    other => prefix_paths(other, folder),
+                    other => map_paths(other, f),
                 })
-                .collect(),
+                .collect::<Option<Vec<_>>>()?,
         ),
         other => other.clone(),
-    }
+    })
+}
+
+/// `data_files` with every path under `folder`.
+fn prefix_paths(v: &Yaml, folder: &str) -> Yaml {
+    map_paths(v, &|s| Some(format!("{folder}/{s}"))).expect("every path takes a prefix")
 }
 
 /// `data_files` with `folder/` taken off the front of every path; `None` when a path is not
 /// under `folder`.
 fn strip_paths(v: &Yaml, folder: &str) -> Option<Yaml> {
     let want = format!("{folder}/");
-    Some(match v {
-        Yaml::String(s) => Yaml::String(s.strip_prefix(&want)?.to_string()),
-        Yaml::Sequence(items) => Yaml::Sequence(
-            items
-                .iter()
-                .map(|it| match it {
-                    Yaml::Mapping(m) => {
-                        let mut m = m.clone();
-                        if let Some(path) = m.get("path").cloned() {
-                            m.insert("path".into(), strip_paths(&path, folder)?);
-                        }
-                        Some(Yaml::Mapping(m))
-                    }
-                    other => strip_paths(other, folder),
-                })
-                .collect::<Option<Vec<_>>>()?,
-        ),
-        other => other.clone(),
-    })
+    map_paths(v, &|s| s.strip_prefix(&want).map(str::to_string))
 }
 
 /// A release's card as the repo's root card holds it: config names by [`config_name`],

@@ -589,8 +589,17 @@ async fn plan(
     let merged = if opts.delete_unlisted && prefix.is_empty() {
         release.card.to_string()
     } else {
-        crate::stages::card::merge::merge(remote_text.as_deref(), &contribution, remote_owner.as_deref())
-            .map_err(|e| Error::Refused(format!("{repo}: {e}; the card at the repo root is not merged into")))?
+        crate::stages::card::merge::merge(remote_text.as_deref(), &contribution, remote_owner.as_deref()).map_err(|e| {
+            Error::Refused(format!(
+                "{repo}: {e}; nothing was sent: runpack merges its configs into the card at the repo root and \
+                     will not overwrite one it cannot read; fix the card's front matter on the Hub{}",
+                if prefix.is_empty() {
+                    ", or pass --delete-unlisted to replace the card with the release's"
+                } else {
+                    ""
+                }
+            ))
+        })?
     };
     let card_note = remote_text.as_deref().filter(|_| merged != release.card).map(|remote| {
         let names =
@@ -1360,17 +1369,6 @@ async fn commit(
             );
             tracing::warn!("{what}: {}; {note}", failure.describe());
             state.notes.push(note);
-            if attempts >= opts.max_commit_attempts {
-                return Err(match retry {
-                    Retry::Conflict => Error::Refused(format!(
-                        "{what}: the branch kept moving: {attempts} commit requests were refused with HTTP 412 \
-                         (someone else keeps committing); nothing was committed; re-run publish later"
-                    )),
-                    Retry::Unknown(why) => give_up(why),
-                });
-            }
-            tokio::time::sleep(state.waits.next().unwrap_or(Duration::from_secs(1))).await;
-            return Ok(Step::Replan(now));
         }
         if attempts >= opts.max_commit_attempts {
             return Err(match retry {
@@ -1382,6 +1380,9 @@ async fn commit(
             });
         }
         tokio::time::sleep(state.waits.next().unwrap_or(Duration::from_secs(1))).await;
+        if now != parent {
+            return Ok(Step::Replan(now));
+        }
     }
 }
 
@@ -1420,6 +1421,23 @@ async fn tag(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn versions_are_ordered_by_semver_else_by_numbers() {
+        use std::cmp::Ordering::*;
+        assert_eq!(version_order("2.0.0", "1.10.0"), Some(Greater));
+        assert_eq!(version_order("1.0.0-rc.1", "1.0.0"), Some(Less));
+        assert_eq!(version_order("2024.10", "2024.9"), Some(Greater));
+        assert_eq!(version_order("1.0", "1.0"), Some(Equal));
+        assert_eq!(version_order("nightly", "1.0.0"), None);
+    }
+
+    #[test]
+    fn the_files_every_release_of_a_folder_writes() {
+        assert!(shared_file("", "manifest.json") && shared_file("runs/a", "runs/a/SHA256SUMS"));
+        assert!(shared_file("runs/a", "runs/a/datapackage.json"));
+        assert!(!shared_file("", "data/metrics.parquet") && !shared_file("runs/a", "runs/a/README.md"));
+    }
 
     #[test]
     fn ndjson_header_first() {

@@ -1,19 +1,29 @@
-//! What the Hub holds, and whether it is exactly a release.
+//! What the Hub holds, and whether it is what a reader of the release should get.
 //!
 //! In: a commit of a dataset repo (read through the paginated tree listing) and a manifest
 //! (the local release's with `--against`, else the one published beside the files). Out: a
-//! [`RemoteVerifyReport`] with one line per missing, extra or differing file.
+//! [`RemoteVerifyReport`] with one line per problem, and each verified file with the digest it
+//! was checked by ([`FileCheck`]).
 //!
-//! Files stored in LFS are checked by their SHA-256 (`lfs.oid`, which must equal the
-//! manifest's) and size; files stored in git by their git blob SHA-1 (computed from the local
-//! copy, or by downloading the file and hashing it when there is no local copy). With
-//! `download`, every file is also downloaded (through the cache, see [`super::cache`]) and its
-//! SHA-256 recomputed, so an object whose stored bytes differ from its listed hash is found.
-//! `.gitattributes` and `.gitignore` at the repo root belong to the repo, not to a release, and
-//! are never reported as extra.
+//! ```text
+//! LFS file       sha256 = lfs.oid (= the manifest's), size       bytes with --download/--data
+//! regular file   bytes downloaded: git blob sha1 = the tree's oid, sha256 = the manifest's
+//!                (with --against: the local copy's git blob sha1 = the tree's oid)
+//! reader checks  the card and manifest against the data, as a local verify makes them, on a
+//!                folder of the Hub's files: Parquet files not downloaded stand in by their
+//!                footers (two range requests each); a release in a folder needs its configs
+//!                in the root card
+//! ```
+//!
+//! A root card merged with other releases' configs ([`crate::stages::card::merge`]) is checked by its
+//! configs of this release. Files under a folder with its own `manifest.json` belong to the
+//! release there. `.gitattributes` and `.gitignore` at the repo root belong to the repo, not to
+//! a release, and are never reported as extra.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
+
+use futures::StreamExt;
 
 use super::cache::{self, Check, Fetched, HubCache, Want};
 use super::client::HubClient;
@@ -258,8 +268,8 @@ fn data_kind(kind: &str) -> Option<String> {
     (kind == "parquet").then(|| kind.to_string())
 }
 
-/// The want of a file as the Hub lists it: an LFS file by the manifest's SHA-256 (named by
-/// its `lfs.oid`), a regular file by the tree's git blob SHA-1.
+/// The want of a file as the Hub lists it: an LFS file by `sha256` (the manifest's, or its
+/// `lfs.oid`; named by its `lfs.oid`), a regular file by the tree's git blob SHA-1.
 fn listed_want(path: &str, r: &RemoteFile, sha256: &str) -> Want {
     Want {
         path: path.to_string(),
@@ -526,6 +536,7 @@ async fn reader_checks(
     let dir = &scratch.join("release");
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let mut footers_only = BTreeSet::new();
+    let mut stubs: Vec<(String, u64, PathBuf)> = Vec::new();
     let rels = m.files.iter().map(|f| f.path.as_str()).chain(["manifest.json", "SHA256SUMS"]);
     for rel in rels {
         if !crate::stages::release::safe_relative(rel) {
@@ -554,11 +565,18 @@ async fn reader_checks(
                 if r.lfs_sha256.is_none() {
                     continue;
                 }
-                footer_stub(client, &target.repo, commit, &join_repo_path(&target.path, rel), r.size, &dest).await?;
+                stubs.push((join_repo_path(&target.path, rel), r.size, dest));
                 footers_only.insert(rel.to_string());
             }
         }
     }
+    // the footers are read FOOTERS_AT_ONCE at a time
+    let read: Vec<Result<()>> = futures::stream::iter(stubs.iter())
+        .map(|(path, size, dest)| footer_stub(client, &target.repo, commit, path, *size, dest))
+        .buffer_unordered(FOOTERS_AT_ONCE)
+        .collect()
+        .await;
+    read.into_iter().collect::<Result<Vec<()>>>()?;
     let local = crate::verbs::verify::run_published(dir, data, &footers_only)?;
     let files: BTreeSet<&str> =
         m.files.iter().map(|f| f.path.as_str()).chain(["manifest.json", "SHA256SUMS", "README.md"]).collect();
@@ -621,6 +639,9 @@ fn link(target: &std::path::Path, at: &std::path::Path) -> Result<()> {
 fn link(target: &std::path::Path, at: &std::path::Path) -> Result<()> {
     std::fs::copy(target, at).map(|_| ()).map_err(|e| Error::io(at, e))
 }
+
+/// Parquet footers read at once (two range requests each).
+const FOOTERS_AT_ONCE: usize = 8;
 
 /// Largest Parquet footer read for the reader's checks (64 MiB).
 const FOOTER_MAX: u64 = 64 << 20;
@@ -686,15 +707,7 @@ async fn published_expected(
                 super::short(commit)
             ))
         })?;
-        let want = Want {
-            path: path.clone(),
-            etag: r.etag().to_string(),
-            bytes: r.size,
-            check: match &r.lfs_sha256 {
-                Some(s) => Check::Sha256(s.clone()),
-                None => Check::GitSha1(r.git_sha1.clone()),
-            },
-        };
+        let want = listed_want(&path, r, r.lfs_sha256.as_deref().unwrap_or_default());
         match cache::fetch(client, cache, repo, commit, &want, true, progress).await? {
             Fetched::Cached(p) | Fetched::Downloaded(p, _) => {
                 let d = hash::sha256_file(&p)?;

@@ -1868,6 +1868,28 @@ fn schema_pair_diff(a: &arrow::datatypes::Schema, an: &str, b: &arrow::datatypes
 mod tests {
     use super::*;
 
+    #[cfg(unix)]
+    #[test]
+    fn links_into_a_cache_blob_store_are_files() {
+        let t = tempfile::tempdir().unwrap();
+        let repo = t.path().join("datasets--a--b");
+        std::fs::create_dir_all(repo.join("blobs")).unwrap();
+        std::fs::create_dir_all(repo.join("snapshots/c0ffee/data")).unwrap();
+        std::fs::write(repo.join("blobs/abc"), b"x").unwrap();
+        let link = repo.join("snapshots/c0ffee/data/f.parquet");
+        std::os::unix::fs::symlink("../../../blobs/abc", &link).unwrap();
+        assert!(cache_blob_link(&link));
+        // a link elsewhere, a dangling one, a regular file: no
+        std::fs::write(t.path().join("other"), b"y").unwrap();
+        let other = repo.join("snapshots/c0ffee/o");
+        std::os::unix::fs::symlink(t.path().join("other"), &other).unwrap();
+        assert!(!cache_blob_link(&other));
+        let dangling = repo.join("snapshots/c0ffee/d");
+        std::os::unix::fs::symlink("../../blobs/none", &dangling).unwrap();
+        assert!(!cache_blob_link(&dangling));
+        assert!(!cache_blob_link(&repo.join("blobs/abc")));
+    }
+
     #[test]
     fn data_files_globs_read_as_the_hub_reads_them() {
         let m = data_files_match;
