@@ -367,11 +367,21 @@ pub fn safe_relative(path: &str) -> bool {
 /// A release being built in a hidden folder beside its final place. Dropped without
 /// [`Staging::commit`] (a build that failed), it removes the staging folder and the folders
 /// it created to hold it, when they are empty.
+///
+/// Leftovers of killed builds: a build holds a shared lock (`flock`) on the release name's
+/// folder (`releases/<name>/`) from [`Staging::new`] until it ends; the kernel drops it when
+/// the process dies, `kill -9` included. A build that can take the lock exclusively is the only
+/// build of that release name running, so every hidden `.<version>.building-*` and
+/// `.<version>.replaced-*` folder there belongs to a build that is gone: it removes them
+/// before it starts. While another build of the name runs they are left for the next build.
+/// Where a folder cannot be locked (a platform without `flock` on folders), nothing is removed.
 pub struct Staging {
     dir: Option<tempfile::TempDir>,
     target: PathBuf,
     /// Folders that did not exist before this build, deepest first.
     created: Vec<PathBuf>,
+    /// The release name's folder, held with a shared lock while this build runs.
+    _lock: Option<std::fs::File>,
 }
 
 impl Drop for Staging {
@@ -389,7 +399,8 @@ impl Drop for Staging {
 
 impl Staging {
     /// Prepares `target` (`releases/<name>/<version>`): refuses an existing release unless
-    /// `force`, removes leftovers of builds that were killed, creates the staging folder.
+    /// `force`, removes leftovers of builds that were killed (see [`Staging`]), creates the
+    /// staging folder.
     pub fn new(target: &Path, force: bool) -> Result<Staging> {
         if target.exists() && !force {
             return Err(Error::Refused(format!(
@@ -406,13 +417,13 @@ impl Staging {
             .map(Path::to_path_buf)
             .collect();
         std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        let lock = lock_release_name(parent)?;
         let stem = target.file_name().expect("version").to_string_lossy().to_string();
-        remove_stale(parent, &stem);
         let dir = tempfile::Builder::new()
             .prefix(&format!(".{stem}.building-{}-", std::process::id()))
             .tempdir_in(parent)
             .map_err(|e| Error::io(parent, e))?;
-        Ok(Staging { dir: Some(dir), target: target.to_path_buf(), created })
+        Ok(Staging { dir: Some(dir), target: target.to_path_buf(), created, _lock: lock })
     }
 
     /// The staging folder.
@@ -421,10 +432,20 @@ impl Staging {
     }
 
     /// Moves the finished release into place (replacing an old one only when `force`) and
-    /// returns its path. An existing release is swapped out only after the new one is complete.
+    /// returns its path.
+    ///
+    /// An existing release is replaced by swapping the two folders in one step
+    /// (`renameat2(RENAME_EXCHANGE)` on Linux): at every instant the version's folder holds
+    /// either the old release or the new one, whole. The old copy, now under the staging
+    /// folder's hidden name, is then removed; a build killed before that is done leaves it to
+    /// the next build (see [`Staging`]). Where the swap is not available (other systems, a
+    /// file system that refuses it), the old release is renamed to a hidden
+    /// `.<version>.replaced-<pid>` folder and the new one renamed into place: a build killed
+    /// between the two renames leaves the version missing, its old copy in the hidden folder.
     ///
     /// Errors: [`Error::Refused`] when another build put a release there meanwhile and `force`
-    /// is not set (the staging folder is removed).
+    /// is not set (the staging folder is removed); [`Error::Io`] when a rename fails (the
+    /// version's folder then holds what it held before).
     pub fn commit(mut self, force: bool) -> Result<PathBuf> {
         if self.target.exists() && !force {
             return Err(Error::Refused(format!(
@@ -433,34 +454,128 @@ impl Staging {
             )));
         }
         let dir = self.dir.take().expect("not committed").keep();
-        if self.target.exists() {
-            let old = self.target.with_file_name(format!(
-                ".{}.replaced-{}",
-                self.target.file_name().expect("name").to_string_lossy(),
-                std::process::id()
-            ));
-            std::fs::rename(&self.target, &old).map_err(|e| Error::io(&self.target, e))?;
+        pause_at("commit-staged");
+        if !self.target.exists() {
             std::fs::rename(&dir, &self.target).map_err(|e| Error::io(&dir, e))?;
-            std::fs::remove_dir_all(&old).map_err(|e| Error::io(&old, e))?;
-        } else {
-            std::fs::rename(&dir, &self.target).map_err(|e| Error::io(&dir, e))?;
+            pause_at("commit-renamed");
+            return Ok(self.target.clone());
         }
+        let old = match exchange(&dir, &self.target) {
+            // `dir` now holds the old release
+            Ok(true) => {
+                pause_at("commit-exchanged");
+                dir
+            }
+            Ok(false) => {
+                let old = self.target.with_file_name(format!(
+                    ".{}.replaced-{}",
+                    self.target.file_name().expect("name").to_string_lossy(),
+                    std::process::id()
+                ));
+                std::fs::rename(&self.target, &old).map_err(|e| Error::io(&self.target, e))?;
+                std::fs::rename(&dir, &self.target).map_err(|e| Error::io(&dir, e))?;
+                old
+            }
+            // the old release went away meanwhile: the new one takes its place
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !self.target.exists() => {
+                std::fs::rename(&dir, &self.target).map_err(|e| Error::io(&dir, e))?;
+                return Ok(self.target.clone());
+            }
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(Error::io(&self.target, e));
+            }
+        };
+        // the new release is in place: an old copy that cannot be removed now is a leftover
+        // that the next build removes, not a failed build
+        if let Err(e) = std::fs::remove_dir_all(&old) {
+            tracing::warn!("the replaced release in {} was not removed: {e}", old.display());
+        }
+        pause_at("commit-old-removed");
         Ok(self.target.clone())
     }
 }
 
-/// Removes `.<version>.building-<pid>-*` folders whose process is gone.
-fn remove_stale(parent: &Path, stem: &str) {
+/// Test hook: when the environment variable `RUNPACK_TEST_PAUSE_AT` names `step`, says
+/// `runpack: paused at <step>` on stderr and sleeps until the process is killed. The
+/// integration tests use it to kill a build (SIGKILL) at each step of a release's commit and
+/// check that the release is still there and verifies; users have no use for it. Unset, it
+/// does nothing.
+fn pause_at(step: &str) {
+    if std::env::var_os("RUNPACK_TEST_PAUSE_AT").is_some_and(|s| s == step) {
+        // the library prints nothing, but this line is the hook's whole point: the test waits for it
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "runpack: paused at {step}");
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        }
+    }
+}
+
+/// Swaps the folders `a` and `b` in one step: `Ok(true)` when done, `Ok(false)` when this
+/// system or file system cannot (the caller renames instead).
+#[cfg(target_os = "linux")]
+fn exchange(a: &Path, b: &Path) -> std::io::Result<bool> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
+    };
+    let (ca, cb) = (c(a)?, c(b)?);
+    // SAFETY: both paths are NUL-terminated strings that live across the call
+    let rc =
+        unsafe { libc::renameat2(libc::AT_FDCWD, ca.as_ptr(), libc::AT_FDCWD, cb.as_ptr(), libc::RENAME_EXCHANGE) };
+    if rc == 0 {
+        return Ok(true);
+    }
+    let e = std::io::Error::last_os_error();
+    match e.raw_os_error() {
+        // the kernel or the file system has no RENAME_EXCHANGE
+        Some(libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP) => Ok(false),
+        _ => Err(e),
+    }
+}
+
+/// Swaps the folders `a` and `b` in one step: not available here (the caller renames).
+#[cfg(not(target_os = "linux"))]
+fn exchange(_: &Path, _: &Path) -> std::io::Result<bool> {
+    Ok(false)
+}
+
+/// Takes the lock of a build on the release name's folder `parent` (see [`Staging`]): first
+/// exclusively, to remove the leftovers of builds that are gone when no other build of the name
+/// runs, then shared, for the rest of the build. `None` where folders cannot be locked.
+///
+/// Errors: [`Error::Io`] when waiting for the shared lock fails.
+fn lock_release_name(parent: &Path) -> Result<Option<std::fs::File>> {
+    let Ok(f) = std::fs::File::open(parent) else { return Ok(None) };
+    match f.try_lock() {
+        Ok(()) => {
+            remove_leftovers(parent);
+        }
+        // another build of this release name runs: its hidden folders may be in use
+        Err(std::fs::TryLockError::WouldBlock) => {}
+        Err(std::fs::TryLockError::Error(_)) => return Ok(None),
+    }
+    // a build that holds the lock exclusively is removing leftovers: wait for it
+    f.lock_shared().map_err(|e| Error::io(parent, e))?;
+    Ok(Some(f))
+}
+
+/// Removes the hidden folders of builds that are gone from the release name's folder:
+/// `.<version>.building-*` (a staging folder, or the old copy a swap left there) and
+/// `.<version>.replaced-*` (an old copy renamed away). Called only while no other build of the
+/// release name runs.
+fn remove_leftovers(parent: &Path) {
     let Ok(rd) = std::fs::read_dir(parent) else { return };
-    let prefix = format!(".{stem}.building-");
     for e in rd.flatten() {
         let name = e.file_name().to_string_lossy().to_string();
-        if let Some(rest) = name.strip_prefix(&prefix) {
-            let pid = rest.split('-').next().and_then(|p| p.parse::<u32>().ok());
-            let alive = pid.is_some_and(|p| Path::new(&format!("/proc/{p}")).exists());
-            if !alive {
-                let _ = std::fs::remove_dir_all(e.path());
-            }
+        let hidden = name.strip_prefix('.').is_some_and(|n| n.contains(".building-") || n.contains(".replaced-"));
+        if hidden
+            && e.file_type().is_ok_and(|t| t.is_dir())
+            && let Err(err) = std::fs::remove_dir_all(e.path())
+        {
+            tracing::warn!("a killed build's folder {} was not removed: {err}", e.path().display());
         }
     }
 }

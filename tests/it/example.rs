@@ -904,3 +904,118 @@ fn verify_data_checks_what_a_build_guarantees_of_stored_values() {
         assert!(out.contains(said), "{said}: {out}");
     }
 }
+
+/// A pipeline (release `kill`, version 0.1.0) of `n` rows whose values carry `tag`.
+fn tagged_pipeline(dir: &Path, n: i64, tag: &str) {
+    write(dir, "rows.jsonl", &rows_in_key_order(n, tag));
+    write(dir, "pipeline.toml", &one_source("kill", "rows.jsonl", "jsonl", "", "SELECT k, v FROM raw", ""));
+}
+
+/// Starts `build` (with `args`) of the pipeline in `dir` paused at commit step `step` (the
+/// test hook `RUNPACK_TEST_PAUSE_AT`), and returns the running process once it says it is there.
+fn build_paused_at(dir: &Path, args: &[&str], step: &str) -> std::process::Child {
+    use std::io::BufRead;
+    let mut child = bin()
+        .arg("build")
+        .arg(dir)
+        .arg("--releases-dir")
+        .arg(dir.join("out"))
+        .args(args)
+        .env("RUNPACK_TEST_PAUSE_AT", step)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = String::new();
+    for l in std::io::BufReader::new(child.stderr.take().unwrap()).lines() {
+        let l = l.unwrap();
+        if l == format!("runpack: paused at {step}") {
+            return child;
+        }
+        said.push_str(&l);
+        said.push('\n');
+    }
+    panic!("the build never reached {step}: {:?}\n{said}", child.wait());
+}
+
+/// The names in the release name's folder, sorted.
+fn names_in(parent: &Path) -> Vec<String> {
+    let mut v: Vec<String> =
+        std::fs::read_dir(parent).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}
+
+/// The `v` of the release's first row.
+fn first_value(release: &Path) -> String {
+    query(release, "SELECT v FROM t ORDER BY k, v LIMIT 1")
+}
+
+#[test]
+fn a_forced_rebuild_killed_at_every_commit_step_leaves_the_version_whole() {
+    for (step, new_is_in) in [("commit-staged", false), ("commit-exchanged", true), ("commit-old-removed", true)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        tagged_pipeline(dir, 40, "old");
+        let o = build(dir, &["-q"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let release = release(dir, "kill");
+        assert_eq!(first_value(&release), "v\nold0\n");
+        tagged_pipeline(dir, 60, "new");
+        let mut child = build_paused_at(dir, &["-q", "--force"], step);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        // the version is there, whole, and verifies: the old release before the swap, the new after
+        let o = run(bin().arg("verify").arg(&release));
+        assert!(o.status.success(), "killed at {step}: {}{}", stdout(&o), stderr(&o));
+        let expected = if new_is_in { "v\nnew0\n" } else { "v\nold0\n" };
+        assert_eq!(first_value(&release), expected, "killed at {step}");
+        let parent = release.parent().unwrap();
+        let hidden = names_in(parent).into_iter().filter(|n| n.starts_with(".0.1.0.")).count();
+        assert_eq!(hidden, usize::from(step != "commit-old-removed"), "killed at {step}: {:?}", names_in(parent));
+        // the next build removes what the killed one left
+        let o = build(dir, &["-q", "--force"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(names_in(parent), [".runpack-input-cache.json", "0.1.0"], "after a build killed at {step}");
+        assert_eq!(first_value(&release), "v\nnew0\n");
+    }
+    // a first build killed before and after its rename: no release, then a whole one
+    for (step, built) in [("commit-staged", false), ("commit-renamed", true)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        tagged_pipeline(dir, 40, "first");
+        let mut child = build_paused_at(dir, &["-q"], step);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let release = release(dir, "kill");
+        assert_eq!(release.exists(), built, "killed at {step}");
+        if built {
+            let o = run(bin().arg("verify").arg(&release));
+            assert!(o.status.success(), "killed at {step}: {}{}", stdout(&o), stderr(&o));
+        }
+        let o = build(dir, &["-q", "--force"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(names_in(release.parent().unwrap()), [".runpack-input-cache.json", "0.1.0"]);
+    }
+}
+
+#[test]
+fn a_running_builds_staging_folder_is_left_alone_by_another_build() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    tagged_pipeline(dir, 40, "a");
+    let mut running = build_paused_at(dir, &["-q"], "commit-staged");
+    let parent = dir.join("out/kill");
+    let staging: Vec<String> = names_in(&parent).into_iter().filter(|n| n.starts_with(".0.1.0.building-")).collect();
+    assert_eq!(staging.len(), 1, "{:?}", names_in(&parent));
+    // another version of the same release name, built meanwhile, leaves it alone
+    let o = build(dir, &["-q", "--release-version", "0.2.0"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(parent.join(&staging[0]).is_dir(), "{:?}", names_in(&parent));
+    running.kill().unwrap();
+    running.wait().unwrap();
+    // once its build is gone, the next build removes it
+    let o = build(dir, &["-q", "--release-version", "0.3.0"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(names_in(&parent), [".runpack-input-cache.json", "0.2.0", "0.3.0"]);
+}

@@ -1227,7 +1227,11 @@ fn wandb_values_are_never_lost_merged_or_retyped_silently() {
     );
     let o = wandb_build(dir, "wandb/**", history);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(stderr(&o).contains("wandb-history.jsonl:1:$: two keys name metric `a.b`"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("wandb-history.jsonl:1:$: the keys $[\"a.b\"] and $.a.b both name metric `a.b`"),
+        "{}",
+        stderr(&o)
+    );
     std::fs::remove_dir_all(dir.join("wandb")).unwrap();
     // UI runs export: text that only looks like a number stays text; a numeric id keeps its digits
     write(
@@ -1323,8 +1327,8 @@ fn a_history_csv_written_with_a_float_format_keeps_its_numbers() {
         &release(dir, "wb"),
         "SELECT step, metric, value, value_text FROM t WHERE metric IN ('loss', 'big') ORDER BY metric, step",
     );
-    // a number beyond the float range keeps its text, as written
-    assert_eq!(rows, "step,metric,value,value_text\n0,big,,1e400\n1,big,2.0,\n0,loss,0.5,\n1,loss,0.25,\n");
+    // a number beyond the float range keeps its text, as written (a JSON string in value_text)
+    assert_eq!(rows, "step,metric,value,value_text\n0,big,,\"\"\"1e400\"\"\"\n1,big,2.0,\n0,loss,0.5,\n1,loss,0.25,\n");
 }
 
 #[test]
@@ -1818,5 +1822,219 @@ fn a_history_that_cannot_be_checked_against_its_run_is_said() {
             "run zzzz9999: history not checked: no history row of the run was read, and the run list, which says how far \
            the run logged, cannot be read: `historyLineCount` must be a whole number of at least 0, found string \"500\"",
         ],
+    );
+}
+
+#[test]
+fn wandb_logged_values_keep_their_json_type_and_a_logged_none_is_a_row() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "wandb/run-20240101_000000-abcd1234/files/wandb-history.jsonl",
+        "{\"_step\": 0, \"flag\": true, \"word\": \"true\", \"n\": 5, \"s\": \"5\", \"gone\": null, \"l\": [1, \"a\"]}\n",
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        &pipeline(
+            "wb",
+            &[("w", "\"wandb/**\"", r#"{ table = "history" }"#)],
+            &[("t", "SELECT step, metric, value, value_text FROM w", "")],
+        ),
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // value_text is JSON text: the boolean true and the string "true", the integer 5 and the
+    // string "5" differ; a logged None is a row with neither value nor text
+    assert_eq!(
+        query(&release(dir, "wb"), "SELECT step, metric, value, value_text FROM t ORDER BY metric"),
+        "step,metric,value,value_text\n0,flag,,true\n0,gone,,\n0,l,,\"[1,\"\"a\"\"]\"\n0,n,5.0,\n0,s,,\"\"\"5\"\"\"\n\
+         0,word,,\"\"\"true\"\"\"\n"
+    );
+    // a chart-panel export's text and booleans alike
+    std::fs::remove_dir_all(dir.join("wandb")).unwrap();
+    write(dir, "chart.csv", "\"Step\",\"r - ok\",\"r - note\"\n\"0\",\"true\",\"fine\"\n");
+    write(
+        dir,
+        "pipeline.toml",
+        &pipeline(
+            "wb",
+            &[("w", "\"chart.csv\"", r#"{ table = "history" }"#)],
+            &[("t", "SELECT metric, value_text FROM w", "")],
+        ),
+    );
+    let o = build(dir, &["-q", "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "wb"), "SELECT metric, value_text FROM t ORDER BY metric"),
+        "metric,value_text\nnote,\"\"\"fine\"\"\"\nok,true\n"
+    );
+}
+
+#[test]
+fn wandb_steps_repeated_across_a_runs_files_are_named_with_both_places() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // a resumed run: its second folder logs step 2 again
+    let first = "wandb/run-20240101_000000-abcd1234/files/wandb-history.jsonl";
+    let second = "wandb/run-20240102_000000-abcd1234/files/wandb-history.jsonl";
+    write(dir, first, "{\"_step\": 0, \"loss\": 0.5}\n{\"_step\": 1, \"loss\": 0.4}\n{\"_step\": 2, \"loss\": 0.3}\n");
+    write(dir, second, "{\"_step\": 2, \"loss\": 0.35}\n{\"_step\": 3, \"loss\": 0.2}\n");
+    let o = wandb_build(dir, "wandb/**", r#"{ table = "history" }"#);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = build(dir, &["--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = format!(
+        "{second}: w: run abcd1234: 1 `_step` value(s) are logged in more than one of the run's files (the first: 2, in \
+         {first} and in {second}; a resumed run's folders log the steps since its last checkpoint again); each record \
+         becomes rows of the table, which a primaryKey (run_id, step, metric) would refuse"
+    );
+    assert!(stderr(&o).contains(&said), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "wb"), "SELECT count(*) AS n FROM t WHERE step = 2"), "n\n2\n");
+    // under a primary key, a violation that names both rows
+    write(
+        dir,
+        "pipeline.toml",
+        &pipeline(
+            "wb",
+            &[("w", "\"wandb/**\"", r#"{ table = "history" }"#)],
+            &[(
+                "t",
+                "SELECT run_id, step, metric, value, _source_file, _source_line FROM w",
+                "schema = \"history.json\"",
+            )],
+        ),
+    );
+    write(
+        dir,
+        "history.json",
+        r#"{"fields":[{"name":"run_id","type":"string"},{"name":"step","type":"integer"},{"name":"metric","type":"string"},{"name":"value","type":"number"},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}],"primaryKey":["run_id","step","metric"]}"#,
+    );
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("2 rows share this primary key"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("{first}:3")) && stderr(&o).contains(&format!("{second}:1")),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_dotted_key_collision_names_both_keys_and_the_rejected_record_keeps_its_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let line = "{\"_step\": 3, \"loss\": 0.3, \"a.b\": 1, \"a\": {\"b\": 2}}";
+    write(dir, "wandb/run-20240101_000000-abcd1234/files/wandb-history.jsonl", &format!("{line}\n"));
+    let o = wandb_build(dir, "wandb/**", r#"{ table = "history" }"#);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "wandb-history.jsonl:1:$: the keys $[\"a.b\"] and $.a.b both name metric `a.b` once nested keys are joined \
+             with dots; one value would be lost: rename one when logging"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    let o = build(dir, &["-q", "--force", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rejects = std::fs::read_to_string(release(dir, "wb").join("rejects/w.jsonl")).unwrap();
+    let r: serde_json::Value = serde_json::from_str(rejects.trim()).unwrap();
+    assert_eq!(r["raw"], r#"{"_step":3,"loss":0.3,"a.b":1,"a":{"b":2}}"#, "{rejects}");
+}
+
+#[test]
+fn a_grouped_chart_export_reads_with_its_mean_step_and_bounds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // a grouped panel (series `<group key>: <value>`) over a custom x axis: `_step` is the
+    // group's mean step, with its min and max
+    write(
+        dir,
+        "chart.csv",
+        "\"epoch\",\"algo: UCEA - _step\",\"algo: UCEA - _step__MIN\",\"algo: UCEA - _step__MAX\",\"algo: UCEA - reward\",\"algo: UCEA - reward__MIN\",\"algo: UCEA - reward__MAX\"\n\
+         \"1\",\"26.5\",\"20\",\"33\",\"0.5\",\"0.4\",\"0.6\"\n\
+         \"2\",\"52.5\",\"40\",\"65\",\"0.7\",\"0.65\",\"0.8\"\n",
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        &pipeline(
+            "wb",
+            &[("w", "\"chart.csv\"", r#"{ table = "history" }"#)],
+            &[("t", "SELECT run_name, step, metric, value, value_min, value_max, x_axis, x FROM w", "")],
+        ),
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "wb"), "SELECT * FROM t ORDER BY x, metric"),
+        "run_name,step,metric,value,value_min,value_max,x_axis,x\n\
+         algo: UCEA,,_step,26.5,20.0,33.0,epoch,1.0\n\
+         algo: UCEA,,reward,0.5,0.4,0.6,epoch,1.0\n\
+         algo: UCEA,,_step,52.5,40.0,65.0,epoch,2.0\n\
+         algo: UCEA,,reward,0.7,0.65,0.8,epoch,2.0\n"
+    );
+    // a run's own fractional `_step` is still a violation
+    write(dir, "chart.csv", "\"epoch\",\"run-a - _step\",\"run-a - reward\"\n\"1\",\"26.5\",\"0.5\"\n");
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("chart.csv:2:$: run run-a: `_step` must be an integer step, found the fraction 26.5"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_real_wandb_log_keeps_logged_nones_json_types_and_colliding_records() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("client");
+    let o = run(std::process::Command::new(python())
+        .arg(repo().join("tests/python/wandb_logged_values.py"))
+        .arg(&out)
+        .env("WANDB_MODE", "offline")
+        .env_remove("WANDB_API_KEY")
+        .env("NO_PROXY", "*")
+        .env("HTTPS_PROXY", "http://127.0.0.1:9"));
+    assert!(o.status.success(), "the wandb client failed: {}", stderr(&o));
+    let dir = tmp.path().join("p");
+    copy_files(&out.join("wandb"), &dir.join("wandb"));
+    write(
+        &dir,
+        "pipeline.toml",
+        &pipeline(
+            "wb",
+            &[("w", "\"wandb/**\"", r#"{ table = "history" }"#)],
+            &[("t", "SELECT step, metric, value, value_text FROM w", "")],
+        ),
+    );
+    let o = build(&dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(&dir, "wb");
+    assert_eq!(
+        query(&r, "SELECT step, metric, value, value_text FROM t ORDER BY step, metric"),
+        "step,metric,value,value_text\n0,flag,,true\n0,loss,0.5,\n0,n,5.0,\n0,s,,\"\"\"5\"\"\"\n0,word,,\"\"\"true\"\"\"\n\
+         0,x,,\n"
+    );
+    // the step whose keys collide is set aside whole, both keys named, the record as logged kept
+    let rejects = std::fs::read_to_string(r.join("rejects/w.jsonl")).unwrap();
+    let rejected: serde_json::Value = serde_json::from_str(rejects.trim()).unwrap();
+    assert!(rejected["_source_file"].as_str().unwrap().ends_with("run-values01.wandb"), "{rejects}");
+    // (the client writes the two keys in either order)
+    let reason = rejected["_reasons"][0].as_str().unwrap();
+    assert!(
+        [("$.a.b", "$[\"a.b\"]"), ("$[\"a.b\"]", "$.a.b")].iter().any(|(a, b)| reason
+            == format!(
+                "the keys {a} and {b} both name metric `a.b` once nested keys are joined with dots; one value would be \
+                 lost: rename one when logging"
+            )),
+        "{rejects}"
+    );
+    let raw: serde_json::Value = serde_json::from_str(rejected["raw"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        (raw["a.b"].as_i64(), raw["a"]["b"].as_i64(), raw["loss"].as_f64(), raw["_step"].as_i64()),
+        (Some(1), Some(2), Some(0.4), Some(1))
     );
 }

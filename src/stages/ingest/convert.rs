@@ -175,7 +175,7 @@ pub struct Problem {
 /// Something counted but accepted.
 #[derive(Debug, Clone)]
 pub struct Event {
-    /// `nonfinite` or `coercion`.
+    /// `nonfinite`, `coercion` or `negative-zero` (a `-0` read as the integer 0).
     pub kind: &'static str,
     /// Row index inside the batch.
     pub row: usize,
@@ -613,6 +613,19 @@ fn to_bool(c: &Cell, ctx: &mut Ctx) -> Option<bool> {
     }
 }
 
+/// Whether a JSON number is a negative zero (`-0`, `-0.0`: serde_json reads both as the float
+/// -0.0).
+fn negative_zero(n: &serde_json::Number) -> bool {
+    !n.is_i64() && !n.is_u64() && n.as_f64().is_some_and(|f| f == 0.0 && f.is_sign_negative())
+}
+
+/// The integer 0 for a negative zero `text` in an integer column, counted (a
+/// `negative-zero` event: the build says so in a warning), as an integer has no sign of zero.
+fn integer_zero<T: Default>(c: &Cell, ctx: &mut Ctx, text: &str) -> Option<T> {
+    ctx.event("negative-zero", c, format!("{text} read as the integer 0"));
+    Some(T::default())
+}
+
 fn to_i64(c: &Cell, ctx: &mut Ctx) -> Option<i64> {
     match c.v? {
         Value::Null => None,
@@ -622,6 +635,8 @@ fn to_i64(c: &Cell, ctx: &mut Ctx) -> Option<i64> {
             } else if n.is_u64() {
                 ctx.problem(c, format!("integer {n} out of range for Int64 (above 9223372036854775807)"));
                 None
+            } else if negative_zero(n) {
+                integer_zero(c, ctx, "-0")
             } else {
                 float_to_int(c, ctx, n.as_f64().unwrap_or(f64::NAN), &n.to_string())
             }
@@ -636,6 +651,9 @@ fn to_i64(c: &Cell, ctx: &mut Ctx) -> Option<i64> {
             }
             if ctx.opts.textual {
                 if let Ok(i) = s.parse::<i64>() {
+                    if i == 0 && s.starts_with('-') {
+                        return integer_zero(c, ctx, s);
+                    }
                     return Some(i);
                 }
                 if integer_text(s) {
@@ -719,6 +737,8 @@ fn to_u64(c: &Cell, ctx: &mut Ctx) -> Option<u64> {
             } else if let Some(i) = n.as_i64() {
                 ctx.problem(c, format!("negative value {i} for unsigned integer column"));
                 None
+            } else if negative_zero(n) {
+                integer_zero(c, ctx, "-0")
             } else {
                 float_to_u64(c, ctx, n.as_f64().unwrap_or(f64::NAN), &n.to_string())
             }
@@ -731,6 +751,10 @@ fn to_u64(c: &Cell, ctx: &mut Ctx) -> Option<u64> {
             if ctx.opts.textual {
                 if let Ok(u) = s.parse::<u64>() {
                     return Some(u);
+                }
+                if s.parse::<i64>() == Ok(0) {
+                    // `-0`, `-00`: read by an integer, zero has no sign
+                    return integer_zero(c, ctx, s);
                 }
                 if integer_text(s) {
                     ctx.problem(c, format!("integer {s} out of range for UInt64"));

@@ -28,6 +28,17 @@ use super::path::{self, Seg};
 use super::records::LineChunk;
 use crate::core::spec::NonFinite;
 
+/// The event of a negative zero (`-0`, `-0.0`) read as the integer 0, as the general path
+/// counts it.
+fn negative_zero(v: f64, row: usize, path: &str) -> Option<Event> {
+    (v == 0.0 && v.is_sign_negative()).then(|| Event {
+        kind: "negative-zero",
+        row,
+        path: path.to_string(),
+        detail: "-0 read as the integer 0".into(),
+    })
+}
+
 /// A column the fast path can fill.
 enum Builder {
     Str(StringBuilder),
@@ -166,6 +177,8 @@ impl Decoder {
             }
             lines.push(line_no);
         }
+        // in the general path's order: column by column, then row by row
+        events.sort_by_key(|e| (self.paths.iter().position(|p| *p == e.path), e.row));
         Some(Decoded { columns: builders.into_iter().map(Builder::finish).collect(), lines, events })
     }
 }
@@ -299,8 +312,12 @@ impl<'de> Visitor<'de> for CellSeed<'_> {
             Builder::Float64(b) => b.append_value(v),
             // `3.0` in an integer column is the integer 3, as in the general path
             // beyond 2^53 the general path refuses it: the float may not be the number written
-            Builder::Int64(b) if v.fract() == 0.0 && v.abs() < 9007199254740992.0 => b.append_value(v as i64),
+            Builder::Int64(b) if v.fract() == 0.0 && v.abs() < 9007199254740992.0 => {
+                self.events.extend(negative_zero(v, self.row, &self.dec.paths[self.col]));
+                b.append_value(v as i64)
+            }
             Builder::UInt64(b) if v.fract() == 0.0 && (0.0..9007199254740992.0).contains(&v) => {
+                self.events.extend(negative_zero(v, self.row, &self.dec.paths[self.col]));
                 b.append_value(v as u64)
             }
             _ => return Err(E::custom("type")),

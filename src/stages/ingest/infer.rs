@@ -9,6 +9,16 @@
 //!   declared type, and so is a list that is empty everywhere;
 //! - integers and floats merge to `Float64`; a number token with a fraction or exponent is a
 //!   float (`1.0` and `2e0` make `Float64`), and a float column never becomes an integer one;
+//!   an integer merged so is held exactly (one beyond ±2^53 is a violation, never rounded);
+//! - a JSON `-0` (serde_json reads it as the float -0.0, as it does `-0.0`) takes the type the
+//!   column's other values give it: an integer column stays one (the reader reads the value as
+//!   0 and says so in a warning), a float column keeps -0.0; alone it makes `Float64`;
+//! - a CSV cell is a number only when written as the tools that write numbers write them, so
+//!   that no value changes its meaning by being read as one: `-0` (the integer type has no
+//!   negative zero), leading zeros (`007`), a `+` sign, and an exponent form of an integer
+//!   without a sign in the exponent (`1e5`, `0e523456`: ids and hashes look so, where Python,
+//!   JavaScript, R, Excel and C write `1e+05`) keep their column text; `1e-05`, `1.5e+16`,
+//!   `1.5e16` and `-0.0` are numbers;
 //! - integers above `i64::MAX` make `UInt64`; negative and above-`i64::MAX` values in one
 //!   column cannot share a type and are reported with both lines;
 //! - objects merge into one struct (key order of first appearance) whatever the key order or
@@ -58,6 +68,9 @@ pub enum Kind {
     /// numbers (`coerce_nonfinite_strings`): a float column, unless another string comes (or,
     /// with [`Inference::nonfinite_alone_text`], unless no number comes).
     NonFinite,
+    /// Only JSON negative zeros (`-0`, `-0.0`): a float column, unless an integer comes, which
+    /// makes it an integer column.
+    NegZero,
     /// Arrays, with the element node.
     List(Box<Node>),
     /// Objects, with member nodes in first-seen order.
@@ -72,7 +85,7 @@ impl Kind {
             Kind::Int { .. } => "int64",
             Kind::Float => "float64",
             Kind::Str => "string",
-            Kind::NonFinite => "float64",
+            Kind::NonFinite | Kind::NegZero => "float64",
             Kind::List(_) => "array",
             Kind::Struct(_) => "object",
         }
@@ -128,6 +141,11 @@ enum Scalar<'a> {
     Str,
     /// `"NaN"`, `"Infinity"` or `"-Infinity"` (any case), read as a number where the column is one.
     NonFinite,
+    /// A JSON negative zero, which fits an integer column as well as a float one.
+    NegZero,
+    /// A CSV cell that reads as a number but not as the number it is written as (`007`,
+    /// `-0`, `1e5`, `+5`): its column is text, whatever other values it holds.
+    NumberText,
     Other(std::marker::PhantomData<&'a Value>),
 }
 
@@ -140,6 +158,8 @@ fn classify<'a>(v: &'a Value, textual: bool, nonfinite_strings: bool) -> Scalar<
                 Scalar::Int(i < 0, false)
             } else if n.is_u64() {
                 Scalar::Int(false, true)
+            } else if n.as_f64().is_some_and(|f| f == 0.0 && f.is_sign_negative()) {
+                Scalar::NegZero
             } else {
                 Scalar::Float
             }
@@ -163,26 +183,36 @@ fn classify<'a>(v: &'a Value, textual: bool, nonfinite_strings: bool) -> Scalar<
     }
 }
 
-/// True for an integer written the plain way: optional `-`, no leading zeros, no `+`.
+/// True for an integer written the plain way: optional `-`, no leading zeros, no `+`, not
+/// `-0` (an integer has no negative zero: read as one, its text would become `0`).
 fn plain_integer(s: &str) -> bool {
     let d = s.strip_prefix('-').unwrap_or(s);
-    !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()) && (d == "0" || !d.starts_with('0'))
+    !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !d.starts_with('0'))
 }
 
-/// True for a float written the plain way (`1.5`, `-0.25`, `1e-07`, `nan`, `inf`): no `+`
-/// sign and no leading zeros that a number would drop (`007`, `01.5`).
+/// True for a float written the plain way (`1.5`, `-0.25`, `1e-07`, `1.5e16`, `nan`, `inf`):
+/// no `+` sign, no leading zeros that a number would drop (`007`, `01.5`), and not an integer
+/// with an unsigned exponent (`1e5`, `0e523456`), which ids and hashes are and number writers
+/// do not write.
 fn plain_float(s: &str) -> bool {
     if super::convert::parse_text_float(s).is_none() || s.starts_with('+') {
         return false;
     }
     let d = s.strip_prefix('-').unwrap_or(s);
-    let int_part: &str = d.split(['.', 'e', 'E']).next().unwrap_or("");
-    !(int_part.len() > 1 && int_part.starts_with('0'))
+    let (mantissa, exponent) = match d.find(['e', 'E']) {
+        Some(i) => (&d[..i], Some(&d[i + 1..])),
+        None => (d, None),
+    };
+    let int_part: &str = mantissa.split('.').next().unwrap_or("");
+    let unsigned_exponent_of_an_integer =
+        exponent.is_some_and(|e| !e.starts_with(['+', '-'])) && !mantissa.contains('.');
+    let leading_zero = int_part.len() > 1 && int_part.starts_with('0');
+    !(leading_zero || unsigned_exponent_of_an_integer)
 }
 
-/// Classifies a CSV cell by its text. Only plainly written numbers are typed as numbers, so
-/// that text such as a zero-padded checkpoint name (`000060`) stays text.
-/// The class of a CSV cell by its text (a cell that means null was made null before).
+/// The class of a CSV cell by its text (a cell that means null was made null before). Only
+/// plainly written numbers are typed as numbers, so that text such as a zero-padded
+/// checkpoint name (`000060`), an id `0e523456` or `-0` stays text.
 fn classify_text<'a>(s: &str) -> Scalar<'a> {
     if plain_integer(s) {
         if let Ok(i) = s.parse::<i64>() {
@@ -192,11 +222,13 @@ fn classify_text<'a>(s: &str) -> Scalar<'a> {
             return Scalar::Int(false, true);
         }
     }
-    if plain_float(s) {
+    // `-0` is no plain integer, and its float would be read back as `-0.0`
+    if plain_float(s) && s != "-0" {
         return Scalar::Float;
     }
     match s {
         "true" | "false" | "True" | "False" | "TRUE" | "FALSE" => Scalar::Bool,
+        _ if s.parse::<i128>().is_ok() || super::convert::parse_text_float(s).is_some() => Scalar::NumberText,
         _ => Scalar::Str,
     }
 }
@@ -329,10 +361,31 @@ fn observe(
                     node.first = Some(src.clone());
                 }
                 (Scalar::Int(..), Kind::Float) => {}
+                // a negative zero takes the type the column's other values give it
+                (Scalar::NegZero, k @ Kind::Unknown) => *k = Kind::NegZero,
+                (Scalar::NegZero, Kind::Int { .. } | Kind::Float) => {}
+                (Scalar::Int(neg, big), k @ Kind::NegZero) => {
+                    *k = Kind::Int { negative: neg.then(|| src.clone()), above_i64: big.then(|| src.clone()) };
+                    node.first = Some(src.clone());
+                }
+                (Scalar::Float, k @ Kind::NegZero) => {
+                    *k = Kind::Float;
+                    node.first = Some(src.clone());
+                }
                 (Scalar::Str, k @ Kind::Unknown) => *k = Kind::Str,
+                // a cell that a number would change: the column keeps every cell's text, and
+                // messages name this cell as where the column became text
+                (
+                    Scalar::NumberText,
+                    k @ (Kind::Unknown | Kind::Int { .. } | Kind::Float | Kind::NonFinite | Kind::NegZero),
+                ) => {
+                    *k = Kind::Str;
+                    node.first = Some(src.clone());
+                }
                 // a non-finite string takes the type the column's other values give it
                 (Scalar::NonFinite, k @ Kind::Unknown) => *k = Kind::NonFinite,
                 (Scalar::NonFinite, k @ Kind::Int { .. }) => *k = Kind::Float,
+                (Scalar::NegZero, k @ Kind::NonFinite) => *k = Kind::Float,
                 // the value that decides the type is where messages say it was first seen
                 (decided @ (Scalar::Int(..) | Scalar::Float | Scalar::Str | Scalar::Bool), k @ Kind::NonFinite) => {
                     *k = match decided {
@@ -387,7 +440,7 @@ fn to_type(node: &Node, segs: &mut Vec<Seg>, problems: &mut Vec<TypeProblem>, no
             (None, Some(_)) => DataType::UInt64,
             _ => DataType::Int64,
         },
-        Kind::Float => DataType::Float64,
+        Kind::Float | Kind::NegZero => DataType::Float64,
         // such strings and no number: a source that reads them as numbers takes them for
         // numbers; where nothing declares them so (`query` of raw files), text
         Kind::NonFinite if !nonfinite_text => DataType::Float64,
@@ -506,6 +559,48 @@ mod tests {
         // without the coercion they are text
         let (f, _, _) = infer(&[r#"{"v":"NaN"}"#]);
         assert_eq!(f[0].data_type(), &DataType::Utf8);
+    }
+
+    #[test]
+    fn csv_cells_that_a_number_would_change_keep_their_column_text_in_any_order() {
+        let typed = |cells: &[&str]| {
+            let mut inf = Inference::new(true);
+            for (i, c) in cells.iter().enumerate() {
+                let record = serde_json::json!({ "c": c });
+                inf.observe(record.as_object().unwrap(), &SourceRef { file: "f".into(), at: Position::Line(i as u64) });
+            }
+            inf.fields().0[0].data_type().clone()
+        };
+        for cells in [
+            ["12345678", "0e523456"],
+            ["0e523456", "12345678"],
+            ["1", "007"],
+            ["007", "1"],
+            ["-0", "1"],
+            ["1.5", "-0"],
+            ["1", "1e5"],
+            ["+5", "1"],
+        ] {
+            assert_eq!(typed(&cells), DataType::Utf8, "{cells:?}");
+        }
+        for cells in [["1e-05", "0.5"], ["12345678", "1.5"], ["-0.0", "1"], ["1.5e16", "2"], ["1E+05", "3"]] {
+            assert_eq!(typed(&cells), DataType::Float64, "{cells:?}");
+        }
+        assert_eq!(typed(&["0", "-2"]), DataType::Int64);
+    }
+
+    #[test]
+    fn a_json_negative_zero_takes_the_type_of_the_other_values() {
+        for (lines, dt) in [
+            ([r#"{"n":-0}"#, r#"{"n":3}"#], DataType::Int64),
+            ([r#"{"n":3}"#, r#"{"n":-0}"#], DataType::Int64),
+            ([r#"{"n":-0.0}"#, r#"{"n":0.5}"#], DataType::Float64),
+            ([r#"{"n":-0}"#, r#"{"n":-0}"#], DataType::Float64),
+        ] {
+            let (f, p, _) = infer(&lines);
+            assert!(p.is_empty());
+            assert_eq!(f[0].data_type(), &dt, "{lines:?}");
+        }
     }
 
     #[test]

@@ -364,7 +364,16 @@ fn convert(
         }
         out(rb)
     };
-    let mut applier = Applier { src, opts, rows: 0, report, rejects, out: &mut counted, text_values: (0, None) };
+    let mut applier = Applier {
+        src,
+        opts,
+        rows: 0,
+        report,
+        rejects,
+        out: &mut counted,
+        text_values: (0, None),
+        negative_zeros: (0, None),
+    };
     let line_format = matches!(
         src.format,
         Format::Jsonl
@@ -415,6 +424,20 @@ fn convert(
     }
     let rows = applier.rows;
     let (texts, first_text) = applier.text_values.clone();
+    let (zeros, first_zero) = applier.negative_zeros.clone();
+    if let Some((at, path)) = first_zero {
+        report.warn(
+            &src.name,
+            "negative-zero",
+            Some(at),
+            format!(
+                "{} value{} `-0` read as the integer 0 (the first: {path}), as an integer column holds no \
+                 negative zero; declare the column `number` (a [[source.field]] in pipeline.toml) to keep -0.0",
+                crate::core::numbers::group_digits(zeros),
+                if zeros == 1 { "" } else { "s" }
+            ),
+        );
+    }
     if texts > 0 {
         report.warn(
             &src.name,
@@ -1187,6 +1210,8 @@ struct Applier<'a> {
     /// `tinker-metrics` rows kept whose value was logged as text (in `value_text`), and
     /// where the first one was read.
     text_values: (u64, Option<SourceRef>),
+    /// Negative zeros read as the integer 0, and where the first one was (record and path).
+    negative_zeros: (u64, Option<(SourceRef, String)>),
 }
 
 impl Applier<'_> {
@@ -1220,8 +1245,19 @@ impl Applier<'_> {
                 )),
             }
         }
+        // negative zeros read as 0: counted, and the earliest named (events come column by column)
+        let zeros = chunk.events.iter().filter(|e| e.kind == "negative-zero");
+        if self.negative_zeros.1.is_none()
+            && let Some(e) = zeros.clone().min_by_key(|e| e.row)
+        {
+            self.negative_zeros.1 = Some((chunk.srefs[e.row].clone(), e.path.clone()));
+        }
+        self.negative_zeros.0 += zeros.count() as u64;
         for e in &chunk.events {
             let sref = &chunk.srefs[e.row];
+            if e.kind == "negative-zero" {
+                continue;
+            }
             let tally = match e.kind {
                 "nonfinite" => self.report.nonfinite.entry(name.clone()).or_default(),
                 _ => self.report.coercions.entry(name.clone()).or_default(),

@@ -12,7 +12,8 @@
 //! are conformed to the declared schema (or to the canonical form of the query's types),
 //! sorted by primary key (then by `_source_file`, `_source_line`; by every column when there is
 //! no key), validated, and written as Parquet and JSON Lines; then hashes, the dataset card, `manifest.json` and `SHA256SUMS` are written and the staging
-//! folder is renamed into place. Any error leaves no release behind and an existing release
+//! folder is renamed into place (swapped with an existing release in one step: see
+//! [`crate::stages::release::Staging::commit`]). Any error leaves no release behind and an existing release
 //! untouched.
 
 use std::collections::{BTreeMap, BTreeSet};

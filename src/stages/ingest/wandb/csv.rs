@@ -334,9 +334,14 @@ pub fn emit(plan: &Plan, k: usize, kind: CsvKind, out: &mut dyn FnMut(Out) -> Re
                     match h.as_str() {
                         "run_id" | "id" => run_id = Some(c.to_string()).filter(|s| !s.is_empty()).or(run_id),
                         "run_name" | "name" => run_name = Some(c.to_string()).filter(|s| !s.is_empty()),
-                        _ => {
-                            values.insert(h.clone(), metric_cell(c));
-                        }
+                        // an empty cell is a key not logged at that step (pandas writes a
+                        // logged None so too: a CSV export cannot tell them apart)
+                        _ => match metric_cell(c) {
+                            Value::Null => {}
+                            v => {
+                                values.insert(h.clone(), v);
+                            }
+                        },
                     }
                 }
                 if run_id.is_none() {
@@ -448,6 +453,17 @@ fn series(h: &str) -> Option<(String, String, Part)> {
     Some((base[..i].to_string(), base[i + 3..].to_string(), part))
 }
 
+/// Whether a chart series is a group of runs (a grouped panel names it `<group key>: <value>`,
+/// `algo: UCEA`), not a run.
+fn is_group(series: &str) -> bool {
+    series.split_once(": ").is_some_and(|(key, value)| !key.is_empty() && !value.is_empty())
+}
+
+/// The rows of a chart-panel export: one per series (a run, or a group of runs), x value and
+/// metric, with the series' `__MIN`/`__MAX` in `value_min`/`value_max`. A run's step is the x
+/// value when the x axis is `Step`, else its `_step` series (a whole number, or a violation).
+/// A group's `_step` series is the mean of its runs' steps (26.5): it is read as the `_step`
+/// metric's rows (mean, min and max), and the group's rows have a null `step`.
 fn chart(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>) -> Result<()> {
     let header = header(&plan.inputs[k])?;
     let x_name = header[0].clone();
@@ -476,8 +492,13 @@ fn chart(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>) -> Resul
         let get = |i: Option<usize>| i.and_then(|i| rec.get(i)).map(metric_cell).unwrap_or(Value::Null);
         let x = metric_cell(rec.get(0).unwrap_or(""));
         for run in &runs {
+            // a grouped panel's series is a group of runs: its `_step` is their mean (26.5),
+            // with its min and max, kept as the `_step` metric's rows; its rows have no step
+            let grouped = is_group(run);
             let step = if x_name == "Step" {
                 rows::step_of(Some(&x))
+            } else if grouped {
+                Ok(None)
             } else {
                 match groups.iter().find(|(r, m, _)| r == run && m == "_step") {
                     Some((_, _, c)) => rows::step_of(Some(&get(c[0]))),
@@ -486,6 +507,8 @@ fn chart(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>) -> Resul
             };
             let step = match step {
                 Ok(step) => step,
+                // a group's x step is a bucket of its runs' steps
+                Err(_) if grouped => None,
                 Err(message) => {
                     let message = format!("run {run}: {message}");
                     out(Out::Bad { at: at.clone(), rule: "type", message, raw: raw() })?;
@@ -494,7 +517,7 @@ fn chart(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>) -> Resul
             };
             let mut any = false;
             for (r, metric, cols) in &groups {
-                if r != run || (metric == "_step" && x_name != "Step") {
+                if r != run || (metric == "_step" && x_name != "Step" && !grouped) {
                     continue;
                 }
                 let (v, lo, hi) = (get(cols[0]), get(cols[1]), get(cols[2]));
@@ -503,12 +526,10 @@ fn chart(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>) -> Resul
                 }
                 any = true;
                 let (value, text) = match &v {
-                    Value::String(t) if crate::stages::ingest::lenient::special(t).is_none() => {
-                        (Value::Null, v.clone())
-                    }
-                    Value::Bool(_) => (Value::Null, Value::String(crate::stages::ingest::convert::json_text(&v))),
-                    // written as JSON text by the conversion, which counts non-finite numbers inside
-                    Value::Array(_) | Value::Object(_) => (Value::Null, v.clone()),
+                    // written as JSON text by the conversion (a string quoted, a boolean bare),
+                    // which counts non-finite numbers inside
+                    Value::String(t) if crate::stages::ingest::lenient::special(t).is_none() => (Value::Null, v.clone()),
+                    Value::Bool(_) | Value::Array(_) | Value::Object(_) => (Value::Null, v.clone()),
                     _ => (v.clone(), Value::Null),
                 };
                 let is_num = |v: &Value| {

@@ -198,7 +198,7 @@ fn columns_of(table: WandbTable) -> Vec<(String, Target)> {
             ("runtime_s", Float64),
             ("metric", Str),
             ("value", Float64),
-            ("value_text", Text),
+            ("value_text", Json),
             ("value_min", Float64),
             ("value_max", Float64),
             ("x_axis", Str),
@@ -211,7 +211,7 @@ fn columns_of(table: WandbTable) -> Vec<(String, Target)> {
             ("runtime_s", Float64),
             ("metric", Str),
             ("value", Float64),
-            ("value_text", Text),
+            ("value_text", Json),
         ],
         WandbTable::Histograms => vec![
             ("run_id", Str),
@@ -240,7 +240,9 @@ fn columns_of(table: WandbTable) -> Vec<(String, Target)> {
 /// - `history`: `run_id, run_name` (Utf8; chart exports only have names), `step` (Int64
 ///   `_step`), `timestamp` (Float64 `_timestamp`, Unix seconds as logged), `runtime_s` (Float64
 ///   `_runtime`), `metric` (Utf8, the key as logged; nested keys dotted), `value` (Float64;
-///   NaN/±Infinity kept), `value_text` (Utf8: strings, booleans, lists as JSON), `value_min`,
+///   NaN/±Infinity kept), `value_text` (Utf8: the JSON text of a value that is no number, so
+///   that a string keeps its quotes, `"true"`, beside the boolean `true`; an integer beyond
+///   ±2^53 as its digits; a logged `None` gives a row with both null), `value_min`,
 ///   `value_max` (Float64, chart `__MIN`/`__MAX`), `x_axis` (Utf8, the chart's x column),
 ///   `x` (Float64, its value), `sampled` (Boolean).
 /// - `system`: `run_id`, `timestamp` (Float64 Unix seconds), `runtime_s`, `metric` (the literal
@@ -418,7 +420,8 @@ pub fn read(plan: &Plan, k: usize, sink: &mut dyn FnMut(Item) -> Result<()>) -> 
 #[derive(Default)]
 struct Steps {
     files: BTreeSet<usize>,
-    steps: Vec<i64>,
+    /// Each history record's `_step`, with the input it is in.
+    steps: Vec<(i64, usize)>,
     rows: u64,
 }
 
@@ -601,7 +604,7 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], context: &str, report: &mu
                     e.files.insert(k);
                     e.rows += 1;
                     if let Some(s) = step {
-                        e.steps.push(s);
+                        e.steps.push((s, k));
                     }
                 }
                 Out::Media { key, kind } => *media.entry((key, kind)).or_default() += 1,
@@ -640,6 +643,12 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], context: &str, report: &mu
     Ok(plan)
 }
 
+/// Whether a file is a chart-panel export (one metric, or a few, of each run: two panels of a
+/// run hold the same steps).
+fn exported_chart(kind: &Kind) -> bool {
+    matches!(kind, Kind::Csv(csv::CsvKind::Chart))
+}
+
 /// Whether a history file's flavour can be sampled (exports made through the W&B API or UI);
 /// logs and run-directory history files are complete by construction.
 fn exported(kind: &Kind) -> bool {
@@ -658,22 +667,58 @@ fn check_sampling(
     for (run, st) in per_run {
         let files: Vec<String> = st.files.iter().map(|&k| plan.inputs[k].rel.clone()).collect();
         let file_list = files.join(", ");
-        let mut steps = st.steps.clone();
-        steps.sort_unstable();
-        let first_repeat = steps.windows(2).find(|w| w[0] == w[1]).map(|w| w[0]);
+        let mut placed = st.steps.clone();
+        placed.sort_unstable();
+        // a step logged twice in one file, and a step logged in two files (the run folders of a
+        // resumed run, which logs the steps since its last checkpoint again; two exports of one
+        // run): both records become rows, which only a primary key would catch
+        let (mut within, mut within_first) = (0u64, None);
+        let (mut across, mut across_first) = (0u64, None);
+        let mut last_across = None;
+        for w in placed.windows(2) {
+            let ((step, a), (next, b)) = (w[0], w[1]);
+            if step != next {
+                continue;
+            }
+            if a == b {
+                within += 1;
+                within_first.get_or_insert((step, a));
+            } else if !exported_chart(&plan.kinds[a]) && !exported_chart(&plan.kinds[b]) && last_across != Some(step) {
+                // (chart panels are exported one metric at a time: their steps repeat by design)
+                across += 1;
+                across_first.get_or_insert((step, a, b));
+                last_across = Some(step);
+            }
+        }
+        let mut steps: Vec<i64> = placed.iter().map(|&(s, _)| s).collect();
         steps.dedup();
-        // one file that logs a step twice (a resumed run's second directory logs steps again,
-        // by design): both records become rows, which only a primary key would catch
-        if let (Some(step), [file]) = (first_repeat, files.as_slice()) {
+        let file_ref = |k: usize| SourceRef { file: plan.inputs[k].rel.clone(), at: Position::Pointer(String::new()) };
+        if let Some((step, k)) = within_first {
             report.warn(
                 name,
                 "wandb-repeated-step",
-                Some(SourceRef { file: file.clone(), at: Position::Pointer(String::new()) }),
+                Some(file_ref(k)),
                 format!(
                     "run {run}: {} history record(s) repeat a `_step` logged before in this file (the first: \
                      {step}); each becomes rows of the table, which a primaryKey (run_id, step, metric) would \
                      refuse",
-                    crate::core::numbers::group_digits((st.steps.len() - steps.len()) as u64)
+                    crate::core::numbers::group_digits(within)
+                ),
+            );
+        }
+        if let Some((step, a, b)) = across_first {
+            report.warn(
+                name,
+                "wandb-repeated-step",
+                Some(file_ref(b)),
+                format!(
+                    "run {run}: {} `_step` value(s) are logged in more than one of the run's files (the first: \
+                     {step}, in {} and in {}; a resumed run's folders log the steps since its last checkpoint \
+                     again); each record becomes rows of the table, which a primaryKey (run_id, step, metric) \
+                     would refuse",
+                    crate::core::numbers::group_digits(across),
+                    plan.inputs[a].rel,
+                    plan.inputs[b].rel
                 ),
             );
         }

@@ -9,7 +9,6 @@ use serde_json::{Map, Value};
 
 use super::values::{self, Rich};
 use super::{ExtraColumn, Out, WandbOptions};
-use crate::stages::ingest::convert::json_text;
 use crate::stages::ingest::lenient;
 
 /// Everything a `wandb_runs` row can hold; `None` is null.
@@ -174,30 +173,72 @@ pub fn step_of(v: Option<&Value>) -> std::result::Result<Option<i64>, String> {
 
 /// Flattens nested objects without `_type` into dotted keys (`{"a": {"b": 1}}` → `a.b`).
 ///
-/// Errors: a message naming the dotted key when two keys flatten to it (`"a.b"` and
-/// `"a": {"b"}`): one value would be lost.
-pub fn flatten(obj: Map<String, Value>) -> std::result::Result<Map<String, Value>, String> {
-    fn go(prefix: &str, obj: Map<String, Value>, out: &mut Map<String, Value>) -> std::result::Result<(), String> {
+/// Errors: when two keys flatten to one dotted key (`"a.b"` and `"a": {"b"}`), one value would
+/// be lost: a message naming both keys by their paths in the record (`$["a.b"]`, `$.a.b`), and
+/// the record as given, for the rejected record's `raw`.
+pub fn flatten(obj: Map<String, Value>) -> std::result::Result<Map<String, Value>, (String, Map<String, Value>)> {
+    if let Some(message) = collision(&obj) {
+        return Err((message, obj));
+    }
+    fn go(prefix: &str, obj: Map<String, Value>, out: &mut Map<String, Value>) {
         for (k, v) in obj {
             let key = if prefix.is_empty() { k } else { format!("{prefix}.{k}") };
             match v {
-                Value::Object(o) if !o.contains_key("_type") && !o.is_empty() => go(&key, o, out)?,
+                Value::Object(o) if nested(&o) => go(&key, o, out),
                 other => {
-                    if out.contains_key(&key) {
-                        return Err(format!(
-                            "two keys name metric `{key}` once nested keys are joined with dots (a key `{key}` and \
-                             the same path as nested objects); one value would be lost: rename one when logging"
-                        ));
-                    }
                     out.insert(key, other);
                 }
             }
         }
-        Ok(())
+    }
+    // nothing nested: the record is its own flat form
+    if !obj.values().any(|v| v.as_object().is_some_and(nested)) {
+        return Ok(obj);
     }
     let mut out = Map::new();
-    go("", obj, &mut out)?;
+    go("", obj, &mut out);
     Ok(out)
+}
+
+/// Whether [`flatten`] joins an object's keys into its parent's (a plain object, not a rich
+/// value with `_type`).
+fn nested(o: &Map<String, Value>) -> bool {
+    !o.contains_key("_type") && !o.is_empty()
+}
+
+/// The message of the first two keys of `obj` that [`flatten`] would join into one dotted key.
+fn collision(obj: &Map<String, Value>) -> Option<String> {
+    use crate::stages::ingest::path::{Seg, render};
+    fn go(
+        prefix: &str,
+        segs: &mut Vec<Seg>,
+        obj: &Map<String, Value>,
+        seen: &mut ahash::AHashMap<String, String>,
+    ) -> Option<String> {
+        for (k, v) in obj {
+            let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+            segs.push(Seg::Key(k.clone()));
+            let found = match v {
+                Value::Object(o) if nested(o) => go(&key, segs, o, seen),
+                _ => seen.insert(key.clone(), render(segs)).map(|first| {
+                    format!(
+                        "the keys {first} and {} both name metric `{key}` once nested keys are joined with dots; one \
+                         value would be lost: rename one when logging",
+                        render(segs)
+                    )
+                }),
+            };
+            segs.pop();
+            if found.is_some() {
+                return found;
+            }
+        }
+        None
+    }
+    if !obj.values().any(|v| v.as_object().is_some_and(nested)) {
+        return None;
+    }
+    go("", &mut Vec::new(), obj, &mut ahash::AHashMap::new())
 }
 
 /// Identity of the run a history record belongs to.
@@ -209,29 +250,27 @@ pub struct RunKey {
     pub run_name: Option<String>,
 }
 
-/// Value columns of one logged value: (`value`, `value_text`). An integer a float cannot hold
-/// exactly (beyond ±2^53) goes to `value_text` as its digits, as text and lists do.
-fn value_columns(v: &Value) -> Option<(Value, Value)> {
-    // an integer a float cannot hold exactly (beyond ±2^53) keeps its digits in the text
-    // column, as one beyond 64 bits does
+/// Value columns of one logged value: (`value`, `value_text`). A number goes to `value`
+/// (non-finite ones too); anything else goes to `value_text`, which the conversion writes as
+/// the value's JSON text ([`Target::Json`](crate::stages::ingest::convert::Target::Json)), so that the
+/// boolean `true` and the string `"true"`, or the integer `5` and the string `"5"`, stay
+/// apart. An integer a float cannot hold exactly (beyond ±2^53, or beyond 64 bits) goes to
+/// `value_text` as its digits. A logged `None` (JSON `null`) gives both null: the row says the
+/// key was logged at that step, with no value.
+fn value_columns(v: &Value) -> (Value, Value) {
     const EXACT: u64 = 1 << 53;
     match v {
-        Value::Null => None,
+        Value::Null => (Value::Null, Value::Null),
         Value::Number(n)
             if n.as_u64().is_some_and(|u| u > EXACT) || n.as_i64().is_some_and(|i| i.unsigned_abs() > EXACT) =>
         {
-            Some((Value::Null, Value::String(n.to_string())))
+            (Value::Null, v.clone())
         }
-        Value::Number(_) => Some((v.clone(), Value::Null)),
-        Value::String(t) if lenient::special(t).is_some_and(|s| s.as_f64().is_some()) => Some((v.clone(), Value::Null)),
-        Value::String(t) => match lenient::special(t) {
-            Some(sp) => Some((Value::Null, Value::String(sp.token().to_string()))),
-            None => Some((Value::Null, v.clone())),
-        },
-        // a list or an object is written as JSON text by the conversion (Target::Text), which
-        // counts the non-finite numbers inside
-        list @ (Value::Array(_) | Value::Object(_)) => Some((Value::Null, list.clone())),
-        other => Some((Value::Null, Value::String(json_text(other)))),
+        Value::Number(_) => (v.clone(), Value::Null),
+        Value::String(t) if lenient::special(t).is_some_and(|s| s.as_f64().is_some()) => (v.clone(), Value::Null),
+        // text (an integer beyond 64 bits among them), booleans, lists and objects: written as
+        // JSON text by the conversion, which counts the non-finite numbers inside
+        other => (Value::Null, other.clone()),
     }
 }
 
@@ -288,7 +327,7 @@ pub fn history_rows(
                 }
             }
             Rich::Plain if !histograms => {
-                let Some((value, text)) = value_columns(v) else { continue };
+                let (value, text) = value_columns(v);
                 let mut m = Map::new();
                 m.insert("run_id".into(), s(&rec.run.run_id));
                 m.insert("run_name".into(), s(&rec.run.run_name));
@@ -320,7 +359,7 @@ pub fn system_rows(
         if HISTORY_KEYS.contains(&k.as_str()) {
             continue;
         }
-        let Some((value, text)) = value_columns(v) else { continue };
+        let (value, text) = value_columns(v);
         let mut m = Map::new();
         m.insert("run_id".into(), s(&run.run_id));
         m.insert("timestamp".into(), timestamp.clone());
@@ -468,8 +507,14 @@ mod tests {
         let o = json!({"a": {"b": 1, "c": {"d": 2}}, "h": {"_type": "histogram"}, "e": {}});
         let f = flatten(o.as_object().unwrap().clone()).unwrap();
         assert_eq!(Value::Object(f), json!({"a.b": 1, "a.c.d": 2, "h": {"_type": "histogram"}, "e": {}}));
-        let e = flatten(json!({"a.b": 1, "a": {"b": 2}}).as_object().unwrap().clone()).unwrap_err();
-        assert!(e.starts_with("two keys name metric `a.b`"), "{e}");
+        let record = json!({"a.b": 1, "a": {"b": 2}}).as_object().unwrap().clone();
+        let (e, kept) = flatten(record.clone()).unwrap_err();
+        assert_eq!(
+            e,
+            "the keys $[\"a.b\"] and $.a.b both name metric `a.b` once nested keys are joined with dots; one value \
+             would be lost: rename one when logging"
+        );
+        assert_eq!(kept, record, "the record is kept whole, for the rejected record's raw");
     }
 
     #[test]

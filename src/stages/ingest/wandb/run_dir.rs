@@ -182,8 +182,9 @@ pub type StatsSample = (u64, Option<f64>, Vec<(String, Value)>);
 type ObjFn<'a> = dyn FnMut(Map<String, Value>, Position, &mut dyn FnMut(Out) -> Result<()>) -> Result<()> + 'a;
 
 /// A history record with its keys joined by dots, or why they could not be (see
-/// [`rows::flatten`]).
-pub type Flat = std::result::Result<Map<String, Value>, String>;
+/// [`rows::flatten`]) with the record as logged, written as JSON (for the rejected record's
+/// `raw`).
+pub type Flat = std::result::Result<Map<String, Value>, (String, Option<String>)>;
 
 /// Everything a `.wandb` log says, folded.
 #[derive(Debug, Default)]
@@ -247,7 +248,8 @@ pub fn fold(input: &InputFile) -> Result<Folded> {
                 }
                 // a bad `_step` is reported when the record is emitted (rows::history_rows)
                 let step = rows::step_of(m.get("_step")).ok().flatten().or(step);
-                out.history.push((e.number, step, rows::flatten(m)));
+                let flat = rows::flatten(m).map_err(|(message, record)| (message, super::record_raw(&record)));
+                out.history.push((e.number, step, flat));
             }
             Event::Stats { timestamp, items } => out.stats.push((e.number, timestamp, items)),
             Event::Exit { exit_code, runtime } => out.exit = Some((exit_code, runtime)),
@@ -369,9 +371,10 @@ pub fn emit_log(plan: &Plan, k: usize, dir: Option<usize>, out: &mut dyn FnMut(O
             for (number, step, values) in &folded.history {
                 let mut values = match values {
                     Ok(values) => values.clone(),
-                    Err(message) => {
+                    Err((message, raw)) => {
                         let at = Position::Line(*number);
-                        out(Out::Bad { at, rule: "wandb-history", message: message.clone(), raw: None })?;
+                        let (message, raw) = (message.clone(), raw.clone());
+                        out(Out::Bad { at, rule: "wandb-history", message, raw })?;
                         continue;
                     }
                 };
@@ -425,13 +428,10 @@ pub fn emit_member(plan: &Plan, k: usize, d: usize, m: Member, out: &mut dyn FnM
         (WandbTable::Runs, _) if plan.is_anchor(k) => emit_dir_row(plan, d, out),
         (WandbTable::History | WandbTable::Histograms, Member::History) if !has_log => {
             let histograms = plan.opts.table == WandbTable::Histograms;
-            jsonl(input, out, &mut |obj, at, out| {
-                let raw = super::record_raw(&obj);
-                match rows::flatten(obj) {
-                    Ok(values) => {
-                        rows::history_rows(Record { run: &run, values, sampled: false }, histograms, &at, out)
-                    }
-                    Err(message) => out(Out::Bad { at, rule: "wandb-history", message, raw }),
+            jsonl(input, out, &mut |obj, at, out| match rows::flatten(obj) {
+                Ok(values) => rows::history_rows(Record { run: &run, values, sampled: false }, histograms, &at, out),
+                Err((message, record)) => {
+                    out(Out::Bad { at, rule: "wandb-history", message, raw: super::record_raw(&record) })
                 }
             })
         }

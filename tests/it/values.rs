@@ -1,0 +1,135 @@
+//! No value changes without a word: inferred CSV and JSON columns keep the text of values that
+//! would change by being read as numbers, and a JSON `-0` read as the integer 0 is said.
+
+use std::path::Path;
+
+use crate::util::*;
+
+/// The Arrow type of each column of table `t`, from the release's manifest, as `name:type`.
+fn arrow_types(release: &Path) -> Vec<String> {
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(release.join("manifest.json")).unwrap()).unwrap();
+    m["tables"][0]["arrow_schema"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| format!("{}:{}", f["name"].as_str().unwrap(), f["type"].as_str().unwrap()))
+        .collect()
+}
+
+#[test]
+fn a_csv_column_keeps_its_text_where_reading_a_number_would_change_a_value() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // id: digit strings and one hash that reads as 0.0; pad: leading zeros; negz: `-0`, which an
+    // integer column reads as 0; exp: an integer with an unsigned exponent (100000.0);
+    // lr: numbers as number writers write them; mixed: integers beside a decimal, held exactly
+    write(
+        dir,
+        "runs.csv",
+        "id,pad,negz,exp,lr,mixed\n\
+         12345678,007,-0,1e5,1e-05,12345678\n\
+         0e523456,1,1,2,0.5,1.5\n\
+         98765432,2,2,3,1.5e+16,3\n",
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        &one_source("vals", "runs.csv", "csv", "", "SELECT id, pad, negz, exp, lr, mixed FROM raw", ""),
+    );
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "vals");
+    assert_eq!(
+        arrow_types(&r),
+        ["id:Utf8", "pad:Utf8", "negz:Utf8", "exp:Utf8", "lr:Float64", "mixed:Float64"],
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        query(&r, "SELECT id, pad, negz, exp FROM t ORDER BY id"),
+        "id,pad,negz,exp\n0e523456,1,1,2\n12345678,007,-0,1e5\n98765432,2,2,3\n"
+    );
+    assert_eq!(
+        query(&r, "SELECT lr, mixed FROM t ORDER BY mixed"),
+        "lr,mixed\n0.5,1.5\n1.5e16,3.0\n0.00001,12345678.0\n"
+    );
+    // the JSON Lines copy holds the texts as written
+    let jsonl = std::fs::read_to_string(r.join("jsonl/t.jsonl")).unwrap();
+    assert!(jsonl.contains(r#""id":"0e523456","pad":"1","negz":"1","exp":"2""#), "{jsonl}");
+    // declared as numbers, the same cells are read as numbers
+    write(
+        dir,
+        "pipeline.toml",
+        &one_source(
+            "vals",
+            "runs.csv",
+            "csv",
+            "[[source.field]]\nname = \"exp\"\ntype = \"number\"\n",
+            "SELECT exp FROM raw",
+            "",
+        ),
+    );
+    let o = build(dir, &["--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&r, "SELECT exp FROM t ORDER BY exp"), "exp\n2.0\n3.0\n100000.0\n");
+}
+
+#[test]
+fn a_json_negative_zero_keeps_an_integer_column_and_is_said() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "rows.jsonl",
+        "{\"n\": 1, \"f\": 0.5, \"z\": -0}\n{\"n\": -0, \"f\": -0.0, \"z\": -0}\n{\"n\": 3, \"f\": 2.5, \"z\": -0}\n",
+    );
+    write(dir, "pipeline.toml", &one_source("vals", "rows.jsonl", "jsonl", "", "SELECT n, f, z FROM raw", ""));
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "vals");
+    // n stays an integer column; f keeps its -0.0; a column of negative zeros alone is a float one
+    assert_eq!(arrow_types(&r), ["n:Int64", "f:Float64", "z:Float64"]);
+    assert_eq!(query(&r, "SELECT n, f, z FROM t ORDER BY n"), "n,f,z\n0,-0.0,-0.0\n1,0.5,-0.0\n3,2.5,-0.0\n");
+    let said = "warning: rows.jsonl:2: raw: 1 value `-0` read as the integer 0 (the first: $.n), as an integer column \
+                holds no negative zero; declare the column `number` (a [[source.field]] in pipeline.toml) to keep -0.0";
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    // declared an integer, the same
+    write(
+        dir,
+        "pipeline.toml",
+        &one_source(
+            "vals",
+            "rows.jsonl",
+            "jsonl",
+            "[[source.field]]\nname = \"n\"\ntype = \"integer\"\n",
+            "SELECT n FROM raw",
+            "",
+        ),
+    );
+    let o = build(dir, &["--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    assert_eq!(query(&r, "SELECT n FROM t ORDER BY n"), "n\n0\n1\n3\n");
+    // a CSV `-0` declared an integer is said alike
+    write(dir, "rows.csv", "n\n1\n-0\n");
+    write(
+        dir,
+        "pipeline.toml",
+        &one_source(
+            "vals",
+            "rows.csv",
+            "csv",
+            "[[source.field]]\nname = \"n\"\ntype = \"integer\"\n",
+            "SELECT n FROM raw",
+            "",
+        ),
+    );
+    let o = build(dir, &["--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("warning: rows.csv:3: raw: 1 value `-0` read as the integer 0 (the first: $.n)"),
+        "{}",
+        stderr(&o)
+    );
+}
