@@ -196,7 +196,11 @@ fn the_main_error_messages() {
     assert_eq!(o.status.code(), Some(2));
     insta::assert_snapshot!("error_missing_pipeline", stderr(&o));
     // a pipeline.toml with a key runpack does not know
-    write(dir, "bad/pipeline.toml", "name = \"bad\"\n[[source]]\nname = \"raw\"\npath = \"m.jsonl\"\nformt = \"jsonl\"\n");
+    write(
+        dir,
+        "bad/pipeline.toml",
+        "name = \"bad\"\n[[source]]\nname = \"raw\"\npath = \"m.jsonl\"\nformt = \"jsonl\"\n",
+    );
     let o = run(&mut plain(&["build"]).arg(dir.join("bad")));
     assert_eq!(o.status.code(), Some(2));
     insta::assert_snapshot!("error_bad_pipeline_toml", stderr(&o));
@@ -207,7 +211,11 @@ fn the_main_error_messages() {
         "v/s.json",
         r#"{"fields":[{"name":"id","type":"integer"},{"name":"n","type":"integer","constraints":{"minimum":0}}],"primaryKey":["id"]}"#,
     );
-    write(dir, "v/pipeline.toml", &one_source("v", "m.jsonl", "jsonl", "", "SELECT id, n FROM raw", "schema = \"s.json\"\n"));
+    write(
+        dir,
+        "v/pipeline.toml",
+        &one_source("v", "m.jsonl", "jsonl", "", "SELECT id, n FROM raw", "schema = \"s.json\"\n"),
+    );
     let o = run(&mut plain(&["build", "-q"]).arg(dir.join("v")).arg("--releases-dir").arg(dir.join("out")));
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     insta::assert_snapshot!("error_schema_violation", stderr(&o));
