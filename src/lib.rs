@@ -1,27 +1,41 @@
 //! runpack: raw LLM post-training logs in, validated, hashed, documented datasets out.
 //!
-//! The stages, one module each:
+//! The code stands on five floors. A file imports from its own floor and the floors below it,
+//! never from one above (`tests/it/layout.rs` checks it):
 //!
 //! ```text
-//! pipeline.toml ─► spec ─► ingest ─► (DataFusion SQL: pipeline) ─► validate ─► write
-//!                    │        │                                          │
-//!                  schema   report / rejects                      hash ─► card ─► release
-//! release ─► verify        release ─► query        release ─► hub (publish, verify, query)
+//! cli      arguments, dispatch, everything printed, the exit code
+//!  │
+//! verbs    build · verify · query · hub (publish, verify hf://, query hf://)
+//!  │
+//! stages   ingest → feed → transform → sort → validate → write → hash → rejects → card → release
+//!  │
+//! sql      session · print · udf · groups
+//!  │
+//! core     error · report · options · progress · spec · schema · names · values · numbers
 //! ```
 //!
-//! - [`spec`](core::spec): `pipeline.toml` → [`PipelineSpec`](core::spec::PipelineSpec).
-//! - [`schema`](core::schema): Frictionless Table Schema files ↔ Arrow schemas.
-//! - [`ingest`](stages::ingest): raw files (JSONL, JSON, CSV, Tinker logs) → typed Arrow batches with provenance.
-//! - [`build`](verbs::build): runs the sources and the tables' SQL in dependency order; the `build` verb.
-//! - [`feed`](stages::feed): a source streamed straight into the one table query that reads it.
-//! - [`validate`](stages::validate): table rows × schema → violations, rejects, duplicate-key rules.
-//! - [`write`](stages::write): batches → Parquet (zstd) and JSON Lines shards.
-//! - [`hash`](stages::hash): SHA-256 and git blob SHA-1 of files.
-//! - [`card`](stages::card): the dataset card (`README.md` with the Hub's YAML metadata).
-//! - [`release`](stages::release): the release folder, `manifest.json`, `SHA256SUMS`, atomic commit.
-//! - [`verify`](verbs::verify): re-checks a release folder.
-//! - [`query`](sql::session): SQL over a release.
-//! - [`report`](core::report), [`rejects`](stages::rejects), [`error`](core::error): what a build tells its user.
+//! The stages, in the order a build runs them:
+//!
+//! 1. [`ingest`](stages::ingest): raw files (JSON Lines, JSON, CSV, Parquet, Tinker logs, W&B
+//!    exports, evaluation outputs) → typed Arrow batches with provenance.
+//! 2. [`feed`](stages::feed): a source streamed straight into the one table query that reads it.
+//! 3. [`transform`](stages::transform): a table's SQL → conformed batches, per split.
+//! 4. [`sort`](stages::sort): rows in key order, spilled to disk past a memory budget.
+//! 5. [`validate`](stages::validate): rows × schema → violations, rejects, duplicate-key rules.
+//! 6. [`write`](stages::write): batches → Parquet (zstd) and JSON Lines shards.
+//! 7. [`hash`](stages::hash): SHA-256 and git blob SHA-1 of files.
+//! 8. [`rejects`](stages::rejects): rows set aside, with the reason, in `rejects/`.
+//! 9. [`card`](stages::card): the dataset card (`README.md` with the Hub's YAML metadata).
+//! 10. [`release`](stages::release): the release folder, `manifest.json`, `SHA256SUMS`, atomic
+//!     commit.
+//!
+//! The verbs call them: [`build`](verbs::build) runs the stages over a pipeline;
+//! [`verify`](verbs::verify) re-checks a release folder; [`query`](verbs::query) registers a
+//! release or raw files for SQL; [`hub`](verbs::hub) publishes to the Hugging Face Hub and
+//! verifies and queries what is there. [`sql`](crate::sql) holds the DataFusion session all of
+//! them share; [`core`](crate::core) the types every floor uses, from [`Error`] to the pipeline
+//! definition ([`PipelineSpec`](core::spec::PipelineSpec)).
 
 #![warn(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]

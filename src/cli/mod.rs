@@ -16,6 +16,9 @@ macro_rules! say {
 
 mod hub;
 pub mod output;
+mod process;
+
+pub use process::main;
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -27,9 +27,23 @@ mod hub_shared;
 mod order;
 // Sources streamed into the one table that reads them give the same release as staged ones.
 mod streaming;
-// Regression tests for inputs and misuse that once crashed, passed silently or misreported.
-mod regressions;
 // Every command block of README.md and docs/*.md runs against a copy of the project.
 mod docs;
 // Values that would change by being read as numbers keep their text, or are said.
 mod values;
+// The build verb: pipeline definitions, tables' SQL, conformed and sorted rows, failed builds.
+mod build;
+// The ingest stage: raw inputs read into rows, and what is said of the records that cannot be.
+mod ingest;
+// The validate stage: constraints, keys, duplicate policies, split names and rejects.
+mod validate;
+// The card stage: the dataset card's metadata, sections and what it says of the data.
+mod card;
+// The verify verb: a release folder re-checked.
+mod verify;
+// The query verb: SQL over a release or raw files, its errors and its output formats.
+mod query;
+// The command line: closed pipes, misplaced options, first mistakes.
+mod cli;
+// The floors of src/ (cli > verbs > stages > sql > core) import only downward.
+mod layout;

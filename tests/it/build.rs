@@ -1,0 +1,447 @@
+//! `runpack build`: pipeline definitions, tables' SQL, conformed and sorted rows, failed builds.
+
+use crate::util::*;
+
+#[test]
+fn rejected_eval_rows_keep_their_raw_record_and_run_time_errors_name_their_statement() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "x_metrics.json", r#"{"checkpoint":"c","ood":{"answer_accuracy":"high","count":2}}"#);
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"er\"\n[[source]]\nname = \"raw\"\npath = \"x_metrics.json\"\nformat = \"eval-metrics\"\n[[table]]\nname = \"t\"\nquery = \"SELECT * FROM raw\"\n",
+    );
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rejects = std::fs::read_to_string(release(dir, "er").join("rejects/raw.jsonl")).unwrap();
+    assert!(
+        rejects.contains(r#""_reasons":["$.ood.answer_accuracy: expected number, found string \"high\""]"#),
+        "{rejects}"
+    );
+    assert!(rejects.contains(r#""record":{"checkpoint":"c","ood":{"answer_accuracy":"high","count":2}}"#), "{rejects}");
+    let sql =
+        "SELECT 1; SELECT CAST(CASE WHEN value > 50000 THEN 'x' ELSE '1' END AS INT) FROM generate_series(1, 100000)";
+    let o = run(bin().args(["query", "-q", "--format", "csv"]).arg(example_release()).arg(sql));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).starts_with("error: query, statement 2 of 2: Arrow error: Cast error"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_build_that_fails_leaves_no_folder_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "r.jsonl", "{\"a\": 1}\n{\"a\": \"x\"}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        &one_source(
+            "nf",
+            "r.jsonl",
+            "jsonl",
+            "[[source.field]]\nname = \"a\"\ntype = \"integer\"\n",
+            "SELECT a FROM raw",
+            "",
+        ),
+    );
+    let out = dir.join("out/releases");
+    let o = run(bin().args(["build", "-q"]).arg(dir).arg("--releases-dir").arg(&out));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("nothing was written"), "{}", stderr(&o));
+    // "nothing was written": not even the folders that would have held the release
+    assert!(!dir.join("out").exists(), "{:?}", walkdir::WalkDir::new(dir.join("out")).into_iter().collect::<Vec<_>>());
+}
+
+#[test]
+fn a_bad_source_date_epoch_and_the_split_name_all_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "raw.jsonl", "{\"id\": 1, \"split\": \"all\"}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"sa\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"t\"\nsplit_column = \"split\"\nquery = \"SELECT * FROM raw\"\n",
+    );
+    let o = run(bin().arg("build").arg(dir).arg("--releases-dir").arg(dir.join("out")).env("SOURCE_DATE_EPOCH", "abc"));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("SOURCE_DATE_EPOCH: \"abc\" is not a number of seconds"), "{}", stderr(&o));
+    // past year 9999 an RFC 3339 date cannot say it (+10000-01-01 was written)
+    let o = run(bin()
+        .arg("build")
+        .arg(dir)
+        .arg("--releases-dir")
+        .arg(dir.join("out"))
+        .env("SOURCE_DATE_EPOCH", "253402300800"));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("SOURCE_DATE_EPOCH: 253402300800 is after 9999-12-31T23:59:59Z"), "{}", stderr(&o));
+    // a version in pipeline.toml is blamed on pipeline.toml, not on the option
+    let toml = std::fs::read_to_string(dir.join("pipeline.toml")).unwrap();
+    write(dir, "pipeline.toml", &toml.replace("name = \"sa\"\n", "name = \"sa\"\nversion = \"../x\"\n"));
+    let o = build(dir, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("pipeline.toml (version): version \"../x\" must match"), "{}", stderr(&o));
+    write(dir, "pipeline.toml", &toml);
+    let o = build(dir, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("split name \"all\" cannot be loaded by `datasets`") && stderr(&o).contains("use \"all_\""),
+        "{}",
+        stderr(&o)
+    );
+    // every row rejected, no split declared: a table without files, which SQL still reads
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "sa"), "SELECT count(*) AS n FROM t"), "n\n0\n");
+    let o = run(bin().arg("verify").arg(release(dir, "sa")));
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+}
+
+#[test]
+fn constraints_in_a_source_schema_are_refused_not_ignored() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "raw.jsonl", "{\"v\": 5}\n");
+    write(dir, "src.json", r#"{"fields":[{"name":"v","type":"integer","constraints":{"maximum":0}}]}"#);
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"sc\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\nschema = \"src.json\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT v FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("src.json: field `v`: constraints in a source's schema are not checked"),
+        "{}",
+        stderr(&o)
+    );
+    write(dir, "src.json", r#"{"fields":[{"name":"v","type":"integer"}],"primaryKey":["v"]}"#);
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("src.json: primaryKey and foreignKeys in a source's schema are not checked"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn an_integer_a_table_declares_number_is_not_rounded_silently() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "raw.jsonl", "{\"id\": 1, \"x\": 9007199254740992}\n{\"id\": 2, \"x\": 9007199254740993}\n");
+    write(
+        dir,
+        "t.json",
+        r#"{"fields":[{"name":"id","type":"integer"},{"name":"x","type":"number"}],"primaryKey":["id"]}"#,
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"rn\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"t\"\nschema = \"t.json\"\nquery = \"SELECT id, x FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("1 violation found"), "{err}");
+    assert!(err.contains("x: value 9007199254740993 cannot be stored as Float64 without changing it"), "{err}");
+    // inside a list too, named by its row rather than stopping the build
+    write(dir, "raw.jsonl", "{\"id\": 1, \"x\": [1, 2]}\n{\"id\": 2, \"x\": [3, 9007199254740993]}\n");
+    write(
+        dir,
+        "t.json",
+        r#"{"fields":[{"name":"id","type":"integer"},{"name":"x","type":"array","items":{"type":"number"}}],"primaryKey":["id"]}"#,
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("1 violation found"), "{err}");
+    assert!(
+        err.contains("x: value [3, 9007199254740993] cannot be stored as List<Float64> without changing it"),
+        "{err}"
+    );
+    let o = build(dir, &["-q", "--on-invalid", "reject", "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "rn"), "SELECT id FROM t"), "id\n1\n");
+}
+
+#[test]
+fn a_value_a_tables_sql_makes_that_its_column_cannot_hold_is_a_violation_at_its_row() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "raw.jsonl", "{\"id\": 1, \"n\": 1000}\n{\"id\": 2, \"n\": 1500}\n");
+    write(
+        dir,
+        "t.json",
+        r#"{"fields":[{"name":"id","type":"integer"},{"name":"ts","type":"datetime"},{"name":"i","type":"integer"},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}],"primaryKey":["id"]}"#,
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        &one_source(
+            "ns",
+            "raw.jsonl",
+            "jsonl",
+            "",
+            "SELECT id, to_timestamp_nanos(n) AS ts, n / 1000.0 AS i, _source_file, _source_line FROM raw",
+            "schema = \"t.json\"\n",
+        ),
+    );
+    let o = build(dir, &["-q"]);
+    assert_violations(
+        &o,
+        2,
+        &[
+            "raw.jsonl:2:ts: value 1970-01-01T00:00:00.000001500Z cannot be stored as Timestamp(Microsecond, \"UTC\") without changing it",
+            "raw.jsonl:2:i: value 1.5 cannot be stored as Int64 without changing it",
+        ],
+    );
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "ns"), "SELECT id, ts, i FROM t"), "id,ts,i\n1,1970-01-01T00:00:00.000001Z,1\n");
+    let rejects = std::fs::read_to_string(release(dir, "ns").join("rejects/t.jsonl")).unwrap();
+    let line: serde_json::Value = serde_json::from_str(rejects.trim()).unwrap();
+    assert_eq!(line["_reasons"].as_array().unwrap().len(), 2, "{rejects}");
+    assert_eq!(line["record"]["ts"], "1970-01-01T00:00:00.000001500Z", "{rejects}");
+    assert_eq!(line["record"]["i"], serde_json::json!(1.5), "{rejects}");
+}
+
+#[test]
+fn a_schema_file_missing_or_not_an_object_is_said_with_who_names_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "raw.jsonl", "{\"a\": 1}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"p\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"t\"\nschema = \"none.json\"\nquery = \"SELECT * FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("pipeline.toml (table t schema): schema \""), "{}", stderr(&o));
+    assert!(stderr(&o).contains("none.json\" cannot be read"), "{}", stderr(&o));
+    write(dir, "none.json", "[1, 2, 3]\n");
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("none.json: a Table Schema is a JSON object ({\"fields\": [...]}); this file holds an array"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_json_lines_copy_reads_back_with_its_schema_non_finite_numbers_included() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "raw.jsonl", "{\"k\":1,\"x\":NaN}\n{\"k\":2,\"x\":-0.0}\n{\"k\":3,\"x\":-Infinity}\n");
+    write(dir, "pipeline.toml", &one_source("nf", "raw.jsonl", "jsonl", "", "SELECT k, x FROM raw", ""));
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "nf");
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(r.join("manifest.json")).unwrap()).unwrap();
+    write(dir, "t.json", &m["tables"][0]["schema"].to_string());
+    let copy = r.join("jsonl/t.jsonl");
+    assert!(std::fs::read_to_string(&copy).unwrap().contains("\"x\":\"NaN\""));
+    let sql = "SELECT k, x, x = 'NaN'::double AS nan FROM t ORDER BY k";
+    assert_eq!(
+        query_with(&copy, sql, &["--schema", dir.join("t.json").to_str().unwrap()]),
+        query(&r, sql),
+        "the copy and the release read alike"
+    );
+    assert_eq!(query(&r, sql), "k,x,nan\n1,NaN,true\n2,-0.0,false\n3,-Infinity,false\n");
+    // the card says which tables keep each row's file and line: this one does not
+    let card = std::fs::read_to_string(r.join("README.md")).unwrap();
+    assert!(card.contains("No table keeps the raw file and line of its rows"), "{card}");
+    assert!(!card.contains("`_source_line`"), "{card}");
+}
+
+#[test]
+fn build_says_what_a_pipeline_is_when_given_something_else() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "raw.jsonl", "{\"a\": 1}\n");
+    let o = run(bin().arg("build").arg(tmp.path()));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains(": no pipeline.toml in this folder: a pipeline is a folder holding pipeline.toml"));
+    let o = run(bin().arg("build").arg(tmp.path().join("raw.jsonl")));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("raw.jsonl: a pipeline is a pipeline.toml file or the folder holding it"));
+}
+
+#[test]
+fn a_nan_that_sql_makes_is_stored_as_the_nan_above_every_number() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "m.jsonl", "{\"k\": 1, \"a\": 0.0}\n{\"k\": 2, \"a\": 1.0}\n{\"k\": 3, \"a\": 0.0}\n");
+    // 0.0 / 0.0 and its negation: NaNs of both signs
+    let sql = "SELECT k, CASE WHEN k = 1 THEN a / a WHEN k = 3 THEN -(a / a) ELSE a END AS x FROM raw";
+    write(dir, "pipeline.toml", &one_source("nan", "m.jsonl", "jsonl", "", sql, ""));
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "nan");
+    assert_eq!(query(&r, "SELECT max(x) AS mx, min(x) AS mn FROM t"), "mx,mn\nNaN,1.0\n");
+    assert_eq!(query(&r, "SELECT k FROM t ORDER BY x DESC, k"), "k\n1\n3\n2\n");
+    assert_eq!(query(&r, "SELECT count(DISTINCT x) AS n FROM t WHERE isnan(x)"), "n\n1\n");
+}
+
+#[test]
+fn one_row_per_row_group_builds_and_verifies() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lines: String = (0..3000).map(|k| format!("{{\"k\": {k}}}\n")).collect();
+    write(tmp.path(), "a.jsonl", &lines);
+    write(
+        tmp.path(),
+        "pipeline.toml",
+        "name = \"rg\"\n[[source]]\nname = \"s\"\npath = \"a.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\nquery = \"SELECT k FROM s\"\n",
+    );
+    // the Parquet writer used to recurse once per row group of a batch, past its thread's stack
+    let o = build(tmp.path(), &["-q", "--row-group-rows", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(bin().args(["verify", "--data"]).arg(release(tmp.path(), "rg")));
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stdout(&o).contains("3,000 rows read"), "{}", stdout(&o));
+}
+
+#[test]
+fn a_nan_with_its_sign_bit_set_sorts_as_the_nan_it_is_stored_as() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        tmp.path(),
+        "a.jsonl",
+        "{\"id\": 1, \"reward\": NaN}\n{\"id\": 2, \"reward\": 0.5}\n{\"id\": 3, \"reward\": -2}\n",
+    );
+    write(
+        tmp.path(),
+        "pipeline.toml",
+        "name = \"nan\"\n[[source]]\nname = \"s\"\npath = \"a.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\nquery = \"SELECT -reward AS loss, id FROM s\"\n",
+    );
+    let o = build(tmp.path(), &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(tmp.path(), "nan");
+    // sorted by every column: NaN (stored with its sign bit clear) above every number
+    assert_eq!(
+        std::fs::read_to_string(r.join("jsonl/t.jsonl")).unwrap(),
+        "{\"loss\":-0.5,\"id\":2}\n{\"loss\":2.0,\"id\":3}\n{\"loss\":\"NaN\",\"id\":1}\n"
+    );
+    let o = run(bin().args(["verify", "--data"]).arg(&r));
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}
+
+#[test]
+fn sql_cannot_store_what_the_conversion_refuses() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "a.jsonl", "{\"id\": 1, \"t\": \"9999-12-31T23:59:59.999999Z\"}\n");
+    write(
+        tmp.path(),
+        "t.json",
+        r#"{"fields":[{"name":"id","type":"integer"},{"name":"j","type":"any"},{"name":"t2","type":"datetime"},{"name":"d2","type":"date"}],"primaryKey":["id"]}"#,
+    );
+    write(
+        tmp.path(),
+        "pipeline.toml",
+        "name = \"q\"\n[[source]]\nname = \"s\"\npath = \"a.jsonl\"\nformat = \"jsonl\"\n[[source.field]]\nname = \"t\"\ntype = \"datetime\"\n\
+         [[table]]\nname = \"a\"\nschema = \"t.json\"\n\
+         query = \"SELECT id, 'NaN' AS j, t + INTERVAL '1 microsecond' AS t2, CAST(t AS DATE) + INTERVAL '1 day' AS d2 FROM s\"\n",
+    );
+    let o = build(tmp.path(), &["-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("j: expected JSON text, found text that is no JSON (expected value at line 1 column 1): \"NaN\""),
+        "{e}"
+    );
+    assert!(e.contains("t2: \"+10000-01-01T00:00:00Z\" is outside years 1 to 9999"), "{e}");
+    assert!(e.contains("d2: \"+10000-01-01\" is outside years 1 to 9999"), "{e}");
+    // inside lists and objects too
+    write(
+        tmp.path(),
+        "t.json",
+        r#"{"fields":[{"name":"id","type":"integer"},{"name":"v","type":"array","items":{"type":"date"}},{"name":"o","type":"object","fields":[{"name":"a","type":"any"}]}],"primaryKey":["id"]}"#,
+    );
+    write(
+        tmp.path(),
+        "pipeline.toml",
+        "name = \"q\"\n[[source]]\nname = \"s\"\npath = \"a.jsonl\"\nformat = \"jsonl\"\n[[source.field]]\nname = \"t\"\ntype = \"datetime\"\n\
+         [[table]]\nname = \"a\"\nschema = \"t.json\"\n\
+         query = \"SELECT id, make_array(CAST(t AS DATE), CAST(t AS DATE) + INTERVAL '1 day') AS v, named_struct('a', 'not json') AS o FROM s\"\n",
+    );
+    let o = build(tmp.path(), &["-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("v[1]: \"+10000-01-01\" is outside years 1 to 9999"), "{e}");
+    assert!(e.contains("o.a: expected JSON text, found text that is no JSON"), "{e}");
+}
+
+#[test]
+fn a_nan_inside_lists_and_structs_is_stored_with_its_sign_bit_clear() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "a.jsonl", "{\"id\": 1, \"x\": NaN}\n");
+    write(
+        tmp.path(),
+        "pipeline.toml",
+        "name = \"nn\"\n[[source]]\nname = \"s\"\npath = \"a.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\n\
+         query = \"SELECT id, make_array(-x, x) AS arr, named_struct('n', -x) AS st FROM s\"\n",
+    );
+    let o = build(tmp.path(), &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(tmp.path(), "nn");
+    let script = "import sys, glob, math, pyarrow.parquet as pq\n\
+                  t = pq.read_table(glob.glob(sys.argv[1] + '/data/*.parquet')[0]).to_pydict()\n\
+                  print([math.copysign(1, v) for v in t['arr'][0]], math.copysign(1, t['st'][0]['n']))\n";
+    let o = run(std::process::Command::new(python()).args(["-c", script]).arg(&r));
+    assert_eq!(stdout(&o).trim(), "[1.0, 1.0] 1.0", "{}", stderr(&o));
+    let o = run(bin().args(["verify", "--data"]).arg(&r));
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}
+
+#[test]
+fn a_struct_for_a_json_text_column_gets_a_fix_that_works() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "a.jsonl", "{\"id\": 1, \"a\": 2}\n");
+    write(tmp.path(), "t.json", r#"{"fields":[{"name":"id","type":"integer"},{"name":"o","type":"object"}]}"#);
+    write(
+        tmp.path(),
+        "pipeline.toml",
+        "name = \"st\"\n[[source]]\nname = \"s\"\npath = \"a.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\nschema = \"t.json\"\n\
+         query = \"SELECT id, named_struct('a', a) AS o FROM s\"\n",
+    );
+    let o = build(tmp.path(), &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "t.json) declares it object (Utf8); SQL cannot cast a struct or a list to JSON text: declare the field \
+             as an `object` with `fields`"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("column `o` is Struct<a: Int64> in the query but the schema ("), "{}", stderr(&o));
+}
+
+#[test]
+fn similar_to_is_refused_in_a_card_section_and_a_view() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "a.jsonl", "{\"s\": \"abc\"}\n");
+    let base = one_source("st", "a.jsonl", "jsonl", "", "SELECT s FROM raw", "");
+    write(
+        dir,
+        "pipeline.toml",
+        &format!("{base}[[card.section]]\ntitle = \"x\"\nquery = \"SELECT s SIMILAR TO 'b' AS m FROM t\"\n"),
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("SIMILAR TO is read by DataFusion as a regular expression"), "{}", stderr(&o));
+    write(
+        dir,
+        "pipeline.toml",
+        &format!("{base}[[view]]\nname = \"v\"\nquery = \"SELECT s FROM raw WHERE s SIMILAR TO 'b'\"\n"),
+    );
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("view v (inline query"), "{}", stderr(&o));
+}

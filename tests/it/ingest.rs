@@ -1,0 +1,1221 @@
+//! The ingest stage: raw JSON Lines, JSON, CSV, Parquet, Tinker and W&B inputs read into rows, and
+//! what is said of the records that cannot be.
+
+use crate::util::*;
+
+#[test]
+fn a_fraction_for_a_declared_integer_column_is_named_with_its_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "m.jsonl", "{\"step\": 1}\n{\"step\": 2}\n{\"step\": 2.5}\n");
+    write(
+        dir,
+        "s.json",
+        r#"{"fields":[{"name":"step","type":"integer","constraints":{"required":true}},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}]}"#,
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"fi\"\n[[source]]\nname = \"raw\"\npath = \"m.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\nschema = \"s.json\"\nquery = \"SELECT * FROM raw\"\n",
+    );
+    let o = build(dir, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("m.jsonl:3:step: value 2.5 cannot be stored as Int64 without changing it"),
+        "{}",
+        stderr(&o)
+    );
+    // one violation: the value that does not fit is not also a missing required value
+    assert!(stderr(&o).contains("1 violation found"), "{}", stderr(&o));
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rejects = std::fs::read_to_string(dir.join("out/fi/0.1.0/rejects/t.jsonl")).unwrap();
+    assert!(rejects.contains("\"_source_line\":3"), "{rejects}");
+}
+
+#[test]
+fn csv_keeps_zero_padded_names_as_text_refuses_duplicate_headers_and_counts_nan() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "c.csv", "name,score\n000060,nan\n000120,0.5\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"csv\"\n[[source]]\nname = \"raw\"\npath = \"c.csv\"\nformat = \"csv\"\n[[table]]\nname = \"t\"\nquery = \"SELECT name, score FROM raw\"\n",
+    );
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("non-finite values read: 1"), "{}", stderr(&o));
+    let out = run(bin()
+        .args(["query", "-q", "--format", "csv"])
+        .arg(dir.join("out/csv/0.1.0"))
+        .arg("SELECT name, arrow_typeof(name) AS t FROM t ORDER BY name"));
+    // a release's string columns are read as string views (DataFusion's type for Parquet text)
+    assert_eq!(stdout(&out), "name,t\n000060,Utf8View\n000120,Utf8View\n");
+    write(dir, "c.csv", "name,name\na,b\n");
+    let o = build(dir, &["--force"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("c.csv:1: the CSV header names column `name` twice"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_glob_that_matches_nothing_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "a.jsonl", "{\"x\": 1}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"g\"\n[[source]]\nname = \"raw\"\npath = [\"a.jsonl\", \"missing/*.jsonl\"]\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\nquery = \"SELECT x FROM raw\"\n",
+    );
+    let o = build(dir, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("path \"missing/*.jsonl\" matches no file"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_key_repeated_in_one_object_is_named_not_dropped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "m.jsonl", "{\"step\": 1, \"name\": \"a\"}\n{\"step\": 2, \"name\": \"first\", \"name\": \"second\"}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"dk\"\n[[source]]\nname = \"raw\"\npath = \"m.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\nquery = \"SELECT step, name FROM raw\"\n",
+    );
+    let o = build(dir, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("m.jsonl:2:$: not valid JSON: key \"name\" appears twice in one object"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn an_empty_file_in_a_glob_has_no_columns_to_disagree_with() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "logs/a.jsonl", "");
+    write(dir, "logs/b.jsonl", "{\"id\": 1, \"v\": \"x\"}\n{\"id\": 2, \"v\": \"y\"}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"glob\"\n[[source]]\nname = \"logs\"\npath = \"logs/*.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\nquery = \"SELECT id, v FROM logs\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query_with(&release(dir, "glob"), "SELECT count(*) AS n FROM t", &[]), "n\n2\n");
+    // files whose records do differ are still refused
+    write(dir, "logs/c.jsonl", "{\"id\": 3}\n");
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("logs/c.jsonl lacks `v` that logs/b.jsonl has"), "{}", stderr(&o));
+}
+
+#[test]
+fn broken_links_outside_the_pattern_are_ignored_and_keep_text_is_checked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("raw/run1")).unwrap();
+    write(dir, "raw/run1/m.jsonl", "{\"step\": 1}\n");
+    std::os::unix::fs::symlink("/nonexistent", dir.join("raw/stale_link")).unwrap();
+    let toml = "name = \"bl\"\n[[source]]\nname = \"raw\"\npath = \"raw/{run}/m.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\nquery = \"SELECT step FROM raw\"\n";
+    write(dir, "pipeline.toml", toml);
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // a link the pattern matches is named
+    std::os::unix::fs::symlink("/nonexistent", dir.join("raw/run2")).unwrap();
+    std::fs::create_dir_all(dir.join("raw/run3")).unwrap();
+    std::os::unix::fs::symlink("/nonexistent", dir.join("raw/run3/m.jsonl")).unwrap();
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("raw/run3/m.jsonl: a symbolic link to nothing"), "{}", stderr(&o));
+    std::fs::remove_file(dir.join("raw/run3/m.jsonl")).unwrap();
+    write(dir, "pipeline.toml", &toml.replace("format = \"jsonl\"\n", "format = \"jsonl\"\nkeep_text = true\n"));
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("`keep_text` applies to format"), "{}", stderr(&o));
+}
+
+#[test]
+fn an_object_empty_in_every_input_is_named_and_can_be_kept_as_json_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "r.json", "{\"files\": {}, \"n\": 1}\n");
+    let toml = "name = \"eo\"\n[[source]]\nname = \"raw\"\npath = \"r.json\"\nformat = \"json\"\n[[table]]\nname = \"t\"\nquery = \"SELECT files, n FROM raw\"\n";
+    write(dir, "pipeline.toml", toml);
+    let o = build(dir, &["-q"]);
+    // no input decides the fields: the pipeline's to say (exit 2, as a column null everywhere),
+    // which --on-invalid reject cannot change
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("(source raw): $.files: every input has an empty object `{}` here (the first: r.json)"),
+        "{err}"
+    );
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    write(
+        dir,
+        "pipeline.toml",
+        &toml.replace(
+            "format = \"json\"\n",
+            "format = \"json\"\n[[source.field]]\nname = \"files\"\ntype = \"object\"\n",
+        ),
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "eo"), "SELECT files, n FROM t"), "files,n\n{},1\n");
+}
+
+#[test]
+fn a_long_layout_of_objects_names_the_key_and_takes_a_declared_value() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "summary.json",
+        "{\"gsm8k\": {\"score\": 0.5, \"num_examples\": 4}, \"math\": {\"score\": 0.25, \"num_examples\": 2}}\n",
+    );
+    let toml = "name = \"lo\"\n[[source]]\nname = \"raw\"\npath = \"summary.json\"\nformat = \"json\"\nlayout = \"long\"\nid_columns = [\"run\"]\n[[source.field]]\nname = \"run\"\ntype = \"string\"\n[[table]]\nname = \"t\"\nquery = \"SELECT key, value FROM raw\"\n";
+    write(dir, "pipeline.toml", toml);
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("summary.json:$.math: expected number, found an object"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("in the long layout `value` is a number unless the source declares its type"),
+        "{}",
+        stderr(&o)
+    );
+    let declared = toml.replace(
+        "[[table]]",
+        "[[source.field]]\nname = \"value\"\ntype = \"object\"\nfields = [{name = \"score\", type = \"number\"}, {name = \"num_examples\", type = \"integer\"}]\n[[table]]",
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        &declared.replace(
+            "SELECT key, value FROM raw",
+            "SELECT key, value['score'] AS score, value['num_examples'] AS n FROM raw",
+        ),
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "lo"), "SELECT * FROM t ORDER BY key"), "key,score,n\ngsm8k,0.5,4\nmath,0.25,2\n");
+}
+
+#[test]
+fn non_finite_numbers_inside_json_text_columns_are_counted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "j.jsonl", "{\"a\": 1, \"j\": {\"x\": [NaN, -Infinity], \"y\": 18446744073709551616}}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"jn\"\n[[source]]\nname = \"raw\"\npath = \"j.jsonl\"\nformat = \"jsonl\"\n[[source.field]]\nname = \"j\"\ntype = \"object\"\n[[table]]\nname = \"t\"\nquery = \"SELECT a, j FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let card = std::fs::read_to_string(release(dir, "jn").join("README.md")).unwrap();
+    assert!(card.contains("| non-finite values read | 2 |"), "{card}");
+    assert_eq!(
+        query(&release(dir, "jn"), "SELECT j FROM t"),
+        "j\n\"{\"\"x\"\":[\"\"NaN\"\",\"\"-Infinity\"\"],\"\"y\"\":18446744073709551616}\"\n"
+    );
+}
+
+#[test]
+fn a_source_field_beside_a_source_schema_replaces_or_adds_a_field() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "d.jsonl",
+        "{\"id\": 1, \"group\": 8, \"note\": [1, \"a\"]}\n{\"id\": 2, \"group\": \"b\", \"note\": {}}\n",
+    );
+    // the schema types `group` as a string, which the field replaces; `note` it lacks
+    write(dir, "s.json", r#"{"fields": [{"name": "id", "type": "integer"}, {"name": "group", "type": "string"}]}"#);
+    let fields = "schema = \"s.json\"\n[[source.field]]\nname = \"group\"\ntype = \"any\"\n\
+                  [[source.field]]\nname = \"note\"\ntype = \"any\"\n";
+    write(
+        dir,
+        "pipeline.toml",
+        &one_source("sf", "d.jsonl", "jsonl", fields, "SELECT id, \"group\", note FROM raw", ""),
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "sf"), "SELECT id, \"group\", note FROM t ORDER BY id"),
+        "id,group,note\n1,8,\"[1,\"\"a\"\"]\"\n2,\"\"\"b\"\"\",{}\n"
+    );
+}
+
+#[test]
+fn a_bad_line_read_as_several_rows_is_one_violation() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "metrics.jsonl",
+        "{\"step\": 1, \"loss\": 2.0, \"reward\": 0.5}\n{\"step\": \"one\", \"loss\": 2.0, \"reward\": 0.5}\n",
+    );
+    write(dir, "pipeline.toml", &one_source("tm", "metrics.jsonl", "tinker-metrics", "", "SELECT * FROM raw", ""));
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    // the line's two metrics are two long-form rows, with the one problem of their line
+    assert_eq!(err.matches("metrics.jsonl:2:$.step: expected integer, found string \"one\"").count(), 1, "{err}");
+    assert!(err.contains("1 violation found"), "{err}");
+}
+
+#[test]
+fn a_result_json_that_is_no_json_is_one_bad_record() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("math")).unwrap();
+    std::fs::create_dir_all(dir.join("gsm8k")).unwrap();
+    write(dir, "gsm8k/result.json", "{\"name\": \"gsm8k\", \"score\": 0.5, \"num_examples\": 4}\n");
+    write(dir, "math/result.json", "{\n  \"name\": \"math\",\n  \"score\": 0.5\n  \"num_examples\": 4\n}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"rj\"\n[[source]]\nname = \"raw\"\npath = \"{bench}/result.json\"\nformat = \"tinker-eval-result\"\n[[table]]\nname = \"t\"\nquery = \"SELECT bench, benchmark, score FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("math/result.json:$: not valid JSON: expected `,` or `}` at line 4 column 3"),
+        "{}",
+        stderr(&o)
+    );
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "rj"), "SELECT * FROM t"), "bench,benchmark,score\ngsm8k,gsm8k,0.5\n");
+    let rejects = std::fs::read_to_string(release(dir, "rj").join("rejects/raw.jsonl")).unwrap();
+    // the document's place is its pointer, as for a record read from it: one type per column
+    assert!(
+        rejects.starts_with(
+            "{\"_source_file\":\"math/result.json\",\"_source_line\":\"\",\"_reasons\":[\"not valid JSON: expected `,` or \
+             `}` at line 4 column 3\"]}\n"
+        ),
+        "{rejects}"
+    );
+    assert!(!rejects.contains("\"raw\""), "{rejects}");
+}
+
+#[test]
+fn a_column_nested_too_deep_is_named_with_its_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let deep = format!("{{\"a\": 2, \"deep\": {}1{}}}\n", "[".repeat(64), "]".repeat(64));
+    write(tmp.path(), "d.jsonl", &format!("{{\"a\": 1}}\n{deep}"));
+    let o = run(bin().args(["query", "-q"]).arg(tmp.path().join("d.jsonl")).arg("SELECT count(*) FROM t"));
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("d.jsonl:2:$.deep: lists and objects nested 64 levels deep"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_csv_header_without_rows_keeps_its_columns() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "h.csv", "a,b,c\n");
+    let pipeline = |fields: &str| {
+        write(
+            dir,
+            "pipeline.toml",
+            &format!(
+                "name = \"h\"\n[[source]]\nname = \"raw\"\npath = \"h.csv\"\nformat = \"csv\"\n{fields}\
+                 [[table]]\nname = \"t\"\nquery = \"SELECT * FROM raw\"\n"
+            ),
+        )
+    };
+    // no value gives the columns a type: said, as for a JSON key that is null in every record
+    pipeline("");
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    for c in ["a", "b", "c"] {
+        assert!(err.contains(&format!("$.{c}: no input file has a non-null value for it")), "{err}");
+    }
+    // rows that could not be read are said to be the likely cause
+    write(dir, "h.csv", "a,b,c\n1,2,3,4\n5\n");
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "2 records of the input could not be read, which may be why (the first: h.csv:2: row has 4 cells, the header has 3)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    write(dir, "h.csv", "a,b,c\n");
+    // with their types declared, the table has them and no row
+    pipeline(
+        "[[source.field]]\nname = \"a\"\ntype = \"integer\"\n[[source.field]]\nname = \"b\"\ntype = \"string\"\n\
+         [[source.field]]\nname = \"c\"\ntype = \"number\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "h");
+    assert_eq!(
+        query(
+            &r,
+            "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 't' ORDER BY ordinal_position"
+        ),
+        "column_name,data_type\na,Int64\nb,Utf8View\nc,Float64\n_source_file,Utf8View\n_source_line,Int64\n"
+    );
+}
+
+#[test]
+fn a_csv_source_reads_the_missing_values_its_schema_declares_as_null() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "m.csv", "a,b\n1,x\n2,NA\n-,\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"m\"\n[[source]]\nname = \"raw\"\npath = \"m.csv\"\nformat = \"csv\"\nschema = \"s.json\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT a, b, b IS NULL AS b_null FROM raw\"\n",
+    );
+    let schema = |missing: &str| {
+        write(
+            dir,
+            "s.json",
+            &format!(r#"{{"fields":[{{"name":"a","type":"integer"}},{{"name":"b","type":"string"}}]{missing}}}"#),
+        )
+    };
+    // "NA" and "-" mean null; the empty cell is then the empty string
+    schema(r#","missingValues":["NA","-"]"#);
+    let o = build(dir, &["-q", "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "m");
+    assert_eq!(query(&r, "SELECT * FROM t ORDER BY a"), "a,b,b_null\n1,x,false\n2,,true\n,,false\n");
+    // without missingValues only the empty cell is null, and "NA" is no integer
+    write(dir, "m.csv", "a,b\n1,x\n2,NA\n,\nNA,y\n");
+    schema("");
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("m.csv:5:$.a: expected integer, found string \"NA\""), "{}", stderr(&o));
+    // an empty list: the empty cell is a value, which an integer column refuses
+    write(dir, "m.csv", "a,b\n1,\n,y\n");
+    schema(r#","missingValues":[]"#);
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("m.csv:3:$.a: expected integer, found string \"\""), "{}", stderr(&o));
+    write(dir, "m.csv", "a,b\n1,\n");
+    let o = build(dir, &["-q", "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "m"), "SELECT * FROM t"), "a,b,b_null\n1,,false\n");
+    // missingValues where no text cell is read is refused, not ignored
+    write(dir, "m.jsonl", "{\"a\": 1, \"b\": \"NA\"}\n");
+    let toml = std::fs::read_to_string(dir.join("pipeline.toml")).unwrap();
+    write(dir, "pipeline.toml", &toml.replace("m.csv", "m.jsonl").replace("format = \"csv\"", "format = \"jsonl\""));
+    schema(r#","missingValues":["NA"]"#);
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("s.json: missingValues applies to the text cells of a `csv` source"), "{}", stderr(&o));
+}
+
+#[test]
+fn an_empty_key_is_named_where_it_is_first_seen() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "e.jsonl", "{\"step\": 0}\n{\"step\": 1, \"\": \"x\"}\n");
+    let o = run(bin().args(["query", "-q"]).arg(tmp.path().join("e.jsonl")).arg("SELECT * FROM t"));
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stderr(&o).contains("e.jsonl:2:$[\"\"]: the key \"\" (empty) cannot name a column or a field"),
+        "{}",
+        stderr(&o)
+    );
+    write(tmp.path(), "n.jsonl", "{\"x\": {\"a\": 1}}\n{\"x\": {\"\": 1}}\n");
+    let o = run(bin().args(["query", "-q"]).arg(tmp.path().join("n.jsonl")).arg("SELECT * FROM t"));
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("n.jsonl:2:$.x[\"\"]: the key \"\" (empty)"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_parquet_source_value_that_would_be_rounded_or_truncated_is_a_violation() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // nanoseconds that are not whole microseconds, and an integer above 2^53 declared number
+    let script = "import pyarrow as pa, pyarrow.parquet as pq, sys\n\
+                  t = pa.table({'id': [1, 2, 3], \
+                  'at': pa.array([1577836800123456000, 1577836800123456789, None], pa.timestamp('ns', 'UTC')), \
+                  'n': pa.array([1, 9007199254740993, 3], pa.int64()), \
+                  'l': pa.array([[1577836800123456000], [1577836800123456789], None], pa.list_(pa.timestamp('ns', 'UTC'))), \
+                  'f': pa.array([1.0, 1.5, -0.0])})\n\
+                  pq.write_table(t, sys.argv[1])\n";
+    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(dir.join("raw.parquet")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    write(
+        dir,
+        "pipeline.toml",
+        &one_source(
+            "pq",
+            "raw.parquet",
+            "parquet",
+            "[[source.field]]\nname = \"at\"\ntype = \"datetime\"\n[[source.field]]\nname = \"n\"\ntype = \"number\"\n\
+             [[source.field]]\nname = \"f\"\ntype = \"integer\"\n",
+            "SELECT id, at, n, l, f FROM raw",
+            "",
+        ),
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("4 violations found"), "{err}");
+    // a fraction is not cut by an integer column (-0.0 is the integer 0)
+    assert!(err.contains("raw.parquet:2:f: value \"1.5\" (Float64) cannot be stored as Int64"), "{err}");
+    assert!(err.contains("raw.parquet:2:l: value"), "{err}");
+    assert!(err.contains("raw.parquet:2:at: value") && err.contains("without changing it"), "{err}");
+    assert!(err.contains("raw.parquet:2:n: value \"9007199254740993\""), "{err}");
+    // rejected: one line with every reason, its record holding the values as found
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rejects = std::fs::read_to_string(release(dir, "pq").join("rejects/raw.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> = rejects.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 1, "{rejects}");
+    assert_eq!(lines[0]["_reasons"].as_array().unwrap().len(), 4, "{rejects}");
+    let record = &lines[0]["record"];
+    assert_eq!(record["at"], "2020-01-01T00:00:00.123456789Z", "{rejects}");
+    assert_eq!(record["n"], serde_json::json!(9007199254740993u64), "{rejects}");
+    assert_eq!(record["f"], serde_json::json!(1.5), "{rejects}");
+    assert_eq!(record["l"], serde_json::json!(["2020-01-01T00:00:00.123456789Z"]), "{rejects}");
+}
+
+#[test]
+fn a_folder_named_as_a_source_path_gets_a_glob_to_use() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "raw/a.jsonl", "{\"x\": 1}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"p\"\n[[source]]\nname = \"raw\"\npath = \"raw\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\nquery = \"SELECT * FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no file matches [\"raw\"] under ")
+            && stderr(&o).contains("raw is a folder: name its files with a glob, such as \"raw/*.jsonl\""),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_column_runpack_adds_itself_is_named_where_the_data_has_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "c.csv", "a,_source_line\n1,2\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"p\"\n[[source]]\nname = \"raw\"\npath = \"c.csv\"\nformat = \"csv\"\n[[table]]\nname = \"t\"\nquery = \"SELECT * FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("c.csv:2: the data has a column named _source_line (first here, source raw)"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_csv_number_is_held_to_what_json_is_exact_or_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // inferred: a float column (1.5) with an integer a float cannot hold, and a float too large
+    // (`1e400` would be text: an integer with an unsigned exponent reads as an id)
+    write(dir, "b.csv", "big\n9007199254740993\n1.5\n1e+400\n9007199254740992\ninf\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"p\"\n[[source]]\nname = \"raw\"\npath = \"b.csv\"\nformat = \"csv\"\n[[table]]\nname = \"t\"\nquery = \"SELECT * FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("b.csv:2:$.big: integer 9007199254740993 cannot be stored exactly as a 64-bit float"),
+        "{err}"
+    );
+    assert!(err.contains("b.csv:4:$.big: number 1e+400 is out of range for a 64-bit float"), "{err}");
+    assert!(err.contains("2 violations found"), "{err}");
+    // declared number: the same; what a float holds exactly is kept, inf is an infinity
+    write(dir, "b.csv", "big\n9007199254740993\n9007199254740992\ninf\n");
+    let toml = std::fs::read_to_string(dir.join("pipeline.toml")).unwrap();
+    write(
+        dir,
+        "pipeline.toml",
+        &toml.replace("format = \"csv\"\n", "format = \"csv\"\n[[source.field]]\nname = \"big\"\ntype = \"number\"\n"),
+    );
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(
+            &release(dir, "p"),
+            "SELECT big = 9007199254740992 AS exact, big = 'Infinity'::double AS inf FROM t ORDER BY _source_line"
+        ),
+        "exact,inf\ntrue,false\nfalse,true\n"
+    );
+}
+
+#[test]
+fn parquet_timestamps_without_a_zone_need_assume_timezone_and_are_read_in_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // 1970-01-01 00:00 and 2024-03-10 02:30 (a time New York skips), wall-clock, no zone
+    let script = "import pyarrow as pa, pyarrow.parquet as pq, sys\n\
+                  t = pa.table({'id': [1, 2], 'ts': pa.array([0, 1710037800000000], pa.timestamp('us'))})\n\
+                  pq.write_table(t, sys.argv[1])\n";
+    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(dir.join("raw.parquet")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let pipeline = |tz: &str| {
+        write(
+            dir,
+            "pipeline.toml",
+            &one_source("nz", "raw.parquet", "parquet", tz, "SELECT id, CAST(ts AS VARCHAR) AS ts FROM raw", ""),
+        )
+    };
+    // no zone said: refused, not taken for UTC
+    pipeline("");
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("raw.parquet: column `ts` holds timestamps without a time zone (Timestamp(µs))"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("set assume_timezone on the source"), "{}", stderr(&o));
+    // declared a datetime, the same: a declared type says nothing of the zone
+    pipeline("[[source.field]]\nname = \"ts\"\ntype = \"datetime\"\n");
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("raw.parquet: column `ts` holds timestamps without a time zone (Timestamp(µs))"),
+        "{}",
+        stderr(&o)
+    );
+    // read as Tokyo wall-clock times
+    pipeline("assume_timezone = \"Asia/Tokyo\"\n");
+    let o = build(dir, &["-q", "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "nz"), "SELECT * FROM t ORDER BY id"),
+        "id,ts\n1,1969-12-31T15:00:00Z\n2,2024-03-09T17:30:00Z\n"
+    );
+    // a time the zone skips is a violation at its row
+    pipeline("assume_timezone = \"America/New_York\"\n");
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("raw.parquet:2:ts: 2024-03-10 02:30:00 does not exist in America/New_York"),
+        "{}",
+        stderr(&o)
+    );
+    // SQL alone reads them as they are, with no zone made up
+    let o = run(bin()
+        .args(["query", "-q", "--format", "csv"])
+        .arg(dir.join("raw.parquet"))
+        .arg("SELECT CAST(ts AS VARCHAR) AS ts FROM t ORDER BY id"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "ts\n1970-01-01T00:00:00\n2024-03-10T02:30:00\n");
+}
+
+#[test]
+fn a_parquet_source_column_of_a_type_runpack_does_not_store_says_what_to_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let script = "import pyarrow as pa, pyarrow.parquet as pq, sys, decimal\n\
+                  t = pa.table({'id': [1], 'd': pa.array([decimal.Decimal('1.25')], pa.decimal128(5, 2))})\n\
+                  pq.write_table(t, sys.argv[1])\n";
+    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(dir.join("raw.parquet")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let pipeline = |field: &str| {
+        write(dir, "pipeline.toml", &one_source("dc", "raw.parquet", "parquet", field, "SELECT * FROM raw", ""))
+    };
+    pipeline("");
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("raw.parquet: column `d` is a decimal, which runpack does not store; declare it with a [[source.field]] as `string`"), "{}", stderr(&o));
+    // the advice works
+    pipeline("[[source.field]]\nname = \"d\"\ntype = \"string\"\n");
+    let o = build(dir, &["-q", "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "dc"), "SELECT d FROM t"), "d\n1.25\n");
+}
+
+#[test]
+fn a_non_finite_value_of_a_shaped_row_is_named_by_its_raw_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "a_metrics.jsonl", "{\"step\": 0, \"x\": NaN, \"y\": 1}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"p\"\n[[source]]\nname = \"raw\"\npath = \"a_metrics.jsonl\"\nformat = \"tinker-metrics\"\n[[table]]\nname = \"t\"\nquery = \"SELECT * FROM raw\"\n",
+    );
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // the long form's `value` column came from the key `x`
+    assert!(stderr(&o).contains("raw: a_metrics.jsonl:1:$.x NaN"), "{}", stderr(&o));
+}
+
+#[test]
+fn non_finite_numbers_inside_a_checkpoints_extra_keys_are_counted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "checkpoints.jsonl",
+        "{\"name\":\"final\",\"batch\":100,\"extra\":{\"x\":NaN},\"sampler_path\":\"tinker://a/sampler_weights/final\"}\n",
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        &one_source("tc", "checkpoints.jsonl", "tinker-checkpoints", "", "SELECT name, extra FROM raw", ""),
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "tc");
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(r.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(m["report"]["nonfinite_values"], serde_json::json!({"raw": 1}));
+    assert_eq!(query(&r, "SELECT extra FROM t"), "extra\n\"{\"\"extra\"\":{\"\"x\"\":\"\"NaN\"\"}}\"\n");
+}
+
+#[test]
+fn a_trajectorys_correct_follows_its_reward_as_converted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "trajectories.jsonl",
+        "{\"idx\":0,\"reward\":\"1.0\"}\n{\"idx\":1,\"reward\":\"0\"}\n{\"idx\":2,\"reward\":NaN}\n",
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        &one_source(
+            "et",
+            "trajectories.jsonl",
+            "tinker-eval-trajectories",
+            "coerce_numeric_strings = true\n",
+            "SELECT example_id, reward, correct FROM raw",
+            "",
+        ),
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "et"), "SELECT * FROM t ORDER BY example_id"),
+        "example_id,reward,correct\n0,1.0,true\n1,0.0,false\n2,NaN,\n"
+    );
+    // an integer's text that a float would round is refused, as the same JSON number is
+    write(dir, "trajectories.jsonl", "{\"idx\":0,\"reward\":\"9007199254740993\"}\n");
+    let o = build(dir, &["-q", "--force"]);
+    assert_violations(
+        &o,
+        1,
+        &[
+            "trajectories.jsonl:1:$.reward: string \"9007199254740993\" holds an integer that cannot be stored exactly as a 64-bit float",
+        ],
+    );
+}
+
+#[test]
+fn eval_documents_and_answers_keep_their_shape_or_are_violations() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let toml = |format: &str, path: &str| one_source("ev", path, format, "", "SELECT * FROM raw", "");
+    // a result.json holding no record, or metrics that are not an object of numbers
+    write(dir, "a/result.json", "[]");
+    write(dir, "b/result.json", r#"{"name":"g","score":0.5,"metrics":"notobj"}"#);
+    write(dir, "c/result.json", r#"{"name":"g","score":0.5,"metrics":{"acc":0.5,"note":"x"}}"#);
+    write(dir, "pipeline.toml", &toml("tinker-eval-result", "*/result.json"));
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("a/result.json:$: expected a JSON object (one record), found a document that holds none"),
+        "{e}"
+    );
+    assert!(e.contains("b/result.json:$.metrics: expected an object of metric values, found string \"notobj\""), "{e}");
+    assert!(e.contains("c/result.json:$.metrics.note: expected a number, found string \"x\""), "{e}");
+    // a checkpoint's metrics named by an object; answers as big integers and non-finite numbers
+    write(dir, "m/c_metrics.json", r#"{"checkpoint":{"a":[1]},"id":{"answer_accuracy":0.5}}"#);
+    write(dir, "pipeline.toml", &toml("eval-metrics", "m/*_metrics.json"));
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("m/c_metrics.json:$.checkpoint: expected a string or a number, found an object"),
+        "{}",
+        stderr(&o)
+    );
+    // a pass@k value is named by its raw key under its split, not by its place in the k-sorted list
+    write(
+        dir,
+        "m/c_metrics.json",
+        r#"{"checkpoint":"c","id":{"pass_at_k":{"pass@7":12345678901234567890123,"pass@2":0.5}}}"#,
+    );
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("m/c_metrics.json:/id:$.id.pass_at_k[\"pass@7\"]: integer 12345678901234567890123"),
+        "{}",
+        stderr(&o)
+    );
+    write(
+        dir,
+        "g/m_id_generations.jsonl",
+        "{\"__idx\":1,\"gold_answer\":123456789012345678901234567890,\"gen_answer\":NaN,\"template\":\"t\"}\n\
+         {\"__idx\":2,\"gold_answer\":Infinity,\"gen_answer\":\"7\",\"template\":{\"t\":1}}\n",
+    );
+    write(dir, "pipeline.toml", &toml("eval-generations", "g/*_generations.jsonl"));
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("g/m_id_generations.jsonl:2:$.template: expected a string or a number, found an object"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("1 violation found"), "{}", stderr(&o));
+    let o = run(bin().arg("build").arg(dir).arg("--releases-dir").arg(dir.join("out")).args([
+        "-q",
+        "--force",
+        "--on-invalid",
+        "reject",
+    ]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "ev"), "SELECT gold_answer, gen_answer FROM t"),
+        "gold_answer,gen_answer\n123456789012345678901234567890,NaN\n"
+    );
+}
+
+#[test]
+fn integers_written_as_floats_are_read_exactly_or_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "m.jsonl", "{\"i\": 9007199254740993.0}\n{\"i\": 4.0}\n");
+    write(dir, "c.csv", "i\n3.0000000000000001\n5.0\n");
+    for (path, format) in [("m.jsonl", "jsonl"), ("c.csv", "csv")] {
+        write(
+            dir,
+            "pipeline.toml",
+            &one_source(
+                "fi",
+                path,
+                format,
+                "[[source.field]]\nname = \"i\"\ntype = \"integer\"\n",
+                "SELECT i FROM raw",
+                "",
+            ),
+        );
+        let o = build(dir, &["-q", "--force"]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        let e = stderr(&o);
+        let expected = if format == "csv" {
+            "c.csv:2:$.i: fractional value 3.0000000000000001 for integer column".to_string()
+        } else {
+            "m.jsonl:1:$.i: number 9007199254740992.0 is written as a float of 2^53 or more".to_string()
+        };
+        assert!(e.contains(&expected), "{e}");
+        assert!(e.contains("1 violation found"), "{e}");
+    }
+    // a pattern matches the whole value, line ends included; a key with control characters is
+    // shown escaped, on one line
+    write(dir, "s.jsonl", "{\"id\": \"a\\nb\\u001b[31m\", \"v\": \"x\\n\"}\n");
+    write(
+        dir,
+        "t.json",
+        r#"{"fields":[{"name":"id","type":"string"},{"name":"v","type":"string","constraints":{"pattern":"[^y]+","maxLength":1}}],"primaryKey":["id"]}"#,
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        &one_source("fi", "s.jsonl", "jsonl", "", "SELECT id, v FROM raw", "schema = \"t.json\"\n"),
+    );
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(!e.contains("rule pattern"), "{e}");
+    assert!(e.contains("(table t, key id=\"a\\nb\\u001b[31m\", rule maxLength)"), "{e}");
+}
+
+#[test]
+fn per_template_metrics_are_kept_and_naive_times_keep_to_microseconds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "m/checkpoint-final_metrics.json",
+        r#"{"checkpoint":"checkpoint-final","id":{"count":3},"total":{"count":3},"per_template":{"default":{"count":3,"correct":1}}}"#,
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        &one_source("pt", "m/{ckpt}_metrics.json", "eval-metrics", "", "SELECT split, extra FROM raw", ""),
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "pt"), "SELECT split, extra FROM t ORDER BY split"),
+        "split,extra\nid,\ntotal,\"{\"\"per_template\"\":{\"\"default\"\":{\"\"count\"\":3,\"\"correct\"\":1}}}\"\n"
+    );
+    write(dir, "ts.jsonl", "{\"ts\": \"2025-03-01T12:00:00.123456789\"}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        &one_source(
+            "pt",
+            "ts.jsonl",
+            "jsonl",
+            "assume_timezone = \"UTC\"\n[[source.field]]\nname = \"ts\"\ntype = \"datetime\"\n",
+            "SELECT ts FROM raw",
+            "",
+        ),
+    );
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("ts.jsonl:1:$.ts: timestamp \"2025-03-01T12:00:00.123456789\" has digits below a microsecond"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn parquet_files_of_one_source_with_other_columns_are_a_pipeline_matter() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let script = "import sys, pyarrow as pa, pyarrow.parquet as pq\n\
+                  d = sys.argv[1]\n\
+                  pq.write_table(pa.table({'a': [1], 'b': ['x']}), d + '/p/0.parquet')\n\
+                  pq.write_table(pa.table({'a': [2], 'c': [1.5]}), d + '/p/1.parquet')\n";
+    std::fs::create_dir_all(dir.join("p")).unwrap();
+    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(dir));
+    assert!(o.status.success(), "{}", stderr(&o));
+    write(dir, "pipeline.toml", &one_source("pc", "p/*.parquet", "parquet", "", "SELECT * FROM raw", ""));
+    // as for JSON Lines and CSV files: exit 2, every difference in one message, and the way out
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("pipeline.toml (source raw): "), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "the files of this source have different columns: p/1.parquet has `c` that p/0.parquet lacks; \
+             p/1.parquet lacks `b` that p/0.parquet has; set columns = \"union\""
+        ),
+        "{}",
+        stderr(&o)
+    );
+    let union = "columns = \"union\"\n";
+    write(dir, "pipeline.toml", &one_source("pc", "p/*.parquet", "parquet", union, "SELECT a, b, c FROM raw", ""));
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "pc"), "SELECT a, b, c FROM t ORDER BY a"), "a,b,c\n1,x,\n2,,1.5\n");
+}
+
+#[test]
+fn integers_on_both_sides_of_int64_are_kept_exactly_as_the_hint_says() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "seed.jsonl", "{\"seed\": -1}\n{\"seed\": 18446744073709551615}\n");
+    let o = run(bin().args(["query", "-q"]).arg(dir.join("seed.jsonl")).arg("SELECT seed FROM t"));
+    assert!(stderr(&o).contains("declare the column's type as `any` to keep both exactly"), "{}", stderr(&o));
+    // which works: in a pipeline and in query
+    let field = "[[source.field]]\nname = \"seed\"\ntype = \"any\"\n";
+    write(dir, "pipeline.toml", &one_source("s", "seed.jsonl", "jsonl", field, "SELECT seed FROM raw", ""));
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "s"), "SELECT seed FROM t ORDER BY seed"), "seed\n-1\n18446744073709551615\n");
+    write(dir, "s.json", r#"{"fields": [{"name": "seed", "type": "any"}]}"#);
+    let o = run(bin()
+        .args(["query", "-q", "--format", "csv", "--schema"])
+        .arg(dir.join("s.json"))
+        .arg(dir.join("seed.jsonl"))
+        .arg("SELECT seed FROM t ORDER BY seed"));
+    assert_eq!(stdout(&o), "seed\n-1\n18446744073709551615\n", "{}", stderr(&o));
+}
+
+#[test]
+fn a_parquet_source_column_null_in_every_row_of_one_file_takes_the_other_files_type() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let script = "import sys, pyarrow as pa, pyarrow.parquet as pq\n\
+                  d = sys.argv[1]\n\
+                  pq.write_table(pa.table({'k': [1], 'a': pa.array([None], pa.null())}), d + '/0.parquet')\n\
+                  pq.write_table(pa.table({'k': [2], 'a': pa.array([5], pa.int32())}), d + '/1.parquet')\n";
+    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(dir));
+    assert!(o.status.success(), "{}", stderr(&o));
+    write(dir, "pipeline.toml", &one_source("p", "*.parquet", "parquet", "", "SELECT k, a FROM raw", ""));
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "p"), "SELECT k, a FROM t ORDER BY k"), "k,a\n1,\n2,5\n");
+    // null in every file: a type must be declared
+    std::fs::remove_file(dir.join("1.parquet")).unwrap();
+    let o = build(dir, &["-q", "--force"]);
+    assert!(stderr(&o).contains("0.parquet: column `a` is null in every row, so it has no type"), "{}", stderr(&o));
+}
+
+#[test]
+fn non_finite_numbers_inside_logged_lists_and_objects_are_counted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "metrics.jsonl", "{\"step\": 0, \"f\": {\"x\": NaN}, \"l\": [Infinity, 1], \"loss\": 0.5}\n");
+    write(dir, "wandb/run-20240101_000000-abcd1234/files/wandb-history.jsonl", "{\"_step\": 0, \"l\": [1, NaN]}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"nf\"\n[[source]]\nname = \"m\"\npath = \"metrics.jsonl\"\nformat = \"tinker-metrics\"\n\
+         [[source]]\nname = \"h\"\npath = \"wandb/**\"\nformat = \"wandb\"\n[source.wandb]\ntable = \"history\"\n\
+         [[table]]\nname = \"metrics\"\nquery = \"SELECT * FROM m\"\n\
+         [[table]]\nname = \"history\"\nquery = \"SELECT * FROM h\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "nf");
+    // the text keeps strict JSON; each token is counted where it was read
+    assert_eq!(
+        query(&r, "SELECT metric, value_text FROM metrics WHERE value_text IS NOT NULL ORDER BY metric"),
+        "metric,value_text\nf,\"{\"\"x\"\":\"\"NaN\"\"}\"\nl,\"[\"\"Infinity\"\",1]\"\n"
+    );
+    assert_eq!(query(&r, "SELECT value_text FROM history WHERE metric = 'l'"), "value_text\n\"[1,\"\"NaN\"\"]\"\n");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(r.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["report"]["nonfinite_values"], serde_json::json!({"h": 1, "m": 2}));
+}
+
+#[test]
+fn csv_cells_of_nested_columns_are_read_as_their_json_text_and_any_cells_as_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    // as runpack's own CSV output writes nested values
+    write(
+        tmp.path(),
+        "a.csv",
+        "id,tags,o,j\n1,\"[\"\"a\"\",\"\"b\"\"]\",\"{\"\"k\"\":1,\"\"x\"\":NaN}\",\"{\"\"a\"\":[1,2]}\"\n2,[],{},hello\n3,,,\n",
+    );
+    write(
+        tmp.path(),
+        "pipeline.toml",
+        "name = \"cj\"\n[[source]]\nname = \"s\"\npath = \"a.csv\"\nformat = \"csv\"\n\
+         [[source.field]]\nname = \"tags\"\ntype = \"array\"\nitems = { type = \"string\" }\n\
+         [[source.field]]\nname = \"o\"\ntype = \"object\"\n[[source.field]]\nname = \"j\"\ntype = \"any\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT id, tags, o, j FROM s\"\n",
+    );
+    let o = build(tmp.path(), &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(release(tmp.path(), "cj").join("jsonl/t.jsonl")).unwrap(),
+        "{\"id\":1,\"tags\":[\"a\",\"b\"],\"o\":\"{\\\"k\\\":1,\\\"x\\\":\\\"NaN\\\"}\",\"j\":\"\\\"{\\\\\\\"a\\\\\\\":[1,2]}\\\"\"}\n\
+         {\"id\":2,\"tags\":[],\"o\":\"{}\",\"j\":\"\\\"hello\\\"\"}\n\
+         {\"id\":3,\"tags\":null,\"o\":null,\"j\":null}\n"
+    );
+    // text that is no JSON in an object column is refused, not kept
+    write(tmp.path(), "a.csv", "id,tags,o,j\n1,[],{oops},\n");
+    let o = build(tmp.path(), &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("a.csv:2:$.o: expected object, found string \"{oops}\""), "{}", stderr(&o));
+}
+
+#[test]
+fn a_literal_path_reads_its_file_without_walking_the_folder() {
+    // a file named as it is: its folder's other entries, a loop of links among them, are
+    // never visited (querying a file in a large folder once walked all of it)
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "a.jsonl", "{\"x\":1}\n");
+    std::fs::create_dir(tmp.path().join("sub")).unwrap();
+    std::os::unix::fs::symlink("..", tmp.path().join("sub/up")).unwrap();
+    assert_eq!(query(&tmp.path().join("a.jsonl"), "SELECT x FROM t"), "x\n1\n");
+    // the same in a pipeline: `a.jsonl` and `*.jsonl` stay at the folder's top level
+    write(
+        tmp.path(),
+        "pipeline.toml",
+        "name = \"lit\"\n[[source]]\nname = \"raw\"\npath = [\"a.jsonl\"]\nformat = \"jsonl\"\n[[source]]\nname = \"g\"\npath = \"*.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT x FROM raw UNION ALL SELECT x FROM g\"\n",
+    );
+    let o = build(tmp.path(), &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(tmp.path(), "lit"), "SELECT count(*) AS n FROM t"), "n\n2\n");
+    // `./`, `//` and `/./` name the same file; a link back up at the pattern's deepest level
+    // is never walked into, so it is no loop
+    write(tmp.path(), "raw/m.jsonl", "{\"x\":2}\n");
+    std::os::unix::fs::symlink(".", tmp.path().join("raw/self")).unwrap();
+    write(
+        tmp.path(),
+        "pipeline.toml",
+        "name = \"lit\"\n[[source]]\nname = \"raw\"\npath = [\"./a.jsonl\", \"raw//m.jsonl\"]\nformat = \"jsonl\"\n\
+         [[source]]\nname = \"g\"\npath = \"raw/./*.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT x FROM raw UNION ALL SELECT x FROM g\"\n",
+    );
+    let o = build(tmp.path(), &["-q", "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(tmp.path(), "lit"), "SELECT sum(x) AS n FROM t"), "n\n5\n");
+}
+
+#[test]
+fn a_link_loop_under_a_pattern_is_named_as_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "logs/a.jsonl", "{\"x\":1}\n");
+    std::os::unix::fs::symlink("..", tmp.path().join("logs/up")).unwrap();
+    write(
+        tmp.path(),
+        "pipeline.toml",
+        "name = \"loop\"\n[[source]]\nname = \"raw\"\npath = \"logs/**/*.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\nquery = \"SELECT x FROM raw\"\n",
+    );
+    let o = build(tmp.path(), &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("logs/up: a symbolic link back to "), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("a loop the path pattern \"logs/**/*.jsonl\" would walk without end"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_record_without_metrics_is_no_row_unless_its_step_is_not_an_integer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "m.jsonl", "{\"step\": 0, \"loss\": 1.0}\n{\"step\": \"five\"}\n{}\n{\"step\": 3}\n{\"step\": 4.0}\n");
+    let toml = |key: &str| {
+        one_source("nm", "m.jsonl", "tinker-metrics", "", "SELECT * FROM raw", &format!("schema = \"t.json\"\n{key}"))
+    };
+    // a natural key of the long form holds: the records without metrics make no row
+    write(
+        dir,
+        "t.json",
+        r#"{"fields":[{"name":"step","type":"integer"},{"name":"metric","type":"string"},{"name":"value","type":"number"},{"name":"value_text","type":"string"},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}],"primaryKey":["step","metric"]}"#,
+    );
+    write(dir, "pipeline.toml", &toml(""));
+    let o = build(dir, &["-q"]);
+    assert_violations(&o, 1, &["m.jsonl:2:$.step: expected integer, found string \"five\""]);
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "nm"), "SELECT _source_line, step, metric, value FROM t ORDER BY _source_line"),
+        "_source_line,step,metric,value\n1,0,loss,1.0\n"
+    );
+    let rejects = std::fs::read_to_string(release(dir, "nm").join("rejects/raw.jsonl")).unwrap();
+    assert!(rejects.contains("\"_source_line\":2"), "{rejects}");
+}
+
+#[test]
+fn a_declared_source_field_no_record_holds_is_warned_of() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "s.jsonl", "{\"step\": 1, \"score\": 0.5}\n{\"step\": 2, \"score\": null}\n");
+    let field = |name: &str| format!("[[source.field]]\nname = \"{name}\"\ntype = \"number\"\n");
+    write(dir, "pipeline.toml", &one_source("sf", "s.jsonl", "jsonl", &field("scroe"), "SELECT * FROM raw", ""));
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = "warning: raw: [[source.field]] `scroe` is null in all 2 rows kept (a misspelled key?)";
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    let card = std::fs::read_to_string(release(dir, "sf").join("README.md")).unwrap();
+    assert!(card.contains("[[source.field]] `scroe` is null in all 2 rows kept"), "{card}");
+    // a field some record holds is not warned of, null elsewhere or not
+    write(dir, "pipeline.toml", &one_source("sf", "s.jsonl", "jsonl", &field("score"), "SELECT * FROM raw", ""));
+    let o = build(dir, &["--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("misspelled"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_named_pipe_is_refused_and_an_empty_input_is_warned_of() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "a.jsonl", "{\"k\": 1}\n");
+    write(dir, "c.jsonl", "");
+    write(dir, "pipeline.toml", &one_source("p", "*.jsonl", "jsonl", "", "SELECT k FROM raw", ""));
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("source raw read 1 empty file (0 bytes, no record): c.jsonl"), "{}", stderr(&o));
+    // a FIFO would block the build: refused by name, not read and not skipped
+    let made = std::process::Command::new("mkfifo").arg(dir.join("b.jsonl")).status();
+    if !made.is_ok_and(|s| s.success()) {
+        return;
+    }
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("b.jsonl: path pattern \"*.jsonl\" matches b.jsonl, which is not a regular file"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_wandb_step_below_zero_is_a_bad_record() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "history/abcd1234.csv", "_step,loss\n-1,0.5\n0,0.4\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"wb\"\n[[source]]\nname = \"w\"\npath = \"history/*.csv\"\nformat = \"wandb\"\nwandb = { table = \"history\" }\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT step, value FROM w\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("history/abcd1234.csv:2:$: `_step` must be an integer step, found -1, below 0"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn csv_booleans_take_the_table_schema_defaults_and_a_row_that_is_not_utf8_keeps_its_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(dir.join("a.csv"), b"id,b\n1,1\n2,0\n3,TRUE\n4,yes\n5,\xff\n").unwrap();
+    write(dir, "s.json", r#"{"fields":[{"name":"id","type":"integer"},{"name":"b","type":"boolean"}]}"#);
+    write(
+        dir,
+        "pipeline.toml",
+        &one_source("cb", "a.csv", "csv", "schema = \"s.json\"\n", "SELECT id, b FROM raw", ""),
+    );
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "cb"), "SELECT id, b FROM t ORDER BY id"), "id,b\n1,true\n2,false\n3,true\n");
+    let rejects = std::fs::read_to_string(release(dir, "cb").join("rejects/raw.jsonl")).unwrap();
+    assert!(rejects.contains(r#""record":{"id":"4","b":"yes"}"#), "{rejects}");
+    assert!(rejects.contains("\"_source_line\":6") && rejects.contains("\"raw\":\"5,\u{fffd}\""), "{rejects}");
+}
+
+#[test]
+fn tinker_metrics_logged_as_text_are_counted_in_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "metrics.jsonl",
+        "{\"step\": 0, \"loss\": 1.5, \"lr\": \"cosine\"}\n{\"step\": 1, \"loss\": \"1.1O\"}\n",
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        &one_source("tm", "metrics.jsonl", "tinker-metrics", "", "SELECT step, metric, value FROM raw", ""),
+    );
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("metrics.jsonl:1: raw: 2 metric values are no number (text, a boolean, a list or an object): kept in `value_text`"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_boolean_declared_by_a_source_field_reads_1_and_0() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "a.csv", "id,a\n1,1\n2,0\n");
+    let field = "[[source.field]]\nname = \"a\"\ntype = \"boolean\"\n";
+    write(dir, "pipeline.toml", &one_source("sf", "a.csv", "csv", field, "SELECT id, a FROM raw", ""));
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "sf"), "SELECT id, a FROM t ORDER BY id"), "id,a\n1,true\n2,false\n");
+}

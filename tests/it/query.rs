@@ -1,0 +1,822 @@
+//! `runpack query`: SQL over a release or raw files, its errors and its output formats.
+
+use crate::util::*;
+
+#[test]
+fn query_refuses_a_release_with_a_missing_data_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), tmp.path());
+    std::fs::remove_file(tmp.path().join("data/metrics.parquet")).unwrap();
+    let o = run(bin().args(["query", "-q"]).arg(tmp.path()).arg("SELECT count(*) FROM metrics"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("data file data/metrics.parquet of table metrics is missing"), "{}", stderr(&o));
+}
+
+#[test]
+fn long_expressions_and_writing_statements() {
+    let sql = format!("SELECT 1{}", " + 1".repeat(1500));
+    let o = run(bin().args(["query", "-q", "--format", "csv"]).arg(example_release()).arg(&sql));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).ends_with("\n1501\n"), "{}", stdout(&o));
+    // a generated filter of 600 conditions: evaluated by recursion on the runtime's threads
+    let terms: Vec<String> = (0..600).map(|i| format!("step <> {}", 100_000 + i)).collect();
+    let sql = format!("SELECT count(*) AS n FROM metrics WHERE {}", terms.join(" AND "));
+    let o = run(bin().args(["query", "-q", "--format", "csv"]).arg(example_release()).arg(&sql));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "n\n13220\n");
+    // 200 levels of parentheses parse; 600 are refused with the limit said
+    let nested = |n: usize| format!("SELECT {}1{} AS x", "(".repeat(n), ")".repeat(n));
+    let o = run(bin().args(["query", "-q", "--format", "csv"]).arg(example_release()).arg(nested(200)));
+    assert_eq!(stdout(&o), "x\n1\n", "{}", stderr(&o));
+    let o = run(bin().args(["query", "-q"]).arg(example_release()).arg(nested(600)));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("recursion limit (500 levels"), "{}", stderr(&o));
+    // the SQL on standard input, starting with a comment
+    let mut child = bin()
+        .args(["query", "-q", "--format", "csv"])
+        .arg(example_release())
+        .arg("-")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"-- how many\nSELECT count(*) AS n FROM metrics\n")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(stdout(&o), "n\n13220\n");
+    // SIMILAR TO would match anywhere in the text: refused, in a subquery too
+    let o = run(bin().args(["query", "-q"]).arg(example_release()).arg(
+        "SELECT count(*) FROM metrics WHERE metric IN (SELECT metric FROM metrics WHERE metric SIMILAR TO 'loss')",
+    ));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("SIMILAR TO is read by DataFusion as a regular expression"), "{}", stderr(&o));
+    let o = run(bin().args(["query", "-q"]).arg(example_release()).arg("SET TIME ZONE '+05:00'; SELECT 1"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("write SET datafusion.execution.time_zone = '+05:00'"), "{}", stderr(&o));
+    let target = tempfile::tempdir().unwrap();
+    let copy = format!("COPY (SELECT 1 AS a) TO '{}' STORED AS PARQUET", target.path().join("x.parquet").display());
+    let o = run(bin().args(["query", "-q"]).arg(example_release()).arg(&copy));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("DML not supported"), "{}", stderr(&o));
+    assert!(!target.path().join("x.parquet").exists());
+}
+
+#[test]
+fn a_value_a_cast_cannot_convert_comes_with_what_to_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "m.jsonl", "{\"id\": 1, \"v\": \"7\"}\n{\"id\": 2, \"v\": \"seven\"}\n");
+    write(dir, "s.json", r#"{"fields":[{"name":"id","type":"integer"},{"name":"n","type":"integer"}]}"#);
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"ch\"\n[[source]]\nname = \"raw\"\npath = \"m.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\nschema = \"s.json\"\nquery = \"SELECT id, CAST(v AS BIGINT) AS n FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("Cannot cast string 'seven' to value of Int64 type"), "{err}");
+    assert!(err.contains("hint: `TRY_CAST(x AS type)` reads a value that does not convert as NULL"), "{err}");
+    assert!(err.contains("declaring the column's type in the source's schema"), "{err}");
+    let o = run(bin().args(["query", "-q"]).arg(example_release()).arg("SELECT CAST('x' AS INT)"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("hint: `TRY_CAST(x AS type)`"), "{}", stderr(&o));
+    let o = run(bin().args(["query", "-q"]).arg(example_release()).arg("SELECT no_such_column FROM metrics"));
+    assert!(!stderr(&o).contains("hint: `TRY_CAST"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_failing_statement_of_a_script_is_named_and_results_stream_in_every_format() {
+    let o = run(bin().args(["query", "-q"]).arg(example_release()).arg("SELECT 1; SELECT nosuch FROM metrics"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o)
+            .contains("error: query, statement 2 of 2 (SQL line 1, column 18): Schema error: No field named nosuch"),
+        "{}",
+        stderr(&o)
+    );
+    let sql = "SELECT step FROM metrics ORDER BY step LIMIT 3";
+    for (format, want) in [
+        ("csv", "step\n0\n0\n0\n"),
+        ("ndjson", "{\"step\":0}\n{\"step\":0}\n{\"step\":0}\n"),
+        ("json", "[{\"step\":0},\n{\"step\":0},\n{\"step\":0}]\n"),
+    ] {
+        let o = run(bin().args(["query", "-q", "--format", format]).arg(example_release()).arg(sql));
+        assert_eq!(stdout(&o), want, "{format}");
+    }
+    for (format, want) in [("csv", "step\n"), ("ndjson", ""), ("json", "[]\n")] {
+        let o = run(bin()
+            .args(["query", "-q", "--format", format])
+            .arg(example_release())
+            .arg("SELECT step FROM metrics WHERE false"));
+        assert_eq!(stdout(&o), want, "{format}");
+    }
+}
+
+#[test]
+fn sql_errors_name_the_place_in_the_sql() {
+    let o = run(bin().args(["query", "-q"]).arg(example_release()).arg("SELECT step,\n  nosuch FROM metrics"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).starts_with("error: query (SQL line 2, column 3): Schema error: No field named nosuch."),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(bin().args(["query", "-q"]).arg(example_release()).arg("SELECT 1; SELECT * FROM nosuch"));
+    assert!(
+        stderr(&o).starts_with(
+            "error: query, statement 2 of 2 (the tables: checkpoints, eval_samples, evaluations, metrics, \
+             training_runs) (SQL line 1, column 25): Error during planning: table"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_pipe_given_to_query_is_refused_without_reading_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fifo = tmp.path().join("in.jsonl");
+    assert!(run(std::process::Command::new("mkfifo").arg(&fifo)).status.success());
+    // nothing writes to the pipe: opening it would block (`timeout` ends the test if it does)
+    let o = run(std::process::Command::new("timeout")
+        .arg("60")
+        .arg(env!("CARGO_BIN_EXE_runpack"))
+        .args(["query", "-q"])
+        .arg(&fifo)
+        .arg("SELECT * FROM t"));
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("in.jsonl is a pipe or a device, not a file"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_release_folder_without_its_manifest_is_said_to_be_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), tmp.path());
+    std::fs::remove_file(tmp.path().join("manifest.json")).unwrap();
+    let o = run(bin().args(["query", "-q"]).arg(tmp.path()).arg("SELECT count(*) FROM checkpoints"));
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("looks like a release folder (it holds SHA256SUMS, datapackage.json) but has no manifest.json"),
+        "{err}"
+    );
+    assert!(!err.contains("mixes Parquet"), "{err}");
+}
+
+#[test]
+fn a_query_that_meets_a_broken_data_file_names_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), tmp.path());
+    // the same size, its footer broken (the size alone is checked before reading)
+    let path = tmp.path().join("data/checkpoints.parquet");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let n = bytes.len();
+    bytes[n - 4..].copy_from_slice(b"XXXX");
+    std::fs::write(&path, bytes).unwrap();
+    let o = run(bin().args(["query", "-q"]).arg(tmp.path()).arg("SELECT count(*) FROM checkpoints"));
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("data/checkpoints.parquet (table checkpoints) is not a readable Parquet file"), "{err}");
+    assert!(err.contains("hint: `runpack verify"), "{err}");
+    // a raw Parquet file is named by its path
+    let file = tmp.path().join("data/checkpoints.parquet");
+    let o = run(bin().args(["query", "-q"]).arg(&file).arg("SELECT count(*) FROM t"));
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("checkpoints.parquet"), "{}", stderr(&o));
+}
+
+#[test]
+fn query_with_a_schema_refuses_parquet_files_whose_columns_differ() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = example_release().join("data/checkpoints.parquet");
+    write(
+        tmp.path(),
+        "s.json",
+        r#"{"fields":[{"name":"tinker_uri","type":"string"},{"name":"nosuch","type":"number"}]}"#,
+    );
+    let o = run(bin()
+        .args(["query", "-q"])
+        .arg(&file)
+        .arg("SELECT count(*) FROM t")
+        .arg("--schema")
+        .arg(tmp.path().join("s.json")));
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("column `nosuch` is declared in the schema but not in the file"), "{err}");
+    assert!(err.contains("is in the file but not in the declared schema"), "{err}");
+}
+
+#[test]
+fn query_with_a_schema_refuses_parquet_columns_of_another_type() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // a Parquet file of a float, a string, a struct and an integer, written by a build
+    write(dir, "raw.jsonl", "{\"x\": 1.7, \"s\": \"1\", \"o\": {\"a\": 1, \"b\": 2}, \"n\": 3}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"p\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\nquery = \"SELECT * FROM raw\"\n",
+    );
+    let o = run(bin().args(["build", "-q"]).arg(dir).arg("--releases-dir").arg(dir.join("releases")));
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let file = dir.join("releases/p/0.1.0/data/t.parquet");
+    let schema = |fields: &str| {
+        write(dir, "s.json", &format!(r#"{{"fields":[{fields}]}}"#));
+        dir.join("s.json")
+    };
+    let query = |s: std::path::PathBuf| {
+        run(bin().args(["query", "-q", "--format", "csv"]).arg(&file).arg("SELECT * FROM t").arg("--schema").arg(s))
+    };
+    // 1.7 is not read as the integer 1, nor "1" as 1, nor a struct with a member less
+    let o = query(schema(
+        r#"{"name":"x","type":"integer"},{"name":"s","type":"integer"},{"name":"o","type":"object","fields":[{"name":"a","type":"integer"}]},{"name":"n","type":"integer"},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}"#,
+    ));
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("column `x` (declared integer) is Float64 in the file, which does not read as Int64 without loss"),
+        "{err}"
+    );
+    assert!(err.contains("column `s` (declared integer) is Utf8 in the file, which does not read"), "{err}");
+    assert!(err.contains("column `o` (declared object) is Struct<a: Int64, b: Int64> in the file"), "{err}");
+    assert!(!err.contains("column `n`"), "{err}");
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+    // the file's own types read; an integer declared number does not (a float rounds it above 2^53)
+    let fields = r#"{"name":"x","type":"number"},{"name":"s","type":"string"},{"name":"o","type":"object","fields":[{"name":"a","type":"integer"},{"name":"b","type":"integer"}]},{"name":"n","type":"integer"},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}"#;
+    let o = query(schema(fields));
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("1.7,1,"), "{}", stdout(&o));
+    let o = query(schema(&fields.replace(r#""name":"n","type":"integer""#, r#""name":"n","type":"number""#)));
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("column `n` (declared number) is Int64 in the file"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_function_given_the_wrong_type_is_a_sql_mistake_not_a_bug_report() {
+    let o = run(bin().args(["query", "-q"]).arg(example_release()).arg("SELECT sum(model) FROM training_runs"));
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("No function matches the given name and argument types 'sum(Utf8View)'"), "{err}");
+    assert!(!err.contains("bug") && !err.contains("Internal error"), "{err}");
+    assert!(err.contains("hint: Utf8 and Utf8View are text"), "{err}");
+}
+
+#[test]
+fn a_query_over_a_release_refuses_a_data_file_of_another_size() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), tmp.path());
+    std::fs::write(tmp.path().join("data/checkpoints.parquet"), b"").unwrap();
+    let o = run(bin().args(["query", "-q"]).arg(tmp.path()).arg("SELECT count(*) FROM checkpoints"));
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stderr(&o).contains("data file data/checkpoints.parquet of table checkpoints holds 0 bytes"),
+        "{}",
+        stderr(&o)
+    );
+    // the other tables still answer; a missing file is named when its table is read
+    assert_eq!(query(tmp.path(), "SELECT count(*) AS n FROM training_runs"), "n\n45\n");
+    std::fs::remove_file(tmp.path().join("data/metrics.parquet")).unwrap();
+    let o = run(bin().args(["query", "-q"]).arg(tmp.path()).arg("SELECT count(*) FROM metrics"));
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("data file data/metrics.parquet of table metrics is missing"), "{}", stderr(&o));
+}
+
+#[test]
+fn query_refuses_raw_file_options_with_a_release_and_files_it_cannot_read() {
+    let release = example_release();
+    for args in [["--table", "x"], ["--schema", "s.json"]] {
+        let o = run(bin().args(["query", "-q"]).arg(release).args(args).arg("SELECT 1"));
+        assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+        assert!(stderr(&o).contains("--schema and --table name and type raw files;"), "{}", stderr(&o));
+    }
+    // a CSV file is not read as JSON Lines, line after line of errors
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "x.csv", "a,b\n1,2\n");
+    let o = run(bin().args(["query", "-q"]).arg(tmp.path().join("x.csv")).arg("SELECT * FROM t"));
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("x.csv: query reads Parquet (.parquet) and JSON Lines"), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+}
+
+#[test]
+fn a_sql_syntax_error_is_said_with_its_place_not_as_debug_text() {
+    let release = example_release();
+    let o = run(bin().args(["query", "-q"]).arg(release).arg("SELECT 1;\nSELEC 2"));
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("(SQL line 2, column 1): SQL syntax error: Expected: an SQL statement, found: SELEC"),
+        "{err}"
+    );
+    assert!(!err.contains("ParserError("), "{err}");
+    let o = run(bin().args(["query", "-q"]).arg(release).arg("SELECT 1,\n  2 +\n"));
+    assert!(
+        stderr(&o).contains(
+            "query (SQL line 2, column 5, its end): SQL syntax error: Expected: an expression, found: the end of the SQL"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn query_over_json_lines_reads_a_key_null_in_every_record_as_text_of_nulls() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "x.jsonl", "{\"a\": 1, \"n\": null}\n{\"a\": 2, \"l\": []}\n");
+    let o = run(bin()
+        .args(["query", "-q", "--format", "csv"])
+        .arg(tmp.path().join("x.jsonl"))
+        .arg("SELECT a, n IS NULL AS n_null, arrow_typeof(n) AS t FROM t ORDER BY a"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "a,n_null,t\n1,true,Utf8\n2,true,Utf8\n");
+    // a bad line stops the query, which writes nothing anyway: not said as a build says it
+    write(tmp.path(), "x.jsonl", "{\"a\": 1}\n{\"a\": }\n");
+    let o = run(bin().args(["query", "-q"]).arg(tmp.path().join("x.jsonl")).arg("SELECT a FROM t"));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).trim_end().ends_with("1 violation found"), "{}", stderr(&o));
+}
+
+#[test]
+fn raw_json_lines_queries_read_every_extension_type_nan_strings_in_any_order_and_keep_names() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // a folder: every JSON Lines extension, and a table copy with its own provenance beside a
+    // plain file (which gets runpack's)
+    write(dir, "a/x.ndjson", "{\"v\": 1}\n");
+    write(dir, "a/y.jsonl", "{\"v\": 2}\n");
+    write(dir, "a/schema.json", "{\"fields\": []}");
+    write(dir, "a/z.jsonl", "{\"v\": 3, \"_source_file\": \"raw.json\", \"_source_line\": \"/runs/0\"}\n");
+    let o = run(bin().args(["query", "-q", "--format", "csv"]).arg(dir.join("a")).arg("SELECT * FROM t ORDER BY v"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "v,_source_file,_source_line\n1,x.ndjson,1\n2,y.jsonl,1\n3,raw.json,/runs/0\n");
+    // a row whose own are null gets runpack's; an own column of another type is kept as it is
+    write(dir, "b/f1.jsonl", "{\"v\": 1, \"_source_line\": true}\n{\"v\": 2, \"_source_line\": null}\n");
+    write(dir, "b/f2.jsonl", "{\"v\": 3}\n");
+    let o = run(bin().args(["query", "-q", "--format", "csv"]).arg(dir.join("b")).arg("SELECT * FROM t ORDER BY v"));
+    assert_eq!(stdout(&o), "v,_source_line,_source_file\n1,true,\n2,,f1.jsonl\n3,,f2.jsonl\n", "{}", stderr(&o));
+    // the names runpack keeps for its own beside the data's are refused as data columns
+    write(dir, "c/f.jsonl", "{\"_source_file\": \"o\", \"\\u0001_source_line\": 1}\n");
+    let o = run(bin().args(["query", "-q"]).arg(dir.join("c")).arg("SELECT * FROM t"));
+    assert!(stderr(&o).contains("a name runpack keeps for its own file and line"), "{}", stderr(&o));
+    // "NaN"/"Infinity" strings (runpack's own JSON Lines) type a column as numbers wherever they come
+    for (name, text) in
+        [("n1.jsonl", "{\"v\": 1.5}\n{\"v\": \"Infinity\"}\n"), ("n2.jsonl", "{\"v\": \"Infinity\"}\n{\"v\": 1.5}\n")]
+    {
+        write(dir, name, text);
+        let o = run(bin()
+            .args(["query", "-q", "--format", "csv"])
+            .arg(dir.join(name))
+            .arg("SELECT max(v) > 2 AS inf, arrow_typeof(min(v)) AS t FROM t"));
+        assert_eq!(stdout(&o), "inf,t\ntrue,Float64\n", "{name}: {}", stderr(&o));
+    }
+    write(dir, "s.jsonl", "{\"v\": \"NaN\"}\n{\"v\": \"x\"}\n");
+    let o =
+        run(bin().args(["query", "-q", "--format", "csv"]).arg(dir.join("s.jsonl")).arg("SELECT v FROM t ORDER BY v"));
+    assert_eq!(stdout(&o), "v\nNaN\nx\n", "{}", stderr(&o));
+    // globs take `*`, `**` and `?`; a class or an alternative is said to be none
+    for glob in ["[xy].jsonl", "{n1,n2}.jsonl"] {
+        let o = run(bin().args(["query", "-q"]).arg(dir.join(glob)).arg("SELECT 1"));
+        assert!(stderr(&o).contains("is not glob syntax here"), "{glob}: {}", stderr(&o));
+    }
+    // --table keeps its case and dots; the table format escapes control characters in names
+    write(dir, "k.jsonl", "{\"a\\nb\": 1}\n");
+    let o = run(bin()
+        .args(["query", "-q", "--table", "My.T"])
+        .arg(dir.join("k.jsonl"))
+        .arg("SELECT \"a\nb\" FROM \"My.T\""));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("| a\\nb |"), "{}", stdout(&o));
+    // and SQL errors that name such a column show it escaped
+    write(dir, "e.jsonl", "{\"a\\u001b[31mb\": 1}\n");
+    let o = run(bin().args(["query", "-q"]).arg(dir.join("e.jsonl")).arg("SELECT nonexist FROM t"));
+    assert!(stderr(&o).contains("a\\u{1b}[31mb") && !stderr(&o).contains('\u{1b}'), "{}", stderr(&o));
+}
+
+#[test]
+fn a_parquet_column_null_in_every_row_of_one_file_takes_the_other_files_type() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let script = "import sys, pyarrow as pa, pyarrow.parquet as pq\n\
+                  d = sys.argv[1]\n\
+                  pq.write_table(pa.table({'a': pa.array([None], pa.null())}), d + '/0.parquet')\n\
+                  pq.write_table(pa.table({'a': pa.array([1], pa.int32()), 'b': pa.array(['x'])}), d + '/1.parquet')\n\
+                  pq.write_table(pa.table({'a': pa.array([None], pa.null()), 'b': pa.array([None], pa.null())}), d + '/2.parquet')\n";
+    std::fs::create_dir_all(dir.join("p")).unwrap();
+    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(dir.join("p")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let sql = "SELECT a, b, arrow_typeof(a) AS t FROM t ORDER BY a";
+    let o = run(bin().args(["query", "-q", "--format", "csv"]).arg(dir.join("p")).arg(sql));
+    assert_eq!(stdout(&o), "a,b,t\n1,x,Int64\n,,Int64\n,,Int64\n", "{}", stderr(&o));
+    // and with a declared schema: nothing of an all-null column is lost in any type
+    write(dir, "s.json", r#"{"fields": [{"name": "a", "type": "integer"}, {"name": "b", "type": "string"}]}"#);
+    std::fs::remove_file(dir.join("p/0.parquet")).unwrap();
+    let o = run(bin()
+        .args(["query", "-q", "--format", "csv", "--schema"])
+        .arg(dir.join("s.json"))
+        .arg(dir.join("p"))
+        .arg("SELECT a, b FROM t ORDER BY a"));
+    assert_eq!(stdout(&o), "a,b\n1,x\n,\n", "{}", stderr(&o));
+    // also a struct member or a list item null in every row of one file
+    let script = "import sys, pyarrow as pa, pyarrow.parquet as pq\n\
+                  d = sys.argv[1]\n\
+                  pq.write_table(pa.table({'s': pa.array([{'x': None}], pa.struct([('x', pa.null())])), 'l': pa.array([[None]], pa.list_(pa.null()))}), d + '/1.parquet')\n\
+                  pq.write_table(pa.table({'s': pa.array([{'x': 5}], pa.struct([('x', pa.int32())])), 'l': pa.array([[1.5]], pa.list_(pa.float64()))}), d + '/2.parquet')\n";
+    std::fs::create_dir_all(dir.join("n")).unwrap();
+    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(dir.join("n")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(bin()
+        .args(["query", "-q", "--format", "csv"])
+        .arg(dir.join("n"))
+        .arg("SELECT s, l FROM t ORDER BY l[1] NULLS FIRST"));
+    assert_eq!(stdout(&o), "s,l\n\"{\"\"x\"\":null}\",[null]\n\"{\"\"x\"\":5}\",[1.5]\n", "{}", stderr(&o));
+    write(
+        dir,
+        "n.json",
+        r#"{"fields": [{"name": "s", "type": "object", "fields": [{"name": "x", "type": "integer"}]}, {"name": "l", "type": "array", "items": {"type": "number"}}]}"#,
+    );
+    let o = run(bin()
+        .args(["query", "-q", "--format", "csv", "--schema"])
+        .arg(dir.join("n.json"))
+        .arg(dir.join("n"))
+        .arg("SELECT s, l FROM t ORDER BY l[1] NULLS FIRST"));
+    assert_eq!(stdout(&o), "s,l\n\"{\"\"x\"\":null}\",[null]\n\"{\"\"x\"\":5}\",[1.5]\n", "{}", stderr(&o));
+    // a real clash says what query can do about it (it has no [[source.field]])
+    let script = "import sys, pyarrow as pa, pyarrow.parquet as pq\n\
+                  d = sys.argv[1]\n\
+                  pq.write_table(pa.table({'a': [1]}), d + '/1.parquet')\n\
+                  pq.write_table(pa.table({'a': ['x']}), d + '/2.parquet')\n";
+    std::fs::create_dir_all(dir.join("c")).unwrap();
+    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(dir.join("c")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(bin().args(["query", "-q"]).arg(dir.join("c")).arg("SELECT * FROM t"));
+    assert!(
+        stderr(&o).contains("a: Int64 in 1.parquet vs Utf8 in 2.parquet; query the files of each type apart"),
+        "{}",
+        stderr(&o)
+    );
+    // a column name twice in one file is named with the file
+    let script = "import sys, pyarrow as pa, pyarrow.parquet as pq\n\
+                  pq.write_table(pa.Table.from_arrays([pa.array([1]), pa.array([2])], names=['a', 'a']), sys.argv[1])\n";
+    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(dir.join("dup.parquet")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(bin().args(["query", "-q"]).arg(dir.join("dup.parquet")).arg("SELECT * FROM t"));
+    assert!(stderr(&o).contains("dup.parquet: column `a` appears more than once in the file"), "{}", stderr(&o));
+}
+
+/// A Parquet file whose pages are corrupt (one bit of the bundled example's `checkpoints`
+/// flipped) makes the Parquet reader panic: query and build say which file, and nothing
+/// prints a panic.
+#[test]
+fn a_parquet_file_the_reader_panics_on_is_named_not_a_crash() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    std::fs::create_dir_all(dir.join("raw")).unwrap();
+    std::fs::copy(repo().join("tests/fixtures/corrupt/bitflip.parquet"), dir.join("raw/c.parquet")).unwrap();
+    let quiet = |mut c: std::process::Command| {
+        c.env_remove("RUST_BACKTRACE");
+        run(&mut c)
+    };
+    let mut c = bin();
+    c.current_dir(dir).args(["query", "-q", "raw/c.parquet", "SELECT * FROM t", "--format", "csv"]);
+    let o = quiet(c);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("error: query: raw/c.parquet is not a readable Parquet file: the Parquet reader stopped on"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+
+    write(dir, "pipeline.toml", &one_source("cp", "raw/c.parquet", "parquet", "", "SELECT name, step FROM raw", ""));
+    let mut c = bin();
+    c.arg("build").arg(dir).arg("-q");
+    let o = quiet(c);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("raw/c.parquet: not readable as Parquet: the Parquet reader stopped on"), "{err}");
+    assert!(err.contains("(reading from row 1)"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(!dir.join("releases/cp").exists());
+}
+
+/// A release whose data file does not hold the manifest's schema (a column renamed or retyped
+/// in the manifest, a file rewritten by another writer) is refused by query naming the file
+/// and the difference, where DataFusion would read the renamed column as nulls and cast the
+/// retyped one.
+#[test]
+fn query_refuses_a_data_file_that_does_not_hold_the_manifests_schema() {
+    let t = tempfile::tempdir().unwrap();
+    let edit = |name: &str, f: &dyn Fn(&mut serde_json::Value)| {
+        let dir = t.path().join(name);
+        copy_tree(example_release(), &dir);
+        let path = dir.join("manifest.json");
+        let mut m: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let table = m["tables"].as_array_mut().unwrap().iter_mut().find(|t| t["name"] == "checkpoints").unwrap();
+        let field = table["schema"]["fields"].as_array_mut().unwrap().iter_mut().find(|f| f["name"] == "step").unwrap();
+        f(field);
+        std::fs::write(&path, serde_json::to_vec_pretty(&m).unwrap()).unwrap();
+        dir
+    };
+    let renamed = edit("renamed", &|f| f["name"] = "stepx".into());
+    let o = run(bin().args(["query", "-q"]).arg(&renamed).arg("SELECT count(*), sum(stepx) FROM checkpoints"));
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "error: data/checkpoints.parquet (table checkpoints) does not hold the manifest's schema: \
+             `stepx` missing; `step` not expected\nhint: `runpack verify"
+        ),
+        "{err}"
+    );
+    assert!(stdout(&o).is_empty());
+    // (its range constraint goes too: on a string, the manifest itself would be refused)
+    let retyped = edit("retyped", &|f| {
+        f["type"] = "string".into();
+        f.as_object_mut().unwrap().remove("constraints");
+    });
+    let o = run(bin().args(["query", "-q"]).arg(&retyped).arg("SELECT step FROM checkpoints ORDER BY step LIMIT 3"));
+    assert!(stderr(&o).contains("`step`: Utf8 expected, Int64 found"), "{}", stderr(&o));
+    // the other tables still answer, and the untouched release as before
+    assert_eq!(
+        query(&retyped, "SELECT count(*) AS n FROM evaluations"),
+        query(example_release(), "SELECT count(*) AS n FROM evaluations")
+    );
+    assert!(query(example_release(), "SELECT count(*) AS n FROM checkpoints").contains("84"));
+}
+
+#[test]
+fn query_checks_the_constraints_and_key_of_a_declared_schema() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "d.jsonl",
+        "{\"a\": 1, \"k\": 1}\n{\"a\": 5, \"k\": 2}\n{\"a\": 0, \"k\": 1}\n{\"a\": null, \"k\": 3}\n",
+    );
+    write(
+        dir,
+        "s.json",
+        r#"{"fields":[{"name":"a","type":"integer","constraints":{"maximum":1,"required":true}},{"name":"k","type":"integer"}],"primaryKey":["k"]}"#,
+    );
+    let schema = dir.join("s.json");
+    let script = "import sys, pyarrow as pa, pyarrow.parquet as pq\n\
+                  pq.write_table(pa.table({'a': pa.array([1, 5, 0, None], pa.int64()), 'k': [1, 2, 1, 3]}), sys.argv[1])\n";
+    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(dir.join("d.parquet")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    for (file, at) in [
+        ("d.jsonl", ["d.jsonl:2:a", "d.jsonl:4:a", "d.jsonl:1:k"]),
+        ("d.parquet", ["d.parquet:2:a", "d.parquet:4:a", "d.parquet:1:k"]),
+    ] {
+        let o =
+            run(bin().args(["query", "-q"]).arg(dir.join(file)).arg("SELECT * FROM t").arg("--schema").arg(&schema));
+        assert_eq!(o.status.code(), Some(1), "{file}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains("value 5 is above the maximum 1"), "{err}");
+        assert!(err.contains("value is null but the field is required"), "{err}");
+        assert!(err.contains("2 rows share this primary key"), "{err}");
+        assert!(err.contains("4 violations found"), "{err}");
+        for place in at {
+            assert!(err.contains(place), "{err}");
+        }
+        assert!(stdout(&o).is_empty(), "no result for rows that break the schema: {}", stdout(&o));
+    }
+    // the rows that keep the rules query as before; a foreign key is named as not checked
+    write(dir, "ok.jsonl", "{\"a\": 1, \"k\": 1}\n{\"a\": 0, \"k\": 2}\n");
+    write(
+        dir,
+        "fk.json",
+        r#"{"fields":[{"name":"a","type":"integer","constraints":{"maximum":1}},{"name":"k","type":"integer"}],"primaryKey":["k"],"foreignKeys":[{"fields":["a"],"reference":{"resource":"other","fields":["x"]}}]}"#,
+    );
+    let o = run(bin()
+        .arg("query")
+        .arg(dir.join("ok.jsonl"))
+        .arg("SELECT sum(a) AS s FROM t")
+        .args(["--format", "csv"])
+        .arg("--schema")
+        .arg(dir.join("fk.json")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "s\n1\n");
+    assert!(stderr(&o).contains("the schema's foreignKeys are not checked"), "{}", stderr(&o));
+}
+
+#[test]
+fn query_says_what_to_query_instead_of_a_misplaced_source() {
+    let r = example_release();
+    let versions = r.parent().unwrap();
+    let cases: Vec<(std::path::PathBuf, String)> = vec![
+        (
+            versions.to_path_buf(),
+            format!("holds releases (1.0.0), not one: query one of them, such as {}", r.display()),
+        ),
+        (
+            versions.parent().unwrap().to_path_buf(),
+            format!("holds releases (tinker-rl-bench/1.0.0), not one: query one of them, such as {}", r.display()),
+        ),
+        (r.join("data"), "holds the files of every table of the release".into()),
+        (r.join("jsonl"), "holds the files of every table of the release".into()),
+        (
+            r.join("manifest.json"),
+            format!("is a release's manifest, not data: query the release folder {}", r.display()),
+        ),
+        (r.join("nope"), "nope: no such file or folder".into()),
+        (repo().join("pipelines/tinker-rl-bench"), "is a pipeline folder, whose raw files query would read".into()),
+    ];
+    for (source, said) in cases {
+        let o = run(bin().arg("query").arg(&source).arg("SELECT 1"));
+        assert_eq!(o.status.code(), Some(2), "{}: {}", source.display(), stderr(&o));
+        assert!(stderr(&o).contains(&said), "{}", stderr(&o));
+    }
+    // a JSON document named as a .json file is said to be one, not a violation per line
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "doc.json", "{\n  \"runs\": [\n    {\"a\": 1}\n  ]\n}\n");
+    let o = run(bin().arg("query").arg(tmp.path().join("doc.json")).arg("SELECT 1"));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("doc.json: line 1 is not a whole JSON value"), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    // an unknown table: the tables there are, and the one meant
+    let o = run(bin().arg("query").arg(r).arg("SELECT * FROM trainng_runs"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(
+            "(the tables: checkpoints, eval_samples, evaluations, metrics, training_runs; did you mean \
+             training_runs?)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    write(tmp.path(), "k.jsonl", "{\"a\": 1}\n");
+    let o = run(bin().args(["query", "--table", "My"]).arg(tmp.path().join("k.jsonl")).arg("SELECT * FROM My"));
+    assert!(
+        stderr(&o).contains("did you mean \"My\"? SQL reads a name without quotes in lower case"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_statement_without_a_result_prints_nothing() {
+    for (format, printed) in [("table", ""), ("csv", ""), ("json", "[]\n"), ("ndjson", "")] {
+        let o = run(bin()
+            .args(["query", "-q", "--format", format])
+            .arg(example_release())
+            .arg("SET datafusion.runtime.memory_limit = '2G'"));
+        assert!(o.status.success(), "{format}: {}", stderr(&o));
+        assert_eq!(stdout(&o), printed, "{format}");
+    }
+}
+
+#[test]
+fn a_parquet_file_whose_pages_do_not_decode_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut bytes = std::fs::read(example_release().join("data/metrics.parquet")).unwrap();
+    // inside the compressed pages of the first columns; the footer still reads
+    bytes[3000..5000].fill(0xAB);
+    let f = tmp.path().join("m.parquet");
+    std::fs::write(&f, bytes).unwrap();
+    let o = run(bin().args(["query", "-q"]).arg(&f).arg("SELECT sum(step) FROM t"));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&format!("{} is not a readable Parquet file: ", f.display())), "{}", stderr(&o));
+}
+
+#[test]
+fn json_and_csv_print_times_alike() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "one.jsonl", "{\"a\": 1}\n");
+    let sql = "SELECT arrow_cast(0, 'Timestamp(Microsecond, None)') AS naive, \
+               arrow_cast(0, 'Timestamp(Microsecond, Some(\"+05:30\"))') AS india, \
+               arrow_cast(0, 'Timestamp(Microsecond, Some(\"UTC\"))') AS utc FROM t";
+    let o = run(bin().args(["query", "-q", "--format", "ndjson"]).arg(tmp.path().join("one.jsonl")).arg(sql));
+    assert_eq!(
+        stdout(&o),
+        "{\"naive\":\"1970-01-01T00:00:00\",\"india\":\"1970-01-01T05:30:00+05:30\",\"utc\":\"1970-01-01T00:00:00Z\"}\n",
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        query_with(&tmp.path().join("one.jsonl"), sql, &[]),
+        "naive,india,utc\n1970-01-01T00:00:00,1970-01-01T05:30:00+05:30,1970-01-01T00:00:00Z\n"
+    );
+}
+
+#[test]
+fn dates_and_times_beyond_what_can_be_printed_are_named_in_every_format() {
+    // the JSON writer once panicked on such a date, and the table and JSON formats printed
+    // Arrow's error text as the value with exit 0
+    let cases = [
+        ("SELECT CAST(2147483647 AS DATE) AS d", "column \"d\", row 1: 2147483647 (a Date32 value)"),
+        ("SELECT to_timestamp_seconds(9223372036854775807) AS t", "column \"t\", row 1: 9223372036854775807"),
+        // the last instant chrono holds, whose local time in UTC+14:00 is past its last date
+        (
+            "SELECT arrow_cast(to_timestamp_seconds(8210266876799), 'Timestamp(Second, Some(\"+14:00\"))') AS z",
+            "column \"z\", row 1: 8210266876799 (a Timestamp(s, \"+14:00\") value)",
+        ),
+        (
+            "SELECT * FROM (VALUES (1), (2)) AS v(k) CROSS JOIN (SELECT [named_struct('d', arrow_cast(2147483647, 'Date32'))] AS x) ORDER BY k",
+            "column \"x\"[].d, row 1: 2147483647 (a Date32 value)",
+        ),
+    ];
+    for (sql, said) in cases {
+        for format in ["table", "csv", "json", "ndjson"] {
+            let o = run(bin().args(["query", "-q", "--format", format]).arg(example_release()).arg(sql));
+            assert_eq!(o.status.code(), Some(2), "{format} {sql}: {}{}", stdout(&o), stderr(&o));
+            assert!(stderr(&o).contains(said), "{format} {sql}: {}", stderr(&o));
+            assert!(
+                stderr(&o).contains("is outside what can be printed (dates of years -262143 to 262142"),
+                "{}",
+                stderr(&o)
+            );
+            assert!(!stdout(&o).contains("ERROR"), "{format}: {}", stdout(&o));
+        }
+    }
+    // the edges themselves print
+    let o = run(bin()
+        .args(["query", "-q", "--format", "json"])
+        .arg(example_release())
+        .arg("SELECT arrow_cast(-96465292, 'Date32') AS lo, arrow_cast(95026236, 'Date32') AS hi"));
+    assert_eq!(stdout(&o), "[{\"lo\":\"-262143-01-01\",\"hi\":\"+262142-12-31\"}]\n", "{}", stderr(&o));
+}
+
+/// `runpack query -q --format json <source> <sql>`; its stdout, asserting success.
+fn json_query(source: &std::path::Path, sql: &str) -> String {
+    let o = run(bin().args(["query", "-q", "--format", "json"]).arg(source).arg(sql));
+    assert!(o.status.success(), "query failed: {sql}: {}", stderr(&o));
+    stdout(&o)
+}
+
+#[test]
+fn raw_json_lines_with_empty_objects_and_nan_like_names_print() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "a.jsonl", "{\"a\":{},\"name\":\"Nan\"}\n{\"a\":{},\"name\":\"Infinity\"}\n");
+    let f = tmp.path().join("a.jsonl");
+    // an object with no members is `{}` in every format, not an error
+    assert_eq!(json_query(&f, "SELECT a FROM t"), "[{\"a\":{}},\n{\"a\":{}}]\n");
+    assert_eq!(query(&f, "SELECT a FROM t"), "a\n{}\n{}\n");
+    // a struct's field named twice keeps both values, the second under a suffix
+    assert_eq!(
+        json_query(&f, "SELECT named_struct('a', 1, 'a', 2, 'a_1', 3) AS s LIMIT 1"),
+        "[{\"s\":{\"a\":1,\"a_2\":2,\"a_1\":3}}]\n"
+    );
+    // a column of such strings and no number is text, kept as written
+    assert_eq!(query(&f, "SELECT name, arrow_typeof(name) AS ty FROM t"), "name,ty\nNan,Utf8\nInfinity,Utf8\n");
+    // with a number in the column, they are numbers (runpack's own copies write NaN so)
+    write(tmp.path(), "b.jsonl", "{\"x\":\"NaN\"}\n{\"x\":1.5}\n");
+    assert_eq!(query(&tmp.path().join("b.jsonl"), "SELECT x FROM t"), "x\nNaN\n1.5\n");
+    // a pipeline source that reads such strings as numbers takes a column of them alone for
+    // numbers (a loss that diverged on every step)
+    write(tmp.path(), "m.jsonl", "{\"step\":1,\"loss\":\"NaN\"}\n{\"step\":2,\"loss\":\"Infinity\"}\n");
+    write(
+        tmp.path(),
+        "pipeline.toml",
+        "name = \"nf\"\n[[source]]\nname = \"raw\"\npath = \"m.jsonl\"\nformat = \"jsonl\"\ncoerce_nonfinite_strings = true\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT step, loss, arrow_typeof(loss) AS ty FROM raw\"\n",
+    );
+    let o = build(tmp.path(), &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(tmp.path(), "nf"), "SELECT loss, ty FROM t"), "loss,ty\nNaN,Float64\nInfinity,Float64\n");
+}
+
+#[test]
+fn explain_shows_its_plans_line_by_line_in_the_table_format() {
+    let o = run(bin()
+        .args(["query", "-q"])
+        .arg(example_release())
+        .arg("EXPLAIN SELECT tinker_uri, count(*) FROM eval_samples GROUP BY tinker_uri"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(!out.contains("\\n"), "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines.iter().any(|l| l.starts_with("|               |   Aggregate: groupBy=")), "{out}");
+    assert!(lines.iter().any(|l| l.contains("ViewGroupsExec: ")), "{out}");
+    // other text keeps its control characters escaped, also under an EXPLAIN's column names
+    let o = run(bin().args(["query", "-q"]).arg(example_release()).arg("SELECT 'a' || chr(10) || 'b' AS x"));
+    assert!(stdout(&o).contains("| a\\nb |"), "{}", stdout(&o));
+    let o = run(bin()
+        .args(["query", "-q"])
+        .arg(example_release())
+        .arg("SELECT 'x' AS plan_type, 'a' || chr(10) || 'b' AS plan"));
+    assert!(stdout(&o).contains("| a\\nb |"), "{}", stdout(&o));
+}
+
+#[test]
+fn moving_window_sums_of_floats_forget_a_nan_or_a_large_value_that_left_the_frame() {
+    // a sum beyond the floats is infinite for its frame only
+    let sql = "SELECT id, sum(v) OVER (ORDER BY id ROWS 1 PRECEDING) AS s FROM (VALUES (1, 1e308), (2, 1e308), \
+               (3, 1.0), (4, 1.0), (5, 2.0)) AS t(id, v) ORDER BY id";
+    assert_eq!(query(example_release(), sql), "id,s\n1,1e308\n2,Infinity\n3,1e308\n4,2.0\n5,3.0\n");
+    // a frame whose running sum overflowed but whose own sum (or mean) is a float
+    let sql = "SELECT id, sum(v) OVER (ORDER BY id ROWS 2 PRECEDING) AS s, avg(v) OVER (ORDER BY id ROWS 1 PRECEDING) AS a \
+               FROM (VALUES (1, 1e308), (2, 1e308), (3, -1e308), (4, 1.0), (5, 2.0)) AS t(id, v) ORDER BY id";
+    assert_eq!(
+        query(example_release(), sql),
+        "id,s,a\n1,1e308,1e308\n2,Infinity,1e308\n3,1e308,0.0\n4,1.0,-5e307\n5,-1e308,1.5\n"
+    );
+    let sql = "SELECT id, sum(v) OVER (ORDER BY id ROWS 1 PRECEDING) AS s, avg(v) OVER (ORDER BY id ROWS 1 PRECEDING) AS a \
+               FROM (VALUES (1, CAST('NaN' AS DOUBLE)), (2, 1.0), (3, 1.0), (4, CAST('Infinity' AS DOUBLE)), (5, 2.0), \
+               (6, 1e20), (7, 1.0), (8, 1.0), (9, CAST(NULL AS DOUBLE)), (10, CAST(NULL AS DOUBLE))) AS t(id, v) ORDER BY id";
+    assert_eq!(
+        query(example_release(), sql),
+        "id,s,a\n1,NaN,NaN\n2,NaN,NaN\n3,2.0,1.0\n4,Infinity,Infinity\n5,Infinity,Infinity\n6,1e20,5e19\n\
+         7,1e20,5e19\n8,2.0,1.0\n9,1.0,1.0\n10,,\n"
+    );
+}
