@@ -33,8 +33,8 @@
 //! The verbs call them: [`build`](verbs::build) runs the stages over a pipeline;
 //! [`verify`](verbs::verify) re-checks a release folder; [`query`](verbs::query) registers a
 //! release or raw files for SQL; [`hub`](verbs::hub) publishes to the Hugging Face Hub and
-//! verifies and queries what is there. [`sql`](crate::sql) holds the DataFusion session all of
-//! them share; [`core`](crate::core) the types every floor uses, from [`Error`] to the pipeline
+//! verifies and queries what is there. [`sql`] holds the DataFusion session all of
+//! them share; [`core`] the types every floor uses, from [`Error`] to the pipeline
 //! definition ([`PipelineSpec`](core::spec::PipelineSpec)).
 
 #![warn(missing_docs)]

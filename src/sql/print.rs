@@ -475,7 +475,7 @@ pub fn is_explain(sql: &str) -> bool {
 /// every row). With `explain` (see [`is_explain`]), the table format prints the plans' lines
 /// as lines; other text has its control characters escaped.
 ///
-/// Errors: as [`print`](fn@print), and [`Error::Sql`] named `context` (see [`run_script_stream`]) when
+/// Errors: as [`print`](fn@print), and [`Error::Sql`] named `context` (see [`run_script_stream`](crate::sql::session::run_script_stream)) when
 /// the query fails while it runs.
 pub async fn print_stream(
     format: PrintFormat,

@@ -273,7 +273,7 @@ impl datafusion::catalog::TableProvider for NanSafeParquet {
 /// A view column decodes a dictionary-encoded Parquet column by pointing into the
 /// dictionary rather than copying every value, and DataFusion groups and compares views
 /// without first gathering their bytes (GROUP BY a checkpoint URI over 416,000 rows: ~16 %
-/// faster). Views print as any text does ([`print`](fn@print)), so only SQL that asks for a column's
+/// faster). Views print as any text does ([`print`](fn@crate::sql::print::print)), so only SQL that asks for a column's
 /// type (`arrow_typeof`, `DESCRIBE`, `information_schema`) sees the difference. Used for
 /// release tables in `runpack query`; a build reads earlier tables with their declared
 /// types.

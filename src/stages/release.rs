@@ -44,7 +44,7 @@
 //!   or table.
 //!
 //! Row order: the rows of a table's files (each split's, in shard order) are in ascending
-//! order of [`row_order`] (nulls last; strings by their UTF-8 bytes, floats in IEEE total
+//! order of [`row_order`](crate::core::schema::row_order) (nulls last; strings by their UTF-8 bytes, floats in IEEE total
 //! order, JSON Pointers in `_source_line` in document order).
 
 use std::collections::BTreeMap;

@@ -192,7 +192,7 @@ fn the_main_error_messages() {
     };
     let _guard = settings.bind_to_scope();
     // a folder without a pipeline
-    let o = run(&mut plain(&["build"]).arg(dir.join("nowhere")));
+    let o = run(plain(&["build"]).arg(dir.join("nowhere")));
     assert_eq!(o.status.code(), Some(2));
     insta::assert_snapshot!("error_missing_pipeline", stderr(&o));
     // a pipeline.toml with a key runpack does not know
@@ -201,7 +201,7 @@ fn the_main_error_messages() {
         "bad/pipeline.toml",
         "name = \"bad\"\n[[source]]\nname = \"raw\"\npath = \"m.jsonl\"\nformt = \"jsonl\"\n",
     );
-    let o = run(&mut plain(&["build"]).arg(dir.join("bad")));
+    let o = run(plain(&["build"]).arg(dir.join("bad")));
     assert_eq!(o.status.code(), Some(2));
     insta::assert_snapshot!("error_bad_pipeline_toml", stderr(&o));
     // rows that break the table's schema
@@ -216,7 +216,7 @@ fn the_main_error_messages() {
         "v/pipeline.toml",
         &one_source("v", "m.jsonl", "jsonl", "", "SELECT id, n FROM raw", "schema = \"s.json\"\n"),
     );
-    let o = run(&mut plain(&["build", "-q"]).arg(dir.join("v")).arg("--releases-dir").arg(dir.join("out")));
+    let o = run(plain(&["build", "-q"]).arg(dir.join("v")).arg("--releases-dir").arg(dir.join("out")));
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     insta::assert_snapshot!("error_schema_violation", stderr(&o));
 }
