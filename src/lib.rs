@@ -21,6 +21,7 @@
 //! - [`release`]: the release folder, `manifest.json`, `SHA256SUMS`, atomic commit.
 //! - [`verify`]: re-checks a release folder.
 //! - [`query`]: SQL over a release.
+//! - [`init`]: a folder of raw outputs → a pipeline (sources, tables, schemas) that builds.
 //! - [`report`], [`rejects`], [`error`]: what a build tells its user.
 
 #![warn(missing_docs)]
@@ -44,6 +45,7 @@ pub mod card;
 pub mod cli;
 pub mod feed;
 pub mod hub;
+pub mod init;
 pub mod pipeline;
 pub mod query;
 pub mod udf;
