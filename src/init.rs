@@ -899,7 +899,7 @@ fn plan_sources(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> R
             ),
             _ => unreachable!("fixed formats only"),
         };
-        let mut plan = SourcePlan::new(base.into(), format, files, format!("{what}."));
+        let mut plan = SourcePlan::new(base.into(), format, files, format!("{what}; from {{files}}."));
         plan.wanted = vec![pattern];
         plan.keys = if keys.is_empty() { vec![] } else { vec![keys.iter().map(|k| k.to_string()).collect()] };
         plans.push(plan);
@@ -940,8 +940,12 @@ fn plan_sources(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> R
                 ),
                 ("histograms", vec!["run_id", "key", "step", "origin"], "W&B histograms: one row per histogram"),
             ] {
-                let mut plan =
-                    SourcePlan::new(format!("wandb_{table}"), Format::Wandb, files.clone(), format!("{what}."));
+                let mut plan = SourcePlan::new(
+                    format!("wandb_{table}"),
+                    Format::Wandb,
+                    files.clone(),
+                    format!("{what}; from {{files}}."),
+                );
                 plan.wandb_table = Some(table);
                 plan.wanted = wanted.clone();
                 plan.keys = vec![keys.iter().map(|k| k.to_string()).collect()];
@@ -1047,11 +1051,8 @@ fn plan_sources(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> R
     }
     for c in clusters {
         let base = group_name(&c.dir, &c.files);
-        let shown = if c.files.len() == 1 {
-            format!("`{}`", c.files[0])
-        } else {
-            format!("{} files in `{}/`", c.files.len(), if c.dir.is_empty() { "." } else { &c.dir })
-        };
+        // (said of the files finally read: see `TablePlan::description`)
+        let shown = "{files}";
         let wanted = c.wanted.clone().or_else(|| glob_of(&c.dir, &c.files)).into_iter().collect::<Vec<_>>();
         let generic_keys = |keys: &BTreeSet<String>| -> Vec<Vec<String>> {
             let mut out = Vec::new();
@@ -1099,10 +1100,10 @@ fn plan_sources(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> R
                             format!("The documents of {shown}, one row per file.")
                         } else {
                             format!(
-                                "The documents of {shown}, one row per file, without {} (in {} of {}).",
+                                "The documents of {shown}, one row per file, without the {} {} (each a table of its \
+                                 own).",
+                                if arrays.len() == 1 { "array" } else { "arrays" },
                                 arrays.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", "),
-                                if arrays.len() == 1 { "the table" } else { "the tables" },
-                                arrays.iter().map(|a| format!("{base}_{}", sanitize(a))).collect::<Vec<_>>().join(", ")
                             )
                         },
                     );
@@ -1380,7 +1381,7 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
             if let Some(f) = file
                 && plan.files.len() > 1
             {
-                let n = NotRead { file: f.clone(), reason: crate::hub::redact(&e.to_string()) };
+                let n = NotRead { file: f.clone(), reason: without_file(&f, &crate::hub::redact(&e.to_string())) };
                 not_read.push(n.clone());
                 plan.left_out.push(n);
                 plan.files.retain(|x| x != &f);
@@ -1416,7 +1417,7 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
                 }
                 _ => {
                     let Some(src) = &v.source else { continue };
-                    let e = out_files.entry(src.file.clone()).or_insert_with(|| (v.to_string(), 0));
+                    let e = out_files.entry(src.file.clone()).or_insert_with(|| (reason_of(v), 0));
                     e.1 += 1;
                 }
             }
@@ -1437,6 +1438,30 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
         }
     }
     fail(&plan, "its columns' types could not be settled", not_read)
+}
+
+/// A violation as the reason a file is not read: its place in the file, then what is wrong.
+fn reason_of(v: &crate::report::Violation) -> String {
+    use crate::report::Position;
+    let mut place = match v.source.as_ref().map(|s| &s.at) {
+        Some(Position::Line(n)) => format!("line {n}"),
+        Some(Position::Pointer(p)) if !p.is_empty() => format!("record {p}"),
+        _ => String::new(),
+    };
+    if !v.path.is_empty() && v.path != "$" {
+        place = if place.is_empty() { v.path.clone() } else { format!("{place}, {}", v.path) };
+    }
+    let place = if place.is_empty() { String::new() } else { format!("{place}: ") };
+    format!("{place}{} (rule {})", v.message, v.rule)
+}
+
+/// `reason` without the name of `file` it starts with (`f.json:3:1: …` → `3:1: …`).
+fn without_file(file: &str, reason: &str) -> String {
+    reason
+        .strip_prefix(file)
+        .and_then(|r| r.strip_prefix(':'))
+        .map(|r| r.trim_start().to_string())
+        .unwrap_or_else(|| reason.to_string())
 }
 
 /// Declares column `col` of type `ty` (`any` or `string`) in `fields`, or makes a column
@@ -1700,6 +1725,17 @@ impl TablePlan {
         Ok(schema)
     }
 
+    /// What the table holds, naming the files read.
+    fn description(&self) -> String {
+        let files = &self.plan.files;
+        let shown = match (files.len(), self.plan.patterns.as_slice()) {
+            (1, _) => format!("`{}`", files[0]),
+            (n, [one]) => format!("the {n} files `{one}`"),
+            (n, _) => format!("{n} files"),
+        };
+        self.plan.description.replace("{files}", &shown)
+    }
+
     /// The table's SQL.
     fn sql(&self) -> String {
         let cols: Vec<String> = self.columns().iter().map(|c| ident(c)).collect();
@@ -1837,10 +1873,14 @@ fn write_pipeline(
             (format!("{}/", rel_of(&pipeline_abs, raw)), None)
         } else {
             let link = pipeline_dir.join("raw");
-            if link.symlink_metadata().is_ok() {
-                return Err(exists(&link));
+            match link.symlink_metadata() {
+                // a link to this very folder (left by an earlier init) is used as it is
+                Ok(m) if m.file_type().is_symlink() && link.canonicalize().is_ok_and(|t| t == raw) => {
+                    ("raw/".to_string(), None)
+                }
+                Ok(_) => return Err(exists(&link)),
+                Err(_) => ("raw/".to_string(), Some(link)),
             }
-            ("raw/".to_string(), Some(link))
         };
         // every schema first, so that a name taken stops init before anything else is written
         for t in tables {
@@ -1945,7 +1985,7 @@ fn pipeline_toml(folder: &Path, name: &str, prefix: &str, tables: &[TablePlan]) 
             "\n[[table]]\nname = {}\nschema = {}\ndescription = {}\nquery = \"\"\"\n{}\n\"\"\"\n",
             q(&tp.table),
             q(&format!("../../schemas/{name}/{}.json", tp.table)),
-            q(&tp.plan.description),
+            q(&tp.description()),
             tp.sql().replace('\\', "\\\\").replace("\"\"\"", "\\\"\\\"\\\"")
         ));
     }

@@ -27,3 +27,5 @@ mod order;
 mod streaming;
 // Regression tests for inputs and misuse that once crashed, passed silently or misreported.
 mod regressions;
+// `runpack init` on raw folders of each kind, then `build` with no edit in between.
+mod init;
