@@ -154,9 +154,10 @@ pub struct NotRead {
     pub reason: String,
 }
 
-/// Rows past which a candidate primary key is not checked (its values' hashes are held in
-/// memory, 16 bytes a row); such a table gets no key.
-pub const KEY_CHECK_MAX_ROWS: u64 = 8_000_000;
+/// Rows of one file (of a source, when the key does not start with the path's captures) past
+/// which a candidate primary key is not checked: the check holds a 16-byte hash of each row's
+/// key in memory (about 100 MiB at this count). Such a table gets no key.
+pub const KEY_CHECK_MAX_ROWS: u64 = 4_000_000;
 
 /// Largest first line of a JSON Lines file read to tell its format, in bytes.
 const PEEK_LINE_BYTES: u64 = 64 << 20;
@@ -606,6 +607,30 @@ enum Member {
     Other,
 }
 
+/// The visits of a visitor that gives `$value` (of type `$ty`) for any scalar JSON value.
+macro_rules! scalars {
+    ($ty:ty, $value:expr) => {
+        fn visit_bool<E>(self, _: bool) -> std::result::Result<$ty, E> {
+            Ok($value)
+        }
+        fn visit_i64<E>(self, _: i64) -> std::result::Result<$ty, E> {
+            Ok($value)
+        }
+        fn visit_u64<E>(self, _: u64) -> std::result::Result<$ty, E> {
+            Ok($value)
+        }
+        fn visit_f64<E>(self, _: f64) -> std::result::Result<$ty, E> {
+            Ok($value)
+        }
+        fn visit_str<E>(self, _: &str) -> std::result::Result<$ty, E> {
+            Ok($value)
+        }
+        fn visit_unit<E>(self) -> std::result::Result<$ty, E> {
+            Ok($value)
+        }
+    };
+}
+
 impl<'de> serde::Deserialize<'de> for Outline {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         struct V;
@@ -626,24 +651,7 @@ impl<'de> serde::Deserialize<'de> for Outline {
                 let (objects, len, first) = elements(s)?;
                 Ok(Outline::Array { objects, len, first })
             }
-            fn visit_bool<E>(self, _: bool) -> std::result::Result<Outline, E> {
-                Ok(Outline::Scalar)
-            }
-            fn visit_i64<E>(self, _: i64) -> std::result::Result<Outline, E> {
-                Ok(Outline::Scalar)
-            }
-            fn visit_u64<E>(self, _: u64) -> std::result::Result<Outline, E> {
-                Ok(Outline::Scalar)
-            }
-            fn visit_f64<E>(self, _: f64) -> std::result::Result<Outline, E> {
-                Ok(Outline::Scalar)
-            }
-            fn visit_str<E>(self, _: &str) -> std::result::Result<Outline, E> {
-                Ok(Outline::Scalar)
-            }
-            fn visit_unit<E>(self) -> std::result::Result<Outline, E> {
-                Ok(Outline::Scalar)
-            }
+            scalars!(Outline, Outline::Scalar);
         }
         d.deserialize_any(V)
     }
@@ -668,24 +676,7 @@ impl<'de> serde::Deserialize<'de> for MemberOutline {
                 let (objects, len, first) = elements(s)?;
                 Ok(MemberOutline(if objects { Member::Records { len, first } } else { Member::Other }))
             }
-            fn visit_bool<E>(self, _: bool) -> std::result::Result<MemberOutline, E> {
-                Ok(MemberOutline(Member::Other))
-            }
-            fn visit_i64<E>(self, _: i64) -> std::result::Result<MemberOutline, E> {
-                Ok(MemberOutline(Member::Other))
-            }
-            fn visit_u64<E>(self, _: u64) -> std::result::Result<MemberOutline, E> {
-                Ok(MemberOutline(Member::Other))
-            }
-            fn visit_f64<E>(self, _: f64) -> std::result::Result<MemberOutline, E> {
-                Ok(MemberOutline(Member::Other))
-            }
-            fn visit_str<E>(self, _: &str) -> std::result::Result<MemberOutline, E> {
-                Ok(MemberOutline(Member::Other))
-            }
-            fn visit_unit<E>(self) -> std::result::Result<MemberOutline, E> {
-                Ok(MemberOutline(Member::Other))
-            }
+            scalars!(MemberOutline, MemberOutline(Member::Other));
         }
         d.deserialize_any(V)
     }
@@ -719,24 +710,7 @@ impl<'de> serde::de::DeserializeSeed<'de> for ElementSeed {
                 while s.next_element::<serde::de::IgnoredAny>()?.is_some() {}
                 Ok(Element(None))
             }
-            fn visit_bool<E>(self, _: bool) -> std::result::Result<Element, E> {
-                Ok(Element(None))
-            }
-            fn visit_i64<E>(self, _: i64) -> std::result::Result<Element, E> {
-                Ok(Element(None))
-            }
-            fn visit_u64<E>(self, _: u64) -> std::result::Result<Element, E> {
-                Ok(Element(None))
-            }
-            fn visit_f64<E>(self, _: f64) -> std::result::Result<Element, E> {
-                Ok(Element(None))
-            }
-            fn visit_str<E>(self, _: &str) -> std::result::Result<Element, E> {
-                Ok(Element(None))
-            }
-            fn visit_unit<E>(self) -> std::result::Result<Element, E> {
-                Ok(Element(None))
-            }
+            scalars!(Element, Element(None));
         }
         d.deserialize_any(V(self.0))
     }
@@ -1601,7 +1575,8 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
 }
 
 /// Candidate primary keys, checked as the rows go by: a key holds when no row has a null in it
-/// and no two rows share it.
+/// and no two rows share it. A key that starts with the path's captures is checked file by file
+/// (rows of two files differ in their captures), so that memory follows the largest file.
 struct Keys {
     candidates: Vec<KeyCheck>,
 }
@@ -1609,8 +1584,18 @@ struct Keys {
 struct KeyCheck {
     columns: Vec<String>,
     holds: bool,
+    /// Whether the key starts with every capture of the path (its files cannot share a key).
+    per_file: bool,
+    /// The file whose keys `seen` holds, when checked file by file.
+    file: Option<String>,
     seen: ahash::AHashSet<(u64, u64)>,
-    rows: u64,
+}
+
+impl KeyCheck {
+    fn fail(&mut self) {
+        self.holds = false;
+        self.seen = Default::default();
+    }
 }
 
 impl Keys {
@@ -1626,21 +1611,23 @@ impl Keys {
         Keys {
             candidates: all
                 .into_iter()
-                .map(|columns| KeyCheck { columns, holds: true, seen: Default::default(), rows: 0 })
+                .map(|columns| KeyCheck {
+                    columns,
+                    holds: true,
+                    per_file: !captures.is_empty(),
+                    file: None,
+                    seen: Default::default(),
+                })
                 .collect(),
         }
     }
 
     fn observe(&mut self, rb: &RecordBatch) {
+        use arrow::array::AsArray;
         let a = ahash::RandomState::with_seeds(1, 2, 3, 4);
         let b = ahash::RandomState::with_seeds(5, 6, 7, 8);
+        let files = rb.column_by_name("_source_file").and_then(|c| c.as_string_opt::<i32>());
         for k in self.candidates.iter_mut().filter(|k| k.holds) {
-            k.rows += rb.num_rows() as u64;
-            if k.rows > KEY_CHECK_MAX_ROWS {
-                k.holds = false;
-                k.seen = Default::default();
-                continue;
-            }
             let mut arrays = Vec::new();
             for c in &k.columns {
                 match rb.schema().index_of(c) {
@@ -1649,34 +1636,30 @@ impl Keys {
                     {
                         arrays.push(rb.column(i).clone())
                     }
-                    _ => {
-                        k.holds = false;
-                        break;
-                    }
+                    _ => break,
                 }
             }
-            if !k.holds {
-                continue;
-            }
-            if arrays.iter().any(|a| a.null_count() > 0) {
-                k.holds = false;
-                k.seen = Default::default();
+            if arrays.len() < k.columns.len() || arrays.iter().any(|a| a.null_count() > 0) {
+                k.fail();
                 continue;
             }
             let fields = arrays.iter().map(|a| arrow::row::SortField::new(a.data_type().clone())).collect();
-            let Ok(converter) = arrow::row::RowConverter::new(fields) else {
-                k.holds = false;
+            let rows = arrow::row::RowConverter::new(fields).and_then(|c| c.convert_columns(&arrays));
+            let Ok(rows) = rows else {
+                k.fail();
                 continue;
             };
-            let Ok(rows) = converter.convert_columns(&arrays) else {
-                k.holds = false;
-                continue;
-            };
-            for r in rows.iter() {
+            for (i, r) in rows.iter().enumerate() {
+                if k.per_file
+                    && let Some(f) = files.filter(|f| f.is_valid(i)).map(|f| f.value(i))
+                    && k.file.as_deref() != Some(f)
+                {
+                    k.file = Some(f.to_string());
+                    k.seen.clear();
+                }
                 let bytes = r.as_ref();
-                if !k.seen.insert((a.hash_one(bytes), b.hash_one(bytes))) {
-                    k.holds = false;
-                    k.seen = Default::default();
+                if k.seen.len() as u64 >= KEY_CHECK_MAX_ROWS || !k.seen.insert((a.hash_one(bytes), b.hash_one(bytes))) {
+                    k.fail();
                     break;
                 }
             }
@@ -1725,12 +1708,13 @@ impl TablePlan {
         Ok(schema)
     }
 
-    /// What the table holds, naming the files read.
-    fn description(&self) -> String {
+    /// What the table holds, naming the files read (paths as the pipeline names them, with
+    /// `prefix`).
+    fn description(&self, prefix: &str) -> String {
         let files = &self.plan.files;
         let shown = match (files.len(), self.plan.patterns.as_slice()) {
-            (1, _) => format!("`{}`", files[0]),
-            (n, [one]) => format!("the {n} files `{one}`"),
+            (1, _) => format!("`{prefix}{}`", files[0]),
+            (n, [one]) => format!("the {n} files `{prefix}{one}`"),
             (n, _) => format!("{n} files"),
         };
         self.plan.description.replace("{files}", &shown)
@@ -1985,7 +1969,7 @@ fn pipeline_toml(folder: &Path, name: &str, prefix: &str, tables: &[TablePlan]) 
             "\n[[table]]\nname = {}\nschema = {}\ndescription = {}\nquery = \"\"\"\n{}\n\"\"\"\n",
             q(&tp.table),
             q(&format!("../../schemas/{name}/{}.json", tp.table)),
-            q(&tp.description()),
+            q(&tp.description(prefix)),
             tp.sql().replace('\\', "\\\\").replace("\"\"\"", "\\\"\\\"\\\"")
         ));
     }
