@@ -197,8 +197,14 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
     let mut looked: Vec<Looked> = Vec::new();
     let mut total = 0usize;
     progress.start("looking at the files", Unit::None, None);
+    // runpack's own folders inside the one read (`runpack init .` in a project) are not raw data
+    let schemas_root = schemas_dir(&opts.pipelines_dir, &name).parent().map(Path::to_path_buf).unwrap_or_default();
+    let own: Vec<PathBuf> =
+        [opts.pipelines_dir.clone(), schemas_root].iter().filter_map(|p| p.canonicalize().ok()).collect();
+    let mut notes = Vec::new();
     let walk = walkdir::WalkDir::new(&raw).follow_links(true).sort_by_file_name().into_iter();
-    for entry in walk.filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.')) {
+    let mut walk = walk.filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+    while let Some(entry) = walk.next() {
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
@@ -208,6 +214,18 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
             }
         };
         if entry.file_type().is_dir() {
+            let p = entry.path();
+            let why = if own.iter().any(|o| p.canonicalize().is_ok_and(|c| &c == o)) {
+                Some("runpack's pipelines or schemas")
+            } else if entry.depth() > 0 && p.join("manifest.json").is_file() && p.join("SHA256SUMS").is_file() {
+                Some("a runpack release")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                notes.push(format!("{}/ not looked at: {why}", rel_of(&raw, p)));
+                walk.skip_current_dir();
+            }
             continue;
         }
         total += 1;
@@ -231,7 +249,6 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
     // 3. read each source in full
     let work = tempfile::Builder::new().prefix("runpack-init-").tempdir().map_err(|e| Error::io("temp folder", e))?;
     let mut settled: Vec<(SourcePlan, Trial)> = Vec::new();
-    let mut notes = Vec::new();
     for plan in plans.drain(..) {
         progress.start(&format!("reading {} ({} files)", plan.base, plan.files.len()), Unit::None, None);
         let outcome = settle(&raw, plan, work.path(), &mut not_read);
@@ -257,14 +274,16 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
     not_read.sort();
     if settled.is_empty() {
         let reasons: Vec<String> = not_read.iter().take(10).map(|n| format!("  {}: {}", n.file, n.reason)).collect();
-        return Err(Error::Refused(format!(
-            "{}: no file runpack can read was found ({} file{}{}){}",
-            folder.display(),
-            total,
-            if total == 1 { "" } else { "s" },
-            if reasons.is_empty() { String::new() } else { format!("; not read:\n{}", reasons.join("\n")) },
-            if not_read.len() > 10 { format!("\n  … and {} more", not_read.len() - 10) } else { String::new() }
-        )));
+        return Err(Error::Refused(
+            format!(
+                "{}: no file runpack can read was found ({} file{}{}){}",
+                folder.display(),
+                total,
+                if total == 1 { "" } else { "s" },
+                if reasons.is_empty() { String::new() } else { format!("; not read:\n{}", reasons.join("\n")) },
+                if not_read.len() > 10 { format!("\n  … and {} more", not_read.len() - 10) } else { String::new() },
+            ) + &notes.iter().map(|n| format!("\nnote: {n}")).collect::<String>(),
+        ));
     }
     let mut formats: BTreeMap<String, usize> = BTreeMap::new();
     for l in &looked {
@@ -1251,7 +1270,8 @@ fn group_name(dir: &str, files: &[String]) -> String {
         prefix -= 1;
     }
     let shared = sanitize(&first[..prefix]);
-    if !shared.is_empty() && shared.len() >= 3 {
+    // one file's whole name, or a beginning that says something
+    if !shared.is_empty() && (stems.len() == 1 || shared.len() >= 3) {
         return shared;
     }
     let folder = sanitize(dir.rsplit('/').next().unwrap_or(dir));
@@ -1497,7 +1517,7 @@ fn source_toml(name: &str, plan: &SourcePlan, prefix: &str) -> String {
     }
     if plan.files.len() > 1 && !plan.format.fixed_columns() {
         t.push_str(
-            "columns = \"union\"   # the files' columns differ: one column for each, null where a file lacks it\n",
+            "columns = \"union\"   # a column that a file lacks is null in its rows\n",
         );
     }
     if let Some(w) = plan.wandb_table {
@@ -1853,7 +1873,9 @@ fn write_pipeline(
         let schemas_shown = schemas_dir(pipelines_dir, name);
         let schemas_abs = pipeline_abs.join("..").join("..").join("schemas").join(name);
         let mut paths = Vec::new();
-        let (prefix, link) = if raw.starts_with(&pipeline_abs) && raw != pipeline_abs {
+        let (prefix, link) = if raw == pipeline_abs {
+            (String::new(), None)
+        } else if raw.starts_with(&pipeline_abs) {
             (format!("{}/", rel_of(&pipeline_abs, raw)), None)
         } else {
             let link = pipeline_dir.join("raw");

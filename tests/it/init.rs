@@ -475,3 +475,24 @@ fn init_help_ends_with_examples() {
     assert!(tail.contains("runpack init runs/"), "{help}");
     assert!(help.trim_end().ends_with("runpack build pipelines/grpo-sweep          # then build it"), "{help}");
 }
+
+#[test]
+fn init_reads_a_folder_inside_the_pipeline_and_skips_runpacks_own_folders() {
+    let tmp = tempfile::tempdir().unwrap();
+    // raw files kept in the pipeline folder, as the bundled example keeps them in raw/
+    tinker_logs(&tmp.path().join("pipelines/runs/data"));
+    let doc = init(tmp.path(), Path::new("pipelines/runs/data"), "runs");
+    let metrics = doc["sources"].as_array().unwrap().iter().find(|s| s["name"] == "metrics_raw").unwrap();
+    assert_eq!(metrics["path"], serde_json::json!(["data/{run}/metrics.jsonl"]));
+    assert!(!tmp.path().join("pipelines/runs/raw").exists());
+    let release = build_from_elsewhere(tmp.path(), "runs");
+    assert_eq!(release_rows(&release), init_rows(&doc));
+    // the whole project: its pipelines, schemas and releases are not raw data
+    let o = run(bin().current_dir(tmp.path()).args(["init", ".", "--name", "project"]));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("no file runpack can read was found (0 files)"), "{err}");
+    for n in ["note: pipelines/ not looked at", "note: schemas/ not looked at", "not looked at: a runpack release"] {
+        assert!(err.contains(n), "{n}: {err}");
+    }
+}
