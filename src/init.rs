@@ -193,7 +193,6 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
 
     // 1. look at every file
     let mut not_read: Vec<NotRead> = Vec::new();
-    let mut hidden = 0usize;
     let mut looked: Vec<Looked> = Vec::new();
     let mut total = 0usize;
     progress.start("looking at the files", Unit::None, None);
@@ -240,8 +239,8 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
         }
     }
     progress.finish();
-    // hidden entries are not walked into: count them at the top level of each folder walked
-    hidden += count_hidden(&raw);
+    // hidden entries are not walked into: each counts once (a `.git` folder is one)
+    let hidden = count_hidden(&raw);
 
     // 2. sources
     let mut plans = plan_sources(&raw, &looked, &mut not_read)?;
@@ -1516,9 +1515,7 @@ fn source_toml(name: &str, plan: &SourcePlan, prefix: &str) -> String {
         t.push_str(&format!("record_path = {}\n", q(r)));
     }
     if plan.files.len() > 1 && !plan.format.fixed_columns() {
-        t.push_str(
-            "columns = \"union\"   # a column that a file lacks is null in its rows\n",
-        );
+        t.push_str("columns = \"union\"   # a column that a file lacks is null in its rows\n");
     }
     if let Some(w) = plan.wandb_table {
         t.push_str(&format!("[source.wandb]\ntable = {}\n", q(w)));
