@@ -855,7 +855,15 @@ fn plan_sources(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> R
             fixed.entry((f.name().to_string(), pattern.clone())).or_default().push(l.rel.clone());
         }
     }
-    let fixed = merge_levels(fixed);
+    // the metrics first (the card's default table is the first), then what describes them
+    let rank = |f: &str| {
+        ["tinker-metrics", "tinker-checkpoints", "tinker-eval-result", "eval-metrics", "tinker-eval-trajectories"]
+            .iter()
+            .position(|x| *x == f)
+            .unwrap_or(5)
+    };
+    let mut fixed: Vec<(GroupKey, Vec<String>)> = merge_levels(fixed).into_iter().collect();
+    fixed.sort_by_key(|((f, p), _)| (rank(f), p.clone()));
     for ((_, pattern), files) in fixed {
         let format = looked.iter().find(|l| l.rel == files[0]).map(|l| l.kind.format()).expect("a file looked at");
         let (base, what, keys): (&str, &str, Vec<&str>) = match format {
@@ -1100,6 +1108,8 @@ fn plan_sources(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> R
                         },
                     );
                     plan.wanted = wanted.clone();
+                    // one row per file: the path's captures, when there are any
+                    plan.keys = vec![vec![]];
                     plan.hidden = arrays.iter().map(|a| a.to_string()).collect();
                     plan.fields = arrays
                         .iter()
@@ -1621,7 +1631,7 @@ impl Keys {
         for c in candidates {
             let mut cols: Vec<String> = captures.to_vec();
             cols.extend(c.iter().filter(|k| !captures.contains(k)).cloned());
-            if !all.contains(&cols) {
+            if !cols.is_empty() && !all.contains(&cols) {
                 all.push(cols);
             }
         }
@@ -1711,7 +1721,7 @@ impl TablePlan {
     }
 
     /// Its Table Schema: the types the build infers, and the key.
-    fn schema(&self) -> Result<TableSchema> {
+    fn schema(&self, prefix: &str) -> Result<TableSchema> {
         let fields: Vec<arrow::datatypes::Field> = self
             .trial
             .schema
@@ -1722,6 +1732,20 @@ impl TablePlan {
             .collect();
         let mut schema = crate::pipeline::inferred_schema(&self.table, &arrow::datatypes::Schema::new(fields))?;
         schema.primary_key = self.trial.key.clone();
+        let captures: Vec<String> = self
+            .plan
+            .patterns
+            .first()
+            .and_then(|p| crate::ingest::files::PathPattern::new(p).ok())
+            .map(|p| p.names)
+            .unwrap_or_default();
+        for f in &mut schema.fields {
+            f.description = if captures.contains(&f.name) {
+                Some(format!("From the file's path: the `{{{}}}` part of `{prefix}{}`.", f.name, self.plan.patterns[0]))
+            } else {
+                column_description(self.plan.format, &f.name).map(String::from)
+            };
+        }
         Ok(schema)
     }
 
@@ -1754,6 +1778,34 @@ impl TablePlan {
         lines.push(format!("FROM {}", self.source));
         lines.join("\n")
     }
+}
+
+/// What a column of a format's fixed columns (and a provenance column) holds, for the card's
+/// column dictionary.
+fn column_description(format: Format, column: &str) -> Option<&'static str> {
+    Some(match (format, column) {
+        (_, "_source_file") => "The raw file the row was read from, relative to the pipeline folder.",
+        (_, "_source_line") => {
+            "Where in that file: the record's line (from 1), or its JSON pointer in a JSON document."
+        }
+        (Format::TinkerMetrics, "step") => "The record's `step`: the 0-based batch index.",
+        (Format::TinkerMetrics, "metric") => "The metric's key, as logged (`env/all/reward/total`).",
+        (Format::TinkerMetrics, "value") => "The value, when it is a number (NaN and ±Infinity kept).",
+        (Format::TinkerMetrics, "value_text") => {
+            "The value, when it is no number: a string as logged, or the JSON text of a boolean, list or object."
+        }
+        (Format::TinkerCheckpoints, "name") => "The checkpoint's name (`000020`, `final`).",
+        (Format::TinkerCheckpoints, "batch") => "Optimizer steps completed when it was saved.",
+        (Format::TinkerCheckpoints, "epoch") => "The epoch, when the loop counts them.",
+        (Format::TinkerCheckpoints, "final") => "The record's `final` flag (the stock loops never set it).",
+        (Format::TinkerCheckpoints, "rolling") => {
+            "Whether it is a rolling checkpoint (deleted once the next is saved)."
+        }
+        (Format::TinkerCheckpoints, "state_path") => "`tinker://…/weights/<name>`: weights and optimizer state.",
+        (Format::TinkerCheckpoints, "sampler_path") => "`tinker://…/sampler_weights/<name>`: weights for sampling.",
+        (Format::TinkerCheckpoints, "extra") => "JSON text of the record's other keys.",
+        _ => return None,
+    })
 }
 
 /// An SQL identifier: as it is when SQL reads it so, else quoted.
@@ -1894,7 +1946,7 @@ fn write_pipeline(
         }
         created.dir(&schemas_abs)?;
         for t in tables {
-            let schema = t.schema()?;
+            let schema = t.schema(&prefix)?;
             let text = serde_json::to_string_pretty(&schema).map_err(|e| Error::format("schema", e))? + "\n";
             let shown = schemas_shown.join(format!("{}.json", t.table));
             created.file(&schemas_abs.join(format!("{}.json", t.table)), &text).map_err(|e| match e {

@@ -376,7 +376,7 @@ fn init_never_overwrites_a_file_and_leaves_nothing_when_it_refuses() {
     let before = snapshot_files(tmp.path());
     let o = again("runs");
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("schemas/runs/checkpoints.json exists already"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("schemas/runs/metrics.json exists already"), "{}", stderr(&o));
     assert_eq!(snapshot_files(tmp.path()), before);
     assert!(!tmp.path().join("pipelines/runs/pipeline.toml").exists());
     // another folder where the link would go
@@ -495,4 +495,16 @@ fn init_reads_a_folder_inside_the_pipeline_and_skips_runpacks_own_folders() {
     for n in ["note: pipelines/ not looked at", "note: schemas/ not looked at", "not looked at: a runpack release"] {
         assert!(err.contains(n), "{n}: {err}");
     }
+}
+
+#[test]
+fn init_json_report_and_pipeline_are_pinned() {
+    let tmp = tempfile::tempdir().unwrap();
+    tinker_logs(&tmp.path().join("logs"));
+    let doc = init(tmp.path(), Path::new("logs"), "tinker-logs");
+    insta::assert_snapshot!("init_report", serde_json::to_string_pretty(&doc).unwrap());
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/tinker-logs/pipeline.toml")).unwrap();
+    insta::assert_snapshot!("init_pipeline", toml);
+    let schema = std::fs::read_to_string(tmp.path().join("schemas/tinker-logs/metrics.json")).unwrap();
+    insta::assert_snapshot!("init_metrics_schema", schema);
 }
