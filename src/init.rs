@@ -454,7 +454,10 @@ impl Kind {
 /// The folder names of W&B run folders, as the W&B reader knows them
 /// (`ingest::wandb::run_dir`): `run-<YYYYmmdd_HHMMSS>-<id>`, `offline-run-…`.
 fn is_run_dir(name: &str) -> bool {
-    regex::Regex::new(r"^(offline-)?run-\d{8}_\d{6}-[A-Za-z0-9_-]+$").expect("static pattern").is_match(name)
+    static RUN_DIR: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"^(offline-)?run-\d{8}_\d{6}-[A-Za-z0-9_-]+$").expect("static pattern")
+    });
+    RUN_DIR.is_match(name)
 }
 
 /// A file name without a `.gz` or `.zst` ending (the readers undo both).
@@ -1110,6 +1113,7 @@ fn plan_sources(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> R
                     plan.wanted = wanted.clone();
                     // one row per file: the path's captures, when there are any
                     plan.keys = vec![vec![]];
+                    plan.keys.extend(generic_keys(&c.keys));
                     plan.hidden = arrays.iter().map(|a| a.to_string()).collect();
                     plan.fields = arrays
                         .iter()
@@ -1234,6 +1238,8 @@ fn glob_of(dir: &str, files: &[String]) -> Option<String> {
     while !first.is_char_boundary(first.len() - s) {
         s -= 1;
     }
+    // a shared beginning ends before its digits (`run_0*` of `run_00001`…: `run_*`)
+    let p = first[..p].trim_end_matches(|c: char| c.is_ascii_digit()).len();
     let glob = format!("{}*{}", &first[..p], &first[first.len() - s..]);
     Some(if dir.is_empty() { glob } else { format!("{dir}/{glob}") })
 }
@@ -1278,7 +1284,12 @@ fn group_name(dir: &str, files: &[String]) -> String {
     while !first.is_char_boundary(prefix) {
         prefix -= 1;
     }
-    let shared = sanitize(&first[..prefix]);
+    let shared = if stems.len() == 1 {
+        &first[..prefix]
+    } else {
+        first[..prefix].trim_end_matches(|c: char| c.is_ascii_digit())
+    };
+    let shared = sanitize(shared);
     // one file's whole name, or a beginning that says something
     if !shared.is_empty() && (stems.len() == 1 || shared.len() >= 3) {
         return shared;
