@@ -159,6 +159,10 @@ pub struct NotRead {
 /// key in memory (about 100 MiB at this count). Such a table gets no key.
 pub const KEY_CHECK_MAX_ROWS: u64 = 4_000_000;
 
+/// The reason given for a document's array of records declared `any` in the source of the rest
+/// of the document (the table leaves it out: another source reads its records).
+pub const OWN_SOURCE: &str = "an array of records read by a source of its own";
+
 /// Largest first line of a JSON Lines file read to tell its format, in bytes.
 const PEEK_LINE_BYTES: u64 = 64 << 20;
 
@@ -1120,7 +1124,7 @@ fn plan_sources(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> R
                         .map(|a| Declared {
                             column: a.to_string(),
                             field_type: "any".into(),
-                            reason: "an array of records read by a source of its own".into(),
+                            reason: OWN_SOURCE.into(),
                         })
                         .collect();
                     plans.push(plan);

@@ -100,7 +100,7 @@ fn summary(o: &InitOutcome) {
             s.format,
             if files == 1 { "" } else { "s" },
         );
-        for d in &s.declared {
+        for d in s.declared.iter().filter(|d| d.reason != crate::init::OWN_SOURCE) {
             say!("    {}: declared {} ({})", d.column, d.field_type, d.reason);
         }
     }
