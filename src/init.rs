@@ -831,6 +831,8 @@ struct SourcePlan {
     description: String,
     /// Files of the source left out, with the reason.
     left_out: Vec<NotRead>,
+    /// Whether the W&B reader takes the run id from the path's `{run}` (`run_capture`).
+    run_capture: bool,
 }
 
 impl SourcePlan {
@@ -848,6 +850,7 @@ impl SourcePlan {
             keys: vec![],
             description,
             left_out: vec![],
+            run_capture: false,
         }
     }
 }
@@ -935,6 +938,36 @@ fn plan_sources(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> R
                 }
             }
         }
+        // `run.history()` dumps that do not name their run: the file's name does, captured
+        let mut by_dir: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for l in &wandb {
+            if files.contains(&l.rel) && unnamed_history(l) {
+                by_dir
+                    .entry(l.rel.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default())
+                    .or_default()
+                    .push(l.rel.clone());
+            }
+        }
+        for (dir, dumps) in by_dir {
+            let pattern = if dir.is_empty() { "{run}.csv".to_string() } else { format!("{dir}/{{run}}.csv") };
+            if exact_patterns(raw, std::slice::from_ref(&pattern), &dumps) != [pattern.clone()] {
+                continue;
+            }
+            files.retain(|f| !dumps.contains(f));
+            let mut plan = SourcePlan::new(
+                "wandb_history_dumps".into(),
+                Format::Wandb,
+                dumps,
+                "W&B run history dumps (`run.history()` as CSV), the run named by the file: one row per run, step \
+                 and metric; from {files}."
+                    .into(),
+            );
+            plan.wandb_table = Some("history");
+            plan.run_capture = true;
+            plan.wanted = vec![pattern];
+            plan.keys = vec![vec!["step".into(), "metric".into()]];
+            plans.push(plan);
+        }
         if !files.is_empty() {
             let wanted = wandb_patterns(&files);
             for (table, keys, what) in [
@@ -956,6 +989,10 @@ fn plan_sources(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> R
                 plan.wandb_table = Some(table);
                 plan.wanted = wanted.clone();
                 plan.keys = vec![keys.iter().map(|k| k.to_string()).collect()];
+                if table == "runs" {
+                    // exports of the UI's runs table name their runs but give no id
+                    plan.keys.push(vec!["name".into()]);
+                }
                 plans.push(plan);
             }
         }
@@ -1189,6 +1226,18 @@ fn merge_levels(mut groups: BTreeMap<GroupKey, Vec<String>>) -> BTreeMap<GroupKe
         files.sort();
         groups.insert(key, files);
     }
+}
+
+/// Whether a W&B file is a `run.history()` CSV dump without a column naming its run.
+fn unnamed_history(l: &Looked) -> bool {
+    use crate::ingest::wandb::{WandbTable, csv};
+    if !strip_compression(&l.rel).to_ascii_lowercase().ends_with(".csv") {
+        return false;
+    }
+    let input = InputFile { rel: l.rel.clone(), path: l.path.clone(), captures: vec![] };
+    let Ok(header) = csv::header(&input) else { return false };
+    csv::detect(&header, WandbTable::History) == Ok(csv::CsvKind::History)
+        && !header.iter().any(|h| h == "run_id" || h == "id")
 }
 
 /// Path patterns for W&B files: a run folder's files by the pattern of run folders
@@ -1544,6 +1593,9 @@ fn source_toml(name: &str, plan: &SourcePlan, prefix: &str) -> String {
     }
     if let Some(w) = plan.wandb_table {
         t.push_str(&format!("[source.wandb]\ntable = {}\n", q(w)));
+        if plan.run_capture {
+            t.push_str("run_capture = \"run\"   # the file's name names the run\n");
+        }
     }
     for d in &plan.fields {
         t.push_str(&format!("[[source.field]]   # {}\n", d.reason.replace('\n', " ")));

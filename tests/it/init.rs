@@ -508,3 +508,30 @@ fn init_json_report_and_pipeline_are_pinned() {
     let schema = std::fs::read_to_string(tmp.path().join("schemas/tinker-logs/metrics.json")).unwrap();
     insta::assert_snapshot!("init_metrics_schema", schema);
 }
+
+#[test]
+fn init_names_the_run_of_history_dumps_by_their_file() {
+    // `run.history()` written as CSV, one file per run, no column naming the run
+    let tmp = tempfile::tempdir().unwrap();
+    let ex = tmp.path().join("exports");
+    for (run, loss) in [("grpo-a", "0.5"), ("grpo-b", "0.25")] {
+        write(
+            &ex,
+            &format!("history/{run}.csv"),
+            &format!(
+                ",_step,_runtime,_timestamp,train/loss\n0,0,1.5,1700000000.5,{loss}\n1,1,3.0,1700000002.0,0.125\n"
+            ),
+        );
+    }
+    let doc = init(tmp.path(), &ex, "dumps");
+    assert_eq!(not_read(&doc), vec![]);
+    assert_eq!(init_rows(&doc), BTreeMap::from([("wandb_history_dumps".into(), 4)]));
+    assert_eq!(key(&doc, "wandb_history_dumps"), ["run", "step", "metric"]);
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/dumps/pipeline.toml")).unwrap();
+    assert!(toml.contains("path = \"raw/history/{run}.csv\"\nformat = \"wandb\"\n[source.wandb]\ntable = \"history\"\nrun_capture = \"run\""), "{toml}");
+    let release = build_from_elsewhere(tmp.path(), "dumps");
+    assert_eq!(
+        query(&release, "SELECT run_id, step, metric, value FROM wandb_history_dumps ORDER BY run_id, step"),
+        "run_id,step,metric,value\ngrpo-a,0,train/loss,0.5\ngrpo-a,1,train/loss,0.125\ngrpo-b,0,train/loss,0.25\ngrpo-b,1,train/loss,0.125\n"
+    );
+}
