@@ -249,7 +249,7 @@ fn init_on_wandb_run_folders_builds_the_standard_tables() {
 }
 
 #[test]
-fn init_on_wandb_exports_of_every_flavour_builds() {
+fn init_on_wandb_exports_from_the_corpus_builds() {
     // the shared corpus (read in place elsewhere: not redistributable) when it is there
     let Some(shared) = shared() else {
         eprintln!("skipped: ../shared/corpus is absent");
