@@ -30,7 +30,8 @@
 //! 10. [`release`](stages::release): the release folder, `manifest.json`, `SHA256SUMS`, atomic
 //!     commit.
 //!
-//! The verbs call them: [`build`](verbs::build) runs the stages over a pipeline;
+//! The verbs call them: [`init`](verbs::init) writes a pipeline for a folder of raw outputs;
+//! [`build`](verbs::build) runs the stages over a pipeline;
 //! [`verify`](verbs::verify) re-checks a release folder; [`query`](verbs::query) registers a
 //! release or raw files for SQL; [`hub`](verbs::hub) publishes to the Hugging Face Hub and
 //! verifies and queries what is there. [`sql`] holds the DataFusion session all of

@@ -15,6 +15,7 @@ macro_rules! say {
 }
 
 mod hub;
+mod init;
 pub mod output;
 mod process;
 
@@ -161,6 +162,25 @@ enum Command {
     /// Exit status: 0 published (or unchanged), 2 refused or failed (the branch is left as it
     /// was unless the message says otherwise).
     Publish(hub::PublishArgs),
+    /// Write a pipeline for a folder of raw outputs.
+    ///
+    /// Looks at every file under FOLDER (Tinker metrics.jsonl and checkpoints.jsonl, W&B run
+    /// folders and exports, evaluation outputs, plain JSON, JSON Lines, CSV and Parquet) and
+    /// writes pipelines/<name>/pipeline.toml with one source and one table per kind of file
+    /// (the standard tables for W&B), a link pipelines/<name>/raw to FOLDER, and one Table
+    /// Schema per table under schemas/<name>/, beside the pipelines folder. Every source is read
+    /// in full: the schemas hold the types of all of the data, and `runpack build
+    /// pipelines/<name>` builds it without edits. A column of more than one type is kept as
+    /// JSON text; a file that cannot be read is left out and named with the reason. The card's
+    /// licence and description are left as TODOs.
+    ///
+    /// Never overwrites a file: a pipeline.toml, link or schema that exists stops it, and
+    /// nothing is written.
+    ///
+    /// Exit status: 0 written, 2 nothing written (a file exists, no file could be read, the
+    /// folder is missing).
+    #[command(after_long_help = init::EXAMPLES, after_help = init::EXAMPLES)]
+    Init(init::InitArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -460,6 +480,7 @@ pub fn run(mut cli: Cli) -> Result<u8, Error> {
             Ok(0)
         }
         Command::Publish(a) => hub::publish(a, quiet),
+        Command::Init(a) => init::run(a, quiet),
         Command::Verify { release, hub, data, format } if hub::is_hub(&release) => {
             hub::verify(&release, hub, data, format, quiet)
         }

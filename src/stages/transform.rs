@@ -607,7 +607,11 @@ pub(crate) fn table_order(spec: &PipelineSpec) -> Result<Vec<usize>> {
     Ok(order)
 }
 
-fn inferred_schema(table: &str, result: &Schema) -> Result<TableSchema> {
+/// The schema a table without a declared one gets from its query's result: each column of
+/// its canonical type, nullable (also what `init` writes as the table's declared schema).
+///
+/// Errors: [`Error::Config`] naming the table and column for a name or type a release cannot hold.
+pub fn inferred_schema(table: &str, result: &Schema) -> Result<TableSchema> {
     let mut fields = Vec::new();
     for f in result.fields() {
         crate::core::schema::column_name(f.name()).map_err(|m| Error::config(format!("table {table}"), m))?;

@@ -2,5 +2,6 @@
 
 pub mod build;
 pub mod hub;
+pub mod init;
 pub mod query;
 pub mod verify;

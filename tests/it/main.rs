@@ -47,3 +47,5 @@ mod query;
 mod cli;
 // The floors of src/ (cli > verbs > stages > sql > core) import only downward.
 mod layout;
+// `runpack init` on raw folders of each kind, then `build` with no edit in between.
+mod init;

@@ -1,0 +1,116 @@
+//! `runpack init`: arguments and what it prints.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use crate::core::error::Error;
+use crate::verbs::init::{InitOptions, InitOutcome};
+
+/// The examples that end `runpack init --help`.
+pub const EXAMPLES: &str = "Examples:
+  runpack init runs/                          # pipelines/runs/pipeline.toml, schemas/runs/*.json
+  runpack init ~/tinker-logs --name grpo-sweep
+  runpack init exports/ --format json         # what was found, written and not read, as JSON
+  runpack build pipelines/grpo-sweep          # then build it";
+
+/// How `init` reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum InitFormat {
+    /// A summary on stderr, the pipeline folder on stdout.
+    Text,
+    /// One JSON document on stdout.
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct InitArgs {
+    /// Folder of raw outputs (read, never changed).
+    folder: PathBuf,
+    /// Pipeline and release name (default: the folder's name, in lower case).
+    #[arg(long, value_name = "NAME")]
+    name: Option<String>,
+    /// Folder that holds pipelines; the schemas go to `schemas/` beside it.
+    #[arg(long, value_name = "DIR", default_value = "pipelines")]
+    pipelines_dir: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: InitFormat,
+}
+
+/// Runs `init` and prints what it did.
+pub fn run(a: InitArgs, quiet: bool) -> Result<u8, Error> {
+    let opts = InitOptions { folder: a.folder, name: a.name, pipelines_dir: a.pipelines_dir };
+    let progress = if a.format == InitFormat::Text { super::output::progress(quiet) } else { None };
+    let outcome = crate::verbs::init::init(
+        &opts,
+        progress.as_ref().map(|p| p as &dyn crate::core::progress::Progress).unwrap_or(&crate::core::progress::Silent),
+    )?;
+    let mut out = std::io::stdout().lock();
+    match a.format {
+        InitFormat::Json => {
+            let text = serde_json::to_string_pretty(&outcome).map_err(|e| Error::format("init", e))?;
+            let _ = writeln!(out, "{text}");
+        }
+        InitFormat::Text => {
+            if !quiet {
+                summary(&outcome);
+            }
+            let _ = writeln!(out, "{}", outcome.pipeline);
+        }
+    }
+    Ok(0)
+}
+
+/// Prints what `init` found, wrote and could not read, on stderr.
+fn summary(o: &InitOutcome) {
+    let formats: Vec<String> = o.found.formats.iter().map(|(f, n)| format!("{n} {f}")).collect();
+    let read: usize = o.found.formats.values().sum();
+    say!(
+        "found {} file{} in {}: {read} read ({})",
+        o.found.files,
+        if o.found.files == 1 { "" } else { "s" },
+        o.folder,
+        formats.join(", ")
+    );
+    if o.found.hidden_skipped > 0 {
+        say!("  {} hidden file(s) or folder(s) (.*) not looked at", o.found.hidden_skipped);
+    }
+    if !o.not_read.is_empty() {
+        say!("not read ({} file{}):", o.not_read.len(), if o.not_read.len() == 1 { "" } else { "s" });
+        for n in &o.not_read {
+            say!("  {}: {}", n.file, n.reason);
+        }
+    }
+    for n in &o.notes {
+        say!("note: {n}");
+    }
+    say!("tables ({}):", o.tables.len());
+    let width = o.tables.iter().map(|t| t.name.len()).max().unwrap_or(0);
+    for (t, s) in o.tables.iter().zip(&o.sources) {
+        let key =
+            if t.primary_key.is_empty() { String::new() } else { format!(", key ({})", t.primary_key.join(", ")) };
+        let files = s.files.len();
+        let path = if s.path.len() == 1 { s.path[0].clone() } else { format!("{} paths", s.path.len()) };
+        say!(
+            "  {:<width$}  {}, {} column{}{key}; {} {path} ({files} file{})",
+            t.name,
+            crate::stages::hash::rows(t.rows),
+            t.columns.len(),
+            if t.columns.len() == 1 { "" } else { "s" },
+            s.format,
+            if files == 1 { "" } else { "s" },
+        );
+        for d in s.declared.iter().filter(|d| d.reason != crate::verbs::init::OWN_SOURCE) {
+            say!("    {}: declared {} ({})", d.column, d.field_type, d.reason);
+        }
+    }
+    say!("wrote:");
+    for w in &o.written {
+        say!("  {w}");
+    }
+    say!("todo in {}/pipeline.toml:", o.pipeline);
+    for t in &o.todo {
+        say!("  {t}");
+    }
+    say!("next: runpack build {}", o.pipeline);
+}

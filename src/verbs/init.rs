@@ -1,0 +1,2191 @@
+//! The `init` verb: a folder of raw outputs → a pipeline that builds.
+//!
+//! In: a folder (Tinker logs, W&B run folders and exports, evaluation outputs, plain JSON,
+//! JSON Lines, CSV and Parquet files, in any layout). Out: `pipelines/<name>/pipeline.toml`,
+//! a link `pipelines/<name>/raw` to the folder, one Frictionless Table Schema per table under
+//! `schemas/<name>/` (beside the pipelines folder), and an [`InitOutcome`] saying what was
+//! found, what was written and which files could not be read and why.
+//!
+//! Steps:
+//! 1. Every file under the folder is looked at (hidden files and folders, `.*`, are skipped):
+//!    its format is told from its name and its first record (a JSON document's outline is
+//!    read without holding its values). The formats are those of [`crate::core::spec::Format`].
+//! 2. Files become sources: the Tinker and evaluation formats by their file name pattern, with
+//!    a `{run}`, `{bench}`, `{ckpt}` or `{checkpoint}` capture where the path names the run;
+//!    every W&B file one source per standard table (`runs`, `history`, `system`, `histograms`);
+//!    plain files of one folder and format whose columns mostly agree (at least half of the
+//!    keys shared) one source; a JSON document's arrays of records each their own source
+//!    (`record_path`), the rest of the document another.
+//! 3. Each source is read in full, as `build` reads it ([`crate::stages::ingest::stream`]): types are
+//!    inferred from all of the data, never a sample. A column whose values have more than one
+//!    type, or none, is declared `any` (JSON text; `string` in CSV) with a `[[source.field]]`;
+//!    a file that still breaks a rule (a torn line, a bad shape) is left out and named with
+//!    the first problem found in it.
+//! 4. Each source gets one table that selects its columns (`SELECT … FROM <source>`), with a
+//!    schema holding the types the build would infer, and a primary key where the format makes
+//!    one evident (run and step and metric for Tinker metrics, the run id for W&B runs, …)
+//!    and the data holds no null and no duplicate of it.
+//!
+//! Nothing is written until every source has been read, and nothing that exists is
+//! overwritten: each file is written beside its place and then linked to its name, which fails
+//! when the name is taken (the files written before are removed again).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use arrow::array::{Array, RecordBatch};
+use arrow::datatypes::{DataType, SchemaRef};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::core::error::{Error, Result};
+use crate::stages::ingest::files::InputFile;
+use crate::stages::ingest::{IngestOptions, OnInvalid};
+use crate::core::progress::{Progress, Unit};
+use crate::core::report::BuildReport;
+use crate::core::schema::TableSchema;
+use crate::core::spec::{Format, PipelineDef, PipelineSpec};
+
+/// What `init` is asked to do.
+#[derive(Debug, Clone)]
+pub struct InitOptions {
+    /// The folder of raw outputs.
+    pub folder: PathBuf,
+    /// Pipeline (and release) name; default: the folder's name, made a valid release name.
+    pub name: Option<String>,
+    /// Folder of pipelines (`pipelines`); the schemas go to `schemas/` beside it.
+    pub pipelines_dir: PathBuf,
+}
+
+/// What `init` found, wrote and could not read.
+#[derive(Debug, Clone, Serialize)]
+pub struct InitOutcome {
+    /// The folder read, as given.
+    pub folder: String,
+    /// The pipeline's name.
+    pub name: String,
+    /// The pipeline folder written (`pipelines/<name>`).
+    pub pipeline: String,
+    /// Files looked at: how many, and how many of each format (`json`, `tinker-metrics`,
+    /// `wandb`, …; files that could not be read are not counted here).
+    pub found: Found,
+    /// The sources written, in pipeline order.
+    pub sources: Vec<SourceOut>,
+    /// The tables written, in pipeline order.
+    pub tables: Vec<TableOut>,
+    /// Files not read, each with the reason, sorted by path.
+    pub not_read: Vec<NotRead>,
+    /// Sources that were not written although their files were read (a W&B table without
+    /// rows), each with the reason.
+    pub notes: Vec<String>,
+    /// Paths written, in the order they were written.
+    pub written: Vec<String>,
+    /// What a person still has to write in `pipeline.toml` (the `TODO`s).
+    pub todo: Vec<String>,
+}
+
+/// The files `init` looked at.
+#[derive(Debug, Clone, Serialize)]
+pub struct Found {
+    /// Files under the folder (hidden ones not counted).
+    pub files: usize,
+    /// Files read, by format name.
+    pub formats: BTreeMap<String, usize>,
+    /// Hidden files and folders (`.*`) skipped.
+    pub hidden_skipped: usize,
+}
+
+/// One source of the written pipeline.
+#[derive(Debug, Clone, Serialize)]
+pub struct SourceOut {
+    /// Source name.
+    pub name: String,
+    /// Format name (`tinker-metrics`, `json`, …).
+    pub format: String,
+    /// The path patterns, relative to the pipeline folder.
+    pub path: Vec<String>,
+    /// `record_path` of a JSON document, when not the root.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub record_path: Option<String>,
+    /// The standard W&B table, for `format = "wandb"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wandb_table: Option<String>,
+    /// The files read, relative to the folder.
+    pub files: Vec<String>,
+    /// Columns declared `any` (or `string`), with why.
+    pub declared: Vec<Declared>,
+}
+
+/// A column given a type by a `[[source.field]]`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Declared {
+    /// Column name.
+    pub column: String,
+    /// Table Schema type given (`any`, `string`).
+    #[serde(rename = "type")]
+    pub field_type: String,
+    /// Why: the first problem found with the inferred type.
+    pub reason: String,
+}
+
+/// One table of the written pipeline.
+#[derive(Debug, Clone, Serialize)]
+pub struct TableOut {
+    /// Table name.
+    pub name: String,
+    /// The source it selects from.
+    pub source: String,
+    /// Rows it will have (all of the source's rows).
+    pub rows: u64,
+    /// Its columns (provenance and captures included).
+    pub columns: Vec<String>,
+    /// Primary key, when one was evident and holds.
+    pub primary_key: Vec<String>,
+    /// The schema file, relative to the current folder.
+    pub schema: String,
+}
+
+/// A file `init` could not read.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, PartialOrd, Ord)]
+pub struct NotRead {
+    /// Path relative to the folder.
+    pub file: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// Rows of one file (of a source, when the key does not start with the path's captures) past
+/// which a candidate primary key is not checked: the check holds a 16-byte hash of each row's
+/// key in memory (about 100 MiB at this count). Such a table gets no key.
+pub const KEY_CHECK_MAX_ROWS: u64 = 4_000_000;
+
+/// The reason given for a document's array of records declared `any` in the source of the rest
+/// of the document (the table leaves it out: another source reads its records).
+pub const OWN_SOURCE: &str = "an array of records read by a source of its own";
+
+/// Largest first line of a JSON Lines file read to tell its format, in bytes.
+const PEEK_LINE_BYTES: u64 = 64 << 20;
+
+/// The largest number of reads of one source while its columns' types are settled (each read
+/// declares at least one column or leaves out at least one file).
+const MAX_ROUNDS: usize = 200;
+
+/// Looks at `opts.folder` and writes a pipeline for it (see the module documentation).
+///
+/// Errors: [`Error::Refused`] when the folder is no folder, the name is no release name, a
+/// file to be written exists already, or no file could be read; [`Error::Io`] when a file
+/// cannot be written (those written before are removed).
+pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> {
+    let folder = &opts.folder;
+    let meta = std::fs::metadata(folder).map_err(|e| Error::io(folder, e))?;
+    if !meta.is_dir() {
+        return Err(Error::Refused(format!(
+            "{}: not a folder; `runpack init` reads a folder of raw outputs",
+            folder.display()
+        )));
+    }
+    let raw = folder.canonicalize().map_err(|e| Error::io(folder, e))?;
+    let name = match &opts.name {
+        Some(n) => check_release_name(n)?,
+        None => release_name_of(&raw),
+    };
+    let pipeline_dir = opts.pipelines_dir.join(&name);
+    let toml_path = pipeline_dir.join("pipeline.toml");
+    if toml_path.symlink_metadata().is_ok() {
+        return Err(exists(&toml_path));
+    }
+
+    // 1. look at every file
+    let mut not_read: Vec<NotRead> = Vec::new();
+    let mut looked: Vec<Looked> = Vec::new();
+    let mut total = 0usize;
+    progress.start("looking at the files", Unit::None, None);
+    // runpack's own folders inside the one read (`runpack init .` in a project) are not raw data
+    let schemas_root = schemas_dir(&opts.pipelines_dir, &name).parent().map(Path::to_path_buf).unwrap_or_default();
+    let own: Vec<PathBuf> =
+        [opts.pipelines_dir.clone(), schemas_root].iter().filter_map(|p| p.canonicalize().ok()).collect();
+    let mut notes = Vec::new();
+    let walk = walkdir::WalkDir::new(&raw).follow_links(true).sort_by_file_name().into_iter();
+    let mut walk = walk.filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+    while let Some(entry) = walk.next() {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                let file = e.path().map(|p| rel_of(&raw, p)).unwrap_or_default();
+                not_read.push(NotRead { file, reason: format!("cannot be listed: {e}") });
+                continue;
+            }
+        };
+        if entry.file_type().is_dir() {
+            let p = entry.path();
+            let why = if own.iter().any(|o| p.canonicalize().is_ok_and(|c| &c == o)) {
+                Some("runpack's pipelines or schemas")
+            } else if entry.depth() > 0 && p.join("manifest.json").is_file() && p.join("SHA256SUMS").is_file() {
+                Some("a runpack release")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                notes.push(format!("{}/ not looked at: {why}", rel_of(&raw, p)));
+                walk.skip_current_dir();
+            }
+            continue;
+        }
+        total += 1;
+        let rel = rel_of(&raw, entry.path());
+        if !entry.file_type().is_file() {
+            not_read.push(NotRead { file: rel, reason: "not a regular file".into() });
+            continue;
+        }
+        match look(&rel, entry.path()) {
+            Ok(kind) => looked.push(Looked { rel, path: entry.path().to_path_buf(), kind }),
+            Err(reason) => not_read.push(NotRead { file: rel, reason }),
+        }
+    }
+    progress.finish();
+    // hidden entries are not walked into: each counts once (a `.git` folder is one)
+    let hidden = count_hidden(&raw);
+
+    // 2. sources
+    let mut plans = plan_sources(&raw, &looked, &mut not_read)?;
+
+    // 3. read each source in full
+    let work = tempfile::Builder::new().prefix("runpack-init-").tempdir().map_err(|e| Error::io("temp folder", e))?;
+    let mut settled: Vec<(SourcePlan, Trial)> = Vec::new();
+    for plan in plans.drain(..) {
+        progress.start(&format!("reading {} ({} files)", plan.base, plan.files.len()), Unit::None, None);
+        let outcome = settle(&raw, plan, work.path(), &mut not_read);
+        progress.finish();
+        match outcome {
+            Settled::Ok(plan, trial) => settled.push((plan, trial)),
+            Settled::Empty(plan) if plan.format == Format::Wandb => notes.push(format!(
+                "W&B table {}: no rows in the W&B files, so no table",
+                plan.wandb_table.unwrap_or_default()
+            )),
+            Settled::Empty(plan) => {
+                for f in &plan.files {
+                    not_read.push(NotRead { file: f.clone(), reason: "holds no record".into() });
+                }
+            }
+            Settled::Failed => {}
+        }
+    }
+    // a W&B file is read by every standard table: one that no table kept is not read
+    let used: BTreeSet<String> = settled.iter().flat_map(|(p, _)| p.files.iter().cloned()).collect();
+    let mut seen_not_read: BTreeSet<String> = BTreeSet::new();
+    not_read.retain(|n| !used.contains(&n.file) && seen_not_read.insert(n.file.clone()));
+    not_read.sort();
+    if settled.is_empty() {
+        let reasons: Vec<String> = not_read.iter().take(10).map(|n| format!("  {}: {}", n.file, n.reason)).collect();
+        return Err(Error::Refused(
+            format!(
+                "{}: no file runpack can read was found ({} file{}{}){}",
+                folder.display(),
+                total,
+                if total == 1 { "" } else { "s" },
+                if reasons.is_empty() { String::new() } else { format!("; not read:\n{}", reasons.join("\n")) },
+                if not_read.len() > 10 { format!("\n  … and {} more", not_read.len() - 10) } else { String::new() },
+            ) + &notes.iter().map(|n| format!("\nnote: {n}")).collect::<String>(),
+        ));
+    }
+    let mut formats: BTreeMap<String, usize> = BTreeMap::new();
+    for l in &looked {
+        if used.contains(&l.rel) {
+            *formats.entry(l.kind.format().name().to_string()).or_default() += 1;
+        }
+    }
+
+    // 4. names, tables, schemas
+    let mut names = Names::default();
+    let mut tables: Vec<TablePlan> = Vec::new();
+    for (plan, trial) in settled {
+        let table = names.take(&plan.base);
+        // a file another table reads, left out of this one: said
+        for n in &plan.left_out {
+            if used.contains(&n.file) {
+                notes.push(format!("table {table} leaves out {}: {}", n.file, n.reason));
+            }
+        }
+        tables.push(TablePlan { source: format!("{table}_raw"), table, plan, trial });
+    }
+
+    // 5. write
+    let written = write_pipeline(&raw, folder, &name, &opts.pipelines_dir, &tables)?;
+    let schemas_rel = schemas_dir(&opts.pipelines_dir, &name);
+    let sources = tables
+        .iter()
+        .map(|t| SourceOut {
+            name: t.source.clone(),
+            format: t.plan.format.name().to_string(),
+            path: t.plan.patterns.iter().map(|p| format!("{}{p}", written.prefix)).collect(),
+            record_path: t.plan.record_path.clone(),
+            wandb_table: t.plan.wandb_table.map(String::from),
+            files: t.plan.files.clone(),
+            declared: t.plan.fields.clone(),
+        })
+        .collect();
+    let table_outs = tables
+        .iter()
+        .map(|t| TableOut {
+            name: t.table.clone(),
+            source: t.source.clone(),
+            rows: t.trial.rows,
+            columns: t.columns().iter().map(|c| c.to_string()).collect(),
+            primary_key: t.trial.key.clone(),
+            schema: schemas_rel.join(format!("{}.json", t.table)).display().to_string(),
+        })
+        .collect();
+    Ok(InitOutcome {
+        folder: folder.display().to_string(),
+        name,
+        pipeline: pipeline_dir.display().to_string(),
+        found: Found { files: total, formats, hidden_skipped: hidden },
+        sources,
+        tables: table_outs,
+        not_read,
+        notes,
+        written: written.paths,
+        todo: vec![
+            "card.license: the data's licence, as a Hub licence id (apache-2.0, mit, cc-by-4.0, other, …)".into(),
+            "card.description: what the runs are, where the files come from and how they were made".into(),
+        ],
+    })
+}
+
+/// The error for a file `init` would have to overwrite.
+fn exists(path: &Path) -> Error {
+    Error::Refused(format!(
+        "{} exists already; init never overwrites a file it did not just create (choose another --name, or \
+         move the file away)",
+        path.display()
+    ))
+}
+
+/// `name` if it is a release name (`[a-z0-9][a-z0-9._-]*`, at most 200 bytes).
+fn check_release_name(name: &str) -> Result<String> {
+    let re = regex::Regex::new(r"^[a-z0-9][a-z0-9._-]*$").expect("static pattern");
+    if re.is_match(name) && name.len() <= crate::core::spec::MAX_NAME_BYTES && !name.ends_with('\n') {
+        Ok(name.to_string())
+    } else {
+        Err(Error::Refused(format!(
+            "--name {name:?} is not a release name: lower-case letters, digits, `.`, `_` and `-`, starting with a \
+             letter or digit (at most {} bytes)",
+            crate::core::spec::MAX_NAME_BYTES
+        )))
+    }
+}
+
+/// A release name made of a folder's name: lower case, other characters as `-`.
+fn release_name_of(folder: &Path) -> String {
+    let raw = folder.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
+    let mut out = String::new();
+    for c in raw.chars() {
+        let c = if c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-') { c } else { '-' };
+        if !(c == '-' && out.ends_with('-')) {
+            out.push(c);
+        }
+    }
+    let out = out.trim_start_matches(['.', '_', '-']).trim_end_matches('-');
+    let out: String = out.chars().take(64).collect();
+    if out.is_empty() { "dataset".into() } else { out }
+}
+
+/// `path` relative to `base`, with `/` separators.
+fn rel_of(base: &Path, path: &Path) -> String {
+    path.strip_prefix(base)
+        .unwrap_or(path)
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Hidden entries (`.*`) anywhere under `dir`, not walked into (a `.git` counts once).
+fn count_hidden(dir: &Path) -> usize {
+    let mut n = 0;
+    let walk = walkdir::WalkDir::new(dir).follow_links(true).into_iter();
+    for e in walk.filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.')).flatten() {
+        if e.file_type().is_dir()
+            && let Ok(rd) = std::fs::read_dir(e.path())
+        {
+            n += rd.flatten().filter(|c| c.file_name().to_string_lossy().starts_with('.')).count();
+        }
+    }
+    n
+}
+
+// ------------------------------------------------------------------ telling formats
+
+/// A file looked at.
+#[derive(Debug, Clone)]
+struct Looked {
+    rel: String,
+    path: PathBuf,
+    kind: Kind,
+}
+
+/// What a file is.
+#[derive(Debug, Clone)]
+enum Kind {
+    /// One of the formats whose columns are fixed (Tinker, evaluation), with the path pattern
+    /// that names its run (`raw/{run}_metrics.jsonl`).
+    Fixed(Format, String),
+    /// A W&B export or run-folder file.
+    Wandb,
+    /// A plain JSON Lines file: the first record's keys.
+    Jsonl(Vec<String>),
+    /// A JSON document.
+    Json(Outline),
+    /// A CSV file: its header.
+    Csv(Vec<String>),
+    /// A Parquet file: its columns.
+    Parquet(Vec<String>),
+}
+
+impl Kind {
+    fn format(&self) -> Format {
+        match self {
+            Kind::Fixed(f, _) => *f,
+            Kind::Wandb => Format::Wandb,
+            Kind::Jsonl(_) => Format::Jsonl,
+            Kind::Json(_) => Format::Json,
+            Kind::Csv(_) => Format::Csv,
+            Kind::Parquet(_) => Format::Parquet,
+        }
+    }
+}
+
+/// The folder names of W&B run folders, as the W&B reader knows them
+/// (`ingest::wandb::run_dir`): `run-<YYYYmmdd_HHMMSS>-<id>`, `offline-run-…`.
+fn is_run_dir(name: &str) -> bool {
+    static RUN_DIR: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"^(offline-)?run-\d{8}_\d{6}-[A-Za-z0-9_-]+$").expect("static pattern")
+    });
+    RUN_DIR.is_match(name)
+}
+
+/// A file name without a `.gz` or `.zst` ending (the readers undo both).
+fn strip_compression(name: &str) -> &str {
+    name.strip_suffix(".gz").or_else(|| name.strip_suffix(".zst")).unwrap_or(name)
+}
+
+/// What file `rel` (at `path`) is, or why it cannot be read.
+fn look(rel: &str, path: &Path) -> std::result::Result<Kind, String> {
+    if rel.contains(['*', '?', '{', '}']) {
+        return Err(
+            "its path holds `*`, `?`, `{` or `}`, which a source path cannot name as they are; rename it".into()
+        );
+    }
+    let segments: Vec<&str> = rel.split('/').collect();
+    let name = segments[segments.len() - 1];
+    let base = strip_compression(name);
+    let lower = base.to_ascii_lowercase();
+    let input = InputFile { rel: rel.to_string(), path: path.to_path_buf(), captures: vec![] };
+    if segments[..segments.len() - 1].iter().any(|s| is_run_dir(s)) || lower.ends_with(".wandb") {
+        return Ok(Kind::Wandb);
+    }
+    let ext = lower.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
+    match ext {
+        "jsonl" | "ndjson" => look_jsonl(&input, base),
+        "json" => look_json(&input, base),
+        "csv" => look_csv(&input),
+        "parquet" => {
+            let schema = crate::stages::ingest::parquet::file_schema(&input).map_err(|e| e.to_string())?;
+            Ok(Kind::Parquet(schema.fields().iter().map(|f| f.name().clone()).collect()))
+        }
+        _ => Err(
+            "not a format runpack reads (JSON, JSON Lines, CSV, Parquet, Tinker logs, W&B exports, evaluation outputs)"
+                .into(),
+        ),
+    }
+}
+
+/// The run-naming pattern of a file of a fixed format: `dir/{run}_metrics.jsonl` for
+/// `dir/a_metrics.jsonl`, `{run}/metrics.jsonl` for `a/metrics.jsonl`; the path itself when
+/// nothing in it names the run.
+fn run_pattern(rel: &str, format: Format) -> String {
+    let (dir, name) = match rel.rsplit_once('/') {
+        Some((d, n)) => (d, n),
+        None => ("", rel),
+    };
+    let join = |d: &str, n: &str| if d.is_empty() { n.to_string() } else { format!("{d}/{n}") };
+    let parent = |d: &str| d.rsplit_once('/').map(|(p, _)| p.to_string()).unwrap_or_default();
+    let suffix = &name[strip_compression(name).len()..];
+    let base = strip_compression(name);
+    // (file name, capture of the folder above it) and (`<x><sep><stem>`, capture of <x>)
+    let (whole, folder_capture, stem, capture): (&str, &str, &str, &str) = match format {
+        Format::TinkerMetrics => ("metrics.jsonl", "run", "metrics.jsonl", "run"),
+        Format::TinkerCheckpoints => ("checkpoints.jsonl", "run", "checkpoints.jsonl", "run"),
+        Format::TinkerEvalResult => ("result.json", "bench", "", ""),
+        Format::TinkerEvalTrajectories => ("trajectories.jsonl", "bench", "", ""),
+        Format::EvalMetrics => ("", "", "metrics.json", "ckpt"),
+        Format::EvalGenerations => {
+            let re = regex::Regex::new(r"^([^_]+)_(id|ood)_generations\.jsonl$").expect("static pattern");
+            return match re.captures(base) {
+                Some(_) => join(dir, &format!("{{checkpoint}}_{{split}}_generations.jsonl{suffix}")),
+                None => rel.to_string(),
+            };
+        }
+        _ => return rel.to_string(),
+    };
+    if !whole.is_empty() && base == whole && !dir.is_empty() {
+        return join(&parent(dir), &format!("{{{folder_capture}}}/{name}"));
+    }
+    if !stem.is_empty() {
+        for sep in ['_', '-'] {
+            if let Some(x) = base.strip_suffix(&format!("{sep}{stem}"))
+                && !x.is_empty()
+            {
+                return join(dir, &format!("{{{capture}}}{sep}{stem}{suffix}"));
+            }
+        }
+    }
+    rel.to_string()
+}
+
+/// Reads the first record of a JSON Lines file and tells its format.
+fn look_jsonl(input: &InputFile, base: &str) -> std::result::Result<Kind, String> {
+    use std::io::{BufRead, Read};
+    let reader = crate::stages::ingest::files::open(input).map_err(|e| e.to_string())?;
+    let mut reader = reader.take(PEEK_LINE_BYTES);
+    let mut buf = Vec::new();
+    let mut line = 0u64;
+    let record = loop {
+        buf.clear();
+        let n = reader.read_until(b'\n', &mut buf).map_err(|e| format!("cannot be read: {e}"))?;
+        if n == 0 {
+            return Err("holds no record (no line but blank ones)".into());
+        }
+        line += 1;
+        match crate::stages::ingest::records::parse_line(&buf, line) {
+            None => continue,
+            Some(crate::stages::ingest::records::Item::Record(r, _)) => break r,
+            Some(crate::stages::ingest::records::Item::Bad { message, .. }) => {
+                return Err(format!("line {line}: {message}"));
+            }
+        }
+    };
+    let has = |k: &str| record.contains_key(k);
+    let format = if crate::stages::ingest::wandb::api::is_run(&record) {
+        return Ok(Kind::Wandb);
+    } else if has("name") && (has("state_path") || has("sampler_path")) {
+        Some(Format::TinkerCheckpoints)
+    } else if has("idx") && record.get("turns").is_some_and(Value::is_array) && has("reward") {
+        Some(Format::TinkerEvalTrajectories)
+    } else if has("__idx") && (has("gen_answer") || has("exact_match") || has("resp_tokens")) {
+        Some(Format::EvalGenerations)
+    } else if base.to_ascii_lowercase().ends_with("metrics.jsonl")
+        && record.values().all(|v| !v.is_object() && !v.is_array())
+    {
+        Some(Format::TinkerMetrics)
+    } else {
+        None
+    };
+    Ok(match format {
+        Some(f) => Kind::Fixed(f, run_pattern(&input.rel, f)),
+        None => Kind::Jsonl(record.keys().cloned().collect()),
+    })
+}
+
+/// Reads a CSV header and tells W&B exports from other tables.
+fn look_csv(input: &InputFile) -> std::result::Result<Kind, String> {
+    let header = crate::stages::ingest::wandb::csv::header(input).map_err(|e| e.to_string())?;
+    if header.iter().all(String::is_empty) {
+        return Err("holds no header and no record".into());
+    }
+    let cols: Vec<&str> = header.iter().map(String::as_str).filter(|h| !h.is_empty()).collect();
+    let flavour = crate::stages::ingest::wandb::csv::detect(&header, crate::stages::ingest::wandb::WandbTable::Runs).ok();
+    use crate::stages::ingest::wandb::csv::CsvKind;
+    // the W&B reader's flavours, with a mark that only W&B writes where its own test is loose
+    let wandb_mark = |c: &&str| {
+        matches!(*c, "_step" | "_runtime" | "_timestamp" | "_wandb" | "createdAt" | "summary" | "config" | "state")
+            || c.starts_with("config.")
+            || c.starts_with("summary.")
+    };
+    let is_wandb = match flavour {
+        Some(CsvKind::Chart) | Some(CsvKind::UiRuns) => true,
+        Some(CsvKind::ApiRuns) | Some(CsvKind::History) => cols.iter().any(wandb_mark),
+        None => cols.contains(&"_step") && (cols.contains(&"_runtime") || cols.contains(&"_timestamp")),
+    };
+    Ok(if is_wandb { Kind::Wandb } else { Kind::Csv(header) })
+}
+
+/// The outline of a JSON document: what its root holds, read without keeping values.
+#[derive(Debug, Clone, PartialEq)]
+enum Outline {
+    /// An object: its keys in order, each with what it holds.
+    Object(Vec<(String, Member)>),
+    /// An array: whether every element is an object, how many there are, and the keys of the first.
+    Array { objects: bool, len: u64, first: Vec<String> },
+    /// Any other value.
+    Scalar,
+}
+
+/// What a member of a root object holds.
+#[derive(Debug, Clone, PartialEq)]
+enum Member {
+    /// An array of objects only (or an empty array), with the keys of the first.
+    Records { len: u64, first: Vec<String> },
+    /// An object.
+    Object,
+    /// Anything else.
+    Other,
+}
+
+/// The visits of a visitor that gives `$value` (of type `$ty`) for any scalar JSON value.
+macro_rules! scalars {
+    ($ty:ty, $value:expr) => {
+        fn visit_bool<E>(self, _: bool) -> std::result::Result<$ty, E> {
+            Ok($value)
+        }
+        fn visit_i64<E>(self, _: i64) -> std::result::Result<$ty, E> {
+            Ok($value)
+        }
+        fn visit_u64<E>(self, _: u64) -> std::result::Result<$ty, E> {
+            Ok($value)
+        }
+        fn visit_f64<E>(self, _: f64) -> std::result::Result<$ty, E> {
+            Ok($value)
+        }
+        fn visit_str<E>(self, _: &str) -> std::result::Result<$ty, E> {
+            Ok($value)
+        }
+        fn visit_unit<E>(self) -> std::result::Result<$ty, E> {
+            Ok($value)
+        }
+    };
+}
+
+impl<'de> serde::Deserialize<'de> for Outline {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Outline;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> std::result::Result<Outline, A::Error> {
+                let mut out = Vec::new();
+                while let Some(k) = m.next_key::<String>()? {
+                    let v: MemberOutline = m.next_value()?;
+                    out.push((k, v.0));
+                }
+                Ok(Outline::Object(out))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, s: A) -> std::result::Result<Outline, A::Error> {
+                let (objects, len, first) = elements(s)?;
+                Ok(Outline::Array { objects, len, first })
+            }
+            scalars!(Outline, Outline::Scalar);
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A member's outline (see [`Member`]).
+struct MemberOutline(Member);
+
+impl<'de> serde::Deserialize<'de> for MemberOutline {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = MemberOutline;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> std::result::Result<MemberOutline, A::Error> {
+                while m.next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?.is_some() {}
+                Ok(MemberOutline(Member::Object))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, s: A) -> std::result::Result<MemberOutline, A::Error> {
+                let (objects, len, first) = elements(s)?;
+                Ok(MemberOutline(if objects { Member::Records { len, first } } else { Member::Other }))
+            }
+            scalars!(MemberOutline, MemberOutline(Member::Other));
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// An array element: an object (with its keys, when asked for) or not.
+struct Element(Option<Vec<String>>);
+
+struct ElementSeed(bool);
+
+impl<'de> serde::de::DeserializeSeed<'de> for ElementSeed {
+    type Value = Element;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<Element, D::Error> {
+        struct V(bool);
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Element;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> std::result::Result<Element, A::Error> {
+                let mut keys = Vec::new();
+                while let Some(k) = m.next_key::<String>()? {
+                    m.next_value::<serde::de::IgnoredAny>()?;
+                    if self.0 {
+                        keys.push(k);
+                    }
+                }
+                Ok(Element(Some(keys)))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut s: A) -> std::result::Result<Element, A::Error> {
+                while s.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Element(None))
+            }
+            scalars!(Element, Element(None));
+        }
+        d.deserialize_any(V(self.0))
+    }
+}
+
+/// Walks an array's elements: whether all are objects, how many, the first one's keys.
+fn elements<'de, A: serde::de::SeqAccess<'de>>(mut s: A) -> std::result::Result<(bool, u64, Vec<String>), A::Error> {
+    let (mut objects, mut len, mut first) = (true, 0u64, Vec::new());
+    while let Some(e) = s.next_element_seed(ElementSeed(len == 0))? {
+        match e.0 {
+            Some(keys) if len == 0 => first = keys,
+            Some(_) => {}
+            None => objects = false,
+        }
+        len += 1;
+    }
+    Ok((objects, len, first))
+}
+
+/// Reads the outline of a JSON document and tells its format.
+fn look_json(input: &InputFile, base: &str) -> std::result::Result<Kind, String> {
+    use std::io::BufRead;
+    let mut reader = crate::stages::ingest::files::open(input).map_err(|e| e.to_string())?;
+    // a byte order mark is left out, as the JSON reader leaves it out
+    if reader.fill_buf().map_err(|e| format!("cannot be read: {e}"))?.starts_with(b"\xEF\xBB\xBF") {
+        reader.consume(3);
+    }
+    let outline: Outline = serde_json::from_reader(crate::stages::ingest::lenient::LenientRead::new(reader))
+        .map_err(|e| format!("not JSON: {e}"))?;
+    let keyed = |keys: &[String]| -> Map<String, Value> { keys.iter().map(|k| (k.clone(), Value::Null)).collect() };
+    match &outline {
+        Outline::Object(members) => {
+            let has = |k: &str| members.iter().any(|(n, _)| n == k);
+            if has("name") && has("score") && has("num_examples") {
+                return Ok(Kind::Fixed(Format::TinkerEvalResult, run_pattern(&input.rel, Format::TinkerEvalResult)));
+            }
+            let split_object = |k: &str| members.iter().any(|(n, m)| n == k && matches!(m, Member::Object));
+            if has("checkpoint")
+                && (split_object("id") || split_object("ood") || split_object("total"))
+                && base.to_ascii_lowercase().ends_with("metrics.json")
+            {
+                return Ok(Kind::Fixed(Format::EvalMetrics, run_pattern(&input.rel, Format::EvalMetrics)));
+            }
+            let runs = members.iter().find_map(|(n, m)| match m {
+                Member::Records { first, len } if n == "runs" && *len > 0 => Some(first),
+                _ => None,
+            });
+            if let Some(first) = runs
+                && crate::stages::ingest::wandb::api::is_run(&keyed(first))
+            {
+                return Ok(Kind::Wandb);
+            }
+            if members.is_empty() {
+                return Err("an empty object: no record".into());
+            }
+            Ok(Kind::Json(outline))
+        }
+        Outline::Array { objects: true, len, first } if *len > 0 => {
+            if crate::stages::ingest::wandb::api::is_run(&keyed(first)) {
+                return Ok(Kind::Wandb);
+            }
+            Ok(Kind::Json(outline))
+        }
+        Outline::Array { len: 0, .. } => Err("an empty array: no record".into()),
+        Outline::Array { .. } => Err("an array of values that are not all objects (records)".into()),
+        Outline::Scalar => Err("a single value, not a record or an array of records".into()),
+    }
+}
+
+// ------------------------------------------------------------------ sources
+
+/// A source as planned: its files, how the pipeline names them, and what is declared.
+#[derive(Debug, Clone)]
+struct SourcePlan {
+    /// Name the table would like (made unique later).
+    base: String,
+    format: Format,
+    /// Files read, relative to the raw folder, sorted.
+    files: Vec<String>,
+    /// Path patterns (relative to the raw folder) matching exactly `files`.
+    patterns: Vec<String>,
+    /// Candidate patterns tried before a list of the files (the run-naming ones).
+    wanted: Vec<String>,
+    record_path: Option<String>,
+    wandb_table: Option<&'static str>,
+    /// `[[source.field]]` declarations.
+    fields: Vec<Declared>,
+    /// Columns read but not selected by the table (arrays of records with sources of their own).
+    hidden: Vec<String>,
+    /// Candidate primary keys (the path's captures are put first).
+    keys: Vec<Vec<String>>,
+    /// What the table holds, for the card.
+    description: String,
+    /// Files of the source left out, with the reason.
+    left_out: Vec<NotRead>,
+    /// Whether the W&B reader takes the run id from the path's `{run}` (`run_capture`).
+    run_capture: bool,
+}
+
+impl SourcePlan {
+    fn new(base: String, format: Format, files: Vec<String>, description: String) -> SourcePlan {
+        SourcePlan {
+            base,
+            format,
+            files,
+            patterns: vec![],
+            wanted: vec![],
+            record_path: None,
+            wandb_table: None,
+            fields: vec![],
+            hidden: vec![],
+            keys: vec![],
+            description,
+            left_out: vec![],
+            run_capture: false,
+        }
+    }
+}
+
+/// Groups the files looked at into sources.
+fn plan_sources(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> Result<Vec<SourcePlan>> {
+    let mut plans = Vec::new();
+    // fixed formats, by the pattern that names their run
+    let mut fixed: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    for l in looked {
+        if let Kind::Fixed(f, pattern) = &l.kind {
+            fixed.entry((f.name().to_string(), pattern.clone())).or_default().push(l.rel.clone());
+        }
+    }
+    // the metrics first (the card's default table is the first), then what describes them
+    let rank = |f: &str| {
+        ["tinker-metrics", "tinker-checkpoints", "tinker-eval-result", "eval-metrics", "tinker-eval-trajectories"]
+            .iter()
+            .position(|x| *x == f)
+            .unwrap_or(5)
+    };
+    let mut fixed: Vec<(GroupKey, Vec<String>)> = merge_levels(fixed).into_iter().collect();
+    fixed.sort_by_key(|((f, p), _)| (rank(f), p.clone()));
+    for ((_, pattern), files) in fixed {
+        let format = looked.iter().find(|l| l.rel == files[0]).map(|l| l.kind.format()).expect("a file looked at");
+        let (base, what, keys): (&str, &str, Vec<&str>) = match format {
+            Format::TinkerMetrics => (
+                "metrics",
+                "Tinker metrics logs (`metrics.jsonl`) in long form: one row per step and metric",
+                vec!["step", "metric"],
+            ),
+            Format::TinkerCheckpoints => (
+                "checkpoints",
+                "Tinker checkpoint indices (`checkpoints.jsonl`): one row per checkpoint saved",
+                vec!["name"],
+            ),
+            Format::TinkerEvalResult => (
+                "eval_results",
+                "Benchmark results (`result.json` of the tinker-cookbook runner): one row per benchmark",
+                vec!["benchmark"],
+            ),
+            Format::TinkerEvalTrajectories => (
+                "eval_trajectories",
+                "Benchmark trajectories (`trajectories.jsonl` of the tinker-cookbook runner): one row per sample",
+                vec!["benchmark", "idx"],
+            ),
+            Format::EvalMetrics => (
+                "eval_metrics",
+                "Per-checkpoint evaluation metrics (`<checkpoint>_metrics.json`): one row per checkpoint and split",
+                vec!["checkpoint", "split"],
+            ),
+            Format::EvalGenerations => (
+                "eval_generations",
+                "Per-checkpoint generations (`<checkpoint>_{id,ood}_generations.jsonl`): one row per sample",
+                vec![],
+            ),
+            _ => unreachable!("fixed formats only"),
+        };
+        let mut plan = SourcePlan::new(base.into(), format, files, format!("{what}; from {{files}}."));
+        plan.wanted = vec![pattern];
+        plan.keys = if keys.is_empty() { vec![] } else { vec![keys.iter().map(|k| k.to_string()).collect()] };
+        plans.push(plan);
+    }
+
+    // W&B: every file, one source per standard table
+    let wandb: Vec<&Looked> = looked.iter().filter(|l| matches!(l.kind, Kind::Wandb)).collect();
+    if !wandb.is_empty() {
+        let inputs: Vec<InputFile> =
+            wandb.iter().map(|l| InputFile { rel: l.rel.clone(), path: l.path.clone(), captures: vec![] }).collect();
+        let mut files = Vec::new();
+        match crate::stages::ingest::wandb::run_dir::classify(&inputs, crate::stages::ingest::wandb::WandbTable::Runs) {
+            Ok((kinds, _)) => {
+                for (k, input) in kinds.iter().zip(&inputs) {
+                    match k {
+                        crate::stages::ingest::wandb::Kind::Ignored(why) => {
+                            not_read.push(NotRead { file: input.rel.clone(), reason: format!("W&B: {why}") })
+                        }
+                        _ => files.push(input.rel.clone()),
+                    }
+                }
+            }
+            Err(e) => {
+                for input in &inputs {
+                    not_read.push(NotRead { file: input.rel.clone(), reason: format!("W&B: {e}") });
+                }
+            }
+        }
+        // `run.history()` dumps that do not name their run: the file's name does, captured
+        let mut by_dir: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for l in &wandb {
+            if files.contains(&l.rel) && unnamed_history(l) {
+                by_dir
+                    .entry(l.rel.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default())
+                    .or_default()
+                    .push(l.rel.clone());
+            }
+        }
+        for (dir, dumps) in by_dir {
+            let pattern = if dir.is_empty() { "{run}.csv".to_string() } else { format!("{dir}/{{run}}.csv") };
+            if exact_patterns(raw, std::slice::from_ref(&pattern), &dumps) != [pattern.clone()] {
+                continue;
+            }
+            files.retain(|f| !dumps.contains(f));
+            let mut plan = SourcePlan::new(
+                "wandb_history_dumps".into(),
+                Format::Wandb,
+                dumps,
+                "W&B run history dumps (`run.history()` as CSV), the run named by the file: one row per run, step \
+                 and metric; from {files}."
+                    .into(),
+            );
+            plan.wandb_table = Some("history");
+            plan.run_capture = true;
+            plan.wanted = vec![pattern];
+            plan.keys = vec![vec!["step".into(), "metric".into()]];
+            plans.push(plan);
+        }
+        if !files.is_empty() {
+            let wanted = wandb_patterns(&files);
+            for (table, keys, what) in [
+                ("runs", vec!["run_id"], "W&B runs: one row per run, with its config and summary"),
+                ("history", vec!["run_id", "step", "metric"], "W&B run history: one row per run, step and metric"),
+                (
+                    "system",
+                    vec!["run_id", "timestamp", "metric"],
+                    "W&B system metrics: one row per run, time and metric",
+                ),
+                ("histograms", vec!["run_id", "key", "step", "origin"], "W&B histograms: one row per histogram"),
+            ] {
+                let mut plan = SourcePlan::new(
+                    format!("wandb_{table}"),
+                    Format::Wandb,
+                    files.clone(),
+                    format!("{what}; from {{files}}."),
+                );
+                plan.wandb_table = Some(table);
+                plan.wanted = wanted.clone();
+                plan.keys = vec![keys.iter().map(|k| k.to_string()).collect()];
+                if table == "runs" {
+                    // exports of the UI's runs table name their runs but give no id
+                    plan.keys.push(vec!["name".into()]);
+                }
+                plans.push(plan);
+            }
+        }
+    }
+
+    // plain files: by folder and format, then by the keys they share
+    struct Cluster {
+        dir: String,
+        format: Format,
+        signature: Vec<String>,
+        keys: BTreeSet<String>,
+        files: Vec<String>,
+        outline: Option<Outline>,
+        /// The pattern that names the files of sibling folders (`logs/{run}/config.json`).
+        wanted: Option<String>,
+    }
+    let mut clusters: Vec<Cluster> = Vec::new();
+    for l in looked {
+        let (keys, signature, outline): (Vec<String>, Vec<String>, Option<Outline>) = match &l.kind {
+            Kind::Jsonl(k) | Kind::Csv(k) | Kind::Parquet(k) => (k.clone(), vec![], None),
+            Kind::Json(o @ Outline::Array { first, .. }) => (first.clone(), vec!["[]".into()], Some(o.clone())),
+            Kind::Json(o @ Outline::Object(members)) => (
+                members.iter().map(|(k, _)| k.clone()).collect(),
+                // arrays of records with a record at least: each a source of its own
+                members
+                    .iter()
+                    .filter(|(_, m)| matches!(m, Member::Records { len, .. } if *len > 0))
+                    .map(|(k, _)| k.clone())
+                    .collect(),
+                Some(o.clone()),
+            ),
+            _ => continue,
+        };
+        let dir = l.rel.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default();
+        let format = l.kind.format();
+        let keys: BTreeSet<String> = keys.into_iter().collect();
+        let fits = |c: &Cluster| {
+            c.dir == dir && c.format == format && c.signature == signature && {
+                let shared = c.keys.intersection(&keys).count();
+                let all = c.keys.union(&keys).count();
+                all > 0 && shared * 2 >= all
+            }
+        };
+        match clusters.iter_mut().find(|c| fits(c)) {
+            Some(c) => c.files.push(l.rel.clone()),
+            None => clusters.push(Cluster {
+                dir,
+                format,
+                signature,
+                keys,
+                files: vec![l.rel.clone()],
+                outline,
+                wanted: None,
+            }),
+        }
+    }
+    // one file of one name in each of several sibling folders (a run's `config.json` in each
+    // run folder): one source, the folder captured
+    let parent = |d: &str| d.rsplit_once('/').map(|(p, _)| p.to_string()).unwrap_or_default();
+    let file_name = |f: &str| f.rsplit('/').next().unwrap_or(f).to_string();
+    let mut merged: Vec<Cluster> = Vec::new();
+    for c in clusters {
+        let sibling = |m: &Cluster| {
+            m.wanted.is_some()
+                && c.files.len() == 1
+                && !c.dir.is_empty()
+                && m.format == c.format
+                && m.signature == c.signature
+                && parent(&m.files[0].rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default())
+                    == parent(&c.dir)
+                && file_name(&m.files[0]) == file_name(&c.files[0])
+        };
+        if let Some(m) = merged.iter_mut().find(|m| sibling(m)) {
+            m.files.extend(c.files);
+            m.keys.extend(c.keys);
+            continue;
+        }
+        let mut c = c;
+        if c.files.len() == 1 && !c.dir.is_empty() {
+            c.wanted = Some(String::new());
+        }
+        merged.push(c);
+    }
+    let mut clusters = Vec::new();
+    for mut c in merged {
+        if c.files.len() > 1 && c.wanted.is_some() {
+            let capture = ["run", "run_dir", "folder"].into_iter().find(|k| !c.keys.contains(*k)).unwrap_or("folder_");
+            let above = parent(&c.dir);
+            let name = file_name(&c.files[0]);
+            c.wanted = Some(if above.is_empty() {
+                format!("{{{capture}}}/{name}")
+            } else {
+                format!("{above}/{{{capture}}}/{name}")
+            });
+            c.dir = above;
+        } else {
+            c.wanted = None;
+        }
+        clusters.push(c);
+    }
+    for c in clusters {
+        let base = group_name(&c.dir, &c.files);
+        // (said of the files finally read: see `TablePlan::description`)
+        let shown = "{files}";
+        let wanted = c.wanted.clone().or_else(|| glob_of(&c.dir, &c.files)).into_iter().collect::<Vec<_>>();
+        let generic_keys = |keys: &BTreeSet<String>| -> Vec<Vec<String>> {
+            let mut out = Vec::new();
+            let run = ["run_id", "run"].into_iter().find(|k| keys.contains(*k));
+            let step = ["step", "_step"].into_iter().find(|k| keys.contains(*k));
+            if let (Some(r), Some(s)) = (run, step) {
+                out.push(vec![r.to_string(), s.to_string()]);
+            }
+            if let Some(s) = step {
+                out.push(vec![s.to_string()]);
+            }
+            for k in ["id", "run_id", "example_id", "uuid"] {
+                if keys.contains(k) {
+                    out.push(vec![k.to_string()]);
+                }
+            }
+            out
+        };
+        match (&c.format, &c.outline) {
+            (Format::Json, Some(Outline::Object(members))) => {
+                let arrays: Vec<&String> = c.signature.iter().collect();
+                for m in &arrays {
+                    let first: BTreeSet<String> = match members.iter().find(|(n, _)| n == *m) {
+                        Some((_, Member::Records { first, .. })) => first.iter().cloned().collect(),
+                        _ => BTreeSet::new(),
+                    };
+                    let mut plan = SourcePlan::new(
+                        format!("{base}_{}", sanitize(m)),
+                        Format::Json,
+                        c.files.clone(),
+                        format!("Records of the array `{m}` of {shown}."),
+                    );
+                    plan.record_path = Some(format!("/{}", m.replace('~', "~0").replace('/', "~1")));
+                    plan.wanted = wanted.clone();
+                    plan.keys = generic_keys(&first);
+                    plans.push(plan);
+                }
+                // the rest of the document, when there is any: one record per file
+                if members.len() > arrays.len() {
+                    let mut plan = SourcePlan::new(
+                        base.clone(),
+                        Format::Json,
+                        c.files.clone(),
+                        if arrays.is_empty() {
+                            format!("The documents of {shown}, one row per file.")
+                        } else {
+                            format!(
+                                "The documents of {shown}, one row per file, without the {} {} (each a table of its \
+                                 own).",
+                                if arrays.len() == 1 { "array" } else { "arrays" },
+                                arrays.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", "),
+                            )
+                        },
+                    );
+                    plan.wanted = wanted.clone();
+                    // one row per file: the path's captures, when there are any
+                    plan.keys = vec![vec![]];
+                    plan.keys.extend(generic_keys(&c.keys));
+                    plan.hidden = arrays.iter().map(|a| a.to_string()).collect();
+                    plan.fields = arrays
+                        .iter()
+                        .map(|a| Declared {
+                            column: a.to_string(),
+                            field_type: "any".into(),
+                            reason: OWN_SOURCE.into(),
+                        })
+                        .collect();
+                    plans.push(plan);
+                }
+            }
+            (format, _) => {
+                let mut plan = SourcePlan::new(base, *format, c.files.clone(), format!("The records of {shown}."));
+                plan.wanted = wanted;
+                plan.keys = generic_keys(&c.keys);
+                plans.push(plan);
+            }
+        }
+    }
+    for p in &mut plans {
+        p.patterns = exact_patterns(raw, &p.wanted, &p.files);
+    }
+    Ok(plans)
+}
+
+/// A source of a fixed format: (format name, path pattern).
+type GroupKey = (String, String);
+
+/// Sources of one fixed format whose patterns differ in one folder name only
+/// (`step100/{bench}/result.json`, `step200/{bench}/result.json`) become one, that folder
+/// captured (`{checkpoint}/{bench}/result.json`).
+fn merge_levels(mut groups: BTreeMap<GroupKey, Vec<String>>) -> BTreeMap<GroupKey, Vec<String>> {
+    loop {
+        let mut merge: Option<(Vec<GroupKey>, GroupKey)> = None;
+        'find: for (format, pattern) in groups.keys() {
+            let segs: Vec<&str> = pattern.split('/').collect();
+            for i in 0..segs.len().saturating_sub(1) {
+                if segs[i].contains(['{', '*']) {
+                    continue;
+                }
+                let same: Vec<GroupKey> = groups
+                    .keys()
+                    .filter(|(f, p)| {
+                        let o: Vec<&str> = p.split('/').collect();
+                        f == format
+                            && o.len() == segs.len()
+                            && !o[i].contains(['{', '*'])
+                            && (0..o.len()).all(|j| j == i || o[j] == segs[j])
+                    })
+                    .cloned()
+                    .collect();
+                if same.len() > 1 {
+                    let names: &[&str] = match format.as_str() {
+                        "tinker-metrics" | "tinker-checkpoints" => &["experiment", "group"],
+                        "tinker-eval-result" | "tinker-eval-trajectories" => &["checkpoint", "model"],
+                        _ => &["model", "experiment"],
+                    };
+                    let Some(name) = names.iter().find(|n| !pattern.contains(&format!("{{{n}}}"))) else { continue };
+                    let mut merged: Vec<String> = segs.iter().map(|s| s.to_string()).collect();
+                    merged[i] = format!("{{{name}}}");
+                    merge = Some((same, (format.clone(), merged.join("/"))));
+                    break 'find;
+                }
+            }
+        }
+        let Some((same, key)) = merge else { return groups };
+        let mut files: Vec<String> = same.iter().flat_map(|k| groups.remove(k).unwrap_or_default()).collect();
+        files.sort();
+        groups.insert(key, files);
+    }
+}
+
+/// Whether a W&B file is a `run.history()` CSV dump without a column naming its run.
+fn unnamed_history(l: &Looked) -> bool {
+    use crate::stages::ingest::wandb::{WandbTable, csv};
+    if !strip_compression(&l.rel).to_ascii_lowercase().ends_with(".csv") {
+        return false;
+    }
+    let input = InputFile { rel: l.rel.clone(), path: l.path.clone(), captures: vec![] };
+    let Ok(header) = csv::header(&input) else { return false };
+    csv::detect(&header, WandbTable::History) == Ok(csv::CsvKind::History)
+        && !header.iter().any(|h| h == "run_id" || h == "id")
+}
+
+/// Path patterns for W&B files: a run folder's files by the pattern of run folders
+/// (`wandb/*run-*/files/config.yaml`), other files by name.
+fn wandb_patterns(files: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for f in files {
+        let segs: Vec<&str> = f.split('/').collect();
+        let p = match segs.iter().rposition(|s| is_run_dir(s)) {
+            Some(j) if j + 1 < segs.len() => {
+                let mut s: Vec<String> = segs.iter().map(|s| s.to_string()).collect();
+                s[j] = "*run-*".into();
+                // a run's log is named after the run
+                let last = s.len() - 1;
+                if j + 1 == last && s[last].ends_with(".wandb") && s[last].starts_with("run-") {
+                    s[last] = "run-*.wandb".into();
+                }
+                s.join("/")
+            }
+            _ => f.clone(),
+        };
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// A glob matching files of one folder (`dir/run_*.json`) when they share a beginning or an
+/// end; `None` for one file, or none shared.
+fn glob_of(dir: &str, files: &[String]) -> Option<String> {
+    if files.len() < 2 {
+        return None;
+    }
+    let names: Vec<&str> = files.iter().map(|f| f.rsplit('/').next().unwrap_or(f)).collect();
+    let first = names[0];
+    let mut prefix = first.len();
+    let mut suffix = first.len();
+    for n in &names[1..] {
+        prefix = prefix.min(first.bytes().zip(n.bytes()).take_while(|(a, b)| a == b).count());
+        suffix = suffix.min(first.bytes().rev().zip(n.bytes().rev()).take_while(|(a, b)| a == b).count());
+    }
+    let shortest = names.iter().map(|n| n.len()).min().unwrap_or(0);
+    if prefix + suffix > shortest {
+        suffix = shortest - prefix;
+    }
+    let (mut p, mut s) = (prefix, suffix);
+    while !first.is_char_boundary(p) {
+        p -= 1;
+    }
+    while !first.is_char_boundary(first.len() - s) {
+        s -= 1;
+    }
+    // a shared beginning ends before its digits (`run_0*` of `run_00001`…: `run_*`)
+    let p = first[..p].trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    let glob = format!("{}*{}", &first[..p], &first[first.len() - s..]);
+    Some(if dir.is_empty() { glob } else { format!("{dir}/{glob}") })
+}
+
+/// The first of `wanted` that matches exactly `files` under `raw` (and whose captures can be
+/// read one way only), else the files themselves.
+fn exact_patterns(raw: &Path, wanted: &[String], files: &[String]) -> Vec<String> {
+    let want: BTreeSet<&str> = files.iter().map(String::as_str).collect();
+    // all wanted patterns together first (W&B: one per kind of file), then each alone
+    let mut candidates: Vec<Vec<String>> = vec![wanted.to_vec()];
+    candidates.extend(wanted.iter().map(|w| vec![w.clone()]));
+    for c in candidates.into_iter().filter(|c| !c.is_empty()) {
+        let Ok(found) = crate::stages::ingest::files::find(raw, &c, "init") else { continue };
+        let got: BTreeSet<&str> = found.iter().map(|f| f.rel.as_str()).collect();
+        let unambiguous = c.iter().all(|p| match crate::stages::ingest::files::PathPattern::new(p) {
+            Ok(pat) => found.iter().all(|f| pat.ambiguity(&f.rel).is_none()),
+            Err(_) => false,
+        });
+        if got == want && unambiguous {
+            return c;
+        }
+    }
+    files.to_vec()
+}
+
+/// A table name for files of `dir`: the one file's name, the beginning the files share, or
+/// the folder's name.
+fn group_name(dir: &str, files: &[String]) -> String {
+    let stems: Vec<&str> = files
+        .iter()
+        .map(|f| {
+            let n = f.rsplit('/').next().unwrap_or(f);
+            let n = strip_compression(n);
+            n.rsplit_once('.').map(|(s, _)| s).unwrap_or(n)
+        })
+        .collect();
+    let first = stems[0];
+    let mut prefix = first.len();
+    for s in &stems[1..] {
+        prefix = prefix.min(first.bytes().zip(s.bytes()).take_while(|(a, b)| a == b).count());
+    }
+    while !first.is_char_boundary(prefix) {
+        prefix -= 1;
+    }
+    let shared = if stems.len() == 1 {
+        &first[..prefix]
+    } else {
+        first[..prefix].trim_end_matches(|c: char| c.is_ascii_digit())
+    };
+    let shared = sanitize(shared);
+    // one file's whole name, or a beginning that says something
+    if !shared.is_empty() && (stems.len() == 1 || shared.len() >= 3) {
+        return shared;
+    }
+    let folder = sanitize(dir.rsplit('/').next().unwrap_or(dir));
+    if folder.is_empty() { "records".into() } else { folder }
+}
+
+/// A table name of `s`: lower-case ASCII letters, digits and `_`, starting with a letter.
+fn sanitize(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        let c = c.to_ascii_lowercase();
+        let c = if c.is_ascii_lowercase() || c.is_ascii_digit() { c } else { '_' };
+        if !(c == '_' && (out.is_empty() || out.ends_with('_'))) {
+            out.push(c);
+        }
+    }
+    let mut out = out.trim_end_matches('_').to_string();
+    if out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert_str(0, "t_");
+    }
+    out.chars().take(60).collect::<String>().trim_end_matches('_').to_string()
+}
+
+/// Table names given so far (a table `x` and its source `x_raw` share SQL's namespace).
+#[derive(Default)]
+struct Names(BTreeSet<String>);
+
+impl Names {
+    fn take(&mut self, base: &str) -> String {
+        let base = if base.is_empty() { "records" } else { base };
+        let mut name = base.to_string();
+        let mut n = 2;
+        while self.0.contains(&name)
+            || self.0.contains(&format!("{name}_raw"))
+            || name.ends_with("_raw") && self.0.contains(name.trim_end_matches("_raw"))
+        {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        self.0.insert(name.clone());
+        self.0.insert(format!("{name}_raw"));
+        name
+    }
+}
+
+// ------------------------------------------------------------------ reading sources
+
+/// What reading a source in full found.
+#[derive(Debug, Clone)]
+struct Trial {
+    /// Its rows' schema (provenance columns included).
+    schema: SchemaRef,
+    rows: u64,
+    /// The first candidate key that holds (no null, no duplicate).
+    key: Vec<String>,
+}
+
+enum Settled {
+    Ok(SourcePlan, Trial),
+    /// Read without a problem, and without a row.
+    Empty(SourcePlan),
+    /// Nothing of it can be read (its files are in the not-read list).
+    Failed,
+}
+
+/// Reads a source until it reads without a problem: declaring columns and leaving out files
+/// as the problems found say.
+fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotRead>) -> Settled {
+    let fail = |plan: &SourcePlan, why: &str, not_read: &mut Vec<NotRead>| {
+        for f in &plan.files {
+            not_read.push(NotRead { file: f.clone(), reason: why.to_string() });
+        }
+        Settled::Failed
+    };
+    for _ in 0..MAX_ROUNDS {
+        if plan.files.is_empty() {
+            return Settled::Failed;
+        }
+        plan.patterns = exact_patterns(raw, &plan.wanted, &plan.files);
+        let outcome = read_source(raw, &plan, work);
+        let (violations, error) = match outcome {
+            Ok(Some(trial)) => return Settled::Ok(plan, trial),
+            Ok(None) => return Settled::Empty(plan),
+            Err(Error::Invalid { violations, .. }) => (violations, None),
+            Err(e) => (vec![], Some(e)),
+        };
+        let generic = !plan.format.fixed_columns() && plan.format != Format::Parquet;
+        let text_type = if plan.format == Format::Csv { "string" } else { "any" };
+        let mut changed = false;
+        if let Some(e) = error {
+            // an error placed at one of the source's files leaves that file out
+            let place = match &e {
+                Error::Config { location, .. } => Some(location.clone()),
+                Error::Io { path, .. } => Some(rel_of(raw, path)),
+                Error::Format { context, .. } => Some(context.clone()),
+                _ => None,
+            };
+            let file = place
+                .as_deref()
+                .and_then(|p| plan.files.iter().find(|f| p == f.as_str() || p.starts_with(&format!("{f}:"))).cloned());
+            if let Some(f) = file
+                && plan.files.len() > 1
+            {
+                let n = NotRead { file: f.clone(), reason: without_file(&f, &crate::verbs::hub::redact(&e.to_string())) };
+                not_read.push(n.clone());
+                plan.left_out.push(n);
+                plan.files.retain(|x| x != &f);
+                continue;
+            }
+            // columns that no value types: `$.col: …` lines
+            if generic && let Error::Config { message, .. } = &e {
+                for line in message.lines() {
+                    let Some(col) = top_column(line) else { continue };
+                    let why = line.split_once(": ").map(|(_, m)| m).unwrap_or(line);
+                    // a column null everywhere is text of nulls; a part of one that no value
+                    // types keeps the whole column as JSON text
+                    let whole = crate::stages::ingest::path::render(&[crate::stages::ingest::path::Seg::Key(col.clone())]);
+                    let null_everywhere = line.starts_with(&format!("{whole}: "))
+                        && why.starts_with("no input file has a non-null value");
+                    let ty = if null_everywhere { "string" } else { text_type };
+                    changed |= declare(&mut plan.fields, col, ty, first_sentence(why));
+                }
+            }
+            if changed {
+                continue;
+            }
+            return fail(&plan, &crate::verbs::hub::redact(&e.to_string()), not_read);
+        }
+        // violations: a column of two types is declared; any other problem leaves its file out
+        let mut out_files: BTreeMap<String, (String, usize)> = BTreeMap::new();
+        for v in &violations {
+            let col = if generic { top_column(&v.path) } else { None };
+            match col {
+                Some(col) if v.path != "$" && v.rule == "type" => {
+                    let at = v.source.as_ref().map(|s| format!(" (at {s})")).unwrap_or_default();
+                    changed |= declare(&mut plan.fields, col, text_type, format!("{}{at}", first_sentence(&v.message)));
+                }
+                _ => {
+                    let Some(src) = &v.source else { continue };
+                    let e = out_files.entry(src.file.clone()).or_insert_with(|| (reason_of(v), 0));
+                    e.1 += 1;
+                }
+            }
+        }
+        if changed {
+            continue;
+        }
+        if out_files.is_empty() {
+            let first = violations.first().map(|v| v.to_string()).unwrap_or_else(|| "the source cannot be read".into());
+            return fail(&plan, &first, not_read);
+        }
+        for (f, (first, n)) in out_files {
+            let more = if n > 1 { format!(" (and {} more problems in it)", n - 1) } else { String::new() };
+            let n = NotRead { file: f.clone(), reason: format!("{first}{more}") };
+            not_read.push(n.clone());
+            plan.left_out.push(n);
+            plan.files.retain(|x| x != &f);
+        }
+    }
+    fail(&plan, "its columns' types could not be settled", not_read)
+}
+
+/// A violation as the reason a file is not read: its place in the file, then what is wrong.
+fn reason_of(v: &crate::core::report::Violation) -> String {
+    use crate::core::report::Position;
+    let mut place = match v.source.as_ref().map(|s| &s.at) {
+        Some(Position::Line(n)) => format!("line {n}"),
+        Some(Position::Pointer(p)) if !p.is_empty() => format!("record {p}"),
+        _ => String::new(),
+    };
+    if !v.path.is_empty() && v.path != "$" {
+        place = if place.is_empty() { v.path.clone() } else { format!("{place}, {}", v.path) };
+    }
+    let place = if place.is_empty() { String::new() } else { format!("{place}: ") };
+    format!("{place}{} (rule {})", v.message, v.rule)
+}
+
+/// `reason` without the name of `file` it starts with (`f.json:3:1: …` → `3:1: …`).
+fn without_file(file: &str, reason: &str) -> String {
+    reason
+        .strip_prefix(file)
+        .and_then(|r| r.strip_prefix(':'))
+        .map(|r| r.trim_start().to_string())
+        .unwrap_or_else(|| reason.to_string())
+}
+
+/// Declares column `col` of type `ty` (`any` or `string`) in `fields`, or makes a column
+/// declared `string` `any`; whether anything changed.
+fn declare(fields: &mut Vec<Declared>, col: String, ty: &str, reason: String) -> bool {
+    match fields.iter_mut().find(|d| d.column == col) {
+        Some(d) if d.field_type == "string" && ty == "any" => {
+            d.field_type = ty.into();
+            d.reason = reason;
+            true
+        }
+        Some(_) => false,
+        None => {
+            fields.push(Declared { column: col, field_type: ty.into(), reason });
+            true
+        }
+    }
+}
+
+/// The first sentence of a message (up to `;`), for a comment.
+fn first_sentence(s: &str) -> String {
+    let s = s.split(';').next().unwrap_or(s).trim();
+    let s: String = s.chars().take(160).collect();
+    s.replace('\n', " ")
+}
+
+/// The top-level column of a JSON path (`$.meta.retry` → `meta`, `$["a/b"][0]` → `a/b`).
+fn top_column(path: &str) -> Option<String> {
+    let rest = path.strip_prefix('$')?;
+    if let Some(r) = rest.strip_prefix('.') {
+        let name: String = r.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+        return (!name.is_empty()).then_some(name);
+    }
+    let r = rest.strip_prefix('[')?;
+    if !r.starts_with('"') {
+        return None;
+    }
+    serde_json::Deserializer::from_str(r).into_iter::<String>().next()?.ok()
+}
+
+/// The TOML text of a source (`[[source]]` and its fields), paths prefixed with `prefix`.
+fn source_toml(name: &str, plan: &SourcePlan, prefix: &str) -> String {
+    let mut t = String::new();
+    t.push_str("[[source]]\n");
+    t.push_str(&format!("name = {}\n", q(name)));
+    let paths: Vec<String> = plan.patterns.iter().map(|p| format!("{prefix}{p}")).collect();
+    if paths.len() == 1 {
+        t.push_str(&format!("path = {}\n", q(&paths[0])));
+    } else {
+        t.push_str("path = [\n");
+        for p in &paths {
+            t.push_str(&format!("    {},\n", q(p)));
+        }
+        t.push_str("]\n");
+    }
+    t.push_str(&format!("format = {}\n", q(plan.format.name())));
+    if let Some(r) = &plan.record_path {
+        t.push_str(&format!("record_path = {}\n", q(r)));
+    }
+    if plan.files.len() > 1 && !plan.format.fixed_columns() {
+        t.push_str("columns = \"union\"   # a column that a file lacks is null in its rows\n");
+    }
+    if let Some(w) = plan.wandb_table {
+        t.push_str(&format!("[source.wandb]\ntable = {}\n", q(w)));
+        if plan.run_capture {
+            t.push_str("run_capture = \"run\"   # the file's name names the run\n");
+        }
+    }
+    for d in &plan.fields {
+        t.push_str(&format!("[[source.field]]   # {}\n", d.reason.replace('\n', " ")));
+        t.push_str(&format!("name = {}\ntype = {}\n", q(&d.column), q(&d.field_type)));
+    }
+    t
+}
+
+/// A TOML basic string.
+fn q(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+/// Reads the source of `plan` in full (its paths relative to `raw`): its schema, rows and key;
+/// `None` when it holds no row.
+fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Trial>> {
+    let text =
+        format!("name = \"init\"\n{}[[table]]\nname = \"t\"\nquery = \"SELECT 1\"\n", source_toml("source", plan, ""));
+    let def: PipelineDef = toml::from_str(&text)
+        .map_err(|e| Error::config("pipeline.toml (as init writes it)", e.message().to_string()))?;
+    let spec = PipelineSpec {
+        dir: raw.to_path_buf(),
+        file: raw.join("pipeline.toml"),
+        def,
+        table_schemas: vec![None],
+        source_schemas: vec![None],
+        untyped_as_text: false,
+        data_provenance: false,
+    };
+    let opts = IngestOptions { on_invalid: OnInvalid::Fail, large_cell_bytes: u64::MAX, read_digests: None };
+    let mut report = BuildReport::new(10_000);
+    let mut rejects = crate::stages::rejects::Rejects::new(work.join("rejects"));
+    let captures: Vec<String> = plan
+        .patterns
+        .first()
+        .and_then(|p| crate::stages::ingest::files::PathPattern::new(p).ok())
+        .map(|p| p.names)
+        .unwrap_or_default();
+    let mut keys = Keys::new(&plan.keys, &captures);
+    let mut schema: Option<SchemaRef> = None;
+    let mut rows = 0u64;
+    let mut seen = |rb: &RecordBatch| -> Result<()> {
+        if schema.is_none() {
+            schema = Some(rb.schema());
+        }
+        rows += rb.num_rows() as u64;
+        keys.observe(rb);
+        Ok(())
+    };
+    if plan.format == Format::Parquet {
+        let ingested = crate::stages::ingest::run(&spec, 0, work, &opts, &[], &mut report, &mut rejects)?;
+        report.check()?;
+        let f = std::fs::File::open(&ingested.ipc_file).map_err(|e| Error::io(&ingested.ipc_file, e))?;
+        let reader = arrow::ipc::reader::FileReader::try_new(std::io::BufReader::new(f), None)
+            .map_err(|e| Error::format(ingested.ipc_file.display().to_string(), e))?;
+        for rb in reader {
+            seen(&rb.map_err(|e| Error::format(ingested.ipc_file.display().to_string(), e))?)?;
+        }
+        schema = schema.or(Some(ingested.schema.clone()));
+        let _ = std::fs::remove_file(&ingested.ipc_file);
+    } else {
+        crate::stages::ingest::stream(&spec, 0, &opts, &mut report, &mut rejects, &mut seen)?;
+        report.check()?;
+    }
+    let _ = rejects.abandon();
+    if rows == 0 {
+        return Ok(None);
+    }
+    let schema = schema.expect("a batch was seen");
+    Ok(Some(Trial { key: keys.first_holding(), schema, rows }))
+}
+
+/// Candidate primary keys, checked as the rows go by: a key holds when no row has a null in it
+/// and no two rows share it. A key that starts with the path's captures is checked file by file
+/// (rows of two files differ in their captures), so that memory follows the largest file.
+struct Keys {
+    candidates: Vec<KeyCheck>,
+}
+
+struct KeyCheck {
+    columns: Vec<String>,
+    holds: bool,
+    /// Whether the key starts with every capture of the path (its files cannot share a key).
+    per_file: bool,
+    /// The file whose keys `seen` holds, when checked file by file.
+    file: Option<String>,
+    seen: ahash::AHashSet<(u64, u64)>,
+}
+
+impl KeyCheck {
+    fn fail(&mut self) {
+        self.holds = false;
+        self.seen = Default::default();
+    }
+}
+
+impl Keys {
+    fn new(candidates: &[Vec<String>], captures: &[String]) -> Keys {
+        let mut all: Vec<Vec<String>> = Vec::new();
+        for c in candidates {
+            let mut cols: Vec<String> = captures.to_vec();
+            cols.extend(c.iter().filter(|k| !captures.contains(k)).cloned());
+            if !cols.is_empty() && !all.contains(&cols) {
+                all.push(cols);
+            }
+        }
+        Keys {
+            candidates: all
+                .into_iter()
+                .map(|columns| KeyCheck {
+                    columns,
+                    holds: true,
+                    per_file: !captures.is_empty(),
+                    file: None,
+                    seen: Default::default(),
+                })
+                .collect(),
+        }
+    }
+
+    fn observe(&mut self, rb: &RecordBatch) {
+        use arrow::array::AsArray;
+        let a = ahash::RandomState::with_seeds(1, 2, 3, 4);
+        let b = ahash::RandomState::with_seeds(5, 6, 7, 8);
+        let files = rb.column_by_name("_source_file").and_then(|c| c.as_string_opt::<i32>());
+        for k in self.candidates.iter_mut().filter(|k| k.holds) {
+            let mut arrays = Vec::new();
+            for c in &k.columns {
+                match rb.schema().index_of(c) {
+                    Ok(i)
+                        if matches!(rb.column(i).data_type(), DataType::Utf8 | DataType::Int64 | DataType::UInt64) =>
+                    {
+                        arrays.push(rb.column(i).clone())
+                    }
+                    _ => break,
+                }
+            }
+            if arrays.len() < k.columns.len() || arrays.iter().any(|a| a.null_count() > 0) {
+                k.fail();
+                continue;
+            }
+            let fields = arrays.iter().map(|a| arrow::row::SortField::new(a.data_type().clone())).collect();
+            let rows = arrow::row::RowConverter::new(fields).and_then(|c| c.convert_columns(&arrays));
+            let Ok(rows) = rows else {
+                k.fail();
+                continue;
+            };
+            for (i, r) in rows.iter().enumerate() {
+                if k.per_file
+                    && let Some(f) = files.filter(|f| f.is_valid(i)).map(|f| f.value(i))
+                    && k.file.as_deref() != Some(f)
+                {
+                    k.file = Some(f.to_string());
+                    k.seen.clear();
+                }
+                let bytes = r.as_ref();
+                if k.seen.len() as u64 >= KEY_CHECK_MAX_ROWS || !k.seen.insert((a.hash_one(bytes), b.hash_one(bytes))) {
+                    k.fail();
+                    break;
+                }
+            }
+        }
+    }
+
+    fn first_holding(&self) -> Vec<String> {
+        self.candidates.iter().find(|k| k.holds).map(|k| k.columns.clone()).unwrap_or_default()
+    }
+}
+
+// ------------------------------------------------------------------ writing
+
+/// A table to write: its name, its source's, and what reading found.
+struct TablePlan {
+    table: String,
+    source: String,
+    plan: SourcePlan,
+    trial: Trial,
+}
+
+impl TablePlan {
+    /// The columns the table selects.
+    fn columns(&self) -> Vec<&str> {
+        self.trial
+            .schema
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .filter(|n| !self.plan.hidden.iter().any(|h| h == n))
+            .collect()
+    }
+
+    /// Its Table Schema: the types the build infers, and the key.
+    fn schema(&self, prefix: &str) -> Result<TableSchema> {
+        let fields: Vec<arrow::datatypes::Field> = self
+            .trial
+            .schema
+            .fields()
+            .iter()
+            .filter(|f| !self.plan.hidden.contains(f.name()))
+            .map(|f| f.as_ref().clone())
+            .collect();
+        let mut schema = crate::stages::transform::inferred_schema(&self.table, &arrow::datatypes::Schema::new(fields))?;
+        schema.primary_key = self.trial.key.clone();
+        let captures: Vec<String> = self
+            .plan
+            .patterns
+            .first()
+            .and_then(|p| crate::stages::ingest::files::PathPattern::new(p).ok())
+            .map(|p| p.names)
+            .unwrap_or_default();
+        for f in &mut schema.fields {
+            f.description = if captures.contains(&f.name) {
+                Some(format!("From the file's path: the `{{{}}}` part of `{prefix}{}`.", f.name, self.plan.patterns[0]))
+            } else {
+                column_description(self.plan.format, &f.name).map(String::from)
+            };
+        }
+        Ok(schema)
+    }
+
+    /// What the table holds, naming the files read (paths as the pipeline names them, with
+    /// `prefix`).
+    fn description(&self, prefix: &str) -> String {
+        let files = &self.plan.files;
+        let shown = match (files.len(), self.plan.patterns.as_slice()) {
+            (1, _) => format!("`{prefix}{}`", files[0]),
+            (n, [one]) => format!("the {n} files `{prefix}{one}`"),
+            (n, _) => format!("{n} files"),
+        };
+        self.plan.description.replace("{files}", &shown)
+    }
+
+    /// The table's SQL.
+    fn sql(&self) -> String {
+        let cols: Vec<String> = self.columns().iter().map(|c| ident(c)).collect();
+        let mut lines = Vec::new();
+        let mut line = String::from("SELECT ");
+        for (i, c) in cols.iter().enumerate() {
+            let piece = if i + 1 < cols.len() { format!("{c}, ") } else { c.clone() };
+            if line.len() + piece.len() > 100 && line.len() > 7 {
+                lines.push(line.trim_end().to_string());
+                line = String::from("       ");
+            }
+            line.push_str(&piece);
+        }
+        lines.push(line);
+        lines.push(format!("FROM {}", self.source));
+        lines.join("\n")
+    }
+}
+
+/// What a column of a format's fixed columns (and a provenance column) holds, for the card's
+/// column dictionary.
+fn column_description(format: Format, column: &str) -> Option<&'static str> {
+    Some(match (format, column) {
+        (_, "_source_file") => "The raw file the row was read from, relative to the pipeline folder.",
+        (_, "_source_line") => {
+            "Where in that file: the record's line (from 1), or its JSON pointer in a JSON document."
+        }
+        (Format::TinkerMetrics, "step") => "The record's `step`: the 0-based batch index.",
+        (Format::TinkerMetrics, "metric") => "The metric's key, as logged (`env/all/reward/total`).",
+        (Format::TinkerMetrics, "value") => "The value, when it is a number (NaN and ±Infinity kept).",
+        (Format::TinkerMetrics, "value_text") => {
+            "The value, when it is no number: a string as logged, or the JSON text of a boolean, list or object."
+        }
+        (Format::TinkerCheckpoints, "name") => "The checkpoint's name (`000020`, `final`).",
+        (Format::TinkerCheckpoints, "batch") => "Optimizer steps completed when it was saved.",
+        (Format::TinkerCheckpoints, "epoch") => "The epoch, when the loop counts them.",
+        (Format::TinkerCheckpoints, "final") => "The record's `final` flag (the stock loops never set it).",
+        (Format::TinkerCheckpoints, "rolling") => {
+            "Whether it is a rolling checkpoint (deleted once the next is saved)."
+        }
+        (Format::TinkerCheckpoints, "state_path") => "`tinker://…/weights/<name>`: weights and optimizer state.",
+        (Format::TinkerCheckpoints, "sampler_path") => "`tinker://…/sampler_weights/<name>`: weights for sampling.",
+        (Format::TinkerCheckpoints, "extra") => "JSON text of the record's other keys.",
+        _ => return None,
+    })
+}
+
+/// An SQL identifier: as it is when SQL reads it so, else quoted.
+fn ident(name: &str) -> String {
+    let plain = regex::Regex::new(r"^[a-z_][a-z0-9_]*$").expect("static pattern").is_match(name);
+    let keyword = datafusion::sql::sqlparser::keywords::ALL_KEYWORDS.contains(&name.to_ascii_uppercase().as_str());
+    if plain && !keyword { name.to_string() } else { format!("\"{}\"", name.replace('"', "\"\"")) }
+}
+
+/// The folder of a pipeline's schemas: `schemas/<name>` beside the pipelines folder.
+fn schemas_dir(pipelines_dir: &Path, name: &str) -> PathBuf {
+    let parent = match pipelines_dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::new(),
+    };
+    parent.join("schemas").join(name)
+}
+
+/// What [`write_pipeline`] wrote.
+struct Written {
+    /// The prefix of the source paths (`raw/`).
+    prefix: String,
+    /// The paths written, as the user named the folders.
+    paths: Vec<String>,
+}
+
+/// Files and folders created so far, removed again when a later step fails.
+#[derive(Default)]
+struct Created {
+    files: Vec<PathBuf>,
+    dirs: Vec<PathBuf>,
+}
+
+impl Created {
+    /// Creates `dir` and the folders above it that do not exist, remembering each.
+    fn dir(&mut self, dir: &Path) -> Result<()> {
+        let mut missing = Vec::new();
+        let mut d = dir;
+        while !d.as_os_str().is_empty() && d.symlink_metadata().is_err() {
+            missing.push(d.to_path_buf());
+            match d.parent() {
+                Some(p) => d = p,
+                None => break,
+            }
+        }
+        for m in missing.into_iter().rev() {
+            std::fs::create_dir(&m).map_err(|e| Error::io(&m, e))?;
+            self.dirs.push(m);
+        }
+        Ok(())
+    }
+
+    /// Writes `text` as `path`, which must not exist: written beside it, then linked to its
+    /// name (which fails when the name is taken), so that a file that appears is complete.
+    fn file(&mut self, path: &Path, text: &str) -> Result<()> {
+        if path.symlink_metadata().is_ok() {
+            return Err(exists(path));
+        }
+        let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let mut tmp =
+            tempfile::Builder::new().prefix(".runpack-init-").tempfile_in(dir).map_err(|e| Error::io(dir, e))?;
+        std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(|e| Error::io(tmp.path(), e))?;
+        tmp.as_file().sync_all().map_err(|e| Error::io(tmp.path(), e))?;
+        match std::fs::hard_link(tmp.path(), path) {
+            Ok(()) => {
+                self.files.push(path.to_path_buf());
+                Ok(())
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(exists(path)),
+            Err(e) => Err(Error::io(path, e)),
+        }
+    }
+
+    /// Removes what was created, newest first.
+    fn undo(self) {
+        for f in self.files.iter().rev() {
+            let _ = std::fs::remove_file(f);
+        }
+        for d in self.dirs.iter().rev() {
+            let _ = std::fs::remove_dir(d);
+        }
+    }
+}
+
+/// A relative path from folder `from` to `to` (both absolute and canonical).
+fn relative_path(from: &Path, to: &Path) -> PathBuf {
+    let f: Vec<_> = from.components().collect();
+    let t: Vec<_> = to.components().collect();
+    let common = f.iter().zip(&t).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in common..f.len() {
+        out.push("..");
+    }
+    for c in &t[common..] {
+        out.push(c.as_os_str());
+    }
+    out
+}
+
+/// Writes the schemas, the link to the raw folder and pipeline.toml (last): all or nothing.
+fn write_pipeline(
+    raw: &Path,
+    folder: &Path,
+    name: &str,
+    pipelines_dir: &Path,
+    tables: &[TablePlan],
+) -> Result<Written> {
+    let mut created = Created::default();
+    let result = (|| -> Result<Written> {
+        let pipeline_dir = pipelines_dir.join(name);
+        created.dir(&pipeline_dir)?;
+        let pipeline_abs = pipeline_dir.canonicalize().map_err(|e| Error::io(&pipeline_dir, e))?;
+        // the schemas beside the pipelines folder, as the pipeline's `../../schemas` reaches them
+        let schemas_shown = schemas_dir(pipelines_dir, name);
+        let schemas_abs = pipeline_abs.join("..").join("..").join("schemas").join(name);
+        let mut paths = Vec::new();
+        let (prefix, link) = if raw == pipeline_abs {
+            (String::new(), None)
+        } else if raw.starts_with(&pipeline_abs) {
+            (format!("{}/", rel_of(&pipeline_abs, raw)), None)
+        } else {
+            let link = pipeline_dir.join("raw");
+            match link.symlink_metadata() {
+                // a link to this very folder (left by an earlier init) is used as it is
+                Ok(m) if m.file_type().is_symlink() && link.canonicalize().is_ok_and(|t| t == raw) => {
+                    ("raw/".to_string(), None)
+                }
+                Ok(_) => return Err(exists(&link)),
+                Err(_) => ("raw/".to_string(), Some(link)),
+            }
+        };
+        // every schema first, so that a name taken stops init before anything else is written
+        for t in tables {
+            let path = schemas_abs.join(format!("{}.json", t.table));
+            if path.symlink_metadata().is_ok() {
+                return Err(exists(&schemas_shown.join(format!("{}.json", t.table))));
+            }
+        }
+        created.dir(&schemas_abs)?;
+        for t in tables {
+            let schema = t.schema(&prefix)?;
+            let text = serde_json::to_string_pretty(&schema).map_err(|e| Error::format("schema", e))? + "\n";
+            let shown = schemas_shown.join(format!("{}.json", t.table));
+            created.file(&schemas_abs.join(format!("{}.json", t.table)), &text).map_err(|e| match e {
+                Error::Refused(_) => exists(&shown),
+                e => e,
+            })?;
+            paths.push(shown.display().to_string());
+        }
+        if let Some(link) = &link {
+            let target = relative_path(&pipeline_abs, raw);
+            symlink_dir(&target, link)?;
+            created.files.push(link.clone());
+            paths.push(format!("{} -> {}", link.display(), target.display()));
+        }
+        let toml = pipeline_toml(folder, name, &prefix, tables);
+        // the pipeline as written must load: a mistake here is init's, said before it is left behind
+        let toml_path = pipeline_dir.join("pipeline.toml");
+        created.file(&toml_path, &toml)?;
+        paths.push(toml_path.display().to_string());
+        PipelineSpec::load(&pipeline_dir)?;
+        Ok(Written { prefix, paths })
+    })();
+    match result {
+        Ok(w) => Ok(w),
+        Err(e) => {
+            created.undo();
+            Err(e)
+        }
+    }
+}
+
+#[cfg(unix)]
+fn symlink_dir(target: &Path, link: &Path) -> Result<()> {
+    std::os::unix::fs::symlink(target, link).map_err(|e| match e.kind() {
+        std::io::ErrorKind::AlreadyExists => exists(link),
+        _ => Error::io(link, e),
+    })
+}
+
+#[cfg(windows)]
+fn symlink_dir(target: &Path, link: &Path) -> Result<()> {
+    std::os::windows::fs::symlink_dir(target, link).map_err(|e| match e.kind() {
+        std::io::ErrorKind::AlreadyExists => exists(link),
+        _ => Error::io(link, e),
+    })
+}
+
+/// The text of pipeline.toml.
+fn pipeline_toml(folder: &Path, name: &str, prefix: &str, tables: &[TablePlan]) -> String {
+    let mut t = String::new();
+    t.push_str(&format!(
+        "# {name}: written by `runpack init` from {} (read through {}).\n\
+         # Edit it as you like: rename tables, change their SQL, add views and card sections.\n",
+        folder.display(),
+        prefix.trim_end_matches('/')
+    ));
+    t.push_str(&format!("name = {}\nversion = \"0.1.0\"\n\n[card]\npretty_name = {}\n", q(name), q(name)));
+    t.push_str(
+        "# TODO: the data's licence, as a Hub licence id (apache-2.0, mit, cc-by-4.0, other, …)\n\
+         # license = \"\"\n\
+         description = \"\"\"\n\
+         TODO: what these runs are, where the files come from and how they were made.\n\
+         \"\"\"\n",
+    );
+    let mut tags: Vec<&str> = Vec::new();
+    for tp in tables {
+        let tag = match tp.plan.format {
+            Format::TinkerMetrics | Format::TinkerCheckpoints => "tinker",
+            Format::TinkerEvalResult
+            | Format::TinkerEvalTrajectories
+            | Format::EvalMetrics
+            | Format::EvalGenerations => "evaluation",
+            Format::Wandb => "wandb",
+            _ => continue,
+        };
+        if !tags.contains(&tag) {
+            tags.push(tag);
+        }
+    }
+    if !tags.is_empty() {
+        t.push_str(&format!("tags = [{}]\n", tags.iter().map(|s| q(s)).collect::<Vec<_>>().join(", ")));
+    }
+    t.push_str("\n# ---------------------------------------------------------------- sources\n");
+    for tp in tables {
+        t.push('\n');
+        t.push_str(&source_toml(&tp.source, &tp.plan, prefix));
+    }
+    t.push_str("\n# ---------------------------------------------------------------- tables\n");
+    for tp in tables {
+        t.push_str(&format!(
+            "\n[[table]]\nname = {}\nschema = {}\ndescription = {}\nquery = \"\"\"\n{}\n\"\"\"\n",
+            q(&tp.table),
+            q(&format!("../../schemas/{name}/{}.json", tp.table)),
+            q(&tp.description(prefix)),
+            tp.sql().replace('\\', "\\\\").replace("\"\"\"", "\\\"\\\"\\\"")
+        ));
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_patterns_capture_what_names_the_run() {
+        assert_eq!(run_pattern("logs/a/metrics.jsonl", Format::TinkerMetrics), "logs/{run}/metrics.jsonl");
+        assert_eq!(run_pattern("a/metrics.jsonl", Format::TinkerMetrics), "{run}/metrics.jsonl");
+        assert_eq!(run_pattern("metrics.jsonl", Format::TinkerMetrics), "metrics.jsonl");
+        assert_eq!(run_pattern("r/x_metrics.jsonl.gz", Format::TinkerMetrics), "r/{run}_metrics.jsonl.gz");
+        assert_eq!(run_pattern("r/x-checkpoints.jsonl", Format::TinkerCheckpoints), "r/{run}-checkpoints.jsonl");
+        assert_eq!(run_pattern("s/gsm8k/result.json", Format::TinkerEvalResult), "s/{bench}/result.json");
+        assert_eq!(run_pattern("m/ck-1_metrics.json", Format::EvalMetrics), "m/{ckpt}_metrics.json");
+        assert_eq!(
+            run_pattern("m/ck-1_ood_generations.jsonl", Format::EvalGenerations),
+            "m/{checkpoint}_{split}_generations.jsonl"
+        );
+        // a checkpoint name with `_` would split two ways: the file is named as it is
+        assert_eq!(
+            run_pattern("m/step_1_id_generations.jsonl", Format::EvalGenerations),
+            "m/step_1_id_generations.jsonl"
+        );
+    }
+
+    #[test]
+    fn names_are_sql_names() {
+        assert_eq!(sanitize("Scale GSM8K-qwen3.5"), "scale_gsm8k_qwen3_5");
+        assert_eq!(sanitize("2024_runs"), "t_2024_runs");
+        assert_eq!(release_name_of(Path::new("/x/My Runs (copy)")), "my-runs-copy");
+        assert_eq!(release_name_of(Path::new("/x/__")), "dataset");
+        let mut n = Names::default();
+        assert_eq!(n.take("metrics"), "metrics");
+        assert_eq!(n.take("metrics"), "metrics_2");
+        assert_eq!(ident("run_id"), "run_id");
+        assert_eq!(ident("step"), "\"step\"");
+        assert_eq!(ident("group"), "\"group\"");
+        assert_eq!(ident("env/all/reward"), "\"env/all/reward\"");
+        assert_eq!(ident("a\"b"), "\"a\"\"b\"");
+    }
+
+    #[test]
+    fn top_columns_of_paths() {
+        assert_eq!(top_column("$.meta.retry").as_deref(), Some("meta"));
+        assert_eq!(top_column("$[\"a/b\"][0]").as_deref(), Some("a/b"));
+        assert_eq!(top_column("$"), None);
+        assert_eq!(top_column("$[3]"), None);
+    }
+
+    #[test]
+    fn outlines_keep_no_values() {
+        let o: Outline =
+            serde_json::from_str(r#"{"meta": {"a": 1}, "runs": [{"id": 1, "x": [1]}, {"id": 2}], "n": 3, "e": []}"#)
+                .unwrap();
+        assert_eq!(
+            o,
+            Outline::Object(vec![
+                ("meta".into(), Member::Object),
+                ("runs".into(), Member::Records { len: 2, first: vec!["id".into(), "x".into()] }),
+                ("n".into(), Member::Other),
+                ("e".into(), Member::Records { len: 0, first: vec![] }),
+            ])
+        );
+        let o: Outline = serde_json::from_str(r#"[{"a": 1}, 2]"#).unwrap();
+        assert_eq!(o, Outline::Array { objects: false, len: 2, first: vec!["a".into()] });
+    }
+
+    #[test]
+    fn globs_of_files_sharing_a_beginning_or_an_end() {
+        let f = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(glob_of("r", &f(&["r/run_1.json", "r/run_22.json"])).as_deref(), Some("r/run_*.json"));
+        assert_eq!(glob_of("", &f(&["a.json"])), None);
+        assert_eq!(glob_of("", &f(&["aa.json", "aab.json"])).as_deref(), Some("aa*.json"));
+        assert_eq!(relative_path(Path::new("/a/p/n"), Path::new("/a/raw")), PathBuf::from("../../raw"));
+    }
+}

@@ -1,0 +1,537 @@
+//! `runpack init` on raw folders of each kind (the bundled example's, a Tinker log folder, W&B
+//! run folders written by the real `wandb` client, evaluation outputs): the pipeline it writes
+//! builds with no edit in between, from another folder, and every table has the rows of the raw
+//! files; it never overwrites a file, and it names each file it cannot read with the reason.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::util::*;
+
+/// `runpack init <folder> --name <name> --pipelines-dir pipelines --format json`, run in `tmp`;
+/// its JSON document, asserting success.
+fn init(tmp: &Path, folder: &Path, name: &str) -> Value {
+    let o = run(bin().current_dir(tmp).arg("init").arg(folder).args(["--name", name, "--format", "json"]));
+    assert!(o.status.success(), "init failed: {}", stderr(&o));
+    serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("one JSON document: {e}\n{}", stdout(&o)))
+}
+
+/// Builds `tmp/pipelines/<name>` with `/` as the current folder, into `tmp/out`; the release.
+fn build_from_elsewhere(tmp: &Path, name: &str) -> PathBuf {
+    let o = run(bin()
+        .current_dir("/")
+        .arg("build")
+        .arg(tmp.join("pipelines").join(name))
+        .arg("--releases-dir")
+        .arg(tmp.join("out")));
+    assert!(o.status.success(), "build failed: {}", stderr(&o));
+    PathBuf::from(stdout(&o).trim())
+}
+
+/// Rows by table, as the release's manifest counts them.
+fn release_rows(release: &Path) -> BTreeMap<String, u64> {
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(release.join("manifest.json")).unwrap()).unwrap();
+    m["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["name"].as_str().unwrap().into(), t["rows"].as_u64().unwrap()))
+        .collect()
+}
+
+/// Rows by table, as `init` counted them.
+fn init_rows(doc: &Value) -> BTreeMap<String, u64> {
+    doc["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["name"].as_str().unwrap().into(), t["rows"].as_u64().unwrap()))
+        .collect()
+}
+
+/// The table named `name` of an `init` document.
+fn table<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("no table {name}: {}", init_rows(doc).keys().cloned().collect::<Vec<_>>().join(", ")))
+}
+
+/// The primary key of table `name` of an `init` document.
+fn key(doc: &Value, name: &str) -> Vec<String> {
+    table(doc, name)["primary_key"].as_array().unwrap().iter().map(|k| k.as_str().unwrap().to_string()).collect()
+}
+
+/// The (file, reason) pairs of the files `init` did not read.
+fn not_read(doc: &Value) -> Vec<(String, String)> {
+    doc["not_read"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| (n["file"].as_str().unwrap().to_string(), n["reason"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+/// The JSON records of a JSON Lines file.
+fn lines(path: &Path) -> Vec<serde_json::Map<String, Value>> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str::<Value>(l).unwrap().as_object().unwrap().clone())
+        .collect()
+}
+
+/// Rows a Tinker metrics file gives in long form: one per key other than `step`, per record.
+fn metric_rows(path: &Path) -> u64 {
+    lines(path).iter().map(|r| r.keys().filter(|k| *k != "step").count() as u64).sum()
+}
+
+#[test]
+fn init_on_the_bundled_raw_folder_builds_without_edits() {
+    let tmp = tempfile::tempdir().unwrap();
+    let raw = tmp.path().join("bench-raw");
+    copy_tree(&repo().join("pipelines/tinker-rl-bench/raw"), &raw);
+    let doc = init(tmp.path(), &raw, "bench");
+    let files = walkdir::WalkDir::new(&raw).into_iter().flatten().filter(|e| e.file_type().is_file()).count();
+    assert_eq!(doc["found"]["files"].as_u64(), Some(files as u64));
+    // only the licence notice is no data
+    let skipped = not_read(&doc);
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert_eq!(skipped[0].0, "NOTICE");
+    assert!(skipped[0].1.starts_with("not a format runpack reads"), "{}", skipped[0].1);
+
+    // the counts of the raw files, computed here
+    let results = raw.join("experiments/results");
+    let metrics: u64 = ["arithmetic", "distillation_off", "distillation_on"]
+        .iter()
+        .map(|r| metric_rows(&results.join(format!("{r}_metrics.jsonl"))))
+        .sum();
+    let checkpoints: u64 = ["arithmetic", "distillation_off"]
+        .iter()
+        .map(|r| lines(&results.join(format!("{r}_checkpoints.jsonl"))).len() as u64)
+        .sum();
+    let json = |rel: &str| -> Value { serde_json::from_str(&std::fs::read_to_string(raw.join(rel)).unwrap()).unwrap() };
+    let experiments = json("experiments/master_results.json")["experiments"].as_array().unwrap().len() as u64;
+    let consolidated = json("experiments/all_results_consolidated.json").as_array().unwrap().len() as u64;
+    let heldout = json("experiments/results/heldout_gsm8k.json")["results"].as_array().unwrap().len() as u64;
+    let zvf =
+        csv::Reader::from_path(raw.join("experiments/zvf_predictive_validation_runs.csv")).unwrap().records().count()
+            as u64;
+    let wave6 = json("experiments/tinker-runs/results/wave6_ablations.json")["runs"].as_array().unwrap().len() as u64;
+    let rows = init_rows(&doc);
+    for (t, n) in [
+        ("metrics", metrics),
+        ("checkpoints", checkpoints),
+        ("master_results_experiments", experiments),
+        ("all_results_consolidated", consolidated),
+        ("heldout_gsm8k_results", heldout),
+        ("zvf_predictive_validation_runs", zvf),
+        ("wave6_ablations_runs", wave6),
+    ] {
+        assert_eq!(rows.get(t), Some(&n), "table {t}: {rows:?}");
+    }
+    assert_eq!(metrics, 10_160);
+    assert_eq!(key(&doc, "metrics"), ["run", "step", "metric"]);
+    assert_eq!(key(&doc, "checkpoints"), ["run", "name"]);
+    // `group` holds labels and numbers: kept as JSON text, and said
+    let master =
+        doc["sources"].as_array().unwrap().iter().find(|s| s["name"] == "master_results_experiments_raw").unwrap();
+    let declared: Vec<&str> =
+        master["declared"].as_array().unwrap().iter().map(|d| d["column"].as_str().unwrap()).collect();
+    assert!(declared.contains(&"group"), "{declared:?}");
+
+    // the pipeline is written beside a link to the folder, its schemas beside the pipelines
+    let p = tmp.path().join("pipelines/bench");
+    assert_eq!(std::fs::read_link(p.join("raw")).unwrap(), Path::new("../../bench-raw"));
+    for t in rows.keys() {
+        assert!(tmp.path().join(format!("schemas/bench/{t}.json")).is_file(), "{t}");
+    }
+    let toml = std::fs::read_to_string(p.join("pipeline.toml")).unwrap();
+    assert!(toml.contains("path = \"raw/experiments/results/{run}_metrics.jsonl\""), "{toml}");
+    assert!(toml.contains("# TODO: the data's licence"), "{toml}");
+
+    let release = build_from_elsewhere(tmp.path(), "bench");
+    assert_eq!(release_rows(&release), rows);
+    // the run of each metrics row is the one its file names
+    let per_run = query(&release, "SELECT run, count(*) AS n FROM metrics GROUP BY run ORDER BY run");
+    let expected: String = ["arithmetic", "distillation_off", "distillation_on"]
+        .iter()
+        .map(|r| format!("{r},{}\n", metric_rows(&results.join(format!("{r}_metrics.jsonl")))))
+        .collect();
+    assert_eq!(per_run, format!("run,n\n{expected}"));
+}
+
+/// A Tinker log folder: one folder per run with metrics.jsonl, checkpoints.jsonl, config.json
+/// and logs.log, as tinker-cookbook writes them.
+fn tinker_logs(dir: &Path) {
+    let metrics_a = "{\"step\": 0, \"env/all/reward/total\": 0.5, \"optim/lr\": 0.0001}\n\
+                     {\"step\": 1, \"env/all/reward/total\": 0.625, \"optim/lr\": 0.0001, \"train_mean_nll\": NaN}\n\
+                     {\"step\": 2, \"env/all/reward/total\": 0.75, \"optim/lr\": 0.0001, \"test/env/all/reward/total\": 0.7}\n";
+    let metrics_b = "{\"step\": 0, \"loss\": 1.5, \"note\": \"warmup\"}\n{\"step\": 1, \"loss\": Infinity}\n";
+    let ckpt = |run: &str| {
+        format!(
+            "{{\"name\": \"000001\", \"batch\": 1, \"state_path\": \"tinker://{run}:train:0/weights/000001\", \"sampler_path\": \"tinker://{run}:train:0/sampler_weights/000001\"}}\n\
+             {{\"name\": \"final\", \"batch\": 2, \"state_path\": \"tinker://{run}:train:0/weights/final\", \"sampler_path\": \"tinker://{run}:train:0/sampler_weights/final\"}}\n"
+        )
+    };
+    for (run, metrics) in [("grpo-a", metrics_a), ("grpo-b", metrics_b)] {
+        write(dir, &format!("{run}/metrics.jsonl"), metrics);
+        write(dir, &format!("{run}/checkpoints.jsonl"), &ckpt(run));
+        write(
+            dir,
+            &format!("{run}/config.json"),
+            &format!(
+                "{{\"model_name\": \"Qwen/Qwen3-8B\", \"lora_rank\": 32, \"log_path\": \"/runs/{run}\", \"dataset_builder\": {{\"__type__\": \"Gsm8k\", \"batch_size\": 64}}}}"
+            ),
+        );
+        write(dir, &format!("{run}/logs.log"), "Command line invocation: python -m tinker_cookbook.rl.train\n");
+    }
+}
+
+#[test]
+fn init_on_a_tinker_log_folder_builds_without_edits() {
+    let tmp = tempfile::tempdir().unwrap();
+    let logs = tmp.path().join("logs");
+    tinker_logs(&logs);
+    let doc = init(tmp.path(), &logs, "tinker-logs");
+    let mut skipped = not_read(&doc);
+    skipped.sort();
+    assert_eq!(skipped.iter().map(|(f, _)| f.as_str()).collect::<Vec<_>>(), ["grpo-a/logs.log", "grpo-b/logs.log"]);
+    assert_eq!(doc["found"]["formats"], serde_json::json!({"json": 2, "tinker-checkpoints": 2, "tinker-metrics": 2}));
+    let rows = init_rows(&doc);
+    // metrics: one row per key but `step`, 2 + 3 + 3 of grpo-a and 2 + 1 of grpo-b
+    assert_eq!(rows, BTreeMap::from([("checkpoints".into(), 4), ("config".into(), 2), ("metrics".into(), 11)]));
+    assert_eq!(key(&doc, "metrics"), ["run", "step", "metric"]);
+    let metrics = doc["sources"].as_array().unwrap().iter().find(|s| s["name"] == "metrics_raw").unwrap();
+    assert_eq!(metrics["path"], serde_json::json!(["raw/{run}/metrics.jsonl"]));
+
+    let release = build_from_elsewhere(tmp.path(), "tinker-logs");
+    assert_eq!(release_rows(&release), rows);
+    assert_eq!(
+        query(
+            &release,
+            "SELECT run, step, metric, value, value_text FROM metrics WHERE run = 'grpo-b' ORDER BY step, metric"
+        ),
+        "run,step,metric,value,value_text\ngrpo-b,0,loss,1.5,\ngrpo-b,0,note,,warmup\ngrpo-b,1,loss,Infinity,\n"
+    );
+    assert_eq!(
+        query(&release, "SELECT run, lora_rank FROM config ORDER BY run"),
+        "run,lora_rank\ngrpo-a,32\ngrpo-b,32\n"
+    );
+}
+
+#[test]
+fn init_on_wandb_run_folders_builds_the_standard_tables() {
+    // run folders with the `.wandb` logs the real `wandb` client wrote offline (the
+    // tinker-wandb example's, whose test checks their values)
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("wandb");
+    copy_tree(&repo().join("pipelines/tinker-wandb/raw/wandb"), &runs);
+    let doc = init(tmp.path(), &runs, "wandb-runs");
+    assert_eq!(not_read(&doc), vec![]);
+    let logs = std::fs::read_dir(&runs).unwrap().count() as u64;
+    assert_eq!(doc["found"]["formats"]["wandb"].as_u64(), Some(logs));
+    let rows = init_rows(&doc);
+    // the example's own pipeline reads 13 runs and 1,262 history rows from these logs
+    assert_eq!(rows, BTreeMap::from([("wandb_history".into(), 1_262), ("wandb_runs".into(), 13)]));
+    assert_eq!(key(&doc, "wandb_runs"), ["run_id"]);
+    assert_eq!(key(&doc, "wandb_history"), ["run_id", "step", "metric"]);
+    let notes: Vec<&str> = doc["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    assert!(notes.iter().any(|n| n.contains("W&B table system: no rows")), "{notes:?}");
+    let release = build_from_elsewhere(tmp.path(), "wandb-runs");
+    assert_eq!(release_rows(&release), rows);
+    assert_eq!(query(&release, "SELECT count(DISTINCT run_id) AS n FROM wandb_history"), format!("n\n{logs}\n"));
+}
+
+#[test]
+fn init_on_wandb_exports_from_the_corpus_builds() {
+    // the shared corpus (read in place elsewhere: not redistributable) when it is there
+    let Some(shared) = shared() else {
+        eprintln!("skipped: ../shared/corpus is absent");
+        return;
+    };
+    let corpus = shared.join("corpus");
+    let tmp = tempfile::tempdir().unwrap();
+    let ex = tmp.path().join("exports");
+    copy_tree(&corpus.join("wandb-offline/AGKhalil_RL_implements/wandb"), &ex.join("wandb"));
+    copy_tree(&corpus.join("wandb-api-runs/MaxLEAF3824_gpt_mi"), &ex.join("api"));
+    copy_tree(&corpus.join("wandb-ui-export/oraby8_research_tts"), &ex.join("ui"));
+    let doc = init(tmp.path(), &ex, "exports");
+    let rows = init_rows(&doc);
+    assert!(rows.contains_key("wandb_runs") && rows.contains_key("wandb_history"), "{rows:?}");
+    let release = build_from_elsewhere(tmp.path(), "exports");
+    assert_eq!(release_rows(&release), rows);
+}
+
+/// Evaluation outputs: a tinker-cookbook benchmark runner's save_dir per checkpoint, and a
+/// per-checkpoint eval folder (metrics JSON, generations, summary table).
+fn eval_outputs(dir: &Path) {
+    for ck in ["step100", "step200"] {
+        write(
+            dir,
+            &format!("runner/{ck}/summary.json"),
+            r#"{"gsm8k": {"score": 0.5, "num_examples": 2, "num_correct": 1}}"#,
+        );
+        for bench in ["gsm8k", "math"] {
+            write(
+                dir,
+                &format!("runner/{ck}/{bench}/result.json"),
+                &format!(
+                    r#"{{"name": "{bench}", "score": 0.5, "num_examples": 2, "num_correct": 1, "num_errors": 0, "num_truncated": 0,
+                        "metrics": {{"total_turns": 4}}, "time_seconds": 3.5, "pass_at_k": {{"1": 0.5}}}}"#
+                ),
+            );
+            let t: String = (0..3)
+                .map(|i| format!("{{\"idx\": {i}, \"benchmark\": \"{bench}\", \"example_id\": \"e{i}\", \"turns\": [{{\"role\": \"assistant\", \"content\": \"a\", \"token_count\": 3, \"metadata\": {{}}}}], \"reward\": {i}.0, \"metrics\": {{}}, \"logs\": {{}}, \"error\": null, \"time_seconds\": 1.0}}\n"))
+                .collect();
+            write(dir, &format!("runner/{ck}/{bench}/trajectories.jsonl"), &t);
+        }
+    }
+    let m = "interplay/qwen-grpo";
+    for ck in ["checkpoint-100", "checkpoint-200"] {
+        write(
+            dir,
+            &format!("{m}/{ck}_metrics.json"),
+            &format!(
+                r#"{{"checkpoint": "{ck}",
+                    "id": {{"answer_accuracy": 0.75, "avg_response_len": 120.5, "avg_loss": 0.0, "count": 2, "validation_metrics": {{}}, "pass_at_k": {{"pass@1": 0.75}}}},
+                    "ood": {{"answer_accuracy": 0.5, "avg_response_len": 140.0, "avg_loss": 0.0, "count": 2, "validation_metrics": {{}}, "pass_at_k": {{"pass@1": 0.5}}}},
+                    "total": {{"answer_accuracy": 0.625, "avg_loss": 0.0, "count": 4, "validation_metrics": {{}}, "pass_at_k": {{"pass@1": 0.625}}}}}}"#
+            ),
+        );
+        for split in ["id", "ood"] {
+            let g: String = (0..4)
+                .map(|i| format!("{{\"op\": 3, \"__idx\": {}, \"prompt\": \"p\", \"gold_answer\": \"4\", \"gen_answer\": \"4\", \"resp_tokens\": {}, \"gen_solution_answer\": \"t\", \"exact_match\": 1, \"template\": null}}\n", i / 2, 100 + i))
+                .collect();
+            write(dir, &format!("{m}/{ck}_{split}_generations.jsonl"), &g);
+        }
+    }
+    write(
+        dir,
+        &format!("{m}/summary.csv"),
+        "checkpoint,id_acc,ood_acc,total_acc\ncheckpoint-100,0.75,0.5,0.625\ncheckpoint-200,0.7,0.5,0.6\n",
+    );
+}
+
+#[test]
+fn init_on_evaluation_outputs_builds_without_edits() {
+    let tmp = tempfile::tempdir().unwrap();
+    let evals = tmp.path().join("evals");
+    eval_outputs(&evals);
+    let doc = init(tmp.path(), &evals, "evals");
+    assert_eq!(not_read(&doc), vec![]);
+    let rows = init_rows(&doc);
+    assert_eq!(
+        rows,
+        BTreeMap::from([
+            ("eval_generations".into(), 16),
+            ("eval_metrics".into(), 6),
+            ("eval_results".into(), 4),
+            ("eval_trajectories".into(), 12),
+            ("summary".into(), 2),
+            ("summary_2".into(), 2),
+        ])
+    );
+    // the folders that name the checkpoint and the benchmark are captured
+    assert_eq!(key(&doc, "eval_results"), ["checkpoint", "bench", "benchmark"]);
+    let release = build_from_elsewhere(tmp.path(), "evals");
+    assert_eq!(release_rows(&release), rows);
+    assert_eq!(
+        query(&release, "SELECT checkpoint, bench, score FROM eval_results ORDER BY checkpoint, bench"),
+        "checkpoint,bench,score\nstep100,gsm8k,0.5\nstep100,math,0.5\nstep200,gsm8k,0.5\nstep200,math,0.5\n"
+    );
+    assert_eq!(
+        query(
+            &release,
+            "SELECT checkpoint, split, count(*) AS n FROM eval_generations GROUP BY checkpoint, split ORDER BY 1, 2"
+        ),
+        "checkpoint,split,n\ncheckpoint-100,id,4\ncheckpoint-100,ood,4\ncheckpoint-200,id,4\ncheckpoint-200,ood,4\n"
+    );
+}
+
+#[test]
+fn init_never_overwrites_a_file_and_leaves_nothing_when_it_refuses() {
+    let tmp = tempfile::tempdir().unwrap();
+    let logs = tmp.path().join("logs");
+    tinker_logs(&logs);
+    init(tmp.path(), &logs, "runs");
+    let before = snapshot_files(tmp.path());
+    let again = |name: &str| run(bin().current_dir(tmp.path()).arg("init").arg(&logs).args(["--name", name]));
+    // a pipeline.toml that exists
+    let o = again("runs");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("pipelines/runs/pipeline.toml exists already; init never overwrites"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(snapshot_files(tmp.path()), before);
+    // a schema that exists (pipeline.toml moved away): nothing is written
+    std::fs::rename(tmp.path().join("pipelines/runs/pipeline.toml"), tmp.path().join("kept.toml")).unwrap();
+    let before = snapshot_files(tmp.path());
+    let o = again("runs");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("schemas/runs/metrics.json exists already"), "{}", stderr(&o));
+    assert_eq!(snapshot_files(tmp.path()), before);
+    assert!(!tmp.path().join("pipelines/runs/pipeline.toml").exists());
+    // another folder where the link would go
+    std::fs::create_dir_all(tmp.path().join("pipelines/other/raw")).unwrap();
+    let o = again("other");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("pipelines/other/raw exists already"), "{}", stderr(&o));
+    assert!(!tmp.path().join("schemas/other").exists());
+    // a name that is no release name
+    let o = again("My Runs");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("is not a release name"), "{}", stderr(&o));
+    // the link an earlier init left to this folder is used again
+    std::fs::remove_dir_all(tmp.path().join("schemas/runs")).unwrap();
+    let o = again("runs");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read_link(tmp.path().join("pipelines/runs/raw")).unwrap(), Path::new("../../logs"));
+}
+
+#[test]
+fn init_names_each_file_it_cannot_read_and_types_mixed_columns() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("mixed");
+    // two runs' step logs; the second's last line was cut off by a crash
+    write(
+        &d,
+        "steps/a.jsonl",
+        "{\"run_id\": \"a\", \"step\": 1, \"loss\": 0.5}\n{\"run_id\": \"a\", \"step\": 2, \"loss\": 0.25}\n",
+    );
+    write(&d, "steps/b.jsonl", "{\"run_id\": \"b\", \"step\": 1, \"loss\": 0.5}\n{\"run_id\": \"b\", \"st");
+    // a `group` that is a label in one record and a number in another
+    write(
+        &d,
+        "runs.json",
+        r#"[{"name": "a", "group": "ablation"}, {"name": "b", "group": 8}, {"name": "c", "group": null}]"#,
+    );
+    write(&d, "broken.json", "{\"results\": [1, 2,");
+    write(&d, "model.bin", "\u{0}\u{1}\u{2}");
+    write(&d, "empty.csv", "");
+    let doc = init(tmp.path(), &d, "mixed");
+    let skipped = not_read(&doc);
+    let reason = |f: &str| {
+        skipped.iter().find(|(n, _)| n == f).map(|(_, r)| r.clone()).unwrap_or_else(|| panic!("{f}: {skipped:?}"))
+    };
+    assert_eq!(skipped.len(), 4, "{skipped:?}");
+    assert!(reason("steps/b.jsonl").starts_with("line 2: truncated last line"), "{}", reason("steps/b.jsonl"));
+    assert!(reason("broken.json").starts_with("not JSON: EOF while parsing"), "{}", reason("broken.json"));
+    assert!(reason("model.bin").starts_with("not a format runpack reads"), "{}", reason("model.bin"));
+    assert!(reason("empty.csv").contains("no header"), "{}", reason("empty.csv"));
+    let runs = doc["sources"].as_array().unwrap().iter().find(|s| s["name"] == "runs_raw").unwrap();
+    assert_eq!(runs["declared"][0]["column"], "group");
+    assert_eq!(runs["declared"][0]["type"], "any");
+    assert_eq!(init_rows(&doc), BTreeMap::from([("runs".into(), 3), ("steps".into(), 2)]));
+    assert_eq!(key(&doc, "steps"), ["run_id", "step"]);
+    let release = build_from_elsewhere(tmp.path(), "mixed");
+    // JSON text keeps each value as written
+    assert_eq!(
+        query(&release, "SELECT name, \"group\" FROM runs ORDER BY name"),
+        "name,group\na,\"\"\"ablation\"\"\"\nb,8\nc,\n"
+    );
+
+    // the text report says the same on stderr, the pipeline folder on stdout
+    let o = run(bin().current_dir(tmp.path()).arg("init").arg(&d).args(["--name", "mixed2"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "pipelines/mixed2\n");
+    let err = stderr(&o);
+    assert!(err.contains("not read (4 files):\n"), "{err}");
+    assert!(err.contains("  steps/b.jsonl: line 2: truncated last line"), "{err}");
+    assert!(err.contains("    group: declared any"), "{err}");
+    assert!(err.contains("next: runpack build pipelines/mixed2"), "{err}");
+}
+
+#[test]
+fn init_refuses_a_folder_without_a_file_it_reads() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "notes/README.txt", "hello\n");
+    let o = run(bin().current_dir(tmp.path()).args(["init", "notes"]));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("notes: no file runpack can read was found (1 file; not read:\n  README.txt: not a format"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!tmp.path().join("pipelines").exists());
+    let o = run(bin().current_dir(tmp.path()).args(["init", "missing"]));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("missing: No such file or directory"), "{}", stderr(&o));
+}
+
+#[test]
+fn init_help_ends_with_examples() {
+    let o = run(bin().args(["init", "--help"]));
+    assert!(o.status.success());
+    let help = stdout(&o);
+    let tail = help.trim_end().rsplit("Examples:").next().unwrap();
+    assert!(tail.contains("runpack init runs/"), "{help}");
+    assert!(help.trim_end().ends_with("runpack build pipelines/grpo-sweep          # then build it"), "{help}");
+}
+
+#[test]
+fn init_reads_a_folder_inside_the_pipeline_and_skips_runpacks_own_folders() {
+    let tmp = tempfile::tempdir().unwrap();
+    // raw files kept in the pipeline folder, as the bundled example keeps them in raw/
+    tinker_logs(&tmp.path().join("pipelines/runs/data"));
+    let doc = init(tmp.path(), Path::new("pipelines/runs/data"), "runs");
+    let metrics = doc["sources"].as_array().unwrap().iter().find(|s| s["name"] == "metrics_raw").unwrap();
+    assert_eq!(metrics["path"], serde_json::json!(["data/{run}/metrics.jsonl"]));
+    assert!(!tmp.path().join("pipelines/runs/raw").exists());
+    let release = build_from_elsewhere(tmp.path(), "runs");
+    assert_eq!(release_rows(&release), init_rows(&doc));
+    // the whole project: its pipelines, schemas and releases are not raw data
+    let o = run(bin().current_dir(tmp.path()).args(["init", ".", "--name", "project"]));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("no file runpack can read was found (0 files)"), "{err}");
+    for n in ["note: pipelines/ not looked at", "note: schemas/ not looked at", "not looked at: a runpack release"] {
+        assert!(err.contains(n), "{n}: {err}");
+    }
+}
+
+#[test]
+fn init_json_report_and_pipeline_are_pinned() {
+    let tmp = tempfile::tempdir().unwrap();
+    tinker_logs(&tmp.path().join("logs"));
+    let doc = init(tmp.path(), Path::new("logs"), "tinker-logs");
+    insta::assert_snapshot!("init_report", serde_json::to_string_pretty(&doc).unwrap());
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/tinker-logs/pipeline.toml")).unwrap();
+    insta::assert_snapshot!("init_pipeline", toml);
+    let schema = std::fs::read_to_string(tmp.path().join("schemas/tinker-logs/metrics.json")).unwrap();
+    insta::assert_snapshot!("init_metrics_schema", schema);
+}
+
+#[test]
+fn init_names_the_run_of_history_dumps_by_their_file() {
+    // `run.history()` written as CSV, one file per run, no column naming the run
+    let tmp = tempfile::tempdir().unwrap();
+    let ex = tmp.path().join("exports");
+    for (run, loss) in [("grpo-a", "0.5"), ("grpo-b", "0.25")] {
+        write(
+            &ex,
+            &format!("history/{run}.csv"),
+            &format!(
+                ",_step,_runtime,_timestamp,train/loss\n0,0,1.5,1700000000.5,{loss}\n1,1,3.0,1700000002.0,0.125\n"
+            ),
+        );
+    }
+    let doc = init(tmp.path(), &ex, "dumps");
+    assert_eq!(not_read(&doc), vec![]);
+    assert_eq!(init_rows(&doc), BTreeMap::from([("wandb_history_dumps".into(), 4)]));
+    assert_eq!(key(&doc, "wandb_history_dumps"), ["run", "step", "metric"]);
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/dumps/pipeline.toml")).unwrap();
+    assert!(toml.contains("path = \"raw/history/{run}.csv\"\nformat = \"wandb\"\n[source.wandb]\ntable = \"history\"\nrun_capture = \"run\""), "{toml}");
+    let release = build_from_elsewhere(tmp.path(), "dumps");
+    assert_eq!(
+        query(&release, "SELECT run_id, step, metric, value FROM wandb_history_dumps ORDER BY run_id, step"),
+        "run_id,step,metric,value\ngrpo-a,0,train/loss,0.5\ngrpo-a,1,train/loss,0.125\ngrpo-b,0,train/loss,0.25\ngrpo-b,1,train/loss,0.125\n"
+    );
+}
