@@ -12,7 +12,7 @@
 //!   (written since 0.5) or the flat `train_iteration_NNNNNN_rollout_summaries.jsonl` and
 //!   `eval_<name>_iteration_NNNNNN_rollout_summaries.jsonl` of the older docs. One row per
 //!   trajectory: `schema_version`, `split` (`train`, `eval/<name>`), `iteration`, `group_idx`,
-//!   `traj_idx`, `tags` (List<Utf8>), `sampling_client_step`, `total_reward`, `final_reward`,
+//!   `traj_idx`, `tags` (`List<Utf8>`), `sampling_client_step`, `total_reward`, `final_reward`,
 //!   `final_ob_len`, `num_steps`, `trajectory_metrics` (JSON text), `extra`. For the standard
 //!   `rollouts` table; (`split`, `iteration`, `group_idx`, `traj_idx`) names a trajectory.
 //! - `tinker-rollout-steps`: the same files, one row per item of a trajectory's `steps`:
@@ -20,7 +20,7 @@
 //!   `reward`, `episode_done`, `metrics`, `logs` (JSON text), `extra`. For `rollout_steps`.
 //! - `tinker-eval-run`: an eval store's `runs/<run_id>/metadata.json` (`RunMetadata`): `run_id`,
 //!   `model_name`, `checkpoint_path` (`tinker://…`), `checkpoint_name`, `benchmarks`
-//!   (List<Utf8>), `timestamp` (ISO text, as written), `config`, `scores` (JSON text), `extra`.
+//!   (`List<Utf8>`), `timestamp` (ISO text, as written), `config`, `scores` (JSON text), `extra`.
 //!   The store's `<benchmark>/result.json` and `trajectories.jsonl` are `tinker-eval-result` and
 //!   `tinker-eval-trajectories` (see [`super::evals`]); its `runs.jsonl` index is plain `jsonl`.
 //!

@@ -164,7 +164,7 @@ impl Reader {
         }
         let mut each = |item: Item| -> Result<()> {
             match item {
-                Item::Record(r, at) => match self.from_fragment(r, &input.rel, at) {
+                Item::Record(r, at) => match self.fragment_record(r, &input.rel, at) {
                     Some(item) => sink(item),
                     None => Ok(()),
                 },
@@ -175,7 +175,7 @@ impl Reader {
     }
 
     /// A fragment record as the source's record; `None` for a record of another kind.
-    fn from_fragment(&mut self, mut r: Map<String, Value>, rel: &str, at: Position) -> Option<Item> {
+    fn fragment_record(&mut self, mut r: Map<String, Value>, rel: &str, at: Position) -> Option<Item> {
         let kind = r.get("kind").and_then(Value::as_str).map(str::to_string);
         let sref = SourceRef { file: rel.to_string(), at: at.clone() };
         let wanted = match self.format {
@@ -512,22 +512,22 @@ mod tests {
                 r#"{{"v": 1, "kind": "metric", "project": "p", "run": "a", "run_id": "x", "metrics": {{"loss": {v}}}, "step": 0, "timestamp": "t", "config": null, "log_id": "l1"}}"#
             ))
         };
-        assert!(matches!(reader.from_fragment(rec(1.0), "f.jsonl", Position::Line(1)), Some(Item::Record(..))));
-        assert!(reader.from_fragment(rec(1.0), "g.jsonl", Position::Line(4)).is_none());
+        assert!(matches!(reader.fragment_record(rec(1.0), "f.jsonl", Position::Line(1)), Some(Item::Record(..))));
+        assert!(reader.fragment_record(rec(1.0), "g.jsonl", Position::Line(4)).is_none());
         assert_eq!(reader.repeats.0, 1);
-        match reader.from_fragment(rec(2.0), "g.jsonl", Position::Line(5)) {
+        match reader.fragment_record(rec(2.0), "g.jsonl", Position::Line(5)) {
             Some(Item::Bad { rule, message, .. }) => {
                 assert_eq!(rule, "duplicate");
                 assert!(message.starts_with("log_id \"l1\" was read at f.jsonl:1 with other content"), "{message}");
             }
             _ => panic!("a conflict"),
         }
-        match reader.from_fragment(obj(r#"{"v": 2, "kind": "metric"}"#), "g.jsonl", Position::Line(6)) {
+        match reader.fragment_record(obj(r#"{"v": 2, "kind": "metric"}"#), "g.jsonl", Position::Line(6)) {
             Some(Item::Bad { message, .. }) => assert_eq!(message, "expected fragment version \"v\": 1, found 2"),
             _ => panic!("a bad version"),
         }
         assert!(
-            reader.from_fragment(obj(r#"{"v": 1, "kind": "alert", "title": "t"}"#), "g", Position::Line(7)).is_none()
+            reader.fragment_record(obj(r#"{"v": 1, "kind": "alert", "title": "t"}"#), "g", Position::Line(7)).is_none()
         );
         assert_eq!(reader.alerts.0, 1);
     }
