@@ -24,13 +24,13 @@
 //! [[source]]
 //! name = "checkpoint_index"       # SQL table name
 //! path = "raw/results/{run}_checkpoints.jsonl"   # glob; {capture} segments become columns
-//! format = "tinker-checkpoints"   # jsonl | json | csv | parquet | tinker-metrics | tinker-checkpoints | wandb
+//! format = "tinker-checkpoints"   # jsonl | json | yaml | csv | parquet | tinker-metrics | tinker-checkpoints | wandb
 //!                                 # | tinker-eval-result | tinker-eval-trajectories | eval-metrics
 //!                                 # | eval-generations | tinker-timings | tinker-rollouts
 //!                                 # | tinker-rollout-steps | tinker-eval-run | trackio-metrics
 //!                                 # | trackio-system | trackio-runs | inspect-evals | inspect-samples
 //!                                 # | lm-eval-results | lm-eval-samples
-//! record_path = "/experiments"    # json only: JSON pointer of the record array (or object)
+//! record_path = "/experiments"    # json and yaml: JSON pointer of the record array (or object)
 //! schema = "schemas/x.json"       # optional declared Table Schema (then no inference)
 //! columns = "union"               # files with different column sets: same (error) | union
 //! nonfinite = "ieee"              # bare NaN/Infinity tokens: ieee | null
@@ -189,6 +189,9 @@ pub enum Format {
     Jsonl,
     /// A JSON document; records are the array (or the object) at `record_path`.
     Json,
+    /// A YAML document; records are the sequence (or the mapping) at `record_path` (see
+    /// `ingest::yaml`).
+    Yaml,
     /// RFC 4180 CSV with a header row.
     Csv,
     /// Apache Parquet files (shards written by other tools).
@@ -246,6 +249,7 @@ impl Format {
         match self {
             Format::Jsonl => "jsonl",
             Format::Json => "json",
+            Format::Yaml => "yaml",
             Format::Csv => "csv",
             Format::Parquet => "parquet",
             Format::TinkerMetrics => "tinker-metrics",
@@ -272,7 +276,7 @@ impl Format {
     /// Whether the format fixes its own columns (the Tinker, evaluation and W&B formats), so
     /// that a declared schema, `[[source.field]]` types and the layout options do not apply.
     pub fn fixed_columns(self) -> bool {
-        !matches!(self, Format::Jsonl | Format::Json | Format::Csv | Format::Parquet)
+        !matches!(self, Format::Jsonl | Format::Json | Format::Yaml | Format::Csv | Format::Parquet)
     }
 }
 
@@ -524,10 +528,10 @@ impl PipelineSpec {
             if !names.insert(s.name.clone()) {
                 return Err(twice(&file, &text, &s.name));
             }
-            if s.record_path.is_some() && s.format != Format::Json {
+            if s.record_path.is_some() && !matches!(s.format, Format::Json | Format::Yaml) {
                 return Err(Error::config(
                     at(&format!("source {}", s.name)),
-                    "`record_path` applies to format = \"json\" only",
+                    "`record_path` applies to format = \"json\" and \"yaml\" only",
                 ));
             }
             if s.keep_text

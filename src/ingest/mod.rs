@@ -28,6 +28,7 @@ pub mod strict;
 pub mod tinker;
 pub mod trackio;
 pub mod wandb;
+pub mod yaml;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -163,8 +164,8 @@ pub fn stream_schema(spec: &PipelineSpec, index: usize) -> Option<SchemaRef> {
             | Format::LmEvalResults
             | Format::LmEvalSamples
     );
-    let declared =
-        matches!(src.format, Format::Jsonl | Format::Json | Format::Csv) && spec.source_schemas[index].is_some();
+    let declared = matches!(src.format, Format::Jsonl | Format::Json | Format::Yaml | Format::Csv)
+        && spec.source_schemas[index].is_some();
     if !(fixed || declared) {
         return None;
     }
@@ -209,6 +210,7 @@ fn find_inputs(spec: &PipelineSpec, index: usize) -> Result<(Vec<InputFile>, Vec
                     | Format::TinkerEvalRun
                     | Format::LmEvalResults => "*.json",
                     Format::Csv => "*.csv",
+                    Format::Yaml => "*.yaml",
                     Format::Parquet => "*.parquet",
                     Format::Wandb => "*",
                     Format::InspectEvals | Format::InspectSamples => "*.eval",
@@ -361,6 +363,7 @@ fn prepare(
     let pointer_lines = matches!(
         src.format,
         Format::Json
+            | Format::Yaml
             | Format::TinkerEvalResult
             | Format::EvalMetrics
             | Format::TinkerEvalRun
@@ -801,6 +804,7 @@ fn read_file(
         | Format::TinkerRolloutSteps
         | Format::LmEvalSamples => records::jsonl(reader, &input.rel, sink),
         Format::Json => records::json(reader, &input.rel, src.record_path.as_deref().unwrap_or(""), sink),
+        Format::Yaml => yaml::read(reader, &input.rel, src.record_path.as_deref().unwrap_or(""), sink),
         Format::TinkerEvalResult | Format::EvalMetrics | Format::TinkerEvalRun | Format::LmEvalResults => {
             records::json_record(reader, &input.rel, sink)
         }

@@ -1,6 +1,7 @@
 //! The formats of the newer tools, read as those tools write them: tinker-cookbook's current run
 //! layout (timing spans, rollout summaries in both layouts, the eval store) and trackio projects
-//! (SQLite and JSONL fragments, de-duplicated by log_id).
+//! (SQLite and JSONL fragments, de-duplicated by log_id), Inspect AI logs, lm-eval outputs and YAML
+//! documents.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -563,4 +564,49 @@ fn lm_eval_results_and_samples_keep_metrics_filters_and_hashes() {
         let bytes = std::fs::read(f.unwrap().path()).unwrap();
         assert!(!String::from_utf8_lossy(&bytes).contains("Tom has 3 apples"));
     }
+}
+
+// ------------------------------------------------------------------------------ YAML
+
+#[test]
+fn yaml_documents_are_sources() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("configs")).unwrap();
+    // a framework's config dump per run, with YAML's non-finite numbers
+    std::fs::write(
+        dir.join("configs/run-a.yaml"),
+        "model: Qwen/Qwen3-4B\noptim:\n  lr: 1.0e-5\n  clip: .inf\nseed: 1\nloss_floor: .nan\ntags: [grpo, math]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("configs/run-b.yaml"),
+        "model: Qwen/Qwen3-8B\noptim:\n  lr: 2.0e-5\n  clip: 1.0\nseed: 2\nloss_floor: 0.0\ntags: []\n",
+    )
+    .unwrap();
+    let toml = one_source(
+        "cfg",
+        "configs/{run}.yaml",
+        "yaml",
+        "",
+        "SELECT run, model, optim['lr'] AS lr, optim['clip'] AS clip, seed, isnan(loss_floor) AS nan, cardinality(tags) AS tags, _source_line FROM raw",
+        "",
+    );
+    std::fs::write(dir.join("pipeline.toml"), &toml).unwrap();
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "cfg"), "SELECT * FROM t ORDER BY run"),
+        "run,model,lr,clip,seed,nan,tags,_source_line\n\
+         run-a,Qwen/Qwen3-4B,0.00001,Infinity,1,true,2,\n\
+         run-b,Qwen/Qwen3-8B,0.00002,1.0,2,false,0,\n"
+    );
+    // a key JSON cannot hold is a violation at its record
+    std::fs::write(
+        dir.join("configs/run-c.yaml"),
+        "model: m\n1: one\noptim: {lr: 0.1, clip: 1.0}\nseed: 3\nloss_floor: 0.0\ntags: []\n",
+    )
+    .unwrap();
+    let o = build(dir, &["--force"]);
+    assert_violations(&o, 1, &["configs/run-c.yaml", "expected string keys, found the key 1"]);
 }

@@ -11,7 +11,7 @@ mod cases;
 mod properties;
 // Evaluation outputs in every documented layout; sharding of large inputs.
 mod evals;
-// The newer tools' formats (tinker-cookbook's current layout, trackio) as those tools write them.
+// The newer tools' formats (tinker-cookbook's current layout, trackio, Inspect, lm-eval) and YAML sources.
 mod formats;
 // W&B exports as sources: the corpus, cases B23-B29, real offline runs, a truncated .wandb log.
 mod wandb;
