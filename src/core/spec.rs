@@ -24,10 +24,13 @@
 //! [[source]]
 //! name = "checkpoint_index"       # SQL table name
 //! path = "raw/results/{run}_checkpoints.jsonl"   # glob; {capture} segments become columns
-//! format = "tinker-checkpoints"   # jsonl | json | csv | parquet | tinker-metrics | tinker-checkpoints | wandb
+//! format = "tinker-checkpoints"   # jsonl | json | yaml | csv | parquet | tinker-metrics | tinker-checkpoints | wandb
 //!                                 # | tinker-eval-result | tinker-eval-trajectories | eval-metrics
-//!                                 # | eval-generations
-//! record_path = "/experiments"    # json only: JSON pointer of the record array (or object)
+//!                                 # | eval-generations | tinker-timings | tinker-rollouts
+//!                                 # | tinker-rollout-steps | tinker-eval-run | trackio-metrics
+//!                                 # | trackio-system | trackio-runs | inspect-evals | inspect-samples
+//!                                 # | lm-eval-results | lm-eval-samples
+//! record_path = "/experiments"    # json and yaml: JSON pointer of the record array (or object)
 //! schema = "schemas/x.json"       # optional declared Table Schema (then no inference)
 //! columns = "union"               # files with different column sets: same (error) | union
 //! nonfinite = "ieee"              # bare NaN/Infinity tokens: ieee | null
@@ -186,6 +189,9 @@ pub enum Format {
     Jsonl,
     /// A JSON document; records are the array (or the object) at `record_path`.
     Json,
+    /// A YAML document; records are the sequence (or the mapping) at `record_path` (see
+    /// `ingest::yaml`).
+    Yaml,
     /// RFC 4180 CSV with a header row.
     Csv,
     /// Apache Parquet files (shards written by other tools).
@@ -203,6 +209,34 @@ pub enum Format {
     EvalMetrics,
     /// Per-checkpoint `<checkpoint>_{id,ood}_generations.jsonl` (see `ingest::evals`).
     EvalGenerations,
+    /// tinker-cookbook `timing_spans.jsonl`, one row per span (see `ingest::cookbook`).
+    TinkerTimings,
+    /// tinker-cookbook rollout summaries (both layouts), one row per trajectory (see
+    /// `ingest::cookbook`).
+    TinkerRollouts,
+    /// tinker-cookbook rollout summaries, one row per step of a trajectory (see
+    /// `ingest::cookbook`).
+    TinkerRolloutSteps,
+    /// tinker-cookbook eval store `runs/<run_id>/metadata.json` (see `ingest::cookbook`).
+    TinkerEvalRun,
+    /// trackio metrics, long (a project's SQLite database and JSONL fragments; see
+    /// `ingest::trackio`).
+    TrackioMetrics,
+    /// trackio system metrics, long (see `ingest::trackio`).
+    TrackioSystem,
+    /// trackio run configs (see `ingest::trackio`).
+    TrackioRuns,
+    /// Inspect AI logs (`.eval` and `.json`), one row per task × scorer × metric (see
+    /// `ingest::inspect`).
+    InspectEvals,
+    /// Inspect AI logs, one row per sample × epoch (see `ingest::inspect`).
+    InspectSamples,
+    /// lm-evaluation-harness `results_<date>.json`, one row per task × metric × filter (see
+    /// `ingest::lmeval`).
+    LmEvalResults,
+    /// lm-evaluation-harness `samples_<task>_<date>.jsonl`, one row per document × filter (see
+    /// `ingest::lmeval`).
+    LmEvalSamples,
     /// Weights & Biases exports (UI and API CSVs, run lists, run directories, `.wandb` logs),
     /// read into one of runpack's standard W&B tables chosen with `[source.wandb]` (see
     /// [`crate::stages::ingest::wandb`]).
@@ -215,6 +249,7 @@ impl Format {
         match self {
             Format::Jsonl => "jsonl",
             Format::Json => "json",
+            Format::Yaml => "yaml",
             Format::Csv => "csv",
             Format::Parquet => "parquet",
             Format::TinkerMetrics => "tinker-metrics",
@@ -223,6 +258,17 @@ impl Format {
             Format::TinkerEvalTrajectories => "tinker-eval-trajectories",
             Format::EvalMetrics => "eval-metrics",
             Format::EvalGenerations => "eval-generations",
+            Format::TinkerTimings => "tinker-timings",
+            Format::TinkerRollouts => "tinker-rollouts",
+            Format::TinkerRolloutSteps => "tinker-rollout-steps",
+            Format::TinkerEvalRun => "tinker-eval-run",
+            Format::TrackioMetrics => "trackio-metrics",
+            Format::TrackioSystem => "trackio-system",
+            Format::TrackioRuns => "trackio-runs",
+            Format::InspectEvals => "inspect-evals",
+            Format::InspectSamples => "inspect-samples",
+            Format::LmEvalResults => "lm-eval-results",
+            Format::LmEvalSamples => "lm-eval-samples",
             Format::Wandb => "wandb",
         }
     }
@@ -230,7 +276,7 @@ impl Format {
     /// Whether the format fixes its own columns (the Tinker, evaluation and W&B formats), so
     /// that a declared schema, `[[source.field]]` types and the layout options do not apply.
     pub fn fixed_columns(self) -> bool {
-        !matches!(self, Format::Jsonl | Format::Json | Format::Csv | Format::Parquet)
+        !matches!(self, Format::Jsonl | Format::Json | Format::Yaml | Format::Csv | Format::Parquet)
     }
 }
 
@@ -482,26 +528,38 @@ impl PipelineSpec {
             if !names.insert(s.name.clone()) {
                 return Err(twice(&file, &text, &s.name));
             }
-            if s.record_path.is_some() && s.format != Format::Json {
+            if s.record_path.is_some() && !matches!(s.format, Format::Json | Format::Yaml) {
                 return Err(Error::config(
                     at(&format!("source {}", s.name)),
-                    "`record_path` applies to format = \"json\" only",
+                    "`record_path` applies to format = \"json\" and \"yaml\" only",
                 ));
             }
-            if s.keep_text && !matches!(s.format, Format::TinkerEvalTrajectories | Format::EvalGenerations) {
+            if s.keep_text
+                && !matches!(
+                    s.format,
+                    Format::TinkerEvalTrajectories
+                        | Format::EvalGenerations
+                        | Format::InspectSamples
+                        | Format::LmEvalSamples
+                )
+            {
                 return Err(Error::config(
                     at(&format!("source {}", s.name)),
-                    "`keep_text` applies to format = \"tinker-eval-trajectories\" and \"eval-generations\" only \
-                     (other formats keep every field they read)",
+                    "`keep_text` applies to format = \"tinker-eval-trajectories\", \"eval-generations\", \
+                     \"inspect-samples\" and \"lm-eval-samples\" only (other formats keep every field they read)",
                 ));
             }
             // a logged string is kept as text in the long form's value_text, never coerced
-            if s.format == Format::TinkerMetrics && (s.coerce_numeric_strings || s.coerce_nonfinite_strings) {
+            let long = matches!(s.format, Format::TinkerMetrics | Format::TrackioMetrics | Format::TrackioSystem);
+            if long && (s.coerce_numeric_strings || s.coerce_nonfinite_strings) {
                 return Err(Error::config(
                     at(&format!("source {}", s.name)),
-                    "coerce_numeric_strings and coerce_nonfinite_strings do not apply to format = \"tinker-metrics\": \
-                     a string a log holds is kept as text in value_text (turn it into a number in the table's \
-                     query, e.g. TRY_CAST(value_text AS DOUBLE))",
+                    format!(
+                        "coerce_numeric_strings and coerce_nonfinite_strings do not apply to format = {:?}: a \
+                         string a log holds is kept as text in value_text (turn it into a number in the table's \
+                         query, e.g. TRY_CAST(value_text AS DOUBLE))",
+                        s.format.name()
+                    ),
                 ));
             }
             if let Some(option) = s.ignored_option() {

@@ -11,6 +11,8 @@ mod cases;
 mod properties;
 // Evaluation outputs in every documented layout; sharding of large inputs.
 mod evals;
+// The newer tools' formats (tinker-cookbook's current layout, trackio, Inspect, lm-eval) and YAML sources.
+mod formats;
 // W&B exports as sources: the corpus, cases B23-B29, real offline runs, a truncated .wandb log.
 mod wandb;
 // The second example (tinker-wandb): Tinker runs linked to W&B runs written offline by the real client.

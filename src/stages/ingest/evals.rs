@@ -146,6 +146,7 @@ pub fn without_texts(
         Format::EvalGenerations if !keep_text => {
             r.shift_remove("gen_solution_answer");
         }
+        Format::LmEvalSamples => r = super::lmeval::without_texts(r, keep_text),
         Format::TinkerEvalTrajectories => match r.get_mut("turns") {
             Some(Value::Array(turns)) => {
                 for t in turns.iter_mut() {

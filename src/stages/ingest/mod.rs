@@ -13,17 +13,22 @@
 //! convert) and once when it is declared.
 
 pub mod convert;
+pub mod cookbook;
 pub mod direct;
 pub mod evals;
 pub mod files;
 pub mod infer;
+pub mod inspect;
 pub mod lenient;
+pub mod lmeval;
 pub mod parquet;
 pub mod path;
 pub mod records;
 pub mod strict;
 pub mod tinker;
+pub mod trackio;
 pub mod wandb;
+pub mod yaml;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -137,9 +142,20 @@ pub fn stream_schema(spec: &PipelineSpec, index: usize) -> Option<SchemaRef> {
             | Format::TinkerEvalTrajectories
             | Format::EvalMetrics
             | Format::EvalGenerations
+            | Format::TinkerTimings
+            | Format::TinkerRollouts
+            | Format::TinkerRolloutSteps
+            | Format::TinkerEvalRun
+            | Format::TrackioMetrics
+            | Format::TrackioSystem
+            | Format::TrackioRuns
+            | Format::InspectEvals
+            | Format::InspectSamples
+            | Format::LmEvalResults
+            | Format::LmEvalSamples
     );
-    let declared =
-        matches!(src.format, Format::Jsonl | Format::Json | Format::Csv) && spec.source_schemas[index].is_some();
+    let declared = matches!(src.format, Format::Jsonl | Format::Json | Format::Yaml | Format::Csv)
+        && spec.source_schemas[index].is_some();
     if !(fixed || declared) {
         return None;
     }
@@ -178,10 +194,16 @@ fn find_inputs(spec: &PipelineSpec, index: usize) -> Result<(Vec<InputFile>, Vec
             Some(f) => {
                 let f = f.trim_end_matches('/');
                 let ext = match src.format {
-                    Format::Json | Format::TinkerEvalResult | Format::EvalMetrics => "*.json",
+                    Format::Json
+                    | Format::TinkerEvalResult
+                    | Format::EvalMetrics
+                    | Format::TinkerEvalRun
+                    | Format::LmEvalResults => "*.json",
                     Format::Csv => "*.csv",
+                    Format::Yaml => "*.yaml",
                     Format::Parquet => "*.parquet",
                     Format::Wandb => "*",
+                    Format::InspectEvals | Format::InspectSamples => "*.eval",
                     _ => "*.jsonl",
                 };
                 format!(
@@ -253,6 +275,17 @@ fn prepare(
         Format::TinkerEvalTrajectories => evals::trajectory_columns(src.keep_text),
         Format::EvalMetrics => evals::metrics_columns(),
         Format::EvalGenerations => evals::generation_columns(src.keep_text),
+        Format::TinkerTimings => cookbook::timing_columns(),
+        Format::TinkerRollouts => cookbook::rollout_columns(),
+        Format::TinkerRolloutSteps => cookbook::rollout_step_columns(),
+        Format::TinkerEvalRun => cookbook::eval_run_columns(),
+        Format::TrackioMetrics => trackio::metric_columns(true),
+        Format::TrackioSystem => trackio::metric_columns(false),
+        Format::TrackioRuns => trackio::run_columns(),
+        Format::InspectEvals => inspect::eval_columns(),
+        Format::InspectSamples => inspect::sample_columns(src.keep_text),
+        Format::LmEvalResults => lmeval::result_columns(),
+        Format::LmEvalSamples => lmeval::sample_columns(src.keep_text),
         _ => match &spec.source_schemas[index] {
             Some(schema) => {
                 conv.strict_keys = true;
@@ -318,7 +351,17 @@ fn prepare(
         }
     }
 
-    let pointer_lines = matches!(src.format, Format::Json | Format::TinkerEvalResult | Format::EvalMetrics);
+    let pointer_lines = matches!(
+        src.format,
+        Format::Json
+            | Format::Yaml
+            | Format::TinkerEvalResult
+            | Format::EvalMetrics
+            | Format::TinkerEvalRun
+            | Format::InspectEvals
+            | Format::InspectSamples
+            | Format::LmEvalResults
+    );
     let mut fields: Vec<Field> = columns.iter().map(|(n, t)| Field::new(n, t.arrow_type(), true)).collect();
     for c in &capture_names {
         fields.push(Field::new(c, DataType::Utf8, true));
@@ -374,6 +417,8 @@ fn convert(
         text_values: (0, None),
         negative_zeros: (0, None),
     };
+    // de-duplicates a trackio source's records by log_id across its files
+    let mut trackio_reader: Option<trackio::Reader> = None;
     let line_format = matches!(
         src.format,
         Format::Jsonl
@@ -381,11 +426,18 @@ fn convert(
             | Format::TinkerCheckpoints
             | Format::TinkerEvalTrajectories
             | Format::EvalGenerations
+            | Format::TinkerTimings
+            | Format::TinkerRollouts
+            | Format::TinkerRolloutSteps
+            | Format::LmEvalSamples
     );
     if line_format && wandb_plan.is_none() {
         convert_lines_parallel(&chunk_spec, inputs, opts.read_digests.as_ref(), &mut applier)
             .map_err(|e| name_table(e, &src.name))?;
     } else {
+        if matches!(src.format, Format::TrackioMetrics | Format::TrackioSystem | Format::TrackioRuns) {
+            trackio_reader = Some(trackio::Reader::new(src.format));
+        }
         let mut batch: Vec<Pending> = Vec::with_capacity(BATCH_ROWS);
         let mut bad: Vec<BadLine> = Vec::new();
         for (k, input) in inputs.iter().enumerate() {
@@ -411,9 +463,10 @@ fn convert(
                 }
                 Ok(())
             };
-            match wandb_plan {
-                Some(plan) => wandb::read(plan, k, &mut sink),
-                None => read_file(src, input, files::open(input)?, &mut sink),
+            match (wandb_plan, trackio_reader.as_mut()) {
+                (Some(plan), _) => wandb::read(plan, k, &mut sink),
+                (None, Some(reader)) => reader.read(input, &mut sink),
+                (None, None) => read_file(src, input, files::open(input)?, &mut sink),
             }
             .map_err(|e| name_table(e, &src.name))?;
         }
@@ -437,6 +490,9 @@ fn convert(
                 if zeros == 1 { "" } else { "s" }
             ),
         );
+    }
+    if let Some(reader) = trackio_reader {
+        reader.finish(&src.name, report);
     }
     if texts > 0 {
         report.warn(
@@ -573,8 +629,8 @@ fn run_parquet(
 /// (its prompts are never kept, `keep_text` or not).
 fn unparsed_body(src: &SourceDef, raw: Option<String>) -> RejectBody {
     let keep = match src.format {
-        Format::EvalGenerations => src.keep_text,
-        Format::TinkerEvalTrajectories => false,
+        Format::EvalGenerations | Format::LmEvalSamples => src.keep_text,
+        Format::TinkerEvalTrajectories | Format::InspectSamples => false,
         _ => true,
     };
     match raw {
@@ -611,6 +667,17 @@ fn shape(
         }
         (Format::EvalMetrics, _) => checked(evals::metrics_rows(&obj), obj),
         (Format::EvalGenerations, _) => checked(evals::generation_row(&obj, src.keep_text).map(|r| vec![r]), obj),
+        (Format::TinkerTimings, _) => checked(cookbook::timing_rows(&obj), obj),
+        (Format::TinkerRollouts, _) => checked(cookbook::rollout_row(&obj).map(|r| vec![r]), obj),
+        (Format::TinkerRolloutSteps, _) => checked(cookbook::rollout_step_rows(&obj), obj),
+        (Format::TinkerEvalRun, _) => checked(cookbook::eval_run_row(&obj).map(|r| vec![r]), obj),
+        (Format::TrackioMetrics, _) => checked(trackio::metric_rows(&obj, true), obj),
+        (Format::TrackioSystem, _) => checked(trackio::metric_rows(&obj, false), obj),
+        (Format::TrackioRuns, _) => checked(trackio::run_row(&obj).map(|r| vec![r]), obj),
+        (Format::InspectEvals, _) => checked(inspect::eval_rows(&obj), obj),
+        (Format::InspectSamples, _) => checked(inspect::sample_row(&obj, src.keep_text).map(|r| vec![r]), obj),
+        (Format::LmEvalResults, _) => checked(lmeval::result_rows(&obj), obj),
+        (Format::LmEvalSamples, _) => checked(lmeval::sample_row(&obj, src.keep_text).map(|r| vec![r]), obj),
         (_, Layout::Long) => plain(unpivot(obj, &src.id_columns)),
         _ => plain(vec![obj]),
     }
@@ -745,12 +812,23 @@ fn read_file(
         | Format::TinkerMetrics
         | Format::TinkerCheckpoints
         | Format::TinkerEvalTrajectories
-        | Format::EvalGenerations => records::jsonl(reader, &input.rel, sink),
+        | Format::EvalGenerations
+        | Format::TinkerTimings
+        | Format::TinkerRollouts
+        | Format::TinkerRolloutSteps
+        | Format::LmEvalSamples => records::jsonl(reader, &input.rel, sink),
         Format::Json => records::json(reader, &input.rel, src.record_path.as_deref().unwrap_or(""), sink),
-        Format::TinkerEvalResult | Format::EvalMetrics => records::json_record(reader, &input.rel, sink),
+        Format::Yaml => yaml::read(reader, &input.rel, src.record_path.as_deref().unwrap_or(""), sink),
+        Format::TinkerEvalResult | Format::EvalMetrics | Format::TinkerEvalRun | Format::LmEvalResults => {
+            records::json_record(reader, &input.rel, sink)
+        }
         Format::Csv => records::csv(reader, &input.rel, sink),
         Format::Parquet => unreachable!("Parquet sources are read by run_parquet"),
         Format::Wandb => unreachable!("W&B sources are read by wandb::read"),
+        Format::TrackioMetrics | Format::TrackioSystem | Format::TrackioRuns => {
+            unreachable!("trackio sources are read by trackio::Reader")
+        }
+        Format::InspectEvals | Format::InspectSamples => inspect::read(src.format, src.keep_text, input, sink),
     }
 }
 
@@ -1041,6 +1119,9 @@ impl ChunkSpec<'_> {
                 (Format::TinkerMetrics | Format::Wandb, _, "value" | "value_text") => {
                     pending[row].0.get("metric").and_then(Value::as_str).map(|k| vec![k.to_string()])
                 }
+                (Format::TrackioMetrics | Format::TrackioSystem, _, "value" | "value_text") => {
+                    pending[row].0.get("metric").and_then(Value::as_str).map(|k| vec!["metrics".into(), k.to_string()])
+                }
                 // a W&B history row's times are the record's own keys
                 (Format::Wandb, _, "timestamp" | "runtime_s" | "step") if pending[row].0.contains_key("metric") => {
                     Some(vec![format!("_{}", column.trim_end_matches("_s"))])
@@ -1309,7 +1390,7 @@ impl Applier<'_> {
                 ),
             );
         }
-        if self.src.format == Format::TinkerMetrics
+        if matches!(self.src.format, Format::TinkerMetrics | Format::TrackioMetrics | Format::TrackioSystem)
             && let Some(text) = chunk.batch.column_by_name("value_text")
         {
             for r in (0..text.len()).filter(|r| text.is_valid(*r) && !bad.contains_key(r)) {

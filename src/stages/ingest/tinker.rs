@@ -57,16 +57,7 @@ pub fn metrics_rows(record: Map<String, Value>) -> Vec<Map<String, Value>> {
         let mut row = Map::with_capacity(4);
         row.insert("step".into(), step.clone());
         row.insert("metric".into(), Value::String(k));
-        let (value, text) = match v {
-            Value::Number(_) => (v, Value::Null),
-            Value::String(ref s) if super::lenient::special(s).is_some() => (v, Value::Null),
-            Value::String(_) => (Value::Null, v),
-            Value::Null => (Value::Null, Value::Null),
-            // a list or an object is written as JSON text by the conversion, which counts the
-            // non-finite numbers inside
-            list @ (Value::Array(_) | Value::Object(_)) => (Value::Null, list),
-            other => (Value::Null, Value::String(json_text(&other))),
-        };
+        let (value, text) = value_columns(v);
         row.insert("value".into(), value);
         row.insert("value_text".into(), text);
         rows.push(row);
@@ -87,6 +78,21 @@ pub fn metrics_rows(record: Map<String, Value>) -> Vec<Map<String, Value>> {
         rows.push(row);
     }
     rows
+}
+
+/// A logged value as the long form's (`value`, `value_text`): a number (or a non-finite
+/// token) in `value`; a string as it is, a list or an object (written as JSON text by the
+/// conversion, which counts the non-finite numbers inside) and a boolean as JSON text in
+/// `value_text`; null in neither.
+pub fn value_columns(v: Value) -> (Value, Value) {
+    match v {
+        Value::Number(_) => (v, Value::Null),
+        Value::String(ref s) if super::lenient::special(s).is_some() => (v, Value::Null),
+        Value::String(_) => (Value::Null, v),
+        Value::Null => (Value::Null, Value::Null),
+        list @ (Value::Array(_) | Value::Object(_)) => (Value::Null, list),
+        other => (Value::Null, Value::String(json_text(&other))),
+    }
 }
 
 /// The fixed-shape row of one `checkpoints.jsonl` record.

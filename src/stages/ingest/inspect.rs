@@ -1,0 +1,590 @@
+//! Inspect AI eval logs (PyPI `inspect-ai` 0.3, `inspect_ai/log/_recorders/eval.py` and
+//! `json.py`), read into rows of fixed columns.
+//!
+//! A source's files may be `.eval` logs (a ZIP archive of `header.json`,
+//! `samples/{id}_epoch_{n}.json`, `summaries.json`, `reductions.json` and `_journal/`; members
+//! stored, deflated or, since 0.3.206, zstd-compressed) or `.json` logs (one document: the header's
+//! keys plus `samples`). In a `.eval` log, `_source_line` names the ZIP member
+//! (`header.json`, `samples/q1_epoch_1.json`); in a `.json` log, the JSON pointer of the record
+//! (`/samples/3`). A problem inside a record is named by its JSON path in that member or record.
+//!
+//! - `inspect-evals`: one row per task × scorer × metric of the log's `results` (for the
+//!   standard `evaluations` table): `eval_id`, `run_id`, `task`, `task_version` (text), `model`,
+//!   `created` (ISO 8601 text, as written), `status` (`success`, `error`, `cancelled`, …),
+//!   `total_samples`, `completed_samples`, `scorer` (the score's `name`), `reducer` (over epochs,
+//!   null when none is named), `metric` (`accuracy`, `stderr`, …), `value` (Float64), `params`
+//!   (JSON text of the metric's params). A log without results (an eval that failed) gives one
+//!   row whose `scorer` and `metric` are null, so that it is not lost unseen.
+//! - `inspect-samples`: one row per sample × epoch (for `eval_samples`): `eval_id`, `task`,
+//!   `model` (the log's), `sample_id` (its `id`, a string or an integer, as text), `epoch`,
+//!   `target` (text, or JSON text of a list of targets), `scores` (JSON text, scorer → value:
+//!   `{"match": "C"}`), `error` (its message, null when none), `total_time`, `working_time`
+//!   (seconds), `input_tokens`, `output_tokens`, `total_tokens` (summed over the models used),
+//!   `uuid`, `extra` (JSON text of the sample's `metadata`), and, with `keep_text = true`,
+//!   `input` (text, or JSON text of a list of messages) and `output` (the completion). A
+//!   score's `answer` and `explanation` (the model's text) are never kept.
+
+use std::io::Read;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::convert::{Target, json_text, whole_number};
+use super::evals::ShapeProblems;
+use super::files::InputFile;
+use super::lenient;
+use super::path;
+use super::records::{self, Item};
+use crate::core::error::{Error, Result};
+use crate::core::report::Position;
+use crate::core::spec::Format;
+
+/// Columns of `inspect-evals`.
+pub fn eval_columns() -> Vec<(String, Target)> {
+    vec![
+        ("eval_id".into(), Target::Str),
+        ("run_id".into(), Target::Str),
+        ("task".into(), Target::Str),
+        ("task_version".into(), Target::Str),
+        ("model".into(), Target::Str),
+        ("created".into(), Target::Str),
+        ("status".into(), Target::Str),
+        ("total_samples".into(), Target::Int64),
+        ("completed_samples".into(), Target::Int64),
+        ("scorer".into(), Target::Str),
+        ("reducer".into(), Target::Str),
+        ("metric".into(), Target::Str),
+        ("value".into(), Target::Float64),
+        ("params".into(), Target::Json),
+    ]
+}
+
+/// Columns of `inspect-samples`.
+pub fn sample_columns(keep_text: bool) -> Vec<(String, Target)> {
+    let mut c: Vec<(String, Target)> = vec![
+        ("eval_id".into(), Target::Str),
+        ("task".into(), Target::Str),
+        ("model".into(), Target::Str),
+        ("sample_id".into(), Target::Str),
+        ("epoch".into(), Target::Int64),
+        ("target".into(), Target::Text),
+        ("scores".into(), Target::Json),
+        ("error".into(), Target::Str),
+        ("total_time".into(), Target::Float64),
+        ("working_time".into(), Target::Float64),
+        ("input_tokens".into(), Target::Int64),
+        ("output_tokens".into(), Target::Int64),
+        ("total_tokens".into(), Target::Int64),
+        ("uuid".into(), Target::Str),
+        ("extra".into(), Target::Json),
+    ];
+    if keep_text {
+        c.push(("input".into(), Target::Text));
+        c.push(("output".into(), Target::Str));
+    }
+    c
+}
+
+/// The first bytes of a ZIP archive (a local file header).
+const ZIP_MAGIC: &[u8; 4] = b"PK\x03\x04";
+
+/// Whether `path` looks like an Inspect log: a `.eval` file that is a ZIP archive with a
+/// `header.json` or `_journal/start.json` member, or a `.json` file whose first kilobytes hold
+/// Inspect's top-level `"version"` and `"eval"` keys (formats `inspect-evals` and
+/// `inspect-samples`).
+pub fn is_inspect_log(path: &Path) -> bool {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("eval") => std::fs::File::open(path)
+            .ok()
+            .and_then(|f| zip::ZipArchive::new(f).ok())
+            .is_some_and(|z| z.index_for_name("header.json").or(z.index_for_name("_journal/start.json")).is_some()),
+        Some("json") => {
+            let mut head = vec![0u8; 4096];
+            let n = std::fs::File::open(path).and_then(|mut f| f.read(&mut head)).unwrap_or(0);
+            let head = String::from_utf8_lossy(&head[..n]);
+            let start = head.trim_start();
+            start.starts_with('{') && head.contains("\"eval\"") && head.contains("\"version\"")
+        }
+        _ => false,
+    }
+}
+
+/// Keys of a sample that hold texts (the prompt, the conversation, the model's output and the
+/// events of the run), left out of a sample's record unless the source keeps texts.
+const SAMPLE_TEXT_KEYS: [&str; 7] = ["input", "messages", "output", "events", "attachments", "store", "events_data"];
+
+/// Reads one Inspect log into `sink`, for a source of `format`.
+///
+/// `inspect-evals` records: the log's header (`{version, status, eval, results, …}` without
+/// samples). `inspect-samples` records: `{"eval": {eval_id, task, model}, "sample": {…}}`,
+/// the sample without its texts unless `keep_text` (then with its `input` and `output` only).
+///
+/// Errors: [`Error::Io`] for a file that cannot be read; [`Error::Format`] for a `.eval` file
+/// that is no ZIP archive or has neither `header.json` nor `_journal/start.json`. A member that
+/// is no JSON is an [`Item::Bad`] at the member.
+pub fn read(
+    format: Format,
+    keep_text: bool,
+    input: &InputFile,
+    sink: &mut dyn FnMut(Item) -> Result<()>,
+) -> Result<()> {
+    let mut magic = [0u8; 4];
+    let is_zip = std::fs::File::open(&input.path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .map(|_| &magic == ZIP_MAGIC)
+        .unwrap_or(false);
+    if is_zip { read_eval(format, keep_text, input, sink) } else { read_json(format, keep_text, input, sink) }
+}
+
+/// The eval's identity a sample row carries.
+fn eval_context(header: &Map<String, Value>) -> Value {
+    let eval = header.get("eval").and_then(Value::as_object);
+    let get = |k: &str| eval.and_then(|e| e.get(k)).cloned().unwrap_or(Value::Null);
+    serde_json::json!({"eval_id": get("eval_id"), "task": get("task"), "model": get("model")})
+}
+
+/// A sample as its record: without texts (or with its input and output only), and its
+/// scores without the model's text.
+fn sample_record(context: &Value, mut sample: Map<String, Value>, keep_text: bool) -> Map<String, Value> {
+    let mut kept = Map::new();
+    if keep_text {
+        kept.insert("input".into(), sample.get("input").cloned().unwrap_or(Value::Null));
+        let completion = sample.get("output").and_then(|o| o.get("completion")).cloned().unwrap_or(Value::Null);
+        kept.insert("output".into(), completion);
+    }
+    for k in SAMPLE_TEXT_KEYS {
+        sample.shift_remove(k);
+    }
+    if let Some(Value::Object(scores)) = sample.get_mut("scores") {
+        for s in scores.values_mut() {
+            if let Value::Object(s) = s {
+                s.shift_remove("answer");
+                s.shift_remove("explanation");
+                s.shift_remove("history");
+            }
+        }
+    }
+    sample.extend(kept);
+    let mut r = Map::new();
+    r.insert("eval".into(), context.clone());
+    r.insert("sample".into(), Value::Object(sample));
+    r
+}
+
+fn read_eval(
+    format: Format,
+    keep_text: bool,
+    input: &InputFile,
+    sink: &mut dyn FnMut(Item) -> Result<()>,
+) -> Result<()> {
+    let file = std::fs::File::open(&input.path).map_err(|e| Error::io(&input.path, e))?;
+    let mut zip = zip::ZipArchive::new(std::io::BufReader::new(file))
+        .map_err(|e| Error::format(&input.rel, format!("expected an Inspect .eval log (a ZIP archive): {e}")))?;
+    // the header of a finished log; a log still being written has only the journal's start
+    let header_member = ["header.json", "_journal/start.json"].into_iter().find(|m| zip.index_for_name(m).is_some());
+    let Some(header_member) = header_member else {
+        return Err(Error::format(
+            &input.rel,
+            "expected an Inspect .eval log with a header.json member (or _journal/start.json), found neither",
+        ));
+    };
+    let mut header: Option<Map<String, Value>> = None;
+    let mut failed: Option<Item> = None;
+    read_member(&mut zip, &input.rel, header_member, &mut |item| {
+        match item {
+            Item::Record(r, _) => header = Some(r),
+            bad => failed = Some(bad),
+        }
+        Ok(())
+    })?;
+    if format == Format::InspectEvals {
+        if header_member != "header.json" {
+            return Err(Error::format(
+                &input.rel,
+                "expected a header.json member (the log of a finished eval), found only _journal/start.json: the eval \
+                 is still running or was stopped before it wrote its results",
+            ));
+        }
+        return match (header, failed) {
+            (Some(h), _) => sink(Item::Record(h, Position::Pointer(header_member.into()))),
+            (None, Some(bad)) => sink(bad),
+            (None, None) => Ok(()),
+        };
+    }
+    let context = match (&header, failed) {
+        (Some(h), _) => eval_context(h),
+        (None, Some(bad)) => return sink(bad),
+        (None, None) => Value::Null,
+    };
+    let names: Vec<String> = zip
+        .file_names()
+        .filter(|n| n.starts_with("samples/") && n.ends_with(".json"))
+        .map(str::to_string)
+        .collect::<Vec<_>>();
+    // archive order is the order the samples finished: by name instead, for the same rows from
+    // the same samples however they were written
+    let mut names = names;
+    names.sort();
+    for name in names {
+        read_member(&mut zip, &input.rel, &name, &mut |item| match item {
+            Item::Record(r, at) => sink(Item::Record(sample_record(&context, r, keep_text), at)),
+            bad => sink(bad),
+        })?;
+    }
+    Ok(())
+}
+
+/// Reads ZIP member `name` of `rel` as one JSON record at pointer `name`.
+fn read_member<R: std::io::Read + std::io::Seek>(
+    zip: &mut zip::ZipArchive<R>,
+    rel: &str,
+    name: &str,
+    sink: &mut dyn FnMut(Item) -> Result<()>,
+) -> Result<()> {
+    let mut bytes = Vec::new();
+    let read = zip.by_name(name).map_err(std::io::Error::other).and_then(|mut m| m.read_to_end(&mut bytes));
+    if let Err(e) = read {
+        return sink(Item::Bad {
+            at: Position::Pointer(name.into()),
+            rule: "archive",
+            message: format!("ZIP member {name} cannot be read: {e}"),
+            raw: None,
+        });
+    }
+    let reader: Box<dyn std::io::BufRead + Send> = Box::new(std::io::Cursor::new(bytes));
+    records::json_record(reader, &format!("{rel}:{name}"), &mut |item| {
+        sink(match item {
+            Item::Record(r, _) => Item::Record(r, Position::Pointer(name.into())),
+            Item::Bad { rule, message, raw, .. } => Item::Bad {
+                at: Position::Pointer(name.into()),
+                rule,
+                message: format!("ZIP member {name}: {message}"),
+                raw,
+            },
+        })
+    })
+}
+
+fn read_json(
+    format: Format,
+    keep_text: bool,
+    input: &InputFile,
+    sink: &mut dyn FnMut(Item) -> Result<()>,
+) -> Result<()> {
+    if format == Format::InspectEvals {
+        // the whole document but its samples, which can hold most of its bytes
+        return records::json_record(super::files::open(input)?, &input.rel, &mut |item| match item {
+            Item::Record(mut r, at) => {
+                r.shift_remove("samples");
+                r.shift_remove("reductions");
+                sink(Item::Record(r, at))
+            }
+            bad => sink(bad),
+        });
+    }
+    let mut context = Value::Null;
+    records::json(super::files::open(input)?, &input.rel, "/eval", &mut |item| {
+        if let Item::Record(r, _) = item {
+            context = eval_context(&Map::from_iter([("eval".to_string(), Value::Object(r))]));
+        }
+        Ok(())
+    })?;
+    let mut samples = 0u64;
+    let result = records::json(super::files::open(input)?, &input.rel, "/samples", &mut |item| {
+        samples += 1;
+        match item {
+            Item::Record(r, at) => sink(Item::Record(sample_record(&context, r, keep_text), at)),
+            bad => sink(bad),
+        }
+    });
+    // a log written without samples (`--no-log-samples`) has no `samples` key: no sample rows
+    match result {
+        Err(Error::Config { .. }) if samples == 0 => Ok(()),
+        other => other,
+    }
+}
+
+fn problem(problems: &mut ShapeProblems, at: String, expected: &str, found: &Value) {
+    problems.push((at, format!("expected {expected}, found {}", path::describe(found))));
+}
+
+fn key_path(base: &str, key: &str) -> String {
+    format!("{base}{}", &path::render(&[path::Seg::Key(key.to_string())])[1..])
+}
+
+/// A number, a non-finite token or null.
+fn float_like(v: &Value) -> bool {
+    match v {
+        Value::Null | Value::Number(_) => true,
+        Value::String(s) => lenient::special(s).is_some_and(|s| s.as_f64().is_some()),
+        _ => false,
+    }
+}
+
+/// Rows of a log's header: one per scorer × metric.
+///
+/// Errors: the header is no Inspect log's (no `eval` object), or its `results` do not have
+/// Inspect's shape (each problem at its JSON path).
+pub fn eval_rows(h: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, ShapeProblems> {
+    let mut problems = ShapeProblems::new();
+    let Some(eval) = h.get("eval").and_then(Value::as_object) else {
+        let keys: Vec<&str> = h.keys().map(String::as_str).take(5).collect();
+        problems.push((
+            "$.eval".into(),
+            format!("expected an Inspect log header (`version`, `status`, `eval`, `results`), found keys {keys:?}"),
+        ));
+        return Err(problems);
+    };
+    let text = |v: Option<&Value>| match v {
+        None | Some(Value::Null) => Value::Null,
+        Some(Value::String(s)) => Value::String(s.clone()),
+        Some(other) => Value::String(json_text(other)),
+    };
+    let mut base = Map::new();
+    for k in ["eval_id", "run_id", "task", "task_version", "model", "created"] {
+        base.insert(k.into(), text(eval.get(k)));
+    }
+    base.insert("status".into(), text(h.get("status")));
+    let results = match h.get("results") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(r)) => Some(r),
+        Some(other) => {
+            problem(&mut problems, "$.results".into(), "an object", other);
+            return Err(problems);
+        }
+    };
+    for k in ["total_samples", "completed_samples"] {
+        let v = results.and_then(|r| r.get(k)).cloned().unwrap_or(Value::Null);
+        if !v.is_null() && whole_number(&v).is_none_or(|n| n < 0) {
+            problem(&mut problems, format!("$.results.{k}"), "a count (a whole number of at least 0)", &v);
+        }
+        base.insert(k.into(), v);
+    }
+    let mut rows = Vec::new();
+    let scores = match results.and_then(|r| r.get("scores")) {
+        None | Some(Value::Null) => &[][..],
+        Some(Value::Array(a)) => a.as_slice(),
+        Some(other) => {
+            problem(&mut problems, "$.results.scores".into(), "a list of scores", other);
+            &[][..]
+        }
+    };
+    for (i, s) in scores.iter().enumerate() {
+        let at = format!("$.results.scores[{i}]");
+        let Value::Object(s) = s else {
+            problem(&mut problems, at, "a score object (`name`, `scorer`, `metrics`)", s);
+            continue;
+        };
+        let metrics = match s.get("metrics") {
+            Some(Value::Object(m)) => m,
+            other => {
+                problem(&mut problems, format!("{at}.metrics"), "an object of metrics", other.unwrap_or(&Value::Null));
+                continue;
+            }
+        };
+        for (key, m) in metrics {
+            let mat = key_path(&format!("{at}.metrics"), key);
+            let Value::Object(m) = m else {
+                problem(&mut problems, mat, "a metric object (`name`, `value`, `params`)", m);
+                continue;
+            };
+            let value = m.get("value").cloned().unwrap_or(Value::Null);
+            if !float_like(&value) {
+                problem(&mut problems, format!("{mat}.value"), "a number", &value);
+            }
+            let mut row = base.clone();
+            row.insert("scorer".into(), text(s.get("name")));
+            row.insert("reducer".into(), text(s.get("reducer")));
+            row.insert("metric".into(), text(m.get("name").or(Some(&Value::String(key.clone())))));
+            row.insert("value".into(), value);
+            let params = m.get("params").cloned().unwrap_or(Value::Null);
+            let params = if params.as_object().is_some_and(Map::is_empty) { Value::Null } else { params };
+            row.insert("params".into(), params);
+            rows.push(row);
+        }
+    }
+    if rows.is_empty() {
+        let mut row = base;
+        for k in ["scorer", "reducer", "metric", "value", "params"] {
+            row.insert(k.into(), Value::Null);
+        }
+        rows.push(row);
+    }
+    if problems.is_empty() { Ok(rows) } else { Err(problems) }
+}
+
+/// Row of a sample record (`{"eval": {…}, "sample": {…}}`, see [`read`]); problems are named
+/// by their path in the sample.
+///
+/// Errors: the sample has no `id` or `epoch`, its `epoch` is no integer ≥ 1, a token count is
+/// no integer, or a time no number.
+pub fn sample_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<String, Value>, ShapeProblems> {
+    let mut problems = ShapeProblems::new();
+    let empty = Map::new();
+    let s = r.get("sample").and_then(Value::as_object).unwrap_or(&empty);
+    let eval = r.get("eval").and_then(Value::as_object).unwrap_or(&empty);
+    let mut row = Map::new();
+    for k in ["eval_id", "task", "model"] {
+        row.insert(k.into(), eval.get(k).cloned().unwrap_or(Value::Null));
+    }
+    let id = match s.get("id") {
+        Some(Value::String(t)) if lenient::special(t).is_none() => Value::String(t.clone()),
+        Some(v @ Value::Number(_)) if whole_number(v).is_some() || v.is_u64() => Value::String(json_text(v)),
+        other => {
+            problem(
+                &mut problems,
+                "$.id".into(),
+                "a sample id (a string or an integer)",
+                other.unwrap_or(&Value::Null),
+            );
+            Value::Null
+        }
+    };
+    row.insert("sample_id".into(), id);
+    let epoch = s.get("epoch").cloned().unwrap_or(Value::Null);
+    if whole_number(&epoch).is_none_or(|e| e < 1) {
+        problem(&mut problems, "$.epoch".into(), "an epoch (an integer of at least 1)", &epoch);
+    }
+    row.insert("epoch".into(), epoch);
+    let target = match s.get("target") {
+        None | Some(Value::Null) => Value::Null,
+        Some(Value::String(t)) => Value::String(t.clone()),
+        Some(other) => Value::String(json_text(other)),
+    };
+    row.insert("target".into(), target);
+    let scores = match s.get("scores") {
+        None | Some(Value::Null) => Value::Null,
+        Some(Value::Object(m)) => {
+            Value::Object(m.iter().map(|(k, v)| (k.clone(), v.get("value").cloned().unwrap_or(Value::Null))).collect())
+        }
+        Some(other) => {
+            problem(&mut problems, "$.scores".into(), "an object of scores", other);
+            Value::Null
+        }
+    };
+    row.insert("scores".into(), scores);
+    let error = match s.get("error") {
+        None | Some(Value::Null) => Value::Null,
+        Some(Value::Object(e)) => e.get("message").cloned().unwrap_or_else(|| Value::String(json_text(&s["error"]))),
+        Some(Value::String(e)) => Value::String(e.clone()),
+        Some(other) => Value::String(json_text(other)),
+    };
+    row.insert("error".into(), error);
+    for k in ["total_time", "working_time"] {
+        let v = s.get(k).cloned().unwrap_or(Value::Null);
+        if !float_like(&v) {
+            problem(&mut problems, format!("$.{k}"), "a number of seconds", &v);
+        }
+        row.insert(k.into(), v);
+    }
+    let mut totals: [Option<i64>; 3] = [None, None, None];
+    if let Some(usage) = s.get("model_usage") {
+        match usage {
+            Value::Object(models) => {
+                for (model, u) in models {
+                    for (i, k) in ["input_tokens", "output_tokens", "total_tokens"].iter().enumerate() {
+                        let Some(v) = u.get(*k).filter(|v| !v.is_null()) else { continue };
+                        match whole_number(v).filter(|n| *n >= 0) {
+                            Some(n) => totals[i] = Some(totals[i].unwrap_or(0).saturating_add(n)),
+                            None => problem(
+                                &mut problems,
+                                format!("{}.{k}", key_path("$.model_usage", model)),
+                                "a count of tokens (an integer ≥ 0)",
+                                v,
+                            ),
+                        }
+                    }
+                }
+            }
+            Value::Null => {}
+            other => problem(&mut problems, "$.model_usage".into(), "an object (model → usage)", other),
+        }
+    }
+    for (i, k) in ["input_tokens", "output_tokens", "total_tokens"].iter().enumerate() {
+        row.insert((*k).into(), totals[i].map(Value::from).unwrap_or(Value::Null));
+    }
+    row.insert("uuid".into(), s.get("uuid").cloned().unwrap_or(Value::Null));
+    let metadata = s.get("metadata").cloned().unwrap_or(Value::Null);
+    let metadata = if metadata.as_object().is_some_and(Map::is_empty) { Value::Null } else { metadata };
+    row.insert("extra".into(), metadata);
+    if keep_text {
+        let input = match s.get("input") {
+            None | Some(Value::Null) => Value::Null,
+            Some(Value::String(t)) => Value::String(t.clone()),
+            Some(other) => Value::String(json_text(other)),
+        };
+        row.insert("input".into(), input);
+        let output = s.get("output").cloned().unwrap_or(Value::Null);
+        if !matches!(output, Value::Null | Value::String(_)) {
+            problem(&mut problems, "$.output.completion".into(), "a string", &output);
+        }
+        row.insert("output".into(), output);
+    }
+    if problems.is_empty() { Ok(row) } else { Err(problems) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj(s: &str) -> Map<String, Value> {
+        serde_json::from_str::<Value>(s).unwrap().as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn a_header_gives_a_row_per_scorer_and_metric() {
+        let h = obj(
+            r#"{"version": 2, "status": "success", "eval": {"eval_id": "e1", "run_id": "r1", "task": "arith", "task_version": 0, "model": "mockllm/model", "created": "2026-01-01T00:00:00+00:00"},
+                "results": {"total_samples": 4, "completed_samples": 4, "scores": [
+                  {"name": "match", "scorer": "match", "metrics": {"accuracy": {"name": "accuracy", "value": 0.5, "params": {}}, "stderr": {"name": "stderr", "value": 0.25}}},
+                  {"name": "includes", "scorer": "includes", "reducer": "mean", "metrics": {"accuracy": {"name": "accuracy", "value": 1.0}}}]}}"#,
+        );
+        let rows = eval_rows(&h).unwrap();
+        assert_eq!(rows.len(), 3);
+        assert_eq!(
+            (rows[1]["scorer"].as_str(), rows[1]["metric"].as_str(), &rows[1]["value"]),
+            (Some("match"), Some("stderr"), &Value::from(0.25))
+        );
+        assert_eq!((rows[2]["reducer"].as_str(), rows[0]["task_version"].as_str()), (Some("mean"), Some("0")));
+        // a failed eval: one row, no scorer
+        let rows = eval_rows(&obj(r#"{"status": "error", "eval": {"eval_id": "e2"}}"#)).unwrap();
+        assert_eq!((rows.len(), &rows[0]["metric"]), (1, &Value::Null));
+        let e = eval_rows(&obj(r#"{"eval": {}, "results": {"scores": [{"metrics": {"acc": {"value": "high"}}}, 3]}}"#))
+            .unwrap_err();
+        assert_eq!(
+            e.into_iter().map(|(p, m)| format!("{p}: {m}")).collect::<Vec<_>>(),
+            vec![
+                "$.results.scores[0].metrics.acc.value: expected a number, found string \"high\"",
+                "$.results.scores[1]: expected a score object (`name`, `scorer`, `metrics`), found number 3",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_sample_keeps_ids_scores_and_usage_without_texts() {
+        let ctx = serde_json::json!({"eval_id": "e1", "task": "arith", "model": "m"});
+        let sample = obj(
+            r#"{"id": 2, "epoch": 1, "input": "Say hi", "target": ["hi", "hello"], "messages": [], "output": {"completion": "hey"},
+                "scores": {"match": {"value": "I", "answer": "hey", "explanation": "hey"}}, "metadata": {},
+                "model_usage": {"a": {"input_tokens": 2, "output_tokens": 3, "total_tokens": 5}, "b": {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}},
+                "total_time": 0.5, "working_time": 0.25, "uuid": "u"}"#,
+        );
+        let r = sample_record(&ctx, sample.clone(), false);
+        assert!(!json_text(&Value::Object(r.clone())).contains("hey"));
+        let row = sample_row(&r, false).unwrap();
+        assert_eq!((row["sample_id"].as_str(), row["target"].as_str()), (Some("2"), Some(r#"["hi","hello"]"#)));
+        assert_eq!(row["scores"], serde_json::json!({"match": "I"}));
+        assert_eq!((&row["input_tokens"], &row["total_tokens"]), (&Value::from(3), &Value::from(7)));
+        assert!(row.get("output").is_none());
+        let row = sample_row(&sample_record(&ctx, sample, true), true).unwrap();
+        assert_eq!((row["input"].as_str(), row["output"].as_str()), (Some("Say hi"), Some("hey")));
+        let e = sample_row(&sample_record(&ctx, obj(r#"{"id": 1.5, "epoch": 0}"#), false), false).unwrap_err();
+        assert_eq!(
+            e.into_iter().map(|(p, m)| format!("{p}: {m}")).collect::<Vec<_>>(),
+            vec![
+                "$.id: expected a sample id (a string or an integer), found number 1.5",
+                "$.epoch: expected an epoch (an integer of at least 1), found number 0",
+            ]
+        );
+    }
+}

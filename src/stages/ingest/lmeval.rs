@@ -1,0 +1,326 @@
+//! lm-evaluation-harness outputs (PyPI `lm-eval` 0.4, `lm_eval/loggers/evaluation_tracker.py`
+//! and `lm_eval/evaluator.py`), shaped into rows of fixed columns.
+//!
+//! - `lm-eval-results`: a `results_<date>.json` document, one row per task × metric × filter of
+//!   its `results` (for the standard `evaluations` table): `task`, `alias`, `metric` (`acc`),
+//!   `filter` (`none`, `strict-match`, …; the part after the comma of `"acc,none"`), `value`
+//!   (Float64), `stderr` (Float64, from `"acc_stderr,none"`; lm-eval writes `"N/A"` where it
+//!   computed none, read as null), `version` (text), `n_shot`, `n_samples_original`,
+//!   `n_samples_effective` (Int64), `higher_is_better` (Boolean), `model_name`, `date` (Float64,
+//!   Unix seconds as written), `task_hash`. A group's rows come from `groups` as well as
+//!   `results` in older files: both are read, `results` first.
+//! - `lm-eval-samples`: `samples_<task>_<date>.jsonl` lines (written with `--log_samples`), one
+//!   row per document × filter: `doc_id` (Int64), `filter`, `target` (text, or JSON text of a
+//!   list), `doc_hash`, `prompt_hash`, `target_hash` (the identity of a document, its prompt and
+//!   its target across runs), `metrics` (JSON text, metric → value, for the names the line's
+//!   `metrics` lists), `extra` (JSON text of other keys), and, with `keep_text = true`, `doc`,
+//!   `arguments`, `resps` and `filtered_resps` (JSON text).
+
+use serde_json::{Map, Value};
+
+use super::convert::{Target, json_text, whole_number};
+use super::evals::ShapeProblems;
+use super::lenient;
+use super::path;
+
+/// Columns of `lm-eval-results`.
+pub fn result_columns() -> Vec<(String, Target)> {
+    vec![
+        ("task".into(), Target::Str),
+        ("alias".into(), Target::Str),
+        ("metric".into(), Target::Str),
+        ("filter".into(), Target::Str),
+        ("value".into(), Target::Float64),
+        ("stderr".into(), Target::Float64),
+        ("version".into(), Target::Str),
+        ("n_shot".into(), Target::Int64),
+        ("n_samples_original".into(), Target::Int64),
+        ("n_samples_effective".into(), Target::Int64),
+        ("higher_is_better".into(), Target::Bool),
+        ("model_name".into(), Target::Str),
+        ("date".into(), Target::Float64),
+        ("task_hash".into(), Target::Str),
+    ]
+}
+
+/// Columns of `lm-eval-samples`.
+pub fn sample_columns(keep_text: bool) -> Vec<(String, Target)> {
+    let mut c: Vec<(String, Target)> = vec![
+        ("doc_id".into(), Target::Int64),
+        ("filter".into(), Target::Str),
+        ("target".into(), Target::Text),
+        ("doc_hash".into(), Target::Str),
+        ("prompt_hash".into(), Target::Str),
+        ("target_hash".into(), Target::Str),
+        ("metrics".into(), Target::Json),
+        ("extra".into(), Target::Json),
+    ];
+    if keep_text {
+        for k in SAMPLE_TEXT_KEYS {
+            c.push((k.into(), Target::Json));
+        }
+    }
+    c
+}
+
+/// Keys of a sample line that hold the document, the prompts and the model's responses.
+pub const SAMPLE_TEXT_KEYS: [&str; 4] = ["doc", "arguments", "resps", "filtered_resps"];
+
+fn key_path(base: &str, key: &str) -> String {
+    format!("{base}{}", &path::render(&[path::Seg::Key(key.to_string())])[1..])
+}
+
+fn problem(problems: &mut ShapeProblems, at: String, expected: &str, found: &Value) {
+    problems.push((at, format!("expected {expected}, found {}", path::describe(found))));
+}
+
+fn float_like(v: &Value) -> bool {
+    match v {
+        Value::Null | Value::Number(_) => true,
+        Value::String(s) => lenient::special(s).is_some_and(|s| s.as_f64().is_some()),
+        _ => false,
+    }
+}
+
+/// Rows of a `results_<date>.json` document.
+///
+/// Errors: the document has no `results` object (no lm-eval results), a task's entry is no
+/// object, or a metric's value is no number (each at its JSON path).
+pub fn result_rows(r: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, ShapeProblems> {
+    let mut problems = ShapeProblems::new();
+    let Some(results) = r.get("results").and_then(Value::as_object) else {
+        let keys: Vec<&str> = r.keys().map(String::as_str).take(5).collect();
+        problems.push((
+            "$.results".into(),
+            format!("expected lm-eval results (`results`, `versions`, `n-shot`, `config`, …), found keys {keys:?}"),
+        ));
+        return Err(problems);
+    };
+    let per_task = |section: &str, task: &str| r.get(section).and_then(|s| s.get(task)).cloned().unwrap_or(Value::Null);
+    let model_name = r
+        .get("model_name")
+        .cloned()
+        .filter(|v| !v.is_null())
+        .or_else(|| r.get("config").and_then(|c| c.get("model")).cloned())
+        .unwrap_or(Value::Null);
+    let mut rows = Vec::new();
+    let mut seen_tasks = std::collections::BTreeSet::new();
+    for section in ["results", "groups"] {
+        let Some(tasks) = r.get(section).and_then(Value::as_object) else { continue };
+        for (task, entry) in tasks {
+            let at = key_path(&format!("$.{section}"), task);
+            let Value::Object(entry) = entry else {
+                problem(&mut problems, at, "an object of metric values", entry);
+                continue;
+            };
+            // a group listed in both sections (lm-eval 0.4.0 to 0.4.2) is read once
+            if !seen_tasks.insert(task.clone()) {
+                continue;
+            }
+            let n_samples = per_task("n-samples", task);
+            for (key, value) in entry {
+                let Some((metric, filter)) = key.split_once(',') else { continue };
+                if metric.ends_with("_stderr") {
+                    continue;
+                }
+                if !float_like(value) {
+                    problem(&mut problems, key_path(&at, key), "a number", value);
+                    continue;
+                }
+                let stderr_key = format!("{metric}_stderr,{filter}");
+                let stderr = match entry.get(&stderr_key) {
+                    None | Some(Value::Null) => Value::Null,
+                    Some(Value::String(s)) if s == "N/A" => Value::Null,
+                    Some(v) if float_like(v) => v.clone(),
+                    Some(v) => {
+                        problem(&mut problems, key_path(&at, &stderr_key), "a number or \"N/A\"", v);
+                        Value::Null
+                    }
+                };
+                let mut row = Map::new();
+                row.insert("task".into(), Value::String(task.clone()));
+                row.insert("alias".into(), entry.get("alias").cloned().unwrap_or(Value::Null));
+                row.insert("metric".into(), Value::String(metric.to_string()));
+                row.insert("filter".into(), Value::String(filter.to_string()));
+                row.insert("value".into(), value.clone());
+                row.insert("stderr".into(), stderr);
+                let version = match per_task("versions", task) {
+                    Value::Null => Value::Null,
+                    Value::String(s) => Value::String(s),
+                    other => Value::String(json_text(&other)),
+                };
+                row.insert("version".into(), version);
+                row.insert("n_shot".into(), per_task("n-shot", task));
+                row.insert("n_samples_original".into(), n_samples.get("original").cloned().unwrap_or(Value::Null));
+                row.insert("n_samples_effective".into(), n_samples.get("effective").cloned().unwrap_or(Value::Null));
+                let hib = per_task("higher_is_better", task).get(metric).cloned().unwrap_or(Value::Null);
+                row.insert("higher_is_better".into(), hib);
+                row.insert("model_name".into(), model_name.clone());
+                row.insert("date".into(), r.get("date").cloned().unwrap_or(Value::Null));
+                row.insert("task_hash".into(), per_task("task_hashes", task));
+                rows.push(row);
+            }
+        }
+    }
+    let _ = results;
+    if problems.is_empty() { Ok(rows) } else { Err(problems) }
+}
+
+const SAMPLE_KEYS: [&str; 12] = [
+    "doc_id",
+    "doc",
+    "target",
+    "arguments",
+    "resps",
+    "filtered_resps",
+    "filter",
+    "metrics",
+    "doc_hash",
+    "prompt_hash",
+    "target_hash",
+    "task",
+];
+
+/// Row of a `samples_<task>_<date>.jsonl` line.
+///
+/// Errors: the line has no `doc_id` (no sample), `doc_id` is no integer, `metrics` is no list
+/// of metric names, a listed metric has no value on the line or a value that is no number (a
+/// boolean counts as 0 or 1), or a hash is no string.
+pub fn sample_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<String, Value>, ShapeProblems> {
+    let mut problems = ShapeProblems::new();
+    let Some(doc_id) = r.get("doc_id") else {
+        let keys: Vec<&str> = r.keys().map(String::as_str).take(5).collect();
+        problems.push((
+            "$.doc_id".into(),
+            format!("expected an lm-eval sample (`doc_id`, `doc`, `target`, `resps`, …), found keys {keys:?}"),
+        ));
+        return Err(problems);
+    };
+    if whole_number(doc_id).is_none() {
+        problem(&mut problems, "$.doc_id".into(), "an integer", doc_id);
+    }
+    let mut row = Map::new();
+    row.insert("doc_id".into(), doc_id.clone());
+    row.insert("filter".into(), r.get("filter").cloned().unwrap_or(Value::Null));
+    let target = match r.get("target") {
+        None | Some(Value::Null) => Value::Null,
+        Some(Value::String(t)) => Value::String(t.clone()),
+        Some(other) => Value::String(json_text(other)),
+    };
+    row.insert("target".into(), target);
+    for k in ["doc_hash", "prompt_hash", "target_hash"] {
+        let v = r.get(k).cloned().unwrap_or(Value::Null);
+        if !matches!(v, Value::Null | Value::String(_)) {
+            problem(&mut problems, format!("$.{k}"), "a string", &v);
+        }
+        row.insert(k.into(), v);
+    }
+    let mut metrics = Map::new();
+    match r.get("metrics") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(names)) => {
+            for (i, n) in names.iter().enumerate() {
+                let Some(n) = n.as_str() else {
+                    problem(&mut problems, format!("$.metrics[{i}]"), "a metric name", n);
+                    continue;
+                };
+                match r.get(n) {
+                    Some(v @ (Value::Bool(_) | Value::Null)) => {
+                        metrics.insert(n.to_string(), v.clone());
+                    }
+                    Some(v) if float_like(v) => {
+                        metrics.insert(n.to_string(), v.clone());
+                    }
+                    Some(v) => problem(&mut problems, key_path("$", n), "a number", v),
+                    None => problems.push((
+                        key_path("$", n),
+                        format!("missing: `metrics` lists {n:?} (at $.metrics[{i}]) but the line has no value for it"),
+                    )),
+                }
+            }
+        }
+        Some(other) => problem(&mut problems, "$.metrics".into(), "a list of metric names", other),
+    }
+    row.insert("metrics".into(), if metrics.is_empty() { Value::Null } else { Value::Object(metrics.clone()) });
+    let rest: Map<String, Value> = r
+        .iter()
+        .filter(|(k, _)| !SAMPLE_KEYS.contains(&k.as_str()) && !metrics.contains_key(k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    row.insert("extra".into(), if rest.is_empty() { Value::Null } else { Value::Object(rest) });
+    if keep_text {
+        for k in SAMPLE_TEXT_KEYS {
+            row.insert(k.into(), r.get(k).cloned().unwrap_or(Value::Null));
+        }
+    }
+    if problems.is_empty() { Ok(row) } else { Err(problems) }
+}
+
+/// A sample line as a rejects file keeps it: without its document, prompts and responses
+/// unless the source keeps texts.
+pub fn without_texts(mut r: Map<String, Value>, keep_text: bool) -> Map<String, Value> {
+    if !keep_text {
+        for k in SAMPLE_TEXT_KEYS {
+            r.shift_remove(k);
+        }
+    }
+    r
+}
+
+/// Whether `path` is named as lm-eval names its outputs: `results_<date>.json` (format
+/// `lm-eval-results`; lighteval's results have the same name, told apart by their content) or
+/// `samples_<task>_<date>.jsonl` (format `lm-eval-samples`).
+pub fn is_lm_eval_output(path: &std::path::Path) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else { return false };
+    (name.starts_with("results_") && name.ends_with(".json"))
+        || (name.starts_with("samples_") && name.ends_with(".jsonl"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj(s: &str) -> Map<String, Value> {
+        serde_json::from_str::<Value>(s).unwrap().as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn results_give_a_row_per_task_metric_and_filter() {
+        let rows = result_rows(&obj(
+            r#"{"results": {"gsm8k": {"alias": "gsm8k", "exact_match,strict-match": 0.5, "exact_match_stderr,strict-match": 0.1,
+                  "exact_match,flexible-extract": 0.75, "exact_match_stderr,flexible-extract": "N/A"}},
+                "versions": {"gsm8k": 3.0}, "n-shot": {"gsm8k": 5}, "higher_is_better": {"gsm8k": {"exact_match": true}},
+                "n-samples": {"gsm8k": {"original": 1319, "effective": 4}}, "model_name": "m", "date": 1700000000.5,
+                "task_hashes": {"gsm8k": "abc"}}"#,
+        ))
+        .unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!((rows[0]["filter"].as_str(), &rows[0]["stderr"]), (Some("strict-match"), &Value::from(0.1)));
+        assert_eq!((rows[1]["value"].as_f64(), &rows[1]["stderr"]), (Some(0.75), &Value::Null));
+        assert_eq!((rows[0]["version"].as_str(), &rows[0]["n_samples_effective"]), (Some("3.0"), &Value::from(4)));
+        let e = result_rows(&obj(r#"{"results": {"t": {"acc,none": "high"}}}"#)).unwrap_err();
+        assert_eq!(e[0].0, "$.results.t[\"acc,none\"]");
+    }
+
+    #[test]
+    fn a_sample_keeps_its_hashes_and_metrics() {
+        let line = obj(
+            r#"{"doc_id": 3, "doc": {"q": "2+2"}, "target": "4", "arguments": {"gen_args_0": {"arg_0": "Q: 2+2"}}, "resps": [["4"]],
+                "filtered_resps": ["4"], "filter": "none", "metrics": ["acc", "acc_norm"], "doc_hash": "d", "prompt_hash": "p",
+                "target_hash": "t", "acc": 1.0, "acc_norm": true, "task": "arith"}"#,
+        );
+        let row = sample_row(&line, false).unwrap();
+        assert_eq!(row["metrics"], serde_json::json!({"acc": 1.0, "acc_norm": true}));
+        assert_eq!((row["doc_hash"].as_str(), &row["extra"]), (Some("d"), &Value::Null));
+        assert!(row.get("doc").is_none());
+        assert_eq!(sample_row(&line, true).unwrap()["resps"], serde_json::json!([["4"]]));
+        let e = sample_row(&obj(r#"{"doc_id": "x", "metrics": ["acc"]}"#), false).unwrap_err();
+        assert_eq!(
+            e.into_iter().map(|(p, m)| format!("{p}: {m}")).collect::<Vec<_>>(),
+            vec![
+                "$.doc_id: expected an integer, found string \"x\"",
+                "$.acc: missing: `metrics` lists \"acc\" (at $.metrics[0]) but the line has no value for it",
+            ]
+        );
+    }
+}

@@ -1,0 +1,534 @@
+//! trackio projects (PyPI `trackio` 0.43, `trackio/sqlite_storage.py` and `trackio/fragments.py`),
+//! read from either storage mode into rows of fixed columns.
+//!
+//! A source's files may be a project's SQLite database (`{TRACKIO_DIR}/{project}.db`; told by
+//! its header, `SQLite format 3`) or the JSON Lines fragments trackio appends when SQLite is
+//! unsafe or the Space unreachable (`{TRACKIO_DIR}/inbox/<writer>/<n>.jsonl`, records
+//! `{"v": 1, "kind": "metric" | "system_metric" | "alert", "project", "run", "run_id", "metrics",
+//! "step", "timestamp", "config", "log_id"}`). Both can be read together: a record is known by
+//! its `log_id` (a UUID that trackio gives every log call), and one read again with the same
+//! content (a fragment imported into the database but not yet deleted) is read once and counted
+//! in a warning; one with the same `log_id` and other content is a violation at its place,
+//! naming where the first was read.
+//!
+//! - `trackio-metrics`: table `metrics` / records of kind `metric`, long: one row per (log call,
+//!   metric): `run` (`run_name`), `run_id`, `step` (Int64), `timestamp` (ISO 8601 text as
+//!   written), `metric`, `value` (Float64), `value_text` (a value that is no number: a string as
+//!   found, a boolean, list or object as JSON text), `log_id`. trackio writes non-finite floats
+//!   as the strings `"NaN"`, `"Infinity"` and `"-Infinity"` (`utils.serialize_values`): a
+//!   metric's value that is one of them is read as that IEEE value.
+//! - `trackio-system`: table `system_metrics` / records of kind `system_metric`, long as above
+//!   without `step`.
+//! - `trackio-runs`: table `configs` / the `config` of `metric` records (trackio sends it with a
+//!   run's first log call): `run`, `run_id`, `config` (JSON text, trackio's own `_Username`,
+//!   `_Created`, `_Group` keys included), `created_at`.
+//!
+//! In a database, `_source_line` is the row's `id` in its table; in a fragment, the line.
+//! Alerts, traces and artifacts are not read: a source that meets alert records says how many
+//! in a warning.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+use sha2::Digest as _;
+
+use super::convert::{Target, json_text};
+use super::evals::ShapeProblems;
+use super::files::InputFile;
+use super::lenient;
+use super::records::Item;
+use crate::core::error::{Error, Result};
+use crate::core::report::{BuildReport, Position, SourceRef};
+use crate::core::spec::Format;
+
+/// The first 16 bytes of every SQLite 3 database file.
+pub const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
+
+/// Columns of `trackio-metrics` (`with_step`) and `trackio-system`.
+pub fn metric_columns(with_step: bool) -> Vec<(String, Target)> {
+    let mut c: Vec<(String, Target)> = vec![("run".into(), Target::Str), ("run_id".into(), Target::Str)];
+    if with_step {
+        c.push(("step".into(), Target::Int64));
+    }
+    c.extend([
+        ("timestamp".into(), Target::Str),
+        ("metric".into(), Target::Str),
+        ("value".into(), Target::Float64),
+        ("value_text".into(), Target::Text),
+        ("log_id".into(), Target::Str),
+    ]);
+    c
+}
+
+/// Columns of `trackio-runs`.
+pub fn run_columns() -> Vec<(String, Target)> {
+    vec![
+        ("run".into(), Target::Str),
+        ("run_id".into(), Target::Str),
+        ("config".into(), Target::JsonObject),
+        ("created_at".into(), Target::Str),
+    ]
+}
+
+/// Whether `path` looks like a trackio project database: a `.db` file whose first bytes are
+/// SQLite's header and that has a `metrics` table with trackio's `metrics` column (format
+/// `trackio-metrics`, `trackio-system`, `trackio-runs`). A file that cannot be read is not one.
+pub fn is_trackio_db(path: &Path) -> bool {
+    if path.extension().is_none_or(|e| e != "db") || !has_sqlite_header(path) {
+        return false;
+    }
+    open_db(path).ok().is_some_and(|c| table_columns(&c, "metrics").iter().any(|n| n == "metrics"))
+}
+
+/// Whether `path` looks like a trackio JSONL fragment: a `.jsonl` file under a folder named
+/// `inbox` whose first line is a record with `"v"` and a `"kind"` trackio writes.
+pub fn is_trackio_fragment(path: &Path) -> bool {
+    use std::io::{BufRead, Read};
+    if path.extension().is_none_or(|e| e != "jsonl") || !path.ancestors().any(|a| a.ends_with("inbox")) {
+        return false;
+    }
+    let Ok(f) = std::fs::File::open(path) else { return false };
+    let mut line = String::new();
+    if std::io::BufReader::new(f.take(1 << 20)).read_line(&mut line).is_err() {
+        return false;
+    }
+    serde_json::from_str::<Map<String, Value>>(&line)
+        .is_ok_and(|r| r.contains_key("v") && r.get("kind").and_then(Value::as_str).is_some_and(|k| KINDS.contains(&k)))
+}
+
+/// The kinds of fragment record trackio writes.
+const KINDS: [&str; 3] = ["metric", "system_metric", "alert"];
+
+fn has_sqlite_header(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 16];
+    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok() && &head == SQLITE_HEADER
+}
+
+/// Opens a database read-only and as immutable, so that reading it writes nothing beside it
+/// (no `-shm` file).
+fn open_db(path: &Path) -> rusqlite::Result<rusqlite::Connection> {
+    use rusqlite::OpenFlags;
+    // a URI path: `%`, `?` and `#` would be read as escapes and delimiters
+    let mut uri = String::from("file:");
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '%' | '?' | '#' => uri.push_str(&format!("%{:02X}", c as u32)),
+            c => uri.push(c),
+        }
+    }
+    uri.push_str("?immutable=1");
+    rusqlite::Connection::open_with_flags(
+        uri,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+}
+
+/// The column names of `table` (none when it does not exist).
+fn table_columns(c: &rusqlite::Connection, table: &str) -> Vec<String> {
+    let Ok(mut st) = c.prepare(&format!("PRAGMA table_info(\"{table}\")")) else { return Vec::new() };
+    st.query_map([], |r| r.get::<_, String>(1)).map(|rows| rows.filter_map(|r| r.ok()).collect()).unwrap_or_default()
+}
+
+/// A record's content, for telling a repeat from a conflict.
+type ContentDigest = [u8; 32];
+
+/// Reads the files of one trackio source in order, de-duplicating records by `log_id` across
+/// all of them.
+pub struct Reader {
+    format: Format,
+    /// Where each `log_id` was first read, and its content's digest.
+    seen: HashMap<String, (SourceRef, ContentDigest)>,
+    /// Records read again with the same content: how many, and the first.
+    repeats: (u64, Option<SourceRef>),
+    /// Alert records met (no format reads them): how many, and the first.
+    alerts: (u64, Option<SourceRef>),
+}
+
+impl Reader {
+    /// A reader for a source of `format` (one of the trackio formats).
+    pub fn new(format: Format) -> Reader {
+        Reader { format, seen: HashMap::new(), repeats: (0, None), alerts: (0, None) }
+    }
+
+    /// Reads one file into `sink`: records of the source's kind, in the normal shape
+    /// `{run, run_id, step, timestamp, metrics, log_id}` (metrics and system) or `{run, run_id,
+    /// config, created_at}` (runs); what cannot be read as one is an [`Item::Bad`].
+    ///
+    /// Errors: [`Error::Io`] or [`Error::Format`] for a file that cannot be read at all (a
+    /// database that is not one, or whose write-ahead log holds writes not yet in it).
+    pub fn read(&mut self, input: &InputFile, sink: &mut dyn FnMut(Item) -> Result<()>) -> Result<()> {
+        if has_sqlite_header(&input.path) {
+            return self.read_db(input, sink);
+        }
+        let mut each = |item: Item| -> Result<()> {
+            match item {
+                Item::Record(r, at) => match self.fragment_record(r, &input.rel, at) {
+                    Some(item) => sink(item),
+                    None => Ok(()),
+                },
+                bad => sink(bad),
+            }
+        };
+        super::records::jsonl(super::files::open(input)?, &input.rel, &mut each)
+    }
+
+    /// A fragment record as the source's record; `None` for a record of another kind.
+    fn fragment_record(&mut self, mut r: Map<String, Value>, rel: &str, at: Position) -> Option<Item> {
+        let kind = r.get("kind").and_then(Value::as_str).map(str::to_string);
+        let sref = SourceRef { file: rel.to_string(), at: at.clone() };
+        let wanted = match self.format {
+            Format::TrackioSystem => "system_metric",
+            _ => "metric",
+        };
+        match (kind.as_deref(), r.get("v")) {
+            (Some(k), Some(v)) if KINDS.contains(&k) && v.as_i64() == Some(1) => {}
+            (Some(k), Some(v)) if KINDS.contains(&k) => {
+                return Some(bad(
+                    at,
+                    "record",
+                    format!("expected fragment version \"v\": 1, found {}", json_text(v)),
+                    &r,
+                ));
+            }
+            _ => {
+                let found = match (&kind, r.get("kind")) {
+                    (Some(k), _) => format!("kind {k:?}"),
+                    (None, Some(v)) => format!("kind {}", json_text(v)),
+                    (None, None) => "no `kind`".into(),
+                };
+                return Some(bad(
+                    at,
+                    "record",
+                    format!(
+                        "expected a trackio fragment record (`\"v\": 1`, `\"kind\"`: \"metric\", \"system_metric\" or \
+                         \"alert\"), found {found}"
+                    ),
+                    &r,
+                ));
+            }
+        }
+        if kind.as_deref() == Some("alert") {
+            self.alerts.0 += 1;
+            self.alerts.1.get_or_insert(sref);
+            return None;
+        }
+        if kind.as_deref() != Some(wanted) {
+            return None;
+        }
+        if self.format == Format::TrackioRuns {
+            // a run's config comes with its first log call only
+            let config = r.get("config").filter(|c| !c.is_null())?.clone();
+            let mut out = Map::new();
+            out.insert("run".into(), r.get("run").cloned().unwrap_or(Value::Null));
+            out.insert("run_id".into(), r.get("run_id").cloned().unwrap_or(Value::Null));
+            out.insert("config".into(), config);
+            out.insert("created_at".into(), r.get("timestamp").cloned().unwrap_or(Value::Null));
+            return Some(Item::Record(out, at));
+        }
+        for k in ["v", "kind", "project", "config"] {
+            r.shift_remove(k);
+        }
+        self.deduplicated(r, sref)
+    }
+
+    /// `r` read at `sref`, or nothing when its `log_id` was read before with the same content
+    /// (counted), or a bad item when with other content.
+    fn deduplicated(&mut self, r: Map<String, Value>, sref: SourceRef) -> Option<Item> {
+        let Some(id) = r.get("log_id").and_then(Value::as_str).map(str::to_string) else {
+            return Some(Item::Record(r, sref.at));
+        };
+        // the same log call in a database and in a fragment: keys in another order
+        let mut content = r.clone();
+        content.shift_remove("log_id");
+        let digest: ContentDigest = sha2::Sha256::digest(json_text(&sorted(Value::Object(content))).as_bytes()).into();
+        match self.seen.get(&id) {
+            None => {
+                self.seen.insert(id, (sref.clone(), digest));
+                Some(Item::Record(r, sref.at))
+            }
+            Some((_, d)) if *d == digest => {
+                self.repeats.0 += 1;
+                self.repeats.1.get_or_insert(sref);
+                None
+            }
+            Some((first, _)) => {
+                let message = format!(
+                    "log_id {id:?} was read at {first} with other content; trackio imports the first and ignores \
+                     this one (INSERT OR IGNORE): keep one of them"
+                );
+                Some(bad(sref.at, "duplicate", message, &r))
+            }
+        }
+    }
+
+    fn read_db(&mut self, input: &InputFile, sink: &mut dyn FnMut(Item) -> Result<()>) -> Result<()> {
+        let wal = {
+            let mut p = input.path.clone().into_os_string();
+            p.push("-wal");
+            std::path::PathBuf::from(p)
+        };
+        if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
+            return Err(Error::format(
+                &input.rel,
+                format!(
+                    "the database's write-ahead log {}-wal holds writes not yet in the database (trackio still \
+                     running, or stopped before it closed the project); once no process writes to it, checkpoint it \
+                     (`sqlite3 <file> 'PRAGMA wal_checkpoint(TRUNCATE)'`) and build again",
+                    input.rel
+                ),
+            ));
+        }
+        let failed = |e: rusqlite::Error| Error::format(&input.rel, format!("reading the trackio database: {e}"));
+        let c = open_db(&input.path).map_err(failed)?;
+        let (table, wanted): (&str, &[&str]) = match self.format {
+            Format::TrackioMetrics => {
+                ("metrics", &["id", "run_id", "run_name", "step", "timestamp", "metrics", "log_id"])
+            }
+            Format::TrackioSystem => {
+                ("system_metrics", &["id", "run_id", "run_name", "timestamp", "metrics", "log_id"])
+            }
+            _ => ("configs", &["id", "run_id", "run_name", "config", "created_at"]),
+        };
+        let have = table_columns(&c, table);
+        if have.is_empty() {
+            // a project that never logged system metrics has the table all the same; none here
+            // means this is no trackio database
+            return Err(Error::format(
+                &input.rel,
+                format!("expected a trackio project database with a table `{table}`, found no such table"),
+            ));
+        }
+        // columns added by later trackio versions (`log_id`) are null in older databases
+        let select: Vec<String> = wanted
+            .iter()
+            .map(|c| if have.iter().any(|h| h == c) { format!("\"{c}\"") } else { "NULL".into() })
+            .collect();
+        let sql = format!("SELECT {} FROM \"{table}\" ORDER BY \"id\"", select.join(", "));
+        let mut st = c.prepare(&sql).map_err(failed)?;
+        let mut rows = st.query([]).map_err(failed)?;
+        while let Some(row) = rows.next().map_err(failed)? {
+            let mut cells = Map::new();
+            for (i, name) in wanted.iter().enumerate() {
+                cells.insert(name.to_string(), cell(row.get_ref(i).map_err(failed)?));
+            }
+            let id = cells.get("id").and_then(Value::as_u64).unwrap_or(0);
+            let at = Position::Line(id);
+            let sref = SourceRef { file: input.rel.clone(), at: at.clone() };
+            let json_column = if self.format == Format::TrackioRuns { "config" } else { "metrics" };
+            let parsed = match cells.get(json_column) {
+                Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
+                    Ok(v @ Value::Object(_)) => Ok(v),
+                    Ok(other) => Err(format!("expected a JSON object, found {}", super::path::describe(&other))),
+                    Err(e) => Err(format!("expected JSON text, found text that is not JSON ({e})")),
+                },
+                Some(other) => Err(format!("expected JSON text, found {}", super::path::describe(other))),
+                None => Err("expected JSON text, found nothing".into()),
+            };
+            let value = match parsed {
+                Ok(v) => v,
+                Err(m) => {
+                    let message = format!("column `{json_column}` of table `{table}` (row id {id}): {m}");
+                    sink(bad(at, "json", message, &cells))?;
+                    continue;
+                }
+            };
+            let mut r = Map::new();
+            r.insert("run".into(), cells.shift_remove("run_name").unwrap_or(Value::Null));
+            r.insert("run_id".into(), cells.shift_remove("run_id").unwrap_or(Value::Null));
+            if self.format == Format::TrackioRuns {
+                r.insert("config".into(), value);
+                r.insert("created_at".into(), cells.shift_remove("created_at").unwrap_or(Value::Null));
+                sink(Item::Record(r, at))?;
+                continue;
+            }
+            if self.format == Format::TrackioMetrics {
+                r.insert("step".into(), cells.shift_remove("step").unwrap_or(Value::Null));
+            }
+            r.insert("timestamp".into(), cells.shift_remove("timestamp").unwrap_or(Value::Null));
+            r.insert("metrics".into(), value);
+            r.insert("log_id".into(), cells.shift_remove("log_id").unwrap_or(Value::Null));
+            if let Some(item) = self.deduplicated(r, sref) {
+                sink(item)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Says in `report` what the source's files held that gives no row: records read again
+    /// (same `log_id`, same content) and alerts.
+    pub fn finish(self, table: &str, report: &mut BuildReport) {
+        let (n, first) = self.repeats;
+        if n > 0 {
+            report.warn(
+                table,
+                "duplicate-log-id",
+                first,
+                format!(
+                    "{} record{} a log_id already read with the same content (a fragment already imported into the \
+                     database?): read once",
+                    crate::core::numbers::group_digits(n),
+                    if n == 1 { " repeats" } else { "s repeat" }
+                ),
+            );
+        }
+        let (n, first) = self.alerts;
+        if n > 0 {
+            report.warn(
+                table,
+                "trackio-alerts",
+                first,
+                format!(
+                    "{} alert record{} of the fragments not read (runpack reads trackio's metrics, system metrics and \
+                     configs)",
+                    crate::core::numbers::group_digits(n),
+                    if n == 1 { " is" } else { "s are" }
+                ),
+            );
+        }
+    }
+}
+
+/// `v` with the keys of every object in sorted order.
+fn sorted(v: Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut pairs: Vec<(String, Value)> = m.into_iter().map(|(k, v)| (k, sorted(v))).collect();
+            pairs.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(pairs.into_iter().collect())
+        }
+        Value::Array(a) => Value::Array(a.into_iter().map(sorted).collect()),
+        other => other,
+    }
+}
+
+/// A bad item at `at` whose reject keeps `r`.
+fn bad(at: Position, rule: &'static str, message: String, r: &Map<String, Value>) -> Item {
+    Item::Bad { at, rule, message, raw: Some(json_text(&Value::Object(r.clone()))) }
+}
+
+/// A SQLite value as JSON: text as a string, integers and reals as numbers (SQLite keeps no
+/// NaN: it stores null), a blob of UTF-8 text as that text (trackio stores its JSON columns
+/// as the bytes `orjson` writes), any other blob as a note of its length.
+fn cell(v: rusqlite::types::ValueRef<'_>) -> Value {
+    use rusqlite::types::ValueRef;
+    match v {
+        ValueRef::Null => Value::Null,
+        ValueRef::Integer(i) => Value::from(i),
+        ValueRef::Real(f) => serde_json::Number::from_f64(f).map(Value::Number).unwrap_or(Value::Null),
+        ValueRef::Text(t) => Value::String(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Blob(b) => match std::str::from_utf8(b) {
+            Ok(text) => Value::String(text.to_string()),
+            Err(_) => Value::String(format!("(a blob of {} bytes that is not UTF-8 text)", b.len())),
+        },
+    }
+}
+
+/// A trackio non-finite string (`"NaN"`, `"Infinity"`, `"-Infinity"`, as `serialize_values`
+/// writes them) as runpack's mark for the bare token; other values as they are.
+fn nonfinite(v: Value) -> Value {
+    match v {
+        Value::String(s) if matches!(s.as_str(), "NaN" | "Infinity" | "-Infinity") => {
+            Value::String(format!("{}{s}", lenient::MARK))
+        }
+        other => other,
+    }
+}
+
+/// Long rows of one metrics record (`{run, run_id, step?, timestamp, metrics, log_id}`): one
+/// per metric. A log call without metrics gives no row.
+///
+/// Errors: `metrics` is not an object.
+pub fn metric_rows(r: &Map<String, Value>, with_step: bool) -> Result<Vec<Map<String, Value>>, ShapeProblems> {
+    let metrics = match r.get("metrics") {
+        Some(Value::Object(m)) => m,
+        other => {
+            let found = other.map(super::path::describe).unwrap_or_else(|| "nothing".into());
+            return Err(vec![("$.metrics".into(), format!("expected an object of metric values, found {found}"))]);
+        }
+    };
+    let mut rows = Vec::with_capacity(metrics.len());
+    for (k, v) in metrics {
+        let mut row = Map::with_capacity(8);
+        for c in ["run", "run_id"] {
+            row.insert(c.into(), r.get(c).cloned().unwrap_or(Value::Null));
+        }
+        if with_step {
+            row.insert("step".into(), r.get("step").cloned().unwrap_or(Value::Null));
+        }
+        row.insert("timestamp".into(), r.get("timestamp").cloned().unwrap_or(Value::Null));
+        row.insert("metric".into(), Value::String(k.clone()));
+        let (value, text) = super::tinker::value_columns(nonfinite(v.clone()));
+        row.insert("value".into(), value);
+        row.insert("value_text".into(), text);
+        row.insert("log_id".into(), r.get("log_id").cloned().unwrap_or(Value::Null));
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// The row of one run's config record.
+///
+/// Errors: `config` is not an object.
+pub fn run_row(r: &Map<String, Value>) -> Result<Map<String, Value>, ShapeProblems> {
+    if !matches!(r.get("config"), Some(Value::Object(_))) {
+        let found = r.get("config").map(super::path::describe).unwrap_or_else(|| "nothing".into());
+        return Err(vec![("$.config".into(), format!("expected an object, found {found}"))]);
+    }
+    Ok(r.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj(s: &str) -> Map<String, Value> {
+        serde_json::from_str::<Value>(s).unwrap().as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn metrics_go_long_with_nonfinite_strings_as_numbers() {
+        let rows = metric_rows(
+            &obj(r#"{"run": "a", "run_id": "x", "step": 2, "timestamp": "t", "metrics": {"loss": "NaN", "acc": 0.5, "note": "hi", "inf": "-Infinity"}, "log_id": "l1"}"#),
+            true,
+        )
+        .unwrap();
+        assert_eq!(rows.len(), 4);
+        assert_eq!(lenient::special(rows[0]["value"].as_str().unwrap()).unwrap().token(), "NaN");
+        assert_eq!(rows[1]["value"], 0.5);
+        assert_eq!((&rows[2]["value"], rows[2]["value_text"].as_str()), (&Value::Null, Some("hi")));
+        assert_eq!(lenient::special(rows[3]["value"].as_str().unwrap()).unwrap().token(), "-Infinity");
+        assert_eq!(rows[3]["log_id"], "l1");
+        let e = metric_rows(&obj(r#"{"metrics": [1]}"#), true).unwrap_err();
+        assert_eq!(e[0].1, "expected an object of metric values, found an array");
+    }
+
+    #[test]
+    fn a_log_id_read_again_is_read_once_unless_it_differs() {
+        let mut reader = Reader::new(Format::TrackioMetrics);
+        let rec = |v: f64| {
+            obj(&format!(
+                r#"{{"v": 1, "kind": "metric", "project": "p", "run": "a", "run_id": "x", "metrics": {{"loss": {v}}}, "step": 0, "timestamp": "t", "config": null, "log_id": "l1"}}"#
+            ))
+        };
+        assert!(matches!(reader.fragment_record(rec(1.0), "f.jsonl", Position::Line(1)), Some(Item::Record(..))));
+        assert!(reader.fragment_record(rec(1.0), "g.jsonl", Position::Line(4)).is_none());
+        assert_eq!(reader.repeats.0, 1);
+        match reader.fragment_record(rec(2.0), "g.jsonl", Position::Line(5)) {
+            Some(Item::Bad { rule, message, .. }) => {
+                assert_eq!(rule, "duplicate");
+                assert!(message.starts_with("log_id \"l1\" was read at f.jsonl:1 with other content"), "{message}");
+            }
+            _ => panic!("a conflict"),
+        }
+        match reader.fragment_record(obj(r#"{"v": 2, "kind": "metric"}"#), "g.jsonl", Position::Line(6)) {
+            Some(Item::Bad { message, .. }) => assert_eq!(message, "expected fragment version \"v\": 1, found 2"),
+            _ => panic!("a bad version"),
+        }
+        assert!(
+            reader.fragment_record(obj(r#"{"v": 1, "kind": "alert", "title": "t"}"#), "g", Position::Line(7)).is_none()
+        );
+        assert_eq!(reader.alerts.0, 1);
+    }
+}

@@ -1,0 +1,235 @@
+//! YAML documents as sources (`format = "yaml"`): run configs, framework config dumps.
+//!
+//! In: a file holding one YAML document. Out: its records, as a `json` source's: the elements
+//! of the sequence at `record_path` (a JSON pointer; default: the root), each at its pointer
+//! (`/runs/2`), or the mapping there as one record. Values map to JSON's: `.nan`, `.inf` and
+//! `-.inf` are the non-finite numbers (as bare `NaN`/`Infinity` tokens in JSON), integers
+//! beyond 64 bits are refused by the YAML parser with their line. What JSON cannot hold is
+//! a problem at its place: a key that is not a string (`1: a`), a tagged value (`!!binary …`,
+//! `!Custom x`). A document that is not YAML is one bad record at pointer `""` whose message
+//! names the line and column; a file of several documents (`---`) is refused whole.
+
+use std::io::Read;
+
+use serde_json::{Map, Value};
+
+use super::lenient;
+use super::records::Item;
+use crate::core::error::{Error, Result};
+use crate::core::report::Position;
+
+/// Reads the records of the YAML document of `reader` (file `rel`) at `pointer`.
+///
+/// Errors: [`Error::Io`] for a file that cannot be read, [`Error::Format`] for a file of more
+/// than one document, [`Error::Config`] for a `pointer` the document does not hold or that
+/// holds a scalar.
+pub fn read(
+    mut reader: Box<dyn std::io::BufRead + Send>,
+    rel: &str,
+    pointer: &str,
+    sink: &mut dyn FnMut(Item) -> Result<()>,
+) -> Result<()> {
+    let mut text = String::new();
+    if let Err(e) = reader.read_to_string(&mut text) {
+        if e.kind() == std::io::ErrorKind::InvalidData {
+            return sink(Item::Bad {
+                at: Position::Pointer(String::new()),
+                rule: "encoding",
+                message: "expected UTF-8 text, found bytes that are not".into(),
+                raw: None,
+            });
+        }
+        return Err(Error::io(rel, e));
+    }
+    let mut documents = Vec::new();
+    for doc in yaml_serde::Deserializer::from_str(&text) {
+        match <yaml_serde::Value as serde::Deserialize>::deserialize(doc) {
+            Ok(v) => documents.push(v),
+            Err(e) => {
+                let at =
+                    e.location().map(|l| format!(" at line {}, column {}", l.line(), l.column())).unwrap_or_default();
+                return sink(Item::Bad {
+                    at: Position::Pointer(String::new()),
+                    rule: "yaml",
+                    message: format!("expected a YAML document, found text that is not YAML{at}: {e}"),
+                    raw: Some(text.chars().take(4096).collect()),
+                });
+            }
+        }
+    }
+    if documents.len() > 1 {
+        return Err(Error::format(
+            rel,
+            format!(
+                "holds {} YAML documents (separated by `---`); a yaml source reads one document per file: split them \
+                 into files",
+                documents.len()
+            ),
+        ));
+    }
+    let Some(doc) = documents.pop() else { return Ok(()) };
+    let mut problems = Vec::new();
+    let root = to_json(doc, "", &mut problems);
+    let tokens: Vec<String> = if pointer.is_empty() {
+        Vec::new()
+    } else if let Some(rest) = pointer.strip_prefix('/') {
+        rest.split('/').map(|t| t.replace("~1", "/").replace("~0", "~")).collect()
+    } else {
+        return Err(Error::config(rel, format!("record_path {pointer:?} must start with '/'")));
+    };
+    let mut at = &root;
+    for t in &tokens {
+        let next = match at {
+            Value::Object(m) => m.get(t),
+            Value::Array(a) => t.parse::<usize>().ok().and_then(|i| a.get(i)),
+            _ => None,
+        };
+        at = next.ok_or_else(|| Error::config(rel, format!("record_path {pointer:?} is not in this document")))?;
+    }
+    // problems of the records below the pointer go with their record; others name the document
+    let record = |p: &str, sink: &mut dyn FnMut(Item) -> Result<()>, v: &Value| -> Result<()> {
+        let inside: Vec<&(String, String)> =
+            problems.iter().filter(|(q, _)| q == p || q.starts_with(&format!("{p}/"))).collect();
+        match v {
+            Value::Object(m) if inside.is_empty() => sink(Item::Record(m.clone(), Position::Pointer(p.to_string()))),
+            Value::Object(_) => {
+                let message = inside.iter().map(|(q, m)| format!("{q}: {m}")).collect::<Vec<_>>().join("; ");
+                sink(Item::Bad {
+                    at: Position::Pointer(p.to_string()),
+                    rule: "yaml",
+                    message,
+                    raw: Some(super::convert::json_text(v)),
+                })
+            }
+            other => sink(Item::Bad {
+                at: Position::Pointer(p.to_string()),
+                rule: "record",
+                message: format!("expected a record (a mapping), found {}", super::path::describe(other)),
+                raw: Some(super::convert::json_text(other)),
+            }),
+        }
+    };
+    match at {
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                record(&format!("{pointer}/{i}"), sink, v)?;
+            }
+            Ok(())
+        }
+        Value::Object(_) => record(pointer, sink, at),
+        other => Err(Error::config(
+            rel,
+            format!(
+                "record_path {pointer:?} holds {} in this file, not a sequence of records or a record mapping",
+                super::path::describe(other)
+            ),
+        )),
+    }
+}
+
+fn escape(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+/// A YAML value as JSON; what JSON cannot hold is noted in `problems` (JSON pointer, message)
+/// and given as null.
+fn to_json(v: yaml_serde::Value, at: &str, problems: &mut Vec<(String, String)>) -> Value {
+    use yaml_serde::Value as Y;
+    match v {
+        Y::Null => Value::Null,
+        Y::Bool(b) => Value::Bool(b),
+        Y::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                Value::from(i)
+            } else if let Some(u) = n.as_u64() {
+                Value::from(u)
+            } else {
+                let f = n.as_f64().unwrap_or(f64::NAN);
+                match serde_json::Number::from_f64(f) {
+                    Some(x) => Value::Number(x),
+                    // runpack's mark for the bare token, read as the IEEE value in number columns
+                    None => {
+                        let token = if f.is_nan() {
+                            "NaN"
+                        } else if f > 0.0 {
+                            "Infinity"
+                        } else {
+                            "-Infinity"
+                        };
+                        Value::String(format!("{}{token}", lenient::MARK))
+                    }
+                }
+            }
+        }
+        Y::String(s) => Value::String(s),
+        Y::Sequence(items) => Value::Array(
+            items.into_iter().enumerate().map(|(i, v)| to_json(v, &format!("{at}/{i}"), problems)).collect(),
+        ),
+        Y::Mapping(m) => {
+            let mut out = Map::new();
+            for (k, v) in m {
+                let key = match k {
+                    Y::String(s) => s,
+                    other => {
+                        let shown = yaml_serde::to_string(&other).map(|s| s.trim_end().to_string()).unwrap_or_default();
+                        problems.push((
+                            at.to_string(),
+                            format!("expected string keys, found the key {shown} (quote it to make it a string)"),
+                        ));
+                        continue;
+                    }
+                };
+                let place = format!("{at}/{}", escape(&key));
+                let value = to_json(v, &place, problems);
+                out.insert(key, value);
+            }
+            Value::Object(out)
+        }
+        Y::Tagged(t) => {
+            problems.push((at.to_string(), format!("expected a plain value, found a value tagged {}", t.tag)));
+            Value::Null
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn records(text: &str, pointer: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        read(Box::new(std::io::Cursor::new(text.to_string())), "c.yaml", pointer, &mut |item| {
+            out.push(match item {
+                Item::Record(r, at) => format!("{at}: {}", super::super::convert::json_text(&Value::Object(r))),
+                Item::Bad { at, message, .. } => format!("{at}: bad: {message}"),
+            });
+            Ok(())
+        })
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn records_of_a_yaml_document() {
+        assert_eq!(
+            records("model: qwen\nlr: 1.0e-5\nloss: .nan\ntags: [a, b]\n", ""),
+            vec![r#": {"model":"qwen","lr":0.00001,"loss":"NaN","tags":["a","b"]}"#]
+        );
+        assert_eq!(
+            records("runs:\n  - {name: a, steps: 3}\n  - {name: b, 1: x}\n  - 7\n", "/runs"),
+            vec![
+                r#"/runs/0: {"name":"a","steps":3}"#,
+                "/runs/1: bad: /runs/1: expected string keys, found the key 1 (quote it to make it a string)",
+                "/runs/2: bad: expected a record (a mapping), found number 7",
+            ]
+        );
+        assert!(
+            records("a: [1, 2\n", "")[0]
+                .starts_with(": bad: expected a YAML document, found text that is not YAML at line")
+        );
+        let e = read(Box::new(std::io::Cursor::new("a: 1\n---\na: 2\n".to_string())), "c.yaml", "", &mut |_| Ok(()))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("holds 2 YAML documents"), "{e}");
+    }
+}

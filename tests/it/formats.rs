@@ -1,0 +1,612 @@
+//! The formats of the newer tools, read as those tools write them: tinker-cookbook's current run
+//! layout (timing spans, rollout summaries in both layouts, the eval store) and trackio projects
+//! (SQLite and JSONL fragments, de-duplicated by log_id), Inspect AI logs, lm-eval outputs and YAML
+//! documents.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+use crate::util::*;
+
+/// A bundled example pipeline, built once per test run (read-only).
+fn built(name: &'static str, cell: &'static OnceLock<(tempfile::TempDir, PathBuf)>) -> &'static Path {
+    let (_, p) = cell.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let o = run(bin()
+            .args(["build", "-q"])
+            .arg(repo().join("pipelines").join(name))
+            .arg("--releases-dir")
+            .arg(dir.path()));
+        assert!(o.status.success(), "build of {name} failed: {}", stderr(&o));
+        let release = PathBuf::from(stdout(&o).trim());
+        (dir, release)
+    });
+    p
+}
+
+fn manifest_rows(release: &Path) -> Vec<(String, u64)> {
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(release.join("manifest.json")).unwrap()).unwrap();
+    m["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["name"].as_str().unwrap().to_string(), t["rows"].as_u64().unwrap()))
+        .collect()
+}
+
+fn warnings(release: &Path) -> Value {
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(release.join("manifest.json")).unwrap()).unwrap();
+    m["report"].clone()
+}
+
+// ------------------------------------------------------------------------------ tinker-cookbook
+
+/// pipelines/tinker-cookbook. Its raw/ was written by tinker-cookbook 0.6.1's own writers
+/// (make_raw.py): the package cannot be installed into the test venv (its dependency
+/// tml-renderers>=0.4.1 is not on PyPI, and its rollout and eval types import torch), so the
+/// files it wrote are checked in rather than written at test time.
+fn cookbook() -> &'static Path {
+    static BUILT: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    built("tinker-cookbook", &BUILT)
+}
+
+fn raw_lines(rel: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(repo().join("pipelines/tinker-cookbook/raw").join(rel)).unwrap();
+    // Python's json writes bare NaN/Infinity tokens: make them strings to read the rest
+    let text = text.replace("-Infinity", "\"-inf\"").replace("Infinity", "\"inf\"").replace("NaN", "\"nan\"");
+    text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn tinker_cookbook_tables_have_exact_row_counts() {
+    let r = cookbook();
+    let rows = manifest_rows(r);
+    let want = [
+        ("training_runs", 2),
+        ("metrics", 24),
+        ("checkpoints", 6),
+        ("timings", 12),
+        ("rollouts", 14),
+        ("rollout_steps", 22),
+        ("evaluations", 2),
+        ("eval_samples", 3),
+    ];
+    for (name, n) in want {
+        assert!(rows.contains(&(name.to_string(), n)), "{name}: {rows:?}");
+    }
+    assert_eq!(warnings(r)["warnings"], 0, "{}", warnings(r));
+    assert_eq!(
+        query(r, "SELECT run, steps_logged, checkpoints, trajectories FROM training_runs ORDER BY run"),
+        "run,steps_logged,checkpoints,trajectories\ngrpo-math,3,3,7\ngrpo-math-v0,3,3,7\n"
+    );
+}
+
+#[test]
+fn tinker_cookbook_rollouts_of_both_layouts_read_alike() {
+    let r = cookbook();
+    // the same trajectories, from iteration_NNNNNN/ folders and from flat names
+    assert_eq!(
+        query(
+            r,
+            "SELECT run, layout, split, iteration, count(*) AS n, sum(num_steps) AS steps FROM rollouts \
+             GROUP BY run, layout, split, iteration ORDER BY 1, 2, 3, 4"
+        ),
+        "run,layout,split,iteration,n,steps\n\
+         grpo-math,iteration-folder,eval/gsm8k,0,2,2\n\
+         grpo-math,iteration-folder,train,0,3,5\n\
+         grpo-math,iteration-folder,train,1,2,4\n\
+         grpo-math-v0,flat,eval/gsm8k,0,2,2\n\
+         grpo-math-v0,flat,train,0,3,5\n\
+         grpo-math-v0,flat,train,1,2,4\n"
+    );
+    // ±Infinity rewards stay infinite; a NaN inside trajectory_metrics is JSON text "NaN"
+    assert_eq!(
+        query(
+            r,
+            "SELECT iteration, group_idx, traj_idx, NOT isnan(total_reward) AND total_reward > 1e308 AS pos_inf, total_reward < -1e308 AS neg_inf, \
+             sampling_client_step, array_to_string(tags, '|') AS tags, trajectory_metrics \
+             FROM rollouts WHERE run = 'grpo-math' AND split = 'train' ORDER BY 1, 2, 3"
+        ),
+        "iteration,group_idx,traj_idx,pos_inf,neg_inf,sampling_client_step,tags,trajectory_metrics\n\
+         0,0,0,false,false,,math,\"{\"\"correct\"\":1.0}\"\n\
+         0,0,1,false,false,,math,\"{\"\"correct\"\":0.0}\"\n\
+         0,1,0,false,false,,math|hard,\"{\"\"correct\"\":\"\"NaN\"\"}\"\n\
+         1,0,0,false,true,1,math,\"{\"\"correct\"\":0.0}\"\n\
+         1,0,1,true,false,1,math,\"{\"\"correct\"\":1.0}\"\n"
+    );
+    assert_eq!(
+        query(
+            r,
+            "SELECT step_idx, ob_len, ac_len, reward, episode_done, metrics, logs FROM rollout_steps \
+             WHERE run = 'grpo-math' AND split = 'train' AND iteration = 1 AND traj_idx = 0 ORDER BY step_idx"
+        ),
+        "step_idx,ob_len,ac_len,reward,episode_done,metrics,logs\n\
+         0,40,12,0.5,false,{},{}\n\
+         1,50,13,0.5,false,{},{}\n\
+         2,60,14,-Infinity,true,\"{\"\"format\"\":1.0}\",\"{\"\"extracted\"\":\"\"0\"\"}\"\n"
+    );
+}
+
+#[test]
+fn tinker_cookbook_timings_checkpoints_and_metrics_keep_their_values() {
+    let r = cookbook();
+    // every span of the raw file, value for value
+    let raw = raw_lines("runs/grpo-math/timing_spans.jsonl");
+    let mut want = String::from("step,span_index,span,duration,wall_start,wall_end\n");
+    for line in &raw {
+        for (i, s) in line["spans"].as_array().unwrap().iter().enumerate() {
+            want.push_str(&format!(
+                "{},{i},{},{},{},{}\n",
+                line["step"],
+                s["name"].as_str().unwrap(),
+                s["duration"],
+                s["wall_start"],
+                s["wall_end"]
+            ));
+        }
+    }
+    assert_eq!(
+        query(
+            r,
+            "SELECT step, span_index, span, duration, wall_start, wall_end FROM timings WHERE run = 'grpo-math' ORDER BY 1, 2"
+        ),
+        want
+    );
+    // unknown checkpoint keys are kept in `extra`, in their order
+    assert_eq!(
+        query(
+            r,
+            "SELECT name, batch, rolling, sampler_path IS NULL AS no_sampler, extra FROM checkpoints WHERE run = 'grpo-math' ORDER BY _source_line"
+        ),
+        "name,batch,rolling,no_sampler,extra\n000002,2,,false,\n000002-rolling,2,true,true,\"{\"\"elapsed_tokens\"\":123456,\"\"ttl_seconds\"\":7200}\"\n\
+         final,3,,false,\n"
+    );
+    assert_eq!(
+        query(
+            r,
+            "SELECT metric, isnan(value) AS nan, NOT isnan(value) AND value > 1e308 AS pos_inf, value < -1e308 AS neg_inf FROM metrics \
+             WHERE run = 'grpo-math' AND step = 1 AND metric IN ('train_mean_nll', 'optim/grad_norm', 'optim/min_logprob') ORDER BY metric"
+        ),
+        "metric,nan,pos_inf,neg_inf\noptim/grad_norm,false,true,false\noptim/min_logprob,false,false,true\ntrain_mean_nll,true,false,false\n"
+    );
+}
+
+#[test]
+fn tinker_cookbook_eval_store_joins_run_metadata_to_results() {
+    let r = cookbook();
+    assert_eq!(
+        query(
+            r,
+            "SELECT eval_run, model_name, checkpoint_name, benchmark, score, num_examples, num_errors, \
+             cardinality(pass_at_k) AS n, pass_at_k[1]['k'] AS k1, pass_at_k[2]['k'] AS k2, pass_at_k[2]['value'] AS v2, metrics \
+             FROM evaluations ORDER BY benchmark"
+        ),
+        "eval_run,model_name,checkpoint_name,benchmark,score,num_examples,num_errors,n,k1,k2,v2,metrics\n\
+         final_20261201_120000_a1b2c3,Qwen/Qwen3-4B,final,gsm8k,0.3333333333333333,3,1,2,1,2,0.5,\"{\"\"total_turns\"\":4,\"\"mean_nll\"\":\"\"NaN\"\"}\"\n\
+         final_20261201_120000_a1b2c3,Qwen/Qwen3-4B,final,math500,0.0,0,0,0,,,,{}\n"
+    );
+    assert_eq!(
+        query(
+            r,
+            "SELECT example_id, reward, correct, error, num_turns, response_tokens FROM eval_samples ORDER BY idx"
+        ),
+        "example_id,reward,correct,error,num_turns,response_tokens\n\
+         gsm8k_0000,1.0,true,,2,7\ngsm8k_0001,0.0,false,,2,8\ngsm8k_0002,0.0,false,timeout (300s),0,0\n"
+    );
+}
+
+#[test]
+fn tinker_cookbook_bad_lines_name_file_line_and_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("run/iteration_000002")).unwrap();
+    std::fs::write(
+        dir.join("run/timing_spans.jsonl"),
+        "{\"step\": 0, \"spans\": [{\"name\": \"a\", \"duration\": 1.0, \"wall_start\": 0.0, \"wall_end\": 1.0}]}\n\
+         {\"step\": 1, \"spans\": [{\"name\": \"a\", \"duration\": \"slow\", \"wall_start\": 0.0, \"wall_end\": 1.0}, 7]}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("run/iteration_000002/train_rollout_summaries.jsonl"),
+        "{\"schema_version\": 2, \"split\": \"train\", \"iteration\": 2, \"group_idx\": 0, \"traj_idx\": 0, \"steps\": []}\n",
+    )
+    .unwrap();
+    let toml = |path: &str, format: &str| one_source("bad", path, format, "", "SELECT * FROM raw", "");
+    std::fs::write(dir.join("pipeline.toml"), toml("run/timing_spans.jsonl", "tinker-timings")).unwrap();
+    let o = build(dir, &[]);
+    assert_violations(
+        &o,
+        2,
+        &[
+            "run/timing_spans.jsonl:2",
+            "$.spans[0].duration",
+            "expected a number, found string \"slow\"",
+            "$.spans[1]",
+            "expected a span object, found number 7",
+        ],
+    );
+    // rejected whole: the good line's row is kept, the bad line in the rejects file
+    let o = build(dir, &["--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "bad");
+    assert_eq!(query(&r, "SELECT step, span, duration FROM t"), "step,span,duration\n0,a,1.0\n");
+    let rejects = std::fs::read_to_string(r.join("rejects/raw.jsonl")).unwrap();
+    assert!(rejects.contains("\"slow\""), "{rejects}");
+    std::fs::write(dir.join("pipeline.toml"), toml("run/iteration_*/*_rollout_summaries.jsonl", "tinker-rollouts"))
+        .unwrap();
+    let o = build(dir, &["--force"]);
+    assert_violations(
+        &o,
+        1,
+        &[
+            "run/iteration_000002/train_rollout_summaries.jsonl:1",
+            "expected schema_version 1 (the rollout summary version runpack reads), found 2",
+        ],
+    );
+}
+
+// ------------------------------------------------------------------------------ trackio
+
+/// A trackio project logged by the real `trackio` client at test time (pipelines/trackio/make_raw.py).
+fn trackio_project() -> &'static Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = tempfile::tempdir().unwrap();
+        let o = run(std::process::Command::new(python())
+            .arg(repo().join("pipelines/trackio/make_raw.py"))
+            .arg(d.path().join("raw"))
+            .env("HF_HUB_OFFLINE", "1")
+            .env("NO_PROXY", "*")
+            .env("HTTPS_PROXY", "http://127.0.0.1:9"));
+        assert!(o.status.success(), "the trackio client failed: {}", stderr(&o));
+        d
+    })
+    .path()
+}
+
+/// pipelines/trackio built over a project logged now.
+fn trackio_release() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let dir = trackio_project();
+        std::fs::copy(repo().join("pipelines/trackio/pipeline.toml"), dir.join("pipeline.toml")).unwrap();
+        let o = build(dir, &["-q"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        PathBuf::from(stdout(&o).trim())
+    })
+}
+
+#[test]
+fn trackio_project_from_sqlite_and_fragments() {
+    let r = trackio_release();
+    let rows = manifest_rows(r);
+    for (name, n) in [("runs", 3), ("metrics", 13), ("system_metrics", 2)] {
+        assert!(rows.contains(&(name.to_string(), n)), "{name}: {rows:?}");
+    }
+    // the fragments' two records, read again with the same log_ids, are read once and said
+    // and the text value of `eval/note`
+    assert_eq!(warnings(r)["warnings"], 2, "{}", warnings(r));
+    let card = std::fs::read_to_string(r.join("README.md")).unwrap();
+    assert!(card.contains("2 records repeat a log_id already read with the same content"), "{card}");
+    assert!(card.contains("1 metric value is no number"), "{card}");
+    assert_eq!(
+        query(
+            r,
+            "SELECT run, step, metric, value, value_text, isnan(value) AS nan, NOT isnan(value) AND value > 1e308 AS pos_inf, value < -1e308 AS neg_inf, \
+             length(log_id) AS id_len, _source_file FROM metrics ORDER BY run, step, metric"
+        ),
+        "run,step,metric,value,value_text,nan,pos_inf,neg_inf,id_len,_source_file\n\
+         baseline,0,train/acc,0.25,,false,false,false,32,raw/demo.db\n\
+         baseline,0,train/loss,2.0,,false,false,false,32,raw/demo.db\n\
+         baseline,1,train/acc,0.5,,false,false,false,32,raw/demo.db\n\
+         baseline,1,train/loss,NaN,,true,false,false,32,raw/demo.db\n\
+         baseline,2,train/acc,-Infinity,,false,false,true,32,raw/demo.db\n\
+         baseline,2,train/loss,Infinity,,false,true,false,32,raw/demo.db\n\
+         baseline,10,eval/note,,held-out,,,,32,raw/demo.db\n\
+         baseline,10,eval/score,0.75,,false,false,false,32,raw/demo.db\n\
+         fragments,0,train/loss,-Infinity,,false,false,true,32,raw/demo.db\n\
+         fragments,1,train/acc,NaN,,true,false,false,32,raw/demo.db\n\
+         fragments,1,train/loss,0.5,,false,false,false,32,raw/demo.db\n\
+         tuned,0,train/loss,1.5,,false,false,false,32,raw/demo.db\n\
+         tuned,1,train/loss,1.25,,false,false,false,32,raw/demo.db\n"
+    );
+    // one log call, one log_id: shared by its metrics
+    assert_eq!(query(r, "SELECT count(DISTINCT log_id) AS calls FROM metrics"), "calls\n8\n");
+    assert_eq!(
+        query(r, "SELECT metric, value, isnan(value) AS nan FROM system_metrics ORDER BY metric"),
+        "metric,value,nan\ngpu/0/power,NaN,true\ngpu/0/utilization,55.0,false\n"
+    );
+    assert_eq!(
+        query(r, "SELECT run, lr FROM runs ORDER BY run"),
+        "run,lr\nbaseline,0.001\nfragments,0.01\ntuned,0.0003\n"
+    );
+}
+
+#[test]
+fn trackio_fragments_alone_and_a_conflicting_log_id() {
+    let src = trackio_project();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    copy_tree(&src.join("raw/inbox"), &dir.join("inbox"));
+    let fragment = std::fs::read_dir(dir.join("inbox")).unwrap().next().unwrap().unwrap().path().join("00000000.jsonl");
+    let text = std::fs::read_to_string(&fragment).unwrap();
+    let toml = one_source(
+        "frag",
+        "inbox/*/*.jsonl",
+        "trackio-metrics",
+        "",
+        "SELECT run, step, metric, value, log_id, _source_line FROM raw",
+        "",
+    );
+    std::fs::write(dir.join("pipeline.toml"), &toml).unwrap();
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "frag");
+    assert_eq!(
+        query(
+            &r,
+            "SELECT step, metric, value < -1e308 AS neg_inf, isnan(value) AS nan, _source_line FROM t ORDER BY step, metric"
+        ),
+        "step,metric,neg_inf,nan,_source_line\n0,train/loss,true,false,1\n1,train/acc,false,true,2\n1,train/loss,false,false,2\n"
+    );
+    // the second record again, with another value under the same log_id: a violation at its line
+    let second = text.lines().nth(1).unwrap();
+    let changed = second.replace("\"train/loss\":0.5", "\"train/loss\":0.75");
+    assert_ne!(second, changed);
+    std::fs::write(dir.join("inbox/later.jsonl"), format!("{changed}\n")).unwrap();
+    std::fs::write(dir.join("pipeline.toml"), toml.replace("inbox/*/*.jsonl", "inbox/**/*.jsonl")).unwrap();
+    let o = build(dir, &["--force"]);
+    let first = fragment.strip_prefix(dir).unwrap().display().to_string();
+    assert_violations(&o, 1, &["inbox/later.jsonl:1", &format!("was read at {first}:2 with other content")]);
+}
+
+// ------------------------------------------------------------------------------ Inspect AI
+
+/// An Inspect eval logged by the real `inspect-ai` package with its mock model at test time, as
+/// `.eval` and `.json` (pipelines/inspect/make_raw.py), and pipelines/inspect built over it.
+fn inspect_release() -> &'static Path {
+    static BUILT: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    let (_, p) = BUILT.get_or_init(|| {
+        let d = tempfile::tempdir().unwrap();
+        let o = run(std::process::Command::new(python())
+            .arg(repo().join("pipelines/inspect/make_raw.py"))
+            .arg(d.path().join("raw"))
+            .env("INSPECT_LOG_DIR", d.path().join("raw"))
+            .env("NO_PROXY", "*")
+            .env("HTTPS_PROXY", "http://127.0.0.1:9"));
+        assert!(o.status.success(), "inspect-ai failed: {}", stderr(&o));
+        std::fs::copy(repo().join("pipelines/inspect/pipeline.toml"), d.path().join("pipeline.toml")).unwrap();
+        let o = build(d.path(), &["-q"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let release = PathBuf::from(stdout(&o).trim());
+        (d, release)
+    });
+    p
+}
+
+#[test]
+fn inspect_eval_and_json_logs_read_alike() {
+    let r = inspect_release();
+    let rows = manifest_rows(r);
+    for (name, n) in [("evaluations", 10), ("eval_samples", 8)] {
+        assert!(rows.contains(&(name.to_string(), n)), "{name}: {rows:?}");
+    }
+    // the same metrics from both formats; the ratio scorer's mean is not finite
+    let per_format = |f: &str| {
+        query(
+            r,
+            &format!(
+                "SELECT task, model, status, total_samples, scorer, metric, value, isnan(value) OR value > 1e308 AS non_finite, \
+                 length(eval_id) > 0 AS has_id FROM evaluations WHERE log_format = '{f}' ORDER BY scorer, metric"
+            ),
+        )
+    };
+    let eval = per_format("eval");
+    assert_eq!(eval, per_format("json"));
+    assert_eq!(
+        eval.lines().filter(|l| l.contains(",ratio,mean,")).map(|l| l.ends_with(",true,true")).collect::<Vec<_>>(),
+        vec![true],
+        "{eval}"
+    );
+    assert!(
+        eval.starts_with(
+            "task,model,status,total_samples,scorer,metric,value,non_finite,has_id\n\
+         arith,mockllm/model,success,4,includes,accuracy,0.0,false,true\n\
+         arith,mockllm/model,success,4,includes,stderr,0.0,false,true\n\
+         arith,mockllm/model,success,4,match,accuracy,0.0,false,true\n"
+        ),
+        "{eval}"
+    );
+    // samples: ids as text, epochs, targets, per-scorer values (NaN and Infinity as JSON strings)
+    let samples = |f: &str| {
+        query(
+            r,
+            &format!(
+                "SELECT sample_id, epoch, target, scores, input_tokens > 0 AS counted, extra FROM eval_samples \
+                 WHERE log_format = '{f}' ORDER BY sample_id, epoch"
+            ),
+        )
+    };
+    let eval = samples("eval");
+    assert_eq!(eval, samples("json"));
+    assert_eq!(
+        eval,
+        "sample_id,epoch,target,scores,counted,extra\n\
+         2,1,\"[\"\"hi\"\",\"\"hello\"\"]\",\"{\"\"match\"\":\"\"I\"\",\"\"includes\"\":\"\"I\"\",\"\"ratio\"\":\"\"NaN\"\"}\",true,\n\
+         2,2,\"[\"\"hi\"\",\"\"hello\"\"]\",\"{\"\"match\"\":\"\"I\"\",\"\"includes\"\":\"\"I\"\",\"\"ratio\"\":0.5}\",true,\n\
+         q1,1,4,\"{\"\"match\"\":\"\"I\"\",\"\"includes\"\":\"\"I\"\",\"\"ratio\"\":\"\"Infinity\"\"}\",true,\"{\"\"level\"\":1}\"\n\
+         q1,2,4,\"{\"\"match\"\":\"\"I\"\",\"\"includes\"\":\"\"I\"\",\"\"ratio\"\":\"\"Infinity\"\"}\",true,\"{\"\"level\"\":1}\"\n"
+    );
+    // the .eval rows name their ZIP member; the .json rows their JSON pointer
+    assert_eq!(
+        query(
+            r,
+            "SELECT log_format, min(_source_line) AS first, max(_source_line) AS last FROM eval_samples GROUP BY log_format ORDER BY 1"
+        ),
+        "log_format,first,last\neval,samples/2_epoch_1.json,samples/q1_epoch_2.json\njson,/samples/0,/samples/3\n"
+    );
+    // no prompt or output text is kept
+    let data = std::fs::read_dir(r.join("data")).unwrap();
+    for f in data {
+        let bytes = std::fs::read(f.unwrap().path()).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(!text.contains("Default output from mockllm") && !text.contains("What is 2+2"));
+    }
+}
+
+#[test]
+fn inspect_bad_members_are_named_by_member_and_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // an archive whose sample member has a bad epoch, another whose member is no JSON
+    let write_zip = |name: &str, members: &[(&str, &str)]| {
+        let f = std::fs::File::create(dir.join(name)).unwrap();
+        let mut z = zip::ZipWriter::new(f);
+        for (m, text) in members {
+            z.start_file(*m, zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Zstd))
+                .unwrap();
+            std::io::Write::write_all(&mut z, text.as_bytes()).unwrap();
+        }
+        z.finish().unwrap();
+    };
+    let header = r#"{"version": 2, "status": "success", "eval": {"eval_id": "e", "task": "t", "model": "m"}}"#;
+    write_zip(
+        "a.eval",
+        &[("header.json", header), ("samples/1_epoch_1.json", r#"{"id": 1, "epoch": "one", "scores": {}}"#)],
+    );
+    write_zip("b.eval", &[("header.json", header), ("samples/1_epoch_1.json", "{\"id\": 1, \"epoch\": ")]);
+    std::fs::write(
+        dir.join("pipeline.toml"),
+        one_source("bad", "*.eval", "inspect-samples", "", "SELECT sample_id, epoch FROM raw", ""),
+    )
+    .unwrap();
+    let o = build(dir, &[]);
+    assert_violations(
+        &o,
+        2,
+        &[
+            "a.eval:samples/1_epoch_1.json",
+            "$.epoch",
+            "expected an epoch (an integer of at least 1), found string \"one\"",
+            "b.eval:samples/1_epoch_1.json",
+            "ZIP member samples/1_epoch_1.json",
+        ],
+    );
+}
+
+// ------------------------------------------------------------------------------ lm-eval
+
+/// pipelines/lm-eval, whose raw files are hand-made following lm-eval's writers (raw/NOTE.md):
+/// lm-eval needs torch, too large for the test venv, so its dummy model cannot write them here.
+fn lm_eval() -> &'static Path {
+    static BUILT: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    built("lm-eval", &BUILT)
+}
+
+#[test]
+fn lm_eval_results_and_samples_keep_metrics_filters_and_hashes() {
+    let r = lm_eval();
+    let rows = manifest_rows(r);
+    for (name, n) in [("evaluations", 4), ("eval_samples", 7)] {
+        assert!(rows.contains(&(name.to_string(), n)), "{name}: {rows:?}");
+    }
+    assert_eq!(
+        query(
+            r,
+            "SELECT task, metric, filter, value, stderr, isnan(stderr) AS nan_stderr, version, n_shot, n_samples_effective, \
+             higher_is_better, model_name, date FROM evaluations ORDER BY task, metric, filter"
+        ),
+        "task,metric,filter,value,stderr,nan_stderr,version,n_shot,n_samples_effective,higher_is_better,model_name,date\n\
+         arith,acc,none,0.6666666666666666,0.3333333333333333,false,1.0,0,3,true,EleutherAI/pythia-160m,1764504000.25\n\
+         arith,acc_norm,none,1.0,,,1.0,0,3,true,EleutherAI/pythia-160m,1764504000.25\n\
+         gsm8k_mini,exact_match,flexible-extract,Infinity,0.5,false,3.0,5,2,true,EleutherAI/pythia-160m,1764504000.25\n\
+         gsm8k_mini,exact_match,strict-match,0.5,NaN,true,3.0,5,2,true,EleutherAI/pythia-160m,1764504000.25\n"
+    );
+    // the hashes as written, one per document (the filters of a document share them)
+    let raw = std::fs::read_to_string(
+        repo().join("pipelines/lm-eval/raw/EleutherAI__pythia-160m/samples_arith_2026-11-30T12-00-00.000000.jsonl"),
+    )
+    .unwrap();
+    let mut want = String::from("doc_id,doc_hash,prompt_hash,target_hash,metrics\n");
+    for line in raw.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        want.push_str(&format!(
+            "{},{},{},{},\"{{\"\"acc\"\":{:?},\"\"acc_norm\"\":1.0}}\"\n",
+            v["doc_id"],
+            v["doc_hash"].as_str().unwrap(),
+            v["prompt_hash"].as_str().unwrap(),
+            v["target_hash"].as_str().unwrap(),
+            v["acc"].as_f64().unwrap()
+        ));
+    }
+    assert_eq!(
+        query(
+            r,
+            "SELECT doc_id, doc_hash, prompt_hash, target_hash, metrics FROM eval_samples WHERE task = 'arith' ORDER BY doc_id"
+        ),
+        want
+    );
+    assert_eq!(
+        query(
+            r,
+            "SELECT doc_id, filter, metrics, target FROM eval_samples WHERE task = 'gsm8k_mini' ORDER BY doc_id, filter"
+        ),
+        "doc_id,filter,metrics,target\n\
+         0,flexible-extract,\"{\"\"exact_match\"\":\"\"Infinity\"\"}\",5\n\
+         0,strict-match,\"{\"\"exact_match\"\":1.0}\",5\n\
+         1,flexible-extract,\"{\"\"exact_match\"\":\"\"NaN\"\"}\",9\n\
+         1,strict-match,\"{\"\"exact_match\"\":0.0}\",9\n"
+    );
+    // no document, prompt or response text
+    for f in std::fs::read_dir(r.join("data")).unwrap() {
+        let bytes = std::fs::read(f.unwrap().path()).unwrap();
+        assert!(!String::from_utf8_lossy(&bytes).contains("Tom has 3 apples"));
+    }
+}
+
+// ------------------------------------------------------------------------------ YAML
+
+#[test]
+fn yaml_documents_are_sources() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("configs")).unwrap();
+    // a framework's config dump per run, with YAML's non-finite numbers
+    std::fs::write(
+        dir.join("configs/run-a.yaml"),
+        "model: Qwen/Qwen3-4B\noptim:\n  lr: 1.0e-5\n  clip: .inf\nseed: 1\nloss_floor: .nan\ntags: [grpo, math]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("configs/run-b.yaml"),
+        "model: Qwen/Qwen3-8B\noptim:\n  lr: 2.0e-5\n  clip: 1.0\nseed: 2\nloss_floor: 0.0\ntags: []\n",
+    )
+    .unwrap();
+    let toml = one_source(
+        "cfg",
+        "configs/{run}.yaml",
+        "yaml",
+        "",
+        "SELECT run, model, optim['lr'] AS lr, optim['clip'] AS clip, seed, isnan(loss_floor) AS nan, cardinality(tags) AS tags, _source_line FROM raw",
+        "",
+    );
+    std::fs::write(dir.join("pipeline.toml"), &toml).unwrap();
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "cfg"), "SELECT * FROM t ORDER BY run"),
+        "run,model,lr,clip,seed,nan,tags,_source_line\n\
+         run-a,Qwen/Qwen3-4B,0.00001,Infinity,1,true,2,\n\
+         run-b,Qwen/Qwen3-8B,0.00002,1.0,2,false,0,\n"
+    );
+    // a key JSON cannot hold is a violation at its record
+    std::fs::write(
+        dir.join("configs/run-c.yaml"),
+        "model: m\n1: one\noptim: {lr: 0.1, clip: 1.0}\nseed: 3\nloss_floor: 0.0\ntags: []\n",
+    )
+    .unwrap();
+    let o = build(dir, &["--force"]);
+    assert_violations(&o, 1, &["configs/run-c.yaml", "expected string keys, found the key 1"]);
+}
