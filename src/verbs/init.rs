@@ -39,12 +39,12 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::core::error::{Error, Result};
-use crate::stages::ingest::files::InputFile;
-use crate::stages::ingest::{IngestOptions, OnInvalid};
 use crate::core::progress::{Progress, Unit};
 use crate::core::report::BuildReport;
 use crate::core::schema::TableSchema;
 use crate::core::spec::{Format, PipelineDef, PipelineSpec};
+use crate::stages::ingest::files::InputFile;
+use crate::stages::ingest::{IngestOptions, OnInvalid};
 
 /// What `init` is asked to do.
 #[derive(Debug, Clone)]
@@ -594,7 +594,8 @@ fn look_csv(input: &InputFile) -> std::result::Result<Kind, String> {
         return Err("holds no header and no record".into());
     }
     let cols: Vec<&str> = header.iter().map(String::as_str).filter(|h| !h.is_empty()).collect();
-    let flavour = crate::stages::ingest::wandb::csv::detect(&header, crate::stages::ingest::wandb::WandbTable::Runs).ok();
+    let flavour =
+        crate::stages::ingest::wandb::csv::detect(&header, crate::stages::ingest::wandb::WandbTable::Runs).ok();
     use crate::stages::ingest::wandb::csv::CsvKind;
     // the W&B reader's flavours, with a mark that only W&B writes where its own test is loose
     let wandb_mark = |c: &&str| {
@@ -1448,7 +1449,8 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
             if let Some(f) = file
                 && plan.files.len() > 1
             {
-                let n = NotRead { file: f.clone(), reason: without_file(&f, &crate::verbs::hub::redact(&e.to_string())) };
+                let n =
+                    NotRead { file: f.clone(), reason: without_file(&f, &crate::verbs::hub::redact(&e.to_string())) };
                 not_read.push(n.clone());
                 plan.left_out.push(n);
                 plan.files.retain(|x| x != &f);
@@ -1461,7 +1463,8 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
                     let why = line.split_once(": ").map(|(_, m)| m).unwrap_or(line);
                     // a column null everywhere is text of nulls; a part of one that no value
                     // types keeps the whole column as JSON text
-                    let whole = crate::stages::ingest::path::render(&[crate::stages::ingest::path::Seg::Key(col.clone())]);
+                    let whole =
+                        crate::stages::ingest::path::render(&[crate::stages::ingest::path::Seg::Key(col.clone())]);
                     let null_everywhere = line.starts_with(&format!("{whole}: "))
                         && why.starts_with("no input file has a non-null value");
                     let ty = if null_everywhere { "string" } else { text_type };
@@ -1797,7 +1800,8 @@ impl TablePlan {
             .filter(|f| !self.plan.hidden.contains(f.name()))
             .map(|f| f.as_ref().clone())
             .collect();
-        let mut schema = crate::stages::transform::inferred_schema(&self.table, &arrow::datatypes::Schema::new(fields))?;
+        let mut schema =
+            crate::stages::transform::inferred_schema(&self.table, &arrow::datatypes::Schema::new(fields))?;
         schema.primary_key = self.trial.key.clone();
         let captures: Vec<String> = self
             .plan

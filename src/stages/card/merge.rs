@@ -61,8 +61,9 @@ impl Card {
         let rest = rest.strip_prefix("---").unwrap_or(rest);
         let body = rest.strip_prefix("\r\n").or_else(|| rest.strip_prefix('\n')).unwrap_or(rest).to_string();
         let value: Yaml = yaml_serde::from_str(fm).map_err(|e| {
-            let place =
-                crate::stages::card::yaml_error_place(fm, &e).map(|(l, c)| format!(":{}:{c}", l + 1)).unwrap_or_default();
+            let place = crate::stages::card::yaml_error_place(fm, &e)
+                .map(|(l, c)| format!(":{}:{c}", l + 1))
+                .unwrap_or_default();
             Error::config(format!("{what}{place}"), format!("the card's front matter is not valid YAML: {e}"))
         })?;
         match value {

@@ -584,28 +584,36 @@ async fn plan(
     let replaces: BTreeSet<String> = same
         .map(|e| e.tables.iter().map(|t| crate::stages::card::merge::config_name(prefix, &t.name)).collect())
         .unwrap_or_default();
-    let contribution =
-        crate::stages::card::merge::Contribution { card: release.card, release: &manifest.name, folder: prefix, replaces };
+    let contribution = crate::stages::card::merge::Contribution {
+        card: release.card,
+        release: &manifest.name,
+        folder: prefix,
+        replaces,
+    };
     let merged = if opts.delete_unlisted && prefix.is_empty() {
         release.card.to_string()
     } else {
-        crate::stages::card::merge::merge(remote_text.as_deref(), &contribution, remote_owner.as_deref()).map_err(|e| {
-            Error::Refused(format!(
-                "{repo}: {e}; nothing was sent: runpack merges its configs into the card at the repo root and \
+        crate::stages::card::merge::merge(remote_text.as_deref(), &contribution, remote_owner.as_deref()).map_err(
+            |e| {
+                Error::Refused(format!(
+                    "{repo}: {e}; nothing was sent: runpack merges its configs into the card at the repo root and \
                      will not overwrite one it cannot read; fix the card's front matter on the Hub{}",
-                if prefix.is_empty() {
-                    ", or pass --delete-unlisted to replace the card with the release's"
-                } else {
-                    ""
-                }
-            ))
-        })?
+                    if prefix.is_empty() {
+                        ", or pass --delete-unlisted to replace the card with the release's"
+                    } else {
+                        ""
+                    }
+                ))
+            },
+        )?
     };
     let card_note = remote_text.as_deref().filter(|_| merged != release.card).map(|remote| {
-        let names =
-            |t: &str| crate::stages::card::merge::Card::parse(t, "README.md").map(|c| c.config_names()).unwrap_or_default();
+        let names = |t: &str| {
+            crate::stages::card::merge::Card::parse(t, "README.md").map(|c| c.config_names()).unwrap_or_default()
+        };
         let ours: BTreeSet<String> = names(&merged).into_iter().collect();
-        let mine = crate::stages::card::merge::for_root(release.card, prefix).map(|c| c.config_names()).unwrap_or_default();
+        let mine =
+            crate::stages::card::merge::for_root(release.card, prefix).map(|c| c.config_names()).unwrap_or_default();
         let kept: Vec<String> = names(remote).into_iter().filter(|n| ours.contains(n) && !mine.contains(n)).collect();
         format!(
             "README.md at the repo root is merged: config{} {} written, {}",

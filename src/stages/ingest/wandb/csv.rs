@@ -528,7 +528,9 @@ fn chart(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>) -> Resul
                 let (value, text) = match &v {
                     // written as JSON text by the conversion (a string quoted, a boolean bare),
                     // which counts non-finite numbers inside
-                    Value::String(t) if crate::stages::ingest::lenient::special(t).is_none() => (Value::Null, v.clone()),
+                    Value::String(t) if crate::stages::ingest::lenient::special(t).is_none() => {
+                        (Value::Null, v.clone())
+                    }
                     Value::Bool(_) | Value::Array(_) | Value::Object(_) => (Value::Null, v.clone()),
                     _ => (v.clone(), Value::Null),
                 };
