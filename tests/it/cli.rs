@@ -169,6 +169,7 @@ fn help_of_every_verb() {
         ("help_verify", vec!["verify", "--help"]),
         ("help_query", vec!["query", "--help"]),
         ("help_publish", vec!["publish", "--help"]),
+        ("help_init", vec!["init", "--help"]),
     ] {
         let o = run(&mut plain(&args));
         assert!(o.status.success(), "{name}: {}", stderr(&o));
