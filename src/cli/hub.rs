@@ -453,12 +453,12 @@ pub fn publish(a: PublishArgs, quiet: bool) -> Result<u8, Error> {
     Ok(0)
 }
 
-/// How `verify` prints its report.
+/// How `verify` and `publish` print their report (each option's help names its JSON fields).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ReportFormat {
-    /// One line per problem, then a summary.
+    /// Lines for a person, then a summary.
     Text,
-    /// One JSON document: `ok`, `problems`, `files` (each with the algorithm it was checked by).
+    /// One JSON document on stdout.
     Json,
 }
 
