@@ -492,7 +492,7 @@ impl PipelineSpec {
             return Err(Error::config(
                 path.display().to_string(),
                 "no pipeline.toml in this folder: a pipeline is a folder holding pipeline.toml, which names its \
-                 sources and tables (see README, section Pipelines)",
+                 sources and tables (see docs/pipeline.md)",
             ));
         }
         if path.is_file() && path.extension().is_none_or(|e| e != "toml") {
