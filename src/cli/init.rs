@@ -3,24 +3,9 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use super::hub::ReportFormat;
 use crate::core::error::Error;
 use crate::verbs::init::{InitOptions, InitOutcome};
-
-/// The examples that end `runpack init --help`.
-pub const EXAMPLES: &str = "Examples:
-  runpack init runs/                          # pipelines/runs/pipeline.toml, schemas/runs/*.json
-  runpack init ~/tinker-logs --name grpo-sweep
-  runpack init exports/ --format json         # what was found, written and not read, as JSON
-  runpack build pipelines/grpo-sweep          # then build it";
-
-/// How `init` reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum InitFormat {
-    /// A summary on stderr, the pipeline folder on stdout.
-    Text,
-    /// One JSON document on stdout.
-    Json,
-}
 
 #[derive(Debug, clap::Args)]
 pub struct InitArgs {
@@ -32,26 +17,28 @@ pub struct InitArgs {
     /// Folder that holds pipelines; the schemas go to `schemas/` beside it.
     #[arg(long, value_name = "DIR", default_value = "pipelines")]
     pipelines_dir: PathBuf,
-    /// Output format.
+    /// Output format: `text` (a summary on stderr, the pipeline folder on stdout) or `json`
+    /// (one document: the files found and their formats, the files not read and why, the
+    /// sources, tables and files written).
     #[arg(long, value_enum, default_value = "text")]
-    format: InitFormat,
+    format: ReportFormat,
 }
 
 /// Runs `init` and prints what it did.
 pub fn run(a: InitArgs, quiet: bool) -> Result<u8, Error> {
     let opts = InitOptions { folder: a.folder, name: a.name, pipelines_dir: a.pipelines_dir };
-    let progress = if a.format == InitFormat::Text { super::output::progress(quiet) } else { None };
+    let progress = if a.format == ReportFormat::Text { super::output::progress(quiet) } else { None };
     let outcome = crate::verbs::init::init(
         &opts,
         progress.as_ref().map(|p| p as &dyn crate::core::progress::Progress).unwrap_or(&crate::core::progress::Silent),
     )?;
     let mut out = std::io::stdout().lock();
     match a.format {
-        InitFormat::Json => {
+        ReportFormat::Json => {
             let text = serde_json::to_string_pretty(&outcome).map_err(|e| Error::format("init", e))?;
             let _ = writeln!(out, "{text}");
         }
-        InitFormat::Text => {
+        ReportFormat::Text => {
             if !quiet {
                 summary(&outcome);
             }

@@ -14,6 +14,7 @@ macro_rules! say {
     }};
 }
 
+mod examples;
 mod hub;
 mod init;
 pub mod output;
@@ -63,6 +64,7 @@ enum Command {
     ///
     /// Exit status: 0 built, 1 the data broke the rules (every violation is listed with its
     /// file and line), 2 any other failure.
+    #[command(after_help = examples::BUILD)]
     Build(BuildArgs),
     /// Check a release: hashes, sizes, row counts, schemas and card.
     ///
@@ -86,6 +88,7 @@ enum Command {
     /// Exit status: 0 the release is intact, 1 problems were found (each on its own line),
     /// 2 the check could not be made (not a release folder, a bad hf:// address, the Hub
     /// unreachable or refusing).
+    #[command(after_help = examples::VERIFY)]
     Verify {
         /// Release folder (releases/<name>/<version>), or
         /// hf://datasets/<namespace>/<name>[@<revision>][/<path>].
@@ -118,6 +121,7 @@ enum Command {
     /// Exit status: 0 the result was printed, 1 raw input files broke their schema (every
     /// violation is listed with its file and line), 2 any other failure (bad SQL, a file that
     /// cannot be read, the Hub).
+    #[command(after_help = examples::QUERY)]
     Query {
         /// Release folder, raw files (file, folder or glob), or
         /// hf://datasets/<namespace>/<name>[@<revision>][/<path>].
@@ -125,8 +129,9 @@ enum Command {
         /// SQL (DataFusion dialect); several statements separated by `;` run in order and the
         /// last one's result is printed. Quote identifiers holding `/` or `.`. `-` reads the
         /// SQL from standard input (`runpack query REL - < report.sql`); SQL that starts with
-        /// `--` (a comment) goes after a `--` argument.
-        sql: String,
+        /// `--` (a comment) goes after a `--` argument. Without SQL, a release's tables are
+        /// listed, each with its rows and its columns' types.
+        sql: Option<String>,
         /// Output format.
         #[arg(short, long, value_enum, default_value = "table")]
         format: PrintFormat,
@@ -161,6 +166,7 @@ enum Command {
     ///
     /// Exit status: 0 published (or unchanged), 2 refused or failed (the branch is left as it
     /// was unless the message says otherwise).
+    #[command(after_help = examples::PUBLISH)]
     Publish(hub::PublishArgs),
     /// Write a pipeline for a folder of raw outputs.
     ///
@@ -179,7 +185,7 @@ enum Command {
     ///
     /// Exit status: 0 written, 2 nothing written (a file exists, no file could be read, the
     /// folder is missing).
-    #[command(after_long_help = init::EXAMPLES, after_help = init::EXAMPLES)]
+    #[command(after_help = examples::INIT)]
     Init(init::InitArgs),
 }
 
@@ -190,9 +196,10 @@ struct BuildArgs {
     /// Release version (default: the pipeline's `version`).
     #[arg(long = "release-version", value_name = "VERSION")]
     release_version: Option<String>,
-    /// Folder that holds releases.
-    #[arg(long, default_value = "releases")]
-    releases_dir: PathBuf,
+    /// Folder that holds releases, relative to the current folder [default: `releases/`
+    /// beside the project's `pipelines/` folder, else beside the pipeline's folder].
+    #[arg(long, value_name = "DIR", env = "RUNPACK_RELEASES_DIR", hide_env_values = true)]
+    releases_dir: Option<PathBuf>,
     /// Replace an existing release of the same version: without it, a version once built is
     /// never overwritten (changed inputs need --force or another --release-version), and with
     /// it the build runs even when the inputs look unchanged (same stamps in the input cache:
@@ -227,6 +234,11 @@ struct BuildArgs {
     /// same; staging costs a write and a read of each source.
     #[arg(long)]
     stage_sources: bool,
+    /// Output format: `text` (the release path on stdout, a summary on stderr) or `json` (one
+    /// document on stdout: the release, its tables with rows, files and bytes, rejected rows,
+    /// warnings, and the violations with their places when the data broke the rules).
+    #[arg(long, value_enum, default_value = "text")]
+    format: hub::ReportFormat,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -427,58 +439,13 @@ fn sql_from_stdin() -> Result<String, Error> {
 /// Runs the command; returns the exit code for outcomes that are not errors.
 pub fn run(mut cli: Cli) -> Result<u8, Error> {
     let quiet = cli.quiet;
-    if let Command::Query { sql, .. } = &mut cli.command
+    if let Command::Query { sql: Some(sql), .. } = &mut cli.command
         && sql == "-"
     {
         *sql = sql_from_stdin()?;
     }
     match cli.command {
-        Command::Build(a) => {
-            let spec = PipelineSpec::load(&a.pipeline)?;
-            let opts = BuildOptions {
-                releases_dir: a.releases_dir,
-                version: a.release_version,
-                force: a.force,
-                on_invalid: a.on_invalid,
-                max_errors: a.max_errors,
-                on_duplicate_key: a.on_duplicate_key.map(|d| match d {
-                    DuplicateArg::Error => DuplicatePolicy::Error,
-                    DuplicateArg::KeepLast => DuplicatePolicy::KeepLast,
-                    DuplicateArg::KeepFirst => DuplicatePolicy::KeepFirst,
-                }),
-                write: WriteOptions {
-                    max_shard_bytes: a.max_shard_bytes,
-                    row_group_bytes: a.row_group_bytes,
-                    row_group_rows: usize::try_from(a.row_group_rows).unwrap_or(usize::MAX),
-                    ..WriteOptions::default()
-                },
-                large_cell_bytes: a.large_cell_bytes,
-                stage_sources: a.stage_sources,
-                source_date_epoch: source_date_epoch()?,
-            };
-            let progress = output::progress(quiet);
-            let outcome = runtime()?.block_on(crate::verbs::build::build(
-                &spec,
-                &opts,
-                progress.as_ref().map(|p| p as &dyn crate::core::progress::Progress).unwrap_or(&Silent),
-            ))?;
-            if outcome.unchanged {
-                if !quiet {
-                    say!(
-                        "{}: up to date (inputs, pipeline and options unchanged); nothing rebuilt",
-                        outcome.release_dir.display()
-                    );
-                }
-            } else if !quiet {
-                for w in &outcome.report.warnings {
-                    say!("{w}");
-                }
-                output::summary(&outcome);
-            }
-            // the release is written: a closed stdout (`| true`) does not undo that
-            let _ = writeln!(std::io::stdout().lock(), "{}", outcome.release_dir.display());
-            Ok(0)
-        }
+        Command::Build(a) => build(a, quiet),
         Command::Publish(a) => hub::publish(a, quiet),
         Command::Init(a) => init::run(a, quiet),
         Command::Verify { release, hub, data, format } if hub::is_hub(&release) => {
@@ -492,7 +459,11 @@ pub fn run(mut cli: Cli) -> Result<u8, Error> {
                  own names and the schemas of its manifest"
             )))
         }
-        Command::Query { source, sql, format, hub, timing, .. } if hub::is_hub(&source) => {
+        Command::Query { source, sql: None, format, hub, .. } => {
+            hub.for_local(std::path::Path::new(&source))?;
+            list_tables(&source, format)
+        }
+        Command::Query { source, sql: Some(sql), format, hub, timing, .. } if hub::is_hub(&source) => {
             hub::query(&source, &sql, format, hub, quiet, timing)
         }
         Command::Verify { release, hub, data, format } => {
@@ -544,7 +515,7 @@ pub fn run(mut cli: Cli) -> Result<u8, Error> {
                 Ok(1)
             }
         }
-        Command::Query { source, sql, format, schema, table, timing, hub } => {
+        Command::Query { source, sql: Some(sql), format, schema, table, timing, hub } => {
             // `query "SELECT …" releases/x`: the two arguments the other way round (a source
             // that reads as SQL and is no path, an SQL argument that is one)
             let reads_as_sql = |t: &str| {
@@ -574,6 +545,135 @@ pub fn run(mut cli: Cli) -> Result<u8, Error> {
             })
         }
     }
+}
+
+/// Runs `build` and prints what it built (or, with `--format json`, one document, also when
+/// the data broke the rules).
+fn build(a: BuildArgs, quiet: bool) -> Result<u8, Error> {
+    let json = a.format == hub::ReportFormat::Json;
+    let spec = PipelineSpec::load(&a.pipeline)?;
+    let opts = BuildOptions {
+        releases_dir: a.releases_dir.unwrap_or_else(|| crate::verbs::build::default_releases_dir(&spec.dir)),
+        version: a.release_version,
+        force: a.force,
+        on_invalid: a.on_invalid,
+        max_errors: a.max_errors,
+        on_duplicate_key: a.on_duplicate_key.map(|d| match d {
+            DuplicateArg::Error => DuplicatePolicy::Error,
+            DuplicateArg::KeepLast => DuplicatePolicy::KeepLast,
+            DuplicateArg::KeepFirst => DuplicatePolicy::KeepFirst,
+        }),
+        write: WriteOptions {
+            max_shard_bytes: a.max_shard_bytes,
+            row_group_bytes: a.row_group_bytes,
+            row_group_rows: usize::try_from(a.row_group_rows).unwrap_or(usize::MAX),
+            ..WriteOptions::default()
+        },
+        large_cell_bytes: a.large_cell_bytes,
+        stage_sources: a.stage_sources,
+        source_date_epoch: source_date_epoch()?,
+    };
+    let progress = output::progress(quiet || json);
+    let built = runtime()?.block_on(crate::verbs::build::build(
+        &spec,
+        &opts,
+        progress.as_ref().map(|p| p as &dyn crate::core::progress::Progress).unwrap_or(&Silent),
+    ));
+    let outcome = match built {
+        Ok(o) => o,
+        Err(e) => {
+            if json && let Error::Invalid { violations, total } = &e {
+                let version = opts.version.as_deref().unwrap_or(&spec.def.version);
+                let doc = output::build_failed_json(&spec.def.name, version, violations, *total);
+                let _ = writeln!(std::io::stdout().lock(), "{doc:#}");
+            }
+            return Err(e);
+        }
+    };
+    if json {
+        let _ = writeln!(std::io::stdout().lock(), "{:#}", output::build_json(&outcome));
+        return Ok(0);
+    }
+    if outcome.unchanged {
+        if !quiet {
+            say!(
+                "{}: up to date (inputs, pipeline and options unchanged); nothing rebuilt",
+                outcome.release_dir.display()
+            );
+        }
+    } else if !quiet {
+        for w in &outcome.report.warnings {
+            say!("{w}");
+        }
+        output::summary(&outcome);
+    }
+    // the release is written: a closed stdout (`| true`) does not undo that
+    let _ = writeln!(std::io::stdout().lock(), "{}", outcome.release_dir.display());
+    Ok(0)
+}
+
+/// `query <release>` without SQL: prints the release's tables, with their rows and columns.
+///
+/// Errors: [`Error::Refused`] when `source` is not a release folder (raw files and releases
+/// on the Hub need SQL), else as [`crate::verbs::query::list_tables`].
+fn list_tables(source: &str, format: PrintFormat) -> Result<u8, Error> {
+    if !std::path::Path::new(source).join("manifest.json").is_file() {
+        let (what, sql) =
+            if hub::is_hub(source) { ("a release on the Hub", "SHOW TABLES") } else { ("raw files", "DESCRIBE t") };
+        return Err(Error::Refused(format!(
+            "{source}: no SQL given; without SQL, query lists the tables of a release folder (one holding \
+             manifest.json), and this is {what}: give SQL, such as `runpack query {source} \"{sql}\"`"
+        )));
+    }
+    let tables = crate::verbs::query::list_tables(std::path::Path::new(source))?;
+    let mut out = std::io::stdout().lock();
+    let text = match format {
+        PrintFormat::Json => serde_json::to_string_pretty(&tables).map_err(|e| Error::format("tables", e))? + "\n",
+        PrintFormat::Ndjson => tables
+            .iter()
+            .map(|t| serde_json::to_string(t).map(|l| l + "\n"))
+            .collect::<Result<String, _>>()
+            .map_err(|e| Error::format("tables", e))?,
+        PrintFormat::Csv => {
+            let mut w = csv::Writer::from_writer(Vec::new());
+            let rows = std::iter::once(["table".to_string(), "rows".into(), "column".into(), "type".into()]).chain(
+                tables.iter().flat_map(|t| {
+                    t.columns.iter().map(|c| [t.name.clone(), t.rows.to_string(), c.name.clone(), c.data_type.clone()])
+                }),
+            );
+            for r in rows {
+                w.write_record(&r).map_err(|e| Error::format("tables", e))?;
+            }
+            String::from_utf8(w.into_inner().map_err(|e| Error::format("tables", e))?).unwrap_or_default()
+        }
+        PrintFormat::Table => {
+            let mut text = String::new();
+            for (i, t) in tables.iter().enumerate() {
+                if i > 0 {
+                    text.push('\n');
+                }
+                let columns = t.columns.len();
+                text.push_str(&format!(
+                    "{}: {}, {columns} column{}\n",
+                    crate::core::error::escape_control(&t.name),
+                    crate::stages::hash::rows(t.rows),
+                    if columns == 1 { "" } else { "s" }
+                ));
+                let width = t.columns.iter().map(|c| c.name.chars().count()).max().unwrap_or(0);
+                for c in &t.columns {
+                    text.push_str(&format!(
+                        "  {:<width$}  {}\n",
+                        crate::core::error::escape_control(&c.name),
+                        c.data_type
+                    ));
+                }
+            }
+            text
+        }
+    };
+    // a closed stdout (`| head`) ends it quietly
+    let _ = out.write_all(text.as_bytes());
+    Ok(0)
 }
 
 /// Runs `sql` and prints its last statement's result on stdout as it comes (with `--timing`,

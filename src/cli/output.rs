@@ -8,6 +8,7 @@ use std::io::IsTerminal;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::core::progress::{Progress, Unit};
+use crate::core::report::{Position, SourceRef, Violation, Warning};
 use crate::verbs::build::BuildOutcome;
 
 /// Progress shown with indicatif on stderr.
@@ -105,6 +106,101 @@ pub fn summary(o: &BuildOutcome) {
             say!("  {e}");
         }
     }
+}
+
+/// Where a violation or warning came from, as JSON fields: `file`, and `line` (a number) or
+/// `pointer` (an RFC 6901 JSON pointer into a JSON document); none when unknown.
+fn place_json(src: Option<&SourceRef>, doc: &mut serde_json::Map<String, serde_json::Value>) {
+    if let Some(src) = src {
+        doc.insert("file".into(), src.file.clone().into());
+        match &src.at {
+            Position::Line(n) => doc.insert("line".into(), (*n).into()),
+            Position::Pointer(p) => doc.insert("pointer".into(), p.clone().into()),
+        };
+    }
+}
+
+/// A warning as JSON: `table`, `kind`, its place, `message`.
+fn warning_json(w: &Warning) -> serde_json::Value {
+    let mut doc = serde_json::Map::new();
+    doc.insert("table".into(), w.table.clone().into());
+    doc.insert("kind".into(), w.kind.clone().into());
+    place_json(w.source.as_ref(), &mut doc);
+    doc.insert("message".into(), w.message.clone().into());
+    doc.into()
+}
+
+/// A violation as JSON: what it concerns (`scope`, `table`), its place (`file`, `line` or
+/// `pointer`, `path` inside the record), `rule`, `key`, `message`, and `text`, the line the
+/// text output prints.
+fn violation_json(v: &Violation) -> serde_json::Value {
+    let mut doc = serde_json::Map::new();
+    doc.insert("scope".into(), serde_json::to_value(v.scope).unwrap_or_default());
+    doc.insert("table".into(), v.table.clone().into());
+    place_json(v.source.as_ref(), &mut doc);
+    doc.insert("path".into(), v.path.clone().into());
+    doc.insert("rule".into(), v.rule.clone().into());
+    doc.insert("key".into(), v.key.clone().into());
+    doc.insert("message".into(), v.message.clone().into());
+    doc.insert("text".into(), v.to_string().into());
+    doc.into()
+}
+
+/// The JSON document of `build --format json`: `ok`, the `release` folder, `name`,
+/// `version`, `unchanged`, each table with its `rows`, `rejected_rows`, `duplicates_dropped`,
+/// `files` (path, kind, rows, bytes) and `bytes`; `rejected_rows` by source or table,
+/// `warnings`, and `violations` (empty: a build that succeeds has none).
+pub fn build_json(o: &BuildOutcome) -> serde_json::Value {
+    let m = &o.manifest;
+    let tables: Vec<serde_json::Value> = m
+        .tables
+        .iter()
+        .map(|t| {
+            let files: Vec<&crate::stages::release::FileEntry> =
+                m.files.iter().filter(|f| f.table.as_deref() == Some(t.name.as_str())).collect();
+            serde_json::json!({
+                "name": t.name,
+                "rows": t.rows,
+                "rejected_rows": t.rejected_rows,
+                "duplicates_dropped": t.duplicates_dropped,
+                "bytes": files.iter().map(|f| f.bytes).sum::<u64>(),
+                "files": files
+                    .iter()
+                    .map(|f| serde_json::json!({"path": f.path, "kind": f.kind, "rows": f.rows, "bytes": f.bytes}))
+                    .collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "ok": true,
+        "release": o.release_dir.display().to_string(),
+        "name": m.name,
+        "version": m.version,
+        "unchanged": o.unchanged,
+        "tables": tables,
+        "rejected_rows": m.report.rejected_rows,
+        "warnings": o.report.warnings.iter().map(warning_json).collect::<Vec<_>>(),
+        "violations": [],
+        "violations_total": 0,
+    })
+}
+
+/// The JSON document of `build --format json` when the data broke the rules (exit status 1):
+/// `ok` false, no `release` (nothing was written), and the `violations` (at most
+/// `--max-errors`, sorted) with `violations_total`.
+pub fn build_failed_json(name: &str, version: &str, violations: &[Violation], total: usize) -> serde_json::Value {
+    serde_json::json!({
+        "ok": false,
+        "release": null,
+        "name": name,
+        "version": version,
+        "unchanged": false,
+        "tables": [],
+        "rejected_rows": {},
+        "warnings": [],
+        "violations": violations.iter().map(violation_json).collect::<Vec<_>>(),
+        "violations_total": total,
+    })
 }
 
 #[cfg(test)]

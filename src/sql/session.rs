@@ -106,8 +106,55 @@ pub(super) fn session_with_partitions(partitions: usize, view_groups: bool) -> S
     // after DataFusion's own rules: every plan a session runs passes it
     state.add_analyzer_rule(Arc::new(RefuseSimilarTo));
     let ctx = SessionContext::new_with_state(state);
+    // `SHOW TABLES` and `information_schema` list the tables by name, the same on every run
+    let catalog = ctx.catalog("datafusion").expect("the default catalog");
+    let public = Arc::new(SortedSchema(datafusion::catalog::MemorySchemaProvider::new()));
+    if let Err(e) = catalog.register_schema("public", public) {
+        tracing::warn!("tables listed in no fixed order: {e}");
+    }
     crate::sql::udf::register(&ctx);
     ctx
+}
+
+/// The tables of a session's default schema, named in sorted order: DataFusion's own keeps
+/// them in a hash map, and `SHOW TABLES`, `information_schema.tables` and
+/// `information_schema.columns` would list them in another order on each run.
+#[derive(Debug)]
+struct SortedSchema(datafusion::catalog::MemorySchemaProvider);
+
+#[async_trait::async_trait]
+impl datafusion::catalog::SchemaProvider for SortedSchema {
+    fn table_names(&self) -> Vec<String> {
+        let mut names = self.0.table_names();
+        names.sort();
+        names
+    }
+
+    async fn table(
+        &self,
+        name: &str,
+    ) -> datafusion::error::Result<Option<Arc<dyn datafusion::catalog::TableProvider>>> {
+        self.0.table(name).await
+    }
+
+    fn register_table(
+        &self,
+        name: String,
+        table: Arc<dyn datafusion::catalog::TableProvider>,
+    ) -> datafusion::error::Result<Option<Arc<dyn datafusion::catalog::TableProvider>>> {
+        self.0.register_table(name, table)
+    }
+
+    fn deregister_table(
+        &self,
+        name: &str,
+    ) -> datafusion::error::Result<Option<Arc<dyn datafusion::catalog::TableProvider>>> {
+        self.0.deregister_table(name)
+    }
+
+    fn table_exist(&self, name: &str) -> bool {
+        self.0.table_exist(name)
+    }
 }
 
 /// Refuses a plan with `SIMILAR TO` ([`uses_similar_to`]) when it is analyzed, before it runs:

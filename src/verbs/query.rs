@@ -27,6 +27,50 @@ pub async fn register_release(ctx: &SessionContext, dir: &Path) -> Result<Manife
     register_release_tables(ctx, dir, None).await
 }
 
+/// One table of a release, as `query <release>` without SQL lists it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TableListing {
+    /// The table's name (its SQL name).
+    pub name: String,
+    /// Its rows, as the manifest counts them.
+    pub rows: u64,
+    /// Its columns in order, each with its Arrow type.
+    pub columns: Vec<ColumnListing>,
+}
+
+/// One column of a [`TableListing`].
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ColumnListing {
+    /// The column's name.
+    pub name: String,
+    /// Its Arrow type, as the manifest's `arrow_schema` names it (`Int64`, `Utf8`, …).
+    #[serde(rename = "type")]
+    pub data_type: String,
+}
+
+/// The tables of the release in `dir`, sorted by name, with their row counts and columns,
+/// from its manifest (no data file is read).
+///
+/// Errors: as [`Manifest::load`].
+pub fn list_tables(dir: &Path) -> Result<Vec<TableListing>> {
+    let manifest = Manifest::load(dir)?;
+    let mut tables: Vec<TableListing> = manifest
+        .tables
+        .into_iter()
+        .map(|t| TableListing {
+            name: t.name,
+            rows: t.rows,
+            columns: t
+                .arrow_schema
+                .into_iter()
+                .map(|f| ColumnListing { name: f.name, data_type: f.data_type })
+                .collect(),
+        })
+        .collect();
+    tables.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(tables)
+}
+
 /// Registers the tables of the release at `dir` as [`register_release`] does, only those
 /// [`reads_table`] finds in `read` when it is given (the others' files need not be there: a
 /// release from the Hub downloads only what the SQL reads).

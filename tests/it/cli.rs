@@ -237,3 +237,181 @@ fn publish_dry_run_prints_its_plan() {
         insta::assert_snapshot!("publish_dry_run_stderr", stderr(&o));
     });
 }
+
+/// A project folder `<tmp>/pipelines/steps` whose table `t` has a key and a minimum: `bad`
+/// rows break it (a negative `n`, a duplicated `id`).
+fn steps_project(tmp: &std::path::Path, bad: bool) -> std::path::PathBuf {
+    let rows = if bad {
+        "{\"id\": 1, \"n\": 2}\n{\"id\": 2, \"n\": -1}\n{\"id\": 2, \"n\": 3}\n"
+    } else {
+        "{\"id\": 1, \"n\": 2}\n{\"id\": 2, \"n\": 5}\n"
+    };
+    let dir = tmp.join("pipelines/steps");
+    write(&dir, "raw/m.jsonl", rows);
+    write(
+        tmp,
+        "schemas/steps/t.json",
+        r#"{"fields":[{"name":"id","type":"integer"},{"name":"n","type":"integer","constraints":{"minimum":0}},
+            {"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}],"primaryKey":["id"]}"#,
+    );
+    write(
+        &dir,
+        "pipeline.toml",
+        &one_source(
+            "steps",
+            "raw/m.jsonl",
+            "jsonl",
+            "",
+            "SELECT id, n, _source_file, _source_line FROM raw",
+            "schema = \"../../schemas/steps/t.json\"\n",
+        ),
+    );
+    dir
+}
+
+#[test]
+fn releases_go_beside_the_pipelines_folder_whatever_the_current_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = std::fs::canonicalize(tmp.path()).unwrap();
+    let pipeline = steps_project(&project, false);
+    // from another folder: beside pipelines/, and the path printed is where it is
+    let o = run(bin().current_dir("/").arg("build").arg(&pipeline));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let printed = std::path::PathBuf::from(stdout(&o).trim());
+    assert_eq!(printed, project.join("releases/steps/0.1.0"));
+    assert!(printed.join("manifest.json").is_file());
+    // from the project, as the user typed it: the same folder, found up to date
+    let o = run(bin().current_dir(&project).args(["build", "pipelines/steps"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "releases/steps/0.1.0");
+    assert!(stderr(&o).contains("up to date"), "{}", stderr(&o));
+    // from inside the pipeline folder
+    let o = run(bin().current_dir(&pipeline).args(["build", "."]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::path::PathBuf::from(stdout(&o).trim()), printed);
+    // a pipeline outside a pipelines/ folder: beside its own folder
+    // (its schema path, ../../schemas/steps, names the same file from there)
+    copy_tree(&pipeline, &project.join("work/steps"));
+    let o = run(bin().current_dir("/").arg("build").arg(project.join("work/steps")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::path::PathBuf::from(stdout(&o).trim()), project.join("work/releases/steps/0.1.0"));
+    // --releases-dir, then RUNPACK_RELEASES_DIR, relative to the current folder, win
+    let o = run(bin().current_dir(&project).args(["build", "pipelines/steps", "--releases-dir", "given"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "given/steps/0.1.0");
+    assert!(project.join("given/steps/0.1.0/manifest.json").is_file());
+    let o = run(bin().current_dir(&project).env("RUNPACK_RELEASES_DIR", "from-env").args(["build", "pipelines/steps"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "from-env/steps/0.1.0");
+}
+
+/// Parses stdout as one JSON document, and returns it pretty-printed for a snapshot.
+fn json_doc(o: &std::process::Output) -> String {
+    let doc: serde_json::Value =
+        serde_json::from_str(&stdout(o)).unwrap_or_else(|e| panic!("{e}: not one JSON document:\n{}", stdout(o)));
+    serde_json::to_string_pretty(&doc).unwrap()
+}
+
+#[test]
+fn build_format_json_says_what_was_built_or_what_broke_the_rules() {
+    let tmp = tempfile::tempdir().unwrap();
+    steps_project(tmp.path(), false);
+    let o = run(plain(&["build", "pipelines/steps", "--format", "json"]).current_dir(tmp.path()));
+    assert!(o.status.success(), "{}", stderr(&o));
+    // nothing for a person on stderr: the document holds it
+    assert_eq!(stderr(&o), "");
+    let doc = json_doc(&o);
+    insta::assert_snapshot!("build_json", doc);
+    let v: serde_json::Value = serde_json::from_str(&doc).unwrap();
+    assert!(tmp.path().join(v["release"].as_str().unwrap()).join("manifest.json").is_file());
+
+    // the data broke the rules: exit 1, and the document is still printed
+    let tmp = tempfile::tempdir().unwrap();
+    steps_project(tmp.path(), true);
+    let o = run(plain(&["build", "pipelines/steps", "--format", "json"]).current_dir(tmp.path()));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    insta::assert_snapshot!("build_json_violations", json_doc(&o));
+    assert!(stderr(&o).contains("3 violations found; nothing was written"), "{}", stderr(&o));
+    assert!(!tmp.path().join("releases/steps/0.1.0").exists());
+}
+
+#[test]
+fn verify_format_json_lists_every_file_and_problem() {
+    let tmp = tempfile::tempdir().unwrap();
+    steps_project(tmp.path(), false);
+    let o = run(plain(&["build", "-q", "pipelines/steps"]).current_dir(tmp.path()));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(plain(&["verify", "releases/steps/0.1.0", "--data", "--format", "json"]).current_dir(tmp.path()));
+    assert!(o.status.success(), "{}", stderr(&o));
+    insta::assert_snapshot!("verify_json", json_doc(&o));
+    // a file changed after the build: exit 1, the problem in the document
+    let data = tmp.path().join("releases/steps/0.1.0/data/t.parquet");
+    let mut bytes = std::fs::read(&data).unwrap();
+    bytes.push(0);
+    std::fs::write(&data, bytes).unwrap();
+    let o = run(plain(&["verify", "releases/steps/0.1.0", "--format", "json"]).current_dir(tmp.path()));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["ok"], false);
+    assert!(v["problems"].to_string().contains("data/t.parquet"), "{v:#}");
+}
+
+#[test]
+fn publish_dry_run_format_json_is_the_plan() {
+    let tmp = tempfile::tempdir().unwrap();
+    steps_project(tmp.path(), false);
+    let o = run(plain(&["build", "-q", "pipelines/steps"]).current_dir(tmp.path()));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let env = crate::publish::HubEnv::new();
+    env.hub.create_repo("acme/steps");
+    let release = tmp.path().join("releases/steps/0.1.0");
+    let o = env.publish(&release, "acme/steps", &["--dry-run", "--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut settings = insta::Settings::clone_current();
+    for (from, to) in filters(tmp.path()) {
+        settings.add_filter(&from, to);
+    }
+    settings.add_filter(&regex::escape(&env.hub.url), "[HUB]");
+    settings.bind(|| insta::assert_snapshot!("publish_dry_run_json", json_doc(&o)));
+}
+
+#[test]
+fn query_without_sql_lists_the_tables_and_show_tables_is_sorted() {
+    let release = example_release();
+    let o = run(plain(&["query"]).arg(release));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.starts_with("checkpoints: 84 rows, 12 columns\n  training_run_id  Utf8\n"), "{text}");
+    assert!(text.contains("\nmetrics: 13,220 rows, 9 columns\n"), "{text}");
+    let o = run(plain(&["query", "--format", "json"]).arg(release));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let tables: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let names: Vec<&str> = tables.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["checkpoints", "eval_samples", "evaluations", "metrics", "training_runs"]);
+    // the counts are the tables' own
+    for t in tables.as_array().unwrap() {
+        let sql = format!("SELECT count(*) AS n FROM \"{}\"", t["name"].as_str().unwrap());
+        assert_eq!(query(release, &sql), format!("n\n{}\n", t["rows"]));
+        let described = query(
+            release,
+            &format!(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = '{}' ORDER BY ordinal_position",
+                t["name"].as_str().unwrap()
+            ),
+        );
+        let cols: Vec<&str> = t["columns"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+        assert_eq!(described, format!("column_name\n{}\n", cols.join("\n")));
+    }
+    let o = run(plain(&["query", "--format", "csv"]).arg(release));
+    assert!(stdout(&o).starts_with("table,rows,column,type\ncheckpoints,84,training_run_id,Utf8\n"), "{}", stdout(&o));
+    // SHOW TABLES: the same order on every run, the release's tables sorted by name
+    let runs: Vec<String> = (0..5).map(|_| query(release, "SHOW TABLES")).collect();
+    assert!(runs.iter().all(|r| r == &runs[0]), "{runs:#?}");
+    let public: Vec<&str> =
+        runs[0].lines().filter(|l| l.contains(",public,")).map(|l| l.split(',').nth(2).unwrap()).collect();
+    assert_eq!(public, names);
+    // raw files and releases on the Hub need SQL
+    let o = run(plain(&["query"]).arg(repo().join("pipelines/tinker-rl-bench/raw/experiments/results")));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no SQL given"), "{}", stderr(&o));
+}

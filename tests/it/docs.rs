@@ -417,3 +417,32 @@ fn commands_are_read_as_a_shell_reads_them() {
     assert_eq!(plan("export HF_TOKEN=hf_xxx"), Plan::Export("HF_TOKEN", "hf_xxx"));
     assert_eq!(plan("rm -rf /"), Plan::Unknown);
 }
+
+/// The examples that end `runpack <verb> --help`: the lines after `Examples:`, without their
+/// `# …` comments.
+fn help_examples(verb: &str) -> Vec<String> {
+    let o = run(bin().args([verb, "--help"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let help = stdout(&o);
+    let (_, tail) = help.rsplit_once("\nExamples:\n").unwrap_or_else(|| panic!("{verb} --help ends with no examples"));
+    tail.lines().map(|l| l.split("  # ").next().unwrap().trim().to_string()).filter(|l| !l.is_empty()).collect()
+}
+
+#[test]
+fn every_example_of_every_help_runs() {
+    // in this order, each verb's examples using what the ones before made (a release, a
+    // published repo on the fake Hub)
+    let mut md = String::from("```sh\nexport HF_TOKEN=hf_xxx\n");
+    for verb in ["init", "build", "query", "publish", "verify"] {
+        let examples = help_examples(verb);
+        assert!(examples.len() >= 3, "{verb}: {examples:?}");
+        for e in examples {
+            assert!(e.starts_with("runpack "), "{verb}: {e}");
+            md.push_str(&e);
+            md.push('\n');
+        }
+    }
+    md.push_str("```\n");
+    let DocRun { problems, .. } = run_document("--help", &md);
+    assert!(problems.is_empty(), "{} problem(s):\n\n{}", problems.len(), problems.join("\n\n"));
+}

@@ -472,8 +472,11 @@ fn init_help_ends_with_examples() {
     assert!(o.status.success());
     let help = stdout(&o);
     let tail = help.trim_end().rsplit("Examples:").next().unwrap();
-    assert!(tail.contains("runpack init runs/"), "{help}");
-    assert!(help.trim_end().ends_with("runpack build pipelines/grpo-sweep          # then build it"), "{help}");
+    assert!(tail.contains("runpack init pipelines/tinker-rl-bench/raw --name my-runs"), "{help}");
+    assert!(
+        help.trim_end().ends_with("runpack build pipelines/my-runs                              # then build it"),
+        "{help}"
+    );
 }
 
 #[test]

@@ -700,6 +700,32 @@ fn build_settings(spec: &PipelineSpec, opts: &BuildOptions) -> BTreeMap<String, 
     m
 }
 
+/// The folder that holds releases when none is given: `releases/` beside the project's
+/// `pipelines/` folder (for `<project>/pipelines/<name>/pipeline.toml`, `<project>/releases`),
+/// else `releases/` beside the pipeline's folder (for `<dir>/<name>/pipeline.toml`,
+/// `<dir>/releases`: never inside the folder whose raw files the pipeline reads). The same
+/// folder whatever the current directory: relative when `pipeline_dir` (the folder holding
+/// `pipeline.toml`, as given) names it without `.` or `..` at its end, else absolute.
+pub fn default_releases_dir(pipeline_dir: &Path) -> PathBuf {
+    /// `releases/` for a pipeline folder whose path ends in a name under a named parent.
+    fn beside(dir: &Path) -> Option<PathBuf> {
+        use std::path::Component;
+        let name = |p: &Path| match p.components().next_back() {
+            Some(Component::Normal(n)) => Some(n.to_os_string()),
+            _ => None,
+        };
+        name(dir)?;
+        let parent = dir.parent()?;
+        if name(parent)? == "pipelines" {
+            return Some(parent.parent().unwrap_or(Path::new("")).join("releases"));
+        }
+        Some(parent.join("releases"))
+    }
+    beside(pipeline_dir)
+        .or_else(|| std::fs::canonicalize(pipeline_dir).ok().and_then(|abs| beside(&abs)))
+        .unwrap_or_else(|| PathBuf::from("releases"))
+}
+
 /// Where the release of `spec` at `version` goes.
 pub fn release_path(releases_dir: &Path, spec: &PipelineSpec, version: &str) -> PathBuf {
     releases_dir.join(&spec.def.name).join(version)
@@ -708,6 +734,24 @@ pub fn release_path(releases_dir: &Path, spec: &PipelineSpec, version: &str) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn releases_go_beside_the_pipelines_folder() {
+        let d = |p: &str| default_releases_dir(Path::new(p));
+        assert_eq!(d("pipelines/demo"), PathBuf::from("releases"));
+        assert_eq!(d("../proj/pipelines/demo"), PathBuf::from("../proj/releases"));
+        assert_eq!(d("/srv/proj/pipelines/demo"), PathBuf::from("/srv/proj/releases"));
+        // not in a pipelines/ folder: beside the pipeline's own folder
+        assert_eq!(d("work/demo"), PathBuf::from("work/releases"));
+        assert_eq!(d("/srv/demo"), PathBuf::from("/srv/releases"));
+        // `.`, `..` or a bare name: resolved from the absolute path
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("proj/pipelines/demo");
+        std::fs::create_dir_all(&dir).unwrap();
+        let abs = std::fs::canonicalize(tmp.path()).unwrap();
+        assert_eq!(d(&format!("{}/.", dir.display())), abs.join("proj/releases"));
+        assert_eq!(d("./pipelines/demo/"), PathBuf::from("./releases"));
+    }
 
     #[test]
     fn an_input_changed_while_the_build_read_it_is_refused() {
