@@ -468,7 +468,10 @@ pub fn run(mut cli: Cli) -> Result<u8, Error> {
         }
         Command::Verify { release, hub, data, format } => {
             hub.for_local(&release)?;
-            let rep = crate::verbs::verify::run_with(&release, data)?;
+            let bar = output::progress(quiet || format == hub::ReportFormat::Json);
+            let progress = bar.as_ref().map(|p| p as &dyn crate::core::progress::Progress).unwrap_or(&Silent);
+            let rep = crate::verbs::verify::run_with_progress(&release, data, progress)?;
+            drop(bar);
             let mut out = std::io::stdout().lock();
             if format == hub::ReportFormat::Json {
                 let files: Vec<serde_json::Value> = rep

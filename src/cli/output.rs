@@ -23,6 +23,10 @@ pub fn progress(quiet: bool) -> Option<Bar> {
 
 impl Progress for Bar {
     fn start(&self, step: &str, unit: Unit, total: Option<u64>) {
+        // a step not finished (a build that stopped) leaves no line behind
+        if let Some(b) = self.bar.lock().expect("lock").take() {
+            b.finish_and_clear();
+        }
         let bar = match total {
             Some(n) => ProgressBar::new(n),
             None => ProgressBar::new_spinner(),
@@ -43,6 +47,17 @@ impl Progress for Bar {
             b.finish_and_clear();
         }
     }
+    fn rename(&self, step: &str) {
+        if let Some(b) = self.bar.lock().expect("lock").as_ref() {
+            b.set_message(step.to_string());
+        }
+    }
+}
+
+impl Drop for Bar {
+    fn drop(&mut self) {
+        self.finish();
+    }
 }
 
 /// The progress line of a step counting `unit`s, out of a known total or not (indicatif's
@@ -51,9 +66,11 @@ fn template(unit: Unit, total: bool) -> &'static str {
     match (unit, total) {
         (Unit::None, _) => "{spinner} {msg} {elapsed}",
         (Unit::Rows, false) => "{spinner} {msg}: {human_pos} rows {elapsed}",
-        (Unit::Rows, true) => "{spinner} {msg}: {human_pos}/{human_len} rows {elapsed}",
-        (Unit::Bytes, false) => "{spinner} {msg}: {bytes} {elapsed}",
-        (Unit::Bytes, true) => "{spinner} {msg}: {bytes}/{total_bytes} ({bytes_per_sec}) {elapsed}",
+        (Unit::Rows, true) => "{spinner} {msg}: {human_pos}/{human_len} rows ({percent}%, {eta} left) {elapsed}",
+        (Unit::Bytes, false) => "{spinner} {msg}: {bytes} ({bytes_per_sec}) {elapsed}",
+        (Unit::Bytes, true) => {
+            "{spinner} {msg}: {bytes}/{total_bytes} ({bytes_per_sec}, {eta} left) {wide_bar:.dim} {elapsed}"
+        }
     }
 }
 

@@ -26,6 +26,13 @@ pub struct FileDigest {
 ///
 /// Errors: [`Error::Io`] naming the file.
 pub fn sha256_file(path: &Path) -> Result<FileDigest> {
+    sha256_file_counting(path, &|_| {})
+}
+
+/// [`sha256_file`], telling `read` of the bytes as they are hashed.
+///
+/// Errors: as [`sha256_file`].
+pub fn sha256_file_counting(path: &Path, read: &(dyn Fn(u64) + Sync)) -> Result<FileDigest> {
     let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
@@ -37,6 +44,7 @@ pub fn sha256_file(path: &Path) -> Result<FileDigest> {
         }
         h.update(&buf[..n]);
         bytes += n as u64;
+        read(n as u64);
     }
     Ok(FileDigest { sha256: hex::encode(h.finalize()), bytes })
 }
@@ -52,6 +60,11 @@ pub fn sha256_files(paths: &[PathBuf]) -> Result<Vec<FileDigest>> {
 /// SHA-256 of many files, using every core: each file's digest or [`Error::Io`] naming it, in
 /// input order.
 pub fn sha256_each(paths: &[PathBuf]) -> Vec<Result<FileDigest>> {
+    sha256_each_counting(paths, &|_| {})
+}
+
+/// [`sha256_each`], telling `read` of the bytes as they are hashed (from several threads).
+pub fn sha256_each_counting(paths: &[PathBuf], read: &(dyn Fn(u64) + Sync)) -> Vec<Result<FileDigest>> {
     let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(paths.len().max(1));
     let next = std::sync::atomic::AtomicUsize::new(0);
     let results: Vec<std::sync::Mutex<Option<Result<FileDigest>>>> =
@@ -64,7 +77,7 @@ pub fn sha256_each(paths: &[PathBuf]) -> Vec<Result<FileDigest>> {
                     if i >= paths.len() {
                         break;
                     }
-                    *results[i].lock().expect("lock") = Some(sha256_file(&paths[i]));
+                    *results[i].lock().expect("lock") = Some(sha256_file_counting(&paths[i], read));
                 }
             });
         }

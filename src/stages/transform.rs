@@ -303,8 +303,10 @@ pub(crate) async fn run_table(
         }
         Ok(())
     };
+    let mut rows_in: u64 = 0;
     while let Some(b) = stream.next().await {
         let b = b.map_err(|e| Error::sql(format!("table {}", t.name), e))?;
+        rows_in += b.num_rows() as u64;
         cx.progress.advance(b.num_rows() as u64);
         if in_order { sink(b)? } else { sorter.push(b)? }
     }
@@ -313,7 +315,13 @@ pub(crate) async fn run_table(
         tracing::info!("table {}: query in key order, not sorted", t.name);
     } else {
         tracing::info!("table {}: query and sort input in {:.2} s", t.name, started.elapsed().as_secs_f64());
-        sorter.finish(&mut sink)?;
+        // the sorted rows are validated and written now: a step of its own, out of the rows
+        // the query returned
+        cx.progress.start(&format!("writing table {}", t.name), crate::core::progress::Unit::Rows, Some(rows_in));
+        sorter.finish(&mut |b: RecordBatch| {
+            cx.progress.advance(b.num_rows() as u64);
+            sink(b)
+        })?;
     }
     if let Some(out) = validator.finish(report, rejects)? {
         writer.write(&out, report)?;

@@ -415,3 +415,56 @@ fn query_without_sql_lists_the_tables_and_show_tables_is_sorted() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("no SQL given"), "{}", stderr(&o));
 }
+
+/// `cmd` run under a pseudo-terminal by `script` (util-linux): what the terminal showed.
+/// `None` when `script` is not there.
+fn on_a_terminal(cmd: &str, cwd: &std::path::Path) -> Option<String> {
+    let o = std::process::Command::new("script")
+        .args(["-qec", cmd, "/dev/null"])
+        .current_dir(cwd)
+        .env("RUST_LOG", "warn")
+        .env_remove("SOURCE_DATE_EPOCH")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    assert!(o.status.success(), "{cmd}: {}{}", stdout(&o), stderr(&o));
+    Some(stdout(&o))
+}
+
+#[test]
+fn progress_shows_on_a_terminal_only_and_names_its_phases() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pipeline = example_copy(tmp.path());
+    let exe = bin().get_program().to_string_lossy().into_owned();
+    let Some(shown) = on_a_terminal(&format!("{exe} build {}", pipeline.display()), tmp.path()) else {
+        eprintln!("skipped: `script` (util-linux) is not installed, so no pseudo-terminal");
+        return;
+    };
+    for phase in
+        ["reading sources", "reading source ", "running table training_runs's SQL", "writing table ", "hashing"]
+    {
+        assert!(shown.contains(phase), "{phase} not shown:\n{shown}");
+    }
+    // bytes out of a total, with a rate and what is left
+    assert!(
+        regex::Regex::new(
+            r"reading source[^:]*: [0-9.]+ [KMG]?i?B/[0-9.]+ [KMG]?i?B \([0-9.]+ [KMG]?i?B/s, \d+s left\)"
+        )
+        .unwrap()
+        .is_match(&shown)
+    );
+    let release = tmp.path().join("releases/tinker-rl-bench/1.0.0");
+    let shown = on_a_terminal(&format!("{exe} verify {} --data", release.display()), tmp.path()).unwrap();
+    for phase in ["hashing: ", "reading rows of table metrics: ", "/18,359 rows"] {
+        assert!(shown.contains(phase), "{phase} not shown:\n{shown}");
+    }
+    // -q on a terminal, or stderr not a terminal: no progress
+    let shown = on_a_terminal(&format!("{exe} -q verify {} --data", release.display()), tmp.path()).unwrap();
+    assert!(!shown.contains("reading rows"), "{shown}");
+    let o = run(bin().args(["build", "--force"]).arg(&pipeline));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("reading") && !stderr(&o).contains('\r'), "{}", stderr(&o));
+    let o = run(bin().args(["verify", "--data"]).arg(&release));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+}

@@ -346,7 +346,7 @@ pub fn open_hashing(file: &InputFile, digests: Option<&ReadDigests>) -> Result<B
     if let Some(p) = lfs_pointer(&file.path) {
         return Err(lfs_pointer_error(&file.rel, &p));
     }
-    let f = File::open(&file.path).map_err(|e| Error::io(&file.path, e))?;
+    let f = Counted(File::open(&file.path).map_err(|e| Error::io(&file.path, e))?);
     let f: Box<dyn Read + Send> = match digests {
         Some(d) => Box::new(d.reader(&file.path, f)),
         None => Box::new(f),
@@ -374,6 +374,26 @@ pub fn open_hashing(file: &InputFile, digests: Option<&ReadDigests>) -> Result<B
         return Err(Error::format(&file.rel, format!("named {ext}, but {found}; expected {kind}-compressed data")));
     }
     Ok(Box::new(reader))
+}
+
+/// Bytes of raw input files read through [`open`] by this process so far, counted as they
+/// come off the disk (before decompression), by every build the process runs: progress takes
+/// differences of it.
+pub fn raw_bytes_read() -> u64 {
+    RAW_BYTES_READ.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+static RAW_BYTES_READ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// A raw input file whose bytes read are added to [`raw_bytes_read`].
+struct Counted(File);
+
+impl Read for Counted {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.0.read(buf)?;
+        RAW_BYTES_READ.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(n)
+    }
 }
 
 /// The compression a file's name promises, as (its extension, the format): `.gz` gzip,

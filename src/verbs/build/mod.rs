@@ -160,13 +160,21 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         orders: &orders,
         max_errors: opts.max_errors,
         reports: vec![None; spec.def.sources.len()],
+        source_bytes: source_bytes(spec),
     };
-    for i in 0..spec.def.sources.len() {
-        if !deferred.contains_key(&i)
-            && let Err(e) = stager.stage(i, progress, &mut rejects, &mut inputs).await
-        {
+    let staged: Vec<usize> = (0..spec.def.sources.len()).filter(|i| !deferred.contains_key(i)).collect();
+    if !staged.is_empty() {
+        let total = staged.iter().map(|&i| stager.source_bytes[i]).sum();
+        progress.start("reading sources", Unit::Bytes, Some(total));
+    }
+    for &i in &staged {
+        if let Err(e) = stager.stage(i, progress, false, &mut rejects, &mut inputs).await {
+            progress.finish();
             return Err(stager.fail(Failure::Source(i, e), &mut deferred, progress, &mut rejects, &mut inputs).await);
         }
+    }
+    if !staged.is_empty() {
+        progress.finish();
     }
     // stop here when the sources already broke the rules: table errors would only repeat them
     if stager.violations() > 0 {
@@ -207,10 +215,21 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         let mut key_sets: BTreeMap<(String, Vec<String>), KeySet> = BTreeMap::new();
         for &i in &order {
             let t = &spec.def.tables[i];
-            progress.start(&format!("building table {}", t.name), Unit::Rows, None);
             let started = Instant::now();
             let streamed: Vec<(usize, SchemaRef)> =
                 deferred.iter().filter(|(_, (ti, _))| *ti == i).map(|(&s, (_, schema))| (s, schema.clone())).collect();
+            // a table that reads its sources as they stream in counts the bytes they read
+            let read_while_run =
+                BytesOnRows::new(progress, streamed.iter().map(|(s, _)| stager.source_bytes[*s]).sum());
+            let progress: &dyn Progress = if streamed.is_empty() {
+                progress.start(&format!("running table {}'s SQL", t.name), Unit::Rows, None);
+                progress
+            } else {
+                let names: Vec<&str> = streamed.iter().map(|(s, _)| spec.def.sources[*s].name.as_str()).collect();
+                let step = format!("reading source {} into table {}", names.join(", "), t.name);
+                progress.start(&step, Unit::Bytes, Some(read_while_run.budget));
+                &read_while_run
+            };
             let cx = TableCx {
                 ctx: &ctx,
                 spec,
@@ -247,7 +266,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
                     Streaming::Restage => {
                         for (s, _) in &streamed {
                             deferred.remove(s);
-                            if let Err(e) = stager.stage(*s, progress, &mut rejects, &mut inputs).await {
+                            if let Err(e) = stager.stage(*s, progress, true, &mut rejects, &mut inputs).await {
                                 return Err(Failure::Source(*s, e));
                             }
                         }
@@ -456,6 +475,8 @@ struct Stager<'a> {
     max_errors: usize,
     /// What reading each source found, by source index (`None`: not read yet).
     reports: Vec<Option<BuildReport>>,
+    /// The size of each source's input files, by source index, before reading.
+    source_bytes: Vec<u64>,
 }
 
 impl Stager<'_> {
@@ -492,7 +513,7 @@ impl Stager<'_> {
         let rest: Vec<usize> = deferred.keys().copied().filter(|&s| s < before).collect();
         for s in rest {
             deferred.remove(&s);
-            if let Err(e) = self.stage(s, progress, rejects, inputs).await {
+            if let Err(e) = self.stage(s, progress, true, rejects, inputs).await {
                 return e;
             }
         }
@@ -504,22 +525,35 @@ impl Stager<'_> {
     }
 
     /// Reads source `i`, records its files in `inputs` (relative path → absolute path and the
-    /// sources that read it) and registers it under its name.
+    /// sources that read it) and registers it under its name. Its bytes read are reported as
+    /// they come, in a step of its own (`own_step`) or in the `reading sources` step; in all,
+    /// exactly the size its input files had before reading.
     async fn stage(
         &mut self,
         i: usize,
         progress: &dyn Progress,
+        own_step: bool,
         rejects: &mut Rejects,
         inputs: &mut BTreeMap<String, (PathBuf, BTreeSet<String>)>,
     ) -> Result<()> {
         let src = &self.spec.def.sources[i];
-        progress.start(&format!("reading source {}", src.name), Unit::None, None);
+        let step = format!("reading source {}", src.name);
+        if own_step {
+            progress.start(&step, Unit::Bytes, Some(self.source_bytes[i]));
+        } else {
+            progress.rename(&step);
+        }
         let started = Instant::now();
         let mut report = BuildReport::new(self.max_errors);
-        let ing = ingest::run(self.spec, i, self.work, self.opts, self.orders, &mut report, rejects);
+        let (spec, work, opts, orders) = (self.spec, self.work, self.opts, self.orders);
+        let budget = self.source_bytes[i];
+        let ing =
+            read_counting_bytes(progress, budget, || ingest::run(spec, i, work, opts, orders, &mut report, rejects));
         self.reports[i] = Some(report);
+        if own_step {
+            progress.finish();
+        }
         let ing = ing?;
-        progress.finish();
         tracing::info!("source {}: read in {:.2} s", src.name, started.elapsed().as_secs_f64());
         record_inputs(inputs, &ing.inputs, &src.name);
         let sort_order = ing.sorted_by.iter().map(|cols| crate::sql::session::sort_exprs(cols)).collect();
@@ -539,6 +573,122 @@ impl Stager<'_> {
             )
             .await
             .map_err(|e| Error::sql(format!("source {}", ing.name), e))
+    }
+}
+
+/// The size of each source's input files, by source index, as they are before reading (a
+/// source whose files cannot be listed counts 0: reading it fails with the reason).
+fn source_bytes(spec: &PipelineSpec) -> Vec<u64> {
+    spec.def
+        .sources
+        .iter()
+        .map(|src| {
+            ingest::files::find(&spec.dir, &src.path.list(), &src.name)
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|f| std::fs::metadata(&f.path).ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .collect()
+}
+
+/// How often the bytes read are reported while a source is read.
+const READ_TICK: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Runs `read` (a source's ingest) while a second thread reports to `progress` the raw bytes
+/// read ([`ingest::files::raw_bytes_read`]), never more than `budget` (the source's input
+/// size), and then the rest of `budget`: readers that do not count their bytes (Parquet,
+/// SQLite) and files read twice still add up to the input size.
+fn read_counting_bytes<T>(progress: &dyn Progress, budget: u64, read: impl FnOnce() -> T) -> T {
+    let base = ingest::files::raw_bytes_read();
+    let sent = std::sync::atomic::AtomicU64::new(0);
+    let report = || {
+        let read = ingest::files::raw_bytes_read().saturating_sub(base).min(budget);
+        let before = sent.fetch_max(read, std::sync::atomic::Ordering::Relaxed);
+        if read > before {
+            progress.advance(read - before);
+        }
+    };
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let out = std::thread::scope(|s| {
+        let ticker = s.spawn(|| {
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                std::thread::park_timeout(READ_TICK);
+                report();
+            }
+        });
+        let out = read();
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        ticker.thread().unpark();
+        let _ = ticker.join();
+        out
+    });
+    report();
+    let rest = budget.saturating_sub(sent.load(std::sync::atomic::Ordering::Relaxed));
+    if rest > 0 {
+        progress.advance(rest);
+    }
+    out
+}
+
+/// The progress of a table whose sources stream into its SQL: the rows the SQL returns are
+/// reported as the bytes its sources have read by then (out of `budget`, their input size);
+/// a step the table starts itself (writing) is passed on as it is.
+struct BytesOnRows<'a> {
+    inner: &'a dyn Progress,
+    base: u64,
+    budget: u64,
+    sent: std::sync::atomic::AtomicU64,
+    own_step: std::sync::atomic::AtomicBool,
+}
+
+impl<'a> BytesOnRows<'a> {
+    fn new(inner: &'a dyn Progress, budget: u64) -> Self {
+        BytesOnRows {
+            inner,
+            base: ingest::files::raw_bytes_read(),
+            budget,
+            sent: Default::default(),
+            own_step: Default::default(),
+        }
+    }
+}
+
+impl BytesOnRows<'_> {
+    /// The sources are read to their end (the SQL returned its last row): the rest of the
+    /// budget, once.
+    fn read_all(&self) {
+        if !self.own_step.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            let before = self.sent.swap(self.budget, std::sync::atomic::Ordering::Relaxed);
+            if self.budget > before {
+                self.inner.advance(self.budget - before);
+            }
+        }
+    }
+}
+
+impl Progress for BytesOnRows<'_> {
+    fn start(&self, step: &str, unit: Unit, total: Option<u64>) {
+        self.read_all();
+        self.inner.start(step, unit, total);
+    }
+    fn advance(&self, n: u64) {
+        if self.own_step.load(std::sync::atomic::Ordering::Relaxed) {
+            return self.inner.advance(n);
+        }
+        let read = ingest::files::raw_bytes_read().saturating_sub(self.base).min(self.budget);
+        let before = self.sent.fetch_max(read, std::sync::atomic::Ordering::Relaxed);
+        if read > before {
+            self.inner.advance(read - before);
+        }
+    }
+    fn finish(&self) {
+        self.read_all();
+        self.inner.finish();
+    }
+    fn rename(&self, step: &str) {
+        self.inner.rename(step);
     }
 }
 
@@ -734,6 +884,104 @@ pub fn release_path(releases_dir: &Path, spec: &PipelineSpec, version: &str) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The steps a [`Recorder`] saw, each with its unit, total and the sum of its advances.
+    fn steps_of(events: &[crate::core::progress::Event]) -> Vec<(String, Unit, Option<u64>, u64)> {
+        use crate::core::progress::Event;
+        let mut out: Vec<(String, Unit, Option<u64>, u64)> = Vec::new();
+        let mut open = false;
+        for e in events {
+            match e {
+                Event::Start(step, unit, total) => {
+                    out.push((step.clone(), *unit, *total, 0));
+                    open = true;
+                }
+                Event::Advance(n) => {
+                    assert!(open, "an advance outside a step: {events:?}");
+                    out.last_mut().expect("a step").3 += n;
+                }
+                Event::Finish => open = false,
+                Event::Rename(_) => assert!(open, "a rename outside a step: {events:?}"),
+            }
+        }
+        assert!(!open, "a step never finished: {events:?}");
+        out
+    }
+
+    #[test]
+    fn progress_names_the_phases_in_order_and_the_bytes_read_add_up_to_the_inputs() {
+        use crate::core::progress::{Event, Recorder};
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("pipelines/p");
+        std::fs::create_dir_all(dir.join("raw")).unwrap();
+        // source `a` is read by two tables (staged first), `b` by one (streamed into it)
+        let mut a = String::new();
+        for i in 0..3000 {
+            a.push_str(&format!("{{\"id\": {}, \"x\": {i}.5}}\n", 3000 - i));
+        }
+        std::fs::write(dir.join("raw/a1.jsonl"), &a).unwrap();
+        std::fs::write(dir.join("raw/a2.jsonl"), "{\"id\": 0, \"x\": 1.0}\n").unwrap();
+        std::fs::write(dir.join("raw/b.jsonl"), "{\"k\": \"x\"}\n{\"k\": \"y\"}\n").unwrap();
+        std::fs::write(
+            dir.join("pipeline.toml"),
+            "name = \"p\"\n\
+             [[source]]\nname = \"a\"\npath = \"raw/a*.jsonl\"\nformat = \"jsonl\"\n\
+             [[source]]\nname = \"b\"\npath = \"raw/b.jsonl\"\nformat = \"jsonl\"\nschema = \"b.json\"\n\
+             [[table]]\nname = \"ids\"\nquery = \"SELECT id, x FROM a\"\n\
+             [[table]]\nname = \"big\"\nquery = \"SELECT id FROM a WHERE x > 10\"\n\
+             [[table]]\nname = \"ks\"\nquery = \"SELECT k FROM b\"\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("b.json"), r#"{"fields": [{"name": "k", "type": "string"}]}"#).unwrap();
+        let size = |f: &str| std::fs::metadata(dir.join("raw").join(f)).unwrap().len();
+        let spec = PipelineSpec::load(&dir).unwrap();
+        let opts = BuildOptions { releases_dir: tmp.path().join("releases"), ..BuildOptions::default() };
+        let rec = Recorder::default();
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let outcome = rt.block_on(build(&spec, &opts, &rec)).unwrap();
+        let events = rec.events();
+        let steps = steps_of(&events);
+        let names: Vec<&str> = steps.iter().map(|s| s.0.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "reading sources",
+                "running table ids's SQL",
+                "writing table ids",
+                "running table big's SQL",
+                "writing table big",
+                "reading source b into table ks",
+                "writing table ks",
+                "hashing",
+            ],
+            "{events:?}"
+        );
+        // the sources' input bytes, known before reading, and read in full
+        assert_eq!(steps[0].1, Unit::Bytes);
+        assert_eq!(steps[0].2, Some(size("a1.jsonl") + size("a2.jsonl")));
+        assert_eq!(steps[0].3, size("a1.jsonl") + size("a2.jsonl"));
+        assert!(events.contains(&Event::Rename("reading source a".into())), "{events:?}");
+        assert_eq!((steps[5].1, steps[5].2, steps[5].3), (Unit::Bytes, Some(size("b.jsonl")), size("b.jsonl")));
+        // the rows written, out of those the SQL returned
+        assert_eq!((steps[1].1, steps[1].3), (Unit::Rows, 3001));
+        assert_eq!((steps[2].1, steps[2].2, steps[2].3), (Unit::Rows, Some(3001), 3001));
+        assert_eq!((steps[6].2, steps[6].3), (Some(2), 2));
+        let rows = |t: &str| outcome.manifest.table(t).unwrap().rows;
+        assert_eq!((rows("ids"), rows("big"), rows("ks")), (3001, 2990, 2));
+
+        // verify: the bytes hashed out of the release's, then the rows read out of its rows
+        let rec = Recorder::default();
+        let rep = crate::verbs::verify::run_with_progress(&outcome.release_dir, true, &rec).unwrap();
+        assert!(rep.ok(), "{:?}", rep.problems);
+        let events = rec.events();
+        let steps = steps_of(&events);
+        let names: Vec<&str> = steps.iter().map(|s| s.0.as_str()).collect();
+        assert_eq!(names, ["hashing", "reading rows"], "{events:?}");
+        let hashed: u64 = outcome.manifest.files.iter().map(|f| f.bytes).sum();
+        assert_eq!((steps[0].1, steps[0].2, steps[0].3), (Unit::Bytes, Some(hashed), hashed));
+        assert_eq!((steps[1].1, steps[1].2, steps[1].3), (Unit::Rows, Some(3001 + 2990 + 2), 3001 + 2990 + 2));
+        assert!(events.contains(&Event::Rename("reading rows of table big".into())), "{events:?}");
+    }
 
     #[test]
     fn releases_go_beside_the_pipelines_folder() {

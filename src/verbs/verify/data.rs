@@ -5,6 +5,7 @@
 //! table's schema or key order or split, NaN stored with its sign bit set, and JSON Lines
 //! copies that are not their Parquet rows.
 
+use crate::core::progress::{Progress, Unit};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -52,7 +53,18 @@ pub const DATA_BATCH_BYTES: u64 = 32 << 20;
 /// sets foreign keys refer to.
 ///
 /// Errors: [`Error::Io`] when the temporary folder the validator needs cannot be made.
-pub fn check_data(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()> {
+///
+/// Progress: one `reading rows` step, out of the rows the manifest counts, named after the
+/// table being read.
+pub fn check_data(dir: &Path, m: &Manifest, rep: &mut VerifyReport, progress: &dyn Progress) -> Result<()> {
+    progress.start("reading rows", Unit::Rows, Some(m.tables.iter().map(|t| t.rows).sum()));
+    let checked = check_tables(dir, m, rep, progress);
+    progress.finish();
+    checked
+}
+
+/// The checks of [`check_data`].
+fn check_tables(dir: &Path, m: &Manifest, rep: &mut VerifyReport, progress: &dyn Progress) -> Result<()> {
     use crate::stages::validate::{KeySet, Validator};
     // the column sets later tables' foreign keys refer to
     let referenced = crate::core::schema::referenced_columns(m.tables.iter().map(|t| (t.name.as_str(), &t.schema)));
@@ -113,7 +125,9 @@ pub fn check_data(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Result<()
         if let Some(ci) = split_column {
             validator = validator.with_split(ci, t.splits.iter().map(|s| s.name.clone()).collect());
         }
+        progress.rename(&format!("reading rows of table {}", t.name));
         let mut scan = TableScan {
+            progress,
             table: &t.name,
             declared: &declared,
             placed,
@@ -226,6 +240,8 @@ fn key_order(schema: &crate::core::schema::TableSchema, arrow: &arrow::datatypes
 
 /// One table's rows being read by [`check_data`].
 struct TableScan<'a> {
+    /// Told of the rows read.
+    progress: &'a dyn Progress,
     table: &'a str,
     /// The columns the files must have (the schema's).
     declared: &'a arrow::datatypes::SchemaRef,
@@ -407,6 +423,7 @@ impl TableScan<'_> {
                 let batch = if self.placed { batch } else { with_place(&batch, rel, row)? };
                 row += n as u64;
                 *rep.rows_checked.get_or_insert(0) += n as u64;
+                self.progress.advance(n as u64);
                 validator.push(batch, &mut self.report, &mut self.rejects)?;
             }
             rep.problems.extend(bounds.problems(rel, g));

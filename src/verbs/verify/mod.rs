@@ -35,6 +35,7 @@ use std::path::{Path, PathBuf};
 
 use crate::core::error::{Error, Result};
 use crate::core::numbers;
+use crate::core::progress::{Progress, Silent, Unit};
 use crate::core::schema::{schema_diff, type_name};
 use crate::stages::hash;
 use crate::stages::ingest::files::lfs_pointer;
@@ -76,7 +77,15 @@ pub fn run(dir: &Path) -> Result<VerifyReport> {
 ///
 /// Errors: as [`run`]; [`Error::Io`] when the temporary folder for the row checks cannot be made.
 pub fn run_with(dir: &Path, data: bool) -> Result<VerifyReport> {
-    run_published(dir, data, &BTreeSet::new())
+    run_reporting(dir, data, &BTreeSet::new(), &Silent)
+}
+
+/// [`run_with`], reporting its progress: `hashing` (bytes hashed out of the total size the
+/// manifest gives the files), then with `data` the `reading rows` step of [`check_data`].
+///
+/// Errors: as [`run_with`].
+pub fn run_with_progress(dir: &Path, data: bool, progress: &dyn Progress) -> Result<VerifyReport> {
+    run_reporting(dir, data, &BTreeSet::new(), progress)
 }
 
 /// Verifies `dir` as [`run_with`] does, where the files `footers_only` names (paths in the
@@ -87,9 +96,19 @@ pub fn run_with(dir: &Path, data: bool) -> Result<VerifyReport> {
 ///
 /// Errors: as [`run_with`].
 pub fn run_published(dir: &Path, data: bool, footers_only: &BTreeSet<String>) -> Result<VerifyReport> {
-    let (mut rep, manifest) = run_checks(dir, footers_only)?;
+    run_reporting(dir, data, footers_only, &Silent)
+}
+
+/// [`run_published`], reporting its progress to `progress`.
+fn run_reporting(
+    dir: &Path,
+    data: bool,
+    footers_only: &BTreeSet<String>,
+    progress: &dyn Progress,
+) -> Result<VerifyReport> {
+    let (mut rep, manifest) = run_checks(dir, footers_only, progress)?;
     if data && let Some(m) = &manifest {
-        check_data(dir, m, &mut rep)?;
+        check_data(dir, m, &mut rep, progress)?;
     }
     // one problem per line, whatever the file names hold: control characters are escaped
     for p in &mut rep.problems {
@@ -99,7 +118,11 @@ pub fn run_published(dir: &Path, data: bool, footers_only: &BTreeSet<String>) ->
 }
 
 /// The checks of [`run`]; the report, and the manifest when it could be read.
-fn run_checks(dir: &Path, footers_only: &BTreeSet<String>) -> Result<(VerifyReport, Option<Manifest>)> {
+fn run_checks(
+    dir: &Path,
+    footers_only: &BTreeSet<String>,
+    progress: &dyn Progress,
+) -> Result<(VerifyReport, Option<Manifest>)> {
     if !dir.is_dir() {
         let what = if dir.exists() { "is not a folder" } else { "does not exist" };
         return Err(Error::Refused(format!("{} {what}", dir.display())));
@@ -147,7 +170,7 @@ fn run_checks(dir: &Path, footers_only: &BTreeSet<String>) -> Result<(VerifyRepo
         },
     };
     match &manifest {
-        Some(m) => check_manifest(dir, m, &mut rep, footers_only)?,
+        Some(m) => check_manifest(dir, m, &mut rep, footers_only, progress)?,
         // without the manifest, SHA256SUMS still says what each file should hold
         None => check_sums_alone(dir, &mut rep),
     }
@@ -325,7 +348,13 @@ pub fn malformed_digests(m: &Manifest) -> Vec<(usize, String)> {
         .collect()
 }
 
-fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport, footers_only: &BTreeSet<String>) -> Result<()> {
+fn check_manifest(
+    dir: &Path,
+    m: &Manifest,
+    rep: &mut VerifyReport,
+    footers_only: &BTreeSet<String>,
+    progress: &dyn Progress,
+) -> Result<()> {
     // a digest that is none: the file cannot be checked against it
     let malformed: BTreeMap<usize, String> = malformed_digests(m).into_iter().collect();
     rep.problems.extend(malformed.values().cloned());
@@ -484,7 +513,11 @@ fn check_manifest(dir: &Path, m: &Manifest, rep: &mut VerifyReport, footers_only
         to_hash.push((i, p));
     }
     // a file that cannot be read is one problem: the others are still checked
-    let digests = hash::sha256_each(&to_hash.iter().map(|(_, p)| p.clone()).collect::<Vec<_>>());
+    progress.start("hashing", Unit::Bytes, Some(to_hash.iter().map(|(i, _)| m.files[*i].bytes).sum()));
+    let digests = hash::sha256_each_counting(&to_hash.iter().map(|(_, p)| p.clone()).collect::<Vec<_>>(), &|n| {
+        progress.advance(n)
+    });
+    progress.finish();
     let mut changed: BTreeSet<String> = BTreeSet::new();
     for ((i, _), d) in to_hash.iter().zip(digests) {
         let f = &m.files[*i];
