@@ -620,6 +620,11 @@ fn build(a: BuildArgs, quiet: bool) -> Result<u8, Error> {
 /// Errors: [`Error::Refused`] when `source` is not a release folder (raw files and releases
 /// on the Hub need SQL), else as [`crate::verbs::query::list_tables`].
 fn list_tables(source: &str, format: PrintFormat) -> Result<u8, Error> {
+    if !hub::is_hub(source) && !source.contains(['*', '?', '[']) && !std::path::Path::new(source).exists() {
+        return Err(Error::Refused(format!(
+            "{source}: no such release folder or file (runpack query <SOURCE> [SQL]: the source comes first)"
+        )));
+    }
     if !std::path::Path::new(source).join("manifest.json").is_file() {
         let (what, sql) =
             if hub::is_hub(source) { ("a release on the Hub", "SHOW TABLES") } else { ("raw files", "DESCRIBE t") };

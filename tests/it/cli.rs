@@ -414,6 +414,10 @@ fn query_without_sql_lists_the_tables_and_show_tables_is_sorted() {
     let o = run(plain(&["query"]).arg(repo().join("pipelines/tinker-rl-bench/raw/experiments/results")));
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("no SQL given"), "{}", stderr(&o));
+    // SQL where the source goes
+    let o = run(&mut plain(&["query", "SELECT 1"]));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("SELECT 1: no such release folder or file"), "{}", stderr(&o));
 }
 
 /// `cmd` run under a pseudo-terminal by `script` (util-linux): what the terminal showed.
