@@ -506,58 +506,140 @@ async fn plan(
     mut warnings: Vec<String>,
 ) -> Result<PublishReport> {
     let repo = &opts.repo;
-    let prefix = opts.path_in_repo.as_str();
     let manifest = release.manifest;
     let before = match head {
-        Some(h) => own_tree(client, repo, h, prefix).await?,
+        Some(h) => own_tree(client, repo, h, &opts.path_in_repo).await?,
         None => RemoteTree::new(),
     };
-    // the release this folder holds, by its published manifest
+    let earlier = earlier_release(client, opts, manifest, head, &before, &mut warnings).await?;
+    // an earlier version of this same release, whose files this publish may replace
+    let same = earlier.as_ref().filter(|e| e.name == manifest.name);
+    let card = root_card(client, opts, release, head, &before, earlier.as_ref(), same, scratch).await?;
+    let mut files = planned_files(&opts.path_in_repo, release, card.file);
+    if head.is_some() {
+        let merged_sha1 = hash::git_blob_sha1(&card.local)?;
+        if before.get(ROOT_CARD).map(|r| r.git_sha1.as_str()) != Some(merged_sha1.as_str()) {
+            for w in client.validate_yaml(&card.text).await? {
+                warnings.push(format!("README.md: the Hub warns: {w}"));
+            }
+        }
+        classify(client, opts, &mut files).await?;
+    }
+    for f in files.iter_mut().filter(|f| !f.lfs) {
+        f.git_sha1 = Some(hash::git_blob_sha1(&f.local)?);
+    }
+    mark_unchanged(&mut files, &before);
+    let (deletions, kept) = removals(opts, same, &files, &before);
+    let commit_message =
+        opts.commit_message.clone().unwrap_or_else(|| format!("Publish {} {}", manifest.name, manifest.version));
+    Ok(PublishReport {
+        repo: repo.clone(),
+        revision: opts.revision.clone(),
+        path_in_repo: opts.path_in_repo.clone(),
+        release: format!("{} {}", manifest.name, manifest.version),
+        head: head.map(str::to_string),
+        files,
+        deletions,
+        kept,
+        card: card.note,
+        commit_message,
+        outcome: PublishOutcome::DryRun,
+        tag: None,
+        warnings,
+        uploaded_objects: 0,
+        uploaded_bytes: 0,
+        reused_objects: 0,
+    })
+}
+
+/// The card at the repo root.
+const ROOT_CARD: &str = "README.md";
+
+/// The release the folder holds at `head`, by its published manifest (`None`: none, or one
+/// that cannot be read, with a warning). Refuses an older version of the same release over a
+/// newer one unless `allow_older_version`; warns when the folder holds another release.
+async fn earlier_release(
+    client: &HubClient,
+    opts: &PublishOptions,
+    manifest: &Manifest,
+    head: Option<&str>,
+    before: &RemoteTree,
+    warnings: &mut Vec<String>,
+) -> Result<Option<Manifest>> {
+    let (repo, prefix) = (&opts.repo, opts.path_in_repo.as_str());
     let mpath = join_repo_path(prefix, "manifest.json");
     let earlier = match (head, before.contains_key(&mpath)) {
         (Some(h), true) => remote_manifest(client, repo, h, &mpath).await?,
         _ => None,
     };
     let earlier = match earlier {
-        Some(Ok(m)) => Some(m),
+        Some(Ok(m)) => m,
         Some(Err(why)) => {
             warnings.push(format!(
                 "`{mpath}` on the Hub is {why}: no file of the folder is taken for an earlier version of this release, \
                  so none is deleted"
             ));
-            None
+            return Ok(None);
         }
-        None => None,
+        None => return Ok(None),
     };
-    let same = earlier.as_ref().filter(|e| e.name == manifest.name);
-    if let Some(e) = same
-        && version_order(&e.version, &manifest.version) == Some(std::cmp::Ordering::Greater)
+    if earlier.name != manifest.name {
+        warnings.push(format!(
+            "`{mpath}` is release {} {}'s: this release's manifest.json and SHA256SUMS take its place, and its other \
+             files are kept; publish each release into its own folder (--path-in-repo) to keep both verifiable",
+            earlier.name, earlier.version
+        ));
+    } else if version_order(&earlier.version, &manifest.version) == Some(std::cmp::Ordering::Greater)
         && !opts.allow_older_version
     {
         return Err(Error::Refused(format!(
             "{repo}{}: holds version {} of {}, newer than {}: nothing was sent; pass --allow-older-version to \
              publish the older version over it",
             if prefix.is_empty() { String::new() } else { format!(" (folder {prefix})") },
-            e.version,
+            earlier.version,
             manifest.name,
             manifest.version
         )));
     }
-    if let Some(e) = earlier.as_ref().filter(|e| e.name != manifest.name) {
-        warnings.push(format!(
-            "`{mpath}` is release {} {}'s: this release's manifest.json and SHA256SUMS take its place, and its other \
-             files are kept; publish each release into its own folder (--path-in-repo) to keep both verifiable",
-            e.name, e.version
-        ));
-    }
-    // the root card: the one the branch holds, merged with the release's
-    let card_path = "README.md";
-    let remote_card = match (head, before.get(card_path)) {
-        (Some(h), Some(_)) => Some(client.read_small(repo, h, card_path, SMALL_FILE_MAX).await?),
+    Ok(Some(earlier))
+}
+
+/// The root card a publish writes: the release's card merged into the one the branch holds.
+struct RootCard {
+    /// The merged card's text.
+    text: String,
+    /// The file it was written to, in the scratch folder.
+    local: PathBuf,
+    /// The planned file that sends it.
+    file: PlannedFile,
+    /// How it was merged, when the branch held a card that differs from the release's.
+    note: Option<String>,
+}
+
+/// Merges the release's card into the root card the branch holds at `head` (see
+/// [`crate::stages::card::merge`]) and writes the result into `scratch`.
+///
+/// `earlier` is the release the folder holds and `same` that release when it is an earlier
+/// version of this one (its configs are replaced). Errors: [`Error::Refused`] for a root card
+/// that is not UTF-8 or whose front matter cannot be merged into (nothing is sent).
+#[allow(clippy::too_many_arguments)] // each argument is one input of the merge, none derived from another
+async fn root_card(
+    client: &HubClient,
+    opts: &PublishOptions,
+    release: &Release<'_>,
+    head: Option<&str>,
+    before: &RemoteTree,
+    earlier: Option<&Manifest>,
+    same: Option<&Manifest>,
+    scratch: &Path,
+) -> Result<RootCard> {
+    let (repo, prefix) = (&opts.repo, opts.path_in_repo.as_str());
+    let remote_card = match (head, before.get(ROOT_CARD)) {
+        (Some(h), Some(_)) => Some(client.read_small(repo, h, ROOT_CARD, SMALL_FILE_MAX).await?),
         _ => None,
     };
     let root_release = if prefix.is_empty() {
-        earlier.clone()
+        earlier.cloned()
     } else if remote_card.is_some() {
         match remote_manifest(client, repo, head.expect("a card was read"), "manifest.json").await? {
             Some(Ok(m)) => Some(m),
@@ -574,11 +656,9 @@ async fn plan(
     };
     // the card's body is an earlier root release's whole card when its bytes are that card's
     let remote_owner = match (&root_release, &remote_card) {
-        (Some(r), Some(bytes)) => r
-            .files
-            .iter()
-            .any(|f| f.path == "README.md" && f.sha256 == hash::sha256_bytes(bytes))
-            .then(|| r.name.clone()),
+        (Some(r), Some(bytes)) => {
+            r.files.iter().any(|f| f.path == ROOT_CARD && f.sha256 == hash::sha256_bytes(bytes)).then(|| r.name.clone())
+        }
         _ => None,
     };
     let replaces: BTreeSet<String> = same
@@ -586,7 +666,7 @@ async fn plan(
         .unwrap_or_default();
     let contribution = crate::stages::card::merge::Contribution {
         card: release.card,
-        release: &manifest.name,
+        release: &release.manifest.name,
         folder: prefix,
         replaces,
     };
@@ -607,9 +687,9 @@ async fn plan(
             },
         )?
     };
-    let card_note = remote_text.as_deref().filter(|_| merged != release.card).map(|remote| {
+    let note = remote_text.as_deref().filter(|_| merged != release.card).map(|remote| {
         let names = |t: &str| {
-            crate::stages::card::merge::Card::parse(t, "README.md").map(|c| c.config_names()).unwrap_or_default()
+            crate::stages::card::merge::Card::parse(t, ROOT_CARD).map(|c| c.config_names()).unwrap_or_default()
         };
         let ours: BTreeSet<String> = names(&merged).into_iter().collect();
         let mine =
@@ -622,9 +702,26 @@ async fn plan(
             if kept.is_empty() { "no other config kept".to_string() } else { format!("kept {}", kept.join(", ")) }
         )
     });
-    let merged_path = scratch.join(format!("README-{}.md", hash::sha256_bytes(merged.as_bytes())));
-    std::fs::write(&merged_path, &merged).map_err(|e| Error::io(&merged_path, e))?;
-    let merged_bytes = merged.len() as u64;
+    let sha256 = hash::sha256_bytes(merged.as_bytes());
+    let local = scratch.join(format!("README-{sha256}.md"));
+    std::fs::write(&local, &merged).map_err(|e| Error::io(&local, e))?;
+    let file = PlannedFile {
+        path: ROOT_CARD.into(),
+        local: local.clone(),
+        bytes: merged.len() as u64,
+        sha256,
+        lfs: false,
+        upload: true,
+        root_card: true,
+        git_sha1: None,
+    };
+    Ok(RootCard { text: merged, local, file, note })
+}
+
+/// The release's files under `prefix`, in path order, with the merged root card in place of
+/// the release's own card (or beside them, for a release in a folder). Every file is to be
+/// sent until [`mark_unchanged`] says otherwise.
+fn planned_files(prefix: &str, release: &Release<'_>, root_card: PlannedFile) -> Vec<PlannedFile> {
     let mut files: Vec<PlannedFile> = release
         .locals
         .iter()
@@ -640,34 +737,18 @@ async fn plan(
             git_sha1: None,
         })
         .collect();
-    let root_card = PlannedFile {
-        path: card_path.into(),
-        local: merged_path.clone(),
-        bytes: merged_bytes,
-        sha256: hash::sha256_bytes(merged.as_bytes()),
-        lfs: false,
-        upload: true,
-        root_card: true,
-        git_sha1: None,
-    };
-    match files.iter_mut().find(|f| f.path == card_path) {
+    match files.iter_mut().find(|f| f.path == ROOT_CARD) {
         Some(f) => *f = root_card,
         None => files.push(root_card),
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
-    if head.is_some() {
-        if before.get(card_path).map(|r| r.git_sha1.as_str()) != Some(hash::git_blob_sha1(&merged_path)?.as_str()) {
-            for w in client.validate_yaml(&merged).await? {
-                warnings.push(format!("README.md: the Hub warns: {w}"));
-            }
-        }
-        classify(client, opts, &mut files).await?;
-    }
-    for f in files.iter_mut().filter(|f| !f.lfs) {
-        f.git_sha1 = Some(hash::git_blob_sha1(&f.local)?);
-    }
-    // unchanged files
-    for f in &mut files {
+    files
+}
+
+/// Marks the files the branch already holds with the same content as not to be sent: LFS
+/// files by sha256 and size, regular files by git blob sha1.
+fn mark_unchanged(files: &mut [PlannedFile], before: &RemoteTree) {
+    for f in files {
         if let Some(r) = before.get(&f.path) {
             let same = match (&r.lfs_sha256, f.lfs) {
                 (Some(oid), true) => *oid == f.sha256 && r.size == f.bytes,
@@ -677,8 +758,19 @@ async fn plan(
             f.upload = !same;
         }
     }
+}
+
+/// The paths of the folder that the release does not write, split into those the commit
+/// deletes (files the earlier version `same` published, or every one with
+/// `delete_unlisted`) and those it keeps.
+fn removals(
+    opts: &PublishOptions,
+    same: Option<&Manifest>,
+    files: &[PlannedFile],
+    before: &RemoteTree,
+) -> (Vec<String>, Vec<String>) {
+    let prefix = opts.path_in_repo.as_str();
     let wanted: BTreeSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
-    // what an earlier version of the release published here
     let owned: BTreeSet<String> = same
         .map(|e| {
             e.files
@@ -700,26 +792,7 @@ async fn plan(
             kept.push(p.clone());
         }
     }
-    let commit_message =
-        opts.commit_message.clone().unwrap_or_else(|| format!("Publish {} {}", manifest.name, manifest.version));
-    Ok(PublishReport {
-        repo: repo.clone(),
-        revision: opts.revision.clone(),
-        path_in_repo: prefix.to_string(),
-        release: format!("{} {}", manifest.name, manifest.version),
-        head: head.map(str::to_string),
-        files,
-        deletions,
-        kept,
-        card: card_note,
-        commit_message,
-        outcome: PublishOutcome::DryRun,
-        tag: None,
-        warnings,
-        uploaded_objects: 0,
-        uploaded_bytes: 0,
-        reused_objects: 0,
-    })
+    (deletions, kept)
 }
 
 /// The web URL of pull request `num`.
