@@ -281,27 +281,7 @@ pub async fn run(client: &HubClient, opts: &PublishOptions, progress: &dyn Progr
     if let TagMode::Named(t) = &opts.tag {
         super::revision_name(t, "--tag")?;
     }
-    let (manifest, locals, warnings) = preflight(opts)?;
-    // hash and compare with the manifest
-    let total: u64 = locals.iter().map(|f| f.bytes).sum();
-    progress.start("hashing", Unit::Bytes, Some(total));
-    let digests = hash::sha256_files(&locals.iter().map(|f| f.path.clone()).collect::<Vec<_>>());
-    progress.advance(total);
-    progress.finish();
-    let digests = digests?;
-    for (f, d) in locals.iter().zip(&digests) {
-        if let Some(m) = manifest.files.iter().find(|m| m.path == f.rel)
-            && (m.sha256 != d.sha256 || m.bytes != d.bytes)
-        {
-            return Err(Error::Refused(format!(
-                "{}: does not match the manifest (sha256 {} expected, {} found); the release is damaged: run `runpack verify {}`",
-                f.rel,
-                m.sha256,
-                d.sha256,
-                opts.release_dir.display()
-            )));
-        }
-    }
+    let (manifest, locals, digests, warnings) = hashed_release(opts, progress)?;
     let repo = &opts.repo;
     let prefix = opts.path_in_repo.clone();
     if !opts.dry_run && !client.has_token() {
@@ -312,34 +292,7 @@ pub async fn run(client: &HubClient, opts: &PublishOptions, progress: &dyn Progr
     if opts.create && !opts.dry_run {
         client.create_repo(repo, opts.private).await?;
     }
-    let head = match client.revision(repo, &opts.revision).await {
-        Ok(h) => Some(h),
-        // the Hub answers 401 both for a repo it will not show and for a token it refuses:
-        // only the first says which repo or branch is missing
-        Err(Error::HubStatus { status: 401, message, request_id, error_code, .. })
-            if client.has_token() && !matches!(error_code.as_deref(), Some("RepoNotFound" | "RevisionNotFound")) =>
-        {
-            return Err(Error::Refused(format!(
-                "the Hub refused the token (HTTP 401: {message}{}); check HF_TOKEN, --token-file or the token file under HF_HOME",
-                request_id.map(|r| format!(", request id {r}")).unwrap_or_default()
-            )));
-        }
-        // a repo --create would make: planned as empty (a missing branch stops the real run)
-        Err(Error::HubStatus { status: 404 | 401, error_code, .. })
-            if opts.dry_run && opts.create && error_code.as_deref() != Some("RevisionNotFound") =>
-        {
-            None
-        }
-        Err(Error::HubStatus { status: 404 | 401, error_code, .. }) => {
-            let what = if error_code.as_deref() == Some("RevisionNotFound") {
-                format!("branch `{}` does not exist in {repo}", opts.revision)
-            } else {
-                format!("dataset repo {repo} not found (or not visible with this token); pass --create to create it")
-            };
-            return Err(Error::Refused(what));
-        }
-        Err(e) => return Err(e),
-    };
+    let head = branch_head(client, opts).await?;
     let card_text = std::fs::read_to_string(opts.release_dir.join("README.md"))
         .map_err(|e| Error::io(opts.release_dir.join("README.md"), e))?;
     let scratch = tempfile::tempdir().map_err(|e| Error::io(std::env::temp_dir(), e))?;
@@ -382,32 +335,7 @@ pub async fn run(client: &HubClient, opts: &PublishOptions, progress: &dyn Progr
     }
     upload_objects(client, opts, &mut report, progress).await?;
     let mut state = CommitState { attempts: 0, notes: Vec::new(), parent: head, waits: commit_waits(client) };
-    let answer = loop {
-        let ops = operations(&report)?;
-        match commit(client, opts, &report, &ops, &mut state).await? {
-            Step::Done(answer) => break answer,
-            Step::Replan(now) => {
-                // the branch moved: what it holds now is merged again (card, deletions, kept files)
-                let sent: BTreeSet<String> =
-                    report.files.iter().filter(|f| f.upload && f.lfs).map(|f| f.sha256.clone()).collect();
-                let mut warnings = std::mem::take(&mut report.warnings);
-                let (uploaded, bytes, reused) = (report.uploaded_objects, report.uploaded_bytes, report.reused_objects);
-                let mut next = plan(client, opts, &release, Some(&now), scratch.path(), Vec::new()).await?;
-                for w in std::mem::take(&mut next.warnings) {
-                    if !warnings.contains(&w) {
-                        warnings.push(w);
-                    }
-                }
-                next.warnings = warnings;
-                (next.uploaded_objects, next.uploaded_bytes, next.reused_objects) = (uploaded, bytes, reused);
-                if next.files.iter().any(|f| f.upload && f.lfs && !sent.contains(&f.sha256)) {
-                    upload_objects(client, opts, &mut next, progress).await?;
-                }
-                report = next;
-                state.parent = now;
-            }
-        }
-    };
+    let answer = commit_release(client, opts, &release, scratch.path(), &mut report, &mut state, progress).await?;
     let note = (!state.notes.is_empty()).then(|| state.notes.join("; "));
     // the new commit must hold exactly the release
     let after = own_tree(client, repo, &answer.commit_oid, &prefix).await?;
@@ -432,6 +360,112 @@ pub async fn run(client: &HubClient, opts: &PublishOptions, progress: &dyn Progr
         note,
     };
     Ok(report)
+}
+
+/// The local release checked before anything is sent ([`preflight`]), and every file hashed
+/// and compared with the manifest. Errors: [`Error::Refused`] for a file that differs from
+/// the manifest (the release is damaged).
+fn hashed_release(
+    opts: &PublishOptions,
+    progress: &dyn Progress,
+) -> Result<(Manifest, Vec<LocalFile>, Vec<hash::FileDigest>, Vec<String>)> {
+    let (manifest, locals, warnings) = preflight(opts)?;
+    // hash and compare with the manifest
+    let total: u64 = locals.iter().map(|f| f.bytes).sum();
+    progress.start("hashing", Unit::Bytes, Some(total));
+    let digests = hash::sha256_files(&locals.iter().map(|f| f.path.clone()).collect::<Vec<_>>());
+    progress.advance(total);
+    progress.finish();
+    let digests = digests?;
+    for (f, d) in locals.iter().zip(&digests) {
+        if let Some(m) = manifest.files.iter().find(|m| m.path == f.rel)
+            && (m.sha256 != d.sha256 || m.bytes != d.bytes)
+        {
+            return Err(Error::Refused(format!(
+                "{}: does not match the manifest (sha256 {} expected, {} found); the release is damaged: run `runpack verify {}`",
+                f.rel,
+                m.sha256,
+                d.sha256,
+                opts.release_dir.display()
+            )));
+        }
+    }
+    Ok((manifest, locals, digests, warnings))
+}
+
+/// The commit the branch `opts.revision` points at; `None` when a dry run with `--create`
+/// plans against a repo that does not exist yet. Errors: [`Error::Refused`] for a token the
+/// Hub refuses, a missing repo (without `--create`) or branch.
+async fn branch_head(client: &HubClient, opts: &PublishOptions) -> Result<Option<String>> {
+    let repo = &opts.repo;
+    Ok(match client.revision(repo, &opts.revision).await {
+        Ok(h) => Some(h),
+        // the Hub answers 401 both for a repo it will not show and for a token it refuses:
+        // only the first says which repo or branch is missing
+        Err(Error::HubStatus { status: 401, message, request_id, error_code, .. })
+            if client.has_token() && !matches!(error_code.as_deref(), Some("RepoNotFound" | "RevisionNotFound")) =>
+        {
+            return Err(Error::Refused(format!(
+                "the Hub refused the token (HTTP 401: {message}{}); check HF_TOKEN, --token-file or the token file under HF_HOME",
+                request_id.map(|r| format!(", request id {r}")).unwrap_or_default()
+            )));
+        }
+        // a repo --create would make: planned as empty (a missing branch stops the real run)
+        Err(Error::HubStatus { status: 404 | 401, error_code, .. })
+            if opts.dry_run && opts.create && error_code.as_deref() != Some("RevisionNotFound") =>
+        {
+            None
+        }
+        Err(Error::HubStatus { status: 404 | 401, error_code, .. }) => {
+            let what = if error_code.as_deref() == Some("RevisionNotFound") {
+                format!("branch `{}` does not exist in {repo}", opts.revision)
+            } else {
+                format!("dataset repo {repo} not found (or not visible with this token); pass --create to create it")
+            };
+            return Err(Error::Refused(what));
+        }
+        Err(e) => return Err(e),
+    })
+}
+
+/// Commits the planned release, again and again while the branch moves under it (each time
+/// re-planned against the new head: the card merged again, new LFS objects sent), within the
+/// attempts `state` allows. Returns the Hub's answer to the commit that landed.
+async fn commit_release(
+    client: &HubClient,
+    opts: &PublishOptions,
+    release: &Release<'_>,
+    scratch: &Path,
+    report: &mut PublishReport,
+    state: &mut CommitState,
+    progress: &dyn Progress,
+) -> Result<super::client::CommitAnswer> {
+    loop {
+        let ops = operations(report)?;
+        match commit(client, opts, report, &ops, state).await? {
+            Step::Done(answer) => return Ok(answer),
+            Step::Replan(now) => {
+                // the branch moved: what it holds now is merged again (card, deletions, kept files)
+                let sent: BTreeSet<String> =
+                    report.files.iter().filter(|f| f.upload && f.lfs).map(|f| f.sha256.clone()).collect();
+                let mut warnings = std::mem::take(&mut report.warnings);
+                let (uploaded, bytes, reused) = (report.uploaded_objects, report.uploaded_bytes, report.reused_objects);
+                let mut next = plan(client, opts, release, Some(&now), scratch, Vec::new()).await?;
+                for w in std::mem::take(&mut next.warnings) {
+                    if !warnings.contains(&w) {
+                        warnings.push(w);
+                    }
+                }
+                next.warnings = warnings;
+                (next.uploaded_objects, next.uploaded_bytes, next.reused_objects) = (uploaded, bytes, reused);
+                if next.files.iter().any(|f| f.upload && f.lfs && !sent.contains(&f.sha256)) {
+                    upload_objects(client, opts, &mut next, progress).await?;
+                }
+                *report = next;
+                state.parent = now;
+            }
+        }
+    }
 }
 
 /// The local release, hashed.
