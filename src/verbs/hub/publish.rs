@@ -1433,57 +1433,8 @@ async fn commit(
                 tracing::warn!("{what}: {note}");
                 state.notes.push(note);
             }
-        } else {
-            let after = own_tree(client, repo, &now, prefix).await?;
-            if differences(report, &after).is_empty() {
-                let note = match &retry {
-                    Retry::Unknown(why) => format!(
-                        "the commit's answer was lost ({why}), but the branch head {} holds the release exactly: \
-                         the commit landed, not sent again",
-                        short(&now)
-                    ),
-                    Retry::Conflict => format!("the branch moved to {} and already holds the release", short(&now)),
-                };
-                tracing::warn!("{what}: {note}");
-                state.notes.push(note);
-                let answer = super::client::CommitAnswer { commit_oid: now, commit_url: None, pull_request_url: None };
-                return Ok(Step::Done(answer));
-            }
-            let mut changed = own_paths_changed(report, &before, &after);
-            // another release's manifest (and sums) in this folder is no change to this release
-            if !changed.is_empty() && changed.iter().all(|p| shared_file(prefix, p)) {
-                let mpath = join_repo_path(prefix, "manifest.json");
-                if let Some(Ok(m)) = remote_manifest(client, repo, &now, &mpath).await?
-                    && !report.release.starts_with(&format!("{} ", m.name))
-                {
-                    changed.clear();
-                }
-            }
-            if !changed.is_empty() {
-                let list = changed.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ");
-                return Err(Error::Refused(match &retry {
-                    Retry::Conflict => format!(
-                        "{what}: HTTP 412: remote changed {list} since {} (the branch is now at {}); nothing was committed; re-run publish",
-                        short(&parent),
-                        short(&now)
-                    ),
-                    Retry::Unknown(why) => format!(
-                        "{what}: {why}; the branch moved from {} to {} and differs from the release: {}; \
-                         not committed again: re-run publish to complete it",
-                        short(&parent),
-                        short(&now),
-                        differences(report, &after).join(", ")
-                    ),
-                }));
-            }
-            let note = format!(
-                "the branch moved from {} to {} without touching this release's data: merged the card again and sent \
-                 the commit on top of it",
-                short(&parent),
-                short(&now)
-            );
-            tracing::warn!("{what}: {}; {note}", failure.describe());
-            state.notes.push(note);
+        } else if let Some(step) = branch_moved(client, opts, report, &before, &retry, &failure, state, &now).await? {
+            return Ok(step);
         }
         if attempts >= opts.max_commit_attempts {
             return Err(match retry {
@@ -1499,6 +1450,79 @@ async fn commit(
             return Ok(Step::Replan(now));
         }
     }
+}
+
+/// What a failed commit (`retry`: refused with 412, or its answer lost) means once the branch
+/// has moved to `now`: the commit landed (the branch holds the release exactly: `Done`), or
+/// someone else changed the release's own files (refused, naming them), or the move touched
+/// nothing of this release (`None`: noted, and the caller commits again on top of it).
+#[allow(clippy::too_many_arguments)] // the failed attempt's whole context, none derived from another
+async fn branch_moved(
+    client: &HubClient,
+    opts: &PublishOptions,
+    report: &PublishReport,
+    before: &RemoteTree,
+    retry: &Retry,
+    failure: &Failure,
+    state: &mut CommitState,
+    now: &str,
+) -> Result<Option<Step>> {
+    let repo = &opts.repo;
+    let prefix = &opts.path_in_repo;
+    let what = format!("commit to {repo}@{}", opts.revision);
+    let parent = state.parent.clone();
+    let after = own_tree(client, repo, now, prefix).await?;
+    if differences(report, &after).is_empty() {
+        let note = match retry {
+            Retry::Unknown(why) => format!(
+                "the commit's answer was lost ({why}), but the branch head {} holds the release exactly: \
+                 the commit landed, not sent again",
+                short(now)
+            ),
+            Retry::Conflict => format!("the branch moved to {} and already holds the release", short(now)),
+        };
+        tracing::warn!("{what}: {note}");
+        state.notes.push(note);
+        let answer =
+            super::client::CommitAnswer { commit_oid: now.to_string(), commit_url: None, pull_request_url: None };
+        return Ok(Some(Step::Done(answer)));
+    }
+    let mut changed = own_paths_changed(report, before, &after);
+    // another release's manifest (and sums) in this folder is no change to this release
+    if !changed.is_empty() && changed.iter().all(|p| shared_file(prefix, p)) {
+        let mpath = join_repo_path(prefix, "manifest.json");
+        if let Some(Ok(m)) = remote_manifest(client, repo, now, &mpath).await?
+            && !report.release.starts_with(&format!("{} ", m.name))
+        {
+            changed.clear();
+        }
+    }
+    if !changed.is_empty() {
+        let list = changed.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ");
+        return Err(Error::Refused(match retry {
+            Retry::Conflict => format!(
+                "{what}: HTTP 412: remote changed {list} since {} (the branch is now at {}); nothing was committed; re-run publish",
+                short(&parent),
+                short(now)
+            ),
+            Retry::Unknown(why) => format!(
+                "{what}: {why}; the branch moved from {} to {} and differs from the release: {}; \
+                 not committed again: re-run publish to complete it",
+                short(&parent),
+                short(now),
+                differences(report, &after).join(", ")
+            ),
+        }));
+    }
+    let note = format!(
+        "the branch moved from {} to {} without touching this release's data: merged the card again and sent \
+         the commit on top of it",
+        short(&parent),
+        short(now)
+    );
+    tracing::warn!("{what}: {}; {note}", failure.describe());
+    state.notes.push(note);
+    Ok(None)
 }
 
 /// Tags `commit`; an existing tag is left where it is (a warning when that is elsewhere).
