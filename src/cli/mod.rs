@@ -378,8 +378,8 @@ impl Cli {
 
 /// Prints an error on stderr and returns its exit code. `build`: the command was a build,
 /// whose violations leave nothing written (said, as a build that fails keeps no part of a
-/// release).
-pub fn report(err: &Error, build: bool) -> u8 {
+/// release). `verbose` (`-v`): the causes behind the error follow, one per line.
+pub fn report(err: &Error, build: bool, verbose: bool) -> u8 {
     // no token reaches the terminal, whatever a server put in its answer
     let text = crate::verbs::hub::redact(&err.to_string());
     match err {
@@ -387,11 +387,31 @@ pub fn report(err: &Error, build: bool) -> u8 {
         Error::Invalid { .. } => say!("{text}"),
         _ => say!("error: {text}"),
     }
+    if verbose {
+        for cause in causes(err, &text) {
+            say!("  caused by: {cause}");
+        }
+    }
     // a panic on another thread that came back as this error is said too
     if let Some(p) = crate::core::error::take_panic() {
         say!("note: an internal error came first: {p}");
     }
     err.exit_code()
+}
+
+/// The causes behind `err` (its `source()` chain), each redacted, leaving out those whose
+/// text the message `said` already holds.
+fn causes(err: &Error, said: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut next = std::error::Error::source(err);
+    while let Some(cause) = next {
+        let text = crate::verbs::hub::redact(&cause.to_string());
+        if !said.contains(text.as_str()) && !out.iter().any(|o| o.contains(text.as_str())) {
+            out.push(text);
+        }
+        next = cause.source();
+    }
+    out
 }
 
 /// Stack of each of the async runtime's threads, in bytes: DataFusion evaluates an

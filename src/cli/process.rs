@@ -31,9 +31,10 @@ pub fn main() -> ExitCode {
     let cli = super::Cli::parse();
     super::init_tracing(cli.verbose, cli.quiet);
     let build = cli.is_build();
+    let verbose = cli.verbose > 0 && !cli.quiet;
     let worker = std::thread::Builder::new().stack_size(STACK_BYTES).spawn(move || match super::run(cli) {
         Ok(code) => code,
-        Err(err) => super::report(&err, build),
+        Err(err) => super::report(&err, build, verbose),
     });
     match worker.map(|w| w.join()) {
         Ok(Ok(code)) => ExitCode::from(code),

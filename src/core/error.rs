@@ -56,12 +56,13 @@ pub enum Error {
     },
 
     /// Arrow or Parquet failed on data runpack produced or read.
-    #[error("{context}: {message}")]
+    #[error("{context}: {source}")]
     Format {
         /// The file or table concerned.
         context: String,
-        /// The library's message.
-        message: String,
+        /// The library's error, with its own causes (or runpack's message, as an error).
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
 
     /// A library runpack calls panicked while runpack was doing `context` (the Parquet reader
@@ -172,10 +173,23 @@ impl Error {
         Error::sql(context, source)
     }
 
-    /// Builds an [`Error::Format`] error.
-    pub fn format(context: impl Into<String>, message: impl std::fmt::Display) -> Self {
-        Error::Format { context: context.into(), message: message.to_string() }
+    /// Builds an [`Error::Format`] error from a library's error (kept as the cause, so that
+    /// `-v` can show the causes behind it) or from a message (`String`, `&str`).
+    pub fn format(context: impl Into<String>, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        Error::Format { context: context.into(), source: source.into() }
     }
+}
+
+/// A message saying what a library's error means for runpack's work, with that error kept as
+/// its cause (shown by `-v`).
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct Explained {
+    /// What went wrong, in runpack's words.
+    pub message: String,
+    /// The error behind it.
+    #[source]
+    pub cause: Box<dyn std::error::Error + Send + Sync>,
 }
 
 /// The panics the process's hook saw, newest last, each as `message (at file:line)`.

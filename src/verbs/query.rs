@@ -12,7 +12,7 @@ use arrow::datatypes::{DataType, SchemaRef};
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
 
-use crate::core::error::{Error, Result};
+use crate::core::error::{Error, Explained, Result};
 use crate::sql::session::{reads_table, register_parquet, session, string_views};
 use crate::stages::release::Manifest;
 
@@ -321,10 +321,13 @@ pub fn name_broken_file(e: Error, files: &[(String, PathBuf)], hint: &str) -> Er
     } else {
         match files.iter().find_map(|(name, path)| parquet_rows(path).err().map(|why| (name, why))) {
             Some((name, why)) => format!("{name} is not a readable Parquet file: {why}"),
-            None => return Error::Format { context, message: format!("{}{hint}", error_text(&e)) },
+            None => {
+                let message = format!("{}{hint}", error_text(&e));
+                return Error::format(context, Explained { message, cause: Box::new(e) });
+            }
         }
     };
-    Error::Format { context, message: format!("{message}{hint}") }
+    Error::format(context, Explained { message: format!("{message}{hint}"), cause: Box::new(e) })
 }
 
 /// `e`'s message without its context (which the caller keeps).

@@ -187,6 +187,30 @@ fn a_query_that_meets_a_broken_data_file_names_it() {
 }
 
 #[test]
+fn verbose_errors_show_the_causes_behind_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), tmp.path());
+    // a page in the middle overwritten: the footer reads, the data does not decode
+    let path = tmp.path().join("data/checkpoints.parquet");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid..mid + 200].fill(0xff);
+    std::fs::write(&path, bytes).unwrap();
+    let sql = "SELECT * FROM checkpoints";
+    let o = run(bin().arg("query").arg(tmp.path()).arg(sql));
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    let said = stderr(&o);
+    assert!(said.contains("data/checkpoints.parquet (table checkpoints) is not a readable Parquet file"), "{said}");
+    assert!(!said.contains("caused by"), "{said}");
+    let o = run(bin().args(["query", "-v"]).arg(tmp.path()).arg(sql));
+    let err = stderr(&o);
+    // the same message, then the error it explains, as DataFusion said it
+    assert!(err.contains("error: query: data/checkpoints.parquet (table checkpoints) is not a readable"), "{err}");
+    let cause = err.lines().find(|l| l.starts_with("  caused by: ")).unwrap_or_else(|| panic!("{err}"));
+    assert!(cause.starts_with("  caused by: query: Arrow error: "), "{err}");
+}
+
+#[test]
 fn query_with_a_schema_refuses_parquet_files_whose_columns_differ() {
     let tmp = tempfile::tempdir().unwrap();
     let file = example_release().join("data/checkpoints.parquet");

@@ -281,27 +281,7 @@ pub async fn run(client: &HubClient, opts: &PublishOptions, progress: &dyn Progr
     if let TagMode::Named(t) = &opts.tag {
         super::revision_name(t, "--tag")?;
     }
-    let (manifest, locals, warnings) = preflight(opts)?;
-    // hash and compare with the manifest
-    let total: u64 = locals.iter().map(|f| f.bytes).sum();
-    progress.start("hashing", Unit::Bytes, Some(total));
-    let digests = hash::sha256_files(&locals.iter().map(|f| f.path.clone()).collect::<Vec<_>>());
-    progress.advance(total);
-    progress.finish();
-    let digests = digests?;
-    for (f, d) in locals.iter().zip(&digests) {
-        if let Some(m) = manifest.files.iter().find(|m| m.path == f.rel)
-            && (m.sha256 != d.sha256 || m.bytes != d.bytes)
-        {
-            return Err(Error::Refused(format!(
-                "{}: does not match the manifest (sha256 {} expected, {} found); the release is damaged: run `runpack verify {}`",
-                f.rel,
-                m.sha256,
-                d.sha256,
-                opts.release_dir.display()
-            )));
-        }
-    }
+    let (manifest, locals, digests, warnings) = hashed_release(opts, progress)?;
     let repo = &opts.repo;
     let prefix = opts.path_in_repo.clone();
     if !opts.dry_run && !client.has_token() {
@@ -312,34 +292,7 @@ pub async fn run(client: &HubClient, opts: &PublishOptions, progress: &dyn Progr
     if opts.create && !opts.dry_run {
         client.create_repo(repo, opts.private).await?;
     }
-    let head = match client.revision(repo, &opts.revision).await {
-        Ok(h) => Some(h),
-        // the Hub answers 401 both for a repo it will not show and for a token it refuses:
-        // only the first says which repo or branch is missing
-        Err(Error::HubStatus { status: 401, message, request_id, error_code, .. })
-            if client.has_token() && !matches!(error_code.as_deref(), Some("RepoNotFound" | "RevisionNotFound")) =>
-        {
-            return Err(Error::Refused(format!(
-                "the Hub refused the token (HTTP 401: {message}{}); check HF_TOKEN, --token-file or the token file under HF_HOME",
-                request_id.map(|r| format!(", request id {r}")).unwrap_or_default()
-            )));
-        }
-        // a repo --create would make: planned as empty (a missing branch stops the real run)
-        Err(Error::HubStatus { status: 404 | 401, error_code, .. })
-            if opts.dry_run && opts.create && error_code.as_deref() != Some("RevisionNotFound") =>
-        {
-            None
-        }
-        Err(Error::HubStatus { status: 404 | 401, error_code, .. }) => {
-            let what = if error_code.as_deref() == Some("RevisionNotFound") {
-                format!("branch `{}` does not exist in {repo}", opts.revision)
-            } else {
-                format!("dataset repo {repo} not found (or not visible with this token); pass --create to create it")
-            };
-            return Err(Error::Refused(what));
-        }
-        Err(e) => return Err(e),
-    };
+    let head = branch_head(client, opts).await?;
     let card_text = std::fs::read_to_string(opts.release_dir.join("README.md"))
         .map_err(|e| Error::io(opts.release_dir.join("README.md"), e))?;
     let scratch = tempfile::tempdir().map_err(|e| Error::io(std::env::temp_dir(), e))?;
@@ -382,32 +335,7 @@ pub async fn run(client: &HubClient, opts: &PublishOptions, progress: &dyn Progr
     }
     upload_objects(client, opts, &mut report, progress).await?;
     let mut state = CommitState { attempts: 0, notes: Vec::new(), parent: head, waits: commit_waits(client) };
-    let answer = loop {
-        let ops = operations(&report)?;
-        match commit(client, opts, &report, &ops, &mut state).await? {
-            Step::Done(answer) => break answer,
-            Step::Replan(now) => {
-                // the branch moved: what it holds now is merged again (card, deletions, kept files)
-                let sent: BTreeSet<String> =
-                    report.files.iter().filter(|f| f.upload && f.lfs).map(|f| f.sha256.clone()).collect();
-                let mut warnings = std::mem::take(&mut report.warnings);
-                let (uploaded, bytes, reused) = (report.uploaded_objects, report.uploaded_bytes, report.reused_objects);
-                let mut next = plan(client, opts, &release, Some(&now), scratch.path(), Vec::new()).await?;
-                for w in std::mem::take(&mut next.warnings) {
-                    if !warnings.contains(&w) {
-                        warnings.push(w);
-                    }
-                }
-                next.warnings = warnings;
-                (next.uploaded_objects, next.uploaded_bytes, next.reused_objects) = (uploaded, bytes, reused);
-                if next.files.iter().any(|f| f.upload && f.lfs && !sent.contains(&f.sha256)) {
-                    upload_objects(client, opts, &mut next, progress).await?;
-                }
-                report = next;
-                state.parent = now;
-            }
-        }
-    };
+    let answer = commit_release(client, opts, &release, scratch.path(), &mut report, &mut state, progress).await?;
     let note = (!state.notes.is_empty()).then(|| state.notes.join("; "));
     // the new commit must hold exactly the release
     let after = own_tree(client, repo, &answer.commit_oid, &prefix).await?;
@@ -432,6 +360,112 @@ pub async fn run(client: &HubClient, opts: &PublishOptions, progress: &dyn Progr
         note,
     };
     Ok(report)
+}
+
+/// The local release checked before anything is sent ([`preflight`]), and every file hashed
+/// and compared with the manifest. Errors: [`Error::Refused`] for a file that differs from
+/// the manifest (the release is damaged).
+fn hashed_release(
+    opts: &PublishOptions,
+    progress: &dyn Progress,
+) -> Result<(Manifest, Vec<LocalFile>, Vec<hash::FileDigest>, Vec<String>)> {
+    let (manifest, locals, warnings) = preflight(opts)?;
+    // hash and compare with the manifest
+    let total: u64 = locals.iter().map(|f| f.bytes).sum();
+    progress.start("hashing", Unit::Bytes, Some(total));
+    let digests = hash::sha256_files(&locals.iter().map(|f| f.path.clone()).collect::<Vec<_>>());
+    progress.advance(total);
+    progress.finish();
+    let digests = digests?;
+    for (f, d) in locals.iter().zip(&digests) {
+        if let Some(m) = manifest.files.iter().find(|m| m.path == f.rel)
+            && (m.sha256 != d.sha256 || m.bytes != d.bytes)
+        {
+            return Err(Error::Refused(format!(
+                "{}: does not match the manifest (sha256 {} expected, {} found); the release is damaged: run `runpack verify {}`",
+                f.rel,
+                m.sha256,
+                d.sha256,
+                opts.release_dir.display()
+            )));
+        }
+    }
+    Ok((manifest, locals, digests, warnings))
+}
+
+/// The commit the branch `opts.revision` points at; `None` when a dry run with `--create`
+/// plans against a repo that does not exist yet. Errors: [`Error::Refused`] for a token the
+/// Hub refuses, a missing repo (without `--create`) or branch.
+async fn branch_head(client: &HubClient, opts: &PublishOptions) -> Result<Option<String>> {
+    let repo = &opts.repo;
+    Ok(match client.revision(repo, &opts.revision).await {
+        Ok(h) => Some(h),
+        // the Hub answers 401 both for a repo it will not show and for a token it refuses:
+        // only the first says which repo or branch is missing
+        Err(Error::HubStatus { status: 401, message, request_id, error_code, .. })
+            if client.has_token() && !matches!(error_code.as_deref(), Some("RepoNotFound" | "RevisionNotFound")) =>
+        {
+            return Err(Error::Refused(format!(
+                "the Hub refused the token (HTTP 401: {message}{}); check HF_TOKEN, --token-file or the token file under HF_HOME",
+                request_id.map(|r| format!(", request id {r}")).unwrap_or_default()
+            )));
+        }
+        // a repo --create would make: planned as empty (a missing branch stops the real run)
+        Err(Error::HubStatus { status: 404 | 401, error_code, .. })
+            if opts.dry_run && opts.create && error_code.as_deref() != Some("RevisionNotFound") =>
+        {
+            None
+        }
+        Err(Error::HubStatus { status: 404 | 401, error_code, .. }) => {
+            let what = if error_code.as_deref() == Some("RevisionNotFound") {
+                format!("branch `{}` does not exist in {repo}", opts.revision)
+            } else {
+                format!("dataset repo {repo} not found (or not visible with this token); pass --create to create it")
+            };
+            return Err(Error::Refused(what));
+        }
+        Err(e) => return Err(e),
+    })
+}
+
+/// Commits the planned release, again and again while the branch moves under it (each time
+/// re-planned against the new head: the card merged again, new LFS objects sent), within the
+/// attempts `state` allows. Returns the Hub's answer to the commit that landed.
+async fn commit_release(
+    client: &HubClient,
+    opts: &PublishOptions,
+    release: &Release<'_>,
+    scratch: &Path,
+    report: &mut PublishReport,
+    state: &mut CommitState,
+    progress: &dyn Progress,
+) -> Result<super::client::CommitAnswer> {
+    loop {
+        let ops = operations(report)?;
+        match commit(client, opts, report, &ops, state).await? {
+            Step::Done(answer) => return Ok(answer),
+            Step::Replan(now) => {
+                // the branch moved: what it holds now is merged again (card, deletions, kept files)
+                let sent: BTreeSet<String> =
+                    report.files.iter().filter(|f| f.upload && f.lfs).map(|f| f.sha256.clone()).collect();
+                let mut warnings = std::mem::take(&mut report.warnings);
+                let (uploaded, bytes, reused) = (report.uploaded_objects, report.uploaded_bytes, report.reused_objects);
+                let mut next = plan(client, opts, release, Some(&now), scratch, Vec::new()).await?;
+                for w in std::mem::take(&mut next.warnings) {
+                    if !warnings.contains(&w) {
+                        warnings.push(w);
+                    }
+                }
+                next.warnings = warnings;
+                (next.uploaded_objects, next.uploaded_bytes, next.reused_objects) = (uploaded, bytes, reused);
+                if next.files.iter().any(|f| f.upload && f.lfs && !sent.contains(&f.sha256)) {
+                    upload_objects(client, opts, &mut next, progress).await?;
+                }
+                *report = next;
+                state.parent = now;
+            }
+        }
+    }
 }
 
 /// The local release, hashed.
@@ -506,58 +540,140 @@ async fn plan(
     mut warnings: Vec<String>,
 ) -> Result<PublishReport> {
     let repo = &opts.repo;
-    let prefix = opts.path_in_repo.as_str();
     let manifest = release.manifest;
     let before = match head {
-        Some(h) => own_tree(client, repo, h, prefix).await?,
+        Some(h) => own_tree(client, repo, h, &opts.path_in_repo).await?,
         None => RemoteTree::new(),
     };
-    // the release this folder holds, by its published manifest
+    let earlier = earlier_release(client, opts, manifest, head, &before, &mut warnings).await?;
+    // an earlier version of this same release, whose files this publish may replace
+    let same = earlier.as_ref().filter(|e| e.name == manifest.name);
+    let card = root_card(client, opts, release, head, &before, earlier.as_ref(), same, scratch).await?;
+    let mut files = planned_files(&opts.path_in_repo, release, card.file);
+    if head.is_some() {
+        let merged_sha1 = hash::git_blob_sha1(&card.local)?;
+        if before.get(ROOT_CARD).map(|r| r.git_sha1.as_str()) != Some(merged_sha1.as_str()) {
+            for w in client.validate_yaml(&card.text).await? {
+                warnings.push(format!("README.md: the Hub warns: {w}"));
+            }
+        }
+        classify(client, opts, &mut files).await?;
+    }
+    for f in files.iter_mut().filter(|f| !f.lfs) {
+        f.git_sha1 = Some(hash::git_blob_sha1(&f.local)?);
+    }
+    mark_unchanged(&mut files, &before);
+    let (deletions, kept) = removals(opts, same, &files, &before);
+    let commit_message =
+        opts.commit_message.clone().unwrap_or_else(|| format!("Publish {} {}", manifest.name, manifest.version));
+    Ok(PublishReport {
+        repo: repo.clone(),
+        revision: opts.revision.clone(),
+        path_in_repo: opts.path_in_repo.clone(),
+        release: format!("{} {}", manifest.name, manifest.version),
+        head: head.map(str::to_string),
+        files,
+        deletions,
+        kept,
+        card: card.note,
+        commit_message,
+        outcome: PublishOutcome::DryRun,
+        tag: None,
+        warnings,
+        uploaded_objects: 0,
+        uploaded_bytes: 0,
+        reused_objects: 0,
+    })
+}
+
+/// The card at the repo root.
+const ROOT_CARD: &str = "README.md";
+
+/// The release the folder holds at `head`, by its published manifest (`None`: none, or one
+/// that cannot be read, with a warning). Refuses an older version of the same release over a
+/// newer one unless `allow_older_version`; warns when the folder holds another release.
+async fn earlier_release(
+    client: &HubClient,
+    opts: &PublishOptions,
+    manifest: &Manifest,
+    head: Option<&str>,
+    before: &RemoteTree,
+    warnings: &mut Vec<String>,
+) -> Result<Option<Manifest>> {
+    let (repo, prefix) = (&opts.repo, opts.path_in_repo.as_str());
     let mpath = join_repo_path(prefix, "manifest.json");
     let earlier = match (head, before.contains_key(&mpath)) {
         (Some(h), true) => remote_manifest(client, repo, h, &mpath).await?,
         _ => None,
     };
     let earlier = match earlier {
-        Some(Ok(m)) => Some(m),
+        Some(Ok(m)) => m,
         Some(Err(why)) => {
             warnings.push(format!(
                 "`{mpath}` on the Hub is {why}: no file of the folder is taken for an earlier version of this release, \
                  so none is deleted"
             ));
-            None
+            return Ok(None);
         }
-        None => None,
+        None => return Ok(None),
     };
-    let same = earlier.as_ref().filter(|e| e.name == manifest.name);
-    if let Some(e) = same
-        && version_order(&e.version, &manifest.version) == Some(std::cmp::Ordering::Greater)
+    if earlier.name != manifest.name {
+        warnings.push(format!(
+            "`{mpath}` is release {} {}'s: this release's manifest.json and SHA256SUMS take its place, and its other \
+             files are kept; publish each release into its own folder (--path-in-repo) to keep both verifiable",
+            earlier.name, earlier.version
+        ));
+    } else if version_order(&earlier.version, &manifest.version) == Some(std::cmp::Ordering::Greater)
         && !opts.allow_older_version
     {
         return Err(Error::Refused(format!(
             "{repo}{}: holds version {} of {}, newer than {}: nothing was sent; pass --allow-older-version to \
              publish the older version over it",
             if prefix.is_empty() { String::new() } else { format!(" (folder {prefix})") },
-            e.version,
+            earlier.version,
             manifest.name,
             manifest.version
         )));
     }
-    if let Some(e) = earlier.as_ref().filter(|e| e.name != manifest.name) {
-        warnings.push(format!(
-            "`{mpath}` is release {} {}'s: this release's manifest.json and SHA256SUMS take its place, and its other \
-             files are kept; publish each release into its own folder (--path-in-repo) to keep both verifiable",
-            e.name, e.version
-        ));
-    }
-    // the root card: the one the branch holds, merged with the release's
-    let card_path = "README.md";
-    let remote_card = match (head, before.get(card_path)) {
-        (Some(h), Some(_)) => Some(client.read_small(repo, h, card_path, SMALL_FILE_MAX).await?),
+    Ok(Some(earlier))
+}
+
+/// The root card a publish writes: the release's card merged into the one the branch holds.
+struct RootCard {
+    /// The merged card's text.
+    text: String,
+    /// The file it was written to, in the scratch folder.
+    local: PathBuf,
+    /// The planned file that sends it.
+    file: PlannedFile,
+    /// How it was merged, when the branch held a card that differs from the release's.
+    note: Option<String>,
+}
+
+/// Merges the release's card into the root card the branch holds at `head` (see
+/// [`crate::stages::card::merge`]) and writes the result into `scratch`.
+///
+/// `earlier` is the release the folder holds and `same` that release when it is an earlier
+/// version of this one (its configs are replaced). Errors: [`Error::Refused`] for a root card
+/// that is not UTF-8 or whose front matter cannot be merged into (nothing is sent).
+#[allow(clippy::too_many_arguments)] // each argument is one input of the merge, none derived from another
+async fn root_card(
+    client: &HubClient,
+    opts: &PublishOptions,
+    release: &Release<'_>,
+    head: Option<&str>,
+    before: &RemoteTree,
+    earlier: Option<&Manifest>,
+    same: Option<&Manifest>,
+    scratch: &Path,
+) -> Result<RootCard> {
+    let (repo, prefix) = (&opts.repo, opts.path_in_repo.as_str());
+    let remote_card = match (head, before.get(ROOT_CARD)) {
+        (Some(h), Some(_)) => Some(client.read_small(repo, h, ROOT_CARD, SMALL_FILE_MAX).await?),
         _ => None,
     };
     let root_release = if prefix.is_empty() {
-        earlier.clone()
+        earlier.cloned()
     } else if remote_card.is_some() {
         match remote_manifest(client, repo, head.expect("a card was read"), "manifest.json").await? {
             Some(Ok(m)) => Some(m),
@@ -574,11 +690,9 @@ async fn plan(
     };
     // the card's body is an earlier root release's whole card when its bytes are that card's
     let remote_owner = match (&root_release, &remote_card) {
-        (Some(r), Some(bytes)) => r
-            .files
-            .iter()
-            .any(|f| f.path == "README.md" && f.sha256 == hash::sha256_bytes(bytes))
-            .then(|| r.name.clone()),
+        (Some(r), Some(bytes)) => {
+            r.files.iter().any(|f| f.path == ROOT_CARD && f.sha256 == hash::sha256_bytes(bytes)).then(|| r.name.clone())
+        }
         _ => None,
     };
     let replaces: BTreeSet<String> = same
@@ -586,7 +700,7 @@ async fn plan(
         .unwrap_or_default();
     let contribution = crate::stages::card::merge::Contribution {
         card: release.card,
-        release: &manifest.name,
+        release: &release.manifest.name,
         folder: prefix,
         replaces,
     };
@@ -607,9 +721,9 @@ async fn plan(
             },
         )?
     };
-    let card_note = remote_text.as_deref().filter(|_| merged != release.card).map(|remote| {
+    let note = remote_text.as_deref().filter(|_| merged != release.card).map(|remote| {
         let names = |t: &str| {
-            crate::stages::card::merge::Card::parse(t, "README.md").map(|c| c.config_names()).unwrap_or_default()
+            crate::stages::card::merge::Card::parse(t, ROOT_CARD).map(|c| c.config_names()).unwrap_or_default()
         };
         let ours: BTreeSet<String> = names(&merged).into_iter().collect();
         let mine =
@@ -622,9 +736,26 @@ async fn plan(
             if kept.is_empty() { "no other config kept".to_string() } else { format!("kept {}", kept.join(", ")) }
         )
     });
-    let merged_path = scratch.join(format!("README-{}.md", hash::sha256_bytes(merged.as_bytes())));
-    std::fs::write(&merged_path, &merged).map_err(|e| Error::io(&merged_path, e))?;
-    let merged_bytes = merged.len() as u64;
+    let sha256 = hash::sha256_bytes(merged.as_bytes());
+    let local = scratch.join(format!("README-{sha256}.md"));
+    std::fs::write(&local, &merged).map_err(|e| Error::io(&local, e))?;
+    let file = PlannedFile {
+        path: ROOT_CARD.into(),
+        local: local.clone(),
+        bytes: merged.len() as u64,
+        sha256,
+        lfs: false,
+        upload: true,
+        root_card: true,
+        git_sha1: None,
+    };
+    Ok(RootCard { text: merged, local, file, note })
+}
+
+/// The release's files under `prefix`, in path order, with the merged root card in place of
+/// the release's own card (or beside them, for a release in a folder). Every file is to be
+/// sent until [`mark_unchanged`] says otherwise.
+fn planned_files(prefix: &str, release: &Release<'_>, root_card: PlannedFile) -> Vec<PlannedFile> {
     let mut files: Vec<PlannedFile> = release
         .locals
         .iter()
@@ -640,34 +771,18 @@ async fn plan(
             git_sha1: None,
         })
         .collect();
-    let root_card = PlannedFile {
-        path: card_path.into(),
-        local: merged_path.clone(),
-        bytes: merged_bytes,
-        sha256: hash::sha256_bytes(merged.as_bytes()),
-        lfs: false,
-        upload: true,
-        root_card: true,
-        git_sha1: None,
-    };
-    match files.iter_mut().find(|f| f.path == card_path) {
+    match files.iter_mut().find(|f| f.path == ROOT_CARD) {
         Some(f) => *f = root_card,
         None => files.push(root_card),
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
-    if head.is_some() {
-        if before.get(card_path).map(|r| r.git_sha1.as_str()) != Some(hash::git_blob_sha1(&merged_path)?.as_str()) {
-            for w in client.validate_yaml(&merged).await? {
-                warnings.push(format!("README.md: the Hub warns: {w}"));
-            }
-        }
-        classify(client, opts, &mut files).await?;
-    }
-    for f in files.iter_mut().filter(|f| !f.lfs) {
-        f.git_sha1 = Some(hash::git_blob_sha1(&f.local)?);
-    }
-    // unchanged files
-    for f in &mut files {
+    files
+}
+
+/// Marks the files the branch already holds with the same content as not to be sent: LFS
+/// files by sha256 and size, regular files by git blob sha1.
+fn mark_unchanged(files: &mut [PlannedFile], before: &RemoteTree) {
+    for f in files {
         if let Some(r) = before.get(&f.path) {
             let same = match (&r.lfs_sha256, f.lfs) {
                 (Some(oid), true) => *oid == f.sha256 && r.size == f.bytes,
@@ -677,8 +792,19 @@ async fn plan(
             f.upload = !same;
         }
     }
+}
+
+/// The paths of the folder that the release does not write, split into those the commit
+/// deletes (files the earlier version `same` published, or every one with
+/// `delete_unlisted`) and those it keeps.
+fn removals(
+    opts: &PublishOptions,
+    same: Option<&Manifest>,
+    files: &[PlannedFile],
+    before: &RemoteTree,
+) -> (Vec<String>, Vec<String>) {
+    let prefix = opts.path_in_repo.as_str();
     let wanted: BTreeSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
-    // what an earlier version of the release published here
     let owned: BTreeSet<String> = same
         .map(|e| {
             e.files
@@ -700,26 +826,7 @@ async fn plan(
             kept.push(p.clone());
         }
     }
-    let commit_message =
-        opts.commit_message.clone().unwrap_or_else(|| format!("Publish {} {}", manifest.name, manifest.version));
-    Ok(PublishReport {
-        repo: repo.clone(),
-        revision: opts.revision.clone(),
-        path_in_repo: prefix.to_string(),
-        release: format!("{} {}", manifest.name, manifest.version),
-        head: head.map(str::to_string),
-        files,
-        deletions,
-        kept,
-        card: card_note,
-        commit_message,
-        outcome: PublishOutcome::DryRun,
-        tag: None,
-        warnings,
-        uploaded_objects: 0,
-        uploaded_bytes: 0,
-        reused_objects: 0,
-    })
+    (deletions, kept)
 }
 
 /// The web URL of pull request `num`.
@@ -1326,57 +1433,8 @@ async fn commit(
                 tracing::warn!("{what}: {note}");
                 state.notes.push(note);
             }
-        } else {
-            let after = own_tree(client, repo, &now, prefix).await?;
-            if differences(report, &after).is_empty() {
-                let note = match &retry {
-                    Retry::Unknown(why) => format!(
-                        "the commit's answer was lost ({why}), but the branch head {} holds the release exactly: \
-                         the commit landed, not sent again",
-                        short(&now)
-                    ),
-                    Retry::Conflict => format!("the branch moved to {} and already holds the release", short(&now)),
-                };
-                tracing::warn!("{what}: {note}");
-                state.notes.push(note);
-                let answer = super::client::CommitAnswer { commit_oid: now, commit_url: None, pull_request_url: None };
-                return Ok(Step::Done(answer));
-            }
-            let mut changed = own_paths_changed(report, &before, &after);
-            // another release's manifest (and sums) in this folder is no change to this release
-            if !changed.is_empty() && changed.iter().all(|p| shared_file(prefix, p)) {
-                let mpath = join_repo_path(prefix, "manifest.json");
-                if let Some(Ok(m)) = remote_manifest(client, repo, &now, &mpath).await?
-                    && !report.release.starts_with(&format!("{} ", m.name))
-                {
-                    changed.clear();
-                }
-            }
-            if !changed.is_empty() {
-                let list = changed.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ");
-                return Err(Error::Refused(match &retry {
-                    Retry::Conflict => format!(
-                        "{what}: HTTP 412: remote changed {list} since {} (the branch is now at {}); nothing was committed; re-run publish",
-                        short(&parent),
-                        short(&now)
-                    ),
-                    Retry::Unknown(why) => format!(
-                        "{what}: {why}; the branch moved from {} to {} and differs from the release: {}; \
-                         not committed again: re-run publish to complete it",
-                        short(&parent),
-                        short(&now),
-                        differences(report, &after).join(", ")
-                    ),
-                }));
-            }
-            let note = format!(
-                "the branch moved from {} to {} without touching this release's data: merged the card again and sent \
-                 the commit on top of it",
-                short(&parent),
-                short(&now)
-            );
-            tracing::warn!("{what}: {}; {note}", failure.describe());
-            state.notes.push(note);
+        } else if let Some(step) = branch_moved(client, opts, report, &before, &retry, &failure, state, &now).await? {
+            return Ok(step);
         }
         if attempts >= opts.max_commit_attempts {
             return Err(match retry {
@@ -1392,6 +1450,79 @@ async fn commit(
             return Ok(Step::Replan(now));
         }
     }
+}
+
+/// What a failed commit (`retry`: refused with 412, or its answer lost) means once the branch
+/// has moved to `now`: the commit landed (the branch holds the release exactly: `Done`), or
+/// someone else changed the release's own files (refused, naming them), or the move touched
+/// nothing of this release (`None`: noted, and the caller commits again on top of it).
+#[allow(clippy::too_many_arguments)] // the failed attempt's whole context, none derived from another
+async fn branch_moved(
+    client: &HubClient,
+    opts: &PublishOptions,
+    report: &PublishReport,
+    before: &RemoteTree,
+    retry: &Retry,
+    failure: &Failure,
+    state: &mut CommitState,
+    now: &str,
+) -> Result<Option<Step>> {
+    let repo = &opts.repo;
+    let prefix = &opts.path_in_repo;
+    let what = format!("commit to {repo}@{}", opts.revision);
+    let parent = state.parent.clone();
+    let after = own_tree(client, repo, now, prefix).await?;
+    if differences(report, &after).is_empty() {
+        let note = match retry {
+            Retry::Unknown(why) => format!(
+                "the commit's answer was lost ({why}), but the branch head {} holds the release exactly: \
+                 the commit landed, not sent again",
+                short(now)
+            ),
+            Retry::Conflict => format!("the branch moved to {} and already holds the release", short(now)),
+        };
+        tracing::warn!("{what}: {note}");
+        state.notes.push(note);
+        let answer =
+            super::client::CommitAnswer { commit_oid: now.to_string(), commit_url: None, pull_request_url: None };
+        return Ok(Some(Step::Done(answer)));
+    }
+    let mut changed = own_paths_changed(report, before, &after);
+    // another release's manifest (and sums) in this folder is no change to this release
+    if !changed.is_empty() && changed.iter().all(|p| shared_file(prefix, p)) {
+        let mpath = join_repo_path(prefix, "manifest.json");
+        if let Some(Ok(m)) = remote_manifest(client, repo, now, &mpath).await?
+            && !report.release.starts_with(&format!("{} ", m.name))
+        {
+            changed.clear();
+        }
+    }
+    if !changed.is_empty() {
+        let list = changed.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ");
+        return Err(Error::Refused(match retry {
+            Retry::Conflict => format!(
+                "{what}: HTTP 412: remote changed {list} since {} (the branch is now at {}); nothing was committed; re-run publish",
+                short(&parent),
+                short(now)
+            ),
+            Retry::Unknown(why) => format!(
+                "{what}: {why}; the branch moved from {} to {} and differs from the release: {}; \
+                 not committed again: re-run publish to complete it",
+                short(&parent),
+                short(now),
+                differences(report, &after).join(", ")
+            ),
+        }));
+    }
+    let note = format!(
+        "the branch moved from {} to {} without touching this release's data: merged the card again and sent \
+         the commit on top of it",
+        short(&parent),
+        short(now)
+    );
+    tracing::warn!("{what}: {}; {note}", failure.describe());
+    state.notes.push(note);
+    Ok(None)
 }
 
 /// Tags `commit`; an existing tag is left where it is (a warning when that is elsewhere).

@@ -444,7 +444,7 @@ pub fn emit_member(plan: &Plan, k: usize, d: usize, m: Member, out: &mut dyn FnM
             // a summary that is no JSON is a bad record, as for the runs table
             let v = match read_json(input) {
                 Ok(v) => v,
-                Err(Error::Format { context, message }) => {
+                Err(Error::Format { context, source: message }) => {
                     let message = format!("the run's summary ({context}): {message}");
                     return out(Out::Bad { at: Position::Line(1), rule: "wandb-run", message, raw: None });
                 }
@@ -507,7 +507,7 @@ fn row_from(
             // a config that cannot be read is a bad record of the run, as a summary is
             let text = match read_text(input) {
                 Ok(text) => text,
-                Err(Error::Format { message, .. }) => {
+                Err(Error::Format { source: message, .. }) => {
                     return Ok(Err(format!("the run's config ({}) cannot be read: {message}", input.rel)));
                 }
                 Err(e) => return Err(e),
@@ -533,7 +533,7 @@ fn row_from(
                         crate::stages::ingest::path::describe(&other)
                     )));
                 }
-                Err(Error::Format { context, message }) => {
+                Err(Error::Format { context, source: message }) => {
                     return Ok(Err(format!("the run's summary ({context}): {message}")));
                 }
                 Err(e) => return Err(e),
@@ -542,7 +542,7 @@ fn row_from(
         if let Some(k) = plan.member(d, Member::Metadata) {
             let mut meta = match read_json(&plan.inputs[k]) {
                 Ok(meta) => meta,
-                Err(Error::Format { context, message }) => {
+                Err(Error::Format { context, source: message }) => {
                     return Ok(Err(format!("the run's metadata ({context}): {message}")));
                 }
                 Err(e) => return Err(e),
