@@ -1,0 +1,287 @@
+//! More of the newer tools' formats: lighteval results and details, verl generation dumps, and
+//! W&B metrics logged against their own x-axis (`define_metric(…, step_metric=…)`).
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+use crate::util::*;
+
+/// `python <pipelines/<name>/make_raw.py> <dir>`, asserting success.
+fn make_raw(name: &str, dir: &Path) {
+    let o = run(std::process::Command::new(python())
+        .arg(repo().join("pipelines").join(name).join("make_raw.py"))
+        .arg(dir)
+        .env("HF_HUB_OFFLINE", "1")
+        .env("HF_DATASETS_OFFLINE", "1"));
+    assert!(o.status.success(), "{name}/make_raw.py failed: {}", stderr(&o));
+}
+
+/// Every file under `dir`, relative, sorted, with its bytes.
+fn files_under(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+                out.push((rel, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A bundled pipeline's raw/ is what its make_raw.py writes, byte for byte; the pipeline is
+/// then built once per test run.
+fn built(name: &'static str, cell: &'static OnceLock<(tempfile::TempDir, PathBuf)>) -> &'static Path {
+    let (_, p) = cell.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        make_raw(name, &dir.path().join("raw"));
+        let bundled = files_under(&repo().join("pipelines").join(name).join("raw"));
+        let written = files_under(&dir.path().join("raw"));
+        let names = |f: &[(String, Vec<u8>)]| f.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&bundled), names(&written), "{name}: raw/ is not what make_raw.py writes");
+        assert!(bundled == written, "{name}: raw/ differs from what make_raw.py writes");
+        let o = run(bin()
+            .args(["build", "-q"])
+            .arg(repo().join("pipelines").join(name))
+            .arg("--releases-dir")
+            .arg(dir.path().join("out")));
+        assert!(o.status.success(), "build of {name} failed: {}", stderr(&o));
+        (dir, PathBuf::from(stdout(&o).trim()))
+    });
+    p
+}
+
+fn manifest(release: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(release.join("manifest.json")).unwrap()).unwrap()
+}
+
+fn rows_of(release: &Path, table: &str) -> u64 {
+    let m = manifest(release);
+    let t = m["tables"].as_array().unwrap().iter().find(|t| t["name"] == table).unwrap_or_else(|| panic!("{table}"));
+    t["rows"].as_u64().unwrap()
+}
+
+/// No text of `needles` is in the release's data files.
+fn no_texts(release: &Path, needles: &[&str]) {
+    for f in std::fs::read_dir(release.join("data")).unwrap() {
+        let bytes = std::fs::read(f.unwrap().path()).unwrap();
+        for n in needles {
+            assert!(!String::from_utf8_lossy(&bytes).contains(n), "{n}");
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------ lighteval
+
+fn lighteval() -> &'static Path {
+    static BUILT: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    built("lighteval", &BUILT)
+}
+
+#[test]
+fn lighteval_results_and_details_keep_metrics_and_non_finite_values() {
+    let r = lighteval();
+    assert_eq!((rows_of(r, "evaluations"), rows_of(r, "eval_samples")), (6, 5));
+    assert_eq!(
+        query(
+            r,
+            "SELECT task, metric, value, stderr, isnan(stderr) AS nan_stderr, version, model_name, date_id, lighteval_sha, \
+             start_time, hashes FROM evaluations ORDER BY task, metric"
+        ),
+        "task,metric,value,stderr,nan_stderr,version,model_name,date_id,lighteval_sha,start_time,hashes\n\
+         all,acc,0.5,0.5,false,,HuggingFaceTB/SmolLM2-135M,2026-11-30T12-00-00.000000,0c1e0f3,1764504000.5,\n\
+         all,em,0.5,0.5,false,,HuggingFaceTB/SmolLM2-135M,2026-11-30T12-00-00.000000,0c1e0f3,1764504000.5,\n\
+         leaderboard|arc:challenge|0,acc,0.5,0.5,false,0,HuggingFaceTB/SmolLM2-135M,2026-11-30T12-00-00.000000,0c1e0f3,1764504000.5,\"{\"\"hash_examples\"\":\"\"aa00bb11cc22dd33\"\",\"\"hash_full_prompts\"\":\"\"ee44ff5566778899\"\"}\"\n\
+         leaderboard|arc:challenge|0,acc_norm,1.0,0.0,false,0,HuggingFaceTB/SmolLM2-135M,2026-11-30T12-00-00.000000,0c1e0f3,1764504000.5,\"{\"\"hash_examples\"\":\"\"aa00bb11cc22dd33\"\",\"\"hash_full_prompts\"\":\"\"ee44ff5566778899\"\"}\"\n\
+         lighteval|gsm8k|0,em,0.5,0.5,false,0,HuggingFaceTB/SmolLM2-135M,2026-11-30T12-00-00.000000,0c1e0f3,1764504000.5,\"{\"\"hash_examples\"\":\"\"8a0f3b1c2d4e5f60\"\",\"\"hash_full_prompts\"\":\"\"1b2c3d4e5f607182\"\"}\"\n\
+         lighteval|gsm8k|0,maj@4,Infinity,NaN,true,0,HuggingFaceTB/SmolLM2-135M,2026-11-30T12-00-00.000000,0c1e0f3,1764504000.5,\"{\"\"hash_examples\"\":\"\"8a0f3b1c2d4e5f60\"\",\"\"hash_full_prompts\"\":\"\"1b2c3d4e5f607182\"\"}\"\n"
+    );
+    assert_eq!(
+        query(
+            r,
+            "SELECT task, doc_id, gold_index, metrics, logprobs, argmax_logits_eq_gold, truncated_tokens_count, \
+             padded_tokens_count, num_samples, _source_row FROM eval_samples ORDER BY task, doc_id"
+        ),
+        "task,doc_id,gold_index,metrics,logprobs,argmax_logits_eq_gold,truncated_tokens_count,padded_tokens_count,num_samples,_source_row\n\
+         leaderboard|arc:challenge|0,0,[0],\"{\"\"acc\"\":1.0,\"\"acc_norm\"\":1.0}\",\"[-0.5,-1.25,\"\"-Infinity\"\"]\",[true],1,0,1,1\n\
+         leaderboard|arc:challenge|0,1,\"[1,2]\",\"{\"\"acc\"\":1.0,\"\"acc_norm\"\":1.0}\",\"[-2.0,-0.25,-3.0]\",[true],0,0,1,2\n\
+         lighteval|gsm8k|0,0,0,\"{\"\"em\"\":1.0,\"\"maj@4\"\":1.0}\",[],[],0,0,1,1\n\
+         lighteval|gsm8k|0,1,0,\"{\"\"em\"\":0.0,\"\"maj@4\"\":0.0}\",[],[],0,1,1,2\n\
+         lighteval|gsm8k|0,2,0,\"{\"\"em\"\":\"\"NaN\"\",\"\"maj@4\"\":\"\"Infinity\"\"}\",[],[],0,2,1,3\n"
+    );
+    // no query, choice or generated text
+    no_texts(r, &["Tom has 3 apples", "Answer with a letter"]);
+    // read back by pyarrow: the non-finite values are IEEE values
+    let data = r.join("data");
+    let o = run(std::process::Command::new(python()).arg("-c").arg(format!(
+        "import pyarrow.parquet as pq, glob, math\n\
+         t = pq.read_table(glob.glob({:?} + '/evaluations*.parquet')[0]).to_pylist()\n\
+         v = [(r['metric'], r['value'], r['stderr']) for r in t if r['task'] == 'lighteval|gsm8k|0']\n\
+         assert sorted(v, key=lambda x: x[0])[1][1] == math.inf and math.isnan(sorted(v, key=lambda x: x[0])[1][2]), v\n\
+         print(len(t))",
+        data.to_str().unwrap()
+    )));
+    assert_eq!(stdout(&o).trim(), "6", "{}", stderr(&o));
+}
+
+#[test]
+fn lighteval_details_keep_texts_when_asked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    make_raw("lighteval", &dir.join("raw"));
+    std::fs::write(
+        dir.join("pipeline.toml"),
+        one_source(
+            "texts",
+            "raw/details/*/*/*/*.parquet",
+            "lighteval-details",
+            "keep_text = true\n",
+            "SELECT task, doc_id, query, instruction, choices, text FROM raw",
+            "",
+        ),
+    )
+    .unwrap();
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "texts"), "SELECT * FROM t WHERE doc_id = '0' ORDER BY task"),
+        "task,doc_id,query,instruction,choices,text\n\
+         leaderboard|arc:challenge|0,0,Question 0: which is right?,Answer with a letter.,\"[\"\" A\"\",\"\" B\"\",\"\" C\"\"]\",[]\n\
+         lighteval|gsm8k|0,0,Tom has 3 apples and buys 2 more. How many apples does he have?,,\"[\"\"5\"\"]\",\"[\"\"5\"\"]\"\n"
+    );
+}
+
+#[test]
+fn lighteval_bad_rows_name_file_row_and_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // a details file whose metric values are strings (as a broken writer leaves them)
+    let o = run(std::process::Command::new(python()).arg("-c").arg(format!(
+        "import pyarrow as pa, pyarrow.parquet as pq\n\
+         doc = [{{'query': 'q', 'choices': ['a'], 'gold_index': 0, 'id': '0', 'task_name': 't|x|0'}},\n\
+                {{'query': 'q', 'choices': ['a'], 'gold_index': 0, 'id': '1', 'task_name': 't|x|0'}}]\n\
+         t = pa.table({{'doc': doc, 'metric': pa.array([{{'em': '1.0'}}, {{'em': 'high'}}]), 'model_response': [{{'text': ['a']}}, {{'text': ['b']}}]}})\n\
+         pq.write_table(t, {:?})",
+        dir.join("details_t|x|0_2026-01-01T00-00-00.parquet").to_str().unwrap()
+    )));
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::write(
+        dir.join("results_2026-01-01T00-00-00.json"),
+        "{\"config_general\": {\"model_name\": \"m\"},\n \"results\": {\"t|x|0\": {\"em\": 0.5, \"em_stderr\": \"wide\"}}}\n",
+    )
+    .unwrap();
+    let toml = |path: &str, format: &str| one_source("bad", path, format, "", "SELECT * FROM raw", "");
+    std::fs::write(dir.join("pipeline.toml"), toml("details_*.parquet", "lighteval-details")).unwrap();
+    let o = build(dir, &[]);
+    assert_violations(
+        &o,
+        2,
+        &[
+            "details_t|x|0_2026-01-01T00-00-00.parquet:1",
+            "$.metric.em",
+            "expected a number, found string \"1.0\"",
+            "details_t|x|0_2026-01-01T00-00-00.parquet:2",
+            "expected a number, found string \"high\"",
+        ],
+    );
+    std::fs::write(dir.join("pipeline.toml"), toml("results_*.json", "lighteval-results")).unwrap();
+    let o = build(dir, &["--force"]);
+    assert_violations(
+        &o,
+        1,
+        &[
+            "results_2026-01-01T00-00-00.json",
+            "$.results[\"t|x|0\"].em_stderr",
+            "expected a number, found string \"wide\"",
+        ],
+    );
+    // a Parquet file that is no lighteval details is an error naming what it lacks
+    let o = run(std::process::Command::new(python()).arg("-c").arg(format!(
+        "import pyarrow as pa, pyarrow.parquet as pq\npq.write_table(pa.table({{'x': [1]}}), {:?})",
+        dir.join("details_y_2026.parquet").to_str().unwrap()
+    )));
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::write(dir.join("pipeline.toml"), toml("details_y_*.parquet", "lighteval-details")).unwrap();
+    let o = build(dir, &["--force"]);
+    let err = stderr(&o);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("details_y_2026.parquet") && err.contains("missing [\"doc\", \"metric\", \"model_response\"]"),
+        "{err}"
+    );
+}
+
+// ------------------------------------------------------------------------------ verl
+
+fn verl() -> &'static Path {
+    static BUILT: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    built("verl", &BUILT)
+}
+
+#[test]
+fn verl_generations_keep_steps_scores_and_reward_extras() {
+    let r = verl();
+    assert_eq!(rows_of(r, "eval_samples"), 8);
+    assert_eq!(
+        query(
+            r,
+            "SELECT phase, step, sample_index, score, isnan(score) AS nan, gts, extra, _source_file, _source_line \
+             FROM eval_samples ORDER BY phase, step, sample_index"
+        ),
+        "phase,step,sample_index,score,nan,gts,extra,_source_file,_source_line\n\
+         rollout,1,0,1.0,false,5,\"{\"\"request_id\"\":\"\"req-0\"\",\"\"format_penalty\"\":0.0}\",raw/rollout/1.jsonl,1\n\
+         rollout,1,1,-Infinity,false,42,\"{\"\"request_id\"\":\"\"req-1\"\",\"\"format_penalty\"\":\"\"Infinity\"\"}\",raw/rollout/1.jsonl,2\n\
+         val,0,0,1.0,false,5,\"{\"\"reward\"\":1.0,\"\"acc\"\":true,\"\"pred\"\":\"\"5\"\"}\",raw/val/0.jsonl,1\n\
+         val,0,1,0.0,false,42,\"{\"\"reward\"\":0.0,\"\"acc\"\":false,\"\"pred\"\":\"\"40\"\"}\",raw/val/0.jsonl,2\n\
+         val,0,2,0.0,false,\"[\"\"11\"\",\"\"13\"\"]\",\"{\"\"reward\"\":0.0,\"\"acc\"\":false,\"\"pred\"\":\"\"9.\"\"}\",raw/val/0.jsonl,3\n\
+         val,10,0,1.0,false,5,\"{\"\"reward\"\":1.0,\"\"acc\"\":true,\"\"pred\"\":\"\"5\"\"}\",raw/val/10.jsonl,1\n\
+         val,10,1,1.0,false,42,\"{\"\"reward\"\":1.0,\"\"acc\"\":true,\"\"pred\"\":\"\"42\"\"}\",raw/val/10.jsonl,2\n\
+         val,10,2,NaN,true,\"[\"\"11\"\",\"\"13\"\"]\",\"{\"\"reward\"\":\"\"NaN\"\",\"\"acc\"\":false,\"\"pred\"\":\"\"prime.\"\"}\",raw/val/10.jsonl,3\n"
+    );
+    no_texts(r, &["Think step by step", "11 is prime"]);
+}
+
+#[test]
+fn verl_bad_lines_name_file_line_and_path_and_texts_stay_out_of_rejects() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("val")).unwrap();
+    std::fs::write(
+        dir.join("val/3.jsonl"),
+        "{\"input\": \"secret prompt\", \"output\": \"o\", \"gts\": \"1\", \"score\": 1.0, \"step\": 3}\n\
+         {\"input\": \"secret prompt\", \"output\": \"o\", \"gts\": \"1\", \"score\": \"high\", \"step\": 3}\n\
+         {\"input\": \"q\", \"output\": \"o\", \"gts\": \"1\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("pipeline.toml"),
+        one_source("bad", "val/*.jsonl", "verl-generations", "", "SELECT step, score FROM raw", ""),
+    )
+    .unwrap();
+    let o = build(dir, &[]);
+    assert_violations(
+        &o,
+        2,
+        &[
+            "val/3.jsonl:2",
+            "$.score",
+            "expected a number, found string \"high\"",
+            "val/3.jsonl:3",
+            "expected a verl generation (`input`, `output`, `gts`, `score`, `step`, …), missing [\"step\", \"score\"]",
+        ],
+    );
+    let o = build(dir, &["--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "bad");
+    assert_eq!(query(&r, "SELECT step, score FROM t"), "step,score\n3,1.0\n");
+    let rejects = std::fs::read_to_string(r.join("rejects/raw.jsonl")).unwrap();
+    assert!(rejects.contains("\"high\"") && !rejects.contains("secret prompt"), "{rejects}");
+}
