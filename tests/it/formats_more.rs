@@ -285,3 +285,105 @@ fn verl_bad_lines_name_file_line_and_path_and_texts_stay_out_of_rejects() {
     let rejects = std::fs::read_to_string(r.join("rejects/raw.jsonl")).unwrap();
     assert!(rejects.contains("\"high\"") && !rejects.contains("secret prompt"), "{rejects}");
 }
+
+// ------------------------------------------------------------------------------ W&B x-axes
+
+/// A run logged offline by the real `wandb` client with `define_metric`: eval metrics (a glob)
+/// against `eval/step`, `test/loss` against `epoch`, and `train/loss` with a summary only.
+const DEFINE_METRIC_RUN: &str = r#"
+import math, os, sys
+os.environ.update(WANDB_MODE="offline", WANDB_DIR=sys.argv[1], WANDB_SILENT="true", WANDB_DISABLE_GIT="true")
+import wandb
+run = wandb.init(project="axes", id="axes01", config={"lr": 0.1})
+run.define_metric("eval/step")
+run.define_metric("eval/*", step_metric="eval/step")
+run.define_metric("test/loss", step_metric="epoch")
+run.define_metric("train/loss", summary="min")
+for i in range(4):
+    run.log({"train/loss": 1.0 / (i + 1)})
+    if i % 2 == 1:
+        run.log({"eval/step": 100 * i, "eval/acc": [math.nan, math.inf][i // 2]})
+run.log({"eval/acc": -math.inf})
+run.log({"epoch": 2.5, "test/loss": 0.25})
+run.finish()
+"#;
+
+#[test]
+fn wandb_metrics_defined_against_a_step_metric_keep_their_own_x() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let o = run(std::process::Command::new(python())
+        .arg("-c")
+        .arg(DEFINE_METRIC_RUN)
+        .arg(dir)
+        .env_remove("WANDB_API_KEY")
+        .env("NO_PROXY", "*")
+        .env("HTTPS_PROXY", "http://127.0.0.1:9"));
+    assert!(o.status.success(), "the wandb client failed: {}", stderr(&o));
+    std::fs::write(
+        dir.join("pipeline.toml"),
+        "name = \"axes\"\n[[source]]\nname = \"h\"\npath = \"wandb/**\"\nformat = \"wandb\"\n\
+         [source.wandb]\ntable = \"history\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT step, metric, value, x_axis, x FROM h\"\n",
+    )
+    .unwrap();
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // eval/acc sits at _step 2, 4 and 6, and at eval/step 100, 300 and (copied by the client
+    // into the row it logs without it) 300; the step metric itself has no x-axis
+    assert_eq!(
+        query(&release(dir, "axes"), "SELECT * FROM t ORDER BY step, metric"),
+        "step,metric,value,x_axis,x\n\
+         0,train/loss,1.0,,\n\
+         1,train/loss,0.5,,\n\
+         2,eval/acc,NaN,eval/step,100.0\n\
+         2,eval/step,100.0,,\n\
+         3,train/loss,0.3333333333333333,,\n\
+         4,train/loss,0.25,,\n\
+         5,eval/acc,Infinity,eval/step,300.0\n\
+         5,eval/step,300.0,,\n\
+         6,eval/acc,-Infinity,eval/step,300.0\n\
+         6,eval/step,300.0,,\n\
+         7,epoch,2.5,,\n\
+         7,test/loss,0.25,epoch,2.5\n"
+    );
+}
+
+#[test]
+fn a_synced_run_config_names_the_x_axes_of_a_run_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let files = dir.join("wandb/run-20261130_120000-sync01/files");
+    std::fs::create_dir_all(&files).unwrap();
+    // config.yaml as W&B writes it for a synced run: `_wandb.value.m` lists the definitions by
+    // MetricRecord field number, "5" the 1-based index of the step metric in the list
+    std::fs::write(
+        files.join("config.yaml"),
+        "_wandb:\n  value:\n    m:\n    - \"1\": train/global_step\n      \"6\":\n      - 3\n    - \"1\": train/reward\n      \"5\": 1\n      \"6\":\n      - 1\n      - 3\nlr:\n  value: 0.1\n",
+    )
+    .unwrap();
+    std::fs::write(
+        files.join("wandb-history.jsonl"),
+        "{\"_step\": 0, \"train/global_step\": 8, \"train/reward\": 0.5, \"loss\": 2.0}\n\
+         {\"_step\": 1, \"train/global_step\": 16, \"train/reward\": NaN}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("pipeline.toml"),
+        "name = \"axes\"\n[[source]]\nname = \"h\"\npath = \"wandb/**\"\nformat = \"wandb\"\n\
+         [source.wandb]\ntable = \"history\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT step, metric, value, x_axis, x FROM h\"\n",
+    )
+    .unwrap();
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "axes"), "SELECT * FROM t ORDER BY step, metric"),
+        "step,metric,value,x_axis,x\n\
+         0,loss,2.0,,\n\
+         0,train/global_step,8.0,,\n\
+         0,train/reward,0.5,train/global_step,8.0\n\
+         1,train/global_step,16.0,,\n\
+         1,train/reward,NaN,train/global_step,16.0\n"
+    );
+}
