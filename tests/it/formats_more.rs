@@ -387,3 +387,42 @@ fn a_synced_run_config_names_the_x_axes_of_a_run_directory() {
          1,train/reward,NaN,train/global_step,16.0\n"
     );
 }
+
+// ------------------------------------------------------------------------------ init
+
+/// `runpack init` on a folder of `files` (copied from pipelines/<example>/raw), then `build`
+/// with no edit in between: the tables and their row counts.
+fn init_and_build(example: &str, table_rows: &[(&str, u64)], formats: &[&str]) {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = tmp.path().join("outputs");
+    make_raw(example, &folder);
+    let o = run(bin().current_dir(tmp.path()).arg("init").arg(&folder).args(["--name", "x", "-q"]));
+    assert!(o.status.success(), "init failed: {}", stderr(&o));
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/x/pipeline.toml")).unwrap();
+    for f in formats {
+        assert!(toml.contains(&format!("format = \"{f}\"")), "{f}\n{toml}");
+    }
+    let o =
+        run(bin().arg("build").arg(tmp.path().join("pipelines/x")).arg("--releases-dir").arg(tmp.path().join("out")));
+    assert!(o.status.success(), "build failed: {}", stderr(&o));
+    let release = PathBuf::from(stdout(&o).trim());
+    let m = manifest(&release);
+    let got: Vec<(String, u64)> = m["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["name"].as_str().unwrap().to_string(), t["rows"].as_u64().unwrap()))
+        .collect();
+    let want: Vec<(String, u64)> = table_rows.iter().map(|(n, r)| (n.to_string(), *r)).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn init_recognises_lighteval_outputs_and_verl_dumps() {
+    init_and_build(
+        "lighteval",
+        &[("lighteval_details", 5), ("lighteval_results", 6)],
+        &["lighteval-details", "lighteval-results"],
+    );
+    init_and_build("verl", &[("verl_generations", 8)], &["verl-generations"]);
+}
