@@ -30,7 +30,8 @@
 //!                                 # | tinker-rollout-steps | tinker-eval-run | trackio-metrics
 //!                                 # | trackio-system | trackio-runs | inspect-evals | inspect-samples
 //!                                 # | lm-eval-results | lm-eval-samples | lighteval-results
-//!                                 # | lighteval-details | verl-generations
+//!                                 # | lighteval-details | verl-generations | graph-pass-results
+//!                                 # | graph-score-report
 //! record_path = "/experiments"    # json and yaml: JSON pointer of the record array (or object)
 //! schema = "schemas/x.json"       # optional declared Table Schema (then no inference)
 //! columns = "union"               # files with different column sets: same (error) | union
@@ -246,6 +247,12 @@ pub enum Format {
     /// verl validation and rollout dumps `{step}.jsonl`, one row per sample (see
     /// `ingest::verl`).
     VerlGenerations,
+    /// Dependency-graph pass rates `graph_results/<run>/results.json`, one row per file ×
+    /// template × operation × k (see `ingest::graphs`).
+    GraphPassResults,
+    /// Dependency-graph score reports `<generated>_score_report.jsonl`, one row per scored file
+    /// and per run's aggregate (see `ingest::graphs`).
+    GraphScoreReport,
     /// Weights & Biases exports (UI and API CSVs, run lists, run directories, `.wandb` logs),
     /// read into one of runpack's standard W&B tables chosen with `[source.wandb]` (see
     /// [`crate::stages::ingest::wandb`]).
@@ -281,6 +288,8 @@ impl Format {
             Format::LightevalResults => "lighteval-results",
             Format::LightevalDetails => "lighteval-details",
             Format::VerlGenerations => "verl-generations",
+            Format::GraphPassResults => "graph-pass-results",
+            Format::GraphScoreReport => "graph-score-report",
             Format::Wandb => "wandb",
         }
     }

@@ -530,6 +530,8 @@ fn run_pattern(rel: &str, format: Format) -> String {
         Format::LightevalDetails => return join(dir, "details_*.parquet"),
         Format::LightevalResults => return join(dir, &format!("results_*.json{suffix}")),
         Format::VerlGenerations => return join(dir, &format!("*.jsonl{suffix}")),
+        Format::GraphScoreReport => return join(dir, &format!("*_score_report.jsonl{suffix}")),
+        Format::GraphPassResults => ("results.json", "run", "", ""),
         Format::EvalGenerations => {
             let re = regex::Regex::new(r"^([^_]+)_(id|ood)_generations\.jsonl$").expect("static pattern");
             return match re.captures(base) {
@@ -585,6 +587,8 @@ fn look_jsonl(input: &InputFile, base: &str) -> std::result::Result<Kind, String
         Some(Format::TinkerEvalTrajectories)
     } else if has("__idx") && (has("gen_answer") || has("exact_match") || has("resp_tokens")) {
         Some(Format::EvalGenerations)
+    } else if has("per_file") && has("aggregate") && crate::stages::ingest::graphs::is_score_report(Path::new(base)) {
+        Some(Format::GraphScoreReport)
     } else if ["input", "output", "gts", "score", "step"].iter().all(|k| has(k))
         && crate::stages::ingest::verl::is_dump_name(Path::new(base))
     {
@@ -785,6 +789,14 @@ fn look_json(input: &InputFile, base: &str) -> std::result::Result<Kind, String>
     match &outline {
         Outline::Object(members) => {
             let has = |k: &str| members.iter().any(|(n, _)| n == k);
+            // the pass rates of dependency-graph scoring: `graph_results/<run>/results.json`
+            if base == "results.json"
+                && members.len() == 1
+                && members.iter().any(|(n, m)| n == "files" && matches!(m, Member::Object))
+                && input.rel.split('/').any(|s| s == "graph_results")
+            {
+                return Ok(Kind::Fixed(Format::GraphPassResults, run_pattern(&input.rel, Format::GraphPassResults)));
+            }
             if has("config_general") && has("results") && base.starts_with("results_") {
                 return Ok(Kind::Fixed(Format::LightevalResults, run_pattern(&input.rel, Format::LightevalResults)));
             }
@@ -939,6 +951,18 @@ fn plan_sources(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> R
             Format::VerlGenerations => {
                 ("verl_generations", "verl validation and rollout dumps (`<step>.jsonl`): one row per sample", vec![])
             }
+            Format::GraphPassResults => (
+                "graph_pass_rates",
+                "Dependency-graph pass rates (`graph_results/<run>/results.json`): one row per file, template, \
+                 operation count and k",
+                vec![],
+            ),
+            Format::GraphScoreReport => (
+                "graph_scores",
+                "Dependency-graph score reports (`<generated>_score_report.jsonl`): one row per scoring run and \
+                 scored file, and per run's aggregate",
+                vec![],
+            ),
             _ => unreachable!("fixed formats only"),
         };
         let mut plan = SourcePlan::new(base.into(), format, files, format!("{what}; from {{files}}."));

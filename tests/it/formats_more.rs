@@ -388,6 +388,98 @@ fn a_synced_run_config_names_the_x_axes_of_a_run_directory() {
     );
 }
 
+// ------------------------------------------------------------------------------ dependency-graph scores
+
+fn graph_eval() -> &'static Path {
+    static BUILT: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    built("graph-eval", &BUILT)
+}
+
+#[test]
+fn graph_pass_rates_and_score_reports_keep_their_shape() {
+    let r = graph_eval();
+    assert_eq!((rows_of(r, "pass_rates"), rows_of(r, "scores")), (16, 5));
+    assert_eq!(
+        query(
+            r,
+            "SELECT checkpoint, template, op, k, pass_at_k, prompts FROM pass_rates \
+             WHERE template = 'story' OR template IS NULL ORDER BY template NULLS LAST, op NULLS LAST, k"
+        ),
+        "checkpoint,template,op,k,pass_at_k,prompts\n\
+         checkpoint-200,story,2,1,1.0,2\n\
+         checkpoint-200,story,2,2,1.0,2\n\
+         checkpoint-200,story,,1,1.0,2\n\
+         checkpoint-200,story,,2,1.0,2\n\
+         checkpoint-200,,10,1,0.25,4\n\
+         checkpoint-200,,10,2,0.5,4\n\
+         checkpoint-200,,2,1,0.8,6\n\
+         checkpoint-200,,2,2,1.0,6\n\
+         checkpoint-200,,,1,0.6,10\n\
+         checkpoint-200,,,2,0.8,10\n"
+    );
+    assert_eq!(
+        query(
+            r,
+            "SELECT run, scope, file, skipped, total, perfect, files, skipped_files, template_stats FROM scores \
+             ORDER BY run, scope DESC, file"
+        ),
+        "run,scope,file,skipped,total,perfect,files,skipped_files,template_stats\n\
+         1,file,results/eval/checkpoint-100_id_generations.jsonl,false,8,4,,,\"{\"\"default\"\":{\"\"total\"\":8,\"\"perfect\"\":4}}\"\n\
+         1,aggregate,,,8,4,1,0,\"{\"\"default\"\":{\"\"total\"\":8}}\"\n\
+         2,file,results/eval/checkpoint-100_id_generations.jsonl,true,,,,,\n\
+         2,file,results/eval/checkpoint-200_id_generations.jsonl,false,8,6,,,\"{\"\"default\"\":{\"\"total\"\":6,\"\"perfect\"\":5},\"\"story\"\":{\"\"total\"\":2,\"\"perfect\"\":1}}\"\n\
+         2,aggregate,,,8,6,1,1,\"{\"\"default\"\":{\"\"total\"\":8}}\"\n"
+    );
+}
+
+#[test]
+fn graph_bad_values_name_file_line_and_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("graph_results/ck")).unwrap();
+    std::fs::write(
+        dir.join("graph_results/ck/results.json"),
+        "{\"files\": {\"a.graph_results.jsonl\": {\"total\": {\"per_op_pass_at_k\": {\"2\": {\"pass@1\": \"high\"}}, \
+         \"total_pass_at_k\": {\"pass_at_1\": 0.5}}}}}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("x_score_report.jsonl"),
+        "{\"per_file\": [{\"file\": \"f\", \"total\": 3}], \"aggregate\": {\"files\": 1, \"total\": 3}}\n\
+         {\"per_file\": [{\"file\": \"f\", \"total\": \"three\"}, 7], \"aggregate\": {\"files\": 1}}\n",
+    )
+    .unwrap();
+    let toml = |path: &str, format: &str| one_source("bad", path, format, "", "SELECT * FROM raw", "");
+    std::fs::write(dir.join("pipeline.toml"), toml("graph_results/*/results.json", "graph-pass-results")).unwrap();
+    let o = build(dir, &[]);
+    assert_violations(
+        &o,
+        2,
+        &[
+            "graph_results/ck/results.json",
+            "$.files[\"a.graph_results.jsonl\"].total.per_op_pass_at_k.2[\"pass@1\"]: expected a number, found string \"high\"",
+            "$.files[\"a.graph_results.jsonl\"].total.total_pass_at_k.pass_at_1: expected a key \"pass@<k>\", found \"pass_at_1\"",
+        ],
+    );
+    std::fs::write(dir.join("pipeline.toml"), toml("*_score_report.jsonl", "graph-score-report")).unwrap();
+    let o = build(dir, &["--force"]);
+    assert_violations(
+        &o,
+        2,
+        &[
+            "x_score_report.jsonl:2",
+            "$.per_file[0].total: expected an integer count, found string \"three\"",
+            "$.per_file[1]: expected an object of counts, found number 7",
+        ],
+    );
+    let o = build(dir, &["--force", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "bad"), "SELECT scope, total FROM t ORDER BY scope"),
+        "scope,total\naggregate,3\nfile,3\n"
+    );
+}
+
 // ------------------------------------------------------------------------------ init
 
 /// `runpack init` on a folder of `files` (copied from pipelines/<example>/raw), then `build`
@@ -418,11 +510,16 @@ fn init_and_build(example: &str, table_rows: &[(&str, u64)], formats: &[&str]) {
 }
 
 #[test]
-fn init_recognises_lighteval_outputs_and_verl_dumps() {
+fn init_recognises_lighteval_outputs_verl_dumps_and_graph_scores() {
     init_and_build(
         "lighteval",
         &[("lighteval_details", 5), ("lighteval_results", 6)],
         &["lighteval-details", "lighteval-results"],
     );
     init_and_build("verl", &[("verl_generations", 8)], &["verl-generations"]);
+    init_and_build(
+        "graph-eval",
+        &[("graph_pass_rates", 16), ("graph_scores", 5)],
+        &["graph-pass-results", "graph-score-report"],
+    );
 }

@@ -17,6 +17,7 @@ pub mod cookbook;
 pub mod direct;
 pub mod evals;
 pub mod files;
+pub mod graphs;
 pub mod infer;
 pub mod inspect;
 pub mod lenient;
@@ -158,6 +159,8 @@ pub fn stream_schema(spec: &PipelineSpec, index: usize) -> Option<SchemaRef> {
             | Format::LightevalResults
             | Format::LightevalDetails
             | Format::VerlGenerations
+            | Format::GraphPassResults
+            | Format::GraphScoreReport
     );
     let declared = matches!(src.format, Format::Jsonl | Format::Json | Format::Yaml | Format::Csv)
         && spec.source_schemas[index].is_some();
@@ -204,7 +207,8 @@ fn find_inputs(spec: &PipelineSpec, index: usize) -> Result<(Vec<InputFile>, Vec
                     | Format::EvalMetrics
                     | Format::TinkerEvalRun
                     | Format::LmEvalResults
-                    | Format::LightevalResults => "*.json",
+                    | Format::LightevalResults
+                    | Format::GraphPassResults => "*.json",
                     Format::Csv => "*.csv",
                     Format::Yaml => "*.yaml",
                     Format::Parquet | Format::LightevalDetails => "*.parquet",
@@ -295,6 +299,8 @@ fn prepare(
         Format::LightevalResults => lighteval::result_columns(),
         Format::LightevalDetails => lighteval::detail_columns(src.keep_text),
         Format::VerlGenerations => verl::columns(src.keep_text),
+        Format::GraphPassResults => graphs::pass_columns(),
+        Format::GraphScoreReport => graphs::report_columns(),
         _ => match &spec.source_schemas[index] {
             Some(schema) => {
                 conv.strict_keys = true;
@@ -371,6 +377,7 @@ fn prepare(
             | Format::InspectSamples
             | Format::LmEvalResults
             | Format::LightevalResults
+            | Format::GraphPassResults
     );
     let mut fields: Vec<Field> = columns.iter().map(|(n, t)| Field::new(n, t.arrow_type(), true)).collect();
     for c in &capture_names {
@@ -441,6 +448,7 @@ fn convert(
             | Format::TinkerRolloutSteps
             | Format::LmEvalSamples
             | Format::VerlGenerations
+            | Format::GraphScoreReport
     );
     if line_format && wandb_plan.is_none() {
         convert_lines_parallel(&chunk_spec, inputs, opts.read_digests.as_ref(), &mut applier)
@@ -692,6 +700,8 @@ fn shape(
         (Format::LightevalResults, _) => checked(lighteval::result_rows(&obj), obj),
         (Format::LightevalDetails, _) => checked(lighteval::detail_row(&obj, src.keep_text).map(|r| vec![r]), obj),
         (Format::VerlGenerations, _) => checked(verl::row(&obj, src.keep_text).map(|r| vec![r]), obj),
+        (Format::GraphPassResults, _) => checked(graphs::pass_rows(&obj), obj),
+        (Format::GraphScoreReport, _) => checked(graphs::report_rows(&obj), obj),
         (_, Layout::Long) => plain(unpivot(obj, &src.id_columns)),
         _ => plain(vec![obj]),
     }
@@ -831,14 +841,16 @@ fn read_file(
         | Format::TinkerRollouts
         | Format::TinkerRolloutSteps
         | Format::LmEvalSamples
-        | Format::VerlGenerations => records::jsonl(reader, &input.rel, sink),
+        | Format::VerlGenerations
+        | Format::GraphScoreReport => records::jsonl(reader, &input.rel, sink),
         Format::Json => records::json(reader, &input.rel, src.record_path.as_deref().unwrap_or(""), sink),
         Format::Yaml => yaml::read(reader, &input.rel, src.record_path.as_deref().unwrap_or(""), sink),
         Format::TinkerEvalResult
         | Format::EvalMetrics
         | Format::TinkerEvalRun
         | Format::LmEvalResults
-        | Format::LightevalResults => records::json_record(reader, &input.rel, sink),
+        | Format::LightevalResults
+        | Format::GraphPassResults => records::json_record(reader, &input.rel, sink),
         Format::Csv => records::csv(reader, &input.rel, sink),
         Format::Parquet => unreachable!("Parquet sources are read by run_parquet"),
         Format::Wandb => unreachable!("W&B sources are read by wandb::read"),
