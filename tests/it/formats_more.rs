@@ -480,6 +480,109 @@ fn graph_bad_values_name_file_line_and_path() {
     );
 }
 
+// ------------------------------------------------------------------------------ trackio exports
+
+/// A trackio project logged and exported by the real `trackio` client now
+/// (pipelines/trackio-export/make_raw.py), and pipelines/trackio-export built over it.
+fn trackio_export() -> &'static (tempfile::TempDir, PathBuf) {
+    static BUILT: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let d = tempfile::tempdir().unwrap();
+        let o = run(std::process::Command::new(python())
+            .arg(repo().join("pipelines/trackio-export/make_raw.py"))
+            .arg(d.path().join("raw"))
+            .env("HF_HUB_OFFLINE", "1")
+            .env("NO_PROXY", "*")
+            .env("HTTPS_PROXY", "http://127.0.0.1:9"));
+        assert!(o.status.success(), "the trackio client failed: {}", stderr(&o));
+        std::fs::copy(repo().join("pipelines/trackio-export/pipeline.toml"), d.path().join("pipeline.toml")).unwrap();
+        let o = build(d.path(), &["-q"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let release = PathBuf::from(stdout(&o).trim());
+        (d, release)
+    })
+}
+
+#[test]
+fn trackio_parquet_exports_read_as_the_database_is() {
+    let (dir, r) = trackio_export();
+    let m = manifest(r);
+    assert_eq!((rows_of(r, "runs"), rows_of(r, "metrics"), rows_of(r, "system_metrics")), (3, 13, 2));
+    // the export's 8 log calls repeat the database's, log_id for log_id, and are read once
+    let card = std::fs::read_to_string(r.join("README.md")).unwrap();
+    assert!(card.contains("8 records repeat a log_id already read with the same content"), "{card}");
+    assert_eq!(m["report"]["warnings"], 2, "{}", m["report"]);
+    // the export alone gives the database's rows, value for value
+    let one = |path: &str, name: &str| {
+        std::fs::write(
+            dir.path().join("pipeline.toml"),
+            one_source(
+                name,
+                path,
+                "trackio-metrics",
+                "",
+                "SELECT run, run_id, step, timestamp, metric, value, value_text, log_id FROM raw",
+                "",
+            ),
+        )
+        .unwrap();
+        let o = build(dir.path(), &["-q", "--force"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        query(
+            &release(dir.path(), name),
+            "SELECT run, step, metric, value, isnan(value) AS nan, value_text, log_id, timestamp FROM t ORDER BY run, step, metric",
+        )
+    };
+    let from_db = one("raw/demo.db", "db");
+    let from_parquet = one("raw/metrics.parquet", "pq");
+    assert_eq!(from_db, from_parquet);
+    assert_eq!(from_db.lines().count(), 14, "{from_db}");
+    assert!(from_parquet.contains(",train/loss,NaN,true,,") && from_parquet.contains(",train/acc,-Infinity,false,,"));
+    assert!(from_parquet.contains(",10,eval/note,,,held-out,"), "{from_parquet}");
+    // system metrics and configs, with the NaN the client logged
+    assert_eq!(
+        query(r, "SELECT run, metric, value, isnan(value) AS nan FROM system_metrics ORDER BY metric"),
+        "run,metric,value,nan\nbaseline,gpu/0/power,NaN,true\nbaseline,gpu/0/utilization,55.0,false\n"
+    );
+    assert_eq!(
+        query(r, "SELECT run, regexp_replace(config, ',\"_Created\":\"[^\"]*\"', '') AS config FROM runs ORDER BY run"),
+        "run,config\n\
+         baseline,\"{\"\"lr\"\":0.001,\"\"seed\"\":1}\"\n\
+         fragments,\"{\"\"lr\"\":0.01}\"\n\
+         tuned,\"{\"\"lr\"\":0.0003,\"\"seed\"\":2,\"\"tags\"\":[\"\"b\"\"]}\"\n"
+    );
+}
+
+#[test]
+fn trackio_exports_of_another_shape_and_conflicting_log_ids_are_said() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // a metrics export without run_name and step, and one whose log_id repeats another's with
+    // other content (as two exports of diverging copies would)
+    std::fs::create_dir_all(dir.join("d")).unwrap();
+    let o = run(std::process::Command::new(python()).arg("-c").arg(format!(
+        "import pyarrow as pa, pyarrow.parquet as pq\n\
+         pq.write_table(pa.table({{'id': [1], 'loss': [1.0]}}), {:?})\n\
+         rows = [{{'id': 1, 'run_id': 'r', 'timestamp': 't', 'run_name': 'a', 'step': 0, 'log_id': 'L', 'loss': 1.0}}]\n\
+         pq.write_table(pa.Table.from_pylist(rows), {:?})\n\
+         rows[0]['loss'] = 2.0\n\
+         pq.write_table(pa.Table.from_pylist(rows), {:?})",
+        dir.join("other.parquet").to_str().unwrap(),
+        dir.join("d/a.parquet").to_str().unwrap(),
+        dir.join("d/b.parquet").to_str().unwrap()
+    )));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let toml = |path: &str| one_source("bad", path, "trackio-metrics", "", "SELECT * FROM raw", "");
+    std::fs::write(dir.join("pipeline.toml"), toml("other.parquet")).unwrap();
+    let o = build(dir, &[]);
+    let err = stderr(&o);
+    assert!(!o.status.success());
+    assert!(err.contains("other.parquet") && err.contains("missing [\"run_name\", \"step\"]"), "{err}");
+    std::fs::write(dir.join("pipeline.toml"), toml("d/*.parquet")).unwrap();
+    let o = build(dir, &["--force"]);
+    assert_violations(&o, 1, &["d/b.parquet:1", "log_id \"L\" was read at d/a.parquet:1 with other content"]);
+}
+
 // ------------------------------------------------------------------------------ init
 
 /// `runpack init` on a folder of `files` (copied from pipelines/<example>/raw), then `build`

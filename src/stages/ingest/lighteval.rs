@@ -238,6 +238,33 @@ pub fn read(input: &InputFile, sink: &mut dyn FnMut(Item) -> Result<()>) -> Resu
     Ok(())
 }
 
+/// Reads every row of a Parquet file as a JSON object (see [`cell`]) into `row`, in order.
+///
+/// Errors: [`Error::Format`] for a file that is no Parquet (or stops reading), and what `row`
+/// returns.
+pub fn read_rows(input: &InputFile, row: &mut dyn FnMut(Map<String, Value>) -> Result<()>) -> Result<()> {
+    let f = std::fs::File::open(&input.path).map_err(|e| Error::io(&input.path, e))?;
+    let unreadable = |e: &dyn std::fmt::Display| Error::format(&input.rel, format!("not readable as Parquet: {e}"));
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)
+        .and_then(|b| b.with_batch_size(1024).build())
+        .map_err(|e| unreadable(&e))?;
+    let mut n = 0u64;
+    for batch in reader {
+        let batch = batch.map_err(|e| unreadable(&format!("{e} (reading from row {})", n + 1)))?;
+        let schema = batch.schema();
+        for r in 0..batch.num_rows() {
+            n += 1;
+            let mut obj = Map::new();
+            for (i, f) in schema.fields().iter().enumerate() {
+                let v = if batch.column(i).is_null(r) { Value::Null } else { cell(batch.column(i), r) };
+                obj.insert(f.name().clone(), v);
+            }
+            row(obj)?;
+        }
+    }
+    Ok(())
+}
+
 /// A float as a JSON value: NaN and ±Infinity as runpack's marker strings.
 fn float(x: f64) -> Value {
     match Number::from_f64(x) {
@@ -257,7 +284,7 @@ fn float(x: f64) -> Value {
 
 /// The value at row `r` of `a` as JSON (structs as objects without their null members,
 /// lists as arrays); a type lighteval does not write is given as Arrow prints it.
-fn cell(a: &ArrayRef, r: usize) -> Value {
+pub fn cell(a: &ArrayRef, r: usize) -> Value {
     use arrow::datatypes as t;
     if a.is_null(r) {
         return Value::Null;
