@@ -499,6 +499,17 @@ fn look(rel: &str, path: &Path) -> std::result::Result<Kind, String> {
                 let f = Format::LightevalDetails;
                 return Ok(Kind::Fixed(f, run_pattern(rel, f)));
             }
+            // trackio's export of a project: its tables, the JSON column flattened
+            let has = |c: &str| columns.iter().any(|n| n == c);
+            let trackio = match lower.as_str() {
+                "metrics.parquet" if has("run_name") && has("step") && has("log_id") => Some(Format::TrackioMetrics),
+                "system_metrics.parquet" if has("run_name") && has("log_id") => Some(Format::TrackioSystem),
+                "configs.parquet" if has("run_name") && has("created_at") => Some(Format::TrackioRuns),
+                _ => None,
+            };
+            if let Some(f) = trackio {
+                return Ok(Kind::Fixed(f, rel.to_string()));
+            }
             Ok(Kind::Parquet(columns))
         }
         _ => Err(
@@ -950,6 +961,19 @@ fn plan_sources(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> R
             ),
             Format::VerlGenerations => {
                 ("verl_generations", "verl validation and rollout dumps (`<step>.jsonl`): one row per sample", vec![])
+            }
+            Format::TrackioMetrics => (
+                "trackio_metrics",
+                "trackio metrics (a project's `metrics.parquet` export) in long form: one row per log call and metric",
+                vec!["log_id", "metric"],
+            ),
+            Format::TrackioSystem => (
+                "trackio_system_metrics",
+                "trackio system metrics (`system_metrics.parquet` export) in long form: one row per sample and metric",
+                vec!["log_id", "metric"],
+            ),
+            Format::TrackioRuns => {
+                ("trackio_runs", "trackio run configs (`configs.parquet` export): one row per run", vec!["run_id"])
             }
             Format::GraphPassResults => (
                 "graph_pass_rates",

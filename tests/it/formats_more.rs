@@ -588,9 +588,17 @@ fn trackio_exports_of_another_shape_and_conflicting_log_ids_are_said() {
 /// `runpack init` on a folder of `files` (copied from pipelines/<example>/raw), then `build`
 /// with no edit in between: the tables and their row counts.
 fn init_and_build(example: &str, table_rows: &[(&str, u64)], formats: &[&str]) {
+    init_and_build_without(example, &[], table_rows, formats)
+}
+
+/// [`init_and_build`] with the files `leave_out` removed from the folder first.
+fn init_and_build_without(example: &str, leave_out: &[&str], table_rows: &[(&str, u64)], formats: &[&str]) {
     let tmp = tempfile::tempdir().unwrap();
     let folder = tmp.path().join("outputs");
     make_raw(example, &folder);
+    for f in leave_out {
+        std::fs::remove_file(folder.join(f)).unwrap();
+    }
     let o = run(bin().current_dir(tmp.path()).arg("init").arg(&folder).args(["--name", "x", "-q"]));
     assert!(o.status.success(), "init failed: {}", stderr(&o));
     let toml = std::fs::read_to_string(tmp.path().join("pipelines/x/pipeline.toml")).unwrap();
@@ -613,7 +621,7 @@ fn init_and_build(example: &str, table_rows: &[(&str, u64)], formats: &[&str]) {
 }
 
 #[test]
-fn init_recognises_lighteval_outputs_verl_dumps_and_graph_scores() {
+fn init_recognises_lighteval_verl_graph_scores_and_trackio_exports() {
     init_and_build(
         "lighteval",
         &[("lighteval_details", 5), ("lighteval_results", 6)],
@@ -624,5 +632,12 @@ fn init_recognises_lighteval_outputs_verl_dumps_and_graph_scores() {
         "graph-eval",
         &[("graph_pass_rates", 16), ("graph_scores", 5)],
         &["graph-pass-results", "graph-score-report"],
+    );
+    // trackio's Parquet exports (the database, runs.json and settings.json left out)
+    init_and_build_without(
+        "trackio-export",
+        &["demo.db", "runs.json", "settings.json"],
+        &[("trackio_runs", 3), ("trackio_system_metrics", 2), ("trackio_metrics", 13)],
+        &["trackio-metrics", "trackio-system", "trackio-runs"],
     );
 }
