@@ -29,7 +29,9 @@
 //!                                 # | eval-generations | tinker-timings | tinker-rollouts
 //!                                 # | tinker-rollout-steps | tinker-eval-run | trackio-metrics
 //!                                 # | trackio-system | trackio-runs | inspect-evals | inspect-samples
-//!                                 # | lm-eval-results | lm-eval-samples
+//!                                 # | lm-eval-results | lm-eval-samples | lighteval-results
+//!                                 # | lighteval-details | verl-generations | graph-pass-results
+//!                                 # | graph-score-report
 //! record_path = "/experiments"    # json and yaml: JSON pointer of the record array (or object)
 //! schema = "schemas/x.json"       # optional declared Table Schema (then no inference)
 //! columns = "union"               # files with different column sets: same (error) | union
@@ -237,6 +239,20 @@ pub enum Format {
     /// lm-evaluation-harness `samples_<task>_<date>.jsonl`, one row per document × filter (see
     /// `ingest::lmeval`).
     LmEvalSamples,
+    /// lighteval `results_<date>.json`, one row per task × metric (see `ingest::lighteval`).
+    LightevalResults,
+    /// lighteval `details_<task>_<date>.parquet`, one row per example (see
+    /// `ingest::lighteval`).
+    LightevalDetails,
+    /// verl validation and rollout dumps `{step}.jsonl`, one row per sample (see
+    /// `ingest::verl`).
+    VerlGenerations,
+    /// Dependency-graph pass rates `graph_results/<run>/results.json`, one row per file ×
+    /// template × operation × k (see `ingest::graphs`).
+    GraphPassResults,
+    /// Dependency-graph score reports `<generated>_score_report.jsonl`, one row per scored file
+    /// and per run's aggregate (see `ingest::graphs`).
+    GraphScoreReport,
     /// Weights & Biases exports (UI and API CSVs, run lists, run directories, `.wandb` logs),
     /// read into one of runpack's standard W&B tables chosen with `[source.wandb]` (see
     /// [`crate::stages::ingest::wandb`]).
@@ -269,6 +285,11 @@ impl Format {
             Format::InspectSamples => "inspect-samples",
             Format::LmEvalResults => "lm-eval-results",
             Format::LmEvalSamples => "lm-eval-samples",
+            Format::LightevalResults => "lighteval-results",
+            Format::LightevalDetails => "lighteval-details",
+            Format::VerlGenerations => "verl-generations",
+            Format::GraphPassResults => "graph-pass-results",
+            Format::GraphScoreReport => "graph-score-report",
             Format::Wandb => "wandb",
         }
     }
@@ -541,12 +562,14 @@ impl PipelineSpec {
                         | Format::EvalGenerations
                         | Format::InspectSamples
                         | Format::LmEvalSamples
+                        | Format::LightevalDetails
+                        | Format::VerlGenerations
                 )
             {
                 return Err(Error::config(
                     at(&format!("source {}", s.name)),
                     "`keep_text` applies to format = \"tinker-eval-trajectories\", \"eval-generations\", \
-                     \"inspect-samples\" and \"lm-eval-samples\" only (other formats keep every field they read)",
+                     \"inspect-samples\", \"lm-eval-samples\", \"lighteval-details\" and \"verl-generations\" only (other formats keep every field they read)",
                 ));
             }
             // a logged string is kept as text in the long form's value_text, never coerced

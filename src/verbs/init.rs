@@ -491,7 +491,26 @@ fn look(rel: &str, path: &Path) -> std::result::Result<Kind, String> {
         "csv" => look_csv(&input),
         "parquet" => {
             let schema = crate::stages::ingest::parquet::file_schema(&input).map_err(|e| e.to_string())?;
-            Ok(Kind::Parquet(schema.fields().iter().map(|f| f.name().clone()).collect()))
+            let columns: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+            // lighteval's details: named so, with its Detail's three struct columns
+            if crate::stages::ingest::lighteval::is_details_file(path)
+                && ["doc", "metric", "model_response"].iter().all(|c| columns.iter().any(|n| n == c))
+            {
+                let f = Format::LightevalDetails;
+                return Ok(Kind::Fixed(f, run_pattern(rel, f)));
+            }
+            // trackio's export of a project: its tables, the JSON column flattened
+            let has = |c: &str| columns.iter().any(|n| n == c);
+            let trackio = match lower.as_str() {
+                "metrics.parquet" if has("run_name") && has("step") && has("log_id") => Some(Format::TrackioMetrics),
+                "system_metrics.parquet" if has("run_name") && has("log_id") => Some(Format::TrackioSystem),
+                "configs.parquet" if has("run_name") && has("created_at") => Some(Format::TrackioRuns),
+                _ => None,
+            };
+            if let Some(f) = trackio {
+                return Ok(Kind::Fixed(f, rel.to_string()));
+            }
+            Ok(Kind::Parquet(columns))
         }
         _ => Err(
             "not a format runpack reads (JSON, JSON Lines, CSV, Parquet, Tinker logs, W&B exports, evaluation outputs)"
@@ -519,6 +538,11 @@ fn run_pattern(rel: &str, format: Format) -> String {
         Format::TinkerEvalResult => ("result.json", "bench", "", ""),
         Format::TinkerEvalTrajectories => ("trajectories.jsonl", "bench", "", ""),
         Format::EvalMetrics => ("", "", "metrics.json", "ckpt"),
+        Format::LightevalDetails => return join(dir, "details_*.parquet"),
+        Format::LightevalResults => return join(dir, &format!("results_*.json{suffix}")),
+        Format::VerlGenerations => return join(dir, &format!("*.jsonl{suffix}")),
+        Format::GraphScoreReport => return join(dir, &format!("*_score_report.jsonl{suffix}")),
+        Format::GraphPassResults => ("results.json", "run", "", ""),
         Format::EvalGenerations => {
             let re = regex::Regex::new(r"^([^_]+)_(id|ood)_generations\.jsonl$").expect("static pattern");
             return match re.captures(base) {
@@ -574,6 +598,12 @@ fn look_jsonl(input: &InputFile, base: &str) -> std::result::Result<Kind, String
         Some(Format::TinkerEvalTrajectories)
     } else if has("__idx") && (has("gen_answer") || has("exact_match") || has("resp_tokens")) {
         Some(Format::EvalGenerations)
+    } else if has("per_file") && has("aggregate") && crate::stages::ingest::graphs::is_score_report(Path::new(base)) {
+        Some(Format::GraphScoreReport)
+    } else if ["input", "output", "gts", "score", "step"].iter().all(|k| has(k))
+        && crate::stages::ingest::verl::is_dump_name(Path::new(base))
+    {
+        Some(Format::VerlGenerations)
     } else if base.to_ascii_lowercase().ends_with("metrics.jsonl")
         && record.values().all(|v| !v.is_object() && !v.is_array())
     {
@@ -770,6 +800,17 @@ fn look_json(input: &InputFile, base: &str) -> std::result::Result<Kind, String>
     match &outline {
         Outline::Object(members) => {
             let has = |k: &str| members.iter().any(|(n, _)| n == k);
+            // the pass rates of dependency-graph scoring: `graph_results/<run>/results.json`
+            if base == "results.json"
+                && members.len() == 1
+                && members.iter().any(|(n, m)| n == "files" && matches!(m, Member::Object))
+                && input.rel.split('/').any(|s| s == "graph_results")
+            {
+                return Ok(Kind::Fixed(Format::GraphPassResults, run_pattern(&input.rel, Format::GraphPassResults)));
+            }
+            if has("config_general") && has("results") && base.starts_with("results_") {
+                return Ok(Kind::Fixed(Format::LightevalResults, run_pattern(&input.rel, Format::LightevalResults)));
+            }
             if has("name") && has("score") && has("num_examples") {
                 return Ok(Kind::Fixed(Format::TinkerEvalResult, run_pattern(&input.rel, Format::TinkerEvalResult)));
             }
@@ -906,6 +947,44 @@ fn plan_sources(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> R
             Format::EvalGenerations => (
                 "eval_generations",
                 "Per-checkpoint generations (`<checkpoint>_{id,ood}_generations.jsonl`): one row per sample",
+                vec![],
+            ),
+            Format::LightevalResults => (
+                "lighteval_results",
+                "lighteval results (`results_<date>.json`): one row per task and metric",
+                vec!["task", "metric"],
+            ),
+            Format::LightevalDetails => (
+                "lighteval_details",
+                "lighteval details (`details_<task>_<date>.parquet`): one row per example",
+                vec!["task", "date_id", "doc_id"],
+            ),
+            Format::VerlGenerations => {
+                ("verl_generations", "verl validation and rollout dumps (`<step>.jsonl`): one row per sample", vec![])
+            }
+            Format::TrackioMetrics => (
+                "trackio_metrics",
+                "trackio metrics (a project's `metrics.parquet` export) in long form: one row per log call and metric",
+                vec!["log_id", "metric"],
+            ),
+            Format::TrackioSystem => (
+                "trackio_system_metrics",
+                "trackio system metrics (`system_metrics.parquet` export) in long form: one row per sample and metric",
+                vec!["log_id", "metric"],
+            ),
+            Format::TrackioRuns => {
+                ("trackio_runs", "trackio run configs (`configs.parquet` export): one row per run", vec!["run_id"])
+            }
+            Format::GraphPassResults => (
+                "graph_pass_rates",
+                "Dependency-graph pass rates (`graph_results/<run>/results.json`): one row per file, template, \
+                 operation count and k",
+                vec![],
+            ),
+            Format::GraphScoreReport => (
+                "graph_scores",
+                "Dependency-graph score reports (`<generated>_score_report.jsonl`): one row per scoring run and \
+                 scored file, and per run's aggregate",
                 vec![],
             ),
             _ => unreachable!("fixed formats only"),
@@ -1212,6 +1291,8 @@ fn merge_levels(mut groups: BTreeMap<GroupKey, Vec<String>>) -> BTreeMap<GroupKe
                     let names: &[&str] = match format.as_str() {
                         "tinker-metrics" | "tinker-checkpoints" => &["experiment", "group"],
                         "tinker-eval-result" | "tinker-eval-trajectories" => &["checkpoint", "model"],
+                        "verl-generations" => &["phase", "experiment"],
+                        "lighteval-details" => &["run", "model"],
                         _ => &["model", "experiment"],
                     };
                     let Some(name) = names.iter().find(|n| !pattern.contains(&format!("{{{n}}}"))) else { continue };

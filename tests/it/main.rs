@@ -13,6 +13,8 @@ mod properties;
 mod evals;
 // The newer tools' formats (tinker-cookbook's current layout, trackio, Inspect, lm-eval) and YAML sources.
 mod formats;
+// lighteval results and details, verl generation dumps, W&B metrics against their own x-axis.
+mod formats_more;
 // W&B exports as sources: the corpus, cases B23-B29, real offline runs, a truncated .wandb log.
 mod wandb;
 // The second example (tinker-wandb): Tinker runs linked to W&B runs written offline by the real client.

@@ -147,6 +147,8 @@ pub fn without_texts(
             r.shift_remove("gen_solution_answer");
         }
         Format::LmEvalSamples => r = super::lmeval::without_texts(r, keep_text),
+        Format::LightevalDetails => r = super::lighteval::without_texts(r, keep_text),
+        Format::VerlGenerations => r = super::verl::without_texts(r, keep_text),
         Format::TinkerEvalTrajectories => match r.get_mut("turns") {
             Some(Value::Array(turns)) => {
                 for t in turns.iter_mut() {

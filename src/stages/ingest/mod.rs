@@ -17,9 +17,11 @@ pub mod cookbook;
 pub mod direct;
 pub mod evals;
 pub mod files;
+pub mod graphs;
 pub mod infer;
 pub mod inspect;
 pub mod lenient;
+pub mod lighteval;
 pub mod lmeval;
 pub mod parquet;
 pub mod path;
@@ -27,6 +29,7 @@ pub mod records;
 pub mod strict;
 pub mod tinker;
 pub mod trackio;
+pub mod verl;
 pub mod wandb;
 pub mod yaml;
 
@@ -153,6 +156,11 @@ pub fn stream_schema(spec: &PipelineSpec, index: usize) -> Option<SchemaRef> {
             | Format::InspectSamples
             | Format::LmEvalResults
             | Format::LmEvalSamples
+            | Format::LightevalResults
+            | Format::LightevalDetails
+            | Format::VerlGenerations
+            | Format::GraphPassResults
+            | Format::GraphScoreReport
     );
     let declared = matches!(src.format, Format::Jsonl | Format::Json | Format::Yaml | Format::Csv)
         && spec.source_schemas[index].is_some();
@@ -198,10 +206,12 @@ fn find_inputs(spec: &PipelineSpec, index: usize) -> Result<(Vec<InputFile>, Vec
                     | Format::TinkerEvalResult
                     | Format::EvalMetrics
                     | Format::TinkerEvalRun
-                    | Format::LmEvalResults => "*.json",
+                    | Format::LmEvalResults
+                    | Format::LightevalResults
+                    | Format::GraphPassResults => "*.json",
                     Format::Csv => "*.csv",
                     Format::Yaml => "*.yaml",
-                    Format::Parquet => "*.parquet",
+                    Format::Parquet | Format::LightevalDetails => "*.parquet",
                     Format::Wandb => "*",
                     Format::InspectEvals | Format::InspectSamples => "*.eval",
                     _ => "*.jsonl",
@@ -286,6 +296,11 @@ fn prepare(
         Format::InspectSamples => inspect::sample_columns(src.keep_text),
         Format::LmEvalResults => lmeval::result_columns(),
         Format::LmEvalSamples => lmeval::sample_columns(src.keep_text),
+        Format::LightevalResults => lighteval::result_columns(),
+        Format::LightevalDetails => lighteval::detail_columns(src.keep_text),
+        Format::VerlGenerations => verl::columns(src.keep_text),
+        Format::GraphPassResults => graphs::pass_columns(),
+        Format::GraphScoreReport => graphs::report_columns(),
         _ => match &spec.source_schemas[index] {
             Some(schema) => {
                 conv.strict_keys = true;
@@ -361,6 +376,8 @@ fn prepare(
             | Format::InspectEvals
             | Format::InspectSamples
             | Format::LmEvalResults
+            | Format::LightevalResults
+            | Format::GraphPassResults
     );
     let mut fields: Vec<Field> = columns.iter().map(|(n, t)| Field::new(n, t.arrow_type(), true)).collect();
     for c in &capture_names {
@@ -430,6 +447,8 @@ fn convert(
             | Format::TinkerRollouts
             | Format::TinkerRolloutSteps
             | Format::LmEvalSamples
+            | Format::VerlGenerations
+            | Format::GraphScoreReport
     );
     if line_format && wandb_plan.is_none() {
         convert_lines_parallel(&chunk_spec, inputs, opts.read_digests.as_ref(), &mut applier)
@@ -629,8 +648,8 @@ fn run_parquet(
 /// (its prompts are never kept, `keep_text` or not).
 fn unparsed_body(src: &SourceDef, raw: Option<String>) -> RejectBody {
     let keep = match src.format {
-        Format::EvalGenerations | Format::LmEvalSamples => src.keep_text,
-        Format::TinkerEvalTrajectories | Format::InspectSamples => false,
+        Format::EvalGenerations | Format::LmEvalSamples | Format::VerlGenerations => src.keep_text,
+        Format::TinkerEvalTrajectories | Format::InspectSamples | Format::LightevalDetails => false,
         _ => true,
     };
     match raw {
@@ -678,6 +697,11 @@ fn shape(
         (Format::InspectSamples, _) => checked(inspect::sample_row(&obj, src.keep_text).map(|r| vec![r]), obj),
         (Format::LmEvalResults, _) => checked(lmeval::result_rows(&obj), obj),
         (Format::LmEvalSamples, _) => checked(lmeval::sample_row(&obj, src.keep_text).map(|r| vec![r]), obj),
+        (Format::LightevalResults, _) => checked(lighteval::result_rows(&obj), obj),
+        (Format::LightevalDetails, _) => checked(lighteval::detail_row(&obj, src.keep_text).map(|r| vec![r]), obj),
+        (Format::VerlGenerations, _) => checked(verl::row(&obj, src.keep_text).map(|r| vec![r]), obj),
+        (Format::GraphPassResults, _) => checked(graphs::pass_rows(&obj), obj),
+        (Format::GraphScoreReport, _) => checked(graphs::report_rows(&obj), obj),
         (_, Layout::Long) => plain(unpivot(obj, &src.id_columns)),
         _ => plain(vec![obj]),
     }
@@ -816,12 +840,17 @@ fn read_file(
         | Format::TinkerTimings
         | Format::TinkerRollouts
         | Format::TinkerRolloutSteps
-        | Format::LmEvalSamples => records::jsonl(reader, &input.rel, sink),
+        | Format::LmEvalSamples
+        | Format::VerlGenerations
+        | Format::GraphScoreReport => records::jsonl(reader, &input.rel, sink),
         Format::Json => records::json(reader, &input.rel, src.record_path.as_deref().unwrap_or(""), sink),
         Format::Yaml => yaml::read(reader, &input.rel, src.record_path.as_deref().unwrap_or(""), sink),
-        Format::TinkerEvalResult | Format::EvalMetrics | Format::TinkerEvalRun | Format::LmEvalResults => {
-            records::json_record(reader, &input.rel, sink)
-        }
+        Format::TinkerEvalResult
+        | Format::EvalMetrics
+        | Format::TinkerEvalRun
+        | Format::LmEvalResults
+        | Format::LightevalResults
+        | Format::GraphPassResults => records::json_record(reader, &input.rel, sink),
         Format::Csv => records::csv(reader, &input.rel, sink),
         Format::Parquet => unreachable!("Parquet sources are read by run_parquet"),
         Format::Wandb => unreachable!("W&B sources are read by wandb::read"),
@@ -829,6 +858,7 @@ fn read_file(
             unreachable!("trackio sources are read by trackio::Reader")
         }
         Format::InspectEvals | Format::InspectSamples => inspect::read(src.format, src.keep_text, input, sink),
+        Format::LightevalDetails => lighteval::read(input, sink),
     }
 }
 

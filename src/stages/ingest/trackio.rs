@@ -23,7 +23,16 @@
 //!   run's first log call): `run`, `run_id`, `config` (JSON text, trackio's own `_Username`,
 //!   `_Created`, `_Group` keys included), `created_at`.
 //!
-//! In a database, `_source_line` is the row's `id` in its table; in a fragment, the line.
+//! A source's files may also be the Parquet and JSON files trackio exports a project to
+//! (`SQLiteStorage.export_for_static_space`: `metrics.parquet`, `aux/system_metrics.parquet`,
+//! `aux/configs.parquet`, with the JSON column flattened into one column per key, and
+//! `runs.json`): they are read back into the same records, so that an export and the database
+//! it came from read together give each log call once. A flattened cell that is null is a key
+//! the log call did not have (so a config key logged as `None` is not kept); `runs.json` gives
+//! `trackio-runs` rows without a config.
+//!
+//! In a database, `_source_line` is the row's `id` in its table; in a fragment, the line; in a
+//! Parquet export, the row's `id` (else its 1-based row); in `runs.json`, the entry's place.
 //! Alerts, traces and artifacts are not read: a source that meets alert records says how many
 //! in a warning.
 
@@ -161,6 +170,11 @@ impl Reader {
     pub fn read(&mut self, input: &InputFile, sink: &mut dyn FnMut(Item) -> Result<()>) -> Result<()> {
         if has_sqlite_header(&input.path) {
             return self.read_db(input, sink);
+        }
+        match input.path.extension().and_then(|e| e.to_str()) {
+            Some("parquet") => return self.read_parquet(input, sink),
+            Some("json") if self.format == Format::TrackioRuns => return read_runs_json(input, sink),
+            _ => {}
         }
         let mut each = |item: Item| -> Result<()> {
             match item {
@@ -356,6 +370,83 @@ impl Reader {
         Ok(())
     }
 
+    /// Reads a Parquet export (`trackio.sqlite_storage.SQLiteStorage.export_for_static_space`:
+    /// `metrics.parquet`, `aux/system_metrics.parquet`, `aux/configs.parquet`), whose JSON
+    /// column is flattened into one column per key: the table's own columns are known by name,
+    /// every other column is a metric (or a config key), and a null cell is a key the log call
+    /// did not have. Non-finite floats are given trackio's strings, so that a record read both
+    /// from the database and from its export has one content.
+    fn read_parquet(&mut self, input: &InputFile, sink: &mut dyn FnMut(Item) -> Result<()>) -> Result<()> {
+        let (own, json_column, needed): (&[&str], &str, &[&str]) = match self.format {
+            Format::TrackioMetrics => (
+                &["id", "run_id", "timestamp", "run_name", "step", "log_id", "space_id"],
+                "metrics",
+                &["run_name", "step"],
+            ),
+            Format::TrackioSystem => (
+                &["id", "run_id", "timestamp", "run_name", "log_id", "space_id"],
+                "metrics",
+                &["run_name", "timestamp"],
+            ),
+            _ => (&["id", "run_id", "run_name", "created_at"], "config", &["run_name", "created_at"]),
+        };
+        let mut columns_checked = false;
+        let mut row_no = 0u64;
+        super::lighteval::read_rows(input, &mut |obj: Map<String, Value>| {
+            if !columns_checked {
+                columns_checked = true;
+                let missing: Vec<&&str> = needed.iter().filter(|c| !obj.contains_key(**c)).collect();
+                if !missing.is_empty() {
+                    let found: Vec<&str> = obj.keys().map(String::as_str).take(8).collect();
+                    return Err(Error::format(
+                        &input.rel,
+                        format!(
+                            "expected a trackio {} export (columns {needed:?} and one per {}), missing {missing:?}; \
+                             found columns {found:?}",
+                            match self.format {
+                                Format::TrackioMetrics => "metrics",
+                                Format::TrackioSystem => "system metrics",
+                                _ => "configs",
+                            },
+                            if json_column == "config" { "config key" } else { "metric" }
+                        ),
+                    ));
+                }
+            }
+            row_no += 1;
+            let id = obj.get("id").and_then(Value::as_u64).unwrap_or(row_no);
+            let at = Position::Line(id);
+            let mut rest = Map::new();
+            let mut cells = Map::new();
+            for (k, v) in obj {
+                if own.contains(&k.as_str()) {
+                    cells.insert(k, v);
+                } else if !v.is_null() {
+                    rest.insert(k, trackio_nonfinite(v));
+                }
+            }
+            let mut r = Map::new();
+            r.insert("run".into(), cells.shift_remove("run_name").unwrap_or(Value::Null));
+            r.insert("run_id".into(), cells.shift_remove("run_id").unwrap_or(Value::Null));
+            if self.format == Format::TrackioRuns {
+                r.insert("config".into(), Value::Object(rest));
+                r.insert("created_at".into(), cells.shift_remove("created_at").unwrap_or(Value::Null));
+                return sink(Item::Record(r, at));
+            }
+            if self.format == Format::TrackioMetrics {
+                r.insert("step".into(), cells.shift_remove("step").unwrap_or(Value::Null));
+            }
+            r.insert("timestamp".into(), cells.shift_remove("timestamp").unwrap_or(Value::Null));
+            r.insert("metrics".into(), Value::Object(rest));
+            r.insert("log_id".into(), cells.shift_remove("log_id").unwrap_or(Value::Null));
+            let sref = SourceRef { file: input.rel.clone(), at };
+            match self.deduplicated(r, sref) {
+                Some(item) => sink(item),
+                None => Ok(()),
+            }
+        })
+    }
+
     /// Says in `report` what the source's files held that gives no row: records read again
     /// (same `log_id`, same content) and alerts.
     pub fn finish(self, table: &str, report: &mut BuildReport) {
@@ -425,6 +516,47 @@ fn cell(v: rusqlite::types::ValueRef<'_>) -> Value {
     }
 }
 
+/// `runs.json` of a static export (`[{id, name, created_at, last_step, log_count}]`) as
+/// `trackio-runs` records: `run`, `run_id`, `created_at`, and no config (the export keeps the
+/// configs in `aux/configs.parquet`), at the entry's 1-based place in the list (as a
+/// database's rows are at their id). An entry that is no object is an [`Item::Bad`].
+fn read_runs_json(input: &InputFile, sink: &mut dyn FnMut(Item) -> Result<()>) -> Result<()> {
+    let place = |at: Position| match &at {
+        Position::Pointer(p) => {
+            p.strip_prefix('/').and_then(|i| i.parse::<u64>().ok()).map(|i| Position::Line(i + 1)).unwrap_or(at)
+        }
+        Position::Line(_) => at,
+    };
+    let mut each = |item: Item| -> Result<()> {
+        match item {
+            Item::Bad { at, rule, message, raw } => sink(Item::Bad { at: place(at), rule, message, raw }),
+            Item::Record(r, at) => {
+                let at = place(at);
+                let mut out = Map::new();
+                out.insert("run".into(), r.get("name").cloned().unwrap_or(Value::Null));
+                out.insert("run_id".into(), r.get("id").cloned().unwrap_or(Value::Null));
+                out.insert("created_at".into(), r.get("created_at").cloned().unwrap_or(Value::Null));
+                sink(Item::Record(out, at))
+            }
+        }
+    };
+    super::records::json(super::files::open(input)?, &input.rel, "", &mut each)
+}
+
+/// A value read from Parquet with its non-finite floats (runpack's marks) written as trackio
+/// writes them in its JSON (`"NaN"`, `"Infinity"`, `"-Infinity"`), inside lists and objects too.
+fn trackio_nonfinite(v: Value) -> Value {
+    match v {
+        Value::String(s) => match lenient::special(&s) {
+            Some(sp) if sp.as_f64().is_some() => Value::String(sp.token().to_string()),
+            _ => Value::String(s),
+        },
+        Value::Array(a) => Value::Array(a.into_iter().map(trackio_nonfinite).collect()),
+        Value::Object(o) => Value::Object(o.into_iter().map(|(k, v)| (k, trackio_nonfinite(v))).collect()),
+        other => other,
+    }
+}
+
 /// A trackio non-finite string (`"NaN"`, `"Infinity"`, `"-Infinity"`, as `serialize_values`
 /// writes them) as runpack's mark for the bare token; other values as they are.
 fn nonfinite(v: Value) -> Value {
@@ -472,7 +604,8 @@ pub fn metric_rows(r: &Map<String, Value>, with_step: bool) -> Result<Vec<Map<St
 ///
 /// Errors: `config` is not an object.
 pub fn run_row(r: &Map<String, Value>) -> Result<Map<String, Value>, ShapeProblems> {
-    if !matches!(r.get("config"), Some(Value::Object(_))) {
+    // a run list (`runs.json`) holds no config: its records have none
+    if !matches!(r.get("config"), Some(Value::Object(_)) | None) {
         let found = r.get("config").map(super::path::describe).unwrap_or_else(|| "nothing".into());
         return Err(vec![("$.config".into(), format!("expected an object, found {found}"))]);
     }

@@ -369,7 +369,12 @@ pub fn emit(plan: &Plan, k: usize, kind: CsvKind, out: &mut dyn FnMut(Out) -> Re
                     }
                 }
                 let run = RunKey { run_id, run_name };
-                rows::history_rows(Record { run: &run, values, sampled: false }, histograms, &Position::Line(line), out)
+                rows::history_rows(
+                    Record { run: &run, values, sampled: false, axes: &super::axes::NONE },
+                    histograms,
+                    &Position::Line(line),
+                    out,
+                )
             })
         }
         CsvKind::Chart => {

@@ -114,9 +114,18 @@ pub enum Event {
         /// Run time in whole seconds.
         runtime: i32,
     },
+    /// `MetricRecord`: one `define_metric` call (see [`super::axes`]).
+    Metric {
+        /// The metric's name (empty for a glob).
+        name: String,
+        /// The glob the definition applies to (`eval/*`; empty for a name).
+        glob_name: String,
+        /// The metric it is plotted against (empty: none).
+        step_metric: String,
+    },
     /// `FinalRecord`: the last record of a finished log.
     Final,
-    /// Any other record (output, files, telemetry, metrics definitions, …).
+    /// Any other record (output, files, telemetry, …).
     Other,
 }
 
@@ -155,7 +164,7 @@ pub struct RunInfo {
 struct PbRecord {
     #[prost(int64, tag = "1")]
     num: i64,
-    #[prost(oneof = "PbRecordType", tags = "2, 3, 5, 7, 17, 18, 20")]
+    #[prost(oneof = "PbRecordType", tags = "2, 3, 5, 7, 12, 17, 18, 20")]
     record_type: Option<PbRecordType>,
 }
 
@@ -170,6 +179,8 @@ enum PbRecordType {
     Config(PbUpdates),
     #[prost(message, tag = "7")]
     Stats(PbStats),
+    #[prost(message, tag = "12")]
+    Metric(PbMetric),
     #[prost(message, tag = "17")]
     Run(PbRun),
     #[prost(message, tag = "18")]
@@ -269,6 +280,17 @@ struct PbRun {
     start_time: Option<PbTimestamp>,
     #[prost(bool, tag = "18")]
     resumed: bool,
+}
+
+/// `MetricRecord { string name = 1; string glob_name = 2; string step_metric = 4; … }`
+#[derive(Clone, PartialEq, Message)]
+struct PbMetric {
+    #[prost(string, tag = "1")]
+    name: String,
+    #[prost(string, tag = "2")]
+    glob_name: String,
+    #[prost(string, tag = "4")]
+    step_metric: String,
 }
 
 /// `RunExitRecord { int32 exit_code = 1; int32 runtime = 2; }`
@@ -525,6 +547,9 @@ pub fn decode(bytes: &[u8]) -> Result<Event, String> {
             },
             starting_step: r.starting_step,
         })),
+        Some(PbRecordType::Metric(m)) => {
+            Event::Metric { name: m.name, glob_name: m.glob_name, step_metric: m.step_metric }
+        }
         Some(PbRecordType::Exit(e)) => Event::Exit { exit_code: e.exit_code, runtime: e.runtime },
         Some(PbRecordType::Final(_)) => Event::Final,
         None => Event::Other,

@@ -34,6 +34,7 @@
 //! reading stopped; media values (images, tables, …) are counted in a warning per key and type.
 
 pub mod api;
+pub mod axes;
 pub mod csv;
 pub mod log;
 pub mod pylit;
@@ -243,8 +244,10 @@ fn columns_of(table: WandbTable) -> Vec<(String, Target)> {
 ///   NaN/±Infinity kept), `value_text` (Utf8: the JSON text of a value that is no number, so
 ///   that a string keeps its quotes, `"true"`, beside the boolean `true`; an integer beyond
 ///   ±2^53 as its digits; a logged `None` gives a row with both null), `value_min`,
-///   `value_max` (Float64, chart `__MIN`/`__MAX`), `x_axis` (Utf8, the chart's x column),
-///   `x` (Float64, its value), `sampled` (Boolean).
+///   `value_max` (Float64, chart `__MIN`/`__MAX`), `x_axis` (Utf8: the chart's x column, or
+///   the metric's own step metric, `wandb.define_metric(…, step_metric=…)`, from a `.wandb`
+///   log's definitions or a config's `_wandb`; see [`axes`]), `x` (Float64, its value in the
+///   same row), `sampled` (Boolean).
 /// - `system`: `run_id`, `timestamp` (Float64 Unix seconds), `runtime_s`, `metric` (the literal
 ///   name, `system.gpu.0.gpu`; `.wandb` stats keys get the `system.` prefix the W&B server adds),
 ///   `value`, `value_text`.

@@ -282,6 +282,8 @@ pub struct Record<'a> {
     pub values: Map<String, Value>,
     /// Whether the run's export was found to be sampled.
     pub sampled: bool,
+    /// The run's custom x-axes.
+    pub axes: &'a super::axes::XAxes,
 }
 
 /// Emits the `wandb_history` rows of one record (one per metric), or its histograms for the
@@ -338,6 +340,12 @@ pub fn history_rows(
                 m.insert("value".into(), value);
                 m.insert("value_text".into(), text);
                 m.insert("sampled".into(), Value::Bool(rec.sampled));
+                // a metric defined against a step metric: that metric's value in this row
+                if let Some(x_axis) = rec.axes.step_metric_of(k) {
+                    let x = rec.values.get(x_axis).map(|v| value_columns(v).0).unwrap_or(Value::Null);
+                    m.insert("x_axis".into(), Value::String(x_axis.to_string()));
+                    m.insert("x".into(), x);
+                }
                 out(Out::Row(m, at.clone()))?;
             }
             Rich::Plain => {}

@@ -207,6 +207,8 @@ pub struct Folded {
     pub skipped: Vec<log::Skip>,
     /// Records read.
     pub records: u64,
+    /// The run's custom x-axes (its `MetricRecord`s).
+    pub axes: super::axes::XAxes,
 }
 
 /// Reads and folds a log.
@@ -253,6 +255,7 @@ pub fn fold(input: &InputFile) -> Result<Folded> {
             }
             Event::Stats { timestamp, items } => out.stats.push((e.number, timestamp, items)),
             Event::Exit { exit_code, runtime } => out.exit = Some((exit_code, runtime)),
+            Event::Metric { name, glob_name, step_metric } => out.axes.define(&name, &glob_name, &step_metric),
             Event::Final | Event::Other => {}
         }
     }
@@ -359,8 +362,11 @@ pub fn emit_log(plan: &Plan, k: usize, dir: Option<usize>, out: &mut dyn FnMut(O
         let folded = fold(input)?;
         return stop_warning(&input.rel, &folded, out);
     }
-    let folded = fold(input)?;
+    let mut folded = fold(input)?;
     stop_warning(&input.rel, &folded, out)?;
+    // a synced run's config names its x-axes too (an offline log holds MetricRecords only)
+    let config = folded.config.clone();
+    folded.axes.from_config(&config);
     let run = RunKey {
         run_id: log_run_id(plan, k, dir, &folded),
         run_name: folded.run.as_ref().map(|r| r.display_name.clone()).filter(|s| !s.is_empty()),
@@ -384,7 +390,7 @@ pub fn emit_log(plan: &Plan, k: usize, dir: Option<usize>, out: &mut dyn FnMut(O
                     values.insert("_step".into(), Value::from(*s));
                 }
                 rows::history_rows(
-                    Record { run: &run, values, sampled: false },
+                    Record { run: &run, values, sampled: false, axes: &folded.axes },
                     histograms,
                     &Position::Line(*number),
                     out,
@@ -428,8 +434,11 @@ pub fn emit_member(plan: &Plan, k: usize, d: usize, m: Member, out: &mut dyn FnM
         (WandbTable::Runs, _) if plan.is_anchor(k) => emit_dir_row(plan, d, out),
         (WandbTable::History | WandbTable::Histograms, Member::History) if !has_log => {
             let histograms = plan.opts.table == WandbTable::Histograms;
+            let axes = dir_axes(plan, d);
             jsonl(input, out, &mut |obj, at, out| match rows::flatten(obj) {
-                Ok(values) => rows::history_rows(Record { run: &run, values, sampled: false }, histograms, &at, out),
+                Ok(values) => {
+                    rows::history_rows(Record { run: &run, values, sampled: false, axes: &axes }, histograms, &at, out)
+                }
                 Err((message, record)) => {
                     out(Out::Bad { at, rule: "wandb-history", message, raw: super::record_raw(&record) })
                 }
@@ -455,6 +464,19 @@ pub fn emit_member(plan: &Plan, k: usize, d: usize, m: Member, out: &mut dyn FnM
         }
         _ => Ok(()),
     }
+}
+
+/// The custom x-axes a run directory's `config.yaml` names (none when it has no readable
+/// config: the runs table reports a config that cannot be read).
+fn dir_axes(plan: &Plan, d: usize) -> super::axes::XAxes {
+    let mut axes = super::axes::XAxes::default();
+    if let Some(k) = plan.member(d, Member::Config)
+        && let Ok(text) = read_text(&plan.inputs[k])
+        && let Ok(Value::Object(raw)) = values::yaml(&text)
+    {
+        axes.from_config(&raw);
+    }
+    axes
 }
 
 fn jsonl(input: &InputFile, out: &mut dyn FnMut(Out) -> Result<()>, f: &mut ObjFn) -> Result<()> {

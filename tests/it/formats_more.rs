@@ -1,0 +1,643 @@
+//! More of the newer tools' formats: lighteval results and details, verl generation dumps, and
+//! W&B metrics logged against their own x-axis (`define_metric(…, step_metric=…)`).
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+use crate::util::*;
+
+/// `python <pipelines/<name>/make_raw.py> <dir>`, asserting success.
+fn make_raw(name: &str, dir: &Path) {
+    let o = run(std::process::Command::new(python())
+        .arg(repo().join("pipelines").join(name).join("make_raw.py"))
+        .arg(dir)
+        .env("HF_HUB_OFFLINE", "1")
+        .env("HF_DATASETS_OFFLINE", "1"));
+    assert!(o.status.success(), "{name}/make_raw.py failed: {}", stderr(&o));
+}
+
+/// Every file under `dir`, relative, sorted, with its bytes.
+fn files_under(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+                out.push((rel, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A bundled pipeline's raw/ is what its make_raw.py writes, byte for byte; the pipeline is
+/// then built once per test run.
+fn built(name: &'static str, cell: &'static OnceLock<(tempfile::TempDir, PathBuf)>) -> &'static Path {
+    let (_, p) = cell.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        make_raw(name, &dir.path().join("raw"));
+        let bundled = files_under(&repo().join("pipelines").join(name).join("raw"));
+        let written = files_under(&dir.path().join("raw"));
+        let names = |f: &[(String, Vec<u8>)]| f.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&bundled), names(&written), "{name}: raw/ is not what make_raw.py writes");
+        assert!(bundled == written, "{name}: raw/ differs from what make_raw.py writes");
+        let o = run(bin()
+            .args(["build", "-q"])
+            .arg(repo().join("pipelines").join(name))
+            .arg("--releases-dir")
+            .arg(dir.path().join("out")));
+        assert!(o.status.success(), "build of {name} failed: {}", stderr(&o));
+        (dir, PathBuf::from(stdout(&o).trim()))
+    });
+    p
+}
+
+fn manifest(release: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(release.join("manifest.json")).unwrap()).unwrap()
+}
+
+fn rows_of(release: &Path, table: &str) -> u64 {
+    let m = manifest(release);
+    let t = m["tables"].as_array().unwrap().iter().find(|t| t["name"] == table).unwrap_or_else(|| panic!("{table}"));
+    t["rows"].as_u64().unwrap()
+}
+
+/// No text of `needles` is in the release's data files.
+fn no_texts(release: &Path, needles: &[&str]) {
+    for f in std::fs::read_dir(release.join("data")).unwrap() {
+        let bytes = std::fs::read(f.unwrap().path()).unwrap();
+        for n in needles {
+            assert!(!String::from_utf8_lossy(&bytes).contains(n), "{n}");
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------ lighteval
+
+fn lighteval() -> &'static Path {
+    static BUILT: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    built("lighteval", &BUILT)
+}
+
+#[test]
+fn lighteval_results_and_details_keep_metrics_and_non_finite_values() {
+    let r = lighteval();
+    assert_eq!((rows_of(r, "evaluations"), rows_of(r, "eval_samples")), (6, 5));
+    assert_eq!(
+        query(
+            r,
+            "SELECT task, metric, value, stderr, isnan(stderr) AS nan_stderr, version, model_name, date_id, lighteval_sha, \
+             start_time, hashes FROM evaluations ORDER BY task, metric"
+        ),
+        "task,metric,value,stderr,nan_stderr,version,model_name,date_id,lighteval_sha,start_time,hashes\n\
+         all,acc,0.5,0.5,false,,HuggingFaceTB/SmolLM2-135M,2026-11-30T12-00-00.000000,0c1e0f3,1764504000.5,\n\
+         all,em,0.5,0.5,false,,HuggingFaceTB/SmolLM2-135M,2026-11-30T12-00-00.000000,0c1e0f3,1764504000.5,\n\
+         leaderboard|arc:challenge|0,acc,0.5,0.5,false,0,HuggingFaceTB/SmolLM2-135M,2026-11-30T12-00-00.000000,0c1e0f3,1764504000.5,\"{\"\"hash_examples\"\":\"\"aa00bb11cc22dd33\"\",\"\"hash_full_prompts\"\":\"\"ee44ff5566778899\"\"}\"\n\
+         leaderboard|arc:challenge|0,acc_norm,1.0,0.0,false,0,HuggingFaceTB/SmolLM2-135M,2026-11-30T12-00-00.000000,0c1e0f3,1764504000.5,\"{\"\"hash_examples\"\":\"\"aa00bb11cc22dd33\"\",\"\"hash_full_prompts\"\":\"\"ee44ff5566778899\"\"}\"\n\
+         lighteval|gsm8k|0,em,0.5,0.5,false,0,HuggingFaceTB/SmolLM2-135M,2026-11-30T12-00-00.000000,0c1e0f3,1764504000.5,\"{\"\"hash_examples\"\":\"\"8a0f3b1c2d4e5f60\"\",\"\"hash_full_prompts\"\":\"\"1b2c3d4e5f607182\"\"}\"\n\
+         lighteval|gsm8k|0,maj@4,Infinity,NaN,true,0,HuggingFaceTB/SmolLM2-135M,2026-11-30T12-00-00.000000,0c1e0f3,1764504000.5,\"{\"\"hash_examples\"\":\"\"8a0f3b1c2d4e5f60\"\",\"\"hash_full_prompts\"\":\"\"1b2c3d4e5f607182\"\"}\"\n"
+    );
+    assert_eq!(
+        query(
+            r,
+            "SELECT task, doc_id, gold_index, metrics, logprobs, argmax_logits_eq_gold, truncated_tokens_count, \
+             padded_tokens_count, num_samples, _source_row FROM eval_samples ORDER BY task, doc_id"
+        ),
+        "task,doc_id,gold_index,metrics,logprobs,argmax_logits_eq_gold,truncated_tokens_count,padded_tokens_count,num_samples,_source_row\n\
+         leaderboard|arc:challenge|0,0,[0],\"{\"\"acc\"\":1.0,\"\"acc_norm\"\":1.0}\",\"[-0.5,-1.25,\"\"-Infinity\"\"]\",[true],1,0,1,1\n\
+         leaderboard|arc:challenge|0,1,\"[1,2]\",\"{\"\"acc\"\":1.0,\"\"acc_norm\"\":1.0}\",\"[-2.0,-0.25,-3.0]\",[true],0,0,1,2\n\
+         lighteval|gsm8k|0,0,0,\"{\"\"em\"\":1.0,\"\"maj@4\"\":1.0}\",[],[],0,0,1,1\n\
+         lighteval|gsm8k|0,1,0,\"{\"\"em\"\":0.0,\"\"maj@4\"\":0.0}\",[],[],0,1,1,2\n\
+         lighteval|gsm8k|0,2,0,\"{\"\"em\"\":\"\"NaN\"\",\"\"maj@4\"\":\"\"Infinity\"\"}\",[],[],0,2,1,3\n"
+    );
+    // no query, choice or generated text
+    no_texts(r, &["Tom has 3 apples", "Answer with a letter"]);
+    // read back by pyarrow: the non-finite values are IEEE values
+    let data = r.join("data");
+    let o = run(std::process::Command::new(python()).arg("-c").arg(format!(
+        "import pyarrow.parquet as pq, glob, math\n\
+         t = pq.read_table(glob.glob({:?} + '/evaluations*.parquet')[0]).to_pylist()\n\
+         v = [(r['metric'], r['value'], r['stderr']) for r in t if r['task'] == 'lighteval|gsm8k|0']\n\
+         assert sorted(v, key=lambda x: x[0])[1][1] == math.inf and math.isnan(sorted(v, key=lambda x: x[0])[1][2]), v\n\
+         print(len(t))",
+        data.to_str().unwrap()
+    )));
+    assert_eq!(stdout(&o).trim(), "6", "{}", stderr(&o));
+}
+
+#[test]
+fn lighteval_details_keep_texts_when_asked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    make_raw("lighteval", &dir.join("raw"));
+    std::fs::write(
+        dir.join("pipeline.toml"),
+        one_source(
+            "texts",
+            "raw/details/*/*/*/*.parquet",
+            "lighteval-details",
+            "keep_text = true\n",
+            "SELECT task, doc_id, query, instruction, choices, text FROM raw",
+            "",
+        ),
+    )
+    .unwrap();
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "texts"), "SELECT * FROM t WHERE doc_id = '0' ORDER BY task"),
+        "task,doc_id,query,instruction,choices,text\n\
+         leaderboard|arc:challenge|0,0,Question 0: which is right?,Answer with a letter.,\"[\"\" A\"\",\"\" B\"\",\"\" C\"\"]\",[]\n\
+         lighteval|gsm8k|0,0,Tom has 3 apples and buys 2 more. How many apples does he have?,,\"[\"\"5\"\"]\",\"[\"\"5\"\"]\"\n"
+    );
+}
+
+#[test]
+fn lighteval_bad_rows_name_file_row_and_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // a details file whose metric values are strings (as a broken writer leaves them)
+    let o = run(std::process::Command::new(python()).arg("-c").arg(format!(
+        "import pyarrow as pa, pyarrow.parquet as pq\n\
+         doc = [{{'query': 'q', 'choices': ['a'], 'gold_index': 0, 'id': '0', 'task_name': 't|x|0'}},\n\
+                {{'query': 'q', 'choices': ['a'], 'gold_index': 0, 'id': '1', 'task_name': 't|x|0'}}]\n\
+         t = pa.table({{'doc': doc, 'metric': pa.array([{{'em': '1.0'}}, {{'em': 'high'}}]), 'model_response': [{{'text': ['a']}}, {{'text': ['b']}}]}})\n\
+         pq.write_table(t, {:?})",
+        dir.join("details_t|x|0_2026-01-01T00-00-00.parquet").to_str().unwrap()
+    )));
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::write(
+        dir.join("results_2026-01-01T00-00-00.json"),
+        "{\"config_general\": {\"model_name\": \"m\"},\n \"results\": {\"t|x|0\": {\"em\": 0.5, \"em_stderr\": \"wide\"}}}\n",
+    )
+    .unwrap();
+    let toml = |path: &str, format: &str| one_source("bad", path, format, "", "SELECT * FROM raw", "");
+    std::fs::write(dir.join("pipeline.toml"), toml("details_*.parquet", "lighteval-details")).unwrap();
+    let o = build(dir, &[]);
+    assert_violations(
+        &o,
+        2,
+        &[
+            "details_t|x|0_2026-01-01T00-00-00.parquet:1",
+            "$.metric.em",
+            "expected a number, found string \"1.0\"",
+            "details_t|x|0_2026-01-01T00-00-00.parquet:2",
+            "expected a number, found string \"high\"",
+        ],
+    );
+    std::fs::write(dir.join("pipeline.toml"), toml("results_*.json", "lighteval-results")).unwrap();
+    let o = build(dir, &["--force"]);
+    assert_violations(
+        &o,
+        1,
+        &[
+            "results_2026-01-01T00-00-00.json",
+            "$.results[\"t|x|0\"].em_stderr",
+            "expected a number, found string \"wide\"",
+        ],
+    );
+    // a Parquet file that is no lighteval details is an error naming what it lacks
+    let o = run(std::process::Command::new(python()).arg("-c").arg(format!(
+        "import pyarrow as pa, pyarrow.parquet as pq\npq.write_table(pa.table({{'x': [1]}}), {:?})",
+        dir.join("details_y_2026.parquet").to_str().unwrap()
+    )));
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::write(dir.join("pipeline.toml"), toml("details_y_*.parquet", "lighteval-details")).unwrap();
+    let o = build(dir, &["--force"]);
+    let err = stderr(&o);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("details_y_2026.parquet") && err.contains("missing [\"doc\", \"metric\", \"model_response\"]"),
+        "{err}"
+    );
+}
+
+// ------------------------------------------------------------------------------ verl
+
+fn verl() -> &'static Path {
+    static BUILT: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    built("verl", &BUILT)
+}
+
+#[test]
+fn verl_generations_keep_steps_scores_and_reward_extras() {
+    let r = verl();
+    assert_eq!(rows_of(r, "eval_samples"), 8);
+    assert_eq!(
+        query(
+            r,
+            "SELECT phase, step, sample_index, score, isnan(score) AS nan, gts, extra, _source_file, _source_line \
+             FROM eval_samples ORDER BY phase, step, sample_index"
+        ),
+        "phase,step,sample_index,score,nan,gts,extra,_source_file,_source_line\n\
+         rollout,1,0,1.0,false,5,\"{\"\"request_id\"\":\"\"req-0\"\",\"\"format_penalty\"\":0.0}\",raw/rollout/1.jsonl,1\n\
+         rollout,1,1,-Infinity,false,42,\"{\"\"request_id\"\":\"\"req-1\"\",\"\"format_penalty\"\":\"\"Infinity\"\"}\",raw/rollout/1.jsonl,2\n\
+         val,0,0,1.0,false,5,\"{\"\"reward\"\":1.0,\"\"acc\"\":true,\"\"pred\"\":\"\"5\"\"}\",raw/val/0.jsonl,1\n\
+         val,0,1,0.0,false,42,\"{\"\"reward\"\":0.0,\"\"acc\"\":false,\"\"pred\"\":\"\"40\"\"}\",raw/val/0.jsonl,2\n\
+         val,0,2,0.0,false,\"[\"\"11\"\",\"\"13\"\"]\",\"{\"\"reward\"\":0.0,\"\"acc\"\":false,\"\"pred\"\":\"\"9.\"\"}\",raw/val/0.jsonl,3\n\
+         val,10,0,1.0,false,5,\"{\"\"reward\"\":1.0,\"\"acc\"\":true,\"\"pred\"\":\"\"5\"\"}\",raw/val/10.jsonl,1\n\
+         val,10,1,1.0,false,42,\"{\"\"reward\"\":1.0,\"\"acc\"\":true,\"\"pred\"\":\"\"42\"\"}\",raw/val/10.jsonl,2\n\
+         val,10,2,NaN,true,\"[\"\"11\"\",\"\"13\"\"]\",\"{\"\"reward\"\":\"\"NaN\"\",\"\"acc\"\":false,\"\"pred\"\":\"\"prime.\"\"}\",raw/val/10.jsonl,3\n"
+    );
+    no_texts(r, &["Think step by step", "11 is prime"]);
+}
+
+#[test]
+fn verl_bad_lines_name_file_line_and_path_and_texts_stay_out_of_rejects() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("val")).unwrap();
+    std::fs::write(
+        dir.join("val/3.jsonl"),
+        "{\"input\": \"secret prompt\", \"output\": \"o\", \"gts\": \"1\", \"score\": 1.0, \"step\": 3}\n\
+         {\"input\": \"secret prompt\", \"output\": \"o\", \"gts\": \"1\", \"score\": \"high\", \"step\": 3}\n\
+         {\"input\": \"q\", \"output\": \"o\", \"gts\": \"1\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("pipeline.toml"),
+        one_source("bad", "val/*.jsonl", "verl-generations", "", "SELECT step, score FROM raw", ""),
+    )
+    .unwrap();
+    let o = build(dir, &[]);
+    assert_violations(
+        &o,
+        2,
+        &[
+            "val/3.jsonl:2",
+            "$.score",
+            "expected a number, found string \"high\"",
+            "val/3.jsonl:3",
+            "expected a verl generation (`input`, `output`, `gts`, `score`, `step`, …), missing [\"step\", \"score\"]",
+        ],
+    );
+    let o = build(dir, &["--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "bad");
+    assert_eq!(query(&r, "SELECT step, score FROM t"), "step,score\n3,1.0\n");
+    let rejects = std::fs::read_to_string(r.join("rejects/raw.jsonl")).unwrap();
+    assert!(rejects.contains("\"high\"") && !rejects.contains("secret prompt"), "{rejects}");
+}
+
+// ------------------------------------------------------------------------------ W&B x-axes
+
+/// A run logged offline by the real `wandb` client with `define_metric`: eval metrics (a glob)
+/// against `eval/step`, `test/loss` against `epoch`, and `train/loss` with a summary only.
+const DEFINE_METRIC_RUN: &str = r#"
+import math, os, sys
+os.environ.update(WANDB_MODE="offline", WANDB_DIR=sys.argv[1], WANDB_SILENT="true", WANDB_DISABLE_GIT="true")
+import wandb
+run = wandb.init(project="axes", id="axes01", config={"lr": 0.1})
+run.define_metric("eval/step")
+run.define_metric("eval/*", step_metric="eval/step")
+run.define_metric("test/loss", step_metric="epoch")
+run.define_metric("train/loss", summary="min")
+for i in range(4):
+    run.log({"train/loss": 1.0 / (i + 1)})
+    if i % 2 == 1:
+        run.log({"eval/step": 100 * i, "eval/acc": [math.nan, math.inf][i // 2]})
+run.log({"eval/acc": -math.inf})
+run.log({"epoch": 2.5, "test/loss": 0.25})
+run.finish()
+"#;
+
+#[test]
+fn wandb_metrics_defined_against_a_step_metric_keep_their_own_x() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let o = run(std::process::Command::new(python())
+        .arg("-c")
+        .arg(DEFINE_METRIC_RUN)
+        .arg(dir)
+        .env_remove("WANDB_API_KEY")
+        .env("NO_PROXY", "*")
+        .env("HTTPS_PROXY", "http://127.0.0.1:9"));
+    assert!(o.status.success(), "the wandb client failed: {}", stderr(&o));
+    std::fs::write(
+        dir.join("pipeline.toml"),
+        "name = \"axes\"\n[[source]]\nname = \"h\"\npath = \"wandb/**\"\nformat = \"wandb\"\n\
+         [source.wandb]\ntable = \"history\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT step, metric, value, x_axis, x FROM h\"\n",
+    )
+    .unwrap();
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // eval/acc sits at _step 2, 4 and 6, and at eval/step 100, 300 and (copied by the client
+    // into the row it logs without it) 300; the step metric itself has no x-axis
+    assert_eq!(
+        query(&release(dir, "axes"), "SELECT * FROM t ORDER BY step, metric"),
+        "step,metric,value,x_axis,x\n\
+         0,train/loss,1.0,,\n\
+         1,train/loss,0.5,,\n\
+         2,eval/acc,NaN,eval/step,100.0\n\
+         2,eval/step,100.0,,\n\
+         3,train/loss,0.3333333333333333,,\n\
+         4,train/loss,0.25,,\n\
+         5,eval/acc,Infinity,eval/step,300.0\n\
+         5,eval/step,300.0,,\n\
+         6,eval/acc,-Infinity,eval/step,300.0\n\
+         6,eval/step,300.0,,\n\
+         7,epoch,2.5,,\n\
+         7,test/loss,0.25,epoch,2.5\n"
+    );
+}
+
+#[test]
+fn a_synced_run_config_names_the_x_axes_of_a_run_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let files = dir.join("wandb/run-20261130_120000-sync01/files");
+    std::fs::create_dir_all(&files).unwrap();
+    // config.yaml as W&B writes it for a synced run: `_wandb.value.m` lists the definitions by
+    // MetricRecord field number, "5" the 1-based index of the step metric in the list
+    std::fs::write(
+        files.join("config.yaml"),
+        "_wandb:\n  value:\n    m:\n    - \"1\": train/global_step\n      \"6\":\n      - 3\n    - \"1\": train/reward\n      \"5\": 1\n      \"6\":\n      - 1\n      - 3\nlr:\n  value: 0.1\n",
+    )
+    .unwrap();
+    std::fs::write(
+        files.join("wandb-history.jsonl"),
+        "{\"_step\": 0, \"train/global_step\": 8, \"train/reward\": 0.5, \"loss\": 2.0}\n\
+         {\"_step\": 1, \"train/global_step\": 16, \"train/reward\": NaN}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("pipeline.toml"),
+        "name = \"axes\"\n[[source]]\nname = \"h\"\npath = \"wandb/**\"\nformat = \"wandb\"\n\
+         [source.wandb]\ntable = \"history\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT step, metric, value, x_axis, x FROM h\"\n",
+    )
+    .unwrap();
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "axes"), "SELECT * FROM t ORDER BY step, metric"),
+        "step,metric,value,x_axis,x\n\
+         0,loss,2.0,,\n\
+         0,train/global_step,8.0,,\n\
+         0,train/reward,0.5,train/global_step,8.0\n\
+         1,train/global_step,16.0,,\n\
+         1,train/reward,NaN,train/global_step,16.0\n"
+    );
+}
+
+// ------------------------------------------------------------------------------ dependency-graph scores
+
+fn graph_eval() -> &'static Path {
+    static BUILT: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    built("graph-eval", &BUILT)
+}
+
+#[test]
+fn graph_pass_rates_and_score_reports_keep_their_shape() {
+    let r = graph_eval();
+    assert_eq!((rows_of(r, "pass_rates"), rows_of(r, "scores")), (16, 5));
+    assert_eq!(
+        query(
+            r,
+            "SELECT checkpoint, template, op, k, pass_at_k, prompts FROM pass_rates \
+             WHERE template = 'story' OR template IS NULL ORDER BY template NULLS LAST, op NULLS LAST, k"
+        ),
+        "checkpoint,template,op,k,pass_at_k,prompts\n\
+         checkpoint-200,story,2,1,1.0,2\n\
+         checkpoint-200,story,2,2,1.0,2\n\
+         checkpoint-200,story,,1,1.0,2\n\
+         checkpoint-200,story,,2,1.0,2\n\
+         checkpoint-200,,10,1,0.25,4\n\
+         checkpoint-200,,10,2,0.5,4\n\
+         checkpoint-200,,2,1,0.8,6\n\
+         checkpoint-200,,2,2,1.0,6\n\
+         checkpoint-200,,,1,0.6,10\n\
+         checkpoint-200,,,2,0.8,10\n"
+    );
+    assert_eq!(
+        query(
+            r,
+            "SELECT run, scope, file, skipped, total, perfect, files, skipped_files, template_stats FROM scores \
+             ORDER BY run, scope DESC, file"
+        ),
+        "run,scope,file,skipped,total,perfect,files,skipped_files,template_stats\n\
+         1,file,results/eval/checkpoint-100_id_generations.jsonl,false,8,4,,,\"{\"\"default\"\":{\"\"total\"\":8,\"\"perfect\"\":4}}\"\n\
+         1,aggregate,,,8,4,1,0,\"{\"\"default\"\":{\"\"total\"\":8}}\"\n\
+         2,file,results/eval/checkpoint-100_id_generations.jsonl,true,,,,,\n\
+         2,file,results/eval/checkpoint-200_id_generations.jsonl,false,8,6,,,\"{\"\"default\"\":{\"\"total\"\":6,\"\"perfect\"\":5},\"\"story\"\":{\"\"total\"\":2,\"\"perfect\"\":1}}\"\n\
+         2,aggregate,,,8,6,1,1,\"{\"\"default\"\":{\"\"total\"\":8}}\"\n"
+    );
+}
+
+#[test]
+fn graph_bad_values_name_file_line_and_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("graph_results/ck")).unwrap();
+    std::fs::write(
+        dir.join("graph_results/ck/results.json"),
+        "{\"files\": {\"a.graph_results.jsonl\": {\"total\": {\"per_op_pass_at_k\": {\"2\": {\"pass@1\": \"high\"}}, \
+         \"total_pass_at_k\": {\"pass_at_1\": 0.5}}}}}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("x_score_report.jsonl"),
+        "{\"per_file\": [{\"file\": \"f\", \"total\": 3}], \"aggregate\": {\"files\": 1, \"total\": 3}}\n\
+         {\"per_file\": [{\"file\": \"f\", \"total\": \"three\"}, 7], \"aggregate\": {\"files\": 1}}\n",
+    )
+    .unwrap();
+    let toml = |path: &str, format: &str| one_source("bad", path, format, "", "SELECT * FROM raw", "");
+    std::fs::write(dir.join("pipeline.toml"), toml("graph_results/*/results.json", "graph-pass-results")).unwrap();
+    let o = build(dir, &[]);
+    assert_violations(
+        &o,
+        2,
+        &[
+            "graph_results/ck/results.json",
+            "$.files[\"a.graph_results.jsonl\"].total.per_op_pass_at_k.2[\"pass@1\"]: expected a number, found string \"high\"",
+            "$.files[\"a.graph_results.jsonl\"].total.total_pass_at_k.pass_at_1: expected a key \"pass@<k>\", found \"pass_at_1\"",
+        ],
+    );
+    std::fs::write(dir.join("pipeline.toml"), toml("*_score_report.jsonl", "graph-score-report")).unwrap();
+    let o = build(dir, &["--force"]);
+    assert_violations(
+        &o,
+        2,
+        &[
+            "x_score_report.jsonl:2",
+            "$.per_file[0].total: expected an integer count, found string \"three\"",
+            "$.per_file[1]: expected an object of counts, found number 7",
+        ],
+    );
+    let o = build(dir, &["--force", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "bad"), "SELECT scope, total FROM t ORDER BY scope"),
+        "scope,total\naggregate,3\nfile,3\n"
+    );
+}
+
+// ------------------------------------------------------------------------------ trackio exports
+
+/// A trackio project logged and exported by the real `trackio` client now
+/// (pipelines/trackio-export/make_raw.py), and pipelines/trackio-export built over it.
+fn trackio_export() -> &'static (tempfile::TempDir, PathBuf) {
+    static BUILT: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let d = tempfile::tempdir().unwrap();
+        let o = run(std::process::Command::new(python())
+            .arg(repo().join("pipelines/trackio-export/make_raw.py"))
+            .arg(d.path().join("raw"))
+            .env("HF_HUB_OFFLINE", "1")
+            .env("NO_PROXY", "*")
+            .env("HTTPS_PROXY", "http://127.0.0.1:9"));
+        assert!(o.status.success(), "the trackio client failed: {}", stderr(&o));
+        std::fs::copy(repo().join("pipelines/trackio-export/pipeline.toml"), d.path().join("pipeline.toml")).unwrap();
+        let o = build(d.path(), &["-q"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let release = PathBuf::from(stdout(&o).trim());
+        (d, release)
+    })
+}
+
+#[test]
+fn trackio_parquet_exports_read_as_the_database_is() {
+    let (dir, r) = trackio_export();
+    let m = manifest(r);
+    assert_eq!((rows_of(r, "runs"), rows_of(r, "metrics"), rows_of(r, "system_metrics")), (3, 13, 2));
+    // the export's 8 log calls repeat the database's, log_id for log_id, and are read once
+    let card = std::fs::read_to_string(r.join("README.md")).unwrap();
+    assert!(card.contains("8 records repeat a log_id already read with the same content"), "{card}");
+    assert_eq!(m["report"]["warnings"], 2, "{}", m["report"]);
+    // the export alone gives the database's rows, value for value
+    let one = |path: &str, name: &str| {
+        std::fs::write(
+            dir.path().join("pipeline.toml"),
+            one_source(
+                name,
+                path,
+                "trackio-metrics",
+                "",
+                "SELECT run, run_id, step, timestamp, metric, value, value_text, log_id FROM raw",
+                "",
+            ),
+        )
+        .unwrap();
+        let o = build(dir.path(), &["-q", "--force"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        query(
+            &release(dir.path(), name),
+            "SELECT run, step, metric, value, isnan(value) AS nan, value_text, log_id, timestamp FROM t ORDER BY run, step, metric",
+        )
+    };
+    let from_db = one("raw/demo.db", "db");
+    let from_parquet = one("raw/metrics.parquet", "pq");
+    assert_eq!(from_db, from_parquet);
+    assert_eq!(from_db.lines().count(), 14, "{from_db}");
+    assert!(from_parquet.contains(",train/loss,NaN,true,,") && from_parquet.contains(",train/acc,-Infinity,false,,"));
+    assert!(from_parquet.contains(",10,eval/note,,,held-out,"), "{from_parquet}");
+    // system metrics and configs, with the NaN the client logged
+    assert_eq!(
+        query(r, "SELECT run, metric, value, isnan(value) AS nan FROM system_metrics ORDER BY metric"),
+        "run,metric,value,nan\nbaseline,gpu/0/power,NaN,true\nbaseline,gpu/0/utilization,55.0,false\n"
+    );
+    assert_eq!(
+        query(r, "SELECT run, regexp_replace(config, ',\"_Created\":\"[^\"]*\"', '') AS config FROM runs ORDER BY run"),
+        "run,config\n\
+         baseline,\"{\"\"lr\"\":0.001,\"\"seed\"\":1}\"\n\
+         fragments,\"{\"\"lr\"\":0.01}\"\n\
+         tuned,\"{\"\"lr\"\":0.0003,\"\"seed\"\":2,\"\"tags\"\":[\"\"b\"\"]}\"\n"
+    );
+}
+
+#[test]
+fn trackio_exports_of_another_shape_and_conflicting_log_ids_are_said() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // a metrics export without run_name and step, and one whose log_id repeats another's with
+    // other content (as two exports of diverging copies would)
+    std::fs::create_dir_all(dir.join("d")).unwrap();
+    let o = run(std::process::Command::new(python()).arg("-c").arg(format!(
+        "import pyarrow as pa, pyarrow.parquet as pq\n\
+         pq.write_table(pa.table({{'id': [1], 'loss': [1.0]}}), {:?})\n\
+         rows = [{{'id': 1, 'run_id': 'r', 'timestamp': 't', 'run_name': 'a', 'step': 0, 'log_id': 'L', 'loss': 1.0}}]\n\
+         pq.write_table(pa.Table.from_pylist(rows), {:?})\n\
+         rows[0]['loss'] = 2.0\n\
+         pq.write_table(pa.Table.from_pylist(rows), {:?})",
+        dir.join("other.parquet").to_str().unwrap(),
+        dir.join("d/a.parquet").to_str().unwrap(),
+        dir.join("d/b.parquet").to_str().unwrap()
+    )));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let toml = |path: &str| one_source("bad", path, "trackio-metrics", "", "SELECT * FROM raw", "");
+    std::fs::write(dir.join("pipeline.toml"), toml("other.parquet")).unwrap();
+    let o = build(dir, &[]);
+    let err = stderr(&o);
+    assert!(!o.status.success());
+    assert!(err.contains("other.parquet") && err.contains("missing [\"run_name\", \"step\"]"), "{err}");
+    std::fs::write(dir.join("pipeline.toml"), toml("d/*.parquet")).unwrap();
+    let o = build(dir, &["--force"]);
+    assert_violations(&o, 1, &["d/b.parquet:1", "log_id \"L\" was read at d/a.parquet:1 with other content"]);
+}
+
+// ------------------------------------------------------------------------------ init
+
+/// `runpack init` on a folder of `files` (copied from pipelines/<example>/raw), then `build`
+/// with no edit in between: the tables and their row counts.
+fn init_and_build(example: &str, table_rows: &[(&str, u64)], formats: &[&str]) {
+    init_and_build_without(example, &[], table_rows, formats)
+}
+
+/// [`init_and_build`] with the files `leave_out` removed from the folder first.
+fn init_and_build_without(example: &str, leave_out: &[&str], table_rows: &[(&str, u64)], formats: &[&str]) {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = tmp.path().join("outputs");
+    make_raw(example, &folder);
+    for f in leave_out {
+        std::fs::remove_file(folder.join(f)).unwrap();
+    }
+    let o = run(bin().current_dir(tmp.path()).arg("init").arg(&folder).args(["--name", "x", "-q"]));
+    assert!(o.status.success(), "init failed: {}", stderr(&o));
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/x/pipeline.toml")).unwrap();
+    for f in formats {
+        assert!(toml.contains(&format!("format = \"{f}\"")), "{f}\n{toml}");
+    }
+    let o =
+        run(bin().arg("build").arg(tmp.path().join("pipelines/x")).arg("--releases-dir").arg(tmp.path().join("out")));
+    assert!(o.status.success(), "build failed: {}", stderr(&o));
+    let release = PathBuf::from(stdout(&o).trim());
+    let m = manifest(&release);
+    let got: Vec<(String, u64)> = m["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["name"].as_str().unwrap().to_string(), t["rows"].as_u64().unwrap()))
+        .collect();
+    let want: Vec<(String, u64)> = table_rows.iter().map(|(n, r)| (n.to_string(), *r)).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn init_recognises_lighteval_verl_graph_scores_and_trackio_exports() {
+    init_and_build(
+        "lighteval",
+        &[("lighteval_details", 5), ("lighteval_results", 6)],
+        &["lighteval-details", "lighteval-results"],
+    );
+    init_and_build("verl", &[("verl_generations", 8)], &["verl-generations"]);
+    init_and_build(
+        "graph-eval",
+        &[("graph_pass_rates", 16), ("graph_scores", 5)],
+        &["graph-pass-results", "graph-score-report"],
+    );
+    // trackio's Parquet exports (the database, runs.json and settings.json left out)
+    init_and_build_without(
+        "trackio-export",
+        &["demo.db", "runs.json", "settings.json"],
+        &[("trackio_runs", 3), ("trackio_system_metrics", 2), ("trackio_metrics", 13)],
+        &["trackio-metrics", "trackio-system", "trackio-runs"],
+    );
+}
