@@ -23,12 +23,13 @@
 //! 3. [`transform`](stages::transform): a table's SQL → conformed batches, per split.
 //! 4. [`sort`](stages::sort): rows in key order, spilled to disk past a memory budget.
 //! 5. [`validate`](stages::validate): rows × schema → violations, rejects, duplicate-key rules.
-//! 6. [`write`](stages::write): batches → Parquet (zstd) and JSON Lines shards.
+//! 6. [`write`](stages::write): batches → Parquet (zstd), and JSON Lines copies where the
+//!    pipeline's `formats` ask for them.
 //! 7. [`hash`](stages::hash): SHA-256 and git blob SHA-1 of files.
 //! 8. [`rejects`](stages::rejects): rows set aside, with the reason, in `rejects/`.
 //! 9. [`card`](stages::card): the dataset card (`README.md` with the Hub's YAML metadata).
-//! 10. [`release`](stages::release): the release folder, `manifest.json`, `SHA256SUMS`, atomic
-//!     commit.
+//! 10. [`release`](stages::release): the release folder, `manifest.json`, `SHA256SUMS`,
+//!     `datapackage.json`, [`croissant.json`](stages::croissant), atomic commit.
 //!
 //! The verbs call them: [`init`](verbs::init) writes a pipeline for a folder of raw outputs;
 //! [`build`](verbs::build) runs the stages over a pipeline;

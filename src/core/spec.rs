@@ -7,6 +7,7 @@
 //! ```toml
 //! name = "tinker-rl-bench"        # release name: releases/<name>/<version>/
 //! version = "1.0.0"
+//! formats = ["parquet", "jsonl"]  # Parquet, and JSON Lines copies (default: ["parquet"])
 //!
 //! [card]                          # dataset card metadata
 //! pretty_name = "…"
@@ -16,6 +17,8 @@
 //! tags = ["…"]
 //! metadata = "card-metadata.yaml" # optional extra YAML front matter, merged
 //! default_table = "training_runs" # the config marked `default: true` (default: first table)
+//! [card.rai]                      # Responsible AI fields of croissant.json (see RaiDef)
+//! data_collection = "…"
 //! [[card.section]]                # extra sections; `query` results are rendered as tables
 //! title = "…"
 //! text = "…"
@@ -59,6 +62,7 @@
 //! on_duplicate_key = "error"      # error | keep-last | keep-first
 //! split_column = "split"          # optional: rows go to the split this column names
 //! splits = ["train", "test"]      # the allowed split names, checked up front
+//! formats = ["parquet"]           # overrides the release's formats for this table
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -118,6 +122,10 @@ pub struct PipelineDef {
     /// Output tables.
     #[serde(default, rename = "table")]
     pub tables: Vec<TableDef>,
+    /// The file formats of every table of the release (`["parquet"]` or
+    /// `["parquet", "jsonl"]`); a table's own `formats` overrides it. Default: Parquet only.
+    #[serde(default)]
+    pub formats: Option<Vec<String>>,
 }
 
 /// `[[view]]`: a named SQL query over the sources and earlier views, for tables to share.
@@ -167,6 +175,74 @@ pub struct CardDef {
     /// Extra sections.
     #[serde(default, rename = "section")]
     pub sections: Vec<CardSection>,
+    /// `[card.rai]`: the Responsible AI fields of `croissant.json`.
+    #[serde(default)]
+    pub rai: RaiDef,
+}
+
+/// `[card.rai]`: the Croissant Responsible AI (`rai:`) properties written into
+/// `croissant.json`, each a Markdown or plain text. Every key is optional; a key left out is
+/// left out of `croissant.json`.
+///
+/// ```toml
+/// [card.rai]
+/// data_collection = "Logs of our own training runs, copied as the trainer wrote them."
+/// personal_sensitive_information = "None: the rows hold metrics and checkpoint names."
+/// ```
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RaiDef {
+    /// `rai:dataCollection`: how the data was collected.
+    #[serde(default)]
+    pub data_collection: Option<String>,
+    /// `rai:dataCollectionType`: the kind of collection (`Logs`, `Experiments`, …).
+    #[serde(default)]
+    pub data_collection_type: Option<String>,
+    /// `rai:dataPreprocessingProtocol`: what was done to the raw data.
+    #[serde(default)]
+    pub data_preprocessing_protocol: Option<String>,
+    /// `rai:dataAnnotationProtocol`: how labels were made, if any.
+    #[serde(default)]
+    pub data_annotation_protocol: Option<String>,
+    /// `rai:dataBiases`: known biases.
+    #[serde(default)]
+    pub data_biases: Option<String>,
+    /// `rai:dataLimitations`: known limitations.
+    #[serde(default)]
+    pub data_limitations: Option<String>,
+    /// `rai:dataUseCases`: uses the data suits, and uses it does not.
+    #[serde(default)]
+    pub data_use_cases: Option<String>,
+    /// `rai:dataSocialImpact`: its possible social impact.
+    #[serde(default)]
+    pub data_social_impact: Option<String>,
+    /// `rai:personalSensitiveInformation`: personal or sensitive data it holds, if any.
+    #[serde(default)]
+    pub personal_sensitive_information: Option<String>,
+    /// `rai:dataReleaseMaintenancePlan`: how the data will be kept up to date.
+    #[serde(default)]
+    pub data_release_maintenance_plan: Option<String>,
+}
+
+impl RaiDef {
+    /// The fields that are set, as (Croissant property, text) pairs in a fixed order.
+    pub fn properties(&self) -> Vec<(&'static str, &str)> {
+        [
+            ("rai:dataCollection", &self.data_collection),
+            ("rai:dataCollectionType", &self.data_collection_type),
+            ("rai:dataPreprocessingProtocol", &self.data_preprocessing_protocol),
+            ("rai:dataAnnotationProtocol", &self.data_annotation_protocol),
+            ("rai:dataBiases", &self.data_biases),
+            ("rai:dataLimitations", &self.data_limitations),
+            ("rai:dataUseCases", &self.data_use_cases),
+            ("rai:dataSocialImpact", &self.data_social_impact),
+            ("rai:personalSensitiveInformation", &self.personal_sensitive_information),
+            ("rai:dataReleaseMaintenancePlan", &self.data_release_maintenance_plan),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, v.as_deref()?)))
+        .collect()
+    }
 }
 
 /// `[[card.section]]`: prose plus an optional SQL query whose result is shown as a table.
@@ -481,6 +557,10 @@ pub struct TableDef {
     /// `^\w+(\.\w+)*$`, as the `datasets` library requires).
     #[serde(default)]
     pub splits: Vec<String>,
+    /// The table's file formats (`["parquet"]` or `["parquet", "jsonl"]`), overriding the
+    /// release's `formats`.
+    #[serde(default)]
+    pub formats: Option<Vec<String>>,
 }
 
 impl PipelineSpec {
@@ -784,6 +864,14 @@ impl PipelineSpec {
         if def.tables.is_empty() {
             return Err(Error::config(file.display().to_string(), "no [[table]] is defined"));
         }
+        if let Some(f) = &def.formats {
+            check_formats(f).map_err(|m| Error::config(at("formats"), m))?;
+        }
+        for t in &def.tables {
+            if let Some(f) = &t.formats {
+                check_formats(f).map_err(|m| Error::config(at(&format!("table {} formats", t.name)), m))?;
+            }
+        }
         check_references(&dir, &def, &table_schemas)?;
         if let Some(d) = &def.card.default_table
             && !def.tables.iter().any(|t| &t.name == d)
@@ -851,6 +939,13 @@ impl PipelineSpec {
         if inside && is_it { at } else { None }
     }
 
+    /// Whether table `i` gets JSON Lines copies (`jsonl/`) beside its Parquet files: its own
+    /// `formats`, else the release's, else not.
+    pub fn jsonl_copies(&self, i: usize) -> bool {
+        let t = &self.def.tables[i];
+        t.formats.as_ref().or(self.def.formats.as_ref()).is_some_and(|f| f.iter().any(|x| x == "jsonl"))
+    }
+
     /// The SQL text of table `i`.
     pub fn table_sql(&self, i: usize) -> Result<String> {
         let t = &self.def.tables[i];
@@ -908,6 +1003,33 @@ fn check_sql_choice(dir: &Path, sql: &Option<String>, query: &Option<String>, at
 
 /// The error for `name` given to two sources, views or tables of `file` (text `text`),
 /// naming the lines that set it (`name = "…"`).
+/// The file formats a release writes: Parquet always, JSON Lines copies on request.
+pub const FORMATS: [&str; 2] = ["parquet", "jsonl"];
+
+/// Checks a `formats` list: known names, each once, `parquet` among them.
+fn check_formats(formats: &[String]) -> std::result::Result<(), String> {
+    let mut seen = std::collections::BTreeSet::new();
+    for f in formats {
+        if !FORMATS.contains(&f.as_str()) {
+            return Err(format!(
+                "unknown format {f:?}: expected \"parquet\" and, for JSON Lines copies, \"jsonl\" \
+                 (formats = [\"parquet\", \"jsonl\"])"
+            ));
+        }
+        if !seen.insert(f.as_str()) {
+            return Err(format!("{f:?} is listed twice; list each format once"));
+        }
+    }
+    if !seen.contains("parquet") {
+        return Err(format!(
+            "expected \"parquet\" in the list, found [{}]: every table is written as Parquet (the Hub and \
+             `datasets` read it); JSON Lines copies come beside it (formats = [\"parquet\", \"jsonl\"])",
+            formats.iter().map(|f| format!("{f:?}")).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    Ok(())
+}
+
 fn twice(file: &Path, text: &str, name: &str) -> Error {
     let pattern = regex::Regex::new(&format!(r#"^\s*name\s*=\s*["']{}["']\s*(#.*)?$"#, regex::escape(name)))
         .expect("escaped name");
@@ -1191,5 +1313,22 @@ mod tests {
         load("csv", "[[source.field]]\nname = \"a\"\ntype = \"string\"\n").unwrap();
         load("parquet", "columns = \"union\"\n").unwrap();
         load("json", "layout = \"long\"\nid_columns = [\"a\"]\n").unwrap();
+    }
+
+    #[test]
+    fn formats_name_parquet_and_maybe_jsonl_and_a_table_overrides_the_release() {
+        assert_eq!(check_formats(&["parquet".into(), "jsonl".into()]), Ok(()));
+        assert!(check_formats(&["jsonl".into()]).unwrap_err().contains("expected \"parquet\" in the list"));
+        assert!(check_formats(&["parquet".into(), "csv".into()]).unwrap_err().contains("unknown format \"csv\""));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("pipeline.toml"),
+            "name = \"x\"\nformats = [\"parquet\", \"jsonl\"]\n[[source]]\nname = \"s\"\npath = \"s.jsonl\"\n\
+             format = \"jsonl\"\n[[table]]\nname = \"a\"\nquery = \"SELECT * FROM s\"\n[[table]]\nname = \"b\"\n\
+             query = \"SELECT * FROM s\"\nformats = [\"parquet\"]\n",
+        )
+        .unwrap();
+        let spec = PipelineSpec::load(dir.path()).unwrap();
+        assert!(spec.jsonl_copies(0) && !spec.jsonl_copies(1));
     }
 }

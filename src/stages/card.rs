@@ -781,14 +781,7 @@ pub fn render(
         let loadable: Vec<&crate::stages::release::SplitEntry> = t.splits.iter().filter(|s| s.rows > 0).collect();
         let mut data_files = Vec::new();
         for sp in &loadable {
-            let path: Yaml = if sp.files.len() == 1 {
-                sp.files[0].as_str().into()
-            } else {
-                // shards are named <stem>-00000-of-0000N.parquet
-                let first = &sp.files[0];
-                let stem = first.rsplit_once("-00000-of-").map(|(s, _)| s).unwrap_or(first);
-                format!("{stem}-*-of-*.parquet").into()
-            };
+            let path: Yaml = split_path(sp).into();
             let mut split = Mapping::new();
             split.insert("split".into(), sp.name.as_str().into());
             split.insert("path".into(), path);
@@ -1003,8 +996,8 @@ pub fn render(
     b.push_str("## Data quality\n\n");
     b.push_str(
         "Non-finite floats (`NaN`, `Infinity`, `-Infinity`) are kept as IEEE values in Parquet (NaN is a value, \
-         distinct from null) and written as the JSON strings `\"NaN\"`, `\"Infinity\"`, `\"-Infinity\"` in the JSON Lines \
-         copies, which stay strict JSON.",
+         distinct from null). JSON has no such numbers: the JSON Lines copies hold `null` in their place, as pandas \
+         and `datasets` write them, and `manifest.json` counts them per column (`nonfinite_values`).",
     );
     let to_null: Vec<String> = spec
         .def
@@ -1044,6 +1037,7 @@ pub fn render(
     let _ = writeln!(b, "| rows rejected by validation | {rejected} |");
     let _ = writeln!(b, "| rows superseded by duplicate-key rules | {dups} |");
     let _ = writeln!(b, "| warnings | {} |\n", manifest.report.warnings);
+    b.push_str(&nonfinite_in_copies(manifest));
     for (name, n) in &manifest.report.nonfinite_values {
         let nulls =
             spec.def.sources.iter().any(|s| &s.name == name && s.nonfinite == crate::core::spec::NonFinite::Null);
@@ -1115,30 +1109,185 @@ pub fn render(
     }
     b.push('\n');
 
-    b.push_str("## Verify, load, query\n\n");
+    b.push_str("## Verify and query\n\n");
     b.push_str(
         "Check every file against its published SHA-256:\n\n```sh\nsha256sum -c SHA256SUMS\nrunpack verify .\n```\n\n",
     );
-    b.push_str(
-        "`datapackage.json` describes the JSON Lines copies as a Frictionless data package; \
-         `frictionless validate datapackage.json` checks every row against its table's schema, keys included.\n\n",
-    );
-    // a table without rows has no config to load
-    if has_rows(&default_table) {
+    let copied: Vec<String> = manifest.tables.iter().filter(|t| t.has_copies()).map(|t| code(&t.name)).collect();
+    if !copied.is_empty() {
         let _ = writeln!(
             b,
-            "Load with the `datasets` library (one config per table), by the Hub repo id or by the absolute path \
-             of the release folder:\n\n```python\nfrom datasets import load_dataset\nds = load_dataset(\"<namespace>/<name>\", \"{default_table}\")\n```\n"
+            "`datapackage.json` describes the JSON Lines copies (`jsonl/`) of {} as a Frictionless data package; \
+             `frictionless validate datapackage.json` checks every row against its table's schema, keys included.\n",
+            copied.join(", ")
         );
-    } else {
-        b.push_str("No table has rows, so the card lists no configs for the `datasets` library to load.\n\n");
     }
+    b.push_str(
+        "`croissant.json` describes the release as Croissant 1.1 metadata: every data file with its SHA-256, and a \
+         record set per table.\n\n",
+    );
     let first = &manifest.tables[0];
     let _ = writeln!(b, "Query with SQL:\n\n```sh\nrunpack query . \"SELECT count(*) FROM {}\"\n```\n", first.name);
+    b.push_str(&how_to_load(manifest, &default_table));
     if let Some(c) = &card.citation {
         let _ = writeln!(b, "## Citation\n\n```\n{}\n```\n", c.trim());
     }
     Ok(format!("---\n{yaml}---\n\n{}", b.trim_end().to_string() + "\n"))
+}
+
+/// The path of a split's Parquet files as the card's `data_files` names them: the file, or
+/// `<stem>-*-of-*.parquet` for its shards.
+pub fn split_path(split: &crate::stages::release::SplitEntry) -> String {
+    if split.files.len() == 1 {
+        return split.files[0].clone();
+    }
+    // shards are named <stem>-00000-of-0000N.parquet
+    let first = split.files.first().map(String::as_str).unwrap_or_default();
+    let stem = first.rsplit_once("-00000-of-").map(|(s, _)| s).unwrap_or(first);
+    format!("{stem}-*-of-*.parquet")
+}
+
+/// The Python name a snippet of the card gives table `name`'s data: the name, or the name
+/// and `_` when it is a Python keyword or a name the snippet uses itself.
+fn python_name(name: &str) -> String {
+    const TAKEN: [&str; 39] = [
+        "and",
+        "as",
+        "assert",
+        "async",
+        "await",
+        "break",
+        "class",
+        "continue",
+        "def",
+        "del",
+        "elif",
+        "else",
+        "except",
+        "finally",
+        "for",
+        "from",
+        "global",
+        "if",
+        "import",
+        "in",
+        "is",
+        "lambda",
+        "nonlocal",
+        "not",
+        "or",
+        "pass",
+        "raise",
+        "return",
+        "try",
+        "while",
+        "with",
+        "yield",
+        "pl",
+        "duckdb",
+        "repo",
+        "base",
+        "load_dataset",
+        "print",
+        "datasets",
+    ];
+    if TAKEN.contains(&name) { format!("{name}_") } else { name.to_string() }
+}
+
+/// The card's "How to load" section: Python for the `datasets` library (one line per config),
+/// polars and DuckDB (the `hf://` paths of each table's Parquet files, per split), generated
+/// from the release. `<namespace>` stands for the Hub namespace the release is published
+/// under; with the release folder's path in `repo` and `base`, the same code reads the local
+/// copy.
+pub fn how_to_load(manifest: &Manifest, default_table: &str) -> String {
+    use std::fmt::Write as _;
+    let mut b = String::from(
+        "## How to load
+
+",
+    );
+    let loadable: Vec<&crate::stages::release::TableEntry> = manifest.tables.iter().filter(|t| t.rows > 0).collect();
+    if loadable.is_empty() {
+        b.push_str(
+            "No table has rows, so the card lists no configs to load.
+
+",
+        );
+        return b;
+    }
+    let repo = format!("<namespace>/{}", manifest.name);
+    let _ = writeln!(
+        b,
+        "Replace `<namespace>` with the Hub namespace the dataset is published under, or set `repo` and `base` \
+         to the path of a local copy of the release.\n"
+    );
+    let _ = writeln!(b, "With the `datasets` library, one config per table (`{default_table}` is the default):\n");
+    let _ = writeln!(b, "```python\nfrom datasets import load_dataset\n\nrepo = \"{repo}\"");
+    for t in &loadable {
+        let _ = writeln!(b, "{} = load_dataset(repo, \"{}\")", python_name(&t.name), t.name);
+    }
+    b.push_str("```\n\n");
+    // one path per split with rows, each table's in split order
+    let paths = |t: &crate::stages::release::TableEntry| -> Vec<(String, String)> {
+        let split_files = t.splits.iter().filter(|s| s.rows > 0);
+        let one = t.splits.iter().filter(|s| s.rows > 0).count() == 1;
+        split_files
+            .map(|s| {
+                let name = if one { python_name(&t.name) } else { format!("{}_{}", t.name, s.name.replace('.', "_")) };
+                (name, split_path(s))
+            })
+            .collect()
+    };
+    let _ = writeln!(b, "With polars, from the Parquet files:\n");
+    let _ = writeln!(b, "```python\nimport polars as pl\n\nbase = \"hf://datasets/{repo}\"");
+    for t in &loadable {
+        for (name, path) in paths(t) {
+            let _ = writeln!(b, "{name} = pl.read_parquet(f\"{{base}}/{path}\")");
+        }
+    }
+    b.push_str("```\n\n");
+    let _ = writeln!(b, "With DuckDB, in SQL over the same files:\n");
+    let _ = writeln!(b, "```python\nimport duckdb\n\nbase = \"hf://datasets/{repo}\"");
+    for t in &loadable {
+        for (_, path) in paths(t) {
+            let _ = writeln!(b, "duckdb.sql(f\"SELECT count(*) FROM '{{base}}/{path}'\").show()");
+        }
+    }
+    b.push_str("```\n\n");
+    b
+}
+
+/// The card's lines on the NaN and infinities of tables with JSON Lines copies: per table and
+/// column, how many became `null` in the copies (the Parquet files keep them). Empty when no
+/// copy holds such a `null`.
+pub fn nonfinite_in_copies(manifest: &Manifest) -> String {
+    use std::fmt::Write as _;
+    let mut b = String::new();
+    for t in manifest.tables.iter().filter(|t| t.has_copies() && !t.nonfinite_values.is_empty()) {
+        let total: u64 = t.nonfinite_values.values().map(|c| c.total()).sum();
+        let columns: Vec<String> = t
+            .nonfinite_values
+            .iter()
+            .map(|(c, n)| {
+                let parts: Vec<String> = [(n.nan, "NaN"), (n.pos_inf, "+Infinity"), (n.neg_inf, "-Infinity")]
+                    .into_iter()
+                    .filter(|(k, _)| *k > 0)
+                    .map(|(k, what)| format!("{} {what}", crate::core::numbers::group_digits(k)))
+                    .collect();
+                format!("{} ({})", code(c), parts.join(", "))
+            })
+            .collect();
+        let _ = writeln!(
+            b,
+            "- table `{}`: {} non-finite value{} became `null` in the JSON Lines copies: {}. The Parquet files keep \
+             them exactly.",
+            t.name,
+            crate::core::numbers::group_digits(total),
+            if total == 1 { "" } else { "s" },
+            columns.join("; ")
+        );
+    }
+    b
 }
 
 fn table_description(spec: &PipelineSpec, name: &str, schema: &crate::core::schema::TableSchema) -> String {

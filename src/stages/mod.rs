@@ -1,6 +1,7 @@
 //! Stages: the pipeline in order, each knowing nothing of the verbs that call it.
 
 pub mod card;
+pub mod croissant;
 pub mod feed;
 pub mod hash;
 pub mod ingest;

@@ -11,9 +11,11 @@
 //! SHA256SUMS                `<sha256>  <path>` per file (every file but itself), sorted by path;
 //!                           `sha256sum -c SHA256SUMS` checks it
 //! data/<table>.parquet      or data/<table>-00000-of-0000N.parquet when sharded
-//! jsonl/<table>.jsonl       same rows, same shards
+//! jsonl/<table>.jsonl       same rows, same shards, for tables whose `formats` list "jsonl"
 //! rejects/<name>.jsonl      rows set aside (see `rejects`), only when there are any
-//! datapackage.json          the tables as a Frictionless Tabular Data Package (see [`datapackage`])
+//! datapackage.json          the tables with JSON Lines copies as a Frictionless Tabular Data
+//!                           Package (see [`datapackage`])
+//! croissant.json            Croissant 1.1 metadata (see `stages::croissant`)
 //! ```
 //!
 //! `manifest.json` fields (version 1):
@@ -34,9 +36,12 @@
 //! - `tables[]`: `name`, `rows` (rows written), `rejected_rows`, `duplicates_dropped`,
 //!   `schema` (the Frictionless Table Schema the rows conform to; declared, or inferred and
 //!   written out), `arrow_schema[]` (`name`, `type` as in `Int64`, `List<Utf8>`), `files[]`
-//!   (the table's data paths), `splits[]` (`name`, `rows`, `files`).
+//!   (the table's data paths), `splits[]` (`name`, `rows`, `files`), `formats` (`parquet`,
+//!   and `jsonl` when the table has copies), `nonfinite_values` (NaN and infinities by
+//!   column, only columns that hold some).
 //! - `files[]`: every file of the release except `manifest.json` and `SHA256SUMS`: `path`,
-//!   `bytes`, `sha256`, `kind` (`parquet`, `jsonl`, `rejects`, `card`, `datapackage`),
+//!   `bytes`, `sha256`, `kind` (`parquet`, `jsonl`, `rejects`, `card`, `datapackage`,
+//!   `croissant`),
 //!   `table`, `rows` (for data and rejects files).
 //! - `report`: counts from the build: `warnings`, `nonfinite_values` and `coerced_values` by
 //!   source, `rejected_rows` (lines of each rejects file: for a table, its `rejected_rows`
@@ -143,6 +148,25 @@ pub struct TableEntry {
     /// the table has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split_column: Option<String>,
+    /// The formats the table is written in: `parquet`, and `jsonl` when it has JSON Lines
+    /// copies. A manifest written before copies were a choice has every table in both.
+    #[serde(default = "both_formats")]
+    pub formats: Vec<String>,
+    /// NaN, +Infinity and -Infinity values in the table's Parquet files, by column (columns
+    /// without any left out). The JSON Lines copies hold `null` in their place.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub nonfinite_values: BTreeMap<String, crate::stages::write::NonFiniteCount>,
+}
+
+fn both_formats() -> Vec<String> {
+    vec!["parquet".into(), "jsonl".into()]
+}
+
+impl TableEntry {
+    /// Whether the table has JSON Lines copies (`jsonl/`).
+    pub fn has_copies(&self) -> bool {
+        self.formats.iter().any(|f| f == "jsonl")
+    }
 }
 
 /// `manifest.tables[].splits[]`.
@@ -175,7 +199,7 @@ pub struct FileEntry {
     pub bytes: u64,
     /// Lowercase hex SHA-256.
     pub sha256: String,
-    /// `parquet`, `jsonl`, `rejects` or `card`.
+    /// `parquet`, `jsonl`, `rejects`, `card`, `datapackage` or `croissant`.
     pub kind: String,
     /// Table or source the file belongs to.
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -251,7 +275,9 @@ impl Manifest {
 /// Frictionless tools (`frictionless validate datapackage.json`) can check the JSON Lines copies
 /// against the schemas, primary and foreign keys included.
 ///
-/// One resource per table, named after it, in the manifest's table order: `path` is the table's
+/// One resource per table with JSON Lines copies, named after it, in the manifest's table
+/// order (a table written as Parquet alone is left out: Frictionless does not read its nested
+/// columns from Parquet). `path` is the table's
 /// JSON Lines file (a list of its shards or split files, in path order; empty files left out),
 /// `format` `jsonl`, and `schema` the table's Table Schema with `missingValues: []` (a null is
 /// JSON `null`; the empty string is a value, such as the JSON pointer of a whole document in
@@ -273,6 +299,7 @@ pub fn datapackage(manifest: &Manifest, title: Option<&str>, license: Option<&st
     let resources: Vec<Value> = manifest
         .tables
         .iter()
+        .filter(|t| t.has_copies())
         .map(|t| {
             let mut r = Map::new();
             r.insert("name".into(), t.name.clone().into());
@@ -300,12 +327,25 @@ pub fn datapackage(manifest: &Manifest, title: Option<&str>, license: Option<&st
                 r.insert("format".into(), "jsonl".into());
                 r.insert("encoding".into(), "utf-8".into());
             }
-            r.insert("schema".into(), package_schema(&t.schema));
+            r.insert("schema".into(), resource_schema(manifest, t));
             Value::Object(r)
         })
         .collect();
     pkg.insert("resources".into(), resources.into());
     serde_json::to_string_pretty(&Value::Object(pkg)).expect("JSON values serialize") + "\n"
+}
+
+/// The Table Schema of table `t`'s resource in the data package of `manifest`: its
+/// [`package_schema`], without the foreign keys to tables the package leaves out (tables
+/// without JSON Lines copies), which Frictionless could not resolve.
+pub fn resource_schema(manifest: &Manifest, t: &TableEntry) -> serde_json::Value {
+    let mut schema = t.schema.clone();
+    schema.foreign_keys.retain(|fk| {
+        fk.reference.resource.is_empty()
+            || fk.reference.resource == t.name
+            || manifest.table(&fk.reference.resource).is_some_and(TableEntry::has_copies)
+    });
+    package_schema(&schema)
 }
 
 /// The Table Schema of a data package resource over a table's JSON Lines copies: the

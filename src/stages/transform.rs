@@ -240,8 +240,15 @@ pub(crate) async fn run_table(
         }
         (e, _) => e,
     })?;
-    let mut writer =
-        SplitWriters::new(&t.name, t.split_column.as_deref(), &t.splits, target_schema.clone(), cx.root, opts.write)?;
+    let mut writer = SplitWriters::new(
+        &t.name,
+        t.split_column.as_deref(),
+        &t.splits,
+        target_schema.clone(),
+        cx.root,
+        opts.write,
+        cx.spec.jsonl_copies(cx.index),
+    )?;
     if let Some(ci) = writer.column {
         validator = validator.with_split(ci, t.splits.clone());
     }
@@ -476,6 +483,8 @@ struct SplitWriters {
     schema: SchemaRef,
     root: PathBuf,
     opts: WriteOptions,
+    /// Whether the table gets JSON Lines copies.
+    copies: bool,
 }
 
 impl SplitWriters {
@@ -486,6 +495,7 @@ impl SplitWriters {
         schema: SchemaRef,
         root: &Path,
         opts: WriteOptions,
+        copies: bool,
     ) -> Result<Self> {
         let column = match column {
             Some(c) => Some(schema.index_of(c).map_err(|_| {
@@ -501,6 +511,7 @@ impl SplitWriters {
             schema,
             root: root.to_path_buf(),
             opts,
+            copies,
         };
         let names: Vec<String> = if w.column.is_none() { vec!["train".into()] } else { allowed.to_vec() };
         for n in names {
@@ -512,7 +523,7 @@ impl SplitWriters {
     fn writer(&mut self, split: &str) -> Result<&mut TableWriter> {
         if !self.writers.contains_key(split) {
             let name = if self.column.is_some() { format!("{}/{split}", self.table) } else { self.table.clone() };
-            let w = TableWriter::new(&name, self.schema.clone(), &self.root, self.opts)?;
+            let w = TableWriter::new(&name, self.schema.clone(), &self.root, self.opts, self.copies)?;
             self.writers.insert(split.to_string(), w);
         }
         Ok(self.writers.get_mut(split).expect("inserted"))

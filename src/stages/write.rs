@@ -1,8 +1,9 @@
-//! Writing a table: record batches → Parquet (zstd) and JSON Lines shards.
+//! Writing a table: record batches → Parquet (zstd) and, when the pipeline asks for them,
+//! JSON Lines copies.
 //!
 //! In: the rows of one table, already sorted and validated, as Arrow record batches. Out:
-//! `data/<table>.parquet` and `jsonl/<table>.jsonl`, or, past `max_shard_bytes`,
-//! `data/<table>-00000-of-0000N.parquet` and `jsonl/<table>-00000-of-0000N.jsonl` with the
+//! `data/<table>.parquet` (and `jsonl/<table>.jsonl`), or, past `max_shard_bytes`,
+//! `data/<table>-00000-of-0000N.parquet` (and `jsonl/<table>-00000-of-0000N.jsonl`) with the
 //! same rows in the same shard of each format.
 //!
 //! Guarantees: every data file is at most `max_shard_bytes` bytes (a shard that ends up larger
@@ -12,10 +13,13 @@
 //!
 //! JSON Lines encoding: one object per row, keys in schema order; integers as integer tokens
 //! (exact, also for UInt64); floats in shortest round-trip form (`1.0`, `0.1`, `1e-7`);
-//! non-finite floats as the strings `"NaN"`, `"Infinity"`, `"-Infinity"` (strict JSON, and
-//! distinct from null); timestamps as RFC 3339 UTC strings (`2025-03-01T12:00:00Z`); dates as
+//! non-finite floats as `null` in a release's copies, as pandas and `datasets` write them
+//! (the Parquet files keep them, and the writer counts them per column:
+//! [`WrittenFile::nonfinite`]), and as the strings `"NaN"`, `"Infinity"`, `"-Infinity"` in
+//! other JSON ([`NonFiniteAs`]); timestamps as RFC 3339 UTC strings (`2025-03-01T12:00:00Z`); dates as
 //! `YYYY-MM-DD`; lists as arrays; structs as objects.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -25,7 +29,7 @@ use arrow::array::{
     Array, ArrayRef, AsArray, BooleanArray, Date32Array, Float64Array, Int64Array, ListArray, RecordBatch, StringArray,
     StructArray, TimestampMicrosecondArray, UInt64Array,
 };
-use arrow::datatypes::{DataType, SchemaRef, TimeUnit};
+use arrow::datatypes::{DataType, Float64Type, SchemaRef, TimeUnit};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
@@ -48,14 +52,139 @@ pub struct WrittenFile {
     pub rows: u64,
     /// SHA-256 and size of the file's bytes, computed while they were written.
     pub digest: crate::stages::hash::FileDigest,
+    /// NaN and infinities in the file's rows, by column (columns without any left out):
+    /// the Parquet file keeps them, its JSON Lines copy holds `null` in their place.
+    pub nonfinite: BTreeMap<String, NonFiniteCount>,
 }
+
+/// How many NaN, +Infinity and -Infinity values a column holds (inside its lists and
+/// structs too). In `manifest.json`: `{"NaN": 3, "Infinity": 1}`, zero counts left out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NonFiniteCount {
+    /// NaN values.
+    #[serde(rename = "NaN", default, skip_serializing_if = "is_zero")]
+    pub nan: u64,
+    /// +Infinity values.
+    #[serde(rename = "Infinity", default, skip_serializing_if = "is_zero")]
+    pub pos_inf: u64,
+    /// -Infinity values.
+    #[serde(rename = "-Infinity", default, skip_serializing_if = "is_zero")]
+    pub neg_inf: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl NonFiniteCount {
+    /// All three counts together.
+    pub fn total(&self) -> u64 {
+        self.nan + self.pos_inf + self.neg_inf
+    }
+
+    /// Adds `other`'s counts.
+    pub fn add(&mut self, other: &NonFiniteCount) {
+        self.nan += other.nan;
+        self.pos_inf += other.pos_inf;
+        self.neg_inf += other.neg_inf;
+    }
+
+    fn observe(&mut self, v: f64) {
+        if v.is_nan() {
+            self.nan += 1;
+        } else if v == f64::INFINITY {
+            self.pos_inf += 1;
+        } else if v == f64::NEG_INFINITY {
+            self.neg_inf += 1;
+        }
+    }
+}
+
+/// Adds the NaN and infinities of each column of `batch` to `counts`, by column name; a
+/// value under a null list or struct is not counted (no file holds it).
+pub fn count_nonfinite(batch: &RecordBatch, counts: &mut BTreeMap<String, NonFiniteCount>) {
+    for (f, col) in batch.schema().fields().iter().zip(batch.columns()) {
+        if !holds_floats(f.data_type()) {
+            continue;
+        }
+        let mut c = NonFiniteCount::default();
+        count_in(col.as_ref(), 0..col.len(), &mut c);
+        if c.total() > 0 {
+            counts.entry(f.name().clone()).or_default().add(&c);
+        }
+    }
+}
+
+fn holds_floats(dt: &DataType) -> bool {
+    match dt {
+        DataType::Float64 => true,
+        DataType::List(f) => holds_floats(f.data_type()),
+        DataType::Struct(fs) => fs.iter().any(|f| holds_floats(f.data_type())),
+        _ => false,
+    }
+}
+
+fn count_in(a: &dyn Array, rows: std::ops::Range<usize>, c: &mut NonFiniteCount) {
+    match a.data_type() {
+        DataType::Float64 => {
+            let f = a.as_primitive::<Float64Type>();
+            if f.null_count() == 0 {
+                for &v in &f.values()[rows] {
+                    if !v.is_finite() {
+                        c.observe(v);
+                    }
+                }
+            } else {
+                for i in rows {
+                    if f.is_valid(i) && !f.value(i).is_finite() {
+                        c.observe(f.value(i));
+                    }
+                }
+            }
+        }
+        DataType::List(_) => {
+            let l = a.as_list::<i32>();
+            let offsets = l.value_offsets();
+            for i in rows {
+                if l.is_valid(i) {
+                    count_in(l.values().as_ref(), offsets[i] as usize..offsets[i + 1] as usize, c);
+                }
+            }
+        }
+        DataType::Struct(fs) => {
+            let s = a.as_struct();
+            for (f, col) in fs.iter().zip(s.columns()) {
+                if !holds_floats(f.data_type()) {
+                    continue;
+                }
+                if s.null_count() == 0 {
+                    count_in(col.as_ref(), rows.clone(), c);
+                } else {
+                    for i in rows.clone().filter(|&i| s.is_valid(i)) {
+                        count_in(col.as_ref(), i..i + 1, c);
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A piece of JSON Lines text for a copy's thread: the encoded batch, and the byte range of
+/// the rows that go to the shard.
+type LinesPiece = (Arc<Vec<u8>>, std::ops::Range<usize>);
 
 struct Shard {
     parquet: Sink<ParquetCommand>,
-    jsonl: Sink<(Arc<Vec<u8>>, std::ops::Range<usize>)>,
+    /// The JSON Lines copy, when the table has copies.
+    jsonl: Option<Sink<LinesPiece>>,
     parquet_path: PathBuf,
     jsonl_path: PathBuf,
+    /// JSON Lines bytes of the shard's rows (written or not: they foresee the Parquet size).
     jsonl_bytes: u64,
+    /// NaN and infinities of the shard's rows, by column.
+    nonfinite: BTreeMap<String, NonFiniteCount>,
     rows: u64,
     /// JSON Lines bytes of the rows in the Parquet row group being written.
     row_group_bytes: u64,
@@ -73,6 +202,8 @@ pub struct TableWriter {
     schema: SchemaRef,
     root: PathBuf,
     opts: WriteOptions,
+    /// Whether JSON Lines copies are written beside the Parquet files.
+    copies: bool,
     props: WriterProperties,
     current: Option<Shard>,
     done: Vec<DoneShard>,
@@ -86,10 +217,12 @@ pub struct TableWriter {
 }
 
 impl TableWriter {
-    /// A writer for table `name` under release folder `root`. `name` may hold one `/`
-    /// (`<table>/<split>`), which becomes a folder under `data/` and `jsonl/`.
-    pub fn new(name: &str, schema: SchemaRef, root: &Path, opts: WriteOptions) -> Result<Self> {
-        for d in ["data", "jsonl"] {
+    /// A writer for table `name` under release folder `root`, with JSON Lines copies when
+    /// `copies`. `name` may hold one `/` (`<table>/<split>`), which becomes a folder under
+    /// `data/` and `jsonl/`.
+    pub fn new(name: &str, schema: SchemaRef, root: &Path, opts: WriteOptions, copies: bool) -> Result<Self> {
+        let dirs: &[&str] = if copies { &["data", "jsonl"] } else { &["data"] };
+        for d in dirs {
             let p = root.join(d);
             std::fs::create_dir_all(&p).map_err(|e| Error::io(&p, e))?;
         }
@@ -116,6 +249,7 @@ impl TableWriter {
             schema,
             root: root.to_path_buf(),
             opts,
+            copies,
             props,
             current: None,
             done: Vec::new(),
@@ -133,7 +267,6 @@ impl TableWriter {
         let parquet_path = self.root.join("data").join(format!(".{flat}-{i:05}.parquet.part"));
         let jsonl_path = self.root.join("jsonl").join(format!(".{flat}-{i:05}.jsonl.part"));
         let pf = File::create(&parquet_path).map_err(|e| Error::io(&parquet_path, e))?;
-        let jf = File::create(&jsonl_path).map_err(|e| Error::io(&jsonl_path, e))?;
         let parquet = ArrowWriter::try_new(HashingWriter::new(pf), self.schema.clone(), Some(self.props.clone()))
             .map_err(|e| Error::format(parquet_path.display().to_string(), e))?;
         let shown = parquet_path.display().to_string();
@@ -155,6 +288,19 @@ impl TableWriter {
             let (_, digest) = writer.into_inner().map_err(|e| Error::format(&shown, e))?.finish();
             Ok(digest)
         });
+        if !self.copies {
+            return Ok(Shard {
+                parquet,
+                jsonl: None,
+                parquet_path,
+                jsonl_path,
+                jsonl_bytes: 0,
+                nonfinite: BTreeMap::new(),
+                rows: 0,
+                row_group_bytes: 0,
+            });
+        }
+        let jf = File::create(&jsonl_path).map_err(|e| Error::io(&jsonl_path, e))?;
         let jsonl_shown = jsonl_path.clone();
         let jsonl = Sink::start(jsonl_path.clone(), move |rx| {
             // a buffer no larger than the pieces the hashing writer passes on, so that a
@@ -168,7 +314,16 @@ impl TableWriter {
             file.flush().map_err(|e| Error::io(&jsonl_shown, e))?;
             Ok(digest)
         });
-        Ok(Shard { parquet, jsonl, parquet_path, jsonl_path, jsonl_bytes: 0, rows: 0, row_group_bytes: 0 })
+        Ok(Shard {
+            parquet,
+            jsonl: Some(jsonl),
+            parquet_path,
+            jsonl_path,
+            jsonl_bytes: 0,
+            nonfinite: BTreeMap::new(),
+            rows: 0,
+            row_group_bytes: 0,
+        })
     }
 
     /// Writes a batch (rows in final order).
@@ -179,7 +334,7 @@ impl TableWriter {
         let mut lines = Vec::with_capacity(self.lines_capacity);
         let mut ends = std::mem::take(&mut self.ends);
         ends.clear();
-        encode_jsonl(batch, &mut lines, &mut ends)?;
+        encode_jsonl_as(batch, &mut lines, &mut ends, NonFiniteAs::Null)?;
         self.lines_capacity = self.lines_capacity.max(lines.len());
         let written = self.write_encoded(batch, Arc::new(lines), &ends);
         self.ends = ends;
@@ -197,6 +352,7 @@ impl TableWriter {
             // rows that fit in this shard (JSONL exact, Parquet foreseen from the JSONL size,
             // so that the cut never depends on how far the Parquet thread has got)
             let cap = self.opts.max_shard_bytes;
+            let copies = self.copies;
             let mut end = start;
             {
                 let shard = self.current.as_ref().expect("open");
@@ -204,7 +360,8 @@ impl TableWriter {
                 while end < batch.num_rows() {
                     let len = (ends[end] - if end == 0 { 0 } else { ends[end - 1] }) as u64;
                     let pq_est = (jbytes + len) as f64 * self.ratio;
-                    if shard.rows + (end - start) as u64 > 0 && (jbytes + len > cap || pq_est > cap as f64) {
+                    if shard.rows + (end - start) as u64 > 0 && ((copies && jbytes + len > cap) || pq_est > cap as f64)
+                    {
                         break;
                     }
                     jbytes += len;
@@ -221,7 +378,10 @@ impl TableWriter {
             let cap = (self.opts.row_group_bytes as f64 * 0.9) as u64;
             // the files are written (and hashed) on their own threads while this one goes on
             send_parquet_rows(&mut shard.parquet, &mut shard.row_group_bytes, batch, ends, start..end, cap)?;
-            shard.jsonl.send((lines.clone(), from..ends[end - 1]))?;
+            count_nonfinite(&batch.slice(start, end - start), &mut shard.nonfinite);
+            if let Some(jsonl) = shard.jsonl.as_mut() {
+                jsonl.send((lines.clone(), from..ends[end - 1]))?;
+            }
             shard.rows += (end - start) as u64;
             start = end;
         }
@@ -230,7 +390,7 @@ impl TableWriter {
 
     fn close_shard(&mut self) -> Result<()> {
         let Some(shard) = self.current.take() else { return Ok(()) };
-        let jsonl_digest = shard.jsonl.finish()?;
+        let jsonl_digest = shard.jsonl.map(Sink::finish).transpose()?;
         let parquet_digest = shard.parquet.finish()?;
         let pq = parquet_digest.bytes;
         if shard.jsonl_bytes > 0 {
@@ -239,7 +399,8 @@ impl TableWriter {
         let max = self.opts.max_shard_bytes;
         // a row is never cut: one that alone makes a file above the limit is refused, in
         // either format (a shard holds more than one row only while both fit)
-        if shard.rows <= 1 && (pq > max || shard.jsonl_bytes > max) {
+        let jsonl_over = jsonl_digest.is_some() && shard.jsonl_bytes > max;
+        if shard.rows <= 1 && (pq > max || jsonl_over) {
             let (what, bytes) =
                 if pq > max { ("a Parquet file", pq) } else { ("a JSON Lines file", shard.jsonl_bytes) };
             return Err(Error::Refused(format!(
@@ -250,18 +411,20 @@ impl TableWriter {
             )));
         }
         if pq > max {
-            return self.split(shard.parquet_path, shard.jsonl_path, shard.rows);
+            let copy = jsonl_digest.is_some().then_some(shard.jsonl_path);
+            return self.split(shard.parquet_path, copy, shard.rows);
         }
         self.done.push(DoneShard {
             parquet: (shard.parquet_path, parquet_digest),
-            jsonl: (shard.jsonl_path, jsonl_digest),
+            jsonl: jsonl_digest.map(|d| (shard.jsonl_path, d)),
             rows: shard.rows,
+            nonfinite: shard.nonfinite,
         });
         Ok(())
     }
 
     /// Rewrites an oversized shard as two halves.
-    fn split(&mut self, parquet_path: PathBuf, jsonl_path: PathBuf, rows: u64) -> Result<()> {
+    fn split(&mut self, parquet_path: PathBuf, jsonl_path: Option<PathBuf>, rows: u64) -> Result<()> {
         let f = File::open(&parquet_path).map_err(|e| Error::io(&parquet_path, e))?;
         let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)
             .and_then(|b| b.with_batch_size(8192).build())
@@ -271,7 +434,9 @@ impl TableWriter {
             batches.push(b.map_err(|e| Error::format(parquet_path.display().to_string(), e))?);
         }
         std::fs::remove_file(&parquet_path).map_err(|e| Error::io(&parquet_path, e))?;
-        std::fs::remove_file(&jsonl_path).map_err(|e| Error::io(&jsonl_path, e))?;
+        if let Some(jsonl_path) = jsonl_path {
+            std::fs::remove_file(&jsonl_path).map_err(|e| Error::io(&jsonl_path, e))?;
+        }
         let all = arrow::compute::concat_batches(&self.schema, &batches).map_err(|e| Error::format(&self.name, e))?;
         let half = (rows / 2) as usize;
         for part in [all.slice(0, half), all.slice(half, all.num_rows() - half)] {
@@ -294,21 +459,28 @@ impl TableWriter {
         self.close_shard()?;
         let n = self.done.len();
         let mut out = Vec::new();
-        for (i, DoneShard { parquet: (pq, pq_digest), jsonl: (jl, jl_digest), rows }) in
-            self.done.into_iter().enumerate()
-        {
+        for (i, DoneShard { parquet: (pq, pq_digest), jsonl, rows, nonfinite }) in self.done.into_iter().enumerate() {
             let stem = if n == 1 { self.name.clone() } else { format!("{}-{i:05}-of-{n:05}", self.name) };
-            let pq_rel = format!("data/{stem}.parquet");
-            let jl_rel = format!("jsonl/{stem}.jsonl");
-            for rel in [&pq_rel, &jl_rel] {
+            let place = |from: &Path, rel: &str| -> Result<()> {
                 if let Some(parent) = self.root.join(rel).parent() {
                     std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
                 }
+                std::fs::rename(from, self.root.join(rel)).map_err(|e| Error::io(from, e))
+            };
+            let pq_rel = format!("data/{stem}.parquet");
+            place(&pq, &pq_rel)?;
+            out.push(WrittenFile {
+                path: pq_rel,
+                format: "parquet",
+                rows,
+                digest: pq_digest,
+                nonfinite: nonfinite.clone(),
+            });
+            if let Some((jl, jl_digest)) = jsonl {
+                let jl_rel = format!("jsonl/{stem}.jsonl");
+                place(&jl, &jl_rel)?;
+                out.push(WrittenFile { path: jl_rel, format: "jsonl", rows, digest: jl_digest, nonfinite });
             }
-            std::fs::rename(&pq, self.root.join(&pq_rel)).map_err(|e| Error::io(&pq, e))?;
-            std::fs::rename(&jl, self.root.join(&jl_rel)).map_err(|e| Error::io(&jl, e))?;
-            out.push(WrittenFile { path: pq_rel, format: "parquet", rows, digest: pq_digest });
-            out.push(WrittenFile { path: jl_rel, format: "jsonl", rows, digest: jl_digest });
         }
         Ok(out)
     }
@@ -332,11 +504,13 @@ pub fn remove_unfinished(root: &Path) -> Result<()> {
     Ok(())
 }
 
-/// A closed shard waiting for its final name: (path, digest) of each format, and its rows.
+/// A closed shard waiting for its final name: (path, digest) of each format written, its
+/// rows, and their NaN and infinities by column.
 struct DoneShard {
     parquet: (PathBuf, FileDigest),
-    jsonl: (PathBuf, FileDigest),
+    jsonl: Option<(PathBuf, FileDigest)>,
     rows: u64,
+    nonfinite: BTreeMap<String, NonFiniteCount>,
 }
 
 /// What the thread of a Parquet file is asked to do.
@@ -434,11 +608,34 @@ fn send_parquet_rows(
     Ok(())
 }
 
+/// How a JSON encoding writes NaN, +Infinity and -Infinity, which JSON has no numbers for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NonFiniteAs {
+    /// The strings `"NaN"`, `"Infinity"`, `"-Infinity"` (distinct from null): query results,
+    /// rejected records.
+    Strings,
+    /// `null`, as pandas and `datasets` write them: a release's JSON Lines copies, which
+    /// polars, DuckDB and pandas then read with the column's number type.
+    Null,
+}
+
 /// Encodes every row of `batch` as a JSON line into `out`; `ends[i]` is the end offset of row i.
+/// Non-finite floats are written as strings ([`NonFiniteAs::Strings`]).
 pub fn encode_jsonl(batch: &RecordBatch, out: &mut Vec<u8>, ends: &mut Vec<usize>) -> Result<()> {
+    encode_jsonl_as(batch, out, ends, NonFiniteAs::Strings)
+}
+
+/// Encodes every row of `batch` as a JSON line into `out`, non-finite floats as `nonfinite`
+/// says; `ends[i]` is the end offset of row i.
+pub fn encode_jsonl_as(
+    batch: &RecordBatch,
+    out: &mut Vec<u8>,
+    ends: &mut Vec<usize>,
+    nonfinite: NonFiniteAs,
+) -> Result<()> {
     let schema = batch.schema();
     let keys: Vec<Vec<u8>> = schema.fields().iter().map(|f| serde_json::to_vec(f.name()).expect("string")).collect();
-    let encs: Vec<Enc> = batch.columns().iter().map(Enc::new).collect::<Result<_>>()?;
+    let encs: Vec<Enc> = batch.columns().iter().map(|c| Enc::new(c, nonfinite)).collect::<Result<_>>()?;
     for row in 0..batch.num_rows() {
         out.push(b'{');
         for (i, enc) in encs.iter().enumerate() {
@@ -460,7 +657,7 @@ pub fn encode_jsonl(batch: &RecordBatch, out: &mut Vec<u8>, ends: &mut Vec<usize
 ///
 /// Errors: [`Error::Format`] for an Arrow type the JSON Lines encoder does not write.
 pub fn json_values(array: &ArrayRef) -> Result<Vec<Option<String>>> {
-    let enc = Enc::new(array)?;
+    let enc = Enc::new(array, NonFiniteAs::Strings)?;
     let mut buf = Vec::new();
     Ok((0..array.len())
         .map(|i| {
@@ -478,7 +675,7 @@ enum Enc<'a> {
     Bool(&'a BooleanArray),
     I64(&'a Int64Array),
     U64(&'a UInt64Array),
-    F64(&'a Float64Array),
+    F64(&'a Float64Array, NonFiniteAs),
     Str(&'a StringArray),
     Ts(&'a TimestampMicrosecondArray),
     Date(&'a Date32Array),
@@ -487,25 +684,25 @@ enum Enc<'a> {
 }
 
 impl<'a> Enc<'a> {
-    fn new(a: &'a ArrayRef) -> Result<Enc<'a>> {
+    fn new(a: &'a ArrayRef, nonfinite: NonFiniteAs) -> Result<Enc<'a>> {
         Ok(match a.data_type() {
             DataType::Null => Enc::Null,
             DataType::Boolean => Enc::Bool(a.as_boolean()),
             DataType::Int64 => Enc::I64(a.as_primitive()),
             DataType::UInt64 => Enc::U64(a.as_primitive()),
-            DataType::Float64 => Enc::F64(a.as_primitive()),
+            DataType::Float64 => Enc::F64(a.as_primitive(), nonfinite),
             DataType::Utf8 => Enc::Str(a.as_string()),
             DataType::Timestamp(TimeUnit::Microsecond, _) => Enc::Ts(a.as_primitive()),
             DataType::Date32 => Enc::Date(a.as_primitive()),
             DataType::List(_) => {
                 let l = a.as_list::<i32>();
-                Enc::List(l, Box::new(Enc::new(l.values())?))
+                Enc::List(l, Box::new(Enc::new(l.values(), nonfinite)?))
             }
             DataType::Struct(fields) => {
                 let s = a.as_struct();
                 let mut members = Vec::new();
                 for (f, c) in fields.iter().zip(s.columns()) {
-                    members.push((serde_json::to_vec(f.name()).expect("string"), Enc::new(c)?));
+                    members.push((serde_json::to_vec(f.name()).expect("string"), Enc::new(c, nonfinite)?));
                 }
                 Enc::Struct(s, members)
             }
@@ -519,7 +716,7 @@ impl<'a> Enc<'a> {
             Enc::Bool(a) => a.is_valid(i),
             Enc::I64(a) => a.is_valid(i),
             Enc::U64(a) => a.is_valid(i),
-            Enc::F64(a) => a.is_valid(i),
+            Enc::F64(a, _) => a.is_valid(i),
             Enc::Str(a) => a.is_valid(i),
             Enc::Ts(a) => a.is_valid(i),
             Enc::Date(a) => a.is_valid(i),
@@ -535,7 +732,8 @@ impl<'a> Enc<'a> {
             Enc::Bool(a) => out.extend_from_slice(if a.value(i) { b"true" } else { b"false" }),
             Enc::I64(a) => write_int(out, a.value(i) as i128),
             Enc::U64(a) => write_int(out, a.value(i) as i128),
-            Enc::F64(a) => write_f64(out, a.value(i)),
+            Enc::F64(a, NonFiniteAs::Null) if !a.value(i).is_finite() => out.extend_from_slice(b"null"),
+            Enc::F64(a, _) => write_f64(out, a.value(i)),
             Enc::Str(a) => write_json_str(out, a.value(i)),
             Enc::Ts(a) => {
                 let s = format_timestamp_us(a.value(i));
@@ -686,5 +884,38 @@ mod tests {
             "{\"f\":1.0,\"u\":18446744073709551615}\n{\"f\":\"NaN\",\"u\":42}\n{\"f\":null,\"u\":null}\n{\"f\":1e-7,\"u\":9223372036854775808}\n"
         );
         assert_eq!(format_timestamp_us(1740830402250000), "2025-03-01T12:00:02.250Z");
+    }
+
+    #[test]
+    fn copies_write_null_for_non_finite_floats_and_the_counts_say_how_many() {
+        let item = Arc::new(Field::new("item", DataType::Float64, true));
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("f", DataType::Float64, true),
+            Field::new("l", DataType::List(item.clone()), true),
+        ]));
+        let lists = ListArray::new(
+            item,
+            arrow::buffer::OffsetBuffer::from_lengths([2, 1, 0]),
+            Arc::new(Float64Array::from(vec![f64::NEG_INFINITY, 1.0, f64::NAN])),
+            Some(vec![true, false, true].into()),
+        );
+        let b = RecordBatch::try_new(
+            schema,
+            vec![Arc::new(Float64Array::from(vec![Some(f64::NAN), Some(f64::INFINITY), None])), Arc::new(lists)],
+        )
+        .unwrap();
+        let (mut out, mut ends) = (Vec::new(), Vec::new());
+        encode_jsonl_as(&b, &mut out, &mut ends, NonFiniteAs::Null).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "{\"f\":null,\"l\":[null,1.0]}\n{\"f\":null,\"l\":null}\n{\"f\":null,\"l\":[]}\n"
+        );
+        // the NaN under the null list is in no file: not counted
+        let mut counts = BTreeMap::new();
+        count_nonfinite(&b, &mut counts);
+        count_nonfinite(&b.slice(1, 2), &mut counts);
+        assert_eq!(counts["f"], NonFiniteCount { nan: 1, pos_inf: 2, neg_inf: 0 });
+        assert_eq!(counts["l"], NonFiniteCount { nan: 0, pos_inf: 0, neg_inf: 1 });
+        assert_eq!(serde_json::to_string(&counts["l"]).unwrap(), "{\"-Infinity\":1}");
     }
 }

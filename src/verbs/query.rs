@@ -637,6 +637,7 @@ pub async fn register_files(
             sources: vec![source],
             views: vec![],
             tables: vec![],
+            formats: None,
         },
         table_schemas: vec![],
         source_schemas: vec![schema.cloned()],

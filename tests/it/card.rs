@@ -10,7 +10,7 @@ fn an_empty_split_stays_out_of_configs_so_datasets_loads_the_rest() {
     write(
         dir,
         "pipeline.toml",
-        "name = \"es\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n\
+        "name = \"es\"\nformats = [\"parquet\", \"jsonl\"]\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n\
          [[table]]\nname = \"t\"\nsplit_column = \"split\"\nsplits = [\"train\", \"test\"]\nquery = \"SELECT * FROM raw\"\n\
          [[table]]\nname = \"none\"\nquery = \"SELECT * FROM raw WHERE id > 5\"\n",
     );
@@ -54,16 +54,13 @@ fn an_empty_split_stays_out_of_configs_so_datasets_loads_the_rest() {
     );
     // a default table without rows: the default is the first table the card lists
     let text = std::fs::read_to_string(dir.join("pipeline.toml")).unwrap();
-    write(
-        dir,
-        "pipeline.toml",
-        &text.replacen("name = \"es\"\n", "name = \"es\"\n[card]\ndefault_table = \"none\"\n", 1),
-    );
+    write(dir, "pipeline.toml", &text.replacen("[[source]]\n", "[card]\ndefault_table = \"none\"\n[[source]]\n", 1));
     let o = build(dir, &["-q", "--force"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let card = std::fs::read_to_string(r.join("README.md")).unwrap();
     assert!(card.contains("- config_name: t\n  default: true\n"), "{card}");
-    assert!(card.contains("load_dataset(\"<namespace>/<name>\", \"t\")"), "{card}");
+    assert!(card.contains("one config per table (`t` is the default)"), "{card}");
+    assert!(card.contains("t = load_dataset(repo, \"t\")") && !card.contains("load_dataset(repo, \"none\")"), "{card}");
     // split names equal but for case are refused
     write(dir, "pipeline.toml", &text.replace("splits = [\"train\", \"test\"]", "splits = [\"train\", \"Train\"]"));
     let o = build(dir, &["-q", "--force"]);

@@ -281,7 +281,7 @@ fn b06_strings_in_a_number_column() {
 #[test]
 fn b07_integral_floats_stay_float() {
     let (_t, dir) = case("B07");
-    let p = "name = \"b07\"\n\
+    let p = "name = \"b07\"\nformats = [\"parquet\", \"jsonl\"]\n\
         [[source]]\nname = \"lr_raw\"\npath = \"lr.jsonl\"\nformat = \"jsonl\"\n\
         [[source]]\nname = \"mixed_raw\"\npath = \"mixed.jsonl\"\nformat = \"jsonl\"\n\
         [[source]]\nname = \"ints_raw\"\npath = \"ints.jsonl\"\nformat = \"jsonl\"\n\
@@ -441,7 +441,7 @@ fn b12_wide_history_warns_and_goes_long() {
     let err = stderr(&o);
     assert!(err.contains("table t has 1203 columns, above the dataset viewer's limit of 1000"), "{err}");
     assert!(err.contains("long layout"), "{err}");
-    let p = "name = \"b12l\"\n[[source]]\nname = \"raw\"\npath = \"history.jsonl\"\nformat = \"jsonl\"\nlayout = \"long\"\nid_columns = [\"_step\"]\n\
+    let p = "name = \"b12l\"\nformats = [\"parquet\", \"jsonl\"]\n[[source]]\nname = \"raw\"\npath = \"history.jsonl\"\nformat = \"jsonl\"\nlayout = \"long\"\nid_columns = [\"_step\"]\n\
              [[table]]\nname = \"history\"\nschema = \"s.json\"\nquery = \"SELECT _step, key, value FROM raw\"\n";
     write(
         &dir,
@@ -565,7 +565,11 @@ fn b15_tagged_yaml_in_card_metadata() {
 #[test]
 fn b22_max_shard_bytes_is_a_hard_limit() {
     let (_t, dir) = case("B22");
-    write(&dir, "pipeline.toml", &simple_pipeline("b22", "\"metrics.jsonl\"", "", ""));
+    write(
+        &dir,
+        "pipeline.toml",
+        &simple_pipeline("b22", "\"metrics.jsonl\"", "", "formats = [\"parquet\", \"jsonl\"]"),
+    );
     let o = build(&dir, &["-q", "--max-shard-bytes", "2500"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let r = release(&dir, "b22");
@@ -588,16 +592,24 @@ fn b22_max_shard_bytes_is_a_hard_limit() {
     // compressed) is refused as in Parquet, never written as an oversized shard
     let long = "x".repeat(50_000);
     write(&dir, "big.jsonl", &format!("{{\"step\": 1, \"t\": \"a\"}}\n{{\"step\": 2, \"t\": \"{long}\"}}\n"));
-    write(&dir, "pipeline.toml", &simple_pipeline("b22b", "\"big.jsonl\"", "", ""));
+    write(&dir, "pipeline.toml", &simple_pipeline("b22b", "\"big.jsonl\"", "", "formats = [\"parquet\", \"jsonl\"]"));
     let o = build(&dir, &["-q", "--max-shard-bytes", "20000"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("table t: a single row makes a JSON Lines file of "), "{}", stderr(&o));
+    // without JSON Lines copies, only the Parquet file has to fit
+    write(&dir, "pipeline.toml", &simple_pipeline("b22b", "\"big.jsonl\"", "", ""));
+    let o = build(&dir, &["-q", "--max-shard-bytes", "20000"]);
+    assert!(o.status.success(), "{}", stderr(&o));
 }
 
 #[test]
 fn b28_bare_nan_and_infinity() {
     let (_t, dir) = case("B28");
-    write(&dir, "pipeline.toml", &simple_pipeline("b28", "\"metrics.jsonl\"", "", ""));
+    write(
+        &dir,
+        "pipeline.toml",
+        &simple_pipeline("b28", "\"metrics.jsonl\"", "", "formats = [\"parquet\", \"jsonl\"]"),
+    );
     let o = build(&dir, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     let err = stderr(&o);
@@ -623,9 +635,18 @@ fn b28_bare_nan_and_infinity() {
         let v: serde_json::Value = serde_json::from_str(line).expect("strict JSON");
         assert!(v.is_object());
     }
-    assert!(jsonl.contains("\"value_loss\":\"NaN\""), "{jsonl}");
+    // as pandas and `datasets` write them: null, counted in the manifest and the card
+    assert!(jsonl.starts_with("{\"step\":1000,\"train/return\":1.0,\"value_loss\":null,"), "{jsonl}");
+    assert!(jsonl.contains("{\"step\":3000,\"train/return\":null,\"value_loss\":null,"), "{jsonl}");
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(r.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(
+        m["tables"][0]["nonfinite_values"],
+        serde_json::json!({"train/return": {"Infinity": 1, "-Infinity": 1}, "value_loss": {"NaN": 1}})
+    );
     let card = std::fs::read_to_string(r.join("README.md")).unwrap();
-    assert!(card.contains("written as the JSON strings `\"NaN\"`"), "the card states the policy");
+    assert!(card.contains("the JSON Lines copies hold `null` in their place"), "the card states the policy");
+    assert!(card.contains("- table `t`: 3 non-finite values became `null` in the JSON Lines copies"), "{card}");
 }
 
 #[test]
@@ -816,7 +837,7 @@ fn b37_strings_and_fractions_in_an_integer_column() {
 #[test]
 fn b38_integers_above_int64() {
     let (_t, dir) = case("B38");
-    write(&dir, "pipeline.toml", &simple_pipeline("b38", "\"seeds.jsonl\"", "", ""));
+    write(&dir, "pipeline.toml", &simple_pipeline("b38", "\"seeds.jsonl\"", "", "formats = [\"parquet\", \"jsonl\"]"));
     let o = build(&dir, &["-q"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let r = release(&dir, "b38");

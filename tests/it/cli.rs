@@ -38,10 +38,10 @@ fn a_build_whose_stdout_is_closed_still_succeeds_and_verify_q_prints_only_proble
     let rel = release(dir, "p");
     assert!(rel.join("manifest.json").exists());
     // a damaged file: -q prints the problem, and no count after it
-    std::fs::write(rel.join("jsonl/t.jsonl"), "{}\n").unwrap();
+    std::fs::write(rel.join("data/t.parquet"), "{}\n").unwrap();
     let o = run(bin().args(["verify", "-q"]).arg(&rel));
     assert_eq!(o.status.code(), Some(1));
-    assert!(stdout(&o).contains("jsonl/t.jsonl"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("data/t.parquet"), "{}", stdout(&o));
     assert_eq!(stderr(&o), "");
 }
 

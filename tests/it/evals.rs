@@ -196,7 +196,7 @@ fn a_large_input_is_sharded() {
     drop(f);
     std::fs::write(
         dir.join("pipeline.toml"),
-        "name = \"big\"\n[[source]]\nname = \"g\"\npath = \"gen.jsonl\"\nformat = \"eval-generations\"\nkeep_text = true\n\
+        "name = \"big\"\nformats = [\"parquet\", \"jsonl\"]\n[[source]]\nname = \"g\"\npath = \"gen.jsonl\"\nformat = \"eval-generations\"\nkeep_text = true\n\
          [[table]]\nname = \"eval_samples\"\nquery = \"SELECT example_id, op, exact_match, response_tokens, text, _source_line FROM g\"\n",
     )
     .unwrap();

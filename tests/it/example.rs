@@ -149,11 +149,11 @@ fn verify_passes_then_names_a_flipped_byte_and_a_deleted_file() {
     bytes[mid] ^= 0x01;
     std::fs::write(&pq, &bytes).unwrap();
 
-    std::fs::remove_file(dir.path().join("jsonl/metrics.jsonl")).unwrap();
+    std::fs::remove_file(dir.path().join("jsonl/checkpoints.jsonl")).unwrap();
     let o = run(bin().arg("verify").arg(dir.path()));
     assert_eq!(o.status.code(), Some(1));
     let out = stdout(&o);
-    assert!(out.contains("jsonl/metrics.jsonl: missing"), "{out}");
+    assert!(out.contains("jsonl/checkpoints.jsonl: missing"), "{out}");
     assert_eq!(out.lines().count(), 1, "one line per problem: {out}");
 }
 
@@ -217,11 +217,8 @@ fn frictionless_validates_every_table_against_its_schema_and_keys() {
     let o = validate(example_release());
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
     let got: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    for (t, n) in
-        [("training_runs", 45), ("checkpoints", 84), ("metrics", 13_220), ("evaluations", 10), ("eval_samples", 5_000)]
-    {
-        assert_eq!(got[t], n, "{t}");
-    }
+    // the tables with JSON Lines copies; metrics and eval_samples are Parquet only
+    assert_eq!(got, serde_json::json!({"training_runs": 45, "checkpoints": 84, "evaluations": 10}));
     // the check can fail: a checkpoint whose run is not in training_runs breaks the foreign key
     let dir = tempfile::tempdir().unwrap();
     copy_tree(example_release(), dir.path());
@@ -427,17 +424,18 @@ fn a_tables_json_lines_copy_queries_with_its_own_provenance_columns() {
                count(DISTINCT _source_file || ':' || _source_line) AS places FROM ";
     let copy = run(bin()
         .args(["query", "-q", "--format", "csv"])
-        .arg(example_release().join("jsonl/metrics.jsonl"))
+        .arg(example_release().join("jsonl/evaluations.jsonl"))
         .arg(format!("{sql}t")));
     assert!(copy.status.success(), "{}", stderr(&copy));
-    let table = run(bin().args(["query", "-q", "--format", "csv"]).arg(example_release()).arg(format!("{sql}metrics")));
+    let table =
+        run(bin().args(["query", "-q", "--format", "csv"]).arg(example_release()).arg(format!("{sql}evaluations")));
     assert_eq!(stdout(&copy), stdout(&table));
-    assert!(stdout(&copy).starts_with("n,files,places\n13220,17,"), "{}", stdout(&copy));
+    assert_eq!(stdout(&copy), "n,files,places\n10,1,10\n");
     let columns = run(bin()
         .args(["query", "-q", "--format", "csv"])
-        .arg(example_release().join("jsonl/metrics.jsonl"))
+        .arg(example_release().join("jsonl/evaluations.jsonl"))
         .arg("SELECT * FROM t LIMIT 0"));
-    assert_eq!(stdout(&columns), "run,training_run_id,source,step,metric,value,value_text,_source_file,_source_line\n");
+    assert!(stdout(&columns).ends_with(",rank_in_file,_source_file,_source_line\n"), "{}", stdout(&columns));
     // a copy without them gets runpack's, naming the copy's own lines
     let o = run(bin()
         .args(["query", "-q", "--format", "csv"])
@@ -484,19 +482,24 @@ fn verify_finds_a_manifest_that_contradicts_the_files_card_and_datapackage() {
     let card = std::fs::read_to_string(dir.path().join("README.md")).unwrap();
     let at = readme_line(&card, "- config_name: metrics\n");
     assert!(out.contains(&format!("{at} config `metrics` names no table of the manifest")), "{out}");
-    // a table's JSON Lines copy gone from the files and the manifest, datapackage.json still naming it
+    // a table's JSON Lines copy gone from the files and the manifest, datapackage.json and
+    // croissant.json still naming it
     let dir = tempfile::tempdir().unwrap();
     copy_tree(example_release(), dir.path());
-    std::fs::remove_file(dir.path().join("jsonl/metrics.jsonl")).unwrap();
+    std::fs::remove_file(dir.path().join("jsonl/evaluations.jsonl")).unwrap();
     let sums = std::fs::read_to_string(dir.path().join("SHA256SUMS")).unwrap();
-    let sums: String = sums.lines().filter(|l| !l.ends_with("jsonl/metrics.jsonl")).map(|l| format!("{l}\n")).collect();
+    let sums: String =
+        sums.lines().filter(|l| !l.ends_with("jsonl/evaluations.jsonl")).map(|l| format!("{l}\n")).collect();
     std::fs::write(dir.path().join("SHA256SUMS"), sums).unwrap();
-    rehash_manifest(dir.path(), |m| m["files"].as_array_mut().unwrap().retain(|f| f["path"] != "jsonl/metrics.jsonl"));
+    rehash_manifest(dir.path(), |m| {
+        m["files"].as_array_mut().unwrap().retain(|f| f["path"] != "jsonl/evaluations.jsonl")
+    });
     let o = run(bin().arg("verify").arg(dir.path()));
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     let out = stdout(&o);
-    assert!(out.contains("table metrics: the manifest lists no JSON Lines copy (jsonl/) of it"), "{out}");
-    assert!(out.contains("datapackage.json: /resources/2 (metrics) names jsonl/metrics.jsonl"), "{out}");
+    assert!(out.contains("table evaluations: the manifest lists no JSON Lines copy (jsonl/) of it"), "{out}");
+    assert!(out.contains("datapackage.json: /resources/2 (evaluations) names jsonl/evaluations.jsonl"), "{out}");
+    assert!(out.contains("croissant.json: /distribution/"), "{out}");
     // a table defined twice (query could not register it)
     let dir = tempfile::tempdir().unwrap();
     copy_tree(example_release(), dir.path());
@@ -677,7 +680,8 @@ fn verify_data_reads_every_row_that_checksums_were_recomputed_over() {
         "{out}"
     );
     std::fs::write(&copy, &text).unwrap();
-    // a Parquet page damaged: the JSON Lines copy no longer matches, or the page no longer decodes
+    // a Parquet page damaged: its values no longer match the statistics, or the page no longer
+    // decodes (metrics has no JSON Lines copy to compare with)
     let pq = dir.path().join("data/metrics.parquet");
     let original = std::fs::read(&pq).unwrap();
     let mut bytes = original.clone();
@@ -687,7 +691,7 @@ fn verify_data_reads_every_row_that_checksums_were_recomputed_over() {
     let (code, out) = verify(dir.path());
     assert_eq!(code, Some(1), "{out}");
     assert!(
-        out.contains("of data/metrics.parquet from column")
+        out.contains("data/metrics.parquet: row group 0, column ")
             || out.contains("data/metrics.parquet: cannot be decoded after row"),
         "{out}"
     );
@@ -799,7 +803,7 @@ fn verify_data_checks_each_rows_split() {
     write(
         dir,
         "pipeline.toml",
-        "name = \"sp\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n\
+        "name = \"sp\"\nformats = [\"parquet\", \"jsonl\"]\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n\
          [[table]]\nname = \"t\"\nsplit_column = \"split\"\nsplits = [\"train\", \"test\"]\nquery = \"SELECT id, split FROM raw\"\n",
     );
     let o = build(dir, &["-q"]);

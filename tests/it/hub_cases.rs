@@ -17,7 +17,7 @@ fn tiny_release(work: &Path, name: &str, jsonl: &Path, extra: &[&str]) -> PathBu
     std::fs::write(
         dir.join("pipeline.toml"),
         format!(
-            "name = \"{name}\"\nversion = \"1.0.0\"\n[card]\nlicense = \"mit\"\n[[source]]\nname = \"raw\"\npath = \"metrics.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"metrics\"\nquery = \"SELECT * FROM raw\"\n"
+            "name = \"{name}\"\nversion = \"1.0.0\"\nformats = [\"parquet\", \"jsonl\"]\n[card]\nlicense = \"mit\"\n[[source]]\nname = \"raw\"\npath = \"metrics.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"metrics\"\nquery = \"SELECT * FROM raw\"\n"
         ),
     )
     .unwrap();

@@ -18,7 +18,7 @@ fn release(work: &Path, name: &str, version: &str, table: &str, rows: &str, extr
     std::fs::write(
         dir.join("pipeline.toml"),
         format!(
-            "name = \"{name}\"\nversion = \"{version}\"\n[card]\nlicense = \"mit\"\n[[source]]\nname = \"raw\"\npath = \"rows.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"{table}\"\nquery = \"SELECT * FROM raw\"\n"
+            "name = \"{name}\"\nversion = \"{version}\"\nformats = [\"parquet\", \"jsonl\"]\n[card]\nlicense = \"mit\"\n[[source]]\nname = \"raw\"\npath = \"rows.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"{table}\"\nquery = \"SELECT * FROM raw\"\n"
         ),
     )
     .unwrap();
@@ -417,11 +417,11 @@ print(snapshot_download("acme/snap", repo_type="dataset"))
     let copy = tempfile::tempdir().unwrap();
     copy_tree(rel, copy.path());
     let outside = copy.path().join("elsewhere.jsonl");
-    std::fs::rename(copy.path().join("jsonl/metrics.jsonl"), &outside).unwrap();
-    std::os::unix::fs::symlink(&outside, copy.path().join("jsonl/metrics.jsonl")).unwrap();
+    std::fs::rename(copy.path().join("jsonl/checkpoints.jsonl"), &outside).unwrap();
+    std::os::unix::fs::symlink(&outside, copy.path().join("jsonl/checkpoints.jsonl")).unwrap();
     let o = run(bin().arg("verify").arg(copy.path()));
     assert_eq!(o.status.code(), Some(1));
-    assert!(stdout(&o).contains("jsonl/metrics.jsonl: a symbolic link"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("jsonl/checkpoints.jsonl: a symbolic link"), "{}", stdout(&o));
 }
 
 #[test]

@@ -1000,7 +1000,7 @@ fn csv_cells_of_nested_columns_are_read_as_their_json_text_and_any_cells_as_text
     write(
         tmp.path(),
         "pipeline.toml",
-        "name = \"cj\"\n[[source]]\nname = \"s\"\npath = \"a.csv\"\nformat = \"csv\"\n\
+        "name = \"cj\"\nformats = [\"parquet\", \"jsonl\"]\n[[source]]\nname = \"s\"\npath = \"a.csv\"\nformat = \"csv\"\n\
          [[source.field]]\nname = \"tags\"\ntype = \"array\"\nitems = { type = \"string\" }\n\
          [[source.field]]\nname = \"o\"\ntype = \"object\"\n[[source.field]]\nname = \"j\"\ntype = \"any\"\n\
          [[table]]\nname = \"t\"\nquery = \"SELECT id, tags, o, j FROM s\"\n",

@@ -51,5 +51,9 @@ mod query;
 mod cli;
 // The floors of src/ (cli > verbs > stages > sql > core) import only downward.
 mod layout;
+// The write stage: JSON Lines copies where `formats` ask for them; NaN and infinities in them.
+mod write;
+// The croissant stage: croissant.json validated and loaded by mlcroissant.
+mod croissant;
 // `runpack init` on raw folders of each kind, then `build` with no edit in between.
 mod init;

@@ -27,7 +27,7 @@ fn rows_in_key_order_skip_the_sort_and_others_are_sorted() {
     write(dir, "late.jsonl", &late);
     write(dir, "keyed.json", &kv_schema(&["k", "v"], "integer"));
     write(dir, "dups.json", &kv_schema(&["k"], "integer"));
-    let mut toml = String::from("name = \"order\"\n");
+    let mut toml = String::from("name = \"order\"\nformats = [\"parquet\", \"jsonl\"]\n");
     for s in ["asc", "late"] {
         toml += &format!("[[source]]\nname = \"{s}\"\npath = \"{s}.jsonl\"\nformat = \"jsonl\"\n");
     }
@@ -80,7 +80,7 @@ fn keep_last_on_json_records_follows_document_order() {
     write(
         dir,
         "pipeline.toml",
-        "name = \"ptr\"\n[[source]]\nname = \"results\"\npath = \"results.json\"\nformat = \"json\"\nrecord_path = \"/runs\"\n\
+        "name = \"ptr\"\nformats = [\"parquet\", \"jsonl\"]\n[[source]]\nname = \"results\"\npath = \"results.json\"\nformat = \"json\"\nrecord_path = \"/runs\"\n\
          [[table]]\nname = \"last\"\nschema = \"t.json\"\nquery = \"SELECT * FROM results\"\non_duplicate_key = \"keep-last\"\n\
          [[table]]\nname = \"first\"\nschema = \"t.json\"\nquery = \"SELECT * FROM results\"\non_duplicate_key = \"keep-first\"\n",
     );
@@ -107,7 +107,7 @@ fn keep_last_on_line_numbers_cast_to_text_follows_line_order() {
     write(dir, "t.json", &kv_schema(&["k"], "string"));
     let sql = "SELECT k, v, _source_file, CAST(_source_line AS VARCHAR) AS _source_line FROM raw";
     for (rule, kept) in [("keep-last", "l11"), ("keep-first", "l9")] {
-        let table = format!("schema = \"t.json\"\non_duplicate_key = \"{rule}\"\n");
+        let table = format!("schema = \"t.json\"\non_duplicate_key = \"{rule}\"\nformats = [\"parquet\", \"jsonl\"]\n");
         write(dir, "pipeline.toml", &one_source("txt", "m.jsonl", "jsonl", "", sql, &table));
         let o = build(dir, &["--force"]);
         assert!(o.status.success(), "{}", stderr(&o));
@@ -123,7 +123,7 @@ fn rows_of_one_raw_line_that_share_a_key_leave_the_rule_no_choice() {
     let lines: String = (0..3000).map(|i| format!("{{\"k\": {i}}}\n")).collect();
     write(dir, "m.jsonl", &lines);
     write(dir, "t.json", &kv_schema(&["k"], "integer"));
-    let table = "schema = \"t.json\"\non_duplicate_key = \"keep-last\"\n";
+    let table = "schema = \"t.json\"\non_duplicate_key = \"keep-last\"\nformats = [\"parquet\", \"jsonl\"]\n";
     // two different rows of each line under one key: which is "last" is the query's whim
     let sql = "SELECT k, 'a' AS v, _source_file, _source_line FROM raw \
                UNION ALL SELECT k, 'b' AS v, _source_file, _source_line FROM raw";
@@ -162,7 +162,7 @@ fn duplicate_groups_that_span_batch_edges_keep_the_right_row() {
     write(dir, "asc.jsonl", &asc);
     write(dir, "late.jsonl", &late);
     write(dir, "dups.json", &kv_schema(&["k"], "integer"));
-    let mut toml = String::from("name = \"edges\"\n");
+    let mut toml = String::from("name = \"edges\"\nformats = [\"parquet\", \"jsonl\"]\n");
     for s in ["asc", "late"] {
         toml += &format!("[[source]]\nname = \"{s}\"\npath = \"{s}.jsonl\"\nformat = \"jsonl\"\n");
         for dup in ["keep-last", "keep-first"] {
@@ -199,7 +199,7 @@ fn tables_that_read_earlier_tables_know_their_row_order() {
     write(
         dir,
         "pipeline.toml",
-        "name = \"ordered\"\n[[source]]\nname = \"rows\"\npath = \"rows.jsonl\"\nformat = \"jsonl\"\n\
+        "name = \"ordered\"\nformats = [\"parquet\", \"jsonl\"]\n[[source]]\nname = \"rows\"\npath = \"rows.jsonl\"\nformat = \"jsonl\"\n\
          [[source]]\nname = \"results\"\npath = \"results.json\"\nformat = \"json\"\nrecord_path = \"/runs\"\n\
          [[table]]\nname = \"t\"\nschema = \"lines.json\"\nquery = \"SELECT * FROM rows\"\n\
          [[table]]\nname = \"again\"\nschema = \"lines.json\"\nquery = \"SELECT * FROM t\"\n\
@@ -237,7 +237,7 @@ fn sql_without_an_order_gives_the_same_release_every_build() {
     write(
         dir,
         "pipeline.toml",
-        "name = \"det\"\n[card]\nlicense = \"mit\"\n[[card.section]]\ntitle = \"Per group\"\n\
+        "name = \"det\"\nformats = [\"parquet\", \"jsonl\"]\n[card]\nlicense = \"mit\"\n[[card.section]]\ntitle = \"Per group\"\n\
          query = \"SELECT g, count(*) AS n, sum(x) AS s FROM t GROUP BY g\"\n\
          [[source]]\nname = \"s\"\npath = \"a.jsonl\"\nformat = \"jsonl\"\n\
          [[table]]\nname = \"t\"\nquery = \"SELECT * FROM s\"\n\

@@ -140,7 +140,7 @@ proptest! {
         let schema = std::sync::Arc::new(arrow::datatypes::Schema::new(vec![arrow::datatypes::Field::new("x", arrow::datatypes::DataType::Float64, true)]));
         let batch = arrow::array::RecordBatch::try_new(schema.clone(), out.columns).unwrap();
         // through Parquet and back
-        let mut w = runpack::stages::write::TableWriter::new("t", schema, dir.path(), runpack::stages::write::WriteOptions::default()).unwrap();
+        let mut w = runpack::stages::write::TableWriter::new("t", schema, dir.path(), runpack::stages::write::WriteOptions::default(), true).unwrap();
         w.write(&batch).unwrap();
         w.finish().unwrap();
         let f = std::fs::File::open(dir.path().join("data/t.parquet")).unwrap();

@@ -341,13 +341,13 @@ fn verify_names_missing_extra_and_different_files() {
         "acme/vx",
         "main",
         &[("data/stray.parquet", b"x"), ("README.md", b"changed")],
-        &["jsonl/metrics.jsonl"],
+        &["jsonl/checkpoints.jsonl"],
     );
     env.hub.state().page_size = 2;
     let o = env.verify("hf://datasets/acme/vx", &["--against", release.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     let out = stdout(&o);
-    assert!(out.contains("jsonl/metrics.jsonl: missing on the Hub"), "{out}");
+    assert!(out.contains("jsonl/checkpoints.jsonl: missing on the Hub"), "{out}");
     assert!(out.contains("data/stray.parquet: on the Hub but not in the manifest"), "{out}");
     assert!(out.contains("README.md: git blob sha1 mismatch"), "{out}");
     assert!(env.hub.requests().iter().any(|r| r.query.contains("cursor=")), "the tree was read page by page");

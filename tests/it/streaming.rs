@@ -12,7 +12,7 @@ const KV: &str = r#"{"fields":[{"name":"k","type":"integer"},{"name":"v","type":
 /// `tables` (name, query, primary key, duplicate-key rule).
 fn pipeline(dir: &Path, sources: &[(&str, String)], tables: &[(&str, &str, &[&str], &str)]) {
     write(dir, "kv.json", KV);
-    let mut toml = String::from("name = \"st\"\n");
+    let mut toml = String::from("name = \"st\"\nformats = [\"parquet\", \"jsonl\"]\n");
     for (name, text) in sources {
         write(dir, &format!("{name}.jsonl"), text);
         toml += &format!(

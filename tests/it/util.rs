@@ -237,10 +237,22 @@ pub fn write_card(dir: &Path, card: &str) {
     std::fs::write(&sums, listed).unwrap();
 }
 
-/// Recomputes every file entry's size and SHA-256 in the manifest, and SHA256SUMS: a release
+/// Recomputes every file entry's size and SHA-256 in the manifest, croissant.json and
+/// SHA256SUMS: a release
 /// edited and sealed again, which checksums alone cannot tell from a built one.
 pub fn reseal(dir: &Path) {
     use sha2::Digest;
+    // croissant.json names each data file by its SHA-256 too
+    let croissant = dir.join("croissant.json");
+    if let Ok(text) = std::fs::read_to_string(&croissant) {
+        let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+        for d in doc["distribution"].as_array_mut().into_iter().flatten() {
+            if let Some(Ok(bytes)) = d["contentUrl"].as_str().map(|p| std::fs::read(dir.join(p))) {
+                d["sha256"] = hex::encode(sha2::Sha256::digest(&bytes)).into();
+            }
+        }
+        std::fs::write(&croissant, serde_json::to_string_pretty(&doc).unwrap() + "\n").unwrap();
+    }
     let mut m: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
     for f in m["files"].as_array_mut().unwrap() {

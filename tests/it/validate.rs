@@ -372,7 +372,7 @@ fn enum_compares_json_values_of_json_text_and_nested_columns() {
     write(
         dir,
         "pipeline.toml",
-        "name = \"en\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\nschema = \"src.json\"\n\
+        "name = \"en\"\nformats = [\"parquet\", \"jsonl\"]\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\nschema = \"src.json\"\n\
          [[table]]\nname = \"t\"\nschema = \"t.json\"\nquery = \"SELECT id, v, l FROM raw\"\n",
     );
     let o = build(dir, &["-q"]);
@@ -541,7 +541,7 @@ fn patterns_and_column_names_are_those_frictionless_reads_alike() {
         ], "primaryKey": ["id"]})
         .to_string()
     };
-    let toml = "name = \"pn\"\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n\
+    let toml = "name = \"pn\"\nformats = [\"parquet\", \"jsonl\"]\n[[source]]\nname = \"raw\"\npath = \"raw.jsonl\"\nformat = \"jsonl\"\n\
                 [[table]]\nname = \"t\"\nschema = \"t.json\"\nquery = \"SELECT id, uri FROM raw\"\n";
     write(dir, "pipeline.toml", toml);
     // a scoped case-insensitive group is read alike by both: the release validates with frictionless

@@ -35,7 +35,14 @@ fn a_csv_column_keeps_its_text_where_reading_a_number_would_change_a_value() {
     write(
         dir,
         "pipeline.toml",
-        &one_source("vals", "runs.csv", "csv", "", "SELECT id, pad, negz, exp, lr, mixed FROM raw", ""),
+        &one_source(
+            "vals",
+            "runs.csv",
+            "csv",
+            "",
+            "SELECT id, pad, negz, exp, lr, mixed FROM raw",
+            "formats = [\"parquet\", \"jsonl\"]\n",
+        ),
     );
     let o = build(dir, &[]);
     assert!(o.status.success(), "{}", stderr(&o));

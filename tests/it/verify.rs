@@ -513,7 +513,7 @@ fn verify_refuses_a_resealed_data_package_frictionless_would_refuse() {
                 let r = d["resources"][0].clone();
                 d["resources"].as_array_mut().unwrap().push(r);
             },
-            "datapackage.json: /resources/5 describes table training_runs a second time",
+            "datapackage.json: /resources/3 describes table training_runs a second time",
         ),
         (
             "profile",

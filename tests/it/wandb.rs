@@ -582,11 +582,15 @@ fn real_wandb_offline_runs_are_recovered_exactly() {
     let r = release(&dir, "offline");
     let expected: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(src.join("expected.json")).unwrap()).unwrap();
-    // every logged value, exactly (JSON Lines output: NaN and infinities as strings)
+    // every logged value, exactly (JSON output: NaN and infinities as strings)
     let mut got = std::collections::BTreeMap::new();
-    let jsonl = std::fs::read_to_string(r.join("jsonl/history.jsonl")).unwrap();
-    for line in jsonl.lines() {
-        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+    let o = run(bin()
+        .args(["query", "-q", "--format", "json"])
+        .arg(&r)
+        .arg("SELECT run_id, step, metric, value FROM history"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&stdout(&o)).unwrap();
+    for v in rows {
         got.insert(
             format!("{}/{}/{}", v["run_id"].as_str().unwrap(), v["step"], v["metric"].as_str().unwrap()),
             v["value"].clone(),

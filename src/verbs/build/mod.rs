@@ -292,6 +292,12 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
             tracing::info!("table {}: built in {:.2} s", t.name, started.elapsed().as_secs_f64());
             let mut parquet: Vec<String> = Vec::new();
             let mut splits = Vec::new();
+            let mut nonfinite: BTreeMap<String, crate::stages::write::NonFiniteCount> = BTreeMap::new();
+            for f in split_files.iter().flat_map(|(_, files)| files).filter(|f| f.format == "parquet") {
+                for (col, n) in &f.nonfinite {
+                    nonfinite.entry(col.clone()).or_default().add(n);
+                }
+            }
             for (split, files) in &split_files {
                 let pq: Vec<String> = files.iter().filter(|f| f.format == "parquet").map(|f| f.path.clone()).collect();
                 let rows = files.iter().filter(|f| f.format == "parquet").map(|f| f.rows).sum();
@@ -325,6 +331,12 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
                     files: parquet,
                     splits,
                     split_column: t.split_column.clone(),
+                    formats: if spec.jsonl_copies(i) {
+                        vec!["parquet".into(), "jsonl".into()]
+                    } else {
+                        vec!["parquet".into()]
+                    },
+                    nonfinite_values: nonfinite,
                 },
             );
         }
@@ -429,10 +441,13 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     manifest.tables.sort_by_key(|t| pos(&t.name));
     manifest.files.sort_by(|a, b| a.path.cmp(&b.path));
 
-    // the tables as a Frictionless data package, over the JSON Lines copies
+    // the tables with JSON Lines copies as a Frictionless data package
     let package =
         release::datapackage(&manifest, spec.def.card.pretty_name.as_deref(), spec.def.card.license.as_deref());
     write_listed(&root, &mut manifest, "datapackage.json", "datapackage", &package)?;
+    // and as Croissant metadata, over the data files the manifest lists
+    let croissant = crate::stages::croissant::croissant(&manifest, &spec.def.card, &root)?;
+    write_listed(&root, &mut manifest, "croissant.json", "croissant", &croissant)?;
 
     // card
     let card = crate::stages::card::render(spec, &manifest, &report, &sections, extra_metadata.as_ref(), &root)?;

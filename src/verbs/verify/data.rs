@@ -44,8 +44,12 @@ pub const DATA_BATCH_BYTES: u64 = 32 << 20;
 ///   row's raw input (`_source_file`, `_source_line`), or, for a table without them, by the
 ///   Parquet file and row;
 /// - each JSON Lines copy (`jsonl/<stem>.jsonl` of `data/<stem>.parquet`) must be,
-///   byte for byte, the rows of its Parquet file as a build writes them: the first line that
-///   differs is named, with the row.
+///   byte for byte, the rows of its Parquet file as a build writes them (`null` for a NaN or
+///   infinity): the first line that differs is named, with the row; copies an earlier runpack
+///   wrote, with the strings `"NaN"`, `"Infinity"`, `"-Infinity"`, are read as such;
+/// - the NaN, +Infinity and -Infinity values of each column of a table's Parquet files must
+///   be those the manifest counts (`nonfinite_values`), so that a `null` in a copy stands for
+///   exactly the non-finite values the manifest announces.
 ///
 /// Files that are missing, unreadable or whose checksum differs are reported by the other
 /// checks; a table with such a file, or whose files' columns are not its schema's, is named
@@ -129,6 +133,8 @@ fn check_tables(dir: &Path, m: &Manifest, rep: &mut VerifyReport, progress: &dyn
         let mut scan = TableScan {
             progress,
             table: &t.name,
+            nonfinite: BTreeMap::new(),
+            legacy_copies: false,
             declared: &declared,
             placed,
             order: key_order(&schema, &declared)
@@ -181,6 +187,10 @@ fn check_tables(dir: &Path, m: &Manifest, rep: &mut VerifyReport, progress: &dyn
         if !read {
             rep.problems.push(format!("table {}: rows not all read, so not checked against its schema", t.name));
             continue;
+        }
+        // copies an earlier runpack wrote keep the strings, and their manifest counts nothing
+        if !(scan.legacy_copies && t.nonfinite_values.is_empty()) {
+            rep.problems.extend(nonfinite_differences(&t.name, &scan.nonfinite, &t.nonfinite_values));
         }
         if let Err(e) = validator.finish(&mut scan.report, &mut scan.rejects) {
             rep.problems.push(format!("table {}: its rows cannot be checked: {e}", t.name));
@@ -238,11 +248,41 @@ fn key_order(schema: &crate::core::schema::TableSchema, arrow: &arrow::datatypes
     (!cols.is_empty() && crate::stages::sort::OrderCheck::new(arrow, cols.clone()).in_order()).then_some(cols)
 }
 
+/// How the NaN and infinities found in a table's Parquet files (`found`) differ from the
+/// manifest's counts (`listed`), one line per column that differs.
+fn nonfinite_differences(
+    table: &str,
+    found: &BTreeMap<String, crate::stages::write::NonFiniteCount>,
+    listed: &BTreeMap<String, crate::stages::write::NonFiniteCount>,
+) -> Vec<String> {
+    let columns: BTreeSet<&String> = found.keys().chain(listed.keys()).collect();
+    let say = |c: Option<&crate::stages::write::NonFiniteCount>| {
+        let c = c.copied().unwrap_or_default();
+        format!("{} NaN, {} +Infinity, {} -Infinity", c.nan, c.pos_inf, c.neg_inf)
+    };
+    columns
+        .into_iter()
+        .filter(|c| found.get(*c).copied().unwrap_or_default() != listed.get(*c).copied().unwrap_or_default())
+        .map(|c| {
+            format!(
+                "table {table}: column {c} holds {} in its Parquet files, the manifest's nonfinite_values say {}",
+                say(found.get(c)),
+                say(listed.get(c))
+            )
+        })
+        .collect()
+}
+
 /// One table's rows being read by [`check_data`].
 struct TableScan<'a> {
     /// Told of the rows read.
     progress: &'a dyn Progress,
     table: &'a str,
+    /// NaN and infinities of the rows read, by column.
+    nonfinite: BTreeMap<String, crate::stages::write::NonFiniteCount>,
+    /// Whether a JSON Lines copy holds the strings an earlier runpack wrote for NaN and
+    /// infinities.
+    legacy_copies: bool,
     /// The columns the files must have (the schema's).
     declared: &'a arrow::datatypes::SchemaRef,
     /// Whether the rows carry their raw input's place (else the file and row are added).
@@ -368,6 +408,7 @@ impl TableScan<'_> {
                     }
                 };
                 bounds.observe(&batch);
+                crate::stages::write::count_nonfinite(&batch, &mut self.nonfinite);
                 self.check_values(&batch, rel, row, rep);
                 self.check_split_keys(&batch, rel, &split_name, row, rep);
                 if let Some((ci, name)) = split {
@@ -404,14 +445,27 @@ impl TableScan<'_> {
                 if let Some((c, r)) = copy.as_mut() {
                     encoded.clear();
                     ends.clear();
-                    crate::stages::write::encode_jsonl(&batch, &mut encoded, &mut ends)?;
+                    use crate::stages::write::{NonFiniteAs, encode_jsonl_as};
+                    encode_jsonl_as(&batch, &mut encoded, &mut ends, NonFiniteAs::Null)?;
                     let mut start = 0;
+                    let mut legacy: Option<(Vec<u8>, Vec<usize>)> = None;
                     for (i, &end) in ends.iter().enumerate() {
                         line.clear();
                         let read = r.read_until(b'\n', &mut line).map_err(|e| Error::io(dir.join(c.as_str()), e))?;
                         let n = row + i as u64 + 1;
                         let want = &encoded[start..end];
-                        if read == 0 || line != want {
+                        // a copy an earlier runpack wrote: NaN and infinities as strings
+                        let older = read > 0 && line != want && {
+                            let (text, at) = legacy.get_or_insert_with(|| {
+                                let (mut text, mut at) = (Vec::new(), Vec::new());
+                                let _ = encode_jsonl_as(&batch, &mut text, &mut at, NonFiniteAs::Strings);
+                                (text, at)
+                            });
+                            let from = if i == 0 { 0 } else { at.get(i - 1).copied().unwrap_or(0) };
+                            at.get(i).is_some_and(|&to| text.get(from..to) == Some(line.as_slice()))
+                        };
+                        self.legacy_copies |= older;
+                        if read == 0 || (line != want && !older) {
                             rep.problems.push(line_difference(c, n, rel, want, &line, read == 0));
                             copy = None;
                             break;

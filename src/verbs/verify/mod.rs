@@ -613,8 +613,8 @@ fn check_manifest(
             }
         }
     }
-    // a data file belongs to a table the manifest defines, and every table has its JSON Lines
-    // copy with its rows
+    // a data file belongs to a table the manifest defines, and every table whose formats list
+    // "jsonl" has its JSON Lines copies with its rows (and no other table has any)
     for f in m.files.iter().filter(|f| f.kind == "parquet" || f.kind == "jsonl") {
         if let Some(t) = f.table.as_deref().filter(|t| m.table(t).is_none()) {
             rep.problems.push(format!("{}: belongs to table {t}, which the manifest does not define", f.path));
@@ -624,7 +624,16 @@ fn check_manifest(
         let copies: Vec<&crate::stages::release::FileEntry> =
             m.files.iter().filter(|f| f.kind == "jsonl" && f.table.as_deref() == Some(&t.name)).collect();
         let rows: u64 = copies.iter().filter_map(|f| f.rows).sum();
-        if copies.is_empty() && !t.files.is_empty() {
+        if !t.has_copies() {
+            if let Some(f) = copies.first() {
+                rep.problems.push(format!(
+                    "{}: a JSON Lines copy of table {}, whose formats ({}) list no \"jsonl\"",
+                    f.path,
+                    t.name,
+                    t.formats.join(", ")
+                ));
+            }
+        } else if copies.is_empty() && !t.files.is_empty() {
             rep.problems.push(format!("table {}: the manifest lists no JSON Lines copy (jsonl/) of it", t.name));
         } else if rows != t.rows {
             rep.problems.push(format!(
@@ -634,6 +643,7 @@ fn check_manifest(
         }
     }
     check_datapackage(dir, m, rep);
+    check_croissant(dir, m, rep);
     // each split's files carry its name, as a build names them: data/<table>/<split>.parquet,
     // or data/<table>.parquet for the one `train` split of a table without a split column
     // (either with -NNNNN-of-NNNNN before .parquet when sharded)
@@ -948,6 +958,7 @@ pub fn card_problems(card: &str, files: &[String], empty: &BTreeSet<String>) -> 
         data_exts.iter().any(|e| f.ends_with(e))
             && f != "manifest.json"
             && f != "datapackage.json"
+            && f != "croissant.json"
             && !f.starts_with("rejects/")
     };
     let mut paths: Vec<CardPath> = Vec::new();
@@ -1184,6 +1195,93 @@ fn os_error(e: crate::core::error::Error) -> String {
     }
 }
 
+/// `croissant.json` against the manifest: Croissant 1.1, a `cr:FileObject` for each data file
+/// whose `contentUrl` and `sha256` are the manifest's, and a record set for each table with a
+/// field per column.
+fn check_croissant(dir: &Path, m: &Manifest, rep: &mut VerifyReport) {
+    use serde_json::Value;
+    let path = dir.join("croissant.json");
+    if !m.files.iter().any(|f| f.path == "croissant.json") || !path.is_file() {
+        return;
+    }
+    let Ok(text) = crate::stages::ingest::files::read_small(&path, 64 << 20) else { return };
+    let doc = match serde_json::from_str::<Value>(&text) {
+        Ok(doc) if doc.is_object() => doc,
+        Err(e) => {
+            rep.problems.push(match crate::core::error::Error::json_file("croissant.json", &e) {
+                crate::core::error::Error::Config { location, message } => {
+                    format!("{location}: not valid JSON: {message}")
+                }
+                other => other.to_string(),
+            });
+            return;
+        }
+        Ok(other) => {
+            rep.problems.push(format!(
+                "croissant.json: expected a Croissant dataset (a JSON object), found {}",
+                crate::stages::ingest::path::describe(&other)
+            ));
+            return;
+        }
+    };
+    let conforms = doc.get("conformsTo").and_then(Value::as_str);
+    if conforms != Some(crate::stages::croissant::CROISSANT_VERSION) {
+        rep.problems.push(format!(
+            "croissant.json: /conformsTo is {}, expected \"{}\"",
+            conforms.map(|c| format!("{c:?}")).unwrap_or_else(|| "missing".into()),
+            crate::stages::croissant::CROISSANT_VERSION
+        ));
+    }
+    let distribution = doc.get("distribution").and_then(Value::as_array).cloned().unwrap_or_default();
+    let objects: BTreeMap<&str, (usize, Option<&str>)> = distribution
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.get("@type").and_then(Value::as_str) == Some("cr:FileObject"))
+        .filter_map(|(i, d)| Some((d.get("contentUrl")?.as_str()?, (i, d.get("sha256").and_then(Value::as_str)))))
+        .collect();
+    for f in m.files.iter().filter(|f| f.kind == "parquet" || f.kind == "jsonl") {
+        match objects.get(f.path.as_str()) {
+            None => rep.problems.push(format!("croissant.json: no FileObject has contentUrl {}", f.path)),
+            Some((i, sha)) if *sha != Some(f.sha256.as_str()) => rep.problems.push(format!(
+                "croissant.json: /distribution/{i} ({}) has sha256 {}, the manifest says {}",
+                f.path,
+                sha.unwrap_or("(none)"),
+                f.sha256
+            )),
+            Some(_) => {}
+        }
+    }
+    for (url, (i, _)) in &objects {
+        if !m.files.iter().any(|f| f.path == *url && (f.kind == "parquet" || f.kind == "jsonl")) {
+            rep.problems
+                .push(format!("croissant.json: /distribution/{i} names {url}, which is no data file of the manifest"));
+        }
+    }
+    let sets = doc.get("recordSet").and_then(Value::as_array).cloned().unwrap_or_default();
+    for t in m.tables.iter().filter(|t| !t.files.is_empty()) {
+        let Some(set) = sets.iter().find(|s| s.get("@id").and_then(Value::as_str) == Some(t.name.as_str())) else {
+            rep.problems.push(format!("croissant.json: no record set describes table {}", t.name));
+            continue;
+        };
+        let names: Vec<&str> = set
+            .get("field")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f.get("name").and_then(Value::as_str))
+            .collect();
+        let columns: Vec<&str> = t.arrow_schema.iter().map(|f| f.name.as_str()).collect();
+        if names != columns {
+            rep.problems.push(format!(
+                "croissant.json: the record set of table {} has fields {}, the table's columns are {}",
+                t.name,
+                names.join(", "),
+                columns.join(", ")
+            ));
+        }
+    }
+}
+
 /// `datapackage.json` against the manifest: each resource's path is a JSON Lines copy the
 /// manifest lists, of the table the resource is named for, and each table has a resource
 /// (`frictionless validate` fails on a resource whose file is missing).
@@ -1227,7 +1325,7 @@ fn check_datapackage(dir: &Path, m: &Manifest, rep: &mut VerifyReport) {
         };
         // the resource's Table Schema is the manifest's table's
         if let Some(t) = m.table(name) {
-            let want = crate::stages::release::package_schema(&t.schema);
+            let want = crate::stages::release::resource_schema(m, t);
             let got = r.get("schema").cloned().unwrap_or_default();
             if let Some(ptr) = first_difference(&want, &got, String::new()) {
                 // what packages held before the enum of JSON text columns was left out
@@ -1258,7 +1356,7 @@ fn check_datapackage(dir: &Path, m: &Manifest, rep: &mut VerifyReport) {
             }
         }
     }
-    for t in m.tables.iter().filter(|t| !described.contains(&t.name)) {
+    for t in m.tables.iter().filter(|t| t.has_copies() && !described.contains(&t.name)) {
         rep.problems.push(format!("datapackage.json: no resource describes table {}", t.name));
     }
     // the rest of the package is what a build writes from the manifest (its title and

@@ -1,0 +1,241 @@
+//! The write stage: Parquet for every table, JSON Lines copies where the pipeline's `formats`
+//! ask for them, and NaN and infinities (kept in Parquet, `null` in the copies, counted).
+
+use crate::util::*;
+
+/// Metrics of two runs, with NaN, +Infinity and -Infinity among the values and in the lists,
+/// and text ids that look like numbers.
+fn metrics_lines(per_run: i64) -> String {
+    let mut out = String::new();
+    for run in ["a", "b"] {
+        for step in 0..per_run {
+            let value = match (run, step) {
+                ("a", 1) => "NaN".to_string(),
+                ("a", 2) => "Infinity".to_string(),
+                ("b", 3) => "-Infinity".to_string(),
+                ("b", 4) => "null".to_string(),
+                _ => format!("{}.25", step),
+            };
+            let hist = if (run, step) == ("b", 0) { "[0.5, NaN, Infinity]" } else { "[0.5, 1.5]" };
+            out.push_str(&format!(
+                "{{\"run\": \"{run}\", \"step\": {step}, \"example_id\": \"{:05}\", \"value\": {value}, \"hist\": {hist}}}\n",
+                step * 7
+            ));
+        }
+    }
+    out
+}
+
+const METRICS_SCHEMA: &str = r#"{"fields":[
+  {"name":"run","type":"string","constraints":{"required":true}},
+  {"name":"step","type":"integer","constraints":{"required":true}},
+  {"name":"example_id","type":"string"},
+  {"name":"value","type":"number"},
+  {"name":"hist","type":"array","items":{"type":"number"}}
+],"primaryKey":["run","step"]}"#;
+
+/// A pipeline whose `metrics` table (split by run) gets JSON Lines copies from the top-level
+/// `formats`, and whose `summary` table is Parquet only by its own.
+fn pipeline(dir: &std::path::Path, per_run: i64) {
+    write(dir, "raw/metrics.jsonl", &metrics_lines(per_run));
+    write(dir, "metrics.json", METRICS_SCHEMA);
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"nf\"\nformats = [\"parquet\", \"jsonl\"]\n[card]\nlicense = \"mit\"\n\
+         [[source]]\nname = \"m\"\npath = \"raw/metrics.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"metrics\"\nschema = \"metrics.json\"\nsplit_column = \"run\"\nsplits = [\"a\", \"b\"]\n\
+         query = \"SELECT run, step, example_id, value, hist FROM m\"\n\
+         [[table]]\nname = \"summary\"\nformats = [\"parquet\"]\n\
+         query = \"SELECT run, count(*) AS steps, max(value) AS top FROM m GROUP BY run\"\n",
+    );
+}
+
+#[test]
+fn copies_follow_formats_and_hold_null_for_non_finite_values_that_polars_duckdb_and_pandas_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    pipeline(dir, 6);
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "nf");
+    // copies for metrics alone, split as the Parquet files are
+    let copies: Vec<String> = snapshot_files(&r.join("jsonl")).into_iter().map(|(p, _)| p).collect();
+    assert_eq!(copies, ["metrics/a.jsonl", "metrics/b.jsonl"]);
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(r.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(m["tables"][0]["formats"], serde_json::json!(["parquet", "jsonl"]));
+    assert_eq!(m["tables"][1]["formats"], serde_json::json!(["parquet"]));
+    assert_eq!(
+        m["tables"][0]["nonfinite_values"],
+        serde_json::json!({"hist": {"NaN": 1, "Infinity": 1}, "value": {"NaN": 1, "Infinity": 1, "-Infinity": 1}})
+    );
+    // max(value) of run a is NaN (above every number in SQL): the Parquet-only table keeps it,
+    // and the manifest counts it
+    assert_eq!(m["tables"][1]["nonfinite_values"], serde_json::json!({"top": {"NaN": 1}}));
+    let kinds: Vec<&str> = m["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert!(kinds.contains(&"croissant.json") && !kinds.iter().any(|p| p.starts_with("jsonl/summary")), "{kinds:?}");
+    // the copy says null where Parquet keeps the value
+    let a = std::fs::read_to_string(r.join("jsonl/metrics/a.jsonl")).unwrap();
+    assert!(a.contains("\"step\":1,\"example_id\":\"00007\",\"value\":null"), "{a}");
+    assert!(!a.contains("NaN") && !a.contains("Infinity"), "{a}");
+    assert_eq!(
+        query(
+            &r,
+            "SELECT step, value, isnan(value) AS nan FROM metrics WHERE run = 'a' AND step IN (1, 2) ORDER BY step"
+        ),
+        "step,value,nan\n1,NaN,true\n2,Infinity,false\n"
+    );
+    // the card says what became null, table by table
+    let card = std::fs::read_to_string(r.join("README.md")).unwrap();
+    assert!(
+        card.contains(
+            "- table `metrics`: 5 non-finite values became `null` in the JSON Lines copies: `hist` (1 NaN, 1 \
+             +Infinity); `value` (1 NaN, 1 +Infinity, 1 -Infinity). The Parquet files keep them exactly."
+        ),
+        "{card}"
+    );
+    assert!(!card.contains("table `summary`: "), "{card}");
+    // runpack's own checks, every row included
+    let o = run(bin().args(["verify", "--data"]).arg(&r));
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    // third-party readers: every copy, with the declared types
+    let o = run(std::process::Command::new(python()).arg(repo().join("tests/python/read_copies.py")).arg(&r));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let read: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(read["metrics"]["rows"], 12);
+    assert_eq!(read["metrics"]["nulls_for_nonfinite"], 5);
+    assert!(read["metrics"]["avg"]["value"].is_f64(), "{read}");
+    assert!(read.get("summary").is_none(), "{read}");
+    // Frictionless reads the package, which describes metrics alone
+    let o = run(std::process::Command::new(python()).arg(repo().join("tests/python/validate_datapackage.py")).arg(&r));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), r#"{"metrics": 12}"#);
+}
+
+#[test]
+fn sharded_copies_read_the_same_and_verify_data_holds_the_counts_to_the_manifest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    pipeline(dir, 60);
+    let o = build(dir, &["-q", "--max-shard-bytes", "3000"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "nf");
+    let copies: Vec<String> = snapshot_files(&r.join("jsonl")).into_iter().map(|(p, _)| p).collect();
+    assert!(copies.len() > 2 && copies.iter().all(|c| c.contains("-of-")), "{copies:?}");
+    let parquet: Vec<String> = snapshot_files(&r.join("data/metrics")).into_iter().map(|(p, _)| p).collect();
+    assert_eq!(parquet.len(), copies.len(), "{parquet:?} {copies:?}");
+    let o = run(std::process::Command::new(python()).arg(repo().join("tests/python/read_copies.py")).arg(&r));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let read: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(read["metrics"]["rows"], 120);
+    assert_eq!(read["metrics"]["nulls_for_nonfinite"], 5);
+    let o = run(bin().args(["verify", "--data"]).arg(&r));
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+
+    // a manifest that announces fewer non-finite values than Parquet holds: the nulls of the
+    // copies no longer all stand for them
+    let path = r.join("manifest.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let changed = text.replacen("\"-Infinity\": 1", "\"-Infinity\": 2", 1);
+    assert_ne!(changed, text);
+    std::fs::write(&path, changed).unwrap();
+    reseal(&r);
+    let o = run(bin().args(["verify", "--data"]).arg(&r));
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains(
+            "table metrics: column value holds 1 NaN, 1 +Infinity, 1 -Infinity in its Parquet files, the manifest's \
+             nonfinite_values say 1 NaN, 1 +Infinity, 2 -Infinity"
+        ),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn a_copy_whose_value_is_null_where_parquet_holds_a_number_is_found() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    pipeline(dir, 6);
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "nf");
+    let path = r.join("jsonl/metrics/a.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let changed = text.replacen("\"value\":3.25", "\"value\":null", 1);
+    assert_ne!(changed, text);
+    std::fs::write(&path, changed).unwrap();
+    reseal(&r);
+    let o = run(bin().args(["verify", "--data"]).arg(&r));
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stdout(&o).contains("jsonl/metrics/a.jsonl:4:"), "{}", stdout(&o));
+}
+
+#[test]
+fn formats_without_parquet_or_with_an_unknown_format_are_refused_with_the_file_and_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    pipeline(dir, 2);
+    let text = std::fs::read_to_string(dir.join("pipeline.toml")).unwrap();
+    for (from, to, said) in [
+        (
+            "formats = [\"parquet\", \"jsonl\"]\n",
+            "formats = [\"jsonl\"]\n",
+            "pipeline.toml (formats): expected \"parquet\" in the list, found [\"jsonl\"]",
+        ),
+        (
+            "formats = [\"parquet\"]\n",
+            "formats = [\"parquet\", \"csv\"]\n",
+            "pipeline.toml (table summary formats): unknown format \"csv\"",
+        ),
+        (
+            "formats = [\"parquet\"]\n",
+            "formats = [\"parquet\", \"parquet\"]\n",
+            "pipeline.toml (table summary formats): \"parquet\" is listed twice",
+        ),
+    ] {
+        write(dir, "pipeline.toml", &text.replacen(from, to, 1));
+        let o = build(dir, &["-q"]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(said), "{said}\n{}", stderr(&o));
+    }
+}
+
+#[test]
+fn without_formats_a_release_is_parquet_only_and_still_verifies() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    pipeline(dir, 3);
+    let text = std::fs::read_to_string(dir.join("pipeline.toml")).unwrap();
+    write(dir, "pipeline.toml", &text.replacen("formats = [\"parquet\", \"jsonl\"]\n", "", 1));
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "nf");
+    assert!(!r.join("jsonl").exists());
+    let package: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(r.join("datapackage.json")).unwrap()).unwrap();
+    assert_eq!(package["resources"], serde_json::json!([]));
+    let o = run(bin().args(["verify", "--data"]).arg(&r));
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let o = run(std::process::Command::new(python()).arg(repo().join("tests/python/validate_datapackage.py")).arg(&r));
+    assert!(o.status.success(), "{}", stderr(&o));
+    // a copy the manifest lists for a Parquet-only table is a problem
+    let path = r.join("manifest.json");
+    let mut m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    write(&r, "jsonl/summary.jsonl", "{}\n{}\n");
+    m["files"].as_array_mut().unwrap().push(serde_json::json!({
+        "path": "jsonl/summary.jsonl", "bytes": 0, "sha256": "", "kind": "jsonl", "table": "summary", "rows": 2
+    }));
+    std::fs::write(&path, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+    reseal(&r);
+    let o = run(bin().arg("verify").arg(&r));
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains(
+            "jsonl/summary.jsonl: a JSON Lines copy of table summary, whose formats (parquet) list no \"jsonl\""
+        ),
+        "{}",
+        stdout(&o)
+    );
+}
