@@ -34,7 +34,10 @@ const NOT_RUN: &[(&str, &str)] = &[
     (".ci/run", "runs the whole test suite, this test included"),
     ("cargo test", "runs tests of this suite"),
     ("bench/run", "builds runpack in release mode (about 20 minutes) and installs DuckDB from PyPI"),
-    ("cargo run --release --manifest-path bench/json-parsers", "builds three JSON parsers in release mode, outside runpack's build"),
+    (
+        "cargo run --release --manifest-path bench/json-parsers",
+        "builds three JSON parsers in release mode, outside runpack's build",
+    ),
     ("cargo install --path .", "installs into ~/.cargo/bin; the tests run the binary they built"),
     (
         "WANDB_MODE=offline python pipelines/tinker-wandb/make_wandb_runs.py",

@@ -658,6 +658,8 @@ fn exported(kind: &Kind) -> bool {
     matches!(kind, Kind::Csv(csv::CsvKind::History) | Kind::Csv(csv::CsvKind::Chart))
 }
 
+/// Checks that each run's history was read whole: see [`check_run_history`] and the runs of
+/// which no history row was read at all (damaged logs, run folders, run lists).
 fn check_sampling(
     plan: &mut Plan,
     lists: &api::Lists,
@@ -668,179 +670,223 @@ fn check_sampling(
     report: &mut BuildReport,
 ) {
     for (run, st) in per_run {
-        let files: Vec<String> = st.files.iter().map(|&k| plan.inputs[k].rel.clone()).collect();
-        let file_list = files.join(", ");
-        let mut placed = st.steps.clone();
-        placed.sort_unstable();
-        // a step logged twice in one file, and a step logged in two files (the run folders of a
-        // resumed run, which logs the steps since its last checkpoint again; two exports of one
-        // run): both records become rows, which only a primary key would catch
-        let (mut within, mut within_first) = (0u64, None);
-        let (mut across, mut across_first) = (0u64, None);
-        let mut last_across = None;
-        for w in placed.windows(2) {
-            let ((step, a), (next, b)) = (w[0], w[1]);
-            if step != next {
-                continue;
-            }
-            if a == b {
-                within += 1;
-                within_first.get_or_insert((step, a));
-            } else if !exported_chart(&plan.kinds[a]) && !exported_chart(&plan.kinds[b]) && last_across != Some(step) {
-                // (chart panels are exported one metric at a time: their steps repeat by design)
-                across += 1;
-                across_first.get_or_insert((step, a, b));
-                last_across = Some(step);
-            }
+        check_run_history(plan, lists, damaged, name, run, st, report);
+    }
+    damaged_without_rows(plan, per_run, damaged, name, report);
+    run_dirs_without_history(plan, lists, per_run, read_names, name, report);
+    listed_runs_without_history(plan, lists, per_run, read_names, name, report);
+}
+
+/// Checks one run's history rows (`st`, read from its files): repeated steps are warned of,
+/// and history that is incomplete, missing or sampled against what the run lists or the run's
+/// own summary report is a violation (or a warning, with `on_sampled = "accept"`).
+fn check_run_history(
+    plan: &mut Plan,
+    lists: &api::Lists,
+    damaged: &BTreeMap<usize, Vec<String>>,
+    name: &str,
+    run: &str,
+    st: &Steps,
+    report: &mut BuildReport,
+) {
+    let steps = repeated_steps(plan, name, run, st, report);
+    let file_list = st.files.iter().map(|&k| plan.inputs[k].rel.clone()).collect::<Vec<_>>().join(", ");
+    let max = steps.last().copied();
+    let rows = st.rows;
+    let mut problem: Option<String> = None;
+    // a log whose records were lost holds less history than the run logged (the warning
+    // says which bytes)
+    if let Some((_, why)) = st.files.iter().find_map(|k| damaged.get_key_value(k)) {
+        problem = Some(format!(
+            "history incomplete: {}; so {} rows (max `_step` {}) are not all the run logged",
+            why.join("; "),
+            crate::core::numbers::group_digits(rows),
+            max.map(|m| m.to_string()).unwrap_or_else(|| "none".into())
+        ));
+    }
+    if problem.is_none()
+        && let Some(why) = lists.expect.get(run).and_then(|exp| exp.unusable.as_ref())
+    {
+        problem = Some(format!(
+            "history not checked: {file_list} has {} rows (max `_step` {}), and the run list, which says how \
+             far the run logged, cannot be read: {why}",
+            crate::core::numbers::group_digits(rows),
+            max.map(|m| m.to_string()).unwrap_or_else(|| "none".into()),
+        ));
+    }
+    if let Some(exp) = lists.expect.get(run).filter(|_| problem.is_none()) {
+        let mut reported = Vec::new();
+        if let Some(n) = exp.history_line_count {
+            reported.push(format!("{} rows", crate::core::numbers::group_digits(n)));
         }
-        let mut steps: Vec<i64> = placed.iter().map(|&(s, _)| s).collect();
-        steps.dedup();
-        let file_ref = |k: usize| SourceRef { file: plan.inputs[k].rel.clone(), at: Position::Pointer(String::new()) };
-        if let Some((step, k)) = within_first {
-            report.warn(
-                name,
-                "wandb-repeated-step",
-                Some(file_ref(k)),
-                format!(
-                    "run {run}: {} history record(s) repeat a `_step` logged before in this file (the first: \
-                     {step}); each becomes rows of the table, which a primaryKey (run_id, step, metric) would \
-                     refuse",
-                    crate::core::numbers::group_digits(within)
-                ),
-            );
+        let last = exp.last_history_step.or(exp.summary_step);
+        if let Some(l) = last {
+            let what = if exp.last_history_step.is_some() { "lastHistoryStep" } else { "summary _step" };
+            reported.push(format!("{what} {l}"));
         }
-        if let Some((step, a, b)) = across_first {
-            report.warn(
-                name,
-                "wandb-repeated-step",
-                Some(file_ref(b)),
-                format!(
-                    "run {run}: {} `_step` value(s) are logged in more than one of the run's files (the first: \
-                     {step}, in {} and in {}; a resumed run's folders log the steps since its last checkpoint \
-                     again); each record becomes rows of the table, which a primaryKey (run_id, step, metric) \
-                     would refuse",
-                    crate::core::numbers::group_digits(across),
-                    plan.inputs[a].rel,
-                    plan.inputs[b].rel
-                ),
-            );
-        }
-        let max = steps.last().copied();
-        let rows = st.rows;
-        let mut problem: Option<String> = None;
-        // a log whose records were lost holds less history than the run logged (the warning
-        // says which bytes)
-        if let Some((_, why)) = st.files.iter().find_map(|k| damaged.get_key_value(k)) {
+        let short_rows = exp.history_line_count.is_some_and(|n| rows < n);
+        let short_step = last.is_some_and(|l| max.is_none_or(|m| m < l));
+        if short_rows || short_step {
             problem = Some(format!(
-                "history incomplete: {}; so {} rows (max `_step` {}) are not all the run logged",
-                why.join("; "),
-                crate::core::numbers::group_digits(rows),
-                max.map(|m| m.to_string()).unwrap_or_else(|| "none".into())
-            ));
-        }
-        if problem.is_none()
-            && let Some(why) = lists.expect.get(run).and_then(|exp| exp.unusable.as_ref())
-        {
-            problem = Some(format!(
-                "history not checked: {file_list} has {} rows (max `_step` {}), and the run list, which says how \
-                 far the run logged, cannot be read: {why}",
+                "history incomplete: {file_list} has {} rows (max `_step` {}); the run reports {}",
                 crate::core::numbers::group_digits(rows),
                 max.map(|m| m.to_string()).unwrap_or_else(|| "none".into()),
+                match reported.len() {
+                    2 => format!("{} ({})", reported[0], reported[1]),
+                    _ => reported.join(""),
+                }
             ));
         }
-        if let Some(exp) = lists.expect.get(run).filter(|_| problem.is_none()) {
-            let mut reported = Vec::new();
-            if let Some(n) = exp.history_line_count {
-                reported.push(format!("{} rows", crate::core::numbers::group_digits(n)));
-            }
-            let last = exp.last_history_step.or(exp.summary_step);
-            if let Some(l) = last {
-                let what = if exp.last_history_step.is_some() { "lastHistoryStep" } else { "summary _step" };
-                reported.push(format!("{what} {l}"));
-            }
-            let short_rows = exp.history_line_count.is_some_and(|n| rows < n);
-            let short_step = last.is_some_and(|l| max.is_none_or(|m| m < l));
-            if short_rows || short_step {
-                problem = Some(format!(
-                    "history incomplete: {file_list} has {} rows (max `_step` {}); the run reports {}",
-                    crate::core::numbers::group_digits(rows),
-                    max.map(|m| m.to_string()).unwrap_or_else(|| "none".into()),
-                    match reported.len() {
-                        2 => format!("{} ({})", reported[0], reported[1]),
-                        _ => reported.join(""),
-                    }
-                ));
-            }
-        }
-        // a run directory's history file against the run's own summary (a copy made while the
-        // run was going, or cut short): its last `_step` was logged, so the history holds it
-        if problem.is_none() && !lists.expect.contains_key(run) {
-            // the highest over the run's directories (a resumed run has one per session); a
-            // summary whose `_step` is no step leaves the history unchecked
-            let read: Vec<std::result::Result<Option<(i64, String)>, String>> = st
-                .files
-                .iter()
-                .filter_map(|&k| match plan.kinds[k] {
-                    Kind::Dir(d, run_dir::Member::History) => Some(run_dir::summary_step(plan, d)),
-                    _ => None,
-                })
-                .collect();
-            let summary_step = read.iter().filter_map(|r| r.as_ref().ok().cloned().flatten()).max();
-            // a summary that cannot be read cannot vouch for the history either
-            let unreadable = read.iter().find_map(|r| r.as_ref().err());
-            if let (None, Some(e)) = (&summary_step, unreadable) {
-                problem = Some(format!(
-                    "history not checked: {file_list} has {} rows (max `_step` {}), and the run's summary, which \
-                     says how far the run logged, cannot be read: {e}",
-                    crate::core::numbers::group_digits(rows),
-                    max.map(|m| m.to_string()).unwrap_or_else(|| "none".into()),
-                ));
-            }
-            if let Some((l, summary)) = summary_step
-                && max.is_none_or(|m| m < l)
-            {
-                problem = Some(format!(
-                    "history incomplete: {file_list} has {} rows (max `_step` {}); the run's {summary} reports \
-                     summary _step {l}",
-                    crate::core::numbers::group_digits(rows),
-                    max.map(|m| m.to_string()).unwrap_or_else(|| "none".into()),
-                ));
-            }
-        }
-        let from_export = st.files.iter().any(|&k| exported(&plan.kinds[k]));
-        // a run list that gives the history's length and last step, both matched, says the
-        // history is whole, whatever its steps look like
-        let vouched = lists.expect.get(run).is_some_and(|exp| {
-            exp.history_line_count == Some(rows) && exp.last_history_step.is_none_or(|l| max == Some(l))
-        });
-        if problem.is_none() && from_export && !vouched && steps.len() >= 3 {
-            let stride = steps[1] - steps[0];
-            let constant = stride > 1 && steps.windows(2).all(|w| w[1] - w[0] == stride);
-            let contiguous = steps.windows(2).all(|w| w[1] - w[0] == 1);
-            if constant {
-                problem = Some(format!(
-                    "history looks sampled: {file_list} has {} rows with `_step` every {stride} ({} … {})",
-                    crate::core::numbers::group_digits(rows),
-                    steps[0],
-                    steps[steps.len() - 1]
-                ));
-            } else if steps.len() == 500 && !contiguous {
-                problem = Some(format!(
-                    "history looks sampled: {file_list} has exactly 500 rows (run.history() keeps 500 by default) \
-                     and `_step` is not contiguous ({} … {}); export with scan_history() or read the run's .wandb log",
-                    steps[0],
-                    steps[steps.len() - 1]
-                ));
-            }
-        }
-        let Some(p) = problem else { continue };
-        let first = st
-            .files
-            .iter()
-            .next()
-            .map(|&k| SourceRef { file: plan.inputs[k].rel.clone(), at: Position::Pointer(String::new()) });
-        incomplete(plan, report, name, run, &p, first);
     }
+    // a run directory's history file against the run's own summary (a copy made while the
+    // run was going, or cut short): its last `_step` was logged, so the history holds it
+    if problem.is_none() && !lists.expect.contains_key(run) {
+        problem = against_summary(plan, st, &file_list, max);
+    }
+    let from_export = st.files.iter().any(|&k| exported(&plan.kinds[k]));
+    // a run list that gives the history's length and last step, both matched, says the
+    // history is whole, whatever its steps look like
+    let vouched = lists.expect.get(run).is_some_and(|exp| {
+        exp.history_line_count == Some(rows) && exp.last_history_step.is_none_or(|l| max == Some(l))
+    });
+    if problem.is_none() && from_export && !vouched && steps.len() >= 3 {
+        let stride = steps[1] - steps[0];
+        let constant = stride > 1 && steps.windows(2).all(|w| w[1] - w[0] == stride);
+        let contiguous = steps.windows(2).all(|w| w[1] - w[0] == 1);
+        if constant {
+            problem = Some(format!(
+                "history looks sampled: {file_list} has {} rows with `_step` every {stride} ({} … {})",
+                crate::core::numbers::group_digits(rows),
+                steps[0],
+                steps[steps.len() - 1]
+            ));
+        } else if steps.len() == 500 && !contiguous {
+            problem = Some(format!(
+                "history looks sampled: {file_list} has exactly 500 rows (run.history() keeps 500 by default) \
+                 and `_step` is not contiguous ({} … {}); export with scan_history() or read the run's .wandb log",
+                steps[0],
+                steps[steps.len() - 1]
+            ));
+        }
+    }
+    let Some(p) = problem else { return };
+    let first = st
+        .files
+        .iter()
+        .next()
+        .map(|&k| SourceRef { file: plan.inputs[k].rel.clone(), at: Position::Pointer(String::new()) });
+    incomplete(plan, report, name, run, &p, first);
+}
+
+/// A run directory's history (`st`) against the run's own summary: incomplete when the
+/// summary's `_step` (the highest over the run's directories: a resumed run has one per
+/// session) is past the last step read (`max`); unchecked when no summary can be read.
+fn against_summary(plan: &Plan, st: &Steps, file_list: &str, max: Option<i64>) -> Option<String> {
+    let rows = st.rows;
+    // the highest over the run's directories (a resumed run has one per session); a
+    // summary whose `_step` is no step leaves the history unchecked
+    let read: Vec<std::result::Result<Option<(i64, String)>, String>> = st
+        .files
+        .iter()
+        .filter_map(|&k| match plan.kinds[k] {
+            Kind::Dir(d, run_dir::Member::History) => Some(run_dir::summary_step(plan, d)),
+            _ => None,
+        })
+        .collect();
+    let summary_step = read.iter().filter_map(|r| r.as_ref().ok().cloned().flatten()).max();
+    // a summary that cannot be read cannot vouch for the history either
+    let unreadable = read.iter().find_map(|r| r.as_ref().err());
+    if let (None, Some(e)) = (&summary_step, unreadable) {
+        return Some(format!(
+            "history not checked: {file_list} has {} rows (max `_step` {}), and the run's summary, which \
+             says how far the run logged, cannot be read: {e}",
+            crate::core::numbers::group_digits(rows),
+            max.map(|m| m.to_string()).unwrap_or_else(|| "none".into()),
+        ));
+    }
+    if let Some((l, summary)) = summary_step
+        && max.is_none_or(|m| m < l)
+    {
+        return Some(format!(
+            "history incomplete: {file_list} has {} rows (max `_step` {}); the run's {summary} reports \
+             summary _step {l}",
+            crate::core::numbers::group_digits(rows),
+            max.map(|m| m.to_string()).unwrap_or_else(|| "none".into()),
+        ));
+    }
+    None
+}
+
+/// Warns of `_step` values a run logged twice, in one file or in two of its files, and
+/// returns the run's distinct steps in order.
+fn repeated_steps(plan: &Plan, name: &str, run: &str, st: &Steps, report: &mut BuildReport) -> Vec<i64> {
+    let mut placed = st.steps.clone();
+    placed.sort_unstable();
+    // a step logged twice in one file, and a step logged in two files (the run folders of a
+    // resumed run, which logs the steps since its last checkpoint again; two exports of one
+    // run): both records become rows, which only a primary key would catch
+    let (mut within, mut within_first) = (0u64, None);
+    let (mut across, mut across_first) = (0u64, None);
+    let mut last_across = None;
+    for w in placed.windows(2) {
+        let ((step, a), (next, b)) = (w[0], w[1]);
+        if step != next {
+            continue;
+        }
+        if a == b {
+            within += 1;
+            within_first.get_or_insert((step, a));
+        } else if !exported_chart(&plan.kinds[a]) && !exported_chart(&plan.kinds[b]) && last_across != Some(step) {
+            // (chart panels are exported one metric at a time: their steps repeat by design)
+            across += 1;
+            across_first.get_or_insert((step, a, b));
+            last_across = Some(step);
+        }
+    }
+    let mut steps: Vec<i64> = placed.iter().map(|&(s, _)| s).collect();
+    steps.dedup();
+    let file_ref = |k: usize| SourceRef { file: plan.inputs[k].rel.clone(), at: Position::Pointer(String::new()) };
+    if let Some((step, k)) = within_first {
+        report.warn(
+            name,
+            "wandb-repeated-step",
+            Some(file_ref(k)),
+            format!(
+                "run {run}: {} history record(s) repeat a `_step` logged before in this file (the first: \
+                 {step}); each becomes rows of the table, which a primaryKey (run_id, step, metric) would \
+                 refuse",
+                crate::core::numbers::group_digits(within)
+            ),
+        );
+    }
+    if let Some((step, a, b)) = across_first {
+        report.warn(
+            name,
+            "wandb-repeated-step",
+            Some(file_ref(b)),
+            format!(
+                "run {run}: {} `_step` value(s) are logged in more than one of the run's files (the first: \
+                 {step}, in {} and in {}; a resumed run's folders log the steps since its last checkpoint \
+                 again); each record becomes rows of the table, which a primaryKey (run_id, step, metric) \
+                 would refuse",
+                crate::core::numbers::group_digits(across),
+                plan.inputs[a].rel,
+                plan.inputs[b].rel
+            ),
+        );
+    }
+    steps
+}
+
+/// A log that lost records before its first history row: no row says the run is there, so
+/// the run's history is reported incomplete at the log.
+fn damaged_without_rows(
+    plan: &mut Plan,
+    per_run: &BTreeMap<String, Steps>,
+    damaged: &BTreeMap<usize, Vec<String>>,
+    name: &str,
+    report: &mut BuildReport,
+) {
     // a log that lost records before its first history row: no row says the run is there
     let with_rows: BTreeSet<usize> = per_run.values().flat_map(|st| st.files.iter().copied()).collect();
     for (&k, why) in damaged.iter().filter(|(k, _)| !with_rows.contains(k)) {
@@ -852,6 +898,18 @@ fn check_sampling(
         let p = format!("history incomplete: {}; no history row of the run was read", why.join("; "));
         incomplete(plan, report, name, &run, &p, Some(SourceRef { file: rel, at: Position::Pointer(String::new()) }));
     }
+}
+
+/// A run directory whose summary says the run logged steps, of which no history row was
+/// read: its history is reported missing (or unchecked, when the summary cannot be read).
+fn run_dirs_without_history(
+    plan: &mut Plan,
+    lists: &api::Lists,
+    per_run: &BTreeMap<String, Steps>,
+    read_names: &BTreeSet<String>,
+    name: &str,
+    report: &mut BuildReport,
+) {
     // a run directory whose summary says the run logged steps, of which no history row was
     // read (no history file or `.wandb` log among the matched files, or an empty one); a
     // resumed run counts its directories together (the highest `_step`)
@@ -904,6 +962,18 @@ fn check_sampling(
         let p = format!("history missing: {what}; the run's {summary} reports summary _step {l}");
         incomplete(plan, report, name, run, &p, at);
     }
+}
+
+/// A run the run lists say has history, of which no row was read at all: its history is
+/// reported missing at its entry in the list.
+fn listed_runs_without_history(
+    plan: &mut Plan,
+    lists: &api::Lists,
+    per_run: &BTreeMap<String, Steps>,
+    read_names: &BTreeSet<String>,
+    name: &str,
+    report: &mut BuildReport,
+) {
     // a run the lists say has history, of which no row was read at all (by any of its ids
     // and names: a chart export names runs, a run list may give ids)
     for (run, exp) in &lists.expect {
