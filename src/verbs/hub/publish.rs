@@ -281,7 +281,7 @@ pub async fn run(client: &HubClient, opts: &PublishOptions, progress: &dyn Progr
     if let TagMode::Named(t) = &opts.tag {
         super::revision_name(t, "--tag")?;
     }
-    let (manifest, locals, digests, warnings) = hashed_release(opts, progress)?;
+    let HashedRelease { manifest, locals, digests, warnings } = hashed_release(opts, progress)?;
     let repo = &opts.repo;
     let prefix = opts.path_in_repo.clone();
     if !opts.dry_run && !client.has_token() {
@@ -365,10 +365,7 @@ pub async fn run(client: &HubClient, opts: &PublishOptions, progress: &dyn Progr
 /// The local release checked before anything is sent ([`preflight`]), and every file hashed
 /// and compared with the manifest. Errors: [`Error::Refused`] for a file that differs from
 /// the manifest (the release is damaged).
-fn hashed_release(
-    opts: &PublishOptions,
-    progress: &dyn Progress,
-) -> Result<(Manifest, Vec<LocalFile>, Vec<hash::FileDigest>, Vec<String>)> {
+fn hashed_release(opts: &PublishOptions, progress: &dyn Progress) -> Result<HashedRelease> {
     let (manifest, locals, warnings) = preflight(opts)?;
     // hash and compare with the manifest
     let total: u64 = locals.iter().map(|f| f.bytes).sum();
@@ -390,7 +387,17 @@ fn hashed_release(
             )));
         }
     }
-    Ok((manifest, locals, digests, warnings))
+    Ok(HashedRelease { manifest, locals, digests, warnings })
+}
+
+/// A local release checked and hashed before a publish.
+struct HashedRelease {
+    manifest: Manifest,
+    locals: Vec<LocalFile>,
+    /// The digest of each of `locals`, in order.
+    digests: Vec<hash::FileDigest>,
+    /// What the checks warn of.
+    warnings: Vec<String>,
 }
 
 /// The commit the branch `opts.revision` points at; `None` when a dry run with `--create`
