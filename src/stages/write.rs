@@ -181,7 +181,8 @@ struct Shard {
     jsonl: Option<Sink<LinesPiece>>,
     parquet_path: PathBuf,
     jsonl_path: PathBuf,
-    /// JSON Lines bytes of the shard's rows (written or not: they foresee the Parquet size).
+    /// JSON Lines bytes of the shard's rows (for a table without copies, the sizes of their
+    /// values, [`row_ends`]): they foresee the Parquet size.
     jsonl_bytes: u64,
     /// NaN and infinities of the shard's rows, by column.
     nonfinite: BTreeMap<String, NonFiniteCount>,
@@ -331,17 +332,24 @@ impl TableWriter {
         if batch.num_rows() == 0 {
             return Ok(());
         }
-        let mut lines = Vec::with_capacity(self.lines_capacity);
+        let mut lines = Vec::new();
         let mut ends = std::mem::take(&mut self.ends);
         ends.clear();
-        encode_jsonl_as(batch, &mut lines, &mut ends, NonFiniteAs::Null)?;
-        self.lines_capacity = self.lines_capacity.max(lines.len());
+        if self.copies {
+            lines.reserve(self.lines_capacity);
+            encode_jsonl_as(batch, &mut lines, &mut ends, NonFiniteAs::Null)?;
+            self.lines_capacity = self.lines_capacity.max(lines.len());
+        } else {
+            // no copy to write: the rows are sized from their values, without encoding them
+            row_ends(batch, &mut ends);
+        }
         let written = self.write_encoded(batch, Arc::new(lines), &ends);
         self.ends = ends;
         written
     }
 
-    /// Writes `batch`, whose JSON Lines encoding is `lines` (row i ends at `ends[i]`).
+    /// Writes `batch`, whose JSON Lines encoding is `lines` (row i ends at `ends[i]`); for a
+    /// table without copies, `lines` is empty and `ends` are [`row_ends`].
     fn write_encoded(&mut self, batch: &RecordBatch, lines: Arc<Vec<u8>>, ends: &[usize]) -> Result<()> {
         let mut start = 0usize;
         while start < batch.num_rows() {
@@ -608,6 +616,104 @@ fn send_parquet_rows(
     Ok(())
 }
 
+/// Sizes of `batch`'s rows as cumulative ends (row i ends at `ends[i]`), like the line ends
+/// of its JSON Lines encoding, for a table written without copies: the bytes of each row's
+/// values (a fixed-width value its width, a string or binary value its length, a list or
+/// struct the sum of its items, a null 1). They decide the cuts between shards and row
+/// groups, so they depend on the values alone, never on buffer capacities.
+///
+/// Own code: Arrow sizes whole arrays (`get_array_memory_size`, buffer capacities), not rows.
+pub fn row_ends(batch: &RecordBatch, ends: &mut Vec<usize>) {
+    let mut sizes = vec![0u64; batch.num_rows()];
+    for column in batch.columns() {
+        add_row_sizes(column.as_ref(), &mut sizes);
+    }
+    let mut end = 0usize;
+    ends.extend(sizes.iter().map(|&n| {
+        end += n as usize;
+        end
+    }));
+}
+
+/// Adds the bytes of each value of `array` to `sizes[i]` (`sizes.len() == array.len()`); a
+/// null counts at least 1.
+fn add_row_sizes(array: &dyn Array, sizes: &mut [u64]) {
+    if array.null_count() == 0 {
+        return add_value_sizes(array, sizes);
+    }
+    let mut own = vec![0u64; sizes.len()];
+    add_value_sizes(array, &mut own);
+    for (i, (size, n)) in sizes.iter_mut().zip(own).enumerate() {
+        *size += if array.is_null(i) { n.max(1) } else { n };
+    }
+}
+
+/// [`add_row_sizes`] without the rule for nulls.
+fn add_value_sizes(array: &dyn Array, sizes: &mut [u64]) {
+    use arrow::array::AsArray;
+    // the bytes of the child rows `offsets[i]..offsets[i + 1]`, for each row i
+    fn ranges(child: &dyn Array, offsets: impl Iterator<Item = (usize, usize)>, sizes: &mut [u64]) {
+        let mut inner = vec![0u64; child.len()];
+        add_row_sizes(child, &mut inner);
+        let mut prefix = Vec::with_capacity(inner.len() + 1);
+        prefix.push(0u64);
+        for n in &inner {
+            prefix.push(prefix[prefix.len() - 1] + n);
+        }
+        for (size, (a, b)) in sizes.iter_mut().zip(offsets) {
+            *size += prefix[b] - prefix[a];
+        }
+    }
+    let windows = |o: &[i32]| o.windows(2).map(|w| (w[0] as usize, w[1] as usize)).collect::<Vec<_>>();
+    let windows64 = |o: &[i64]| o.windows(2).map(|w| (w[0] as usize, w[1] as usize)).collect::<Vec<_>>();
+    match array.data_type() {
+        DataType::Utf8 | DataType::Binary => {
+            for (size, (a, b)) in sizes.iter_mut().zip(windows(array.to_data().buffer::<i32>(0))) {
+                *size += (b - a) as u64;
+            }
+        }
+        DataType::LargeUtf8 | DataType::LargeBinary => {
+            for (size, (a, b)) in sizes.iter_mut().zip(windows64(array.to_data().buffer::<i64>(0))) {
+                *size += (b - a) as u64;
+            }
+        }
+        DataType::Utf8View | DataType::BinaryView => {
+            // a view's first 4 bytes are its value's length
+            for (size, view) in sizes.iter_mut().zip(array.to_data().buffer::<u128>(0)) {
+                *size += (*view as u32) as u64;
+            }
+        }
+        DataType::List(_) => {
+            let list = array.as_list::<i32>();
+            ranges(list.values().as_ref(), windows(list.value_offsets()).into_iter(), sizes);
+        }
+        DataType::LargeList(_) => {
+            let list = array.as_list::<i64>();
+            ranges(list.values().as_ref(), windows64(list.value_offsets()).into_iter(), sizes);
+        }
+        DataType::Map(..) => {
+            let map = array.as_map();
+            ranges(map.entries(), windows(map.value_offsets()).into_iter(), sizes);
+        }
+        DataType::FixedSizeList(_, n) => {
+            let list = array.as_fixed_size_list();
+            let n = *n as usize;
+            let start = list.offset() * n;
+            ranges(list.values().as_ref(), (0..list.len()).map(|i| (start + i * n, start + (i + 1) * n)), sizes);
+        }
+        DataType::Struct(_) => {
+            for child in array.as_struct().columns() {
+                add_row_sizes(child.as_ref(), sizes);
+            }
+        }
+        DataType::Boolean | DataType::Null => sizes.iter_mut().for_each(|s| *s += 1),
+        other => {
+            let width = other.primitive_width().unwrap_or(8) as u64;
+            sizes.iter_mut().for_each(|s| *s += width);
+        }
+    }
+}
+
 /// How a JSON encoding writes NaN, +Infinity and -Infinity, which JSON has no numbers for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NonFiniteAs {
@@ -839,6 +945,39 @@ mod tests {
     use super::*;
     use arrow::datatypes::{Field, Schema};
     use std::sync::Arc;
+
+    #[test]
+    fn rows_are_sized_by_their_values_in_sliced_and_nested_columns() {
+        use arrow::array::{Int64Array, ListArray, StringArray, StringViewArray, StructArray};
+        use arrow::datatypes::Int64Type;
+        let text = StringArray::from(vec![Some("a"), Some("bcd"), None]);
+        let view = StringViewArray::from(vec![Some("a long string of 27 bytes!!"), Some(""), Some("xy")]);
+        let ints = Int64Array::from(vec![1, 2, 3]);
+        let list =
+            ListArray::from_iter_primitive::<Int64Type, _, _>(vec![Some(vec![Some(1), Some(2)]), Some(vec![]), None]);
+        let inner = StructArray::from(vec![(
+            Arc::new(Field::new("s", DataType::Utf8, true)),
+            Arc::new(StringArray::from(vec!["xyz", "", "12345"])) as ArrayRef,
+        )]);
+        let schema = Schema::new(vec![
+            Field::new("text", DataType::Utf8, true),
+            Field::new("view", DataType::Utf8View, true),
+            Field::new("int", DataType::Int64, false),
+            Field::new("list", list.data_type().clone(), true),
+            Field::new("inner", inner.data_type().clone(), true),
+        ]);
+        let columns: Vec<ArrayRef> =
+            vec![Arc::new(text), Arc::new(view), Arc::new(ints), Arc::new(list), Arc::new(inner)];
+        let batch = RecordBatch::try_new(Arc::new(schema), columns).unwrap();
+        let mut ends = Vec::new();
+        row_ends(&batch, &mut ends);
+        // 1 + 27 + 8 + 16 + 3; 3 + 0 + 8 + 0 + 0; null (1) + 2 + 8 + null (1) + 5
+        assert_eq!(ends, [55, 66, 83]);
+        // a slice is sized as the rows it holds, not the arrays behind it
+        let mut ends = Vec::new();
+        row_ends(&batch.slice(1, 2), &mut ends);
+        assert_eq!(ends, [11, 28]);
+    }
 
     #[test]
     fn strings_are_written_as_serde_json_writes_them() {
