@@ -1,7 +1,8 @@
 //! The `init` verb: a folder of raw outputs → a pipeline that builds.
 //!
-//! In: a folder (Tinker logs, W&B run folders and exports, evaluation outputs, plain JSON,
-//! JSON Lines, CSV and Parquet files, in any layout). Out: `pipelines/<name>/pipeline.toml`,
+//! In: a folder (Tinker and tinker-cookbook logs, W&B run folders and exports, trackio
+//! projects, Inspect, lm-eval and other evaluation outputs, plain JSON, JSON Lines, YAML, CSV
+//! and Parquet files, in any layout). Out: `pipelines/<name>/pipeline.toml`,
 //! a link `pipelines/<name>/raw` to the folder, one Frictionless Table Schema per table under
 //! `schemas/<name>/` (beside the pipelines folder), and an [`InitOutcome`] saying what was
 //! found, what was written and which files could not be read and why.
@@ -13,6 +14,9 @@
 //! 2. Files become sources: the Tinker and evaluation formats by their file name pattern, with
 //!    a `{run}`, `{bench}`, `{ckpt}` or `{checkpoint}` capture where the path names the run;
 //!    every W&B file one source per standard table (`runs`, `history`, `system`, `histograms`);
+//!    a file that several formats read (a trackio database, an Inspect log, rollout summaries)
+//!    one source per format, shared with the files its reader takes together (a database and
+//!    its fragments, read once by `log_id`);
 //!    plain files of one folder and format whose columns mostly agree (at least half of the
 //!    keys shared) one source; a JSON document's arrays of records each their own source
 //!    (`record_path`), the rest of the document another.
