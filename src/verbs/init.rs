@@ -528,9 +528,6 @@ fn look(rel: &str, path: &Path) -> std::result::Result<Kind, String> {
     let ext = lower.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
     match ext {
         "jsonl" | "ndjson" => look_jsonl(&input, base),
-        "json" if name == base && crate::stages::ingest::inspect::is_inspect_log(path) => {
-            Ok(Kind::Many(INSPECT, run_pattern(rel, Format::InspectEvals)))
-        }
         "json" => look_json(&input, base),
         "eval" if name == base => {
             if crate::stages::ingest::inspect::is_inspect_log(path) {
@@ -962,6 +959,14 @@ fn look_json(input: &InputFile, base: &str) -> std::result::Result<Kind, String>
     match &outline {
         Outline::Object(members) => {
             let has = |k: &str| members.iter().any(|(n, _)| n == k);
+            // an Inspect log: its header's `version` and `eval` at the root
+            if has("version")
+                && members.iter().any(|(n, m)| n == "eval" && matches!(m, Member::Object))
+                && input.rel.ends_with(".json")
+                && crate::stages::ingest::inspect::is_inspect_log(&input.path)
+            {
+                return Ok(Kind::Many(INSPECT, run_pattern(&input.rel, Format::InspectEvals)));
+            }
             // the pass rates of dependency-graph scoring: `graph_results/<run>/results.json`
             if base == "results.json"
                 && members.len() == 1
