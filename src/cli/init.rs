@@ -51,7 +51,8 @@ pub fn run(a: InitArgs, quiet: bool) -> Result<u8, Error> {
 /// Prints what `init` found, wrote and could not read, on stderr.
 fn summary(o: &InitOutcome) {
     let formats: Vec<String> = o.found.formats.iter().map(|(f, n)| format!("{n} {f}")).collect();
-    let read: usize = o.found.formats.values().sum();
+    // a file read by several tables (a trackio database, an Inspect log) counts once
+    let read = o.sources.iter().flat_map(|s| &s.files).collect::<std::collections::BTreeSet<_>>().len();
     say!(
         "found {} file{} in {}: {read} read ({})",
         o.found.files,

@@ -1,7 +1,8 @@
 //! The `init` verb: a folder of raw outputs → a pipeline that builds.
 //!
-//! In: a folder (Tinker logs, W&B run folders and exports, evaluation outputs, plain JSON,
-//! JSON Lines, CSV and Parquet files, in any layout). Out: `pipelines/<name>/pipeline.toml`,
+//! In: a folder (Tinker and tinker-cookbook logs, W&B run folders and exports, trackio
+//! projects, Inspect, lm-eval and other evaluation outputs, plain JSON, JSON Lines, YAML, CSV
+//! and Parquet files, in any layout). Out: `pipelines/<name>/pipeline.toml`,
 //! a link `pipelines/<name>/raw` to the folder, one Frictionless Table Schema per table under
 //! `schemas/<name>/` (beside the pipelines folder), and an [`InitOutcome`] saying what was
 //! found, what was written and which files could not be read and why.
@@ -13,6 +14,9 @@
 //! 2. Files become sources: the Tinker and evaluation formats by their file name pattern, with
 //!    a `{run}`, `{bench}`, `{ckpt}` or `{checkpoint}` capture where the path names the run;
 //!    every W&B file one source per standard table (`runs`, `history`, `system`, `histograms`);
+//!    a file that several formats read (a trackio database, an Inspect log, rollout summaries)
+//!    one source per format, shared with the files its reader takes together (a database and
+//!    its fragments, read once by `log_id`);
 //!    plain files of one folder and format whose columns mostly agree (at least half of the
 //!    keys shared) one source; a JSON document's arrays of records each their own source
 //!    (`record_path`), the rest of the document another.
@@ -67,7 +71,8 @@ pub struct InitOutcome {
     /// The pipeline folder written (`pipelines/<name>`).
     pub pipeline: String,
     /// Files looked at: how many, and how many of each format (`json`, `tinker-metrics`,
-    /// `wandb`, …; files that could not be read are not counted here).
+    /// `wandb`, …; a file read by several formats, such as a trackio database, counts under
+    /// each; files that could not be read are not counted here).
     pub found: Found,
     /// The sources written, in pipeline order.
     pub sources: Vec<SourceOut>,
@@ -263,6 +268,15 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
                 plan.wandb_table.unwrap_or_default()
             )),
             Settled::Empty(plan) => {
+                // a file read by several tables (a trackio database without system metrics): said
+                if looked.iter().any(|l| plan.files.contains(&l.rel) && matches!(l.kind, Kind::Many(..))) {
+                    notes.push(format!(
+                        "{} ({}): no rows in {}, so no table",
+                        plan.base,
+                        plan.format.name(),
+                        plan.files.join(", ")
+                    ));
+                }
                 for f in &plan.files {
                     not_read.push(NotRead { file: f.clone(), reason: "holds no record".into() });
                 }
@@ -290,8 +304,17 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
     }
     let mut formats: BTreeMap<String, usize> = BTreeMap::new();
     for l in &looked {
-        if used.contains(&l.rel) {
-            *formats.entry(l.kind.format().name().to_string()).or_default() += 1;
+        match &l.kind {
+            // counted under each format whose table reads it
+            Kind::Many(fs, _) => {
+                for f in fs.iter() {
+                    if settled.iter().any(|(p, _)| p.format == *f && p.files.contains(&l.rel)) {
+                        *formats.entry(f.name().to_string()).or_default() += 1;
+                    }
+                }
+            }
+            k if used.contains(&l.rel) => *formats.entry(k.format().name().to_string()).or_default() += 1,
+            _ => {}
         }
     }
 
@@ -430,12 +453,17 @@ enum Kind {
     /// One of the formats whose columns are fixed (Tinker, evaluation), with the path pattern
     /// that names its run (`raw/{run}_metrics.jsonl`).
     Fixed(Format, String),
+    /// A file read by several formats of fixed columns, one table each (a trackio database:
+    /// metrics, system metrics, runs; an Inspect log: evaluations, samples), with its pattern.
+    Many(&'static [Format], String),
     /// A W&B export or run-folder file.
     Wandb,
     /// A plain JSON Lines file: the first record's keys.
     Jsonl(Vec<String>),
     /// A JSON document.
     Json(Outline),
+    /// A YAML document: the first record's keys.
+    Yaml(Vec<String>),
     /// A CSV file: its header.
     Csv(Vec<String>),
     /// A Parquet file: its columns.
@@ -446,9 +474,11 @@ impl Kind {
     fn format(&self) -> Format {
         match self {
             Kind::Fixed(f, _) => *f,
+            Kind::Many(fs, _) => fs[0],
             Kind::Wandb => Format::Wandb,
             Kind::Jsonl(_) => Format::Jsonl,
             Kind::Json(_) => Format::Json,
+            Kind::Yaml(_) => Format::Yaml,
             Kind::Csv(_) => Format::Csv,
             Kind::Parquet(_) => Format::Parquet,
         }
@@ -463,6 +493,17 @@ fn is_run_dir(name: &str) -> bool {
     });
     RUN_DIR.is_match(name)
 }
+
+/// The tables of an Inspect log (`.eval` or `.json`).
+const INSPECT: &[Format] = &[Format::InspectEvals, Format::InspectSamples];
+/// The tables of a trackio project database (`{project}.db`).
+const TRACKIO_DB: &[Format] = &[Format::TrackioMetrics, Format::TrackioSystem, Format::TrackioRuns];
+/// The tables of trackio's JSONL fragments (`inbox/…/*.jsonl`) beside their project's
+/// database: a run's config is read from the database (the fragments imported into it would
+/// give the run twice).
+const TRACKIO_FRAGMENTS: &[Format] = &[Format::TrackioMetrics, Format::TrackioSystem];
+/// The tables of tinker-cookbook rollout summaries: trajectories and their steps.
+const ROLLOUTS: &[Format] = &[Format::TinkerRollouts, Format::TinkerRolloutSteps];
 
 /// A file name without a `.gz` or `.zst` ending (the readers undo both).
 fn strip_compression(name: &str) -> &str {
@@ -488,6 +529,25 @@ fn look(rel: &str, path: &Path) -> std::result::Result<Kind, String> {
     match ext {
         "jsonl" | "ndjson" => look_jsonl(&input, base),
         "json" => look_json(&input, base),
+        "eval" if name == base => {
+            if crate::stages::ingest::inspect::is_inspect_log(path) {
+                Ok(Kind::Many(INSPECT, run_pattern(rel, Format::InspectEvals)))
+            } else {
+                Err("a `.eval` file that is no Inspect log: expected a ZIP archive with a `header.json` or \
+                     `_journal/start.json` member"
+                    .into())
+            }
+        }
+        "db" if name == base => {
+            if crate::stages::ingest::trackio::is_trackio_db(path) {
+                Ok(Kind::Many(TRACKIO_DB, rel.to_string()))
+            } else {
+                Err("a `.db` file that is no trackio project: expected an SQLite database with a `metrics` table \
+                     holding a `metrics` column"
+                    .into())
+            }
+        }
+        "yaml" | "yml" => look_yaml(&input),
         "csv" => look_csv(&input),
         "parquet" => {
             let schema = crate::stages::ingest::parquet::file_schema(&input).map_err(|e| e.to_string())?;
@@ -512,10 +572,11 @@ fn look(rel: &str, path: &Path) -> std::result::Result<Kind, String> {
             }
             Ok(Kind::Parquet(columns))
         }
-        _ => Err(
-            "not a format runpack reads (JSON, JSON Lines, CSV, Parquet, Tinker logs, W&B exports, evaluation outputs)"
-                .into(),
-        ),
+        _ => {
+            Err("not a format runpack reads (JSON, JSON Lines, YAML, CSV, Parquet, Tinker logs, W&B exports, trackio \
+                  projects, evaluation outputs)"
+                .into())
+        }
     }
 }
 
@@ -535,8 +596,38 @@ fn run_pattern(rel: &str, format: Format) -> String {
     let (whole, folder_capture, stem, capture): (&str, &str, &str, &str) = match format {
         Format::TinkerMetrics => ("metrics.jsonl", "run", "metrics.jsonl", "run"),
         Format::TinkerCheckpoints => ("checkpoints.jsonl", "run", "checkpoints.jsonl", "run"),
+        // an eval store's `runs/<run_id>/<benchmark>/…`: the run and the benchmark captured
+        Format::TinkerEvalResult | Format::TinkerEvalTrajectories
+            if dir.split('/').rev().nth(2) == Some("runs") && base == name =>
+        {
+            return join(&parent(&parent(dir)), &format!("{{eval_run}}/{{bench}}/{name}"));
+        }
         Format::TinkerEvalResult => ("result.json", "bench", "", ""),
         Format::TinkerEvalTrajectories => ("trajectories.jsonl", "bench", "", ""),
+        Format::TinkerEvalRun => ("metadata.json", "eval_run", "", ""),
+        Format::TinkerTimings => ("timing_spans.jsonl", "run", "", ""),
+        Format::TinkerRollouts | Format::TinkerRolloutSteps => {
+            // `<run>/iteration_NNNNNN/<split>_rollout_summaries.jsonl`, or flat in `<run>/`
+            let in_iteration = dir.rsplit('/').next().is_some_and(|d| d.starts_with("iteration_"));
+            let (run_dir, tail) = if in_iteration {
+                (parent(dir), format!("iteration_*/*_rollout_summaries.jsonl{suffix}"))
+            } else {
+                (dir.to_string(), format!("*_rollout_summaries.jsonl{suffix}"))
+            };
+            return if run_dir.is_empty() { tail } else { join(&parent(&run_dir), &format!("{{run}}/{tail}")) };
+        }
+        Format::InspectEvals | Format::InspectSamples => {
+            return join(dir, if base.ends_with(".eval") { "*.eval" } else { "*.json" });
+        }
+        Format::LmEvalResults | Format::LmEvalSamples => {
+            // lm-eval writes `<output_path>/<model>/…`: the folder names the model
+            let file = if format == Format::LmEvalResults {
+                format!("results_{{date_id}}.json{suffix}")
+            } else {
+                format!("samples_{{name}}.jsonl{suffix}")
+            };
+            return if dir.is_empty() { file } else { join(&parent(dir), &format!("{{model}}/{file}")) };
+        }
         Format::EvalMetrics => ("", "", "metrics.json", "ckpt"),
         Format::LightevalDetails => return join(dir, "details_*.parquet"),
         Format::LightevalResults => return join(dir, &format!("results_*.json{suffix}")),
@@ -590,8 +681,25 @@ fn look_jsonl(input: &InputFile, base: &str) -> std::result::Result<Kind, String
         }
     };
     let has = |k: &str| record.contains_key(k);
-    let format = if crate::stages::ingest::wandb::api::is_run(&record) {
+    let is_array = |k: &str| record.get(k).is_some_and(Value::is_array);
+    // (before W&B's run records, which a fragment's `run` and `config` resemble)
+    let format = if crate::stages::ingest::trackio::is_trackio_fragment(&input.path) {
+        let formats = if beside_trackio_db(&input.path) { TRACKIO_FRAGMENTS } else { TRACKIO_DB };
+        return Ok(Kind::Many(formats, fragment_pattern(&input.rel)));
+    } else if crate::stages::ingest::wandb::api::is_run(&record) {
         return Ok(Kind::Wandb);
+    } else if crate::stages::ingest::cookbook::is_rollout_summaries(Path::new(&input.rel))
+        && is_array("steps")
+        && (has("traj_idx") || has("total_reward"))
+    {
+        return Ok(Kind::Many(ROLLOUTS, run_pattern(&input.rel, Format::TinkerRollouts)));
+    } else if crate::stages::ingest::cookbook::is_timing_spans(Path::new(base)) && has("step") && is_array("spans") {
+        Some(Format::TinkerTimings)
+    } else if crate::stages::ingest::lmeval::is_lm_eval_output(Path::new(base))
+        && has("doc_id")
+        && (has("doc_hash") || has("filtered_resps"))
+    {
+        Some(Format::LmEvalSamples)
     } else if has("name") && (has("state_path") || has("sampler_path")) {
         Some(Format::TinkerCheckpoints)
     } else if has("idx") && record.get("turns").is_some_and(Value::is_array) && has("reward") {
@@ -615,6 +723,57 @@ fn look_jsonl(input: &InputFile, base: &str) -> std::result::Result<Kind, String
         Some(f) => Kind::Fixed(f, run_pattern(&input.rel, f)),
         None => Kind::Jsonl(record.keys().cloned().collect()),
     })
+}
+
+/// The pattern of trackio's JSONL fragments beside `rel`: `<project dir>/inbox/*/*.jsonl`.
+fn fragment_pattern(rel: &str) -> String {
+    let segs: Vec<&str> = rel.split('/').collect();
+    match segs.iter().rposition(|s| *s == "inbox") {
+        Some(i) => {
+            let mut out: Vec<&str> = segs[..=i].to_vec();
+            out.extend(std::iter::repeat_n("*", segs.len() - i - 2));
+            out.push("*.jsonl");
+            out.join("/")
+        }
+        None => rel.to_string(),
+    }
+}
+
+/// Whether the folder above a trackio fragment's `inbox/` holds a trackio project database.
+fn beside_trackio_db(fragment: &Path) -> bool {
+    let Some(project) = fragment.ancestors().find(|a| a.ends_with("inbox")).and_then(Path::parent) else {
+        return false;
+    };
+    std::fs::read_dir(project)
+        .is_ok_and(|rd| rd.flatten().any(|e| crate::stages::ingest::trackio::is_trackio_db(&e.path())))
+}
+
+/// Reads a YAML document and gives the keys of its first record (the root mapping, or the
+/// first mapping of a root sequence).
+fn look_yaml(input: &InputFile) -> std::result::Result<Kind, String> {
+    use crate::stages::ingest::records::Item;
+    let reader = crate::stages::ingest::files::open(input).map_err(|e| e.to_string())?;
+    let mut first: Option<std::result::Result<Vec<String>, String>> = None;
+    let mut sink = |item: Item| -> Result<()> {
+        if first.is_none() {
+            first = Some(match item {
+                Item::Record(r, _) => Ok(r.keys().cloned().collect()),
+                Item::Bad { at, message, .. } => Err(match at {
+                    crate::core::report::Position::Pointer(p) if !p.is_empty() => format!("{p}: {message}"),
+                    _ => message,
+                }),
+            });
+        }
+        Ok(())
+    };
+    crate::stages::ingest::yaml::read(reader, &input.rel, "", &mut sink)
+        .map_err(|e| without_file(&input.rel, &e.to_string()))?;
+    match first {
+        Some(Ok(keys)) if !keys.is_empty() => Ok(Kind::Yaml(keys)),
+        Some(Ok(_)) => Err("an empty mapping: no record".into()),
+        Some(Err(e)) => Err(e),
+        None => Err("holds no record".into()),
+    }
 }
 
 /// Reads a CSV header and tells W&B exports from other tables.
@@ -800,6 +959,14 @@ fn look_json(input: &InputFile, base: &str) -> std::result::Result<Kind, String>
     match &outline {
         Outline::Object(members) => {
             let has = |k: &str| members.iter().any(|(n, _)| n == k);
+            // an Inspect log: its header's `version` and `eval` at the root
+            if has("version")
+                && members.iter().any(|(n, m)| n == "eval" && matches!(m, Member::Object))
+                && input.rel.ends_with(".json")
+                && crate::stages::ingest::inspect::is_inspect_log(&input.path)
+            {
+                return Ok(Kind::Many(INSPECT, run_pattern(&input.rel, Format::InspectEvals)));
+            }
             // the pass rates of dependency-graph scoring: `graph_results/<run>/results.json`
             if base == "results.json"
                 && members.len() == 1
@@ -810,6 +977,18 @@ fn look_json(input: &InputFile, base: &str) -> std::result::Result<Kind, String>
             }
             if has("config_general") && has("results") && base.starts_with("results_") {
                 return Ok(Kind::Fixed(Format::LightevalResults, run_pattern(&input.rel, Format::LightevalResults)));
+            }
+            if has("results")
+                && (has("versions") || has("n-shot") || has("configs"))
+                && crate::stages::ingest::lmeval::is_lm_eval_output(Path::new(base))
+            {
+                return Ok(Kind::Fixed(Format::LmEvalResults, run_pattern(&input.rel, Format::LmEvalResults)));
+            }
+            if has("run_id")
+                && has("benchmarks")
+                && crate::stages::ingest::cookbook::is_eval_run_metadata(Path::new(&input.rel))
+            {
+                return Ok(Kind::Fixed(Format::TinkerEvalRun, run_pattern(&input.rel, Format::TinkerEvalRun)));
             }
             if has("name") && has("score") && has("num_examples") {
                 return Ok(Kind::Fixed(Format::TinkerEvalResult, run_pattern(&input.rel, Format::TinkerEvalResult)));
@@ -903,8 +1082,16 @@ fn plan_sources(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> R
     // fixed formats, by the pattern that names their run
     let mut fixed: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
     for l in looked {
-        if let Kind::Fixed(f, pattern) = &l.kind {
-            fixed.entry((f.name().to_string(), pattern.clone())).or_default().push(l.rel.clone());
+        match &l.kind {
+            Kind::Fixed(f, pattern) => {
+                fixed.entry((f.name().to_string(), pattern.clone())).or_default().push(l.rel.clone())
+            }
+            Kind::Many(formats, pattern) => {
+                for f in *formats {
+                    fixed.entry((f.name().to_string(), pattern.clone())).or_default().push(l.rel.clone());
+                }
+            }
+            _ => {}
         }
     }
     // the metrics first (the card's default table is the first), then what describes them
@@ -916,8 +1103,55 @@ fn plan_sources(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> R
     };
     let mut fixed: Vec<(GroupKey, Vec<String>)> = merge_levels(fixed).into_iter().collect();
     fixed.sort_by_key(|((f, p), _)| (rank(f), p.clone()));
-    for ((_, pattern), files) in fixed {
-        let format = looked.iter().find(|l| l.rel == files[0]).map(|l| l.kind.format()).expect("a file looked at");
+    // files of one format that its reader takes together become one source of several patterns:
+    // a trackio project's database, fragments and exports (one `log_id` read once), an Inspect
+    // folder's `.eval` and `.json` logs, and both layouts of rollout summaries
+    let mut joined: Vec<(String, String, Vec<String>, Vec<String>)> = Vec::new();
+    for ((format, pattern), files) in fixed {
+        let join = match format.as_str() {
+            "trackio-metrics" | "trackio-system" | "trackio-runs" | "tinker-rollouts" | "tinker-rollout-steps" => {
+                String::new()
+            }
+            "inspect-evals" | "inspect-samples" => {
+                pattern.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default()
+            }
+            _ => pattern.clone(),
+        };
+        match joined.iter_mut().find(|(f, j, _, _)| *f == format && *j == join) {
+            Some((_, _, patterns, all)) => {
+                patterns.push(pattern);
+                all.extend(files);
+                all.sort();
+                all.dedup();
+            }
+            None => joined.push((format, join, vec![pattern], files)),
+        }
+    }
+    for (format, _, patterns, files) in joined.iter_mut() {
+        // runs have no `log_id` to be read once by: a project's database gives them, its
+        // exports and fragments are left out
+        let is_db = |f: &String| f.ends_with(".db");
+        if format == "trackio-runs" && files.iter().any(is_db) && !files.iter().all(is_db) {
+            for f in files.iter().filter(|f| !is_db(f)) {
+                not_read.push(NotRead {
+                    file: f.clone(),
+                    reason: "trackio-runs reads the project's database beside it, which holds these runs".into(),
+                });
+            }
+            files.retain(is_db);
+            patterns.retain(is_db);
+        }
+    }
+    for (format, _, patterns, files) in joined {
+        let format = looked
+            .iter()
+            .filter(|l| l.rel == files[0])
+            .flat_map(|l| match &l.kind {
+                Kind::Many(fs, _) => fs.to_vec(),
+                k => vec![k.format()],
+            })
+            .find(|f| f.name() == format)
+            .expect("a file looked at");
         let (base, what, keys): (&str, &str, Vec<&str>) = match format {
             Format::TinkerMetrics => (
                 "metrics",
@@ -964,17 +1198,64 @@ fn plan_sources(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> R
             }
             Format::TrackioMetrics => (
                 "trackio_metrics",
-                "trackio metrics (a project's `metrics.parquet` export) in long form: one row per log call and metric",
+                "trackio metrics (a project's database `<project>.db`, its `inbox/` JSONL fragments or its \
+                 `metrics.parquet` export, each log call read once by its `log_id`) in long form: one row per log \
+                 call and metric",
                 vec!["log_id", "metric"],
             ),
             Format::TrackioSystem => (
                 "trackio_system_metrics",
-                "trackio system metrics (`system_metrics.parquet` export) in long form: one row per sample and metric",
+                "trackio system metrics (a project's database, fragments or `system_metrics.parquet` export) in long \
+                 form: one row per sample and metric",
                 vec!["log_id", "metric"],
             ),
-            Format::TrackioRuns => {
-                ("trackio_runs", "trackio run configs (`configs.parquet` export): one row per run", vec!["run_id"])
-            }
+            Format::TrackioRuns => (
+                "trackio_runs",
+                "trackio run configs (a project's database or `configs.parquet` export): one row per run",
+                vec!["run_id"],
+            ),
+            Format::TinkerTimings => (
+                "timings",
+                "tinker-cookbook timing spans (`timing_spans.jsonl`): one row per step and span",
+                vec!["step", "span_index"],
+            ),
+            Format::TinkerRollouts => (
+                "rollouts",
+                "tinker-cookbook rollout summaries (`iteration_NNNNNN/<split>_rollout_summaries.jsonl` or the flat \
+                 `<split>_iteration_NNNNNN_rollout_summaries.jsonl`): one row per trajectory",
+                vec!["split", "iteration", "group_idx", "traj_idx"],
+            ),
+            Format::TinkerRolloutSteps => (
+                "rollout_steps",
+                "The steps of tinker-cookbook rollout summaries: one row per trajectory and step",
+                vec!["split", "iteration", "group_idx", "traj_idx", "step_idx"],
+            ),
+            Format::TinkerEvalRun => (
+                "eval_runs",
+                "tinker-cookbook eval store runs (`runs/<run_id>/metadata.json`): one row per evaluation run",
+                vec!["run_id"],
+            ),
+            Format::InspectEvals => (
+                "inspect_evals",
+                "Inspect AI logs (`.eval` archives and `.json` logs): one row per log, scorer and metric",
+                vec!["eval_id", "scorer", "metric"],
+            ),
+            Format::InspectSamples => (
+                "inspect_samples",
+                "Inspect AI samples (texts left out): one row per log, sample and epoch",
+                vec!["eval_id", "sample_id", "epoch"],
+            ),
+            Format::LmEvalResults => (
+                "lm_eval_results",
+                "lm-evaluation-harness results (`results_<date>.json`): one row per task, metric and filter",
+                vec!["task", "metric", "filter"],
+            ),
+            Format::LmEvalSamples => (
+                "lm_eval_samples",
+                "lm-evaluation-harness samples (`samples_<task>_<date>.jsonl`; documents, prompts and responses left \
+                 out): one row per document and filter",
+                vec!["doc_id", "filter"],
+            ),
             Format::GraphPassResults => (
                 "graph_pass_rates",
                 "Dependency-graph pass rates (`graph_results/<run>/results.json`): one row per file, template, \
@@ -990,7 +1271,7 @@ fn plan_sources(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> R
             _ => unreachable!("fixed formats only"),
         };
         let mut plan = SourcePlan::new(base.into(), format, files, format!("{what}; from {{files}}."));
-        plan.wanted = vec![pattern];
+        plan.wanted = patterns;
         plan.keys = if keys.is_empty() { vec![] } else { vec![keys.iter().map(|k| k.to_string()).collect()] };
         plans.push(plan);
     }
@@ -1092,7 +1373,7 @@ fn plan_sources(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> R
     let mut clusters: Vec<Cluster> = Vec::new();
     for l in looked {
         let (keys, signature, outline): (Vec<String>, Vec<String>, Option<Outline>) = match &l.kind {
-            Kind::Jsonl(k) | Kind::Csv(k) | Kind::Parquet(k) => (k.clone(), vec![], None),
+            Kind::Jsonl(k) | Kind::Yaml(k) | Kind::Csv(k) | Kind::Parquet(k) => (k.clone(), vec![], None),
             Kind::Json(o @ Outline::Array { first, .. }) => (first.clone(), vec!["[]".into()], Some(o.clone())),
             Kind::Json(o @ Outline::Object(members)) => (
                 members.iter().map(|(k, _)| k.clone()).collect(),
@@ -1289,7 +1570,11 @@ fn merge_levels(mut groups: BTreeMap<GroupKey, Vec<String>>) -> BTreeMap<GroupKe
                     .collect();
                 if same.len() > 1 {
                     let names: &[&str] = match format.as_str() {
-                        "tinker-metrics" | "tinker-checkpoints" => &["experiment", "group"],
+                        "tinker-metrics"
+                        | "tinker-checkpoints"
+                        | "tinker-timings"
+                        | "tinker-rollouts"
+                        | "tinker-rollout-steps" => &["experiment", "group"],
                         "tinker-eval-result" | "tinker-eval-trajectories" => &["checkpoint", "model"],
                         "verl-generations" => &["phase", "experiment"],
                         "lighteval-details" => &["run", "model"],
@@ -2166,11 +2451,21 @@ fn pipeline_toml(folder: &Path, name: &str, prefix: &str, tables: &[TablePlan]) 
     let mut tags: Vec<&str> = Vec::new();
     for tp in tables {
         let tag = match tp.plan.format {
-            Format::TinkerMetrics | Format::TinkerCheckpoints => "tinker",
+            Format::TinkerMetrics
+            | Format::TinkerCheckpoints
+            | Format::TinkerTimings
+            | Format::TinkerRollouts
+            | Format::TinkerRolloutSteps => "tinker",
             Format::TinkerEvalResult
             | Format::TinkerEvalTrajectories
+            | Format::TinkerEvalRun
             | Format::EvalMetrics
-            | Format::EvalGenerations => "evaluation",
+            | Format::EvalGenerations
+            | Format::InspectEvals
+            | Format::InspectSamples
+            | Format::LmEvalResults
+            | Format::LmEvalSamples => "evaluation",
+            Format::TrackioMetrics | Format::TrackioSystem | Format::TrackioRuns => "trackio",
             Format::Wandb => "wandb",
             _ => continue,
         };
@@ -2216,6 +2511,32 @@ mod tests {
             run_pattern("m/ck-1_ood_generations.jsonl", Format::EvalGenerations),
             "m/{checkpoint}_{split}_generations.jsonl"
         );
+        assert_eq!(
+            run_pattern("e/runs/r1/gsm8k/result.json", Format::TinkerEvalResult),
+            "e/runs/{eval_run}/{bench}/result.json"
+        );
+        assert_eq!(run_pattern("e/runs/r1/metadata.json", Format::TinkerEvalRun), "e/runs/{eval_run}/metadata.json");
+        assert_eq!(run_pattern("logs/a/timing_spans.jsonl", Format::TinkerTimings), "logs/{run}/timing_spans.jsonl");
+        assert_eq!(
+            run_pattern("logs/a/iteration_000003/train_rollout_summaries.jsonl", Format::TinkerRollouts),
+            "logs/{run}/iteration_*/*_rollout_summaries.jsonl"
+        );
+        assert_eq!(
+            run_pattern("logs/a/train_iteration_000003_rollout_summaries.jsonl", Format::TinkerRollouts),
+            "logs/{run}/*_rollout_summaries.jsonl"
+        );
+        assert_eq!(
+            run_pattern("iteration_000003/train_rollout_summaries.jsonl", Format::TinkerRolloutSteps),
+            "iteration_*/*_rollout_summaries.jsonl"
+        );
+        assert_eq!(run_pattern("logs/x_arith_y.eval", Format::InspectEvals), "logs/*.eval");
+        assert_eq!(
+            run_pattern("out/org__m/results_2026-01-01T00-00-00.json", Format::LmEvalResults),
+            "out/{model}/results_{date_id}.json"
+        );
+        assert_eq!(run_pattern("samples_t_2026.jsonl.gz", Format::LmEvalSamples), "samples_{name}.jsonl.gz");
+        assert_eq!(fragment_pattern("p/inbox/abc/00000000.jsonl"), "p/inbox/*/*.jsonl");
+        assert_eq!(fragment_pattern("inbox/00000000.jsonl"), "inbox/*.jsonl");
         // a checkpoint name with `_` would split two ways: the file is named as it is
         assert_eq!(
             run_pattern("m/step_1_id_generations.jsonl", Format::EvalGenerations),

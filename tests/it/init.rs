@@ -538,3 +538,251 @@ fn init_names_the_run_of_history_dumps_by_their_file() {
         "run_id,step,metric,value\ngrpo-a,0,train/loss,0.5\ngrpo-a,1,train/loss,0.125\ngrpo-b,0,train/loss,0.25\ngrpo-b,1,train/loss,0.125\n"
     );
 }
+
+// ------------------------------------------------------------------ trackio, Inspect, lm-eval, tinker-cookbook, YAML
+
+/// A folder `tmp/outputs` holding copies of bundled raw folders: each `(pipeline, sub)`'s
+/// `pipelines/<pipeline>/raw` copied to `outputs/<sub>` (`""`: the folder itself).
+fn bundled_raw(tmp: &Path, parts: &[(&str, &str)]) -> PathBuf {
+    let folder = tmp.join("outputs");
+    for (pipeline, sub) in parts {
+        copy_tree(&repo().join("pipelines").join(pipeline).join("raw"), &folder.join(sub));
+    }
+    folder
+}
+
+/// Rows by table of the hand-written pipeline `pipelines/<name>`, built into `tmp/hand`.
+fn hand_written_rows(tmp: &Path, name: &str) -> BTreeMap<String, u64> {
+    let o =
+        run(bin().arg("build").arg(repo().join("pipelines").join(name)).arg("--releases-dir").arg(tmp.join("hand")));
+    assert!(o.status.success(), "build of {name} failed: {}", stderr(&o));
+    release_rows(&PathBuf::from(stdout(&o).trim()))
+}
+
+/// Each source's format and path patterns, by source name.
+fn source_paths(doc: &Value) -> BTreeMap<String, (String, Vec<String>)> {
+    doc["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let paths = s["path"].as_array().unwrap().iter().map(|p| p.as_str().unwrap().to_string()).collect();
+            (s["name"].as_str().unwrap().into(), (s["format"].as_str().unwrap().into(), paths))
+        })
+        .collect()
+}
+
+fn rows_of(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
+    pairs.iter().map(|(n, r)| (n.to_string(), *r)).collect()
+}
+
+fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn init_recognises_a_trackio_project_database_and_its_fragments() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = bundled_raw(tmp.path(), &[("trackio", "")]);
+    let doc = init(tmp.path(), &folder, "t");
+    let want = rows_of(&[("trackio_metrics", 13), ("trackio_runs", 3), ("trackio_system_metrics", 2)]);
+    assert_eq!(init_rows(&doc), want);
+    assert_eq!(release_rows(&build_from_elsewhere(tmp.path(), "t")), want);
+    // the hand-written pipeline reads the same files: the same rows
+    let hand = hand_written_rows(tmp.path(), "trackio");
+    assert_eq!(
+        (hand["metrics"], hand["system_metrics"], hand["runs"]),
+        (want["trackio_metrics"], want["trackio_system_metrics"], want["trackio_runs"])
+    );
+    // the database and the fragments imported into it: one source, each log call read once
+    let sources = source_paths(&doc);
+    let both = strings(&["raw/demo.db", "raw/inbox/*/*.jsonl"]);
+    assert_eq!(sources["trackio_metrics_raw"], ("trackio-metrics".into(), both.clone()));
+    assert_eq!(sources["trackio_system_metrics_raw"], ("trackio-system".into(), both));
+    assert_eq!(sources["trackio_runs_raw"], ("trackio-runs".into(), strings(&["raw/demo.db"])));
+    assert_eq!(key(&doc, "trackio_metrics"), ["log_id", "metric"]);
+    assert_eq!(
+        doc["found"]["formats"],
+        serde_json::json!({"trackio-metrics": 2, "trackio-runs": 1, "trackio-system": 2})
+    );
+    assert_eq!(not_read(&doc), vec![]);
+
+    // the fragments alone: their runs' configs too, and the table without rows said
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = bundled_raw(tmp.path(), &[("trackio", "")]);
+    std::fs::remove_file(folder.join("demo.db")).unwrap();
+    let doc = init(tmp.path(), &folder, "f");
+    let want = rows_of(&[("trackio_metrics", 3), ("trackio_runs", 1)]);
+    assert_eq!(init_rows(&doc), want);
+    assert_eq!(release_rows(&build_from_elsewhere(tmp.path(), "f")), want);
+    let notes = doc["notes"].to_string();
+    assert!(notes.contains("trackio-system") && notes.contains("no rows in inbox/"), "{notes}");
+
+    // a database beside its Parquet export: runs from the database, the export's configs said
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = bundled_raw(tmp.path(), &[("trackio-export", "")]);
+    let doc = init(tmp.path(), &folder, "e");
+    let rows = init_rows(&doc);
+    assert_eq!((rows["trackio_metrics"], rows["trackio_system_metrics"], rows["trackio_runs"]), (13, 2, 3));
+    assert_eq!(
+        not_read(&doc),
+        vec![(
+            "aux/configs.parquet".to_string(),
+            "trackio-runs reads the project's database beside it, which holds these runs".to_string()
+        )]
+    );
+    assert_eq!(release_rows(&build_from_elsewhere(tmp.path(), "e")), rows);
+}
+
+#[test]
+fn init_recognises_inspect_logs_zipped_and_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = bundled_raw(tmp.path(), &[("inspect", "")]);
+    let doc = init(tmp.path(), &folder, "i");
+    let want = rows_of(&[("inspect_evals", 10), ("inspect_samples", 8)]);
+    assert_eq!(init_rows(&doc), want);
+    assert_eq!(release_rows(&build_from_elsewhere(tmp.path(), "i")), want);
+    let hand = hand_written_rows(tmp.path(), "inspect");
+    assert_eq!((hand["evaluations"], hand["eval_samples"]), (want["inspect_evals"], want["inspect_samples"]));
+    let both = strings(&["raw/*.eval", "raw/*.json"]);
+    assert_eq!(source_paths(&doc)["inspect_samples_raw"], ("inspect-samples".into(), both));
+    assert_eq!(key(&doc, "inspect_samples"), ["eval_id", "sample_id", "epoch"]);
+    assert_eq!(doc["found"]["formats"], serde_json::json!({"inspect-evals": 2, "inspect-samples": 2}));
+
+    // a `.eval` file that is no archive is named, not dropped
+    std::fs::write(folder.join("broken.eval"), "not a zip").unwrap();
+    let doc = init(tmp.path(), &folder, "i2");
+    assert_eq!(init_rows(&doc), want);
+    let nr = not_read(&doc);
+    assert_eq!(nr.len(), 1);
+    assert!(nr[0].0 == "broken.eval" && nr[0].1.contains("no Inspect log"), "{nr:?}");
+}
+
+#[test]
+fn init_recognises_lm_eval_results_and_samples() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = bundled_raw(tmp.path(), &[("lm-eval", "")]);
+    let doc = init(tmp.path(), &folder, "l");
+    let want = rows_of(&[("lm_eval_results", 4), ("lm_eval_samples", 7)]);
+    assert_eq!(init_rows(&doc), want);
+    assert_eq!(release_rows(&build_from_elsewhere(tmp.path(), "l")), want);
+    let hand = hand_written_rows(tmp.path(), "lm-eval");
+    assert_eq!((hand["evaluations"], hand["eval_samples"]), (want["lm_eval_results"], want["lm_eval_samples"]));
+    let sources = source_paths(&doc);
+    assert_eq!(sources["lm_eval_samples_raw"].1, ["raw/{model}/samples_{name}.jsonl"]);
+    assert_eq!(sources["lm_eval_results_raw"].1, ["raw/{model}/results_{date_id}.json"]);
+    assert_eq!(key(&doc, "lm_eval_samples"), ["model", "name", "doc_id", "filter"]);
+    let nr = not_read(&doc);
+    assert!(nr.len() == 1 && nr[0].0 == "NOTE.md", "{nr:?}");
+}
+
+#[test]
+fn init_recognises_both_tinker_cookbook_layouts_and_its_eval_store() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = bundled_raw(tmp.path(), &[("tinker-cookbook", "")]);
+    let doc = init(tmp.path(), &folder, "c");
+    let want = rows_of(&[
+        ("metrics", 24),
+        ("checkpoints", 6),
+        ("timings", 12),
+        ("rollouts", 14),
+        ("rollout_steps", 22),
+        ("eval_runs", 1),
+        ("eval_results", 2),
+        ("eval_trajectories", 3),
+        ("runs", 1),
+        ("config", 2),
+    ]);
+    assert_eq!(init_rows(&doc), want);
+    assert_eq!(release_rows(&build_from_elsewhere(tmp.path(), "c")), want);
+    let hand = hand_written_rows(tmp.path(), "tinker-cookbook");
+    for (h, i) in [
+        ("metrics", "metrics"),
+        ("checkpoints", "checkpoints"),
+        ("timings", "timings"),
+        ("rollouts", "rollouts"),
+        ("rollout_steps", "rollout_steps"),
+        ("evaluations", "eval_results"),
+        ("eval_samples", "eval_trajectories"),
+        ("training_runs", "config"),
+    ] {
+        assert_eq!(hand[h], want[i], "{h} vs {i}");
+    }
+    // both layouts of rollout summaries in one source, the run captured
+    let sources = source_paths(&doc);
+    let layouts =
+        strings(&["raw/runs/{run}/*_rollout_summaries.jsonl", "raw/runs/{run}/iteration_*/*_rollout_summaries.jsonl"]);
+    let mut got = sources["rollouts_raw"].1.clone();
+    got.sort();
+    assert_eq!(got, layouts);
+    assert_eq!(sources["eval_results_raw"].1, ["raw/evals/runs/{eval_run}/{bench}/result.json"]);
+    assert_eq!(
+        sources["eval_runs_raw"],
+        ("tinker-eval-run".into(), strings(&["raw/evals/runs/{eval_run}/metadata.json"]))
+    );
+    assert_eq!(sources["timings_raw"], ("tinker-timings".into(), strings(&["raw/runs/{run}/timing_spans.jsonl"])));
+    assert_eq!(key(&doc, "rollout_steps"), ["run", "split", "iteration", "group_idx", "traj_idx", "step_idx"]);
+    assert_eq!(not_read(&doc), vec![]);
+}
+
+#[test]
+fn init_reads_yaml_documents_and_names_those_it_cannot() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = tmp.path().join("outputs");
+    write(&folder, "configs/a.yaml", "model: qwen\nlr: 0.0001\nloss_scale: .inf\nlayers: [1, 2]\n");
+    write(&folder, "configs/b.yaml", "model: llama\nlr: 0.001\nloss_scale: .nan\nlayers: [3]\n");
+    write(&folder, "scores.yml", "- {name: x, score: 1.5}\n- {name: y, score: -.inf}\n- {name: z, score: 2}\n");
+    write(&folder, "bad.yaml", "a: [1\n");
+    write(&folder, "two.yaml", "a: 1\n---\na: 2\n");
+    let doc = init(tmp.path(), &folder, "y");
+    let want = rows_of(&[("configs", 2), ("scores", 3)]);
+    assert_eq!(init_rows(&doc), want);
+    let sources = source_paths(&doc);
+    assert_eq!(sources["configs_raw"], ("yaml".into(), strings(&["raw/configs/*.yaml"])));
+    let nr = not_read(&doc);
+    assert_eq!(nr.iter().map(|(f, _)| f.as_str()).collect::<Vec<_>>(), ["bad.yaml", "two.yaml"]);
+    assert!(nr[0].1.contains("not YAML at line 2"), "{nr:?}");
+    assert!(nr[1].1.contains("holds 2 YAML documents"), "{nr:?}");
+    let release = build_from_elsewhere(tmp.path(), "y");
+    assert_eq!(release_rows(&release), want);
+    let csv = query(&release, "SELECT model, loss_scale FROM configs ORDER BY model");
+    assert_eq!(csv, "model,loss_scale\nllama,NaN\nqwen,Infinity\n");
+}
+
+#[test]
+fn init_recognises_a_folder_mixing_the_families() {
+    let tmp = tempfile::tempdir().unwrap();
+    let parts =
+        [("trackio", "trackio"), ("inspect", "inspect"), ("lm-eval", "lm-eval"), ("tinker-cookbook", "cookbook")];
+    let folder = bundled_raw(tmp.path(), &parts);
+    write(&folder, "configs/a.yaml", "model: qwen\nlr: 0.0001\n");
+    let doc = init(tmp.path(), &folder, "m");
+    let want = rows_of(&[
+        ("trackio_metrics", 13),
+        ("trackio_runs", 3),
+        ("trackio_system_metrics", 2),
+        ("inspect_evals", 10),
+        ("inspect_samples", 8),
+        ("lm_eval_results", 4),
+        ("lm_eval_samples", 7),
+        ("metrics", 24),
+        ("checkpoints", 6),
+        ("timings", 12),
+        ("rollouts", 14),
+        ("rollout_steps", 22),
+        ("eval_runs", 1),
+        ("eval_results", 2),
+        ("eval_trajectories", 3),
+        ("runs", 1),
+        ("config", 2),
+        ("a", 1),
+    ]);
+    assert_eq!(init_rows(&doc), want);
+    assert_eq!(release_rows(&build_from_elsewhere(tmp.path(), "m")), want);
+    let sources = source_paths(&doc);
+    assert_eq!(sources["trackio_metrics_raw"].1, ["raw/trackio/demo.db", "raw/trackio/inbox/*/*.jsonl"]);
+    assert_eq!(sources["inspect_evals_raw"].1, ["raw/inspect/*.eval", "raw/inspect/*.json"]);
+    assert_eq!(sources["lm_eval_results_raw"].1, ["raw/lm-eval/{model}/results_{date_id}.json"]);
+    assert_eq!(sources["a_raw"], ("yaml".into(), strings(&["raw/configs/a.yaml"])));
+    assert_eq!(not_read(&doc), vec![("lm-eval/NOTE.md".to_string(), not_read(&doc)[0].1.clone())]);
+}
