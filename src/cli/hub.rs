@@ -86,6 +86,13 @@ pub struct PublishArgs {
     net: NetArgs,
 }
 
+impl PublishArgs {
+    /// The output format asked for.
+    pub fn format(&self) -> ReportFormat {
+        self.format
+    }
+}
+
 /// Options shared by the commands that reach the Hub.
 #[derive(Debug, Clone, clap::Args)]
 pub struct NetArgs {

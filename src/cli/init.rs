@@ -24,6 +24,13 @@ pub struct InitArgs {
     format: ReportFormat,
 }
 
+impl InitArgs {
+    /// The output format asked for.
+    pub fn format(&self) -> ReportFormat {
+        self.format
+    }
+}
+
 /// Runs `init` and prints what it did.
 pub fn run(a: InitArgs, quiet: bool) -> Result<u8, Error> {
     let opts = InitOptions { folder: a.folder, name: a.name, pipelines_dir: a.pipelines_dir };

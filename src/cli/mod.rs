@@ -58,9 +58,10 @@ enum Command {
     ///
     /// Reads pipelines/<name>/pipeline.toml, ingests its sources, runs each table's SQL,
     /// validates every row against the table's schema, and writes
-    /// releases/<name>/<version>/ (Parquet, JSON Lines, README.md card, manifest.json,
-    /// SHA256SUMS, datapackage.json, and rejects/ when rows were set aside). The release
-    /// appears only when complete. Prints the release path.
+    /// releases/<name>/<version>/ (Parquet, JSON Lines copies where the pipeline asks for
+    /// them, README.md card, manifest.json, SHA256SUMS, datapackage.json, croissant.json, and
+    /// rejects/ when rows were set aside). The release appears only when complete. Prints the
+    /// release path.
     ///
     /// Exit status: 0 built, 1 the data broke the rules (every violation is listed with its
     /// file and line), 2 any other failure.
@@ -374,6 +375,30 @@ impl Cli {
     pub fn is_build(&self) -> bool {
         matches!(self.command, Command::Build(_))
     }
+
+    /// Whether the command prints one JSON document (`--format json` of build, verify,
+    /// publish and init): an error is then a document too.
+    pub fn reports_json(&self) -> bool {
+        let json = hub::ReportFormat::Json;
+        match &self.command {
+            Command::Build(a) => a.format == json,
+            Command::Verify { format, .. } => *format == json,
+            Command::Publish(a) => a.format() == json,
+            Command::Init(a) => a.format() == json,
+            _ => false,
+        }
+    }
+}
+
+/// The JSON document of a command that failed with `err` (exit code `code`): `ok` false,
+/// `exit_code`, and `error`, the message as stderr says it (a token never in it). A build's
+/// document of violations is printed by the build itself.
+pub fn error_json(err: &Error, code: u8) -> serde_json::Value {
+    serde_json::json!({
+        "ok": false,
+        "exit_code": code,
+        "error": crate::verbs::hub::redact(&err.to_string()),
+    })
 }
 
 /// Prints an error on stderr and returns its exit code. `build`: the command was a build,

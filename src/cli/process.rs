@@ -32,9 +32,17 @@ pub fn main() -> ExitCode {
     super::init_tracing(cli.verbose, cli.quiet);
     let build = cli.is_build();
     let verbose = cli.verbose > 0 && !cli.quiet;
+    let json = cli.reports_json();
     let worker = std::thread::Builder::new().stack_size(STACK_BYTES).spawn(move || match super::run(cli) {
         Ok(code) => code,
-        Err(err) => super::report(&err, build, verbose),
+        Err(err) => {
+            let code = super::report(&err, build, verbose);
+            // a build's violations are already a document of their own
+            if json && !(build && matches!(err, crate::core::error::Error::Invalid { .. })) {
+                let _ = writeln!(std::io::stdout(), "{:#}", super::error_json(&err, code));
+            }
+            code
+        }
     });
     match worker.map(|w| w.join()) {
         Ok(Ok(code)) => ExitCode::from(code),

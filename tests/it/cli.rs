@@ -336,6 +336,27 @@ fn build_format_json_says_what_was_built_or_what_broke_the_rules() {
 }
 
 #[test]
+fn with_format_json_an_error_is_a_document_too() {
+    let tmp = tempfile::tempdir().unwrap();
+    for args in [
+        vec!["verify", "no-such-release", "--format", "json"],
+        vec!["init", "no-such-folder", "--format", "json"],
+        vec!["build", "no-such-pipeline", "--format", "json"],
+        vec!["publish", "no-such-release", "--repo", "me/x", "--dry-run", "--format", "json"],
+    ] {
+        let o = run(plain(&args).current_dir(tmp.path()));
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        assert_eq!(doc["ok"], false, "{args:?}");
+        assert_eq!(doc["exit_code"], 2, "{args:?}");
+        // the same message as stderr's
+        let error = doc["error"].as_str().unwrap();
+        assert!(stderr(&o).contains(error), "{args:?}: {error} / {}", stderr(&o));
+        assert!(error.contains("no-such-"), "{args:?}: {error}");
+    }
+}
+
+#[test]
 fn verify_format_json_lists_every_file_and_problem() {
     let tmp = tempfile::tempdir().unwrap();
     steps_project(tmp.path(), false);
