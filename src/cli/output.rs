@@ -101,8 +101,13 @@ pub fn summary(o: &BuildOutcome) {
     if nonfinite > 0 {
         say!("non-finite values read: {nonfinite}");
         for (src, tally) in &o.report.nonfinite {
+            say!("  source {src}: {}", tally.count);
             for e in &tally.examples {
-                say!("  {src}: {e}");
+                say!("    {e}");
+            }
+            let more = tally.count.saturating_sub(tally.examples.len() as u64);
+            if more > 0 {
+                say!("    … and {more} more (manifest.json counts them: report.nonfinite_values)");
             }
         }
     }
@@ -110,6 +115,10 @@ pub fn summary(o: &BuildOutcome) {
         say!("strings coerced in {src}: {}", tally.count);
         for e in &tally.examples {
             say!("  {e}");
+        }
+        let more = tally.count.saturating_sub(tally.examples.len() as u64);
+        if more > 0 {
+            say!("  … and {more} more");
         }
     }
     for (t, tally) in &o.report.duplicates_dropped {
