@@ -592,8 +592,12 @@ impl PipelineSpec {
         if path.is_dir() && !file.exists() {
             return Err(Error::config(
                 path.display().to_string(),
-                "no pipeline.toml in this folder: a pipeline is a folder holding pipeline.toml, which names its \
-                 sources and tables (see docs/pipeline.md)",
+                format!(
+                    "no pipeline.toml in this folder: a pipeline is a folder holding pipeline.toml, which names its \
+                     sources and tables (see docs/pipeline.md); for a folder of raw outputs, `runpack init {}` \
+                     writes one",
+                    path.display()
+                ),
             ));
         }
         if path.is_file() && path.extension().is_none_or(|e| e != "toml") {

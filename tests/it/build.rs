@@ -274,6 +274,8 @@ fn build_says_what_a_pipeline_is_when_given_something_else() {
     let o = run(bin().arg("build").arg(tmp.path()));
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains(": no pipeline.toml in this folder: a pipeline is a folder holding pipeline.toml"));
+    // a folder of raw outputs: init writes the pipeline
+    assert!(stderr(&o).contains(&format!("`runpack init {}` writes one", tmp.path().display())), "{}", stderr(&o));
     let o = run(bin().arg("build").arg(tmp.path().join("raw.jsonl")));
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("raw.jsonl: a pipeline is a pipeline.toml file or the folder holding it"));
