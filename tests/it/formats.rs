@@ -44,9 +44,9 @@ fn warnings(release: &Path) -> Value {
 // ------------------------------------------------------------------------------ tinker-cookbook
 
 /// pipelines/tinker-cookbook. Its raw/ was written by tinker-cookbook 0.6.1's own writers
-/// (make_raw.py): the package cannot be installed into the test venv (its dependency
-/// tml-renderers>=0.4.1 is not on PyPI, and its rollout and eval types import torch), so the
-/// files it wrote are checked in rather than written at test time.
+/// (make_raw.py); [`tinker_cookbook_writers_write_the_bundled_raw_files`] writes it again at
+/// test time (the package is installed without its dependencies: tml-renderers>=0.4.1 is not
+/// on PyPI, and its rollout and eval types, which import torch, are mirrored in make_raw.py).
 fn cookbook() -> &'static Path {
     static BUILT: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
     built("tinker-cookbook", &BUILT)
@@ -57,6 +57,51 @@ fn raw_lines(rel: &str) -> Vec<Value> {
     // Python's json writes bare NaN/Infinity tokens: make them strings to read the rest
     let text = text.replace("-Infinity", "\"-inf\"").replace("Infinity", "\"inf\"").replace("NaN", "\"nan\"");
     text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn tinker_cookbook_writers_write_the_bundled_raw_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("tinker-cookbook");
+    std::fs::create_dir(&dir).unwrap();
+    for f in ["pipeline.toml", "make_raw.py"] {
+        std::fs::copy(repo().join("pipelines/tinker-cookbook").join(f), dir.join(f)).unwrap();
+    }
+    let o = run(std::process::Command::new(python()).arg("make_raw.py").current_dir(&dir));
+    assert!(o.status.success(), "make_raw.py (tinker-cookbook's writers) failed: {}", stderr(&o));
+    let bundled = repo().join("pipelines/tinker-cookbook/raw");
+    let files = |root: &Path| -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = walkdir::WalkDir::new(root)
+            .into_iter()
+            .map(|e| e.unwrap())
+            .filter(|e| e.file_type().is_file())
+            .map(|e| e.path().strip_prefix(root).unwrap().to_path_buf())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(files(&dir.join("raw")), files(&bundled));
+    // the same bytes, but for what the writers take from the clock: span durations and times,
+    // and an eval run's timestamp
+    for rel in files(&bundled) {
+        let (ours, theirs) =
+            (std::fs::read(dir.join("raw").join(&rel)).unwrap(), std::fs::read(bundled.join(&rel)).unwrap());
+        let name = rel.file_name().unwrap().to_str().unwrap();
+        if ["timing_spans.jsonl", "metadata.json", "runs.jsonl"].contains(&name) {
+            assert_eq!(
+                ours.iter().filter(|&&b| b == b'\n').count(),
+                theirs.iter().filter(|&&b| b == b'\n').count(),
+                "{rel:?}"
+            );
+        } else {
+            assert!(ours == theirs, "{rel:?} differs from the bundled file");
+        }
+    }
+    // and the pipeline reads what the writers wrote as it reads the bundled files
+    let out = tmp.path().join("releases");
+    let o = run(bin().args(["build", "-q"]).arg(&dir).arg("--releases-dir").arg(&out));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(manifest_rows(Path::new(stdout(&o).trim())), manifest_rows(cookbook()));
 }
 
 #[test]
