@@ -224,8 +224,16 @@ def profile(runpack, data, work):
         return f"perf record failed: {rec.stderr.strip().splitlines()[-1:]}"
     rep = subprocess.run([perf, "report", "-i", out, "--stdio", "--no-children", "--sort", "symbol",
                           "--percent-limit", "1", "-g", "none", "--fields", "overhead,sym"], capture_output=True, text=True)
-    lines = [l for l in rep.stdout.splitlines() if l.strip() and not l.startswith("#")]
-    return "\n".join(lines[:25])
+    rows = []
+    for line in rep.stdout.splitlines():
+        parts = line.split()
+        if not line.strip() or line.startswith("#") or not parts[0].endswith("%"):
+            continue
+        # "12.34%  [.] symbol  -  -": the share and the symbol, highest share first
+        symbol = " ".join(p for p in parts[1:] if p != "-")
+        rows.append((float(parts[0].rstrip("%")), symbol))
+    rows.sort(key=lambda r: -r[0])
+    return "\n".join(f"{share:6.2f}%  {symbol}" for share, symbol in rows[:25])
 
 
 def build_rss(runpack, size, work):
