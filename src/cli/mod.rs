@@ -654,6 +654,10 @@ fn build(a: BuildArgs, quiet: bool) -> Result<u8, Error> {
             say!("{w}");
         }
         output::summary(&outcome);
+        // said, not recorded: the release is complete without them, the Hub's page is not
+        for w in spec.def.card.unfinished() {
+            say!("note: {w}");
+        }
     }
     // the release is written: a closed stdout (`| true`) does not undo that
     let _ = writeln!(std::io::stdout().lock(), "{}", outcome.release_dir.display());

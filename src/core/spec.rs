@@ -180,6 +180,31 @@ pub struct CardDef {
     pub rai: RaiDef,
 }
 
+impl CardDef {
+    /// What the card still lacks before it is published: no licence, or text that still holds
+    /// a `TODO` (the placeholders `runpack init` writes). Each item names the key to write in
+    /// pipeline.toml; none when the card is complete.
+    pub fn unfinished(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.license.as_deref().is_none_or(|l| l.trim().is_empty()) {
+            out.push(
+                "the card has no licence: the Hub shows the dataset as unlicensed; write `[card] license` in \
+                 pipeline.toml (apache-2.0, mit, cc-by-4.0, other, …)"
+                    .to_string(),
+            );
+        }
+        let todo = |t: &Option<String>| t.as_deref().is_some_and(|t| t.contains("TODO"));
+        for (key, text) in
+            [("description", &self.description), ("pretty_name", &self.pretty_name), ("citation", &self.citation)]
+        {
+            if todo(text) {
+                out.push(format!("the card's {key} still holds a TODO: write `[card] {key}` in pipeline.toml"));
+            }
+        }
+        out
+    }
+}
+
 /// `[card.rai]`: the Croissant Responsible AI (`rai:`) properties written into
 /// `croissant.json`, each a Markdown or plain text. Every key is optional; a key left out is
 /// left out of `croissant.json`.

@@ -455,3 +455,26 @@ fn similar_to_is_refused_in_a_card_section_and_a_view() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("view v (inline query"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_card_without_a_licence_or_with_a_todo_is_said_after_the_build() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "raw.jsonl", "{\"a\": 1}\n");
+    let pipeline = one_source("c", "raw.jsonl", "jsonl", "", "SELECT a FROM raw", "");
+    write(tmp.path(), "pipeline.toml", &pipeline);
+    let o = run(bin().arg("build").arg(tmp.path()).arg("--releases-dir").arg(tmp.path().join("r1")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("note: the card has no licence"), "{}", stderr(&o));
+    // init's placeholders left in place
+    let todo = format!("{pipeline}[card]\nlicense = \"mit\"\ndescription = \"TODO: what these runs are.\"\n");
+    write(tmp.path(), "pipeline.toml", &todo);
+    let o = run(bin().arg("build").arg(tmp.path()).arg("--releases-dir").arg(tmp.path().join("r2")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("no licence"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("note: the card's description still holds a TODO"), "{}", stderr(&o));
+    // a finished card: nothing said, and nothing of it in the release
+    write(tmp.path(), "pipeline.toml", &todo.replace("TODO: what", "What"));
+    let o = run(bin().arg("build").arg(tmp.path()).arg("--releases-dir").arg(tmp.path().join("r3")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("note:"), "{}", stderr(&o));
+}
