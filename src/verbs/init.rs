@@ -1299,18 +1299,15 @@ fn plan_sources(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> R
                 }
             }
         }
-        // `run.history()` dumps that do not name their run: the file's name does, captured
-        let mut by_dir: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        // `run.history()` dumps that do not name their run: the file's name does, captured; a
+        // file of a generic name (`wandb_history.csv`) is named by its folder instead
+        let mut by_pattern: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for l in &wandb {
             if files.contains(&l.rel) && unnamed_history(l) {
-                by_dir
-                    .entry(l.rel.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default())
-                    .or_default()
-                    .push(l.rel.clone());
+                by_pattern.entry(dump_pattern(&l.rel)).or_default().push(l.rel.clone());
             }
         }
-        for (dir, dumps) in by_dir {
-            let pattern = if dir.is_empty() { "{run}.csv".to_string() } else { format!("{dir}/{{run}}.csv") };
+        for (pattern, dumps) in by_pattern {
             if exact_patterns(raw, std::slice::from_ref(&pattern), &dumps) != [pattern.clone()] {
                 continue;
             }
@@ -1319,7 +1316,7 @@ fn plan_sources(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> R
                 "wandb_history_dumps".into(),
                 Format::Wandb,
                 dumps,
-                "W&B run history dumps (`run.history()` as CSV), the run named by the file: one row per run, step \
+                "W&B run history dumps (`run.history()` as CSV), the run named by the path: one row per run, step \
                  and metric; from {files}."
                     .into(),
             );
@@ -1900,6 +1897,21 @@ fn without_file(file: &str, reason: &str) -> String {
         .unwrap_or_else(|| reason.to_string())
 }
 
+/// The path pattern that names the run of a `run.history()` dump at `rel`: the file's name
+/// (`dir/{run}.csv`), or, for a name that says what the file is rather than which run
+/// (`wandb_history.csv`, `history_export.csv`), its folder (`{run}/wandb_history.csv`).
+fn dump_pattern(rel: &str) -> String {
+    let (dir, file) = rel.rsplit_once('/').unwrap_or(("", rel));
+    let stem = file.strip_suffix(".csv").unwrap_or(file).to_ascii_lowercase();
+    let generic = ["history", "export", "wandb", "metrics"].iter().any(|w| stem.contains(w));
+    match (generic, dir.rsplit_once('/')) {
+        (true, Some((parent, _))) => format!("{parent}/{{run}}/{file}"),
+        (true, None) if !dir.is_empty() => format!("{{run}}/{file}"),
+        _ if dir.is_empty() => "{run}.csv".to_string(),
+        _ => format!("{dir}/{{run}}.csv"),
+    }
+}
+
 /// Declares column `col` of type `ty` (`any` or `string`) in `fields`, or makes a column
 /// declared `string` `any`; whether anything changed.
 fn declare(fields: &mut Vec<Declared>, col: String, ty: &str, reason: String) -> bool {
@@ -1963,7 +1975,7 @@ fn source_toml(name: &str, plan: &SourcePlan, prefix: &str) -> String {
     if let Some(w) = plan.wandb_table {
         t.push_str(&format!("[source.wandb]\ntable = {}\n", q(w)));
         if plan.run_capture {
-            t.push_str("run_capture = \"run\"   # the file's name names the run\n");
+            t.push_str("run_capture = \"run\"   # the path's {run} names the run\n");
         }
     }
     for d in &plan.fields {

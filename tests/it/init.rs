@@ -786,3 +786,30 @@ fn init_recognises_a_folder_mixing_the_families() {
     assert_eq!(sources["a_raw"], ("yaml".into(), strings(&["raw/configs/a.yaml"])));
     assert_eq!(not_read(&doc), vec![("lm-eval/NOTE.md".to_string(), not_read(&doc)[0].1.clone())]);
 }
+
+#[test]
+fn history_dumps_of_a_generic_name_are_named_by_their_folder() {
+    let Some(shared) = shared() else { return };
+    let dump = shared.join("corpus/wandb-history/oraby8_research_tts/wandb_history.csv");
+    let tmp = tempfile::tempdir().unwrap();
+    for run in ["run-a1", "run-b2"] {
+        std::fs::create_dir_all(tmp.path().join("raw").join(run)).unwrap();
+        std::fs::copy(&dump, tmp.path().join("raw").join(run).join("wandb_history.csv")).unwrap();
+    }
+    init(tmp.path(), Path::new("raw"), "dumps");
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/dumps/pipeline.toml")).unwrap();
+    assert!(toml.contains("path = \"raw/{run}/wandb_history.csv\""), "{toml}");
+    let release = build_from_elsewhere(tmp.path(), "dumps");
+    let o = run(bin().arg("query").arg(&release).args([
+        "--format",
+        "csv",
+        "SELECT run_id, count(*) AS n FROM wandb_history_dumps GROUP BY 1 ORDER BY 1",
+    ]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert!(lines[1].starts_with("run-a1,") && lines[2].starts_with("run-b2,"), "{out}");
+    // both runs hold the same rows: each run's count is the dump's
+    assert_eq!(lines[1].split(',').nth(1), lines[2].split(',').nth(1), "{out}");
+}
