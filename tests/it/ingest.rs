@@ -660,7 +660,7 @@ fn a_non_finite_value_of_a_shaped_row_is_named_by_its_raw_key() {
     let o = build(dir, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     // the long form's `value` column came from the key `x`
-    assert!(stderr(&o).contains("raw: a_metrics.jsonl:1:$.x NaN"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("  source raw: 1\n    a_metrics.jsonl:1:$.x NaN"), "{}", stderr(&o));
 }
 
 #[test]
