@@ -6,13 +6,13 @@
 //! ```text
 //! cli      arguments, dispatch, everything printed, the exit code
 //!  │
-//! verbs    build · verify · query · hub (publish, verify hf://, query hf://)
+//! verbs    build · verify · query · init · hub (publish, verify hf://, query hf://)
 //!  │
 //! stages   ingest → feed → transform → sort → validate → write → hash → rejects → card → release
 //!  │
 //! sql      session · print · udf · groups
 //!  │
-//! core     error · report · options · progress · spec · schema · names · values · numbers
+//! core     error · report · options · progress · spec · schema · names · values · numbers · jsonl
 //! ```
 //!
 //! The stages, in the order a build runs them:

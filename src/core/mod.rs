@@ -3,6 +3,7 @@
 //! nothing from the floors above it.
 
 pub mod error;
+pub mod jsonl;
 pub mod names;
 pub mod numbers;
 pub mod options;

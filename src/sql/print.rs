@@ -58,7 +58,7 @@ fn unique_names(schema: &SchemaRef) -> Option<SchemaRef> {
 }
 
 /// `batch` with every column in a type the JSON Lines encoder of releases writes
-/// ([`crate::stages::write::encode_jsonl`]), so that any query result prints as JSON: smaller
+/// ([`crate::core::jsonl::encode_jsonl`]), so that any query result prints as JSON: smaller
 /// integers as `Int64`, `Float16`/`Float32` as the `Float64` of their shortest decimal form
 /// (a `REAL` 0.1 prints as 0.1), string views and large strings as `Utf8`, large and
 /// fixed-size lists as lists, dictionaries as their values, a map as a list of
@@ -308,7 +308,7 @@ fn csv_ready(batch: &RecordBatch) -> Result<RecordBatch> {
             continue;
         }
         let ready = json_column(c).map_err(|e| Error::format("query result", e))?;
-        let texts: arrow::array::StringArray = crate::stages::write::json_values(&ready)?.into_iter().collect();
+        let texts: arrow::array::StringArray = crate::core::jsonl::json_values(&ready)?.into_iter().collect();
         fields.push(arrow::datatypes::Field::new(f.name(), DataType::Utf8, true));
         columns.push(Arc::new(texts) as arrow::array::ArrayRef);
     }
@@ -544,7 +544,7 @@ impl Printer {
             PrintFormat::Ndjson | PrintFormat::Json => {
                 let mut buf = Vec::new();
                 let mut ends = Vec::new();
-                crate::stages::write::encode_jsonl(&json_ready(b)?, &mut buf, &mut ends)?;
+                crate::core::jsonl::encode_jsonl(&json_ready(b)?, &mut buf, &mut ends)?;
                 if self.format == PrintFormat::Ndjson {
                     out.write_all(&buf).map_err(io)?;
                 } else {

@@ -795,7 +795,7 @@ pub fn cell_json(a: &ArrayRef, r: usize) -> Value {
         Ok(b) => {
             let mut out = Vec::new();
             let mut ends = Vec::new();
-            if crate::stages::write::encode_jsonl(&b, &mut out, &mut ends).is_ok()
+            if crate::core::jsonl::encode_jsonl(&b, &mut out, &mut ends).is_ok()
                 && let Ok(Value::Object(mut m)) = serde_json::from_slice::<Value>(&out)
             {
                 return m.remove("v").unwrap_or(Value::Null);
@@ -845,7 +845,7 @@ pub fn cell_value(col: &ArrayRef, r: usize) -> Value {
 fn batch_json(b: &RecordBatch) -> Option<Value> {
     let mut out = Vec::new();
     let mut ends = Vec::new();
-    crate::stages::write::encode_jsonl(b, &mut out, &mut ends).ok()?;
+    crate::core::jsonl::encode_jsonl(b, &mut out, &mut ends).ok()?;
     serde_json::from_slice::<Value>(&out).ok()
 }
 

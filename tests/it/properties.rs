@@ -148,7 +148,7 @@ proptest! {
         let mut jsonl = Vec::new();
         let mut ends = Vec::new();
         for b in &back {
-            runpack::stages::write::encode_jsonl(b, &mut jsonl, &mut ends).unwrap();
+            runpack::core::jsonl::encode_jsonl(b, &mut jsonl, &mut ends).unwrap();
         }
         let expected: String = values.iter().map(|v| format!("{{\"x\":{}}}\n", serde_json::to_string(v).unwrap())).collect();
         prop_assert_eq!(String::from_utf8(jsonl).unwrap(), expected);

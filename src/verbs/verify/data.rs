@@ -445,7 +445,7 @@ impl TableScan<'_> {
                 if let Some((c, r)) = copy.as_mut() {
                     encoded.clear();
                     ends.clear();
-                    use crate::stages::write::{NonFiniteAs, encode_jsonl_as};
+                    use crate::core::jsonl::{NonFiniteAs, encode_jsonl_as};
                     encode_jsonl_as(&batch, &mut encoded, &mut ends, NonFiniteAs::Null)?;
                     let mut start = 0;
                     let mut legacy: Option<(Vec<u8>, Vec<usize>)> = None;
