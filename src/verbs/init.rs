@@ -155,8 +155,12 @@ pub struct TableOut {
 pub struct NotRead {
     /// Path relative to the folder.
     pub file: String,
-    /// Why.
+    /// Why (the first problem, and how many more there are).
     pub reason: String,
+    /// Every problem found in the file, when there is more than one (as many as the check
+    /// lists: `max_errors`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<String>,
 }
 
 /// Rows of one file (of a source, when the key does not start with the path's captures) past
@@ -217,7 +221,7 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
             Ok(e) => e,
             Err(e) => {
                 let file = e.path().map(|p| rel_of(&raw, p)).unwrap_or_default();
-                not_read.push(NotRead { file, reason: format!("cannot be listed: {e}") });
+                not_read.push(NotRead { problems: Vec::new(), file, reason: format!("cannot be listed: {e}") });
                 continue;
             }
         };
@@ -239,12 +243,12 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
         total += 1;
         let rel = rel_of(&raw, entry.path());
         if !entry.file_type().is_file() {
-            not_read.push(NotRead { file: rel, reason: "not a regular file".into() });
+            not_read.push(NotRead { problems: Vec::new(), file: rel, reason: "not a regular file".into() });
             continue;
         }
         match look(&rel, entry.path()) {
             Ok(kind) => looked.push(Looked { rel, path: entry.path().to_path_buf(), kind }),
-            Err(reason) => not_read.push(NotRead { file: rel, reason }),
+            Err(reason) => not_read.push(NotRead { problems: Vec::new(), file: rel, reason }),
         }
     }
     progress.finish();
@@ -278,7 +282,7 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
                     ));
                 }
                 for f in &plan.files {
-                    not_read.push(NotRead { file: f.clone(), reason: "holds no record".into() });
+                    not_read.push(NotRead { problems: Vec::new(), file: f.clone(), reason: "holds no record".into() });
                 }
             }
             Settled::Failed => {}
@@ -1134,6 +1138,7 @@ fn plan_sources(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> R
         if format == "trackio-runs" && files.iter().any(is_db) && !files.iter().all(is_db) {
             for f in files.iter().filter(|f| !is_db(f)) {
                 not_read.push(NotRead {
+                    problems: Vec::new(),
                     file: f.clone(),
                     reason: "trackio-runs reads the project's database beside it, which holds these runs".into(),
                 });
@@ -1286,16 +1291,22 @@ fn plan_sources(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> R
             Ok((kinds, _)) => {
                 for (k, input) in kinds.iter().zip(&inputs) {
                     match k {
-                        crate::stages::ingest::wandb::Kind::Ignored(why) => {
-                            not_read.push(NotRead { file: input.rel.clone(), reason: format!("W&B: {why}") })
-                        }
+                        crate::stages::ingest::wandb::Kind::Ignored(why) => not_read.push(NotRead {
+                            problems: Vec::new(),
+                            file: input.rel.clone(),
+                            reason: format!("W&B: {why}"),
+                        }),
                         _ => files.push(input.rel.clone()),
                     }
                 }
             }
             Err(e) => {
                 for input in &inputs {
-                    not_read.push(NotRead { file: input.rel.clone(), reason: format!("W&B: {e}") });
+                    not_read.push(NotRead {
+                        problems: Vec::new(),
+                        file: input.rel.clone(),
+                        reason: format!("W&B: {e}"),
+                    });
                 }
             }
         }
@@ -1779,7 +1790,7 @@ enum Settled {
 fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotRead>) -> Settled {
     let fail = |plan: &SourcePlan, why: &str, not_read: &mut Vec<NotRead>| {
         for f in &plan.files {
-            not_read.push(NotRead { file: f.clone(), reason: why.to_string() });
+            not_read.push(NotRead { problems: Vec::new(), file: f.clone(), reason: why.to_string() });
         }
         Settled::Failed
     };
@@ -1812,8 +1823,11 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
             if let Some(f) = file
                 && plan.files.len() > 1
             {
-                let n =
-                    NotRead { file: f.clone(), reason: without_file(&f, &crate::verbs::hub::redact(&e.to_string())) };
+                let n = NotRead {
+                    problems: Vec::new(),
+                    file: f.clone(),
+                    reason: without_file(&f, &crate::verbs::hub::redact(&e.to_string())),
+                };
                 not_read.push(n.clone());
                 plan.left_out.push(n);
                 plan.files.retain(|x| x != &f);
@@ -1840,7 +1854,7 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
             return fail(&plan, &crate::verbs::hub::redact(&e.to_string()), not_read);
         }
         // violations: a column of two types is declared; any other problem leaves its file out
-        let mut out_files: BTreeMap<String, (String, usize)> = BTreeMap::new();
+        let mut out_files: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for v in &violations {
             let col = if generic { top_column(&v.path) } else { None };
             match col {
@@ -1850,8 +1864,7 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
                 }
                 _ => {
                     let Some(src) = &v.source else { continue };
-                    let e = out_files.entry(src.file.clone()).or_insert_with(|| (reason_of(v), 0));
-                    e.1 += 1;
+                    out_files.entry(src.file.clone()).or_default().push(reason_of(v));
                 }
             }
         }
@@ -1862,9 +1875,14 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
             let first = violations.first().map(|v| v.to_string()).unwrap_or_else(|| "the source cannot be read".into());
             return fail(&plan, &first, not_read);
         }
-        for (f, (first, n)) in out_files {
-            let more = if n > 1 { format!(" (and {} more problems in it)", n - 1) } else { String::new() };
-            let n = NotRead { file: f.clone(), reason: format!("{first}{more}") };
+        for (f, problems) in out_files {
+            let more = match problems.len() {
+                0 | 1 => String::new(),
+                n => format!(" (and {} more problems in it: `--format json` lists them under `problems`)", n - 1),
+            };
+            let reason = format!("{}{more}", problems.first().map(String::as_str).unwrap_or_default());
+            let problems = if problems.len() > 1 { problems } else { Vec::new() };
+            let n = NotRead { file: f.clone(), reason, problems };
             not_read.push(n.clone());
             plan.left_out.push(n);
             plan.files.retain(|x| x != &f);

@@ -813,3 +813,21 @@ fn history_dumps_of_a_generic_name_are_named_by_their_folder() {
     // both runs hold the same rows: each run's count is the dump's
     assert_eq!(lines[1].split(',').nth(1), lines[2].split(',').nth(1), "{out}");
 }
+
+#[test]
+fn a_file_left_out_for_several_problems_lists_every_one_in_the_json_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "raw/x.jsonl", "{\"a\": 1}\n{\"a\": 2\n{\"a\": 3}\n{bad\n{\"a\": 5}\nnope\n");
+    write(tmp.path(), "raw/ok.jsonl", "{\"b\": 1}\n");
+    let doc = init(tmp.path(), Path::new("raw"), "several");
+    let left = doc["not_read"].as_array().unwrap();
+    assert_eq!(left.len(), 1, "{doc}");
+    assert_eq!(left[0]["file"], "x.jsonl");
+    let reason = left[0]["reason"].as_str().unwrap();
+    assert!(reason.starts_with("line 2: not valid JSON") && reason.contains("(and 2 more problems in it"), "{reason}");
+    let problems: Vec<&str> = left[0]["problems"].as_array().unwrap().iter().map(|p| p.as_str().unwrap()).collect();
+    assert_eq!(problems.len(), 3, "{problems:?}");
+    for (p, line) in problems.iter().zip(["line 2:", "line 4:", "line 6:"]) {
+        assert!(p.starts_with(line), "{p}");
+    }
+}
