@@ -472,7 +472,7 @@ pub struct SourceDef {
     pub keep_text: bool,
     /// `[source.wandb]`: options of a `format = "wandb"` source (required there).
     #[serde(default)]
-    pub wandb: Option<crate::stages::ingest::wandb::WandbOptions>,
+    pub wandb: Option<WandbOptions>,
 }
 
 impl SourceDef {
@@ -721,8 +721,7 @@ impl PipelineSpec {
                         "[source.wandb] applies to format = \"wandb\" only",
                     ));
                 }
-                (Some(o), true) => crate::stages::ingest::wandb::check_options(o)
-                    .map_err(|m| Error::config(at(&format!("source {}", s.name)), m))?,
+                (Some(o), true) => o.check().map_err(|m| Error::config(at(&format!("source {}", s.name)), m))?,
                 (None, false) => {}
             }
             if s.layout == Layout::Long && s.id_columns.is_empty() {
@@ -1172,6 +1171,198 @@ fn check_references(dir: &Path, def: &PipelineDef, schemas: &[Option<TableSchema
         }
     }
     Ok(())
+}
+
+// ------------------------------------------------------------------ `[source.wandb]`
+
+/// `[source.wandb]`: options of a `format = "wandb"` source.
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct WandbOptions {
+    /// The standard table the source yields.
+    pub table: WandbTable,
+    /// Name of the path capture holding the run id of history files that do not carry one
+    /// (default: a `run_id`/`id` column, else the file name when it is a run id).
+    #[serde(default)]
+    pub run_capture: Option<String>,
+    /// What a history export that looks sampled does to the build.
+    #[serde(default)]
+    pub on_sampled: OnSampled,
+    /// Keys of `wandb-metadata.json` replaced by `"REDACTED"` (default: `["email"]`).
+    #[serde(default = "default_redact")]
+    pub redact: Vec<String>,
+    /// Entity for exports that do not name one.
+    #[serde(default)]
+    pub entity: Option<String>,
+    /// Project for exports that do not name one.
+    #[serde(default)]
+    pub project: Option<String>,
+    /// Extra `runs` columns taken from the config or summary.
+    #[serde(default, rename = "column")]
+    pub columns: Vec<ExtraColumn>,
+}
+
+fn default_redact() -> Vec<String> {
+    vec!["email".into()]
+}
+
+/// `[[source.wandb.column]]`: one scalar of the config or summary as its own `runs` column.
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExtraColumn {
+    /// Column name (`[a-z_][a-z0-9_]*`).
+    pub name: String,
+    /// `config.<key>` or `summary.<key>` (that object, then the export's unassigned columns,
+    /// for exports that do not tell config from summary), or a bare key (config, then summary,
+    /// then the unassigned columns). A key is looked up literally first, then as a dotted path.
+    pub from: String,
+    /// Table Schema type: `number`, `integer`, `string`, `boolean` or `any` (JSON text).
+    #[serde(rename = "type", default = "default_any")]
+    pub kind: String,
+}
+
+fn default_any() -> String {
+    "any".into()
+}
+
+/// The standard tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WandbTable {
+    /// One row per run.
+    Runs,
+    /// One row per (run, step, metric).
+    History,
+    /// One row per (run, timestamp, system metric).
+    System,
+    /// One row per histogram value.
+    Histograms,
+}
+
+/// Policy for history exports that look sampled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnSampled {
+    /// A violation: the build fails.
+    #[default]
+    Error,
+    /// A warning ("sampled export", shown in the card); rows get `sampled = true`.
+    Accept,
+}
+
+/// What a column of a W&B standard table holds (the W&B reader converts to it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WandbColumn {
+    /// UTF-8 text.
+    Text,
+    /// A 64-bit integer.
+    Integer,
+    /// A 64-bit float (NaN and infinities kept).
+    Number,
+    /// A boolean.
+    Boolean,
+    /// A timestamp, microseconds UTC.
+    Timestamp,
+    /// JSON text of any value.
+    Json,
+    /// JSON text of an object.
+    JsonObject,
+    /// A list of texts.
+    TextList,
+    /// A list of numbers.
+    NumberList,
+}
+
+impl WandbTable {
+    /// The table's fixed columns, in order ([`crate::stages::ingest::wandb::columns`] says
+    /// what each holds); `runs` then gets the `[[source.wandb.column]]` columns.
+    pub fn columns(self) -> Vec<(&'static str, WandbColumn)> {
+        match self {
+            WandbTable::Runs => vec![
+                ("entity", WandbColumn::Text),
+                ("project", WandbColumn::Text),
+                ("run_id", WandbColumn::Text),
+                ("name", WandbColumn::Text),
+                ("state", WandbColumn::Text),
+                ("group", WandbColumn::Text),
+                ("job_type", WandbColumn::Text),
+                ("tags", WandbColumn::TextList),
+                ("notes", WandbColumn::Text),
+                ("created_at", WandbColumn::Timestamp),
+                ("runtime_s", WandbColumn::Number),
+                ("last_step", WandbColumn::Integer),
+                ("history_rows", WandbColumn::Integer),
+                ("url", WandbColumn::Text),
+                // JSON text written by the conversion, which counts the non-finite numbers inside
+                ("config", WandbColumn::JsonObject),
+                ("config_raw", WandbColumn::Text),
+                ("summary", WandbColumn::JsonObject),
+                ("fields", WandbColumn::JsonObject),
+                ("metadata", WandbColumn::Json),
+                ("source", WandbColumn::Text),
+                ("source_files", WandbColumn::TextList),
+            ],
+            WandbTable::History => vec![
+                ("run_id", WandbColumn::Text),
+                ("run_name", WandbColumn::Text),
+                ("step", WandbColumn::Integer),
+                ("timestamp", WandbColumn::Number),
+                ("runtime_s", WandbColumn::Number),
+                ("metric", WandbColumn::Text),
+                ("value", WandbColumn::Number),
+                ("value_text", WandbColumn::Json),
+                ("value_min", WandbColumn::Number),
+                ("value_max", WandbColumn::Number),
+                ("x_axis", WandbColumn::Text),
+                ("x", WandbColumn::Number),
+                ("sampled", WandbColumn::Boolean),
+            ],
+            WandbTable::System => vec![
+                ("run_id", WandbColumn::Text),
+                ("timestamp", WandbColumn::Number),
+                ("runtime_s", WandbColumn::Number),
+                ("metric", WandbColumn::Text),
+                ("value", WandbColumn::Number),
+                ("value_text", WandbColumn::Json),
+            ],
+            WandbTable::Histograms => vec![
+                ("run_id", WandbColumn::Text),
+                ("key", WandbColumn::Text),
+                ("step", WandbColumn::Integer),
+                ("origin", WandbColumn::Text),
+                ("bin_edges", WandbColumn::NumberList),
+                ("counts", WandbColumn::NumberList),
+            ],
+        }
+    }
+}
+
+impl WandbOptions {
+    /// Checks the options (when the pipeline is loaded).
+    ///
+    /// Errors: a message naming the bad option.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        let name_ok = regex::Regex::new(r"^[a-z_][a-z0-9_]*$").expect("static pattern");
+        let fixed = self.table.columns();
+        for c in &self.columns {
+            if self.table != WandbTable::Runs {
+                return Err("[[source.wandb.column]] applies to table = \"runs\" only".into());
+            }
+            if !name_ok.is_match(&c.name) {
+                return Err(format!("column name {:?} must match [a-z_][a-z0-9_]*", c.name));
+            }
+            if fixed.iter().any(|(n, _)| *n == c.name) || self.columns.iter().filter(|x| x.name == c.name).count() > 1 {
+                return Err(format!("column name {:?} is used twice", c.name));
+            }
+            if !["number", "integer", "string", "boolean", "any"].contains(&c.kind.as_str()) {
+                return Err(format!(
+                    "column {}: type {:?} is not one of number, integer, string, boolean, any",
+                    c.name, c.kind
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -44,7 +44,6 @@ pub mod values;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use self::rows::RunKey;
@@ -55,103 +54,8 @@ use crate::core::error::{Error, Result};
 use crate::core::report::{BuildReport, Position, SourceRef, Violation};
 use crate::core::spec::SourceDef;
 
-/// `[source.wandb]`: options of a `format = "wandb"` source.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct WandbOptions {
-    /// The standard table the source yields.
-    pub table: WandbTable,
-    /// Name of the path capture holding the run id of history files that do not carry one
-    /// (default: a `run_id`/`id` column, else the file name when it is a run id).
-    #[serde(default)]
-    pub run_capture: Option<String>,
-    /// What a history export that looks sampled does to the build.
-    #[serde(default)]
-    pub on_sampled: OnSampled,
-    /// Keys of `wandb-metadata.json` replaced by `"REDACTED"` (default: `["email"]`).
-    #[serde(default = "default_redact")]
-    pub redact: Vec<String>,
-    /// Entity for exports that do not name one.
-    #[serde(default)]
-    pub entity: Option<String>,
-    /// Project for exports that do not name one.
-    #[serde(default)]
-    pub project: Option<String>,
-    /// Extra `runs` columns taken from the config or summary.
-    #[serde(default, rename = "column")]
-    pub columns: Vec<ExtraColumn>,
-}
-
-fn default_redact() -> Vec<String> {
-    vec!["email".into()]
-}
-
-/// `[[source.wandb.column]]`: one scalar of the config or summary as its own `runs` column.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct ExtraColumn {
-    /// Column name (`[a-z_][a-z0-9_]*`).
-    pub name: String,
-    /// `config.<key>` or `summary.<key>` (that object, then the export's unassigned columns,
-    /// for exports that do not tell config from summary), or a bare key (config, then summary,
-    /// then the unassigned columns). A key is looked up literally first, then as a dotted path.
-    pub from: String,
-    /// Table Schema type: `number`, `integer`, `string`, `boolean` or `any` (JSON text).
-    #[serde(rename = "type", default = "default_any")]
-    pub kind: String,
-}
-
-fn default_any() -> String {
-    "any".into()
-}
-
-/// The standard tables.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum WandbTable {
-    /// One row per run.
-    Runs,
-    /// One row per (run, step, metric).
-    History,
-    /// One row per (run, timestamp, system metric).
-    System,
-    /// One row per histogram value.
-    Histograms,
-}
-
-/// Policy for history exports that look sampled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum OnSampled {
-    /// A violation: the build fails.
-    #[default]
-    Error,
-    /// A warning ("sampled export", shown in the card); rows get `sampled = true`.
-    Accept,
-}
-
-/// Checks the options of a source (called when the pipeline is loaded).
-///
-/// Errors: a message naming the bad option.
-pub fn check_options(o: &WandbOptions) -> std::result::Result<(), String> {
-    let name_ok = regex::Regex::new(r"^[a-z_][a-z0-9_]*$").expect("static pattern");
-    let fixed = columns_of(o.table);
-    for c in &o.columns {
-        if o.table != WandbTable::Runs {
-            return Err("[[source.wandb.column]] applies to table = \"runs\" only".into());
-        }
-        if !name_ok.is_match(&c.name) {
-            return Err(format!("column name {:?} must match [a-z_][a-z0-9_]*", c.name));
-        }
-        if fixed.iter().any(|(n, _)| n == &c.name) || o.columns.iter().filter(|x| x.name == c.name).count() > 1 {
-            return Err(format!("column name {:?} is used twice", c.name));
-        }
-        target(&c.kind).ok_or_else(|| {
-            format!("column {}: type {:?} is not one of number, integer, string, boolean, any", c.name, c.kind)
-        })?;
-    }
-    Ok(())
-}
+use crate::core::spec::WandbColumn;
+pub use crate::core::spec::{ExtraColumn, OnSampled, WandbOptions, WandbTable};
 
 fn target(kind: &str) -> Option<Target> {
     Some(match kind {
@@ -165,65 +69,24 @@ fn target(kind: &str) -> Option<Target> {
 }
 
 fn columns_of(table: WandbTable) -> Vec<(String, Target)> {
-    use Target::*;
-    let list: Vec<(&str, Target)> = match table {
-        WandbTable::Runs => vec![
-            ("entity", Str),
-            ("project", Str),
-            ("run_id", Str),
-            ("name", Str),
-            ("state", Str),
-            ("group", Str),
-            ("job_type", Str),
-            ("tags", List(Box::new(Str))),
-            ("notes", Str),
-            ("created_at", Timestamp),
-            ("runtime_s", Float64),
-            ("last_step", Int64),
-            ("history_rows", Int64),
-            ("url", Str),
-            // JSON text written by the conversion, which counts the non-finite numbers inside
-            ("config", JsonObject),
-            ("config_raw", Str),
-            ("summary", JsonObject),
-            ("fields", JsonObject),
-            ("metadata", Json),
-            ("source", Str),
-            ("source_files", List(Box::new(Str))),
-        ],
-        WandbTable::History => vec![
-            ("run_id", Str),
-            ("run_name", Str),
-            ("step", Int64),
-            ("timestamp", Float64),
-            ("runtime_s", Float64),
-            ("metric", Str),
-            ("value", Float64),
-            ("value_text", Json),
-            ("value_min", Float64),
-            ("value_max", Float64),
-            ("x_axis", Str),
-            ("x", Float64),
-            ("sampled", Bool),
-        ],
-        WandbTable::System => vec![
-            ("run_id", Str),
-            ("timestamp", Float64),
-            ("runtime_s", Float64),
-            ("metric", Str),
-            ("value", Float64),
-            ("value_text", Json),
-        ],
-        WandbTable::Histograms => vec![
-            ("run_id", Str),
-            ("key", Str),
-            ("step", Int64),
-            ("origin", Str),
-            ("bin_edges", List(Box::new(Float64))),
-            ("counts", List(Box::new(Float64))),
-        ],
-    };
-    list.into_iter().map(|(n, t)| (n.to_string(), t)).collect()
+    table
+        .columns()
+        .into_iter()
+        .map(|(name, kind)| {
+            let target = match kind {
+                WandbColumn::Text => Target::Str,
+                WandbColumn::Integer => Target::Int64,
+                WandbColumn::Number => Target::Float64,
+                WandbColumn::Boolean => Target::Bool,
+                WandbColumn::Timestamp => Target::Timestamp,
+                WandbColumn::Json => Target::Json,
+                WandbColumn::JsonObject => Target::JsonObject,
+                WandbColumn::TextList => Target::List(Box::new(Target::Str)),
+                WandbColumn::NumberList => Target::List(Box::new(Target::Float64)),
+            };
+            (name.to_string(), target)
+        })
+        .collect()
 }
 
 /// The columns of a source's table.
