@@ -511,88 +511,108 @@ pub fn run(mut cli: Cli) -> Result<u8, Error> {
         Command::Query { source, sql: Some(sql), format, hub, timing, .. } if hub::is_hub(&source) => {
             hub::query(&source, &sql, format, hub, quiet, timing)
         }
-        Command::Verify { release, hub, data, format } => {
-            hub.for_local(&release)?;
-            let bar = output::progress(quiet || format == hub::ReportFormat::Json);
-            let progress = bar.as_ref().map(|p| p as &dyn crate::core::progress::Progress).unwrap_or(&Silent);
-            let rep = crate::verbs::verify::run_with_progress(&release, data, progress)?;
-            drop(bar);
-            let mut out = std::io::stdout().lock();
-            if format == hub::ReportFormat::Json {
-                let files: Vec<serde_json::Value> = rep
-                    .verified
-                    .iter()
-                    .map(|f| serde_json::json!({"path": f, "algorithm": "sha256", "hashed": true}))
-                    .collect();
-                let doc = serde_json::json!({
-                    "release": release.display().to_string(), "ok": rep.ok(), "problems": rep.problems,
-                    "rows_checked": rep.rows_checked, "files": files,
-                });
-                let _ = writeln!(out, "{doc:#}");
-                return Ok(if rep.ok() { 0 } else { 1 });
-            }
-            for p in &rep.problems {
-                let _ = writeln!(out, "{p}");
-            }
-            if rep.ok() {
-                if !quiet {
-                    let rows = match rep.rows_checked {
-                        Some(n) => format!(
-                            ", {} rows read and checked against their schemas and JSON Lines copies",
-                            crate::core::numbers::group_digits(n)
-                        ),
-                        None => String::new(),
-                    };
-                    let _ = writeln!(
-                        out,
-                        "ok: {} files verified by sha256{rows} in {}",
-                        rep.verified.len(),
-                        release.display()
-                    );
-                }
-                Ok(0)
-            } else {
-                if !quiet {
-                    say!(
-                        "{} problem{} found in {}",
-                        rep.problems.len(),
-                        if rep.problems.len() == 1 { "" } else { "s" },
-                        release.display()
-                    );
-                }
-                Ok(1)
-            }
-        }
+        Command::Verify { release, hub, data, format } => verify(&release, hub, data, format, quiet),
         Command::Query { source, sql: Some(sql), format, schema, table, timing, hub } => {
-            // `query "SELECT …" releases/x`: the two arguments the other way round (a source
-            // that reads as SQL and is no path, an SQL argument that is one)
-            let reads_as_sql = |t: &str| {
-                let word = t.split_whitespace().next().unwrap_or_default().to_ascii_uppercase();
-                t.contains(char::is_whitespace)
-                    && ["SELECT", "WITH", "EXPLAIN", "DESCRIBE", "SHOW", "VALUES"].contains(&word.as_str())
-            };
-            if reads_as_sql(&source)
-                && !std::path::Path::new(&source).exists()
-                && (std::path::Path::new(&sql).exists() || sql.contains(['*', '?']) || hub::is_hub(&sql))
-            {
-                return Err(Error::Refused(format!(
-                    "{source}: no such file or folder, and the SQL argument `{sql}` looks like the source: the source \
-                     comes first (runpack query <SOURCE> <SQL>)"
-                )));
-            }
-            hub.for_local(std::path::Path::new(&source))?;
-            let declared = schema.as_deref().map(crate::core::schema::TableSchema::load).transpose()?;
-            runtime()?.block_on(async {
-                let ctx = crate::sql::session::query_session();
-                let started = std::time::Instant::now();
-                let table = table.as_deref().unwrap_or("t");
-                let src = register_query_source(&ctx, &source, declared.as_ref(), table, quiet).await?;
-                run_and_print(&ctx, &sql, format, timing, started)
-                    .await
-                    .map_err(|e| crate::verbs::query::name_broken_file(e, &src.parquet_files, &src.hint))
-            })
+            query(&source, &sql, format, schema.as_deref(), table.as_deref(), timing, hub, quiet)
         }
     }
+}
+
+/// Runs `verify` of a local release and prints its problems (or, with `--format json`, one
+/// document); exit 1 when it found any.
+fn verify(
+    release: &std::path::Path,
+    hub: hub::VerifyHubArgs,
+    data: bool,
+    format: hub::ReportFormat,
+    quiet: bool,
+) -> Result<u8, Error> {
+    hub.for_local(release)?;
+    let bar = output::progress(quiet || format == hub::ReportFormat::Json);
+    let progress = bar.as_ref().map(|p| p as &dyn crate::core::progress::Progress).unwrap_or(&Silent);
+    let rep = crate::verbs::verify::run_with_progress(release, data, progress)?;
+    drop(bar);
+    let mut out = std::io::stdout().lock();
+    if format == hub::ReportFormat::Json {
+        let files: Vec<serde_json::Value> = rep
+            .verified
+            .iter()
+            .map(|f| serde_json::json!({"path": f, "algorithm": "sha256", "hashed": true}))
+            .collect();
+        let doc = serde_json::json!({
+            "release": release.display().to_string(), "ok": rep.ok(), "problems": rep.problems,
+            "rows_checked": rep.rows_checked, "files": files,
+        });
+        let _ = writeln!(out, "{doc:#}");
+        return Ok(if rep.ok() { 0 } else { 1 });
+    }
+    for p in &rep.problems {
+        let _ = writeln!(out, "{p}");
+    }
+    if rep.ok() {
+        if !quiet {
+            let rows = match rep.rows_checked {
+                Some(n) => format!(
+                    ", {} rows read and checked against their schemas and JSON Lines copies",
+                    crate::core::numbers::group_digits(n)
+                ),
+                None => String::new(),
+            };
+            let _ = writeln!(out, "ok: {} files verified by sha256{rows} in {}", rep.verified.len(), release.display());
+        }
+        Ok(0)
+    } else {
+        if !quiet {
+            say!(
+                "{} problem{} found in {}",
+                rep.problems.len(),
+                if rep.problems.len() == 1 { "" } else { "s" },
+                release.display()
+            );
+        }
+        Ok(1)
+    }
+}
+
+/// Runs `query` over a local release or raw files and prints the result.
+#[allow(clippy::too_many_arguments)] // the query's arguments as the command line gives them
+fn query(
+    source: &str,
+    sql: &str,
+    format: PrintFormat,
+    schema: Option<&std::path::Path>,
+    table: Option<&str>,
+    timing: bool,
+    hub: hub::QueryHubArgs,
+    quiet: bool,
+) -> Result<u8, Error> {
+    // `query "SELECT …" releases/x`: the two arguments the other way round (a source
+    // that reads as SQL and is no path, an SQL argument that is one)
+    let reads_as_sql = |t: &str| {
+        let word = t.split_whitespace().next().unwrap_or_default().to_ascii_uppercase();
+        t.contains(char::is_whitespace)
+            && ["SELECT", "WITH", "EXPLAIN", "DESCRIBE", "SHOW", "VALUES"].contains(&word.as_str())
+    };
+    if reads_as_sql(source)
+        && !std::path::Path::new(source).exists()
+        && (std::path::Path::new(sql).exists() || sql.contains(['*', '?']) || hub::is_hub(sql))
+    {
+        return Err(Error::Refused(format!(
+            "{source}: no such file or folder, and the SQL argument `{sql}` looks like the source: the source \
+                 comes first (runpack query <SOURCE> <SQL>)"
+        )));
+    }
+    hub.for_local(std::path::Path::new(source))?;
+    let declared = schema.map(crate::core::schema::TableSchema::load).transpose()?;
+    runtime()?.block_on(async {
+        let ctx = crate::sql::session::query_session();
+        let started = std::time::Instant::now();
+        let table = table.unwrap_or("t");
+        let src = register_query_source(&ctx, source, declared.as_ref(), table, quiet).await?;
+        run_and_print(&ctx, sql, format, timing, started)
+            .await
+            .map_err(|e| crate::verbs::query::name_broken_file(e, &src.parquet_files, &src.hint))
+    })
 }
 
 /// Runs `build` and prints what it built (or, with `--format json`, one document, also when
