@@ -214,8 +214,23 @@ fn at(segs: &[&str]) -> String {
     path::render(&segs.iter().map(|s| Seg::Key(s.to_string())).collect::<Vec<_>>())
 }
 
-fn problem(out: &mut ShapeProblems, path: String, expected: &str, found: &Value) {
+/// Records that the value at JSON path `path` is not what the format holds there.
+pub(crate) fn problem(out: &mut ShapeProblems, path: String, expected: &str, found: &Value) {
     out.push((path, format!("expected {expected}, found {}", path::describe(found))));
+}
+
+/// The JSON path of `key` under the object at `base` (`$.results` + `gsm8k` → `$.results.gsm8k`).
+pub(crate) fn key_path(base: &str, key: &str) -> String {
+    format!("{base}{}", &path::render(&[Seg::Key(key.to_string())])[1..])
+}
+
+/// A number, a non-finite token that reads as a float (`NaN`, `Infinity`) or null.
+pub(crate) fn float_like(v: &Value) -> bool {
+    match v {
+        Value::Null | Value::Number(_) => true,
+        Value::String(s) => lenient::special(s).is_some_and(|s| s.as_f64().is_some()),
+        _ => false,
+    }
 }
 
 /// A JSON number, a non-finite token or null (what a float column takes).

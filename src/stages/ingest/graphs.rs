@@ -22,9 +22,7 @@
 use serde_json::{Map, Value};
 
 use super::convert::{Target, whole_number};
-use super::evals::ShapeProblems;
-use super::lenient;
-use super::path;
+use super::evals::{ShapeProblems, float_like, key_path, problem};
 
 /// Columns of `graph-pass-results`.
 pub fn pass_columns() -> Vec<(String, Target)> {
@@ -72,22 +70,6 @@ pub fn report_columns() -> Vec<(String, Target)> {
     c
 }
 
-fn at(base: &str, key: &str) -> String {
-    format!("{base}{}", &path::render(&[path::Seg::Key(key.to_string())])[1..])
-}
-
-fn problem(problems: &mut ShapeProblems, at: String, expected: &str, found: &Value) {
-    problems.push((at, format!("expected {expected}, found {}", path::describe(found))));
-}
-
-fn float_like(v: &Value) -> bool {
-    match v {
-        Value::Null | Value::Number(_) => true,
-        Value::String(s) => lenient::special(s).is_some_and(|s| s.as_f64().is_some()),
-        _ => false,
-    }
-}
-
 /// The rows of one block of pass rates (`{op: {"pass@k": f}}` and the block's total).
 #[allow(clippy::too_many_arguments)]
 fn pass_block(
@@ -115,11 +97,11 @@ fn pass_block(
         for (key, v) in rates {
             let k = key.strip_prefix("pass@").and_then(|k| k.parse::<i64>().ok());
             let Some(k) = k else {
-                problems.push((at(&at_rates, key), format!("expected a key \"pass@<k>\", found {key:?}")));
+                problems.push((key_path(&at_rates, key), format!("expected a key \"pass@<k>\", found {key:?}")));
                 continue;
             };
             if !float_like(v) {
-                problem(problems, at(&at_rates, key), "a number", v);
+                problem(problems, key_path(&at_rates, key), "a number", v);
                 continue;
             }
             let mut row = Map::new();
@@ -137,13 +119,13 @@ fn pass_block(
         Some(Value::Object(ops)) => {
             for (op, rates) in ops {
                 let prompts = counts.and_then(|c| c.get("per_op")).and_then(|p| p.get(op));
-                one(Some(op), rates, at(&at(base, "per_op_pass_at_k"), op), prompts, problems);
+                one(Some(op), rates, key_path(&key_path(base, "per_op_pass_at_k"), op), prompts, problems);
             }
         }
-        Some(other) => problem(problems, at(base, "per_op_pass_at_k"), "an object of operations", other),
+        Some(other) => problem(problems, key_path(base, "per_op_pass_at_k"), "an object of operations", other),
     }
     if let Some(total) = block.get("total_pass_at_k") {
-        one(None, total, at(base, "total_pass_at_k"), counts.and_then(|c| c.get("total")), problems);
+        one(None, total, key_path(base, "total_pass_at_k"), counts.and_then(|c| c.get("total")), problems);
     }
 }
 
@@ -163,7 +145,7 @@ pub fn pass_rows(r: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, Shap
     };
     let mut rows = Vec::new();
     for (file, entry) in files {
-        let base = at("$.files", file);
+        let base = key_path("$.files", file);
         let Value::Object(entry) = entry else {
             problem(&mut problems, base, "an object", entry);
             continue;
@@ -174,14 +156,22 @@ pub fn pass_rows(r: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, Shap
             Some(Value::Object(templates)) => {
                 for (t, block) in templates {
                     let c = counts.and_then(|c| c.get("per_template")).and_then(|p| p.get(t));
-                    pass_block(file, Some(t), block, c, &at(&at(&base, "per_template"), t), &mut rows, &mut problems);
+                    pass_block(
+                        file,
+                        Some(t),
+                        block,
+                        c,
+                        &key_path(&key_path(&base, "per_template"), t),
+                        &mut rows,
+                        &mut problems,
+                    );
                 }
             }
-            Some(other) => problem(&mut problems, at(&base, "per_template"), "an object of templates", other),
+            Some(other) => problem(&mut problems, key_path(&base, "per_template"), "an object of templates", other),
         }
         if let Some(total) = entry.get("total") {
             let c = counts.and_then(|c| c.get("total"));
-            pass_block(file, None, total, c, &at(&base, "total"), &mut rows, &mut problems);
+            pass_block(file, None, total, c, &key_path(&base, "total"), &mut rows, &mut problems);
         }
     }
     if problems.is_empty() { Ok(rows) } else { Err(problems) }
@@ -213,7 +203,7 @@ fn report_row(
         ("aggregate", Some(n)) if whole_number(n).is_some() => (Value::Null, n.clone()),
         (_, Some(other)) => {
             let expected = if scope == "file" { "a boolean" } else { "an integer count" };
-            problem(problems, at(base, "skipped"), expected, other);
+            problem(problems, key_path(base, "skipped"), expected, other);
             (Value::Null, Value::Null)
         }
     };
@@ -223,7 +213,7 @@ fn report_row(
             None | Some(Value::Null) => Value::Null,
             Some(v) if whole_number(v).is_some() => v.clone(),
             Some(v) => {
-                problem(problems, at(base, k), "an integer count", v);
+                problem(problems, key_path(base, k), "an integer count", v);
                 Value::Null
             }
         };

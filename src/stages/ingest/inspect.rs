@@ -30,10 +30,9 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::convert::{Target, json_text, whole_number};
-use super::evals::ShapeProblems;
+use super::evals::{ShapeProblems, float_like, key_path, problem};
 use super::files::InputFile;
 use super::lenient;
-use super::path;
 use super::records::{self, Item};
 use crate::core::error::{Error, Result};
 use crate::core::report::Position;
@@ -301,23 +300,6 @@ fn read_json(
     match result {
         Err(Error::Config { .. }) if samples == 0 => Ok(()),
         other => other,
-    }
-}
-
-fn problem(problems: &mut ShapeProblems, at: String, expected: &str, found: &Value) {
-    problems.push((at, format!("expected {expected}, found {}", path::describe(found))));
-}
-
-fn key_path(base: &str, key: &str) -> String {
-    format!("{base}{}", &path::render(&[path::Seg::Key(key.to_string())])[1..])
-}
-
-/// A number, a non-finite token or null.
-fn float_like(v: &Value) -> bool {
-    match v {
-        Value::Null | Value::Number(_) => true,
-        Value::String(s) => lenient::special(s).is_some_and(|s| s.as_f64().is_some()),
-        _ => false,
     }
 }
 

@@ -26,10 +26,9 @@ use arrow::datatypes::DataType;
 use serde_json::{Map, Number, Value};
 
 use super::convert::{Target, json_text};
-use super::evals::ShapeProblems;
+use super::evals::{ShapeProblems, float_like, key_path, problem};
 use super::files::InputFile;
 use super::lenient;
-use super::path;
 use super::records::Item;
 use crate::core::error::{Error, Result};
 use crate::core::report::Position;
@@ -76,22 +75,6 @@ pub fn detail_columns(keep_text: bool) -> Vec<(String, Target)> {
         }
     }
     c
-}
-
-fn key_path(base: &str, key: &str) -> String {
-    format!("{base}{}", &path::render(&[path::Seg::Key(key.to_string())])[1..])
-}
-
-fn problem(problems: &mut ShapeProblems, at: String, expected: &str, found: &Value) {
-    problems.push((at, format!("expected {expected}, found {}", path::describe(found))));
-}
-
-fn float_like(v: &Value) -> bool {
-    match v {
-        Value::Null | Value::Number(_) => true,
-        Value::String(s) => lenient::special(s).is_some_and(|s| s.as_f64().is_some()),
-        _ => false,
-    }
 }
 
 /// Rows of a lighteval `results_<date>.json` document.

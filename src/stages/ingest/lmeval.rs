@@ -19,9 +19,7 @@
 use serde_json::{Map, Value};
 
 use super::convert::{Target, json_text, whole_number};
-use super::evals::ShapeProblems;
-use super::lenient;
-use super::path;
+use super::evals::{ShapeProblems, float_like, key_path, problem};
 
 /// Columns of `lm-eval-results`.
 pub fn result_columns() -> Vec<(String, Target)> {
@@ -65,22 +63,6 @@ pub fn sample_columns(keep_text: bool) -> Vec<(String, Target)> {
 
 /// Keys of a sample line that hold the document, the prompts and the model's responses.
 pub const SAMPLE_TEXT_KEYS: [&str; 4] = ["doc", "arguments", "resps", "filtered_resps"];
-
-fn key_path(base: &str, key: &str) -> String {
-    format!("{base}{}", &path::render(&[path::Seg::Key(key.to_string())])[1..])
-}
-
-fn problem(problems: &mut ShapeProblems, at: String, expected: &str, found: &Value) {
-    problems.push((at, format!("expected {expected}, found {}", path::describe(found))));
-}
-
-fn float_like(v: &Value) -> bool {
-    match v {
-        Value::Null | Value::Number(_) => true,
-        Value::String(s) => lenient::special(s).is_some_and(|s| s.as_f64().is_some()),
-        _ => false,
-    }
-}
 
 /// Rows of a `results_<date>.json` document.
 ///

@@ -14,9 +14,8 @@
 use serde_json::{Map, Value};
 
 use super::convert::{Target, json_text, whole_number};
-use super::evals::ShapeProblems;
+use super::evals::{ShapeProblems, problem};
 use super::lenient;
-use super::path;
 
 /// Keys of a line that are not the reward's extra keys.
 const KEYS: [&str; 5] = ["input", "output", "gts", "score", "step"];
@@ -40,10 +39,6 @@ pub fn columns(keep_text: bool) -> Vec<(String, Target)> {
     c
 }
 
-fn problem(problems: &mut ShapeProblems, at: &str, expected: &str, found: &Value) {
-    problems.push((at.to_string(), format!("expected {expected}, found {}", path::describe(found))));
-}
-
 /// Row of a `{step}.jsonl` line.
 ///
 /// Errors: the line lacks `step` or `score` (no verl sample), `step` is no integer, `score` is
@@ -64,7 +59,7 @@ pub fn row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<String, Value>
     }
     let step = &r["step"];
     if whole_number(step).is_none() {
-        problem(&mut problems, "$.step", "an integer", step);
+        problem(&mut problems, "$.step".into(), "an integer", step);
     }
     let score = &r["score"];
     let score_ok = match score {
@@ -73,12 +68,12 @@ pub fn row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<String, Value>
         _ => false,
     };
     if !score_ok {
-        problem(&mut problems, "$.score", "a number", score);
+        problem(&mut problems, "$.score".into(), "a number", score);
     }
     for k in TEXT_KEYS {
         match r.get(k) {
             None | Some(Value::Null | Value::String(_)) => {}
-            Some(v) => problem(&mut problems, &format!("$.{k}"), "a string", v),
+            Some(v) => problem(&mut problems, format!("$.{k}"), "a string", v),
         }
     }
     let mut row = Map::new();
