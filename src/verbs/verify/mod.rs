@@ -984,7 +984,9 @@ pub fn data_files_match(pattern: &str, path: &str) -> bool {
     }
 }
 
-/// Problems of a card's `configs` against the files of `dir` (or of a remote listing).
+/// Problems of a card's `configs` against the files of `dir` (or of a remote listing): the
+/// front matter reads as YAML the way `datasets` reads it, configs are well formed, each
+/// `data_files` pattern matches files, and each data file is in one config and split.
 pub fn card_problems(card: &str, files: &[String], empty: &BTreeSet<String>) -> Vec<String> {
     let mut out = Vec::new();
     let Some(fm) = front_matter(card) else {
@@ -1031,7 +1033,6 @@ pub fn card_problems(card: &str, files: &[String], empty: &BTreeSet<String>) -> 
             && f != "croissant.json"
             && !f.starts_with("rejects/")
     };
-    let mut paths: Vec<CardPath> = Vec::new();
     out.extend(dataset_info_problems(&yaml, &lines));
     // the data files a config must list (those of tables without rows stay out of configs)
     let listable = |f: &&String| is_data(f) && (f.starts_with("data/") || !f.contains('/')) && !empty.contains(*f);
@@ -1046,128 +1047,149 @@ pub fn card_problems(card: &str, files: &[String], empty: &BTreeSet<String>) -> 
         }
         _ => {}
     }
-    if let Some(configs) = yaml.get("configs").and_then(|c| c.as_sequence()) {
-        // `datasets` takes one config per name and at most one default
-        // each name with the configs that give it
-        let mut named: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-        for (ci, c) in configs.iter().enumerate() {
-            if let Some(n) = c.get("config_name").and_then(|v| v.as_str()).filter(|n| !n.is_empty()) {
-                named.entry(n).or_default().push(ci);
-            }
-        }
-        for (n, given) in named.iter().filter(|(_, g)| g.len() > 1) {
-            out.push(format!(
-                "{} config `{n}` is defined {} times in configs; a config name is used once",
-                at(&format!("configs[{}]", given[1])),
-                given.len()
-            ));
-        }
-        for (ci, c) in configs.iter().enumerate() {
-            if let Some(d) = c.get("default").filter(|d| !d.is_bool()) {
-                out.push(format!(
-                    "{} configs[{ci}]: default is {}, not true or false (`datasets` takes any value Python \
-                     reads as true for true)",
-                    at(&format!("configs[{ci}].default")),
-                    yaml_kind(d)
-                ));
-            }
-        }
-        let defaults: Vec<(usize, String)> = configs
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.get("default").is_some_and(python_truthy))
-            .map(|(ci, c)| (ci, format!("`{}`", c.get("config_name").and_then(|v| v.as_str()).unwrap_or(""))))
-            .collect();
-        if defaults.len() > 1 {
-            out.push(format!(
-                "{} configs {} are each `default: true`; a card has one default config at most (`datasets` \
-                 refuses several)",
-                at(&format!("configs[{}].default", defaults[1].0)),
-                defaults.iter().map(|(_, n)| n.as_str()).collect::<Vec<_>>().join(", ")
-            ));
-        }
-        for (ci, c) in configs.iter().enumerate() {
-            let name = c.get("config_name").and_then(|v| v.as_str()).unwrap_or("").to_string();
-            let here = format!("configs[{ci}]");
-            match c.get("config_name") {
-                Some(yaml_serde::Value::String(n)) if !n.is_empty() => {}
-                None | Some(yaml_serde::Value::Null) | Some(yaml_serde::Value::String(_)) => {
-                    out.push(format!("{} configs[{ci}] has no config_name", at(&here)))
-                }
-                Some(other) => out.push(format!(
-                    "{} configs[{ci}]: config_name is {}, not a string",
-                    at(&format!("{here}.config_name")),
-                    yaml_kind(other)
-                )),
-            }
-            let data_dir = c.get("data_dir").and_then(|v| v.as_str());
-            if let Some(dd) = data_dir {
-                let prefix = format!("{}/", dd.trim_end_matches('/'));
-                let n = files.iter().filter(|f| f.starts_with(&prefix) && is_data(f)).count();
-                let at = at(&format!("{here}.data_dir"));
-                if n == 0 {
-                    out.push(format!("{at} config `{name}`: data_dir `{dd}` holds no data files"));
-                } else {
-                    out.push(format!(
-                        "{at} config `{name}`: data_dir `{dd}` is accepted by the Hub but its split assignment is guessed from file names; list explicit data_files"
-                    ));
-                }
-            }
-            let base = data_dir.map(|d| format!("{}/", d.trim_end_matches('/'))).unwrap_or_default();
-            let mut add = |split: &str, p: &str, path: String| {
-                paths.push(CardPath {
-                    config: name.clone(),
-                    split: split.into(),
-                    pattern: format!("{base}{p}"),
-                    at: at(&path),
-                })
-            };
-            let files_at = format!("{here}.data_files");
-            match c.get("data_files") {
-                Some(yaml_serde::Value::String(s)) => add("train", s, files_at),
-                Some(yaml_serde::Value::Sequence(items)) => {
-                    for (j, it) in items.iter().enumerate() {
-                        let item_at = format!("{files_at}[{j}]");
-                        match it {
-                            yaml_serde::Value::String(s) => add("train", s, item_at),
-                            yaml_serde::Value::Mapping(_) => {
-                                let split = it.get("split").and_then(|v| v.as_str()).unwrap_or("train").to_string();
-                                if !crate::core::names::valid_split_name(&split) {
-                                    out.push(format!(
-                                        "{} config `{name}`: split {split:?} is not loadable (a split name must match ^\\w+(\\.\\w+)*$); use {:?}",
-                                        at(&format!("{item_at}.split")),
-                                        crate::core::names::suggest_split_name(&split)
-                                    ));
-                                }
-                                match it.get("path") {
-                                    Some(yaml_serde::Value::String(p)) => add(&split, p, format!("{item_at}.path")),
-                                    Some(yaml_serde::Value::Sequence(ps)) => {
-                                        for (k, p) in ps.iter().enumerate() {
-                                            if let Some(p) = p.as_str() {
-                                                add(&split, p, format!("{item_at}.path[{k}]"));
-                                            }
-                                        }
-                                    }
-                                    _ => out
-                                        .push(format!("{} config `{name}` split `{split}` has no path", at(&item_at))),
-                                }
-                            }
-                            _ => out.push(format!("{} config `{name}`: unreadable data_files entry", at(&item_at))),
-                        }
-                    }
-                }
-                None => {}
-                Some(_) => {
-                    out.push(format!("{} config `{name}`: data_files must be a string or a list", at(&files_at)))
-                }
-            }
-        }
-    }
+    let paths = match yaml.get("configs").and_then(|c| c.as_sequence()) {
+        Some(configs) => config_paths(configs, files, &is_data, &at, &mut out),
+        None => Vec::new(),
+    };
     if paths.is_empty() {
         return out;
     }
+    out.extend(data_files_problems(&paths, files, &listable));
+    out
+}
+
+/// The `data_files` patterns of each config with their splits, pushing to `out` the problems
+/// of names, defaults, `data_dir` and entries that are not patterns; `at` places a front
+/// matter path in the card.
+fn config_paths(
+    configs: &[yaml_serde::Value],
+    files: &[String],
+    is_data: &dyn Fn(&str) -> bool,
+    at: &dyn Fn(&str) -> String,
+    out: &mut Vec<String>,
+) -> Vec<CardPath> {
+    let mut paths: Vec<CardPath> = Vec::new();
+    // `datasets` takes one config per name and at most one default
+    // each name with the configs that give it
+    let mut named: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (ci, c) in configs.iter().enumerate() {
+        if let Some(n) = c.get("config_name").and_then(|v| v.as_str()).filter(|n| !n.is_empty()) {
+            named.entry(n).or_default().push(ci);
+        }
+    }
+    for (n, given) in named.iter().filter(|(_, g)| g.len() > 1) {
+        out.push(format!(
+            "{} config `{n}` is defined {} times in configs; a config name is used once",
+            at(&format!("configs[{}]", given[1])),
+            given.len()
+        ));
+    }
+    for (ci, c) in configs.iter().enumerate() {
+        if let Some(d) = c.get("default").filter(|d| !d.is_bool()) {
+            out.push(format!(
+                "{} configs[{ci}]: default is {}, not true or false (`datasets` takes any value Python \
+                 reads as true for true)",
+                at(&format!("configs[{ci}].default")),
+                yaml_kind(d)
+            ));
+        }
+    }
+    let defaults: Vec<(usize, String)> = configs
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.get("default").is_some_and(python_truthy))
+        .map(|(ci, c)| (ci, format!("`{}`", c.get("config_name").and_then(|v| v.as_str()).unwrap_or(""))))
+        .collect();
+    if defaults.len() > 1 {
+        out.push(format!(
+            "{} configs {} are each `default: true`; a card has one default config at most (`datasets` \
+             refuses several)",
+            at(&format!("configs[{}].default", defaults[1].0)),
+            defaults.iter().map(|(_, n)| n.as_str()).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    for (ci, c) in configs.iter().enumerate() {
+        let name = c.get("config_name").and_then(|v| v.as_str()).unwrap_or("").to_string();
+        let here = format!("configs[{ci}]");
+        match c.get("config_name") {
+            Some(yaml_serde::Value::String(n)) if !n.is_empty() => {}
+            None | Some(yaml_serde::Value::Null) | Some(yaml_serde::Value::String(_)) => {
+                out.push(format!("{} configs[{ci}] has no config_name", at(&here)))
+            }
+            Some(other) => out.push(format!(
+                "{} configs[{ci}]: config_name is {}, not a string",
+                at(&format!("{here}.config_name")),
+                yaml_kind(other)
+            )),
+        }
+        let data_dir = c.get("data_dir").and_then(|v| v.as_str());
+        if let Some(dd) = data_dir {
+            let prefix = format!("{}/", dd.trim_end_matches('/'));
+            let n = files.iter().filter(|f| f.starts_with(&prefix) && is_data(f)).count();
+            let at = at(&format!("{here}.data_dir"));
+            if n == 0 {
+                out.push(format!("{at} config `{name}`: data_dir `{dd}` holds no data files"));
+            } else {
+                out.push(format!(
+                    "{at} config `{name}`: data_dir `{dd}` is accepted by the Hub but its split assignment is guessed from file names; list explicit data_files"
+                ));
+            }
+        }
+        let base = data_dir.map(|d| format!("{}/", d.trim_end_matches('/'))).unwrap_or_default();
+        let mut add = |split: &str, p: &str, path: String| {
+            paths.push(CardPath {
+                config: name.clone(),
+                split: split.into(),
+                pattern: format!("{base}{p}"),
+                at: at(&path),
+            })
+        };
+        let files_at = format!("{here}.data_files");
+        match c.get("data_files") {
+            Some(yaml_serde::Value::String(s)) => add("train", s, files_at),
+            Some(yaml_serde::Value::Sequence(items)) => {
+                for (j, it) in items.iter().enumerate() {
+                    let item_at = format!("{files_at}[{j}]");
+                    match it {
+                        yaml_serde::Value::String(s) => add("train", s, item_at),
+                        yaml_serde::Value::Mapping(_) => {
+                            let split = it.get("split").and_then(|v| v.as_str()).unwrap_or("train").to_string();
+                            if !crate::core::names::valid_split_name(&split) {
+                                out.push(format!(
+                                    "{} config `{name}`: split {split:?} is not loadable (a split name must match ^\\w+(\\.\\w+)*$); use {:?}",
+                                    at(&format!("{item_at}.split")),
+                                    crate::core::names::suggest_split_name(&split)
+                                ));
+                            }
+                            match it.get("path") {
+                                Some(yaml_serde::Value::String(p)) => add(&split, p, format!("{item_at}.path")),
+                                Some(yaml_serde::Value::Sequence(ps)) => {
+                                    for (k, p) in ps.iter().enumerate() {
+                                        if let Some(p) = p.as_str() {
+                                            add(&split, p, format!("{item_at}.path[{k}]"));
+                                        }
+                                    }
+                                }
+                                _ => out.push(format!("{} config `{name}` split `{split}` has no path", at(&item_at))),
+                            }
+                        }
+                        _ => out.push(format!("{} config `{name}`: unreadable data_files entry", at(&item_at))),
+                    }
+                }
+            }
+            None => {}
+            Some(_) => out.push(format!("{} config `{name}`: data_files must be a string or a list", at(&files_at))),
+        }
+    }
+    paths
+}
+
+/// Problems of the files the card's patterns match: a pattern that matches none, a file in
+/// several splits of a config or in several configs, a data file in none.
+fn data_files_problems(paths: &[CardPath], files: &[String], listable: &dyn Fn(&&String) -> bool) -> Vec<String> {
+    let mut out = Vec::new();
     let mut owners: BTreeMap<&str, Vec<(String, String)>> = BTreeMap::new();
-    for cp in &paths {
+    for cp in paths {
         let matched: Vec<&String> = files.iter().filter(|f| data_files_match(&cp.pattern, f)).collect();
         if matched.is_empty() {
             let hint = files.iter().find(|f| f.to_lowercase() == cp.pattern.to_lowercase());
