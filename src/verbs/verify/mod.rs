@@ -1586,189 +1586,252 @@ fn check_card_text(dir: &Path, manifest: Option<&Manifest>, card: &str, rep: &mu
     let lines = crate::stages::card::yaml_lines(fm, 2);
     let at = |path: &str| readme_at(&lines, path);
     for (ci, c) in configs.iter().enumerate() {
-        let name = c.get("config_name").and_then(|v| v.as_str()).unwrap_or("");
-        // an unnamed config is reported by card_problems
-        if !name.is_empty() && manifest.is_some_and(|m| m.table(name).is_none()) {
+        check_config(dir, manifest, &yaml, &files, (ci, c), &at, rep);
+    }
+}
+
+/// Checks one config of the card against the files: its table, its splits' files (as the
+/// manifest has them), their shared schema, and its `dataset_info` (splits, example counts,
+/// features and their types).
+fn check_config(
+    dir: &Path,
+    manifest: Option<&Manifest>,
+    yaml: &yaml_serde::Value,
+    files: &[String],
+    (ci, c): (usize, &yaml_serde::Value),
+    at: &dyn Fn(&str) -> String,
+    rep: &mut VerifyReport,
+) {
+    let name = c.get("config_name").and_then(|v| v.as_str()).unwrap_or("");
+    // an unnamed config is reported by card_problems
+    if !name.is_empty() && manifest.is_some_and(|m| m.table(name).is_none()) {
+        rep.problems.push(format!(
+            "{} config `{name}` names no table of the manifest",
+            at(&format!("configs[{ci}].config_name"))
+        ));
+    }
+    let mut splits: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let entries = data_files_entries(c);
+    // the splits data_files names, whether or not their paths match a file (a path that
+    // matches none is reported by card_problems)
+    let named: BTreeSet<String> = entries.iter().map(|(split, _)| split.clone()).collect();
+    for (split, pat) in entries {
+        for f in files.iter().filter(|f| f.ends_with(".parquet") && data_files_match(&pat, f)) {
+            splits.entry(split.clone()).or_default().push(f.clone());
+        }
+    }
+    // the config serves its own table's files, split by split as the manifest has them
+    if let Some((m, t)) = manifest.and_then(|m| m.table(name).map(|t| (m, t))) {
+        let place = at(&format!("configs[{ci}].data_files"));
+        check_config_splits(m, t, name, &place, &splits, &named, rep);
+    }
+    // what the card's dataset_info says of this config: (split → examples, feature names)
+    let info = dataset_info(yaml, name);
+    if let Some(info) = &info {
+        // `datasets` refuses a card whose splits are not the data files' (Expected more
+        // splits / Unexpected splits)
+        let data: BTreeSet<&String> = named.iter().collect();
+        let card: BTreeSet<&String> = info.examples.keys().collect();
+        if !info.examples.is_empty() && !info.bad_counts && data != card {
             rep.problems.push(format!(
-                "{} config `{name}` names no table of the manifest",
-                at(&format!("configs[{ci}].config_name"))
+                "{} dataset_info of config `{name}` names the splits {card:?}, and its data_files the \
+                 splits {data:?} (`datasets` refuses to load it)",
+                at(&format!("{}.splits", info.path))
             ));
         }
-        let mut splits: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        let mut entries: Vec<(String, String)> = Vec::new();
-        match c.get("data_files") {
-            Some(yaml_serde::Value::String(s)) => entries.push(("train".into(), s.clone())),
-            Some(yaml_serde::Value::Sequence(items)) => {
-                for it in items {
-                    if let Some(s) = it.as_str() {
-                        entries.push(("train".into(), s.to_string()));
-                    } else {
-                        let split = it.get("split").and_then(|v| v.as_str()).unwrap_or("train").to_string();
-                        match it.get("path") {
-                            Some(yaml_serde::Value::String(p)) => entries.push((split, p.clone())),
-                            Some(yaml_serde::Value::Sequence(ps)) => {
-                                for p in ps.iter().filter_map(|p| p.as_str()) {
-                                    entries.push((split.clone(), p.to_string()));
-                                }
+    }
+    // the features are compared once per config, with its first Parquet file
+    let mut features_checked = false;
+    for (split, shards) in splits {
+        let (first, rows) = read_split_files(dir, manifest, name, &split, &shards, rep);
+        let Some(info) = &info else { continue };
+        if let (Some(rows), Some((said, path))) = (rows, info.examples.get(&split))
+            && rows != *said
+        {
+            rep.problems.push(format!(
+                "{} dataset_info of config `{name}` gives split `{split}` {said} examples, and its \
+                 Parquet files hold {rows} rows (`datasets` refuses to load it: NonMatchingSplitsSizesError)",
+                at(path)
+            ));
+        }
+        if let (Some(features), Some((f0, schema)), false) = (&info.features, &first, features_checked) {
+            features_checked = true;
+            check_features(info, features, name, f0, schema, at, rep);
+        }
+    }
+}
+
+/// A config's `data_files` as (split, pattern) pairs; a bare pattern is of split `train`.
+fn data_files_entries(c: &yaml_serde::Value) -> Vec<(String, String)> {
+    let mut entries: Vec<(String, String)> = Vec::new();
+    match c.get("data_files") {
+        Some(yaml_serde::Value::String(s)) => entries.push(("train".into(), s.clone())),
+        Some(yaml_serde::Value::Sequence(items)) => {
+            for it in items {
+                if let Some(s) = it.as_str() {
+                    entries.push(("train".into(), s.to_string()));
+                } else {
+                    let split = it.get("split").and_then(|v| v.as_str()).unwrap_or("train").to_string();
+                    match it.get("path") {
+                        Some(yaml_serde::Value::String(p)) => entries.push((split, p.clone())),
+                        Some(yaml_serde::Value::Sequence(ps)) => {
+                            for p in ps.iter().filter_map(|p| p.as_str()) {
+                                entries.push((split.clone(), p.to_string()));
                             }
-                            _ => {}
                         }
+                        _ => {}
                     }
                 }
             }
-            _ => {}
         }
-        // the splits data_files names, whether or not their paths match a file (a path that
-        // matches none is reported by card_problems)
-        let named: BTreeSet<String> = entries.iter().map(|(split, _)| split.clone()).collect();
-        for (split, pat) in entries {
-            for f in files.iter().filter(|f| f.ends_with(".parquet") && data_files_match(&pat, f)) {
-                splits.entry(split.clone()).or_default().push(f.clone());
-            }
-        }
-        // the config serves its own table's files, split by split as the manifest has them
-        if let Some(t) = manifest.and_then(|m| m.table(name).map(|t| (m, t))) {
-            let (m, t) = t;
-            let place = at(&format!("configs[{ci}].data_files"));
-            let mut foreign = false;
-            for (split, shards) in &splits {
-                for f in shards {
-                    let owner = m.files.iter().find(|e| &e.path == f).and_then(|e| e.table.as_deref());
-                    if owner.is_some_and(|o| o != name) {
-                        foreign = true;
-                        rep.problems.push(format!(
-                            "{place} config `{name}` split {split} names {f}, a file of table {}",
-                            owner.unwrap_or_default()
-                        ));
-                    }
-                }
-            }
-            let ours: BTreeSet<&str> = named.iter().map(String::as_str).collect();
-            // a split without rows is left out of the card (`datasets` cannot load an empty one)
-            let theirs: BTreeSet<&str> = t.splits.iter().filter(|s| s.rows > 0).map(|s| s.name.as_str()).collect();
-            if !theirs.is_empty() && ours != theirs {
+        _ => {}
+    }
+    entries
+}
+
+/// The files a config's splits match (`splits`, by the split names of `named`) are the
+/// manifest's table's, split by split.
+fn check_config_splits(
+    m: &Manifest,
+    t: &crate::stages::release::TableEntry,
+    name: &str,
+    place: &str,
+    splits: &BTreeMap<String, Vec<String>>,
+    named: &BTreeSet<String>,
+    rep: &mut VerifyReport,
+) {
+    let mut foreign = false;
+    for (split, shards) in splits {
+        for f in shards {
+            let owner = m.files.iter().find(|e| &e.path == f).and_then(|e| e.table.as_deref());
+            if owner.is_some_and(|o| o != name) {
+                foreign = true;
                 rep.problems.push(format!(
-                    "{place} config `{name}` has the splits {ours:?}, the manifest's table {name} the splits {theirs:?}"
-                ));
-            } else if !foreign {
-                for sp in t.splits.iter().filter(|s| s.rows > 0) {
-                    let want: BTreeSet<&String> = sp.files.iter().collect();
-                    let got: BTreeSet<&String> = splits.get(&sp.name).map(|v| v.iter().collect()).unwrap_or_default();
-                    if want != got && !got.is_empty() && got.iter().all(|f| m.files.iter().any(|e| &e.path == *f)) {
-                        rep.problems.push(format!(
-                            "{place} config `{name}` split {} matches the files {got:?}, the manifest's split the files \
-                             {want:?}",
-                            sp.name
-                        ));
-                    }
-                }
-            }
-        }
-        // what the card's dataset_info says of this config: (split → examples, feature names)
-        let info = dataset_info(&yaml, name);
-        if let Some(info) = &info {
-            // `datasets` refuses a card whose splits are not the data files' (Expected more
-            // splits / Unexpected splits)
-            let data: BTreeSet<&String> = named.iter().collect();
-            let card: BTreeSet<&String> = info.examples.keys().collect();
-            if !info.examples.is_empty() && !info.bad_counts && data != card {
-                rep.problems.push(format!(
-                    "{} dataset_info of config `{name}` names the splits {card:?}, and its data_files the \
-                     splits {data:?} (`datasets` refuses to load it)",
-                    at(&format!("{}.splits", info.path))
+                    "{place} config `{name}` split {split} names {f}, a file of table {}",
+                    owner.unwrap_or_default()
                 ));
             }
         }
-        // the features are compared once per config, with its first Parquet file
-        let mut features_checked = false;
-        for (split, shards) in splits {
-            let mut first: Option<(String, arrow::datatypes::SchemaRef)> = None;
-            // rows of the split's Parquet files, when every one was read
-            let mut rows: Option<u64> = Some(0);
-            for s in shards {
-                let p = dir.join(&s);
-                if lfs_pointer(&p).is_some() {
-                    if manifest.is_none() {
-                        rep.problems.push(format!(
-                            "{s}: a Git LFS pointer, not Parquet data; fetch the LFS object (e.g. `git lfs pull`)"
-                        ));
-                    }
-                    // its rows are unknown: no count is compared with the card's
-                    rows = None;
-                    continue;
-                }
-                let f = match std::fs::File::open(&p) {
-                    Ok(f) => f,
-                    // reported with the manifest's files, or as unexpected
-                    Err(_) => {
-                        rows = None;
-                        continue;
-                    }
-                };
-                let b = match open_parquet(f) {
-                    Ok(b) => b,
-                    Err(e) => {
-                        if manifest.is_none() {
-                            rep.problems.push(format!("{s}: not readable as Parquet: {e}"));
-                        }
-                        rows = None;
-                        continue;
-                    }
-                };
-                rows = rows.map(|r| r + b.metadata().file_metadata().num_rows().max(0) as u64);
-                let schema = b.schema().clone();
-                match &first {
-                    None => first = Some((s.clone(), schema)),
-                    Some((f0, s0)) => {
-                        for d in schema_pair_diff(s0, f0, &schema, &s) {
-                            rep.problems.push(format!("config `{name}` split `{split}`: {d}"));
-                        }
-                    }
-                }
-            }
-            let Some(info) = &info else { continue };
-            if let (Some(rows), Some((said, path))) = (rows, info.examples.get(&split))
-                && rows != *said
-            {
+    }
+    let ours: BTreeSet<&str> = named.iter().map(String::as_str).collect();
+    // a split without rows is left out of the card (`datasets` cannot load an empty one)
+    let theirs: BTreeSet<&str> = t.splits.iter().filter(|s| s.rows > 0).map(|s| s.name.as_str()).collect();
+    if !theirs.is_empty() && ours != theirs {
+        rep.problems.push(format!(
+            "{place} config `{name}` has the splits {ours:?}, the manifest's table {name} the splits {theirs:?}"
+        ));
+    } else if !foreign {
+        for sp in t.splits.iter().filter(|s| s.rows > 0) {
+            let want: BTreeSet<&String> = sp.files.iter().collect();
+            let got: BTreeSet<&String> = splits.get(&sp.name).map(|v| v.iter().collect()).unwrap_or_default();
+            if want != got && !got.is_empty() && got.iter().all(|f| m.files.iter().any(|e| &e.path == *f)) {
                 rep.problems.push(format!(
-                    "{} dataset_info of config `{name}` gives split `{split}` {said} examples, and its \
-                     Parquet files hold {rows} rows (`datasets` refuses to load it: NonMatchingSplitsSizesError)",
-                    at(path)
+                    "{place} config `{name}` split {} matches the files {got:?}, the manifest's split the files \
+                     {want:?}",
+                    sp.name
                 ));
             }
-            if let (Some(features), Some((f0, schema)), false) = (&info.features, &first, features_checked) {
-                features_checked = true;
-                // `datasets` reads the columns by name: another order is no problem, other names are
-                let listed: BTreeSet<&str> = features.iter().map(|(n, ..)| n.as_str()).collect();
-                let columns: BTreeSet<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-                let missing: Vec<&&str> = columns.difference(&listed).collect();
-                let extra: Vec<&&str> = listed.difference(&columns).collect();
-                let said = match (extra.is_empty(), missing.is_empty()) {
-                    (true, true) => None,
-                    (false, false) => Some(format!(
-                        "lists the features {extra:?}, which {f0} does not hold, and not its columns {missing:?}"
-                    )),
-                    (false, true) => Some(format!("lists the features {extra:?}, which {f0} does not hold")),
-                    (true, false) => Some(format!("does not list the columns {missing:?} of {f0}")),
-                };
-                if let Some(said) = said {
-                    let here = at(&format!("{}.features", info.path));
-                    rep.problems.push(format!("{here} dataset_info of config `{name}` {said}"));
+        }
+    }
+}
+
+/// Reads the footers of a split's Parquet files: the first file's name and schema (the other
+/// files' schemas compared with it), and the rows of all when every one was read.
+fn read_split_files(
+    dir: &Path,
+    manifest: Option<&Manifest>,
+    name: &str,
+    split: &str,
+    shards: &[String],
+    rep: &mut VerifyReport,
+) -> (Option<(String, arrow::datatypes::SchemaRef)>, Option<u64>) {
+    let mut first: Option<(String, arrow::datatypes::SchemaRef)> = None;
+    // rows of the split's Parquet files, when every one was read
+    let mut rows: Option<u64> = Some(0);
+    for s in shards {
+        let s = s.clone();
+        let p = dir.join(&s);
+        if lfs_pointer(&p).is_some() {
+            if manifest.is_none() {
+                rep.problems.push(format!(
+                    "{s}: a Git LFS pointer, not Parquet data; fetch the LFS object (e.g. `git lfs pull`)"
+                ));
+            }
+            // its rows are unknown: no count is compared with the card's
+            rows = None;
+            continue;
+        }
+        let f = match std::fs::File::open(&p) {
+            Ok(f) => f,
+            // reported with the manifest's files, or as unexpected
+            Err(_) => {
+                rows = None;
+                continue;
+            }
+        };
+        let b = match open_parquet(f) {
+            Ok(b) => b,
+            Err(e) => {
+                if manifest.is_none() {
+                    rep.problems.push(format!("{s}: not readable as Parquet: {e}"));
                 }
-                // a type other than the column's: `datasets` casts the column to it, or fails
-                for (feature, said, path) in features.iter().filter_map(|(n, d, p)| Some((n, d.as_ref()?, p))) {
-                    let Ok(field) = schema.field_with_name(feature) else { continue };
-                    if let Some(have) = file_feature_type(field.data_type())
-                        && have != *said
-                    {
-                        rep.problems.push(format!(
-                            "{} dataset_info of config `{name}` gives feature `{feature}` the type {said}, and \
-                             {f0} holds it as {have} (`datasets` would cast it, or fail to)",
-                            at(path)
-                        ));
-                    }
+                rows = None;
+                continue;
+            }
+        };
+        rows = rows.map(|r| r + b.metadata().file_metadata().num_rows().max(0) as u64);
+        let schema = b.schema().clone();
+        match &first {
+            None => first = Some((s.clone(), schema)),
+            Some((f0, s0)) => {
+                for d in schema_pair_diff(s0, f0, &schema, &s) {
+                    rep.problems.push(format!("config `{name}` split `{split}`: {d}"));
                 }
             }
+        }
+    }
+    (first, rows)
+}
+
+/// A config's `dataset_info` features against the columns of its first Parquet file `f0`:
+/// the same names, and the types the file holds.
+fn check_features(
+    info: &CardInfo,
+    features: &[(String, Option<String>, String)],
+    name: &str,
+    f0: &str,
+    schema: &arrow::datatypes::SchemaRef,
+    at: &dyn Fn(&str) -> String,
+    rep: &mut VerifyReport,
+) {
+    // `datasets` reads the columns by name: another order is no problem, other names are
+    let listed: BTreeSet<&str> = features.iter().map(|(n, ..)| n.as_str()).collect();
+    let columns: BTreeSet<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    let missing: Vec<&&str> = columns.difference(&listed).collect();
+    let extra: Vec<&&str> = listed.difference(&columns).collect();
+    let said = match (extra.is_empty(), missing.is_empty()) {
+        (true, true) => None,
+        (false, false) => {
+            Some(format!("lists the features {extra:?}, which {f0} does not hold, and not its columns {missing:?}"))
+        }
+        (false, true) => Some(format!("lists the features {extra:?}, which {f0} does not hold")),
+        (true, false) => Some(format!("does not list the columns {missing:?} of {f0}")),
+    };
+    if let Some(said) = said {
+        let here = at(&format!("{}.features", info.path));
+        rep.problems.push(format!("{here} dataset_info of config `{name}` {said}"));
+    }
+    // a type other than the column's: `datasets` casts the column to it, or fails
+    for (feature, said, path) in features.iter().filter_map(|(n, d, p)| Some((n, d.as_ref()?, p))) {
+        let Ok(field) = schema.field_with_name(feature) else { continue };
+        if let Some(have) = file_feature_type(field.data_type())
+            && have != *said
+        {
+            rep.problems.push(format!(
+                "{} dataset_info of config `{name}` gives feature `{feature}` the type {said}, and \
+                 {f0} holds it as {have} (`datasets` would cast it, or fail to)",
+                at(path)
+            ));
         }
     }
 }
