@@ -321,164 +321,15 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], context: &str, report: &mu
     };
     let table = plan.opts.table;
     let name = src.name.clone();
-    // ignored files
-    let ignored: Vec<String> = plan
-        .kinds
-        .iter()
-        .zip(inputs)
-        .filter_map(|(k, i)| match k {
-            Kind::Ignored(why) => Some(format!("{} ({why})", i.rel)),
-            _ => None,
-        })
-        .collect();
-    // a path that matched only such files (`wandb/*` beside the logs wandb links there) reads
-    // nothing: a mistake in the path, not a source without runs
-    if !ignored.is_empty() && ignored.len() == inputs.len() {
-        return Err(Error::config(
-            context,
-            format!(
-                "the path matches {} file(s), none of which this W&B reader reads: {}{}; a run folder's files \
-                 are matched by a pattern that goes into it (`wandb/**`, `wandb/*run-*/**`)",
-                ignored.len(),
-                ignored.iter().take(5).map(String::as_str).collect::<Vec<_>>().join(", "),
-                if ignored.len() > 5 { ", …" } else { "" }
-            ),
-        ));
-    }
-    if !ignored.is_empty() {
-        let shown: Vec<&String> = ignored.iter().take(10).collect();
-        report.warn(
-            &name,
-            "wandb-ignored",
-            None,
-            format!(
-                "{} matched file(s) hold nothing this W&B reader uses and were not read: {}{}",
-                ignored.len(),
-                shown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "),
-                if ignored.len() > 10 { ", …" } else { "" }
-            ),
-        );
-    }
-    // a run directory's history and events files, when its `.wandb` log is read instead
-    let mut superseded: Vec<String> = Vec::new();
-    for d in 0..plan.dirs.len() {
-        let Some(log) = plan.log_of(d) else { continue };
-        for m in [run_dir::Member::History, run_dir::Member::Events] {
-            let read_here = match m {
-                run_dir::Member::History => matches!(table, WandbTable::History | WandbTable::Histograms),
-                _ => table == WandbTable::System,
-            };
-            if let Some(k) = plan.member(d, m).filter(|_| read_here) {
-                superseded.push(format!("{} (the run's log {} is read)", inputs[k].rel, inputs[log].rel));
-            }
-        }
-    }
-    if !superseded.is_empty() {
-        report.warn(
-            &name,
-            "wandb-superseded",
-            None,
-            format!(
-                "{} file(s) not read, as their run's `.wandb` log holds the same records and more: {}",
-                superseded.len(),
-                superseded.join(", ")
-            ),
-        );
-    }
+    warn_ignored(&plan, inputs, &name, context, report)?;
+    warn_superseded(&plan, inputs, &name, report);
     // run lists: duplicates, totals, expectations
     let lists = api::scan_lists(&plan)?;
     if table == WandbTable::Runs {
         (plan.skip, plan.conflicts) = api::check_duplicates(&plan, &lists, &name, report);
     }
-    // one pass over every file
-    let mut per_run: BTreeMap<String, Steps> = BTreeMap::new();
-    let mut media: BTreeMap<(String, String), u64> = BTreeMap::new();
-    // the runs of runs-table CSV exports, by id: (where first seen, the row), as the run
-    // lists' runs are checked for duplicates
-    let mut csv_runs: BTreeMap<String, (usize, SourceRef, Value)> = BTreeMap::new();
-    let mut csv_skip = BTreeSet::new();
-    let mut csv_conflicts = BTreeMap::new();
-    let mut read_names: BTreeSet<String> = BTreeSet::new();
-    // whether any run gives each `[[source.wandb.column]]` a value (a `from` that matches no
-    // run is a typo, not a column of nulls)
-    let extra = plan.opts.columns.clone();
-    let mut filled = vec![false; extra.len()];
-    let mut runs_read = 0u64;
-    // `.wandb` logs with records lost (cut short, or a damaged part skipped), with what their
-    // warnings say (a failed build prints its violations, which repeat it)
-    let mut damaged: BTreeMap<usize, Vec<String>> = BTreeMap::new();
-    for (k, input) in inputs.iter().enumerate() {
-        let rel = input.rel.clone();
-        let runs_csv = table == WandbTable::Runs && matches!(plan.kinds[k], Kind::Csv(_));
-        emit(&plan, k, &mut |o| {
-            if let Out::Row(m, _) = &o
-                && table == WandbTable::Runs
-            {
-                runs_read += 1;
-                // found in the run's config, summary or unassigned columns, null or not
-                let object = |k: &str| m.get(k).and_then(Value::as_object);
-                for (f, c) in filled.iter_mut().zip(&extra) {
-                    *f |= rows::extra_lookup(c, object("config"), object("summary"), object("fields")).is_some();
-                }
-            }
-            match o {
-                Out::Row(m, Position::Line(n)) if runs_csv => {
-                    let Some(id) = m.get("run_id").and_then(Value::as_str).map(String::from) else { return Ok(()) };
-                    let mut row = m;
-                    row.shift_remove("source_files");
-                    let here = SourceRef { file: rel.clone(), at: Position::Line(n) };
-                    match csv_runs.get(&id) {
-                        None => {
-                            csv_runs.insert(id, (k, here, Value::Object(row)));
-                        }
-                        Some((first_k, first, before)) => {
-                            match api::run_listed_twice(
-                                report,
-                                &name,
-                                &id,
-                                (first, before),
-                                (&here, &Value::Object(row)),
-                            ) {
-                                None => {
-                                    csv_skip.insert((k, n));
-                                }
-                                Some(message) => {
-                                    if let Position::Line(m) = first.at {
-                                        csv_conflicts.insert((*first_k, m), (message.clone(), None));
-                                    }
-                                    csv_conflicts.insert((k, n), (message, None));
-                                }
-                            }
-                        }
-                    }
-                }
-                Out::Warn { at, kind, message } => {
-                    if kind == "wandb-log-damaged" {
-                        damaged.entry(k).or_default().push(message.clone());
-                    }
-                    report.warn(&name, kind, at.map(|at| SourceRef { file: rel.clone(), at }), message)
-                }
-                Out::Step { run, step } => {
-                    // the ids and names a run's history gives it, to match run lists by (once
-                    // a run, not once a row)
-                    let seen = run.run_id.as_ref().or(run.run_name.as_ref()).is_some_and(|k| per_run.contains_key(k));
-                    if !seen {
-                        read_names.extend(run.run_id.iter().chain(&run.run_name).cloned());
-                    }
-                    let key = run.run_id.or(run.run_name).unwrap_or_default();
-                    let e = per_run.entry(key).or_default();
-                    e.files.insert(k);
-                    e.rows += 1;
-                    if let Some(s) = step {
-                        e.steps.push((s, k));
-                    }
-                }
-                Out::Media { key, kind } => *media.entry((key, kind)).or_default() += 1,
-                Out::Row(..) | Out::Bad { .. } => {}
-            }
-            Ok(())
-        })?;
-    }
+    let FilePass { per_run, media, csv_skip, csv_conflicts, read_names, filled, runs_read, damaged, .. } =
+        FilePass::read(&plan, inputs, &name, report)?;
     for ((key, kind), n) in media {
         let what = if kind == "histogram" {
             "histogram values are not part of this table (read them with table = \"histograms\")".to_string()
@@ -507,6 +358,188 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], context: &str, report: &mu
         check_sampling(&mut plan, &lists, &per_run, &read_names, &damaged, &name, report);
     }
     Ok(plan)
+}
+
+/// What one pass over every file of a W&B source finds, for the checks after it.
+#[derive(Default)]
+struct FilePass {
+    /// The steps of each run's history (by id, else name), with the files they are in.
+    per_run: BTreeMap<String, Steps>,
+    /// Media values skipped, by (key, kind).
+    media: BTreeMap<(String, String), u64>,
+    /// The runs of runs-table CSV exports, by id: (where first seen, the row), as the run
+    /// lists' runs are checked for duplicates.
+    csv_runs: BTreeMap<String, (usize, SourceRef, Value)>,
+    /// Rows of those exports that repeat a run: (file, line).
+    csv_skip: BTreeSet<(usize, u64)>,
+    /// Rows of those exports that contradict each other, with the message.
+    csv_conflicts: BTreeMap<(usize, u64), (String, Option<String>)>,
+    /// The ids and names runs' histories give them.
+    read_names: BTreeSet<String>,
+    /// Whether any run gives each `[[source.wandb.column]]` a value (a `from` that matches no
+    /// run is a typo, not a column of nulls).
+    filled: Vec<bool>,
+    runs_read: u64,
+    /// `.wandb` logs with records lost (cut short, or a damaged part skipped), with what their
+    /// warnings say (a failed build prints its violations, which repeat it).
+    damaged: BTreeMap<usize, Vec<String>>,
+}
+
+impl FilePass {
+    /// Reads every file of the source once, passing its warnings to `report`.
+    fn read(plan: &Plan, inputs: &[InputFile], name: &str, report: &mut BuildReport) -> Result<FilePass> {
+        let table = plan.opts.table;
+        let extra = plan.opts.columns.clone();
+        let mut pass = FilePass { filled: vec![false; extra.len()], ..FilePass::default() };
+        for (k, input) in inputs.iter().enumerate() {
+            let rel = input.rel.clone();
+            let runs_csv = table == WandbTable::Runs && matches!(plan.kinds[k], Kind::Csv(_));
+            emit(plan, k, &mut |o| {
+                if let Out::Row(m, _) = &o
+                    && table == WandbTable::Runs
+                {
+                    pass.runs_read += 1;
+                    // found in the run's config, summary or unassigned columns, null or not
+                    let object = |k: &str| m.get(k).and_then(Value::as_object);
+                    for (f, c) in pass.filled.iter_mut().zip(&extra) {
+                        *f |= rows::extra_lookup(c, object("config"), object("summary"), object("fields")).is_some();
+                    }
+                }
+                match o {
+                    Out::Row(m, Position::Line(n)) if runs_csv => {
+                        let Some(id) = m.get("run_id").and_then(Value::as_str).map(String::from) else { return Ok(()) };
+                        let mut row = m;
+                        row.shift_remove("source_files");
+                        let here = SourceRef { file: rel.clone(), at: Position::Line(n) };
+                        match pass.csv_runs.get(&id) {
+                            None => {
+                                pass.csv_runs.insert(id, (k, here, Value::Object(row)));
+                            }
+                            Some((first_k, first, before)) => {
+                                match api::run_listed_twice(
+                                    report,
+                                    name,
+                                    &id,
+                                    (first, before),
+                                    (&here, &Value::Object(row)),
+                                ) {
+                                    None => {
+                                        pass.csv_skip.insert((k, n));
+                                    }
+                                    Some(message) => {
+                                        if let Position::Line(m) = first.at {
+                                            pass.csv_conflicts.insert((*first_k, m), (message.clone(), None));
+                                        }
+                                        pass.csv_conflicts.insert((k, n), (message, None));
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    Out::Warn { at, kind, message } => {
+                        if kind == "wandb-log-damaged" {
+                            pass.damaged.entry(k).or_default().push(message.clone());
+                        }
+                        report.warn(name, kind, at.map(|at| SourceRef { file: rel.clone(), at }), message)
+                    }
+                    Out::Step { run, step } => {
+                        // the ids and names a run's history gives it, to match run lists by (once
+                        // a run, not once a row)
+                        let seen =
+                            run.run_id.as_ref().or(run.run_name.as_ref()).is_some_and(|k| pass.per_run.contains_key(k));
+                        if !seen {
+                            pass.read_names.extend(run.run_id.iter().chain(&run.run_name).cloned());
+                        }
+                        let key = run.run_id.or(run.run_name).unwrap_or_default();
+                        let e = pass.per_run.entry(key).or_default();
+                        e.files.insert(k);
+                        e.rows += 1;
+                        if let Some(s) = step {
+                            e.steps.push((s, k));
+                        }
+                    }
+                    Out::Media { key, kind } => *pass.media.entry((key, kind)).or_default() += 1,
+                    Out::Row(..) | Out::Bad { .. } => {}
+                }
+                Ok(())
+            })?;
+        }
+        Ok(pass)
+    }
+}
+
+/// Warns of the files the W&B reader leaves out; a path that matched only such files is an
+/// error naming `context` (a mistake in the path, not a source without runs).
+fn warn_ignored(plan: &Plan, inputs: &[InputFile], name: &str, context: &str, report: &mut BuildReport) -> Result<()> {
+    let ignored: Vec<String> = plan
+        .kinds
+        .iter()
+        .zip(inputs)
+        .filter_map(|(k, i)| match k {
+            Kind::Ignored(why) => Some(format!("{} ({why})", i.rel)),
+            _ => None,
+        })
+        .collect();
+    // a path that matched only such files (`wandb/*` beside the logs wandb links there) reads
+    // nothing: a mistake in the path, not a source without runs
+    if !ignored.is_empty() && ignored.len() == inputs.len() {
+        return Err(Error::config(
+            context,
+            format!(
+                "the path matches {} file(s), none of which this W&B reader reads: {}{}; a run folder's files \
+                 are matched by a pattern that goes into it (`wandb/**`, `wandb/*run-*/**`)",
+                ignored.len(),
+                ignored.iter().take(5).map(String::as_str).collect::<Vec<_>>().join(", "),
+                if ignored.len() > 5 { ", …" } else { "" }
+            ),
+        ));
+    }
+    if !ignored.is_empty() {
+        let shown: Vec<&String> = ignored.iter().take(10).collect();
+        report.warn(
+            name,
+            "wandb-ignored",
+            None,
+            format!(
+                "{} matched file(s) hold nothing this W&B reader uses and were not read: {}{}",
+                ignored.len(),
+                shown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "),
+                if ignored.len() > 10 { ", …" } else { "" }
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// Warns of a run folder's history and events files left out because its `.wandb` log is read.
+fn warn_superseded(plan: &Plan, inputs: &[InputFile], name: &str, report: &mut BuildReport) {
+    let table = plan.opts.table;
+    // a run directory's history and events files, when its `.wandb` log is read instead
+    let mut superseded: Vec<String> = Vec::new();
+    for d in 0..plan.dirs.len() {
+        let Some(log) = plan.log_of(d) else { continue };
+        for m in [run_dir::Member::History, run_dir::Member::Events] {
+            let read_here = match m {
+                run_dir::Member::History => matches!(table, WandbTable::History | WandbTable::Histograms),
+                _ => table == WandbTable::System,
+            };
+            if let Some(k) = plan.member(d, m).filter(|_| read_here) {
+                superseded.push(format!("{} (the run's log {} is read)", inputs[k].rel, inputs[log].rel));
+            }
+        }
+    }
+    if !superseded.is_empty() {
+        report.warn(
+            name,
+            "wandb-superseded",
+            None,
+            format!(
+                "{} file(s) not read, as their run's `.wandb` log holds the same records and more: {}",
+                superseded.len(),
+                superseded.join(", ")
+            ),
+        );
+    }
 }
 
 /// Whether a file is a chart-panel export (one metric, or a few, of each run: two panels of a
