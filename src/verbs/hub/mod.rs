@@ -28,6 +28,7 @@ pub mod cache;
 pub mod client;
 pub mod publish;
 pub mod remote;
+pub mod xet;
 
 use std::fmt;
 use std::time::Duration;

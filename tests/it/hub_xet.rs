@@ -1,0 +1,120 @@
+//! Publishing through Xet storage: the fake Hub with xet-core's local CAS server behind it
+//! (tests/it/hub_server.rs, `FakeHub::start_with_xet`), read back by `verify hf://` and
+//! `query hf://`; the LFS fallback; `--transfer`; the bytes a republish sends.
+
+use std::path::{Path, PathBuf};
+
+use crate::hub_server::{Entry, FakeHub};
+use crate::publish::{HubEnv, assert_tree_is_release, release_files};
+use crate::util::*;
+
+fn xet_env() -> HubEnv {
+    HubEnv { hub: FakeHub::start_with_xet(), home: tempfile::tempdir().unwrap() }
+}
+
+fn json_of(o: &std::process::Output) -> serde_json::Value {
+    serde_json::from_str(&stdout(o)).unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(o), stderr(o)))
+}
+
+/// The LFS files of the tree at `rev` (path → sha256).
+fn lfs_files(env: &HubEnv, repo: &str) -> Vec<(String, String)> {
+    env.hub
+        .tree(repo, "main")
+        .into_iter()
+        .filter_map(|(p, e)| match e {
+            Entry::Lfs { sha256, .. } => Some((p, sha256)),
+            Entry::Regular(_) => None,
+        })
+        .collect()
+}
+
+#[test]
+fn publishes_through_xet_and_reads_back() {
+    let env = xet_env();
+    let release = example_release();
+    let o = env.publish(release, "acme/xet", &["--create", "--format", "json"]);
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    let j = json_of(&o);
+    assert_eq!(j["transfer"], "xet", "{j:#}");
+    // nothing went through Git LFS
+    assert_eq!(env.hub.count("POST", "/info/lfs/objects/batch"), 0);
+    assert_eq!(env.hub.count("PUT", "/lfs/"), 0);
+    assert!(env.hub.count("GET", "/xet-write-token/main") >= 1);
+    let parquet: u64 = release_files(release)
+        .keys()
+        .filter(|p| p.ends_with(".parquet"))
+        .map(|p| std::fs::metadata(release.join(p)).unwrap().len())
+        .sum();
+    assert_eq!(j["xet"]["file_bytes"], parquet, "every LFS file went to the CAS: {j:#}");
+    let sent = j["uploaded_bytes"].as_u64().unwrap();
+    assert!(sent > 0 && sent == j["xet"]["xorb_bytes"].as_u64().unwrap() + j["xet"]["shard_bytes"].as_u64().unwrap());
+    assert_eq!(j["uploaded_objects"], lfs_files(&env, "acme/xet").len());
+    assert_tree_is_release(&env, "acme/xet", "main", "", release);
+    // the Hub found each file in the CAS by its SHA-256 and rebuilt it from the chunks: the
+    // bytes it serves are the release's, and its listings carry the Xet hash
+    let xet = env.hub.state().xet_hashes.clone();
+    for (path, sha) in lfs_files(&env, "acme/xet") {
+        assert!(xet.contains_key(&sha), "{path} has no Xet hash");
+        assert_eq!(
+            crate::hub_server::sha256(&env.hub.state().objects[&sha]),
+            sha,
+            "{path}: the CAS gives back other bytes"
+        );
+    }
+    // verify and query read it through the cache, as any other release
+    let o = env.verify("hf://datasets/acme/xet", &["--download"]);
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    let o = env.query("hf://datasets/acme/xet", "SELECT count(*) AS n FROM metrics", &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "n\n13220\n");
+    // the text report says what travelled
+    let o = env.publish(release, "acme/xet2", &["--create"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("through Xet:"), "{}", stderr(&o));
+}
+
+#[test]
+fn without_xet_auto_falls_back_to_lfs_and_xet_is_refused() {
+    let env = HubEnv::new();
+    let release = example_release();
+    env.hub.create_repo("acme/noxet");
+    // --transfer xet: the Hub offers no Xet, nothing is committed
+    let o = env.publish(release, "acme/noxet", &["--transfer", "xet"]);
+    assert_eq!(o.status.code(), Some(2), "{}\n{}", stdout(&o), stderr(&o));
+    assert!(
+        stderr(&o).contains("--transfer xet: the Hub at")
+            && stderr(&o).contains("offers no Xet storage for acme/noxet")
+            && stderr(&o).contains("xet-write-token endpoint answered HTTP 404"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(env.hub.count("POST", "/commit/"), 0);
+    assert_eq!(env.hub.history("acme/noxet", "main").len(), 1);
+    // auto: the token endpoint answers 404, the LFS batch picks basic/multipart
+    let o = env.publish(release, "acme/noxet", &["--format", "json"]);
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    let j = json_of(&o);
+    assert_eq!(j["transfer"], "lfs", "{j:#}");
+    assert!(j["xet"].is_null());
+    assert!(env.hub.count("PUT", "/lfs/") > 0);
+    assert_tree_is_release(&env, "acme/noxet", "main", "", release);
+    let body = env.hub.requests().into_iter().find(|r| r.path.contains("/info/lfs/objects/batch")).unwrap().body;
+    let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(body["transfers"], serde_json::json!(["basic", "multipart", "xet"]), "Xet is offered");
+}
+
+#[test]
+fn transfer_lfs_sends_whole_files_even_where_xet_is_offered() {
+    let env = xet_env();
+    let release = example_release();
+    let o = env.publish(release, "acme/lfs", &["--create", "--transfer", "lfs", "--format", "json"]);
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    assert_eq!(json_of(&o)["transfer"], "lfs");
+    assert_eq!(env.hub.count("GET", "/xet-write-token/"), 0);
+    assert!(env.hub.count("PUT", "/lfs/") > 0);
+    let body = env.hub.requests().into_iter().find(|r| r.path.contains("/info/lfs/objects/batch")).unwrap().body;
+    let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(body["transfers"], serde_json::json!(["basic", "multipart"]));
+    assert!(env.hub.state().xet_hashes.is_empty());
+    assert_tree_is_release(&env, "acme/lfs", "main", "", release);
+}
