@@ -226,6 +226,11 @@ struct BuildArgs {
     /// Largest Parquet row group, in rows (at least 1).
     #[arg(long, default_value_t = WriteOptions::default().row_group_rows as u64, value_parser = clap::value_parser!(u64).range(1..))]
     row_group_rows: u64,
+    /// Cut Parquet data pages at fixed sizes instead of where the values' content says.
+    /// Content-defined pages (the default, the Hub's "Optimized Parquet") let a republished
+    /// table that gained rows upload only its changed chunks through Xet.
+    #[arg(long)]
+    no_content_defined_chunking: bool,
     /// Report string values of the sources longer than this many bytes (as read, with their
     /// file and line; a table that keeps one may be truncated by the dataset viewer).
     #[arg(long, default_value_t = 10_000_000)]
@@ -635,6 +640,7 @@ fn build(a: BuildArgs, quiet: bool) -> Result<u8, Error> {
             max_shard_bytes: a.max_shard_bytes,
             row_group_bytes: a.row_group_bytes,
             row_group_rows: usize::try_from(a.row_group_rows).unwrap_or(usize::MAX),
+            content_defined_chunking: !a.no_content_defined_chunking,
             ..WriteOptions::default()
         },
         large_cell_bytes: a.large_cell_bytes,

@@ -33,6 +33,10 @@ pub struct WriteOptions {
     pub row_group_rows: usize,
     /// zstd level for Parquet pages. Default 3.
     pub zstd_level: i32,
+    /// Cut Parquet data pages where the values' content says (content-defined chunking, the
+    /// Hub's "Optimized Parquet"), so that rows added to a table leave the pages before them
+    /// byte-identical and a Xet upload sends only the changed chunks. Default on.
+    pub content_defined_chunking: bool,
 }
 
 impl Default for WriteOptions {
@@ -42,6 +46,7 @@ impl Default for WriteOptions {
             row_group_bytes: 128 << 20,
             row_group_rows: 1 << 20,
             zstd_level: 3,
+            content_defined_chunking: true,
         }
     }
 }

@@ -732,7 +732,12 @@ fn parquet_uncompressed_bytes(path: &Path) -> Result<u64> {
     Ok(reader.metadata().row_groups().iter().map(|rg| rg.total_byte_size().max(0) as u64).sum())
 }
 
-/// Writes the card.
+/// Writes the card: YAML front matter (licence, tags, size category, one config per table
+/// with rows and its `dataset_info`, merged with `extra`, the front matter of a card already
+/// on the Hub), then the body: an overview, a section per table, the pipeline's own
+/// sections, data quality, provenance, how to verify, query and load, and the citation.
+///
+/// Errors: a Parquet file of the release that cannot be read for its size.
 pub fn render(
     spec: &PipelineSpec,
     manifest: &Manifest,
@@ -741,15 +746,51 @@ pub fn render(
     extra: Option<&Mapping>,
     root: &Path,
 ) -> Result<String> {
+    let default_table = default_config(spec, manifest);
+    let (yaml, sizes) = card_metadata(spec, manifest, &default_table, extra, root)?;
+    let mut b = overview(spec, manifest, &default_table, &sizes);
+    b.push_str("## Tables\n\n");
+    for t in &manifest.tables {
+        b.push_str(&table_section(spec, t));
+    }
+    for s in sections {
+        let _ = writeln!(b, "## {}\n", s.title);
+        if let Some(t) = &s.text {
+            let _ = writeln!(b, "{}\n", t.trim());
+        }
+        if let Some(t) = &s.table {
+            let _ = writeln!(b, "{t}");
+        }
+    }
+    b.push_str(&data_quality(spec, manifest, report));
+    b.push_str(&provenance(manifest));
+    b.push_str(&verify_and_query(spec, manifest, &default_table));
+    Ok(format!("---\n{yaml}---\n\n{}", b.trim_end().to_string() + "\n"))
+}
+
+/// The card's default config: the pipeline's `default_table` (else its first table) when it
+/// has rows, else the first table with rows (a config the card lists).
+fn default_config(spec: &PipelineSpec, manifest: &Manifest) -> String {
     let card = &spec.def.card;
     // the default config must be one the card lists: a table with rows
     let declared_default = card.default_table.clone().unwrap_or_else(|| spec.def.tables[0].name.clone());
     let has_rows = |name: &str| manifest.table(name).is_some_and(|t| t.rows > 0);
-    let default_table = if has_rows(&declared_default) {
+    if has_rows(&declared_default) {
         declared_default
     } else {
         manifest.tables.iter().find(|t| t.rows > 0).map(|t| t.name.clone()).unwrap_or(declared_default)
-    };
+    }
+}
+
+/// The card's YAML front matter, and each table's Parquet bytes (for the overview).
+fn card_metadata(
+    spec: &PipelineSpec,
+    manifest: &Manifest,
+    default_table: &str,
+    extra: Option<&Mapping>,
+    root: &Path,
+) -> Result<(String, BTreeMap<String, u64>)> {
+    let card = &spec.def.card;
     let max_rows = manifest.tables.iter().map(|t| t.rows).max().unwrap_or(0);
 
     // front matter
@@ -856,8 +897,12 @@ pub fn render(
     // which `datasets` reads cards with: they are quoted
     let yaml =
         quote_yaml11_ambiguous(&yaml_serde::to_string(&Yaml::Mapping(fm)).map_err(|e| Error::format("card", e))?);
+    Ok((yaml, sizes))
+}
 
-    // body
+/// The card's title, description, release line and table of tables.
+fn overview(spec: &PipelineSpec, manifest: &Manifest, default_table: &str, sizes: &BTreeMap<String, u64>) -> String {
+    let card = &spec.def.card;
     let mut b = String::new();
     let title = card.pretty_name.clone().unwrap_or_else(|| spec.def.name.clone());
     let _ = writeln!(b, "# {title}\n");
@@ -885,114 +930,114 @@ pub fn render(
     }
     b.push('\n');
 
-    b.push_str("## Tables\n\n");
-    for t in &manifest.tables {
-        let _ = writeln!(b, "### `{}`\n", t.name);
-        let desc = table_description(spec, &t.name, &t.schema);
-        if !desc.is_empty() {
-            let _ = writeln!(b, "{}\n", desc.trim());
-        }
-        let _ = write!(b, "{}", crate::stages::hash::rows(t.rows));
-        if !t.schema.primary_key.is_empty() {
-            let _ = write!(b, ", one per ({})", t.schema.primary_key.join(", "));
-        }
-        if t.schema.primary_key.is_empty() {
-            // no key: nothing tells two rows apart, and equal rows are all kept
-            b.push_str("; no primary key (rows are not checked for duplicates)");
+    b
+}
+
+/// A table's section: description, rows, key and duplicate rule, files, empty splits,
+/// foreign keys and the column dictionary with each column's rules.
+fn table_section(spec: &PipelineSpec, t: &crate::stages::release::TableEntry) -> String {
+    let mut b = String::new();
+    let _ = writeln!(b, "### `{}`\n", t.name);
+    let desc = table_description(spec, &t.name, &t.schema);
+    if !desc.is_empty() {
+        let _ = writeln!(b, "{}\n", desc.trim());
+    }
+    let _ = write!(b, "{}", crate::stages::hash::rows(t.rows));
+    if !t.schema.primary_key.is_empty() {
+        let _ = write!(b, ", one per ({})", t.schema.primary_key.join(", "));
+    }
+    if t.schema.primary_key.is_empty() {
+        // no key: nothing tells two rows apart, and equal rows are all kept
+        b.push_str("; no primary key (rows are not checked for duplicates)");
+    } else {
+        let _ = write!(b, "; duplicate-key rule `{}`", t.on_duplicate_key);
+    }
+    if t.duplicates_dropped > 0 {
+        let _ = write!(
+            b,
+            " ({} superseded, kept in `rejects/{}.jsonl`)",
+            crate::stages::hash::rows(t.duplicates_dropped),
+            t.name
+        );
+    }
+    if t.rejected_rows > 0 {
+        let _ = write!(
+            b,
+            "; {} rejected by validation (in `rejects/{}.jsonl`)",
+            crate::stages::hash::rows(t.rejected_rows),
+            t.name
+        );
+    }
+    let _ = writeln!(b, ". Files: {}.\n", t.files.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", "));
+    let empty: Vec<String> = t.splits.iter().filter(|s| s.rows == 0).map(|s| format!("`{}`", s.name)).collect();
+    if !empty.is_empty() {
+        let what = if empty.len() == t.splits.len() {
+            "The table has no rows, so it is left out of the card's `configs`".to_string()
         } else {
-            let _ = write!(b, "; duplicate-key rule `{}`", t.on_duplicate_key);
-        }
-        if t.duplicates_dropped > 0 {
-            let _ = write!(
-                b,
-                " ({} superseded, kept in `rejects/{}.jsonl`)",
-                crate::stages::hash::rows(t.duplicates_dropped),
-                t.name
-            );
-        }
-        if t.rejected_rows > 0 {
-            let _ = write!(
-                b,
-                "; {} rejected by validation (in `rejects/{}.jsonl`)",
-                crate::stages::hash::rows(t.rejected_rows),
-                t.name
-            );
-        }
-        let _ = writeln!(b, ". Files: {}.\n", t.files.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", "));
-        let empty: Vec<String> = t.splits.iter().filter(|s| s.rows == 0).map(|s| format!("`{}`", s.name)).collect();
-        if !empty.is_empty() {
-            let what = if empty.len() == t.splits.len() {
-                "The table has no rows, so it is left out of the card's `configs`".to_string()
-            } else {
-                format!(
-                    "Split{} {} {} no rows, so {} left out of this config's `data_files`",
-                    if empty.len() == 1 { "" } else { "s" },
-                    empty.join(", "),
-                    if empty.len() == 1 { "has" } else { "have" },
-                    if empty.len() == 1 { "it is" } else { "they are" }
-                )
-            };
-            let _ = writeln!(
-                b,
-                "{what} (the `datasets` library refuses a split without rows); its Parquet and JSON Lines files are in the release all the same.\n"
-            );
-        }
-        for fk in &t.schema.foreign_keys {
-            let _ = writeln!(
-                b,
-                "Foreign key: ({}) → `{}`({}).\n",
-                fk.fields.join(", "),
-                fk.reference.resource,
-                fk.reference.fields.join(", ")
-            );
-        }
-        let _ = writeln!(b, "| column | type | description |\n|---|---|---|");
-        for (f, a) in t.schema.fields.iter().zip(&t.arrow_schema) {
-            let mut d = f.description.clone().unwrap_or_default();
-            let c = &f.constraints;
-            let mut rules = Vec::new();
-            if c.required || t.schema.primary_key.contains(&f.name) {
-                rules.push("required".to_string());
-            }
-            if c.unique {
-                rules.push("unique".into());
-            }
-            if let Some(e) = &c.enum_values {
-                rules.push(format!("one of {}", e.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")));
-            }
-            if let Some(p) = &c.pattern {
-                rules.push(format!("matches `{p}`"));
-            }
-            if let Some(m) = &c.minimum {
-                rules.push(format!("≥ {m}"));
-            }
-            if let Some(m) = &c.maximum {
-                rules.push(format!("≤ {m}"));
-            }
-            match (c.min_length, c.max_length) {
-                (Some(lo), Some(hi)) => rules.push(format!("length {lo} to {hi}")),
-                (Some(lo), None) => rules.push(format!("length ≥ {lo}")),
-                (None, Some(hi)) => rules.push(format!("length ≤ {hi}")),
-                (None, None) => {}
-            }
-            if !rules.is_empty() {
-                d = format!("{d} ({})", rules.join("; "));
-            }
-            let _ = writeln!(b, "| {} | `{}` | {} |", code(&f.name), esc(&a.data_type), esc(d.trim()));
-        }
-        b.push('\n');
+            format!(
+                "Split{} {} {} no rows, so {} left out of this config's `data_files`",
+                if empty.len() == 1 { "" } else { "s" },
+                empty.join(", "),
+                if empty.len() == 1 { "has" } else { "have" },
+                if empty.len() == 1 { "it is" } else { "they are" }
+            )
+        };
+        let _ = writeln!(
+            b,
+            "{what} (the `datasets` library refuses a split without rows); its Parquet and JSON Lines files are in the release all the same.\n"
+        );
     }
-
-    for s in sections {
-        let _ = writeln!(b, "## {}\n", s.title);
-        if let Some(t) = &s.text {
-            let _ = writeln!(b, "{}\n", t.trim());
-        }
-        if let Some(t) = &s.table {
-            let _ = writeln!(b, "{t}");
-        }
+    for fk in &t.schema.foreign_keys {
+        let _ = writeln!(
+            b,
+            "Foreign key: ({}) → `{}`({}).\n",
+            fk.fields.join(", "),
+            fk.reference.resource,
+            fk.reference.fields.join(", ")
+        );
     }
+    let _ = writeln!(b, "| column | type | description |\n|---|---|---|");
+    for (f, a) in t.schema.fields.iter().zip(&t.arrow_schema) {
+        let mut d = f.description.clone().unwrap_or_default();
+        let c = &f.constraints;
+        let mut rules = Vec::new();
+        if c.required || t.schema.primary_key.contains(&f.name) {
+            rules.push("required".to_string());
+        }
+        if c.unique {
+            rules.push("unique".into());
+        }
+        if let Some(e) = &c.enum_values {
+            rules.push(format!("one of {}", e.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")));
+        }
+        if let Some(p) = &c.pattern {
+            rules.push(format!("matches `{p}`"));
+        }
+        if let Some(m) = &c.minimum {
+            rules.push(format!("≥ {m}"));
+        }
+        if let Some(m) = &c.maximum {
+            rules.push(format!("≤ {m}"));
+        }
+        match (c.min_length, c.max_length) {
+            (Some(lo), Some(hi)) => rules.push(format!("length {lo} to {hi}")),
+            (Some(lo), None) => rules.push(format!("length ≥ {lo}")),
+            (None, Some(hi)) => rules.push(format!("length ≤ {hi}")),
+            (None, None) => {}
+        }
+        if !rules.is_empty() {
+            d = format!("{d} ({})", rules.join("; "));
+        }
+        let _ = writeln!(b, "| {} | `{}` | {} |", code(&f.name), esc(&a.data_type), esc(d.trim()));
+    }
+    b.push('\n');
+    b
+}
 
+/// The "Data quality" section: non-finite values, coercions, rejected and superseded rows,
+/// and the build's warnings (the first [`CARD_WARNINGS`], and every sampled W&B history).
+fn data_quality(spec: &PipelineSpec, manifest: &Manifest, report: &BuildReport) -> String {
+    let mut b = String::new();
     b.push_str("## Data quality\n\n");
     b.push_str(
         "Non-finite floats (`NaN`, `Infinity`, `-Infinity`) are kept as IEEE values in Parquet (NaN is a value, \
@@ -1068,6 +1113,13 @@ pub fn render(
     }
     b.push('\n');
 
+    b
+}
+
+/// The "Provenance" section: every raw input with its size and SHA-256, and the tables whose
+/// rows keep their raw file and line.
+fn provenance(manifest: &Manifest) -> String {
+    let mut b = String::new();
     b.push_str("## Provenance\n\n");
     let _ = writeln!(b, "Raw inputs ({} files), paths relative to the pipeline folder:\n", manifest.inputs.len());
     let _ = writeln!(b, "| file | bytes | sha256 | read by |\n|---|---|---|---|");
@@ -1109,6 +1161,13 @@ pub fn render(
     }
     b.push('\n');
 
+    b
+}
+
+/// The "Verify and query" section, how to load the release, and the citation.
+fn verify_and_query(spec: &PipelineSpec, manifest: &Manifest, default_table: &str) -> String {
+    let card = &spec.def.card;
+    let mut b = String::new();
     b.push_str("## Verify and query\n\n");
     b.push_str(
         "Check every file against its published SHA-256:\n\n```sh\nsha256sum -c SHA256SUMS\nrunpack verify .\n```\n\n",
@@ -1128,11 +1187,11 @@ pub fn render(
     );
     let first = &manifest.tables[0];
     let _ = writeln!(b, "Query with SQL:\n\n```sh\nrunpack query . \"SELECT count(*) FROM {}\"\n```\n", first.name);
-    b.push_str(&how_to_load(manifest, &default_table));
+    b.push_str(&how_to_load(manifest, default_table));
     if let Some(c) = &card.citation {
         let _ = writeln!(b, "## Citation\n\n```\n{}\n```\n", c.trim());
     }
-    Ok(format!("---\n{yaml}---\n\n{}", b.trim_end().to_string() + "\n"))
+    b
 }
 
 /// The path of a split's Parquet files as the card's `data_files` names them: the file, or

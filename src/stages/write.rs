@@ -24,7 +24,7 @@ use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::{DataType, Float64Type, SchemaRef};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{CdcOptions, WriterProperties};
 
 use crate::core::error::{Error, Result};
 use crate::core::jsonl::{NonFiniteAs, encode_jsonl_as};
@@ -190,6 +190,10 @@ struct Shard {
 /// their dictionary.
 pub const DICTIONARY_PAGE_BYTES: usize = 128 << 10;
 
+/// Most rows in a content-defined Parquet page (1,048,576), a bound the chunker's own
+/// (at most 1 MiB of values per page) reaches first unless values are tiny.
+pub const CDC_PAGE_ROWS: usize = 1 << 20;
+
 /// Streams one table into shards.
 pub struct TableWriter {
     name: String,
@@ -226,7 +230,16 @@ impl TableWriter {
             ))
             .set_max_row_group_row_count(Some(opts.row_group_rows))
             .set_created_by(format!("runpack {}", env!("CARGO_PKG_VERSION")))
-            .set_dictionary_page_size_limit(DICTIONARY_PAGE_BYTES);
+            .set_dictionary_page_size_limit(DICTIONARY_PAGE_BYTES)
+            // page statistics (the column index) and the offset index are the writer's default:
+            // with content-defined pages they make the Hub's "Optimized Parquet"
+            .set_statistics_enabled(parquet::file::properties::EnabledStatistics::Page)
+            .set_content_defined_chunking(opts.content_defined_chunking.then(CdcOptions::default));
+        // a page cut every 20,000 rows (the writer's default) would fall at fixed places and
+        // shift with every row inserted before it: content-defined pages are bounded by the
+        // chunker's size (1 MiB of values) instead
+        let props =
+            if opts.content_defined_chunking { props.set_data_page_row_count_limit(CDC_PAGE_ROWS) } else { props };
         // line numbers are distinct and rising: deltas, not a dictionary
         let props = match schema.field_with_name("_source_line") {
             Ok(f) if f.data_type() == &DataType::Int64 => {

@@ -1080,8 +1080,24 @@ impl SourcePlan {
     }
 }
 
-/// Groups the files looked at into sources.
+/// Groups the files looked at into sources: fixed formats first (metrics before what
+/// describes them), then W&B's standard tables, then plain files by folder and keys.
 fn plan_sources(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> Result<Vec<SourcePlan>> {
+    let mut plans = fixed_format_plans(looked, not_read);
+    plans.extend(wandb_plans(raw, looked, not_read));
+    for c in plain_clusters(looked) {
+        plans.extend(cluster_plans(c));
+    }
+    for p in &mut plans {
+        p.patterns = exact_patterns(raw, &p.wanted, &p.files);
+    }
+    Ok(plans)
+}
+
+/// Sources of the formats runpack knows by name (Tinker, cookbook, trackio, Inspect,
+/// lm-eval, lighteval, verl, graph evaluations): one per format and path pattern, joined where
+/// one reader takes several patterns together.
+fn fixed_format_plans(looked: &[Looked], not_read: &mut Vec<NotRead>) -> Vec<SourcePlan> {
     let mut plans = Vec::new();
     // fixed formats, by the pattern that names their run
     let mut fixed: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
@@ -1157,227 +1173,238 @@ fn plan_sources(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> R
             })
             .find(|f| f.name() == format)
             .expect("a file looked at");
-        let (base, what, keys): (&str, &str, Vec<&str>) = match format {
-            Format::TinkerMetrics => (
-                "metrics",
-                "Tinker metrics logs (`metrics.jsonl`) in long form: one row per step and metric",
-                vec!["step", "metric"],
-            ),
-            Format::TinkerCheckpoints => (
-                "checkpoints",
-                "Tinker checkpoint indices (`checkpoints.jsonl`): one row per checkpoint saved",
-                vec!["name"],
-            ),
-            Format::TinkerEvalResult => (
-                "eval_results",
-                "Benchmark results (`result.json` of the tinker-cookbook runner): one row per benchmark",
-                vec!["benchmark"],
-            ),
-            Format::TinkerEvalTrajectories => (
-                "eval_trajectories",
-                "Benchmark trajectories (`trajectories.jsonl` of the tinker-cookbook runner): one row per sample",
-                vec!["benchmark", "idx"],
-            ),
-            Format::EvalMetrics => (
-                "eval_metrics",
-                "Per-checkpoint evaluation metrics (`<checkpoint>_metrics.json`): one row per checkpoint and split",
-                vec!["checkpoint", "split"],
-            ),
-            Format::EvalGenerations => (
-                "eval_generations",
-                "Per-checkpoint generations (`<checkpoint>_{id,ood}_generations.jsonl`): one row per sample",
-                vec![],
-            ),
-            Format::LightevalResults => (
-                "lighteval_results",
-                "lighteval results (`results_<date>.json`): one row per task and metric",
-                vec!["task", "metric"],
-            ),
-            Format::LightevalDetails => (
-                "lighteval_details",
-                "lighteval details (`details_<task>_<date>.parquet`): one row per example",
-                vec!["task", "date_id", "doc_id"],
-            ),
-            Format::VerlGenerations => {
-                ("verl_generations", "verl validation and rollout dumps (`<step>.jsonl`): one row per sample", vec![])
-            }
-            Format::TrackioMetrics => (
-                "trackio_metrics",
-                "trackio metrics (a project's database `<project>.db`, its `inbox/` JSONL fragments or its \
-                 `metrics.parquet` export, each log call read once by its `log_id`) in long form: one row per log \
-                 call and metric",
-                vec!["log_id", "metric"],
-            ),
-            Format::TrackioSystem => (
-                "trackio_system_metrics",
-                "trackio system metrics (a project's database, fragments or `system_metrics.parquet` export) in long \
-                 form: one row per sample and metric",
-                vec!["log_id", "metric"],
-            ),
-            Format::TrackioRuns => (
-                "trackio_runs",
-                "trackio run configs (a project's database or `configs.parquet` export): one row per run",
-                vec!["run_id"],
-            ),
-            Format::TinkerTimings => (
-                "timings",
-                "tinker-cookbook timing spans (`timing_spans.jsonl`): one row per step and span",
-                vec!["step", "span_index"],
-            ),
-            Format::TinkerRollouts => (
-                "rollouts",
-                "tinker-cookbook rollout summaries (`iteration_NNNNNN/<split>_rollout_summaries.jsonl` or the flat \
-                 `<split>_iteration_NNNNNN_rollout_summaries.jsonl`): one row per trajectory",
-                vec!["split", "iteration", "group_idx", "traj_idx"],
-            ),
-            Format::TinkerRolloutSteps => (
-                "rollout_steps",
-                "The steps of tinker-cookbook rollout summaries: one row per trajectory and step",
-                vec!["split", "iteration", "group_idx", "traj_idx", "step_idx"],
-            ),
-            Format::TinkerEvalRun => (
-                "eval_runs",
-                "tinker-cookbook eval store runs (`runs/<run_id>/metadata.json`): one row per evaluation run",
-                vec!["run_id"],
-            ),
-            Format::InspectEvals => (
-                "inspect_evals",
-                "Inspect AI logs (`.eval` archives and `.json` logs): one row per log, scorer and metric",
-                vec!["eval_id", "scorer", "metric"],
-            ),
-            Format::InspectSamples => (
-                "inspect_samples",
-                "Inspect AI samples (texts left out): one row per log, sample and epoch",
-                vec!["eval_id", "sample_id", "epoch"],
-            ),
-            Format::LmEvalResults => (
-                "lm_eval_results",
-                "lm-evaluation-harness results (`results_<date>.json`): one row per task, metric and filter",
-                vec!["task", "metric", "filter"],
-            ),
-            Format::LmEvalSamples => (
-                "lm_eval_samples",
-                "lm-evaluation-harness samples (`samples_<task>_<date>.jsonl`; documents, prompts and responses left \
-                 out): one row per document and filter",
-                vec!["doc_id", "filter"],
-            ),
-            Format::GraphPassResults => (
-                "graph_pass_rates",
-                "Dependency-graph pass rates (`graph_results/<run>/results.json`): one row per file, template, \
-                 operation count and k",
-                vec![],
-            ),
-            Format::GraphScoreReport => (
-                "graph_scores",
-                "Dependency-graph score reports (`<generated>_score_report.jsonl`): one row per scoring run and \
-                 scored file, and per run's aggregate",
-                vec![],
-            ),
-            _ => unreachable!("fixed formats only"),
-        };
+        let (base, what, keys) = fixed_format_table(format);
         let mut plan = SourcePlan::new(base.into(), format, files, format!("{what}; from {{files}}."));
         plan.wanted = patterns;
         plan.keys = if keys.is_empty() { vec![] } else { vec![keys.iter().map(|k| k.to_string()).collect()] };
         plans.push(plan);
     }
+    plans
+}
 
-    // W&B: every file, one source per standard table
+/// A fixed format's source name, what its rows are (for the card) and its primary key.
+fn fixed_format_table(format: Format) -> (&'static str, &'static str, Vec<&'static str>) {
+    match format {
+        Format::TinkerMetrics => (
+            "metrics",
+            "Tinker metrics logs (`metrics.jsonl`) in long form: one row per step and metric",
+            vec!["step", "metric"],
+        ),
+        Format::TinkerCheckpoints => (
+            "checkpoints",
+            "Tinker checkpoint indices (`checkpoints.jsonl`): one row per checkpoint saved",
+            vec!["name"],
+        ),
+        Format::TinkerEvalResult => (
+            "eval_results",
+            "Benchmark results (`result.json` of the tinker-cookbook runner): one row per benchmark",
+            vec!["benchmark"],
+        ),
+        Format::TinkerEvalTrajectories => (
+            "eval_trajectories",
+            "Benchmark trajectories (`trajectories.jsonl` of the tinker-cookbook runner): one row per sample",
+            vec!["benchmark", "idx"],
+        ),
+        Format::EvalMetrics => (
+            "eval_metrics",
+            "Per-checkpoint evaluation metrics (`<checkpoint>_metrics.json`): one row per checkpoint and split",
+            vec!["checkpoint", "split"],
+        ),
+        Format::EvalGenerations => (
+            "eval_generations",
+            "Per-checkpoint generations (`<checkpoint>_{id,ood}_generations.jsonl`): one row per sample",
+            vec![],
+        ),
+        Format::LightevalResults => (
+            "lighteval_results",
+            "lighteval results (`results_<date>.json`): one row per task and metric",
+            vec!["task", "metric"],
+        ),
+        Format::LightevalDetails => (
+            "lighteval_details",
+            "lighteval details (`details_<task>_<date>.parquet`): one row per example",
+            vec!["task", "date_id", "doc_id"],
+        ),
+        Format::VerlGenerations => {
+            ("verl_generations", "verl validation and rollout dumps (`<step>.jsonl`): one row per sample", vec![])
+        }
+        Format::TrackioMetrics => (
+            "trackio_metrics",
+            "trackio metrics (a project's database `<project>.db`, its `inbox/` JSONL fragments or its \
+             `metrics.parquet` export, each log call read once by its `log_id`) in long form: one row per log \
+             call and metric",
+            vec!["log_id", "metric"],
+        ),
+        Format::TrackioSystem => (
+            "trackio_system_metrics",
+            "trackio system metrics (a project's database, fragments or `system_metrics.parquet` export) in long \
+             form: one row per sample and metric",
+            vec!["log_id", "metric"],
+        ),
+        Format::TrackioRuns => (
+            "trackio_runs",
+            "trackio run configs (a project's database or `configs.parquet` export): one row per run",
+            vec!["run_id"],
+        ),
+        Format::TinkerTimings => (
+            "timings",
+            "tinker-cookbook timing spans (`timing_spans.jsonl`): one row per step and span",
+            vec!["step", "span_index"],
+        ),
+        Format::TinkerRollouts => (
+            "rollouts",
+            "tinker-cookbook rollout summaries (`iteration_NNNNNN/<split>_rollout_summaries.jsonl` or the flat \
+             `<split>_iteration_NNNNNN_rollout_summaries.jsonl`): one row per trajectory",
+            vec!["split", "iteration", "group_idx", "traj_idx"],
+        ),
+        Format::TinkerRolloutSteps => (
+            "rollout_steps",
+            "The steps of tinker-cookbook rollout summaries: one row per trajectory and step",
+            vec!["split", "iteration", "group_idx", "traj_idx", "step_idx"],
+        ),
+        Format::TinkerEvalRun => (
+            "eval_runs",
+            "tinker-cookbook eval store runs (`runs/<run_id>/metadata.json`): one row per evaluation run",
+            vec!["run_id"],
+        ),
+        Format::InspectEvals => (
+            "inspect_evals",
+            "Inspect AI logs (`.eval` archives and `.json` logs): one row per log, scorer and metric",
+            vec!["eval_id", "scorer", "metric"],
+        ),
+        Format::InspectSamples => (
+            "inspect_samples",
+            "Inspect AI samples (texts left out): one row per log, sample and epoch",
+            vec!["eval_id", "sample_id", "epoch"],
+        ),
+        Format::LmEvalResults => (
+            "lm_eval_results",
+            "lm-evaluation-harness results (`results_<date>.json`): one row per task, metric and filter",
+            vec!["task", "metric", "filter"],
+        ),
+        Format::LmEvalSamples => (
+            "lm_eval_samples",
+            "lm-evaluation-harness samples (`samples_<task>_<date>.jsonl`; documents, prompts and responses left \
+             out): one row per document and filter",
+            vec!["doc_id", "filter"],
+        ),
+        Format::GraphPassResults => (
+            "graph_pass_rates",
+            "Dependency-graph pass rates (`graph_results/<run>/results.json`): one row per file, template, \
+             operation count and k",
+            vec![],
+        ),
+        Format::GraphScoreReport => (
+            "graph_scores",
+            "Dependency-graph score reports (`<generated>_score_report.jsonl`): one row per scoring run and \
+             scored file, and per run's aggregate",
+            vec![],
+        ),
+        _ => unreachable!("fixed formats only"),
+    }
+}
+
+/// W&B files: one source per standard table (runs, history, system, histograms), and one of
+/// `run.history()` dumps that do not name their run; files W&B's reader leaves out are said.
+fn wandb_plans(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> Vec<SourcePlan> {
+    let mut plans = Vec::new();
     let wandb: Vec<&Looked> = looked.iter().filter(|l| matches!(l.kind, Kind::Wandb)).collect();
-    if !wandb.is_empty() {
-        let inputs: Vec<InputFile> =
-            wandb.iter().map(|l| InputFile { rel: l.rel.clone(), path: l.path.clone(), captures: vec![] }).collect();
-        let mut files = Vec::new();
-        match crate::stages::ingest::wandb::run_dir::classify(&inputs, crate::stages::ingest::wandb::WandbTable::Runs) {
-            Ok((kinds, _)) => {
-                for (k, input) in kinds.iter().zip(&inputs) {
-                    match k {
-                        crate::stages::ingest::wandb::Kind::Ignored(why) => not_read.push(NotRead {
-                            problems: Vec::new(),
-                            file: input.rel.clone(),
-                            reason: format!("W&B: {why}"),
-                        }),
-                        _ => files.push(input.rel.clone()),
-                    }
-                }
-            }
-            Err(e) => {
-                for input in &inputs {
-                    not_read.push(NotRead {
+    if wandb.is_empty() {
+        return plans;
+    }
+    let inputs: Vec<InputFile> =
+        wandb.iter().map(|l| InputFile { rel: l.rel.clone(), path: l.path.clone(), captures: vec![] }).collect();
+    let mut files = Vec::new();
+    match crate::stages::ingest::wandb::run_dir::classify(&inputs, crate::stages::ingest::wandb::WandbTable::Runs) {
+        Ok((kinds, _)) => {
+            for (k, input) in kinds.iter().zip(&inputs) {
+                match k {
+                    crate::stages::ingest::wandb::Kind::Ignored(why) => not_read.push(NotRead {
                         problems: Vec::new(),
                         file: input.rel.clone(),
-                        reason: format!("W&B: {e}"),
-                    });
+                        reason: format!("W&B: {why}"),
+                    }),
+                    _ => files.push(input.rel.clone()),
                 }
             }
         }
-        // `run.history()` dumps that do not name their run: the file's name does, captured; a
-        // file of a generic name (`wandb_history.csv`) is named by its folder instead
-        let mut by_pattern: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for l in &wandb {
-            if files.contains(&l.rel) && unnamed_history(l) {
-                by_pattern.entry(dump_pattern(&l.rel)).or_default().push(l.rel.clone());
+        Err(e) => {
+            for input in &inputs {
+                not_read.push(NotRead { problems: Vec::new(), file: input.rel.clone(), reason: format!("W&B: {e}") });
             }
         }
-        for (pattern, dumps) in by_pattern {
-            if exact_patterns(raw, std::slice::from_ref(&pattern), &dumps) != [pattern.clone()] {
-                continue;
-            }
-            files.retain(|f| !dumps.contains(f));
+    }
+    // `run.history()` dumps that do not name their run: the file's name does, captured; a
+    // file of a generic name (`wandb_history.csv`) is named by its folder instead
+    let mut by_pattern: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for l in &wandb {
+        if files.contains(&l.rel) && unnamed_history(l) {
+            by_pattern.entry(dump_pattern(&l.rel)).or_default().push(l.rel.clone());
+        }
+    }
+    for (pattern, dumps) in by_pattern {
+        if exact_patterns(raw, std::slice::from_ref(&pattern), &dumps) != [pattern.clone()] {
+            continue;
+        }
+        files.retain(|f| !dumps.contains(f));
+        let mut plan = SourcePlan::new(
+            "wandb_history_dumps".into(),
+            Format::Wandb,
+            dumps,
+            "W&B run history dumps (`run.history()` as CSV), the run named by the path: one row per run, step \
+             and metric; from {files}."
+                .into(),
+        );
+        plan.wandb_table = Some("history");
+        plan.run_capture = true;
+        plan.wanted = vec![pattern];
+        plan.keys = vec![vec!["step".into(), "metric".into()]];
+        plans.push(plan);
+    }
+    if !files.is_empty() {
+        let wanted = wandb_patterns(&files);
+        for (table, keys, what) in [
+            ("runs", vec!["run_id"], "W&B runs: one row per run, with its config and summary"),
+            ("history", vec!["run_id", "step", "metric"], "W&B run history: one row per run, step and metric"),
+            ("system", vec!["run_id", "timestamp", "metric"], "W&B system metrics: one row per run, time and metric"),
+            ("histograms", vec!["run_id", "key", "step", "origin"], "W&B histograms: one row per histogram"),
+        ] {
             let mut plan = SourcePlan::new(
-                "wandb_history_dumps".into(),
+                format!("wandb_{table}"),
                 Format::Wandb,
-                dumps,
-                "W&B run history dumps (`run.history()` as CSV), the run named by the path: one row per run, step \
-                 and metric; from {files}."
-                    .into(),
+                files.clone(),
+                format!("{what}; from {{files}}."),
             );
-            plan.wandb_table = Some("history");
-            plan.run_capture = true;
-            plan.wanted = vec![pattern];
-            plan.keys = vec![vec!["step".into(), "metric".into()]];
+            plan.wandb_table = Some(table);
+            plan.wanted = wanted.clone();
+            plan.keys = vec![keys.iter().map(|k| k.to_string()).collect()];
+            if table == "runs" {
+                // exports of the UI's runs table name their runs but give no id
+                plan.keys.push(vec!["name".into()]);
+            }
             plans.push(plan);
         }
-        if !files.is_empty() {
-            let wanted = wandb_patterns(&files);
-            for (table, keys, what) in [
-                ("runs", vec!["run_id"], "W&B runs: one row per run, with its config and summary"),
-                ("history", vec!["run_id", "step", "metric"], "W&B run history: one row per run, step and metric"),
-                (
-                    "system",
-                    vec!["run_id", "timestamp", "metric"],
-                    "W&B system metrics: one row per run, time and metric",
-                ),
-                ("histograms", vec!["run_id", "key", "step", "origin"], "W&B histograms: one row per histogram"),
-            ] {
-                let mut plan = SourcePlan::new(
-                    format!("wandb_{table}"),
-                    Format::Wandb,
-                    files.clone(),
-                    format!("{what}; from {{files}}."),
-                );
-                plan.wandb_table = Some(table);
-                plan.wanted = wanted.clone();
-                plan.keys = vec![keys.iter().map(|k| k.to_string()).collect()];
-                if table == "runs" {
-                    // exports of the UI's runs table name their runs but give no id
-                    plan.keys.push(vec!["name".into()]);
-                }
-                plans.push(plan);
-            }
-        }
     }
+    plans
+}
 
-    // plain files: by folder and format, then by the keys they share
-    struct Cluster {
-        dir: String,
-        format: Format,
-        signature: Vec<String>,
-        keys: BTreeSet<String>,
-        files: Vec<String>,
-        outline: Option<Outline>,
-        /// The pattern that names the files of sibling folders (`logs/{run}/config.json`).
-        wanted: Option<String>,
-    }
+/// Plain files of one folder and format that share most of their keys (or one file of
+/// one name in sibling folders).
+struct Cluster {
+    dir: String,
+    format: Format,
+    signature: Vec<String>,
+    keys: BTreeSet<String>,
+    files: Vec<String>,
+    outline: Option<Outline>,
+    /// The pattern that names the files of sibling folders (`logs/{run}/config.json`).
+    wanted: Option<String>,
+}
+
+/// Plain files (JSON, JSON Lines, CSV, YAML, Parquet) grouped by folder and format, then by
+/// the keys they share; one file of one name in each of several sibling folders (a run's
+/// `config.json` in each run folder) is one group, the folder captured.
+fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
     let mut clusters: Vec<Cluster> = Vec::new();
     for l in looked {
         let (keys, signature, outline): (Vec<String>, Vec<String>, Option<Outline>) = match &l.kind {
@@ -1462,92 +1489,90 @@ fn plan_sources(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> R
         }
         clusters.push(c);
     }
-    for c in clusters {
-        let base = group_name(&c.dir, &c.files);
-        // (said of the files finally read: see `TablePlan::description`)
-        let shown = "{files}";
-        let wanted = c.wanted.clone().or_else(|| glob_of(&c.dir, &c.files)).into_iter().collect::<Vec<_>>();
-        let generic_keys = |keys: &BTreeSet<String>| -> Vec<Vec<String>> {
-            let mut out = Vec::new();
-            let run = ["run_id", "run"].into_iter().find(|k| keys.contains(*k));
-            let step = ["step", "_step"].into_iter().find(|k| keys.contains(*k));
-            if let (Some(r), Some(s)) = (run, step) {
-                out.push(vec![r.to_string(), s.to_string()]);
+    clusters
+}
+
+/// The sources of one group of plain files: one, or for JSON documents holding arrays of
+/// records, one per array and one of the rest of each document.
+fn cluster_plans(c: Cluster) -> Vec<SourcePlan> {
+    let mut plans = Vec::new();
+    let base = group_name(&c.dir, &c.files);
+    // (said of the files finally read: see `TablePlan::description`)
+    let shown = "{files}";
+    let wanted = c.wanted.clone().or_else(|| glob_of(&c.dir, &c.files)).into_iter().collect::<Vec<_>>();
+    let generic_keys = |keys: &BTreeSet<String>| -> Vec<Vec<String>> {
+        let mut out = Vec::new();
+        let run = ["run_id", "run"].into_iter().find(|k| keys.contains(*k));
+        let step = ["step", "_step"].into_iter().find(|k| keys.contains(*k));
+        if let (Some(r), Some(s)) = (run, step) {
+            out.push(vec![r.to_string(), s.to_string()]);
+        }
+        if let Some(s) = step {
+            out.push(vec![s.to_string()]);
+        }
+        for k in ["id", "run_id", "example_id", "uuid"] {
+            if keys.contains(k) {
+                out.push(vec![k.to_string()]);
             }
-            if let Some(s) = step {
-                out.push(vec![s.to_string()]);
+        }
+        out
+    };
+    match (&c.format, &c.outline) {
+        (Format::Json, Some(Outline::Object(members))) => {
+            let arrays: Vec<&String> = c.signature.iter().collect();
+            for m in &arrays {
+                let first: BTreeSet<String> = match members.iter().find(|(n, _)| n == *m) {
+                    Some((_, Member::Records { first, .. })) => first.iter().cloned().collect(),
+                    _ => BTreeSet::new(),
+                };
+                let mut plan = SourcePlan::new(
+                    format!("{base}_{}", sanitize(m)),
+                    Format::Json,
+                    c.files.clone(),
+                    format!("Records of the array `{m}` of {shown}."),
+                );
+                plan.record_path = Some(format!("/{}", m.replace('~', "~0").replace('/', "~1")));
+                plan.wanted = wanted.clone();
+                plan.keys = generic_keys(&first);
+                plans.push(plan);
             }
-            for k in ["id", "run_id", "example_id", "uuid"] {
-                if keys.contains(k) {
-                    out.push(vec![k.to_string()]);
-                }
-            }
-            out
-        };
-        match (&c.format, &c.outline) {
-            (Format::Json, Some(Outline::Object(members))) => {
-                let arrays: Vec<&String> = c.signature.iter().collect();
-                for m in &arrays {
-                    let first: BTreeSet<String> = match members.iter().find(|(n, _)| n == *m) {
-                        Some((_, Member::Records { first, .. })) => first.iter().cloned().collect(),
-                        _ => BTreeSet::new(),
-                    };
-                    let mut plan = SourcePlan::new(
-                        format!("{base}_{}", sanitize(m)),
-                        Format::Json,
-                        c.files.clone(),
-                        format!("Records of the array `{m}` of {shown}."),
-                    );
-                    plan.record_path = Some(format!("/{}", m.replace('~', "~0").replace('/', "~1")));
-                    plan.wanted = wanted.clone();
-                    plan.keys = generic_keys(&first);
-                    plans.push(plan);
-                }
-                // the rest of the document, when there is any: one record per file
-                if members.len() > arrays.len() {
-                    let mut plan = SourcePlan::new(
-                        base.clone(),
-                        Format::Json,
-                        c.files.clone(),
-                        if arrays.is_empty() {
-                            format!("The documents of {shown}, one row per file.")
-                        } else {
-                            format!(
-                                "The documents of {shown}, one row per file, without the {} {} (each a table of its \
-                                 own).",
-                                if arrays.len() == 1 { "array" } else { "arrays" },
-                                arrays.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", "),
-                            )
-                        },
-                    );
-                    plan.wanted = wanted.clone();
-                    // one row per file: the path's captures, when there are any
-                    plan.keys = vec![vec![]];
-                    plan.keys.extend(generic_keys(&c.keys));
-                    plan.hidden = arrays.iter().map(|a| a.to_string()).collect();
-                    plan.fields = arrays
-                        .iter()
-                        .map(|a| Declared {
-                            column: a.to_string(),
-                            field_type: "any".into(),
-                            reason: OWN_SOURCE.into(),
-                        })
-                        .collect();
-                    plans.push(plan);
-                }
-            }
-            (format, _) => {
-                let mut plan = SourcePlan::new(base, *format, c.files.clone(), format!("The records of {shown}."));
-                plan.wanted = wanted;
-                plan.keys = generic_keys(&c.keys);
+            // the rest of the document, when there is any: one record per file
+            if members.len() > arrays.len() {
+                let mut plan = SourcePlan::new(
+                    base.clone(),
+                    Format::Json,
+                    c.files.clone(),
+                    if arrays.is_empty() {
+                        format!("The documents of {shown}, one row per file.")
+                    } else {
+                        format!(
+                            "The documents of {shown}, one row per file, without the {} {} (each a table of its \
+                             own).",
+                            if arrays.len() == 1 { "array" } else { "arrays" },
+                            arrays.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", "),
+                        )
+                    },
+                );
+                plan.wanted = wanted.clone();
+                // one row per file: the path's captures, when there are any
+                plan.keys = vec![vec![]];
+                plan.keys.extend(generic_keys(&c.keys));
+                plan.hidden = arrays.iter().map(|a| a.to_string()).collect();
+                plan.fields = arrays
+                    .iter()
+                    .map(|a| Declared { column: a.to_string(), field_type: "any".into(), reason: OWN_SOURCE.into() })
+                    .collect();
                 plans.push(plan);
             }
         }
+        (format, _) => {
+            let mut plan = SourcePlan::new(base, *format, c.files.clone(), format!("The records of {shown}."));
+            plan.wanted = wanted;
+            plan.keys = generic_keys(&c.keys);
+            plans.push(plan);
+        }
     }
-    for p in &mut plans {
-        p.patterns = exact_patterns(raw, &p.wanted, &p.files);
-    }
-    Ok(plans)
+    plans
 }
 
 /// A source of a fixed format: (format name, path pattern).

@@ -845,6 +845,16 @@ fn created_at(opts: &BuildOptions) -> Option<String> {
         .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
 }
 
+/// The manifest's record of the Parquet page cutting: the chunker's settings in bytes
+/// (`min_chunk_size`, `max_chunk_size`, `norm_level`), or `false` when pages are cut by size.
+fn content_defined_chunking(w: &crate::core::options::WriteOptions) -> serde_json::Value {
+    if !w.content_defined_chunking {
+        return json!(false);
+    }
+    let c = parquet::file::properties::CdcOptions::default();
+    json!({"min_chunk_size": c.min_chunk_size, "max_chunk_size": c.max_chunk_size, "norm_level": c.norm_level})
+}
+
 fn build_settings(spec: &PipelineSpec, opts: &BuildOptions) -> BTreeMap<String, serde_json::Value> {
     let mut m = BTreeMap::new();
     m.insert("on_invalid".into(), json!(opts.on_invalid));
@@ -852,6 +862,7 @@ fn build_settings(spec: &PipelineSpec, opts: &BuildOptions) -> BTreeMap<String, 
     m.insert("row_group_bytes".into(), json!(opts.write.row_group_bytes));
     m.insert("row_group_rows".into(), json!(opts.write.row_group_rows));
     m.insert("zstd_level".into(), json!(opts.write.zstd_level));
+    m.insert("content_defined_chunking".into(), json!(content_defined_chunking(&opts.write)));
     // the card counts the warnings it gives
     m.insert("large_cell_bytes".into(), json!(opts.large_cell_bytes));
     // recorded only when it overrides a table's own rule: `--on-duplicate-key error` on a

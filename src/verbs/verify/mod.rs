@@ -348,6 +348,11 @@ pub fn malformed_digests(m: &Manifest) -> Vec<(usize, String)> {
         .collect()
 }
 
+/// Checks a release folder against its manifest, in order: the manifest's own counts and
+/// lists, each file's presence, size and SHA-256, the rows and schemas of the files that
+/// read, the tables' files and copies, `datapackage.json` and `croissant.json`, the names of
+/// split files, row totals, files the manifest does not list, and `SHA256SUMS`. Each problem
+/// found is pushed to `rep.problems`; each file whose digest matches to `rep.verified`.
 fn check_manifest(
     dir: &Path,
     m: &Manifest,
@@ -359,6 +364,22 @@ fn check_manifest(
     let malformed: BTreeMap<usize, String> = malformed_digests(m).into_iter().collect();
     rep.problems.extend(malformed.values().cloned());
     let bad_digest: BTreeSet<&str> = malformed.keys().map(|i| m.files[*i].path.as_str()).collect();
+    check_counts(m, rep);
+    check_lists(m, rep);
+    let (good, changed) = check_files(dir, m, rep, footers_only, &malformed, progress);
+    check_rows_and_schemas(dir, m, rep, footers_only, &good, &changed);
+    check_table_files(m, rep);
+    check_datapackage(dir, m, rep);
+    check_croissant(dir, m, rep);
+    check_split_names(m, rep);
+    check_row_totals(m, rep);
+    check_unexpected_files(dir, m, rep);
+    check_sums(dir, m, rep, &bad_digest);
+    Ok(())
+}
+
+/// Tables defined once, and counts of rejected rows that agree with the rejects files.
+fn check_counts(m: &Manifest, rep: &mut VerifyReport) {
     // a table defined twice cannot be registered for SQL (which definition would hold?)
     let mut tables = BTreeMap::new();
     for t in &m.tables {
@@ -406,6 +427,11 @@ fn check_manifest(
             ));
         }
     }
+}
+
+/// Paths listed once (in the files and in each table's and split's lists), one split per
+/// file, and each table's Arrow schema the view of its Table Schema.
+fn check_lists(m: &Manifest, rep: &mut VerifyReport) {
     // a path listed twice would count its rows twice
     let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
     for f in &m.files {
@@ -447,6 +473,19 @@ fn check_manifest(
             ));
         }
     }
+}
+
+/// Each listed file is here, a regular file (not a Git LFS pointer) with the manifest's
+/// size and SHA-256 (hashed with progress). Returns the paths that match (`good`) and those
+/// whose content changed (`changed`, still read for what they hold).
+fn check_files(
+    dir: &Path,
+    m: &Manifest,
+    rep: &mut VerifyReport,
+    footers_only: &BTreeSet<String>,
+    malformed: &BTreeMap<usize, String>,
+    progress: &dyn Progress,
+) -> (BTreeSet<String>, BTreeSet<String>) {
     let mut to_hash: Vec<(usize, PathBuf)> = Vec::new();
     let mut good: BTreeSet<String> = BTreeSet::new();
     for (i, f) in m.files.iter().enumerate() {
@@ -550,6 +589,19 @@ fn check_manifest(
             rep.verified.push(f.path.clone());
         }
     }
+    (good, changed)
+}
+
+/// Rows (Parquet) or lines (JSON Lines) of intact and changed files against the manifest's
+/// counts, and each Parquet file's schema against its table's.
+fn check_rows_and_schemas(
+    dir: &Path,
+    m: &Manifest,
+    rep: &mut VerifyReport,
+    footers_only: &BTreeSet<String>,
+    good: &BTreeSet<String>,
+    changed: &BTreeSet<String>,
+) {
     // rows and schemas of intact files, and of changed files that still read
     for f in &m.files {
         let is_changed = changed.contains(&f.path);
@@ -595,6 +647,11 @@ fn check_manifest(
             }
         }
     }
+}
+
+/// The data files each table names are its Parquet files in the manifest; JSON Lines copies
+/// exist exactly for the tables whose formats ask for them, with the table's rows.
+fn check_table_files(m: &Manifest, rep: &mut VerifyReport) {
     // every data file a table or split names is a Parquet file of the manifest
     for t in &m.tables {
         let named: BTreeSet<&String> = t.files.iter().chain(t.splits.iter().flat_map(|s| s.files.iter())).collect();
@@ -642,8 +699,10 @@ fn check_manifest(
             ));
         }
     }
-    check_datapackage(dir, m, rep);
-    check_croissant(dir, m, rep);
+}
+
+/// Each split's files carry its name and are numbered shards 0 to n-1 of n.
+fn check_split_names(m: &Manifest, rep: &mut VerifyReport) {
     // each split's files carry its name, as a build names them: data/<table>/<split>.parquet,
     // or data/<table>.parquet for the one `train` split of a table without a split column
     // (either with -NNNNN-of-NNNNN before .parquet when sharded)
@@ -695,6 +754,10 @@ fn check_manifest(
             }
         }
     }
+}
+
+/// Table and split row totals agree with their files' entries.
+fn check_row_totals(m: &Manifest, rep: &mut VerifyReport) {
     // table row totals
     for t in &m.tables {
         let sum: u64 = m
@@ -726,6 +789,10 @@ fn check_manifest(
                 .push(format!("table {}: its splits count {split_sum} rows, its table entry says {}", t.name, t.rows));
         }
     }
+}
+
+/// Files in the folder that the manifest does not list.
+fn check_unexpected_files(dir: &Path, m: &Manifest, rep: &mut VerifyReport) {
     // unexpected files
     let listed: BTreeSet<&str> = m.files.iter().map(|f| f.path.as_str()).collect();
     for rel in all_files(dir) {
@@ -737,6 +804,10 @@ fn check_manifest(
             rep.problems.push(format!("{rel}: unexpected file (not in the manifest)"));
         }
     }
+}
+
+/// `SHA256SUMS` agrees with the manifest (and with `manifest.json`'s own digest) line by line.
+fn check_sums(dir: &Path, m: &Manifest, rep: &mut VerifyReport, bad_digest: &BTreeSet<&str>) {
     // SHA256SUMS agrees
     let sums_path = dir.join("SHA256SUMS");
     let sums = match entry(dir, "SHA256SUMS") {
@@ -788,7 +859,6 @@ fn check_manifest(
             }
         },
     }
-    Ok(())
 }
 
 /// The entries of a `SHA256SUMS` text: (1-based line, digest, path) of each line that is one
