@@ -3,7 +3,8 @@
 //! In: parsed arguments and the environment: `HF_TOKEN` (else `HF_TOKEN_PATH`, else
 //! `$HF_HOME/token`), `HF_ENDPOINT`, `HF_HOME` (default `$XDG_CACHE_HOME/huggingface` or
 //! `~/.cache/huggingface`), `HF_HUB_CACHE` (else `HUGGINGFACE_HUB_CACHE`, else `$HF_HOME/hub`),
-//! `HF_HUB_OFFLINE`. Out: results on stdout, progress and notes on stderr, the exit code.
+//! `HF_HUB_OFFLINE`, `HF_XET_CACHE` (default `$HF_HOME/xet`). Out: results on stdout, progress
+//! and notes on stderr, the exit code.
 //! The token is read here, handed to the library wrapped in [`Token`], and never printed.
 
 use std::io::Write;
@@ -227,6 +228,8 @@ struct HubEnv {
     endpoint: String,
     token: Option<Token>,
     cache: PathBuf,
+    /// hf-xet's cache (`HF_XET_CACHE`, else `$HF_HOME/xet`, as hf-xet finds it under Python).
+    xet_cache: PathBuf,
     offline: bool,
 }
 
@@ -282,7 +285,8 @@ fn hub_env(token_file: Option<&Path>) -> Result<HubEnv, Error> {
             ));
         }
     }
-    Ok(HubEnv { endpoint: endpoint.trim_end_matches('/').to_string(), token, cache, offline })
+    let xet_cache = var("HF_XET_CACHE").map(PathBuf::from).unwrap_or_else(|| hf_home.join("xet"));
+    Ok(HubEnv { endpoint: endpoint.trim_end_matches('/').to_string(), token, cache, xet_cache, offline })
 }
 
 fn seconds(s: f64, flag: &str) -> Result<Duration, Error> {
@@ -339,6 +343,7 @@ pub fn publish(a: PublishArgs, quiet: bool) -> Result<u8, Error> {
         return Err(Error::config("--commit-attempts", "0 is not a number of attempts (1 or more)"));
     }
     opts.max_commit_attempts = a.commit_attempts;
+    opts.xet_cache = Some(env.xet_cache.clone());
     opts.transfer = match a.transfer {
         TransferArg::Auto => Transfer::Auto,
         TransferArg::Xet => Transfer::Xet,

@@ -2,15 +2,16 @@
 //!
 //! In: a release folder, a [`PublishOptions`] and a [`HubClient`]. Out: a [`PublishReport`]
 //! (the plan, what was uploaded, the commit, the tag). Side effects: objects uploaded to the
-//! Hub's LFS storage, at most one commit landed on the branch (or one pull request opened), and
-//! a tag.
+//! Hub's Xet or LFS storage, at most one commit landed on the branch (or one pull request
+//! opened), and a tag.
 //!
 //! The steps, each done only when the previous one succeeded:
 //!
 //! ```text
 //! pre-flight (no network) ─► hash ─► [create repo] ─► read head H ─► tree at H ─► validate card
 //!   ─► preupload (LFS or regular; unchanged files skipped) ─► plan (─► stop here with --dry-run)
-//!   ─► LFS batch ─► PUT objects (basic | multipart + completion) ─► verify
+//!   ─► Xet (xet-write-token, new chunks through hf-xet; see [`super::xet`])
+//!      | LFS batch ─► PUT objects (basic | multipart + completion) ─► verify
 //!   ─► ONE NDJSON commit, parentCommit = H ─► tree at the new commit == release ─► tag
 //! ```
 //!
@@ -138,6 +139,11 @@ pub struct PublishOptions {
     pub allow_older_version: bool,
     /// How large files travel: Xet when the Hub offers it, else Git LFS (default); or one forced.
     pub transfer: Transfer,
+    /// hf-xet's cache folder, shared with the Python client (`$HF_HOME/xet`). Its shard cache
+    /// remembers the chunks sent from this machine, so a republish from here finds them all;
+    /// `None`: a temporary folder (only the chunks the CAS's deduplication index finds are
+    /// skipped).
+    pub xet_cache: Option<PathBuf>,
 }
 
 /// How the files stored outside git (LFS pointers in the commit) are uploaded.
@@ -186,6 +192,7 @@ impl PublishOptions {
             delete_unlisted: false,
             allow_older_version: false,
             transfer: Transfer::Auto,
+            xet_cache: None,
         }
     }
 }
@@ -1147,7 +1154,7 @@ async fn upload_objects(
                     refresh_headers: client.auth_headers_for(&refresh_url),
                     refresh_url,
                 };
-                return upload_xet(&access, &objects, report, scratch, progress).await;
+                return upload_xet(&access, &objects, report, &xet_cache(opts, scratch), progress).await;
             }
             // no Xet storage here: the LFS batch decides
             Err(Error::HubStatus { status: 404, .. }) => {}
@@ -1171,7 +1178,7 @@ async fn upload_objects(
                 return Err(xet_only(client, repo, "and --transfer lfs forbids it: publish with --transfer auto"));
             }
             let access = batch_xet_access(client, repo, &batch)?;
-            return upload_xet(&access, &objects, report, scratch, progress).await;
+            return upload_xet(&access, &objects, report, &xet_cache(opts, scratch), progress).await;
         }
         if opts.transfer == Transfer::Xet {
             return Err(Error::Refused(format!(
@@ -1257,17 +1264,22 @@ fn batch_xet_access(client: &HubClient, repo: &RepoId, batch: &LfsBatch) -> Resu
     })
 }
 
+/// hf-xet's cache folder: `opts.xet_cache`, else one in the scratch folder.
+fn xet_cache(opts: &PublishOptions, scratch: &Path) -> PathBuf {
+    opts.xet_cache.clone().unwrap_or_else(|| scratch.join("xet"))
+}
+
 /// Uploads `objects` (sha256 → size, local file) through Xet and counts what was sent.
 async fn upload_xet(
     access: &XetAccess,
     objects: &BTreeMap<String, (u64, PathBuf)>,
     report: &mut PublishReport,
-    scratch: &Path,
+    cache: &Path,
     progress: &dyn Progress,
 ) -> Result<()> {
     let files: Vec<XetFile> =
         objects.iter().map(|(sha, (n, path))| XetFile { path: path.clone(), bytes: *n, sha256: sha.clone() }).collect();
-    let stats = super::xet::upload(access, &files, scratch, progress).await?;
+    let stats = super::xet::upload(access, &files, cache, progress).await?;
     report.uploaded_objects += files.len();
     report.uploaded_bytes += stats.sent_bytes();
     report.transfer = Some(Transfer::Xet);
@@ -1487,6 +1499,9 @@ enum Step {
 }
 
 /// Sends the commit and resolves refusals and lost answers (module docs).
+// runpack's own code, not hf-hub's `create_commit`: that one re-sends a commit whose answer was
+// lost without checking whether it landed (a duplicate commit), ignores `Retry-After` and does
+// not re-plan on 412.
 async fn commit(
     client: &HubClient,
     opts: &PublishOptions,

@@ -3,12 +3,12 @@
 //! In: where the Hub's content-addressed store (CAS) is and a write token for it ([`XetAccess`],
 //! from `GET /api/datasets/{repo}/xet-write-token/{revision}` or from the `X-Xet-*` headers of
 //! an LFS batch answer that picked `xet`), and the files to send. Out: [`XetStats`], the bytes
-//! that travelled. Side effects: chunks (xorbs) and file records (shards) stored in the CAS; a
-//! staging folder for hf-xet's shard session, inside the folder the caller passes.
+//! that travelled. Side effects: chunks (xorbs) and file records (shards) stored in the CAS;
+//! hf-xet's shard cache and staging files, in the cache folder the caller passes.
 //!
 //! hf-xet cuts each file into content-defined chunks and sends only the chunks the CAS does not
-//! hold yet (it asks the CAS about the first chunk of each file and about a sample of the
-//! others, so the chunks of an earlier version of a file are found). The commit that follows
+//! hold yet. It knows them from its shard cache (the chunks sent from this cache folder before)
+//! and by asking the CAS about the first chunk of each file and about one chunk in about 1024. The commit that follows
 //! names each file by its SHA-256, as an LFS pointer: the Hub finds the file's Xet record by
 //! that SHA-256, which hf-xet stores with it. hf-xet reads its tuning settings from `HF_XET_*`
 //! environment variables, as it does under the Python client.
@@ -85,21 +85,22 @@ impl XetStats {
     }
 }
 
-/// Uploads `files` to the CAS of `access` in one Xet upload session; `staging` holds hf-xet's
-/// shard session while it runs. Each file's record is checked against its size and SHA-256.
+/// Uploads `files` to the CAS of `access` in one Xet upload session. `cache` is hf-xet's cache
+/// folder (its shard cache and staging); the Python client's is `$HF_HOME/xet`. Each file's
+/// record is checked against its size and SHA-256.
 ///
 /// Errors: [`Error::Hub`] naming the CAS and what hf-xet reported (a refused token, a CAS that
 /// cannot be reached, a file whose record does not match it).
 pub async fn upload(
     access: &XetAccess,
     files: &[XetFile],
-    staging: &std::path::Path,
+    cache: &std::path::Path,
     progress: &dyn Progress,
 ) -> Result<XetStats> {
     let cas = &access.cas_url;
     let fail = |what: &str, e: &dyn std::fmt::Display| Error::Hub(format!("Xet upload to {cas}: {what}: {e}"));
     let session = XetSessionBuilder::new()
-        .with_cache_dir(staging.join("xet"))
+        .with_cache_dir(cache)
         .build()
         .map_err(|e| fail("cannot start an upload session", &e))?;
     let commit = session
