@@ -11,6 +11,13 @@
 //! ([`RetryPolicy`]); every other 4xx is permanent and fails at once. The
 //! commit POST is never sent through this loop (`HubClient::send_once`): a lost answer is
 //! resolved by [`super::publish`] by re-reading the branch.
+//!
+//! Why this is runpack's own code and not the `hf-hub` crate's `HFClient` (1.0): its tree and
+//! paths-info entries read the LFS SHA-256 from a field the Hub does not send (`sha256`, where
+//! the Hub sends `lfs.oid`), so they cannot check a release; its retries ignore `Retry-After`
+//! and `RateLimit` and have no longest wait; its builder reads a token from the environment when
+//! given none; it has no Git LFS upload, and its commit is re-sent without checking whether a
+//! lost one landed. Xet uploads use `hf-xet`, the crate `hf-hub` uses too ([`super::xet`]).
 
 use std::time::Duration;
 
