@@ -14,8 +14,11 @@
 //! port: xet-core's own local CAS server (`xet-client`'s `simulation` feature, files under a
 //! temporary folder). A commit's `lfsFile` that was not uploaded through LFS is looked up as
 //! the Hub does, by its SHA-256 in the file records (shards) the CAS holds; its bytes are
-//! rebuilt from the CAS's chunks and served on resolve (with `X-Xet-Hash`), and its tree and
-//! paths-info entries carry `xetHash`. Without Xet, both token endpoints answer 404.
+//! rebuilt from the CAS's chunks and served on resolve, whose answer also carries `X-Xet-Hash`
+//! and a `Link` with `rel="xet-auth"` to `xet-read-token` (a Xet client then reads the CAS); its
+//! tree and paths-info entries carry `xetHash`. The token endpoints answer in the body (what
+//! hf-xet reads) and in `X-Xet-*` headers (what the Python client reads). Without Xet, both
+//! answer 404.
 //!
 //! Faults ([`Fault`]) are queued per route: an error status with headers, a connection reset
 //! (the socket is closed without an answer), a commit that is applied but whose answer is lost,
@@ -1364,7 +1367,10 @@ async fn resolve(
             hm.insert("x-repo-commit", HeaderValue::from_str(&c).unwrap());
             hm.insert("content-length", HeaderValue::from(0));
             if let Some(h) = st.xet_hashes.get(sha256) {
+                // a Xet client reads the file from the CAS, with a token from the linked route
                 hm.insert("x-xet-hash", HeaderValue::from_str(h).unwrap());
+                let route = format!("{}/api/datasets/{ns}/{name}/xet-read-token/{c}", hub.url);
+                hm.insert("link", HeaderValue::from_str(&format!("<{route}>; rel=\"xet-auth\"")).unwrap());
             }
             r
         }
@@ -1419,5 +1425,12 @@ async fn xet_token(
         return error(StatusCode::NOT_FOUND, Some("RepoNotFound"), "Repository not found");
     }
     let exp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() + 3600;
-    json(StatusCode::OK, serde_json::json!({"casUrl": cas.url, "accessToken": "xet-cas-token", "exp": exp}))
+    // as the Hub: in the body (hf-xet reads it) and in headers (the Python client reads them)
+    let mut r =
+        json(StatusCode::OK, serde_json::json!({"casUrl": cas.url, "accessToken": "xet-cas-token", "exp": exp}));
+    let hm = r.headers_mut();
+    hm.insert("x-xet-cas-url", HeaderValue::from_str(&cas.url).unwrap());
+    hm.insert("x-xet-access-token", HeaderValue::from_static("xet-cas-token"));
+    hm.insert("x-xet-token-expiration", HeaderValue::from(exp));
+    r
 }

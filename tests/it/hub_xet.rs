@@ -12,6 +12,22 @@ fn xet_env() -> HubEnv {
     HubEnv { hub: FakeHub::start_with_xet(), home: tempfile::tempdir().unwrap() }
 }
 
+/// Runs Python with the Hub client pointed at the fake Hub, Xet allowed (hf_xet is installed).
+fn python_with_xet(env: &HubEnv, script: &str) -> std::process::Output {
+    let o = run(std::process::Command::new(python())
+        .arg("-c")
+        .arg(script)
+        .env("HF_ENDPOINT", &env.hub.url)
+        .env_remove("HF_HUB_DISABLE_XET")
+        .env("HF_TOKEN", "dummy")
+        .env("HF_HUB_DISABLE_TELEMETRY", "1")
+        .env("HF_HOME", env.home.path().join("py"))
+        .env_remove("HF_HUB_CACHE")
+        .env_remove("HF_HUB_OFFLINE"));
+    assert!(o.status.success(), "python failed:\n{}\n{}", stdout(&o), stderr(&o));
+    o
+}
+
 fn json_of(o: &std::process::Output) -> serde_json::Value {
     serde_json::from_str(&stdout(o)).unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(o), stderr(o)))
 }
@@ -67,6 +83,21 @@ fn publishes_through_xet_and_reads_back() {
     let o = env.query("hf://datasets/acme/xet", "SELECT count(*) AS n FROM metrics", &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "n\n13220\n");
+    // the Python client reads it back from the CAS through hf_xet (X-Xet-Hash and the
+    // xet-auth link on resolve, then xet-read-token), and its checksums match
+    let o = python_with_xet(
+        &env,
+        r#"
+from huggingface_hub import HfApi, snapshot_download
+api = HfApi()
+path = snapshot_download("acme/xet", repo_type="dataset")
+res = api.verify_repo_checksums("acme/xet", repo_type="dataset", local_dir=path)
+assert not res.mismatches and not res.missing_paths and not res.extra_paths, res
+print(res.checked_count)
+"#,
+    );
+    assert_eq!(stdout(&o).trim(), (release_files(release).len() + 1).to_string());
+    assert!(env.hub.count("GET", "/xet-read-token/") > 0, "the Python client did not read through Xet");
     // the text report says what travelled
     let o = env.publish(release, "acme/xet2", &["--create"]);
     assert!(o.status.success(), "{}", stderr(&o));
