@@ -192,6 +192,11 @@ pub struct StateInner {
     pub xet_only: bool,
     /// SHA-256 → Xet file hash of the files committed after a Xet upload.
     pub xet_hashes: HashMap<String, String>,
+    /// Seconds a Xet token is valid (default an hour).
+    pub xet_token_ttl: Option<u64>,
+    /// Xet is offered only in the LFS batch (as before `xet-write-token`): `xet-write-token`
+    /// answers 404, except at the refresh URL the batch answer hands out (`?refresh=1`).
+    pub xet_in_batch_only: bool,
     /// Paths whose tree and paths-info entries list a wrong git blob SHA-1 (`oid`).
     pub wrong_oid: HashSet<String>,
     /// Discussions per page of the discussions listing.
@@ -722,7 +727,7 @@ async fn preupload(
 async fn batch(
     State(hub): State<Shared>,
     axum::Extension(kill): Ext,
-    Path((_ns, _name)): Path<(String, String)>,
+    Path((ns, name)): Path<(String, String)>,
     h: HeaderMap,
     body: Bytes,
 ) -> Response {
@@ -731,6 +736,33 @@ async fn batch(
     }
     if !authorized(&h) {
         return error(StatusCode::UNAUTHORIZED, None, "Invalid credentials in Authorization header");
+    }
+    if let Some(cas) = hub.cas.as_ref().filter(|_| hub.st.lock().unwrap().xet_in_batch_only) {
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+        if v["transfers"].as_array().is_some_and(|t| t.iter().any(|x| x == "xet")) {
+            // as huggingface.js and hf-hub expect it: the CAS and a token in each upload action's
+            // headers, its href the URL a fresh token is read from
+            let exp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() + 3600;
+            let rev = v["ref"]["name"].as_str().unwrap_or("main");
+            let href = format!("{}/api/datasets/{ns}/{name}/xet-write-token/{rev}?refresh=1", hub.url);
+            let objects: Vec<_> = v["objects"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .iter()
+                .map(|o| {
+                    serde_json::json!({"oid": o["oid"], "size": o["size"], "actions": {"upload": {"href": href,
+                        "header": {"X-Xet-Cas-Url": cas.url, "X-Xet-Access-Token": "xet-cas-token",
+                        "X-Xet-Token-Expiration": exp.to_string(), "X-Xet-Session-Id": "session-1"}}}})
+                })
+                .collect();
+            return (
+                StatusCode::OK,
+                [("content-type", "application/vnd.git-lfs+json")],
+                serde_json::json!({"transfer": "xet", "objects": objects}).to_string(),
+            )
+                .into_response();
+        }
     }
     let v: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
     let st = hub.st.lock().unwrap();
@@ -1405,17 +1437,19 @@ async fn cdn_get(
 }
 
 /// `GET /api/datasets/{repo}/xet-write-token/{rev}` (and `xet-read-token`): the CAS and a token
-/// for it, valid for an hour; 404 without Xet storage.
+/// for it, valid for an hour (`xet_token_ttl`); 404 without Xet storage.
 async fn xet_token(
     State(hub): State<Shared>,
     axum::Extension(kill): Ext,
     Path((ns, name, _rev)): Path<(String, String, String)>,
+    Query(q): Query<HashMap<String, String>>,
     h: HeaderMap,
 ) -> Response {
     if let Err(r) = fault_for(&hub, &kill, Route::XetToken).await {
         return r;
     }
-    let Some(cas) = &hub.cas else {
+    let Some(cas) = hub.cas.as_ref().filter(|_| !hub.st.lock().unwrap().xet_in_batch_only || q.contains_key("refresh"))
+    else {
         return error(StatusCode::NOT_FOUND, None, "Not Found");
     };
     if !authorized(&h) {
@@ -1424,7 +1458,8 @@ async fn xet_token(
     if !hub.st.lock().unwrap().repos.contains_key(&format!("{ns}/{name}")) {
         return error(StatusCode::NOT_FOUND, Some("RepoNotFound"), "Repository not found");
     }
-    let exp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() + 3600;
+    let ttl = hub.st.lock().unwrap().xet_token_ttl.unwrap_or(3600);
+    let exp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() + ttl;
     // as the Hub: in the body (hf-xet reads it) and in headers (the Python client reads them)
     let mut r =
         json(StatusCode::OK, serde_json::json!({"casUrl": cas.url, "accessToken": "xet-cas-token", "exp": exp}));

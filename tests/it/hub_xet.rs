@@ -105,6 +105,48 @@ print(res.checked_count)
 }
 
 #[test]
+fn a_xet_token_about_to_expire_is_refreshed_from_the_same_route() {
+    let env = xet_env();
+    let release = example_release();
+    // valid for 10 s: hf-xet refreshes a token that expires within 30 s before using it
+    env.hub.state().xet_token_ttl = Some(10);
+    let o = env.publish(release, "acme/refresh", &["--create", "--transfer", "xet"]);
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    let reads: Vec<_> = env.hub.requests().into_iter().filter(|r| r.path.contains("/xet-write-token/main")).collect();
+    assert!(reads.len() >= 2, "the token was not refreshed: {} read(s)", reads.len());
+    for r in &reads {
+        assert_eq!(r.authorization.as_deref(), Some(format!("Bearer {}", crate::publish::TOKEN).as_str()));
+    }
+    assert_tree_is_release(&env, "acme/refresh", "main", "", release);
+}
+
+#[test]
+fn xet_picked_in_the_lfs_batch_answer_is_used_too() {
+    let env = xet_env();
+    env.hub.state().xet_in_batch_only = true;
+    let release = example_release();
+    let o = env.publish(release, "acme/batch", &["--create", "--format", "json"]);
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    assert_eq!(json_of(&o)["transfer"], "xet");
+    // xet-write-token answered 404, the batch picked xet: nothing was PUT to LFS storage
+    assert!(env.hub.count("GET", "/xet-write-token/main") >= 1);
+    assert_eq!(env.hub.count("PUT", "/lfs/"), 0);
+    assert!(!env.hub.state().xet_hashes.is_empty());
+    assert_tree_is_release(&env, "acme/batch", "main", "", release);
+    // with --transfer lfs, Xet is not offered, and the batch answers with LFS transfers: here
+    // the Hub already holds every object (uploaded through Xet above), so none is sent
+    env.hub.clear_log();
+    let o = env.publish(release, "acme/batch-lfs", &["--create", "--transfer", "lfs", "--format", "json"]);
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    let j = json_of(&o);
+    assert!(j["transfer"].is_null(), "{j:#}");
+    assert_eq!(j["reused_objects"], lfs_files(&env, "acme/batch").len(), "{j:#}");
+    assert_eq!(env.hub.count("GET", "/xet-write-token/"), 0);
+    assert_eq!(env.hub.count("PUT", "/lfs/"), 0);
+    assert_tree_is_release(&env, "acme/batch-lfs", "main", "", release);
+}
+
+#[test]
 fn without_xet_auto_falls_back_to_lfs_and_xet_is_refused() {
     let env = HubEnv::new();
     let release = example_release();
