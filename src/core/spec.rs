@@ -588,6 +588,278 @@ pub struct TableDef {
     pub formats: Option<Vec<String>>,
 }
 
+/// The `pipeline.toml` that `path` names (the file, or the one in the folder) and its folder.
+///
+/// Errors: [`Error::Config`] when there is no such path (naming the pipelines beside it), a
+/// folder without `pipeline.toml` (suggesting `runpack init`), or another file.
+fn pipeline_file(path: &Path) -> Result<(PathBuf, PathBuf)> {
+    let file = if path.is_dir() { path.join("pipeline.toml") } else { path.to_path_buf() };
+    if !path.exists() {
+        let mut near: Vec<String> = path
+            .parent()
+            .map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p })
+            .and_then(|p| std::fs::read_dir(p).ok())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.path().join("pipeline.toml").is_file())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        near.sort();
+        let hint = if near.is_empty() { String::new() } else { format!(" (pipelines there: {})", near.join(", ")) };
+        return Err(Error::config(
+            path.display().to_string(),
+            format!("no such pipeline folder or pipeline.toml{hint}"),
+        ));
+    }
+    if path.is_dir() && !file.exists() {
+        return Err(Error::config(
+            path.display().to_string(),
+            format!(
+                "no pipeline.toml in this folder: a pipeline is a folder holding pipeline.toml, which names its \
+                 sources and tables (see docs/pipeline.md); for a folder of raw outputs, `runpack init {}` \
+                 writes one",
+                path.display()
+            ),
+        ));
+    }
+    if path.is_file() && path.extension().is_none_or(|e| e != "toml") {
+        return Err(Error::config(
+            path.display().to_string(),
+            "a pipeline is a pipeline.toml file or the folder holding it; this is another file (raw inputs are \
+             named by the sources of a pipeline.toml)",
+        ));
+    }
+    let dir = file
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    Ok((file, dir))
+}
+
+/// Checks a source's options against its format and reads the schema it names (its
+/// `[[source.field]]` entries replacing or adding fields); `at` places a message in
+/// `pipeline.toml`.
+fn check_source(s: &SourceDef, dir: &Path, at: &dyn Fn(&str) -> String) -> Result<Option<TableSchema>> {
+    if s.record_path.is_some() && !matches!(s.format, Format::Json | Format::Yaml) {
+        return Err(Error::config(
+            at(&format!("source {}", s.name)),
+            "`record_path` applies to format = \"json\" and \"yaml\" only",
+        ));
+    }
+    if s.keep_text
+        && !matches!(
+            s.format,
+            Format::TinkerEvalTrajectories
+                | Format::EvalGenerations
+                | Format::InspectSamples
+                | Format::LmEvalSamples
+                | Format::LightevalDetails
+                | Format::VerlGenerations
+        )
+    {
+        return Err(Error::config(
+            at(&format!("source {}", s.name)),
+            "`keep_text` applies to format = \"tinker-eval-trajectories\", \"eval-generations\", \
+             \"inspect-samples\", \"lm-eval-samples\", \"lighteval-details\" and \"verl-generations\" only (other formats keep every field they read)",
+        ));
+    }
+    // a logged string is kept as text in the long form's value_text, never coerced
+    let long = matches!(s.format, Format::TinkerMetrics | Format::TrackioMetrics | Format::TrackioSystem);
+    if long && (s.coerce_numeric_strings || s.coerce_nonfinite_strings) {
+        return Err(Error::config(
+            at(&format!("source {}", s.name)),
+            format!(
+                "coerce_numeric_strings and coerce_nonfinite_strings do not apply to format = {:?}: a \
+                 string a log holds is kept as text in value_text (turn it into a number in the table's \
+                 query, e.g. TRY_CAST(value_text AS DOUBLE))",
+                s.format.name()
+            ),
+        ));
+    }
+    if let Some(option) = s.ignored_option() {
+        return Err(Error::config(
+            at(&format!("source {}", s.name)),
+            format!(
+                "{option} does not apply to format = \"{}\": {}",
+                s.format.name(),
+                if s.format.fixed_columns() {
+                    "its columns are fixed by the format (cast or rename them in the table's query)"
+                } else {
+                    "a Parquet file's rows are read as they are stored"
+                }
+            ),
+        ));
+    }
+    match (&s.wandb, s.format == Format::Wandb) {
+        (None, true) => {
+            return Err(Error::config(
+                at(&format!("source {}", s.name)),
+                "format = \"wandb\" needs [source.wandb] with table = \"runs\", \"history\", \"system\" or \"histograms\"",
+            ));
+        }
+        (Some(_), false) => {
+            return Err(Error::config(
+                at(&format!("source {}", s.name)),
+                "[source.wandb] applies to format = \"wandb\" only",
+            ));
+        }
+        (Some(o), true) => o.check().map_err(|m| Error::config(at(&format!("source {}", s.name)), m))?,
+        (None, false) => {}
+    }
+    if s.layout == Layout::Long && s.id_columns.is_empty() {
+        return Err(Error::config(
+            at(&format!("source {}", s.name)),
+            "layout = \"long\" needs id_columns (the keys kept on every row, e.g. [\"_step\"])",
+        ));
+    }
+    if s.layout == Layout::Wide && !s.id_columns.is_empty() {
+        return Err(Error::config(
+            at(&format!("source {}", s.name)),
+            "id_columns applies to layout = \"long\" only (a wide source keeps every key as a column)",
+        ));
+    }
+    if let Some(tz) = &s.assume_timezone {
+        tz.parse::<chrono_tz::Tz>().map_err(|_| {
+            Error::config(
+                at(&format!("source {}", s.name)),
+                format!("unknown time zone `{tz}` (use an IANA name such as UTC or Asia/Tokyo)"),
+            )
+        })?;
+    }
+    // a source is typed, not validated: constraints there would never be checked
+    let unchecked = |f: &FieldDescriptor| {
+        f.has_constraints().then(|| {
+            format!(
+                "field `{}`: constraints in a source's schema are not checked (it only types the input); \
+                 declare them in the schema of a table that reads the source",
+                f.name
+            )
+        })
+    };
+    let mut field_names = std::collections::BTreeSet::new();
+    for (i, f) in s.fields.iter().enumerate() {
+        if f.name.trim().is_empty() {
+            return Err(Error::config(
+                at(&format!("source {}", s.name)),
+                format!("[[source.field]] number {} has no name (name = \"<column>\")", i + 1),
+            ));
+        }
+        let place = at(&format!("source {} field {}", s.name, f.name));
+        if !field_names.insert(f.name.as_str()) {
+            return Err(Error::config(&place, "this column has two [[source.field]] entries; give it one"));
+        }
+        f.arrow_type().map_err(|m| Error::config(&place, m))?;
+        if let Some(m) = unchecked(f) {
+            return Err(Error::config(&place, m));
+        }
+    }
+    Ok(match &s.schema {
+        Some(p) => {
+            let schema = load_schema(dir, p, &at(&format!("source {} schema", s.name)))?;
+            if let Some(m) = schema.fields.iter().find_map(unchecked) {
+                return Err(Error::config(dir.join(p).display().to_string(), m));
+            }
+            if !schema.primary_key.is_empty() || !schema.foreign_keys.is_empty() {
+                return Err(Error::config(
+                    dir.join(p).display().to_string(),
+                    "primaryKey and foreignKeys in a source's schema are not checked (it only types the \
+                     input); declare them in the schema of a table that reads the source",
+                ));
+            }
+            if schema.missing_values.is_some() && s.format != Format::Csv {
+                return Err(Error::config(
+                    dir.join(p).display().to_string(),
+                    "missingValues applies to the text cells of a `csv` source; this source's values \
+                     carry their own nulls",
+                ));
+            }
+            // a [[source.field]] beside the schema replaces its field of that name, or
+            // adds one (the schema is read as written otherwise)
+            let mut schema = schema;
+            for f in &s.fields {
+                match schema.fields.iter_mut().find(|g| g.name == f.name) {
+                    Some(g) => *g = f.clone(),
+                    None => schema.fields.push(f.clone()),
+                }
+            }
+            Some(schema)
+        }
+        None => None,
+    })
+}
+
+/// Checks a table's split names and split column, and reads the schema it names.
+fn check_table(t: &TableDef, dir: &Path, at: &dyn Fn(&str) -> String) -> Result<Option<TableSchema>> {
+    let bad: Vec<String> = t
+        .splits
+        .iter()
+        .filter(|s| !crate::core::names::valid_split_name(s))
+        .map(|s| {
+            let why = if s.trim() != s.as_str() {
+                "has leading or trailing whitespace (names are never trimmed)".to_string()
+            } else if s == "all" {
+                "is the `datasets` library's name for every split together".to_string()
+            } else {
+                "is not made of word characters (letters, digits, _) in parts separated by single dots".to_string()
+            };
+            format!(
+                "split name {s:?} {why}; the Hub accepts it but `datasets` cannot load it; use {:?}",
+                crate::core::names::suggest_split_name(s)
+            )
+        })
+        .collect();
+    if !bad.is_empty() {
+        return Err(Error::config(at(&format!("table {}", t.name)), bad.join("\n")));
+    }
+    if let Some(m) = t.splits.iter().find_map(|s| crate::core::names::split_file_problem(s)) {
+        return Err(Error::config(at(&format!("table {}", t.name)), m));
+    }
+    // the split files are named after the splits: names equal but for case would be
+    // one file on a case-insensitive filesystem
+    let mut lower = std::collections::BTreeMap::new();
+    for sp in &t.splits {
+        if let Some(other) = lower.insert(sp.to_lowercase(), sp) {
+            return Err(Error::config(
+                at(&format!("table {}", t.name)),
+                format!(
+                    "splits {other:?} and {sp:?} differ only in case (or are the same); give each split its own name"
+                ),
+            ));
+        }
+    }
+    if !t.splits.is_empty() && t.split_column.is_none() {
+        return Err(Error::config(at(&format!("table {}", t.name)), "`splits` needs `split_column`"));
+    }
+    let schema = match &t.schema {
+        Some(p) => {
+            let schema = load_schema(dir, p, &at(&format!("table {} schema", t.name)))?;
+            if schema.missing_values.is_some() {
+                return Err(Error::config(
+                    dir.join(p).display().to_string(),
+                    "missingValues applies to the text cells of a `csv` source, not to a table (its \
+                     values come typed from SQL); declare it in the source's schema",
+                ));
+            }
+            Some(schema)
+        }
+        None => None,
+    };
+    // with a declared schema, a split column that is not one of its fields is known now,
+    // before any source is read
+    if let (Some(c), Some(Some(schema))) = (&t.split_column, Some(&schema))
+        && schema.field(c).is_none()
+    {
+        let names: Vec<&str> = schema.fields.iter().map(|f| f.name.as_str()).collect();
+        return Err(Error::config(
+            at(&format!("table {}", t.name)),
+            format!("split_column `{c}` is not a field of the table's schema (its fields: {})", names.join(", ")),
+        ));
+    }
+    Ok(schema)
+}
+
 impl PipelineSpec {
     /// Loads `path` (a `pipeline.toml`, or a folder holding one) and every schema it names.
     ///
@@ -595,48 +867,7 @@ impl PipelineSpec {
     /// and key for TOML errors, and naming the entry for bad names, unknown references,
     /// missing SQL or schema files.
     pub fn load(path: &Path) -> Result<PipelineSpec> {
-        let file = if path.is_dir() { path.join("pipeline.toml") } else { path.to_path_buf() };
-        if !path.exists() {
-            let mut near: Vec<String> = path
-                .parent()
-                .map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p })
-                .and_then(|p| std::fs::read_dir(p).ok())
-                .into_iter()
-                .flatten()
-                .flatten()
-                .filter(|e| e.path().join("pipeline.toml").is_file())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect();
-            near.sort();
-            let hint = if near.is_empty() { String::new() } else { format!(" (pipelines there: {})", near.join(", ")) };
-            return Err(Error::config(
-                path.display().to_string(),
-                format!("no such pipeline folder or pipeline.toml{hint}"),
-            ));
-        }
-        if path.is_dir() && !file.exists() {
-            return Err(Error::config(
-                path.display().to_string(),
-                format!(
-                    "no pipeline.toml in this folder: a pipeline is a folder holding pipeline.toml, which names its \
-                     sources and tables (see docs/pipeline.md); for a folder of raw outputs, `runpack init {}` \
-                     writes one",
-                    path.display()
-                ),
-            ));
-        }
-        if path.is_file() && path.extension().is_none_or(|e| e != "toml") {
-            return Err(Error::config(
-                path.display().to_string(),
-                "a pipeline is a pipeline.toml file or the folder holding it; this is another file (raw inputs are \
-                 named by the sources of a pipeline.toml)",
-            ));
-        }
-        let dir = file
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| PathBuf::from("."));
+        let (file, dir) = pipeline_file(path)?;
         let text = read_definition(&file)?;
         let def: PipelineDef = toml::from_str(&text).map_err(|e| {
             let loc = match e.span() {
@@ -658,152 +889,7 @@ impl PipelineSpec {
             if !names.insert(s.name.clone()) {
                 return Err(twice(&file, &text, &s.name));
             }
-            if s.record_path.is_some() && !matches!(s.format, Format::Json | Format::Yaml) {
-                return Err(Error::config(
-                    at(&format!("source {}", s.name)),
-                    "`record_path` applies to format = \"json\" and \"yaml\" only",
-                ));
-            }
-            if s.keep_text
-                && !matches!(
-                    s.format,
-                    Format::TinkerEvalTrajectories
-                        | Format::EvalGenerations
-                        | Format::InspectSamples
-                        | Format::LmEvalSamples
-                        | Format::LightevalDetails
-                        | Format::VerlGenerations
-                )
-            {
-                return Err(Error::config(
-                    at(&format!("source {}", s.name)),
-                    "`keep_text` applies to format = \"tinker-eval-trajectories\", \"eval-generations\", \
-                     \"inspect-samples\", \"lm-eval-samples\", \"lighteval-details\" and \"verl-generations\" only (other formats keep every field they read)",
-                ));
-            }
-            // a logged string is kept as text in the long form's value_text, never coerced
-            let long = matches!(s.format, Format::TinkerMetrics | Format::TrackioMetrics | Format::TrackioSystem);
-            if long && (s.coerce_numeric_strings || s.coerce_nonfinite_strings) {
-                return Err(Error::config(
-                    at(&format!("source {}", s.name)),
-                    format!(
-                        "coerce_numeric_strings and coerce_nonfinite_strings do not apply to format = {:?}: a \
-                         string a log holds is kept as text in value_text (turn it into a number in the table's \
-                         query, e.g. TRY_CAST(value_text AS DOUBLE))",
-                        s.format.name()
-                    ),
-                ));
-            }
-            if let Some(option) = s.ignored_option() {
-                return Err(Error::config(
-                    at(&format!("source {}", s.name)),
-                    format!(
-                        "{option} does not apply to format = \"{}\": {}",
-                        s.format.name(),
-                        if s.format.fixed_columns() {
-                            "its columns are fixed by the format (cast or rename them in the table's query)"
-                        } else {
-                            "a Parquet file's rows are read as they are stored"
-                        }
-                    ),
-                ));
-            }
-            match (&s.wandb, s.format == Format::Wandb) {
-                (None, true) => {
-                    return Err(Error::config(
-                        at(&format!("source {}", s.name)),
-                        "format = \"wandb\" needs [source.wandb] with table = \"runs\", \"history\", \"system\" or \"histograms\"",
-                    ));
-                }
-                (Some(_), false) => {
-                    return Err(Error::config(
-                        at(&format!("source {}", s.name)),
-                        "[source.wandb] applies to format = \"wandb\" only",
-                    ));
-                }
-                (Some(o), true) => o.check().map_err(|m| Error::config(at(&format!("source {}", s.name)), m))?,
-                (None, false) => {}
-            }
-            if s.layout == Layout::Long && s.id_columns.is_empty() {
-                return Err(Error::config(
-                    at(&format!("source {}", s.name)),
-                    "layout = \"long\" needs id_columns (the keys kept on every row, e.g. [\"_step\"])",
-                ));
-            }
-            if s.layout == Layout::Wide && !s.id_columns.is_empty() {
-                return Err(Error::config(
-                    at(&format!("source {}", s.name)),
-                    "id_columns applies to layout = \"long\" only (a wide source keeps every key as a column)",
-                ));
-            }
-            if let Some(tz) = &s.assume_timezone {
-                tz.parse::<chrono_tz::Tz>().map_err(|_| {
-                    Error::config(
-                        at(&format!("source {}", s.name)),
-                        format!("unknown time zone `{tz}` (use an IANA name such as UTC or Asia/Tokyo)"),
-                    )
-                })?;
-            }
-            // a source is typed, not validated: constraints there would never be checked
-            let unchecked = |f: &FieldDescriptor| {
-                f.has_constraints().then(|| {
-                    format!(
-                        "field `{}`: constraints in a source's schema are not checked (it only types the input); \
-                         declare them in the schema of a table that reads the source",
-                        f.name
-                    )
-                })
-            };
-            let mut field_names = std::collections::BTreeSet::new();
-            for (i, f) in s.fields.iter().enumerate() {
-                if f.name.trim().is_empty() {
-                    return Err(Error::config(
-                        at(&format!("source {}", s.name)),
-                        format!("[[source.field]] number {} has no name (name = \"<column>\")", i + 1),
-                    ));
-                }
-                let place = at(&format!("source {} field {}", s.name, f.name));
-                if !field_names.insert(f.name.as_str()) {
-                    return Err(Error::config(&place, "this column has two [[source.field]] entries; give it one"));
-                }
-                f.arrow_type().map_err(|m| Error::config(&place, m))?;
-                if let Some(m) = unchecked(f) {
-                    return Err(Error::config(&place, m));
-                }
-            }
-            source_schemas.push(match &s.schema {
-                Some(p) => {
-                    let schema = load_schema(&dir, p, &at(&format!("source {} schema", s.name)))?;
-                    if let Some(m) = schema.fields.iter().find_map(unchecked) {
-                        return Err(Error::config(dir.join(p).display().to_string(), m));
-                    }
-                    if !schema.primary_key.is_empty() || !schema.foreign_keys.is_empty() {
-                        return Err(Error::config(
-                            dir.join(p).display().to_string(),
-                            "primaryKey and foreignKeys in a source's schema are not checked (it only types the \
-                             input); declare them in the schema of a table that reads the source",
-                        ));
-                    }
-                    if schema.missing_values.is_some() && s.format != Format::Csv {
-                        return Err(Error::config(
-                            dir.join(p).display().to_string(),
-                            "missingValues applies to the text cells of a `csv` source; this source's values \
-                             carry their own nulls",
-                        ));
-                    }
-                    // a [[source.field]] beside the schema replaces its field of that name, or
-                    // adds one (the schema is read as written otherwise)
-                    let mut schema = schema;
-                    for f in &s.fields {
-                        match schema.fields.iter_mut().find(|g| g.name == f.name) {
-                            Some(g) => *g = f.clone(),
-                            None => schema.fields.push(f.clone()),
-                        }
-                    }
-                    Some(schema)
-                }
-                None => None,
-            });
+            source_schemas.push(check_source(s, &dir, &at)?);
         }
         for v in &def.views {
             check_name(&v.name, "view name", &file, r"^[a-z_][a-z0-9_]*$")?;
@@ -819,75 +905,7 @@ impl PipelineSpec {
                 return Err(twice(&file, &text, &t.name));
             }
             check_sql_choice(&dir, &t.sql, &t.query, &at(&format!("table {}", t.name)))?;
-            let bad: Vec<String> = t
-                .splits
-                .iter()
-                .filter(|s| !crate::core::names::valid_split_name(s))
-                .map(|s| {
-                    let why = if s.trim() != s.as_str() {
-                        "has leading or trailing whitespace (names are never trimmed)".to_string()
-                    } else if s == "all" {
-                        "is the `datasets` library's name for every split together".to_string()
-                    } else {
-                        "is not made of word characters (letters, digits, _) in parts separated by single dots"
-                            .to_string()
-                    };
-                    format!(
-                        "split name {s:?} {why}; the Hub accepts it but `datasets` cannot load it; use {:?}",
-                        crate::core::names::suggest_split_name(s)
-                    )
-                })
-                .collect();
-            if !bad.is_empty() {
-                return Err(Error::config(at(&format!("table {}", t.name)), bad.join("\n")));
-            }
-            if let Some(m) = t.splits.iter().find_map(|s| crate::core::names::split_file_problem(s)) {
-                return Err(Error::config(at(&format!("table {}", t.name)), m));
-            }
-            // the split files are named after the splits: names equal but for case would be
-            // one file on a case-insensitive filesystem
-            let mut lower = std::collections::BTreeMap::new();
-            for sp in &t.splits {
-                if let Some(other) = lower.insert(sp.to_lowercase(), sp) {
-                    return Err(Error::config(
-                        at(&format!("table {}", t.name)),
-                        format!(
-                            "splits {other:?} and {sp:?} differ only in case (or are the same); give each split its own name"
-                        ),
-                    ));
-                }
-            }
-            if !t.splits.is_empty() && t.split_column.is_none() {
-                return Err(Error::config(at(&format!("table {}", t.name)), "`splits` needs `split_column`"));
-            }
-            table_schemas.push(match &t.schema {
-                Some(p) => {
-                    let schema = load_schema(&dir, p, &at(&format!("table {} schema", t.name)))?;
-                    if schema.missing_values.is_some() {
-                        return Err(Error::config(
-                            dir.join(p).display().to_string(),
-                            "missingValues applies to the text cells of a `csv` source, not to a table (its \
-                             values come typed from SQL); declare it in the source's schema",
-                        ));
-                    }
-                    Some(schema)
-                }
-                None => None,
-            });
-            // with a declared schema, a split column that is not one of its fields is known now,
-            // before any source is read
-            if let (Some(c), Some(Some(schema))) = (&t.split_column, table_schemas.last())
-                && schema.field(c).is_none()
-            {
-                let names: Vec<&str> = schema.fields.iter().map(|f| f.name.as_str()).collect();
-                return Err(Error::config(
-                    at(&format!("table {}", t.name)),
-                    format!(
-                        "split_column `{c}` is not a field of the table's schema (its fields: {})",
-                        names.join(", ")
-                    ),
-                ));
-            }
+            table_schemas.push(check_table(t, &dir, &at)?);
         }
         if def.tables.is_empty() {
             return Err(Error::config(file.display().to_string(), "no [[table]] is defined"));

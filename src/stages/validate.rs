@@ -250,11 +250,29 @@ impl<'a> Validator<'a> {
 
     fn process(&mut self, b: RecordBatch, report: &mut BuildReport, rejects: &mut Rejects) -> Result<RecordBatch> {
         let n = b.num_rows();
-        let mut reasons: Vec<Vec<(String, String, String)>> = vec![Vec::new(); n]; // (field, rule, message)
+        let mut reasons: Reasons = vec![Vec::new(); n];
         let mut superseded: Vec<Option<String>> = vec![None; n];
         let sources = SourceColumn::find(&b);
+        self.field_problems(&b, &mut reasons);
+        self.split_problems(&b, &mut reasons)?;
+        self.foreign_key_problems(&b, &mut reasons)?;
+        self.key_problems(&b, &sources, &mut reasons, &mut superseded)?;
+        let out = self.act(&b, &sources, &reasons, &superseded, report, rejects)?;
+        for (_, idxs, conv, set) in &mut self.collect_keys {
+            let cols: Vec<ArrayRef> = idxs.iter().map(|&i| key_value(out.column(i))).collect();
+            let rows = conv.convert_columns(&cols).map_err(|e| Error::format(&self.table, e))?;
+            for r in 0..out.num_rows() {
+                set.keys.insert(rows.row(r).owned());
+            }
+        }
+        self.rows_kept += out.num_rows() as u64;
+        Ok(out)
+    }
 
-        // field constraints
+    /// Each field's constraints (and its items'), and what the conversion guarantees of
+    /// stored values, row by row.
+    fn field_problems(&self, b: &RecordBatch, reasons: &mut Reasons) {
+        let n = b.num_rows();
         for (i, f) in self.schema.fields.iter().enumerate() {
             let col = b.column(i);
             let c = &f.constraints;
@@ -305,7 +323,10 @@ impl<'a> Validator<'a> {
                 }
             }
         }
-        // split names
+    }
+
+    /// Split names: valid, declared, and not differing from another only in case.
+    fn split_problems(&mut self, b: &RecordBatch, reasons: &mut Reasons) -> Result<()> {
         if let Some((ci, allowed)) = &self.split {
             let names =
                 arrow::compute::cast(b.column(*ci), &DataType::Utf8).map_err(|e| Error::format(&self.table, e))?;
@@ -332,7 +353,12 @@ impl<'a> Validator<'a> {
                 }
             }
         }
-        // foreign keys
+        Ok(())
+    }
+
+    /// Foreign keys: each non-null key matches a row of the referenced table.
+    fn foreign_key_problems(&self, b: &RecordBatch, reasons: &mut Reasons) -> Result<()> {
+        let n = b.num_rows();
         for (cols, target, set, conv) in &self.fks {
             let arrays: Vec<ArrayRef> = cols
                 .iter()
@@ -362,6 +388,19 @@ impl<'a> Validator<'a> {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Primary-key groups (duplicates refused, or chosen among by the table's rule, marking
+    /// the others `superseded`), then unique columns.
+    fn key_problems(
+        &mut self,
+        b: &RecordBatch,
+        sources: &SourceColumn,
+        reasons: &mut Reasons,
+        superseded: &mut [Option<String>],
+    ) -> Result<()> {
+        let n = b.num_rows();
         // each unique column's values in row format, for the checks below
         let unique_rows: Vec<(usize, arrow::row::Rows)> = self
             .unique
@@ -376,14 +415,14 @@ impl<'a> Validator<'a> {
         // primary key groups, in row order; each group's rows are checked for unique values
         // once the duplicate-key rule has chosen among them
         if let Some(conv) = &self.pk_conv {
-            let rows = conv.convert_columns(&self.key_columns(&b)).map_err(|e| Error::format(&self.table, e))?;
+            let rows = conv.convert_columns(&self.key_columns(b)).map_err(|e| Error::format(&self.table, e))?;
             let mut start = 0;
             while start < n {
                 let mut end = start + 1;
                 while end < n && rows.row(end) == rows.row(start) {
                     end += 1;
                 }
-                'group: {
+                {
                     if end - start > 1 {
                         let places: Vec<String> = (start..end)
                             .map(|r| {
@@ -403,101 +442,121 @@ impl<'a> Validator<'a> {
                                     ));
                                 }
                             }
-                            DuplicatePolicy::KeepLast | DuplicatePolicy::KeepFirst => {
-                                // with --on-invalid reject, the rule picks among the rows that pass
-                                // validation: a valid row is not superseded by one that is rejected
-                                // (the invalid ones go to the rejects with their own reasons)
-                                // (nor by one whose unique values earlier rows already hold)
-                                let valid: Vec<usize> = if rejecting {
-                                    (start..end)
-                                        .filter(|&r| {
-                                            reasons[r].is_empty() && !unique_taken(&self.unique, &unique_rows, r)
-                                        })
-                                        .collect()
-                                } else {
-                                    Vec::new()
-                                };
-                                let pool: Vec<usize> = if valid.is_empty() { (start..end).collect() } else { valid };
-                                let rule = self.policy.as_str();
-                                // rows the rule cannot order are violations of the key, not a choice
-                                let key = self.schema.primary_key.join(", ");
-                                let mut unordered = |rows: &[usize], message: String| {
-                                    for &r in rows {
-                                        reasons[r].push((key.clone(), "primaryKey".into(), message.clone()));
-                                    }
-                                };
-                                // a row without a file and line (a NULL `_source_file` or
-                                // `_source_line`, from a join or a literal row) has no place in the
-                                // order the rule reads
-                                let unplaced: Vec<usize> =
-                                    pool.iter().copied().filter(|&r| sources.at(r).is_none()).collect();
-                                if !unplaced.is_empty() {
-                                    unordered(
-                                        &unplaced,
-                                        format!(
-                                            "{} rows share this primary key ({}), and this one has no \
-                                         _source_file/_source_line, so the {rule} rule cannot place it",
-                                            end - start,
-                                            places.join(", ")
-                                        ),
-                                    );
-                                    break 'group;
-                                }
-                                let keep = if self.policy == DuplicatePolicy::KeepLast {
-                                    *pool.last().expect("a group")
-                                } else {
-                                    pool[0]
-                                };
-                                let kept_at = places[keep - start].clone();
-                                // rows of one raw line (a query that makes several rows of a line):
-                                // no order tells them apart, so the rule cannot choose, unless
-                                // they are the same row
-                                let tied: Vec<usize> =
-                                    pool.iter().copied().filter(|&r| places[r - start] == kept_at).collect();
-                                if tied.len() > 1 && !same_rows(&b, &tied)? {
-                                    unordered(
-                                        &tied,
-                                        format!(
-                                            "{} different rows share this primary key and come from the same raw \
-                                         line {kept_at}, so the {rule} rule cannot choose between them; give \
-                                         each row the query makes of a line its own key",
-                                            tied.len()
-                                        ),
-                                    );
-                                    break 'group;
-                                }
-                                let invalid =
-                                    |r: usize| !reasons[r].is_empty() || unique_taken(&self.unique, &unique_rows, r);
-                                for r in (start..end).filter(|&r| r != keep && (!rejecting || !invalid(r))) {
-                                    superseded[r] = Some(format!(
-                                        "duplicate primary key ({}); superseded by the row at {kept_at} ({rule} rule)",
-                                        render_key(&self.schema.primary_key, &self.pk_idx, &b, r),
-                                    ));
-                                }
-                            }
+                            DuplicatePolicy::KeepLast | DuplicatePolicy::KeepFirst => self.choose_duplicate(
+                                b,
+                                start..end,
+                                &places,
+                                sources,
+                                &unique_rows,
+                                reasons,
+                                superseded,
+                            )?,
                         }
                     }
                 }
                 for r in start..end {
-                    check_unique(
-                        &mut self.unique,
-                        &unique_rows,
-                        self.schema,
-                        &b,
-                        r,
-                        rejecting,
-                        &superseded,
-                        &mut reasons,
-                    );
+                    check_unique(&mut self.unique, &unique_rows, self.schema, b, r, rejecting, superseded, reasons);
                 }
                 start = end;
             }
         } else {
             for r in 0..n {
-                check_unique(&mut self.unique, &unique_rows, self.schema, &b, r, rejecting, &superseded, &mut reasons);
+                check_unique(&mut self.unique, &unique_rows, self.schema, b, r, rejecting, superseded, reasons);
             }
         }
-        // act
+        Ok(())
+    }
+
+    /// The `keep-last` / `keep-first` rule on the rows `group` sharing a primary key (their
+    /// places in `places`): marks every row but the kept one superseded, or, when the rule
+    /// cannot order the rows, each a violation of the key.
+    #[allow(clippy::too_many_arguments)]
+    fn choose_duplicate(
+        &self,
+        b: &RecordBatch,
+        group: std::ops::Range<usize>,
+        places: &[String],
+        sources: &SourceColumn,
+        unique_rows: &[(usize, arrow::row::Rows)],
+        reasons: &mut Reasons,
+        superseded: &mut [Option<String>],
+    ) -> Result<()> {
+        let (start, end) = (group.start, group.end);
+        let rejecting = self.on_invalid == OnInvalid::Reject;
+        // with --on-invalid reject, the rule picks among the rows that pass
+        // validation: a valid row is not superseded by one that is rejected
+        // (the invalid ones go to the rejects with their own reasons)
+        // (nor by one whose unique values earlier rows already hold)
+        let valid: Vec<usize> = if rejecting {
+            (start..end).filter(|&r| reasons[r].is_empty() && !unique_taken(&self.unique, unique_rows, r)).collect()
+        } else {
+            Vec::new()
+        };
+        let pool: Vec<usize> = if valid.is_empty() { (start..end).collect() } else { valid };
+        let rule = self.policy.as_str();
+        // rows the rule cannot order are violations of the key, not a choice
+        let key = self.schema.primary_key.join(", ");
+        let mut unordered = |rows: &[usize], message: String| {
+            for &r in rows {
+                reasons[r].push((key.clone(), "primaryKey".into(), message.clone()));
+            }
+        };
+        // a row without a file and line (a NULL `_source_file` or
+        // `_source_line`, from a join or a literal row) has no place in the
+        // order the rule reads
+        let unplaced: Vec<usize> = pool.iter().copied().filter(|&r| sources.at(r).is_none()).collect();
+        if !unplaced.is_empty() {
+            unordered(
+                &unplaced,
+                format!(
+                    "{} rows share this primary key ({}), and this one has no \
+                 _source_file/_source_line, so the {rule} rule cannot place it",
+                    end - start,
+                    places.join(", ")
+                ),
+            );
+            return Ok(());
+        }
+        let keep = if self.policy == DuplicatePolicy::KeepLast { *pool.last().expect("a group") } else { pool[0] };
+        let kept_at = places[keep - start].clone();
+        // rows of one raw line (a query that makes several rows of a line):
+        // no order tells them apart, so the rule cannot choose, unless
+        // they are the same row
+        let tied: Vec<usize> = pool.iter().copied().filter(|&r| places[r - start] == kept_at).collect();
+        if tied.len() > 1 && !same_rows(b, &tied)? {
+            unordered(
+                &tied,
+                format!(
+                    "{} different rows share this primary key and come from the same raw \
+                 line {kept_at}, so the {rule} rule cannot choose between them; give \
+                 each row the query makes of a line its own key",
+                    tied.len()
+                ),
+            );
+            return Ok(());
+        }
+        let invalid = |r: usize| !reasons[r].is_empty() || unique_taken(&self.unique, unique_rows, r);
+        for r in (start..end).filter(|&r| r != keep && (!rejecting || !invalid(r))) {
+            superseded[r] = Some(format!(
+                "duplicate primary key ({}); superseded by the row at {kept_at} ({rule} rule)",
+                render_key(&self.schema.primary_key, &self.pk_idx, b, r),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Sets aside superseded rows (to the rejects) and rows with problems (violations of
+    /// the build, or rejects with `--on-invalid reject`); returns the rows kept.
+    fn act(
+        &self,
+        b: &RecordBatch,
+        sources: &SourceColumn,
+        reasons: &Reasons,
+        superseded: &[Option<String>],
+        report: &mut BuildReport,
+        rejects: &mut Rejects,
+    ) -> Result<RecordBatch> {
+        let n = b.num_rows();
         let mut keep = vec![true; n];
         for r in 0..n {
             if let Some(why) = &superseded[r] {
@@ -510,7 +569,7 @@ impl<'a> Validator<'a> {
                     &self.table,
                     src.as_ref(),
                     std::slice::from_ref(why),
-                    RejectBody::Record(row_json(&b, r)),
+                    RejectBody::Record(row_json(b, r)),
                 )?;
                 continue;
             }
@@ -518,12 +577,12 @@ impl<'a> Validator<'a> {
                 continue;
             }
             let key = if !self.pk_idx.is_empty() {
-                Some(render_key(&self.schema.primary_key, &self.pk_idx, &b, r))
+                Some(render_key(&self.schema.primary_key, &self.pk_idx, b, r))
             } else if sources.at(r).is_none() {
                 // no key and no source: the row's own values name it (its sort key is every column)
                 let names: Vec<String> = b.schema().fields().iter().map(|f| f.name().clone()).collect();
                 let all: Vec<usize> = (0..names.len()).collect();
-                let text = render_key(&names, &all, &b, r);
+                let text = render_key(&names, &all, b, r);
                 Some(match text.char_indices().nth(200) {
                     Some((cut, _)) => format!("{}…", &text[..cut]),
                     None => text,
@@ -553,28 +612,21 @@ impl<'a> Validator<'a> {
                         &self.table,
                         sources.reject_at(r).as_ref(),
                         &texts,
-                        RejectBody::Record(row_json(&b, r)),
+                        RejectBody::Record(row_json(b, r)),
                     )?;
                 }
             }
         }
-        let out = if keep.iter().all(|&k| k) {
-            b
-        } else {
-            let mask = BooleanArray::from(keep);
-            arrow::compute::filter_record_batch(&b, &mask).map_err(|e| Error::format(&self.table, e))?
-        };
-        for (_, idxs, conv, set) in &mut self.collect_keys {
-            let cols: Vec<ArrayRef> = idxs.iter().map(|&i| key_value(out.column(i))).collect();
-            let rows = conv.convert_columns(&cols).map_err(|e| Error::format(&self.table, e))?;
-            for r in 0..out.num_rows() {
-                set.keys.insert(rows.row(r).owned());
-            }
+        if keep.iter().all(|&k| k) {
+            return Ok(b.clone());
         }
-        self.rows_kept += out.num_rows() as u64;
-        Ok(out)
+        let mask = BooleanArray::from(keep);
+        arrow::compute::filter_record_batch(b, &mask).map_err(|e| Error::format(&self.table, e))
     }
 }
+
+/// Problems of each row of a batch: (field, rule, message).
+type Reasons = Vec<Vec<(String, String, String)>>;
 
 /// `a` as keys compare it: a float's -0.0 is the value 0.0 (`-0.0 + 0.0` is `0.0` in IEEE 754,
 /// and every other value, NaN included, is itself), as SQL and Frictionless readers compare

@@ -179,6 +179,134 @@ const PEEK_LINE_BYTES: u64 = 64 << 20;
 /// declares at least one column or leaves out at least one file).
 const MAX_ROUNDS: usize = 200;
 
+/// What [`look_at_files`] found: each file looked at, those that cannot be read, notes (the
+/// folders left out), and the number of files.
+struct Walked {
+    looked: Vec<Looked>,
+    not_read: Vec<NotRead>,
+    notes: Vec<String>,
+    total: usize,
+}
+
+/// Walks the raw folder (hidden entries, runpack's own pipelines and schemas and releases
+/// left out) and looks at each file to tell its format.
+fn look_at_files(raw: &Path, opts: &InitOptions, name: &str) -> Walked {
+    let mut not_read: Vec<NotRead> = Vec::new();
+    let mut looked: Vec<Looked> = Vec::new();
+    let mut total = 0usize;
+    // runpack's own folders inside the one read (`runpack init .` in a project) are not raw data
+    let schemas_root = schemas_dir(&opts.pipelines_dir, name).parent().map(Path::to_path_buf).unwrap_or_default();
+    let own: Vec<PathBuf> =
+        [opts.pipelines_dir.clone(), schemas_root].iter().filter_map(|p| p.canonicalize().ok()).collect();
+    let mut notes = Vec::new();
+    let walk = walkdir::WalkDir::new(raw).follow_links(true).sort_by_file_name().into_iter();
+    let mut walk = walk.filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+    while let Some(entry) = walk.next() {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                let file = e.path().map(|p| rel_of(raw, p)).unwrap_or_default();
+                not_read.push(NotRead { problems: Vec::new(), file, reason: format!("cannot be listed: {e}") });
+                continue;
+            }
+        };
+        if entry.file_type().is_dir() {
+            let p = entry.path();
+            let why = if own.iter().any(|o| p.canonicalize().is_ok_and(|c| &c == o)) {
+                Some("runpack's pipelines or schemas")
+            } else if entry.depth() > 0 && p.join("manifest.json").is_file() && p.join("SHA256SUMS").is_file() {
+                Some("a runpack release")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                notes.push(format!("{}/ not looked at: {why}", rel_of(raw, p)));
+                walk.skip_current_dir();
+            }
+            continue;
+        }
+        total += 1;
+        let rel = rel_of(raw, entry.path());
+        if !entry.file_type().is_file() {
+            not_read.push(NotRead { problems: Vec::new(), file: rel, reason: "not a regular file".into() });
+            continue;
+        }
+        match look(&rel, entry.path()) {
+            Ok(kind) => looked.push(Looked { rel, path: entry.path().to_path_buf(), kind }),
+            Err(reason) => not_read.push(NotRead { problems: Vec::new(), file: rel, reason }),
+        }
+    }
+    Walked { looked, not_read, notes, total }
+}
+
+/// Reads each planned source in full, settling its columns' types and key; sources without
+/// rows are noted (their files not read), the others returned with what their reads found.
+fn read_sources(
+    raw: &Path,
+    mut plans: Vec<SourcePlan>,
+    looked: &[Looked],
+    not_read: &mut Vec<NotRead>,
+    notes: &mut Vec<String>,
+    progress: &dyn Progress,
+) -> Result<Vec<(SourcePlan, Trial)>> {
+    let work = tempfile::Builder::new().prefix("runpack-init-").tempdir().map_err(|e| Error::io("temp folder", e))?;
+    let mut settled: Vec<(SourcePlan, Trial)> = Vec::new();
+    for plan in plans.drain(..) {
+        progress.start(&format!("reading {} ({} files)", plan.base, plan.files.len()), Unit::None, None);
+        let outcome = settle(raw, plan, work.path(), not_read);
+        progress.finish();
+        match outcome {
+            Settled::Ok(plan, trial) => settled.push((plan, trial)),
+            Settled::Empty(plan) if plan.format == Format::Wandb => notes.push(format!(
+                "W&B table {}: no rows in the W&B files, so no table",
+                plan.wandb_table.unwrap_or_default()
+            )),
+            Settled::Empty(plan) => {
+                // a file read by several tables (a trackio database without system metrics): said
+                if looked.iter().any(|l| plan.files.contains(&l.rel) && matches!(l.kind, Kind::Many(..))) {
+                    notes.push(format!(
+                        "{} ({}): no rows in {}, so no table",
+                        plan.base,
+                        plan.format.name(),
+                        plan.files.join(", ")
+                    ));
+                }
+                for f in &plan.files {
+                    not_read.push(NotRead { problems: Vec::new(), file: f.clone(), reason: "holds no record".into() });
+                }
+            }
+            Settled::Failed => {}
+        }
+    }
+    Ok(settled)
+}
+
+/// The number of files read of each format (a file read by several formats' tables counted
+/// under each).
+fn formats_read(
+    looked: &[Looked],
+    settled: &[(SourcePlan, Trial)],
+    used: &BTreeSet<String>,
+) -> BTreeMap<String, usize> {
+    let mut formats: BTreeMap<String, usize> = BTreeMap::new();
+    for l in looked {
+        match &l.kind {
+            // counted under each format whose table reads it
+            Kind::Many(fs, _) => {
+                for f in fs.iter() {
+                    if settled.iter().any(|(p, _)| p.format == *f && p.files.contains(&l.rel)) {
+                        *formats.entry(f.name().to_string()).or_default() += 1;
+                    }
+                }
+            }
+            k if used.contains(&l.rel) => *formats.entry(k.format().name().to_string()).or_default() += 1,
+            _ => {}
+        }
+    }
+
+    formats
+}
+
 /// Looks at `opts.folder` and writes a pipeline for it (see the module documentation).
 ///
 /// Errors: [`Error::Refused`] when the folder is no folder, the name is no release name, a
@@ -205,89 +333,17 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
     }
 
     // 1. look at every file
-    let mut not_read: Vec<NotRead> = Vec::new();
-    let mut looked: Vec<Looked> = Vec::new();
-    let mut total = 0usize;
     progress.start("looking at the files", Unit::None, None);
-    // runpack's own folders inside the one read (`runpack init .` in a project) are not raw data
-    let schemas_root = schemas_dir(&opts.pipelines_dir, &name).parent().map(Path::to_path_buf).unwrap_or_default();
-    let own: Vec<PathBuf> =
-        [opts.pipelines_dir.clone(), schemas_root].iter().filter_map(|p| p.canonicalize().ok()).collect();
-    let mut notes = Vec::new();
-    let walk = walkdir::WalkDir::new(&raw).follow_links(true).sort_by_file_name().into_iter();
-    let mut walk = walk.filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
-    while let Some(entry) = walk.next() {
-        let entry = match entry {
-            Ok(e) => e,
-            Err(e) => {
-                let file = e.path().map(|p| rel_of(&raw, p)).unwrap_or_default();
-                not_read.push(NotRead { problems: Vec::new(), file, reason: format!("cannot be listed: {e}") });
-                continue;
-            }
-        };
-        if entry.file_type().is_dir() {
-            let p = entry.path();
-            let why = if own.iter().any(|o| p.canonicalize().is_ok_and(|c| &c == o)) {
-                Some("runpack's pipelines or schemas")
-            } else if entry.depth() > 0 && p.join("manifest.json").is_file() && p.join("SHA256SUMS").is_file() {
-                Some("a runpack release")
-            } else {
-                None
-            };
-            if let Some(why) = why {
-                notes.push(format!("{}/ not looked at: {why}", rel_of(&raw, p)));
-                walk.skip_current_dir();
-            }
-            continue;
-        }
-        total += 1;
-        let rel = rel_of(&raw, entry.path());
-        if !entry.file_type().is_file() {
-            not_read.push(NotRead { problems: Vec::new(), file: rel, reason: "not a regular file".into() });
-            continue;
-        }
-        match look(&rel, entry.path()) {
-            Ok(kind) => looked.push(Looked { rel, path: entry.path().to_path_buf(), kind }),
-            Err(reason) => not_read.push(NotRead { problems: Vec::new(), file: rel, reason }),
-        }
-    }
+    let Walked { looked, mut not_read, mut notes, total } = look_at_files(&raw, opts, &name);
     progress.finish();
     // hidden entries are not walked into: each counts once (a `.git` folder is one)
     let hidden = count_hidden(&raw);
 
     // 2. sources
-    let mut plans = plan_sources(&raw, &looked, &mut not_read)?;
+    let plans = plan_sources(&raw, &looked, &mut not_read)?;
 
     // 3. read each source in full
-    let work = tempfile::Builder::new().prefix("runpack-init-").tempdir().map_err(|e| Error::io("temp folder", e))?;
-    let mut settled: Vec<(SourcePlan, Trial)> = Vec::new();
-    for plan in plans.drain(..) {
-        progress.start(&format!("reading {} ({} files)", plan.base, plan.files.len()), Unit::None, None);
-        let outcome = settle(&raw, plan, work.path(), &mut not_read);
-        progress.finish();
-        match outcome {
-            Settled::Ok(plan, trial) => settled.push((plan, trial)),
-            Settled::Empty(plan) if plan.format == Format::Wandb => notes.push(format!(
-                "W&B table {}: no rows in the W&B files, so no table",
-                plan.wandb_table.unwrap_or_default()
-            )),
-            Settled::Empty(plan) => {
-                // a file read by several tables (a trackio database without system metrics): said
-                if looked.iter().any(|l| plan.files.contains(&l.rel) && matches!(l.kind, Kind::Many(..))) {
-                    notes.push(format!(
-                        "{} ({}): no rows in {}, so no table",
-                        plan.base,
-                        plan.format.name(),
-                        plan.files.join(", ")
-                    ));
-                }
-                for f in &plan.files {
-                    not_read.push(NotRead { problems: Vec::new(), file: f.clone(), reason: "holds no record".into() });
-                }
-            }
-            Settled::Failed => {}
-        }
-    }
+    let settled = read_sources(&raw, plans, &looked, &mut not_read, &mut notes, progress)?;
     // a W&B file is read by every standard table: one that no table kept is not read
     let used: BTreeSet<String> = settled.iter().flat_map(|(p, _)| p.files.iter().cloned()).collect();
     let mut seen_not_read: BTreeSet<String> = BTreeSet::new();
@@ -306,21 +362,7 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
             ) + &notes.iter().map(|n| format!("\nnote: {n}")).collect::<String>(),
         ));
     }
-    let mut formats: BTreeMap<String, usize> = BTreeMap::new();
-    for l in &looked {
-        match &l.kind {
-            // counted under each format whose table reads it
-            Kind::Many(fs, _) => {
-                for f in fs.iter() {
-                    if settled.iter().any(|(p, _)| p.format == *f && p.files.contains(&l.rel)) {
-                        *formats.entry(f.name().to_string()).or_default() += 1;
-                    }
-                }
-            }
-            k if used.contains(&l.rel) => *formats.entry(k.format().name().to_string()).or_default() += 1,
-            _ => {}
-        }
-    }
+    let formats = formats_read(&looked, &settled, &used);
 
     // 4. names, tables, schemas
     let mut names = Names::default();

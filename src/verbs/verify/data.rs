@@ -83,28 +83,7 @@ fn check_tables(dir: &Path, m: &Manifest, rep: &mut VerifyReport, progress: &dyn
             rep.problems.push(format!("table {}: rows not read, as its file {f} cannot be", t.name));
             continue;
         }
-        // a foreign key whose table was not read before this one cannot be checked: said
-        let mut schema = t.schema.clone();
-        schema.foreign_keys.retain(|fk| {
-            let target = if fk.reference.resource.is_empty() { &t.name } else { &fk.reference.resource };
-            let known = key_sets.contains_key(&(target.clone(), fk.reference.fields.clone()));
-            if !known {
-                rep.problems.push(format!(
-                    "table {}: foreign key ({}) → {target} ({}) cannot be checked: {}",
-                    t.name,
-                    fk.fields.join(", "),
-                    fk.reference.fields.join(", "),
-                    if m.table(target).is_none() {
-                        "the manifest defines no such table".to_string()
-                    } else if target == &t.name {
-                        "a table cannot refer to itself (a build refuses it)".to_string()
-                    } else {
-                        format!("the rows of table {target} were not read, or the two tables refer to each other")
-                    }
-                ));
-            }
-            known
-        });
+        let schema = checkable_schema(m, t, &key_sets, rep);
         let declared = schema.arrow_schema();
         // rows are placed by their raw input, or else by the release's file and row
         let placed = ["_source_file", "_source_line"].iter().all(|c| declared.field_with_name(c).is_ok());
@@ -130,34 +109,7 @@ fn check_tables(dir: &Path, m: &Manifest, rep: &mut VerifyReport, progress: &dyn
             validator = validator.with_split(ci, t.splits.iter().map(|s| s.name.clone()).collect());
         }
         progress.rename(&format!("reading rows of table {}", t.name));
-        let mut scan = TableScan {
-            progress,
-            table: &t.name,
-            nonfinite: BTreeMap::new(),
-            legacy_copies: false,
-            declared: &declared,
-            placed,
-            order: key_order(&schema, &declared)
-                .map(|cols| (crate::stages::sort::OrderCheck::new(&declared, cols.clone()), cols)),
-            report: crate::core::report::BuildReport::new(20),
-            rejects: crate::stages::rejects::Rejects::new(work.path().join("rejects")),
-            said: BTreeSet::new(),
-            split_keys: (t.split_column.is_some()
-                && t.splits.iter().filter(|s| s.rows > 0).count() > 1
-                && !schema.primary_key.is_empty())
-            .then(|| {
-                let columns: Option<Vec<usize>> =
-                    schema.primary_key.iter().map(|k| declared.index_of(k).ok()).collect();
-                let columns = columns?;
-                let fields = columns
-                    .iter()
-                    .map(|&c| arrow::row::SortField::new(declared.field(c).data_type().clone()))
-                    .collect();
-                let converter = arrow::row::RowConverter::new(fields).ok()?;
-                Some(SplitKeys { converter, columns, seen: Default::default(), bytes: 0 })
-            })
-            .flatten(),
-        };
+        let mut scan = TableScan::new(progress, t, &schema, &declared, placed, work.path());
         let mut read = true;
         let split_of = |f: &str| t.splits.iter().find(|s| s.files.iter().any(|x| x == f)).map(|s| s.name.as_str());
         let mut split = None;
@@ -212,6 +164,80 @@ fn check_tables(dir: &Path, m: &Manifest, rep: &mut VerifyReport, progress: &dyn
         }
     }
     Ok(())
+}
+
+/// A table's schema without the foreign keys that cannot be checked (their table was not
+/// read before this one), each said.
+fn checkable_schema(
+    m: &Manifest,
+    t: &crate::stages::release::TableEntry,
+    key_sets: &BTreeMap<(String, Vec<String>), crate::stages::validate::KeySet>,
+    rep: &mut VerifyReport,
+) -> crate::core::schema::TableSchema {
+    let mut schema = t.schema.clone();
+    schema.foreign_keys.retain(|fk| {
+        let target = if fk.reference.resource.is_empty() { &t.name } else { &fk.reference.resource };
+        let known = key_sets.contains_key(&(target.clone(), fk.reference.fields.clone()));
+        if !known {
+            rep.problems.push(format!(
+                "table {}: foreign key ({}) → {target} ({}) cannot be checked: {}",
+                t.name,
+                fk.fields.join(", "),
+                fk.reference.fields.join(", "),
+                if m.table(target).is_none() {
+                    "the manifest defines no such table".to_string()
+                } else if target == &t.name {
+                    "a table cannot refer to itself (a build refuses it)".to_string()
+                } else {
+                    format!("the rows of table {target} were not read, or the two tables refer to each other")
+                }
+            ));
+        }
+        known
+    });
+    schema
+}
+
+impl<'a> TableScan<'a> {
+    /// The scan of table `t`'s rows: `declared` is its schema's Arrow view, `placed` whether
+    /// its rows carry their raw place; rejects go under `work`.
+    fn new(
+        progress: &'a dyn Progress,
+        t: &'a crate::stages::release::TableEntry,
+        schema: &crate::core::schema::TableSchema,
+        declared: &'a arrow::datatypes::SchemaRef,
+        placed: bool,
+        work: &Path,
+    ) -> Self {
+        TableScan {
+            progress,
+            table: &t.name,
+            nonfinite: BTreeMap::new(),
+            legacy_copies: false,
+            declared,
+            placed,
+            order: key_order(schema, declared)
+                .map(|cols| (crate::stages::sort::OrderCheck::new(declared, cols.clone()), cols)),
+            report: crate::core::report::BuildReport::new(20),
+            rejects: crate::stages::rejects::Rejects::new(work.join("rejects")),
+            said: BTreeSet::new(),
+            split_keys: (t.split_column.is_some()
+                && t.splits.iter().filter(|s| s.rows > 0).count() > 1
+                && !schema.primary_key.is_empty())
+            .then(|| {
+                let columns: Option<Vec<usize>> =
+                    schema.primary_key.iter().map(|k| declared.index_of(k).ok()).collect();
+                let columns = columns?;
+                let fields = columns
+                    .iter()
+                    .map(|&c| arrow::row::SortField::new(declared.field(c).data_type().clone()))
+                    .collect();
+                let converter = arrow::row::RowConverter::new(fields).ok()?;
+                Some(SplitKeys { converter, columns, seen: Default::default(), bytes: 0 })
+            })
+            .flatten(),
+        }
+    }
 }
 
 /// The manifest's tables, each after the tables its foreign keys refer to (as a build orders
@@ -329,7 +355,7 @@ impl TableScan<'_> {
         let mut split = split;
         use parquet::arrow::arrow_reader::ArrowReaderMetadata;
         use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
-        use std::io::{BufRead, Read};
+        use std::io::Read;
         // the footer is read once; each row group gets a reader of its own
         let loaded = std::fs::File::open(dir.join(rel)).map_err(|e| e.to_string()).and_then(|f| {
             ArrowReaderMetadata::load(&f, ArrowReaderOptions::new()).map(|m| (f, m)).map_err(|e| e.to_string())
@@ -369,9 +395,7 @@ impl TableScan<'_> {
             .as_ref()
             .and_then(|c| std::fs::File::open(dir.join(c)).ok().map(|f| (c.clone(), std::io::BufReader::new(f))));
         let mut row: u64 = 0;
-        let mut encoded = Vec::new();
-        let mut ends = Vec::new();
-        let mut line = Vec::new();
+        let mut bufs = CopyBuffers::default();
         for (g, rg) in metadata.row_groups().iter().enumerate() {
             let rows = rg.num_rows().max(0) as u64;
             let bytes = rg.total_byte_size().max(0) as u64;
@@ -411,67 +435,16 @@ impl TableScan<'_> {
                 crate::stages::write::count_nonfinite(&batch, &mut self.nonfinite);
                 self.check_values(&batch, rel, row, rep);
                 self.check_split_keys(&batch, rel, &split_name, row, rep);
-                if let Some((ci, name)) = split {
-                    let col = batch.column(ci);
-                    let other = (0..col.len()).find(|&i| {
-                        col.is_null(i)
-                            || col
-                                .as_any()
-                                .downcast_ref::<arrow::array::StringArray>()
-                                .is_some_and(|a| a.value(i) != name)
-                    });
-                    if let Some(i) = other {
-                        rep.problems.push(format!(
-                            "{rel}: row {} has split {}, but the file holds split {name}'s rows",
-                            numbers::group_digits(row + i as u64 + 1),
-                            validate_cell(col, i)
-                        ));
-                        split = None;
-                    }
+                if let Some((ci, name)) = split
+                    && !split_rows_hold(&batch, ci, name, rel, row, rep)
+                {
+                    split = None;
                 }
-                if let Some((check, cols)) = self.order.as_mut() {
-                    check.observe(&batch)?;
-                    if !check.in_order() {
-                        rep.problems.push(format!(
-                            "{rel}: rows {}–{} are not in the key order of table {} ({}), as a build writes them",
-                            numbers::group_digits(row),
-                            numbers::group_digits(row + batch.num_rows() as u64),
-                            self.table,
-                            cols.join(", ")
-                        ));
-                        self.order = None;
-                    }
-                }
-                if let Some((c, r)) = copy.as_mut() {
-                    encoded.clear();
-                    ends.clear();
-                    use crate::core::jsonl::{NonFiniteAs, encode_jsonl_as};
-                    encode_jsonl_as(&batch, &mut encoded, &mut ends, NonFiniteAs::Null)?;
-                    let mut start = 0;
-                    let mut legacy: Option<(Vec<u8>, Vec<usize>)> = None;
-                    for (i, &end) in ends.iter().enumerate() {
-                        line.clear();
-                        let read = r.read_until(b'\n', &mut line).map_err(|e| Error::io(dir.join(c.as_str()), e))?;
-                        let n = row + i as u64 + 1;
-                        let want = &encoded[start..end];
-                        // a copy an earlier runpack wrote: NaN and infinities as strings
-                        let older = read > 0 && line != want && {
-                            let (text, at) = legacy.get_or_insert_with(|| {
-                                let (mut text, mut at) = (Vec::new(), Vec::new());
-                                let _ = encode_jsonl_as(&batch, &mut text, &mut at, NonFiniteAs::Strings);
-                                (text, at)
-                            });
-                            let from = if i == 0 { 0 } else { at.get(i - 1).copied().unwrap_or(0) };
-                            at.get(i).is_some_and(|&to| text.get(from..to) == Some(line.as_slice()))
-                        };
-                        self.legacy_copies |= older;
-                        if read == 0 || (line != want && !older) {
-                            rep.problems.push(line_difference(c, n, rel, want, &line, read == 0));
-                            copy = None;
-                            break;
-                        }
-                        start = end;
-                    }
+                self.check_order(&batch, rel, row, rep)?;
+                if let Some((c, r)) = copy.as_mut()
+                    && !self.compare_copy(&batch, dir, rel, row, (c, r), &mut bufs, rep)?
+                {
+                    copy = None;
                 }
                 let n = batch.num_rows();
                 let batch = if self.placed { batch } else { with_place(&batch, rel, row)? };
@@ -494,6 +467,99 @@ impl TableScan<'_> {
         }
         Ok(true)
     }
+}
+
+impl TableScan<'_> {
+    /// Checks that `batch` continues the table's key order; the first row out of order is a
+    /// problem, and the check stops there.
+    fn check_order(&mut self, batch: &RecordBatch, rel: &str, row: u64, rep: &mut VerifyReport) -> Result<()> {
+        if let Some((check, cols)) = self.order.as_mut() {
+            check.observe(batch)?;
+            if !check.in_order() {
+                rep.problems.push(format!(
+                    "{rel}: rows {}–{} are not in the key order of table {} ({}), as a build writes them",
+                    numbers::group_digits(row),
+                    numbers::group_digits(row + batch.num_rows() as u64),
+                    self.table,
+                    cols.join(", ")
+                ));
+                self.order = None;
+            }
+        }
+        Ok(())
+    }
+
+    /// Compares the next lines of a JSON Lines copy (`c`, read by `r`) with `batch` encoded
+    /// as a build writes it (or as an earlier runpack wrote NaN and infinities); false at the
+    /// first line that differs or is missing (a problem).
+    #[allow(clippy::too_many_arguments)]
+    fn compare_copy(
+        &mut self,
+        batch: &RecordBatch,
+        dir: &Path,
+        rel: &str,
+        row: u64,
+        (c, r): (&mut String, &mut std::io::BufReader<std::fs::File>),
+        bufs: &mut CopyBuffers,
+        rep: &mut VerifyReport,
+    ) -> Result<bool> {
+        use std::io::BufRead;
+        bufs.encoded.clear();
+        bufs.ends.clear();
+        use crate::core::jsonl::{NonFiniteAs, encode_jsonl_as};
+        encode_jsonl_as(batch, &mut bufs.encoded, &mut bufs.ends, NonFiniteAs::Null)?;
+        let mut start = 0;
+        let mut legacy: Option<(Vec<u8>, Vec<usize>)> = None;
+        for (i, &end) in bufs.ends.iter().enumerate() {
+            bufs.line.clear();
+            let read = r.read_until(b'\n', &mut bufs.line).map_err(|e| Error::io(dir.join(c.as_str()), e))?;
+            let n = row + i as u64 + 1;
+            let want = &bufs.encoded[start..end];
+            // a copy an earlier runpack wrote: NaN and infinities as strings
+            let older = read > 0 && bufs.line != want && {
+                let (text, at) = legacy.get_or_insert_with(|| {
+                    let (mut text, mut at) = (Vec::new(), Vec::new());
+                    let _ = encode_jsonl_as(batch, &mut text, &mut at, NonFiniteAs::Strings);
+                    (text, at)
+                });
+                let from = if i == 0 { 0 } else { at.get(i - 1).copied().unwrap_or(0) };
+                at.get(i).is_some_and(|&to| text.get(from..to) == Some(bufs.line.as_slice()))
+            };
+            self.legacy_copies |= older;
+            if read == 0 || (bufs.line != want && !older) {
+                rep.problems.push(line_difference(c, n, rel, want, &bufs.line, read == 0));
+                return Ok(false);
+            }
+            start = end;
+        }
+        Ok(true)
+    }
+}
+
+/// Buffers reused by [`TableScan::compare_copy`] across batches.
+#[derive(Default)]
+struct CopyBuffers {
+    encoded: Vec<u8>,
+    ends: Vec<usize>,
+    line: Vec<u8>,
+}
+
+/// Whether every row of `batch` (rows `row + 1…` of `rel`) has split `name` in column `ci`;
+/// the first that does not is a problem.
+fn split_rows_hold(batch: &RecordBatch, ci: usize, name: &str, rel: &str, row: u64, rep: &mut VerifyReport) -> bool {
+    let col = batch.column(ci);
+    let other = (0..col.len()).find(|&i| {
+        col.is_null(i) || col.as_any().downcast_ref::<arrow::array::StringArray>().is_some_and(|a| a.value(i) != name)
+    });
+    if let Some(i) = other {
+        rep.problems.push(format!(
+            "{rel}: row {} has split {}, but the file holds split {name}'s rows",
+            numbers::group_digits(row + i as u64 + 1),
+            validate_cell(col, i)
+        ));
+        return false;
+    }
+    true
 }
 
 impl TableScan<'_> {

@@ -984,7 +984,9 @@ pub fn data_files_match(pattern: &str, path: &str) -> bool {
     }
 }
 
-/// Problems of a card's `configs` against the files of `dir` (or of a remote listing).
+/// Problems of a card's `configs` against the files of `dir` (or of a remote listing): the
+/// front matter reads as YAML the way `datasets` reads it, configs are well formed, each
+/// `data_files` pattern matches files, and each data file is in one config and split.
 pub fn card_problems(card: &str, files: &[String], empty: &BTreeSet<String>) -> Vec<String> {
     let mut out = Vec::new();
     let Some(fm) = front_matter(card) else {
@@ -1031,7 +1033,6 @@ pub fn card_problems(card: &str, files: &[String], empty: &BTreeSet<String>) -> 
             && f != "croissant.json"
             && !f.starts_with("rejects/")
     };
-    let mut paths: Vec<CardPath> = Vec::new();
     out.extend(dataset_info_problems(&yaml, &lines));
     // the data files a config must list (those of tables without rows stay out of configs)
     let listable = |f: &&String| is_data(f) && (f.starts_with("data/") || !f.contains('/')) && !empty.contains(*f);
@@ -1046,128 +1047,149 @@ pub fn card_problems(card: &str, files: &[String], empty: &BTreeSet<String>) -> 
         }
         _ => {}
     }
-    if let Some(configs) = yaml.get("configs").and_then(|c| c.as_sequence()) {
-        // `datasets` takes one config per name and at most one default
-        // each name with the configs that give it
-        let mut named: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-        for (ci, c) in configs.iter().enumerate() {
-            if let Some(n) = c.get("config_name").and_then(|v| v.as_str()).filter(|n| !n.is_empty()) {
-                named.entry(n).or_default().push(ci);
-            }
-        }
-        for (n, given) in named.iter().filter(|(_, g)| g.len() > 1) {
-            out.push(format!(
-                "{} config `{n}` is defined {} times in configs; a config name is used once",
-                at(&format!("configs[{}]", given[1])),
-                given.len()
-            ));
-        }
-        for (ci, c) in configs.iter().enumerate() {
-            if let Some(d) = c.get("default").filter(|d| !d.is_bool()) {
-                out.push(format!(
-                    "{} configs[{ci}]: default is {}, not true or false (`datasets` takes any value Python \
-                     reads as true for true)",
-                    at(&format!("configs[{ci}].default")),
-                    yaml_kind(d)
-                ));
-            }
-        }
-        let defaults: Vec<(usize, String)> = configs
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.get("default").is_some_and(python_truthy))
-            .map(|(ci, c)| (ci, format!("`{}`", c.get("config_name").and_then(|v| v.as_str()).unwrap_or(""))))
-            .collect();
-        if defaults.len() > 1 {
-            out.push(format!(
-                "{} configs {} are each `default: true`; a card has one default config at most (`datasets` \
-                 refuses several)",
-                at(&format!("configs[{}].default", defaults[1].0)),
-                defaults.iter().map(|(_, n)| n.as_str()).collect::<Vec<_>>().join(", ")
-            ));
-        }
-        for (ci, c) in configs.iter().enumerate() {
-            let name = c.get("config_name").and_then(|v| v.as_str()).unwrap_or("").to_string();
-            let here = format!("configs[{ci}]");
-            match c.get("config_name") {
-                Some(yaml_serde::Value::String(n)) if !n.is_empty() => {}
-                None | Some(yaml_serde::Value::Null) | Some(yaml_serde::Value::String(_)) => {
-                    out.push(format!("{} configs[{ci}] has no config_name", at(&here)))
-                }
-                Some(other) => out.push(format!(
-                    "{} configs[{ci}]: config_name is {}, not a string",
-                    at(&format!("{here}.config_name")),
-                    yaml_kind(other)
-                )),
-            }
-            let data_dir = c.get("data_dir").and_then(|v| v.as_str());
-            if let Some(dd) = data_dir {
-                let prefix = format!("{}/", dd.trim_end_matches('/'));
-                let n = files.iter().filter(|f| f.starts_with(&prefix) && is_data(f)).count();
-                let at = at(&format!("{here}.data_dir"));
-                if n == 0 {
-                    out.push(format!("{at} config `{name}`: data_dir `{dd}` holds no data files"));
-                } else {
-                    out.push(format!(
-                        "{at} config `{name}`: data_dir `{dd}` is accepted by the Hub but its split assignment is guessed from file names; list explicit data_files"
-                    ));
-                }
-            }
-            let base = data_dir.map(|d| format!("{}/", d.trim_end_matches('/'))).unwrap_or_default();
-            let mut add = |split: &str, p: &str, path: String| {
-                paths.push(CardPath {
-                    config: name.clone(),
-                    split: split.into(),
-                    pattern: format!("{base}{p}"),
-                    at: at(&path),
-                })
-            };
-            let files_at = format!("{here}.data_files");
-            match c.get("data_files") {
-                Some(yaml_serde::Value::String(s)) => add("train", s, files_at),
-                Some(yaml_serde::Value::Sequence(items)) => {
-                    for (j, it) in items.iter().enumerate() {
-                        let item_at = format!("{files_at}[{j}]");
-                        match it {
-                            yaml_serde::Value::String(s) => add("train", s, item_at),
-                            yaml_serde::Value::Mapping(_) => {
-                                let split = it.get("split").and_then(|v| v.as_str()).unwrap_or("train").to_string();
-                                if !crate::core::names::valid_split_name(&split) {
-                                    out.push(format!(
-                                        "{} config `{name}`: split {split:?} is not loadable (a split name must match ^\\w+(\\.\\w+)*$); use {:?}",
-                                        at(&format!("{item_at}.split")),
-                                        crate::core::names::suggest_split_name(&split)
-                                    ));
-                                }
-                                match it.get("path") {
-                                    Some(yaml_serde::Value::String(p)) => add(&split, p, format!("{item_at}.path")),
-                                    Some(yaml_serde::Value::Sequence(ps)) => {
-                                        for (k, p) in ps.iter().enumerate() {
-                                            if let Some(p) = p.as_str() {
-                                                add(&split, p, format!("{item_at}.path[{k}]"));
-                                            }
-                                        }
-                                    }
-                                    _ => out
-                                        .push(format!("{} config `{name}` split `{split}` has no path", at(&item_at))),
-                                }
-                            }
-                            _ => out.push(format!("{} config `{name}`: unreadable data_files entry", at(&item_at))),
-                        }
-                    }
-                }
-                None => {}
-                Some(_) => {
-                    out.push(format!("{} config `{name}`: data_files must be a string or a list", at(&files_at)))
-                }
-            }
-        }
-    }
+    let paths = match yaml.get("configs").and_then(|c| c.as_sequence()) {
+        Some(configs) => config_paths(configs, files, &is_data, &at, &mut out),
+        None => Vec::new(),
+    };
     if paths.is_empty() {
         return out;
     }
+    out.extend(data_files_problems(&paths, files, &listable));
+    out
+}
+
+/// The `data_files` patterns of each config with their splits, pushing to `out` the problems
+/// of names, defaults, `data_dir` and entries that are not patterns; `at` places a front
+/// matter path in the card.
+fn config_paths(
+    configs: &[yaml_serde::Value],
+    files: &[String],
+    is_data: &dyn Fn(&str) -> bool,
+    at: &dyn Fn(&str) -> String,
+    out: &mut Vec<String>,
+) -> Vec<CardPath> {
+    let mut paths: Vec<CardPath> = Vec::new();
+    // `datasets` takes one config per name and at most one default
+    // each name with the configs that give it
+    let mut named: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (ci, c) in configs.iter().enumerate() {
+        if let Some(n) = c.get("config_name").and_then(|v| v.as_str()).filter(|n| !n.is_empty()) {
+            named.entry(n).or_default().push(ci);
+        }
+    }
+    for (n, given) in named.iter().filter(|(_, g)| g.len() > 1) {
+        out.push(format!(
+            "{} config `{n}` is defined {} times in configs; a config name is used once",
+            at(&format!("configs[{}]", given[1])),
+            given.len()
+        ));
+    }
+    for (ci, c) in configs.iter().enumerate() {
+        if let Some(d) = c.get("default").filter(|d| !d.is_bool()) {
+            out.push(format!(
+                "{} configs[{ci}]: default is {}, not true or false (`datasets` takes any value Python \
+                 reads as true for true)",
+                at(&format!("configs[{ci}].default")),
+                yaml_kind(d)
+            ));
+        }
+    }
+    let defaults: Vec<(usize, String)> = configs
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.get("default").is_some_and(python_truthy))
+        .map(|(ci, c)| (ci, format!("`{}`", c.get("config_name").and_then(|v| v.as_str()).unwrap_or(""))))
+        .collect();
+    if defaults.len() > 1 {
+        out.push(format!(
+            "{} configs {} are each `default: true`; a card has one default config at most (`datasets` \
+             refuses several)",
+            at(&format!("configs[{}].default", defaults[1].0)),
+            defaults.iter().map(|(_, n)| n.as_str()).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    for (ci, c) in configs.iter().enumerate() {
+        let name = c.get("config_name").and_then(|v| v.as_str()).unwrap_or("").to_string();
+        let here = format!("configs[{ci}]");
+        match c.get("config_name") {
+            Some(yaml_serde::Value::String(n)) if !n.is_empty() => {}
+            None | Some(yaml_serde::Value::Null) | Some(yaml_serde::Value::String(_)) => {
+                out.push(format!("{} configs[{ci}] has no config_name", at(&here)))
+            }
+            Some(other) => out.push(format!(
+                "{} configs[{ci}]: config_name is {}, not a string",
+                at(&format!("{here}.config_name")),
+                yaml_kind(other)
+            )),
+        }
+        let data_dir = c.get("data_dir").and_then(|v| v.as_str());
+        if let Some(dd) = data_dir {
+            let prefix = format!("{}/", dd.trim_end_matches('/'));
+            let n = files.iter().filter(|f| f.starts_with(&prefix) && is_data(f)).count();
+            let at = at(&format!("{here}.data_dir"));
+            if n == 0 {
+                out.push(format!("{at} config `{name}`: data_dir `{dd}` holds no data files"));
+            } else {
+                out.push(format!(
+                    "{at} config `{name}`: data_dir `{dd}` is accepted by the Hub but its split assignment is guessed from file names; list explicit data_files"
+                ));
+            }
+        }
+        let base = data_dir.map(|d| format!("{}/", d.trim_end_matches('/'))).unwrap_or_default();
+        let mut add = |split: &str, p: &str, path: String| {
+            paths.push(CardPath {
+                config: name.clone(),
+                split: split.into(),
+                pattern: format!("{base}{p}"),
+                at: at(&path),
+            })
+        };
+        let files_at = format!("{here}.data_files");
+        match c.get("data_files") {
+            Some(yaml_serde::Value::String(s)) => add("train", s, files_at),
+            Some(yaml_serde::Value::Sequence(items)) => {
+                for (j, it) in items.iter().enumerate() {
+                    let item_at = format!("{files_at}[{j}]");
+                    match it {
+                        yaml_serde::Value::String(s) => add("train", s, item_at),
+                        yaml_serde::Value::Mapping(_) => {
+                            let split = it.get("split").and_then(|v| v.as_str()).unwrap_or("train").to_string();
+                            if !crate::core::names::valid_split_name(&split) {
+                                out.push(format!(
+                                    "{} config `{name}`: split {split:?} is not loadable (a split name must match ^\\w+(\\.\\w+)*$); use {:?}",
+                                    at(&format!("{item_at}.split")),
+                                    crate::core::names::suggest_split_name(&split)
+                                ));
+                            }
+                            match it.get("path") {
+                                Some(yaml_serde::Value::String(p)) => add(&split, p, format!("{item_at}.path")),
+                                Some(yaml_serde::Value::Sequence(ps)) => {
+                                    for (k, p) in ps.iter().enumerate() {
+                                        if let Some(p) = p.as_str() {
+                                            add(&split, p, format!("{item_at}.path[{k}]"));
+                                        }
+                                    }
+                                }
+                                _ => out.push(format!("{} config `{name}` split `{split}` has no path", at(&item_at))),
+                            }
+                        }
+                        _ => out.push(format!("{} config `{name}`: unreadable data_files entry", at(&item_at))),
+                    }
+                }
+            }
+            None => {}
+            Some(_) => out.push(format!("{} config `{name}`: data_files must be a string or a list", at(&files_at))),
+        }
+    }
+    paths
+}
+
+/// Problems of the files the card's patterns match: a pattern that matches none, a file in
+/// several splits of a config or in several configs, a data file in none.
+fn data_files_problems(paths: &[CardPath], files: &[String], listable: &dyn Fn(&&String) -> bool) -> Vec<String> {
+    let mut out = Vec::new();
     let mut owners: BTreeMap<&str, Vec<(String, String)>> = BTreeMap::new();
-    for cp in &paths {
+    for cp in paths {
         let matched: Vec<&String> = files.iter().filter(|f| data_files_match(&cp.pattern, f)).collect();
         if matched.is_empty() {
             let hint = files.iter().find(|f| f.to_lowercase() == cp.pattern.to_lowercase());
@@ -1564,189 +1586,252 @@ fn check_card_text(dir: &Path, manifest: Option<&Manifest>, card: &str, rep: &mu
     let lines = crate::stages::card::yaml_lines(fm, 2);
     let at = |path: &str| readme_at(&lines, path);
     for (ci, c) in configs.iter().enumerate() {
-        let name = c.get("config_name").and_then(|v| v.as_str()).unwrap_or("");
-        // an unnamed config is reported by card_problems
-        if !name.is_empty() && manifest.is_some_and(|m| m.table(name).is_none()) {
+        check_config(dir, manifest, &yaml, &files, (ci, c), &at, rep);
+    }
+}
+
+/// Checks one config of the card against the files: its table, its splits' files (as the
+/// manifest has them), their shared schema, and its `dataset_info` (splits, example counts,
+/// features and their types).
+fn check_config(
+    dir: &Path,
+    manifest: Option<&Manifest>,
+    yaml: &yaml_serde::Value,
+    files: &[String],
+    (ci, c): (usize, &yaml_serde::Value),
+    at: &dyn Fn(&str) -> String,
+    rep: &mut VerifyReport,
+) {
+    let name = c.get("config_name").and_then(|v| v.as_str()).unwrap_or("");
+    // an unnamed config is reported by card_problems
+    if !name.is_empty() && manifest.is_some_and(|m| m.table(name).is_none()) {
+        rep.problems.push(format!(
+            "{} config `{name}` names no table of the manifest",
+            at(&format!("configs[{ci}].config_name"))
+        ));
+    }
+    let mut splits: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let entries = data_files_entries(c);
+    // the splits data_files names, whether or not their paths match a file (a path that
+    // matches none is reported by card_problems)
+    let named: BTreeSet<String> = entries.iter().map(|(split, _)| split.clone()).collect();
+    for (split, pat) in entries {
+        for f in files.iter().filter(|f| f.ends_with(".parquet") && data_files_match(&pat, f)) {
+            splits.entry(split.clone()).or_default().push(f.clone());
+        }
+    }
+    // the config serves its own table's files, split by split as the manifest has them
+    if let Some((m, t)) = manifest.and_then(|m| m.table(name).map(|t| (m, t))) {
+        let place = at(&format!("configs[{ci}].data_files"));
+        check_config_splits(m, t, name, &place, &splits, &named, rep);
+    }
+    // what the card's dataset_info says of this config: (split → examples, feature names)
+    let info = dataset_info(yaml, name);
+    if let Some(info) = &info {
+        // `datasets` refuses a card whose splits are not the data files' (Expected more
+        // splits / Unexpected splits)
+        let data: BTreeSet<&String> = named.iter().collect();
+        let card: BTreeSet<&String> = info.examples.keys().collect();
+        if !info.examples.is_empty() && !info.bad_counts && data != card {
             rep.problems.push(format!(
-                "{} config `{name}` names no table of the manifest",
-                at(&format!("configs[{ci}].config_name"))
+                "{} dataset_info of config `{name}` names the splits {card:?}, and its data_files the \
+                 splits {data:?} (`datasets` refuses to load it)",
+                at(&format!("{}.splits", info.path))
             ));
         }
-        let mut splits: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        let mut entries: Vec<(String, String)> = Vec::new();
-        match c.get("data_files") {
-            Some(yaml_serde::Value::String(s)) => entries.push(("train".into(), s.clone())),
-            Some(yaml_serde::Value::Sequence(items)) => {
-                for it in items {
-                    if let Some(s) = it.as_str() {
-                        entries.push(("train".into(), s.to_string()));
-                    } else {
-                        let split = it.get("split").and_then(|v| v.as_str()).unwrap_or("train").to_string();
-                        match it.get("path") {
-                            Some(yaml_serde::Value::String(p)) => entries.push((split, p.clone())),
-                            Some(yaml_serde::Value::Sequence(ps)) => {
-                                for p in ps.iter().filter_map(|p| p.as_str()) {
-                                    entries.push((split.clone(), p.to_string()));
-                                }
+    }
+    // the features are compared once per config, with its first Parquet file
+    let mut features_checked = false;
+    for (split, shards) in splits {
+        let (first, rows) = read_split_files(dir, manifest, name, &split, &shards, rep);
+        let Some(info) = &info else { continue };
+        if let (Some(rows), Some((said, path))) = (rows, info.examples.get(&split))
+            && rows != *said
+        {
+            rep.problems.push(format!(
+                "{} dataset_info of config `{name}` gives split `{split}` {said} examples, and its \
+                 Parquet files hold {rows} rows (`datasets` refuses to load it: NonMatchingSplitsSizesError)",
+                at(path)
+            ));
+        }
+        if let (Some(features), Some((f0, schema)), false) = (&info.features, &first, features_checked) {
+            features_checked = true;
+            check_features(info, features, name, f0, schema, at, rep);
+        }
+    }
+}
+
+/// A config's `data_files` as (split, pattern) pairs; a bare pattern is of split `train`.
+fn data_files_entries(c: &yaml_serde::Value) -> Vec<(String, String)> {
+    let mut entries: Vec<(String, String)> = Vec::new();
+    match c.get("data_files") {
+        Some(yaml_serde::Value::String(s)) => entries.push(("train".into(), s.clone())),
+        Some(yaml_serde::Value::Sequence(items)) => {
+            for it in items {
+                if let Some(s) = it.as_str() {
+                    entries.push(("train".into(), s.to_string()));
+                } else {
+                    let split = it.get("split").and_then(|v| v.as_str()).unwrap_or("train").to_string();
+                    match it.get("path") {
+                        Some(yaml_serde::Value::String(p)) => entries.push((split, p.clone())),
+                        Some(yaml_serde::Value::Sequence(ps)) => {
+                            for p in ps.iter().filter_map(|p| p.as_str()) {
+                                entries.push((split.clone(), p.to_string()));
                             }
-                            _ => {}
                         }
+                        _ => {}
                     }
                 }
             }
-            _ => {}
         }
-        // the splits data_files names, whether or not their paths match a file (a path that
-        // matches none is reported by card_problems)
-        let named: BTreeSet<String> = entries.iter().map(|(split, _)| split.clone()).collect();
-        for (split, pat) in entries {
-            for f in files.iter().filter(|f| f.ends_with(".parquet") && data_files_match(&pat, f)) {
-                splits.entry(split.clone()).or_default().push(f.clone());
-            }
-        }
-        // the config serves its own table's files, split by split as the manifest has them
-        if let Some(t) = manifest.and_then(|m| m.table(name).map(|t| (m, t))) {
-            let (m, t) = t;
-            let place = at(&format!("configs[{ci}].data_files"));
-            let mut foreign = false;
-            for (split, shards) in &splits {
-                for f in shards {
-                    let owner = m.files.iter().find(|e| &e.path == f).and_then(|e| e.table.as_deref());
-                    if owner.is_some_and(|o| o != name) {
-                        foreign = true;
-                        rep.problems.push(format!(
-                            "{place} config `{name}` split {split} names {f}, a file of table {}",
-                            owner.unwrap_or_default()
-                        ));
-                    }
-                }
-            }
-            let ours: BTreeSet<&str> = named.iter().map(String::as_str).collect();
-            // a split without rows is left out of the card (`datasets` cannot load an empty one)
-            let theirs: BTreeSet<&str> = t.splits.iter().filter(|s| s.rows > 0).map(|s| s.name.as_str()).collect();
-            if !theirs.is_empty() && ours != theirs {
+        _ => {}
+    }
+    entries
+}
+
+/// The files a config's splits match (`splits`, by the split names of `named`) are the
+/// manifest's table's, split by split.
+fn check_config_splits(
+    m: &Manifest,
+    t: &crate::stages::release::TableEntry,
+    name: &str,
+    place: &str,
+    splits: &BTreeMap<String, Vec<String>>,
+    named: &BTreeSet<String>,
+    rep: &mut VerifyReport,
+) {
+    let mut foreign = false;
+    for (split, shards) in splits {
+        for f in shards {
+            let owner = m.files.iter().find(|e| &e.path == f).and_then(|e| e.table.as_deref());
+            if owner.is_some_and(|o| o != name) {
+                foreign = true;
                 rep.problems.push(format!(
-                    "{place} config `{name}` has the splits {ours:?}, the manifest's table {name} the splits {theirs:?}"
-                ));
-            } else if !foreign {
-                for sp in t.splits.iter().filter(|s| s.rows > 0) {
-                    let want: BTreeSet<&String> = sp.files.iter().collect();
-                    let got: BTreeSet<&String> = splits.get(&sp.name).map(|v| v.iter().collect()).unwrap_or_default();
-                    if want != got && !got.is_empty() && got.iter().all(|f| m.files.iter().any(|e| &e.path == *f)) {
-                        rep.problems.push(format!(
-                            "{place} config `{name}` split {} matches the files {got:?}, the manifest's split the files \
-                             {want:?}",
-                            sp.name
-                        ));
-                    }
-                }
-            }
-        }
-        // what the card's dataset_info says of this config: (split → examples, feature names)
-        let info = dataset_info(&yaml, name);
-        if let Some(info) = &info {
-            // `datasets` refuses a card whose splits are not the data files' (Expected more
-            // splits / Unexpected splits)
-            let data: BTreeSet<&String> = named.iter().collect();
-            let card: BTreeSet<&String> = info.examples.keys().collect();
-            if !info.examples.is_empty() && !info.bad_counts && data != card {
-                rep.problems.push(format!(
-                    "{} dataset_info of config `{name}` names the splits {card:?}, and its data_files the \
-                     splits {data:?} (`datasets` refuses to load it)",
-                    at(&format!("{}.splits", info.path))
+                    "{place} config `{name}` split {split} names {f}, a file of table {}",
+                    owner.unwrap_or_default()
                 ));
             }
         }
-        // the features are compared once per config, with its first Parquet file
-        let mut features_checked = false;
-        for (split, shards) in splits {
-            let mut first: Option<(String, arrow::datatypes::SchemaRef)> = None;
-            // rows of the split's Parquet files, when every one was read
-            let mut rows: Option<u64> = Some(0);
-            for s in shards {
-                let p = dir.join(&s);
-                if lfs_pointer(&p).is_some() {
-                    if manifest.is_none() {
-                        rep.problems.push(format!(
-                            "{s}: a Git LFS pointer, not Parquet data; fetch the LFS object (e.g. `git lfs pull`)"
-                        ));
-                    }
-                    // its rows are unknown: no count is compared with the card's
-                    rows = None;
-                    continue;
-                }
-                let f = match std::fs::File::open(&p) {
-                    Ok(f) => f,
-                    // reported with the manifest's files, or as unexpected
-                    Err(_) => {
-                        rows = None;
-                        continue;
-                    }
-                };
-                let b = match open_parquet(f) {
-                    Ok(b) => b,
-                    Err(e) => {
-                        if manifest.is_none() {
-                            rep.problems.push(format!("{s}: not readable as Parquet: {e}"));
-                        }
-                        rows = None;
-                        continue;
-                    }
-                };
-                rows = rows.map(|r| r + b.metadata().file_metadata().num_rows().max(0) as u64);
-                let schema = b.schema().clone();
-                match &first {
-                    None => first = Some((s.clone(), schema)),
-                    Some((f0, s0)) => {
-                        for d in schema_pair_diff(s0, f0, &schema, &s) {
-                            rep.problems.push(format!("config `{name}` split `{split}`: {d}"));
-                        }
-                    }
-                }
-            }
-            let Some(info) = &info else { continue };
-            if let (Some(rows), Some((said, path))) = (rows, info.examples.get(&split))
-                && rows != *said
-            {
+    }
+    let ours: BTreeSet<&str> = named.iter().map(String::as_str).collect();
+    // a split without rows is left out of the card (`datasets` cannot load an empty one)
+    let theirs: BTreeSet<&str> = t.splits.iter().filter(|s| s.rows > 0).map(|s| s.name.as_str()).collect();
+    if !theirs.is_empty() && ours != theirs {
+        rep.problems.push(format!(
+            "{place} config `{name}` has the splits {ours:?}, the manifest's table {name} the splits {theirs:?}"
+        ));
+    } else if !foreign {
+        for sp in t.splits.iter().filter(|s| s.rows > 0) {
+            let want: BTreeSet<&String> = sp.files.iter().collect();
+            let got: BTreeSet<&String> = splits.get(&sp.name).map(|v| v.iter().collect()).unwrap_or_default();
+            if want != got && !got.is_empty() && got.iter().all(|f| m.files.iter().any(|e| &e.path == *f)) {
                 rep.problems.push(format!(
-                    "{} dataset_info of config `{name}` gives split `{split}` {said} examples, and its \
-                     Parquet files hold {rows} rows (`datasets` refuses to load it: NonMatchingSplitsSizesError)",
-                    at(path)
+                    "{place} config `{name}` split {} matches the files {got:?}, the manifest's split the files \
+                     {want:?}",
+                    sp.name
                 ));
             }
-            if let (Some(features), Some((f0, schema)), false) = (&info.features, &first, features_checked) {
-                features_checked = true;
-                // `datasets` reads the columns by name: another order is no problem, other names are
-                let listed: BTreeSet<&str> = features.iter().map(|(n, ..)| n.as_str()).collect();
-                let columns: BTreeSet<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-                let missing: Vec<&&str> = columns.difference(&listed).collect();
-                let extra: Vec<&&str> = listed.difference(&columns).collect();
-                let said = match (extra.is_empty(), missing.is_empty()) {
-                    (true, true) => None,
-                    (false, false) => Some(format!(
-                        "lists the features {extra:?}, which {f0} does not hold, and not its columns {missing:?}"
-                    )),
-                    (false, true) => Some(format!("lists the features {extra:?}, which {f0} does not hold")),
-                    (true, false) => Some(format!("does not list the columns {missing:?} of {f0}")),
-                };
-                if let Some(said) = said {
-                    let here = at(&format!("{}.features", info.path));
-                    rep.problems.push(format!("{here} dataset_info of config `{name}` {said}"));
+        }
+    }
+}
+
+/// Reads the footers of a split's Parquet files: the first file's name and schema (the other
+/// files' schemas compared with it), and the rows of all when every one was read.
+fn read_split_files(
+    dir: &Path,
+    manifest: Option<&Manifest>,
+    name: &str,
+    split: &str,
+    shards: &[String],
+    rep: &mut VerifyReport,
+) -> (Option<(String, arrow::datatypes::SchemaRef)>, Option<u64>) {
+    let mut first: Option<(String, arrow::datatypes::SchemaRef)> = None;
+    // rows of the split's Parquet files, when every one was read
+    let mut rows: Option<u64> = Some(0);
+    for s in shards {
+        let s = s.clone();
+        let p = dir.join(&s);
+        if lfs_pointer(&p).is_some() {
+            if manifest.is_none() {
+                rep.problems.push(format!(
+                    "{s}: a Git LFS pointer, not Parquet data; fetch the LFS object (e.g. `git lfs pull`)"
+                ));
+            }
+            // its rows are unknown: no count is compared with the card's
+            rows = None;
+            continue;
+        }
+        let f = match std::fs::File::open(&p) {
+            Ok(f) => f,
+            // reported with the manifest's files, or as unexpected
+            Err(_) => {
+                rows = None;
+                continue;
+            }
+        };
+        let b = match open_parquet(f) {
+            Ok(b) => b,
+            Err(e) => {
+                if manifest.is_none() {
+                    rep.problems.push(format!("{s}: not readable as Parquet: {e}"));
                 }
-                // a type other than the column's: `datasets` casts the column to it, or fails
-                for (feature, said, path) in features.iter().filter_map(|(n, d, p)| Some((n, d.as_ref()?, p))) {
-                    let Ok(field) = schema.field_with_name(feature) else { continue };
-                    if let Some(have) = file_feature_type(field.data_type())
-                        && have != *said
-                    {
-                        rep.problems.push(format!(
-                            "{} dataset_info of config `{name}` gives feature `{feature}` the type {said}, and \
-                             {f0} holds it as {have} (`datasets` would cast it, or fail to)",
-                            at(path)
-                        ));
-                    }
+                rows = None;
+                continue;
+            }
+        };
+        rows = rows.map(|r| r + b.metadata().file_metadata().num_rows().max(0) as u64);
+        let schema = b.schema().clone();
+        match &first {
+            None => first = Some((s.clone(), schema)),
+            Some((f0, s0)) => {
+                for d in schema_pair_diff(s0, f0, &schema, &s) {
+                    rep.problems.push(format!("config `{name}` split `{split}`: {d}"));
                 }
             }
+        }
+    }
+    (first, rows)
+}
+
+/// A config's `dataset_info` features against the columns of its first Parquet file `f0`:
+/// the same names, and the types the file holds.
+fn check_features(
+    info: &CardInfo,
+    features: &[(String, Option<String>, String)],
+    name: &str,
+    f0: &str,
+    schema: &arrow::datatypes::SchemaRef,
+    at: &dyn Fn(&str) -> String,
+    rep: &mut VerifyReport,
+) {
+    // `datasets` reads the columns by name: another order is no problem, other names are
+    let listed: BTreeSet<&str> = features.iter().map(|(n, ..)| n.as_str()).collect();
+    let columns: BTreeSet<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    let missing: Vec<&&str> = columns.difference(&listed).collect();
+    let extra: Vec<&&str> = listed.difference(&columns).collect();
+    let said = match (extra.is_empty(), missing.is_empty()) {
+        (true, true) => None,
+        (false, false) => {
+            Some(format!("lists the features {extra:?}, which {f0} does not hold, and not its columns {missing:?}"))
+        }
+        (false, true) => Some(format!("lists the features {extra:?}, which {f0} does not hold")),
+        (true, false) => Some(format!("does not list the columns {missing:?} of {f0}")),
+    };
+    if let Some(said) = said {
+        let here = at(&format!("{}.features", info.path));
+        rep.problems.push(format!("{here} dataset_info of config `{name}` {said}"));
+    }
+    // a type other than the column's: `datasets` casts the column to it, or fails
+    for (feature, said, path) in features.iter().filter_map(|(n, d, p)| Some((n, d.as_ref()?, p))) {
+        let Ok(field) = schema.field_with_name(feature) else { continue };
+        if let Some(have) = file_feature_type(field.data_type())
+            && have != *said
+        {
+            rep.problems.push(format!(
+                "{} dataset_info of config `{name}` gives feature `{feature}` the type {said}, and \
+                 {f0} holds it as {have} (`datasets` would cast it, or fail to)",
+                at(path)
+            ));
         }
     }
 }
