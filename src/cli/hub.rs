@@ -3,7 +3,8 @@
 //! In: parsed arguments and the environment: `HF_TOKEN` (else `HF_TOKEN_PATH`, else
 //! `$HF_HOME/token`), `HF_ENDPOINT`, `HF_HOME` (default `$XDG_CACHE_HOME/huggingface` or
 //! `~/.cache/huggingface`), `HF_HUB_CACHE` (else `HUGGINGFACE_HUB_CACHE`, else `$HF_HOME/hub`),
-//! `HF_HUB_OFFLINE`. Out: results on stdout, progress and notes on stderr, the exit code.
+//! `HF_HUB_OFFLINE`, `HF_XET_CACHE` (default `$HF_HOME/xet`). Out: results on stdout, progress
+//! and notes on stderr, the exit code.
 //! The token is read here, handed to the library wrapped in [`Token`], and never printed.
 
 use std::io::Write;
@@ -15,7 +16,7 @@ use crate::core::numbers::{group_digits, human_bytes};
 use crate::core::progress::{Progress, Silent};
 use crate::sql::print::PrintFormat;
 use crate::verbs::hub::cache::HubCache;
-use crate::verbs::hub::publish::{DEFAULT_MAX_FILE_BYTES, PublishOptions, PublishOutcome, TagMode};
+use crate::verbs::hub::publish::{DEFAULT_MAX_FILE_BYTES, PublishOptions, PublishOutcome, TagMode, Transfer};
 use crate::verbs::hub::remote::RemoteVerifyOptions;
 use crate::verbs::hub::{DEFAULT_ENDPOINT, HubClient, HubConfig, HubTarget, RepoId, RetryPolicy, Token};
 
@@ -78,8 +79,14 @@ pub struct PublishArgs {
     /// Commit requests sent at most (after HTTP 412 conflicts, lost answers or 429).
     #[arg(long, value_name = "N", default_value_t = 5)]
     commit_attempts: usize,
+    /// How the large files travel: `auto` uses Xet storage when the Hub offers it (only the
+    /// chunks it does not hold yet are sent) and Git LFS otherwise; `xet` fails when the Hub
+    /// offers no Xet; `lfs` sends whole files through Git LFS.
+    #[arg(long, value_enum, default_value = "auto")]
+    transfer: TransferArg,
     /// Output format: `text`, or `json` (one document: the outcome, `files` with each file's
-    /// action, storage and digests, `deletions`, `kept`, `warnings`).
+    /// action, storage and digests, `deletions`, `kept`, `warnings`, and what was uploaded:
+    /// `transfer`, `uploaded_bytes`, `xet`).
     #[arg(long, value_enum, default_value = "text")]
     format: ReportFormat,
     #[command(flatten)]
@@ -91,6 +98,17 @@ impl PublishArgs {
     pub fn format(&self) -> ReportFormat {
         self.format
     }
+}
+
+/// `publish --transfer`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum TransferArg {
+    /// Xet when the Hub offers it, else Git LFS.
+    Auto,
+    /// Xet only.
+    Xet,
+    /// Git LFS only.
+    Lfs,
 }
 
 /// Options shared by the commands that reach the Hub.
@@ -210,6 +228,8 @@ struct HubEnv {
     endpoint: String,
     token: Option<Token>,
     cache: PathBuf,
+    /// hf-xet's cache (`HF_XET_CACHE`, else `$HF_HOME/xet`, as hf-xet finds it under Python).
+    xet_cache: PathBuf,
     offline: bool,
 }
 
@@ -265,7 +285,8 @@ fn hub_env(token_file: Option<&Path>) -> Result<HubEnv, Error> {
             ));
         }
     }
-    Ok(HubEnv { endpoint: endpoint.trim_end_matches('/').to_string(), token, cache, offline })
+    let xet_cache = var("HF_XET_CACHE").map(PathBuf::from).unwrap_or_else(|| hf_home.join("xet"));
+    Ok(HubEnv { endpoint: endpoint.trim_end_matches('/').to_string(), token, cache, xet_cache, offline })
 }
 
 fn seconds(s: f64, flag: &str) -> Result<Duration, Error> {
@@ -322,6 +343,12 @@ pub fn publish(a: PublishArgs, quiet: bool) -> Result<u8, Error> {
         return Err(Error::config("--commit-attempts", "0 is not a number of attempts (1 or more)"));
     }
     opts.max_commit_attempts = a.commit_attempts;
+    opts.xet_cache = Some(env.xet_cache.clone());
+    opts.transfer = match a.transfer {
+        TransferArg::Auto => Transfer::Auto,
+        TransferArg::Xet => Transfer::Xet,
+        TransferArg::Lfs => Transfer::Lfs,
+    };
     let bar = super::output::progress(quiet || a.format == ReportFormat::Json);
     let report = runtime()?.block_on(crate::verbs::hub::publish::run(&client, &opts, progress_of(&bar)))?;
     let mut out = std::io::stdout().lock();
@@ -390,14 +417,26 @@ pub fn publish(a: PublishArgs, quiet: bool) -> Result<u8, Error> {
     }
     if !quiet {
         let unchanged = report.files.iter().filter(|f| !f.upload).count();
-        say!(
-            "uploaded {} LFS object(s) ({}); {} already stored on the Hub; {} file(s) unchanged; {} deletion(s)",
-            report.uploaded_objects,
-            human_bytes(report.uploaded_bytes),
-            report.reused_objects,
-            unchanged,
-            report.deletions.len()
-        );
+        match &report.xet {
+            Some(x) => say!(
+                "uploaded {} file(s) of {} through Xet: {} sent ({} in new chunks, the rest already stored); \
+                 {} file(s) unchanged; {} deletion(s)",
+                report.uploaded_objects,
+                human_bytes(x.file_bytes),
+                human_bytes(report.uploaded_bytes),
+                human_bytes(x.new_bytes),
+                unchanged,
+                report.deletions.len()
+            ),
+            None => say!(
+                "uploaded {} LFS object(s) ({}); {} already stored on the Hub; {} file(s) unchanged; {} deletion(s)",
+                report.uploaded_objects,
+                human_bytes(report.uploaded_bytes),
+                report.reused_objects,
+                unchanged,
+                report.deletions.len()
+            ),
+        }
         if !report.kept.is_empty() {
             const NAMED: usize = 10;
             let names: Vec<&str> = report.kept.iter().take(NAMED).map(String::as_str).collect();
@@ -498,6 +537,10 @@ fn publish_json(r: &crate::verbs::hub::publish::PublishReport) -> serde_json::Va
         "head": r.head, "commit_message": r.commit_message, "outcome": outcome, "files": files,
         "deletions": r.deletions, "kept": r.kept, "card": r.card, "tag": r.tag, "warnings": r.warnings,
         "uploaded_objects": r.uploaded_objects, "uploaded_bytes": r.uploaded_bytes, "reused_objects": r.reused_objects,
+        "transfer": r.transfer.map(Transfer::name),
+        "xet": r.xet.map(|x| json!({
+            "file_bytes": x.file_bytes, "new_bytes": x.new_bytes, "xorb_bytes": x.xorb_bytes, "shard_bytes": x.shard_bytes,
+        })),
     })
 }
 

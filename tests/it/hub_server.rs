@@ -9,6 +9,17 @@
 //! paths-info (form or JSON), and resolve with `X-Repo-Commit` / `X-Linked-Etag` /
 //! `X-Linked-Size` and a 302 to the storage origin for LFS files.
 //!
+//! Started with [`FakeHub::start_with_xet`], it also has Xet storage: `xet-write-token` (and
+//! `xet-read-token`) answer `casUrl`, `accessToken`, `exp` for a Xet CAS on a third loopback
+//! port: xet-core's own local CAS server (`xet-client`'s `simulation` feature, files under a
+//! temporary folder). A commit's `lfsFile` that was not uploaded through LFS is looked up as
+//! the Hub does, by its SHA-256 in the file records (shards) the CAS holds; its bytes are
+//! rebuilt from the CAS's chunks and served on resolve, whose answer also carries `X-Xet-Hash`
+//! and a `Link` with `rel="xet-auth"` to `xet-read-token` (a Xet client then reads the CAS); its
+//! tree and paths-info entries carry `xetHash`. The token endpoints answer in the body (what
+//! hf-xet reads) and in `X-Xet-*` headers (what the Python client reads). Without Xet, both
+//! answer 404.
+//!
 //! Faults ([`Fault`]) are queued per route: an error status with headers, a connection reset
 //! (the socket is closed without an answer), a commit that is applied but whose answer is lost,
 //! another client's commit slipped in first, slow answers; and, as switches, refused
@@ -114,6 +125,7 @@ pub enum Route {
     Tree,
     Resolve,
     Cdn,
+    XetToken,
 }
 
 /// What a fault does.
@@ -178,6 +190,13 @@ pub struct StateInner {
     pub multipart_above: u64,
     pub chunk_size: u64,
     pub xet_only: bool,
+    /// SHA-256 → Xet file hash of the files committed after a Xet upload.
+    pub xet_hashes: HashMap<String, String>,
+    /// Seconds a Xet token is valid (default an hour).
+    pub xet_token_ttl: Option<u64>,
+    /// Xet is offered only in the LFS batch (as before `xet-write-token`): `xet-write-token`
+    /// answers 404, except at the refresh URL the batch answer hands out (`?refresh=1`).
+    pub xet_in_batch_only: bool,
     /// Paths whose tree and paths-info entries list a wrong git blob SHA-1 (`oid`).
     pub wrong_oid: HashSet<String>,
     /// Discussions per page of the discussions listing.
@@ -189,6 +208,14 @@ struct Hub {
     url: String,
     cdn: String,
     st: Mutex<StateInner>,
+    cas: Option<Cas>,
+}
+
+/// The Xet CAS behind the fake Hub.
+struct Cas {
+    url: String,
+    dir: tempfile::TempDir,
+    client: Arc<dyn xet_client::cas_client::DirectAccessClient>,
 }
 
 type Shared = Arc<Hub>;
@@ -200,6 +227,8 @@ struct ConnKill(Arc<Notify>);
 pub struct FakeHub {
     pub url: String,
     pub cdn: String,
+    /// The Xet CAS (`start_with_xet`).
+    pub cas: Option<String>,
     hub: Shared,
     rt: Option<tokio::runtime::Runtime>,
 }
@@ -217,7 +246,17 @@ const GITATTRIBUTES: &str = "*.parquet filter=lfs diff=lfs merge=lfs -text\n*.ar
 impl FakeHub {
     /// Starts the server on two ephemeral ports of 127.0.0.1.
     pub fn start() -> FakeHub {
+        FakeHub::start_inner(false)
+    }
+
+    /// Starts the server with Xet storage: a Xet CAS server on a third port (see the module docs).
+    pub fn start_with_xet() -> FakeHub {
+        FakeHub::start_inner(true)
+    }
+
+    fn start_inner(xet: bool) -> FakeHub {
         let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let cas = xet.then(|| rt.block_on(start_cas()));
         let (api, cdn) = rt.block_on(async {
             (
                 tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
@@ -236,11 +275,13 @@ impl FakeHub {
                 chunk_size: 16 * 1024,
                 ..Default::default()
             }),
+            cas,
         });
         let app = router(hub.clone());
         rt.spawn(serve(api, app.clone(), hub.clone()));
         rt.spawn(serve(cdn, app, hub.clone()));
-        FakeHub { url, cdn: cdn_url, hub, rt: Some(rt) }
+        let cas = hub.cas.as_ref().map(|c| c.url.clone());
+        FakeHub { url, cdn: cdn_url, cas, hub, rt: Some(rt) }
     }
 
     pub fn state(&self) -> std::sync::MutexGuard<'_, StateInner> {
@@ -319,6 +360,52 @@ impl FakeHub {
     pub fn count(&self, method: &str, part: &str) -> usize {
         self.state().log.iter().filter(|r| r.method == method && r.path.contains(part)).count()
     }
+}
+
+/// Starts xet-core's local CAS server on a loopback port, its files in a temporary folder.
+async fn start_cas() -> Cas {
+    use xet_client::cas_client::{LocalServer, LocalServerConfig};
+    let dir = tempfile::tempdir().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let ctx = xet_runtime::core::XetContext::default().unwrap();
+    let config = LocalServerConfig {
+        data_directory: dir.path().to_path_buf(),
+        host: "127.0.0.1".into(),
+        port,
+        in_memory: false,
+    };
+    let server = LocalServer::new(ctx, config).await.unwrap();
+    let client = server.client();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        // the sender lives as long as the runtime: the server stops with it
+        let _stop = stop;
+        let _ = server.serve_until_stopped(listener, stopped).await;
+    });
+    Cas { url: format!("http://127.0.0.1:{port}"), dir, client }
+}
+
+/// The Xet file hash and bytes of the file whose SHA-256 is `sha256`, found as the Hub finds
+/// it: in the file records (shards) the CAS holds, which carry each file's SHA-256.
+async fn xet_file(cas: &Cas, sha256: &str) -> Option<(String, Vec<u8>)> {
+    use xet_core_structures::metadata_shard::MDBShardInfo;
+    let mut hash = None;
+    for e in walkdir::WalkDir::new(cas.dir.path()).into_iter().filter_map(|e| e.ok()) {
+        if !e.file_type().is_file() || e.path().extension().is_none_or(|x| x != "mdb") {
+            continue;
+        }
+        let Ok(mut f) = std::fs::File::open(e.path()) else { continue };
+        let Ok(info) = MDBShardInfo::load_from_reader(&mut f) else { continue };
+        for fi in info.read_all_file_info_sections(&mut f).unwrap_or_default() {
+            if fi.metadata_ext.as_ref().is_some_and(|m| m.sha256.hex() == sha256) {
+                hash = Some(fi.metadata.file_hash);
+            }
+        }
+    }
+    let hash = hash?;
+    let bytes = cas.client.get_file_data(&hash, None).await.ok()?;
+    Some((hash.hex(), bytes.to_vec()))
 }
 
 fn create(st: &mut StateInner, id: &str) -> bool {
@@ -403,6 +490,8 @@ fn router(hub: Shared) -> Router {
         .route(&format!("{api}/tree/{{rev}}/{{*path}}"), get(tree_path))
         .route(&format!("{api}/paths-info/{{rev}}"), post(paths_info))
         .route(&format!("{api}/discussions"), get(discussions))
+        .route(&format!("{api}/xet-write-token/{{rev}}"), get(xet_token))
+        .route(&format!("{api}/xet-read-token/{{rev}}"), get(xet_token))
         .route("/datasets/{ns}/{name}/info/lfs/objects/batch", post(batch))
         .route("/datasets/{ns}/{name}/resolve/{rev}/{*path}", get(resolve))
         .route("/lfs/upload/{oid}", put(object_put))
@@ -638,7 +727,7 @@ async fn preupload(
 async fn batch(
     State(hub): State<Shared>,
     axum::Extension(kill): Ext,
-    Path((_ns, _name)): Path<(String, String)>,
+    Path((ns, name)): Path<(String, String)>,
     h: HeaderMap,
     body: Bytes,
 ) -> Response {
@@ -647,6 +736,33 @@ async fn batch(
     }
     if !authorized(&h) {
         return error(StatusCode::UNAUTHORIZED, None, "Invalid credentials in Authorization header");
+    }
+    if let Some(cas) = hub.cas.as_ref().filter(|_| hub.st.lock().unwrap().xet_in_batch_only) {
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+        if v["transfers"].as_array().is_some_and(|t| t.iter().any(|x| x == "xet")) {
+            // as huggingface.js and hf-hub expect it: the CAS and a token in each upload action's
+            // headers, its href the URL a fresh token is read from
+            let exp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() + 3600;
+            let rev = v["ref"]["name"].as_str().unwrap_or("main");
+            let href = format!("{}/api/datasets/{ns}/{name}/xet-write-token/{rev}?refresh=1", hub.url);
+            let objects: Vec<_> = v["objects"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .iter()
+                .map(|o| {
+                    serde_json::json!({"oid": o["oid"], "size": o["size"], "actions": {"upload": {"href": href,
+                        "header": {"X-Xet-Cas-Url": cas.url, "X-Xet-Access-Token": "xet-cas-token",
+                        "X-Xet-Token-Expiration": exp.to_string(), "X-Xet-Session-Id": "session-1"}}}})
+                })
+                .collect();
+            return (
+                StatusCode::OK,
+                [("content-type", "application/vnd.git-lfs+json")],
+                serde_json::json!({"transfer": "xet", "objects": objects}).to_string(),
+            )
+                .into_response();
+        }
     }
     let v: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
     let st = hub.st.lock().unwrap();
@@ -849,6 +965,26 @@ async fn commit(
     };
     let title = header["value"]["summary"].as_str().unwrap_or("").to_string();
     let parent_given = header["value"]["parentCommit"].as_str().map(str::to_string);
+    if let Some(cas) = &hub.cas {
+        // objects not uploaded through LFS: uploaded through Xet, if the CAS knows their SHA-256
+        let wanted: Vec<String> = {
+            let st = hub.st.lock().unwrap();
+            lines
+                .iter()
+                .filter(|l| l["key"] == "lfsFile")
+                .filter_map(|l| l["value"]["oid"].as_str())
+                .filter(|oid| !st.objects.contains_key(*oid))
+                .map(str::to_string)
+                .collect()
+        };
+        for oid in wanted {
+            if let Some((hash, bytes)) = xet_file(cas, &oid).await {
+                let mut st = hub.st.lock().unwrap();
+                st.objects.insert(oid.clone(), bytes);
+                st.xet_hashes.insert(oid, hash);
+            }
+        }
+    }
     let response = {
         let mut st = hub.st.lock().unwrap();
         if let Some(Action::ConcurrentCommit(files)) = &action {
@@ -971,6 +1107,7 @@ fn entries(
     commit: &str,
     expand: bool,
     wrong_oid: &HashSet<String>,
+    xet: &HashMap<String, String>,
 ) -> Option<Vec<serde_json::Value>> {
     let prefix = if path.is_empty() { String::new() } else { format!("{}/", path.trim_end_matches('/')) };
     if !path.is_empty() && !tree.keys().any(|k| k.starts_with(&prefix)) {
@@ -992,6 +1129,9 @@ fn entries(
             if let Entry::Lfs { sha256, size } = e {
                 v["lfs"] =
                     serde_json::json!({"oid": sha256, "size": size, "pointerSize": pointer(sha256, *size).len()});
+                if let Some(h) = xet.get(sha256) {
+                    v["xetHash"] = h.clone().into();
+                }
             }
             if expand {
                 v["lastCommit"] =
@@ -1042,7 +1182,9 @@ async fn tree_any(
         return error(StatusCode::NOT_FOUND, Some("RevisionNotFound"), "Invalid rev id");
     };
     let expand = truthy(&q, "expand");
-    let Some(all) = entries(&repo.commits[&c].tree, &path, truthy(&q, "recursive"), &c, expand, &st.wrong_oid) else {
+    let Some(all) =
+        entries(&repo.commits[&c].tree, &path, truthy(&q, "recursive"), &c, expand, &st.wrong_oid, &st.xet_hashes)
+    else {
         return error(StatusCode::NOT_FOUND, Some("EntryNotFound"), &format!("{path} does not exist on \"{rev}\""));
     };
     let start: usize = q.get("cursor").and_then(|c| c.parse().ok()).unwrap_or(0);
@@ -1121,7 +1263,7 @@ async fn paths_info(
         return error(StatusCode::NOT_FOUND, Some("RevisionNotFound"), "Invalid rev id");
     };
     let tree = &repo.commits[&c].tree;
-    let all = entries(tree, "", true, &c, expand, &st.wrong_oid).unwrap_or_default();
+    let all = entries(tree, "", true, &c, expand, &st.wrong_oid, &st.xet_hashes).unwrap_or_default();
     let out: Vec<_> =
         all.into_iter().filter(|e| paths.iter().any(|p| e["path"].as_str() == Some(p.trim_matches('/')))).collect();
     json(StatusCode::OK, serde_json::Value::Array(out))
@@ -1256,6 +1398,12 @@ async fn resolve(
             hm.insert("etag", HeaderValue::from_str(&format!("\"{sha256}\"")).unwrap());
             hm.insert("x-repo-commit", HeaderValue::from_str(&c).unwrap());
             hm.insert("content-length", HeaderValue::from(0));
+            if let Some(h) = st.xet_hashes.get(sha256) {
+                // a Xet client reads the file from the CAS, with a token from the linked route
+                hm.insert("x-xet-hash", HeaderValue::from_str(h).unwrap());
+                let route = format!("{}/api/datasets/{ns}/{name}/xet-read-token/{c}", hub.url);
+                hm.insert("link", HeaderValue::from_str(&format!("<{route}>; rel=\"xet-auth\"")).unwrap());
+            }
             r
         }
     }
@@ -1286,4 +1434,38 @@ async fn cdn_get(
         data.truncate(data.len() * 9 / 10);
     }
     serve_bytes(&h, &data, &oid, &[])
+}
+
+/// `GET /api/datasets/{repo}/xet-write-token/{rev}` (and `xet-read-token`): the CAS and a token
+/// for it, valid for an hour (`xet_token_ttl`); 404 without Xet storage.
+async fn xet_token(
+    State(hub): State<Shared>,
+    axum::Extension(kill): Ext,
+    Path((ns, name, _rev)): Path<(String, String, String)>,
+    Query(q): Query<HashMap<String, String>>,
+    h: HeaderMap,
+) -> Response {
+    if let Err(r) = fault_for(&hub, &kill, Route::XetToken).await {
+        return r;
+    }
+    let Some(cas) = hub.cas.as_ref().filter(|_| !hub.st.lock().unwrap().xet_in_batch_only || q.contains_key("refresh"))
+    else {
+        return error(StatusCode::NOT_FOUND, None, "Not Found");
+    };
+    if !authorized(&h) {
+        return error(StatusCode::UNAUTHORIZED, None, "Invalid credentials in Authorization header");
+    }
+    if !hub.st.lock().unwrap().repos.contains_key(&format!("{ns}/{name}")) {
+        return error(StatusCode::NOT_FOUND, Some("RepoNotFound"), "Repository not found");
+    }
+    let ttl = hub.st.lock().unwrap().xet_token_ttl.unwrap_or(3600);
+    let exp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() + ttl;
+    // as the Hub: in the body (hf-xet reads it) and in headers (the Python client reads them)
+    let mut r =
+        json(StatusCode::OK, serde_json::json!({"casUrl": cas.url, "accessToken": "xet-cas-token", "exp": exp}));
+    let hm = r.headers_mut();
+    hm.insert("x-xet-cas-url", HeaderValue::from_str(&cas.url).unwrap());
+    hm.insert("x-xet-access-token", HeaderValue::from_static("xet-cas-token"));
+    hm.insert("x-xet-token-expiration", HeaderValue::from(exp));
+    r
 }

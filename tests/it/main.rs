@@ -27,6 +27,8 @@ mod publish;
 mod hub_cases;
 // A repo shared by several releases: what publish keeps, the merged card, verify hf://, pull requests.
 mod hub_shared;
+// Publishing through Xet storage (a local Xet CAS behind the fake Hub), LFS fallback, --transfer.
+mod hub_xet;
 // Rows in key order skip the sort; the rest are sorted; the release is in key order either way.
 mod order;
 // Sources streamed into the one table that reads them give the same release as staged ones.

@@ -11,6 +11,13 @@
 //! ([`RetryPolicy`]); every other 4xx is permanent and fails at once. The
 //! commit POST is never sent through this loop (`HubClient::send_once`): a lost answer is
 //! resolved by [`super::publish`] by re-reading the branch.
+//!
+//! Why this is runpack's own code and not the `hf-hub` crate's `HFClient` (1.0): its tree and
+//! paths-info entries read the LFS SHA-256 from a field the Hub does not send (`sha256`, where
+//! the Hub sends `lfs.oid`), so they cannot check a release; its retries ignore `Retry-After`
+//! and `RateLimit` and have no longest wait; its builder reads a token from the environment when
+//! given none; it has no Git LFS upload, and its commit is re-sent without checking whether a
+//! lost one landed. Xet uploads use `hf-xet`, the crate `hf-hub` uses too ([`super::xet`]).
 
 use std::time::Duration;
 
@@ -223,6 +230,25 @@ pub struct LfsBatch {
     /// One entry per requested object.
     #[serde(default)]
     pub objects: Vec<LfsObject>,
+}
+
+/// The answer of `xet-write-token`: where the Hub's Xet storage (CAS) is, and a write token.
+#[derive(Clone, Deserialize)]
+pub struct XetToken {
+    /// The CAS endpoint.
+    #[serde(rename = "casUrl")]
+    pub cas_url: String,
+    /// The CAS write token.
+    #[serde(rename = "accessToken")]
+    pub access_token: String,
+    /// When the token expires, in Unix seconds.
+    pub exp: u64,
+}
+
+impl std::fmt::Debug for XetToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("XetToken").field("cas_url", &self.cas_url).field("exp", &self.exp).finish_non_exhaustive()
+    }
 }
 
 /// Answer of a successful commit.
@@ -599,14 +625,20 @@ impl HubClient {
         Ok(a.files)
     }
 
-    /// `POST /datasets/{repo}.git/info/lfs/objects/batch` (upload, `basic` and `multipart`
-    /// transfers) for at most 256 `(sha256, size)` objects.
-    pub async fn lfs_batch(&self, repo: &RepoId, revision: &str, objects: &[(String, u64)]) -> Result<LfsBatch> {
+    /// `POST /datasets/{repo}.git/info/lfs/objects/batch` (upload) for at most 256
+    /// `(sha256, size)` objects, offering `transfers` (`basic`, `multipart`, `xet`).
+    pub async fn lfs_batch(
+        &self,
+        repo: &RepoId,
+        revision: &str,
+        objects: &[(String, u64)],
+        transfers: &[&str],
+    ) -> Result<LfsBatch> {
         let what = format!("LFS batch for {repo}");
         let url = format!("{}/datasets/{}/{}.git/info/lfs/objects/batch", self.endpoint, repo.namespace, repo.name);
         let body = serde_json::json!({
             "operation": "upload",
-            "transfers": ["basic", "multipart"],
+            "transfers": transfers,
             "objects": objects.iter().map(|(oid, size)| serde_json::json!({"oid": oid, "size": size})).collect::<Vec<_>>(),
             "hash_algo": "sha256",
             "ref": { "name": revision },
@@ -620,6 +652,31 @@ impl HubClient {
             })
             .await?;
         self.json(&what, resp).await
+    }
+
+    /// The URL of `xet-write-token` for `revision` (with `create_pr=1` for a pull request).
+    pub fn xet_write_token_url(&self, repo: &RepoId, revision: &str, create_pr: bool) -> String {
+        let url = self.api(repo, &format!("/xet-write-token/{}", encode_component(revision)));
+        if create_pr { format!("{url}?create_pr=1") } else { url }
+    }
+
+    /// `GET /api/datasets/{repo}/xet-write-token/{rev}`: the CAS to upload to and a write token
+    /// for it. The token is remembered so that no message shows it ([`super::redact`]).
+    ///
+    /// Errors: [`Error::HubStatus`] (404 when the Hub offers no Xet storage).
+    pub async fn xet_write_token(&self, repo: &RepoId, revision: &str, create_pr: bool) -> Result<XetToken> {
+        let what = format!("Xet write token for {repo}@{revision}");
+        let url = self.xet_write_token_url(repo, revision, create_pr);
+        let resp = self.send(&what, || self.hub(reqwest::Method::GET, &url)).await?;
+        let token: XetToken = self.json(&what, resp).await?;
+        let _ = super::Token::new(token.access_token.clone());
+        Ok(token)
+    }
+
+    /// The headers that carry the token to `url` (none when `url` is not on the endpoint's
+    /// origin): what hf-xet sends when it reads a fresh Xet token there.
+    pub(crate) fn auth_headers_for(&self, url: &str) -> HeaderMap {
+        if same_origin(url, &self.endpoint) { self.auth() } else { HeaderMap::new() }
     }
 
     /// `POST` an LFS verify action (with the token, as the Python client does).

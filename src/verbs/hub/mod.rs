@@ -9,11 +9,12 @@
 //! `HF_TOKEN`, `HF_ENDPOINT`, `HF_HOME`, `HF_HUB_CACHE` and `HF_HUB_OFFLINE` and passes values in.
 //!
 //! The protocol is the one the official `huggingface_hub` client speaks (its `_commit_api.py`,
-//! `lfs.py`, `file_download.py`), without Xet:
+//! `lfs.py`, `file_download.py`); Xet uploads go through the `hf-xet` crate, as under Python:
 //!
 //! ```text
-//! publish:  revision ─► tree ─► validate-yaml ─► preupload ─► LFS batch ─► PUT (basic | multipart
-//!           + completion) ─► verify ─► ONE NDJSON commit (parentCommit = head read) ─► tree ─► tag
+//! publish:  revision ─► tree ─► validate-yaml ─► preupload ─► xet-write-token ─► hf-xet (new chunks)
+//!           | 404: LFS batch ─► PUT (basic | multipart + completion) ─► verify
+//!           ─► ONE NDJSON commit (parentCommit = head read) ─► tree ─► tag
 //! verify:   revision ─► tree (paginated) ─► [resolve downloads] ─► compare with the manifest
 //! query:    revision ─► tree ─► resolve downloads into blobs/ + snapshots/ ─► sha256 check ─► SQL
 //! ```
@@ -23,11 +24,13 @@
 //! - [`publish`]: pre-flight checks, the upload plan, the commit and its recovery rules.
 //! - [`remote`]: the remote tree as path → size, git blob SHA-1, LFS SHA-256; remote verify.
 //! - [`cache`]: the cache layout shared with the Python client (hub-docs `local-cache.md`).
+//! - [`xet`]: uploads to the Hub's Xet storage through `hf-xet`.
 
 pub mod cache;
 pub mod client;
 pub mod publish;
 pub mod remote;
+pub mod xet;
 
 use std::fmt;
 use std::time::Duration;

@@ -2,15 +2,16 @@
 //!
 //! In: a release folder, a [`PublishOptions`] and a [`HubClient`]. Out: a [`PublishReport`]
 //! (the plan, what was uploaded, the commit, the tag). Side effects: objects uploaded to the
-//! Hub's LFS storage, at most one commit landed on the branch (or one pull request opened), and
-//! a tag.
+//! Hub's Xet or LFS storage, at most one commit landed on the branch (or one pull request
+//! opened), and a tag.
 //!
 //! The steps, each done only when the previous one succeeded:
 //!
 //! ```text
 //! pre-flight (no network) ─► hash ─► [create repo] ─► read head H ─► tree at H ─► validate card
 //!   ─► preupload (LFS or regular; unchanged files skipped) ─► plan (─► stop here with --dry-run)
-//!   ─► LFS batch ─► PUT objects (basic | multipart + completion) ─► verify
+//!   ─► Xet (xet-write-token, new chunks through hf-xet; see [`super::xet`])
+//!      | LFS batch ─► PUT objects (basic | multipart + completion) ─► verify
 //!   ─► ONE NDJSON commit, parentCommit = H ─► tree at the new commit == release ─► tag
 //! ```
 //!
@@ -61,8 +62,9 @@ use base64::Engine;
 use futures::StreamExt;
 use tokio::io::{AsyncReadExt, AsyncSeekExt};
 
-use super::client::{Failure, HubClient, LfsObject, PreuploadFile, TagCreated};
+use super::client::{Failure, HubClient, LfsBatch, LfsObject, PreuploadFile, TagCreated};
 use super::remote::{RemoteTree, remote_tree, repo_housekeeping};
+use super::xet::{XetAccess, XetFile, XetStats};
 use super::{RepoId, join_repo_path, short};
 use crate::core::error::{Error, Result};
 use crate::core::numbers;
@@ -135,6 +137,37 @@ pub struct PublishOptions {
     pub delete_unlisted: bool,
     /// Publish even when the folder holds a newer version of the release.
     pub allow_older_version: bool,
+    /// How large files travel: Xet when the Hub offers it, else Git LFS (default); or one forced.
+    pub transfer: Transfer,
+    /// hf-xet's cache folder, shared with the Python client (`$HF_HOME/xet`). Its shard cache
+    /// remembers the chunks sent from this machine, so a republish from here finds them all;
+    /// `None`: a temporary folder (only the chunks the CAS's deduplication index finds are
+    /// skipped).
+    pub xet_cache: Option<PathBuf>,
+}
+
+/// How the files stored outside git (LFS pointers in the commit) are uploaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Transfer {
+    /// Xet when the Hub offers it (its `xet-write-token` endpoint, or `xet` picked in the LFS
+    /// batch answer), else Git LFS `basic`/`multipart`.
+    #[default]
+    Auto,
+    /// Xet only: publish fails when the Hub does not offer it.
+    Xet,
+    /// Git LFS `basic`/`multipart` only (no Xet is offered to the Hub).
+    Lfs,
+}
+
+impl Transfer {
+    /// The name used on the command line and in reports: `auto`, `xet`, `lfs`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Transfer::Auto => "auto",
+            Transfer::Xet => "xet",
+            Transfer::Lfs => "lfs",
+        }
+    }
 }
 
 impl PublishOptions {
@@ -158,6 +191,8 @@ impl PublishOptions {
             concurrency: 4,
             delete_unlisted: false,
             allow_older_version: false,
+            transfer: Transfer::Auto,
+            xet_cache: None,
         }
     }
 }
@@ -249,12 +284,17 @@ pub struct PublishReport {
     pub tag: Option<String>,
     /// Warnings (Hub card warnings, folder sizes, tag not moved).
     pub warnings: Vec<String>,
-    /// LFS objects sent.
+    /// LFS objects sent (through Xet: files handed to Xet).
     pub uploaded_objects: usize,
-    /// Bytes of LFS objects sent.
+    /// Bytes sent: whole LFS objects, plus, through Xet, the new chunks (compressed) and file
+    /// records that went to the CAS.
     pub uploaded_bytes: u64,
     /// LFS objects the Hub already stored (not sent again).
     pub reused_objects: usize,
+    /// How the objects travelled ([`Transfer::Xet`] or [`Transfer::Lfs`]; `None`: none sent).
+    pub transfer: Option<Transfer>,
+    /// Through Xet: what was sent, in detail.
+    pub xet: Option<XetStats>,
 }
 
 /// A local file of the release.
@@ -333,7 +373,7 @@ pub async fn run(client: &HubClient, opts: &PublishOptions, progress: &dyn Progr
             PublishOutcome::PullRequestExists { num, url: pull_request_url(client, repo, num), head: pr_head };
         return Ok(report);
     }
-    upload_objects(client, opts, &mut report, progress).await?;
+    upload_objects(client, opts, &mut report, scratch.path(), progress).await?;
     let mut state = CommitState { attempts: 0, notes: Vec::new(), parent: head, waits: commit_waits(client) };
     let answer = commit_release(client, opts, &release, scratch.path(), &mut report, &mut state, progress).await?;
     let note = (!state.notes.is_empty()).then(|| state.notes.join("; "));
@@ -457,6 +497,7 @@ async fn commit_release(
                     report.files.iter().filter(|f| f.upload && f.lfs).map(|f| f.sha256.clone()).collect();
                 let mut warnings = std::mem::take(&mut report.warnings);
                 let (uploaded, bytes, reused) = (report.uploaded_objects, report.uploaded_bytes, report.reused_objects);
+                let (transfer, xet) = (report.transfer, report.xet);
                 let mut next = plan(client, opts, release, Some(&now), scratch, Vec::new()).await?;
                 for w in std::mem::take(&mut next.warnings) {
                     if !warnings.contains(&w) {
@@ -465,8 +506,9 @@ async fn commit_release(
                 }
                 next.warnings = warnings;
                 (next.uploaded_objects, next.uploaded_bytes, next.reused_objects) = (uploaded, bytes, reused);
+                (next.transfer, next.xet) = (transfer, xet);
                 if next.files.iter().any(|f| f.upload && f.lfs && !sent.contains(&f.sha256)) {
-                    upload_objects(client, opts, &mut next, progress).await?;
+                    upload_objects(client, opts, &mut next, scratch, progress).await?;
                 }
                 *report = next;
                 state.parent = now;
@@ -590,6 +632,8 @@ async fn plan(
         uploaded_objects: 0,
         uploaded_bytes: 0,
         reused_objects: 0,
+        transfer: None,
+        xet: None,
     })
 }
 
@@ -1061,20 +1105,33 @@ fn sample(path: &Path) -> Result<String> {
     Ok(base64::engine::general_purpose::STANDARD.encode(&buf[..n]))
 }
 
-fn xet_only(client: &HubClient, repo: &RepoId) -> Error {
-    Error::Hub(format!(
-        "the Hub at {} accepts uploads to {repo} only through Xet storage, and runpack uploads through Git LFS \
-         (basic and multipart transfers); upload this release with a Xet-capable client (huggingface_hub with \
-         hf_xet), or use a repo or server that accepts Git LFS uploads",
-        client.endpoint()
-    ))
+/// The error for a Hub that takes uploads only through Xet when runpack cannot use it (`why`).
+fn xet_only(client: &HubClient, repo: &RepoId, why: &str) -> Error {
+    Error::Hub(format!("the Hub at {} accepts uploads to {repo} only through Xet storage, {why}", client.endpoint()))
 }
 
-/// Uploads the LFS objects the Hub does not have yet.
+/// Why an LFS batch refusal that names Xet ends the publish.
+fn refusal(transfer: Transfer, message: &str) -> String {
+    if transfer == Transfer::Lfs {
+        format!("and --transfer lfs forbids it (the LFS batch answered: {message}): publish with --transfer auto")
+    } else {
+        format!(
+            "but it offers no Xet write token (xet-write-token answered HTTP 404; the LFS batch answered: {message})"
+        )
+    }
+}
+
+/// Uploads the LFS objects the Hub does not have yet: through Xet when the Hub offers it and
+/// `opts.transfer` allows it, else through Git LFS (`basic` or `multipart`).
+///
+/// Xet is asked for as the Python client does since version 1.20 (`xet-write-token`, a 404
+/// meaning no Xet), then as huggingface.js and hf-hub do (`xet` offered in the LFS batch; the
+/// answer's `X-Xet-*` headers give the CAS and the token).
 async fn upload_objects(
     client: &HubClient,
     opts: &PublishOptions,
     report: &mut PublishReport,
+    scratch: &Path,
     progress: &dyn Progress,
 ) -> Result<()> {
     // one object per distinct sha256
@@ -1082,23 +1139,60 @@ async fn upload_objects(
     for f in report.files.iter().filter(|f| f.upload && f.lfs) {
         objects.entry(f.sha256.clone()).or_insert((f.bytes, f.local.clone()));
     }
+    if objects.is_empty() {
+        return Ok(());
+    }
+    let repo = &opts.repo;
+    if opts.transfer != Transfer::Lfs {
+        match client.xet_write_token(repo, &opts.revision, opts.create_pr).await {
+            Ok(t) => {
+                let refresh_url = client.xet_write_token_url(repo, &opts.revision, opts.create_pr);
+                let access = XetAccess {
+                    cas_url: t.cas_url,
+                    access_token: t.access_token,
+                    expires: t.exp,
+                    refresh_headers: client.auth_headers_for(&refresh_url),
+                    refresh_url,
+                };
+                return upload_xet(&access, &objects, report, &xet_cache(opts, scratch), progress).await;
+            }
+            // no Xet storage here: the LFS batch decides
+            Err(Error::HubStatus { status: 404, .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let transfers: &[&str] =
+        if opts.transfer == Transfer::Lfs { &["basic", "multipart"] } else { &["basic", "multipart", "xet"] };
     let list: Vec<(String, u64)> = objects.iter().map(|(k, (n, _))| (k.clone(), *n)).collect();
     let mut todo: Vec<(LfsObject, PathBuf)> = Vec::new();
     for chunk in list.chunks(BATCH) {
-        let batch = match client.lfs_batch(&opts.repo, &opts.revision, chunk).await {
+        let batch = match client.lfs_batch(repo, &opts.revision, chunk, transfers).await {
             Ok(b) => b,
             Err(Error::HubStatus { message, .. }) if message.to_lowercase().contains("xet") => {
-                return Err(xet_only(client, &opts.repo));
+                return Err(xet_only(client, repo, &refusal(opts.transfer, &client.scrub(&message))));
             }
             Err(e) => return Err(e),
         };
         if batch.transfer.as_deref() == Some("xet") {
-            return Err(xet_only(client, &opts.repo));
+            if opts.transfer == Transfer::Lfs {
+                return Err(xet_only(client, repo, "and --transfer lfs forbids it: publish with --transfer auto"));
+            }
+            let access = batch_xet_access(client, repo, &batch)?;
+            return upload_xet(&access, &objects, report, &xet_cache(opts, scratch), progress).await;
+        }
+        if opts.transfer == Transfer::Xet {
+            return Err(Error::Refused(format!(
+                "--transfer xet: the Hub at {} offers no Xet storage for {repo} (its xet-write-token endpoint \
+                 answered HTTP 404 and its LFS batch answer picked `{}`); nothing was committed: publish with \
+                 --transfer auto or --transfer lfs",
+                client.endpoint(),
+                batch.transfer.as_deref().unwrap_or("basic")
+            )));
         }
         for obj in batch.objects {
             if let Some(err) = &obj.error {
                 if err.message.to_lowercase().contains("xet") {
-                    return Err(xet_only(client, &opts.repo));
+                    return Err(xet_only(client, repo, &refusal(opts.transfer, &client.scrub(&err.message))));
                 }
                 return Err(Error::Hub(format!(
                     "LFS batch: the Hub refuses object {} ({} bytes): {} (code {})",
@@ -1132,6 +1226,64 @@ async fn upload_objects(
         report.uploaded_bytes += r?;
         report.uploaded_objects += 1;
     }
+    if !todo.is_empty() {
+        report.transfer = Some(Transfer::Lfs);
+    }
+    Ok(())
+}
+
+/// The CAS and token an LFS batch answer that picked `xet` gives in its upload action's
+/// headers (`X-Xet-Cas-Url`, `X-Xet-Access-Token`, `X-Xet-Token-Expiration`); the action's
+/// `href` is where a fresh token is read.
+fn batch_xet_access(client: &HubClient, repo: &RepoId, batch: &LfsBatch) -> Result<XetAccess> {
+    let action = batch.objects.iter().find_map(|o| o.actions.as_ref().and_then(|a| a.upload.as_ref()));
+    let header = |name: &str| {
+        action.and_then(|a| a.header.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.clone()))
+    };
+    let (Some(a), Some(cas_url), Some(token), Some(exp)) = (
+        action,
+        header("X-Xet-Cas-Url"),
+        header("X-Xet-Access-Token"),
+        header("X-Xet-Token-Expiration").and_then(|v| v.trim().parse::<u64>().ok()),
+    ) else {
+        return Err(xet_only(
+            client,
+            repo,
+            "but its LFS batch answer picked `xet` without the X-Xet-Cas-Url, X-Xet-Access-Token and \
+             X-Xet-Token-Expiration headers that say where and how to upload; nothing was committed",
+        ));
+    };
+    let _ = super::Token::new(token.clone());
+    let refresh_url = if a.href.starts_with('/') { format!("{}{}", client.endpoint(), a.href) } else { a.href.clone() };
+    Ok(XetAccess {
+        cas_url,
+        access_token: token,
+        expires: exp,
+        refresh_headers: client.auth_headers_for(&refresh_url),
+        refresh_url,
+    })
+}
+
+/// hf-xet's cache folder: `opts.xet_cache`, else one in the scratch folder.
+fn xet_cache(opts: &PublishOptions, scratch: &Path) -> PathBuf {
+    opts.xet_cache.clone().unwrap_or_else(|| scratch.join("xet"))
+}
+
+/// Uploads `objects` (sha256 → size, local file) through Xet and counts what was sent.
+async fn upload_xet(
+    access: &XetAccess,
+    objects: &BTreeMap<String, (u64, PathBuf)>,
+    report: &mut PublishReport,
+    cache: &Path,
+    progress: &dyn Progress,
+) -> Result<()> {
+    let files: Vec<XetFile> =
+        objects.iter().map(|(sha, (n, path))| XetFile { path: path.clone(), bytes: *n, sha256: sha.clone() }).collect();
+    let stats = super::xet::upload(access, &files, cache, progress).await?;
+    report.uploaded_objects += files.len();
+    report.uploaded_bytes += stats.sent_bytes();
+    report.transfer = Some(Transfer::Xet);
+    report.xet.get_or_insert_with(XetStats::default).add(&stats);
     Ok(())
 }
 
@@ -1347,6 +1499,9 @@ enum Step {
 }
 
 /// Sends the commit and resolves refusals and lost answers (module docs).
+// runpack's own code, not hf-hub's `create_commit`: that one re-sends a commit whose answer was
+// lost without checking whether it landed (a duplicate commit), ignores `Retry-After` and does
+// not re-plan on 412.
 async fn commit(
     client: &HubClient,
     opts: &PublishOptions,
