@@ -459,22 +459,9 @@ const KNOWN: [&str; 26] = [
     "heartbeatAt",
 ];
 
-/// Maps a run object to a `wandb_runs` row.
-///
-/// Errors: a message when the config cannot be read (not an object, bad text).
-pub fn run_row(
-    obj: &Map<String, Value>,
-    source: &'static str,
-    file: &str,
-) -> std::result::Result<(RunRow, Map<String, Value>), String> {
-    let str_of = |k: &str| {
-        obj.get(k).and_then(|v| match v {
-            Value::String(s) if !s.is_empty() => Some(s.clone()),
-            Value::Number(n) => Some(n.to_string()),
-            _ => None,
-        })
-    };
-    // a field of text given as a list or an object would be lost as null: a bad record
+/// A field of text given as a list or an object (or tags given as a number, a flag or an
+/// object) would be lost as null: the record's problem, with its JSON path.
+fn shape_problem(obj: &Map<String, Value>) -> std::result::Result<(), String> {
     for k in [
         "id",
         "run_id",
@@ -506,6 +493,117 @@ pub fn run_row(
             crate::stages::ingest::path::describe(v)
         ));
     }
+    Ok(())
+}
+
+/// A run's tags: the API's list, or an export's text of one (`['a', 'b']` or `a, b`).
+fn tags_of(obj: &Map<String, Value>, source: &str) -> std::result::Result<Option<Vec<String>>, String> {
+    Ok(match obj.get("tags") {
+        Some(Value::Array(a)) => {
+            Some(a.iter().map(|t| t.as_str().map(String::from).unwrap_or_else(|| json_text(t))).collect())
+        }
+        // the API's JSON gives a list: text there is no export's spelling of one, and splitting
+        // it on commas would be a guess
+        Some(v @ Value::String(s)) if !s.is_empty() && source == "api-runs-json" => {
+            return Err(format!("$.tags: expected a list of tags, found {}", crate::stages::ingest::path::describe(v)));
+        }
+        // a CSV cell holds the list as text: `['a', 'b']` or `a, b`
+        Some(Value::String(s)) if !s.is_empty() => match values::parse_text(s) {
+            Ok(Value::Array(a)) => {
+                Some(a.iter().map(|t| t.as_str().map(String::from).unwrap_or_else(|| json_text(t))).collect())
+            }
+            _ => Some(s.split(',').map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).collect()),
+        },
+        _ => None,
+    })
+}
+
+/// A JSON object, its keys in the input's order.
+type JsonObject = Map<String, Value>;
+
+/// The columns of a run record that runpack does not name: `config.<key>` columns (returned
+/// second), `summary.<key>` and `_<key>` columns (added to `summary`, an export's copy of a
+/// value it holds checked against it), and the rest (returned first).
+fn other_columns(
+    obj: &Map<String, Value>,
+    summary: &mut Map<String, Value>,
+) -> std::result::Result<(JsonObject, JsonObject), String> {
+    let mut fields = Map::new();
+    let mut flat_config = Map::new();
+    for (k, v) in obj {
+        if KNOWN.contains(&k.as_str()) || k.is_empty() {
+            continue;
+        }
+        if let Some(key) = k.strip_prefix("config.").or_else(|| k.strip_prefix("config/")) {
+            flat_config.insert(key.to_string(), v.clone());
+        } else if let Some(key) = k.strip_prefix("summary.").or_else(|| k.strip_prefix("summary/")) {
+            match dotted(summary, key) {
+                // an export's flattened copy of a value the summary holds (pandas writes an
+                // integer column with a gap as floats, and a missing value as an empty cell)
+                Some(before) if same_value(before, v) || v.is_null() => {}
+                Some(before) => {
+                    return Err(format!(
+                        "{}: summary key {key:?} is given twice, as {} in the summary and as {} here; one would be \
+                         lost",
+                        crate::stages::ingest::path::render(&[crate::stages::ingest::path::Seg::Key(k.clone())]),
+                        crate::stages::ingest::path::describe(before),
+                        crate::stages::ingest::path::describe(v)
+                    ));
+                }
+                None => {
+                    summary.insert(key.to_string(), v.clone());
+                }
+            }
+        } else if k.starts_with('_') {
+            summary.insert(k.clone(), v.clone());
+        } else {
+            fields.insert(k.clone(), v.clone());
+        }
+    }
+    Ok((fields, flat_config))
+}
+
+/// Adds an export's `config.<key>` columns to the run's config; a key given both ways with
+/// different values is the record's problem.
+fn merge_config_columns(
+    config: &mut Map<String, Value>,
+    flat_config: Map<String, Value>,
+) -> std::result::Result<(), String> {
+    for (k, v) in values::normalise_config(&Value::Object(flat_config)).map_err(|m| format!("config columns: {m}"))? {
+        match dotted(config, &k) {
+            Some(before) if !same_value(before, &v) && !v.is_null() => {
+                return Err(format!(
+                    "config key {k:?} is given twice, as {} in the config and as {} in a `config.{k}` column; \
+                     one would be lost",
+                    crate::stages::ingest::path::describe(before),
+                    crate::stages::ingest::path::describe(&v)
+                ));
+            }
+            Some(_) => {}
+            None => {
+                config.insert(k, v);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Maps a run object to a `wandb_runs` row.
+///
+/// Errors: a message when the config cannot be read (not an object, bad text).
+pub fn run_row(
+    obj: &Map<String, Value>,
+    source: &'static str,
+    file: &str,
+) -> std::result::Result<(RunRow, Map<String, Value>), String> {
+    let str_of = |k: &str| {
+        obj.get(k).and_then(|v| match v {
+            Value::String(s) if !s.is_empty() => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        })
+    };
+    shape_problem(obj)?;
     let mut row = RunRow { source, source_files: vec![file.to_string()], ..Default::default() };
     row.run_id = run_id(obj);
     let graphql = obj.contains_key("displayName");
@@ -533,24 +631,7 @@ pub fn run_row(
             }
         }
     }
-    row.tags = match obj.get("tags") {
-        Some(Value::Array(a)) => {
-            Some(a.iter().map(|t| t.as_str().map(String::from).unwrap_or_else(|| json_text(t))).collect())
-        }
-        // the API's JSON gives a list: text there is no export's spelling of one, and splitting
-        // it on commas would be a guess
-        Some(v @ Value::String(s)) if !s.is_empty() && source == "api-runs-json" => {
-            return Err(format!("$.tags: expected a list of tags, found {}", crate::stages::ingest::path::describe(v)));
-        }
-        // a CSV cell holds the list as text: `['a', 'b']` or `a, b`
-        Some(Value::String(s)) if !s.is_empty() => match values::parse_text(s) {
-            Ok(Value::Array(a)) => {
-                Some(a.iter().map(|t| t.as_str().map(String::from).unwrap_or_else(|| json_text(t))).collect())
-            }
-            _ => Some(s.split(',').map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).collect()),
-        },
-        _ => None,
-    };
+    row.tags = tags_of(obj, source)?;
     let created_key = if obj.contains_key("created_at") { "created_at" } else { "createdAt" };
     let created = obj.get(created_key);
     if let Some(problem) = created.and_then(rows::created_at_problem) {
@@ -567,60 +648,12 @@ pub fn run_row(
         config = values::normalise_config(c).map_err(|m| format!("$.config: {m}"))?;
     }
     let mut summary = summary_of(obj)?.unwrap_or_default();
-    let mut fields = Map::new();
-    let mut flat_config = Map::new();
-    for (k, v) in obj {
-        if KNOWN.contains(&k.as_str()) || k.is_empty() {
-            continue;
-        }
-        if let Some(key) = k.strip_prefix("config.").or_else(|| k.strip_prefix("config/")) {
-            flat_config.insert(key.to_string(), v.clone());
-        } else if let Some(key) = k.strip_prefix("summary.").or_else(|| k.strip_prefix("summary/")) {
-            match dotted(&summary, key) {
-                // an export's flattened copy of a value the summary holds (pandas writes an
-                // integer column with a gap as floats, and a missing value as an empty cell)
-                Some(before) if same_value(before, v) || v.is_null() => {}
-                Some(before) => {
-                    return Err(format!(
-                        "{}: summary key {key:?} is given twice, as {} in the summary and as {} here; one would be \
-                         lost",
-                        crate::stages::ingest::path::render(&[crate::stages::ingest::path::Seg::Key(k.clone())]),
-                        crate::stages::ingest::path::describe(before),
-                        crate::stages::ingest::path::describe(v)
-                    ));
-                }
-                None => {
-                    summary.insert(key.to_string(), v.clone());
-                }
-            }
-        } else if k.starts_with('_') {
-            summary.insert(k.clone(), v.clone());
-        } else {
-            fields.insert(k.clone(), v.clone());
-        }
-    }
+    let (fields, flat_config) = other_columns(obj, &mut summary)?;
     if !flat_config.is_empty() {
         if row.config_raw.is_none() {
             row.config_raw = Some(json_text(&Value::Object(flat_config.clone())));
         }
-        for (k, v) in
-            values::normalise_config(&Value::Object(flat_config)).map_err(|m| format!("config columns: {m}"))?
-        {
-            match dotted(&config, &k) {
-                Some(before) if !same_value(before, &v) && !v.is_null() => {
-                    return Err(format!(
-                        "config key {k:?} is given twice, as {} in the config and as {} in a `config.{k}` column; \
-                         one would be lost",
-                        crate::stages::ingest::path::describe(before),
-                        crate::stages::ingest::path::describe(&v)
-                    ));
-                }
-                Some(_) => {}
-                None => {
-                    config.insert(k, v);
-                }
-            }
-        }
+        merge_config_columns(&mut config, flat_config)?;
     }
     if row.config_raw.is_some() {
         row.config = Some(config);
