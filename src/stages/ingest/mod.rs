@@ -251,26 +251,7 @@ fn prepare(
 ) -> Result<Prepared> {
     let src = &spec.def.sources[index];
     let context = format!("{} (source {})", spec.file.display(), src.name);
-    let missing_values = match src.format {
-        Format::Csv => spec.source_schemas[index]
-            .as_ref()
-            .and_then(|s| s.missing_values.clone())
-            .unwrap_or_else(|| vec![String::new()]),
-        _ => Vec::new(),
-    };
-    let mut conv = ConvertOptions {
-        textual: src.format == Format::Csv,
-        missing_values,
-        nonfinite: src.nonfinite,
-        coerce_nonfinite_strings: src.coerce_nonfinite_strings,
-        coerce_numeric_strings: src.coerce_numeric_strings,
-        assume_timezone: src.assume_timezone.as_ref().map(|t| t.parse().expect("checked at load")),
-        strict_keys: false,
-        boolean_digits: false,
-        boolean_digit_fields: src.fields.iter().filter(|f| f.field_type == "boolean").map(|f| f.name.clone()).collect(),
-        first_seen: BTreeMap::new(),
-    };
-
+    let mut conv = convert_options(spec, index);
     let mut wandb_plan = None;
     let columns: Vec<(String, Target)> = match src.format {
         Format::Wandb => {
@@ -310,13 +291,75 @@ fn prepare(
             None => infer_columns(src, &inputs, &context, &mut conv, spec.untyped_as_text, report)?,
         },
     };
+    let provenance_names = check_column_names(spec, src, &columns, &capture_names, &conv, &context)?;
+
+    let pointer_lines = matches!(
+        src.format,
+        Format::Json
+            | Format::Yaml
+            | Format::TinkerEvalResult
+            | Format::EvalMetrics
+            | Format::TinkerEvalRun
+            | Format::InspectEvals
+            | Format::InspectSamples
+            | Format::LmEvalResults
+            | Format::LightevalResults
+            | Format::GraphPassResults
+    );
+    let mut fields: Vec<Field> = columns.iter().map(|(n, t)| Field::new(n, t.arrow_type(), true)).collect();
+    for c in &capture_names {
+        fields.push(Field::new(c, DataType::Utf8, true));
+    }
+    fields.push(Field::new(provenance_names[0], DataType::Utf8, false));
+    fields.push(Field::new(provenance_names[1], if pointer_lines { DataType::Utf8 } else { DataType::Int64 }, false));
+    let schema: SchemaRef = Arc::new(Schema::new(fields));
+    Ok(Prepared { inputs, columns, conv, wandb_plan, schema })
+}
+
+/// How a source's values are converted, from its format and options (a CSV source's
+/// missing values from its schema, default: the empty cell).
+fn convert_options(spec: &PipelineSpec, index: usize) -> ConvertOptions {
+    let src = &spec.def.sources[index];
+    let missing_values = match src.format {
+        Format::Csv => spec.source_schemas[index]
+            .as_ref()
+            .and_then(|s| s.missing_values.clone())
+            .unwrap_or_else(|| vec![String::new()]),
+        _ => Vec::new(),
+    };
+    ConvertOptions {
+        textual: src.format == Format::Csv,
+        missing_values,
+        nonfinite: src.nonfinite,
+        coerce_nonfinite_strings: src.coerce_nonfinite_strings,
+        coerce_numeric_strings: src.coerce_numeric_strings,
+        assume_timezone: src.assume_timezone.as_ref().map(|t| t.parse().expect("checked at load")),
+        strict_keys: false,
+        boolean_digits: false,
+        boolean_digit_fields: src.fields.iter().filter(|f| f.field_type == "boolean").map(|f| f.name.clone()).collect(),
+        first_seen: BTreeMap::new(),
+    }
+}
+
+/// Refuses a column of the data that has the name of a path capture or of runpack's
+/// provenance columns (named where the data first holds it, else at `context`); returns
+/// the names of runpack's provenance columns for this source (shadowed names when the data
+/// keeps its own `_source_file`/`_source_line`).
+fn check_column_names(
+    spec: &PipelineSpec,
+    src: &crate::core::spec::SourceDef,
+    columns: &[(String, Target)],
+    capture_names: &[String],
+    conv: &ConvertOptions,
+    context: &str,
+) -> Result<[&'static str; 2]> {
     // a data column that clashes is named where the data first holds it (inferred columns),
     // else at the source: (location, note for the message)
     let clash_at = |c: &str| match conv.first_seen.get(&path::render(&[path::Seg::Key(c.to_string())])) {
         Some((_, at)) => (at.to_string(), format!(" (first here, source {})", src.name)),
-        None => (context.clone(), String::new()),
+        None => (context.to_string(), String::new()),
     };
-    for c in &capture_names {
+    for c in capture_names {
         if columns.iter().any(|(n, _)| n == c) {
             let (place, seen) = clash_at(c);
             return Err(Error::config(
@@ -366,27 +409,7 @@ fn prepare(
         }
     }
 
-    let pointer_lines = matches!(
-        src.format,
-        Format::Json
-            | Format::Yaml
-            | Format::TinkerEvalResult
-            | Format::EvalMetrics
-            | Format::TinkerEvalRun
-            | Format::InspectEvals
-            | Format::InspectSamples
-            | Format::LmEvalResults
-            | Format::LightevalResults
-            | Format::GraphPassResults
-    );
-    let mut fields: Vec<Field> = columns.iter().map(|(n, t)| Field::new(n, t.arrow_type(), true)).collect();
-    for c in &capture_names {
-        fields.push(Field::new(c, DataType::Utf8, true));
-    }
-    fields.push(Field::new(provenance_names[0], DataType::Utf8, false));
-    fields.push(Field::new(provenance_names[1], if pointer_lines { DataType::Utf8 } else { DataType::Int64 }, false));
-    let schema: SchemaRef = Arc::new(Schema::new(fields));
-    Ok(Prepared { inputs, columns, conv, wandb_plan, schema })
+    Ok(provenance_names)
 }
 
 /// Converts a prepared source's rows and hands each batch of kept rows to `out`; the number
