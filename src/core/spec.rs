@@ -638,10 +638,9 @@ fn pipeline_file(path: &Path) -> Result<(PathBuf, PathBuf)> {
     Ok((file, dir))
 }
 
-/// Checks a source's options against its format and reads the schema it names (its
-/// `[[source.field]]` entries replacing or adding fields); `at` places a message in
-/// `pipeline.toml`.
-fn check_source(s: &SourceDef, dir: &Path, at: &dyn Fn(&str) -> String) -> Result<Option<TableSchema>> {
+/// Checks a source's options against its format (record_path, keep_text, coercions, W&B
+/// options, layout and id_columns, time zone).
+fn check_source_options(s: &SourceDef, at: &dyn Fn(&str) -> String) -> Result<()> {
     if s.record_path.is_some() && !matches!(s.format, Format::Json | Format::Yaml) {
         return Err(Error::config(
             at(&format!("source {}", s.name)),
@@ -728,6 +727,14 @@ fn check_source(s: &SourceDef, dir: &Path, at: &dyn Fn(&str) -> String) -> Resul
             )
         })?;
     }
+    Ok(())
+}
+
+/// Checks a source's options against its format and reads the schema it names (its
+/// `[[source.field]]` entries replacing or adding fields); `at` places a message in
+/// `pipeline.toml`.
+fn check_source(s: &SourceDef, dir: &Path, at: &dyn Fn(&str) -> String) -> Result<Option<TableSchema>> {
+    check_source_options(s, at)?;
     // a source is typed, not validated: constraints there would never be checked
     let unchecked = |f: &FieldDescriptor| {
         f.has_constraints().then(|| {
