@@ -336,6 +336,12 @@ pub fn init_tracing(verbose: u8, quiet: bool) {
         (_, 1) => "info",
         _ => "debug",
     };
+    // hf-xet warns of every CAS request it retries: shown from -v on (its final error is said)
+    let level = if verbose == 0 && !quiet {
+        format!("{level},xet=error,xet_client=error,xet_data=error,xet_runtime=error,xet_core_structures=error")
+    } else {
+        level.to_string()
+    };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
     // colours only for a terminal: a log file or CI capture gets plain text

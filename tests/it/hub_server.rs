@@ -197,6 +197,8 @@ pub struct StateInner {
     /// Xet is offered only in the LFS batch (as before `xet-write-token`): `xet-write-token`
     /// answers 404, except at the refresh URL the batch answer hands out (`?refresh=1`).
     pub xet_in_batch_only: bool,
+    /// The `casUrl` handed out instead of the CAS's (a CAS that cannot be reached).
+    pub cas_url: Option<String>,
     /// Paths whose tree and paths-info entries list a wrong git blob SHA-1 (`oid`).
     pub wrong_oid: HashSet<String>,
     /// Discussions per page of the discussions listing.
@@ -1460,11 +1462,11 @@ async fn xet_token(
     }
     let ttl = hub.st.lock().unwrap().xet_token_ttl.unwrap_or(3600);
     let exp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() + ttl;
+    let url = hub.st.lock().unwrap().cas_url.clone().unwrap_or_else(|| cas.url.clone());
     // as the Hub: in the body (hf-xet reads it) and in headers (the Python client reads them)
-    let mut r =
-        json(StatusCode::OK, serde_json::json!({"casUrl": cas.url, "accessToken": "xet-cas-token", "exp": exp}));
+    let mut r = json(StatusCode::OK, serde_json::json!({"casUrl": url, "accessToken": "xet-cas-token", "exp": exp}));
     let hm = r.headers_mut();
-    hm.insert("x-xet-cas-url", HeaderValue::from_str(&cas.url).unwrap());
+    hm.insert("x-xet-cas-url", HeaderValue::from_str(&url).unwrap());
     hm.insert("x-xet-access-token", HeaderValue::from_static("xet-cas-token"));
     hm.insert("x-xet-token-expiration", HeaderValue::from(exp));
     r

@@ -121,6 +121,25 @@ fn a_xet_token_about_to_expire_is_refreshed_from_the_same_route() {
 }
 
 #[test]
+fn a_cas_that_cannot_be_reached_fails_the_publish_after_the_retries_asked_for() {
+    let env = xet_env();
+    // a port nothing listens on
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://127.0.0.1:{}", dead.local_addr().unwrap().port());
+    drop(dead);
+    env.hub.state().cas_url = Some(url.clone());
+    let release = example_release();
+    let h0 = env.hub.create_repo("acme/nocas");
+    let started = std::time::Instant::now();
+    let o = env.publish(release, "acme/nocas", &["--retries", "1"]);
+    assert_eq!(o.status.code(), Some(2), "{}\n{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains(&format!("Xet upload to {url}")), "{}", stderr(&o));
+    assert!(started.elapsed() < std::time::Duration::from_secs(60), "took {:?}", started.elapsed());
+    assert_eq!(env.hub.head("acme/nocas", "main"), Some(h0), "nothing was committed");
+    assert_eq!(env.hub.count("POST", "/commit/"), 0);
+}
+
+#[test]
 fn xet_picked_in_the_lfs_batch_answer_is_used_too() {
     let env = xet_env();
     env.hub.state().xet_in_batch_only = true;

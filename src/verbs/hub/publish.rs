@@ -1154,7 +1154,7 @@ async fn upload_objects(
                     refresh_headers: client.auth_headers_for(&refresh_url),
                     refresh_url,
                 };
-                return upload_xet(&access, &objects, report, &xet_cache(opts, scratch), progress).await;
+                return upload_xet(client, &access, &objects, report, &xet_cache(opts, scratch), progress).await;
             }
             // no Xet storage here: the LFS batch decides
             Err(Error::HubStatus { status: 404, .. }) => {}
@@ -1178,7 +1178,7 @@ async fn upload_objects(
                 return Err(xet_only(client, repo, "and --transfer lfs forbids it: publish with --transfer auto"));
             }
             let access = batch_xet_access(client, repo, &batch)?;
-            return upload_xet(&access, &objects, report, &xet_cache(opts, scratch), progress).await;
+            return upload_xet(client, &access, &objects, report, &xet_cache(opts, scratch), progress).await;
         }
         if opts.transfer == Transfer::Xet {
             return Err(Error::Refused(format!(
@@ -1271,6 +1271,7 @@ fn xet_cache(opts: &PublishOptions, scratch: &Path) -> PathBuf {
 
 /// Uploads `objects` (sha256 → size, local file) through Xet and counts what was sent.
 async fn upload_xet(
+    client: &HubClient,
     access: &XetAccess,
     objects: &BTreeMap<String, (u64, PathBuf)>,
     report: &mut PublishReport,
@@ -1279,7 +1280,7 @@ async fn upload_xet(
 ) -> Result<()> {
     let files: Vec<XetFile> =
         objects.iter().map(|(sha, (n, path))| XetFile { path: path.clone(), bytes: *n, sha256: sha.clone() }).collect();
-    let stats = super::xet::upload(access, &files, cache, progress).await?;
+    let stats = super::xet::upload(access, &files, cache, client.retry_policy(), progress).await?;
     report.uploaded_objects += files.len();
     report.uploaded_bytes += stats.sent_bytes();
     report.transfer = Some(Transfer::Xet);

@@ -15,7 +15,9 @@
 
 use std::path::PathBuf;
 
-use xet::xet_session::{HeaderMap, Sha256Policy, XetSessionBuilder};
+use xet::xet_session::{HeaderMap, Sha256Policy, XetConfig, XetSessionBuilder};
+
+use super::RetryPolicy;
 
 use crate::core::error::{Error, Result};
 use crate::core::progress::{Progress, Unit};
@@ -87,7 +89,8 @@ impl XetStats {
 
 /// Uploads `files` to the CAS of `access` in one Xet upload session. `cache` is hf-xet's cache
 /// folder (its shard cache and staging); the Python client's is `$HF_HOME/xet`. Each file's
-/// record is checked against its size and SHA-256.
+/// record is checked against its size and SHA-256. Failed CAS requests are retried as `retry`
+/// says (retries, first wait, longest wait), in place of hf-xet's own `HF_XET_CLIENT_RETRY_*`.
 ///
 /// Errors: [`Error::Hub`] naming the CAS and what hf-xet reported (a refused token, a CAS that
 /// cannot be reached, a file whose record does not match it).
@@ -95,11 +98,18 @@ pub async fn upload(
     access: &XetAccess,
     files: &[XetFile],
     cache: &std::path::Path,
+    retry: &RetryPolicy,
     progress: &dyn Progress,
 ) -> Result<XetStats> {
     let cas = &access.cas_url;
-    let fail = |what: &str, e: &dyn std::fmt::Display| Error::Hub(format!("Xet upload to {cas}: {what}: {e}"));
-    let session = XetSessionBuilder::new()
+    let fail = |what: &str, e: &dyn std::fmt::Display| {
+        Error::Hub(format!("Xet upload to {cas}: {what}: {e}; nothing was committed"))
+    };
+    let mut config = XetConfig::new();
+    config.client.retry_max_attempts = retry.max_retries;
+    config.client.retry_base_delay = retry.min_delay;
+    config.client.retry_max_duration = retry.max_delay;
+    let session = XetSessionBuilder::new_with_config(config)
         .with_cache_dir(cache)
         .build()
         .map_err(|e| fail("cannot start an upload session", &e))?;
