@@ -901,17 +901,16 @@ fn nesting(t: &arrow::datatypes::DataType) -> usize {
     }
 }
 
-fn infer_columns(
+/// The files of a source whose columns are inferred, read once: each record's values
+/// observed by `inf` (declared columns as nulls), and each file's keys. Returns the keys per
+/// file, the number of records that could not be read and the first of them.
+#[allow(clippy::type_complexity)]
+fn observe_files(
     src: &SourceDef,
     inputs: &[InputFile],
-    context: &str,
-    conv: &mut ConvertOptions,
-    untyped_as_text: bool,
-    report: &mut BuildReport,
-) -> Result<Vec<(String, Target)>> {
-    let mut inf = infer::Inference::new(src.format == Format::Csv);
-    inf.nonfinite_strings = src.coerce_nonfinite_strings;
-    inf.nonfinite_alone_text = untyped_as_text;
+    conv: &ConvertOptions,
+    inf: &mut infer::Inference,
+) -> Result<(Vec<(String, BTreeSet<String>)>, u64, Option<String>)> {
     let mut per_file: Vec<(String, BTreeSet<String>)> = Vec::new();
     // records that could not be read: when no value gives a column its type, they may be why
     let mut unread = 0u64;
@@ -964,6 +963,69 @@ fn infer_columns(
             per_file.push((input.rel.clone(), keys));
         }
     }
+    Ok((per_file, unread, first_unread))
+}
+
+/// Reports inferred columns that cannot be staged or selected: a key that is empty, or lists
+/// and objects nested deeper than [`MAX_NESTING`] (unless declared); whether there was one.
+fn unnameable_columns(
+    src: &SourceDef,
+    conv: &ConvertOptions,
+    fields: &[Field],
+    is_declared: &dyn Fn(&str) -> bool,
+    report: &mut BuildReport,
+) -> bool {
+    // Arrow IPC, in which sources are staged, refuses schemas nested much deeper than this;
+    // an empty key cannot name a column that SQL could select
+    let mut too_deep = false;
+    let empty_key = path::render(&[path::Seg::Key(String::new())]);
+    let empty_key = empty_key.trim_start_matches('$');
+    for (p, (_, at)) in conv.first_seen.iter().filter(|(p, _)| p.ends_with(empty_key)) {
+        too_deep = true;
+        report.violation(Violation {
+            scope: crate::core::report::Scope::Source,
+            table: src.name.clone(),
+            source: Some(at.clone()),
+            path: p.clone(),
+            rule: "type".into(),
+            key: None,
+            message: "the key \"\" (empty) cannot name a column or a field; rename it in the input".into(),
+        });
+    }
+    for f in fields {
+        let depth = nesting(f.data_type());
+        if depth > MAX_NESTING && !is_declared(&path::render(&[path::Seg::Key(f.name().clone())])) {
+            too_deep = true;
+            let p = path::render(&[path::Seg::Key(f.name().clone())]);
+            report.violation(Violation {
+                scope: crate::core::report::Scope::Source,
+                table: src.name.clone(),
+                source: conv.first_seen.get(&p).map(|(_, at)| at.clone()),
+                path: p,
+                rule: "type".into(),
+                key: None,
+                message: format!(
+                    "lists and objects nested {depth} levels deep; runpack reads at most {MAX_NESTING} levels \
+                     (declare the column as type \"any\" to keep it as JSON text)"
+                ),
+            });
+        }
+    }
+    too_deep
+}
+
+fn infer_columns(
+    src: &SourceDef,
+    inputs: &[InputFile],
+    context: &str,
+    conv: &mut ConvertOptions,
+    untyped_as_text: bool,
+    report: &mut BuildReport,
+) -> Result<Vec<(String, Target)>> {
+    let mut inf = infer::Inference::new(src.format == Format::Csv);
+    inf.nonfinite_strings = src.coerce_nonfinite_strings;
+    inf.nonfinite_alone_text = untyped_as_text;
+    let (per_file, unread, first_unread) = observe_files(src, inputs, conv, &mut inf)?;
     if src.columns == ColumnsPolicy::Same {
         same_columns(context, &per_file)?;
     }
@@ -1009,42 +1071,7 @@ fn infer_columns(
         return Err(Error::config(context, config_problems.join("\n")));
     }
     conv.first_seen = infer::first_seen(&inf);
-    // Arrow IPC, in which sources are staged, refuses schemas nested much deeper than this;
-    // an empty key cannot name a column that SQL could select
-    let mut too_deep = false;
-    let empty_key = path::render(&[path::Seg::Key(String::new())]);
-    let empty_key = empty_key.trim_start_matches('$');
-    for (p, (_, at)) in conv.first_seen.iter().filter(|(p, _)| p.ends_with(empty_key)) {
-        too_deep = true;
-        report.violation(Violation {
-            scope: crate::core::report::Scope::Source,
-            table: src.name.clone(),
-            source: Some(at.clone()),
-            path: p.clone(),
-            rule: "type".into(),
-            key: None,
-            message: "the key \"\" (empty) cannot name a column or a field; rename it in the input".into(),
-        });
-    }
-    for f in &fields {
-        let depth = nesting(f.data_type());
-        if depth > MAX_NESTING && !is_declared(&path::render(&[path::Seg::Key(f.name().clone())])) {
-            too_deep = true;
-            let p = path::render(&[path::Seg::Key(f.name().clone())]);
-            report.violation(Violation {
-                scope: crate::core::report::Scope::Source,
-                table: src.name.clone(),
-                source: conv.first_seen.get(&p).map(|(_, at)| at.clone()),
-                path: p,
-                rule: "type".into(),
-                key: None,
-                message: format!(
-                    "lists and objects nested {depth} levels deep; runpack reads at most {MAX_NESTING} levels \
-                     (declare the column as type \"any\" to keep it as JSON text)"
-                ),
-            });
-        }
-    }
+    let too_deep = unnameable_columns(src, conv, &fields, &is_declared, report);
     if too_deep {
         return Err(report.to_error());
     }
