@@ -1014,6 +1014,10 @@ fn unnameable_columns(
     too_deep
 }
 
+/// The columns of a source without a schema, typed from every value read (declared
+/// `[[source.field]]` types win); widenings are warned of.
+///
+/// Errors: a column without a type, or type problems in the data, naming `context`.
 fn infer_columns(
     src: &SourceDef,
     inputs: &[InputFile],
