@@ -412,6 +412,55 @@ fn check_column_names(
     Ok(provenance_names)
 }
 
+/// Converts the records of a source read record by record (W&B, trackio, JSON, YAML, CSV,
+/// Parquet, evaluation logs), in batches of [`BATCH_ROWS`], handing each to `applier`.
+fn convert_records(
+    chunk_spec: &ChunkSpec,
+    inputs: &[InputFile],
+    wandb_plan: Option<&wandb::Plan>,
+    mut trackio_reader: Option<&mut trackio::Reader>,
+    applier: &mut Applier,
+) -> Result<()> {
+    let (src, conv) = (chunk_spec.src, chunk_spec.conv);
+    let mut batch: Vec<Pending> = Vec::with_capacity(BATCH_ROWS);
+    let mut bad: Vec<BadLine> = Vec::new();
+    for (k, input) in inputs.iter().enumerate() {
+        let file = input.rel.clone();
+        let captures = input.captures.clone();
+        let mut sink = |item: Item| -> Result<()> {
+            match item {
+                Item::Record(mut obj, at) => {
+                    missing_to_null(&mut obj, &conv.missing_values);
+                    let sref = SourceRef { file: file.clone(), at };
+                    shape_into(src, obj, sref, &captures, &mut batch, &mut bad);
+                }
+                Item::Bad { at, rule, message, raw } => bad.push((
+                    SourceRef { file: file.clone(), at },
+                    rule,
+                    vec![("$".into(), message)],
+                    unparsed_body(src, raw),
+                )),
+            }
+            if batch.len() >= BATCH_ROWS {
+                let chunk = chunk_spec.convert(std::mem::take(&mut batch), std::mem::take(&mut bad))?;
+                applier.apply(chunk)?;
+            }
+            Ok(())
+        };
+        match (wandb_plan, trackio_reader.as_deref_mut()) {
+            (Some(plan), _) => wandb::read(plan, k, &mut sink),
+            (None, Some(reader)) => reader.read(input, &mut sink),
+            (None, None) => read_file(src, input, files::open(input)?, &mut sink),
+        }
+        .map_err(|e| name_table(e, &src.name))?;
+    }
+    if !batch.is_empty() || !bad.is_empty() {
+        let chunk = chunk_spec.convert(batch, bad)?;
+        applier.apply(chunk)?;
+    }
+    Ok(())
+}
+
 /// Converts a prepared source's rows and hands each batch of kept rows to `out`; the number
 /// of rows kept.
 fn convert(
@@ -480,42 +529,7 @@ fn convert(
         if matches!(src.format, Format::TrackioMetrics | Format::TrackioSystem | Format::TrackioRuns) {
             trackio_reader = Some(trackio::Reader::new(src.format));
         }
-        let mut batch: Vec<Pending> = Vec::with_capacity(BATCH_ROWS);
-        let mut bad: Vec<BadLine> = Vec::new();
-        for (k, input) in inputs.iter().enumerate() {
-            let file = input.rel.clone();
-            let captures = input.captures.clone();
-            let mut sink = |item: Item| -> Result<()> {
-                match item {
-                    Item::Record(mut obj, at) => {
-                        missing_to_null(&mut obj, &conv.missing_values);
-                        let sref = SourceRef { file: file.clone(), at };
-                        shape_into(src, obj, sref, &captures, &mut batch, &mut bad);
-                    }
-                    Item::Bad { at, rule, message, raw } => bad.push((
-                        SourceRef { file: file.clone(), at },
-                        rule,
-                        vec![("$".into(), message)],
-                        unparsed_body(src, raw),
-                    )),
-                }
-                if batch.len() >= BATCH_ROWS {
-                    let chunk = chunk_spec.convert(std::mem::take(&mut batch), std::mem::take(&mut bad))?;
-                    applier.apply(chunk)?;
-                }
-                Ok(())
-            };
-            match (wandb_plan, trackio_reader.as_mut()) {
-                (Some(plan), _) => wandb::read(plan, k, &mut sink),
-                (None, Some(reader)) => reader.read(input, &mut sink),
-                (None, None) => read_file(src, input, files::open(input)?, &mut sink),
-            }
-            .map_err(|e| name_table(e, &src.name))?;
-        }
-        if !batch.is_empty() || !bad.is_empty() {
-            let chunk = chunk_spec.convert(batch, bad)?;
-            applier.apply(chunk)?;
-        }
+        convert_records(&chunk_spec, inputs, wandb_plan.as_ref(), trackio_reader.as_mut(), &mut applier)?;
     }
     let rows = applier.rows;
     let (texts, first_text) = applier.text_values.clone();
