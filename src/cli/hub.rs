@@ -322,33 +322,7 @@ pub fn publish(a: PublishArgs, quiet: bool) -> Result<u8, Error> {
         return Err(Error::Refused("HF_HUB_OFFLINE is set: publishing needs the network".into()));
     }
     let client = client(&env, &a.net)?;
-    let mut opts = PublishOptions::new(&a.release, RepoId::parse(&a.repo)?);
-    opts.revision = a.revision;
-    opts.path_in_repo = a.path_in_repo;
-    opts.create = a.create;
-    opts.private = a.private;
-    opts.create_pr = a.create_pr;
-    opts.dry_run = a.dry_run;
-    opts.delete_unlisted = a.delete_unlisted;
-    opts.allow_older_version = a.allow_older_version;
-    opts.commit_message = a.message;
-    opts.tag = match (a.no_tag, a.tag) {
-        (true, _) => TagMode::None,
-        (false, Some(t)) => TagMode::Named(t),
-        (false, None) => TagMode::Version,
-    };
-    opts.max_file_bytes = a.max_file_bytes;
-    opts.commit_timeout = seconds(a.commit_timeout, "--commit-timeout")?;
-    if a.commit_attempts == 0 {
-        return Err(Error::config("--commit-attempts", "0 is not a number of attempts (1 or more)"));
-    }
-    opts.max_commit_attempts = a.commit_attempts;
-    opts.xet_cache = Some(env.xet_cache.clone());
-    opts.transfer = match a.transfer {
-        TransferArg::Auto => Transfer::Auto,
-        TransferArg::Xet => Transfer::Xet,
-        TransferArg::Lfs => Transfer::Lfs,
-    };
+    let opts = publish_options(&a, &env)?;
     let bar = super::output::progress(quiet || a.format == ReportFormat::Json);
     let report = runtime()?.block_on(crate::verbs::hub::publish::run(&client, &opts, progress_of(&bar)))?;
     let mut out = std::io::stdout().lock();
@@ -368,93 +342,150 @@ pub fn publish(a: PublishArgs, quiet: bool) -> Result<u8, Error> {
         }
     }
     if report.outcome == PublishOutcome::DryRun {
-        let _ = writeln!(
-            out,
-            "plan: publish {} to {target}{}",
-            report.release,
-            match &report.head {
-                Some(h) => format!(", on top of {h}"),
-                None => " (the repo or branch does not exist yet: LFS/regular guessed locally)".into(),
-            }
-        );
-        if a.create_pr {
-            let _ = writeln!(out, "as a pull request");
-        }
-        let _ = writeln!(out, "commit message: {}", report.commit_message);
-        let width = report.files.iter().map(|f| group_digits(f.bytes).len()).max().unwrap_or(1);
-        for f in &report.files {
-            let _ = writeln!(
-                out,
-                "{:<6}  {:<7}  {:>width$} bytes  sha256 {}  {}",
-                if f.upload { "upload" } else { "skip" },
-                if f.lfs { "lfs" } else { "regular" },
-                group_digits(f.bytes),
-                f.sha256,
-                f.path
-            );
-        }
-        for d in &report.deletions {
-            let _ = writeln!(out, "{:<6}  {:<7}  {:>width$}        {:<71}  {d}", "delete", "", "", "");
-        }
-        for k in &report.kept {
-            let _ = writeln!(out, "{:<6}  {:<7}  {:>width$}        {:<71}  {k}", "keep", "", "", "");
-        }
-        if let Some(c) = &report.card {
-            let _ = writeln!(out, "{c}");
-        }
-        let up: Vec<_> = report.files.iter().filter(|f| f.upload).collect();
-        let _ = writeln!(
-            out,
-            "{} file(s) to upload ({}), {} unchanged, {} deletion(s), {} file(s) kept (not published by this release); \
-             nothing was sent (--dry-run)",
-            up.len(),
-            human_bytes(up.iter().map(|f| f.bytes).sum()),
-            report.files.len() - up.len(),
-            report.deletions.len(),
-            report.kept.len()
-        );
+        print_plan(&mut out, &report, &target, a.create_pr);
         return Ok(0);
     }
     if !quiet {
-        let unchanged = report.files.iter().filter(|f| !f.upload).count();
-        match &report.xet {
-            Some(x) => say!(
-                "uploaded {} file(s) of {} through Xet: {} sent ({} in new chunks, the rest already stored); \
-                 {} file(s) unchanged; {} deletion(s)",
-                report.uploaded_objects,
-                human_bytes(x.file_bytes),
-                human_bytes(report.uploaded_bytes),
-                human_bytes(x.new_bytes),
-                unchanged,
-                report.deletions.len()
-            ),
-            None => say!(
-                "uploaded {} LFS object(s) ({}); {} already stored on the Hub; {} file(s) unchanged; {} deletion(s)",
-                report.uploaded_objects,
-                human_bytes(report.uploaded_bytes),
-                report.reused_objects,
-                unchanged,
-                report.deletions.len()
-            ),
-        }
-        if !report.kept.is_empty() {
-            const NAMED: usize = 10;
-            let names: Vec<&str> = report.kept.iter().take(NAMED).map(String::as_str).collect();
-            say!(
-                "kept {} file(s) this release did not publish: {}{}",
-                report.kept.len(),
-                names.join(", "),
-                if report.kept.len() > NAMED {
-                    format!(" and {} more", report.kept.len() - NAMED)
-                } else {
-                    String::new()
-                }
-            );
-        }
-        if let Some(c) = &report.card {
-            say!("{c}");
-        }
+        say_uploads(&report);
     }
+    print_outcome(&mut out, &report, &target, a.create_pr, quiet);
+    if let Some(t) = &report.tag
+        && !quiet
+    {
+        say!("{t}");
+    }
+    Ok(0)
+}
+
+/// The options of `publish` from its arguments.
+fn publish_options(a: &PublishArgs, env: &HubEnv) -> Result<PublishOptions, Error> {
+    let mut opts = PublishOptions::new(&a.release, RepoId::parse(&a.repo)?);
+    opts.revision = a.revision.clone();
+    opts.path_in_repo = a.path_in_repo.clone();
+    opts.create = a.create;
+    opts.private = a.private;
+    opts.create_pr = a.create_pr;
+    opts.dry_run = a.dry_run;
+    opts.delete_unlisted = a.delete_unlisted;
+    opts.allow_older_version = a.allow_older_version;
+    opts.commit_message = a.message.clone();
+    opts.tag = match (a.no_tag, a.tag.clone()) {
+        (true, _) => TagMode::None,
+        (false, Some(t)) => TagMode::Named(t),
+        (false, None) => TagMode::Version,
+    };
+    opts.max_file_bytes = a.max_file_bytes;
+    opts.commit_timeout = seconds(a.commit_timeout, "--commit-timeout")?;
+    if a.commit_attempts == 0 {
+        return Err(Error::config("--commit-attempts", "0 is not a number of attempts (1 or more)"));
+    }
+    opts.max_commit_attempts = a.commit_attempts;
+    opts.xet_cache = Some(env.xet_cache.clone());
+    opts.transfer = match a.transfer {
+        TransferArg::Auto => Transfer::Auto,
+        TransferArg::Xet => Transfer::Xet,
+        TransferArg::Lfs => Transfer::Lfs,
+    };
+    Ok(opts)
+}
+
+/// Prints a dry run's plan: each file with its size, sha256, storage and action, the
+/// deletions, the files kept, the card's note and a total.
+fn print_plan(out: &mut impl Write, report: &crate::verbs::hub::publish::PublishReport, target: &str, create_pr: bool) {
+    let _ = writeln!(
+        out,
+        "plan: publish {} to {target}{}",
+        report.release,
+        match &report.head {
+            Some(h) => format!(", on top of {h}"),
+            None => " (the repo or branch does not exist yet: LFS/regular guessed locally)".into(),
+        }
+    );
+    if create_pr {
+        let _ = writeln!(out, "as a pull request");
+    }
+    let _ = writeln!(out, "commit message: {}", report.commit_message);
+    let width = report.files.iter().map(|f| group_digits(f.bytes).len()).max().unwrap_or(1);
+    for f in &report.files {
+        let _ = writeln!(
+            out,
+            "{:<6}  {:<7}  {:>width$} bytes  sha256 {}  {}",
+            if f.upload { "upload" } else { "skip" },
+            if f.lfs { "lfs" } else { "regular" },
+            group_digits(f.bytes),
+            f.sha256,
+            f.path
+        );
+    }
+    for d in &report.deletions {
+        let _ = writeln!(out, "{:<6}  {:<7}  {:>width$}        {:<71}  {d}", "delete", "", "", "");
+    }
+    for k in &report.kept {
+        let _ = writeln!(out, "{:<6}  {:<7}  {:>width$}        {:<71}  {k}", "keep", "", "", "");
+    }
+    if let Some(c) = &report.card {
+        let _ = writeln!(out, "{c}");
+    }
+    let up: Vec<_> = report.files.iter().filter(|f| f.upload).collect();
+    let _ = writeln!(
+        out,
+        "{} file(s) to upload ({}), {} unchanged, {} deletion(s), {} file(s) kept (not published by this release); \
+         nothing was sent (--dry-run)",
+        up.len(),
+        human_bytes(up.iter().map(|f| f.bytes).sum()),
+        report.files.len() - up.len(),
+        report.deletions.len(),
+        report.kept.len()
+    );
+}
+
+/// Says on stderr what was uploaded (through Xet or as LFS objects), the files kept and the
+/// card's note.
+fn say_uploads(report: &crate::verbs::hub::publish::PublishReport) {
+    let unchanged = report.files.iter().filter(|f| !f.upload).count();
+    match &report.xet {
+        Some(x) => say!(
+            "uploaded {} file(s) of {} through Xet: {} sent ({} in new chunks, the rest already stored); \
+             {} file(s) unchanged; {} deletion(s)",
+            report.uploaded_objects,
+            human_bytes(x.file_bytes),
+            human_bytes(report.uploaded_bytes),
+            human_bytes(x.new_bytes),
+            unchanged,
+            report.deletions.len()
+        ),
+        None => say!(
+            "uploaded {} LFS object(s) ({}); {} already stored on the Hub; {} file(s) unchanged; {} deletion(s)",
+            report.uploaded_objects,
+            human_bytes(report.uploaded_bytes),
+            report.reused_objects,
+            unchanged,
+            report.deletions.len()
+        ),
+    }
+    if !report.kept.is_empty() {
+        const NAMED: usize = 10;
+        let names: Vec<&str> = report.kept.iter().take(NAMED).map(String::as_str).collect();
+        say!(
+            "kept {} file(s) this release did not publish: {}{}",
+            report.kept.len(),
+            names.join(", "),
+            if report.kept.len() > NAMED { format!(" and {} more", report.kept.len() - NAMED) } else { String::new() }
+        );
+    }
+    if let Some(c) = &report.card {
+        say!("{c}");
+    }
+}
+
+/// Prints the outcome: the commit (or pull request) made, or why none was.
+fn print_outcome(
+    out: &mut impl Write,
+    report: &crate::verbs::hub::publish::PublishReport,
+    target: &str,
+    create_pr: bool,
+    quiet: bool,
+) {
     match &report.outcome {
         PublishOutcome::DryRun => {}
         PublishOutcome::PullRequestExists { num, url, head } => {
@@ -477,7 +508,7 @@ pub fn publish(a: PublishArgs, quiet: bool) -> Result<u8, Error> {
                 }
             }
             match pull_request_url {
-                Some(pr) if a.create_pr => {
+                Some(pr) if create_pr => {
                     let _ = writeln!(out, "opened pull request {pr} with commit {commit} on {target}");
                 }
                 _ => {
@@ -491,12 +522,6 @@ pub fn publish(a: PublishArgs, quiet: bool) -> Result<u8, Error> {
             }
         }
     }
-    if let Some(t) = &report.tag
-        && !quiet
-    {
-        say!("{t}");
-    }
-    Ok(0)
 }
 
 /// How `verify` and `publish` print their report (each option's help names its JSON fields).
