@@ -282,6 +282,120 @@ fn listed_want(path: &str, r: &RemoteFile, sha256: &str) -> Want {
     }
 }
 
+/// What [`fetch_and_compare`] found of one file.
+struct Fetch {
+    verdict: Match,
+    /// Whether its bytes were downloaded (not found in the cache).
+    downloaded: bool,
+    /// The verified copy in the cache, when its bytes matched what the listing says.
+    copy: Option<PathBuf>,
+}
+
+/// Fetches a listed file's bytes (from the cache when it holds them and `download` is not
+/// asked) and compares them with the manifest's SHA-256 and size, refining `verdict`.
+#[allow(clippy::too_many_arguments)]
+async fn fetch_and_compare(
+    client: &HubClient,
+    cache: &HubCache,
+    (repo, commit): (&RepoId, &str),
+    (path, r): (&str, &RemoteFile),
+    e: &Expected,
+    mut verdict: Match,
+    download: bool,
+    progress: &dyn Progress,
+) -> Result<Fetch> {
+    let want = listed_want(path, r, &e.sha256);
+    let reuse = !download;
+    let fetched = cache::fetch(client, cache, repo, commit, &want, reuse, progress).await?;
+    let downloaded = matches!(fetched, Fetched::Downloaded(..) | Fetched::Bad { .. });
+    let mut copy = None;
+    match fetched {
+        Fetched::Cached(p) | Fetched::Downloaded(p, _) => {
+            // an LFS file was checked by the manifest's SHA-256; a regular one by the
+            // tree's git blob SHA-1, and now by the manifest's SHA-256
+            if r.lfs_sha256.is_none() {
+                let d = hash::sha256_file(&p)?;
+                if d.sha256 == e.sha256 && d.bytes == e.bytes {
+                    if matches!(verdict, Match::NeedsContent) {
+                        verdict = Match::Same;
+                    }
+                } else if !matches!(verdict, Match::Differs(_)) {
+                    verdict = Match::Differs(format!(
+                        "sha256 mismatch: expected {} (manifest), the Hub serves {}{}",
+                        e.sha256,
+                        d.sha256,
+                        size_note(e.bytes, d.bytes)
+                    ));
+                }
+            } else if matches!(verdict, Match::NeedsContent) {
+                verdict = Match::Same;
+            }
+            copy = Some(p);
+        }
+        Fetched::Bad { found_bytes, found_sha256, .. } => {
+            verdict = Match::Differs(match &r.lfs_sha256 {
+                Some(_) => format!(
+                    "the downloaded bytes do not match: sha256 expected {} (manifest), found {found_sha256}{}; the listing's size and hash were not enough to see it",
+                    e.sha256,
+                    size_note(e.bytes, found_bytes)
+                ),
+                None => format!(
+                    "the tree lists git blob sha1 {} (oid) for this regular file, and the bytes the Hub serves \
+                     have another ({} bytes, sha256 {found_sha256}): the listing and the content disagree",
+                    r.git_sha1,
+                    numbers::group_digits(found_bytes)
+                ),
+            });
+        }
+    }
+    Ok(Fetch { verdict, downloaded, copy })
+}
+
+/// Files on the Hub under the release's folder that its manifest does not list are problems;
+/// files of another release in a folder below (its own `manifest.json`) are a note.
+fn unlisted_files(target: &HubTarget, tree: &RemoteTree, expected: &[Expected], rep: &mut RemoteVerifyReport) {
+    let repo = &target.repo;
+    let wanted: BTreeSet<String> = expected.iter().map(|e| join_repo_path(&target.path, &e.rel)).collect();
+    // a folder below with its own manifest.json holds another release, verified on its own
+    let nested = |path: &str| -> Option<String> {
+        let mut folder = path;
+        while let Some((up, _)) = folder.rsplit_once('/') {
+            folder = up;
+            if folder == target.path || !folder.starts_with(&target.path) {
+                return None;
+            }
+            if tree.contains_key(&format!("{folder}/manifest.json")) {
+                return Some(folder.to_string());
+            }
+        }
+        None
+    };
+    let mut others: BTreeMap<String, usize> = BTreeMap::new();
+    for (path, r) in tree {
+        if wanted.contains(path) || repo_housekeeping(path) {
+            continue;
+        }
+        if let Some(folder) = nested(path) {
+            *others.entry(folder).or_default() += 1;
+            continue;
+        }
+        {
+            rep.problems.push(format!(
+                "{path}: on the Hub but not in the manifest ({} bytes{})",
+                numbers::group_digits(r.size),
+                r.lfs_sha256.as_ref().map(|s| format!(", sha256 {s}")).unwrap_or_default()
+            ));
+        }
+    }
+    for (folder, n) in others {
+        let there = HubTarget { repo: repo.clone(), revision: target.revision.clone(), path: folder.clone() };
+        rep.notes.push(format!(
+            "{n} file(s) under {folder}/ belong to the release published there (its own manifest.json): verify it \
+             with `runpack verify {there}`"
+        ));
+    }
+}
+
 /// Checks that the Hub holds exactly the release: see the module docs.
 ///
 /// Errors: only when the Hub cannot be read (or the published manifest is missing or
@@ -344,51 +458,16 @@ pub async fn verify(
         if let Some(r) = remote
             && (fetch_all || verdict == Match::NeedsContent || (r.lfs_sha256.is_none() && verdict != Match::Same))
         {
-            let want = listed_want(&path, r, &e.sha256);
-            let reuse = !opts.download;
-            let fetched = cache::fetch(client, cache, repo, &commit, &want, reuse, progress).await?;
-            if matches!(fetched, Fetched::Downloaded(..) | Fetched::Bad { .. }) {
+            let fetched =
+                fetch_and_compare(client, cache, (repo, &commit), (&path, r), e, verdict, opts.download, progress)
+                    .await?;
+            if fetched.downloaded {
                 rep.downloaded_files += 1;
             }
-            match fetched {
-                Fetched::Cached(p) | Fetched::Downloaded(p, _) => {
-                    hashed = true;
-                    // an LFS file was checked by the manifest's SHA-256; a regular one by the
-                    // tree's git blob SHA-1, and now by the manifest's SHA-256
-                    if r.lfs_sha256.is_none() {
-                        let d = hash::sha256_file(&p)?;
-                        if d.sha256 == e.sha256 && d.bytes == e.bytes {
-                            if matches!(verdict, Match::NeedsContent) {
-                                verdict = Match::Same;
-                            }
-                        } else if !matches!(verdict, Match::Differs(_)) {
-                            verdict = Match::Differs(format!(
-                                "sha256 mismatch: expected {} (manifest), the Hub serves {}{}",
-                                e.sha256,
-                                d.sha256,
-                                size_note(e.bytes, d.bytes)
-                            ));
-                        }
-                    } else if matches!(verdict, Match::NeedsContent) {
-                        verdict = Match::Same;
-                    }
-                    copies.insert(e.rel.clone(), p);
-                }
-                Fetched::Bad { found_bytes, found_sha256, .. } => {
-                    verdict = Match::Differs(match &r.lfs_sha256 {
-                        Some(_) => format!(
-                            "the downloaded bytes do not match: sha256 expected {} (manifest), found {found_sha256}{}; the listing's size and hash were not enough to see it",
-                            e.sha256,
-                            size_note(e.bytes, found_bytes)
-                        ),
-                        None => format!(
-                            "the tree lists git blob sha1 {} (oid) for this regular file, and the bytes the Hub serves \
-                             have another ({} bytes, sha256 {found_sha256}): the listing and the content disagree",
-                            r.git_sha1,
-                            numbers::group_digits(found_bytes)
-                        ),
-                    });
-                }
+            verdict = fetched.verdict;
+            if let Some(p) = fetched.copy {
+                hashed = true;
+                copies.insert(e.rel.clone(), p);
             }
         }
         // a root card merged with other releases' configs is this release's card and more
@@ -443,45 +522,7 @@ pub async fn verify(
         }
     }
     progress.finish();
-    let wanted: BTreeSet<String> = expected.iter().map(|e| join_repo_path(&target.path, &e.rel)).collect();
-    // a folder below with its own manifest.json holds another release, verified on its own
-    let nested = |path: &str| -> Option<String> {
-        let mut folder = path;
-        while let Some((up, _)) = folder.rsplit_once('/') {
-            folder = up;
-            if folder == target.path || !folder.starts_with(&target.path) {
-                return None;
-            }
-            if tree.contains_key(&format!("{folder}/manifest.json")) {
-                return Some(folder.to_string());
-            }
-        }
-        None
-    };
-    let mut others: BTreeMap<String, usize> = BTreeMap::new();
-    for (path, r) in &tree {
-        if wanted.contains(path) || repo_housekeeping(path) {
-            continue;
-        }
-        if let Some(folder) = nested(path) {
-            *others.entry(folder).or_default() += 1;
-            continue;
-        }
-        {
-            rep.problems.push(format!(
-                "{path}: on the Hub but not in the manifest ({} bytes{})",
-                numbers::group_digits(r.size),
-                r.lfs_sha256.as_ref().map(|s| format!(", sha256 {s}")).unwrap_or_default()
-            ));
-        }
-    }
-    for (folder, n) in others {
-        let there = HubTarget { repo: repo.clone(), revision: target.revision.clone(), path: folder.clone() };
-        rep.notes.push(format!(
-            "{n} file(s) under {folder}/ belong to the release published there (its own manifest.json): verify it \
-             with `runpack verify {there}`"
-        ));
-    }
+    unlisted_files(target, &tree, &expected, &mut rep);
     if let Some(m) = &manifest {
         rep.reader_checks = true;
         let found = Found { copies: &copies, views: &views, named: &named };
