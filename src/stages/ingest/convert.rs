@@ -384,39 +384,7 @@ fn build(cells: &[Cell], target: &Target, ctx: &mut Ctx) -> ArrayRef {
             }
             Arc::new(b.finish())
         }
-        Target::Json | Target::JsonObject | Target::Text => {
-            let mut b = StringBuilder::with_capacity(cells.len(), cells.len() * 8);
-            for c in cells {
-                match c.v {
-                    None | Some(Value::Null) => b.append_null(),
-                    // an `object` field holds objects: anything else is the wrong type
-                    Some(v) if *target == Target::JsonObject && !v.is_object() => {
-                        ctx.mismatch(c, target, v);
-                        b.append_null()
-                    }
-                    // text: a string as it is, a list or an object as JSON text
-                    Some(Value::String(s)) if *target == Target::Text && lenient::special(s).is_none() => {
-                        b.append_value(s)
-                    }
-                    Some(v) if *target == Target::Text && !(v.is_array() || v.is_object()) => {
-                        ctx.mismatch(c, target, v);
-                        b.append_null()
-                    }
-                    Some(v) => {
-                        // non-finite numbers inside the text are counted like any other, each
-                        // named by its own path
-                        let mut tokens = Vec::new();
-                        nonfinite_tokens(v, &mut Vec::new(), &mut tokens);
-                        for (inner, t) in tokens {
-                            let at = format!("{}{}", render(&c.path), &path::render(&inner)[1..]);
-                            ctx.events.push(Event { kind: "nonfinite", row: c.row, path: at, detail: t });
-                        }
-                        b.append_value(json_text(v))
-                    }
-                }
-            }
-            Arc::new(b.finish())
-        }
+        Target::Json | Target::JsonObject | Target::Text => build_text(cells, target, ctx),
         Target::Timestamp => {
             let mut b = TimestampMicrosecondBuilder::with_capacity(cells.len()).with_timezone(crate::core::schema::UTC);
             for c in cells {
@@ -431,72 +399,108 @@ fn build(cells: &[Cell], target: &Target, ctx: &mut Ctx) -> ArrayRef {
             }
             Arc::new(b.finish())
         }
-        Target::List(elem) => {
-            let mut offsets = Vec::with_capacity(cells.len() + 1);
-            offsets.push(0i32);
-            let mut valid = Vec::with_capacity(cells.len());
-            let mut children = Vec::new();
-            for c in cells {
-                match c.v {
-                    Some(Value::Array(items)) => {
-                        for (i, item) in items.iter().enumerate() {
-                            let p = Rc::new(PathNode { parent: Some(c.path.clone()), seg: Seg::Index(i) });
-                            children.push(Cell { v: Some(item), row: c.row, path: p });
-                        }
-                        valid.push(true);
-                    }
-                    None | Some(Value::Null) => valid.push(false),
-                    Some(v) => {
-                        ctx.mismatch(c, target, v);
-                        valid.push(false);
-                    }
-                }
-                offsets.push(children.len() as i32);
+        Target::List(elem) => build_list(cells, target, elem, ctx),
+        Target::Struct(members) => build_struct(cells, target, members, ctx),
+    }
+}
+
+/// A text column of JSON values (`any`, `object`) or text (a string as it is, a list or an
+/// object as JSON text); non-finite numbers inside are counted, each by its own path.
+fn build_text(cells: &[Cell], target: &Target, ctx: &mut Ctx) -> ArrayRef {
+    let mut b = StringBuilder::with_capacity(cells.len(), cells.len() * 8);
+    for c in cells {
+        match c.v {
+            None | Some(Value::Null) => b.append_null(),
+            // an `object` field holds objects: anything else is the wrong type
+            Some(v) if *target == Target::JsonObject && !v.is_object() => {
+                ctx.mismatch(c, target, v);
+                b.append_null()
             }
-            let values = build(&children, elem, ctx);
-            let field = Arc::new(Field::new("item", elem.arrow_type(), true));
-            Arc::new(ListArray::new(field, OffsetBuffer::new(offsets.into()), values, Some(NullBuffer::from(valid))))
-        }
-        Target::Struct(members) => {
-            let mut valid = Vec::with_capacity(cells.len());
-            let mut member_cells: Vec<Vec<Cell>> = members.iter().map(|_| Vec::with_capacity(cells.len())).collect();
-            for c in cells {
-                let obj = match c.v {
-                    Some(Value::Object(o)) => Some(o),
-                    None | Some(Value::Null) => None,
-                    Some(v) => {
-                        ctx.mismatch(c, target, v);
-                        None
-                    }
-                };
-                valid.push(obj.is_some());
-                for (i, (name, _)) in members.iter().enumerate() {
-                    let p = Rc::new(PathNode { parent: Some(c.path.clone()), seg: Seg::Key(name.clone()) });
-                    member_cells[i].push(Cell { v: obj.and_then(|o| o.get(name)), row: c.row, path: p });
-                }
-                if let Some(o) = obj {
-                    for k in o.keys() {
-                        if !members.iter().any(|(n, _)| n == k) {
-                            let p = Rc::new(PathNode { parent: Some(c.path.clone()), seg: Seg::Key(k.clone()) });
-                            let parent = render(&c.path);
-                            let cell = Cell { v: None, row: c.row, path: p };
-                            ctx.problem(
-                                &cell,
-                                format!("key not in schema for struct {}", parent.trim_start_matches("$.")),
-                            );
-                        }
-                    }
-                }
+            // text: a string as it is, a list or an object as JSON text
+            Some(Value::String(s)) if *target == Target::Text && lenient::special(s).is_none() => b.append_value(s),
+            Some(v) if *target == Target::Text && !(v.is_array() || v.is_object()) => {
+                ctx.mismatch(c, target, v);
+                b.append_null()
             }
-            let fields: Vec<Field> = members.iter().map(|(n, t)| Field::new(n, t.arrow_type(), true)).collect();
-            let arrays: Vec<ArrayRef> =
-                members.iter().zip(member_cells.iter()).map(|((_, t), cs)| build(cs, t, ctx)).collect();
-            if fields.is_empty() {
-                return Arc::new(StructArray::new_empty_fields(cells.len(), Some(NullBuffer::from(valid))));
+            Some(v) => {
+                // non-finite numbers inside the text are counted like any other, each
+                // named by its own path
+                let mut tokens = Vec::new();
+                nonfinite_tokens(v, &mut Vec::new(), &mut tokens);
+                for (inner, t) in tokens {
+                    let at = format!("{}{}", render(&c.path), &path::render(&inner)[1..]);
+                    ctx.events.push(Event { kind: "nonfinite", row: c.row, path: at, detail: t });
+                }
+                b.append_value(json_text(v))
             }
-            Arc::new(StructArray::new(Fields::from(fields), arrays, Some(NullBuffer::from(valid))))
         }
     }
+    Arc::new(b.finish())
+}
+
+/// A list column of `elem` items, each item converted at its own path.
+fn build_list(cells: &[Cell], target: &Target, elem: &Target, ctx: &mut Ctx) -> ArrayRef {
+    let mut offsets = Vec::with_capacity(cells.len() + 1);
+    offsets.push(0i32);
+    let mut valid = Vec::with_capacity(cells.len());
+    let mut children = Vec::new();
+    for c in cells {
+        match c.v {
+            Some(Value::Array(items)) => {
+                for (i, item) in items.iter().enumerate() {
+                    let p = Rc::new(PathNode { parent: Some(c.path.clone()), seg: Seg::Index(i) });
+                    children.push(Cell { v: Some(item), row: c.row, path: p });
+                }
+                valid.push(true);
+            }
+            None | Some(Value::Null) => valid.push(false),
+            Some(v) => {
+                ctx.mismatch(c, target, v);
+                valid.push(false);
+            }
+        }
+        offsets.push(children.len() as i32);
+    }
+    let values = build(&children, elem, ctx);
+    let field = Arc::new(Field::new("item", elem.arrow_type(), true));
+    Arc::new(ListArray::new(field, OffsetBuffer::new(offsets.into()), values, Some(NullBuffer::from(valid))))
+}
+
+/// A struct column of `members`; a key that is not a member is a problem at its path.
+fn build_struct(cells: &[Cell], target: &Target, members: &[(String, Target)], ctx: &mut Ctx) -> ArrayRef {
+    let mut valid = Vec::with_capacity(cells.len());
+    let mut member_cells: Vec<Vec<Cell>> = members.iter().map(|_| Vec::with_capacity(cells.len())).collect();
+    for c in cells {
+        let obj = match c.v {
+            Some(Value::Object(o)) => Some(o),
+            None | Some(Value::Null) => None,
+            Some(v) => {
+                ctx.mismatch(c, target, v);
+                None
+            }
+        };
+        valid.push(obj.is_some());
+        for (i, (name, _)) in members.iter().enumerate() {
+            let p = Rc::new(PathNode { parent: Some(c.path.clone()), seg: Seg::Key(name.clone()) });
+            member_cells[i].push(Cell { v: obj.and_then(|o| o.get(name)), row: c.row, path: p });
+        }
+        if let Some(o) = obj {
+            for k in o.keys() {
+                if !members.iter().any(|(n, _)| n == k) {
+                    let p = Rc::new(PathNode { parent: Some(c.path.clone()), seg: Seg::Key(k.clone()) });
+                    let parent = render(&c.path);
+                    let cell = Cell { v: None, row: c.row, path: p };
+                    ctx.problem(&cell, format!("key not in schema for struct {}", parent.trim_start_matches("$.")));
+                }
+            }
+        }
+    }
+    let fields: Vec<Field> = members.iter().map(|(n, t)| Field::new(n, t.arrow_type(), true)).collect();
+    let arrays: Vec<ArrayRef> = members.iter().zip(member_cells.iter()).map(|((_, t), cs)| build(cs, t, ctx)).collect();
+    if fields.is_empty() {
+        return Arc::new(StructArray::new_empty_fields(cells.len(), Some(NullBuffer::from(valid))));
+    }
+    Arc::new(StructArray::new(Fields::from(fields), arrays, Some(NullBuffer::from(valid))))
 }
 
 /// The non-finite tokens (`NaN`, `Infinity`, `-Infinity`) read anywhere inside `v`.
