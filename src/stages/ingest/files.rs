@@ -139,6 +139,47 @@ impl PathPattern {
     }
 }
 
+/// What an error of the walk for path pattern `p` (under `root`) means: nothing, for a broken
+/// link the pattern does not match or a loop at the deepest level it reaches (`Ok`); else
+/// the error, a loop named with the link it goes back to.
+fn walk_error(e: walkdir::Error, base: &Path, root: &Path, pat: &PathPattern, p: &str) -> Result<()> {
+    let path = e.path().map(Path::to_path_buf).unwrap_or_else(|| root.to_path_buf());
+    // a broken symbolic link the pattern does not match is none of the source's business
+    let broken_link = std::fs::symlink_metadata(&path).is_ok() && std::fs::metadata(&path).is_err();
+    if broken_link && path.starts_with(base) && pat.captures(&relative_path(base, &path)).is_none() {
+        return Ok(());
+    }
+    // a link back to a folder above it, at the deepest level the pattern
+    // reaches: the walk would not go into it, so it loops nowhere
+    if e.loop_ancestor().is_some() && pat.depth.is_some_and(|d| e.depth() >= d) {
+        return Ok(());
+    }
+    if let Some(ancestor) = e.loop_ancestor() {
+        return Err(Error::io(
+            path,
+            std::io::Error::other(format!(
+                "a symbolic link back to {}, which holds it: a loop the path pattern {p:?} \
+                     would walk without end (remove the link, or name files above it)",
+                ancestor.display()
+            )),
+        ));
+    }
+    let source = e.into_io_error().unwrap_or_else(|| std::io::Error::other("walk failed"));
+    let source =
+        if broken_link { std::io::Error::other(format!("a symbolic link to nothing ({source})")) } else { source };
+    Err(Error::io(path, source))
+}
+
+/// `path` relative to `base`, with `/` between its parts.
+fn relative_path(base: &Path, path: &Path) -> String {
+    path.strip_prefix(base)
+        .expect("under base")
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
 /// Lists the files under `base` matching any of `patterns`, sorted by relative path.
 ///
 /// Errors: [`Error::Config`] for bad patterns or captures that differ between patterns,
@@ -170,14 +211,7 @@ pub fn find(base: &Path, patterns: &[String], context: &str) -> Result<Vec<Input
         if !root.exists() {
             continue;
         }
-        let relative = |path: &Path| {
-            path.strip_prefix(base)
-                .expect("under base")
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy())
-                .collect::<Vec<_>>()
-                .join("/")
-        };
+        let relative = |path: &Path| relative_path(base, path);
         // a pattern without wildcards or captures names one file: read it, walk nothing
         if !p.contains(['*', '?', '{']) {
             let path = base.join(p);
@@ -199,34 +233,8 @@ pub fn find(base: &Path, patterns: &[String], context: &str) -> Result<Vec<Input
             let entry = match entry {
                 Ok(entry) => entry,
                 Err(e) => {
-                    let path = e.path().map(Path::to_path_buf).unwrap_or_else(|| root.clone());
-                    // a broken symbolic link the pattern does not match is none of the source's business
-                    let broken_link = std::fs::symlink_metadata(&path).is_ok() && std::fs::metadata(&path).is_err();
-                    if broken_link && path.starts_with(base) && pat.captures(&relative(&path)).is_none() {
-                        continue;
-                    }
-                    // a link back to a folder above it, at the deepest level the pattern
-                    // reaches: the walk would not go into it, so it loops nowhere
-                    if e.loop_ancestor().is_some() && pat.depth.is_some_and(|d| e.depth() >= d) {
-                        continue;
-                    }
-                    if let Some(ancestor) = e.loop_ancestor() {
-                        return Err(Error::io(
-                            path,
-                            std::io::Error::other(format!(
-                                "a symbolic link back to {}, which holds it: a loop the path pattern {p:?} \
-                                 would walk without end (remove the link, or name files above it)",
-                                ancestor.display()
-                            )),
-                        ));
-                    }
-                    let source = e.into_io_error().unwrap_or_else(|| std::io::Error::other("walk failed"));
-                    let source = if broken_link {
-                        std::io::Error::other(format!("a symbolic link to nothing ({source})"))
-                    } else {
-                        source
-                    };
-                    return Err(Error::io(path, source));
+                    walk_error(e, base, &root, &pat, p)?;
+                    continue;
                 }
             };
             if !entry.file_type().is_file() && !entry.file_type().is_dir() {
