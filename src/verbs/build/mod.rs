@@ -128,10 +128,19 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     // changed while it was read, and the release would not hold what its manifest says
     let stamps = crate::verbs::build::cache::input_stamps(spec);
     let root = staging.path().to_path_buf();
-    let work = root.join(".work");
+    // on a cluster, what its executors read (staged sources, written tables) goes in a
+    // folder of the share of its own, removed when the build ends
+    let cluster = Cluster::new(opts)?;
+    let work = match &cluster {
+        Some(c) => c.work.path().to_path_buf(),
+        None => root.join(".work"),
+    };
     let mut report = BuildReport::new(opts.max_errors);
     let mut rejects = Rejects::new(root.join("rejects"));
-    let ctx = crate::sql::session::session();
+    let ctx = match &cluster {
+        Some(c) => c.engine.session(crate::sql::session::query_partitions())?,
+        None => crate::sql::session::session(),
+    };
     // a staged source is read batch by batch only when the scan is not split into byte
     // ranges (a range scan of an Arrow IPC file fetches its whole range at once)
     ctx.state_ref().write().config_mut().options_mut().optimizer.repartition_file_scans = false;
@@ -148,8 +157,9 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     let orders: Vec<Vec<String>> =
         spec.table_schemas.iter().flatten().map(|s| crate::core::schema::row_order(s, |_| true)).collect();
     // sources that one table reads are streamed into it when that table is built
+    // (a cluster reads staged sources only: a stream lives in this process)
     let mut deferred: BTreeMap<usize, (usize, SchemaRef)> =
-        if opts.stage_sources { BTreeMap::new() } else { streamable_sources(spec)? };
+        if opts.stage_sources || cluster.is_some() { BTreeMap::new() } else { streamable_sources(spec)? };
     let shared = (!deferred.is_empty()).then(|| Arc::new(spec.clone()));
     let mut inputs: BTreeMap<String, (PathBuf, BTreeSet<String>)> = BTreeMap::new();
     let mut stager = Stager {
@@ -307,8 +317,12 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
                     data_files.push((t.name.clone(), f.clone()));
                 }
             }
-            // later tables read this one from what was written
-            let paths: Vec<PathBuf> = parquet.iter().map(|p| root.join(p)).collect();
+            // later tables read this one from what was written (a copy in the share, for a
+            // cluster)
+            let mut paths: Vec<PathBuf> = parquet.iter().map(|p| root.join(p)).collect();
+            if let Some(c) = &cluster {
+                paths = c.share_table(&t.name, &paths)?;
+            }
             let order = crate::sql::session::declared_order(&table_schema, &target_schema);
             crate::sql::session::register_parquet(&ctx, &t.name, &paths, target_schema.clone(), &order).await?;
             table_entries.insert(
@@ -362,11 +376,16 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     }
     // the card's sections may read sources and views, whose staged rows are in the work
     // folder: they run before it goes
-    let sections = crate::stages::card::run_sections(&ctx, spec).await?;
+    let sections = match &cluster {
+        // (see crate::sql::engine::embedded_copy)
+        Some(_) => crate::stages::card::run_sections(&crate::sql::engine::embedded_copy(&ctx).await?, spec).await?,
+        None => crate::stages::card::run_sections(&ctx, spec).await?,
+    };
     // (absent when every source was streamed and no table needed a sort)
     if work.exists() {
         std::fs::remove_dir_all(&work).map_err(|e| Error::io(&work, e))?;
     }
+    drop(cluster);
 
     // hashes
     progress.start("hashing", Unit::None, None);
@@ -477,6 +496,55 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
 fn hash_by_path(paths: Vec<PathBuf>) -> Result<BTreeMap<PathBuf, crate::stages::hash::FileDigest>> {
     let digests = crate::stages::hash::sha256_files(&paths)?;
     Ok(paths.into_iter().zip(digests).collect())
+}
+
+/// A build's use of a Ballista cluster (`--engine`): the engine, and the build's folder in
+/// the share that the executors read staged sources and written tables from.
+struct Cluster {
+    engine: crate::sql::engine::Engine,
+    work: tempfile::TempDir,
+}
+
+impl Cluster {
+    /// `None` without `--engine`; the engine and a new folder in `--engine-share` with it.
+    ///
+    /// Errors: [`Error::Config`] for a bad address or a missing `--engine-share`,
+    /// [`Error::Io`] when the share has no room for a folder.
+    fn new(opts: &BuildOptions) -> Result<Option<Cluster>> {
+        let Some(address) = &opts.engine else { return Ok(None) };
+        let engine = crate::sql::engine::Engine::parse(address, "--engine (or RUNPACK_ENGINE)")?;
+        let Some(share) = &opts.engine_share else {
+            return Err(Error::config(
+                "--engine",
+                format!(
+                    "a build on {} needs --engine-share (or RUNPACK_ENGINE_SHARE): a folder that this process and \
+                     every executor reach by the same path, where the build stages its sources",
+                    engine.address()
+                ),
+            ));
+        };
+        let share = std::path::absolute(share).map_err(|e| Error::io(share, e))?;
+        std::fs::create_dir_all(&share).map_err(|e| Error::io(&share, e))?;
+        let work =
+            tempfile::Builder::new().prefix(".runpack-build-").tempdir_in(&share).map_err(|e| Error::io(&share, e))?;
+        Ok(Some(Cluster { engine, work }))
+    }
+
+    /// Places a written table's files in the share (hard links when the share is on the
+    /// same file system, else copies) and returns their paths there.
+    fn share_table(&self, table: &str, files: &[PathBuf]) -> Result<Vec<PathBuf>> {
+        let dir = self.work.path().join("tables").join(table);
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        let mut out = Vec::new();
+        for (i, f) in files.iter().enumerate() {
+            let to = dir.join(format!("{i:05}.parquet"));
+            if std::fs::hard_link(f, &to).is_err() {
+                std::fs::copy(f, &to).map_err(|e| Error::io(&to, e))?;
+            }
+            out.push(to);
+        }
+        Ok(out)
+    }
 }
 
 /// Stages sources: reads one into an Arrow IPC file and registers it for the tables' SQL; keeps
