@@ -93,7 +93,14 @@ impl Engine {
         options.optimizer.enable_join_dynamic_filter_pushdown = false;
         options.optimizer.enable_aggregate_dynamic_filter_pushdown = false;
         let url = format!("http://{}:{}", self.host, self.port);
-        let state = state.upgrade_for_ballista(url).map_err(|e| Error::sql(self.address(), e))?;
+        let mut state = state.upgrade_for_ballista(url).map_err(|e| Error::sql(self.address(), e))?;
+        // Ballista's static planner: its adaptive one (55.0) leaves a job running for ever
+        // when an executor that held a finished stage's output is lost
+        state
+            .config_mut()
+            .options_mut()
+            .set(ballista_core::config::BALLISTA_ADAPTIVE_PLANNER_ENABLED, "false")
+            .map_err(|e| Error::sql(self.address(), e))?;
         // Ballista's upgrade puts DataFusion's own functions back: runpack's go on top again
         Ok(super::session::finish(state))
     }

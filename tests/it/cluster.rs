@@ -28,8 +28,9 @@ impl Cluster {
         let dir = tempfile::tempdir().unwrap();
         let mut scheduler = bin()
             .args(["cluster", "scheduler", "--bind", "127.0.0.1:0", "--executor-timeout", "6"])
+            .env("RUST_LOG", "info")
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(std::fs::File::create(dir.path().join("scheduler.log")).unwrap())
             .spawn()
             .unwrap();
         let mut line = String::new();
@@ -53,11 +54,20 @@ impl Cluster {
             .args(["--port", &free_port().to_string(), "--grpc-port", &free_port().to_string()])
             .arg("--work-dir")
             .arg(&work)
+            .env("RUST_LOG", "info")
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(std::fs::File::create(self.dir.path().join(format!("executor-{i}.log"))).unwrap())
             .spawn()
             .unwrap();
         self.executors.push(child);
+    }
+
+    /// The last lines the scheduler logged (for a failure's message).
+    fn scheduler_log(&self) -> String {
+        let text = std::fs::read_to_string(self.dir.path().join("scheduler.log")).unwrap_or_default();
+        let lines: Vec<&str> =
+            text.lines().filter(|l| l.starts_with("warning") || l.starts_with("error") || l.contains("Job")).collect();
+        lines[lines.len().saturating_sub(30)..].join("\n")
     }
 
     /// The folder the builds stage their sources in (loopback: every process sees it).
@@ -103,19 +113,27 @@ fn assert_same_release(embedded: &Path, clustered: &Path) {
     let b = snapshot_files(clustered);
     let names = |v: &[(String, Vec<u8>)]| v.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
     assert_eq!(names(&a), names(&b), "the same files");
-    for ((name, x), (_, y)) in a.iter().zip(&b) {
-        assert!(x == y, "{name} differs between the embedded and the cluster build");
-    }
+    let differ: Vec<String> = a
+        .iter()
+        .zip(&b)
+        .filter(|((_, x), (_, y))| x != y)
+        .map(|((name, x), (_, y))| {
+            let (x, y) = (String::from_utf8_lossy(x), String::from_utf8_lossy(y));
+            let first = x.lines().zip(y.lines()).find(|(a, b)| a != b);
+            format!("{name} (first at {first:?})")
+        })
+        .collect();
+    assert!(differ.is_empty(), "differ between the embedded and the cluster build: {differ:#?}");
 }
 
-/// A pipeline of three JSON Lines files of 4,000 rows each, keys interleaved across the files,
+/// A pipeline of three JSON Lines files of `rows_per_file` rows each, keys interleaved across the files,
 /// a table that groups them (array_agg, string_agg, window functions, runpack's functions) and
 /// one that joins it back: work that a cluster splits into tasks.
-fn multi_file_pipeline(dir: &Path) -> PathBuf {
+fn multi_file_pipeline(dir: &Path, rows_per_file: usize) -> PathBuf {
     let p = dir.join("pipelines/multi");
     for f in 0..3 {
         let mut text = String::new();
-        for i in 0..4000 {
+        for i in 0..rows_per_file {
             let k = i * 3 + f;
             let uri = format!("tinker://run-{}/weights/{:06}", k % 7, k % 50);
             let score = if k % 97 == 0 { "NaN".to_string() } else { format!("{}", (k % 13) as f64 / 4.0) };
@@ -201,7 +219,7 @@ fn queries_and_builds_on_a_cluster_match_the_embedded_ones() {
     // the bundled example, and a generated input of several files, built both ways
     let tmp = tempfile::tempdir().unwrap();
     let example = example_copy(tmp.path());
-    let multi = multi_file_pipeline(tmp.path());
+    let multi = multi_file_pipeline(tmp.path(), 4000);
     for (pipeline, name, version) in [(&example, "tinker-rl-bench", "1.0.0"), (&multi, "multi", "0.1.0")] {
         let embedded_out = tmp.path().join("embedded");
         let cluster_out = tmp.path().join("cluster");
@@ -219,7 +237,7 @@ fn queries_and_builds_on_a_cluster_match_the_embedded_ones() {
 #[test]
 fn a_build_on_a_cluster_needs_a_share_and_a_scheduler_that_answers() {
     let tmp = tempfile::tempdir().unwrap();
-    let pipeline = multi_file_pipeline(tmp.path());
+    let pipeline = multi_file_pipeline(tmp.path(), 10);
     let out = tmp.path().join("out");
     let o = run(bin()
         .args(["build", "-q"])
@@ -249,4 +267,74 @@ fn a_build_on_a_cluster_needs_a_share_and_a_scheduler_that_answers() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains(&format!("127.0.0.1:{port}")), "{}", stderr(&o));
     assert!(!out.join("multi").join("0.1.0").exists());
+}
+
+#[test]
+fn an_executor_killed_mid_build_fails_the_build_cleanly_or_is_replaced() {
+    let mut cluster = Cluster::start(2);
+    let tmp = tempfile::tempdir().unwrap();
+    let pipeline = multi_file_pipeline(tmp.path(), 30_000);
+    let out = tmp.path().join("out");
+    let mut build = bin()
+        .args(["build", "-q"])
+        .arg(&pipeline)
+        .arg("--releases-dir")
+        .arg(&out)
+        .args(["--engine", &cluster.address])
+        .arg("--engine-share")
+        .arg(cluster.share())
+        .env("SOURCE_DATE_EPOCH", "1700000000")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // the source is staged: the first table's job is about to run on the executors
+    let started = std::time::Instant::now();
+    let staged = || {
+        std::fs::read_dir(cluster.share()).into_iter().flatten().flatten().any(|d| {
+            d.path().join("rows.arrow").exists()
+                && std::fs::metadata(d.path().join("rows.arrow")).is_ok_and(|m| m.len() > 0)
+        })
+    };
+    while !staged() && build.try_wait().unwrap().is_none() && started.elapsed().as_secs() < 120 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(build.try_wait().unwrap().is_none(), "the build ended before an executor was killed");
+    let killed = &mut cluster.executors[0];
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    // the build ends, one way or the other, without hanging
+    let waited = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = build.try_wait().unwrap() {
+            break s;
+        }
+        if waited.elapsed().as_secs() > 240 {
+            let _ = build.kill();
+            panic!(
+                "the build did not end within 240 s of the executor's death; the scheduler:\n{}",
+                cluster.scheduler_log()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let o = build.wait_with_output().unwrap();
+    let err = stderr(&o);
+    let release = out.join("multi").join("0.1.0");
+    if status.success() {
+        // Ballista ran the lost tasks again: the release is the embedded build's
+        let embedded = tmp.path().join("embedded");
+        let e = build_on(&pipeline, &embedded, None);
+        assert!(e.status.success(), "{}", stderr(&e));
+        assert_same_release(&embedded.join("multi").join("0.1.0"), &release);
+    } else {
+        assert_eq!(status.code(), Some(2), "{err}");
+        assert!(err.contains(&cluster.address), "the error names the engine: {err}");
+        // no release, and no half-written one beside where it would be
+        let left: Vec<_> = std::fs::read_dir(out.join("multi"))
+            .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+            .unwrap_or_default();
+        assert!(left.iter().all(|n| !n.contains("0.1.0")), "{left:?}");
+    }
 }

@@ -357,7 +357,11 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         Ok(())
     }
     .await;
-    if let Err(e) = tables {
+    if let Err(mut e) = tables {
+        if let (Some(c), Failure::Table(Error::Sql { context, .. })) = (&cluster, &mut e) {
+            // a failure on the cluster (an executor lost, a task failed) names it
+            context.push_str(&format!(" on the engine {}", c.engine.address()));
+        }
         return Err(stager.fail(e, &mut deferred, progress, &mut rejects, &mut inputs).await);
     }
     let mut report = {
