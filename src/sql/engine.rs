@@ -101,6 +101,7 @@ impl Engine {
             .options_mut()
             .set(ballista_core::config::BALLISTA_ADAPTIVE_PLANNER_ENABLED, "false")
             .map_err(|e| Error::sql(self.address(), e))?;
+        state.config_mut().set_extension(Arc::new(SchedulerUrl(format!("http://{}:{}", self.host, self.port))));
         // Ballista's upgrade puts DataFusion's own functions back: runpack's go on top again
         Ok(super::session::finish(state))
     }
@@ -137,6 +138,63 @@ pub async fn embedded_copy(ctx: &SessionContext) -> Result<SessionContext> {
         }
     }
     Ok(local)
+}
+
+/// The scheduler a session sends its plans to (kept in its config for [`check_result`]).
+#[derive(Debug)]
+struct SchedulerUrl(String);
+
+/// Checks, once the result of `plan` (run in `ctx`) has been read, that the cluster's job
+/// listed each of its result partitions once. When an executor is lost, Ballista 55.0 runs
+/// its tasks again and may list a partition both where it was and where it ran again: the
+/// client then reads its rows twice. Plans that ran in this process pass.
+///
+/// Errors: [`Error::Refused`] naming the engine and the partition listed twice, or the job
+/// whose status cannot be read.
+pub async fn check_result(
+    ctx: &SessionContext,
+    plan: &Arc<dyn datafusion::physical_plan::ExecutionPlan>,
+) -> Result<()> {
+    use ballista_core::serde::protobuf::{GetJobStatusParams, job_status, scheduler_grpc_client::SchedulerGrpcClient};
+    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+    let Some(SchedulerUrl(url)) =
+        ctx.state().config().get_extension::<SchedulerUrl>().as_deref().map(|u| SchedulerUrl(u.0.clone()))
+    else {
+        return Ok(());
+    };
+    let mut jobs = Vec::new();
+    let _ = plan.apply(|p| {
+        if let Some(d) = p.downcast_ref::<ballista_core::execution_plans::DistributedQueryExec<datafusion_proto::protobuf::LogicalPlanNode>>()
+            && let Some(job) = d.job_id()
+        {
+            jobs.push(job.as_str().to_string());
+        }
+        Ok(TreeNodeRecursion::Continue)
+    });
+    let engine = url.replace("http://", "df://");
+    for job in jobs {
+        let failed =
+            |e: &dyn std::fmt::Display| Error::Refused(format!("the engine {engine}: job {job}'s status: {e}"));
+        let mut client = SchedulerGrpcClient::connect(url.clone()).await.map_err(|e| failed(&e))?;
+        let status = client
+            .get_job_status(GetJobStatusParams { job_id: job.clone() })
+            .await
+            .map_err(|e| failed(&e))?
+            .into_inner();
+        let Some(job_status::Status::Successful(done)) = status.status.and_then(|s| s.status) else { continue };
+        let mut seen = std::collections::BTreeSet::new();
+        for location in done.partition_location {
+            let id = location.partition_id.map(|p| (p.stage_id, p.partition_id));
+            if !seen.insert(id) {
+                return Err(Error::Refused(format!(
+                    "the engine {engine} listed result partition {} of job {job} twice (an executor was lost and \
+                     its tasks ran again), so its rows would be read twice; nothing is released: build again",
+                    id.map(|(_, p)| p.to_string()).unwrap_or_default()
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Whether `ctx` sends its plans to a Ballista cluster ([`Engine::session`]).

@@ -322,6 +322,7 @@ fn an_executor_killed_mid_build_fails_the_build_cleanly_or_is_replaced() {
     let o = build.wait_with_output().unwrap();
     let err = stderr(&o);
     let release = out.join("multi").join("0.1.0");
+    eprintln!("the build after an executor was killed: {status}; {}", err.trim());
     if status.success() {
         // Ballista ran the lost tasks again: the release is the embedded build's
         let embedded = tmp.path().join("embedded");

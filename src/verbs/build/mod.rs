@@ -91,6 +91,8 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         return Err(Error::config(from, format!("version {version:?} must match [A-Za-z0-9][A-Za-z0-9._+-]*")));
     }
     let target = opts.releases_dir.join(&spec.def.name).join(&version);
+    // a cluster's options are checked before anything else, also when nothing is rebuilt
+    let engine = Cluster::engine(opts)?;
     // checks that need no data, before anything is written
     let extra_metadata = crate::stages::card::preflight(spec)?;
     let cache_path = crate::verbs::build::cache::InputCache::path(&opts.releases_dir, spec);
@@ -130,7 +132,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     let root = staging.path().to_path_buf();
     // on a cluster, what its executors read (staged sources, written tables) goes in a
     // folder of the share of its own, removed when the build ends
-    let cluster = Cluster::new(opts)?;
+    let cluster = engine.map(Cluster::new).transpose()?;
     let work = match &cluster {
         Some(c) => c.work.path().to_path_buf(),
         None => root.join(".work"),
@@ -510,11 +512,10 @@ struct Cluster {
 }
 
 impl Cluster {
-    /// `None` without `--engine`; the engine and a new folder in `--engine-share` with it.
+    /// `None` without `--engine`; the engine and `--engine-share` with it.
     ///
-    /// Errors: [`Error::Config`] for a bad address or a missing `--engine-share`,
-    /// [`Error::Io`] when the share has no room for a folder.
-    fn new(opts: &BuildOptions) -> Result<Option<Cluster>> {
+    /// Errors: [`Error::Config`] for a bad address or a missing `--engine-share`.
+    fn engine(opts: &BuildOptions) -> Result<Option<(crate::sql::engine::Engine, PathBuf)>> {
         let Some(address) = &opts.engine else { return Ok(None) };
         let engine = crate::sql::engine::Engine::parse(address, "--engine (or RUNPACK_ENGINE)")?;
         let Some(share) = &opts.engine_share else {
@@ -528,10 +529,17 @@ impl Cluster {
             ));
         };
         let share = std::path::absolute(share).map_err(|e| Error::io(share, e))?;
+        Ok(Some((engine, share)))
+    }
+
+    /// A new folder of the build's own in `share`.
+    ///
+    /// Errors: [`Error::Io`] when the share cannot hold a folder.
+    fn new((engine, share): (crate::sql::engine::Engine, PathBuf)) -> Result<Cluster> {
         std::fs::create_dir_all(&share).map_err(|e| Error::io(&share, e))?;
         let work =
             tempfile::Builder::new().prefix(".runpack-build-").tempdir_in(&share).map_err(|e| Error::io(&share, e))?;
-        Ok(Some(Cluster { engine, work }))
+        Ok(Cluster { engine, work })
     }
 
     /// Places a written table's files in the share (hard links when the share is on the
