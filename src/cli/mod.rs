@@ -252,9 +252,9 @@ struct BuildArgs {
     /// same; staging costs a write and a read of each source.
     #[arg(long)]
     stage_sources: bool,
-    /// Run the tables' SQL (and the views' and card sections') on an Apache DataFusion
-    /// Ballista cluster, df://HOST:PORT (its scheduler), instead of in this process; the
-    /// release is the same. Needs --engine-share (docs/cluster.md).
+    /// Run the tables' SQL (and the views they read) on an Apache DataFusion Ballista
+    /// cluster, df://HOST:PORT (its scheduler), instead of in this process; the release is
+    /// the same. Needs --engine-share (docs/cluster.md).
     #[arg(long, value_name = "df://HOST:PORT", env = "RUNPACK_ENGINE")]
     engine: Option<String>,
     /// With --engine: a folder this process and every executor reach by the same path
@@ -392,8 +392,27 @@ where
             _ => "debug: ",
         };
         write!(writer, "{prefix}")?;
-        ctx.field_format().format_fields(writer.by_ref(), event)?;
+        if event.metadata().fields().field("log.target").is_some() {
+            // a line of a library that logs through `log` (Ballista): its message, without
+            // the record's module, file and line
+            let mut message = LogMessage(String::new());
+            event.record(&mut message);
+            write!(writer, "{}", message.0)?;
+        } else {
+            ctx.field_format().format_fields(writer.by_ref(), event)?;
+        }
         writeln!(writer)
+    }
+}
+
+/// The `message` field of an event (see [`Plain`]).
+struct LogMessage(String);
+
+impl tracing::field::Visit for LogMessage {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            self.0 = format!("{value:?}");
+        }
     }
 }
 

@@ -157,9 +157,7 @@ pub async fn check_result(
 ) -> Result<()> {
     use ballista_core::serde::protobuf::{GetJobStatusParams, job_status, scheduler_grpc_client::SchedulerGrpcClient};
     use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
-    let Some(SchedulerUrl(url)) =
-        ctx.state().config().get_extension::<SchedulerUrl>().as_deref().map(|u| SchedulerUrl(u.0.clone()))
-    else {
+    let Some(url) = ctx.state().config().get_extension::<SchedulerUrl>().map(|u| u.0.clone()) else {
         return Ok(());
     };
     let mut jobs = Vec::new();

@@ -35,7 +35,8 @@ pub async fn scheduler(opts: SchedulerOptions) -> Result<(SocketAddr, impl std::
         bind_port: bound.port(),
         external_host: opts.external_host.clone().unwrap_or_else(|| bound.ip().to_string()),
         executor_timeout_seconds: opts.executor_timeout_seconds,
-        expire_dead_executor_interval_seconds: opts.executor_timeout_seconds.clamp(1, 15),
+        // checked twice within the timeout
+        expire_dead_executor_interval_seconds: (opts.executor_timeout_seconds / 2).clamp(1, 15),
         no_executors_grace_period_seconds: opts.executor_timeout_seconds,
         override_session_builder: Some(Arc::new(crate::sql::engine::cluster_state)),
         ..Default::default()
