@@ -9,7 +9,7 @@
 //! ([`cluster_state`], [`function_registry`]).
 //!
 //! What runs where (docs/cluster.md says it for users):
-//! - On the cluster: scans of Parquet and Arrow IPC files (by path: the executors must read
+//! - On the cluster: scans of Parquet files (by path: the executors must read
 //!   the same paths), filters, joins, aggregations, window functions and runpack's SQL
 //!   functions, which reach the executors by name.
 //! - On the client: the card's sections ([`embedded_copy`]), and everything else. A table with floating-point columns is scanned without

@@ -292,8 +292,8 @@ fn an_executor_killed_mid_build_fails_the_build_cleanly_or_is_replaced() {
     let started = std::time::Instant::now();
     let staged = || {
         std::fs::read_dir(cluster.share()).into_iter().flatten().flatten().any(|d| {
-            d.path().join("rows.arrow").exists()
-                && std::fs::metadata(d.path().join("rows.arrow")).is_ok_and(|m| m.len() > 0)
+            d.path().join("rows.parquet").exists()
+                && std::fs::metadata(d.path().join("rows.parquet")).is_ok_and(|m| m.len() > 0)
         })
     };
     while !staged() && build.try_wait().unwrap().is_none() && started.elapsed().as_secs() < 120 {

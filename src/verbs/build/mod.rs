@@ -173,6 +173,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         max_errors: opts.max_errors,
         reports: vec![None; spec.def.sources.len()],
         source_bytes: source_bytes(spec),
+        parquet: cluster.is_some(),
     };
     let staged: Vec<usize> = (0..spec.def.sources.len()).filter(|i| !deferred.contains_key(i)).collect();
     if !staged.is_empty() {
@@ -559,8 +560,8 @@ impl Cluster {
     }
 }
 
-/// Stages sources: reads one into an Arrow IPC file and registers it for the tables' SQL; keeps
-/// what each source's read found, staged or streamed.
+/// Stages sources: reads one into an Arrow IPC file (Parquet for a cluster) and registers it for
+/// the tables' SQL; keeps what each source's read found, staged or streamed.
 struct Stager<'a> {
     ctx: &'a datafusion::prelude::SessionContext,
     spec: &'a PipelineSpec,
@@ -572,6 +573,9 @@ struct Stager<'a> {
     reports: Vec<Option<BuildReport>>,
     /// The size of each source's input files, by source index, before reading.
     source_bytes: Vec<u64>,
+    /// Stage sources as Parquet (for a cluster's executors: compressed, read in row groups)
+    /// rather than Arrow IPC.
+    parquet: bool,
 }
 
 impl Stager<'_> {
@@ -652,16 +656,32 @@ impl Stager<'_> {
         tracing::info!("source {}: read in {:.2} s", src.name, started.elapsed().as_secs_f64());
         record_inputs(inputs, &ing.inputs, &src.name);
         let sort_order = ing.sorted_by.iter().map(|cols| crate::sql::session::sort_exprs(cols)).collect();
-        let listing = datafusion::datasource::listing::ListingOptions::new(Arc::new(
-            datafusion::datasource::file_format::arrow::ArrowFormat,
-        ))
-        .with_file_extension(".arrow")
-        .with_file_sort_order(sort_order);
+        let (file, listing) = if self.parquet {
+            let file = ing.ipc_file.with_extension("parquet");
+            ipc_to_parquet(&ing.ipc_file, &file)?;
+            std::fs::remove_file(&ing.ipc_file).map_err(|e| Error::io(&ing.ipc_file, e))?;
+            // read as written: no statistics pruning (NaN-safe), no view types
+            let mut options = datafusion::config::TableParquetOptions::default();
+            options.global.pruning = false;
+            options.global.schema_force_view_types = false;
+            let format = datafusion::datasource::file_format::parquet::ParquetFormat::default().with_options(options);
+            (
+                file,
+                datafusion::datasource::listing::ListingOptions::new(Arc::new(format)).with_file_extension(".parquet"),
+            )
+        } else {
+            let format = datafusion::datasource::file_format::arrow::ArrowFormat;
+            (
+                ing.ipc_file.clone(),
+                datafusion::datasource::listing::ListingOptions::new(Arc::new(format)).with_file_extension(".arrow"),
+            )
+        };
+        let listing = listing.with_file_sort_order(sort_order);
         let _ = self.ctx.deregister_table(ing.name.as_str());
         self.ctx
             .register_listing_table(
                 ing.name.as_str(),
-                ing.ipc_file.to_string_lossy().as_ref(),
+                file.to_string_lossy().as_ref(),
                 listing,
                 Some(ing.schema.clone()),
                 None,
@@ -669,6 +689,27 @@ impl Stager<'_> {
             .await
             .map_err(|e| Error::sql(format!("source {}", ing.name), e))
     }
+}
+
+/// Rewrites a staged source's Arrow IPC file as a Parquet file (zstd), batch by batch.
+///
+/// Errors: [`Error::Io`] or [`Error::Format`] naming the file that cannot be read or written.
+fn ipc_to_parquet(ipc: &Path, parquet: &Path) -> Result<()> {
+    let f = std::fs::File::open(ipc).map_err(|e| Error::io(ipc, e))?;
+    let reader = arrow::ipc::reader::FileReader::try_new(std::io::BufReader::new(f), None)
+        .map_err(|e| Error::format(ipc.display().to_string(), e))?;
+    let out = std::fs::File::create(parquet).map_err(|e| Error::io(parquet, e))?;
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_compression(parquet::basic::Compression::ZSTD(parquet::basic::ZstdLevel::default()))
+        .build();
+    let mut writer = parquet::arrow::ArrowWriter::try_new(std::io::BufWriter::new(out), reader.schema(), Some(props))
+        .map_err(|e| Error::format(parquet.display().to_string(), e))?;
+    for batch in reader {
+        let batch = batch.map_err(|e| Error::format(ipc.display().to_string(), e))?;
+        writer.write(&batch).map_err(|e| Error::format(parquet.display().to_string(), e))?;
+    }
+    writer.close().map_err(|e| Error::format(parquet.display().to_string(), e))?;
+    Ok(())
 }
 
 /// The size of each source's input files, by source index, as they are before reading (a
