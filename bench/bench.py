@@ -15,6 +15,8 @@ then times, on the same machine in the same run (medians of --runs):
   rebuild      runpack build with unchanged inputs vs a full build
 the peak resident memory of each process, the peak memory of one build of --rss-size of input,
 and the top of a CPU profile of one build (perf record, where perf is installed).
+With --engine, only the Parquet-only build, embedded and on a Ballista cluster (a scheduler and
+two executors from the same binary, on loopback): time, and peak memory of every process.
 """
 import argparse
 import json
@@ -248,6 +250,70 @@ def build_rss(runpack, size, work):
     return t, rss
 
 
+def vm_hwm_mib(pid):
+    """Peak resident memory of a running process so far (VmHWM), in MiB."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def engine_bench(runpack, data, work, runs, executors=2):
+    """--engine: the Parquet-only build embedded and on a Ballista cluster of `executors`
+    executors started from `runpack` on loopback (runpack cluster scheduler|executor). Prints
+    the medians of `runs` builds and the peak memory of each process; checks that the two
+    releases hold the same bytes."""
+    procs = []
+    try:
+        sched = subprocess.Popen([runpack, "cluster", "scheduler", "--bind", "127.0.0.1:0"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        procs.append(("scheduler", sched))
+        address = sched.stdout.readline().strip().split()[-1]
+        for i in range(executors):
+            e = subprocess.Popen([runpack, "cluster", "executor", "--scheduler", address[len("df://"):],
+                                  "--port", str(free_port()), "--grpc-port", str(free_port()),
+                                  "--work-dir", os.path.join(work, f"executor-{i}")],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            procs.append((f"executor {i}", e))
+        share = os.path.join(work, "share")
+        results = {}
+        for mode in ("embedded", "cluster"):
+            times, rss = [], []
+            for r in range(runs):
+                out = os.path.join(work, f"releases-{mode}")
+                shutil.rmtree(out, ignore_errors=True)
+                cmd = [runpack, "build", "-q", data, "--releases-dir", out]
+                if mode == "cluster":
+                    cmd += ["--engine", address, "--engine-share", share]
+                t, m = timed(cmd)
+                times.append(t); rss.append(m)
+            results[mode] = (median(times), max(rss))
+        same = all(open(os.path.join(dp, f), "rb").read() == open(os.path.join(dp.replace("releases-embedded", "releases-cluster"), f), "rb").read()
+                   for dp, _, fs in os.walk(os.path.join(work, "releases-embedded")) for f in fs)
+        peaks = [(name, vm_hwm_mib(p.pid)) for name, p in procs]
+    finally:
+        for _, p in procs:
+            p.terminate()
+            p.wait()
+    print(f"\nbuild, Parquet only, medians of {runs} runs; {executors} executors on this machine (loopback)\n")
+    print("| engine | build s | runpack peak RSS MiB | cluster processes' peak RSS MiB |")
+    print("|---|---|---|---|")
+    print(f"| embedded | {results['embedded'][0]:.3f} | {results['embedded'][1]:.0f} | |")
+    cluster = ", ".join(f"{n} {m:.0f}" for n, m in peaks)
+    print(f"| cluster ({address}) | {results['cluster'][0]:.3f} | {results['cluster'][1]:.0f} | {cluster} |")
+    print(f"\nthe two releases hold the same bytes: {'yes' if same else 'NO'}")
+    if not same:
+        sys.exit(1)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runpack", required=True)
@@ -255,6 +321,8 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--rss-size", default="5GB", help="also build this much input once, for peak memory (0: skip)")
     ap.add_argument("--workdir", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "runpack-bench"))
+    ap.add_argument("--engine", action="store_true",
+                    help="only compare the build embedded and on a Ballista cluster started from --runpack on loopback")
     a = ap.parse_args()
     size = parse_size(a.size)
     work = a.workdir
@@ -263,6 +331,9 @@ def main():
     print(f"generating {size / 1e9:.2f} GB of inputs in {data} ...", file=sys.stderr)
     runs = generate(data, size)
     write_pipeline(data, ["parquet"])
+    if a.engine:
+        engine_bench(a.runpack, data, work, a.runs)
+        return
     inputs = [os.path.join(data, f) for f in sorted(os.listdir(data)) if f.endswith(".jsonl")]
     # the same inputs (hard links) in a pipeline that also writes JSON Lines copies
     data_jsonl = os.path.join(work, "pipeline-jsonl")

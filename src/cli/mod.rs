@@ -14,6 +14,7 @@ macro_rules! say {
     }};
 }
 
+mod cluster;
 mod examples;
 mod hub;
 mod init;
@@ -149,6 +150,11 @@ enum Command {
         timing: bool,
         #[command(flatten)]
         hub: hub::QueryHubArgs,
+        /// Run the SQL on an Apache DataFusion Ballista cluster, df://HOST:PORT (its
+        /// scheduler), instead of in this process: the cluster's executors read the release's
+        /// or raw Parquet files by their paths (docs/cluster.md).
+        #[arg(long, value_name = "df://HOST:PORT", env = "RUNPACK_ENGINE")]
+        engine: Option<String>,
     },
     /// Publish a release to a dataset repo on the Hugging Face Hub, as one commit.
     ///
@@ -188,6 +194,17 @@ enum Command {
     /// folder is missing).
     #[command(after_help = examples::INIT)]
     Init(init::InitArgs),
+    /// Run a process of an Apache DataFusion Ballista cluster that `build` and `query` can
+    /// run their SQL on (`--engine df://HOST:PORT`; see docs/cluster.md).
+    ///
+    /// These are Ballista's own scheduler and executor with runpack's SQL functions
+    /// registered: start one scheduler, then executors that name it.
+    ///
+    /// Exit status: 0 stopped, 2 it could not start (an address in use, a bad option).
+    Cluster {
+        #[command(subcommand)]
+        command: cluster::ClusterCommand,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -240,6 +257,16 @@ struct BuildArgs {
     /// same; staging costs a write and a read of each source.
     #[arg(long)]
     stage_sources: bool,
+    /// Run the tables' SQL (and the views they read) on an Apache DataFusion Ballista
+    /// cluster, df://HOST:PORT (its scheduler), instead of in this process; the release is
+    /// the same. Needs --engine-share (docs/cluster.md).
+    #[arg(long, value_name = "df://HOST:PORT", env = "RUNPACK_ENGINE")]
+    engine: Option<String>,
+    /// With --engine: a folder this process and every executor reach by the same path
+    /// (a shared file system), where the build stages its sources and the tables later
+    /// tables read; the build's own subfolder is removed when it ends.
+    #[arg(long, value_name = "DIR", env = "RUNPACK_ENGINE_SHARE", requires = "engine")]
+    engine_share: Option<PathBuf>,
     /// Output format: `text` (the release path on stdout, a summary on stderr) or `json` (one
     /// document on stdout: the release, its tables with rows, files and bytes, rejected rows,
     /// warnings, and the violations with their places when the data broke the rules).
@@ -376,8 +403,27 @@ where
             _ => "debug: ",
         };
         write!(writer, "{prefix}")?;
-        ctx.field_format().format_fields(writer.by_ref(), event)?;
+        if event.metadata().fields().field("log.target").is_some() {
+            // a line of a library that logs through `log` (Ballista): its message, without
+            // the record's module, file and line
+            let mut message = LogMessage(String::new());
+            event.record(&mut message);
+            write!(writer, "{}", message.0)?;
+        } else {
+            ctx.field_format().format_fields(writer.by_ref(), event)?;
+        }
         writeln!(writer)
+    }
+}
+
+/// The `message` field of an event (see [`Plain`]).
+struct LogMessage(String);
+
+impl tracing::field::Visit for LogMessage {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            self.0 = format!("{value:?}");
+        }
     }
 }
 
@@ -495,6 +541,16 @@ fn sql_from_stdin() -> Result<String, Error> {
 /// Runs the command; returns the exit code for outcomes that are not errors.
 pub fn run(mut cli: Cli) -> Result<u8, Error> {
     let quiet = cli.quiet;
+    // Ballista's log lines go where runpack's do (the filter of -v, -q and RUST_LOG)
+    let cluster = match &cli.command {
+        Command::Cluster { .. } => true,
+        Command::Build(a) => a.engine.is_some(),
+        Command::Query { engine, .. } => engine.is_some(),
+        _ => false,
+    };
+    if cluster {
+        let _ = tracing_log::LogTracer::init();
+    }
     if let Command::Query { sql: Some(sql), .. } = &mut cli.command
         && sql == "-"
     {
@@ -504,6 +560,7 @@ pub fn run(mut cli: Cli) -> Result<u8, Error> {
         Command::Build(a) => build(a, quiet),
         Command::Publish(a) => hub::publish(a, quiet),
         Command::Init(a) => init::run(a, quiet),
+        Command::Cluster { command } => cluster::run(command),
         Command::Verify { release, hub, data, format } if hub::is_hub(&release) => {
             hub::verify(&release, hub, data, format, quiet)
         }
@@ -519,12 +576,18 @@ pub fn run(mut cli: Cli) -> Result<u8, Error> {
             hub.for_local(std::path::Path::new(&source))?;
             list_tables(&source, format)
         }
+        Command::Query { source, engine: Some(_), .. } if hub::is_hub(&source) => Err(Error::Refused(format!(
+            "{source}: --engine runs SQL over files the cluster's executors can read; download the release \
+             (runpack query without --engine reads it from the Hub) and query its folder"
+        ))),
         Command::Query { source, sql: Some(sql), format, hub, timing, .. } if hub::is_hub(&source) => {
             hub::query(&source, &sql, format, hub, quiet, timing)
         }
         Command::Verify { release, hub, data, format } => verify(&release, hub, data, format, quiet),
-        Command::Query { source, sql: Some(sql), format, schema, table, timing, hub } => {
-            query(&source, &sql, format, schema.as_deref(), table.as_deref(), timing, hub, quiet)
+        Command::Query { source, sql: Some(sql), format, schema, table, timing, hub, engine } => {
+            let engine =
+                engine.map(|e| crate::sql::engine::Engine::parse(&e, "--engine (or RUNPACK_ENGINE)")).transpose()?;
+            query(&source, &sql, format, schema.as_deref(), table.as_deref(), timing, hub, engine, quiet)
         }
     }
 }
@@ -595,6 +658,7 @@ fn query(
     table: Option<&str>,
     timing: bool,
     hub: hub::QueryHubArgs,
+    engine: Option<crate::sql::engine::Engine>,
     quiet: bool,
 ) -> Result<u8, Error> {
     // `query "SELECT …" releases/x`: the two arguments the other way round (a source
@@ -616,7 +680,10 @@ fn query(
     hub.for_local(std::path::Path::new(source))?;
     let declared = schema.map(crate::core::schema::TableSchema::load).transpose()?;
     runtime()?.block_on(async {
-        let ctx = crate::sql::session::query_session();
+        let ctx = match &engine {
+            Some(e) => e.session(crate::sql::session::query_partitions())?,
+            None => crate::sql::session::query_session(),
+        };
         let started = std::time::Instant::now();
         let table = table.unwrap_or("t");
         let src = register_query_source(&ctx, source, declared.as_ref(), table, quiet).await?;
@@ -652,6 +719,8 @@ fn build(a: BuildArgs, quiet: bool) -> Result<u8, Error> {
         large_cell_bytes: a.large_cell_bytes,
         stage_sources: a.stage_sources,
         source_date_epoch: source_date_epoch()?,
+        engine: a.engine,
+        engine_share: a.engine_share,
     };
     let progress = output::progress(quiet || json);
     let built = runtime()?.block_on(crate::verbs::build::build(

@@ -76,6 +76,10 @@ pub struct BuildOptions {
     /// streaming a source that one table reads straight into that table's query (the
     /// release is the same either way).
     pub stage_sources: bool,
+    /// The Ballista scheduler to run the SQL on (`df://HOST:PORT`); `None`: in this process.
+    pub engine: Option<String>,
+    /// With `engine`: a folder the executors reach by the same path, where sources are staged.
+    pub engine_share: Option<PathBuf>,
 }
 
 impl Default for BuildOptions {
@@ -91,6 +95,8 @@ impl Default for BuildOptions {
             large_cell_bytes: 10_000_000,
             source_date_epoch: None,
             stage_sources: false,
+            engine: None,
+            engine_share: None,
         }
     }
 }

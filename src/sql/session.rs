@@ -74,7 +74,12 @@ pub fn parse_statements(
 /// partition (see [`session`]). A `GROUP BY` of one text column runs its per-partition
 /// stage as a [`groups::ViewGroupsExec`].
 pub fn query_session() -> SessionContext {
-    session_with_partitions(2 * cores(), true)
+    session_with_partitions(query_partitions(), true)
+}
+
+/// The partitions a [`query_session`] splits scans into: twice the cores.
+pub fn query_partitions() -> usize {
+    2 * cores()
 }
 
 /// The number of cores the process may use (2 when unknown).
@@ -83,6 +88,13 @@ fn cores() -> usize {
 }
 
 pub(super) fn session_with_partitions(partitions: usize, view_groups: bool) -> SessionContext {
+    finish(state_builder(partitions, view_groups).build())
+}
+
+/// The session state every runpack session starts from: its settings, DataFusion's
+/// functions, the memory limit and (with `view_groups`) the one-text-column `GROUP BY`
+/// operator. [`finish`] adds what runs on the client.
+pub(super) fn state_builder(partitions: usize, view_groups: bool) -> SessionStateBuilder {
     let mut config =
         SessionConfig::new().with_target_partitions(partitions).with_batch_size(8192).with_information_schema(true);
     config.options_mut().execution.parquet.schema_force_view_types = false;
@@ -102,7 +114,12 @@ pub(super) fn session_with_partitions(partitions: usize, view_groups: bool) -> S
         Ok(runtime) => builder = builder.with_runtime_env(runtime),
         Err(e) => tracing::warn!("no memory limit for SQL: {e}"),
     }
-    let mut state = builder.build();
+    builder
+}
+
+/// A session over `state`: the `SIMILAR TO` check, the sorted table list and runpack's SQL
+/// functions (which replace DataFusion's `min`, `max`, `sum` and `avg`).
+pub(super) fn finish(mut state: datafusion::execution::SessionState) -> SessionContext {
     // after DataFusion's own rules: every plan a session runs passes it
     state.add_analyzer_rule(Arc::new(RefuseSimilarTo));
     let ctx = SessionContext::new_with_state(state);
@@ -198,10 +215,17 @@ pub async fn register_parquet(
     order: &[String],
 ) -> Result<()> {
     if files.is_empty() {
-        // a table without any file (no rows, no split): an empty table of that schema
-        let empty = datafusion::datasource::MemTable::try_new(schema, vec![vec![]])
-            .map_err(|e| Error::sql(format!("table {name}"), e))?;
-        ctx.register_table(datafusion::common::TableReference::bare(name), Arc::new(empty))
+        // a table without any file (no rows, no split): an empty table of that schema (one a
+        // cluster can plan, there)
+        let empty: Arc<dyn datafusion::catalog::TableProvider> = if super::engine::is_remote(ctx) {
+            Arc::new(datafusion::datasource::empty::EmptyTable::new(super::engine::without_views(&schema)))
+        } else {
+            Arc::new(
+                datafusion::datasource::MemTable::try_new(schema, vec![vec![]])
+                    .map_err(|e| Error::sql(format!("table {name}"), e))?,
+            )
+        };
+        ctx.register_table(datafusion::common::TableReference::bare(name), empty)
             .map_err(|e| Error::sql(format!("table {name}"), e))?;
         return Ok(());
     }
@@ -212,6 +236,10 @@ pub async fn register_parquet(
             ListingTableUrl::parse(abs.to_string_lossy()).map_err(|e| Error::sql(format!("table {name}"), e))
         })
         .collect::<Result<Vec<_>>>()?;
+    // on a cluster the scheduler plans the scan from the table's description: no runpack
+    // table provider, text as plain `Utf8` (see crate::sql::engine)
+    let remote = super::engine::is_remote(ctx);
+    let schema = if remote { super::engine::without_views(&schema) } else { schema };
     let floats: std::collections::BTreeSet<String> =
         schema.fields().iter().filter(|f| has_float(f.data_type())).map(|f| f.name().clone()).collect();
     let listing = |pruning: bool| -> Result<Arc<ListingTable>> {
@@ -231,6 +259,10 @@ pub async fn register_parquet(
     };
     let table: Arc<dyn datafusion::catalog::TableProvider> = if floats.is_empty() {
         listing(true)?
+    } else if remote {
+        // the session reads no statistics and makes no dynamic filters
+        // ([`super::engine::Engine::session`]): a scan without pruning is NaN-safe
+        listing(false)?
     } else {
         let state = ctx.state_ref();
         let mut state = state.write();

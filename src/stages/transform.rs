@@ -263,6 +263,7 @@ pub(crate) async fn run_table(
     )?;
     let started = Instant::now();
     let task = cx.ctx.task_ctx();
+    let ran = plan.clone();
     let mut stream = datafusion::physical_plan::execute_stream(plan, task)
         .map_err(|e| Error::sql(format!("table {}", t.name), e))?;
     let mut sink = |b: RecordBatch| -> Result<()> {
@@ -318,6 +319,11 @@ pub(crate) async fn run_table(
         if in_order { sink(b)? } else { sorter.push(b)? }
     }
     drop(stream);
+    // a cluster's result read once, whole (see crate::sql::engine::check_result)
+    crate::sql::engine::check_result(cx.ctx, &ran).await.map_err(|e| match e {
+        Error::Refused(m) => Error::Refused(format!("table {}: {m}", t.name)),
+        e => e,
+    })?;
     if in_order {
         tracing::info!("table {}: query in key order, not sorted", t.name);
     } else {

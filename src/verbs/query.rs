@@ -137,7 +137,14 @@ pub async fn register_release_tables(
             outcome: tokio::sync::OnceCell::new(),
         };
         ctx.deregister_table(name.clone()).map_err(|e| Error::sql(format!("table {}", t.name), e))?;
-        ctx.register_table(name, Arc::new(checked)).map_err(|e| Error::sql(format!("table {}", t.name), e))?;
+        let table: Arc<dyn datafusion::catalog::TableProvider> = if crate::sql::engine::is_remote(ctx) {
+            // a cluster plans scans of DataFusion's own tables only: checked here, now
+            checked.check(&ctx.state()).await.map_err(|e| Error::sql(format!("table {}", t.name), e))?;
+            checked.inner
+        } else {
+            Arc::new(checked)
+        };
+        ctx.register_table(name, table).map_err(|e| Error::sql(format!("table {}", t.name), e))?;
     }
     Ok(manifest)
 }

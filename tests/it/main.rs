@@ -49,6 +49,8 @@ mod card;
 mod verify;
 // The query verb: SQL over a release or raw files, its errors and its output formats.
 mod query;
+// A Ballista cluster from the runpack binary: the same query results and release bytes, faults.
+mod cluster;
 // The command line: closed pipes, misplaced options, first mistakes.
 mod cli;
 // The floors of src/ (cli > verbs > stages > sql > core) import only downward.

@@ -91,6 +91,8 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         return Err(Error::config(from, format!("version {version:?} must match [A-Za-z0-9][A-Za-z0-9._+-]*")));
     }
     let target = opts.releases_dir.join(&spec.def.name).join(&version);
+    // a cluster's options are checked before anything else, also when nothing is rebuilt
+    let engine = Cluster::engine(opts)?;
     // checks that need no data, before anything is written
     let extra_metadata = crate::stages::card::preflight(spec)?;
     let cache_path = crate::verbs::build::cache::InputCache::path(&opts.releases_dir, spec);
@@ -128,10 +130,19 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     // changed while it was read, and the release would not hold what its manifest says
     let stamps = crate::verbs::build::cache::input_stamps(spec);
     let root = staging.path().to_path_buf();
-    let work = root.join(".work");
+    // on a cluster, what its executors read (staged sources, written tables) goes in a
+    // folder of the share of its own, removed when the build ends
+    let cluster = engine.map(Cluster::new).transpose()?;
+    let work = match &cluster {
+        Some(c) => c.work.path().to_path_buf(),
+        None => root.join(".work"),
+    };
     let mut report = BuildReport::new(opts.max_errors);
     let mut rejects = Rejects::new(root.join("rejects"));
-    let ctx = crate::sql::session::session();
+    let ctx = match &cluster {
+        Some(c) => c.engine.session(crate::sql::session::query_partitions())?,
+        None => crate::sql::session::session(),
+    };
     // a staged source is read batch by batch only when the scan is not split into byte
     // ranges (a range scan of an Arrow IPC file fetches its whole range at once)
     ctx.state_ref().write().config_mut().options_mut().optimizer.repartition_file_scans = false;
@@ -148,8 +159,9 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     let orders: Vec<Vec<String>> =
         spec.table_schemas.iter().flatten().map(|s| crate::core::schema::row_order(s, |_| true)).collect();
     // sources that one table reads are streamed into it when that table is built
+    // (a cluster reads staged sources only: a stream lives in this process)
     let mut deferred: BTreeMap<usize, (usize, SchemaRef)> =
-        if opts.stage_sources { BTreeMap::new() } else { streamable_sources(spec)? };
+        if opts.stage_sources || cluster.is_some() { BTreeMap::new() } else { streamable_sources(spec)? };
     let shared = (!deferred.is_empty()).then(|| Arc::new(spec.clone()));
     let mut inputs: BTreeMap<String, (PathBuf, BTreeSet<String>)> = BTreeMap::new();
     let mut stager = Stager {
@@ -161,6 +173,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         max_errors: opts.max_errors,
         reports: vec![None; spec.def.sources.len()],
         source_bytes: source_bytes(spec),
+        parquet: cluster.is_some(),
     };
     let staged: Vec<usize> = (0..spec.def.sources.len()).filter(|i| !deferred.contains_key(i)).collect();
     if !staged.is_empty() {
@@ -307,8 +320,12 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
                     data_files.push((t.name.clone(), f.clone()));
                 }
             }
-            // later tables read this one from what was written
-            let paths: Vec<PathBuf> = parquet.iter().map(|p| root.join(p)).collect();
+            // later tables read this one from what was written (a copy in the share, for a
+            // cluster)
+            let mut paths: Vec<PathBuf> = parquet.iter().map(|p| root.join(p)).collect();
+            if let Some(c) = &cluster {
+                paths = c.share_table(&t.name, &paths)?;
+            }
             let order = crate::sql::session::declared_order(&table_schema, &target_schema);
             crate::sql::session::register_parquet(&ctx, &t.name, &paths, target_schema.clone(), &order).await?;
             table_entries.insert(
@@ -343,7 +360,11 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         Ok(())
     }
     .await;
-    if let Err(e) = tables {
+    if let Err(mut e) = tables {
+        if let (Some(c), Failure::Table(Error::Sql { context, .. })) = (&cluster, &mut e) {
+            // a failure on the cluster (an executor lost, a task failed) names it
+            context.push_str(&format!(" on the engine {}", c.engine.address()));
+        }
         return Err(stager.fail(e, &mut deferred, progress, &mut rejects, &mut inputs).await);
     }
     let mut report = {
@@ -362,11 +383,16 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     }
     // the card's sections may read sources and views, whose staged rows are in the work
     // folder: they run before it goes
-    let sections = crate::stages::card::run_sections(&ctx, spec).await?;
+    let sections = match &cluster {
+        // (see crate::sql::engine::embedded_copy)
+        Some(_) => crate::stages::card::run_sections(&crate::sql::engine::embedded_copy(&ctx).await?, spec).await?,
+        None => crate::stages::card::run_sections(&ctx, spec).await?,
+    };
     // (absent when every source was streamed and no table needed a sort)
     if work.exists() {
         std::fs::remove_dir_all(&work).map_err(|e| Error::io(&work, e))?;
     }
+    drop(cluster);
 
     // hashes
     progress.start("hashing", Unit::None, None);
@@ -479,8 +505,63 @@ fn hash_by_path(paths: Vec<PathBuf>) -> Result<BTreeMap<PathBuf, crate::stages::
     Ok(paths.into_iter().zip(digests).collect())
 }
 
-/// Stages sources: reads one into an Arrow IPC file and registers it for the tables' SQL; keeps
-/// what each source's read found, staged or streamed.
+/// A build's use of a Ballista cluster (`--engine`): the engine, and the build's folder in
+/// the share that the executors read staged sources and written tables from.
+struct Cluster {
+    engine: crate::sql::engine::Engine,
+    work: tempfile::TempDir,
+}
+
+impl Cluster {
+    /// `None` without `--engine`; the engine and `--engine-share` with it.
+    ///
+    /// Errors: [`Error::Config`] for a bad address or a missing `--engine-share`.
+    fn engine(opts: &BuildOptions) -> Result<Option<(crate::sql::engine::Engine, PathBuf)>> {
+        let Some(address) = &opts.engine else { return Ok(None) };
+        let engine = crate::sql::engine::Engine::parse(address, "--engine (or RUNPACK_ENGINE)")?;
+        let Some(share) = &opts.engine_share else {
+            return Err(Error::config(
+                "--engine",
+                format!(
+                    "a build on {} needs --engine-share (or RUNPACK_ENGINE_SHARE): a folder that this process and \
+                     every executor reach by the same path, where the build stages its sources",
+                    engine.address()
+                ),
+            ));
+        };
+        let share = std::path::absolute(share).map_err(|e| Error::io(share, e))?;
+        Ok(Some((engine, share)))
+    }
+
+    /// A new folder of the build's own in `share`.
+    ///
+    /// Errors: [`Error::Io`] when the share cannot hold a folder.
+    fn new((engine, share): (crate::sql::engine::Engine, PathBuf)) -> Result<Cluster> {
+        std::fs::create_dir_all(&share).map_err(|e| Error::io(&share, e))?;
+        let work =
+            tempfile::Builder::new().prefix(".runpack-build-").tempdir_in(&share).map_err(|e| Error::io(&share, e))?;
+        Ok(Cluster { engine, work })
+    }
+
+    /// Places a written table's files in the share (hard links when the share is on the
+    /// same file system, else copies) and returns their paths there.
+    fn share_table(&self, table: &str, files: &[PathBuf]) -> Result<Vec<PathBuf>> {
+        let dir = self.work.path().join("tables").join(table);
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        let mut out = Vec::new();
+        for (i, f) in files.iter().enumerate() {
+            let to = dir.join(format!("{i:05}.parquet"));
+            if std::fs::hard_link(f, &to).is_err() {
+                std::fs::copy(f, &to).map_err(|e| Error::io(&to, e))?;
+            }
+            out.push(to);
+        }
+        Ok(out)
+    }
+}
+
+/// Stages sources: reads one into an Arrow IPC file (Parquet for a cluster) and registers it for
+/// the tables' SQL; keeps what each source's read found, staged or streamed.
 struct Stager<'a> {
     ctx: &'a datafusion::prelude::SessionContext,
     spec: &'a PipelineSpec,
@@ -492,6 +573,9 @@ struct Stager<'a> {
     reports: Vec<Option<BuildReport>>,
     /// The size of each source's input files, by source index, before reading.
     source_bytes: Vec<u64>,
+    /// Stage sources as Parquet (for a cluster's executors: compressed, read in row groups)
+    /// rather than Arrow IPC.
+    parquet: bool,
 }
 
 impl Stager<'_> {
@@ -572,16 +656,32 @@ impl Stager<'_> {
         tracing::info!("source {}: read in {:.2} s", src.name, started.elapsed().as_secs_f64());
         record_inputs(inputs, &ing.inputs, &src.name);
         let sort_order = ing.sorted_by.iter().map(|cols| crate::sql::session::sort_exprs(cols)).collect();
-        let listing = datafusion::datasource::listing::ListingOptions::new(Arc::new(
-            datafusion::datasource::file_format::arrow::ArrowFormat,
-        ))
-        .with_file_extension(".arrow")
-        .with_file_sort_order(sort_order);
+        let (file, listing) = if self.parquet {
+            let file = ing.ipc_file.with_extension("parquet");
+            ipc_to_parquet(&ing.ipc_file, &file)?;
+            std::fs::remove_file(&ing.ipc_file).map_err(|e| Error::io(&ing.ipc_file, e))?;
+            // read as written: no statistics pruning (NaN-safe), no view types
+            let mut options = datafusion::config::TableParquetOptions::default();
+            options.global.pruning = false;
+            options.global.schema_force_view_types = false;
+            let format = datafusion::datasource::file_format::parquet::ParquetFormat::default().with_options(options);
+            (
+                file,
+                datafusion::datasource::listing::ListingOptions::new(Arc::new(format)).with_file_extension(".parquet"),
+            )
+        } else {
+            let format = datafusion::datasource::file_format::arrow::ArrowFormat;
+            (
+                ing.ipc_file.clone(),
+                datafusion::datasource::listing::ListingOptions::new(Arc::new(format)).with_file_extension(".arrow"),
+            )
+        };
+        let listing = listing.with_file_sort_order(sort_order);
         let _ = self.ctx.deregister_table(ing.name.as_str());
         self.ctx
             .register_listing_table(
                 ing.name.as_str(),
-                ing.ipc_file.to_string_lossy().as_ref(),
+                file.to_string_lossy().as_ref(),
                 listing,
                 Some(ing.schema.clone()),
                 None,
@@ -589,6 +689,27 @@ impl Stager<'_> {
             .await
             .map_err(|e| Error::sql(format!("source {}", ing.name), e))
     }
+}
+
+/// Rewrites a staged source's Arrow IPC file as a Parquet file (zstd), batch by batch.
+///
+/// Errors: [`Error::Io`] or [`Error::Format`] naming the file that cannot be read or written.
+fn ipc_to_parquet(ipc: &Path, parquet: &Path) -> Result<()> {
+    let f = std::fs::File::open(ipc).map_err(|e| Error::io(ipc, e))?;
+    let reader = arrow::ipc::reader::FileReader::try_new(std::io::BufReader::new(f), None)
+        .map_err(|e| Error::format(ipc.display().to_string(), e))?;
+    let out = std::fs::File::create(parquet).map_err(|e| Error::io(parquet, e))?;
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_compression(parquet::basic::Compression::ZSTD(parquet::basic::ZstdLevel::default()))
+        .build();
+    let mut writer = parquet::arrow::ArrowWriter::try_new(std::io::BufWriter::new(out), reader.schema(), Some(props))
+        .map_err(|e| Error::format(parquet.display().to_string(), e))?;
+    for batch in reader {
+        let batch = batch.map_err(|e| Error::format(ipc.display().to_string(), e))?;
+        writer.write(&batch).map_err(|e| Error::format(parquet.display().to_string(), e))?;
+    }
+    writer.close().map_err(|e| Error::format(parquet.display().to_string(), e))?;
+    Ok(())
 }
 
 /// The size of each source's input files, by source index, as they are before reading (a
