@@ -98,17 +98,8 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     let cache_path = crate::verbs::build::cache::InputCache::path(&opts.releases_dir, spec);
     let mut input_cache = crate::verbs::build::cache::InputCache::load(&cache_path);
     // `force` trusts no cache and rebuilds whatever it says
-    let mut stale = None;
-    if let Some(existing) = Manifest::load(&target).ok().filter(|_| !opts.force) {
-        progress.start("checking whether the release is up to date", Unit::None, None);
-        // a different SOURCE_DATE_EPOCH makes a different manifest: not up to date
-        stale = if existing.created_at != created_at(opts) {
-            Some("SOURCE_DATE_EPOCH changed".to_string())
-        } else {
-            crate::verbs::build::cache::stale(spec, &target, &existing, &build_settings(spec, opts), &mut input_cache)?
-        };
-        progress.finish();
-        if stale.is_none() {
+    let stale = match up_to_date(spec, opts, &target, &mut input_cache, progress)? {
+        UpToDate::Yes(manifest) => {
             // inputs hashed again because only their stamps changed (touched, copied) are
             // not hashed again next time
             if let Err(e) = input_cache.save(&cache_path) {
@@ -116,12 +107,13 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
             }
             return Ok(BuildOutcome {
                 release_dir: target,
-                manifest: existing,
+                manifest: *manifest,
                 report: BuildReport::new(0),
                 unchanged: true,
             });
         }
-    }
+        UpToDate::No(why) => why,
+    };
     let staging = Staging::new(&target, opts.force).map_err(|e| match (e, &stale) {
         (Error::Refused(m), Some(why)) => Error::Refused(format!("{m} (what changed: {why})")),
         (e, _) => e,
@@ -207,20 +199,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     // (table, file written), each file hashed as it was written
     let mut data_files: Vec<(String, crate::stages::write::WrittenFile)> = Vec::new();
     let tables: std::result::Result<(), Failure> = async {
-        for (i, v) in spec.def.views.iter().enumerate() {
-            let sql = spec.view_sql(i)?;
-            let context = || format!("view {} ({})", v.name, origin(spec, v.sql.as_deref(), "view", &v.name));
-            let df = ctx
-                .sql_with_options(&sql, crate::sql::session::read_only(false))
-                .await
-                .map_err(|e| Error::sql(context(), e))?;
-            // (the session's analyzer refuses it when a table or section reads the view; here
-            // it is named, and refused in a view that nothing reads too)
-            if crate::sql::session::uses_similar_to(df.logical_plan()) {
-                return Err(Error::config(context(), crate::sql::session::SIMILAR_TO_REFUSED).into());
-            }
-            ctx.register_table(v.name.as_str(), df.into_view()).map_err(|e| Error::sql(context(), e))?;
-        }
+        register_views(&ctx, spec).await?;
         order = table_order(spec)?;
         let referenced = crate::core::schema::referenced_columns(
             spec.def.tables.iter().zip(&spec.table_schemas).filter_map(|(t, s)| Some((t.name.as_str(), s.as_ref()?))),
@@ -303,23 +282,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
             }
             progress.finish();
             tracing::info!("table {}: built in {:.2} s", t.name, started.elapsed().as_secs_f64());
-            let mut parquet: Vec<String> = Vec::new();
-            let mut splits = Vec::new();
-            let mut nonfinite: BTreeMap<String, crate::stages::write::NonFiniteCount> = BTreeMap::new();
-            for f in split_files.iter().flat_map(|(_, files)| files).filter(|f| f.format == "parquet") {
-                for (col, n) in &f.nonfinite {
-                    nonfinite.entry(col.clone()).or_default().add(n);
-                }
-            }
-            for (split, files) in &split_files {
-                let pq: Vec<String> = files.iter().filter(|f| f.format == "parquet").map(|f| f.path.clone()).collect();
-                let rows = files.iter().filter(|f| f.format == "parquet").map(|f| f.rows).sum();
-                splits.push(release::SplitEntry { name: split.clone(), rows, files: pq.clone() });
-                parquet.extend(pq);
-                for f in files {
-                    data_files.push((t.name.clone(), f.clone()));
-                }
-            }
+            let (parquet, splits, nonfinite) = split_entries(&t.name, &split_files, &mut data_files);
             // later tables read this one from what was written (a copy in the share, for a
             // cluster)
             let mut paths: Vec<PathBuf> = parquet.iter().map(|p| root.join(p)).collect();
@@ -328,34 +291,16 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
             }
             let order = crate::sql::session::declared_order(&table_schema, &target_schema);
             crate::sql::session::register_parquet(&ctx, &t.name, &paths, target_schema.clone(), &order).await?;
-            table_entries.insert(
-                t.name.clone(),
-                TableEntry {
-                    name: t.name.clone(),
-                    rows,
-                    rejected_rows: 0,
-                    duplicates_dropped: report.duplicates_dropped.get(&t.name).map(|t| t.count).unwrap_or(0),
-                    on_duplicate_key: serde_json::to_value(policy)
-                        .ok()
-                        .and_then(|v| v.as_str().map(String::from))
-                        .unwrap_or_default(),
-                    schema: table_schema.clone(),
-                    arrow_schema: target_schema
-                        .fields()
-                        .iter()
-                        .map(|f| ArrowField { name: f.name().clone(), data_type: type_name(f.data_type()) })
-                        .collect(),
-                    files: parquet,
-                    splits,
-                    split_column: t.split_column.clone(),
-                    formats: if spec.jsonl_copies(i) {
-                        vec!["parquet".into(), "jsonl".into()]
-                    } else {
-                        vec!["parquet".into()]
-                    },
-                    nonfinite_values: nonfinite,
-                },
+            let entry = table_entry(
+                spec,
+                i,
+                &report,
+                policy,
+                &table_schema,
+                &target_schema,
+                (rows, parquet, splits, nonfinite),
             );
+            table_entries.insert(t.name.clone(), entry);
         }
         Ok(())
     }
@@ -395,53 +340,16 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     drop(cluster);
 
     // hashes
-    progress.start("hashing", Unit::None, None);
-    let started = Instant::now();
-    let mut digests = input_hashing.join().map_err(|_| Error::format("inputs", "the hashing thread panicked"))??;
-    // inputs of sources read while the tables were built and not read to their end
-    let late: Vec<PathBuf> = inputs
-        .values()
-        .map(|(p, _)| p)
-        .filter(|p| read_digests.get(p).is_none() && !digests.contains_key(*p))
-        .cloned()
-        .collect();
-    digests.extend(hash_by_path(late)?);
-    let inputs_out: Vec<InputEntry> = inputs
-        .iter()
-        .map(|(rel, (path, sources))| {
-            let d = read_digests.get(path).or_else(|| digests.get(path).cloned()).expect("one digest per input");
-            InputEntry {
-                path: rel.clone(),
-                bytes: d.bytes,
-                sha256: d.sha256,
-                sources: sources.iter().cloned().collect(),
-            }
-        })
-        .collect();
-    unchanged_while_read(&inputs, &stamps, &inputs_out)?;
-    input_warnings(spec, &inputs_out, &mut report);
-    let mut files: Vec<FileEntry> = data_files
-        .into_iter()
-        .map(|(table, f)| FileEntry {
-            path: f.path,
-            bytes: f.digest.bytes,
-            sha256: f.digest.sha256,
-            kind: f.format.to_string(),
-            table: Some(table),
-            rows: Some(f.rows),
-        })
-        .collect();
-    let mut to_hash: Vec<(String, String, Option<String>, Option<u64>)> = Vec::new();
-    for (name, n) in &reject_counts {
-        to_hash.push((format!("rejects/{name}.jsonl"), "rejects".into(), Some(name.clone()), Some(*n)));
-    }
-    let digests = crate::stages::hash::sha256_files(&to_hash.iter().map(|(p, ..)| root.join(p)).collect::<Vec<_>>())?;
-    for ((path, kind, table, rows), d) in to_hash.into_iter().zip(digests) {
-        files.push(FileEntry { path, bytes: d.bytes, sha256: d.sha256, kind, table, rows });
-    }
-    let (def_files, pipeline_sha256) = crate::verbs::build::cache::definition_digest(spec)?;
-    progress.finish();
-    tracing::info!("inputs and files hashed in {:.2} s", started.elapsed().as_secs_f64());
+    let Hashed { inputs_out, files, def_files, pipeline_sha256 } = hash_release(
+        spec,
+        &root,
+        (input_hashing, &read_digests),
+        (&inputs, &stamps),
+        data_files,
+        &reject_counts,
+        &mut report,
+        progress,
+    )?;
 
     let mut manifest = Manifest {
         manifest_version: release::MANIFEST_VERSION,
@@ -467,24 +375,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     manifest.tables.sort_by_key(|t| pos(&t.name));
     manifest.files.sort_by(|a, b| a.path.cmp(&b.path));
 
-    // the tables with JSON Lines copies as a Frictionless data package
-    let package =
-        release::datapackage(&manifest, spec.def.card.pretty_name.as_deref(), spec.def.card.license.as_deref());
-    write_listed(&root, &mut manifest, "datapackage.json", "datapackage", &package)?;
-    // and as Croissant metadata, over the data files the manifest lists
-    let croissant = crate::stages::croissant::croissant(&manifest, &spec.def.card, &root)?;
-    write_listed(&root, &mut manifest, "croissant.json", "croissant", &croissant)?;
-
-    // card
-    let card = crate::stages::card::render(spec, &manifest, &report, &sections, extra_metadata.as_ref(), &root)?;
-    write_listed(&root, &mut manifest, "README.md", "card", &card)?;
-    let mjson = manifest.to_json();
-    let mpath = root.join("manifest.json");
-    std::fs::write(&mpath, &mjson).map_err(|e| Error::io(&mpath, e))?;
-    let mut sums: Vec<(String, String)> = manifest.files.iter().map(|f| (f.path.clone(), f.sha256.clone())).collect();
-    sums.push(("manifest.json".into(), crate::stages::hash::sha256_bytes(mjson.as_bytes())));
-    let spath = root.join("SHA256SUMS");
-    std::fs::write(&spath, release::sha256sums(&sums)).map_err(|e| Error::io(&spath, e))?;
+    write_release_files(spec, &root, &mut manifest, &report, &sections, extra_metadata.as_ref())?;
     drop(ctx);
     let release_dir = staging.commit(opts.force)?;
     for (rel, (path, _)) in &inputs {
@@ -497,6 +388,238 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         tracing::warn!("input cache not saved: {e}");
     }
     Ok(BuildOutcome { release_dir, manifest, report, unchanged: false })
+}
+
+/// Registers the pipeline's views in `ctx`, in order; a view that uses `SIMILAR TO` is
+/// refused, named.
+async fn register_views(ctx: &datafusion::prelude::SessionContext, spec: &PipelineSpec) -> Result<()> {
+    for (i, v) in spec.def.views.iter().enumerate() {
+        let sql = spec.view_sql(i)?;
+        let context = || format!("view {} ({})", v.name, origin(spec, v.sql.as_deref(), "view", &v.name));
+        let df = ctx
+            .sql_with_options(&sql, crate::sql::session::read_only(false))
+            .await
+            .map_err(|e| Error::sql(context(), e))?;
+        // (the session's analyzer refuses it when a table or section reads the view; here
+        // it is named, and refused in a view that nothing reads too)
+        if crate::sql::session::uses_similar_to(df.logical_plan()) {
+            return Err(Error::config(context(), crate::sql::session::SIMILAR_TO_REFUSED));
+        }
+        ctx.register_table(v.name.as_str(), df.into_view()).map_err(|e| Error::sql(context(), e))?;
+    }
+    Ok(())
+}
+
+/// Whether the release at `target` is what a build would make now ([`up_to_date`]).
+enum UpToDate {
+    /// Its manifest: nothing to rebuild.
+    Yes(Box<Manifest>),
+    /// What changed (`None` when there is no release, or `--force`).
+    No(Option<String>),
+}
+
+/// Whether the release at `target` is up to date with the pipeline, its inputs (by the input
+/// cache, hashing inputs whose stamps changed), the build's settings and `SOURCE_DATE_EPOCH`.
+fn up_to_date(
+    spec: &PipelineSpec,
+    opts: &BuildOptions,
+    target: &Path,
+    input_cache: &mut crate::verbs::build::cache::InputCache,
+    progress: &dyn Progress,
+) -> Result<UpToDate> {
+    let Some(existing) = Manifest::load(target).ok().filter(|_| !opts.force) else { return Ok(UpToDate::No(None)) };
+    progress.start("checking whether the release is up to date", Unit::None, None);
+    // a different SOURCE_DATE_EPOCH makes a different manifest: not up to date
+    let stale = if existing.created_at != created_at(opts) {
+        Some("SOURCE_DATE_EPOCH changed".to_string())
+    } else {
+        crate::verbs::build::cache::stale(spec, target, &existing, &build_settings(spec, opts), input_cache)?
+    };
+    progress.finish();
+    Ok(match stale {
+        None => UpToDate::Yes(Box::new(existing)),
+        why => UpToDate::No(why),
+    })
+}
+
+/// The digests of a release's inputs and files ([`hash_release`]).
+struct Hashed {
+    inputs_out: Vec<InputEntry>,
+    files: Vec<FileEntry>,
+    def_files: Vec<release::HashedPath>,
+    pipeline_sha256: String,
+}
+
+/// Hashes what the manifest lists: the inputs (hashed while read, in the background thread
+/// `input_hashing`, or now), the data files (hashed as written), the rejects files and the
+/// pipeline's definition. Inputs that changed while read are refused; input warnings go to
+/// `report`.
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn hash_release(
+    spec: &PipelineSpec,
+    root: &Path,
+    (input_hashing, read_digests): (
+        std::thread::JoinHandle<Result<BTreeMap<PathBuf, crate::stages::hash::FileDigest>>>,
+        &crate::stages::hash::ReadDigests,
+    ),
+    (inputs, stamps): (
+        &BTreeMap<String, (PathBuf, BTreeSet<String>)>,
+        &BTreeMap<PathBuf, crate::verbs::build::cache::FileStamp>,
+    ),
+    data_files: Vec<(String, crate::stages::write::WrittenFile)>,
+    reject_counts: &BTreeMap<String, u64>,
+    report: &mut BuildReport,
+    progress: &dyn Progress,
+) -> Result<Hashed> {
+    progress.start("hashing", Unit::None, None);
+    let started = Instant::now();
+    let mut digests = input_hashing.join().map_err(|_| Error::format("inputs", "the hashing thread panicked"))??;
+    // inputs of sources read while the tables were built and not read to their end
+    let late: Vec<PathBuf> = inputs
+        .values()
+        .map(|(p, _)| p)
+        .filter(|p| read_digests.get(p).is_none() && !digests.contains_key(*p))
+        .cloned()
+        .collect();
+    digests.extend(hash_by_path(late)?);
+    let inputs_out: Vec<InputEntry> = inputs
+        .iter()
+        .map(|(rel, (path, sources))| {
+            let d = read_digests.get(path).or_else(|| digests.get(path).cloned()).expect("one digest per input");
+            InputEntry {
+                path: rel.clone(),
+                bytes: d.bytes,
+                sha256: d.sha256,
+                sources: sources.iter().cloned().collect(),
+            }
+        })
+        .collect();
+    unchanged_while_read(inputs, stamps, &inputs_out)?;
+    input_warnings(spec, &inputs_out, report);
+    let mut files: Vec<FileEntry> = data_files
+        .into_iter()
+        .map(|(table, f)| FileEntry {
+            path: f.path,
+            bytes: f.digest.bytes,
+            sha256: f.digest.sha256,
+            kind: f.format.to_string(),
+            table: Some(table),
+            rows: Some(f.rows),
+        })
+        .collect();
+    let mut to_hash: Vec<(String, String, Option<String>, Option<u64>)> = Vec::new();
+    for (name, n) in reject_counts {
+        to_hash.push((format!("rejects/{name}.jsonl"), "rejects".into(), Some(name.clone()), Some(*n)));
+    }
+    let digests = crate::stages::hash::sha256_files(&to_hash.iter().map(|(p, ..)| root.join(p)).collect::<Vec<_>>())?;
+    for ((path, kind, table, rows), d) in to_hash.into_iter().zip(digests) {
+        files.push(FileEntry { path, bytes: d.bytes, sha256: d.sha256, kind, table, rows });
+    }
+    let (def_files, pipeline_sha256) = crate::verbs::build::cache::definition_digest(spec)?;
+    progress.finish();
+    tracing::info!("inputs and files hashed in {:.2} s", started.elapsed().as_secs_f64());
+
+    Ok(Hashed { inputs_out, files, def_files, pipeline_sha256 })
+}
+
+/// A table's Parquet files, its splits' entries and the NaN and infinities of its rows, from
+/// the files written for each split; every file written is added to `data_files`.
+#[allow(clippy::type_complexity)]
+fn split_entries(
+    table: &str,
+    split_files: &[(String, Vec<crate::stages::write::WrittenFile>)],
+    data_files: &mut Vec<(String, crate::stages::write::WrittenFile)>,
+) -> (Vec<String>, Vec<release::SplitEntry>, BTreeMap<String, crate::stages::write::NonFiniteCount>) {
+    let mut parquet: Vec<String> = Vec::new();
+    let mut splits = Vec::new();
+    let mut nonfinite: BTreeMap<String, crate::stages::write::NonFiniteCount> = BTreeMap::new();
+    for f in split_files.iter().flat_map(|(_, files)| files).filter(|f| f.format == "parquet") {
+        for (col, n) in &f.nonfinite {
+            nonfinite.entry(col.clone()).or_default().add(n);
+        }
+    }
+    for (split, files) in split_files {
+        let pq: Vec<String> = files.iter().filter(|f| f.format == "parquet").map(|f| f.path.clone()).collect();
+        let rows = files.iter().filter(|f| f.format == "parquet").map(|f| f.rows).sum();
+        splits.push(release::SplitEntry { name: split.clone(), rows, files: pq.clone() });
+        parquet.extend(pq);
+        for f in files {
+            data_files.push((table.to_string(), f.clone()));
+        }
+    }
+    (parquet, splits, nonfinite)
+}
+
+/// The manifest's entry of table `i` (its rejected rows are counted later, from the rejects).
+#[allow(clippy::type_complexity)]
+fn table_entry(
+    spec: &PipelineSpec,
+    i: usize,
+    report: &BuildReport,
+    policy: crate::core::spec::DuplicatePolicy,
+    table_schema: &crate::core::schema::TableSchema,
+    target_schema: &SchemaRef,
+    (rows, parquet, splits, nonfinite): (
+        u64,
+        Vec<String>,
+        Vec<release::SplitEntry>,
+        BTreeMap<String, crate::stages::write::NonFiniteCount>,
+    ),
+) -> TableEntry {
+    let t = &spec.def.tables[i];
+    TableEntry {
+        name: t.name.clone(),
+        rows,
+        rejected_rows: 0,
+        duplicates_dropped: report.duplicates_dropped.get(&t.name).map(|t| t.count).unwrap_or(0),
+        on_duplicate_key: serde_json::to_value(policy)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default(),
+        schema: table_schema.clone(),
+        arrow_schema: target_schema
+            .fields()
+            .iter()
+            .map(|f| ArrowField { name: f.name().clone(), data_type: type_name(f.data_type()) })
+            .collect(),
+        files: parquet,
+        splits,
+        split_column: t.split_column.clone(),
+        formats: if spec.jsonl_copies(i) { vec!["parquet".into(), "jsonl".into()] } else { vec!["parquet".into()] },
+        nonfinite_values: nonfinite,
+    }
+}
+
+/// Writes the release's description files and lists them in `manifest`: `datapackage.json`
+/// (the tables with JSON Lines copies), `croissant.json`, the card (`README.md`), then
+/// `manifest.json` and `SHA256SUMS`.
+fn write_release_files(
+    spec: &PipelineSpec,
+    root: &Path,
+    manifest: &mut Manifest,
+    report: &BuildReport,
+    sections: &[crate::stages::card::SectionResult],
+    extra_metadata: Option<&yaml_serde::Mapping>,
+) -> Result<()> {
+    // the tables with JSON Lines copies as a Frictionless data package
+    let package =
+        release::datapackage(manifest, spec.def.card.pretty_name.as_deref(), spec.def.card.license.as_deref());
+    write_listed(root, manifest, "datapackage.json", "datapackage", &package)?;
+    // and as Croissant metadata, over the data files the manifest lists
+    let croissant = crate::stages::croissant::croissant(manifest, &spec.def.card, root)?;
+    write_listed(root, manifest, "croissant.json", "croissant", &croissant)?;
+
+    // card
+    let card = crate::stages::card::render(spec, manifest, report, sections, extra_metadata, root)?;
+    write_listed(root, manifest, "README.md", "card", &card)?;
+    let mjson = manifest.to_json();
+    let mpath = root.join("manifest.json");
+    std::fs::write(&mpath, &mjson).map_err(|e| Error::io(&mpath, e))?;
+    let mut sums: Vec<(String, String)> = manifest.files.iter().map(|f| (f.path.clone(), f.sha256.clone())).collect();
+    sums.push(("manifest.json".into(), crate::stages::hash::sha256_bytes(mjson.as_bytes())));
+    let spath = root.join("SHA256SUMS");
+    std::fs::write(&spath, release::sha256sums(&sums)).map_err(|e| Error::io(&spath, e))?;
+    Ok(())
 }
 
 /// SHA-256 of each of `paths` (on both cores), by path.
