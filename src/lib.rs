@@ -6,11 +6,11 @@
 //! ```text
 //! cli      arguments, dispatch, everything printed, the exit code
 //!  │
-//! verbs    build · verify · query · init · hub (publish, verify hf://, query hf://)
+//! verbs    build · verify · query · init · cluster · hub (publish, verify hf://, query hf://)
 //!  │
 //! stages   ingest → feed → transform → sort → validate → write → hash → rejects → card → release
 //!  │
-//! sql      session · print · udf · groups
+//! sql      session · print · udf · groups · engine
 //!  │
 //! core     error · report · options · progress · spec · schema · names · values · numbers · jsonl
 //! ```
@@ -35,8 +35,10 @@
 //! [`build`](verbs::build) runs the stages over a pipeline;
 //! [`verify`](verbs::verify) re-checks a release folder; [`query`](verbs::query) registers a
 //! release or raw files for SQL; [`hub`](verbs::hub) publishes to the Hugging Face Hub and
-//! verifies and queries what is there. [`sql`] holds the DataFusion session all of
-//! them share; [`core`] the types every floor uses, from [`Error`] to the pipeline
+//! verifies and queries what is there, uploading through Xet storage where the Hub offers it;
+//! [`cluster`](verbs::cluster) runs a Ballista scheduler or executor that knows runpack's SQL
+//! functions. [`sql`] holds the DataFusion session all of them share, embedded or on a
+//! Ballista cluster ([`engine`](sql::engine)); [`core`] the types every floor uses, from [`Error`] to the pipeline
 //! definition ([`PipelineSpec`](core::spec::PipelineSpec)).
 
 #![warn(missing_docs)]
