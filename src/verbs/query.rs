@@ -509,6 +509,52 @@ pub async fn register_files(
     location: &str,
     schema: Option<&crate::core::schema::TableSchema>,
 ) -> Result<RawTable> {
+    let (base, found, parquet) = raw_files(location)?;
+    let fmt = if parquet { crate::core::spec::Format::Parquet } else { crate::core::spec::Format::Jsonl };
+    let source = crate::core::spec::SourceDef {
+        name: name.to_string(),
+        path: crate::core::spec::PathPatterns::Many(found.iter().map(|f| f.rel.clone()).collect()),
+        format: fmt,
+        record_path: None,
+        schema: None,
+        columns: crate::core::spec::ColumnsPolicy::Union,
+        nonfinite: crate::core::spec::NonFinite::Ieee,
+        // runpack's own JSON Lines write NaN and ±Infinity as these strings: read them back
+        coerce_nonfinite_strings: true,
+        coerce_numeric_strings: false,
+        assume_timezone: None,
+        fields: vec![],
+        layout: crate::core::spec::Layout::Wide,
+        id_columns: vec![],
+        keep_text: false,
+        wandb: None,
+    };
+    if parquet {
+        let arrow = match schema {
+            Some(declared) => declared_columns_in_files(name, declared, &found)?,
+            None => {
+                let fields = crate::stages::ingest::parquet::plan_for_query(&source, &found)?;
+                Arc::new(arrow::datatypes::Schema::new(fields))
+            }
+        };
+        let paths: Vec<PathBuf> = found.iter().map(|f| f.path.clone()).collect();
+        register_parquet(ctx, name, &paths, arrow.clone(), &[]).await?;
+        if let Some(declared) = schema {
+            check_declared_rules(ctx, name, declared, Some((&found, arrow.clone()))).await?;
+        }
+        let parquet_files = paths.iter().map(|p| (p.display().to_string(), p.clone())).collect();
+        return Ok(RawTable { schema: arrow, inferred: schema.is_none(), parquet_files, _work: None });
+    }
+    // JSON Lines: read through runpack's own reader into Arrow IPC
+    register_jsonl(ctx, name, base, source, schema).await
+}
+
+/// The raw files `location` names (a file, a folder or a glob), with the folder patterns are
+/// relative to, and whether they are Parquet (else JSON Lines).
+///
+/// Errors: [`Error::Refused`] for a pipe or device, a place that holds no readable file, a
+/// file of another kind, a mix of Parquet and JSON Lines, or a Git LFS pointer.
+fn raw_files(location: &str) -> Result<(PathBuf, Vec<crate::stages::ingest::files::InputFile>, bool)> {
     use crate::stages::ingest::files;
     let path = Path::new(location);
     // a pipe or a device (`/dev/stdin`, `<(…)`) can be read once, and a raw table is read twice
@@ -597,42 +643,18 @@ pub async fn register_files(
             if path.is_dir() { format!("{location}/*.parquet") } else { "*.parquet".to_string() }
         )));
     }
-    let fmt = if parquet { crate::core::spec::Format::Parquet } else { crate::core::spec::Format::Jsonl };
-    let source = crate::core::spec::SourceDef {
-        name: name.to_string(),
-        path: crate::core::spec::PathPatterns::Many(found.iter().map(|f| f.rel.clone()).collect()),
-        format: fmt,
-        record_path: None,
-        schema: None,
-        columns: crate::core::spec::ColumnsPolicy::Union,
-        nonfinite: crate::core::spec::NonFinite::Ieee,
-        // runpack's own JSON Lines write NaN and ±Infinity as these strings: read them back
-        coerce_nonfinite_strings: true,
-        coerce_numeric_strings: false,
-        assume_timezone: None,
-        fields: vec![],
-        layout: crate::core::spec::Layout::Wide,
-        id_columns: vec![],
-        keep_text: false,
-        wandb: None,
-    };
-    if parquet {
-        let arrow = match schema {
-            Some(declared) => declared_columns_in_files(name, declared, &found)?,
-            None => {
-                let fields = crate::stages::ingest::parquet::plan_for_query(&source, &found)?;
-                Arc::new(arrow::datatypes::Schema::new(fields))
-            }
-        };
-        let paths: Vec<PathBuf> = found.iter().map(|f| f.path.clone()).collect();
-        register_parquet(ctx, name, &paths, arrow.clone(), &[]).await?;
-        if let Some(declared) = schema {
-            check_declared_rules(ctx, name, declared, Some((&found, arrow.clone()))).await?;
-        }
-        let parquet_files = paths.iter().map(|p| (p.display().to_string(), p.clone())).collect();
-        return Ok(RawTable { schema: arrow, inferred: schema.is_none(), parquet_files, _work: None });
-    }
-    // JSON Lines: read through runpack's own reader into Arrow IPC
+    Ok((base, found, parquet))
+}
+
+/// Registers the JSON Lines files of `source` as table `name`, read by runpack's own reader
+/// (whole-input inference, or `schema`) into an Arrow IPC file kept with the returned table.
+async fn register_jsonl(
+    ctx: &SessionContext,
+    name: &str,
+    base: PathBuf,
+    source: crate::core::spec::SourceDef,
+    schema: Option<&crate::core::schema::TableSchema>,
+) -> Result<RawTable> {
     let work = tempfile::tempdir().map_err(|e| Error::io("temporary folder", e))?;
     let spec = crate::core::spec::PipelineSpec {
         dir: base.clone(),
