@@ -198,6 +198,56 @@ pub(crate) async fn plan_table(cx: &TableCx<'_>) -> Result<TablePlan> {
     })
 }
 
+/// Sets aside the rows of `conformed` (the query's batch `b` conformed to the table's
+/// schema) holding a value that does not fit its column (`problems`: row, column, message):
+/// violations of the build, or rejects with every reason of the row; returns the other rows.
+fn set_aside_unfit(
+    table: &str,
+    b: &RecordBatch,
+    conformed: RecordBatch,
+    problems: Vec<CellProblem>,
+    on_invalid: OnInvalid,
+    report: &mut BuildReport,
+    rejects: &mut Rejects,
+) -> Result<RecordBatch> {
+    let sources = crate::stages::validate::SourceColumn::find(b);
+    let mut bad_rows: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    // a row with a value that does not fit goes no further in either mode: its null
+    // would only add a false `required` (or key) violation to the one reported here
+    for (row, column, message) in problems {
+        match on_invalid {
+            OnInvalid::Fail => {
+                bad_rows.entry(row).or_default();
+                report.violation(crate::core::report::Violation {
+                    scope: crate::core::report::Scope::Table,
+                    table: table.to_string(),
+                    source: sources.at(row),
+                    path: column,
+                    rule: "type".into(),
+                    key: None,
+                    message,
+                })
+            }
+            OnInvalid::Reject => bad_rows.entry(row).or_default().push(format!("{column}: {message}")),
+        }
+    }
+    // one reject per row, with every reason
+    for (&row, reasons) in bad_rows.iter().filter(|(_, reasons)| !reasons.is_empty()) {
+        rejects.add(
+            table,
+            sources.reject_at(row).as_ref(),
+            reasons,
+            crate::stages::rejects::RejectBody::Record(crate::stages::validate::row_json(b, row)),
+        )?;
+    }
+    if bad_rows.is_empty() {
+        return Ok(conformed);
+    }
+    let keep: arrow::array::BooleanArray =
+        (0..conformed.num_rows()).map(|r| Some(!bad_rows.contains_key(&r))).collect();
+    arrow::compute::filter_record_batch(&conformed, &keep).map_err(|e| Error::format(table, e))
+}
+
 /// Runs a planned table query: conforms, sorts (unless the rows come in key order),
 /// validates and writes its rows. Violations and warnings go to `report`, set-aside rows to
 /// `rejects`.
@@ -269,42 +319,7 @@ pub(crate) async fn run_table(
     let mut sink = |b: RecordBatch| -> Result<()> {
         let (mut conformed, problems) = conform_batch(&t.name, &b, &target_schema)?;
         if !problems.is_empty() {
-            let sources = crate::stages::validate::SourceColumn::find(&b);
-            let mut bad_rows: BTreeMap<usize, Vec<String>> = BTreeMap::new();
-            // a row with a value that does not fit goes no further in either mode: its null
-            // would only add a false `required` (or key) violation to the one reported here
-            for (row, column, message) in problems {
-                match opts.on_invalid {
-                    OnInvalid::Fail => {
-                        bad_rows.entry(row).or_default();
-                        report.violation(crate::core::report::Violation {
-                            scope: crate::core::report::Scope::Table,
-                            table: t.name.clone(),
-                            source: sources.at(row),
-                            path: column,
-                            rule: "type".into(),
-                            key: None,
-                            message,
-                        })
-                    }
-                    OnInvalid::Reject => bad_rows.entry(row).or_default().push(format!("{column}: {message}")),
-                }
-            }
-            // one reject per row, with every reason
-            for (&row, reasons) in bad_rows.iter().filter(|(_, reasons)| !reasons.is_empty()) {
-                rejects.add(
-                    &t.name,
-                    sources.reject_at(row).as_ref(),
-                    reasons,
-                    crate::stages::rejects::RejectBody::Record(crate::stages::validate::row_json(&b, row)),
-                )?;
-            }
-            if !bad_rows.is_empty() {
-                let keep: arrow::array::BooleanArray =
-                    (0..conformed.num_rows()).map(|r| Some(!bad_rows.contains_key(&r))).collect();
-                conformed =
-                    arrow::compute::filter_record_batch(&conformed, &keep).map_err(|e| Error::format(&t.name, e))?;
-            }
+            conformed = set_aside_unfit(&t.name, &b, conformed, problems, opts.on_invalid, report, rejects)?;
         }
         if let Some(out) = validator.push(conformed, report, rejects)? {
             writer.write(&out, report)?;
