@@ -81,15 +81,7 @@ fn write_listed(root: &Path, manifest: &mut Manifest, path: &str, kind: &str, te
 /// `max_errors`); [`Error::Config`] for pipeline problems; [`Error::Refused`] when the version
 /// exists and `force` is not set; [`Error::Io`], [`Error::Sql`] otherwise.
 pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Progress) -> Result<BuildOutcome> {
-    let version = opts.version.clone().unwrap_or_else(|| spec.def.version.clone());
-    if !regex::Regex::new(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$").expect("static").is_match(&version) {
-        let from = if opts.version.is_some() {
-            "--release-version".to_string()
-        } else {
-            format!("{} (version)", spec.file.display())
-        };
-        return Err(Error::config(from, format!("version {version:?} must match [A-Za-z0-9][A-Za-z0-9._+-]*")));
-    }
+    let version = release_version(spec, opts)?;
     let target = opts.releases_dir.join(&spec.def.name).join(&version);
     // a cluster's options are checked before anything else, also when nothing is rebuilt
     let engine = Cluster::engine(opts)?;
@@ -194,138 +186,35 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
 
     // tables, in dependency order; `report` holds what they find (the sources' findings come
     // first in the final report, in source order, however late a streamed source was read)
-    let mut order: Vec<usize> = Vec::new();
-    let mut table_entries: BTreeMap<String, TableEntry> = BTreeMap::new();
-    // (table, file written), each file hashed as it was written
-    let mut data_files: Vec<(String, crate::stages::write::WrittenFile)> = Vec::new();
-    let tables: std::result::Result<(), Failure> = async {
-        register_views(&ctx, spec).await?;
-        order = table_order(spec)?;
-        let referenced = crate::core::schema::referenced_columns(
-            spec.def.tables.iter().zip(&spec.table_schemas).filter_map(|(t, s)| Some((t.name.as_str(), s.as_ref()?))),
-        );
-        let mut key_sets: BTreeMap<(String, Vec<String>), KeySet> = BTreeMap::new();
-        for &i in &order {
-            let t = &spec.def.tables[i];
-            let started = Instant::now();
-            let streamed: Vec<(usize, SchemaRef)> =
-                deferred.iter().filter(|(_, (ti, _))| *ti == i).map(|(&s, (_, schema))| (s, schema.clone())).collect();
-            // a table that reads its sources as they stream in counts the bytes they read
-            let read_while_run =
-                BytesOnRows::new(progress, streamed.iter().map(|(s, _)| stager.source_bytes[*s]).sum());
-            let progress: &dyn Progress = if streamed.is_empty() {
-                progress.start(&format!("running table {}'s SQL", t.name), Unit::Rows, None);
-                progress
-            } else {
-                let names: Vec<&str> = streamed.iter().map(|(s, _)| spec.def.sources[*s].name.as_str()).collect();
-                let step = format!("reading source {} into table {}", names.join(", "), t.name);
-                progress.start(&step, Unit::Bytes, Some(read_while_run.budget));
-                &read_while_run
-            };
-            let cx = TableCx {
-                ctx: &ctx,
-                spec,
-                index: i,
-                opts,
-                key_sets: &key_sets,
-                referenced: &referenced,
-                root: &root,
-                work: &work,
-                progress,
-            };
-            let built = if streamed.is_empty() {
-                None
-            } else {
-                let shared = shared.as_ref().expect("set when sources are deferred");
-                let outcome = build_streamed(&cx, shared, &streamed, &ingest_opts, &mut report, &mut rejects).await?;
-                match outcome {
-                    Streaming::Built(built, read) => {
-                        for (s, files, found) in read {
-                            deferred.remove(&s);
-                            stager.reports[s] = Some(found);
-                            record_inputs(&mut inputs, &files, &spec.def.sources[s].name);
-                        }
-                        Some(*built)
-                    }
-                    Streaming::Invalid(read) => {
-                        for (s, found) in read {
-                            deferred.remove(&s);
-                            stager.reports[s] = Some(found);
-                        }
-                        return Err(Failure::Sources);
-                    }
-                    Streaming::SourceError(s, e) => return Err(Failure::Source(s, e)),
-                    Streaming::Restage => {
-                        for (s, _) in &streamed {
-                            deferred.remove(s);
-                            if let Err(e) = stager.stage(*s, progress, true, &mut rejects, &mut inputs).await {
-                                return Err(Failure::Source(*s, e));
-                            }
-                        }
-                        if stager.violations() > 0 {
-                            return Err(Failure::Sources);
-                        }
-                        None
-                    }
-                }
-            };
-            let built = match built {
-                Some(b) => b,
-                None => {
-                    let plan = plan_table(&cx).await?;
-                    run_table(&cx, plan, &mut report, &mut rejects).await?
-                }
-            };
-            let TableBuilt { rows, keys, split_files, policy, table_schema, target_schema } = built;
-            for (cols, set) in keys {
-                key_sets.insert((t.name.clone(), cols), set);
+    let env = TablesEnv {
+        ctx: &ctx,
+        spec,
+        opts,
+        root: &root,
+        work: &work,
+        cluster: cluster.as_ref(),
+        shared: shared.as_ref(),
+        ingest_opts: &ingest_opts,
+        progress,
+    };
+    let tables = build_tables(&env, &mut stager, &mut deferred, &mut report, &mut rejects, &mut inputs).await;
+    let BuiltTables { order, mut table_entries, data_files } = match tables {
+        Ok(built) => built,
+        Err(mut e) => {
+            if let (Some(c), Failure::Table(Error::Sql { context, .. })) = (&cluster, &mut e) {
+                // a failure on the cluster (an executor lost, a task failed) names it
+                context.push_str(&format!(" on the engine {}", c.engine.address()));
             }
-            progress.finish();
-            tracing::info!("table {}: built in {:.2} s", t.name, started.elapsed().as_secs_f64());
-            let (parquet, splits, nonfinite) = split_entries(&t.name, &split_files, &mut data_files);
-            // later tables read this one from what was written (a copy in the share, for a
-            // cluster)
-            let mut paths: Vec<PathBuf> = parquet.iter().map(|p| root.join(p)).collect();
-            if let Some(c) = &cluster {
-                paths = c.share_table(&t.name, &paths)?;
-            }
-            let order = crate::sql::session::declared_order(&table_schema, &target_schema);
-            crate::sql::session::register_parquet(&ctx, &t.name, &paths, target_schema.clone(), &order).await?;
-            let entry = table_entry(
-                spec,
-                i,
-                &report,
-                policy,
-                &table_schema,
-                &target_schema,
-                (rows, parquet, splits, nonfinite),
-            );
-            table_entries.insert(t.name.clone(), entry);
+            return Err(stager.fail(e, &mut deferred, progress, &mut rejects, &mut inputs).await);
         }
-        Ok(())
-    }
-    .await;
-    if let Err(mut e) = tables {
-        if let (Some(c), Failure::Table(Error::Sql { context, .. })) = (&cluster, &mut e) {
-            // a failure on the cluster (an executor lost, a task failed) names it
-            context.push_str(&format!(" on the engine {}", c.engine.address()));
-        }
-        return Err(stager.fail(e, &mut deferred, progress, &mut rejects, &mut inputs).await);
-    }
+    };
     let mut report = {
         let mut all = stager.sources_report();
         all.absorb(report);
         all
     };
     report.check()?;
-    let reject_counts = rejects.finish()?;
-    for (name, n) in &reject_counts {
-        let dropped = report.duplicates_dropped.get(name).map(|t| t.count).unwrap_or(0);
-        if let Some(t) = table_entries.get_mut(name) {
-            t.rejected_rows = n - dropped;
-        }
-        report.rejected_rows.insert(name.clone(), *n);
-    }
+    let reject_counts = count_rejects(rejects, &mut report, &mut table_entries)?;
     // the card's sections may read sources and views, whose staged rows are in the work
     // folder: they run before it goes
     let sections = match &cluster {
@@ -351,30 +240,9 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         progress,
     )?;
 
-    let mut manifest = Manifest {
-        manifest_version: release::MANIFEST_VERSION,
-        name: spec.def.name.clone(),
-        version: version.clone(),
-        runpack_version: env!("CARGO_PKG_VERSION").to_string(),
-        created_at: created_at(opts),
-        pipeline: PipelineInfo { sha256: pipeline_sha256, files: def_files },
-        build: build_settings(spec, opts),
-        inputs: inputs_out,
-        tables: order.iter().map(|&i| table_entries.remove(&spec.def.tables[i].name).expect("built")).collect(),
-        files,
-        report: ReportSummary {
-            warnings: report.warnings.len() as u64,
-            nonfinite_values: report.nonfinite.iter().map(|(k, v)| (k.clone(), v.count)).collect(),
-            coerced_values: report.coercions.iter().map(|(k, v)| (k.clone(), v.count)).collect(),
-            rejected_rows: report.rejected_rows.clone(),
-            duplicates_dropped: report.duplicates_dropped.iter().map(|(k, v)| (k.clone(), v.count)).collect(),
-        },
-    };
-    // keep the pipeline's table order in the manifest
-    let pos = |n: &str| spec.def.tables.iter().position(|t| t.name == n).unwrap_or(usize::MAX);
-    manifest.tables.sort_by_key(|t| pos(&t.name));
-    manifest.files.sort_by(|a, b| a.path.cmp(&b.path));
-
+    let hashed = Hashed { inputs_out, files, def_files, pipeline_sha256 };
+    let tables = order.iter().map(|&i| table_entries.remove(&spec.def.tables[i].name).expect("built")).collect();
+    let mut manifest = manifest_of(spec, opts, &version, hashed, tables, &report);
     write_release_files(spec, &root, &mut manifest, &report, &sections, extra_metadata.as_ref())?;
     drop(ctx);
     let release_dir = staging.commit(opts.force)?;
@@ -388,6 +256,206 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         tracing::warn!("input cache not saved: {e}");
     }
     Ok(BuildOutcome { release_dir, manifest, report, unchanged: false })
+}
+
+/// The release's manifest: its name and version, the build's settings, the inputs, tables
+/// (in the pipeline's order) and files (by path) with their digests, and the report's counts.
+fn manifest_of(
+    spec: &PipelineSpec,
+    opts: &BuildOptions,
+    version: &str,
+    hashed: Hashed,
+    tables: Vec<TableEntry>,
+    report: &BuildReport,
+) -> Manifest {
+    let Hashed { inputs_out, files, def_files, pipeline_sha256 } = hashed;
+    let mut manifest = Manifest {
+        manifest_version: release::MANIFEST_VERSION,
+        name: spec.def.name.clone(),
+        version: version.to_string(),
+        runpack_version: env!("CARGO_PKG_VERSION").to_string(),
+        created_at: created_at(opts),
+        pipeline: PipelineInfo { sha256: pipeline_sha256, files: def_files },
+        build: build_settings(spec, opts),
+        inputs: inputs_out,
+        tables,
+        files,
+        report: ReportSummary {
+            warnings: report.warnings.len() as u64,
+            nonfinite_values: report.nonfinite.iter().map(|(k, v)| (k.clone(), v.count)).collect(),
+            coerced_values: report.coercions.iter().map(|(k, v)| (k.clone(), v.count)).collect(),
+            rejected_rows: report.rejected_rows.clone(),
+            duplicates_dropped: report.duplicates_dropped.iter().map(|(k, v)| (k.clone(), v.count)).collect(),
+        },
+    };
+    // keep the pipeline's table order in the manifest
+    let pos = |n: &str| spec.def.tables.iter().position(|t| t.name == n).unwrap_or(usize::MAX);
+    manifest.tables.sort_by_key(|t| pos(&t.name));
+    manifest.files.sort_by(|a, b| a.path.cmp(&b.path));
+    manifest
+}
+
+/// The release's version: `--release-version`, else the pipeline's `version`.
+///
+/// Errors: [`Error::Config`] naming where it comes from when it is not
+/// `[A-Za-z0-9][A-Za-z0-9._+-]*`.
+fn release_version(spec: &PipelineSpec, opts: &BuildOptions) -> Result<String> {
+    let version = opts.version.clone().unwrap_or_else(|| spec.def.version.clone());
+    if !regex::Regex::new(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$").expect("static").is_match(&version) {
+        let from = if opts.version.is_some() {
+            "--release-version".to_string()
+        } else {
+            format!("{} (version)", spec.file.display())
+        };
+        return Err(Error::config(from, format!("version {version:?} must match [A-Za-z0-9][A-Za-z0-9._+-]*")));
+    }
+    Ok(version)
+}
+
+/// Closes the rejects files and counts their rows: by table in `report`, and in each table's
+/// entry as rejected by validation (rows superseded by a duplicate-key rule apart).
+fn count_rejects(
+    rejects: Rejects,
+    report: &mut BuildReport,
+    table_entries: &mut BTreeMap<String, TableEntry>,
+) -> Result<BTreeMap<String, u64>> {
+    let reject_counts = rejects.finish()?;
+    for (name, n) in &reject_counts {
+        let dropped = report.duplicates_dropped.get(name).map(|t| t.count).unwrap_or(0);
+        if let Some(t) = table_entries.get_mut(name) {
+            t.rejected_rows = n - dropped;
+        }
+        report.rejected_rows.insert(name.clone(), *n);
+    }
+    Ok(reject_counts)
+}
+
+/// What a build's tables need of the build around them ([`build_tables`]).
+struct TablesEnv<'a> {
+    ctx: &'a datafusion::prelude::SessionContext,
+    spec: &'a PipelineSpec,
+    opts: &'a BuildOptions,
+    /// The release being written.
+    root: &'a Path,
+    /// Staged sources and sort runs (in the share, on a cluster).
+    work: &'a Path,
+    cluster: Option<&'a Cluster>,
+    /// The pipeline, for sources streamed into their table.
+    shared: Option<&'a Arc<PipelineSpec>>,
+    ingest_opts: &'a IngestOptions,
+    progress: &'a dyn Progress,
+}
+
+/// The tables a build made: their indexes in dependency order, their manifest entries and
+/// the files written (each with its table).
+struct BuiltTables {
+    order: Vec<usize>,
+    table_entries: BTreeMap<String, TableEntry>,
+    data_files: Vec<(String, crate::stages::write::WrittenFile)>,
+}
+
+/// Registers the views, then builds each table in dependency order: sources streamed into
+/// it read as it runs (or staged, when that cannot be), its SQL run, its rows conformed,
+/// sorted, validated and written, and the table registered for the tables after it.
+async fn build_tables(
+    env: &TablesEnv<'_>,
+    stager: &mut Stager<'_>,
+    deferred: &mut BTreeMap<usize, (usize, SchemaRef)>,
+    report: &mut BuildReport,
+    rejects: &mut Rejects,
+    inputs: &mut BTreeMap<String, (PathBuf, BTreeSet<String>)>,
+) -> std::result::Result<BuiltTables, Failure> {
+    let TablesEnv { ctx, spec, opts, root, work, cluster, shared, ingest_opts, progress } = *env;
+    register_views(ctx, spec).await?;
+    let order = table_order(spec)?;
+    let mut table_entries: BTreeMap<String, TableEntry> = BTreeMap::new();
+    // (table, file written), each file hashed as it was written
+    let mut data_files: Vec<(String, crate::stages::write::WrittenFile)> = Vec::new();
+    let referenced = crate::core::schema::referenced_columns(
+        spec.def.tables.iter().zip(&spec.table_schemas).filter_map(|(t, s)| Some((t.name.as_str(), s.as_ref()?))),
+    );
+    let mut key_sets: BTreeMap<(String, Vec<String>), KeySet> = BTreeMap::new();
+    for &i in &order {
+        let t = &spec.def.tables[i];
+        let started = Instant::now();
+        let streamed: Vec<(usize, SchemaRef)> =
+            deferred.iter().filter(|(_, (ti, _))| *ti == i).map(|(&s, (_, schema))| (s, schema.clone())).collect();
+        // a table that reads its sources as they stream in counts the bytes they read
+        let read_while_run = BytesOnRows::new(progress, streamed.iter().map(|(s, _)| stager.source_bytes[*s]).sum());
+        let progress: &dyn Progress = if streamed.is_empty() {
+            progress.start(&format!("running table {}'s SQL", t.name), Unit::Rows, None);
+            progress
+        } else {
+            let names: Vec<&str> = streamed.iter().map(|(s, _)| spec.def.sources[*s].name.as_str()).collect();
+            let step = format!("reading source {} into table {}", names.join(", "), t.name);
+            progress.start(&step, Unit::Bytes, Some(read_while_run.budget));
+            &read_while_run
+        };
+        let cx =
+            TableCx { ctx, spec, index: i, opts, key_sets: &key_sets, referenced: &referenced, root, work, progress };
+        let built = if streamed.is_empty() {
+            None
+        } else {
+            let shared = shared.as_ref().expect("set when sources are deferred");
+            let outcome = build_streamed(&cx, shared, &streamed, ingest_opts, report, rejects).await?;
+            match outcome {
+                Streaming::Built(built, read) => {
+                    for (s, files, found) in read {
+                        deferred.remove(&s);
+                        stager.reports[s] = Some(found);
+                        record_inputs(inputs, &files, &spec.def.sources[s].name);
+                    }
+                    Some(*built)
+                }
+                Streaming::Invalid(read) => {
+                    for (s, found) in read {
+                        deferred.remove(&s);
+                        stager.reports[s] = Some(found);
+                    }
+                    return Err(Failure::Sources);
+                }
+                Streaming::SourceError(s, e) => return Err(Failure::Source(s, e)),
+                Streaming::Restage => {
+                    for (s, _) in &streamed {
+                        deferred.remove(s);
+                        if let Err(e) = stager.stage(*s, progress, true, rejects, inputs).await {
+                            return Err(Failure::Source(*s, e));
+                        }
+                    }
+                    if stager.violations() > 0 {
+                        return Err(Failure::Sources);
+                    }
+                    None
+                }
+            }
+        };
+        let built = match built {
+            Some(b) => b,
+            None => {
+                let plan = plan_table(&cx).await?;
+                run_table(&cx, plan, report, rejects).await?
+            }
+        };
+        let TableBuilt { rows, keys, split_files, policy, table_schema, target_schema } = built;
+        for (cols, set) in keys {
+            key_sets.insert((t.name.clone(), cols), set);
+        }
+        progress.finish();
+        tracing::info!("table {}: built in {:.2} s", t.name, started.elapsed().as_secs_f64());
+        let (parquet, splits, nonfinite) = split_entries(&t.name, &split_files, &mut data_files);
+        // later tables read this one from what was written (a copy in the share, for a
+        // cluster)
+        let mut paths: Vec<PathBuf> = parquet.iter().map(|p| root.join(p)).collect();
+        if let Some(c) = &cluster {
+            paths = c.share_table(&t.name, &paths)?;
+        }
+        let order = crate::sql::session::declared_order(&table_schema, &target_schema);
+        crate::sql::session::register_parquet(ctx, &t.name, &paths, target_schema.clone(), &order).await?;
+        let entry =
+            table_entry(spec, i, report, policy, &table_schema, &target_schema, (rows, parquet, splits, nonfinite));
+        table_entries.insert(t.name.clone(), entry);
+    }
+    Ok(BuiltTables { order, table_entries, data_files })
 }
 
 /// Registers the pipeline's views in `ctx`, in order; a view that uses `SIMILAR TO` is
