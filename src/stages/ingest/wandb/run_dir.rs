@@ -509,6 +509,129 @@ fn emit_dir_row(plan: &Plan, d: usize, out: &mut dyn FnMut(Out) -> Result<()>) -
 /// A `wandb_runs` row and the run's full summary.
 type RunAndSummary = (RunRow, Map<String, Value>);
 
+/// Fills a run's row from its run directory `d`: `config.yaml`, `wandb-summary.json` (into
+/// `summary`) and `wandb-metadata.json`. A file that cannot be read is the run's bad record
+/// (`Ok(Err(message))`).
+fn from_run_dir(
+    plan: &Plan,
+    d: usize,
+    row: &mut RunRow,
+    summary: &mut Map<String, Value>,
+) -> Result<std::result::Result<(), String>> {
+    row.run_id = Some(plan.dirs[d].run_id.clone());
+    row.source_files = plan.dirs[d].members.iter().map(|&k| plan.inputs[k].rel.clone()).collect();
+    if let Some(k) = plan.member(d, Member::Config) {
+        let input = &plan.inputs[k];
+        // a config that cannot be read is a bad record of the run, as a summary is
+        let text = match read_text(input) {
+            Ok(text) => text,
+            Err(Error::Format { source: message, .. }) => {
+                return Ok(Err(format!("the run's config ({}) cannot be read: {message}", input.rel)));
+            }
+            Err(e) => return Err(e),
+        };
+        let raw = match values::yaml(&text) {
+            Ok(raw) => raw,
+            Err(m) => return Ok(Err(format!("the run's config ({}) cannot be read: {m}", input.rel))),
+        };
+        row.config_raw = Some(crate::stages::ingest::convert::json_text(&raw));
+        row.config = match values::normalise_config(&raw) {
+            Ok(config) => Some(config),
+            Err(m) => return Ok(Err(format!("the run's config ({}): {m}", input.rel))),
+        };
+    }
+    if let Some(k) = plan.member(d, Member::Summary) {
+        // a summary that is no JSON object is a bad record of the run, as a run list's is
+        let rel = &plan.inputs[k].rel;
+        match read_json(&plan.inputs[k]) {
+            Ok(Value::Object(o)) => *summary = o,
+            Ok(other) => {
+                return Ok(Err(format!(
+                    "{rel}: the run's summary: expected a JSON object, found {}",
+                    crate::stages::ingest::path::describe(&other)
+                )));
+            }
+            Err(Error::Format { context, source: message }) => {
+                return Ok(Err(format!("the run's summary ({context}): {message}")));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    if let Some(k) = plan.member(d, Member::Metadata) {
+        let mut meta = match read_json(&plan.inputs[k]) {
+            Ok(meta) => meta,
+            Err(Error::Format { context, source: message }) => {
+                return Ok(Err(format!("the run's metadata ({context}): {message}")));
+            }
+            Err(e) => return Err(e),
+        };
+        values::redact(&mut meta, &plan.opts.redact);
+        let s = |key: &str| meta.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()).map(String::from);
+        row.state = s("state");
+        row.project = s("project");
+        row.job_type = s("jobType");
+        row.created_at = meta.get("startedAt").and_then(rows::created_at);
+        if row.state.is_none()
+            && let Some(code) = meta.get("exitcode").and_then(Value::as_i64)
+        {
+            row.state = Some(if code == 0 { "finished" } else { "failed" }.into());
+        }
+        row.metadata = Some(meta);
+    }
+    Ok(Ok(()))
+}
+
+/// Fills a run's row from its `.wandb` log `k` (folded into `f`): the run record, and the
+/// config and summary over the run directory's when the log is whole; the exit state.
+fn from_log(
+    plan: &Plan,
+    d: Option<usize>,
+    (k, f): (usize, &Folded),
+    row: &mut RunRow,
+    summary: &mut Map<String, Value>,
+) -> Result<()> {
+    if d.is_none() {
+        row.source_files = vec![plan.inputs[k].rel.clone()];
+    }
+    row.run_id = log_run_id(plan, k, d, f);
+    if let Some(r) = &f.run {
+        let s = |x: &str| Some(x.to_string()).filter(|s| !s.is_empty());
+        row.entity = s(&r.entity);
+        row.project = s(&r.project).or(row.project.take());
+        row.name = s(&r.display_name);
+        row.group = s(&r.group);
+        row.job_type = s(&r.job_type).or(row.job_type.take());
+        row.notes = s(&r.notes);
+        row.tags = Some(r.tags.clone());
+        if let Some(t) = r.start_time {
+            row.created_at = rows::epoch(t);
+        }
+    }
+    // a whole log holds every config and summary update of the run, so it is read over
+    // the directory's `config.yaml` and `wandb-summary.json`; those stand in for a log
+    // that has none, or that lost records (cut short or damaged: its last updates may be
+    // what was lost)
+    let whole = f.stop.is_none() && f.skipped.is_empty();
+    if row.config.is_none() || (whole && !f.config.is_empty()) {
+        let raw = Value::Object(f.config.clone());
+        row.config_raw = Some(crate::stages::ingest::convert::json_text(&raw));
+        row.config = Some(values::normalise_config(&raw).map_err(|m| Error::config(&plan.inputs[k].rel, m))?);
+    }
+    if summary.is_empty() || (whole && !f.summary.is_empty()) {
+        *summary = f.summary.clone();
+    }
+    match f.exit {
+        Some((0, _)) => row.state = Some("finished".into()),
+        Some(_) => row.state = Some("failed".into()),
+        None if row.state.is_none() => row.state = f.stop.as_ref().map(|_| "crashed".to_string()),
+        None => {}
+    }
+    if let Some((_, rt)) = f.exit {
+        row.runtime_s = Some(Value::from(rt));
+    }
+    Ok(())
+}
+
 /// The `wandb_runs` row of a run directory and/or a log, with the full summary; or, as the
 /// inner error, the problem of a summary whose `_step` is no step (a bad record, named by
 /// the summary's file).
@@ -521,108 +644,13 @@ fn row_from(
 ) -> Result<std::result::Result<RunAndSummary, String>> {
     let mut row = RunRow { source: if d.is_some() { "run-dir" } else { "wandb-log" }, ..Default::default() };
     let mut summary: Map<String, Value> = Map::new();
-    if let Some(d) = d {
-        row.run_id = Some(plan.dirs[d].run_id.clone());
-        row.source_files = plan.dirs[d].members.iter().map(|&k| plan.inputs[k].rel.clone()).collect();
-        if let Some(k) = plan.member(d, Member::Config) {
-            let input = &plan.inputs[k];
-            // a config that cannot be read is a bad record of the run, as a summary is
-            let text = match read_text(input) {
-                Ok(text) => text,
-                Err(Error::Format { source: message, .. }) => {
-                    return Ok(Err(format!("the run's config ({}) cannot be read: {message}", input.rel)));
-                }
-                Err(e) => return Err(e),
-            };
-            let raw = match values::yaml(&text) {
-                Ok(raw) => raw,
-                Err(m) => return Ok(Err(format!("the run's config ({}) cannot be read: {m}", input.rel))),
-            };
-            row.config_raw = Some(crate::stages::ingest::convert::json_text(&raw));
-            row.config = match values::normalise_config(&raw) {
-                Ok(config) => Some(config),
-                Err(m) => return Ok(Err(format!("the run's config ({}): {m}", input.rel))),
-            };
-        }
-        if let Some(k) = plan.member(d, Member::Summary) {
-            // a summary that is no JSON object is a bad record of the run, as a run list's is
-            let rel = &plan.inputs[k].rel;
-            match read_json(&plan.inputs[k]) {
-                Ok(Value::Object(o)) => summary = o,
-                Ok(other) => {
-                    return Ok(Err(format!(
-                        "{rel}: the run's summary: expected a JSON object, found {}",
-                        crate::stages::ingest::path::describe(&other)
-                    )));
-                }
-                Err(Error::Format { context, source: message }) => {
-                    return Ok(Err(format!("the run's summary ({context}): {message}")));
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        if let Some(k) = plan.member(d, Member::Metadata) {
-            let mut meta = match read_json(&plan.inputs[k]) {
-                Ok(meta) => meta,
-                Err(Error::Format { context, source: message }) => {
-                    return Ok(Err(format!("the run's metadata ({context}): {message}")));
-                }
-                Err(e) => return Err(e),
-            };
-            values::redact(&mut meta, &plan.opts.redact);
-            let s = |key: &str| meta.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()).map(String::from);
-            row.state = s("state");
-            row.project = s("project");
-            row.job_type = s("jobType");
-            row.created_at = meta.get("startedAt").and_then(rows::created_at);
-            if row.state.is_none()
-                && let Some(code) = meta.get("exitcode").and_then(Value::as_i64)
-            {
-                row.state = Some(if code == 0 { "finished" } else { "failed" }.into());
-            }
-            row.metadata = Some(meta);
-        }
+    if let Some(d) = d
+        && let Err(bad) = from_run_dir(plan, d, &mut row, &mut summary)?
+    {
+        return Ok(Err(bad));
     }
     if let Some((k, f)) = log {
-        if d.is_none() {
-            row.source_files = vec![plan.inputs[k].rel.clone()];
-        }
-        row.run_id = log_run_id(plan, k, d, f);
-        if let Some(r) = &f.run {
-            let s = |x: &str| Some(x.to_string()).filter(|s| !s.is_empty());
-            row.entity = s(&r.entity);
-            row.project = s(&r.project).or(row.project.take());
-            row.name = s(&r.display_name);
-            row.group = s(&r.group);
-            row.job_type = s(&r.job_type).or(row.job_type.take());
-            row.notes = s(&r.notes);
-            row.tags = Some(r.tags.clone());
-            if let Some(t) = r.start_time {
-                row.created_at = rows::epoch(t);
-            }
-        }
-        // a whole log holds every config and summary update of the run, so it is read over
-        // the directory's `config.yaml` and `wandb-summary.json`; those stand in for a log
-        // that has none, or that lost records (cut short or damaged: its last updates may be
-        // what was lost)
-        let whole = f.stop.is_none() && f.skipped.is_empty();
-        if row.config.is_none() || (whole && !f.config.is_empty()) {
-            let raw = Value::Object(f.config.clone());
-            row.config_raw = Some(crate::stages::ingest::convert::json_text(&raw));
-            row.config = Some(values::normalise_config(&raw).map_err(|m| Error::config(&plan.inputs[k].rel, m))?);
-        }
-        if summary.is_empty() || (whole && !f.summary.is_empty()) {
-            summary = f.summary.clone();
-        }
-        match f.exit {
-            Some((0, _)) => row.state = Some("finished".into()),
-            Some(_) => row.state = Some("failed".into()),
-            None if row.state.is_none() => row.state = f.stop.as_ref().map(|_| "crashed".to_string()),
-            None => {}
-        }
-        if let Some((_, rt)) = f.exit {
-            row.runtime_s = Some(Value::from(rt));
-        }
+        from_log(plan, d, (k, f), &mut row, &mut summary)?;
     }
     if let Some(rt) = summary
         .get("_runtime")
