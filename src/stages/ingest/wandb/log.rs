@@ -351,6 +351,9 @@ pub type FrameFn<'a> = dyn FnMut(u64, u64, &[u8]) -> Result<(), String> + 'a;
 /// record or chunk, or is damaged in its last block (every record before has been delivered).
 ///
 /// Errors: `Err(message)` when the file is not a W&B log at all (bad header) or cannot be read.
+// One piece: a block-by-block state machine (the record being assembled, its offset, the
+// record count, the skips) whose damage handling (`damaged!`) leaves the chunk loop or the
+// function; split, that state would travel in a struct and every exit come back as a value.
 pub fn read_frames(mut r: impl Read, f: &mut FrameFn, skipped: &mut Vec<Skip>) -> Result<Option<Stop>, String> {
     let mut block = vec![0u8; BLOCK];
     let mut block_start: u64 = 0;
