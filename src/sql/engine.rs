@@ -85,15 +85,10 @@ impl Engine {
     /// Errors: [`Error::Sql`] when Ballista refuses the session's settings.
     pub fn session(&self, partitions: usize) -> Result<SessionContext> {
         let mut state = super::session::state_builder(partitions, false).build();
-        let options = state.config_mut().options_mut();
         // NaN-safe scans (see crate::sql::session): no statistics, no dynamic filters
-        options.execution.collect_statistics = false;
-        options.optimizer.enable_dynamic_filter_pushdown = false;
-        options.optimizer.enable_topk_dynamic_filter_pushdown = false;
-        options.optimizer.enable_join_dynamic_filter_pushdown = false;
-        options.optimizer.enable_aggregate_dynamic_filter_pushdown = false;
+        super::session::nan_safe_settings(state.config_mut().options_mut());
         let url = format!("http://{}:{}", self.host, self.port);
-        let mut state = state.upgrade_for_ballista(url).map_err(|e| Error::sql(self.address(), e))?;
+        let mut state = state.upgrade_for_ballista(url.clone()).map_err(|e| Error::sql(self.address(), e))?;
         // Ballista's static planner: its adaptive one (55.0) leaves a job running for ever
         // when an executor that held a finished stage's output is lost
         state
@@ -101,7 +96,7 @@ impl Engine {
             .options_mut()
             .set(ballista_core::config::BALLISTA_ADAPTIVE_PLANNER_ENABLED, "false")
             .map_err(|e| Error::sql(self.address(), e))?;
-        state.config_mut().set_extension(Arc::new(SchedulerUrl(format!("http://{}:{}", self.host, self.port))));
+        state.config_mut().set_extension(Arc::new(SchedulerUrl(url)));
         // Ballista's upgrade puts DataFusion's own functions back: runpack's go on top again
         Ok(super::session::finish(state))
     }
@@ -116,16 +111,7 @@ impl Engine {
 /// Errors: [`Error::Sql`] when a table cannot be read from `ctx`'s catalog.
 pub async fn embedded_copy(ctx: &SessionContext) -> Result<SessionContext> {
     let local = super::session::session();
-    {
-        let state = local.state_ref();
-        let mut state = state.write();
-        let options = state.config_mut().options_mut();
-        options.execution.collect_statistics = false;
-        options.optimizer.enable_dynamic_filter_pushdown = false;
-        options.optimizer.enable_topk_dynamic_filter_pushdown = false;
-        options.optimizer.enable_join_dynamic_filter_pushdown = false;
-        options.optimizer.enable_aggregate_dynamic_filter_pushdown = false;
-    }
+    super::session::nan_safe_settings(local.state_ref().write().config_mut().options_mut());
     let Some(schema) = ctx.catalog("datafusion").and_then(|c| c.schema("public")) else {
         return Ok(local);
     };
@@ -202,18 +188,7 @@ pub fn is_remote(ctx: &SessionContext) -> bool {
 
 /// `schema` with its top-level `Utf8View` columns read as `Utf8` (what a cluster sends).
 pub fn without_views(schema: &SchemaRef) -> SchemaRef {
-    if !schema.fields().iter().any(|f| f.data_type() == &DataType::Utf8View) {
-        return schema.clone();
-    }
-    let fields: Vec<_> = schema
-        .fields()
-        .iter()
-        .map(|f| match f.data_type() {
-            DataType::Utf8View => Arc::new(f.as_ref().clone().with_data_type(DataType::Utf8)),
-            _ => f.clone(),
-        })
-        .collect();
-    Arc::new(arrow::datatypes::Schema::new_with_metadata(fields, schema.metadata().clone()))
+    super::session::retyped(schema, &DataType::Utf8View, &DataType::Utf8)
 }
 
 /// A runpack session's state, for reading its functions from.

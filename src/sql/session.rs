@@ -266,16 +266,29 @@ pub async fn register_parquet(
     } else {
         let state = ctx.state_ref();
         let mut state = state.write();
-        let optimizer = &mut state.config_mut().options_mut().optimizer;
-        optimizer.enable_dynamic_filter_pushdown = false;
-        optimizer.enable_topk_dynamic_filter_pushdown = false;
-        optimizer.enable_join_dynamic_filter_pushdown = false;
-        optimizer.enable_aggregate_dynamic_filter_pushdown = false;
+        no_dynamic_filters(state.config_mut().options_mut());
         Arc::new(NanSafeParquet { pruned: listing(true)?, unpruned: listing(false)?, floats })
     };
     ctx.register_table(datafusion::common::TableReference::bare(name), table)
         .map_err(|e| Error::sql(format!("table {name}"), e))?;
     Ok(())
+}
+
+/// Turns off the filters a query makes while it runs (top-k, join and aggregate dynamic
+/// filters): they would prune a float column by statistics that leave NaN out.
+pub fn no_dynamic_filters(options: &mut datafusion::config::ConfigOptions) {
+    let optimizer = &mut options.optimizer;
+    optimizer.enable_dynamic_filter_pushdown = false;
+    optimizer.enable_topk_dynamic_filter_pushdown = false;
+    optimizer.enable_join_dynamic_filter_pushdown = false;
+    optimizer.enable_aggregate_dynamic_filter_pushdown = false;
+}
+
+/// A session's settings that make every scan NaN-safe without [`NanSafeParquet`]: no file
+/// statistics, no dynamic filters (a cluster's sessions, which get plain listings).
+pub fn nan_safe_settings(options: &mut datafusion::config::ConfigOptions) {
+    options.execution.collect_statistics = false;
+    no_dynamic_filters(options);
 }
 
 /// Parquet files of a table with floating-point columns, scanned with statistics pruning
@@ -357,13 +370,21 @@ impl datafusion::catalog::TableProvider for NanSafeParquet {
 /// release tables in `runpack query`; a build reads earlier tables with their declared
 /// types.
 pub fn string_views(schema: &SchemaRef) -> SchemaRef {
+    retyped(schema, &DataType::Utf8, &DataType::Utf8View)
+}
+
+/// `schema` with its top-level columns of type `from` given type `to` (names, nullability
+/// and metadata kept); `schema` itself when it has none.
+pub fn retyped(schema: &SchemaRef, from: &DataType, to: &DataType) -> SchemaRef {
+    if !schema.fields().iter().any(|f| f.data_type() == from) {
+        return schema.clone();
+    }
     let fields: Vec<_> = schema
         .fields()
         .iter()
-        .map(|f| match f.data_type() {
-            DataType::Utf8 => Arc::new(f.as_ref().clone().with_data_type(DataType::Utf8View)),
-            _ => f.clone(),
-        })
+        .map(
+            |f| if f.data_type() == from { Arc::new(f.as_ref().clone().with_data_type(to.clone())) } else { f.clone() },
+        )
         .collect();
     Arc::new(arrow::datatypes::Schema::new_with_metadata(fields, schema.metadata().clone()))
 }
