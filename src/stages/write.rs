@@ -190,6 +190,13 @@ struct Shard {
 /// their dictionary.
 pub const DICTIONARY_PAGE_BYTES: usize = 128 << 10;
 
+/// The content-defined chunking a table's Parquet files are written with: the chunker's
+/// defaults (pyarrow's: pages of 256 KiB to 1 MiB of values, `norm_level` 0), or `None`
+/// when pages are cut by size.
+pub fn cdc_options(opts: &WriteOptions) -> Option<CdcOptions> {
+    opts.content_defined_chunking.then(CdcOptions::default)
+}
+
 /// Most rows in a content-defined Parquet page (1,048,576), a bound the chunker's own
 /// (at most 1 MiB of values per page) reaches first unless values are tiny.
 pub const CDC_PAGE_ROWS: usize = 1 << 20;
@@ -234,7 +241,7 @@ impl TableWriter {
             // page statistics (the column index) and the offset index are the writer's default:
             // with content-defined pages they make the Hub's "Optimized Parquet"
             .set_statistics_enabled(parquet::file::properties::EnabledStatistics::Page)
-            .set_content_defined_chunking(opts.content_defined_chunking.then(CdcOptions::default));
+            .set_content_defined_chunking(cdc_options(&opts));
         // a page cut every 20,000 rows (the writer's default) would fall at fixed places and
         // shift with every row inserted before it: content-defined pages are bounded by the
         // chunker's size (1 MiB of values) instead

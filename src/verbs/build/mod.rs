@@ -1160,11 +1160,12 @@ fn created_at(opts: &BuildOptions) -> Option<String> {
 /// The manifest's record of the Parquet page cutting: the chunker's settings in bytes
 /// (`min_chunk_size`, `max_chunk_size`, `norm_level`), or `false` when pages are cut by size.
 fn content_defined_chunking(w: &crate::core::options::WriteOptions) -> serde_json::Value {
-    if !w.content_defined_chunking {
-        return json!(false);
+    match crate::stages::write::cdc_options(w) {
+        Some(c) => {
+            json!({"min_chunk_size": c.min_chunk_size, "max_chunk_size": c.max_chunk_size, "norm_level": c.norm_level})
+        }
+        None => json!(false),
     }
-    let c = parquet::file::properties::CdcOptions::default();
-    json!({"min_chunk_size": c.min_chunk_size, "max_chunk_size": c.max_chunk_size, "norm_level": c.norm_level})
 }
 
 fn build_settings(spec: &PipelineSpec, opts: &BuildOptions) -> BTreeMap<String, serde_json::Value> {

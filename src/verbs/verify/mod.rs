@@ -1749,8 +1749,7 @@ fn read_split_files(
     // rows of the split's Parquet files, when every one was read
     let mut rows: Option<u64> = Some(0);
     for s in shards {
-        let s = s.clone();
-        let p = dir.join(&s);
+        let p = dir.join(s);
         if lfs_pointer(&p).is_some() {
             if manifest.is_none() {
                 rep.problems.push(format!(
@@ -1784,7 +1783,7 @@ fn read_split_files(
         match &first {
             None => first = Some((s.clone(), schema)),
             Some((f0, s0)) => {
-                for d in schema_pair_diff(s0, f0, &schema, &s) {
+                for d in schema_pair_diff(s0, f0, &schema, s) {
                     rep.problems.push(format!("config `{name}` split `{split}`: {d}"));
                 }
             }
