@@ -572,6 +572,20 @@ fn source_paths(doc: &Value) -> BTreeMap<String, (String, Vec<String>)> {
         .collect()
 }
 
+/// The tables init makes of the bundled tinker-cookbook folder, with their rows.
+const COOKBOOK_TABLES: &[(&str, u64)] = &[
+    ("metrics", 24),
+    ("checkpoints", 6),
+    ("timings", 12),
+    ("rollouts", 14),
+    ("rollout_steps", 22),
+    ("eval_runs", 1),
+    ("eval_results", 2),
+    ("eval_trajectories", 3),
+    ("runs", 1),
+    ("config", 2),
+];
+
 fn rows_of(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
     pairs.iter().map(|(n, r)| (n.to_string(), *r)).collect()
 }
@@ -681,18 +695,7 @@ fn init_recognises_both_tinker_cookbook_layouts_and_its_eval_store() {
     let tmp = tempfile::tempdir().unwrap();
     let folder = bundled_raw(tmp.path(), &[("tinker-cookbook", "")]);
     let doc = init(tmp.path(), &folder, "c");
-    let want = rows_of(&[
-        ("metrics", 24),
-        ("checkpoints", 6),
-        ("timings", 12),
-        ("rollouts", 14),
-        ("rollout_steps", 22),
-        ("eval_runs", 1),
-        ("eval_results", 2),
-        ("eval_trajectories", 3),
-        ("runs", 1),
-        ("config", 2),
-    ]);
+    let want = rows_of(COOKBOOK_TABLES);
     assert_eq!(init_rows(&doc), want);
     assert_eq!(release_rows(&build_from_elsewhere(tmp.path(), "c")), want);
     let hand = hand_written_rows(tmp.path(), "tinker-cookbook");
@@ -765,18 +768,9 @@ fn init_recognises_a_folder_mixing_the_families() {
         ("inspect_samples", 8),
         ("lm_eval_results", 4),
         ("lm_eval_samples", 7),
-        ("metrics", 24),
-        ("checkpoints", 6),
-        ("timings", 12),
-        ("rollouts", 14),
-        ("rollout_steps", 22),
-        ("eval_runs", 1),
-        ("eval_results", 2),
-        ("eval_trajectories", 3),
-        ("runs", 1),
-        ("config", 2),
         ("a", 1),
     ]);
+    let want: BTreeMap<String, u64> = want.into_iter().chain(rows_of(COOKBOOK_TABLES)).collect();
     assert_eq!(init_rows(&doc), want);
     assert_eq!(release_rows(&build_from_elsewhere(tmp.path(), "m")), want);
     let sources = source_paths(&doc);
