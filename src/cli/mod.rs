@@ -84,8 +84,9 @@ enum Command {
     /// A snapshot folder of the Hugging Face cache (its files links into blobs/) verifies as
     /// a release folder.
     ///
-    /// Prints one line per problem (--format json: one JSON document with `ok`, `problems`
-    /// and `files`, each file with the digest algorithm it was checked by).
+    /// Prints one line per problem (--format json: one JSON document with `ok`, `problems`,
+    /// each a `kind` and its `message`, and `files`, each file with the digest algorithm it
+    /// was checked by).
     ///
     /// Exit status: 0 the release is intact, 1 problems were found (each on its own line),
     /// 2 the check could not be made (not a release folder, a bad hf:// address, the Hub

@@ -374,7 +374,12 @@ fn verify_format_json_lists_every_file_and_problem() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["ok"], false);
-    assert!(v["problems"].to_string().contains("data/t.parquet"), "{v:#}");
+    let problems = v["problems"].as_array().unwrap();
+    assert!(
+        problems.iter().any(|p| p["kind"] == "sha256_mismatch"
+            && p["message"].as_str().unwrap().starts_with("data/t.parquet: sha256 mismatch")),
+        "{v:#}"
+    );
 }
 
 #[test]

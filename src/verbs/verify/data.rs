@@ -12,7 +12,7 @@ use std::path::Path;
 use arrow::array::Array;
 use arrow::record_batch::RecordBatch;
 
-use super::VerifyReport;
+use super::{ProblemKind, VerifyReport};
 use crate::core::error::{Error, Result};
 use crate::core::numbers;
 use crate::core::schema::schema_diff;
@@ -80,7 +80,7 @@ fn check_tables(dir: &Path, m: &Manifest, rep: &mut VerifyReport, progress: &dyn
         if let Some(f) =
             files.iter().find(|f| !safe_relative(f) || !dir.join(f).is_file() || lfs_pointer(&dir.join(f)).is_some())
         {
-            rep.problems.push(format!("table {}: rows not read, as its file {f} cannot be", t.name));
+            rep.push(ProblemKind::Rows, format!("table {}: rows not read, as its file {f} cannot be", t.name));
             continue;
         }
         let schema = checkable_schema(m, t, &key_sets, rep);
@@ -99,7 +99,7 @@ fn check_tables(dir: &Path, m: &Manifest, rep: &mut VerifyReport, progress: &dyn
         ) {
             Ok(v) => v,
             Err(e) => {
-                rep.problems.push(format!("table {}: its rows cannot be checked: {e}", t.name));
+                rep.push(ProblemKind::Rows, format!("table {}: its rows cannot be checked: {e}", t.name));
                 continue;
             }
         };
@@ -127,25 +127,31 @@ fn check_tables(dir: &Path, m: &Manifest, rep: &mut VerifyReport, progress: &dyn
             match crate::core::error::catch_panic(|| scan.read_file(dir, f, expected, &mut validator, rep)) {
                 Ok(Ok(r)) => read &= r,
                 Ok(Err(e)) => {
-                    rep.problems.push(format!("{f}: rows not all read: {e}"));
+                    rep.push(ProblemKind::Unreadable, format!("{f}: rows not all read: {e}"));
                     read = false;
                 }
                 Err(panic) => {
-                    rep.problems.push(format!("{f}: rows not all read: the Parquet reader stopped on {panic}"));
+                    rep.push(
+                        ProblemKind::Unreadable,
+                        format!("{f}: rows not all read: the Parquet reader stopped on {panic}"),
+                    );
                     read = false;
                 }
             }
         }
         if !read {
-            rep.problems.push(format!("table {}: rows not all read, so not checked against its schema", t.name));
+            rep.push(
+                ProblemKind::Rows,
+                format!("table {}: rows not all read, so not checked against its schema", t.name),
+            );
             continue;
         }
         // copies an earlier runpack wrote keep the strings, and their manifest counts nothing
         if !(scan.legacy_copies && t.nonfinite_values.is_empty()) {
-            rep.problems.extend(nonfinite_differences(&t.name, &scan.nonfinite, &t.nonfinite_values));
+            rep.extend(ProblemKind::Rows, nonfinite_differences(&t.name, &scan.nonfinite, &t.nonfinite_values));
         }
         if let Err(e) = validator.finish(&mut scan.report, &mut scan.rejects) {
-            rep.problems.push(format!("table {}: its rows cannot be checked: {e}", t.name));
+            rep.push(ProblemKind::Rows, format!("table {}: its rows cannot be checked: {e}", t.name));
             continue;
         }
         for (cols, set) in validator.take_keys() {
@@ -153,13 +159,16 @@ fn check_tables(dir: &Path, m: &Manifest, rep: &mut VerifyReport, progress: &dyn
         }
         if let Err(Error::Invalid { violations, total }) = scan.report.check() {
             // as a build says them: the row's place, the column, the table and key
-            rep.problems.extend(violations.iter().map(|v| v.to_string()));
+            rep.extend(ProblemKind::Rows, violations.iter().map(|v| v.to_string()));
             if total > violations.len() {
-                rep.problems.push(format!(
-                    "table {}: {} more rows break its schema",
-                    t.name,
-                    numbers::group_digits((total - violations.len()) as u64)
-                ));
+                rep.push(
+                    ProblemKind::Rows,
+                    format!(
+                        "table {}: {} more rows break its schema",
+                        t.name,
+                        numbers::group_digits((total - violations.len()) as u64)
+                    ),
+                );
             }
         }
     }
@@ -179,19 +188,22 @@ fn checkable_schema(
         let target = if fk.reference.resource.is_empty() { &t.name } else { &fk.reference.resource };
         let known = key_sets.contains_key(&(target.clone(), fk.reference.fields.clone()));
         if !known {
-            rep.problems.push(format!(
-                "table {}: foreign key ({}) → {target} ({}) cannot be checked: {}",
-                t.name,
-                fk.fields.join(", "),
-                fk.reference.fields.join(", "),
-                if m.table(target).is_none() {
-                    "the manifest defines no such table".to_string()
-                } else if target == &t.name {
-                    "a table cannot refer to itself (a build refuses it)".to_string()
-                } else {
-                    format!("the rows of table {target} were not read, or the two tables refer to each other")
-                }
-            ));
+            rep.push(
+                ProblemKind::Rows,
+                format!(
+                    "table {}: foreign key ({}) → {target} ({}) cannot be checked: {}",
+                    t.name,
+                    fk.fields.join(", "),
+                    fk.reference.fields.join(", "),
+                    if m.table(target).is_none() {
+                        "the manifest defines no such table".to_string()
+                    } else if target == &t.name {
+                        "a table cannot refer to itself (a build refuses it)".to_string()
+                    } else {
+                        format!("the rows of table {target} were not read, or the two tables refer to each other")
+                    }
+                ),
+            );
         }
         known
     });
@@ -363,7 +375,7 @@ impl TableScan<'_> {
         let (file, meta) = match loaded {
             Ok(x) => x,
             Err(e) => {
-                rep.problems.push(format!("{rel}: not a readable Parquet file: {e}"));
+                rep.push(ProblemKind::Unreadable, format!("{rel}: not a readable Parquet file: {e}"));
                 return Ok(false);
             }
         };
@@ -380,11 +392,14 @@ impl TableScan<'_> {
                 .zip(self.declared.fields())
                 .all(|(a, b)| a.name() == b.name() && a.data_type() == b.data_type());
         if !same {
-            rep.problems.push(format!(
-                "{rel}: its columns are not those of table {} ({}), so its rows were not read",
-                self.table,
-                schema_diff(self.declared, &have).join("; ")
-            ));
+            rep.push(
+                ProblemKind::Schema,
+                format!(
+                    "{rel}: its columns are not those of table {} ({}), so its rows were not read",
+                    self.table,
+                    schema_diff(self.declared, &have).join("; ")
+                ),
+            );
             return Ok(false);
         }
         let metadata = meta.metadata().clone();
@@ -409,7 +424,7 @@ impl TableScan<'_> {
             {
                 Ok(r) => r,
                 Err(e) => {
-                    rep.problems.push(format!("{rel}: row group {g} cannot be read: {e}"));
+                    rep.push(ProblemKind::Unreadable, format!("{rel}: row group {g} cannot be read: {e}"));
                     return Ok(false);
                 }
             };
@@ -418,8 +433,10 @@ impl TableScan<'_> {
                 let batch = match batch {
                     Ok(b) => b,
                     Err(e) => {
-                        rep.problems
-                            .push(format!("{rel}: cannot be decoded after row {}: {e}", numbers::group_digits(row)));
+                        rep.push(
+                            ProblemKind::Unreadable,
+                            format!("{rel}: cannot be decoded after row {}: {e}", numbers::group_digits(row)),
+                        );
                         return Ok(false);
                     }
                 };
@@ -427,7 +444,10 @@ impl TableScan<'_> {
                 let batch = match RecordBatch::try_new(self.declared.clone(), batch.columns().to_vec()) {
                     Ok(b) => b,
                     Err(e) => {
-                        rep.problems.push(format!("{rel}: rows after {} do not fit the table's schema: {e}", row));
+                        rep.push(
+                            ProblemKind::Schema,
+                            format!("{rel}: rows after {} do not fit the table's schema: {e}", row),
+                        );
                         return Ok(false);
                     }
                 };
@@ -453,16 +473,15 @@ impl TableScan<'_> {
                 self.progress.advance(n as u64);
                 validator.push(batch, &mut self.report, &mut self.rejects)?;
             }
-            rep.problems.extend(bounds.problems(rel, g));
+            rep.extend(ProblemKind::Rows, bounds.problems(rel, g));
         }
         if let Some((c, mut r)) = copy {
             let mut rest = [0u8; 1];
             if r.read(&mut rest).map_err(|e| Error::io(dir.join(c.as_str()), e))? > 0 {
-                rep.problems.push(format!(
-                    "{c}:{}: a line beyond the {} rows of {rel}",
-                    row + 1,
-                    numbers::group_digits(row)
-                ));
+                rep.push(
+                    ProblemKind::Rows,
+                    format!("{c}:{}: a line beyond the {} rows of {rel}", row + 1, numbers::group_digits(row)),
+                );
             }
         }
         Ok(true)
@@ -476,13 +495,16 @@ impl TableScan<'_> {
         if let Some((check, cols)) = self.order.as_mut() {
             check.observe(batch)?;
             if !check.in_order() {
-                rep.problems.push(format!(
-                    "{rel}: rows {}–{} are not in the key order of table {} ({}), as a build writes them",
-                    numbers::group_digits(row),
-                    numbers::group_digits(row + batch.num_rows() as u64),
-                    self.table,
-                    cols.join(", ")
-                ));
+                rep.push(
+                    ProblemKind::Rows,
+                    format!(
+                        "{rel}: rows {}–{} are not in the key order of table {} ({}), as a build writes them",
+                        numbers::group_digits(row),
+                        numbers::group_digits(row + batch.num_rows() as u64),
+                        self.table,
+                        cols.join(", ")
+                    ),
+                );
                 self.order = None;
             }
         }
@@ -527,7 +549,7 @@ impl TableScan<'_> {
             };
             self.legacy_copies |= older;
             if read == 0 || (bufs.line != want && !older) {
-                rep.problems.push(line_difference(c, n, rel, want, &bufs.line, read == 0));
+                rep.push(ProblemKind::Rows, line_difference(c, n, rel, want, &bufs.line, read == 0));
                 return Ok(false);
             }
             start = end;
@@ -552,11 +574,14 @@ fn split_rows_hold(batch: &RecordBatch, ci: usize, name: &str, rel: &str, row: u
         col.is_null(i) || col.as_any().downcast_ref::<arrow::array::StringArray>().is_some_and(|a| a.value(i) != name)
     });
     if let Some(i) = other {
-        rep.problems.push(format!(
-            "{rel}: row {} has split {}, but the file holds split {name}'s rows",
-            numbers::group_digits(row + i as u64 + 1),
-            validate_cell(col, i)
-        ));
+        rep.push(
+            ProblemKind::Rows,
+            format!(
+                "{rel}: row {} has split {}, but the file holds split {name}'s rows",
+                numbers::group_digits(row + i as u64 + 1),
+                validate_cell(col, i)
+            ),
+        );
         return false;
     }
     true
@@ -581,12 +606,15 @@ impl TableScan<'_> {
                         .iter()
                         .map(|&c| format!("{}={}", batch.schema().field(c).name(), validate_cell(batch.column(c), r)))
                         .collect();
-                    rep.problems.push(format!(
-                        "{rel}: row {} has the key {} of a row of split {first} too (table {}, rule primaryKey)",
-                        numbers::group_digits(before + r as u64 + 1),
-                        shown.join(", "),
-                        self.table
-                    ));
+                    rep.push(
+                        ProblemKind::Rows,
+                        format!(
+                            "{rel}: row {} has the key {} of a row of split {first} too (table {}, rule primaryKey)",
+                            numbers::group_digits(before + r as u64 + 1),
+                            shown.join(", "),
+                            self.table
+                        ),
+                    );
                     self.split_keys = None;
                     return;
                 }
@@ -619,12 +647,15 @@ impl TableScan<'_> {
                 .flatten()
                 .map(|r| (r, "holds a NaN with its sign bit set (a build stores NaN with it clear)"));
             if let Some((r, what)) = bad {
-                rep.problems.push(format!(
-                    "{rel}: row {}, column {}: {} {what}",
-                    numbers::group_digits(before + r as u64 + 1),
-                    f.name(),
-                    validate_cell(col, r)
-                ));
+                rep.push(
+                    ProblemKind::Rows,
+                    format!(
+                        "{rel}: row {}, column {}: {} {what}",
+                        numbers::group_digits(before + r as u64 + 1),
+                        f.name(),
+                        validate_cell(col, r)
+                    ),
+                );
                 self.said.insert(key);
             }
         }

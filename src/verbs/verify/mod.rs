@@ -42,13 +42,15 @@ use crate::stages::ingest::files::lfs_pointer;
 use crate::stages::release::{Manifest, safe_relative};
 
 mod data;
+mod problem;
 pub use data::{DATA_BATCH_BYTES, DATA_BATCH_ROWS, SPLIT_KEYS_BYTES, check_data};
+pub use problem::{Problem, ProblemKind};
 
 /// Outcome of a verification.
 #[derive(Debug, Default, Clone)]
 pub struct VerifyReport {
-    /// One line per problem (`path: what is wrong`).
-    pub problems: Vec<String>,
+    /// What is wrong, in the order found; each prints as one line (`path: what is wrong`).
+    pub problems: Vec<Problem>,
     /// Files whose SHA-256 matched: every file the manifest lists, and manifest.json itself
     /// against its line in SHA256SUMS (so every file `sha256sum -c SHA256SUMS` checks).
     pub verified: Vec<String>,
@@ -60,6 +62,16 @@ impl VerifyReport {
     /// True when nothing is wrong.
     pub fn ok(&self) -> bool {
         self.problems.is_empty()
+    }
+
+    /// Adds a problem of `kind` said by `message`.
+    pub fn push(&mut self, kind: ProblemKind, message: impl Into<String>) {
+        self.problems.push(Problem::new(kind, message));
+    }
+
+    /// Adds a problem of `kind` for each of `messages`.
+    pub fn extend(&mut self, kind: ProblemKind, messages: impl IntoIterator<Item = String>) {
+        self.problems.extend(messages.into_iter().map(|m| Problem::new(kind, m)));
     }
 }
 
@@ -112,7 +124,7 @@ fn run_reporting(
     }
     // one problem per line, whatever the file names hold: control characters are escaped
     for p in &mut rep.problems {
-        *p = crate::core::error::escape_control(p);
+        p.message = crate::core::error::escape_control(&p.message);
     }
     Ok(rep)
 }
@@ -139,17 +151,19 @@ fn run_checks(
     let mut rep = VerifyReport::default();
     let manifest = match entry(dir, "manifest.json") {
         Entry::Missing => {
-            rep.problems.push(if matches!(entry(dir, "SHA256SUMS"), Entry::Readable) {
-                "manifest.json: missing, so row counts and schemas cannot be verified (checksums are checked \
+            rep.push(
+                ProblemKind::Missing,
+                if matches!(entry(dir, "SHA256SUMS"), Entry::Readable) {
+                    "manifest.json: missing, so row counts and schemas cannot be verified (checksums are checked \
                  against SHA256SUMS)"
-                    .into()
-            } else {
-                "manifest.json: missing, so checksums and row counts cannot be verified".into()
-            });
+                } else {
+                    "manifest.json: missing, so checksums and row counts cannot be verified"
+                },
+            );
             None
         }
         Entry::Folder => {
-            rep.problems.push("manifest.json: a folder, not a file".into());
+            rep.push(ProblemKind::NotRegular, "manifest.json: a folder, not a file");
             None
         }
         // reported with the other symbolic links and the files that are not regular
@@ -160,11 +174,11 @@ fn run_checks(
             Err(crate::core::error::Error::Config { location, message }) => {
                 let full = dir.join("manifest.json").display().to_string();
                 let place = location.strip_prefix(&full).unwrap_or_default();
-                rep.problems.push(format!("manifest.json{place}: {message}"));
+                rep.push(ProblemKind::Manifest, format!("manifest.json{place}: {message}"));
                 None
             }
             Err(e) => {
-                rep.problems.push(format!("manifest.json: {e}"));
+                rep.push(ProblemKind::Manifest, format!("manifest.json: {e}"));
                 None
             }
         },
@@ -182,7 +196,7 @@ fn run_checks(
     let listed: BTreeSet<&str> = manifest.iter().flat_map(|m| m.files.iter().map(|f| f.path.as_str())).collect();
     for rel in walk(dir, |e| e.file_type().is_symlink() && !cache_blob_link(e.path())) {
         if !listed.contains(rel.as_str()) {
-            rep.problems.push(format!("{rel}: a symbolic link; a release holds regular files only"));
+            rep.push(ProblemKind::NotRegular, format!("{rel}: a symbolic link; a release holds regular files only"));
         }
     }
     // pipes, sockets, devices
@@ -191,9 +205,10 @@ fn run_checks(
         !t.is_file() && !t.is_dir() && !t.is_symlink()
     }) {
         if !listed.contains(rel.as_str()) {
-            rep.problems.push(format!(
-                "{rel}: not a regular file (a pipe, socket or device); a release holds regular files only"
-            ));
+            rep.push(
+                ProblemKind::NotRegular,
+                format!("{rel}: not a regular file (a pipe, socket or device); a release holds regular files only"),
+            );
         }
     }
     Ok((rep, manifest))
@@ -209,15 +224,17 @@ fn check_sums_alone(dir: &Path, rep: &mut VerifyReport) {
     let text = match crate::stages::ingest::files::read_small(&dir.join("SHA256SUMS"), 64 << 20) {
         Ok(t) => t,
         Err(e) => {
-            rep.problems.push(format!("SHA256SUMS: cannot be read: {}", os_error(e)));
+            rep.push(ProblemKind::Unreadable, format!("SHA256SUMS: cannot be read: {}", os_error(e)));
             return;
         }
     };
     let mut readable = Vec::new();
     for (n, sha, path) in sums_entries(&text, &mut rep.problems) {
         if !safe_relative(&path) {
-            rep.problems
-                .push(format!("SHA256SUMS:{n}: {path:?} is not a path inside the release (absolute, or with `..`)"));
+            rep.push(
+                ProblemKind::Checksums,
+                format!("SHA256SUMS:{n}: {path:?} is not a path inside the release (absolute, or with `..`)"),
+            );
             continue;
         }
         match entry(dir, &path) {
@@ -225,9 +242,11 @@ fn check_sums_alone(dir: &Path, rep: &mut VerifyReport) {
             // a missing manifest is said already
             Entry::Missing if path == "manifest.json" => {}
             Entry::Missing | Entry::DanglingLink => {
-                rep.problems.push(format!("SHA256SUMS:{n}: {path} is missing"));
+                rep.push(ProblemKind::Missing, format!("SHA256SUMS:{n}: {path} is missing"));
             }
-            Entry::Folder => rep.problems.push(format!("SHA256SUMS:{n}: {path} is a folder, not a file")),
+            Entry::Folder => {
+                rep.push(ProblemKind::NotRegular, format!("SHA256SUMS:{n}: {path} is a folder, not a file"))
+            }
             // reported with the files that are not regular
             Entry::Special => {}
         }
@@ -236,8 +255,11 @@ fn check_sums_alone(dir: &Path, rep: &mut VerifyReport) {
     for ((sha, path), digest) in readable.iter().zip(hash::sha256_each(&paths)) {
         match digest {
             Ok(d) if d.sha256 == *sha => {}
-            Ok(d) => rep.problems.push(format!("{path}: sha256 mismatch: SHA256SUMS says {sha}, found {}", d.sha256)),
-            Err(e) => rep.problems.push(format!("{path}: cannot be read: {}", os_error(e))),
+            Ok(d) => rep.push(
+                ProblemKind::Sha256Mismatch,
+                format!("{path}: sha256 mismatch: SHA256SUMS says {sha}, found {}", d.sha256),
+            ),
+            Err(e) => rep.push(ProblemKind::Unreadable, format!("{path}: cannot be read: {}", os_error(e))),
         }
     }
 }
@@ -260,7 +282,7 @@ fn check_row_groups(dir: &Path, rep: &mut VerifyReport) {
         for (i, rg) in reader.metadata().row_groups().iter().enumerate() {
             let size = rg.total_byte_size().max(0) as u64;
             if size > crate::stages::write::VIEWER_ROW_GROUP_LIMIT_BYTES {
-                rep.problems.push(format!(
+                rep.push(ProblemKind::RowGroupSize, format!(
                     "{rel}: row group {i} holds {} bytes uncompressed, above the dataset viewer's limit of {} bytes \
                      (286.10 MiB); rewrite it with smaller row groups",
                     numbers::group_digits(size),
@@ -362,7 +384,7 @@ fn check_manifest(
 ) -> Result<()> {
     // a digest that is none: the file cannot be checked against it
     let malformed: BTreeMap<usize, String> = malformed_digests(m).into_iter().collect();
-    rep.problems.extend(malformed.values().cloned());
+    rep.extend(ProblemKind::Manifest, malformed.values().cloned());
     let bad_digest: BTreeSet<&str> = malformed.keys().map(|i| m.files[*i].path.as_str()).collect();
     check_counts(m, rep);
     check_lists(m, rep);
@@ -386,7 +408,7 @@ fn check_counts(m: &Manifest, rep: &mut VerifyReport) {
         *tables.entry(t.name.as_str()).or_insert(0usize) += 1;
     }
     for (name, n) in tables.into_iter().filter(|&(_, n)| n > 1) {
-        rep.problems.push(format!("manifest.json: table {name} is defined {n} times"));
+        rep.push(ProblemKind::Manifest, format!("manifest.json: table {name} is defined {n} times"));
     }
     // the counts of rejected rows agree with the rejects files (whose lines are checked
     // against their `rows` with the files): the card says them
@@ -399,32 +421,42 @@ fn check_counts(m: &Manifest, rep: &mut VerifyReport) {
     for (name, &n) in &m.report.rejected_rows {
         match rejects.get(name.as_str()) {
             Some(Some(rows)) if *rows == n => {}
-            Some(Some(rows)) => rep.problems.push(format!(
-                "manifest.json: report.rejected_rows gives {name} {n} rows, its rejects file holds {rows}"
-            )),
+            Some(Some(rows)) => rep.push(
+                ProblemKind::Manifest,
+                format!("manifest.json: report.rejected_rows gives {name} {n} rows, its rejects file holds {rows}"),
+            ),
             Some(None) => {}
             None if n == 0 => {}
-            None => rep.problems.push(format!(
-                "manifest.json: report.rejected_rows gives {name} {n} rows, and no rejects file of it is listed"
-            )),
+            None => rep.push(
+                ProblemKind::Manifest,
+                format!(
+                    "manifest.json: report.rejected_rows gives {name} {n} rows, and no rejects file of it is listed"
+                ),
+            ),
         }
     }
     for (name, rows) in &rejects {
         if !m.report.rejected_rows.contains_key(*name) {
-            rep.problems.push(format!(
-                "manifest.json: rejects file of {name} ({} rows) is not counted in report.rejected_rows",
-                rows.unwrap_or(0)
-            ));
+            rep.push(
+                ProblemKind::Manifest,
+                format!(
+                    "manifest.json: rejects file of {name} ({} rows) is not counted in report.rejected_rows",
+                    rows.unwrap_or(0)
+                ),
+            );
         }
     }
     for t in &m.tables {
         let listed = m.report.rejected_rows.get(&t.name).copied().unwrap_or(0);
         if t.rejected_rows.checked_add(t.duplicates_dropped) != Some(listed) {
-            rep.problems.push(format!(
-                "manifest.json: table {} has {} rejected and {} superseded rows, but its rejects file is counted \
+            rep.push(
+                ProblemKind::Manifest,
+                format!(
+                    "manifest.json: table {} has {} rejected and {} superseded rows, but its rejects file is counted \
                  as {listed} in report.rejected_rows",
-                t.name, t.rejected_rows, t.duplicates_dropped
-            ));
+                    t.name, t.rejected_rows, t.duplicates_dropped
+                ),
+            );
         }
     }
 }
@@ -438,7 +470,7 @@ fn check_lists(m: &Manifest, rep: &mut VerifyReport) {
         *seen.entry(f.path.as_str()).or_insert(0) += 1;
     }
     for (path, n) in seen.iter().filter(|&(_, n)| *n > 1) {
-        rep.problems.push(format!("{path}: listed {n} times in the manifest's files"));
+        rep.push(ProblemKind::Manifest, format!("{path}: listed {n} times in the manifest's files"));
     }
     for t in &m.tables {
         let lists = std::iter::once((format!("table {}", t.name), &t.files))
@@ -446,7 +478,7 @@ fn check_lists(m: &Manifest, rep: &mut VerifyReport) {
         for (what, files) in lists {
             let mut seen = BTreeSet::new();
             for f in files.iter().filter(|f| !seen.insert(f.as_str())) {
-                rep.problems.push(format!("{f}: listed twice in the manifest's {what}"));
+                rep.push(ProblemKind::Manifest, format!("{f}: listed twice in the manifest's {what}"));
             }
         }
         // one split per file
@@ -454,7 +486,10 @@ fn check_lists(m: &Manifest, rep: &mut VerifyReport) {
         for sp in &t.splits {
             for f in &sp.files {
                 if let Some(other) = owner.insert(f.as_str(), sp.name.as_str()).filter(|o| *o != sp.name) {
-                    rep.problems.push(format!("{f}: in splits {other} and {} of table {}", sp.name, t.name));
+                    rep.push(
+                        ProblemKind::Manifest,
+                        format!("{f}: in splits {other} and {} of table {}", sp.name, t.name),
+                    );
                 }
             }
         }
@@ -465,12 +500,15 @@ fn check_lists(m: &Manifest, rep: &mut VerifyReport) {
         if want != got {
             let first = want.iter().zip(&got).position(|(a, b)| a != b).unwrap_or(want.len().min(got.len()));
             let say = |v: Option<&(String, String)>| v.map(|(n, t)| format!("{n}: {t}")).unwrap_or("nothing".into());
-            rep.problems.push(format!(
-                "manifest.json: table {} arrow_schema[{first}] is {}, its schema gives {}",
-                t.name,
-                say(got.get(first)),
-                say(want.get(first))
-            ));
+            rep.push(
+                ProblemKind::Manifest,
+                format!(
+                    "manifest.json: table {} arrow_schema[{first}] is {}, its schema gives {}",
+                    t.name,
+                    say(got.get(first)),
+                    say(want.get(first))
+                ),
+            );
         }
     }
 }
@@ -490,11 +528,10 @@ fn check_files(
     let mut good: BTreeSet<String> = BTreeSet::new();
     for (i, f) in m.files.iter().enumerate() {
         if !safe_relative(&f.path) {
-            rep.problems.push(format!(
-                "{}: manifest path {}; refused",
-                f.path,
-                crate::stages::release::unsafe_path_reason(&f.path)
-            ));
+            rep.push(
+                ProblemKind::Manifest,
+                format!("{}: manifest path {}; refused", f.path, crate::stages::release::unsafe_path_reason(&f.path)),
+            );
             continue;
         }
         let p = dir.join(&f.path);
@@ -502,16 +539,19 @@ fn check_files(
             Ok(meta) => meta,
             // a folder on the way that cannot be read hides the file, which may well be there
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                rep.problems.push(format!("{}: cannot be read: {e}", f.path));
+                rep.push(ProblemKind::Unreadable, format!("{}: cannot be read: {e}", f.path));
                 continue;
             }
             Err(_) => {
-                rep.problems.push(format!(
-                    "{}: missing (manifest lists {} bytes, sha256 {})",
-                    f.path,
-                    numbers::group_digits(f.bytes),
-                    f.sha256
-                ));
+                rep.push(
+                    ProblemKind::Missing,
+                    format!(
+                        "{}: missing (manifest lists {} bytes, sha256 {})",
+                        f.path,
+                        numbers::group_digits(f.bytes),
+                        f.sha256
+                    ),
+                );
                 continue;
             }
         };
@@ -523,17 +563,17 @@ fn check_files(
             } else {
                 "not a regular file (a pipe, socket or device); a release holds regular files only"
             };
-            rep.problems.push(format!("{}: {what}", f.path));
+            rep.push(ProblemKind::NotRegular, format!("{}: {what}", f.path));
             continue;
         }
         if let Some(ptr) = lfs_pointer(&p) {
             if ptr.oid == f.sha256 && ptr.size == f.bytes {
-                rep.problems.push(format!(
+                rep.push(ProblemKind::LfsPointer, format!(
                     "{}: not downloaded (Git LFS pointer to the expected object, sha256 {}, {} bytes); fetch it with `git lfs pull`",
                     f.path, ptr.oid, numbers::group_digits(ptr.size)
                 ));
             } else {
-                rep.problems.push(format!(
+                rep.push(ProblemKind::LfsPointer, format!(
                     "{}: Git LFS pointer to a different object (oid sha256:{}, {} bytes) than the manifest's (sha256 {}, {} bytes)",
                     f.path, ptr.oid, numbers::group_digits(ptr.size), f.sha256, numbers::group_digits(f.bytes)
                 ));
@@ -563,7 +603,7 @@ fn check_files(
         let d = match d {
             Ok(d) => d,
             Err(e) => {
-                rep.problems.push(format!("{}: cannot be read: {}", f.path, os_error(e)));
+                rep.push(ProblemKind::Unreadable, format!("{}: cannot be read: {}", f.path, os_error(e)));
                 continue;
             }
         };
@@ -577,13 +617,18 @@ fn check_files(
                     numbers::group_digits(f.bytes)
                 )
             };
-            rep.problems
-                .push(format!("{}: sha256 mismatch: expected {}, found {} ({size_note})", f.path, f.sha256, d.sha256));
+            rep.push(
+                ProblemKind::Sha256Mismatch,
+                format!("{}: sha256 mismatch: expected {}, found {} ({size_note})", f.path, f.sha256, d.sha256),
+            );
             // its rows and schema still say what it holds instead (another table's file, an
             // older build's)
             changed.insert(f.path.clone());
         } else if d.bytes != f.bytes {
-            rep.problems.push(format!("{}: size {} bytes, manifest says {}", f.path, d.bytes, f.bytes));
+            rep.push(
+                ProblemKind::SizeMismatch,
+                format!("{}: size {} bytes, manifest says {}", f.path, d.bytes, f.bytes),
+            );
         } else {
             good.insert(f.path.clone());
             rep.verified.push(f.path.clone());
@@ -626,24 +671,24 @@ fn check_rows_and_schemas(
             // a changed file that does not read is said once, by its checksum
             Err(_) if is_changed => continue,
             Err(e) => {
-                rep.problems.push(format!("{}: {e}", f.path));
+                rep.push(ProblemKind::Unreadable, format!("{}: {e}", f.path));
                 continue;
             }
         };
         match f.rows {
             Some(n) if n == found => {}
-            Some(n) => rep.problems.push(format!("{}: {found} {unit}, manifest says {n} rows", f.path)),
-            None => rep.problems.push(format!("{}: {found} {unit}, the manifest gives no row count", f.path)),
+            Some(n) => rep.push(ProblemKind::RowCount, format!("{}: {found} {unit}, manifest says {n} rows", f.path)),
+            None => {
+                rep.push(ProblemKind::RowCount, format!("{}: {found} {unit}, the manifest gives no row count", f.path))
+            }
         }
         if let (Some(schema), Some(t)) = (schema, f.table.as_ref().and_then(|t| m.table(t))) {
             let diffs = schema_diff(&t.schema.arrow_schema(), &schema);
             if !diffs.is_empty() {
-                rep.problems.push(format!(
-                    "{}: schema differs from the manifest's table {}: {}",
-                    f.path,
-                    t.name,
-                    diffs.join("; ")
-                ));
+                rep.push(
+                    ProblemKind::Schema,
+                    format!("{}: schema differs from the manifest's table {}: {}", f.path, t.name, diffs.join("; ")),
+                );
             }
         }
     }
@@ -659,14 +704,19 @@ fn check_table_files(m: &Manifest, rep: &mut VerifyReport) {
             let listed =
                 m.files.iter().any(|e| &e.path == f && e.kind == "parquet" && e.table.as_deref() == Some(&t.name));
             if !safe_relative(f) {
-                rep.problems.push(format!(
-                    "{f}: table {} names a data file whose path {}; refused",
-                    t.name,
-                    crate::stages::release::unsafe_path_reason(f)
-                ));
+                rep.push(
+                    ProblemKind::Manifest,
+                    format!(
+                        "{f}: table {} names a data file whose path {}; refused",
+                        t.name,
+                        crate::stages::release::unsafe_path_reason(f)
+                    ),
+                );
             } else if !listed {
-                rep.problems
-                    .push(format!("{f}: table {} names a data file the manifest's file list does not hold", t.name));
+                rep.push(
+                    ProblemKind::Manifest,
+                    format!("{f}: table {} names a data file the manifest's file list does not hold", t.name),
+                );
             }
         }
     }
@@ -674,7 +724,10 @@ fn check_table_files(m: &Manifest, rep: &mut VerifyReport) {
     // "jsonl" has its JSON Lines copies with its rows (and no other table has any)
     for f in m.files.iter().filter(|f| f.kind == "parquet" || f.kind == "jsonl") {
         if let Some(t) = f.table.as_deref().filter(|t| m.table(t).is_none()) {
-            rep.problems.push(format!("{}: belongs to table {t}, which the manifest does not define", f.path));
+            rep.push(
+                ProblemKind::Manifest,
+                format!("{}: belongs to table {t}, which the manifest does not define", f.path),
+            );
         }
     }
     for t in &m.tables {
@@ -683,20 +736,29 @@ fn check_table_files(m: &Manifest, rep: &mut VerifyReport) {
         let rows: u64 = copies.iter().filter_map(|f| f.rows).sum();
         if !t.has_copies() {
             if let Some(f) = copies.first() {
-                rep.problems.push(format!(
-                    "{}: a JSON Lines copy of table {}, whose formats ({}) list no \"jsonl\"",
-                    f.path,
-                    t.name,
-                    t.formats.join(", ")
-                ));
+                rep.push(
+                    ProblemKind::Manifest,
+                    format!(
+                        "{}: a JSON Lines copy of table {}, whose formats ({}) list no \"jsonl\"",
+                        f.path,
+                        t.name,
+                        t.formats.join(", ")
+                    ),
+                );
             }
         } else if copies.is_empty() && !t.files.is_empty() {
-            rep.problems.push(format!("table {}: the manifest lists no JSON Lines copy (jsonl/) of it", t.name));
+            rep.push(
+                ProblemKind::Manifest,
+                format!("table {}: the manifest lists no JSON Lines copy (jsonl/) of it", t.name),
+            );
         } else if rows != t.rows {
-            rep.problems.push(format!(
-                "table {}: the manifest's JSON Lines copies count {rows} rows, its table entry says {}",
-                t.name, t.rows
-            ));
+            rep.push(
+                ProblemKind::Manifest,
+                format!(
+                    "table {}: the manifest's JSON Lines copies count {rows} rows, its table entry says {}",
+                    t.name, t.rows
+                ),
+            );
         }
     }
 }
@@ -724,20 +786,26 @@ fn check_split_names(m: &Manifest, rep: &mut VerifyReport) {
                 let mut have: Vec<u64> = shards.iter().map(|(i, ..)| *i).collect();
                 have.sort_unstable();
                 if let Some((_, of, f)) = shards.iter().find(|(_, of, _)| *of != n) {
-                    rep.problems.push(format!(
-                        "{f}: named one of {of} shards, but split {} of table {} has {n} files",
-                        sp.name, t.name
-                    ));
+                    rep.push(
+                        ProblemKind::Manifest,
+                        format!(
+                            "{f}: named one of {of} shards, but split {} of table {} has {n} files",
+                            sp.name, t.name
+                        ),
+                    );
                 } else if shards.len() as u64 != n || have != (0..n).collect::<Vec<_>>() {
                     let missing: Vec<String> =
                         (0..n).filter(|i| have.binary_search(i).is_err()).map(|i| format!("{i:05}")).collect();
-                    rep.problems.push(format!(
-                        "table {} split {}: its {n} shards are not numbered 00000 to {:05} (missing {})",
-                        t.name,
-                        sp.name,
-                        n - 1,
-                        missing.join(", ")
-                    ));
+                    rep.push(
+                        ProblemKind::Manifest,
+                        format!(
+                            "table {} split {}: its {n} shards are not numbered 00000 to {:05} (missing {})",
+                            t.name,
+                            sp.name,
+                            n - 1,
+                            missing.join(", ")
+                        ),
+                    );
                 }
             }
             for f in &sp.files {
@@ -746,10 +814,13 @@ fn check_split_names(m: &Manifest, rep: &mut VerifyReport) {
                 let own = stem == format!("{}/{}", t.name, sp.name)
                     || (t.splits.len() == 1 && sp.name == "train" && stem == t.name);
                 if !own {
-                    rep.problems.push(format!(
-                        "{f}: listed in split {} of table {}, but named for another table or split",
-                        sp.name, t.name
-                    ));
+                    rep.push(
+                        ProblemKind::Manifest,
+                        format!(
+                            "{f}: listed in split {} of table {}, but named for another table or split",
+                            sp.name, t.name
+                        ),
+                    );
                 }
             }
         }
@@ -767,26 +838,34 @@ fn check_row_totals(m: &Manifest, rep: &mut VerifyReport) {
             .filter_map(|f| f.rows)
             .sum();
         if sum != t.rows {
-            rep.problems.push(format!(
-                "table {}: the manifest's file entries count {sum} rows, its table entry says {}",
-                t.name, t.rows
-            ));
+            rep.push(
+                ProblemKind::Manifest,
+                format!(
+                    "table {}: the manifest's file entries count {sum} rows, its table entry says {}",
+                    t.name, t.rows
+                ),
+            );
         }
         // each split's rows, from its files' entries
         for sp in &t.splits {
             let sum: u64 =
                 sp.files.iter().filter_map(|p| m.files.iter().find(|f| &f.path == p)).filter_map(|f| f.rows).sum();
             if sum != sp.rows {
-                rep.problems.push(format!(
-                    "table {} split {}: the manifest's file entries count {sum} rows, its split entry says {}",
-                    t.name, sp.name, sp.rows
-                ));
+                rep.push(
+                    ProblemKind::Manifest,
+                    format!(
+                        "table {} split {}: the manifest's file entries count {sum} rows, its split entry says {}",
+                        t.name, sp.name, sp.rows
+                    ),
+                );
             }
         }
         let split_sum: u64 = t.splits.iter().map(|sp| sp.rows).sum();
         if !t.splits.is_empty() && split_sum != t.rows {
-            rep.problems
-                .push(format!("table {}: its splits count {split_sum} rows, its table entry says {}", t.name, t.rows));
+            rep.push(
+                ProblemKind::Manifest,
+                format!("table {}: its splits count {split_sum} rows, its table entry says {}", t.name, t.rows),
+            );
         }
     }
 }
@@ -801,7 +880,7 @@ fn check_unexpected_files(dir: &Path, m: &Manifest, rep: &mut VerifyReport) {
             continue;
         }
         if !listed.contains(rel.as_str()) {
-            rep.problems.push(format!("{rel}: unexpected file (not in the manifest)"));
+            rep.push(ProblemKind::Unexpected, format!("{rel}: unexpected file (not in the manifest)"));
         }
     }
 }
@@ -820,8 +899,8 @@ fn check_sums(dir: &Path, m: &Manifest, rep: &mut VerifyReport, bad_digest: &BTr
     match sums {
         None => {}
         Some(sums) => match sums {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => rep.problems.push("SHA256SUMS: missing".into()),
-            Err(e) => rep.problems.push(format!("SHA256SUMS: cannot be read: {e}")),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => rep.push(ProblemKind::Missing, "SHA256SUMS: missing"),
+            Err(e) => rep.push(ProblemKind::Unreadable, format!("SHA256SUMS: cannot be read: {e}")),
             Ok(text) => {
                 let mut seen = BTreeSet::new();
                 for (n, sha, path) in sums_entries(&text, &mut rep.problems) {
@@ -833,27 +912,33 @@ fn check_sums(dir: &Path, m: &Manifest, rep: &mut VerifyReport, bad_digest: &BTr
                             continue;
                         }
                         match hash::sha256_file(&dir.join("manifest.json")) {
-                            Ok(d) if d.sha256 != sha => rep.problems.push(format!(
-                                "manifest.json: sha256 mismatch: SHA256SUMS says {sha}, found {}",
-                                d.sha256
-                            )),
+                            Ok(d) if d.sha256 != sha => rep.push(
+                                ProblemKind::Sha256Mismatch,
+                                format!("manifest.json: sha256 mismatch: SHA256SUMS says {sha}, found {}", d.sha256),
+                            ),
                             Ok(_) => rep.verified.push("manifest.json".into()),
-                            Err(e) => rep.problems.push(format!("manifest.json: cannot be read: {}", os_error(e))),
+                            Err(e) => rep.push(
+                                ProblemKind::Unreadable,
+                                format!("manifest.json: cannot be read: {}", os_error(e)),
+                            ),
                         }
                     } else if let Some(f) = m.files.iter().find(|f| f.path == path) {
                         if f.sha256 != sha && !bad_digest.contains(f.path.as_str()) {
-                            rep.problems.push(format!(
-                                "SHA256SUMS:{n}: gives {path} the sha256 {sha}, the manifest gives {}",
-                                f.sha256
-                            ));
+                            rep.push(
+                                ProblemKind::Checksums,
+                                format!(
+                                    "SHA256SUMS:{n}: gives {path} the sha256 {sha}, the manifest gives {}",
+                                    f.sha256
+                                ),
+                            );
                         }
                     } else {
-                        rep.problems.push(format!("SHA256SUMS:{n}: {path} is not in the manifest"));
+                        rep.push(ProblemKind::Checksums, format!("SHA256SUMS:{n}: {path} is not in the manifest"));
                     }
                 }
                 for path in m.files.iter().map(|f| f.path.as_str()).chain(["manifest.json"]) {
                     if !seen.contains(path) {
-                        rep.problems.push(format!("SHA256SUMS: no line for {path}"));
+                        rep.push(ProblemKind::Checksums, format!("SHA256SUMS: no line for {path}"));
                     }
                 }
             }
@@ -864,7 +949,7 @@ fn check_sums(dir: &Path, m: &Manifest, rep: &mut VerifyReport, bad_digest: &BTr
 /// The entries of a `SHA256SUMS` text: (1-based line, digest, path) of each line that is one
 /// ([`sums_line`]); comment and blank lines are skipped, as `sha256sum -c` skips them, and any
 /// other line is a problem pushed to `problems`.
-fn sums_entries(text: &str, problems: &mut Vec<String>) -> Vec<(usize, String, String)> {
+fn sums_entries(text: &str, problems: &mut Vec<Problem>) -> Vec<(usize, String, String)> {
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate() {
         if line.starts_with('#') || line.trim().is_empty() {
@@ -872,7 +957,10 @@ fn sums_entries(text: &str, problems: &mut Vec<String>) -> Vec<(usize, String, S
         }
         match sums_line(line) {
             Some((sha, path)) => out.push((n + 1, sha, path)),
-            None => problems.push(format!("SHA256SUMS:{}: not a `<sha256>  <path>` line", n + 1)),
+            None => problems.push(Problem::new(
+                ProblemKind::Checksums,
+                format!("SHA256SUMS:{}: not a `<sha256>  <path>` line", n + 1),
+            )),
         }
     }
     out
@@ -1069,45 +1157,7 @@ fn config_paths(
     out: &mut Vec<String>,
 ) -> Vec<CardPath> {
     let mut paths: Vec<CardPath> = Vec::new();
-    // `datasets` takes one config per name and at most one default
-    // each name with the configs that give it
-    let mut named: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    for (ci, c) in configs.iter().enumerate() {
-        if let Some(n) = c.get("config_name").and_then(|v| v.as_str()).filter(|n| !n.is_empty()) {
-            named.entry(n).or_default().push(ci);
-        }
-    }
-    for (n, given) in named.iter().filter(|(_, g)| g.len() > 1) {
-        out.push(format!(
-            "{} config `{n}` is defined {} times in configs; a config name is used once",
-            at(&format!("configs[{}]", given[1])),
-            given.len()
-        ));
-    }
-    for (ci, c) in configs.iter().enumerate() {
-        if let Some(d) = c.get("default").filter(|d| !d.is_bool()) {
-            out.push(format!(
-                "{} configs[{ci}]: default is {}, not true or false (`datasets` takes any value Python \
-                 reads as true for true)",
-                at(&format!("configs[{ci}].default")),
-                yaml_kind(d)
-            ));
-        }
-    }
-    let defaults: Vec<(usize, String)> = configs
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| c.get("default").is_some_and(python_truthy))
-        .map(|(ci, c)| (ci, format!("`{}`", c.get("config_name").and_then(|v| v.as_str()).unwrap_or(""))))
-        .collect();
-    if defaults.len() > 1 {
-        out.push(format!(
-            "{} configs {} are each `default: true`; a card has one default config at most (`datasets` \
-             refuses several)",
-            at(&format!("configs[{}].default", defaults[1].0)),
-            defaults.iter().map(|(_, n)| n.as_str()).collect::<Vec<_>>().join(", ")
-        ));
-    }
+    config_names_and_defaults(configs, at, out);
     for (ci, c) in configs.iter().enumerate() {
         let name = c.get("config_name").and_then(|v| v.as_str()).unwrap_or("").to_string();
         let here = format!("configs[{ci}]");
@@ -1182,6 +1232,50 @@ fn config_paths(
         }
     }
     paths
+}
+
+/// The problems of the configs' names and defaults, pushed to `out`: `datasets` takes one
+/// config per name and at most one default, and reads any value Python takes as true as a
+/// `default: true`.
+fn config_names_and_defaults(configs: &[yaml_serde::Value], at: &dyn Fn(&str) -> String, out: &mut Vec<String>) {
+    // each name with the configs that give it
+    let mut named: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (ci, c) in configs.iter().enumerate() {
+        if let Some(n) = c.get("config_name").and_then(|v| v.as_str()).filter(|n| !n.is_empty()) {
+            named.entry(n).or_default().push(ci);
+        }
+    }
+    for (n, given) in named.iter().filter(|(_, g)| g.len() > 1) {
+        out.push(format!(
+            "{} config `{n}` is defined {} times in configs; a config name is used once",
+            at(&format!("configs[{}]", given[1])),
+            given.len()
+        ));
+    }
+    for (ci, c) in configs.iter().enumerate() {
+        if let Some(d) = c.get("default").filter(|d| !d.is_bool()) {
+            out.push(format!(
+                "{} configs[{ci}]: default is {}, not true or false (`datasets` takes any value Python \
+                 reads as true for true)",
+                at(&format!("configs[{ci}].default")),
+                yaml_kind(d)
+            ));
+        }
+    }
+    let defaults: Vec<(usize, String)> = configs
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.get("default").is_some_and(python_truthy))
+        .map(|(ci, c)| (ci, format!("`{}`", c.get("config_name").and_then(|v| v.as_str()).unwrap_or(""))))
+        .collect();
+    if defaults.len() > 1 {
+        out.push(format!(
+            "{} configs {} are each `default: true`; a card has one default config at most (`datasets` \
+             refuses several)",
+            at(&format!("configs[{}].default", defaults[1].0)),
+            defaults.iter().map(|(_, n)| n.as_str()).collect::<Vec<_>>().join(", ")
+        ));
+    }
 }
 
 /// Problems of the files the card's patterns match: a pattern that matches none, a file in
@@ -1300,29 +1394,38 @@ fn check_croissant(dir: &Path, m: &Manifest, rep: &mut VerifyReport) {
     let doc = match serde_json::from_str::<Value>(&text) {
         Ok(doc) if doc.is_object() => doc,
         Err(e) => {
-            rep.problems.push(match crate::core::error::Error::json_file("croissant.json", &e) {
-                crate::core::error::Error::Config { location, message } => {
-                    format!("{location}: not valid JSON: {message}")
-                }
-                other => other.to_string(),
-            });
+            rep.push(
+                ProblemKind::Croissant,
+                match crate::core::error::Error::json_file("croissant.json", &e) {
+                    crate::core::error::Error::Config { location, message } => {
+                        format!("{location}: not valid JSON: {message}")
+                    }
+                    other => other.to_string(),
+                },
+            );
             return;
         }
         Ok(other) => {
-            rep.problems.push(format!(
-                "croissant.json: expected a Croissant dataset (a JSON object), found {}",
-                crate::stages::ingest::path::describe(&other)
-            ));
+            rep.push(
+                ProblemKind::Croissant,
+                format!(
+                    "croissant.json: expected a Croissant dataset (a JSON object), found {}",
+                    crate::stages::ingest::path::describe(&other)
+                ),
+            );
             return;
         }
     };
     let conforms = doc.get("conformsTo").and_then(Value::as_str);
     if conforms != Some(crate::stages::croissant::CROISSANT_VERSION) {
-        rep.problems.push(format!(
-            "croissant.json: /conformsTo is {}, expected \"{}\"",
-            conforms.map(|c| format!("{c:?}")).unwrap_or_else(|| "missing".into()),
-            crate::stages::croissant::CROISSANT_VERSION
-        ));
+        rep.push(
+            ProblemKind::Croissant,
+            format!(
+                "croissant.json: /conformsTo is {}, expected \"{}\"",
+                conforms.map(|c| format!("{c:?}")).unwrap_or_else(|| "missing".into()),
+                crate::stages::croissant::CROISSANT_VERSION
+            ),
+        );
     }
     let distribution = doc.get("distribution").and_then(Value::as_array).cloned().unwrap_or_default();
     let objects: BTreeMap<&str, (usize, Option<&str>)> = distribution
@@ -1333,26 +1436,33 @@ fn check_croissant(dir: &Path, m: &Manifest, rep: &mut VerifyReport) {
         .collect();
     for f in m.files.iter().filter(|f| f.kind == "parquet" || f.kind == "jsonl") {
         match objects.get(f.path.as_str()) {
-            None => rep.problems.push(format!("croissant.json: no FileObject has contentUrl {}", f.path)),
-            Some((i, sha)) if *sha != Some(f.sha256.as_str()) => rep.problems.push(format!(
-                "croissant.json: /distribution/{i} ({}) has sha256 {}, the manifest says {}",
-                f.path,
-                sha.unwrap_or("(none)"),
-                f.sha256
-            )),
+            None => {
+                rep.push(ProblemKind::Croissant, format!("croissant.json: no FileObject has contentUrl {}", f.path))
+            }
+            Some((i, sha)) if *sha != Some(f.sha256.as_str()) => rep.push(
+                ProblemKind::Croissant,
+                format!(
+                    "croissant.json: /distribution/{i} ({}) has sha256 {}, the manifest says {}",
+                    f.path,
+                    sha.unwrap_or("(none)"),
+                    f.sha256
+                ),
+            ),
             Some(_) => {}
         }
     }
     for (url, (i, _)) in &objects {
         if !m.files.iter().any(|f| f.path == *url && (f.kind == "parquet" || f.kind == "jsonl")) {
-            rep.problems
-                .push(format!("croissant.json: /distribution/{i} names {url}, which is no data file of the manifest"));
+            rep.push(
+                ProblemKind::Croissant,
+                format!("croissant.json: /distribution/{i} names {url}, which is no data file of the manifest"),
+            );
         }
     }
     let sets = doc.get("recordSet").and_then(Value::as_array).cloned().unwrap_or_default();
     for t in m.tables.iter().filter(|t| !t.files.is_empty()) {
         let Some(set) = sets.iter().find(|s| s.get("@id").and_then(Value::as_str) == Some(t.name.as_str())) else {
-            rep.problems.push(format!("croissant.json: no record set describes table {}", t.name));
+            rep.push(ProblemKind::Croissant, format!("croissant.json: no record set describes table {}", t.name));
             continue;
         };
         let names: Vec<&str> = set
@@ -1364,12 +1474,15 @@ fn check_croissant(dir: &Path, m: &Manifest, rep: &mut VerifyReport) {
             .collect();
         let columns: Vec<&str> = t.arrow_schema.iter().map(|f| f.name.as_str()).collect();
         if names != columns {
-            rep.problems.push(format!(
-                "croissant.json: the record set of table {} has fields {}, the table's columns are {}",
-                t.name,
-                names.join(", "),
-                columns.join(", ")
-            ));
+            rep.push(
+                ProblemKind::Croissant,
+                format!(
+                    "croissant.json: the record set of table {} has fields {}, the table's columns are {}",
+                    t.name,
+                    names.join(", "),
+                    columns.join(", ")
+                ),
+            );
         }
     }
 }
@@ -1382,9 +1495,24 @@ fn check_datapackage(dir: &Path, m: &Manifest, rep: &mut VerifyReport) {
     if !m.files.iter().any(|f| f.path == "datapackage.json") || !path.is_file() {
         return;
     }
-    let Ok(text) = crate::stages::ingest::files::read_small(&path, 64 << 20) else { return };
-    let doc = match serde_json::from_str::<serde_json::Value>(&text) {
-        Ok(doc) if doc.is_object() => doc,
+    let Some(doc) = read_datapackage(&path, rep) else { return };
+    let before = rep.problems.len();
+    let resources = doc.get("resources").and_then(|r| r.as_array()).cloned().unwrap_or_default();
+    check_resources(m, &resources, rep);
+    // the rest of the package is what a build writes from the manifest (its title and
+    // licence come from the card): a resource given twice, another format or profile, a
+    // `bytes` or `hash` that is not the file's would make Frictionless refuse the package
+    if rep.problems.len() == before {
+        check_package_as_built(m, &doc, &resources, rep);
+    }
+}
+
+/// `datapackage.json` at `path` as a JSON object; `None` (said in `rep` when it is no JSON
+/// object) when it is not one.
+fn read_datapackage(path: &Path, rep: &mut VerifyReport) -> Option<serde_json::Value> {
+    let Ok(text) = crate::stages::ingest::files::read_small(path, 64 << 20) else { return None };
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(doc) if doc.is_object() => Some(doc),
         // placed as the manifest's syntax errors are
         Err(e) => {
             let place = match crate::core::error::Error::json_file("datapackage.json", &e) {
@@ -1393,19 +1521,25 @@ fn check_datapackage(dir: &Path, m: &Manifest, rep: &mut VerifyReport) {
                 }
                 other => other.to_string(),
             };
-            rep.problems.push(place);
-            return;
+            rep.push(ProblemKind::DataPackage, place);
+            None
         }
         Ok(other) => {
-            rep.problems.push(format!(
-                "datapackage.json: expected a data package (a JSON object), found {}",
-                crate::stages::ingest::path::describe(&other)
-            ));
-            return;
+            rep.push(
+                ProblemKind::DataPackage,
+                format!(
+                    "datapackage.json: expected a data package (a JSON object), found {}",
+                    crate::stages::ingest::path::describe(&other)
+                ),
+            );
+            None
         }
-    };
-    let before = rep.problems.len();
-    let resources = doc.get("resources").and_then(|r| r.as_array()).cloned().unwrap_or_default();
+    }
+}
+
+/// Each of the package's `resources` against the manifest: its Table Schema is its table's,
+/// its paths are the table's JSON Lines copies, and every table with copies has a resource.
+fn check_resources(m: &Manifest, resources: &[serde_json::Value], rep: &mut VerifyReport) {
     let mut described = BTreeSet::new();
     for (i, r) in resources.iter().enumerate() {
         let name = r.get("name").and_then(|n| n.as_str()).unwrap_or_default();
@@ -1435,68 +1569,79 @@ fn check_datapackage(dir: &Path, m: &Manifest, rep: &mut VerifyReport) {
                         crate::stages::ingest::path::describe(pointer_or_null(&got, &ptr))
                     )
                 };
-                rep.problems.push(message);
+                rep.push(ProblemKind::DataPackage, message);
             }
         }
         for p in paths {
             let listed = m.files.iter().any(|f| f.path == p && f.kind == "jsonl" && f.table.as_deref() == Some(name));
             if !listed {
-                rep.problems.push(format!(
-                    "datapackage.json: /resources/{i} ({name}) names {p}, which is not a JSON Lines copy of table \
+                rep.push(
+                    ProblemKind::DataPackage,
+                    format!(
+                        "datapackage.json: /resources/{i} ({name}) names {p}, which is not a JSON Lines copy of table \
                      {name} in the manifest"
-                ));
+                    ),
+                );
             }
         }
     }
     for t in m.tables.iter().filter(|t| t.has_copies() && !described.contains(&t.name)) {
-        rep.problems.push(format!("datapackage.json: no resource describes table {}", t.name));
+        rep.push(ProblemKind::DataPackage, format!("datapackage.json: no resource describes table {}", t.name));
     }
-    // the rest of the package is what a build writes from the manifest (its title and
-    // licence come from the card): a resource given twice, another format or profile, a
-    // `bytes` or `hash` that is not the file's would make Frictionless refuse the package
-    if rep.problems.len() == before {
-        use serde_json::Value;
-        let title = doc.get("title").and_then(Value::as_str);
-        let license = doc.pointer("/licenses/0/name").and_then(Value::as_str);
-        let mut want: Value =
-            serde_json::from_str(&crate::stages::release::datapackage(m, title, license)).unwrap_or_default();
-        let mut got = doc.clone();
-        let differs = |want: &Value, got: &Value, at: &str| {
-            first_difference(want, got, String::new()).map(|ptr| {
-                format!(
-                    "datapackage.json: {} is {} where a build writes {} from the manifest",
-                    if at.is_empty() && ptr.is_empty() { "the document".to_string() } else { format!("{at}{ptr}") },
-                    crate::stages::ingest::path::describe(pointer_or_null(got, &ptr)),
-                    crate::stages::ingest::path::describe(pointer_or_null(want, &ptr))
-                )
-            })
-        };
-        // resources by their table, in any order (Frictionless reads them by name)
-        let wanted: Vec<Value> = want
-            .get_mut("resources")
-            .map(Value::take)
-            .and_then(|r| match r {
-                Value::Array(a) => Some(a),
-                _ => None,
-            })
-            .unwrap_or_default();
-        if let Value::Object(o) = &mut got {
-            o.insert("resources".into(), Value::Null);
+}
+
+/// The package `doc` against the one a build writes from the manifest `m` (with `doc`'s own
+/// title and licence); its `resources` compared by table name, in any order.
+fn check_package_as_built(
+    m: &Manifest,
+    doc: &serde_json::Value,
+    resources: &[serde_json::Value],
+    rep: &mut VerifyReport,
+) {
+    use serde_json::Value;
+    let title = doc.get("title").and_then(Value::as_str);
+    let license = doc.pointer("/licenses/0/name").and_then(Value::as_str);
+    let mut want: Value =
+        serde_json::from_str(&crate::stages::release::datapackage(m, title, license)).unwrap_or_default();
+    let mut got = doc.clone();
+    let differs = |want: &Value, got: &Value, at: &str| {
+        first_difference(want, got, String::new()).map(|ptr| {
+            format!(
+                "datapackage.json: {} is {} where a build writes {} from the manifest",
+                if at.is_empty() && ptr.is_empty() { "the document".to_string() } else { format!("{at}{ptr}") },
+                crate::stages::ingest::path::describe(pointer_or_null(got, &ptr)),
+                crate::stages::ingest::path::describe(pointer_or_null(want, &ptr))
+            )
+        })
+    };
+    // resources by their table, in any order (Frictionless reads them by name)
+    let wanted: Vec<Value> = want
+        .get_mut("resources")
+        .map(Value::take)
+        .and_then(|r| match r {
+            Value::Array(a) => Some(a),
+            _ => None,
+        })
+        .unwrap_or_default();
+    if let Value::Object(o) = &mut got {
+        o.insert("resources".into(), Value::Null);
+    }
+    if let Value::Object(o) = &mut want {
+        o.insert("resources".into(), Value::Null);
+    }
+    rep.extend(ProblemKind::DataPackage, differs(&want, &got, ""));
+    let mut seen = BTreeSet::new();
+    for (i, r) in resources.iter().enumerate() {
+        let name = r.get("name").and_then(Value::as_str).unwrap_or_default();
+        if !seen.insert(name) {
+            rep.push(
+                ProblemKind::DataPackage,
+                format!("datapackage.json: /resources/{i} describes table {name} a second time"),
+            );
+            continue;
         }
-        if let Value::Object(o) = &mut want {
-            o.insert("resources".into(), Value::Null);
-        }
-        rep.problems.extend(differs(&want, &got, ""));
-        let mut seen = BTreeSet::new();
-        for (i, r) in resources.iter().enumerate() {
-            let name = r.get("name").and_then(Value::as_str).unwrap_or_default();
-            if !seen.insert(name) {
-                rep.problems.push(format!("datapackage.json: /resources/{i} describes table {name} a second time"));
-                continue;
-            }
-            if let Some(w) = wanted.iter().find(|w| w.get("name").and_then(Value::as_str) == Some(name)) {
-                rep.problems.extend(differs(w, r, &format!("/resources/{i}")));
-            }
+        if let Some(w) = wanted.iter().find(|w| w.get("name").and_then(Value::as_str) == Some(name)) {
+            rep.extend(ProblemKind::DataPackage, differs(w, r, &format!("/resources/{i}")));
         }
     }
 }
@@ -1535,7 +1680,7 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
         // lists README.md; otherwise with the other links and files that are not regular
         _ if listed => return Ok(()),
         Entry::Folder => {
-            rep.problems.push("README.md: a folder, not a file".into());
+            rep.push(ProblemKind::NotRegular, "README.md: a folder, not a file");
             return Ok(());
         }
         Entry::Readable => {}
@@ -1544,7 +1689,10 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
     // a Git LFS pointer in the card's place is said with the manifest's files
     if lfs_pointer(&path).is_some() {
         if !listed {
-            rep.problems.push("README.md: a Git LFS pointer, not the dataset card; fetch it (`git lfs pull`)".into());
+            rep.push(
+                ProblemKind::LfsPointer,
+                "README.md: a Git LFS pointer, not the dataset card; fetch it (`git lfs pull`)",
+            );
         }
         return Ok(());
     }
@@ -1553,7 +1701,7 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
         // said once, with the manifest's files when it lists the card
         Err(_) if listed => return Ok(()),
         Err(e) => {
-            rep.problems.push(format!("README.md: cannot be read: {}", os_error(e)));
+            rep.push(ProblemKind::Unreadable, format!("README.md: cannot be read: {}", os_error(e)));
             return Ok(());
         }
     };
@@ -1568,7 +1716,7 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
 pub fn card_text_problems(dir: &Path, manifest: &Manifest, card: &str) -> Vec<String> {
     let mut rep = VerifyReport::default();
     check_card_text(dir, Some(manifest), card, &mut rep);
-    rep.problems
+    rep.problems.into_iter().map(|p| p.message).collect()
 }
 
 fn check_card_text(dir: &Path, manifest: Option<&Manifest>, card: &str, rep: &mut VerifyReport) {
@@ -1578,7 +1726,7 @@ fn check_card_text(dir: &Path, manifest: Option<&Manifest>, card: &str, rep: &mu
         Some(m) => all_files(dir).into_iter().filter(|f| m.files.iter().any(|e| e.path == *f)).collect(),
         None => all_files(dir),
     };
-    rep.problems.extend(card_problems(card, &files, &empty_parquet_files(manifest)));
+    rep.extend(ProblemKind::Card, card_problems(card, &files, &empty_parquet_files(manifest)));
     // shards of one split share one schema; row groups under the viewer limit
     let Some(fm) = front_matter(card) else { return };
     let Ok(yaml) = yaml_serde::from_str::<yaml_serde::Value>(fm) else { return };
@@ -1605,10 +1753,10 @@ fn check_config(
     let name = c.get("config_name").and_then(|v| v.as_str()).unwrap_or("");
     // an unnamed config is reported by card_problems
     if !name.is_empty() && manifest.is_some_and(|m| m.table(name).is_none()) {
-        rep.problems.push(format!(
-            "{} config `{name}` names no table of the manifest",
-            at(&format!("configs[{ci}].config_name"))
-        ));
+        rep.push(
+            ProblemKind::Card,
+            format!("{} config `{name}` names no table of the manifest", at(&format!("configs[{ci}].config_name"))),
+        );
     }
     let mut splits: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let entries = data_files_entries(c);
@@ -1633,11 +1781,14 @@ fn check_config(
         let data: BTreeSet<&String> = named.iter().collect();
         let card: BTreeSet<&String> = info.examples.keys().collect();
         if !info.examples.is_empty() && !info.bad_counts && data != card {
-            rep.problems.push(format!(
-                "{} dataset_info of config `{name}` names the splits {card:?}, and its data_files the \
+            rep.push(
+                ProblemKind::Card,
+                format!(
+                    "{} dataset_info of config `{name}` names the splits {card:?}, and its data_files the \
                  splits {data:?} (`datasets` refuses to load it)",
-                at(&format!("{}.splits", info.path))
-            ));
+                    at(&format!("{}.splits", info.path))
+                ),
+            );
         }
     }
     // the features are compared once per config, with its first Parquet file
@@ -1648,11 +1799,14 @@ fn check_config(
         if let (Some(rows), Some((said, path))) = (rows, info.examples.get(&split))
             && rows != *said
         {
-            rep.problems.push(format!(
-                "{} dataset_info of config `{name}` gives split `{split}` {said} examples, and its \
+            rep.push(
+                ProblemKind::Card,
+                format!(
+                    "{} dataset_info of config `{name}` gives split `{split}` {said} examples, and its \
                  Parquet files hold {rows} rows (`datasets` refuses to load it: NonMatchingSplitsSizesError)",
-                at(path)
-            ));
+                    at(path)
+                ),
+            );
         }
         if let (Some(features), Some((f0, schema)), false) = (&info.features, &first, features_checked) {
             features_checked = true;
@@ -1706,10 +1860,13 @@ fn check_config_splits(
             let owner = m.files.iter().find(|e| &e.path == f).and_then(|e| e.table.as_deref());
             if owner.is_some_and(|o| o != name) {
                 foreign = true;
-                rep.problems.push(format!(
-                    "{place} config `{name}` split {split} names {f}, a file of table {}",
-                    owner.unwrap_or_default()
-                ));
+                rep.push(
+                    ProblemKind::Card,
+                    format!(
+                        "{place} config `{name}` split {split} names {f}, a file of table {}",
+                        owner.unwrap_or_default()
+                    ),
+                );
             }
         }
     }
@@ -1717,19 +1874,25 @@ fn check_config_splits(
     // a split without rows is left out of the card (`datasets` cannot load an empty one)
     let theirs: BTreeSet<&str> = t.splits.iter().filter(|s| s.rows > 0).map(|s| s.name.as_str()).collect();
     if !theirs.is_empty() && ours != theirs {
-        rep.problems.push(format!(
-            "{place} config `{name}` has the splits {ours:?}, the manifest's table {name} the splits {theirs:?}"
-        ));
+        rep.push(
+            ProblemKind::Card,
+            format!(
+                "{place} config `{name}` has the splits {ours:?}, the manifest's table {name} the splits {theirs:?}"
+            ),
+        );
     } else if !foreign {
         for sp in t.splits.iter().filter(|s| s.rows > 0) {
             let want: BTreeSet<&String> = sp.files.iter().collect();
             let got: BTreeSet<&String> = splits.get(&sp.name).map(|v| v.iter().collect()).unwrap_or_default();
             if want != got && !got.is_empty() && got.iter().all(|f| m.files.iter().any(|e| &e.path == *f)) {
-                rep.problems.push(format!(
-                    "{place} config `{name}` split {} matches the files {got:?}, the manifest's split the files \
+                rep.push(
+                    ProblemKind::Card,
+                    format!(
+                        "{place} config `{name}` split {} matches the files {got:?}, the manifest's split the files \
                      {want:?}",
-                    sp.name
-                ));
+                        sp.name
+                    ),
+                );
             }
         }
     }
@@ -1752,9 +1915,10 @@ fn read_split_files(
         let p = dir.join(s);
         if lfs_pointer(&p).is_some() {
             if manifest.is_none() {
-                rep.problems.push(format!(
-                    "{s}: a Git LFS pointer, not Parquet data; fetch the LFS object (e.g. `git lfs pull`)"
-                ));
+                rep.push(
+                    ProblemKind::LfsPointer,
+                    format!("{s}: a Git LFS pointer, not Parquet data; fetch the LFS object (e.g. `git lfs pull`)"),
+                );
             }
             // its rows are unknown: no count is compared with the card's
             rows = None;
@@ -1772,7 +1936,7 @@ fn read_split_files(
             Ok(b) => b,
             Err(e) => {
                 if manifest.is_none() {
-                    rep.problems.push(format!("{s}: not readable as Parquet: {e}"));
+                    rep.push(ProblemKind::Unreadable, format!("{s}: not readable as Parquet: {e}"));
                 }
                 rows = None;
                 continue;
@@ -1784,7 +1948,7 @@ fn read_split_files(
             None => first = Some((s.clone(), schema)),
             Some((f0, s0)) => {
                 for d in schema_pair_diff(s0, f0, &schema, s) {
-                    rep.problems.push(format!("config `{name}` split `{split}`: {d}"));
+                    rep.push(ProblemKind::Card, format!("config `{name}` split `{split}`: {d}"));
                 }
             }
         }
@@ -1818,7 +1982,7 @@ fn check_features(
     };
     if let Some(said) = said {
         let here = at(&format!("{}.features", info.path));
-        rep.problems.push(format!("{here} dataset_info of config `{name}` {said}"));
+        rep.push(ProblemKind::Card, format!("{here} dataset_info of config `{name}` {said}"));
     }
     // a type other than the column's: `datasets` casts the column to it, or fails
     for (feature, said, path) in features.iter().filter_map(|(n, d, p)| Some((n, d.as_ref()?, p))) {
@@ -1826,11 +1990,14 @@ fn check_features(
         if let Some(have) = file_feature_type(field.data_type())
             && have != *said
         {
-            rep.problems.push(format!(
-                "{} dataset_info of config `{name}` gives feature `{feature}` the type {said}, and \
+            rep.push(
+                ProblemKind::Card,
+                format!(
+                    "{} dataset_info of config `{name}` gives feature `{feature}` the type {said}, and \
                  {f0} holds it as {have} (`datasets` would cast it, or fail to)",
-                at(path)
-            ));
+                    at(path)
+                ),
+            );
         }
     }
 }

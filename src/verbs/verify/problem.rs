@@ -1,0 +1,70 @@
+//! What `verify` finds wrong, one [`Problem`] each.
+//!
+//! In: the checks of the verify verb. Out: problems whose [`ProblemKind`] says what sort of
+//! fault it is (a checksum that differs, a file missing, a card that `datasets` cannot load…)
+//! and whose message is the line the command prints. `verify --format json` gives both:
+//! `{"kind": "sha256_mismatch", "message": "data/t.parquet: sha256 mismatch: …"}`.
+
+use serde::Serialize;
+
+/// The sort of fault a [`Problem`] is. Serialised in snake case (`sha256_mismatch`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProblemKind {
+    /// A file the manifest, `SHA256SUMS` or the card needs is not there.
+    Missing,
+    /// A file's SHA-256 is not the one the manifest or `SHA256SUMS` gives.
+    Sha256Mismatch,
+    /// A file's size in bytes is not the one the manifest gives.
+    SizeMismatch,
+    /// A Git LFS pointer stands where the file itself should be.
+    LfsPointer,
+    /// A file cannot be read (an operating-system error, or not Parquet).
+    Unreadable,
+    /// A symbolic link, folder, pipe, socket or device where a regular file should be.
+    NotRegular,
+    /// A file in the release that the manifest does not list.
+    Unexpected,
+    /// A file holds another number of rows than the manifest gives.
+    RowCount,
+    /// A file's Arrow schema (or its columns) is not its table's.
+    Schema,
+    /// `manifest.json` cannot be read, or disagrees with itself.
+    Manifest,
+    /// A line of `SHA256SUMS` is malformed, missing or disagrees with the manifest.
+    Checksums,
+    /// The dataset card (`README.md`) is malformed, or `datasets` or the Hub's viewer would
+    /// read the release otherwise than its manifest says.
+    Card,
+    /// A Parquet row group is above the dataset viewer's size limit.
+    RowGroupSize,
+    /// `croissant.json` does not describe the release.
+    Croissant,
+    /// `datapackage.json` does not describe the release.
+    DataPackage,
+    /// `verify --data`: rows break the table's schema, key order, splits or JSON Lines copies.
+    Rows,
+}
+
+/// One thing wrong with a release.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    /// The sort of fault.
+    pub kind: ProblemKind,
+    /// The line printed for it: `place: what is wrong` (a file, `file:line`, `table t`, a card's
+    /// front-matter path), control characters escaped.
+    pub message: String,
+}
+
+impl Problem {
+    /// A problem of `kind` said by `message`.
+    pub fn new(kind: ProblemKind, message: impl Into<String>) -> Self {
+        Problem { kind, message: message.into() }
+    }
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
