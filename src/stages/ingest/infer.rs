@@ -337,70 +337,75 @@ fn observe(
                 }
             }
         }
-        _ => {
-            let class = classify(v, how.textual, how.nonfinite_strings);
-            let first = node.first.is_none();
-            match (class, &mut node.kind) {
-                (Scalar::Null, _) | (Scalar::Other(_), _) => return,
-                (Scalar::Bool, k @ Kind::Unknown) => *k = Kind::Bool,
-                (Scalar::Int(neg, big), k @ Kind::Unknown) => {
-                    *k = Kind::Int { negative: neg.then(|| src.clone()), above_i64: big.then(|| src.clone()) }
-                }
-                (Scalar::Int(neg, big), Kind::Int { negative, above_i64 }) => {
-                    if neg && negative.is_none() {
-                        *negative = Some(src.clone());
-                    }
-                    if big && above_i64.is_none() {
-                        *above_i64 = Some(src.clone());
-                    }
-                }
-                (Scalar::Float, k @ Kind::Unknown) => *k = Kind::Float,
-                (Scalar::Float, k @ Kind::Int { .. }) => {
-                    // the column's type is decided here: messages name this first float
-                    *k = Kind::Float;
-                    node.first = Some(src.clone());
-                }
-                (Scalar::Int(..), Kind::Float) => {}
-                // a negative zero takes the type the column's other values give it
-                (Scalar::NegZero, k @ Kind::Unknown) => *k = Kind::NegZero,
-                (Scalar::NegZero, Kind::Int { .. } | Kind::Float) => {}
-                (Scalar::Int(neg, big), k @ Kind::NegZero) => {
-                    *k = Kind::Int { negative: neg.then(|| src.clone()), above_i64: big.then(|| src.clone()) };
-                    node.first = Some(src.clone());
-                }
-                (Scalar::Float, k @ Kind::NegZero) => {
-                    *k = Kind::Float;
-                    node.first = Some(src.clone());
-                }
-                (Scalar::Str, k @ Kind::Unknown) => *k = Kind::Str,
-                // a cell that a number would change: the column keeps every cell's text, and
-                // messages name this cell as where the column became text
-                (
-                    Scalar::NumberText,
-                    k @ (Kind::Unknown | Kind::Int { .. } | Kind::Float | Kind::NonFinite | Kind::NegZero),
-                ) => {
-                    *k = Kind::Str;
-                    node.first = Some(src.clone());
-                }
-                // a non-finite string takes the type the column's other values give it
-                (Scalar::NonFinite, k @ Kind::Unknown) => *k = Kind::NonFinite,
-                (Scalar::NonFinite, k @ Kind::Int { .. }) => *k = Kind::Float,
-                (Scalar::NegZero, k @ Kind::NonFinite) => *k = Kind::Float,
-                // the value that decides the type is where messages say it was first seen
-                (decided @ (Scalar::Int(..) | Scalar::Float | Scalar::Str | Scalar::Bool), k @ Kind::NonFinite) => {
-                    *k = match decided {
-                        Scalar::Str => Kind::Str,
-                        Scalar::Bool => Kind::Bool,
-                        _ => Kind::Float,
-                    };
-                    node.first = Some(src.clone());
-                }
-                _ => {} // same kind, or a conflict the reader reports
+        _ => observe_scalar(node, v, src, how),
+    }
+}
+
+/// Observes scalar `v` (not a list or an object) in `node`: the column's kind widens as its
+/// values ask (an integer column with a float becomes a float column, a number that text
+/// would change makes it text), and `node.first` names the value that decided it.
+fn observe_scalar(node: &mut Node, v: &Value, src: &SourceRef, how: Reading) {
+    let class = classify(v, how.textual, how.nonfinite_strings);
+    let first = node.first.is_none();
+    match (class, &mut node.kind) {
+        (Scalar::Null, _) | (Scalar::Other(_), _) => return,
+        (Scalar::Bool, k @ Kind::Unknown) => *k = Kind::Bool,
+        (Scalar::Int(neg, big), k @ Kind::Unknown) => {
+            *k = Kind::Int { negative: neg.then(|| src.clone()), above_i64: big.then(|| src.clone()) }
+        }
+        (Scalar::Int(neg, big), Kind::Int { negative, above_i64 }) => {
+            if neg && negative.is_none() {
+                *negative = Some(src.clone());
             }
-            if first {
-                node.first = Some(src.clone());
+            if big && above_i64.is_none() {
+                *above_i64 = Some(src.clone());
             }
         }
+        (Scalar::Float, k @ Kind::Unknown) => *k = Kind::Float,
+        (Scalar::Float, k @ Kind::Int { .. }) => {
+            // the column's type is decided here: messages name this first float
+            *k = Kind::Float;
+            node.first = Some(src.clone());
+        }
+        (Scalar::Int(..), Kind::Float) => {}
+        // a negative zero takes the type the column's other values give it
+        (Scalar::NegZero, k @ Kind::Unknown) => *k = Kind::NegZero,
+        (Scalar::NegZero, Kind::Int { .. } | Kind::Float) => {}
+        (Scalar::Int(neg, big), k @ Kind::NegZero) => {
+            *k = Kind::Int { negative: neg.then(|| src.clone()), above_i64: big.then(|| src.clone()) };
+            node.first = Some(src.clone());
+        }
+        (Scalar::Float, k @ Kind::NegZero) => {
+            *k = Kind::Float;
+            node.first = Some(src.clone());
+        }
+        (Scalar::Str, k @ Kind::Unknown) => *k = Kind::Str,
+        // a cell that a number would change: the column keeps every cell's text, and
+        // messages name this cell as where the column became text
+        (
+            Scalar::NumberText,
+            k @ (Kind::Unknown | Kind::Int { .. } | Kind::Float | Kind::NonFinite | Kind::NegZero),
+        ) => {
+            *k = Kind::Str;
+            node.first = Some(src.clone());
+        }
+        // a non-finite string takes the type the column's other values give it
+        (Scalar::NonFinite, k @ Kind::Unknown) => *k = Kind::NonFinite,
+        (Scalar::NonFinite, k @ Kind::Int { .. }) => *k = Kind::Float,
+        (Scalar::NegZero, k @ Kind::NonFinite) => *k = Kind::Float,
+        // the value that decides the type is where messages say it was first seen
+        (decided @ (Scalar::Int(..) | Scalar::Float | Scalar::Str | Scalar::Bool), k @ Kind::NonFinite) => {
+            *k = match decided {
+                Scalar::Str => Kind::Str,
+                Scalar::Bool => Kind::Bool,
+                _ => Kind::Float,
+            };
+            node.first = Some(src.clone());
+        }
+        _ => {} // same kind, or a conflict the reader reports
+    }
+    if first {
+        node.first = Some(src.clone());
     }
 }
 

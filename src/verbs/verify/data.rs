@@ -365,43 +365,13 @@ impl TableScan<'_> {
     ) -> Result<bool> {
         let split_name = split.map(|(_, n)| n.to_string()).unwrap_or_default();
         let mut split = split;
-        use parquet::arrow::arrow_reader::ArrowReaderMetadata;
-        use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
+        use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
         use std::io::Read;
-        // the footer is read once; each row group gets a reader of its own
-        let loaded = std::fs::File::open(dir.join(rel)).map_err(|e| e.to_string()).and_then(|f| {
-            ArrowReaderMetadata::load(&f, ArrowReaderOptions::new()).map(|m| (f, m)).map_err(|e| e.to_string())
-        });
-        let (file, meta) = match loaded {
-            Ok(x) => x,
-            Err(e) => {
-                rep.push(ProblemKind::Unreadable, format!("{rel}: not a readable Parquet file: {e}"));
-                return Ok(false);
-            }
-        };
+        let Some((file, meta)) = self.open_parquet(dir, rel, rep) else { return Ok(false) };
         let open = || -> std::result::Result<_, String> {
             let f = file.try_clone().map_err(|e| e.to_string())?;
             Ok(ParquetRecordBatchReaderBuilder::new_with_metadata(f, meta.clone()))
         };
-        // the columns, by name and type (nullability and field metadata aside)
-        let have = meta.schema().clone();
-        let same = have.fields().len() == self.declared.fields().len()
-            && have
-                .fields()
-                .iter()
-                .zip(self.declared.fields())
-                .all(|(a, b)| a.name() == b.name() && a.data_type() == b.data_type());
-        if !same {
-            rep.push(
-                ProblemKind::Schema,
-                format!(
-                    "{rel}: its columns are not those of table {} ({}), so its rows were not read",
-                    self.table,
-                    schema_diff(self.declared, &have).join("; ")
-                ),
-            );
-            return Ok(false);
-        }
         let metadata = meta.metadata().clone();
         // the JSON Lines copy, when there is one
         let copy_rel =
@@ -485,6 +455,48 @@ impl TableScan<'_> {
             }
         }
         Ok(true)
+    }
+
+    /// Opens Parquet file `rel` and reads its footer once (each row group then gets a reader
+    /// of its own); `None`, said in `rep`, when it is no readable Parquet file or its columns
+    /// (by name and type) are not the table's.
+    fn open_parquet(
+        &self,
+        dir: &Path,
+        rel: &str,
+        rep: &mut VerifyReport,
+    ) -> Option<(std::fs::File, parquet::arrow::arrow_reader::ArrowReaderMetadata)> {
+        use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
+        let loaded = std::fs::File::open(dir.join(rel)).map_err(|e| e.to_string()).and_then(|f| {
+            ArrowReaderMetadata::load(&f, ArrowReaderOptions::new()).map(|m| (f, m)).map_err(|e| e.to_string())
+        });
+        let (file, meta) = match loaded {
+            Ok(x) => x,
+            Err(e) => {
+                rep.push(ProblemKind::Unreadable, format!("{rel}: not a readable Parquet file: {e}"));
+                return None;
+            }
+        };
+        // the columns, by name and type (nullability and field metadata aside)
+        let have = meta.schema().clone();
+        let same = have.fields().len() == self.declared.fields().len()
+            && have
+                .fields()
+                .iter()
+                .zip(self.declared.fields())
+                .all(|(a, b)| a.name() == b.name() && a.data_type() == b.data_type());
+        if !same {
+            rep.push(
+                ProblemKind::Schema,
+                format!(
+                    "{rel}: its columns are not those of table {} ({}), so its rows were not read",
+                    self.table,
+                    schema_diff(self.declared, &have).join("; ")
+                ),
+            );
+            return None;
+        }
+        Some((file, meta))
     }
 }
 
