@@ -133,6 +133,32 @@ fn b16_a_rate_limited_commit_waits_retry_after_and_lands_once() {
 }
 
 #[test]
+fn a_rate_limited_read_waits_as_long_as_the_hub_asks() {
+    let (t, dir) = case("B21");
+    let release = tiny_release(t.path(), "toy-limits", &dir.join("metrics.jsonl"), &[]);
+    let env = HubEnv::new();
+    env.hub.create_repo("acme/limits");
+    assert!(env.publish(&release, "acme/limits", &[]).status.success());
+    // the Hub's rate limit: a 429 whose `RateLimit` header says when the window resets (no
+    // Retry-After), and a 503 with Retry-After; each read of the revision waits that long
+    let faults = [(429, ("ratelimit", "\"api\";r=0;t=2")), (503, ("retry-after", "2"))];
+    for (code, header) in faults {
+        env.hub.clear_log();
+        env.hub.fault(Fault::once(
+            Route::Revision,
+            Action::Status(code, vec![(header.0, header.1.to_string())], r#"{"error": "slow down"}"#.into()),
+        ));
+        let o = env.verify("hf://datasets/acme/limits", &[]);
+        assert!(o.status.success(), "{code}: {}", stderr(&o));
+        let reads: Vec<_> = env.hub.requests().into_iter().filter(|r| r.path.contains("/revision/")).collect();
+        assert!(reads.len() >= 2, "{code}: {reads:?}");
+        let waited = reads[1].at.duration_since(reads[0].at);
+        assert!(waited >= Duration::from_secs(2), "{code}: waited {waited:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("waited 2.0 s as the server asked"), "{code}: {}", stderr(&o));
+    }
+}
+
+#[test]
 fn b17_a_concurrent_commit_elsewhere_is_rebased_and_a_conflicting_one_stops() {
     let (t, dir) = case("B17");
     let ra = tiny_release(t.path(), "runs-a", &dir.join("runs-a.jsonl"), &[]);

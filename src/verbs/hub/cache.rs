@@ -19,6 +19,10 @@
 //! `blobs/` (atomic on one file system), so a truncated or altered file never becomes a blob.
 //! Concurrent processes writing the same blob are not coordinated (no `.locks/`): the last
 //! rename wins, and both wrote verified bytes.
+//!
+//! Not the `hf-hub` crate's download into the same layout (1.0.0): it writes the body of its
+//! `GET` into the blob without checking the status, hashes nothing, restarts a partial
+//! `.incomplete` instead of resuming it, and uses a blob already there as it is.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

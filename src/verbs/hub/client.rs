@@ -12,12 +12,17 @@
 //! commit POST is never sent through this loop (`HubClient::send_once`): a lost answer is
 //! resolved by [`super::publish`] by re-reading the branch.
 //!
-//! Why this is runpack's own code and not the `hf-hub` crate's `HFClient` (1.0): its tree and
-//! paths-info entries read the LFS SHA-256 from a field the Hub does not send (`sha256`, where
-//! the Hub sends `lfs.oid`), so they cannot check a release; its retries ignore `Retry-After`
-//! and `RateLimit` and have no longest wait; its builder reads a token from the environment when
-//! given none; it has no Git LFS upload, and its commit is re-sent without checking whether a
-//! lost one landed. Xet uploads use `hf-xet`, the crate `hf-hub` uses too ([`super::xet`]).
+//! Why this is runpack's own code and not the `hf-hub` crate's `HFClient` (1.0.0): hf-hub's
+//! errors keep the status, the body, `X-Request-Id`, `X-Error-Code`, `X-Error-Message` and the
+//! `Retry-After` of a 429, and no other header. With hf-hub's retries off and this module's loop
+//! around its repo-info call, the test `a_rate_limited_read_waits_as_long_as_the_hub_asks` fails:
+//! a read the Hub limits for 2 s (`RateLimit: "api";r=0;t=2`, or a 503 with `Retry-After: 2`)
+//! is sent again after about 30 ms. Every other Hub test passed that way. The Hub's `RateLimit`
+//! gives the seconds until its 5-minute window resets, so every call here needs the headers.
+//! Other gaps, per endpoint: its tree and paths-info entries read `lfs.sha256` where the Hub sends
+//! `lfs.oid` (the digest comes back as `None`), and its pages send the token to any `Link` URL;
+//! it has no Git LFS upload; its commit is re-sent without checking whether a lost one landed.
+//! Xet uploads use `hf-xet`, the crate `hf-hub` uses too ([`super::xet`]).
 
 use std::time::Duration;
 
@@ -553,6 +558,7 @@ impl HubClient {
     /// Errors: [`Error::HubStatus`] (404 with `X-Error-Code` `RepoNotFound` or
     /// `RevisionNotFound` when either is missing).
     pub async fn revision(&self, repo: &RepoId, revision: &str) -> Result<String> {
+        // not hf-hub's `info()`: its error drops the `RateLimit` wait (module docs)
         let what = format!("read {repo}@{revision}");
         let url = self.api(repo, &format!("/revision/{}", encode_component(revision)));
         let resp = self.send(&what, || self.hub(reqwest::Method::GET, &url)).await?;
@@ -744,6 +750,7 @@ impl HubClient {
     /// <…>; rel="next"` pages. Returns files only. A folder that does not exist gives an
     /// empty list.
     pub async fn tree(&self, repo: &RepoId, revision: &str, path: &str) -> Result<Vec<TreeEntry>> {
+        // not hf-hub's `list_tree`: its entries lose `lfs.oid`, the sha256 verify checks
         let what = format!("list files of {repo}@{revision}");
         let mut url = self.api(repo, &format!("/tree/{}", encode_component(revision)));
         if !path.is_empty() {
@@ -779,6 +786,7 @@ impl HubClient {
     /// exist at `revision` (files and folders; a missing path is left out, as the Hub does). At
     /// most 1000 paths per call (the Hub's limit).
     pub async fn paths_info(&self, repo: &RepoId, revision: &str, paths: &[&str]) -> Result<Vec<TreeEntry>> {
+        // not hf-hub's `get_paths_info`: its entries lose `lfs.oid`, as its tree's do
         let what = format!("read paths of {repo}@{revision}");
         let url = self.api(repo, &format!("/paths-info/{}", encode_component(revision)));
         let body = serde_json::json!({ "paths": paths, "expand": false });

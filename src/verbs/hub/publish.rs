@@ -1312,6 +1312,7 @@ fn file_body(path: &Path, offset: u64, len: u64) -> reqwest::Body {
 }
 
 /// Uploads one object (basic or multipart), then calls its verify action. Returns its size.
+// runpack's own code: the `hf-hub` crate (1.0.0) has no Git LFS upload
 async fn upload_one(client: &HubClient, obj: &LfsObject, path: &Path, progress: &dyn Progress) -> Result<u64> {
     let actions = obj.actions.as_ref().expect("has actions");
     let upload = actions.upload.as_ref().expect("has upload");

@@ -12,6 +12,9 @@
 //! names each file by its SHA-256, as an LFS pointer: the Hub finds the file's Xet record by
 //! that SHA-256, which hf-xet stores with it. hf-xet reads its tuning settings from `HF_XET_*`
 //! environment variables, as it does under the Python client.
+//!
+//! hf-xet is called directly, not through the `hf-hub` crate (1.0.0): hf-hub uploads to Xet only
+//! inside its own commit ([`super::publish`] says why that commit is not used).
 
 use std::path::PathBuf;
 
