@@ -31,6 +31,12 @@
 //! 10. [`release`](stages::release): the release folder, `manifest.json`, `SHA256SUMS`,
 //!     `datapackage.json`, [`croissant.json`](stages::croissant), atomic commit.
 //!
+//! A stage returns what it found with what it made: a source read gives its rows and its
+//! findings ([`Ingested::found`](stages::ingest::Ingested::found): violations, rejected rows,
+//! warnings), and the build verb adds each stage's findings to the build's report in order.
+//! `verify` returns typed [`Problem`](verbs::verify::Problem)s, each of a
+//! [`ProblemKind`](verbs::verify::ProblemKind), that the command line prints.
+//!
 //! The verbs call them: [`init`](verbs::init) writes a pipeline for a folder of raw outputs;
 //! [`build`](verbs::build) runs the stages over a pipeline;
 //! [`verify`](verbs::verify) re-checks a release folder; [`query`](verbs::query) registers a

@@ -24,7 +24,6 @@ use datafusion::physical_plan::stream::{BatchSplitStream, RecordBatchStreamAdapt
 use datafusion::physical_plan::streaming::PartitionStream;
 
 use crate::core::error::{Error, Result};
-use crate::core::report::BuildReport;
 use crate::core::spec::PipelineSpec;
 use crate::stages::ingest::{IngestOptions, Streamed};
 use crate::stages::rejects::Rejects;
@@ -120,8 +119,6 @@ impl PartitionStream for Feed {
 pub struct Reading {
     /// Source index in the pipeline.
     pub source: usize,
-    /// What ingest reported (to be merged into the build's report).
-    pub report: BuildReport,
     /// The rejects files ingest wrote (to be adopted by the build's).
     pub rejects: Rejects,
     /// The rows kept and files read, or the error that stopped the read.
@@ -145,18 +142,16 @@ impl Running {
 
 /// Reads source `index` of `spec` into `tx` on a new thread. `order`: the check of the order
 /// the rows were declared to come in, run as they go by. Rejects are written
-/// under `rejects_dir`, reports keep at most `max_errors` violations.
+/// under `rejects_dir`; what it finds keeps at most `opts.max_errors` violations.
 pub fn start(
     spec: Arc<PipelineSpec>,
     index: usize,
     tx: FeedSender,
     mut order: Option<crate::stages::sort::OrderCheck>,
     opts: IngestOptions,
-    max_errors: usize,
     rejects_dir: PathBuf,
 ) -> Running {
     let thread = std::thread::spawn(move || {
-        let mut report = BuildReport::new(max_errors);
         let mut rejects = Rejects::new(rejects_dir);
         let mut disordered = false;
         let mut open = true;
@@ -179,13 +174,13 @@ pub fn start(
                 }
                 Ok(())
             };
-            crate::stages::ingest::stream(&spec, index, &opts, &mut report, &mut rejects, &mut out)
+            crate::stages::ingest::stream(&spec, index, &opts, &mut rejects, &mut out)
         };
         if let Err(e) = &result {
             // stop the query: the build reports this error (or starts the table again)
             let _ = tx.blocking_send(Err(DataFusionError::Execution(format!("source not read: {e}"))));
         }
-        Reading { source: index, report, rejects, result, disordered }
+        Reading { source: index, rejects, result, disordered }
     });
     Running { thread }
 }

@@ -136,6 +136,9 @@ pub(crate) struct TableBuilt {
     pub(crate) policy: DuplicatePolicy,
     pub(crate) table_schema: TableSchema,
     pub(crate) target_schema: SchemaRef,
+    /// What the table's rows broke (violations, rows set aside, duplicates dropped) and the
+    /// warnings of its build, for the build's report.
+    pub(crate) found: BuildReport,
 }
 
 /// Plans table `cx.index`'s query over what the session holds now.
@@ -251,13 +254,10 @@ fn set_aside_unfit(
 /// Runs a planned table query: conforms, sorts (unless the rows come in key order),
 /// validates and writes its rows. Violations and warnings go to `report`, set-aside rows to
 /// `rejects`.
-pub(crate) async fn run_table(
-    cx: &TableCx<'_>,
-    tp: TablePlan,
-    report: &mut BuildReport,
-    rejects: &mut Rejects,
-) -> Result<TableBuilt> {
+pub(crate) async fn run_table(cx: &TableCx<'_>, tp: TablePlan, rejects: &mut Rejects) -> Result<TableBuilt> {
     let t = &cx.spec.def.tables[cx.index];
+    let mut found = BuildReport::new(cx.opts.max_errors);
+    let report = &mut found;
     let opts = cx.opts;
     let TablePlan { table_schema, target_schema, result_schema, sort_cols, policy, plan, in_order } = tp;
     let columns = crate::stages::write::leaf_columns(&target_schema);
@@ -358,7 +358,7 @@ pub(crate) async fn run_table(
     let keys = validator.take_keys();
     drop(validator);
     let split_files = writer.finish()?;
-    Ok(TableBuilt { rows, keys: keys.into_iter().collect(), split_files, policy, table_schema, target_schema })
+    Ok(TableBuilt { rows, keys: keys.into_iter().collect(), split_files, policy, table_schema, target_schema, found })
 }
 
 /// How building a table over streamed sources ended.
@@ -382,7 +382,6 @@ pub(crate) async fn build_streamed(
     spec: &Arc<PipelineSpec>,
     streamed: &[(usize, SchemaRef)],
     ingest_opts: &IngestOptions,
-    report: &mut BuildReport,
     rejects: &mut Rejects,
 ) -> Result<Streaming> {
     use datafusion::catalog::streaming::StreamingTable;
@@ -437,13 +436,11 @@ pub(crate) async fn build_streamed(
             tx,
             if speculative { check } else { None },
             ingest_opts.clone(),
-            cx.opts.max_errors,
             cx.root.join("rejects"),
         ));
         tracing::info!("source {}: streamed into table {}", name(*s), t.name);
     }
-    let mut table_report = BuildReport::new(cx.opts.max_errors);
-    let result = run_table(cx, tp, &mut table_report, rejects).await;
+    let result = run_table(cx, tp, rejects).await;
     // a query that failed before it ran, or never read a source, must not keep its reader waiting
     for feed in &opened {
         feed.close();
@@ -482,7 +479,7 @@ pub(crate) async fn build_streamed(
             Err(e) => return Ok(Streaming::SourceError(r.source, e)),
         };
         adopted.push(r.rejects);
-        read.push((r.source, files.inputs, r.report));
+        read.push((r.source, files.inputs, files.found));
     }
     if read.iter().any(|(_, _, found)| found.violations_total > 0) {
         return Ok(Streaming::Invalid(read.into_iter().map(|(s, _, found)| (s, found)).collect()));
@@ -491,7 +488,6 @@ pub(crate) async fn build_streamed(
     for r in adopted {
         rejects.adopt(r);
     }
-    report.absorb(table_report);
     Ok(Streaming::Built(Box::new(built), read))
 }
 

@@ -44,7 +44,6 @@ use serde_json::{Map, Value};
 
 use crate::core::error::{Error, Result};
 use crate::core::progress::{Progress, Unit};
-use crate::core::report::BuildReport;
 use crate::core::schema::TableSchema;
 use crate::core::spec::{Format, PipelineDef, PipelineSpec};
 use crate::stages::ingest::files::InputFile;
@@ -2091,8 +2090,12 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
         untyped_as_text: false,
         data_provenance: false,
     };
-    let opts = IngestOptions { on_invalid: OnInvalid::Fail, large_cell_bytes: u64::MAX, read_digests: None };
-    let mut report = BuildReport::new(10_000);
+    let opts = IngestOptions {
+        on_invalid: OnInvalid::Fail,
+        large_cell_bytes: u64::MAX,
+        read_digests: None,
+        max_errors: 10_000,
+    };
     let mut rejects = crate::stages::rejects::Rejects::new(work.join("rejects"));
     let captures: Vec<String> = plan
         .patterns
@@ -2112,8 +2115,8 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
         Ok(())
     };
     if plan.format == Format::Parquet {
-        let ingested = crate::stages::ingest::run(&spec, 0, work, &opts, &[], &mut report, &mut rejects)?;
-        report.check()?;
+        let mut ingested = crate::stages::ingest::run(&spec, 0, work, &opts, &[], &mut rejects)?;
+        ingested.found.check()?;
         let f = std::fs::File::open(&ingested.ipc_file).map_err(|e| Error::io(&ingested.ipc_file, e))?;
         let reader = arrow::ipc::reader::FileReader::try_new(std::io::BufReader::new(f), None)
             .map_err(|e| Error::format(ingested.ipc_file.display().to_string(), e))?;
@@ -2123,8 +2126,8 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
         schema = schema.or(Some(ingested.schema.clone()));
         let _ = std::fs::remove_file(&ingested.ipc_file);
     } else {
-        crate::stages::ingest::stream(&spec, 0, &opts, &mut report, &mut rejects, &mut seen)?;
-        report.check()?;
+        let mut streamed = crate::stages::ingest::stream(&spec, 0, &opts, &mut rejects, &mut seen)?;
+        streamed.found.check()?;
     }
     let _ = rejects.abandon();
     if rows == 0 {

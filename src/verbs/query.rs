@@ -674,15 +674,15 @@ async fn register_jsonl(
         // a release's own JSON Lines carry `_source_file` and `_source_line`: those are kept
         data_provenance: true,
     };
-    let mut report = crate::core::report::BuildReport::new(100);
     let mut rejects = crate::stages::rejects::Rejects::new(work.path().join("rejects"));
     let opts = crate::stages::ingest::IngestOptions {
         on_invalid: crate::stages::ingest::OnInvalid::Fail,
         large_cell_bytes: u64::MAX,
         read_digests: None,
+        max_errors: 100,
     };
-    let ing = crate::stages::ingest::run(&spec, 0, work.path(), &opts, &[], &mut report, &mut rejects)
-        .and_then(|ing| report.check().map(|_| ing))
+    let ing = crate::stages::ingest::run(&spec, 0, work.path(), &opts, &[], &mut rejects)
+        .and_then(|mut ing| ing.found.check().map(|_| ing))
         .map_err(json_document)?;
     let read = datafusion::datasource::file_format::options::ArrowReadOptions {
         schema: Some(&ing.schema),

@@ -63,6 +63,8 @@ pub struct IngestOptions {
     /// Where JSON Lines inputs read to their end leave their SHA-256 (so that the release's
     /// manifest need not read them again); `None` hashes nothing while reading.
     pub read_digests: Option<crate::stages::hash::ReadDigests>,
+    /// Violations kept in [`Ingested::found`] for display, at most (all are counted).
+    pub max_errors: usize,
 }
 
 /// A source after ingest.
@@ -81,6 +83,9 @@ pub struct Ingested {
     /// The column lists of `orders` (given to [`run`]) by which the kept rows came in
     /// ascending order (nulls last), in the order they were written to `ipc_file`.
     pub sorted_by: Vec<Vec<String>>,
+    /// What reading the source found: the rules its rows broke (violations, or rows written
+    /// to the rejects), the non-finite and coerced values, and the warnings.
+    pub found: BuildReport,
 }
 
 /// Reads one source. `orders` are column lists worth knowing the order of (the keys of
@@ -89,8 +94,23 @@ pub struct Ingested {
 ///
 /// Errors: [`Error::Config`] when no file matches, when a column's type cannot be decided
 /// (say which and how to declare it) or when a capture collides with a column; [`Error::Io`]
-/// for unreadable files. Data problems are recorded in `report` (or in `rejects`).
+/// for unreadable files. Data problems are in [`Ingested::found`] (rows set aside are written
+/// to `rejects` as well).
 pub fn run(
+    spec: &PipelineSpec,
+    index: usize,
+    work: &std::path::Path,
+    opts: &IngestOptions,
+    orders: &[Vec<String>],
+    rejects: &mut Rejects,
+) -> Result<Ingested> {
+    let mut found = BuildReport::new(opts.max_errors);
+    let ingested = read_source(spec, index, work, opts, orders, &mut found, rejects)?;
+    Ok(Ingested { found, ..ingested })
+}
+
+/// [`run`], recording what it finds in `report`.
+fn read_source(
     spec: &PipelineSpec,
     index: usize,
     work: &std::path::Path,
@@ -119,7 +139,7 @@ pub fn run(
     let sorted_by = sorted_by(checks);
     writer.finish().map_err(|e| Error::format(ipc_file.display().to_string(), e))?;
     let Prepared { schema, inputs, .. } = prepared;
-    Ok(Ingested { name: src.name.clone(), schema, ipc_file, rows, inputs, sorted_by })
+    Ok(Ingested { name: src.name.clone(), schema, ipc_file, rows, inputs, sorted_by, found: BuildReport::default() })
 }
 
 /// A source read straight into a consumer by [`stream`].
@@ -129,6 +149,8 @@ pub struct Streamed {
     pub rows: u64,
     /// Raw files read.
     pub inputs: Vec<InputFile>,
+    /// What reading the source found, as [`Ingested::found`].
+    pub found: BuildReport,
 }
 
 /// The schema of a source's rows (provenance columns included) when it is known without
@@ -173,20 +195,20 @@ pub fn stream_schema(spec: &PipelineSpec, index: usize) -> Option<SchemaRef> {
 }
 
 /// Reads a source whose schema [`stream_schema`] knows and hands each record batch of kept
-/// rows, in input order, to `out` instead of a staging file. Reports and rejects as [`run`]
-/// does; an error from `out` stops the read and is returned.
+/// rows, in input order, to `out` instead of a staging file. Finds and rejects as [`run`]
+/// does ([`Streamed::found`]); an error from `out` stops the read and is returned.
 pub fn stream(
     spec: &PipelineSpec,
     index: usize,
     opts: &IngestOptions,
-    report: &mut BuildReport,
     rejects: &mut Rejects,
     out: &mut dyn FnMut(&RecordBatch) -> Result<()>,
 ) -> Result<Streamed> {
+    let mut found = BuildReport::new(opts.max_errors);
     let (inputs, capture_names) = find_inputs(spec, index)?;
-    let prepared = prepare(spec, index, inputs, capture_names, report)?;
-    let rows = convert(spec, index, &prepared, opts, report, rejects, out)?;
-    Ok(Streamed { rows, inputs: prepared.inputs })
+    let prepared = prepare(spec, index, inputs, capture_names, &mut found)?;
+    let rows = convert(spec, index, &prepared, opts, &mut found, rejects, out)?;
+    Ok(Streamed { rows, inputs: prepared.inputs, found })
 }
 
 /// The files of a source and the names of its path captures. Errors: [`Error::Config`] when
@@ -676,7 +698,15 @@ fn run_parquet(
         parquet::read(input, &data_fields, assume, &mut sink).map_err(|e| name_table(e, &src.name))?;
     }
     writer.finish().map_err(|e| Error::format(ipc_file.display().to_string(), e))?;
-    Ok(Ingested { name: src.name.clone(), schema, ipc_file, rows, inputs, sorted_by: sorted_by(checks) })
+    Ok(Ingested {
+        name: src.name.clone(),
+        schema,
+        ipc_file,
+        rows,
+        inputs,
+        sorted_by: sorted_by(checks),
+        found: BuildReport::default(),
+    })
 }
 
 /// What a rejects file keeps of a record that could not be read: its text as found, except

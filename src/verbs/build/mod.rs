@@ -137,6 +137,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         on_invalid: opts.on_invalid,
         large_cell_bytes: opts.large_cell_bytes,
         read_digests: Some(read_digests.clone()),
+        max_errors: opts.max_errors,
     };
     // the orders the tables are sorted in: a source found to be in one already lets a table
     // that reads it in that order skip the sort
@@ -397,7 +398,7 @@ async fn build_tables(
             None
         } else {
             let shared = shared.as_ref().expect("set when sources are deferred");
-            let outcome = build_streamed(&cx, shared, &streamed, ingest_opts, report, rejects).await?;
+            let outcome = build_streamed(&cx, shared, &streamed, ingest_opts, rejects).await?;
             match outcome {
                 Streaming::Built(built, read) => {
                     for (s, files, found) in read {
@@ -433,10 +434,11 @@ async fn build_tables(
             Some(b) => b,
             None => {
                 let plan = plan_table(&cx).await?;
-                run_table(&cx, plan, report, rejects).await?
+                run_table(&cx, plan, rejects).await?
             }
         };
-        let TableBuilt { rows, keys, split_files, policy, table_schema, target_schema } = built;
+        let TableBuilt { rows, keys, split_files, policy, table_schema, target_schema, found } = built;
+        report.absorb(found);
         for (cols, set) in keys {
             key_sets.insert((t.name.clone(), cols), set);
         }
@@ -834,16 +836,14 @@ impl Stager<'_> {
             progress.rename(&step);
         }
         let started = Instant::now();
-        let mut report = BuildReport::new(self.max_errors);
         let (spec, work, opts, orders) = (self.spec, self.work, self.opts, self.orders);
         let budget = self.source_bytes[i];
-        let ing =
-            read_counting_bytes(progress, budget, || ingest::run(spec, i, work, opts, orders, &mut report, rejects));
-        self.reports[i] = Some(report);
+        let ing = read_counting_bytes(progress, budget, || ingest::run(spec, i, work, opts, orders, rejects));
         if own_step {
             progress.finish();
         }
-        let ing = ing?;
+        let mut ing = ing?;
+        self.reports[i] = Some(std::mem::take(&mut ing.found));
         tracing::info!("source {}: read in {:.2} s", src.name, started.elapsed().as_secs_f64());
         record_inputs(inputs, &ing.inputs, &src.name);
         let sort_order = ing.sorted_by.iter().map(|cols| crate::sql::session::sort_exprs(cols)).collect();
