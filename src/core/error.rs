@@ -76,8 +76,15 @@ pub enum Error {
     },
 
     /// A request to the Hugging Face Hub failed. The message never contains the token.
-    #[error("{0}")]
-    Hub(String),
+    #[error("{message}")]
+    Hub {
+        /// What failed and why (the causes' text included, the token never).
+        message: String,
+        /// The HTTP stack's or the Xet client's error, when one was behind it (`-v` shows
+        /// the causes it holds that the message does not).
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
 
     /// The Hugging Face Hub answered a request with an error status (after any retries). The
     /// message is the server's own (`X-Error-Message` or the JSON `error`), never the token.
@@ -133,6 +140,17 @@ impl Error {
             }],
             total: 1,
         }
+    }
+
+    /// Builds an [`Error::Hub`] said by `message`, with no cause behind it.
+    pub fn hub(message: impl Into<String>) -> Self {
+        Error::Hub { message: message.into(), source: None }
+    }
+
+    /// Builds an [`Error::Hub`] said by `message` (which says `cause` too) with `cause` as its
+    /// source.
+    pub fn hub_caused(message: impl Into<String>, cause: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Error::Hub { message: message.into(), source: Some(Box::new(cause)) }
     }
 
     /// Builds a [`Error::Config`] error for `location` (a path, or `path:line:col`).
@@ -339,4 +357,19 @@ fn render_violations(violations: &[Violation], total: usize) -> String {
     }
     out.push_str(&format!("{total} violation{} found", if total == 1 { "" } else { "s" }));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Error;
+
+    #[test]
+    fn a_hub_error_keeps_its_cause_and_says_only_its_message() {
+        let cause = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "connection reset by peer");
+        let e = Error::hub_caused("download data/t.parquet: the connection kept breaking", cause);
+        assert_eq!(e.to_string(), "download data/t.parquet: the connection kept breaking");
+        let source = std::error::Error::source(&e).expect("a cause");
+        assert_eq!(source.to_string(), "connection reset by peer");
+        assert!(std::error::Error::source(&Error::hub("no cause")).is_none());
+    }
 }

@@ -311,7 +311,7 @@ async fn download_to(
         let Some(e) = cut else { return Ok(()) };
         cuts += 1;
         if cuts > 5 {
-            return Err(Error::Hub(format!("download {path}: the connection kept breaking: {e}")));
+            return Err(Error::hub_caused(format!("download {path}: the connection kept breaking: {e}"), e));
         }
         tracing::warn!("download {path}: connection broke ({e}); resuming");
         from = Some(std::fs::metadata(part).map(|m| m.len()).unwrap_or(0));

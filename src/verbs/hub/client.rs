@@ -107,7 +107,7 @@ impl Failure {
             Failure::Status { status, message, request_id, error_code, .. } => {
                 Error::HubStatus { what: what.to_string(), status, message, request_id, error_code }
             }
-            Failure::Network { message, .. } => Error::Hub(format!("{what}: no answer from the Hub: {message}")),
+            Failure::Network { message, .. } => Error::hub(format!("{what}: no answer from the Hub: {message}")),
         }
     }
 }
@@ -342,7 +342,7 @@ impl HubClient {
             .connect_timeout(Duration::from_secs(20))
             .read_timeout(config.request_timeout)
             .build()
-            .map_err(|e| Error::Hub(format!("HTTP client: {e}")))?;
+            .map_err(|e| Error::hub_caused(format!("HTTP client: {e}"), e))?;
         Ok(HubClient {
             http,
             endpoint: config.endpoint.trim_end_matches('/').to_string(),
@@ -498,7 +498,7 @@ impl HubClient {
             let Some(backoff) = next else {
                 let mut err = failure.into_error(what);
                 if attempt > 1
-                    && let Error::Hub(m) = &mut err
+                    && let Error::Hub { message: m, .. } = &mut err
                 {
                     m.push_str(&format!(" (after {attempt} attempts)"));
                 }
@@ -507,7 +507,7 @@ impl HubClient {
             let wait = match &failure {
                 Failure::Status { wait: Some(w), .. } => {
                     if *w > self.retry.max_server_wait {
-                        return Err(Error::Hub(format!(
+                        return Err(Error::hub(format!(
                             "{what}: {}; the server asks to wait {} s, longer than the {} s runpack waits: try again later",
                             failure.describe(),
                             w.as_secs(),
@@ -546,7 +546,7 @@ impl HubClient {
     async fn json<T: serde::de::DeserializeOwned>(&self, what: &str, resp: reqwest::Response) -> Result<T> {
         let text = resp.text().await.map_err(|e| self.network(&e).into_error(what))?;
         serde_json::from_str(&text).map_err(|e| {
-            Error::Hub(format!(
+            Error::hub(format!(
                 "{what}: unexpected answer from the Hub ({e}): {}",
                 self.scrub(&text.chars().take(200).collect::<String>())
             ))
@@ -563,7 +563,7 @@ impl HubClient {
         let url = self.api(repo, &format!("/revision/{}", encode_component(revision)));
         let resp = self.send(&what, || self.hub(reqwest::Method::GET, &url)).await?;
         let info: RepoInfo = self.json(&what, resp).await?;
-        info.sha.ok_or_else(|| Error::Hub(format!("{what}: the answer has no commit id (`sha`)")))
+        info.sha.ok_or_else(|| Error::hub(format!("{what}: the answer has no commit id (`sha`)")))
     }
 
     /// `POST /api/repos/create` for a dataset repo; an existing repo (409) is not an error.

@@ -381,7 +381,7 @@ pub async fn run(client: &HubClient, opts: &PublishOptions, progress: &dyn Progr
     let after = own_tree(client, repo, &answer.commit_oid, &prefix).await?;
     let diffs = differences(&report, &after);
     if !diffs.is_empty() {
-        return Err(Error::Hub(format!(
+        return Err(Error::hub(format!(
             "commit {} landed but does not hold the release: {}",
             short(&answer.commit_oid),
             diffs.join("; ")
@@ -935,35 +935,7 @@ fn preflight(opts: &PublishOptions) -> Result<(Manifest, Vec<LocalFile>, Vec<Str
         problems.push("manifest.json: missing; publish takes a release built by `runpack build`".into());
         None
     };
-    // the card
-    let card_path = dir.join("README.md");
-    match std::fs::read_to_string(&card_path) {
-        Err(_) => problems.push("README.md: missing; a release needs its dataset card".into()),
-        Ok(card) => {
-            let mut seen = BTreeSet::new();
-            if let Some(fm) = crate::verbs::verify::front_matter(&card) {
-                for t in crate::stages::card::non_plain_yaml(fm, 2) {
-                    let line = format!("README.md: {t}");
-                    if seen.insert(line.clone()) {
-                        problems.push(line);
-                    }
-                }
-            }
-            let listed: Vec<String> = match &manifest {
-                Some(m) => m.files.iter().map(|f| f.path.clone()).collect(),
-                None => on_disk.clone(),
-            };
-            for p in crate::verbs::verify::card_problems(
-                &card,
-                &listed,
-                &crate::verbs::verify::empty_parquet_files(manifest.as_ref()),
-            ) {
-                if seen.insert(p.clone()) {
-                    problems.push(p);
-                }
-            }
-        }
-    }
+    card_preflight(dir, manifest.as_ref(), &on_disk, &mut problems);
     // the files to send
     let mut rels: Vec<String> = match &manifest {
         Some(m) => {
@@ -1003,10 +975,60 @@ fn preflight(opts: &PublishOptions) -> Result<(Manifest, Vec<LocalFile>, Vec<Str
             }
         }
     }
-    // the Hub's storage guidance
+    warnings.extend(storage_guidance(&opts.path_in_repo, &locals));
+    match manifest {
+        Some(m) if problems.is_empty() => Ok((m, locals, warnings)),
+        _ => Err(Error::Refused(format!(
+            "publish refused before any upload: {} problem{} in {}:\n{}",
+            problems.len(),
+            if problems.len() == 1 { "" } else { "s" },
+            dir.display(),
+            problems.iter().map(|p| format!("  {p}")).collect::<Vec<_>>().join("\n")
+        ))),
+    }
+}
+
+/// The card's pre-flight problems, pushed to `problems`: missing, YAML that is not plain, and
+/// what `verify` finds in its configs against the files the manifest lists (or, without a
+/// manifest, the files `on_disk`).
+fn card_preflight(dir: &Path, manifest: Option<&Manifest>, on_disk: &[String], problems: &mut Vec<String>) {
+    let card_path = dir.join("README.md");
+    match std::fs::read_to_string(&card_path) {
+        Err(_) => problems.push("README.md: missing; a release needs its dataset card".into()),
+        Ok(card) => {
+            let mut seen = BTreeSet::new();
+            if let Some(fm) = crate::verbs::verify::front_matter(&card) {
+                for t in crate::stages::card::non_plain_yaml(fm, 2) {
+                    let line = format!("README.md: {t}");
+                    if seen.insert(line.clone()) {
+                        problems.push(line);
+                    }
+                }
+            }
+            let listed: Vec<String> = match manifest {
+                Some(m) => m.files.iter().map(|f| f.path.clone()).collect(),
+                None => on_disk.to_vec(),
+            };
+            for p in crate::verbs::verify::card_problems(
+                &card,
+                &listed,
+                &crate::verbs::verify::empty_parquet_files(manifest),
+            ) {
+                if seen.insert(p.clone()) {
+                    problems.push(p);
+                }
+            }
+        }
+    }
+}
+
+/// The Hub's storage guidance for `locals` published under `path_in_repo`: a warning for each
+/// folder over its files per folder, and one when the release is over its files per repo.
+fn storage_guidance(path_in_repo: &str, locals: &[LocalFile]) -> Vec<String> {
+    let mut warnings = Vec::new();
     let mut per_folder: BTreeMap<String, usize> = BTreeMap::new();
-    for f in &locals {
-        let folder = join_repo_path(&opts.path_in_repo, &f.rel);
+    for f in locals {
+        let folder = join_repo_path(path_in_repo, &f.rel);
         let folder = folder.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default();
         *per_folder.entry(folder).or_default() += 1;
     }
@@ -1027,16 +1049,7 @@ fn preflight(opts: &PublishOptions) -> Result<(Manifest, Vec<LocalFile>, Vec<Str
             numbers::group_digits(REPO_FILES_GUIDANCE as u64)
         ));
     }
-    match manifest {
-        Some(m) if problems.is_empty() => Ok((m, locals, warnings)),
-        _ => Err(Error::Refused(format!(
-            "publish refused before any upload: {} problem{} in {}:\n{}",
-            problems.len(),
-            if problems.len() == 1 { "" } else { "s" },
-            dir.display(),
-            problems.iter().map(|p| format!("  {p}")).collect::<Vec<_>>().join("\n")
-        ))),
-    }
+    warnings
 }
 
 /// Every file under `dir`, relative, `/`-separated, sorted.
@@ -1067,12 +1080,12 @@ async fn classify(client: &HubClient, opts: &PublishOptions, files: &mut [Planne
         for f in chunk.iter_mut() {
             let a = by_path
                 .get(f.path.as_str())
-                .ok_or_else(|| Error::Hub(format!("preupload: the Hub's answer does not mention {}", f.path)))?;
+                .ok_or_else(|| Error::hub(format!("preupload: the Hub's answer does not mention {}", f.path)))?;
             // a zero-byte file is always regular (storage refuses empty objects)
             f.lfs = match a.upload_mode.as_str() {
                 "lfs" => f.bytes > 0,
                 "regular" => false,
-                other => return Err(Error::Hub(format!("preupload: unknown upload mode {other:?} for {}", f.path))),
+                other => return Err(Error::hub(format!("preupload: unknown upload mode {other:?} for {}", f.path))),
             };
             if a.should_ignore {
                 ignored.push(f.path.clone());
@@ -1107,7 +1120,7 @@ fn sample(path: &Path) -> Result<String> {
 
 /// The error for a Hub that takes uploads only through Xet when runpack cannot use it (`why`).
 fn xet_only(client: &HubClient, repo: &RepoId, why: &str) -> Error {
-    Error::Hub(format!("the Hub at {} accepts uploads to {repo} only through Xet storage, {why}", client.endpoint()))
+    Error::hub(format!("the Hub at {} accepts uploads to {repo} only through Xet storage, {why}", client.endpoint()))
 }
 
 /// Why an LFS batch refusal that names Xet ends the publish.
@@ -1194,7 +1207,7 @@ async fn upload_objects(
                 if err.message.to_lowercase().contains("xet") {
                     return Err(xet_only(client, repo, &refusal(opts.transfer, &client.scrub(&err.message))));
                 }
-                return Err(Error::Hub(format!(
+                return Err(Error::hub(format!(
                     "LFS batch: the Hub refuses object {} ({} bytes): {} (code {})",
                     obj.oid,
                     obj.size,
@@ -1203,7 +1216,7 @@ async fn upload_objects(
                 )));
             }
             let Some((_, path)) = objects.get(&obj.oid) else {
-                return Err(Error::Hub(format!(
+                return Err(Error::hub(format!(
                     "LFS batch: the Hub answered for an object not asked for: {}",
                     obj.oid
                 )));
@@ -1318,7 +1331,7 @@ async fn upload_one(client: &HubClient, obj: &LfsObject, path: &Path, progress: 
     let upload = actions.upload.as_ref().expect("has upload");
     let size = std::fs::metadata(path).map_err(|e| Error::io(path, e))?.len();
     if size != obj.size {
-        return Err(Error::Hub(format!(
+        return Err(Error::hub(format!(
             "LFS batch: object {} is {} bytes, the Hub expects {}",
             obj.oid, size, obj.size
         )));
@@ -1329,13 +1342,13 @@ async fn upload_one(client: &HubClient, obj: &LfsObject, path: &Path, progress: 
             .parse()
             .ok()
             .filter(|c| *c > 0)
-            .ok_or_else(|| Error::Hub(format!("LFS batch: bad chunk_size {chunk:?} for {}", obj.oid)))?;
+            .ok_or_else(|| Error::hub(format!("LFS batch: bad chunk_size {chunk:?} for {}", obj.oid)))?;
         let mut parts: Vec<(u64, &String)> =
             upload.header.iter().filter_map(|(k, v)| k.parse::<u64>().ok().map(|n| (n, v))).collect();
         parts.sort_by_key(|(n, _)| *n);
         let want = size.div_ceil(chunk);
         if parts.len() as u64 != want || parts.iter().enumerate().any(|(i, (n, _))| *n != i as u64 + 1) {
-            return Err(Error::Hub(format!(
+            return Err(Error::hub(format!(
                 "LFS batch: {} part URLs for {} ({} bytes in parts of {}), expected {want}",
                 parts.len(),
                 obj.oid,
@@ -1359,7 +1372,7 @@ async fn upload_one(client: &HubClient, obj: &LfsObject, path: &Path, progress: 
             let etag =
                 resp.headers().get(reqwest::header::ETAG).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
             if etag.is_empty() {
-                return Err(Error::Hub(format!("{what}: the storage answered without an ETag")));
+                return Err(Error::hub(format!("{what}: the storage answered without an ETag")));
             }
             etags.push(etag);
             progress.advance(len);
@@ -1533,7 +1546,7 @@ async fn commit(
             Err(f) => f,
         };
         let give_up = |why: String| {
-            Error::Hub(format!(
+            Error::hub(format!(
                 "{what}: {why}; gave up after {attempts} commit request{}",
                 if attempts == 1 { "" } else { "s" }
             ))

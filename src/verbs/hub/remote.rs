@@ -33,6 +33,7 @@ use crate::core::numbers;
 use crate::core::progress::{Progress, Unit};
 use crate::stages::hash;
 use crate::stages::release::Manifest;
+use crate::verbs::verify::{Problem, ProblemKind};
 
 /// One file of a remote tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,7 +105,7 @@ pub(crate) enum Match {
     /// Missing on the Hub.
     Missing,
     /// Different content; the text says how.
-    Differs(String),
+    Differs(ProblemKind, String),
     /// Stored in git (or Xet only) and no git SHA-1 is known locally: only its bytes can tell.
     NeedsContent,
 }
@@ -115,17 +116,23 @@ pub(crate) fn compare(e: &Expected, remote: Option<&RemoteFile>) -> Match {
     match (&r.lfs_sha256, &e.git_sha1) {
         (Some(oid), _) => {
             if *oid != e.sha256 {
-                Match::Differs(format!(
-                    "sha256 mismatch: expected {} (manifest), the Hub has {oid}{}",
-                    e.sha256,
-                    size_note(e.bytes, r.size)
-                ))
+                Match::Differs(
+                    ProblemKind::Sha256Mismatch,
+                    format!(
+                        "sha256 mismatch: expected {} (manifest), the Hub has {oid}{}",
+                        e.sha256,
+                        size_note(e.bytes, r.size)
+                    ),
+                )
             } else if r.size != e.bytes {
-                Match::Differs(format!(
-                    "size mismatch: expected {} bytes, the Hub lists {}",
-                    numbers::group_digits(e.bytes),
-                    numbers::group_digits(r.size)
-                ))
+                Match::Differs(
+                    ProblemKind::SizeMismatch,
+                    format!(
+                        "size mismatch: expected {} bytes, the Hub lists {}",
+                        numbers::group_digits(e.bytes),
+                        numbers::group_digits(r.size)
+                    ),
+                )
             } else {
                 Match::Same
             }
@@ -134,20 +141,26 @@ pub(crate) fn compare(e: &Expected, remote: Option<&RemoteFile>) -> Match {
             if *sha1 == r.git_sha1 && r.size == e.bytes {
                 Match::Same
             } else {
-                Match::Differs(format!(
-                    "git blob sha1 mismatch: expected {sha1}, the Hub has {}{}",
-                    r.git_sha1,
-                    size_note(e.bytes, r.size)
-                ))
+                Match::Differs(
+                    ProblemKind::Sha256Mismatch,
+                    format!(
+                        "git blob sha1 mismatch: expected {sha1}, the Hub has {}{}",
+                        r.git_sha1,
+                        size_note(e.bytes, r.size)
+                    ),
+                )
             }
         }
         (None, None) => {
             if r.size != e.bytes {
-                Match::Differs(format!(
-                    "size mismatch: expected {} bytes, the Hub lists {}",
-                    numbers::group_digits(e.bytes),
-                    numbers::group_digits(r.size)
-                ))
+                Match::Differs(
+                    ProblemKind::SizeMismatch,
+                    format!(
+                        "size mismatch: expected {} bytes, the Hub lists {}",
+                        numbers::group_digits(e.bytes),
+                        numbers::group_digits(r.size)
+                    ),
+                )
             } else {
                 Match::NeedsContent
             }
@@ -199,8 +212,8 @@ pub struct FileCheck {
 pub struct RemoteVerifyReport {
     /// The commit checked.
     pub commit: String,
-    /// One line per problem (`path: what is wrong`).
-    pub problems: Vec<String>,
+    /// What is wrong, in the order found; each prints as one line (`path: what is wrong`).
+    pub problems: Vec<Problem>,
     /// Files whose content matched, and how.
     pub verified: Vec<FileCheck>,
     /// What was found that is no problem (a card merged with other releases' configs).
@@ -220,6 +233,11 @@ impl RemoteVerifyReport {
     /// True when nothing is wrong.
     pub fn ok(&self) -> bool {
         self.problems.is_empty()
+    }
+
+    /// Adds a problem of `kind` said by `message`.
+    fn push(&mut self, kind: ProblemKind, message: String) {
+        self.problems.push(Problem::new(kind, message));
     }
 }
 
@@ -319,13 +337,16 @@ async fn fetch_and_compare(
                     if matches!(verdict, Match::NeedsContent) {
                         verdict = Match::Same;
                     }
-                } else if !matches!(verdict, Match::Differs(_)) {
-                    verdict = Match::Differs(format!(
-                        "sha256 mismatch: expected {} (manifest), the Hub serves {}{}",
-                        e.sha256,
-                        d.sha256,
-                        size_note(e.bytes, d.bytes)
-                    ));
+                } else if !matches!(verdict, Match::Differs(..)) {
+                    verdict = Match::Differs(
+                        ProblemKind::Sha256Mismatch,
+                        format!(
+                            "sha256 mismatch: expected {} (manifest), the Hub serves {}{}",
+                            e.sha256,
+                            d.sha256,
+                            size_note(e.bytes, d.bytes)
+                        ),
+                    );
                 }
             } else if matches!(verdict, Match::NeedsContent) {
                 verdict = Match::Same;
@@ -333,22 +354,68 @@ async fn fetch_and_compare(
             copy = Some(p);
         }
         Fetched::Bad { found_bytes, found_sha256, .. } => {
-            verdict = Match::Differs(match &r.lfs_sha256 {
-                Some(_) => format!(
-                    "the downloaded bytes do not match: sha256 expected {} (manifest), found {found_sha256}{}; the listing's size and hash were not enough to see it",
-                    e.sha256,
-                    size_note(e.bytes, found_bytes)
-                ),
-                None => format!(
-                    "the tree lists git blob sha1 {} (oid) for this regular file, and the bytes the Hub serves \
+            verdict = Match::Differs(
+                ProblemKind::Sha256Mismatch,
+                match &r.lfs_sha256 {
+                    Some(_) => format!(
+                        "the downloaded bytes do not match: sha256 expected {} (manifest), found {found_sha256}{}; the listing's size and hash were not enough to see it",
+                        e.sha256,
+                        size_note(e.bytes, found_bytes)
+                    ),
+                    None => format!(
+                        "the tree lists git blob sha1 {} (oid) for this regular file, and the bytes the Hub serves \
                      have another ({} bytes, sha256 {found_sha256}): the listing and the content disagree",
-                    r.git_sha1,
-                    numbers::group_digits(found_bytes)
-                ),
-            });
+                        r.git_sha1,
+                        numbers::group_digits(found_bytes)
+                    ),
+                },
+            );
         }
     }
     Ok(Fetch { verdict, downloaded, copy })
+}
+
+/// Records the verdict on expected file `e` (at `path` in the repo; `remote` its listing):
+/// verified (with `hashed` when its bytes were hashed), or a problem, its release path then in
+/// `named`.
+fn record(
+    rep: &mut RemoteVerifyReport,
+    named: &mut BTreeSet<String>,
+    path: &str,
+    e: &Expected,
+    remote: Option<&RemoteFile>,
+    verdict: Match,
+    hashed: bool,
+) {
+    match verdict {
+        Match::Same => {
+            let r = remote.expect("same");
+            let (storage, algorithm, digest) = match &r.lfs_sha256 {
+                Some(oid) => ("lfs", "sha256", oid.clone()),
+                None => ("regular", "git-sha1", r.git_sha1.clone()),
+            };
+            rep.verified.push(FileCheck { path: path.to_string(), storage, algorithm, digest, hashed });
+            if e.data_kind.is_some() {
+                rep.data_files_matching += 1;
+            }
+        }
+        Match::Missing => {
+            named.insert(e.rel.clone());
+            rep.push(
+                ProblemKind::Missing,
+                format!(
+                    "{path}: missing on the Hub (manifest lists {} bytes, sha256 {})",
+                    numbers::group_digits(e.bytes),
+                    e.sha256
+                ),
+            )
+        }
+        Match::Differs(kind, why) => {
+            named.insert(e.rel.clone());
+            rep.push(kind, format!("{path}: {why}"));
+        }
+        Match::NeedsContent => unreachable!("resolved by downloading"),
+    }
 }
 
 /// Files on the Hub under the release's folder that its manifest does not list are problems;
@@ -380,11 +447,14 @@ fn unlisted_files(target: &HubTarget, tree: &RemoteTree, expected: &[Expected], 
             continue;
         }
         {
-            rep.problems.push(format!(
-                "{path}: on the Hub but not in the manifest ({} bytes{})",
-                numbers::group_digits(r.size),
-                r.lfs_sha256.as_ref().map(|s| format!(", sha256 {s}")).unwrap_or_default()
-            ));
+            rep.push(
+                ProblemKind::Unexpected,
+                format!(
+                    "{path}: on the Hub but not in the manifest ({} bytes{})",
+                    numbers::group_digits(r.size),
+                    r.lfs_sha256.as_ref().map(|s| format!(", sha256 {s}")).unwrap_or_default()
+                ),
+            );
         }
     }
     for (folder, n) in others {
@@ -494,32 +564,7 @@ pub async fn verify(
             views.insert("README.md".into());
             continue;
         }
-        match verdict {
-            Match::Same => {
-                let r = remote.expect("same");
-                let (storage, algorithm, digest) = match &r.lfs_sha256 {
-                    Some(oid) => ("lfs", "sha256", oid.clone()),
-                    None => ("regular", "git-sha1", r.git_sha1.clone()),
-                };
-                rep.verified.push(FileCheck { path: path.clone(), storage, algorithm, digest, hashed });
-                if e.data_kind.is_some() {
-                    rep.data_files_matching += 1;
-                }
-            }
-            Match::Missing => {
-                named.insert(e.rel.clone());
-                rep.problems.push(format!(
-                    "{path}: missing on the Hub (manifest lists {} bytes, sha256 {})",
-                    numbers::group_digits(e.bytes),
-                    e.sha256
-                ))
-            }
-            Match::Differs(why) => {
-                named.insert(e.rel.clone());
-                rep.problems.push(format!("{path}: {why}"));
-            }
-            Match::NeedsContent => unreachable!("resolved by downloading"),
-        }
+        record(&mut rep, &mut named, &path, e, remote, verdict, hashed);
     }
     progress.finish();
     unlisted_files(target, &tree, &expected, &mut rep);
@@ -621,15 +666,15 @@ async fn reader_checks(
     let local = crate::verbs::verify::run_published(dir, data, &footers_only)?;
     let files: BTreeSet<&str> =
         m.files.iter().map(|f| f.path.as_str()).chain(["manifest.json", "SHA256SUMS", "README.md"]).collect();
-    for p in local.problems.into_iter().map(|p| p.message) {
+    for Problem { kind, message: p } in local.problems {
         let head = p.split(':').next().unwrap_or("");
         if named.contains(head) || named.iter().any(|n| p.contains(&format!("`{n}`"))) {
             // said already, from the listing
             continue;
         }
         let line = if files.contains(head) && !target.path.is_empty() { format!("{}/{p}", target.path) } else { p };
-        if !rep.problems.contains(&line) {
-            rep.problems.push(line);
+        if !rep.problems.iter().any(|q| q.message == line) {
+            rep.push(kind, line);
         }
     }
     // a release in a folder: the root card must describe it, or `datasets` cannot load it
@@ -644,28 +689,29 @@ async fn reader_checks(
             return Ok(());
         }
         let names = tables.keys().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
-        let card = match client.read_small(&target.repo, commit, "README.md", 16 << 20).await {
-            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-            Err(Error::HubStatus { status: 404, .. }) => {
-                rep.problems.push(format!(
+        let card =
+            match client.read_small(&target.repo, commit, "README.md", 16 << 20).await {
+                Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+                Err(Error::HubStatus { status: 404, .. }) => {
+                    rep.push(ProblemKind::Card, format!(
                     "README.md at the repo root: missing, so `datasets` finds no config of this release (expected \
                      {names}); publish the release again to write them in"
                 ));
-                return Ok(());
-            }
-            Err(e) => return Err(e),
-        };
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
+            };
         match crate::stages::card::merge::restrict(&card, &tables, &target.path) {
             Ok(Some(view)) => {
                 for p in crate::verbs::verify::card_text_problems(dir, m, &view) {
-                    rep.problems.push(format!("README.md at the repo root, this release's configs: {p}"));
+                    rep.push(ProblemKind::Card, format!("README.md at the repo root, this release's configs: {p}"));
                 }
             }
-            Ok(None) => rep.problems.push(format!(
+            Ok(None) => rep.push(ProblemKind::Card, format!(
                 "README.md at the repo root: no config of this release (expected {names}), so `datasets` cannot load \
                  it by name; publish the release again to write them in"
             )),
-            Err(e) => rep.problems.push(format!("README.md at the repo root: {e}")),
+            Err(e) => rep.push(ProblemKind::Card, format!("README.md at the repo root: {e}")),
         }
     }
     Ok(())
@@ -703,7 +749,7 @@ async fn footer_stub(
     let tail = |from: u64| async move {
         let resp = client.download(repo, commit, path, Some(from)).await?;
         let partial = resp.status().as_u16() == 206;
-        let bytes = resp.bytes().await.map_err(|e| Error::Hub(format!("read the end of {path}: {e}")))?;
+        let bytes = resp.bytes().await.map_err(|e| Error::hub_caused(format!("read the end of {path}: {e}"), e))?;
         // a server that ignores the range sends the whole file
         let skip = if partial { 0 } else { (from as usize).min(bytes.len()) };
         Ok::<Vec<u8>, Error>(bytes[skip..].to_vec())
@@ -806,10 +852,10 @@ mod tests {
         let git = |oid: &str, size| RemoteFile { size, git_sha1: oid.into(), lfs_sha256: None, xet: false };
         assert_eq!(compare(&exp(None), None), Match::Missing);
         assert_eq!(compare(&exp(None), Some(&lfs("s", 3))), Match::Same);
-        assert!(matches!(compare(&exp(None), Some(&lfs("t", 3))), Match::Differs(m) if m.contains("size matches")));
-        assert!(matches!(compare(&exp(None), Some(&lfs("s", 4))), Match::Differs(_)));
+        assert!(matches!(compare(&exp(None), Some(&lfs("t", 3))), Match::Differs(_, m) if m.contains("size matches")));
+        assert!(matches!(compare(&exp(None), Some(&lfs("s", 4))), Match::Differs(..)));
         assert_eq!(compare(&exp(Some("g")), Some(&git("g", 3))), Match::Same);
-        assert!(matches!(compare(&exp(Some("g")), Some(&git("h", 3))), Match::Differs(_)));
+        assert!(matches!(compare(&exp(Some("g")), Some(&git("h", 3))), Match::Differs(..)));
         assert_eq!(compare(&exp(None), Some(&git("h", 3))), Match::NeedsContent);
     }
 }

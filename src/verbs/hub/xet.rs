@@ -105,9 +105,9 @@ pub async fn upload(
     progress: &dyn Progress,
 ) -> Result<XetStats> {
     let cas = &access.cas_url;
-    let fail = |what: &str, e: &dyn std::fmt::Display| {
-        Error::Hub(format!("Xet upload to {cas}: {what}: {e}; nothing was committed"))
-    };
+    fn fail<E: std::error::Error + Send + Sync + 'static>(cas: &str, what: &str, e: E) -> Error {
+        Error::hub_caused(format!("Xet upload to {cas}: {what}: {e}; nothing was committed"), e)
+    }
     let mut config = XetConfig::new();
     config.client.retry_max_attempts = retry.max_retries;
     config.client.retry_base_delay = retry.min_delay;
@@ -115,16 +115,16 @@ pub async fn upload(
     let session = XetSessionBuilder::new_with_config(config)
         .with_cache_dir(cache)
         .build()
-        .map_err(|e| fail("cannot start an upload session", &e))?;
+        .map_err(|e| fail(cas, "cannot start an upload session", e))?;
     let commit = session
         .new_upload_commit()
-        .map_err(|e| fail("cannot start an upload", &e))?
+        .map_err(|e| fail(cas, "cannot start an upload", e))?
         .with_endpoint(cas.clone())
         .with_token_info(access.access_token.clone(), access.expires)
         .with_token_refresh_url(access.refresh_url.clone(), access.refresh_headers.clone())
         .build()
         .await
-        .map_err(|e| fail("cannot start an upload", &e))?;
+        .map_err(|e| fail(cas, "cannot start an upload", e))?;
     let total: u64 = files.iter().map(|f| f.bytes).sum();
     progress.start("uploading (Xet)", Unit::Bytes, Some(total));
     let mut handles = Vec::with_capacity(files.len());
@@ -132,15 +132,15 @@ pub async fn upload(
         let h = commit
             .upload_from_path(f.path.clone(), Sha256Policy::from_hex(&f.sha256))
             .await
-            .map_err(|e| fail(&f.path.display().to_string(), &e))?;
+            .map_err(|e| fail(cas, &f.path.display().to_string(), e))?;
         handles.push((f, h));
     }
     for (f, h) in &handles {
-        let meta = h.finalize_ingestion().await.map_err(|e| fail(&f.path.display().to_string(), &e))?;
+        let meta = h.finalize_ingestion().await.map_err(|e| fail(cas, &f.path.display().to_string(), e))?;
         let info = &meta.xet_info;
         if info.file_size() != Some(f.bytes) || info.sha256.as_deref().map(str::to_lowercase) != Some(f.sha256.clone())
         {
-            return Err(Error::Hub(format!(
+            return Err(Error::hub(format!(
                 "Xet upload to {cas}: {}: the Xet record has {} bytes and sha256 {}, the file {} bytes and sha256 {}",
                 f.path.display(),
                 info.file_size().map(|n| n.to_string()).unwrap_or_else(|| "unknown".into()),
@@ -151,7 +151,7 @@ pub async fn upload(
         }
         progress.advance(f.bytes);
     }
-    let report = commit.commit().await.map_err(|e| fail("finishing the upload", &e))?;
+    let report = commit.commit().await.map_err(|e| fail(cas, "finishing the upload", e))?;
     progress.finish();
     let m = &report.dedup_metrics;
     Ok(XetStats {
