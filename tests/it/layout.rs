@@ -236,3 +236,33 @@ mod tests {
     // lib.rs and main.rs are above every floor
     assert_eq!(upward_imports("lib.rs", "pub mod cli;\nuse crate::cli::main;\n", &reexports), []);
 }
+
+/// Every path under `src/` that README.md, docs/*.md, Cargo.toml or a source comment names
+/// (`src/sql/groups.rs`, `src/verbs/hub/`) exists: a file moved takes its mentions with it.
+#[test]
+fn every_source_path_the_docs_name_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut texts: Vec<PathBuf> = vec![root.join("README.md"), root.join("Cargo.toml")];
+    for e in std::fs::read_dir(root.join("docs")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "md") {
+            texts.push(p);
+        }
+    }
+    rust_files(&root.join("src"), &mut texts);
+    let named = regex::Regex::new(r"\bsrc/[a-z_]+(?:/[a-z_]+)*(?:\.rs|/)").unwrap();
+    let mut missing = Vec::new();
+    for t in &texts {
+        let text = std::fs::read_to_string(t).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            for m in named.find_iter(line) {
+                // another project's paths, quoted where its files are read
+                let foreign = ["src/lighteval/"].iter().any(|f| m.as_str().starts_with(f));
+                if !foreign && !root.join(m.as_str()).exists() {
+                    missing.push(format!("{}:{}: {}", t.strip_prefix(root).unwrap().display(), n + 1, m.as_str()));
+                }
+            }
+        }
+    }
+    assert!(missing.is_empty(), "paths that no longer exist:\n{}", missing.join("\n"));
+}
