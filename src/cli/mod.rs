@@ -690,6 +690,13 @@ fn query(
         run_and_print(&ctx, sql, format, timing, started)
             .await
             .map_err(|e| crate::verbs::query::name_broken_file(e, &src.parquet_files, &src.hint))
+            .map_err(|mut e| {
+                // a failure on the cluster (a job that failed, an executor lost) names it
+                if let (Some(engine), Error::Sql { context, .. }) = (&engine, &mut e) {
+                    context.push_str(&format!(" on the engine {}", engine.address()));
+                }
+                e
+            })
     })
 }
 
