@@ -695,7 +695,7 @@ fn query(
                 if let (Some(engine), Error::Sql { context, .. }) = (&engine, &mut e) {
                     context.push_str(&format!(" on the engine {}", engine.address()));
                 }
-                e
+                if engine.is_some() { crate::sql::engine::redact_error(e) } else { e }
             })
     })
 }

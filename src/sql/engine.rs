@@ -233,11 +233,11 @@ pub fn store_from_env(url: &url::Url) -> Result<Arc<dyn object_store::ObjectStor
     let refused = |e: &dyn std::fmt::Display, vars: &str| {
         Error::config(
             "--engine-share",
-            format!(
+            redact(&format!(
                 "{}://{}: the object store cannot be used ({e}); it is set by {vars}",
                 url.scheme(),
                 bucket.unwrap_or("")
-            ),
+            )),
         )
     };
     let Some(bucket) = bucket else {
@@ -262,6 +262,32 @@ pub fn store_from_env(url: &url::Url) -> Result<Arc<dyn object_store::ObjectStor
             format!("{other}:// is not an object store runpack reads; write s3://BUCKET/PREFIX or gs://BUCKET/PREFIX"),
         )),
     }
+}
+
+/// The environment variables whose values are secrets: never shown in a message.
+const SECRET_VARS: [&str; 3] = ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"];
+
+/// `text` with the values of this process's credential variables (`AWS_ACCESS_KEY_ID`,
+/// `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`) replaced by `***`: an object store's error
+/// may quote what it was sent (an S3 server's answer names the key id it refused).
+pub fn redact(text: &str) -> String {
+    let mut out = text.to_string();
+    for var in SECRET_VARS {
+        if let Ok(value) = std::env::var(var)
+            && value.len() >= 8
+        {
+            out = out.replace(&value, "***");
+        }
+    }
+    out
+}
+
+/// `e`, or, when its message holds a credential's value, an [`Error::Refused`] with the
+/// same message [`redact`]ed.
+pub fn redact_error(e: Error) -> Error {
+    let text = e.to_string();
+    let clean = redact(&text);
+    if clean == text { e } else { Error::Refused(clean) }
 }
 
 /// A runtime whose object stores are [`StoresFromEnv`], spilling to `temp_dir` when given:

@@ -87,6 +87,8 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     // the build's folder in a cluster's share, removed however the build ends
     let mut share = None;
     let built = build_in(spec, opts, progress, &mut share).await;
+    // a cluster's errors may quote what an object store was sent
+    let built = if share.is_some() { built.map_err(crate::sql::engine::redact_error) } else { built };
     if let Some(c) = share.take()
         && let Err(e) = c.remove().await
     {

@@ -216,7 +216,8 @@ impl Drop for Cluster {
 /// The error of an object store operation on `path`: the URL and what the store said (it
 /// names no credentials).
 fn store_error(bucket: &url::Url, path: &object_store::path::Path, e: &dyn std::fmt::Display) -> Error {
-    Error::Refused(format!("the share {}/{path}: {e}", bucket.as_str().trim_end_matches('/')))
+    let text = format!("the share {}/{path}: {e}", bucket.as_str().trim_end_matches('/'));
+    Error::Refused(crate::sql::engine::redact(&text))
 }
 
 /// Removes the stale build folders of `share`, then makes and locks a new one.
