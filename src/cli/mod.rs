@@ -263,9 +263,11 @@ struct BuildArgs {
     #[arg(long, value_name = "df://HOST:PORT", env = "RUNPACK_ENGINE")]
     engine: Option<String>,
     /// With --engine: a folder this process and every executor reach by the same path
-    /// (a shared file system), where the build stages its sources and the tables later
-    /// tables read; the build's own subfolder is removed when it ends.
-    #[arg(long, value_name = "DIR", env = "RUNPACK_ENGINE_SHARE", requires = "engine")]
+    /// (a shared file system), or an object store prefix (s3://BUCKET/PREFIX,
+    /// gs://BUCKET/PREFIX; credentials from the AWS_* or GOOGLE_* variables), where the
+    /// build stages its sources and the tables later tables read; the build's own subfolder
+    /// is removed when it ends.
+    #[arg(long, value_name = "DIR|URL", env = "RUNPACK_ENGINE_SHARE", requires = "engine")]
     engine_share: Option<PathBuf>,
     /// Output format: `text` (the release path on stdout, a summary on stderr) or `json` (one
     /// document on stdout: the release, its tables with rows, files and bytes, rejected rows,

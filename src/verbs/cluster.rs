@@ -10,6 +10,13 @@ use std::sync::Arc;
 
 use crate::core::error::{Error, Result};
 
+/// How the scheduler hands out tasks: the executors ask for them when they have free slots
+/// (pull), rather than the scheduler counting each executor's free slots (push). Ballista
+/// 55.0's push scheduler does not give back the slots of a task that ends while its stage
+/// is run again after an executor was lost; that executor then gets no more tasks, and the
+/// job can wait for ever.
+const SCHEDULING: ballista_core::config::TaskSchedulingPolicy = ballista_core::config::TaskSchedulingPolicy::PullStaged;
+
 /// How to run a scheduler.
 #[derive(Debug, Clone)]
 pub struct SchedulerOptions {
@@ -39,6 +46,8 @@ pub async fn scheduler(opts: SchedulerOptions) -> Result<(SocketAddr, impl std::
         expire_dead_executor_interval_seconds: (opts.executor_timeout_seconds / 2).clamp(1, 15),
         no_executors_grace_period_seconds: opts.executor_timeout_seconds,
         override_session_builder: Some(Arc::new(crate::sql::engine::cluster_state)),
+        // executors ask for tasks when they have free slots (see [`SCHEDULING`])
+        scheduling_policy: SCHEDULING,
         ..Default::default()
     };
     let refused =
@@ -120,6 +129,7 @@ pub async fn executor(opts: ExecutorOptions) -> Result<()> {
         executor_heartbeat_interval_seconds: opts.heartbeat_seconds,
         override_function_registry: Some(Arc::new(crate::sql::engine::function_registry())),
         override_runtime_producer: Some(runtime),
+        task_scheduling_policy: SCHEDULING,
         override_execution_engine: Some(Arc::new(StagesWithoutMetrics::default())),
         ..Default::default()
     };
