@@ -264,9 +264,11 @@ struct BuildArgs {
     #[arg(long, value_name = "df://HOST:PORT", env = "RUNPACK_ENGINE")]
     engine: Option<String>,
     /// With --engine: a folder this process and every executor reach by the same path
-    /// (a shared file system), where the build stages its sources and the tables later
-    /// tables read; the build's own subfolder is removed when it ends.
-    #[arg(long, value_name = "DIR", env = "RUNPACK_ENGINE_SHARE", requires = "engine")]
+    /// (a shared file system), or an object store prefix (s3://BUCKET/PREFIX,
+    /// gs://BUCKET/PREFIX; credentials from the AWS_* or GOOGLE_* variables), where the
+    /// build stages its sources and the tables later tables read; the build's own subfolder
+    /// is removed when it ends.
+    #[arg(long, value_name = "DIR|URL", env = "RUNPACK_ENGINE_SHARE", requires = "engine")]
     engine_share: Option<PathBuf>,
     /// Output format: `text` (the release path on stdout, a summary on stderr) or `json` (one
     /// document on stdout: the release, its tables with rows, files and bytes, rejected rows,
@@ -691,6 +693,13 @@ fn query(
         run_and_print(&ctx, sql, format, timing, started)
             .await
             .map_err(|e| crate::verbs::query::name_broken_file(e, &src.parquet_files, &src.hint))
+            .map_err(|mut e| {
+                // a failure on the cluster (a job that failed, an executor lost) names it
+                if let (Some(engine), Error::Sql { context, .. }) = (&engine, &mut e) {
+                    context.push_str(&format!(" on the engine {}", engine.address()));
+                }
+                if engine.is_some() { crate::sql::engine::redact_error(e) } else { e }
+            })
     })
 }
 

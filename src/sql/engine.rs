@@ -104,9 +104,7 @@ impl Engine {
 
 /// A session in this process that reads the tables `ctx` holds (the same files, views and
 /// functions), with the settings of [`Engine::session`]: for SQL that runs on the client,
-/// such as the card's sections. (Ballista 55.0 leaves a job that a task fails in its
-/// plan's sanity check running, with no answer: a `UNION ALL` of aggregates under an
-/// `ORDER BY` does that; the card's sections are small, and run here.)
+/// such as the card's sections (small queries over the tables just written).
 ///
 /// Errors: [`Error::Sql`] when a table cannot be read from `ctx`'s catalog.
 pub async fn embedded_copy(ctx: &SessionContext) -> Result<SessionContext> {
@@ -191,6 +189,122 @@ pub fn without_views(schema: &SchemaRef) -> SchemaRef {
     super::session::retyped(schema, &DataType::Utf8View, &DataType::Utf8)
 }
 
+/// The object stores of `s3://` and `gs://` URLs, made on first use from the standard
+/// environment variables only (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
+/// `AWS_SESSION_TOKEN`, `AWS_REGION`, `AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP`;
+/// `GOOGLE_SERVICE_ACCOUNT`, `GOOGLE_APPLICATION_CREDENTIALS`): the client, the scheduler
+/// and every executor read the share with the credentials of their own environment, and
+/// none go over the network in a plan. Other URLs (`file://`) are DataFusion's.
+#[derive(Debug, Default)]
+pub struct StoresFromEnv {
+    stores: datafusion::execution::object_store::DefaultObjectStoreRegistry,
+}
+
+impl datafusion::execution::object_store::ObjectStoreRegistry for StoresFromEnv {
+    fn register_store(
+        &self,
+        url: &url::Url,
+        store: Arc<dyn object_store::ObjectStore>,
+    ) -> Option<Arc<dyn object_store::ObjectStore>> {
+        self.stores.register_store(url, store)
+    }
+
+    fn deregister_store(&self, url: &url::Url) -> datafusion::error::Result<Arc<dyn object_store::ObjectStore>> {
+        self.stores.deregister_store(url)
+    }
+
+    fn get_store(&self, url: &url::Url) -> datafusion::error::Result<Arc<dyn object_store::ObjectStore>> {
+        if let Ok(store) = self.stores.get_store(url) {
+            return Ok(store);
+        }
+        let store = store_from_env(url).map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))?;
+        self.stores.register_store(url, store.clone());
+        Ok(store)
+    }
+}
+
+/// The object store of an `s3://BUCKET/…` or `gs://BUCKET/…` URL, with credentials and
+/// settings from the standard environment variables only ([`StoresFromEnv`]).
+///
+/// Errors: [`Error::Config`] for another scheme, a URL without a bucket, or settings the
+/// store refuses (the message names the variables, never their values).
+pub fn store_from_env(url: &url::Url) -> Result<Arc<dyn object_store::ObjectStore>> {
+    let bucket = url.host_str().filter(|b| !b.is_empty());
+    let refused = |e: &dyn std::fmt::Display, vars: &str| {
+        Error::config(
+            "--engine-share",
+            redact(&format!(
+                "{}://{}: the object store cannot be used ({e}); it is set by {vars}",
+                url.scheme(),
+                bucket.unwrap_or("")
+            )),
+        )
+    };
+    let Some(bucket) = bucket else {
+        return Err(Error::config(
+            "--engine-share",
+            format!("{url}: no bucket; write s3://BUCKET/PREFIX or gs://BUCKET/PREFIX"),
+        ));
+    };
+    match url.scheme() {
+        "s3" => object_store::aws::AmazonS3Builder::from_env()
+            .with_bucket_name(bucket)
+            .build()
+            .map(|s| Arc::new(s) as Arc<dyn object_store::ObjectStore>)
+            .map_err(|e| refused(&e, "AWS_REGION, AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID and the other AWS_* variables")),
+        "gs" => object_store::gcp::GoogleCloudStorageBuilder::from_env()
+            .with_bucket_name(bucket)
+            .build()
+            .map(|s| Arc::new(s) as Arc<dyn object_store::ObjectStore>)
+            .map_err(|e| refused(&e, "GOOGLE_SERVICE_ACCOUNT or GOOGLE_APPLICATION_CREDENTIALS")),
+        other => Err(Error::config(
+            "--engine-share",
+            format!("{other}:// is not an object store runpack reads; write s3://BUCKET/PREFIX or gs://BUCKET/PREFIX"),
+        )),
+    }
+}
+
+/// The environment variables whose values are secrets: never shown in a message.
+const SECRET_VARS: [&str; 3] = ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"];
+
+/// `text` with the values of this process's credential variables (`AWS_ACCESS_KEY_ID`,
+/// `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`) replaced by `***`: an object store's error
+/// may quote what it was sent (an S3 server's answer names the key id it refused).
+pub fn redact(text: &str) -> String {
+    let mut out = text.to_string();
+    for var in SECRET_VARS {
+        if let Ok(value) = std::env::var(var)
+            && value.len() >= 8
+        {
+            out = out.replace(&value, "***");
+        }
+    }
+    out
+}
+
+/// `e`, or, when its message holds a credential's value, an [`Error::Refused`] with the
+/// same message [`redact`]ed.
+pub fn redact_error(e: Error) -> Error {
+    let text = e.to_string();
+    let clean = redact(&text);
+    if clean == text { e } else { Error::Refused(clean) }
+}
+
+/// A runtime whose object stores are [`StoresFromEnv`], spilling to `temp_dir` when given:
+/// what a scheduler plans with and an executor runs tasks in.
+///
+/// Errors: DataFusion's, when the runtime cannot be made.
+pub fn runtime_with_stores(
+    stores: Arc<StoresFromEnv>,
+    temp_dir: Option<&str>,
+) -> datafusion::error::Result<Arc<datafusion::execution::runtime_env::RuntimeEnv>> {
+    let mut builder = datafusion::execution::runtime_env::RuntimeEnvBuilder::new().with_object_store_registry(stores);
+    if let Some(dir) = temp_dir {
+        builder = builder.with_temp_file_path(dir);
+    }
+    builder.build_arc()
+}
+
 /// A runpack session's state, for reading its functions from.
 fn runpack_state() -> SessionState {
     super::session::session_with_partitions(1, false).state()
@@ -201,9 +315,13 @@ fn runpack_state() -> SessionState {
 ///
 /// Errors: DataFusion's, when the state cannot be made.
 pub fn cluster_state(config: SessionConfig) -> datafusion::error::Result<SessionState> {
+    static STORES: std::sync::OnceLock<Arc<StoresFromEnv>> = std::sync::OnceLock::new();
     let base = ballista_core::utils::default_session_builder(config)?;
     let runpack = runpack_state();
+    // the scheduler lists the files of a scan in an object store share
+    let runtime = runtime_with_stores(STORES.get_or_init(Default::default).clone(), None)?;
     Ok(datafusion::execution::SessionStateBuilder::new_from_existing(base)
+        .with_runtime_env(runtime)
         .with_scalar_functions(runpack.scalar_functions().values().cloned().collect())
         .with_aggregate_functions(runpack.aggregate_functions().values().cloned().collect())
         .with_window_functions(runpack.window_functions().values().cloned().collect())

@@ -232,7 +232,10 @@ pub async fn register_parquet(
     let urls = files
         .iter()
         .map(|p| {
-            let abs = std::path::absolute(p).map_err(|e| Error::io(p, e))?;
+            // an object store's URL (a cluster's share) as it is, a path made absolute
+            let text = p.to_string_lossy();
+            let abs =
+                if text.contains("://") { p.clone() } else { std::path::absolute(p).map_err(|e| Error::io(p, e))? };
             ListingTableUrl::parse(abs.to_string_lossy()).map_err(|e| Error::sql(format!("table {name}"), e))
         })
         .collect::<Result<Vec<_>>>()?;

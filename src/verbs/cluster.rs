@@ -10,6 +10,13 @@ use std::sync::Arc;
 
 use crate::core::error::{Error, Result};
 
+/// How the scheduler hands out tasks: the executors ask for them when they have free slots
+/// (pull), rather than the scheduler counting each executor's free slots (push). Ballista
+/// 55.0's push scheduler does not give back the slots of a task that ends while its stage
+/// is run again after an executor was lost; that executor then gets no more tasks, and the
+/// job can wait for ever.
+const SCHEDULING: ballista_core::config::TaskSchedulingPolicy = ballista_core::config::TaskSchedulingPolicy::PullStaged;
+
 /// How to run a scheduler.
 #[derive(Debug, Clone)]
 pub struct SchedulerOptions {
@@ -39,6 +46,8 @@ pub async fn scheduler(opts: SchedulerOptions) -> Result<(SocketAddr, impl std::
         expire_dead_executor_interval_seconds: (opts.executor_timeout_seconds / 2).clamp(1, 15),
         no_executors_grace_period_seconds: opts.executor_timeout_seconds,
         override_session_builder: Some(Arc::new(crate::sql::engine::cluster_state)),
+        // executors ask for tasks when they have free slots (see [`SCHEDULING`])
+        scheduling_policy: SCHEDULING,
         ..Default::default()
     };
     let refused =
@@ -87,6 +96,26 @@ pub struct ExecutorOptions {
 /// services stop with an error.
 pub async fn executor(opts: ExecutorOptions) -> Result<()> {
     let name = format!("Ballista executor on {}:{}", opts.bind_host, opts.flight_port);
+    // a folder of its own when none is given, removed when the executor stops
+    let temp = match &opts.work_dir {
+        Some(_) => None,
+        None => Some(
+            tempfile::Builder::new()
+                .prefix("runpack-executor-")
+                .tempdir()
+                .map_err(|e| Error::io(std::env::temp_dir(), e))?,
+        ),
+    };
+    let work_dir = match (&opts.work_dir, &temp) {
+        (Some(d), _) => d.clone(),
+        (None, Some(t)) => t.path().display().to_string(),
+        (None, None) => unreachable!("a temporary folder is made when none is given"),
+    };
+    // the tasks read object store shares (s3://, gs://) with this process's credentials
+    let stores = Arc::new(crate::sql::engine::StoresFromEnv::default());
+    let spill = work_dir.clone();
+    let runtime: ballista_core::RuntimeProducer =
+        Arc::new(move |_| crate::sql::engine::runtime_with_stores(stores.clone(), Some(&spill)));
     let config = ballista_executor::executor_process::ExecutorProcessConfig {
         bind_host: opts.bind_host.clone(),
         external_host: Some(opts.external_host.clone().unwrap_or_else(|| opts.bind_host.clone())),
@@ -96,12 +125,166 @@ pub async fn executor(opts: ExecutorOptions) -> Result<()> {
         scheduler_port: opts.scheduler_port,
         scheduler_connect_timeout_seconds: 30,
         vcores: opts.concurrent_tasks,
-        work_dir: opts.work_dir,
+        work_dir: Some(work_dir),
         executor_heartbeat_interval_seconds: opts.heartbeat_seconds,
         override_function_registry: Some(Arc::new(crate::sql::engine::function_registry())),
+        override_runtime_producer: Some(runtime),
+        task_scheduling_policy: SCHEDULING,
+        override_execution_engine: Some(Arc::new(StagesWithoutMetrics::default())),
         ..Default::default()
     };
     ballista_executor::executor_process::start_executor_process(Arc::new(config))
         .await
         .map_err(|e| Error::Refused(format!("{name}: {e}")))
+}
+
+/// Ballista's execution engine, with each task reporting no operator metrics.
+///
+/// Ballista 55.0's scheduler cuts a stage's plan down to each task's partitions: under a
+/// `UNION ALL`, a task's plan can have fewer operators than its stage's. The scheduler then
+/// refuses that task's metrics ("task metrics array size 6 does not equal with the stage
+/// metrics array size 5"), drops the task's status with them, and the job never ends: its
+/// client waits for ever. A task that sends no metrics is taken as it is. (The metrics only
+/// feed the scheduler's log of a stage's plan.)
+#[derive(Debug, Default)]
+struct StagesWithoutMetrics {
+    shuffle_clients: Arc<ClientPool>,
+}
+
+impl ballista_executor::execution_engine::ExecutionEngine for StagesWithoutMetrics {
+    fn create_query_stage_exec(
+        &self,
+        job_id: ballista_core::JobId,
+        stage_id: usize,
+        task_id: usize,
+        global_output_partition_ids: Vec<usize>,
+        plan: Arc<dyn datafusion::physical_plan::ExecutionPlan>,
+        work_dir: &str,
+        config: &datafusion::prelude::SessionConfig,
+    ) -> datafusion::error::Result<Arc<dyn ballista_executor::execution_engine::QueryStageExecutor>> {
+        let engine =
+            ballista_executor::execution_engine::DefaultExecutionEngine::with_client_pool(self.shuffle_clients.clone());
+        let stage = engine.create_query_stage_exec(
+            job_id,
+            stage_id,
+            task_id,
+            global_output_partition_ids,
+            plan,
+            work_dir,
+            config,
+        )?;
+        Ok(Arc::new(NoMetrics(stage)))
+    }
+}
+
+/// A query stage that reports no operator metrics ([`StagesWithoutMetrics`]).
+#[derive(Debug)]
+struct NoMetrics(Arc<dyn ballista_executor::execution_engine::QueryStageExecutor>);
+
+impl std::fmt::Display for NoMetrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+#[async_trait::async_trait]
+impl ballista_executor::execution_engine::QueryStageExecutor for NoMetrics {
+    async fn execute_query_stage(
+        &self,
+        task_id: usize,
+        context: Arc<datafusion::execution::TaskContext>,
+    ) -> datafusion::error::Result<Vec<ballista_core::serde::protobuf::ShuffleWritePartition>> {
+        self.0.execute_query_stage(task_id, context).await
+    }
+
+    fn collect_plan_metrics(&self) -> Vec<datafusion::physical_plan::metrics::MetricsSet> {
+        Vec::new()
+    }
+
+    fn collect_runtime_stats_reports(&self) -> Vec<ballista_core::serde::protobuf::RuntimeStatsReport> {
+        self.0.collect_runtime_stats_reports()
+    }
+
+    fn collect_window_state_reports(
+        &self,
+    ) -> datafusion::error::Result<Vec<ballista_core::serde::protobuf::WindowStateReport>> {
+        self.0.collect_window_state_reports()
+    }
+
+    fn collect_column_stats(&self) -> Vec<ballista_core::serde::protobuf::TaskColumnStats> {
+        self.0.collect_column_stats()
+    }
+}
+
+/// Connections to other executors for reading shuffle results, kept open between tasks and
+/// dropped after [`IDLE_CLIENT_SECONDS`] unused (what Ballista's executor does by default:
+/// one connection per fetch would run a shuffle-heavy job out of ports).
+#[derive(Default)]
+struct ClientPool {
+    idle: Arc<std::sync::Mutex<PoolMap>>,
+}
+
+impl std::fmt::Debug for ClientPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let idle: usize = self.idle.lock().map(|m| m.values().map(Vec::len).sum()).unwrap_or(0);
+        f.debug_struct("ClientPool").field("idle", &idle).finish()
+    }
+}
+
+/// Idle clients by executor and settings, with the time each was returned.
+type PoolMap = std::collections::HashMap<
+    (String, u16, ballista_core::utils::GrpcClientConfig),
+    Vec<(ballista_core::client::BallistaClient, std::time::Instant)>,
+>;
+
+/// Seconds an idle connection to another executor is kept.
+const IDLE_CLIENT_SECONDS: u64 = 30;
+
+#[async_trait::async_trait]
+impl ballista_core::client_pool::BallistaClientPool for ClientPool {
+    async fn acquire(
+        &self,
+        host: &str,
+        port: u16,
+        config: &ballista_core::utils::GrpcClientConfig,
+        customize_endpoint: Option<Arc<ballista_core::extension::BallistaConfigGrpcEndpoint>>,
+    ) -> ballista_core::error::Result<ballista_core::client_pool::PooledClient> {
+        self.evict_idle().await;
+        let key = (host.to_string(), port, config.clone());
+        let idle = self.idle.lock().unwrap_or_else(|p| p.into_inner()).get_mut(&key).and_then(|v| v.pop());
+        let client = match idle {
+            Some((c, _)) => c,
+            None => {
+                ballista_core::client::BallistaClient::try_new(
+                    host,
+                    port,
+                    config.max_message_size,
+                    config.use_tls,
+                    customize_endpoint,
+                    config.io_retries_times,
+                    config.io_retry_wait_time_ms,
+                    config.initial_connection_window_size,
+                    config.initial_stream_window_size,
+                )
+                .await?
+            }
+        };
+        let pool = self.idle.clone();
+        Ok(ballista_core::client_pool::PooledClient::new(
+            client,
+            Box::new(move |c| {
+                let mut idle = pool.lock().unwrap_or_else(|p| p.into_inner());
+                idle.entry(key).or_default().push((c, std::time::Instant::now()));
+            }),
+        ))
+    }
+
+    async fn evict_idle(&self) {
+        let limit = std::time::Duration::from_secs(IDLE_CLIENT_SECONDS);
+        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+        idle.retain(|_, clients| {
+            clients.retain(|(_, since)| since.elapsed() < limit);
+            !clients.is_empty()
+        });
+    }
 }

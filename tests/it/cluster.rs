@@ -25,9 +25,15 @@ fn free_port() -> u16 {
 impl Cluster {
     /// A scheduler on a port of its choosing and `n` executors of two tasks each.
     fn start(n: usize) -> Cluster {
+        Cluster::start_with_env(n, &[])
+    }
+
+    /// [`Cluster::start`], each process with the environment variables `env` set.
+    fn start_with_env(n: usize, env: &[(&str, &str)]) -> Cluster {
         let dir = tempfile::tempdir().unwrap();
         let mut scheduler = bin()
             .args(["cluster", "scheduler", "--bind", "127.0.0.1:0", "--executor-timeout", "6"])
+            .envs(env.iter().copied())
             .env("RUST_LOG", "info")
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(dir.path().join("scheduler.log")).unwrap())
@@ -40,12 +46,12 @@ impl Cluster {
         assert!(address.starts_with("df://127.0.0.1:"), "{address}");
         let mut cluster = Cluster { scheduler, executors: Vec::new(), address, dir };
         for _ in 0..n {
-            cluster.add_executor();
+            cluster.add_executor_with_env(env);
         }
         cluster
     }
 
-    fn add_executor(&mut self) {
+    fn add_executor_with_env(&mut self, env: &[(&str, &str)]) {
         let i = self.executors.len();
         let work = self.dir.path().join(format!("executor-{i}"));
         let scheduler = self.address.trim_start_matches("df://").to_string();
@@ -54,6 +60,7 @@ impl Cluster {
             .args(["--port", &free_port().to_string(), "--grpc-port", &free_port().to_string()])
             .arg("--work-dir")
             .arg(&work)
+            .envs(env.iter().copied())
             .env("RUST_LOG", "info")
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(self.dir.path().join(format!("executor-{i}.log"))).unwrap())
@@ -338,4 +345,251 @@ fn an_executor_killed_mid_build_fails_the_build_cleanly_or_is_replaced() {
             .unwrap_or_default();
         assert!(left.iter().all(|n| !n.contains("0.1.0")), "{left:?}");
     }
+}
+
+/// Runs `cmd` and returns its output, failing the test when it has not ended within
+/// `seconds` (the process is then killed).
+fn run_within(cmd: &mut std::process::Command, seconds: u64, what: &str) -> std::process::Output {
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed().as_secs() > seconds {
+            let _ = child.kill();
+            let o = child.wait_with_output().unwrap();
+            panic!("{what} did not end within {seconds} s: {}", stderr(&o));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_job_that_fails_or_unions_on_the_cluster_ends_with_its_answer() {
+    let cluster = Cluster::start(2);
+    let release = example_release();
+    // a UNION ALL of aggregates under an ORDER BY: Ballista's scheduler cuts each task's plan
+    // to its partitions, and used to drop the tasks' statuses (the client then waited for ever)
+    let sql = "SELECT k, n FROM (SELECT 1 AS k, 28 AS n UNION ALL SELECT 2, count(*) FROM training_runs \
+               UNION ALL SELECT 3, count(*) FROM checkpoints) ORDER BY k";
+    let embedded = query_on(release, sql, "csv", None);
+    let mut cmd = bin();
+    cmd.args(["query", "-q", "--format", "csv"]).arg(release).arg(sql).args(["--engine", &cluster.address]);
+    let o = run_within(&mut cmd, 60, "a UNION ALL query on the cluster");
+    assert!(o.status.success(), "{}\n{}", stderr(&o), cluster.scheduler_log());
+    assert_eq!(stdout(&o), embedded);
+    assert_eq!(embedded.lines().count(), 4, "{embedded}");
+
+    // a plan that fails on the executors: the job's error, naming the engine, exit 2
+    let mut cmd = bin();
+    cmd.args(["query", "-q", "--format", "csv"])
+        .arg(release)
+        .arg("SELECT CAST(name AS INT) FROM checkpoints")
+        .args(["--engine", &cluster.address]);
+    let o = run_within(&mut cmd, 60, "a failing query on the cluster");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains(&format!("on the engine {}", cluster.address)), "{err}");
+    assert!(err.contains("failed") && err.contains("Cannot cast string"), "{err}");
+
+    // the same in a build: the table and the engine are named, nothing is released, the
+    // share is left empty
+    let tmp = tempfile::tempdir().unwrap();
+    let pipeline = multi_file_pipeline(tmp.path(), 50);
+    let toml = std::fs::read_to_string(pipeline.join("pipeline.toml")).unwrap();
+    std::fs::write(
+        pipeline.join("pipeline.toml"),
+        toml.replace("tinker_run_id(uri) AS run", "CAST(\"group\" AS INT) AS run"),
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    let mut cmd = bin();
+    cmd.args(["build", "-q"])
+        .arg(&pipeline)
+        .arg("--releases-dir")
+        .arg(&out)
+        .args(["--engine", &cluster.address])
+        .arg("--engine-share")
+        .arg(cluster.share());
+    let o = run_within(&mut cmd, 120, "a failing build on the cluster");
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("table items") && err.contains(&format!("on the engine {}", cluster.address)), "{err}");
+    assert!(err.contains("Cannot cast string 'g"), "{err}");
+    assert!(!out.join("multi").join("0.1.0").exists());
+    let left: Vec<_> = std::fs::read_dir(cluster.share()).unwrap().flatten().map(|e| e.path()).collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_killed_builds_folder_in_the_share_is_removed_by_the_next_build_and_a_live_ones_is_not() {
+    let cluster = Cluster::start(2);
+    let tmp = tempfile::tempdir().unwrap();
+    let pipeline = multi_file_pipeline(tmp.path(), 30_000);
+    let out = tmp.path().join("out");
+    // a folder a running build holds (this test process holds its lock)
+    let live = cluster.share().join(".runpack-build-live");
+    std::fs::create_dir_all(&live).unwrap();
+    std::fs::write(live.join("rows.parquet"), b"in use").unwrap();
+    let held = std::fs::File::open(&live).unwrap();
+    held.lock().unwrap();
+    let mut build = bin()
+        .args(["build", "-q"])
+        .arg(&pipeline)
+        .arg("--releases-dir")
+        .arg(&out)
+        .args(["--engine", &cluster.address])
+        .arg("--engine-share")
+        .arg(cluster.share())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // killed (SIGKILL) while it stages its source in the share
+    let started = std::time::Instant::now();
+    let staging =
+        || {
+            std::fs::read_dir(cluster.share()).into_iter().flatten().flatten().any(|d| {
+                d.path() != live && std::fs::read_dir(d.path()).into_iter().flatten().flatten().next().is_some()
+            })
+        };
+    while !staging() && started.elapsed().as_secs() < 120 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(build.try_wait().unwrap().is_none(), "the build ended before it was killed");
+    build.kill().unwrap();
+    build.wait().unwrap();
+    let folders = || {
+        let mut v: Vec<String> = std::fs::read_dir(cluster.share())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let before = folders();
+    assert_eq!(before.len(), 2, "the killed build's folder is left: {before:?}");
+    // the next build removes it, and leaves the live one
+    let small = multi_file_pipeline(&tmp.path().join("small"), 20);
+    let o = build_on(&small, &tmp.path().join("out2"), Some(&cluster));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(folders(), vec![".runpack-build-live".to_string()]);
+    assert_eq!(std::fs::read(live.join("rows.parquet")).unwrap(), b"in use");
+    // once its lock is let go, it is stale too
+    drop(held);
+    let o = build_on(&small, &tmp.path().join("out3"), Some(&cluster));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(folders().is_empty(), "{:?}", folders());
+}
+
+/// A loopback S3 server (`moto_server`, from tests/python/requirements.txt), stopped when
+/// dropped.
+struct S3Server {
+    child: Child,
+    endpoint: String,
+}
+
+impl S3Server {
+    fn start() -> S3Server {
+        let moto = python().with_file_name("moto_server");
+        let port = free_port();
+        let child = std::process::Command::new(&moto)
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{}: {e} (pip install -r tests/python/requirements.txt)", moto.display()));
+        let started = std::time::Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(started.elapsed().as_secs() < 60, "moto_server did not listen on {port}");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        S3Server { child, endpoint: format!("http://127.0.0.1:{port}") }
+    }
+
+    /// Runs a boto3 script with `s3` a client of this server; its stdout.
+    fn boto(&self, script: &str) -> String {
+        let code = format!(
+            "import boto3\ns3 = boto3.client('s3', endpoint_url='{}', region_name='us-east-1', \
+             aws_access_key_id='k', aws_secret_access_key='s')\n{script}",
+            self.endpoint
+        );
+        let o = run(std::process::Command::new(python()).arg("-c").arg(code));
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    }
+}
+
+impl Drop for S3Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_build_with_an_s3_share_matches_the_embedded_build() {
+    let s3 = S3Server::start();
+    s3.boto("s3.create_bucket(Bucket='share')");
+    const SECRET: &str = "secret-never-printed-7f3a";
+    let env = [
+        ("AWS_ACCESS_KEY_ID", "runpack-test"),
+        ("AWS_SECRET_ACCESS_KEY", SECRET),
+        ("AWS_REGION", "us-east-1"),
+        ("AWS_ENDPOINT_URL", s3.endpoint.as_str()),
+        ("AWS_ALLOW_HTTP", "true"),
+    ];
+    let cluster = Cluster::start_with_env(2, &env);
+    let tmp = tempfile::tempdir().unwrap();
+    let example = example_copy(tmp.path());
+    let embedded = tmp.path().join("embedded");
+    let o = build_on(&example, &embedded, None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // a killed build's prefix, of a process of this host that is gone
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    s3.boto(&format!(
+        "s3.put_object(Bucket='share', Key='runs/.runpack-build-1-dead/owner', Body=b'{} 4194304 1\\n')\n\
+         s3.put_object(Bucket='share', Key='runs/.runpack-build-1-dead/sources/x.parquet', Body=b'x')",
+        host.trim()
+    ));
+    let clustered = tmp.path().join("cluster");
+    let o = run(bin()
+        .args(["build"])
+        .arg(&example)
+        .arg("--releases-dir")
+        .arg(&clustered)
+        .args(["--engine", &cluster.address, "--engine-share", "s3://share/runs"])
+        .env("SOURCE_DATE_EPOCH", "1700000000")
+        .env("RUST_LOG", "runpack=info")
+        .envs(env));
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}\n{}", cluster.scheduler_log());
+    assert!(!err.contains(SECRET), "the secret key is printed: {err}");
+    let (a, b) = (embedded.join("tinker-rl-bench/1.0.0"), clustered.join("tinker-rl-bench/1.0.0"));
+    assert_same_release(&a, &b);
+    let release = std::fs::read_to_string(b.join("manifest.json")).unwrap();
+    assert!(!release.contains(SECRET) && !release.contains("s3://"), "{release}");
+    // the build read its sources from the bucket, and left nothing there (the killed build's
+    // prefix included)
+    assert!(err.contains(".parquet copied to s3://share/runs/.runpack-build-"), "{err}");
+    assert!(err.contains("removing s3://share/runs/.runpack-build-1-dead, left by a build that was killed"), "{err}");
+    let left = s3.boto("print(sorted(o['Key'] for o in s3.list_objects_v2(Bucket='share').get('Contents', [])))");
+    assert_eq!(left.trim(), "[]");
+    // and a query of the release on the same cluster
+    let sql = "SELECT kind, count(*) FROM checkpoints GROUP BY kind ORDER BY kind";
+    assert_eq!(query_on(&b, sql, "csv", Some(&cluster.address)), query_on(&b, sql, "csv", None));
+    // wrong credentials: the build fails naming the share, never the secret
+    let mut bad = env;
+    bad[1].1 = "wrong-secret-4c1d";
+    let o = run(bin()
+        .args(["build", "-q"])
+        .arg(&example)
+        .arg("--releases-dir")
+        .arg(tmp.path().join("bad"))
+        .args(["--engine", &cluster.address, "--engine-share", "s3://missing-bucket/runs"])
+        .envs(bad));
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("s3://missing-bucket"), "{err}");
+    assert!(!err.contains("wrong-secret-4c1d"), "{err}");
 }

@@ -41,6 +41,9 @@ use crate::stages::transform::{
 use crate::stages::validate::KeySet;
 
 pub mod cache;
+mod share;
+
+use share::Cluster;
 
 /// What a successful build returns.
 #[derive(Debug)]
@@ -81,6 +84,26 @@ fn write_listed(root: &Path, manifest: &mut Manifest, path: &str, kind: &str, te
 /// `max_errors`); [`Error::Config`] for pipeline problems; [`Error::Refused`] when the version
 /// exists and `force` is not set; [`Error::Io`], [`Error::Sql`] otherwise.
 pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Progress) -> Result<BuildOutcome> {
+    // the build's folder in a cluster's share, removed however the build ends
+    let mut share = None;
+    let built = build_in(spec, opts, progress, &mut share).await;
+    // a cluster's errors may quote what an object store was sent
+    let built = if share.is_some() { built.map_err(crate::sql::engine::redact_error) } else { built };
+    if let Some(c) = share.take()
+        && let Err(e) = c.remove().await
+    {
+        tracing::warn!("the build's folder in the share was not removed: {e}");
+    }
+    built
+}
+
+/// [`build`], with the build's folder in a cluster's share kept in `share`.
+async fn build_in(
+    spec: &PipelineSpec,
+    opts: &BuildOptions,
+    progress: &dyn Progress,
+    share: &mut Option<Cluster>,
+) -> Result<BuildOutcome> {
     let version = release_version(spec, opts)?;
     let target = opts.releases_dir.join(&spec.def.name).join(&version);
     // a cluster's options are checked before anything else, also when nothing is rebuilt
@@ -116,9 +139,15 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     let root = staging.path().to_path_buf();
     // on a cluster, what its executors read (staged sources, written tables) goes in a
     // folder of the share of its own, removed when the build ends
-    let cluster = engine.map(Cluster::new).transpose()?;
+    let cluster = match engine {
+        Some(e) => {
+            *share = Some(Cluster::new(e).await?);
+            share.as_ref()
+        }
+        None => None,
+    };
     let work = match &cluster {
-        Some(c) => c.work.path().to_path_buf(),
+        Some(c) => c.work(&root.join(".work")),
         None => root.join(".work"),
     };
     let mut report = BuildReport::new(opts.max_errors);
@@ -127,6 +156,9 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         Some(c) => c.engine.session(crate::sql::session::query_partitions())?,
         None => crate::sql::session::session(),
     };
+    if let Some(c) = &cluster {
+        c.register(&ctx);
+    }
     // a staged source is read batch by batch only when the scan is not split into byte
     // ranges (a range scan of an Arrow IPC file fetches its whole range at once)
     ctx.state_ref().write().config_mut().options_mut().optimizer.repartition_file_scans = false;
@@ -159,6 +191,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         reports: vec![None; spec.def.sources.len()],
         source_bytes: source_bytes(spec),
         parquet: cluster.is_some(),
+        cluster,
     };
     let staged: Vec<usize> = (0..spec.def.sources.len()).filter(|i| !deferred.contains_key(i)).collect();
     if !staged.is_empty() {
@@ -193,7 +226,7 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
         opts,
         root: &root,
         work: &work,
-        cluster: cluster.as_ref(),
+        cluster,
         shared: shared.as_ref(),
         ingest_opts: &ingest_opts,
         progress,
@@ -220,14 +253,17 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     // folder: they run before it goes
     let sections = match &cluster {
         // (see crate::sql::engine::embedded_copy)
-        Some(_) => crate::stages::card::run_sections(&crate::sql::engine::embedded_copy(&ctx).await?, spec).await?,
+        Some(c) => {
+            let local = crate::sql::engine::embedded_copy(&ctx).await?;
+            c.register(&local);
+            crate::stages::card::run_sections(&local, spec).await?
+        }
         None => crate::stages::card::run_sections(&ctx, spec).await?,
     };
     // (absent when every source was streamed and no table needed a sort)
     if work.exists() {
         std::fs::remove_dir_all(&work).map_err(|e| Error::io(&work, e))?;
     }
-    drop(cluster);
 
     // hashes
     let Hashed { inputs_out, files, def_files, pipeline_sha256 } = hash_release(
@@ -449,7 +485,7 @@ async fn build_tables(
         // cluster)
         let mut paths: Vec<PathBuf> = parquet.iter().map(|p| root.join(p)).collect();
         if let Some(c) = &cluster {
-            paths = c.share_table(&t.name, &paths)?;
+            paths = c.share_table(&t.name, &paths).await?;
         }
         let order = crate::sql::session::declared_order(&table_schema, &target_schema);
         crate::sql::session::register_parquet(ctx, &t.name, &paths, target_schema.clone(), &order).await?;
@@ -698,61 +734,6 @@ fn hash_by_path(paths: Vec<PathBuf>) -> Result<BTreeMap<PathBuf, crate::stages::
     Ok(paths.into_iter().zip(digests).collect())
 }
 
-/// A build's use of a Ballista cluster (`--engine`): the engine, and the build's folder in
-/// the share that the executors read staged sources and written tables from.
-struct Cluster {
-    engine: crate::sql::engine::Engine,
-    work: tempfile::TempDir,
-}
-
-impl Cluster {
-    /// `None` without `--engine`; the engine and `--engine-share` with it.
-    ///
-    /// Errors: [`Error::Config`] for a bad address or a missing `--engine-share`.
-    fn engine(opts: &BuildOptions) -> Result<Option<(crate::sql::engine::Engine, PathBuf)>> {
-        let Some(address) = &opts.engine else { return Ok(None) };
-        let engine = crate::sql::engine::Engine::parse(address, "--engine (or RUNPACK_ENGINE)")?;
-        let Some(share) = &opts.engine_share else {
-            return Err(Error::config(
-                "--engine",
-                format!(
-                    "a build on {} needs --engine-share (or RUNPACK_ENGINE_SHARE): a folder that this process and \
-                     every executor reach by the same path, where the build stages its sources",
-                    engine.address()
-                ),
-            ));
-        };
-        let share = std::path::absolute(share).map_err(|e| Error::io(share, e))?;
-        Ok(Some((engine, share)))
-    }
-
-    /// A new folder of the build's own in `share`.
-    ///
-    /// Errors: [`Error::Io`] when the share cannot hold a folder.
-    fn new((engine, share): (crate::sql::engine::Engine, PathBuf)) -> Result<Cluster> {
-        std::fs::create_dir_all(&share).map_err(|e| Error::io(&share, e))?;
-        let work =
-            tempfile::Builder::new().prefix(".runpack-build-").tempdir_in(&share).map_err(|e| Error::io(&share, e))?;
-        Ok(Cluster { engine, work })
-    }
-
-    /// Places a written table's files in the share (hard links when the share is on the
-    /// same file system, else copies) and returns their paths there.
-    fn share_table(&self, table: &str, files: &[PathBuf]) -> Result<Vec<PathBuf>> {
-        let dir = self.work.path().join("tables").join(table);
-        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-        let mut out = Vec::new();
-        for (i, f) in files.iter().enumerate() {
-            let to = dir.join(format!("{i:05}.parquet"));
-            if std::fs::hard_link(f, &to).is_err() {
-                std::fs::copy(f, &to).map_err(|e| Error::io(&to, e))?;
-            }
-            out.push(to);
-        }
-        Ok(out)
-    }
-}
-
 /// Stages sources: reads one into an Arrow IPC file (Parquet for a cluster) and registers it for
 /// the tables' SQL; keeps what each source's read found, staged or streamed.
 struct Stager<'a> {
@@ -769,6 +750,8 @@ struct Stager<'a> {
     /// Stage sources as Parquet (for a cluster's executors: compressed, read in row groups)
     /// rather than Arrow IPC.
     parquet: bool,
+    /// The cluster whose share the staged sources go to.
+    cluster: Option<&'a Cluster>,
 }
 
 impl Stager<'_> {
@@ -851,6 +834,10 @@ impl Stager<'_> {
             let file = ing.ipc_file.with_extension("parquet");
             ipc_to_parquet(&ing.ipc_file, &file)?;
             std::fs::remove_file(&ing.ipc_file).map_err(|e| Error::io(&ing.ipc_file, e))?;
+            let file = match self.cluster {
+                Some(c) => c.place_source(&file).await?,
+                None => file,
+            };
             // read as written: no statistics pruning (NaN-safe), no view types
             let mut options = datafusion::config::TableParquetOptions::default();
             options.global.pruning = false;
