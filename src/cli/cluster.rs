@@ -26,7 +26,8 @@ pub(crate) enum ClusterCommand {
     },
     /// Run a Ballista executor: it registers with the scheduler, runs the tasks it is given
     /// and serves their results over Arrow Flight. It reads the files the SQL names by their
-    /// paths: those must be the paths the client sees (a shared folder).
+    /// paths: those must be the paths the client sees (a shared folder), or URLs of an object
+    /// store (`s3://`, `gs://`) it reaches with the credentials in its environment.
     ///
     /// Serves until stopped (Ctrl-C, SIGTERM).
     Executor {
@@ -49,7 +50,7 @@ pub(crate) enum ClusterCommand {
         #[arg(long, value_name = "DIR")]
         work_dir: Option<std::path::PathBuf>,
         /// Tasks run at once [default: one per core].
-        #[arg(long, value_name = "N", default_value_t = 0)]
+        #[arg(long, value_name = "N", default_value_t = 0, hide_default_value = true)]
         concurrent_tasks: usize,
         /// Seconds between heartbeats to the scheduler (keep it below the scheduler's
         /// --executor-timeout).

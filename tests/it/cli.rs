@@ -170,6 +170,9 @@ fn help_of_every_verb() {
         ("help_query", vec!["query", "--help"]),
         ("help_publish", vec!["publish", "--help"]),
         ("help_init", vec!["init", "--help"]),
+        ("help_cluster", vec!["cluster", "--help"]),
+        ("help_cluster_scheduler", vec!["cluster", "scheduler", "--help"]),
+        ("help_cluster_executor", vec!["cluster", "executor", "--help"]),
     ] {
         let o = run(&mut plain(&args));
         assert!(o.status.success(), "{name}: {}", stderr(&o));

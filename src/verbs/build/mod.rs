@@ -98,6 +98,13 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
 }
 
 /// [`build`], with the build's folder in a cluster's share kept in `share`.
+///
+/// One piece, on purpose: it reads top to bottom as the build's stages (sources, tables,
+/// rejects, card sections, hashes, manifest, card, commit), and what they share lives across
+/// all of them (the staging folder, the session, the rejects, the inputs and their stamps,
+/// the input cache). Each step is a call; cut in two, the halves would pass a dozen of these
+/// to each other. Until the commit at its end, a failure or a kill leaves only the staging
+/// folder.
 async fn build_in(
     spec: &PipelineSpec,
     opts: &BuildOptions,
@@ -117,9 +124,7 @@ async fn build_in(
         UpToDate::Yes(manifest) => {
             // inputs hashed again because only their stamps changed (touched, copied) are
             // not hashed again next time
-            if let Err(e) = input_cache.save(&cache_path) {
-                tracing::warn!("input cache not saved: {e}");
-            }
+            save_input_cache(&input_cache, &cache_path);
             return Ok(BuildOutcome {
                 release_dir: target,
                 manifest: *manifest,
@@ -152,16 +157,7 @@ async fn build_in(
     };
     let mut report = BuildReport::new(opts.max_errors);
     let mut rejects = Rejects::new(root.join("rejects"));
-    let ctx = match &cluster {
-        Some(c) => c.engine.session(crate::sql::session::query_partitions())?,
-        None => crate::sql::session::session(),
-    };
-    if let Some(c) = &cluster {
-        c.register(&ctx);
-    }
-    // a staged source is read batch by batch only when the scan is not split into byte
-    // ranges (a range scan of an Arrow IPC file fetches its whole range at once)
-    ctx.state_ref().write().config_mut().options_mut().optimizer.repartition_file_scans = false;
+    let ctx = build_session(cluster)?;
 
     // sources
     let read_digests = crate::stages::hash::ReadDigests::default();
@@ -193,24 +189,7 @@ async fn build_in(
         parquet: cluster.is_some(),
         cluster,
     };
-    let staged: Vec<usize> = (0..spec.def.sources.len()).filter(|i| !deferred.contains_key(i)).collect();
-    if !staged.is_empty() {
-        let total = staged.iter().map(|&i| stager.source_bytes[i]).sum();
-        progress.start("reading sources", Unit::Bytes, Some(total));
-    }
-    for &i in &staged {
-        if let Err(e) = stager.stage(i, progress, false, &mut rejects, &mut inputs).await {
-            progress.finish();
-            return Err(stager.fail(Failure::Source(i, e), &mut deferred, progress, &mut rejects, &mut inputs).await);
-        }
-    }
-    if !staged.is_empty() {
-        progress.finish();
-    }
-    // stop here when the sources already broke the rules: table errors would only repeat them
-    if stager.violations() > 0 {
-        return Err(stager.fail(Failure::Sources, &mut deferred, progress, &mut rejects, &mut inputs).await);
-    }
+    stager.stage_all(&mut deferred, progress, &mut rejects, &mut inputs).await?;
 
     // inputs that ingest read to their end were hashed on the way; the others are hashed
     // in the background while the tables are built
@@ -251,15 +230,7 @@ async fn build_in(
     let reject_counts = count_rejects(rejects, &mut report, &mut table_entries)?;
     // the card's sections may read sources and views, whose staged rows are in the work
     // folder: they run before it goes
-    let sections = match &cluster {
-        // (see crate::sql::engine::embedded_copy)
-        Some(c) => {
-            let local = crate::sql::engine::embedded_copy(&ctx).await?;
-            c.register(&local);
-            crate::stages::card::run_sections(&local, spec).await?
-        }
-        None => crate::stages::card::run_sections(&ctx, spec).await?,
-    };
+    let sections = card_sections(&ctx, cluster, spec).await?;
     // (absent when every source was streamed and no table needed a sort)
     if work.exists() {
         std::fs::remove_dir_all(&work).map_err(|e| Error::io(&work, e))?;
@@ -288,11 +259,49 @@ async fn build_in(
             input_cache.record(path, *stamp, &i.sha256);
         }
     }
-    // the cache only saves work; a build that cannot write it is still a good build
-    if let Err(e) = input_cache.save(&cache_path) {
+    save_input_cache(&input_cache, &cache_path);
+    Ok(BuildOutcome { release_dir, manifest, report, unchanged: false })
+}
+
+/// The session a build runs its SQL in: embedded, or on `cluster` with its share's object
+/// store registered.
+fn build_session(cluster: Option<&Cluster>) -> Result<datafusion::prelude::SessionContext> {
+    let ctx = match cluster {
+        Some(c) => c.engine.session(crate::sql::session::query_partitions())?,
+        None => crate::sql::session::session(),
+    };
+    if let Some(c) = cluster {
+        c.register(&ctx);
+    }
+    // a staged source is read batch by batch only when the scan is not split into byte
+    // ranges (a range scan of an Arrow IPC file fetches its whole range at once)
+    ctx.state_ref().write().config_mut().options_mut().optimizer.repartition_file_scans = false;
+    Ok(ctx)
+}
+
+/// The card's sections, run over what `ctx` holds (on a cluster, over an embedded copy of
+/// it: see [`crate::sql::engine::embedded_copy`]).
+async fn card_sections(
+    ctx: &datafusion::prelude::SessionContext,
+    cluster: Option<&Cluster>,
+    spec: &PipelineSpec,
+) -> Result<Vec<crate::stages::card::SectionResult>> {
+    match cluster {
+        Some(c) => {
+            let local = crate::sql::engine::embedded_copy(ctx).await?;
+            c.register(&local);
+            crate::stages::card::run_sections(&local, spec).await
+        }
+        None => crate::stages::card::run_sections(ctx, spec).await,
+    }
+}
+
+/// Saves the input cache at `path`; the cache only saves work, so a build that cannot write
+/// it is still a good build (said with a warning).
+fn save_input_cache(cache: &crate::verbs::build::cache::InputCache, path: &Path) {
+    if let Err(e) = cache.save(path) {
         tracing::warn!("input cache not saved: {e}");
     }
-    Ok(BuildOutcome { release_dir, manifest, report, unchanged: false })
 }
 
 /// The release's manifest: its name and version, the build's settings, the inputs, tables
@@ -797,6 +806,37 @@ impl Stager<'_> {
             Failure::Table(e) if self.violations() == 0 => e,
             _ => self.sources_report().to_error(),
         }
+    }
+
+    /// Reads the sources not `deferred` (streamed into their table later), in order, in one
+    /// progress step. Errors: the first source's error, or the sources' violations, after the
+    /// deferred sources before it are read too ([`Stager::fail`]).
+    async fn stage_all(
+        &mut self,
+        deferred: &mut BTreeMap<usize, (usize, SchemaRef)>,
+        progress: &dyn Progress,
+        rejects: &mut Rejects,
+        inputs: &mut BTreeMap<String, (PathBuf, BTreeSet<String>)>,
+    ) -> Result<()> {
+        let staged: Vec<usize> = (0..self.spec.def.sources.len()).filter(|i| !deferred.contains_key(i)).collect();
+        if !staged.is_empty() {
+            let total = staged.iter().map(|&i| self.source_bytes[i]).sum();
+            progress.start("reading sources", Unit::Bytes, Some(total));
+        }
+        for &i in &staged {
+            if let Err(e) = self.stage(i, progress, false, rejects, inputs).await {
+                progress.finish();
+                return Err(self.fail(Failure::Source(i, e), deferred, progress, rejects, inputs).await);
+            }
+        }
+        if !staged.is_empty() {
+            progress.finish();
+        }
+        // stop here when the sources already broke the rules: table errors would only repeat them
+        if self.violations() > 0 {
+            return Err(self.fail(Failure::Sources, deferred, progress, rejects, inputs).await);
+        }
+        Ok(())
     }
 
     /// Reads source `i`, records its files in `inputs` (relative path → absolute path and the
