@@ -66,6 +66,10 @@ pub fn sha256_each(paths: &[PathBuf]) -> Vec<Result<FileDigest>> {
 /// [`sha256_each`], telling `read` of the bytes as they are hashed (from several threads).
 pub fn sha256_each_counting(paths: &[PathBuf], read: &(dyn Fn(u64) + Sync)) -> Vec<Result<FileDigest>> {
     let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(paths.len().max(1));
+    // the largest files first, so that no thread starts a large file while the others are
+    // nearly done (one file is hashed by one thread)
+    let mut order: Vec<usize> = (0..paths.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(std::fs::metadata(&paths[i]).map(|m| m.len()).unwrap_or(0)));
     let next = std::sync::atomic::AtomicUsize::new(0);
     let results: Vec<std::sync::Mutex<Option<Result<FileDigest>>>> =
         paths.iter().map(|_| std::sync::Mutex::new(None)).collect();
@@ -73,10 +77,8 @@ pub fn sha256_each_counting(paths: &[PathBuf], read: &(dyn Fn(u64) + Sync)) -> V
         for _ in 0..threads {
             s.spawn(|| {
                 loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    if i >= paths.len() {
-                        break;
-                    }
+                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(&i) = order.get(k) else { break };
                     *results[i].lock().expect("lock") = Some(sha256_file_counting(&paths[i], read));
                 }
             });
