@@ -630,7 +630,7 @@ fn verify(
         if !quiet {
             let rows = match rep.rows_checked {
                 Some(n) => format!(
-                    ", {} rows read and checked against their schemas and JSON Lines copies",
+                    ", {} rows read and checked against their schemas and any JSON Lines copies",
                     crate::core::numbers::group_digits(n)
                 ),
                 None => String::new(),

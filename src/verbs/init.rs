@@ -2402,8 +2402,12 @@ impl Created {
             return Err(exists(path));
         }
         let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let mut tmp =
-            tempfile::Builder::new().prefix(".runpack-init-").tempfile_in(dir).map_err(|e| Error::io(dir, e))?;
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".runpack-init-");
+        // the mode `File::create` gives (0666 less the umask), not a temporary file's 0600
+        #[cfg(unix)]
+        builder.permissions(<std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o666));
+        let mut tmp = builder.tempfile_in(dir).map_err(|e| Error::io(dir, e))?;
         std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(|e| Error::io(tmp.path(), e))?;
         tmp.as_file().sync_all().map_err(|e| Error::io(tmp.path(), e))?;
         match std::fs::hard_link(tmp.path(), path) {

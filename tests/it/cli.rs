@@ -379,7 +379,7 @@ fn verify_format_json_lists_every_file_and_problem() {
     assert_eq!(v["ok"], false);
     let problems = v["problems"].as_array().unwrap();
     assert!(
-        problems.iter().any(|p| p["kind"] == "sha256_mismatch"
+        problems.iter().any(|p| p["kind"] == "size_mismatch"
             && p["message"].as_str().unwrap().starts_with("data/t.parquet: sha256 mismatch")),
         "{v:#}"
     );

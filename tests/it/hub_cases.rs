@@ -154,7 +154,7 @@ fn a_rate_limited_read_waits_as_long_as_the_hub_asks() {
         assert!(reads.len() >= 2, "{code}: {reads:?}");
         let waited = reads[1].at.duration_since(reads[0].at);
         assert!(waited >= Duration::from_secs(2), "{code}: waited {waited:?}: {}", stderr(&o));
-        assert!(stderr(&o).contains("waited 2.0 s as the server asked"), "{code}: {}", stderr(&o));
+        assert!(stderr(&o).contains("waiting 2.0 s as the server asked"), "{code}: {}", stderr(&o));
     }
 }
 

@@ -199,6 +199,18 @@ fn init_on_a_tinker_log_folder_builds_without_edits() {
     let logs = tmp.path().join("logs");
     tinker_logs(&logs);
     let doc = init(tmp.path(), &logs, "tinker-logs");
+    // the files it writes have the mode any file created there has (not a temporary file's 0600)
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let plain = tmp.path().join("plain");
+        std::fs::write(&plain, "").unwrap();
+        assert_eq!(mode(&tmp.path().join("pipelines/tinker-logs/pipeline.toml")), mode(&plain));
+        for e in std::fs::read_dir(tmp.path().join("schemas/tinker-logs")).unwrap() {
+            assert_eq!(mode(&e.unwrap().path()), mode(&plain));
+        }
+    }
     let mut skipped = not_read(&doc);
     skipped.sort();
     assert_eq!(skipped.iter().map(|(f, _)| f.as_str()).collect::<Vec<_>>(), ["grpo-a/logs.log", "grpo-b/logs.log"]);

@@ -519,7 +519,7 @@ impl HubClient {
                 _ => backoff,
             };
             tracing::warn!(
-                "{what}: {}; waited {:.1} s{}, retrying (attempt {} of {})",
+                "{what}: {}; waiting {:.1} s{}, then retrying (attempt {} of {})",
                 failure.describe(),
                 wait.as_secs_f64(),
                 if matches!(&failure, Failure::Status { wait: Some(_), .. }) { " as the server asked" } else { "" },

@@ -110,6 +110,11 @@ pub(crate) enum Match {
     NeedsContent,
 }
 
+/// The kind of a digest mismatch: of the size too when `expected` and `found` bytes differ.
+fn by_size(expected: u64, found: u64) -> ProblemKind {
+    if expected == found { ProblemKind::Sha256Mismatch } else { ProblemKind::SizeMismatch }
+}
+
 /// Compares one expected file with the remote entry.
 pub(crate) fn compare(e: &Expected, remote: Option<&RemoteFile>) -> Match {
     let Some(r) = remote else { return Match::Missing };
@@ -117,7 +122,7 @@ pub(crate) fn compare(e: &Expected, remote: Option<&RemoteFile>) -> Match {
         (Some(oid), _) => {
             if *oid != e.sha256 {
                 Match::Differs(
-                    ProblemKind::Sha256Mismatch,
+                    by_size(e.bytes, r.size),
                     format!(
                         "sha256 mismatch: expected {} (manifest), the Hub has {oid}{}",
                         e.sha256,
@@ -142,7 +147,7 @@ pub(crate) fn compare(e: &Expected, remote: Option<&RemoteFile>) -> Match {
                 Match::Same
             } else {
                 Match::Differs(
-                    ProblemKind::Sha256Mismatch,
+                    by_size(e.bytes, r.size),
                     format!(
                         "git blob sha1 mismatch: expected {sha1}, the Hub has {}{}",
                         r.git_sha1,
@@ -339,7 +344,7 @@ async fn fetch_and_compare(
                     }
                 } else if !matches!(verdict, Match::Differs(..)) {
                     verdict = Match::Differs(
-                        ProblemKind::Sha256Mismatch,
+                        by_size(e.bytes, d.bytes),
                         format!(
                             "sha256 mismatch: expected {} (manifest), the Hub serves {}{}",
                             e.sha256,
@@ -355,7 +360,7 @@ async fn fetch_and_compare(
         }
         Fetched::Bad { found_bytes, found_sha256, .. } => {
             verdict = Match::Differs(
-                ProblemKind::Sha256Mismatch,
+                by_size(e.bytes, found_bytes),
                 match &r.lfs_sha256 {
                     Some(_) => format!(
                         "the downloaded bytes do not match: sha256 expected {} (manifest), found {found_sha256}{}; the listing's size and hash were not enough to see it",

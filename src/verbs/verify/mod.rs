@@ -617,8 +617,10 @@ fn check_files(
                     numbers::group_digits(f.bytes)
                 )
             };
+            // a file of another size is said as a mismatch of its digest, and filed by its size
+            let kind = if d.bytes == f.bytes { ProblemKind::Sha256Mismatch } else { ProblemKind::SizeMismatch };
             rep.push(
-                ProblemKind::Sha256Mismatch,
+                kind,
                 format!("{}: sha256 mismatch: expected {}, found {} ({size_note})", f.path, f.sha256, d.sha256),
             );
             // its rows and schema still say what it holds instead (another table's file, an
@@ -627,7 +629,12 @@ fn check_files(
         } else if d.bytes != f.bytes {
             rep.push(
                 ProblemKind::SizeMismatch,
-                format!("{}: size {} bytes, manifest says {}", f.path, d.bytes, f.bytes),
+                format!(
+                    "{}: size {} bytes, manifest says {}",
+                    f.path,
+                    numbers::group_digits(d.bytes),
+                    numbers::group_digits(f.bytes)
+                ),
             );
         } else {
             good.insert(f.path.clone());

@@ -13,9 +13,10 @@ use serde::Serialize;
 pub enum ProblemKind {
     /// A file the manifest, `SHA256SUMS` or the card needs is not there.
     Missing,
-    /// A file's SHA-256 is not the one the manifest or `SHA256SUMS` gives.
+    /// A file of the manifest's size whose SHA-256 is not the one the manifest or
+    /// `SHA256SUMS` gives.
     Sha256Mismatch,
-    /// A file's size in bytes is not the one the manifest gives.
+    /// A file's size in bytes is not the one the manifest gives (its SHA-256 differs too).
     SizeMismatch,
     /// A Git LFS pointer stands where the file itself should be.
     LfsPointer,
