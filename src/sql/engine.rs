@@ -268,18 +268,19 @@ pub fn store_from_env(url: &url::Url) -> Result<Arc<dyn object_store::ObjectStor
 const SECRET_VARS: [&str; 3] = ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"];
 
 /// `text` with the values of this process's credential variables (`AWS_ACCESS_KEY_ID`,
-/// `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`) replaced by `***`: an object store's error
-/// may quote what it was sent (an S3 server's answer names the key id it refused).
+/// `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, 8 characters or more) replaced by `***`, and
+/// every other secret the process holds ([`crate::core::secrets`]): an object store's error
+/// may quote what it was sent (an S3 server's answer names the key id it refused). The values
+/// are remembered there, so that every message printed later is redacted of them too.
 pub fn redact(text: &str) -> String {
-    let mut out = text.to_string();
     for var in SECRET_VARS {
         if let Ok(value) = std::env::var(var)
             && value.len() >= 8
         {
-            out = out.replace(&value, "***");
+            crate::core::secrets::remember(&value, "***");
         }
     }
-    out
+    crate::core::secrets::redact(text)
 }
 
 /// `e`, or, when its message holds a credential's value, an [`Error::Refused`] with the

@@ -47,21 +47,9 @@ pub const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
 #[derive(Clone)]
 pub struct Token(String);
 
-/// Every token this process has read, so that [`redact`] can take it out of any text.
-static SECRETS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-
-/// `text` with every token this process has read ([`Token::new`]) replaced by `<token>`: the
-/// last guard before a message is printed.
-pub fn redact(text: &str) -> String {
-    let secrets = SECRETS.lock().unwrap_or_else(|e| e.into_inner());
-    let mut out = text.to_string();
-    for s in secrets.iter() {
-        if out.contains(s.as_str()) {
-            out = out.replace(s.as_str(), "<token>");
-        }
-    }
-    out
-}
+/// `text` with every secret this process holds replaced: a token read ([`Token::new`]) by
+/// `<token>`, an object store's credentials by `***` ([`crate::core::secrets`]).
+pub use crate::core::secrets::redact;
 
 impl Token {
     /// Wraps a token; surrounding whitespace (a token file's final newline) is removed.
@@ -71,7 +59,7 @@ impl Token {
         if t.is_empty() {
             return None;
         }
-        SECRETS.lock().unwrap_or_else(|e| e.into_inner()).push(t.clone());
+        crate::core::secrets::remember(&t, "<token>");
         Some(Token(t))
     }
 

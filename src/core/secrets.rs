@@ -1,0 +1,46 @@
+//! The secrets this process holds (Hub tokens, object-store credentials) and the one
+//! redaction that takes them out of any text: the last guard before a message is printed or
+//! returned.
+//!
+//! In: secrets, as they are read ([`remember`]). Out: text with each one replaced by the mark
+//! it was remembered with ([`redact`]).
+
+use std::sync::Mutex;
+
+/// Every secret remembered, with the mark that stands for it in redacted text.
+static SECRETS: Mutex<Vec<(String, &'static str)>> = Mutex::new(Vec::new());
+
+/// Remembers `secret`, to be shown as `mark` (`<token>`, `***`) by [`redact`]. An empty
+/// secret is ignored; one remembered before is kept once.
+pub fn remember(secret: &str, mark: &'static str) {
+    if secret.is_empty() {
+        return;
+    }
+    let mut secrets = SECRETS.lock().unwrap_or_else(|e| e.into_inner());
+    if !secrets.iter().any(|(s, _)| s == secret) {
+        secrets.push((secret.to_string(), mark));
+    }
+}
+
+/// `text` with every secret [`remember`]ed so far replaced by its mark.
+pub fn redact(text: &str) -> String {
+    let secrets = SECRETS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut out = text.to_string();
+    for (s, mark) in secrets.iter() {
+        if out.contains(s.as_str()) {
+            out = out.replace(s.as_str(), mark);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_remembered_secret_is_replaced_by_its_mark() {
+        super::remember("s3cr3t-value-for-a-test", "***");
+        super::remember("", "<never>");
+        assert_eq!(super::redact("key s3cr3t-value-for-a-test refused"), "key *** refused");
+        assert_eq!(super::redact("nothing secret"), "nothing secret");
+    }
+}
