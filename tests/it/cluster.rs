@@ -104,14 +104,19 @@ fn query_on(source: &Path, sql: &str, format: &str, engine: Option<&str>) -> Str
     stdout(&o)
 }
 
-/// `runpack build PIPELINE --releases-dir OUT [--engine … --engine-share …]`; the output.
-fn build_on(pipeline: &Path, out: &Path, cluster: Option<&Cluster>) -> std::process::Output {
+/// `runpack build PIPELINE --releases-dir OUT [--engine … --engine-share …]`, not started.
+fn build_cmd(pipeline: &Path, out: &Path, cluster: Option<&Cluster>) -> std::process::Command {
     let mut cmd = bin();
     cmd.args(["build", "-q"]).arg(pipeline).arg("--releases-dir").arg(out).env("SOURCE_DATE_EPOCH", "1700000000");
     if let Some(c) = cluster {
         cmd.args(["--engine", &c.address]).arg("--engine-share").arg(c.share());
     }
-    run(&mut cmd)
+    cmd
+}
+
+/// [`build_cmd`], run; the output.
+fn build_on(pipeline: &Path, out: &Path, cluster: Option<&Cluster>) -> std::process::Output {
+    run(&mut build_cmd(pipeline, out, cluster))
 }
 
 /// Asserts that two release folders hold the same files with the same bytes.
@@ -282,19 +287,8 @@ fn an_executor_killed_mid_build_fails_the_build_cleanly_or_is_replaced() {
     let tmp = tempfile::tempdir().unwrap();
     let pipeline = multi_file_pipeline(tmp.path(), 30_000);
     let out = tmp.path().join("out");
-    let mut build = bin()
-        .args(["build", "-q"])
-        .arg(&pipeline)
-        .arg("--releases-dir")
-        .arg(&out)
-        .args(["--engine", &cluster.address])
-        .arg("--engine-share")
-        .arg(cluster.share())
-        .env("SOURCE_DATE_EPOCH", "1700000000")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut build =
+        build_cmd(&pipeline, &out, Some(&cluster)).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     // the source is staged: the first table's job is about to run on the executors
     let started = std::time::Instant::now();
     let staged = || {
@@ -402,14 +396,7 @@ fn a_job_that_fails_or_unions_on_the_cluster_ends_with_its_answer() {
     )
     .unwrap();
     let out = tmp.path().join("out");
-    let mut cmd = bin();
-    cmd.args(["build", "-q"])
-        .arg(&pipeline)
-        .arg("--releases-dir")
-        .arg(&out)
-        .args(["--engine", &cluster.address])
-        .arg("--engine-share")
-        .arg(cluster.share());
+    let mut cmd = build_cmd(&pipeline, &out, Some(&cluster));
     let o = run_within(&mut cmd, 120, "a failing build on the cluster");
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
@@ -432,18 +419,8 @@ fn a_killed_builds_folder_in_the_share_is_removed_by_the_next_build_and_a_live_o
     std::fs::write(live.join("rows.parquet"), b"in use").unwrap();
     let held = std::fs::File::open(&live).unwrap();
     held.lock().unwrap();
-    let mut build = bin()
-        .args(["build", "-q"])
-        .arg(&pipeline)
-        .arg("--releases-dir")
-        .arg(&out)
-        .args(["--engine", &cluster.address])
-        .arg("--engine-share")
-        .arg(cluster.share())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut build =
+        build_cmd(&pipeline, &out, Some(&cluster)).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     // killed (SIGKILL) while it stages its source in the share
     let started = std::time::Instant::now();
     let staging =

@@ -115,6 +115,18 @@ fn by_size(expected: u64, found: u64) -> ProblemKind {
     if expected == found { ProblemKind::Sha256Mismatch } else { ProblemKind::SizeMismatch }
 }
 
+/// A file whose listed size is not the manifest's (its digest matching, or none listed).
+fn size_differs(expected: u64, listed: u64) -> Match {
+    Match::Differs(
+        ProblemKind::SizeMismatch,
+        format!(
+            "size mismatch: expected {} bytes, the Hub lists {}",
+            numbers::group_digits(expected),
+            numbers::group_digits(listed)
+        ),
+    )
+}
+
 /// Compares one expected file with the remote entry.
 pub(crate) fn compare(e: &Expected, remote: Option<&RemoteFile>) -> Match {
     let Some(r) = remote else { return Match::Missing };
@@ -130,14 +142,7 @@ pub(crate) fn compare(e: &Expected, remote: Option<&RemoteFile>) -> Match {
                     ),
                 )
             } else if r.size != e.bytes {
-                Match::Differs(
-                    ProblemKind::SizeMismatch,
-                    format!(
-                        "size mismatch: expected {} bytes, the Hub lists {}",
-                        numbers::group_digits(e.bytes),
-                        numbers::group_digits(r.size)
-                    ),
-                )
+                size_differs(e.bytes, r.size)
             } else {
                 Match::Same
             }
@@ -158,14 +163,7 @@ pub(crate) fn compare(e: &Expected, remote: Option<&RemoteFile>) -> Match {
         }
         (None, None) => {
             if r.size != e.bytes {
-                Match::Differs(
-                    ProblemKind::SizeMismatch,
-                    format!(
-                        "size mismatch: expected {} bytes, the Hub lists {}",
-                        numbers::group_digits(e.bytes),
-                        numbers::group_digits(r.size)
-                    ),
-                )
+                size_differs(e.bytes, r.size)
             } else {
                 Match::NeedsContent
             }
