@@ -270,7 +270,14 @@ pub async fn register_parquet(
         let state = ctx.state_ref();
         let mut state = state.write();
         no_dynamic_filters(state.config_mut().options_mut());
-        Arc::new(NanSafeParquet { pruned: listing(true)?, unpruned: listing(false)?, floats })
+        let local = files.iter().all(|p| !p.to_string_lossy().contains("://"));
+        Arc::new(NanSafeParquet {
+            pruned: listing(true)?,
+            unpruned: listing(false)?,
+            floats,
+            files: if local { files.to_vec() } else { Vec::new() },
+            rows: std::sync::OnceLock::new(),
+        })
     };
     ctx.register_table(datafusion::common::TableReference::bare(name), table)
         .map_err(|e| Error::sql(format!("table {name}"), e))?;
@@ -302,6 +309,11 @@ pub struct NanSafeParquet {
     unpruned: Arc<ListingTable>,
     /// The top-level columns that hold floats (at any depth).
     floats: std::collections::BTreeSet<String>,
+    /// The table's local files, whose footers give its number of rows (none for a store's).
+    files: Vec<PathBuf>,
+    /// The number of rows in the footers of `files`, read at the first scan; `None` when one
+    /// of them cannot be read (the scan then says why).
+    rows: std::sync::OnceLock<Option<usize>>,
 }
 
 impl NanSafeParquet {
@@ -322,6 +334,48 @@ impl NanSafeParquet {
             .clone();
         state.config_mut().options_mut().execution.collect_statistics = false;
         Ok(state)
+    }
+
+    /// The number of rows of the table, from its files' footers.
+    fn rows(&self) -> Option<usize> {
+        *self.rows.get_or_init(|| {
+            if self.files.is_empty() {
+                return None;
+            }
+            let mut total = 0usize;
+            for path in &self.files {
+                let file = std::fs::File::open(path).ok()?;
+                let meta = crate::core::error::catch_panic(|| {
+                    parquet::file::metadata::ParquetMetaDataReader::new().parse_and_finish(&file).ok()
+                })
+                .ok()??;
+                total = total.checked_add(usize::try_from(meta.file_metadata().num_rows()).ok()?)?;
+            }
+            Some(total)
+        })
+    }
+
+    /// `plan` (a scan of the files) told the table's number of rows, and nothing else: the
+    /// planner then builds a join's hash table on its smaller side. Statistics of values
+    /// stay unknown, as a float column's minimum and maximum leave NaN out. The count is
+    /// marked inexact, so that no aggregate is answered from it.
+    fn with_row_count(
+        &self,
+        plan: Arc<dyn datafusion::physical_plan::ExecutionPlan>,
+    ) -> Arc<dyn datafusion::physical_plan::ExecutionPlan> {
+        use datafusion::common::stats::Precision;
+        use datafusion::datasource::physical_plan::{FileScanConfig, FileScanConfigBuilder};
+        use datafusion::datasource::source::DataSourceExec;
+        let Some(rows) = self.rows() else { return plan };
+        let Some(config) =
+            plan.downcast_ref::<DataSourceExec>().and_then(|exec| exec.data_source().downcast_ref::<FileScanConfig>())
+        else {
+            return plan;
+        };
+        let statistics =
+            datafusion::common::Statistics::new_unknown(config.file_schema()).with_num_rows(Precision::Inexact(rows));
+        let config = FileScanConfigBuilder::from(config.clone()).with_statistics(statistics).build();
+        DataSourceExec::from_data_source(config)
     }
 }
 
@@ -350,7 +404,7 @@ impl datafusion::catalog::TableProvider for NanSafeParquet {
         limit: Option<usize>,
     ) -> datafusion::error::Result<Arc<dyn datafusion::physical_plan::ExecutionPlan>> {
         let state = Self::without_statistics(state)?;
-        self.pick(filters).scan(&state, projection, filters, limit).await
+        Ok(self.with_row_count(self.pick(filters).scan(&state, projection, filters, limit).await?))
     }
 
     async fn scan_with_args<'a>(
@@ -359,7 +413,9 @@ impl datafusion::catalog::TableProvider for NanSafeParquet {
         args: datafusion::catalog::ScanArgs<'a>,
     ) -> datafusion::error::Result<datafusion::catalog::ScanResult> {
         let state = Self::without_statistics(state)?;
-        self.pick(args.filters().unwrap_or(&[])).scan_with_args(&state, args).await
+        let mut result = self.pick(args.filters().unwrap_or(&[])).scan_with_args(&state, args).await?;
+        result = datafusion::catalog::ScanResult::new(self.with_row_count(result.into_inner()));
+        Ok(result)
     }
 }
 
