@@ -9,6 +9,12 @@
 //! "run"); the runs are then merged with one small batch of each in memory. Input that fits in
 //! the budget is sorted in memory and never touches the disk.
 //!
+//! Rows that come in order of the first key column (all rows of a run, or of a checkpoint,
+//! together) need not wait for the end of the input: once 32 MiB are buffered, the groups
+//! of that column that are complete are sorted and handed on ([`ExternalSort::push_to`]), and
+//! no run is written. A row that then breaks that order is said ([`Pushed::Disordered`]):
+//! the rows handed on are wrong, and the caller sorts again without handing groups on early.
+//!
 //! [`OrderCheck`] watches rows go by and tells whether they came in key order already, so
 //! that rows known to be in order can skip the sort altogether.
 
@@ -25,6 +31,10 @@ use crate::core::error::{Error, Result};
 
 /// Rows per output batch.
 pub const OUT_ROWS: usize = 8192;
+/// Bytes of rows buffered before groups of the first key column that have ended are handed
+/// on ([`ExternalSort::push_to`]): far below a sort's budget, so that rows in groups flow on
+/// with little memory.
+const GROUPS_BYTES: usize = 32 << 20;
 /// Rows per batch inside a run file (small, so that merging many runs stays small).
 const RUN_BATCH_ROWS: usize = 1024;
 /// Bytes of rows per batch the sort hands on, about: rows of large cells go a few at a time
@@ -50,6 +60,34 @@ pub struct ExternalSort {
     budget_bytes: usize,
     dir: PathBuf,
     runs: Vec<PathBuf>,
+    /// Groups of the first key column, handed on early while the rows come in its order.
+    groups: Groups,
+    /// Whether rows were handed on before the end of the input.
+    emitted: bool,
+    /// How many, in rows.
+    early_rows: u64,
+    /// The buffered bytes at which groups are next handed on.
+    next_hand_on: usize,
+}
+
+/// Where the sort stands with the groups of its first key column.
+enum Groups {
+    /// Not handed on early ([`ExternalSort::push`]), or the rows broke the order before any
+    /// group was handed on.
+    Off,
+    /// Watching the order; `None` until the first rows (whose own types it compares).
+    Watching(Option<(OrderCheck, RowConverter)>),
+}
+
+/// What [`ExternalSort::push_to`] did with a batch.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Pushed {
+    /// The rows are buffered, written to a run, or handed on in key order.
+    Taken,
+    /// The batch breaks the order of the first key column after groups were handed on: the
+    /// rows handed on are not in order with it, and the batch is not taken. The sort must
+    /// start again with [`ExternalSort::push`].
+    Disordered,
 }
 
 impl ExternalSort {
@@ -66,7 +104,23 @@ impl ExternalSort {
             budget_bytes,
             dir,
             runs: Vec::new(),
+            groups: Groups::Off,
+            emitted: false,
+            early_rows: 0,
+            next_hand_on: GROUPS_BYTES.min(budget_bytes),
         })
+    }
+
+    /// The same sorter, handing on the complete groups of the first key column early while
+    /// the rows come in its order ([`Self::push_to`]).
+    pub fn with_early_groups(mut self) -> Self {
+        self.groups = Groups::Watching(None);
+        self
+    }
+
+    /// The rows handed on before the end of the input ([`Self::push_to`]).
+    pub fn early_rows(&self) -> u64 {
+        self.early_rows
     }
 
     fn rows(&self, b: &RecordBatch) -> Result<Rows> {
@@ -75,9 +129,64 @@ impl ExternalSort {
     }
 
     /// Adds rows.
+    ///
+    /// Errors: [`Error::Format`] when the rows cannot be converted for comparison, and
+    /// [`Error::Io`] when a run cannot be written.
     pub fn push(&mut self, b: RecordBatch) -> Result<()> {
+        if self.buffer(b)? {
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    /// Adds rows; with [`Self::with_early_groups`], hands `out` the groups of the first key
+    /// column that the rows so far have ended, sorted, once [`GROUPS_BYTES`] are buffered
+    /// (or the budget, if smaller) and no run was written. Rows handed on are in final
+    /// order: everything after them sorts after.
+    ///
+    /// Errors: those of [`Self::push`], and `out`'s.
+    pub fn push_to(&mut self, b: RecordBatch, out: &mut dyn FnMut(RecordBatch) -> Result<()>) -> Result<Pushed> {
         if b.num_rows() == 0 {
-            return Ok(());
+            return Ok(Pushed::Taken);
+        }
+        if let Groups::Watching(watch) = &mut self.groups {
+            let (check, _) = match watch {
+                Some(w) => w,
+                None => {
+                    let schema = b.schema();
+                    let name = schema.field(self.keys[0]).name().clone();
+                    let check = OrderCheck::new(&schema, vec![name]);
+                    let converter = key_converter(&schema, &self.keys[..1])?;
+                    watch.insert((check, converter))
+                }
+            };
+            check.observe(&b)?;
+            if !check.in_order() {
+                if self.emitted {
+                    return Ok(Pushed::Disordered);
+                }
+                self.groups = Groups::Off;
+            }
+        }
+        let full = self.buffer(b)?;
+        if self.runs.is_empty() && self.buffered_bytes > self.next_hand_on {
+            if self.hand_on_groups(out)? {
+                self.next_hand_on = GROUPS_BYTES.min(self.budget_bytes);
+                return Ok(Pushed::Taken);
+            }
+            // one group holds most of the buffer: tried again when it has doubled
+            self.next_hand_on = self.buffered_bytes.saturating_mul(2);
+        }
+        if full {
+            self.spill()?;
+        }
+        Ok(Pushed::Taken)
+    }
+
+    /// Buffers `b` (in the sort's schema); whether the buffer is now over budget.
+    fn buffer(&mut self, b: RecordBatch) -> Result<bool> {
+        if b.num_rows() == 0 {
+            return Ok(false);
         }
         // SQL engines may produce physical types (views) other than the planned ones: the
         // batches' own schema is the one to sort and spill with
@@ -99,18 +208,78 @@ impl ExternalSort {
         };
         self.buffered_bytes += b.get_array_memory_size();
         self.buffered.push(b);
-        if self.buffered_bytes > self.budget_bytes {
-            self.spill()?;
+        Ok(self.buffered_bytes > self.budget_bytes)
+    }
+
+    /// Hands `out` the buffered rows of every group of the first key column but the last
+    /// one (which later rows may add to), sorted, in whole batches of [`OUT_ROWS`] (the rest
+    /// stays buffered); whether any were handed on. The rows came in that column's order
+    /// (checked by [`Self::push_to`]), so those groups are complete.
+    fn hand_on_groups(&mut self, out: &mut dyn FnMut(RecordBatch) -> Result<()>) -> Result<bool> {
+        let Groups::Watching(Some((_, converter))) = &self.groups else { return Ok(false) };
+        let prefix = |b: &RecordBatch| -> Result<Rows> {
+            let column = sortable(b.schema_ref(), self.keys[0], b.column(self.keys[0]));
+            converter.convert_columns(&[column]).map_err(|e| Error::format("sort", e))
+        };
+        let Some(last_batch) = self.buffered.last() else { return Ok(false) };
+        let last_rows = prefix(last_batch)?;
+        let last = last_rows.row(last_rows.num_rows() - 1).owned();
+        // the first row of the last group: rows before it are in groups that have ended
+        let mut split = None;
+        for (i, b) in self.buffered.iter().enumerate().rev() {
+            let rows = prefix(b)?;
+            // rows are in that column's order: a binary search finds the group's first row
+            let (mut lo, mut hi) = (0, rows.num_rows());
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if rows.row(mid) < last.row() { lo = mid + 1 } else { hi = mid }
+            }
+            if lo > 0 {
+                split = Some((i, lo));
+                break;
+            }
         }
-        Ok(())
+        let Some((i, at)) = split else { return Ok(false) };
+        let mut rest: Vec<RecordBatch> = self.buffered.split_off(i + 1);
+        let cut = self.buffered.pop().expect("batch i");
+        if at < cut.num_rows() {
+            rest.insert(0, cut.slice(at, cut.num_rows() - at));
+        }
+        self.buffered.push(cut.slice(0, at));
+        self.buffered_bytes = self.buffered.iter().map(|b| b.get_array_memory_size()).sum();
+        let complete: u64 = self.buffered.iter().map(|b| b.num_rows() as u64).sum();
+        // the rows of a last short batch stay first in the buffer: sorted before everything
+        // after them, they start the next batch handed on
+        let kept = self.drain_sorted_but(OUT_ROWS, true, out)?;
+        let kept_rows = kept.as_ref().map_or(0, |b| b.num_rows() as u64);
+        self.early_rows += complete - kept_rows;
+        self.emitted |= kept_rows < complete;
+        rest.splice(0..0, kept);
+        self.buffered_bytes = rest.iter().map(|b| b.get_array_memory_size()).sum();
+        self.buffered = rest;
+        // nothing handed on (the groups that ended hold less than a batch): the buffer is
+        // still full, and goes to a run
+        Ok(kept_rows < complete)
     }
 
     /// Hands the buffered rows to `out` in key order (stable), `chunk` rows at a time, and
     /// empties the buffer. Only the key columns are converted and sorted; the rows themselves
     /// are gathered chunk by chunk, so memory stays at the buffer plus one chunk.
     fn drain_sorted(&mut self, chunk: usize, out: &mut dyn FnMut(RecordBatch) -> Result<()>) -> Result<()> {
+        self.drain_sorted_but(chunk, false, out).map(|_| ())
+    }
+
+    /// [`Self::drain_sorted`]; with `keep_last`, a last batch of fewer than `chunk` rows is
+    /// returned rather than handed on (so that the rows handed on are cut in batches as a
+    /// sort of everything at the end cuts them).
+    fn drain_sorted_but(
+        &mut self,
+        chunk: usize,
+        keep_last: bool,
+        out: &mut dyn FnMut(RecordBatch) -> Result<()>,
+    ) -> Result<Option<RecordBatch>> {
         if self.buffered.is_empty() {
-            return Ok(());
+            return Ok(None);
         }
         let keyed: Vec<Rows> = self.buffered.iter().map(|b| self.rows(b)).collect::<Result<_>>()?;
         let mut order: Vec<(usize, usize)> = Vec::with_capacity(keyed.iter().map(|r| r.num_rows()).sum());
@@ -122,12 +291,18 @@ impl ExternalSort {
         drop(keyed);
         let refs: Vec<&RecordBatch> = self.buffered.iter().collect();
         let chunk = rows_per_chunk(self.buffered_bytes, order.len(), chunk);
+        let mut kept = None;
         for picks in order.chunks(chunk) {
-            out(interleave_record_batch(&refs, picks).map_err(|e| Error::format("sort", e))?)?;
+            let b = interleave_record_batch(&refs, picks).map_err(|e| Error::format("sort", e))?;
+            if keep_last && picks.len() < chunk {
+                kept = Some(b);
+            } else {
+                out(b)?;
+            }
         }
         self.buffered.clear();
         self.buffered_bytes = 0;
-        Ok(())
+        Ok(kept)
     }
 
     fn spill(&mut self) -> Result<()> {
@@ -530,6 +705,110 @@ mod tests {
         })
         .unwrap();
         assert_eq!(got, expected);
+    }
+
+    /// Batches of (k, j, v) rows: `groups` values of k in order, each with `per` rows whose j
+    /// runs backwards (so the rows are in order of k but not of (k, j)).
+    fn grouped(groups: std::ops::Range<i64>, per: i64) -> (SchemaRef, Vec<RecordBatch>) {
+        let schema: SchemaRef = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Int64, true),
+            Field::new("j", DataType::Int64, true),
+            Field::new("v", DataType::Utf8, true),
+        ]));
+        let batches = groups
+            .map(|k| {
+                let j: Vec<i64> = (0..per).map(|i| (per - i) / 2).collect();
+                let v: Vec<String> = (0..per).map(|i| format!("{k}-{i}")).collect();
+                RecordBatch::try_new(
+                    schema.clone(),
+                    vec![
+                        Arc::new(Int64Array::from(vec![k; per as usize])),
+                        Arc::new(Int64Array::from(j)),
+                        Arc::new(StringArray::from(v)),
+                    ],
+                )
+                .unwrap()
+            })
+            .collect();
+        (schema, batches)
+    }
+
+    fn triples(b: &RecordBatch) -> Vec<(i64, i64, String)> {
+        let (k, j, v) = (
+            b.column(0).as_primitive::<Int64Type>(),
+            b.column(1).as_primitive::<Int64Type>(),
+            b.column(2).as_string::<i32>(),
+        );
+        (0..b.num_rows()).map(|i| (k.value(i), j.value(i), v.value(i).to_string())).collect()
+    }
+
+    #[test]
+    fn groups_of_the_first_key_column_are_handed_on_before_the_end_without_runs() {
+        let (schema, batches) = grouped(0..400, 60);
+        let mut expected: Vec<_> = batches.iter().flat_map(triples).collect();
+        expected.sort_by_key(|(k, j, _)| (*k, *j)); // stable
+        let dir = tempfile::tempdir().unwrap();
+        let runs = dir.path().join("runs");
+        let mut s = ExternalSort::new(schema, vec![0, 1], 300_000, runs.clone()).unwrap().with_early_groups();
+        let mut sizes = Vec::new();
+        let mut got = Vec::new();
+        let mut handed_early = 0;
+        for b in batches {
+            let pushed = s.push_to(b, &mut |o| {
+                sizes.push(o.num_rows());
+                got.extend(triples(&o));
+                Ok(())
+            });
+            assert_eq!(pushed.unwrap(), Pushed::Taken);
+            handed_early = got.len();
+        }
+        assert!(handed_early >= 2 * OUT_ROWS, "{handed_early} rows handed on before the end");
+        assert_eq!(s.early_rows(), handed_early as u64);
+        s.finish(&mut |o| {
+            sizes.push(o.num_rows());
+            got.extend(triples(&o));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(got, expected);
+        assert!(!runs.exists(), "no run written");
+        // cut as a sort of everything at the end cuts: whole batches, then the rest
+        let n = sizes.len();
+        assert!(sizes[..n - 1].iter().all(|&r| r == OUT_ROWS), "{sizes:?}");
+    }
+
+    #[test]
+    fn a_group_out_of_order_after_groups_were_handed_on_is_said() {
+        let (schema, mut batches) = grouped(0..400, 60);
+        let (_, late) = grouped(3..4, 60);
+        batches.extend(late);
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = ExternalSort::new(schema.clone(), vec![0, 1], 300_000, dir.path().join("runs"))
+            .unwrap()
+            .with_early_groups();
+        let pushed: Vec<Pushed> = batches.into_iter().map(|b| s.push_to(b, &mut |_| Ok(())).unwrap()).collect();
+        assert!(s.early_rows() > 0);
+        assert_eq!(pushed.last(), Some(&Pushed::Disordered));
+        assert!(pushed[..400].iter().all(|p| *p == Pushed::Taken));
+        // out of order before anything was handed on: sorted whole, through runs
+        let (_, mut batches) = grouped(5..8, 30);
+        batches.extend(grouped(0..5, 30).1);
+        batches.extend(grouped(8..40, 30).1);
+        let mut expected: Vec<_> = batches.iter().flat_map(triples).collect();
+        expected.sort_by_key(|(k, j, _)| (*k, *j));
+        let mut s =
+            ExternalSort::new(schema, vec![0, 1], 20_000, dir.path().join("runs2")).unwrap().with_early_groups();
+        let mut got = Vec::new();
+        for b in batches {
+            assert_eq!(s.push_to(b, &mut |_| panic!("nothing handed on early")).unwrap(), Pushed::Taken);
+        }
+        s.finish(&mut |o| {
+            got.extend(triples(&o));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(got, expected);
+        assert!(dir.path().join("runs2").exists(), "sorted through runs");
     }
 
     #[test]

@@ -126,6 +126,9 @@ pub(crate) struct TablePlan {
     plan: Arc<dyn datafusion::physical_plan::ExecutionPlan>,
     /// The plan yields its rows in key order already.
     in_order: bool,
+    /// The sort may hand on groups of the first key column before the input ends
+    /// ([`crate::stages::sort::ExternalSort::push_to`]).
+    pub(crate) early_groups: bool,
 }
 
 /// A table written.
@@ -198,6 +201,7 @@ pub(crate) async fn plan_table(cx: &TableCx<'_>) -> Result<TablePlan> {
         policy,
         plan,
         in_order,
+        early_groups: true,
     })
 }
 
@@ -254,12 +258,16 @@ fn set_aside_unfit(
 /// Runs a planned table query: conforms, sorts (unless the rows come in key order),
 /// validates and writes its rows. Violations and warnings go to `report`, set-aside rows to
 /// `rejects`.
-pub(crate) async fn run_table(cx: &TableCx<'_>, tp: TablePlan, rejects: &mut Rejects) -> Result<TableBuilt> {
+///
+/// `None` when the sort handed on groups of the first key column early and later rows broke
+/// that column's order: nothing of the attempt is left, and the table is to be planned and
+/// run again with [`TablePlan::early_groups`] off (from staged sources, for streamed ones).
+pub(crate) async fn run_table(cx: &TableCx<'_>, tp: TablePlan, rejects: &mut Rejects) -> Result<Option<TableBuilt>> {
     let t = &cx.spec.def.tables[cx.index];
     let mut found = BuildReport::new(cx.opts.max_errors);
     let report = &mut found;
     let opts = cx.opts;
-    let TablePlan { table_schema, target_schema, result_schema, sort_cols, policy, plan, in_order } = tp;
+    let TablePlan { table_schema, target_schema, result_schema, sort_cols, policy, plan, in_order, early_groups } = tp;
     let columns = crate::stages::write::leaf_columns(&target_schema);
     if columns > crate::stages::write::VIEWER_MAX_COLUMNS {
         report.warn(
@@ -308,9 +316,12 @@ pub(crate) async fn run_table(cx: &TableCx<'_>, tp: TablePlan, rejects: &mut Rej
     let mut sorter = crate::stages::sort::ExternalSort::new(
         result_schema.clone(),
         keys,
-        SORT_BUDGET_BYTES,
+        sort_budget(),
         cx.work.join(format!("sort-{}", t.name)),
     )?;
+    if early_groups {
+        sorter = sorter.with_early_groups();
+    }
     let started = Instant::now();
     let task = cx.ctx.task_ctx();
     let ran = plan.clone();
@@ -331,7 +342,20 @@ pub(crate) async fn run_table(cx: &TableCx<'_>, tp: TablePlan, rejects: &mut Rej
         let b = b.map_err(|e| Error::sql(format!("table {}", t.name), e))?;
         rows_in += b.num_rows() as u64;
         cx.progress.advance(b.num_rows() as u64);
-        if in_order { sink(b)? } else { sorter.push(b)? }
+        if in_order {
+            sink(b)?
+        } else if sorter.push_to(b, &mut sink)? == crate::stages::sort::Pushed::Disordered {
+            // groups handed on early are out of order with these rows: nothing of this
+            // attempt stays (its files are unfinished, its rejects go), and the caller runs
+            // the table again without early groups
+            tracing::info!("table {}: rows not grouped by the first key column after all; sorting again", t.name);
+            drop(stream);
+            drop(sink);
+            drop(writer);
+            crate::stages::write::remove_unfinished(cx.root)?;
+            rejects.discard(&t.name)?;
+            return Ok(None);
+        }
     }
     drop(stream);
     // a cluster's result read once, whole (see crate::sql::engine::check_result)
@@ -343,6 +367,13 @@ pub(crate) async fn run_table(cx: &TableCx<'_>, tp: TablePlan, rejects: &mut Rej
         tracing::info!("table {}: query in key order, not sorted", t.name);
     } else {
         tracing::info!("table {}: query and sort input in {:.2} s", t.name, started.elapsed().as_secs_f64());
+        if sorter.early_rows() > 0 {
+            tracing::info!(
+                "table {}: {} rows sorted group by group before the input ended",
+                t.name,
+                sorter.early_rows()
+            );
+        }
         // the sorted rows are validated and written now: a step of its own, out of the rows
         // the query returned
         cx.progress.start(&format!("writing table {}", t.name), crate::core::progress::Unit::Rows, Some(rows_in));
@@ -358,7 +389,22 @@ pub(crate) async fn run_table(cx: &TableCx<'_>, tp: TablePlan, rejects: &mut Rej
     let keys = validator.take_keys();
     drop(validator);
     let split_files = writer.finish()?;
-    Ok(TableBuilt { rows, keys: keys.into_iter().collect(), split_files, policy, table_schema, target_schema, found })
+    Ok(Some(TableBuilt {
+        rows,
+        keys: keys.into_iter().collect(),
+        split_files,
+        policy,
+        table_schema,
+        target_schema,
+        found,
+    }))
+}
+
+/// The memory a table's sort buffers, in bytes: [`SORT_BUDGET_BYTES`], or the test hook
+/// `RUNPACK_TEST_SORT_BUDGET` (bytes), with which tests reach runs and early groups with
+/// small inputs.
+fn sort_budget() -> usize {
+    std::env::var("RUNPACK_TEST_SORT_BUDGET").ok().and_then(|v| v.parse().ok()).unwrap_or(SORT_BUDGET_BYTES)
 }
 
 /// How building a table over streamed sources ended.
@@ -371,18 +417,29 @@ pub(crate) enum Streaming {
     /// Reading streamed source `.0` failed.
     SourceError(usize, Error),
     /// The sources must be staged and the table built from them: its query reads a source
-    /// more than once, or the rows broke the key order the plan counted on. Nothing of the
-    /// attempt is left in the report, the rejects or the release folder.
+    /// more than once. Nothing of the attempt is left in the report, the rejects or the
+    /// release folder.
     Restage,
+    /// The rows broke the key order the plan counted on: the sources are to be streamed
+    /// again into a plan that sorts them (`speculate` off). Nothing of the attempt is left.
+    Unordered,
+    /// The rows broke the order of the first key column after the sort handed on groups of
+    /// it: the sources are to be streamed again into a sort of everything (`early_groups`
+    /// off). Nothing of the attempt is left.
+    Regroup,
 }
 
 /// Builds table `cx.index` while its `streamed` sources (index, schema) are read into it.
+/// `speculate`: a source whose rows may come in the table's key order is declared so, and
+/// checked as it is read (the table then needs no sort). `early_groups`: see
+/// [`TablePlan::early_groups`].
 pub(crate) async fn build_streamed(
     cx: &TableCx<'_>,
     spec: &Arc<PipelineSpec>,
     streamed: &[(usize, SchemaRef)],
     ingest_opts: &IngestOptions,
     rejects: &mut Rejects,
+    (speculate, early_groups): (bool, bool),
 ) -> Result<Streaming> {
     use datafusion::catalog::streaming::StreamingTable;
     let t = &spec.def.tables[cx.index];
@@ -395,7 +452,7 @@ pub(crate) async fn build_streamed(
             let table_schema = spec.table_schemas[cx.index].as_ref()?;
             let cols = crate::core::schema::row_order(table_schema, |c| schema.index_of(c).is_ok());
             let check = crate::stages::sort::OrderCheck::new(schema, cols);
-            check.in_order().then_some(check)
+            (speculate && check.in_order()).then_some(check)
         })
         .collect();
     let feeds: Vec<_> = streamed.iter().map(|(_, schema)| crate::stages::feed::Feed::new(schema.clone())).collect();
@@ -422,6 +479,7 @@ pub(crate) async fn build_streamed(
         tp = plan_table(cx).await?;
     }
     let speculative = tp.in_order && declared;
+    tp.early_groups = early_groups;
     if feeds.iter().any(|(feed, _)| !feed.read_once_by(&tp.plan)) {
         tracing::info!("table {}: reads a source more than once; staging it", t.name);
         return Ok(Streaming::Restage);
@@ -441,6 +499,8 @@ pub(crate) async fn build_streamed(
         tracing::info!("source {}: streamed into table {}", name(*s), t.name);
     }
     let result = run_table(cx, tp, rejects).await;
+    // groups handed on early that later rows broke: streamed again into a whole sort
+    let regroup = matches!(result, Ok(None));
     // a query that failed before it ran, or never read a source, must not keep its reader waiting
     for feed in &opened {
         feed.close();
@@ -450,13 +510,15 @@ pub(crate) async fn build_streamed(
         let _ = cx.ctx.deregister_table(name(*s));
     }
     let reread = opened.iter().any(|f| f.reread());
-    if reread || readings.iter().any(|r| r.disordered) {
+    if reread || regroup || readings.iter().any(|r| r.disordered) {
         if reread {
             tracing::info!("table {}: reads a source more than once; staging it", t.name);
+        } else if regroup {
+            tracing::info!("table {}: streaming the sources again to a sort of every row", t.name);
         } else {
-            tracing::info!("table {}: a streamed source is not in key order; staging it", t.name);
+            tracing::info!("table {}: a streamed source is not in key order; streaming it again to the sort", t.name);
         }
-        if let Ok(built) = &result {
+        if let Ok(Some(built)) = &result {
             for (_, files) in &built.split_files {
                 for f in files {
                     let path = cx.root.join(&f.path);
@@ -469,7 +531,13 @@ pub(crate) async fn build_streamed(
         for r in readings {
             r.rejects.abandon()?;
         }
-        return Ok(Streaming::Restage);
+        return Ok(if reread {
+            Streaming::Restage
+        } else if regroup {
+            Streaming::Regroup
+        } else {
+            Streaming::Unordered
+        });
     }
     let mut read = Vec::new();
     let mut adopted = Vec::new();
@@ -484,7 +552,8 @@ pub(crate) async fn build_streamed(
     if read.iter().any(|(_, _, found)| found.violations_total > 0) {
         return Ok(Streaming::Invalid(read.into_iter().map(|(s, _, found)| (s, found)).collect()));
     }
-    let built = result?;
+    // (an unfinished table went the restaging way above)
+    let built = result?.ok_or_else(|| Error::format(format!("table {}", t.name), "the sort stopped"))?;
     for r in adopted {
         rejects.adopt(r);
     }

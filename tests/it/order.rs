@@ -256,3 +256,87 @@ fn sql_without_an_order_gives_the_same_release_every_build() {
         }
     }
 }
+
+/// Rows `{"g": g, "k": k, "v": ...}` of groups `g` in order, each of `per` rows whose `k`
+/// runs backwards: in order of `g`, not of the key (g, k).
+fn grouped_rows(groups: impl Iterator<Item = i64>, per: i64) -> String {
+    // (rows of over 100 bytes: the input comes in several batches, staged or not)
+    let pad = "x".repeat(100);
+    groups
+        .flat_map(|g| {
+            let pad = pad.clone();
+            (0..per).map(move |i| format!("{{\"g\": {g}, \"k\": {}, \"v\": \"{g}-{i}{pad}\"}}\n", per - i))
+        })
+        .collect()
+}
+
+#[test]
+fn groups_sorted_before_the_input_ends_give_the_release_a_whole_sort_gives() {
+    // rows grouped by the first key column are sorted group by group once the sort's memory
+    // is full; a group that comes back later undoes that, and the table is built again: in
+    // every case the release is the one a sort of everything in memory makes
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "t.json",
+        r#"{"fields":[{"name":"g","type":"integer"},{"name":"k","type":"integer"},{"name":"v","type":"string"}],"primaryKey":["g","k"]}"#,
+    );
+    // the source's schema types the input (no key)
+    write(
+        dir,
+        "s.json",
+        r#"{"fields":[{"name":"g","type":"integer"},{"name":"k","type":"integer"},{"name":"v","type":"string"}]}"#,
+    );
+    let grouped = grouped_rows(0..1000, 40);
+    // the same, then rows of group 7 again (keys of their own)
+    let back: String = grouped.clone()
+        + &(0..40).map(|i| format!("{{\"g\": 7, \"k\": {}, \"v\": \"back-{i}\"}}\n", 100 + i)).collect::<String>();
+    let mut built: Vec<Vec<(String, Vec<u8>)>> = Vec::new();
+    for (rows, budget, stage) in [
+        (&grouped, None, false),
+        (&grouped, Some("8000000"), false),
+        (&back, None, false),
+        (&back, Some("8000000"), false),
+        (&back, Some("8000000"), true),
+    ] {
+        let case = dir.join(format!("case{}", built.len()));
+        write(&case, "t.jsonl", rows);
+        std::fs::copy(dir.join("t.json"), case.join("t.json")).unwrap();
+        std::fs::copy(dir.join("s.json"), case.join("s.json")).unwrap();
+        write(
+            &case,
+            "pipeline.toml",
+            &one_source(
+                "g",
+                "t.jsonl",
+                "jsonl",
+                "schema = \"s.json\"\n",
+                "SELECT g, k, v FROM raw",
+                "schema = \"t.json\"\n",
+            ),
+        );
+        let mut cmd = bin();
+        cmd.env("RUST_LOG", "info").arg("build").arg(&case).arg("--releases-dir").arg(case.join("out"));
+        if let Some(b) = budget {
+            cmd.env("RUNPACK_TEST_SORT_BUDGET", b);
+        }
+        if stage {
+            cmd.arg("--stage-sources");
+        }
+        let o = run(&mut cmd);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let log = stderr(&o);
+        assert_eq!(log.contains("source raw: streamed into table t"), !stage, "{log}");
+        let again = log.contains("rows not grouped by the first key column after all; sorting again");
+        assert_eq!(again, budget.is_some() && rows == &back, "{log}");
+        let early = log.contains("rows sorted group by group before the input ended");
+        assert_eq!(early, budget.is_some() && rows == &grouped, "{log}");
+        let rel = release(&case, "g");
+        built.push(snapshot_files(&rel.join("data")));
+    }
+    assert_eq!(built[0], built[1]);
+    assert_eq!(built[2], built[3]);
+    assert_eq!(built[2], built[4]);
+    assert_ne!(built[0], built[2]);
+}

@@ -51,7 +51,10 @@ enum Builder {
 impl Builder {
     fn new(target: &Target, rows: usize, line_bytes: usize) -> Option<Builder> {
         Some(match target {
-            Target::Str => Builder::Str(StringBuilder::with_capacity(rows, line_bytes)),
+            // the text of all string columns together is at most the run's bytes: each one
+            // starts at a share of it and grows as it fills (a column reserved the whole
+            // run would hold that much memory, unused, as long as its batch lives)
+            Target::Str => Builder::Str(StringBuilder::with_capacity(rows, line_bytes / 8)),
             Target::Int64 => Builder::Int64(Int64Builder::with_capacity(rows)),
             Target::UInt64 => Builder::UInt64(UInt64Builder::with_capacity(rows)),
             Target::Float64 => Builder::Float64(Float64Builder::with_capacity(rows)),

@@ -1576,13 +1576,18 @@ fn convert_lines_parallel(
             });
         }
         drop(done_tx);
+        // only the conversion threads take work: once they stop, the reader does too
+        drop(work_rx);
         let reader = scope.spawn(move || -> Result<()> {
             let mut seq = 0u64;
             for (i, input) in inputs.iter().enumerate() {
                 let r = files::open_hashing(input, digests)?;
                 records::jsonl_chunks(r, &input.rel, LINE_CHUNK_BYTES, &mut |chunk| {
-                    // a closed channel means the consumer stopped on an error it reports itself
-                    let _ = work_tx.send((seq, i, chunk));
+                    // a closed channel means the consumer stopped on an error it reports
+                    // itself: the rest is not read (nor its digest recorded)
+                    work_tx
+                        .send((seq, i, chunk))
+                        .map_err(|_| Error::format(&input.rel, "reading stopped on an earlier error"))?;
                     seq += 1;
                     Ok(())
                 })?;
@@ -1592,17 +1597,21 @@ fn convert_lines_parallel(
         let mut pending: BTreeMap<u64, Result<Chunk>> = BTreeMap::new();
         let mut next = 0u64;
         let mut failed: Option<Error> = None;
-        for (seq, out) in done_rx.iter() {
+        while failed.is_none() {
+            let Ok((seq, out)) = done_rx.recv() else { break };
             pending.insert(seq, out);
             while let Some(out) = pending.remove(&next) {
                 next += 1;
-                if failed.is_none()
-                    && let Err(e) = out.and_then(|c| applier.apply(c))
-                {
+                if let Err(e) = out.and_then(|c| applier.apply(c)) {
                     failed = Some(e);
+                    break;
                 }
             }
         }
+        // an error stops the conversion threads (their results have nowhere to go), then
+        // the reader
+        drop(pending);
+        drop(done_rx);
         let read = reader.join().expect("reader thread");
         match failed {
             Some(e) => Err(e),

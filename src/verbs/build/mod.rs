@@ -443,7 +443,15 @@ async fn build_tables(
             None
         } else {
             let shared = shared.as_ref().expect("set when sources are deferred");
-            let outcome = build_streamed(&cx, shared, &streamed, ingest_opts, rejects).await?;
+            let mut outcome = build_streamed(&cx, shared, &streamed, ingest_opts, rejects, (true, true)).await?;
+            if let Streaming::Unordered = outcome {
+                // read again, into a plan that sorts the rows
+                outcome = build_streamed(&cx, shared, &streamed, ingest_opts, rejects, (false, true)).await?;
+            }
+            if let Streaming::Regroup = outcome {
+                // read again, into a sort that hands nothing on before the end
+                outcome = build_streamed(&cx, shared, &streamed, ingest_opts, rejects, (false, false)).await?;
+            }
             match outcome {
                 Streaming::Built(built, read) => {
                     for (s, files, found) in read {
@@ -461,7 +469,7 @@ async fn build_tables(
                     return Err(Failure::Sources);
                 }
                 Streaming::SourceError(s, e) => return Err(Failure::Source(s, e)),
-                Streaming::Restage => {
+                Streaming::Restage | Streaming::Unordered | Streaming::Regroup => {
                     for (s, _) in &streamed {
                         deferred.remove(s);
                         if let Err(e) = stager.stage(*s, progress, true, rejects, inputs).await {
@@ -477,10 +485,15 @@ async fn build_tables(
         };
         let built = match built {
             Some(b) => b,
-            None => {
-                let plan = plan_table(&cx).await?;
-                run_table(&cx, plan, rejects).await?
-            }
+            None => match run_table(&cx, plan_table(&cx).await?, rejects).await? {
+                Some(built) => built,
+                None => {
+                    // the sort's early groups were broken by later rows: sorted whole
+                    let mut plan = plan_table(&cx).await?;
+                    plan.early_groups = false;
+                    run_table(&cx, plan, rejects).await?.ok_or_else(|| Error::format("sort", "rows out of order"))?
+                }
+            },
         };
         let TableBuilt { rows, keys, split_files, policy, table_schema, target_schema, found } = built;
         report.absorb(found);
