@@ -350,7 +350,6 @@ pub(crate) async fn run_table(cx: &TableCx<'_>, tp: TablePlan, rejects: &mut Rej
             // the table again without early groups
             tracing::info!("table {}: rows not grouped by the first key column after all; sorting again", t.name);
             drop(stream);
-            drop(sink);
             drop(writer);
             crate::stages::write::remove_unfinished(cx.root)?;
             rejects.discard(&t.name)?;
