@@ -277,6 +277,13 @@ impl<'a> Validator<'a> {
             let col = b.column(i);
             let c = &f.constraints;
             let stored_checks = f.needs_stored_checks();
+            // a column with no rule on its values, and no null where one is refused, has
+            // nothing to say: not visited cell by cell
+            let must = c.required || self.schema.primary_key.contains(&f.name);
+            let items = f.items.as_deref().is_some_and(|it| !it.constraints.is_empty());
+            if !has_value_rules(c) && !stored_checks && !items && (!must || col.null_count() == 0) {
+                continue;
+            }
             for r in 0..n {
                 if col.is_null(r) {
                     if c.required || self.schema.primary_key.contains(&f.name) {
@@ -741,6 +748,16 @@ fn render_key(names: &[String], idx: &[usize], b: &RecordBatch, r: usize) -> Str
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Whether `c` has a rule that [`value_problems`] checks.
+fn has_value_rules(c: &crate::core::schema::Constraints) -> bool {
+    c.enum_values.is_some()
+        || c.pattern.is_some()
+        || c.minimum.is_some()
+        || c.maximum.is_some()
+        || c.min_length.is_some()
+        || c.max_length.is_some()
 }
 
 /// What breaks constraints `c` in the non-null value at `r` of `col` (a top-level cell, or an
