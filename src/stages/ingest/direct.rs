@@ -310,7 +310,7 @@ impl<'de> Visitor<'de> for CellSeed<'_> {
         // a whole number this large may have been an integer token beyond 64 bits (serde_json
         // reads those as floats), which the general path refuses; the line's tokens are looked
         // at once it is read
-        *self.big_whole |= v.fract() == 0.0 && v.abs() >= 9.223372036854776e18;
+        *self.big_whole |= v.abs() >= 9.223372036854776e18 && v.fract() == 0.0;
         match self.builder {
             Builder::Float64(b) => b.append_value(v),
             // `3.0` in an integer column is the integer 3, as in the general path
