@@ -2,8 +2,9 @@
 //! through serde's `Deserializer` into a visitor that touches every key and value (the way
 //! runpack's fast path reads records), plus sonic-rs's own lazy object iterator.
 //!
-//! Usage: `json-parsers <file.jsonl> [serde|sonic|simd|lazy|none]` (no name: the three serde
-//! paths). Prints GB/s of input. Bare `NaN` tokens are replaced by `null` first, as runpack
+//! Usage: `json-parsers <file.jsonl> [serde|raw|sonic|simd|lazy|none]` (no name: the three serde
+//! paths; `raw`: serde_json's raw values, numbers parsed by Rust's `str::parse`). Prints GB/s
+//! of input. Bare `NaN` tokens are replaced by `null` first, as runpack
 //! rewrites them before parsing. `none` does only the reading and splitting, so that
 //! instruction counts (`valgrind --tool=callgrind`) can subtract it.
 
@@ -77,6 +78,40 @@ impl<'de> Visitor<'de> for Field<'_> {
     }
 }
 
+/// serde_json finding each value's text (`RawValue`), numbers then parsed by Rust's own
+/// `str::parse::<f64>` (exact, Eisel-Lemire) rather than by serde_json's `float_roundtrip` path.
+struct RawRecord<'a>(&'a mut Acc);
+
+impl<'de> DeserializeSeed<'de> for RawRecord<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for RawRecord<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<(), A::Error> {
+        while let Some(k) = m.next_key::<std::borrow::Cow<'de, str>>()? {
+            self.0 .2 += k.len();
+            let v: &'de serde_json::value::RawValue = m.next_value()?;
+            let t = v.get();
+            match t.as_bytes()[0] {
+                b'"' => self.0 .2 += t.len() - 2,
+                b'n' | b't' | b'f' => {}
+                _ if t.bytes().all(|b| b.is_ascii_digit() || b == b'-') => {
+                    self.0 .1 = self.0 .1.wrapping_add(t.parse::<i64>().unwrap() as u64)
+                }
+                _ => self.0 .0 += t.parse::<f64>().unwrap(),
+            }
+        }
+        Ok(())
+    }
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let path = args.next().expect("usage: json-parsers <file.jsonl> [serde|sonic|simd|lazy|none]");
@@ -95,6 +130,7 @@ fn main() {
         }
     };
     run("serde", &mut |l, acc| Record(acc).deserialize(&mut serde_json::Deserializer::from_str(l)).unwrap());
+    run("raw", &mut |l, acc| RawRecord(acc).deserialize(&mut serde_json::Deserializer::from_str(l)).unwrap());
     run("sonic", &mut |l, acc| Record(acc).deserialize(&mut sonic_rs::Deserializer::from_str(l)).unwrap());
     let (mut buf, mut buffers) = (Vec::new(), simd_json::Buffers::default());
     run("simd", &mut |l, acc| {
