@@ -1911,7 +1911,14 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
                     let null_everywhere = line.starts_with(&format!("{whole}: "))
                         && why.starts_with("no input file has a non-null value");
                     let ty = if null_everywhere { "string" } else { text_type };
-                    changed |= declare(&mut plan.fields, col, ty, first_sentence(why));
+                    // a part of the column is named: the reason is the part's, not the column's
+                    let part = line.split_once(": ").map_or("", |(p, _)| p);
+                    let reason = if part.is_empty() || part == whole {
+                        first_sentence(why)
+                    } else {
+                        format!("at {part}, {}", first_sentence(why))
+                    };
+                    changed |= declare(&mut plan.fields, col, ty, reason);
                 }
             }
             if changed {

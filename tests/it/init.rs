@@ -462,6 +462,32 @@ fn init_names_each_file_it_cannot_read_and_types_mixed_columns() {
 }
 
 #[test]
+fn a_member_null_in_every_row_is_named_as_the_reason_its_object_is_json_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("cfgs");
+    write(
+        &d,
+        "runs.jsonl",
+        "{\"step\": 1, \"cfg\": {\"lr\": 0.1, \"note\": null}}\n{\"step\": 2, \"cfg\": {\"lr\": 0.2, \"note\": null}}\n",
+    );
+    let o = run(bin().current_dir(tmp.path()).arg("init").arg(&d));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(
+            "    cfg: declared any (at $.cfg.note, no input file has a non-null value for it, so its type is unknown)"
+        ),
+        "{err}"
+    );
+    // kept whole, as its JSON text
+    let release = build_from_elsewhere(tmp.path(), "cfgs");
+    assert_eq!(
+        query(&release, "SELECT step, cfg FROM runs ORDER BY step"),
+        "step,cfg\n1,\"{\"\"lr\"\":0.1,\"\"note\"\":null}\"\n2,\"{\"\"lr\"\":0.2,\"\"note\"\":null}\"\n"
+    );
+}
+
+#[test]
 fn init_refuses_a_folder_without_a_file_it_reads() {
     let tmp = tempfile::tempdir().unwrap();
     write(tmp.path(), "notes/README.txt", "hello\n");
