@@ -140,7 +140,7 @@ impl ExternalSort {
     }
 
     /// Adds rows; with [`Self::with_early_groups`], hands `out` the groups of the first key
-    /// column that the rows so far have ended, sorted, once [`GROUPS_BYTES`] are buffered
+    /// column that the rows so far have ended, sorted, once 32 MiB are buffered
     /// (or the budget, if smaller) and no run was written. Rows handed on are in final
     /// order: everything after them sorts after.
     ///
