@@ -602,10 +602,17 @@ fn pipeline_file(path: &Path) -> Result<(PathBuf, PathBuf)> {
             .into_iter()
             .flatten()
             .flatten()
-            .filter(|e| e.path().join("pipeline.toml").is_file())
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.') && e.path().join("pipeline.toml").is_file())
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
         near.sort();
+        // a few names help; a long list would bury the message
+        const SHOWN: usize = 10;
+        if near.len() > SHOWN {
+            let more = near.len() - SHOWN;
+            near.truncate(SHOWN);
+            near.push(format!("and {more} more"));
+        }
         let hint = if near.is_empty() { String::new() } else { format!(" (pipelines there: {})", near.join(", ")) };
         return Err(Error::config(
             path.display().to_string(),

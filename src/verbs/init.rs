@@ -313,14 +313,18 @@ fn formats_read(
 /// cannot be written (those written before are removed).
 pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> {
     let folder = &opts.folder;
-    let meta = std::fs::metadata(folder).map_err(|e| Error::io(folder, e))?;
+    let not_there = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::NotFound => Error::Refused(format!("{}: no such file or folder", folder.display())),
+        _ => Error::io(folder, e),
+    };
+    let meta = std::fs::metadata(folder).map_err(not_there)?;
     if !meta.is_dir() {
         return Err(Error::Refused(format!(
             "{}: not a folder; `runpack init` reads a folder of raw outputs",
             folder.display()
         )));
     }
-    let raw = folder.canonicalize().map_err(|e| Error::io(folder, e))?;
+    let raw = folder.canonicalize().map_err(not_there)?;
     let name = match &opts.name {
         Some(n) => check_release_name(n)?,
         None => release_name_of(&raw),

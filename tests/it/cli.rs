@@ -110,6 +110,38 @@ fn hub_options_that_can_never_work_are_refused_before_any_request() {
 }
 
 #[test]
+fn a_path_that_is_not_there_is_said_so_alike_by_every_command() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("nope");
+    for args in [&["verify"][..], &["init"], &["query"]] {
+        let mut cmd = bin();
+        cmd.args(args).arg(&missing);
+        if args == ["query"] {
+            cmd.arg("SELECT 1");
+        }
+        let o = run(&mut cmd);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!("{}: no such file or folder", missing.display())),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+    // a pipeline folder that is not there: the pipelines beside it, a few, hidden folders left out
+    for i in 0..12 {
+        write(tmp.path(), &format!("p{i:02}/pipeline.toml"), "name = \"p\"\n");
+    }
+    write(tmp.path(), ".hidden/pipeline.toml", "name = \"p\"\n");
+    let o = run(bin().arg("build").arg(tmp.path().join("p99")));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("p99: no such pipeline folder or pipeline.toml (pipelines there: p00, p01, p02, p03, p04, p05, p06, p07, p08, p09, and 2 more)"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
 fn a_first_users_slips_get_messages_that_say_what_to_do() {
     let tmp = tempfile::tempdir().unwrap();
     // a misspelled pipeline folder: the pipelines beside it are named

@@ -501,7 +501,7 @@ fn init_refuses_a_folder_without_a_file_it_reads() {
     assert!(!tmp.path().join("pipelines").exists());
     let o = run(bin().current_dir(tmp.path()).args(["init", "missing"]));
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("missing: No such file or directory"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("missing: no such file or folder"), "{}", stderr(&o));
 }
 
 #[test]

@@ -116,7 +116,7 @@ fn verify_reports_symbolic_links_and_shows_odd_names_on_one_line() {
     // a release folder that is not there is said not to exist
     let o = run(bin().arg("verify").arg(dir.join("nope")));
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("nope does not exist"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("nope: no such file or folder"), "{}", stderr(&o));
 }
 
 #[test]

@@ -136,8 +136,8 @@ fn run_checks(
     progress: &dyn Progress,
 ) -> Result<(VerifyReport, Option<Manifest>)> {
     if !dir.is_dir() {
-        let what = if dir.exists() { "is not a folder" } else { "does not exist" };
-        return Err(Error::Refused(format!("{} {what}", dir.display())));
+        let what = if dir.exists() { "not a folder" } else { "no such file or folder" };
+        return Err(Error::Refused(format!("{}: {what}", dir.display())));
     }
     // a folder with none of a release's own files and no data folder is not one (a wrong path,
     // a parent folder such as releases/<name>)
