@@ -11,7 +11,7 @@
 //! When the table's plan counts on the rows arriving in the order of some columns (its key),
 //! that order is declared to DataFusion before it has been seen and checked as the rows go
 //! by: a row out of order stops the feed with an error ([`Reading::disordered`] is set) and
-//! the build then stages the source and builds the table again from its first row.
+//! the build then reads the source again, from its first row, into a plan that sorts it.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

@@ -551,7 +551,7 @@ pub(crate) async fn build_streamed(
     if read.iter().any(|(_, _, found)| found.violations_total > 0) {
         return Ok(Streaming::Invalid(read.into_iter().map(|(s, _, found)| (s, found)).collect()));
     }
-    // (an unfinished table went the restaging way above)
+    // (an unfinished table was sent back above, to be read again)
     let built = result?.ok_or_else(|| Error::format(format!("table {}", t.name), "the sort stopped"))?;
     for r in adopted {
         rejects.adopt(r);
