@@ -62,9 +62,7 @@ pub struct ExternalSort {
     runs: Vec<PathBuf>,
     /// Groups of the first key column, handed on early while the rows come in its order.
     groups: Groups,
-    /// Whether rows were handed on before the end of the input.
-    emitted: bool,
-    /// How many, in rows.
+    /// The rows handed on before the end of the input.
     early_rows: u64,
     /// The buffered bytes at which groups are next handed on.
     next_hand_on: usize,
@@ -76,7 +74,7 @@ enum Groups {
     /// group was handed on.
     Off,
     /// Watching the order; `None` until the first rows (whose own types it compares).
-    Watching(Option<(OrderCheck, RowConverter)>),
+    Watching(Option<OrderCheck>),
 }
 
 /// What [`ExternalSort::push_to`] did with a batch.
@@ -105,7 +103,6 @@ impl ExternalSort {
             dir,
             runs: Vec::new(),
             groups: Groups::Off,
-            emitted: false,
             early_rows: 0,
             next_hand_on: GROUPS_BYTES.min(budget_bytes),
         })
@@ -150,19 +147,13 @@ impl ExternalSort {
             return Ok(Pushed::Taken);
         }
         if let Groups::Watching(watch) = &mut self.groups {
-            let (check, _) = match watch {
-                Some(w) => w,
-                None => {
-                    let schema = b.schema();
-                    let name = schema.field(self.keys[0]).name().clone();
-                    let check = OrderCheck::new(&schema, vec![name]);
-                    let converter = key_converter(&schema, &self.keys[..1])?;
-                    watch.insert((check, converter))
-                }
-            };
+            let check = watch.get_or_insert_with(|| {
+                let schema = b.schema();
+                OrderCheck::new(&schema, vec![schema.field(self.keys[0]).name().clone()])
+            });
             check.observe(&b)?;
             if !check.in_order() {
-                if self.emitted {
+                if self.early_rows > 0 {
                     return Ok(Pushed::Disordered);
                 }
                 self.groups = Groups::Off;
@@ -216,18 +207,13 @@ impl ExternalSort {
     /// stays buffered); whether any were handed on. The rows came in that column's order
     /// (checked by [`Self::push_to`]), so those groups are complete.
     fn hand_on_groups(&mut self, out: &mut dyn FnMut(RecordBatch) -> Result<()>) -> Result<bool> {
-        let Groups::Watching(Some((_, converter))) = &self.groups else { return Ok(false) };
-        let prefix = |b: &RecordBatch| -> Result<Rows> {
-            let column = sortable(b.schema_ref(), self.keys[0], b.column(self.keys[0]));
-            converter.convert_columns(&[column]).map_err(|e| Error::format("sort", e))
-        };
-        let Some(last_batch) = self.buffered.last() else { return Ok(false) };
-        let last_rows = prefix(last_batch)?;
-        let last = last_rows.row(last_rows.num_rows() - 1).owned();
+        // the check of the first key column knows the last row's value
+        let Groups::Watching(Some(check)) = &self.groups else { return Ok(false) };
+        let Some(last) = check.last() else { return Ok(false) };
         // the first row of the last group: rows before it are in groups that have ended
         let mut split = None;
         for (i, b) in self.buffered.iter().enumerate().rev() {
-            let rows = prefix(b)?;
+            let Some(rows) = check.rows(b)? else { return Ok(false) };
             // rows are in that column's order: a binary search finds the group's first row
             let (mut lo, mut hi) = (0, rows.num_rows());
             while lo < hi {
@@ -253,7 +239,6 @@ impl ExternalSort {
         let kept = self.drain_sorted_but(OUT_ROWS, true, out)?;
         let kept_rows = kept.as_ref().map_or(0, |b| b.num_rows() as u64);
         self.early_rows += complete - kept_rows;
-        self.emitted |= kept_rows < complete;
         rest.splice(0..0, kept);
         self.buffered_bytes = rest.iter().map(|b| b.get_array_memory_size()).sum();
         self.buffered = rest;
@@ -570,16 +555,29 @@ impl OrderCheck {
     ///
     /// Errors: [`Error::Format`] when the key columns cannot be converted for comparison.
     pub fn observe(&mut self, b: &RecordBatch) -> Result<()> {
-        let (true, Some(converter)) = (self.in_order, &self.converter) else { return Ok(()) };
-        if b.num_rows() == 0 {
+        if !self.in_order || b.num_rows() == 0 {
             return Ok(());
         }
-        let cols: Vec<ArrayRef> = self.indices.iter().map(|&k| positive_nan(b.column(k))).collect();
-        let rows = converter.convert_columns(&cols).map_err(|e| Error::format("sort", e))?;
+        let Some(rows) = self.rows(b)? else { return Ok(()) };
         let after_last = self.last.as_ref().is_none_or(|last| last.row() <= rows.row(0));
         self.in_order = after_last && (1..rows.num_rows()).all(|i| rows.row(i - 1) <= rows.row(i));
         self.last = self.in_order.then(|| rows.row(rows.num_rows() - 1).owned());
         Ok(())
+    }
+
+    /// The key columns of `b`'s rows, as the check compares them; `None` when the check
+    /// cannot compare rows (it says "not in order").
+    ///
+    /// Errors: [`Error::Format`] when the key columns cannot be converted.
+    pub fn rows(&self, b: &RecordBatch) -> Result<Option<Rows>> {
+        let Some(converter) = &self.converter else { return Ok(None) };
+        let cols: Vec<ArrayRef> = self.indices.iter().map(|&k| positive_nan(b.column(k))).collect();
+        converter.convert_columns(&cols).map(Some).map_err(|e| Error::format("sort", e))
+    }
+
+    /// The key of the last row seen, while every row came in order.
+    pub fn last(&self) -> Option<&OwnedRow> {
+        self.last.as_ref()
     }
 
     /// The key columns.
