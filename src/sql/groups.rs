@@ -487,9 +487,16 @@ mod tests {
         let ctx = super::super::session::session_with_partitions(4, view_groups);
         let set = format!("SET datafusion.execution.batch_size = {batch_size}");
         ctx.sql(&set).await.unwrap().collect().await.unwrap();
-        super::super::session::register_parquet(&ctx, "t", files, super::super::session::string_views(&schema), &[])
-            .await
-            .unwrap();
+        super::super::session::register_parquet(
+            &ctx,
+            "t",
+            files,
+            super::super::session::string_views(&schema),
+            &[],
+            None,
+        )
+        .await
+        .unwrap();
         ctx
     }
 
@@ -602,9 +609,16 @@ mod tests {
             .with_physical_optimizer_rule(Arc::new(ViewGroupBy))
             .build();
         let ctx = datafusion::prelude::SessionContext::new_with_state(state);
-        super::super::session::register_parquet(&ctx, "t", &files, super::super::session::string_views(&schema), &[])
-            .await
-            .unwrap();
+        super::super::session::register_parquet(
+            &ctx,
+            "t",
+            &files,
+            super::super::session::string_views(&schema),
+            &[],
+            None,
+        )
+        .await
+        .unwrap();
         let plan =
             ctx.sql("SELECT k, count(*) AS n FROM t GROUP BY k").await.unwrap().create_physical_plan().await.unwrap();
         // the partial stage alone, every partition: only it takes from the pool

@@ -204,6 +204,8 @@ fn has_float(dt: &DataType) -> bool {
 /// columns is registered as a [`NanSafeParquet`] (see the module docs). `order`: columns the
 /// rows of each file are known to be sorted by (ascending, nulls last; see [`declared_order`]),
 /// so that DataFusion can skip sorts and aggregate groups as they end; empty when unknown.
+/// `rows`: the table's number of rows when the caller knows it (a release's manifest, a table
+/// just built), told to the planner of a [`NanSafeParquet`], which reads no statistics.
 ///
 /// Errors: [`Error::Io`] for a path that cannot be made absolute, [`Error::Sql`] when
 /// DataFusion refuses the table.
@@ -213,6 +215,7 @@ pub async fn register_parquet(
     files: &[PathBuf],
     schema: SchemaRef,
     order: &[String],
+    rows: Option<u64>,
 ) -> Result<()> {
     if files.is_empty() {
         // a table without any file (no rows, no split): an empty table of that schema (one a
@@ -270,14 +273,8 @@ pub async fn register_parquet(
         let state = ctx.state_ref();
         let mut state = state.write();
         no_dynamic_filters(state.config_mut().options_mut());
-        let local = files.iter().all(|p| !p.to_string_lossy().contains("://"));
-        Arc::new(NanSafeParquet {
-            pruned: listing(true)?,
-            unpruned: listing(false)?,
-            floats,
-            files: if local { files.to_vec() } else { Vec::new() },
-            rows: std::sync::OnceLock::new(),
-        })
+        let rows = rows.and_then(|n| usize::try_from(n).ok());
+        Arc::new(NanSafeParquet { pruned: listing(true)?, unpruned: listing(false)?, floats, rows })
     };
     ctx.register_table(datafusion::common::TableReference::bare(name), table)
         .map_err(|e| Error::sql(format!("table {name}"), e))?;
@@ -309,11 +306,8 @@ pub struct NanSafeParquet {
     unpruned: Arc<ListingTable>,
     /// The top-level columns that hold floats (at any depth).
     floats: std::collections::BTreeSet<String>,
-    /// The table's local files, whose footers give its number of rows (none for a store's).
-    files: Vec<PathBuf>,
-    /// The number of rows in the footers of `files`, read at the first scan; `None` when one
-    /// of them cannot be read (the scan then says why).
-    rows: std::sync::OnceLock<Option<usize>>,
+    /// The table's number of rows, when known.
+    rows: Option<usize>,
 }
 
 impl NanSafeParquet {
@@ -336,25 +330,6 @@ impl NanSafeParquet {
         Ok(state)
     }
 
-    /// The number of rows of the table, from its files' footers.
-    fn rows(&self) -> Option<usize> {
-        *self.rows.get_or_init(|| {
-            if self.files.is_empty() {
-                return None;
-            }
-            let mut total = 0usize;
-            for path in &self.files {
-                let file = std::fs::File::open(path).ok()?;
-                let meta = crate::core::error::catch_panic(|| {
-                    parquet::file::metadata::ParquetMetaDataReader::new().parse_and_finish(&file).ok()
-                })
-                .ok()??;
-                total = total.checked_add(usize::try_from(meta.file_metadata().num_rows()).ok()?)?;
-            }
-            Some(total)
-        })
-    }
-
     /// `plan` (a scan of the files) told the table's number of rows, and nothing else: the
     /// planner then builds a join's hash table on its smaller side. Statistics of values
     /// stay unknown, as a float column's minimum and maximum leave NaN out. The count is
@@ -366,7 +341,7 @@ impl NanSafeParquet {
         use datafusion::common::stats::Precision;
         use datafusion::datasource::physical_plan::{FileScanConfig, FileScanConfigBuilder};
         use datafusion::datasource::source::DataSourceExec;
-        let Some(rows) = self.rows() else { return plan };
+        let Some(rows) = self.rows else { return plan };
         let Some(config) =
             plan.downcast_ref::<DataSourceExec>().and_then(|exec| exec.data_source().downcast_ref::<FileScanConfig>())
         else {

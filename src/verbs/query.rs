@@ -110,7 +110,7 @@ pub async fn register_release_tables(
         // order-preserving merges, slower than hashing (GROUP BY checkpoint: ~40 ms against
         // ~33 ms on 416,000 rows), and sorting a query's result is cheap next to that
         let schema = t.schema.arrow_schema();
-        register_parquet(ctx, &t.name, &files, string_views(&schema), &[]).await?;
+        register_parquet(ctx, &t.name, &files, string_views(&schema), &[], Some(t.rows)).await?;
         let name = datafusion::common::TableReference::bare(t.name.as_str());
         let registered =
             ctx.table_provider(name.clone()).await.map_err(|e| Error::sql(format!("table {}", t.name), e))?;
@@ -538,7 +538,7 @@ pub async fn register_files(
             }
         };
         let paths: Vec<PathBuf> = found.iter().map(|f| f.path.clone()).collect();
-        register_parquet(ctx, name, &paths, arrow.clone(), &[]).await?;
+        register_parquet(ctx, name, &paths, arrow.clone(), &[], None).await?;
         if let Some(declared) = schema {
             check_declared_rules(ctx, name, declared, Some((&found, arrow.clone()))).await?;
         }
@@ -830,7 +830,7 @@ async fn check_declared_rules(
             let mut parts = Vec::new();
             for (i, f) in files.iter().enumerate() {
                 let part = format!("f{i}");
-                register_parquet(&one, &part, std::slice::from_ref(&f.path), arrow.clone(), &[]).await?;
+                register_parquet(&one, &part, std::slice::from_ref(&f.path), arrow.clone(), &[], None).await?;
                 let file = f.rel.replace('\'', "''");
                 parts.push(format!(
                     "SELECT *, '{file}' AS _source_file, CAST(row_number() OVER () AS BIGINT) AS _source_line FROM {part}"
@@ -1043,7 +1043,7 @@ mod tests {
         w.write(&batch).unwrap();
         w.close().unwrap();
         let ctx = session();
-        register_parquet(&ctx, "t", &[path], string_views(&schema), &[]).await.unwrap();
+        register_parquet(&ctx, "t", &[path], string_views(&schema), &[], None).await.unwrap();
         let (schema, batches) = run_script(
             &ctx,
             "SELECT arrow_typeof(k) AS ty, k, array_agg(k) OVER () AS ks, named_struct('k', k) AS s FROM t ORDER BY v",

@@ -510,7 +510,7 @@ async fn build_tables(
             paths = c.share_table(&t.name, &paths).await?;
         }
         let order = crate::sql::session::declared_order(&table_schema, &target_schema);
-        crate::sql::session::register_parquet(ctx, &t.name, &paths, target_schema.clone(), &order).await?;
+        crate::sql::session::register_parquet(ctx, &t.name, &paths, target_schema.clone(), &order, Some(rows)).await?;
         let entry =
             table_entry(spec, i, report, policy, &table_schema, &target_schema, (rows, parquet, splits, nonfinite));
         table_entries.insert(t.name.clone(), entry);
