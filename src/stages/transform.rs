@@ -552,7 +552,7 @@ pub(crate) async fn build_streamed(
         return Ok(Streaming::Invalid(read.into_iter().map(|(s, _, found)| (s, found)).collect()));
     }
     // (an unfinished table was sent back above, to be read again)
-    let built = result?.ok_or_else(|| Error::format(format!("table {}", t.name), "the sort stopped"))?;
+    let built = result?.ok_or_else(|| Error::format(format!("table {}", t.name), "the sort stopped unfinished"))?;
     for r in adopted {
         rejects.adopt(r);
     }

@@ -443,15 +443,16 @@ async fn build_tables(
             None
         } else {
             let shared = shared.as_ref().expect("set when sources are deferred");
-            let mut outcome = build_streamed(&cx, shared, &streamed, ingest_opts, rejects, (true, true)).await?;
-            if let Streaming::Unordered = outcome {
-                // read again, into a plan that sorts the rows
-                outcome = build_streamed(&cx, shared, &streamed, ingest_opts, rejects, (false, true)).await?;
-            }
-            if let Streaming::Regroup = outcome {
-                // read again, into a sort that hands nothing on before the end
-                outcome = build_streamed(&cx, shared, &streamed, ingest_opts, rejects, (false, false)).await?;
-            }
+            // (speculate on key order, hand groups on early): each attempt that fails turns one
+            // off and reads the sources again, so there are three at most
+            let mut mode = (true, true);
+            let outcome = loop {
+                match build_streamed(&cx, shared, &streamed, ingest_opts, rejects, mode).await? {
+                    Streaming::Unordered => mode.0 = false,
+                    Streaming::Regroup => mode = (false, false),
+                    outcome => break outcome,
+                }
+            };
             match outcome {
                 Streaming::Built(built, read) => {
                     for (s, files, found) in read {
@@ -469,6 +470,7 @@ async fn build_tables(
                     return Err(Failure::Sources);
                 }
                 Streaming::SourceError(s, e) => return Err(Failure::Source(s, e)),
+                // (the loop above reads again on Unordered and Regroup; they do not end it)
                 Streaming::Restage | Streaming::Unordered | Streaming::Regroup => {
                     for (s, _) in &streamed {
                         deferred.remove(s);
@@ -491,7 +493,8 @@ async fn build_tables(
                     // the sort's early groups were broken by later rows: sorted whole
                     let mut plan = plan_table(&cx).await?;
                     plan.early_groups = false;
-                    run_table(&cx, plan, rejects).await?.ok_or_else(|| Error::format("sort", "rows out of order"))?
+                    let unfinished = || Error::format(format!("table {}", t.name), "the sort stopped unfinished");
+                    run_table(&cx, plan, rejects).await?.ok_or_else(unfinished)?
                 }
             },
         };
