@@ -272,9 +272,10 @@ fn grouped_rows(groups: impl Iterator<Item = i64>, per: i64) -> String {
 
 #[test]
 fn groups_sorted_before_the_input_ends_give_the_release_a_whole_sort_gives() {
-    // rows grouped by the first key column are sorted group by group once the sort's memory
-    // is full; a group that comes back later undoes that, and the table is built again: in
-    // every case the release is the one a sort of everything in memory makes
+    // rows grouped by the first key column are sorted group by group once the sort holds
+    // 32 MiB (or its whole budget, when smaller: the test hook sets it to 8 MB); a group that
+    // comes back later undoes that, and the table is built again: in every case the release
+    // is the one a sort of everything in memory makes
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     write(

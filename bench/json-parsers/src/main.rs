@@ -17,7 +17,8 @@ use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
 /// printed so that the parsers' results can be compared and no work is optimised away.
 type Acc = (f64, u64, usize);
 
-struct Record<'a>(&'a mut Acc);
+/// A record; its values read by [`Field`], or by [`RawField`] when `.1` is set.
+struct Record<'a>(&'a mut Acc, bool);
 
 impl<'de> DeserializeSeed<'de> for Record<'_> {
     type Value = ();
@@ -34,7 +35,11 @@ impl<'de> Visitor<'de> for Record<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<(), A::Error> {
         while let Some(k) = m.next_key::<std::borrow::Cow<'de, str>>()? {
             self.0 .2 += k.len();
-            m.next_value_seed(Field(self.0))?;
+            if self.1 {
+                m.next_value_seed(RawField(self.0))?;
+            } else {
+                m.next_value_seed(Field(self.0))?;
+            }
         }
         Ok(())
     }
@@ -78,35 +83,21 @@ impl<'de> Visitor<'de> for Field<'_> {
     }
 }
 
-/// serde_json finding each value's text (`RawValue`), numbers then parsed by Rust's own
+/// A value read as its text (`RawValue`, serde_json only), numbers then parsed by Rust's own
 /// `str::parse::<f64>` (exact, Eisel-Lemire) rather than by serde_json's `float_roundtrip` path.
-struct RawRecord<'a>(&'a mut Acc);
+struct RawField<'a>(&'a mut Acc);
 
-impl<'de> DeserializeSeed<'de> for RawRecord<'_> {
+impl<'de> DeserializeSeed<'de> for RawField<'_> {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for RawRecord<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an object")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<(), A::Error> {
-        while let Some(k) = m.next_key::<std::borrow::Cow<'de, str>>()? {
-            self.0 .2 += k.len();
-            let v: &'de serde_json::value::RawValue = m.next_value()?;
-            let t = v.get();
-            match t.as_bytes()[0] {
-                b'"' => self.0 .2 += t.len() - 2,
-                b'n' | b't' | b'f' => {}
-                _ if t.bytes().all(|b| b.is_ascii_digit() || b == b'-') => {
-                    self.0 .1 = self.0 .1.wrapping_add(t.parse::<i64>().unwrap() as u64)
-                }
-                _ => self.0 .0 += t.parse::<f64>().unwrap(),
+        let t = <&'de serde_json::value::RawValue as serde::Deserialize>::deserialize(d)?.get();
+        match t.as_bytes()[0] {
+            b'"' => self.0 .2 += t.len() - 2,
+            b'n' | b't' | b'f' => {}
+            _ if t.bytes().all(|b| b.is_ascii_digit() || b == b'-') => {
+                self.0 .1 = self.0 .1.wrapping_add(t.parse::<i64>().unwrap() as u64)
             }
+            _ => self.0 .0 += t.parse::<f64>().unwrap(),
         }
         Ok(())
     }
@@ -114,7 +105,7 @@ impl<'de> Visitor<'de> for RawRecord<'_> {
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let path = args.next().expect("usage: json-parsers <file.jsonl> [serde|sonic|simd|lazy|none]");
+    let path = args.next().expect("usage: json-parsers <file.jsonl> [serde|raw|sonic|simd|lazy|none]");
     let which = args.next().unwrap_or_default();
     let text = std::fs::read_to_string(&path).expect("a UTF-8 file").replace("NaN", "null");
     let lines: Vec<&str> = text.lines().collect();
@@ -129,15 +120,15 @@ fn main() {
             println!("{name:6} {:.3} GB/s {acc:?}", bytes / t.elapsed().as_secs_f64() / 1e9);
         }
     };
-    run("serde", &mut |l, acc| Record(acc).deserialize(&mut serde_json::Deserializer::from_str(l)).unwrap());
-    run("raw", &mut |l, acc| RawRecord(acc).deserialize(&mut serde_json::Deserializer::from_str(l)).unwrap());
-    run("sonic", &mut |l, acc| Record(acc).deserialize(&mut sonic_rs::Deserializer::from_str(l)).unwrap());
+    run("serde", &mut |l, acc| Record(acc, false).deserialize(&mut serde_json::Deserializer::from_str(l)).unwrap());
+    run("raw", &mut |l, acc| Record(acc, true).deserialize(&mut serde_json::Deserializer::from_str(l)).unwrap());
+    run("sonic", &mut |l, acc| Record(acc, false).deserialize(&mut sonic_rs::Deserializer::from_str(l)).unwrap());
     let (mut buf, mut buffers) = (Vec::new(), simd_json::Buffers::default());
     run("simd", &mut |l, acc| {
         buf.clear();
         buf.extend_from_slice(l.as_bytes());
         let mut de = simd_json::Deserializer::from_slice_with_buffers(&mut buf, &mut buffers).unwrap();
-        Record(acc).deserialize(&mut de).unwrap()
+        Record(acc, false).deserialize(&mut de).unwrap()
     });
     run("lazy", &mut |l, acc| {
         use sonic_rs::JsonValueTrait;
