@@ -286,7 +286,7 @@ impl<'a> Validator<'a> {
             }
             for r in 0..n {
                 if col.is_null(r) {
-                    if c.required || self.schema.primary_key.contains(&f.name) {
+                    if must {
                         reasons[r].push((
                             f.name.clone(),
                             "required".into(),
