@@ -1,9 +1,10 @@
 //! SQL: the DataFusion sessions shared by the stages and the verbs (session setup, result
-//! printing, runpack's functions, the `GROUP BY` operator for one text column, sessions whose
-//! plans run on a Ballista cluster).
+//! printing, runpack's functions, the `GROUP BY` operator for one text column, the operator
+//! for moving float sums, sessions whose plans run on a Ballista cluster).
 
 pub mod engine;
 pub mod groups;
 pub mod print;
 pub mod session;
 pub mod udf;
+pub mod window;

@@ -72,7 +72,8 @@ pub fn parse_statements(
 /// groups can differ by one row group (a release's 6 row groups split 188,000 against 228,000
 /// rows); finer ranges let the runtime's threads even that out. The build keeps one
 /// partition (see [`session`]). A `GROUP BY` of one text column runs its per-partition
-/// stage as a [`groups::ViewGroupsExec`].
+/// stage as a [`groups::ViewGroupsExec`]; a moving float sum or mean runs as a
+/// [`super::window::MovingSumExec`].
 pub fn query_session() -> SessionContext {
     session_with_partitions(query_partitions(), true)
 }
@@ -87,14 +88,15 @@ fn cores() -> usize {
     std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)
 }
 
-pub(super) fn session_with_partitions(partitions: usize, view_groups: bool) -> SessionContext {
-    finish(state_builder(partitions, view_groups).build())
+pub(super) fn session_with_partitions(partitions: usize, own_operators: bool) -> SessionContext {
+    finish(state_builder(partitions, own_operators).build())
 }
 
 /// The session state every runpack session starts from: its settings, DataFusion's
-/// functions, the memory limit and (with `view_groups`) the one-text-column `GROUP BY`
+/// functions, the memory limit and (with `own_operators`, for plans that run in this
+/// process) the one-text-column `GROUP BY`
 /// operator. [`finish`] adds what runs on the client.
-pub(super) fn state_builder(partitions: usize, view_groups: bool) -> SessionStateBuilder {
+pub(super) fn state_builder(partitions: usize, own_operators: bool) -> SessionStateBuilder {
     let mut config =
         SessionConfig::new().with_target_partitions(partitions).with_batch_size(8192).with_information_schema(true);
     config.options_mut().execution.parquet.schema_force_view_types = false;
@@ -104,8 +106,10 @@ pub(super) fn state_builder(partitions: usize, view_groups: bool) -> SessionStat
     config.options_mut().sql_parser.recursion_limit =
         datafusion::common::config::ConfigNonZeroUsize::try_new(SQL_RECURSION_LIMIT).expect("not zero");
     let mut builder = SessionStateBuilder::new().with_config(config).with_default_features();
-    if view_groups {
-        builder = builder.with_physical_optimizer_rule(Arc::new(groups::ViewGroupBy));
+    if own_operators {
+        builder = builder
+            .with_physical_optimizer_rule(Arc::new(groups::ViewGroupBy))
+            .with_physical_optimizer_rule(Arc::new(super::window::MovingSums));
     }
     match datafusion::execution::runtime_env::RuntimeEnvBuilder::new()
         .with_memory_limit(SQL_MEMORY_LIMIT_BYTES, 1.0)

@@ -211,6 +211,21 @@ enum Patch {
     WindowSum { avg: bool },
 }
 
+/// Whether `aggregate` is runpack's `sum` or `avg` with a `Float64` result and one argument,
+/// without `DISTINCT`: `Some(avg)`, else `None`. Its moving-frame accumulator is a
+/// [`SlidingFloatSum`] when that argument is a `Float64` too (the caller checks it against
+/// the input's schema).
+pub(super) fn moving_float_sum(
+    aggregate: &datafusion::physical_expr::aggregate::AggregateFunctionExpr,
+) -> Option<bool> {
+    let inner: &dyn std::any::Any = aggregate.fun().inner().as_ref();
+    let Patched(_, Patch::WindowSum { avg }) = inner.downcast_ref::<Patched>()? else {
+        return None;
+    };
+    let floats = aggregate.field().data_type() == &DataType::Float64 && aggregate.expressions().len() == 1;
+    (floats && !aggregate.is_distinct() && !aggregate.ignore_nulls()).then_some(*avg)
+}
+
 /// One of DataFusion's aggregate functions with a [`Patch`]; everything else is the wrapped
 /// function's.
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -259,7 +274,7 @@ impl datafusion::logical_expr::AggregateUDFImpl for Patched {
             let floats = args.return_field.data_type() == &DataType::Float64
                 && args.expr_fields.first().is_some_and(|f| f.data_type() == &DataType::Float64);
             if floats && !args.is_distinct {
-                return Ok(Box::new(SlidingFloatSum { avg, ..Default::default() }));
+                return Ok(Box::new(SlidingFloatSum::new(avg)));
             }
         }
         self.0.create_sliding_accumulator(args)
@@ -315,7 +330,7 @@ impl datafusion::logical_expr::AggregateUDFImpl for Patched {
 /// infinity with one, else the sum (or the sum over the count; the mean of finite values is
 /// taken from the scaled sum, so that it is finite whenever it can be).
 #[derive(Debug, Default)]
-struct SlidingFloatSum {
+pub(super) struct SlidingFloatSum {
     /// A mean rather than a sum.
     avg: bool,
     /// Non-null values in the frame.
@@ -333,7 +348,19 @@ struct SlidingFloatSum {
 }
 
 impl SlidingFloatSum {
-    fn add(&mut self, v: f64, sign: i64) {
+    /// An empty frame's sum (`avg` false) or mean.
+    pub(super) fn new(avg: bool) -> Self {
+        Self { avg, ..Default::default() }
+    }
+
+    /// The frame's value, as [`datafusion::logical_expr::Accumulator::evaluate`] gives it.
+    pub(super) fn value(&mut self) -> Option<f64> {
+        let divisor = if self.avg { self.count as f64 } else { 1.0 };
+        self.total(divisor)
+    }
+
+    /// `v` enters the frame (`sign` 1) or leaves it (`sign` -1).
+    pub(super) fn add(&mut self, v: f64, sign: i64) {
         let step = |n: &mut u64| *n = n.wrapping_add_signed(sign);
         step(&mut self.count);
         if v.is_nan() {
@@ -426,8 +453,7 @@ impl datafusion::logical_expr::Accumulator for SlidingFloatSum {
     }
 
     fn evaluate(&mut self) -> DfResult<datafusion::common::ScalarValue> {
-        let divisor = if self.avg { self.count as f64 } else { 1.0 };
-        Ok(datafusion::common::ScalarValue::Float64(self.total(divisor)))
+        Ok(datafusion::common::ScalarValue::Float64(self.value()))
     }
 
     fn size(&self) -> usize {
