@@ -99,27 +99,51 @@ impl LineChunk {
     }
 }
 
-/// Reads JSON Lines as chunks of about `chunk_bytes` bytes of whole lines.
+/// Reads JSON Lines as chunks of about `chunk_bytes` bytes of whole lines: a chunk ends with
+/// the first line that reaches `chunk_bytes`.
+///
+/// The reader's buffer is copied into the chunk whole and its line ends are found with
+/// `memchr` afterwards, rather than line by line with `BufRead::read_until` (whose byte
+/// search is not vectorised: 1.4 % of a build's CPU, against 0.3 %).
 pub fn jsonl_chunks(
     mut reader: Box<dyn BufRead + Send>,
     rel: &str,
     chunk_bytes: usize,
     sink: &mut dyn FnMut(LineChunk) -> Result<()>,
 ) -> Result<()> {
-    // room for a whole chunk up front: growing the buffer would copy it again and again
-    let fresh = || LineChunk { bytes: Vec::with_capacity(chunk_bytes + (64 << 10)), lines: Vec::new() };
+    // room for a whole chunk and one more buffer of the reader's up front: growing the
+    // buffer would copy it again and again
+    let fresh = || LineChunk { bytes: Vec::with_capacity(chunk_bytes + (512 << 10)), lines: Vec::new() };
     let mut chunk = fresh();
     let mut line_no: u64 = 0;
+    // the bytes of `chunk` whose line ends are recorded
+    let mut scanned = 0;
     loop {
-        let n = reader.read_until(b'\n', &mut chunk.bytes).map_err(|e| read_failed(rel, line_no, &e))?;
-        if n == 0 {
+        let piece = reader.fill_buf().map_err(|e| read_failed(rel, line_no, &e))?;
+        if piece.is_empty() {
             break;
         }
+        let n = piece.len();
+        chunk.bytes.extend_from_slice(piece);
+        reader.consume(n);
+        while let Some(at) = memchr::memchr(b'\n', &chunk.bytes[scanned..]) {
+            scanned += at + 1;
+            line_no += 1;
+            chunk.lines.push((line_no, scanned));
+            if scanned >= chunk_bytes {
+                // the bytes after this line begin the next chunk
+                let mut next = fresh();
+                next.bytes.extend_from_slice(&chunk.bytes[scanned..]);
+                chunk.bytes.truncate(scanned);
+                sink(std::mem::replace(&mut chunk, next))?;
+                scanned = 0;
+            }
+        }
+    }
+    // a last line without its newline
+    if scanned < chunk.bytes.len() {
         line_no += 1;
         chunk.lines.push((line_no, chunk.bytes.len()));
-        if chunk.bytes.len() >= chunk_bytes {
-            sink(std::mem::replace(&mut chunk, fresh()))?;
-        }
     }
     if !chunk.lines.is_empty() {
         sink(chunk)?;
@@ -872,6 +896,70 @@ impl<R: std::io::Read> std::io::Read for LineReader<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Chunks of whole lines, as `BufRead::read_until` line by line would cut them: a chunk
+    /// ends with the first line that reaches `chunk_bytes`.
+    /// Chunks as (bytes, lines).
+    type Chunks = Vec<(Vec<u8>, Vec<(u64, usize)>)>;
+
+    fn chunks_line_by_line(bytes: &[u8], chunk_bytes: usize) -> Chunks {
+        let mut out = Vec::new();
+        let mut chunk = (Vec::new(), Vec::new());
+        let mut reader = bytes;
+        let mut line_no = 0;
+        loop {
+            let n = reader.read_until(b'\n', &mut chunk.0).unwrap();
+            if n == 0 {
+                break;
+            }
+            line_no += 1;
+            chunk.1.push((line_no, chunk.0.len()));
+            if chunk.0.len() >= chunk_bytes {
+                out.push(std::mem::take(&mut chunk));
+            }
+        }
+        if !chunk.1.is_empty() {
+            out.push(chunk);
+        }
+        out
+    }
+
+    #[test]
+    fn chunks_end_where_line_by_line_reading_ends_them() {
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for case in 0..200 {
+            let mut bytes = Vec::new();
+            for _ in 0..next() % 60 {
+                let len = match next() % 5 {
+                    0 => 0,
+                    1 => 300,
+                    _ => next() % 40,
+                };
+                bytes.extend((0..len).map(|i| b'a' + (i % 26) as u8));
+                bytes.extend_from_slice(if next() % 4 == 0 { b"\r\n" } else { b"\n" });
+            }
+            if case % 3 == 0 {
+                // a last line without its newline
+                bytes.extend_from_slice(b"{\"x\": 1}");
+            }
+            let chunk_bytes = [1, 2, 17, 64, 1000, 1 << 20][case % 6];
+            let buffer = [1, 3, 16, 256 << 10][case % 4];
+            let reader = Box::new(std::io::BufReader::with_capacity(buffer, std::io::Cursor::new(bytes.clone())));
+            let mut got = Vec::new();
+            jsonl_chunks(reader, "t.jsonl", chunk_bytes, &mut |c| {
+                got.push((c.bytes, c.lines));
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(got, chunks_line_by_line(&bytes, chunk_bytes), "case {case}");
+        }
+    }
 
     fn collect(f: impl FnOnce(&mut dyn FnMut(Item) -> Result<()>) -> Result<()>) -> Vec<String> {
         let mut out = Vec::new();
