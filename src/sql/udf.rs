@@ -8,10 +8,12 @@
 //! beside it lost (`1e20, 1, 1` summed to 0 once `1e20` left). runpack's keep count of the
 //! NaNs and infinities in the frame and a compensated (Neumaier) sum of the finite values.
 //!
-//! `min` and `max` replace DataFusion's own with the same functions minus their grouped
-//! fast path for floating-point columns, which compares with a partial order and so may skip
-//! a NaN or keep the wrong zero depending on row order (apache/datafusion#24432): with
-//! `GROUP BY`, `max(x)` is NaN when a NaN is in the group, as it is without.
+//! `min` and `max` replace DataFusion's own: their grouped fast path for floating-point
+//! columns compares with a partial order and so may skip a NaN or keep the wrong zero
+//! depending on row order (apache/datafusion#24432). runpack's grouped `min` and `max` of
+//! `Float64` compare in IEEE 754's total order, as DataFusion's accumulator without groups
+//! does: with `GROUP BY`, `max(x)` is NaN when a NaN is in the group, as it is without.
+//! Other float types have no grouped path.
 //!
 //! Tinker URIs (grammar of the tinker SDK's `ParsedCheckpointTinkerPath.from_tinker_path`:
 //! `tinker://<training_run_id>/<weights|sampler_weights>/<checkpoint name>`, exactly three
@@ -44,7 +46,8 @@ pub fn register(ctx: &SessionContext) {
     for f in
         [datafusion::functions_aggregate::min_max::min_udaf(), datafusion::functions_aggregate::min_max::max_udaf()]
     {
-        ctx.register_udaf(datafusion::logical_expr::AggregateUDF::new_from_impl(Patched(f, Patch::TotalOrder)));
+        let max = f.name() == "max";
+        ctx.register_udaf(datafusion::logical_expr::AggregateUDF::new_from_impl(Patched(f, Patch::TotalOrder { max })));
     }
     for (f, avg) in [
         (datafusion::functions_aggregate::sum::sum_udaf(), false),
@@ -189,6 +192,79 @@ fn float_fn(name: &str, f: fn(&str) -> Option<f64>) -> ScalarUDF {
 mod tests {
     use super::*;
 
+    #[tokio::test]
+    async fn grouped_float_min_and_max_are_the_ungrouped_ones() {
+        use arrow::array::{Float64Array, Int64Array, RecordBatch, StringArray};
+        use arrow::datatypes::{Field, Schema};
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let kinds = [f64::NAN, -f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 0.0, -0.0, 1.5, -2.5, f64::MAX, f64::MIN];
+        let (mut k, mut v, mut i) = (Vec::new(), Vec::new(), Vec::new());
+        for n in 0..4_000 {
+            let r = next();
+            // group "e" has nulls only, group "n" one NaN among numbers
+            let key = ["a", "b", "c", "d", "e", "n"][(r % 6) as usize];
+            k.push(key);
+            v.push(match key {
+                "e" => None,
+                "n" => Some(if n == 2_000 { f64::NAN } else { (r >> 20) as f64 }),
+                _ if (r >> 8) % 5 == 0 => None,
+                _ => Some(kinds[((r >> 12) % kinds.len() as u64) as usize]),
+            });
+            i.push((r >> 32) as i64 % 10);
+        }
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Utf8, false),
+            Field::new("v", DataType::Float64, true),
+            Field::new("i", DataType::Int64, false),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(StringArray::from(k)), Arc::new(Float64Array::from(v)), Arc::new(Int64Array::from(i))],
+        )
+        .unwrap();
+        let parts = (0..4).map(|p| (0..10).map(|c| batch.slice(p * 1_000 + c * 100, 100)).collect()).collect();
+        let ctx = super::super::session::session_with_partitions(4, true);
+        let table = datafusion::datasource::MemTable::try_new(schema, parts).unwrap();
+        ctx.register_table("t", Arc::new(table)).unwrap();
+        let bits = |batches: &[RecordBatch], col: usize| -> Vec<Option<u64>> {
+            batches
+                .iter()
+                .flat_map(|b| b.column(col).as_primitive::<arrow::datatypes::Float64Type>().iter().collect::<Vec<_>>())
+                .map(|x| x.map(f64::to_bits))
+                .collect()
+        };
+        let exprs = "max(v), min(v), max(v) FILTER (WHERE i > 3), min(v) FILTER (WHERE i > 3)";
+        let grouped = format!("SELECT k, {exprs} FROM t GROUP BY k ORDER BY k");
+        let (_, got) = super::super::session::run(&ctx, &grouped).await.unwrap();
+        let (_, plan) = super::super::session::run(&ctx, &format!("EXPLAIN {grouped}")).await.unwrap();
+        let plan = arrow::util::pretty::pretty_format_batches(&plan).unwrap().to_string();
+        assert!(plan.contains("AggregateExec"), "{plan}");
+        let keys: Vec<String> = got
+            .iter()
+            .flat_map(|b| b.column(0).as_string::<i32>().iter().map(|s| s.unwrap().to_string()).collect::<Vec<_>>())
+            .collect();
+        assert_eq!(keys, ["a", "b", "c", "d", "e", "n"]);
+        for (row, key) in keys.iter().enumerate() {
+            // no GROUP BY: DataFusion's own accumulator, batch by batch
+            let (_, want) =
+                super::super::session::run(&ctx, &format!("SELECT {exprs} FROM t WHERE k = '{key}'")).await.unwrap();
+            for col in 0..4 {
+                assert_eq!(bits(&got, col + 1)[row], bits(&want, col)[0], "group {key}, column {col}");
+            }
+        }
+        // what the groups hold: NaN is the greatest, -NaN the least, -0.0 below 0.0
+        let (_, n) = super::super::session::run(&ctx, "SELECT max(v) FROM t GROUP BY k HAVING k = 'n'").await.unwrap();
+        assert!(bits(&n, 0)[0].is_some_and(|b| f64::from_bits(b).is_nan()));
+        let (_, e) = super::super::session::run(&ctx, "SELECT max(v) FROM t GROUP BY k HAVING k = 'e'").await.unwrap();
+        assert_eq!(bits(&e, 0), [None]);
+    }
+
     #[test]
     fn parses_tinker_and_wandb_ids() {
         let u = "tinker://39aa5eb2-e234-5a95-ab68-896e4cac8c45:train:0/sampler_weights/final";
@@ -204,8 +280,9 @@ mod tests {
 /// What runpack changes in one of DataFusion's aggregate functions (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Patch {
-    /// `min` or `max`: the grouped accumulator is turned off for float results.
-    TotalOrder,
+    /// `min` or `max` (`max` true): the grouped accumulator of `Float64` results is
+    /// [`TotalOrderGroups`]; for other float results it is turned off.
+    TotalOrder { max: bool },
     /// `sum` (`avg` false) or `avg`: the moving-frame accumulator for `Float64` results is
     /// [`SlidingFloatSum`].
     WindowSum { avg: bool },
@@ -257,14 +334,20 @@ impl datafusion::logical_expr::AggregateUDFImpl for Patched {
         self.0.accumulator(args)
     }
     fn groups_accumulator_supported(&self, args: datafusion::logical_expr::function::AccumulatorArgs) -> bool {
-        let float = matches!(args.return_field.data_type(), DataType::Float16 | DataType::Float32 | DataType::Float64);
-        !(self.1 == Patch::TotalOrder && float) && self.0.groups_accumulator_supported(args)
+        match (self.1, args.return_field.data_type()) {
+            (Patch::TotalOrder { .. }, DataType::Float64) => true,
+            (Patch::TotalOrder { .. }, DataType::Float16 | DataType::Float32) => false,
+            _ => self.0.groups_accumulator_supported(args),
+        }
     }
     fn create_groups_accumulator(
         &self,
         args: datafusion::logical_expr::function::AccumulatorArgs,
     ) -> datafusion::error::Result<Box<dyn datafusion::logical_expr::GroupsAccumulator>> {
-        self.0.create_groups_accumulator(args)
+        match (self.1, args.return_field.data_type()) {
+            (Patch::TotalOrder { max }, DataType::Float64) => Ok(Box::new(TotalOrderGroups::new(max))),
+            _ => self.0.create_groups_accumulator(args),
+        }
     }
     fn create_sliding_accumulator(
         &self,
@@ -315,6 +398,94 @@ impl datafusion::logical_expr::AggregateUDFImpl for Patched {
     }
     fn set_monotonicity(&self, data_type: &DataType) -> datafusion::logical_expr::SetMonotonicity {
         self.0.inner().set_monotonicity(data_type)
+    }
+}
+
+/// `min` or `max` of `Float64` values per group, in the total order of IEEE 754
+/// (`f64::total_cmp`: -NaN < -inf < … < -0.0 < 0.0 < … < inf < NaN), which is the order of
+/// DataFusion's own accumulator without groups: the same value for a group whatever the
+/// order of its rows, a NaN included. Nulls are left out; a group without a value is NULL.
+/// Its state is the value itself, as DataFusion's.
+#[derive(Debug)]
+struct TotalOrderGroups {
+    max: bool,
+    /// Each group's value so far (`None`: no value yet).
+    values: Vec<Option<f64>>,
+}
+
+impl TotalOrderGroups {
+    fn new(max: bool) -> Self {
+        Self { max, values: Vec::new() }
+    }
+
+    /// Folds `values` (one per row) into the groups of `groups`, leaving out the rows
+    /// `filter` does not keep.
+    fn fold(
+        &mut self,
+        values: &[ArrayRef],
+        groups: &[usize],
+        filter: Option<&arrow::array::BooleanArray>,
+        total: usize,
+    ) -> DfResult<()> {
+        self.values.resize(total, None);
+        let a = values[0].as_primitive::<arrow::datatypes::Float64Type>();
+        let keep = if self.max { std::cmp::Ordering::Greater } else { std::cmp::Ordering::Less };
+        for (row, &g) in groups.iter().enumerate() {
+            if a.is_null(row) || filter.is_some_and(|f| !f.is_valid(row) || !f.value(row)) {
+                continue;
+            }
+            let v = a.value(row);
+            let slot = &mut self.values[g];
+            // as DataFusion's accumulator: a value equal in the order (the same bits) is not taken
+            if slot.is_none_or(|cur| v.total_cmp(&cur) == keep) {
+                *slot = Some(v);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl datafusion::logical_expr::GroupsAccumulator for TotalOrderGroups {
+    fn update_batch(
+        &mut self,
+        values: &[ArrayRef],
+        group_indices: &[usize],
+        opt_filter: Option<&arrow::array::BooleanArray>,
+        total_num_groups: usize,
+    ) -> DfResult<()> {
+        self.fold(values, group_indices, opt_filter, total_num_groups)
+    }
+
+    fn evaluate(&mut self, emit_to: datafusion::logical_expr::EmitTo) -> DfResult<ArrayRef> {
+        Ok(Arc::new(arrow::array::Float64Array::from(emit_to.take_needed(&mut self.values))))
+    }
+
+    fn state(&mut self, emit_to: datafusion::logical_expr::EmitTo) -> DfResult<Vec<ArrayRef>> {
+        Ok(vec![self.evaluate(emit_to)?])
+    }
+
+    fn merge_batch(&mut self, values: &[ArrayRef], group_indices: &[usize], total_num_groups: usize) -> DfResult<()> {
+        self.fold(values, group_indices, None, total_num_groups)
+    }
+
+    /// Each row as its own group: its value, or NULL where `opt_filter` leaves the row out.
+    fn convert_to_state(
+        &self,
+        values: &[ArrayRef],
+        opt_filter: Option<&arrow::array::BooleanArray>,
+    ) -> DfResult<Vec<ArrayRef>> {
+        let a = values[0].as_primitive::<arrow::datatypes::Float64Type>();
+        let kept: arrow::array::Float64Array = (0..a.len())
+            .map(|row| {
+                let keep = a.is_valid(row) && opt_filter.is_none_or(|f| f.is_valid(row) && f.value(row));
+                keep.then(|| a.value(row))
+            })
+            .collect();
+        Ok(vec![Arc::new(kept)])
+    }
+
+    fn size(&self) -> usize {
+        std::mem::size_of_val(self) + self.values.capacity() * std::mem::size_of::<Option<f64>>()
     }
 }
 
