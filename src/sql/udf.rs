@@ -6,7 +6,7 @@
 //! (`ROWS 2 PRECEDING`), which add each row entering the frame and subtract each row leaving
 //! it: one NaN or infinity made every later frame NaN, and a large value left the small ones
 //! beside it lost (`1e20, 1, 1` summed to 0 once `1e20` left). runpack's keep count of the
-//! NaNs and infinities in the frame and a compensated (Neumaier) sum of the finite values.
+//! NaNs and infinities in the frame and the exact sum of the finite values, rounded once.
 //!
 //! `min` and `max` replace DataFusion's own: their grouped fast path for floating-point
 //! columns compares with a partial order and so may skip a NaN or keep the wrong zero
@@ -191,6 +191,69 @@ fn float_fn(name: &str, f: fn(&str) -> Option<f64>) -> ScalarUDF {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each frame's value of a moving `sum` (or `avg`) over `rows` rows ending at each value.
+    fn moving(values: &[f64], rows: usize, avg: bool) -> Vec<Option<f64>> {
+        let mut acc = SlidingFloatSum::new(avg);
+        let mut out = Vec::new();
+        for (i, &v) in values.iter().enumerate() {
+            acc.add(v, 1);
+            if i >= rows {
+                acc.add(values[i - rows], -1);
+            }
+            out.push(acc.value());
+        }
+        out
+    }
+
+    #[test]
+    fn moving_sums_are_exact_sums_rounded_once() {
+        // the large values leave the small ones' sum intact
+        let mut v = vec![3.4e38, 3.3e38];
+        v.extend([0.5; 8]);
+        assert_eq!(moving(&v, 3, false)[4..], [Some(1.5); 6]);
+        assert_eq!(moving(&v, 3, true)[4..], [Some(0.5); 6]);
+        assert_eq!(moving(&[1e36, 1e18, 1.0, 2.0], 1, false), [Some(1e36), Some(1e18), Some(1.0), Some(2.0)]);
+        assert_eq!(moving(&[1e20, 1.0, 1.0, -1e20, 5.0], 5, false)[3..], [Some(2.0), Some(7.0)]);
+        // two values: their sum as IEEE 754 rounds it (once, to nearest, ties to even),
+        // subnormal, huge and overflowing sums included
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let values: Vec<f64> = (0..20_000)
+            .map(|_| {
+                let r = next();
+                match r % 4 {
+                    // any bits but NaN and infinity
+                    0 => f64::from_bits(r >> 2 & !(0x7ff << 52) | ((r >> 8) % 0x7ff) << 52),
+                    1 => f64::from_bits(r >> 12),
+                    2 => (r >> 11) as f64 * if r & 1 == 0 { 1e-300 } else { 1e290 },
+                    _ => -((r >> 11) as f64),
+                }
+            })
+            .collect();
+        let got = moving(&values, 2, false);
+        for i in 1..values.len() {
+            let want = values[i - 1] + values[i];
+            assert_eq!(got[i].map(f64::to_bits), Some(want.to_bits()), "{} + {}", values[i - 1], values[i]);
+        }
+        // zeros: -0.0 alone sums to -0.0, as IEEE 754 has it
+        assert_eq!(
+            moving(&[-0.0, -0.0, 1.0, -1.0], 2, false).iter().map(|x| x.unwrap().to_bits()).collect::<Vec<_>>(),
+            [(-0.0f64).to_bits(), (-0.0f64).to_bits(), 1.0f64.to_bits(), 0.0f64.to_bits()]
+        );
+        // a mean whose sum is beyond the floats
+        assert_eq!(moving(&[1.7e308, 1.7e308, 1.0], 3, true)[..2], [Some(1.7e308), Some(1.7e308)]);
+        assert_eq!(moving(&[1.7e308, 1.7e308], 2, false)[1], Some(f64::INFINITY));
+        // non-finite values counted, not added
+        let with_nan = moving(&[1.0, f64::NAN, 2.0, 3.0], 2, false);
+        assert!(with_nan[1].is_some_and(f64::is_nan) && with_nan[2].is_some_and(f64::is_nan));
+        assert_eq!((with_nan[0], with_nan[3]), (Some(1.0), Some(5.0)));
+    }
 
     #[tokio::test]
     async fn grouped_float_min_and_max_are_the_ungrouped_ones() {
@@ -491,16 +554,17 @@ impl datafusion::logical_expr::GroupsAccumulator for TotalOrderGroups {
 
 /// The sum (or mean) of the `Float64` values in a moving window frame: rows enter with
 /// `update_batch` and leave with `retract_batch`, in the same order. NaNs and infinities are
-/// counted, not added, so that one leaving the frame leaves no trace; the finite values are
-/// kept (for the frame's length) and summed with Neumaier's compensation, so that a large
-/// value leaving does not take the small ones' contribution with it. When the running sum
-/// overflows, it is summed again from the frame's values once the frame is evaluated, scaled
-/// down by 2^64 so that no partial sum overflows, and is an infinity only when the frame's own
-/// sum is beyond the floats (while it is, each frame is summed again: O(frame) per row). The
-/// frame's result: NULL without a non-null value, NaN with a NaN or both infinities, an
-/// infinity with one, else the sum (or the sum over the count; the mean of finite values is
-/// taken from the scaled sum, so that it is finite whenever it can be).
-#[derive(Debug, Default)]
+/// counted, not added, so that one leaving the frame leaves no trace. The finite values are
+/// summed exactly ([`super::exact::ExactSum`]): a value leaving takes away exactly what it
+/// brought, whatever the sizes of the others (a compensated sum keeps one float of
+/// correction, which a large value's rounding fills, so that the small values that follow
+/// are lost: `3.4e38, 3.3e38, 0.5, 0.5, 0.5` summed over 3 rows gave 0 once the large ones
+/// had left). The frame's sum is the exact sum rounded once; its mean, that sum over the
+/// count. The frame's result: NULL without a non-null value, NaN with a NaN or both
+/// infinities, an infinity with one, else the sum (or mean). A mean whose frame's sum is
+/// beyond the floats is the exact sum scaled down by 2^64, over the count, scaled back, so
+/// that it is finite whenever it can be.
+#[derive(Default)]
 pub(super) struct SlidingFloatSum {
     /// A mean rather than a sum.
     avg: bool,
@@ -509,13 +573,14 @@ pub(super) struct SlidingFloatSum {
     nan: u64,
     pos_inf: u64,
     neg_inf: u64,
-    /// The finite values in the frame, oldest first.
-    finite: std::collections::VecDeque<f64>,
-    /// Running sum of the finite values, and its compensation.
-    sum: f64,
-    comp: f64,
-    /// The running sum went beyond the floats (or came back from there): sum again.
-    dirty: bool,
+    /// The exact sum of the finite values in the frame.
+    exact: super::exact::ExactSum,
+}
+
+impl std::fmt::Debug for SlidingFloatSum {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SlidingFloatSum").field("avg", &self.avg).field("count", &self.count).finish_non_exhaustive()
+    }
 }
 
 impl SlidingFloatSum {
@@ -526,8 +591,18 @@ impl SlidingFloatSum {
 
     /// The frame's value, as [`datafusion::logical_expr::Accumulator::evaluate`] gives it.
     pub(super) fn value(&mut self) -> Option<f64> {
-        let divisor = if self.avg { self.count as f64 } else { 1.0 };
-        self.total(divisor)
+        if self.count == 0 {
+            return None;
+        }
+        Some(if self.nan > 0 || (self.pos_inf > 0 && self.neg_inf > 0) {
+            f64::NAN
+        } else if self.pos_inf > 0 {
+            f64::INFINITY
+        } else if self.neg_inf > 0 {
+            f64::NEG_INFINITY
+        } else {
+            self.finite_value()
+        })
     }
 
     /// `v` enters the frame (`sign` 1) or leaves it (`sign` -1).
@@ -541,22 +616,11 @@ impl SlidingFloatSum {
         } else if v == f64::NEG_INFINITY {
             step(&mut self.neg_inf);
         } else {
-            if sign > 0 {
-                self.finite.push_back(v);
-            } else {
-                self.finite.pop_front();
-            }
-            if !self.dirty {
-                let x = if sign < 0 { -v } else { v };
-                let (sum, comp) = neumaier(self.sum, self.comp, x);
-                (self.sum, self.comp) = (sum, comp);
-                self.dirty = !sum.is_finite() || !comp.is_finite();
-            }
+            self.exact.add(v, sign);
         }
         if self.count == 0 {
-            // an empty frame starts again from nothing: no rounding carried over
-            (self.sum, self.comp, self.dirty) = (0.0, 0.0, false);
-            self.finite.clear();
+            // an empty frame starts again from nothing
+            self.exact = Default::default();
         }
     }
 
@@ -568,46 +632,19 @@ impl SlidingFloatSum {
         Ok(())
     }
 
-    /// The sum of the frame's finite values, divided by `divisor` (1, or the count for a mean).
-    fn finite_sum(&mut self, divisor: f64) -> f64 {
-        if self.dirty {
-            let (sum, comp) = self.finite.iter().fold((0.0, 0.0), |(s, c), &x| neumaier(s, c, x));
-            if sum.is_finite() && comp.is_finite() {
-                (self.sum, self.comp, self.dirty) = (sum, comp, false);
-            } else {
-                // summed in order, a partial sum overflowed: again, scaled down, so that only
-                // a frame whose own sum (or mean) is beyond the floats gives an infinity
-                const SCALE: f64 = 18_446_744_073_709_551_616.0; // 2^64
-                let (s, c) = self.finite.iter().fold((0.0, 0.0), |(s, c), &x| neumaier(s, c, x / SCALE));
-                return (s + c) / divisor * SCALE;
-            }
+    /// The sum (or mean) of the frame's finite values.
+    fn finite_value(&mut self) -> f64 {
+        let sum = self.exact.sum(0);
+        if !self.avg {
+            return sum;
         }
-        (self.sum + self.comp) / divisor
-    }
-
-    /// The frame's sum divided by `divisor` (1 for the sum, the count for the mean).
-    fn total(&mut self, divisor: f64) -> Option<f64> {
-        if self.count == 0 {
-            return None;
+        let count = self.count as f64;
+        if sum.is_finite() {
+            return sum / count;
         }
-        Some(if self.nan > 0 || (self.pos_inf > 0 && self.neg_inf > 0) {
-            f64::NAN
-        } else if self.pos_inf > 0 {
-            f64::INFINITY
-        } else if self.neg_inf > 0 {
-            f64::NEG_INFINITY
-        } else {
-            self.finite_sum(divisor)
-        })
+        const UP: f64 = 18_446_744_073_709_551_616.0; // 2^64
+        self.exact.sum(64) / count * UP
     }
-}
-
-/// One step of Neumaier's compensated sum: `sum + x`, and the compensation with what the
-/// addition rounded away.
-fn neumaier(sum: f64, comp: f64, x: f64) -> (f64, f64) {
-    let t = sum + x;
-    let lost = if sum.abs() >= x.abs() { (sum - t) + x } else { (x - t) + sum };
-    (t, comp + lost)
 }
 
 impl datafusion::logical_expr::Accumulator for SlidingFloatSum {
@@ -628,13 +665,15 @@ impl datafusion::logical_expr::Accumulator for SlidingFloatSum {
     }
 
     fn size(&self) -> usize {
-        std::mem::size_of_val(self) + self.finite.capacity() * std::mem::size_of::<f64>()
+        std::mem::size_of_val(self)
     }
 
     /// The state of DataFusion's own accumulators: `[sum]`, or `[count, sum]` for `avg`.
     fn state(&mut self) -> DfResult<Vec<datafusion::common::ScalarValue>> {
         use datafusion::common::ScalarValue;
-        let sum = ScalarValue::Float64(self.total(1.0));
+        let avg = std::mem::replace(&mut self.avg, false);
+        let sum = ScalarValue::Float64(self.value());
+        self.avg = avg;
         Ok(if self.avg { vec![ScalarValue::UInt64(Some(self.count)), sum] } else { vec![sum] })
     }
 
