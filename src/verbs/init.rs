@@ -353,7 +353,20 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
     not_read.retain(|n| !used.contains(&n.file) && seen_not_read.insert(n.file.clone()));
     not_read.sort();
     if settled.is_empty() {
-        let reasons: Vec<String> = not_read.iter().take(10).map(|n| format!("  {}: {}", n.file, n.reason)).collect();
+        // nothing is printed beside this error: each file's problems are listed here (the
+        // first few), rather than pointed at in `--format json`'s `problems`
+        let mut reasons: Vec<String> = Vec::new();
+        for n in not_read.iter().take(10) {
+            let Some((first, rest)) = n.problems.split_first() else {
+                reasons.push(format!("  {}: {}", n.file, n.reason));
+                continue;
+            };
+            reasons.push(format!("  {}: {first}", n.file));
+            reasons.extend(rest.iter().take(4).map(|p| format!("    and {p}")));
+            if rest.len() > 4 {
+                reasons.push(format!("    and {} more problems", rest.len() - 4));
+            }
+        }
         return Err(Error::Refused(
             format!(
                 "{}: no file runpack can read was found ({} file{}{}){}",

@@ -499,6 +499,22 @@ fn init_refuses_a_folder_without_a_file_it_reads() {
         stderr(&o)
     );
     assert!(!tmp.path().join("pipelines").exists());
+    // a file with several problems: each is said, here and in `--format json`'s error (the
+    // only thing it prints then)
+    let lines: String =
+        (1..=8).map(|n| if n % 2 == 0 { format!("[{n}]\n") } else { format!("{{\"a\": {n}}}\n") }).collect();
+    write(tmp.path(), "bad/runs.jsonl", &lines);
+    let o = run(bin().current_dir(tmp.path()).args(["init", "bad"]));
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("  runs.jsonl: line 2: expected a JSON object, found an array (rule record)\n"), "{err}");
+    for n in [4, 6, 8] {
+        assert!(err.contains(&format!("    and line {n}: expected a JSON object, found an array")), "{err}");
+    }
+    assert!(!err.contains("--format json"), "{err}");
+    let o = run(bin().current_dir(tmp.path()).args(["init", "bad", "--format", "json"]));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(doc["error"].as_str().unwrap().contains("    and line 8: expected a JSON object"), "{doc}");
     let o = run(bin().current_dir(tmp.path()).args(["init", "missing"]));
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("missing: no such file or folder"), "{}", stderr(&o));
