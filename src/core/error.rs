@@ -167,6 +167,12 @@ impl Error {
         Error::config(format!("{path}:{}:{}", e.line(), e.column().max(1)), what)
     }
 
+    /// Builds an [`Error::Refused`] error for a path the user gave that is not there
+    /// (`<place>: no such file or folder`), worded alike by every command.
+    pub fn not_found(place: impl std::fmt::Display) -> Self {
+        Error::Refused(format!("{place}: no such file or folder"))
+    }
+
     /// Builds an [`Error::Io`] error for `path`.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io { path: path.into(), source }

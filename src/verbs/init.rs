@@ -314,7 +314,7 @@ fn formats_read(
 pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> {
     let folder = &opts.folder;
     let not_there = |e: std::io::Error| match e.kind() {
-        std::io::ErrorKind::NotFound => Error::Refused(format!("{}: no such file or folder", folder.display())),
+        std::io::ErrorKind::NotFound => Error::not_found(folder.display()),
         _ => Error::io(folder, e),
     };
     let meta = std::fs::metadata(folder).map_err(not_there)?;

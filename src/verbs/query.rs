@@ -737,7 +737,7 @@ fn misplaced_source(path: &Path, location: &str) -> Result<()> {
     let refuse = |m: String| Err(Error::Refused(m));
     // (glob-like text is said to be glob syntax or not where globs are read)
     if !path.exists() && !location.contains(['*', '?', '[', ']', '{', '}']) {
-        return refuse(format!("{location}: no such file or folder"));
+        return Err(Error::not_found(location));
     }
     if path.is_dir() {
         // releases one or two levels down: `<releases>/<name>/<version>`

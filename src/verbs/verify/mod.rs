@@ -135,9 +135,11 @@ fn run_checks(
     footers_only: &BTreeSet<String>,
     progress: &dyn Progress,
 ) -> Result<(VerifyReport, Option<Manifest>)> {
+    if !dir.exists() {
+        return Err(Error::not_found(dir.display()));
+    }
     if !dir.is_dir() {
-        let what = if dir.exists() { "not a folder" } else { "no such file or folder" };
-        return Err(Error::Refused(format!("{}: {what}", dir.display())));
+        return Err(Error::Refused(format!("{}: not a folder", dir.display())));
     }
     // a folder with none of a release's own files and no data folder is not one (a wrong path,
     // a parent folder such as releases/<name>)
