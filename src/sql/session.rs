@@ -94,8 +94,9 @@ pub(super) fn session_with_partitions(partitions: usize, own_operators: bool) ->
 
 /// The session state every runpack session starts from: its settings, DataFusion's
 /// functions, the memory limit and (with `own_operators`, for plans that run in this
-/// process) the one-text-column `GROUP BY`
-/// operator. [`finish`] adds what runs on the client.
+/// process, not on a cluster) runpack's operators: the one-text-column `GROUP BY`
+/// ([`groups::ViewGroupBy`]) and moving float sums ([`super::window::MovingSums`]).
+/// [`finish`] adds what runs on the client.
 pub(super) fn state_builder(partitions: usize, own_operators: bool) -> SessionStateBuilder {
     let mut config =
         SessionConfig::new().with_target_partitions(partitions).with_batch_size(8192).with_information_schema(true);

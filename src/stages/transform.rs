@@ -399,6 +399,12 @@ pub(crate) async fn run_table(cx: &TableCx<'_>, tp: TablePlan, rejects: &mut Rej
     }))
 }
 
+/// The error of a table whose sort stopped unfinished ([`run_table`] gave `None`) where it
+/// cannot: no groups were handed on early, or the attempt was sent back to be read again.
+pub(crate) fn unfinished(table: &str) -> Error {
+    Error::format(format!("table {table}"), "the sort stopped unfinished")
+}
+
 /// The memory a table's sort buffers, in bytes: [`SORT_BUDGET_BYTES`], or the test hook
 /// `RUNPACK_TEST_SORT_BUDGET` (bytes), with which tests reach runs and early groups with
 /// small inputs.
@@ -552,7 +558,7 @@ pub(crate) async fn build_streamed(
         return Ok(Streaming::Invalid(read.into_iter().map(|(s, _, found)| (s, found)).collect()));
     }
     // (an unfinished table was sent back above, to be read again)
-    let built = result?.ok_or_else(|| Error::format(format!("table {}", t.name), "the sort stopped unfinished"))?;
+    let built = result?.ok_or_else(|| unfinished(&t.name))?;
     for r in adopted {
         rejects.adopt(r);
     }

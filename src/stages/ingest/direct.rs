@@ -149,7 +149,7 @@ impl Decoder {
                     // the text of all string columns together is at most the run's bytes
                     0 => run / 8,
                     // with 1/64 to spare: runs differ a little
-                    s => run / 65_536 * s + run % 65_536 * s / 65_536 + run / 64,
+                    s => (run as u128 * s as u128 / 65_536) as usize + run / 64,
                 };
                 Builder::new(t, rows, text)
             })

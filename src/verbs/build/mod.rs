@@ -37,6 +37,7 @@ use crate::stages::release::{
 };
 use crate::stages::transform::{
     Streaming, TableBuilt, TableCx, build_streamed, origin, plan_table, run_table, streamable_sources, table_order,
+    unfinished,
 };
 use crate::stages::validate::KeySet;
 
@@ -493,8 +494,7 @@ async fn build_tables(
                     // the sort's early groups were broken by later rows: sorted whole
                     let mut plan = plan_table(&cx).await?;
                     plan.early_groups = false;
-                    let unfinished = || Error::format(format!("table {}", t.name), "the sort stopped unfinished");
-                    run_table(&cx, plan, rejects).await?.ok_or_else(unfinished)?
+                    run_table(&cx, plan, rejects).await?.ok_or_else(|| unfinished(&t.name))?
                 }
             },
         };
