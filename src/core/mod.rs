@@ -13,4 +13,6 @@ pub mod report;
 pub mod schema;
 pub mod secrets;
 pub mod spec;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod values;

@@ -418,13 +418,7 @@ mod tests {
     /// null; `v` holds quarters (sums are exact in any order), nulls and NaN.
     fn sample(rows: usize) -> RecordBatch {
         let names = ["", "a", "twelve bytes", "thirteen byte", "é", "tinker://run-1/sampler_weights/000100"];
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::core::testing::xorshift(0x2545_f491_4f6c_dd1d_u64);
         let mut k = Vec::new();
         let mut v = Vec::new();
         let mut i = Vec::new();

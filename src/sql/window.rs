@@ -328,13 +328,7 @@ mod tests {
     /// and floats of every kind (nulls, NaN, infinities, -0.0, values near the largest
     /// float, whose sums overflow, and small ones a large one would swallow).
     fn sample(rows: usize) -> RecordBatch {
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::core::testing::xorshift(0x9e37_79b9_7f4a_7c15_u64);
         let (mut k, mut g, mut step, mut v) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for n in 0..rows {
             let r = next();

@@ -926,13 +926,7 @@ mod tests {
 
     #[test]
     fn chunks_end_where_line_by_line_reading_ends_them() {
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::core::testing::xorshift(0x2545_f491_4f6c_dd1d_u64);
         for case in 0..200 {
             let mut bytes = Vec::new();
             for _ in 0..next() % 60 {
@@ -942,7 +936,7 @@ mod tests {
                     _ => next() % 40,
                 };
                 bytes.extend((0..len).map(|i| b'a' + (i % 26) as u8));
-                bytes.extend_from_slice(if next() % 4 == 0 { b"\r\n" } else { b"\n" });
+                bytes.extend_from_slice(if next().is_multiple_of(4) { b"\r\n" } else { b"\n" });
             }
             if case % 3 == 0 {
                 // a last line without its newline
