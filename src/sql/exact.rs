@@ -18,7 +18,7 @@ const DIGITS: usize = 68;
 const ADDS_BEFORE_CARRY: u32 = 1 << 30;
 
 /// An exact sum of finite `f64` values (see the module docs).
-#[derive(Clone)]
+#[derive(Debug)]
 pub(super) struct ExactSum {
     digits: [i64; DIGITS],
     /// The digits added to since the accumulator was empty: `lo..hi`.

@@ -552,7 +552,7 @@ impl datafusion::logical_expr::GroupsAccumulator for TotalOrderGroups {
 /// infinities, an infinity with one, else the sum (or mean). A mean whose frame's sum is
 /// beyond the floats is the exact sum scaled down by 2^64, over the count, scaled back, so
 /// that it is finite whenever it can be.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub(super) struct SlidingFloatSum {
     /// A mean rather than a sum.
     avg: bool,
@@ -565,12 +565,6 @@ pub(super) struct SlidingFloatSum {
     exact: super::exact::ExactSum,
 }
 
-impl std::fmt::Debug for SlidingFloatSum {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SlidingFloatSum").field("avg", &self.avg).field("count", &self.count).finish_non_exhaustive()
-    }
-}
-
 impl SlidingFloatSum {
     /// An empty frame's sum (`avg` false) or mean.
     pub(super) fn new(avg: bool) -> Self {
@@ -579,6 +573,11 @@ impl SlidingFloatSum {
 
     /// The frame's value, as [`datafusion::logical_expr::Accumulator::evaluate`] gives it.
     pub(super) fn value(&mut self) -> Option<f64> {
+        self.frame(self.avg)
+    }
+
+    /// The frame's sum, or (`mean`) its mean.
+    fn frame(&mut self, mean: bool) -> Option<f64> {
         if self.count == 0 {
             return None;
         }
@@ -589,7 +588,7 @@ impl SlidingFloatSum {
         } else if self.neg_inf > 0 {
             f64::NEG_INFINITY
         } else {
-            self.finite_value()
+            self.finite(mean)
         })
     }
 
@@ -620,10 +619,10 @@ impl SlidingFloatSum {
         Ok(())
     }
 
-    /// The sum (or mean) of the frame's finite values.
-    fn finite_value(&mut self) -> f64 {
+    /// The sum (or, `mean`, the mean) of the frame's finite values.
+    fn finite(&mut self, mean: bool) -> f64 {
         let sum = self.exact.sum(0);
-        if !self.avg {
+        if !mean {
             return sum;
         }
         let count = self.count as f64;
@@ -659,9 +658,7 @@ impl datafusion::logical_expr::Accumulator for SlidingFloatSum {
     /// The state of DataFusion's own accumulators: `[sum]`, or `[count, sum]` for `avg`.
     fn state(&mut self) -> DfResult<Vec<datafusion::common::ScalarValue>> {
         use datafusion::common::ScalarValue;
-        let avg = std::mem::replace(&mut self.avg, false);
-        let sum = ScalarValue::Float64(self.value());
-        self.avg = avg;
+        let sum = ScalarValue::Float64(self.frame(false));
         Ok(if self.avg { vec![ScalarValue::UInt64(Some(self.count)), sum] } else { vec![sum] })
     }
 
