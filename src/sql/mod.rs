@@ -1,5 +1,5 @@
 //! SQL: the DataFusion sessions shared by the stages and the verbs (session setup, result
-//! printing, runpack's functions, the `GROUP BY` operator for one text column, the operator
+//! printing, runpack's functions, the `GROUP BY` operator for text keys, the operator
 //! for moving float sums, sessions whose plans run on a Ballista cluster).
 
 pub mod engine;

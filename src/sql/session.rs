@@ -71,8 +71,8 @@ pub fn parse_statements(
 /// per partition, and each range takes whole row groups, so two ranges over a few large row
 /// groups can differ by one row group (a release's 6 row groups split 188,000 against 228,000
 /// rows); finer ranges let the runtime's threads even that out. The build keeps one
-/// partition (see [`session`]). A `GROUP BY` of one text column runs its per-partition
-/// stage as a [`groups::ViewGroupsExec`]; a moving float sum or mean runs as a
+/// partition (see [`session`]). A `GROUP BY` of a text column (alone or beside one text or
+/// `Int64` column) runs its per-partition stage as a [`groups::ViewGroupsExec`]; a moving float sum or mean runs as a
 /// [`super::window::MovingSumExec`].
 pub fn query_session() -> SessionContext {
     session_with_partitions(query_partitions(), true)
