@@ -266,3 +266,38 @@ fn every_source_path_the_docs_name_exists() {
     }
     assert!(missing.is_empty(), "paths that no longer exist:\n{}", missing.join("\n"));
 }
+
+/// Every file and folder directly under a floor of `src/` is named in the layout of
+/// docs/development.md (`groups.rs`, `hub/`), and every floor's name in README's: a file
+/// added takes a line of the map with it.
+#[test]
+fn the_layout_in_the_docs_names_every_file_of_each_floor() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/development.md")).unwrap();
+    let layout = doc.split("## Layout of the code").nth(1).unwrap().split("```").nth(1).unwrap();
+    let words: Vec<&str> = layout.split(|c: char| c.is_whitespace() || c == '(' || c == ')' || c == ',').collect();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let map = readme.split("## Layout of the code").nth(1).unwrap().split("```").nth(1).unwrap();
+    let mut unnamed = Vec::new();
+    for floor in FLOORS {
+        let readme_line = map.lines().find(|l| l.starts_with(floor)).unwrap_or_default();
+        for e in std::fs::read_dir(root.join("src").join(floor)).unwrap() {
+            let e = e.unwrap();
+            let name = e.file_name().to_string_lossy().into_owned();
+            let shown = if e.path().is_dir() { format!("{name}/") } else { name.clone() };
+            // a floor's mod.rs is its folder's line
+            if name != "mod.rs" && !words.contains(&shown.as_str()) {
+                unnamed.push(format!("docs/development.md: src/{floor}/{shown}"));
+            }
+            // README's map names the modules of the two lowest floors, but tests' helpers
+            let module = name.trim_end_matches(".rs");
+            if ["core", "sql"].contains(&floor)
+                && !["mod", "testing"].contains(&module)
+                && !readme_line.split([' ', '·']).any(|w| w == module)
+            {
+                unnamed.push(format!("README.md: {floor} {module}"));
+            }
+        }
+    }
+    assert!(unnamed.is_empty(), "files the layout maps do not name:\n{}", unnamed.join("\n"));
+}
