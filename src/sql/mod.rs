@@ -1,10 +1,11 @@
-//! SQL: the DataFusion sessions shared by the stages and the verbs (session setup, result
-//! printing, runpack's functions, the `GROUP BY` operator for text keys, the operator
+//! SQL: the DataFusion sessions shared by the stages and the verbs (session setup, their
+//! memory pool, result printing, runpack's functions, the `GROUP BY` operator for text keys, the operator
 //! for moving float sums, sessions whose plans run on a Ballista cluster).
 
 pub mod engine;
 mod exact;
 pub mod groups;
+pub mod memory;
 pub mod print;
 pub mod session;
 pub mod udf;

@@ -36,7 +36,8 @@ use crate::core::options::SQL_RECURSION_LIMIT;
 use super::groups;
 
 /// Memory DataFusion may use for sorts, joins and aggregations before spilling to disk, in
-/// bytes (256 MiB). A table's final ordering is runpack's own bounded sort, not SQL's.
+/// bytes (256 MiB); a repartition's batches in flight are counted apart
+/// ([`super::memory::SessionPool`]). A table's final ordering is runpack's own bounded sort, not SQL's.
 pub const SQL_MEMORY_LIMIT_BYTES: usize = 256 << 20;
 
 /// A DataFusion session with runpack's settings and SQL functions, for a build. Operators that
@@ -113,7 +114,7 @@ pub(super) fn state_builder(partitions: usize, own_operators: bool) -> SessionSt
             .with_physical_optimizer_rule(Arc::new(super::window::MovingSums));
     }
     match datafusion::execution::runtime_env::RuntimeEnvBuilder::new()
-        .with_memory_limit(SQL_MEMORY_LIMIT_BYTES, 1.0)
+        .with_memory_pool(super::memory::SessionPool::new(SQL_MEMORY_LIMIT_BYTES))
         .build_arc()
     {
         Ok(runtime) => builder = builder.with_runtime_env(runtime),
