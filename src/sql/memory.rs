@@ -61,6 +61,26 @@ impl std::fmt::Display for SessionPool {
     }
 }
 
+/// Puts a [`SessionPool`] back in `ctx` after `SET datafusion.runtime.memory_limit = …`,
+/// which gives a session DataFusion's own pool of that size (where a repartition can hang
+/// again). A pool without a limit (after `RESET`) is kept: nothing spills there.
+///
+/// Errors: DataFusion's, when the runtime cannot be rebuilt.
+pub fn keep(ctx: &datafusion::prelude::SessionContext) -> Result<()> {
+    let state = ctx.state_ref();
+    let mut state = state.write();
+    let runtime = state.runtime_env().clone();
+    let MemoryLimit::Finite(limit) = runtime.memory_pool.memory_limit() else { return Ok(()) };
+    if runtime.memory_pool.is::<SessionPool>() {
+        return Ok(());
+    }
+    let rebuilt = datafusion::execution::runtime_env::RuntimeEnvBuilder::from_runtime_env(&runtime)
+        .with_memory_pool(SessionPool::new(limit))
+        .build_arc()?;
+    *state = datafusion::execution::SessionStateBuilder::from(state.clone()).with_runtime_env(rebuilt).build();
+    Ok(())
+}
+
 /// Whether `reservation` is a repartition's.
 fn repartition(reservation: &MemoryReservation) -> bool {
     reservation.consumer().name().starts_with(REPARTITION)
@@ -136,6 +156,21 @@ mod tests {
         drop(sort);
         assert_eq!(pool.reserved(), 0);
         assert!(matches!(pool.memory_limit(), MemoryLimit::Finite(1000)));
+    }
+
+    /// `SET datafusion.runtime.memory_limit` sets the limit of runpack's pool, not a pool of
+    /// DataFusion's own; the session's functions and operators stay.
+    #[tokio::test]
+    async fn a_memory_limit_set_in_sql_keeps_this_pool() {
+        let ctx = super::super::session::query_session();
+        let pool = || ctx.runtime_env().memory_pool.clone();
+        assert!(pool().is::<SessionPool>());
+        super::super::session::run_script(&ctx, "SET datafusion.runtime.memory_limit = '64M'; SELECT 1").await.unwrap();
+        assert!(pool().is::<SessionPool>(), "{}", pool());
+        assert!(matches!(pool().memory_limit(), MemoryLimit::Finite(n) if n == 64 << 20));
+        let (_, rows) =
+            super::super::session::run_script(&ctx, "SELECT tinker_run_id('tinker://abc/weights/x')").await.unwrap();
+        assert_eq!(rows[0].num_rows(), 1);
     }
 
     /// The spills of the repartitions in the plan of a two-key `GROUP BY` of 20,000 rows read

@@ -518,6 +518,8 @@ pub async fn run_script_stream(
     for (i, st) in statements.into_iter().enumerate() {
         let (_, stream) = start_statement(ctx, st, &context(i + 1)).await?;
         datafusion::physical_plan::common::collect(stream).await.map_err(|e| Error::sql(context(i + 1), e))?;
+        // a `SET datafusion.runtime.memory_limit` gives the session DataFusion's own pool
+        super::memory::keep(ctx).map_err(|e| Error::sql(context(i + 1), e))?;
     }
     let (schema, stream) = start_statement(ctx, last, &context(count)).await?;
     Ok((schema, stream, context(count)))
