@@ -46,7 +46,7 @@ pub enum Error {
 
     /// A SQL query failed to plan or run (DataFusion's message is kept as is, followed by a
     /// hint when a value did not convert to the type a cast asked for).
-    #[error("{context}{}: {}{}", sql_place(source), sql_message(source), cast_hint(source))]
+    #[error("{context}{}: {}{}{}", sql_place(source), sql_message(source), cast_hint(source), memory_hint(source))]
     Sql {
         /// Which query (table name, card section, or "query").
         context: String,
@@ -343,6 +343,18 @@ fn cast_hint(e: &datafusion::error::DataFusionError) -> &'static str {
         {
             "\nhint: `TRY_CAST(x AS type)` reads a value that does not convert as NULL; in a pipeline, declaring \
              the column's type in the source's schema instead reports every such value with its file and line"
+        }
+        _ => "",
+    }
+}
+
+/// What to do when an operator that cannot spill (or cannot spill any further) finds the
+/// memory pool full.
+fn memory_hint(e: &datafusion::error::DataFusionError) -> &'static str {
+    match e.find_root() {
+        datafusion::error::DataFusionError::ResourcesExhausted(_) => {
+            "\nhint: the SQL needed more memory than its pool (256 MiB unless set); in `runpack query`, \
+             `SET datafusion.runtime.memory_limit = '4G';` before the query raises it"
         }
         _ => "",
     }

@@ -85,6 +85,28 @@ fn a_value_a_cast_cannot_convert_comes_with_what_to_do() {
     assert!(!stderr(&o).contains("hint: `TRY_CAST"), "{}", stderr(&o));
 }
 
+/// An operator that finds the memory pool full says how to raise it, and the raised pool holds
+/// the rows.
+#[test]
+fn a_query_out_of_memory_says_how_to_raise_the_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "one.jsonl", "{\"a\": 1}\n");
+    let top = "SELECT v FROM generate_series(1, 2000000) AS s(v) ORDER BY v DESC LIMIT 1 OFFSET 1500000";
+    let query = |limit: &str| {
+        let sql = format!("SET datafusion.runtime.memory_limit = '{limit}'; {top}");
+        run(bin().args(["query", "-q", "--format", "csv"]).arg(tmp.path().join("one.jsonl")).arg(sql))
+    };
+    let o = query("1M");
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("Resources exhausted: Additional allocation failed for TopK[0]"), "{err}");
+    assert!(err.contains("hint: the SQL needed more memory than its pool (256 MiB unless set)"), "{err}");
+    assert!(err.contains("`SET datafusion.runtime.memory_limit = '4G';` before the query raises it"), "{err}");
+    let o = query("256M");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "v\n500000\n");
+}
+
 #[test]
 fn a_failing_statement_of_a_script_is_named_and_results_stream_in_every_format() {
     let o = run(bin().args(["query", "-q"]).arg(example_release()).arg("SELECT 1; SELECT nosuch FROM metrics"));
