@@ -5,6 +5,7 @@
 pub mod engine;
 mod exact;
 pub mod groups;
+mod intsum;
 pub mod memory;
 pub mod print;
 pub mod session;

@@ -8,6 +8,9 @@
 //! beside it lost (`1e20, 1, 1` summed to 0 once `1e20` left). runpack's keep count of the
 //! NaNs and infinities in the frame and the exact sum of the finite values, rounded once.
 //!
+//! `sum` of `Int64` and `UInt64` fails when the sum leaves the type's range
+//! (`src/sql/intsum.rs`); DataFusion's wraps around.
+//!
 //! `min` and `max` replace DataFusion's own: their grouped fast path for floating-point
 //! columns compares with a partial order and so may skip a NaN or keep the wrong zero
 //! depending on row order (apache/datafusion#24432). runpack's grouped `min` and `max` of
@@ -359,6 +362,15 @@ pub(super) fn moving_float_sum(
 #[derive(Debug, PartialEq, Eq, Hash)]
 struct Patched(Arc<datafusion::logical_expr::AggregateUDF>, Patch);
 
+impl Patched {
+    /// Whether this is `sum` (not `DISTINCT`) of integers, summed by [`super::intsum`].
+    fn integer_sum(&self, args: &datafusion::logical_expr::function::AccumulatorArgs) -> bool {
+        self.1 == (Patch::WindowSum { avg: false })
+            && super::intsum::checked(args.return_field.data_type())
+            && !args.is_distinct
+    }
+}
+
 impl datafusion::logical_expr::AggregateUDFImpl for Patched {
     fn name(&self) -> &str {
         self.0.name()
@@ -382,9 +394,15 @@ impl datafusion::logical_expr::AggregateUDFImpl for Patched {
         &self,
         args: datafusion::logical_expr::function::AccumulatorArgs,
     ) -> datafusion::error::Result<Box<dyn datafusion::logical_expr::Accumulator>> {
+        if self.integer_sum(&args) {
+            return Ok(Box::new(super::intsum::CheckedSum::new(args.return_field.data_type())));
+        }
         self.0.accumulator(args)
     }
     fn groups_accumulator_supported(&self, args: datafusion::logical_expr::function::AccumulatorArgs) -> bool {
+        if self.integer_sum(&args) {
+            return true;
+        }
         match (self.1, args.return_field.data_type()) {
             (Patch::TotalOrder { .. }, DataType::Float64) => true,
             (Patch::TotalOrder { .. }, DataType::Float16 | DataType::Float32) => false,
@@ -395,6 +413,9 @@ impl datafusion::logical_expr::AggregateUDFImpl for Patched {
         &self,
         args: datafusion::logical_expr::function::AccumulatorArgs,
     ) -> datafusion::error::Result<Box<dyn datafusion::logical_expr::GroupsAccumulator>> {
+        if self.integer_sum(&args) {
+            return Ok(Box::new(super::intsum::CheckedSumGroups::new(args.return_field.data_type())));
+        }
         match (self.1, args.return_field.data_type()) {
             (Patch::TotalOrder { max }, DataType::Float64) => Ok(Box::new(TotalOrderGroups::new(max))),
             _ => self.0.create_groups_accumulator(args),
@@ -410,6 +431,9 @@ impl datafusion::logical_expr::AggregateUDFImpl for Patched {
             if floats && !args.is_distinct {
                 return Ok(Box::new(SlidingFloatSum::new(avg)));
             }
+        }
+        if self.integer_sum(&args) {
+            return Ok(Box::new(super::intsum::CheckedSum::new(args.return_field.data_type())));
         }
         self.0.create_sliding_accumulator(args)
     }

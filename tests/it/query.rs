@@ -107,6 +107,24 @@ fn a_query_out_of_memory_says_how_to_raise_the_limit() {
     assert_eq!(String::from_utf8_lossy(&o.stdout), "v\n500000\n");
 }
 
+/// `sum` of integers past Int64 fails with the exact sum, and the cast it names gives it.
+#[test]
+fn an_integer_sum_that_overflows_fails_with_the_exact_sum() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        tmp.path(),
+        "s.jsonl",
+        "{\"k\": \"a\", \"i\": 9223372036854775807}\n{\"k\": \"a\", \"i\": 1}\n{\"k\": \"b\", \"i\": 1}\n",
+    );
+    let query =
+        |sql: &str| run(bin().args(["query", "-q", "--format", "csv"]).arg(tmp.path().join("s.jsonl")).arg(sql));
+    let o = query("SELECT k, sum(i) FROM t GROUP BY k ORDER BY k");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("sum overflows Int64: the exact sum is 9223372036854775808"), "{}", stderr(&o));
+    let o = query("SELECT k, sum(CAST(i AS DECIMAL(38, 0))) AS s FROM t GROUP BY k ORDER BY k");
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "k,s\na,9223372036854775808\nb,1\n", "{}", stderr(&o));
+}
+
 #[test]
 fn a_failing_statement_of_a_script_is_named_and_results_stream_in_every_format() {
     let o = run(bin().args(["query", "-q"]).arg(example_release()).arg("SELECT 1; SELECT nosuch FROM metrics"));
