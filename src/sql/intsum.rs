@@ -3,15 +3,18 @@
 //! DataFusion's `sum` of an `Int64` (or `UInt64`) column adds with wrapping arithmetic:
 //! `sum` of `9223372036854775807` and `1` is `-9223372036854775808`, with no word. runpack's
 //! adds in 128 bits, where no sum of up to 2^64 values can overflow, and fails when the
-//! result (or a partition's partial sum) does not fit the result type, naming the exact sum.
+//! result does not fit the result type, naming the exact sum. A partition's partial sum goes
+//! to the final sum as a `Decimal128(38, 0)` holding all 128 bits ([`state_field`]), so a sum
+//! that leaves the type in one partition and comes back in another is still right.
 //! Used with and without `GROUP BY`, and in moving window frames (values leave a frame
-//! exactly as they came). DuckDB gives such sums as 128-bit integers, PostgreSQL as
-//! `numeric`; the fix in SQL is `sum(CAST(x AS DECIMAL(38, 0)))`.
+//! exactly as they came). `sum(DISTINCT x)` keeps DataFusion's set of distinct values and
+//! sums them the same way ([`CheckedDistinctSum`]). DuckDB gives such sums as 128-bit
+//! integers, PostgreSQL as `numeric`; the fix in SQL is `sum(CAST(x AS DECIMAL(38, 0)))`.
 
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, BooleanArray};
-use arrow::datatypes::{DataType, Int64Type, UInt64Type};
+use arrow::datatypes::{DataType, Decimal128Type, Field, FieldRef, Int64Type, UInt64Type};
 use datafusion::common::{Result as DfResult, ScalarValue};
 use datafusion::logical_expr::{Accumulator, EmitTo, GroupsAccumulator};
 
@@ -20,9 +23,24 @@ pub(super) fn checked(data_type: &DataType) -> bool {
     matches!(data_type, DataType::Int64 | DataType::UInt64)
 }
 
-/// The values of an `Int64` or `UInt64` array, each widened, with its validity.
+/// The type of a partial sum: all 128 bits, in an Arrow type every engine carries.
+const STATE: DataType = DataType::Decimal128(38, 0);
+
+/// The state field of a `sum` of integers named `name` (a partial sum, [`STATE`]).
+pub(super) fn state_field(name: &str) -> FieldRef {
+    Arc::new(Field::new(format!("{name}[sum]"), STATE, true))
+}
+
+/// Partial sums as a [`STATE`] array (its values are not held to 38 digits: all of an
+/// `i128` passes through).
+fn to_state(sums: &[Option<i128>]) -> DfResult<ArrayRef> {
+    Ok(Arc::new(sums.iter().copied().collect::<arrow::array::Decimal128Array>().with_precision_and_scale(38, 0)?))
+}
+
+/// The values of an `Int64`, `UInt64` or partial-sum array, each widened, with its validity.
 fn widened(a: &ArrayRef) -> Box<dyn Iterator<Item = Option<i128>> + '_> {
     match a.data_type() {
+        DataType::Decimal128(..) => Box::new(a.as_primitive::<Decimal128Type>().iter()),
         DataType::UInt64 => Box::new(a.as_primitive::<UInt64Type>().iter().map(|v| v.map(i128::from))),
         _ => Box::new(a.as_primitive::<Int64Type>().iter().map(|v| v.map(i128::from))),
     }
@@ -101,11 +119,58 @@ impl Accumulator for CheckedSum {
     }
 
     fn state(&mut self) -> DfResult<Vec<ScalarValue>> {
-        Ok(vec![self.evaluate()?])
+        Ok(vec![ScalarValue::Decimal128((self.count > 0).then_some(self.sum), 38, 0)])
     }
 
     fn size(&self) -> usize {
         std::mem::size_of_val(self)
+    }
+}
+
+/// `sum(DISTINCT x)`: DataFusion's accumulator keeps the distinct values (its state, a list
+/// of them); their sum is taken here, in 128 bits. (DataFusion's sums them with wrapping
+/// arithmetic and gives no other way to read them.)
+#[derive(Debug)]
+pub(super) struct CheckedDistinctSum {
+    inner: Box<dyn Accumulator>,
+    data_type: DataType,
+}
+
+impl CheckedDistinctSum {
+    /// `inner` is DataFusion's `sum(DISTINCT)` accumulator of `data_type` values.
+    pub(super) fn new(inner: Box<dyn Accumulator>, data_type: &DataType) -> Self {
+        CheckedDistinctSum { inner, data_type: data_type.clone() }
+    }
+}
+
+impl Accumulator for CheckedDistinctSum {
+    fn update_batch(&mut self, values: &[ArrayRef]) -> DfResult<()> {
+        self.inner.update_batch(values)
+    }
+
+    fn merge_batch(&mut self, states: &[ArrayRef]) -> DfResult<()> {
+        self.inner.merge_batch(states)
+    }
+
+    fn state(&mut self) -> DfResult<Vec<ScalarValue>> {
+        self.inner.state()
+    }
+
+    fn evaluate(&mut self) -> DfResult<ScalarValue> {
+        let state = self.inner.state()?;
+        let Some(ScalarValue::List(list)) = state.first() else {
+            return datafusion::common::internal_err!("sum(DISTINCT) state is not a list: {state:?}");
+        };
+        let values = list.values();
+        let mut sum = None;
+        for v in widened(values).flatten() {
+            *sum.get_or_insert(0) += v;
+        }
+        ScalarValue::try_from_array(&to_array(&[sum], &self.data_type)?, 0)
+    }
+
+    fn size(&self) -> usize {
+        std::mem::size_of_val(self) + self.inner.size()
     }
 }
 
@@ -152,7 +217,7 @@ impl GroupsAccumulator for CheckedSumGroups {
     }
 
     fn state(&mut self, emit_to: EmitTo) -> DfResult<Vec<ArrayRef>> {
-        Ok(vec![self.evaluate(emit_to)?])
+        Ok(vec![to_state(&emit_to.take_needed(&mut self.sums))?])
     }
 
     fn merge_batch(&mut self, values: &[ArrayRef], group_indices: &[usize], total_num_groups: usize) -> DfResult<()> {
@@ -166,7 +231,7 @@ impl GroupsAccumulator for CheckedSumGroups {
             .enumerate()
             .map(|(row, v)| v.filter(|_| opt_filter.is_none_or(|f| f.is_valid(row) && f.value(row))))
             .collect();
-        Ok(vec![to_array(&kept, &self.data_type)?])
+        Ok(vec![to_state(&kept)?])
     }
 
     fn size(&self) -> usize {
@@ -210,6 +275,10 @@ mod tests {
         assert!(e.contains("sum overflows Int64"), "{e}");
         let e = sums("SELECT sum(u) FROM t GROUP BY k").await.unwrap_err();
         assert!(e.contains("sum overflows UInt64: the exact sum is 18446744073709551616"), "{e}");
+        let e = sums("SELECT sum(DISTINCT i) FROM t WHERE n <= 2").await.unwrap_err();
+        assert!(e.contains("sum overflows Int64: the exact sum is 9223372036854775808"), "{e}");
+        let e = sums("SELECT k, sum(DISTINCT u) FROM t GROUP BY k").await.unwrap_err();
+        assert!(e.contains("sum overflows UInt64"), "{e}");
     }
 
     #[tokio::test]
@@ -230,6 +299,11 @@ mod tests {
             ["-1", "-1", "2"]
         );
         assert_eq!(sums("SELECT sum(u) FROM t WHERE n > 1").await.unwrap(), ["3"]);
+        assert_eq!(sums("SELECT sum(DISTINCT i) FROM t WHERE k = 'a'").await.unwrap(), ["9223372036854775803"]);
+        assert_eq!(
+            sums("SELECT sum(DISTINCT u) FROM t WHERE n > 1 GROUP BY k ORDER BY k").await.unwrap(),
+            ["1", "0", "", "2"]
+        );
         // a filter, and the skipped partial aggregation of many groups
         assert_eq!(sums("SELECT sum(i) FILTER (WHERE n > 1) FROM t WHERE k = 'a'").await.unwrap(), ["-4"]);
         let many = "SET datafusion.execution.skip_partial_aggregation_probe_rows_threshold = 1; \

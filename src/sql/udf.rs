@@ -388,6 +388,13 @@ impl datafusion::logical_expr::AggregateUDFImpl for Patched {
         &self,
         args: datafusion::logical_expr::function::StateFieldsArgs,
     ) -> datafusion::error::Result<Vec<arrow::datatypes::FieldRef>> {
+        // a partition's partial sum of integers may leave the result's type and come back
+        if self.1 == (Patch::WindowSum { avg: false })
+            && super::intsum::checked(args.return_type())
+            && !args.is_distinct
+        {
+            return Ok(vec![super::intsum::state_field(args.name)]);
+        }
         self.0.state_fields(args)
     }
     fn accumulator(
@@ -396,6 +403,13 @@ impl datafusion::logical_expr::AggregateUDFImpl for Patched {
     ) -> datafusion::error::Result<Box<dyn datafusion::logical_expr::Accumulator>> {
         if self.integer_sum(&args) {
             return Ok(Box::new(super::intsum::CheckedSum::new(args.return_field.data_type())));
+        }
+        if self.1 == (Patch::WindowSum { avg: false })
+            && super::intsum::checked(args.return_field.data_type())
+            && args.is_distinct
+        {
+            let data_type = args.return_field.data_type().clone();
+            return Ok(Box::new(super::intsum::CheckedDistinctSum::new(self.0.accumulator(args)?, &data_type)));
         }
         self.0.accumulator(args)
     }
