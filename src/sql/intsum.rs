@@ -3,7 +3,7 @@
 //! DataFusion's `sum` of an `Int64` (or `UInt64`) column adds with wrapping arithmetic:
 //! `sum` of `9223372036854775807` and `1` is `-9223372036854775808`, with no word. runpack's
 //! adds in 128 bits, where no sum of up to 2^64 values can overflow, and fails when the
-//! result does not fit the result type, naming the exact sum. A partition's partial sum goes
+//! result does not fit the result type, naming the sum it came to. A partition's partial sum goes
 //! to the final sum as a `Decimal128(38, 0)` holding all 128 bits ([`state_field`]), so a sum
 //! that leaves the type in one partition and comes back in another is still right.
 //! Used with and without `GROUP BY`, and in moving window frames (values leave a frame
@@ -49,7 +49,8 @@ fn widened(a: &ArrayRef) -> Box<dyn Iterator<Item = Option<i128>> + '_> {
 /// The error of a sum that leaves `data_type`'s range.
 fn overflow(sum: i128, data_type: &DataType) -> datafusion::error::DataFusionError {
     datafusion::error::DataFusionError::Execution(format!(
-        "sum overflows {data_type}: the exact sum is {sum}; sum(CAST(x AS DECIMAL(38, 0))) gives it"
+        "sum overflows {data_type}: a sum came to {sum} (the whole sum, or a part that the plan \
+         sums first, such as one value's rows under count(DISTINCT)); sum(CAST(x AS DECIMAL(38, 0))) gives exact sums"
     ))
 }
 
@@ -265,18 +266,18 @@ mod tests {
     async fn sums_that_leave_the_type_fail_with_the_exact_sum() {
         // without GROUP BY, grouped, and over a window frame
         let e = sums("SELECT sum(i) FROM t WHERE n <= 2").await.unwrap_err();
-        assert!(e.contains("sum overflows Int64: the exact sum is 9223372036854775808"), "{e}");
+        assert!(e.contains("sum overflows Int64: a sum came to 9223372036854775808"), "{e}");
         let e = sums("SELECT sum(i) FROM t WHERE n <= 2 OR k = 'd' GROUP BY k").await.unwrap_err();
-        assert!(e.contains("the exact sum is 9223372036854775808"), "{e}");
+        assert!(e.contains("a sum came to 9223372036854775808"), "{e}");
         let e = sums("SELECT sum(i) FROM t WHERE k = 'b' GROUP BY k").await.unwrap_err();
-        assert!(e.contains("the exact sum is -9223372036854775809"), "{e}");
-        assert!(e.contains("sum(CAST(x AS DECIMAL(38, 0))) gives it"), "{e}");
+        assert!(e.contains("a sum came to -9223372036854775809"), "{e}");
+        assert!(e.contains("sum(CAST(x AS DECIMAL(38, 0))) gives exact sums"), "{e}");
         let e = sums("SELECT sum(i) OVER (ORDER BY n ROWS 1 PRECEDING) FROM t").await.unwrap_err();
         assert!(e.contains("sum overflows Int64"), "{e}");
         let e = sums("SELECT sum(u) FROM t GROUP BY k").await.unwrap_err();
-        assert!(e.contains("sum overflows UInt64: the exact sum is 18446744073709551616"), "{e}");
+        assert!(e.contains("sum overflows UInt64: a sum came to 18446744073709551616"), "{e}");
         let e = sums("SELECT sum(DISTINCT i) FROM t WHERE n <= 2").await.unwrap_err();
-        assert!(e.contains("sum overflows Int64: the exact sum is 9223372036854775808"), "{e}");
+        assert!(e.contains("sum overflows Int64: a sum came to 9223372036854775808"), "{e}");
         let e = sums("SELECT k, sum(DISTINCT u) FROM t GROUP BY k").await.unwrap_err();
         assert!(e.contains("sum overflows UInt64"), "{e}");
     }
@@ -299,6 +300,10 @@ mod tests {
             ["-1", "-1", "2"]
         );
         assert_eq!(sums("SELECT sum(u) FROM t WHERE n > 1").await.unwrap(), ["3"]);
+        // summed as written, not as sum(i) + count(i) and sum(i) + 2 * count(i)
+        let both =
+            "SELECT arrow_cast(sum(i + 1), 'Utf8') || ' ' || arrow_cast(sum(i + 2), 'Utf8') FROM t WHERE k = 'b'";
+        assert_eq!(sums(both).await.unwrap(), ["-9223372036854775807 -9223372036854775805"]);
         assert_eq!(sums("SELECT sum(DISTINCT i) FROM t WHERE k = 'a'").await.unwrap(), ["9223372036854775803"]);
         assert_eq!(
             sums("SELECT sum(DISTINCT u) FROM t WHERE n > 1 GROUP BY k ORDER BY k").await.unwrap(),

@@ -480,6 +480,12 @@ impl datafusion::logical_expr::AggregateUDFImpl for Patched {
         lit: &datafusion::logical_expr::Expr,
         arg_is_left: bool,
     ) -> datafusion::error::Result<Option<datafusion::logical_expr::Expr>> {
+        // DataFusion rewrites `sum(x + 1), sum(x + 2)` as `sum(x) + count(x)`, … : then
+        // `sum(x)` can overflow where `sum(x + 1)` does not, and the `+` after it wraps (and
+        // floats round differently). runpack sums what the SQL says.
+        if let Patch::WindowSum { avg: false } = self.1 {
+            return Ok(None);
+        }
         self.0.simplify_expr_op_literal(agg_function, arg, op, lit, arg_is_left)
     }
     fn documentation(&self) -> Option<&datafusion::logical_expr::Documentation> {
