@@ -350,13 +350,14 @@ fn cast_hint(e: &datafusion::error::DataFusionError) -> &'static str {
 
 /// What to do when an operator that cannot spill (or cannot spill any further) finds the
 /// memory pool full.
-fn memory_hint(e: &datafusion::error::DataFusionError) -> &'static str {
+fn memory_hint(e: &datafusion::error::DataFusionError) -> String {
     match e.find_root() {
-        datafusion::error::DataFusionError::ResourcesExhausted(_) => {
-            "\nhint: the SQL needed more memory than its pool (256 MiB unless set); in `runpack query`, \
-             `SET datafusion.runtime.memory_limit = '4G';` before the query raises it"
-        }
-        _ => "",
+        datafusion::error::DataFusionError::ResourcesExhausted(_) => format!(
+            "\nhint: the SQL needed more memory than its pool ({} MiB unless set); in `runpack query`, \
+             `SET datafusion.runtime.memory_limit = '4G';` before the query raises it",
+            crate::core::options::SQL_MEMORY_LIMIT_BYTES >> 20
+        ),
+        _ => String::new(),
     }
 }
 

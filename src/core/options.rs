@@ -11,6 +11,11 @@ use crate::core::spec::DuplicatePolicy;
 /// 64 MiB for the runtime's).
 pub const SQL_RECURSION_LIMIT: usize = 500;
 
+/// Memory DataFusion may use for sorts, joins and aggregations before spilling to disk, in
+/// bytes (256 MiB); a repartition's batches in flight are counted apart
+/// (`sql::memory::SessionPool`). A table's final ordering is runpack's own bounded sort, not SQL's.
+pub const SQL_MEMORY_LIMIT_BYTES: usize = 256 << 20;
+
 /// What to do with rows that fail validation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]

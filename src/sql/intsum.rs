@@ -264,22 +264,21 @@ mod tests {
 
     #[tokio::test]
     async fn sums_that_leave_the_type_fail_with_the_exact_sum() {
-        // without GROUP BY, grouped, and over a window frame
-        let e = sums("SELECT sum(i) FROM t WHERE n <= 2").await.unwrap_err();
-        assert!(e.contains("sum overflows Int64: a sum came to 9223372036854775808"), "{e}");
-        let e = sums("SELECT sum(i) FROM t WHERE n <= 2 OR k = 'd' GROUP BY k").await.unwrap_err();
-        assert!(e.contains("a sum came to 9223372036854775808"), "{e}");
-        let e = sums("SELECT sum(i) FROM t WHERE k = 'b' GROUP BY k").await.unwrap_err();
-        assert!(e.contains("a sum came to -9223372036854775809"), "{e}");
-        assert!(e.contains("sum(CAST(x AS DECIMAL(38, 0))) gives exact sums"), "{e}");
-        let e = sums("SELECT sum(i) OVER (ORDER BY n ROWS 1 PRECEDING) FROM t").await.unwrap_err();
-        assert!(e.contains("sum overflows Int64"), "{e}");
-        let e = sums("SELECT sum(u) FROM t GROUP BY k").await.unwrap_err();
-        assert!(e.contains("sum overflows UInt64: a sum came to 18446744073709551616"), "{e}");
-        let e = sums("SELECT sum(DISTINCT i) FROM t WHERE n <= 2").await.unwrap_err();
-        assert!(e.contains("sum overflows Int64: a sum came to 9223372036854775808"), "{e}");
-        let e = sums("SELECT k, sum(DISTINCT u) FROM t GROUP BY k").await.unwrap_err();
-        assert!(e.contains("sum overflows UInt64"), "{e}");
+        // without GROUP BY, grouped, over a window frame, DISTINCT: (SQL, what its error says)
+        let overflows = [
+            ("SELECT sum(i) FROM t WHERE n <= 2", "sum overflows Int64: a sum came to 9223372036854775808"),
+            ("SELECT sum(i) FROM t WHERE n <= 2 OR k = 'd' GROUP BY k", "a sum came to 9223372036854775808"),
+            ("SELECT sum(i) FROM t WHERE k = 'b' GROUP BY k", "a sum came to -9223372036854775809"),
+            ("SELECT sum(i) FROM t WHERE k = 'b' GROUP BY k", "sum(CAST(x AS DECIMAL(38, 0))) gives exact sums"),
+            ("SELECT sum(i) OVER (ORDER BY n ROWS 1 PRECEDING) FROM t", "sum overflows Int64"),
+            ("SELECT sum(u) FROM t GROUP BY k", "sum overflows UInt64: a sum came to 18446744073709551616"),
+            ("SELECT sum(DISTINCT i) FROM t WHERE n <= 2", "sum overflows Int64: a sum came to 9223372036854775808"),
+            ("SELECT k, sum(DISTINCT u) FROM t GROUP BY k", "sum overflows UInt64"),
+        ];
+        for (sql, says) in overflows {
+            let e = sums(sql).await.unwrap_err();
+            assert!(e.contains(says), "{sql}: {e}");
+        }
     }
 
     #[tokio::test]

@@ -1,5 +1,5 @@
 //! The memory pool of runpack's SQL sessions: DataFusion's greedy pool of
-//! [`SQL_MEMORY_LIMIT_BYTES`](super::session::SQL_MEMORY_LIMIT_BYTES), except that the batches
+//! [`SQL_MEMORY_LIMIT_BYTES`](crate::core::options::SQL_MEMORY_LIMIT_BYTES), except that the batches
 //! a `RepartitionExec` holds between its input and output partitions are never refused.
 //!
 //! Why: in DataFusion 55.2, a `RepartitionExec` that cannot reserve memory for a batch writes it
@@ -81,9 +81,9 @@ pub fn keep(ctx: &datafusion::prelude::SessionContext) -> Result<()> {
     Ok(())
 }
 
-/// Whether `reservation` is a repartition's.
-fn repartition(reservation: &MemoryReservation) -> bool {
-    reservation.consumer().name().starts_with(REPARTITION)
+/// Whether `consumer` is a repartition's.
+fn repartition(consumer: &MemoryConsumer) -> bool {
+    consumer.name().starts_with(REPARTITION)
 }
 
 impl MemoryPool for SessionPool {
@@ -92,19 +92,19 @@ impl MemoryPool for SessionPool {
     }
 
     fn register(&self, consumer: &MemoryConsumer) {
-        if !consumer.name().starts_with(REPARTITION) {
+        if !repartition(consumer) {
             self.limited.register(consumer)
         }
     }
 
     fn unregister(&self, consumer: &MemoryConsumer) {
-        if !consumer.name().starts_with(REPARTITION) {
+        if !repartition(consumer) {
             self.limited.unregister(consumer)
         }
     }
 
     fn grow(&self, reservation: &MemoryReservation, additional: usize) {
-        if repartition(reservation) {
+        if repartition(reservation.consumer()) {
             self.repartitions.fetch_add(additional, Ordering::Relaxed);
         } else {
             self.limited.grow(reservation, additional)
@@ -112,7 +112,7 @@ impl MemoryPool for SessionPool {
     }
 
     fn shrink(&self, reservation: &MemoryReservation, shrink: usize) {
-        if repartition(reservation) {
+        if repartition(reservation.consumer()) {
             self.repartitions.fetch_sub(shrink, Ordering::Relaxed);
         } else {
             self.limited.shrink(reservation, shrink)
@@ -120,7 +120,7 @@ impl MemoryPool for SessionPool {
     }
 
     fn try_grow(&self, reservation: &MemoryReservation, additional: usize) -> Result<()> {
-        if repartition(reservation) {
+        if repartition(reservation.consumer()) {
             self.repartitions.fetch_add(additional, Ordering::Relaxed);
             Ok(())
         } else {

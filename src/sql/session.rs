@@ -31,14 +31,9 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::StreamExt;
 
 use crate::core::error::{Error, Result};
-use crate::core::options::SQL_RECURSION_LIMIT;
+use crate::core::options::{SQL_MEMORY_LIMIT_BYTES, SQL_RECURSION_LIMIT};
 
 use super::groups;
-
-/// Memory DataFusion may use for sorts, joins and aggregations before spilling to disk, in
-/// bytes (256 MiB); a repartition's batches in flight are counted apart
-/// ([`super::memory::SessionPool`]). A table's final ordering is runpack's own bounded sort, not SQL's.
-pub const SQL_MEMORY_LIMIT_BYTES: usize = 256 << 20;
 
 /// A DataFusion session with runpack's settings and SQL functions, for a build. Operators that
 /// can spill (sorts, aggregations, joins) spill to temporary files beyond

@@ -363,11 +363,15 @@ pub(super) fn moving_float_sum(
 struct Patched(Arc<datafusion::logical_expr::AggregateUDF>, Patch);
 
 impl Patched {
-    /// Whether this is `sum` (not `DISTINCT`) of integers, summed by [`super::intsum`].
+    /// Whether this is `sum` of integers (a `return_type` of `Int64` or `UInt64`), summed by
+    /// [`super::intsum`].
+    fn sums_integers(&self, return_type: &DataType) -> bool {
+        self.1 == (Patch::WindowSum { avg: false }) && super::intsum::checked(return_type)
+    }
+
+    /// Whether this is `sum` of integers without `DISTINCT`.
     fn integer_sum(&self, args: &datafusion::logical_expr::function::AccumulatorArgs) -> bool {
-        self.1 == (Patch::WindowSum { avg: false })
-            && super::intsum::checked(args.return_field.data_type())
-            && !args.is_distinct
+        self.sums_integers(args.return_field.data_type()) && !args.is_distinct
     }
 }
 
@@ -389,10 +393,7 @@ impl datafusion::logical_expr::AggregateUDFImpl for Patched {
         args: datafusion::logical_expr::function::StateFieldsArgs,
     ) -> datafusion::error::Result<Vec<arrow::datatypes::FieldRef>> {
         // a partition's partial sum of integers may leave the result's type and come back
-        if self.1 == (Patch::WindowSum { avg: false })
-            && super::intsum::checked(args.return_type())
-            && !args.is_distinct
-        {
+        if self.sums_integers(args.return_type()) && !args.is_distinct {
             return Ok(vec![super::intsum::state_field(args.name)]);
         }
         self.0.state_fields(args)
@@ -404,10 +405,7 @@ impl datafusion::logical_expr::AggregateUDFImpl for Patched {
         if self.integer_sum(&args) {
             return Ok(Box::new(super::intsum::CheckedSum::new(args.return_field.data_type())));
         }
-        if self.1 == (Patch::WindowSum { avg: false })
-            && super::intsum::checked(args.return_field.data_type())
-            && args.is_distinct
-        {
+        if self.sums_integers(args.return_field.data_type()) && args.is_distinct {
             let data_type = args.return_field.data_type().clone();
             return Ok(Box::new(super::intsum::CheckedDistinctSum::new(self.0.accumulator(args)?, &data_type)));
         }
