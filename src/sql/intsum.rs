@@ -13,7 +13,7 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray, BooleanArray};
+use arrow::array::{Array, ArrayRef, ArrowPrimitiveType, AsArray, BooleanArray, PrimitiveArray};
 use arrow::datatypes::{DataType, Decimal128Type, Field, FieldRef, Int64Type, UInt64Type};
 use datafusion::common::{Result as DfResult, ScalarValue};
 use datafusion::logical_expr::{Accumulator, EmitTo, GroupsAccumulator};
@@ -191,13 +191,32 @@ impl CheckedSumGroups {
 
     fn fold(&mut self, a: &ArrayRef, groups: &[usize], filter: Option<&BooleanArray>, total: usize) {
         self.sums.resize(total, None);
-        for ((row, &g), v) in groups.iter().enumerate().zip(widened(a)) {
-            let Some(v) = v else { continue };
-            if filter.is_some_and(|f| !f.is_valid(row) || !f.value(row)) {
-                continue;
-            }
-            *self.sums[g].get_or_insert(0) += v;
+        match a.data_type() {
+            DataType::Decimal128(..) => fold_into(&mut self.sums, a.as_primitive::<Decimal128Type>(), groups, filter),
+            DataType::UInt64 => fold_into(&mut self.sums, a.as_primitive::<UInt64Type>(), groups, filter),
+            _ => fold_into(&mut self.sums, a.as_primitive::<Int64Type>(), groups, filter),
         }
+    }
+}
+
+/// Adds each row of `values` kept by `filter` to its group's sum in `sums`.
+/// Without nulls or a filter, a plain loop over the values (a GROUP BY's usual case).
+fn fold_into<T>(sums: &mut [Option<i128>], values: &PrimitiveArray<T>, groups: &[usize], filter: Option<&BooleanArray>)
+where
+    T: ArrowPrimitiveType,
+    T::Native: Into<i128>,
+{
+    if values.null_count() == 0 && filter.is_none() {
+        for (&g, &v) in groups.iter().zip(values.values().iter()) {
+            *sums[g].get_or_insert(0) += v.into();
+        }
+        return;
+    }
+    for (row, &g) in groups.iter().enumerate() {
+        if values.is_null(row) || filter.is_some_and(|f| !f.is_valid(row) || !f.value(row)) {
+            continue;
+        }
+        *sums[g].get_or_insert(0) += values.value(row).into();
     }
 }
 
