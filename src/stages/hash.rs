@@ -1,9 +1,9 @@
 //! Hashing: SHA-256 (FIPS 180-4) of files for manifests and `SHA256SUMS`, and the git blob
 //! SHA-1 (`sha1("blob <len>\0" + bytes)`) the Hub reports for files stored in git.
 //!
-//! In: file paths. Out: lowercase hex digests and byte counts. Files are read in 1 MiB blocks
-//! (memory does not grow with file size); [`sha256_files`] spreads files over the machine's
-//! cores.
+//! In: file paths. Out: lowercase hex digests and byte counts. Files are read in 1 MiB blocks,
+//! or mapped from the page cache from 4 MiB on (memory does not grow with file size);
+//! [`sha256_files`] spreads files over the machine's cores.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -34,6 +34,12 @@ pub fn sha256_file(path: &Path) -> Result<FileDigest> {
 /// Errors: as [`sha256_file`].
 pub fn sha256_file_counting(path: &Path, read: &(dyn Fn(u64) + Sync)) -> Result<FileDigest> {
     let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let size = f.metadata().map_err(|e| Error::io(path, e))?.len();
+    if size >= MAP_BYTES
+        && let Some(d) = sha256_mapped(&f, size, read)
+    {
+        return Ok(d);
+    }
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
     let mut bytes = 0u64;
@@ -47,6 +53,31 @@ pub fn sha256_file_counting(path: &Path, read: &(dyn Fn(u64) + Sync)) -> Result<
         read(n as u64);
     }
     Ok(FileDigest { sha256: hex::encode(h.finalize()), bytes })
+}
+
+/// Files of this size or more are hashed from a mapping of the page cache ([`sha256_mapped`]).
+const MAP_BYTES: u64 = 4 << 20;
+
+/// SHA-256 of the `size` bytes of `f`, read through a read-only memory mapping; `None` when
+/// the file cannot be mapped (some FUSE and network file systems), to be read instead.
+///
+/// Reading copies each byte from the page cache into a buffer before hashing it; a mapping
+/// hashes the page cache itself. On an 82.9 MB Parquet file: 50 ms against 61-63 ms with
+/// 1 MiB reads (and 54-58 ms with 64-256 KiB reads), SHA-NI on one core.
+/// A file truncated by another process while it is hashed ends the process with SIGBUS (as
+/// it ends ripgrep when it maps a file); a file changed in place gives a digest that is no
+/// version's, as a read does.
+fn sha256_mapped(f: &std::fs::File, size: u64, read: &(dyn Fn(u64) + Sync)) -> Option<FileDigest> {
+    // SAFETY: the mapping is read-only and private to this function; the bytes are only read
+    // while it lives. A concurrent truncation is the SIGBUS said above, not undefined values.
+    let map = unsafe { memmap2::MmapOptions::new().len(usize::try_from(size).ok()?).map(f) }.ok()?;
+    let _ = map.advise(memmap2::Advice::Sequential);
+    let mut h = Sha256::new();
+    for piece in map.chunks(1 << 20) {
+        h.update(piece);
+        read(piece.len() as u64);
+    }
+    Some(FileDigest { sha256: hex::encode(h.finalize()), bytes: size })
 }
 
 /// SHA-256 of many files, using every core; results in input order.
@@ -228,6 +259,24 @@ mod tests {
         let mut part = [0u8; 100];
         other.reader(&path, std::fs::File::open(&path).unwrap()).read_exact(&mut part).unwrap();
         assert_eq!(other.get(&path), None);
+    }
+
+    #[test]
+    fn mapped_and_read_files_give_the_same_digest_and_count() {
+        let dir = tempfile::tempdir().unwrap();
+        // one byte under, at and over the size from which files are mapped
+        for size in [MAP_BYTES - 1, MAP_BYTES, MAP_BYTES + (3 << 20) + 7] {
+            let path = dir.path().join(format!("f{size}"));
+            let bytes: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+            std::fs::write(&path, &bytes).unwrap();
+            let counted = std::sync::atomic::AtomicU64::new(0);
+            let d = sha256_file_counting(&path, &|n| {
+                counted.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+            })
+            .unwrap();
+            assert_eq!(d, FileDigest { sha256: hex::encode(Sha256::digest(&bytes)), bytes: size });
+            assert_eq!(counted.into_inner(), size);
+        }
     }
 
     #[test]
