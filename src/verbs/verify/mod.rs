@@ -186,14 +186,38 @@ fn run_checks(
         },
     };
     match &manifest {
-        Some(m) => check_manifest(dir, m, &mut rep, footers_only, progress)?,
+        // the checks that need no file's digest run while the files are hashed; their problems
+        // follow the hashing's, as when they ran after it
+        Some(m) => {
+            let rest = std::thread::scope(|s| {
+                let rest = s.spawn(|| {
+                    let mut rest = VerifyReport::default();
+                    check_manifest_rest(dir, m, &mut rest);
+                    check_release_files(dir, Some(m), &mut rest).map(|()| rest)
+                });
+                let hashed = check_manifest(dir, m, &mut rep, footers_only, progress);
+                let rest = rest.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+                hashed.and(rest)
+            })?;
+            rep.problems.extend(rest.problems);
+            rep.verified.extend(rest.verified);
+        }
         // without the manifest, SHA256SUMS still says what each file should hold
-        None => check_sums_alone(dir, &mut rep),
+        None => {
+            check_sums_alone(dir, &mut rep);
+            check_release_files(dir, None, &mut rep)?;
+        }
     }
+    Ok((rep, manifest))
+}
+
+/// The checks of the card, of Parquet row groups, and of links and special files, which need
+/// no file's digest.
+fn check_release_files(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -> Result<()> {
     if dir.join("README.md").exists() {
-        check_card(dir, manifest.as_ref(), &mut rep)?;
+        check_card(dir, manifest, rep)?;
     }
-    check_row_groups(dir, &mut rep);
+    check_row_groups(dir, rep);
     // symbolic links: the manifest's own files are reported by check_manifest
     let listed: BTreeSet<&str> = manifest.iter().flat_map(|m| m.files.iter().map(|f| f.path.as_str())).collect();
     for rel in walk(dir, |e| e.file_type().is_symlink() && !cache_blob_link(e.path())) {
@@ -213,7 +237,7 @@ fn run_checks(
             );
         }
     }
-    Ok((rep, manifest))
+    Ok(())
 }
 
 /// Checks the files `SHA256SUMS` lists against their digests, as `sha256sum -c` would, for
@@ -373,10 +397,9 @@ pub fn malformed_digests(m: &Manifest) -> Vec<(usize, String)> {
 }
 
 /// Checks a release folder against its manifest, in order: the manifest's own counts and
-/// lists, each file's presence, size and SHA-256, the rows and schemas of the files that
-/// read, the tables' files and copies, `datapackage.json` and `croissant.json`, the names of
-/// split files, row totals, files the manifest does not list, and `SHA256SUMS`. Each problem
-/// found is pushed to `rep.problems`; each file whose digest matches to `rep.verified`.
+/// lists, each file's presence, size and SHA-256, and the rows and schemas of the files that
+/// read ([`check_manifest_rest`] does the rest). Each problem found is pushed to
+/// `rep.problems`; each file whose digest matches to `rep.verified`.
 fn check_manifest(
     dir: &Path,
     m: &Manifest,
@@ -387,11 +410,17 @@ fn check_manifest(
     // a digest that is none: the file cannot be checked against it
     let malformed: BTreeMap<usize, String> = malformed_digests(m).into_iter().collect();
     rep.extend(ProblemKind::Manifest, malformed.values().cloned());
-    let bad_digest: BTreeSet<&str> = malformed.keys().map(|i| m.files[*i].path.as_str()).collect();
     check_counts(m, rep);
     check_lists(m, rep);
     let (good, changed) = check_files(dir, m, rep, footers_only, &malformed, progress);
     check_rows_and_schemas(dir, m, rep, footers_only, &good, &changed);
+    Ok(())
+}
+
+/// The checks of the manifest that need no file's digest: its tables and splits against the
+/// files, the data package, Croissant, files it leaves out, and `SHA256SUMS`.
+fn check_manifest_rest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) {
+    let bad_digest: BTreeSet<&str> = malformed_digests(m).into_iter().map(|(i, _)| m.files[i].path.as_str()).collect();
     check_table_files(m, rep);
     check_datapackage(dir, m, rep);
     check_croissant(dir, m, rep);
@@ -399,7 +428,6 @@ fn check_manifest(
     check_row_totals(m, rep);
     check_unexpected_files(dir, m, rep);
     check_sums(dir, m, rep, &bad_digest);
-    Ok(())
 }
 
 /// Tables defined once, and counts of rejected rows that agree with the rejects files.
