@@ -206,7 +206,7 @@ pub(crate) async fn plan_table(cx: &TableCx<'_>) -> Result<TablePlan> {
 }
 
 /// Sets aside the rows of `conformed` (the query's batch `b` conformed to the table's
-/// schema) holding a value that does not fit its column (`problems`: row, column, message):
+/// schema) holding a value that does not fit its column (`problems`):
 /// violations of the build, or rejects with every reason of the row; returns the other rows.
 fn set_aside_unfit(
     table: &str,
@@ -221,7 +221,7 @@ fn set_aside_unfit(
     let mut bad_rows: BTreeMap<usize, Vec<String>> = BTreeMap::new();
     // a row with a value that does not fit goes no further in either mode: its null
     // would only add a false `required` (or key) violation to the one reported here
-    for (row, column, message) in problems {
+    for CellProblem { row, column, key, message } in problems {
         match on_invalid {
             OnInvalid::Fail => {
                 bad_rows.entry(row).or_default();
@@ -231,7 +231,7 @@ fn set_aside_unfit(
                     source: sources.at(row),
                     path: column,
                     rule: "type".into(),
-                    key: None,
+                    key,
                     message,
                 })
             }
@@ -328,7 +328,7 @@ pub(crate) async fn run_table(cx: &TableCx<'_>, tp: TablePlan, rejects: &mut Rej
     let mut stream = datafusion::physical_plan::execute_stream(plan, task)
         .map_err(|e| Error::sql(format!("table {}", t.name), e))?;
     let mut sink = |b: RecordBatch| -> Result<()> {
-        let (mut conformed, problems) = conform_batch(&t.name, &b, &target_schema)?;
+        let (mut conformed, problems) = conform_batch(&t.name, &table_schema.primary_key, &b, &target_schema)?;
         if !problems.is_empty() {
             conformed = set_aside_unfit(&t.name, &b, conformed, problems, opts.on_invalid, report, rejects)?;
         }
@@ -812,15 +812,31 @@ fn castable(from: &DataType, to: &DataType) -> bool {
     }
 }
 
-/// A value of a query's result that does not fit the table: row, column, message.
-type CellProblem = (usize, String, String);
+/// A value of a query's result that does not fit the table.
+struct CellProblem {
+    /// The row in the query's batch.
+    row: usize,
+    column: String,
+    /// The row's primary key (`id=2, split=test`), when the table has one.
+    key: Option<String>,
+    message: String,
+}
 
 /// Conforms a query batch to the table's schema. Values that cannot be stored as the declared
 /// type without change (a fraction into an integer column, an integer out of range) become
-/// problems `(row, column, message)` and null values; the caller reports or rejects their rows.
-fn conform_batch(table: &str, b: &RecordBatch, target: &SchemaRef) -> Result<(RecordBatch, Vec<CellProblem>)> {
+/// [`CellProblem`]s, named by the row's `primary_key`, and null values; the caller reports or
+/// rejects their rows.
+fn conform_batch(
+    table: &str,
+    primary_key: &[String],
+    b: &RecordBatch,
+    target: &SchemaRef,
+) -> Result<(RecordBatch, Vec<CellProblem>)> {
     let mut cols = Vec::with_capacity(target.fields().len());
     let mut problems = Vec::new();
+    // the key as the query gave it (a key column may be the value that does not fit)
+    let key_idx: Option<Vec<usize>> =
+        (!primary_key.is_empty()).then(|| primary_key.iter().map(|k| b.schema().index_of(k).ok()).collect()).flatten();
     for f in target.fields() {
         let c = b.column_by_name(f.name()).expect("checked");
         let from = c.data_type().clone();
@@ -836,11 +852,15 @@ fn conform_batch(table: &str, b: &RecordBatch, target: &SchemaRef) -> Result<(Re
                     .map_err(|e| Error::format(format!("table {table}, column `{}`", f.name()), e))?;
                 for r in (0..c.len()).filter(|&r| lost[r]) {
                     let shown = arrow::util::display::array_value_to_string(c, r).unwrap_or_default();
-                    problems.push((
-                        r,
-                        f.name().clone(),
-                        format!("value {shown} cannot be stored as {} without changing it", type_name(f.data_type())),
-                    ));
+                    problems.push(CellProblem {
+                        row: r,
+                        column: f.name().clone(),
+                        key: key_idx.as_ref().map(|idx| crate::stages::validate::render_key(primary_key, idx, b, r)),
+                        message: format!(
+                            "value {shown} cannot be stored as {} without changing it",
+                            type_name(f.data_type())
+                        ),
+                    });
                 }
                 cols.push(out);
             }

@@ -733,7 +733,9 @@ fn same_rows(b: &RecordBatch, rows: &[usize]) -> Result<bool> {
     Ok(true)
 }
 
-fn render_key(names: &[String], idx: &[usize], b: &RecordBatch, r: usize) -> String {
+/// Row `r` of `b` named by the columns `idx` (named `names`): `id=2, split=test`; a text with
+/// control characters is shown as a JSON string, so that a message stays one line.
+pub(crate) fn render_key(names: &[String], idx: &[usize], b: &RecordBatch, r: usize) -> String {
     names
         .iter()
         .zip(idx)
