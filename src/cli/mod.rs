@@ -287,7 +287,8 @@ enum DuplicateArg {
 /// What `query` registered: the raw table (kept alive while the query runs) and the Parquet
 /// files read, for naming a broken one ([`crate::verbs::query::name_broken_file`]).
 struct QuerySource {
-    _raw: Option<crate::verbs::query::RawTable>,
+    /// The raw table, for raw files; `None` for a release.
+    raw: Option<crate::verbs::query::RawTable>,
     parquet_files: Vec<(String, std::path::PathBuf)>,
     hint: String,
 }
@@ -309,7 +310,7 @@ async fn register_query_source(
     if path.join("manifest.json").is_file() {
         let manifest = crate::verbs::query::register_release(ctx, path).await?;
         return Ok(QuerySource {
-            _raw: None,
+            raw: None,
             parquet_files: crate::verbs::query::release_parquet_files(path, &manifest),
             hint: verify_hint(&path.display().to_string()),
         });
@@ -325,7 +326,7 @@ async fn register_query_source(
             );
         }
     }
-    Ok(QuerySource { parquet_files: raw.parquet_files.clone(), _raw: Some(raw), hint: String::new() })
+    Ok(QuerySource { parquet_files: raw.parquet_files.clone(), raw: Some(raw), hint: String::new() })
 }
 
 /// The advice added to a query error that a release's data file caused.
@@ -692,7 +693,10 @@ fn query(
         let src = register_query_source(&ctx, source, declared.as_ref(), table, quiet).await?;
         run_and_print(&ctx, sql, format, timing, started)
             .await
-            .map_err(|e| crate::verbs::query::name_broken_file(e, &src.parquet_files, &src.hint))
+            .map_err(|e| match src.raw {
+                Some(_) => crate::verbs::query::name_broken_raw_file(e, &src.parquet_files),
+                None => crate::verbs::query::name_broken_file(e, &src.parquet_files, &src.hint),
+            })
             .map_err(|mut e| {
                 // a failure on the cluster (a job that failed, an executor lost) names it
                 if let (Some(engine), Error::Sql { context, .. }) = (&engine, &mut e) {

@@ -120,11 +120,16 @@ impl fmt::Display for Violation {
             Scope::Table => "table",
             Scope::Source => "source",
         };
-        write!(f, "{} ({scope} {}", self.message, self.table)?;
-        if let Some(k) = &self.key {
-            write!(f, ", key {k}")?;
+        // a raw file read outside a pipeline (`query` over files) has no source name
+        let mut named = Vec::with_capacity(3);
+        if !self.table.is_empty() {
+            named.push(format!("{scope} {}", self.table));
         }
-        write!(f, ", rule {})", self.rule)
+        if let Some(k) = &self.key {
+            named.push(format!("key {k}"));
+        }
+        named.push(format!("rule {}", self.rule));
+        write!(f, "{} ({})", self.message, named.join(", "))
     }
 }
 

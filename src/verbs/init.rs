@@ -612,7 +612,11 @@ fn look(rel: &str, path: &Path) -> std::result::Result<Kind, String> {
         "yaml" | "yml" => look_yaml(&input),
         "csv" => look_csv(&input),
         "parquet" => {
-            let schema = crate::stages::ingest::parquet::file_schema(&input).map_err(|e| e.to_string())?;
+            // the file is named by the caller: the message alone
+            let schema = crate::stages::ingest::parquet::file_schema(&input).map_err(|e| match e {
+                Error::Invalid { violations, .. } if violations.len() == 1 => violations[0].message.clone(),
+                e => e.to_string(),
+            })?;
             let columns: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
             // lighteval's details: named so, with its Detail's three struct columns
             if crate::stages::ingest::lighteval::is_details_file(path)

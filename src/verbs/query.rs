@@ -298,6 +298,16 @@ pub fn release_parquet_files(dir: &Path, manifest: &Manifest) -> Vec<(String, Pa
 /// is named; when all of them decode, the original message is kept. `hint` is added in every
 /// case. Any other error is returned unchanged.
 pub fn name_broken_file(e: Error, files: &[(String, PathBuf)], hint: &str) -> Error {
+    name_broken(e, files, hint, false)
+}
+
+/// [`name_broken_file`] for raw files queried as one table: a file that does not read is a
+/// violation of its data (exit 1, rule `parquet`), as it is in a build.
+pub fn name_broken_raw_file(e: Error, files: &[(String, PathBuf)]) -> Error {
+    name_broken(e, files, "", true)
+}
+
+fn name_broken(e: Error, files: &[(String, PathBuf)], hint: &str, raw: bool) -> Error {
     // runpack's own refusal from inside a scan (a release table's check) is said as is
     if let Error::Sql { source, .. } = &e
         && let datafusion::error::DataFusionError::External(inner) = source.find_root()
@@ -317,24 +327,36 @@ pub fn name_broken_file(e: Error, files: &[(String, PathBuf)], hint: &str) -> Er
         Error::Panicked { context, .. } => context.clone(),
         _ => return e,
     };
-    let footers: Vec<String> = files
-        .iter()
-        .filter_map(|(name, path)| {
-            parquet_footer(path).err().map(|why| format!("{name} is not a readable Parquet file: {why}"))
-        })
-        .collect();
-    let message = if !footers.is_empty() {
-        footers.join("\n")
-    } else {
-        match files.iter().find_map(|(name, path)| parquet_rows(path).err().map(|why| (name, why))) {
-            Some((name, why)) => format!("{name} is not a readable Parquet file: {why}"),
-            None => {
-                let message = format!("{}{hint}", error_text(&e));
-                return Error::format(context, Explained { message, cause: Box::new(e) });
-            }
-        }
-    };
-    Error::format(context, Explained { message: format!("{message}{hint}"), cause: Box::new(e) })
+    let mut broken: Vec<(&String, String)> =
+        files.iter().filter_map(|(name, path)| parquet_footer(path).err().map(|why| (name, why))).collect();
+    if broken.is_empty() {
+        broken.extend(files.iter().find_map(|(name, path)| parquet_rows(path).err().map(|why| (name, why))));
+    }
+    if broken.is_empty() {
+        let message = format!("{}{hint}", error_text(&e));
+        return Error::format(context, Explained { message, cause: Box::new(e) });
+    }
+    if raw {
+        let violations: Vec<crate::core::report::Violation> = broken
+            .into_iter()
+            .map(|(name, why)| crate::core::report::Violation {
+                scope: crate::core::report::Scope::Source,
+                table: String::new(),
+                source: Some(crate::core::report::SourceRef {
+                    file: name.clone(),
+                    at: crate::core::report::Position::Pointer(String::new()),
+                }),
+                path: String::new(),
+                rule: "parquet".into(),
+                key: None,
+                message: format!("not readable as Parquet: {why}"),
+            })
+            .collect();
+        return Error::Invalid { total: violations.len(), violations };
+    }
+    let message: Vec<String> =
+        broken.into_iter().map(|(name, why)| format!("{name} is not a readable Parquet file: {why}")).collect();
+    Error::format(context, Explained { message: format!("{}{hint}", message.join("\n")), cause: Box::new(e) })
 }
 
 /// `e`'s message without its context (which the caller keeps).

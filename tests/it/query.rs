@@ -219,10 +219,10 @@ fn a_query_that_meets_a_broken_data_file_names_it() {
     let err = stderr(&o);
     assert!(err.contains("data/checkpoints.parquet (table checkpoints) is not a readable Parquet file"), "{err}");
     assert!(err.contains("hint: `runpack verify"), "{err}");
-    // a raw Parquet file is named by its path
+    // a raw Parquet file is named by its path, a violation of its data
     let file = tmp.path().join("data/checkpoints.parquet");
     let o = run(bin().args(["query", "-q"]).arg(&file).arg("SELECT count(*) FROM t"));
-    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
     assert!(stderr(&o).contains("checkpoints.parquet"), "{}", stderr(&o));
 }
 
@@ -529,8 +529,8 @@ fn a_parquet_column_null_in_every_row_of_one_file_takes_the_other_files_type() {
 }
 
 /// A Parquet file whose pages are corrupt (one bit of the bundled example's `checkpoints`
-/// flipped) makes the Parquet reader panic: query and build say which file, and nothing
-/// prints a panic.
+/// flipped) makes the Parquet reader panic: query and build say which file, row and column
+/// (a violation of its data: exit 1), and nothing prints a panic. A truncated file too.
 #[test]
 fn a_parquet_file_the_reader_panics_on_is_named_not_a_crash() {
     let t = tempfile::tempdir().unwrap();
@@ -545,11 +545,9 @@ fn a_parquet_file_the_reader_panics_on_is_named_not_a_crash() {
     c.current_dir(dir).args(["query", "-q", "raw/c.parquet", "SELECT * FROM t", "--format", "csv"]);
     let o = quiet(c);
     let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("error: query: raw/c.parquet is not a readable Parquet file: the Parquet reader stopped on"),
-        "{err}"
-    );
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("raw/c.parquet: not readable as Parquet: the Parquet reader stopped on"), "{err}");
+    assert!(err.contains("(rule parquet)\n1 violation found"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 
     write(dir, "pipeline.toml", &one_source("cp", "raw/c.parquet", "parquet", "", "SELECT name, step FROM raw", ""));
@@ -557,11 +555,32 @@ fn a_parquet_file_the_reader_panics_on_is_named_not_a_crash() {
     c.arg("build").arg(dir).arg("-q");
     let o = quiet(c);
     let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("raw/c.parquet: not readable as Parquet: the Parquet reader stopped on"), "{err}");
-    assert!(err.contains("(reading from row 1)"), "{err}");
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("raw/c.parquet:1: not readable as Parquet: the Parquet reader stopped on"), "{err}");
+    assert!(err.contains("(column `"), "{err}");
+    assert!(err.contains("a batch of rows from row 1 on) (source raw, rule parquet)"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
     assert!(!dir.join("releases/cp").exists());
+    // rejecting cannot keep its rows apart: the build still fails
+    let mut c = bin();
+    c.arg("build").arg(dir).args(["-q", "--on-invalid", "reject"]);
+    assert_eq!(quiet(c).status.code(), Some(1));
+
+    // a file cut short: its footer is gone
+    let whole = std::fs::read(repo().join("tests/fixtures/corrupt/bitflip.parquet")).unwrap();
+    std::fs::write(dir.join("raw/c.parquet"), &whole[..whole.len() / 2]).unwrap();
+    let mut c = bin();
+    c.arg("build").arg(dir).arg("-q");
+    let o = quiet(c);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("raw/c.parquet: not readable as Parquet: "), "{err}");
+    assert!(err.contains("(source raw, rule parquet)\n1 violation found; nothing was written"), "{err}");
+    let mut c = bin();
+    c.current_dir(dir).args(["query", "-q", "raw/c.parquet", "SELECT count(*) FROM t"]);
+    let o = quiet(c);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("c.parquet: not readable as Parquet: "), "{}", stderr(&o));
 }
 
 /// A release whose data file does not hold the manifest's schema (a column renamed or retyped
@@ -738,9 +757,10 @@ fn a_parquet_file_whose_pages_do_not_decode_is_named() {
     bytes[3000..5000].fill(0xAB);
     let f = tmp.path().join("m.parquet");
     std::fs::write(&f, bytes).unwrap();
+    // a raw file that does not read is a violation of its data
     let o = run(bin().args(["query", "-q"]).arg(&f).arg("SELECT sum(step) FROM t"));
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains(&format!("{} is not a readable Parquet file: ", f.display())), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&format!("{}: not readable as Parquet: ", f.display())), "{}", stderr(&o));
 }
 
 #[test]

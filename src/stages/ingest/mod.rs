@@ -629,7 +629,8 @@ fn run_parquet(
 ) -> Result<Ingested> {
     let src = &spec.def.sources[index];
     let context = format!("{} (source {})", spec.file.display(), src.name);
-    let data_fields = parquet::plan(src, &inputs, spec.source_schemas[index].as_ref(), &context)?;
+    let data_fields = parquet::plan(src, &inputs, spec.source_schemas[index].as_ref(), &context)
+        .map_err(|e| name_table(e, &src.name))?;
     let mut fields = data_fields.clone();
     for c in &capture_names {
         fields.push(Field::new(c, DataType::Utf8, true));

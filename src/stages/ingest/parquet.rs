@@ -330,9 +330,40 @@ fn zone_naive(a: &ArrayRef, tz: chrono_tz::Tz) -> (ArrayRef, Vec<(usize, String)
     (zoned, problems)
 }
 
-/// The error of a Parquet file that does not read (`<file>: not readable as Parquet: …`).
+/// The violation of a Parquet file that does not read (`<file>: not readable as Parquet: …`,
+/// rule `parquet`): the input's data is broken, as a JSON document that does not parse is.
 fn unreadable(input: &InputFile, why: impl std::fmt::Display) -> Error {
-    Error::format(&input.rel, format!("not readable as Parquet: {why}"))
+    unreadable_at(input, Position::Pointer(String::new()), why)
+}
+
+/// [`unreadable`], at `at` (the 1-based row a failing batch starts at).
+fn unreadable_at(input: &InputFile, at: Position, why: impl std::fmt::Display) -> Error {
+    Error::source_violation(&input.rel, at, "", "parquet", format!("not readable as Parquet: {why}"))
+}
+
+/// The first top-level column of `input` whose batch of 8,192 rows from `first_row` (1-based)
+/// does not read, each column read alone; `None` when each reads alone or the file does not
+/// open. Only called once a batch of every column failed.
+fn failing_column(input: &InputFile, first_row: u64) -> Option<String> {
+    use parquet::arrow::ProjectionMask;
+    use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
+    let open = || File::open(&input.path).ok().and_then(|f| ParquetRecordBatchReaderBuilder::try_new(f).ok());
+    let builder = open()?;
+    let names: Vec<String> = builder.schema().fields().iter().map(|f| f.name().clone()).collect();
+    let skip = usize::try_from(first_row.saturating_sub(1)).ok()?;
+    names.into_iter().enumerate().find_map(|(i, name)| {
+        let b = open()?;
+        let mask = ProjectionMask::roots(b.parquet_schema(), [i]);
+        let selection = RowSelection::from(vec![RowSelector::skip(skip), RowSelector::select(8192)]);
+        let read = crate::core::error::catch_panic(|| {
+            b.with_projection(mask)
+                .with_row_selection(selection)
+                .with_batch_size(8192)
+                .build()
+                .and_then(|mut r| r.try_for_each(|b| b.map(drop)).map_err(Into::into))
+        });
+        matches!(read, Err(_) | Ok(Err(_))).then_some(name)
+    })
 }
 
 /// A value of one Parquet file that could not be cast.
@@ -369,10 +400,19 @@ pub fn read(
     let schema: SchemaRef = Arc::new(Schema::new(fields.to_vec()));
     let mut first_row = 1u64;
     // the reader panics on some corrupt pages: that is an error naming the file and its rows
+    // a batch that does not read: the rows it starts at, and the column that fails there
+    let failed = |first_row: u64, why: String| {
+        let column = failing_column(input, first_row).map(|c| format!("column `{c}`, ")).unwrap_or_default();
+        unreadable_at(
+            input,
+            Position::Line(first_row),
+            format!("{why} ({column}a batch of rows from row {first_row} on)"),
+        )
+    };
     while let Some(b) = crate::core::error::catch_panic(|| reader.next())
-        .map_err(|p| unreadable(input, format!("the Parquet reader stopped on {p} (reading from row {first_row})")))?
+        .map_err(|p| failed(first_row, format!("the Parquet reader stopped on {p}")))?
     {
-        let b = b.map_err(|e| unreadable(input, format!("{e} (reading from row {first_row})")))?;
+        let b = b.map_err(|e| failed(first_row, e.to_string()))?;
         let mut cols: Vec<ArrayRef> = Vec::with_capacity(fields.len());
         let mut problems = Vec::new();
         for f in fields {
