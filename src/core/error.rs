@@ -277,7 +277,7 @@ fn sql_place(e: &datafusion::error::DataFusionError) -> String {
 /// The SQL parser's message and the (line, column) it names, when `e` is a syntax error:
 /// sqlparser writes the place into its text (`… at Line: 1, Column: 7`), or none at the end
 /// of the text.
-fn syntax_error(e: &datafusion::error::DataFusionError) -> Option<(String, Option<(u64, u64)>)> {
+pub(crate) fn syntax_error(e: &datafusion::error::DataFusionError) -> Option<(String, Option<(u64, u64)>)> {
     use datafusion::sql::sqlparser::parser::ParserError;
     let datafusion::error::DataFusionError::SQL(p, _) = e.find_root() else { return None };
     let text = match p.as_ref() {
@@ -313,6 +313,13 @@ pub fn escape_control(text: &str) -> String {
 fn sql_message(e: &datafusion::error::DataFusionError) -> String {
     if let Some((message, _)) = syntax_error(e) {
         return format!("SQL syntax error: {message}");
+    }
+    // a planning error from an analyzer rule comes wrapped in the rule's name (`the SIMILAR TO
+    // check`, `type_coercion`), which tells a user nothing: the planning error alone
+    if let datafusion::error::DataFusionError::Context(_, inner) = e
+        && matches!(**inner, datafusion::error::DataFusionError::Plan(_))
+    {
+        return sql_message(inner);
     }
     let text = e.to_string();
     match text.find("No function matches the given name and argument types") {

@@ -504,7 +504,15 @@ pub async fn run_script_stream(
     ctx: &SessionContext,
     sql: &str,
 ) -> Result<(SchemaRef, datafusion::physical_plan::SendableRecordBatchStream, String)> {
-    let mut statements: Vec<_> = parse_statements(sql).map_err(|e| Error::sql_parse("query", e, sql))?.into();
+    let mut statements: Vec<_> = parse_statements(sql)
+        .map_err(|e| {
+            let context = match statement_at(sql, &e) {
+                Some((i, count)) if count > 1 => format!("query, statement {i} of {count}"),
+                _ => "query".to_string(),
+            };
+            Error::sql_parse(context, e, sql)
+        })?
+        .into();
     let count = statements.len();
     let context = |i: usize| if count == 1 { "query".to_string() } else { format!("query, statement {i} of {count}") };
     let Some(last) = statements.pop() else {
@@ -518,6 +526,39 @@ pub async fn run_script_stream(
     }
     let (schema, stream) = start_statement(ctx, last, &context(count)).await?;
     Ok((schema, stream, context(count)))
+}
+
+/// Which statement of `sql` a syntax error `e` is in, and how many statements `sql` holds
+/// (statements end at each `;` outside strings, quoted names and comments; empty ones do not
+/// count): `(2, 3)` for `SELECT 1; SELEC 2; SELECT 3`; an error at the end of the text is in
+/// the last. `None` when `e` is no syntax error or the SQL does not split into tokens.
+fn statement_at(sql: &str, e: &datafusion::error::DataFusionError) -> Option<(usize, usize)> {
+    use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
+    // an error at the end of the text names no place: the last statement
+    let (line, column) = crate::core::error::syntax_error(e)?.1.unwrap_or((u64::MAX, u64::MAX));
+    let tokens =
+        Tokenizer::new(&datafusion::sql::sqlparser::dialect::GenericDialect {}, sql).tokenize_with_location().ok()?;
+    // each statement: whether it holds anything, and whether it starts before the error
+    let (mut count, mut at, mut filled) = (0, 0, false);
+    for t in &tokens {
+        match &t.token {
+            Token::SemiColon => {
+                if filled {
+                    count += 1;
+                    filled = false;
+                }
+            }
+            Token::Whitespace(_) | Token::EOF => {}
+            _ => {
+                if !filled && (t.span.start.line, t.span.start.column) <= (line, column) {
+                    at = count + 1;
+                }
+                filled = true;
+            }
+        }
+    }
+    count += usize::from(filled);
+    (at > 0).then_some((at, count))
 }
 
 /// `context` with what helps when statement `st` names a table there is not (it failed to

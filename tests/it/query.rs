@@ -49,7 +49,15 @@ fn long_expressions_and_writing_statements() {
         "SELECT count(*) FROM metrics WHERE metric IN (SELECT metric FROM metrics WHERE metric SIMILAR TO 'loss')",
     ));
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("SIMILAR TO is read by DataFusion as a regular expression"), "{}", stderr(&o));
+    // said on the error's first line, not behind the name of the check that refused it
+    assert!(
+        stderr(&o).starts_with(
+            "error: query: Error during planning: SIMILAR TO is read by DataFusion as a regular expression"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stderr(&o).contains("caused by"), "{}", stderr(&o));
     let o = run(bin().args(["query", "-q"]).arg(example_release()).arg("SET TIME ZONE '+05:00'; SELECT 1"));
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("write SET datafusion.execution.time_zone = '+05:00'"), "{}", stderr(&o));
@@ -135,6 +143,22 @@ fn a_failing_statement_of_a_script_is_named_and_results_stream_in_every_format()
         "{}",
         stderr(&o)
     );
+    // a syntax error too: statements end at each `;` outside strings and comments
+    for (sql, want) in [
+        (
+            "SELECT 1; SELEC 2; SELECT 3",
+            "error: query, statement 2 of 3 (SQL line 1, column 11): SQL syntax error: Expected: an SQL statement, found: SELEC",
+        ),
+        (
+            "SELECT 'a;b' /* ; */;; SELECT (2",
+            "error: query, statement 2 of 2 (SQL line 1, column 32, its end): SQL syntax error: Expected: ), found: the end",
+        ),
+        ("SELEC 1", "error: query (SQL line 1, column 1): SQL syntax error"),
+    ] {
+        let o = run(bin().args(["query", "-q"]).arg(example_release()).arg(sql));
+        assert_eq!(o.status.code(), Some(2));
+        assert!(stderr(&o).starts_with(want), "{sql}: {}", stderr(&o));
+    }
     let sql = "SELECT step FROM metrics ORDER BY step LIMIT 3";
     for (format, want) in [
         ("csv", "step\n0\n0\n0\n"),
