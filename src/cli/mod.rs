@@ -745,9 +745,9 @@ fn build(a: BuildArgs, quiet: bool) -> Result<u8, Error> {
     let outcome = match built {
         Ok(o) => o,
         Err(e) => {
-            if json && let Error::Invalid { violations, total } = &e {
+            if json && let Error::Invalid { violations, total, checked } = &e {
                 let version = opts.version.as_deref().unwrap_or(&spec.def.version);
-                let doc = output::build_failed_json(&spec.def.name, version, violations, *total);
+                let doc = output::build_failed_json(&spec.def.name, version, violations, *total, *checked);
                 let _ = writeln!(std::io::stdout().lock(), "{doc:#}");
             }
             return Err(e);

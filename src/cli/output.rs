@@ -208,13 +208,21 @@ pub fn build_json(o: &BuildOutcome) -> serde_json::Value {
         "warnings": o.report.warnings.iter().map(warning_json).collect::<Vec<_>>(),
         "violations": [],
         "violations_total": 0,
+        "violations_checked": crate::core::report::Checked::All,
     })
 }
 
 /// The JSON document of `build --format json` when the data broke the rules (exit status 1):
 /// `ok` false, no `release` (nothing was written), and the `violations` (at most
-/// `--max-errors`, sorted) with `violations_total`.
-pub fn build_failed_json(name: &str, version: &str, violations: &[Violation], total: usize) -> serde_json::Value {
+/// `--max-errors`, sorted) with `violations_total`, and `violations_checked` (what they cover:
+/// `all`, `up_to_source` or `sources`; see [`crate::core::report::Checked`]).
+pub fn build_failed_json(
+    name: &str,
+    version: &str,
+    violations: &[Violation],
+    total: usize,
+    checked: crate::core::report::Checked,
+) -> serde_json::Value {
     serde_json::json!({
         "ok": false,
         "release": null,
@@ -226,6 +234,7 @@ pub fn build_failed_json(name: &str, version: &str, violations: &[Violation], to
         "warnings": [],
         "violations": violations.iter().map(violation_json).collect::<Vec<_>>(),
         "violations_total": total,
+        "violations_checked": checked,
     })
 }
 

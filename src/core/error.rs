@@ -36,12 +36,15 @@ pub enum Error {
 
     /// The input data broke the declared rules. Every violation is listed (up to the cap given
     /// to the build), sorted by table and source location; `total` counts all of them.
-    #[error("{}", render_violations(violations, *total))]
+    #[error("{}", render_violations(violations, *total, *checked))]
     Invalid {
         /// The violations kept for display (at most `--max-errors`).
         violations: Vec<Violation>,
         /// How many violations were found in all.
         total: usize,
+        /// What the violations cover: less than all the input when the build stopped early, so
+        /// that fixing these may bring more to light.
+        checked: crate::core::report::Checked,
     },
 
     /// A SQL query failed to plan or run (DataFusion's message is kept as is, followed by a
@@ -139,6 +142,7 @@ impl Error {
                 message: message.into(),
             }],
             total: 1,
+            checked: crate::core::report::Checked::All,
         }
     }
 
@@ -368,7 +372,7 @@ fn memory_hint(e: &datafusion::error::DataFusionError) -> String {
     }
 }
 
-fn render_violations(violations: &[Violation], total: usize) -> String {
+fn render_violations(violations: &[Violation], total: usize, checked: crate::core::report::Checked) -> String {
     let mut out = String::new();
     for v in violations {
         out.push_str(&v.to_string());
@@ -382,6 +386,7 @@ fn render_violations(violations: &[Violation], total: usize) -> String {
         ));
     }
     out.push_str(&format!("{total} violation{} found", if total == 1 { "" } else { "s" }));
+    out.push_str(checked.said());
     out
 }
 

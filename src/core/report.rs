@@ -190,6 +190,35 @@ impl Tally {
     }
 }
 
+/// What a list of violations covers: all the input, or less when the build stopped early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Checked {
+    /// Every source and table was checked.
+    #[default]
+    All,
+    /// Reading stopped at a source it cannot read on from (a JSON document that stops being
+    /// JSON, a Parquet file that does not read): the sources after it and the tables were not
+    /// checked.
+    UpToSource,
+    /// The sources broke their rules, so the tables' rules were not checked.
+    Sources,
+}
+
+impl Checked {
+    /// What follows `N violations found`: nothing, or what was not checked.
+    pub fn said(self) -> &'static str {
+        match self {
+            Checked::All => "",
+            Checked::UpToSource => {
+                " before reading stopped at a source it cannot read on from (the sources after it and the tables \
+                 were not checked)"
+            }
+            Checked::Sources => " in the sources (the tables' rules are checked once the sources keep to theirs)",
+        }
+    }
+}
+
 /// Everything a build observed, gathered across stages.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct BuildReport {
@@ -266,7 +295,11 @@ impl BuildReport {
     /// The violations as [`crate::Error::Invalid`] (sorted), whether or not there are any.
     pub fn to_error(&mut self) -> crate::Error {
         self.violations.sort();
-        crate::Error::Invalid { violations: self.violations.clone(), total: self.violations_total }
+        crate::Error::Invalid {
+            violations: self.violations.clone(),
+            total: self.violations_total,
+            checked: Checked::All,
+        }
     }
 }
 

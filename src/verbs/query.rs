@@ -352,7 +352,7 @@ fn name_broken(e: Error, files: &[(String, PathBuf)], hint: &str, raw: bool) -> 
                 message: format!("not readable as Parquet: {why}"),
             })
             .collect();
-        return Error::Invalid { total: violations.len(), violations };
+        return Error::Invalid { total: violations.len(), violations, checked: crate::core::report::Checked::All };
     }
     let message: Vec<String> =
         broken.into_iter().map(|(name, why)| format!("{name} is not a readable Parquet file: {why}")).collect();
@@ -464,7 +464,7 @@ fn declared_columns_in_files(
         return Ok(Arc::new(arrow::datatypes::Schema::new_with_metadata(read_as, arrow.metadata().clone())));
     }
     let total = violations.len();
-    Err(Error::Invalid { violations, total })
+    Err(Error::Invalid { violations, total, checked: crate::core::report::Checked::All })
 }
 
 /// Why a Parquet column of type `have` cannot be read as the declared `want`, or `None` when

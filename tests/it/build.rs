@@ -484,3 +484,51 @@ fn a_card_without_a_licence_or_with_a_todo_is_said_after_the_build() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!stderr(&o).contains("note:"), "{}", stderr(&o));
 }
+
+/// A source that cannot be read on from stops the reading: the violations of the sources read
+/// before it are kept with its own, and the count says what was not checked.
+#[test]
+fn a_source_that_stops_the_reading_keeps_the_violations_before_it_and_says_the_count_stopped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "a.jsonl", "{\"id\": 1}\n{\"id\": \"two\"}\n");
+    write(dir, "b.json", "{\"rows\": [{\"id\": 1}, {\"id\": 2,]}");
+    write(dir, "c.jsonl", "{\"id\": \"never read\"}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"st\"\n\
+         [[source]]\nname = \"a\"\npath = \"a.jsonl\"\nformat = \"jsonl\"\n\
+         [[source.field]]\nname = \"id\"\ntype = \"integer\"\n\
+         [[source]]\nname = \"b\"\npath = \"b.json\"\nformat = \"json\"\nrecord_path = \"/rows\"\n\
+         [[source]]\nname = \"c\"\npath = \"c.jsonl\"\nformat = \"jsonl\"\n\
+         [[source.field]]\nname = \"id\"\ntype = \"integer\"\n\
+         [[table]]\nname = \"ta\"\nquery = \"SELECT * FROM a\"\n\
+         [[table]]\nname = \"tb\"\nquery = \"SELECT * FROM b\"\n\
+         [[table]]\nname = \"tc\"\nquery = \"SELECT * FROM c\"\n",
+    );
+    // streamed into their tables or staged first alike
+    for staging in [false, true] {
+        let args: &[&str] = if staging { &["-q", "--stage-sources"] } else { &["-q"] };
+        let o = build(dir, args);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        check_stopped(&stderr(&o));
+    }
+    let o = build(dir, &["-q", "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!((doc["violations_total"].as_u64(), doc["violations_checked"].as_str()), (Some(2), Some("up_to_source")));
+}
+
+fn check_stopped(err: &str) {
+    assert!(err.contains("a.jsonl:2:$.id: expected integer, found string \"two\" (source a, rule type)"), "{err}");
+    assert!(err.contains("b.json:1:column 31: not valid JSON: key must be a string (source b, rule json)"), "{err}");
+    assert!(!err.contains("at line 1 column 31"), "the place is said once: {err}");
+    assert!(!err.contains("never read"), "{err}");
+    assert!(
+        err.trim_end().ends_with(
+            "2 violations found before reading stopped at a source it cannot read on from (the sources after it \
+             and the tables were not checked); nothing was written"
+        ),
+        "{err}"
+    );
+}

@@ -599,7 +599,7 @@ fn a_parquet_file_the_reader_panics_on_is_named_not_a_crash() {
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("raw/c.parquet: not readable as Parquet: "), "{err}");
-    assert!(err.contains("(source raw, rule parquet)\n1 violation found; nothing was written"), "{err}");
+    assert!(err.contains("(source raw, rule parquet)\n1 violation found before reading stopped at a source"), "{err}");
     let mut c = bin();
     c.current_dir(dir).args(["query", "-q", "raw/c.parquet", "SELECT count(*) FROM t"]);
     let o = quiet(c);

@@ -432,7 +432,13 @@ fn dates_outside_years_1_to_9999_are_violations() {
     let err = stderr(&o);
     assert!(err.contains("raw.jsonl:1:$.d: expected date string (YYYY-MM-DD), found string \"+10000-01-01\""), "{err}");
     assert!(err.contains("raw.jsonl:2:$.t: \"0000-01-01T00:00:00Z\" is outside years 1 to 9999"), "{err}");
-    assert!(err.trim_end().ends_with("2 violations found; nothing was written"), "{err}");
+    assert!(
+        err.trim_end().ends_with(
+            "2 violations found in the sources (the tables' rules are checked once the sources keep to theirs); \
+             nothing was written"
+        ),
+        "{err}"
+    );
     // a record a source could not read is the source's, not a table's
     assert!(err.contains("(source raw, rule type)"), "{err}");
 }

@@ -193,9 +193,15 @@ pub fn parse_line(buf: &[u8], line_no: u64) -> Option<Item> {
         Err(e) if e.is_eof() && !had_newline => Item::Bad {
             at,
             rule: "truncated",
+            // the column alone: serde_json's "line 1" is the line's own, not the file's
             message: format!(
-                "truncated last line (it ends without a newline in the middle of a value: {e}); \
-                 the writing process was probably stopped"
+                "truncated last line (it ends without a newline in the middle of a value: {} at column {}); \
+                 the writing process was probably stopped",
+                e.to_string().strip_suffix(&format!(" at line {} column {}", e.line(), e.column())).unwrap_or_default(),
+                match &rewritten {
+                    Some(r) if e.line() == 1 => lenient::original_column(r, e.column()),
+                    _ => e.column(),
+                }
             ),
             raw: Some(raw(line)),
         },
@@ -285,7 +291,8 @@ pub fn json(
             Position::Line(e.line() as u64),
             format!("column {}", e.column()),
             "json",
-            json_message(&e, None),
+            // the place is the violation's own (`file:line:column N`), not said twice
+            json_message(&e, None).replace(&format!(" at line {} column {}", e.line(), e.column()), ""),
         )),
     }
 }

@@ -795,8 +795,11 @@ impl Stager<'_> {
     }
 
     /// The error a build that stopped on `failure` gives: the same as if every source had been
-    /// read, in order, before any table. A source's error wins over the errors of the sources
-    /// after it and over every violation; the sources' violations win over a table's error.
+    /// read, in order, before any table. A source that cannot be read on from stops the
+    /// reading: its violation follows those of the sources before it, and the error says that
+    /// the count stopped there ([`Checked::UpToSource`](crate::core::report::Checked)); its
+    /// other errors win over every violation. The sources' violations win over a table's
+    /// error, and the tables' rules are not checked then ([`Checked::Sources`](crate::core::report::Checked)).
     async fn fail(
         &mut self,
         failure: Failure,
@@ -818,9 +821,29 @@ impl Stager<'_> {
             }
         }
         match failure {
+            // the sources read before it keep their violations; the count stops there
+            Failure::Source(_, Error::Invalid { violations, total, .. }) => {
+                let mut all = self.sources_report();
+                let kept = violations.len();
+                for v in violations {
+                    all.violation(v);
+                }
+                all.violations_total += total - kept;
+                match all.to_error() {
+                    Error::Invalid { violations, total, .. } => {
+                        Error::Invalid { violations, total, checked: crate::core::report::Checked::UpToSource }
+                    }
+                    other => other,
+                }
+            }
             Failure::Source(_, e) => e,
             Failure::Table(e) if self.violations() == 0 => e,
-            _ => self.sources_report().to_error(),
+            _ => match self.sources_report().to_error() {
+                Error::Invalid { violations, total, .. } => {
+                    Error::Invalid { violations, total, checked: crate::core::report::Checked::Sources }
+                }
+                other => other,
+            },
         }
     }
 

@@ -157,7 +157,7 @@ fn check_tables(dir: &Path, m: &Manifest, rep: &mut VerifyReport, progress: &dyn
         for (cols, set) in validator.take_keys() {
             key_sets.insert((t.name.clone(), cols), set);
         }
-        if let Err(Error::Invalid { violations, total }) = scan.report.check() {
+        if let Err(Error::Invalid { violations, total, .. }) = scan.report.check() {
             // as a build says them: the row's place, the column, the table and key
             rep.extend(ProblemKind::Rows, violations.iter().map(|v| v.to_string()));
             if total > violations.len() {
