@@ -60,12 +60,15 @@ fn summary(o: &InitOutcome) {
     let formats: Vec<String> = o.found.formats.iter().map(|(f, n)| format!("{n} {f}")).collect();
     // a file read by several tables (a trackio database, an Inspect log) counts once
     let read = o.sources.iter().flat_map(|s| &s.files).collect::<std::collections::BTreeSet<_>>().len();
+    // (the formats of a file several formats read add up to more than the files)
+    let several = o.found.formats.values().sum::<usize>() > read;
     say!(
-        "found {} file{} in {}: {read} read ({})",
+        "found {} file{} in {}: {read} read ({}{})",
         o.found.files,
         if o.found.files == 1 { "" } else { "s" },
         o.folder,
-        formats.join(", ")
+        formats.join(", "),
+        if several { "; a file can be read as several formats" } else { "" }
     );
     if o.found.hidden_skipped > 0 {
         say!("  {} hidden file(s) or folder(s) (.*) not looked at", o.found.hidden_skipped);

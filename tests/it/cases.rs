@@ -242,7 +242,7 @@ fn b05_heterogeneous_arrays_fail_or_take_an_explicit_mapping() {
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
     assert!(err.contains("shapes.jsonl:3:$.args: expected object, found an array"), "{err}");
-    assert!(err.contains("first seen at shapes.jsonl:1"), "{err}");
+    assert!(err.contains("(the column holds object values, the type the value at shapes.jsonl:1 decided)"), "{err}");
 }
 
 #[test]

@@ -716,6 +716,14 @@ fn init_recognises_inspect_logs_zipped_and_json() {
     assert_eq!(source_paths(&doc)["inspect_samples_raw"], ("inspect-samples".into(), both));
     assert_eq!(key(&doc, "inspect_samples"), ["eval_id", "sample_id", "epoch"]);
     assert_eq!(doc["found"]["formats"], serde_json::json!({"inspect-evals": 2, "inspect-samples": 2}));
+    // said in words, formats counted by file: more formats than files
+    let again = tempfile::tempdir().unwrap();
+    let o = run(bin().current_dir(again.path()).arg("init").arg(&folder).args(["--name", "i"]));
+    assert!(
+        stderr(&o).contains(": 2 read (2 inspect-evals, 2 inspect-samples; a file can be read as several formats)"),
+        "{}",
+        stderr(&o)
+    );
 
     // a `.eval` file that is no archive is named, not dropped
     std::fs::write(folder.join("broken.eval"), "not a zip").unwrap();

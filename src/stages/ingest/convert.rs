@@ -254,7 +254,7 @@ impl Ctx<'_> {
                 describe(v)
             ),
             (_, Some((kind, at))) => format!(
-                "expected {}, found {} (the column holds {kind} values, first seen at {at})",
+                "expected {}, found {} (the column holds {kind} values, the type the value at {at} decided)",
                 target.expected(),
                 describe(v)
             ),
@@ -648,7 +648,10 @@ fn to_i64(c: &Cell, ctx: &mut Ctx) -> Option<i64> {
         Value::String(s) => {
             if let Some(sp) = lenient::special(s) {
                 match sp {
-                    Special::BigInt(d) => ctx.problem(c, format!("integer {d} out of range")),
+                    Special::BigInt(d) => ctx.problem(
+                        c,
+                        format!("integer {d} out of range for Int64 (-9223372036854775808 to 9223372036854775807)"),
+                    ),
                     _ => ctx.problem(c, format!("expected integer, found {}", sp.token())),
                 }
                 return None;
@@ -749,7 +752,7 @@ fn to_u64(c: &Cell, ctx: &mut Ctx) -> Option<u64> {
         }
         Value::String(s) => {
             if let Some(Special::BigInt(d)) = lenient::special(s) {
-                ctx.problem(c, format!("integer {d} out of range"));
+                ctx.problem(c, format!("integer {d} out of range for UInt64 (0 to 18446744073709551615)"));
                 return None;
             }
             if ctx.opts.textual {
