@@ -351,10 +351,13 @@ fn failing_column(input: &InputFile, first_row: u64) -> Option<String> {
     let builder = open()?;
     let names: Vec<String> = builder.schema().fields().iter().map(|f| f.name().clone()).collect();
     let skip = usize::try_from(first_row.saturating_sub(1)).ok()?;
+    // a selection past the file's rows fails by itself: it would blame the first column
+    let rows = usize::try_from(builder.metadata().file_metadata().num_rows()).ok()?;
+    let take = rows.checked_sub(skip).filter(|&n| n > 0)?.min(8192);
     names.into_iter().enumerate().find_map(|(i, name)| {
         let b = open()?;
         let mask = ProjectionMask::roots(b.parquet_schema(), [i]);
-        let selection = RowSelection::from(vec![RowSelector::skip(skip), RowSelector::select(8192)]);
+        let selection = RowSelection::from(vec![RowSelector::skip(skip), RowSelector::select(take)]);
         let read = crate::core::error::catch_panic(|| {
             b.with_projection(mask)
                 .with_row_selection(selection)
@@ -466,4 +469,49 @@ pub fn read(
         first_row += n;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file of `rows` rows of two columns, `a` (Int64) and `b` (text).
+    fn file(dir: &std::path::Path, rows: i64) -> InputFile {
+        let path = dir.join("f.parquet");
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("a", DataType::Int64, false),
+            Field::new("b", DataType::Utf8, false),
+        ]));
+        let a = arrow::array::Int64Array::from_iter_values(0..rows);
+        let b = arrow::array::StringArray::from_iter_values((0..rows).map(|i| format!("value {i}")));
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(a), Arc::new(b)]).unwrap();
+        let mut w = parquet::arrow::ArrowWriter::try_new(File::create(&path).unwrap(), schema, None).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        InputFile { rel: "f.parquet".into(), path, captures: Vec::new() }
+    }
+
+    #[test]
+    fn a_file_that_reads_blames_no_column_whatever_batch_is_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = file(dir.path(), 10_000);
+        // the first batch, the last (shorter than 8,192 rows), and rows past the end
+        for first_row in [1, 8193, 9_999, 20_000] {
+            assert_eq!(failing_column(&input, first_row), None, "from row {first_row}");
+        }
+    }
+
+    #[test]
+    fn the_column_whose_pages_are_corrupt_is_the_one_blamed() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = file(dir.path(), 10_000);
+        let meta = ParquetRecordBatchReaderBuilder::try_new(File::open(&input.path).unwrap()).unwrap();
+        let (start, len) = meta.metadata().row_group(0).column(1).byte_range();
+        let mut bytes = std::fs::read(&input.path).unwrap();
+        // the middle of column b's chunk, past its first page header
+        let from = usize::try_from(start + len / 3).unwrap();
+        bytes[from..from + 64].fill(0xFF);
+        std::fs::write(&input.path, bytes).unwrap();
+        assert_eq!(failing_column(&input, 1).as_deref(), Some("b"));
+    }
 }
