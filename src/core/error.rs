@@ -188,11 +188,13 @@ impl Error {
     }
 
     /// [`Error::sql`] for an error of parsing `sql`: a syntax error found at the end of the
-    /// text, where the SQL parser names no place, gets the line and column of its last
-    /// character (1-based, columns in characters).
+    /// text (`found: the end of the SQL`), where the SQL parser names no place, gets the line
+    /// and column of its last character (1-based, columns in characters).
     pub fn sql_parse(context: impl Into<String>, source: datafusion::error::DataFusionError, sql: &str) -> Self {
         let mut context = context.into();
-        if matches!(syntax_error(&source), Some((_, None))) {
+        // (an error that names no place and is not about the end, such as DataFusion's own
+        // `Missing LOCATION clause`, is placed nowhere)
+        if matches!(syntax_error(&source), Some((m, None)) if m.contains("the end of the SQL")) {
             let text = sql.trim_end();
             let line = text.matches('\n').count() + 1;
             let column = text.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0).max(1);
@@ -281,7 +283,7 @@ fn sql_place(e: &datafusion::error::DataFusionError) -> String {
 /// The SQL parser's message and the (line, column) it names, when `e` is a syntax error:
 /// sqlparser writes the place into its text (`… at Line: 1, Column: 7`), or none at the end
 /// of the text.
-pub(crate) fn syntax_error(e: &datafusion::error::DataFusionError) -> Option<(String, Option<(u64, u64)>)> {
+fn syntax_error(e: &datafusion::error::DataFusionError) -> Option<(String, Option<(u64, u64)>)> {
     use datafusion::sql::sqlparser::parser::ParserError;
     let datafusion::error::DataFusionError::SQL(p, _) = e.find_root() else { return None };
     let text = match p.as_ref() {

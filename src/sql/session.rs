@@ -506,7 +506,7 @@ pub async fn run_script_stream(
 ) -> Result<(SchemaRef, datafusion::physical_plan::SendableRecordBatchStream, String)> {
     let mut statements: Vec<_> = parse_statements(sql)
         .map_err(|e| {
-            let context = match statement_at(sql, &e) {
+            let context = match statement_at(sql) {
                 Some((i, count)) if count > 1 => format!("query, statement {i} of {count}"),
                 _ => "query".to_string(),
             };
@@ -528,37 +528,81 @@ pub async fn run_script_stream(
     Ok((schema, stream, context(count)))
 }
 
-/// Which statement of `sql` a syntax error `e` is in, and how many statements `sql` holds
-/// (statements end at each `;` outside strings, quoted names and comments; empty ones do not
-/// count): `(2, 3)` for `SELECT 1; SELEC 2; SELECT 3`; an error at the end of the text is in
-/// the last. `None` when `e` is no syntax error or the SQL does not split into tokens.
-fn statement_at(sql: &str, e: &datafusion::error::DataFusionError) -> Option<(usize, usize)> {
-    use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
-    // an error at the end of the text names no place: the last statement
-    let (line, column) = crate::core::error::syntax_error(e)?.1.unwrap_or((u64::MAX, u64::MAX));
-    let tokens =
-        Tokenizer::new(&datafusion::sql::sqlparser::dialect::GenericDialect {}, sql).tokenize_with_location().ok()?;
-    // each statement: whether it holds anything, and whether it starts before the error
-    let (mut count, mut at, mut filled) = (0, 0, false);
+/// Which statement of `sql` fails to parse, and how many statements `sql` holds (statements
+/// end at each `;` outside strings, quoted names and comments; empty ones do not count):
+/// `(2, 3)` for `SELECT 1; SELEC 2; SELECT 3`. The statements are told apart by the SQL
+/// tokenizer and parsed one by one; where the tokenizer itself fails (a string or comment
+/// never closed), the statement is the one that construct opens in, and the last. `None` when
+/// every statement parses alone.
+fn statement_at(sql: &str) -> Option<(usize, usize)> {
+    use datafusion::sql::sqlparser::tokenizer::Token;
+    let Some(tokens) = tokens(sql) else { return unclosed_at(sql) };
+    // the statements' texts, from their first token to the `;` after them
+    let mut statements: Vec<(usize, usize)> = Vec::new();
+    let mut start: Option<usize> = None;
     for t in &tokens {
         match &t.token {
             Token::SemiColon => {
-                if filled {
-                    count += 1;
-                    filled = false;
+                if let Some(from) = start.take() {
+                    statements.push((from, byte_at(sql, t.span.start.line, t.span.start.column)));
                 }
             }
             Token::Whitespace(_) | Token::EOF => {}
             _ => {
-                if !filled && (t.span.start.line, t.span.start.column) <= (line, column) {
-                    at = count + 1;
-                }
-                filled = true;
+                start.get_or_insert_with(|| byte_at(sql, t.span.start.line, t.span.start.column));
             }
         }
     }
-    count += usize::from(filled);
-    (at > 0).then_some((at, count))
+    statements.extend(start.map(|from| (from, sql.len())));
+    let count = statements.len();
+    statements.iter().position(|&(a, b)| parse_statements(&sql[a..b]).is_err()).map(|i| (i + 1, count))
+}
+
+/// The tokens of `sql` with their places; `None` when it does not split into tokens.
+fn tokens(sql: &str) -> Option<Vec<datafusion::sql::sqlparser::tokenizer::TokenWithSpan>> {
+    datafusion::sql::sqlparser::tokenizer::Tokenizer::new(&datafusion::sql::sqlparser::dialect::GenericDialect {}, sql)
+        .tokenize_with_location()
+        .ok()
+}
+
+/// For SQL the tokenizer refuses: the longest part up to a `;` that it reads, ending with that
+/// `;`, holds the statements before the one in error, which is the last (a construct never
+/// closed takes the rest of the text).
+fn unclosed_at(sql: &str) -> Option<(usize, usize)> {
+    use datafusion::sql::sqlparser::tokenizer::Token;
+    let before = sql.match_indices(';').rev().find_map(|(i, _)| {
+        let tokens = tokens(&sql[..=i])?;
+        let last = tokens.iter().rev().find(|t| !matches!(t.token, Token::Whitespace(_) | Token::EOF))?;
+        matches!(last.token, Token::SemiColon).then_some(tokens)
+    });
+    let Some(tokens) = before else { return Some((1, 1)) };
+    let mut count = 0;
+    let mut filled = false;
+    for t in &tokens {
+        match &t.token {
+            Token::SemiColon => {
+                count += usize::from(filled);
+                filled = false;
+            }
+            Token::Whitespace(_) | Token::EOF => {}
+            _ => filled = true,
+        }
+    }
+    Some((count + 1, count + 1))
+}
+
+/// The byte offset in `sql` of 1-based `line` and `column` (in characters), as the SQL
+/// tokenizer counts them.
+fn byte_at(sql: &str, line: u64, column: u64) -> usize {
+    let mut offset = 0;
+    for (n, text) in sql.split_inclusive('\n').enumerate() {
+        if n as u64 + 1 == line {
+            return offset
+                + text.char_indices().nth(column.saturating_sub(1) as usize).map(|(i, _)| i).unwrap_or(text.len());
+        }
+        offset += text.len();
+    }
+    sql.len()
 }
 
 /// `context` with what helps when statement `st` names a table there is not (it failed to

@@ -327,10 +327,12 @@ fn name_broken(e: Error, files: &[(String, PathBuf)], hint: &str, raw: bool) -> 
         Error::Panicked { context, .. } => context.clone(),
         _ => return e,
     };
-    let mut broken: Vec<(&String, String)> =
-        files.iter().filter_map(|(name, path)| parquet_footer(path).err().map(|why| (name, why))).collect();
+    // each file named, with the 1-based row its failing batch starts at when its footer reads
+    let mut broken: Vec<(&String, Option<u64>, String)> =
+        files.iter().filter_map(|(name, path)| parquet_footer(path).err().map(|why| (name, None, why))).collect();
     if broken.is_empty() {
-        broken.extend(files.iter().find_map(|(name, path)| parquet_rows(path).err().map(|why| (name, why))));
+        broken
+            .extend(files.iter().find_map(|(name, path)| parquet_rows(path).err().map(|(row, why)| (name, row, why))));
     }
     if broken.is_empty() {
         let message = format!("{}{hint}", error_text(&e));
@@ -339,12 +341,14 @@ fn name_broken(e: Error, files: &[(String, PathBuf)], hint: &str, raw: bool) -> 
     if raw {
         let violations: Vec<crate::core::report::Violation> = broken
             .into_iter()
-            .map(|(name, why)| crate::core::report::Violation {
+            .map(|(name, row, why)| crate::core::report::Violation {
                 scope: crate::core::report::Scope::Source,
                 table: String::new(),
                 source: Some(crate::core::report::SourceRef {
                     file: name.clone(),
-                    at: crate::core::report::Position::Pointer(String::new()),
+                    at: row.map_or(crate::core::report::Position::Pointer(String::new()), |r| {
+                        crate::core::report::Position::Line(r)
+                    }),
                 }),
                 path: String::new(),
                 rule: "parquet".into(),
@@ -355,7 +359,7 @@ fn name_broken(e: Error, files: &[(String, PathBuf)], hint: &str, raw: bool) -> 
         return Error::Invalid { total: violations.len(), violations, checked: crate::core::report::Checked::All };
     }
     let message: Vec<String> =
-        broken.into_iter().map(|(name, why)| format!("{name} is not a readable Parquet file: {why}")).collect();
+        broken.into_iter().map(|(name, _, why)| format!("{name} is not a readable Parquet file: {why}")).collect();
     Error::format(context, Explained { message: format!("{}{hint}", message.join("\n")), cause: Box::new(e) })
 }
 
@@ -379,19 +383,27 @@ fn parquet_footer(path: &Path) -> std::result::Result<(), String> {
 
 /// Decodes every row of the Parquet file at `path`, a batch at a time, and drops them: the
 /// error, or the panic, of the first page that does not decode.
-fn parquet_rows(path: &Path) -> std::result::Result<(), String> {
-    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    crate::core::error::catch_panic(|| -> std::result::Result<(), String> {
+fn parquet_rows(path: &Path) -> std::result::Result<(), (Option<u64>, String)> {
+    let f = std::fs::File::open(path).map_err(|e| (None, e.to_string()))?;
+    let mut first_row = 1u64;
+    let read = crate::core::error::catch_panic(|| -> std::result::Result<(), String> {
         let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)
-            .and_then(|b| b.build())
+            .and_then(|b| b.with_batch_size(8192).build())
             .map_err(|e| e.to_string())?;
         for b in reader {
-            b.map_err(|e| e.to_string())?;
+            first_row += b.map_err(|e| e.to_string())?.num_rows() as u64;
         }
         Ok(())
     })
     .map_err(|panic| format!("the Parquet reader stopped on {panic}"))
-    .and_then(|r| r)
+    .and_then(|r| r);
+    // the batch that failed, and the column that fails there
+    read.map_err(|why| {
+        let column = crate::stages::ingest::parquet::failing_column(path, first_row)
+            .map(|c| format!("column `{c}`, "))
+            .unwrap_or_default();
+        (Some(first_row), format!("{why} ({column}a batch of rows from row {first_row} on)"))
+    })
 }
 
 /// Raw files registered as a table; keeps the temporary data alive while querying.

@@ -517,6 +517,11 @@ fn a_source_that_stops_the_reading_keeps_the_violations_before_it_and_says_the_c
     let o = build(dir, &["-q", "--format", "json"]);
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!((doc["violations_total"].as_u64(), doc["violations_checked"].as_str()), (Some(2), Some("up_to_source")));
+    // the violation that stopped the reading is shown whatever --max-errors leaves out
+    let o = build(dir, &["-q", "--max-errors", "1"]);
+    let err = stderr(&o);
+    assert!(err.contains("b.json:1:column 31: not valid JSON"), "{err}");
+    assert!(err.contains("... and 1 more (2 violations in all"), "{err}");
 }
 
 fn check_stopped(err: &str) {

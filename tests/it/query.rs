@@ -154,6 +154,18 @@ fn a_failing_statement_of_a_script_is_named_and_results_stream_in_every_format()
             "error: query, statement 2 of 2 (SQL line 1, column 32, its end): SQL syntax error: Expected: ), found: the end",
         ),
         ("SELEC 1", "error: query (SQL line 1, column 1): SQL syntax error"),
+        // a string or comment never closed takes the rest: the statement it opens in
+        (
+            "SELECT 1; SELECT 'abc; SELECT 3",
+            "error: query, statement 2 of 2 (SQL line 1, column 18): SQL syntax error: Unterminated string literal",
+        ),
+        ("SELECT 1; /* never closed", "error: query, statement 2 of 2 (SQL line 1, column 26): SQL syntax error: "),
+        // DataFusion's own parser names no place: the statement still
+        (
+            "CREATE EXTERNAL TABLE x (a int) STORED AS CSV; SELECT 1; SELECT 2",
+            "error: query, statement 1 of 3: SQL syntax error: Missing LOCATION clause",
+        ),
+        ("EXPLAIN FORMAT foo SELECT 1; SELECT 2", "error: query, statement 1 of 2: "),
     ] {
         let o = run(bin().args(["query", "-q"]).arg(example_release()).arg(sql));
         assert_eq!(o.status.code(), Some(2));
@@ -570,8 +582,10 @@ fn a_parquet_file_the_reader_panics_on_is_named_not_a_crash() {
     let o = quiet(c);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("raw/c.parquet: not readable as Parquet: the Parquet reader stopped on"), "{err}");
-    assert!(err.contains("(rule parquet)\n1 violation found"), "{err}");
+    // named as a build names it: the row its failing batch starts at, and the column
+    assert!(err.contains("raw/c.parquet:1: not readable as Parquet: the Parquet reader stopped on"), "{err}");
+    assert!(err.contains("(column `"), "{err}");
+    assert!(err.contains("a batch of rows from row 1 on) (rule parquet)\n1 violation found"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 
     write(dir, "pipeline.toml", &one_source("cp", "raw/c.parquet", "parquet", "", "SELECT name, step FROM raw", ""));
@@ -784,7 +798,8 @@ fn a_parquet_file_whose_pages_do_not_decode_is_named() {
     // a raw file that does not read is a violation of its data
     let o = run(bin().args(["query", "-q"]).arg(&f).arg("SELECT sum(step) FROM t"));
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(stderr(&o).contains(&format!("{}: not readable as Parquet: ", f.display())), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&format!("{}:1: not readable as Parquet: ", f.display())), "{}", stderr(&o));
+    assert!(stderr(&o).contains("(column `step`, a batch of rows from row 1 on)"), "{}", stderr(&o));
 }
 
 #[test]

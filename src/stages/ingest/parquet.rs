@@ -341,13 +341,13 @@ fn unreadable_at(input: &InputFile, at: Position, why: impl std::fmt::Display) -
     Error::source_violation(&input.rel, at, "", "parquet", format!("not readable as Parquet: {why}"))
 }
 
-/// The first top-level column of `input` whose batch of 8,192 rows from `first_row` (1-based)
-/// does not read, each column read alone; `None` when each reads alone or the file does not
-/// open. Only called once a batch of every column failed.
-fn failing_column(input: &InputFile, first_row: u64) -> Option<String> {
+/// The first top-level column of the Parquet file at `path` whose batch of 8,192 rows from
+/// `first_row` (1-based) does not read, each column read alone; `None` when each reads alone
+/// or the file does not open. For naming what failed once a batch of every column did.
+pub fn failing_column(path: &std::path::Path, first_row: u64) -> Option<String> {
     use parquet::arrow::ProjectionMask;
     use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
-    let open = || File::open(&input.path).ok().and_then(|f| ParquetRecordBatchReaderBuilder::try_new(f).ok());
+    let open = || File::open(path).ok().and_then(|f| ParquetRecordBatchReaderBuilder::try_new(f).ok());
     let builder = open()?;
     let names: Vec<String> = builder.schema().fields().iter().map(|f| f.name().clone()).collect();
     let skip = usize::try_from(first_row.saturating_sub(1)).ok()?;
@@ -405,7 +405,7 @@ pub fn read(
     // the reader panics on some corrupt pages: that is an error naming the file and its rows
     // a batch that does not read: the rows it starts at, and the column that fails there
     let failed = |first_row: u64, why: String| {
-        let column = failing_column(input, first_row).map(|c| format!("column `{c}`, ")).unwrap_or_default();
+        let column = failing_column(&input.path, first_row).map(|c| format!("column `{c}`, ")).unwrap_or_default();
         unreadable_at(
             input,
             Position::Line(first_row),
@@ -497,7 +497,7 @@ mod tests {
         let input = file(dir.path(), 10_000);
         // the first batch, the last (shorter than 8,192 rows), and rows past the end
         for first_row in [1, 8193, 9_999, 20_000] {
-            assert_eq!(failing_column(&input, first_row), None, "from row {first_row}");
+            assert_eq!(failing_column(&input.path, first_row), None, "from row {first_row}");
         }
     }
 
@@ -512,6 +512,6 @@ mod tests {
         let from = usize::try_from(start + len / 3).unwrap();
         bytes[from..from + 64].fill(0xFF);
         std::fs::write(&input.path, bytes).unwrap();
-        assert_eq!(failing_column(&input, 1).as_deref(), Some("b"));
+        assert_eq!(failing_column(&input.path, 1).as_deref(), Some("b"));
     }
 }

@@ -823,12 +823,14 @@ impl Stager<'_> {
         match failure {
             // the sources read before it keep their violations; the count stops there
             Failure::Source(_, Error::Invalid { violations, total, .. }) => {
-                let mut all = self.sources_report();
+                // the violation that stopped the reading is kept whatever --max-errors leaves out
+                let mut all = BuildReport::new(self.max_errors.max(1));
                 let kept = violations.len();
                 for v in violations {
                     all.violation(v);
                 }
                 all.violations_total += total - kept;
+                all.absorb(self.sources_report());
                 match all.to_error() {
                     Error::Invalid { violations, total, .. } => {
                         Error::Invalid { violations, total, checked: crate::core::report::Checked::UpToSource }
