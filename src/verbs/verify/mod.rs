@@ -179,6 +179,10 @@ fn run_checks(
                 rep.push(ProblemKind::Manifest, format!("manifest.json{place}: {message}"));
                 None
             }
+            Err(e @ crate::core::error::Error::Io { .. }) => {
+                rep.push(ProblemKind::Unreadable, format!("manifest.json: cannot be read: {}", os_error(e)));
+                None
+            }
             Err(e) => {
                 rep.push(ProblemKind::Manifest, format!("manifest.json: {e}"));
                 None
@@ -285,6 +289,8 @@ fn check_sums_alone(dir: &Path, rep: &mut VerifyReport) {
                 ProblemKind::Sha256Mismatch,
                 format!("{path}: sha256 mismatch: SHA256SUMS says {sha}, found {}", d.sha256),
             ),
+            // an unreadable manifest is said already, when it would not load
+            Err(_) if path == "manifest.json" => {}
             Err(e) => rep.push(ProblemKind::Unreadable, format!("{path}: cannot be read: {}", os_error(e))),
         }
     }
