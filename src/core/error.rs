@@ -132,15 +132,7 @@ impl Error {
         message: impl Into<String>,
     ) -> Self {
         Error::Invalid {
-            violations: vec![Violation {
-                scope: crate::core::report::Scope::Source,
-                table: String::new(),
-                source: Some(crate::core::report::SourceRef { file: file.to_string(), at }),
-                path: path.into(),
-                rule: rule.into(),
-                key: None,
-                message: message.into(),
-            }],
+            violations: vec![Violation::of_source(file, at, path, rule, message)],
             total: 1,
             checked: crate::core::report::Checked::All,
         }

@@ -105,6 +105,29 @@ pub enum Scope {
     Source,
 }
 
+impl Violation {
+    /// A violation of a source's raw input: file `file` at `at` (a line or JSON pointer), `path`
+    /// inside it (a JSON path, `column 7`, or empty), the rule broken and what was found. The
+    /// source's name is left empty, for the reader that knows it to fill in.
+    pub fn of_source(
+        file: &str,
+        at: Position,
+        path: impl Into<String>,
+        rule: &str,
+        message: impl Into<String>,
+    ) -> Violation {
+        Violation {
+            scope: Scope::Source,
+            table: String::new(),
+            source: Some(SourceRef { file: file.to_string(), at }),
+            path: path.into(),
+            rule: rule.into(),
+            key: None,
+            message: message.into(),
+        }
+    }
+}
+
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // `file:line:path: message`, without an empty part
@@ -294,12 +317,13 @@ impl BuildReport {
 
     /// The violations as [`crate::Error::Invalid`] (sorted), whether or not there are any.
     pub fn to_error(&mut self) -> crate::Error {
+        self.to_error_checked(Checked::All)
+    }
+
+    /// [`BuildReport::to_error`], covering what `checked` says.
+    pub fn to_error_checked(&mut self, checked: Checked) -> crate::Error {
         self.violations.sort();
-        crate::Error::Invalid {
-            violations: self.violations.clone(),
-            total: self.violations_total,
-            checked: Checked::All,
-        }
+        crate::Error::Invalid { violations: self.violations.clone(), total: self.violations_total, checked }
     }
 }
 

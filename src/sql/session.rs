@@ -535,12 +535,19 @@ pub async fn run_script_stream(
 /// never closed), the statement is the one that construct opens in, and the last. `None` when
 /// every statement parses alone.
 fn statement_at(sql: &str) -> Option<(usize, usize)> {
-    use datafusion::sql::sqlparser::tokenizer::Token;
     let Some(tokens) = tokens(sql) else { return unclosed_at(sql) };
-    // the statements' texts, from their first token to the `;` after them
-    let mut statements: Vec<(usize, usize)> = Vec::new();
+    let statements = statement_spans(sql, &tokens);
+    let count = statements.len();
+    statements.iter().position(|&(a, b)| parse_statements(&sql[a..b]).is_err()).map(|i| (i + 1, count))
+}
+
+/// The byte ranges of the statements of `sql` split into `tokens`: from a statement's first
+/// token to the `;` after it (or the end); empty statements left out.
+fn statement_spans(sql: &str, tokens: &[datafusion::sql::sqlparser::tokenizer::TokenWithSpan]) -> Vec<(usize, usize)> {
+    use datafusion::sql::sqlparser::tokenizer::Token;
+    let mut statements = Vec::new();
     let mut start: Option<usize> = None;
-    for t in &tokens {
+    for t in tokens {
         match &t.token {
             Token::SemiColon => {
                 if let Some(from) = start.take() {
@@ -554,8 +561,7 @@ fn statement_at(sql: &str) -> Option<(usize, usize)> {
         }
     }
     statements.extend(start.map(|from| (from, sql.len())));
-    let count = statements.len();
-    statements.iter().position(|&(a, b)| parse_statements(&sql[a..b]).is_err()).map(|i| (i + 1, count))
+    statements
 }
 
 /// The tokens of `sql` with their places; `None` when it does not split into tokens.
@@ -571,23 +577,12 @@ fn tokens(sql: &str) -> Option<Vec<datafusion::sql::sqlparser::tokenizer::TokenW
 fn unclosed_at(sql: &str) -> Option<(usize, usize)> {
     use datafusion::sql::sqlparser::tokenizer::Token;
     let before = sql.match_indices(';').rev().find_map(|(i, _)| {
-        let tokens = tokens(&sql[..=i])?;
+        let prefix = &sql[..=i];
+        let tokens = tokens(prefix)?;
         let last = tokens.iter().rev().find(|t| !matches!(t.token, Token::Whitespace(_) | Token::EOF))?;
-        matches!(last.token, Token::SemiColon).then_some(tokens)
+        matches!(last.token, Token::SemiColon).then_some((prefix, tokens))
     });
-    let Some(tokens) = before else { return Some((1, 1)) };
-    let mut count = 0;
-    let mut filled = false;
-    for t in &tokens {
-        match &t.token {
-            Token::SemiColon => {
-                count += usize::from(filled);
-                filled = false;
-            }
-            Token::Whitespace(_) | Token::EOF => {}
-            _ => filled = true,
-        }
-    }
+    let count = before.map_or(0, |(prefix, tokens)| statement_spans(prefix, &tokens).len());
     Some((count + 1, count + 1))
 }
 

@@ -835,8 +835,10 @@ fn conform_batch(
     let mut cols = Vec::with_capacity(target.fields().len());
     let mut problems = Vec::new();
     // the key as the query gave it (a key column may be the value that does not fit)
-    let key_idx: Option<Vec<usize>> =
-        (!primary_key.is_empty()).then(|| primary_key.iter().map(|k| b.schema().index_of(k).ok()).collect()).flatten();
+    let key = |r: usize| -> Option<String> {
+        let idx: Vec<usize> = primary_key.iter().map(|k| b.schema().index_of(k).ok()).collect::<Option<_>>()?;
+        (!idx.is_empty()).then(|| crate::stages::validate::render_key(primary_key, &idx, b, r))
+    };
     for f in target.fields() {
         let c = b.column_by_name(f.name()).expect("checked");
         let from = c.data_type().clone();
@@ -855,7 +857,7 @@ fn conform_batch(
                     problems.push(CellProblem {
                         row: r,
                         column: f.name().clone(),
-                        key: key_idx.as_ref().map(|idx| crate::stages::validate::render_key(primary_key, idx, b, r)),
+                        key: key(r),
                         message: format!(
                             "value {shown} cannot be stored as {} without changing it",
                             type_name(f.data_type())

@@ -341,19 +341,17 @@ fn name_broken(e: Error, files: &[(String, PathBuf)], hint: &str, raw: bool) -> 
     if raw {
         let violations: Vec<crate::core::report::Violation> = broken
             .into_iter()
-            .map(|(name, row, why)| crate::core::report::Violation {
-                scope: crate::core::report::Scope::Source,
-                table: String::new(),
-                source: Some(crate::core::report::SourceRef {
-                    file: name.clone(),
-                    at: row.map_or(crate::core::report::Position::Pointer(String::new()), |r| {
-                        crate::core::report::Position::Line(r)
-                    }),
-                }),
-                path: String::new(),
-                rule: "parquet".into(),
-                key: None,
-                message: format!("not readable as Parquet: {why}"),
+            .map(|(name, row, why)| {
+                let at = row.map_or(crate::core::report::Position::Pointer(String::new()), |r| {
+                    crate::core::report::Position::Line(r)
+                });
+                crate::core::report::Violation::of_source(
+                    name,
+                    at,
+                    "",
+                    "parquet",
+                    format!("not readable as Parquet: {why}"),
+                )
             })
             .collect();
         return Error::Invalid { total: violations.len(), violations, checked: crate::core::report::Checked::All };
@@ -398,12 +396,7 @@ fn parquet_rows(path: &Path) -> std::result::Result<(), (Option<u64>, String)> {
     .map_err(|panic| format!("the Parquet reader stopped on {panic}"))
     .and_then(|r| r);
     // the batch that failed, and the column that fails there
-    read.map_err(|why| {
-        let column = crate::stages::ingest::parquet::failing_column(path, first_row)
-            .map(|c| format!("column `{c}`, "))
-            .unwrap_or_default();
-        (Some(first_row), format!("{why} ({column}a batch of rows from row {first_row} on)"))
-    })
+    read.map_err(|why| (Some(first_row), crate::stages::ingest::parquet::batch_failure(path, first_row, &why)))
 }
 
 /// Raw files registered as a table; keeps the temporary data alive while querying.

@@ -589,9 +589,12 @@ fn a_parquet_file_the_reader_panics_on_is_named_not_a_crash() {
     assert!(!err.contains("panicked"), "{err}");
 
     write(dir, "pipeline.toml", &one_source("cp", "raw/c.parquet", "parquet", "", "SELECT name, step FROM raw", ""));
-    let mut c = bin();
-    c.arg("build").arg(dir).arg("-q");
-    let o = quiet(c);
+    let build = |args: &[&str]| {
+        let mut c = bin();
+        c.arg("build").arg(dir).arg("-q").args(args);
+        quiet(c)
+    };
+    let o = build(&[]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("raw/c.parquet:1: not readable as Parquet: the Parquet reader stopped on"), "{err}");
@@ -600,16 +603,12 @@ fn a_parquet_file_the_reader_panics_on_is_named_not_a_crash() {
     assert!(!err.contains("panicked"), "{err}");
     assert!(!dir.join("releases/cp").exists());
     // rejecting cannot keep its rows apart: the build still fails
-    let mut c = bin();
-    c.arg("build").arg(dir).args(["-q", "--on-invalid", "reject"]);
-    assert_eq!(quiet(c).status.code(), Some(1));
+    assert_eq!(build(&["--on-invalid", "reject"]).status.code(), Some(1));
 
     // a file cut short: its footer is gone
     let whole = std::fs::read(repo().join("tests/fixtures/corrupt/bitflip.parquet")).unwrap();
     std::fs::write(dir.join("raw/c.parquet"), &whole[..whole.len() / 2]).unwrap();
-    let mut c = bin();
-    c.arg("build").arg(dir).arg("-q");
-    let o = quiet(c);
+    let o = build(&[]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("raw/c.parquet: not readable as Parquet: "), "{err}");

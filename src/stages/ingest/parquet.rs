@@ -341,21 +341,29 @@ fn unreadable_at(input: &InputFile, at: Position, why: impl std::fmt::Display) -
     Error::source_violation(&input.rel, at, "", "parquet", format!("not readable as Parquet: {why}"))
 }
 
+/// What a batch of the Parquet file at `path` from `first_row` (1-based) that does not read
+/// says after `why`, the reader's error: `why (column `b`, a batch of rows from row 8193 on)`,
+/// with the column when reading each column alone finds the one that fails.
+pub fn batch_failure(path: &std::path::Path, first_row: u64, why: &str) -> String {
+    let column = failing_column(path, first_row).map(|c| format!("column `{c}`, ")).unwrap_or_default();
+    format!("{why} ({column}a batch of rows from row {first_row} on)")
+}
+
 /// The first top-level column of the Parquet file at `path` whose batch of 8,192 rows from
 /// `first_row` (1-based) does not read, each column read alone; `None` when each reads alone
 /// or the file does not open. For naming what failed once a batch of every column did.
-pub fn failing_column(path: &std::path::Path, first_row: u64) -> Option<String> {
+fn failing_column(path: &std::path::Path, first_row: u64) -> Option<String> {
     use parquet::arrow::ProjectionMask;
-    use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
-    let open = || File::open(path).ok().and_then(|f| ParquetRecordBatchReaderBuilder::try_new(f).ok());
-    let builder = open()?;
-    let names: Vec<String> = builder.schema().fields().iter().map(|f| f.name().clone()).collect();
+    use parquet::arrow::arrow_reader::{ArrowReaderMetadata, RowSelection, RowSelector};
+    let file = File::open(path).ok()?;
+    // the footer read once, for every column
+    let meta = ArrowReaderMetadata::load(&file, Default::default()).ok()?;
     let skip = usize::try_from(first_row.saturating_sub(1)).ok()?;
     // a selection past the file's rows fails by itself: it would blame the first column
-    let rows = usize::try_from(builder.metadata().file_metadata().num_rows()).ok()?;
+    let rows = usize::try_from(meta.metadata().file_metadata().num_rows()).ok()?;
     let take = rows.checked_sub(skip).filter(|&n| n > 0)?.min(8192);
-    names.into_iter().enumerate().find_map(|(i, name)| {
-        let b = open()?;
+    meta.schema().fields().iter().enumerate().find_map(|(i, field)| {
+        let b = ParquetRecordBatchReaderBuilder::new_with_metadata(file.try_clone().ok()?, meta.clone());
         let mask = ProjectionMask::roots(b.parquet_schema(), [i]);
         let selection = RowSelection::from(vec![RowSelector::skip(skip), RowSelector::select(take)]);
         let read = crate::core::error::catch_panic(|| {
@@ -365,7 +373,7 @@ pub fn failing_column(path: &std::path::Path, first_row: u64) -> Option<String> 
                 .build()
                 .and_then(|mut r| r.try_for_each(|b| b.map(drop)).map_err(Into::into))
         });
-        matches!(read, Err(_) | Ok(Err(_))).then_some(name)
+        matches!(read, Err(_) | Ok(Err(_))).then(|| field.name().clone())
     })
 }
 
@@ -402,15 +410,9 @@ pub fn read(
     .map_err(|e| unreadable(input, e))?;
     let schema: SchemaRef = Arc::new(Schema::new(fields.to_vec()));
     let mut first_row = 1u64;
-    // the reader panics on some corrupt pages: that is an error naming the file and its rows
-    // a batch that does not read: the rows it starts at, and the column that fails there
+    // the reader panics on some corrupt pages: a violation at the rows of the batch, as an error is
     let failed = |first_row: u64, why: String| {
-        let column = failing_column(&input.path, first_row).map(|c| format!("column `{c}`, ")).unwrap_or_default();
-        unreadable_at(
-            input,
-            Position::Line(first_row),
-            format!("{why} ({column}a batch of rows from row {first_row} on)"),
-        )
+        unreadable_at(input, Position::Line(first_row), batch_failure(&input.path, first_row, &why))
     };
     while let Some(b) = crate::core::error::catch_panic(|| reader.next())
         .map_err(|p| failed(first_row, format!("the Parquet reader stopped on {p}")))?

@@ -197,7 +197,7 @@ pub fn parse_line(buf: &[u8], line_no: u64) -> Option<Item> {
             message: format!(
                 "truncated last line (it ends without a newline in the middle of a value: {} at column {}); \
                  the writing process was probably stopped",
-                e.to_string().strip_suffix(&format!(" at line {} column {}", e.line(), e.column())).unwrap_or_default(),
+                serde_what(&e),
                 match &rewritten {
                     Some(r) if e.line() == 1 => lenient::original_column(r, e.column()),
                     _ => e.column(),
@@ -211,7 +211,7 @@ pub fn parse_line(buf: &[u8], line_no: u64) -> Option<Item> {
                 Some(r) if e.line() == 1 => lenient::original_column(r, e.column()),
                 _ => e.column(),
             };
-            let mut message = json_message(&e, Some(column));
+            let mut message = json_message(&e, JsonPlace::Column(column));
             if line.starts_with(b"\xEF\xBB\xBF") {
                 // a file's byte order mark in the middle: files joined together
                 message.push_str(
@@ -228,34 +228,28 @@ pub fn parse_line(buf: &[u8], line_no: u64) -> Option<Item> {
 /// one line of JSON Lines (serde_json counts lines from the start of that line, so its "line 1"
 /// would contradict the file's line number said in front), and what a lone UTF-16 surrogate
 /// escape is, which serde_json names after the escape that should have followed it.
-/// `line_column`: for one line, the column to say (in the line as written, when it was
-/// rewritten: see [`lenient::original_column`]); `None` for a whole document.
-fn json_message(e: &serde_json::Error, line_column: Option<usize>) -> String {
-    let text = e.to_string();
-    let what = text.strip_suffix(&format!(" at line {} column {}", e.line(), e.column())).unwrap_or(&text);
-    let place = match line_column.filter(|_| e.line() == 1) {
-        Some(column) => format!("at column {column}"),
-        None => format!("at line {} column {}", e.line(), e.column()),
+fn json_message(e: &serde_json::Error, place: JsonPlace) -> String {
+    let what = serde_what(e);
+    let place = match place {
+        JsonPlace::Column(column) if e.line() == 1 => format!(" at column {column}"),
+        JsonPlace::Said => String::new(),
+        _ => format!(" at line {} column {}", e.line(), e.column()),
     };
     if what == "recursion limit exceeded" {
         // valid JSON, deeper than the parser goes: the limit is the reader's, not the input's fault
         return format!(
-            "nested 128 or more arrays or objects deep (the record's own object counts as one) {place}, \
+            "nested 128 or more arrays or objects deep (the record's own object counts as one){place}, \
              beyond what runpack reads (serde_json's recursion limit, which keeps a hostile input from \
              exhausting the stack)"
         );
     }
     if what == "number out of range" {
         return format!(
-            "a number beyond the range of a 64-bit float (about ±1.8e308) {place}; write an infinity as the bare \
+            "a number beyond the range of a 64-bit float (about ±1.8e308){place}; write an infinity as the bare \
              token Infinity or -Infinity"
         );
     }
-    let mut m = if line_column.is_some() && e.line() == 1 {
-        format!("not valid JSON: {what} {place}")
-    } else {
-        format!("not valid JSON: {text}")
-    };
+    let mut m = format!("not valid JSON: {what}{place}");
     if what.contains("hex escape") || what.contains("surrogate") {
         m.push_str(
             " (a UTF-16 surrogate escape, \\uD800 to \\uDFFF, is text only as a high-low pair such as \
@@ -263,6 +257,23 @@ fn json_message(e: &serde_json::Error, line_column: Option<usize>) -> String {
         );
     }
     m
+}
+
+/// Where [`json_message`] says a serde_json error is.
+enum JsonPlace {
+    /// One line of JSON Lines: the column to say (in the line as written, when it was rewritten:
+    /// see [`lenient::original_column`]).
+    Column(usize),
+    /// A whole document, whose place no one else says: its line and column.
+    Document,
+    /// Said by the caller (`file:line:column N`): nothing.
+    Said,
+}
+
+/// serde_json's message without the place it appends (` at line 1 column 7`).
+fn serde_what(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    text.strip_suffix(&format!(" at line {} column {}", e.line(), e.column())).map(str::to_string).unwrap_or(text)
 }
 
 fn raw(line: &[u8]) -> String {
@@ -292,7 +303,7 @@ pub fn json(
             format!("column {}", e.column()),
             "json",
             // the place is the violation's own (`file:line:column N`), not said twice
-            json_message(&e, None).replace(&format!(" at line {} column {}", e.line(), e.column()), ""),
+            json_message(&e, JsonPlace::Said),
         )),
     }
 }
@@ -357,7 +368,7 @@ pub fn json_record(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn Fn
         Err(e) => sink(Item::Bad {
             at: Position::Pointer(String::new()),
             rule: "json",
-            message: json_message(&e, None),
+            message: json_message(&e, JsonPlace::Document),
             raw: None,
         }),
     }

@@ -831,21 +831,11 @@ impl Stager<'_> {
                 }
                 all.violations_total += total - kept;
                 all.absorb(self.sources_report());
-                match all.to_error() {
-                    Error::Invalid { violations, total, .. } => {
-                        Error::Invalid { violations, total, checked: crate::core::report::Checked::UpToSource }
-                    }
-                    other => other,
-                }
+                all.to_error_checked(crate::core::report::Checked::UpToSource)
             }
             Failure::Source(_, e) => e,
             Failure::Table(e) if self.violations() == 0 => e,
-            _ => match self.sources_report().to_error() {
-                Error::Invalid { violations, total, .. } => {
-                    Error::Invalid { violations, total, checked: crate::core::report::Checked::Sources }
-                }
-                other => other,
-            },
+            _ => self.sources_report().to_error_checked(crate::core::report::Checked::Sources),
         }
     }
 
