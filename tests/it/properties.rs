@@ -156,6 +156,72 @@ proptest! {
     }
 }
 
+/// Numbers in every shape JSON allows, and tokens it does not.
+const NUMBERS: &[&str] = &[
+    "0",
+    "-0",
+    "-0.0",
+    "0.0e0",
+    "3.0",
+    "-3.0",
+    "1e5",
+    "1E+5",
+    "-1.5e-3",
+    "2.5E-0",
+    "0.12345678901234567890123",
+    "1e400",
+    "-1e400",
+    "1e-400",
+    "-1e-400",
+    "4.9e-324",
+    "1.7976931348623157e308",
+    "9007199254740993",
+    "9007199254740992.0",
+    "18446744073709551615",
+    "18446744073709551616",
+    "-9223372036854775808",
+    "-9223372036854775809",
+    "01",
+    "-01",
+    "1.",
+    ".5",
+    "+1",
+    "1e",
+    "1e+",
+    "-",
+    "1x",
+    "0x1",
+    "1.5.2",
+    "--1",
+    "nul",
+    "tru",
+    "falsey",
+    "nulll",
+    "Infinityy",
+];
+
+/// Strings with escapes, good and bad, and raw control characters.
+const STRINGS: &[&str] = &[
+    r#""""#,
+    r#""a\u00e9b""#,
+    r#""\ud83d\ude00""#,
+    r#""\ud800""#,
+    r#""a\tb\n""#,
+    "\"a\tb\"",
+    r#""a\"#,
+    r#""abc"#,
+    r#""\\""#,
+    r#""\/""#,
+    r#""\x""#,
+    "\"\u{1}\"",
+    "\"\u{7f}\"",
+    r#""\"""#,
+    r#""\u00""#,
+];
+
+/// Whitespace between tokens, JSON's four kinds.
+const GAPS: &[&str] = &["", " ", "\t", " \r "];
+
 /// A flat value for the fast-path test: mostly what the declared columns take, sometimes not.
 fn flat_value() -> impl Strategy<Value = String> {
     prop_oneof![
@@ -172,14 +238,22 @@ fn flat_value() -> impl Strategy<Value = String> {
         Just("123456789012345678901234".to_string()),
         Just("-9223372036854775809".to_string()),
         Just("-9223372036854775808".to_string()),
+        // numbers in every shape JSON allows, and tokens it does not
+        prop::sample::select(NUMBERS).prop_map(str::to_string),
+        // strings with escapes, good and bad, and raw control characters
+        prop::sample::select(STRINGS).prop_map(str::to_string),
     ]
 }
 
-/// A flat record over k0..k5 (k5 names no column), keys maybe repeated, values typed by key.
+/// A flat record over k0..k5 (k5 names no column), keys maybe repeated or escaped, values
+/// typed by key, with or without whitespace between tokens.
 fn flat_record() -> impl Strategy<Value = String> {
-    prop::collection::vec((0usize..6, flat_value(), any::<bool>()), 0..7).prop_map(|kv| {
-        let parts: Vec<String> = kv.into_iter().map(|(k, v, _)| format!("\"k{k}\": {v}")).collect();
-        format!("{{{}}}", parts.join(", "))
+    let key = (0usize..6, any::<bool>())
+        .prop_map(|(k, escaped)| if escaped { format!("k\\u003{k}") } else { format!("k{k}") });
+    let gap = prop::sample::select(GAPS);
+    (prop::collection::vec((key, flat_value()), 0..7), gap, any::<bool>()).prop_map(|(kv, gap, trailing)| {
+        let parts: Vec<String> = kv.into_iter().map(|(k, v)| format!("{gap}\"{k}\"{gap}:{gap}{v}{gap}")).collect();
+        format!("{gap}{{{}}}{}", parts.join(","), if trailing { gap } else { "" })
     })
 }
 
@@ -188,47 +262,85 @@ proptest! {
 
     #[test]
     fn the_fast_path_agrees_with_the_general_path(lines in prop::collection::vec(flat_record(), 1..10), keep_clean in any::<bool>()) {
-        use runpack::stages::ingest::direct::Decoder;
-        let columns: Vec<(String, Target)> = [Target::Str, Target::Int64, Target::Float64, Target::Bool, Target::UInt64]
-            .into_iter().enumerate().map(|(i, t)| (format!("k{i}"), t)).collect();
-        // half of the runs keep only lines the general path takes without a problem, so the
-        // fast path gets exercised, not just refused
-        let lines: Vec<String> = if keep_clean {
-            lines.into_iter().filter(|l| match records::parse_line(l.as_bytes(), 2) {
-                Some(Item::Record(o, _)) => convert(&[&o], &columns, &ConvertOptions { strict_keys: true, ..Default::default() }).problems.is_empty(),
-                _ => false,
-            }).collect()
-        } else { lines };
-        let mut chunk = records::LineChunk::default();
-        for (i, l) in lines.iter().enumerate() {
-            chunk.bytes.extend_from_slice(l.as_bytes());
-            chunk.bytes.push(b'\n');
-            chunk.lines.push((i as u64 + 2, chunk.bytes.len()));
-        }
-        let opts = ConvertOptions { strict_keys: true, ..Default::default() };
-        let fast = Decoder::new(&columns, opts.nonfinite).unwrap().decode(&chunk);
-        let mut recs = Vec::new();
-        for item in chunk.items() {
-            match item {
-                Item::Record(o, _) => recs.push(o),
-                Item::Bad { .. } => prop_assert!(fast.is_none(), "a bad line on the fast path"),
+        fast_path_agrees(lines, keep_clean)?;
+    }
+}
+
+/// Every number and string token of the fast-path test, in every column and between every
+/// kind of whitespace, one line each: the same on both paths.
+#[test]
+fn the_fast_path_agrees_on_every_token() {
+    for token in NUMBERS.iter().chain(STRINGS).chain(&["null", "true", "false", "NaN", "-Infinity"]) {
+        for key in ["k0", "k1", "k2", "k3", "k4", "k5", "k\\u0032", "k11", "k0k1"] {
+            for gap in GAPS {
+                let line = format!("{gap}{{{gap}\"{key}\"{gap}:{gap}{token}{gap}}}{gap}");
+                for keep_clean in [false, true] {
+                    if let Err(e) = fast_path_agrees(vec![line.clone()], keep_clean) {
+                        panic!("{line:?}: {e}");
+                    }
+                }
             }
-        }
-        let refs: Vec<&Map<String, Value>> = recs.iter().collect();
-        let slow = convert(&refs, &columns, &opts);
-        if keep_clean {
-            prop_assert!(fast.is_some(), "clean lines take the fast path: {:?}", lines);
-        }
-        if let Some(fast) = fast {
-            prop_assert!(slow.problems.is_empty(), "{:?}", slow.problems);
-            prop_assert_eq!(fast.lines.len(), recs.len());
-            for (a, b) in fast.columns.iter().zip(&slow.columns) {
-                prop_assert_eq!(a.to_data(), b.to_data());
-            }
-            let ev = |e: &runpack::stages::ingest::convert::Event| (e.kind, e.row, e.path.clone(), e.detail.clone());
-            prop_assert_eq!(fast.events.iter().map(ev).collect::<Vec<_>>(), slow.events.iter().map(ev).collect::<Vec<_>>());
         }
     }
+}
+
+/// Decodes `lines` on the fast path and on the general path (only the lines the general path
+/// takes without a problem when `keep_clean`): either the fast path leaves them to the general
+/// one, or both give the same columns and events.
+fn fast_path_agrees(lines: Vec<String>, keep_clean: bool) -> Result<(), TestCaseError> {
+    use runpack::stages::ingest::direct::Decoder;
+    let columns: Vec<(String, Target)> = [Target::Str, Target::Int64, Target::Float64, Target::Bool, Target::UInt64]
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| (format!("k{i}"), t))
+        .collect();
+    // half of the runs keep only lines the general path takes without a problem, so the
+    // fast path gets exercised, not just refused
+    let lines: Vec<String> = if keep_clean {
+        lines
+            .into_iter()
+            .filter(|l| match records::parse_line(l.as_bytes(), 2) {
+                Some(Item::Record(o, _)) => {
+                    convert(&[&o], &columns, &ConvertOptions { strict_keys: true, ..Default::default() })
+                        .problems
+                        .is_empty()
+                }
+                _ => false,
+            })
+            .collect()
+    } else {
+        lines
+    };
+    let mut chunk = records::LineChunk::default();
+    for (i, l) in lines.iter().enumerate() {
+        chunk.bytes.extend_from_slice(l.as_bytes());
+        chunk.bytes.push(b'\n');
+        chunk.lines.push((i as u64 + 2, chunk.bytes.len()));
+    }
+    let opts = ConvertOptions { strict_keys: true, ..Default::default() };
+    let fast = Decoder::new(&columns, opts.nonfinite).unwrap().decode(&chunk);
+    let mut recs = Vec::new();
+    for item in chunk.items() {
+        match item {
+            Item::Record(o, _) => recs.push(o),
+            Item::Bad { .. } => prop_assert!(fast.is_none(), "a bad line on the fast path"),
+        }
+    }
+    let refs: Vec<&Map<String, Value>> = recs.iter().collect();
+    let slow = convert(&refs, &columns, &opts);
+    if keep_clean {
+        prop_assert!(fast.is_some(), "clean lines take the fast path: {:?}", lines);
+    }
+    if let Some(fast) = fast {
+        prop_assert!(slow.problems.is_empty(), "{:?}", slow.problems);
+        prop_assert_eq!(fast.lines.len(), recs.len());
+        for (a, b) in fast.columns.iter().zip(&slow.columns) {
+            prop_assert_eq!(a.to_data(), b.to_data());
+        }
+        let ev = |e: &runpack::stages::ingest::convert::Event| (e.kind, e.row, e.path.clone(), e.detail.clone());
+        prop_assert_eq!(fast.events.iter().map(ev).collect::<Vec<_>>(), slow.events.iter().map(ev).collect::<Vec<_>>());
+    }
+    Ok(())
 }
 
 #[test]
