@@ -198,6 +198,16 @@ const NUMBERS: &[&str] = &[
     "falsey",
     "nulll",
     "Infinityy",
+    "Infinity",
+    "-Infinity",
+    "NaN",
+    "-NaN",
+    "+Infinity",
+    "NaNx",
+    "-I",
+    "Inf",
+    "nan",
+    "-",
 ];
 
 /// Strings with escapes, good and bad, and raw control characters.
@@ -217,6 +227,8 @@ const STRINGS: &[&str] = &[
     "\"\u{7f}\"",
     r#""\"""#,
     r#""\u00""#,
+    "\"\u{fdd0}NaN\"",
+    "\"\u{fdd0}int:123456789012345678901\"",
 ];
 
 /// Whitespace between tokens, JSON's four kinds.
@@ -270,7 +282,7 @@ proptest! {
 /// kind of whitespace, one line each: the same on both paths.
 #[test]
 fn the_fast_path_agrees_on_every_token() {
-    for token in NUMBERS.iter().chain(STRINGS).chain(&["null", "true", "false", "NaN", "-Infinity"]) {
+    for token in NUMBERS.iter().chain(STRINGS).chain(&["null", "true", "false"]) {
         for key in ["k0", "k1", "k2", "k3", "k4", "k5", "k\\u0032", "k11", "k0k1"] {
             for gap in GAPS {
                 let line = format!("{gap}{{{gap}\"{key}\"{gap}:{gap}{token}{gap}}}{gap}");
