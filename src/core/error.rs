@@ -186,7 +186,7 @@ impl Error {
         let mut context = context.into();
         // (an error that names no place and is not about the end, such as DataFusion's own
         // `Missing LOCATION clause`, is placed nowhere)
-        if matches!(syntax_error(&source), Some((m, None)) if m.contains("the end of the SQL")) {
+        if matches!(syntax_error(&source), Some((_, SqlPlace::End))) {
             let text = sql.trim_end();
             let line = text.matches('\n').count() + 1;
             let column = text.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0).max(1);
@@ -264,7 +264,10 @@ pub fn catch_panic<T>(f: impl FnOnce() -> T) -> std::result::Result<T, String> {
 /// says.
 fn sql_place(e: &datafusion::error::DataFusionError) -> String {
     if let Some((_, place)) = syntax_error(e) {
-        return place.map(|(line, column)| format!(" (SQL line {line}, column {column})")).unwrap_or_default();
+        return match place {
+            SqlPlace::At(line, column) => format!(" (SQL line {line}, column {column})"),
+            SqlPlace::End | SqlPlace::Unsaid => String::new(),
+        };
     }
     match e.diagnostic().and_then(|d| d.span) {
         Some(span) => format!(" (SQL line {}, column {})", span.start.line, span.start.column),
@@ -272,10 +275,19 @@ fn sql_place(e: &datafusion::error::DataFusionError) -> String {
     }
 }
 
-/// The SQL parser's message and the (line, column) it names, when `e` is a syntax error:
-/// sqlparser writes the place into its text (`… at Line: 1, Column: 7`), or none at the end
-/// of the text.
-fn syntax_error(e: &datafusion::error::DataFusionError) -> Option<(String, Option<(u64, u64)>)> {
+/// Where the SQL parser found a syntax error.
+enum SqlPlace {
+    /// A line and column (1-based), which sqlparser writes into its text (`… at Line: 1,
+    /// Column: 7`).
+    At(u64, u64),
+    /// The end of the text: sqlparser's `found: EOF`, which names no place.
+    End,
+    /// No place: DataFusion's own errors (`Missing LOCATION clause`) name none.
+    Unsaid,
+}
+
+/// The SQL parser's message and the place it names, when `e` is a syntax error.
+fn syntax_error(e: &datafusion::error::DataFusionError) -> Option<(String, SqlPlace)> {
     use datafusion::sql::sqlparser::parser::ParserError;
     let datafusion::error::DataFusionError::SQL(p, _) = e.find_root() else { return None };
     let text = match p.as_ref() {
@@ -288,11 +300,12 @@ fn syntax_error(e: &datafusion::error::DataFusionError) -> Option<(String, Optio
     };
     let place = text.rfind(" at Line: ").and_then(|i| {
         let (line, column) = text[i + " at Line: ".len()..].split_once(", Column: ")?;
-        Some((i, (line.trim().parse().ok()?, column.trim().parse().ok()?)))
+        Some((i, line.trim().parse().ok()?, column.trim().parse().ok()?))
     });
     Some(match place {
-        Some((i, lc)) => (text[..i].to_string(), Some(lc)),
-        None => (text.replace("found: EOF", "found: the end of the SQL"), None),
+        Some((i, line, column)) => (text[..i].to_string(), SqlPlace::At(line, column)),
+        None if text.contains("found: EOF") => (text.replace("found: EOF", "found: the end of the SQL"), SqlPlace::End),
+        None => (text, SqlPlace::Unsaid),
     })
 }
 
