@@ -192,9 +192,14 @@ pub fn cdc_options(opts: &WriteOptions) -> Option<CdcOptions> {
     opts.content_defined_chunking.then(CdcOptions::default)
 }
 
-/// Most rows in a content-defined Parquet page (1,048,576), a bound the chunker's own
-/// (at most 1 MiB of values per page) reaches first unless values are tiny.
-pub const CDC_PAGE_ROWS: usize = 1 << 20;
+/// The writer's limit of rows in a content-defined Parquet page: 2^40, none in practice, so
+/// that only the chunker cuts pages (at most 1 MiB of values each, or one larger value). Not
+/// `usize::MAX`: the writer adds it to a row offset.
+pub const CDC_PAGE_ROWS: usize = 1 << 40;
+
+/// The writer's limit of bytes in a content-defined Parquet page: 2^40, none in practice, as
+/// [`CDC_PAGE_ROWS`].
+pub const CDC_PAGE_BYTES: usize = 1 << 40;
 
 /// Streams one table into shards.
 pub struct TableWriter {
@@ -237,11 +242,16 @@ impl TableWriter {
             // with content-defined pages they make the Hub's "Optimized Parquet"
             .set_statistics_enabled(parquet::file::properties::EnabledStatistics::Page)
             .set_content_defined_chunking(cdc_options(&opts));
-        // a page cut every 20,000 rows (the writer's default) would fall at fixed places and
-        // shift with every row inserted before it: content-defined pages are bounded by the
-        // chunker's size (1 MiB of values) instead
-        let props =
-            if opts.content_defined_chunking { props.set_data_page_row_count_limit(CDC_PAGE_ROWS) } else { props };
+        // a page cut every 20,000 rows or 1 MiB (the writer's defaults) would fall at fixed
+        // places and shift with every row inserted before it: content-defined pages are cut
+        // by the chunker alone (1 MiB of values, or one value larger than that). Cut by size
+        // too, a page that fills at the end of a chunk is written, then the chunk's own break
+        // writes a page of no values (apache/arrow-rs#10929), which pyarrow may refuse to read
+        let props = if opts.content_defined_chunking {
+            props.set_data_page_row_count_limit(CDC_PAGE_ROWS).set_data_page_size_limit(CDC_PAGE_BYTES)
+        } else {
+            props
+        };
         // line numbers are distinct and rising: deltas, not a dictionary
         let props = match schema.field_with_name("_source_line") {
             Ok(f) if f.data_type() == &DataType::Int64 => {
