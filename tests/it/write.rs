@@ -281,7 +281,6 @@ fn parquet_pages(file: &std::path::Path) -> Vec<Vec<u8>> {
 
 /// The data pages of a Parquet file that hold no values, as (row group, column).
 fn empty_data_pages(file: &std::path::Path) -> Vec<(usize, usize)> {
-    use parquet::column::page::PageReader;
     use parquet::file::reader::{FileReader, SerializedFileReader};
     let reader = SerializedFileReader::new(std::fs::File::open(file).unwrap()).unwrap();
     let mut empty = Vec::new();
