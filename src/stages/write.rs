@@ -192,14 +192,10 @@ pub fn cdc_options(opts: &WriteOptions) -> Option<CdcOptions> {
     opts.content_defined_chunking.then(CdcOptions::default)
 }
 
-/// The writer's limit of rows in a content-defined Parquet page: 2^40, none in practice, so
-/// that only the chunker cuts pages (at most 1 MiB of values each, or one larger value). Not
-/// `usize::MAX`: the writer adds it to a row offset.
-pub const CDC_PAGE_ROWS: usize = 1 << 40;
-
-/// The writer's limit of bytes in a content-defined Parquet page: 2^40, none in practice, as
-/// [`CDC_PAGE_ROWS`].
-pub const CDC_PAGE_BYTES: usize = 1 << 40;
+/// The writer's own limits of a content-defined Parquet page, in rows and in bytes: 2^40,
+/// none in practice, so that only the chunker cuts pages (at most 1 MiB of values each, or
+/// one larger value). Not `usize::MAX`: the writer adds the row limit to a row offset.
+const CDC_WRITER_PAGE_LIMIT: usize = 1 << 40;
 
 /// Streams one table into shards.
 pub struct TableWriter {
@@ -248,7 +244,7 @@ impl TableWriter {
         // too, a page that fills at the end of a chunk is written, then the chunk's own break
         // writes a page of no values (apache/arrow-rs#10929), which pyarrow may refuse to read
         let props = if opts.content_defined_chunking {
-            props.set_data_page_row_count_limit(CDC_PAGE_ROWS).set_data_page_size_limit(CDC_PAGE_BYTES)
+            props.set_data_page_row_count_limit(CDC_WRITER_PAGE_LIMIT).set_data_page_size_limit(CDC_WRITER_PAGE_LIMIT)
         } else {
             props
         };

@@ -5,7 +5,8 @@
 //! (string, integer, unsigned integer, number, boolean). Out: one array per column and the
 //! events to count (non-finite tokens), or nothing at all when any line holds something the
 //! fast path does not take: an invalid line, a value of another type, a key that names no
-//! column or is repeated, a marker of an out-of-range integer. The caller then converts the
+//! column or is repeated, an integer beyond 64 bits, a number token of more than 768
+//! characters. The caller then converts the
 //! whole run the general way ([`super::convert`]), which yields the same rows and the exact
 //! problems; so both paths agree on every input, and the fast one is only ever a shortcut for
 //! clean data.
@@ -292,14 +293,15 @@ impl Decoder {
 }
 
 /// One record's text, scanned byte by byte. Only the grammar of a flat JSON object is taken
-/// (RFC 8259: an object whose values are strings, numbers, `true`, `false` or `null`, and
-/// Python's bare `NaN`, `Infinity` and `-Infinity`); any other byte ends the scan with `None`, and the run goes to the general path, which names
-/// the problem. Kept beside serde_json, which the general path uses, because this path only
-/// has to tell clean records from the rest, not say why. Matching a key against the column
-/// expected next with one comparison, and parsing a number with the standard library's
-/// correctly rounded `f64` parser, took 31 % fewer instructions than serde_json's serde path
-/// on the bench's inputs, and a build about 15 % less CPU (docs/performance.md, "JSON
-/// parsers").
+/// (RFC 8259: an object whose values are strings, numbers, `true`, `false` or `null`), and
+/// Python's bare `NaN`, `Infinity` and `-Infinity`; any other byte ends the scan with `None`,
+/// and the run goes to the general path, which names the problem.
+///
+/// Kept beside serde_json, which the general path uses, because this path only has to tell
+/// clean records from the rest, not say why: a key is compared with the name of the column
+/// expected next, and a number is parsed by the standard library's correctly rounded `f64`
+/// parser. That took a third fewer instructions than serde_json's serde path on the bench's
+/// inputs (docs/performance.md, "JSON parsers").
 struct Scan<'a> {
     text: &'a str,
     at: usize,
@@ -411,7 +413,8 @@ impl<'a> Scan<'a> {
     }
 }
 
-/// A number token, as serde_json hands it to a visitor.
+/// A number token, typed as the general path's serde_json types it: a whole number as `u64`
+/// (`i64` when negative), anything else, and `-0`, as `f64`.
 enum Number {
     Int(i64),
     UInt(u64),
@@ -428,7 +431,7 @@ struct Cell<'a> {
 }
 
 impl Cell<'_> {
-    fn bool(&mut self, builder: &mut Builder, v: bool) -> Option<()> {
+    fn bool(&self, builder: &mut Builder, v: bool) -> Option<()> {
         match builder {
             Builder::Bool(b) => b.append_value(v),
             _ => return None,
