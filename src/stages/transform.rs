@@ -131,11 +131,35 @@ pub(crate) struct TablePlan {
     pub(crate) early_groups: bool,
 }
 
+/// The files of a table, by split, each with its digest.
+pub(crate) type SplitFiles = Vec<(String, Vec<crate::stages::write::WrittenFile>)>;
+
+/// The files of a table whose rows have all been handed to its writers, while the writers'
+/// threads encode, write and hash what they still hold and give the files their final names:
+/// the next table can start meanwhile ([`PendingFiles::wait`] for them).
+pub(crate) struct PendingFiles(std::thread::JoinHandle<Result<SplitFiles>>);
+
+impl PendingFiles {
+    /// Finishes `writers` on a thread of its own.
+    fn start(writers: SplitWriters) -> Self {
+        PendingFiles(std::thread::spawn(move || writers.finish()))
+    }
+
+    /// The table's files, once written and named.
+    ///
+    /// Errors: what the writers met (a single row above `--max-shard-bytes`, a write that
+    /// failed).
+    pub(crate) fn wait(self) -> Result<SplitFiles> {
+        self.0.join().unwrap_or_else(|_| Err(Error::format("table writer", "the writer thread panicked")))
+    }
+}
+
 /// A table written.
 pub(crate) struct TableBuilt {
     pub(crate) rows: u64,
     pub(crate) keys: Vec<(Vec<String>, KeySet)>,
-    pub(crate) split_files: Vec<(String, Vec<crate::stages::write::WrittenFile>)>,
+    /// Its files, still being finished.
+    pub(crate) split_files: PendingFiles,
     pub(crate) policy: DuplicatePolicy,
     pub(crate) table_schema: TableSchema,
     pub(crate) target_schema: SchemaRef,
@@ -351,7 +375,7 @@ pub(crate) async fn run_table(cx: &TableCx<'_>, tp: TablePlan, rejects: &mut Rej
             tracing::info!("table {}: rows not grouped by the first key column after all; sorting again", t.name);
             drop(stream);
             drop(writer);
-            crate::stages::write::remove_unfinished(cx.root)?;
+            crate::stages::write::remove_unfinished(cx.root, &t.name)?;
             rejects.discard(&t.name)?;
             return Ok(None);
         }
@@ -387,7 +411,7 @@ pub(crate) async fn run_table(cx: &TableCx<'_>, tp: TablePlan, rejects: &mut Rej
     let rows = validator.rows_kept;
     let keys = validator.take_keys();
     drop(validator);
-    let split_files = writer.finish()?;
+    let split_files = PendingFiles::start(writer);
     Ok(Some(TableBuilt {
         rows,
         keys: keys.into_iter().collect(),
@@ -523,15 +547,16 @@ pub(crate) async fn build_streamed(
         } else {
             tracing::info!("table {}: a streamed source is not in key order; streaming it again to the sort", t.name);
         }
-        if let Ok(Some(built)) = &result {
-            for (_, files) in &built.split_files {
+        if let Ok(Some(built)) = result {
+            // (files a writer failed on are left unfinished, and removed below)
+            for (_, files) in built.split_files.wait().unwrap_or_default() {
                 for f in files {
                     let path = cx.root.join(&f.path);
                     std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
                 }
             }
         }
-        crate::stages::write::remove_unfinished(cx.root)?;
+        crate::stages::write::remove_unfinished(cx.root, &t.name)?;
         rejects.discard(&t.name)?;
         for r in readings {
             r.rejects.abandon()?;
@@ -653,7 +678,7 @@ impl SplitWriters {
         Ok(())
     }
 
-    fn finish(self) -> Result<Vec<(String, Vec<crate::stages::write::WrittenFile>)>> {
+    fn finish(self) -> Result<SplitFiles> {
         let mut out = Vec::new();
         for (name, w) in self.writers {
             out.push((name, w.finish()?));
@@ -679,8 +704,12 @@ pub(crate) fn origin(spec: &PipelineSpec, sql: Option<&str>, section: &str, name
     }
 }
 
-/// Tables in an order where each comes after the tables its SQL reads.
-pub(crate) fn table_order(spec: &PipelineSpec) -> Result<Vec<usize>> {
+/// Tables in an order where each comes after the tables its SQL reads, and for each table
+/// (by index) the tables it needs first: those its SQL reads and those its foreign keys name.
+///
+/// Errors: [`Error::Config`] for a table that reads itself or tables that read each other in
+/// a cycle; a table's SQL that does not parse.
+pub(crate) fn table_order(spec: &PipelineSpec) -> Result<(Vec<usize>, Vec<BTreeSet<usize>>)> {
     let names: BTreeMap<&str, usize> = spec.def.tables.iter().enumerate().map(|(i, t)| (t.name.as_str(), i)).collect();
     let mut deps: Vec<BTreeSet<usize>> = Vec::new();
     for (i, t) in spec.def.tables.iter().enumerate() {
@@ -714,7 +743,7 @@ pub(crate) fn table_order(spec: &PipelineSpec) -> Result<Vec<usize>> {
             format!("tables read each other in a cycle: {}", stuck.join(", ")),
         ));
     }
-    Ok(order)
+    Ok((order, deps))
 }
 
 /// The schema a table without a declared one gets from its query's result: each column of

@@ -278,7 +278,9 @@ impl TableWriter {
     fn open_shard(&mut self) -> Result<Shard> {
         let i = self.next_index;
         self.next_index += 1;
-        let flat = self.name.replace('/', "__");
+        // `.<table>-[<split>-]<n>`: table and split names hold no `-`, so every table's
+        // unfinished files have a prefix of their own ([`remove_unfinished`])
+        let flat = self.name.replace('/', "-");
         let parquet_path = self.root.join("data").join(format!(".{flat}-{i:05}.parquet.part"));
         let jsonl_path = self.root.join("jsonl").join(format!(".{flat}-{i:05}.jsonl.part"));
         let pf = File::create(&parquet_path).map_err(|e| Error::io(&parquet_path, e))?;
@@ -508,17 +510,20 @@ impl TableWriter {
     }
 }
 
-/// Deletes the files of a table whose writing did not finish (`.part` files under `data/`
-/// and `jsonl/` of release folder `root`; a finished table has none).
+/// Deletes the files of table `table` whose writing did not finish (its `.part` files under
+/// `data/` and `jsonl/` of release folder `root`; a finished table has none). Other tables'
+/// files are left alone: one may still be being written.
 ///
 /// Errors: [`Error::Io`] when a folder cannot be listed or a file deleted.
-pub fn remove_unfinished(root: &Path) -> Result<()> {
+pub fn remove_unfinished(root: &Path, table: &str) -> Result<()> {
+    let prefix = format!(".{table}-");
     for d in ["data", "jsonl"] {
         let dir = root.join(d);
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
         for e in entries {
             let path = e.map_err(|e| Error::io(&dir, e))?.path();
-            if path.extension().is_some_and(|x| x == "part") {
+            let ours = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(&prefix));
+            if ours && path.extension().is_some_and(|x| x == "part") {
                 std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
             }
         }
@@ -749,6 +754,37 @@ mod tests {
     use arrow::array::{ArrayRef, Float64Array, ListArray};
     use arrow::datatypes::{Field, Schema};
     use std::sync::Arc;
+
+    #[test]
+    fn a_table_s_unfinished_files_are_removed_and_no_other_table_s() {
+        let dir = tempfile::tempdir().unwrap();
+        let names = [
+            "data/.a-00000.parquet.part",
+            "jsonl/.a-00001.jsonl.part",
+            "data/.a-train-00000.parquet.part",
+            "data/.ab-00000.parquet.part",
+            "data/.a__b-00000.parquet.part",
+            "data/.b-a-00000.parquet.part",
+            "data/a.parquet",
+            "jsonl/.a-00000.jsonl",
+        ];
+        for n in names {
+            std::fs::create_dir_all(dir.path().join(n).parent().unwrap()).unwrap();
+            std::fs::write(dir.path().join(n), "x").unwrap();
+        }
+        remove_unfinished(dir.path(), "a").unwrap();
+        let left: Vec<&str> = names.into_iter().filter(|n| dir.path().join(n).exists()).collect();
+        assert_eq!(
+            left,
+            [
+                "data/.ab-00000.parquet.part",
+                "data/.a__b-00000.parquet.part",
+                "data/.b-a-00000.parquet.part",
+                "data/a.parquet",
+                "jsonl/.a-00000.jsonl"
+            ]
+        );
+    }
 
     #[test]
     fn rows_are_sized_by_their_values_in_sliced_and_nested_columns() {

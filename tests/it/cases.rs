@@ -600,6 +600,28 @@ fn b22_max_shard_bytes_is_a_hard_limit() {
     write(&dir, "pipeline.toml", &simple_pipeline("b22b", "\"big.jsonl\"", "", ""));
     let o = build(&dir, &["-q", "--max-shard-bytes", "20000"]);
     assert!(o.status.success(), "{}", stderr(&o));
+    // the next table starts while a table's files are finished: a table refused there fails
+    // the build all the same, whether a table comes after it or before it
+    for (name, tables) in [("b22c", ["t", "u"]), ("b22d", ["u", "t"])] {
+        let table = |n: &str| {
+            let from = if n == "t" { "raw" } else { "other" };
+            format!("[[table]]\nname = \"{n}\"\nquery = \"SELECT * FROM {from}\"\n")
+        };
+        write(
+            &dir,
+            "pipeline.toml",
+            &format!(
+                "name = \"{name}\"\nformats = [\"parquet\", \"jsonl\"]\n[[source]]\nname = \"raw\"\npath = \"big.jsonl\"\nformat = \"jsonl\"\n\
+                 [[source]]\nname = \"other\"\npath = \"metrics.jsonl\"\nformat = \"jsonl\"\n{}{}",
+                table(tables[0]),
+                table(tables[1])
+            ),
+        );
+        let o = build(&dir, &["-q", "--max-shard-bytes", "20000"]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("table t: a single row makes a JSON Lines file of "), "{}", stderr(&o));
+        assert!(!release(&dir, name).exists(), "{name}: no release");
+    }
 }
 
 #[test]

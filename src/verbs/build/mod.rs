@@ -403,7 +403,11 @@ struct BuiltTables {
 
 /// Registers the views, then builds each table in dependency order: sources streamed into
 /// it read as it runs (or staged, when that cannot be), its SQL run, its rows conformed,
-/// sorted, validated and written, and the table registered for the tables after it.
+/// sorted, validated and written, and the table registered for the tables after it. Once a
+/// table's rows are all handed to its writers, the next table starts while they finish its
+/// files (the last row groups encoded, written and hashed), unless it reads that table or
+/// names it in a foreign key; the tables' entries and files are listed in table order all
+/// the same.
 async fn build_tables(
     env: &TablesEnv<'_>,
     stager: &mut Stager<'_>,
@@ -412,17 +416,24 @@ async fn build_tables(
     rejects: &mut Rejects,
     inputs: &mut BTreeMap<String, (PathBuf, BTreeSet<String>)>,
 ) -> std::result::Result<BuiltTables, Failure> {
-    let TablesEnv { ctx, spec, opts, root, work, cluster, shared, ingest_opts, progress } = *env;
+    let TablesEnv { ctx, spec, opts, root, work, progress, .. } = *env;
     register_views(ctx, spec).await?;
-    let order = table_order(spec)?;
+    let (order, deps) = table_order(spec)?;
     let mut table_entries: BTreeMap<String, TableEntry> = BTreeMap::new();
-    // (table, file written), each file hashed as it was written
+    // (table, file written)
     let mut data_files: Vec<(String, crate::stages::write::WrittenFile)> = Vec::new();
     let referenced = crate::core::schema::referenced_columns(
         spec.def.tables.iter().zip(&spec.table_schemas).filter_map(|(t, s)| Some((t.name.as_str(), s.as_ref()?))),
     );
     let mut key_sets: BTreeMap<(String, Vec<String>), KeySet> = BTreeMap::new();
+    // the table before, while its writers finish its files: the next table starts meanwhile,
+    // unless it reads that one
+    let mut finishing: Option<Finishing> = None;
+    let mut done = Done { table_entries: &mut table_entries, data_files: &mut data_files };
     for &i in &order {
+        if let Some(f) = finishing.take_if(|f| deps[i].contains(&f.index)) {
+            f.complete(env, report, &mut done).await?;
+        }
         let t = &spec.def.tables[i];
         let started = Instant::now();
         let streamed: Vec<(usize, SchemaRef)> =
@@ -440,63 +451,17 @@ async fn build_tables(
         };
         let cx =
             TableCx { ctx, spec, index: i, opts, key_sets: &key_sets, referenced: &referenced, root, work, progress };
-        let built = if streamed.is_empty() {
-            None
-        } else {
-            let shared = shared.as_ref().expect("set when sources are deferred");
-            // (speculate on key order, hand groups on early): each attempt that fails turns one
-            // off and reads the sources again, so there are three at most
-            let mut mode = (true, true);
-            let outcome = loop {
-                match build_streamed(&cx, shared, &streamed, ingest_opts, rejects, mode).await? {
-                    Streaming::Unordered => mode.0 = false,
-                    Streaming::Regroup => mode = (false, false),
-                    outcome => break outcome,
+        let outcome = run_streamed_or_staged(env, &cx, &streamed, stager, deferred, rejects, inputs).await;
+        let built = match outcome {
+            Ok(built) => built,
+            Err(e) => {
+                // (the build fails: the table before is only waited for, so that no thread
+                // writes in the release after this returns)
+                if let Some(f) = finishing.take() {
+                    let _ = f.files.wait();
                 }
-            };
-            match outcome {
-                Streaming::Built(built, read) => {
-                    for (s, files, found) in read {
-                        deferred.remove(&s);
-                        stager.reports[s] = Some(found);
-                        record_inputs(inputs, &files, &spec.def.sources[s].name);
-                    }
-                    Some(*built)
-                }
-                Streaming::Invalid(read) => {
-                    for (s, found) in read {
-                        deferred.remove(&s);
-                        stager.reports[s] = Some(found);
-                    }
-                    return Err(Failure::Sources);
-                }
-                Streaming::SourceError(s, e) => return Err(Failure::Source(s, e)),
-                // (the loop above reads again on Unordered and Regroup; they do not end it)
-                Streaming::Restage | Streaming::Unordered | Streaming::Regroup => {
-                    for (s, _) in &streamed {
-                        deferred.remove(s);
-                        if let Err(e) = stager.stage(*s, progress, true, rejects, inputs).await {
-                            return Err(Failure::Source(*s, e));
-                        }
-                    }
-                    if stager.violations() > 0 {
-                        return Err(Failure::Sources);
-                    }
-                    None
-                }
+                return Err(e);
             }
-        };
-        let built = match built {
-            Some(b) => b,
-            None => match run_table(&cx, plan_table(&cx).await?, rejects).await? {
-                Some(built) => built,
-                None => {
-                    // the sort's early groups were broken by later rows: sorted whole
-                    let mut plan = plan_table(&cx).await?;
-                    plan.early_groups = false;
-                    run_table(&cx, plan, rejects).await?.ok_or_else(|| unfinished(&t.name))?
-                }
-            },
         };
         let TableBuilt { rows, keys, split_files, policy, table_schema, target_schema, found } = built;
         report.absorb(found);
@@ -504,21 +469,135 @@ async fn build_tables(
             key_sets.insert((t.name.clone(), cols), set);
         }
         progress.finish();
-        tracing::info!("table {}: built in {:.2} s", t.name, started.elapsed().as_secs_f64());
-        let (parquet, splits, nonfinite) = split_entries(&t.name, &split_files, &mut data_files);
-        // later tables read this one from what was written (a copy in the share, for a
-        // cluster)
-        let mut paths: Vec<PathBuf> = parquet.iter().map(|p| root.join(p)).collect();
-        if let Some(c) = &cluster {
+        tracing::info!("table {}: rows written in {:.2} s", t.name, started.elapsed().as_secs_f64());
+        let pending = Finishing { index: i, files: split_files, rows, policy, table_schema, target_schema };
+        if let Some(f) = finishing.replace(pending)
+            && let Err(e) = f.complete(env, report, &mut done).await
+        {
+            if let Some(p) = finishing.take() {
+                let _ = p.files.wait();
+            }
+            return Err(e.into());
+        }
+    }
+    if let Some(f) = finishing.take() {
+        f.complete(env, report, &mut done).await?;
+    }
+    Ok(BuiltTables { order, table_entries, data_files })
+}
+
+/// Runs table `cx.index`: its sources in `streamed` read as it runs (each attempt that finds
+/// them out of the order it speculated on reads them again, three at most), or, when that
+/// cannot be, staged first; its rows sorted, validated and handed to its writers.
+async fn run_streamed_or_staged(
+    env: &TablesEnv<'_>,
+    cx: &TableCx<'_>,
+    streamed: &[(usize, SchemaRef)],
+    stager: &mut Stager<'_>,
+    deferred: &mut BTreeMap<usize, (usize, SchemaRef)>,
+    rejects: &mut Rejects,
+    inputs: &mut BTreeMap<String, (PathBuf, BTreeSet<String>)>,
+) -> std::result::Result<TableBuilt, Failure> {
+    let (spec, progress, t) = (env.spec, cx.progress, &env.spec.def.tables[cx.index]);
+    let built = if streamed.is_empty() {
+        None
+    } else {
+        let shared = env.shared.as_ref().expect("set when sources are deferred");
+        // (speculate on key order, hand groups on early): each attempt that fails turns one
+        // off and reads the sources again, so there are three at most
+        let mut mode = (true, true);
+        let outcome = loop {
+            match build_streamed(cx, shared, streamed, env.ingest_opts, rejects, mode).await? {
+                Streaming::Unordered => mode.0 = false,
+                Streaming::Regroup => mode = (false, false),
+                outcome => break outcome,
+            }
+        };
+        match outcome {
+            Streaming::Built(built, read) => {
+                for (s, files, found) in read {
+                    deferred.remove(&s);
+                    stager.reports[s] = Some(found);
+                    record_inputs(inputs, &files, &spec.def.sources[s].name);
+                }
+                Some(*built)
+            }
+            Streaming::Invalid(read) => {
+                for (s, found) in read {
+                    deferred.remove(&s);
+                    stager.reports[s] = Some(found);
+                }
+                return Err(Failure::Sources);
+            }
+            Streaming::SourceError(s, e) => return Err(Failure::Source(s, e)),
+            // (the loop above reads again on Unordered and Regroup; they do not end it)
+            Streaming::Restage | Streaming::Unordered | Streaming::Regroup => {
+                for (s, _) in streamed {
+                    deferred.remove(s);
+                    if let Err(e) = stager.stage(*s, progress, true, rejects, inputs).await {
+                        return Err(Failure::Source(*s, e));
+                    }
+                }
+                if stager.violations() > 0 {
+                    return Err(Failure::Sources);
+                }
+                None
+            }
+        }
+    };
+    Ok(match built {
+        Some(b) => b,
+        None => match run_table(cx, plan_table(cx).await?, rejects).await? {
+            Some(built) => built,
+            None => {
+                // the sort's early groups were broken by later rows: sorted whole
+                let mut plan = plan_table(cx).await?;
+                plan.early_groups = false;
+                run_table(cx, plan, rejects).await?.ok_or_else(|| unfinished(&t.name))?
+            }
+        },
+    })
+}
+
+/// What [`build_tables`] has of the tables whose files are complete.
+struct Done<'a> {
+    table_entries: &'a mut BTreeMap<String, TableEntry>,
+    /// (table, file written).
+    data_files: &'a mut Vec<(String, crate::stages::write::WrittenFile)>,
+}
+
+/// A table whose rows are all written, while its writers finish its files
+/// ([`crate::stages::transform::PendingFiles`]).
+struct Finishing {
+    index: usize,
+    files: crate::stages::transform::PendingFiles,
+    rows: u64,
+    policy: crate::core::spec::DuplicatePolicy,
+    table_schema: crate::core::schema::TableSchema,
+    target_schema: SchemaRef,
+}
+
+impl Finishing {
+    /// Waits for the table's files, lists them and its manifest entry in `done`, and registers
+    /// the table in the session for the tables that read it (from a copy in the share, on a
+    /// cluster).
+    async fn complete(self, env: &TablesEnv<'_>, report: &BuildReport, done: &mut Done<'_>) -> Result<()> {
+        let Finishing { index: i, files, rows, policy, table_schema, target_schema } = self;
+        let t = &env.spec.def.tables[i];
+        let split_files = files.wait()?;
+        let (parquet, splits, nonfinite) = split_entries(&t.name, &split_files, done.data_files);
+        let mut paths: Vec<PathBuf> = parquet.iter().map(|p| env.root.join(p)).collect();
+        if let Some(c) = &env.cluster {
             paths = c.share_table(&t.name, &paths).await?;
         }
         let order = crate::sql::session::declared_order(&table_schema, &target_schema);
-        crate::sql::session::register_parquet(ctx, &t.name, &paths, target_schema.clone(), &order, Some(rows)).await?;
+        crate::sql::session::register_parquet(env.ctx, &t.name, &paths, target_schema.clone(), &order, Some(rows))
+            .await?;
         let entry =
-            table_entry(spec, i, report, policy, &table_schema, &target_schema, (rows, parquet, splits, nonfinite));
-        table_entries.insert(t.name.clone(), entry);
+            table_entry(env.spec, i, report, policy, &table_schema, &target_schema, (rows, parquet, splits, nonfinite));
+        done.table_entries.insert(t.name.clone(), entry);
+        Ok(())
     }
-    Ok(BuiltTables { order, table_entries, data_files })
 }
 
 /// Registers the pipeline's views in `ctx`, in order; a view that uses `SIMILAR TO` is
