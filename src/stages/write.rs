@@ -284,9 +284,10 @@ impl TableWriter {
         let parquet_path = self.root.join("data").join(format!(".{flat}-{i:05}.parquet.part"));
         let jsonl_path = self.root.join("jsonl").join(format!(".{flat}-{i:05}.jsonl.part"));
         let pf = File::create(&parquet_path).map_err(|e| Error::io(&parquet_path, e))?;
-        let parquet = ArrowWriter::try_new(HashingWriter::new(pf), self.schema.clone(), Some(self.props.clone()))
+        let parquet = ArrowWriter::try_new(pf, self.schema.clone(), Some(self.props.clone()))
             .map_err(|e| Error::format(parquet_path.display().to_string(), e))?;
         let shown = parquet_path.display().to_string();
+        let written = parquet_path.clone();
         // the writer splits a batch longer than a row group by calling itself on the rest, once
         // per row group: batches go in row-group-sized slices, so small row groups cannot
         // overflow the thread's stack
@@ -302,8 +303,13 @@ impl TableWriter {
                 }
                 .map_err(|e| Error::format(&shown, e))?;
             }
-            let (_, digest) = writer.into_inner().map_err(|e| Error::format(&shown, e))?.finish();
-            Ok(digest)
+            writer.into_inner().map_err(|e| Error::format(&shown, e))?;
+            // hashed once written, not as it is written: the writer writes a row group at
+            // once when it closes it (tens of MB), and hashing it then, on this thread,
+            // held up every thread that feeds it (~40 ms per 80 MB); read back from the page
+            // cache, the file is hashed when this thread is otherwise done (for a table's last
+            // file, while the next table runs)
+            crate::stages::hash::sha256_file(&written)
         });
         if !self.copies {
             return Ok(Shard {
