@@ -136,21 +136,31 @@ pub(crate) type SplitFiles = Vec<(String, Vec<crate::stages::write::WrittenFile>
 
 /// The files of a table whose rows have all been handed to its writers, while the writers'
 /// threads encode, write and hash what they still hold and give the files their final names:
-/// the next table can start meanwhile ([`PendingFiles::wait`] for them).
-pub(crate) struct PendingFiles(std::thread::JoinHandle<Result<SplitFiles>>);
+/// the next table can start meanwhile ([`PendingFiles::wait`] for them). Dropped, it waits
+/// for the writers too, so that none writes in the release once the build has let it go.
+pub(crate) struct PendingFiles(Option<std::thread::JoinHandle<Result<SplitFiles>>>);
 
 impl PendingFiles {
     /// Finishes `writers` on a thread of its own.
     fn start(writers: SplitWriters) -> Self {
-        PendingFiles(std::thread::spawn(move || writers.finish()))
+        PendingFiles(Some(std::thread::spawn(move || writers.finish())))
     }
 
     /// The table's files, once written and named.
     ///
     /// Errors: what the writers met (a single row above `--max-shard-bytes`, a write that
     /// failed).
-    pub(crate) fn wait(self) -> Result<SplitFiles> {
-        self.0.join().unwrap_or_else(|_| Err(Error::format("table writer", "the writer thread panicked")))
+    pub(crate) fn wait(mut self) -> Result<SplitFiles> {
+        let thread = self.0.take().expect("waited once");
+        thread.join().unwrap_or_else(|_| Err(Error::format("table writer", "the writer thread panicked")))
+    }
+}
+
+impl Drop for PendingFiles {
+    fn drop(&mut self) {
+        if let Some(thread) = self.0.take() {
+            let _ = thread.join();
+        }
     }
 }
 

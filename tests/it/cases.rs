@@ -622,6 +622,18 @@ fn b22_max_shard_bytes_is_a_hard_limit() {
         assert!(stderr(&o).contains("table t: a single row makes a JSON Lines file of "), "{}", stderr(&o));
         assert!(!release(&dir, name).exists(), "{name}: no release");
     }
+    // a table after it that fails too does not hide its error: t failed first
+    write(
+        &dir,
+        "pipeline.toml",
+        "name = \"b22e\"\nformats = [\"parquet\", \"jsonl\"]\n[[source]]\nname = \"raw\"\npath = \"big.jsonl\"\n\
+         format = \"jsonl\"\n[[table]]\nname = \"t\"\nquery = \"SELECT * FROM raw\"\n[[table]]\nname = \"u\"\n\
+         query = \"SELECT CAST(x AS INT) AS y FROM (VALUES ('a')) AS v(x)\"\n",
+    );
+    let o = build(&dir, &["-q", "--max-shard-bytes", "20000"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("table t: a single row makes a JSON Lines file of "), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("table u"), "{}", stderr(&o));
 }
 
 #[test]

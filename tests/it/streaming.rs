@@ -335,3 +335,63 @@ fn sources_read_by_a_card_section_or_a_recursive_query_are_staged() {
     let text = std::fs::read_to_string(tmp.path().join("streamed/st/0.1.0/jsonl/t.jsonl")).unwrap();
     assert_eq!(text.lines().count(), 11);
 }
+
+#[test]
+fn a_build_that_fails_after_a_table_leaves_nothing_while_that_table_s_files_are_finished() {
+    // a table with copies in several files, then a table whose source breaks its schema: the
+    // first table's writers still finish its files while the second is read, and the failed
+    // build must leave no folder of its own behind
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("p");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut big = String::new();
+    for i in 0..60_000 {
+        big.push_str(&format!(
+            "{{\"run\": \"r{:03}\", \"step\": {i}, \"text\": \"{}\"}}\n",
+            i % 7,
+            "x".repeat(40 + i % 50)
+        ));
+    }
+    write(&dir, "events.jsonl", &big);
+    let mut bad = String::new();
+    for i in 0..2_000 {
+        bad.push_str(&format!(
+            "{{\"step\": {i}, \"v\": {}}}\n",
+            if i == 1_000 { "\"oops\"".to_string() } else { i.to_string() }
+        ));
+    }
+    write(&dir, "other.jsonl", &bad);
+    write(
+        &dir,
+        "ev.json",
+        r#"{"fields":[{"name":"run","type":"string"},{"name":"step","type":"integer"},{"name":"text","type":"string"}]}"#,
+    );
+    write(&dir, "ot.json", r#"{"fields":[{"name":"step","type":"integer"},{"name":"v","type":"number"}]}"#);
+    write(
+        &dir,
+        "pipeline.toml",
+        "name = \"left\"\nformats = [\"parquet\", \"jsonl\"]\n[[source]]\nname = \"ev\"\npath = \"events.jsonl\"\n\
+         format = \"jsonl\"\nschema = \"ev.json\"\n[[source]]\nname = \"ot\"\npath = \"other.jsonl\"\nformat = \"jsonl\"\n\
+         schema = \"ot.json\"\n[[table]]\nname = \"events\"\nquery = \"SELECT * FROM ev\"\n[[table]]\nname = \"other\"\n\
+         query = \"SELECT * FROM ot\"\n",
+    );
+    // (before the writers were waited for, 2 builds in 5 left files behind)
+    for _ in 0..6 {
+        let out = t.path().join("out");
+        let o = run(bin()
+            .arg("build")
+            .arg("-q")
+            .arg(&dir)
+            .arg("--releases-dir")
+            .arg(&out)
+            .args(["--max-shard-bytes", "400000"]));
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains("other.jsonl:1001"), "{}", stderr(&o));
+        let left: Vec<_> = walkdir::WalkDir::new(&out).into_iter().flatten().map(|e| e.path().to_path_buf()).collect();
+        assert!(
+            left.iter().all(|p| p.is_dir() && std::fs::read_dir(p).unwrap().all(|e| e.unwrap().path().is_dir())),
+            "{left:?}"
+        );
+        assert!(!left.iter().any(|p| p.to_string_lossy().contains(".building")), "{left:?}");
+    }
+}

@@ -455,10 +455,12 @@ async fn build_tables(
         let built = match outcome {
             Ok(built) => built,
             Err(e) => {
-                // (the build fails: the table before is only waited for, so that no thread
-                // writes in the release after this returns)
-                if let Some(f) = finishing.take() {
-                    let _ = f.files.wait();
+                // the table before failed first, when its files did: its error is the build's
+                // (as when tables ran strictly in turn)
+                if let Some(f) = finishing.take()
+                    && let Err(first) = f.files.wait()
+                {
+                    return Err(first.into());
                 }
                 return Err(e);
             }
