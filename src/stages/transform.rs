@@ -114,6 +114,9 @@ pub(crate) struct TableCx<'a> {
     pub(crate) root: &'a Path,
     pub(crate) work: &'a Path,
     pub(crate) progress: &'a dyn Progress,
+    /// Turns true when the files of the table before, still being finished, fail: this table
+    /// then stops, since the build fails with that error ([`PendingFiles::failed`]).
+    pub(crate) before_failed: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 /// A table's query planned, with the schemas its rows are checked against.
@@ -138,12 +141,29 @@ pub(crate) type SplitFiles = Vec<(String, Vec<crate::stages::write::WrittenFile>
 /// threads encode, write and hash what they still hold and give the files their final names:
 /// the next table can start meanwhile ([`PendingFiles::wait`] for them). Dropped, it waits
 /// for the writers too, so that none writes in the release once the build has let it go.
-pub(crate) struct PendingFiles(Option<std::thread::JoinHandle<Result<SplitFiles>>>);
+pub(crate) struct PendingFiles {
+    thread: Option<std::thread::JoinHandle<Result<SplitFiles>>>,
+    failed: tokio::sync::watch::Receiver<bool>,
+}
 
 impl PendingFiles {
     /// Finishes `writers` on a thread of its own.
     fn start(writers: SplitWriters) -> Self {
-        PendingFiles(Some(std::thread::spawn(move || writers.finish())))
+        let (tx, failed) = tokio::sync::watch::channel(false);
+        let thread = std::thread::spawn(move || {
+            let files = writers.finish();
+            if files.is_err() {
+                let _ = tx.send(true);
+            }
+            files
+        });
+        PendingFiles { thread: Some(thread), failed }
+    }
+
+    /// A signal that turns true as soon as the writers fail (it stays false when they
+    /// succeed).
+    pub(crate) fn failed(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.failed.clone()
     }
 
     /// The table's files, once written and named.
@@ -151,14 +171,14 @@ impl PendingFiles {
     /// Errors: what the writers met (a single row above `--max-shard-bytes`, a write that
     /// failed).
     pub(crate) fn wait(mut self) -> Result<SplitFiles> {
-        let thread = self.0.take().expect("waited once");
+        let thread = self.thread.take().expect("waited once");
         thread.join().unwrap_or_else(|_| Err(Error::format("table writer", "the writer thread panicked")))
     }
 }
 
 impl Drop for PendingFiles {
     fn drop(&mut self) {
-        if let Some(thread) = self.0.take() {
+        if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
     }
@@ -372,7 +392,18 @@ pub(crate) async fn run_table(cx: &TableCx<'_>, tp: TablePlan, rejects: &mut Rej
         Ok(())
     };
     let mut rows_in: u64 = 0;
-    while let Some(b) = stream.next().await {
+    let mut before_failed = cx.before_failed.clone();
+    loop {
+        let next = match &mut before_failed {
+            None => stream.next().await,
+            Some(failed) => tokio::select! {
+                b = stream.next() => b,
+                () = turns_true(failed) => {
+                    return Err(Error::format(format!("table {}", t.name), "stopped: the files of the table before failed"));
+                }
+            },
+        };
+        let Some(b) = next else { break };
         let b = b.map_err(|e| Error::sql(format!("table {}", t.name), e))?;
         rows_in += b.num_rows() as u64;
         cx.progress.advance(b.num_rows() as u64);
@@ -431,6 +462,13 @@ pub(crate) async fn run_table(cx: &TableCx<'_>, tp: TablePlan, rejects: &mut Rej
         target_schema,
         found,
     }))
+}
+
+/// Resolves when `signal` turns true; never, when its sender goes without.
+async fn turns_true(signal: &mut tokio::sync::watch::Receiver<bool>) {
+    if signal.wait_for(|&v| v).await.is_err() {
+        std::future::pending::<()>().await;
+    }
 }
 
 /// The error of a table whose sort stopped unfinished ([`run_table`] gave `None`) where it

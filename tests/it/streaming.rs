@@ -395,3 +395,27 @@ fn a_build_that_fails_after_a_table_leaves_nothing_while_that_table_s_files_are_
         assert!(!left.iter().any(|p| p.to_string_lossy().contains(".building")), "{left:?}");
     }
 }
+
+#[test]
+fn a_table_whose_files_fail_stops_the_table_after_it() {
+    // t's one long row makes a JSON Lines file above --max-shard-bytes; the error comes while its files
+    // are finished and `slow` runs: `slow` stops, and the build fails with t's error at once
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("p");
+    std::fs::create_dir_all(&dir).unwrap();
+    let long = "x".repeat(50_000);
+    write(&dir, "big.jsonl", &format!("{{\"step\": 1, \"t\": \"a\"}}\n{{\"step\": 2, \"t\": \"{long}\"}}\n"));
+    write(
+        &dir,
+        "pipeline.toml",
+        "name = \"stops\"\nformats = [\"parquet\", \"jsonl\"]\n[[source]]\nname = \"raw\"\npath = \"big.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\n\
+         query = \"SELECT * FROM raw\"\n[[table]]\nname = \"slow\"\n\
+         query = \"SELECT r.value % 1000 AS k, count(*) AS n FROM range(100000000000) r GROUP BY r.value % 1000\"\n",
+    );
+    let started = std::time::Instant::now();
+    let o = build_within_a_minute(&dir, &["-q", "--max-shard-bytes", "20000"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("table t: a single row makes a JSON Lines file of "), "{}", stderr(&o));
+    assert!(started.elapsed() < std::time::Duration::from_secs(30), "{:?}", started.elapsed());
+    assert!(!dir.join("out/stops").exists() || std::fs::read_dir(dir.join("out/stops")).unwrap().next().is_none());
+}

@@ -449,8 +449,19 @@ async fn build_tables(
             progress.start(&step, Unit::Bytes, Some(read_while_run.budget));
             &read_while_run
         };
-        let cx =
-            TableCx { ctx, spec, index: i, opts, key_sets: &key_sets, referenced: &referenced, root, work, progress };
+        let before_failed = finishing.as_ref().map(|f| f.files.failed());
+        let cx = TableCx {
+            ctx,
+            spec,
+            index: i,
+            opts,
+            key_sets: &key_sets,
+            referenced: &referenced,
+            root,
+            work,
+            progress,
+            before_failed,
+        };
         let outcome = run_streamed_or_staged(env, &cx, &streamed, stager, deferred, rejects, inputs).await;
         let built = match outcome {
             Ok(built) => built,
