@@ -388,10 +388,7 @@ fn a_build_that_fails_after_a_table_leaves_nothing_while_that_table_s_files_are_
         assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
         assert!(stderr(&o).contains("other.jsonl:1001"), "{}", stderr(&o));
         let left: Vec<_> = walkdir::WalkDir::new(&out).into_iter().flatten().map(|e| e.path().to_path_buf()).collect();
-        assert!(
-            left.iter().all(|p| p.is_dir() && std::fs::read_dir(p).unwrap().all(|e| e.unwrap().path().is_dir())),
-            "{left:?}"
-        );
+        assert!(left.iter().all(|p| p.is_dir()), "{left:?}");
         assert!(!left.iter().any(|p| p.to_string_lossy().contains(".building")), "{left:?}");
     }
 }

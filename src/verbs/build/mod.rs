@@ -484,13 +484,9 @@ async fn build_tables(
         progress.finish();
         tracing::info!("table {}: rows written in {:.2} s", t.name, started.elapsed().as_secs_f64());
         let pending = Finishing { index: i, files: split_files, rows, policy, table_schema, target_schema };
-        if let Some(f) = finishing.replace(pending)
-            && let Err(e) = f.complete(env, report, &mut done).await
-        {
-            if let Some(p) = finishing.take() {
-                let _ = p.files.wait();
-            }
-            return Err(e.into());
+        // (on an error, the table just run is waited for as `finishing` drops)
+        if let Some(f) = finishing.replace(pending) {
+            f.complete(env, report, &mut done).await?;
         }
     }
     if let Some(f) = finishing.take() {
