@@ -266,14 +266,19 @@ impl ExternalSort {
         if self.buffered.is_empty() {
             return Ok(None);
         }
-        let keyed: Vec<Rows> = self.buffered.iter().map(|b| self.rows(b)).collect::<Result<_>>()?;
-        let mut order: Vec<(usize, usize)> = Vec::with_capacity(keyed.iter().map(|r| r.num_rows()).sum());
-        for (i, b) in self.buffered.iter().enumerate() {
-            order.extend((0..b.num_rows()).map(|r| (i, r)));
-        }
-        // a stable sort: equal keys keep their input order
-        order.sort_by(|&(ab, ar), &(bb, br)| keyed[ab].row(ar).cmp(&keyed[bb].row(br)));
-        drop(keyed);
+        let order = match self.order_within_groups()? {
+            Some(order) => order,
+            None => {
+                let keyed: Vec<Rows> = self.buffered.iter().map(|b| self.rows(b)).collect::<Result<_>>()?;
+                let mut order: Vec<(usize, usize)> = Vec::with_capacity(keyed.iter().map(|r| r.num_rows()).sum());
+                for (i, b) in self.buffered.iter().enumerate() {
+                    order.extend((0..b.num_rows()).map(|r| (i, r)));
+                }
+                // a stable sort: equal keys keep their input order
+                order.sort_by(|&(ab, ar), &(bb, br)| keyed[ab].row(ar).cmp(&keyed[bb].row(br)));
+                order
+            }
+        };
         let refs: Vec<&RecordBatch> = self.buffered.iter().collect();
         let chunk = rows_per_chunk(self.buffered_bytes, order.len(), chunk);
         let mut kept = None;
@@ -288,6 +293,58 @@ impl ExternalSort {
         self.buffered.clear();
         self.buffered_bytes = 0;
         Ok(kept)
+    }
+
+    /// The buffered rows' key order, as (batch, row) pairs, when they came in order of the
+    /// first key column (checked by [`Self::push_to`]) and there are more key columns: each
+    /// group of equal first keys is already in its place, so only its own rows are sorted,
+    /// by the other key columns (stably). `None` when the rows are not known to be so, or
+    /// the first key column's values cannot be compared for equality.
+    ///
+    /// The same order as comparing whole keys, for less: the first key is neither converted
+    /// nor compared row against row (long texts such as Tinker URIs cost most there).
+    fn order_within_groups(&self) -> Result<Option<Vec<(usize, usize)>>> {
+        let in_order = matches!(&self.groups, Groups::Watching(Some(check)) if check.in_order());
+        if !in_order || self.keys.len() < 2 {
+            return Ok(None);
+        }
+        let first = self.keys[0];
+        let rest = key_converter(&self.schema, &self.keys[1..])?;
+        let mut order: Vec<(usize, usize)> = Vec::with_capacity(self.buffered.iter().map(|b| b.num_rows()).sum());
+        // the rows of each group of equal first keys: a range of `order`
+        let mut groups: Vec<std::ops::Range<usize>> = Vec::new();
+        let mut keyed: Vec<Rows> = Vec::with_capacity(self.buffered.len());
+        let mut last_first: Option<ArrayRef> = None;
+        for (i, b) in self.buffered.iter().enumerate() {
+            // compared as the sort compares them: NaNs made one, pointers made keys
+            let column = sortable(&self.schema, first, b.column(first));
+            let Ok(parts) = arrow::compute::partition(std::slice::from_ref(&column)) else { return Ok(None) };
+            // whether the batch's first row is in the group of the batch before's last
+            let continues = match &last_first {
+                Some(before) => match arrow::array::make_comparator(before, &column, Default::default()) {
+                    Ok(cmp) => cmp(before.len() - 1, 0).is_eq(),
+                    Err(_) => return Ok(None),
+                },
+                None => false,
+            };
+            for (j, part) in parts.ranges().into_iter().enumerate() {
+                let start = order.len();
+                order.extend(part.map(|r| (i, r)));
+                match groups.last_mut() {
+                    Some(group) if j == 0 && continues => group.end = order.len(),
+                    _ => groups.push(start..order.len()),
+                }
+            }
+            let cols: Vec<ArrayRef> =
+                self.keys[1..].iter().map(|&k| sortable(b.schema_ref(), k, b.column(k))).collect();
+            keyed.push(rest.convert_columns(&cols).map_err(|e| Error::format("sort", e))?);
+            last_first = Some(column);
+        }
+        for group in groups {
+            // a stable sort: equal keys keep their input order
+            order[group].sort_by(|&(ab, ar), &(bb, br)| keyed[ab].row(ar).cmp(&keyed[bb].row(br)));
+        }
+        Ok(Some(order))
     }
 
     fn spill(&mut self) -> Result<()> {
@@ -773,6 +830,97 @@ mod tests {
         // cut as a sort of everything at the end cuts: whole batches, then the rest
         let n = sizes.len();
         assert!(sizes[..n - 1].iter().all(|&r| r == OUT_ROWS), "{sizes:?}");
+    }
+
+    /// Rows in order of a text first key (nulls last, groups cut across batches at random)
+    /// with float and text keys after it (ties, nulls, -0.0, NaNs of both signs) and a unique
+    /// value: the sort group by group gives the rows and order of a sort of whole keys.
+    #[test]
+    fn sorting_group_by_group_orders_rows_as_whole_keys_do() {
+        use arrow::array::Float64Array;
+        let schema: SchemaRef = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Utf8, true),
+            Field::new("f", DataType::Float64, true),
+            Field::new("t", DataType::Utf8, true),
+            Field::new("v", DataType::Int64, false),
+        ]));
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for case in 0..40 {
+            let groups = 1 + next() % 30;
+            let mut rows: Vec<(Option<String>, Option<f64>, Option<String>)> = Vec::new();
+            for g in 0..=groups {
+                // the last group is the null one, when there is one
+                let k = (g < groups).then(|| format!("tinker://run-{g:04}/sampler_weights/{:06}", g * 100));
+                if g == groups && case % 2 == 0 {
+                    break;
+                }
+                for _ in 0..1 + next() % 40 {
+                    let f = match next() % 8 {
+                        0 => None,
+                        1 => Some(-0.0),
+                        2 => Some(0.0),
+                        3 => Some(f64::NAN),
+                        4 => Some(-f64::NAN),
+                        _ => Some((next() % 5) as f64),
+                    };
+                    let t =
+                        (next() % 5 != 0).then(|| ["gsm8k", "math500", "aime24"][(next() % 3) as usize].to_string());
+                    rows.push((k.clone(), f, t));
+                }
+            }
+            let mut batches = Vec::new();
+            let mut at = 0;
+            while at < rows.len() {
+                let n = (1 + next() % 25).min((rows.len() - at) as u64) as usize;
+                let part = &rows[at..at + n];
+                batches.push(
+                    RecordBatch::try_new(
+                        schema.clone(),
+                        vec![
+                            Arc::new(StringArray::from(part.iter().map(|r| r.0.clone()).collect::<Vec<_>>())),
+                            Arc::new(Float64Array::from(part.iter().map(|r| r.1).collect::<Vec<_>>())),
+                            Arc::new(StringArray::from(part.iter().map(|r| r.2.clone()).collect::<Vec<_>>())),
+                            Arc::new(Int64Array::from_iter_values(at as i64..(at + n) as i64)),
+                        ],
+                    )
+                    .unwrap(),
+                );
+                at += n;
+            }
+            let dir = tempfile::tempdir().unwrap();
+            let sorted = |early: bool, budget: usize| {
+                let mut s = ExternalSort::new(
+                    schema.clone(),
+                    vec![0, 1, 2],
+                    budget,
+                    dir.path().join(format!("r{early}{budget}")),
+                )
+                .unwrap();
+                if early {
+                    s = s.with_early_groups();
+                }
+                let mut got: Vec<i64> = Vec::new();
+                let mut take = |o: RecordBatch| {
+                    got.extend(o.column(3).as_primitive::<Int64Type>().values().iter().copied());
+                    Ok(())
+                };
+                for b in &batches {
+                    assert_eq!(s.push_to(b.clone(), &mut take).unwrap(), Pushed::Taken);
+                }
+                s.finish(&mut take).unwrap();
+                got
+            };
+            let whole = sorted(false, 1 << 30);
+            assert_eq!(whole.len(), rows.len());
+            assert_eq!(sorted(true, 1 << 30), whole, "case {case}: in memory");
+            assert_eq!(sorted(true, 4_000), whole, "case {case}: through runs");
+        }
     }
 
     #[test]
