@@ -230,6 +230,13 @@ fn look_at_files(raw: &Path, opts: &InitOptions, name: &str) -> Walked {
             not_read.push(NotRead { problems: Vec::new(), file: rel, reason: "not a regular file".into() });
             continue;
         }
+        if !crate::stages::ingest::files::is_utf8_below(raw, entry.path()) {
+            let reason = "its path is not UTF-8 (shown with \\x escapes); a release names a file by its path as \
+                          text: rename it";
+            let file = crate::stages::ingest::files::escaped_below(raw, entry.path());
+            not_read.push(NotRead { problems: Vec::new(), file, reason: reason.into() });
+            continue;
+        }
         match look(&rel, entry.path()) {
             Ok(kind) => looked.push(Looked { rel, path: entry.path().to_path_buf(), kind }),
             Err(reason) => not_read.push(NotRead { problems: Vec::new(), file: rel, reason }),

@@ -1219,3 +1219,41 @@ fn a_boolean_declared_by_a_source_field_reads_1_and_0() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(query(&release(dir, "sf"), "SELECT id, a FROM t ORDER BY id"), "id,a\n1,true\n2,false\n");
 }
+
+#[test]
+fn paths_that_are_not_utf8_are_refused_by_build_and_left_out_by_init() {
+    use std::os::unix::ffi::OsStrExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("p");
+    // two names whose bytes differ only where they are not UTF-8: read as text, both are "r\u{FFFD}"
+    for (byte, v) in [(0xFE_u8, "f1"), (0xFF, "f2")] {
+        let run = dir.join("raw").join(std::ffi::OsStr::from_bytes(&[b'r', byte]));
+        if std::fs::create_dir_all(&run).is_err() {
+            return; // a file system that refuses such names has none to read
+        }
+        write(&run, "a.jsonl", &format!("{{\"step\": 1, \"v\": \"{v}\"}}\n"));
+    }
+    write(&dir, "pipeline.toml", &one_source("r", "raw/{run}/a.jsonl", "jsonl", "", "SELECT * FROM raw", ""));
+    let o = build(&dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("raw/r\\xFE/a.jsonl: path pattern \"raw/{run}/a.jsonl\" matches a file whose path is not UTF-8"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.join("out").exists(), "no release");
+    // init leaves such files out, each named with the reason, and reads the others
+    write(&dir.join("raw/ok"), "a.jsonl", "{\"step\": 1, \"v\": \"f3\"}\n");
+    let o =
+        run(bin().current_dir(tmp.path()).arg("init").arg(dir.join("raw")).args(["--name", "r", "--format", "json"]));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("{e}: {}", stderr(&o)));
+    let left_out: Vec<&str> = doc["not_read"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["reason"].as_str().unwrap().starts_with("its path is not UTF-8"))
+        .map(|n| n["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(left_out, ["r\\xFE/a.jsonl", "r\\xFF/a.jsonl"], "{doc}");
+}

@@ -170,7 +170,28 @@ fn walk_error(e: walkdir::Error, base: &Path, root: &Path, pat: &PathPattern, p:
     Err(Error::io(path, source))
 }
 
-/// `path` relative to `base`, with `/` between its parts.
+/// Whether `path`'s parts below `base` are UTF-8 text.
+pub fn is_utf8_below(base: &Path, path: &Path) -> bool {
+    path.strip_prefix(base).is_ok_and(|r| r.to_str().is_some())
+}
+
+/// `path` below `base` as text, each byte that is not UTF-8 written `\xFF`: distinct paths
+/// stay distinct, and the name can be typed back in a shell's `$'…'`.
+pub fn escaped_below(base: &Path, path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let rel = path.strip_prefix(base).unwrap_or(path);
+    let mut out = String::new();
+    for chunk in rel.as_os_str().as_bytes().utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02X}"));
+        }
+    }
+    out
+}
+
+/// `path` relative to `base`, with `/` between its parts; bytes that are not UTF-8 shown as
+/// U+FFFD (see [`is_utf8_below`]).
 fn relative_path(base: &Path, path: &Path) -> String {
     path.strip_prefix(base)
         .expect("under base")
@@ -266,6 +287,17 @@ pub fn find(base: &Path, patterns: &[String], context: &str) -> Result<Vec<Input
             }
             let rel = relative(entry.path());
             if let Some(captures) = pat.captures(&rel) {
+                if !is_utf8_below(base, entry.path()) {
+                    // two such names can read as one text: neither may stand for the other
+                    let shown = escaped_below(base, entry.path());
+                    return Err(Error::config(
+                        format!("{context}: {shown}"),
+                        format!(
+                            "path pattern {p:?} matches a file whose path is not UTF-8 (shown with \\x escapes); \
+                             tables and the manifest name a file by its path as text, so rename it"
+                        ),
+                    ));
+                }
                 if let Some(m) = pat.ambiguity(&rel) {
                     return Err(Error::config(format!("{context}: {rel}"), format!("path pattern {p:?}: {m}")));
                 }
