@@ -470,13 +470,32 @@ impl<'de> Visitor<'de> for Nav<'_, '_, '_> {
             }
             return Ok(());
         }
-        while let Some(key) = map.next_key::<String>()? {
-            if key == self.path[0] {
-                map.next_value_seed(Nav { path: &self.path[1..], pointer: self.pointer.clone(), state: self.state })?;
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                return Ok(());
+        // a key named twice on the way is refused, as inside records: a reader would keep one
+        // of the two values, and runpack would read the other
+        let mut keys = std::collections::HashSet::new();
+        let mut seen = |key: String| -> std::result::Result<(), A::Error> {
+            match keys.contains(&key) {
+                true => Err(serde::de::Error::custom(format_args!(
+                    "key {} appears twice in one object (a reader would keep only the last value)",
+                    serde_json::to_string(&key).unwrap_or_default()
+                ))),
+                false => {
+                    keys.insert(key);
+                    Ok(())
+                }
             }
-            map.next_value::<IgnoredAny>()?;
+        };
+        let mut matched = false;
+        while let Some(key) = map.next_key::<String>()? {
+            let wanted = !matched && key == self.path[0];
+            seen(key)?;
+            if wanted {
+                matched = true;
+                let nav = Nav { path: &self.path[1..], pointer: self.pointer.clone(), state: &mut *self.state };
+                map.next_value_seed(nav)?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
         }
         Ok(())
     }
@@ -1094,6 +1113,23 @@ mod tests {
         assert!(e.contains("record_path \"/other\" holds a number in this file, not an array of records"), "{e}");
         let e = json(boxed(br#"{"other":1}"#), "f", "/nosuch", &mut sink).unwrap_err().to_string();
         assert!(e.contains("record_path \"/nosuch\" does not exist in this file"), "{e}");
+    }
+
+    #[test]
+    fn a_key_named_twice_on_the_way_to_the_records_is_refused() {
+        // Python's json keeps the last "a" (x = 2, 3); reading the first would lose them
+        for (text, pointer, key, column) in [
+            (&br#"{"a": [{"x":1}], "a": [{"x":2},{"x":3}]}"#[..], "/a", "a", 21),
+            (br#"{"meta": 1, "meta": 2, "a": [{"x":1}]}"#, "/a", "meta", 19),
+            (br#"{"r": {"b": 0, "a": [{"x":1}], "b": 1}}"#, "/r/a", "b", 35),
+        ] {
+            let e = json(boxed(text), "f", pointer, &mut |_| Ok(())).unwrap_err().to_string();
+            let want = format!("key \"{key}\" appears twice in one object (a reader would keep only the last value)");
+            assert!(e.contains(&want) && e.contains(&format!("column {column}")), "{e}");
+        }
+        // a key named once, beside others, is read as before
+        let got = collect(|s| json(boxed(br#"{"b": 1, "a": [{"x":1}], "c": {"d": 1}}"#), "f", "/a", s));
+        assert_eq!(got, vec!["/a/0 {\"x\":1}"]);
     }
 
     #[test]
