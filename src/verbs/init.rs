@@ -147,6 +147,10 @@ pub struct TableOut {
     pub primary_key: Vec<String>,
     /// The schema file, relative to the current folder.
     pub schema: String,
+    /// Files of its source's paths that it leaves out (another table reads them), each with
+    /// the problems that left it out.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<NotRead>,
 }
 
 /// A file `init` could not read.
@@ -395,7 +399,10 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
         // a file another table reads, left out of this one: said
         for n in &plan.left_out {
             if used.contains(&n.file) {
-                notes.push(format!("table {table} leaves out {}: {}", n.file, n.reason));
+                notes.push(format!(
+                    "table {table} leaves out {} (not in the source's `path`: add it there once mended): {}",
+                    n.file, n.reason
+                ));
             }
         }
         tables.push(TablePlan { source: format!("{table}_raw"), table, plan, trial });
@@ -425,6 +432,7 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
             columns: t.columns().iter().map(|c| c.to_string()).collect(),
             primary_key: t.trial.key.clone(),
             schema: schemas_rel.join(format!("{}.json", t.table)).display().to_string(),
+            left_out: t.plan.left_out.iter().filter(|n| used.contains(&n.file)).cloned().collect(),
         })
         .collect();
     Ok(InitOutcome {
@@ -1979,7 +1987,11 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
         for (f, problems) in out_files {
             let more = match problems.len() {
                 0 | 1 => String::new(),
-                n => format!(" (and {} more problems in it: `--format json` lists them under `problems`)", n - 1),
+                n => format!(
+                    " (and {} more problems in it: `--format json` lists them under `problems`, in `not_read` or in \
+                     the table's `left_out`)",
+                    n - 1
+                ),
             };
             let reason = format!("{}{more}", problems.first().map(String::as_str).unwrap_or_default());
             let problems = if problems.len() > 1 { problems } else { Vec::new() };

@@ -273,9 +273,24 @@ fn init_on_wandb_exports_from_the_corpus_builds() {
     copy_tree(&corpus.join("wandb-offline/AGKhalil_RL_implements/wandb"), &ex.join("wandb"));
     copy_tree(&corpus.join("wandb-api-runs/MaxLEAF3824_gpt_mi"), &ex.join("api"));
     copy_tree(&corpus.join("wandb-ui-export/oraby8_research_tts"), &ex.join("ui"));
+    // a chart export of sampled history: another table reads it, the history table leaves it out
+    copy_tree(&corpus.join("wandb-ui-export/Junyoungpark_snet-analysis"), &ex.join("sampled"));
     let doc = init(tmp.path(), &ex, "exports");
     let rows = init_rows(&doc);
     assert!(rows.contains_key("wandb_runs") && rows.contains_key("wandb_history"), "{rows:?}");
+    let left_out = table(&doc, "wandb_history")["left_out"].as_array().unwrap();
+    assert_eq!(left_out.len(), 1, "{left_out:?}");
+    assert_eq!(left_out[0]["file"], "sampled/wandb_export.csv");
+    assert!(left_out[0]["reason"].as_str().unwrap().contains("history looks sampled"), "{left_out:?}");
+    assert!(left_out[0]["problems"].as_array().unwrap().len() > 1, "{left_out:?}");
+    let notes: Vec<&str> = doc["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    assert!(
+        notes.iter().any(|n| n.starts_with(
+            "table wandb_history leaves out sampled/wandb_export.csv (not in the source's `path`: add it there once \
+             mended): "
+        ) && n.contains("in the table's `left_out`")),
+        "{notes:?}"
+    );
     let release = build_from_elsewhere(tmp.path(), "exports");
     assert_eq!(release_rows(&release), rows);
 }
