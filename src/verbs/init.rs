@@ -633,6 +633,13 @@ fn look(rel: &str, path: &Path) -> std::result::Result<Kind, String> {
                 e => e.to_string(),
             })?;
             let columns: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+            // a runpack release's own Parquet: its provenance columns are the ones a source adds
+            if let Some(c) = columns.iter().find(|c| *c == "_source_file" || *c == "_source_line") {
+                return Err(format!(
+                    "it has a column `{c}`, which runpack adds to every source's rows itself (a runpack release's \
+                     file?): it cannot be a source yet"
+                ));
+            }
             // lighteval's details: named so, with its Detail's three struct columns
             if crate::stages::ingest::lighteval::is_details_file(path)
                 && ["doc", "metric", "model_response"].iter().all(|c| columns.iter().any(|n| n == c))

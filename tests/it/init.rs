@@ -902,3 +902,25 @@ fn a_file_left_out_for_several_problems_lists_every_one_in_the_json_report() {
         assert!(p.starts_with(line), "{p}");
     }
 }
+
+#[test]
+fn a_release_s_own_parquet_in_the_folder_is_left_out_with_the_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("mixed");
+    // a release whose table keeps its source's provenance columns
+    let p = tmp.path().join("p");
+    write(&p, "a.jsonl", "{\"k\": 1}\n");
+    write(&p, "pipeline.toml", &one_source("p", "a.jsonl", "jsonl", "", "SELECT * FROM raw", ""));
+    let o = build(&p, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::copy(release(&p, "p").join("data/t.parquet"), d.join("copied.parquet")).unwrap();
+    write(&d, "steps.jsonl", "{\"step\": 1, \"loss\": 0.5}\n{\"step\": 2, \"loss\": 0.4}\n");
+    let doc = init(tmp.path(), &d, "mixed");
+    assert_eq!(init_rows(&doc), BTreeMap::from([("steps".into(), 2)]));
+    let left = not_read(&doc);
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert_eq!(left[0].0, "copied.parquet");
+    assert!(left[0].1.contains("which runpack adds to every source's rows itself"), "{left:?}");
+    build_from_elsewhere(tmp.path(), "mixed");
+}
