@@ -322,6 +322,22 @@ pub(crate) async fn run_table(cx: &TableCx<'_>, tp: TablePlan, rejects: &mut Rej
     let report = &mut found;
     let opts = cx.opts;
     let TablePlan { table_schema, target_schema, result_schema, sort_cols, policy, plan, in_order, early_groups } = tp;
+    // a time without a zone is read as UTC: said, as sources refuse such times unless told
+    for f in result_schema.fields() {
+        if matches!(f.data_type(), DataType::Timestamp(_, None)) && target_schema.field_with_name(f.name()).is_ok() {
+            report.warn(
+                &t.name,
+                "time-without-zone",
+                None,
+                format!(
+                    "table {}, column `{}`: the query gives times without a time zone, stored as UTC times; if \
+                     they are local times, name their zone in the query (`… AT TIME ZONE 'Europe/Paris'`)",
+                    t.name,
+                    f.name()
+                ),
+            );
+        }
+    }
     let columns = crate::stages::write::leaf_columns(&target_schema);
     if columns > crate::stages::write::VIEWER_MAX_COLUMNS {
         report.warn(

@@ -140,3 +140,28 @@ fn a_json_negative_zero_keeps_an_integer_column_and_is_said() {
         stderr(&o)
     );
 }
+
+#[test]
+fn a_query_s_time_without_a_zone_is_stored_as_utc_with_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "a.jsonl", "{\"k\": 1, \"ts\": \"2024-01-01 10:00:00\"}\n");
+    let sql =
+        "SELECT k, CAST(ts AS TIMESTAMP) AS naive, CAST(ts AS TIMESTAMP) AT TIME ZONE 'Europe/Paris' AS paris FROM raw";
+    write(dir, "pipeline.toml", &one_source("z", "a.jsonl", "jsonl", "", sql, ""));
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("table t, column `naive`: the query gives times without a time zone, stored as UTC times"),
+        "{err}"
+    );
+    assert!(!err.contains("column `paris`"), "a time with its zone is not warned of: {err}");
+    // the card says it too, as every warning of the build
+    let card = std::fs::read_to_string(release(dir, "z").join("README.md")).unwrap();
+    assert!(card.contains("column `naive`: the query gives times without a time zone"), "{card}");
+    assert_eq!(
+        query(&release(dir, "z"), "SELECT CAST(naive AS VARCHAR) AS n, CAST(paris AS VARCHAR) AS p FROM t"),
+        "n,p\n2024-01-01T10:00:00Z,2024-01-01T09:00:00Z\n"
+    );
+}
