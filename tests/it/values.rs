@@ -165,3 +165,31 @@ fn a_query_s_time_without_a_zone_is_stored_as_utc_with_a_warning() {
         "n,p\n2024-01-01T10:00:00Z,2024-01-01T09:00:00Z\n"
     );
 }
+
+#[test]
+fn a_number_below_the_smallest_float_is_not_read_as_zero() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // inferred: the column keeps its text, as for 1e400
+    write(dir, "a.csv", "k,tiny\n1,1e-400\n2,2.5\n3,0.0e-999\n");
+    write(dir, "pipeline.toml", &one_source("u", "a.csv", "csv", "", "SELECT k, tiny FROM raw", ""));
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(arrow_types(&release(dir, "u")), ["k:Int64", "tiny:Utf8"]);
+    assert_eq!(query(&release(dir, "u"), "SELECT tiny FROM t ORDER BY k"), "tiny\n1e-400\n2.5\n0.0e-999\n");
+    // declared a number: the cell is a violation, named with its place
+    let field = "[[source.field]]\nname = \"tiny\"\ntype = \"number\"\n";
+    write(dir, "pipeline.toml", &one_source("u", "a.csv", "csv", field, "SELECT k, tiny FROM raw", ""));
+    let o = build(dir, &["--force", "-q"]);
+    assert_violations(&o, 1, &["a.csv:2:$.tiny: number 1e-400 is too small for a 64-bit float (it would read as 0)"]);
+    // a JSON string read as a number on request: refused the same way
+    write(dir, "b.jsonl", "{\"k\": 1, \"x\": \"1e-400\"}\n{\"k\": 2, \"x\": \"0e-400\"}\n");
+    let source = "coerce_numeric_strings = true\n[[source.field]]\nname = \"x\"\ntype = \"number\"\n";
+    write(dir, "pipeline.toml", &one_source("u", "b.jsonl", "jsonl", source, "SELECT k, x FROM raw", ""));
+    let o = build(dir, &["--force", "-q"]);
+    assert_violations(
+        &o,
+        1,
+        &["b.jsonl:1:$.x: string \"1e-400\" holds a number too small for a 64-bit float (it would read as 0)"],
+    );
+}

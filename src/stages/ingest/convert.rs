@@ -562,6 +562,13 @@ impl serde::Serialize for Unmarked<'_> {
     }
 }
 
+/// Whether the number written `s` was read as `f` = 0 though it is not zero (`1e-400`): below
+/// the smallest 64-bit float, a value the float would change.
+pub(crate) fn underflows_to_zero(s: &str, f: f64) -> bool {
+    let mantissa = s.split(['e', 'E']).next().unwrap_or("");
+    f == 0.0 && mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b))
+}
+
 /// Parses a CSV cell as a float (`1.5`, `1e-3`, `nan`, `inf`, `-Infinity`).
 pub fn parse_text_float(s: &str) -> Option<f64> {
     let t = s.trim();
@@ -850,6 +857,10 @@ fn to_f64(c: &Cell, ctx: &mut Ctx) -> Option<f64> {
                         ctx.problem(c, format!("number {s} is out of range for a 64-bit float"));
                         return None;
                     }
+                    if underflows_to_zero(s, f) {
+                        ctx.problem(c, format!("number {s} is too small for a 64-bit float (it would read as 0)"));
+                        return None;
+                    }
                     if !f.is_finite() {
                         ctx.event("nonfinite", c, s.to_string());
                         if ctx.opts.nonfinite == NonFinite::Null {
@@ -869,6 +880,16 @@ fn to_f64(c: &Cell, ctx: &mut Ctx) -> Option<f64> {
                     && let Ok(f) = s.parse::<f64>()
                     && f.is_finite()
                 {
+                    if underflows_to_zero(s.trim(), f) {
+                        ctx.problem(
+                            c,
+                            format!(
+                                "string {} holds a number too small for a 64-bit float (it would read as 0)",
+                                path::short_json_string(s)
+                            ),
+                        );
+                        return None;
+                    }
                     // held to what the same number written as JSON is held to
                     if integer_text_exact_as_f64(s.trim()) == Some(false) {
                         ctx.problem(

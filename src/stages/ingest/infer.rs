@@ -195,8 +195,10 @@ fn plain_integer(s: &str) -> bool {
 /// with an unsigned exponent (`1e5`, `0e523456`), which ids and hashes are and number writers
 /// do not write.
 fn plain_float(s: &str) -> bool {
-    if super::convert::parse_text_float(s).is_none() || s.starts_with('+') {
-        return false;
+    // a number below the smallest float (`1e-400`) would read as 0: not plainly a float
+    match super::convert::parse_text_float(s) {
+        Some(f) if !s.starts_with('+') && !super::convert::underflows_to_zero(s, f) => {}
+        _ => return false,
     }
     let d = s.strip_prefix('-').unwrap_or(s);
     let (mantissa, exponent) = match d.find(['e', 'E']) {
