@@ -410,6 +410,12 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
 
     // 5. write
     let written = write_pipeline(&raw, folder, &name, &opts.pipelines_dir, &tables)?;
+    if written.recovered > 0 {
+        notes.push(format!(
+            "an init of {name} that did not finish writing had left {} files and links: removed first",
+            written.recovered
+        ));
+    }
     let schemas_rel = schemas_dir(&opts.pipelines_dir, &name);
     let sources = tables
         .iter()
@@ -2421,6 +2427,8 @@ struct Written {
     prefix: String,
     /// The paths written, as the user named the folders.
     paths: Vec<String>,
+    /// Files and links an init of the same name that did not finish had left, removed first.
+    recovered: usize,
 }
 
 /// Files and folders created so far, removed again when a later step fails.
@@ -2428,9 +2436,105 @@ struct Written {
 struct Created {
     files: Vec<PathBuf>,
     dirs: Vec<PathBuf>,
+    /// The journal of what is about to be created, so that an init killed while writing
+    /// leaves nothing a later init refuses to overwrite ([`recover`]).
+    journal: Option<(PathBuf, std::fs::File)>,
+}
+
+/// The journal of an init writing the pipeline folder `pipeline_dir`: while it exists, init
+/// has not finished writing. Inside the folder, so that removing the folder removes it too.
+fn journal_path(pipeline_dir: &Path) -> PathBuf {
+    pipeline_dir.join(".init-unfinished")
+}
+
+/// Removes what an init that did not finish (killed while writing) created, as its journal
+/// lists it: files and links, the temporary files beside them, then the folders, newest
+/// first. Every path listed did not exist before that init (it never overwrites), so nothing
+/// else is touched. How many files and links were removed; 0 without a journal.
+///
+/// Errors: [`Error::Io`] when the journal cannot be read or removed.
+fn recover(journal: &Path) -> Result<usize> {
+    let bytes = match std::fs::read(journal) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(Error::io(journal, e)),
+    };
+    // records: a kind byte (`d` folder, `f` file or link), the path, a NUL; a record cut by
+    // the kill is one whose creation never started
+    let entries: Vec<(u8, PathBuf)> = bytes
+        .split_inclusive(|&b| b == 0)
+        .filter(|r| r.len() > 2 && r.ends_with(&[0]))
+        .map(|r| (r[0], path_of_bytes(&r[1..r.len() - 1])))
+        .collect();
+    let temporaries = |dir: &Path| {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if e.file_name().as_encoded_bytes().starts_with(b".runpack-init-") {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    };
+    let mut removed = 0;
+    for (kind, path) in entries.iter().rev() {
+        match kind {
+            b'f' => {
+                if std::fs::remove_file(path).is_ok() {
+                    removed += 1;
+                }
+                if let Some(dir) = path.parent() {
+                    temporaries(dir);
+                }
+            }
+            _ => {
+                temporaries(path);
+                let _ = std::fs::remove_dir(path);
+            }
+        }
+    }
+    std::fs::remove_file(journal).map_err(|e| Error::io(journal, e))?;
+    Ok(removed)
+}
+
+/// A path written in a journal as its bytes.
+#[cfg(unix)]
+fn path_of_bytes(bytes: &[u8]) -> PathBuf {
+    PathBuf::from(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(bytes))
+}
+
+/// A path written in a journal as its bytes (WTF-8 here: a path that is not Unicode is not
+/// found again, and stays).
+#[cfg(not(unix))]
+fn path_of_bytes(bytes: &[u8]) -> PathBuf {
+    PathBuf::from(String::from_utf8_lossy(bytes).into_owned())
 }
 
 impl Created {
+    /// Starts the journal at `path` (see [`recover`]).
+    fn begin(&mut self, path: PathBuf) -> Result<()> {
+        let file =
+            std::fs::OpenOptions::new().create_new(true).append(true).open(&path).map_err(|e| Error::io(&path, e))?;
+        self.journal = Some((path, file));
+        Ok(())
+    }
+
+    /// Writes `path` in the journal, as about to be created (`kind` `d` or `f`): written before
+    /// the path is made, so that no path is made that the journal does not list.
+    fn note(&mut self, kind: u8, path: &Path) -> Result<()> {
+        let Some((journal, file)) = &mut self.journal else { return Ok(()) };
+        let path = std::path::absolute(path).map_err(|e| Error::io(path, e))?;
+        let mut record = vec![kind];
+        record.extend_from_slice(path.as_os_str().as_encoded_bytes());
+        record.push(0);
+        std::io::Write::write_all(file, &record).map_err(|e| Error::io(&*journal, e))
+    }
+
+    /// Ends the journal: what it lists is complete, or undone.
+    fn end(&mut self) -> Result<()> {
+        match self.journal.take() {
+            Some((path, _)) => std::fs::remove_file(&path).map_err(|e| Error::io(&path, e)),
+            None => Ok(()),
+        }
+    }
+
     /// Creates `dir` and the folders above it that do not exist, remembering each.
     fn dir(&mut self, dir: &Path) -> Result<()> {
         let mut missing = Vec::new();
@@ -2443,6 +2547,7 @@ impl Created {
             }
         }
         for m in missing.into_iter().rev() {
+            self.note(b'd', &m)?;
             std::fs::create_dir(&m).map_err(|e| Error::io(&m, e))?;
             self.dirs.push(m);
         }
@@ -2464,6 +2569,7 @@ impl Created {
         let mut tmp = builder.tempfile_in(dir).map_err(|e| Error::io(dir, e))?;
         std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(|e| Error::io(tmp.path(), e))?;
         tmp.as_file().sync_all().map_err(|e| Error::io(tmp.path(), e))?;
+        self.note(b'f', path)?;
         match std::fs::hard_link(tmp.path(), path) {
             Ok(()) => {
                 self.files.push(path.to_path_buf());
@@ -2475,13 +2581,14 @@ impl Created {
     }
 
     /// Removes what was created, newest first.
-    fn undo(self) {
+    fn undo(mut self) {
         for f in self.files.iter().rev() {
             let _ = std::fs::remove_file(f);
         }
         for d in self.dirs.iter().rev() {
             let _ = std::fs::remove_dir(d);
         }
+        let _ = self.end();
     }
 }
 
@@ -2509,9 +2616,14 @@ fn write_pipeline(
     tables: &[TablePlan],
 ) -> Result<Written> {
     let mut created = Created::default();
+    // the pipeline's folder holds the journal: made outside it, removed on failure if empty
+    let mut outer = Created::default();
     let result = (|| -> Result<Written> {
         let pipeline_dir = pipelines_dir.join(name);
-        created.dir(&pipeline_dir)?;
+        outer.dir(&pipeline_dir)?;
+        let journal = journal_path(&pipeline_dir);
+        let recovered = recover(&journal)?;
+        created.begin(journal)?;
         let pipeline_abs = pipeline_dir.canonicalize().map_err(|e| Error::io(&pipeline_dir, e))?;
         // the schemas beside the pipelines folder, as the pipeline's `../../schemas` reaches them
         let schemas_shown = schemas_dir(pipelines_dir, name);
@@ -2552,6 +2664,7 @@ fn write_pipeline(
         }
         if let Some(link) = &link {
             let target = relative_path(&pipeline_abs, raw);
+            created.note(b'f', link)?;
             symlink_dir(&target, link)?;
             created.files.push(link.clone());
             paths.push(format!("{} -> {}", link.display(), target.display()));
@@ -2561,13 +2674,16 @@ fn write_pipeline(
         let toml_path = pipeline_dir.join("pipeline.toml");
         created.file(&toml_path, &toml)?;
         paths.push(toml_path.display().to_string());
+        // written: what follows can only undo it, in this process
+        created.end()?;
         PipelineSpec::load(&pipeline_dir)?;
-        Ok(Written { prefix, paths })
+        Ok(Written { prefix, paths, recovered })
     })();
     match result {
         Ok(w) => Ok(w),
         Err(e) => {
             created.undo();
+            outer.undo();
             Err(e)
         }
     }

@@ -924,3 +924,49 @@ fn a_release_s_own_parquet_in_the_folder_is_left_out_with_the_reason() {
     assert!(left[0].1.contains("which runpack adds to every source's rows itself"), "{left:?}");
     build_from_elsewhere(tmp.path(), "mixed");
 }
+
+#[test]
+fn an_init_killed_while_writing_leaves_nothing_a_second_init_refuses() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("many");
+    // many sources, so that writing their schemas takes a while
+    for i in 0..60 {
+        // names without digits, so that no two files read as one source's pattern
+        let word: String = format!("{i:02}").bytes().map(|b| (b'a' + b - b'0') as char).collect();
+        write(&d, &format!("log_{word}.jsonl"), &format!("{{\"step\": 1, \"v_{word}\": 0.5}}\n"));
+    }
+    let mut finished_first = 0;
+    for (attempt, delay_ms) in [5u64, 50, 100, 150, 200, 250, 300, 350, 400, 450, 500, 600, 700, 800].iter().enumerate()
+    {
+        let name = format!("m{attempt}");
+        let mut child = bin()
+            .current_dir(tmp.path())
+            .arg("init")
+            .arg(&d)
+            .args(["--name", &name, "-q"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(*delay_ms));
+        let _ = child.kill();
+        let status = child.wait().unwrap();
+        let toml = tmp.path().join("pipelines").join(&name).join("pipeline.toml");
+        if status.success() || toml.exists() {
+            // written before the kill: a second init refuses to overwrite it
+            let o = run(bin().current_dir(tmp.path()).arg("init").arg(&d).args(["--name", &name]));
+            assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+            assert!(stderr(&o).contains("exists already"), "{}", stderr(&o));
+            finished_first += 1;
+            continue;
+        }
+        let o = run(bin().current_dir(tmp.path()).arg("init").arg(&d).args(["--name", &name]));
+        assert!(o.status.success(), "after a kill at {delay_ms} ms: {}", stderr(&o));
+        assert!(toml.exists());
+        let schemas = std::fs::read_dir(tmp.path().join("schemas").join(&name)).unwrap();
+        let names: Vec<String> = schemas.map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        assert!(names.iter().all(|n| !n.starts_with('.')), "no temporary file left: {names:?}");
+        assert_eq!(names.len(), 60, "{names:?}");
+    }
+    assert!(finished_first < 14, "every init finished before its kill: the test killed none");
+}

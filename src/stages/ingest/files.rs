@@ -178,10 +178,9 @@ pub fn is_utf8_below(base: &Path, path: &Path) -> bool {
 /// `path` below `base` as text, each byte that is not UTF-8 written `\xFF`: distinct paths
 /// stay distinct, and the name can be typed back in a shell's `$'…'`.
 pub fn escaped_below(base: &Path, path: &Path) -> String {
-    use std::os::unix::ffi::OsStrExt;
     let rel = path.strip_prefix(base).unwrap_or(path);
     let mut out = String::new();
-    for chunk in rel.as_os_str().as_bytes().utf8_chunks() {
+    for chunk in rel.as_os_str().as_encoded_bytes().utf8_chunks() {
         out.push_str(chunk.valid());
         for b in chunk.invalid() {
             out.push_str(&format!("\\x{b:02X}"));
