@@ -38,8 +38,8 @@ use crate::stages::write::WriteOptions;
 
 /// runpack turns the raw logs of LLM post-training runs (Tinker metrics and checkpoint
 /// indices, W&B exports, evaluation outputs, hand-merged result tables) into a release: typed
-/// tables in Parquet and JSON Lines, validated against declared schemas, hashed, and described
-/// by a generated dataset card.
+/// tables in Parquet (with JSON Lines copies where asked), validated against declared schemas,
+/// hashed, and described by a generated dataset card.
 #[derive(Debug, Parser)]
 #[command(name = "runpack", version, propagate_version = true, max_term_width = 100)]
 pub struct Cli {
