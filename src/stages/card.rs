@@ -1062,8 +1062,9 @@ fn data_quality(spec: &PipelineSpec, manifest: &Manifest, report: &BuildReport) 
         );
     }
     b.push_str(
-        " The counts below are of the values read from the sources (rows rejected later included); values \
-         that a table's SQL computes are not counted.\n\n",
+        " The counts below are of the values read from the sources (rows rejected later included), each \
+         source counting what it read (a file two sources read counts for each); values that a table's SQL \
+         computes are not counted.\n\n",
     );
     let _ = writeln!(b, "| check | count |\n|---|---|");
     let nonfinite: u64 = manifest.report.nonfinite_values.values().sum();
@@ -1086,7 +1087,7 @@ fn data_quality(spec: &PipelineSpec, manifest: &Manifest, report: &BuildReport) 
     for (name, n) in &manifest.report.nonfinite_values {
         let nulls =
             spec.def.sources.iter().any(|s| &s.name == name && s.nonfinite == crate::core::spec::NonFinite::Null);
-        let fate = if nulls { "written as nulls" } else { "kept as IEEE values" };
+        let fate = if nulls { "written as nulls" } else { "kept as IEEE values where a table selects them" };
         let _ = writeln!(b, "- source `{name}`: {n} non-finite values read, {fate}.");
     }
     for (name, n) in &manifest.report.rejected_rows {
