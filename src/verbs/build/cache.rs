@@ -173,6 +173,18 @@ pub fn definition_digest(spec: &PipelineSpec) -> Result<(Vec<HashedPath>, String
     Ok((files, crate::stages::hash::sha256_bytes(listing.as_bytes())))
 }
 
+/// `input a is new`, or `inputs a, b, c and 4 more are new`: every path counted, the first
+/// three named.
+fn inputs_that(paths: &[&str], one: &str, many: &str) -> String {
+    match paths {
+        [p] => format!("input {p} {one}"),
+        _ => {
+            let more = if paths.len() > 3 { format!(" and {} more", paths.len() - 3) } else { String::new() };
+            format!("inputs {}{more} {many}", paths[..paths.len().min(3)].join(", "))
+        }
+    }
+}
+
 /// What differs between the release `manifest` describes and what building `spec` with
 /// `build_settings` would produce: `None` when nothing does (same runpack, pipeline
 /// definition, options, and inputs by SHA-256, and every file of the release still there with
@@ -233,11 +245,15 @@ pub fn stale(
             current.insert(f.rel.clone(), f.path.clone());
         }
     }
-    if let Some(gone) = manifest.inputs.iter().find(|i| !current.contains_key(&i.path)) {
-        return Ok(Some(format!("input {} is no longer there", gone.path)));
+    let gone: Vec<&str> =
+        manifest.inputs.iter().filter(|i| !current.contains_key(&i.path)).map(|i| i.path.as_str()).collect();
+    if !gone.is_empty() {
+        return Ok(Some(inputs_that(&gone, "is no longer there", "are no longer there")));
     }
-    if let Some(new) = current.keys().find(|rel| !manifest.inputs.iter().any(|i| &i.path == *rel)) {
-        return Ok(Some(format!("input {new} is new")));
+    let known: std::collections::BTreeSet<&str> = manifest.inputs.iter().map(|i| i.path.as_str()).collect();
+    let new: Vec<&str> = current.keys().map(String::as_str).filter(|rel| !known.contains(rel)).collect();
+    if !new.is_empty() {
+        return Ok(Some(inputs_that(&new, "is new", "are new")));
     }
     for input in &manifest.inputs {
         if cache.sha256(&current[&input.path])? != input.sha256 {
@@ -250,6 +266,16 @@ pub fn stale(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_new_input_is_counted() {
+        assert_eq!(inputs_that(&["raw/a"], "is new", "are new"), "input raw/a is new");
+        assert_eq!(inputs_that(&["a", "b"], "is new", "are new"), "inputs a, b are new");
+        assert_eq!(
+            inputs_that(&["a", "b", "c", "d", "e"], "is no longer there", "are no longer there"),
+            "inputs a, b, c and 2 more are no longer there"
+        );
+    }
 
     #[test]
     fn a_saved_cache_loads_back_and_spares_hashing_an_unchanged_file() {
