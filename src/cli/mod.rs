@@ -754,7 +754,8 @@ fn build(a: BuildArgs, quiet: bool) -> Result<u8, Error> {
         }
     };
     if json {
-        let _ = writeln!(std::io::stdout().lock(), "{:#}", output::build_json(&outcome));
+        let notes = spec.def.card.unfinished();
+        let _ = writeln!(std::io::stdout().lock(), "{:#}", output::build_json(&outcome, &notes));
         return Ok(0);
     }
     if outcome.unchanged {

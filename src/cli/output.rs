@@ -175,8 +175,9 @@ fn violation_json(v: &Violation) -> serde_json::Value {
 /// The JSON document of `build --format json`: `ok`, the `release` folder, `name`,
 /// `version`, `unchanged`, each table with its `rows`, `rejected_rows`, `duplicates_dropped`,
 /// `files` (path, kind, rows, bytes) and `bytes`; `rejected_rows` by source or table,
-/// `warnings`, and `violations` (empty: a build that succeeds has none).
-pub fn build_json(o: &BuildOutcome) -> serde_json::Value {
+/// `warnings`, `notes` (what the card still lacks before it is published, `notes` given:
+/// not part of the release) and `violations` (empty: a build that succeeds has none).
+pub fn build_json(o: &BuildOutcome, notes: &[String]) -> serde_json::Value {
     let m = &o.manifest;
     let tables: Vec<serde_json::Value> = m
         .tables
@@ -206,6 +207,7 @@ pub fn build_json(o: &BuildOutcome) -> serde_json::Value {
         "tables": tables,
         "rejected_rows": m.report.rejected_rows,
         "warnings": o.report.warnings.iter().map(warning_json).collect::<Vec<_>>(),
+        "notes": notes,
         "violations": [],
         "violations_total": 0,
         "violations_checked": crate::core::report::Checked::All,
