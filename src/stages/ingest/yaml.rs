@@ -48,10 +48,17 @@ pub fn read(
             Err(e) => {
                 let at =
                     e.location().map(|l| format!(" at line {}, column {}", l.line(), l.column())).unwrap_or_default();
+                let shown = e.to_string();
+                // YAML itself has no limit: the reader's values stop at 64 bits
+                let message = if shown.contains("integer") && (shown.contains("u128") || shown.contains("i128")) {
+                    format!("expected integers of at most 64 bits, found a larger one{at}: quote it to keep it as text")
+                } else {
+                    format!("expected a YAML document, found text that is not YAML{at}: {shown}")
+                };
                 return sink(Item::Bad {
                     at: Position::Pointer(String::new()),
                     rule: "yaml",
-                    message: format!("expected a YAML document, found text that is not YAML{at}: {e}"),
+                    message,
                     raw: Some(text.chars().take(4096).collect()),
                 });
             }
@@ -227,6 +234,11 @@ mod tests {
             records("a: [1, 2\n", "")[0]
                 .starts_with(": bad: expected a YAML document, found text that is not YAML at line")
         );
+        for big in ["12345678901234567890123", "-12345678901234567890123"] {
+            let got = records(&format!("runs:\n  - {{id: {big}}}\n"), "/runs");
+            assert!(got[0].starts_with(": bad: expected integers of at most 64 bits, found a larger one"), "{got:?}");
+            assert!(got[0].ends_with("quote it to keep it as text"), "{got:?}");
+        }
         let e = read(Box::new(std::io::Cursor::new("a: 1\n---\na: 2\n".to_string())), "c.yaml", "", &mut |_| Ok(()))
             .unwrap_err()
             .to_string();
