@@ -74,7 +74,17 @@ pub fn read(
             ),
         ));
     }
-    let Some(doc) = documents.pop() else { return Ok(()) };
+    let Some(mut doc) = documents.pop() else { return Ok(()) };
+    // `<<: *anchor` merges the anchored mapping's keys, as YAML's merge key says and PyYAML
+    // reads it; keys written beside it win
+    if let Err(e) = doc.apply_merge() {
+        return sink(Item::Bad {
+            at: Position::Pointer(String::new()),
+            rule: "yaml",
+            message: format!("expected a mapping or a list of mappings to merge at `<<`, found another value: {e}"),
+            raw: None,
+        });
+    }
     let mut problems = Vec::new();
     let root = to_json(doc, "", &mut problems);
     let tokens: Vec<String> = if pointer.is_empty() {
@@ -234,6 +244,15 @@ mod tests {
             records("a: [1, 2\n", "")[0]
                 .starts_with(": bad: expected a YAML document, found text that is not YAML at line")
         );
+        // merge keys, as PyYAML reads them: the keys written beside `<<` win
+        assert_eq!(
+            records(
+                "base: &b {lr: 0.1, seed: 1}\nruns:\n  - {<<: *b, name: a}\n  - {<<: *b, name: b, lr: 0.2}\n",
+                "/runs"
+            ),
+            vec![r#"/runs/0: {"name":"a","lr":0.1,"seed":1}"#, r#"/runs/1: {"lr":0.2,"name":"b","seed":1}"#]
+        );
+        assert!(records("runs:\n  - {<<: 3, name: a}\n", "/runs")[0].contains("to merge at `<<`"));
         for big in ["12345678901234567890123", "-12345678901234567890123"] {
             let got = records(&format!("runs:\n  - {{id: {big}}}\n"), "/runs");
             assert!(got[0].starts_with(": bad: expected integers of at most 64 bits, found a larger one"), "{got:?}");
