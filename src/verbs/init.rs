@@ -249,6 +249,41 @@ fn look_at_files(raw: &Path, opts: &InitOptions, name: &str) -> Walked {
     Walked { looked, not_read, notes, total }
 }
 
+/// A note for each set of files read with the same bytes (a file copied beside itself): each
+/// is read as a file of its own, and may make a table of its own. Sizes first; only files of
+/// a size shared are hashed.
+fn same_bytes(looked: &[Looked]) -> Vec<String> {
+    let mut by_size: BTreeMap<u64, Vec<&Looked>> = BTreeMap::new();
+    for l in looked {
+        if let Ok(m) = std::fs::metadata(&l.path)
+            && m.len() > 0
+        {
+            by_size.entry(m.len()).or_default().push(l);
+        }
+    }
+    let mut by_digest: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for files in by_size.values().filter(|f| f.len() > 1) {
+        for l in files {
+            if let Ok(d) = crate::stages::hash::sha256_file(&l.path) {
+                by_digest.entry(d.sha256).or_default().push(&l.rel);
+            }
+        }
+    }
+    let mut notes: Vec<String> = by_digest
+        .values()
+        .filter(|f| f.len() > 1)
+        .map(|f| {
+            format!(
+                "{} have the same bytes: each is read as a file of its own (remove the copies you do not want \
+                 as sources)",
+                f.join(", ")
+            )
+        })
+        .collect();
+    notes.sort();
+    notes
+}
+
 /// Reads each planned source in full, settling its columns' types and key; sources without
 /// rows are noted (their files not read), the others returned with what their reads found.
 fn read_sources(
@@ -350,6 +385,7 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
     progress.start("looking at the files", Unit::None, None);
     let Walked { looked, mut not_read, mut notes, total } = look_at_files(&raw, opts, &name);
     progress.finish();
+    notes.extend(same_bytes(&looked));
     // hidden entries are not walked into: each counts once (a `.git` folder is one)
     let hidden = count_hidden(&raw);
 

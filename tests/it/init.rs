@@ -970,3 +970,19 @@ fn an_init_killed_while_writing_leaves_nothing_a_second_init_refuses() {
     }
     assert!(finished_first < 14, "every init finished before its kill: the test killed none");
 }
+
+#[test]
+fn files_with_the_same_bytes_are_noted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("dups");
+    let results = "{\"runs\": [{\"run\": \"a\", \"acc\": 0.5}, {\"run\": \"b\", \"acc\": 0.7}]}\n";
+    write(&d, "results.json", results);
+    write(&d, "copies/results.json", results);
+    // the same size, other bytes: not a copy
+    write(&d, "other.json", &results.replace("0.5", "0.6"));
+    let doc = init(tmp.path(), &d, "dups");
+    let notes: Vec<&str> = doc["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    let said: Vec<&&str> = notes.iter().filter(|n| n.contains("have the same bytes")).collect();
+    assert_eq!(said.len(), 1, "{notes:?}");
+    assert!(said[0].starts_with("copies/results.json, results.json have the same bytes"), "{notes:?}");
+}
