@@ -1132,6 +1132,25 @@ fn a_named_pipe_is_refused_and_an_empty_input_is_warned_of() {
     let o = build(dir, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("source raw read 1 empty file (0 bytes, no record): c.jsonl"), "{}", stderr(&o));
+    // bytes but no record: blank lines, a gzip stream of nothing
+    write(dir, "d.jsonl", "\n  \n\n");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, b"").unwrap();
+    std::fs::write(dir.join("e.jsonl.gz"), gz.finish().unwrap()).unwrap();
+    write(dir, "pipeline.toml", &one_source("p", "*.jsonl*", "jsonl", "", "SELECT k FROM raw", ""));
+    let o = build(dir, &["--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "source raw read 2 files with bytes but no record (blank lines only, or compressed data of nothing): \
+             d.jsonl, e.jsonl.gz"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_file(dir.join("d.jsonl")).unwrap();
+    std::fs::remove_file(dir.join("e.jsonl.gz")).unwrap();
+    write(dir, "pipeline.toml", &one_source("p", "*.jsonl", "jsonl", "", "SELECT k FROM raw", ""));
     // a FIFO would block the build: refused by name, not read and not skipped
     let made = std::process::Command::new("mkfifo").arg(dir.join("b.jsonl")).status();
     if !made.is_ok_and(|s| s.success()) {

@@ -527,6 +527,7 @@ fn convert(
         out: &mut counted,
         text_values: (0, None),
         negative_zeros: (0, None),
+        with_items: BTreeSet::new(),
     };
     // de-duplicates a trackio source's records by log_id across its files
     let mut trackio_reader: Option<trackio::Reader> = None;
@@ -554,6 +555,33 @@ fn convert(
         convert_records(&chunk_spec, inputs, wandb_plan.as_ref(), trackio_reader.as_mut(), &mut applier)?;
     }
     let rows = applier.rows;
+    if line_format && wandb_plan.is_none() {
+        // a file of bytes but no line with a record (blank lines only, a compressed stream of
+        // nothing) gives no row without a word, as an empty file does not (see the build's
+        // empty-input warning, for files of 0 bytes)
+        let silent: Vec<&str> = inputs
+            .iter()
+            .filter(|i| !applier.with_items.contains(&i.rel))
+            .filter(|i| std::fs::metadata(&i.path).is_ok_and(|m| m.len() > 0))
+            .map(|i| i.rel.as_str())
+            .collect();
+        if !silent.is_empty() {
+            let more = if silent.len() > 5 { format!(" and {} more", silent.len() - 5) } else { String::new() };
+            applier.report.warn(
+                &src.name,
+                "empty-input",
+                None,
+                format!(
+                    "source {} read {} file{} with bytes but no record (blank lines only, or compressed data of \
+                     nothing): {}{more}",
+                    src.name,
+                    silent.len(),
+                    if silent.len() == 1 { "" } else { "s" },
+                    silent.iter().take(5).copied().collect::<Vec<_>>().join(", ")
+                ),
+            );
+        }
+    }
     let (texts, first_text) = applier.text_values.clone();
     let (zeros, first_zero) = applier.negative_zeros.clone();
     if let Some((at, path)) = first_zero {
@@ -1422,11 +1450,21 @@ struct Applier<'a> {
     text_values: (u64, Option<SourceRef>),
     /// Negative zeros read as the integer 0, and where the first one was (record and path).
     negative_zeros: (u64, Option<(SourceRef, String)>),
+    /// The files that gave at least one record or bad line.
+    with_items: BTreeSet<String>,
 }
 
 impl Applier<'_> {
     fn apply(&mut self, chunk: Chunk) -> Result<()> {
         let name = self.src.name.clone();
+        // a run of lines comes from one file: its first and last rows name it
+        for sref in
+            chunk.srefs.first().into_iter().chain(chunk.srefs.last()).chain(chunk.bad_lines.iter().map(|b| &b.0))
+        {
+            if !self.with_items.contains(&sref.file) {
+                self.with_items.insert(sref.file.clone());
+            }
+        }
         // lines that do not parse and records that do not fit, written to the rejects file
         // together in line order
         let mut rejected: Vec<(SourceRef, Vec<String>, RejectBody)> = Vec::new();
