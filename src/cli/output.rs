@@ -175,8 +175,8 @@ fn violation_json(v: &Violation) -> serde_json::Value {
 /// The JSON document of `build --format json`: `ok`, the `release` folder, `name`,
 /// `version`, `unchanged`, each table with its `rows`, `rejected_rows`, `duplicates_dropped`,
 /// `files` (path, kind, rows, bytes) and `bytes`; `rejected_rows` by source or table,
-/// `warnings`, `notes` (what the card still lacks before it is published, `notes` given:
-/// not part of the release) and `violations` (empty: a build that succeeds has none).
+/// `warnings`, `notes` (as given: what the card lacks before it is published, which the
+/// release does not record) and `violations` (empty: a build that succeeds has none).
 pub fn build_json(o: &BuildOutcome, notes: &[String]) -> serde_json::Value {
     let m = &o.manifest;
     let tables: Vec<serde_json::Value> = m

@@ -9,6 +9,12 @@ use std::fmt;
 
 use serde::Serialize;
 
+/// The first `shown` of `names`, then how many more: `a, b, c and 4 more`.
+pub fn first_names(names: &[&str], shown: usize) -> String {
+    let more = if names.len() > shown { format!(" and {} more", names.len() - shown) } else { String::new() };
+    format!("{}{more}", names[..names.len().min(shown)].join(", "))
+}
+
 /// Where a value came from: a raw input file and the 1-based line (JSONL, CSV) or the JSON
 /// pointer of the record (JSON documents).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

@@ -557,8 +557,8 @@ fn convert(
     let rows = applier.rows;
     if line_format && wandb_plan.is_none() {
         // a file of bytes but no line with a record (blank lines only, a compressed stream of
-        // nothing) gives no row without a word, as an empty file does not (see the build's
-        // empty-input warning, for files of 0 bytes)
+        // nothing) would give no row and no word; files of 0 bytes get the build's own
+        // empty-input warning
         let silent: Vec<&str> = inputs
             .iter()
             .filter(|i| !applier.with_items.contains(&i.rel))
@@ -566,18 +566,17 @@ fn convert(
             .map(|i| i.rel.as_str())
             .collect();
         if !silent.is_empty() {
-            let more = if silent.len() > 5 { format!(" and {} more", silent.len() - 5) } else { String::new() };
             applier.report.warn(
                 &src.name,
                 "empty-input",
                 None,
                 format!(
                     "source {} read {} file{} with bytes but no record (blank lines only, or compressed data of \
-                     nothing): {}{more}",
+                     nothing): {}",
                     src.name,
                     silent.len(),
                     if silent.len() == 1 { "" } else { "s" },
-                    silent.iter().take(5).copied().collect::<Vec<_>>().join(", ")
+                    crate::core::report::first_names(&silent, 5)
                 ),
             );
         }

@@ -473,22 +473,13 @@ impl<'de> Visitor<'de> for Nav<'_, '_, '_> {
         // a key named twice on the way is refused, as inside records: a reader would keep one
         // of the two values, and runpack would read the other
         let mut keys = std::collections::HashSet::new();
-        let mut seen = |key: String| -> std::result::Result<(), A::Error> {
-            match keys.contains(&key) {
-                true => Err(serde::de::Error::custom(format_args!(
-                    "key {} appears twice in one object (a reader would keep only the last value)",
-                    serde_json::to_string(&key).unwrap_or_default()
-                ))),
-                false => {
-                    keys.insert(key);
-                    Ok(())
-                }
-            }
-        };
         let mut matched = false;
         while let Some(key) = map.next_key::<String>()? {
             let wanted = !matched && key == self.path[0];
-            seen(key)?;
+            if keys.contains(&key) {
+                return Err(super::strict::repeated_key(&key));
+            }
+            keys.insert(key);
             if wanted {
                 matched = true;
                 let nav = Nav { path: &self.path[1..], pointer: self.pointer.clone(), state: &mut *self.state };

@@ -73,12 +73,7 @@ impl<'de> Visitor<'de> for StrictVisitor {
                 serde_json::map::Entry::Vacant(e) => {
                     e.insert(v);
                 }
-                serde_json::map::Entry::Occupied(e) => {
-                    return Err(de::Error::custom(format_args!(
-                        "key {} appears twice in one object (a reader would keep only the last value)",
-                        serde_json::to_string(e.key()).unwrap_or_default()
-                    )));
-                }
+                serde_json::map::Entry::Occupied(e) => return Err(repeated_key(e.key())),
             }
         }
         if self.record {
@@ -86,6 +81,14 @@ impl<'de> Visitor<'de> for StrictVisitor {
         }
         Ok(Value::Object(out))
     }
+}
+
+/// The error of an object that names `key` twice.
+pub(super) fn repeated_key<E: de::Error>(key: &str) -> E {
+    E::custom(format_args!(
+        "key {} appears twice in one object (a reader would keep only the last value)",
+        serde_json::to_string(key).unwrap_or_default()
+    ))
 }
 
 /// Largest capacity a record's object starts with.

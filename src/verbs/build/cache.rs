@@ -178,10 +178,7 @@ pub fn definition_digest(spec: &PipelineSpec) -> Result<(Vec<HashedPath>, String
 fn inputs_that(paths: &[&str], one: &str, many: &str) -> String {
     match paths {
         [p] => format!("input {p} {one}"),
-        _ => {
-            let more = if paths.len() > 3 { format!(" and {} more", paths.len() - 3) } else { String::new() };
-            format!("inputs {}{more} {many}", paths[..paths.len().min(3)].join(", "))
-        }
+        _ => format!("inputs {} {many}", crate::core::report::first_names(paths, 3)),
     }
 }
 

@@ -1193,16 +1193,15 @@ fn input_warnings(spec: &PipelineSpec, inputs: &[InputEntry], report: &mut Build
         }
     }
     for (source, paths) in empty {
-        let more = if paths.len() > 5 { format!(" and {} more", paths.len() - 5) } else { String::new() };
         report.warn(
             source,
             "empty-input",
             None,
             format!(
-                "source {source} read {} empty file{} (0 bytes, no record): {}{more}",
+                "source {source} read {} empty file{} (0 bytes, no record): {}",
                 paths.len(),
                 if paths.len() == 1 { "" } else { "s" },
-                paths.iter().take(5).copied().collect::<Vec<_>>().join(", "),
+                crate::core::report::first_names(&paths, 5),
             ),
         );
     }
