@@ -297,6 +297,24 @@ pub struct PublishReport {
     pub xet: Option<XetStats>,
 }
 
+/// What the release's card still lacks for the Hub's page, said before it goes there: no
+/// `license` in its metadata, or a `TODO` left in its text (the placeholders `runpack init`
+/// writes). The release is published all the same.
+fn unfinished_card(card: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let licensed = crate::stages::card::front_matter(card)
+        .and_then(|fm| yaml_serde::from_str::<yaml_serde::Value>(fm).ok())
+        .and_then(|v| v.get("license").cloned())
+        .is_some_and(|l| !l.is_null());
+    if !licensed {
+        out.push("README.md: the card has no licence: the Hub shows the dataset as unlicensed".to_string());
+    }
+    if card.contains("TODO") {
+        out.push("README.md: the card still holds a TODO (a placeholder left to write in pipeline.toml)".to_string());
+    }
+    out
+}
+
 /// A local file of the release.
 #[derive(Debug, Clone)]
 struct LocalFile {
@@ -335,6 +353,8 @@ pub async fn run(client: &HubClient, opts: &PublishOptions, progress: &dyn Progr
     let head = branch_head(client, opts).await?;
     let card_text = std::fs::read_to_string(opts.release_dir.join("README.md"))
         .map_err(|e| Error::io(opts.release_dir.join("README.md"), e))?;
+    let mut warnings = warnings;
+    warnings.extend(unfinished_card(&card_text));
     let scratch = tempfile::tempdir().map_err(|e| Error::io(std::env::temp_dir(), e))?;
     let release = Release { manifest: &manifest, locals: &locals, digests: &digests, card: &card_text };
     let mut report = plan(client, opts, &release, head.as_deref(), scratch.path(), warnings).await?;
@@ -1737,6 +1757,17 @@ async fn tag(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_card_without_licence_or_with_a_todo_is_said() {
+        let done = "---\nlicense: mit\nconfigs: []\n---\n# runs\n\nRuns of ours.\n";
+        assert!(unfinished_card(done).is_empty());
+        let placeholder = "---\nconfigs: []\n---\n# runs\n\nTODO: what the runs are\n";
+        let said = unfinished_card(placeholder);
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert!(said[0].contains("has no licence") && said[1].contains("still holds a TODO"), "{said:?}");
+        assert_eq!(unfinished_card("---\nlicense:\n---\n").len(), 1, "an empty licence is none");
+    }
 
     #[test]
     fn versions_are_ordered_by_semver_else_by_numbers() {
