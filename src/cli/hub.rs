@@ -465,12 +465,11 @@ fn say_uploads(report: &crate::verbs::hub::publish::PublishReport) {
     }
     if !report.kept.is_empty() {
         const NAMED: usize = 10;
-        let names: Vec<&str> = report.kept.iter().take(NAMED).map(String::as_str).collect();
+        let names: Vec<&str> = report.kept.iter().map(String::as_str).collect();
         say!(
-            "kept {} file(s) this release did not publish: {}{}",
+            "kept {} file(s) this release did not publish: {}",
             report.kept.len(),
-            names.join(", "),
-            if report.kept.len() > NAMED { format!(" and {} more", report.kept.len() - NAMED) } else { String::new() }
+            crate::core::report::first_names(&names, NAMED)
         );
     }
     if let Some(c) = &report.card {

@@ -180,6 +180,9 @@ pub struct CardDef {
     pub rai: RaiDef,
 }
 
+/// What a card without a licence means on the Hub (said by build and publish).
+pub const NO_LICENCE: &str = "the card has no licence: the Hub shows the dataset as unlicensed";
+
 impl CardDef {
     /// What the card still lacks before it is published: no licence, or text that still holds
     /// a `TODO` (the placeholders `runpack init` writes). Each item names the key to write in
@@ -187,11 +190,9 @@ impl CardDef {
     pub fn unfinished(&self) -> Vec<String> {
         let mut out = Vec::new();
         if self.license.as_deref().is_none_or(|l| l.trim().is_empty()) {
-            out.push(
-                "the card has no licence: the Hub shows the dataset as unlicensed; write `[card] license` in \
-                 pipeline.toml (apache-2.0, mit, cc-by-4.0, other, …)"
-                    .to_string(),
-            );
+            out.push(format!(
+                "{NO_LICENCE}; write `[card] license` in pipeline.toml (apache-2.0, mit, cc-by-4.0, other, …)"
+            ));
         }
         let todo = |t: &Option<String>| t.as_deref().is_some_and(|t| t.contains("TODO"));
         for (key, text) in

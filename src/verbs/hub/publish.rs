@@ -298,18 +298,28 @@ pub struct PublishReport {
 }
 
 /// What the release's card still lacks for the Hub's page, said before it goes there: no
-/// `license` in its metadata, or a `TODO` left in its text (the placeholders `runpack init`
-/// writes). The release is published all the same.
+/// `license` in its metadata, or a `TODO` left where the pipeline's `[card]` text goes (its
+/// `pretty_name`, the description under the title, the citation; the placeholders
+/// `runpack init` writes), as [`crate::core::spec::CardDef::unfinished`] says at build time.
+/// The release is published all the same.
 fn unfinished_card(card: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let licensed = crate::stages::card::front_matter(card)
-        .and_then(|fm| yaml_serde::from_str::<yaml_serde::Value>(fm).ok())
-        .and_then(|v| v.get("license").cloned())
-        .is_some_and(|l| !l.is_null());
-    if !licensed {
-        out.push("README.md: the card has no licence: the Hub shows the dataset as unlicensed".to_string());
+    let front = crate::stages::card::front_matter(card);
+    let meta = front.and_then(|fm| yaml_serde::from_str::<yaml_serde::Value>(fm).ok());
+    // the text after the metadata, whose YAML comments also start with `# `
+    let body = front.and_then(|fm| card.find(fm).map(|at| &card[at + fm.len()..])).unwrap_or(card);
+    let field = |k: &str| meta.as_ref().and_then(|m| m.get(k)).filter(|v| !v.is_null());
+    if field("license").is_none() {
+        out.push(format!("README.md: {}", crate::core::spec::NO_LICENCE));
     }
-    if card.contains("TODO") {
+    // the text of the section whose heading line starts with `heading`, up to the next `## `
+    let section = |heading: &str| {
+        let at = body.find(&format!("\n{heading}")).map(|i| i + 1)?;
+        let text = &body[at + heading.len()..];
+        Some(text.find("\n## ").map_or(text, |end| &text[..end]))
+    };
+    let pretty_name = field("pretty_name").and_then(|v| v.as_str());
+    if [pretty_name, section("# "), section("## Citation")].into_iter().flatten().any(|t| t.contains("TODO")) {
         out.push("README.md: the card still holds a TODO (a placeholder left to write in pipeline.toml)".to_string());
     }
     out
@@ -1762,10 +1772,19 @@ mod tests {
     fn a_card_without_licence_or_with_a_todo_is_said() {
         let done = "---\nlicense: mit\nconfigs: []\n---\n# runs\n\nRuns of ours.\n";
         assert!(unfinished_card(done).is_empty());
-        let placeholder = "---\nconfigs: []\n---\n# runs\n\nTODO: what the runs are\n";
+        let placeholder = "---\nconfigs: []\n---\n# runs\n\nTODO: what the runs are\n\n## Tables\n";
         let said = unfinished_card(placeholder);
         assert_eq!(said.len(), 2, "{said:?}");
         assert!(said[0].contains("has no licence") && said[1].contains("still holds a TODO"), "{said:?}");
+        let cite = "---\nlicense: mit\n---\n# runs\n\nRuns.\n\n## Citation\n\nTODO: how to cite\n";
+        assert_eq!(unfinished_card(cite).len(), 1);
+        let named = "---\nlicense: mit\npretty_name: TODO name\n---\n# runs\n\nRuns.\n";
+        assert_eq!(unfinished_card(named).len(), 1);
+        // a TODO in the data the card describes is the data's
+        let data = "---\nlicense: mit\n---\n# runs\n\nRuns.\n\n## Tables\n\n- `note`: TODO in 3 rows\n";
+        assert!(unfinished_card(data).is_empty());
+        let commented = "---\nlicense: mit\n# TODO: a comment of the metadata\n---\n# runs\n\nRuns.\n";
+        assert!(unfinished_card(commented).is_empty());
         assert_eq!(unfinished_card("---\nlicense:\n---\n").len(), 1, "an empty licence is none");
     }
 
