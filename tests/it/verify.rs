@@ -596,3 +596,24 @@ fn a_manifest_of_another_version_is_refused_by_query_and_verify() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stdout(&o).contains(said), "{}", stdout(&o));
 }
+
+#[test]
+fn a_hub_host_name_that_does_not_exist_is_said_at_once() {
+    // `.invalid` never resolves (RFC 6761); a machine whose resolver cannot be reached says
+    // "Temporary failure", which is retried, so only a resolver's "no such name" is checked
+    let tmp = tempfile::tempdir().unwrap();
+    let o = run(bin()
+        .args(["verify", "hf://datasets/someone/results"])
+        .env("HF_ENDPOINT", "http://hub.invalid")
+        .env("HF_HOME", tmp.path())
+        .env_remove("HF_TOKEN")
+        .env_remove("HF_HUB_OFFLINE"));
+    let err = stderr(&o);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    if err.contains("Temporary failure in name resolution") {
+        eprintln!("the resolver could not be reached: the unknown-name case is not checked here");
+        return;
+    }
+    assert!(err.contains("the Hub's host name is not known (a misspelled HF_ENDPOINT or URL?)"), "{err}");
+    assert!(!err.contains("retrying"), "{err}");
+}

@@ -68,7 +68,25 @@ pub(crate) enum Failure {
         message: String,
         /// True when the request timed out.
         timeout: bool,
+        /// True when the resolver says the host name does not exist (a misspelled endpoint):
+        /// asking again gives the same answer. A resolver that cannot be reached is retried.
+        unknown_host: bool,
     },
+}
+
+/// Whether a transport error's text says the host name does not exist: getaddrinfo's
+/// `EAI_NONAME` and `EAI_NODATA` as glibc, macOS and Windows word them (`EAI_AGAIN`, "Temporary
+/// failure in name resolution", is left to the retries).
+fn unknown_host(message: &str) -> bool {
+    message.contains("dns error")
+        && [
+            "Name or service not known",
+            "No address associated with hostname",
+            "nodename nor servname provided",
+            "No such host is known",
+        ]
+        .iter()
+        .any(|m| message.contains(m))
 }
 
 impl Failure {
@@ -76,7 +94,7 @@ impl Failure {
     pub(crate) fn retryable(&self) -> bool {
         match self {
             Failure::Status { status, .. } => matches!(status, 408 | 429 | 500 | 502 | 503 | 504),
-            Failure::Network { .. } => true,
+            Failure::Network { unknown_host, .. } => !unknown_host,
         }
     }
 
@@ -96,7 +114,7 @@ impl Failure {
                 "HTTP {status}: {message}{}",
                 request_id.as_ref().map(|r| format!(" (request id {r})")).unwrap_or_default()
             ),
-            Failure::Network { message, timeout: true } => format!("no answer in time ({message})"),
+            Failure::Network { message, timeout: true, .. } => format!("no answer in time ({message})"),
             Failure::Network { message, .. } => format!("no answer ({message})"),
         }
     }
@@ -107,6 +125,9 @@ impl Failure {
             Failure::Status { status, message, request_id, error_code, .. } => {
                 Error::HubStatus { what: what.to_string(), status, message, request_id, error_code }
             }
+            Failure::Network { message, unknown_host: true, .. } => Error::hub(format!(
+                "{what}: the Hub's host name is not known (a misspelled HF_ENDPOINT or URL?): {message}"
+            )),
             Failure::Network { message, .. } => Error::hub(format!("{what}: no answer from the Hub: {message}")),
         }
     }
@@ -460,7 +481,11 @@ impl HubClient {
             }
             src = s.source();
         }
-        Failure::Network { message: self.scrub(&message), timeout: e.is_timeout() }
+        Failure::Network {
+            unknown_host: unknown_host(&message),
+            message: self.scrub(&message),
+            timeout: e.is_timeout(),
+        }
     }
 
     /// The backoff waits of one retried request: doubling from `min_delay`, jittered, never
@@ -743,6 +768,7 @@ impl HubClient {
                 self.scrub(&text.chars().take(200).collect::<String>())
             ),
             timeout: false,
+            unknown_host: false,
         })
     }
 
@@ -1019,6 +1045,23 @@ mod tests {
         for code in [400, 401, 403, 404, 409, 412, 413, 422] {
             assert!(!s(code).retryable(), "{code}");
         }
-        assert!(Failure::Network { message: String::new(), timeout: true }.retryable());
+        assert!(Failure::Network { message: String::new(), timeout: true, unknown_host: false }.retryable());
+    }
+
+    #[test]
+    fn a_host_name_that_does_not_exist_is_not_asked_again() {
+        let glibc = "error sending request for url (http://hub.invalid/api): client error (Connect): dns error: \
+                     failed to lookup address information: Name or service not known";
+        assert!(unknown_host(glibc));
+        assert!(unknown_host(
+            "dns error: failed to lookup address information: nodename nor servname provided, or not known"
+        ));
+        // a resolver that cannot be reached may answer later; a refused connection is no DNS answer
+        assert!(!unknown_host("dns error: failed to lookup address information: Temporary failure in name resolution"));
+        assert!(!unknown_host("client error (Connect): tcp connect error: Connection refused (os error 111)"));
+        let f = Failure::Network { message: glibc.into(), timeout: false, unknown_host: true };
+        assert!(!f.retryable());
+        let e = f.into_error("read a/b@main").to_string();
+        assert!(e.contains("the Hub's host name is not known (a misspelled HF_ENDPOINT or URL?)"), "{e}");
     }
 }
