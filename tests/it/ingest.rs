@@ -1111,15 +1111,29 @@ fn a_declared_source_field_no_record_holds_is_warned_of() {
     write(dir, "pipeline.toml", &one_source("sf", "s.jsonl", "jsonl", &field("scroe"), "SELECT * FROM raw", ""));
     let o = build(dir, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let said = "warning: raw: [[source.field]] `scroe` is null in all 2 rows kept (a misspelled key?)";
+    let said =
+        "warning: raw: [[source.field]] `scroe` is a key no record has: null in all 2 rows kept (a misspelled key?)";
     assert!(stderr(&o).contains(said), "{}", stderr(&o));
     let card = std::fs::read_to_string(release(dir, "sf").join("README.md")).unwrap();
-    assert!(card.contains("[[source.field]] `scroe` is null in all 2 rows kept"), "{card}");
+    assert!(card.contains("[[source.field]] `scroe` is a key no record has: null in all 2 rows kept"), "{card}");
     // a field some record holds is not warned of, null elsewhere or not
     write(dir, "pipeline.toml", &one_source("sf", "s.jsonl", "jsonl", &field("score"), "SELECT * FROM raw", ""));
     let o = build(dir, &["--force"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!stderr(&o).contains("misspelled"), "{}", stderr(&o));
+    // nor a key every record has with null (the data says null), read line by line (the fast
+    // path), as one JSON document (the general one) or as CSV; a missing key still is
+    write(dir, "s.jsonl", "{\"step\": 1, \"best\": null}\n{\"step\": 2, \"best\": null}\n");
+    write(dir, "s.json", "[{\"step\": 1, \"best\": null}, {\"step\": 2, \"best\": null, \"x\": [1]}]");
+    write(dir, "s.csv", "step,best\n1,\n2,\n");
+    for (file, format) in [("s.jsonl", "jsonl"), ("s.json", "json"), ("s.csv", "csv")] {
+        let fields = field("best") + &field("bset");
+        write(dir, "pipeline.toml", &one_source("sf", file, format, &fields, "SELECT step, best, bset FROM raw", ""));
+        let o = build(dir, &["--force"]);
+        assert!(o.status.success(), "{format}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("`best`"), "{format}: {}", stderr(&o));
+        assert!(stderr(&o).contains("`bset` is a key no record has"), "{format}: {}", stderr(&o));
+    }
 }
 
 #[test]

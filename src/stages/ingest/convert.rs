@@ -194,6 +194,9 @@ pub struct Converted {
     pub problems: Vec<Problem>,
     /// Accepted but counted values.
     pub events: Vec<Event>,
+    /// Per requested column: whether any record had its key (`null` included), which tells a
+    /// key whose values are all null from a key no record has.
+    pub present: Vec<bool>,
 }
 
 struct PathNode {
@@ -307,6 +310,7 @@ pub fn convert(
             _ => Vec::new(),
         })
         .collect();
+    let present = by_column.iter().map(|values| values.iter().any(Option::is_some)).collect();
     let mut arrays = Vec::with_capacity(columns.len());
     for (((name, target), values), parsed) in columns.iter().zip(by_column).zip(&parsed) {
         let p = Rc::new(PathNode { parent: None, seg: Seg::Key(name.clone()) });
@@ -326,7 +330,7 @@ pub fn convert(
             });
         }
     }
-    Converted { columns: arrays, problems: ctx.problems, events: ctx.events }
+    Converted { columns: arrays, problems: ctx.problems, events: ctx.events, present }
 }
 
 /// The JSON value a CSV cell's text holds, when it is an object or an array (bare `NaN` and

@@ -118,6 +118,8 @@ pub struct Decoded {
     pub lines: Vec<u64>,
     /// Values accepted but counted (non-finite tokens), by row.
     pub events: Vec<Event>,
+    /// Per column: whether any line had its key (`null` included).
+    pub present: Vec<bool>,
 }
 
 impl Decoder {
@@ -193,7 +195,8 @@ impl Decoder {
         }
         // in the general path's order: column by column, then row by row
         events.sort_by_key(|e| (self.paths.iter().position(|p| *p == e.path), e.row));
-        Some(Decoded { columns: builders.into_iter().map(Builder::finish).collect(), lines, events })
+        let present = set_by.iter().map(|&row| row != usize::MAX).collect();
+        Some(Decoded { columns: builders.into_iter().map(Builder::finish).collect(), lines, events, present })
     }
 
     /// Appends the record `line` as row `row`: each key's value to its column, `set_by` told

@@ -277,7 +277,14 @@ fn prepare(
     let mut wandb_plan = None;
     let columns: Vec<(String, Target)> = match src.format {
         Format::Wandb => {
-            let plan = wandb::prepare(src, &inputs, &context, report).map_err(|e| name_table(e, &src.name))?;
+            // a histogram this source skips is read by another one of the pipeline
+            let histograms_elsewhere = spec
+                .def
+                .sources
+                .iter()
+                .any(|s| s.wandb.as_ref().is_some_and(|w| w.table == crate::core::spec::WandbTable::Histograms));
+            let plan = wandb::prepare(src, &inputs, &context, histograms_elsewhere, report)
+                .map_err(|e| name_table(e, &src.name))?;
             let columns = wandb::columns(&plan.opts);
             wandb_plan = Some(plan);
             columns
@@ -508,7 +515,8 @@ fn convert(
             .then(|| direct::Decoder::new(columns, conv.nonfinite))
             .flatten(),
     };
-    // a [[source.field]] null in every row kept is most likely a misspelled key: said once read
+    // a [[source.field]] whose key no record has (null in every row kept) is most likely a
+    // misspelled key: said once read; a key that records have, with null values, is data
     let declared: Vec<(&str, usize)> =
         src.fields.iter().filter_map(|f| schema.index_of(&f.name).ok().map(|i| (f.name.as_str(), i))).collect();
     let mut held = vec![false; declared.len()];
@@ -528,6 +536,7 @@ fn convert(
         text_values: (0, None),
         negative_zeros: (0, None),
         with_items: BTreeSet::new(),
+        present: vec![false; columns.len()],
     };
     // de-duplicates a trackio source's records by log_id across its files
     let mut trackio_reader: Option<trackio::Reader> = None;
@@ -555,6 +564,7 @@ fn convert(
         convert_records(&chunk_spec, inputs, wandb_plan.as_ref(), trackio_reader.as_mut(), &mut applier)?;
     }
     let rows = applier.rows;
+    let present = std::mem::take(&mut applier.present);
     if line_format && wandb_plan.is_none() {
         // a file of bytes but no line with a record (blank lines only, a compressed stream of
         // nothing) would give no row and no word; files of 0 bytes get the build's own
@@ -614,13 +624,14 @@ fn convert(
         );
     }
     if rows > 0 {
-        for ((name, _), _) in declared.iter().zip(&held).filter(|(_, held)| !**held) {
+        let absent = |i: usize| !present.get(i).copied().unwrap_or(true);
+        for ((name, _), _) in declared.iter().zip(&held).filter(|((_, i), held)| !**held && absent(*i)) {
             report.warn(
                 &src.name,
                 "declared-field-empty",
                 None,
                 format!(
-                    "[[source.field]] `{name}` is null in all {} rows kept (a misspelled key?)",
+                    "[[source.field]] `{name}` is a key no record has: null in all {} rows kept (a misspelled key?)",
                     crate::core::numbers::group_digits(rows)
                 ),
             );
@@ -1232,6 +1243,8 @@ struct Chunk {
     large: Vec<(usize, String, usize)>,
     /// Lines that were not records, in order.
     bad_lines: Vec<BadLine>,
+    /// Per converted column: whether any record had its key.
+    present: Vec<bool>,
 }
 
 /// What every conversion of one source shares.
@@ -1400,6 +1413,7 @@ impl ChunkSpec<'_> {
             bad_records,
             large,
             bad_lines,
+            present: converted.present,
         })
     }
 
@@ -1413,7 +1427,8 @@ impl ChunkSpec<'_> {
             let line_array: ArrayRef = Arc::new(Int64Array::from_iter_values(d.lines.iter().map(|&l| l as i64)));
             let provenance = self.provenance(&vec![caps; n], files, line_array);
             let srefs = d.lines.iter().map(|&l| SourceRef { file: input.rel.clone(), at: Position::Line(l) }).collect();
-            let converted = convert::Converted { columns: d.columns, problems: Vec::new(), events: d.events };
+            let converted =
+                convert::Converted { columns: d.columns, problems: Vec::new(), events: d.events, present: d.present };
             return self.assemble(converted, provenance, srefs, BTreeMap::new(), Vec::new());
         }
         let mut pending = Vec::with_capacity(lines.lines.len());
@@ -1451,11 +1466,16 @@ struct Applier<'a> {
     negative_zeros: (u64, Option<(SourceRef, String)>),
     /// The files that gave at least one record or bad line.
     with_items: BTreeSet<String>,
+    /// Per converted column: whether any record had its key (`null` included).
+    present: Vec<bool>,
 }
 
 impl Applier<'_> {
     fn apply(&mut self, chunk: Chunk) -> Result<()> {
         let name = self.src.name.clone();
+        for (seen, here) in self.present.iter_mut().zip(&chunk.present) {
+            *seen |= here;
+        }
         // a run of lines comes from one file: its first and last rows name it
         for sref in
             chunk.srefs.first().into_iter().chain(chunk.srefs.last()).chain(chunk.bad_lines.iter().map(|b| &b.0))

@@ -291,9 +291,64 @@ struct Steps {
     rows: u64,
 }
 
+/// One warning for the histograms a source skipped (none when another source reads them) and
+/// one for its media values, each with the count of values and the keys (with their `_type`s).
+fn warn_media(
+    media: &BTreeMap<(String, String), u64>,
+    histograms_elsewhere: bool,
+    name: &str,
+    report: &mut BuildReport,
+) {
+    let mut histograms: (u64, Vec<String>) = (0, Vec::new());
+    let mut others: (u64, BTreeMap<&str, Vec<&str>>) = (0, BTreeMap::new());
+    for ((key, kind), n) in media {
+        if kind == "histogram" {
+            histograms.0 += n;
+            histograms.1.push(format!("`{key}`"));
+        } else {
+            others.0 += n;
+            others.1.entry(key).or_default().push(kind);
+        }
+    }
+    let keys = |names: &[String]| {
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        crate::core::report::first_names(&names, 5)
+    };
+    if histograms.0 > 0 && !histograms_elsewhere {
+        report.warn(
+            name,
+            "wandb-media",
+            None,
+            format!(
+                "{} histogram value(s) skipped ({}): histograms are not part of this table (read them with a source \
+                 of table = \"histograms\")",
+                crate::core::numbers::group_digits(histograms.0),
+                keys(&histograms.1)
+            ),
+        );
+    }
+    if others.0 > 0 {
+        let named: Vec<String> =
+            others.1.iter().map(|(key, kinds)| format!("`{key}` ({})", kinds.join(", "))).collect();
+        report.warn(
+            name,
+            "wandb-media",
+            None,
+            format!(
+                "{} media value(s) skipped ({}): media values are references to files, not data, and are not read",
+                crate::core::numbers::group_digits(others.0),
+                keys(&named)
+            ),
+        );
+    }
+}
+
 /// First pass over a source: detects each input's flavour, groups run directories, reports
 /// warnings (damaged logs, ignored files, skipped media values) and runs the run-list and
 /// sampled-history checks, recording violations in `report`.
+///
+/// `histograms_elsewhere`: another source of the pipeline reads histograms (`table =
+/// "histograms"`), so the histograms this one skips are not said.
 ///
 /// `context` names the source in the pipeline file (`./pipeline.toml (source w)`), for
 /// errors in its options.
@@ -301,7 +356,13 @@ struct Steps {
 /// Errors: [`Error::Config`] naming the file when its flavour cannot be detected or a run id
 /// cannot be found, and naming `context` when `run_capture` names no capture or a
 /// `[[source.wandb.column]]` names a key no run has; [`Error::Io`] for unreadable files.
-pub fn prepare(src: &SourceDef, inputs: &[InputFile], context: &str, report: &mut BuildReport) -> Result<Plan> {
+pub fn prepare(
+    src: &SourceDef,
+    inputs: &[InputFile],
+    context: &str,
+    histograms_elsewhere: bool,
+    report: &mut BuildReport,
+) -> Result<Plan> {
     let opts = src.wandb.clone().expect("checked at load");
     if let Some(c) = &opts.run_capture
         && let Some(first) = inputs.first()
@@ -330,14 +391,7 @@ pub fn prepare(src: &SourceDef, inputs: &[InputFile], context: &str, report: &mu
     }
     let FilePass { per_run, media, csv_skip, csv_conflicts, read_names, filled, runs_read, damaged, .. } =
         FilePass::read(&plan, inputs, &name, report)?;
-    for ((key, kind), n) in media {
-        let what = if kind == "histogram" {
-            "histogram values are not part of this table (read them with table = \"histograms\")".to_string()
-        } else {
-            format!("`{kind}` values are media references, not data, and are not read")
-        };
-        report.warn(&name, "wandb-media", None, format!("{n} value(s) of `{key}` skipped: {what}"));
-    }
+    warn_media(&media, histograms_elsewhere, &name, report);
     if runs_read > 0
         && let Some(c) = plan.opts.columns.iter().zip(&filled).find_map(|(c, f)| (!f).then_some(c))
     {
