@@ -293,6 +293,42 @@ fn init_on_wandb_exports_from_the_corpus_builds() {
     );
     let release = build_from_elsewhere(tmp.path(), "exports");
     assert_eq!(release_rows(&release), rows);
+    // the pipeline reads the runs' histograms in a table of their own: the other tables skip
+    // them without a word; the graph is one warning
+    let o = run(bin()
+        .current_dir("/")
+        .arg("build")
+        .arg(tmp.path().join("pipelines/exports"))
+        .arg("--force")
+        .args(["--releases-dir".as_ref(), tmp.path().join("out").as_os_str()]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning:")).collect();
+    assert!(!warnings.iter().any(|w| w.contains("histogram")), "{warnings:?}");
+    assert_eq!(warnings.iter().filter(|w| w.contains("media value(s) skipped")).count(), 1, "{warnings:?}");
+}
+
+#[test]
+fn init_on_the_tinker_rl_lab_corpus_builds_without_a_warning() {
+    // result tables whose `steps_to_*` keys hold null in every record: data, not misspelled keys
+    let Some(shared) = shared() else {
+        eprintln!("skipped: ../shared/corpus is absent");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let lab = tmp.path().join("lab");
+    copy_tree(&shared.join("corpus/tinker-rl-lab"), &lab);
+    let doc = init(tmp.path(), &lab, "lab");
+    assert!(!init_rows(&doc).is_empty(), "{doc}");
+    let o = run(bin()
+        .current_dir("/")
+        .arg("build")
+        .arg(tmp.path().join("pipelines/lab"))
+        .arg("--releases-dir")
+        .arg(tmp.path().join("out")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let warnings: Vec<String> = stderr(&o).lines().filter(|l| l.starts_with("warning:")).map(str::to_owned).collect();
+    assert_eq!(warnings, Vec::<String>::new());
 }
 
 /// Evaluation outputs: a tinker-cookbook benchmark runner's save_dir per checkpoint, and a
