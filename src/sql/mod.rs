@@ -7,6 +7,7 @@ mod exact;
 pub mod groups;
 mod intsum;
 pub mod memory;
+pub mod overflow;
 pub mod print;
 pub mod session;
 pub mod udf;

@@ -118,11 +118,14 @@ pub(super) fn state_builder(partitions: usize, own_operators: bool) -> SessionSt
     builder
 }
 
-/// A session over `state`: the `SIMILAR TO` check, the sorted table list and runpack's SQL
-/// functions (which replace DataFusion's `min`, `max`, `sum` and `avg`).
+/// A session over `state`: the `SIMILAR TO` check, integer arithmetic that fails rather than
+/// wraps ([`super::overflow`]), the sorted table list and runpack's SQL functions (which
+/// replace DataFusion's `min`, `max`, `sum` and `avg`).
 pub(super) fn finish(mut state: datafusion::execution::SessionState) -> SessionContext {
     // after DataFusion's own rules: every plan a session runs passes it
     state.add_analyzer_rule(Arc::new(RefuseSimilarTo));
+    // after type coercion, which gives both operands of an operator one type
+    state.add_analyzer_rule(Arc::new(super::overflow::CheckIntegerArithmetic));
     let ctx = SessionContext::new_with_state(state);
     // `SHOW TABLES` and `information_schema` list the tables by name, the same on every run
     let catalog = ctx.catalog("datafusion").expect("the default catalog");

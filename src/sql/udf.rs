@@ -9,7 +9,8 @@
 //! NaNs and infinities in the frame and the exact sum of the finite values, rounded once.
 //!
 //! `sum` of `Int64` and `UInt64` fails when the sum leaves the type's range
-//! (`src/sql/intsum.rs`); DataFusion's wraps around.
+//! (`src/sql/intsum.rs`); DataFusion's wraps around. So do integer `+`, `-` and `*`
+//! (`checked_add`, `checked_subtract`, `checked_multiply`: `src/sql/overflow.rs`).
 //!
 //! `min` and `max` replace DataFusion's own: their grouped fast path for floating-point
 //! columns compares with a partial order and so may skip a NaN or keep the wrong zero
@@ -46,6 +47,9 @@ use serde_json::Value;
 
 /// Registers every function on `ctx`.
 pub fn register(ctx: &SessionContext) {
+    for f in super::overflow::functions() {
+        ctx.register_udf(f);
+    }
     for f in
         [datafusion::functions_aggregate::min_max::min_udaf(), datafusion::functions_aggregate::min_max::max_udaf()]
     {

@@ -133,6 +133,34 @@ fn an_integer_sum_that_overflows_fails_with_the_exact_sum() {
     assert_eq!(String::from_utf8_lossy(&o.stdout), "k,s\na,9223372036854775808\nb,1\n", "{}", stderr(&o));
 }
 
+/// Integer `+`, `-`, `*` past the type fail, in a query and in a pipeline's table; a cast
+/// gives the value.
+#[test]
+fn integer_arithmetic_that_overflows_fails_in_queries_and_builds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "s.jsonl", "{\"k\": \"a\", \"i\": 9223372036854775807}\n{\"k\": \"b\", \"i\": 1}\n");
+    let query = |sql: &str| run(bin().args(["query", "-q", "--format", "csv"]).arg(dir.join("s.jsonl")).arg(sql));
+    let o = query("SELECT k, i + 1 FROM t ORDER BY k");
+    assert_eq!(o.status.code(), Some(2));
+    let said =
+        "integer overflow: 9223372036854775807 + 1 does not fit Int64; CAST an operand to DECIMAL(38, 0) or DOUBLE";
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    let o = query("SELECT k, CAST(i AS DECIMAL(38, 0)) + 1 AS j, i * 1 AS same FROM t ORDER BY k");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "k,j,same\na,9223372036854775808,9223372036854775807\nb,2,1\n",
+        "{}",
+        stderr(&o)
+    );
+    write(dir, "pipeline.toml", &one_source("ov", "s.jsonl", "jsonl", "", "SELECT k, i * 2 AS twice FROM raw", ""));
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("9223372036854775807 * 2 does not fit Int64"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("table t"), "{}", stderr(&o));
+    assert!(!release(dir, "ov").exists());
+}
+
 #[test]
 fn a_failing_statement_of_a_script_is_named_and_results_stream_in_every_format() {
     let o = run(bin().args(["query", "-q"]).arg(example_release()).arg("SELECT 1; SELECT nosuch FROM metrics"));
