@@ -365,15 +365,27 @@ pub fn is_stored_scalar(dt: &DataType) -> bool {
 
 /// Checks the name of a table's column: one with a blank (any Unicode white space) at its start
 /// or end is refused, because Frictionless readers trim header labels and would then find no
-/// column of that name in the release's `datapackage.json`.
+/// column of that name in the release's `datapackage.json`; one holding a NUL (U+0000) is
+/// refused, because readers that pass names as C strings (the `datasets` library, through
+/// Arrow's C interface) cut it there and then find no such column.
 ///
-/// Errors: a message naming the column.
+/// Errors: a message naming the column and how to rename it in the table's SQL.
 pub fn column_name(name: &str) -> std::result::Result<(), String> {
     // Python's str.strip() also takes the separators U+001C to U+001F
-    if name.trim_matches(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)) != name {
+    let trimmed = name.trim_matches(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c));
+    let rename = |to: &str| format!("rename it in the table's SQL (`… AS \"{}\"`)", to.replace('"', "\"\""));
+    if trimmed != name {
         return Err(format!(
             "column {name:?} begins or ends with a blank: Frictionless readers trim column labels, so \
-             `datapackage.json` could not describe it; name it without"
+             `datapackage.json` could not describe it; {}",
+            rename(if trimmed.is_empty() { "name" } else { trimmed })
+        ));
+    }
+    if name.contains('\0') {
+        return Err(format!(
+            "column {name:?} holds a NUL character (U+0000), where readers that take names as C strings (the \
+             `datasets` library) cut it; {}",
+            rename(&name.replace('\0', "_"))
         ));
     }
     Ok(())
@@ -1209,7 +1221,11 @@ mod tests {
         }
         let e = check(r#"{"name":"run id ","type":"string"}"#).unwrap_err();
         assert!(e.starts_with("column \"run id \" begins or ends with a blank"), "{e}");
+        assert!(e.ends_with("rename it in the table's SQL (`… AS \"run id\"`)"), "{e}");
         assert!(check(r#"{"name":"a\u001f","type":"string"}"#).unwrap_err().contains("begins or ends with a blank"));
+        let e = check(r#"{"name":"a\u0000b","type":"string"}"#).unwrap_err();
+        assert!(e.starts_with("column \"a\\0b\" holds a NUL character (U+0000)"), "{e}");
+        assert!(e.ends_with("(`… AS \"a_b\"`)"), "{e}");
         let e = check(r#"{"name":"n","type":"number","constraints":{"pattern":"a+"}}"#).unwrap_err();
         assert!(e.contains("pattern applies to `string` fields, not `number`"), "{e}");
         let e = check(r#"{"name":"b","type":"boolean","constraints":{"maxLength":3}}"#).unwrap_err();

@@ -589,6 +589,18 @@ fn patterns_and_column_names_are_those_frictionless_reads_alike() {
     let o = build(dir, &["-q", "--force"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("table t: column \" uri\" begins or ends with a blank"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("rename it in the table's SQL (`… AS \"uri\"`)"), "{}", stderr(&o));
+    // a NUL in a name, which the `datasets` library cuts off
+    write(
+        dir,
+        "pipeline.toml",
+        &toml
+            .replace("schema = \"t.json\"\n", "")
+            .replace("SELECT id, uri FROM", "SELECT id, uri AS \\\"u\\u0000ri\\\" FROM"),
+    );
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("table t: column \"u\\0ri\" holds a NUL character (U+0000)"), "{}", stderr(&o));
     // a violation in a table with neither a primary key nor `_source_*` columns names the row by its values
     write(
         dir,
