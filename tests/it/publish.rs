@@ -418,3 +418,21 @@ fn a_dry_run_with_a_refused_token_says_so() {
         stderr(&o)
     );
 }
+
+#[test]
+fn a_dry_run_that_cannot_read_the_repo_still_says_what_the_card_lacks() {
+    use crate::hub_server::{Action, Fault, Route};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "s.jsonl", "{\"step\": 1}\n");
+    write(dir, "pipeline.toml", &one_source("bare", "s.jsonl", "jsonl", "", "SELECT step FROM raw", ""));
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let env = HubEnv::new();
+    env.hub.create_repo("acme/bare");
+    let refused = Action::Status(403, vec![("x-error-message", "Forbidden".to_string())], String::new());
+    env.hub.fault(Fault::once(Route::Revision, refused));
+    let o = env.publish(&release(dir, "bare"), "acme/bare", &["--dry-run"]);
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("warning: README.md: the card has no licence"), "{}", stderr(&o));
+}

@@ -68,9 +68,10 @@ pub(crate) enum Failure {
         message: String,
         /// True when the request timed out.
         timeout: bool,
-        /// True when the resolver says the host name does not exist (a misspelled endpoint):
-        /// asking again gives the same answer. A resolver that cannot be reached is retried.
-        unknown_host: bool,
+        /// The host name, when the resolver says it does not exist (a misspelled endpoint,
+        /// or a machine without a network whose resolver answers so): asking again gives the
+        /// same answer. A resolver that cannot be reached is retried.
+        unknown_host: Option<String>,
     },
 }
 
@@ -94,7 +95,7 @@ impl Failure {
     pub(crate) fn retryable(&self) -> bool {
         match self {
             Failure::Status { status, .. } => matches!(status, 408 | 429 | 500 | 502 | 503 | 504),
-            Failure::Network { unknown_host, .. } => !unknown_host,
+            Failure::Network { unknown_host, .. } => unknown_host.is_none(),
         }
     }
 
@@ -125,8 +126,9 @@ impl Failure {
             Failure::Status { status, message, request_id, error_code, .. } => {
                 Error::HubStatus { what: what.to_string(), status, message, request_id, error_code }
             }
-            Failure::Network { message, unknown_host: true, .. } => Error::hub(format!(
-                "{what}: the Hub's host name is not known (a misspelled HF_ENDPOINT or URL?): {message}"
+            Failure::Network { message, unknown_host: Some(host), .. } => Error::hub(format!(
+                "{what}: the host name {host} is not known to this machine's resolver (no network, or a misspelled \
+                 HF_ENDPOINT?): {message}"
             )),
             Failure::Network { message, .. } => Error::hub(format!("{what}: no answer from the Hub: {message}")),
         }
@@ -481,8 +483,9 @@ impl HubClient {
             }
             src = s.source();
         }
+        let host = e.url().and_then(|u| u.host_str()).unwrap_or("of the Hub").to_string();
         Failure::Network {
-            unknown_host: unknown_host(&message),
+            unknown_host: unknown_host(&message).then_some(host),
             message: self.scrub(&message),
             timeout: e.is_timeout(),
         }
@@ -768,7 +771,7 @@ impl HubClient {
                 self.scrub(&text.chars().take(200).collect::<String>())
             ),
             timeout: false,
-            unknown_host: false,
+            unknown_host: None,
         })
     }
 
@@ -1045,7 +1048,7 @@ mod tests {
         for code in [400, 401, 403, 404, 409, 412, 413, 422] {
             assert!(!s(code).retryable(), "{code}");
         }
-        assert!(Failure::Network { message: String::new(), timeout: true, unknown_host: false }.retryable());
+        assert!(Failure::Network { message: String::new(), timeout: true, unknown_host: None }.retryable());
     }
 
     #[test]
@@ -1059,9 +1062,10 @@ mod tests {
         // a resolver that cannot be reached may answer later; a refused connection is no DNS answer
         assert!(!unknown_host("dns error: failed to lookup address information: Temporary failure in name resolution"));
         assert!(!unknown_host("client error (Connect): tcp connect error: Connection refused (os error 111)"));
-        let f = Failure::Network { message: glibc.into(), timeout: false, unknown_host: true };
+        let f = Failure::Network { message: glibc.into(), timeout: false, unknown_host: Some("hub.invalid".into()) };
         assert!(!f.retryable());
         let e = f.into_error("read a/b@main").to_string();
-        assert!(e.contains("the Hub's host name is not known (a misspelled HF_ENDPOINT or URL?)"), "{e}");
+        let said = "the host name hub.invalid is not known to this machine's resolver (no network, or a misspelled HF_ENDPOINT?)";
+        assert!(e.contains(said), "{e}");
     }
 }

@@ -357,14 +357,22 @@ pub async fn run(client: &HubClient, opts: &PublishOptions, progress: &dyn Progr
             "publishing needs an access token with write access: set HF_TOKEN, pass --token-file, or log in (token file under HF_HOME)".into(),
         ));
     }
-    if opts.create && !opts.dry_run {
-        client.create_repo(repo, opts.private).await?;
-    }
-    let head = branch_head(client, opts).await?;
     let card_text = std::fs::read_to_string(opts.release_dir.join("README.md"))
         .map_err(|e| Error::io(opts.release_dir.join("README.md"), e))?;
+    let unfinished = unfinished_card(&card_text);
+    // the card's gaps need no network: said also when the Hub cannot be reached
+    let said_anyway = |e: Error| {
+        for w in &unfinished {
+            tracing::warn!("{w}");
+        }
+        e
+    };
+    if opts.create && !opts.dry_run {
+        client.create_repo(repo, opts.private).await.map_err(said_anyway)?;
+    }
+    let head = branch_head(client, opts).await.map_err(said_anyway)?;
     let mut warnings = warnings;
-    warnings.extend(unfinished_card(&card_text));
+    warnings.extend(unfinished);
     let scratch = tempfile::tempdir().map_err(|e| Error::io(std::env::temp_dir(), e))?;
     let release = Release { manifest: &manifest, locals: &locals, digests: &digests, card: &card_text };
     let mut report = plan(client, opts, &release, head.as_deref(), scratch.path(), warnings).await?;
