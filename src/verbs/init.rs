@@ -252,9 +252,9 @@ fn look_at_files(raw: &Path, opts: &InitOptions, name: &str) -> Walked {
 /// A note for each set of files read with the same bytes (a file copied beside itself): each
 /// is read as a file of its own, and may make a table of its own. Sizes first; only files of
 /// a size shared are hashed.
-fn same_bytes(looked: &[Looked]) -> Vec<String> {
+fn same_bytes(looked: &[&Looked]) -> Vec<String> {
     let mut by_size: BTreeMap<u64, Vec<&Looked>> = BTreeMap::new();
-    for l in looked {
+    for &l in looked {
         if let Ok(m) = std::fs::metadata(&l.path)
             && m.len() > 0
         {
@@ -385,7 +385,6 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
     progress.start("looking at the files", Unit::None, None);
     let Walked { looked, mut not_read, mut notes, total } = look_at_files(&raw, opts, &name);
     progress.finish();
-    notes.extend(same_bytes(&looked));
     // hidden entries are not walked into: each counts once (a `.git` folder is one)
     let hidden = count_hidden(&raw);
 
@@ -399,6 +398,9 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
     let mut seen_not_read: BTreeSet<String> = BTreeSet::new();
     not_read.retain(|n| !used.contains(&n.file) && seen_not_read.insert(n.file.clone()));
     not_read.sort();
+    // copies among the files read (a W&B `latest-run` link is left out, not read twice)
+    let read: Vec<&Looked> = looked.iter().filter(|l| used.contains(&l.rel)).collect();
+    notes.extend(same_bytes(&read));
     if settled.is_empty() {
         // nothing is printed beside this error: each file's problems are listed here (the
         // first few), rather than pointed at in `--format json`'s `problems`

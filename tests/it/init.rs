@@ -1022,3 +1022,16 @@ fn files_with_the_same_bytes_are_noted() {
     assert_eq!(said.len(), 1, "{notes:?}");
     assert!(said[0].starts_with("copies/results.json, results.json have the same bytes"), "{notes:?}");
 }
+
+#[test]
+fn a_wandb_latest_run_link_is_not_noted_as_a_copy() {
+    // `wandb/latest-run` links the newest run folder: left out, so no copy is read
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("wandb");
+    copy_tree(&repo().join("pipelines/tinker-wandb/raw/wandb"), &runs);
+    let newest = std::fs::read_dir(&runs).unwrap().map(|e| e.unwrap().file_name()).max().unwrap();
+    std::os::unix::fs::symlink(&newest, runs.join("latest-run")).unwrap();
+    let doc = init(tmp.path(), &runs, "wl");
+    let notes: Vec<&str> = doc["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    assert!(!notes.iter().any(|n| n.contains("have the same bytes")), "{notes:?}");
+}
