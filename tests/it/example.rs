@@ -382,6 +382,13 @@ fn an_unchanged_rebuild_reads_nothing_and_a_changed_one_needs_force() {
         "{}",
         stderr(&o)
     );
+    // every change is said, not only the first
+    let o =
+        run(bin().args(["build", "-q", "--large-cell-bytes", "100"]).arg(&pipeline).arg("--releases-dir").arg(&out));
+    assert_eq!(o.status.code(), Some(2));
+    let said = "(what changed: build options changed: --large-cell-bytes; input \
+                raw/experiments/results/arithmetic_metrics.jsonl changed)";
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
     assert_eq!(before, snapshot_files(&release), "the existing release is untouched");
     let o = run(bin().args(["build", "-q", "--force"]).arg(&pipeline).arg("--releases-dir").arg(&out));
     assert!(o.status.success(), "{}", stderr(&o));

@@ -185,8 +185,9 @@ fn inputs_that(paths: &[&str], one: &str, many: &str) -> String {
 /// What differs between the release `manifest` describes and what building `spec` with
 /// `build_settings` would produce: `None` when nothing does (same runpack, pipeline
 /// definition, options, and inputs by SHA-256, and every file of the release still there with
-/// its size; `runpack verify` checks the content), else the first difference found, for the
-/// user (`input raw/a.jsonl changed`).
+/// its size; `runpack verify` checks the content), else every difference, for the user
+/// (`pipeline files changed: pipeline.toml; input raw/a.jsonl changed`; of the release's own
+/// files, the first missing one).
 ///
 /// Errors: [`Error::Io`] when an input cannot be hashed, [`Error::Config`] when the sources'
 /// files cannot be listed.
@@ -200,6 +201,9 @@ pub fn stale(
     if manifest.runpack_version != env!("CARGO_PKG_VERSION") {
         return Ok(Some(format!("it was built by runpack {}", manifest.runpack_version)));
     }
+    // every difference is said: a refusal naming only the first would leave the others
+    // to be found one --force at a time
+    let mut changes: Vec<String> = Vec::new();
     let (files, pipeline_sha) = definition_digest(spec)?;
     if manifest.pipeline.sha256 != pipeline_sha {
         let changed: Vec<&str> = files
@@ -215,7 +219,7 @@ pub fn stale(
                     .map(|m| m.path.as_str()),
             )
             .collect();
-        return Ok(Some(format!("pipeline files changed: {}", changed.join(", "))));
+        changes.push(format!("pipeline files changed: {}", changed.join(", ")));
     }
     if &manifest.build != build_settings {
         let changed: Vec<String> = manifest
@@ -227,14 +231,13 @@ pub fn stale(
             .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
             .collect();
-        return Ok(Some(format!("build options changed: {}", changed.join(", "))));
+        changes.push(format!("build options changed: {}", changed.join(", ")));
     }
-    for f in &manifest.files {
-        if !crate::stages::release::safe_relative(&f.path)
+    if let Some(f) = manifest.files.iter().find(|f| {
+        !crate::stages::release::safe_relative(&f.path)
             || std::fs::metadata(release.join(&f.path)).map(|m| m.len()).ok() != Some(f.bytes)
-        {
-            return Ok(Some(format!("its file {} is missing or has another size", f.path)));
-        }
+    }) {
+        changes.push(format!("its file {} is missing or has another size", f.path));
     }
     let mut current: BTreeMap<String, PathBuf> = BTreeMap::new();
     for src in &spec.def.sources {
@@ -245,19 +248,25 @@ pub fn stale(
     let gone: Vec<&str> =
         manifest.inputs.iter().filter(|i| !current.contains_key(&i.path)).map(|i| i.path.as_str()).collect();
     if !gone.is_empty() {
-        return Ok(Some(inputs_that(&gone, "is no longer there", "are no longer there")));
+        changes.push(inputs_that(&gone, "is no longer there", "are no longer there"));
     }
     let known: std::collections::BTreeSet<&str> = manifest.inputs.iter().map(|i| i.path.as_str()).collect();
     let new: Vec<&str> = current.keys().map(String::as_str).filter(|rel| !known.contains(rel)).collect();
     if !new.is_empty() {
-        return Ok(Some(inputs_that(&new, "is new", "are new")));
+        changes.push(inputs_that(&new, "is new", "are new"));
     }
+    let mut changed: Vec<&str> = Vec::new();
     for input in &manifest.inputs {
-        if cache.sha256(&current[&input.path])? != input.sha256 {
-            return Ok(Some(format!("input {} changed", input.path)));
+        if let Some(path) = current.get(&input.path)
+            && cache.sha256(path)? != input.sha256
+        {
+            changed.push(&input.path);
         }
     }
-    Ok(None)
+    if !changed.is_empty() {
+        changes.push(inputs_that(&changed, "changed", "changed"));
+    }
+    Ok((!changes.is_empty()).then(|| changes.join("; ")))
 }
 
 #[cfg(test)]

@@ -649,10 +649,11 @@ fn up_to_date(
     let Some(existing) = Manifest::load(target).ok().filter(|_| !opts.force) else { return Ok(UpToDate::No(None)) };
     progress.start("checking whether the release is up to date", Unit::None, None);
     // a different SOURCE_DATE_EPOCH makes a different manifest: not up to date
-    let stale = if existing.created_at != created_at(opts) {
-        Some("SOURCE_DATE_EPOCH changed".to_string())
-    } else {
-        crate::verbs::build::cache::stale(spec, target, &existing, &build_settings(spec, opts), input_cache)?
+    let epoch = (existing.created_at != created_at(opts)).then(|| "SOURCE_DATE_EPOCH changed".to_string());
+    let others = crate::verbs::build::cache::stale(spec, target, &existing, &build_settings(spec, opts), input_cache)?;
+    let stale = match (epoch, others) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.or(b),
     };
     progress.finish();
     Ok(match stale {
