@@ -469,7 +469,23 @@ pub fn report(err: &Error, build: bool, verbose: bool) -> u8 {
     // no token reaches the terminal, whatever a server put in its answer
     let text = crate::verbs::hub::redact(&err.to_string());
     match err {
-        Error::Invalid { .. } if build => say!("{text}; nothing was written"),
+        Error::Invalid { violations, .. } if build => {
+            say!("{text}; nothing was written");
+            // rows logged twice (a resumed run) have a rule of their own
+            let tables: std::collections::BTreeSet<&str> = violations
+                .iter()
+                .filter(|v| v.rule == "primaryKey" && v.message.contains("rows share this primary key"))
+                .map(|v| v.table.as_str())
+                .collect();
+            if !tables.is_empty() {
+                say!(
+                    "hint: rows that share a primary key (a run resumed from a checkpoint logs its steps again) can be \
+                     chosen among: `on_duplicate_key = \"keep-last\"` in the [[table]] of {} (or \
+                     `--on-duplicate-key keep-last`) keeps the last of each, and rejects/ holds the others",
+                    tables.into_iter().collect::<Vec<_>>().join(", ")
+                );
+            }
+        }
         Error::Invalid { .. } => say!("{text}"),
         _ => say!("error: {text}"),
     }

@@ -736,6 +736,11 @@ fn b30_resumed_duplicate_steps() {
         err.contains("2 rows share this primary key: metrics.jsonl:5, metrics.jsonl:7 (table t, key run_id=r1, step=5"),
         "{err}"
     );
+    // the way to choose among them is said once, after the violations
+    let hint = "hint: rows that share a primary key (a run resumed from a checkpoint logs its steps again) can be \
+                chosen among: `on_duplicate_key = \"keep-last\"` in the [[table]] of t (or `--on-duplicate-key \
+                keep-last`) keeps the last of each, and rejects/ holds the others";
+    assert_eq!(err.matches(hint).count(), 1, "{err}");
 }
 
 #[test]
