@@ -443,7 +443,15 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
                 ));
             }
         }
-        tables.push(TablePlan { source: format!("{table}_raw"), table, plan, trial });
+        let t = TablePlan { source: format!("{table}_raw"), table, plan, trial };
+        for (from, to) in t.renamed() {
+            notes.push(format!(
+                "table {}: column {from:?} is named {to:?} in the table's SQL (a column name cannot begin or end with \
+                 a blank, nor hold a NUL: readers trim or cut it)",
+                t.table
+            ));
+        }
+        tables.push(t);
     }
 
     // 5. write
@@ -473,8 +481,8 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
             name: t.table.clone(),
             source: t.source.clone(),
             rows: t.trial.rows,
-            columns: t.columns().iter().map(|c| c.to_string()).collect(),
-            primary_key: t.trial.key.clone(),
+            columns: t.columns().iter().map(|c| t.name_of(c)).collect(),
+            primary_key: t.trial.key.iter().map(|c| t.name_of(c)).collect(),
             schema: schemas_rel.join(format!("{}.json", t.table)).display().to_string(),
             left_out: t.plan.left_out.iter().filter(|n| used.contains(&n.file)).cloned().collect(),
         })
@@ -2167,6 +2175,31 @@ fn source_toml(name: &str, plan: &SourcePlan, prefix: &str) -> String {
     t
 }
 
+/// The body of a TOML multi-line basic string: backslashes, a run of three quotes and the
+/// control characters TOML refuses in it (all but newline and tab: a column name may hold one)
+/// escaped.
+fn multiline_body(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    // quotes written in a row: the third is escaped, so that no run of three ends the string
+    let mut quotes = 0;
+    for c in s.chars() {
+        match c {
+            '"' if quotes == 2 => {
+                out.push_str("\\\"");
+                quotes = 0;
+                continue;
+            }
+            '"' => out.push(c),
+            '\\' => out.push_str("\\\\"),
+            '\n' | '\t' => out.push(c),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+        quotes = if c == '"' { quotes + 1 } else { 0 };
+    }
+    out
+}
+
 /// A TOML basic string.
 fn q(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
@@ -2354,6 +2387,36 @@ impl TablePlan {
             .collect()
     }
 
+    /// The columns whose names a table cannot keep (a blank at an edge, a NUL), each with the
+    /// name the table's SQL gives it: trimmed (NULs made `_`), then `_` added until no other
+    /// column has it.
+    fn renamed(&self) -> Vec<(String, String)> {
+        let columns = self.columns();
+        let mut taken: BTreeSet<String> = columns.iter().map(|c| c.to_string()).collect();
+        let mut out = Vec::new();
+        for c in columns {
+            if crate::core::schema::column_name(c).is_ok() {
+                continue;
+            }
+            let trimmed = c.trim_matches(|ch: char| ch.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&ch));
+            let mut to = trimmed.replace('\0', "_");
+            if to.is_empty() {
+                to = "column".into();
+            }
+            while taken.contains(&to) {
+                to.push('_');
+            }
+            taken.insert(to.clone());
+            out.push((c.to_string(), to));
+        }
+        out
+    }
+
+    /// The name column `c` has in the table (see [`TablePlan::renamed`]).
+    fn name_of(&self, c: &str) -> String {
+        self.renamed().into_iter().find(|(from, _)| from == c).map_or_else(|| c.to_string(), |(_, to)| to)
+    }
+
     /// Its Table Schema: the types the build infers, and the key.
     fn schema(&self, prefix: &str) -> Result<TableSchema> {
         let fields: Vec<arrow::datatypes::Field> = self
@@ -2362,11 +2425,11 @@ impl TablePlan {
             .fields()
             .iter()
             .filter(|f| !self.plan.hidden.contains(f.name()))
-            .map(|f| f.as_ref().clone())
+            .map(|f| f.as_ref().clone().with_name(self.name_of(f.name())))
             .collect();
         let mut schema =
             crate::stages::transform::inferred_schema(&self.table, &arrow::datatypes::Schema::new(fields))?;
-        schema.primary_key = self.trial.key.clone();
+        schema.primary_key = self.trial.key.iter().map(|c| self.name_of(c)).collect();
         let captures: Vec<String> = self
             .plan
             .patterns
@@ -2398,7 +2461,15 @@ impl TablePlan {
 
     /// The table's SQL.
     fn sql(&self) -> String {
-        let cols: Vec<String> = self.columns().iter().map(|c| ident(c)).collect();
+        let renamed = self.renamed();
+        let cols: Vec<String> = self
+            .columns()
+            .iter()
+            .map(|c| match renamed.iter().find(|(from, _)| from == c) {
+                Some((_, to)) => format!("{} AS {}", ident(c), ident(to)),
+                None => ident(c),
+            })
+            .collect();
         let mut lines = Vec::new();
         let mut line = String::from("SELECT ");
         for (i, c) in cols.iter().enumerate() {
@@ -2800,7 +2871,7 @@ fn pipeline_toml(folder: &Path, name: &str, prefix: &str, tables: &[TablePlan]) 
             q(&tp.table),
             q(&format!("../../schemas/{name}/{}.json", tp.table)),
             q(&tp.description(prefix)),
-            tp.sql().replace('\\', "\\\\").replace("\"\"\"", "\\\"\\\"\\\"")
+            multiline_body(&tp.sql())
         ));
     }
     t
@@ -2809,6 +2880,20 @@ fn pipeline_toml(folder: &Path, name: &str, prefix: &str, tables: &[TablePlan]) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sql_in_a_multi_line_string_reads_back_as_written() {
+        for sql in [
+            "SELECT \"a\"\"\"\" AS b",
+            "SELECT '\\' AS \"\"\"\"\"\"",
+            "SELECT \"a\u{0}b\" AS \"a_b\", \"\r\u{7f}\u{1b}\" AS c\n\tFROM t",
+            "SELECT \"\"",
+        ] {
+            let text = format!("q = \"\"\"\n{}\n\"\"\"\n", multiline_body(sql));
+            let v: toml::Table = toml::from_str(&text).unwrap_or_else(|e| panic!("{sql:?}: {e}\n{text}"));
+            assert_eq!(v["q"].as_str(), Some(format!("{sql}\n").as_str()), "{text}");
+        }
+    }
 
     #[test]
     fn run_patterns_capture_what_names_the_run() {

@@ -1035,3 +1035,24 @@ fn a_wandb_latest_run_link_is_not_noted_as_a_copy() {
     let notes: Vec<&str> = doc["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
     assert!(!notes.iter().any(|n| n.contains("have the same bytes")), "{notes:?}");
 }
+
+#[test]
+fn keys_a_table_cannot_name_a_column_are_renamed_in_its_sql_with_a_note() {
+    // a blank at an edge (Frictionless readers trim it), a NUL (the datasets library cuts
+    // it), and a trimmed name another key has already
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("odd");
+    write(
+        &d,
+        "a.jsonl",
+        "{\" lead\": 1, \"lead\": 2, \"a\\u0000b\": 3}\n{\" lead\": 4, \"lead\": 5, \"a\\u0000b\": 6}\n",
+    );
+    let doc = init(tmp.path(), &d, "odd");
+    let notes: Vec<&str> = doc["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    assert!(notes.contains(&"table a: column \" lead\" is named \"lead_\" in the table's SQL (a column name cannot begin or end with a blank, nor hold a NUL: readers trim or cut it)"), "{notes:?}");
+    assert!(notes.iter().any(|n| n.starts_with("table a: column \"a\\0b\" is named \"a_b\"")), "{notes:?}");
+    let columns = &table(&doc, "a")["columns"];
+    assert_eq!(columns.as_array().unwrap().iter().filter(|c| c == &"lead_" || c == &"a_b").count(), 2, "{columns}");
+    let release = build_from_elsewhere(tmp.path(), "odd");
+    assert_eq!(query(&release, "SELECT \"lead_\", lead, a_b FROM a ORDER BY lead"), "lead_,lead,a_b\n1,2,3\n4,5,6\n");
+}
