@@ -50,15 +50,7 @@ pub const MAX_SPLIT_NAME_BYTES: usize = 200;
 /// than [`MAX_SPLIT_NAME_BYTES`]; `None` when it can.
 pub fn split_file_problem(name: &str) -> Option<String> {
     let (stem, rest) = name.split_once('.').map_or((name, ""), |(s, r)| (s, r));
-    let lower = stem.to_lowercase();
-    let device = ["con", "prn", "aux", "nul"].contains(&lower.as_str())
-        || ["com", "lpt"].iter().any(|p| {
-            lower.strip_prefix(p).is_some_and(|d| {
-                let mut c = d.chars();
-                matches!((c.next(), c.next()), (Some('0'..='9' | '¹' | '²' | '³'), None))
-            })
-        });
-    if device {
+    if windows_device(name) {
         let dot = if rest.is_empty() { "" } else { "." };
         return Some(format!(
             "split name {name:?} names its files {name}.parquet and {name}.jsonl, which Windows reserves for a \
@@ -73,4 +65,18 @@ pub fn split_file_problem(name: &str) -> Option<String> {
         ));
     }
     None
+}
+
+/// Whether Windows reserves a file or folder `name` for a device: `con`, `prn`, `aux`, `nul`,
+/// `com0`–`com9`, `lpt0`–`lpt9` (and the superscript digits), in any case, whatever follows
+/// the first dot.
+pub fn windows_device(name: &str) -> bool {
+    let stem = name.split_once('.').map_or(name, |(s, _)| s).to_lowercase();
+    ["con", "prn", "aux", "nul"].contains(&stem.as_str())
+        || ["com", "lpt"].iter().any(|p| {
+            stem.strip_prefix(p).is_some_and(|d| {
+                let mut c = d.chars();
+                matches!((c.next(), c.next()), (Some('0'..='9' | '¹' | '²' | '³'), None))
+            })
+        })
 }

@@ -537,3 +537,31 @@ fn check_stopped(err: &str) {
         "{err}"
     );
 }
+
+#[test]
+fn a_version_windows_keeps_for_a_device_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "s.jsonl", "{\"step\": 1}\n");
+    write(dir, "pipeline.toml", &one_source("dev", "s.jsonl", "jsonl", "", "SELECT step FROM raw", ""));
+    for version in ["con", "NUL", "com1", "aux.2"] {
+        let o = build(dir, &["-q", "--release-version", version]);
+        assert_eq!(o.status.code(), Some(2), "{version}: {}", stderr(&o));
+        let said = format!("--release-version: version {version:?} names the release's folder, and Windows reserves");
+        assert!(stderr(&o).contains(&said), "{}", stderr(&o));
+    }
+    // a name that only starts like one is a version
+    let o = build(dir, &["-q", "--release-version", "console1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn a_path_with_brackets_that_matches_nothing_says_they_are_read_as_they_are() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "d1.jsonl", "{\"step\": 1}\n");
+    write(dir, "pipeline.toml", &one_source("br", "[d]*.jsonl", "jsonl", "", "SELECT step FROM raw", ""));
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("`[` and `]` are read as they are, not as a class of characters"), "{}", stderr(&o));
+}

@@ -226,7 +226,10 @@ pub fn find(base: &Path, patterns: &[String], context: &str) -> Result<Vec<Input
         let root = base.join(&pat.root);
         let before = out.len();
         if !root.exists() && patterns.len() > 1 {
-            return Err(Error::config(context, format!("path {p:?} matches no file under {}", base.display())));
+            return Err(Error::config(
+                context,
+                format!("path {p:?} matches no file under {}{}", base.display(), literal_brackets_hint(&[p])),
+            ));
         }
         if !root.exists() {
             continue;
@@ -315,7 +318,10 @@ pub fn find(base: &Path, patterns: &[String], context: &str) -> Result<Vec<Input
             ));
         }
         if out.len() == before && patterns.len() > 1 {
-            return Err(Error::config(context, format!("path {p:?} matches no file under {}", base.display())));
+            return Err(Error::config(
+                context,
+                format!("path {p:?} matches no file under {}{}", base.display(), literal_brackets_hint(&[p])),
+            ));
         }
     }
     out.sort();
@@ -451,6 +457,19 @@ pub fn read_small(path: &Path, limit: u64) -> Result<String> {
         return Err(Error::config(path.display().to_string(), format!("file is larger than {limit} bytes")));
     }
     Ok(s)
+}
+
+/// For a path that matched nothing: a note when it holds `[` or `]`, which a shell glob
+/// reads as a class of characters and a source's path reads as they are (only `*`, `?`,
+/// `**` and `{capture}` are special); else nothing.
+pub fn literal_brackets_hint<S: AsRef<str>>(paths: &[S]) -> String {
+    if paths.iter().any(|p| p.as_ref().contains(['[', ']'])) {
+        "; `[` and `]` are read as they are, not as a class of characters (only `*`, `?`, `**` and {capture} are \
+         special in a path): list the files, or use `*`"
+            .into()
+    } else {
+        String::new()
+    }
 }
 
 #[cfg(test)]

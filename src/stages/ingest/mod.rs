@@ -246,7 +246,12 @@ fn find_inputs(spec: &PipelineSpec, index: usize) -> Result<(Vec<InputFile>, Vec
         };
         return Err(Error::config(
             context,
-            format!("no file matches {:?} under {}{hint}", src.path.list(), spec.dir.display()),
+            format!(
+                "no file matches {:?} under {}{hint}{}",
+                src.path.list(),
+                spec.dir.display(),
+                files::literal_brackets_hint(&src.path.list())
+            ),
         ));
     }
     let capture_names: Vec<String> = inputs[0].captures.iter().map(|(n, _)| n.clone()).collect();

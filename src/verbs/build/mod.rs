@@ -345,7 +345,7 @@ fn manifest_of(
 /// The release's version: `--release-version`, else the pipeline's `version`.
 ///
 /// Errors: [`Error::Config`] naming where it comes from when it is not
-/// `[A-Za-z0-9][A-Za-z0-9._+-]*`.
+/// `[A-Za-z0-9][A-Za-z0-9._+-]*`, or is a name Windows reserves for a device (`con`, `nul.1`).
 fn release_version(spec: &PipelineSpec, opts: &BuildOptions) -> Result<String> {
     let version = opts.version.clone().unwrap_or_else(|| spec.def.version.clone());
     if !regex::Regex::new(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$").expect("static").is_match(&version) {
@@ -355,6 +355,20 @@ fn release_version(spec: &PipelineSpec, opts: &BuildOptions) -> Result<String> {
             format!("{} (version)", spec.file.display())
         };
         return Err(Error::config(from, format!("version {version:?} must match [A-Za-z0-9][A-Za-z0-9._+-]*")));
+    }
+    if crate::core::names::windows_device(&version) {
+        let from = if opts.version.is_some() {
+            "--release-version".to_string()
+        } else {
+            format!("{} (version)", spec.file.display())
+        };
+        return Err(Error::config(
+            from,
+            format!(
+                "version {version:?} names the release's folder, and Windows reserves that name for a device (a clone \
+                 of the releases fails there); use another, such as \"v{version}\""
+            ),
+        ));
     }
     Ok(version)
 }
