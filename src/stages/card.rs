@@ -1041,9 +1041,15 @@ fn data_quality(spec: &PipelineSpec, manifest: &Manifest, report: &BuildReport) 
     b.push_str("## Data quality\n\n");
     b.push_str(
         "Non-finite floats (`NaN`, `Infinity`, `-Infinity`) are kept as IEEE values in Parquet (NaN is a value, \
-         distinct from null). JSON has no such numbers: the JSON Lines copies hold `null` in their place, as pandas \
-         and `datasets` write them, and `manifest.json` counts them per column (`nonfinite_values`).",
+         distinct from null), and `manifest.json` counts them per column (`nonfinite_values`).",
     );
+    // said only of a release that has JSON Lines copies
+    if manifest.tables.iter().any(|t| t.has_copies()) {
+        b.push_str(
+            " JSON has no such numbers: the JSON Lines copies hold `null` in their place, as pandas and `datasets` \
+             write them.",
+        );
+    }
     let to_null: Vec<String> = spec
         .def
         .sources
