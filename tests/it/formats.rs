@@ -655,3 +655,31 @@ fn yaml_documents_are_sources() {
     let o = build(dir, &["--force"]);
     assert_violations(&o, 1, &["configs/run-c.yaml", "expected string keys, found the key 1"]);
 }
+
+#[test]
+fn a_copied_trackio_database_is_said_to_add_no_row() {
+    let src = trackio_project();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("db")).unwrap();
+    std::fs::copy(src.join("raw/demo.db"), dir.join("db/demo.db")).unwrap();
+    std::fs::copy(src.join("raw/demo.db"), dir.join("db/copy.db")).unwrap();
+    let sql = "SELECT run, step, metric, value, log_id FROM raw";
+    std::fs::write(dir.join("pipeline.toml"), one_source("cp", "db/*.db", "trackio-metrics", "", sql, "")).unwrap();
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = "each log call is read once, by its log_id, so the copies add no row";
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("the rows of each are read"), "{}", stderr(&o));
+    // the database's own metric rows (the fragments of the project not read here), once
+    let once = query(&release(dir, "cp"), "SELECT count(*) AS n, count(DISTINCT log_id) AS ids FROM t");
+    let (n, ids) = once.lines().nth(1).unwrap().split_once(',').unwrap();
+    assert!(n.parse::<u64>().unwrap() > 0 && ids.parse::<u64>().unwrap() > 0, "{once}");
+    let single = {
+        std::fs::remove_file(dir.join("db/copy.db")).unwrap();
+        let o = build(dir, &["-q", "--force"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        query(&release(dir, "cp"), "SELECT count(*) AS n, count(DISTINCT log_id) AS ids FROM t")
+    };
+    assert_eq!(once, single);
+}

@@ -458,7 +458,7 @@ impl Reader {
                 first,
                 format!(
                     "{} record{} a log_id already read with the same content (a fragment already imported into the \
-                     database?): read once",
+                     database, or a copy of the project?): read once",
                     crate::core::numbers::group_digits(n),
                     if n == 1 { " repeats" } else { "s repeat" }
                 ),

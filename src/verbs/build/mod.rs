@@ -1220,15 +1220,29 @@ fn input_warnings(spec: &PipelineSpec, inputs: &[InputEntry], report: &mut Build
             ),
         );
     }
+    // trackio's log calls are read once by their log_id, whichever file holds them
+    let by_log_id: BTreeSet<&str> = spec
+        .def
+        .sources
+        .iter()
+        .filter(|s| {
+            matches!(s.format, crate::core::spec::Format::TrackioMetrics | crate::core::spec::Format::TrackioSystem)
+        })
+        .map(|s| s.name.as_str())
+        .collect();
     for ((source, sha256), paths) in seen.into_iter().filter(|(_, p)| p.len() > 1) {
         let bytes = inputs.iter().find(|i| i.path == paths[0]).map_or(0, |i| i.bytes);
+        let what = if by_log_id.contains(source) {
+            "each log call is read once, by its log_id, so the copies add no row"
+        } else {
+            "the rows of each are read (a folder linked or copied under another name is read once per name)"
+        };
         report.warn(
             source,
             "identical-inputs",
             None,
             format!(
-                "source {source} read {} files with the same bytes ({} bytes, sha256 {}…): {}; the rows of each \
-                 are read (a folder linked or copied under another name is read once per name)",
+                "source {source} read {} files with the same bytes ({} bytes, sha256 {}…): {}; {what}",
                 paths.len(),
                 crate::core::numbers::group_digits(bytes),
                 &sha256[..12],
