@@ -769,8 +769,22 @@ fn build(a: BuildArgs, quiet: bool) -> Result<u8, Error> {
             return Err(e);
         }
     };
+    let mut notes = spec.def.card.unfinished();
+    // files of the raw folder added after the pipeline was written: its paths do not match them
+    let unread = crate::verbs::build::unread_raw_files(&spec, &outcome.manifest.inputs);
+    if !unread.is_empty() {
+        let names: Vec<&str> = unread.iter().map(String::as_str).collect();
+        notes.push(format!(
+            "{} file{} under raw/ {} read by no source (added since the pipeline was written?): {}; add {} to a \
+             source's `path` in pipeline.toml",
+            unread.len(),
+            if unread.len() == 1 { "" } else { "s" },
+            if unread.len() == 1 { "is" } else { "are" },
+            crate::core::report::first_names(&names, 5),
+            if unread.len() == 1 { "it" } else { "them" }
+        ));
+    }
     if json {
-        let notes = spec.def.card.unfinished();
         let _ = writeln!(std::io::stdout().lock(), "{:#}", output::build_json(&outcome, &notes));
         return Ok(0);
     }
@@ -787,7 +801,7 @@ fn build(a: BuildArgs, quiet: bool) -> Result<u8, Error> {
         }
         output::summary(&outcome);
         // said, not recorded: the release is complete without them, the Hub's page is not
-        for w in spec.def.card.unfinished() {
+        for w in &notes {
             say!("note: {w}");
         }
     }

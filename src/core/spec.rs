@@ -126,6 +126,10 @@ pub struct PipelineDef {
     /// `["parquet", "jsonl"]`); a table's own `formats` overrides it. Default: Parquet only.
     #[serde(default)]
     pub formats: Option<Vec<String>>,
+    /// Files under the pipeline's `raw/` folder that it leaves out on purpose (globs, as a
+    /// source's `path`): a build names the other files no source reads in a note.
+    #[serde(default)]
+    pub not_read: Option<PathPatterns>,
 }
 
 /// `[[view]]`: a named SQL query over the sources and earlier views, for tables to share.

@@ -455,7 +455,7 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
     }
 
     // 5. write
-    let written = write_pipeline(&raw, folder, &name, &opts.pipelines_dir, &tables)?;
+    let written = write_pipeline(&raw, folder, &name, &opts.pipelines_dir, &tables, &not_read)?;
     if written.recovered > 0 {
         notes.push(format!(
             "an init of {name} that did not finish writing had left {} files and links: removed first",
@@ -2723,6 +2723,7 @@ fn write_pipeline(
     name: &str,
     pipelines_dir: &Path,
     tables: &[TablePlan],
+    not_read: &[NotRead],
 ) -> Result<Written> {
     let mut created = Created::default();
     // the pipeline's folder holds the journal: made outside it, removed on failure if empty
@@ -2778,7 +2779,7 @@ fn write_pipeline(
             created.files.push(link.clone());
             paths.push(format!("{} -> {}", link.display(), target.display()));
         }
-        let toml = pipeline_toml(folder, name, &prefix, tables);
+        let toml = pipeline_toml(folder, name, &prefix, tables, not_read);
         // the pipeline as written must load: a mistake here is init's, said before it is left behind
         let toml_path = pipeline_dir.join("pipeline.toml");
         created.file(&toml_path, &toml)?;
@@ -2815,7 +2816,7 @@ fn symlink_dir(target: &Path, link: &Path) -> Result<()> {
 }
 
 /// The text of pipeline.toml.
-fn pipeline_toml(folder: &Path, name: &str, prefix: &str, tables: &[TablePlan]) -> String {
+fn pipeline_toml(folder: &Path, name: &str, prefix: &str, tables: &[TablePlan], not_read: &[NotRead]) -> String {
     let mut t = String::new();
     t.push_str(&format!(
         "# {name}: written by `runpack init` from {} (read through {}).\n\
@@ -2823,7 +2824,22 @@ fn pipeline_toml(folder: &Path, name: &str, prefix: &str, tables: &[TablePlan]) 
         folder.display(),
         prefix.trim_end_matches('/')
     ));
-    t.push_str(&format!("name = {}\nversion = \"0.1.0\"\n\n[card]\npretty_name = {}\n", q(name), q(name)));
+    t.push_str(&format!("name = {}\nversion = \"0.1.0\"\n", q(name)));
+    // the files left out, so that a build names only files added since (a name a path
+    // pattern would read otherwise, with `*`, `?` or braces, is not listed)
+    let listed: Vec<&NotRead> =
+        not_read.iter().filter(|n| !n.file.contains(['*', '?', '{', '}']) && !n.file.starts_with('.')).collect();
+    if !listed.is_empty() {
+        t.push_str(
+            "# Files init left out, each with why: a build names the files no source reads but these.\nnot_read = [\n",
+        );
+        for n in listed {
+            let reason: String = n.reason.chars().map(|c| if c.is_control() { ' ' } else { c }).take(160).collect();
+            t.push_str(&format!("    {}, # {reason}\n", q(&format!("{prefix}{}", n.file))));
+        }
+        t.push_str("]\n");
+    }
+    t.push_str(&format!("\n[card]\npretty_name = {}\n", q(name)));
     t.push_str(
         "# TODO: the data's licence, as a Hub licence id (apache-2.0, mit, cc-by-4.0, other, …)\n\
          # license = \"\"\n\

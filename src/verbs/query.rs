@@ -694,6 +694,7 @@ async fn register_jsonl(
             views: vec![],
             tables: vec![],
             formats: None,
+            not_read: None,
         },
         table_schemas: vec![],
         source_schemas: vec![schema.cloned()],

@@ -565,3 +565,37 @@ fn a_path_with_brackets_that_matches_nothing_says_they_are_read_as_they_are() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("`[` and `]` are read as they are, not as a class of characters"), "{}", stderr(&o));
 }
+
+#[test]
+fn files_under_raw_that_no_source_reads_are_named_unless_left_out_on_purpose() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "raw/runs/a.jsonl", "{\"step\": 1}\n");
+    write(dir, "raw/runs/notes.txt", "not a format runpack reads\n");
+    write(dir, "raw/.cache/x.json", "{}\n");
+    let toml = one_source("un", "raw/runs/a.jsonl", "jsonl", "", "SELECT step FROM raw", "");
+    write(dir, "pipeline.toml", &toml);
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("read by no source"), "{}", stderr(&o));
+    // a run added after the pipeline was written, and a results table
+    write(dir, "raw/runs/b.jsonl", "{\"step\": 2}\n");
+    write(dir, "raw/results.csv.gz", "");
+    let o = build(dir, &["--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = "note: 2 files under raw/ are read by no source (added since the pipeline was written?): \
+                raw/results.csv.gz, raw/runs/b.jsonl; add them to a source's `path` in pipeline.toml";
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    let o = build(dir, &["--force", "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(
+        doc["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().starts_with("2 files under raw/")),
+        "{doc}"
+    );
+    // left out on purpose: said no more
+    let toml = format!("not_read = [\"raw/runs/b.jsonl\", \"raw/*.csv.gz\"]\n{toml}");
+    write(dir, "pipeline.toml", &toml);
+    let o = build(dir, &["--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("read by no source"), "{}", stderr(&o));
+}

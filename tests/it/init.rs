@@ -1056,3 +1056,30 @@ fn keys_a_table_cannot_name_a_column_are_renamed_in_its_sql_with_a_note() {
     let release = build_from_elsewhere(tmp.path(), "odd");
     assert_eq!(query(&release, "SELECT \"lead_\", lead, a_b FROM a ORDER BY lead"), "lead_,lead,a_b\n1,2,3\n4,5,6\n");
 }
+
+#[test]
+fn files_init_leaves_out_are_listed_as_not_read_and_a_file_added_later_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("runs");
+    write(&d, "a/metrics.jsonl", "{\"step\": 0, \"loss\": 1.5}\n");
+    write(&d, "broken.json", "{\"a\": ");
+    let doc = init(tmp.path(), &d, "nr");
+    assert_eq!(not_read(&doc).iter().map(|(f, _)| f.as_str()).collect::<Vec<_>>(), ["broken.json"]);
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/nr/pipeline.toml")).unwrap();
+    assert!(toml.contains("not_read = [\n    \"raw/broken.json\", # "), "{toml}");
+    let quiet = |o: &std::process::Output| !stderr(o).contains("read by no source");
+    let o = run(bin().current_dir(tmp.path()).args(["build", "pipelines/nr"]));
+    assert!(o.status.success() && quiet(&o), "{}", stderr(&o));
+    // a run logged after init: its pattern reads it; a results file it names is new
+    write(&d, "b/metrics.jsonl", "{\"step\": 0, \"loss\": 1.25}\n");
+    write(&d, "results.json", "{\"acc\": 0.5}\n");
+    let o = run(bin().current_dir(tmp.path()).args(["build", "pipelines/nr", "--force"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "note: 1 file under raw/ is read by no source (added since the pipeline was written?): raw/results.json"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -1389,6 +1389,56 @@ pub fn default_releases_dir(pipeline_dir: &Path) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("releases"))
 }
 
+/// The files under the pipeline's `raw/` folder (the link `runpack init` makes to the raw
+/// outputs) that no source reads, though their names are of formats runpack reads (`.json`,
+/// `.jsonl`, `.csv`, `.parquet`, `.yaml`, `.db`, `.eval`, compressed or not): files added
+/// after the pipeline was written, which its explicit paths do not match. Files the
+/// pipeline's `not_read` globs match are left out on purpose. Relative to the pipeline's
+/// folder, sorted; hidden entries are not walked into. Empty when the pipeline has no `raw/`
+/// folder. `inputs`: the paths the build read (the manifest's inputs).
+pub fn unread_raw_files(spec: &PipelineSpec, inputs: &[crate::stages::release::InputEntry]) -> Vec<String> {
+    let raw = spec.dir.join("raw");
+    if !raw.is_dir() {
+        return Vec::new();
+    }
+    let mut read: BTreeSet<&str> = inputs.iter().map(|i| i.path.as_str()).collect();
+    // left out on purpose (a pattern that matches nothing leaves nothing out)
+    let left_out: Vec<String> = spec
+        .def
+        .not_read
+        .as_ref()
+        .map(|p| {
+            p.list()
+                .iter()
+                .flat_map(|one| crate::stages::ingest::files::find(&spec.dir, std::slice::from_ref(one), "not_read"))
+                .flatten()
+                .map(|f| f.rel)
+                .collect()
+        })
+        .unwrap_or_default();
+    read.extend(left_out.iter().map(String::as_str));
+    let readable = |name: &str| {
+        let name = name.to_ascii_lowercase();
+        let name = [".gz", ".zst", ".zstd"].iter().find_map(|c| name.strip_suffix(c)).unwrap_or(&name).to_string();
+        [".json", ".jsonl", ".ndjson", ".csv", ".parquet", ".yaml", ".yml", ".db", ".eval"]
+            .iter()
+            .any(|e| name.ends_with(e))
+    };
+    let mut out: Vec<String> = walkdir::WalkDir::new(&raw)
+        .follow_links(true)
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'))
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_file() && readable(&e.file_name().to_string_lossy()))
+        .filter_map(|e| {
+            let rel = e.path().strip_prefix(&spec.dir).ok()?.to_str()?.replace('\\', "/");
+            (!read.contains(rel.as_str())).then_some(rel)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 /// Where the release of `spec` at `version` goes.
 pub fn release_path(releases_dir: &Path, spec: &PipelineSpec, version: &str) -> PathBuf {
     releases_dir.join(&spec.def.name).join(version)
