@@ -771,10 +771,12 @@ fn build(a: BuildArgs, quiet: bool) -> Result<u8, Error> {
     };
     let mut notes = spec.def.card.unfinished();
     // files of the raw folder added after the pipeline was written: its paths do not match them
+    // (said of an unchanged release too: a file no source reads changes nothing)
     let unread = crate::verbs::build::unread_raw_files(&spec, &outcome.manifest.inputs);
+    let mut unread_note = None;
     if !unread.is_empty() {
         let names: Vec<&str> = unread.iter().map(String::as_str).collect();
-        notes.push(format!(
+        unread_note = Some(format!(
             "{} file{} under raw/ {} read by no source (added since the pipeline was written?): {}; add {} to a \
              source's `path` in pipeline.toml",
             unread.len(),
@@ -784,6 +786,7 @@ fn build(a: BuildArgs, quiet: bool) -> Result<u8, Error> {
             if unread.len() == 1 { "it" } else { "them" }
         ));
     }
+    notes.extend(unread_note.clone());
     if json {
         let _ = writeln!(std::io::stdout().lock(), "{:#}", output::build_json(&outcome, &notes));
         return Ok(0);
@@ -794,6 +797,9 @@ fn build(a: BuildArgs, quiet: bool) -> Result<u8, Error> {
                 "{}: up to date (inputs, pipeline and options unchanged); nothing rebuilt",
                 outcome.release_dir.display()
             );
+            if let Some(n) = &unread_note {
+                say!("note: {n}");
+            }
         }
     } else if !quiet {
         for w in &outcome.report.warnings {

@@ -586,6 +586,9 @@ fn files_under_raw_that_no_source_reads_are_named_unless_left_out_on_purpose() {
     let said = "note: 2 files under raw/ are read by no source (added since the pipeline was written?): \
                 raw/results.csv.gz, raw/runs/b.jsonl; add them to a source's `path` in pipeline.toml";
     assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    // said of an unchanged release too
+    let o = build(dir, &[]);
+    assert!(stderr(&o).contains("up to date") && stderr(&o).contains(said), "{}", stderr(&o));
     let o = build(dir, &["--force", "--format", "json"]);
     let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert!(
