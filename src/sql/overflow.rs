@@ -8,7 +8,9 @@
 //! checked kernels and names the operation, the type and the way out when a result does not
 //! fit; the unary minus likewise (`checked_negate`). Column names stay as written (`a + b`). Floats,
 //! decimals, dates and intervals keep DataFusion's operators, and so do bit operations
-//! (`<<`, `&`, …), which work on bits.
+//! (`<<`, `&`, …), which work on bits. Also kept: a `LIMIT`'s counts, the expressions of an
+//! aggregate of grouping sets (`ROLLUP`, `CUBE`: `grouping(…)` matches them as written), and
+//! the arguments of table functions (`generate_series`), which are no plan's expressions.
 
 use std::sync::Arc;
 
@@ -164,6 +166,14 @@ impl datafusion::optimizer::AnalyzerRule for CheckIntegerArithmetic {
         let functions: Vec<(Operator, Arc<ScalarUDF>)> =
             CHECKED.iter().zip(functions()).map(|((op, _), f)| (*op, Arc::new(f))).collect();
         plan.transform_up_with_subqueries(|node| {
+            // kept as they are: a LIMIT's counts (constants the planner must see as such), and
+            // an aggregate of grouping sets (ROLLUP, CUBE: its grouping expressions are matched
+            // by `grouping(…)` and named by the set, which a rewrite would break)
+            let grouping_sets = matches!(&node, LogicalPlan::Aggregate(a)
+                if a.group_expr.iter().any(|g| matches!(g, Expr::GroupingSet(_))));
+            if grouping_sets || matches!(node, LogicalPlan::Limit(_)) {
+                return Ok(Transformed::no(node));
+            }
             // the schema the node's expressions are typed in: its inputs' (a leaf's own)
             let schema = match node.inputs().as_slice() {
                 [] => node.schema().as_ref().clone(),
@@ -289,6 +299,8 @@ mod tests {
             ("SELECT i FROM t ORDER BY i + 10", "does not fit Int64"),
             ("SELECT (SELECT max(i) + 1 FROM t)", "does not fit Int64"),
             ("SELECT count(*) FROM t WHERE EXISTS (SELECT 1 FROM t t2 WHERE t2.i + 1 = t.i)", "does not fit Int64"),
+            // above an aggregate of grouping sets
+            ("SELECT i + 1 AS k FROM t GROUP BY ROLLUP(i)", "does not fit Int64"),
             // the unary minus of the least value
             ("SELECT -i FROM t", "integer overflow: -(-9223372036854775808) does not fit Int64"),
             ("SELECT -(j) FROM t", "-(-2147483648) does not fit Int32"),
@@ -313,6 +325,16 @@ mod tests {
         // a chain of literals folds as it is met (the query tests run 1,500 on the CLI's stack)
         let chain = format!("SELECT 1{} AS x", " + 1".repeat(100));
         assert_eq!(run(&chain).await.unwrap(), "x\n101\n");
+        // grouping sets over arithmetic plan as before (their aggregate keeps DataFusion's
+        // operators), and a LIMIT's sum is a constant
+        assert_eq!(
+            run("SELECT j + 1 AS k, count(*) AS n FROM t WHERE i = 3 GROUP BY ROLLUP(j + 1) ORDER BY k NULLS LAST")
+                .await
+                .unwrap(),
+            "k,n\n5,1\n,1\n"
+        );
+        assert!(run("SELECT grouping(j * 1) AS g FROM t GROUP BY CUBE(j * 1)").await.is_ok());
+        assert_eq!(run("SELECT i FROM t WHERE i = 3 LIMIT 1 + 1").await.unwrap(), "i\n3\n");
         // a wider operand: Int32 + Int64 is Int64, checked as such
         assert_eq!(run("SELECT j + i AS s FROM t WHERE i = 3").await.unwrap(), "s\n7\n");
         assert!(run("SELECT j + 2147483648 FROM t").await.unwrap().contains("4294967295"));
