@@ -1962,6 +1962,15 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
         plan.patterns = exact_patterns(raw, &plan.wanted, &plan.files);
         let outcome = read_source(raw, &plan, work);
         let (violations, error) = match outcome {
+            // a key that is the empty string names no column: its files are left out
+            Ok(Some(trial)) if trial.schema.fields().iter().any(|f| f.name().is_empty()) => {
+                return fail(
+                    &plan,
+                    "a record has a key that is the empty string (\"\"), which cannot name a column: rename it in \
+                     the file, or declare the source by hand with a record_path or SQL that leaves it out",
+                    not_read,
+                );
+            }
             Ok(Some(trial)) => return Settled::Ok(plan, trial),
             Ok(None) => return Settled::Empty(plan),
             Err(Error::Invalid { violations, .. }) => (violations, None),
@@ -2825,16 +2834,15 @@ fn pipeline_toml(folder: &Path, name: &str, prefix: &str, tables: &[TablePlan], 
         prefix.trim_end_matches('/')
     ));
     t.push_str(&format!("name = {}\nversion = \"0.1.0\"\n", q(name)));
-    // the files left out, so that a build names only files added since (a name a path
-    // pattern would read otherwise, with `*`, `?` or braces, is not listed)
-    let listed: Vec<&NotRead> =
-        not_read.iter().filter(|n| !n.file.contains(['*', '?', '{', '}']) && !n.file.starts_with('.')).collect();
+    // the files left out, so that a build names only files added since (an entry matches
+    // as a glob or as written: a name with `*`, `?` or braces is matched as written)
+    let listed: Vec<&NotRead> = not_read.iter().collect();
     if !listed.is_empty() {
         t.push_str(
             "# Files init left out, each with why: a build names the files no source reads but these.\nnot_read = [\n",
         );
         for n in listed {
-            let reason: String = n.reason.chars().map(|c| if c.is_control() { ' ' } else { c }).take(160).collect();
+            let reason: String = n.reason.chars().map(|c| if c.is_control() { ' ' } else { c }).take(240).collect();
             t.push_str(&format!("    {}, # {reason}\n", q(&format!("{prefix}{}", n.file))));
         }
         t.push_str("]\n");

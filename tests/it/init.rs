@@ -1063,8 +1063,16 @@ fn files_init_leaves_out_are_listed_as_not_read_and_a_file_added_later_is_named(
     let d = tmp.path().join("runs");
     write(&d, "a/metrics.jsonl", "{\"step\": 0, \"loss\": 1.5}\n");
     write(&d, "broken.json", "{\"a\": ");
+    // a name a path pattern cannot hold, and a key that is the empty string
+    write(&d, "st*ar.json", "{\"a\": 1}\n");
+    write(&d, "sub/empty-key.jsonl", "{\"k\": 1, \"\": 2}\n");
     let doc = init(tmp.path(), &d, "nr");
-    assert_eq!(not_read(&doc).iter().map(|(f, _)| f.as_str()).collect::<Vec<_>>(), ["broken.json"]);
+    let left: Vec<(String, String)> = not_read(&doc);
+    assert_eq!(
+        left.iter().map(|(f, _)| f.as_str()).collect::<Vec<_>>(),
+        ["broken.json", "st*ar.json", "sub/empty-key.jsonl"]
+    );
+    assert!(left[2].1.starts_with("a record has a key that is the empty string"), "{left:?}");
     let toml = std::fs::read_to_string(tmp.path().join("pipelines/nr/pipeline.toml")).unwrap();
     assert!(toml.contains("not_read = [\n    \"raw/broken.json\", # "), "{toml}");
     let quiet = |o: &std::process::Output| !stderr(o).contains("read by no source");

@@ -1401,22 +1401,14 @@ pub fn unread_raw_files(spec: &PipelineSpec, inputs: &[crate::stages::release::I
     if !raw.is_dir() {
         return Vec::new();
     }
-    let mut read: BTreeSet<&str> = inputs.iter().map(|i| i.path.as_str()).collect();
-    // left out on purpose (a pattern that matches nothing leaves nothing out)
-    let left_out: Vec<String> = spec
-        .def
-        .not_read
-        .as_ref()
-        .map(|p| {
-            p.list()
-                .iter()
-                .flat_map(|one| crate::stages::ingest::files::find(&spec.dir, std::slice::from_ref(one), "not_read"))
-                .flatten()
-                .map(|f| f.rel)
-                .collect()
-        })
-        .unwrap_or_default();
-    read.extend(left_out.iter().map(String::as_str));
+    let read: BTreeSet<&str> = inputs.iter().map(|i| i.path.as_str()).collect();
+    // left out on purpose: each candidate is matched against the globs (a link or folder the
+    // globs would walk into cannot stop them), or equals an entry as written (a name with
+    // `*`, `?` or braces in it)
+    let not_read: Vec<String> = spec.def.not_read.as_ref().map(|p| p.list()).unwrap_or_default();
+    let globs: Vec<crate::stages::ingest::files::PathPattern> =
+        not_read.iter().filter_map(|p| crate::stages::ingest::files::PathPattern::new(p).ok()).collect();
+    let left_out = |rel: &str| not_read.iter().any(|p| p == rel) || globs.iter().any(|g| g.captures(rel).is_some());
     let readable = |name: &str| {
         let name = name.to_ascii_lowercase();
         let name = [".gz", ".zst", ".zstd"].iter().find_map(|c| name.strip_suffix(c)).unwrap_or(&name).to_string();
@@ -1431,8 +1423,12 @@ pub fn unread_raw_files(spec: &PipelineSpec, inputs: &[crate::stages::release::I
         .filter_map(|e| e.ok())
         .filter(|e| e.file_type().is_file() && readable(&e.file_name().to_string_lossy()))
         .filter_map(|e| {
-            let rel = e.path().strip_prefix(&spec.dir).ok()?.to_str()?.replace('\\', "/");
-            (!read.contains(rel.as_str())).then_some(rel)
+            // named as sources name their files: the parts joined with `/` (a `\` in a name is
+            // part of it)
+            let parts: Option<Vec<&str>> =
+                e.path().strip_prefix(&spec.dir).ok()?.components().map(|c| c.as_os_str().to_str()).collect();
+            let rel = parts?.join("/");
+            (!read.contains(rel.as_str()) && !left_out(&rel)).then_some(rel)
         })
         .collect();
     out.sort();
