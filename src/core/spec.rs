@@ -514,13 +514,30 @@ pub enum Layout {
 }
 
 /// One or several path globs.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone)]
 pub enum PathPatterns {
     /// A single glob.
     One(String),
     /// Several globs; files matched by more than one are read once.
     Many(Vec<String>),
+}
+
+impl<'de> Deserialize<'de> for PathPatterns {
+    /// A string or a list of strings; anything else is refused with what is expected (serde's
+    /// own message names the enum, not the setting).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Written {
+            One(String),
+            Many(Vec<String>),
+        }
+        match Written::deserialize(d) {
+            Ok(Written::One(s)) => Ok(PathPatterns::One(s)),
+            Ok(Written::Many(v)) => Ok(PathPatterns::Many(v)),
+            Err(_) => Err(serde::de::Error::custom("expected a glob (\"raw/*.jsonl\") or a list of globs")),
+        }
+    }
 }
 
 impl PathPatterns {

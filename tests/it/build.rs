@@ -602,4 +602,13 @@ fn files_under_raw_that_no_source_reads_are_named_unless_left_out_on_purpose() {
     let o = build(dir, &["--force"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!stderr(&o).contains("read by no source"), "{}", stderr(&o));
+    // a value of another type is named with what is expected
+    write(
+        dir,
+        "pipeline.toml",
+        &format!("not_read = 3\n{}", one_source("un", "raw/runs/a.jsonl", "jsonl", "", "SELECT step FROM raw", "")),
+    );
+    let o = build(dir, &["--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("a glob (\"raw/*.jsonl\") or a list of globs"), "{}", stderr(&o));
 }
