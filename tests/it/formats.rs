@@ -683,3 +683,30 @@ fn a_copied_trackio_database_is_said_to_add_no_row() {
     };
     assert_eq!(once, single);
 }
+
+#[test]
+fn an_inspect_log_that_did_not_finish_is_named_in_a_warning() {
+    // the real log, as an eval that failed writes it: status `error`, no results (the JSON
+    // holds bare NaN tokens, so it is edited as text)
+    let project = inspect_release().ancestors().nth(3).unwrap().join("raw");
+    let log = std::fs::read_dir(&project)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .unwrap();
+    let text = std::fs::read_to_string(&log).unwrap();
+    let (status, results) = ("\"status\": \"success\"", "\"results\": {");
+    assert!(text.contains(status) && text.contains(results), "{}", &text[..400.min(text.len())]);
+    let doc = text.replacen(status, "\"status\": \"error\"", 1).replacen(results, "\"results_of_another_run\": {", 1);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "logs/failed.json", &doc);
+    let sql = "SELECT eval_id, status, scorer, metric FROM raw";
+    write(dir, "pipeline.toml", &one_source("fl", "logs/*.json", "inspect-evals", "", sql, ""));
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = "1 Inspect log without results: logs/failed.json (status error); each gives one row whose scorer, \
+                metric and value are null";
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "fl"), "SELECT status, scorer FROM t"), "status,scorer\nerror,\n");
+}

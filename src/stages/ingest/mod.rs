@@ -525,9 +525,26 @@ fn convert(
     let declared: Vec<(&str, usize)> =
         src.fields.iter().filter_map(|f| schema.index_of(&f.name).ok().map(|i| (f.name.as_str(), i))).collect();
     let mut held = vec![false; declared.len()];
+    // Inspect logs that did not finish (status `error`, `cancelled`): their one row has no
+    // scorer, which a key on it refuses later; the logs are named once read
+    let inspect_status = (src.format == Format::InspectEvals)
+        .then(|| Some((schema.index_of("status").ok()?, schema.index_of("scorer").ok()?)))
+        .flatten();
+    let mut unfinished: BTreeSet<(String, String)> = BTreeSet::new();
     let mut counted = |rb: &RecordBatch| -> Result<()> {
         for ((_, i), held) in declared.iter().zip(held.iter_mut()) {
             *held = *held || rb.column(*i).null_count() < rb.num_rows();
+        }
+        if let Some((status, scorer)) = inspect_status {
+            use arrow::array::Array;
+            let (status, scorer) = (rb.column(status).as_string::<i32>(), rb.column(scorer));
+            let files = rb.column(rb.num_columns() - 2).as_string::<i32>();
+            for r in 0..rb.num_rows() {
+                let said = if status.is_null(r) { "none" } else { status.value(r) };
+                if scorer.is_null(r) && said != "success" {
+                    unfinished.insert((files.value(r).to_string(), said.to_string()));
+                }
+            }
         }
         out(rb)
     };
@@ -625,6 +642,22 @@ fn convert(
                 crate::core::numbers::group_digits(texts),
                 if texts == 1 { " is" } else { "s are" },
                 if texts == 1 { "it out" } else { "them out" }
+            ),
+        );
+    }
+    if !unfinished.is_empty() {
+        let named: Vec<String> = unfinished.iter().map(|(f, st)| format!("{f} (status {st})")).collect();
+        let names: Vec<&str> = named.iter().map(String::as_str).collect();
+        report.warn(
+            &src.name,
+            "inspect-unfinished",
+            None,
+            format!(
+                "{} Inspect log{} without results: {}; each gives one row whose scorer, metric and value are null, \
+                 which a primaryKey on them refuses (keep them out in the table's SQL with WHERE status = 'success')",
+                unfinished.len(),
+                if unfinished.len() == 1 { "" } else { "s" },
+                crate::core::report::first_names(&names, 5)
             ),
         );
     }
