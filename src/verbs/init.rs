@@ -2501,7 +2501,7 @@ fn column_description(format: Format, column: &str) -> Option<&'static str> {
     Some(match (format, column) {
         (_, "_source_file") => "The raw file the row was read from, relative to the pipeline folder.",
         (_, "_source_line") => {
-            "Where in that file: the record's line (from 1), or its JSON pointer in a JSON document."
+            "Where in that file: the record's line (from 1), or its JSON pointer in a JSON document (empty for a document that is one record)."
         }
         (Format::TinkerMetrics, "step") => "The record's `step`: the 0-based batch index.",
         (Format::TinkerMetrics, "metric") => "The metric's key, as logged (`env/all/reward/total`).",
