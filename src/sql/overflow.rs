@@ -108,18 +108,12 @@ fn apply(op: Operator, a: &ColumnarValue, b: &ColumnarValue) -> DfResult<Columna
         Operator::Minus => arrow::compute::kernels::numeric::sub,
         _ => arrow::compute::kernels::numeric::mul,
     };
-    let out = kernel(l.as_ref(), r.as_ref()).map_err(|e| match e {
-        arrow::error::ArrowError::ArithmeticOverflow(what) => DataFusionError::Execution(format!(
-            "integer overflow: {} does not fit {}; CAST an operand to DECIMAL(38, 0) or DOUBLE for larger values",
-            what.strip_prefix("Overflow happened on: ").unwrap_or(&what),
+    finish(kernel(l.as_ref(), r.as_ref()), scalars, |what| {
+        format!(
+            "{} does not fit {}; CAST an operand",
+            what.strip_prefix("Overflow happened on: ").unwrap_or(what),
             a.data_type()
-        )),
-        e => DataFusionError::ArrowError(Box::new(e), None),
-    })?;
-    Ok(if scalars {
-        ColumnarValue::Scalar(datafusion::common::ScalarValue::try_from_array(&out, 0)?)
-    } else {
-        ColumnarValue::Array(out)
+        )
     })
 }
 
@@ -127,16 +121,31 @@ fn apply(op: Operator, a: &ColumnarValue, b: &ColumnarValue) -> DfResult<Columna
 ///
 /// Errors: the overflow, named with the value and its type.
 fn negate(a: &ColumnarValue) -> DfResult<ColumnarValue> {
-    let scalar = matches!(a, ColumnarValue::Scalar(_));
     let array = match a {
         ColumnarValue::Array(a) => a.clone(),
         ColumnarValue::Scalar(s) => s.to_array()?,
     };
-    let out = arrow::compute::kernels::numeric::neg(array.as_ref()).map_err(|e| match e {
-        arrow::error::ArrowError::ArithmeticOverflow(what) => DataFusionError::Execution(format!(
-            "integer overflow: -({}) does not fit {}; CAST the operand to DECIMAL(38, 0) or DOUBLE for larger values",
-            what.strip_prefix("Overflow happened on: - ").unwrap_or(&what),
+    let scalar = matches!(a, ColumnarValue::Scalar(_));
+    finish(arrow::compute::kernels::numeric::neg(array.as_ref()), scalar, |what| {
+        format!(
+            "-({}) does not fit {}; CAST the operand",
+            what.strip_prefix("Overflow happened on: - ").unwrap_or(what),
             a.data_type()
+        )
+    })
+}
+
+/// A kernel's result as a column value (a scalar when the arguments were), or its overflow
+/// as `integer overflow: <said>… to DECIMAL(38, 0) or DOUBLE for larger values`.
+fn finish(
+    out: Result<arrow::array::ArrayRef, arrow::error::ArrowError>,
+    scalar: bool,
+    said: impl Fn(&str) -> String,
+) -> DfResult<ColumnarValue> {
+    let out = out.map_err(|e| match e {
+        arrow::error::ArrowError::ArithmeticOverflow(what) => DataFusionError::Execution(format!(
+            "integer overflow: {} to DECIMAL(38, 0) or DOUBLE for larger values",
+            said(&what)
         )),
         e => DataFusionError::ArrowError(Box::new(e), None),
     })?;
