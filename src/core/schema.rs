@@ -363,6 +363,12 @@ pub fn is_stored_scalar(dt: &DataType) -> bool {
     )
 }
 
+/// A column label as Frictionless readers read it: without the blanks at its edges (Python's
+/// `str.strip()`: Unicode white space and the separators U+001C to U+001F).
+pub fn trimmed_label(name: &str) -> &str {
+    name.trim_matches(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c))
+}
+
 /// Checks the name of a table's column: one with a blank (any Unicode white space) at its start
 /// or end is refused, because Frictionless readers trim header labels and would then find no
 /// column of that name in the release's `datapackage.json`; one holding a NUL (U+0000) is
@@ -371,8 +377,7 @@ pub fn is_stored_scalar(dt: &DataType) -> bool {
 ///
 /// Errors: a message naming the column and how to rename it in the table's SQL.
 pub fn column_name(name: &str) -> std::result::Result<(), String> {
-    // Python's str.strip() also takes the separators U+001C to U+001F
-    let trimmed = name.trim_matches(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c));
+    let trimmed = trimmed_label(name);
     let rename = |to: &str| format!("rename it in the table's SQL (`… AS \"{}\"`)", to.replace('"', "\"\""));
     if trimmed != name {
         return Err(format!(

@@ -2407,8 +2407,7 @@ impl TablePlan {
             if crate::core::schema::column_name(c).is_ok() {
                 continue;
             }
-            let trimmed = c.trim_matches(|ch: char| ch.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&ch));
-            let mut to = trimmed.replace('\0', "_");
+            let mut to = crate::core::schema::trimmed_label(c).replace('\0', "_");
             if to.is_empty() {
                 to = "column".into();
             }
