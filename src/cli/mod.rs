@@ -471,10 +471,11 @@ pub fn report(err: &Error, build: bool, verbose: bool) -> u8 {
     match err {
         Error::Invalid { violations, .. } if build => {
             say!("{text}; nothing was written");
-            // rows logged twice (a resumed run) have a rule of their own
+            // rows logged twice (a resumed run) have a rule of their own; under a keep rule
+            // already, the key's message is another ("… share this primary key (…), and …")
             let tables: std::collections::BTreeSet<&str> = violations
                 .iter()
-                .filter(|v| v.rule == "primaryKey" && v.message.contains("rows share this primary key"))
+                .filter(|v| v.rule == "primaryKey" && v.message.contains(" rows share this primary key: "))
                 .map(|v| v.table.as_str())
                 .collect();
             if !tables.is_empty() {
@@ -770,22 +771,8 @@ fn build(a: BuildArgs, quiet: bool) -> Result<u8, Error> {
         }
     };
     let mut notes = spec.def.card.unfinished();
-    // files of the raw folder added after the pipeline was written: its paths do not match them
-    // (said of an unchanged release too: a file no source reads changes nothing)
-    let unread = crate::verbs::build::unread_raw_files(&spec, &outcome.manifest.inputs);
-    let mut unread_note = None;
-    if !unread.is_empty() {
-        let names: Vec<&str> = unread.iter().map(String::as_str).collect();
-        unread_note = Some(format!(
-            "{} file{} under raw/ {} read by no source (added since the pipeline was written?): {}; add {} to a \
-             source's `path` in pipeline.toml",
-            unread.len(),
-            if unread.len() == 1 { "" } else { "s" },
-            if unread.len() == 1 { "is" } else { "are" },
-            crate::core::report::first_names(&names, 5),
-            if unread.len() == 1 { "it" } else { "them" }
-        ));
-    }
+    // said of an unchanged release too: a file no source reads changes nothing
+    let unread_note = crate::verbs::build::unread_note(&spec, &outcome.manifest.inputs);
     notes.extend(unread_note.clone());
     if json {
         let _ = writeln!(std::io::stdout().lock(), "{:#}", output::build_json(&outcome, &notes));

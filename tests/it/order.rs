@@ -141,6 +141,8 @@ fn rows_of_one_raw_line_that_share_a_key_leave_the_rule_no_choice() {
     write(dir, "pipeline.toml", &one_source("tie", "m.jsonl", "jsonl", "", sql, table));
     let o = build(dir, &[]);
     assert_violations(&o, 1, &["and this one has no _source_file/_source_line, so the keep-last rule cannot place it"]);
+    // the table has its keep rule already: no hint to choose one
+    assert!(!stderr(&o).contains("hint: rows that share a primary key"), "{}", stderr(&o));
     // the same row twice is no choice to make
     let sql = "SELECT k, 'a' AS v, _source_file, _source_line FROM raw \
                UNION ALL SELECT k, 'a' AS v, _source_file, _source_line FROM raw";
