@@ -1409,9 +1409,11 @@ pub fn unread_raw_files(spec: &PipelineSpec, inputs: &[crate::stages::release::I
     let globs: Vec<crate::stages::ingest::files::PathPattern> =
         not_read.iter().filter_map(|p| crate::stages::ingest::files::PathPattern::new(p).ok()).collect();
     let left_out = |rel: &str| not_read.iter().any(|p| p == rel) || globs.iter().any(|g| g.captures(rel).is_some());
+    // the extensions `runpack init` looks at, behind the compression a name promises
     let readable = |name: &str| {
         let name = name.to_ascii_lowercase();
-        let name = [".gz", ".zst", ".zstd"].iter().find_map(|c| name.strip_suffix(c)).unwrap_or(&name).to_string();
+        let compressed = crate::stages::ingest::files::compression_named(&name).map_or(0, |(x, _)| x.len());
+        let name = &name[..name.len() - compressed];
         [".json", ".jsonl", ".ndjson", ".csv", ".parquet", ".yaml", ".yml", ".db", ".eval"]
             .iter()
             .any(|e| name.ends_with(e))
@@ -1433,6 +1435,25 @@ pub fn unread_raw_files(spec: &PipelineSpec, inputs: &[crate::stages::release::I
         .collect();
     out.sort();
     out
+}
+
+/// The note naming [`unread_raw_files`] (the first five and how many more), or `None` when
+/// every file under `raw/` is read or left out on purpose.
+pub fn unread_note(spec: &PipelineSpec, inputs: &[crate::stages::release::InputEntry]) -> Option<String> {
+    let unread = unread_raw_files(spec, inputs);
+    let names: Vec<&str> = unread.iter().map(String::as_str).collect();
+    let one = names.len() == 1;
+    (!names.is_empty()).then(|| {
+        format!(
+            "{} file{} under raw/ {} read by no source (added since the pipeline was written?): {}; add {} to a \
+             source's `path` in pipeline.toml",
+            names.len(),
+            if one { "" } else { "s" },
+            if one { "is" } else { "are" },
+            crate::core::report::first_names(&names, 5),
+            if one { "it" } else { "them" }
+        )
+    })
 }
 
 /// Where the release of `spec` at `version` goes.
