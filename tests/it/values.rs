@@ -193,3 +193,63 @@ fn a_number_below_the_smallest_float_is_not_read_as_zero() {
         &["b.jsonl:1:$.x: string \"1e-400\" holds a number too small for a 64-bit float (it would read as 0)"],
     );
 }
+
+#[test]
+fn a_json_float_that_reads_as_a_whole_number_it_is_not_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let fields =
+        "[[source.field]]\nname = \"n\"\ntype = \"integer\"\n[[source.field]]\nname = \"x\"\ntype = \"number\"\n";
+    // a 64-bit float reads 2.0000000000000000001 as 2.0, 4503599627370496.5 as 4503599627370496.0
+    // and 1e-400 as 0.0: the integer and number columns refuse them; 0.99999999999999999 is the
+    // float 1.0 in a number column, as any float is its nearest
+    let records = [
+        r#"{"k": 1, "n": 2.0000000000000000001, "x": 1}"#,
+        r#"{"k": 2, "n": 5.0, "x": 1e-400}"#,
+        r#"{"k": 3, "n": 4503599627370496.5, "x": 2}"#,
+        r#"{"k": 4, "n": 7, "x": 0.99999999999999999}"#,
+        r#"{"k": 5, "n": 8.00e0, "x": -1.0e-999}"#,
+    ];
+    let said = [
+        ":$.n: fractional value 2.0000000000000000001 for integer column",
+        ":$.x: number 1e-400 is too small for a 64-bit float (it would read as 0)",
+        ":$.n: fractional value 4503599627370496.5 for integer column",
+        ":$.x: number -1.0e-999 is too small for a 64-bit float (it would read as 0)",
+    ];
+    // JSON Lines, flat (the fast path) and with a nested value (the general one), and a document
+    let nested: Vec<String> = records.iter().map(|r| r.replace("{\"k\"", "{\"m\": {\"a\": 1}, \"k\"")).collect();
+    for (file, format, text) in [
+        ("a.jsonl", "jsonl", records.join("\n")),
+        ("b.jsonl", "jsonl", nested.join("\n")),
+        ("c.json", "json", format!("[{}]", records.join(",\n"))),
+    ] {
+        write(dir, file, &text);
+        write(dir, "pipeline.toml", &one_source("u", file, format, fields, "SELECT k, n, x FROM raw", ""));
+        let o = build(dir, &["--force", "-q"]);
+        let said: Vec<String> = said.iter().map(|s| format!("{file}:{s}").replace(&format!("{file}::"), "")).collect();
+        let said: Vec<&str> = said.iter().map(String::as_str).collect();
+        assert_violations(&o, 4, &said);
+        // set aside, the rows keep their numbers as written
+        let o = build(dir, &["--force", "-q", "--on-invalid", "reject"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(query(&release(dir, "u"), "SELECT k, n, x FROM t ORDER BY k"), "k,n,x\n4,7,1.0\n");
+        let rejects = std::fs::read_to_string(release(dir, "u").join("rejects/raw.jsonl")).unwrap();
+        for token in ["2.0000000000000000001", "1e-400", "4503599627370496.5", "-1.0e-999"] {
+            assert!(rejects.contains(token), "{token}\n{rejects}");
+        }
+    }
+    // a CSV cell is held to its text the same way, exponent or not
+    write(dir, "d.csv", "k,n\n1,2.00000000000000000001e0\n2,1e-400\n3,25e-1\n4,2.5e1\n");
+    let field = "[[source.field]]\nname = \"n\"\ntype = \"integer\"\n";
+    write(dir, "pipeline.toml", &one_source("u", "d.csv", "csv", field, "SELECT k, n FROM raw", ""));
+    let o = build(dir, &["--force", "-q"]);
+    assert_violations(
+        &o,
+        3,
+        &[
+            "d.csv:2:$.n: fractional value 2.00000000000000000001e0 for integer column",
+            "d.csv:3:$.n: fractional value 1e-400 for integer column",
+            "d.csv:4:$.n: fractional value 25e-1 for integer column",
+        ],
+    );
+}

@@ -511,7 +511,7 @@ fn build_struct(cells: &[Cell], target: &Target, members: &[(String, Target)], c
 fn nonfinite_tokens(v: &Value, at: &mut Vec<Seg>, out: &mut Vec<(Vec<Seg>, String)>) {
     match v {
         Value::String(t) => {
-            if let Some(sp) = lenient::special(t).filter(|sp| !matches!(sp, Special::BigInt(_))) {
+            if let Some(sp) = lenient::special(t).filter(Special::is_nonfinite) {
                 out.push((at.clone(), sp.token().to_string()));
             }
         }
@@ -535,7 +535,8 @@ fn nonfinite_tokens(v: &Value, at: &mut Vec<Seg>, out: &mut Vec<(Vec<Seg>, Strin
 
 /// JSON text of a value, with runpack's internal markers turned back into what they stand for:
 /// bare `NaN`/`Infinity`/`-Infinity` as those strings, an integer beyond 64 bits as the digits
-/// it was read as (JSON numbers have no size limit).
+/// it was read as (JSON numbers have no size limit), a number kept as written
+/// ([`lenient::Special::Float`]) as its token.
 pub fn json_text(v: &Value) -> String {
     serde_json::to_string(&Unmarked(v)).expect("a JSON value serializes")
 }
@@ -552,10 +553,12 @@ impl serde::Serialize for Unmarked<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self.0 {
             Value::String(t) => match lenient::special(t) {
-                Some(Special::BigInt(d)) => match serde_json::value::RawValue::from_string(d.to_string()) {
-                    Ok(digits) => digits.serialize(s),
-                    Err(_) => s.serialize_str(d),
-                },
+                Some(Special::BigInt(d) | Special::Float(d)) => {
+                    match serde_json::value::RawValue::from_string(d.to_string()) {
+                        Ok(digits) => digits.serialize(s),
+                        Err(_) => s.serialize_str(d),
+                    }
+                }
                 Some(sp) => s.serialize_str(sp.token()),
                 None => s.serialize_str(t),
             },
@@ -663,6 +666,7 @@ fn to_i64(c: &Cell, ctx: &mut Ctx) -> Option<i64> {
                         c,
                         format!("integer {d} out of range for Int64 (-9223372036854775808 to 9223372036854775807)"),
                     ),
+                    Special::Float(t) => return float_to_int(c, ctx, sp.as_f64().unwrap_or(f64::NAN), t),
                     _ => ctx.problem(c, format!("expected integer, found {}", sp.token())),
                 }
                 return None;
@@ -727,11 +731,9 @@ fn whole_float(c: &Cell, ctx: &mut Ctx, f: f64, text: &str, range: std::ops::Ran
         );
         return None;
     }
-    // a CSV cell's own text: any non-zero digit after the point is a fraction, however small
-    if ctx.opts.textual
-        && !text.contains(['e', 'E'])
-        && text.split_once('.').is_some_and(|(_, frac)| frac.bytes().any(|b| (b'1'..=b'9').contains(&b)))
-    {
+    // the number as written: a fraction however small (`2.0000000000000000001`, `1e-400`),
+    // though the float has none
+    if lenient::written_whole(text) == Some(false) {
         ctx.problem(c, format!("fractional value {text} for integer column"));
         return None;
     }
@@ -762,9 +764,13 @@ fn to_u64(c: &Cell, ctx: &mut Ctx) -> Option<u64> {
             }
         }
         Value::String(s) => {
-            if let Some(Special::BigInt(d)) = lenient::special(s) {
-                ctx.problem(c, format!("integer {d} out of range for UInt64 (0 to 18446744073709551615)"));
-                return None;
+            match lenient::special(s) {
+                Some(Special::BigInt(d)) => {
+                    ctx.problem(c, format!("integer {d} out of range for UInt64 (0 to 18446744073709551615)"));
+                    return None;
+                }
+                Some(sp @ Special::Float(t)) => return float_to_u64(c, ctx, sp.as_f64().unwrap_or(f64::NAN), t),
+                _ => {}
             }
             if ctx.opts.textual {
                 if let Ok(u) = s.parse::<u64>() {
@@ -835,6 +841,15 @@ fn to_f64(c: &Cell, ctx: &mut Ctx) -> Option<f64> {
         }
         Value::String(s) => {
             if let Some(sp) = lenient::special(s) {
+                if let Special::Float(t) = sp {
+                    // a float read from its own text; below the smallest float it would be 0
+                    let f = sp.as_f64().unwrap_or(f64::NAN);
+                    if underflows_to_zero(t, f) {
+                        ctx.problem(c, format!("number {t} is too small for a 64-bit float (it would read as 0)"));
+                        return None;
+                    }
+                    return Some(f);
+                }
                 return match sp.as_f64() {
                     Some(f) => {
                         ctx.event("nonfinite", c, sp.token().to_string());

@@ -5,8 +5,8 @@
 //! (string, integer, unsigned integer, number, boolean). Out: one array per column and the
 //! events to count (non-finite tokens), or nothing at all when any line holds something the
 //! fast path does not take: an invalid line, a value of another type, a key that names no
-//! column or is repeated, an integer beyond 64 bits, a number token of more than 768
-//! characters. The caller then converts the
+//! column or is repeated, an integer beyond 64 bits, a float below the smallest one
+//! (`1e-400`). The caller then converts the
 //! whole run the general way ([`super::convert`]), which yields the same rows and the exact
 //! problems; so both paths agree on every input, and the fast one is only ever a shortcut for
 //! clean data.
@@ -391,17 +391,22 @@ impl<'a> Scan<'a> {
             }
             digits(&mut at).then_some(())?;
         }
-        // serde_json, the general path, keeps 768 digits and rounds an exact halfway value
-        // written with more of them away from the standard library's (correct) result: such
-        // tokens go there, so that both paths give the same bits
-        if at - start > 768 {
-            return None;
-        }
         self.at = at;
         let token = &self.text[start..at];
         Some(if !whole {
             // out of a 64-bit float's range: the general path names it
-            Number::Float(token.parse::<f64>().ok().filter(|f| f.is_finite())?)
+            let f = token.parse::<f64>().ok().filter(|f| f.is_finite())?;
+            // a float that reads as a whole number the token is not: below the smallest
+            // float (`1e-400`), the general path names it; rounded to one
+            // (`2.0000000000000000001`), only a float column takes it
+            if f.fract() == 0.0 && lenient::written_whole(token) == Some(false) {
+                if f == 0.0 {
+                    return None;
+                }
+                Number::Rounded(f)
+            } else {
+                Number::Float(f)
+            }
         } else if b[start] == b'-' {
             // `-0` is the float -0.0, as serde_json reads it; an integer below i64's range
             // goes to the general path, which names it
@@ -417,11 +422,14 @@ impl<'a> Scan<'a> {
 }
 
 /// A number token, typed as the general path's serde_json types it: a whole number as `u64`
-/// (`i64` when negative), anything else, and `-0`, as `f64`.
+/// (`i64` when negative), anything else, and `-0`, as `f64`; a float that the general path
+/// reads from its text, as [`lenient::Special::Float`], apart.
 enum Number {
     Int(i64),
     UInt(u64),
     Float(f64),
+    /// A float that rounds to a whole number the token is not (`2.0000000000000000001`).
+    Rounded(f64),
 }
 
 /// One cell of a row: a value appended to its column's builder, or `None` when the value is
@@ -471,6 +479,10 @@ impl Cell<'_> {
                 }
                 _ => return None,
             },
+            Number::Rounded(v) => match builder {
+                Builder::Float64(b) => b.append_value(v),
+                _ => return None,
+            },
         }
         Some(())
     }
@@ -490,6 +502,9 @@ impl Cell<'_> {
     /// and the token is counted.
     fn special(&mut self, builder: &mut Builder, special: Special) -> Option<()> {
         let Builder::Float64(b) = builder else { return None };
+        if !special.is_nonfinite() {
+            return None;
+        }
         let f = special.as_f64()?;
         self.events.push(Event {
             kind: "nonfinite",

@@ -1,12 +1,14 @@
 //! Python-flavoured JSON: bare `NaN`, `Infinity`, `-Infinity` tokens (written by `json.dumps`
-//! with its default `allow_nan=True`) and integers too large for 64 bits.
+//! with its default `allow_nan=True`), integers too large for 64 bits, and the few number
+//! tokens whose text a column must see (see [`Special::Float`]).
 //!
 //! In: raw JSON bytes (a line, or a stream in chunks). Out: strict JSON bytes in which each such
 //! token is replaced by a string literal that starts with U+FDD0 (a Unicode noncharacter,
 //! reserved for internal use and never produced by real data): `"\u{FDD0}NaN"`,
-//! `"\u{FDD0}Infinity"`, `"\u{FDD0}-Infinity"`, `"\u{FDD0}int:<digits>"`. The rest of the
-//! text is copied unchanged, so a strict parser (serde_json) can read it and the reader can
-//! turn the markers back into IEEE values or precise range errors.
+//! `"\u{FDD0}Infinity"`, `"\u{FDD0}-Infinity"`, `"\u{FDD0}int:<digits>"`,
+//! `"\u{FDD0}num:<token>"`. The rest of the text is copied unchanged, so a strict parser
+//! (serde_json) can read it and the reader can turn the markers back into IEEE values or
+//! precise range errors.
 
 /// First character of every marker string.
 pub const MARK: char = '\u{FDD0}';
@@ -22,6 +24,12 @@ pub enum Special<'a> {
     NegInf,
     /// An integer token outside the u64 and i64 ranges; the digits as written.
     BigInt(&'a str),
+    /// A number token written with a fraction or an exponent that a column must see as written:
+    /// one that a 64-bit float reads as a whole number though it is none (`2.0000000000000000001`
+    /// reads as 2.0, `1e-400` as 0.0), so that an integer column can refuse it; or one of more
+    /// than 768 characters, which serde_json rounds otherwise than the standard library (read
+    /// here by the latter, correctly rounded). The token as written.
+    Float(&'a str),
 }
 
 impl Special<'_> {
@@ -32,7 +40,14 @@ impl Special<'_> {
             Special::PosInf => Some(f64::INFINITY),
             Special::NegInf => Some(f64::NEG_INFINITY),
             Special::BigInt(_) => None,
+            // a token is marked only when the standard library reads it as a finite float
+            Special::Float(t) => Some(t.parse().unwrap_or(f64::NAN)),
         }
+    }
+
+    /// Whether this is a bare `NaN`, `Infinity` or `-Infinity` token.
+    pub fn is_nonfinite(&self) -> bool {
+        matches!(self, Special::NaN | Special::PosInf | Special::NegInf)
     }
 
     /// The token as it was written in the input.
@@ -41,7 +56,7 @@ impl Special<'_> {
             Special::NaN => "NaN",
             Special::PosInf => "Infinity",
             Special::NegInf => "-Infinity",
-            Special::BigInt(d) => d,
+            Special::BigInt(d) | Special::Float(d) => d,
         }
     }
 }
@@ -53,7 +68,10 @@ pub fn special(s: &str) -> Option<Special<'_>> {
         "NaN" => Special::NaN,
         "Infinity" => Special::PosInf,
         "-Infinity" => Special::NegInf,
-        _ => Special::BigInt(rest.strip_prefix("int:")?),
+        _ => match rest.strip_prefix("num:") {
+            Some(t) => Special::Float(t),
+            None => Special::BigInt(rest.strip_prefix("int:")?),
+        },
     })
 }
 
@@ -151,16 +169,7 @@ impl Lexer {
             b"NaN" => Some("NaN".into()),
             b"Infinity" => Some("Infinity".into()),
             b"-Infinity" => Some("-Infinity".into()),
-            _ => {
-                let digits = t.strip_prefix(b"-").unwrap_or(t);
-                if digits.len() >= 19 && digits.iter().all(u8::is_ascii_digit) {
-                    let s = std::str::from_utf8(t).expect("ascii");
-                    let fits = s.parse::<i64>().is_ok() || s.parse::<u64>().is_ok();
-                    (!fits).then(|| format!("int:{s}"))
-                } else {
-                    None
-                }
-            }
+            _ => number_marker(t),
         };
         match marker {
             Some(m) => {
@@ -176,11 +185,154 @@ impl Lexer {
     }
 }
 
+/// The marker's text for a number token that needs one (`int:<digits>`, `num:<token>`).
+fn number_marker(t: &[u8]) -> Option<String> {
+    let digits = t.strip_prefix(b"-").unwrap_or(t);
+    if digits.len() >= 19 && digits.iter().all(u8::is_ascii_digit) {
+        let s = std::str::from_utf8(t).ok()?;
+        let fits = s.parse::<i64>().is_ok() || s.parse::<u64>().is_ok();
+        (!fits).then(|| format!("int:{s}"))
+    } else {
+        kept_as_written(t).then(|| format!("num:{}", String::from_utf8_lossy(t)))
+    }
+}
+
+/// Whether a number token is one of [`Special::Float`]: written as JSON writes a number, with
+/// a fraction or an exponent, and of more than 768 characters, or read by a 64-bit float as a
+/// finite whole number that the text is not. Only the tokens [`may_read_whole`] lets through
+/// are parsed here.
+fn kept_as_written(t: &[u8]) -> bool {
+    let Some((int, frac, exponent)) = json_number(t) else { return false };
+    if frac.is_empty() && exponent.is_none() {
+        return false;
+    }
+    if t.len() <= 768 && !may_read_whole(int, frac, exponent.unwrap_or(0)) {
+        return false;
+    }
+    let Ok(s) = std::str::from_utf8(t) else { return false };
+    if t.len() > 768 {
+        return s.parse::<f64>().is_ok_and(f64::is_finite);
+    }
+    s.parse::<f64>().is_ok_and(|f| f.is_finite() && f.fract() == 0.0) && written_whole(s) == Some(false)
+}
+
+/// A token that is a number as JSON writes one (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`):
+/// its integer digits, its fraction's digits and its exponent (saturated at ±1,000,000); or
+/// `None`.
+fn json_number(t: &[u8]) -> Option<(&[u8], &[u8], Option<i64>)> {
+    let digits = |from: usize| from + t[from..].iter().take_while(|b| b.is_ascii_digit()).count();
+    let start = usize::from(t.first() == Some(&b'-'));
+    let int_end = digits(start);
+    let int = &t[start..int_end];
+    if int.is_empty() || int[0] == b'0' && int.len() > 1 {
+        return None;
+    }
+    let mut at = int_end;
+    let mut frac: &[u8] = &[];
+    if t.get(at) == Some(&b'.') {
+        let end = digits(at + 1);
+        frac = &t[at + 1..end];
+        if frac.is_empty() {
+            return None;
+        }
+        at = end;
+    }
+    let mut exponent = None;
+    if matches!(t.get(at), Some(b'e' | b'E')) {
+        at += 1;
+        let negative = t.get(at) == Some(&b'-');
+        if matches!(t.get(at), Some(b'+' | b'-')) {
+            at += 1;
+        }
+        let end = digits(at);
+        if end == at {
+            return None;
+        }
+        let magnitude = t[at..end].iter().fold(0i64, |v, d| (v * 10 + i64::from(d - b'0')).min(1_000_000));
+        exponent = Some(if negative { -magnitude } else { magnitude });
+        at = end;
+    }
+    (at == t.len()).then_some((int, frac, exponent))
+}
+
+/// Whether a 64-bit float may read the number `int.frac × 10^exponent` as a whole one it is
+/// not, judged from its digits alone. A float keeps 15 significant digits exactly, so a
+/// number of 16 or more may round to a whole one only when its digits after the units, up to
+/// the 15th, are all 0 or all 9 (`2.0000000000000000001`, `0.99999999999999999`), or when it
+/// has 15 digits or more before the point; and any number below 1e-300 may read as 0.
+fn may_read_whole(int: &[u8], frac: &[u8], exponent: i64) -> bool {
+    let zeros = |d: &[u8]| d.iter().take_while(|&&b| b == b'0').count();
+    let lead = if zeros(int) < int.len() { zeros(int) } else { int.len() + zeros(frac) };
+    let count = int.len() + frac.len() - lead;
+    if count == 0 {
+        return false;
+    }
+    // the first significant digit is worth 0.d × 10^point
+    let point = int.len() as i64 - lead as i64 + exponent;
+    if point <= -300 {
+        return true;
+    }
+    if count < 16 {
+        return false;
+    }
+    if point >= 15 {
+        return true;
+    }
+    let digit = |i: usize| {
+        let j = lead + i;
+        if j < int.len() { int[j] } else { frac[j - int.len()] }
+    };
+    if point <= 0 {
+        // below 1: only 0.999... may round up to 1
+        return point == 0 && (0..15).all(|i| digit(i) == b'9');
+    }
+    let first = digit(point as usize);
+    (first == b'0' || first == b'9') && (point as usize..15).all(|i| digit(i) == first)
+}
+
+/// Whether the number written `s` (`12`, `-1.50`, `2.5e3`, `1e-400`, `+1.`: the forms JSON and
+/// Rust's float parser take) is a whole number, exactly as written: `2.0000000000000000001`
+/// and `1e-400` are not, though a 64-bit float reads them as 2 and 0. `None` for text that is
+/// no such number (`nan`, `inf`, words).
+pub(crate) fn written_whole(s: &str) -> Option<bool> {
+    let s = s.strip_prefix(['-', '+']).unwrap_or(s);
+    let (mantissa, exponent) = match s.find(['e', 'E']) {
+        Some(i) => (&s[..i], Some(&s[i + 1..])),
+        None => (s, None),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if int.is_empty() && frac.is_empty() || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    // the exponent, saturated: beyond a few billion it decides alone
+    let exponent: i128 = match exponent {
+        None => 0,
+        Some(e) => {
+            let digits = e.strip_prefix(['-', '+']).unwrap_or(e);
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            let magnitude = digits.trim_start_matches('0');
+            let v: i128 = if magnitude.len() > 12 { 1_000_000_000_000 } else { magnitude.parse().unwrap_or(0) };
+            if e.starts_with('-') { -v } else { v }
+        }
+    };
+    // the value is the digits of `int` and `frac` times 10^(exponent - frac's length); each
+    // trailing zero of the digits moves one power of ten over
+    let all = || int.bytes().chain(frac.bytes());
+    if all().all(|b| b == b'0') {
+        return Some(true);
+    }
+    let trailing_zeros = all().rev().take_while(|&b| b == b'0').count() as i128;
+    Some(exponent - frac.len() as i128 + trailing_zeros >= 0)
+}
+
 /// Rewrites one complete text (a JSONL line). Returns `None` when nothing needed rewriting,
 /// so the caller can parse the original bytes.
 pub fn rewrite(input: &[u8]) -> Option<Vec<u8>> {
-    // Fast path: without 'N', 'I' or a long digit run there is nothing to rewrite.
-    if memchr::memchr2(b'N', b'I', input).is_none() && !has_long_digit_run(input) {
+    // Fast path: without 'N', 'I', or a number token that needs a mark, there is nothing to
+    // rewrite.
+    if memchr::memchr2(b'N', b'I', input).is_none() && !has_marked_number(input) {
         return None;
     }
     let mut out = Vec::with_capacity(input.len() + 16);
@@ -193,7 +345,7 @@ pub fn rewrite(input: &[u8]) -> Option<Vec<u8>> {
 /// The 1-based byte column in the text as written of byte column `column` of `rewritten`
 /// (one line, as [`rewrite`] made it): each marker string before it is taken back to the
 /// token it replaced, `"\u{FDD0}NaN"` to `NaN` (5 bytes fewer), `"\u{FDD0}int:<digits>"` to
-/// `<digits>` (9 fewer).
+/// `<digits>` (9 fewer), `"\u{FDD0}num:<token>"` to `<token>` (9 fewer).
 pub fn original_column(rewritten: &[u8], column: usize) -> usize {
     let mark = {
         let mut b = [0u8; 4];
@@ -210,19 +362,20 @@ pub fn original_column(rewritten: &[u8], column: usize) -> usize {
         // only a marker that ends before the column counts
         if start + mark.len() + close < before.len() {
             // the quotes and the mark, and the `int:` of a big integer
-            removed += mark.len() + 1 + if body.starts_with(b"int:") { 4 } else { 0 };
+            removed += mark.len() + 1 + if body.starts_with(b"int:") || body.starts_with(b"num:") { 4 } else { 0 };
         }
     }
     column.saturating_sub(removed)
 }
 
-/// Shortest digit run that may not fit in 64 bits.
+/// Fewest digits in a row that make a token worth a look: an integer beyond 64 bits has 19.
 const LONG_RUN: usize = 19;
 
-/// Whether `input` holds `LONG_RUN` or more ASCII digits in a row. Only every `LONG_RUN`-th
-/// byte is probed (any such run covers one of them); the run around a digit probe is then
-/// measured, and probing resumes `LONG_RUN` bytes past its end.
-fn has_long_digit_run(input: &[u8]) -> bool {
+/// Whether `input` holds a run of `LONG_RUN` or more ASCII digits for which `check` (given the
+/// run's range) is true. Only every `LONG_RUN`-th byte is probed (any such run covers one of
+/// them); the run around a digit probe is then measured, and probing resumes `LONG_RUN` bytes
+/// past its end.
+fn any_long_run(input: &[u8], mut check: impl FnMut(std::ops::Range<usize>) -> bool) -> bool {
     let mut i = LONG_RUN - 1;
     while i < input.len() {
         if !input[i].is_ascii_digit() {
@@ -231,12 +384,59 @@ fn has_long_digit_run(input: &[u8]) -> bool {
         }
         let start = input[..i].iter().rposition(|b| !b.is_ascii_digit()).map_or(0, |p| p + 1);
         let end = input[i..].iter().position(|b| !b.is_ascii_digit()).map_or(input.len(), |p| i + p);
-        if end - start >= LONG_RUN {
+        if end - start >= LONG_RUN && check(start..end) {
             return true;
         }
         i = end + LONG_RUN;
     }
     false
+}
+
+/// The whole token around `at` (bytes a token may hold, as [`Lexer`] reads one).
+fn token_around(input: &[u8], at: std::ops::Range<usize>) -> &[u8] {
+    let start = input[..at.start].iter().rposition(|b| !is_token_byte(*b)).map_or(0, |p| p + 1);
+    let end = input[at.end..].iter().position(|b| !is_token_byte(*b)).map_or(input.len(), |p| at.end + p);
+    &input[start..end]
+}
+
+/// Whether `input` may hold a number token that [`Lexer`] marks: an integer beyond 64 bits or
+/// a [`Special::Float`]. Only a few tokens are looked at whole, those that [`may_read_whole`]
+/// could let through:
+/// - around a run of 19 digits or more, but for a fraction's of 700 digits or fewer (a big
+///   integer, a token that may be longer than 768 characters);
+/// - with an exponent;
+/// - with a point, when the digits around it are those of a number just above or below a
+///   whole one: `d.0…` or `d.9…` (two alike when the integer part leaves room for two),
+///   `0.99…`, `0.000000000000000…`, or 15 digits before the point.
+///
+/// A token inside a string may be looked at too: that only costs the rewrite a look that
+/// changes nothing.
+fn has_marked_number(input: &[u8]) -> bool {
+    let marked = |at: std::ops::Range<usize>| number_marker(token_around(input, at)).is_some();
+    let long_run =
+        |at: std::ops::Range<usize>| (at.start == 0 || input[at.start - 1] != b'.' || at.len() > 700) && marked(at);
+    let near_whole = |p: usize| {
+        let int = input[..p].iter().rev().take_while(|b| b.is_ascii_digit()).take(15).count();
+        let after = &input[p + 1..];
+        let first = after.first().copied().unwrap_or(0);
+        match int {
+            0 => false,
+            1 if input[p - 1] == b'0' => after.starts_with(b"99") || after.starts_with(&[b'0'; 15]),
+            // 14 digits before the point leave one after it to be alike
+            14.. => true,
+            _ => (first == b'0' || first == b'9') && after.get(1) == Some(&first),
+        }
+    };
+    let exponent = |i: usize| {
+        i > 0 && input[i - 1].is_ascii_digit() && {
+            let rest = &input[i + 1..];
+            let rest = rest.strip_prefix(b"-").or_else(|| rest.strip_prefix(b"+")).unwrap_or(rest);
+            rest.first().is_some_and(u8::is_ascii_digit)
+        }
+    };
+    any_long_run(input, long_run)
+        || memchr::memchr_iter(b'.', input).any(|p| near_whole(p) && marked(p..p + 1))
+        || memchr::memchr2_iter(b'e', b'E', input).any(|i| exponent(i) && marked(i..i + 1))
 }
 
 /// A [`std::io::Read`] adapter applying [`Lexer`] to a byte stream (for JSON documents).
@@ -318,10 +518,48 @@ mod tests {
                     if at >= 3 {
                         v[at - 3] = b'1';
                     }
-                    assert_eq!(has_long_digit_run(&v), naive(&v), "{}", String::from_utf8_lossy(&v));
+                    assert_eq!(any_long_run(&v, |_| true), naive(&v), "{}", String::from_utf8_lossy(&v));
                 }
             }
         }
+    }
+
+    /// Every token [`Lexer`] marks is found by the look before it (the look may find more).
+    #[test]
+    fn the_look_before_the_rewrite_misses_no_marked_token() {
+        let mut tokens: Vec<String> = Vec::new();
+        for int in ["0", "1", "7", "12", "123456789", "12345678901234", "123456789012345", "9007199254740993"] {
+            for frac in [
+                "",
+                "0",
+                "5",
+                "00000000000000001",
+                "99999999999999999",
+                "0000000000000000000001",
+                "9999999999999999999999",
+                "1234567891",
+                "5000000000000000",
+            ] {
+                for exp in ["", "e0", "e1", "e-1", "e5", "E+16", "e-17", "e-330", "e-999", "e400"] {
+                    for sign in ["", "-"] {
+                        let dot = if frac.is_empty() { "" } else { "." };
+                        tokens.push(format!("{sign}{int}{dot}{frac}{exp}"));
+                    }
+                }
+            }
+        }
+        tokens.push(format!("0.{}1", "0".repeat(330)));
+        tokens.push(format!("1.{}1", "0".repeat(800)));
+        tokens.push(format!("1.{}", "21".repeat(400)));
+        let mut marked = 0;
+        for t in &tokens {
+            for line in [format!("{{\"k\": {t}}}"), format!("[{t},1]"), t.clone()] {
+                let needs = number_marker(t.as_bytes()).is_some();
+                marked += usize::from(needs);
+                assert!(!needs || has_marked_number(line.as_bytes()), "{line}");
+            }
+        }
+        assert!(marked > 100, "{marked}");
     }
 
     #[test]
@@ -339,6 +577,57 @@ mod tests {
             "{\"a\": 18446744073709551615, \"b\": \"\u{FDD0}int:18446744073709551616\"}"
         );
         assert_eq!(rw(r#"{"a": 1.5e300, "b": true, "c": null}"#), r#"{"a": 1.5e300, "b": true, "c": null}"#);
+    }
+
+    #[test]
+    fn marks_the_floats_that_read_as_a_whole_number_they_are_not() {
+        for (token, marked) in [
+            ("2.0000000000000000001", true),
+            ("4503599627370496.5", true),
+            ("0.99999999999999999", true),
+            ("1e-400", true),
+            ("-1.0e-999", true),
+            ("99999999999999999e-1", true),
+            ("0.30000000000000004", false),
+            ("2.0000000000000000000", false),
+            ("1.5e-320", false),
+            ("0.0e-999", false),
+            ("1e-5", false),
+            ("12345678901234567", false),
+            ("1.5e400", false),
+            ("01.5", false),
+        ] {
+            let line = format!("{{\"x\": {token}}}");
+            let want = if marked { format!("{{\"x\": \"\u{FDD0}num:{token}\"}}") } else { line.clone() };
+            assert_eq!(rw(&line), want, "{token}");
+        }
+        // longer than 768 characters: marked, to be read by the standard library
+        let long = format!("1.{}1", "0".repeat(800));
+        assert_eq!(special(&rw(&format!("[{long}]"))[2..long.len() + 9]), Some(Special::Float(&long)));
+    }
+
+    #[test]
+    fn tells_whole_numbers_as_written() {
+        for (s, whole) in [
+            ("12", Some(true)),
+            ("-1.50", Some(false)),
+            ("2.5e1", Some(true)),
+            ("2.55e1", Some(false)),
+            ("1e-400", Some(false)),
+            ("0.0e-999", Some(true)),
+            ("-0.0", Some(true)),
+            ("+1.", Some(true)),
+            (".5", Some(false)),
+            ("1200e-2", Some(true)),
+            ("1201e-2", Some(false)),
+            ("1e99999999999999999999", Some(true)),
+            ("1e-99999999999999999999", Some(false)),
+            ("nan", None),
+            ("1e", None),
+            ("", None),
+        ] {
+            assert_eq!(written_whole(s), whole, "{s}");
+        }
     }
 
     #[test]

@@ -46,6 +46,7 @@ pub fn describe(v: &serde_json::Value) -> String {
         Value::Number(n) => format!("number {n}"),
         Value::String(s) => match super::lenient::special(s) {
             Some(sp @ super::lenient::Special::BigInt(_)) => format!("integer {}", sp.token()),
+            Some(sp @ super::lenient::Special::Float(_)) => format!("number {}", sp.token()),
             Some(sp) => sp.token().to_string(),
             None => format!("string {}", short_json_string(s)),
         },

@@ -548,7 +548,7 @@ fn read_runs_json(input: &InputFile, sink: &mut dyn FnMut(Item) -> Result<()>) -
 fn trackio_nonfinite(v: Value) -> Value {
     match v {
         Value::String(s) => match lenient::special(&s) {
-            Some(sp) if sp.as_f64().is_some() => Value::String(sp.token().to_string()),
+            Some(sp) if sp.is_nonfinite() => Value::String(sp.token().to_string()),
             _ => Value::String(s),
         },
         Value::Array(a) => Value::Array(a.into_iter().map(trackio_nonfinite).collect()),
