@@ -379,6 +379,9 @@ pub fn trimmed_label(name: &str) -> &str {
 pub fn column_name(name: &str) -> std::result::Result<(), String> {
     let trimmed = trimmed_label(name);
     let rename = |to: &str| format!("rename it in the table's SQL (`… AS \"{}\"`)", to.replace('"', "\"\""));
+    if name.is_empty() {
+        return Err(format!("a column has an empty name, which no file or schema can hold; {}", rename("name")));
+    }
     if trimmed != name {
         return Err(format!(
             "column {name:?} begins or ends with a blank: Frictionless readers trim column labels, so \
@@ -848,6 +851,38 @@ pub fn type_contains(dt: &DataType, is: &dyn Fn(&DataType) -> bool) -> bool {
         }
 }
 
+/// What makes a struct's members unstorable, said of the struct: two members of one name, or
+/// one with an empty name (Parquet readers, `datasets` and Frictionless schemas cannot tell
+/// such members apart). Nested structs are left to their own check.
+pub fn struct_member_problem(fs: &Fields) -> Option<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    for f in fs {
+        if f.name().is_empty() {
+            return Some("holds a struct with a member of empty name".into());
+        }
+        if !seen.insert(f.name()) {
+            return Some(format!("holds a struct with two members named `{}`", f.name()));
+        }
+    }
+    None
+}
+
+/// The first struct inside `dt` (in lists too) whose members [`struct_member_problem`]
+/// refuses, with its problem.
+pub fn nested_member_problem(dt: &DataType) -> Option<String> {
+    match dt {
+        DataType::Struct(fs) => {
+            struct_member_problem(fs).or_else(|| fs.iter().find_map(|f| nested_member_problem(f.data_type())))
+        }
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::FixedSizeList(f, _)
+        | DataType::ListView(f)
+        | DataType::LargeListView(f) => nested_member_problem(f.data_type()),
+        _ => None,
+    }
+}
+
 /// The canonical Arrow type runpack stores for a query result type.
 pub fn canonical(dt: &DataType) -> std::result::Result<DataType, String> {
     Ok(match dt {
@@ -869,11 +904,16 @@ pub fn canonical(dt: &DataType) -> std::result::Result<DataType, String> {
         | DataType::FixedSizeList(f, _)
         | DataType::ListView(f)
         | DataType::LargeListView(f) => DataType::List(Arc::new(Field::new("item", canonical(f.data_type())?, true))),
-        DataType::Struct(fs) => DataType::Struct(Fields::from(
-            fs.iter()
-                .map(|f| Ok(Field::new(f.name(), canonical(f.data_type())?, true)))
-                .collect::<std::result::Result<Vec<_>, String>>()?,
-        )),
+        DataType::Struct(fs) => {
+            if let Some(m) = struct_member_problem(fs) {
+                return Err(format!("{m}; name its members apart in the SQL (named_struct('a', …, 'b', …))"));
+            }
+            DataType::Struct(Fields::from(
+                fs.iter()
+                    .map(|f| Ok(Field::new(f.name(), canonical(f.data_type())?, true)))
+                    .collect::<std::result::Result<Vec<_>, String>>()?,
+            ))
+        }
         // integer arithmetic on unsigned values gives scale-0 decimals; values that do not fit
         // Int64 fail the conversion rather than wrap
         DataType::Decimal128(_, 0) | DataType::Decimal256(_, 0) => DataType::Int64,

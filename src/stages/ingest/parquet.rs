@@ -166,6 +166,17 @@ fn plan_columns(
                 format!("column `{}` appears more than once in the file; rename one of them", f.name()),
             ));
         }
+        // and inside a struct: its members would be lost or refused the same way
+        if let Some((f, m)) = schema
+            .fields()
+            .iter()
+            .find_map(|f| crate::core::schema::nested_member_problem(f.data_type()).map(|m| (f, m)))
+        {
+            return Err(Error::config(
+                &input.rel,
+                format!("column `{}` {m}; rewrite the file with the members named apart", f.name()),
+            ));
+        }
     }
     let mut fields: Vec<Field> = Vec::new();
     // the file each column's type was taken from
