@@ -1290,3 +1290,58 @@ fn paths_that_are_not_utf8_are_refused_by_build_and_left_out_by_init() {
         .collect();
     assert_eq!(left_out, ["r\\xFE/a.jsonl", "r\\xFF/a.jsonl"], "{doc}");
 }
+
+#[test]
+fn a_long_layout_record_of_ids_only_is_kept_and_checked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "d.jsonl", "{\"step\": 1, \"a\": 1.5}\n{\"step\": 7}\n");
+    let toml = "name = \"lo\"\n[[source]]\nname = \"s\"\npath = \"d.jsonl\"\nformat = \"jsonl\"\nlayout = \"long\"\nid_columns = [\"step\"]\n[[table]]\nname = \"t\"\nquery = \"SELECT step, key, value FROM s\"\n";
+    write(dir, "pipeline.toml", toml);
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "lo"), "SELECT * FROM t ORDER BY step"), "step,key,value\n1,a,1.5\n7,,\n");
+    // its id is checked as any: a step that is no integer is a violation at its line
+    write(dir, "d.jsonl", "{\"step\": 1, \"a\": 1.5}\n{\"step\": \"x\"}\n");
+    let o = build(dir, &["-q", "--force"]);
+    assert_violations(&o, 1, &["d.jsonl:2:$.step: expected integer, found string \"x\""]);
+}
+
+#[test]
+fn a_struct_with_members_of_one_name_is_refused_with_its_column_not_a_crash() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("raw")).unwrap();
+    let script = "import sys, pyarrow as pa, pyarrow.parquet as pq\n\
+                  s = pa.StructArray.from_arrays([pa.array([1]), pa.array([2])], names=['x', sys.argv[2]])\n\
+                  pq.write_table(pa.Table.from_arrays([pa.array([1]), s], names=['id', 's']), sys.argv[1])\n";
+    for (member, said) in
+        [("x", "holds a struct with two members named `x`"), ("", "holds a struct with a member of empty name")]
+    {
+        let o =
+            run(std::process::Command::new(python()).arg("-c").arg(script).arg(dir.join("raw/d.parquet")).arg(member));
+        assert!(o.status.success(), "{}", stderr(&o));
+        let toml = "name = \"st\"\n[[source]]\nname = \"src\"\npath = \"raw/d.parquet\"\nformat = \"parquet\"\n[[table]]\nname = \"t\"\nquery = \"SELECT * FROM src\"\n";
+        write(dir, "pipeline.toml", toml);
+        let o = build(dir, &["-q", "--force"]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(&format!("raw/d.parquet: column `s` {said}")), "{}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    }
+    // a query that makes one
+    write(dir, "d.jsonl", "{\"a\": 1}\n");
+    let toml = "name = \"st\"\n[[source]]\nname = \"src\"\npath = \"d.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\nquery = \"SELECT named_struct('x', a, 'x', a) AS s FROM src\"\n";
+    write(dir, "pipeline.toml", toml);
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("table t: column `s` holds a struct with two members named `x`; name its members apart"),
+        "{}",
+        stderr(&o)
+    );
+    // a column of empty name is said as such (no schema names it)
+    write(dir, "pipeline.toml", &toml.replace("named_struct('x', a, 'x', a) AS s", "a AS \\\"\\\""));
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("table t: a column has an empty name"), "{}", stderr(&o));
+}

@@ -923,7 +923,9 @@ fn shape_into(
     }
 }
 
-/// Long layout: one row per key that is not an id column: the id columns, `key`, `value`.
+/// Long layout: one row per key that is not an id column: the id columns, `key`, `value`. A
+/// record with no other key gives one row, with `key` and `value` null: it is kept, and its
+/// id values are checked like any.
 fn unpivot(obj: Map<String, Value>, ids: &[String]) -> Vec<Map<String, Value>> {
     let id_values: Vec<(String, Value)> =
         ids.iter().map(|k| (k.clone(), obj.get(k).cloned().unwrap_or(Value::Null))).collect();
@@ -935,6 +937,12 @@ fn unpivot(obj: Map<String, Value>, ids: &[String]) -> Vec<Map<String, Value>> {
         let mut row: Map<String, Value> = id_values.iter().cloned().collect();
         row.insert("key".into(), Value::String(k));
         row.insert("value".into(), v);
+        out.push(row);
+    }
+    if out.is_empty() {
+        let mut row: Map<String, Value> = id_values.into_iter().collect();
+        row.insert("key".into(), Value::Null);
+        row.insert("value".into(), Value::Null);
         out.push(row);
     }
     out
