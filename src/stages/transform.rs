@@ -397,7 +397,19 @@ pub(crate) async fn run_table(cx: &TableCx<'_>, tp: TablePlan, rejects: &mut Rej
     let ran = plan.clone();
     let mut stream = datafusion::physical_plan::execute_stream(plan, task)
         .map_err(|e| Error::sql(format!("table {}", t.name), e))?;
+    // a float column stored as integers: its -0.0 become 0, which has no sign (counted, said)
+    let float_to_int: Vec<(usize, String)> = target_schema
+        .fields()
+        .iter()
+        .filter(|f| f.data_type().is_integer())
+        .filter_map(|f| result_schema.index_of(f.name()).ok().map(|i| (i, f.name().clone())))
+        .filter(|(i, _)| result_schema.field(*i).data_type().is_floating())
+        .collect();
+    let mut negative_zeros: Vec<u64> = vec![0; float_to_int.len()];
     let mut sink = |b: RecordBatch| -> Result<()> {
+        for ((i, _), n) in float_to_int.iter().zip(negative_zeros.iter_mut()) {
+            *n += count_negative_zeros(b.column(*i));
+        }
         let (mut conformed, problems) = conform_batch(&t.name, &table_schema.primary_key, &b, &target_schema)?;
         if !problems.is_empty() {
             conformed = set_aside_unfit(&t.name, &b, conformed, problems, opts.on_invalid, report, rejects)?;
@@ -461,6 +473,21 @@ pub(crate) async fn run_table(cx: &TableCx<'_>, tp: TablePlan, rejects: &mut Rej
             cx.progress.advance(b.num_rows() as u64);
             sink(b)
         })?;
+    }
+    for ((_, column), n) in float_to_int.iter().zip(&negative_zeros) {
+        if *n > 0 {
+            report.warn(
+                &t.name,
+                "negative-zero",
+                None,
+                format!(
+                    "table {}, column `{column}`: {n} negative zero{} (-0.0) stored as the integer 0, which has no \
+                     sign",
+                    t.name,
+                    if *n == 1 { "" } else { "s" }
+                ),
+            );
+        }
     }
     if let Some(out) = validator.finish(report, rejects)? {
         writer.write(&out, report)?;
@@ -883,6 +910,14 @@ fn check_columns(
         }
     }
     Ok(())
+}
+
+/// The values of a float column that are -0.0 (nulls aside).
+fn count_negative_zeros(a: &arrow::array::ArrayRef) -> u64 {
+    use arrow::array::AsArray;
+    let Ok(f) = arrow::compute::cast(a, &DataType::Float64) else { return 0 };
+    let f = f.as_primitive::<arrow::datatypes::Float64Type>();
+    f.iter().flatten().filter(|v| *v == 0.0 && v.is_sign_negative()).count() as u64
 }
 
 fn castable(from: &DataType, to: &DataType) -> bool {

@@ -253,3 +253,21 @@ fn a_json_float_that_reads_as_a_whole_number_it_is_not_is_refused() {
         ],
     );
 }
+
+#[test]
+fn a_negative_zero_a_table_stores_as_an_integer_is_said() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "d.jsonl", "{\"n\": -0.0}\n{\"n\": 2.0}\n{\"n\": -0.0}\n");
+    write(dir, "t.json", "{\"fields\": [{\"name\": \"n\", \"type\": \"integer\"}]}");
+    let toml = one_source("z", "d.jsonl", "jsonl", "", "SELECT n FROM raw", "schema = \"t.json\"\n");
+    write(dir, "pipeline.toml", &toml);
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("table t, column `n`: 2 negative zeros (-0.0) stored as the integer 0, which has no sign"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(query(&release(dir, "z"), "SELECT n FROM t ORDER BY n"), "n\n0\n0\n2\n");
+}
