@@ -298,6 +298,8 @@ fn read_sources(
     let mut settled: Vec<(SourcePlan, Trial)> = Vec::new();
     for plan in plans.drain(..) {
         progress.start(&format!("reading {} ({} files)", plan.base, plan.files.len()), Unit::None, None);
+        let (base, format) = (plan.base.clone(), plan.format);
+        let before = not_read.len();
         let outcome = settle(raw, plan, work.path(), not_read);
         progress.finish();
         match outcome {
@@ -320,7 +322,20 @@ fn read_sources(
                     not_read.push(NotRead { problems: Vec::new(), file: f.clone(), reason: "holds no record".into() });
                 }
             }
-            Settled::Failed => {}
+            Settled::Failed => {
+                // a file that another table reads is not in the not-read list: the table
+                // left out is said with its reason
+                for n in &not_read[before..] {
+                    if looked.iter().any(|l| l.rel == n.file && matches!(l.kind, Kind::Many(..))) {
+                        notes.push(format!(
+                            "{base} ({}): no table, as {} cannot be read so: {}",
+                            format.name(),
+                            n.file,
+                            n.reason
+                        ));
+                    }
+                }
+            }
         }
     }
     Ok(settled)

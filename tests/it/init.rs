@@ -726,6 +726,29 @@ fn init_recognises_a_trackio_project_database_and_its_fragments() {
     );
     assert_eq!(not_read(&doc), vec![]);
 
+    // a metrics table that cannot be read (an integer a float cannot hold): no table, said
+    // with its reason, though the database gives the runs
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = bundled_raw(tmp.path(), &[("trackio", "")]);
+    for f in std::fs::read_dir(folder.join("inbox")).unwrap() {
+        std::fs::remove_dir_all(f.unwrap().path()).unwrap();
+    }
+    let script = "import sys, sqlite3\n\
+                  c = sqlite3.connect(sys.argv[1])\n\
+                  c.execute(\"UPDATE metrics SET metrics = '{\\\"big\\\": 9007199254740993}' WHERE id = 1\")\n\
+                  c.commit()\n";
+    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(folder.join("demo.db")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = init(tmp.path(), &folder, "b");
+    assert!(init_rows(&doc).contains_key("trackio_runs"), "{doc}");
+    assert!(!init_rows(&doc).contains_key("trackio_metrics"), "{doc}");
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains("trackio_metrics (trackio-metrics): no table, as demo.db cannot be read so:")
+            && notes.contains("9007199254740993"),
+        "{notes}"
+    );
+
     // the fragments alone: their runs' configs too, and the table without rows said
     let tmp = tempfile::tempdir().unwrap();
     let folder = bundled_raw(tmp.path(), &[("trackio", "")]);
