@@ -41,8 +41,10 @@ pub fn read(
         }
         return Err(Error::io(rel, e));
     }
+    // a byte-order mark starts no YAML: skipped, as in JSON and CSV files
+    let body = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let mut documents = Vec::new();
-    for doc in yaml_serde::Deserializer::from_str(&text) {
+    for doc in yaml_serde::Deserializer::from_str(body) {
         match <yaml_serde::Value as serde::Deserialize>::deserialize(doc) {
             Ok(v) => documents.push(v),
             Err(e) => {
@@ -224,6 +226,12 @@ mod tests {
         })
         .unwrap();
         out
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped() {
+        assert_eq!(records("\u{feff}a: 1\nb: 2\n", ""), records("a: 1\nb: 2\n", ""));
+        assert_eq!(records("\u{feff}- {a: 1}\n- {a: 2}\n", "").len(), 2);
     }
 
     #[test]
