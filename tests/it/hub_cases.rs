@@ -252,6 +252,9 @@ fn a_folder_that_leaves_the_repo_is_refused_before_any_request() {
         "hf://datasets/acme/ci-runs@..%2F..%2Fescaped",
         "hf://datasets/acme/ci-runs@.hidden",
         "hf://datasets/acme/ci-runs@a%20b",
+        "hf://datasets/acme/ci-runs@a..b",
+        "hf://datasets/acme/ci-runs@v1.",
+        "hf://datasets/acme/ci-runs@@",
     ] {
         let o = env.query(url, "SELECT 1", &[]);
         assert_eq!(o.status.code(), Some(2), "{url}: {}", stderr(&o));
@@ -260,6 +263,9 @@ fn a_folder_that_leaves_the_repo_is_refused_before_any_request() {
     let o = env.publish(&ra, "acme/ci-runs", &["--revision", "../x", "--dry-run"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--revision: \"../x\" is not a revision name"), "{}", stderr(&o));
+    let o = env.publish(&ra, "acme/ci-runs", &["--tag", "a..b"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--tag: \"a..b\" is not a revision name: a ref name holds no `..`"), "{}", stderr(&o));
     // the `/`s around a folder are no part of it, as for huggingface_hub
     let o = env.publish(&ra, "acme/ci-runs", &["--path-in-repo", "/runs/a/", "--no-tag"]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -327,8 +327,9 @@ pub(crate) fn repo_folder(path: &str, what: &str) -> Result<String> {
 
 /// Checks `revision` as git checks a ref name (git-check-ref-format), which is also what keeps
 /// it inside the cache's `refs/` folder: no `.` or `..` part, no part that starts with `.` or
-/// ends with `.lock`, no empty part, no control character, space, `~`, `^`, `:`, `?`, `*`,
-/// `[`, `\\` or `@{`, and no `/` at either end.
+/// ends with `.lock`, no empty part, no `..` anywhere, no control character, space, `~`, `^`,
+/// `:`, `?`, `*`, `[`, `\\` or `@{`, no `/` at either end, no `.` at the end, and not `@`
+/// alone.
 ///
 /// Errors: [`Error::Config`] naming `what` (where the revision was given) and the rule.
 pub(crate) fn revision_name(revision: &str, what: &str) -> Result<()> {
@@ -346,6 +347,12 @@ pub(crate) fn revision_name(revision: &str, what: &str) -> Result<()> {
         if part.starts_with('.') || part.ends_with(".lock") {
             return bad("no part of a ref name starts with `.` (`..` included) or ends with `.lock`");
         }
+    }
+    if revision.contains("..") {
+        return bad("a ref name holds no `..`");
+    }
+    if revision.ends_with('.') || revision == "@" {
+        return bad("a ref name does not end with `.`, and is not `@` alone");
     }
     Ok(())
 }
