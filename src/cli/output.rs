@@ -82,7 +82,8 @@ pub fn summary(o: &BuildOutcome) {
             extra.push_str(&format!(", {} rejected", t.rejected_rows));
         }
         if t.duplicates_dropped > 0 {
-            extra.push_str(&format!(", {} duplicates superseded", t.duplicates_dropped));
+            let s = if t.duplicates_dropped == 1 { "" } else { "s" };
+            extra.push_str(&format!(", {} duplicate{s} superseded", t.duplicates_dropped));
         }
         let files = t.files.len();
         say!(

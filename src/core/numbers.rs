@@ -22,6 +22,10 @@ pub fn human_bytes(n: u64) -> String {
     }
     let (dec, dunit) = scale(n as f64, 1000.0, &["B", "kB", "MB", "GB", "TB", "PB"]);
     let (bin, bunit) = scale(n as f64, 1024.0, &["B", "KiB", "MiB", "GiB", "TiB", "PiB"]);
+    if bunit == "B" {
+        // 1,000 to 1,023 bytes: no binary unit yet
+        return format!("{} bytes ({dec:.1} {dunit})", group_digits(n));
+    }
     format!("{} bytes ({dec:.1} {dunit}, {bin:.1} {bunit})", group_digits(n))
 }
 
@@ -32,4 +36,20 @@ fn scale(mut v: f64, base: f64, units: &[&'static str]) -> (f64, &'static str) {
         i += 1;
     }
     (v, units[i])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_are_said_in_the_units_that_add_something() {
+        assert_eq!(human_bytes(0), "0 bytes");
+        assert_eq!(human_bytes(1), "1 byte");
+        assert_eq!(human_bytes(50_000_000_000), "50,000,000,000 bytes (50.0 GB, 46.6 GiB)");
+        assert_eq!(human_bytes(999), "999 bytes");
+        assert_eq!(human_bytes(1000), "1,000 bytes (1.0 kB)");
+        assert_eq!(human_bytes(1024), "1,024 bytes (1.0 kB, 1.0 KiB)");
+        assert_eq!(human_bytes(52_613_349_376), "52,613,349,376 bytes (52.6 GB, 49.0 GiB)");
+    }
 }
