@@ -1285,7 +1285,7 @@ pub fn how_to_load(manifest: &Manifest, default_table: &str) -> String {
     let _ = writeln!(
         b,
         "Replace `<namespace>` with the Hub namespace the dataset is published under, or set `repo` and `base` \
-         to the path of a local copy of the release.\n"
+         to the absolute path of a local copy of the release (`datasets` does not read `.` as a folder).\n"
     );
     let _ = writeln!(b, "With the `datasets` library, one config per table (`{default_table}` is the default):\n");
     let _ = writeln!(b, "```python\nfrom datasets import load_dataset\n\nrepo = \"{repo}\"");
