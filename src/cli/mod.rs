@@ -99,8 +99,9 @@ enum Command {
         /// Also read every row of a local release: decode every Parquet page, check the rows
         /// against each table's schema (types, constraints, primary and foreign keys) and
         /// compare each JSON Lines copy, line by line, with the rows it was written from. This
-        /// catches a release changed and sealed again (its checksums recomputed); it reads all
-        /// of the data, so it takes as long as a scan of every table.
+        /// catches a release changed and sealed again (its checksums recomputed) when the change
+        /// breaks one of those rules; it reads all of the data, so it takes as long as a scan of
+        /// every table.
         #[arg(long)]
         data: bool,
         /// Output format: `text` (one line per problem, then a summary) or `json`.
@@ -482,7 +483,8 @@ pub fn report(err: &Error, build: bool, verbose: bool) -> u8 {
                 say!(
                     "hint: rows that share a primary key (a run resumed from a checkpoint logs its steps again) can be \
                      chosen among: `on_duplicate_key = \"keep-last\"` in the [[table]] of {} (or \
-                     `--on-duplicate-key keep-last`) keeps the last of each, and rejects/ holds the others",
+                     `--on-duplicate-key keep-last`) keeps the last of each, and rejects/ holds the others; the rule \
+                     orders rows by `_source_file` and `_source_line`, which the table's query must select",
                     tables.into_iter().collect::<Vec<_>>().join(", ")
                 );
             }

@@ -739,7 +739,8 @@ fn b30_resumed_duplicate_steps() {
     // the way to choose among them is said once, after the violations
     let hint = "hint: rows that share a primary key (a run resumed from a checkpoint logs its steps again) can be \
                 chosen among: `on_duplicate_key = \"keep-last\"` in the [[table]] of t (or `--on-duplicate-key \
-                keep-last`) keeps the last of each, and rejects/ holds the others";
+                keep-last`) keeps the last of each, and rejects/ holds the others; the rule orders rows by \
+                `_source_file` and `_source_line`, which the table's query must select";
     assert_eq!(err.matches(hint).count(), 1, "{err}");
 }
 
