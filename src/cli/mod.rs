@@ -777,7 +777,9 @@ fn build(a: BuildArgs, quiet: bool) -> Result<u8, Error> {
     let unread_note = crate::verbs::build::unread_note(&spec, &outcome.manifest.inputs);
     notes.extend(unread_note.clone());
     if json {
-        let _ = writeln!(std::io::stdout().lock(), "{:#}", output::build_json(&outcome, &notes));
+        // every file the note counts, where the note names the first few
+        let unread = crate::verbs::build::unread_raw_files(&spec, &outcome.manifest.inputs);
+        let _ = writeln!(std::io::stdout().lock(), "{:#}", output::build_json(&outcome, &notes, &unread));
         return Ok(0);
     }
     if outcome.unchanged {

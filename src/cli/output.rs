@@ -177,8 +177,9 @@ fn violation_json(v: &Violation) -> serde_json::Value {
 /// `version`, `unchanged`, each table with its `rows`, `rejected_rows`, `duplicates_dropped`,
 /// `files` (path, kind, rows, bytes) and `bytes`; `rejected_rows` by source or table,
 /// `warnings`, `notes` (as given: what the card lacks before it is published, which the
-/// release does not record) and `violations` (empty: a build that succeeds has none).
-pub fn build_json(o: &BuildOutcome, notes: &[String]) -> serde_json::Value {
+/// release does not record), `unread_files` (each file under `raw/` that no source reads, as
+/// given) and `violations` (empty: a build that succeeds has none).
+pub fn build_json(o: &BuildOutcome, notes: &[String], unread: &[String]) -> serde_json::Value {
     let m = &o.manifest;
     let tables: Vec<serde_json::Value> = m
         .tables
@@ -209,6 +210,7 @@ pub fn build_json(o: &BuildOutcome, notes: &[String]) -> serde_json::Value {
         "rejected_rows": m.report.rejected_rows,
         "warnings": o.report.warnings.iter().map(warning_json).collect::<Vec<_>>(),
         "notes": notes,
+        "unread_files": unread,
         "violations": [],
         "violations_total": 0,
         "violations_checked": crate::core::report::Checked::All,

@@ -595,6 +595,7 @@ fn files_under_raw_that_no_source_reads_are_named_unless_left_out_on_purpose() {
         doc["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().starts_with("2 files under raw/")),
         "{doc}"
     );
+    assert_eq!(doc["unread_files"], serde_json::json!(["raw/results.csv.gz", "raw/runs/b.jsonl"]), "{doc}");
     // left out on purpose: said no more, whatever else the globs meet (a dangling link)
     std::os::unix::fs::symlink("/nonexistent", dir.join("raw/zz.json")).unwrap();
     let toml = format!("not_read = [\"raw/runs/b.jsonl\", \"raw/*\"]\n{toml}");
