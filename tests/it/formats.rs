@@ -682,6 +682,21 @@ fn a_copied_trackio_database_is_said_to_add_no_row() {
         query(&release(dir, "cp"), "SELECT count(*) AS n, count(DISTINCT log_id) AS ids FROM t")
     };
     assert_eq!(once, single);
+    // runs too: read once by run_id and config
+    std::fs::copy(src.join("raw/demo.db"), dir.join("db/copy.db")).unwrap();
+    let sql = "SELECT run_id, run, created_at FROM raw";
+    std::fs::write(dir.join("pipeline.toml"), one_source("cp", "db/*.db", "trackio-runs", "", sql, "")).unwrap();
+    let o = build(dir, &["--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("each run is read once, by its run_id and config, so the copies add no row"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("a run already read with the same run_id and config"), "{}", stderr(&o));
+    let runs = query(&release(dir, "cp"), "SELECT count(*) AS n, count(DISTINCT run_id) AS ids FROM t");
+    let (n, ids) = runs.lines().nth(1).unwrap().split_once(',').unwrap();
+    assert_eq!(n, ids, "{runs}");
 }
 
 #[test]

@@ -153,12 +153,45 @@ pub struct Reader {
     repeats: (u64, Option<SourceRef>),
     /// Alert records met (no format reads them): how many, and the first.
     alerts: (u64, Option<SourceRef>),
+    /// Each `run_id` read by `trackio-runs`, with its record's digest: a run read again with
+    /// the same content (a copy of the project's database) gives one row.
+    runs: HashMap<String, ContentDigest>,
+    /// Runs read again with the same content: how many, and the first.
+    run_repeats: (u64, Option<SourceRef>),
 }
 
 impl Reader {
     /// A reader for a source of `format` (one of the trackio formats).
     pub fn new(format: Format) -> Reader {
-        Reader { format, seen: HashMap::new(), repeats: (0, None), alerts: (0, None) }
+        Reader {
+            format,
+            seen: HashMap::new(),
+            repeats: (0, None),
+            alerts: (0, None),
+            runs: HashMap::new(),
+            run_repeats: (0, None),
+        }
+    }
+
+    /// Whether run record `r` (read at `sref`) repeats a run already read with the same
+    /// `run_id` and content (counted); one with other content is kept, for the table's key to
+    /// judge.
+    fn run_read_before(&mut self, r: &Map<String, Value>, sref: &SourceRef) -> bool {
+        let Some(id) = r.get("run_id").and_then(Value::as_str) else { return false };
+        let digest: ContentDigest =
+            sha2::Sha256::digest(json_text(&sorted(Value::Object(r.clone()))).as_bytes()).into();
+        match self.runs.get(id) {
+            Some(d) if *d == digest => {
+                self.run_repeats.0 += 1;
+                self.run_repeats.1.get_or_insert_with(|| sref.clone());
+                true
+            }
+            Some(_) => false,
+            None => {
+                self.runs.insert(id.to_string(), digest);
+                false
+            }
+        }
     }
 
     /// Reads one file into `sink`: records of the source's kind, in the normal shape
@@ -354,7 +387,9 @@ impl Reader {
             if self.format == Format::TrackioRuns {
                 r.insert("config".into(), value);
                 r.insert("created_at".into(), cells.shift_remove("created_at").unwrap_or(Value::Null));
-                sink(Item::Record(r, at))?;
+                if !self.run_read_before(&r, &sref) {
+                    sink(Item::Record(r, at))?;
+                }
                 continue;
             }
             if self.format == Format::TrackioMetrics {
@@ -431,7 +466,8 @@ impl Reader {
             if self.format == Format::TrackioRuns {
                 r.insert("config".into(), Value::Object(rest));
                 r.insert("created_at".into(), cells.shift_remove("created_at").unwrap_or(Value::Null));
-                return sink(Item::Record(r, at));
+                let sref = SourceRef { file: input.rel.clone(), at: at.clone() };
+                return if self.run_read_before(&r, &sref) { Ok(()) } else { sink(Item::Record(r, at)) };
             }
             if self.format == Format::TrackioMetrics {
                 r.insert("step".into(), cells.shift_remove("step").unwrap_or(Value::Null));
@@ -459,6 +495,20 @@ impl Reader {
                 format!(
                     "{} record{} a log_id already read with the same content (a fragment already imported into the \
                      database, or a copy of the project?): read once",
+                    crate::core::numbers::group_digits(n),
+                    if n == 1 { " repeats" } else { "s repeat" }
+                ),
+            );
+        }
+        let (n, first) = self.run_repeats;
+        if n > 0 {
+            report.warn(
+                table,
+                "duplicate-run",
+                first,
+                format!(
+                    "{} run{} a run already read with the same run_id and config (a copy of the project's \
+                     database?): read once",
                     crate::core::numbers::group_digits(n),
                     if n == 1 { " repeats" } else { "s repeat" }
                 ),

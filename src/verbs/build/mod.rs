@@ -1232,8 +1232,12 @@ fn input_warnings(spec: &PipelineSpec, inputs: &[InputEntry], report: &mut Build
         .collect();
     for ((source, sha256), paths) in seen.into_iter().filter(|(_, p)| p.len() > 1) {
         let bytes = inputs.iter().find(|i| i.path == paths[0]).map_or(0, |i| i.bytes);
+        let runs =
+            spec.def.sources.iter().any(|s| s.name == *source && s.format == crate::core::spec::Format::TrackioRuns);
         let what = if by_log_id.contains(source) {
             "each log call is read once, by its log_id, so the copies add no row"
+        } else if runs {
+            "each run is read once, by its run_id and config, so the copies add no row"
         } else {
             "the rows of each are read (a folder linked or copied under another name is read once per name)"
         };
