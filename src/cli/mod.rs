@@ -488,6 +488,24 @@ pub fn report(err: &Error, build: bool, verbose: bool) -> u8 {
                     tables.into_iter().collect::<Vec<_>>().join(", ")
                 );
             }
+            // a source column whose type its values decided, and other values broke: the way
+            // to keep them all (a declared column's message says no such thing)
+            let mixed: std::collections::BTreeSet<(&str, String)> = violations
+                .iter()
+                .filter(|v| {
+                    v.scope == crate::core::report::Scope::Source
+                        && v.rule == "type"
+                        && v.message.contains(", the type the value at ")
+                })
+                .filter_map(|v| crate::stages::ingest::path::top_key(&v.path).map(|k| (v.table.as_str(), k)))
+                .collect();
+            if let Some((_, column)) = mixed.iter().next() {
+                say!(
+                    "hint: a column whose values are of several types on purpose ({}) is kept whole, as JSON text, \
+                     when its source declares it so: [[source.field]] name = {column:?}, type = \"any\"",
+                    mixed.iter().map(|(s, c)| format!("{s}.{c}")).collect::<Vec<_>>().join(", ")
+                );
+            }
         }
         Error::Invalid { .. } => say!("{text}"),
         _ => say!("error: {text}"),

@@ -2021,7 +2021,7 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
             // columns that no value types: `$.col: …` lines
             if generic && let Error::Config { message, .. } = &e {
                 for line in message.lines() {
-                    let Some(col) = top_column(line) else { continue };
+                    let Some(col) = crate::stages::ingest::path::top_key(line) else { continue };
                     let why = line.split_once(": ").map(|(_, m)| m).unwrap_or(line);
                     // a column null everywhere is text of nulls; a part of one that no value
                     // types keeps the whole column as JSON text
@@ -2048,7 +2048,7 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
         // violations: a column of two types is declared; any other problem leaves its file out
         let mut out_files: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for v in &violations {
-            let col = if generic { top_column(&v.path) } else { None };
+            let col = if generic { crate::stages::ingest::path::top_key(&v.path) } else { None };
             match col {
                 Some(col) if v.path != "$" && v.rule == "type" => {
                     let at = v.source.as_ref().map(|s| format!(" (at {s})")).unwrap_or_default();
@@ -2148,20 +2148,6 @@ fn first_sentence(s: &str) -> String {
     let s = s.split(';').next().unwrap_or(s).trim();
     let s: String = s.chars().take(160).collect();
     s.replace('\n', " ")
-}
-
-/// The top-level column of a JSON path (`$.meta.retry` → `meta`, `$["a/b"][0]` → `a/b`).
-fn top_column(path: &str) -> Option<String> {
-    let rest = path.strip_prefix('$')?;
-    if let Some(r) = rest.strip_prefix('.') {
-        let name: String = r.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
-        return (!name.is_empty()).then_some(name);
-    }
-    let r = rest.strip_prefix('[')?;
-    if !r.starts_with('"') {
-        return None;
-    }
-    serde_json::Deserializer::from_str(r).into_iter::<String>().next()?.ok()
 }
 
 /// The TOML text of a source (`[[source]]` and its fields), paths prefixed with `prefix`.
@@ -2993,14 +2979,6 @@ mod tests {
         assert_eq!(ident("group"), "\"group\"");
         assert_eq!(ident("env/all/reward"), "\"env/all/reward\"");
         assert_eq!(ident("a\"b"), "\"a\"\"b\"");
-    }
-
-    #[test]
-    fn top_columns_of_paths() {
-        assert_eq!(top_column("$.meta.retry").as_deref(), Some("meta"));
-        assert_eq!(top_column("$[\"a/b\"][0]").as_deref(), Some("a/b"));
-        assert_eq!(top_column("$"), None);
-        assert_eq!(top_column("$[3]"), None);
     }
 
     #[test]

@@ -271,3 +271,22 @@ fn a_negative_zero_a_table_stores_as_an_integer_is_said() {
     );
     assert_eq!(query(&release(dir, "z"), "SELECT n FROM t ORDER BY n"), "n\n0\n0\n2\n");
 }
+
+#[test]
+fn a_column_of_several_types_is_refused_with_the_way_to_keep_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "d.jsonl", "{\"a\": 1}\n{\"a\": \"s\"}\n{\"a\": 2.5}\n");
+    write(dir, "pipeline.toml", &one_source("mx", "d.jsonl", "jsonl", "", "SELECT a FROM raw", ""));
+    let o = build(dir, &[]);
+    assert_violations(&o, 1, &["d.jsonl:2:$.a: expected number, found string \"s\""]);
+    let hint = "hint: a column whose values are of several types on purpose (raw.a) is kept whole, as JSON text, when \
+                its source declares it so: [[source.field]] name = \"a\", type = \"any\"";
+    assert!(stderr(&o).contains(hint), "{}", stderr(&o));
+    // as the hint says
+    let field = "[[source.field]]\nname = \"a\"\ntype = \"any\"\n";
+    write(dir, "pipeline.toml", &one_source("mx", "d.jsonl", "jsonl", field, "SELECT a FROM raw", ""));
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "mx"), "SELECT a FROM t ORDER BY a"), "a\n\"\"\"s\"\"\"\n1\n2.5\n");
+}

@@ -36,6 +36,21 @@ pub fn render(segs: &[Seg]) -> String {
     s
 }
 
+/// The top-level key a JSONPath-style place names (`$.meta.retry` → `meta`, `$["a/b"][0]` →
+/// `a/b`); `None` for the record itself or an index (`$`, `$[3]`).
+pub fn top_key(path: &str) -> Option<String> {
+    let rest = path.strip_prefix('$')?;
+    if let Some(r) = rest.strip_prefix('.') {
+        let name: String = r.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+        return (!name.is_empty()).then_some(name);
+    }
+    let r = rest.strip_prefix('[')?;
+    if !r.starts_with('"') {
+        return None;
+    }
+    serde_json::Deserializer::from_str(r).into_iter::<String>().next()?.ok()
+}
+
 /// Describes a JSON value for "found …" messages: `string "NaN"`, `number 3.5`, `boolean
 /// true`, `an object`, `an array`, `null`. Long strings are shortened.
 pub fn describe(v: &serde_json::Value) -> String {
@@ -68,6 +83,14 @@ pub fn short_json_string(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn top_keys_of_paths() {
+        assert_eq!(top_key("$.meta.retry").as_deref(), Some("meta"));
+        assert_eq!(top_key("$[\"a/b\"][0]").as_deref(), Some("a/b"));
+        assert_eq!(top_key("$"), None);
+        assert_eq!(top_key("$[3]"), None);
+    }
 
     #[test]
     fn renders_paths() {
