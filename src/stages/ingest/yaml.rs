@@ -48,8 +48,10 @@ pub fn read(
         match <yaml_serde::Value as serde::Deserialize>::deserialize(doc) {
             Ok(v) => documents.push(v),
             Err(e) => {
-                let at =
-                    e.location().map(|l| format!(" at line {}, column {}", l.line(), l.column())).unwrap_or_default();
+                // a repeated key is placed at its second line (the parser names the mapping's start)
+                let at = crate::stages::card::yaml_error_place(body, &e)
+                    .map(|(line, column)| format!(" at line {line}, column {column}"))
+                    .unwrap_or_default();
                 let shown = e.to_string();
                 // YAML itself has no limit: the reader's values stop at 64 bits
                 let message = if shown.contains("integer") && (shown.contains("u128") || shown.contains("i128")) {
@@ -226,6 +228,13 @@ mod tests {
         })
         .unwrap();
         out
+    }
+
+    #[test]
+    fn a_repeated_key_is_placed_at_its_second_line() {
+        let r = records("a: 1\nb: 2\nc: 3\nd: 4\na: 5\n", "");
+        assert_eq!(r.len(), 1);
+        assert!(r[0].contains("at line 5, column 1: duplicate entry with key \"a\""), "{r:?}");
     }
 
     #[test]
