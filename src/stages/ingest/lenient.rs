@@ -218,7 +218,8 @@ fn kept_as_written(t: &[u8]) -> bool {
 
 /// A token that is a number as JSON writes one (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`):
 /// its integer digits, its fraction's digits and its exponent (saturated at ±1,000,000); or
-/// `None`.
+/// `None`. (The fast path scans numbers in place inside a line, where the token's end is not
+/// known yet: it keeps a scanner of its own, [`super::direct`].)
 fn json_number(t: &[u8]) -> Option<(&[u8], &[u8], Option<i64>)> {
     let digits = |from: usize| from + t[from..].iter().take_while(|b| b.is_ascii_digit()).count();
     let start = usize::from(t.first() == Some(&b'-'));
