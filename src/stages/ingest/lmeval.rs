@@ -10,7 +10,8 @@
 //!   Unix seconds as written), `task_hash`. A group's rows come from `groups` as well as
 //!   `results` in older files: both are read, `results` first.
 //! - `lm-eval-samples`: `samples_<task>_<date>.jsonl` lines (written with `--log_samples`), one
-//!   row per document × filter: `doc_id` (Int64), `filter`, `target` (text, or JSON text of a
+//!   row per document × filter: `task` (from the file's name, [`task_of_samples_file`], when no
+//!   path capture is named so), `doc_id` (Int64), `filter`, `target` (text, or JSON text of a
 //!   list), `doc_hash`, `prompt_hash`, `target_hash` (the identity of a document, its prompt and
 //!   its target across runs), `metrics` (JSON text, metric → value, for the names the line's
 //!   `metrics` lists), `extra` (JSON text of other keys), and, with `keep_text = true`, `doc`,
@@ -39,6 +40,29 @@ pub fn result_columns() -> Vec<(String, Target)> {
         ("date".into(), Target::Float64),
         ("task_hash".into(), Target::Str),
     ]
+}
+
+/// The task of a samples file, from the name lm-eval gives it: `samples_<task>_<date>.jsonl`,
+/// `<date>` as `%Y-%m-%dT%H-%M-%S.%f` (`2026-12-05T05-46-40.902732`), read from the right, so
+/// that a task name may hold `_` (`arith_gen`); a compressed file's extension aside. `None` for
+/// another name.
+pub fn task_of_samples_file(rel: &str) -> Option<String> {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    let name = match super::files::compression_named(name) {
+        Some((ext, _)) => &name[..name.len() - ext.len()],
+        None => name,
+    };
+    let stem = name.strip_prefix("samples_")?.strip_suffix(".jsonl")?;
+    let (task, date) = stem.rsplit_once('_')?;
+    let b = date.as_bytes();
+    let shape = b.len() >= 20
+        && b.iter().enumerate().all(|(i, &c)| match i {
+            4 | 7 | 13 | 16 => c == b'-',
+            10 => c == b'T',
+            19 => c == b'.',
+            _ => c.is_ascii_digit(),
+        });
+    (shape && !task.is_empty()).then(|| task.to_string())
 }
 
 /// Columns of `lm-eval-samples`.
@@ -264,6 +288,20 @@ mod tests {
 
     fn obj(s: &str) -> Map<String, Value> {
         serde_json::from_str::<Value>(s).unwrap().as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn the_task_is_read_from_the_file_name_from_the_right() {
+        for (name, task) in [
+            ("raw/m/samples_arith_gen_2026-12-05T05-46-40.902732.jsonl", Some("arith_gen")),
+            ("samples_gsm8k_2024-05-01T10-00-00.000001.jsonl.gz", Some("gsm8k")),
+            ("samples_mmlu_abstract_algebra_2024-05-01T10-00-00.5.jsonl", Some("mmlu_abstract_algebra")),
+            ("samples_gsm8k.jsonl", None),
+            ("samples__2024-05-01T10-00-00.000001.jsonl", None),
+            ("results_2024-05-01T10-00-00.000001.json", None),
+        ] {
+            assert_eq!(task_of_samples_file(name).as_deref(), task, "{name}");
+        }
     }
 
     #[test]

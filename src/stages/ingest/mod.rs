@@ -254,6 +254,17 @@ fn find_inputs(spec: &PipelineSpec, index: usize) -> Result<(Vec<InputFile>, Vec
             ),
         ));
     }
+    let mut inputs = inputs;
+    // lm-eval names its samples files by task: the task is a column, as a capture would give it
+    // (lm-eval's task names hold `_`, which a path pattern cannot split off the date)
+    if src.format == Format::LmEvalSamples && !inputs[0].captures.iter().any(|(n, _)| n == "task") {
+        let tasks: Option<Vec<String>> = inputs.iter().map(|i| lmeval::task_of_samples_file(&i.rel)).collect();
+        if let Some(tasks) = tasks {
+            for (input, task) in inputs.iter_mut().zip(tasks) {
+                input.captures.push(("task".into(), task));
+            }
+        }
+    }
     let capture_names: Vec<String> = inputs[0].captures.iter().map(|(n, _)| n.clone()).collect();
     Ok((inputs, capture_names))
 }
