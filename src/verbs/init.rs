@@ -2500,6 +2500,12 @@ impl TablePlan {
 fn column_description(format: Format, column: &str) -> Option<&'static str> {
     Some(match (format, column) {
         (_, "_source_file") => "The raw file the row was read from, relative to the pipeline folder.",
+        (Format::InspectEvals | Format::InspectSamples, "_source_line") => {
+            "Where in that log: the archive member of a `.eval` log (`header.json`, `samples/<id>_epoch_<n>.json`), or the JSON pointer in a `.json` log."
+        }
+        (Format::TrackioMetrics | Format::TrackioSystem | Format::TrackioRuns, "_source_line") => {
+            "Where in that file: the row's `id` in the project's database (or in an export's Parquet file), or the record's line in a JSONL fragment (from 1)."
+        }
         (_, "_source_line") => {
             "Where in that file: the record's line (from 1), or its JSON pointer in a JSON document (empty for a document that is one record)."
         }
