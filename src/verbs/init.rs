@@ -1328,6 +1328,10 @@ fn fixed_format_plans(looked: &[Looked], not_read: &mut Vec<NotRead>) -> Vec<Sou
         let mut plan = SourcePlan::new(base.into(), format, files, format!("{what}; from {{files}}."));
         plan.wanted = patterns;
         plan.keys = if keys.is_empty() { vec![] } else { vec![keys.iter().map(|k| k.to_string()).collect()] };
+        // logs scored with several epoch reducers give a scorer's metric once per reducer
+        if format == Format::InspectEvals {
+            plan.keys.push(["eval_id", "scorer", "reducer", "metric"].map(String::from).to_vec());
+        }
         plans.push(plan);
     }
     plans

@@ -789,6 +789,22 @@ fn init_recognises_inspect_logs_zipped_and_json() {
     let both = strings(&["raw/*.eval", "raw/*.json"]);
     assert_eq!(source_paths(&doc)["inspect_samples_raw"], ("inspect-samples".into(), both));
     assert_eq!(key(&doc, "inspect_samples"), ["eval_id", "sample_id", "epoch"]);
+    assert_eq!(key(&doc, "inspect_evals"), ["eval_id", "scorer", "metric"]);
+    // scored with two epoch reducers, a log gives each scorer's metric twice: the reducer
+    // joins the key
+    let reduced = tempfile::tempdir().unwrap();
+    let dir = reduced.path().join("logs");
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = "import sys, json\n\
+                  d = json.load(open(sys.argv[1]))\n\
+                  d['results']['scores'] = [dict(s, reducer=r) for s in d['results']['scores'] for r in ('mean', 'max')]\n\
+                  json.dump(d, open(sys.argv[2], 'w'))\n";
+    let log = folder.join("2026-12-03T12-51-43-00-00_arith_8ZznE4YJuxptRoSfnc9sxB.json");
+    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(&log).arg(dir.join("reduced.json")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rdoc = init(reduced.path(), &dir, "r");
+    assert_eq!(key(&rdoc, "inspect_evals"), ["eval_id", "scorer", "reducer", "metric"]);
+    assert_eq!(release_rows(&build_from_elsewhere(reduced.path(), "r"))["inspect_evals"], 10);
     assert_eq!(doc["found"]["formats"], serde_json::json!({"inspect-evals": 2, "inspect-samples": 2}));
     // said in words, formats counted by file: more formats than files
     let again = tempfile::tempdir().unwrap();
