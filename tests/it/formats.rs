@@ -712,16 +712,21 @@ fn an_inspect_log_that_did_not_finish_is_named_in_a_warning() {
     let text = std::fs::read_to_string(&log).unwrap();
     let (status, results) = ("\"status\": \"success\"", "\"results\": {");
     assert!(text.contains(status) && text.contains(results), "{}", &text[..400.min(text.len())]);
-    let doc = text.replacen(status, "\"status\": \"error\"", 1).replacen(results, "\"results_of_another_run\": {", 1);
+    // and its error, as Inspect writes it: the message is kept, the traceback left out
+    let error = "\"status\": \"error\", \"error\": {\"message\": \"RuntimeError('boom')\", \"traceback\": \"Traceback ...\", \"traceback_ansi\": \"\"}";
+    let doc = text.replacen(status, error, 1).replacen(results, "\"results_of_another_run\": {", 1);
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     write(dir, "logs/failed.json", &doc);
-    let sql = "SELECT eval_id, status, scorer, metric FROM raw";
+    let sql = "SELECT eval_id, status, error, scorer, metric FROM raw";
     write(dir, "pipeline.toml", &one_source("fl", "logs/*.json", "inspect-evals", "", sql, ""));
     let o = build(dir, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     let said = "1 Inspect log without results: logs/failed.json (status error); each gives one row whose scorer, \
                 metric and value are null";
     assert!(stderr(&o).contains(said), "{}", stderr(&o));
-    assert_eq!(query(&release(dir, "fl"), "SELECT status, scorer FROM t"), "status,scorer\nerror,\n");
+    assert_eq!(
+        query(&release(dir, "fl"), "SELECT status, error, scorer FROM t"),
+        "status,error,scorer\nerror,RuntimeError('boom'),\n"
+    );
 }

@@ -11,6 +11,7 @@
 //! - `inspect-evals`: one row per task × scorer × metric of the log's `results` (for the
 //!   standard `evaluations` table): `eval_id`, `run_id`, `task`, `task_version` (text), `model`,
 //!   `created` (ISO 8601 text, as written), `status` (`success`, `error`, `cancelled`, …),
+//!   `error` (the message of a failed eval's `error`, else null),
 //!   `total_samples`, `completed_samples`, `scorer` (the score's `name`), `reducer` (over epochs,
 //!   null when none is named), `metric` (`accuracy`, `stderr`, …), `value` (Float64), `params`
 //!   (JSON text of the metric's params). A log without results (an eval that failed) gives one
@@ -48,6 +49,7 @@ pub fn eval_columns() -> Vec<(String, Target)> {
         ("model".into(), Target::Str),
         ("created".into(), Target::Str),
         ("status".into(), Target::Str),
+        ("error".into(), Target::Str),
         ("total_samples".into(), Target::Int64),
         ("completed_samples".into(), Target::Int64),
         ("scorer".into(), Target::Str),
@@ -327,6 +329,12 @@ pub fn eval_rows(h: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, Shap
         base.insert(k.into(), text(eval.get(k)));
     }
     base.insert("status".into(), text(h.get("status")));
+    // an eval that failed says why in its `error` (`message`, `traceback`): the message is kept
+    let error = match h.get("error") {
+        Some(Value::Object(e)) => text(e.get("message")),
+        other => text(other),
+    };
+    base.insert("error".into(), error);
     let results = match h.get("results") {
         None | Some(Value::Null) => None,
         Some(Value::Object(r)) => Some(r),
