@@ -1004,3 +1004,19 @@ fn moving_window_sums_of_floats_forget_a_nan_or_a_large_value_that_left_the_fram
          7,1e20,5e19\n8,2.0,1.0\n9,1.0,1.0\n10,,\n"
     );
 }
+
+#[test]
+fn a_raw_parquet_decimal_keeps_its_type() {
+    let tmp = tempfile::tempdir().unwrap();
+    let script = "import sys, pyarrow as pa, pyarrow.parquet as pq\n\
+                  from decimal import Decimal as D\n\
+                  pq.write_table(pa.table({'a': pa.array([D(1), D(10**30)], pa.decimal128(38, 0))}), sys.argv[1])\n";
+    let file = tmp.path().join("dec.parquet");
+    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(&file));
+    assert!(o.status.success(), "{}", stderr(&o));
+    // a division is a decimal's, and 31 digits read as they are (Int64 held neither)
+    assert_eq!(
+        query(&file, "SELECT CAST(a / 2 AS VARCHAR) AS h FROM t ORDER BY a"),
+        "h\n0.5000\n500000000000000000000000000000.0000\n"
+    );
+}

@@ -145,8 +145,17 @@ fn plan_columns(
             return Ok(t.clone());
         }
         match canonical(f.data_type()) {
-            // SQL alone reads a timestamp without a zone as it is: no zone is made up for it
-            Ok(_) if as_in_file && matches!(f.data_type(), DataType::Timestamp(_, None)) => Ok(f.data_type().clone()),
+            // SQL alone reads a timestamp without a zone as it is: no zone is made up for it;
+            // and a decimal as a decimal (`DECIMAL(5, 0)` / 2 is 0.5, and one of 38 digits fits)
+            Ok(_)
+                if as_in_file
+                    && matches!(
+                        f.data_type(),
+                        DataType::Timestamp(_, None) | DataType::Decimal128(..) | DataType::Decimal256(..)
+                    ) =>
+            {
+                Ok(f.data_type().clone())
+            }
             Ok(t) if as_in_file => Ok(crate::core::schema::finer_time_units(&t, f.data_type())),
             Ok(t) => Ok(t),
             Err(_) if as_in_file => Ok(f.data_type().clone()),
