@@ -470,8 +470,12 @@ pub fn report(err: &Error, build: bool, verbose: bool) -> u8 {
     // no token reaches the terminal, whatever a server put in its answer
     let text = crate::verbs::hub::redact(&err.to_string());
     match err {
-        Error::Invalid { violations, .. } if build => {
+        Error::Invalid { violations, total, .. } if build => {
             say!("{text}; nothing was written");
+            // only build lists violations up to a number it is given
+            if *total > violations.len() {
+                say!("hint: --max-errors {total} lists every violation");
+            }
             // rows logged twice (a resumed run) have a rule of their own; under a keep rule
             // already, the key's message is another ("… share this primary key (…), and …")
             let tables: std::collections::BTreeSet<&str> = violations

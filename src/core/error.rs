@@ -386,11 +386,7 @@ fn render_violations(violations: &[Violation], total: usize, checked: crate::cor
         out.push('\n');
     }
     if total > violations.len() {
-        out.push_str(&format!(
-            "... and {} more ({} violations in all; raise --max-errors to see them)\n",
-            total - violations.len(),
-            total
-        ));
+        out.push_str(&format!("... and {} more ({} violations in all)\n", total - violations.len(), total));
     }
     out.push_str(&format!("{total} violation{} found", if total == 1 { "" } else { "s" }));
     out.push_str(checked.said());
