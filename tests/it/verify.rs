@@ -619,3 +619,22 @@ fn a_hub_host_name_that_does_not_exist_is_said_at_once() {
     assert!(err.contains(said), "{err}");
     assert!(!err.contains("retrying"), "{err}");
 }
+
+#[test]
+fn a_card_that_is_not_utf8_is_a_problem_though_its_digest_matches() {
+    let t = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), t.path());
+    let path = t.path().join("README.md");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = bytes.iter().position(|&b| b == b'\n').unwrap();
+    bytes.insert(at, 0xff);
+    std::fs::write(&path, &bytes).unwrap();
+    reseal(t.path());
+    let o = run(bin().arg("verify").arg(t.path()));
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stdout(&o).contains(&format!("README.md: expected UTF-8 text, found bytes that are not at byte {at}")),
+        "{}",
+        stdout(&o)
+    );
+}

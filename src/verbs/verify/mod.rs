@@ -1741,6 +1741,21 @@ fn check_card(dir: &Path, manifest: Option<&Manifest>, rep: &mut VerifyReport) -
     }
     let card = match crate::stages::ingest::files::read_small(&path, 16 << 20) {
         Ok(c) => c,
+        // a card that is not UTF-8 passes its digest, but no reader takes it (`datasets`,
+        // the Hub's card parser)
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::InvalidData => {
+            let at = std::fs::read(&path)
+                .ok()
+                .and_then(|b| std::str::from_utf8(&b).err().map(|e| format!(" at byte {}", e.valid_up_to())))
+                .unwrap_or_default();
+            rep.push(
+                ProblemKind::Card,
+                format!(
+                    "README.md: expected UTF-8 text, found bytes that are not{at}; card readers (`datasets`) refuse it"
+                ),
+            );
+            return Ok(());
+        }
         // said once, with the manifest's files when it lists the card
         Err(_) if listed => return Ok(()),
         Err(e) => {
