@@ -592,6 +592,8 @@ pub struct OrderCheck {
     converter: Option<RowConverter>,
     last: Option<OwnedRow>,
     in_order: bool,
+    /// The row of the last batch seen that came out of order (0-based in that batch).
+    out_of_order: Option<usize>,
 }
 
 impl OrderCheck {
@@ -605,7 +607,14 @@ impl OrderCheck {
         let indices = indices.filter(|ix| !ix.iter().any(|&k| is_pointer_column(schema, k)));
         let converter = indices.as_ref().and_then(|ix| key_converter(schema, ix).ok());
         let in_order = converter.is_some();
-        OrderCheck { columns, indices: indices.unwrap_or_default(), converter, last: None, in_order }
+        OrderCheck {
+            columns,
+            indices: indices.unwrap_or_default(),
+            converter,
+            last: None,
+            in_order,
+            out_of_order: None,
+        }
     }
 
     /// Looks at the next rows.
@@ -617,7 +626,9 @@ impl OrderCheck {
         }
         let Some(rows) = self.rows(b)? else { return Ok(()) };
         let after_last = self.last.as_ref().is_none_or(|last| last.row() <= rows.row(0));
-        self.in_order = after_last && (1..rows.num_rows()).all(|i| rows.row(i - 1) <= rows.row(i));
+        self.out_of_order =
+            if after_last { (1..rows.num_rows()).find(|&i| rows.row(i - 1) > rows.row(i)) } else { Some(0) };
+        self.in_order = self.out_of_order.is_none();
         self.last = self.in_order.then(|| rows.row(rows.num_rows() - 1).owned());
         Ok(())
     }
@@ -645,6 +656,12 @@ impl OrderCheck {
     /// Whether every row seen so far came in key order.
     pub fn in_order(&self) -> bool {
         self.in_order
+    }
+
+    /// The first row of the last batch seen whose key comes before the row's before it
+    /// (0-based in that batch), once a row came out of order.
+    pub fn first_out_of_order(&self) -> Option<usize> {
+        self.out_of_order
     }
 }
 

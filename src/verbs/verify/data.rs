@@ -507,12 +507,21 @@ impl TableScan<'_> {
         if let Some((check, cols)) = self.order.as_mut() {
             check.observe(batch)?;
             if !check.in_order() {
+                // the row, counted from 1 in the file, and its raw input when the table keeps it
+                let i = check.first_out_of_order().unwrap_or(0);
+                let text = |name: &str| {
+                    batch.column_by_name(name).and_then(|c| arrow::util::display::array_value_to_string(c, i).ok())
+                };
+                let input = match (text("_source_file"), text("_source_line")) {
+                    (Some(f), Some(l)) if !f.is_empty() => format!(" (from {f}:{l})"),
+                    _ => String::new(),
+                };
                 rep.push(
                     ProblemKind::Rows,
                     format!(
-                        "{rel}: rows {}–{} are not in the key order of table {} ({}), as a build writes them",
-                        numbers::group_digits(row),
-                        numbers::group_digits(row + batch.num_rows() as u64),
+                        "{rel}: row {}{input} is not in the key order of table {} ({}): its key comes before the \
+                         row's before it, which a build never writes",
+                        numbers::group_digits(row + i as u64 + 1),
                         self.table,
                         cols.join(", ")
                     ),
