@@ -408,6 +408,14 @@ pub fn open_hashing(file: &InputFile, digests: Option<&ReadDigests>) -> Result<B
         let dec = flate2::bufread::MultiGzDecoder::new(reader);
         return Ok(Box::new(BufReader::with_capacity(256 * 1024, dec)));
     }
+    // every reader that opens a file here reads text: a Parquet file is said as such, not as
+    // bytes that are no UTF-8 on every line
+    if head.starts_with(b"PAR1") {
+        return Err(Error::format(
+            &file.rel,
+            "holds Parquet data (it starts with PAR1), not text; read it with format = \"parquet\"",
+        ));
+    }
     // a name that promises compression the bytes do not hold: an empty or partly written
     // download, or a misnamed file, never read as plain text
     if let Some((ext, kind)) = compression_named(&file.rel) {
@@ -486,6 +494,8 @@ mod tests {
                 &b"{\"a\":1}\n"[..],
                 "p.jsonl.zst: named .zst, but bytes that do not start as zstd data does (7b226122)",
             ),
+            // and Parquet data read as text, whatever the name
+            ("q.jsonl", &b"PAR1\x15\x04"[..], "q.jsonl: holds Parquet data (it starts with PAR1), not text"),
         ] {
             std::fs::write(dir.path().join(name), bytes).unwrap();
             let input = InputFile { path: dir.path().join(name), rel: name.into(), captures: Default::default() };
