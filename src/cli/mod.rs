@@ -578,6 +578,8 @@ fn sql_from_stdin() -> Result<String, Error> {
             crate::core::numbers::group_digits(MAX_SQL_BYTES)
         )));
     }
+    // a byte-order mark (a file saved by some editors) is no part of the SQL
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").map(<[u8]>::to_vec).unwrap_or(bytes);
     String::from_utf8(bytes).map_err(|e| {
         Error::Refused(format!("the SQL on standard input is not UTF-8 (byte {} is not)", e.utf8_error().valid_up_to()))
     })

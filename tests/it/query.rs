@@ -40,8 +40,12 @@ fn long_expressions_and_writing_statements() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"-- how many\nSELECT count(*) AS n FROM metrics\n")
-        .unwrap();
+    // (after a byte-order mark, as some editors save a file)
+    std::io::Write::write_all(
+        &mut child.stdin.take().unwrap(),
+        b"\xEF\xBB\xBF-- how many\nSELECT count(*) AS n FROM metrics\n",
+    )
+    .unwrap();
     let o = child.wait_with_output().unwrap();
     assert_eq!(stdout(&o), "n\n13220\n");
     // SIMILAR TO would match anywhere in the text: refused, in a subquery too
