@@ -408,9 +408,9 @@ pub fn open_hashing(file: &InputFile, digests: Option<&ReadDigests>) -> Result<B
         let dec = flate2::bufread::MultiGzDecoder::new(reader);
         return Ok(Box::new(BufReader::with_capacity(256 * 1024, dec)));
     }
-    // every reader that opens a file here reads text: a Parquet file is said as such, not as
-    // bytes that are no UTF-8 on every line
-    if head.starts_with(b"PAR1") {
+    // a Parquet file named as text (`.jsonl`) is said as such, not as bytes that are no UTF-8
+    // on every line (a `.parquet` file opened here is one that its format reads by path)
+    if head.starts_with(b"PAR1") && !file.rel.to_ascii_lowercase().ends_with(".parquet") {
         return Err(Error::format(
             &file.rel,
             "holds Parquet data (it starts with PAR1), not text; read it with format = \"parquet\"",
