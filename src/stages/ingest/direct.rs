@@ -399,7 +399,9 @@ impl<'a> Scan<'a> {
             // a float that reads as a whole number the token is not: below the smallest
             // float (`1e-400`), the general path names it; rounded to one
             // (`2.0000000000000000001`), only a float column takes it
-            if f.fract() == 0.0 && lenient::written_whole(token) == Some(false) {
+            // (`as i64` and back tells a whole float below 2^63 without a call to `trunc`; a
+            // larger float, whole, takes the same path either way: integer columns refuse it)
+            if (f as i64) as f64 == f && lenient::written_whole(token) == Some(false) {
                 if f == 0.0 {
                     return None;
                 }
