@@ -347,6 +347,23 @@ fn wandb_metrics_defined_against_a_step_metric_keep_their_own_x() {
          7,epoch,2.5,,\n\
          7,test/loss,0.25,epoch,2.5\n"
     );
+    // the runs table: the client writes the run's environment in the log, not in
+    // wandb-metadata.json; its metadata is null, and said so
+    std::fs::write(
+        dir.join("pipeline.toml"),
+        "name = \"axes\"\n[[source]]\nname = \"h\"\npath = \"wandb/**\"\nformat = \"wandb\"\n\
+         [source.wandb]\ntable = \"runs\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT run_id, metadata FROM h\"\n",
+    )
+    .unwrap();
+    let o = build(dir, &["--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "axes"), "SELECT run_id, metadata FROM t"), "run_id,metadata\naxes01,\n");
+    assert!(
+        stderr(&o).contains("1 run's metadata is null though its log holds an environment record"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

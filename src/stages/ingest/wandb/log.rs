@@ -125,6 +125,9 @@ pub enum Event {
     },
     /// `FinalRecord`: the last record of a finished log.
     Final,
+    /// `EnvironmentRecord`: the run's host, OS, Python, git and hardware (wandb 0.19 and later
+    /// write it in place of `wandb-metadata.json` in an offline run); not read.
+    Environment,
     /// Any other record (output, files, telemetry, …).
     Other,
 }
@@ -164,7 +167,7 @@ pub struct RunInfo {
 struct PbRecord {
     #[prost(int64, tag = "1")]
     num: i64,
-    #[prost(oneof = "PbRecordType", tags = "2, 3, 5, 7, 12, 17, 18, 20")]
+    #[prost(oneof = "PbRecordType", tags = "2, 3, 5, 7, 12, 17, 18, 20, 26")]
     record_type: Option<PbRecordType>,
 }
 
@@ -187,6 +190,8 @@ enum PbRecordType {
     Exit(PbExit),
     #[prost(message, tag = "20")]
     Final(PbEmpty),
+    #[prost(message, tag = "26")]
+    Environment(PbEmpty),
 }
 
 /// `HistoryRecord { repeated HistoryItem item = 1; HistoryStep step = 2; }`
@@ -555,6 +560,7 @@ pub fn decode(bytes: &[u8]) -> Result<Event, String> {
         }
         Some(PbRecordType::Exit(e)) => Event::Exit { exit_code: e.exit_code, runtime: e.runtime },
         Some(PbRecordType::Final(_)) => Event::Final,
+        Some(PbRecordType::Environment(_)) => Event::Environment,
         None => Event::Other,
     })
 }
