@@ -2,7 +2,8 @@
 //! and `lm_eval/evaluator.py`), shaped into rows of fixed columns.
 //!
 //! - `lm-eval-results`: a `results_<date>.json` document, one row per task × metric × filter of
-//!   its `results` (for the standard `evaluations` table): `task`, `alias`, `metric` (`acc`),
+//!   its `results` (for the standard `evaluations` table): `task`, `alias`, `is_group` (whether
+//!   the task is a group of subtasks, whose rows aggregate theirs), `metric` (`acc`),
 //!   `filter` (`none`, `strict-match`, …; the part after the comma of `"acc,none"`), `value`
 //!   (Float64), `stderr` (Float64, from `"acc_stderr,none"`; lm-eval writes `"N/A"` where it
 //!   computed none, read as null), `version` (text), `n_shot`, `n_samples_original`,
@@ -27,6 +28,7 @@ pub fn result_columns() -> Vec<(String, Target)> {
     vec![
         ("task".into(), Target::Str),
         ("alias".into(), Target::Str),
+        ("is_group".into(), Target::Bool),
         ("metric".into(), Target::Str),
         ("filter".into(), Target::Str),
         ("value".into(), Target::Float64),
@@ -109,6 +111,18 @@ pub fn result_rows(r: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, Sh
         .filter(|v| !v.is_null())
         .or_else(|| r.get("config").and_then(|c| c.get("model")).cloned())
         .unwrap_or(Value::Null);
+    // a group's row aggregates its subtasks' rows: said, so that an average over tasks can
+    // leave it out (`group_subtasks` names each group's subtasks, `groups` lists groups in
+    // older files); null when the file says neither
+    let subtasks = r.get("group_subtasks").and_then(Value::as_object);
+    let listed = r.get("groups").and_then(Value::as_object);
+    let is_group = |task: &str| -> Value {
+        if subtasks.is_none() && listed.is_none() {
+            return Value::Null;
+        }
+        let has_subtasks = subtasks.and_then(|g| g.get(task)).and_then(Value::as_array).is_some_and(|a| !a.is_empty());
+        Value::Bool(has_subtasks || listed.is_some_and(|g| g.contains_key(task)))
+    };
     let mut rows = Vec::new();
     let mut seen_tasks = std::collections::BTreeSet::new();
     for section in ["results", "groups"] {
@@ -146,6 +160,7 @@ pub fn result_rows(r: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, Sh
                 let mut row = Map::new();
                 row.insert("task".into(), Value::String(task.clone()));
                 row.insert("alias".into(), entry.get("alias").cloned().unwrap_or(Value::Null));
+                row.insert("is_group".into(), is_group(task));
                 row.insert("metric".into(), Value::String(metric.to_string()));
                 row.insert("filter".into(), Value::String(filter.to_string()));
                 row.insert("value".into(), value.clone());
@@ -288,6 +303,22 @@ mod tests {
 
     fn obj(s: &str) -> Map<String, Value> {
         serde_json::from_str::<Value>(s).unwrap().as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn a_group_row_is_told_from_its_subtasks_rows() {
+        let r = obj(r#"{"results": {"suite": {"acc,none": 0.5}, "a": {"acc,none": 0.25}},
+                        "group_subtasks": {"suite": ["a"], "a": []}}"#);
+        let rows = result_rows(&r).unwrap();
+        let of = |t: &str| rows.iter().find(|x| x["task"] == t).unwrap()["is_group"].clone();
+        assert_eq!((of("suite"), of("a")), (Value::Bool(true), Value::Bool(false)));
+        // older files list groups apart; a file that says neither leaves it unknown
+        let r = obj(r#"{"results": {"a": {"acc,none": 0.25}}, "groups": {"suite": {"acc,none": 0.5}}}"#);
+        let rows = result_rows(&r).unwrap();
+        let of = |t: &str| rows.iter().find(|x| x["task"] == t).unwrap()["is_group"].clone();
+        assert_eq!((of("suite"), of("a")), (Value::Bool(true), Value::Bool(false)));
+        let rows = result_rows(&obj(r#"{"results": {"a": {"acc,none": 0.25}}}"#)).unwrap();
+        assert_eq!(rows[0]["is_group"], Value::Null);
     }
 
     #[test]
