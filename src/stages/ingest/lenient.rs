@@ -165,18 +165,18 @@ impl Lexer {
 
     fn flush_token(&mut self, out: &mut Vec<u8>) {
         let t = &self.token[..];
-        let marker: Option<String> = match t {
-            b"NaN" => Some("NaN".into()),
-            b"Infinity" => Some("Infinity".into()),
-            b"-Infinity" => Some("-Infinity".into()),
-            _ => number_marker(t),
+        // the marker's text: the token itself, after `int:` or `num:` for a number
+        let marker: Option<(&str, &[u8])> = match t {
+            b"NaN" | b"Infinity" | b"-Infinity" => Some(("", t)),
+            _ => number_mark(t).map(|prefix| (prefix, t)),
         };
         match marker {
-            Some(m) => {
+            Some((prefix, token)) => {
                 out.push(b'"');
                 let mut buf = [0u8; 4];
                 out.extend_from_slice(MARK.encode_utf8(&mut buf).as_bytes());
-                out.extend_from_slice(m.as_bytes());
+                out.extend_from_slice(prefix.as_bytes());
+                out.extend_from_slice(token);
                 out.push(b'"');
             }
             None => out.extend_from_slice(t),
@@ -185,15 +185,16 @@ impl Lexer {
     }
 }
 
-/// The marker's text for a number token that needs one (`int:<digits>`, `num:<token>`).
-fn number_marker(t: &[u8]) -> Option<String> {
+/// The prefix of the marker a number token needs: `int:` for an integer beyond 64 bits, `num:`
+/// for a [`Special::Float`]; `None` for a token that needs none.
+fn number_mark(t: &[u8]) -> Option<&'static str> {
     let digits = t.strip_prefix(b"-").unwrap_or(t);
     if digits.len() >= 19 && digits.iter().all(u8::is_ascii_digit) {
         let s = std::str::from_utf8(t).ok()?;
         let fits = s.parse::<i64>().is_ok() || s.parse::<u64>().is_ok();
-        (!fits).then(|| format!("int:{s}"))
+        (!fits).then_some("int:")
     } else {
-        kept_as_written(t).then(|| format!("num:{}", String::from_utf8_lossy(t)))
+        kept_as_written(t).then_some("num:")
     }
 }
 
@@ -213,11 +214,12 @@ fn kept_as_written(t: &[u8]) -> bool {
     if t.len() > 768 {
         return s.parse::<f64>().is_ok_and(f64::is_finite);
     }
-    s.parse::<f64>().is_ok_and(|f| f.is_finite() && f.fract() == 0.0) && written_whole(s) == Some(false)
+    s.parse::<f64>().is_ok_and(|f| f.is_finite() && f.fract() == 0.0)
+        && !whole_digits(int, frac, i128::from(exponent.unwrap_or(0)))
 }
 
 /// A token that is a number as JSON writes one (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`):
-/// its integer digits, its fraction's digits and its exponent (saturated at ±1,000,000); or
+/// its integer digits, its fraction's digits and its exponent (saturated at ±10^12); or
 /// `None`. (The fast path scans numbers in place inside a line, where the token's end is not
 /// known yet: it keeps a scanner of its own, [`super::direct`].)
 fn json_number(t: &[u8]) -> Option<(&[u8], &[u8], Option<i64>)> {
@@ -249,7 +251,7 @@ fn json_number(t: &[u8]) -> Option<(&[u8], &[u8], Option<i64>)> {
         if end == at {
             return None;
         }
-        let magnitude = t[at..end].iter().fold(0i64, |v, d| (v * 10 + i64::from(d - b'0')).min(1_000_000));
+        let magnitude = t[at..end].iter().fold(0i64, |v, d| (v * 10 + i64::from(d - b'0')).min(EXPONENT_CAP));
         exponent = Some(if negative { -magnitude } else { magnitude });
         at = end;
     }
@@ -305,27 +307,33 @@ pub(crate) fn written_whole(s: &str) -> Option<bool> {
     if int.is_empty() && frac.is_empty() || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) {
         return None;
     }
-    // the exponent, saturated: beyond a few billion it decides alone
-    let exponent: i128 = match exponent {
+    let exponent: i64 = match exponent {
         None => 0,
         Some(e) => {
             let digits = e.strip_prefix(['-', '+']).unwrap_or(e);
             if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
                 return None;
             }
-            let magnitude = digits.trim_start_matches('0');
-            let v: i128 = if magnitude.len() > 12 { 1_000_000_000_000 } else { magnitude.parse().unwrap_or(0) };
+            let v = digits.bytes().fold(0i64, |v, d| (v * 10 + i64::from(d - b'0')).min(EXPONENT_CAP));
             if e.starts_with('-') { -v } else { v }
         }
     };
-    // the value is the digits of `int` and `frac` times 10^(exponent - frac's length); each
-    // trailing zero of the digits moves one power of ten over
-    let all = || int.bytes().chain(frac.bytes());
-    if all().all(|b| b == b'0') {
-        return Some(true);
+    Some(whole_digits(int.as_bytes(), frac.as_bytes(), i128::from(exponent)))
+}
+
+/// An exponent's magnitude, saturated: beyond it, the exponent decides alone.
+const EXPONENT_CAP: i64 = 1_000_000_000_000;
+
+/// Whether the number of digits `int`.`frac` times 10^`exponent` is whole: the value is the
+/// digits times 10^(exponent − frac's length), and each trailing zero of the digits moves one
+/// power of ten over.
+fn whole_digits(int: &[u8], frac: &[u8], exponent: i128) -> bool {
+    let all = || int.iter().chain(frac);
+    if all().all(|&b| b == b'0') {
+        return true;
     }
-    let trailing_zeros = all().rev().take_while(|&b| b == b'0').count() as i128;
-    Some(exponent - frac.len() as i128 + trailing_zeros >= 0)
+    let trailing_zeros = all().rev().take_while(|&&b| b == b'0').count() as i128;
+    exponent - frac.len() as i128 + trailing_zeros >= 0
 }
 
 /// Rewrites one complete text (a JSONL line). Returns `None` when nothing needed rewriting,
@@ -413,7 +421,7 @@ fn token_around(input: &[u8], at: std::ops::Range<usize>) -> &[u8] {
 /// A token inside a string may be looked at too: that only costs the rewrite a look that
 /// changes nothing.
 fn has_marked_number(input: &[u8]) -> bool {
-    let marked = |at: std::ops::Range<usize>| number_marker(token_around(input, at)).is_some();
+    let marked = |at: std::ops::Range<usize>| number_mark(token_around(input, at)).is_some();
     let long_run =
         |at: std::ops::Range<usize>| (at.start == 0 || input[at.start - 1] != b'.' || at.len() > 700) && marked(at);
     let near_whole = |p: usize| {
@@ -555,7 +563,7 @@ mod tests {
         let mut marked = 0;
         for t in &tokens {
             for line in [format!("{{\"k\": {t}}}"), format!("[{t},1]"), t.clone()] {
-                let needs = number_marker(t.as_bytes()).is_some();
+                let needs = number_mark(t.as_bytes()).is_some();
                 marked += usize::from(needs);
                 assert!(!needs || has_marked_number(line.as_bytes()), "{line}");
             }
