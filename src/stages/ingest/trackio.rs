@@ -143,6 +143,12 @@ fn table_columns(c: &rusqlite::Connection, table: &str) -> Vec<String> {
 /// A record's content, for telling a repeat from a conflict.
 type ContentDigest = [u8; 32];
 
+/// The digest of a record's content, whatever the order of its keys (a database and a
+/// fragment write them in other orders).
+fn content_digest(r: Map<String, Value>) -> ContentDigest {
+    sha2::Sha256::digest(json_text(&sorted(Value::Object(r))).as_bytes()).into()
+}
+
 /// Reads the files of one trackio source in order, de-duplicating records by `log_id` across
 /// all of them.
 pub struct Reader {
@@ -178,8 +184,7 @@ impl Reader {
     /// judge.
     fn run_read_before(&mut self, r: &Map<String, Value>, sref: &SourceRef) -> bool {
         let Some(id) = r.get("run_id").and_then(Value::as_str) else { return false };
-        let digest: ContentDigest =
-            sha2::Sha256::digest(json_text(&sorted(Value::Object(r.clone()))).as_bytes()).into();
+        let digest = content_digest(r.clone());
         match self.runs.get(id) {
             Some(d) if *d == digest => {
                 self.run_repeats.0 += 1;
@@ -289,7 +294,7 @@ impl Reader {
         // the same log call in a database and in a fragment: keys in another order
         let mut content = r.clone();
         content.shift_remove("log_id");
-        let digest: ContentDigest = sha2::Sha256::digest(json_text(&sorted(Value::Object(content))).as_bytes()).into();
+        let digest = content_digest(content);
         match self.seen.get(&id) {
             None => {
                 self.seen.insert(id, (sref.clone(), digest));
