@@ -798,11 +798,11 @@ fn build(a: BuildArgs, quiet: bool) -> Result<u8, Error> {
     };
     let mut notes = spec.def.card.unfinished();
     // said of an unchanged release too: a file no source reads changes nothing
-    let unread_note = crate::verbs::build::unread_note(&spec, &outcome.manifest.inputs);
+    let unread = crate::verbs::build::unread_raw_files(&spec, &outcome.manifest.inputs);
+    let unread_note = crate::verbs::build::unread_note(&unread);
     notes.extend(unread_note.clone());
     if json {
         // every file the note counts, where the note names the first few
-        let unread = crate::verbs::build::unread_raw_files(&spec, &outcome.manifest.inputs);
         let _ = writeln!(std::io::stdout().lock(), "{:#}", output::build_json(&outcome, &notes, &unread));
         return Ok(0);
     }

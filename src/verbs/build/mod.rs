@@ -1443,8 +1443,7 @@ pub fn unread_raw_files(spec: &PipelineSpec, inputs: &[crate::stages::release::I
 
 /// The note naming [`unread_raw_files`] (the first five and how many more), or `None` when
 /// every file under `raw/` is read or left out on purpose.
-pub fn unread_note(spec: &PipelineSpec, inputs: &[crate::stages::release::InputEntry]) -> Option<String> {
-    let unread = unread_raw_files(spec, inputs);
+pub fn unread_note(unread: &[String]) -> Option<String> {
     let names: Vec<&str> = unread.iter().map(String::as_str).collect();
     let one = names.len() == 1;
     (!names.is_empty()).then(|| {
