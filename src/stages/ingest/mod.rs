@@ -539,17 +539,23 @@ fn convert(
     // Inspect logs that did not finish (status `error`, `cancelled`): their one row has no
     // scorer, which a key on it refuses later; the logs are named once read
     let inspect_status = (src.format == Format::InspectEvals)
-        .then(|| Some((schema.index_of("status").ok()?, schema.index_of("scorer").ok()?)))
+        .then(|| {
+            Some((
+                schema.index_of("status").ok()?,
+                schema.index_of("scorer").ok()?,
+                schema.index_of("_source_file").ok()?,
+            ))
+        })
         .flatten();
     let mut unfinished: BTreeSet<(String, String)> = BTreeSet::new();
     let mut counted = |rb: &RecordBatch| -> Result<()> {
         for ((_, i), held) in declared.iter().zip(held.iter_mut()) {
             *held = *held || rb.column(*i).null_count() < rb.num_rows();
         }
-        if let Some((status, scorer)) = inspect_status {
+        if let Some((status, scorer, files)) = inspect_status {
             use arrow::array::Array;
             let (status, scorer) = (rb.column(status).as_string::<i32>(), rb.column(scorer));
-            let files = rb.column(rb.num_columns() - 2).as_string::<i32>();
+            let files = rb.column(files).as_string::<i32>();
             for r in 0..rb.num_rows() {
                 let said = if status.is_null(r) { "none" } else { status.value(r) };
                 if scorer.is_null(r) && said != "success" {
