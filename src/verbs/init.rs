@@ -2454,7 +2454,8 @@ impl TablePlan {
             f.description = if captures.contains(&f.name) {
                 Some(format!("From the file's path: the `{{{}}}` part of `{prefix}{}`.", f.name, self.plan.patterns[0]))
             } else {
-                column_description(self.plan.format, &f.name).map(String::from)
+                crate::stages::ingest::columns::description(self.plan.format, self.plan.wandb_table, &f.name)
+                    .map(String::from)
             };
         }
         Ok(schema)
@@ -2497,40 +2498,6 @@ impl TablePlan {
         lines.push(format!("FROM {}", self.source));
         lines.join("\n")
     }
-}
-
-/// What a column of a format's fixed columns (and a provenance column) holds, for the card's
-/// column dictionary.
-fn column_description(format: Format, column: &str) -> Option<&'static str> {
-    Some(match (format, column) {
-        (_, "_source_file") => "The raw file the row was read from, relative to the pipeline folder.",
-        (Format::InspectEvals | Format::InspectSamples, "_source_line") => {
-            "Where in that log: the archive member of a `.eval` log (`header.json`, `samples/<id>_epoch_<n>.json`), or the JSON pointer in a `.json` log."
-        }
-        (Format::TrackioMetrics | Format::TrackioSystem | Format::TrackioRuns, "_source_line") => {
-            "Where in that file: the row's `id` in the project's database (or in an export's Parquet file), or the record's line in a JSONL fragment (from 1)."
-        }
-        (_, "_source_line") => {
-            "Where in that file: the record's line (from 1), or its JSON pointer in a JSON document (empty for a document that is one record)."
-        }
-        (Format::TinkerMetrics, "step") => "The record's `step`: the 0-based batch index.",
-        (Format::TinkerMetrics, "metric") => "The metric's key, as logged (`env/all/reward/total`).",
-        (Format::TinkerMetrics, "value") => "The value, when it is a number (NaN and ±Infinity kept).",
-        (Format::TinkerMetrics, "value_text") => {
-            "The value, when it is no number: a string as logged, or the JSON text of a boolean, list or object."
-        }
-        (Format::TinkerCheckpoints, "name") => "The checkpoint's name (`000020`, `final`).",
-        (Format::TinkerCheckpoints, "batch") => "Optimizer steps completed when it was saved.",
-        (Format::TinkerCheckpoints, "epoch") => "The epoch, when the loop counts them.",
-        (Format::TinkerCheckpoints, "final") => "The record's `final` flag (the stock loops never set it).",
-        (Format::TinkerCheckpoints, "rolling") => {
-            "Whether it is a rolling checkpoint (deleted once the next is saved)."
-        }
-        (Format::TinkerCheckpoints, "state_path") => "`tinker://…/weights/<name>`: weights and optimizer state.",
-        (Format::TinkerCheckpoints, "sampler_path") => "`tinker://…/sampler_weights/<name>`: weights for sampling.",
-        (Format::TinkerCheckpoints, "extra") => "JSON text of the record's other keys.",
-        _ => return None,
-    })
 }
 
 /// An SQL identifier: as it is when SQL reads it so, else quoted.

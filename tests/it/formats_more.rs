@@ -622,6 +622,8 @@ fn init_and_build_without(example: &str, leave_out: &[&str], table_rows: &[(&str
     for f in formats {
         assert!(toml.contains(&format!("format = \"{f}\"")), "{f}\n{toml}");
     }
+    // every column of the formats' tables is described in the card
+    assert_eq!(undescribed(tmp.path(), "x", &[]), Vec::<String>::new());
     let o =
         run(bin().arg("build").arg(tmp.path().join("pipelines/x")).arg("--releases-dir").arg(tmp.path().join("out")));
     assert!(o.status.success(), "build failed: {}", stderr(&o));

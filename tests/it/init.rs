@@ -255,6 +255,8 @@ fn init_on_wandb_run_folders_builds_the_standard_tables() {
     assert_eq!(key(&doc, "wandb_history"), ["run_id", "step", "metric"]);
     let notes: Vec<&str> = doc["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
     assert!(notes.iter().any(|n| n.contains("W&B table system: no rows")), "{notes:?}");
+    // every column of the standard tables is described in the card
+    assert_eq!(undescribed(tmp.path(), "wandb-runs", &[]), Vec::<String>::new());
     let release = build_from_elsewhere(tmp.path(), "wandb-runs");
     assert_eq!(release_rows(&release), rows);
     assert_eq!(query(&release, "SELECT count(DISTINCT run_id) AS n FROM wandb_history"), format!("n\n{logs}\n"));
@@ -402,6 +404,7 @@ fn init_on_evaluation_outputs_builds_without_edits() {
     );
     // the folders that name the checkpoint and the benchmark are captured
     assert_eq!(key(&doc, "eval_results"), ["checkpoint", "bench", "benchmark"]);
+    assert_eq!(undescribed(tmp.path(), "evals", &["summary", "summary_2"]), Vec::<String>::new());
     let release = build_from_elsewhere(tmp.path(), "evals");
     assert_eq!(release_rows(&release), rows);
     assert_eq!(
@@ -924,6 +927,9 @@ fn init_recognises_a_folder_mixing_the_families() {
     ]);
     let want: BTreeMap<String, u64> = want.into_iter().chain(rows_of(COOKBOOK_TABLES)).collect();
     assert_eq!(init_rows(&doc), want);
+    // every column of the known formats' tables is described in the card (config.json and
+    // runs.jsonl are plain JSON)
+    assert_eq!(undescribed(tmp.path(), "m", &["a", "config", "runs"]), Vec::<String>::new());
     assert_eq!(release_rows(&build_from_elsewhere(tmp.path(), "m")), want);
     let sources = source_paths(&doc);
     assert_eq!(sources["trackio_metrics_raw"].1, ["raw/trackio/demo.db", "raw/trackio/inbox/*/*.jsonl"]);

@@ -284,3 +284,26 @@ pub fn python_edit(script: &str, file: &Path) {
     let o = run(std::process::Command::new(python()).args(["-c", script]).arg(file));
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// The columns (`table.column`) of the tables of pipeline `name` that `init` wrote with no
+/// description in their Table Schemas, but for those of the tables named in `plain` (tables of
+/// plain formats, whose columns no format describes).
+pub fn undescribed(tmp: &Path, name: &str, plain: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut files: Vec<PathBuf> =
+        std::fs::read_dir(tmp.join("schemas").join(name)).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    for f in files {
+        let table = f.file_name().unwrap().to_str().unwrap().split('.').next().unwrap().to_string();
+        if plain.contains(&table.as_str()) {
+            continue;
+        }
+        let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        for field in doc["fields"].as_array().unwrap() {
+            if field["description"].as_str().is_none_or(|d| d.trim().is_empty()) {
+                out.push(format!("{table}.{}", field["name"].as_str().unwrap()));
+            }
+        }
+    }
+    out
+}

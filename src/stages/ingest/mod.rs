@@ -12,6 +12,7 @@
 //! record by record. Files are read twice when the schema is inferred (once to infer, once to
 //! convert) and once when it is declared.
 
+pub mod columns;
 pub mod convert;
 pub mod cookbook;
 pub mod direct;
