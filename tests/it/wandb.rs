@@ -568,7 +568,8 @@ fn real_wandb_offline_runs_are_recovered_exactly() {
             ),
             (
                 "wandb_runs",
-                "SELECT run_id, name, state, entity, project, \"group\", job_type, tags, config, summary, last_step FROM runs",
+                "SELECT run_id, name, state, entity, project, \"group\", job_type, tags, config, summary, last_step, \
+                 metadata, source_files FROM runs",
                 "",
             ),
             ("histograms", "SELECT run_id, key, step, bin_edges, counts FROM hg", ""),
@@ -647,6 +648,23 @@ fn real_wandb_offline_runs_are_recovered_exactly() {
         ),
         "key,step,c,e\nweights,9999,\"1,4,4,1\",\"-2,-1,0,1,2\"\n"
     );
+    // the client writes no wandb-metadata.json offline: each log's environment record is the
+    // run's metadata, as protobuf's own JSON mapping writes it
+    let o = run(bin()
+        .args(["query", "-q", "--format", "json"])
+        .arg(&r)
+        .arg("SELECT source_files, metadata FROM wandb_runs"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&stdout(&o)).unwrap();
+    let environments = expected["environments"].as_object().unwrap();
+    assert_eq!(rows.len(), environments.len());
+    for row in rows {
+        let files = row["source_files"].as_array().unwrap();
+        let log = files.iter().map(|f| f.as_str().unwrap()).find(|f| f.ends_with(".wandb")).unwrap();
+        let got: serde_json::Value = serde_json::from_str(row["metadata"].as_str().unwrap()).unwrap();
+        assert_eq!(&got, &environments[log], "{log}");
+        assert!(got["host"].is_string() && got["startedAt"].is_string(), "{got}");
+    }
     // the files/ folders were looked at: what they hold is named in a warning
     let o = run(bin().arg("build").arg(&dir).arg("--releases-dir").arg(dir.join("out2")));
     assert!(

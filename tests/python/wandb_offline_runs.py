@@ -7,11 +7,15 @@ Sets WANDB_MODE=offline and WANDB_DIR=<out_dir> (no network). Writes:
 - run `resume01`, twice: a first session logs steps 0-9, a second one (resume="allow", same id)
   logs steps 5-14 again with other values.
 and <out_dir>/expected.json: every logged value per (run id, step, metric), the last write winning,
-with non-finite floats as the strings "NaN", "Infinity", "-Infinity"; and the configs.
+with non-finite floats as the strings "NaN", "Infinity", "-Infinity"; the configs; and each log's
+environment record, decoded by the client's own protobuf classes and written by protobuf's
+JSON mapping (what wandb-metadata.json holds), by the log's path under <out_dir>.
 """
+import glob
 import json
 import math
 import os
+import struct
 import sys
 import time
 
@@ -58,5 +62,50 @@ for i in range(5, 15):
     put("resume01", i, "reward", i * 0.25 + 100)
 run.finish()
 
+from google.protobuf import json_format  # noqa: E402
+from wandb.proto import wandb_internal_pb2  # noqa: E402
+
+
+def records(path):
+    """The records of a .wandb log: 32 KiB blocks of chunks (crc, length, type) after a 7-byte
+    header; a record is a FULL chunk (1) or FIRST (2), MIDDLE (3)..., LAST (4)."""
+    data = open(path, "rb").read()
+    assert data[:4] == b":W&B", path
+    pos, parts = 7, []
+    while pos + 7 <= len(data):
+        left = 32768 - pos % 32768
+        if left < 7:
+            pos += left
+            continue
+        _crc, length, kind = struct.unpack("<IHB", data[pos:pos + 7])
+        if kind == 0:
+            break
+        chunk = data[pos + 7:pos + 7 + length]
+        pos += 7 + length
+        if kind == 1:
+            yield chunk
+        elif kind == 2:
+            parts = [chunk]
+        elif kind == 3:
+            parts.append(chunk)
+        else:
+            yield b"".join(parts + [chunk])
+
+
+environments = {}
+for log in sorted(glob.glob(os.path.join(out, "wandb", "offline-run-*", "*.wandb"))):
+    merged = None
+    for data in records(log):
+        record = wandb_internal_pb2.Record()
+        record.ParseFromString(data)
+        if record.WhichOneof("record_type") == "environment":
+            if merged is None:
+                merged = wandb_internal_pb2.EnvironmentRecord()
+            merged.MergeFrom(record.environment)
+    if merged is not None:
+        merged.ClearField("writer_id")
+        merged.ClearField("_info")
+        environments[os.path.relpath(log, out)] = json_format.MessageToDict(merged)
+
 with open(os.path.join(out, "expected.json"), "w") as f:
-    json.dump({"values": expected, "config": config}, f, allow_nan=False)
+    json.dump({"values": expected, "config": config, "environments": environments}, f, allow_nan=False)

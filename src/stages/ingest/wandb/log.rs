@@ -126,8 +126,8 @@ pub enum Event {
     /// `FinalRecord`: the last record of a finished log.
     Final,
     /// `EnvironmentRecord`: the run's host, OS, Python, git and hardware (wandb 0.19 and later
-    /// write it in place of `wandb-metadata.json` in an offline run); not read.
-    Environment,
+    /// write it in place of `wandb-metadata.json` in an offline run).
+    Environment(Box<super::environment::Environment>),
     /// Any other record (output, files, telemetry, …).
     Other,
 }
@@ -191,7 +191,7 @@ enum PbRecordType {
     #[prost(message, tag = "20")]
     Final(PbEmpty),
     #[prost(message, tag = "26")]
-    Environment(PbEmpty),
+    Environment(super::environment::Environment),
 }
 
 /// `HistoryRecord { repeated HistoryItem item = 1; HistoryStep step = 2; }`
@@ -560,7 +560,7 @@ pub fn decode(bytes: &[u8]) -> Result<Event, String> {
         }
         Some(PbRecordType::Exit(e)) => Event::Exit { exit_code: e.exit_code, runtime: e.runtime },
         Some(PbRecordType::Final(_)) => Event::Final,
-        Some(PbRecordType::Environment(_)) => Event::Environment,
+        Some(PbRecordType::Environment(e)) => Event::Environment(Box::new(e)),
         None => Event::Other,
     })
 }

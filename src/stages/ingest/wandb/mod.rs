@@ -36,6 +36,7 @@
 pub mod api;
 pub mod axes;
 pub mod csv;
+pub mod environment;
 pub mod log;
 pub mod pylit;
 pub mod rows;
@@ -165,11 +166,6 @@ pub enum Out {
         /// Its `_type`.
         kind: String,
     },
-    /// A run's metadata is null though its log holds an environment record, which is not read.
-    EnvironmentUnread {
-        /// The log.
-        log: String,
-    },
 }
 
 /// The flavour of one input.
@@ -284,7 +280,7 @@ pub fn read(plan: &Plan, k: usize, sink: &mut dyn FnMut(Item) -> Result<()>) -> 
             sink(Item::Record(m, at))
         }
         Out::Bad { at, rule, message, raw } => sink(Item::Bad { at, rule, message, raw }),
-        Out::Warn { .. } | Out::Step { .. } | Out::Media { .. } | Out::EnvironmentUnread { .. } => Ok(()),
+        Out::Warn { .. } | Out::Step { .. } | Out::Media { .. } => Ok(()),
     })
 }
 
@@ -394,36 +390,9 @@ pub fn prepare(
     if table == WandbTable::Runs {
         (plan.skip, plan.conflicts) = api::check_duplicates(&plan, &lists, &name, report);
     }
-    let FilePass {
-        per_run,
-        media,
-        environment_unread,
-        csv_skip,
-        csv_conflicts,
-        read_names,
-        filled,
-        runs_read,
-        damaged,
-        ..
-    } = FilePass::read(&plan, inputs, &name, report)?;
+    let FilePass { per_run, media, csv_skip, csv_conflicts, read_names, filled, runs_read, damaged, .. } =
+        FilePass::read(&plan, inputs, &name, report)?;
     warn_media(&media, histograms_elsewhere, &name, report);
-    if let Some(first) = environment_unread.first() {
-        let n = environment_unread.len();
-        report.warn(
-            &name,
-            "wandb-environment",
-            None,
-            format!(
-                "{n} run{} metadata is null though {} log{} an environment record (host, OS, Python, git, hardware: \
-                 what W&B writes in place of wandb-metadata.json in an offline run), which runpack does not read: \
-                 {first}{}",
-                if n == 1 { "'s" } else { "s'" },
-                if n == 1 { "its" } else { "their" },
-                if n == 1 { " holds" } else { "s hold" },
-                if n > 1 { format!(" and {} more", n - 1) } else { String::new() }
-            ),
-        );
-    }
     if runs_read > 0
         && let Some(c) = plan.opts.columns.iter().zip(&filled).find_map(|(c, f)| (!f).then_some(c))
     {
@@ -453,8 +422,6 @@ struct FilePass {
     per_run: BTreeMap<String, Steps>,
     /// Media values skipped, by (key, kind).
     media: BTreeMap<(String, String), u64>,
-    /// Logs whose run has no metadata but an environment record, which is not read.
-    environment_unread: Vec<String>,
     /// The runs of runs-table CSV exports, by id: (where first seen, the row), as the run
     /// lists' runs are checked for duplicates.
     csv_runs: BTreeMap<String, (usize, SourceRef, Value)>,
@@ -547,7 +514,6 @@ impl FilePass {
                         }
                     }
                     Out::Media { key, kind } => *pass.media.entry((key, kind)).or_default() += 1,
-                    Out::EnvironmentUnread { log } => pass.environment_unread.push(log),
                     Out::Row(..) | Out::Bad { .. } => {}
                 }
                 Ok(())

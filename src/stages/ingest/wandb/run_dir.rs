@@ -189,8 +189,8 @@ pub type Flat = std::result::Result<Map<String, Value>, (String, Option<String>)
 /// Everything a `.wandb` log says, folded.
 #[derive(Debug, Default)]
 pub struct Folded {
-    /// Whether the log holds an environment record (see [`log::Event::Environment`]).
-    pub environment: bool,
+    /// The log's environment records, merged (see [`log::Event::Environment`]).
+    pub environment: Option<super::environment::Environment>,
     /// The run record.
     pub run: Option<log::RunInfo>,
     /// Config after every update.
@@ -258,7 +258,10 @@ pub fn fold(input: &InputFile) -> Result<Folded> {
             Event::Stats { timestamp, items } => out.stats.push((e.number, timestamp, items)),
             Event::Exit { exit_code, runtime } => out.exit = Some((exit_code, runtime)),
             Event::Metric { name, glob_name, step_metric } => out.axes.define(&name, &glob_name, &step_metric),
-            Event::Environment => out.environment = true,
+            Event::Environment(e) => match &mut out.environment {
+                Some(first) => first.merge_later(&e),
+                None => out.environment = Some(*e),
+            },
             Event::Final | Event::Other => {}
         }
     }
@@ -354,9 +357,6 @@ pub fn emit_log(plan: &Plan, k: usize, dir: Option<usize>, out: &mut dyn FnMut(O
                     return out(Out::Bad { at: Position::Line(1), rule: "wandb-run", message, raw: None });
                 }
             };
-            if row.metadata.is_none() && folded.environment {
-                out(Out::EnvironmentUnread { log: input.rel.clone() })?;
-            }
             let run = RunKey { run_id: row.run_id.clone(), run_name: row.name.clone() };
             rows::summary_histograms(&run, &summary, false, &Position::Line(1), out)?;
             return out(Out::Row(row.into_map(&plan.opts), Position::Line(1)));
@@ -507,12 +507,6 @@ fn emit_dir_row(plan: &Plan, d: usize, out: &mut dyn FnMut(Out) -> Result<()>) -
         Ok(x) => x,
         Err(message) => return out(Out::Bad { at: Position::Line(1), rule: "wandb-run", message, raw: None }),
     };
-    if let Some((k, f)) = &folded
-        && row.metadata.is_none()
-        && f.environment
-    {
-        out(Out::EnvironmentUnread { log: plan.inputs[*k].rel.clone() })?;
-    }
     let run = RunKey { run_id: row.run_id.clone(), run_name: row.name.clone() };
     rows::summary_histograms(&run, &summary, false, &Position::Line(1), out)?;
     out(Out::Row(row.into_map(&plan.opts), Position::Line(1)))
@@ -640,6 +634,17 @@ fn from_log(
     }
     if let Some((_, rt)) = f.exit {
         row.runtime_s = Some(Value::from(rt));
+    }
+    // a recent client's offline run keeps in its log what `wandb-metadata.json` holds
+    if row.metadata.is_none()
+        && let Some(env) = &f.environment
+    {
+        let mut meta = Value::Object(env.to_json());
+        values::redact(&mut meta, &plan.opts.redact);
+        if row.created_at.is_none() {
+            row.created_at = meta.get("startedAt").and_then(rows::created_at);
+        }
+        row.metadata = Some(meta);
     }
     Ok(())
 }
