@@ -317,6 +317,11 @@ async fn register_query_source(
         });
     }
     let raw = crate::verbs::query::register_files(ctx, table, source, schema).await?;
+    if !quiet {
+        for w in &raw.warnings {
+            say!("{w}");
+        }
+    }
     if raw.inferred && !quiet {
         say!("table {table}, schema inferred from every file:");
         for f in raw.schema.fields() {

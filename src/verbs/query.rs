@@ -408,6 +408,10 @@ pub struct RawTable {
     /// The Parquet files read (each named by its path), empty for JSON Lines (see
     /// [`name_broken_file`]).
     pub parquet_files: Vec<(String, PathBuf)>,
+    /// What reading the files said, one line each (`warning: …`): the reader's warnings, and
+    /// the strings read as numbers (`"NaN"`, `"Infinity"`, as runpack's own JSON Lines write
+    /// them), with the first few places.
+    pub warnings: Vec<String>,
     _work: Option<tempfile::TempDir>,
 }
 
@@ -570,7 +574,13 @@ pub async fn register_files(
             check_declared_rules(ctx, name, declared, Some((&found, arrow.clone()))).await?;
         }
         let parquet_files = paths.iter().map(|p| (p.display().to_string(), p.clone())).collect();
-        return Ok(RawTable { schema: arrow, inferred: schema.is_none(), parquet_files, _work: None });
+        return Ok(RawTable {
+            schema: arrow,
+            inferred: schema.is_none(),
+            parquet_files,
+            warnings: vec![],
+            _work: None,
+        });
     }
     // JSON Lines: read through runpack's own reader into Arrow IPC
     register_jsonl(ctx, name, base, source, schema).await
@@ -730,7 +740,29 @@ async fn register_jsonl(
     if let Some(declared) = schema {
         check_declared_rules(ctx, name, declared, None).await?;
     }
-    Ok(RawTable { schema: registered, inferred: schema.is_none(), parquet_files: vec![], _work: Some(work) })
+    Ok(RawTable {
+        schema: registered,
+        inferred: schema.is_none(),
+        parquet_files: vec![],
+        warnings: read_warnings(name, &ing.found),
+        _work: Some(work),
+    })
+}
+
+/// The lines [`RawTable::warnings`] holds, from what reading the files of table `name` found.
+fn read_warnings(name: &str, found: &crate::core::report::BuildReport) -> Vec<String> {
+    let mut out: Vec<String> = found.warnings.iter().map(|w| w.to_string()).collect();
+    for tally in found.coercions.values() {
+        let n = tally.count;
+        out.push(format!(
+            "warning: table {name}: {n} string{} read as number{}{}",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "" } else { "s" },
+            if n > tally.examples.len() as u64 { format!(", the first {}:", tally.examples.len()) } else { ":".into() }
+        ));
+        out.extend(tally.examples.iter().map(|e| format!("  {e}")));
+    }
+    out
 }
 
 /// A read of JSON Lines that failed because a `.json` file is one JSON document spread over

@@ -261,8 +261,8 @@ fn b06_strings_in_a_number_column() {
     assert!(o.status.success(), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(err.contains("strings coerced in raw: 2"), "{err}");
-    assert!(err.contains("rewards.jsonl:2:$.reward string \"NaN\" read as NaN"), "{err}");
-    assert!(err.contains("rewards.jsonl:4:$.reward string \"-infinity\" read as -inf"), "{err}");
+    assert!(err.contains("rewards.jsonl:2:$.reward string \"NaN\" read as the number NaN"), "{err}");
+    assert!(err.contains("rewards.jsonl:4:$.reward string \"-infinity\" read as the number -Infinity"), "{err}");
     let r = release(&dir, "b06c");
     assert_eq!(
         query_with(&r, "SELECT step, reward, isnan(reward) AS nan, reward IS NULL AS null FROM t ORDER BY step", &[]),

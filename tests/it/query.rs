@@ -502,6 +502,15 @@ fn raw_json_lines_queries_read_every_extension_type_nan_strings_in_any_order_and
             .arg("SELECT max(v) > 2 AS inf, arrow_typeof(min(v)) AS t FROM t"));
         assert_eq!(stdout(&o), "inf,t\ntrue,Float64\n", "{name}: {}", stderr(&o));
     }
+    // ... and each string read as a number is said, with its place (not with -q)
+    let o = run(bin().args(["query", "--format", "csv"]).arg(dir.join("n1.jsonl")).arg("SELECT v FROM t"));
+    assert!(
+        stderr(&o).contains(
+            "warning: table t: 1 string read as number:\n  n1.jsonl:2:$.v string \"Infinity\" read as the number Infinity"
+        ),
+        "{}",
+        stderr(&o)
+    );
     write(dir, "s.jsonl", "{\"v\": \"NaN\"}\n{\"v\": \"x\"}\n");
     let o =
         run(bin().args(["query", "-q", "--format", "csv"]).arg(dir.join("s.jsonl")).arg("SELECT v FROM t ORDER BY v"));

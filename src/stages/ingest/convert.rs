@@ -892,7 +892,18 @@ fn to_f64(c: &Cell, ctx: &mut Ctx) -> Option<f64> {
                 if ctx.opts.coerce_nonfinite_strings
                     && let Some(f) = nonfinite_string(s)
                 {
-                    ctx.event("coercion", c, format!("string {} read as {f}", path::short_json_string(s)));
+                    let ieee = if f.is_nan() {
+                        "NaN"
+                    } else if f > 0.0 {
+                        "Infinity"
+                    } else {
+                        "-Infinity"
+                    };
+                    ctx.event(
+                        "coercion",
+                        c,
+                        format!("string {} read as the number {ieee}", path::short_json_string(s)),
+                    );
                     return Some(f);
                 }
                 if ctx.opts.coerce_numeric_strings
@@ -920,7 +931,18 @@ fn to_f64(c: &Cell, ctx: &mut Ctx) -> Option<f64> {
                         );
                         return None;
                     }
-                    ctx.event("coercion", c, format!("string {} read as {f}", path::short_json_string(s)));
+                    let ieee = if f.is_nan() {
+                        "NaN"
+                    } else if f > 0.0 {
+                        "Infinity"
+                    } else {
+                        "-Infinity"
+                    };
+                    ctx.event(
+                        "coercion",
+                        c,
+                        format!("string {} read as the number {ieee}", path::short_json_string(s)),
+                    );
                     return Some(f);
                 }
             }
