@@ -1137,6 +1137,53 @@ fn a_declared_source_field_no_record_holds_is_warned_of() {
 }
 
 #[test]
+fn a_compressed_stream_that_breaks_is_a_violation_at_the_line_it_could_not_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let text: String = (1..=50_000).map(|i| format!("{{\"k\": {i}, \"s\": \"row {i} of some text\"}}\n")).collect();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, text.as_bytes()).unwrap();
+    let gz = gz.finish().unwrap();
+    let zst = zstd::encode_all(text.as_bytes(), 3).unwrap();
+    for (name, bytes, why) in [
+        ("m.jsonl.gz", &gz[..gz.len() / 2], "incomplete deflate stream"),
+        ("m.jsonl.zst", &zst[..zst.len() / 2], "incomplete frame"),
+    ] {
+        std::fs::write(dir.join(name), bytes).unwrap();
+        write(dir, "pipeline.toml", &one_source("p", name, "jsonl", "", "SELECT k FROM raw", ""));
+        // broken data: exit 1, even when bad rows are set aside, and the lines before it are
+        // counted in the message
+        let o = build(dir, &["-q", "--force", "--on-invalid", "reject"]);
+        assert_eq!(o.status.code(), Some(1), "{name}: {}", stderr(&o));
+        let err = stderr(&o);
+        let line = err.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("{err}"));
+        let (place, rest) = line.split_once(": ").unwrap();
+        let at: u64 = place.rsplit(':').next().unwrap().parse().unwrap();
+        assert!(at > 1 && at < 50_000, "{line}");
+        assert!(
+            rest.starts_with(&format!("the compressed stream breaks after line {}: ", grouped(at - 1)))
+                && rest.contains(why)
+                && rest.ends_with("(source raw, rule compressed)"),
+            "{line}"
+        );
+        std::fs::remove_file(dir.join(name)).unwrap();
+    }
+}
+
+/// `n` with its thousands grouped by commas, as runpack writes counts (`1,234`).
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[test]
 fn a_named_pipe_is_refused_and_an_empty_input_is_warned_of() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();

@@ -54,30 +54,37 @@ pub fn jsonl(mut reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMu
     }
 }
 
-/// The error of a read that failed after `lines` whole lines of `rel`: for a compressed file
-/// whose stream stops early (zstd's "incomplete frame", gzip's unexpected end), what that
-/// means, since the bytes before it were read.
+/// The error of a read that failed after `lines` whole lines of `rel`. A compressed file whose
+/// stream breaks (zstd's "incomplete frame", gzip's unexpected end or corrupt data) is a
+/// violation at the line it could not read, rule `compressed`: the input's data is broken, as
+/// a Parquet file that does not read is. Any other failure is an [`Error::Format`].
 fn read_failed(rel: &str, lines: u64, e: &std::io::Error) -> Error {
     let place = match lines {
         0 => "before its first line".to_string(),
         n => format!("after line {}", crate::core::numbers::group_digits(n)),
     };
-    read_failed_at(rel, &place, e)
+    read_failed_at(rel, Position::Line(lines + 1), &place, e)
 }
 
 /// [`read_failed`] for a read that failed at `place` (`after line 3`, `before the end of the
-/// document`).
-fn read_failed_at(rel: &str, place: &str, e: &std::io::Error) -> Error {
+/// document`), the violation placed `at`.
+fn read_failed_at(rel: &str, at: Position, place: &str, e: &std::io::Error) -> Error {
     let compressed = super::files::compression_named(rel).is_some();
     // zstd's decoder tells an early end by its message only
     let zstd_early = e.to_string().contains("incomplete frame");
-    let why = if zstd_early || (compressed && e.kind() == std::io::ErrorKind::UnexpectedEof) {
-        "; the compressed stream is cut short, or followed by bytes that are not compressed data (a truncated \
-         or partly downloaded file?)"
-    } else {
-        ""
-    };
-    Error::format(rel, format!("read failed {place}: {e}{why}"))
+    if zstd_early || compressed {
+        return Error::source_violation(
+            rel,
+            at,
+            "",
+            "compressed",
+            format!(
+                "the compressed stream breaks {place}: {e}; the file is cut short, damaged, or followed by bytes that \
+                 are not compressed data (a truncated or partly downloaded file?)"
+            ),
+        );
+    }
+    Error::format(rel, format!("read failed {place}: {e}"))
 }
 
 /// A run of raw JSON Lines lines, for parsing elsewhere (another thread).
@@ -405,7 +412,8 @@ fn json_syntax(
         if e.is_io() {
             // the file could not be read to its end (a compressed stream cut short): not the
             // JSON's fault, and no line or column of it to name
-            return Err(read_failed_at(rel, "before the end of the document", &std::io::Error::from(e)));
+            let at = Position::Pointer(String::new());
+            return Err(read_failed_at(rel, at, "before the end of the document", &std::io::Error::from(e)));
         }
         return Ok(Err(e));
     }
