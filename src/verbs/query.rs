@@ -97,7 +97,15 @@ pub async fn register_release_tables(
         let files: Vec<PathBuf> = t.files.iter().map(|f| dir.join(f)).collect();
         for rel in &t.files {
             let listed = manifest.files.iter().any(|e| &e.path == rel && e.kind == "parquet");
-            if !crate::stages::release::safe_relative(rel) || !listed {
+            if !crate::stages::release::safe_relative(rel) {
+                return Err(Error::Refused(format!(
+                    "{}: table {} names data file {rel}, whose path {}; refused (run `runpack verify` on the release)",
+                    dir.display(),
+                    t.name,
+                    crate::stages::release::unsafe_path_reason(rel)
+                )));
+            }
+            if !listed {
                 return Err(Error::Refused(format!(
                     "{}: table {} names data file {rel}, which is not a Parquet file of the release's manifest; \
                      run `runpack verify` on the release",

@@ -661,6 +661,36 @@ fn a_parquet_file_the_reader_panics_on_is_named_not_a_crash() {
     assert!(stderr(&o).contains("c.parquet: not readable as Parquet: "), "{}", stderr(&o));
 }
 
+/// A manifest whose table names a data file outside the release, or one its file list does
+/// not hold, is refused by query, saying which.
+#[test]
+fn query_refuses_a_table_naming_a_file_outside_the_release_or_not_listed() {
+    let t = tempfile::tempdir().unwrap();
+    for (name, file, said) in [
+        (
+            "outside",
+            "../other.parquet",
+            "names data file ../other.parquet, whose path leaves the release folder; refused",
+        ),
+        (
+            "unlisted",
+            "data/other.parquet",
+            "names data file data/other.parquet, which is not a Parquet file of the release's manifest",
+        ),
+    ] {
+        let dir = t.path().join(name);
+        copy_tree(example_release(), &dir);
+        let path = dir.join("manifest.json");
+        let mut m: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let table = m["tables"].as_array_mut().unwrap().iter_mut().find(|t| t["name"] == "checkpoints").unwrap();
+        table["files"] = serde_json::json!([file]);
+        std::fs::write(&path, serde_json::to_vec_pretty(&m).unwrap()).unwrap();
+        let o = run(bin().args(["query", "-q"]).arg(&dir).arg("SELECT count(*) FROM checkpoints"));
+        assert_eq!(o.status.code(), Some(2), "{name}: {}", stderr(&o));
+        assert!(stderr(&o).contains(&format!("table checkpoints {said}")), "{name}: {}", stderr(&o));
+    }
+}
+
 /// A release whose data file does not hold the manifest's schema (a column renamed or retyped
 /// in the manifest, a file rewritten by another writer) is refused by query naming the file
 /// and the difference, where DataFusion would read the renamed column as nulls and cast the
