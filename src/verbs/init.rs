@@ -1278,6 +1278,17 @@ fn fixed_format_plans(looked: &[Looked], not_read: &mut Vec<NotRead>) -> Vec<Sou
     // a trackio project's database, fragments and exports (one `log_id` read once), an Inspect
     // folder's `.eval` and `.json` logs, and both layouts of rollout summaries
     let mut joined: Vec<(String, String, Vec<String>, Vec<String>)> = Vec::new();
+    // the formats of which some file is also there compressed, or compressed another way
+    let mut copies_compressed = BTreeSet::new();
+    let mut plain: BTreeMap<(&str, &str), &str> = BTreeMap::new();
+    for ((format, _), files) in &fixed {
+        for f in files {
+            let first = plain.entry((format.as_str(), strip_compression(f))).or_insert(f.as_str());
+            if *first != f.as_str() {
+                copies_compressed.insert(format.clone());
+            }
+        }
+    }
     for ((format, pattern), files) in fixed {
         let join = match format.as_str() {
             "trackio-metrics" | "trackio-system" | "trackio-runs" | "tinker-rollouts" | "tinker-rollout-steps" => {
@@ -1286,6 +1297,9 @@ fn fixed_format_plans(looked: &[Looked], not_read: &mut Vec<NotRead>) -> Vec<Sou
             "inspect-evals" | "inspect-samples" => {
                 pattern.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default()
             }
+            // runs whose logs were compressed (`metrics.jsonl.gz`, `.zst`) are runs of the same
+            // table, unless a run has its log both ways (two tables then, each building)
+            _ if !copies_compressed.contains(&format) => strip_compression(&pattern).to_string(),
             _ => pattern.clone(),
         };
         match joined.iter_mut().find(|(f, j, _, _)| *f == format && *j == join) {

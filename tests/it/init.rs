@@ -421,6 +421,37 @@ fn init_on_evaluation_outputs_builds_without_edits() {
 }
 
 #[test]
+fn runs_whose_logs_were_compressed_are_runs_of_the_same_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("runs");
+    let log = |r: u32| -> String { (0..3).map(|s| format!("{{\"step\": {s}, \"loss\": 0.{r}{s}}}\n")).collect() };
+    write(&runs, "a/metrics.jsonl", &log(1));
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, log(2).as_bytes()).unwrap();
+    std::fs::create_dir_all(runs.join("b")).unwrap();
+    std::fs::write(runs.join("b/metrics.jsonl.gz"), gz.finish().unwrap()).unwrap();
+    std::fs::create_dir_all(runs.join("c")).unwrap();
+    std::fs::write(runs.join("c/metrics.jsonl.zst"), zstd::encode_all(log(3).as_bytes(), 3).unwrap()).unwrap();
+    let doc = init(tmp.path(), &runs, "z");
+    assert_eq!(init_rows(&doc), BTreeMap::from([("metrics".into(), 9)]));
+    assert_eq!(
+        source_paths(&doc)["metrics_raw"].1,
+        ["raw/{run}/metrics.jsonl", "raw/{run}/metrics.jsonl.gz", "raw/{run}/metrics.jsonl.zst"]
+    );
+    let release = build_from_elsewhere(tmp.path(), "z");
+    assert_eq!(
+        query(&release, "SELECT run, count(*) AS n FROM metrics GROUP BY run ORDER BY run"),
+        "run,n\na,3\nb,3\nc,3\n"
+    );
+    // a run with its log both ways: two tables, each building (one source would hold each
+    // step twice)
+    std::fs::write(runs.join("a/metrics.jsonl.zst"), zstd::encode_all(log(1).as_bytes(), 3).unwrap()).unwrap();
+    let doc = init(tmp.path(), &runs, "z2");
+    assert_eq!(init_rows(&doc).len(), 3, "{doc}");
+    build_from_elsewhere(tmp.path(), "z2");
+}
+
+#[test]
 fn init_never_overwrites_a_file_and_leaves_nothing_when_it_refuses() {
     let tmp = tempfile::tempdir().unwrap();
     let logs = tmp.path().join("logs");
