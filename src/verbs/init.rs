@@ -1641,9 +1641,30 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
         }
         merged.push(c);
     }
+    // the folders a run's log names by `{run}` (`logs/a` of `logs/{run}/metrics.jsonl`), each
+    // with the folder above it: a plain file alone there is that run's too
+    let mut run_folders: BTreeMap<String, String> = BTreeMap::new();
+    for l in looked {
+        let (Kind::Fixed(_, pattern) | Kind::Many(_, pattern)) = &l.kind else { continue };
+        let (Some((pattern_dir, _)), Some((dir, _))) = (pattern.rsplit_once('/'), l.rel.rsplit_once('/')) else {
+            continue;
+        };
+        if pattern_dir == "{run}" || pattern_dir.ends_with("/{run}") {
+            run_folders.insert(dir.to_string(), parent(dir));
+        }
+    }
     let mut clusters = Vec::new();
     for mut c in merged {
-        if c.files.len() > 1 && c.wanted.is_some() {
+        if c.files.len() == 1
+            && c.wanted.is_some()
+            && !c.keys.contains("run")
+            && let Some(above) = run_folders.get(&c.dir)
+        {
+            let name = file_name(&c.files[0]);
+            c.wanted =
+                Some(if above.is_empty() { format!("{{run}}/{name}") } else { format!("{above}/{{run}}/{name}") });
+            c.dir = above.clone();
+        } else if c.files.len() > 1 && c.wanted.is_some() {
             let capture = ["run", "run_dir", "folder"].into_iter().find(|k| !c.keys.contains(*k)).unwrap_or("folder_");
             let above = parent(&c.dir);
             let name = file_name(&c.files[0]);

@@ -452,6 +452,23 @@ fn runs_whose_logs_were_compressed_are_runs_of_the_same_table() {
 }
 
 #[test]
+fn a_plain_file_alone_in_a_run_folder_is_that_run_s() {
+    // one run: its config.json gets the `{run}` its metrics.jsonl has, to be joined on
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("runs");
+    write(&runs, "r1/metrics.jsonl", "{\"step\": 0, \"loss\": 1.5}\n{\"step\": 1, \"loss\": 0.5}\n");
+    write(&runs, "r1/config.json", "{\"lr\": 0.001, \"model\": \"qwen\"}");
+    let doc = init(tmp.path(), &runs, "one");
+    assert_eq!(source_paths(&doc)["config_raw"].1, ["raw/{run}/config.json"]);
+    assert_eq!(key(&doc, "config"), ["run"]);
+    let release = build_from_elsewhere(tmp.path(), "one");
+    assert_eq!(
+        query(&release, "SELECT c.model, count(*) AS n FROM metrics m JOIN config c ON m.run = c.run GROUP BY 1"),
+        "model,n\nqwen,2\n"
+    );
+}
+
+#[test]
 fn init_never_overwrites_a_file_and_leaves_nothing_when_it_refuses() {
     let tmp = tempfile::tempdir().unwrap();
     let logs = tmp.path().join("logs");
