@@ -1242,7 +1242,9 @@ pub struct WandbOptions {
     /// What a history export that looks sampled does to the build.
     #[serde(default)]
     pub on_sampled: OnSampled,
-    /// Keys of `wandb-metadata.json` replaced by `"REDACTED"` (default: `["email"]`).
+    /// Keys of a run's metadata (`wandb-metadata.json`, or its log's environment record)
+    /// replaced by `"REDACTED"` at any depth (default: `["email", "username", "host", "args"]`:
+    /// who ran it, where, and a command line that may hold a token).
     #[serde(default = "default_redact")]
     pub redact: Vec<String>,
     /// Entity for exports that do not name one.
@@ -1257,7 +1259,7 @@ pub struct WandbOptions {
 }
 
 fn default_redact() -> Vec<String> {
-    vec!["email".into()]
+    ["email", "username", "host", "args"].into_iter().map(String::from).collect()
 }
 
 /// `[[source.wandb.column]]`: one scalar of the config or summary as its own `runs` column.

@@ -132,8 +132,10 @@ pub fn description(format: Format, wandb_table: Option<&str>, column: &str) -> O
         (F::InspectEvals, "created") => "When the eval was created (ISO 8601, as written).",
         (F::InspectEvals, "status") => "How the eval ended: `success`, `error`, `cancelled`, …",
         (F::InspectEvals, "error") => "A failed eval's error message (its traceback left out); null otherwise.",
-        (F::InspectEvals, "total_samples") => "Samples the eval planned.",
-        (F::InspectEvals, "completed_samples") => "Samples the eval completed.",
+        (F::InspectEvals, "total_samples") => {
+            "Samples in the eval's results (null when it has none: a failed or cancelled eval)."
+        }
+        (F::InspectEvals, "completed_samples") => "Samples completed, from the eval's results (null when it has none).",
         (F::InspectEvals, "scorer") => "The score's name.",
         (F::InspectEvals, "reducer") => "How epochs were reduced (`mean`, …); null when none is named.",
         (F::InspectEvals, "metric") => "The metric (`accuracy`, `stderr`, `mean`, …).",
@@ -193,8 +195,12 @@ pub fn description(format: Format, wandb_table: Option<&str>, column: &str) -> O
         (F::LightevalResults, "version") => "The task's version, as text.",
         (F::LightevalResults, "model_name") => "The model evaluated.",
         (F::LightevalResults, "lighteval_sha") => "The commit of lighteval that ran.",
-        (F::LightevalResults, "start_time") => "When the evaluation started, in Unix seconds.",
-        (F::LightevalResults, "end_time") => "When the evaluation ended, in Unix seconds.",
+        (F::LightevalResults, "start_time") => {
+            "lighteval's clock at the evaluation's start, in seconds (a monotonic clock: only differences mean something)."
+        }
+        (F::LightevalResults, "end_time") => {
+            "lighteval's clock at the evaluation's end, in seconds (a monotonic clock: `end_time - start_time` is its duration)."
+        }
         (F::LightevalResults, "hashes") => "JSON text of the task's compiled hashes, to compare runs.",
         (F::LightevalDetails, "task") => "The task: the doc's `task_name`, else the file name's.",
         (F::LightevalDetails, "date_id") => "The run's date, from the file's name.",
@@ -264,6 +270,9 @@ fn provenance(format: Format, column: &str) -> Option<&'static str> {
             "Where in that file: the row's `id` in the project's database (or in an export's Parquet file), or the record's line in a JSONL fragment (from 1)."
         }
         (F::LightevalDetails, "_source_line") => "The example's row in that Parquet file, from 1.",
+        (F::Wandb, "_source_line") => {
+            "Where in that file: the record's number in a `.wandb` log, the line of a CSV or JSON Lines file (from 1), or the JSON pointer in a JSON document."
+        }
         (_, "_source_line") => {
             "Where in that file: the record's line (from 1), or its JSON pointer in a JSON document (empty for a document that is one record)."
         }
@@ -311,7 +320,9 @@ fn wandb(table: &str, column: &str) -> Option<&'static str> {
         ("runs", "config_raw") => "JSON text of the run's config, as found.",
         ("runs", "summary") => "JSON text of the run's summary values.",
         ("runs", "fields") => "JSON text of the export's columns whose role it does not say.",
-        ("runs", "metadata") => "JSON text of `wandb-metadata.json` (host, OS, Python, git, hardware), redacted.",
+        ("runs", "metadata") => {
+            "JSON text of the run's environment (`wandb-metadata.json`, or the log's environment record): OS, Python, git, hardware; who ran it, where, its command line and any credentials redacted."
+        }
         ("runs", "source") => {
             "What the row was read from (`ui-runs-csv`, `api-runs-csv`, `api-runs-json`, `run-dir`, `wandb-log`)."
         }

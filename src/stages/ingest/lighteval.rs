@@ -7,7 +7,7 @@
 //!   or `all`, lighteval's average over the tasks), `metric`, `value` (Float64), `stderr`
 //!   (Float64, from `<metric>_stderr`; lighteval writes NaN where it computed none, kept),
 //!   `version` (text of `versions[task]`), `model_name`, `lighteval_sha` (from
-//!   `config_general`), `start_time`, `end_time` (Float64, Unix seconds), `hashes` (JSON text
+//!   `config_general`), `start_time`, `end_time` (Float64, seconds of lighteval's monotonic clock), `hashes` (JSON text
 //!   of `summary_tasks[task].hashes`, the task's compiled hashes, to compare runs).
 //! - `lighteval-details`: `details_<task>_<date>.parquet` files (a `datasets` Parquet of
 //!   `Detail(doc, model_response, metric)`: columns `doc`, `metric`, `model_response`, each a

@@ -261,7 +261,8 @@ pub fn split_summary(summary: &Map<String, Value>) -> SplitSummary {
 }
 
 /// Replaces the named keys of a metadata object (at any depth) by `"REDACTED"` when they hold
-/// a non-null value; returns how many were replaced.
+/// a non-null value, and in every other string the credentials it holds (see
+/// [`scrub_credentials`]); returns how many values were changed.
 pub fn redact(v: &mut Value, keys: &[String]) -> usize {
     let mut n = 0;
     match v {
@@ -282,9 +283,38 @@ pub fn redact(v: &mut Value, keys: &[String]) -> usize {
                 n += redact(x, keys);
             }
         }
+        Value::String(s) => {
+            if let Some(clean) = scrub_credentials(s) {
+                *s = clean;
+                n += 1;
+            }
+        }
         _ => {}
     }
     n
+}
+
+/// `text` with the credentials it holds replaced by `REDACTED`, or `None` when it holds none:
+/// the user and password of a URL (`https://alice:ghp_…@github.com/…`, as a git remote
+/// holds them), and tokens of the forms Hugging Face (`hf_…`), GitHub (`ghp_…`,
+/// `github_pat_…`), GitLab (`glpat-…`), OpenAI and Anthropic (`sk-…`), Slack (`xox…-`) and AWS
+/// (`AKIA…`) give out. A run's metadata keeps the command line and git remote it ran with,
+/// where such tokens end up.
+pub fn scrub_credentials(text: &str) -> Option<String> {
+    static URL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    static TOKEN: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let url = URL.get_or_init(|| regex::Regex::new(r"([A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]+@").expect("static pattern"));
+    let token = TOKEN.get_or_init(|| {
+        regex::Regex::new(
+            r"\b(?:hf_[A-Za-z0-9]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}|sk-[A-Za-z0-9_-]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16})\b",
+        )
+        .expect("static pattern")
+    });
+    if !url.is_match(text) && !token.is_match(text) {
+        return None;
+    }
+    let out = url.replace_all(text, "${1}REDACTED@");
+    Some(token.replace_all(&out, "REDACTED").into_owned())
 }
 
 /// Looks up `key` in an object: the literal key first, then as a dotted path of nested keys.
@@ -360,6 +390,16 @@ mod tests {
         let mut m = json!({"email": "a@b.c", "git": {"email": null}, "host": "h"});
         assert_eq!(redact(&mut m, &["email".into()]), 1);
         assert_eq!(m["email"], "REDACTED");
+        // credentials in any string: a git remote's user and password, tokens in arguments
+        let mut m = json!({
+            "git": {"remote": "https://alice:ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com/a/b.git"},
+            "args": ["--hf_token", "hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", "--lr=0.1", "--key=sk-proj-abcdefghijklmnopqrstuv"],
+            "program": "https://github.com/a/b and hf_short"
+        });
+        assert_eq!(redact(&mut m, &[]), 3);
+        assert_eq!(m["git"]["remote"], "https://REDACTED@github.com/a/b.git");
+        assert_eq!(m["args"], json!(["--hf_token", "REDACTED", "--lr=0.1", "--key=REDACTED"]));
+        assert_eq!(m["program"], "https://github.com/a/b and hf_short");
         let o = json!({"a.b": 1, "c": {"d": 2}});
         assert_eq!(lookup(o.as_object().unwrap(), "a.b"), Some(&json!(1)));
         assert_eq!(lookup(o.as_object().unwrap(), "c.d"), Some(&json!(2)));
