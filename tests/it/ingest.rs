@@ -1140,17 +1140,26 @@ fn a_declared_source_field_no_record_holds_is_warned_of() {
 fn a_compressed_stream_that_breaks_is_a_violation_at_the_line_it_could_not_read() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let text: String = (1..=50_000).map(|i| format!("{{\"k\": {i}, \"s\": \"row {i} of some text\"}}\n")).collect();
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    std::io::Write::write_all(&mut gz, text.as_bytes()).unwrap();
-    let gz = gz.finish().unwrap();
-    let zst = zstd::encode_all(text.as_bytes(), 3).unwrap();
-    for (name, bytes, why) in [
-        ("m.jsonl.gz", &gz[..gz.len() / 2], "incomplete deflate stream"),
-        ("m.jsonl.zst", &zst[..zst.len() / 2], "incomplete frame"),
+    let gzip = |text: &str| {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut gz, text.as_bytes()).unwrap();
+        let gz = gz.finish().unwrap();
+        gz[..gz.len() / 2].to_vec()
+    };
+    let lines: String = (1..=50_000).map(|i| format!("{{\"k\": {i}, \"s\": \"row {i} of some text\"}}\n")).collect();
+    let csv: String =
+        std::iter::once("k,s\n".to_string()).chain((1..=50_000).map(|i| format!("{i},row {i}\n"))).collect();
+    let zst = zstd::encode_all(lines.as_bytes(), 3).unwrap();
+    for (name, format, bytes, why) in [
+        ("m.jsonl.gz", "jsonl", gzip(&lines), "incomplete deflate stream"),
+        ("m.jsonl.zst", "jsonl", zst[..zst.len() / 2].to_vec(), "incomplete frame"),
+        // compression is told by the bytes, whatever the name
+        ("m.jsonl", "jsonl", gzip(&lines), "incomplete deflate stream"),
+        // a CSV file's rows after the break are not lost as one rejected row
+        ("m.csv.gz", "csv", gzip(&csv), "incomplete deflate stream"),
     ] {
         std::fs::write(dir.join(name), bytes).unwrap();
-        write(dir, "pipeline.toml", &one_source("p", name, "jsonl", "", "SELECT k FROM raw", ""));
+        write(dir, "pipeline.toml", &one_source("p", name, format, "", "SELECT k FROM raw", ""));
         // broken data: exit 1, even when bad rows are set aside, and the lines before it are
         // counted in the message
         let o = build(dir, &["-q", "--force", "--on-invalid", "reject"]);
@@ -1168,6 +1177,18 @@ fn a_compressed_stream_that_breaks_is_a_violation_at_the_line_it_could_not_read(
         );
         std::fs::remove_file(dir.join(name)).unwrap();
     }
+    // a YAML document: no line to name
+    let yaml: String =
+        std::iter::once("a: 1\n".to_string()).chain((0..20_000).map(|i| format!("k{i}: {i}\n"))).collect();
+    std::fs::write(dir.join("c.yaml.gz"), gzip(&yaml)).unwrap();
+    write(dir, "pipeline.toml", &one_source("p", "c.yaml.gz", "yaml", "", "SELECT a FROM raw", ""));
+    let o = build(dir, &["-q", "--force", "--on-invalid", "reject"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("c.yaml.gz: the compressed stream breaks before the end of the document: "),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// `n` with its thousands grouped by commas, as runpack writes counts (`1,234`).

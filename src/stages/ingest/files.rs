@@ -402,11 +402,11 @@ pub fn open_hashing(file: &InputFile, digests: Option<&ReadDigests>) -> Result<B
         && (head[..4] == [0x28, 0xB5, 0x2F, 0xFD] || (head[0] & 0xF0 == 0x50 && head[1..4] == [0x2A, 0x4D, 0x18]));
     if zstd_frame {
         let dec = zstd::stream::read::Decoder::with_buffer(reader).map_err(|e| Error::io(&file.path, e))?;
-        return Ok(Box::new(BufReader::with_capacity(256 * 1024, dec)));
+        return Ok(Box::new(BufReader::with_capacity(256 * 1024, Decoding(dec))));
     }
     if head.len() >= 2 && head[..2] == [0x1F, 0x8B] {
         let dec = flate2::bufread::MultiGzDecoder::new(reader);
-        return Ok(Box::new(BufReader::with_capacity(256 * 1024, dec)));
+        return Ok(Box::new(BufReader::with_capacity(256 * 1024, Decoding(dec))));
     }
     // a Parquet file named as text (`.jsonl`) is said as such, not as bytes that are no UTF-8
     // on every line (a `.parquet` file opened here is one that its format reads by path)
@@ -427,6 +427,41 @@ pub fn open_hashing(file: &InputFile, digests: Option<&ReadDigests>) -> Result<B
         return Err(Error::format(&file.rel, format!("named {ext}, but {found}; expected {kind}-compressed data")));
     }
     Ok(Box::new(reader))
+}
+
+/// A decompressor whose own errors (a stream cut short, damaged, or followed by other bytes)
+/// carry [`BrokenStream`], told apart from the errors of reading the file (which carry the
+/// operating system's code and pass through as they are).
+struct Decoding<R>(R);
+
+impl<R: Read> Read for Decoding<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.0.read(buf).map_err(|e| {
+            if e.raw_os_error().is_some() || e.kind() == std::io::ErrorKind::Interrupted {
+                e
+            } else {
+                std::io::Error::new(e.kind(), BrokenStream(e.to_string()))
+            }
+        })
+    }
+}
+
+/// The error of a compressed input whose stream breaks, as its decompressor said it.
+#[derive(Debug)]
+pub struct BrokenStream(pub String);
+
+impl std::fmt::Display for BrokenStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BrokenStream {}
+
+/// Whether `e`, from a reader [`open`] gave, is a compressed stream that breaks
+/// ([`BrokenStream`]), rather than a failure to read the file.
+pub fn broken_stream(e: &std::io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<BrokenStream>())
 }
 
 /// Bytes of raw input files read through [`open`] by this process so far, counted as they

@@ -55,7 +55,8 @@ pub fn jsonl(mut reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMu
 }
 
 /// The error of a read that failed after `lines` whole lines of `rel`. A compressed file whose
-/// stream breaks (zstd's "incomplete frame", gzip's unexpected end or corrupt data) is a
+/// stream breaks (zstd's "incomplete frame", gzip's unexpected end or corrupt data; see
+/// [`super::files::broken_stream`]) is a
 /// violation at the line it could not read, rule `compressed`: the input's data is broken, as
 /// a Parquet file that does not read is. Any other failure is an [`Error::Format`].
 fn read_failed(rel: &str, lines: u64, e: &std::io::Error) -> Error {
@@ -68,11 +69,8 @@ fn read_failed(rel: &str, lines: u64, e: &std::io::Error) -> Error {
 
 /// [`read_failed`] for a read that failed at `place` (`after line 3`, `before the end of the
 /// document`), the violation placed `at`.
-fn read_failed_at(rel: &str, at: Position, place: &str, e: &std::io::Error) -> Error {
-    let compressed = super::files::compression_named(rel).is_some();
-    // zstd's decoder tells an early end by its message only
-    let zstd_early = e.to_string().contains("incomplete frame");
-    if zstd_early || compressed {
+pub(crate) fn read_failed_at(rel: &str, at: Position, place: &str, e: &std::io::Error) -> Error {
+    if super::files::broken_stream(e) {
         return Error::source_violation(
             rel,
             at,
@@ -85,6 +83,16 @@ fn read_failed_at(rel: &str, at: Position, place: &str, e: &std::io::Error) -> E
         );
     }
     Error::format(rel, format!("read failed {place}: {e}"))
+}
+
+/// [`read_failed`] for a CSV reader (`start`: the byte the failing record starts at, as
+/// `lines` counts them), when the error is one of reading (a compressed stream that breaks):
+/// the source cannot be read on, even when bad rows are set aside. `None` for a CSV error.
+pub(crate) fn csv_read_failed(rel: &str, lines: &LineLog, start: u64, e: &csv::Error) -> Option<Error> {
+    match e.kind() {
+        csv::ErrorKind::Io(io) => Some(read_failed(rel, lines.line_at(start).saturating_sub(1), io)),
+        _ => None,
+    }
 }
 
 /// A run of raw JSON Lines lines, for parsing elsewhere (another thread).
@@ -686,6 +694,11 @@ pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item
             Err(e) => {
                 if let Some(item) = held.take() {
                     sink(item)?;
+                }
+                // the file could not be read on (a compressed stream that breaks): what comes
+                // after cannot be read, so the source is not, even when bad rows are set aside
+                if let Some(stop) = csv_read_failed(rel, &lines, start, &e) {
+                    return Err(stop);
                 }
                 let line = e.position().map(line_of).unwrap_or(pos + 1);
                 let message = csv_error_message(&e);

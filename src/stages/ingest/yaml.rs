@@ -31,6 +31,10 @@ pub fn read(
 ) -> Result<()> {
     let mut text = String::new();
     if let Err(e) = reader.read_to_string(&mut text) {
+        if super::files::broken_stream(&e) {
+            let at = Position::Pointer(String::new());
+            return Err(super::records::read_failed_at(rel, at, "before the end of the document", &e));
+        }
         if e.kind() == std::io::ErrorKind::InvalidData {
             return sink(Item::Bad {
                 at: Position::Pointer(String::new()),

@@ -95,8 +95,10 @@ fn read_list(
         return Ok(None);
     }
     let mut text = String::new();
-    std::io::Read::read_to_string(&mut crate::stages::ingest::files::open(input)?, &mut text)
-        .map_err(|e| Error::format(&input.rel, format!("read failed: {e}")))?;
+    std::io::Read::read_to_string(&mut crate::stages::ingest::files::open(input)?, &mut text).map_err(|e| {
+        let at = Position::Pointer(String::new());
+        crate::stages::ingest::records::read_failed_at(&input.rel, at, "before the end of the file", &e)
+    })?;
     let bytes = text.trim_start_matches('\u{feff}').as_bytes();
     let rewritten = crate::stages::ingest::lenient::rewrite(bytes);
     let doc: Value = serde_json::from_slice(rewritten.as_deref().unwrap_or(bytes)).map_err(|e| {

@@ -255,6 +255,10 @@ fn records(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>, f: &mu
                 held = Some((line, std::mem::replace(&mut rec, std::mem::take(&mut spare))));
             }
             Err(e) => {
+                // a compressed stream that breaks: the rest of the file cannot be read
+                if let Some(stop) = crate::stages::ingest::records::csv_read_failed(&rel, &lines, start, &e) {
+                    return Err(stop);
+                }
                 let line = e.position().map(line_of).unwrap_or(pos + 1);
                 let message = crate::stages::ingest::records::csv_error_message(&e);
                 let fatal = !matches!(e.kind(), csv::ErrorKind::UnequalLengths { .. } | csv::ErrorKind::Utf8 { .. });

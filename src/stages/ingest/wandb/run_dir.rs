@@ -148,8 +148,10 @@ pub fn classify(inputs: &[InputFile], table: super::WandbTable) -> Result<(Vec<K
 
 fn read_text(input: &InputFile) -> Result<String> {
     let mut s = String::new();
-    std::io::Read::read_to_string(&mut crate::stages::ingest::files::open(input)?, &mut s)
-        .map_err(|e| Error::format(&input.rel, format!("read failed: {e}")))?;
+    std::io::Read::read_to_string(&mut crate::stages::ingest::files::open(input)?, &mut s).map_err(|e| {
+        let at = Position::Pointer(String::new());
+        crate::stages::ingest::records::read_failed_at(&input.rel, at, "before the end of the file", &e)
+    })?;
     Ok(s)
 }
 
