@@ -624,29 +624,35 @@ pub fn remove_path(root: &mut Map<String, Value>, path: &[String]) {
 pub type LogRead = (Vec<Entry>, Option<Stop>, Vec<Skip>);
 
 /// Reads a whole log: every intact record decoded, where reading stopped early, and the
-/// damaged parts it skipped (see [`read_frames`]).
+/// damaged parts it skipped (see [`read_frames`]). A record that passed its checksum but is
+/// no valid protobuf record (or holds a value that is not JSON) is skipped too, as one damaged
+/// part: its framing is whole, so the records after it are read.
 ///
-/// Errors: a message when the file is not a W&B log (bad header) or a record that passed its
-/// checksum is not a valid protobuf record.
+/// Errors: a message when the file is not a W&B log (bad header).
 pub fn read_all(r: impl Read) -> Result<LogRead, String> {
-    let mut out = Vec::new();
-    let mut bad: Option<Stop> = None;
+    let mut out: Vec<Entry> = Vec::new();
+    let mut undecodable: Vec<(u64, u64, String)> = Vec::new();
     let mut skipped = Vec::new();
     let stop = read_frames(
         r,
         &mut |offset, number, bytes| {
-            if bad.is_some() {
-                return Ok(());
-            }
             match decode(bytes) {
                 Ok(event) => out.push(Entry { offset, number, event }),
-                Err(m) => bad = Some(Stop { offset, reason: format!("record {number}: {m}"), truncated: false }),
+                Err(m) => {
+                    undecodable.push((offset, offset + (HEADER + bytes.len()) as u64, format!("record {number}: {m}")))
+                }
             }
             Ok(())
         },
         &mut skipped,
     )?;
-    Ok((out, bad.or(stop), skipped))
+    for (offset, end, reason) in undecodable {
+        // reading went on at the next record read, whole or not
+        let resumed = out.iter().map(|e| e.offset).find(|&o| o > offset).unwrap_or(end);
+        skipped.push(Skip { offset, resumed, reason });
+    }
+    skipped.sort_by_key(|s| s.offset);
+    Ok((out, stop, skipped))
 }
 
 #[cfg(test)]
@@ -728,6 +734,21 @@ pub(crate) mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_record_that_does_not_decode_is_skipped_and_reading_goes_on() {
+        // whole framing, but the second record's bytes are no protobuf message
+        let bytes = frame(&[history(0, "loss", "0.5"), vec![0xff, 0xff, 0xff], history(1, "loss", "0.25")]);
+        let (entries, stop, skipped) = read_all(&bytes[..]).unwrap();
+        assert!(stop.is_none(), "{stop:?}");
+        assert_eq!(entries.iter().map(|e| e.number).collect::<Vec<_>>(), [1, 3]);
+        assert_eq!(skipped.len(), 1);
+        assert_eq!(
+            (skipped[0].offset, skipped[0].resumed),
+            (entries[0].offset + 7 + history(0, "loss", "0.5").len() as u64, entries[1].offset)
+        );
+        assert!(skipped[0].reason.starts_with("record 2: not a W&B protobuf record"), "{:?}", skipped[0]);
     }
 
     #[test]
