@@ -366,6 +366,48 @@ fn wandb_metrics_defined_against_a_step_metric_keep_their_own_x() {
         "run_id,host,py\naxes01,\"\"\"REDACTED\"\"\",true\n"
     );
     assert!(!stderr(&o).contains("environment record"), "{}", stderr(&o));
+    // the record edited by protobuf's own classes: a GPU on NUMA node 0 keeps its node (an
+    // `optional` field), and a time that is no timestamp is the run's bad record, not clamped
+    let run_dir = std::fs::read_dir(dir.join("wandb"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("offline-run-"))
+        .unwrap();
+    let log = run_dir.join("run-axes01.wandb");
+    let edit = |change: &str| {
+        let script = format!(
+            "import sys; sys.path.insert(0, {:?})\n\
+             from wandb_log import records, write\n\
+             from wandb.proto import wandb_internal_pb2 as pb\n\
+             out = []\n\
+             for data in records(sys.argv[1]):\n\
+             \x20   r = pb.Record(); r.ParseFromString(data)\n\
+             \x20   if r.WhichOneof('record_type') == 'environment':\n\
+             \x20       e = r.environment\n\
+             \x20       {change}\n\
+             \x20   out.append(r.SerializeToString())\n\
+             write(sys.argv[1], out)\n",
+            repo().join("tests/python").display().to_string()
+        );
+        python_edit(&script, &log);
+    };
+    // (the client writes two records, the software's then the hardware's, merged into one)
+    edit("if e.cpu_count: g = e.gpu_nvidia.add(); g.name = 'H100'; g.numa_node = 0");
+    let o = build(dir, &["-q", "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "axes"), "SELECT json_get(metadata, 'gpu_nvidia') AS g FROM t"),
+        "g\n\"[{\"\"name\"\":\"\"H100\"\",\"\"numaNode\"\":0}]\"\n"
+    );
+    edit("e.started_at.nanos = -1");
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the run's environment record: started_at: seconds ")
+            && stderr(&o).contains(" and nanos -1 are no timestamp"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

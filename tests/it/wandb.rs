@@ -1745,6 +1745,18 @@ fn a_run_folder_file_that_cannot_be_read_is_a_bad_record_of_the_run() {
         "{}",
         stderr(&o)
     );
+    // JSON, but no object: a bad record too (a null would hide the log's environment record)
+    for text in ["null", "[]", "\"x\""] {
+        write(dir, &format!("{files}/wandb-metadata.json"), text);
+        let o = build(dir, &["-q", "--force"]);
+        assert_eq!(o.status.code(), Some(1), "{text}: {}", stderr(&o));
+        assert!(
+            stderr(&o)
+                .contains(&format!("{files}/wandb-metadata.json: the run's metadata: expected a JSON object, found")),
+            "{text}: {}",
+            stderr(&o)
+        );
+    }
     std::fs::remove_file(dir.join(format!("{files}/wandb-metadata.json"))).unwrap();
     write(dir, &format!("{files}/config.yaml"), "lr:\n  value: 1\nlr:\n  value: 2\n");
     let o = build(dir, &["-q", "--force"]);

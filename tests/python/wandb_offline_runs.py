@@ -15,7 +15,6 @@ import glob
 import json
 import math
 import os
-import struct
 import sys
 import time
 
@@ -65,31 +64,8 @@ run.finish()
 from google.protobuf import json_format  # noqa: E402
 from wandb.proto import wandb_internal_pb2  # noqa: E402
 
-
-def records(path):
-    """The records of a .wandb log: 32 KiB blocks of chunks (crc, length, type) after a 7-byte
-    header; a record is a FULL chunk (1) or FIRST (2), MIDDLE (3)..., LAST (4)."""
-    data = open(path, "rb").read()
-    assert data[:4] == b":W&B", path
-    pos, parts = 7, []
-    while pos + 7 <= len(data):
-        left = 32768 - pos % 32768
-        if left < 7:
-            pos += left
-            continue
-        _crc, length, kind = struct.unpack("<IHB", data[pos:pos + 7])
-        if kind == 0:
-            break
-        chunk = data[pos + 7:pos + 7 + length]
-        pos += 7 + length
-        if kind == 1:
-            yield chunk
-        elif kind == 2:
-            parts = [chunk]
-        elif kind == 3:
-            parts.append(chunk)
-        else:
-            yield b"".join(parts + [chunk])
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from wandb_log import records  # noqa: E402
 
 
 environments = {}

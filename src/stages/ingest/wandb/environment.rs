@@ -160,8 +160,9 @@ struct GpuNvidia {
     uuid: String,
     #[prost(string, tag = "6")]
     pci_bus_id: String,
-    #[prost(uint32, tag = "7")]
-    numa_node: u32,
+    /// Explicit presence (`optional`): NUMA node 0 is not "not said".
+    #[prost(uint32, optional, tag = "7")]
+    numa_node: Option<u32>,
 }
 
 /// `GpuAmdInfo`: every field text.
@@ -242,12 +243,15 @@ impl Environment {
     }
 
     /// The record as `wandb-metadata.json` would hold it (see the module's doc).
-    pub fn to_json(&self) -> Map<String, Value> {
+    ///
+    /// Errors: a message naming `started_at` when it is no timestamp ProtoJSON can write
+    /// (nanoseconds outside 0 to 999,999,999, or a time outside the years 1 to 9999).
+    pub fn to_json(&self) -> Result<Map<String, Value>, String> {
         let mut o = Obj::default();
         o.text("os", &self.os);
         o.text("python", &self.python);
         if let Some(t) = &self.started_at {
-            o.0.insert("startedAt".into(), Value::String(rfc3339(t)));
+            o.0.insert("startedAt".into(), Value::String(rfc3339(t)?));
         }
         o.text("docker", &self.docker);
         o.texts("args", &self.args);
@@ -304,7 +308,9 @@ impl Environment {
             o.text("architecture", &g.architecture);
             o.text("uuid", &g.uuid);
             o.text("pciBusId", &g.pci_bus_id);
-            o.u32("numaNode", g.numa_node);
+            if let Some(n) = g.numa_node {
+                o.0.insert("numaNode".into(), Value::from(n));
+            }
         });
         o.text("cudaVersion", &self.cuda_version);
         o.list("gpu_amd", &self.gpu_amd, |g, o| {
@@ -343,7 +349,7 @@ impl Environment {
             o.text("orgId", &c.org_id);
             o.text("region", &c.region);
         });
-        o.0
+        Ok(o.0)
     }
 }
 
@@ -403,13 +409,23 @@ impl Obj {
 
 /// A timestamp as ProtoJSON writes it: UTC, with 0, 3, 6 or 9 digits of fraction
 /// (`2026-12-03T12:51:39.125Z`).
-fn rfc3339(t: &Timestamp) -> String {
-    let secs = t.seconds;
+///
+/// Errors: what is wrong with a timestamp outside ProtoJSON's range (years 1 to 9999) or
+/// whose nanoseconds are outside 0 to 999,999,999.
+fn rfc3339(t: &Timestamp) -> Result<String, String> {
+    // 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z
+    const FIRST: i64 = -62_135_596_800;
+    const LAST: i64 = 253_402_300_799;
+    let (secs, nanos) = (t.seconds, t.nanos);
+    if !(0..1_000_000_000).contains(&nanos) || !(FIRST..=LAST).contains(&secs) {
+        return Err(format!(
+            "started_at: seconds {secs} and nanos {nanos} are no timestamp (years 1 to 9999, nanos 0 to 999,999,999)"
+        ));
+    }
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
     let (y, m, d) = civil_from_days(days);
     let mut s = format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}", rem / 3600, rem % 3600 / 60, rem % 60);
-    let nanos = t.nanos.clamp(0, 999_999_999);
     if nanos != 0 {
         if nanos % 1_000_000 == 0 {
             s.push_str(&format!(".{:03}", nanos / 1_000_000));
@@ -420,7 +436,7 @@ fn rfc3339(t: &Timestamp) -> String {
         }
     }
     s.push('Z');
-    s
+    Ok(s)
 }
 
 /// The proleptic Gregorian date of a day counted from 1970-01-01 (Howard Hinnant's
@@ -444,11 +460,17 @@ mod tests {
 
     #[test]
     fn timestamps_are_written_as_protojson_writes_them() {
-        let t = |seconds, nanos| rfc3339(&Timestamp { seconds, nanos });
+        let t = |seconds, nanos| rfc3339(&Timestamp { seconds, nanos }).unwrap_or_else(|e| e);
         assert_eq!(t(0, 0), "1970-01-01T00:00:00Z");
         assert_eq!(t(1_728_772_405, 977_172_000), "2024-10-12T22:33:25.977172Z");
         assert_eq!(t(951_782_400, 125_000_000), "2000-02-29T00:00:00.125Z");
         assert_eq!(t(-1, 1), "1969-12-31T23:59:59.000000001Z");
+        assert_eq!(t(-62_135_596_800, 0), "0001-01-01T00:00:00Z");
+        assert_eq!(t(253_402_300_799, 999_999_999), "9999-12-31T23:59:59.999999999Z");
+        // what ProtoJSON refuses is said, not clamped
+        for (s, n) in [(100, -1), (100, 1_000_000_000), (253_402_300_800, 0), (-62_135_596_801, 0)] {
+            assert!(t(s, n).starts_with("started_at: seconds"), "{s} {n}: {}", t(s, n));
+        }
     }
 
     #[test]
@@ -462,7 +484,7 @@ mod tests {
         };
         let later = Environment { host: "node-1".into(), args: vec!["--lr=1".into()], ..Default::default() };
         env.merge_later(&later);
-        let json = Value::Object(env.to_json());
+        let json = Value::Object(env.to_json().unwrap());
         assert_eq!(
             json,
             serde_json::json!({

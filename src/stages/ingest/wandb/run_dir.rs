@@ -567,7 +567,15 @@ fn from_run_dir(
     }
     if let Some(k) = plan.member(d, Member::Metadata) {
         let mut meta = match read_json(&plan.inputs[k]) {
-            Ok(meta) => meta,
+            Ok(meta @ Value::Object(_)) => meta,
+            // a metadata that is no JSON object is a bad record of the run, as a summary is
+            Ok(other) => {
+                return Ok(Err(format!(
+                    "{}: the run's metadata: expected a JSON object, found {}",
+                    plan.inputs[k].rel,
+                    crate::stages::ingest::path::describe(&other)
+                )));
+            }
             Err(Error::Format { context, source: message }) => {
                 return Ok(Err(format!("the run's metadata ({context}): {message}")));
             }
@@ -590,14 +598,16 @@ fn from_run_dir(
 }
 
 /// Fills a run's row from its `.wandb` log `k` (folded into `f`): the run record, and the
-/// config and summary over the run directory's when the log is whole; the exit state.
+/// config and summary over the run directory's when the log is whole; the exit state; the
+/// environment record as the metadata, when the run directory has none. An environment record
+/// whose time is no timestamp is the run's bad record (`Ok(Err(message))`).
 fn from_log(
     plan: &Plan,
     d: Option<usize>,
     (k, f): (usize, &Folded),
     row: &mut RunRow,
     summary: &mut Map<String, Value>,
-) -> Result<()> {
+) -> Result<std::result::Result<(), String>> {
     if d.is_none() {
         row.source_files = vec![plan.inputs[k].rel.clone()];
     }
@@ -641,14 +651,18 @@ fn from_log(
     if row.metadata.is_none()
         && let Some(env) = &f.environment
     {
-        let mut meta = Value::Object(env.to_json());
+        let json = match env.to_json() {
+            Ok(json) => json,
+            Err(m) => return Ok(Err(format!("{}: the run's environment record: {m}", plan.inputs[k].rel))),
+        };
+        let mut meta = Value::Object(json);
         values::redact(&mut meta, &plan.opts.redact);
         if row.created_at.is_none() {
             row.created_at = meta.get("startedAt").and_then(rows::created_at);
         }
         row.metadata = Some(meta);
     }
-    Ok(())
+    Ok(Ok(()))
 }
 
 /// The `wandb_runs` row of a run directory and/or a log, with the full summary; or, as the
@@ -668,8 +682,10 @@ fn row_from(
     {
         return Ok(Err(bad));
     }
-    if let Some((k, f)) = log {
-        from_log(plan, d, (k, f), &mut row, &mut summary)?;
+    if let Some((k, f)) = log
+        && let Err(bad) = from_log(plan, d, (k, f), &mut row, &mut summary)?
+    {
+        return Ok(Err(bad));
     }
     if let Some(rt) = summary
         .get("_runtime")
