@@ -777,26 +777,41 @@ fn init_recognises_a_trackio_project_database_and_its_fragments() {
     );
     assert_eq!(not_read(&doc), vec![]);
 
-    // a metrics table that cannot be read (an integer a float cannot hold): no table, said
-    // with its reason, though the database gives the runs
+    // an integer a float cannot hold is kept as its digits in value_text
     let tmp = tempfile::tempdir().unwrap();
     let folder = bundled_raw(tmp.path(), &[("trackio", "")]);
     for f in std::fs::read_dir(folder.join("inbox")).unwrap() {
         std::fs::remove_dir_all(f.unwrap().path()).unwrap();
     }
-    let script = "import sys, sqlite3\n\
-                  c = sqlite3.connect(sys.argv[1])\n\
-                  c.execute(\"UPDATE metrics SET metrics = '{\\\"big\\\": 9007199254740993}' WHERE id = 1\")\n\
-                  c.commit()\n";
-    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(folder.join("demo.db")));
-    assert!(o.status.success(), "{}", stderr(&o));
+    let update = |metrics: &str| {
+        let script = format!(
+            "import sys, sqlite3\n\
+             c = sqlite3.connect(sys.argv[1])\n\
+             c.execute(\"UPDATE metrics SET metrics = ? WHERE id = 1\", ({metrics:?},))\n\
+             c.commit()\n"
+        );
+        let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(folder.join("demo.db")));
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    update(r#"{"big": 9007199254740993}"#);
+    let doc = init(tmp.path(), &folder, "big");
+    let release = build_from_elsewhere(tmp.path(), "big");
+    assert_eq!(
+        query(&release, "SELECT value, value_text FROM trackio_metrics WHERE metric = 'big'"),
+        "value,value_text\n,9007199254740993\n",
+        "{doc}"
+    );
+
+    // a metrics table that cannot be read (a log call whose metrics are no object): no table,
+    // said with its reason, though the database gives the runs
+    update("[1, 2]");
     let doc = init(tmp.path(), &folder, "b");
     assert!(init_rows(&doc).contains_key("trackio_runs"), "{doc}");
     assert!(!init_rows(&doc).contains_key("trackio_metrics"), "{doc}");
     let notes = doc["notes"].to_string();
     assert!(
         notes.contains("trackio_metrics (trackio-metrics): no table, as demo.db cannot be read so:")
-            && notes.contains("9007199254740993"),
+            && notes.contains("expected a JSON object, found an array"),
         "{notes}"
     );
 

@@ -22,7 +22,7 @@ pub fn description(format: Format, wandb_table: Option<&str>, column: &str) -> O
         (F::TinkerMetrics, "metric") => "The metric's key, as logged (`env/all/reward/total`).",
         (F::TinkerMetrics, "value") => "The value, when it is a number (NaN and ±Infinity kept).",
         (F::TinkerMetrics, "value_text") => {
-            "The value, when it is no number: a string as logged, or the JSON text of a boolean, list or object."
+            "The value, when it is no number: a string as logged, the JSON text of a boolean, list or object, or the digits of an integer beyond ±2^53."
         }
         (F::TinkerCheckpoints, "name") => "The checkpoint's name (`000020`, `final`).",
         (F::TinkerCheckpoints, "batch") => "Optimizer steps completed when it was saved.",
@@ -115,7 +115,7 @@ pub fn description(format: Format, wandb_table: Option<&str>, column: &str) -> O
         (F::TrackioMetrics | F::TrackioSystem, "metric") => "The metric's key, as logged.",
         (F::TrackioMetrics | F::TrackioSystem, "value") => "The value, when it is a number (NaN and ±Infinity kept).",
         (F::TrackioMetrics | F::TrackioSystem, "value_text") => {
-            "The value, when it is no number: a string, or JSON text."
+            "The value, when it is no number: a string, JSON text, or the digits of an integer beyond ±2^53."
         }
         (F::TrackioMetrics | F::TrackioSystem, "log_id") => "The log call's id: the values of one call share it.",
         (F::TrackioRuns, "config") => {

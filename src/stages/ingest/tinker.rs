@@ -83,9 +83,16 @@ pub fn metrics_rows(record: Map<String, Value>) -> Vec<Map<String, Value>> {
 /// A logged value as the long form's (`value`, `value_text`): a number (or a non-finite
 /// token) in `value`; a string as it is, a list or an object (written as JSON text by the
 /// conversion, which counts the non-finite numbers inside) and a boolean as JSON text in
-/// `value_text`; null in neither.
+/// `value_text`; an integer a float cannot hold exactly (beyond ±2^53) as its digits in
+/// `value_text`, as W&B's history keeps it; null in neither.
 pub fn value_columns(v: Value) -> (Value, Value) {
+    const EXACT: u64 = 1 << 53;
     match v {
+        Value::Number(ref n)
+            if n.as_u64().is_some_and(|u| u > EXACT) || n.as_i64().is_some_and(|i| i.unsigned_abs() > EXACT) =>
+        {
+            (Value::Null, Value::String(n.to_string()))
+        }
         Value::Number(_) => (v, Value::Null),
         Value::String(ref s) if super::lenient::special(s).is_some() => (v, Value::Null),
         Value::String(_) => (Value::Null, v),
@@ -121,6 +128,17 @@ mod tests {
         assert_eq!(rows[0]["step"], 3);
         assert_eq!(rows[1]["value_text"], "x");
         assert_eq!(rows[2]["value_text"], "true");
+        // an integer a float cannot hold exactly keeps its digits, as text
+        for (big, exact) in [("9007199254740993", false), ("-9007199254740993", false), ("9007199254740992", true)] {
+            let rec: Value = serde_json::from_str(&format!(r#"{{"step": 1, "n": {big}}}"#)).unwrap();
+            let rows = metrics_rows(rec.as_object().unwrap().clone());
+            let want = if exact {
+                (Value::from(big.parse::<i64>().unwrap()), Value::Null)
+            } else {
+                (Value::Null, Value::from(big))
+            };
+            assert_eq!((rows[0]["value"].clone(), rows[0]["value_text"].clone()), want, "{big}");
+        }
     }
 
     #[test]
