@@ -802,7 +802,10 @@ fn build(a: BuildArgs, quiet: bool) -> Result<u8, Error> {
         }
     };
     let mut notes = spec.def.card.unfinished();
-    // said of an unchanged release too: a file no source reads changes nothing
+    // said of an unchanged release too: the files the tables leave out, and the files no source
+    // reads
+    let left_out = crate::verbs::build::left_out_notes(&spec);
+    notes.extend(left_out.iter().cloned());
     let unread = crate::verbs::build::unread_raw_files(&spec, &outcome.manifest.inputs);
     let unread_note = crate::verbs::build::unread_note(&unread);
     notes.extend(unread_note.clone());
@@ -817,7 +820,7 @@ fn build(a: BuildArgs, quiet: bool) -> Result<u8, Error> {
                 "{}: up to date (inputs, pipeline and options unchanged); nothing rebuilt",
                 outcome.release_dir.display()
             );
-            if let Some(n) = &unread_note {
+            for n in left_out.iter().chain(&unread_note) {
                 say!("note: {n}");
             }
         }

@@ -130,6 +130,23 @@ pub struct PipelineDef {
     /// source's `path`): a build names the other files no source reads in a note.
     #[serde(default)]
     pub not_read: Option<PathPatterns>,
+    /// `[[left_out]]`: files a table leaves out though other tables read them (`runpack init`
+    /// writes one for each file whose rows of a table it could not read, with the reason).
+    /// Each build says them in a note, and the card in its "Data quality" section.
+    #[serde(default, rename = "left_out")]
+    pub left_out: Vec<LeftOut>,
+}
+
+/// `[[left_out]]`: a file left out of a table (see [`PipelineDef::left_out`]).
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LeftOut {
+    /// The table (or, when it was not made at all, the table it would have been).
+    pub table: String,
+    /// The file, as a source's `path` names it (`raw/wandb/run-a/run-a.wandb`).
+    pub file: String,
+    /// Why (what reading it for the table found).
+    pub reason: String,
 }
 
 /// `[[view]]`: a named SQL query over the sources and earlier views, for tables to share.

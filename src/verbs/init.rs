@@ -45,7 +45,7 @@ use serde_json::{Map, Value};
 use crate::core::error::{Error, Result};
 use crate::core::progress::{Progress, Unit};
 use crate::core::schema::TableSchema;
-use crate::core::spec::{Format, PipelineDef, PipelineSpec};
+use crate::core::spec::{Format, LeftOut, PipelineDef, PipelineSpec};
 use crate::stages::ingest::files::InputFile;
 use crate::stages::ingest::{IngestOptions, OnInvalid};
 
@@ -292,6 +292,7 @@ fn read_sources(
     looked: &[Looked],
     not_read: &mut Vec<NotRead>,
     notes: &mut Vec<String>,
+    left: &mut Vec<LeftOut>,
     progress: &dyn Progress,
 ) -> Result<Vec<(SourcePlan, Trial)>> {
     let work = tempfile::Builder::new().prefix("runpack-init-").tempdir().map_err(|e| Error::io("temp folder", e))?;
@@ -333,6 +334,11 @@ fn read_sources(
                             n.file,
                             n.reason
                         ));
+                        left.push(LeftOut {
+                            table: base.clone(),
+                            file: n.file.clone(),
+                            reason: format!("no table, as it cannot be read so ({}): {}", format.name(), n.reason),
+                        });
                     }
                 }
             }
@@ -407,7 +413,9 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
     let plans = plan_sources(&raw, &looked, &mut not_read)?;
 
     // 3. read each source in full
-    let settled = read_sources(&raw, plans, &looked, &mut not_read, &mut notes, progress)?;
+    // files a table leaves out though others read them, for pipeline.toml's `[[left_out]]`
+    let mut left: Vec<LeftOut> = Vec::new();
+    let settled = read_sources(&raw, plans, &looked, &mut not_read, &mut notes, &mut left, progress)?;
     // a W&B file is read by every standard table: one that no table kept is not read
     let used: BTreeSet<String> = settled.iter().flat_map(|(p, _)| p.files.iter().cloned()).collect();
     let mut seen_not_read: BTreeSet<String> = BTreeSet::new();
@@ -456,6 +464,7 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
                     "table {table} leaves out {} (not in the source's `path`: add it there once mended): {}",
                     n.file, n.reason
                 ));
+                left.push(LeftOut { table: table.clone(), file: n.file.clone(), reason: n.reason.clone() });
             }
         }
         let t = TablePlan { source: format!("{table}_raw"), table, plan, trial };
@@ -470,7 +479,7 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
     }
 
     // 5. write
-    let written = write_pipeline(&raw, folder, &name, &opts.pipelines_dir, &tables, &not_read)?;
+    let written = write_pipeline(&raw, folder, &name, &opts.pipelines_dir, &tables, &not_read, &left)?;
     if written.recovered > 0 {
         notes.push(format!(
             "an init of {name} that did not finish writing had left {} files and links: removed first",
@@ -2745,6 +2754,7 @@ fn write_pipeline(
     pipelines_dir: &Path,
     tables: &[TablePlan],
     not_read: &[NotRead],
+    left: &[LeftOut],
 ) -> Result<Written> {
     let mut created = Created::default();
     // the pipeline's folder holds the journal: made outside it, removed on failure if empty
@@ -2800,7 +2810,7 @@ fn write_pipeline(
             created.files.push(link.clone());
             paths.push(format!("{} -> {}", link.display(), target.display()));
         }
-        let toml = pipeline_toml(folder, name, &prefix, tables, not_read);
+        let toml = pipeline_toml(folder, name, &prefix, tables, not_read, left);
         // the pipeline as written must load: a mistake here is init's, said before it is left behind
         let toml_path = pipeline_dir.join("pipeline.toml");
         created.file(&toml_path, &toml)?;
@@ -2837,7 +2847,14 @@ fn symlink_dir(target: &Path, link: &Path) -> Result<()> {
 }
 
 /// The text of pipeline.toml.
-fn pipeline_toml(folder: &Path, name: &str, prefix: &str, tables: &[TablePlan], not_read: &[NotRead]) -> String {
+fn pipeline_toml(
+    folder: &Path,
+    name: &str,
+    prefix: &str,
+    tables: &[TablePlan],
+    not_read: &[NotRead],
+    left: &[LeftOut],
+) -> String {
     let mut t = String::new();
     t.push_str(&format!(
         "# {name}: written by `runpack init` from {} (read through {}).\n\
@@ -2909,6 +2926,21 @@ fn pipeline_toml(folder: &Path, name: &str, prefix: &str, tables: &[TablePlan], 
             q(&tp.description(prefix)),
             multiline_body(&tp.sql())
         ));
+    }
+    if !left.is_empty() {
+        t.push_str(
+            "\n# ---------------------------------------------------------------- left out\n\
+             # Files a table leaves out though other tables read them: each build says them, and the card.\n",
+        );
+        for l in left {
+            let reason: String = l.reason.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+            t.push_str(&format!(
+                "\n[[left_out]]\ntable = {}\nfile = {}\nreason = {}\n",
+                q(&l.table),
+                q(&format!("{prefix}{}", l.file)),
+                q(&reason)
+            ));
+        }
     }
     t
 }

@@ -713,6 +713,7 @@ async fn register_jsonl(
             tables: vec![],
             formats: None,
             not_read: None,
+            left_out: vec![],
         },
         table_schemas: vec![],
         source_schemas: vec![schema.cloned()],

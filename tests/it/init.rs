@@ -814,6 +814,21 @@ fn init_recognises_a_trackio_project_database_and_its_fragments() {
             && notes.contains("expected a JSON object, found an array"),
         "{notes}"
     );
+    // ... and so does every build, and the card: the pipeline keeps it in `[[left_out]]`
+    let o = run(bin()
+        .current_dir("/")
+        .arg("build")
+        .arg(tmp.path().join("pipelines/b"))
+        .arg("--releases-dir")
+        .arg(tmp.path().join("out")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = "table trackio_metrics leaves out raw/demo.db: no table, as it cannot be read so (trackio-metrics): ";
+    assert!(stderr(&o).contains(&format!("note: {said}")), "{}", stderr(&o));
+    let card = std::fs::read_to_string(PathBuf::from(stdout(&o).trim()).join("README.md")).unwrap();
+    assert!(
+        card.contains("- table `trackio_metrics` leaves out `raw/demo.db`: no table, as it cannot be read so"),
+        "{card}"
+    );
 
     // the fragments alone: their runs' configs too, and the table without rows said
     let tmp = tempfile::tempdir().unwrap();

@@ -1441,6 +1441,13 @@ pub fn unread_raw_files(spec: &PipelineSpec, inputs: &[crate::stages::release::I
     out
 }
 
+/// The notes of the files the pipeline's tables leave out though other tables read them
+/// (`[[left_out]]`, which `runpack init` writes): `table wandb_history leaves out
+/// raw/wandb/run-a/run-a.wandb: <reason>`.
+pub fn left_out_notes(spec: &PipelineSpec) -> Vec<String> {
+    spec.def.left_out.iter().map(|l| format!("table {} leaves out {}: {}", l.table, l.file, l.reason)).collect()
+}
+
 /// The note naming [`unread_raw_files`] (the first five and how many more), or `None` when
 /// every file under `raw/` is read or left out on purpose.
 pub fn unread_note(unread: &[String]) -> Option<String> {
