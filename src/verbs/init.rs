@@ -2507,12 +2507,15 @@ impl TablePlan {
 
     /// What the table holds, naming the files read (paths as the pipeline names them, with
     /// `prefix`).
+    /// (no count of files: a run added later matches the same paths, and the card would then
+    /// say a stale number)
     fn description(&self, prefix: &str) -> String {
-        let files = &self.plan.files;
-        let shown = match (files.len(), self.plan.patterns.as_slice()) {
-            (1, _) => format!("`{prefix}{}`", files[0]),
-            (n, [one]) => format!("the {n} files `{prefix}{one}`"),
-            (n, _) => format!("{n} files"),
+        let named: Vec<String> = self.plan.patterns.iter().map(|p| format!("`{prefix}{p}`")).collect();
+        let shown = match named.as_slice() {
+            [] => "the source's files".to_string(),
+            [one] => one.clone(),
+            [first @ .., last] if named.len() <= 4 => format!("{} and {last}", first.join(", ")),
+            _ => "the files of the source's `path`".to_string(),
         };
         self.plan.description.replace("{files}", &shown)
     }

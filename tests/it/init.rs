@@ -654,6 +654,16 @@ fn init_reads_a_folder_inside_the_pipeline_and_skips_runpacks_own_folders() {
     for n in ["note: pipelines/ not looked at", "note: schemas/ not looked at", "not looked at: a runpack release"] {
         assert!(err.contains(n), "{n}: {err}");
     }
+    // a project of raw files beside runpack's own folders: its builds do not name the
+    // pipelines, schemas and releases as raw files no source reads
+    tinker_logs(&tmp.path().join("runs"));
+    let o = run(bin().current_dir(tmp.path()).args(["init", ".", "--name", "project", "-q"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    for _ in 0..2 {
+        let o = run(bin().current_dir(tmp.path()).args(["build", "pipelines/project", "--force"]));
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(!stderr(&o).contains("read by no source"), "{}", stderr(&o));
+    }
 }
 
 #[test]

@@ -1422,10 +1422,24 @@ pub fn unread_raw_files(spec: &PipelineSpec, inputs: &[crate::stages::release::I
             .iter()
             .any(|e| name.ends_with(e))
     };
+    // runpack's own folders under the raw folder (`runpack init .` in a project): the
+    // pipelines and schemas beside this pipeline, and releases
+    let pipelines = spec.dir.parent().map(Path::to_path_buf).unwrap_or_default();
+    let own: Vec<PathBuf> = [pipelines.clone(), pipelines.parent().map(|p| p.join("schemas")).unwrap_or_default()]
+        .iter()
+        .filter_map(|p| p.canonicalize().ok())
+        .collect();
+    let runpacks = |e: &walkdir::DirEntry| {
+        let p = e.path();
+        e.file_type().is_dir()
+            && (p.join("pipeline.toml").is_file()
+                || (p.join("manifest.json").is_file() && p.join("SHA256SUMS").is_file())
+                || p.canonicalize().is_ok_and(|c| own.contains(&c)))
+    };
     let mut out: Vec<String> = walkdir::WalkDir::new(&raw)
         .follow_links(true)
         .into_iter()
-        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'))
+        .filter_entry(|e| e.depth() == 0 || (!e.file_name().to_string_lossy().starts_with('.') && !runpacks(e)))
         .filter_map(|e| e.ok())
         .filter(|e| e.file_type().is_file() && readable(&e.file_name().to_string_lossy()))
         .filter_map(|e| {
