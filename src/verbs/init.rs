@@ -2495,8 +2495,16 @@ impl TablePlan {
             .map(|p| p.names)
             .unwrap_or_default();
         for f in &mut schema.fields {
+            let declared = self.plan.fields.iter().find(|d| self.name_of(&d.column) == f.name);
             f.description = if captures.contains(&f.name) {
                 Some(format!("From the file's path: the `{{{}}}` part of `{prefix}{}`.", f.name, self.plan.patterns[0]))
+            } else if declared.is_some_and(|d| d.field_type == "any") {
+                // kept whole: what the column holds is not the text it looks like
+                Some(
+                    "JSON text of each value, as the file holds it (`0.5`, `\"N/A\"` with its quotes): its values are of \
+                     several types."
+                        .into(),
+                )
             } else {
                 crate::stages::ingest::columns::description(self.plan.format, self.plan.wandb_table, &f.name)
                     .map(String::from)

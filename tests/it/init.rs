@@ -543,6 +543,11 @@ fn init_names_each_file_it_cannot_read_and_types_mixed_columns() {
     let runs = doc["sources"].as_array().unwrap().iter().find(|s| s["name"] == "runs_raw").unwrap();
     assert_eq!(runs["declared"][0]["column"], "group");
     assert_eq!(runs["declared"][0]["type"], "any");
+    // its schema and card say it holds JSON text, not the strings it looks like
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("schemas/mixed/runs.json")).unwrap()).unwrap();
+    let group = schema["fields"].as_array().unwrap().iter().find(|f| f["name"] == "group").unwrap();
+    assert!(group["description"].as_str().unwrap().starts_with("JSON text of each value"), "{group}");
     assert_eq!(init_rows(&doc), BTreeMap::from([("runs".into(), 3), ("steps".into(), 2)]));
     assert_eq!(key(&doc, "steps"), ["run_id", "step"]);
     let release = build_from_elsewhere(tmp.path(), "mixed");
