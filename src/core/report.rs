@@ -67,9 +67,11 @@ impl fmt::Display for Position {
 
 impl fmt::Display for SourceRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // a file name with a line break would split one message over two lines
+        let file = crate::core::error::escape_control(&self.file);
         match &self.at {
-            Position::Pointer(p) if p.is_empty() => write!(f, "{}", self.file),
-            at => write!(f, "{}:{at}", self.file),
+            Position::Pointer(p) if p.is_empty() => write!(f, "{file}"),
+            at => write!(f, "{file}:{at}"),
         }
     }
 }

@@ -1205,6 +1205,20 @@ fn grouped(n: u64) -> String {
 }
 
 #[test]
+fn a_file_name_with_a_line_break_is_escaped_in_a_violation() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "raw/new\nline.jsonl", "{\"a\": 1}\n{\"a\": \"x\"}\n");
+    write(dir, "pipeline.toml", &one_source("p", "raw/*.jsonl", "jsonl", "", "SELECT a FROM raw", ""));
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // one violation, one line
+    let first = stderr(&o).lines().next().unwrap().to_string();
+    assert!(first.starts_with("raw/new\\nline.jsonl:2:$.a: expected integer, found string"), "{}", stderr(&o));
+    assert!(first.ends_with("(source raw, rule type)"), "{}", stderr(&o));
+}
+
+#[test]
 fn a_named_pipe_is_refused_and_an_empty_input_is_warned_of() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
