@@ -88,7 +88,8 @@ pub fn register(ctx: &SessionContext) {
         _ => None,
     }));
     ctx.register_udf(float_fn("json_float", |s| match serde_json::from_str::<Value>(s) {
-        Ok(Value::Number(n)) => n.as_f64(),
+        // a number below the smallest float is NULL, as one beyond the largest is (not 0)
+        Ok(Value::Number(n)) => n.as_f64().filter(|f| *f != 0.0 || !nonzero_digits(s)),
         _ => None,
     }));
     ctx.register_udf(create_udf(
@@ -101,20 +102,36 @@ pub fn register(ctx: &SessionContext) {
             let (texts, keys) = (arrays[0].as_string::<i32>(), arrays[1].as_string::<i32>());
             let mut b = StringBuilder::new();
             for i in 0..texts.len() {
-                let v = (texts.is_valid(i) && keys.is_valid(i))
-                    .then(|| serde_json::from_str::<Value>(texts.value(i)).ok())
-                    .flatten()
-                    .and_then(|v| match &v {
-                        Value::Array(a) => keys.value(i).parse::<usize>().ok().and_then(|k| a.get(k).cloned()),
-                        _ => v.get(keys.value(i)).cloned(),
-                    })
-                    .filter(|v| !v.is_null())
-                    .map(|v| v.to_string());
-                b.append_option(v);
+                let v = (texts.is_valid(i) && keys.is_valid(i)).then(|| json_member(texts.value(i), keys.value(i)));
+                b.append_option(v.flatten());
             }
             Ok(ColumnarValue::Array(Arc::new(b.finish()) as ArrayRef))
         }),
     ));
+}
+
+/// The JSON text of member `key` of the object `text`, or of element `key` (a 0-based index)
+/// of the array `text`, as written there: a number keeps every digit (a float would round an
+/// integer beyond 2^53). `None` for a member that is absent or `null`, or text that is no
+/// object or array.
+fn json_member(text: &str, key: &str) -> Option<String> {
+    use serde_json::value::RawValue;
+    let t = text.trim_start();
+    let member: &RawValue = if t.starts_with('{') {
+        let members: std::collections::HashMap<String, &RawValue> = serde_json::from_str(t).ok()?;
+        members.get(key).copied()?
+    } else if t.starts_with('[') {
+        let items: Vec<&RawValue> = serde_json::from_str(t).ok()?;
+        items.get(key.parse::<usize>().ok()?).copied()?
+    } else {
+        return None;
+    };
+    (member.get() != "null").then(|| member.get().to_string())
+}
+
+/// Whether the digits of the JSON number `text` before its exponent hold one that is not 0.
+fn nonzero_digits(text: &str) -> bool {
+    text.trim().split(['e', 'E']).next().unwrap_or("").bytes().any(|b| (b'1'..=b'9').contains(&b))
 }
 
 fn tinker_part(s: &str, i: usize) -> Option<String> {
@@ -321,6 +338,19 @@ mod tests {
         assert!(bits(&n, 0)[0].is_some_and(|b| f64::from_bits(b).is_nan()));
         let (_, e) = super::super::session::run(&ctx, "SELECT max(v) FROM t GROUP BY k HAVING k = 'e'").await.unwrap();
         assert_eq!(bits(&e, 0), [None]);
+    }
+
+    #[test]
+    fn json_members_keep_their_text_and_floats_that_do_not_fit_are_null() {
+        assert_eq!(
+            json_member(r#"{"a": {"b": 12345678901234567890123}}"#, "a").as_deref(),
+            Some(r#"{"b": 12345678901234567890123}"#)
+        );
+        assert_eq!(json_member(r#"{"n": 1.50, "z": null}"#, "n").as_deref(), Some("1.50"));
+        assert_eq!(json_member(r#"{"n": 1.50, "z": null}"#, "z"), None);
+        assert_eq!(json_member(r#"[1, "two", [3]]"#, "2").as_deref(), Some("[3]"));
+        assert_eq!((json_member("[1]", "x"), json_member("7", "0"), json_member("{", "a")), (None, None, None));
+        assert!(nonzero_digits("1e-400") && nonzero_digits("-0.001e-999") && !nonzero_digits("0.0e5"));
     }
 
     #[test]
