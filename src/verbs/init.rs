@@ -208,6 +208,8 @@ fn look_at_files(raw: &Path, opts: &InitOptions, name: &str) -> Walked {
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
+                // (a dangling link, a link loop: found, and not read)
+                total += 1;
                 let file = e.path().map(|p| rel_of(raw, p)).unwrap_or_default();
                 not_read.push(NotRead { problems: Vec::new(), file, reason: format!("cannot be listed: {e}") });
                 continue;

@@ -469,6 +469,19 @@ fn a_plain_file_alone_in_a_run_folder_is_that_run_s() {
 }
 
 #[test]
+fn a_dangling_link_is_counted_among_the_files_found() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("runs");
+    write(&runs, "a.jsonl", "{\"step\": 0, \"loss\": 1.5}\n");
+    std::os::unix::fs::symlink(runs.join("gone.jsonl"), runs.join("b.jsonl")).unwrap();
+    let doc = init(tmp.path(), &runs, "dl");
+    // found: what was read and what was not
+    assert_eq!(doc["found"]["files"], 2, "{doc}");
+    assert_eq!(not_read(&doc).len(), 1, "{doc}");
+    assert!(not_read(&doc)[0].1.starts_with("cannot be listed"), "{doc}");
+}
+
+#[test]
 fn init_never_overwrites_a_file_and_leaves_nothing_when_it_refuses() {
     let tmp = tempfile::tempdir().unwrap();
     let logs = tmp.path().join("logs");
