@@ -374,7 +374,7 @@ fn wandb_metrics_defined_against_a_step_metric_keep_their_own_x() {
         .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("offline-run-"))
         .unwrap();
     let log = run_dir.join("run-axes01.wandb");
-    let edit = |change: &str| {
+    let edit_record = |kind: &str, change: &str| {
         let script = format!(
             "import sys; sys.path.insert(0, {:?})\n\
              from wandb_log import records, write\n\
@@ -382,8 +382,8 @@ fn wandb_metrics_defined_against_a_step_metric_keep_their_own_x() {
              out = []\n\
              for data in records(sys.argv[1]):\n\
              \x20   r = pb.Record(); r.ParseFromString(data)\n\
-             \x20   if r.WhichOneof('record_type') == 'environment':\n\
-             \x20       e = r.environment\n\
+             \x20   if r.WhichOneof('record_type') == '{kind}':\n\
+             \x20       e = getattr(r, '{kind}')\n\
              \x20       {change}\n\
              \x20   out.append(r.SerializeToString())\n\
              write(sys.argv[1], out)\n",
@@ -391,6 +391,7 @@ fn wandb_metrics_defined_against_a_step_metric_keep_their_own_x() {
         );
         python_edit(&script, &log);
     };
+    let edit = |change: &str| edit_record("environment", change);
     // (the client writes two records, the software's then the hardware's, merged into one)
     edit("if e.cpu_count: g = e.gpu_nvidia.add(); g.name = 'H100'; g.numa_node = 0");
     let o = build(dir, &["-q", "--force"]);
@@ -408,6 +409,12 @@ fn wandb_metrics_defined_against_a_step_metric_keep_their_own_x() {
         "{}",
         stderr(&o)
     );
+    // the run record's start time too, rather than the environment's taken in its place
+    edit("e.started_at.nanos = 5");
+    edit_record("run", "e.start_time.seconds = 253402300800");
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("the run record's start_time: seconds 253402300800 and nanos "), "{}", stderr(&o));
 }
 
 #[test]

@@ -153,6 +153,8 @@ pub struct RunInfo {
     pub tags: Vec<String>,
     /// Start time, seconds since the Unix epoch.
     pub start_time: Option<f64>,
+    /// Start time as the record holds it: (seconds, nanoseconds).
+    pub start_exact: Option<(i64, i32)>,
     /// Whether this log continues an earlier run (resume).
     pub resumed: bool,
     /// The config the run started with.
@@ -547,7 +549,8 @@ pub fn decode(bytes: &[u8]) -> Result<Event, String> {
             display_name: r.display_name,
             notes: r.notes,
             tags: r.tags,
-            start_time: r.start_time.map(|t| t.seconds as f64 + t.nanos as f64 / 1e9),
+            start_time: r.start_time.as_ref().map(|t| t.seconds as f64 + t.nanos as f64 / 1e9),
+            start_exact: r.start_time.as_ref().map(|t| (t.seconds, t.nanos)),
             resumed: r.resumed,
             config: match &r.config {
                 Some(c) => items(&c.update)?,
