@@ -1103,6 +1103,19 @@ fn data_quality(spec: &PipelineSpec, manifest: &Manifest, report: &BuildReport) 
             crate::stages::hash::rows(*n)
         );
     }
+    // what the runs' metadata leaves out, said where a reader looks for it
+    for src in &spec.def.sources {
+        if let Some(w) = src.wandb.as_ref().filter(|w| w.table == crate::core::spec::WandbTable::Runs) {
+            let keys: Vec<String> = w.redact.iter().map(|k| code(k)).collect();
+            let _ = writeln!(
+                b,
+                "- source {}: the runs' `metadata` has {} replaced by `REDACTED`, and any credential in its text \
+                 (a URL's user and password, access tokens).",
+                code(&src.name),
+                if keys.is_empty() { "no key".to_string() } else { keys.join(", ") }
+            );
+        }
+    }
     // what the tables lack, as the pipeline says it
     for l in &spec.def.left_out {
         let _ = writeln!(b, "- table {} leaves out {}: {}", code(&l.table), code(&l.file), esc(&l.reason));

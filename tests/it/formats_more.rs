@@ -366,6 +366,9 @@ fn wandb_metrics_defined_against_a_step_metric_keep_their_own_x() {
         "run_id,host,py\naxes01,\"\"\"REDACTED\"\"\",true\n"
     );
     assert!(!stderr(&o).contains("environment record"), "{}", stderr(&o));
+    // and the card says what was redacted
+    let card = std::fs::read_to_string(release(dir, "axes").join("README.md")).unwrap();
+    assert!(card.contains("- source `h`: the runs' `metadata` has `host` replaced by `REDACTED`"), "{card}");
     // the record edited by protobuf's own classes: a GPU on NUMA node 0 keeps its node (an
     // `optional` field), and a time that is no timestamp is the run's bad record, not clamped
     let run_dir = std::fs::read_dir(dir.join("wandb"))
