@@ -1118,7 +1118,13 @@ fn data_quality(spec: &PipelineSpec, manifest: &Manifest, report: &BuildReport) 
     }
     // what the tables lack, as the pipeline says it
     for l in &spec.def.left_out {
-        let _ = writeln!(b, "- table {} leaves out {}: {}", code(&l.table), code(&l.file), esc(&l.reason));
+        let _ = writeln!(
+            b,
+            "- table {} leaves out {}; when the pipeline was written: {}",
+            code(&l.table),
+            code(&l.file),
+            esc(&l.reason)
+        );
     }
     // the first 20 warnings, and every run whose history was accepted as sampled or
     // incomplete (what the data lacks is never left out of its card)

@@ -327,9 +327,9 @@ fn read_sources(
             }
             Settled::Failed => {
                 // a file that another table reads is not in the not-read list: the table
-                // left out is said with its reason
+                // left out is said with its reason (W&B files are read by every standard table)
                 for n in &not_read[before..] {
-                    if looked.iter().any(|l| l.rel == n.file && matches!(l.kind, Kind::Many(..))) {
+                    if looked.iter().any(|l| l.rel == n.file && matches!(l.kind, Kind::Many(..) | Kind::Wandb)) {
                         notes.push(format!(
                             "{base} ({}): no table, as {} cannot be read so: {}",
                             format.name(),

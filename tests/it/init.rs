@@ -482,6 +482,37 @@ fn a_dangling_link_is_counted_among_the_files_found() {
 }
 
 #[test]
+fn a_wandb_table_no_log_can_give_is_left_out_with_its_reason_in_the_pipeline() {
+    // the real client logs a key twice once nested keys are joined (`a.b`): the history
+    // cannot be read, the run can
+    let tmp = tempfile::tempdir().unwrap();
+    let raw = tmp.path().join("raw");
+    let script = "import sys, wandb\n\
+                  r = wandb.init(project='p', id='clash001', dir=sys.argv[1])\n\
+                  r.log({'a.b': 1, 'a': {'b': 2}, 'loss': 0.5})\n\
+                  r.finish()\n";
+    let o = run(std::process::Command::new(python())
+        .args(["-c", script])
+        .arg(&raw)
+        .env("WANDB_MODE", "offline")
+        .env("WANDB_SILENT", "true")
+        .env_remove("WANDB_API_KEY"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = init(tmp.path(), &raw, "clash");
+    assert!(init_rows(&doc).contains_key("wandb_runs") && !init_rows(&doc).contains_key("wandb_history"), "{doc}");
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/clash/pipeline.toml")).unwrap();
+    assert!(toml.contains("[[left_out]]\ntable = \"wandb_history\"\n"), "{toml}");
+    let o = run(bin()
+        .current_dir("/")
+        .arg("build")
+        .arg(tmp.path().join("pipelines/clash"))
+        .arg("--releases-dir")
+        .arg(tmp.path().join("out")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("note: table wandb_history leaves out raw/wandb/"), "{}", stderr(&o));
+}
+
+#[test]
 fn init_never_overwrites_a_file_and_leaves_nothing_when_it_refuses() {
     let tmp = tempfile::tempdir().unwrap();
     let logs = tmp.path().join("logs");
@@ -850,11 +881,13 @@ fn init_recognises_a_trackio_project_database_and_its_fragments() {
         .arg("--releases-dir")
         .arg(tmp.path().join("out")));
     assert!(o.status.success(), "{}", stderr(&o));
-    let said = "table trackio_metrics leaves out raw/demo.db: no table, as it cannot be read so (trackio-metrics): ";
+    let said = "table trackio_metrics leaves out raw/demo.db, as pipeline.toml says: no table, as it cannot be read so (trackio-metrics): ";
     assert!(stderr(&o).contains(&format!("note: {said}")), "{}", stderr(&o));
     let card = std::fs::read_to_string(PathBuf::from(stdout(&o).trim()).join("README.md")).unwrap();
     assert!(
-        card.contains("- table `trackio_metrics` leaves out `raw/demo.db`: no table, as it cannot be read so"),
+        card.contains(
+            "- table `trackio_metrics` leaves out `raw/demo.db`; when the pipeline was written: no table, as it cannot be read so"
+        ),
         "{card}"
     );
 

@@ -1456,10 +1456,14 @@ pub fn unread_raw_files(spec: &PipelineSpec, inputs: &[crate::stages::release::I
 }
 
 /// The notes of the files the pipeline's tables leave out though other tables read them
-/// (`[[left_out]]`, which `runpack init` writes): `table wandb_history leaves out
-/// raw/wandb/run-a/run-a.wandb: <reason>`.
+/// (`[[left_out]]`, which `runpack init` writes, with the reason it found then): `table
+/// wandb_history leaves out raw/wandb/run-a/run-a.wandb, as pipeline.toml says: <reason>`.
 pub fn left_out_notes(spec: &PipelineSpec) -> Vec<String> {
-    spec.def.left_out.iter().map(|l| format!("table {} leaves out {}: {}", l.table, l.file, l.reason)).collect()
+    spec.def
+        .left_out
+        .iter()
+        .map(|l| format!("table {} leaves out {}, as pipeline.toml says: {}", l.table, l.file, l.reason))
+        .collect()
 }
 
 /// The note naming [`unread_raw_files`] (the first five and how many more), or `None` when
