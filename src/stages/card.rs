@@ -1109,8 +1109,8 @@ fn data_quality(spec: &PipelineSpec, manifest: &Manifest, report: &BuildReport) 
             let keys: Vec<String> = w.redact.iter().map(|k| code(k)).collect();
             let _ = writeln!(
                 b,
-                "- source {}: the runs' `metadata` has {} replaced by `REDACTED`, and any credential in its text \
-                 (a URL's user and password, access tokens).",
+                "- source {}: the runs' `metadata` has {} replaced by `REDACTED`; any credential (a URL's user and \
+                 password, an access token) in the runs' texts (metadata, config, summary, notes, tags) is replaced too.",
                 code(&src.name),
                 if keys.is_empty() { "no key".to_string() } else { keys.join(", ") }
             );

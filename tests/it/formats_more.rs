@@ -421,6 +421,54 @@ fn wandb_metrics_defined_against_a_step_metric_keep_their_own_x() {
 }
 
 #[test]
+fn credentials_in_a_wandb_run_s_texts_are_replaced_and_said() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let script = "import sys, wandb\n\
+                  r = wandb.init(project='p', id='cred0001', dir=sys.argv[1], notes='see ghp_abcdefghijklmnopqrstuvwxyz0123456789',\n\
+                  \x20   config={'api_key': 'hf_abcdefghijklmnopqrstuvwxyz123456', 'remote': 'https://user:pass@github.com/a/b.git', 'lr': 0.1})\n\
+                  r.log({'loss': 0.5})\n\
+                  r.summary['note'] = 'token sk-abcdefghijklmnopqrstuvwxyz'\n\
+                  r.finish()\n";
+    let o = run(std::process::Command::new(python())
+        .args(["-c", script])
+        .arg(dir)
+        .env("WANDB_MODE", "offline")
+        .env("WANDB_SILENT", "true")
+        .env_remove("WANDB_API_KEY"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::write(
+        dir.join("pipeline.toml"),
+        "name = \"cred\"\n[[source]]\nname = \"r\"\npath = \"wandb/**\"\nformat = \"wandb\"\n\
+         [source.wandb]\ntable = \"runs\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT run_id, notes, config, config_raw, summary FROM r\"\n",
+    )
+    .unwrap();
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("1 run holds credentials (a URL's user and password, access tokens) in its texts, replaced by REDACTED: cred0001 (notes, config, config_raw, summary)"),
+        "{}",
+        stderr(&o)
+    );
+    let r = release(dir, "cred");
+    // no column holds them (Parquet pages are compressed: asked of the values, not the bytes)
+    assert_eq!(
+        query(
+            &r,
+            "SELECT count(*) AS n FROM t WHERE concat(notes, config, config_raw, summary) ~ \
+             '(ghp_abcdefghij|hf_abcdefghij|user:pass|sk-abcdefghij)'"
+        ),
+        "n\n0\n"
+    );
+    assert!(query(&r, "SELECT summary FROM t").contains("token REDACTED"));
+    assert_eq!(
+        query(&r, "SELECT notes, json_get(config, 'remote') AS remote, json_get(config, 'lr') AS lr FROM t"),
+        "notes,remote,lr\nsee REDACTED,\"\"\"https://REDACTED@github.com/a/b.git\"\"\",0.1\n"
+    );
+}
+
+#[test]
 fn a_synced_run_config_names_the_x_axes_of_a_run_directory() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();

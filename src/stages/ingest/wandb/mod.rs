@@ -266,6 +266,10 @@ pub fn read(plan: &Plan, k: usize, sink: &mut dyn FnMut(Item) -> Result<()>) -> 
             })
         }
         Out::Row(mut m, at) => {
+            // credentials a run's config, summary, notes or tags hold (said in the first pass)
+            if plan.opts.table == WandbTable::Runs {
+                values::scrub_run_row(&mut m);
+            }
             if !sampled.is_empty()
                 && let Some(Value::Bool(false)) = m.get("sampled")
             {
@@ -390,9 +394,24 @@ pub fn prepare(
     if table == WandbTable::Runs {
         (plan.skip, plan.conflicts) = api::check_duplicates(&plan, &lists, &name, report);
     }
-    let FilePass { per_run, media, csv_skip, csv_conflicts, read_names, filled, runs_read, damaged, .. } =
-        FilePass::read(&plan, inputs, &name, report)?;
+    let FilePass {
+        per_run, media, credentials, csv_skip, csv_conflicts, read_names, filled, runs_read, damaged, ..
+    } = FilePass::read(&plan, inputs, &name, report)?;
     warn_media(&media, histograms_elsewhere, &name, report);
+    if !credentials.is_empty() {
+        let n = credentials.len();
+        report.warn(
+            &name,
+            "wandb-credentials",
+            None,
+            format!(
+                "{n} run{} credentials (a URL's user and password, access tokens) in {}, replaced by REDACTED: {}",
+                if n == 1 { " holds" } else { "s hold" },
+                if n == 1 { "its texts" } else { "their texts" },
+                crate::core::report::first_names(&credentials.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+            ),
+        );
+    }
     if runs_read > 0
         && let Some(c) = plan.opts.columns.iter().zip(&filled).find_map(|(c, f)| (!f).then_some(c))
     {
@@ -422,6 +441,8 @@ struct FilePass {
     per_run: BTreeMap<String, Steps>,
     /// Media values skipped, by (key, kind).
     media: BTreeMap<(String, String), u64>,
+    /// Runs whose texts held credentials, replaced: `run (columns)`.
+    credentials: Vec<String>,
     /// The runs of runs-table CSV exports, by id: (where first seen, the row), as the run
     /// lists' runs are checked for duplicates.
     csv_runs: BTreeMap<String, (usize, SourceRef, Value)>,
@@ -454,6 +475,11 @@ impl FilePass {
                     && table == WandbTable::Runs
                 {
                     pass.runs_read += 1;
+                    let changed = values::scrub_run_row(&mut m.clone());
+                    if !changed.is_empty() {
+                        let run = m.get("run_id").and_then(Value::as_str).unwrap_or("?").to_string();
+                        pass.credentials.push(format!("{run} ({})", changed.join(", ")));
+                    }
                     // found in the run's config, summary or unassigned columns, null or not
                     let object = |k: &str| m.get(k).and_then(Value::as_object);
                     for (f, c) in pass.filled.iter_mut().zip(&extra) {

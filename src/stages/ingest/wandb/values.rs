@@ -294,6 +294,39 @@ pub fn redact(v: &mut Value, keys: &[String]) -> usize {
     n
 }
 
+/// Replaces the credentials (see [`scrub_credentials`]) in every text of a `wandb_runs` row
+/// but the columns that name the run and its files: config, summary, notes, tags and the
+/// others, `config_raw` (JSON text) read and written again when it holds one. `metadata` is
+/// left alone: [`redact`] made it. Returns the columns changed, in row order.
+pub fn scrub_run_row(m: &mut Map<String, Value>) -> Vec<String> {
+    const KEPT: [&str; 8] =
+        ["run_id", "entity", "project", "source", "source_files", "created_at", "metadata", "state"];
+    let mut changed = Vec::new();
+    for (k, v) in m.iter_mut() {
+        if KEPT.contains(&k.as_str()) {
+            continue;
+        }
+        let n = if k == "config_raw" {
+            match v.as_str().and_then(|t| serde_json::from_str::<Value>(t).ok()) {
+                Some(mut parsed) => {
+                    let n = redact(&mut parsed, &[]);
+                    if n > 0 {
+                        *v = Value::String(crate::stages::ingest::convert::json_text(&parsed));
+                    }
+                    n
+                }
+                None => redact(v, &[]),
+            }
+        } else {
+            redact(v, &[])
+        };
+        if n > 0 {
+            changed.push(k.clone());
+        }
+    }
+    changed
+}
+
 /// `text` with the credentials it holds replaced by `REDACTED`, or `None` when it holds none:
 /// the user and password of a URL (`https://alice:ghp_…@github.com/…`, as a git remote
 /// holds them), and tokens of the forms Hugging Face (`hf_…`), GitHub (`ghp_…`,
@@ -302,18 +335,24 @@ pub fn redact(v: &mut Value, keys: &[String]) -> usize {
 /// where such tokens end up.
 pub fn scrub_credentials(text: &str) -> Option<String> {
     static URL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    static BARE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     static TOKEN: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let url = URL.get_or_init(|| regex::Regex::new(r"([A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]+@").expect("static pattern"));
+    // `user:password@host` without a scheme
+    let bare =
+        BARE.get_or_init(|| regex::Regex::new(r#"(^|[\s"'=(,;])[^\s:/@"']+:[^\s@/"']+@"#).expect("static pattern"));
+    // the prefixes no word has are found inside longer text too; `sk-` and `xox` at a word's start
     let token = TOKEN.get_or_init(|| {
         regex::Regex::new(
-            r"\b(?:hf_[A-Za-z0-9]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}|sk-[A-Za-z0-9_-]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16})\b",
+            r"(?:hf_[A-Za-z0-9]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|\bsk-[A-Za-z0-9_-]{20,}|\bxox[abposr]-[A-Za-z0-9-]{10,})",
         )
         .expect("static pattern")
     });
-    if !url.is_match(text) && !token.is_match(text) {
+    if !url.is_match(text) && !bare.is_match(text) && !token.is_match(text) {
         return None;
     }
     let out = url.replace_all(text, "${1}REDACTED@");
+    let out = bare.replace_all(&out, "${1}REDACTED@");
     Some(token.replace_all(&out, "REDACTED").into_owned())
 }
 
@@ -400,6 +439,13 @@ mod tests {
         assert_eq!(m["git"]["remote"], "https://REDACTED@github.com/a/b.git");
         assert_eq!(m["args"], json!(["--hf_token", "REDACTED", "--lr=0.1", "--key=REDACTED"]));
         assert_eq!(m["program"], "https://github.com/a/b and hf_short");
+        // inside longer text, and a user and password without a scheme
+        assert_eq!(
+            scrub_credentials("xxhf_abcdefghijklmnopqrstuvwxyz123456 user:pass@host.com, git@github.com:a/b.git")
+                .as_deref(),
+            Some("xxREDACTED REDACTED@host.com, git@github.com:a/b.git")
+        );
+        assert_eq!(scrub_credentials("task-abcdefghijklmnopqrstuvwxyz and mailto-free text"), None);
         let o = json!({"a.b": 1, "c": {"d": 2}});
         assert_eq!(lookup(o.as_object().unwrap(), "a.b"), Some(&json!(1)));
         assert_eq!(lookup(o.as_object().unwrap(), "c.d"), Some(&json!(2)));
