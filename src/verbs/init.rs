@@ -2499,7 +2499,12 @@ impl TablePlan {
         for f in &mut schema.fields {
             let declared = self.plan.fields.iter().find(|d| self.name_of(&d.column) == f.name);
             f.description = if captures.contains(&f.name) {
-                Some(format!("From the file's path: the `{{{}}}` part of `{prefix}{}`.", f.name, self.plan.patterns[0]))
+                Some(format!(
+                    "From the file's path: the `{{{}}}` part of `{prefix}{}`{}.",
+                    f.name,
+                    self.plan.patterns[0],
+                    if self.plan.patterns.len() > 1 { " and of the source's other paths" } else { "" }
+                ))
             } else if declared.is_some_and(|d| d.field_type == "any") {
                 // kept whole: what the column holds is not the text it looks like
                 Some(
