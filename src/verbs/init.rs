@@ -2140,9 +2140,11 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
 /// A violation as the reason a file is not read: its place in the file, then what is wrong.
 fn reason_of(v: &crate::core::report::Violation) -> String {
     use crate::core::report::Position;
-    let mut place = match v.source.as_ref().map(|s| &s.at) {
-        Some(Position::Line(n)) => format!("line {n}"),
-        Some(Position::Pointer(p)) if !p.is_empty() => format!("record {p}"),
+    let mut place = match v.source.as_ref().map(|s| (&s.at, s.file.as_str())) {
+        // a `.wandb` log is binary: its places are record numbers
+        Some((Position::Line(n), file)) if file.ends_with(".wandb") => format!("record {n}"),
+        Some((Position::Line(n), _)) => format!("line {n}"),
+        Some((Position::Pointer(p), _)) if !p.is_empty() => format!("record {p}"),
         _ => String::new(),
     };
     if !v.path.is_empty() && v.path != "$" {

@@ -502,6 +502,8 @@ fn a_wandb_table_no_log_can_give_is_left_out_with_its_reason_in_the_pipeline() {
     assert!(init_rows(&doc).contains_key("wandb_runs") && !init_rows(&doc).contains_key("wandb_history"), "{doc}");
     let toml = std::fs::read_to_string(tmp.path().join("pipelines/clash/pipeline.toml")).unwrap();
     assert!(toml.contains("[[left_out]]\ntable = \"wandb_history\"\n"), "{toml}");
+    // (a binary log's place is a record number)
+    assert!(toml.contains("(wandb): record "), "{toml}");
     let o = run(bin()
         .current_dir("/")
         .arg("build")
