@@ -712,6 +712,9 @@ fn a_trajectorys_correct_follows_its_reward_as_converted() {
         query(&release(dir, "et"), "SELECT * FROM t ORDER BY example_id"),
         "example_id,reward,correct\n0,1.0,true\n1,0.0,false\n2,NaN,\n"
     );
+    // each string read as a number is said, with the number
+    let o = build(dir, &["--force"]);
+    assert!(stderr(&o).contains("trajectories.jsonl:1:$.reward string \"1.0\" read as 1"), "{}", stderr(&o));
     // an integer's text that a float would round is refused, as the same JSON number is
     write(dir, "trajectories.jsonl", "{\"idx\":0,\"reward\":\"9007199254740993\"}\n");
     let o = build(dir, &["-q", "--force"]);

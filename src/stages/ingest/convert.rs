@@ -931,18 +931,7 @@ fn to_f64(c: &Cell, ctx: &mut Ctx) -> Option<f64> {
                         );
                         return None;
                     }
-                    let ieee = if f.is_nan() {
-                        "NaN"
-                    } else if f > 0.0 {
-                        "Infinity"
-                    } else {
-                        "-Infinity"
-                    };
-                    ctx.event(
-                        "coercion",
-                        c,
-                        format!("string {} read as the number {ieee}", path::short_json_string(s)),
-                    );
+                    ctx.event("coercion", c, format!("string {} read as {f}", path::short_json_string(s)));
                     return Some(f);
                 }
             }
