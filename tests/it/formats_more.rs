@@ -312,14 +312,7 @@ run.finish()
 fn wandb_metrics_defined_against_a_step_metric_keep_their_own_x() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let o = run(std::process::Command::new(python())
-        .arg("-c")
-        .arg(DEFINE_METRIC_RUN)
-        .arg(dir)
-        .env_remove("WANDB_API_KEY")
-        .env("NO_PROXY", "*")
-        .env("HTTPS_PROXY", "http://127.0.0.1:9"));
-    assert!(o.status.success(), "the wandb client failed: {}", stderr(&o));
+    wandb_client(DEFINE_METRIC_RUN, dir);
     std::fs::write(
         dir.join("pipeline.toml"),
         "name = \"axes\"\n[[source]]\nname = \"h\"\npath = \"wandb/**\"\nformat = \"wandb\"\n\
@@ -430,13 +423,7 @@ fn credentials_in_a_wandb_run_s_texts_are_replaced_and_said() {
                   r.log({'loss': 0.5})\n\
                   r.summary['note'] = 'token sk-abcdefghijklmnopqrstuvwxyz'\n\
                   r.finish()\n";
-    let o = run(std::process::Command::new(python())
-        .args(["-c", script])
-        .arg(dir)
-        .env("WANDB_MODE", "offline")
-        .env("WANDB_SILENT", "true")
-        .env_remove("WANDB_API_KEY"));
-    assert!(o.status.success(), "{}", stderr(&o));
+    wandb_client(script, dir);
     std::fs::write(
         dir.join("pipeline.toml"),
         "name = \"cred\"\n[[source]]\nname = \"r\"\npath = \"wandb/**\"\nformat = \"wandb\"\n\

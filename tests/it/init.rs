@@ -491,13 +491,7 @@ fn a_wandb_table_no_log_can_give_is_left_out_with_its_reason_in_the_pipeline() {
                   r = wandb.init(project='p', id='clash001', dir=sys.argv[1])\n\
                   r.log({'a.b': 1, 'a': {'b': 2}, 'loss': 0.5})\n\
                   r.finish()\n";
-    let o = run(std::process::Command::new(python())
-        .args(["-c", script])
-        .arg(&raw)
-        .env("WANDB_MODE", "offline")
-        .env("WANDB_SILENT", "true")
-        .env_remove("WANDB_API_KEY"));
-    assert!(o.status.success(), "{}", stderr(&o));
+    wandb_client(script, &raw);
     let doc = init(tmp.path(), &raw, "clash");
     assert!(init_rows(&doc).contains_key("wandb_runs") && !init_rows(&doc).contains_key("wandb_history"), "{doc}");
     let toml = std::fs::read_to_string(tmp.path().join("pipelines/clash/pipeline.toml")).unwrap();

@@ -307,3 +307,33 @@ pub fn undescribed(tmp: &Path, name: &str, plain: &[&str]) -> Vec<String> {
     }
     out
 }
+
+/// Copies every file under `from` to the same place under `to`.
+pub fn copy_files(from: &Path, to: &Path) {
+    for e in walkdir::WalkDir::new(from).into_iter().flatten() {
+        if e.file_type().is_file() {
+            let dst = to.join(e.path().strip_prefix(from).unwrap());
+            std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
+            std::fs::copy(e.path(), &dst).unwrap();
+        }
+    }
+}
+
+/// Runs Python `script` with the real `wandb` client offline (its folder, `sys.argv[1]`, is a
+/// temporary one), then copies the `wandb/` folder it wrote to `to/wandb`. A copy: the client's
+/// service process goes on writing its debug logs for a moment after the script ends, and a
+/// build that read them in place would find them changing.
+pub fn wandb_client(script: &str, to: &Path) {
+    let out = tempfile::tempdir().unwrap();
+    let o = run(std::process::Command::new(python())
+        .args(["-c", script])
+        .arg(out.path())
+        .env("WANDB_MODE", "offline")
+        .env("WANDB_DIR", out.path())
+        .env("WANDB_SILENT", "true")
+        .env_remove("WANDB_API_KEY")
+        .env("NO_PROXY", "*")
+        .env("HTTPS_PROXY", "http://127.0.0.1:9"));
+    assert!(o.status.success(), "the wandb client failed: {}", stderr(&o));
+    copy_files(&out.path().join("wandb"), &to.join("wandb"));
+}

@@ -518,17 +518,6 @@ fn b29_system_metrics_are_a_separate_time_keyed_table() {
     assert!(card.contains("| p4t8n2wz | 3 | 30.0 |"), "{card}");
 }
 
-/// Copies the regular files of a tree (the client's `latest-run` link is left out).
-fn copy_files(from: &Path, to: &Path) {
-    for e in walkdir::WalkDir::new(from).into_iter().flatten() {
-        if e.file_type().is_file() {
-            let dst = to.join(e.path().strip_prefix(from).unwrap());
-            std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
-            std::fs::copy(e.path(), &dst).unwrap();
-        }
-    }
-}
-
 /// Runs the real `wandb` client (offline) once per test run and returns its output folder.
 fn offline_runs() -> &'static Path {
     static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();

@@ -245,7 +245,10 @@ pub fn description(format: Format, wandb_table: Option<&str>, column: &str) -> O
         (F::GraphScoreReport, "skipped_files") => "Files the aggregate skipped.",
         (F::GraphScoreReport, "template_stats") => "JSON text of the counts by template.",
         (F::GraphScoreReport, "results_path") => "The file's `.graph_results.jsonl`, or the aggregate's report.",
-        (F::GraphScoreReport, _) if graph_count(column) => "A count of graphs, as the report gives it.",
+        // (`files` is said above)
+        (F::GraphScoreReport, _) if super::graphs::COUNTERS.contains(&column) => {
+            "A count of graphs, as the report gives it."
+        }
 
         // shared by the formats that keep the keys they do not know
         (F::TinkerEvalResult | F::TinkerEvalTrajectories | F::EvalMetrics | F::EvalGenerations, "extra")
@@ -278,25 +281,6 @@ fn provenance(format: Format, column: &str) -> Option<&'static str> {
         }
         _ => return None,
     })
-}
-
-/// The integer counts of a dependency-graph score report.
-fn graph_count(column: &str) -> bool {
-    [
-        "total",
-        "missing_solution",
-        "missing_gold",
-        "parse_fail",
-        "perfect",
-        "value_mismatch",
-        "dependency_mismatch",
-        "answer_mismatch",
-        "extra_nodes",
-        "missing_nodes",
-        "perfect_with_extra",
-        "unused_gold_entries",
-    ]
-    .contains(&column)
 }
 
 /// The columns of W&B's standard tables.

@@ -37,7 +37,7 @@ pub fn pass_columns() -> Vec<(String, Target)> {
 }
 
 /// The counters of a scored file and of a run's aggregate, in the order the scorer writes them.
-const COUNTERS: [&str; 13] = [
+pub(crate) const COUNTERS: [&str; 13] = [
     "total",
     "missing_solution",
     "missing_gold",

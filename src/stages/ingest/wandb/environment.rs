@@ -407,51 +407,17 @@ impl Obj {
     }
 }
 
-/// A timestamp as ProtoJSON writes it: UTC, with 0, 3, 6 or 9 digits of fraction
-/// (`2026-12-03T12:51:39.125Z`).
+/// A timestamp as ProtoJSON writes it (see [`super::rows::exact_time`]).
 ///
 /// Errors: what is wrong with a timestamp outside ProtoJSON's range (years 1 to 9999) or
 /// whose nanoseconds are outside 0 to 999,999,999.
 fn rfc3339(t: &Timestamp) -> Result<String, String> {
-    // 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z
-    const FIRST: i64 = -62_135_596_800;
-    const LAST: i64 = 253_402_300_799;
-    let (secs, nanos) = (t.seconds, t.nanos);
-    if !(0..1_000_000_000).contains(&nanos) || !(FIRST..=LAST).contains(&secs) {
-        return Err(format!(
-            "started_at: seconds {secs} and nanos {nanos} are no timestamp (years 1 to 9999, nanos 0 to 999,999,999)"
-        ));
-    }
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
-    let mut s = format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}", rem / 3600, rem % 3600 / 60, rem % 60);
-    if nanos != 0 {
-        if nanos % 1_000_000 == 0 {
-            s.push_str(&format!(".{:03}", nanos / 1_000_000));
-        } else if nanos % 1_000 == 0 {
-            s.push_str(&format!(".{:06}", nanos / 1_000));
-        } else {
-            s.push_str(&format!(".{nanos:09}"));
-        }
-    }
-    s.push('Z');
-    Ok(s)
-}
-
-/// The proleptic Gregorian date of a day counted from 1970-01-01 (Howard Hinnant's
-/// `civil_from_days`; chrono is not a dependency for one conversion).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
+    super::rows::exact_time(t.seconds, t.nanos).ok_or_else(|| {
+        format!(
+            "started_at: seconds {} and nanos {} are no timestamp (years 1 to 9999, nanos 0 to 999,999,999)",
+            t.seconds, t.nanos
+        )
+    })
 }
 
 #[cfg(test)]

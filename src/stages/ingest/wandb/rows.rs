@@ -493,6 +493,18 @@ fn epoch_text(t: &str) -> Option<f64> {
     if plain { t.parse().ok() } else { None }
 }
 
+/// A protobuf `Timestamp` (seconds and nanoseconds since the Unix epoch) as RFC 3339 text in
+/// UTC, with 0, 3, 6 or 9 digits of fraction as ProtoJSON writes it
+/// (`2026-12-03T12:51:39.125Z`); `None` outside the years 1 to 9999 or for nanoseconds outside
+/// 0 to 999,999,999 (what ProtoJSON refuses).
+pub fn exact_time(secs: i64, nanos: i32) -> Option<String> {
+    const FIRST: i64 = -62_135_596_800;
+    const LAST: i64 = 253_402_300_799;
+    let nanos = u32::try_from(nanos).ok().filter(|n| *n < 1_000_000_000)?;
+    (FIRST..=LAST).contains(&secs).then_some(())?;
+    chrono::DateTime::from_timestamp(secs, nanos).map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
+}
+
 /// RFC 3339 text (UTC, microseconds) of epoch seconds, for times in the years 1 to 9999 (the
 /// times RFC 3339 writes with four digits).
 pub fn epoch(secs: f64) -> Option<String> {

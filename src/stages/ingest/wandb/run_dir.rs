@@ -624,12 +624,8 @@ fn from_log(
         // to the nanosecond, as the record holds it: digits below a microsecond are then said
         // when the column is written, as they are of any other time
         if let Some((secs, nanos)) = r.start_exact {
-            let time = u32::try_from(nanos)
-                .ok()
-                .filter(|n| *n < 1_000_000_000 && (-62_135_596_800..=253_402_300_799).contains(&secs))
-                .and_then(|n| chrono::DateTime::from_timestamp(secs, n));
-            match time {
-                Some(t) => row.created_at = Some(t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)),
+            match rows::exact_time(secs, nanos) {
+                Some(t) => row.created_at = Some(t),
                 None => {
                     return Ok(Err(format!(
                         "{}: the run record's start_time: seconds {secs} and nanos {nanos} are no time in the years 1 \
