@@ -395,6 +395,13 @@ pub fn unsafe_path_reason(path: &str) -> &'static str {
     }
 }
 
+/// Whether `dir` is a release folder runpack wrote: it holds `manifest.json` and
+/// `SHA256SUMS` (so that a folder of raw files read by `init` or looked at by a build's note of
+/// unread files is told from one).
+pub fn is_release_folder(dir: &std::path::Path) -> bool {
+    dir.join("manifest.json").is_file() && dir.join("SHA256SUMS").is_file()
+}
+
 /// True when a manifest path stays inside the release folder (relative, no `..`, no `\`).
 pub fn safe_relative(path: &str) -> bool {
     !path.is_empty()

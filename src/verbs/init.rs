@@ -219,7 +219,7 @@ fn look_at_files(raw: &Path, opts: &InitOptions, name: &str) -> Walked {
             let p = entry.path();
             let why = if own.iter().any(|o| p.canonicalize().is_ok_and(|c| &c == o)) {
                 Some("runpack's pipelines or schemas")
-            } else if entry.depth() > 0 && p.join("manifest.json").is_file() && p.join("SHA256SUMS").is_file() {
+            } else if entry.depth() > 0 && crate::stages::release::is_release_folder(p) {
                 Some("a runpack release")
             } else {
                 None
@@ -2522,10 +2522,8 @@ impl TablePlan {
         Ok(schema)
     }
 
-    /// What the table holds, naming the files read (paths as the pipeline names them, with
-    /// `prefix`).
-    /// (no count of files: a run added later matches the same paths, and the card would then
-    /// say a stale number)
+    /// What the table holds, naming the source's paths as the pipeline writes them (with
+    /// `prefix`); no count of files, which a run added later would make stale in the card.
     fn description(&self, prefix: &str) -> String {
         let named: Vec<String> = self.plan.patterns.iter().map(|p| format!("`{prefix}{p}`")).collect();
         let shown = match named.as_slice() {

@@ -1433,7 +1433,7 @@ pub fn unread_raw_files(spec: &PipelineSpec, inputs: &[crate::stages::release::I
         let p = e.path();
         e.file_type().is_dir()
             && (p.join("pipeline.toml").is_file()
-                || (p.join("manifest.json").is_file() && p.join("SHA256SUMS").is_file())
+                || crate::stages::release::is_release_folder(p)
                 || p.canonicalize().is_ok_and(|c| own.contains(&c)))
     };
     let mut out: Vec<String> = walkdir::WalkDir::new(&raw)
