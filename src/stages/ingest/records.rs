@@ -56,9 +56,9 @@ pub fn jsonl(mut reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMu
 
 /// The error of a read that failed after `lines` whole lines of `rel`. A compressed file whose
 /// stream breaks (zstd's "incomplete frame", gzip's unexpected end or corrupt data; see
-/// [`super::files::broken_stream`]) is a
-/// violation at the line it could not read, rule `compressed`: the input's data is broken, as
-/// a Parquet file that does not read is. Any other failure is an [`Error::Format`].
+/// [`super::files::broken_stream`]) is a violation at the line it could not read, rule
+/// `compressed`: the input's data is broken, as a Parquet file that does not read is. Any
+/// other failure is an [`Error::Format`].
 fn read_failed(rel: &str, lines: u64, e: &std::io::Error) -> Error {
     let place = match lines {
         0 => "before its first line".to_string(),
