@@ -16,7 +16,7 @@ fn xet_env() -> HubEnv {
 fn python_with_xet(env: &HubEnv, script: &str) -> std::process::Output {
     let o = run(std::process::Command::new(python())
         .arg("-c")
-        .arg(script)
+        .arg(python_script(script))
         .env("HF_ENDPOINT", &env.hub.url)
         .env_remove("HF_HUB_DISABLE_XET")
         .env("HF_TOKEN", "dummy")

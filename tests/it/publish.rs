@@ -73,7 +73,7 @@ impl HubEnv {
     pub fn python(&self, script: &str) -> Output {
         let o = run(Command::new(python())
             .arg("-c")
-            .arg(script)
+            .arg(python_script(script))
             .env("HF_ENDPOINT", &self.hub.url)
             .env("HF_HUB_DISABLE_XET", "1")
             .env("HF_TOKEN", "dummy")

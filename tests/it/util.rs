@@ -55,6 +55,14 @@ pub fn python() -> PathBuf {
     );
 }
 
+/// `script` followed by an exit that skips the interpreter's teardown, once the script has run to
+/// its end (an exception or `sys.exit` ends it before). pyarrow's thread pools, left running by
+/// `datasets`, now and then abort the process during teardown ("terminate called without an
+/// active exception", apache/arrow#45214, huggingface/datasets#7357) after all output is written.
+pub fn python_script(script: &str) -> String {
+    format!("{script}\nimport os as _os, sys as _sys\n_sys.stdout.flush()\n_sys.stderr.flush()\n_os._exit(0)\n")
+}
+
 /// Copies a folder tree.
 pub fn copy_tree(from: &Path, to: &Path) {
     for e in walkdir::WalkDir::new(from) {
