@@ -1151,6 +1151,9 @@ fn an_init_killed_while_writing_leaves_nothing_a_second_init_refuses() {
         let word: String = format!("{i:02}").bytes().map(|b| (b'a' + b - b'0') as char).collect();
         write(&d, &format!("log_{word}.jsonl"), &format!("{{\"step\": 1, \"v_{word}\": 0.5}}\n"));
     }
+    // a killed init cannot remove its scratch folder: it is left here, not in the system's
+    let scratch = tmp.path().join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
     let mut finished_first = 0;
     for (attempt, delay_ms) in [5u64, 50, 100, 150, 200, 250, 300, 350, 400, 450, 500, 600, 700, 800].iter().enumerate()
     {
@@ -1160,6 +1163,7 @@ fn an_init_killed_while_writing_leaves_nothing_a_second_init_refuses() {
             .arg("init")
             .arg(&d)
             .args(["--name", &name, "-q"])
+            .env("TMPDIR", &scratch)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
