@@ -5,7 +5,8 @@ Generates synthetic post-training logs of a given total size:
   generations.jsonl  per-example evaluation samples (3 benchmarks, 2 splits) with ~1 KB texts
   checkpoints.jsonl  one row per (run, checkpoint)
   evaluations.jsonl  one row per (checkpoint, benchmark)
-then times, on the same machine in the same run (medians of --runs):
+then times, on the same machine in the same run (medians of --runs; of --short-runs for verify and
+the queries, which take tens of milliseconds and move by a few from run to run):
   build        a Parquet-only release (read, validate, write zstd Parquet, hash)
                vs DuckDB COPY (SELECT * FROM read_json_auto(...)) TO ... (FORMAT parquet, COMPRESSION zstd)
   build-jsonl  a release with JSON Lines copies of every table vs DuckDB writing Parquet and JSON
@@ -319,6 +320,8 @@ def main():
     ap.add_argument("--runpack", required=True)
     ap.add_argument("--size", default="1GB")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--short-runs", type=int, default=9,
+                    help="runs of each short measurement (verify and the queries, tens of milliseconds), for their medians")
     ap.add_argument("--rss-size", default="5GB", help="also build this much input once, for peak memory (0: skip)")
     ap.add_argument("--workdir", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "runpack-bench"))
     ap.add_argument("--engine", action="store_true",
@@ -387,11 +390,11 @@ def main():
             lambda: [a.runpack, "build", "-q", data_jsonl, "--releases-dir", out_dir()], duck_same_work, TARGETS["build-jsonl"])
     files = sorted(os.path.join(dp, f) for dp, _, fs in os.walk(release) for f in fs if f != "SHA256SUMS")
     compare("verify vs sha256sum of the same files", lambda: [a.runpack, "verify", "-q", release],
-            lambda: ["sha256sum"] + files, TARGETS["verify"], theirs_clock="process")
+            lambda: ["sha256sum"] + files, TARGETS["verify"], theirs_clock="process", runs=a.short_runs)
     parquet = lambda t: f"read_parquet('{release}/data/{t}*.parquet')"
     for name, ours, theirs in queries(runs, parquet):
         compare(name, lambda q=ours: [a.runpack, "query", "-q", "--timing", "--format", "csv", release, q],
-                lambda q=theirs: [py, duck, q], TARGETS["query"], ours_clock="timing")
+                lambda q=theirs: [py, duck, q], TARGETS["query"], ours_clock="timing", runs=a.short_runs)
     # unchanged rebuild vs full build
     rb = os.path.join(work, "releases-rebuild")
     full, again, full_rss, again_rss = [], [], [], []
@@ -412,7 +415,7 @@ def main():
 
     cpu = subprocess.run(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"], capture_output=True, text=True).stdout.strip()
     print(f"\ninputs: {input_bytes / 1e9:.2f} GB ({input_bytes:,} bytes) of JSON Lines; {os.cpu_count()} cores ({cpu}); "
-          f"medians of {a.runs} runs")
+          f"medians of {a.runs} runs (verify and queries: {a.short_runs})")
     print("builds, verify and rebuild: runpack's whole process; queries: runpack's SQL only (query --timing).\n"
           "DuckDB: its SQL (and hashing) only, timed inside its process; sha256sum: whole process\n")
     print("| measurement | runpack s | baseline s | ratio | target | met | runpack peak RSS MiB | baseline peak RSS MiB |")
