@@ -795,8 +795,31 @@ fn run_pattern(rel: &str, format: Format) -> String {
             return if dir.is_empty() { file } else { join(&parent(dir), &format!("{{model}}/{file}")) };
         }
         Format::EvalMetrics => ("", "", "metrics.json", "ckpt"),
-        Format::LightevalDetails => return join(dir, "details_*.parquet"),
-        Format::LightevalResults => return join(dir, &format!("results_*.json{suffix}")),
+        // lighteval writes `<output_dir>/results/<org>/<model>/results_<date>.json` and
+        // `<output_dir>/details/<org>/<model>/<date>/details_<task>_<date>.parquet` (a model
+        // without an organisation: one folder less)
+        Format::LightevalDetails => {
+            let captures = match (dir.split('/').rev().nth(3), dir.split('/').rev().nth(2)) {
+                (Some("details"), _) => Some((parent(&parent(&parent(dir))), "{org}/{model}/{run}")),
+                (_, Some("details")) => Some((parent(&parent(dir)), "{model}/{run}")),
+                _ => None,
+            };
+            return match captures {
+                Some((above, c)) => join(&above, &format!("{c}/details_*.parquet")),
+                None => join(dir, "details_*.parquet"),
+            };
+        }
+        Format::LightevalResults => {
+            let captures = match (dir.split('/').rev().nth(2), dir.split('/').rev().nth(1)) {
+                (Some("results"), _) => Some((parent(&parent(dir)), "{org}/{model}")),
+                (_, Some("results")) => Some((parent(dir), "{model}")),
+                _ => None,
+            };
+            return match captures {
+                Some((above, c)) => join(&above, &format!("{c}/results_*.json{suffix}")),
+                None => join(dir, &format!("results_*.json{suffix}")),
+            };
+        }
         Format::VerlGenerations => return join(dir, &format!("*.jsonl{suffix}")),
         Format::GraphScoreReport => return join(dir, &format!("*_score_report.jsonl{suffix}")),
         Format::GraphPassResults => ("results.json", "run", "", ""),
@@ -1283,7 +1306,23 @@ fn fixed_format_plans(looked: &[Looked], not_read: &mut Vec<NotRead>) -> Vec<Sou
             .position(|x| *x == f)
             .unwrap_or(5)
     };
-    let mut fixed: Vec<(GroupKey, Vec<String>)> = merge_levels(fixed).into_iter().collect();
+    let columns = |name: &str| -> Vec<String> {
+        let format = looked.iter().flat_map(|l| match &l.kind {
+            Kind::Many(fs, _) => fs.to_vec(),
+            Kind::Fixed(f, _) => vec![*f],
+            _ => vec![],
+        });
+        format
+            .into_iter()
+            .find(|f| f.name() == name)
+            .and_then(|f| crate::stages::ingest::format_columns(f, true))
+            .map(|c| c.into_iter().map(|(n, _)| n).collect())
+            .unwrap_or_default()
+    };
+    let mut fixed: Vec<(GroupKey, Vec<String>)> = merge_levels(fixed, &columns).into_iter().collect();
+    // an Inspect folder's `.eval` logs and the `.json` logs of folders beside it
+    // (`logs/*.eval`, `{log_dir}/*.json`) are one source: the plain folder takes the capture
+    covered_by_captures(&mut fixed, &["inspect-evals", "inspect-samples"]);
     fixed.sort_by_key(|((f, p), _)| (rank(f), p.clone()));
     // files of one format that its reader takes together become one source of several patterns:
     // a trackio project's database, fragments and exports (one `log_id` read once), an Inspect
@@ -1779,53 +1818,121 @@ fn cluster_plans(c: Cluster) -> Vec<SourcePlan> {
 /// A source of a fixed format: (format name, path pattern).
 type GroupKey = (String, String);
 
-/// Sources of one fixed format whose patterns differ in one folder name only
-/// (`step100/{bench}/result.json`, `step200/{bench}/result.json`) become one, that folder
-/// captured (`{checkpoint}/{bench}/result.json`).
-fn merge_levels(mut groups: BTreeMap<GroupKey, Vec<String>>) -> BTreeMap<GroupKey, Vec<String>> {
+/// Sources of one fixed format whose patterns differ in folder names only
+/// (`step100/{bench}/result.json`, `step200/{bench}/result.json`; lighteval's
+/// `results/Qwen/Qwen3/…` and `results/my-org/sft/…`) become one, each folder that differs
+/// captured (`{checkpoint}/{bench}/result.json`, `results/{org}/{model}/…`). A capture is
+/// named after what the format's folders usually name, never after one of the format's
+/// columns (`columns`: the format's name → its column names).
+fn merge_levels(
+    mut groups: BTreeMap<GroupKey, Vec<String>>,
+    columns: &dyn Fn(&str) -> Vec<String>,
+) -> BTreeMap<GroupKey, Vec<String>> {
+    let literal = |s: &str| !s.contains(['{', '*']);
     loop {
         let mut merge: Option<(Vec<GroupKey>, GroupKey)> = None;
         'find: for (format, pattern) in groups.keys() {
             let segs: Vec<&str> = pattern.split('/').collect();
-            for i in 0..segs.len().saturating_sub(1) {
-                if segs[i].contains(['{', '*']) {
+            for (f, other) in groups.keys() {
+                let o: Vec<&str> = other.split('/').collect();
+                // Inspect's `.eval` and `.json` logs are one source ([`covered_by_captures`])
+                let inspect = ["inspect-evals", "inspect-samples"].contains(&format.as_str());
+                let same_files = o.last() == segs.last()
+                    || inspect && [o.last(), segs.last()].into_iter().all(|l| matches!(l, Some(&"*.eval" | &"*.json")));
+                if f != format || other == pattern || o.len() != segs.len() || !same_files {
                     continue;
                 }
+                // the folders that differ, each a plain name in both
+                let levels: Vec<usize> = (0..segs.len() - 1).filter(|&j| o[j] != segs[j]).collect();
+                if levels.iter().any(|&j| !literal(segs[j]) || !literal(o[j])) {
+                    continue;
+                }
+                // names for the levels, the innermost first
+                let mut names: Vec<String> = Vec::new();
+                let taken = columns(format);
+                let candidates = capture_names(format)
+                    .iter()
+                    .map(|n| n.to_string())
+                    .chain(std::iter::once("folder".to_string()).chain((2..).map(|i| format!("folder_{i}"))));
+                for n in candidates {
+                    if names.len() == levels.len() {
+                        break;
+                    }
+                    if !pattern.contains(&format!("{{{n}}}")) && !taken.contains(&n) && !names.contains(&n) {
+                        names.push(n);
+                    }
+                }
+                let mut merged: Vec<String> = segs.iter().map(|s| s.to_string()).collect();
+                for (&j, n) in levels.iter().rev().zip(&names) {
+                    merged[j] = format!("{{{n}}}");
+                }
+                // every pattern of the format that the merged one covers joins it
                 let same: Vec<GroupKey> = groups
                     .keys()
-                    .filter(|(f, p)| {
-                        let o: Vec<&str> = p.split('/').collect();
-                        f == format
-                            && o.len() == segs.len()
-                            && !o[i].contains(['{', '*'])
-                            && (0..o.len()).all(|j| j == i || o[j] == segs[j])
+                    .filter(|(f2, p2)| {
+                        let q: Vec<&str> = p2.split('/').collect();
+                        f2 == format
+                            && q.len() == segs.len()
+                            && (0..q.len()).all(|j| if levels.contains(&j) { literal(q[j]) } else { q[j] == segs[j] })
                     })
                     .cloned()
                     .collect();
-                if same.len() > 1 {
-                    let names: &[&str] = match format.as_str() {
-                        "tinker-metrics"
-                        | "tinker-checkpoints"
-                        | "tinker-timings"
-                        | "tinker-rollouts"
-                        | "tinker-rollout-steps" => &["experiment", "group"],
-                        "tinker-eval-result" | "tinker-eval-trajectories" => &["checkpoint", "model"],
-                        "verl-generations" => &["phase", "experiment"],
-                        "lighteval-details" => &["run", "model"],
-                        _ => &["model", "experiment"],
-                    };
-                    let Some(name) = names.iter().find(|n| !pattern.contains(&format!("{{{n}}}"))) else { continue };
-                    let mut merged: Vec<String> = segs.iter().map(|s| s.to_string()).collect();
-                    merged[i] = format!("{{{name}}}");
-                    merge = Some((same, (format.clone(), merged.join("/"))));
-                    break 'find;
-                }
+                merge = Some((same, (format.clone(), merged.join("/"))));
+                break 'find;
             }
         }
         let Some((same, key)) = merge else { return groups };
         let mut files: Vec<String> = same.iter().flat_map(|k| groups.remove(k).unwrap_or_default()).collect();
+        files.extend(groups.remove(&key).unwrap_or_default());
         files.sort();
+        files.dedup();
         groups.insert(key, files);
+    }
+}
+
+/// Rewrites the folder of each pattern of `formats` that another pattern of its format covers
+/// (a plain folder name where the other has a capture, the rest the same) with the other's
+/// folder: `logs/*.eval` beside `{log_dir}/*.json` becomes `{log_dir}/*.eval`, so that the
+/// two are read as one source with the same captures. The files stay as they are.
+fn covered_by_captures(fixed: &mut [(GroupKey, Vec<String>)], formats: &[&str]) {
+    let folder = |p: &str| p.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default();
+    let folders: Vec<(String, String)> = fixed
+        .iter()
+        .filter(|((f, _), _)| formats.contains(&f.as_str()))
+        .map(|((f, p), _)| (f.clone(), folder(p)))
+        .collect();
+    let covers = |wide: &str, narrow: &str| {
+        let (w, n): (Vec<&str>, Vec<&str>) = (wide.split('/').collect(), narrow.split('/').collect());
+        w.len() == n.len()
+            && wide != narrow
+            && w.iter().zip(&n).all(|(a, b)| a == b || (a.starts_with('{') && !b.contains(['{', '*'])))
+    };
+    for ((format, pattern), _) in fixed.iter_mut() {
+        if !formats.contains(&format.as_str()) {
+            continue;
+        }
+        let dir = folder(pattern);
+        if let Some((_, wide)) = folders.iter().find(|(f, w)| f == format && covers(w, &dir)) {
+            let name = pattern.rsplit_once('/').map(|(_, n)| n.to_string()).unwrap_or_else(|| pattern.clone());
+            *pattern = format!("{wide}/{name}");
+        }
+    }
+}
+
+/// What the folders above a fixed format's files usually name, the innermost first: the
+/// names [`merge_levels`] gives the folders it captures.
+fn capture_names(format: &str) -> &'static [&'static str] {
+    match format {
+        "tinker-metrics" | "tinker-checkpoints" | "tinker-timings" | "tinker-rollouts" | "tinker-rollout-steps" => {
+            &["experiment", "group"]
+        }
+        "tinker-eval-result" | "tinker-eval-trajectories" => &["checkpoint", "model"],
+        "verl-generations" => &["phase", "experiment"],
+        "lighteval-results" => &["model", "org"],
+        "lighteval-details" => &["run", "model", "org"],
+        // Inspect's logs hold the model: their folder is named for what it is
+        "inspect-evals" | "inspect-samples" => &["log_dir", "experiment"],
+        _ => &["model", "experiment"],
     }
 }
 
@@ -2058,11 +2165,8 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
             if let Some(f) = file
                 && plan.files.len() > 1
             {
-                let n = NotRead {
-                    problems: Vec::new(),
-                    file: f.clone(),
-                    reason: without_file(&f, &crate::verbs::hub::redact(&e.to_string())),
-                };
+                let n =
+                    NotRead { problems: Vec::new(), file: f.clone(), reason: without_file(&f, &error_reason(raw, &e)) };
                 not_read.push(n.clone());
                 plan.left_out.push(n);
                 plan.files.retain(|x| x != &f);
@@ -2093,7 +2197,7 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
             if changed {
                 continue;
             }
-            return fail(&plan, &crate::verbs::hub::redact(&e.to_string()), not_read);
+            return fail(&plan, &error_reason(raw, &e), not_read);
         }
         // violations: a column of two types is declared; any other problem leaves its file out
         let mut out_files: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -2265,6 +2369,17 @@ fn multiline_body(s: &str) -> String {
 /// A TOML basic string.
 fn q(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
+}
+
+/// An error of a trial read as a reason a file is not read. An error placed at the source
+/// init tries (a file the user never wrote, beside the raw files) gives its message alone.
+fn error_reason(raw: &Path, e: &Error) -> String {
+    let draft = raw.join("pipeline.toml").display().to_string();
+    let text = match e {
+        Error::Config { location, message } if location.starts_with(&draft) => message.clone(),
+        e => e.to_string(),
+    };
+    crate::verbs::hub::redact(&text)
 }
 
 /// Reads the source of `plan` in full (its paths relative to `raw`): its schema, rows and key;
@@ -2982,7 +3097,32 @@ mod tests {
     }
 
     #[test]
+    fn an_error_placed_at_the_source_init_tries_gives_its_message_alone() {
+        let raw = Path::new("/data/raw");
+        let e = Error::config("/data/raw/pipeline.toml (source source)", "path capture {x} has the name of a column");
+        assert_eq!(error_reason(raw, &e), "path capture {x} has the name of a column");
+        assert_eq!(error_reason(raw, &Error::config("a.jsonl:3", "bad")), "a.jsonl:3: bad");
+    }
+
+    #[test]
     fn run_patterns_capture_what_names_the_run() {
+        assert_eq!(
+            run_pattern("o/results/Qwen/Qwen3-0.6B/results_2026.json", Format::LightevalResults),
+            "o/results/{org}/{model}/results_*.json"
+        );
+        assert_eq!(
+            run_pattern("results/local/results_2026.json.gz", Format::LightevalResults),
+            "results/{model}/results_*.json.gz"
+        );
+        assert_eq!(run_pattern("elsewhere/results_2026.json", Format::LightevalResults), "elsewhere/results_*.json");
+        assert_eq!(
+            run_pattern("o/details/Qwen/Qwen3/2026-01-01/details_gsm8k_2026.parquet", Format::LightevalDetails),
+            "o/details/{org}/{model}/{run}/details_*.parquet"
+        );
+        assert_eq!(
+            run_pattern("details/local/2026-01-01/details_gsm8k_2026.parquet", Format::LightevalDetails),
+            "details/{model}/{run}/details_*.parquet"
+        );
         assert_eq!(run_pattern("logs/a/metrics.jsonl", Format::TinkerMetrics), "logs/{run}/metrics.jsonl");
         assert_eq!(run_pattern("a/metrics.jsonl", Format::TinkerMetrics), "{run}/metrics.jsonl");
         assert_eq!(run_pattern("metrics.jsonl", Format::TinkerMetrics), "metrics.jsonl");

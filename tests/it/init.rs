@@ -915,6 +915,56 @@ fn init_recognises_a_trackio_project_database_and_its_fragments() {
 }
 
 #[test]
+fn logs_of_one_format_in_sibling_folders_are_one_source_whose_captures_are_no_column() {
+    // Inspect logs in folders of their own: a `{model}` capture would clash with the logs'
+    // `model` column (init refused the whole folder); the `.json` log of a folder beside the
+    // `.eval` logs joins them
+    let tmp = tempfile::tempdir().unwrap();
+    let logs = tmp.path().join("logs");
+    let bundled = repo().join("pipelines/inspect/raw");
+    for (sub, ext) in [("a", "eval"), ("b", "json")] {
+        for e in std::fs::read_dir(&bundled).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == ext) {
+                std::fs::create_dir_all(logs.join(sub)).unwrap();
+                std::fs::copy(&p, logs.join(sub).join(p.file_name().unwrap())).unwrap();
+            }
+        }
+    }
+    let doc = init(tmp.path(), &logs, "i");
+    let want = rows_of(&[("inspect_evals", 10), ("inspect_samples", 8)]);
+    assert_eq!(init_rows(&doc), want);
+    assert_eq!(
+        source_paths(&doc)["inspect_evals_raw"],
+        ("inspect-evals".into(), strings(&["raw/{log_dir}/*.eval", "raw/{log_dir}/*.json"]))
+    );
+    assert!(doc["not_read"].as_array().unwrap().is_empty(), "{}", doc["not_read"]);
+    assert_eq!(release_rows(&build_from_elsewhere(tmp.path(), "i")), want);
+
+    // lighteval's results of two models of two organisations: one table, both captured
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let file = repo()
+        .join("pipelines/lighteval/raw/results/HuggingFaceTB/SmolLM2-135M/results_2026-11-30T12-00-00.000000.json");
+    let text = std::fs::read_to_string(&file).unwrap();
+    write(&out.join("results/HuggingFaceTB/SmolLM2-135M"), "results_2026-11-30T12-00-00.000000.json", &text);
+    write(&out.join("results/my-org/sft-500"), "results_2026-12-02T00-00-00.000000.json", &text);
+    let doc = init(tmp.path(), &out, "l");
+    assert_eq!(init_rows(&doc).len(), 1, "{:?}", init_rows(&doc));
+    assert_eq!(
+        source_paths(&doc)["lighteval_results_raw"],
+        ("lighteval-results".into(), strings(&["raw/results/{org}/{model}/results_*.json"]))
+    );
+    let release = build_from_elsewhere(tmp.path(), "l");
+    let o = run(bin()
+        .arg("query")
+        .args(["--format", "csv"])
+        .arg(&release)
+        .arg("SELECT org, model, count(*) AS n FROM lighteval_results GROUP BY org, model ORDER BY org"));
+    assert_eq!(stdout(&o), "org,model,n\nHuggingFaceTB,SmolLM2-135M,6\nmy-org,sft-500,6\n", "{}", stderr(&o));
+}
+
+#[test]
 fn init_recognises_inspect_logs_zipped_and_json() {
     let tmp = tempfile::tempdir().unwrap();
     let folder = bundled_raw(tmp.path(), &[("inspect", "")]);

@@ -279,6 +279,37 @@ struct Prepared {
     schema: SchemaRef,
 }
 
+/// The columns a format fixes (the Tinker, evaluation, trackio and graph formats), with the
+/// text columns when `keep_text`; `None` for W&B (its columns depend on the table it reads)
+/// and for the plain formats (declared or inferred).
+pub fn format_columns(format: Format, keep_text: bool) -> Option<Vec<(String, Target)>> {
+    match format {
+        Format::TinkerMetrics => Some(tinker::metrics_columns()),
+        Format::TinkerCheckpoints => Some(tinker::checkpoints_columns()),
+        Format::TinkerEvalResult => Some(evals::result_columns()),
+        Format::TinkerEvalTrajectories => Some(evals::trajectory_columns(keep_text)),
+        Format::EvalMetrics => Some(evals::metrics_columns()),
+        Format::EvalGenerations => Some(evals::generation_columns(keep_text)),
+        Format::TinkerTimings => Some(cookbook::timing_columns()),
+        Format::TinkerRollouts => Some(cookbook::rollout_columns()),
+        Format::TinkerRolloutSteps => Some(cookbook::rollout_step_columns()),
+        Format::TinkerEvalRun => Some(cookbook::eval_run_columns()),
+        Format::TrackioMetrics => Some(trackio::metric_columns(true)),
+        Format::TrackioSystem => Some(trackio::metric_columns(false)),
+        Format::TrackioRuns => Some(trackio::run_columns()),
+        Format::InspectEvals => Some(inspect::eval_columns()),
+        Format::InspectSamples => Some(inspect::sample_columns(keep_text)),
+        Format::LmEvalResults => Some(lmeval::result_columns()),
+        Format::LmEvalSamples => Some(lmeval::sample_columns(keep_text)),
+        Format::LightevalResults => Some(lighteval::result_columns()),
+        Format::LightevalDetails => Some(lighteval::detail_columns(keep_text)),
+        Format::VerlGenerations => Some(verl::columns(keep_text)),
+        Format::GraphPassResults => Some(graphs::pass_columns()),
+        Format::GraphScoreReport => Some(graphs::report_columns()),
+        _ => None,
+    }
+}
+
 /// Decides a source's columns (declared, fixed by the format, or inferred from the data) and
 /// the schema of its rows.
 fn prepare(
@@ -306,35 +337,16 @@ fn prepare(
             wandb_plan = Some(plan);
             columns
         }
-        Format::TinkerMetrics => tinker::metrics_columns(),
-        Format::TinkerCheckpoints => tinker::checkpoints_columns(),
-        Format::TinkerEvalResult => evals::result_columns(),
-        Format::TinkerEvalTrajectories => evals::trajectory_columns(src.keep_text),
-        Format::EvalMetrics => evals::metrics_columns(),
-        Format::EvalGenerations => evals::generation_columns(src.keep_text),
-        Format::TinkerTimings => cookbook::timing_columns(),
-        Format::TinkerRollouts => cookbook::rollout_columns(),
-        Format::TinkerRolloutSteps => cookbook::rollout_step_columns(),
-        Format::TinkerEvalRun => cookbook::eval_run_columns(),
-        Format::TrackioMetrics => trackio::metric_columns(true),
-        Format::TrackioSystem => trackio::metric_columns(false),
-        Format::TrackioRuns => trackio::run_columns(),
-        Format::InspectEvals => inspect::eval_columns(),
-        Format::InspectSamples => inspect::sample_columns(src.keep_text),
-        Format::LmEvalResults => lmeval::result_columns(),
-        Format::LmEvalSamples => lmeval::sample_columns(src.keep_text),
-        Format::LightevalResults => lighteval::result_columns(),
-        Format::LightevalDetails => lighteval::detail_columns(src.keep_text),
-        Format::VerlGenerations => verl::columns(src.keep_text),
-        Format::GraphPassResults => graphs::pass_columns(),
-        Format::GraphScoreReport => graphs::report_columns(),
-        _ => match &spec.source_schemas[index] {
-            Some(schema) => {
-                conv.strict_keys = true;
-                conv.boolean_digits = true;
-                schema.fields.iter().map(|f| (f.name.clone(), Target::from_descriptor(f))).collect()
-            }
-            None => infer_columns(src, &inputs, &context, &mut conv, spec.untyped_as_text, report)?,
+        format => match format_columns(format, src.keep_text) {
+            Some(columns) => columns,
+            None => match &spec.source_schemas[index] {
+                Some(schema) => {
+                    conv.strict_keys = true;
+                    conv.boolean_digits = true;
+                    schema.fields.iter().map(|f| (f.name.clone(), Target::from_descriptor(f))).collect()
+                }
+                None => infer_columns(src, &inputs, &context, &mut conv, spec.untyped_as_text, report)?,
+            },
         },
     };
     let provenance_names = check_column_names(spec, src, &columns, &capture_names, &conv, &context)?;
