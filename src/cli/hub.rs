@@ -14,7 +14,6 @@ use std::time::Duration;
 use crate::core::error::Error;
 use crate::core::numbers::{group_digits, human_bytes};
 use crate::core::progress::{Progress, Silent};
-use crate::sql::print::PrintFormat;
 use crate::verbs::hub::cache::HubCache;
 use crate::verbs::hub::publish::{DEFAULT_MAX_FILE_BYTES, PublishOptions, PublishOutcome, TagMode, Transfer};
 use crate::verbs::hub::remote::RemoteVerifyOptions;
@@ -663,7 +662,7 @@ pub fn verify(
 pub fn query(
     target: impl AsRef<std::ffi::OsStr>,
     sql: &str,
-    format: PrintFormat,
+    shown: crate::sql::print::Shown,
     a: QueryHubArgs,
     quiet: bool,
     timing: bool,
@@ -695,7 +694,7 @@ pub fn query(
             .filter(|(_, p)| p.exists())
             .collect();
         let hint = super::verify_hint(&target.to_string());
-        super::run_and_print(&ctx, sql, format, timing, started)
+        super::run_and_print(&ctx, sql, shown, timing, started)
             .await
             .map_err(|e| crate::verbs::query::name_broken_file(e, &files, &hint))
     })

@@ -139,6 +139,10 @@ enum Command {
         /// Output format.
         #[arg(short, long, value_enum, default_value = "table")]
         format: PrintFormat,
+        /// The table format's rows shown at most (0: all); the rows after them are counted, and
+        /// said on stderr. The other formats print every row as it comes.
+        #[arg(long, value_name = "N", default_value_t = 40)]
+        max_rows: usize,
         /// Table Schema (JSON) to read raw files with.
         #[arg(long, value_name = "FILE")]
         schema: Option<PathBuf>,
@@ -632,16 +636,22 @@ pub fn run(mut cli: Cli) -> Result<u8, Error> {
             "{source}: --engine runs SQL over files the cluster's executors can read; download the release \
              (runpack query without --engine reads it from the Hub) and query its folder"
         ))),
-        Command::Query { source, sql: Some(sql), format, hub, timing, .. } if hub::is_hub(&source) => {
-            hub::query(&source, &sql, format, hub, quiet, timing)
+        Command::Query { source, sql: Some(sql), format, max_rows, hub, timing, .. } if hub::is_hub(&source) => {
+            hub::query(&source, &sql, shown(format, max_rows), hub, quiet, timing)
         }
         Command::Verify { release, hub, data, format } => verify(&release, hub, data, format, quiet),
-        Command::Query { source, sql: Some(sql), format, schema, table, timing, hub, engine } => {
+        Command::Query { source, sql: Some(sql), format, max_rows, schema, table, timing, hub, engine } => {
             let engine =
                 engine.map(|e| crate::sql::engine::Engine::parse(&e, "--engine (or RUNPACK_ENGINE)")).transpose()?;
-            query(&source, &sql, format, schema.as_deref(), table.as_deref(), timing, hub, engine, quiet)
+            let shown = shown(format, max_rows);
+            query(&source, &sql, shown, schema.as_deref(), table.as_deref(), timing, hub, engine, quiet)
         }
     }
+}
+
+/// The print format and, for the table format, the rows it shows at most (`--max-rows`, 0: all).
+fn shown(format: PrintFormat, max_rows: usize) -> crate::sql::print::Shown {
+    crate::sql::print::Shown { format, max_rows: (max_rows > 0).then_some(max_rows) }
 }
 
 /// Runs `verify` of a local release and prints its problems (or, with `--format json`, one
@@ -705,7 +715,7 @@ fn verify(
 fn query(
     source: &str,
     sql: &str,
-    format: PrintFormat,
+    shown: crate::sql::print::Shown,
     schema: Option<&std::path::Path>,
     table: Option<&str>,
     timing: bool,
@@ -739,7 +749,7 @@ fn query(
         let started = std::time::Instant::now();
         let table = table.unwrap_or("t");
         let src = register_query_source(&ctx, source, declared.as_ref(), table, quiet).await?;
-        run_and_print(&ctx, sql, format, timing, started)
+        run_and_print(&ctx, sql, shown, timing, started)
             .await
             .map_err(|e| match src.raw {
                 Some(_) => crate::verbs::query::name_broken_raw_file(e, &src.parquet_files),
@@ -910,10 +920,11 @@ fn list_tables(source: &str, format: PrintFormat) -> Result<u8, Error> {
 
 /// Runs `sql` and prints its last statement's result on stdout as it comes (with `--timing`,
 /// then the seconds since `started` on stderr). A closed stdout (`| head`) ends it with exit 0.
+/// A table cut at `--max-rows` is said on stderr, with the rows of the whole result.
 async fn run_and_print(
     ctx: &datafusion::prelude::SessionContext,
     sql: &str,
-    format: crate::sql::print::PrintFormat,
+    shown: crate::sql::print::Shown,
     timing: bool,
     started: std::time::Instant,
 ) -> Result<u8, Error> {
@@ -921,8 +932,18 @@ async fn run_and_print(
         let (schema, stream, context) = crate::sql::session::run_script_stream(ctx, sql).await?;
         // buffered: stdout alone flushes at every line break, a write per row
         let mut out = std::io::BufWriter::with_capacity(64 << 10, std::io::stdout().lock());
-        crate::sql::print::print_stream(format, &schema, stream, &context, crate::sql::print::is_explain(sql), &mut out)
-            .await
+        let explain = crate::sql::print::is_explain(sql);
+        let printed = crate::sql::print::print_stream(shown, &schema, stream, &context, explain, &mut out).await?;
+        drop(out);
+        if printed.shown < printed.rows {
+            eprintln!(
+                "note: {} rows; the first {} shown (--max-rows 0 shows every row; --format csv or ndjson prints \
+                 them as they come)",
+                crate::core::numbers::group_digits(printed.rows as u64),
+                crate::core::numbers::group_digits(printed.shown as u64)
+            );
+        }
+        Ok(())
     };
     // a reader that panics on a corrupt file becomes an error (the caller names the file)
     let result = match futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(run)).await {

@@ -33,6 +33,31 @@ pub enum PrintFormat {
     Ndjson,
 }
 
+/// A print format, and the rows the table format shows at most.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shown {
+    /// The format.
+    pub format: PrintFormat,
+    /// The table format's rows shown at most (`None`: all); the rows after them are counted
+    /// and not held. The other formats print every row.
+    pub max_rows: Option<usize>,
+}
+
+impl From<PrintFormat> for Shown {
+    fn from(format: PrintFormat) -> Self {
+        Shown { format, max_rows: None }
+    }
+}
+
+/// What [`print_stream`] printed: the result's rows, and how many of them were shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Printed {
+    /// Rows of the result.
+    pub rows: usize,
+    /// Rows printed (fewer than `rows` only for a table cut at [`Shown::max_rows`]).
+    pub shown: usize,
+}
+
 /// `schema` with its repeated column names made unique (`step`, `step_1`, …; a join's
 /// `SELECT a.step, b.step` names both `step`), so that JSON objects and CSV headers keep
 /// every column: a JSON reader keeps only the last of two equal keys. `None` when every name
@@ -454,11 +479,11 @@ pub fn print(
     batches: &[RecordBatch],
     out: &mut dyn std::io::Write,
 ) -> Result<()> {
-    let mut printer = Printer::new(format, schema.clone(), false);
+    let mut printer = Printer::new(format.into(), schema.clone(), false);
     for b in batches {
         printer.push(b, out)?;
     }
-    printer.finish(out)
+    printer.finish(out).map(|_| ())
 }
 
 /// Whether the last statement of `sql` is an `EXPLAIN` (its result is plans, whose line breaks
@@ -470,33 +495,37 @@ pub fn is_explain(sql: &str) -> bool {
         .unwrap_or(false)
 }
 
-/// Writes the batches of `stream` to `out` in `format` as they come: CSV, NDJSON and JSON hold
-/// one batch at a time; the table format waits for all of them (its column widths depend on
-/// every row). With `explain` (see [`is_explain`]), the table format prints the plans' lines
-/// as lines; other text has its control characters escaped.
+/// Writes the batches of `stream` to `out` as they come, in `shown`'s format: CSV, NDJSON and
+/// JSON hold one batch at a time; the table format waits for all of them (its column widths
+/// depend on every row), holding at most `shown.max_rows` rows and counting the others. With
+/// `explain` (see [`is_explain`]), the table format prints the plans' lines as lines; other
+/// text has its control characters escaped.
 ///
 /// Errors: as [`print`](fn@print), and [`Error::Sql`] named `context` (see [`run_script_stream`](crate::sql::session::run_script_stream)) when
 /// the query fails while it runs.
 pub async fn print_stream(
-    format: PrintFormat,
+    shown: Shown,
     schema: &SchemaRef,
     mut stream: datafusion::physical_plan::SendableRecordBatchStream,
     context: &str,
     explain: bool,
     out: &mut dyn std::io::Write,
-) -> Result<()> {
+) -> Result<Printed> {
     // a statement without a result (`SET …`) runs, and prints nothing (JSON: an empty array)
     let nothing = schema.fields().is_empty();
-    let mut printer = Printer::new(format, schema.clone(), explain);
+    let mut printer = Printer::new(shown, schema.clone(), explain);
     while let Some(b) = stream.next().await {
         let b = b.map_err(|e| Error::sql(context, e))?;
         if !nothing {
             printer.push(&b, out)?;
         }
     }
-    match (nothing, format) {
-        (true, PrintFormat::Json) => writeln!(out, "[]").map_err(|e| Error::io("stdout", e)),
-        (true, _) => Ok(()),
+    match (nothing, shown.format) {
+        (true, PrintFormat::Json) => {
+            writeln!(out, "[]").map_err(|e| Error::io("stdout", e))?;
+            Ok(Printed { rows: 0, shown: 0 })
+        }
+        (true, _) => Ok(Printed { rows: 0, shown: 0 }),
         (false, _) => printer.finish(out),
     }
 }
@@ -515,19 +544,51 @@ struct Printer {
     header: bool,
     /// The table format's batches, printed at the end.
     held: Vec<RecordBatch>,
+    /// The table format's rows held at most (`None`: all).
+    max_rows: Option<usize>,
+    /// Rows held in `held`.
+    held_rows: usize,
     /// Whether the result is an `EXPLAIN`'s plans (the table format keeps their line breaks).
     explain: bool,
 }
 
 impl Printer {
-    fn new(format: PrintFormat, schema: SchemaRef, explain: bool) -> Self {
+    fn new(shown: Shown, schema: SchemaRef, explain: bool) -> Self {
+        let format = shown.format;
         let unique = (format != PrintFormat::Table).then(|| unique_names(&schema)).flatten();
         let renamed = unique.is_some();
-        Printer { format, schema: unique.unwrap_or(schema), renamed, rows: 0, header: false, held: Vec::new(), explain }
+        Printer {
+            format,
+            schema: unique.unwrap_or(schema),
+            renamed,
+            rows: 0,
+            header: false,
+            held: Vec::new(),
+            max_rows: shown.max_rows,
+            held_rows: 0,
+            explain,
+        }
     }
 
     fn push(&mut self, b: &RecordBatch, out: &mut dyn std::io::Write) -> Result<()> {
         let io = |e: std::io::Error| Error::io("<stdout>", e);
+        // rows the table does not show are counted, not checked or held
+        let room = match (self.format, self.max_rows) {
+            (PrintFormat::Table, Some(max)) => max.saturating_sub(self.held_rows),
+            _ => usize::MAX,
+        };
+        if room == 0 {
+            self.rows += b.num_rows();
+            return Ok(());
+        }
+        let cut;
+        let b = if b.num_rows() > room {
+            cut = b.slice(0, room);
+            self.rows += b.num_rows() - room;
+            &cut
+        } else {
+            b
+        };
         printable(b, self.rows)?;
         let renamed;
         let b = if self.renamed {
@@ -538,7 +599,10 @@ impl Printer {
             b
         };
         match self.format {
-            PrintFormat::Table => self.held.push(b.clone()),
+            PrintFormat::Table => {
+                self.held_rows += b.num_rows();
+                self.held.push(b.clone())
+            }
             PrintFormat::Csv if b.num_rows() > 0 => self.csv(b, out)?,
             PrintFormat::Csv => {}
             PrintFormat::Ndjson | PrintFormat::Json => {
@@ -561,18 +625,71 @@ impl Printer {
         Ok(())
     }
 
-    /// Writes `b` as CSV, after the header if it is not written yet. Each batch is formatted
-    /// in memory, so that a closed pipe is an I/O error like with the other formats.
+    /// Writes `b` as CSV (RFC 4180), after the header if it is not written yet: a null is an
+    /// empty field, an empty text `""`. Each batch is formatted in memory, so that a closed
+    /// pipe is an I/O error like with the other formats.
+    ///
+    /// Arrow's CSV writer is not used: it writes a null and an empty text alike (an empty
+    /// field), and a reader could not tell them apart. The values are Arrow's display, as
+    /// that writer's.
     fn csv(&mut self, b: &RecordBatch, out: &mut dyn std::io::Write) -> Result<()> {
+        let b = csv_ready(b)?;
         let mut buf = Vec::new();
-        let mut w = arrow::csv::WriterBuilder::new().with_header(!self.header).build(&mut buf);
-        w.write(&csv_ready(b)?).map_err(|e| Error::format("query", e))?;
-        drop(w);
+        let field = |text: &str, quote_empty: bool, buf: &mut Vec<u8>| {
+            if text.is_empty() && quote_empty || text.contains([',', '"', '\n', '\r']) {
+                buf.push(b'"');
+                buf.extend_from_slice(text.replace('"', "\"\"").as_bytes());
+                buf.push(b'"');
+            } else {
+                buf.extend_from_slice(text.as_bytes());
+            }
+        };
+        if !self.header {
+            for (i, f) in b.schema().fields().iter().enumerate() {
+                if i > 0 {
+                    buf.push(b',');
+                }
+                // a lone empty name would read as a blank line
+                field(f.name(), b.num_columns() == 1, &mut buf);
+            }
+            buf.push(b'\n');
+        }
+        let options = arrow::util::display::FormatOptions::default();
+        let formatters = b
+            .columns()
+            .iter()
+            .map(|c| arrow::util::display::ArrayFormatter::try_new(c.as_ref(), &options))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| Error::format("query", e))?;
+        let mut text = String::new();
+        for row in 0..b.num_rows() {
+            for (i, (f, c)) in formatters.iter().zip(b.columns()).enumerate() {
+                if i > 0 {
+                    buf.push(b',');
+                }
+                if c.is_null(row) {
+                    // a row of one null column would read as a blank line
+                    if b.num_columns() == 1 {
+                        buf.extend_from_slice(b"\"\"");
+                    }
+                    continue;
+                }
+                text.clear();
+                std::fmt::Write::write_fmt(&mut text, format_args!("{}", f.value(row)))
+                    .map_err(|e| Error::format("query", e))?;
+                field(&text, true, &mut buf);
+            }
+            buf.push(b'\n');
+        }
         self.header = true;
         out.write_all(&buf).map_err(|e| Error::io("<stdout>", e))
     }
 
-    fn finish(mut self, out: &mut dyn std::io::Write) -> Result<()> {
+    fn finish(mut self, out: &mut dyn std::io::Write) -> Result<Printed> {
+        let printed = Printed {
+            rows: self.rows,
+            shown: if self.format == PrintFormat::Table { self.held_rows } else { self.rows },
+        };
         let io = |e: std::io::Error| Error::io("<stdout>", e);
         match self.format {
             PrintFormat::Table => {
@@ -592,7 +709,8 @@ impl Printer {
             PrintFormat::Json => out.write_all(if self.rows == 0 { b"[]\n" } else { b"]\n" }).map_err(io)?,
             PrintFormat::Csv | PrintFormat::Ndjson => {}
         }
-        out.flush().map_err(io)
+        out.flush().map_err(io)?;
+        Ok(printed)
     }
 }
 

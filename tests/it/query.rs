@@ -222,6 +222,56 @@ fn a_failing_statement_of_a_script_is_named_and_results_stream_in_every_format()
 }
 
 #[test]
+fn the_table_format_holds_the_rows_it_shows_and_says_how_many_the_result_has() {
+    let sql = "SELECT v FROM generate_series(1, 3000000) AS s(v)";
+    let o = run(bin().args(["query", "-q"]).arg(example_release()).arg(sql));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let rows: Vec<&str> = out.lines().filter(|l| l.starts_with("| ") && !l.contains(" v ")).collect();
+    assert_eq!(rows.len(), 40);
+    assert_eq!((rows[0], rows[39]), ("| 1  |", "| 40 |"));
+    assert!(
+        stderr(&o).contains(
+            "note: 3,000,000 rows; the first 40 shown (--max-rows 0 shows every row; --format csv or ndjson prints them \
+             as they come)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    let o =
+        run(bin().args(["query", "--max-rows", "2"]).arg(example_release()).arg("SELECT 1 AS a UNION ALL SELECT 2"));
+    assert!(!stderr(&o).contains("note:"), "{}", stderr(&o));
+    let o = run(bin()
+        .args(["query", "--max-rows", "0"])
+        .arg(example_release())
+        .arg("SELECT v FROM generate_series(1, 100) AS s(v)"));
+    assert_eq!(stdout(&o).lines().filter(|l| l.starts_with("| ")).count(), 101, "{}", stdout(&o));
+    assert!(!stderr(&o).contains("note:"), "{}", stderr(&o));
+}
+
+#[test]
+fn csv_tells_an_empty_text_from_a_null() {
+    let t = tempfile::tempdir().unwrap();
+    write(
+        t.path(),
+        "e.jsonl",
+        "{\"id\": 1, \"s\": \"\"}\n{\"id\": 2, \"s\": null}\n{\"id\": 3, \"s\": \"a,\\\"b\\\"\"}\n",
+    );
+    let o = run(bin()
+        .args(["query", "-q", "--format", "csv"])
+        .arg(t.path().join("e.jsonl"))
+        .arg("SELECT id, s FROM t ORDER BY id"));
+    assert_eq!(stdout(&o), "id,s\n1,\"\"\n2,\n3,\"a,\"\"b\"\"\"\n", "{}", stderr(&o));
+    // as polars reads it back
+    std::fs::write(t.path().join("e.csv"), stdout(&o)).unwrap();
+    let script = "import sys, polars as pl\n\
+                  d = pl.read_csv(sys.argv[1])\n\
+                  print([(r['id'], r['s']) for r in d.iter_rows(named=True)])\n";
+    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(t.path().join("e.csv")));
+    assert_eq!(stdout(&o).trim(), "[(1, ''), (2, None), (3, 'a,\"b\"')]", "{}", stderr(&o));
+}
+
+#[test]
 fn sql_errors_name_the_place_in_the_sql() {
     let o = run(bin().args(["query", "-q"]).arg(example_release()).arg("SELECT step,\n  nosuch FROM metrics"));
     assert_eq!(o.status.code(), Some(2));
