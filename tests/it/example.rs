@@ -424,6 +424,39 @@ fn an_unchanged_rebuild_reads_nothing_and_a_changed_one_needs_force() {
 }
 
 #[test]
+fn a_release_file_changed_in_place_is_no_up_to_date_release() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pipeline = example_copy(tmp.path());
+    let out = tmp.path().join("out");
+    let build = || run(bin().arg("build").arg(&pipeline).arg("--releases-dir").arg(&out));
+    assert!(build().status.success());
+    let release = out.join("tinker-rl-bench/1.0.0");
+    // one byte of a data file flipped, its size kept
+    let file = release.join("data/evaluations.parquet");
+    let mut bytes = std::fs::read(&file).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 1;
+    std::fs::write(&file, &bytes).unwrap();
+    let o = build();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "(what changed: its file data/evaluations.parquet changed since it was built (`runpack verify` says how))"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    // without the cache, every file is hashed once: the same answer
+    std::fs::remove_file(out.join("tinker-rl-bench/.runpack-input-cache.json")).unwrap();
+    let o = build();
+    assert!(stderr(&o).contains("its file data/evaluations.parquet changed since it was built"), "{}", stderr(&o));
+    bytes[at] ^= 1;
+    std::fs::write(&file, &bytes).unwrap();
+    let o = build();
+    assert!(o.status.success() && stderr(&o).contains("up to date"), "{}", stderr(&o));
+}
+
+#[test]
 fn a_tables_json_lines_copy_queries_with_its_own_provenance_columns() {
     // the copy holds `_source_file`/`_source_line` of the raw inputs: they are the table's
     // columns, and runpack adds none of its own

@@ -2,8 +2,8 @@
 //!
 //! In: the pipeline, the build options, the existing release's manifest, and a small stat
 //! cache beside the releases (`<releases>/<name>/.runpack-input-cache.json`: for each input,
-//! its path, [`FileStamp`] and SHA-256). Out: whether the existing release is exactly what a
-//! build would produce again.
+//! and each file of the release as the build wrote it, its path, [`FileStamp`] and SHA-256).
+//! Out: whether the existing release is exactly what a build would produce again.
 //!
 //! An input whose stamp (size, modification time, and on Unix its inode, device and status
 //! change time, which no program can set back) matches the cache is not read again; any
@@ -79,7 +79,8 @@ pub struct CachedInput {
     pub sha256: String,
 }
 
-/// The stat cache of one pipeline's inputs, keyed by absolute path.
+/// The stat cache of one pipeline's inputs and of its release's files as the build wrote
+/// them, keyed by absolute path.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct InputCache {
     /// Entries by absolute path.
@@ -185,7 +186,8 @@ fn inputs_that(paths: &[&str], one: &str, many: &str) -> String {
 /// What differs between the release `manifest` describes and what building `spec` with
 /// `build_settings` would produce: `None` when nothing does (same runpack, pipeline
 /// definition, options, and inputs by SHA-256, and every file of the release still there with
-/// its size; `runpack verify` checks the content), else every difference, for the user
+/// its size and SHA-256, taken from `cache` when its stamp is the one the build recorded),
+/// else every difference, for the user
 /// (`pipeline files changed: pipeline.toml; input raw/a.jsonl changed`; of the release's own
 /// files, the first missing one).
 ///
@@ -238,6 +240,23 @@ pub fn stale(
             || std::fs::metadata(release.join(&f.path)).map(|m| m.len()).ok() != Some(f.bytes)
     }) {
         changes.push(format!("its file {} is missing or has another size", f.path));
+    } else {
+        // a file changed in place, its size kept: told by its stamp (recorded when the build
+        // wrote it), else by its hash
+        let altered: Vec<&str> = manifest
+            .files
+            .iter()
+            .filter(|f| cache.sha256(&release.join(&f.path)).map_or(true, |d| d != f.sha256))
+            .map(|f| f.path.as_str())
+            .collect();
+        if !altered.is_empty() {
+            let (one, many) = ("changed since it was built", "changed since they were built");
+            let files = match altered.as_slice() {
+                [f] => format!("its file {f} {one}"),
+                _ => format!("its files {} {many}", crate::core::report::first_names(&altered, 3)),
+            };
+            changes.push(format!("{files} (`runpack verify` says how)"));
+        }
     }
     let mut current: BTreeMap<String, PathBuf> = BTreeMap::new();
     for src in &spec.def.sources {

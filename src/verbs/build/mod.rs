@@ -260,6 +260,14 @@ async fn build_in(
             input_cache.record(path, *stamp, &i.sha256);
         }
     }
+    // the release's files as written, so that a later build tells one changed in place
+    // without hashing it again
+    for f in &manifest.files {
+        let path = release_dir.join(&f.path);
+        if let Ok(stamp) = crate::verbs::build::cache::FileStamp::of(&path) {
+            input_cache.record(&path, stamp, &f.sha256);
+        }
+    }
     save_input_cache(&input_cache, &cache_path);
     Ok(BuildOutcome { release_dir, manifest, report, unchanged: false })
 }
