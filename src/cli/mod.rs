@@ -501,6 +501,21 @@ pub fn report(err: &Error, build: bool, verbose: bool) -> u8 {
                     tables.into_iter().collect::<Vec<_>>().join(", ")
                 );
             }
+            // numbers written as "NaN" strings: the option that reads them as numbers
+            let nonfinite = |v: &&crate::core::report::Violation| {
+                v.scope == crate::core::report::Scope::Source
+                    && v.rule == "type"
+                    && crate::stages::ingest::convert::found_nonfinite_string(&v.message)
+            };
+            let sources: std::collections::BTreeSet<&str> =
+                violations.iter().filter(nonfinite).map(|v| v.table.as_str()).collect();
+            if !sources.is_empty() {
+                say!(
+                    "hint: numbers written as the strings \"NaN\", \"Infinity\" or \"-Infinity\" are read as numbers \
+                     when their source says so: `coerce_nonfinite_strings = true` in the [[source]] of {}",
+                    sources.into_iter().collect::<Vec<_>>().join(", ")
+                );
+            }
             // a source column whose type its values decided, and other values broke: the way
             // to keep them all (a declared column's message says no such thing)
             let mixed: std::collections::BTreeSet<(&str, String)> = violations
@@ -509,6 +524,7 @@ pub fn report(err: &Error, build: bool, verbose: bool) -> u8 {
                     v.scope == crate::core::report::Scope::Source
                         && v.rule == "type"
                         && v.message.contains(", the type the value at ")
+                        && !nonfinite(v)
                 })
                 .filter_map(|v| crate::stages::ingest::path::top_key(&v.path).map(|k| (v.table.as_str(), k)))
                 .collect();

@@ -1243,6 +1243,9 @@ struct SourcePlan {
     left_out: Vec<NotRead>,
     /// Whether the W&B reader takes the run id from the path's `{run}` (`run_capture`).
     run_capture: bool,
+    /// Whether numbers written as `"NaN"`, `"Infinity"`, `"-Infinity"` strings are read as
+    /// numbers (`coerce_nonfinite_strings`): a number column held some.
+    coerce_nonfinite: Option<String>,
 }
 
 impl SourcePlan {
@@ -1261,6 +1264,7 @@ impl SourcePlan {
             description,
             left_out: vec![],
             run_capture: false,
+            coerce_nonfinite: None,
         }
     }
 }
@@ -2201,9 +2205,24 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
         }
         // violations: a column of two types is declared; any other problem leaves its file out
         let mut out_files: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let coerced_before = plan.coerce_nonfinite.is_some();
         for v in &violations {
             let col = if generic { crate::stages::ingest::path::top_key(&v.path) } else { None };
             match col {
+                // a number column that holds numbers written as "NaN" strings stays one
+                Some(col)
+                    if v.rule == "type"
+                        && !coerced_before
+                        && crate::stages::ingest::convert::found_nonfinite_string(&v.message) =>
+                {
+                    if plan.coerce_nonfinite.is_none() {
+                        let found = v.message.split(", found ").nth(1).and_then(|r| r.split(" (").next());
+                        let at = v.source.as_ref().map(|s| format!(" (at {s})")).unwrap_or_default();
+                        plan.coerce_nonfinite =
+                            Some(format!("{col} holds numbers and {}{at}", found.unwrap_or("a non-finite string")));
+                    }
+                    changed = true;
+                }
                 Some(col) if v.path != "$" && v.rule == "type" => {
                     let at = v.source.as_ref().map(|s| format!(" (at {s})")).unwrap_or_default();
                     changed |= declare(&mut plan.fields, col, text_type, format!("{}{at}", first_sentence(&v.message)));
@@ -2327,6 +2346,9 @@ fn source_toml(name: &str, plan: &SourcePlan, prefix: &str) -> String {
     }
     if plan.files.len() > 1 && !plan.format.fixed_columns() {
         t.push_str("columns = \"union\"   # a column that a file lacks is null in its rows\n");
+    }
+    if let Some(why) = &plan.coerce_nonfinite {
+        t.push_str(&format!("coerce_nonfinite_strings = true   # {}\n", why.replace('\n', " ")));
     }
     if let Some(w) = plan.wandb_table {
         t.push_str(&format!("[source.wandb]\ntable = {}\n", q(w)));

@@ -965,6 +965,45 @@ fn logs_of_one_format_in_sibling_folders_are_one_source_whose_captures_are_no_co
 }
 
 #[test]
+fn numbers_written_as_nan_strings_keep_their_column_a_number_column() {
+    let tmp = tempfile::tempdir().unwrap();
+    let raw = tmp.path().join("raw");
+    write(&raw, "d.jsonl", "{\"id\": 1, \"x\": 0.5}\n{\"id\": 2, \"x\": \"NaN\"}\n{\"id\": 3, \"x\": \"-Infinity\"}\n");
+    let doc = init(tmp.path(), &raw, "n");
+    assert!(table(&doc, "d")["declared"].as_array().is_none_or(|d| d.is_empty()), "{}", table(&doc, "d"));
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/n/pipeline.toml")).unwrap();
+    assert!(
+        toml.contains("coerce_nonfinite_strings = true   # x holds numbers and string \"NaN\" (at d.jsonl:2)\n"),
+        "{toml}"
+    );
+    let release = build_from_elsewhere(tmp.path(), "n");
+    let o =
+        run(bin().args(["query", "--format", "csv"]).arg(&release).arg("SELECT id, x, arrow_typeof(x) AS t FROM d"));
+    assert_eq!(stdout(&o), "id,x,t\n1,0.5,Float64\n2,NaN,Float64\n3,-Infinity,Float64\n", "{}", stderr(&o));
+
+    // a hand-written pipeline without the option: its build's hint names it
+    let dir = tmp.path().join("hand");
+    write(&dir, "d.jsonl", "{\"id\": 1, \"x\": 1}\n{\"id\": 2, \"x\": \"nan\"}\n");
+    write(
+        &dir,
+        "pipeline.toml",
+        "name = \"h\"\nversion = \"0.1.0\"\n[[source]]\nname = \"src\"\npath = \"d.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"d\"\nquery = \"SELECT * FROM src\"\n",
+    );
+    let o = build(&dir, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "hint: numbers written as the strings \"NaN\", \"Infinity\" or \"-Infinity\" are read as numbers when \
+             their source says so: `coerce_nonfinite_strings = true` in the [[source]] of src"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stderr(&o).contains("type = \"any\""), "{}", stderr(&o));
+}
+
+#[test]
 fn init_recognises_inspect_logs_zipped_and_json() {
     let tmp = tempfile::tempdir().unwrap();
     let folder = bundled_raw(tmp.path(), &[("inspect", "")]);

@@ -596,6 +596,20 @@ pub(crate) fn whole_number(v: &Value) -> Option<i64> {
     (!v.is_u64()).then_some(f as i64)
 }
 
+/// Whether a type violation's `message` (`expected number, found string "NaN" (…)`) is a
+/// number column's value written as a non-finite string, which `coerce_nonfinite_strings`
+/// reads as the number.
+pub fn found_nonfinite_string(message: &str) -> bool {
+    let Some(rest) = ["expected number, found string ", "expected integer, found string "]
+        .iter()
+        .find_map(|p| message.strip_prefix(p))
+    else {
+        return false;
+    };
+    let found = serde_json::Deserializer::from_str(rest).into_iter::<String>().next();
+    matches!(found, Some(Ok(s)) if nonfinite_string(&s).is_some())
+}
+
 pub(super) fn nonfinite_string(s: &str) -> Option<f64> {
     match s.to_ascii_lowercase().as_str() {
         "nan" => Some(f64::NAN),
@@ -1090,6 +1104,18 @@ fn to_date(c: &Cell, ctx: &mut Ctx) -> Option<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_non_finite_string_in_a_number_column_is_told_from_other_strings() {
+        let yes = ["expected number, found string \"NaN\" (x)", "expected integer, found string \"-infinity\""];
+        assert!(yes.iter().all(|m| found_nonfinite_string(m)));
+        let no = [
+            "expected number, found string \"12\"",
+            "expected string, found number 0.5",
+            "expected number, found string \"Nan\\u0000\"",
+        ];
+        assert!(no.iter().all(|m| !found_nonfinite_string(m)));
+    }
     use arrow::array::{Array, AsArray};
     use arrow::datatypes::{Float64Type, Int64Type};
 
