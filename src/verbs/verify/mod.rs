@@ -51,8 +51,9 @@ pub use problem::{Problem, ProblemKind};
 pub struct VerifyReport {
     /// What is wrong, in the order found; each prints as one line (`path: what is wrong`).
     pub problems: Vec<Problem>,
-    /// Files whose SHA-256 matched: every file the manifest lists, and manifest.json itself
-    /// against its line in SHA256SUMS (so every file `sha256sum -c SHA256SUMS` checks).
+    /// Files whose SHA-256 matched, sorted, each once: every file the manifest lists, and
+    /// manifest.json itself against its line in SHA256SUMS (so every file `sha256sum -c
+    /// SHA256SUMS` checks).
     pub verified: Vec<String>,
     /// With [`run_with`]'s `data`: the rows read and checked, all tables together.
     pub rows_checked: Option<u64>,
@@ -126,6 +127,9 @@ fn run_reporting(
     for p in &mut rep.problems {
         p.message = crate::core::error::escape_control(&p.message);
     }
+    // a file listed twice (a line of SHA256SUMS repeated) is one file verified
+    rep.verified.sort();
+    rep.verified.dedup();
     Ok(rep)
 }
 
