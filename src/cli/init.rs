@@ -75,8 +75,23 @@ fn summary(o: &InitOutcome) {
     }
     if !o.not_read.is_empty() {
         say!("not read ({} file{}):", o.not_read.len(), if o.not_read.len() == 1 { "" } else { "s" });
+        // a reason many files share (logs, diffs, a database's journal) is said once, after
+        // the files with reasons of their own (`--format json` lists each file)
+        let mut by_reason: Vec<(&str, Vec<&str>)> = Vec::new();
         for n in &o.not_read {
-            say!("  {}: {}", n.file, n.reason);
+            match by_reason.iter_mut().find(|(r, _)| *r == n.reason) {
+                Some((_, files)) => files.push(&n.file),
+                None => by_reason.push((&n.reason, vec![&n.file])),
+            }
+        }
+        let (shared, own): (Vec<_>, Vec<_>) = by_reason.into_iter().partition(|(_, files)| files.len() >= 3);
+        for (reason, files) in own {
+            for f in files {
+                say!("  {f}: {reason}");
+            }
+        }
+        for (reason, files) in shared {
+            say!("  {} files: {reason}: {}", files.len(), crate::core::report::first_names(&files, 3));
         }
     }
     for n in &o.notes {

@@ -661,13 +661,15 @@ impl Printer {
             .map(|c| arrow::util::display::ArrayFormatter::try_new(c.as_ref(), &options))
             .collect::<std::result::Result<Vec<_>, _>>()
             .map_err(|e| Error::format("query", e))?;
+        // a dictionary's nulls may be in its values: the logical ones
+        let nulls: Vec<Option<arrow::buffer::NullBuffer>> = b.columns().iter().map(|c| c.logical_nulls()).collect();
         let mut text = String::new();
         for row in 0..b.num_rows() {
-            for (i, (f, c)) in formatters.iter().zip(b.columns()).enumerate() {
+            for (i, (f, n)) in formatters.iter().zip(&nulls).enumerate() {
                 if i > 0 {
                     buf.push(b',');
                 }
-                if c.is_null(row) {
+                if n.as_ref().is_some_and(|n| n.is_null(row)) {
                     // a row of one null column would read as a blank line
                     if b.num_columns() == 1 {
                         buf.extend_from_slice(b"\"\"");
@@ -718,6 +720,31 @@ impl Printer {
 mod tests {
     use super::*;
     use crate::sql::session::{run_script, session};
+
+    #[test]
+    fn csv_tells_a_null_from_an_empty_text_also_in_a_dictionary_and_a_lone_column() {
+        use arrow::array::{Array, DictionaryArray, Int32Array, StringArray};
+        use arrow::datatypes::{Field, Int32Type, Schema};
+        let values = Arc::new(StringArray::from(vec![Some(""), None, Some("a,\"b\"")]));
+        let dict =
+            DictionaryArray::<Int32Type>::try_new(Int32Array::from(vec![Some(0), Some(1), None, Some(2)]), values)
+                .unwrap();
+        let ids = Int32Array::from(vec![1, 2, 3, 4]);
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int32, false),
+            Field::new("s", dict.data_type().clone(), true),
+        ]));
+        let b = RecordBatch::try_new(schema.clone(), vec![Arc::new(ids), Arc::new(dict.clone())]).unwrap();
+        let mut out = Vec::new();
+        print(PrintFormat::Csv, &schema, &[b], &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "id,s\n1,\"\"\n2,\n3,\n4,\"a,\"\"b\"\"\"\n");
+        // alone, a null cannot be an empty line (readers skip those)
+        let one = Arc::new(Schema::new(vec![Field::new("s", dict.data_type().clone(), true)]));
+        let b = RecordBatch::try_new(one.clone(), vec![Arc::new(dict)]).unwrap();
+        let mut out = Vec::new();
+        print(PrintFormat::Csv, &one, &[b], &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "s\n\"\"\n\"\"\n\"\"\n\"a,\"\"b\"\"\"\n");
+    }
 
     #[test]
     fn repeated_names_get_suffixes_no_query_gave() {

@@ -1396,6 +1396,17 @@ fn fixed_format_plans(looked: &[Looked], not_read: &mut Vec<NotRead>) -> Vec<Sou
         let mut plan = SourcePlan::new(base.into(), format, files, format!("{what}; from {{files}}."));
         plan.wanted = patterns;
         plan.keys = if keys.is_empty() { vec![] } else { vec![keys.iter().map(|k| k.to_string()).collect()] };
+        // a trackio project's rows in the order of its runs and steps (a `log_id` is random):
+        // the log call keeps the key unique where a run logs a step twice
+        match format {
+            Format::TrackioMetrics => {
+                plan.keys.insert(0, ["run_id", "step", "log_id", "metric"].map(String::from).to_vec())
+            }
+            Format::TrackioSystem => {
+                plan.keys.insert(0, ["run_id", "timestamp", "log_id", "metric"].map(String::from).to_vec())
+            }
+            _ => {}
+        }
         // logs scored with several epoch reducers give a scorer's metric once per reducer
         if format == Format::InspectEvals {
             plan.keys.push(["eval_id", "scorer", "reducer", "metric"].map(String::from).to_vec());
@@ -1775,7 +1786,7 @@ fn cluster_plans(c: Cluster) -> Vec<SourcePlan> {
                     c.files.clone(),
                     format!("Records of the array `{m}` of {shown}."),
                 );
-                plan.record_path = Some(format!("/{}", m.replace('~', "~0").replace('/', "~1")));
+                plan.record_path = Some(format!("/{}", crate::stages::ingest::path::pointer_token(m)));
                 plan.wanted = wanted.clone();
                 plan.keys = generic_keys(&first);
                 plans.push(plan);
@@ -1848,7 +1859,7 @@ fn merge_levels(
                 }
                 // the folders that differ, each a plain name in both
                 let levels: Vec<usize> = (0..segs.len() - 1).filter(|&j| o[j] != segs[j]).collect();
-                if levels.iter().any(|&j| !literal(segs[j]) || !literal(o[j])) {
+                if levels.is_empty() || levels.iter().any(|&j| !literal(segs[j]) || !literal(o[j])) {
                     continue;
                 }
                 // names for the levels, the innermost first
@@ -3116,6 +3127,38 @@ mod tests {
             let v: toml::Table = toml::from_str(&text).unwrap_or_else(|e| panic!("{sql:?}: {e}\n{text}"));
             assert_eq!(v["q"].as_str(), Some(format!("{sql}\n").as_str()), "{text}");
         }
+    }
+
+    #[test]
+    fn sibling_folders_of_one_format_merge_under_captures_that_are_no_column() {
+        let merged = |patterns: &[(&str, &str)]| {
+            let groups: BTreeMap<GroupKey, Vec<String>> =
+                patterns.iter().map(|(f, p)| ((f.to_string(), p.to_string()), vec![p.to_string()])).collect();
+            let columns = |f: &str| match f {
+                "inspect-evals" => vec!["model".to_string()],
+                _ => vec![],
+            };
+            merge_levels(groups, &columns).into_keys().map(|(_, p)| p).collect::<Vec<_>>()
+        };
+        // one folder's `.eval` and `.json` logs stay as they are (they were read as one source)
+        assert_eq!(merged(&[("inspect-evals", "*.eval"), ("inspect-evals", "*.json")]), ["*.eval", "*.json"]);
+        assert_eq!(merged(&[("inspect-evals", "l/*.eval"), ("inspect-evals", "l/*.json")]), ["l/*.eval", "l/*.json"]);
+        // folders of logs: a capture that is no column of the logs
+        assert_eq!(merged(&[("inspect-evals", "a/*.eval"), ("inspect-evals", "b/*.eval")]), ["{log_dir}/*.eval"]);
+        // two levels that differ: each captured, the innermost first
+        assert_eq!(
+            merged(&[
+                ("lighteval-results", "r/Qwen/Q3/results_*.json"),
+                ("lighteval-results", "r/org/sft/results_*.json")
+            ]),
+            ["r/{org}/{model}/results_*.json"]
+        );
+        // files of other names, or of another format, stay apart
+        assert_eq!(
+            merged(&[("tinker-metrics", "a/{run}/metrics.jsonl"), ("tinker-checkpoints", "b/{run}/metrics.jsonl")])
+                .len(),
+            2
+        );
     }
 
     #[test]

@@ -344,7 +344,7 @@ fn b09_shards_that_disagree_on_a_type() {
     }
     assert_eq!(
         query_with(&r, "SELECT step, run_date FROM train ORDER BY step", &[]),
-        "step,run_date\n1,20250301\n2,20250301\n3,20250302\n4,\n5,\n"
+        "step,run_date\n1,20250301\n2,20250301\n3,20250302\n4,\"\"\n5,\"\"\n"
     );
     let o = run(bin().arg("verify").arg(&r));
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));

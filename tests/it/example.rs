@@ -424,6 +424,19 @@ fn an_unchanged_rebuild_reads_nothing_and_a_changed_one_needs_force() {
 }
 
 #[test]
+fn a_folder_where_the_release_would_go_is_said_to_be_no_release() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pipeline = example_copy(tmp.path());
+    let out = tmp.path().join("out");
+    std::fs::create_dir_all(out.join("tinker-rl-bench/1.0.0")).unwrap();
+    let o = run(bin().arg("build").arg(&pipeline).arg("--releases-dir").arg(&out));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("already exists; pass --force"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("(what changed: it is no release runpack can read: "), "{}", stderr(&o));
+    assert!(stderr(&o).contains("manifest.json: No such file or directory"), "{}", stderr(&o));
+}
+
+#[test]
 fn a_release_file_changed_in_place_is_no_up_to_date_release() {
     let tmp = tempfile::tempdir().unwrap();
     let pipeline = example_copy(tmp.path());

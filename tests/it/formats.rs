@@ -335,7 +335,7 @@ fn trackio_project_from_sqlite_and_fragments() {
     assert_eq!(warnings(r)["warnings"], 2, "{}", warnings(r));
     let card = std::fs::read_to_string(r.join("README.md")).unwrap();
     assert!(card.contains("2 records repeat a log_id already read with the same content"), "{card}");
-    assert!(card.contains("1 metric value is no number"), "{card}");
+    assert!(card.contains("1 metric value is no float"), "{card}");
     assert_eq!(
         query(
             r,
@@ -643,8 +643,8 @@ fn yaml_documents_are_sources() {
     assert_eq!(
         query(&release(dir, "cfg"), "SELECT * FROM t ORDER BY run"),
         "run,model,lr,clip,seed,nan,tags,_source_line\n\
-         run-a,Qwen/Qwen3-4B,0.00001,Infinity,1,true,2,\n\
-         run-b,Qwen/Qwen3-8B,0.00002,1.0,2,false,0,\n"
+         run-a,Qwen/Qwen3-4B,0.00001,Infinity,1,true,2,\"\"\n\
+         run-b,Qwen/Qwen3-8B,0.00002,1.0,2,false,0,\"\"\n"
     );
     // a key JSON cannot hold is a violation at its record
     std::fs::write(

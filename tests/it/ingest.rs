@@ -389,7 +389,7 @@ fn a_csv_source_reads_the_missing_values_its_schema_declares_as_null() {
     let o = build(dir, &["-q", "--force"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let r = release(dir, "m");
-    assert_eq!(query(&r, "SELECT * FROM t ORDER BY a"), "a,b,b_null\n1,x,false\n2,,true\n,,false\n");
+    assert_eq!(query(&r, "SELECT * FROM t ORDER BY a"), "a,b,b_null\n1,x,false\n2,,true\n,\"\",false\n");
     // without missingValues only the empty cell is null, and "NA" is no integer
     write(dir, "m.csv", "a,b\n1,x\n2,NA\n,\nNA,y\n");
     schema("");
@@ -405,7 +405,7 @@ fn a_csv_source_reads_the_missing_values_its_schema_declares_as_null() {
     write(dir, "m.csv", "a,b\n1,\n");
     let o = build(dir, &["-q", "--force"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(query(&release(dir, "m"), "SELECT * FROM t"), "a,b,b_null\n1,,false\n");
+    assert_eq!(query(&release(dir, "m"), "SELECT * FROM t"), "a,b,b_null\n1,\"\",false\n");
     // missingValues where no text cell is read is refused, not ignored
     write(dir, "m.jsonl", "{\"a\": 1, \"b\": \"NA\"}\n");
     let toml = std::fs::read_to_string(dir.join("pipeline.toml")).unwrap();
@@ -1320,7 +1320,7 @@ fn tinker_metrics_logged_as_text_are_counted_in_a_warning() {
     let o = build(dir, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("metrics.jsonl:1: raw: 2 metric values are no number (text, a boolean, a list or an object): kept in `value_text`"),
+        stderr(&o).contains("metrics.jsonl:1: raw: 2 metric values are no float (text, a boolean, a list, an object, or an integer beyond 2^53 that a float would round): kept in `value_text`"),
         "{}",
         stderr(&o)
     );

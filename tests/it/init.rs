@@ -825,7 +825,7 @@ fn init_recognises_a_trackio_project_database_and_its_fragments() {
     assert_eq!(sources["trackio_metrics_raw"], ("trackio-metrics".into(), both.clone()));
     assert_eq!(sources["trackio_system_metrics_raw"], ("trackio-system".into(), both));
     assert_eq!(sources["trackio_runs_raw"], ("trackio-runs".into(), strings(&["raw/demo.db"])));
-    assert_eq!(key(&doc, "trackio_metrics"), ["log_id", "metric"]);
+    assert_eq!(key(&doc, "trackio_metrics"), ["run_id", "step", "log_id", "metric"]);
     assert_eq!(
         doc["found"]["formats"],
         serde_json::json!({"trackio-metrics": 2, "trackio-runs": 1, "trackio-system": 2})
@@ -962,6 +962,28 @@ fn logs_of_one_format_in_sibling_folders_are_one_source_whose_captures_are_no_co
         .arg(&release)
         .arg("SELECT org, model, count(*) AS n FROM lighteval_results GROUP BY org, model ORDER BY org"));
     assert_eq!(stdout(&o), "org,model,n\nHuggingFaceTB,SmolLM2-135M,6\nmy-org,sft-500,6\n", "{}", stderr(&o));
+}
+
+#[test]
+fn files_left_out_for_one_reason_are_said_together_after_the_others() {
+    let tmp = tempfile::tempdir().unwrap();
+    let raw = tmp.path().join("raw");
+    write(&raw, "metrics.jsonl", "{\"step\": 1, \"loss\": 0.5}\n");
+    for name in ["a.log", "b.log", "c.log", "d.diff"] {
+        write(&raw, name, "text\n");
+    }
+    write(&raw, "empty.jsonl", "");
+    let o = run(bin().current_dir(tmp.path()).arg("init").arg(&raw).args(["--name", "g"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let own = err.find("  empty.jsonl: holds no record").unwrap_or_else(|| panic!("{err}"));
+    let shared = err
+        .find("  4 files: not a format runpack reads (JSON, JSON Lines, YAML, CSV, Parquet, Tinker logs, W&B exports, trackio projects, evaluation outputs): a.log, b.log, c.log and 1 more\n")
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(own < shared, "{err}");
+    // the JSON document and pipeline.toml still name each file
+    let doc = init(tmp.path(), &raw, "g2");
+    assert_eq!(not_read(&doc).len(), 5);
 }
 
 #[test]

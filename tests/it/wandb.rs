@@ -617,8 +617,8 @@ fn real_wandb_offline_runs_are_recovered_exactly() {
         ),
         "run_id,name,state,entity,project,group,job_type,tags,last_step\n\
          longrun1,long-run,finished,rp-entity,rp-test,g1,train,\"a,b\",9999\n\
-         resume01,resumed,finished,rp-entity,rp-test,,,,9\n\
-         resume01,,finished,rp-entity,rp-test,,,,14\n"
+         resume01,resumed,finished,rp-entity,rp-test,,,\"\",9\n\
+         resume01,,finished,rp-entity,rp-test,,,\"\",14\n"
     );
     let config = query(&r, "SELECT config FROM wandb_runs WHERE run_id = 'longrun1'");
     let text = config.lines().nth(1).unwrap().trim_matches('"').replace("\"\"", "\"");

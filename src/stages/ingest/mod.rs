@@ -667,8 +667,9 @@ fn convert(
             "text-values",
             first_text,
             format!(
-                "{} metric value{} no number (text, a boolean, a list or an object): kept in `value_text`, with \
-                 `value` null (a table that selects only `value` leaves {})",
+                "{} metric value{} no float (text, a boolean, a list, an object, or an integer beyond 2^53 that a \
+                 float would round): kept in `value_text`, with `value` null (a table that selects only `value` \
+                 leaves {})",
                 crate::core::numbers::group_digits(texts),
                 if texts == 1 { " is" } else { "s are" },
                 if texts == 1 { "it out" } else { "them out" }
@@ -899,6 +900,13 @@ fn shape_into(
                 let at = match (&sref.at, row.get("split").and_then(Value::as_str)) {
                     (Position::Pointer(p), Some(split)) if src.format == Format::EvalMetrics => {
                         SourceRef { file: sref.file.clone(), at: Position::Pointer(format!("{p}/{split}")) }
+                    }
+                    // a lighteval results row comes from its task's metric: `/results/<task>/<metric>`
+                    (Position::Pointer(p), _) if src.format == Format::LightevalResults => {
+                        let token =
+                            |k: &str| path::pointer_token(row.get(k).and_then(Value::as_str).unwrap_or_default());
+                        let at = format!("{p}/results/{}/{}", token("task"), token("metric"));
+                        SourceRef { file: sref.file.clone(), at: Position::Pointer(at) }
                     }
                     _ => sref.clone(),
                 };

@@ -36,6 +36,11 @@ pub fn render(segs: &[Seg]) -> String {
     s
 }
 
+/// A key as one token of an RFC 6901 JSON pointer: `~` as `~0`, `/` as `~1`.
+pub fn pointer_token(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
 /// The top-level key a JSONPath-style place names (`$.meta.retry` → `meta`, `$["a/b"][0]` →
 /// `a/b`); `None` for the record itself or an index (`$`, `$[3]`).
 pub fn top_key(path: &str) -> Option<String> {

@@ -152,10 +152,6 @@ pub fn read(
     }
 }
 
-fn escape(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
-}
-
 /// A YAML value as JSON; what JSON cannot hold is noted in `problems` (JSON pointer, message)
 /// and given as null.
 fn to_json(v: yaml_serde::Value, at: &str, problems: &mut Vec<(String, String)>) -> Value {
@@ -204,7 +200,7 @@ fn to_json(v: yaml_serde::Value, at: &str, problems: &mut Vec<(String, String)>)
                         continue;
                     }
                 };
-                let place = format!("{at}/{}", escape(&key));
+                let place = format!("{at}/{}", super::path::pointer_token(&key));
                 let value = to_json(v, &place, problems);
                 out.insert(key, value);
             }

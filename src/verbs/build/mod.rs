@@ -668,7 +668,14 @@ fn up_to_date(
     input_cache: &mut crate::verbs::build::cache::InputCache,
     progress: &dyn Progress,
 ) -> Result<UpToDate> {
-    let Some(existing) = Manifest::load(target).ok().filter(|_| !opts.force) else { return Ok(UpToDate::No(None)) };
+    if opts.force || !target.exists() {
+        return Ok(UpToDate::No(None));
+    }
+    // a folder there that is no release runpack can read (an empty one, one made by hand)
+    let existing = match Manifest::load(target) {
+        Ok(m) => m,
+        Err(e) => return Ok(UpToDate::No(Some(format!("it is no release runpack can read: {e}")))),
+    };
     progress.start("checking whether the release is up to date", Unit::None, None);
     // a different SOURCE_DATE_EPOCH makes a different manifest: not up to date
     let epoch = (existing.created_at != created_at(opts)).then(|| "SOURCE_DATE_EPOCH changed".to_string());

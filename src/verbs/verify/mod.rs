@@ -1697,7 +1697,7 @@ fn check_package_as_built(
 /// order; `None` when they are equal.
 fn first_difference(a: &serde_json::Value, b: &serde_json::Value, at: String) -> Option<String> {
     use serde_json::Value;
-    let key = |k: &str| k.replace('~', "~0").replace('/', "~1");
+    let key = crate::stages::ingest::path::pointer_token;
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => x
             .iter()
