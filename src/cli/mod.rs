@@ -875,6 +875,13 @@ fn list_tables(source: &str, format: PrintFormat) -> Result<u8, Error> {
             "{source}: no such release folder or file (runpack query <SOURCE> [SQL]: the source comes first)"
         )));
     }
+    let dir = std::path::Path::new(source);
+    if dir.is_dir() && !dir.join("manifest.json").is_file() && !crate::verbs::query::holds_raw_files(dir) {
+        return Err(Error::Refused(format!(
+            "{source}: neither a release folder (it has no manifest.json) nor a folder of raw files (no Parquet or \
+             JSON Lines file in it)"
+        )));
+    }
     if !std::path::Path::new(source).join("manifest.json").is_file() {
         let (what, sql) =
             if hub::is_hub(source) { ("a release on the Hub", "SHOW TABLES") } else { ("raw files", "DESCRIBE t") };

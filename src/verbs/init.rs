@@ -810,14 +810,20 @@ fn run_pattern(rel: &str, format: Format) -> String {
             };
         }
         Format::LightevalResults => {
+            // each run of a model writes a results file of its own: its date is captured
+            let file = if base.starts_with("results_") && base.ends_with(".json") {
+                format!("results_{{date_id}}.json{suffix}")
+            } else {
+                name.to_string()
+            };
             let captures = match (dir.split('/').rev().nth(2), dir.split('/').rev().nth(1)) {
                 (Some("results"), _) => Some((parent(&parent(dir)), "{org}/{model}")),
                 (_, Some("results")) => Some((parent(dir), "{model}")),
                 _ => None,
             };
             return match captures {
-                Some((above, c)) => join(&above, &format!("{c}/results_*.json{suffix}")),
-                None => join(dir, &format!("results_*.json{suffix}")),
+                Some((above, c)) => join(&above, &format!("{c}/{file}")),
+                None => join(dir, &file),
             };
         }
         Format::VerlGenerations => return join(dir, &format!("*.jsonl{suffix}")),
@@ -1325,8 +1331,9 @@ fn fixed_format_plans(looked: &[Looked], not_read: &mut Vec<NotRead>) -> Vec<Sou
     };
     let mut fixed: Vec<(GroupKey, Vec<String>)> = merge_levels(fixed, &columns).into_iter().collect();
     // an Inspect folder's `.eval` logs and the `.json` logs of folders beside it
-    // (`logs/*.eval`, `{log_dir}/*.json`) are one source: the plain folder takes the capture
-    covered_by_captures(&mut fixed, &["inspect-evals", "inspect-samples"]);
+    // (`logs/*.eval`, `{log_dir}/*.json`), a run's compressed log beside folders of plain
+    // ones, are one source: the plain folder takes the capture
+    covered_by_captures(&mut fixed);
     fixed.sort_by_key(|((f, p), _)| (rank(f), p.clone()));
     // files of one format that its reader takes together become one source of several patterns:
     // a trackio project's database, fragments and exports (one `log_id` read once), an Inspect
@@ -1358,7 +1365,9 @@ fn fixed_format_plans(looked: &[Looked], not_read: &mut Vec<NotRead>) -> Vec<Sou
         };
         match joined.iter_mut().find(|(f, j, _, _)| *f == format && *j == join) {
             Some((_, _, patterns, all)) => {
-                patterns.push(pattern);
+                if !patterns.contains(&pattern) {
+                    patterns.push(pattern);
+                }
                 all.extend(files);
                 all.sort();
                 all.dedup();
@@ -1850,11 +1859,7 @@ fn merge_levels(
             let segs: Vec<&str> = pattern.split('/').collect();
             for (f, other) in groups.keys() {
                 let o: Vec<&str> = other.split('/').collect();
-                // Inspect's `.eval` and `.json` logs are one source ([`covered_by_captures`])
-                let inspect = ["inspect-evals", "inspect-samples"].contains(&format.as_str());
-                let same_files = o.last() == segs.last()
-                    || inspect && [o.last(), segs.last()].into_iter().all(|l| matches!(l, Some(&"*.eval" | &"*.json")));
-                if f != format || other == pattern || o.len() != segs.len() || !same_files {
+                if f != format || other == pattern || o.len() != segs.len() || !same_leaf(format, pattern, other) {
                     continue;
                 }
                 // the folders that differ, each a plain name in both
@@ -1905,17 +1910,26 @@ fn merge_levels(
     }
 }
 
-/// Rewrites the folder of each pattern of `formats` that another pattern of its format covers
-/// (a plain folder name where the other has a capture, the rest the same) with the other's
-/// folder: `logs/*.eval` beside `{log_dir}/*.json` becomes `{log_dir}/*.eval`, so that the
-/// two are read as one source with the same captures. The files stay as they are.
-fn covered_by_captures(fixed: &mut [(GroupKey, Vec<String>)], formats: &[&str]) {
+/// Whether two patterns of `format` name files of one kind by their last part: the same
+/// name, the same but compressed (`metrics.jsonl`, `metrics.jsonl.gz`), or Inspect's `.eval`
+/// and `.json` logs, which its reader takes together.
+fn same_leaf(format: &str, a: &str, b: &str) -> bool {
+    let leaf = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
+    let (a, b) = (leaf(a), leaf(b));
+    let inspect = ["inspect-evals", "inspect-samples"].contains(&format);
+    strip_compression(&a) == strip_compression(&b)
+        || inspect && [a.as_str(), b.as_str()].iter().all(|l| matches!(*l, "*.eval" | "*.json"))
+}
+
+/// Rewrites the folder of each pattern of a fixed format that another pattern of its format,
+/// of a file of the same kind ([`same_leaf`]), covers (a plain folder name where the other
+/// has a capture, the rest the same) with the other's folder: `logs/*.eval` beside
+/// `{log_dir}/*.json` becomes `{log_dir}/*.eval`, `grpo/{run}/metrics.jsonl.gz` beside
+/// `{experiment}/{run}/metrics.jsonl` becomes `{experiment}/{run}/metrics.jsonl.gz`, so that
+/// they are read as one source with the same captures. The files stay as they are.
+fn covered_by_captures(fixed: &mut Vec<(GroupKey, Vec<String>)>) {
     let folder = |p: &str| p.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default();
-    let folders: Vec<(String, String)> = fixed
-        .iter()
-        .filter(|((f, _), _)| formats.contains(&f.as_str()))
-        .map(|((f, p), _)| (f.clone(), folder(p)))
-        .collect();
+    let all: Vec<GroupKey> = fixed.iter().map(|(k, _)| k.clone()).collect();
     let covers = |wide: &str, narrow: &str| {
         let (w, n): (Vec<&str>, Vec<&str>) = (wide.split('/').collect(), narrow.split('/').collect());
         w.len() == n.len()
@@ -1923,15 +1937,26 @@ fn covered_by_captures(fixed: &mut [(GroupKey, Vec<String>)], formats: &[&str]) 
             && w.iter().zip(&n).all(|(a, b)| a == b || (a.starts_with('{') && !b.contains(['{', '*'])))
     };
     for ((format, pattern), _) in fixed.iter_mut() {
-        if !formats.contains(&format.as_str()) {
-            continue;
-        }
         let dir = folder(pattern);
-        if let Some((_, wide)) = folders.iter().find(|(f, w)| f == format && covers(w, &dir)) {
+        let wide = all.iter().find(|(f, p)| f == format && same_leaf(format, p, pattern) && covers(&folder(p), &dir));
+        if let Some((_, p)) = wide {
             let name = pattern.rsplit_once('/').map(|(_, n)| n.to_string()).unwrap_or_else(|| pattern.clone());
-            *pattern = format!("{wide}/{name}");
+            *pattern = format!("{}/{name}", folder(p));
         }
     }
+    // two patterns made one: their files together
+    let mut merged: Vec<(GroupKey, Vec<String>)> = Vec::new();
+    for (k, files) in fixed.drain(..) {
+        match merged.iter_mut().find(|(m, _)| *m == k) {
+            Some((_, all)) => {
+                all.extend(files);
+                all.sort();
+                all.dedup();
+            }
+            None => merged.push((k, files)),
+        }
+    }
+    *fixed = merged;
 }
 
 /// What the folders above a fixed format's files usually name, the innermost first: the
@@ -2142,6 +2167,8 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
         }
         Settled::Failed
     };
+    // a column whose reading as numbers with `coerce_nonfinite_strings` is being tried
+    let mut coerce_guess: Option<String> = None;
     for _ in 0..MAX_ROUNDS {
         if plan.files.is_empty() {
             return Settled::Failed;
@@ -2216,10 +2243,37 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
         }
         // violations: a column of two types is declared; any other problem leaves its file out
         let mut out_files: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        let coerced_before = plan.coerce_nonfinite.is_some();
+        let type_of_column = |v: &&crate::core::report::Violation, col: &str| {
+            generic && v.rule == "type" && crate::stages::ingest::path::top_key(&v.path).as_deref() == Some(col)
+        };
+        // the guess of the round before did not settle its column: taken back, the column is text
+        if let Some(col) = coerce_guess.take()
+            && let Some(v) = violations.iter().find(|v| type_of_column(v, &col))
+        {
+            plan.coerce_nonfinite = None;
+            let at = v.source.as_ref().map(|s| format!(" (at {s})")).unwrap_or_default();
+            declare(&mut plan.fields, col, text_type, format!("{}{at}", first_sentence(&v.message)));
+            changed = true;
+        }
+        let coerced_before = plan.coerce_nonfinite.is_some() || changed;
         for v in &violations {
             let col = if generic { crate::stages::ingest::path::top_key(&v.path) } else { None };
             match col {
+                // a column that a "NaN" string typed as text, which numbers broke: read again
+                // with such strings as numbers, a guess taken back if it does not settle it
+                Some(col)
+                    if v.rule == "type"
+                        && !coerced_before
+                        && plan.coerce_nonfinite.is_none()
+                        && v.message.starts_with("expected string, found number ")
+                        && matches!(plan.format, Format::Jsonl | Format::Json | Format::Yaml) =>
+                {
+                    let first = v.message.split("the value at ").nth(1).and_then(|r| r.split(" decided").next());
+                    let first = first.map(|p| format!(" (the first at {p})")).unwrap_or_default();
+                    plan.coerce_nonfinite = Some(format!("{col} holds numbers and strings such as \"NaN\"{first}"));
+                    coerce_guess = Some(col);
+                    changed = true;
+                }
                 // a number column that holds numbers written as "NaN" strings stays one
                 Some(col)
                     if v.rule == "type"
@@ -2444,7 +2498,7 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
         .and_then(|p| crate::stages::ingest::files::PathPattern::new(p).ok())
         .map(|p| p.names)
         .unwrap_or_default();
-    let mut keys = Keys::new(&plan.keys, &captures);
+    let mut keys = Keys::new(&plan.keys, &captures, captures_tell_files_apart(plan));
     let mut schema: Option<SchemaRef> = None;
     let mut rows = 0u64;
     let mut seen = |rb: &RecordBatch| -> Result<()> {
@@ -2502,8 +2556,20 @@ impl KeyCheck {
     }
 }
 
+/// Whether no two of `plan`'s files have the same path captures, so that a key that starts
+/// with the captures can be checked file by file (two lighteval results of one model, in
+/// `{org}/{model}/results_*.json`, share theirs).
+fn captures_tell_files_apart(plan: &SourcePlan) -> bool {
+    let patterns: Vec<crate::stages::ingest::files::PathPattern> =
+        plan.patterns.iter().filter_map(|p| crate::stages::ingest::files::PathPattern::new(p).ok()).collect();
+    let mut seen = BTreeSet::new();
+    plan.files.iter().all(|f| patterns.iter().find_map(|p| p.captures(f)).is_some_and(|c| seen.insert(c)))
+}
+
 impl Keys {
-    fn new(candidates: &[Vec<String>], captures: &[String]) -> Keys {
+    /// The key candidates, each after the path's `captures`; `per_file` when no two files
+    /// share their captures.
+    fn new(candidates: &[Vec<String>], captures: &[String], per_file: bool) -> Keys {
         let mut all: Vec<Vec<String>> = Vec::new();
         for c in candidates {
             let mut cols: Vec<String> = captures.to_vec();
@@ -2518,7 +2584,7 @@ impl Keys {
                 .map(|columns| KeyCheck {
                     columns,
                     holds: true,
-                    per_file: !captures.is_empty(),
+                    per_file: per_file && !captures.is_empty(),
                     file: None,
                     seen: Default::default(),
                 })
@@ -3173,13 +3239,16 @@ mod tests {
     fn run_patterns_capture_what_names_the_run() {
         assert_eq!(
             run_pattern("o/results/Qwen/Qwen3-0.6B/results_2026.json", Format::LightevalResults),
-            "o/results/{org}/{model}/results_*.json"
+            "o/results/{org}/{model}/results_{date_id}.json"
         );
         assert_eq!(
             run_pattern("results/local/results_2026.json.gz", Format::LightevalResults),
-            "results/{model}/results_*.json.gz"
+            "results/{model}/results_{date_id}.json.gz"
         );
-        assert_eq!(run_pattern("elsewhere/results_2026.json", Format::LightevalResults), "elsewhere/results_*.json");
+        assert_eq!(
+            run_pattern("elsewhere/results_2026.json", Format::LightevalResults),
+            "elsewhere/results_{date_id}.json"
+        );
         assert_eq!(
             run_pattern("o/details/Qwen/Qwen3/2026-01-01/details_gsm8k_2026.parquet", Format::LightevalDetails),
             "o/details/{org}/{model}/{run}/details_*.parquet"

@@ -536,6 +536,25 @@ pub fn type_mismatch(have: &DataType, want: &DataType) -> Option<String> {
     if has_decimal(have) || (canonical != want_canonical && !unsigned_widened) { refused() } else { None }
 }
 
+/// The files `query` reads in a folder of raw files: Parquet and JSON Lines at any depth (not
+/// `.json`: in a folder, that is as often a document, a schema or a config, as lines).
+fn folder_patterns() -> Vec<String> {
+    std::iter::once("**/*.parquet".to_string())
+        .chain(
+            ["jsonl", "ndjson"]
+                .iter()
+                .flat_map(|ext| ["", ".gz", ".zst"].iter().map(move |z| format!("**/*.{ext}{z}"))),
+        )
+        .collect()
+}
+
+/// Whether the folder `dir` holds a file `query` reads as raw input: a Parquet or JSON Lines
+/// file (`.jsonl`, `.ndjson`, compressed or not) at any depth.
+pub fn holds_raw_files(dir: &Path) -> bool {
+    use crate::stages::ingest::files;
+    folder_patterns().iter().any(|p| files::find(dir, std::slice::from_ref(p), "query").is_ok_and(|f| !f.is_empty()))
+}
+
 /// Registers raw files as table `name`: a Parquet or JSON Lines file, a folder (every
 /// `.parquet` file under it, and every `.jsonl` or `.ndjson` file, plain, `.gz` or `.zst`; a
 /// `.json` file is read when named or globbed) or a glob. With `schema`
@@ -615,17 +634,7 @@ fn raw_files(location: &str) -> Result<(PathBuf, Vec<crate::stages::ingest::file
     }
     misplaced_source(path, location)?;
     let (base, patterns): (PathBuf, Vec<String>) = if path.is_dir() {
-        (
-            path.to_path_buf(),
-            std::iter::once("**/*.parquet".to_string())
-                // not `.json`: in a folder, that is as often a document (a schema, a config) as lines
-                .chain(
-                    ["jsonl", "ndjson"]
-                        .iter()
-                        .flat_map(|ext| ["", ".gz", ".zst"].iter().map(move |z| format!("**/*.{ext}{z}"))),
-                )
-                .collect(),
-        )
+        (path.to_path_buf(), folder_patterns())
     } else if path.is_file() {
         let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf();
         (parent, vec![path.file_name().expect("file").to_string_lossy().to_string()])

@@ -949,19 +949,39 @@ fn logs_of_one_format_in_sibling_folders_are_one_source_whose_captures_are_no_co
     let text = std::fs::read_to_string(&file).unwrap();
     write(&out.join("results/HuggingFaceTB/SmolLM2-135M"), "results_2026-11-30T12-00-00.000000.json", &text);
     write(&out.join("results/my-org/sft-500"), "results_2026-12-02T00-00-00.000000.json", &text);
+    // a model run again: a results file of its own in the model's folder
+    write(&out.join("results/my-org/sft-500"), "results_2026-12-04T00-00-00.000000.json", &text);
     let doc = init(tmp.path(), &out, "l");
     assert_eq!(init_rows(&doc).len(), 1, "{:?}", init_rows(&doc));
     assert_eq!(
         source_paths(&doc)["lighteval_results_raw"],
-        ("lighteval-results".into(), strings(&["raw/results/{org}/{model}/results_*.json"]))
+        ("lighteval-results".into(), strings(&["raw/results/{org}/{model}/results_{date_id}.json"]))
     );
+    assert_eq!(key(&doc, "lighteval_results"), ["org", "model", "date_id", "task", "metric"]);
     let release = build_from_elsewhere(tmp.path(), "l");
-    let o = run(bin()
-        .arg("query")
-        .args(["--format", "csv"])
-        .arg(&release)
-        .arg("SELECT org, model, count(*) AS n FROM lighteval_results GROUP BY org, model ORDER BY org"));
-    assert_eq!(stdout(&o), "org,model,n\nHuggingFaceTB,SmolLM2-135M,6\nmy-org,sft-500,6\n", "{}", stderr(&o));
+    let o = run(bin().arg("query").args(["--format", "csv"]).arg(&release).arg(
+        "SELECT org, model, count(DISTINCT date_id) AS runs, count(*) AS n FROM lighteval_results GROUP BY org, model \
+         ORDER BY org",
+    ));
+    assert_eq!(stdout(&o), "org,model,runs,n\nHuggingFaceTB,SmolLM2-135M,1,6\nmy-org,sft-500,2,12\n", "{}", stderr(&o));
+
+    // runs two folders deep, one of them compressed: one table, the experiment captured
+    let tmp = tempfile::tempdir().unwrap();
+    let logs = tmp.path().join("logs");
+    let line = |step: u32| format!("{{\"step\": {step}, \"loss\": 0.5}}\n");
+    write(&logs.join("grpo/r1"), "metrics.jsonl", &line(1));
+    write(&logs.join("sft/r2"), "metrics.jsonl", &line(2));
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, line(3).as_bytes()).unwrap();
+    std::fs::create_dir_all(logs.join("grpo/r3")).unwrap();
+    std::fs::write(logs.join("grpo/r3/metrics.jsonl.gz"), gz.finish().unwrap()).unwrap();
+    let doc = init(tmp.path(), &logs, "c");
+    assert_eq!(init_rows(&doc), rows_of(&[("metrics", 3)]));
+    assert_eq!(
+        source_paths(&doc)["metrics_raw"].1,
+        ["raw/{experiment}/{run}/metrics.jsonl", "raw/{experiment}/{run}/metrics.jsonl.gz"]
+    );
+    assert_eq!(release_rows(&build_from_elsewhere(tmp.path(), "c")), rows_of(&[("metrics", 3)]));
 }
 
 #[test]
@@ -992,7 +1012,8 @@ fn numbers_written_as_nan_strings_keep_their_column_a_number_column() {
     let raw = tmp.path().join("raw");
     write(&raw, "d.jsonl", "{\"id\": 1, \"x\": 0.5}\n{\"id\": 2, \"x\": \"NaN\"}\n{\"id\": 3, \"x\": \"-Infinity\"}\n");
     let doc = init(tmp.path(), &raw, "n");
-    assert!(table(&doc, "d")["declared"].as_array().is_none_or(|d| d.is_empty()), "{}", table(&doc, "d"));
+    let d = doc["sources"].as_array().unwrap().iter().find(|s| s["name"] == "d_raw").unwrap();
+    assert!(d["declared"].as_array().is_none_or(|d| d.is_empty()), "{d}");
     let toml = std::fs::read_to_string(tmp.path().join("pipelines/n/pipeline.toml")).unwrap();
     assert!(
         toml.contains("coerce_nonfinite_strings = true   # x holds numbers and string \"NaN\" (at d.jsonl:2)\n"),
@@ -1002,6 +1023,39 @@ fn numbers_written_as_nan_strings_keep_their_column_a_number_column() {
     let o =
         run(bin().args(["query", "--format", "csv"]).arg(&release).arg("SELECT id, x, arrow_typeof(x) AS t FROM d"));
     assert_eq!(stdout(&o), "id,x,t\n1,0.5,Float64\n2,NaN,Float64\n3,-Infinity,Float64\n", "{}", stderr(&o));
+    let card = std::fs::read_to_string(release.join("README.md")).unwrap();
+    assert!(card.contains("| non-finite values in the tables' Parquet files | 2 |"), "{card}");
+
+    // the strings first: a column they typed as text, which the numbers after them broke
+    let first = tmp.path().join("first");
+    write(&first, "a.jsonl", "{\"id\": 1, \"v\": \"NaN\"}\n{\"id\": 2, \"v\": \"Infinity\"}\n{\"id\": 3, \"v\": 2}\n");
+    // and a column of text that a "NaN" name opens: text it stays
+    write(
+        &first,
+        "b.jsonl",
+        "{\"id\": 1, \"name\": \"Nan\"}\n{\"id\": 2, \"name\": \"Bob\"}\n{\"id\": 3, \"name\": 7}\n",
+    );
+    let doc = init(tmp.path(), &first, "f");
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/f/pipeline.toml")).unwrap();
+    assert!(
+        toml.contains(
+            "coerce_nonfinite_strings = true   # v holds numbers and strings such as \"NaN\" (the first at a.jsonl:1)\n"
+        ),
+        "{toml}"
+    );
+    assert_eq!(toml.matches("coerce_nonfinite_strings").count(), 1, "{toml}");
+    let b = doc["sources"].as_array().unwrap().iter().find(|s| s["name"] == "b_raw").unwrap();
+    assert_eq!(
+        (&b["declared"][0]["column"], &b["declared"][0]["type"]),
+        (&serde_json::json!("name"), &serde_json::json!("any")),
+        "{b}"
+    );
+    let release = build_from_elsewhere(tmp.path(), "f");
+    let o = run(bin()
+        .args(["query", "--format", "csv"])
+        .arg(&release)
+        .arg("SELECT v, arrow_typeof(v) AS t FROM a ORDER BY id"));
+    assert_eq!(stdout(&o), "v,t\nNaN,Float64\nInfinity,Float64\n2.0,Float64\n", "{}", stderr(&o));
 
     // a hand-written pipeline without the option: its build's hint names it
     let dir = tmp.path().join("hand");

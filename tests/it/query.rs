@@ -250,6 +250,24 @@ fn the_table_format_holds_the_rows_it_shows_and_says_how_many_the_result_has() {
 }
 
 #[test]
+fn an_empty_folder_is_said_to_be_neither_a_release_nor_raw_files() {
+    let t = tempfile::tempdir().unwrap();
+    let o = run(bin().arg("query").arg(t.path()));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(
+            "neither a release folder (it has no manifest.json) nor a folder of raw files (no Parquet or JSON Lines \
+             file in it)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    write(t.path(), "a/b.jsonl", "{\"x\": 1}\n");
+    let o = run(bin().arg("query").arg(t.path()));
+    assert!(stderr(&o).contains("this is raw files: give SQL"), "{}", stderr(&o));
+}
+
+#[test]
 fn csv_tells_an_empty_text_from_a_null() {
     let t = tempfile::tempdir().unwrap();
     write(
