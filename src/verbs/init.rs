@@ -1753,7 +1753,48 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
         }
         clusters.push(c);
     }
-    clusters
+    // sibling folders of runs under sibling folders (`e1/{run_dir}/scores.jsonl`,
+    // `e2/{run_dir}/scores.jsonl`): one source, the folder above captured too
+    let mut out: Vec<Cluster> = Vec::new();
+    for c in clusters {
+        let Some(w) = c.wanted.clone() else {
+            out.push(c);
+            continue;
+        };
+        let segs: Vec<&str> = w.split('/').collect();
+        let level = |m: &Cluster| -> Option<usize> {
+            let mw = m.wanted.as_deref()?;
+            let o: Vec<&str> = mw.split('/').collect();
+            if m.format != c.format || m.signature != c.signature || o.len() != segs.len() || o.last() != segs.last() {
+                return None;
+            }
+            let differ: Vec<usize> = (0..o.len() - 1).filter(|&j| o[j] != segs[j]).collect();
+            match differ.as_slice() {
+                [j] if !segs[*j].contains(['{', '*']) && !o[*j].contains('*') => Some(*j),
+                _ => None,
+            }
+        };
+        let Some((m, j)) = out.iter_mut().find_map(|m| level(m).map(|j| (m, j))) else {
+            out.push(c);
+            continue;
+        };
+        let mw = m.wanted.clone().unwrap_or_default();
+        let mut o: Vec<String> = mw.split('/').map(str::to_string).collect();
+        if !o[j].starts_with('{') {
+            let keys: BTreeSet<&String> = m.keys.iter().chain(&c.keys).collect();
+            let name = ["experiment", "group", "folder", "folder_2"]
+                .into_iter()
+                .find(|n| !keys.contains(&n.to_string()) && !mw.contains(&format!("{{{n}}}")))
+                .unwrap_or("folder_");
+            o[j] = format!("{{{name}}}");
+            m.wanted = Some(o.join("/"));
+            m.dir = o[..j].join("/");
+        }
+        m.files.extend(c.files);
+        m.files.sort();
+        m.keys.extend(c.keys);
+    }
+    out
 }
 
 /// The sources of one group of plain files: one, or for JSON documents holding arrays of

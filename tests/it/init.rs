@@ -985,6 +985,27 @@ fn logs_of_one_format_in_sibling_folders_are_one_source_whose_captures_are_no_co
 }
 
 #[test]
+fn plain_files_of_one_name_two_folders_deep_are_one_source() {
+    let tmp = tempfile::tempdir().unwrap();
+    let raw = tmp.path().join("raw");
+    for d in ["e1/a", "e1/b", "e2/c", "e2/d"] {
+        write(&raw.join(d), "scores.jsonl", "{\"step\": 1, \"score\": 0.5}\n{\"step\": 2, \"score\": 0.7}\n");
+    }
+    // a folder of another depth keeps a source of its own
+    write(&raw.join("other"), "scores.jsonl", "{\"step\": 1, \"score\": 0.1}\n");
+    let doc = init(tmp.path(), &raw, "p");
+    assert_eq!(source_paths(&doc)["scores_raw"].1, ["raw/{experiment}/{run}/scores.jsonl"], "{:?}", source_paths(&doc));
+    assert_eq!(key(&doc, "scores"), ["experiment", "run", "step"]);
+    assert_eq!(init_rows(&doc).values().sum::<u64>(), 9);
+    let release = build_from_elsewhere(tmp.path(), "p");
+    let o = run(bin()
+        .args(["query", "--format", "csv"])
+        .arg(&release)
+        .arg("SELECT experiment, run, count(*) AS n FROM scores GROUP BY 1, 2 ORDER BY 1, 2"));
+    assert_eq!(stdout(&o), "experiment,run,n\ne1,a,2\ne1,b,2\ne2,c,2\ne2,d,2\n", "{}", stderr(&o));
+}
+
+#[test]
 fn files_left_out_for_one_reason_are_said_together_after_the_others() {
     let tmp = tempfile::tempdir().unwrap();
     let raw = tmp.path().join("raw");
