@@ -1097,7 +1097,8 @@ fn data_quality(spec: &PipelineSpec, manifest: &Manifest, report: &BuildReport) 
         let nulls =
             spec.def.sources.iter().any(|s| &s.name == name && s.nonfinite == crate::core::spec::NonFinite::Null);
         let fate = if nulls { "written as nulls" } else { "kept as IEEE values where a table selects them" };
-        let _ = writeln!(b, "- source `{name}`: {n} non-finite values read, {fate}.");
+        let s = if *n == 1 { "" } else { "s" };
+        let _ = writeln!(b, "- source `{name}`: {n} non-finite value{s} read, {fate}.");
     }
     for (name, n) in &manifest.report.rejected_rows {
         let _ = writeln!(
