@@ -796,19 +796,8 @@ fn run_pattern(rel: &str, format: Format) -> String {
         }
         Format::EvalMetrics => ("", "", "metrics.json", "ckpt"),
         // lighteval writes `<output_dir>/results/<org>/<model>/results_<date>.json` and
-        // `<output_dir>/details/<org>/<model>/<date>/details_<task>_<date>.parquet` (a model
-        // without an organisation: one folder less)
-        Format::LightevalDetails => {
-            let captures = match (dir.split('/').rev().nth(3), dir.split('/').rev().nth(2)) {
-                (Some("details"), _) => Some((parent(&parent(&parent(dir))), "{org}/{model}/{run}")),
-                (_, Some("details")) => Some((parent(&parent(dir)), "{model}/{run}")),
-                _ => None,
-            };
-            return match captures {
-                Some((above, c)) => join(&above, &format!("{c}/details_*.parquet")),
-                None => join(dir, "details_*.parquet"),
-            };
-        }
+        // `<output_dir>/details/<org>/<model>/<date>/details_<task>_<date>.parquet`
+        Format::LightevalDetails => return lighteval_pattern(dir, "details", &["{run}"], "details_*.parquet"),
         Format::LightevalResults => {
             // each run of a model writes a results file of its own: its date is captured
             let file = if base.starts_with("results_") && base.ends_with(".json") {
@@ -816,15 +805,7 @@ fn run_pattern(rel: &str, format: Format) -> String {
             } else {
                 name.to_string()
             };
-            let captures = match (dir.split('/').rev().nth(2), dir.split('/').rev().nth(1)) {
-                (Some("results"), _) => Some((parent(&parent(dir)), "{org}/{model}")),
-                (_, Some("results")) => Some((parent(dir), "{model}")),
-                _ => None,
-            };
-            return match captures {
-                Some((above, c)) => join(&above, &format!("{c}/{file}")),
-                None => join(dir, &file),
-            };
+            return lighteval_pattern(dir, "results", &[], &file);
         }
         Format::VerlGenerations => return join(dir, &format!("*.jsonl{suffix}")),
         Format::GraphScoreReport => return join(dir, &format!("*_score_report.jsonl{suffix}")),
@@ -851,6 +832,24 @@ fn run_pattern(rel: &str, format: Format) -> String {
         }
     }
     rel.to_string()
+}
+
+/// The pattern of a lighteval file `file` in folder `dir`: below a folder named `top`
+/// (`results`, `details`), the model's folders captured as `{org}/{model}` (one folder,
+/// `{model}`, for a model without an organisation), then `inner` captures (`{run}`);
+/// elsewhere, `dir/file`.
+fn lighteval_pattern(dir: &str, top: &str, inner: &[&str], file: &str) -> String {
+    let segs: Vec<&str> = dir.split('/').collect();
+    for model in [&["{org}", "{model}"][..], &["{model}"][..]] {
+        let below = model.len() + inner.len();
+        if segs.len() > below && segs[segs.len() - below - 1] == top {
+            let mut out: Vec<&str> = segs[..segs.len() - below].to_vec();
+            out.extend(model.iter().chain(inner));
+            out.push(file);
+            return out.join("/");
+        }
+    }
+    if dir.is_empty() { file.to_string() } else { format!("{dir}/{file}") }
 }
 
 /// Reads the first record of a JSON Lines file and tells its format.
@@ -1316,19 +1315,22 @@ fn fixed_format_plans(looked: &[Looked], not_read: &mut Vec<NotRead>) -> Vec<Sou
             .position(|x| *x == f)
             .unwrap_or(5)
     };
-    let columns = |name: &str| -> Vec<String> {
-        let format = looked.iter().flat_map(|l| match &l.kind {
+    // each fixed format's column names, which a folder's capture may not take
+    let mut columns: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for l in looked {
+        let formats = match &l.kind {
             Kind::Many(fs, _) => fs.to_vec(),
             Kind::Fixed(f, _) => vec![*f],
-            _ => vec![],
-        });
-        format
-            .into_iter()
-            .find(|f| f.name() == name)
-            .and_then(|f| crate::stages::ingest::format_columns(f, true))
-            .map(|c| c.into_iter().map(|(n, _)| n).collect())
-            .unwrap_or_default()
-    };
+            _ => continue,
+        };
+        for f in formats {
+            columns.entry(f.name().to_string()).or_insert_with(|| {
+                crate::stages::ingest::format_columns(f, true)
+                    .map(|c| c.into_iter().map(|(n, _)| n).collect())
+                    .unwrap_or_default()
+            });
+        }
+    }
     let mut fixed: Vec<(GroupKey, Vec<String>)> = merge_levels(fixed, &columns).into_iter().collect();
     // an Inspect folder's `.eval` logs and the `.json` logs of folders beside it
     // (`logs/*.eval`, `{log_dir}/*.json`), a run's compressed log beside folders of plain
@@ -1891,7 +1893,7 @@ type GroupKey = (String, String);
 /// columns (`columns`: the format's name → its column names).
 fn merge_levels(
     mut groups: BTreeMap<GroupKey, Vec<String>>,
-    columns: &dyn Fn(&str) -> Vec<String>,
+    columns: &BTreeMap<String, Vec<String>>,
 ) -> BTreeMap<GroupKey, Vec<String>> {
     let literal = |s: &str| !s.contains(['{', '*']);
     loop {
@@ -1910,7 +1912,7 @@ fn merge_levels(
                 }
                 // names for the levels, the innermost first
                 let mut names: Vec<String> = Vec::new();
-                let taken = columns(format);
+                let taken = columns.get(format).map(Vec::as_slice).unwrap_or_default();
                 let candidates = capture_names(format)
                     .iter()
                     .map(|n| n.to_string())
@@ -3241,10 +3243,7 @@ mod tests {
         let merged = |patterns: &[(&str, &str)]| {
             let groups: BTreeMap<GroupKey, Vec<String>> =
                 patterns.iter().map(|(f, p)| ((f.to_string(), p.to_string()), vec![p.to_string()])).collect();
-            let columns = |f: &str| match f {
-                "inspect-evals" => vec!["model".to_string()],
-                _ => vec![],
-            };
+            let columns = BTreeMap::from([("inspect-evals".to_string(), vec!["model".to_string()])]);
             merge_levels(groups, &columns).into_keys().map(|(_, p)| p).collect::<Vec<_>>()
         };
         // one folder's `.eval` and `.json` logs stay as they are (they were read as one source)

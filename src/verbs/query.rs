@@ -552,6 +552,7 @@ fn folder_patterns() -> Vec<String> {
 /// file (`.jsonl`, `.ndjson`, compressed or not) at any depth.
 pub fn holds_raw_files(dir: &Path) -> bool {
     use crate::stages::ingest::files;
+    // one pattern at a time: `find` fails over several where one of them matches nothing
     folder_patterns().iter().any(|p| files::find(dir, std::slice::from_ref(p), "query").is_ok_and(|f| !f.is_empty()))
 }
 

@@ -61,6 +61,11 @@ fn table<'a>(doc: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no table {name}: {}", init_rows(doc).keys().cloned().collect::<Vec<_>>().join(", ")))
 }
 
+/// The source named `name` of an `init` document.
+fn source<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["sources"].as_array().unwrap().iter().find(|s| s["name"] == name).unwrap_or_else(|| panic!("no source {name}"))
+}
+
 /// The primary key of table `name` of an `init` document.
 fn key(doc: &Value, name: &str) -> Vec<String> {
     table(doc, name)["primary_key"].as_array().unwrap().iter().map(|k| k.as_str().unwrap().to_string()).collect()
@@ -139,8 +144,7 @@ fn init_on_the_bundled_raw_folder_builds_without_edits() {
     assert_eq!(key(&doc, "metrics"), ["run", "step", "metric"]);
     assert_eq!(key(&doc, "checkpoints"), ["run", "name"]);
     // `group` holds labels and numbers: kept as JSON text, and said
-    let master =
-        doc["sources"].as_array().unwrap().iter().find(|s| s["name"] == "master_results_experiments_raw").unwrap();
+    let master = source(&doc, "master_results_experiments_raw");
     let declared: Vec<&str> =
         master["declared"].as_array().unwrap().iter().map(|d| d["column"].as_str().unwrap()).collect();
     assert!(declared.contains(&"group"), "{declared:?}");
@@ -219,7 +223,7 @@ fn init_on_a_tinker_log_folder_builds_without_edits() {
     // metrics: one row per key but `step`, 2 + 3 + 3 of grpo-a and 2 + 1 of grpo-b
     assert_eq!(rows, BTreeMap::from([("checkpoints".into(), 4), ("config".into(), 2), ("metrics".into(), 11)]));
     assert_eq!(key(&doc, "metrics"), ["run", "step", "metric"]);
-    let metrics = doc["sources"].as_array().unwrap().iter().find(|s| s["name"] == "metrics_raw").unwrap();
+    let metrics = source(&doc, "metrics_raw");
     assert_eq!(metrics["path"], serde_json::json!(["raw/{run}/metrics.jsonl"]));
 
     let release = build_from_elsewhere(tmp.path(), "tinker-logs");
@@ -580,7 +584,7 @@ fn init_names_each_file_it_cannot_read_and_types_mixed_columns() {
     assert!(reason("broken.json").starts_with("not JSON: EOF while parsing"), "{}", reason("broken.json"));
     assert!(reason("model.bin").starts_with("not a format runpack reads"), "{}", reason("model.bin"));
     assert!(reason("empty.csv").contains("no header"), "{}", reason("empty.csv"));
-    let runs = doc["sources"].as_array().unwrap().iter().find(|s| s["name"] == "runs_raw").unwrap();
+    let runs = source(&doc, "runs_raw");
     assert_eq!(runs["declared"][0]["column"], "group");
     assert_eq!(runs["declared"][0]["type"], "any");
     // its schema and card say it holds JSON text, not the strings it looks like
@@ -686,7 +690,7 @@ fn init_reads_a_folder_inside_the_pipeline_and_skips_runpacks_own_folders() {
     // raw files kept in the pipeline folder, as the bundled example keeps them in raw/
     tinker_logs(&tmp.path().join("pipelines/runs/data"));
     let doc = init(tmp.path(), Path::new("pipelines/runs/data"), "runs");
-    let metrics = doc["sources"].as_array().unwrap().iter().find(|s| s["name"] == "metrics_raw").unwrap();
+    let metrics = source(&doc, "metrics_raw");
     assert_eq!(metrics["path"], serde_json::json!(["data/{run}/metrics.jsonl"]));
     assert!(!tmp.path().join("pipelines/runs/raw").exists());
     let release = build_from_elsewhere(tmp.path(), "runs");
@@ -1033,7 +1037,7 @@ fn numbers_written_as_nan_strings_keep_their_column_a_number_column() {
     let raw = tmp.path().join("raw");
     write(&raw, "d.jsonl", "{\"id\": 1, \"x\": 0.5}\n{\"id\": 2, \"x\": \"NaN\"}\n{\"id\": 3, \"x\": \"-Infinity\"}\n");
     let doc = init(tmp.path(), &raw, "n");
-    let d = doc["sources"].as_array().unwrap().iter().find(|s| s["name"] == "d_raw").unwrap();
+    let d = source(&doc, "d_raw");
     assert!(d["declared"].as_array().is_none_or(|d| d.is_empty()), "{d}");
     let toml = std::fs::read_to_string(tmp.path().join("pipelines/n/pipeline.toml")).unwrap();
     assert!(
@@ -1065,7 +1069,7 @@ fn numbers_written_as_nan_strings_keep_their_column_a_number_column() {
         "{toml}"
     );
     assert_eq!(toml.matches("coerce_nonfinite_strings").count(), 1, "{toml}");
-    let b = doc["sources"].as_array().unwrap().iter().find(|s| s["name"] == "b_raw").unwrap();
+    let b = source(&doc, "b_raw");
     assert_eq!(
         (&b["declared"][0]["column"], &b["declared"][0]["type"]),
         (&serde_json::json!("name"), &serde_json::json!("any")),
