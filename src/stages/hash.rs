@@ -67,8 +67,9 @@ const MAP_WINDOW_BYTES: u64 = 8 << 20;
 /// read instead.
 ///
 /// Reading copies each byte from the page cache into a buffer before hashing it; a mapping
-/// hashes the page cache itself. On an 82.9 MB Parquet file: 50 ms against 61-63 ms with
-/// 1 MiB reads (and 54-58 ms with 64-256 KiB reads), SHA-NI on one core.
+/// hashes the page cache itself. On an 82.9 MB Parquet file, SHA-NI on one core: 52 ms
+/// against 59 ms with 256 KiB or 1 MiB reads (Xeon; [`update_ahead`] makes the difference),
+/// and 50 ms against 61-63 ms on an EPYC.
 /// A file truncated by another process while it is hashed ends the process with SIGBUS (as
 /// it ends ripgrep when it maps a file); a file changed in place gives a digest that is no
 /// version's, as a read does.
@@ -83,12 +84,42 @@ fn sha256_mapped(f: &std::fs::File, size: u64, read: &(dyn Fn(u64) + Sync)) -> O
         let map = unsafe { memmap2::MmapOptions::new().offset(offset).len(len).map(f) }.ok()?;
         let _ = map.advise(memmap2::Advice::Sequential);
         for piece in map.chunks(1 << 20) {
-            h.update(piece);
+            update_ahead(&mut h, piece);
             read(piece.len() as u64);
         }
         offset += len as u64;
     }
     Some(FileDigest { sha256: hex::encode(h.finalize()), bytes: size })
+}
+
+/// How far ahead of the hashing [`update_ahead`] asks for bytes, and how much it hashes
+/// between two asks.
+const AHEAD_BYTES: usize = 2048;
+const AHEAD_STEP_BYTES: usize = 1024;
+
+/// Feeds `data` to `h`, asking the CPU to load each cache line 2 KiB before it is hashed.
+///
+/// sha2's SHA-NI code reads its input 64 bytes at a time, slower than the hardware's
+/// prefetcher follows a stream across 4 KiB pages: on a Xeon (2 cores, SHA-NI), SHA-256 ran at
+/// 1.15 GB/s over bytes that were not in the core's caches against 1.71 GB/s over bytes that
+/// were (ring's and aws-lc's code alike). Asking ahead gives 1.6-1.7 GB/s on such bytes: an
+/// 82.9 MB file mapped from the page cache hashed in 52 ms against 76 ms (medians of 7).
+/// Bytes just read into a buffer are in the caches already: they are hashed as they are.
+fn update_ahead(h: &mut Sha256, data: &[u8]) {
+    let mut at = 0;
+    while at < data.len() {
+        let end = (at + AHEAD_STEP_BYTES).min(data.len());
+        #[cfg(target_arch = "x86_64")]
+        for line in (at + AHEAD_BYTES..(end + AHEAD_BYTES).min(data.len())).step_by(64) {
+            // SAFETY: `line` is inside `data`; a prefetch only hints the cache, it reads
+            // nothing and cannot fault.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(data.as_ptr().add(line).cast());
+            }
+        }
+        h.update(&data[at..end]);
+        at = end;
+    }
 }
 
 /// SHA-256 of many files, using every core; results in input order.
@@ -269,6 +300,16 @@ mod tests {
         let mut part = [0u8; 100];
         other.reader(&path, std::fs::File::open(&path).unwrap()).read_exact(&mut part).unwrap();
         assert_eq!(other.get(&path), None);
+    }
+
+    #[test]
+    fn hashing_ahead_gives_the_plain_digest() {
+        let bytes: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
+        for len in [0, 1, 63, 1023, 1024, 1025, 2047, 2048, 2049, 3072, 10_000] {
+            let mut h = Sha256::new();
+            update_ahead(&mut h, &bytes[..len]);
+            assert_eq!(h.finalize(), Sha256::digest(&bytes[..len]), "{len} bytes");
+        }
     }
 
     #[test]
