@@ -485,55 +485,8 @@ pub fn report(err: &Error, build: bool, verbose: bool) -> u8 {
             if *total > violations.len() {
                 say!("hint: --max-errors {total} lists every violation");
             }
-            // rows logged twice (a resumed run) have a rule of their own; under a keep rule
-            // already, the key's message is another ("… share this primary key (…), and …")
-            let tables: std::collections::BTreeSet<&str> = violations
-                .iter()
-                .filter(|v| v.rule == "primaryKey" && v.message.contains(" rows share this primary key: "))
-                .map(|v| v.table.as_str())
-                .collect();
-            if !tables.is_empty() {
-                say!(
-                    "hint: rows that share a primary key (a run resumed from a checkpoint logs its steps again) can be \
-                     chosen among: `on_duplicate_key = \"keep-last\"` in the [[table]] of {} (or \
-                     `--on-duplicate-key keep-last`) keeps the last of each, and rejects/ holds the others; the rule \
-                     orders rows by `_source_file` and `_source_line`, which the table's query must select",
-                    tables.into_iter().collect::<Vec<_>>().join(", ")
-                );
-            }
-            // numbers written as "NaN" strings: the option that reads them as numbers
-            let nonfinite = |v: &&crate::core::report::Violation| {
-                v.scope == crate::core::report::Scope::Source
-                    && v.rule == "type"
-                    && crate::stages::ingest::convert::found_nonfinite_string(&v.message)
-            };
-            let sources: std::collections::BTreeSet<&str> =
-                violations.iter().filter(nonfinite).map(|v| v.table.as_str()).collect();
-            if !sources.is_empty() {
-                say!(
-                    "hint: numbers written as the strings \"NaN\", \"Infinity\" or \"-Infinity\" are read as numbers \
-                     when their source says so: `coerce_nonfinite_strings = true` in the [[source]] of {}",
-                    sources.into_iter().collect::<Vec<_>>().join(", ")
-                );
-            }
-            // a source column whose type its values decided, and other values broke: the way
-            // to keep them all (a declared column's message says no such thing)
-            let mixed: std::collections::BTreeSet<(&str, String)> = violations
-                .iter()
-                .filter(|v| {
-                    v.scope == crate::core::report::Scope::Source
-                        && v.rule == "type"
-                        && v.message.contains(", the type the value at ")
-                        && !nonfinite(v)
-                })
-                .filter_map(|v| crate::stages::ingest::path::top_key(&v.path).map(|k| (v.table.as_str(), k)))
-                .collect();
-            if let Some((_, column)) = mixed.iter().next() {
-                say!(
-                    "hint: a column whose values are of several types on purpose ({}) is kept whole, as JSON text, \
-                     when its source declares it so: [[source.field]] name = {column:?}, type = \"any\"",
-                    mixed.iter().map(|(s, c)| format!("{s}.{c}")).collect::<Vec<_>>().join(", ")
-                );
+            for hint in crate::verbs::build::violation_hints(violations) {
+                say!("hint: {hint}");
             }
         }
         Error::Invalid { .. } => say!("{text}"),

@@ -158,8 +158,8 @@ fn warning_json(w: &Warning) -> serde_json::Value {
 }
 
 /// A violation as JSON: what it concerns (`scope`, `table`), its place (`file`, `line` or
-/// `pointer`, `path` inside the record), `rule`, `key`, `message`, and `text`, the line the
-/// text output prints.
+/// `pointer`, `path` inside the record), `rule`, `key`, `message`, `text`, the line the text
+/// output prints, and `finding` where the rule has one ([`crate::core::report::Finding`]).
 fn violation_json(v: &Violation) -> serde_json::Value {
     let mut doc = serde_json::Map::new();
     doc.insert("scope".into(), serde_json::to_value(v.scope).unwrap_or_default());
@@ -170,6 +170,9 @@ fn violation_json(v: &Violation) -> serde_json::Value {
     doc.insert("key".into(), v.key.clone().into());
     doc.insert("message".into(), v.message.clone().into());
     doc.insert("text".into(), v.to_string().into());
+    if let Some(finding) = &v.finding {
+        doc.insert("finding".into(), serde_json::to_value(finding).unwrap_or_default());
+    }
     doc.into()
 }
 
@@ -178,7 +181,7 @@ fn violation_json(v: &Violation) -> serde_json::Value {
 /// `files` (path, kind, rows, bytes) and `bytes`; `rejected_rows` by source or table,
 /// `warnings`, `notes` (as given: what the card lacks before it is published, which the
 /// release does not record), `unread_files` (each file under `raw/` that no source reads, as
-/// given) and `violations` (empty: a build that succeeds has none).
+/// given), `violations` (empty: a build that succeeds has none) and `hints` (empty too).
 pub fn build_json(o: &BuildOutcome, notes: &[String], unread: &[String]) -> serde_json::Value {
     let m = &o.manifest;
     let tables: Vec<serde_json::Value> = m
@@ -214,13 +217,15 @@ pub fn build_json(o: &BuildOutcome, notes: &[String], unread: &[String]) -> serd
         "violations": [],
         "violations_total": 0,
         "violations_checked": crate::core::report::Checked::All,
+        "hints": [],
     })
 }
 
 /// The JSON document of `build --format json` when the data broke the rules (exit status 1):
 /// `ok` false, no `release` (nothing was written), and the `violations` (at most
-/// `--max-errors`, sorted) with `violations_total`, and `violations_checked` (what they cover:
-/// `all`, `up_to_source` or `sources`; see [`crate::core::report::Checked`]).
+/// `--max-errors`, sorted) with `violations_total`, `violations_checked` (what they cover:
+/// `all`, `up_to_source` or `sources`; see [`crate::core::report::Checked`]), and `hints`, the
+/// remedies stderr gives as `hint:` lines ([`crate::verbs::build::violation_hints`]).
 pub fn build_failed_json(
     name: &str,
     version: &str,
@@ -240,6 +245,7 @@ pub fn build_failed_json(
         "violations": violations.iter().map(violation_json).collect::<Vec<_>>(),
         "violations_total": total,
         "violations_checked": checked,
+        "hints": crate::verbs::build::violation_hints(violations),
     })
 }
 

@@ -100,6 +100,38 @@ pub struct Violation {
     pub key: Option<String>,
     /// What was expected and what was found.
     pub message: String,
+    /// The facts behind `message` that a remedy is chosen by, for the rules that have them
+    /// (absent from JSON when there are none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finding: Option<Finding>,
+}
+
+/// What a [`Violation`] found, beyond its message: the facts that choose a remedy (a build's
+/// hints, `init`'s next draft), so that nothing reads them back out of the message's words.
+///
+/// In JSON: an object with `kind` (`type` or `shared_key`) and the variant's fields.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Finding {
+    /// A value whose type is not its column's (rule `type`).
+    Type {
+        /// The column's type, in the message's words: `number`, `integer`, `string`, …
+        expected: String,
+        /// The value found, described as the message describes it: `string "NaN"`, `number 0.5`.
+        found: String,
+        /// Whether the value is a string that names a non-finite number (`"NaN"`, `"Infinity"`,
+        /// `"-Infinity"`, any case) in a number or integer column: what a source's
+        /// `coerce_nonfinite_strings` reads as the number.
+        nonfinite_string: bool,
+        /// Where the value that decided the column's type is (`file:line`), when the column's
+        /// type was decided by reading the input rather than declared.
+        decided_at: Option<String>,
+    },
+    /// Rows that share a primary key, and no keep rule chooses among them (rule `primaryKey`).
+    SharedKey {
+        /// How many rows share the key.
+        rows: u64,
+    },
 }
 
 /// What a [`Violation`]'s `table` names: an output table (its schema's rules, keys, splits)
@@ -132,6 +164,7 @@ impl Violation {
             rule: rule.into(),
             key: None,
             message: message.into(),
+            finding: None,
         }
     }
 }

@@ -287,6 +287,7 @@ fn set_aside_unfit(
                     rule: "type".into(),
                     key,
                     message,
+                    finding: None,
                 })
             }
             OnInvalid::Reject => bad_rows.entry(row).or_default().push(format!("{column}: {message}")),
@@ -757,6 +758,7 @@ impl SplitWriters {
                     rule: "split".into(),
                     key: None,
                     message,
+                    finding: None,
                 }),
                 None => groups.entry(name).or_default().push(r as u32),
             }

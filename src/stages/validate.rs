@@ -29,7 +29,7 @@ use serde_json::Value;
 
 use crate::core::error::{Error, Result};
 use crate::core::names::split_problem;
-use crate::core::report::{BuildReport, Position, SourceRef, Violation};
+use crate::core::report::{BuildReport, Finding, Position, SourceRef, Violation};
 use crate::core::schema::TableSchema;
 use crate::core::spec::DuplicatePolicy;
 use crate::core::values::Num;
@@ -287,23 +287,23 @@ impl<'a> Validator<'a> {
             for r in 0..n {
                 if col.is_null(r) {
                     if must {
-                        reasons[r].push((
+                        reasons[r].push(Reason::from((
                             f.name.clone(),
                             "required".into(),
                             "value is null but the field is required".into(),
-                        ));
+                        )));
                     }
                     continue;
                 }
                 let pattern = self.patterns.get(&i);
                 for (rule, message) in value_problems(c, f.is_json_text(), pattern, col, r) {
-                    reasons[r].push((f.name.clone(), rule.into(), message));
+                    reasons[r].push(Reason::from((f.name.clone(), rule.into(), message)));
                 }
                 // what the conversion guarantees of values, which a table's SQL can break: JSON
                 // text that is JSON, dates and datetimes in years 1 to 9999 (at any depth)
                 if stored_checks {
                     stored_value_problems(f, col, r, &f.name, &mut |at, message| {
-                        reasons[r].push((at, "type".into(), message))
+                        reasons[r].push(Reason::from((at, "type".into(), message)))
                     });
                 }
                 // the items of an array, each checked against the items' constraints
@@ -317,14 +317,18 @@ impl<'a> Validator<'a> {
                         let at = format!("{}[{k}]", f.name);
                         if values.is_null(j) {
                             if items.constraints.required {
-                                reasons[r].push((at, "required".into(), "item is null but items are required".into()));
+                                reasons[r].push(Reason::from((
+                                    at,
+                                    "required".into(),
+                                    "item is null but items are required".into(),
+                                )));
                             }
                             continue;
                         }
                         for (rule, message) in
                             value_problems(&items.constraints, items.is_json_text(), pattern, values, j)
                         {
-                            reasons[r].push((at.clone(), rule.into(), message));
+                            reasons[r].push(Reason::from((at.clone(), rule.into(), message)));
                         }
                     }
                 }
@@ -341,17 +345,17 @@ impl<'a> Validator<'a> {
             for (r, why) in reasons.iter_mut().enumerate() {
                 let name = names.is_valid(r).then(|| names.value(r));
                 if let Some(message) = split_problem(name, allowed) {
-                    why.push((self.arrow.field(*ci).name().clone(), "split".into(), message));
+                    why.push(Reason::from((self.arrow.field(*ci).name().clone(), "split".into(), message)));
                 } else if let Some(name) = name {
                     match self.split_cases.get(&name.to_lowercase()) {
-                        Some(first) if first != name => why.push((
+                        Some(first) if first != name => why.push(Reason::from((
                             self.arrow.field(*ci).name().clone(),
                             "split".into(),
                             format!(
                                 "splits {first:?} and {name:?} differ only in case: their files would be one file \
                                  on a case-insensitive filesystem (macOS, Windows); give each split its own name"
                             ),
-                        )),
+                        ))),
                         Some(_) => {}
                         None => {
                             self.split_cases.insert(name.to_lowercase(), name.to_string());
@@ -387,11 +391,11 @@ impl<'a> Validator<'a> {
                     let names: Vec<&str> = cols.iter().map(|&c| self.schema.fields[c].name.as_str()).collect();
                     let vals: Vec<String> = cols.iter().map(|&c| cell_json(b.column(c), r).to_string()).collect();
                     let why = if nan { " (NaN equals no value)" } else { "" };
-                    reasons[r].push((
+                    reasons[r].push(Reason::from((
                         names.join(", "),
                         "foreignKey".into(),
                         format!("value {} has no matching row in table {target}{why}", vals.join(", ")),
-                    ));
+                    )));
                 }
             }
         }
@@ -442,11 +446,16 @@ impl<'a> Validator<'a> {
                         match self.policy {
                             DuplicatePolicy::Error => {
                                 for r in start..end {
-                                    reasons[r].push((
-                                        self.schema.primary_key.join(", "),
-                                        "primaryKey".into(),
-                                        format!("{} rows share this primary key: {}", end - start, places.join(", ")),
-                                    ));
+                                    reasons[r].push(Reason {
+                                        field: self.schema.primary_key.join(", "),
+                                        rule: "primaryKey".into(),
+                                        message: format!(
+                                            "{} rows share this primary key: {}",
+                                            end - start,
+                                            places.join(", ")
+                                        ),
+                                        finding: Some(Finding::SharedKey { rows: (end - start) as u64 }),
+                                    });
                                 }
                             }
                             DuplicatePolicy::KeepLast | DuplicatePolicy::KeepFirst => self.choose_duplicate(
@@ -505,7 +514,7 @@ impl<'a> Validator<'a> {
         let key = self.schema.primary_key.join(", ");
         let mut unordered = |rows: &[usize], message: String| {
             for &r in rows {
-                reasons[r].push((key.clone(), "primaryKey".into(), message.clone()));
+                reasons[r].push(Reason::from((key.clone(), "primaryKey".into(), message.clone())));
             }
         };
         // a row without a file and line (a NULL `_source_file` or
@@ -599,22 +608,23 @@ impl<'a> Validator<'a> {
             };
             match self.on_invalid {
                 OnInvalid::Fail => {
-                    for (field, rule, message) in &reasons[r] {
+                    for reason in &reasons[r] {
                         report.violation(Violation {
                             scope: crate::core::report::Scope::Table,
                             table: self.table.clone(),
                             source: sources.at(r),
-                            path: field.clone(),
-                            rule: rule.clone(),
+                            path: reason.field.clone(),
+                            rule: reason.rule.clone(),
                             key: key.clone(),
-                            message: message.clone(),
+                            message: reason.message.clone(),
+                            finding: reason.finding.clone(),
                         });
                     }
                 }
                 OnInvalid::Reject => {
                     keep[r] = false;
                     let texts: Vec<String> =
-                        reasons[r].iter().map(|(f, rule, m)| format!("{f}: {m} ({rule})")).collect();
+                        reasons[r].iter().map(|x| format!("{}: {} ({})", x.field, x.message, x.rule)).collect();
                     rejects.add(
                         &self.table,
                         sources.reject_at(r).as_ref(),
@@ -632,8 +642,24 @@ impl<'a> Validator<'a> {
     }
 }
 
-/// Problems of each row of a batch: (field, rule, message).
-type Reasons = Vec<Vec<(String, String, String)>>;
+/// Problems of each row of a batch.
+type Reasons = Vec<Vec<Reason>>;
+
+/// One problem of a row: the field (or path inside it) it is at, the rule broken, what was
+/// expected and found, and the facts a remedy is chosen by.
+#[derive(Debug, Clone)]
+struct Reason {
+    field: String,
+    rule: String,
+    message: String,
+    finding: Option<Finding>,
+}
+
+impl From<(String, String, String)> for Reason {
+    fn from((field, rule, message): (String, String, String)) -> Self {
+        Reason { field, rule, message, finding: None }
+    }
+}
 
 /// `a` as keys compare it: a float's -0.0 is the value 0.0 (`-0.0 + 0.0` is `0.0` in IEEE 754,
 /// and every other value, NaN included, is itself), as SQL and Frictionless readers compare
@@ -689,7 +715,7 @@ fn check_unique(
     r: usize,
     rejecting: bool,
     superseded: &[Option<String>],
-    reasons: &mut [Vec<(String, String, String)>],
+    reasons: &mut [Vec<Reason>],
 ) {
     if superseded[r].is_some() || (rejecting && !reasons[r].is_empty()) {
         return;
@@ -700,11 +726,11 @@ fn check_unique(
     let comparable = |i: usize| b.column(i).is_valid(r) && !is_nan_at(b.column(i), r);
     for (i, rows) in rows {
         if comparable(*i) && seen.get(i).is_some_and(|(_, seen)| seen.contains(&rows.row(r).owned())) {
-            reasons[r].push((
+            reasons[r].push(Reason::from((
                 schema.fields[*i].name.clone(),
                 "unique".into(),
                 format!("value {} appears in an earlier row", cell_json(b.column(*i), r)),
-            ));
+            )));
         }
     }
     if rejecting && reasons[r].len() > before {

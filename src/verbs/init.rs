@@ -2301,37 +2301,35 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
         let coerced_before = plan.coerce_nonfinite.is_some() || changed;
         for v in &violations {
             let col = if generic { crate::stages::ingest::path::top_key(&v.path) } else { None };
-            match col {
+            let found_type = match &v.finding {
+                Some(crate::core::report::Finding::Type { expected, found, nonfinite_string, decided_at }) => {
+                    Some((expected.as_str(), found.as_str(), *nonfinite_string, decided_at.as_deref()))
+                }
+                _ => None,
+            };
+            match (col, found_type) {
                 // a column that a "NaN" string typed as text, which numbers broke: read again
                 // with such strings as numbers, a guess taken back if it does not settle it
-                Some(col)
-                    if v.rule == "type"
-                        && !coerced_before
+                (Some(col), Some(("string", found, _, decided_at)))
+                    if !coerced_before
                         && plan.coerce_nonfinite.is_none()
-                        && v.message.starts_with("expected string, found number ")
+                        && found.starts_with("number ")
                         && matches!(plan.format, Format::Jsonl | Format::Json | Format::Yaml) =>
                 {
-                    let first = v.message.split("the value at ").nth(1).and_then(|r| r.split(" decided").next());
-                    let first = first.map(|p| format!(" (the first at {p})")).unwrap_or_default();
+                    let first = decided_at.map(|p| format!(" (the first at {p})")).unwrap_or_default();
                     plan.coerce_nonfinite = Some(format!("{col} holds numbers and strings such as \"NaN\"{first}"));
                     coerce_guess = Some(col);
                     changed = true;
                 }
                 // a number column that holds numbers written as "NaN" strings stays one
-                Some(col)
-                    if v.rule == "type"
-                        && !coerced_before
-                        && crate::stages::ingest::convert::found_nonfinite_string(&v.message) =>
-                {
+                (Some(col), Some((_, found, true, _))) if !coerced_before => {
                     if plan.coerce_nonfinite.is_none() {
-                        let found = v.message.split(", found ").nth(1).and_then(|r| r.split(" (").next());
                         let at = v.source.as_ref().map(|s| format!(" (at {s})")).unwrap_or_default();
-                        plan.coerce_nonfinite =
-                            Some(format!("{col} holds numbers and {}{at}", found.unwrap_or("a non-finite string")));
+                        plan.coerce_nonfinite = Some(format!("{col} holds numbers and {found}{at}"));
                     }
                     changed = true;
                 }
-                Some(col) if v.path != "$" && v.rule == "type" => {
+                (Some(col), _) if v.path != "$" && v.rule == "type" => {
                     let at = v.source.as_ref().map(|s| format!(" (at {s})")).unwrap_or_default();
                     changed |= declare(&mut plan.fields, col, text_type, format!("{}{at}", first_sentence(&v.message)));
                 }

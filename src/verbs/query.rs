@@ -457,6 +457,7 @@ fn declared_columns_in_files(
                 rule: "schema".into(),
                 key: None,
                 message,
+                finding: None,
             })
         };
         for (d, want) in declared.fields.iter().zip(arrow.fields()) {

@@ -742,6 +742,12 @@ fn b30_resumed_duplicate_steps() {
                 keep-last`) keeps the last of each, and rejects/ holds the others; the rule orders rows by \
                 `_source_file` and `_source_line`, which the table's query must select";
     assert_eq!(err.matches(hint).count(), 1, "{err}");
+    // the JSON document says it too, and each violation carries what it found
+    let o = build(&dir, &["--force", "--on-duplicate-key", "error", "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["hints"].as_array().map(Vec::len), Some(1), "{doc}");
+    assert_eq!(format!("hint: {}", doc["hints"][0].as_str().unwrap()), hint);
+    assert_eq!(doc["violations"][0]["finding"], serde_json::json!({"kind": "shared_key", "rows": 2}), "{doc}");
 }
 
 #[test]

@@ -170,6 +170,8 @@ pub struct Problem {
     pub path: String,
     /// Expected and found.
     pub message: String,
+    /// The facts behind the message that choose a remedy (a value of another type).
+    pub finding: Option<crate::core::report::Finding>,
 }
 
 /// Something counted but accepted.
@@ -244,26 +246,40 @@ struct Ctx<'o> {
 
 impl Ctx<'_> {
     fn problem(&mut self, cell: &Cell, message: String) {
-        self.problems.push(Problem { row: cell.row, path: render(&cell.path), message });
+        self.problems.push(Problem { row: cell.row, path: render(&cell.path), message, finding: None });
     }
 
     fn mismatch(&mut self, cell: &Cell, target: &Target, v: &Value) {
         let first = self.opts.first_seen.get(&pattern(&cell.path));
-        let msg = match (&cell.path.seg, first) {
-            (Seg::Index(_), Some((kind, at))) => format!(
-                "list element is {} while earlier elements are {kind} (first seen at {at}); heterogeneous \
-                 arrays are not supported: declare the field with type `any` to keep its JSON text, or \
-                 declare a struct and map the positions in SQL",
-                describe(v)
+        let found = describe(v);
+        let (message, decided_at) = match (&cell.path.seg, first) {
+            (Seg::Index(_), Some((kind, at))) => {
+                let message = format!(
+                    "list element is {found} while earlier elements are {kind} (first seen at {at}); heterogeneous \
+                     arrays are not supported: declare the field with type `any` to keep its JSON text, or \
+                     declare a struct and map the positions in SQL"
+                );
+                self.problem(cell, message);
+                return;
+            }
+            (_, Some((kind, at))) => (
+                format!(
+                    "expected {}, found {found} (the column holds {kind} values, the type the value at {at} decided)",
+                    target.expected()
+                ),
+                Some(at.to_string()),
             ),
-            (_, Some((kind, at))) => format!(
-                "expected {}, found {} (the column holds {kind} values, the type the value at {at} decided)",
-                target.expected(),
-                describe(v)
-            ),
-            (_, None) => format!("expected {}, found {}", target.expected(), describe(v)),
+            (_, None) => (format!("expected {}, found {found}", target.expected()), None),
         };
-        self.problem(cell, msg);
+        let nonfinite_string = matches!(target, Target::Float64 | Target::Int64)
+            && matches!(v, Value::String(s) if nonfinite_string(s).is_some());
+        let finding = crate::core::report::Finding::Type {
+            expected: target.expected().to_string(),
+            found,
+            nonfinite_string,
+            decided_at,
+        };
+        self.problems.push(Problem { row: cell.row, path: render(&cell.path), message, finding: Some(finding) });
     }
 
     fn event(&mut self, kind: &'static str, cell: &Cell, detail: String) {
@@ -327,6 +343,7 @@ pub fn convert(
                 row,
                 path: path::render(&[Seg::Key(k.clone())]),
                 message: "key not in the declared schema".into(),
+                finding: None,
             });
         }
     }
@@ -594,20 +611,6 @@ pub(crate) fn whole_number(v: &Value) -> Option<i64> {
     }
     let f = v.as_f64().filter(|f| f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_992.0)?;
     (!v.is_u64()).then_some(f as i64)
-}
-
-/// Whether a type violation's `message` (`expected number, found string "NaN" (…)`) is a
-/// number column's value written as a non-finite string, which `coerce_nonfinite_strings`
-/// reads as the number.
-pub fn found_nonfinite_string(message: &str) -> bool {
-    let Some(rest) = ["expected number, found string ", "expected integer, found string "]
-        .iter()
-        .find_map(|p| message.strip_prefix(p))
-    else {
-        return false;
-    };
-    let found = serde_json::Deserializer::from_str(rest).into_iter::<String>().next();
-    matches!(found, Some(Ok(s)) if nonfinite_string(&s).is_some())
 }
 
 pub(super) fn nonfinite_string(s: &str) -> Option<f64> {
@@ -1107,14 +1110,31 @@ mod tests {
 
     #[test]
     fn a_non_finite_string_in_a_number_column_is_told_from_other_strings() {
-        let yes = ["expected number, found string \"NaN\" (x)", "expected integer, found string \"-infinity\""];
-        assert!(yes.iter().all(|m| found_nonfinite_string(m)));
-        let no = [
-            "expected number, found string \"12\"",
-            "expected string, found number 0.5",
-            "expected number, found string \"Nan\\u0000\"",
+        let c = conv(
+            &[r#"{"x": "NaN", "i": "-infinity", "s": 0.5}"#, r#"{"x": "12", "i": "Nan\u0000", "s": "a"}"#],
+            &[("x", Target::Float64), ("i", Target::Int64), ("s", Target::Str)],
+            &ConvertOptions::default(),
+        );
+        let found: Vec<(String, String, bool)> = c
+            .problems
+            .iter()
+            .map(|p| match &p.finding {
+                Some(crate::core::report::Finding::Type { expected, found, nonfinite_string, decided_at: None }) => {
+                    (expected.clone(), found.clone(), *nonfinite_string)
+                }
+                other => panic!("{}: {other:?}", p.message),
+            })
+            .collect();
+        let expect = [
+            ("number", "string \"NaN\"", true),
+            ("number", "string \"12\"", false),
+            ("integer", "string \"-infinity\"", true),
+            ("integer", "string \"Nan\\u0000\"", false),
+            ("string", "number 0.5", false),
         ];
-        assert!(no.iter().all(|m| !found_nonfinite_string(m)));
+        let expect: Vec<(String, String, bool)> =
+            expect.iter().map(|(e, f, n)| (e.to_string(), f.to_string(), *n)).collect();
+        assert_eq!(found, expect);
     }
     use arrow::array::{Array, AsArray};
     use arrow::datatypes::{Float64Type, Int64Type};

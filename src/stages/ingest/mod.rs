@@ -773,6 +773,7 @@ fn run_parquet(
                         rule: "type".into(),
                         key: None,
                         message: msg,
+                        finding: None,
                     }),
                     OnInvalid::Reject => {
                         bad.entry(row).or_default().push(format!("{col}: {msg}"));
@@ -1157,6 +1158,7 @@ fn unnameable_columns(
             rule: "type".into(),
             key: None,
             message: "the key \"\" (empty) cannot name a column or a field; rename it in the input".into(),
+            finding: None,
         });
     }
     for f in fields {
@@ -1175,6 +1177,7 @@ fn unnameable_columns(
                     "lists and objects nested {depth} levels deep; runpack reads at most {MAX_NESTING} levels \
                      (declare the column as type \"any\" to keep it as JSON text)"
                 ),
+                finding: None,
             });
         }
     }
@@ -1226,6 +1229,7 @@ fn infer_columns(
                 rule: "type".into(),
                 key: None,
                 message: p.message,
+                finding: None,
             }),
             // a column without a type: text (of nulls) where that is asked for
             None if untyped_as_text => {}
@@ -1583,6 +1587,7 @@ impl Applier<'_> {
                             rule: rule.into(),
                             key: None,
                             message,
+                            finding: None,
                         })
                     }
                 }
@@ -1634,6 +1639,7 @@ impl Applier<'_> {
                     rule: "type".into(),
                     key: None,
                     message: p.message,
+                    finding: p.finding,
                 }),
                 OnInvalid::Reject => bad.entry(p.row).or_default().push(format!("{}: {}", p.path, p.message)),
             }

@@ -204,6 +204,7 @@ fn plan_columns(
         rule: "schema".into(),
         key: None,
         message,
+        finding: None,
     };
     // SQL alone has no [[source.field]] and no cast before the table is read
     let cast_hint = if as_in_file {

@@ -343,6 +343,7 @@ pub fn check_duplicates(
             rule: "wandb-total".into(),
             key: None,
             message: format!("the pages of this run list disagree on totalCount: {}", list.join(", ")),
+            finding: None,
         });
     } else if let Some(&total) = totals.iter().next()
         && total != unique
@@ -362,6 +363,7 @@ pub fn check_duplicates(
             rule: "wandb-total".into(),
             key: None,
             message: format!("expected {total} runs, got {unique} unique{dup}; {what}"),
+            finding: None,
         });
     }
     (skip, conflicts)

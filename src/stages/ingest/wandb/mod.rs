@@ -1016,6 +1016,7 @@ fn incomplete(plan: &mut Plan, report: &mut BuildReport, name: &str, run: &str, 
                 "{p}; the release would look complete but is not (set [source.wandb] on_sampled = \"accept\" \
                  to build it marked as a sampled export)"
             ),
+            finding: None,
         }),
         OnSampled::Accept => {
             report.warn(name, "wandb-sampled", None, format!("run {run}: sampled export: {p}"));
