@@ -329,7 +329,7 @@ pub fn scrub_run_row(m: &mut Map<String, Value>) -> Vec<String> {
 
 /// `text` with the credentials it holds replaced by `REDACTED`, or `None` when it holds none:
 /// the user and password of a URL (`https://alice:ghp_…@github.com/…`, as a git remote
-/// holds them), and tokens of the forms Hugging Face (`hf_…`), GitHub (`ghp_…`,
+/// holds them; an SSH URL's user alone, `ssh://git@…`, is no secret and is kept), and tokens of the forms Hugging Face (`hf_…`), GitHub (`ghp_…`,
 /// `github_pat_…`), GitLab (`glpat-…`), OpenAI and Anthropic (`sk-…`), Slack (`xox…-`) and AWS
 /// (`AKIA…`) give out. A run's metadata keeps the command line and git remote it ran with,
 /// where such tokens end up.
@@ -337,7 +337,8 @@ pub fn scrub_credentials(text: &str) -> Option<String> {
     static URL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     static BARE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     static TOKEN: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let url = URL.get_or_init(|| regex::Regex::new(r"([A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]+@").expect("static pattern"));
+    let url =
+        URL.get_or_init(|| regex::Regex::new(r"([A-Za-z][A-Za-z0-9+.-]*)://([^/@\s]+)@").expect("static pattern"));
     // `user:password@host` without a scheme
     let bare =
         BARE.get_or_init(|| regex::Regex::new(r#"(^|[\s"'=(,;])[^\s:/@"']+:[^\s@/"']+@"#).expect("static pattern"));
@@ -351,9 +352,18 @@ pub fn scrub_credentials(text: &str) -> Option<String> {
     if !url.is_match(text) && !bare.is_match(text) && !token.is_match(text) {
         return None;
     }
-    let out = url.replace_all(text, "${1}REDACTED@");
+    let out = url.replace_all(text, |c: &regex::Captures| {
+        // an SSH URL's user without a password is the account logged into (`ssh://git@github.com/…`),
+        // never a secret: SSH takes its keys from elsewhere
+        if c[1].to_ascii_lowercase().ends_with("ssh") && !c[2].contains(':') {
+            c[0].to_string()
+        } else {
+            format!("{}://REDACTED@", &c[1])
+        }
+    });
     let out = bare.replace_all(&out, "${1}REDACTED@");
-    Some(token.replace_all(&out, "REDACTED").into_owned())
+    let out = token.replace_all(&out, "REDACTED");
+    (out != text).then(|| out.into_owned())
 }
 
 /// Looks up `key` in an object: the literal key first, then as a dotted path of nested keys.
@@ -446,6 +456,12 @@ mod tests {
             Some("xxREDACTED REDACTED@host.com, git@github.com:a/b.git")
         );
         assert_eq!(scrub_credentials("task-abcdefghijklmnopqrstuvwxyz and mailto-free text"), None);
+        // an SSH URL's user alone is no secret; with a password, or over HTTPS, it may be one
+        assert_eq!(scrub_credentials("ssh://git@github.com/a/b.git and git+ssh://git@host/c"), None);
+        assert_eq!(
+            scrub_credentials("ssh://git:pw@host/a https://ghtoken@github.com/b").as_deref(),
+            Some("ssh://REDACTED@host/a https://REDACTED@github.com/b")
+        );
         let o = json!({"a.b": 1, "c": {"d": 2}});
         assert_eq!(lookup(o.as_object().unwrap(), "a.b"), Some(&json!(1)));
         assert_eq!(lookup(o.as_object().unwrap(), "c.d"), Some(&json!(2)));
