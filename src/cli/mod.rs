@@ -424,11 +424,20 @@ where
             event.record(&mut message);
             write!(writer, "{}", message.0)?;
         } else {
-            ctx.field_format().format_fields(writer.by_ref(), event)?;
+            let mut text = String::new();
+            ctx.field_format().format_fields(tracing_subscriber::fmt::format::Writer::new(&mut text), event)?;
+            write!(writer, "{text}")?;
+            // runpack's own warnings: the JSON document of a command that then fails holds them
+            if *event.metadata().level() == tracing::Level::WARN && event.metadata().target().starts_with("runpack") {
+                SAID_WARNINGS.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(text);
+            }
         }
         writeln!(writer)
     }
 }
+
+/// runpack's warnings said on stderr so far ([`Plain`]), for [`error_json`].
+static SAID_WARNINGS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
 /// The `message` field of an event (see [`Plain`]).
 struct LogMessage(String);
@@ -462,13 +471,17 @@ impl Cli {
 }
 
 /// The JSON document of a command that failed with `err` (exit code `code`): `ok` false,
-/// `exit_code`, and `error`, the message as stderr says it (a token never in it). A build's
-/// document of violations is printed by the build itself.
+/// `exit_code`, `error`, the message as stderr says it, and `warnings`, what runpack warned of
+/// on stderr before it failed (a publish's card gaps when the Hub cannot be reached, a retried
+/// request); a token is never in them. A build's document of violations is printed by the
+/// build itself.
 pub fn error_json(err: &Error, code: u8) -> serde_json::Value {
+    let said = SAID_WARNINGS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     serde_json::json!({
         "ok": false,
         "exit_code": code,
         "error": crate::verbs::hub::redact(&err.to_string()),
+        "warnings": said.iter().map(|w| crate::verbs::hub::redact(w)).collect::<Vec<_>>(),
     })
 }
 

@@ -392,6 +392,27 @@ fn with_format_json_an_error_is_a_document_too() {
 }
 
 #[test]
+fn a_failed_command_s_json_document_holds_the_warnings_said_before() {
+    // the card's gaps are said before the Hub is asked; the Hub cannot be reached here
+    let tmp = tempfile::tempdir().unwrap();
+    steps_project(tmp.path(), false);
+    let o = run(plain(&["build", "-q", "pipelines/steps"]).current_dir(tmp.path()));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let hub = crate::hub_server::FakeHub::start();
+    let refused = crate::hub_server::Action::Status(403, vec![], "{\"error\": \"refused\"}".into());
+    hub.fault(crate::hub_server::Fault::once(crate::hub_server::Route::Revision, refused));
+    let args = ["publish", "releases/steps/0.1.0", "--repo", "me/x", "--dry-run", "--format", "json"];
+    let o = run(plain(&args).env("HF_ENDPOINT", &hub.url).current_dir(tmp.path()));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let warnings: Vec<&str> = doc["warnings"].as_array().unwrap().iter().map(|w| w.as_str().unwrap()).collect();
+    assert!(warnings.iter().any(|w| w.contains("the card has no licence")), "{doc}");
+    for w in warnings {
+        assert!(stderr(&o).contains(&format!("warning: {w}")), "{w} / {}", stderr(&o));
+    }
+}
+
+#[test]
 fn verify_format_json_lists_every_file_and_problem() {
     let tmp = tempfile::tempdir().unwrap();
     steps_project(tmp.path(), false);
