@@ -349,22 +349,27 @@ impl Key {
     }
 
     /// Appends row `i` of `array` to the groups' keys; returns the bytes of text appended.
-    fn append(&mut self, array: &ArrayRef, i: usize) -> usize {
+    fn append(&mut self, array: &ArrayRef, rows: &[usize]) -> usize {
         match self {
             Key::Int { out } => {
                 let values = array.as_any().downcast_ref::<Int64Array>().expect("checked by number");
-                out.append_option(values.is_valid(i).then(|| values.value(i)));
+                for &i in rows {
+                    out.append_option(values.is_valid(i).then(|| values.value(i)));
+                }
                 0
             }
             Key::Text { out, .. } => {
                 let texts = array.as_any().downcast_ref::<StringViewArray>().expect("checked by number");
-                if texts.is_valid(i) {
-                    out.append_value(texts.value(i));
-                    texts.value(i).len()
-                } else {
-                    out.append_null();
-                    0
+                let mut bytes = 0;
+                for &i in rows {
+                    if texts.is_valid(i) {
+                        out.append_value(texts.value(i));
+                        bytes += texts.value(i).len();
+                    } else {
+                        out.append_null();
+                    }
                 }
+                bytes
             }
         }
     }
@@ -487,6 +492,8 @@ struct Groups {
     nulls: Vec<u8>,
     /// The group of each row of the batch being read.
     rows: Vec<usize>,
+    /// The rows of the batch being read that started a group, in the groups' order.
+    first_rows: Vec<usize>,
     schema: SchemaRef,
     batch_size: usize,
 }
@@ -515,6 +522,7 @@ impl Groups {
             numbers: [Vec::new(), Vec::new()],
             nulls: Vec::new(),
             rows: Vec::new(),
+            first_rows: Vec::new(),
             schema,
             batch_size: batch_size.max(1),
         })
@@ -537,7 +545,7 @@ impl Groups {
                     match self.null_group {
                         Some(g) => g,
                         None => {
-                            self.null_group = Some(self.new_group(&arrays, i));
+                            self.null_group = Some(self.new_group(i));
                             self.len - 1
                         }
                     }
@@ -546,7 +554,7 @@ impl Groups {
                         Some(&g) => g,
                         // numbers are given in the order first met: a new one is the next
                         None => {
-                            let g = self.new_group(&arrays, i);
+                            let g = self.new_group(i);
                             self.by_number.push(g);
                             g
                         }
@@ -572,7 +580,7 @@ impl Groups {
                             match self.by_pair[text].get(other, &mut self.direct_slots) {
                                 Ok(g) => g,
                                 Err(slot) => {
-                                    let g = self.new_group(&arrays, i);
+                                    let g = self.new_group(i);
                                     self.by_pair[text].set(slot, other, g);
                                     g
                                 }
@@ -581,7 +589,7 @@ impl Groups {
                             match self.by_codes.get(&codes) {
                                 Some(&g) => g,
                                 None => {
-                                    let g = self.new_group(&arrays, i);
+                                    let g = self.new_group(i);
                                     self.by_codes.insert(codes, g);
                                     g
                                 }
@@ -594,6 +602,7 @@ impl Groups {
                 self.rows.push(group);
             }
         }
+        self.append_new_keys(&arrays);
         for (acc, args) in self.accumulators.iter_mut().zip(&self.arguments) {
             let values =
                 args.iter().map(|e| e.evaluate(batch).and_then(|v| v.into_array(n))).collect::<Result<Vec<_>>>()?;
@@ -602,13 +611,22 @@ impl Groups {
         Ok(())
     }
 
-    /// A new group, keyed by row `i` of the key columns `arrays`; returns its index.
-    fn new_group(&mut self, arrays: &[ArrayRef], i: usize) -> usize {
-        for (key, array) in self.keys.iter_mut().zip(arrays) {
-            self.key_bytes += key.append(array, i);
-        }
+    /// A new group, keyed by row `i` of the batch's key columns; returns its index. Its keys
+    /// are written once the batch's rows are numbered ([`Self::append_new_keys`]).
+    fn new_group(&mut self, i: usize) -> usize {
+        self.first_rows.push(i);
         self.len += 1;
         self.len - 1
+    }
+
+    /// Writes the keys of the groups the batch's rows started, from the key columns `arrays`:
+    /// column by column, each looked at once (a call per group and column was 8 % of a
+    /// `COUNT(DISTINCT)`'s time).
+    fn append_new_keys(&mut self, arrays: &[ArrayRef]) {
+        for (key, array) in self.keys.iter_mut().zip(arrays) {
+            self.key_bytes += key.append(array, &self.first_rows);
+        }
+        self.first_rows.clear();
     }
 
     /// Bytes the groups hold: keys (numbered, and in the builders), maps, and the
