@@ -2072,3 +2072,36 @@ fn a_real_wandb_log_keeps_logged_nones_json_types_and_colliding_records() {
         (Some(1), Some(2), Some(0.4), Some(1))
     );
 }
+
+#[test]
+fn credentials_in_a_runs_export_are_replaced_whole_and_their_runs_named_by_place() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // an export without its ID column; an AWS secret holds `/`; a token in a query string
+    write(
+        dir,
+        "raw/runs.csv",
+        ",name,state,group,tags,val_dst_path\n\
+         0,run-a,finished,g,\"['x']\",s3://AKIAIOSFODNN7EXAMPLE:wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY@bucket/x\n\
+         1,run-b,finished,https://bob:pa/ss@host.example/g,\"['x']\",https://api.example.com/x?api_key=abcdef0123&page=2\n",
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"wb\"\n[[source]]\nname = \"runs_src\"\npath = \"raw/runs.csv\"\nformat = \"wandb\"\n\
+         [source.wandb]\ntable = \"runs\"\n[[table]]\nname = \"runs\"\n\
+         query = \"SELECT name, \\\"group\\\", fields, _source_file, _source_line FROM runs_src\"\n",
+    );
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows = query(&release(dir, "wb"), "SELECT name, \"group\", fields FROM runs ORDER BY name");
+    for secret in ["wJalrXUtnFEMI", "K7MDENG", "bob", "pa/ss", "abcdef0123"] {
+        assert!(!rows.contains(secret), "{secret} in {rows}");
+    }
+    assert!(rows.contains("s3://REDACTED@bucket/x") && rows.contains("api_key=REDACTED&page=2"), "{rows}");
+    assert!(
+        stderr(&o).contains("2 runs hold credentials") && stderr(&o).contains("raw/runs.csv:2 (fields)"),
+        "{}",
+        stderr(&o)
+    );
+}

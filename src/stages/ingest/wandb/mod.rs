@@ -471,13 +471,18 @@ impl FilePass {
             let rel = input.rel.clone();
             let runs_csv = table == WandbTable::Runs && matches!(plan.kinds[k], Kind::Csv(_));
             emit(plan, k, &mut |o| {
-                if let Out::Row(m, _) = &o
+                if let Out::Row(m, at) = &o
                     && table == WandbTable::Runs
                 {
                     pass.runs_read += 1;
                     let changed = values::scrub_run_row(&mut m.clone());
                     if !changed.is_empty() {
-                        let run = m.get("run_id").and_then(Value::as_str).unwrap_or("?").to_string();
+                        // a run without an id (a UI export without its `ID` column) is named by its place
+                        let run = m
+                            .get("run_id")
+                            .and_then(Value::as_str)
+                            .map(String::from)
+                            .unwrap_or_else(|| SourceRef { file: rel.clone(), at: at.clone() }.to_string());
                         pass.credentials.push(format!("{run} ({})", changed.join(", ")));
                     }
                     // found in the run's config, summary or unassigned columns, null or not

@@ -329,39 +329,57 @@ pub fn scrub_run_row(m: &mut Map<String, Value>) -> Vec<String> {
 
 /// `text` with the credentials it holds replaced by `REDACTED`, or `None` when it holds none:
 /// the user and password of a URL (`https://alice:ghp_…@github.com/…`, as a git remote
-/// holds them; an SSH URL's user alone, `ssh://git@…`, is no secret and is kept), and tokens of the forms Hugging Face (`hf_…`), GitHub (`ghp_…`,
-/// `github_pat_…`), GitLab (`glpat-…`), OpenAI and Anthropic (`sk-…`), Slack (`xox…-`) and AWS
-/// (`AKIA…`) give out. A run's metadata keeps the command line and git remote it ran with,
-/// where such tokens end up.
+/// holds them; a password may hold `/`, as AWS secret keys do; an SSH URL's user alone,
+/// `ssh://git@…`, is no secret and is kept), the values of a URL's query parameters that
+/// carry secrets (`?api_key=…`, `&token=…`, `&X-Amz-Signature=…`), a bearer token
+/// (`Bearer …`), a JSON Web Token (`eyJ….….…`), and tokens of the forms Hugging Face
+/// (`hf_…`), GitHub (`ghp_…`, `github_pat_…`), GitLab (`glpat-…`), OpenAI and Anthropic
+/// (`sk-…`), Slack (`xox…-`) and AWS (`AKIA…`) give out. A run's metadata keeps the command
+/// line and git remote it ran with, where such tokens end up.
 pub fn scrub_credentials(text: &str) -> Option<String> {
     static URL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     static BARE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     static TOKEN: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let url =
-        URL.get_or_init(|| regex::Regex::new(r"([A-Za-z][A-Za-z0-9+.-]*)://([^/@\s]+)@").expect("static pattern"));
+    static QUERY: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    // `scheme://user:password@` (the password may hold `/`, never `?` or `#`) or `scheme://user@`
+    let url = URL.get_or_init(|| {
+        regex::Regex::new(r"([A-Za-z][A-Za-z0-9+.-]*)://([^/@\s:]*:[^@\s?#]*|[^/@\s]+)@").expect("static pattern")
+    });
     // `user:password@host` without a scheme
     let bare =
         BARE.get_or_init(|| regex::Regex::new(r#"(^|[\s"'=(,;])[^\s:/@"']+:[^\s@/"']+@"#).expect("static pattern"));
     // the prefixes no word has are found inside longer text too; `sk-` and `xox` at a word's start
     let token = TOKEN.get_or_init(|| {
         regex::Regex::new(
-            r"(?:hf_[A-Za-z0-9]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|\bsk-[A-Za-z0-9_-]{20,}|\bxox[abposr]-[A-Za-z0-9-]{10,})",
+            r"(?:hf_[A-Za-z0-9]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|\bsk-[A-Za-z0-9_-]{20,}|\bxox[abposr]-[A-Za-z0-9-]{10,}|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})",
         )
         .expect("static pattern")
     });
-    if !url.is_match(text) && !bare.is_match(text) && !token.is_match(text) {
+    // a query parameter that carries a secret, and a bearer token
+    let query = QUERY.get_or_init(|| {
+        regex::Regex::new(
+            r#"(?i)([?&](?:api[_-]?key|access[_-]?token|auth[_-]?token|id[_-]?token|refresh[_-]?token|token|secret|client[_-]?secret|password|passwd|pwd|key|sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token)=)[^&#\s"']+|(\bbearer\s+)[A-Za-z0-9._~+/-]{8,}=*"#,
+        )
+        .expect("static pattern")
+    });
+    if !url.is_match(text) && !bare.is_match(text) && !token.is_match(text) && !query.is_match(text) {
         return None;
     }
     let out = url.replace_all(text, |c: &regex::Captures| {
+        let user = &c[2];
         // an SSH URL's user without a password is the account logged into (`ssh://git@github.com/…`),
         // never a secret: SSH takes its keys from elsewhere
-        if c[1].to_ascii_lowercase().ends_with("ssh") && !c[2].contains(':') {
-            c[0].to_string()
-        } else {
-            format!("{}://REDACTED@", &c[1])
-        }
+        let ssh_user = c[1].to_ascii_lowercase().ends_with("ssh") && !user.contains(':');
+        // a host, a port and a path that holds `@` (`https://registry:443/@scope/pkg`): no user at all
+        let port_then_path = user.split_once(':').is_some_and(|(_, rest)| {
+            rest.split_once('/').is_some_and(|(port, _)| port.bytes().all(|b| b.is_ascii_digit()))
+        });
+        if ssh_user || port_then_path { c[0].to_string() } else { format!("{}://REDACTED@", &c[1]) }
     });
     let out = bare.replace_all(&out, "${1}REDACTED@");
+    let out = query.replace_all(&out, |c: &regex::Captures| {
+        format!("{}REDACTED", c.get(1).or_else(|| c.get(2)).map_or("", |m| m.as_str()))
+    });
     let out = token.replace_all(&out, "REDACTED");
     (out != text).then(|| out.into_owned())
 }
@@ -456,6 +474,32 @@ mod tests {
             Some("xxREDACTED REDACTED@host.com, git@github.com:a/b.git")
         );
         assert_eq!(scrub_credentials("task-abcdefghijklmnopqrstuvwxyz and mailto-free text"), None);
+        // a secret with `/` in it (AWS), secrets in a query string, bearer tokens and JWTs
+        assert_eq!(
+            scrub_credentials("s3://AKIAIOSFODNN7EXAMPLE:wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY@bucket/x").as_deref(),
+            Some("s3://REDACTED@bucket/x")
+        );
+        assert_eq!(
+            scrub_credentials("https://bob:pa/ss@host.example/g").as_deref(),
+            Some("https://REDACTED@host.example/g")
+        );
+        assert_eq!(
+            scrub_credentials("https://api.example.com/x?api_key=abcdef0123&page=2&Token=zz#top").as_deref(),
+            Some("https://api.example.com/x?api_key=REDACTED&page=2&Token=REDACTED#top")
+        );
+        assert_eq!(
+            scrub_credentials("Authorization: Bearer abcdefghijklmnop.qrs").as_deref(),
+            Some("Authorization: Bearer REDACTED")
+        );
+        assert_eq!(
+            scrub_credentials("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjMifQ.c2lnbmF0dXJlMTIz end").as_deref(),
+            Some("jwt REDACTED end")
+        );
+        // no user in these: a port then a path that holds `@`, a query without secrets
+        for kept in ["https://registry.npmjs.org:443/@scope/pkg", "https://host/a?page=2&q=x@y", "https://host:8080/p"]
+        {
+            assert_eq!(scrub_credentials(kept), None, "{kept}");
+        }
         // an SSH URL's user alone is no secret; with a password, or over HTTPS, it may be one
         assert_eq!(scrub_credentials("ssh://git@github.com/a/b.git and git+ssh://git@host/c"), None);
         assert_eq!(
