@@ -485,6 +485,18 @@ pub fn error_json(err: &Error, code: u8) -> serde_json::Value {
     })
 }
 
+/// The hints of a build that broke the rules: how to list every violation when `--max-errors`
+/// left some out (`kept` of `total`), then the remedies (`hints`).
+pub fn build_hints(kept: usize, total: usize, hints: &[String]) -> Vec<String> {
+    let mut all = Vec::new();
+    // only build lists violations up to a number it is given
+    if total > kept {
+        all.push(format!("--max-errors {total} lists every violation"));
+    }
+    all.extend(hints.iter().cloned());
+    all
+}
+
 /// Prints an error on stderr and returns its exit code. `build`: the command was a build,
 /// whose violations leave nothing written (said, as a build that fails keeps no part of a
 /// release). `verbose` (`-v`): the causes behind the error follow, one per line.
@@ -492,13 +504,9 @@ pub fn report(err: &Error, build: bool, verbose: bool) -> u8 {
     // no token reaches the terminal, whatever a server put in its answer
     let text = crate::verbs::hub::redact(&err.to_string());
     match err {
-        Error::Invalid { violations, total, .. } if build => {
+        Error::Invalid { violations, total, hints, .. } if build => {
             say!("{text}; nothing was written");
-            // only build lists violations up to a number it is given
-            if *total > violations.len() {
-                say!("hint: --max-errors {total} lists every violation");
-            }
-            for hint in crate::verbs::build::violation_hints(violations) {
+            for hint in build_hints(violations.len(), *total, hints) {
                 say!("hint: {hint}");
             }
         }
@@ -785,9 +793,9 @@ fn build(a: BuildArgs, quiet: bool) -> Result<u8, Error> {
     let outcome = match built {
         Ok(o) => o,
         Err(e) => {
-            if json && let Error::Invalid { violations, total, checked } = &e {
+            if json && let Error::Invalid { violations, total, checked, hints } = &e {
                 let version = opts.version.as_deref().unwrap_or(&spec.def.version);
-                let doc = output::build_failed_json(&spec.def.name, version, violations, *total, *checked);
+                let doc = output::build_failed_json(&spec.def.name, version, violations, (*total, *checked), hints);
                 let _ = writeln!(std::io::stdout().lock(), "{doc:#}");
             }
             return Err(e);

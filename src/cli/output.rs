@@ -225,13 +225,13 @@ pub fn build_json(o: &BuildOutcome, notes: &[String], unread: &[String]) -> serd
 /// `ok` false, no `release` (nothing was written), and the `violations` (at most
 /// `--max-errors`, sorted) with `violations_total`, `violations_checked` (what they cover:
 /// `all`, `up_to_source` or `sources`; see [`crate::core::report::Checked`]), and `hints`, the
-/// remedies stderr gives as `hint:` lines ([`crate::verbs::build::violation_hints`]).
+/// `hint:` lines stderr gives ([`super::build_hints`]).
 pub fn build_failed_json(
     name: &str,
     version: &str,
     violations: &[Violation],
-    total: usize,
-    checked: crate::core::report::Checked,
+    (total, checked): (usize, crate::core::report::Checked),
+    hints: &[String],
 ) -> serde_json::Value {
     serde_json::json!({
         "ok": false,
@@ -245,7 +245,7 @@ pub fn build_failed_json(
         "violations": violations.iter().map(violation_json).collect::<Vec<_>>(),
         "violations_total": total,
         "violations_checked": checked,
-        "hints": crate::verbs::build::violation_hints(violations),
+        "hints": super::build_hints(violations.len(), total, hints),
     })
 }
 

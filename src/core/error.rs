@@ -45,6 +45,9 @@ pub enum Error {
         /// What the violations cover: less than all the input when the build stopped early, so
         /// that fixing these may bring more to light.
         checked: crate::core::report::Checked,
+        /// What to do about them, chosen from what every violation found, not only the kept
+        /// ones ([`crate::core::report::violation_hints`]).
+        hints: Vec<String>,
     },
 
     /// A SQL query failed to plan or run (DataFusion's message is kept as is, followed by a
@@ -135,6 +138,7 @@ impl Error {
             violations: vec![Violation::of_source(file, at, path, rule, message)],
             total: 1,
             checked: crate::core::report::Checked::All,
+            hints: Vec::new(),
         }
     }
 

@@ -115,6 +115,8 @@ pub struct Violation {
 pub enum Finding {
     /// A value whose type is not its column's (rule `type`).
     Type {
+        /// The top-level column the value is in (the first key of the violation's `path`).
+        column: String,
         /// The column's type, in the message's words: `number`, `integer`, `string`, …
         expected: String,
         /// The value found, described as the message describes it: `string "NaN"`, `number 0.5`.
@@ -123,6 +125,10 @@ pub enum Finding {
         /// `"-Infinity"`, any case) in a number or integer column: what a source's
         /// `coerce_nonfinite_strings` reads as the number.
         nonfinite_string: bool,
+        /// Whether the value is a string that holds a number of the column's type (`"0.001"`
+        /// in a number column, `"12"` in an integer one): what a source's
+        /// `coerce_numeric_strings` reads as the number.
+        numeric_string: bool,
         /// Where the value that decided the column's type is (`file:line`), when the column's
         /// type was decided by reading the input rather than declared.
         decided_at: Option<String>,
@@ -131,7 +137,148 @@ pub enum Finding {
     SharedKey {
         /// How many rows share the key.
         rows: u64,
+        /// Whether they are different rows a query made of one raw line (an `unnest`, a
+        /// join): a keep rule, which orders rows by their raw lines, cannot choose among them.
+        same_line: bool,
     },
+}
+
+impl Finding {
+    /// The finding without the values it names (`found`, `decided_at`, a count): what stays
+    /// the same for every violation of one kind in one column.
+    pub fn without_values(&self) -> Finding {
+        match self {
+            Finding::Type { column, expected, nonfinite_string, numeric_string, decided_at, .. } => Finding::Type {
+                column: column.clone(),
+                expected: expected.clone(),
+                found: String::new(),
+                nonfinite_string: *nonfinite_string,
+                numeric_string: *numeric_string,
+                decided_at: decided_at.as_ref().map(|_| String::new()),
+            },
+            Finding::SharedKey { same_line, .. } => Finding::SharedKey { rows: 0, same_line: *same_line },
+        }
+    }
+}
+
+/// What a user can do about a build's violations, one hint per remedy, each naming the tables,
+/// sources or columns it applies to; empty when no remedy is known. Chosen from what every
+/// violation found (`findings`: scope, table or source, and [`Finding::without_values`]):
+///
+/// - rows that share a primary key: `on_duplicate_key = "keep-last"`, or, for rows a query
+///   made of one raw line, a key of their own;
+/// - numbers written as "NaN", "Infinity" or "-Infinity" strings: `coerce_nonfinite_strings`
+///   (in a number column, or one typed by reading the input), or a `number` column (a
+///   declared integer column holds none);
+/// - numbers written as strings (`"0.001"`): `coerce_numeric_strings`;
+/// - a column whose type its first value decided, broken by values of another type: a
+///   `[[source.field]]` of type `any`.
+pub fn violation_hints(findings: &std::collections::BTreeSet<(Scope, String, Finding)>) -> Vec<String> {
+    use std::collections::BTreeSet;
+    let mut hints = Vec::new();
+    let listed = |names: BTreeSet<&str>| names.into_iter().collect::<Vec<_>>().join(", ");
+    let tables = |same: bool| -> BTreeSet<&str> {
+        findings
+            .iter()
+            .filter(|(_, _, f)| matches!(f, Finding::SharedKey { same_line, .. } if *same_line == same))
+            .map(|(_, t, _)| t.as_str())
+            .collect()
+    };
+    // rows logged twice (a resumed run)
+    let resumed = tables(false);
+    if !resumed.is_empty() {
+        hints.push(format!(
+            "rows that share a primary key (a run resumed from a checkpoint logs its steps again) can be chosen \
+             among: `on_duplicate_key = \"keep-last\"` in the [[table]] of {} (or `--on-duplicate-key keep-last`) \
+             keeps the last of each, and rejects/ holds the others; the rule orders rows by `_source_file` and \
+             `_source_line`, which the table's query must select",
+            listed(resumed)
+        ));
+    }
+    // rows a query made of one raw line (an unnest): no order tells them apart
+    let made = tables(true);
+    if !made.is_empty() {
+        hints.push(format!(
+            "different rows that a query made of one raw line share a primary key in {}: add the column that tells \
+             them apart (the unnested value, the joined row's key) to the table's primaryKey; a keep rule cannot \
+             choose among rows of one line",
+            listed(made)
+        ));
+    }
+    // a source's value of another type than its column's
+    struct TypeFact<'a> {
+        source: &'a str,
+        column: &'a str,
+        expected: &'a str,
+        nonfinite: bool,
+        numeric: bool,
+        decided: bool,
+    }
+    let types: Vec<TypeFact> = findings
+        .iter()
+        .filter_map(|(scope, source, f)| match f {
+            Finding::Type { column, expected, nonfinite_string, numeric_string, decided_at, .. }
+                if *scope == Scope::Source =>
+            {
+                Some(TypeFact {
+                    source,
+                    column,
+                    expected,
+                    nonfinite: *nonfinite_string,
+                    numeric: *numeric_string,
+                    decided: decided_at.is_some(),
+                })
+            }
+            _ => None,
+        })
+        .collect();
+    let sources = |keep: &dyn Fn(&TypeFact) -> bool| -> BTreeSet<&str> {
+        types.iter().filter(|t| keep(t)).map(|t| t.source).collect()
+    };
+    // (a column typed by reading the input becomes a number column with the option)
+    let nonfinite = sources(&|t| t.nonfinite && (t.expected == "number" || t.decided));
+    if !nonfinite.is_empty() {
+        hints.push(format!(
+            "numbers written as the strings \"NaN\", \"Infinity\" or \"-Infinity\" are read as numbers when their \
+             source says so: `coerce_nonfinite_strings = true` in the [[source]] of {}",
+            listed(nonfinite)
+        ));
+    }
+    let whole: BTreeSet<String> = types
+        .iter()
+        .filter(|t| t.nonfinite && t.expected == "integer" && !t.decided)
+        .map(|t| format!("{}.{}", t.source, t.column))
+        .collect();
+    if !whole.is_empty() {
+        hints.push(format!(
+            "an integer column holds no NaN or infinity ({}): declare it `number` ([[source.field]] type = \"number\", \
+             and the table's schema), with `coerce_nonfinite_strings = true` in its [[source]]",
+            whole.into_iter().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    let numeric = sources(&|t| t.numeric);
+    if !numeric.is_empty() {
+        hints.push(format!(
+            "numbers written as strings (\"0.001\", \"12\") are read as numbers when their source says so: \
+             `coerce_numeric_strings = true` in the [[source]] of {}",
+            listed(numeric)
+        ));
+    }
+    // a column whose type its first value decided, and values of other types broke: the way to
+    // keep them all (a declared column has no value that decided it)
+    let mixed: Vec<(&str, &str)> = {
+        let set: BTreeSet<(&str, &str)> =
+            types.iter().filter(|t| t.decided && !t.nonfinite && !t.numeric).map(|t| (t.source, t.column)).collect();
+        set.into_iter().collect()
+    };
+    if let Some((_, column)) = mixed.first() {
+        hints.push(format!(
+            "a column whose values are of several types on purpose ({}) is kept whole, as JSON text, when its \
+             source declares it so: [[source.field]] name = {column:?}, type = \"any\"",
+            mixed.iter().map(|(s, c)| format!("{s}.{c}")).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    hints
 }
 
 /// What a [`Violation`]'s `table` names: an output table (its schema's rules, keys, splits)
@@ -293,6 +440,16 @@ pub struct BuildReport {
     /// How many violations to keep.
     #[serde(skip)]
     pub max_errors: usize,
+    /// Where the last of the kept violations in sorted order is, once looked for.
+    #[serde(skip)]
+    last_kept: Option<usize>,
+    /// Violations listed whatever `max_errors` leaves out ([`BuildReport::violation_shown`]).
+    #[serde(skip)]
+    shown: Vec<Violation>,
+    /// What every violation found (kept or not), each kind once per table or source and
+    /// column, without its values: what [`violation_hints`] chooses from.
+    #[serde(skip)]
+    findings: std::collections::BTreeSet<(Scope, String, Finding)>,
     /// Warnings, in the order they were found.
     pub warnings: Vec<Warning>,
     /// Non-finite tokens read, by source.
@@ -311,11 +468,53 @@ impl BuildReport {
         BuildReport { max_errors, ..Default::default() }
     }
 
-    /// Records a violation.
+    /// Records a violation: counted, and kept when it is among the first `max_errors` in
+    /// sorted order (whichever came first: rows are checked column by column).
     pub fn violation(&mut self, v: Violation) {
         self.violations_total += 1;
-        if self.violations.len() < self.max_errors {
+        if let Some(f) = &v.finding {
+            self.findings.insert((v.scope, v.table.clone(), f.without_values()));
+        }
+        self.keep(v);
+    }
+
+    /// Records a violation that is listed whatever `max_errors` leaves out (the one that
+    /// stopped the reading); it takes one of the `max_errors` places.
+    pub fn violation_shown(&mut self, v: Violation) {
+        self.violations_total += 1;
+        if let Some(f) = &v.finding {
+            self.findings.insert((v.scope, v.table.clone(), f.without_values()));
+        }
+        self.shown.push(v);
+        // the place it takes: the last of the others goes
+        while !self.violations.is_empty() && self.violations.len() + self.shown.len() > self.max_errors {
+            if let Some((i, _)) = self.violations.iter().enumerate().max_by(|a, b| a.1.cmp(b.1)) {
+                self.violations.remove(i);
+            }
+        }
+        self.last_kept = None;
+    }
+
+    /// Keeps `v` if it sorts before the last kept violation, in its place; a replacement
+    /// looks for the new last one (one pass over at most `max_errors`; violations come about
+    /// in order, file by file and line by line, so replacements are few).
+    fn keep(&mut self, v: Violation) {
+        if self.violations.len() + self.shown.len() < self.max_errors {
             self.violations.push(v);
+            self.last_kept = None;
+            return;
+        }
+        let last = match self.last_kept {
+            Some(i) => i,
+            None => {
+                let Some((i, _)) = self.violations.iter().enumerate().max_by(|a, b| a.1.cmp(b.1)) else { return };
+                self.last_kept = Some(i);
+                i
+            }
+        };
+        if v < self.violations[last] {
+            self.violations[last] = v;
+            self.last_kept = None;
         }
     }
 
@@ -328,10 +527,13 @@ impl BuildReport {
     /// all counted).
     pub fn absorb(&mut self, other: BuildReport) {
         self.violations_total += other.violations_total;
+        self.findings.extend(other.findings);
+        for v in other.shown {
+            self.violations_total -= 1;
+            self.violation_shown(v);
+        }
         for v in other.violations {
-            if self.violations.len() < self.max_errors {
-                self.violations.push(v);
-            }
+            self.keep(v);
         }
         self.warnings.extend(other.warnings);
         for (mine, theirs) in [
@@ -363,14 +565,34 @@ impl BuildReport {
 
     /// [`BuildReport::to_error`], covering what `checked` says.
     pub fn to_error_checked(&mut self, checked: Checked) -> crate::Error {
+        self.violations.append(&mut self.shown);
         self.violations.sort();
-        crate::Error::Invalid { violations: self.violations.clone(), total: self.violations_total, checked }
+        self.last_kept = None;
+        crate::Error::Invalid {
+            violations: self.violations.clone(),
+            total: self.violations_total,
+            checked,
+            hints: violation_hints(&self.findings),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::Position;
+
+    #[test]
+    fn the_first_violations_in_sorted_order_are_kept_and_a_shown_one_stays() {
+        let v = |line: u64| super::Violation::of_source("a.jsonl", Position::Line(line), "$.x", "type", "bad");
+        let mut r = super::BuildReport::new(3);
+        for line in [9, 7, 8, 2, 5, 1, 6] {
+            r.violation(v(line));
+        }
+        r.violation_shown(v(40));
+        let crate::Error::Invalid { violations, total, .. } = r.to_error() else { panic!() };
+        let lines: Vec<String> = violations.iter().map(|x| x.source.as_ref().unwrap().at.to_string()).collect();
+        assert_eq!((lines, total), (vec!["1".to_string(), "2".into(), "40".into()], 8));
+    }
 
     #[test]
     fn places_order_as_they_come_in_the_file() {

@@ -445,6 +445,11 @@ impl<'a> Validator<'a> {
                             .collect();
                         match self.policy {
                             DuplicatePolicy::Error => {
+                                // different rows a query made of one raw line: no keep rule can
+                                // choose among them
+                                let same_line = sources.at(start).is_some()
+                                    && places.iter().all(|p| *p == places[0])
+                                    && !same_rows(b, &(start..end).collect::<Vec<_>>())?;
                                 for r in start..end {
                                     reasons[r].push(Reason {
                                         field: self.schema.primary_key.join(", "),
@@ -454,7 +459,7 @@ impl<'a> Validator<'a> {
                                             end - start,
                                             places.join(", ")
                                         ),
-                                        finding: Some(Finding::SharedKey { rows: (end - start) as u64 }),
+                                        finding: Some(Finding::SharedKey { rows: (end - start) as u64, same_line }),
                                     });
                                 }
                             }
@@ -540,15 +545,21 @@ impl<'a> Validator<'a> {
         // they are the same row
         let tied: Vec<usize> = pool.iter().copied().filter(|&r| places[r - start] == kept_at).collect();
         if tied.len() > 1 && !same_rows(b, &tied)? {
-            unordered(
-                &tied,
-                format!(
-                    "{} different rows share this primary key and come from the same raw \
+            let message = format!(
+                "{} different rows share this primary key and come from the same raw \
                  line {kept_at}, so the {rule} rule cannot choose between them; give \
                  each row the query makes of a line its own key",
-                    tied.len()
-                ),
+                tied.len()
             );
+            let finding = Finding::SharedKey { rows: tied.len() as u64, same_line: true };
+            for &r in &tied {
+                reasons[r].push(Reason {
+                    field: key.clone(),
+                    rule: "primaryKey".into(),
+                    message: message.clone(),
+                    finding: Some(finding.clone()),
+                });
+            }
             return Ok(());
         }
         let invalid = |r: usize| !reasons[r].is_empty() || unique_taken(&self.unique, unique_rows, r);

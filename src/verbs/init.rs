@@ -2302,7 +2302,7 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
         for v in &violations {
             let col = if generic { crate::stages::ingest::path::top_key(&v.path) } else { None };
             let found_type = match &v.finding {
-                Some(crate::core::report::Finding::Type { expected, found, nonfinite_string, decided_at }) => {
+                Some(crate::core::report::Finding::Type { expected, found, nonfinite_string, decided_at, .. }) => {
                     Some((expected.as_str(), found.as_str(), *nonfinite_string, decided_at.as_deref()))
                 }
                 _ => None,

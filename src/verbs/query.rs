@@ -362,7 +362,12 @@ fn name_broken(e: Error, files: &[(String, PathBuf)], hint: &str, raw: bool) -> 
                 )
             })
             .collect();
-        return Error::Invalid { total: violations.len(), violations, checked: crate::core::report::Checked::All };
+        return Error::Invalid {
+            total: violations.len(),
+            violations,
+            checked: crate::core::report::Checked::All,
+            hints: Vec::new(),
+        };
     }
     let message: Vec<String> =
         broken.into_iter().map(|(name, _, why)| format!("{name} is not a readable Parquet file: {why}")).collect();
@@ -482,7 +487,7 @@ fn declared_columns_in_files(
         return Ok(Arc::new(arrow::datatypes::Schema::new_with_metadata(read_as, arrow.metadata().clone())));
     }
     let total = violations.len();
-    Err(Error::Invalid { violations, total, checked: crate::core::report::Checked::All })
+    Err(Error::Invalid { violations, total, checked: crate::core::report::Checked::All, hints: Vec::new() })
 }
 
 /// Why a Parquet column of type `have` cannot be read as the declared `want`, or `None` when

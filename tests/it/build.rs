@@ -613,3 +613,108 @@ fn files_under_raw_that_no_source_reads_are_named_unless_left_out_on_purpose() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("a glob (\"raw/*.jsonl\") or a list of globs"), "{}", stderr(&o));
 }
+
+/// The `hint:` lines of a build's stderr.
+fn hint_lines(o: &std::process::Output) -> Vec<String> {
+    stderr(o).lines().filter_map(|l| l.strip_prefix("hint: ")).map(String::from).collect()
+}
+
+#[test]
+fn hints_follow_what_every_violation_found_not_only_the_ones_listed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // line 2: a number written as a string; line 3: NaN written as a string
+    write(
+        dir,
+        "raw/m.jsonl",
+        "{\"step\":0,\"reward\":0.1,\"lr\":0.001}\n{\"step\":1,\"reward\":0.2,\"lr\":\"0.001\"}\n\
+         {\"step\":2,\"reward\":\"NaN\",\"lr\":0.001}\n",
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"h\"\n[[source]]\nname = \"s\"\npath = \"raw/m.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT * FROM s\"\n",
+    );
+    let o = build(dir, &["--max-errors", "1"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // the first violation in file and line order is the one listed
+    assert!(stderr(&o).contains("raw/m.jsonl:2:$.lr: expected number, found string \"0.001\""), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("raw/m.jsonl:3:"), "{}", stderr(&o));
+    let hints = hint_lines(&o);
+    assert_eq!(hints.len(), 3, "{hints:?}");
+    assert_eq!(hints[0], "--max-errors 2 lists every violation");
+    assert!(hints[1].contains("`coerce_nonfinite_strings = true` in the [[source]] of s"), "{hints:?}");
+    assert!(hints[2].contains("`coerce_numeric_strings = true` in the [[source]] of s"), "{hints:?}");
+    // the JSON document gives the same hints
+    let o = build(dir, &["--max-errors", "1", "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["hints"], serde_json::json!(hints), "{doc}");
+    let finding = serde_json::json!({"kind": "type", "column": "lr", "expected": "number", "found": "string \"0.001\"",
+                                     "nonfinite_string": false, "numeric_string": true, "decided_at": "raw/m.jsonl:1"});
+    assert_eq!(doc["violations"][0]["finding"], finding, "{doc}");
+    // following the hints builds
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"h\"\n[[source]]\nname = \"s\"\npath = \"raw/m.jsonl\"\nformat = \"jsonl\"\n\
+         coerce_numeric_strings = true\ncoerce_nonfinite_strings = true\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT * FROM s\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn an_integer_column_s_nan_and_rows_made_of_one_line_get_their_own_hints() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // NaN in an integer column: the option that reads "NaN" as a number cannot put it there
+    write(dir, "raw/m.jsonl", "{\"step\":0,\"tokens\":10}\n{\"step\":1,\"tokens\":\"NaN\"}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"h\"\n[[source]]\nname = \"s\"\npath = \"raw/m.jsonl\"\nformat = \"jsonl\"\n\
+         coerce_nonfinite_strings = true\n[[source.field]]\nname = \"tokens\"\ntype = \"integer\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT step, tokens FROM s\"\n",
+    );
+    let o = build(dir, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let hints = hint_lines(&o);
+    assert_eq!(hints.len(), 1, "{hints:?}");
+    assert!(
+        hints[0].starts_with("an integer column holds no NaN or infinity (s.tokens): declare it `number`"),
+        "{hints:?}"
+    );
+
+    // two rows an unnest made of one line share the key: keep-last cannot choose among them
+    write(dir, "raw/m.jsonl", "{\"step\":0,\"tags\":[\"a\",\"b\"]}\n{\"step\":1,\"tags\":[\"c\"]}\n");
+    write(
+        dir,
+        "t.json",
+        r#"{"fields":[{"name":"step","type":"integer"},{"name":"tag","type":"string"},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}],"primaryKey":["step"]}"#,
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"h\"\n[[source]]\nname = \"s\"\npath = \"raw/m.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"t\"\nschema = \"t.json\"\n\
+         query = \"SELECT step, unnest(tags) AS tag, _source_file, _source_line FROM s\"\n",
+    );
+    for rule in [&[][..], &["--on-duplicate-key", "keep-last"][..]] {
+        let o = build(dir, rule);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        let hints = hint_lines(&o);
+        assert_eq!(hints.len(), 1, "{rule:?}: {hints:?}");
+        assert!(
+            hints[0].starts_with("different rows that a query made of one raw line share a primary key in t"),
+            "{hints:?}"
+        );
+        let o = build(dir, &[rule, &["--format", "json"][..]].concat());
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(
+            doc["violations"][0]["finding"],
+            serde_json::json!({"kind": "shared_key", "rows": 2, "same_line": true})
+        );
+    }
+}

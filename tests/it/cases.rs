@@ -747,7 +747,11 @@ fn b30_resumed_duplicate_steps() {
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(doc["hints"].as_array().map(Vec::len), Some(1), "{doc}");
     assert_eq!(format!("hint: {}", doc["hints"][0].as_str().unwrap()), hint);
-    assert_eq!(doc["violations"][0]["finding"], serde_json::json!({"kind": "shared_key", "rows": 2}), "{doc}");
+    assert_eq!(
+        doc["violations"][0]["finding"],
+        serde_json::json!({"kind": "shared_key", "rows": 2, "same_line": false}),
+        "{doc}"
+    );
 }
 
 #[test]

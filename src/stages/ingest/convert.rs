@@ -206,6 +206,18 @@ struct PathNode {
     seg: Seg,
 }
 
+/// The top-level key a value is under (its column).
+fn column_of(p: &Rc<PathNode>) -> String {
+    let mut cur = p.clone();
+    while let Some(parent) = cur.parent.clone() {
+        cur = parent;
+    }
+    match &cur.seg {
+        Seg::Key(k) => k.clone(),
+        _ => String::new(),
+    }
+}
+
 fn render(p: &Rc<PathNode>) -> String {
     let mut segs = Vec::new();
     let mut cur = Some(p.clone());
@@ -273,10 +285,18 @@ impl Ctx<'_> {
         };
         let nonfinite_string = matches!(target, Target::Float64 | Target::Int64)
             && matches!(v, Value::String(s) if nonfinite_string(s).is_some());
+        // as `coerce_numeric_strings` reads them
+        let numeric_string = match (target, v) {
+            (Target::Float64, Value::String(s)) => s.parse::<f64>().is_ok_and(f64::is_finite),
+            (Target::Int64, Value::String(s)) => s.parse::<i64>().is_ok(),
+            _ => false,
+        };
         let finding = crate::core::report::Finding::Type {
+            column: column_of(&cell.path),
             expected: target.expected().to_string(),
             found,
             nonfinite_string,
+            numeric_string,
             decided_at,
         };
         self.problems.push(Problem { row: cell.row, path: render(&cell.path), message, finding: Some(finding) });
@@ -1119,9 +1139,13 @@ mod tests {
             .problems
             .iter()
             .map(|p| match &p.finding {
-                Some(crate::core::report::Finding::Type { expected, found, nonfinite_string, decided_at: None }) => {
-                    (expected.clone(), found.clone(), *nonfinite_string)
-                }
+                Some(crate::core::report::Finding::Type {
+                    expected,
+                    found,
+                    nonfinite_string,
+                    decided_at: None,
+                    ..
+                }) => (expected.clone(), found.clone(), *nonfinite_string),
                 other => panic!("{}: {other:?}", p.message),
             })
             .collect();

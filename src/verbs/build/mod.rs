@@ -945,7 +945,7 @@ impl Stager<'_> {
                 let mut all = BuildReport::new(self.max_errors.max(1));
                 let kept = violations.len();
                 for v in violations {
-                    all.violation(v);
+                    all.violation_shown(v);
                 }
                 all.violations_total += total - kept;
                 all.absorb(self.sources_report());
@@ -1380,65 +1380,6 @@ fn build_settings(spec: &PipelineSpec, opts: &BuildOptions) -> BTreeMap<String, 
     }
     m.insert("sources".into(), json!(spec.def.sources.iter().map(|s| &s.name).collect::<Vec<_>>()));
     m
-}
-
-/// What a user can do about a failed build's violations, one hint per remedy, each naming the
-/// tables or sources it applies to; empty when no remedy is known. Chosen by the violations'
-/// [`Finding`](crate::core::report::Finding)s:
-///
-/// - rows that share a primary key: `on_duplicate_key = "keep-last"`;
-/// - numbers written as "NaN", "Infinity" or "-Infinity" strings: `coerce_nonfinite_strings`;
-/// - a column whose type its first value decided, broken by values of another type: a
-///   `[[source.field]]` of type `any`.
-pub fn violation_hints(violations: &[crate::core::report::Violation]) -> Vec<String> {
-    use crate::core::report::{Finding, Scope};
-    let mut hints = Vec::new();
-    // rows logged twice (a resumed run); under a keep rule already, a shared key has no finding
-    let tables: BTreeSet<&str> = violations
-        .iter()
-        .filter(|v| matches!(v.finding, Some(Finding::SharedKey { .. })))
-        .map(|v| v.table.as_str())
-        .collect();
-    if !tables.is_empty() {
-        hints.push(format!(
-            "rows that share a primary key (a run resumed from a checkpoint logs its steps again) can be chosen \
-             among: `on_duplicate_key = \"keep-last\"` in the [[table]] of {} (or `--on-duplicate-key keep-last`) \
-             keeps the last of each, and rejects/ holds the others; the rule orders rows by `_source_file` and \
-             `_source_line`, which the table's query must select",
-            tables.into_iter().collect::<Vec<_>>().join(", ")
-        ));
-    }
-    let source_type = |v: &crate::core::report::Violation| match &v.finding {
-        Some(Finding::Type { nonfinite_string, decided_at, .. }) if v.scope == Scope::Source => {
-            Some((*nonfinite_string, decided_at.is_some()))
-        }
-        _ => None,
-    };
-    // numbers written as "NaN" strings: the option that reads them as numbers
-    let sources: BTreeSet<&str> =
-        violations.iter().filter(|v| matches!(source_type(v), Some((true, _)))).map(|v| v.table.as_str()).collect();
-    if !sources.is_empty() {
-        hints.push(format!(
-            "numbers written as the strings \"NaN\", \"Infinity\" or \"-Infinity\" are read as numbers when their \
-             source says so: `coerce_nonfinite_strings = true` in the [[source]] of {}",
-            sources.into_iter().collect::<Vec<_>>().join(", ")
-        ));
-    }
-    // a source column whose type its values decided, and other values broke: the way to keep
-    // them all (a declared column has no value that decided it)
-    let mixed: BTreeSet<(&str, String)> = violations
-        .iter()
-        .filter(|v| matches!(source_type(v), Some((false, true))))
-        .filter_map(|v| crate::stages::ingest::path::top_key(&v.path).map(|k| (v.table.as_str(), k)))
-        .collect();
-    if let Some((_, column)) = mixed.iter().next() {
-        hints.push(format!(
-            "a column whose values are of several types on purpose ({}) is kept whole, as JSON text, when its \
-             source declares it so: [[source.field]] name = {column:?}, type = \"any\"",
-            mixed.iter().map(|(s, c)| format!("{s}.{c}")).collect::<Vec<_>>().join(", ")
-        ));
-    }
-    hints
 }
 
 /// The folder that holds releases when none is given: `releases/` beside the project's
