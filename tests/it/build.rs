@@ -718,3 +718,40 @@ fn an_integer_column_s_nan_and_rows_made_of_one_line_get_their_own_hints() {
         );
     }
 }
+
+#[test]
+fn an_integer_no_float_holds_in_a_float_column_names_the_value_that_made_it_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "raw/m.jsonl", "{\"step\":0,\"x\":9007199254740993}\n{\"step\":1,\"x\":2.5}\n");
+    let pipeline = |field: &str| {
+        format!(
+            "name = \"h\"\n[[source]]\nname = \"s\"\npath = \"raw/m.jsonl\"\nformat = \"jsonl\"\n{field}\
+             [[table]]\nname = \"t\"\nquery = \"SELECT * FROM s\"\n"
+        )
+    };
+    write(dir, "pipeline.toml", &pipeline(""));
+    let o = build(dir, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "raw/m.jsonl:1:$.x: integer 9007199254740993 cannot be stored exactly as a 64-bit float (the column holds \
+             float values, the type the value at raw/m.jsonl:2 decided)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        hint_lines(&o),
+        vec![
+            "a column whose values are of several types on purpose (s.x) is kept whole, as JSON text, when its source \
+         declares it so: [[source.field]] name = \"x\", type = \"any\""
+                .to_string()
+        ]
+    );
+    // as the hint says: both values kept exactly
+    write(dir, "pipeline.toml", &pipeline("[[source.field]]\nname = \"x\"\ntype = \"any\"\n"));
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "h"), "SELECT x FROM t ORDER BY step"), "x\n9007199254740993\n2.5\n");
+}

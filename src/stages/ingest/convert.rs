@@ -855,11 +855,28 @@ fn integer_text_exact_as_f64(s: &str) -> Option<bool> {
 
 fn int_to_f64(c: &Cell, ctx: &mut Ctx, exact: bool, f: f64, n: &serde_json::Number) -> Option<f64> {
     if exact {
-        Some(f)
-    } else {
-        ctx.problem(c, format!("integer {n} cannot be stored exactly as a 64-bit float"));
-        None
+        return Some(f);
     }
+    // in a column typed by reading the input, the value that made it a float column is named:
+    // the column holds both, which only `any` keeps exactly
+    let decided_at = ctx.opts.first_seen.get(&pattern(&c.path)).map(|(_, at)| at.to_string());
+    let message = match &decided_at {
+        Some(at) => format!(
+            "integer {n} cannot be stored exactly as a 64-bit float (the column holds float values, the type the \
+             value at {at} decided)"
+        ),
+        None => format!("integer {n} cannot be stored exactly as a 64-bit float"),
+    };
+    let finding = crate::core::report::Finding::Type {
+        column: column_of(&c.path),
+        expected: Target::Float64.expected().to_string(),
+        found: format!("integer {n}"),
+        nonfinite_string: false,
+        numeric_string: false,
+        decided_at,
+    };
+    ctx.problems.push(Problem { row: c.row, path: render(&c.path), message, finding: Some(finding) });
+    None
 }
 
 fn to_f64(c: &Cell, ctx: &mut Ctx) -> Option<f64> {
