@@ -499,12 +499,18 @@ pub fn build_hints(kept: usize, total: usize, hints: &[String]) -> Vec<String> {
 
 /// Prints an error on stderr and returns its exit code. `build`: the command was a build,
 /// whose violations leave nothing written (said, as a build that fails keeps no part of a
-/// release). `verbose` (`-v`): the causes behind the error follow, one per line.
-pub fn report(err: &Error, build: bool, verbose: bool) -> u8 {
+/// release). `warn`: the build's warnings are said too (not when its JSON document holds
+/// them). `verbose` (`-v`): the causes behind the error follow, one per line.
+pub fn report(err: &Error, warn: bool, build: bool, verbose: bool) -> u8 {
     // no token reaches the terminal, whatever a server put in its answer
     let text = crate::verbs::hub::redact(&err.to_string());
     match err {
-        Error::Invalid { violations, total, hints, .. } if build => {
+        Error::Invalid { violations, total, hints, warnings, .. } if build => {
+            // as a build that succeeds says them, unless -q
+            for w in warnings.iter().filter(|_| warn) {
+                let w = w.to_string();
+                tracing::warn!("{}", w.strip_prefix("warning: ").unwrap_or(&w));
+            }
             say!("{text}; nothing was written");
             for hint in build_hints(violations.len(), *total, hints) {
                 say!("hint: {hint}");
@@ -793,9 +799,10 @@ fn build(a: BuildArgs, quiet: bool) -> Result<u8, Error> {
     let outcome = match built {
         Ok(o) => o,
         Err(e) => {
-            if json && let Error::Invalid { violations, total, checked, hints } = &e {
+            if json && let Error::Invalid { violations, total, checked, hints, warnings } = &e {
                 let version = opts.version.as_deref().unwrap_or(&spec.def.version);
-                let doc = output::build_failed_json(&spec.def.name, version, violations, (*total, *checked), hints);
+                let doc =
+                    output::build_failed_json(&spec.def.name, version, violations, (*total, *checked), hints, warnings);
                 let _ = writeln!(std::io::stdout().lock(), "{doc:#}");
             }
             return Err(e);

@@ -224,14 +224,15 @@ pub fn build_json(o: &BuildOutcome, notes: &[String], unread: &[String]) -> serd
 /// The JSON document of `build --format json` when the data broke the rules (exit status 1):
 /// `ok` false, no `release` (nothing was written), and the `violations` (at most
 /// `--max-errors`, sorted) with `violations_total`, `violations_checked` (what they cover:
-/// `all`, `up_to_source` or `sources`; see [`crate::core::report::Checked`]), and `hints`, the
-/// `hint:` lines stderr gives ([`super::build_hints`]).
+/// `all`, `up_to_source` or `sources`; see [`crate::core::report::Checked`]), `hints`, the
+/// `hint:` lines stderr gives ([`super::build_hints`]), and the `warnings` of the build so far.
 pub fn build_failed_json(
     name: &str,
     version: &str,
     violations: &[Violation],
     (total, checked): (usize, crate::core::report::Checked),
     hints: &[String],
+    warnings: &[Warning],
 ) -> serde_json::Value {
     serde_json::json!({
         "ok": false,
@@ -241,7 +242,7 @@ pub fn build_failed_json(
         "unchanged": false,
         "tables": [],
         "rejected_rows": {},
-        "warnings": [],
+        "warnings": warnings.iter().map(warning_json).collect::<Vec<_>>(),
         "violations": violations.iter().map(violation_json).collect::<Vec<_>>(),
         "violations_total": total,
         "violations_checked": checked,

@@ -36,7 +36,7 @@ pub fn main() -> ExitCode {
     let worker = std::thread::Builder::new().stack_size(STACK_BYTES).spawn(move || match super::run(cli) {
         Ok(code) => code,
         Err(err) => {
-            let code = super::report(&err, build, verbose);
+            let code = super::report(&err, build && !json, build, verbose);
             // a build's violations are already a document of their own
             if json && !(build && matches!(err, crate::core::error::Error::Invalid { .. })) {
                 let _ = writeln!(std::io::stdout(), "{:#}", super::error_json(&err, code));

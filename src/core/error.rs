@@ -48,6 +48,9 @@ pub enum Error {
         /// What to do about them, chosen from what every violation found, not only the kept
         /// ones ([`crate::core::report::violation_hints`]).
         hints: Vec<String>,
+        /// What the build warned of before it stopped (an empty input, a declared field no
+        /// record has): said too, as a build that succeeds says them.
+        warnings: Vec<crate::core::report::Warning>,
     },
 
     /// A SQL query failed to plan or run (DataFusion's message is kept as is, followed by a
@@ -139,6 +142,7 @@ impl Error {
             total: 1,
             checked: crate::core::report::Checked::All,
             hints: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 

@@ -573,6 +573,7 @@ impl BuildReport {
             total: self.violations_total,
             checked,
             hints: violation_hints(&self.findings),
+            warnings: self.warnings.clone(),
         }
     }
 }

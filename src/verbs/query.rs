@@ -367,6 +367,7 @@ fn name_broken(e: Error, files: &[(String, PathBuf)], hint: &str, raw: bool) -> 
             violations,
             checked: crate::core::report::Checked::All,
             hints: Vec::new(),
+            warnings: Vec::new(),
         };
     }
     let message: Vec<String> =
@@ -487,7 +488,13 @@ fn declared_columns_in_files(
         return Ok(Arc::new(arrow::datatypes::Schema::new_with_metadata(read_as, arrow.metadata().clone())));
     }
     let total = violations.len();
-    Err(Error::Invalid { violations, total, checked: crate::core::report::Checked::All, hints: Vec::new() })
+    Err(Error::Invalid {
+        violations,
+        total,
+        checked: crate::core::report::Checked::All,
+        hints: Vec::new(),
+        warnings: Vec::new(),
+    })
 }
 
 /// Why a Parquet column of type `have` cannot be read as the declared `want`, or `None` when

@@ -755,3 +755,31 @@ fn an_integer_no_float_holds_in_a_float_column_names_the_value_that_made_it_one(
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(query(&release(dir, "h"), "SELECT x FROM t ORDER BY step"), "x\n9007199254740993\n2.5\n");
 }
+
+#[test]
+fn a_build_that_breaks_the_rules_still_says_its_warnings() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "raw/m.jsonl", "{\"id\":1}\n{\"id\":\"two\"}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"h\"\n[[source]]\nname = \"s\"\npath = \"raw/m.jsonl\"\nformat = \"jsonl\"\n\
+         [[source.field]]\nname = \"id\"\ntype = \"integer\"\n[[source.field]]\nname = \"typo\"\ntype = \"string\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT * FROM s\"\n",
+    );
+    let warning = "[[source.field]] `typo` is a key no record has: null in all 2 rows kept (a misspelled key?)";
+    let o = build(dir, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&format!("warning: s: {warning}")), "{}", stderr(&o));
+    // the JSON document holds it, and stderr does not say it twice
+    let o = build(dir, &["--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["warnings"][0]["message"], warning, "{doc}");
+    assert!(!stderr(&o).contains("warning:"), "{}", stderr(&o));
+    // (the tests' RUST_LOG would show them whatever -q says)
+    let o =
+        run(bin().env_remove("RUST_LOG").arg("build").arg(dir).arg("--releases-dir").arg(dir.join("out")).arg("-q"));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("warning:"), "{}", stderr(&o));
+}

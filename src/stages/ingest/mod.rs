@@ -989,13 +989,13 @@ fn unpivot(obj: Map<String, Value>, ids: &[String]) -> Vec<Map<String, Value>> {
 
 fn name_table(e: Error, table: &str) -> Error {
     match e {
-        Error::Invalid { mut violations, total, checked, hints } => {
+        Error::Invalid { mut violations, total, checked, hints, warnings } => {
             for v in &mut violations {
                 if v.table.is_empty() {
                     v.table = table.to_string();
                 }
             }
-            Error::Invalid { violations, total, checked, hints }
+            Error::Invalid { violations, total, checked, hints, warnings }
         }
         other => other,
     }

@@ -265,6 +265,7 @@ fn plan_columns(
             total,
             checked: crate::core::report::Checked::All,
             hints: Vec::new(),
+            warnings: Vec::new(),
         });
     }
     // a build stores no column without a type: one null in every row of every file needs one declared
