@@ -433,9 +433,16 @@ fn verify_format_json_lists_every_file_and_problem() {
     let problems = v["problems"].as_array().unwrap();
     assert!(
         problems.iter().any(|p| p["kind"] == "size_mismatch"
-            && p["message"].as_str().unwrap().starts_with("data/t.parquet: sha256 mismatch")),
+            && p["message"].as_str().unwrap().starts_with("data/t.parquet: size ")
+            && p["message"].as_str().unwrap().contains(" bytes, manifest says ")),
         "{v:#}"
     );
+    // cut short: said so
+    let bytes = std::fs::read(&data).unwrap();
+    std::fs::write(&data, &bytes[..bytes.len() / 2]).unwrap();
+    let o = run(plain(&["verify", "releases/steps/0.1.0"]).current_dir(tmp.path()));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stdout(&o).contains(": cut short (sha256 "), "{}", stdout(&o));
 }
 
 #[test]

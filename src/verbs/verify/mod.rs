@@ -648,21 +648,29 @@ fn check_files(
             }
         };
         if d.sha256 != f.sha256 {
-            let size_note = if d.bytes == f.bytes {
-                "the size matches, the content does not".to_string()
+            // a file of another size (cut short, grown) is said by its size first
+            if d.bytes == f.bytes {
+                rep.push(
+                    ProblemKind::Sha256Mismatch,
+                    format!(
+                        "{}: sha256 mismatch: expected {}, found {} (the size matches, the content does not)",
+                        f.path, f.sha256, d.sha256
+                    ),
+                );
             } else {
-                format!(
-                    "size {} bytes, manifest says {}",
-                    numbers::group_digits(d.bytes),
-                    numbers::group_digits(f.bytes)
-                )
-            };
-            // a file of another size is said as a mismatch of its digest, and filed by its size
-            let kind = if d.bytes == f.bytes { ProblemKind::Sha256Mismatch } else { ProblemKind::SizeMismatch };
-            rep.push(
-                kind,
-                format!("{}: sha256 mismatch: expected {}, found {} ({size_note})", f.path, f.sha256, d.sha256),
-            );
+                rep.push(
+                    ProblemKind::SizeMismatch,
+                    format!(
+                        "{}: size {} bytes, manifest says {}{} (sha256 {}, expected {})",
+                        f.path,
+                        numbers::group_digits(d.bytes),
+                        numbers::group_digits(f.bytes),
+                        if d.bytes < f.bytes { ": cut short" } else { "" },
+                        d.sha256,
+                        f.sha256
+                    ),
+                );
+            }
             // its rows and schema still say what it holds instead (another table's file, an
             // older build's)
             changed.insert(f.path.clone());
