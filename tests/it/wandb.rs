@@ -2105,3 +2105,34 @@ fn credentials_in_a_runs_export_are_replaced_whole_and_their_runs_named_by_place
         stderr(&o)
     );
 }
+
+#[test]
+fn a_rejected_run_keeps_no_credential_in_the_rejects_file_or_the_messages() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // one run listed twice with different values: both copies are bad records
+    write(
+        dir,
+        "raw/runs.csv",
+        "name,id,state,config,summary,notes\n\
+         r1,abcd1234,finished,\"{'remote': 'https://alice:TOPSECRET@github.com/o/r'}\",{},note https://u:NOTESECRET@h.io\n\
+         r1,abcd1234,crashed,\"{'remote': 'https://alice:TOPSECRET@github.com/o/r'}\",{},note2\n",
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"d5\"\n[[source]]\nname = \"wandb_runs\"\npath = \"raw/runs.csv\"\nformat = \"wandb\"\n\
+         [source.wandb]\ntable = \"runs\"\n[[table]]\nname = \"runs\"\nquery = \"SELECT * FROM wandb_runs\"\n",
+    );
+    let o = build(dir, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("SECRET"), "{}", stderr(&o));
+    let o = build(dir, &["--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("SECRET"), "{}", stderr(&o));
+    // the run is named once in the warning
+    assert_eq!(stderr(&o).matches("abcd1234 (").count(), 1, "{}", stderr(&o));
+    let rejects = std::fs::read_to_string(release(dir, "d5").join("rejects/wandb_runs.jsonl")).unwrap();
+    assert_eq!(rejects.lines().count(), 2, "{rejects}");
+    assert!(!rejects.contains("SECRET") && rejects.contains("REDACTED"), "{rejects}");
+}

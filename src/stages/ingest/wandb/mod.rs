@@ -252,6 +252,10 @@ fn emit(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>) -> Result
 pub fn read(plan: &Plan, k: usize, sink: &mut dyn FnMut(Item) -> Result<()>) -> Result<()> {
     let sampled = &plan.sampled;
     let csv = matches!(plan.kinds[k], Kind::Csv(_));
+    // a run's credentials are replaced in what a bad record says and keeps for the rejects
+    // file too, as in its row
+    let runs = plan.opts.table == WandbTable::Runs;
+    let clean = |text: String| if runs { values::scrub_credentials(&text).unwrap_or(text) } else { text };
     emit(plan, k, &mut |o| match o {
         // an identical copy of a run a CSV export lists twice (see `prepare`)
         Out::Row(_, Position::Line(n)) if csv && plan.skip.contains(&(k, n)) => Ok(()),
@@ -261,8 +265,8 @@ pub fn read(plan: &Plan, k: usize, sink: &mut dyn FnMut(Item) -> Result<()>) -> 
             sink(Item::Bad {
                 at: Position::Line(n),
                 rule: "wandb-duplicate",
-                message,
-                raw: raw.or_else(|| record_raw(&m)),
+                message: clean(message),
+                raw: raw.or_else(|| record_raw(&m)).map(clean),
             })
         }
         Out::Row(mut m, at) => {
@@ -283,7 +287,9 @@ pub fn read(plan: &Plan, k: usize, sink: &mut dyn FnMut(Item) -> Result<()>) -> 
             }
             sink(Item::Record(m, at))
         }
-        Out::Bad { at, rule, message, raw } => sink(Item::Bad { at, rule, message, raw }),
+        Out::Bad { at, rule, message, raw } => {
+            sink(Item::Bad { at, rule, message: clean(message), raw: raw.map(clean) })
+        }
         Out::Warn { .. } | Out::Step { .. } | Out::Media { .. } => Ok(()),
     })
 }
@@ -400,6 +406,8 @@ pub fn prepare(
     warn_media(&media, histograms_elsewhere, &name, report);
     if !credentials.is_empty() {
         let n = credentials.len();
+        let named: Vec<String> =
+            credentials.iter().map(|(run, columns)| format!("{run} ({})", columns.join(", "))).collect();
         report.warn(
             &name,
             "wandb-credentials",
@@ -408,7 +416,7 @@ pub fn prepare(
                 "{n} run{} credentials (a URL's user and password, access tokens) in {}, replaced by REDACTED: {}",
                 if n == 1 { " holds" } else { "s hold" },
                 if n == 1 { "its texts" } else { "their texts" },
-                crate::core::report::first_names(&credentials.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+                crate::core::report::first_names(&named.iter().map(String::as_str).collect::<Vec<_>>(), 5)
             ),
         );
     }
@@ -441,8 +449,9 @@ struct FilePass {
     per_run: BTreeMap<String, Steps>,
     /// Media values skipped, by (key, kind).
     media: BTreeMap<(String, String), u64>,
-    /// Runs whose texts held credentials, replaced: `run (columns)`.
-    credentials: Vec<String>,
+    /// Runs whose texts held credentials, replaced: the run (its id, or its place), and the
+    /// columns.
+    credentials: Vec<(String, Vec<String>)>,
     /// The runs of runs-table CSV exports, by id: (where first seen, the row), as the run
     /// lists' runs are checked for duplicates.
     csv_runs: BTreeMap<String, (usize, SourceRef, Value)>,
@@ -483,7 +492,17 @@ impl FilePass {
                             .and_then(Value::as_str)
                             .map(String::from)
                             .unwrap_or_else(|| SourceRef { file: rel.clone(), at: at.clone() }.to_string());
-                        pass.credentials.push(format!("{run} ({})", changed.join(", ")));
+                        // a run listed twice is named once, with the columns of both copies
+                        match pass.credentials.iter_mut().find(|(r, _)| *r == run) {
+                            Some((_, columns)) => {
+                                for c in changed {
+                                    if !columns.contains(&c) {
+                                        columns.push(c);
+                                    }
+                                }
+                            }
+                            None => pass.credentials.push((run, changed)),
+                        }
                     }
                     // found in the run's config, summary or unassigned columns, null or not
                     let object = |k: &str| m.get(k).and_then(Value::as_object);
