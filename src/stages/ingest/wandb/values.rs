@@ -331,8 +331,9 @@ pub fn scrub_run_row(m: &mut Map<String, Value>) -> Vec<String> {
 /// the user and password of a URL (`https://alice:ghp_…@github.com/…`, as a git remote
 /// holds them; a password may hold `/`, as AWS secret keys do; an SSH URL's user alone,
 /// `ssh://git@…`, is no secret and is kept), the values of a URL's query parameters that
-/// carry secrets (`?api_key=…`, `&token=…`, `&X-Amz-Signature=…`), a bearer token
-/// (`Bearer …`), a JSON Web Token (`eyJ….….…`), and tokens of the forms Hugging Face
+/// carry secrets (`?api_key=…`, `&token=…`, `#access_token=…`, `&X-Amz-Signature=…`), a bearer
+/// token (`Bearer …`) or basic credentials (`Authorization: Basic …`), a secret set as an
+/// environment variable (`WANDB_API_KEY=…`), a JSON Web Token (`eyJ….….…`), and tokens of the forms Hugging Face
 /// (`hf_…`), GitHub (`ghp_…`, `github_pat_…`), GitLab (`glpat-…`), OpenAI and Anthropic
 /// (`sk-…`), Slack (`xox…-`) and AWS (`AKIA…`) give out. A run's metadata keeps the command
 /// line and git remote it ran with, where such tokens end up.
@@ -341,13 +342,22 @@ pub fn scrub_credentials(text: &str) -> Option<String> {
     static BARE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     static TOKEN: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     static QUERY: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    // `scheme://user:password@` (the password may hold `/`, never `?` or `#`) or `scheme://user@`
+    static ENV: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    // an environment variable's secret set on a command line (`WANDB_API_KEY=…`, `HF_TOKEN=…`)
+    let env = ENV.get_or_init(|| {
+        regex::Regex::new(r#"\b([A-Z][A-Z0-9_]*(?:API_KEY|TOKEN|SECRET|PASSWORD|SECRET_ACCESS_KEY)=)[^\s"']+"#)
+            .expect("static pattern")
+    });
+    // `scheme://user@`, `scheme://user:password@` up to the last `@` before the path (a password
+    // may hold `@`), or one whose password holds `/` (never `?` or `#`)
     let url = URL.get_or_init(|| {
-        regex::Regex::new(r"([A-Za-z][A-Za-z0-9+.-]*)://([^/@\s:]*:[^@\s?#]*|[^/@\s]+)@").expect("static pattern")
+        regex::Regex::new(r"([A-Za-z][A-Za-z0-9+.-]*)://([^/\s?#]+|[^/@\s:]*:[^@\s?#]*)@").expect("static pattern")
     });
     // `user:password@host` without a scheme
-    let bare =
-        BARE.get_or_init(|| regex::Regex::new(r#"(^|[\s"'=(,;])[^\s:/@"']+:[^\s@/"']+@"#).expect("static pattern"));
+    let bare = BARE.get_or_init(|| {
+        regex::Regex::new(r#"(^|[\s"'=(,;])([^\s:/@"']+):[^\s@/"']+@[A-Za-z0-9-]+\.[A-Za-z0-9.-]*[A-Za-z]"#)
+            .expect("static pattern")
+    });
     // the prefixes no word has are found inside longer text too; `sk-` and `xox` at a word's start
     let token = TOKEN.get_or_init(|| {
         regex::Regex::new(
@@ -358,11 +368,16 @@ pub fn scrub_credentials(text: &str) -> Option<String> {
     // a query parameter that carries a secret, and a bearer token
     let query = QUERY.get_or_init(|| {
         regex::Regex::new(
-            r#"(?i)([?&](?:api[_-]?key|access[_-]?token|auth[_-]?token|id[_-]?token|refresh[_-]?token|token|secret|client[_-]?secret|password|passwd|pwd|key|sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token)=)[^&#\s"']+|(\bbearer\s+)[A-Za-z0-9._~+/-]{8,}=*"#,
+            r#"(?i)([?&#](?:api[_-]?key|access[_-]?token|auth[_-]?token|id[_-]?token|refresh[_-]?token|private[_-]?token|token|secret|client[_-]?secret|password|passwd|pwd|key|sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token)=)[^&#\s"']+|(\bbearer\s+)[A-Za-z0-9._~+/-]{8,}=*|(\bauthorization:\s*basic\s+)[A-Za-z0-9+/]+=*"#,
         )
         .expect("static pattern")
     });
-    if !url.is_match(text) && !bare.is_match(text) && !token.is_match(text) && !query.is_match(text) {
+    if !url.is_match(text)
+        && !bare.is_match(text)
+        && !token.is_match(text)
+        && !query.is_match(text)
+        && !env.is_match(text)
+    {
         return None;
     }
     let out = url.replace_all(text, |c: &regex::Captures| {
@@ -376,10 +391,19 @@ pub fn scrub_credentials(text: &str) -> Option<String> {
         });
         if ssh_user || port_then_path { c[0].to_string() } else { format!("{}://REDACTED@", &c[1]) }
     });
-    let out = bare.replace_all(&out, "${1}REDACTED@");
-    let out = query.replace_all(&out, |c: &regex::Captures| {
-        format!("{}REDACTED", c.get(1).or_else(|| c.get(2)).map_or("", |m| m.as_str()))
+    let out = bare.replace_all(&out, |c: &regex::Captures| {
+        // `mailto:alice@example.com` names an address, not a user and password
+        if c[2].eq_ignore_ascii_case("mailto") {
+            c[0].to_string()
+        } else {
+            let host = c[0].rsplit_once('@').map_or("", |(_, h)| h);
+            format!("{}REDACTED@{host}", &c[1])
+        }
     });
+    let out = query.replace_all(&out, |c: &regex::Captures| {
+        format!("{}REDACTED", c.get(1).or_else(|| c.get(2)).or_else(|| c.get(3)).map_or("", |m| m.as_str()))
+    });
+    let out = env.replace_all(&out, "${1}REDACTED");
     let out = token.replace_all(&out, "REDACTED");
     (out != text).then(|| out.into_owned())
 }
@@ -495,6 +519,25 @@ mod tests {
             scrub_credentials("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjMifQ.c2lnbmF0dXJlMTIz end").as_deref(),
             Some("jwt REDACTED end")
         );
+        // a password that holds `@`, secrets in a fragment, GitLab's token, basic auth, env assignments
+        assert_eq!(scrub_credentials("https://user:p@ss@host.com/x").as_deref(), Some("https://REDACTED@host.com/x"));
+        assert_eq!(
+            scrub_credentials("https://g.com/api?private_token=GL1 https://x.com/cb#access_token=FR&state=1")
+                .as_deref(),
+            Some("https://g.com/api?private_token=REDACTED https://x.com/cb#access_token=REDACTED&state=1")
+        );
+        assert_eq!(
+            scrub_credentials("Authorization: Basic dXNlcjpwYXNzd29yZA== and a Basic configuration").as_deref(),
+            Some("Authorization: Basic REDACTED and a Basic configuration")
+        );
+        assert_eq!(
+            scrub_credentials("WANDB_API_KEY=0123456789abcdef python train.py HF_TOKEN=x1 MAX_TOKENS=5").as_deref(),
+            Some("WANDB_API_KEY=REDACTED python train.py HF_TOKEN=REDACTED MAX_TOKENS=5")
+        );
+        // no user and password in these
+        for kept in ["mailto:alice@example.com", "time 12:30@home", "ckpt epoch:3@step:100"] {
+            assert_eq!(scrub_credentials(kept), None, "{kept}");
+        }
         // no user in these: a port then a path that holds `@`, a query without secrets
         for kept in ["https://registry.npmjs.org:443/@scope/pkg", "https://host/a?page=2&q=x@y", "https://host:8080/p"]
         {
