@@ -783,3 +783,26 @@ fn a_build_that_breaks_the_rules_still_says_its_warnings() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(!stderr(&o).contains("warning:"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_csv_nan_in_an_integer_column_is_said_as_such_with_the_hint_that_fixes_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "raw/b.csv", "run,step,k\nb,0,1\nb,1,NaN\n");
+    let pipeline = |k: &str| {
+        format!(
+            "name = \"d1\"\n[[source]]\nname = \"s\"\npath = \"raw/b.csv\"\nformat = \"csv\"\n\
+             [[source.field]]\nname = \"k\"\ntype = \"{k}\"\n[[table]]\nname = \"t\"\nquery = \"SELECT * FROM s\"\n"
+        )
+    };
+    write(dir, "pipeline.toml", &pipeline("integer"));
+    let o = build(dir, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("raw/b.csv:3:$.k: expected integer, found string \"NaN\""), "{}", stderr(&o));
+    let hints = hint_lines(&o);
+    assert_eq!(hints.len(), 1, "{hints:?}");
+    assert!(hints[0].starts_with("an integer column holds no NaN or infinity (s.k): declare it `number`"), "{hints:?}");
+    write(dir, "pipeline.toml", &pipeline("number"));
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

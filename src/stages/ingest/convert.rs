@@ -719,6 +719,11 @@ fn to_i64(c: &Cell, ctx: &mut Ctx) -> Option<i64> {
                     ctx.problem(c, format!("integer {s} out of range for Int64"));
                     return None;
                 }
+                // a CSV cell `NaN` is no fraction: a value an integer column cannot hold
+                if nonfinite_string(s).is_some() {
+                    ctx.mismatch(c, &Target::Int64, c.v?);
+                    return None;
+                }
                 if let Some(f) = parse_text_float(s) {
                     return float_to_int(c, ctx, f, s);
                 }
