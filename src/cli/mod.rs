@@ -499,17 +499,16 @@ pub fn build_hints(kept: usize, total: usize, hints: &[String]) -> Vec<String> {
 
 /// Prints an error on stderr and returns its exit code. `build`: the command was a build,
 /// whose violations leave nothing written (said, as a build that fails keeps no part of a
-/// release). `warn`: the build's warnings are said too (not when its JSON document holds
-/// them). `verbose` (`-v`): the causes behind the error follow, one per line.
+/// release). `warn`: the build's warnings are said too, as a build that succeeds says them
+/// (not with `-q`, nor when its JSON document holds them). `verbose` (`-v`): the causes
+/// behind the error follow, one per line.
 pub fn report(err: &Error, warn: bool, build: bool, verbose: bool) -> u8 {
     // no token reaches the terminal, whatever a server put in its answer
     let text = crate::verbs::hub::redact(&err.to_string());
     match err {
         Error::Invalid { violations, total, hints, warnings, .. } if build => {
-            // as a build that succeeds says them, unless -q
             for w in warnings.iter().filter(|_| warn) {
-                let w = w.to_string();
-                tracing::warn!("{}", w.strip_prefix("warning: ").unwrap_or(&w));
+                say!("{w}");
             }
             say!("{text}; nothing was written");
             for hint in build_hints(violations.len(), *total, hints) {

@@ -33,10 +33,12 @@ pub fn main() -> ExitCode {
     let build = cli.is_build();
     let verbose = cli.verbose > 0 && !cli.quiet;
     let json = cli.reports_json();
+    // a build that broke the rules says its warnings as one that succeeds does
+    let warn = build && !json && !cli.quiet;
     let worker = std::thread::Builder::new().stack_size(STACK_BYTES).spawn(move || match super::run(cli) {
         Ok(code) => code,
         Err(err) => {
-            let code = super::report(&err, build && !json, build, verbose);
+            let code = super::report(&err, warn, build, verbose);
             // a build's violations are already a document of their own
             if json && !(build && matches!(err, crate::core::error::Error::Invalid { .. })) {
                 let _ = writeln!(std::io::stdout(), "{:#}", super::error_json(&err, code));

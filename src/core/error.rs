@@ -126,6 +126,18 @@ impl Error {
         }
     }
 
+    /// Builds an [`Error::Invalid`] of `violations`, all of them, every input checked, with no
+    /// hints or warnings (a check outside a build's report).
+    pub fn invalid(violations: Vec<Violation>) -> Self {
+        Error::Invalid {
+            total: violations.len(),
+            violations,
+            checked: crate::core::report::Checked::All,
+            hints: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
     /// Builds an [`Error::Invalid`] of one violation of a source's raw input: file `file` at
     /// `at` (a line or JSON pointer), `path` inside it (a JSON path, `column 7`, or empty),
     /// the rule broken and what was found. The table is left empty, for the reader that knows
@@ -137,13 +149,7 @@ impl Error {
         rule: &str,
         message: impl Into<String>,
     ) -> Self {
-        Error::Invalid {
-            violations: vec![Violation::of_source(file, at, path, rule, message)],
-            total: 1,
-            checked: crate::core::report::Checked::All,
-            hints: Vec::new(),
-            warnings: Vec::new(),
-        }
+        Error::invalid(vec![Violation::of_source(file, at, path, rule, message)])
     }
 
     /// Builds an [`Error::Hub`] said by `message`, with no cause behind it.

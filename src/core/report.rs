@@ -266,11 +266,8 @@ pub fn violation_hints(findings: &std::collections::BTreeSet<(Scope, String, Fin
     }
     // a column whose type its first value decided, and values of other types broke: the way to
     // keep them all (a declared column has no value that decided it)
-    let mixed: Vec<(&str, &str)> = {
-        let set: BTreeSet<(&str, &str)> =
-            types.iter().filter(|t| t.decided && !t.nonfinite && !t.numeric).map(|t| (t.source, t.column)).collect();
-        set.into_iter().collect()
-    };
+    let mixed: BTreeSet<(&str, &str)> =
+        types.iter().filter(|t| t.decided && !t.nonfinite && !t.numeric).map(|t| (t.source, t.column)).collect();
     if let Some((_, column)) = mixed.first() {
         hints.push(format!(
             "a column whose values are of several types on purpose ({}) is kept whole, as JSON text, when its \
@@ -471,20 +468,27 @@ impl BuildReport {
     /// Records a violation: counted, and kept when it is among the first `max_errors` in
     /// sorted order (whichever came first: rows are checked column by column).
     pub fn violation(&mut self, v: Violation) {
-        self.violations_total += 1;
-        if let Some(f) = &v.finding {
-            self.findings.insert((v.scope, v.table.clone(), f.without_values()));
-        }
+        self.count(&v);
         self.keep(v);
     }
 
     /// Records a violation that is listed whatever `max_errors` leaves out (the one that
     /// stopped the reading); it takes one of the `max_errors` places.
     pub fn violation_shown(&mut self, v: Violation) {
+        self.count(&v);
+        self.show(v);
+    }
+
+    /// Counts `v`, and notes what it found for the hints.
+    fn count(&mut self, v: &Violation) {
         self.violations_total += 1;
         if let Some(f) = &v.finding {
             self.findings.insert((v.scope, v.table.clone(), f.without_values()));
         }
+    }
+
+    /// Lists `v` whatever `max_errors` leaves out: the last of the others makes room.
+    fn show(&mut self, v: Violation) {
         self.shown.push(v);
         // the place it takes: the last of the others goes
         while !self.violations.is_empty() && self.violations.len() + self.shown.len() > self.max_errors {
@@ -529,8 +533,7 @@ impl BuildReport {
         self.violations_total += other.violations_total;
         self.findings.extend(other.findings);
         for v in other.shown {
-            self.violations_total -= 1;
-            self.violation_shown(v);
+            self.show(v);
         }
         for v in other.violations {
             self.keep(v);

@@ -287,23 +287,23 @@ impl<'a> Validator<'a> {
             for r in 0..n {
                 if col.is_null(r) {
                     if must {
-                        reasons[r].push(Reason::from((
+                        reasons[r].push(Reason::new(
                             f.name.clone(),
-                            "required".into(),
+                            "required",
                             "value is null but the field is required".into(),
-                        )));
+                        ));
                     }
                     continue;
                 }
                 let pattern = self.patterns.get(&i);
                 for (rule, message) in value_problems(c, f.is_json_text(), pattern, col, r) {
-                    reasons[r].push(Reason::from((f.name.clone(), rule.into(), message)));
+                    reasons[r].push(Reason::new(f.name.clone(), rule, message));
                 }
                 // what the conversion guarantees of values, which a table's SQL can break: JSON
                 // text that is JSON, dates and datetimes in years 1 to 9999 (at any depth)
                 if stored_checks {
                     stored_value_problems(f, col, r, &f.name, &mut |at, message| {
-                        reasons[r].push(Reason::from((at, "type".into(), message)))
+                        reasons[r].push(Reason::new(at, "type", message))
                     });
                 }
                 // the items of an array, each checked against the items' constraints
@@ -317,18 +317,18 @@ impl<'a> Validator<'a> {
                         let at = format!("{}[{k}]", f.name);
                         if values.is_null(j) {
                             if items.constraints.required {
-                                reasons[r].push(Reason::from((
+                                reasons[r].push(Reason::new(
                                     at,
-                                    "required".into(),
+                                    "required",
                                     "item is null but items are required".into(),
-                                )));
+                                ));
                             }
                             continue;
                         }
                         for (rule, message) in
                             value_problems(&items.constraints, items.is_json_text(), pattern, values, j)
                         {
-                            reasons[r].push(Reason::from((at.clone(), rule.into(), message)));
+                            reasons[r].push(Reason::new(at.clone(), rule, message));
                         }
                     }
                 }
@@ -345,17 +345,17 @@ impl<'a> Validator<'a> {
             for (r, why) in reasons.iter_mut().enumerate() {
                 let name = names.is_valid(r).then(|| names.value(r));
                 if let Some(message) = split_problem(name, allowed) {
-                    why.push(Reason::from((self.arrow.field(*ci).name().clone(), "split".into(), message)));
+                    why.push(Reason::new(self.arrow.field(*ci).name().clone(), "split", message));
                 } else if let Some(name) = name {
                     match self.split_cases.get(&name.to_lowercase()) {
-                        Some(first) if first != name => why.push(Reason::from((
+                        Some(first) if first != name => why.push(Reason::new(
                             self.arrow.field(*ci).name().clone(),
-                            "split".into(),
+                            "split",
                             format!(
                                 "splits {first:?} and {name:?} differ only in case: their files would be one file \
                                  on a case-insensitive filesystem (macOS, Windows); give each split its own name"
                             ),
-                        ))),
+                        )),
                         Some(_) => {}
                         None => {
                             self.split_cases.insert(name.to_lowercase(), name.to_string());
@@ -391,11 +391,11 @@ impl<'a> Validator<'a> {
                     let names: Vec<&str> = cols.iter().map(|&c| self.schema.fields[c].name.as_str()).collect();
                     let vals: Vec<String> = cols.iter().map(|&c| cell_json(b.column(c), r).to_string()).collect();
                     let why = if nan { " (NaN equals no value)" } else { "" };
-                    reasons[r].push(Reason::from((
+                    reasons[r].push(Reason::new(
                         names.join(", "),
-                        "foreignKey".into(),
+                        "foreignKey",
                         format!("value {} has no matching row in table {target}{why}", vals.join(", ")),
-                    )));
+                    ));
                 }
             }
         }
@@ -517,9 +517,11 @@ impl<'a> Validator<'a> {
         let rule = self.policy.as_str();
         // rows the rule cannot order are violations of the key, not a choice
         let key = self.schema.primary_key.join(", ");
-        let mut unordered = |rows: &[usize], message: String| {
+        let mut unordered = |rows: &[usize], message: String, finding: Option<Finding>| {
             for &r in rows {
-                reasons[r].push(Reason::from((key.clone(), "primaryKey".into(), message.clone())));
+                let mut reason = Reason::new(key.clone(), "primaryKey", message.clone());
+                reason.finding = finding.clone();
+                reasons[r].push(reason);
             }
         };
         // a row without a file and line (a NULL `_source_file` or
@@ -535,6 +537,7 @@ impl<'a> Validator<'a> {
                     end - start,
                     places.join(", ")
                 ),
+                None,
             );
             return Ok(());
         }
@@ -545,21 +548,16 @@ impl<'a> Validator<'a> {
         // they are the same row
         let tied: Vec<usize> = pool.iter().copied().filter(|&r| places[r - start] == kept_at).collect();
         if tied.len() > 1 && !same_rows(b, &tied)? {
-            let message = format!(
-                "{} different rows share this primary key and come from the same raw \
+            unordered(
+                &tied,
+                format!(
+                    "{} different rows share this primary key and come from the same raw \
                  line {kept_at}, so the {rule} rule cannot choose between them; give \
                  each row the query makes of a line its own key",
-                tied.len()
+                    tied.len()
+                ),
+                Some(Finding::SharedKey { rows: tied.len() as u64, same_line: true }),
             );
-            let finding = Finding::SharedKey { rows: tied.len() as u64, same_line: true };
-            for &r in &tied {
-                reasons[r].push(Reason {
-                    field: key.clone(),
-                    rule: "primaryKey".into(),
-                    message: message.clone(),
-                    finding: Some(finding.clone()),
-                });
-            }
             return Ok(());
         }
         let invalid = |r: usize| !reasons[r].is_empty() || unique_taken(&self.unique, unique_rows, r);
@@ -666,9 +664,10 @@ struct Reason {
     finding: Option<Finding>,
 }
 
-impl From<(String, String, String)> for Reason {
-    fn from((field, rule, message): (String, String, String)) -> Self {
-        Reason { field, rule, message, finding: None }
+impl Reason {
+    /// A problem without a finding.
+    fn new(field: String, rule: impl Into<String>, message: String) -> Self {
+        Reason { field, rule: rule.into(), message, finding: None }
     }
 }
 
@@ -737,11 +736,11 @@ fn check_unique(
     let comparable = |i: usize| b.column(i).is_valid(r) && !is_nan_at(b.column(i), r);
     for (i, rows) in rows {
         if comparable(*i) && seen.get(i).is_some_and(|(_, seen)| seen.contains(&rows.row(r).owned())) {
-            reasons[r].push(Reason::from((
+            reasons[r].push(Reason::new(
                 schema.fields[*i].name.clone(),
-                "unique".into(),
+                "unique",
                 format!("value {} appears in an earlier row", cell_json(b.column(*i), r)),
-            )));
+            ));
         }
     }
     if rejecting && reasons[r].len() > before {

@@ -362,13 +362,7 @@ fn name_broken(e: Error, files: &[(String, PathBuf)], hint: &str, raw: bool) -> 
                 )
             })
             .collect();
-        return Error::Invalid {
-            total: violations.len(),
-            violations,
-            checked: crate::core::report::Checked::All,
-            hints: Vec::new(),
-            warnings: Vec::new(),
-        };
+        return Error::invalid(violations);
     }
     let message: Vec<String> =
         broken.into_iter().map(|(name, _, why)| format!("{name} is not a readable Parquet file: {why}")).collect();
@@ -487,14 +481,7 @@ fn declared_columns_in_files(
     if violations.is_empty() {
         return Ok(Arc::new(arrow::datatypes::Schema::new_with_metadata(read_as, arrow.metadata().clone())));
     }
-    let total = violations.len();
-    Err(Error::Invalid {
-        violations,
-        total,
-        checked: crate::core::report::Checked::All,
-        hints: Vec::new(),
-        warnings: Vec::new(),
-    })
+    Err(Error::invalid(violations))
 }
 
 /// Why a Parquet column of type `have` cannot be read as the declared `want`, or `None` when

@@ -736,7 +736,7 @@ fn an_integer_no_float_holds_in_a_float_column_names_the_value_that_made_it_one(
     assert!(
         stderr(&o).contains(
             "raw/m.jsonl:1:$.x: integer 9007199254740993 cannot be stored exactly as a 64-bit float (the column holds \
-             float values, the type the value at raw/m.jsonl:2 decided)"
+             float64 values, the type the value at raw/m.jsonl:2 decided)"
         ),
         "{}",
         stderr(&o)

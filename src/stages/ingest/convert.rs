@@ -261,6 +261,11 @@ impl Ctx<'_> {
         self.problems.push(Problem { row: cell.row, path: render(&cell.path), message, finding: None });
     }
 
+    /// A value of another type than its column's: `message`, and what was found.
+    fn type_problem(&mut self, cell: &Cell, message: String, finding: crate::core::report::Finding) {
+        self.problems.push(Problem { row: cell.row, path: render(&cell.path), message, finding: Some(finding) });
+    }
+
     fn mismatch(&mut self, cell: &Cell, target: &Target, v: &Value) {
         let first = self.opts.first_seen.get(&pattern(&cell.path));
         let found = describe(v);
@@ -299,7 +304,7 @@ impl Ctx<'_> {
             numeric_string,
             decided_at,
         };
-        self.problems.push(Problem { row: cell.row, path: render(&cell.path), message, finding: Some(finding) });
+        self.type_problem(cell, message, finding);
     }
 
     fn event(&mut self, kind: &'static str, cell: &Cell, detail: String) {
@@ -864,14 +869,15 @@ fn int_to_f64(c: &Cell, ctx: &mut Ctx, exact: bool, f: f64, n: &serde_json::Numb
     }
     // in a column typed by reading the input, the value that made it a float column is named:
     // the column holds both, which only `any` keeps exactly
-    let decided_at = ctx.opts.first_seen.get(&pattern(&c.path)).map(|(_, at)| at.to_string());
-    let message = match &decided_at {
-        Some(at) => format!(
-            "integer {n} cannot be stored exactly as a 64-bit float (the column holds float values, the type the \
+    let first = ctx.opts.first_seen.get(&pattern(&c.path));
+    let message = match first {
+        Some((kind, at)) => format!(
+            "integer {n} cannot be stored exactly as a 64-bit float (the column holds {kind} values, the type the \
              value at {at} decided)"
         ),
         None => format!("integer {n} cannot be stored exactly as a 64-bit float"),
     };
+    let decided_at = first.map(|(_, at)| at.to_string());
     let finding = crate::core::report::Finding::Type {
         column: column_of(&c.path),
         expected: Target::Float64.expected().to_string(),
@@ -880,7 +886,7 @@ fn int_to_f64(c: &Cell, ctx: &mut Ctx, exact: bool, f: f64, n: &serde_json::Numb
         numeric_string: false,
         decided_at,
     };
-    ctx.problems.push(Problem { row: c.row, path: render(&c.path), message, finding: Some(finding) });
+    ctx.type_problem(c, message, finding);
     None
 }
 

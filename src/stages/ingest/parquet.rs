@@ -259,14 +259,7 @@ fn plan_columns(
         }
     }
     if !violations.is_empty() {
-        let total = violations.len();
-        return Err(Error::Invalid {
-            violations,
-            total,
-            checked: crate::core::report::Checked::All,
-            hints: Vec::new(),
-            warnings: Vec::new(),
-        });
+        return Err(Error::invalid(violations));
     }
     // a build stores no column without a type: one null in every row of every file needs one declared
     if !as_in_file && let Some((i, f)) = fields.iter().enumerate().find(|(_, f)| f.data_type() == &DataType::Null) {

@@ -647,46 +647,37 @@ fn check_files(
                 continue;
             }
         };
-        if d.sha256 != f.sha256 {
+        let digest_differs = d.sha256 != f.sha256;
+        if d.bytes != f.bytes {
             // a file of another size (cut short, grown) is said by its size first
-            if d.bytes == f.bytes {
-                rep.push(
-                    ProblemKind::Sha256Mismatch,
-                    format!(
-                        "{}: sha256 mismatch: expected {}, found {} (the size matches, the content does not)",
-                        f.path, f.sha256, d.sha256
-                    ),
-                );
-            } else {
-                rep.push(
-                    ProblemKind::SizeMismatch,
-                    format!(
-                        "{}: size {} bytes, manifest says {}{} (sha256 {}, expected {})",
-                        f.path,
-                        numbers::group_digits(d.bytes),
-                        numbers::group_digits(f.bytes),
-                        if d.bytes < f.bytes { ": cut short" } else { "" },
-                        d.sha256,
-                        f.sha256
-                    ),
-                );
-            }
-            // its rows and schema still say what it holds instead (another table's file, an
-            // older build's)
-            changed.insert(f.path.clone());
-        } else if d.bytes != f.bytes {
+            let digests =
+                if digest_differs { format!(" (sha256 {}, expected {})", d.sha256, f.sha256) } else { String::new() };
             rep.push(
                 ProblemKind::SizeMismatch,
                 format!(
-                    "{}: size {} bytes, manifest says {}",
+                    "{}: size {} bytes, manifest says {}{}{digests}",
                     f.path,
                     numbers::group_digits(d.bytes),
-                    numbers::group_digits(f.bytes)
+                    numbers::group_digits(f.bytes),
+                    if d.bytes < f.bytes { ": cut short" } else { "" },
+                ),
+            );
+        } else if digest_differs {
+            rep.push(
+                ProblemKind::Sha256Mismatch,
+                format!(
+                    "{}: sha256 mismatch: expected {}, found {} (the size matches, the content does not)",
+                    f.path, f.sha256, d.sha256
                 ),
             );
         } else {
             good.insert(f.path.clone());
             rep.verified.push(f.path.clone());
+        }
+        if digest_differs {
+            // its rows and schema still say what it holds instead (another table's file, an
+            // older build's)
+            changed.insert(f.path.clone());
         }
     }
     (good, changed)

@@ -331,11 +331,11 @@ pub fn scrub_run_row(m: &mut Map<String, Value>) -> Vec<String> {
 /// the user and password of a URL (`https://alice:ghp_…@github.com/…`, as a git remote
 /// holds them; a password may hold `/`, as AWS secret keys do; an SSH URL's user alone,
 /// `ssh://git@…`, is no secret and is kept), the values of a URL's query parameters that
-/// carry secrets (`?api_key=…`, `&token=…`, `#access_token=…`, `&X-Amz-Signature=…`), a bearer
-/// token (`Bearer …`) or basic credentials (`Authorization: Basic …`), a secret set as an
-/// environment variable (`WANDB_API_KEY=…`), a JSON Web Token (`eyJ….….…`), and tokens of the forms Hugging Face
-/// (`hf_…`), GitHub (`ghp_…`, `github_pat_…`), GitLab (`glpat-…`), OpenAI and Anthropic
-/// (`sk-…`), Slack (`xox…-`) and AWS (`AKIA…`) give out. A run's metadata keeps the command
+/// carry secrets (`?api_key=…`, `&token=…`, `#access_token=…`, `&X-Amz-Signature=…`), a
+/// bearer token (`Bearer …`) or basic credentials (`Authorization: Basic …`), a secret set as
+/// an environment variable (`WANDB_API_KEY=…`), a JSON Web Token (`eyJ….….…`), and tokens of
+/// the forms Hugging Face (`hf_…`), GitHub (`ghp_…`, `github_pat_…`), GitLab (`glpat-…`),
+/// OpenAI and Anthropic (`sk-…`), Slack (`xox…-`) and AWS (`AKIA…`) give out. A run's metadata keeps the command
 /// line and git remote it ran with, where such tokens end up.
 pub fn scrub_credentials(text: &str) -> Option<String> {
     static URL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
@@ -372,14 +372,6 @@ pub fn scrub_credentials(text: &str) -> Option<String> {
         )
         .expect("static pattern")
     });
-    if !url.is_match(text)
-        && !bare.is_match(text)
-        && !token.is_match(text)
-        && !query.is_match(text)
-        && !env.is_match(text)
-    {
-        return None;
-    }
     let out = url.replace_all(text, |c: &regex::Captures| {
         let user = &c[2];
         // an SSH URL's user without a password is the account logged into (`ssh://git@github.com/…`),
@@ -498,42 +490,35 @@ mod tests {
             Some("xxREDACTED REDACTED@host.com, git@github.com:a/b.git")
         );
         assert_eq!(scrub_credentials("task-abcdefghijklmnopqrstuvwxyz and mailto-free text"), None);
-        // a secret with `/` in it (AWS), secrets in a query string, bearer tokens and JWTs
-        assert_eq!(
-            scrub_credentials("s3://AKIAIOSFODNN7EXAMPLE:wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY@bucket/x").as_deref(),
-            Some("s3://REDACTED@bucket/x")
-        );
-        assert_eq!(
-            scrub_credentials("https://bob:pa/ss@host.example/g").as_deref(),
-            Some("https://REDACTED@host.example/g")
-        );
-        assert_eq!(
-            scrub_credentials("https://api.example.com/x?api_key=abcdef0123&page=2&Token=zz#top").as_deref(),
-            Some("https://api.example.com/x?api_key=REDACTED&page=2&Token=REDACTED#top")
-        );
-        assert_eq!(
-            scrub_credentials("Authorization: Bearer abcdefghijklmnop.qrs").as_deref(),
-            Some("Authorization: Bearer REDACTED")
-        );
-        assert_eq!(
-            scrub_credentials("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjMifQ.c2lnbmF0dXJlMTIz end").as_deref(),
-            Some("jwt REDACTED end")
-        );
-        // a password that holds `@`, secrets in a fragment, GitLab's token, basic auth, env assignments
-        assert_eq!(scrub_credentials("https://user:p@ss@host.com/x").as_deref(), Some("https://REDACTED@host.com/x"));
-        assert_eq!(
-            scrub_credentials("https://g.com/api?private_token=GL1 https://x.com/cb#access_token=FR&state=1")
-                .as_deref(),
-            Some("https://g.com/api?private_token=REDACTED https://x.com/cb#access_token=REDACTED&state=1")
-        );
-        assert_eq!(
-            scrub_credentials("Authorization: Basic dXNlcjpwYXNzd29yZA== and a Basic configuration").as_deref(),
-            Some("Authorization: Basic REDACTED and a Basic configuration")
-        );
-        assert_eq!(
-            scrub_credentials("WANDB_API_KEY=0123456789abcdef python train.py HF_TOKEN=x1 MAX_TOKENS=5").as_deref(),
-            Some("WANDB_API_KEY=REDACTED python train.py HF_TOKEN=REDACTED MAX_TOKENS=5")
-        );
+        // a secret with `/` (AWS) or `@` in it, secrets in a query string or a fragment,
+        // bearer tokens, basic credentials, JWTs and secrets set as environment variables
+        let scrubbed = [
+            ("s3://AKIAIOSFODNN7EXAMPLE:wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY@bucket/x", "s3://REDACTED@bucket/x"),
+            ("https://bob:pa/ss@host.example/g", "https://REDACTED@host.example/g"),
+            ("https://user:p@ss@host.com/x", "https://REDACTED@host.com/x"),
+            (
+                "https://api.example.com/x?api_key=abcdef0123&page=2&Token=zz#top",
+                "https://api.example.com/x?api_key=REDACTED&page=2&Token=REDACTED#top",
+            ),
+            (
+                "https://g.com/api?private_token=GL1 https://x.com/cb#access_token=FR&state=1",
+                "https://g.com/api?private_token=REDACTED https://x.com/cb#access_token=REDACTED&state=1",
+            ),
+            ("Authorization: Bearer abcdefghijklmnop.qrs", "Authorization: Bearer REDACTED"),
+            (
+                "Authorization: Basic dXNlcjpwYXNzd29yZA== and a Basic configuration",
+                "Authorization: Basic REDACTED and a Basic configuration",
+            ),
+            ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjMifQ.c2lnbmF0dXJlMTIz end", "jwt REDACTED end"),
+            (
+                "WANDB_API_KEY=0123456789abcdef python train.py HF_TOKEN=x1 MAX_TOKENS=5",
+                "WANDB_API_KEY=REDACTED python train.py HF_TOKEN=REDACTED MAX_TOKENS=5",
+            ),
+            ("AWS_SECRET_ACCESS_KEY=wJalr/K7+x aws s3 ls", "AWS_SECRET_ACCESS_KEY=REDACTED aws s3 ls"),
+        ];
+        for (text, want) in scrubbed {
+            assert_eq!(scrub_credentials(text).as_deref(), Some(want), "{text}");
+        }
         // no user and password in these
         for kept in ["mailto:alice@example.com", "time 12:30@home", "ckpt epoch:3@step:100"] {
             assert_eq!(scrub_credentials(kept), None, "{kept}");
