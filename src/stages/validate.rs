@@ -454,11 +454,22 @@ impl<'a> Validator<'a> {
                                     reasons[r].push(Reason {
                                         field: self.schema.primary_key.join(", "),
                                         rule: "primaryKey".into(),
-                                        message: format!(
-                                            "{} rows share this primary key: {}",
-                                            end - start,
-                                            places.join(", ")
-                                        ),
+                                        // rows no `_source_*` column places are told apart by
+                                        // their rank (one line each, not the same line again)
+                                        message: if sources.at(r).is_some() {
+                                            format!(
+                                                "{} rows share this primary key: {}",
+                                                end - start,
+                                                places.join(", ")
+                                            )
+                                        } else {
+                                            format!(
+                                                "{} rows share this primary key; this is row {} of them, which no \
+                                                 _source_file/_source_line places (select them to name raw lines)",
+                                                end - start,
+                                                r - start + 1
+                                            )
+                                        },
                                         finding: Some(Finding::SharedKey { rows: (end - start) as u64, same_line }),
                                     });
                                 }
@@ -529,16 +540,17 @@ impl<'a> Validator<'a> {
         // order the rule reads
         let unplaced: Vec<usize> = pool.iter().copied().filter(|&r| sources.at(r).is_none()).collect();
         if !unplaced.is_empty() {
-            unordered(
-                &unplaced,
-                format!(
-                    "{} rows share this primary key ({}), and this one has no \
+            for r in unplaced {
+                // ranked, so that two such rows do not say the same line
+                let message = format!(
+                    "{} rows share this primary key ({}), and this one (row {} of them) has no \
                  _source_file/_source_line, so the {rule} rule cannot place it",
                     end - start,
-                    places.join(", ")
-                ),
-                None,
-            );
+                    places.join(", "),
+                    r - start + 1
+                );
+                unordered(&[r], message, None);
+            }
             return Ok(());
         }
         let keep = if self.policy == DuplicatePolicy::KeepLast { *pool.last().expect("a group") } else { pool[0] };

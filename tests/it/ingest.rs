@@ -1222,6 +1222,44 @@ fn a_file_name_with_a_line_break_is_escaped_in_a_violation() {
 }
 
 #[test]
+fn a_failed_build_says_its_inputs_were_empty_or_alike() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // a file copied under a second name: its rows come twice and break the key
+    write(dir, "raw/a.jsonl", "{\"id\": 1}\n{\"id\": 2}\n");
+    write(dir, "raw/copy-of-a.jsonl", "{\"id\": 1}\n{\"id\": 2}\n");
+    write(dir, "raw/late.jsonl", "");
+    write(dir, "t.json", r#"{"fields":[{"name":"id","type":"integer"}],"primaryKey":["id"]}"#);
+    write(
+        dir,
+        "pipeline.toml",
+        &one_source("p", "raw/*.jsonl", "jsonl", "", "SELECT id FROM raw", "schema = \"t.json\"\n"),
+    );
+    let alike = "source raw read 2 files with the same bytes (";
+    let empty = "source raw read 1 empty file (0 bytes, no record): raw/late.jsonl";
+    let o = build(dir, &[]);
+    assert_violations(&o, 4, &["rule primaryKey", alike, "raw/a.jsonl, raw/copy-of-a.jsonl; the rows", empty]);
+    // said once each, before the violations (as a build that stops says its warnings), and in
+    // the JSON document
+    assert_eq!(stderr(&o).matches(alike).count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).find(empty).unwrap() < stderr(&o).find("rule primaryKey").unwrap(), "{}", stderr(&o));
+    // rows that no _source_* column places are told apart by their rank: no line said twice
+    let err = stderr(&o);
+    let said: Vec<&str> = err.lines().filter(|l| l.contains("rule primaryKey")).collect();
+    assert_eq!(said.len(), 4, "{}", stderr(&o));
+    assert!(said[0].contains("2 rows share this primary key; this is row 1 of them, which no"), "{}", stderr(&o));
+    assert_eq!(said.iter().collect::<std::collections::BTreeSet<_>>().len(), 4, "{}", stderr(&o));
+    let o = build(dir, &["--format", "json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let kinds: Vec<&str> = doc["warnings"].as_array().unwrap().iter().map(|w| w["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["empty-input", "identical-inputs"], "{doc:#}");
+    // -q says none
+    let o = build(dir, &["-q"]);
+    assert!(!stderr(&o).contains(alike) && !stderr(&o).contains(empty), "{}", stderr(&o));
+}
+
+#[test]
 fn a_named_pipe_is_refused_and_an_empty_input_is_warned_of() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();

@@ -140,7 +140,11 @@ fn rows_of_one_raw_line_that_share_a_key_leave_the_rule_no_choice() {
                UNION ALL SELECT 7 AS k, 'z' AS v, NULL, NULL";
     write(dir, "pipeline.toml", &one_source("tie", "m.jsonl", "jsonl", "", sql, table));
     let o = build(dir, &[]);
-    assert_violations(&o, 1, &["and this one has no _source_file/_source_line, so the keep-last rule cannot place it"]);
+    assert_violations(
+        &o,
+        1,
+        &["and this one (row ", " of them) has no _source_file/_source_line, so the keep-last rule cannot place it"],
+    );
     // the table has its keep rule already: no hint to choose one
     assert!(!stderr(&o).contains("hint: rows that share a primary key"), "{}", stderr(&o));
     // the same row twice is no choice to make

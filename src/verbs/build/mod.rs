@@ -190,7 +190,12 @@ async fn build_in(
         parquet: cluster.is_some(),
         cluster,
     };
-    stager.stage_all(&mut deferred, progress, &mut rejects, &mut inputs).await?;
+    let failed = |e: Error, inputs: &BTreeMap<String, (PathBuf, BTreeSet<String>)>| {
+        with_input_warnings(e, spec, inputs, &stamps, &read_digests)
+    };
+    if let Err(e) = stager.stage_all(&mut deferred, progress, &mut rejects, &mut inputs).await {
+        return Err(failed(e, &inputs));
+    }
 
     // inputs that ingest read to their end were hashed on the way; the others are hashed
     // in the background while the tables are built
@@ -219,7 +224,8 @@ async fn build_in(
                 // a failure on the cluster (an executor lost, a task failed) names it
                 context.push_str(&format!(" on the engine {}", c.engine.address()));
             }
-            return Err(stager.fail(e, &mut deferred, progress, &mut rejects, &mut inputs).await);
+            let e = stager.fail(e, &mut deferred, progress, &mut rejects, &mut inputs).await;
+            return Err(failed(e, &inputs));
         }
     };
     let mut report = {
@@ -227,7 +233,7 @@ async fn build_in(
         all.absorb(report);
         all
     };
-    report.check()?;
+    report.check().map_err(|e| failed(e, &inputs))?;
     let reject_counts = count_rejects(rejects, &mut report, &mut table_entries)?;
     // the card's sections may read sources and views, whose staged rows are in the work
     // folder: they run before it goes
@@ -1210,7 +1216,7 @@ fn input_warnings(spec: &PipelineSpec, inputs: &[InputEntry], report: &mut Build
         .map(|s| s.name.as_str())
         .collect();
     let mut seen: BTreeMap<(&str, &str), Vec<&str>> = BTreeMap::new();
-    for i in inputs.iter().filter(|i| i.bytes > 0) {
+    for i in inputs.iter().filter(|i| i.bytes > 0 && !i.sha256.is_empty()) {
         for s in i.sources.iter().filter(|s| !wandb.contains(s.as_str())) {
             seen.entry((s.as_str(), i.sha256.as_str())).or_default().push(i.path.as_str());
         }
@@ -1269,6 +1275,35 @@ fn input_warnings(spec: &PipelineSpec, inputs: &[InputEntry], report: &mut Build
             ),
         );
     }
+}
+
+/// Adds the input warnings ([`input_warnings`]) to a build's [`Error::Invalid`], which comes
+/// before the inputs are all hashed; other errors are returned as they are. An input's size is
+/// its stamp's from before the build read it; its digest is known when it was read to its
+/// end (`read_digests`), and only such inputs are compared for identical bytes. A file read
+/// twice is often what broke a primary key.
+fn with_input_warnings(
+    err: Error,
+    spec: &PipelineSpec,
+    inputs: &BTreeMap<String, (PathBuf, BTreeSet<String>)>,
+    stamps: &BTreeMap<PathBuf, crate::verbs::build::cache::FileStamp>,
+    read_digests: &crate::stages::hash::ReadDigests,
+) -> Error {
+    let Error::Invalid { violations, total, checked, hints, mut warnings } = err else { return err };
+    let known: Vec<InputEntry> = inputs
+        .iter()
+        .filter_map(|(rel, (path, sources))| {
+            let (bytes, sha256) = match read_digests.get(path) {
+                Some(d) => (d.bytes, d.sha256),
+                None => (stamps.get(path)?.bytes, String::new()),
+            };
+            Some(InputEntry { path: rel.clone(), bytes, sha256, sources: sources.iter().cloned().collect() })
+        })
+        .collect();
+    let mut report = BuildReport::new(0);
+    input_warnings(spec, &known, &mut report);
+    warnings.extend(report.warnings);
+    Error::Invalid { violations, total, checked, hints, warnings }
 }
 
 /// Checks that every input the build read has the stamp it had before the build began. One
