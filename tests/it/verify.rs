@@ -43,11 +43,15 @@ fn sha256sums_in_any_form_sha256sum_reads_and_without_the_manifest_line() {
     assert!(o.status.success(), "{}", stdout(&o));
     let o = run(bin().arg("verify").arg(tmp.path()));
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
-    // a line repeated: its file is counted once
-    let files = text.lines().count();
-    std::fs::write(&sums, format!("{other}{}\n", text.lines().next().unwrap())).unwrap();
+    // a line repeated (runpack writes one per file): said, with the line it repeats
+    let (files, first) = (text.lines().count(), text.lines().next().unwrap());
+    std::fs::write(&sums, format!("{other}{first}\n")).unwrap();
     let o = run(bin().arg("verify").arg(tmp.path()));
-    assert!(stdout(&o).starts_with(&format!("ok: {files} files verified by sha256")), "{}{}", stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let path = first.split_once("  ").unwrap().1;
+    let said = format!("SHA256SUMS:{}: {path} has a line already (line 1)", files + 1);
+    assert!(stdout(&o).contains(&said), "{said}\n{}{}", stdout(&o), stderr(&o));
+    assert_eq!(stdout(&o).lines().filter(|l| l.contains("SHA256SUMS")).count(), 1, "{}", stdout(&o));
     let without: String = text.lines().filter(|l| !l.ends_with("  manifest.json")).map(|l| format!("{l}\n")).collect();
     std::fs::write(&sums, without).unwrap();
     let o = run(bin().arg("verify").arg(tmp.path()));

@@ -994,15 +994,25 @@ fn check_sums(dir: &Path, m: &Manifest, rep: &mut VerifyReport, bad_digest: &BTr
 
 /// The entries of a `SHA256SUMS` text: (1-based line, digest, path) of each line that is one
 /// ([`sums_line`]); comment and blank lines are skipped, as `sha256sum -c` skips them, and any
-/// other line is a problem pushed to `problems`.
+/// other line is a problem pushed to `problems`. A path given a line again is a problem too
+/// (runpack writes one line per file; `sha256sum -c` would check it twice), and that line is
+/// left out.
 fn sums_entries(text: &str, problems: &mut Vec<Problem>) -> Vec<(usize, String, String)> {
     let mut out = Vec::new();
+    let mut first_line: BTreeMap<String, usize> = BTreeMap::new();
     for (n, line) in text.lines().enumerate() {
         if line.starts_with('#') || line.trim().is_empty() {
             continue;
         }
         match sums_line(line) {
-            Some((sha, path)) => out.push((n + 1, sha, path)),
+            Some((_, path)) if first_line.contains_key(&path) => problems.push(Problem::new(
+                ProblemKind::Checksums,
+                format!("SHA256SUMS:{}: {path} has a line already (line {})", n + 1, first_line[&path]),
+            )),
+            Some((sha, path)) => {
+                first_line.insert(path.clone(), n + 1);
+                out.push((n + 1, sha, path))
+            }
             None => problems.push(Problem::new(
                 ProblemKind::Checksums,
                 format!("SHA256SUMS:{}: not a `<sha256>  <path>` line", n + 1),
