@@ -34,7 +34,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, Int64Array, Int64Builder, RecordBatch, StringViewArray, StringViewBuilder};
+use arrow::array::{Array, ArrayRef, Int64Array, Int64Builder, NullBufferBuilder, RecordBatch, StringViewArray};
 use arrow::datatypes::{DataType, SchemaRef};
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::config::ConfigOptions;
@@ -254,8 +254,15 @@ enum Key {
         by_view: FastMap<u128>,
         /// Whether views repeat enough for `by_view` to pay (cleared once they do not).
         use_views: bool,
-        /// The column of each group, in group order.
-        out: StringViewBuilder,
+        /// The view of each group's key, in group order: an input's view when its text is
+        /// inline (12 bytes or less), else one into `data`. Kept by hand, not in a
+        /// `StringViewBuilder`, so that an inline view is copied whole (a builder makes it
+        /// again from its bytes, with a call to copy them, for each group).
+        views: Vec<u128>,
+        /// The bytes of the keys longer than 12 bytes.
+        data: Vec<u8>,
+        /// Which groups' keys are null.
+        nulls: NullBufferBuilder,
     },
     /// An `Int64` column: a value's bits are its number.
     Int { out: Int64Builder },
@@ -269,7 +276,9 @@ impl Key {
                 by_bytes: FastMap::default(),
                 by_view: FastMap::default(),
                 use_views: true,
-                out: StringViewBuilder::new(),
+                views: Vec::new(),
+                data: Vec::new(),
+                nulls: NullBufferBuilder::new(0),
             },
         }
     }
@@ -358,16 +367,29 @@ impl Key {
                 }
                 0
             }
-            Key::Text { out, .. } => {
+            Key::Text { views, data, nulls, .. } => {
                 let texts = array.as_any().downcast_ref::<StringViewArray>().expect("checked by number");
                 let mut bytes = 0;
+                views.reserve(rows.len());
                 for &i in rows {
-                    if texts.is_valid(i) {
-                        out.append_value(texts.value(i));
-                        bytes += texts.value(i).len();
-                    } else {
-                        out.append_null();
+                    if texts.is_null(i) {
+                        views.push(0);
+                        nulls.append_null();
+                        continue;
                     }
+                    let view = texts.views()[i];
+                    let len = view as u32 as usize;
+                    if len <= 12 {
+                        views.push(view);
+                    } else {
+                        let text = texts.value(i).as_bytes();
+                        // below MAX_KEY_BYTES (32 MiB) before the groups are emitted
+                        let offset = u32::try_from(data.len()).expect("keys are emitted before 4 GiB");
+                        data.extend_from_slice(text);
+                        views.push(arrow::array::builder::make_view(text, 0, offset));
+                    }
+                    nulls.append_non_null();
+                    bytes += len;
                 }
                 bytes
             }
@@ -386,11 +408,16 @@ impl Key {
             }
     }
 
-    fn finish(&mut self) -> ArrayRef {
-        match self {
+    /// The groups' keys as a column; starts again with none.
+    fn finish(&mut self) -> Result<ArrayRef> {
+        Ok(match self {
             Key::Int { out } => Arc::new(out.finish()),
-            Key::Text { out, .. } => Arc::new(out.finish()),
-        }
+            Key::Text { views, data, nulls, .. } => {
+                let data = std::mem::take(data);
+                let buffers = if data.is_empty() { vec![] } else { vec![arrow::buffer::Buffer::from_vec(data)] };
+                Arc::new(StringViewArray::try_new(std::mem::take(views).into(), buffers, nulls.finish())?)
+            }
+        })
     }
 }
 
@@ -563,34 +590,44 @@ impl Groups {
                 self.rows.push(group);
             }
         } else {
+            // the fields apart, so that the loop reads the batch's numbers as slices while it
+            // adds groups
+            let Groups { numbers, nulls, by_pair, by_codes, direct_slots, rows, first_rows, len, outer, .. } = self;
+            let (texts, others, nulls) = (&numbers[*outer][..n], &numbers[1 - *outer][..n], &nulls[..n]);
+            let mut new_group = |i: usize| {
+                first_rows.push(i);
+                *len += 1;
+                *len - 1
+            };
+            rows.reserve(n);
             // the previous row's numbers and group: rows sorted by the keys repeat them
             let mut last: Option<(Codes, usize)> = None;
-            let outer = self.outer;
-            for i in 0..n {
-                let codes = (self.numbers[0][i], self.numbers[1][i], self.nulls[i]);
+            for (i, ((&text, &other), &null)) in texts.iter().zip(others).zip(nulls).enumerate() {
+                let codes = (text, other, null);
                 let group = match last {
                     Some((c, g)) if c == codes => g,
                     _ => {
-                        let g = if codes.2 == 0 {
+                        let g = if null == 0 {
                             // a map per number of the text column: smaller entries, fewer misses
-                            let (text, other) = (self.numbers[outer][i] as usize, self.numbers[1 - outer][i]);
-                            if text >= self.by_pair.len() {
-                                self.by_pair.resize_with(text + 1, Pairs::default);
+                            let text = text as usize;
+                            if text >= by_pair.len() {
+                                by_pair.resize_with(text + 1, Pairs::default);
                             }
-                            match self.by_pair[text].get(other, &mut self.direct_slots) {
+                            let pairs = &mut by_pair[text];
+                            match pairs.get(other, direct_slots) {
                                 Ok(g) => g,
                                 Err(slot) => {
-                                    let g = self.new_group(i);
-                                    self.by_pair[text].set(slot, other, g);
+                                    let g = new_group(i);
+                                    pairs.set(slot, other, g);
                                     g
                                 }
                             }
                         } else {
-                            match self.by_codes.get(&codes) {
+                            match by_codes.get(&codes) {
                                 Some(&g) => g,
                                 None => {
-                                    let g = self.new_group(i);
-                                    self.by_codes.insert(codes, g);
+                                    let g = new_group(i);
+                                    by_codes.insert(codes, g);
                                     g
                                 }
                             }
@@ -599,7 +636,7 @@ impl Groups {
                         g
                     }
                 };
-                self.rows.push(group);
+                rows.push(group);
             }
         }
         self.append_new_keys(&arrays);
@@ -655,7 +692,7 @@ impl Groups {
         if self.len == 0 {
             return Ok(Vec::new());
         }
-        let mut columns: Vec<ArrayRef> = self.keys.iter_mut().map(Key::finish).collect();
+        let mut columns: Vec<ArrayRef> = self.keys.iter_mut().map(Key::finish).collect::<Result<_>>()?;
         for acc in &mut self.accumulators {
             columns.extend(acc.state(EmitTo::All)?);
         }
