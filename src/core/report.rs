@@ -133,6 +133,12 @@ pub enum Finding {
         /// type was decided by reading the input rather than declared.
         decided_at: Option<String>,
     },
+    /// An integer of 2^53 or more in a float column of a source read as text cells (CSV): no
+    /// 64-bit float holds it exactly (rule `type`).
+    InexactInteger {
+        /// The top-level column the value is in.
+        column: String,
+    },
     /// Rows that share a primary key, and no keep rule chooses among them (rule `primaryKey`).
     SharedKey {
         /// How many rows share the key.
@@ -156,6 +162,7 @@ impl Finding {
                 numeric_string: *numeric_string,
                 decided_at: decided_at.as_ref().map(|_| String::new()),
             },
+            Finding::InexactInteger { .. } => self.clone(),
             Finding::SharedKey { same_line, .. } => Finding::SharedKey { rows: 0, same_line: *same_line },
         }
     }
@@ -172,7 +179,9 @@ impl Finding {
 ///   declared integer column holds none);
 /// - numbers written as strings (`"0.001"`): `coerce_numeric_strings`;
 /// - a column whose type its first value decided, broken by values of another type: a
-///   `[[source.field]]` of type `any`.
+///   `[[source.field]]` of type `any`;
+/// - a CSV float column broken by an integer no float holds: a `[[source.field]]` of type
+///   `string`.
 pub fn violation_hints(findings: &std::collections::BTreeSet<(Scope, String, Finding)>) -> Vec<String> {
     use std::collections::BTreeSet;
     let mut hints = Vec::new();
@@ -273,6 +282,22 @@ pub fn violation_hints(findings: &std::collections::BTreeSet<(Scope, String, Fin
             "a column whose values are of several types on purpose ({}) is kept whole, as JSON text, when its \
              source declares it so: [[source.field]] name = {column:?}, type = \"any\"",
             mixed.iter().map(|(s, c)| format!("{s}.{c}")).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    // a CSV column typed float that holds an integer no float holds: its text kept as it is
+    let inexact: BTreeSet<(&str, &str)> = findings
+        .iter()
+        .filter_map(|(scope, source, f)| match f {
+            Finding::InexactInteger { column } if *scope == Scope::Source => Some((source.as_str(), column.as_str())),
+            _ => None,
+        })
+        .collect();
+    if let Some((_, column)) = inexact.first() {
+        hints.push(format!(
+            "a CSV column of numbers that holds integers of 2^53 or more ({}) keeps them exactly as text when its \
+             source declares it so: [[source.field]] name = {column:?}, type = \"string\" (CAST it in SQL where a \
+             number is needed)",
+            inexact.iter().map(|(s, c)| format!("{s}.{c}")).collect::<Vec<_>>().join(", ")
         ));
     }
     hints

@@ -543,6 +543,20 @@ fn a_csv_number_is_held_to_what_json_is_exact_or_refused() {
     );
     assert!(err.contains("b.csv:4:$.big: number 1e+400 is out of range for a 64-bit float"), "{err}");
     assert!(err.contains("2 violations found"), "{err}");
+    // the hint keeps the column's text as it is, and the build goes through
+    let hint = "hint: a CSV column of numbers that holds integers of 2^53 or more (raw.big) keeps them exactly as \
+                text when its source declares it so: [[source.field]] name = \"big\", type = \"string\"";
+    assert!(err.contains(hint), "{err}");
+    let toml = std::fs::read_to_string(dir.join("pipeline.toml")).unwrap();
+    let declared = "format = \"csv\"\n[[source.field]]\nname = \"big\"\ntype = \"string\"\n";
+    write(dir, "pipeline.toml", &toml.replace("format = \"csv\"\n", declared));
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "p"), "SELECT big FROM t ORDER BY _source_line"),
+        "big\n9007199254740993\n1.5\n1e+400\n9007199254740992\ninf\n"
+    );
+    write(dir, "pipeline.toml", &toml);
     // declared number: the same; what a float holds exactly is kept, inf is an infinity
     write(dir, "b.csv", "big\n9007199254740993\n9007199254740992\ninf\n");
     let toml = std::fs::read_to_string(dir.join("pipeline.toml")).unwrap();
@@ -551,7 +565,7 @@ fn a_csv_number_is_held_to_what_json_is_exact_or_refused() {
         "pipeline.toml",
         &toml.replace("format = \"csv\"\n", "format = \"csv\"\n[[source.field]]\nname = \"big\"\ntype = \"number\"\n"),
     );
-    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    let o = build(dir, &["-q", "--force", "--on-invalid", "reject"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
         query(

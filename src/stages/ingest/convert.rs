@@ -932,7 +932,8 @@ fn to_f64(c: &Cell, ctx: &mut Ctx) -> Option<f64> {
             if ctx.opts.textual {
                 // an integer's text is held to what JSON's is: exact as a float, or refused
                 if integer_text_exact_as_f64(s) == Some(false) {
-                    ctx.problem(c, format!("integer {s} cannot be stored exactly as a 64-bit float"));
+                    let finding = crate::core::report::Finding::InexactInteger { column: column_of(&c.path) };
+                    ctx.type_problem(c, format!("integer {s} cannot be stored exactly as a 64-bit float"), finding);
                     return None;
                 }
                 if let Some(f) = parse_text_float(s) {
