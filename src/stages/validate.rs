@@ -450,17 +450,27 @@ impl<'a> Validator<'a> {
                                 let same_line = sources.at(start).is_some()
                                     && places.iter().all(|p| *p == places[0])
                                     && !same_rows(b, &(start..end).collect::<Vec<_>>())?;
+                                // rows of one raw line say the same places: each says its rank too
+                                let places_repeat =
+                                    places.iter().collect::<std::collections::BTreeSet<_>>().len() < places.len();
                                 for r in start..end {
                                     reasons[r].push(Reason {
                                         field: self.schema.primary_key.join(", "),
                                         rule: "primaryKey".into(),
                                         // rows no `_source_*` column places are told apart by
                                         // their rank (one line each, not the same line again)
-                                        message: if sources.at(r).is_some() {
+                                        message: if sources.at(r).is_some() && !places_repeat {
                                             format!(
                                                 "{} rows share this primary key: {}",
                                                 end - start,
                                                 places.join(", ")
+                                            )
+                                        } else if sources.at(r).is_some() {
+                                            format!(
+                                                "{} rows share this primary key: {}; this is row {} of them",
+                                                end - start,
+                                                places.join(", "),
+                                                r - start + 1
                                             )
                                         } else {
                                             format!(
@@ -538,9 +548,9 @@ impl<'a> Validator<'a> {
         // a row without a file and line (a NULL `_source_file` or
         // `_source_line`, from a join or a literal row) has no place in the
         // order the rule reads
-        let unplaced: Vec<usize> = pool.iter().copied().filter(|&r| sources.at(r).is_none()).collect();
+        let unplaced: Vec<usize> = (start..end).filter(|&r| sources.at(r).is_none()).collect();
         if !unplaced.is_empty() {
-            for r in unplaced {
+            for &r in &unplaced {
                 // ranked, so that two such rows do not say the same line
                 let message = format!(
                     "{} rows share this primary key ({}), and this one (row {} of them) has no \
@@ -551,29 +561,34 @@ impl<'a> Validator<'a> {
                 );
                 unordered(&[r], message, None);
             }
-            return Ok(());
         }
-        let keep = if self.policy == DuplicatePolicy::KeepLast { *pool.last().expect("a group") } else { pool[0] };
+        // the rule chooses among the rows it can place: with --on-invalid reject the unplaced
+        // ones go to the rejects, and the rows kept hold the key once
+        let pool: Vec<usize> = pool.into_iter().filter(|&r| sources.at(r).is_some()).collect();
+        let Some(&last) = pool.last() else { return Ok(()) };
+        let keep = if self.policy == DuplicatePolicy::KeepLast { last } else { pool[0] };
         let kept_at = places[keep - start].clone();
         // rows of one raw line (a query that makes several rows of a line):
         // no order tells them apart, so the rule cannot choose, unless
         // they are the same row
         let tied: Vec<usize> = pool.iter().copied().filter(|&r| places[r - start] == kept_at).collect();
         if tied.len() > 1 && !same_rows(b, &tied)? {
-            unordered(
-                &tied,
-                format!(
+            for (k, &r) in tied.iter().enumerate() {
+                // ranked, so that the rows of one line do not say the same line
+                let message = format!(
                     "{} different rows share this primary key and come from the same raw \
-                 line {kept_at}, so the {rule} rule cannot choose between them; give \
-                 each row the query makes of a line its own key",
-                    tied.len()
-                ),
-                Some(Finding::SharedKey { rows: tied.len() as u64, same_line: true }),
-            );
+                 line {kept_at}, so the {rule} rule cannot choose between them (this is row {} of them); \
+                 give each row the query makes of a line its own key",
+                    tied.len(),
+                    k + 1
+                );
+                unordered(&[r], message, Some(Finding::SharedKey { rows: tied.len() as u64, same_line: true }));
+            }
             return Ok(());
         }
         let invalid = |r: usize| !reasons[r].is_empty() || unique_taken(&self.unique, unique_rows, r);
-        for r in (start..end).filter(|&r| r != keep && (!rejecting || !invalid(r))) {
+        // (an unplaced row is a violation, never superseded: it is said or rejected)
+        for r in (start..end).filter(|&r| r != keep && sources.at(r).is_some() && (!rejecting || !invalid(r))) {
             superseded[r] = Some(format!(
                 "duplicate primary key ({}); superseded by the row at {kept_at} ({rule} rule)",
                 render_key(&self.schema.primary_key, &self.pk_idx, b, r),

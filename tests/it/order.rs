@@ -147,6 +147,19 @@ fn rows_of_one_raw_line_that_share_a_key_leave_the_rule_no_choice() {
     );
     // the table has its keep rule already: no hint to choose one
     assert!(!stderr(&o).contains("hint: rows that share a primary key"), "{}", stderr(&o));
+    // with --on-invalid reject the unplaced rows go to the rejects, and the rule still chooses
+    // among the placed ones: the rows kept hold the key once (the last, from n.jsonl)
+    write(dir, "n.jsonl", "{\"k\": 7}\n");
+    let sql = "SELECT k, CASE WHEN _source_file = 'n.jsonl' THEN 'n' ELSE 'm' END AS v, _source_file, _source_line \
+               FROM raw UNION ALL SELECT 7 AS k, 'y' AS v, NULL, NULL UNION ALL SELECT 7 AS k, 'z' AS v, NULL, NULL";
+    write(dir, "pipeline.toml", &one_source("tie", "*.jsonl", "jsonl", "", sql, table));
+    let o = build(dir, &["--force", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let kept = keys(&release(dir, "tie"), "t");
+    assert_eq!(kept.len(), 3000, "{}", stderr(&o));
+    assert_eq!(kept.iter().filter(|(k, _)| *k == 7).collect::<Vec<_>>(), [&(7, "n".to_string())]);
+    std::fs::remove_file(dir.join("n.jsonl")).unwrap();
+    std::fs::remove_dir_all(release(dir, "tie")).unwrap();
     // the same row twice is no choice to make
     let sql = "SELECT k, 'a' AS v, _source_file, _source_line FROM raw \
                UNION ALL SELECT k, 'a' AS v, _source_file, _source_line FROM raw";
