@@ -133,7 +133,7 @@ pub enum Finding {
         /// type was decided by reading the input rather than declared.
         decided_at: Option<String>,
     },
-    /// An integer of 2^53 or more in a float column of a source read as text cells (CSV): no
+    /// An integer beyond ±2^53 in a float column of a source read as text cells (CSV): no
     /// 64-bit float holds it exactly (rule `type`).
     InexactInteger {
         /// The top-level column the value is in.
@@ -277,11 +277,12 @@ pub fn violation_hints(findings: &std::collections::BTreeSet<(Scope, String, Fin
     // keep them all (a declared column has no value that decided it)
     let mixed: BTreeSet<(&str, &str)> =
         types.iter().filter(|t| t.decided && !t.nonfinite && !t.numeric).map(|t| (t.source, t.column)).collect();
-    if let Some((_, column)) = mixed.first() {
+    if !mixed.is_empty() {
         hints.push(format!(
             "a column whose values are of several types on purpose ({}) is kept whole, as JSON text, when its \
-             source declares it so: [[source.field]] name = {column:?}, type = \"any\"",
-            mixed.iter().map(|(s, c)| format!("{s}.{c}")).collect::<Vec<_>>().join(", ")
+             source declares it so: {}",
+            mixed.iter().map(|(s, c)| format!("{s}.{c}")).collect::<Vec<_>>().join(", "),
+            field_tables(mixed.iter().map(|(_, c)| *c), "any")
         ));
     }
     // a CSV column typed float that holds an integer no float holds: its text kept as it is
@@ -292,15 +293,26 @@ pub fn violation_hints(findings: &std::collections::BTreeSet<(Scope, String, Fin
             _ => None,
         })
         .collect();
-    if let Some((_, column)) = inexact.first() {
+    if !inexact.is_empty() {
         hints.push(format!(
-            "a CSV column of numbers that holds integers of 2^53 or more ({}) keeps them exactly as text when its \
-             source declares it so: [[source.field]] name = {column:?}, type = \"string\" (CAST it in SQL where a \
-             number is needed)",
-            inexact.iter().map(|(s, c)| format!("{s}.{c}")).collect::<Vec<_>>().join(", ")
+            "a CSV column of numbers that holds integers beyond ±2^53 ({}) keeps them exactly as text when its \
+             source declares it so: {} (CAST it in SQL where a number is needed)",
+            inexact.iter().map(|(s, c)| format!("{s}.{c}")).collect::<Vec<_>>().join(", "),
+            field_tables(inexact.iter().map(|(_, c)| *c), "string")
         ));
     }
     hints
+}
+
+/// How to declare `columns` of type `ty` in a source, as a hint says it on one line: a
+/// `[[source.field]]` table per column, whose keys go on lines of their own (TOML has no
+/// table and key on one line).
+fn field_tables<'a>(columns: impl Iterator<Item = &'a str>, ty: &str) -> String {
+    let tables: Vec<String> = columns.map(|c| format!("name = {c:?} and type = {ty:?}")).collect();
+    match tables.len() {
+        1 => format!("a [[source.field]] table with {}, each key on a line of its own", tables[0]),
+        _ => format!("a [[source.field]] table for each ({}), each key on a line of its own", tables.join("; ")),
+    }
 }
 
 /// What a [`Violation`]'s `table` names: an output table (its schema's rules, keys, splits)

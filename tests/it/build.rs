@@ -745,7 +745,7 @@ fn an_integer_no_float_holds_in_a_float_column_names_the_value_that_made_it_one(
         hint_lines(&o),
         vec![
             "a column whose values are of several types on purpose (s.x) is kept whole, as JSON text, when its source \
-         declares it so: [[source.field]] name = \"x\", type = \"any\""
+         declares it so: a [[source.field]] table with name = \"x\" and type = \"any\", each key on a line of its own"
                 .to_string()
         ]
     );

@@ -544,8 +544,9 @@ fn a_csv_number_is_held_to_what_json_is_exact_or_refused() {
     assert!(err.contains("b.csv:4:$.big: number 1e+400 is out of range for a 64-bit float"), "{err}");
     assert!(err.contains("2 violations found"), "{err}");
     // the hint keeps the column's text as it is, and the build goes through
-    let hint = "hint: a CSV column of numbers that holds integers of 2^53 or more (raw.big) keeps them exactly as \
-                text when its source declares it so: [[source.field]] name = \"big\", type = \"string\"";
+    let hint = "hint: a CSV column of numbers that holds integers beyond ±2^53 (raw.big) keeps them exactly as text \
+                when its source declares it so: a [[source.field]] table with name = \"big\" and type = \"string\", \
+                each key on a line of its own";
     assert!(err.contains(hint), "{err}");
     let toml = std::fs::read_to_string(dir.join("pipeline.toml")).unwrap();
     let declared = "format = \"csv\"\n[[source.field]]\nname = \"big\"\ntype = \"string\"\n";

@@ -281,7 +281,8 @@ fn a_column_of_several_types_is_refused_with_the_way_to_keep_it() {
     let o = build(dir, &[]);
     assert_violations(&o, 1, &["d.jsonl:2:$.a: expected number, found string \"s\""]);
     let hint = "hint: a column whose values are of several types on purpose (raw.a) is kept whole, as JSON text, when \
-                its source declares it so: [[source.field]] name = \"a\", type = \"any\"";
+                its source declares it so: a [[source.field]] table with name = \"a\" and type = \"any\", each key on a \
+                line of its own";
     assert!(stderr(&o).contains(hint), "{}", stderr(&o));
     // as the hint says
     let field = "[[source.field]]\nname = \"a\"\ntype = \"any\"\n";
