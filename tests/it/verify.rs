@@ -52,6 +52,17 @@ fn sha256sums_in_any_form_sha256sum_reads_and_without_the_manifest_line() {
     let said = format!("SHA256SUMS:{}: {path} has a line already (line 1)", files + 1);
     assert!(stdout(&o).contains(&said), "{said}\n{}{}", stdout(&o), stderr(&o));
     assert_eq!(stdout(&o).lines().filter(|l| l.contains("SHA256SUMS")).count(), 1, "{}", stdout(&o));
+    // a path written as another that opens the same file, with another digest: said with both
+    let (sha, nested) = text.lines().find(|l| l.contains('/')).unwrap().split_once("  ").unwrap();
+    let (folder, name) = nested.split_once('/').unwrap();
+    let zeros = "0".repeat(64);
+    std::fs::write(&sums, format!("{other}{zeros}  ./{folder}//./{name}\n")).unwrap();
+    let o = run(bin().arg("verify").arg(tmp.path()));
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let at = text.lines().position(|l| l.ends_with(&format!("  {nested}"))).unwrap() + 1;
+    let said =
+        format!("SHA256SUMS:{}: {nested} has a line already (line {at}, which gives it {sha}, not {zeros})", files + 1);
+    assert!(stdout(&o).contains(&said), "{said}\n{}{}", stdout(&o), stderr(&o));
     let without: String = text.lines().filter(|l| !l.ends_with("  manifest.json")).map(|l| format!("{l}\n")).collect();
     std::fs::write(&sums, without).unwrap();
     let o = run(bin().arg("verify").arg(tmp.path()));

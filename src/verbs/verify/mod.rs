@@ -996,30 +996,49 @@ fn check_sums(dir: &Path, m: &Manifest, rep: &mut VerifyReport, bad_digest: &BTr
 /// ([`sums_line`]); comment and blank lines are skipped, as `sha256sum -c` skips them, and any
 /// other line is a problem pushed to `problems`. A path given a line again is a problem too
 /// (runpack writes one line per file; `sha256sum -c` would check it twice), and that line is
-/// left out.
+/// left out. A path is compared as the file it opens: `data//a.parquet` and `data/./a.parquet`
+/// are `data/a.parquet`.
 fn sums_entries(text: &str, problems: &mut Vec<Problem>) -> Vec<(usize, String, String)> {
     let mut out = Vec::new();
-    let mut first_line: BTreeMap<String, usize> = BTreeMap::new();
+    let mut first: BTreeMap<String, (usize, String)> = BTreeMap::new();
     for (n, line) in text.lines().enumerate() {
         if line.starts_with('#') || line.trim().is_empty() {
             continue;
         }
-        match sums_line(line) {
-            Some((_, path)) if first_line.contains_key(&path) => problems.push(Problem::new(
-                ProblemKind::Checksums,
-                format!("SHA256SUMS:{}: {path} has a line already (line {})", n + 1, first_line[&path]),
-            )),
-            Some((sha, path)) => {
-                first_line.insert(path.clone(), n + 1);
-                out.push((n + 1, sha, path))
-            }
-            None => problems.push(Problem::new(
+        let Some((sha, path)) = sums_line(line) else {
+            problems.push(Problem::new(
                 ProblemKind::Checksums,
                 format!("SHA256SUMS:{}: not a `<sha256>  <path>` line", n + 1),
-            )),
+            ));
+            continue;
+        };
+        let path = opened_path(&path);
+        match first.get(&path) {
+            Some((at, first_sha)) => {
+                let digests =
+                    if *first_sha == sha { String::new() } else { format!(", which gives it {first_sha}, not {sha}") };
+                problems.push(Problem::new(
+                    ProblemKind::Checksums,
+                    format!("SHA256SUMS:{}: {path} has a line already (line {at}{digests})", n + 1),
+                ));
+            }
+            None => {
+                first.insert(path.clone(), (n + 1, sha.clone()));
+                out.push((n + 1, sha, path));
+            }
         }
     }
     out
+}
+
+/// A relative path as the file system resolves it: empty and `.` parts dropped (`a//b`,
+/// `a/./b` are `a/b`). An absolute path is left as it is, for the caller to refuse.
+fn opened_path(path: &str) -> String {
+    if path.starts_with('/') {
+        return path.to_string();
+    }
+    let opened = path.split('/').filter(|p| !p.is_empty() && *p != ".").collect::<Vec<_>>().join("/");
+    if opened.is_empty() { path.to_string() } else { opened }
 }
 
 /// The digest (lowercase) and path of a `SHA256SUMS` line in any form GNU coreutils'
