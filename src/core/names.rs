@@ -1,5 +1,12 @@
 //! Names runpack checks: split names that the `datasets` library loads and that can name the
-//! split's files on every filesystem.
+//! split's files on every filesystem, and relative paths as the file system resolves them.
+
+/// A relative path with its empty and `.` parts dropped, as the file system resolves it:
+/// `./raw/m.jsonl`, `raw//m.jsonl` and `raw/./m.jsonl` are `raw/m.jsonl`. Empty when nothing
+/// is left (`./`); `..` parts are kept, for the caller to refuse.
+pub fn resolved_path(path: &str) -> String {
+    path.split('/').filter(|p| !p.is_empty() && *p != ".").collect::<Vec<_>>().join("/")
+}
 
 /// Split names `datasets` can load: `^\w+(\.\w+)*$` over the whole name, and not `all`
 /// (the `datasets` library's keyword for every split together).

@@ -210,7 +210,7 @@ pub fn find(base: &Path, patterns: &[String], context: &str) -> Result<Vec<Input
     for p in patterns {
         // `./raw/m.jsonl`, `raw//m.jsonl` and `raw/./m.jsonl` name the file `raw/m.jsonl` names
         let trailing = p.ends_with('/') && p.len() > 1;
-        let mut normal = p.split('/').filter(|s| !s.is_empty() && *s != ".").collect::<Vec<_>>().join("/");
+        let mut normal = crate::core::names::resolved_path(p);
         if trailing {
             normal.push('/');
         }

@@ -996,8 +996,7 @@ fn check_sums(dir: &Path, m: &Manifest, rep: &mut VerifyReport, bad_digest: &BTr
 /// ([`sums_line`]); comment and blank lines are skipped, as `sha256sum -c` skips them, and any
 /// other line is a problem pushed to `problems`. A path given a line again is a problem too
 /// (runpack writes one line per file; `sha256sum -c` would check it twice), and that line is
-/// left out. A path is compared as the file it opens: `data//a.parquet` and `data/./a.parquet`
-/// are `data/a.parquet`.
+/// left out.
 fn sums_entries(text: &str, problems: &mut Vec<Problem>) -> Vec<(usize, String, String)> {
     let mut out = Vec::new();
     let mut first: BTreeMap<String, (usize, String)> = BTreeMap::new();
@@ -1012,7 +1011,6 @@ fn sums_entries(text: &str, problems: &mut Vec<Problem>) -> Vec<(usize, String, 
             ));
             continue;
         };
-        let path = opened_path(&path);
         match first.get(&path) {
             Some((at, first_sha)) => {
                 let digests =
@@ -1031,22 +1029,14 @@ fn sums_entries(text: &str, problems: &mut Vec<Problem>) -> Vec<(usize, String, 
     out
 }
 
-/// A relative path as the file system resolves it: empty and `.` parts dropped (`a//b`,
-/// `a/./b` are `a/b`). An absolute path is left as it is, for the caller to refuse.
-fn opened_path(path: &str) -> String {
-    if path.starts_with('/') {
-        return path.to_string();
-    }
-    let opened = path.split('/').filter(|p| !p.is_empty() && *p != ".").collect::<Vec<_>>().join("/");
-    if opened.is_empty() { path.to_string() } else { opened }
-}
-
 /// The digest (lowercase) and path of a `SHA256SUMS` line in any form GNU coreutils'
 /// `sha256sum -c` reads: `<sha256>  <path>` (text mode), `<sha256> *<path>` (binary mode),
 /// `<sha256> <path>`, a tab for the space, blanks before it all, a leading `\` for a path with
-/// `\n` or `\\` escapes, a `./` prefix, a CRLF ending, and the BSD form `SHA256 (<path>) =
+/// `\n` or `\\` escapes, a CRLF ending, and the BSD form `SHA256 (<path>) =
 /// <sha256>` (also without the space before `=`, and OpenSSL's `SHA256(<path>)= <sha256>`);
-/// `None` for anything else.
+/// `None` for anything else. The path is the file it opens: `./data/a.parquet`,
+/// `data//a.parquet` and `data/./a.parquet` are `data/a.parquet` (an absolute path is kept as
+/// it is, for the caller to refuse).
 fn sums_line(line: &str) -> Option<(String, String)> {
     let line = line.strip_suffix('\r').unwrap_or(line);
     // coreutils skips blanks before the line's content
@@ -1055,24 +1045,21 @@ fn sums_line(line: &str) -> Option<(String, String)> {
         Some(rest) => (true, rest),
         None => (false, line),
     };
-    let unescape = |p: &str| if escaped { p.replace("\\n", "\n").replace("\\\\", "\\") } else { p.to_string() };
+    let path_of = |p: &str| {
+        let p = if escaped { p.replace("\\n", "\n").replace("\\\\", "\\") } else { p.to_string() };
+        if p.starts_with('/') { p } else { crate::core::names::resolved_path(&p) }
+    };
     // BSD form, as `sha256sum --tag` writes it: `SHA256 (<path>) = <sha256>`
     if let Some(tagged) = line.strip_prefix("SHA256 (").or_else(|| line.strip_prefix("SHA256(")) {
         let (p, sha) = tagged.rsplit_once(") = ").or_else(|| tagged.rsplit_once(")= "))?;
-        let mut path = unescape(p);
-        while let Some(p) = path.strip_prefix("./") {
-            path = p.to_string();
-        }
+        let path = path_of(p);
         let ok = sha.len() == 64 && sha.bytes().all(|b| b.is_ascii_hexdigit()) && !path.is_empty();
         return ok.then(|| (sha.to_ascii_lowercase(), path));
     }
     let sha = line.get(..64).filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))?;
     let rest = line[64..].strip_prefix([' ', '\t'])?;
     let rest = rest.strip_prefix([' ', '*']).unwrap_or(rest);
-    let mut path = unescape(rest);
-    while let Some(p) = path.strip_prefix("./") {
-        path = p.to_string();
-    }
+    let path = path_of(rest);
     (!path.is_empty()).then(|| (sha.to_ascii_lowercase(), path))
 }
 
@@ -2511,6 +2498,9 @@ mod tests {
             (format!("{h}\tdata/a.parquet"), "data/a.parquet"),
             (format!("SHA256 (data/a.parquet)= {h}"), "data/a.parquet"),
             (format!("SHA256(data/a.parquet)= {h}"), "data/a.parquet"),
+            // a path is the file it opens
+            (format!("{h}  data//./a.parquet"), "data/a.parquet"),
+            (format!("{h}  /abs//a.parquet"), "/abs//a.parquet"),
         ] {
             assert_eq!(sums_line(&line), Some((h.clone(), path.to_string())), "{line}");
         }
