@@ -572,7 +572,7 @@ impl Groups {
                     match self.null_group {
                         Some(g) => g,
                         None => {
-                            self.null_group = Some(self.new_group(i));
+                            self.null_group = Some(new_group(&mut self.first_rows, &mut self.len, i));
                             self.len - 1
                         }
                     }
@@ -581,7 +581,7 @@ impl Groups {
                         Some(&g) => g,
                         // numbers are given in the order first met: a new one is the next
                         None => {
-                            let g = self.new_group(i);
+                            let g = new_group(&mut self.first_rows, &mut self.len, i);
                             self.by_number.push(g);
                             g
                         }
@@ -594,11 +594,6 @@ impl Groups {
             // adds groups
             let Groups { numbers, nulls, by_pair, by_codes, direct_slots, rows, first_rows, len, outer, .. } = self;
             let (texts, others, nulls) = (&numbers[*outer][..n], &numbers[1 - *outer][..n], &nulls[..n]);
-            let mut new_group = |i: usize| {
-                first_rows.push(i);
-                *len += 1;
-                *len - 1
-            };
             rows.reserve(n);
             // the previous row's numbers and group: rows sorted by the keys repeat them
             let mut last: Option<(Codes, usize)> = None;
@@ -617,7 +612,7 @@ impl Groups {
                             match pairs.get(other, direct_slots) {
                                 Ok(g) => g,
                                 Err(slot) => {
-                                    let g = new_group(i);
+                                    let g = new_group(first_rows, len, i);
                                     pairs.set(slot, other, g);
                                     g
                                 }
@@ -626,7 +621,7 @@ impl Groups {
                             match by_codes.get(&codes) {
                                 Some(&g) => g,
                                 None => {
-                                    let g = new_group(i);
+                                    let g = new_group(first_rows, len, i);
                                     by_codes.insert(codes, g);
                                     g
                                 }
@@ -646,14 +641,6 @@ impl Groups {
             acc.update_batch(&values, &self.rows, None, self.len)?;
         }
         Ok(())
-    }
-
-    /// A new group, keyed by row `i` of the batch's key columns; returns its index. Its keys
-    /// are written once the batch's rows are numbered ([`Self::append_new_keys`]).
-    fn new_group(&mut self, i: usize) -> usize {
-        self.first_rows.push(i);
-        self.len += 1;
-        self.len - 1
     }
 
     /// Writes the keys of the groups the batch's rows started, from the key columns `arrays`:
@@ -715,6 +702,16 @@ impl Groups {
         let rows = batch.num_rows();
         Ok((0..rows).step_by(self.batch_size).map(|at| batch.slice(at, self.batch_size.min(rows - at))).collect())
     }
+}
+
+/// A new group of [`Groups`] (its `first_rows` and `len`), keyed by row `i` of the batch's key
+/// columns; returns its index. Its keys are written once the batch's rows are numbered
+/// ([`Groups::append_new_keys`]). A function of the two fields, so that a loop holding other
+/// fields of the groups can call it.
+fn new_group(first_rows: &mut Vec<usize>, len: &mut usize, i: usize) -> usize {
+    first_rows.push(i);
+    *len += 1;
+    *len - 1
 }
 
 fn accumulators(aggregates: &[Arc<AggregateFunctionExpr>]) -> Result<Vec<Box<dyn GroupsAccumulator>>> {
