@@ -460,6 +460,11 @@ pub struct SourceDef {
     /// JSON pointer of the records in a `json` document (default: the root).
     #[serde(default)]
     pub record_path: Option<String>,
+    /// The character between the cells of a `csv` source (Frictionless CSV Dialect's
+    /// `delimiter`): `","` unless set; `"\t"` reads tab-separated files (`.tsv`). One ASCII
+    /// character, neither a quote nor a line end.
+    #[serde(default)]
+    pub delimiter: Option<String>,
     /// Declared Table Schema (path relative to the pipeline).
     #[serde(default)]
     pub schema: Option<String>,
@@ -498,6 +503,14 @@ pub struct SourceDef {
 }
 
 impl SourceDef {
+    /// The byte between cells of a `csv` source: [`SourceDef::delimiter`]'s, or `,`.
+    pub fn delimiter_byte(&self) -> u8 {
+        match self.delimiter.as_deref().map(str::as_bytes) {
+            Some([b]) => *b,
+            _ => b',',
+        }
+    }
+
     /// The first option set on this source that its format would not use, as the pipeline
     /// spells it: a `schema`, `[[source.field]]`, `columns`, `layout` or `id_columns` on a
     /// format with fixed columns, and `layout`/`id_columns` on Parquet (read as stored).
@@ -692,6 +705,23 @@ fn check_source_options(s: &SourceDef, at: &dyn Fn(&str) -> String) -> Result<()
             at(&format!("source {}", s.name)),
             "`record_path` applies to format = \"json\" and \"yaml\" only",
         ));
+    }
+    if let Some(d) = &s.delimiter {
+        if s.format != Format::Csv {
+            return Err(Error::config(
+                at(&format!("source {}", s.name)),
+                "`delimiter` applies to format = \"csv\" only (the character between a CSV file's cells)",
+            ));
+        }
+        if !matches!(d.as_bytes(), [b] if b.is_ascii() && !matches!(b, b'"' | b'\n' | b'\r')) {
+            return Err(Error::config(
+                at(&format!("source {}", s.name)),
+                format!(
+                    "delimiter = {d:?}: expected one ASCII character other than a quote or a line end, such as \
+                     \",\" (the default), \"\\t\" (tab-separated files), \";\" or \"|\""
+                ),
+            ));
+        }
     }
     if s.keep_text
         && !matches!(
@@ -930,7 +960,14 @@ impl PipelineSpec {
                 }
                 None => file.display().to_string(),
             };
-            Error::config(loc, e.message().trim().to_string())
+            let mut message = e.message().trim().to_string();
+            // the names other tools give tab-separated files
+            if ["`tsv`", "`tab`", "`tabular`"].iter().any(|v| message.starts_with(&format!("unknown variant {v},"))) {
+                message.push_str(
+                    "\nhint: a tab-separated file is read by format = \"csv\" with delimiter = \"\\t\" on the source",
+                );
+            }
+            Error::config(loc, message)
         })?;
         let at = |what: &str| format!("{} ({what})", file.display());
 

@@ -111,6 +111,9 @@ pub struct SourceOut {
     /// `record_path` of a JSON document, when not the root.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub record_path: Option<String>,
+    /// `delimiter` of a CSV source whose cells are not separated by commas (`"\t"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delimiter: Option<String>,
     /// The standard W&B table, for `format = "wandb"`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wandb_table: Option<String>,
@@ -496,6 +499,7 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
             format: t.plan.format.name().to_string(),
             path: t.plan.patterns.iter().map(|p| format!("{}{p}", written.prefix)).collect(),
             record_path: t.plan.record_path.clone(),
+            delimiter: t.plan.delimiter.map(|d| (d as char).to_string()),
             wandb_table: t.plan.wandb_table.map(String::from),
             files: t.plan.files.clone(),
             declared: t.plan.fields.clone(),
@@ -619,8 +623,9 @@ enum Kind {
     Json(Outline),
     /// A YAML document: the first record's keys.
     Yaml(Vec<String>),
-    /// A CSV file: its header.
-    Csv(Vec<String>),
+    /// A CSV file: its header, and the byte between its cells when it is not a comma (a tab
+    /// in a `.tsv` file).
+    Csv(Vec<String>, Option<u8>),
     /// A Parquet file: its columns.
     Parquet(Vec<String>),
 }
@@ -634,7 +639,7 @@ impl Kind {
             Kind::Jsonl(_) => Format::Jsonl,
             Kind::Json(_) => Format::Json,
             Kind::Yaml(_) => Format::Yaml,
-            Kind::Csv(_) => Format::Csv,
+            Kind::Csv(..) => Format::Csv,
             Kind::Parquet(_) => Format::Parquet,
         }
     }
@@ -704,6 +709,7 @@ fn look(rel: &str, path: &Path) -> std::result::Result<Kind, String> {
         }
         "yaml" | "yml" => look_yaml(&input),
         "csv" => look_csv(&input),
+        "tsv" => look_tsv(&input),
         "parquet" => {
             // the file is named by the caller: the message alone
             let schema = crate::stages::ingest::parquet::file_schema(&input).map_err(|e| match e {
@@ -738,11 +744,11 @@ fn look(rel: &str, path: &Path) -> std::result::Result<Kind, String> {
             }
             Ok(Kind::Parquet(columns))
         }
-        _ => {
-            Err("not a format runpack reads (JSON, JSON Lines, YAML, CSV, Parquet, Tinker logs, W&B exports, trackio \
+        _ => Err(
+            "not a format runpack reads (JSON, JSON Lines, YAML, CSV, TSV, Parquet, Tinker logs, W&B exports, trackio \
                   projects, evaluation outputs)"
-                .into())
-        }
+                .into(),
+        ),
     }
 }
 
@@ -991,7 +997,18 @@ fn look_csv(input: &InputFile) -> std::result::Result<Kind, String> {
         Some(CsvKind::ApiRuns) | Some(CsvKind::History) => cols.iter().any(wandb_mark),
         None => cols.contains(&"_step") && (cols.contains(&"_runtime") || cols.contains(&"_timestamp")),
     };
-    Ok(if is_wandb { Kind::Wandb } else { Kind::Csv(header) })
+    Ok(if is_wandb { Kind::Wandb } else { Kind::Csv(header, None) })
+}
+
+/// Reads the header of a tab-separated file (`.tsv`), a CSV file whose cells are separated by
+/// tabs.
+fn look_tsv(input: &InputFile) -> std::result::Result<Kind, String> {
+    let reader = crate::stages::ingest::files::open(input).map_err(|e| e.to_string())?;
+    let header = crate::stages::ingest::records::csv_columns(reader, &input.rel, b'\t').map_err(|e| e.to_string())?;
+    if header.is_empty() {
+        return Err("holds no header and no record".into());
+    }
+    Ok(Kind::Csv(header, Some(b'\t')))
 }
 
 /// The outline of a JSON document: what its root holds, read without keeping values.
@@ -1235,6 +1252,8 @@ struct SourcePlan {
     /// Candidate patterns tried before a list of the files (the run-naming ones).
     wanted: Vec<String>,
     record_path: Option<String>,
+    /// The byte between the cells of a CSV source, when not a comma.
+    delimiter: Option<u8>,
     wandb_table: Option<&'static str>,
     /// `[[source.field]]` declarations.
     fields: Vec<Declared>,
@@ -1262,6 +1281,7 @@ impl SourcePlan {
             patterns: vec![],
             wanted: vec![],
             record_path: None,
+            delimiter: None,
             wandb_table: None,
             fields: vec![],
             hidden: vec![],
@@ -1638,6 +1658,8 @@ fn wandb_plans(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> Ve
 struct Cluster {
     dir: String,
     format: Format,
+    /// The byte between a CSV file's cells, when not a comma.
+    delimiter: Option<u8>,
     signature: Vec<String>,
     keys: BTreeSet<String>,
     files: Vec<String>,
@@ -1653,7 +1675,7 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
     let mut clusters: Vec<Cluster> = Vec::new();
     for l in looked {
         let (keys, signature, outline): (Vec<String>, Vec<String>, Option<Outline>) = match &l.kind {
-            Kind::Jsonl(k) | Kind::Yaml(k) | Kind::Csv(k) | Kind::Parquet(k) => (k.clone(), vec![], None),
+            Kind::Jsonl(k) | Kind::Yaml(k) | Kind::Csv(k, _) | Kind::Parquet(k) => (k.clone(), vec![], None),
             Kind::Json(o @ Outline::Array { first, .. }) => (first.clone(), vec!["[]".into()], Some(o.clone())),
             Kind::Json(o @ Outline::Object(members)) => (
                 members.iter().map(|(k, _)| k.clone()).collect(),
@@ -1669,9 +1691,13 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
         };
         let dir = l.rel.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default();
         let format = l.kind.format();
+        let delimiter = match l.kind {
+            Kind::Csv(_, d) => d,
+            _ => None,
+        };
         let keys: BTreeSet<String> = keys.into_iter().collect();
         let fits = |c: &Cluster| {
-            c.dir == dir && c.format == format && c.signature == signature && {
+            c.dir == dir && c.format == format && c.delimiter == delimiter && c.signature == signature && {
                 let shared = c.keys.intersection(&keys).count();
                 let all = c.keys.union(&keys).count();
                 all > 0 && shared * 2 >= all
@@ -1682,6 +1708,7 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
             None => clusters.push(Cluster {
                 dir,
                 format,
+                delimiter,
                 signature,
                 keys,
                 files: vec![l.rel.clone()],
@@ -1701,6 +1728,7 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
                 && c.files.len() == 1
                 && !c.dir.is_empty()
                 && m.format == c.format
+                && m.delimiter == c.delimiter
                 && m.signature == c.signature
                 && parent(&m.files[0].rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default())
                     == parent(&c.dir)
@@ -1767,7 +1795,12 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
         let level = |m: &Cluster| -> Option<usize> {
             let mw = m.wanted.as_deref()?;
             let o: Vec<&str> = mw.split('/').collect();
-            if m.format != c.format || m.signature != c.signature || o.len() != segs.len() || o.last() != segs.last() {
+            if m.format != c.format
+                || m.delimiter != c.delimiter
+                || m.signature != c.signature
+                || o.len() != segs.len()
+                || o.last() != segs.last()
+            {
                 return None;
             }
             let differ: Vec<usize> = (0..o.len() - 1).filter(|&j| o[j] != segs[j]).collect();
@@ -1874,6 +1907,7 @@ fn cluster_plans(c: Cluster) -> Vec<SourcePlan> {
         }
         (format, _) => {
             let mut plan = SourcePlan::new(base, *format, c.files.clone(), format!("The records of {shown}."));
+            plan.delimiter = c.delimiter;
             plan.wanted = wanted;
             plan.keys = generic_keys(&c.keys);
             plans.push(plan);
@@ -2449,6 +2483,9 @@ fn source_toml(name: &str, plan: &SourcePlan, prefix: &str) -> String {
     t.push_str(&format!("format = {}\n", q(plan.format.name())));
     if let Some(r) = &plan.record_path {
         t.push_str(&format!("record_path = {}\n", q(r)));
+    }
+    if let Some(d) = plan.delimiter {
+        t.push_str(&format!("delimiter = {}\n", q(&(d as char).to_string())));
     }
     if plan.files.len() > 1 && !plan.format.fixed_columns() {
         t.push_str("columns = \"union\"   # a column that a file lacks is null in its rows\n");

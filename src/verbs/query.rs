@@ -575,6 +575,7 @@ pub async fn register_files(
         path: crate::core::spec::PathPatterns::Many(found.iter().map(|f| f.rel.clone()).collect()),
         format: fmt,
         record_path: None,
+        delimiter: None,
         schema: None,
         columns: crate::core::spec::ColumnsPolicy::Union,
         nonfinite: crate::core::spec::NonFinite::Ieee,

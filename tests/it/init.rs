@@ -1023,7 +1023,7 @@ fn files_left_out_for_one_reason_are_said_together_after_the_others() {
     let err = stderr(&o);
     let own = err.find("  empty.jsonl: holds no record").unwrap_or_else(|| panic!("{err}"));
     let shared = err
-        .find("  4 files: not a format runpack reads (JSON, JSON Lines, YAML, CSV, Parquet, Tinker logs, W&B exports, trackio projects, evaluation outputs): a.log, b.log, c.log and 1 more\n")
+        .find("  4 files: not a format runpack reads (JSON, JSON Lines, YAML, CSV, TSV, Parquet, Tinker logs, W&B exports, trackio projects, evaluation outputs): a.log, b.log, c.log and 1 more\n")
         .unwrap_or_else(|| panic!("{err}"));
     assert!(own < shared, "{err}");
     // the JSON document and pipeline.toml still name each file
@@ -1468,6 +1468,104 @@ fn files_init_leaves_out_are_listed_as_not_read_and_a_file_added_later_is_named(
         stderr(&o).contains(
             "note: 1 file under raw/ is read by no source (added since the pipeline was written?): raw/results.json"
         ),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn tab_separated_files_are_csv_sources_split_on_tabs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let raw = tmp.path().join("raw");
+    // a TSV and a CSV of the same columns: one source each, never one table split two ways
+    write(&raw, "scores.tsv", "id\tscore\tnote\n1\t0.5\tshort, plain\n2\t0.25\t\"a\ttab\"\n");
+    write(&raw, "more.csv", "id,score,note\n3,0.75,x\n");
+    let doc = init(tmp.path(), &raw, "t");
+    assert!(not_read(&doc).is_empty(), "{:?}", not_read(&doc));
+    let scores = source(&doc, "scores_raw");
+    assert_eq!(scores["format"], "csv");
+    assert_eq!(scores["delimiter"], "\t");
+    assert!(source(&doc, "more_raw").get("delimiter").is_none(), "{}", source(&doc, "more_raw"));
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/t/pipeline.toml")).unwrap();
+    assert!(toml.contains("path = \"raw/scores.tsv\"\nformat = \"csv\"\ndelimiter = \"\\t\"\n"), "{toml}");
+    assert_eq!(init_rows(&doc), BTreeMap::from([("more".into(), 1), ("scores".into(), 2)]));
+    let release = build_from_elsewhere(tmp.path(), "t");
+    let o = run(bin()
+        .args(["query", "--format", "csv"])
+        .arg(&release)
+        .arg("SELECT id, score, note, arrow_typeof(score) AS t FROM scores ORDER BY id"));
+    assert_eq!(
+        stdout(&o),
+        "id,score,note,t\n1,0.5,\"short, plain\",Float64\n2,0.25,a\ttab,Float64\n",
+        "{}",
+        stderr(&o)
+    );
+
+    // pandas' to_csv(sep="\t"): its index unnamed, NaN an empty cell, a tab or quote in a cell
+    // quoted; what pandas reads back from the release is the frame it wrote
+    let pd = tmp.path().join("pd");
+    std::fs::create_dir_all(&pd).unwrap();
+    let script = r#"
+import sys, pandas as pd, numpy as np
+df = pd.DataFrame({"step": [1, 2, 3], "loss": [0.5, np.nan, 0.125], "note": ["a\tb", 'say "hi"', "x, y"]})
+df.to_csv(sys.argv[1] + "/log.tsv", sep="\t")
+"#;
+    let o = run(std::process::Command::new(python()).arg("-c").arg(python_script(script)).arg(&pd));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = init(tmp.path(), &pd, "pd");
+    assert!(not_read(&doc).is_empty(), "{:?}", not_read(&doc));
+    let release = build_from_elsewhere(tmp.path(), "pd");
+    let script = r#"
+import sys, pandas as pd, numpy as np
+got = pd.read_parquet(sys.argv[1] + "/data/log.parquet").sort_values("step").reset_index(drop=True)
+want = pd.DataFrame({"step": [1, 2, 3], "loss": [0.5, np.nan, 0.125], "note": ["a\tb", 'say "hi"', "x, y"]})
+pd.testing.assert_frame_equal(got[["step", "loss", "note"]], want, check_dtype=False)
+print("same")
+"#;
+    let o = run(std::process::Command::new(python()).arg("-c").arg(python_script(script)).arg(&release));
+    assert_eq!(stdout(&o), "same\n", "{}", stderr(&o));
+}
+
+#[test]
+fn a_delimiter_is_one_character_of_a_csv_source() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (i, (format, delimiter, expected)) in [
+        ("csv", "\";;\"", "delimiter = \";;\": expected one ASCII character other than a quote or a line end"),
+        ("csv", "\"\\\"\"", "expected one ASCII character other than a quote"),
+        ("jsonl", "\"\\t\"", "`delimiter` applies to format = \"csv\" only"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let p = tmp.path().join(format!("p{i}"));
+        write(&p, "raw/a.csv", "a\n1\n");
+        write(
+            &p,
+            "pipeline.toml",
+            &format!(
+                "name = \"p\"\n[[source]]\nname = \"s\"\npath = \"raw/a.csv\"\nformat = \"{format}\"\ndelimiter = {delimiter}\n\
+                 [[table]]\nname = \"t\"\nquery = \"SELECT * FROM s\"\n"
+            ),
+        );
+        let o = bin().arg("build").arg(&p).arg("--releases-dir").arg(tmp.path().join("r")).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(expected), "{delimiter}: {}", stderr(&o));
+        assert!(stderr(&o).contains("pipeline.toml"), "{}", stderr(&o));
+    }
+    // the name other tools give the format: the option that reads it
+    let p = tmp.path().join("tsv");
+    write(&p, "raw/a.tsv", "a\tb\n1\t2\n");
+    write(
+        &p,
+        "pipeline.toml",
+        "name = \"p\"\n[[source]]\nname = \"s\"\npath = \"raw/a.tsv\"\nformat = \"tsv\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT * FROM s\"\n",
+    );
+    let o = bin().arg("build").arg(&p).arg("--releases-dir").arg(tmp.path().join("r")).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("pipeline.toml:5:10: unknown variant `tsv`"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("hint: a tab-separated file is read by format = \"csv\" with delimiter = \"\\t\""),
         "{}",
         stderr(&o)
     );

@@ -232,6 +232,7 @@ fn find_inputs(spec: &PipelineSpec, index: usize) -> Result<(Vec<InputFile>, Vec
                     | Format::LmEvalResults
                     | Format::LightevalResults
                     | Format::GraphPassResults => "*.json",
+                    Format::Csv if src.delimiter_byte() == b'\t' => "*.tsv",
                     Format::Csv => "*.csv",
                     Format::Yaml => "*.yaml",
                     Format::Parquet | Format::LightevalDetails => "*.parquet",
@@ -1042,7 +1043,7 @@ fn read_file(
         | Format::LmEvalResults
         | Format::LightevalResults
         | Format::GraphPassResults => records::json_record(reader, &input.rel, sink),
-        Format::Csv => records::csv(reader, &input.rel, sink),
+        Format::Csv => records::csv(reader, &input.rel, src.delimiter_byte(), sink),
         Format::Parquet => unreachable!("Parquet sources are read by run_parquet"),
         Format::Wandb => unreachable!("W&B sources are read by wandb::read"),
         Format::TrackioMetrics | Format::TrackioSystem | Format::TrackioRuns => {
@@ -1119,8 +1120,8 @@ fn observe_files(
         if records == 0 && src.format == Format::Csv {
             // a CSV header names its columns even when no row follows: they exist, and have
             // no value to take a type from
-            let columns =
-                records::csv_columns(files::open(input)?, &input.rel).map_err(|e| name_table(e, &src.name))?;
+            let columns = records::csv_columns(files::open(input)?, &input.rel, src.delimiter_byte())
+                .map_err(|e| name_table(e, &src.name))?;
             if !columns.is_empty() {
                 let nulls: Map<String, Value> = columns.iter().map(|c| (c.clone(), Value::Null)).collect();
                 inf.observe(&nulls, &SourceRef { file: file.clone(), at: Position::Line(1) });

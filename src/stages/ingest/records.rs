@@ -600,19 +600,29 @@ pub(crate) fn csv_header<R: std::io::Read>(rdr: &mut csv::Reader<R>, rel: &str) 
 /// that may hold no row at all: its columns still exist.
 ///
 /// Errors: those of the header (see [`csv`](fn@csv)).
-pub fn csv_columns(reader: Box<dyn BufRead + Send>, rel: &str) -> Result<Vec<String>> {
-    let mut rdr = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(reader);
+pub fn csv_columns(reader: Box<dyn BufRead + Send>, rel: &str, delimiter: u8) -> Result<Vec<String>> {
+    let mut rdr = csv::ReaderBuilder::new().has_headers(true).flexible(false).delimiter(delimiter).from_reader(reader);
     Ok(csv_header(&mut rdr, rel)?.iter().filter(|h| !h.is_empty()).map(str::to_string).collect())
 }
 
-/// Reads CSV with a header row; every cell is a string.
-pub fn csv(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item) -> Result<()>) -> Result<()> {
+/// Reads CSV with a header row, cells separated by `delimiter` (`b','`, or `b'\t'` for
+/// tab-separated files); every cell is a string.
+pub fn csv(
+    reader: Box<dyn BufRead + Send>,
+    rel: &str,
+    delimiter: u8,
+    sink: &mut dyn FnMut(Item) -> Result<()>,
+) -> Result<()> {
     // the csv crate counts the LF of a CRLF only when it reads the next record, and a record's
     // position is where the reading started, before any blank lines (rust-csv issue 395):
     // lines are counted here from the bytes instead
     // it also keeps the bytes of the record being read: a rejected row's `raw` is its text
-    let lines = LineLog::keeping_text();
-    let mut rdr = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(lines.wrap(reader));
+    let lines = LineLog::keeping_text(delimiter);
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .flexible(false)
+        .delimiter(delimiter)
+        .from_reader(lines.wrap(reader));
     let line_of = |p: &csv::Position| lines.line_at(p.byte());
     let headers = csv_header(&mut rdr, rel)?;
     lines.check_header(rdr.position().byte(), rel)?;
@@ -746,6 +756,8 @@ pub(crate) struct LineLog(std::rc::Rc<std::cell::RefCell<LineState>>);
 
 #[derive(Default)]
 struct LineState {
+    /// The byte between cells (`,` unless set).
+    delimiter: u8,
     /// Bytes read so far.
     offset: u64,
     /// The last byte read, if any.
@@ -788,16 +800,25 @@ enum QuoteState {
 }
 
 impl QuoteState {
-    fn next(self, b: u8) -> QuoteState {
+    /// The state after byte `b`, cells separated by `delimiter`.
+    fn next(self, b: u8, delimiter: u8) -> QuoteState {
         use QuoteState::*;
+        // the delimiter ends a cell unquoted, or quoted and closed, whatever byte it is (a tab
+        // is no blank after a closing quote in a tab-separated file)
+        if b == delimiter {
+            return match self {
+                Quoted => Quoted,
+                CellStart | Unquoted | QuoteInQuoted | BlankAfterQuote => CellStart,
+            };
+        }
         match (self, b) {
             (CellStart, b'"') => Quoted,
-            (CellStart | Unquoted, b',' | b'\n' | b'\r') => CellStart,
+            (CellStart | Unquoted, b'\n' | b'\r') => CellStart,
             (CellStart | Unquoted, _) => Unquoted,
             (Quoted, b'"') => QuoteInQuoted,
             (Quoted, _) => Quoted,
             (QuoteInQuoted, b'"') => Quoted,
-            (QuoteInQuoted | BlankAfterQuote, b',' | b'\n' | b'\r') => CellStart,
+            (QuoteInQuoted | BlankAfterQuote, b'\n' | b'\r') => CellStart,
             (QuoteInQuoted | BlankAfterQuote, b' ' | b'\t') => BlankAfterQuote,
             (QuoteInQuoted | BlankAfterQuote, _) => Unquoted,
         }
@@ -807,9 +828,14 @@ impl QuoteState {
 impl LineLog {
     /// A log that also keeps the bytes of the record being read, for [`LineLog::text`];
     /// its reader lets them go with [`LineLog::forget_before`].
-    pub(crate) fn keeping_text() -> LineLog {
+    /// Cells are separated by `delimiter` (`b','` for RFC 4180).
+    pub(crate) fn keeping_text(delimiter: u8) -> LineLog {
         let log = LineLog::default();
-        log.0.borrow_mut().keep = true;
+        {
+            let mut s = log.0.borrow_mut();
+            s.keep = true;
+            s.delimiter = delimiter;
+        }
         log
     }
 
@@ -921,9 +947,9 @@ impl<R: std::io::Read> std::io::Read for LineReader<R> {
             let at = s.offset + i as u64;
             s.ends.push_back((at, buf[i]));
         }
-        let mut q = s.quote;
+        let (mut q, delimiter) = (s.quote, s.delimiter);
         for (i, &b) in buf[..n].iter().enumerate() {
-            let next = q.next(b);
+            let next = q.next(b, delimiter);
             if matches!(q, QuoteState::QuoteInQuoted | QuoteState::BlankAfterQuote) && next == QuoteState::Unquoted {
                 let at = s.offset + i as u64;
                 s.stray.push_back(at);
@@ -1151,7 +1177,8 @@ mod tests {
 
     #[test]
     fn csv_lines_are_right_with_crlf_endings() {
-        let got = collect(|s| csv(boxed(b"a,b\r\n1,x\r\n2,\"y\r\nz\"\r\n\r\n3\r\n4,w\n5,v\r\n\r\n6,u\r\n"), "f", s));
+        let got =
+            collect(|s| csv(boxed(b"a,b\r\n1,x\r\n2,\"y\r\nz\"\r\n\r\n3\r\n4,w\n5,v\r\n\r\n6,u\r\n"), "f", b',', s));
         assert_eq!(
             got,
             vec![
@@ -1167,7 +1194,7 @@ mod tests {
 
     #[test]
     fn csv_lines_are_right_with_cr_endings() {
-        let got = collect(|s| csv(boxed(b"a,b\r1,x\r\r2,y\r3,z\n\n4,w"), "f", s));
+        let got = collect(|s| csv(boxed(b"a,b\r1,x\r\r2,y\r3,z\n\n4,w"), "f", b',', s));
         assert_eq!(
             got,
             vec![
@@ -1182,7 +1209,7 @@ mod tests {
     /// The items of a CSV text, and the error that stopped the reading, if any.
     fn read_csv(text: &'static [u8]) -> (Vec<String>, Option<String>) {
         let mut out = Vec::new();
-        let r = csv(boxed(text), "f", &mut |item| {
+        let r = csv(boxed(text), "f", b',', &mut |item| {
             out.push(match item {
                 Item::Record(o, at) => format!("{at} {}", Value::Object(o)),
                 Item::Bad { at, rule, message, .. } => format!("{at} {rule}: {message}"),
@@ -1200,15 +1227,15 @@ mod tests {
         assert!(e.contains("f:3: a quoted cell opened in this record is never closed"), "{e}");
         assert!(e.contains("the rows after it cannot be told apart"), "{e}");
         // closed quotes across lines, and a quote inside an unquoted cell, are fine
-        let got = collect(|s| csv(boxed(b"a,b\n1,\"x\ny\"\n2,5\" screen\n3,\"z\"\"\n\"\n"), "f", s));
+        let got = collect(|s| csv(boxed(b"a,b\n1,\"x\ny\"\n2,5\" screen\n3,\"z\"\"\n\"\n"), "f", b',', s));
         assert_eq!(got.len(), 3, "{got:?}");
         assert!(got.iter().all(|g| !g.contains("csv:")), "{got:?}");
-        let got = collect(|s| csv(boxed(b"a,b\n5\" screen,\"x\ny\"\n"), "f", s));
+        let got = collect(|s| csv(boxed(b"a,b\n5\" screen,\"x\ny\"\n"), "f", b',', s));
         assert_eq!(got, vec![r#"2 {"a":"5\" screen","b":"x\ny"}"#], "{got:?}");
         // unclosed: without a final newline, a lone quote at the end, after a bare quote
         for text in [&b"a,b\nr,\"abc"[..], b"a,b\n1,x\n2,\"", b"a,b\n5\" screen,\"abc\ndef\n", b"a,b\r\n1,\"x\r\n"] {
             let mut sink = |_: Item| Ok(());
-            let e = csv(boxed(text), "f", &mut sink).unwrap_err().to_string();
+            let e = csv(boxed(text), "f", b',', &mut sink).unwrap_err().to_string();
             assert!(e.contains("a quoted cell opened in this record is never closed"), "{e}");
         }
     }
@@ -1221,7 +1248,7 @@ mod tests {
         assert!(e.unwrap().contains("f:3: a quoted cell opened in this record is never closed"));
         // a short row that is not the last one, and a short last row without an open quote,
         // are said to be short
-        let got = collect(|s| csv(boxed(b"a,b\n1\n2,\"x\"\n3\n"), "f", s));
+        let got = collect(|s| csv(boxed(b"a,b\n1\n2,\"x\"\n3\n"), "f", b',', s));
         assert_eq!(
             got,
             vec![
@@ -1245,7 +1272,7 @@ mod tests {
         }
         let mut raws = Vec::new();
         let text: &'static str = text.leak();
-        csv(boxed(text.as_bytes()), "f", &mut |item| {
+        csv(boxed(text.as_bytes()), "f", b',', &mut |item| {
             if let Item::Bad { raw, .. } = item {
                 raws.push(raw);
             }
@@ -1259,7 +1286,7 @@ mod tests {
     fn csv_rows_set_aside_keep_their_text_as_written() {
         let mut raws = Vec::new();
         let text = b"a,b\n1,x\n\n2,\"say \"\"hi\"\"\"!\r\n3,y\n4,\"p\"q,z\n";
-        csv(boxed(text), "f", &mut |item| {
+        csv(boxed(text), "f", b',', &mut |item| {
             if let Item::Bad { raw, .. } = item {
                 raws.push(raw);
             }
@@ -1272,7 +1299,7 @@ mod tests {
     #[test]
     fn csv_row_of_the_wrong_length_keeps_its_text_for_the_rejects_file() {
         let mut raws = Vec::new();
-        csv(boxed(b"a,b,c\n1,\"x,y\"\n2,3,4\n"), "f", &mut |item| {
+        csv(boxed(b"a,b,c\n1,\"x,y\"\n2,3,4\n"), "f", b',', &mut |item| {
             if let Item::Bad { raw, .. } = item {
                 raws.push(raw);
             }
@@ -1285,22 +1312,22 @@ mod tests {
     #[test]
     fn csv_header_with_a_quote_never_closed_is_an_error() {
         let mut sink = |_: Item| Ok(());
-        let e = csv(boxed(b"a,\"b,c\n1,2,3\n"), "f.csv", &mut sink).unwrap_err().to_string();
+        let e = csv(boxed(b"a,\"b,c\n1,2,3\n"), "f.csv", b',', &mut sink).unwrap_err().to_string();
         assert!(e.contains("f.csv:1: a quoted cell opened in the CSV header is never closed"), "{e}");
         // a header alone is fine
-        assert!(csv(boxed(b"a,b\n"), "f.csv", &mut sink).is_ok());
+        assert!(csv(boxed(b"a,b\n"), "f.csv", b',', &mut sink).is_ok());
     }
 
     #[test]
     fn csv_keeps_text_and_lines() {
-        let got = collect(|s| csv(boxed(b",name,v\n0,\"a\nb\",1.0\n1,c,\n"), "f", s));
+        let got = collect(|s| csv(boxed(b",name,v\n0,\"a\nb\",1.0\n1,c,\n"), "f", b',', s));
         assert_eq!(got, vec!["2 {\"name\":\"a\\nb\",\"v\":\"1.0\"}", "4 {\"name\":\"c\",\"v\":\"\"}"]);
     }
 
     #[test]
     fn csv_refuses_a_value_in_an_unnamed_column_after_the_first() {
         // the first column unnamed is a pandas index; the third may stay unnamed while empty
-        let got = collect(|s| csv(boxed(b",a,,c\n0,1,,3\n1,4,5,6\n"), "f", s));
+        let got = collect(|s| csv(boxed(b",a,,c\n0,1,,3\n1,4,5,6\n"), "f", b',', s));
         assert_eq!(
             got,
             vec![
@@ -1312,13 +1339,33 @@ mod tests {
 
     #[test]
     fn csv_text_after_a_closing_quote_is_a_bad_record() {
-        let got = collect(|s| csv(boxed(b"a,b\n\"x5\" x6,1\n\"ok\" ,2\n\"y\"\"z\",\"3\" \r\n"), "f", s));
+        let got = collect(|s| csv(boxed(b"a,b\n\"x5\" x6,1\n\"ok\" ,2\n\"y\"\"z\",\"3\" \r\n"), "f", b',', s));
         assert_eq!(got.len(), 3, "{got:?}");
         assert_eq!(got[0], format!("2 csv: {STRAY_TEXT}"));
         // blanks after a closing quote stay in the cell, as Python's csv and pandas read them
         assert_eq!(got[1], "3 {\"a\":\"ok \",\"b\":\"2\"}");
         assert_eq!(got[2], "4 {\"a\":\"y\\\"z\",\"b\":\"3 \"}");
-        let e = csv(boxed(b"\"a\"x,b\n1,2\n"), "f", &mut |_| Ok(())).unwrap_err().to_string();
+        let e = csv(boxed(b"\"a\"x,b\n1,2\n"), "f", b',', &mut |_| Ok(())).unwrap_err().to_string();
         assert!(e.contains("f:1") && e.contains(&format!("the CSV header: {STRAY_TEXT}")), "{e}");
+    }
+
+    #[test]
+    fn tab_separated_cells_are_split_on_tabs_only() {
+        // commas are text; a quoted cell may hold a tab and a line break; a tab right after a
+        // closing quote ends the cell (it is no blank kept in it)
+        let text = b"a\tb,c\n1,5\t\"x\ty\"\n\"p\nq\"\t2\n\"z\" \t3\n4\t\"w\"x\n";
+        let got = collect(|s| csv(boxed(text), "f.tsv", b'\t', s));
+        assert_eq!(
+            got,
+            vec![
+                "2 {\"a\":\"1,5\",\"b,c\":\"x\\ty\"}",
+                "3 {\"a\":\"p\\nq\",\"b,c\":\"2\"}",
+                "5 {\"a\":\"z \",\"b,c\":\"3\"}",
+                format!("6 csv: {STRAY_TEXT}").as_str(),
+            ]
+        );
+        assert_eq!(csv_columns(boxed(b"x\ty,z\n"), "f.tsv", b'\t').unwrap(), vec!["x", "y,z"]);
+        let got = collect(|s| csv(boxed(b"a\tb\n1\t2\t3\n"), "f.tsv", b'\t', s));
+        assert_eq!(got, vec!["2 csv: row has 3 cells, the header has 2"]);
     }
 }

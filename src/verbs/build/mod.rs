@@ -1468,7 +1468,7 @@ pub fn unread_raw_files(spec: &PipelineSpec, inputs: &[crate::stages::release::I
         let name = name.to_ascii_lowercase();
         let compressed = crate::stages::ingest::files::compression_named(&name).map_or(0, |(x, _)| x.len());
         let name = &name[..name.len() - compressed];
-        [".json", ".jsonl", ".ndjson", ".csv", ".parquet", ".yaml", ".yml", ".db", ".eval"]
+        [".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".parquet", ".yaml", ".yml", ".db", ".eval"]
             .iter()
             .any(|e| name.ends_with(e))
     };
