@@ -1377,8 +1377,13 @@ fn fixed_format_plans(looked: &[Looked], not_read: &mut Vec<NotRead>) -> Vec<Sou
             "trackio-metrics" | "trackio-system" | "trackio-runs" | "tinker-rollouts" | "tinker-rollout-steps" => {
                 String::new()
             }
+            // an Inspect log names its eval (`eval_id`): logs at any depth are one table, of
+            // several patterns when they capture the same path parts (a source's patterns do)
             "inspect-evals" | "inspect-samples" => {
-                pattern.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default()
+                let mut captures: Vec<&str> =
+                    pattern.split('{').skip(1).filter_map(|c| c.split_once('}').map(|(n, _)| n)).collect();
+                captures.sort_unstable();
+                captures.join(",")
             }
             // runs whose logs were compressed (`metrics.jsonl.gz`, `.zst`) are runs of the same
             // table, unless a run has its log both ways (two tables then, each building)

@@ -1141,6 +1141,19 @@ fn init_recognises_inspect_logs_zipped_and_json() {
     assert_eq!(key(&rdoc, "inspect_evals"), ["eval_id", "scorer", "reducer", "metric"]);
     assert_eq!(release_rows(&build_from_elsewhere(reduced.path(), "r"))["inspect_evals"], 10);
     assert_eq!(doc["found"]["formats"], serde_json::json!({"inspect-evals": 2, "inspect-samples": 2}));
+    // logs at two depths (one moved to a subfolder): still one table of each kind
+    let deep = tempfile::tempdir().unwrap();
+    let logs = bundled_raw(deep.path(), &[("inspect", "")]);
+    std::fs::create_dir_all(logs.join("old/2025")).unwrap();
+    let json = "2026-12-03T12-51-43-00-00_arith_8ZznE4YJuxptRoSfnc9sxB.json";
+    std::fs::rename(logs.join(json), logs.join("old/2025").join(json)).unwrap();
+    let ddoc = init(deep.path(), &logs, "d");
+    assert_eq!(init_rows(&ddoc), want);
+    assert_eq!(
+        source_paths(&ddoc)["inspect_samples_raw"],
+        ("inspect-samples".into(), strings(&["raw/*.eval", "raw/old/2025/*.json"]))
+    );
+    assert_eq!(release_rows(&build_from_elsewhere(deep.path(), "d")), want);
     // said in words, formats counted by file: more formats than files
     let again = tempfile::tempdir().unwrap();
     let o = run(bin().current_dir(again.path()).arg("init").arg(&folder).args(["--name", "i"]));
