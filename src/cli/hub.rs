@@ -317,11 +317,8 @@ fn progress_of(bar: &Option<super::output::Bar>) -> &dyn Progress {
 /// `runpack publish`.
 pub fn publish(a: PublishArgs, quiet: bool) -> Result<u8, Error> {
     let env = hub_env(a.net.token_file.as_deref())?;
-    if env.offline {
-        return Err(Error::Refused("HF_HUB_OFFLINE is set: publishing needs the network".into()));
-    }
     let client = client(&env, &a.net)?;
-    let opts = publish_options(&a, &env)?;
+    let opts = PublishOptions { offline: env.offline, ..publish_options(&a, &env)? };
     let bar = super::output::progress(quiet || a.format == ReportFormat::Json);
     let report = runtime()?.block_on(crate::verbs::hub::publish::run(&client, &opts, progress_of(&bar)))?;
     let mut out = std::io::stdout().lock();

@@ -175,7 +175,7 @@ enum Command {
     ///
     /// Environment: HF_TOKEN (else the file HF_TOKEN_PATH, else HF_HOME/token, default
     /// ~/.cache/huggingface/token), HF_ENDPOINT (default https://huggingface.co);
-    /// HF_HUB_OFFLINE set refuses (publishing needs the network).
+    /// HF_HUB_OFFLINE set refuses once the release is checked (publishing needs the network).
     ///
     /// Exit status: 0 published (or unchanged), 2 refused or failed (the branch is left as it
     /// was unless the message says otherwise).

@@ -436,3 +436,35 @@ fn a_dry_run_that_cannot_read_the_repo_still_says_what_the_card_lacks() {
     assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
     assert!(stderr(&o).contains("warning: README.md: the card has no licence"), "{}", stderr(&o));
 }
+
+#[test]
+fn offline_publish_checks_the_release_before_it_refuses() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "s.jsonl", "{\"step\": 1}\n");
+    write(dir, "pipeline.toml", &one_source("bare", "s.jsonl", "jsonl", "", "SELECT step FROM raw", ""));
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let env = HubEnv::new();
+    let offline = |release: &Path| {
+        let o = run(env.runpack().env("HF_HUB_OFFLINE", "1").arg("publish").arg(release).args(["--repo", "acme/bare"]));
+        no_token(&o);
+        assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+        stderr(&o)
+    };
+    // the card's gaps are said with the refusal, as the network is what is missing
+    let err = offline(&release(dir, "bare"));
+    assert!(err.contains("HF_HUB_OFFLINE is set: publishing needs the network"), "{err}");
+    assert!(err.contains("warning: README.md: the card has no licence"), "{err}");
+    // a damaged release is said first: it is what to mend before going online
+    let copy = tmp.path().join("copy");
+    copy_tree(&release(dir, "bare"), &copy);
+    let data = std::fs::read_dir(copy.join("data")).unwrap().next().unwrap().unwrap().path();
+    let mut bytes = std::fs::read(&data).unwrap();
+    bytes.push(0);
+    std::fs::write(&data, bytes).unwrap();
+    let err = offline(&copy);
+    assert!(err.contains("does not match the manifest") && err.contains("the release is damaged"), "{err}");
+    assert!(!err.contains("HF_HUB_OFFLINE"), "{err}");
+    assert_eq!(env.hub.requests().len(), 0, "no request is made offline");
+}

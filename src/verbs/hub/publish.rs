@@ -144,6 +144,9 @@ pub struct PublishOptions {
     /// `None`: a temporary folder (only the chunks the CAS's deduplication index finds are
     /// skipped).
     pub xet_cache: Option<PathBuf>,
+    /// `HF_HUB_OFFLINE` is set: the release is checked (its files against the manifest, its
+    /// card's gaps said), then the publish is refused before any request.
+    pub offline: bool,
 }
 
 /// How the files stored outside git (LFS pointers in the commit) are uploaded.
@@ -193,6 +196,7 @@ impl PublishOptions {
             allow_older_version: false,
             transfer: Transfer::Auto,
             xet_cache: None,
+            offline: false,
         }
     }
 }
@@ -352,11 +356,6 @@ pub async fn run(client: &HubClient, opts: &PublishOptions, progress: &dyn Progr
     let HashedRelease { manifest, locals, digests, warnings } = hashed_release(opts, progress)?;
     let repo = &opts.repo;
     let prefix = opts.path_in_repo.clone();
-    if !opts.dry_run && !client.has_token() {
-        return Err(Error::Refused(
-            "publishing needs an access token with write access: set HF_TOKEN, pass --token-file, or log in (token file under HF_HOME)".into(),
-        ));
-    }
     let card_text = std::fs::read_to_string(opts.release_dir.join("README.md"))
         .map_err(|e| Error::io(opts.release_dir.join("README.md"), e))?;
     let unfinished = unfinished_card(&card_text);
@@ -367,6 +366,18 @@ pub async fn run(client: &HubClient, opts: &PublishOptions, progress: &dyn Progr
         }
         e
     };
+    if opts.offline {
+        return Err(said_anyway(Error::Refused(
+            "HF_HUB_OFFLINE is set: publishing needs the network (the release itself was checked: its files \
+             match its manifest)"
+                .into(),
+        )));
+    }
+    if !opts.dry_run && !client.has_token() {
+        return Err(Error::Refused(
+            "publishing needs an access token with write access: set HF_TOKEN, pass --token-file, or log in (token file under HF_HOME)".into(),
+        ));
+    }
     if opts.create && !opts.dry_run {
         client.create_repo(repo, opts.private).await.map_err(said_anyway)?;
     }
