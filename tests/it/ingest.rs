@@ -1071,6 +1071,17 @@ fn a_literal_path_reads_its_file_without_walking_the_folder() {
     let o = build(tmp.path(), &["-q", "--force"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(query(&release(tmp.path(), "lit"), "SELECT sum(x) AS n FROM t"), "n\n5\n");
+    // `./` names the pipeline folder, as `.` does: the glob to write is said
+    write(
+        tmp.path(),
+        "pipeline.toml",
+        "name = \"lit\"\n[[source]]\nname = \"raw\"\npath = \"./\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT x FROM raw\"\n",
+    );
+    let o = build(tmp.path(), &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no file matches [\"./\"]"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("name its files with a glob, such as \"./*.jsonl\""), "{}", stderr(&o));
 }
 
 #[test]

@@ -211,7 +211,8 @@ pub fn find(base: &Path, patterns: &[String], context: &str) -> Result<Vec<Input
         // `./raw/m.jsonl`, `raw//m.jsonl` and `raw/./m.jsonl` name the file `raw/m.jsonl` names
         let trailing = p.ends_with('/') && p.len() > 1;
         let mut normal = crate::core::names::resolved_path(p);
-        if trailing {
+        // (`./` is the folder itself, as `.` is: no `/` of its own)
+        if trailing && !normal.is_empty() {
             normal.push('/');
         }
         let p = if p.starts_with('/') { p } else { &normal };
