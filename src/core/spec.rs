@@ -33,8 +33,8 @@
 //!                                 # | tinker-rollout-steps | tinker-eval-run | trackio-metrics
 //!                                 # | trackio-system | trackio-runs | inspect-evals | inspect-samples
 //!                                 # | lm-eval-results | lm-eval-samples | lighteval-results
-//!                                 # | lighteval-details | verl-generations | graph-pass-results
-//!                                 # | graph-score-report
+//!                                 # | lighteval-details | verl-generations | trainer-state
+//!                                 # | graph-pass-results | graph-score-report
 //! record_path = "/experiments"    # json and yaml: JSON pointer of the record array (or object)
 //! schema = "schemas/x.json"       # optional declared Table Schema (then no inference)
 //! columns = "union"               # files with different column sets: same (error) | union
@@ -370,6 +370,9 @@ pub enum Format {
     /// verl validation and rollout dumps `{step}.jsonl`, one row per sample (see
     /// `ingest::verl`).
     VerlGenerations,
+    /// transformers Trainer states `trainer_state.json` (the Trainer's and TRL's trainers'
+    /// logs), one row per logged value (see `ingest::trainer`).
+    TrainerState,
     /// Dependency-graph pass rates `graph_results/<run>/results.json`, one row per file ×
     /// template × operation × k (see `ingest::graphs`).
     GraphPassResults,
@@ -411,6 +414,7 @@ impl Format {
             Format::LightevalResults => "lighteval-results",
             Format::LightevalDetails => "lighteval-details",
             Format::VerlGenerations => "verl-generations",
+            Format::TrainerState => "trainer-state",
             Format::GraphPassResults => "graph-pass-results",
             Format::GraphScoreReport => "graph-score-report",
             Format::Wandb => "wandb",

@@ -814,6 +814,19 @@ fn run_pattern(rel: &str, format: Format) -> String {
             return lighteval_pattern(dir, "results", &[], &file);
         }
         Format::VerlGenerations => return join(dir, &format!("*.jsonl{suffix}")),
+        // the Trainer's output folder names the run; a state saved with a checkpoint lies in
+        // its `checkpoint-<step>/` folder: `{run}/trainer_state.json`, `{run}/checkpoint-500/…`
+        Format::TrainerState => {
+            let (run_dir, inner) = match trainer_checkpoint(dir) {
+                Some(_) => (parent(dir), format!("{}/{name}", dir.rsplit('/').next().unwrap_or(dir))),
+                None => (dir.to_string(), name.to_string()),
+            };
+            return if run_dir.is_empty() {
+                rel.to_string()
+            } else {
+                join(&parent(&run_dir), &format!("{{run}}/{inner}"))
+            };
+        }
         Format::GraphScoreReport => return join(dir, &format!("*_score_report.jsonl{suffix}")),
         Format::GraphPassResults => ("results.json", "run", "", ""),
         Format::EvalGenerations => {
@@ -838,6 +851,49 @@ fn run_pattern(rel: &str, format: Format) -> String {
         }
     }
     rel.to_string()
+}
+
+/// The step of a Trainer checkpoint folder (`…/checkpoint-500` → 500), the last segment of
+/// `dir`.
+fn trainer_checkpoint(dir: &str) -> Option<u64> {
+    dir.rsplit('/').next()?.strip_prefix("checkpoint-")?.parse().ok()
+}
+
+/// Of the Trainer states found, the one of each run to read: the state in the run's output
+/// folder (`save_state()`, at the end of training), else its latest checkpoint's. The Trainer
+/// saves the whole log with each, so each run's log is read once; the others are returned as
+/// files not read, each with why.
+fn trainer_states_left_out(looked: &[Looked]) -> Vec<NotRead> {
+    let parent = |d: &str| d.rsplit_once('/').map(|(p, _)| p.to_string()).unwrap_or_default();
+    // run folder → (rank, file): the output folder's own state ranks above every checkpoint
+    let mut runs: BTreeMap<String, Vec<(u64, String)>> = BTreeMap::new();
+    for l in looked {
+        if !matches!(l.kind, Kind::Fixed(Format::TrainerState, _)) {
+            continue;
+        }
+        let dir = parent(&l.rel);
+        let (run, rank) = match trainer_checkpoint(&dir) {
+            Some(step) => (parent(&dir), step),
+            None => (dir, u64::MAX),
+        };
+        runs.entry(run).or_default().push((rank, l.rel.clone()));
+    }
+    let mut out = Vec::new();
+    for states in runs.values_mut() {
+        states.sort();
+        let (_, kept) = states.pop().expect("a run has a state");
+        for (_, file) in states.iter() {
+            out.push(NotRead {
+                problems: Vec::new(),
+                file: file.clone(),
+                reason: format!(
+                    "an earlier save of its run's Trainer state, whose log {kept} holds whole (the Trainer saves \
+                     the whole log with each checkpoint): the log is read once, from there"
+                ),
+            });
+        }
+    }
+    out
 }
 
 /// The pattern of a lighteval file `file` in folder `dir`: below a folder named `top`
@@ -1186,6 +1242,10 @@ fn look_json(input: &InputFile, base: &str) -> std::result::Result<Kind, String>
             {
                 return Ok(Kind::Fixed(Format::GraphPassResults, run_pattern(&input.rel, Format::GraphPassResults)));
             }
+            // a transformers Trainer state (the Trainer's and TRL's trainers' log)
+            if has("log_history") && has("global_step") {
+                return Ok(Kind::Fixed(Format::TrainerState, run_pattern(&input.rel, Format::TrainerState)));
+            }
             if has("config_general") && has("results") && base.starts_with("results_") {
                 return Ok(Kind::Fixed(Format::LightevalResults, run_pattern(&input.rel, Format::LightevalResults)));
             }
@@ -1313,9 +1373,13 @@ fn plan_sources(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> R
 /// one reader takes several patterns together.
 fn fixed_format_plans(looked: &[Looked], not_read: &mut Vec<NotRead>) -> Vec<SourcePlan> {
     let mut plans = Vec::new();
+    // a run's log, saved with each checkpoint, is read once
+    let earlier = trainer_states_left_out(looked);
+    let left: BTreeSet<String> = earlier.iter().map(|n| n.file.clone()).collect();
+    not_read.extend(earlier);
     // fixed formats, by the pattern that names their run
     let mut fixed: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
-    for l in looked {
+    for l in looked.iter().filter(|l| !left.contains(&l.rel)) {
         match &l.kind {
             Kind::Fixed(f, pattern) => {
                 fixed.entry((f.name().to_string(), pattern.clone())).or_default().push(l.rel.clone())
@@ -1330,10 +1394,17 @@ fn fixed_format_plans(looked: &[Looked], not_read: &mut Vec<NotRead>) -> Vec<Sou
     }
     // the metrics first (the card's default table is the first), then what describes them
     let rank = |f: &str| {
-        ["tinker-metrics", "tinker-checkpoints", "tinker-eval-result", "eval-metrics", "tinker-eval-trajectories"]
-            .iter()
-            .position(|x| *x == f)
-            .unwrap_or(5)
+        [
+            "tinker-metrics",
+            "trainer-state",
+            "tinker-checkpoints",
+            "tinker-eval-result",
+            "eval-metrics",
+            "tinker-eval-trajectories",
+        ]
+        .iter()
+        .position(|x| *x == f)
+        .unwrap_or(6)
     };
     // each fixed format's column names, which a folder's capture may not take
     let mut columns: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -1379,7 +1450,7 @@ fn fixed_format_plans(looked: &[Looked], not_read: &mut Vec<NotRead>) -> Vec<Sou
             }
             // an Inspect log names its eval (`eval_id`): logs at any depth are one table, of
             // several patterns when they capture the same path parts (a source's patterns do)
-            "inspect-evals" | "inspect-samples" => {
+            "inspect-evals" | "inspect-samples" | "trainer-state" => {
                 let mut captures: Vec<&str> =
                     pattern.split('{').skip(1).filter_map(|c| c.split_once('}').map(|(n, _)| n)).collect();
                 captures.sort_unstable();
@@ -1569,6 +1640,12 @@ fn fixed_format_table(format: Format) -> (&'static str, &'static str, Vec<&'stat
             "Dependency-graph score reports (`<generated>_score_report.jsonl`): one row per scoring run and \
              scored file, and per run's aggregate",
             vec![],
+        ),
+        Format::TrainerState => (
+            "trainer_log",
+            "transformers Trainer logs (`trainer_state.json`'s `log_history`, as the Trainer and TRL's trainers write \
+             it) in long form: one row per logged value",
+            vec!["step", "metric", "entry"],
         ),
         _ => unreachable!("fixed formats only"),
     }
@@ -2050,6 +2127,7 @@ fn capture_names(format: &str) -> &'static [&'static str] {
         }
         "tinker-eval-result" | "tinker-eval-trajectories" => &["checkpoint", "model"],
         "verl-generations" => &["phase", "experiment"],
+        "trainer-state" => &["experiment", "group"],
         "lighteval-results" => &["model", "org"],
         "lighteval-details" => &["run", "model", "org"],
         // Inspect's logs hold the model: their folder is named for what it is

@@ -286,6 +286,103 @@ fn verl_bad_lines_name_file_line_and_path_and_texts_stay_out_of_rejects() {
     assert!(rejects.contains("\"high\"") && !rejects.contains("secret prompt"), "{rejects}");
 }
 
+// ------------------------------------------------------------------------------ transformers Trainer states (TRL)
+
+fn trl() -> &'static Path {
+    static BUILT: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    built("trl", &BUILT)
+}
+
+#[test]
+fn trainer_states_give_every_logged_value_of_every_run() {
+    let r = trl();
+    // two runs: four log calls of 14 values and the end's 5 speed metrics each
+    assert_eq!(rows_of(r, "training_log"), 2 * (4 * 14 + 5));
+    assert_eq!(
+        query(
+            r,
+            "SELECT run, step, epoch, entry, value, isnan(value) AS nan FROM training_log \
+             WHERE metric = 'grad_norm' AND run = 'grpo-lr3e-06' ORDER BY step"
+        ),
+        "run,step,epoch,entry,value,nan\n\
+         grpo-lr3e-06,5,0.25,0,0.404108,false\n\
+         grpo-lr3e-06,10,0.5,1,0.445598,false\n\
+         grpo-lr3e-06,15,0.75,2,NaN,true\n\
+         grpo-lr3e-06,20,1.0,3,0.591295,false\n"
+    );
+    // the end of training: the speed metrics, logged after the last step's values
+    assert_eq!(
+        query(r, "SELECT run, entry, value FROM training_log WHERE metric = 'train_runtime' ORDER BY run"),
+        "run,entry,value\ngrpo-lr1e-06,4,612.5\ngrpo-lr3e-06,4,612.5\n"
+    );
+}
+
+#[test]
+fn init_reads_each_runs_trainer_state_once() {
+    // the output folders' states are read; the checkpoints' earlier saves are left out, said
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = tmp.path().join("outputs");
+    make_raw("trl", &folder);
+    let o = run(bin().current_dir(tmp.path()).arg("init").arg(&folder).args(["--name", "x", "--format", "json"]));
+    assert!(o.status.success(), "init failed: {}", stderr(&o));
+    let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let left: Vec<&str> = doc["not_read"].as_array().unwrap().iter().map(|n| n["file"].as_str().unwrap()).collect();
+    assert_eq!(
+        left,
+        [
+            "grpo-lr1e-06/checkpoint-10/trainer_state.json",
+            "grpo-lr1e-06/checkpoint-20/trainer_state.json",
+            "grpo-lr3e-06/checkpoint-10/trainer_state.json",
+            "grpo-lr3e-06/checkpoint-20/trainer_state.json",
+        ]
+    );
+    assert!(
+        doc["not_read"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("whose log grpo-lr1e-06/trainer_state.json holds whole"),
+        "{doc}"
+    );
+    let source = &doc["sources"][0];
+    assert_eq!(source["format"], "trainer-state");
+    assert_eq!(source["path"], serde_json::json!(["raw/{run}/trainer_state.json"]));
+    assert_eq!(doc["tables"][0]["primary_key"], serde_json::json!(["run", "step", "metric", "entry"]), "{doc}");
+    init_and_build("trl", &[("trainer_log", 122)], &["trainer-state"]);
+    // runs without a final state: each run's latest checkpoint is read
+    init_and_build_without(
+        "trl",
+        &["grpo-lr1e-06/trainer_state.json", "grpo-lr3e-06/trainer_state.json"],
+        &[("trainer_log", 2 * 4 * 14)],
+        &["trainer-state"],
+    );
+}
+
+#[test]
+fn what_is_no_trainer_state_is_said_at_its_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(
+        dir.join("trainer_state.json"),
+        "{\"global_step\": 2, \"log_history\": [{\"loss\": 1.0, \"step\": 1}, {\"loss\": 0.5, \"step\": \"two\"}]}",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("pipeline.toml"),
+        one_source("ts", "trainer_state.json", "trainer-state", "", "SELECT step, metric, value FROM raw", ""),
+    )
+    .unwrap();
+    let o = build(dir, &[]);
+    assert_violations(
+        &o,
+        1,
+        &[
+            "trainer_state.json",
+            "$.log_history[1].step",
+            "expected the step logged at (an integer, 0 or more), found string \"two\"",
+        ],
+    );
+}
+
 // ------------------------------------------------------------------------------ W&B x-axes
 
 /// A run logged offline by the real `wandb` client with `define_metric`: eval metrics (a glob)

@@ -228,6 +228,18 @@ pub fn description(format: Format, wandb_table: Option<&str>, column: &str) -> O
         (F::VerlGenerations, "input") => "The decoded prompt.",
         (F::VerlGenerations, "output") => "The decoded response.",
 
+        // transformers Trainer states
+        (F::TrainerState, "step") => "The global step the entry was logged at.",
+        (F::TrainerState, "epoch") => "The epoch the entry was logged at (fractional).",
+        (F::TrainerState, "entry") => {
+            "The entry's 0-based place in `log_history`: two logs of one metric at one step (an evaluation run again) are told apart by it."
+        }
+        (F::TrainerState, "metric") => "The logged key, as logged (`loss`, `eval_loss`, `rewards/accuracy/mean`).",
+        (F::TrainerState, "value") => "The value, when it is a number (NaN and ±Infinity kept).",
+        (F::TrainerState, "value_text") => {
+            "A string, list or object logged, as text (JSON text for lists and objects); null for numbers."
+        }
+
         // dependency-graph scores
         (F::GraphPassResults, "file") => "The scored generations file's name.",
         (F::GraphPassResults, "template") => "The template; null for the file's total over templates.",

@@ -30,6 +30,7 @@ pub mod records;
 pub mod strict;
 pub mod tinker;
 pub mod trackio;
+pub mod trainer;
 pub mod verl;
 pub mod wandb;
 pub mod yaml;
@@ -182,6 +183,7 @@ pub fn stream_schema(spec: &PipelineSpec, index: usize) -> Option<SchemaRef> {
             | Format::LightevalResults
             | Format::LightevalDetails
             | Format::VerlGenerations
+            | Format::TrainerState
             | Format::GraphPassResults
             | Format::GraphScoreReport
     );
@@ -231,6 +233,7 @@ fn find_inputs(spec: &PipelineSpec, index: usize) -> Result<(Vec<InputFile>, Vec
                     | Format::TinkerEvalRun
                     | Format::LmEvalResults
                     | Format::LightevalResults
+                    | Format::TrainerState
                     | Format::GraphPassResults => "*.json",
                     Format::Csv if src.delimiter_byte() == b'\t' => "*.tsv",
                     Format::Csv => "*.csv",
@@ -305,6 +308,7 @@ pub fn format_columns(format: Format, keep_text: bool) -> Option<Vec<(String, Ta
         Format::LightevalResults => Some(lighteval::result_columns()),
         Format::LightevalDetails => Some(lighteval::detail_columns(keep_text)),
         Format::VerlGenerations => Some(verl::columns(keep_text)),
+        Format::TrainerState => Some(trainer::columns()),
         Format::GraphPassResults => Some(graphs::pass_columns()),
         Format::GraphScoreReport => Some(graphs::report_columns()),
         _ => None,
@@ -363,6 +367,7 @@ fn prepare(
             | Format::InspectSamples
             | Format::LmEvalResults
             | Format::LightevalResults
+            | Format::TrainerState
             | Format::GraphPassResults
     );
     let mut fields: Vec<Field> = columns.iter().map(|(n, t)| Field::new(n, t.arrow_type(), true)).collect();
@@ -877,6 +882,7 @@ fn shape(
         (Format::LightevalResults, _) => checked(lighteval::result_rows(&obj), obj),
         (Format::LightevalDetails, _) => checked(lighteval::detail_row(&obj, src.keep_text).map(|r| vec![r]), obj),
         (Format::VerlGenerations, _) => checked(verl::row(&obj, src.keep_text).map(|r| vec![r]), obj),
+        (Format::TrainerState, _) => checked(trainer::rows(&obj), obj),
         (Format::GraphPassResults, _) => checked(graphs::pass_rows(&obj), obj),
         (Format::GraphScoreReport, _) => checked(graphs::report_rows(&obj), obj),
         (_, Layout::Long) => plain(unpivot(obj, &src.id_columns)),
@@ -909,6 +915,15 @@ fn shape_into(
                             |k: &str| path::pointer_token(row.get(k).and_then(Value::as_str).unwrap_or_default());
                         let at = format!("{p}/results/{}/{}", token("task"), token("metric"));
                         SourceRef { file: sref.file.clone(), at: Position::Pointer(at) }
+                    }
+                    // a Trainer state's row comes from its entry's value: `/log_history/<entry>/<metric>`
+                    (Position::Pointer(p), _) if src.format == Format::TrainerState => {
+                        let entry = row.get("entry").and_then(Value::as_u64).unwrap_or_default();
+                        let metric = path::pointer_token(row.get("metric").and_then(Value::as_str).unwrap_or_default());
+                        SourceRef {
+                            file: sref.file.clone(),
+                            at: Position::Pointer(format!("{p}/log_history/{entry}/{metric}")),
+                        }
                     }
                     _ => sref.clone(),
                 };
@@ -1042,6 +1057,7 @@ fn read_file(
         | Format::TinkerEvalRun
         | Format::LmEvalResults
         | Format::LightevalResults
+        | Format::TrainerState
         | Format::GraphPassResults => records::json_record(reader, &input.rel, sink),
         Format::Csv => records::csv(reader, &input.rel, src.delimiter_byte(), sink),
         Format::Parquet => unreachable!("Parquet sources are read by run_parquet"),
