@@ -450,6 +450,26 @@ pub enum NonFinite {
     Null,
 }
 
+/// How a CSV file is written (Frictionless CSV Dialect's `delimiter` and `quoteChar`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dialect {
+    /// The byte between cells: `b','`, `b'\t'` for tab-separated files.
+    pub delimiter: u8,
+    /// The byte that quotes a cell (`"` in RFC 4180); `None`: quotes are text, as in
+    /// tab-separated files written without quoting (CoNLL, GLUE, `psql -A`).
+    pub quote: Option<u8>,
+    /// The delimiter was named by the source: a header of one column that holds tabs or
+    /// semicolons is then read as it is, not refused as a file of another delimiter.
+    pub named: bool,
+}
+
+impl Default for Dialect {
+    /// RFC 4180: commas, and cells quoted with `"`.
+    fn default() -> Dialect {
+        Dialect { delimiter: b',', quote: Some(b'"'), named: false }
+    }
+}
+
 /// `[[source]]`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -469,6 +489,11 @@ pub struct SourceDef {
     /// character, neither a quote nor a line end.
     #[serde(default)]
     pub delimiter: Option<String>,
+    /// The character that quotes a cell of a `csv` source (Frictionless CSV Dialect's
+    /// `quoteChar`): `"\""` unless set; `""` reads quotes as text, for tab-separated files
+    /// written without quoting (a lone `"` would open a cell that runs to the next one).
+    #[serde(default)]
+    pub quote: Option<String>,
     /// Declared Table Schema (path relative to the pipeline).
     #[serde(default)]
     pub schema: Option<String>,
@@ -513,6 +538,17 @@ impl SourceDef {
             Some([b]) => *b,
             _ => b',',
         }
+    }
+
+    /// How the files of a `csv` source are written: [`SourceDef::delimiter`] and
+    /// [`SourceDef::quote`] (checked when the pipeline is loaded).
+    pub fn dialect(&self) -> Dialect {
+        let quote = match self.quote.as_deref().map(str::as_bytes) {
+            Some([]) => None,
+            Some([b]) => Some(*b),
+            _ => Some(b'"'),
+        };
+        Dialect { delimiter: self.delimiter_byte(), quote, named: self.delimiter.is_some() }
     }
 
     /// The first option set on this source that its format would not use, as the pipeline
@@ -709,6 +745,28 @@ fn check_source_options(s: &SourceDef, at: &dyn Fn(&str) -> String) -> Result<()
             at(&format!("source {}", s.name)),
             "`record_path` applies to format = \"json\" and \"yaml\" only",
         ));
+    }
+    if let Some(q) = &s.quote {
+        if s.format != Format::Csv {
+            return Err(Error::config(
+                at(&format!("source {}", s.name)),
+                "`quote` applies to format = \"csv\" only (the character that quotes a CSV file's cells)",
+            ));
+        }
+        let ok = match q.as_bytes() {
+            [] => true,
+            [b] => b.is_ascii() && !matches!(b, b'\n' | b'\r') && *b != s.delimiter_byte(),
+            _ => false,
+        };
+        if !ok {
+            return Err(Error::config(
+                at(&format!("source {}", s.name)),
+                format!(
+                    "quote = {q:?}: expected one ASCII character other than a line end and the delimiter (\"\\\"\", \
+                     the default, or \"'\"), or \"\" for quotes that are text"
+                ),
+            ));
+        }
     }
     if let Some(d) = &s.delimiter {
         if s.format != Format::Csv {
@@ -965,11 +1023,24 @@ impl PipelineSpec {
                 None => file.display().to_string(),
             };
             let mut message = e.message().trim().to_string();
-            // the names other tools give tab-separated files
-            if ["`tsv`", "`tab`", "`tabular`"].iter().any(|v| message.starts_with(&format!("unknown variant {v},"))) {
+            // the names other tools give tab-separated files, and their dialect options
+            let lower = message.to_ascii_lowercase();
+            if ["`tsv`", "`tab`", "`tabular`"].iter().any(|v| lower.starts_with(&format!("unknown variant {v},"))) {
                 message.push_str(
                     "\nhint: a tab-separated file is read by format = \"csv\" with delimiter = \"\\t\" on the source",
                 );
+            }
+            if ["`sep`", "`separator`", "`delim`", "`field_separator`"]
+                .iter()
+                .any(|k| message.starts_with(&format!("unknown field {k},")))
+            {
+                message.push_str("\nhint: the character between a CSV file's cells is `delimiter` (\"\\t\" for tabs)");
+            }
+            if ["`quotechar`", "`quote_char`", "`quoteChar`"]
+                .iter()
+                .any(|k| message.starts_with(&format!("unknown field {k},")))
+            {
+                message.push_str("\nhint: the character that quotes a CSV file's cells is `quote` (\"\" for none)");
             }
             Error::config(loc, message)
         })?;

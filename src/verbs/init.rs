@@ -667,7 +667,12 @@ const ROLLOUTS: &[Format] = &[Format::TinkerRollouts, Format::TinkerRolloutSteps
 
 /// A file name without a `.gz` or `.zst` ending (the readers undo both).
 fn strip_compression(name: &str) -> &str {
-    name.strip_suffix(".gz").or_else(|| name.strip_suffix(".zst")).unwrap_or(name)
+    // (any case: `.GZ` is read through gzip too)
+    let lower = name.to_ascii_lowercase();
+    match [".gz", ".zst"].into_iter().find(|x| lower.ends_with(x)) {
+        Some(x) => &name[..name.len() - x.len()],
+        None => name,
+    }
 }
 
 /// What file `rel` (at `path`) is, or why it cannot be read.
@@ -1034,7 +1039,7 @@ fn look_yaml(input: &InputFile) -> std::result::Result<Kind, String> {
 
 /// Reads a CSV header and tells W&B exports from other tables.
 fn look_csv(input: &InputFile) -> std::result::Result<Kind, String> {
-    let header = crate::stages::ingest::wandb::csv::header(input).map_err(|e| e.to_string())?;
+    let header = crate::stages::ingest::wandb::csv::header(input).map_err(|e| unreadable_reason(&input.rel, &e))?;
     if header.iter().all(String::is_empty) {
         return Err("holds no header and no record".into());
     }
@@ -1053,14 +1058,45 @@ fn look_csv(input: &InputFile) -> std::result::Result<Kind, String> {
         Some(CsvKind::ApiRuns) | Some(CsvKind::History) => cols.iter().any(wandb_mark),
         None => cols.contains(&"_step") && (cols.contains(&"_runtime") || cols.contains(&"_timestamp")),
     };
-    Ok(if is_wandb { Kind::Wandb } else { Kind::Csv(header, None) })
+    if is_wandb {
+        return Ok(Kind::Wandb);
+    }
+    // one column whose name holds tabs or semicolons: a file of that delimiter, named .csv
+    if let [h] = cols.as_slice()
+        && let Some(d) = [b'\t', b';', b'|'].into_iter().find(|d| h.as_bytes().contains(d))
+    {
+        let dialect = crate::stages::ingest::records::Dialect { delimiter: d, ..TAB_SEPARATED };
+        let reader = crate::stages::ingest::files::open(input).map_err(|e| unreadable_reason(&input.rel, &e))?;
+        let header = crate::stages::ingest::records::csv_columns(reader, &input.rel, dialect)
+            .map_err(|e| unreadable_reason(&input.rel, &e))?;
+        return Ok(Kind::Csv(header, Some(d)));
+    }
+    Ok(Kind::Csv(header, None))
 }
+
+/// Why file `rel` cannot be read, from an error that names it: the message without the
+/// file's name, which the list of files not read gives (`a.tsv:1: …` is `line 1: …`).
+fn unreadable_reason(rel: &str, e: &Error) -> String {
+    let text = e.to_string();
+    let Some(rest) = text.strip_prefix(rel).and_then(|r| r.strip_prefix(':')) else { return text };
+    match rest.split_once(':') {
+        Some((line, msg)) if !line.is_empty() && line.bytes().all(|b| b.is_ascii_digit()) => {
+            format!("line {line}:{msg}")
+        }
+        _ => rest.trim_start().to_string(),
+    }
+}
+
+/// A tab-separated file, its cells quoted as in RFC 4180 (pandas' `to_csv(sep="\t")`).
+const TAB_SEPARATED: crate::stages::ingest::records::Dialect =
+    crate::stages::ingest::records::Dialect { delimiter: b'\t', quote: Some(b'"'), named: true };
 
 /// Reads the header of a tab-separated file (`.tsv`), a CSV file whose cells are separated by
 /// tabs.
 fn look_tsv(input: &InputFile) -> std::result::Result<Kind, String> {
-    let reader = crate::stages::ingest::files::open(input).map_err(|e| e.to_string())?;
-    let header = crate::stages::ingest::records::csv_columns(reader, &input.rel, b'\t').map_err(|e| e.to_string())?;
+    let reader = crate::stages::ingest::files::open(input).map_err(|e| unreadable_reason(&input.rel, &e))?;
+    let header = crate::stages::ingest::records::csv_columns(reader, &input.rel, TAB_SEPARATED)
+        .map_err(|e| unreadable_reason(&input.rel, &e))?;
     if header.is_empty() {
         return Err("holds no header and no record".into());
     }

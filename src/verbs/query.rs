@@ -576,6 +576,7 @@ pub async fn register_files(
         format: fmt,
         record_path: None,
         delimiter: None,
+        quote: None,
         schema: None,
         columns: crate::core::spec::ColumnsPolicy::Union,
         nonfinite: crate::core::spec::NonFinite::Ieee,

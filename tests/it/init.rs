@@ -1540,12 +1540,42 @@ print("same")
 }
 
 #[test]
+fn init_names_the_delimiter_of_csv_files_of_semicolons_and_reads_any_case_of_tsv() {
+    let tmp = tempfile::tempdir().unwrap();
+    let raw = tmp.path().join("raw");
+    // a European CSV: semicolons, decimal commas (kept as text: never read as another number)
+    write(&raw, "eu.csv", "run;loss\na;0,5\nb;1,5\n");
+    // a tab-separated file under an upper-case, compressed name
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, b"run\tsteps\na\t10\n").unwrap();
+    std::fs::write(raw.join("C.TSV.GZ"), gz.finish().unwrap()).unwrap();
+    let doc = init(tmp.path(), &raw, "d");
+    assert!(not_read(&doc).is_empty(), "{:?}", not_read(&doc));
+    assert_eq!(source(&doc, "eu_raw")["delimiter"], ";");
+    assert_eq!(source(&doc, "c_raw")["delimiter"], "\t");
+    let release = build_from_elsewhere(tmp.path(), "d");
+    assert_eq!(query(&release, "SELECT run, loss FROM eu ORDER BY run"), "run,loss\na,\"0,5\"\nb,\"1,5\"\n");
+    assert_eq!(query(&release, "SELECT run, steps FROM c"), "run,steps\na,10\n");
+}
+
+#[test]
 fn a_delimiter_is_one_character_of_a_csv_source() {
     let tmp = tempfile::tempdir().unwrap();
     for (i, (format, delimiter, expected)) in [
         ("csv", "\";;\"", "delimiter = \";;\": expected one ASCII character other than a quote or a line end"),
         ("csv", "\"\\\"\"", "expected one ASCII character other than a quote"),
         ("jsonl", "\"\\t\"", "`delimiter` applies to format = \"csv\" only"),
+        (
+            "csv\"\nquote = \"ab",
+            "\",\"",
+            "quote = \"ab\": expected one ASCII character other than a line end and the delimiter",
+        ),
+        (
+            "csv\"\nquote = \",",
+            "\",\"",
+            "quote = \",\": expected one ASCII character other than a line end and the delimiter",
+        ),
+        ("jsonl\"\nquote = \"", "\",\"", "`quote` applies to format = \"csv\" only"),
     ]
     .into_iter()
     .enumerate()
@@ -1582,4 +1612,10 @@ fn a_delimiter_is_one_character_of_a_csv_source() {
         "{}",
         stderr(&o)
     );
+    // pandas' and DuckDB's name for the option
+    let text = std::fs::read_to_string(p.join("pipeline.toml")).unwrap();
+    write(&p, "pipeline.toml", &text.replace("format = \"tsv\"", "format = \"csv\"\nsep = \"\\t\""));
+    let o = bin().arg("build").arg(&p).arg("--releases-dir").arg(tmp.path().join("r")).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("hint: the character between a CSV file's cells is `delimiter`"), "{}", stderr(&o));
 }

@@ -1059,7 +1059,7 @@ fn read_file(
         | Format::LightevalResults
         | Format::TrainerState
         | Format::GraphPassResults => records::json_record(reader, &input.rel, sink),
-        Format::Csv => records::csv(reader, &input.rel, src.delimiter_byte(), sink),
+        Format::Csv => records::csv(reader, &input.rel, src.dialect(), sink),
         Format::Parquet => unreachable!("Parquet sources are read by run_parquet"),
         Format::Wandb => unreachable!("W&B sources are read by wandb::read"),
         Format::TrackioMetrics | Format::TrackioSystem | Format::TrackioRuns => {
@@ -1136,7 +1136,7 @@ fn observe_files(
         if records == 0 && src.format == Format::Csv {
             // a CSV header names its columns even when no row follows: they exist, and have
             // no value to take a type from
-            let columns = records::csv_columns(files::open(input)?, &input.rel, src.delimiter_byte())
+            let columns = records::csv_columns(files::open(input)?, &input.rel, src.dialect())
                 .map_err(|e| name_table(e, &src.name))?;
             if !columns.is_empty() {
                 let nulls: Map<String, Value> = columns.iter().map(|c| (c.clone(), Value::Null)).collect();

@@ -19,6 +19,7 @@ use serde_json::{Map, Value};
 use super::lenient;
 use crate::core::error::{Error, Result};
 use crate::core::report::Position;
+pub use crate::core::spec::Dialect;
 
 /// What a reader hands to its callback.
 pub enum Item {
@@ -600,32 +601,55 @@ pub(crate) fn csv_header<R: std::io::Read>(rdr: &mut csv::Reader<R>, rel: &str) 
 /// that may hold no row at all: its columns still exist.
 ///
 /// Errors: those of the header (see [`csv`](fn@csv)).
-pub fn csv_columns(reader: Box<dyn BufRead + Send>, rel: &str, delimiter: u8) -> Result<Vec<String>> {
-    let mut rdr = csv::ReaderBuilder::new().has_headers(true).flexible(false).delimiter(delimiter).from_reader(reader);
+pub fn csv_columns(reader: Box<dyn BufRead + Send>, rel: &str, dialect: Dialect) -> Result<Vec<String>> {
+    let mut rdr = dialect_reader(dialect).from_reader(reader);
     Ok(csv_header(&mut rdr, rel)?.iter().filter(|h| !h.is_empty()).map(str::to_string).collect())
 }
 
-/// Reads CSV with a header row, cells separated by `delimiter` (`b','`, or `b'\t'` for
-/// tab-separated files); every cell is a string.
+/// A csv crate reader of `dialect`: a header row, every row as long as it.
+fn dialect_reader(dialect: Dialect) -> csv::ReaderBuilder {
+    let mut b = csv::ReaderBuilder::new();
+    b.has_headers(true).flexible(false).delimiter(dialect.delimiter);
+    match dialect.quote {
+        Some(q) => b.quote(q),
+        None => b.quoting(false),
+    };
+    b
+}
+
+/// Reads CSV with a header row, as `dialect` says it is written (RFC 4180 by default, or
+/// tab-separated); every cell is a string.
 pub fn csv(
     reader: Box<dyn BufRead + Send>,
     rel: &str,
-    delimiter: u8,
+    dialect: Dialect,
     sink: &mut dyn FnMut(Item) -> Result<()>,
 ) -> Result<()> {
     // the csv crate counts the LF of a CRLF only when it reads the next record, and a record's
     // position is where the reading started, before any blank lines (rust-csv issue 395):
     // lines are counted here from the bytes instead
     // it also keeps the bytes of the record being read: a rejected row's `raw` is its text
-    let lines = LineLog::keeping_text(delimiter);
-    let mut rdr = csv::ReaderBuilder::new()
-        .has_headers(true)
-        .flexible(false)
-        .delimiter(delimiter)
-        .from_reader(lines.wrap(reader));
+    let lines = LineLog::keeping_text(dialect);
+    let mut rdr = dialect_reader(dialect).from_reader(lines.wrap(reader));
     let line_of = |p: &csv::Position| lines.line_at(p.byte());
     let headers = csv_header(&mut rdr, rel)?;
     lines.check_header(rdr.position().byte(), rel)?;
+    // a file of another delimiter read with commas: one column, its name the whole header
+    if let (false, [h]) = (dialect.named, headers.iter().collect::<Vec<_>>().as_slice()) {
+        let other = [(b'\t', "tabs", "\\t"), (b';', "semicolons", ";"), (b'|', "vertical bars", "|")]
+            .into_iter()
+            .find(|(b, _, _)| *b != dialect.delimiter && h.as_bytes().contains(b));
+        if let Some((_, what, d)) = other {
+            return Err(Error::format(
+                format!("{rel}:1"),
+                format!(
+                    "the header is one column, {h:?}, that holds {what}: a file whose cells are separated by them? \
+                     set delimiter = \"{d}\" on the source (or delimiter = \"{}\" to read it as one column)",
+                    (dialect.delimiter as char).escape_default()
+                ),
+            ));
+        }
+    }
     lines.forget_before(rdr.position().byte());
     let mut record = csv::StringRecord::new();
     // each record is handed on when the next one is read: the csv crate ends a quoted cell
@@ -756,8 +780,8 @@ pub(crate) struct LineLog(std::rc::Rc<std::cell::RefCell<LineState>>);
 
 #[derive(Default)]
 struct LineState {
-    /// The byte between cells (`,` unless set).
-    delimiter: u8,
+    /// How the file is written.
+    dialect: Dialect,
     /// Bytes read so far.
     offset: u64,
     /// The last byte read, if any.
@@ -800,17 +824,23 @@ enum QuoteState {
 }
 
 impl QuoteState {
-    /// The state after byte `b`, cells separated by `delimiter`.
-    fn next(self, b: u8, delimiter: u8) -> QuoteState {
+    /// The state after byte `b` of a file written as `dialect` says.
+    fn next(self, b: u8, dialect: Dialect) -> QuoteState {
         use QuoteState::*;
         // the delimiter ends a cell unquoted, or quoted and closed, whatever byte it is (a tab
         // is no blank after a closing quote in a tab-separated file)
-        if b == delimiter {
+        if b == dialect.delimiter {
             return match self {
                 Quoted => Quoted,
                 CellStart | Unquoted | QuoteInQuoted | BlankAfterQuote => CellStart,
             };
         }
+        // the dialect's quote byte is matched as `"` below; a `"` that is not it is text
+        let b = match dialect.quote {
+            Some(q) if b == q => b'"',
+            _ if b == b'"' => 0,
+            _ => b,
+        };
         match (self, b) {
             (CellStart, b'"') => Quoted,
             (CellStart | Unquoted, b'\n' | b'\r') => CellStart,
@@ -828,13 +858,13 @@ impl QuoteState {
 impl LineLog {
     /// A log that also keeps the bytes of the record being read, for [`LineLog::text`];
     /// its reader lets them go with [`LineLog::forget_before`].
-    /// Cells are separated by `delimiter` (`b','` for RFC 4180).
-    pub(crate) fn keeping_text(delimiter: u8) -> LineLog {
+    /// The file is written as `dialect` says.
+    pub(crate) fn keeping_text(dialect: Dialect) -> LineLog {
         let log = LineLog::default();
         {
             let mut s = log.0.borrow_mut();
             s.keep = true;
-            s.delimiter = delimiter;
+            s.dialect = dialect;
         }
         log
     }
@@ -947,9 +977,11 @@ impl<R: std::io::Read> std::io::Read for LineReader<R> {
             let at = s.offset + i as u64;
             s.ends.push_back((at, buf[i]));
         }
-        let (mut q, delimiter) = (s.quote, s.delimiter);
-        for (i, &b) in buf[..n].iter().enumerate() {
-            let next = q.next(b, delimiter);
+        let (mut q, dialect) = (s.quote, s.dialect);
+        // a byte order mark is no text of the first cell (the csv crate leaves it out)
+        let skip = if s.offset == 0 && buf[..n].starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
+        for (i, &b) in buf[..n].iter().enumerate().skip(skip) {
+            let next = q.next(b, dialect);
             if matches!(q, QuoteState::QuoteInQuoted | QuoteState::BlankAfterQuote) && next == QuoteState::Unquoted {
                 let at = s.offset + i as u64;
                 s.stray.push_back(at);
@@ -1177,8 +1209,9 @@ mod tests {
 
     #[test]
     fn csv_lines_are_right_with_crlf_endings() {
-        let got =
-            collect(|s| csv(boxed(b"a,b\r\n1,x\r\n2,\"y\r\nz\"\r\n\r\n3\r\n4,w\n5,v\r\n\r\n6,u\r\n"), "f", b',', s));
+        let got = collect(|s| {
+            csv(boxed(b"a,b\r\n1,x\r\n2,\"y\r\nz\"\r\n\r\n3\r\n4,w\n5,v\r\n\r\n6,u\r\n"), "f", Dialect::default(), s)
+        });
         assert_eq!(
             got,
             vec![
@@ -1194,7 +1227,7 @@ mod tests {
 
     #[test]
     fn csv_lines_are_right_with_cr_endings() {
-        let got = collect(|s| csv(boxed(b"a,b\r1,x\r\r2,y\r3,z\n\n4,w"), "f", b',', s));
+        let got = collect(|s| csv(boxed(b"a,b\r1,x\r\r2,y\r3,z\n\n4,w"), "f", Dialect::default(), s));
         assert_eq!(
             got,
             vec![
@@ -1209,7 +1242,7 @@ mod tests {
     /// The items of a CSV text, and the error that stopped the reading, if any.
     fn read_csv(text: &'static [u8]) -> (Vec<String>, Option<String>) {
         let mut out = Vec::new();
-        let r = csv(boxed(text), "f", b',', &mut |item| {
+        let r = csv(boxed(text), "f", Dialect::default(), &mut |item| {
             out.push(match item {
                 Item::Record(o, at) => format!("{at} {}", Value::Object(o)),
                 Item::Bad { at, rule, message, .. } => format!("{at} {rule}: {message}"),
@@ -1227,15 +1260,16 @@ mod tests {
         assert!(e.contains("f:3: a quoted cell opened in this record is never closed"), "{e}");
         assert!(e.contains("the rows after it cannot be told apart"), "{e}");
         // closed quotes across lines, and a quote inside an unquoted cell, are fine
-        let got = collect(|s| csv(boxed(b"a,b\n1,\"x\ny\"\n2,5\" screen\n3,\"z\"\"\n\"\n"), "f", b',', s));
+        let got =
+            collect(|s| csv(boxed(b"a,b\n1,\"x\ny\"\n2,5\" screen\n3,\"z\"\"\n\"\n"), "f", Dialect::default(), s));
         assert_eq!(got.len(), 3, "{got:?}");
         assert!(got.iter().all(|g| !g.contains("csv:")), "{got:?}");
-        let got = collect(|s| csv(boxed(b"a,b\n5\" screen,\"x\ny\"\n"), "f", b',', s));
+        let got = collect(|s| csv(boxed(b"a,b\n5\" screen,\"x\ny\"\n"), "f", Dialect::default(), s));
         assert_eq!(got, vec![r#"2 {"a":"5\" screen","b":"x\ny"}"#], "{got:?}");
         // unclosed: without a final newline, a lone quote at the end, after a bare quote
         for text in [&b"a,b\nr,\"abc"[..], b"a,b\n1,x\n2,\"", b"a,b\n5\" screen,\"abc\ndef\n", b"a,b\r\n1,\"x\r\n"] {
             let mut sink = |_: Item| Ok(());
-            let e = csv(boxed(text), "f", b',', &mut sink).unwrap_err().to_string();
+            let e = csv(boxed(text), "f", Dialect::default(), &mut sink).unwrap_err().to_string();
             assert!(e.contains("a quoted cell opened in this record is never closed"), "{e}");
         }
     }
@@ -1248,7 +1282,7 @@ mod tests {
         assert!(e.unwrap().contains("f:3: a quoted cell opened in this record is never closed"));
         // a short row that is not the last one, and a short last row without an open quote,
         // are said to be short
-        let got = collect(|s| csv(boxed(b"a,b\n1\n2,\"x\"\n3\n"), "f", b',', s));
+        let got = collect(|s| csv(boxed(b"a,b\n1\n2,\"x\"\n3\n"), "f", Dialect::default(), s));
         assert_eq!(
             got,
             vec![
@@ -1272,7 +1306,7 @@ mod tests {
         }
         let mut raws = Vec::new();
         let text: &'static str = text.leak();
-        csv(boxed(text.as_bytes()), "f", b',', &mut |item| {
+        csv(boxed(text.as_bytes()), "f", Dialect::default(), &mut |item| {
             if let Item::Bad { raw, .. } = item {
                 raws.push(raw);
             }
@@ -1286,7 +1320,7 @@ mod tests {
     fn csv_rows_set_aside_keep_their_text_as_written() {
         let mut raws = Vec::new();
         let text = b"a,b\n1,x\n\n2,\"say \"\"hi\"\"\"!\r\n3,y\n4,\"p\"q,z\n";
-        csv(boxed(text), "f", b',', &mut |item| {
+        csv(boxed(text), "f", Dialect::default(), &mut |item| {
             if let Item::Bad { raw, .. } = item {
                 raws.push(raw);
             }
@@ -1299,7 +1333,7 @@ mod tests {
     #[test]
     fn csv_row_of_the_wrong_length_keeps_its_text_for_the_rejects_file() {
         let mut raws = Vec::new();
-        csv(boxed(b"a,b,c\n1,\"x,y\"\n2,3,4\n"), "f", b',', &mut |item| {
+        csv(boxed(b"a,b,c\n1,\"x,y\"\n2,3,4\n"), "f", Dialect::default(), &mut |item| {
             if let Item::Bad { raw, .. } = item {
                 raws.push(raw);
             }
@@ -1312,22 +1346,22 @@ mod tests {
     #[test]
     fn csv_header_with_a_quote_never_closed_is_an_error() {
         let mut sink = |_: Item| Ok(());
-        let e = csv(boxed(b"a,\"b,c\n1,2,3\n"), "f.csv", b',', &mut sink).unwrap_err().to_string();
+        let e = csv(boxed(b"a,\"b,c\n1,2,3\n"), "f.csv", Dialect::default(), &mut sink).unwrap_err().to_string();
         assert!(e.contains("f.csv:1: a quoted cell opened in the CSV header is never closed"), "{e}");
         // a header alone is fine
-        assert!(csv(boxed(b"a,b\n"), "f.csv", b',', &mut sink).is_ok());
+        assert!(csv(boxed(b"a,b\n"), "f.csv", Dialect::default(), &mut sink).is_ok());
     }
 
     #[test]
     fn csv_keeps_text_and_lines() {
-        let got = collect(|s| csv(boxed(b",name,v\n0,\"a\nb\",1.0\n1,c,\n"), "f", b',', s));
+        let got = collect(|s| csv(boxed(b",name,v\n0,\"a\nb\",1.0\n1,c,\n"), "f", Dialect::default(), s));
         assert_eq!(got, vec!["2 {\"name\":\"a\\nb\",\"v\":\"1.0\"}", "4 {\"name\":\"c\",\"v\":\"\"}"]);
     }
 
     #[test]
     fn csv_refuses_a_value_in_an_unnamed_column_after_the_first() {
         // the first column unnamed is a pandas index; the third may stay unnamed while empty
-        let got = collect(|s| csv(boxed(b",a,,c\n0,1,,3\n1,4,5,6\n"), "f", b',', s));
+        let got = collect(|s| csv(boxed(b",a,,c\n0,1,,3\n1,4,5,6\n"), "f", Dialect::default(), s));
         assert_eq!(
             got,
             vec![
@@ -1339,14 +1373,63 @@ mod tests {
 
     #[test]
     fn csv_text_after_a_closing_quote_is_a_bad_record() {
-        let got = collect(|s| csv(boxed(b"a,b\n\"x5\" x6,1\n\"ok\" ,2\n\"y\"\"z\",\"3\" \r\n"), "f", b',', s));
+        let got =
+            collect(|s| csv(boxed(b"a,b\n\"x5\" x6,1\n\"ok\" ,2\n\"y\"\"z\",\"3\" \r\n"), "f", Dialect::default(), s));
         assert_eq!(got.len(), 3, "{got:?}");
         assert_eq!(got[0], format!("2 csv: {STRAY_TEXT}"));
         // blanks after a closing quote stay in the cell, as Python's csv and pandas read them
         assert_eq!(got[1], "3 {\"a\":\"ok \",\"b\":\"2\"}");
         assert_eq!(got[2], "4 {\"a\":\"y\\\"z\",\"b\":\"3 \"}");
-        let e = csv(boxed(b"\"a\"x,b\n1,2\n"), "f", b',', &mut |_| Ok(())).unwrap_err().to_string();
+        let e = csv(boxed(b"\"a\"x,b\n1,2\n"), "f", Dialect::default(), &mut |_| Ok(())).unwrap_err().to_string();
         assert!(e.contains("f:1") && e.contains(&format!("the CSV header: {STRAY_TEXT}")), "{e}");
+    }
+
+    const TAB: Dialect = Dialect { delimiter: b'\t', quote: Some(b'"'), named: true };
+
+    #[test]
+    fn quotes_are_text_without_a_quote_character() {
+        // a CoNLL-style file: a lone `"` token would open a cell that swallows the lines to
+        // the next one
+        let text = b"id\tword\n1\tHe\n2\t\"\n3\thi\n4\t\"\n5\t.\n";
+        let plain = Dialect { quote: None, ..TAB };
+        let got = collect(|s| csv(boxed(text), "f.tsv", plain, s));
+        assert_eq!(got.len(), 5, "{got:?}");
+        assert_eq!(got[1], "3 {\"id\":\"2\",\"word\":\"\\\"\"}");
+        // quoted as RFC 4180 says, the same bytes are three rows: the quote runs to line 5
+        let got = collect(|s| csv(boxed(text), "f.tsv", TAB, s));
+        assert_eq!(got.len(), 3, "{got:?}");
+        // another quote character: `'` quotes, `"` is text
+        let single = Dialect { quote: Some(b'\''), ..TAB };
+        let got = collect(|s| csv(boxed(b"a\tb\n'x\ty'\t\"z\n"), "f.tsv", single, s));
+        assert_eq!(got, ["2 {\"a\":\"x\\ty\",\"b\":\"\\\"z\"}"]);
+    }
+
+    #[test]
+    fn a_byte_order_mark_does_not_open_or_close_quotes() {
+        // the mark before a quoted header cell: the csv crate leaves it out, and so does the
+        // quote tracking (the file was refused as a quote never closed)
+        let got = collect(|s| csv(boxed(b"\xEF\xBB\xBF\"x\t\"\"\"\tw\n1\t2\n3\t4\n"), "f.tsv", TAB, s));
+        assert_eq!(got, ["2 {\"x\\t\\\"\":\"1\",\"w\":\"2\"}", "3 {\"x\\t\\\"\":\"3\",\"w\":\"4\"}"]);
+        // text after a closing quote behind the mark is still found
+        let e = csv(boxed(b"\xEF\xBB\xBF\"a\"x\tb\n1\t2\n"), "f.tsv", TAB, &mut |_| Ok(())).unwrap_err();
+        assert!(e.to_string().contains(STRAY_TEXT), "{e}");
+    }
+
+    #[test]
+    fn a_header_of_one_column_holding_another_delimiter_is_refused_unless_named() {
+        let e = csv(boxed(b"run\tloss\na\t0.5\n"), "f.csv", Dialect::default(), &mut |_| Ok(())).unwrap_err();
+        let e = e.to_string();
+        assert!(e.starts_with("f.csv:1: the header is one column, \"run\\tloss\", that holds tabs"), "{e}");
+        assert!(
+            e.contains("set delimiter = \"\\t\" on the source (or delimiter = \",\" to read it as one column)"),
+            "{e}"
+        );
+        let e = csv(boxed(b"run;loss\na;0,5\n"), "f.csv", Dialect::default(), &mut |_| Ok(())).unwrap_err();
+        assert!(e.to_string().contains("that holds semicolons"), "{e}");
+        // named as the source's delimiter: one column, as asked
+        let named = Dialect { named: true, ..Dialect::default() };
+        let got = collect(|s| csv(boxed(b"run;loss\na;0.5\n"), "f.csv", named, s));
+        assert_eq!(got, ["2 {\"run;loss\":\"a;0.5\"}"]);
     }
 
     #[test]
@@ -1354,7 +1437,7 @@ mod tests {
         // commas are text; a quoted cell may hold a tab and a line break; a tab right after a
         // closing quote ends the cell (it is no blank kept in it)
         let text = b"a\tb,c\n1,5\t\"x\ty\"\n\"p\nq\"\t2\n\"z\" \t3\n4\t\"w\"x\n";
-        let got = collect(|s| csv(boxed(text), "f.tsv", b'\t', s));
+        let got = collect(|s| csv(boxed(text), "f.tsv", TAB, s));
         assert_eq!(
             got,
             vec![
@@ -1364,8 +1447,8 @@ mod tests {
                 format!("6 csv: {STRAY_TEXT}").as_str(),
             ]
         );
-        assert_eq!(csv_columns(boxed(b"x\ty,z\n"), "f.tsv", b'\t').unwrap(), vec!["x", "y,z"]);
-        let got = collect(|s| csv(boxed(b"a\tb\n1\t2\t3\n"), "f.tsv", b'\t', s));
+        assert_eq!(csv_columns(boxed(b"x\ty,z\n"), "f.tsv", TAB).unwrap(), vec!["x", "y,z"]);
+        let got = collect(|s| csv(boxed(b"a\tb\n1\t2\t3\n"), "f.tsv", TAB, s));
         assert_eq!(got, vec!["2 csv: row has 3 cells, the header has 2"]);
     }
 }

@@ -173,7 +173,7 @@ fn records(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>, f: &mu
     let rel = plan.inputs[k].rel.clone();
     // lines counted from the bytes, as the `csv` format counts them (CRLF files included)
     // the bytes of the record being read are kept, for the `raw` of a row that cannot be read
-    let lines = crate::stages::ingest::records::LineLog::keeping_text(b',');
+    let lines = crate::stages::ingest::records::LineLog::keeping_text(Default::default());
     let mut r = csv::ReaderBuilder::new()
         .has_headers(true)
         .flexible(false)
