@@ -1814,12 +1814,19 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
             _ => None,
         };
         let keys: BTreeSet<String> = keys.into_iter().collect();
+        // a file there both plain and compressed would give each row twice: two tables
+        let same_file = |c: &Cluster| c.files.iter().any(|f| strip_compression(f) == strip_compression(&l.rel));
         let fits = |c: &Cluster| {
-            c.dir == dir && c.format == format && c.delimiter == delimiter && c.signature == signature && {
-                let shared = c.keys.intersection(&keys).count();
-                let all = c.keys.union(&keys).count();
-                all > 0 && shared * 2 >= all
-            }
+            c.dir == dir
+                && c.format == format
+                && c.delimiter == delimiter
+                && c.signature == signature
+                && !same_file(c)
+                && {
+                    let shared = c.keys.intersection(&keys).count();
+                    let all = c.keys.union(&keys).count();
+                    all > 0 && shared * 2 >= all
+                }
         };
         match clusters.iter_mut().find(|c| fits(c)) {
             Some(c) => c.files.push(l.rel.clone()),

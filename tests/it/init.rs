@@ -1619,3 +1619,16 @@ fn a_delimiter_is_one_character_of_a_csv_source() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("hint: the character between a CSV file's cells is `delimiter`"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_plain_file_there_both_plain_and_compressed_is_two_tables_not_rows_twice() {
+    let tmp = tempfile::tempdir().unwrap();
+    let raw = tmp.path().join("raw");
+    write(&raw, "r1/scores.tsv", "a\tb\n1\t2\n3\t4\n");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, b"a\tb\n1\t2\n3\t4\n").unwrap();
+    std::fs::write(raw.join("r1/scores.tsv.gz"), gz.finish().unwrap()).unwrap();
+    let doc = init(tmp.path(), &raw, "pg");
+    assert_eq!(init_rows(&doc), BTreeMap::from([("scores".into(), 2), ("scores_2".into(), 2)]));
+    assert_eq!(release_rows(&build_from_elsewhere(tmp.path(), "pg")), init_rows(&doc));
+}
