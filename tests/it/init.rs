@@ -1522,6 +1522,10 @@ fn tab_separated_files_are_csv_sources_split_on_tabs() {
 import sys, pandas as pd, numpy as np
 df = pd.DataFrame({"step": [1, 2, 3], "loss": [0.5, np.nan, 0.125], "note": ["a\tb", 'say "hi"', "x, y"]})
 df.to_csv(sys.argv[1] + "/log.tsv", sep="\t")
+# an index of labels: describe()'s statistics
+import os
+os.makedirs(sys.argv[1] + "/stats")
+df[["step", "loss"]].describe().to_csv(sys.argv[1] + "/stats/summary.tsv", sep="\t")
 "#;
     let o = run(std::process::Command::new(python()).arg("-c").arg(python_script(script)).arg(&pd));
     assert!(o.status.success(), "{}", stderr(&o));
@@ -1533,6 +1537,8 @@ import sys, pandas as pd, numpy as np
 got = pd.read_parquet(sys.argv[1] + "/data/log.parquet").sort_values("step").reset_index(drop=True)
 want = pd.DataFrame({"step": [1, 2, 3], "loss": [0.5, np.nan, 0.125], "note": ["a\tb", 'say "hi"', "x, y"]})
 pd.testing.assert_frame_equal(got[["step", "loss", "note"]], want, check_dtype=False)
+summary = pd.read_parquet(sys.argv[1] + "/data/summary.parquet").set_index("index")
+pd.testing.assert_frame_equal(summary.loc[want.describe().index, ["step", "loss"]], want[["step", "loss"]].describe(), check_names=False)
 print("same")
 "#;
     let o = run(std::process::Command::new(python()).arg("-c").arg(python_script(script)).arg(&release));

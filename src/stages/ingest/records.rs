@@ -664,6 +664,14 @@ pub fn csv(
             .to_string()
     };
     let mut held: Option<Item> = None;
+    // a first column without a name is pandas' index: when it holds the rows' positions (0, 1,
+    // 2, …, a RangeIndex) it is left out, as the rows' order gives them; other values (labels,
+    // such as model names or `describe()`'s `count` and `mean`) are kept, as column `index`
+    // (pandas' name for it once reset; `level_0` when `index` is taken). The first row's
+    // value tells which.
+    let index_name = if headers.iter().any(|h| h == "index") { "level_0" } else { "index" };
+    let mut positions: Option<bool> = None;
+    let mut row: u64 = 0;
     loop {
         let pos = rdr.position().line();
         let start = rdr.position().byte();
@@ -695,22 +703,45 @@ pub fn csv(
                 let text = || Some(lines.text(start, rdr.position().byte()));
                 let mut obj = Map::new();
                 let mut unnamed = None;
+                let mut index_broken = None;
                 for (k, (h, v)) in headers.iter().zip(record.iter()).enumerate() {
                     if h.is_empty() {
-                        // the first column unnamed is a pandas index, skipped; any other
-                        // must be empty, or its value would be lost
-                        if k > 0 && !v.is_empty() && unnamed.is_none() {
+                        if k == 0 {
+                            // pandas' index: row positions are left out, labels kept
+                            if *positions.get_or_insert(v == "0") {
+                                if v != row.to_string() {
+                                    index_broken = Some(v.to_string());
+                                }
+                            } else {
+                                obj.insert(index_name.to_string(), Value::String(v.to_string()));
+                            }
+                        } else if !v.is_empty() && unnamed.is_none() {
+                            // any other column without a name must be empty, or its value
+                            // would be lost
                             unnamed = Some(k + 1);
                         }
                         continue;
                     }
                     obj.insert(h.to_string(), Value::String(v.to_string()));
                 }
+                row += 1;
                 let stray = lines.stray_before(rdr.position().byte());
                 let item = match unnamed {
                     _ if stray => {
                         Item::Bad { at: Position::Line(line), rule: "csv", message: STRAY_TEXT.into(), raw: text() }
                     }
+                    _ if index_broken.is_some() => Item::Bad {
+                        at: Position::Line(line),
+                        rule: "csv",
+                        message: format!(
+                            "cell 1, in the first column, which has no name, holds {:?} where the row's position {} \
+                             was expected: the column held the rows' positions (0, 1, 2, …: a pandas index, left \
+                             out) up to here, and its other values would be lost; name the column in the header",
+                            index_broken.as_deref().unwrap_or_default(),
+                            row - 1
+                        ),
+                        raw: text(),
+                    },
                     Some(k) => Item::Bad {
                         at: Position::Line(line),
                         rule: "csv",
@@ -1385,6 +1416,25 @@ mod tests {
     }
 
     const TAB: Dialect = Dialect { delimiter: b'\t', quote: Some(b'"'), named: true };
+
+    #[test]
+    fn a_pandas_index_of_labels_is_kept_and_one_of_positions_left_out() {
+        // `df.describe().to_csv()`: the index names the statistics
+        let got = collect(|s| csv(boxed(b",acc,index\ncount,2,x\nmean,0.55,y\n"), "f", Dialect::default(), s));
+        assert_eq!(
+            got,
+            [
+                "2 {\"level_0\":\"count\",\"acc\":\"2\",\"index\":\"x\"}",
+                "3 {\"level_0\":\"mean\",\"acc\":\"0.55\",\"index\":\"y\"}"
+            ]
+        );
+        let got = collect(|s| csv(boxed(b",acc\ngpt,0.5\n"), "f", Dialect::default(), s));
+        assert_eq!(got, ["2 {\"index\":\"gpt\",\"acc\":\"0.5\"}"]);
+        // positions, then a value that is none: said, not lost
+        let got = collect(|s| csv(boxed(b",acc\n0,0.5\n1,0.6\n7,0.7\n"), "f", Dialect::default(), s));
+        assert_eq!(got[..2], ["2 {\"acc\":\"0.5\"}", "3 {\"acc\":\"0.6\"}"]);
+        assert!(got[2].starts_with("4 csv: cell 1, in the first column, which has no name, holds \"7\" where the row's position 2 was expected"), "{got:?}");
+    }
 
     #[test]
     fn quotes_are_text_without_a_quote_character() {
