@@ -623,10 +623,10 @@ fn convert(
     }
     let rows = applier.rows;
     let present = std::mem::take(&mut applier.present);
-    if line_format && wandb_plan.is_none() {
+    if (line_format || src.format == Format::Csv) && wandb_plan.is_none() {
         // a file of bytes but no line with a record (blank lines only, a compressed stream of
-        // nothing) would give no row and no word; files of 0 bytes get the build's own
-        // empty-input warning
+        // nothing, a CSV header alone) would give no row and no word; files of 0 bytes get the
+        // build's own empty-input warning
         let silent: Vec<&str> = inputs
             .iter()
             .filter(|i| !applier.with_items.contains(&i.rel))
@@ -639,11 +639,12 @@ fn convert(
                 "empty-input",
                 None,
                 format!(
-                    "source {} read {} file{} with bytes but no record (blank lines only, or compressed data of \
+                    "source {} read {} file{} with bytes but no record ({}blank lines only, or compressed data of \
                      nothing): {}",
                     src.name,
                     silent.len(),
                     if silent.len() == 1 { "" } else { "s" },
+                    if src.format == Format::Csv { "a header alone, " } else { "" },
                     crate::core::report::first_names(&silent, 5)
                 ),
             );

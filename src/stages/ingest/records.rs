@@ -651,6 +651,14 @@ pub fn csv(
         }
     }
     lines.forget_before(rdr.position().byte());
+    lines.blank_lines_before(rdr.position().byte());
+    // a blank line of a file of one column is a row whose cell is empty (null unless
+    // missingValues says otherwise), as polars writes a null and DuckDB reads it; the csv
+    // crate skips it. Blank lines after the last row end the file.
+    let one_column = match headers.iter().collect::<Vec<_>>().as_slice() {
+        [h] if !h.is_empty() => Some(h.to_string()),
+        _ => None,
+    };
     let mut record = csv::StringRecord::new();
     // each record is handed on when the next one is read: the csv crate ends a quoted cell
     // that is never closed at the end of the file without an error, so the last record is
@@ -752,6 +760,15 @@ pub fn csv(
                     },
                     None => Item::Record(obj, Position::Line(line)),
                 };
+                if let Some(column) = &one_column {
+                    let blanks = lines.blank_lines_before(rdr.position().byte());
+                    for at in line.saturating_sub(blanks)..line {
+                        let empty = Map::from_iter([(column.clone(), Value::String(String::new()))]);
+                        if let Some(item) = held.replace(Item::Record(empty, Position::Line(at))) {
+                            sink(item)?;
+                        }
+                    }
+                }
                 if let Some(item) = held.replace(item) {
                     sink(item)?;
                 }
@@ -827,6 +844,12 @@ struct LineState {
     /// does not allow and the csv crate joins to the cell, not yet passed by
     /// [`LineLog::stray_before`].
     stray: std::collections::VecDeque<u64>,
+    /// Offsets of blank lines outside quoted cells (a line end right after another), not
+    /// yet passed by [`LineLog::blank_lines_before`]: the csv crate skips them, and in a file
+    /// of one column each is a row whose cell is empty.
+    blank: std::collections::VecDeque<u64>,
+    /// The last byte read outside a quoted cell ended a line.
+    line_ended: bool,
     /// Whether the bytes read are kept for [`LineLog::text`].
     keep: bool,
     /// The bytes read from offset `kept_from` on, after the first `kept_skip` (see
@@ -936,6 +959,18 @@ impl LineLog {
         found
     }
 
+    /// How many blank lines lie before byte `end` (offsets passed in increasing order), not
+    /// counted by an earlier call.
+    pub(crate) fn blank_lines_before(&self, end: u64) -> u64 {
+        let mut s = self.0.borrow_mut();
+        let mut n = 0;
+        while s.blank.front().is_some_and(|&at| at < end) {
+            s.blank.pop_front();
+            n += 1;
+        }
+        n
+    }
+
     /// Refuses a CSV header (ending at byte `end`) in which text follows a closing quote.
     ///
     /// Errors: [`Error::Format`] at line 1 of `rel`.
@@ -1011,14 +1046,25 @@ impl<R: std::io::Read> std::io::Read for LineReader<R> {
         let (mut q, dialect) = (s.quote, s.dialect);
         // a byte order mark is no text of the first cell (the csv crate leaves it out)
         let skip = if s.offset == 0 && buf[..n].starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
+        let mut line_ended = s.line_ended;
         for (i, &b) in buf[..n].iter().enumerate().skip(skip) {
             let next = q.next(b, dialect);
             if matches!(q, QuoteState::QuoteInQuoted | QuoteState::BlankAfterQuote) && next == QuoteState::Unquoted {
                 let at = s.offset + i as u64;
                 s.stray.push_back(at);
             }
+            let ends_line = matches!(b, b'\n' | b'\r') && q != QuoteState::Quoted;
+            // a line that ends where it starts, outside quotes (the LF of a CRLF ends the
+            // line its CR ended)
+            let crlf_half = b == b'\n' && i.checked_sub(1).map_or(s.last, |j| Some(buf[j])) == Some(b'\r');
+            if ends_line && q == QuoteState::CellStart && line_ended && !crlf_half {
+                let at = s.offset + i as u64;
+                s.blank.push_back(at);
+            }
+            line_ended = ends_line;
             q = next;
         }
+        s.line_ended = line_ended;
         s.quote = q;
         if s.keep {
             s.kept.extend_from_slice(&buf[..n]);
@@ -1434,6 +1480,24 @@ mod tests {
         let got = collect(|s| csv(boxed(b",acc\n0,0.5\n1,0.6\n7,0.7\n"), "f", Dialect::default(), s));
         assert_eq!(got[..2], ["2 {\"acc\":\"0.5\"}", "3 {\"acc\":\"0.6\"}"]);
         assert!(got[2].starts_with("4 csv: cell 1, in the first column, which has no name, holds \"7\" where the row's position 2 was expected"), "{got:?}");
+    }
+
+    #[test]
+    fn a_blank_line_of_a_file_of_one_column_is_a_row_of_an_empty_cell() {
+        // polars' write_csv of [1, None, 3]; CRLF, and blank lines at the end (no rows)
+        for text in [&b"a\n1\n\n3\n\n"[..], b"a\r\n1\r\n\r\n3\r\n\r\n"] {
+            let got = collect(|s| csv(boxed(text), "f", Dialect::default(), s));
+            assert_eq!(got, ["2 {\"a\":\"1\"}", "3 {\"a\":\"\"}", "4 {\"a\":\"3\"}"], "{text:?}");
+        }
+        // a blank line inside a quoted cell is text; one after the header is a row
+        let got = collect(|s| csv(boxed(b"a\n\n\"x\n\ny\"\n\n\n2\n"), "f", Dialect::default(), s));
+        assert_eq!(
+            got,
+            ["2 {\"a\":\"\"}", "3 {\"a\":\"x\\n\\ny\"}", "6 {\"a\":\"\"}", "7 {\"a\":\"\"}", "8 {\"a\":\"2\"}"]
+        );
+        // files of two columns skip blank lines, as every reader does
+        let got = collect(|s| csv(boxed(b"a,b\n1,2\n\n3,4\n"), "f", Dialect::default(), s));
+        assert_eq!(got.len(), 2, "{got:?}");
     }
 
     #[test]
