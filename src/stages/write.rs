@@ -48,6 +48,10 @@ pub struct WrittenFile {
     /// NaN and infinities in the file's rows, by column (columns without any left out):
     /// the Parquet file keeps them, its JSON Lines copy holds `null` in their place.
     pub nonfinite: BTreeMap<String, NonFiniteCount>,
+    /// The table's Parquet pages are cut by size, not by content: with content-defined
+    /// pages the writer wrote a page of no values (apache/arrow-rs#10929), which pyarrow
+    /// refuses to read, so the table's files were written again without them.
+    pub pages_cut_by_size: bool,
 }
 
 /// How many NaN, +Infinity and -Infinity values a column holds (inside its lists and
@@ -197,12 +201,77 @@ pub fn cdc_options(opts: &WriteOptions) -> Option<CdcOptions> {
 /// one larger value). Not `usize::MAX`: the writer adds the row limit to a row offset.
 const CDC_WRITER_PAGE_LIMIT: usize = 1 << 40;
 
+/// The Parquet writer's settings of a table of `schema`: zstd, row groups of
+/// `opts.row_group_rows`, page statistics, content-defined pages when asked, and deltas for
+/// `_source_line`.
+///
+/// Errors: [`Error::Format`] for a zstd level the codec refuses.
+fn table_properties(schema: &SchemaRef, opts: &WriteOptions) -> Result<WriterProperties> {
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(
+            ZstdLevel::try_new(opts.zstd_level).map_err(|e| Error::format("zstd level", e))?,
+        ))
+        .set_max_row_group_row_count(Some(opts.row_group_rows))
+        .set_created_by(format!("runpack {}", env!("CARGO_PKG_VERSION")))
+        .set_dictionary_page_size_limit(DICTIONARY_PAGE_BYTES)
+        // page statistics (the column index) and the offset index are the writer's default:
+        // with content-defined pages they make the Hub's "Optimized Parquet"
+        .set_statistics_enabled(parquet::file::properties::EnabledStatistics::Page)
+        .set_content_defined_chunking(cdc_options(opts));
+    // a page cut every 20,000 rows or 1 MiB (the writer's defaults) would fall at fixed
+    // places and shift with every row inserted before it: content-defined pages are cut
+    // by the chunker alone (1 MiB of values, or one value larger than that). Cut by size
+    // too, a page that fills at the end of a chunk is written, then the chunk's own break
+    // writes a page of no values (apache/arrow-rs#10929), which pyarrow may refuse to read
+    let props = if opts.content_defined_chunking {
+        props.set_data_page_row_count_limit(CDC_WRITER_PAGE_LIMIT).set_data_page_size_limit(CDC_WRITER_PAGE_LIMIT)
+    } else {
+        props
+    };
+    // line numbers are distinct and rising: deltas, not a dictionary
+    Ok(match schema.field_with_name("_source_line") {
+        Ok(f) if f.data_type() == &DataType::Int64 => {
+            let line = parquet::schema::types::ColumnPath::from("_source_line");
+            props
+                .set_column_dictionary_enabled(line.clone(), false)
+                .set_column_encoding(line, parquet::basic::Encoding::DELTA_BINARY_PACKED)
+        }
+        _ => props,
+    }
+    .build())
+}
+
+/// Whether a Parquet file holds a data page of no values (a page's first row is the next
+/// one's, or the row group's end), read from its offset index.
+///
+/// Errors: [`Error::Io`] or [`Error::Format`] when the file's metadata cannot be read.
+fn empty_data_pages(path: &Path) -> Result<bool> {
+    let f = File::open(path).map_err(|e| Error::io(path, e))?;
+    let meta = parquet::file::metadata::ParquetMetaDataReader::new()
+        .with_page_index_policy(parquet::file::metadata::PageIndexPolicy::Optional)
+        .parse_and_finish(&f)
+        .map_err(|e| Error::format(path.display().to_string(), e))?;
+    let Some(index) = meta.offset_index() else { return Ok(false) };
+    for (rg, columns) in meta.row_groups().iter().zip(index) {
+        for column in columns {
+            let firsts: Vec<i64> = column.page_locations().iter().map(|p| p.first_row_index).collect();
+            if firsts.windows(2).any(|w| w[0] == w[1]) || firsts.last().is_some_and(|&l| l >= rg.num_rows()) {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
+}
+
 /// Streams one table into shards.
 pub struct TableWriter {
     name: String,
     schema: SchemaRef,
     root: PathBuf,
     opts: WriteOptions,
+    /// The table's pages are cut by size: content-defined, the writer wrote a page of no
+    /// values ([`WrittenFile::pages_cut_by_size`]).
+    pages_cut_by_size: bool,
     /// Whether JSON Lines copies are written beside the Parquet files.
     copies: bool,
     props: WriterProperties,
@@ -227,38 +296,7 @@ impl TableWriter {
             let p = root.join(d);
             std::fs::create_dir_all(&p).map_err(|e| Error::io(&p, e))?;
         }
-        let props = WriterProperties::builder()
-            .set_compression(Compression::ZSTD(
-                ZstdLevel::try_new(opts.zstd_level).map_err(|e| Error::format("zstd level", e))?,
-            ))
-            .set_max_row_group_row_count(Some(opts.row_group_rows))
-            .set_created_by(format!("runpack {}", env!("CARGO_PKG_VERSION")))
-            .set_dictionary_page_size_limit(DICTIONARY_PAGE_BYTES)
-            // page statistics (the column index) and the offset index are the writer's default:
-            // with content-defined pages they make the Hub's "Optimized Parquet"
-            .set_statistics_enabled(parquet::file::properties::EnabledStatistics::Page)
-            .set_content_defined_chunking(cdc_options(&opts));
-        // a page cut every 20,000 rows or 1 MiB (the writer's defaults) would fall at fixed
-        // places and shift with every row inserted before it: content-defined pages are cut
-        // by the chunker alone (1 MiB of values, or one value larger than that). Cut by size
-        // too, a page that fills at the end of a chunk is written, then the chunk's own break
-        // writes a page of no values (apache/arrow-rs#10929), which pyarrow may refuse to read
-        let props = if opts.content_defined_chunking {
-            props.set_data_page_row_count_limit(CDC_WRITER_PAGE_LIMIT).set_data_page_size_limit(CDC_WRITER_PAGE_LIMIT)
-        } else {
-            props
-        };
-        // line numbers are distinct and rising: deltas, not a dictionary
-        let props = match schema.field_with_name("_source_line") {
-            Ok(f) if f.data_type() == &DataType::Int64 => {
-                let line = parquet::schema::types::ColumnPath::from("_source_line");
-                props
-                    .set_column_dictionary_enabled(line.clone(), false)
-                    .set_column_encoding(line, parquet::basic::Encoding::DELTA_BINARY_PACKED)
-            }
-            _ => props,
-        }
-        .build();
+        let props = table_properties(&schema, &opts)?;
         Ok(TableWriter {
             name: name.to_string(),
             schema,
@@ -269,6 +307,7 @@ impl TableWriter {
             current: None,
             done: Vec::new(),
             next_index: 0,
+            pages_cut_by_size: false,
             ratio: 0.5,
             lines_capacity: 0,
             ends: Vec::new(),
@@ -422,6 +461,21 @@ impl TableWriter {
         let Some(shard) = self.current.take() else { return Ok(()) };
         let jsonl_digest = shard.jsonl.map(Sink::finish).transpose()?;
         let parquet_digest = shard.parquet.finish()?;
+        // a page of no values that the writer would keep there (apache/arrow-rs#10929): the
+        // table is written again, its pages cut by size
+        if self.opts.content_defined_chunking && empty_data_pages(&shard.parquet_path)? {
+            self.opts.content_defined_chunking = false;
+            self.props = table_properties(&self.schema, &self.opts)?;
+            self.pages_cut_by_size = true;
+            let copy = jsonl_digest.is_some().then_some(shard.jsonl_path);
+            let mut done = std::mem::take(&mut self.done);
+            // the shards closed before are written again too: the table's pages cut one way
+            for d in done.drain(..) {
+                let copy = d.jsonl.map(|(p, _)| p);
+                self.rewrite(d.parquet.0, copy, d.rows, 1)?;
+            }
+            return self.rewrite(shard.parquet_path, copy, shard.rows, 1);
+        }
         let pq = parquet_digest.bytes;
         if shard.jsonl_bytes > 0 {
             self.ratio = self.ratio.max(pq as f64 / shard.jsonl_bytes as f64);
@@ -442,7 +496,7 @@ impl TableWriter {
         }
         if pq > max {
             let copy = jsonl_digest.is_some().then_some(shard.jsonl_path);
-            return self.split(shard.parquet_path, copy, shard.rows);
+            return self.rewrite(shard.parquet_path, copy, shard.rows, 2);
         }
         self.done.push(DoneShard {
             parquet: (shard.parquet_path, parquet_digest),
@@ -453,8 +507,8 @@ impl TableWriter {
         Ok(())
     }
 
-    /// Rewrites an oversized shard as two halves.
-    fn split(&mut self, parquet_path: PathBuf, jsonl_path: Option<PathBuf>, rows: u64) -> Result<()> {
+    /// Writes a closed shard again, as `parts` shards (2: an oversized shard's halves).
+    fn rewrite(&mut self, parquet_path: PathBuf, jsonl_path: Option<PathBuf>, rows: u64, parts: u64) -> Result<()> {
         let f = File::open(&parquet_path).map_err(|e| Error::io(&parquet_path, e))?;
         let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)
             .and_then(|b| b.with_batch_size(8192).build())
@@ -468,14 +522,19 @@ impl TableWriter {
             std::fs::remove_file(&jsonl_path).map_err(|e| Error::io(&jsonl_path, e))?;
         }
         let all = arrow::compute::concat_batches(&self.schema, &batches).map_err(|e| Error::format(&self.name, e))?;
-        let half = (rows / 2) as usize;
-        for part in [all.slice(0, half), all.slice(half, all.num_rows() - half)] {
+        let size = rows.div_ceil(parts.max(1)) as usize;
+        let mut start = 0;
+        while start < all.num_rows() {
+            let len = size.min(all.num_rows() - start);
             let s = self.open_shard()?;
             self.current = Some(s);
-            // tighten the foresight so that the halves are closed early enough
-            self.ratio *= 1.5;
-            self.write(&part)?;
+            if parts > 1 {
+                // tighten the foresight so that the parts are closed early enough
+                self.ratio *= 1.5;
+            }
+            self.write(&all.slice(start, len))?;
             self.close_shard()?;
+            start += len;
         }
         Ok(())
     }
@@ -499,17 +558,26 @@ impl TableWriter {
             };
             let pq_rel = format!("data/{stem}.parquet");
             place(&pq, &pq_rel)?;
+            let by_size = self.pages_cut_by_size;
             out.push(WrittenFile {
                 path: pq_rel,
                 format: "parquet",
                 rows,
                 digest: pq_digest,
                 nonfinite: nonfinite.clone(),
+                pages_cut_by_size: by_size,
             });
             if let Some((jl, jl_digest)) = jsonl {
                 let jl_rel = format!("jsonl/{stem}.jsonl");
                 place(&jl, &jl_rel)?;
-                out.push(WrittenFile { path: jl_rel, format: "jsonl", rows, digest: jl_digest, nonfinite });
+                out.push(WrittenFile {
+                    path: jl_rel,
+                    format: "jsonl",
+                    rows,
+                    digest: jl_digest,
+                    nonfinite,
+                    pages_cut_by_size: by_size,
+                });
             }
         }
         Ok(out)

@@ -375,3 +375,28 @@ fn content_defined_pages_survive_rows_inserted_near_the_start() {
     assert!(cdc > 0.8, "content-defined pages: {:.1} % unchanged", cdc * 100.0);
     assert!(fixed < 0.5, "pages cut by size: {:.1} % unchanged", fixed * 100.0);
 }
+
+#[test]
+fn a_table_the_writer_would_give_a_page_of_no_values_is_written_with_pages_cut_by_size() {
+    // a text value over 1 MiB fills the dictionary at its page's end: content-defined, the
+    // Parquet writer adds a page of no values (apache/arrow-rs#10929) that pyarrow refuses
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let big = "a".repeat(1_100_000);
+    write(dir, "a.jsonl", &format!("{{\"id\": 1, \"blob\": \"{big}\"}}\n{{\"id\": 2, \"blob\": \"short\"}}\n"));
+    write(dir, "pipeline.toml", &one_source("big", "a.jsonl", "jsonl", "", "SELECT id, blob FROM raw", ""));
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("table t: its Parquet pages are cut by size, not by content"), "{}", stderr(&o));
+    let script = r#"
+import sys, pyarrow.parquet as pq
+t = pq.read_table(sys.argv[1] + "/data/t.parquet")
+print(t.num_rows, sorted(len(b) for b in t.column("blob").to_pylist()))
+"#;
+    let o = run(std::process::Command::new(python()).arg("-c").arg(python_script(script)).arg(release(dir, "big")));
+    assert_eq!(stdout(&o), "2 [5, 1100000]\n", "{}", stderr(&o));
+    // a table of short values keeps its content-defined pages, and says nothing
+    write(dir, "a.jsonl", "{\"id\": 1, \"blob\": \"x\"}\n");
+    let o = build(dir, &["--force"]);
+    assert!(o.status.success() && !stderr(&o).contains("cut by size"), "{}", stderr(&o));
+}

@@ -460,7 +460,7 @@ async fn build_tables(
     let mut done = Done { table_entries: &mut table_entries, data_files: &mut data_files };
     for &i in &order {
         if let Some(f) = finishing.take_if(|f| deps[i].contains(&f.index)) {
-            f.complete(env, report, &mut done).await?;
+            f.complete(env, &mut *report, &mut done).await?;
         }
         let t = &spec.def.tables[i];
         let started = Instant::now();
@@ -514,11 +514,11 @@ async fn build_tables(
         let pending = Finishing { index: i, files: split_files, rows, policy, table_schema, target_schema };
         // (on an error, the table just run is waited for as `finishing` drops)
         if let Some(f) = finishing.replace(pending) {
-            f.complete(env, report, &mut done).await?;
+            f.complete(env, &mut *report, &mut done).await?;
         }
     }
     if let Some(f) = finishing.take() {
-        f.complete(env, report, &mut done).await?;
+        f.complete(env, &mut *report, &mut done).await?;
     }
     Ok(BuiltTables { order, table_entries, data_files })
 }
@@ -618,10 +618,24 @@ impl Finishing {
     /// Waits for the table's files, lists them and its manifest entry in `done`, and registers
     /// the table in the session for the tables that read it (from a copy in the share, on a
     /// cluster).
-    async fn complete(self, env: &TablesEnv<'_>, report: &BuildReport, done: &mut Done<'_>) -> Result<()> {
+    async fn complete(self, env: &TablesEnv<'_>, report: &mut BuildReport, done: &mut Done<'_>) -> Result<()> {
         let Finishing { index: i, files, rows, policy, table_schema, target_schema } = self;
         let t = &env.spec.def.tables[i];
         let split_files = files.wait()?;
+        if split_files.iter().flat_map(|(_, f)| f).any(|f| f.pages_cut_by_size) {
+            report.warn(
+                &t.name,
+                "pages-cut-by-size",
+                None,
+                format!(
+                    "table {}: its Parquet pages are cut by size, not by content: with content-defined pages the \
+                     Parquet writer wrote a page of no values (apache/arrow-rs#10929, a text column whose values \
+                     fill the dictionary at a page's end, such as values over 1 MiB), which pyarrow refuses to \
+                     read",
+                    t.name
+                ),
+            );
+        }
         let (parquet, splits, nonfinite) = split_entries(&t.name, &split_files, done.data_files);
         let mut paths: Vec<PathBuf> = parquet.iter().map(|p| env.root.join(p)).collect();
         if let Some(c) = &env.cluster {
