@@ -819,19 +819,9 @@ fn run_pattern(rel: &str, format: Format) -> String {
             return lighteval_pattern(dir, "results", &[], &file);
         }
         Format::VerlGenerations => return join(dir, &format!("*.jsonl{suffix}")),
-        // the Trainer's output folder names the run; a state saved with a checkpoint lies in
-        // its `checkpoint-<step>/` folder: `{run}/trainer_state.json`, `{run}/checkpoint-500/…`
-        Format::TrainerState => {
-            let (run_dir, inner) = match trainer_checkpoint(dir) {
-                Some(_) => (parent(dir), format!("{}/{name}", dir.rsplit('/').next().unwrap_or(dir))),
-                None => (dir.to_string(), name.to_string()),
-            };
-            return if run_dir.is_empty() {
-                rel.to_string()
-            } else {
-                join(&parent(&run_dir), &format!("{{run}}/{inner}"))
-            };
-        }
+        // the run is named by the format's `output_dir`, from the path: one state of each run
+        // is read (`trainer_states_left_out`), each named
+        Format::TrainerState => return rel.to_string(),
         Format::GraphScoreReport => return join(dir, &format!("*_score_report.jsonl{suffix}")),
         Format::GraphPassResults => ("results.json", "run", "", ""),
         Format::EvalGenerations => {
@@ -864,41 +854,55 @@ fn trainer_checkpoint(dir: &str) -> Option<u64> {
     dir.rsplit('/').next()?.strip_prefix("checkpoint-")?.parse().ok()
 }
 
-/// Of the Trainer states found, the one of each run to read: the state in the run's output
-/// folder (`save_state()`, at the end of training), else its latest checkpoint's. The Trainer
-/// saves the whole log with each, so each run's log is read once; the others are returned as
-/// files not read, each with why.
+/// Of the Trainer states found, the one of each run (its output folder,
+/// [`crate::stages::ingest::trainer::output_dir`]) to read: the one saved last (the greatest
+/// `global_step`; at equal steps the output folder's own, written by `save_state()`, then the
+/// checkpoint saved last). The Trainer saves the whole log with each, so each run's log is
+/// read once; the others are returned as files not read, each with why.
 fn trainer_states_left_out(looked: &[Looked]) -> Vec<NotRead> {
-    let parent = |d: &str| d.rsplit_once('/').map(|(p, _)| p.to_string()).unwrap_or_default();
-    // run folder → (rank, file): the output folder's own state ranks above every checkpoint
-    let mut runs: BTreeMap<String, Vec<(u64, String)>> = BTreeMap::new();
+    use crate::stages::ingest::trainer::{is_checkpoint_folder, output_dir};
+    // run folder → (global step, the output folder's own, checkpoint number, file)
+    let mut runs: BTreeMap<String, Vec<(u64, bool, u64, String)>> = BTreeMap::new();
     for l in looked {
         if !matches!(l.kind, Kind::Fixed(Format::TrainerState, _)) {
             continue;
         }
-        let dir = parent(&l.rel);
-        let (run, rank) = match trainer_checkpoint(&dir) {
-            Some(step) => (parent(&dir), step),
-            None => (dir, u64::MAX),
-        };
-        runs.entry(run).or_default().push((rank, l.rel.clone()));
+        let dir = l.rel.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
+        let folder = dir.rsplit('/').next().unwrap_or(dir);
+        let own = !is_checkpoint_folder(folder);
+        let number = trainer_checkpoint(dir).unwrap_or(0);
+        let step = global_step(&l.path, &l.rel).unwrap_or(0);
+        runs.entry(output_dir(&l.rel)).or_default().push((step, own, number, l.rel.clone()));
     }
     let mut out = Vec::new();
     for states in runs.values_mut() {
         states.sort();
-        let (_, kept) = states.pop().expect("a run has a state");
-        for (_, file) in states.iter() {
+        let (_, _, _, kept) = states.pop().expect("a run has a state");
+        for (_, _, _, file) in states.iter() {
             out.push(NotRead {
                 problems: Vec::new(),
                 file: file.clone(),
                 reason: format!(
-                    "an earlier save of its run's Trainer state, whose log {kept} holds whole (the Trainer saves \
-                     the whole log with each checkpoint): the log is read once, from there"
+                    "a save of its run's Trainer state no later than {kept}, which holds the log as far or further \
+                     (the Trainer saves the whole log with each checkpoint): the log is read once, from there"
                 ),
             });
         }
     }
     out
+}
+
+/// The `global_step` of the Trainer state at `path` (`rel` names it for its compression);
+/// `None` when it cannot be read.
+fn global_step(path: &Path, rel: &str) -> Option<u64> {
+    #[derive(serde::Deserialize)]
+    struct Step {
+        global_step: Option<u64>,
+    }
+    let input = InputFile { rel: rel.to_string(), path: path.to_path_buf(), captures: vec![] };
+    let reader = crate::stages::ingest::files::open(&input).ok()?;
+    let s: Step = serde_json::from_reader(crate::stages::ingest::lenient::LenientRead::new(reader)).ok()?;
+    s.global_step
 }
 
 /// The pattern of a lighteval file `file` in folder `dir`: below a folder named `top`
@@ -1458,7 +1462,12 @@ fn fixed_format_plans(looked: &[Looked], not_read: &mut Vec<NotRead>) -> Vec<Sou
             });
         }
     }
+    // Trainer states name their run by `output_dir`: their folders are not captured
+    let states: Vec<(GroupKey, Vec<String>)> =
+        fixed.iter().filter(|((f, _), _)| f == "trainer-state").map(|(k, v)| (k.clone(), v.clone())).collect();
+    fixed.retain(|(f, _), _| f != "trainer-state");
     let mut fixed: Vec<(GroupKey, Vec<String>)> = merge_levels(fixed, &columns).into_iter().collect();
+    fixed.extend(states);
     // an Inspect folder's `.eval` logs and the `.json` logs of folders beside it
     // (`logs/*.eval`, `{log_dir}/*.json`), a run's compressed log beside folders of plain
     // ones, are one source: the plain folder takes the capture
@@ -1486,7 +1495,8 @@ fn fixed_format_plans(looked: &[Looked], not_read: &mut Vec<NotRead>) -> Vec<Sou
             }
             // an Inspect log names its eval (`eval_id`): logs at any depth are one table, of
             // several patterns when they capture the same path parts (a source's patterns do)
-            "inspect-evals" | "inspect-samples" | "trainer-state" => {
+            "trainer-state" => String::new(),
+            "inspect-evals" | "inspect-samples" => {
                 let mut captures: Vec<&str> =
                     pattern.split('{').skip(1).filter_map(|c| c.split_once('}').map(|(n, _)| n)).collect();
                 captures.sort_unstable();
@@ -1680,8 +1690,8 @@ fn fixed_format_table(format: Format) -> (&'static str, &'static str, Vec<&'stat
         Format::TrainerState => (
             "trainer_log",
             "transformers Trainer logs (`trainer_state.json`'s `log_history`, as the Trainer and TRL's trainers write \
-             it) in long form: one row per logged value",
-            vec!["step", "metric", "entry"],
+             it) in long form: one row per run, logged value and entry",
+            vec!["output_dir", "step", "metric", "entry"],
         ),
         _ => unreachable!("fixed formats only"),
     }
@@ -2170,7 +2180,6 @@ fn capture_names(format: &str) -> &'static [&'static str] {
         }
         "tinker-eval-result" | "tinker-eval-trajectories" => &["checkpoint", "model"],
         "verl-generations" => &["phase", "experiment"],
-        "trainer-state" => &["experiment", "group"],
         "lighteval-results" => &["model", "org"],
         "lighteval-details" => &["run", "model", "org"],
         // Inspect's logs hold the model: their folder is named for what it is

@@ -340,21 +340,42 @@ fn init_reads_each_runs_trainer_state_once() {
         doc["not_read"][0]["reason"]
             .as_str()
             .unwrap()
-            .contains("whose log grpo-lr1e-06/trainer_state.json holds whole"),
+            .contains("no later than grpo-lr1e-06/trainer_state.json, which holds the log as far or further"),
         "{doc}"
     );
     let source = &doc["sources"][0];
     assert_eq!(source["format"], "trainer-state");
-    assert_eq!(source["path"], serde_json::json!(["raw/{run}/trainer_state.json"]));
-    assert_eq!(doc["tables"][0]["primary_key"], serde_json::json!(["run", "step", "metric", "entry"]), "{doc}");
+    assert_eq!(
+        source["path"],
+        serde_json::json!(["raw/grpo-lr1e-06/trainer_state.json", "raw/grpo-lr3e-06/trainer_state.json"])
+    );
+    assert_eq!(doc["tables"][0]["primary_key"], serde_json::json!(["output_dir", "step", "metric", "entry"]), "{doc}");
     init_and_build("trl", &[("trainer_log", 122)], &["trainer-state"]);
-    // runs without a final state: each run's latest checkpoint is read
+    // a run killed before its end (its latest checkpoint read) beside one that ended: one
+    // table, each run named by its output folder
     init_and_build_without(
         "trl",
-        &["grpo-lr1e-06/trainer_state.json", "grpo-lr3e-06/trainer_state.json"],
-        &[("trainer_log", 2 * 4 * 14)],
+        &["grpo-lr3e-06/trainer_state.json"],
+        &[("trainer_log", 4 * 14 + 5 + 4 * 14)],
         &["trainer-state"],
     );
+    // a state in the output folder older than a later checkpoint's (training resumed and
+    // killed): the later one is read
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = tmp.path().join("outputs");
+    make_raw("trl", &folder);
+    let run_dir = folder.join("grpo-lr1e-06");
+    let later = std::fs::read_to_string(run_dir.join("trainer_state.json"))
+        .unwrap()
+        .replace("\"global_step\": 20", "\"global_step\": 30")
+        .replace("\"step\": 20\n", "\"step\": 20\n    },\n    {\n      \"loss\": 0.5,\n      \"step\": 30\n");
+    std::fs::create_dir_all(run_dir.join("checkpoint-30")).unwrap();
+    std::fs::write(run_dir.join("checkpoint-30/trainer_state.json"), later).unwrap();
+    let o = run(bin().current_dir(tmp.path()).arg("init").arg(&folder).args(["--name", "x", "--format", "json"]));
+    assert!(o.status.success(), "init failed: {}", stderr(&o));
+    let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let paths = doc["sources"][0]["path"].to_string();
+    assert!(paths.contains("grpo-lr1e-06/checkpoint-30/trainer_state.json"), "{paths}");
 }
 
 #[test]

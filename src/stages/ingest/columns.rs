@@ -229,6 +229,9 @@ pub fn description(format: Format, wandb_table: Option<&str>, column: &str) -> O
         (F::VerlGenerations, "output") => "The decoded response.",
 
         // transformers Trainer states
+        (F::TrainerState, "output_dir") => {
+            "The run's output folder, relative to the pipeline: the state's folder, or the one above its checkpoint's folder."
+        }
         (F::TrainerState, "step") => "The global step the entry was logged at.",
         (F::TrainerState, "epoch") => "The epoch the entry was logged at (fractional).",
         (F::TrainerState, "entry") => {
@@ -237,7 +240,7 @@ pub fn description(format: Format, wandb_table: Option<&str>, column: &str) -> O
         (F::TrainerState, "metric") => "The logged key, as logged (`loss`, `eval_loss`, `rewards/accuracy/mean`).",
         (F::TrainerState, "value") => "The value, when it is a number (NaN and ±Infinity kept).",
         (F::TrainerState, "value_text") => {
-            "A string, list or object logged, as text (JSON text for lists and objects); null for numbers."
+            "A string, list or object logged, as text (JSON text for lists and objects), or an integer beyond ±2^53 as its digits; null for other numbers."
         }
 
         // dependency-graph scores

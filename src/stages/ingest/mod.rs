@@ -904,7 +904,11 @@ fn shape_into(
     match shape(src, obj) {
         Ok((rows, raw)) => {
             let raw = raw.map(Arc::new);
-            for row in rows {
+            for mut row in rows {
+                // a Trainer state's rows name their run's output folder, from the file's path
+                if src.format == Format::TrainerState {
+                    row.insert("output_dir".into(), Value::String(trainer::output_dir(&sref.file)));
+                }
                 // a metrics document's row comes from its split's object: `/id`, `/ood`, `/total`
                 let at = match (&sref.at, row.get("split").and_then(Value::as_str)) {
                     (Position::Pointer(p), Some(split)) if src.format == Format::EvalMetrics => {

@@ -8,11 +8,13 @@
 //! with the `step` and `epoch` they were logged at (`json.dumps`, so a NaN loss is a bare
 //! `NaN`). The Trainer saves the whole log with each checkpoint (`checkpoint-<step>/`) and,
 //! with `save_state()`, in its output folder: a later state holds an earlier one's log whole.
-//! One row per entry of `log_history` and metric, in long form: `step` (Int64), `epoch`
-//! (Float64), `entry` (Int64: the entry's 0-based place in `log_history`, which tells apart
-//! two logs of one metric at one step, such as an evaluation run again after training),
-//! `metric`, `value` (Float64, NaN and ±Infinity kept) and `value_text` (a string, list or
-//! object logged, as in `tinker-metrics`).
+//! One row per entry of `log_history` and metric, in long form: `output_dir` (the run's output
+//! folder, relative to the pipeline: the file's folder, or the one above a checkpoint's
+//! folder), `step` (Int64), `epoch` (Float64), `entry` (Int64: the entry's 0-based place in
+//! `log_history`, which tells apart two logs of one metric at one step, such as an evaluation
+//! run again after training), `metric`, `value` (Float64, NaN and ±Infinity kept) and
+//! `value_text` (a string, list or object logged, or an integer beyond ±2^53 as its digits, as
+//! in `tinker-metrics`).
 
 use serde_json::{Map, Value};
 
@@ -22,6 +24,7 @@ use super::evals::{ShapeProblems, float_like, problem};
 /// Columns of `trainer-state`.
 pub fn columns() -> Vec<(String, Target)> {
     vec![
+        ("output_dir".into(), Target::Str),
         ("step".into(), Target::Int64),
         ("epoch".into(), Target::Float64),
         ("entry".into(), Target::Int64),
@@ -29,6 +32,24 @@ pub fn columns() -> Vec<(String, Target)> {
         ("value".into(), Target::Float64),
         ("value_text".into(), Target::Text),
     ]
+}
+
+/// Whether folder name `name` is a checkpoint's: `checkpoint-500` as the Trainer names it,
+/// `last-checkpoint` as it pushes one to the Hub, `checkpoint-final` and the like.
+pub fn is_checkpoint_folder(name: &str) -> bool {
+    name.to_ascii_lowercase().contains("checkpoint")
+}
+
+/// The run's output folder of the Trainer state at `rel` (a path relative to the pipeline):
+/// the file's folder, or the one above it when that is a checkpoint's; `.` at the top.
+pub fn output_dir(rel: &str) -> String {
+    let mut dir = rel.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
+    if let Some((parent, last)) = dir.rsplit_once('/').or(Some(("", dir)))
+        && is_checkpoint_folder(last)
+    {
+        dir = parent;
+    }
+    if dir.is_empty() { ".".into() } else { dir.to_string() }
 }
 
 /// Whether a JSON document's keys are a Trainer state's: `log_history` beside `global_step`.
@@ -43,6 +64,10 @@ pub fn is_trainer_state(keys: &[String]) -> bool {
 pub fn rows(r: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, ShapeProblems> {
     let mut problems = ShapeProblems::new();
     let Some(history) = r.get("log_history").and_then(Value::as_array) else {
+        if let Some(found) = r.get("log_history") {
+            problem(&mut problems, "$.log_history".into(), "the list of log entries", found);
+            return Err(problems);
+        }
         let keys: Vec<&str> = r.keys().map(String::as_str).take(5).collect();
         problems.push((
             "$.log_history".into(),
@@ -59,7 +84,14 @@ pub fn rows(r: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, ShapeProb
             problem(&mut problems, at, "an object of logged values", entry);
             continue;
         };
-        let step = entry.get("step").cloned().unwrap_or(Value::Null);
+        let Some(step) = entry.get("step").cloned() else {
+            let keys: Vec<&str> = entry.keys().map(String::as_str).take(5).collect();
+            problems.push((
+                format!("{at}.step"),
+                format!("expected the step logged at, missing; the entry holds keys {keys:?}"),
+            ));
+            continue;
+        };
         if step.as_i64().is_none_or(|s| s < 0) {
             problem(&mut problems, format!("{at}.step"), "the step logged at (an integer, 0 or more)", &step);
             continue;
@@ -124,7 +156,18 @@ mod tests {
     }
 
     #[test]
+    fn a_state_names_its_runs_output_folder() {
+        assert_eq!(output_dir("raw/grpo/trainer_state.json"), "raw/grpo");
+        assert_eq!(output_dir("raw/grpo/checkpoint-500/trainer_state.json"), "raw/grpo");
+        assert_eq!(output_dir("raw/grpo/last-checkpoint/trainer_state.json"), "raw/grpo");
+        assert_eq!(output_dir("checkpoint-5/trainer_state.json"), ".");
+        assert_eq!(output_dir("trainer_state.json"), ".");
+    }
+
+    #[test]
     fn what_is_no_trainer_state_is_said_at_its_path() {
+        let e = rows(&doc(serde_json::json!({"global_step": 1, "log_history": null}))).unwrap_err();
+        assert_eq!(e, [("$.log_history".to_string(), "expected the list of log entries, found null".to_string())]);
         let e = rows(&doc(serde_json::json!({"results": {}}))).unwrap_err();
         assert_eq!(e[0].0, "$.log_history");
         assert!(e[0].1.contains("expected a transformers Trainer state"), "{e:?}");
@@ -136,6 +179,6 @@ mod tests {
             paths,
             ["$.log_history[0]", "$.log_history[1].step", "$.log_history[2].step", "$.log_history[3].epoch"]
         );
-        assert!(e[1].1.contains("expected the step logged at"), "{e:?}");
+        assert_eq!(e[1].1, "expected the step logged at, missing; the entry holds keys [\"loss\"]");
     }
 }
