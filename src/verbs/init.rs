@@ -884,7 +884,7 @@ fn trainer_states_left_out(looked: &[Looked]) -> Vec<NotRead> {
                 file: file.clone(),
                 reason: format!(
                     "a save of its run's Trainer state no later than {kept}, which holds the log as far or further \
-                     (the Trainer saves the whole log with each checkpoint): the log is read once, from there"
+                     (the Trainer saves the whole log with each checkpoint, and each run's log is read from one)"
                 ),
             });
         }
