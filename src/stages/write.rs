@@ -246,21 +246,31 @@ fn table_properties(schema: &SchemaRef, opts: &WriteOptions) -> Result<WriterPro
 ///
 /// Errors: [`Error::Io`] or [`Error::Format`] when the file's metadata cannot be read.
 fn empty_data_pages(path: &Path) -> Result<bool> {
+    Ok(first_empty_page(path)?.is_some())
+}
+
+/// The first data page of no values in a Parquet file, as (row group, column path), read
+/// from its offset index (a page whose first row is the next one's, or the row group's
+/// end); `None` when there is none or the file has no offset index. Such a page
+/// (apache/arrow-rs#10929) makes pyarrow refuse the file.
+///
+/// Errors: [`Error::Io`] or [`Error::Format`] when the file's metadata cannot be read.
+pub fn first_empty_page(path: &Path) -> Result<Option<(usize, String)>> {
     let f = File::open(path).map_err(|e| Error::io(path, e))?;
     let meta = parquet::file::metadata::ParquetMetaDataReader::new()
         .with_page_index_policy(parquet::file::metadata::PageIndexPolicy::Optional)
         .parse_and_finish(&f)
         .map_err(|e| Error::format(path.display().to_string(), e))?;
-    let Some(index) = meta.offset_index() else { return Ok(false) };
-    for (rg, columns) in meta.row_groups().iter().zip(index) {
-        for column in columns {
+    let Some(index) = meta.offset_index() else { return Ok(None) };
+    for (i, (rg, columns)) in meta.row_groups().iter().zip(index).enumerate() {
+        for (c, column) in columns.iter().enumerate() {
             let firsts: Vec<i64> = column.page_locations().iter().map(|p| p.first_row_index).collect();
             if firsts.windows(2).any(|w| w[0] == w[1]) || firsts.last().is_some_and(|&l| l >= rg.num_rows()) {
-                return Ok(true);
+                return Ok(Some((i, rg.column(c).column_path().string())));
             }
         }
     }
-    Ok(false)
+    Ok(None)
 }
 
 /// Streams one table into shards.
@@ -828,6 +838,26 @@ mod tests {
     use arrow::array::{ArrayRef, Float64Array, ListArray};
     use arrow::datatypes::{Field, Schema};
     use std::sync::Arc;
+
+    #[test]
+    fn a_page_of_no_values_is_found_from_the_offset_index() {
+        // content-defined pages and a value over 1 MiB: the writer adds a page of no values
+        let schema = Arc::new(Schema::new(vec![Field::new("blob", DataType::Utf8, false)]));
+        let blob = arrow::array::StringArray::from(vec!["a".repeat(1_100_000), "b".into()]);
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(blob) as ArrayRef]).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let written = |cdc: bool| {
+            let opts = WriteOptions { content_defined_chunking: cdc, ..WriteOptions::default() };
+            let path = dir.path().join(format!("{cdc}.parquet"));
+            let props = table_properties(&schema, &opts).unwrap();
+            let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), schema.clone(), Some(props)).unwrap();
+            w.write(&batch).unwrap();
+            w.close().unwrap();
+            first_empty_page(&path).unwrap()
+        };
+        assert_eq!(written(true), Some((0, "blob".to_string())));
+        assert_eq!(written(false), None);
+    }
 
     #[test]
     fn a_table_s_unfinished_files_are_removed_and_no_other_table_s() {

@@ -314,6 +314,17 @@ fn check_row_groups(dir: &Path, rep: &mut VerifyReport) {
         else {
             continue;
         };
+        // a page of no values: pyarrow, and so `datasets`, refuses the file
+        if let Ok(Some((group, column))) = crate::stages::write::first_empty_page(&p) {
+            rep.push(
+                ProblemKind::EmptyPage,
+                format!(
+                    "{rel}: row group {group}, column {column}: a data page of no values (apache/arrow-rs#10929), \
+                     which pyarrow and `datasets` refuse to read (DuckDB and DataFusion read it); build the release \
+                     again with this version of runpack, which cuts such a table's pages by size"
+                ),
+            );
+        }
         use parquet::file::reader::FileReader;
         for (i, rg) in reader.metadata().row_groups().iter().enumerate() {
             let size = rg.total_byte_size().max(0) as u64;

@@ -39,6 +39,9 @@ pub enum ProblemKind {
     Card,
     /// A Parquet row group is above the dataset viewer's size limit.
     RowGroupSize,
+    /// A Parquet column chunk holds a data page of no values (apache/arrow-rs#10929), which
+    /// pyarrow, and so `datasets`, refuses to read.
+    EmptyPage,
     /// `croissant.json` does not describe the release.
     Croissant,
     /// `datapackage.json` does not describe the release.
