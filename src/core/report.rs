@@ -129,6 +129,9 @@ pub enum Finding {
         /// in a number column, `"12"` in an integer one): what a source's
         /// `coerce_numeric_strings` reads as the number.
         numeric_string: bool,
+        /// Whether the value is a string that holds a number written with a decimal comma
+        /// (`"0,5"`, `"1.234,5"`) in a number column: runpack never reads it as another number.
+        decimal_comma: bool,
         /// Where the value that decided the column's type is (`file:line`), when the column's
         /// type was decided by reading the input rather than declared.
         decided_at: Option<String>,
@@ -154,18 +157,34 @@ impl Finding {
     /// the same for every violation of one kind in one column.
     pub fn without_values(&self) -> Finding {
         match self {
-            Finding::Type { column, expected, nonfinite_string, numeric_string, decided_at, .. } => Finding::Type {
-                column: column.clone(),
-                expected: expected.clone(),
-                found: String::new(),
-                nonfinite_string: *nonfinite_string,
-                numeric_string: *numeric_string,
-                decided_at: decided_at.as_ref().map(|_| String::new()),
-            },
+            Finding::Type { column, expected, nonfinite_string, numeric_string, decimal_comma, decided_at, .. } => {
+                Finding::Type {
+                    column: column.clone(),
+                    expected: expected.clone(),
+                    found: String::new(),
+                    nonfinite_string: *nonfinite_string,
+                    numeric_string: *numeric_string,
+                    decimal_comma: *decimal_comma,
+                    decided_at: decided_at.as_ref().map(|_| String::new()),
+                }
+            }
             Finding::InexactInteger { .. } => self.clone(),
             Finding::SharedKey { same_line, .. } => Finding::SharedKey { rows: 0, same_line: *same_line },
         }
     }
+}
+
+/// Whether `s` is a number written with a decimal comma, as European CSV files write them:
+/// `0,5`, `-12,25`, `1.234,5` (a point between thousands).
+pub fn is_decimal_comma(s: &str) -> bool {
+    let s = s.trim().strip_prefix(['-', '+']).unwrap_or(s.trim());
+    let Some((int, frac)) = s.split_once(',') else { return false };
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    let grouped = |t: &str| {
+        let mut parts = t.split('.');
+        parts.next().is_some_and(|p| digits(p) && p.len() <= 3) && parts.all(|p| p.len() == 3 && digits(p))
+    };
+    digits(frac) && (digits(int) || grouped(int))
 }
 
 /// What a user can do about a build's violations, one hint per remedy, each naming the tables,
@@ -273,10 +292,32 @@ pub fn violation_hints(findings: &std::collections::BTreeSet<(Scope, String, Fin
             listed(numeric)
         ));
     }
+    // numbers written with a decimal comma (European CSV files): text to runpack
+    let commas: BTreeSet<(&str, &str)> = findings
+        .iter()
+        .filter_map(|(scope, source, f)| match f {
+            Finding::Type { column, decimal_comma: true, .. } if *scope == Scope::Source => {
+                Some((source.as_str(), column.as_str()))
+            }
+            _ => None,
+        })
+        .collect();
+    if !commas.is_empty() {
+        hints.push(format!(
+            "numbers written with a decimal comma (\"0,5\") in {} are text to runpack, which never reads them as \
+             other numbers: declare the column a string, {}, and convert it in the table's query \
+             (CAST(replace(x, ',', '.') AS DOUBLE), when no value has a point between thousands)",
+            commas.iter().map(|(s, c)| format!("{s}.{c}")).collect::<Vec<_>>().join(", "),
+            field_tables(commas.iter().map(|(_, c)| *c), "string")
+        ));
+    }
     // a column whose type its first value decided, and values of other types broke: the way to
     // keep them all (a declared column has no value that decided it)
-    let mixed: BTreeSet<(&str, &str)> =
-        types.iter().filter(|t| t.decided && !t.nonfinite && !t.numeric).map(|t| (t.source, t.column)).collect();
+    let mixed: BTreeSet<(&str, &str)> = types
+        .iter()
+        .filter(|t| t.decided && !t.nonfinite && !t.numeric && !commas.contains(&(t.source, t.column)))
+        .map(|t| (t.source, t.column))
+        .collect();
     if !mixed.is_empty() {
         hints.push(format!(
             "a column whose values are of several types on purpose ({}) is kept whole, as JSON text, when its \
@@ -633,6 +674,31 @@ mod tests {
         let crate::Error::Invalid { violations, total, .. } = r.to_error() else { panic!() };
         let lines: Vec<String> = violations.iter().map(|x| x.source.as_ref().unwrap().at.to_string()).collect();
         assert_eq!((lines, total), (vec!["1".to_string(), "2".into(), "40".into()], 8));
+    }
+
+    #[test]
+    fn numbers_with_a_decimal_comma_are_told_apart_and_get_their_hint() {
+        for yes in ["0,5", "-12,25", "+3,0", "1.234,5", "12.345.678,9"] {
+            assert!(super::is_decimal_comma(yes), "{yes}");
+        }
+        for no in ["0.5", "1,234.5", "a,5", ",5", "5,", "1.23,4", "1,2,3", ""] {
+            assert!(!super::is_decimal_comma(no), "{no}");
+        }
+        let finding = |decimal_comma| super::Finding::Type {
+            column: "loss".into(),
+            expected: "number".into(),
+            found: String::new(),
+            nonfinite_string: false,
+            numeric_string: false,
+            decimal_comma,
+            decided_at: Some(String::new()),
+        };
+        let hints = |f| super::violation_hints(&[(super::Scope::Source, "s".to_string(), f)].into_iter().collect());
+        let with = hints(finding(true));
+        assert_eq!(with.len(), 1, "{with:?}");
+        assert!(with[0].starts_with("numbers written with a decimal comma (\"0,5\") in s.loss are text"), "{with:?}");
+        // another string: the column kept whole as JSON text
+        assert!(hints(finding(false))[0].starts_with("a column whose values are of several types"));
     }
 
     #[test]

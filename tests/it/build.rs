@@ -651,7 +651,7 @@ fn hints_follow_what_every_violation_found_not_only_the_ones_listed() {
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(doc["hints"], serde_json::json!(hints), "{doc}");
     let finding = serde_json::json!({"kind": "type", "column": "lr", "expected": "number", "found": "string \"0.001\"",
-                                     "nonfinite_string": false, "numeric_string": true, "decided_at": "raw/m.jsonl:1"});
+                                     "nonfinite_string": false, "numeric_string": true, "decimal_comma": false, "decided_at": "raw/m.jsonl:1"});
     assert_eq!(doc["violations"][0]["finding"], finding, "{doc}");
     // following the hints builds
     write(
@@ -805,4 +805,22 @@ fn a_csv_nan_in_an_integer_column_is_said_as_such_with_the_hint_that_fixes_it() 
     write(dir, "pipeline.toml", &pipeline("number"));
     let o = build(dir, &["-q"]);
     assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn a_decimal_comma_in_a_number_column_gets_the_hint_that_converts_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "a.csv", "run;loss\na;0.5\nb;0,25\n");
+    write(
+        dir,
+        "pipeline.toml",
+        &one_source("dc", "a.csv", "csv", "delimiter = \";\"\n", "SELECT run, loss FROM raw", ""),
+    );
+    let o = build(dir, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("a.csv:3:$.loss: expected number, found string \"0,25\""), "{err}");
+    assert!(err.contains("hint: numbers written with a decimal comma (\"0,5\") in raw.loss are text"), "{err}");
+    assert!(!err.contains("several types on purpose"), "{err}");
 }

@@ -1107,7 +1107,7 @@ fn numbers_written_as_nan_strings_keep_their_column_a_number_column() {
     assert_eq!(doc["hints"].as_array().map(Vec::len), Some(1), "{doc}");
     assert!(doc["hints"][0].as_str().unwrap().contains("`coerce_nonfinite_strings = true`"), "{doc}");
     let finding = serde_json::json!({"kind": "type", "column": "x", "expected": "integer", "found": "string \"nan\"",
-                                     "nonfinite_string": true, "numeric_string": false, "decided_at": "d.jsonl:1"});
+                                     "nonfinite_string": true, "numeric_string": false, "decimal_comma": false, "decided_at": "d.jsonl:1"});
     assert_eq!(doc["violations"][0]["finding"], finding, "{doc}");
 }
 

@@ -296,12 +296,15 @@ impl Ctx<'_> {
             (Target::Int64, Value::String(s)) => s.parse::<i64>().is_ok(),
             _ => false,
         };
+        let decimal_comma = matches!(target, Target::Float64)
+            && matches!(v, Value::String(s) if crate::core::report::is_decimal_comma(s));
         let finding = crate::core::report::Finding::Type {
             column: column_of(&cell.path),
             expected: target.expected().to_string(),
             found,
             nonfinite_string,
             numeric_string,
+            decimal_comma,
             decided_at,
         };
         self.type_problem(cell, message, finding);
@@ -884,6 +887,7 @@ fn int_to_f64(c: &Cell, ctx: &mut Ctx, exact: bool, f: f64, n: &serde_json::Numb
         found: format!("integer {n}"),
         nonfinite_string: false,
         numeric_string: false,
+        decimal_comma: false,
         decided_at,
     };
     ctx.type_problem(c, message, finding);
