@@ -601,9 +601,27 @@ pub(crate) fn csv_header<R: std::io::Read>(rdr: &mut csv::Reader<R>, rel: &str) 
 /// that may hold no row at all: its columns still exist.
 ///
 /// Errors: those of the header (see [`csv`](fn@csv)).
-pub fn csv_columns(reader: Box<dyn BufRead + Send>, rel: &str, dialect: Dialect) -> Result<Vec<String>> {
+pub fn csv_columns(mut reader: Box<dyn BufRead + Send>, rel: &str, dialect: Dialect) -> Result<Vec<String>> {
+    refuse_utf16(&mut reader, rel)?;
     let mut rdr = dialect_reader(dialect).from_reader(reader);
     Ok(csv_header(&mut rdr, rel)?.iter().filter(|h| !h.is_empty()).map(str::to_string).collect())
+}
+
+/// Refuses a text file that starts with a UTF-16 byte order mark (Excel's "Unicode text"),
+/// whose every other byte would read as a NUL.
+///
+/// Errors: [`Error::Format`] at line 1 of `rel`, saying to save the file as UTF-8.
+fn refuse_utf16(reader: &mut Box<dyn BufRead + Send>, rel: &str) -> Result<()> {
+    let head = reader.fill_buf().map_err(|e| Error::format(rel, e))?;
+    let which = match head {
+        [0xFF, 0xFE, ..] => "UTF-16 little-endian",
+        [0xFE, 0xFF, ..] => "UTF-16 big-endian",
+        _ => return Ok(()),
+    };
+    Err(Error::format(
+        format!("{rel}:1"),
+        format!("the file is {which} text (its byte order mark says so); save it as UTF-8 (\"CSV UTF-8\" in Excel)"),
+    ))
 }
 
 /// A csv crate reader of `dialect`: a header row, every row as long as it.
@@ -620,11 +638,12 @@ fn dialect_reader(dialect: Dialect) -> csv::ReaderBuilder {
 /// Reads CSV with a header row, as `dialect` says it is written (RFC 4180 by default, or
 /// tab-separated); every cell is a string.
 pub fn csv(
-    reader: Box<dyn BufRead + Send>,
+    mut reader: Box<dyn BufRead + Send>,
     rel: &str,
     dialect: Dialect,
     sink: &mut dyn FnMut(Item) -> Result<()>,
 ) -> Result<()> {
+    refuse_utf16(&mut reader, rel)?;
     // the csv crate counts the LF of a CRLF only when it reads the next record, and a record's
     // position is where the reading started, before any blank lines (rust-csv issue 395):
     // lines are counted here from the bytes instead
@@ -1498,6 +1517,19 @@ mod tests {
         // files of two columns skip blank lines, as every reader does
         let got = collect(|s| csv(boxed(b"a,b\n1,2\n\n3,4\n"), "f", Dialect::default(), s));
         assert_eq!(got.len(), 2, "{got:?}");
+    }
+
+    #[test]
+    fn a_utf16_file_is_refused_with_what_to_do() {
+        let text: Vec<u8> =
+            [0xFF, 0xFE].into_iter().chain("a\tb\n".encode_utf16().flat_map(u16::to_le_bytes)).collect();
+        let text: &'static [u8] = Box::leak(text.into_boxed_slice());
+        let e = csv(boxed(text), "f.tsv", TAB, &mut |_| Ok(())).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "f.tsv:1: the file is UTF-16 little-endian text (its byte order mark says so); save it as UTF-8 (\"CSV UTF-8\" in Excel)"
+        );
+        assert!(csv_columns(boxed(text), "f.tsv", TAB).is_err());
     }
 
     #[test]
