@@ -665,14 +665,11 @@ const TRACKIO_FRAGMENTS: &[Format] = &[Format::TrackioMetrics, Format::TrackioSy
 /// The tables of tinker-cookbook rollout summaries: trajectories and their steps.
 const ROLLOUTS: &[Format] = &[Format::TinkerRollouts, Format::TinkerRolloutSteps];
 
-/// A file name without a `.gz` or `.zst` ending (the readers undo both).
+/// A file name without the compression ending the readers undo (`.gz`, `.zst`, any case:
+/// [`crate::stages::ingest::files::compression_named`]).
 fn strip_compression(name: &str) -> &str {
-    // (any case: `.GZ` is read through gzip too)
-    let lower = name.to_ascii_lowercase();
-    match [".gz", ".zst"].into_iter().find(|x| lower.ends_with(x)) {
-        Some(x) => &name[..name.len() - x.len()],
-        None => name,
-    }
+    let ending = crate::stages::ingest::files::compression_named(name).map_or(0, |(x, _)| x.len());
+    &name[..name.len() - ending]
 }
 
 /// What file `rel` (at `path`) is, or why it cannot be read.
@@ -848,19 +845,13 @@ fn run_pattern(rel: &str, format: Format) -> String {
     rel.to_string()
 }
 
-/// The step of a Trainer checkpoint folder (`…/checkpoint-500` → 500), the last segment of
-/// `dir`.
-fn trainer_checkpoint(dir: &str) -> Option<u64> {
-    dir.rsplit('/').next()?.strip_prefix("checkpoint-")?.parse().ok()
-}
-
 /// Of the Trainer states found, the one of each run (its output folder,
 /// [`crate::stages::ingest::trainer::output_dir`]) to read: the one saved last (the greatest
 /// `global_step`; at equal steps the output folder's own, written by `save_state()`, then the
 /// checkpoint saved last). The Trainer saves the whole log with each, so each run's log is
 /// read once; the others are returned as files not read, each with why.
 fn trainer_states_left_out(looked: &[Looked]) -> Vec<NotRead> {
-    use crate::stages::ingest::trainer::{is_checkpoint_folder, output_dir};
+    use crate::stages::ingest::trainer::{checkpoint_step, is_checkpoint_folder, output_dir};
     // run folder → (global step, the output folder's own, checkpoint number, file)
     let mut runs: BTreeMap<String, Vec<(u64, bool, u64, String)>> = BTreeMap::new();
     for l in looked {
@@ -870,7 +861,7 @@ fn trainer_states_left_out(looked: &[Looked]) -> Vec<NotRead> {
         let dir = l.rel.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
         let folder = dir.rsplit('/').next().unwrap_or(dir);
         let own = !is_checkpoint_folder(folder);
-        let number = trainer_checkpoint(dir).unwrap_or(0);
+        let number = checkpoint_step(folder).unwrap_or(0);
         let step = global_step(&l.path, &l.rel).unwrap_or(0);
         runs.entry(output_dir(&l.rel)).or_default().push((step, own, number, l.rel.clone()));
     }
@@ -1067,7 +1058,7 @@ fn look_csv(input: &InputFile) -> std::result::Result<Kind, String> {
     }
     // one column whose name holds tabs or semicolons: a file of that delimiter, named .csv
     if let [h] = cols.as_slice()
-        && let Some(d) = [b'\t', b';', b'|'].into_iter().find(|d| h.as_bytes().contains(d))
+        && let Some((d, _)) = crate::stages::ingest::records::other_delimiter(h, b',')
     {
         let dialect = crate::stages::ingest::records::Dialect { delimiter: d, ..TAB_SEPARATED };
         let reader = crate::stages::ingest::files::open(input).map_err(|e| unreadable_reason(&input.rel, &e))?;
@@ -1490,12 +1481,15 @@ fn fixed_format_plans(looked: &[Looked], not_read: &mut Vec<NotRead>) -> Vec<Sou
     }
     for ((format, pattern), files) in fixed {
         let join = match format.as_str() {
-            "trackio-metrics" | "trackio-system" | "trackio-runs" | "tinker-rollouts" | "tinker-rollout-steps" => {
-                String::new()
-            }
+            // (a Trainer state's rows name their run by `output_dir`: its files are listed)
+            "trackio-metrics"
+            | "trackio-system"
+            | "trackio-runs"
+            | "tinker-rollouts"
+            | "tinker-rollout-steps"
+            | "trainer-state" => String::new(),
             // an Inspect log names its eval (`eval_id`): logs at any depth are one table, of
             // several patterns when they capture the same path parts (a source's patterns do)
-            "trainer-state" => String::new(),
             "inspect-evals" | "inspect-samples" => {
                 let mut captures: Vec<&str> =
                     pattern.split('{').skip(1).filter_map(|c| c.split_once('}').map(|(n, _)| n)).collect();

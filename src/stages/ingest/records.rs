@@ -624,6 +624,14 @@ fn refuse_utf16(reader: &mut Box<dyn BufRead + Send>, rel: &str) -> Result<()> {
     ))
 }
 
+/// The delimiter a header of one column, `header`, is likely written with when it is not
+/// `delimiter`: a tab, a semicolon or a vertical bar it holds, with its name in words.
+pub fn other_delimiter(header: &str, delimiter: u8) -> Option<(u8, &'static str)> {
+    [(b'\t', "tabs"), (b';', "semicolons"), (b'|', "vertical bars")]
+        .into_iter()
+        .find(|(b, _)| *b != delimiter && header.as_bytes().contains(b))
+}
+
 /// A csv crate reader of `dialect`: a header row, every row as long as it.
 fn dialect_reader(dialect: Dialect) -> csv::ReaderBuilder {
     let mut b = csv::ReaderBuilder::new();
@@ -653,24 +661,6 @@ pub fn csv(
     let line_of = |p: &csv::Position| lines.line_at(p.byte());
     let headers = csv_header(&mut rdr, rel)?;
     lines.check_header(rdr.position().byte(), rel)?;
-    // a file of another delimiter read with commas: one column, its name the whole header
-    if let (false, [h]) = (dialect.named, headers.iter().collect::<Vec<_>>().as_slice()) {
-        let other = [(b'\t', "tabs", "\\t"), (b';', "semicolons", ";"), (b'|', "vertical bars", "|")]
-            .into_iter()
-            .find(|(b, _, _)| *b != dialect.delimiter && h.as_bytes().contains(b));
-        if let Some((_, what, d)) = other {
-            return Err(Error::format(
-                format!("{rel}:1"),
-                format!(
-                    "the header is one column, {h:?}, that holds {what}: a file whose cells are separated by them? \
-                     set delimiter = \"{d}\" on the source (or delimiter = \"{}\" to read it as one column)",
-                    (dialect.delimiter as char).escape_default()
-                ),
-            ));
-        }
-    }
-    lines.forget_before(rdr.position().byte());
-    lines.blank_lines_before(rdr.position().byte());
     // a blank line of a file of one column is a row whose cell is empty (null unless
     // missingValues says otherwise), as polars writes a null and DuckDB reads it; the csv
     // crate skips it. Blank lines after the last row end the file.
@@ -678,6 +668,22 @@ pub fn csv(
         [h] if !h.is_empty() => Some(h.to_string()),
         _ => None,
     };
+    // a file of another delimiter read with commas: one column, its name the whole header
+    if let Some(h) = one_column.as_deref().filter(|_| !dialect.named)
+        && let Some((d, what)) = other_delimiter(h, dialect.delimiter)
+    {
+        return Err(Error::format(
+            format!("{rel}:1"),
+            format!(
+                "the header is one column, {h:?}, that holds {what}: a file whose cells are separated by them? set \
+                 delimiter = \"{}\" on the source (or delimiter = \"{}\" to read it as one column)",
+                (d as char).escape_default(),
+                (dialect.delimiter as char).escape_default()
+            ),
+        ));
+    }
+    lines.forget_before(rdr.position().byte());
+    lines.blank_lines_before(rdr.position().byte());
     let mut record = csv::StringRecord::new();
     // each record is handed on when the next one is read: the csv crate ends a quoted cell
     // that is never closed at the end of the file without an error, so the last record is
@@ -753,23 +759,22 @@ pub fn csv(
                 }
                 row += 1;
                 let stray = lines.stray_before(rdr.position().byte());
-                let item = match unnamed {
+                let item = match (unnamed, index_broken) {
                     _ if stray => {
                         Item::Bad { at: Position::Line(line), rule: "csv", message: STRAY_TEXT.into(), raw: text() }
                     }
-                    _ if index_broken.is_some() => Item::Bad {
+                    (_, Some(v)) => Item::Bad {
                         at: Position::Line(line),
                         rule: "csv",
                         message: format!(
-                            "cell 1, in the first column, which has no name, holds {:?} where the row's position {} \
+                            "cell 1, in the first column, which has no name, holds {v:?} where the row's position {} \
                              was expected: the column held the rows' positions (0, 1, 2, …: a pandas index, left \
                              out) up to here, and its other values would be lost; name the column in the header",
-                            index_broken.as_deref().unwrap_or_default(),
                             row - 1
                         ),
                         raw: text(),
                     },
-                    Some(k) => Item::Bad {
+                    (Some(k), None) => Item::Bad {
                         at: Position::Line(line),
                         rule: "csv",
                         message: format!(
@@ -777,7 +782,7 @@ pub fn csv(
                         ),
                         raw: text(),
                     },
-                    None => Item::Record(obj, Position::Line(line)),
+                    (None, None) => Item::Record(obj, Position::Line(line)),
                 };
                 if let Some(column) = &one_column {
                     let blanks = lines.blank_lines_before(rdr.position().byte());
@@ -929,9 +934,9 @@ impl QuoteState {
 }
 
 impl LineLog {
-    /// A log that also keeps the bytes of the record being read, for [`LineLog::text`];
-    /// its reader lets them go with [`LineLog::forget_before`].
-    /// The file is written as `dialect` says.
+    /// A log of a file written as `dialect` says, that also keeps the bytes of the record
+    /// being read, for [`LineLog::text`]; its reader lets them go with
+    /// [`LineLog::forget_before`].
     pub(crate) fn keeping_text(dialect: Dialect) -> LineLog {
         let log = LineLog::default();
         {
@@ -1075,8 +1080,8 @@ impl<R: std::io::Read> std::io::Read for LineReader<R> {
             let ends_line = matches!(b, b'\n' | b'\r') && q != QuoteState::Quoted;
             // a line that ends where it starts, outside quotes (the LF of a CRLF ends the
             // line its CR ended)
-            let crlf_half = b == b'\n' && i.checked_sub(1).map_or(s.last, |j| Some(buf[j])) == Some(b'\r');
-            if ends_line && q == QuoteState::CellStart && line_ended && !crlf_half {
+            let crlf_half = || b == b'\n' && i.checked_sub(1).map_or(s.last, |j| Some(buf[j])) == Some(b'\r');
+            if ends_line && q == QuoteState::CellStart && line_ended && !crlf_half() {
                 let at = s.offset + i as u64;
                 s.blank.push_back(at);
             }

@@ -40,21 +40,18 @@ pub fn is_checkpoint_folder(name: &str) -> bool {
     name.to_ascii_lowercase().contains("checkpoint")
 }
 
+/// The step of a checkpoint folder as the Trainer names it (`checkpoint-500` → 500).
+pub fn checkpoint_step(name: &str) -> Option<u64> {
+    name.strip_prefix("checkpoint-")?.parse().ok()
+}
+
 /// The run's output folder of the Trainer state at `rel` (a path relative to the pipeline):
 /// the file's folder, or the one above it when that is a checkpoint's; `.` at the top.
 pub fn output_dir(rel: &str) -> String {
-    let mut dir = rel.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
-    if let Some((parent, last)) = dir.rsplit_once('/').or(Some(("", dir)))
-        && is_checkpoint_folder(last)
-    {
-        dir = parent;
-    }
+    let dir = rel.rsplit_once('/').map_or("", |(d, _)| d);
+    let (parent, last) = dir.rsplit_once('/').unwrap_or(("", dir));
+    let dir = if is_checkpoint_folder(last) { parent } else { dir };
     if dir.is_empty() { ".".into() } else { dir.to_string() }
-}
-
-/// Whether a JSON document's keys are a Trainer state's: `log_history` beside `global_step`.
-pub fn is_trainer_state(keys: &[String]) -> bool {
-    keys.iter().any(|k| k == "log_history") && keys.iter().any(|k| k == "global_step")
 }
 
 /// Long rows of a `trainer_state.json` document.
@@ -162,6 +159,7 @@ mod tests {
         assert_eq!(output_dir("raw/grpo/last-checkpoint/trainer_state.json"), "raw/grpo");
         assert_eq!(output_dir("checkpoint-5/trainer_state.json"), ".");
         assert_eq!(output_dir("trainer_state.json"), ".");
+        assert_eq!((checkpoint_step("checkpoint-1000"), checkpoint_step("last-checkpoint")), (Some(1000), None));
     }
 
     #[test]
