@@ -241,36 +241,32 @@ fn table_properties(schema: &SchemaRef, opts: &WriteOptions) -> Result<WriterPro
     .build())
 }
 
-/// Whether a Parquet file holds a data page of no values (a page's first row is the next
-/// one's, or the row group's end), read from its offset index.
+/// The footer of Parquet file `path` with its page index (column and offset indexes, when
+/// written).
 ///
 /// Errors: [`Error::Io`] or [`Error::Format`] when the file's metadata cannot be read.
-fn empty_data_pages(path: &Path) -> Result<bool> {
-    Ok(first_empty_page(path)?.is_some())
-}
-
-/// The first data page of no values in a Parquet file, as (row group, column path), read
-/// from its offset index (a page whose first row is the next one's, or the row group's
-/// end); `None` when there is none or the file has no offset index. Such a page
-/// (apache/arrow-rs#10929) makes pyarrow refuse the file.
-///
-/// Errors: [`Error::Io`] or [`Error::Format`] when the file's metadata cannot be read.
-pub fn first_empty_page(path: &Path) -> Result<Option<(usize, String)>> {
+pub fn footer_with_page_index(path: &Path) -> Result<parquet::file::metadata::ParquetMetaData> {
     let f = File::open(path).map_err(|e| Error::io(path, e))?;
-    let meta = parquet::file::metadata::ParquetMetaDataReader::new()
+    parquet::file::metadata::ParquetMetaDataReader::new()
         .with_page_index_policy(parquet::file::metadata::PageIndexPolicy::Optional)
         .parse_and_finish(&f)
-        .map_err(|e| Error::format(path.display().to_string(), e))?;
-    let Some(index) = meta.offset_index() else { return Ok(None) };
-    for (i, (rg, columns)) in meta.row_groups().iter().zip(index).enumerate() {
+        .map_err(|e| Error::format(path.display().to_string(), e))
+}
+
+/// The first data page of no values in a Parquet file's footer `meta`, as (row group, column
+/// path), read from its offset index (a page whose first row is the next one's, or the row
+/// group's end); `None` when there is none or the file has no offset index. Such a page
+/// (apache/arrow-rs#10929) makes pyarrow refuse the file.
+pub fn first_empty_page(meta: &parquet::file::metadata::ParquetMetaData) -> Option<(usize, String)> {
+    for (i, (rg, columns)) in meta.row_groups().iter().zip(meta.offset_index()?).enumerate() {
         for (c, column) in columns.iter().enumerate() {
             let firsts: Vec<i64> = column.page_locations().iter().map(|p| p.first_row_index).collect();
             if firsts.windows(2).any(|w| w[0] == w[1]) || firsts.last().is_some_and(|&l| l >= rg.num_rows()) {
-                return Ok(Some((i, rg.column(c).column_path().string())));
+                return Some((i, rg.column(c).column_path().string()));
             }
         }
     }
-    Ok(None)
+    None
 }
 
 /// Streams one table into shards.
@@ -473,14 +469,15 @@ impl TableWriter {
         let parquet_digest = shard.parquet.finish()?;
         // a page of no values that the writer would keep there (apache/arrow-rs#10929): the
         // table is written again, its pages cut by size
-        if self.opts.content_defined_chunking && empty_data_pages(&shard.parquet_path)? {
+        if self.opts.content_defined_chunking
+            && first_empty_page(&footer_with_page_index(&shard.parquet_path)?).is_some()
+        {
             self.opts.content_defined_chunking = false;
             self.props = table_properties(&self.schema, &self.opts)?;
             self.pages_cut_by_size = true;
             let copy = jsonl_digest.is_some().then_some(shard.jsonl_path);
-            let mut done = std::mem::take(&mut self.done);
             // the shards closed before are written again too: the table's pages cut one way
-            for d in done.drain(..) {
+            for d in std::mem::take(&mut self.done) {
                 let copy = d.jsonl.map(|(p, _)| p);
                 self.rewrite(d.parquet.0, copy, d.rows, 1)?;
             }
@@ -853,7 +850,7 @@ mod tests {
             let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), schema.clone(), Some(props)).unwrap();
             w.write(&batch).unwrap();
             w.close().unwrap();
-            first_empty_page(&path).unwrap()
+            first_empty_page(&footer_with_page_index(&path).unwrap())
         };
         assert_eq!(written(true), Some((0, "blob".to_string())));
         assert_eq!(written(false), None);

@@ -300,22 +300,20 @@ fn check_sums_alone(dir: &Path, rep: &mut VerifyReport) {
     }
 }
 
-/// Every Parquet file's row groups must stay under the dataset viewer's limit.
+/// Every Parquet file's row groups must stay under the dataset viewer's limit, and its
+/// pages hold values (a page of none makes pyarrow refuse the file).
 fn check_row_groups(dir: &Path, rep: &mut VerifyReport) {
     for rel in all_files(dir).into_iter().filter(|f| f.ends_with(".parquet")) {
         let p = dir.join(&rel);
         if lfs_pointer(&p).is_some() {
             continue;
         }
-        let Ok(f) = std::fs::File::open(&p) else { continue };
         // an unreadable footer is reported with the manifest's files
-        let Ok(Ok(reader)) =
-            crate::core::error::catch_panic(|| parquet::file::serialized_reader::SerializedFileReader::new(f))
-        else {
+        let Ok(Ok(meta)) = crate::core::error::catch_panic(|| crate::stages::write::footer_with_page_index(&p)) else {
             continue;
         };
         // a page of no values: pyarrow, and so `datasets`, refuses the file
-        if let Ok(Some((group, column))) = crate::stages::write::first_empty_page(&p) {
+        if let Some((group, column)) = crate::stages::write::first_empty_page(&meta) {
             rep.push(
                 ProblemKind::EmptyPage,
                 format!(
@@ -325,8 +323,7 @@ fn check_row_groups(dir: &Path, rep: &mut VerifyReport) {
                 ),
             );
         }
-        use parquet::file::reader::FileReader;
-        for (i, rg) in reader.metadata().row_groups().iter().enumerate() {
+        for (i, rg) in meta.row_groups().iter().enumerate() {
             let size = rg.total_byte_size().max(0) as u64;
             if size > crate::stages::write::VIEWER_ROW_GROUP_LIMIT_BYTES {
                 rep.push(ProblemKind::RowGroupSize, format!(
