@@ -1023,24 +1023,29 @@ impl PipelineSpec {
                 None => file.display().to_string(),
             };
             let mut message = e.message().trim().to_string();
-            // the names other tools give tab-separated files, and their dialect options
+            // the names other tools give tab-separated files and their dialect options (any case)
             let lower = message.to_ascii_lowercase();
-            if ["`tsv`", "`tab`", "`tabular`"].iter().any(|v| lower.starts_with(&format!("unknown variant {v},"))) {
-                message.push_str(
-                    "\nhint: a tab-separated file is read by format = \"csv\" with delimiter = \"\\t\" on the source",
-                );
-            }
-            if ["`sep`", "`separator`", "`delim`", "`field_separator`"]
-                .iter()
-                .any(|k| message.starts_with(&format!("unknown field {k},")))
-            {
-                message.push_str("\nhint: the character between a CSV file's cells is `delimiter` (\"\\t\" for tabs)");
-            }
-            if ["`quotechar`", "`quote_char`", "`quoteChar`"]
-                .iter()
-                .any(|k| message.starts_with(&format!("unknown field {k},")))
-            {
-                message.push_str("\nhint: the character that quotes a CSV file's cells is `quote` (\"\" for none)");
+            let hints: [(&str, &[&str], &str); 3] = [
+                (
+                    "unknown variant",
+                    &["tsv", "tab", "tabular"],
+                    "a tab-separated file is read by format = \"csv\" with delimiter = \"\\t\" on the source",
+                ),
+                (
+                    "unknown field",
+                    &["sep", "separator", "delim", "field_separator"],
+                    "the character between a CSV file's cells is `delimiter` (\"\\t\" for tabs)",
+                ),
+                (
+                    "unknown field",
+                    &["quotechar", "quote_char"],
+                    "the character that quotes a CSV file's cells is `quote` (\"\" for none)",
+                ),
+            ];
+            for (what, names, hint) in hints {
+                if names.iter().any(|n| lower.starts_with(&format!("{what} `{n}`,"))) {
+                    message.push_str(&format!("\nhint: {hint}"));
+                }
             }
             Error::config(loc, message)
         })?;
