@@ -419,15 +419,20 @@ fn a_dry_run_with_a_refused_token_says_so() {
     );
 }
 
+/// Builds release `bare` (one source of one step, a card without a licence) under `dir`.
+fn bare_release(dir: &Path) {
+    write(dir, "s.jsonl", "{\"step\": 1}\n");
+    write(dir, "pipeline.toml", &one_source("bare", "s.jsonl", "jsonl", "", "SELECT step FROM raw", ""));
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
 #[test]
 fn a_dry_run_that_cannot_read_the_repo_still_says_what_the_card_lacks() {
     use crate::hub_server::{Action, Fault, Route};
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    write(dir, "s.jsonl", "{\"step\": 1}\n");
-    write(dir, "pipeline.toml", &one_source("bare", "s.jsonl", "jsonl", "", "SELECT step FROM raw", ""));
-    let o = build(dir, &["-q"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    bare_release(dir);
     let env = HubEnv::new();
     env.hub.create_repo("acme/bare");
     let refused = Action::Status(403, vec![("x-error-message", "Forbidden".to_string())], String::new());
@@ -441,10 +446,7 @@ fn a_dry_run_that_cannot_read_the_repo_still_says_what_the_card_lacks() {
 fn offline_publish_checks_the_release_before_it_refuses() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    write(dir, "s.jsonl", "{\"step\": 1}\n");
-    write(dir, "pipeline.toml", &one_source("bare", "s.jsonl", "jsonl", "", "SELECT step FROM raw", ""));
-    let o = build(dir, &["-q"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    bare_release(dir);
     let env = HubEnv::new();
     let offline = |release: &Path| {
         let o = run(env.runpack().env("HF_HUB_OFFLINE", "1").arg("publish").arg(release).args(["--repo", "acme/bare"]));
