@@ -397,8 +397,8 @@ fn what_is_no_trainer_state_is_said_at_its_path() {
         &o,
         1,
         &[
-            "trainer_state.json",
-            "$.log_history[1].step",
+            "trainer_state.json:/log_history/1",
+            "$.step",
             "expected the step logged at (an integer, 0 or more), found string \"two\"",
         ],
     );

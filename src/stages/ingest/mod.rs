@@ -905,9 +905,15 @@ fn shape_into(
         Ok((rows, raw)) => {
             let raw = raw.map(Arc::new);
             for mut row in rows {
-                // a Trainer state's rows name their run's output folder, from the file's path
+                // a Trainer state's rows name their run's output folder, from the file's path, and
+                // their entry's place in `log_history`, from the entry's pointer
                 if src.format == Format::TrainerState {
                     row.insert("output_dir".into(), Value::String(trainer::output_dir(&sref.file)));
+                    let entry = match &sref.at {
+                        Position::Pointer(p) => trainer::entry_of(p),
+                        _ => None,
+                    };
+                    row.insert("entry".into(), entry.map_or(Value::Null, Value::from));
                 }
                 // a metrics document's row comes from its split's object: `/id`, `/ood`, `/total`
                 let at = match (&sref.at, row.get("split").and_then(Value::as_str)) {
@@ -923,12 +929,8 @@ fn shape_into(
                     }
                     // a Trainer state's row comes from its entry's value: `/log_history/<entry>/<metric>`
                     (Position::Pointer(p), _) if src.format == Format::TrainerState => {
-                        let entry = row.get("entry").and_then(Value::as_u64).unwrap_or_default();
                         let metric = path::pointer_token(row.get("metric").and_then(Value::as_str).unwrap_or_default());
-                        SourceRef {
-                            file: sref.file.clone(),
-                            at: Position::Pointer(format!("{p}/log_history/{entry}/{metric}")),
-                        }
+                        SourceRef { file: sref.file.clone(), at: Position::Pointer(format!("{p}/{metric}")) }
                     }
                     _ => sref.clone(),
                 };
@@ -1062,8 +1064,8 @@ fn read_file(
         | Format::TinkerEvalRun
         | Format::LmEvalResults
         | Format::LightevalResults
-        | Format::TrainerState
         | Format::GraphPassResults => records::json_record(reader, &input.rel, sink),
+        Format::TrainerState => trainer::read(reader, &input.rel, sink),
         Format::Csv => records::csv(reader, &input.rel, src.dialect(), sink),
         Format::Parquet => unreachable!("Parquet sources are read by run_parquet"),
         Format::Wandb => unreachable!("W&B sources are read by wandb::read"),

@@ -244,7 +244,7 @@ pub fn parse_line(buf: &[u8], line_no: u64) -> Option<Item> {
 /// one line of JSON Lines (serde_json counts lines from the start of that line, so its "line 1"
 /// would contradict the file's line number said in front), and what a lone UTF-16 surrogate
 /// escape is, which serde_json names after the escape that should have followed it.
-fn json_message(e: &serde_json::Error, place: JsonPlace) -> String {
+pub(super) fn json_message(e: &serde_json::Error, place: JsonPlace) -> String {
     let what = serde_what(e);
     let place = match place {
         JsonPlace::Column(column) if e.line() == 1 => format!(" at column {column}"),
@@ -276,7 +276,7 @@ fn json_message(e: &serde_json::Error, place: JsonPlace) -> String {
 }
 
 /// Where [`json_message`] says a serde_json error is.
-enum JsonPlace {
+pub(super) enum JsonPlace {
     /// One line of JSON Lines: the column to say (in the line as written, when it was rewritten:
     /// see [`lenient::original_column`]).
     Column(usize),
@@ -308,8 +308,11 @@ pub fn json(
     sink: &mut dyn FnMut(Item) -> Result<()>,
 ) -> Result<()> {
     match json_syntax(reader, rel, pointer, sink)? {
-        Ok(None) => Ok(()),
-        Ok(Some(what)) => Err(Error::config(
+        Ok(Found::Records) => Ok(()),
+        Ok(Found::Missing(_)) => {
+            Err(Error::config(rel, format!("record_path {pointer:?} does not exist in this file")))
+        }
+        Ok(Found::Scalar(what)) => Err(Error::config(
             rel,
             format!("record_path {pointer:?} holds {what} in this file, not an array of records or a record object"),
         )),
@@ -367,20 +370,20 @@ pub fn json_record(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn Fn
     }
     match read {
         // a document that is one value but no record (`5`, `null`): a bad record, as above
-        Ok(Some(what)) => sink(Item::Bad {
+        Ok(Found::Scalar(what)) => sink(Item::Bad {
             at: Position::Pointer(String::new()),
             rule: "shape",
             message: format!("expected a JSON object (one record), found {what}"),
             raw: None,
         }),
         // a document with no record at all (`[]`) would give no row and no problem
-        Ok(None) if items == 0 => sink(Item::Bad {
+        Ok(_) if items == 0 => sink(Item::Bad {
             at: Position::Pointer(String::new()),
             rule: "shape",
             message: "expected a JSON object (one record), found a document that holds none (an empty array)".into(),
             raw: None,
         }),
-        Ok(None) => Ok(()),
+        Ok(_) => Ok(()),
         Err(e) => sink(Item::Bad {
             at: Position::Pointer(String::new()),
             rule: "json",
@@ -390,14 +393,26 @@ pub fn json_record(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn Fn
     }
 }
 
+/// What a JSON document holds at a pointer, once read by [`json_syntax`].
+#[derive(Debug)]
+pub(super) enum Found {
+    /// An array (each item passed on) or an object (passed on as one record).
+    Records,
+    /// A scalar (`a string`, `null`): no record.
+    Scalar(&'static str),
+    /// Nothing: the pointer leads nowhere. The root object's first five keys, in document
+    /// order (none when the root is no object).
+    Missing(Vec<String>),
+}
+
 /// [`json`], with the syntax error (if any) given back rather than reported, and what
-/// `pointer` holds when it is a scalar (`a string`), not records.
-fn json_syntax(
+/// `pointer` holds when it is not records.
+pub(super) fn json_syntax(
     mut reader: Box<dyn BufRead + Send>,
     rel: &str,
     pointer: &str,
     sink: &mut dyn FnMut(Item) -> Result<()>,
-) -> Result<std::result::Result<Option<String>, serde_json::Error>> {
+) -> Result<std::result::Result<Found, serde_json::Error>> {
     let tokens: Vec<String> = if pointer.is_empty() {
         vec![]
     } else {
@@ -411,8 +426,8 @@ fn json_syntax(
         reader.consume(3);
     }
     let mut de = serde_json::Deserializer::from_reader(lenient::LenientRead::new(reader));
-    let mut state = NavState { sink, error: None, found: false, scalar: None };
-    let seed = Nav { path: &tokens, pointer: pointer.to_string(), state: &mut state };
+    let mut state = NavState { sink, error: None, found: false, scalar: None, root_keys: None };
+    let seed = Nav { path: &tokens, pointer: pointer.to_string(), state: &mut state, root: true };
     let res = seed.deserialize(&mut de).and_then(|_| de.end());
     if let Some(e) = state.error.take() {
         return Err(e);
@@ -427,12 +442,12 @@ fn json_syntax(
         return Ok(Err(e));
     }
     if let Some(what) = state.scalar {
-        return Ok(Ok(Some(what.to_string())));
+        return Ok(Ok(Found::Scalar(what)));
     }
     if !state.found {
-        return Err(Error::config(rel, format!("record_path {pointer:?} does not exist in this file")));
+        return Ok(Ok(Found::Missing(state.root_keys.unwrap_or_default())));
     }
-    Ok(Ok(None))
+    Ok(Ok(Found::Records))
 }
 
 struct NavState<'s> {
@@ -441,6 +456,8 @@ struct NavState<'s> {
     found: bool,
     /// What the record_path points at when it is no array or object.
     scalar: Option<&'static str>,
+    /// The first keys of the first object walked through (the root, when it is an object).
+    root_keys: Option<Vec<String>>,
 }
 
 impl Nav<'_, '_, '_> {
@@ -456,6 +473,8 @@ struct Nav<'p, 's, 'x> {
     path: &'p [String],
     pointer: String,
     state: &'x mut NavState<'s>,
+    /// Whether this is the document's root value.
+    root: bool,
 }
 
 impl<'de> DeserializeSeed<'de> for Nav<'_, '_, '_> {
@@ -496,10 +515,14 @@ impl<'de> Visitor<'de> for Nav<'_, '_, '_> {
             if keys.contains(&key) {
                 return Err(super::strict::repeated_key(&key));
             }
+            if self.root && keys.len() < 5 {
+                self.state.root_keys.get_or_insert_default().push(key.clone());
+            }
             keys.insert(key);
             if wanted {
                 matched = true;
-                let nav = Nav { path: &self.path[1..], pointer: self.pointer.clone(), state: &mut *self.state };
+                let nav =
+                    Nav { path: &self.path[1..], pointer: self.pointer.clone(), state: &mut *self.state, root: false };
                 map.next_value_seed(nav)?;
             } else {
                 map.next_value::<IgnoredAny>()?;
@@ -540,6 +563,7 @@ impl<'de> Visitor<'de> for Nav<'_, '_, '_> {
                         path: &self.path[1..],
                         pointer: self.pointer.clone(),
                         state: &mut *self.state,
+                        root: false,
                     })?
                     .is_none()
                 {

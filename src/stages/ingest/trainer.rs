@@ -16,10 +16,15 @@
 //! `value_text` (a string, list or object logged, or an integer beyond ±2^53 as its digits, as
 //! in `tinker-metrics`).
 
+use std::io::BufRead;
+
 use serde_json::{Map, Value};
 
 use super::convert::Target;
 use super::evals::{ShapeProblems, float_like, problem};
+use super::records::{self, Found, Item};
+use crate::core::error::Result;
+use crate::core::report::Position;
 
 /// Columns of `trainer-state`.
 pub fn columns() -> Vec<(String, Target)> {
@@ -54,102 +59,171 @@ pub fn output_dir(rel: &str) -> String {
     if dir.is_empty() { ".".into() } else { dir.to_string() }
 }
 
-/// Long rows of a `trainer_state.json` document.
+/// Reads a `trainer_state.json` document entry by entry: each entry of `log_history` is an
+/// [`Item::Record`] at pointer `/log_history/<i>`, so that the document is never held whole
+/// (a long run's state is tens of MB). Everything else in the document is skipped unread.
 ///
-/// Errors: the document has no `log_history` list (no Trainer state), an entry is no object,
-/// its `step` is missing or no integer, or its `epoch` is no number (each at its JSON path).
-pub fn rows(r: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, ShapeProblems> {
-    let mut problems = ShapeProblems::new();
-    let Some(history) = r.get("log_history").and_then(Value::as_array) else {
-        if let Some(found) = r.get("log_history") {
-            problem(&mut problems, "$.log_history".into(), "the list of log entries", found);
-            return Err(problems);
+/// What is no Trainer state is one [`Item::Bad`]: `log_history` missing (at pointer ``,
+/// naming the document's first keys) or no list (at `/log_history`), an entry that is no
+/// object (at its own pointer), a document that stops being JSON (at ``, with its line and
+/// column; the entries read before that point are kept, as a run killed while saving its
+/// state leaves them).
+///
+/// Errors: the file cannot be read to its end.
+pub fn read(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item) -> Result<()>) -> Result<()> {
+    let bad = |at: &str, rule: &'static str, message: String| Item::Bad {
+        at: Position::Pointer(at.into()),
+        rule,
+        message,
+        raw: None,
+    };
+    let mut entries = 0u64;
+    let mut each = |item: Item| match item {
+        Item::Record(_, Position::Pointer(ref p)) if p == HISTORY => {
+            sink(bad(HISTORY, "shape", "expected the list of log entries, found an object".into()))
         }
-        let keys: Vec<&str> = r.keys().map(String::as_str).take(5).collect();
-        problems.push((
-            "$.log_history".into(),
+        Item::Bad { at, message, raw, .. } => {
+            entries += 1;
+            sink(Item::Bad {
+                at,
+                rule: "shape",
+                message: message.replace("a JSON object", "an object of logged values"),
+                raw,
+            })
+        }
+        item => {
+            entries += 1;
+            sink(item)
+        }
+    };
+    let found = records::json_syntax(reader, rel, HISTORY, &mut each)?;
+    match found {
+        Ok(Found::Records) => Ok(()),
+        Ok(Found::Scalar(what)) => {
+            sink(bad(HISTORY, "shape", format!("expected the list of log entries, found {what}")))
+        }
+        Ok(Found::Missing(keys)) => sink(bad(
+            "",
+            "shape",
             format!(
                 "expected a transformers Trainer state (`log_history`, `global_step`, `epoch`, …), found keys {keys:?}"
             ),
-        ));
-        return Err(problems);
-    };
-    let mut rows = Vec::new();
-    for (i, entry) in history.iter().enumerate() {
-        let at = format!("$.log_history[{i}]");
-        let Value::Object(entry) = entry else {
-            problem(&mut problems, at, "an object of logged values", entry);
-            continue;
-        };
-        let Some(step) = entry.get("step").cloned() else {
-            let keys: Vec<&str> = entry.keys().map(String::as_str).take(5).collect();
-            problems.push((
-                format!("{at}.step"),
-                format!("expected the step logged at, missing; the entry holds keys {keys:?}"),
-            ));
-            continue;
-        };
-        if step.as_i64().is_none_or(|s| s < 0) {
-            problem(&mut problems, format!("{at}.step"), "the step logged at (an integer, 0 or more)", &step);
-            continue;
-        }
-        let epoch = entry.get("epoch").cloned().unwrap_or(Value::Null);
-        if !float_like(&epoch) {
-            problem(&mut problems, format!("{at}.epoch"), "a number", &epoch);
-            continue;
-        }
-        for (k, v) in entry {
-            if k == "step" || k == "epoch" {
-                continue;
+        )),
+        Err(e) => {
+            let mut message = records::json_message(&e, records::JsonPlace::Document);
+            match entries {
+                0 => {}
+                1 => message.push_str(" (the log entry before it is read)"),
+                n => message.push_str(&format!(" (the {n} log entries before it are read)")),
             }
-            let (value, text) = super::tinker::value_columns(v.clone());
-            let mut row = Map::with_capacity(6);
-            row.insert("step".into(), step.clone());
-            row.insert("epoch".into(), epoch.clone());
-            row.insert("entry".into(), Value::from(i as u64));
-            row.insert("metric".into(), Value::String(k.clone()));
-            row.insert("value".into(), value);
-            row.insert("value_text".into(), text);
-            rows.push(row);
+            sink(bad("", "json", message))
         }
     }
-    if problems.is_empty() { Ok(rows) } else { Err(problems) }
+}
+
+/// Where a Trainer state's entries are.
+const HISTORY: &str = "/log_history";
+
+/// The place in `log_history` of the entry at `at` (`/log_history/3` → 3).
+pub fn entry_of(at: &str) -> Option<u64> {
+    at.strip_prefix(HISTORY)?.strip_prefix('/')?.parse().ok()
+}
+
+/// Long rows of one entry of a Trainer state's `log_history`: one per value logged beside
+/// `step` and `epoch`, with those two (`entry` and `output_dir` come from the entry's place,
+/// see [`entry_of`] and [`output_dir`]).
+///
+/// Errors: the entry's `step` is missing or no integer of 0 or more, or its `epoch` is no
+/// number (each at its JSON path in the entry).
+pub fn rows(entry: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, ShapeProblems> {
+    let mut problems = ShapeProblems::new();
+    let Some(step) = entry.get("step").cloned() else {
+        let keys: Vec<&str> = entry.keys().map(String::as_str).take(5).collect();
+        problems
+            .push(("$.step".into(), format!("expected the step logged at, missing; the entry holds keys {keys:?}")));
+        return Err(problems);
+    };
+    if step.as_i64().is_none_or(|s| s < 0) {
+        problem(&mut problems, "$.step".into(), "the step logged at (an integer, 0 or more)", &step);
+        return Err(problems);
+    }
+    let epoch = entry.get("epoch").cloned().unwrap_or(Value::Null);
+    if !float_like(&epoch) {
+        problem(&mut problems, "$.epoch".into(), "a number", &epoch);
+        return Err(problems);
+    }
+    let mut rows = Vec::with_capacity(entry.len().saturating_sub(2));
+    for (k, v) in entry {
+        if k == "step" || k == "epoch" {
+            continue;
+        }
+        let (value, text) = super::tinker::value_columns(v.clone());
+        let mut row = Map::with_capacity(6);
+        row.insert("step".into(), step.clone());
+        row.insert("epoch".into(), epoch.clone());
+        row.insert("metric".into(), Value::String(k.clone()));
+        row.insert("value".into(), value);
+        row.insert("value_text".into(), text);
+        rows.push(row);
+    }
+    Ok(rows)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn doc(v: Value) -> Map<String, Value> {
-        v.as_object().unwrap().clone()
+    /// What [`read`] makes of document `text`: records as `pointer keys`, bad items as
+    /// `pointer! message`.
+    fn items(text: &str) -> Vec<String> {
+        let mut got = Vec::new();
+        let reader: Box<dyn BufRead + Send> = Box::new(std::io::Cursor::new(text.as_bytes().to_vec()));
+        read(reader, "trainer_state.json", &mut |item| {
+            got.push(match item {
+                Item::Record(r, at) => format!("{at} {}", r.keys().cloned().collect::<Vec<_>>().join(",")),
+                Item::Bad { at, message, .. } => format!("{at}! {message}"),
+            });
+            Ok(())
+        })
+        .unwrap();
+        got
     }
 
     #[test]
     fn every_logged_value_is_a_row_of_its_entry() {
-        let d = doc(serde_json::json!({
+        let history = serde_json::json!({
             "global_step": 20,
             "log_history": [
                 {"epoch": 0.5, "grad_norm": 1.5, "learning_rate": 4e-05, "loss": 2.25, "step": 10},
                 {"epoch": 1.0, "eval_loss": 1.75, "step": 20},
-                {"epoch": 1.0, "eval_loss": 1.5, "step": 20},
                 {"epoch": 1.0, "step": 20}
             ]
-        }));
-        let got: Vec<String> = rows(&d)
+        });
+        let got: Vec<String> = history["log_history"]
+            .as_array()
             .unwrap()
             .iter()
-            .map(|r| format!("{} {} {} {} {}", r["step"], r["epoch"], r["entry"], r["metric"], r["value"]))
+            .flat_map(|e| rows(e.as_object().unwrap()).unwrap())
+            .map(|r| format!("{} {} {} {}", r["step"], r["epoch"], r["metric"], r["value"]))
             .collect();
         assert_eq!(
             got,
             [
-                "10 0.5 0 \"grad_norm\" 1.5",
-                "10 0.5 0 \"learning_rate\" 0.00004",
-                "10 0.5 0 \"loss\" 2.25",
-                "20 1.0 1 \"eval_loss\" 1.75",
-                "20 1.0 2 \"eval_loss\" 1.5",
+                "10 0.5 \"grad_norm\" 1.5",
+                "10 0.5 \"learning_rate\" 0.00004",
+                "10 0.5 \"loss\" 2.25",
+                "20 1.0 \"eval_loss\" 1.75"
             ]
         );
+        assert_eq!(
+            items(&history.to_string()),
+            [
+                "/log_history/0 epoch,grad_norm,learning_rate,loss,step",
+                "/log_history/1 epoch,eval_loss,step",
+                "/log_history/2 epoch,step"
+            ]
+        );
+        assert_eq!((entry_of("/log_history/12"), entry_of("/log_history"), entry_of("")), (Some(12), None, None));
     }
 
     #[test]
@@ -164,19 +238,42 @@ mod tests {
 
     #[test]
     fn what_is_no_trainer_state_is_said_at_its_path() {
-        let e = rows(&doc(serde_json::json!({"global_step": 1, "log_history": null}))).unwrap_err();
-        assert_eq!(e, [("$.log_history".to_string(), "expected the list of log entries, found null".to_string())]);
-        let e = rows(&doc(serde_json::json!({"results": {}}))).unwrap_err();
-        assert_eq!(e[0].0, "$.log_history");
-        assert!(e[0].1.contains("expected a transformers Trainer state"), "{e:?}");
-        let e =
-            rows(&doc(serde_json::json!({"log_history": [3, {"loss": 1}, {"step": 2.5}, {"step": 1, "epoch": "x"}]})))
-                .unwrap_err();
-        let paths: Vec<&str> = e.iter().map(|(p, _)| p.as_str()).collect();
         assert_eq!(
-            paths,
-            ["$.log_history[0]", "$.log_history[1].step", "$.log_history[2].step", "$.log_history[3].epoch"]
+            items(r#"{"global_step": 1, "log_history": null}"#),
+            ["/log_history! expected the list of log entries, found null"]
         );
-        assert_eq!(e[1].1, "expected the step logged at, missing; the entry holds keys [\"loss\"]");
+        assert_eq!(
+            items(r#"{"global_step": 1, "log_history": {"loss": 1}}"#),
+            ["/log_history! expected the list of log entries, found an object"]
+        );
+        let got = items(r#"{"results": {}, "a": 1, "b": 2, "c": 3, "d": 4, "e": 5}"#);
+        assert_eq!(
+            got,
+            ["! expected a transformers Trainer state (`log_history`, `global_step`, `epoch`, …), found keys \
+                 [\"results\", \"a\", \"b\", \"c\", \"d\"]"]
+        );
+        assert_eq!(
+            items(r#"{"log_history": [3]}"#),
+            ["/log_history/0! expected an object of logged values, found number 3"]
+        );
+        let e = |v: Value| rows(v.as_object().unwrap()).unwrap_err();
+        assert_eq!(
+            e(serde_json::json!({"loss": 1})),
+            [(
+                "$.step".to_string(),
+                "expected the step logged at, missing; the entry holds keys [\"loss\"]".to_string()
+            )]
+        );
+        assert_eq!(e(serde_json::json!({"step": 2.5}))[0].0, "$.step");
+        assert_eq!(e(serde_json::json!({"step": 1, "epoch": "x"}))[0].0, "$.epoch");
+    }
+
+    #[test]
+    fn a_state_cut_short_keeps_the_entries_before_the_cut() {
+        let got = items("{\"log_history\": [{\"step\": 1, \"loss\": 1},\n{\"step\": 2, \"lo");
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert_eq!(got[0], "/log_history/0 step,loss");
+        assert!(got[1].starts_with("! not valid JSON: EOF while parsing") && got[1].contains("line 2"), "{got:?}");
+        assert!(got[1].ends_with("(the log entry before it is read)"), "{got:?}");
     }
 }
