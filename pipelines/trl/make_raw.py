@@ -8,13 +8,24 @@ the output folder with `save_state()` at the end. Training needs torch and a mod
 the test environment: the state is filled here as the Trainer fills it, with values of the keys
 TRL's GRPOTrainer logs (a subset), for two runs of a learning-rate sweep. One logged gradient norm
 is NaN, which Python's json writes as a bare `NaN`.
+
+Beside each state, a checkpoint holds what the Trainer saves of the model: a LoRA adapter (its
+`adapter_config.json` as PEFT writes it, its weights with safetensors), the model's configuration
+and generation settings, and the tokenizer, each written by transformers' `save_pretrained` (a
+tiny model and tokenizer stand in for a real one). None of them is results: `runpack init` leaves
+them out.
 """
 
+import json
 import math
 import shutil
 import sys
 from pathlib import Path
 
+import numpy as np
+from safetensors.numpy import save_file
+from tokenizers import Tokenizer, models, pre_tokenizers
+from transformers import GenerationConfig, PreTrainedTokenizerFast, Qwen2Config
 from transformers.trainer_callback import TrainerState
 
 HERE = Path(__file__).resolve().parent
@@ -44,6 +55,28 @@ def grpo_logs(lr, step):
     }
 
 
+def save_model(out):
+    """What the Trainer saves of a LoRA-trained model into `out` beside its state."""
+    out.mkdir(parents=True, exist_ok=True)
+    adapter = {
+        "base_model_name_or_path": "Qwen/Qwen2.5-0.5B-Instruct",
+        "peft_type": "LORA",
+        "task_type": "CAUSAL_LM",
+        "r": 8,
+        "lora_alpha": 16,
+        "lora_dropout": 0.05,
+        "target_modules": ["q_proj", "v_proj"],
+    }
+    (out / "adapter_config.json").write_text(json.dumps(adapter, indent=2, sort_keys=True) + "\n")
+    save_file({"base_model.model.lm_head.lora_A.weight": np.zeros((8, 16), dtype=np.float32)}, str(out / "adapter_model.safetensors"))
+    config = Qwen2Config(vocab_size=3, hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1, bos_token_id=0, eos_token_id=0)
+    config.save_pretrained(out)
+    GenerationConfig(bos_token_id=0, eos_token_id=0, max_new_tokens=256, temperature=0.7, do_sample=True).save_pretrained(out)
+    tokenizer = Tokenizer(models.WordLevel({"<|endoftext|>": 0, "yes": 1, "no": 2}, unk_token="<|endoftext|>"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token="<|endoftext|>", pad_token="<|endoftext|>").save_pretrained(out)
+
+
 def run(out, lr):
     state = TrainerState(
         epoch=0.0,
@@ -65,6 +98,7 @@ def run(out, lr):
             ckpt = out / f"checkpoint-{step}"
             ckpt.mkdir(parents=True)
             state.save_to_json(str(ckpt / "trainer_state.json"))
+            save_model(ckpt)
     # the end of Trainer.train: its speed metrics logged once, then save_state()
     state.log_history.append(
         {
@@ -78,6 +112,7 @@ def run(out, lr):
         }
     )
     state.save_to_json(str(out / "trainer_state.json"))
+    save_model(out)
 
 
 def main():

@@ -874,7 +874,7 @@ fn trainer_states_left_out(looked: &[Looked]) -> Vec<NotRead> {
                 problems: Vec::new(),
                 file: file.clone(),
                 reason: format!(
-                    "a save of its run's Trainer state no later than {kept}, which holds the log as far or further \
+                    "{EARLIER_SAVE} {kept}, which holds the log as far or further \
                      (the Trainer saves the whole log with each checkpoint, and each run's log is read from one)"
                 ),
             });
@@ -882,6 +882,9 @@ fn trainer_states_left_out(looked: &[Looked]) -> Vec<NotRead> {
     }
     out
 }
+
+/// How the reason an earlier save of a run's Trainer state is not read starts.
+const EARLIER_SAVE: &str = "a save of its run's Trainer state no later than";
 
 /// The `global_step` of the Trainer state at `path` (`rel` names it for its compression);
 /// `None` when it cannot be read.
@@ -1243,6 +1246,30 @@ fn elements<'de, A: serde::de::SeqAccess<'de>>(mut s: A) -> std::result::Result<
     Ok((objects, len, first))
 }
 
+/// Why a model's own file saved beside the results is not read.
+const MODEL_FILE: &str = "a model's or tokenizer's own file, saved with each checkpoint (config.json, tokenizer.json, \
+                          adapter_config.json, …): not results (a `json` source reads one if you want it as a table)";
+
+/// Whether the JSON document `base`, whose root object has the keys `has` says, is one of
+/// the files transformers, tokenizers and PEFT save with a model (`save_pretrained`): its
+/// configuration, generation settings, tokenizer, adapter settings or weights' index. Such
+/// files are copied into every checkpoint folder; a tokenizer's vocabulary alone is an
+/// object of tens of thousands of keys.
+fn is_model_file(base: &str, has: &dyn Fn(&str) -> bool) -> bool {
+    match base {
+        "config.json" => has("model_type") || has("architectures"),
+        "generation_config.json" => has("transformers_version") || has("_from_model_config"),
+        "tokenizer.json" => has("model") && (has("added_tokens") || has("normalizer") || has("pre_tokenizer")),
+        "tokenizer_config.json" => has("tokenizer_class") || has("added_tokens_decoder") || has("model_max_length"),
+        "special_tokens_map.json" => ["bos_token", "eos_token", "pad_token", "unk_token"].iter().any(|k| has(k)),
+        "adapter_config.json" => has("peft_type"),
+        "preprocessor_config.json" | "processor_config.json" => {
+            has("processor_class") || has("image_processor_type") || has("feature_extractor_type")
+        }
+        _ => base.ends_with(".index.json") && has("weight_map"),
+    }
+}
+
 /// Reads the outline of a JSON document and tells its format.
 fn look_json(input: &InputFile, base: &str) -> std::result::Result<Kind, String> {
     use std::io::BufRead;
@@ -1257,6 +1284,9 @@ fn look_json(input: &InputFile, base: &str) -> std::result::Result<Kind, String>
     match &outline {
         Outline::Object(members) => {
             let has = |k: &str| members.iter().any(|(n, _)| n == k);
+            if is_model_file(base, &has) {
+                return Err(MODEL_FILE.into());
+            }
             // an Inspect log: its header's `version` and `eval` at the root
             if has("version")
                 && members.iter().any(|(n, m)| n == "eval" && matches!(m, Member::Object))
@@ -3285,6 +3315,54 @@ fn symlink_dir(target: &Path, link: &Path) -> Result<()> {
     })
 }
 
+/// The entries of pipeline.toml's `not_read` for files `not_read` (each with its reason), of
+/// the files `found` in all: those whose names a build would name (see
+/// [`crate::stages::ingest::files::named_readable`]), in file order, those of one reason
+/// together. Files left out for what
+/// they are rather than what they hold (a model's files, a run's earlier Trainer states) are
+/// named by globs where a folder's name can be `*` without naming any other file found: the
+/// same files of every checkpoint are one entry, and those of checkpoints saved later too.
+fn not_read_entries<'n>(not_read: &'n [NotRead], found: &[&str]) -> Vec<(String, &'n str)> {
+    use crate::stages::ingest::files::{PathPattern, named_readable};
+    let listed: Vec<&NotRead> =
+        not_read.iter().filter(|n| named_readable(n.file.rsplit('/').next().unwrap_or(&n.file))).collect();
+    let by_kind = |reason: &str| reason == MODEL_FILE || reason.starts_with(EARLIER_SAVE);
+    let mut out: Vec<(String, &str)> = Vec::new();
+    let mut covered: BTreeSet<&str> = BTreeSet::new();
+    for n in &listed {
+        if covered.contains(n.file.as_str()) {
+            continue;
+        }
+        if !by_kind(&n.reason) {
+            out.push((n.file.clone(), n.reason.as_str()));
+            continue;
+        }
+        let same: BTreeSet<&str> = listed.iter().filter(|m| m.reason == n.reason).map(|m| m.file.as_str()).collect();
+        let mut segs: Vec<String> = n.file.split('/').map(str::to_string).collect();
+        // the deepest folder first: checkpoints' names differ more than runs'
+        for i in (0..segs.len() - 1).rev() {
+            let old = std::mem::replace(&mut segs[i], "*".into());
+            let holds = PathPattern::new(&segs.join("/"))
+                .is_ok_and(|g| found.iter().all(|f| same.contains(f) || g.captures(f).is_none()));
+            if !holds {
+                segs[i] = old;
+            }
+        }
+        let entry = segs.join("/");
+        match PathPattern::new(&entry) {
+            Ok(g) if entry != n.file => covered.extend(same.iter().filter(|f| g.captures(f).is_some())),
+            _ => {
+                covered.insert(n.file.as_str());
+            }
+        }
+        out.push((entry, n.reason.as_str()));
+    }
+    // the entries of each reason together, reasons in the order they first come
+    let first: Vec<&str> = out.iter().map(|(_, r)| *r).collect();
+    out.sort_by_key(|(_, r)| first.iter().position(|x| x == r));
+    out
+}
+
 /// The text of pipeline.toml.
 fn pipeline_toml(
     folder: &Path,
@@ -3303,15 +3381,28 @@ fn pipeline_toml(
     ));
     t.push_str(&format!("name = {}\nversion = \"0.1.0\"\n", q(name)));
     // the files left out, so that a build names only files added since (an entry matches
-    // as a glob or as written: a name with `*`, `?` or braces is matched as written)
-    let listed: Vec<&NotRead> = not_read.iter().collect();
+    // as a glob or as written: a name with `*`, `?` or braces is matched as written); a
+    // build names only files of the kinds init reads, so the others are not listed
+    let found: Vec<&str> = not_read
+        .iter()
+        .map(|n| n.file.as_str())
+        .chain(tables.iter().flat_map(|t| t.plan.files.iter().map(String::as_str)))
+        .collect();
+    let listed = not_read_entries(not_read, &found);
     if !listed.is_empty() {
         t.push_str(
             "# Files init left out, each with why: a build names the files no source reads but these.\nnot_read = [\n",
         );
-        for n in listed {
-            let reason: String = n.reason.chars().map(|c| if c.is_control() { ' ' } else { c }).take(240).collect();
-            t.push_str(&format!("    {}, # {reason}\n", q(&format!("{prefix}{}", n.file))));
+        let mut said = "";
+        for (entry, reason) in listed {
+            // entries of one reason follow each other: the reason is said at the first
+            if reason == said {
+                t.push_str(&format!("    {},\n", q(&format!("{prefix}{entry}"))));
+                continue;
+            }
+            said = reason;
+            let reason: String = reason.chars().map(|c| if c.is_control() { ' ' } else { c }).take(240).collect();
+            t.push_str(&format!("    {}, # {reason}\n", q(&format!("{prefix}{entry}"))));
         }
         t.push_str("]\n");
     }
@@ -3387,6 +3478,40 @@ fn pipeline_toml(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_models_own_files_are_told_from_results_by_name_and_keys() {
+        let is = |base: &str, keys: &[&str]| is_model_file(base, &|k: &str| keys.contains(&k));
+        assert!(is("config.json", &["architectures", "model_type", "vocab_size"]));
+        assert!(is("adapter_config.json", &["peft_type", "r"]));
+        assert!(is("tokenizer.json", &["version", "added_tokens", "model"]));
+        assert!(is("model.safetensors.index.json", &["metadata", "weight_map"]));
+        // an experiment's own configuration, or results named like a model's file, are read
+        assert!(!is("config.json", &["lr", "seed", "model"]));
+        assert!(!is("tokenizer.json", &["model", "accuracy"]));
+        assert!(!is("results.json", &["model_type"]));
+    }
+
+    #[test]
+    fn files_left_out_for_what_they_are_are_named_by_globs_that_name_no_other_file() {
+        let n = |file: &str, reason: &str| NotRead { problems: Vec::new(), file: file.into(), reason: reason.into() };
+        let earlier = format!("{EARLIER_SAVE} a/trainer_state.json");
+        let not_read = [
+            n("a/checkpoint-1/config.json", MODEL_FILE),
+            n("a/checkpoint-1/model.safetensors", "not a format runpack reads"),
+            n("a/checkpoint-1/trainer_state.json", &earlier),
+            n("a/checkpoint-2/config.json", MODEL_FILE),
+            n("a/checkpoint-2/trainer_state.json", &earlier),
+            n("b/broken.json", "not JSON"),
+            n("b/checkpoint-1/config.json", MODEL_FILE),
+        ];
+        // b's checkpoint-2 state is read: a glob over b's checkpoints would leave it out
+        let mut found: Vec<&str> = not_read.iter().map(|n| n.file.as_str()).collect();
+        found.extend(["a/trainer_state.json", "b/checkpoint-2/trainer_state.json"]);
+        let got: Vec<(String, &str)> = not_read_entries(&not_read, &found);
+        let entries: Vec<&str> = got.iter().map(|(e, _)| e.as_str()).collect();
+        assert_eq!(entries, ["*/*/config.json", "a/*/trainer_state.json", "b/broken.json"]);
+    }
 
     #[test]
     fn sql_in_a_multi_line_string_reads_back_as_written() {

@@ -326,7 +326,13 @@ fn init_reads_each_runs_trainer_state_once() {
     let o = run(bin().current_dir(tmp.path()).arg("init").arg(&folder).args(["--name", "x", "--format", "json"]));
     assert!(o.status.success(), "init failed: {}", stderr(&o));
     let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let left: Vec<&str> = doc["not_read"].as_array().unwrap().iter().map(|n| n["file"].as_str().unwrap()).collect();
+    let left: Vec<&str> = doc["not_read"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["file"].as_str().unwrap())
+        .filter(|f| f.ends_with("trainer_state.json"))
+        .collect();
     assert_eq!(
         left,
         [
@@ -336,12 +342,63 @@ fn init_reads_each_runs_trainer_state_once() {
             "grpo-lr3e-06/checkpoint-20/trainer_state.json",
         ]
     );
+    let first_state = doc["not_read"].as_array().unwrap().iter().find(|n| n["file"] == left[0]).unwrap();
     assert!(
-        doc["not_read"][0]["reason"]
+        first_state["reason"]
             .as_str()
             .unwrap()
             .contains("no later than grpo-lr1e-06/trainer_state.json, which holds the log as far or further"),
         "{doc}"
+    );
+    // what each checkpoint saved of the model is no table: left out as such, by globs
+    let model: Vec<(&str, &str)> = doc["not_read"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| (n["file"].as_str().unwrap(), n["reason"].as_str().unwrap()))
+        .filter(|(f, _)| f.starts_with("grpo-lr1e-06/checkpoint-10/"))
+        .collect();
+    assert_eq!(
+        model.iter().map(|(f, _)| f.rsplit('/').next().unwrap()).collect::<Vec<_>>(),
+        [
+            "adapter_config.json",
+            "adapter_model.safetensors",
+            "config.json",
+            "generation_config.json",
+            "tokenizer.json",
+            "tokenizer_config.json",
+            "trainer_state.json"
+        ]
+    );
+    for (f, reason) in &model[..6] {
+        let kind = if f.ends_with(".safetensors") {
+            "not a format runpack reads"
+        } else {
+            "a model's or tokenizer's own file"
+        };
+        assert!(reason.starts_with(kind), "{f}: {reason}");
+    }
+    assert_eq!(doc["tables"].as_array().unwrap().len(), 1, "{doc}");
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/x/pipeline.toml")).unwrap();
+    let list = toml.split("not_read = [\n").nth(1).unwrap().split("\n]").next().unwrap();
+    let not_read: Vec<&str> = list.lines().map(|l| l.split('"').nth(1).unwrap()).collect();
+    assert_eq!(
+        not_read,
+        [
+            "raw/*/adapter_config.json",
+            "raw/*/*/adapter_config.json",
+            "raw/*/*/config.json",
+            "raw/*/*/generation_config.json",
+            "raw/*/*/tokenizer.json",
+            "raw/*/*/tokenizer_config.json",
+            "raw/*/config.json",
+            "raw/*/generation_config.json",
+            "raw/*/tokenizer.json",
+            "raw/*/tokenizer_config.json",
+            "raw/grpo-lr1e-06/*/trainer_state.json",
+            "raw/grpo-lr3e-06/*/trainer_state.json",
+        ],
+        "{toml}"
     );
     let source = &doc["sources"][0];
     assert_eq!(source["format"], "trainer-state");

@@ -485,6 +485,18 @@ impl Read for Counted {
     }
 }
 
+/// Whether file name `name` has one of the extensions `runpack init` looks at (`.json`,
+/// `.jsonl`, `.csv`, `.tsv`, `.parquet`, `.yaml`, `.db`, `.eval`, …), behind the compression
+/// it promises: the files a build names when no source reads them.
+pub fn named_readable(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    let compressed = compression_named(&name).map_or(0, |(x, _)| x.len());
+    let name = &name[..name.len() - compressed];
+    [".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".parquet", ".yaml", ".yml", ".db", ".eval"]
+        .iter()
+        .any(|e| name.ends_with(e))
+}
+
 /// The compression a file's name promises, as (its extension, the format): `.gz` gzip,
 /// `.zst` or `.zstd` zstd, in any case; `None` for another name.
 pub fn compression_named(rel: &str) -> Option<(&'static str, &'static str)> {

@@ -1477,15 +1477,6 @@ pub fn unread_raw_files(spec: &PipelineSpec, inputs: &[crate::stages::release::I
     let globs: Vec<crate::stages::ingest::files::PathPattern> =
         not_read.iter().filter_map(|p| crate::stages::ingest::files::PathPattern::new(p).ok()).collect();
     let left_out = |rel: &str| not_read.iter().any(|p| p == rel) || globs.iter().any(|g| g.captures(rel).is_some());
-    // the extensions `runpack init` looks at, behind the compression a name promises
-    let readable = |name: &str| {
-        let name = name.to_ascii_lowercase();
-        let compressed = crate::stages::ingest::files::compression_named(&name).map_or(0, |(x, _)| x.len());
-        let name = &name[..name.len() - compressed];
-        [".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".parquet", ".yaml", ".yml", ".db", ".eval"]
-            .iter()
-            .any(|e| name.ends_with(e))
-    };
     // runpack's own folders under the raw folder (`runpack init .` in a project): the
     // pipelines and schemas beside this pipeline, and releases
     let pipelines = spec.dir.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -1505,7 +1496,9 @@ pub fn unread_raw_files(spec: &PipelineSpec, inputs: &[crate::stages::release::I
         .into_iter()
         .filter_entry(|e| e.depth() == 0 || (!e.file_name().to_string_lossy().starts_with('.') && !runpacks(e)))
         .filter_map(|e| e.ok())
-        .filter(|e| e.file_type().is_file() && readable(&e.file_name().to_string_lossy()))
+        .filter(|e| {
+            e.file_type().is_file() && crate::stages::ingest::files::named_readable(&e.file_name().to_string_lossy())
+        })
         .filter_map(|e| {
             // named as sources name their files: the parts joined with `/` (a `\` in a name is
             // part of it)
