@@ -373,6 +373,9 @@ pub enum Format {
     /// transformers Trainer states `trainer_state.json` (the Trainer's and TRL's trainers'
     /// logs), one row per logged value (see `ingest::trainer`).
     TrainerState,
+    /// TensorBoard event files `events.out.tfevents.*`, one row per summary value (see
+    /// `ingest::tensorboard`).
+    Tensorboard,
     /// Dependency-graph pass rates `graph_results/<run>/results.json`, one row per file ×
     /// template × operation × k (see `ingest::graphs`).
     GraphPassResults,
@@ -415,6 +418,7 @@ impl Format {
             Format::LightevalDetails => "lighteval-details",
             Format::VerlGenerations => "verl-generations",
             Format::TrainerState => "trainer-state",
+            Format::Tensorboard => "tensorboard",
             Format::GraphPassResults => "graph-pass-results",
             Format::GraphScoreReport => "graph-score-report",
             Format::Wandb => "wandb",

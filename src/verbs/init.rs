@@ -687,6 +687,10 @@ fn look(rel: &str, path: &Path) -> std::result::Result<Kind, String> {
     if segments[..segments.len() - 1].iter().any(|s| is_run_dir(s)) || lower.ends_with(".wandb") {
         return Ok(Kind::Wandb);
     }
+    if crate::stages::ingest::tensorboard::is_event_file(name) {
+        return crate::stages::ingest::tensorboard::first_record_ok(path)
+            .map(|()| Kind::Fixed(Format::Tensorboard, run_pattern(rel, Format::Tensorboard)));
+    }
     let ext = lower.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
     match ext {
         "jsonl" | "ndjson" => look_jsonl(&input, base),
@@ -792,6 +796,17 @@ fn run_pattern(rel: &str, format: Format) -> String {
         }
         Format::InspectEvals | Format::InspectSamples => {
             return join(dir, if base.ends_with(".eval") { "*.eval" } else { "*.json" });
+        }
+        // the run is named by the format's `log_dir`, from the path (`runs/Dec05_12-00-00_host/`,
+        // verl's `tensorboard_log/<project>/<experiment>/`, the folder `add_hparams` writes
+        // below it): the files below one top folder are one table
+        Format::Tensorboard => {
+            let top = dir.split('/').next().unwrap_or("");
+            return if dir.is_empty() {
+                "events.out.tfevents.*".into()
+            } else {
+                format!("{top}/**/events.out.tfevents.*")
+            };
         }
         Format::LmEvalResults | Format::LmEvalSamples => {
             // lm-eval writes `<output_path>/<model>/…`: the folder names the model
@@ -1710,6 +1725,11 @@ fn fixed_format_table(format: Format) -> (&'static str, &'static str, Vec<&'stat
             "Dependency-graph score reports (`<generated>_score_report.jsonl`): one row per scoring run and \
              scored file, and per run's aggregate",
             vec![],
+        ),
+        Format::Tensorboard => (
+            "tensorboard",
+            "TensorBoard logs (`events.out.tfevents.*`) in long form: one row per run, summary value logged and step",
+            vec!["log_dir", "tag", "step", "wall_time"],
         ),
         Format::TrainerState => (
             "trainer_log",
@@ -3433,6 +3453,7 @@ fn pipeline_toml(
             | Format::LmEvalSamples => "evaluation",
             Format::TrackioMetrics | Format::TrackioSystem | Format::TrackioRuns => "trackio",
             Format::Wandb => "wandb",
+            Format::Tensorboard => "tensorboard",
             _ => continue,
         };
         if !tags.contains(&tag) {

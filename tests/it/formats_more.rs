@@ -924,3 +924,80 @@ fn init_recognises_lighteval_verl_graph_scores_and_trackio_exports() {
         &["trackio-metrics", "trackio-system", "trackio-runs"],
     );
 }
+
+// ------------------------------------------------------------------------------ TensorBoard event files
+
+/// Two runs of a sweep logged by tensorboardX's `SummaryWriter` (as the Trainer's
+/// `report_to="tensorboard"` and verl's `tensorboard` logger use it), in verl's layout
+/// `tensorboard_log/<project>/<experiment>/`: scalars (a NaN among them), a text, a histogram
+/// and the run's hyperparameters (`add_hparams`, which writes a folder of its own below).
+const TENSORBOARD_RUNS: &str = r#"
+import sys
+import numpy as np
+from tensorboardX import SummaryWriter
+for lr in (1e-06, 3e-06):
+    w = SummaryWriter(f"{sys.argv[1]}/tensorboard_log/grpo/lr{lr:.0e}")
+    for step in range(1, 5):
+        w.add_scalar("actor/pg_loss", 0.5 / step, step)
+        w.add_scalar("actor/grad_norm", float("nan") if step == 3 else 0.25 * step, step)
+    w.add_text("val/sample", f"lr {lr}: the answer is 4", 4)
+    w.add_histogram("response_length", np.arange(8), 4)
+    w.add_hparams({"lr": lr, "algorithm": "grpo"}, {"hparam/val_score": 0.5})
+    w.close()
+"#;
+
+#[test]
+fn tensorboard_event_files_give_every_scalar_text_and_hyperparameter() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = tmp.path().join("outputs");
+    let o = run(std::process::Command::new(python()).args(["-c", TENSORBOARD_RUNS]).arg(&folder));
+    assert!(o.status.success(), "tensorboardX failed: {}", stderr(&o));
+    let o = run(bin().current_dir(tmp.path()).arg("init").arg(&folder).args(["--name", "x", "--format", "json"]));
+    assert!(o.status.success(), "init failed: {}", stderr(&o));
+    let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    // the hyperparameters' folders are their runs': one table
+    assert_eq!(doc["sources"][0]["format"], "tensorboard", "{doc}");
+    assert_eq!(doc["sources"][0]["path"], serde_json::json!(["raw/tensorboard_log/**/events.out.tfevents.*"]));
+    assert_eq!(doc["tables"].as_array().unwrap().len(), 1, "{doc}");
+    assert_eq!(undescribed(tmp.path(), "x", &[]), Vec::<String>::new());
+    let o =
+        run(bin().arg("build").arg(tmp.path().join("pipelines/x")).arg("--releases-dir").arg(tmp.path().join("out")));
+    assert!(o.status.success(), "build failed: {}", stderr(&o));
+    let release = PathBuf::from(stdout(&o).trim());
+    assert_eq!(
+        query(
+            &release,
+            "SELECT log_dir, step, tag, kind, value, value_text FROM tensorboard \
+             WHERE log_dir LIKE '%lr3e-06' AND kind <> 'hparams' ORDER BY kind, tag, step"
+        ),
+        "log_dir,step,tag,kind,value,value_text\n\
+         raw/tensorboard_log/grpo/lr3e-06,4,response_length,histogram,,\n\
+         raw/tensorboard_log/grpo/lr3e-06,0,algorithm,hparam,,grpo\n\
+         raw/tensorboard_log/grpo/lr3e-06,0,lr,hparam,3e-6,\n\
+         raw/tensorboard_log/grpo/lr3e-06,1,actor/grad_norm,scalar,0.25,\n\
+         raw/tensorboard_log/grpo/lr3e-06,2,actor/grad_norm,scalar,0.5,\n\
+         raw/tensorboard_log/grpo/lr3e-06,3,actor/grad_norm,scalar,NaN,\n\
+         raw/tensorboard_log/grpo/lr3e-06,4,actor/grad_norm,scalar,1.0,\n\
+         raw/tensorboard_log/grpo/lr3e-06,1,actor/pg_loss,scalar,0.5,\n\
+         raw/tensorboard_log/grpo/lr3e-06,2,actor/pg_loss,scalar,0.25,\n\
+         raw/tensorboard_log/grpo/lr3e-06,3,actor/pg_loss,scalar,0.1666666716337204,\n\
+         raw/tensorboard_log/grpo/lr3e-06,4,actor/pg_loss,scalar,0.125,\n\
+         raw/tensorboard_log/grpo/lr3e-06,0,hparam/val_score,scalar,0.5,\n\
+         raw/tensorboard_log/grpo/lr3e-06,4,val/sample/text_summary,text,,lr 3e-06: the answer is 4\n"
+    );
+    // a file cut inside a record (a writer killed mid-write) is said at its record
+    let log = folder.join("tensorboard_log/grpo/lr1e-06");
+    let file = std::fs::read_dir(&log)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("events.out.tfevents."))
+        .unwrap();
+    let bytes = std::fs::read(&file).unwrap();
+    std::fs::write(&file, &bytes[..bytes.len() - 5]).unwrap();
+    let o =
+        run(bin().arg("build").arg(tmp.path().join("pipelines/x")).arg("--releases-dir").arg(tmp.path().join("out2")));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("the file ends inside event record") && err.contains("rule truncated)"), "{err}");
+    assert!(err.contains(&format!("{}:", file.file_name().unwrap().to_string_lossy())), "{err}");
+}

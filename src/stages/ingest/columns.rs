@@ -243,6 +243,21 @@ pub fn description(format: Format, wandb_table: Option<&str>, column: &str) -> O
             "A string, list or object logged, as text (JSON text for lists and objects), or an integer beyond ±2^53 as its digits; null for other numbers."
         }
 
+        // TensorBoard event files
+        (F::Tensorboard, "log_dir") => {
+            "The writer's folder, relative to the pipeline (the file's folder, or the one above the time-named folder `add_hparams` writes into)."
+        }
+        (F::Tensorboard, "step") => "The step the value was logged at (`global_step`).",
+        (F::Tensorboard, "wall_time") => "When the value was logged: seconds since the Unix epoch (UTC), fractional.",
+        (F::Tensorboard, "tag") => "The value's tag, as logged (`train/loss`, `eval/accuracy`).",
+        (F::Tensorboard, "kind") => {
+            "What was logged: `scalar`, `text`, `histogram`, `image`, `audio`, or the plugin of another tensor (`hparams`, `pr_curves`); only scalars and texts carry their value."
+        }
+        (F::Tensorboard, "value") => {
+            "A scalar's value (a float32 `add_scalar` widened exactly; NaN and ±Infinity kept); null for other kinds."
+        }
+        (F::Tensorboard, "value_text") => "A text summary's text (`add_text`); null for other kinds.",
+
         // dependency-graph scores
         (F::GraphPassResults, "file") => "The scored generations file's name.",
         (F::GraphPassResults, "template") => "The template; null for the file's total over templates.",

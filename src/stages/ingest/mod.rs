@@ -28,6 +28,7 @@ pub mod parquet;
 pub mod path;
 pub mod records;
 pub mod strict;
+pub mod tensorboard;
 pub mod tinker;
 pub mod trackio;
 pub mod trainer;
@@ -184,6 +185,7 @@ pub fn stream_schema(spec: &PipelineSpec, index: usize) -> Option<SchemaRef> {
             | Format::LightevalDetails
             | Format::VerlGenerations
             | Format::TrainerState
+            | Format::Tensorboard
             | Format::GraphPassResults
             | Format::GraphScoreReport
     );
@@ -241,6 +243,7 @@ fn find_inputs(spec: &PipelineSpec, index: usize) -> Result<(Vec<InputFile>, Vec
                     Format::Parquet | Format::LightevalDetails => "*.parquet",
                     Format::Wandb => "*",
                     Format::InspectEvals | Format::InspectSamples => "*.eval",
+                    Format::Tensorboard => "events.out.tfevents.*",
                     _ => "*.jsonl",
                 };
                 format!(
@@ -309,6 +312,7 @@ pub fn format_columns(format: Format, keep_text: bool) -> Option<Vec<(String, Ta
         Format::LightevalDetails => Some(lighteval::detail_columns(keep_text)),
         Format::VerlGenerations => Some(verl::columns(keep_text)),
         Format::TrainerState => Some(trainer::columns()),
+        Format::Tensorboard => Some(tensorboard::columns()),
         Format::GraphPassResults => Some(graphs::pass_columns()),
         Format::GraphScoreReport => Some(graphs::report_columns()),
         _ => None,
@@ -915,6 +919,10 @@ fn shape_into(
                     };
                     row.insert("entry".into(), entry.map_or(Value::Null, Value::from));
                 }
+                // a TensorBoard row names its writer's folder, from the file's path
+                if src.format == Format::Tensorboard {
+                    row.insert("log_dir".into(), Value::String(tensorboard::log_dir(&sref.file)));
+                }
                 // a metrics document's row comes from its split's object: `/id`, `/ood`, `/total`
                 let at = match (&sref.at, row.get("split").and_then(Value::as_str)) {
                     (Position::Pointer(p), Some(split)) if src.format == Format::EvalMetrics => {
@@ -1066,6 +1074,7 @@ fn read_file(
         | Format::LightevalResults
         | Format::GraphPassResults => records::json_record(reader, &input.rel, sink),
         Format::TrainerState => trainer::read(reader, &input.rel, sink),
+        Format::Tensorboard => tensorboard::read(reader, &input.rel, sink),
         Format::Csv => records::csv(reader, &input.rel, src.dialect(), sink),
         Format::Parquet => unreachable!("Parquet sources are read by run_parquet"),
         Format::Wandb => unreachable!("W&B sources are read by wandb::read"),
