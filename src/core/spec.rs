@@ -130,8 +130,9 @@ pub struct PipelineDef {
     /// source's `path`): a build names the other files no source reads in a note.
     #[serde(default)]
     pub not_read: Option<PathPatterns>,
-    /// `[[left_out]]`: files a table leaves out though other tables read them (`runpack init`
-    /// writes one for each file whose rows of a table it could not read, with the reason).
+    /// `[[left_out]]`: files a table leaves out (`runpack init` writes one for each file of a
+    /// table's source whose rows it could not read, with the reason: a file with a bad record,
+    /// a W&B log whose history cannot be read though its run's metadata can).
     /// Each build says them in a note, and the card in its "Data quality" section.
     #[serde(default, rename = "left_out")]
     pub left_out: Vec<LeftOut>,

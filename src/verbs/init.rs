@@ -150,8 +150,8 @@ pub struct TableOut {
     pub primary_key: Vec<String>,
     /// The schema file, relative to the current folder.
     pub schema: String,
-    /// Files of its source's paths that it leaves out (another table reads them), each with
-    /// the problems that left it out.
+    /// Files of its source that it leaves out for what reading them found, each with the
+    /// problems that left it out.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub left_out: Vec<NotRead>,
 }
@@ -462,15 +462,15 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
     let mut tables: Vec<TablePlan> = Vec::new();
     for (plan, trial) in settled {
         let table = names.take(&plan.base);
-        // a file another table reads, left out of this one: said
+        // a file of the table's source left out for what reading it found (or that another
+        // table reads): said, and a `[[left_out]]` entry, so that each build and the card say
+        // what the table lacks
         for n in &plan.left_out {
-            if used.contains(&n.file) {
-                notes.push(format!(
-                    "table {table} leaves out {} (not in the source's `path`: add it there once mended): {}",
-                    n.file, n.reason
-                ));
-                left.push(LeftOut { table: table.clone(), file: n.file.clone(), reason: n.reason.clone() });
-            }
+            notes.push(format!(
+                "table {table} leaves out {} (not in the source's `path`: add it there once mended): {}",
+                n.file, n.reason
+            ));
+            left.push(LeftOut { table: table.clone(), file: n.file.clone(), reason: n.reason.clone() });
         }
         let t = TablePlan { source: format!("{table}_raw"), table, plan, trial };
         for (from, to) in t.renamed() {
@@ -514,7 +514,7 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
             columns: t.columns().iter().map(|c| t.name_of(c)).collect(),
             primary_key: t.trial.key.iter().map(|c| t.name_of(c)).collect(),
             schema: schemas_rel.join(format!("{}.json", t.table)).display().to_string(),
-            left_out: t.plan.left_out.iter().filter(|n| used.contains(&n.file)).cloned().collect(),
+            left_out: t.plan.left_out.clone(),
         })
         .collect();
     Ok(InitOutcome {
@@ -864,8 +864,9 @@ fn run_pattern(rel: &str, format: Format) -> String {
 /// [`crate::stages::ingest::trainer::output_dir`]) to read: the one saved last (the greatest
 /// `global_step`; at equal steps the output folder's own, written by `save_state()`, then the
 /// checkpoint saved last). The Trainer saves the whole log with each, so each run's log is
-/// read once; the others are returned as files not read, each with why.
-fn trainer_states_left_out(looked: &[Looked]) -> Vec<NotRead> {
+/// read once; the others are returned as files not read, each with why, and by the state
+/// read, latest first (the states to read instead, should it not read).
+fn trainer_states_left_out(looked: &[Looked]) -> (Vec<NotRead>, BTreeMap<String, Vec<String>>) {
     use crate::stages::ingest::trainer::{checkpoint_step, is_checkpoint_folder, output_dir};
     // run folder → (global step, the output folder's own, checkpoint number, file)
     let mut runs: BTreeMap<String, Vec<(u64, bool, u64, String)>> = BTreeMap::new();
@@ -881,21 +882,24 @@ fn trainer_states_left_out(looked: &[Looked]) -> Vec<NotRead> {
         runs.entry(output_dir(&l.rel)).or_default().push((step, own, number, l.rel.clone()));
     }
     let mut out = Vec::new();
+    let mut earlier = BTreeMap::new();
     for states in runs.values_mut() {
         states.sort();
         let (_, _, _, kept) = states.pop().expect("a run has a state");
         for (_, _, _, file) in states.iter() {
-            out.push(NotRead {
-                problems: Vec::new(),
-                file: file.clone(),
-                reason: format!(
-                    "{EARLIER_SAVE} {kept}, which holds the log as far or further \
-                     (the Trainer saves the whole log with each checkpoint, and each run's log is read from one)"
-                ),
-            });
+            out.push(NotRead { problems: Vec::new(), file: file.clone(), reason: earlier_save(&kept) });
         }
+        earlier.insert(kept, states.iter().rev().map(|(.., file)| file.clone()).collect());
     }
-    out
+    (out, earlier)
+}
+
+/// Why an earlier save of a run's Trainer state is not read: `kept` is.
+fn earlier_save(kept: &str) -> String {
+    format!(
+        "{EARLIER_SAVE} {kept}, which holds the log as far or further (the Trainer saves the whole log with each \
+         checkpoint, and each run's log is read from one)"
+    )
 }
 
 /// How the reason an earlier save of a run's Trainer state is not read starts.
@@ -1406,6 +1410,9 @@ struct SourcePlan {
     /// Whether numbers written as `"NaN"`, `"Infinity"`, `"-Infinity"` strings are read as
     /// numbers (`coerce_nonfinite_strings`): a number column held some.
     coerce_nonfinite: Option<String>,
+    /// Of a Trainer state read, the run's earlier saves, latest first: read instead when it
+    /// does not read.
+    earlier: BTreeMap<String, Vec<String>>,
 }
 
 impl SourcePlan {
@@ -1426,6 +1433,7 @@ impl SourcePlan {
             left_out: vec![],
             run_capture: false,
             coerce_nonfinite: None,
+            earlier: BTreeMap::new(),
         }
     }
 }
@@ -1450,7 +1458,7 @@ fn plan_sources(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> R
 fn fixed_format_plans(looked: &[Looked], not_read: &mut Vec<NotRead>) -> Vec<SourcePlan> {
     let mut plans = Vec::new();
     // a run's log, saved with each checkpoint, is read once
-    let earlier = trainer_states_left_out(looked);
+    let (earlier, saves) = trainer_states_left_out(looked);
     let left: BTreeSet<String> = earlier.iter().map(|n| n.file.clone()).collect();
     not_read.extend(earlier);
     // fixed formats, by the pattern that names their run
@@ -1602,6 +1610,9 @@ fn fixed_format_plans(looked: &[Looked], not_read: &mut Vec<NotRead>) -> Vec<Sou
         // logs scored with several epoch reducers give a scorer's metric once per reducer
         if format == Format::InspectEvals {
             plan.keys.push(["eval_id", "scorer", "reducer", "metric"].map(String::from).to_vec());
+        }
+        if format == Format::TrainerState {
+            plan.earlier = plan.files.iter().filter_map(|f| Some((f.clone(), saves.get(f)?.clone()))).collect();
         }
         plans.push(plan);
     }
@@ -2560,6 +2571,18 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
             return fail(&plan, &first, not_read);
         }
         for (f, problems) in out_files {
+            // a run's Trainer state that does not read: its latest earlier save is read instead
+            let instead = plan.earlier.remove(&f).filter(|s| !s.is_empty()).map(|mut saves| {
+                let save = saves.remove(0);
+                not_read.retain(|n| n.file != save);
+                for n in not_read.iter_mut().filter(|n| saves.contains(&n.file)) {
+                    n.reason = earlier_save(&save);
+                }
+                plan.files.push(save.clone());
+                plan.files.sort();
+                plan.earlier.insert(save.clone(), saves);
+                format!("; its run's log is read from {save}, saved earlier")
+            });
             let more = match problems.len() {
                 0 | 1 => String::new(),
                 n => format!(
@@ -2568,7 +2591,11 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
                     n - 1
                 ),
             };
-            let reason = format!("{}{more}", problems.first().map(String::as_str).unwrap_or_default());
+            let reason = format!(
+                "{}{more}{}",
+                problems.first().map(String::as_str).unwrap_or_default(),
+                instead.unwrap_or_default()
+            );
             let problems = if problems.len() > 1 { problems } else { Vec::new() };
             let n = NotRead { file: f.clone(), reason, problems };
             not_read.push(n.clone());
@@ -3359,8 +3386,10 @@ fn not_read_entries<'n>(not_read: &'n [NotRead], found: &[&str]) -> Vec<(String,
         }
         let same: BTreeSet<&str> = listed.iter().filter(|m| m.reason == n.reason).map(|m| m.file.as_str()).collect();
         let mut segs: Vec<String> = n.file.split('/').map(str::to_string).collect();
-        // the deepest folder first: checkpoints' names differ more than runs'
-        for i in (0..segs.len() - 1).rev() {
+        // the deepest folder first: checkpoints' names differ more than runs'; a run's earlier
+        // Trainer states are named for the state read, in their checkpoints' folders only
+        let upto = if n.reason.starts_with(EARLIER_SAVE) { segs.len().saturating_sub(2) } else { 0 };
+        for i in (upto..segs.len() - 1).rev() {
             let old = std::mem::replace(&mut segs[i], "*".into());
             let holds = PathPattern::new(&segs.join("/"))
                 .is_ok_and(|g| found.iter().all(|f| same.contains(f) || g.captures(f).is_none()));
@@ -3481,7 +3510,7 @@ fn pipeline_toml(
     if !left.is_empty() {
         t.push_str(
             "\n# ---------------------------------------------------------------- left out\n\
-             # Files a table leaves out though other tables read them: each build says them, and the card.\n",
+             # Files a table leaves out, for what reading them found: each build says them, and the card.\n",
         );
         for l in left {
             let reason: String = l.reason.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();

@@ -1001,3 +1001,49 @@ fn tensorboard_event_files_give_every_scalar_text_and_hyperparameter() {
     assert!(err.contains("the file ends inside event record") && err.contains("rule truncated)"), "{err}");
     assert!(err.contains(&format!("{}:", file.file_name().unwrap().to_string_lossy())), "{err}");
 }
+
+#[test]
+fn a_runs_trainer_state_that_does_not_read_gives_way_to_its_latest_checkpoint_and_the_card_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = tmp.path().join("outputs");
+    make_raw("trl", &folder);
+    // the output folder's state of one run holds a bad entry: its checkpoint-20 is read instead
+    let state = folder.join("grpo-lr1e-06/trainer_state.json");
+    let text = std::fs::read_to_string(&state).unwrap().replacen("\"step\": 5\n", "\"step\": \"5\"\n", 1);
+    std::fs::write(&state, text).unwrap();
+    let o = run(bin().current_dir(tmp.path()).arg("init").arg(&folder).args(["--name", "x", "--format", "json"]));
+    assert!(o.status.success(), "init failed: {}", stderr(&o));
+    let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        doc["sources"][0]["path"],
+        serde_json::json!(["raw/grpo-lr1e-06/checkpoint-20/trainer_state.json", "raw/grpo-lr3e-06/trainer_state.json"]),
+        "{doc}"
+    );
+    let left = &doc["tables"][0]["left_out"][0];
+    assert_eq!(left["file"], "grpo-lr1e-06/trainer_state.json");
+    let reason = left["reason"].as_str().unwrap();
+    assert!(reason.starts_with("record /log_history/0, $.step: expected the step logged at"), "{reason}");
+    assert!(
+        reason.ends_with("its run's log is read from grpo-lr1e-06/checkpoint-20/trainer_state.json, saved earlier")
+    );
+    // the earlier checkpoint is named for the state read now
+    let ten = doc["not_read"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["file"] == "grpo-lr1e-06/checkpoint-10/trainer_state.json");
+    assert!(ten.unwrap()["reason"].as_str().unwrap().contains("no later than grpo-lr1e-06/checkpoint-20/"), "{doc}");
+    // each build says what the table lacks, and so does the card
+    let o =
+        run(bin().arg("build").arg(tmp.path().join("pipelines/x")).arg("--releases-dir").arg(tmp.path().join("out")));
+    assert!(o.status.success(), "build failed: {}", stderr(&o));
+    assert!(
+        stderr(&o).contains("note: table trainer_log leaves out raw/grpo-lr1e-06/trainer_state.json"),
+        "{}",
+        stderr(&o)
+    );
+    let release = PathBuf::from(stdout(&o).trim());
+    assert_eq!(rows_of(&release, "trainer_log"), 4 * 14 + 4 * 14 + 5);
+    let card = std::fs::read_to_string(release.join("README.md")).unwrap();
+    assert!(card.contains("- table `trainer_log` leaves out `raw/grpo-lr1e-06/trainer_state.json`"), "{card}");
+}
