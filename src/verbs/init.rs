@@ -868,8 +868,10 @@ fn run_pattern(rel: &str, format: Format) -> String {
 /// read, latest first (the states to read instead, should it not read).
 fn trainer_states_left_out(looked: &[Looked]) -> (Vec<NotRead>, BTreeMap<String, Vec<String>>) {
     use crate::stages::ingest::trainer::{checkpoint_step, is_checkpoint_folder, output_dir};
-    // run folder → (global step, the output folder's own, checkpoint number, file)
+    // run folder → (global step, the output folder's own, checkpoint number, file), and each
+    // file's beginning and when it was written
     let mut runs: BTreeMap<String, Vec<(u64, bool, u64, String)>> = BTreeMap::new();
+    let mut heads: BTreeMap<String, (StateHead, Option<std::time::SystemTime>)> = BTreeMap::new();
     for l in looked {
         if !matches!(l.kind, Kind::Fixed(Format::TrainerState, _)) {
             continue;
@@ -878,14 +880,33 @@ fn trainer_states_left_out(looked: &[Looked]) -> (Vec<NotRead>, BTreeMap<String,
         let folder = dir.rsplit('/').next().unwrap_or(dir);
         let own = !is_checkpoint_folder(folder);
         let number = checkpoint_step(folder).unwrap_or(0);
-        let step = global_step(&l.path, &l.rel).unwrap_or(0);
+        let head = state_head(&l.path, &l.rel).unwrap_or_default();
+        let step = head.global_step.unwrap_or(0);
+        let written = std::fs::metadata(&l.path).and_then(|m| m.modified()).ok();
+        heads.insert(l.rel.clone(), (head, written));
         runs.entry(output_dir(&l.rel)).or_default().push((step, own, number, l.rel.clone()));
     }
     let mut out = Vec::new();
     let mut earlier = BTreeMap::new();
     for states in runs.values_mut() {
         states.sort();
-        let (_, _, _, kept) = states.pop().expect("a run has a state");
+        // a run written again into the same folder (another max_steps, another first log
+        // entry) leaves states of two runs: those of the run that wrote last are read
+        let last = states.iter().max_by_key(|s| heads[&s.3].1).map(|s| s.3.clone()).expect("a run has a state");
+        let same = |f: &str| heads[f].0.same_run(&heads[&last].0);
+        let (mut states, others): (Vec<_>, Vec<_>) = states.drain(..).partition(|s| same(&s.3));
+        let (_, _, _, kept) = states.pop().expect("the last state is of its run");
+        for (_, _, _, file) in &others {
+            out.push(NotRead {
+                problems: Vec::new(),
+                file: file.clone(),
+                reason: format!(
+                    "a Trainer state of another run written into the same output folder (its max_steps or first log \
+                     entry differ from those of {kept}, of the run that wrote last): move it to a folder of its own \
+                     to read it too"
+                ),
+            });
+        }
         for (_, _, _, file) in states.iter() {
             out.push(NotRead { problems: Vec::new(), file: file.clone(), reason: earlier_save(&kept) });
         }
@@ -905,17 +926,47 @@ fn earlier_save(kept: &str) -> String {
 /// How the reason an earlier save of a run's Trainer state is not read starts.
 const EARLIER_SAVE: &str = "a save of its run's Trainer state no later than";
 
-/// The `global_step` of the Trainer state at `path` (`rel` names it for its compression);
-/// `None` when it cannot be read.
-fn global_step(path: &Path, rel: &str) -> Option<u64> {
-    #[derive(serde::Deserialize)]
-    struct Step {
-        global_step: Option<u64>,
+/// What tells a Trainer state's run: its `global_step`, `max_steps` and first log entry.
+#[derive(Debug, Default, serde::Deserialize)]
+struct StateHead {
+    global_step: Option<u64>,
+    max_steps: Option<u64>,
+    #[serde(default, deserialize_with = "first_entry")]
+    log_history: Option<Value>,
+}
+
+impl StateHead {
+    /// Whether `other` is a save of the same run: the same `max_steps` and first log entry
+    /// (a save of the run's beginning has none yet, and is taken for one).
+    fn same_run(&self, other: &StateHead) -> bool {
+        self.max_steps == other.max_steps
+            && (self.log_history.is_none() || other.log_history.is_none() || self.log_history == other.log_history)
     }
+}
+
+/// The first item of a list, the others skipped unread.
+fn first_entry<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<Value>, D::Error> {
+    struct First;
+    impl<'de> serde::de::Visitor<'de> for First {
+        type Value = Option<Value>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            write!(f, "a list")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Option<Value>, A::Error> {
+            let first = seq.next_element::<Value>()?;
+            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+            Ok(first)
+        }
+    }
+    d.deserialize_seq(First)
+}
+
+/// The [`StateHead`] of the Trainer state at `path` (`rel` names it for its compression),
+/// read without holding its log; `None` when it cannot be read.
+fn state_head(path: &Path, rel: &str) -> Option<StateHead> {
     let input = InputFile { rel: rel.to_string(), path: path.to_path_buf(), captures: vec![] };
     let reader = crate::stages::ingest::files::open(&input).ok()?;
-    let s: Step = serde_json::from_reader(crate::stages::ingest::lenient::LenientRead::new(reader)).ok()?;
-    s.global_step
+    serde_json::from_reader(crate::stages::ingest::lenient::LenientRead::new(reader)).ok()
 }
 
 /// The pattern of a lighteval file `file` in folder `dir`: below a folder named `top`

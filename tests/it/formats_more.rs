@@ -1009,7 +1009,7 @@ fn a_runs_trainer_state_that_does_not_read_gives_way_to_its_latest_checkpoint_an
     make_raw("trl", &folder);
     // the output folder's state of one run holds a bad entry: its checkpoint-20 is read instead
     let state = folder.join("grpo-lr1e-06/trainer_state.json");
-    let text = std::fs::read_to_string(&state).unwrap().replacen("\"step\": 5\n", "\"step\": \"5\"\n", 1);
+    let text = std::fs::read_to_string(&state).unwrap().replacen("\"step\": 15\n", "\"step\": \"15\"\n", 1);
     std::fs::write(&state, text).unwrap();
     let o = run(bin().current_dir(tmp.path()).arg("init").arg(&folder).args(["--name", "x", "--format", "json"]));
     assert!(o.status.success(), "init failed: {}", stderr(&o));
@@ -1022,7 +1022,7 @@ fn a_runs_trainer_state_that_does_not_read_gives_way_to_its_latest_checkpoint_an
     let left = &doc["tables"][0]["left_out"][0];
     assert_eq!(left["file"], "grpo-lr1e-06/trainer_state.json");
     let reason = left["reason"].as_str().unwrap();
-    assert!(reason.starts_with("record /log_history/0, $.step: expected the step logged at"), "{reason}");
+    assert!(reason.starts_with("record /log_history/2, $.step: expected the step logged at"), "{reason}");
     assert!(
         reason.ends_with("its run's log is read from grpo-lr1e-06/checkpoint-20/trainer_state.json, saved earlier")
     );
@@ -1046,4 +1046,39 @@ fn a_runs_trainer_state_that_does_not_read_gives_way_to_its_latest_checkpoint_an
     assert_eq!(rows_of(&release, "trainer_log"), 4 * 14 + 4 * 14 + 5);
     let card = std::fs::read_to_string(release.join("README.md")).unwrap();
     assert!(card.contains("- table `trainer_log` leaves out `raw/grpo-lr1e-06/trainer_state.json`"), "{card}");
+}
+
+#[test]
+fn a_run_written_again_into_its_output_folder_is_read_not_the_stale_checkpoint_of_the_run_before() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("outputs/out");
+    let state = |steps: u64, losses: &[(u64, f64)]| {
+        let log: Vec<String> =
+            losses.iter().map(|(s, l)| format!("{{\"step\": {s}, \"epoch\": 1.0, \"loss\": {l}}}")).collect();
+        format!("{{\"global_step\": {steps}, \"max_steps\": {steps}, \"log_history\": [{}]}}", log.join(", "))
+    };
+    // the first run (100 steps) left checkpoint-100; the second (40 steps) wrote after it
+    for (dir, text) in [
+        ("checkpoint-100", state(100, &[(50, 1.5), (100, 1.0)])),
+        ("checkpoint-40", state(40, &[(20, 2.5)])),
+        (".", state(40, &[(20, 2.5), (40, 2.0)])),
+    ] {
+        std::fs::create_dir_all(out.join(dir)).unwrap();
+        std::fs::write(out.join(dir).join("trainer_state.json"), text).unwrap();
+    }
+    let day_before = std::time::SystemTime::now() - std::time::Duration::from_secs(86_400);
+    let stale = std::fs::File::options().write(true).open(out.join("checkpoint-100/trainer_state.json")).unwrap();
+    stale.set_modified(day_before).unwrap();
+    let o = run(bin()
+        .current_dir(tmp.path())
+        .arg("init")
+        .arg(tmp.path().join("outputs"))
+        .args(["--name", "x", "--format", "json"]));
+    assert!(o.status.success(), "init failed: {}", stderr(&o));
+    let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(doc["sources"][0]["path"], serde_json::json!(["raw/out/trainer_state.json"]), "{doc}");
+    let reason = doc["not_read"][0]["reason"].as_str().unwrap();
+    assert_eq!(doc["not_read"][0]["file"], "out/checkpoint-100/trainer_state.json");
+    assert!(reason.starts_with("a Trainer state of another run written into the same output folder"), "{reason}");
+    assert_eq!(doc["tables"][0]["rows"], 2);
 }
