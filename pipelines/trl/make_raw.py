@@ -13,7 +13,8 @@ Beside each state, a checkpoint holds what the Trainer saves of the model: a LoR
 `adapter_config.json` as PEFT writes it, its weights with safetensors), the model's configuration
 and generation settings, and the tokenizer, each written by transformers' `save_pretrained` (a
 tiny model and tokenizer stand in for a real one). None of them is results: `runpack init` leaves
-them out.
+them out. The output folder also holds the end of training's metrics as `Trainer.save_metrics`
+writes them: `train_results.json`, and `all_results.json`, the union of the splits saved.
 """
 
 import json
@@ -111,6 +112,11 @@ def run(out, lr):
             "step": state.global_step,
         }
     )
+    # Trainer.save_metrics("train", …): the split's file and all_results.json, the union of
+    # the splits saved (json.dump with indent=4 and sorted keys, as the Trainer writes them)
+    train = {k: v for k, v in state.log_history[-1].items() if k != "step"}
+    for name in ("train_results.json", "all_results.json"):
+        (out / name).write_text(json.dumps(train, indent=4, sort_keys=True) + "\n")
     state.save_to_json(str(out / "trainer_state.json"))
     save_model(out)
 

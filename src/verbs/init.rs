@@ -1340,6 +1340,46 @@ fn is_model_file(base: &str, has: &dyn Fn(&str) -> bool) -> bool {
     }
 }
 
+/// Whether the JSON document `base`, whose root object has `keys`, holds a transformers
+/// Trainer's metrics of one split, as `Trainer.save_metrics(split, …)` writes them:
+/// `<split>_results.json` (`train_results.json`, `eval_results.json`, and `all_results.json`,
+/// the union of the splits saved) with the split's `<split>_…` metrics or the `epoch`.
+fn is_trainer_results(base: &str, keys: &[String]) -> bool {
+    let Some(split) = results_split(base) else { return false };
+    keys.iter().any(|k| k == "epoch" || (k.starts_with(split) && k[split.len()..].starts_with('_')))
+}
+
+/// The split a file named as the Trainer's metrics files are is of (`eval_results.json` →
+/// `eval`).
+fn results_split(base: &str) -> Option<&str> {
+    base.strip_suffix("_results.json").filter(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_lowercase()))
+}
+
+/// What a metric of the Trainer's `<split>_results.json` is, by its name (`train_loss`,
+/// `eval_runtime`); `None` for a metric of the task's own (`eval_accuracy`).
+fn trainer_metric(name: &str) -> Option<String> {
+    if name == "epoch" {
+        return Some("The epoch the metrics were saved at (fractional).".into());
+    }
+    if name == "total_flos" {
+        return Some("Floating-point operations of the whole training, as the Trainer counts them.".into());
+    }
+    let (split, what) = name.split_once('_')?;
+    let text = match what {
+        "loss" => "The split's mean loss",
+        "runtime" => "Seconds the split took",
+        "samples_per_second" => "Samples per second over the split",
+        "steps_per_second" => "Steps per second over the split",
+        "samples" => "Samples in the split",
+        _ => return None,
+    };
+    Some(format!("{text} (`{split}`), as the Trainer's `save_metrics` wrote it."))
+}
+
+/// Why a Trainer's `all_results.json` is not read beside the splits' own files.
+const ALL_RESULTS: &str = "the union of the Trainer's metrics files of each split beside it (`save_metrics` writes \
+                           train_results.json, eval_results.json, … and this one): those are read";
+
 /// Reads the outline of a JSON document and tells its format.
 fn look_json(input: &InputFile, base: &str) -> std::result::Result<Kind, String> {
     use std::io::BufRead;
@@ -1356,6 +1396,19 @@ fn look_json(input: &InputFile, base: &str) -> std::result::Result<Kind, String>
             let has = |k: &str| members.iter().any(|(n, _)| n == k);
             if is_model_file(base, &has) {
                 return Err(MODEL_FILE.into());
+            }
+            // the Trainer's `all_results.json` beside the splits' files holds their metrics again
+            let keys: Vec<String> = members.iter().map(|(k, _)| k.clone()).collect();
+            if base == "all_results.json" && is_trainer_results(base, &keys) {
+                let splits = input.path.parent().and_then(|d| std::fs::read_dir(d).ok()).is_some_and(|entries| {
+                    entries.filter_map(|e| e.ok()).any(|e| {
+                        let n = e.file_name().to_string_lossy().into_owned();
+                        n != "all_results.json" && results_split(&n).is_some()
+                    })
+                });
+                if splits {
+                    return Err(ALL_RESULTS.into());
+                }
             }
             // an Inspect log: its header's `version` and `eval` at the root
             if has("version")
@@ -1911,16 +1964,21 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
         let (keys, signature, outline): (Vec<String>, Vec<String>, Option<Outline>) = match &l.kind {
             Kind::Jsonl(k) | Kind::Yaml(k) | Kind::Csv(k, _) | Kind::Parquet(k) => (k.clone(), vec![], None),
             Kind::Json(o @ Outline::Array { first, .. }) => (first.clone(), vec!["[]".into()], Some(o.clone())),
-            Kind::Json(o @ Outline::Object(members)) => (
-                members.iter().map(|(k, _)| k.clone()).collect(),
+            Kind::Json(o @ Outline::Object(members)) => {
+                let keys: Vec<String> = members.iter().map(|(k, _)| k.clone()).collect();
                 // arrays of records with a record at least: each a source of its own
-                members
+                let mut signature: Vec<String> = members
                     .iter()
                     .filter(|(_, m)| matches!(m, Member::Records { len, .. } if *len > 0))
                     .map(|(k, _)| k.clone())
-                    .collect(),
-                Some(o.clone()),
-            ),
+                    .collect();
+                // the Trainer's metrics of each split are a table each, over the runs
+                let name = l.rel.rsplit('/').next().unwrap_or(&l.rel);
+                if is_trainer_results(strip_compression(name), &keys) {
+                    signature.push(format!("{name} of the Trainer"));
+                }
+                (keys, signature, Some(o.clone()))
+            }
             _ => continue,
         };
         let dir = l.rel.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default();
@@ -3063,6 +3121,16 @@ impl TablePlan {
                      several types."
                         .into(),
                 )
+            } else if self.plan.format == Format::Json
+                && self
+                    .plan
+                    .files
+                    .iter()
+                    .all(|p| results_split(strip_compression(p.rsplit('/').next().unwrap_or(p))).is_some())
+            {
+                trainer_metric(&f.name).or_else(|| {
+                    crate::stages::ingest::columns::description(self.plan.format, None, &f.name).map(String::from)
+                })
             } else {
                 crate::stages::ingest::columns::description(self.plan.format, self.plan.wandb_table, &f.name)
                     .map(String::from)
@@ -3424,7 +3492,7 @@ fn not_read_entries<'n>(not_read: &'n [NotRead], found: &[&str]) -> Vec<(String,
     use crate::stages::ingest::files::{PathPattern, named_readable};
     let listed: Vec<&NotRead> =
         not_read.iter().filter(|n| named_readable(n.file.rsplit('/').next().unwrap_or(&n.file))).collect();
-    let by_kind = |reason: &str| reason == MODEL_FILE || reason.starts_with(EARLIER_SAVE);
+    let by_kind = |reason: &str| reason == MODEL_FILE || reason == ALL_RESULTS || reason.starts_with(EARLIER_SAVE);
     let mut out: Vec<(String, &str)> = Vec::new();
     let mut covered: BTreeSet<&str> = BTreeSet::new();
     for n in &listed {
@@ -3579,6 +3647,20 @@ fn pipeline_toml(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_trainers_metrics_files_are_told_by_name_and_keys_and_described() {
+        let keys = |k: &[&str]| k.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(is_trainer_results("train_results.json", &keys(&["epoch", "train_loss"])));
+        assert!(is_trainer_results("eval_results.json", &keys(&["eval_accuracy"])));
+        assert!(!is_trainer_results("eval_results.json", &keys(&["accuracy", "model"])));
+        assert!(!is_trainer_results("my-run_results.json", &keys(&["epoch"])));
+        assert_eq!(
+            trainer_metric("eval_samples_per_second").as_deref(),
+            Some("Samples per second over the split (`eval`), as the Trainer's `save_metrics` wrote it.")
+        );
+        assert_eq!(trainer_metric("eval_accuracy"), None);
+    }
 
     #[test]
     fn a_models_own_files_are_told_from_results_by_name_and_keys() {

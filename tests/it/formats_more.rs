@@ -378,7 +378,8 @@ fn init_reads_each_runs_trainer_state_once() {
         };
         assert!(reason.starts_with(kind), "{f}: {reason}");
     }
-    assert_eq!(doc["tables"].as_array().unwrap().len(), 1, "{doc}");
+    let tables: Vec<&str> = doc["tables"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(tables, ["trainer_log", "train_results"], "{doc}");
     let toml = std::fs::read_to_string(tmp.path().join("pipelines/x/pipeline.toml")).unwrap();
     let list = toml.split("not_read = [\n").nth(1).unwrap().split("\n]").next().unwrap();
     let not_read: Vec<&str> = list.lines().map(|l| l.split('"').nth(1).unwrap()).collect();
@@ -395,6 +396,7 @@ fn init_reads_each_runs_trainer_state_once() {
             "raw/*/generation_config.json",
             "raw/*/tokenizer.json",
             "raw/*/tokenizer_config.json",
+            "raw/*/all_results.json",
             "raw/grpo-lr1e-06/*/trainer_state.json",
             "raw/grpo-lr3e-06/*/trainer_state.json",
         ],
@@ -407,13 +409,13 @@ fn init_reads_each_runs_trainer_state_once() {
         serde_json::json!(["raw/grpo-lr1e-06/trainer_state.json", "raw/grpo-lr3e-06/trainer_state.json"])
     );
     assert_eq!(doc["tables"][0]["primary_key"], serde_json::json!(["output_dir", "step", "metric", "entry"]), "{doc}");
-    init_and_build("trl", &[("trainer_log", 122)], &["trainer-state"]);
+    init_and_build("trl", &[("trainer_log", 122), ("train_results", 2)], &["trainer-state"]);
     // a run killed before its end (its latest checkpoint read) beside one that ended: one
     // table, each run named by its output folder
     init_and_build_without(
         "trl",
-        &["grpo-lr3e-06/trainer_state.json"],
-        &[("trainer_log", 4 * 14 + 5 + 4 * 14)],
+        &["grpo-lr3e-06/trainer_state.json", "grpo-lr3e-06/train_results.json", "grpo-lr3e-06/all_results.json"],
+        &[("trainer_log", 4 * 14 + 5 + 4 * 14), ("train_results", 1)],
         &["trainer-state"],
     );
     // a state in the output folder older than a later checkpoint's (training resumed and
