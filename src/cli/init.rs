@@ -71,7 +71,14 @@ fn summary(o: &InitOutcome) {
         if several { "; a file can be read as several formats" } else { "" }
     );
     if o.found.hidden_skipped > 0 {
-        say!("  {} hidden file(s) or folder(s) (.*) not looked at", o.found.hidden_skipped);
+        let shown: Vec<&str> = o.found.hidden.iter().take(3).map(String::as_str).collect();
+        let more = o.found.hidden.len().saturating_sub(shown.len());
+        say!(
+            "  {} hidden file(s) or folder(s) (.*) not looked at: {}{}",
+            o.found.hidden_skipped,
+            shown.join(", "),
+            if more > 0 { format!(" and {more} more") } else { String::new() }
+        );
     }
     if !o.not_read.is_empty() {
         say!("not read ({} file{}):", o.not_read.len(), if o.not_read.len() == 1 { "" } else { "s" });

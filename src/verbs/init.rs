@@ -47,6 +47,7 @@ use crate::core::progress::{Progress, Unit};
 use crate::core::schema::TableSchema;
 use crate::core::spec::{Format, LeftOut, PipelineDef, PipelineSpec};
 use crate::stages::ingest::files::InputFile;
+use crate::stages::ingest::files::is_hidden;
 use crate::stages::ingest::{IngestOptions, OnInvalid};
 
 /// What `init` is asked to do.
@@ -97,6 +98,9 @@ pub struct Found {
     pub formats: BTreeMap<String, usize>,
     /// Hidden files and folders (`.*`) skipped.
     pub hidden_skipped: usize,
+    /// Those files and folders, relative to the folder, sorted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hidden: Vec<String>,
 }
 
 /// One source of the written pipeline.
@@ -206,7 +210,7 @@ fn look_at_files(raw: &Path, opts: &InitOptions, name: &str) -> Walked {
         [opts.pipelines_dir.clone(), schemas_root].iter().filter_map(|p| p.canonicalize().ok()).collect();
     let mut notes = Vec::new();
     let walk = walkdir::WalkDir::new(raw).follow_links(true).sort_by_file_name().into_iter();
-    let mut walk = walk.filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+    let mut walk = walk.filter_entry(|e| e.depth() == 0 || !is_hidden(&e.file_name().to_string_lossy()));
     while let Some(entry) = walk.next() {
         let entry = match entry {
             Ok(e) => e,
@@ -412,7 +416,7 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
     let Walked { looked, mut not_read, mut notes, total } = look_at_files(&raw, opts, &name);
     progress.finish();
     // hidden entries are not walked into: each counts once (a `.git` folder is one)
-    let hidden = count_hidden(&raw);
+    let hidden = hidden_entries(&raw);
 
     // 2. sources
     let plans = plan_sources(&raw, &looked, &mut not_read)?;
@@ -521,7 +525,7 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
         folder: folder.display().to_string(),
         name,
         pipeline: pipeline_dir.display().to_string(),
-        found: Found { files: total, formats, hidden_skipped: hidden },
+        found: Found { files: total, formats, hidden_skipped: hidden.len(), hidden },
         sources,
         tables: table_outs,
         not_read,
@@ -582,18 +586,22 @@ fn rel_of(base: &Path, path: &Path) -> String {
         .join("/")
 }
 
-/// Hidden entries (`.*`) anywhere under `dir`, not walked into (a `.git` counts once).
-fn count_hidden(dir: &Path) -> usize {
-    let mut n = 0;
+/// Hidden entries (see [`is_hidden`]) anywhere under `dir`, relative to it, sorted; not walked
+/// into (a `.git` counts once).
+fn hidden_entries(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
     let walk = walkdir::WalkDir::new(dir).follow_links(true).into_iter();
-    for e in walk.filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.')).flatten() {
+    for e in walk.filter_entry(|e| e.depth() == 0 || !is_hidden(&e.file_name().to_string_lossy())).flatten() {
         if e.file_type().is_dir()
             && let Ok(rd) = std::fs::read_dir(e.path())
         {
-            n += rd.flatten().filter(|c| c.file_name().to_string_lossy().starts_with('.')).count();
+            for c in rd.flatten().filter(|c| is_hidden(&c.file_name().to_string_lossy())) {
+                out.push(rel_of(dir, &c.path()));
+            }
         }
     }
-    n
+    out.sort();
+    out
 }
 
 // ------------------------------------------------------------------ telling formats
@@ -1433,9 +1441,12 @@ fn look_json(input: &InputFile, base: &str) -> std::result::Result<Kind, String>
             if has("config_general") && has("results") && base.starts_with("results_") {
                 return Ok(Kind::Fixed(Format::LightevalResults, run_pattern(&input.rel, Format::LightevalResults)));
             }
+            // lm-eval 0.4 names its results `results_<date>.json`; 0.3 wrote `results`,
+            // `versions` and `config` to the path given
             if has("results")
                 && (has("versions") || has("n-shot") || has("configs"))
-                && crate::stages::ingest::lmeval::is_lm_eval_output(Path::new(base))
+                && (crate::stages::ingest::lmeval::is_lm_eval_output(Path::new(base))
+                    || (has("versions") && has("config")))
             {
                 return Ok(Kind::Fixed(Format::LmEvalResults, run_pattern(&input.rel, Format::LmEvalResults)));
             }

@@ -1084,3 +1084,27 @@ fn a_run_written_again_into_its_output_folder_is_read_not_the_stale_checkpoint_o
     assert!(reason.starts_with("a Trainer state of another run written into the same output folder"), "{reason}");
     assert_eq!(doc["tables"][0]["rows"], 2);
 }
+
+#[test]
+fn lm_eval_folders_of_a_model_given_by_a_relative_path_are_read_and_hidden_ones_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let evals = tmp.path().join("evals");
+    // `lm_eval --model_args pretrained=./out/checkpoint-200` writes `.__out__checkpoint-200/`
+    for (model, acc) in [(".__out__checkpoint-200", 0.25), ("gpt2", 0.5)] {
+        std::fs::create_dir_all(evals.join(model)).unwrap();
+        let results = format!(
+            "{{\"results\": {{\"hellaswag\": {{\"alias\": \"hellaswag\", \"acc,none\": {acc}}}}}, \
+             \"versions\": {{\"hellaswag\": 1}}, \"n-shot\": {{\"hellaswag\": 0}}}}"
+        );
+        std::fs::write(evals.join(model).join("results_2026-12-01T10-00-00.json"), results).unwrap();
+    }
+    std::fs::create_dir_all(evals.join(".cache")).unwrap();
+    std::fs::write(evals.join(".cache/state.json"), "{}").unwrap();
+    let o = run(bin().current_dir(tmp.path()).arg("init").arg(&evals).args(["--name", "x", "--format", "json"]));
+    assert!(o.status.success(), "init failed: {}", stderr(&o));
+    let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(doc["found"]["hidden"], serde_json::json!([".cache"]), "{doc}");
+    assert_eq!(doc["sources"][0]["path"], serde_json::json!(["raw/{model}/results_{date_id}.json"]), "{doc}");
+    let o = run(bin().current_dir(tmp.path()).arg("init").arg(&evals).args(["--name", "y"]));
+    assert!(stderr(&o).contains("1 hidden file(s) or folder(s) (.*) not looked at: .cache"), "{}", stderr(&o));
+}

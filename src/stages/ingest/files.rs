@@ -485,6 +485,14 @@ impl Read for Counted {
     }
 }
 
+/// Whether a file or folder named `name` is hidden, and not looked into by `runpack init` nor
+/// named by a build: a name that starts with `.` (`.git`, `.cache`, `.ipynb_checkpoints`),
+/// except the folders lm-eval names after a model given by a relative path (its
+/// `sanitize_model_name` writes `./out/checkpoint-200` as `.__out__checkpoint-200`).
+pub fn is_hidden(name: &str) -> bool {
+    name.starts_with('.') && !name.trim_start_matches('.').starts_with("__")
+}
+
 /// Whether file name `name` has one of the extensions `runpack init` looks at (`.json`,
 /// `.jsonl`, `.csv`, `.tsv`, `.parquet`, `.yaml`, `.db`, `.eval`, …), behind the compression
 /// it promises: the files a build names when no source reads them.

@@ -139,7 +139,14 @@ pub fn result_rows(r: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, Sh
             }
             let n_samples = per_task("n-samples", task);
             for (key, value) in entry {
-                let Some((metric, filter)) = key.split_once(',') else { continue };
+                // `acc,none`: the metric and its filter; a number without one (lm-eval 0.3's
+                // `acc`) is an unfiltered metric, which lm-eval 0.4 names `none`; other keys
+                // (`alias`) are no metrics
+                let (metric, filter, stderr_key) = match key.split_once(',') {
+                    Some((m, f)) => (m, f, format!("{m}_stderr,{f}")),
+                    None if value.is_number() => (key.as_str(), "none", format!("{key}_stderr")),
+                    None => continue,
+                };
                 if metric.ends_with("_stderr") {
                     continue;
                 }
@@ -147,7 +154,6 @@ pub fn result_rows(r: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, Sh
                     problem(&mut problems, key_path(&at, key), "a number", value);
                     continue;
                 }
-                let stderr_key = format!("{metric}_stderr,{filter}");
                 let stderr = match entry.get(&stderr_key) {
                     None | Some(Value::Null) => Value::Null,
                     Some(Value::String(s)) if s == "N/A" => Value::Null,
@@ -303,6 +309,21 @@ mod tests {
 
     fn obj(s: &str) -> Map<String, Value> {
         serde_json::from_str::<Value>(s).unwrap().as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn a_metric_without_a_filter_is_unfiltered_not_left_out() {
+        // lm-eval 0.3, and a key added by hand to a 0.4 file
+        let r = obj(
+            r#"{"results": {"hellaswag": {"acc": 0.25, "acc_stderr": 0.5, "alias": "hs", "x,none": 1.5, "y": 2.0}},
+                        "versions": {"hellaswag": 0}, "config": {"model": "hf-causal"}}"#,
+        );
+        let rows: Vec<String> = result_rows(&r)
+            .unwrap()
+            .iter()
+            .map(|x| format!("{} {} {} {}", x["metric"], x["filter"], x["value"], x["stderr"]))
+            .collect();
+        assert_eq!(rows, ["\"acc\" \"none\" 0.25 0.5", "\"x\" \"none\" 1.5 null", "\"y\" \"none\" 2.0 null"]);
     }
 
     #[test]

@@ -1494,7 +1494,10 @@ pub fn unread_raw_files(spec: &PipelineSpec, inputs: &[crate::stages::release::I
     let mut out: Vec<String> = walkdir::WalkDir::new(&raw)
         .follow_links(true)
         .into_iter()
-        .filter_entry(|e| e.depth() == 0 || (!e.file_name().to_string_lossy().starts_with('.') && !runpacks(e)))
+        .filter_entry(|e| {
+            e.depth() == 0
+                || (!crate::stages::ingest::files::is_hidden(&e.file_name().to_string_lossy()) && !runpacks(e))
+        })
         .filter_map(|e| e.ok())
         .filter(|e| {
             e.file_type().is_file() && crate::stages::ingest::files::named_readable(&e.file_name().to_string_lossy())
