@@ -476,6 +476,21 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
             ));
             left.push(LeftOut { table: table.clone(), file: n.file.clone(), reason: n.reason.clone() });
         }
+        // a run's Trainer state that could not be read at all (cut short while saved): its
+        // run's log is read from an earlier save, and the table lacks what it held after
+        if plan.format == Format::TrainerState {
+            use crate::stages::ingest::trainer::output_dir;
+            let runs: BTreeMap<String, &String> = plan.files.iter().map(|f| (output_dir(f), f)).collect();
+            for n in not_read.iter() {
+                let state = n.file.rsplit('/').next() == Some("trainer_state.json");
+                let by_choice = n.reason.starts_with(EARLIER_SAVE) || n.reason.starts_with(OTHER_RUN);
+                if let Some(read) = runs.get(&output_dir(&n.file)).filter(|_| state && !by_choice) {
+                    let reason = format!("{}; its run's log is read from {read}, saved earlier", n.reason);
+                    notes.push(format!("table {table} leaves out {}: {reason}", n.file));
+                    left.push(LeftOut { table: table.clone(), file: n.file.clone(), reason });
+                }
+            }
+        }
         let t = TablePlan { source: format!("{table}_raw"), table, plan, trial };
         for (from, to) in t.renamed() {
             notes.push(format!(
@@ -909,9 +924,8 @@ fn trainer_states_left_out(looked: &[Looked]) -> (Vec<NotRead>, BTreeMap<String,
                 problems: Vec::new(),
                 file: file.clone(),
                 reason: format!(
-                    "a Trainer state of another run written into the same output folder (its max_steps or first log \
-                     entry differ from those of {kept}, of the run that wrote last): move it to a folder of its own \
-                     to read it too"
+                    "{OTHER_RUN} (its max_steps or first log entry differ from those of {kept}, of the run that \
+                     wrote last): move it to a folder of its own to read it too"
                 ),
             });
         }
@@ -930,6 +944,9 @@ fn earlier_save(kept: &str) -> String {
          checkpoint, and each run's log is read from one)"
     )
 }
+
+/// How the reason a Trainer state of another run in the same folder is not read starts.
+const OTHER_RUN: &str = "a Trainer state of another run written into the same output folder";
 
 /// How the reason an earlier save of a run's Trainer state is not read starts.
 const EARLIER_SAVE: &str = "a save of its run's Trainer state no later than";

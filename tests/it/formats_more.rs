@@ -1048,6 +1048,19 @@ fn a_runs_trainer_state_that_does_not_read_gives_way_to_its_latest_checkpoint_an
     assert_eq!(rows_of(&release, "trainer_log"), 4 * 14 + 4 * 14 + 5);
     let card = std::fs::read_to_string(release.join("README.md")).unwrap();
     assert!(card.contains("- table `trainer_log` leaves out `raw/grpo-lr1e-06/trainer_state.json`"), "{card}");
+    // a state cut short while saved (not JSON at all) gives way too, and is said the same way
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = tmp.path().join("outputs");
+    make_raw("trl", &folder);
+    let state = folder.join("grpo-lr3e-06/trainer_state.json");
+    let text = std::fs::read_to_string(&state).unwrap();
+    std::fs::write(&state, &text[..text.len() / 2]).unwrap();
+    let o = run(bin().current_dir(tmp.path()).arg("init").arg(&folder).args(["--name", "x", "-q"]));
+    assert!(o.status.success(), "init failed: {}", stderr(&o));
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/x/pipeline.toml")).unwrap();
+    let entry = toml.split("[[left_out]]").nth(1).unwrap_or_default();
+    assert!(entry.contains("file = \"raw/grpo-lr3e-06/trainer_state.json\""), "{toml}");
+    assert!(entry.contains("its run's log is read from grpo-lr3e-06/checkpoint-20/trainer_state.json"), "{toml}");
 }
 
 #[test]
