@@ -491,6 +491,14 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
                 }
             }
         }
+        if trial.key.is_empty() && trial.key_unchecked {
+            notes.push(format!(
+                "table {table}: no primary key, as a key is checked over at most {} rows (of one file, or of the \
+                 source) and this table has more; declare `primary_key` in its schema if you know one (each build \
+                 checks it)",
+                crate::core::numbers::group_digits(KEY_CHECK_MAX_ROWS)
+            ));
+        }
         let t = TablePlan { source: format!("{table}_raw"), table, plan, trial };
         for (from, to) in t.renamed() {
             notes.push(format!(
@@ -1413,8 +1421,21 @@ fn look_json(input: &InputFile, base: &str) -> std::result::Result<Kind, String>
     if reader.fill_buf().map_err(|e| format!("cannot be read: {e}"))?.starts_with(b"\xEF\xBB\xBF") {
         reader.consume(3);
     }
-    let outline: Outline = serde_json::from_reader(crate::stages::ingest::lenient::LenientRead::new(reader))
-        .map_err(|e| format!("not JSON: {e}"))?;
+    let outline: Outline =
+        serde_json::from_reader(crate::stages::ingest::lenient::LenientRead::new(reader)).map_err(|e| {
+            if e.is_eof() && e.line() == 1 && e.column() == 0 {
+                "empty: no JSON document in it (a file created and never written?)".to_string()
+            } else if e.to_string().starts_with("invalid unicode code point") {
+                format!(
+                    "not UTF-8 text: a byte at line {} column {} is no UTF-8 (a file in another encoding, such as \
+                     Latin-1: save it as UTF-8)",
+                    e.line(),
+                    e.column()
+                )
+            } else {
+                format!("not JSON: {e}")
+            }
+        })?;
     let keyed = |keys: &[String]| -> Map<String, Value> { keys.iter().map(|k| (k.clone(), Value::Null)).collect() };
     match &outline {
         Outline::Object(members) => {
@@ -2552,6 +2573,8 @@ struct Trial {
     rows: u64,
     /// The first candidate key that holds (no null, no duplicate).
     key: Vec<String>,
+    /// Whether a candidate was given up past [`KEY_CHECK_MAX_ROWS`] rows, unchecked.
+    key_unchecked: bool,
 }
 
 enum Settled {
@@ -2950,7 +2973,7 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
         return Ok(None);
     }
     let schema = schema.expect("a batch was seen");
-    Ok(Some(Trial { key: keys.first_holding(), schema, rows }))
+    Ok(Some(Trial { key: keys.first_holding(), key_unchecked: keys.past_limit, schema, rows }))
 }
 
 /// Candidate primary keys, checked as the rows go by: a key holds when no row has a null in it
@@ -2958,6 +2981,8 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
 /// (rows of two files differ in their captures), so that memory follows the largest file.
 struct Keys {
     candidates: Vec<KeyCheck>,
+    /// Whether a candidate was given up for its rows' number, not for a null or a duplicate.
+    past_limit: bool,
 }
 
 struct KeyCheck {
@@ -3010,6 +3035,7 @@ impl Keys {
                     seen: Default::default(),
                 })
                 .collect(),
+            past_limit: false,
         }
     }
 
@@ -3049,7 +3075,12 @@ impl Keys {
                     k.seen.clear();
                 }
                 let bytes = r.as_ref();
-                if k.seen.len() as u64 >= KEY_CHECK_MAX_ROWS || !k.seen.insert((a.hash_one(bytes), b.hash_one(bytes))) {
+                if k.seen.len() as u64 >= KEY_CHECK_MAX_ROWS {
+                    self.past_limit = true;
+                    k.fail();
+                    break;
+                }
+                if !k.seen.insert((a.hash_one(bytes), b.hash_one(bytes))) {
                     k.fail();
                     break;
                 }

@@ -574,12 +574,17 @@ fn init_names_each_file_it_cannot_read_and_types_mixed_columns() {
     write(&d, "broken.json", "{\"results\": [1, 2,");
     write(&d, "model.bin", "\u{0}\u{1}\u{2}");
     write(&d, "empty.csv", "");
+    // a file created and never written, and one in Latin-1
+    write(&d, "empty.json", "");
+    std::fs::write(d.join("latin1.json"), b"{\"name\": \"caf\xe9\"}").unwrap();
     let doc = init(tmp.path(), &d, "mixed");
     let skipped = not_read(&doc);
     let reason = |f: &str| {
         skipped.iter().find(|(n, _)| n == f).map(|(_, r)| r.clone()).unwrap_or_else(|| panic!("{f}: {skipped:?}"))
     };
-    assert_eq!(skipped.len(), 4, "{skipped:?}");
+    assert_eq!(skipped.len(), 6, "{skipped:?}");
+    assert_eq!(reason("empty.json"), "empty: no JSON document in it (a file created and never written?)");
+    assert!(reason("latin1.json").starts_with("not UTF-8 text: a byte at line 1 column 14 is no UTF-8"), "{skipped:?}");
     assert!(reason("steps/b.jsonl").starts_with("line 2: truncated last line"), "{}", reason("steps/b.jsonl"));
     assert!(reason("broken.json").starts_with("not JSON: EOF while parsing"), "{}", reason("broken.json"));
     assert!(reason("model.bin").starts_with("not a format runpack reads"), "{}", reason("model.bin"));
@@ -606,7 +611,7 @@ fn init_names_each_file_it_cannot_read_and_types_mixed_columns() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "pipelines/mixed2\n");
     let err = stderr(&o);
-    assert!(err.contains("not read (4 files):\n"), "{err}");
+    assert!(err.contains("not read (6 files):\n"), "{err}");
     assert!(err.contains("  steps/b.jsonl: line 2: truncated last line"), "{err}");
     assert!(err.contains("    group: declared any"), "{err}");
     assert!(err.contains("next: runpack build pipelines/mixed2"), "{err}");

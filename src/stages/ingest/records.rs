@@ -265,6 +265,13 @@ pub(super) fn json_message(e: &serde_json::Error, place: JsonPlace) -> String {
              token Infinity or -Infinity"
         );
     }
+    if what == "invalid unicode code point" {
+        // what serde_json says of a byte that is no UTF-8 in a document read from a file
+        return format!(
+            "not UTF-8 text{place}: a byte there is no UTF-8 (a file in another encoding, such as Latin-1: save it \
+             as UTF-8)"
+        );
+    }
     let mut m = format!("not valid JSON: {what}{place}");
     if what.contains("hex escape") || what.contains("surrogate") {
         m.push_str(
@@ -1239,6 +1246,15 @@ mod tests {
         }
         let got = collect(|s| json_record(Box::new(std::io::Cursor::new(&br#"[{"a":1},"#[..])), "f", s));
         assert!(got[0].starts_with(" json: "), "{got:?}");
+        // a byte that is no UTF-8 (Latin-1's é) is said as such
+        let got = collect(|s| json_record(Box::new(std::io::Cursor::new(&b"{\"a\": \"caf\xe9\"}"[..])), "f", s));
+        assert_eq!(
+            got,
+            [
+                " json: not UTF-8 text at line 1 column 11: a byte there is no UTF-8 (a file in another encoding, such as \
+              Latin-1: save it as UTF-8)"
+            ]
+        );
     }
 
     #[test]
