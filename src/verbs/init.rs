@@ -1566,6 +1566,9 @@ struct SourcePlan {
     /// Of a Trainer state read, the run's earlier saves, latest first: read instead when it
     /// does not read.
     earlier: BTreeMap<String, Vec<String>>,
+    /// Why a W&B history is read though a run's is incomplete (`on_sampled = "accept"`: its
+    /// rows are marked sampled, and the card names the run).
+    accept_sampled: Option<String>,
 }
 
 impl SourcePlan {
@@ -1587,6 +1590,7 @@ impl SourcePlan {
             run_capture: false,
             coerce_nonfinite: None,
             earlier: BTreeMap::new(),
+            accept_sampled: None,
         }
     }
 }
@@ -2684,6 +2688,18 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
         }
         let coerced_before = plan.coerce_nonfinite.is_some() || changed;
         for v in &violations {
+            // a run's W&B history cut short (a run killed): read as it is, marked, and named in
+            // the card, rather than the file left out (a sampled export is left out: the run's
+            // whole history may be in other files)
+            if plan.format == Format::Wandb && v.rule == "wandb-sampled" && v.message.contains("history incomplete") {
+                if plan.accept_sampled.is_none() {
+                    let first = v.message.split("; the release would look complete").next().unwrap_or(&v.message);
+                    plan.accept_sampled =
+                        Some(format!("{}: {first}; its rows are marked sampled, and the card names the run", v.path));
+                    changed = true;
+                }
+                continue;
+            }
             let col = if generic { crate::stages::ingest::path::top_key(&v.path) } else { None };
             let found_type = match &v.finding {
                 Some(crate::core::report::Finding::Type { expected, found, nonfinite_string, decided_at, .. }) => {
@@ -2863,6 +2879,9 @@ fn source_toml(name: &str, plan: &SourcePlan, prefix: &str) -> String {
         t.push_str(&format!("[source.wandb]\ntable = {}\n", q(w)));
         if plan.run_capture {
             t.push_str("run_capture = \"run\"   # the path's {run} names the run\n");
+        }
+        if let Some(why) = &plan.accept_sampled {
+            t.push_str(&format!("on_sampled = \"accept\"   # {}\n", why.replace('\n', " ")));
         }
     }
     for d in &plan.fields {

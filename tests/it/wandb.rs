@@ -2136,3 +2136,25 @@ fn a_rejected_run_keeps_no_credential_in_the_rejects_file_or_the_messages() {
     assert_eq!(rejects.lines().count(), 2, "{rejects}");
     assert!(!rejects.contains("SECRET") && rejects.contains("REDACTED"), "{rejects}");
 }
+
+#[test]
+fn init_reads_a_killed_runs_wandb_history_as_it_is_marked_and_named_in_the_card() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, log) = longrun_copy(tmp.path());
+    // the run was killed: its log holds its first half
+    let whole = std::fs::read(&log).unwrap();
+    std::fs::write(&log, &whole[..whole.len() / 2]).unwrap();
+    let o = run(bin().current_dir(tmp.path()).arg("init").arg(dir.join("wandb")).args(["--name", "x", "-q"]));
+    assert!(o.status.success(), "init failed: {}", stderr(&o));
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/x/pipeline.toml")).unwrap();
+    let history = toml.split("table = \"history\"").nth(1).unwrap_or_else(|| panic!("{toml}"));
+    assert!(history.trim_start().starts_with("on_sampled = \"accept\"   # run longrun1: history incomplete"), "{toml}");
+    let o =
+        run(bin().arg("build").arg(tmp.path().join("pipelines/x")).arg("--releases-dir").arg(tmp.path().join("out")));
+    assert!(o.status.success(), "build failed: {}", stderr(&o));
+    let release = PathBuf::from(stdout(&o).trim());
+    let card = std::fs::read_to_string(release.join("README.md")).unwrap();
+    assert!(card.contains("run longrun1: sampled export: history incomplete"), "{card}");
+    let n = query(&release, "SELECT DISTINCT sampled FROM wandb_history WHERE run_id = 'longrun1'");
+    assert_eq!(n, "sampled\ntrue\n");
+}
