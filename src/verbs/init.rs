@@ -719,7 +719,7 @@ fn look(rel: &str, path: &Path) -> std::result::Result<Kind, String> {
         return Ok(Kind::Wandb);
     }
     if crate::stages::ingest::tensorboard::is_event_file(name) {
-        return crate::stages::ingest::tensorboard::first_record_ok(path)
+        return crate::stages::ingest::tensorboard::first_record_ok(path, rel)
             .map(|()| Kind::Fixed(Format::Tensorboard, run_pattern(rel, Format::Tensorboard)));
     }
     let ext = lower.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
@@ -2001,6 +2001,9 @@ struct Cluster {
     /// The byte between a CSV file's cells, when not a comma.
     delimiter: Option<u8>,
     signature: Vec<String>,
+    /// The file name of a kind of file that is a table of its own over the runs whatever its
+    /// keys (the Trainer's `train_results.json`).
+    named: Option<String>,
     keys: BTreeSet<String>,
     files: Vec<String>,
     outline: Option<Outline>,
@@ -2014,13 +2017,14 @@ struct Cluster {
 fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
     let mut clusters: Vec<Cluster> = Vec::new();
     for l in looked {
+        let mut named = None;
         let (keys, signature, outline): (Vec<String>, Vec<String>, Option<Outline>) = match &l.kind {
             Kind::Jsonl(k) | Kind::Yaml(k) | Kind::Csv(k, _) | Kind::Parquet(k) => (k.clone(), vec![], None),
             Kind::Json(o @ Outline::Array { first, .. }) => (first.clone(), vec!["[]".into()], Some(o.clone())),
             Kind::Json(o @ Outline::Object(members)) => {
                 let keys: Vec<String> = members.iter().map(|(k, _)| k.clone()).collect();
                 // arrays of records with a record at least: each a source of its own
-                let mut signature: Vec<String> = members
+                let signature: Vec<String> = members
                     .iter()
                     .filter(|(_, m)| matches!(m, Member::Records { len, .. } if *len > 0))
                     .map(|(k, _)| k.clone())
@@ -2028,7 +2032,7 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
                 // the Trainer's metrics of each split are a table each, over the runs
                 let name = l.rel.rsplit('/').next().unwrap_or(&l.rel);
                 if is_trainer_results(strip_compression(name), &keys) {
-                    signature.push(format!("{name} of the Trainer"));
+                    named = Some(name.to_string());
                 }
                 (keys, signature, Some(o.clone()))
             }
@@ -2048,6 +2052,7 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
                 && c.format == format
                 && c.delimiter == delimiter
                 && c.signature == signature
+                && c.named == named
                 && !same_file(c)
                 && {
                     let shared = c.keys.intersection(&keys).count();
@@ -2062,6 +2067,7 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
                 format,
                 delimiter,
                 signature,
+                named,
                 keys,
                 files: vec![l.rel.clone()],
                 outline,
@@ -2082,6 +2088,7 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
                 && m.format == c.format
                 && m.delimiter == c.delimiter
                 && m.signature == c.signature
+                && m.named == c.named
                 && parent(&m.files[0].rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default())
                     == parent(&c.dir)
                 && file_name(&m.files[0]) == file_name(&c.files[0])
@@ -2150,6 +2157,7 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
             if m.format != c.format
                 || m.delimiter != c.delimiter
                 || m.signature != c.signature
+                || m.named != c.named
                 || o.len() != segs.len()
                 || o.last() != segs.last()
             {

@@ -381,6 +381,8 @@ fn init_reads_each_runs_trainer_state_once() {
     let tables: Vec<&str> = doc["tables"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(tables, ["trainer_log", "train_results"], "{doc}");
     let toml = std::fs::read_to_string(tmp.path().join("pipelines/x/pipeline.toml")).unwrap();
+    // the Trainer's metrics files are read as they are: no field declared for them
+    assert!(!toml.contains("[[source.field]]"), "{toml}");
     let list = toml.split("not_read = [\n").nth(1).unwrap().split("\n]").next().unwrap();
     let not_read: Vec<&str> = list.lines().map(|l| l.split('"').nth(1).unwrap()).collect();
     assert_eq!(
@@ -1120,4 +1122,32 @@ fn lm_eval_folders_of_a_model_given_by_a_relative_path_are_read_and_hidden_ones_
     assert_eq!(doc["sources"][0]["path"], serde_json::json!(["raw/{model}/results_{date_id}.json"]), "{doc}");
     let o = run(bin().current_dir(tmp.path()).arg("init").arg(&evals).args(["--name", "y"]));
     assert!(stderr(&o).contains("1 hidden file(s) or folder(s) (.*) not looked at: .cache"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_compressed_tensorboard_event_file_is_read_through_its_compression() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = tmp.path().join("outputs");
+    let o = run(std::process::Command::new(python()).args(["-c", TENSORBOARD_RUNS]).arg(&folder));
+    assert!(o.status.success(), "tensorboardX failed: {}", stderr(&o));
+    // every event file of one run gzipped in place, as an archive of old runs holds them
+    let gzip = "import gzip, pathlib, shutil, sys\n\
+                for p in pathlib.Path(sys.argv[1]).rglob('events.out.tfevents.*'):\n\
+                \x20   with open(p, 'rb') as f, gzip.open(str(p) + '.gz', 'wb') as g: shutil.copyfileobj(f, g)\n\
+                \x20   p.unlink()\n";
+    let o =
+        run(std::process::Command::new(python()).args(["-c", gzip]).arg(folder.join("tensorboard_log/grpo/lr1e-06")));
+    assert!(o.status.success(), "gzip failed: {}", stderr(&o));
+    let o = run(bin().current_dir(tmp.path()).arg("init").arg(&folder).args(["--name", "x", "--format", "json"]));
+    assert!(o.status.success(), "init failed: {}", stderr(&o));
+    let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(doc["not_read"], serde_json::json!([]), "{doc}");
+    let o =
+        run(bin().arg("build").arg(tmp.path().join("pipelines/x")).arg("--releases-dir").arg(tmp.path().join("out")));
+    assert!(o.status.success(), "build failed: {}", stderr(&o));
+    let release = PathBuf::from(stdout(&o).trim());
+    assert_eq!(
+        query(&release, "SELECT log_dir, count(*) AS n FROM tensorboard WHERE kind = 'scalar' GROUP BY 1 ORDER BY 1"),
+        "log_dir,n\nraw/tensorboard_log/grpo/lr1e-06,9\nraw/tensorboard_log/grpo/lr3e-06,9\n"
+    );
 }

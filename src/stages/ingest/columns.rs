@@ -251,7 +251,7 @@ pub fn description(format: Format, wandb_table: Option<&str>, column: &str) -> O
         (F::Tensorboard, "wall_time") => "When the value was logged: seconds since the Unix epoch (UTC), fractional.",
         (F::Tensorboard, "tag") => "The value's tag, as logged (`train/loss`, `eval/accuracy`).",
         (F::Tensorboard, "kind") => {
-            "What was logged: `scalar`, `text`, `histogram`, `image`, `audio`, or the plugin of another tensor (`hparams`, `pr_curves`); only scalars and texts carry their value."
+            "What was logged: `scalar`, `text`, `hparam` (a hyperparameter), `histogram`, `image`, `audio`, or the plugin of another tensor (`hparams`, `pr_curves`, `mesh`); only scalars, texts and hyperparameters carry their value."
         }
         (F::Tensorboard, "value") => {
             "A scalar's value (a float32 `add_scalar` widened exactly; NaN and ±Infinity kept); null for other kinds."

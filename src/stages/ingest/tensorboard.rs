@@ -61,12 +61,14 @@ pub fn is_event_file(name: &str) -> bool {
     name.starts_with("events.out.tfevents.")
 }
 
-/// Whether the file at `path` starts as a TFRecord file does: a length and its checksum.
+/// Whether the file at `path` (`rel` names it for its compression: `.gz`, `.zst`) starts as a
+/// TFRecord file does: a length and its checksum.
 ///
 /// Errors: what it holds instead, or why it cannot be read, as a sentence.
-pub fn first_record_ok(path: &std::path::Path) -> std::result::Result<(), String> {
+pub fn first_record_ok(path: &std::path::Path, rel: &str) -> std::result::Result<(), String> {
     let mut header = [0u8; 12];
-    let mut f = std::fs::File::open(path).map_err(|e| format!("cannot be read: {e}"))?;
+    let input = super::files::InputFile { rel: rel.to_string(), path: path.to_path_buf(), captures: vec![] };
+    let mut f = super::files::open(&input).map_err(|e| format!("cannot be read: {e}"))?;
     match read_full(&mut f, &mut header).map_err(|e| format!("cannot be read: {e}"))? {
         0 => Err("an empty TensorBoard event file (its writer wrote nothing yet)".into()),
         12 if masked_crc(&header[..8]) == u32::from_le_bytes(header[8..].try_into().expect("4 bytes")) => Ok(()),
@@ -172,6 +174,9 @@ struct Tensor {
     int_val: Vec<i32>,
     #[prost(bytes = "vec", repeated, tag = "8")]
     string_val: Vec<Vec<u8>>,
+    /// DT_HALF's and DT_BFLOAT16's values, their 16 bits each.
+    #[prost(int32, repeated, tag = "13")]
+    half_val: Vec<i32>,
     #[prost(int64, repeated, tag = "10")]
     int64_val: Vec<i64>,
     #[prost(bool, repeated, tag = "11")]
@@ -197,6 +202,8 @@ const DT_INT32: i32 = 3;
 const DT_STRING: i32 = 7;
 const DT_INT64: i32 = 9;
 const DT_BOOL: i32 = 10;
+const DT_BFLOAT16: i32 = 14;
+const DT_HALF: i32 = 19;
 
 /// A TFRecord checksum as written: CRC-32C, rotated right by 15 bits, plus a constant.
 fn masked_crc(data: &[u8]) -> u32 {
@@ -251,8 +258,8 @@ pub fn read(
         let got = (&mut reader).take(want).read_to_end(&mut data).map_err(|e| read_error(rel, number, &e))? as u64;
         if got < want {
             let message = format!(
-                "the file ends inside event record {number} (its data at byte {}, {got} of its {want} bytes are \
-                 there): a writer still running, or stopped mid-record",
+                "the file ends inside event record {number} (its {len} bytes of data and 4 of checksum from byte \
+                 {}: {got} are there): a writer still running, or stopped mid-record",
                 offset + 12
             );
             return sink(bad(number, "truncated", message));
@@ -331,8 +338,11 @@ fn rows(step: i64, wall_time: f64, v: SummaryValue) -> Vec<Map<String, Value>> {
     let (kind, value, text) = if let Some(f) = v.simple_value {
         ("scalar".to_string(), pylit::float(f64::from(f)), Value::Null)
     } else if let Some(t) = v.tensor {
-        match (scalar(&t), text(&t)) {
-            (Some(f), _) => ("scalar".to_string(), pylit::float(f), Value::Null),
+        // a text is the text plugin's (or a string tensor's without a plugin): another
+        // plugin's strings are its own encoding (custom scalars' layout)
+        let texts = plugin.as_deref().is_none_or(|p| p == "text");
+        match (scalar(&t), text(&t).filter(|_| texts)) {
+            (Some((value, text)), _) => ("scalar".to_string(), value, text),
             (_, Some(s)) => ("text".to_string(), Value::Null, Value::String(s)),
             _ => (plugin.unwrap_or_else(|| "tensor".into()), Value::Null, Value::Null),
         }
@@ -349,15 +359,34 @@ fn rows(step: i64, wall_time: f64, v: SummaryValue) -> Vec<Map<String, Value>> {
     vec![row(tag, &kind, value, text)]
 }
 
-/// The number a tensor of one element holds (`tf.summary.scalar`), from its typed values or
-/// its raw little-endian content.
-fn scalar(t: &Tensor) -> Option<f64> {
+/// The `value` and `value_text` of a tensor of one number (`tf.summary.scalar`), from its
+/// typed values or its raw little-endian content: the number, or an integer beyond ±2^53 as
+/// its digits (as `trainer-state` keeps them).
+fn scalar(t: &Tensor) -> Option<(Value, Value)> {
     let elements: i64 = t.tensor_shape.as_ref().map_or(1, |s| s.dim.iter().map(|d| d.size).product());
     if elements != 1 {
         return None;
     }
+    if t.dtype == DT_INT64
+        && let Some(&i) = t.int64_val.first()
+        && i.unsigned_abs() > 1 << 53
+    {
+        return Some((Value::Null, Value::String(i.to_string())));
+    }
+    number(t).map(|f| (pylit::float(f), Value::Null))
+}
+
+/// The number a tensor of one element holds.
+fn number(t: &Tensor) -> Option<f64> {
     let raw = |n: usize| (t.tensor_content.len() == n).then_some(t.tensor_content.as_slice());
+    let bits16 = || t.half_val.first().map(|&b| b as u16).or_else(|| raw(2).map(|b| u16::from_le_bytes([b[0], b[1]])));
     match t.dtype {
+        DT_HALF => {
+            type F16 = <arrow::datatypes::Float16Type as arrow::datatypes::ArrowPrimitiveType>::Native;
+            bits16().map(|b| F16::from_bits(b).to_f64())
+        }
+        // a bfloat16 is the upper half of a float32's bits: widened exactly by a shift
+        DT_BFLOAT16 => bits16().map(|b| f64::from(f32::from_bits(u32::from(b) << 16))),
         DT_FLOAT => t
             .float_val
             .first()
@@ -367,19 +396,25 @@ fn scalar(t: &Tensor) -> Option<f64> {
             t.double_val.first().copied().or_else(|| raw(8).map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes"))))
         }
         DT_INT32 => t.int_val.first().map(|&i| f64::from(i)),
-        // an integer beyond 2^53 is rounded to the nearest float, as TensorBoard shows it
+        // within ±2^53, exact (beyond, `scalar` keeps the digits)
         DT_INT64 => t.int64_val.first().map(|&i| i as f64),
         DT_BOOL => t.bool_val.first().map(|&b| if b { 1.0 } else { 0.0 }),
         _ => None,
     }
 }
 
-/// The text a string tensor of one element holds (the text plugin), when it is UTF-8.
+/// The text a string tensor holds (the text plugin): its one string, or the JSON text of the
+/// list of its strings; bytes that are no UTF-8 are replaced by U+FFFD (TensorBoard shows
+/// them so).
 fn text(t: &Tensor) -> Option<String> {
-    if t.dtype != DT_STRING || t.string_val.len() != 1 {
+    if t.dtype != DT_STRING || t.string_val.is_empty() {
         return None;
     }
-    String::from_utf8(t.string_val[0].clone()).ok()
+    let strings: Vec<String> = t.string_val.iter().map(|s| String::from_utf8_lossy(s).into_owned()).collect();
+    match strings.as_slice() {
+        [one] => Some(one.clone()),
+        _ => Some(serde_json::to_string(&strings).expect("strings serialise")),
+    }
 }
 
 #[cfg(test)]
@@ -437,6 +472,45 @@ mod tests {
                 r#"4 {"step":5,"wall_time":2.0,"tag":"text","kind":"text","value":null,"value_text":"a sample"}"#,
                 r#"4 {"step":5,"wall_time":2.0,"tag":"tf2","kind":"scalar","value":0.25,"value_text":null}"#,
                 r#"4 {"step":5,"wall_time":2.0,"tag":"h","kind":"histogram","value":null,"value_text":null}"#,
+            ]
+        );
+    }
+
+    #[test]
+    fn tensors_of_other_types_and_plugins_keep_their_values() {
+        let value = |tag: &str, tensor: Tensor, plugin: Option<&str>| SummaryValue {
+            tag: tag.into(),
+            tensor: Some(tensor),
+            metadata: plugin
+                .map(|p| SummaryMetadata { plugin_data: Some(PluginData { plugin_name: p.into(), content: vec![] }) }),
+            ..Default::default()
+        };
+        let half = Tensor { dtype: DT_HALF, half_val: vec![0x3c00], ..Default::default() };
+        let bf16 = Tensor { dtype: DT_BFLOAT16, half_val: vec![0x3fc0], ..Default::default() };
+        let big = Tensor { dtype: DT_INT64, int64_val: vec![(1 << 53) + 1], ..Default::default() };
+        let strings =
+            Tensor { dtype: DT_STRING, string_val: vec![b"a".to_vec(), b"b\xff".to_vec()], ..Default::default() };
+        let layout = Tensor { dtype: DT_STRING, string_val: vec![b"\x12(\n".to_vec()], ..Default::default() };
+        let values = vec![
+            value("half", half, None),
+            value("bf16", bf16, None),
+            value("big", big, None),
+            value("texts", strings, Some("text")),
+            value("layout", layout, Some("custom_scalars")),
+        ];
+        let got: Vec<String> = values
+            .into_iter()
+            .flat_map(|v| rows(1, 2.0, v))
+            .map(|r| format!("{} {} {} {}", r["tag"], r["kind"], r["value"], r["value_text"]))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "\"half\" \"scalar\" 1.0 null",
+                "\"bf16\" \"scalar\" 1.5 null",
+                "\"big\" \"scalar\" null \"9007199254740993\"",
+                "\"texts\" \"text\" null \"[\\\"a\\\",\\\"b\u{FFFD}\\\"]\"",
+                "\"layout\" \"custom_scalars\" null null",
             ]
         );
     }
