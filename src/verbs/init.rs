@@ -1663,10 +1663,12 @@ fn fixed_format_plans(looked: &[Looked], not_read: &mut Vec<NotRead>) -> Vec<Sou
             });
         }
     }
-    // Trainer states name their run by `output_dir`: their folders are not captured
+    // Trainer states and TensorBoard logs name their run by the folder (`output_dir`,
+    // `log_dir`): their folders are not captured
+    let by_folder = |f: &str| f == "trainer-state" || f == "tensorboard";
     let states: Vec<(GroupKey, Vec<String>)> =
-        fixed.iter().filter(|((f, _), _)| f == "trainer-state").map(|(k, v)| (k.clone(), v.clone())).collect();
-    fixed.retain(|(f, _), _| f != "trainer-state");
+        fixed.iter().filter(|((f, _), _)| by_folder(f)).map(|(k, v)| (k.clone(), v.clone())).collect();
+    fixed.retain(|(f, _), _| !by_folder(f));
     let mut fixed: Vec<(GroupKey, Vec<String>)> = merge_levels(fixed, &columns).into_iter().collect();
     fixed.extend(states);
     // an Inspect folder's `.eval` logs and the `.json` logs of folders beside it
@@ -1697,7 +1699,8 @@ fn fixed_format_plans(looked: &[Looked], not_read: &mut Vec<NotRead>) -> Vec<Sou
             | "trackio-runs"
             | "tinker-rollouts"
             | "tinker-rollout-steps"
-            | "trainer-state" => String::new(),
+            | "trainer-state"
+            | "tensorboard" => String::new(),
             // an Inspect log names its eval (`eval_id`): logs at any depth are one table, of
             // several patterns when they capture the same path parts (a source's patterns do)
             "inspect-evals" | "inspect-samples" => {
