@@ -66,16 +66,30 @@ pub fn is_event_file(name: &str) -> bool {
 ///
 /// Errors: what it holds instead, or why it cannot be read, as a sentence.
 pub fn first_record_ok(path: &std::path::Path, rel: &str) -> std::result::Result<(), String> {
-    let mut header = [0u8; 12];
     let input = super::files::InputFile { rel: rel.to_string(), path: path.to_path_buf(), captures: vec![] };
     let mut f = super::files::open(&input).map_err(|e| format!("cannot be read: {e}"))?;
-    match read_full(&mut f, &mut header).map_err(|e| format!("cannot be read: {e}"))? {
+    let header = read_header(&mut f).map_err(|e| format!("cannot be read: {e}"))?;
+    match header.len() {
         0 => Err("an empty TensorBoard event file (its writer wrote nothing yet)".into()),
-        12 if masked_crc(&header[..8]) == u32::from_le_bytes(header[8..].try_into().expect("4 bytes")) => Ok(()),
+        _ if data_length(&header).is_some() => Ok(()),
         _ => Err("named as a TensorBoard event file, but no TFRecord file: its first record's length and checksum \
                   do not match"
             .into()),
     }
+}
+
+/// A record's header: its 12 bytes, or fewer where the input ends.
+fn read_header(reader: &mut dyn Read) -> std::io::Result<Vec<u8>> {
+    let mut header = Vec::with_capacity(12);
+    reader.take(12).read_to_end(&mut header)?;
+    Ok(header)
+}
+
+/// The length of a record's data its whole `header` gives, when the length's checksum matches.
+fn data_length(header: &[u8]) -> Option<u64> {
+    let (len, crc) = header.split_at_checked(8)?;
+    let stored = u32::from_le_bytes(crc.try_into().ok()?);
+    (masked_crc(len) == stored).then(|| u64::from_le_bytes(len.try_into().expect("8 bytes")))
 }
 
 // The messages of event.proto, summary.proto and tensor.proto that rows use (prost skips the
@@ -232,27 +246,25 @@ pub fn read(
     let mut data = Vec::new();
     loop {
         number += 1;
-        let mut header = [0u8; 12];
-        let got = read_full(&mut reader, &mut header).map_err(|e| read_error(rel, number, &e))?;
+        let header = read_header(&mut reader).map_err(|e| read_error(rel, number, &e))?;
+        let got = header.len();
         if got == 0 {
             return Ok(());
         }
-        if got < header.len() {
+        if got < 12 {
             let message = format!(
                 "the file ends inside event record {number}'s header (at byte {offset}, {got} of its 12 bytes are \
                  there): a writer still running, or stopped mid-record"
             );
             return sink(bad(number, "truncated", message));
         }
-        let len = u64::from_le_bytes(header[..8].try_into().expect("8 bytes"));
-        let stored = u32::from_le_bytes(header[8..].try_into().expect("4 bytes"));
-        if masked_crc(&header[..8]) != stored {
+        let Some(len) = data_length(&header) else {
             let message = format!(
                 "event record {number} at byte {offset}: its length's checksum does not match (a damaged file, or \
                  not a TFRecord file); no later record can be found"
             );
             return sink(bad(number, "checksum", message));
-        }
+        };
         data.clear();
         let want = len + 4;
         let got = (&mut reader).take(want).read_to_end(&mut data).map_err(|e| read_error(rel, number, &e))? as u64;
@@ -285,20 +297,6 @@ pub fn read(
             }
         }
     }
-}
-
-/// Reads into `buf` until it is full or the input ends; the bytes read.
-fn read_full(reader: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match reader.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
 }
 
 fn read_error(rel: &str, number: u64, e: &std::io::Error) -> Error {
