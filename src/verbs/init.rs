@@ -1426,12 +1426,9 @@ fn look_json(input: &InputFile, base: &str) -> std::result::Result<Kind, String>
             if e.is_eof() && e.line() == 1 && e.column() == 0 {
                 "empty: no JSON document in it (a file created and never written?)".to_string()
             } else if e.to_string().starts_with("invalid unicode code point") {
-                format!(
-                    "not UTF-8 text: a byte at line {} column {} is no UTF-8 (a file in another encoding, such as \
-                     Latin-1: save it as UTF-8)",
-                    e.line(),
-                    e.column()
-                )
+                // said as a build says it
+                use crate::stages::ingest::records::{JsonPlace, json_message};
+                json_message(&e, JsonPlace::Document)
             } else {
                 format!("not JSON: {e}")
             }
@@ -2702,7 +2699,10 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
             // a run's W&B history cut short (a run killed): read as it is, marked, and named in
             // the card, rather than the file left out (a sampled export is left out: the run's
             // whole history may be in other files)
-            if plan.format == Format::Wandb && v.rule == "wandb-sampled" && v.message.contains("history incomplete") {
+            if plan.format == Format::Wandb
+                && v.rule == "wandb-sampled"
+                && v.message.contains(crate::stages::ingest::wandb::HISTORY_INCOMPLETE)
+            {
                 if plan.accept_sampled.is_none() {
                     let first = v.message.split("; the release would look complete").next().unwrap_or(&v.message);
                     plan.accept_sampled =

@@ -584,7 +584,10 @@ fn init_names_each_file_it_cannot_read_and_types_mixed_columns() {
     };
     assert_eq!(skipped.len(), 6, "{skipped:?}");
     assert_eq!(reason("empty.json"), "empty: no JSON document in it (a file created and never written?)");
-    assert!(reason("latin1.json").starts_with("not UTF-8 text: a byte at line 1 column 14 is no UTF-8"), "{skipped:?}");
+    assert!(
+        reason("latin1.json").starts_with("not UTF-8 text at line 1 column 14: a byte there is no UTF-8"),
+        "{skipped:?}"
+    );
     assert!(reason("steps/b.jsonl").starts_with("line 2: truncated last line"), "{}", reason("steps/b.jsonl"));
     assert!(reason("broken.json").starts_with("not JSON: EOF while parsing"), "{}", reason("broken.json"));
     assert!(reason("model.bin").starts_with("not a format runpack reads"), "{}", reason("model.bin"));

@@ -244,7 +244,7 @@ pub fn parse_line(buf: &[u8], line_no: u64) -> Option<Item> {
 /// one line of JSON Lines (serde_json counts lines from the start of that line, so its "line 1"
 /// would contradict the file's line number said in front), and what a lone UTF-16 surrogate
 /// escape is, which serde_json names after the escape that should have followed it.
-pub(super) fn json_message(e: &serde_json::Error, place: JsonPlace) -> String {
+pub(crate) fn json_message(e: &serde_json::Error, place: JsonPlace) -> String {
     let what = serde_what(e);
     let place = match place {
         JsonPlace::Column(column) if e.line() == 1 => format!(" at column {column}"),
@@ -283,7 +283,7 @@ pub(super) fn json_message(e: &serde_json::Error, place: JsonPlace) -> String {
 }
 
 /// Where [`json_message`] says a serde_json error is.
-pub(super) enum JsonPlace {
+pub(crate) enum JsonPlace {
     /// One line of JSON Lines: the column to say (in the line as written, when it was rewritten:
     /// see [`lenient::original_column`]).
     Column(usize),

@@ -699,7 +699,7 @@ fn check_run_history(
     // says which bytes)
     if let Some((_, why)) = st.files.iter().find_map(|k| damaged.get_key_value(k)) {
         problem = Some(format!(
-            "history incomplete: {}; so {} rows (max `_step` {}) are not all the run logged",
+            "{HISTORY_INCOMPLETE}: {}; so {} rows (max `_step` {}) are not all the run logged",
             why.join("; "),
             crate::core::numbers::group_digits(rows),
             max.map(|m| m.to_string()).unwrap_or_else(|| "none".into())
@@ -729,7 +729,7 @@ fn check_run_history(
         let short_step = last.is_some_and(|l| max.is_none_or(|m| m < l));
         if short_rows || short_step {
             problem = Some(format!(
-                "history incomplete: {file_list} has {} rows (max `_step` {}); the run reports {}",
+                "{HISTORY_INCOMPLETE}: {file_list} has {} rows (max `_step` {}); the run reports {}",
                 crate::core::numbers::group_digits(rows),
                 max.map(|m| m.to_string()).unwrap_or_else(|| "none".into()),
                 match reported.len() {
@@ -809,7 +809,7 @@ fn against_summary(plan: &Plan, st: &Steps, file_list: &str, max: Option<i64>) -
         && max.is_none_or(|m| m < l)
     {
         return Some(format!(
-            "history incomplete: {file_list} has {} rows (max `_step` {}); the run's {summary} reports \
+            "{HISTORY_INCOMPLETE}: {file_list} has {} rows (max `_step` {}); the run's {summary} reports \
              summary _step {l}",
             crate::core::numbers::group_digits(rows),
             max.map(|m| m.to_string()).unwrap_or_else(|| "none".into()),
@@ -896,7 +896,7 @@ fn damaged_without_rows(
             Kind::Log(Some(d)) => plan.dirs[d].run_id.clone(),
             _ => run_dir::log_name_run_id(&rel).unwrap_or_else(|| rel.clone()),
         };
-        let p = format!("history incomplete: {}; no history row of the run was read", why.join("; "));
+        let p = format!("{HISTORY_INCOMPLETE}: {}; no history row of the run was read", why.join("; "));
         incomplete(plan, report, name, &run, &p, Some(SourceRef { file: rel, at: Position::Pointer(String::new()) }));
     }
 }
@@ -1024,6 +1024,11 @@ fn listed_runs_without_history(
         incomplete(plan, report, name, run, &p, at);
     }
 }
+
+/// How the problem of a run whose history was read short of what the run logged starts (a log
+/// cut short, files that hold fewer rows than its summary reports), as against a sampled
+/// export's.
+pub const HISTORY_INCOMPLETE: &str = "history incomplete";
 
 /// Reports problem `p` of run `run`'s history: a violation, or with `on_sampled = "accept"` a
 /// warning and the run's rows marked sampled.
