@@ -531,6 +531,10 @@ pub struct SourceDef {
     /// Keep generation texts (evaluation formats); off by default, texts dominate the bytes.
     #[serde(default)]
     pub keep_text: bool,
+    /// What a file's last record cut short does to the build (rule `truncated`: a JSON Lines
+    /// line without its end, a TensorBoard record without its bytes; the writer was stopped).
+    #[serde(default)]
+    pub on_truncated: OnTruncated,
     /// `[source.wandb]`: options of a `format = "wandb"` source (required there).
     #[serde(default)]
     pub wandb: Option<WandbOptions>,
@@ -1443,6 +1447,18 @@ pub enum OnSampled {
     Error,
     /// A warning ("sampled export", shown in the card); rows get `sampled = true`.
     Accept,
+}
+
+/// Policy for a file's last record cut short (`on_truncated`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnTruncated {
+    /// A violation: the build fails.
+    #[default]
+    Error,
+    /// The record is set aside in `rejects/<source>.jsonl` (counted in the card) with a
+    /// warning that names it; the file's other records are read.
+    Reject,
 }
 
 /// What a column of a W&B standard table holds (the W&B reader converts to it).

@@ -1566,6 +1566,9 @@ struct SourcePlan {
     /// Why a W&B history is read though a run's is incomplete (`on_sampled = "accept"`: its
     /// rows are marked sampled, and the card names the run).
     accept_sampled: Option<String>,
+    /// Why a file's last record cut short is set aside rather than the file left out
+    /// (`on_truncated = "reject"`: a writer stopped mid-record, its other records read).
+    reject_truncated: Option<String>,
 }
 
 impl SourcePlan {
@@ -1588,6 +1591,7 @@ impl SourcePlan {
             coerce_nonfinite: None,
             earlier: BTreeMap::new(),
             accept_sampled: None,
+            reject_truncated: None,
         }
     }
 }
@@ -2711,6 +2715,19 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
                 }
                 continue;
             }
+            // a file whose writer was stopped mid-record (a run killed): its other records are
+            // read, the cut one set aside and named, rather than the whole file left out
+            if v.rule == "truncated" {
+                if plan.reject_truncated.is_none() {
+                    let at = v.source.as_ref().map(|s| format!("{s}: ")).unwrap_or_default();
+                    plan.reject_truncated = Some(format!(
+                        "{at}{}; set aside in rejects/, and named in the card",
+                        first_sentence(&v.message)
+                    ));
+                    changed = true;
+                }
+                continue;
+            }
             let col = if generic { crate::stages::ingest::path::top_key(&v.path) } else { None };
             let found_type = match &v.finding {
                 Some(crate::core::report::Finding::Type { expected, found, nonfinite_string, decided_at, .. }) => {
@@ -2885,6 +2902,9 @@ fn source_toml(name: &str, plan: &SourcePlan, prefix: &str) -> String {
     }
     if let Some(why) = &plan.coerce_nonfinite {
         t.push_str(&format!("coerce_nonfinite_strings = true   # {}\n", why.replace('\n', " ")));
+    }
+    if let Some(why) = &plan.reject_truncated {
+        t.push_str(&format!("on_truncated = \"reject\"   # {}\n", why.replace('\n', " ")));
     }
     if let Some(w) = plan.wandb_table {
         t.push_str(&format!("[source.wandb]\ntable = {}\n", q(w)));

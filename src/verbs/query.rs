@@ -588,6 +588,7 @@ pub async fn register_files(
         layout: crate::core::spec::Layout::Wide,
         id_columns: vec![],
         keep_text: false,
+        on_truncated: crate::core::spec::OnTruncated::Error,
         wandb: None,
     };
     if parquet {

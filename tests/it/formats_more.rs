@@ -1004,6 +1004,17 @@ fn tensorboard_event_files_give_every_scalar_text_and_hyperparameter() {
     let err = stderr(&o);
     assert!(err.contains("the file ends inside event record") && err.contains("rule truncated)"), "{err}");
     assert!(err.contains(&format!("{}:", file.file_name().unwrap().to_string_lossy())), "{err}");
+    // with `on_truncated = "reject"` the cut record is set aside and said, the others read
+    let toml = tmp.path().join("pipelines/x/pipeline.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    let text = text.replacen("format = \"tensorboard\"\n", "format = \"tensorboard\"\non_truncated = \"reject\"\n", 1);
+    std::fs::write(&toml, text).unwrap();
+    let o =
+        run(bin().arg("build").arg(tmp.path().join("pipelines/x")).arg("--releases-dir").arg(tmp.path().join("out3")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("the file ends inside event record") && err.contains("set aside in rejects/"), "{err}");
+    assert!(err.contains("1 row rejected while reading"), "{err}");
 }
 
 #[test]

@@ -50,7 +50,7 @@ use self::records::Item;
 use crate::core::error::{Error, Result};
 pub use crate::core::options::OnInvalid;
 use crate::core::report::{BuildReport, Position, SourceRef, Violation};
-use crate::core::spec::{ColumnsPolicy, Format, Layout, PipelineSpec, SourceDef};
+use crate::core::spec::{ColumnsPolicy, Format, Layout, OnTruncated, PipelineSpec, SourceDef};
 use crate::stages::rejects::{RejectBody, Rejects};
 
 /// Rows converted at a time.
@@ -1609,7 +1609,22 @@ impl Applier<'_> {
         // together in line order
         let mut rejected: Vec<(SourceRef, Vec<String>, RejectBody)> = Vec::new();
         for (sref, rule, problems, raw) in chunk.bad_lines {
-            match self.opts.on_invalid {
+            // a last record cut short, set aside by the source's choice: said, as it is no bad
+            // data but data missing
+            let cut_short = rule == "truncated" && self.src.on_truncated == OnTruncated::Reject;
+            if cut_short {
+                for (_, message) in &problems {
+                    self.report.warn(
+                        &name,
+                        "truncated",
+                        Some(sref.clone()),
+                        format!(
+                            "{message}; the record is set aside in rejects/{name}.jsonl (on_truncated = \"reject\")"
+                        ),
+                    );
+                }
+            }
+            match if cut_short { OnInvalid::Reject } else { self.opts.on_invalid } {
                 OnInvalid::Fail => {
                     for (path, message) in problems {
                         self.report.violation(Violation {
