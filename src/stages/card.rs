@@ -1340,10 +1340,33 @@ pub fn how_to_load(manifest: &Manifest, default_table: &str) -> String {
     }
     b.push_str("```\n\n");
     let _ = writeln!(b, "With DuckDB, in SQL over the same files:\n");
+    // Parquet's minimum and maximum leave NaN out, and DuckDB reads them as saying there is
+    // none (duckdb/duckdb#25521): `isnan` then finds none, and `max` skips them
+    let with_nan: Vec<&str> =
+        loadable.iter().filter(|t| t.nonfinite_values.values().any(|c| c.nan > 0)).map(|t| t.name.as_str()).collect();
+    if !with_nan.is_empty() {
+        let names: Vec<String> = with_nan.iter().map(|n| code(n)).collect();
+        let _ = writeln!(
+            b,
+            "{} NaN values: DuckDB reads them with `can_have_nan = true`. Without it, DuckDB takes the files' \
+             minimum and maximum, which leave NaN out, to mean there is none: `isnan` finds none, and `max` skips \
+             them.\n",
+            match names.len() {
+                1 => format!("Table {} holds", names[0]),
+                _ => format!("Tables {} hold", names.join(", ")),
+            }
+        );
+    }
     let _ = writeln!(b, "```python\nimport duckdb\n\nbase = \"hf://datasets/{repo}\"");
     for t in &loadable {
+        let nan = with_nan.contains(&t.name.as_str());
         for (_, path) in paths(t) {
-            let _ = writeln!(b, "duckdb.sql(f\"SELECT count(*) FROM '{{base}}/{path}'\").show()");
+            let from = if nan {
+                format!("read_parquet('{{base}}/{path}', can_have_nan = true)")
+            } else {
+                format!("'{{base}}/{path}'")
+            };
+            let _ = writeln!(b, "duckdb.sql(f\"SELECT count(*) FROM {from}\").show()");
         }
     }
     b.push_str("```\n\n");

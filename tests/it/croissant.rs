@@ -165,3 +165,55 @@ fn the_example_cards_how_to_load_names_its_configs_and_files_and_runs_on_the_loc
     }
     assert_eq!(run_how_to_load(&card, r, "tinker-rl-bench"), 3);
 }
+
+/// A table holding NaN: the card's DuckDB snippet reads it with `can_have_nan = true`, and
+/// DuckDB then finds every NaN and takes it as the maximum, as the release holds them (the
+/// files' minimum and maximum leave NaN out). A table without NaN is read as it is.
+#[test]
+fn the_cards_duckdb_snippet_finds_the_nan_of_a_table_that_holds_some() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let lines: String = (0..40)
+        .map(|i| {
+            if i % 10 == 3 {
+                format!("{{\"step\": {i}, \"loss\": NaN}}\n")
+            } else {
+                format!("{{\"step\": {i}, \"loss\": {}}}\n", 1.0 / (i + 1) as f64)
+            }
+        })
+        .collect();
+    write(dir, "raw/log.jsonl", &lines);
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"nan\"\n[[source]]\nname = \"s\"\npath = \"raw/log.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"losses\"\nquery = \"SELECT step, loss FROM s\"\n\
+         [[table]]\nname = \"steps\"\nquery = \"SELECT step FROM s\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "nan");
+    let card = std::fs::read_to_string(r.join("README.md")).unwrap();
+    assert!(card.contains("Table `losses` holds NaN values: DuckDB reads them with `can_have_nan = true`."), "{card}");
+    let from = |table: &str| {
+        let line =
+            card.lines().find(|l| l.starts_with("duckdb.sql(") && l.contains(&format!("/{table}.parquet"))).unwrap();
+        line.split(" FROM ")
+            .nth(1)
+            .unwrap()
+            .split("\").show()")
+            .next()
+            .unwrap()
+            .replace("{base}", &r.display().to_string())
+    };
+    assert_eq!(from("steps"), format!("'{}/data/steps.parquet'", r.display()));
+    let code = format!(
+        "import duckdb\nprint(duckdb.sql(\"SELECT count(*), max(loss) FROM {} WHERE isnan(loss)\").fetchall())\n\
+         print(duckdb.sql(\"SELECT max(loss) FROM {}\").fetchall())",
+        from("losses"),
+        from("losses")
+    );
+    let o = run(std::process::Command::new(python()).args(["-c", &code]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "[(4, nan)]\n[(nan,)]\n");
+}
