@@ -107,8 +107,11 @@ fn summary(o: &InitOutcome) {
     say!("tables ({}):", o.tables.len());
     let width = o.tables.iter().map(|t| t.name.len()).max().unwrap_or(0);
     for (t, s) in o.tables.iter().zip(&o.sources) {
-        let key =
-            if t.primary_key.is_empty() { String::new() } else { format!(", key ({})", t.primary_key.join(", ")) };
+        let key = match (&t.on_duplicate_key, t.primary_key.is_empty()) {
+            (_, true) => ", no key".to_string(),
+            (Some(policy), false) => format!(", key ({}) {policy}", t.primary_key.join(", ")),
+            (None, false) => format!(", key ({})", t.primary_key.join(", ")),
+        };
         let files = s.files.len();
         let path = if s.path.len() == 1 { s.path[0].clone() } else { format!("{} paths", s.path.len()) };
         say!(

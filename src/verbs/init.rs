@@ -152,6 +152,10 @@ pub struct TableOut {
     pub columns: Vec<String>,
     /// Primary key, when one was evident and holds.
     pub primary_key: Vec<String>,
+    /// `keep-last` when the key holds but for rows a resumed run logged again (the table
+    /// keeps the last row of each key).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub on_duplicate_key: Option<String>,
     /// The schema file, relative to the current folder.
     pub schema: String,
     /// Files of its source that it leaves out for what reading them found, each with the
@@ -499,6 +503,22 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
                 crate::core::numbers::group_digits(KEY_CHECK_MAX_ROWS)
             ));
         }
+        if let Some(why) = &trial.key_note {
+            notes.push(format!(
+                "table {table}: no primary key, so rows are not checked for duplicates: {why}; declare `primaryKey` in \
+                 its schema once the table's SQL makes one hold"
+            ));
+        }
+        if let Some((at, n)) = &trial.keep_last {
+            notes.push(format!(
+                "table {table}: key ({}) repeats in {} row{} ({at}: a run resumed from a checkpoint logs the steps \
+                 after it again); the table keeps the last row of each key (on_duplicate_key = \"keep-last\"), and \
+                 each build names the rows set aside",
+                trial.key.join(", "),
+                crate::core::numbers::group_digits(*n),
+                if *n == 1 { "" } else { "s" }
+            ));
+        }
         let t = TablePlan { source: format!("{table}_raw"), table, plan, trial };
         for (from, to) in t.renamed() {
             notes.push(format!(
@@ -537,9 +557,10 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
         .map(|t| TableOut {
             name: t.table.clone(),
             source: t.source.clone(),
-            rows: t.trial.rows,
+            rows: t.trial.rows - t.trial.keep_last.as_ref().map_or(0, |(_, n)| *n),
             columns: t.columns().iter().map(|c| t.name_of(c)).collect(),
             primary_key: t.trial.key.iter().map(|c| t.name_of(c)).collect(),
+            on_duplicate_key: t.trial.keep_last.as_ref().map(|_| "keep-last".to_string()),
             schema: schemas_rel.join(format!("{}.json", t.table)).display().to_string(),
             left_out: t.plan.left_out.clone(),
         })
@@ -2591,6 +2612,12 @@ struct Trial {
     key: Vec<String>,
     /// Whether a candidate was given up past [`KEY_CHECK_MAX_ROWS`] rows, unchecked.
     key_unchecked: bool,
+    /// When no key holds: why the most evident candidate does not.
+    key_note: Option<String>,
+    /// Where `key` repeats, and how many rows repeat an earlier one, when it is a resumable
+    /// log's key that holds but for rows a resumed run logged again (the table keeps the last
+    /// row of each key).
+    keep_last: Option<(String, u64)>,
 }
 
 enum Settled {
@@ -3023,7 +3050,15 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
         return Ok(None);
     }
     let schema = schema.expect("a batch was seen");
-    Ok(Some(Trial { key: keys.first_holding(), key_unchecked: keys.past_limit, schema, rows }))
+    // a log a run appends to, resumed from a checkpoint: the steps after that checkpoint are
+    // logged again, and the last of each is the run's
+    let resumable = matches!(plan.format, Format::TinkerCheckpoints | Format::TinkerTimings | Format::TinkerMetrics);
+    let (key, keep_last) = match keys.repeating().filter(|_| resumable) {
+        Some((columns, at, n)) => (columns.to_vec(), Some((at.to_string(), n))),
+        None => (keys.first_holding(), None),
+    };
+    let key_note = if keys.past_limit || keep_last.is_some() { None } else { keys.why_none() };
+    Ok(Some(Trial { key, key_unchecked: keys.past_limit, key_note, keep_last, schema, rows }))
 }
 
 /// Candidate primary keys, checked as the rows go by: a key holds when no row has a null in it
@@ -3037,7 +3072,15 @@ struct Keys {
 
 struct KeyCheck {
     columns: Vec<String>,
-    holds: bool,
+    /// Why the key cannot be one, said at the first row that shows it: a null in it, a
+    /// column of a type no key has, or more rows than a key is checked over.
+    broken: Option<String>,
+    /// The first row whose key an earlier row has, said with its values; the key is still
+    /// checked for nulls after it.
+    repeat: Option<String>,
+    /// Rows whose key an earlier row has: counted on for the first candidate alone (the
+    /// others stop at the first).
+    repeats: u64,
     /// Whether the key starts with every capture of the path (its files cannot share a key).
     per_file: bool,
     /// The file whose keys `seen` holds, when checked file by file.
@@ -3046,9 +3089,39 @@ struct KeyCheck {
 }
 
 impl KeyCheck {
-    fn fail(&mut self) {
-        self.holds = false;
+    fn holds(&self) -> bool {
+        self.broken.is_none() && self.repeat.is_none()
+    }
+
+    fn fail(&mut self, why: String) {
+        self.broken = Some(why);
         self.seen = Default::default();
+    }
+
+    fn repeated(&mut self, at: String) {
+        self.repeat = Some(at);
+        self.seen = Default::default();
+    }
+
+    /// The key's columns, as a note names them: `(run, step)`.
+    fn named(&self) -> String {
+        format!("({})", self.columns.join(", "))
+    }
+}
+
+/// Where row `i` of `rb` was read, as messages say it (`raw/a.jsonl:9`): its provenance
+/// columns, or its number in the batch when it has none.
+fn row_place(rb: &RecordBatch, i: usize) -> String {
+    let cell = |name: &str| {
+        rb.column_by_name(name)
+            .filter(|c| c.is_valid(i))
+            .and_then(|c| arrow::util::display::array_value_to_string(c, i).ok())
+    };
+    match (cell("_source_file"), cell("_source_line")) {
+        (Some(f), Some(l)) if l.is_empty() => f,
+        (Some(f), Some(l)) => format!("{f}:{l}"),
+        (Some(f), None) => f,
+        _ => format!("row {} of a batch", i + 1),
     }
 }
 
@@ -3079,7 +3152,9 @@ impl Keys {
                 .into_iter()
                 .map(|columns| KeyCheck {
                     columns,
-                    holds: true,
+                    broken: None,
+                    repeat: None,
+                    repeats: 0,
                     per_file: per_file && !captures.is_empty(),
                     file: None,
                     seen: Default::default(),
@@ -3094,7 +3169,7 @@ impl Keys {
         let a = ahash::RandomState::with_seeds(1, 2, 3, 4);
         let b = ahash::RandomState::with_seeds(5, 6, 7, 8);
         let files = rb.column_by_name("_source_file").and_then(|c| c.as_string_opt::<i32>());
-        for k in self.candidates.iter_mut().filter(|k| k.holds) {
+        for (n, k) in self.candidates.iter_mut().enumerate().filter(|(_, k)| k.broken.is_none()) {
             let mut arrays = Vec::new();
             for c in &k.columns {
                 match rb.schema().index_of(c) {
@@ -3103,18 +3178,34 @@ impl Keys {
                     {
                         arrays.push(rb.column(i).clone())
                     }
-                    _ => break,
+                    Ok(i) => {
+                        k.fail(format!("`{c}` holds {} values, which a key does not", rb.column(i).data_type()));
+                        break;
+                    }
+                    Err(_) => {
+                        k.fail(format!("no column `{c}`"));
+                        break;
+                    }
                 }
             }
-            if arrays.len() < k.columns.len() || arrays.iter().any(|a| a.null_count() > 0) {
-                k.fail();
+            if k.broken.is_some() {
+                continue;
+            }
+            if let Some((c, a)) = k.columns.iter().zip(&arrays).find(|(_, a)| a.null_count() > 0) {
+                let i = (0..a.len()).find(|&i| a.is_null(i)).unwrap_or(0);
+                k.fail(format!("`{c}` is null at {}", row_place(rb, i)));
+                continue;
+            }
+            if k.repeat.is_some() && n > 0 {
                 continue;
             }
             let fields = arrays.iter().map(|a| arrow::row::SortField::new(a.data_type().clone())).collect();
-            let rows = arrow::row::RowConverter::new(fields).and_then(|c| c.convert_columns(&arrays));
-            let Ok(rows) = rows else {
-                k.fail();
-                continue;
+            let rows = match arrow::row::RowConverter::new(fields).and_then(|c| c.convert_columns(&arrays)) {
+                Ok(rows) => rows,
+                Err(e) => {
+                    k.fail(format!("its values cannot be compared: {e}"));
+                    continue;
+                }
             };
             for (i, r) in rows.iter().enumerate() {
                 if k.per_file
@@ -3127,19 +3218,64 @@ impl Keys {
                 let bytes = r.as_ref();
                 if k.seen.len() as u64 >= KEY_CHECK_MAX_ROWS {
                     self.past_limit = true;
-                    k.fail();
+                    k.fail(format!(
+                        "more than {} rows to check it over",
+                        crate::core::numbers::group_digits(KEY_CHECK_MAX_ROWS)
+                    ));
                     break;
                 }
                 if !k.seen.insert((a.hash_one(bytes), b.hash_one(bytes))) {
-                    k.fail();
-                    break;
+                    k.repeats += 1;
+                    if k.repeat.is_some() {
+                        continue;
+                    }
+                    let values: Vec<String> = k
+                        .columns
+                        .iter()
+                        .zip(&arrays)
+                        .map(|(c, a)| {
+                            let v = arrow::util::display::array_value_to_string(a, i).unwrap_or_default();
+                            let v: String = v.chars().take(60).collect();
+                            match a.data_type() {
+                                DataType::Utf8 => format!("{c} {v:?}"),
+                                _ => format!("{c} {v}"),
+                            }
+                        })
+                        .collect();
+                    let at = format!("{} again at {}", values.join(", "), row_place(rb, i));
+                    if n == 0 {
+                        k.repeat = Some(at);
+                    } else {
+                        k.repeated(at);
+                        break;
+                    }
                 }
             }
         }
     }
 
     fn first_holding(&self) -> Vec<String> {
-        self.candidates.iter().find(|k| k.holds).map(|k| k.columns.clone()).unwrap_or_default()
+        self.candidates.iter().find(|k| k.holds()).map(|k| k.columns.clone()).unwrap_or_default()
+    }
+
+    /// When no candidate holds: why the first (the most evident) does not, as a note says it.
+    fn why_none(&self) -> Option<String> {
+        if self.candidates.iter().any(KeyCheck::holds) {
+            return None;
+        }
+        let k = self.candidates.first()?;
+        let why = k.broken.as_deref().or(k.repeat.as_deref())?;
+        Some(format!("{} is no key: {why}", k.named()))
+    }
+
+    /// The first candidate, when no candidate holds and it fails only by keys that repeat
+    /// (no null): the key of a log that a resumed run appends to again.
+    fn repeating(&self) -> Option<(&[String], &str, u64)> {
+        let k = self.candidates.first().filter(|_| !self.candidates.iter().any(KeyCheck::holds))?;
+        match (&k.broken, &k.repeat) {
+            (None, Some(at)) => Some((&k.columns, at, k.repeats)),
+            _ => None,
+        }
     }
 }
 
@@ -3728,12 +3864,19 @@ fn pipeline_toml(
     t.push_str("\n# ---------------------------------------------------------------- tables\n");
     for tp in tables {
         t.push_str(&format!(
-            "\n[[table]]\nname = {}\nschema = {}\ndescription = {}\nquery = \"\"\"\n{}\n\"\"\"\n",
+            "\n[[table]]\nname = {}\nschema = {}\ndescription = {}\n",
             q(&tp.table),
             q(&format!("../../schemas/{name}/{}.json", tp.table)),
             q(&tp.description(prefix)),
-            multiline_body(&tp.sql())
         ));
+        if let Some((at, _)) = &tp.trial.keep_last {
+            let at: String = at.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+            t.push_str(&format!(
+                "on_duplicate_key = \"keep-last\"   # {at}: a run resumed from a checkpoint logs the steps after it \
+                 again, and the last row of a key is the run's\n"
+            ));
+        }
+        t.push_str(&format!("query = \"\"\"\n{}\n\"\"\"\n", multiline_body(&tp.sql())));
     }
     if !left.is_empty() {
         t.push_str(

@@ -1658,3 +1658,67 @@ fn a_plain_file_there_both_plain_and_compressed_is_two_tables_not_rows_twice() {
     assert_eq!(init_rows(&doc), BTreeMap::from([("scores".into(), 2), ("scores_2".into(), 2)]));
     assert_eq!(release_rows(&build_from_elsewhere(tmp.path(), "pg")), init_rows(&doc));
 }
+
+/// A tinker-cookbook run resumed from its checkpoint 000002 appends that checkpoint and the
+/// next again; its `log_summary` row has no step. The checkpoints table keeps its key, with
+/// the last row of each kept; the metrics table has no key, and a note says why.
+#[test]
+fn a_resumed_runs_repeated_checkpoints_keep_the_last_and_a_table_without_key_says_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("cookbook");
+    let ckpt = |name: &str, batch: u32, attempt: u32| {
+        format!(
+            "{{\"name\": \"{name}\", \"batch\": {batch}, \"state_path\": \"tinker://r{attempt}:train:0/weights/{name}\"}}\n"
+        )
+    };
+    let checkpoints = [ckpt("000001", 1, 1), ckpt("000002", 2, 1), ckpt("000003", 3, 1), ckpt("000003", 3, 2)].concat()
+        + &ckpt("000004", 4, 2);
+    write(&d, "run-a/checkpoints.jsonl", &checkpoints);
+    write(&d, "run-b/checkpoints.jsonl", &[ckpt("000001", 1, 1), ckpt("000002", 2, 1)].concat());
+    write(
+        &d,
+        "run-a/metrics.jsonl",
+        "{\"step\": 1, \"loss\": 0.5}\n{\"step\": 2, \"loss\": 0.25}\n{\"final/test_correct\": 0.75}\n",
+    );
+    let doc = init(tmp.path(), &d, "cookbook");
+    let checkpoints = table(&doc, "checkpoints");
+    assert_eq!(key(&doc, "checkpoints"), ["run", "name"]);
+    assert_eq!(checkpoints["on_duplicate_key"], "keep-last");
+    assert_eq!(checkpoints["rows"], 6);
+    assert!(key(&doc, "metrics").is_empty());
+    assert!(table(&doc, "metrics").get("on_duplicate_key").is_none());
+    let notes: Vec<&str> = doc["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    assert!(
+        notes.contains(
+            &"table metrics: no primary key, so rows are not checked for duplicates: (run, step, metric) is no key: \
+              `step` is null at run-a/metrics.jsonl:3; declare `primaryKey` in its schema once the table's SQL makes \
+              one hold"
+        ),
+        "{notes:?}"
+    );
+    assert!(
+        notes.contains(
+            &"table checkpoints: key (run, name) repeats in 1 row (run \"run-a\", name \"000003\" again at \
+              run-a/checkpoints.jsonl:4: a run resumed from a checkpoint logs the steps after it again); the table \
+              keeps the last row of each key (on_duplicate_key = \"keep-last\"), and each build names the rows set \
+              aside"
+        ),
+        "{notes:?}"
+    );
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/cookbook/pipeline.toml")).unwrap();
+    assert!(toml.contains("on_duplicate_key = \"keep-last\"   # run \"run-a\", name \"000003\" again at"), "{toml}");
+    // the build keeps the resumed attempt's row, and says which it set aside
+    let o = run(bin().current_dir(tmp.path()).arg("build").arg("pipelines/cookbook"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("table checkpoints: 6 rows in 1 Parquet file, 1 duplicate superseded"),
+        "{}",
+        stderr(&o)
+    );
+    let release = tmp.path().join(stdout(&o).trim());
+    assert_eq!(
+        query(&release, "SELECT state_path FROM checkpoints WHERE run = 'run-a' AND name = '000003'"),
+        "state_path\ntinker://r2:train:0/weights/000003\n"
+    );
+    assert_eq!(release_rows(&release)["checkpoints"], 6);
+}
