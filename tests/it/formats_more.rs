@@ -1015,6 +1015,45 @@ fn tensorboard_event_files_give_every_scalar_text_and_hyperparameter() {
     let err = stderr(&o);
     assert!(err.contains("the file ends inside event record") && err.contains("set aside in rejects/"), "{err}");
     assert!(err.contains("1 row rejected while reading"), "{err}");
+
+    // a damaged length in the other run's file: with --on-invalid reject, that record is set
+    // aside and every record after it read (the third record: grad_norm at step 1)
+    let count = |release: &Path| {
+        query(release, "SELECT count(*) AS n FROM tensorboard WHERE log_dir LIKE '%lr3e-06'").trim().to_string()
+    };
+    let before = count(&release);
+    let log = folder.join("tensorboard_log/grpo/lr3e-06");
+    let file = std::fs::read_dir(&log)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("events.out.tfevents."))
+        .unwrap();
+    let mut bytes = std::fs::read(&file).unwrap();
+    let mut at = 0usize;
+    for _ in 0..2 {
+        at += 12 + u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize + 4;
+    }
+    bytes[at + 1] ^= 1;
+    std::fs::write(&file, &bytes).unwrap();
+    let o = run(bin()
+        .arg("build")
+        .arg(tmp.path().join("pipelines/x"))
+        .args(["--on-invalid", "reject"])
+        .arg("--releases-dir")
+        .arg(tmp.path().join("out4")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let release = PathBuf::from(stdout(&o).trim());
+    let n = |s: &str| s.lines().nth(1).unwrap().parse::<u64>().unwrap();
+    assert_eq!(n(&count(&release)), n(&before) - 1);
+    assert_eq!(
+        query(
+            &release,
+            "SELECT count(*) AS n FROM tensorboard WHERE log_dir LIKE '%lr3e-06' AND tag = 'actor/grad_norm'"
+        ),
+        "n\n3\n"
+    );
+    let rejected = std::fs::read_to_string(release.join("rejects/tensorboard_raw.jsonl")).unwrap();
+    assert!(rejected.contains("its length's checksum does not match (a damaged file);"), "{rejected}");
 }
 
 #[test]

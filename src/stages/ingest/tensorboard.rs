@@ -219,6 +219,55 @@ const DT_BOOL: i32 = 10;
 const DT_BFLOAT16: i32 = 14;
 const DT_HALF: i32 = 19;
 
+/// The largest record [`next_record`] takes for one: a length read in damaged bytes whose
+/// checksum happens to match (one place in 2^32) is not read past this.
+const NEXT_RECORD_MAX_BYTES: u64 = 64 << 20;
+
+/// After a record `header` whose length's checksum does not match: the next place in `reader`
+/// where a record's length and its data both match their checksums, as (bytes skipped from
+/// the header's start, the bytes read from that place on); `None` when the input ends first.
+/// TensorFlow's reader stops at such a header; the records after the damage are still whole.
+fn next_record(reader: &mut dyn std::io::BufRead, header: &[u8]) -> std::io::Result<Option<(u64, Vec<u8>)>> {
+    // bytes from the place `skipped` bytes after the header's start
+    let mut window: Vec<u8> = header[1..].to_vec();
+    let mut skipped = 1u64;
+    let mut ended = false;
+    // reads until `window` holds `want` bytes or the input ends
+    let mut fill = |window: &mut Vec<u8>, want: usize, ended: &mut bool| -> std::io::Result<()> {
+        while window.len() < want && !*ended {
+            let more = (want - window.len()).max(64 << 10) as u64;
+            *ended = (&mut *reader).take(more).read_to_end(window)? == 0;
+        }
+        Ok(())
+    };
+    loop {
+        let mut at = 0;
+        while at + 12 <= window.len() {
+            if let Some(len) = data_length(&window[at..at + 12]).filter(|&l| l <= NEXT_RECORD_MAX_BYTES) {
+                let end = at + 12 + len as usize + 4;
+                fill(&mut window, end, &mut ended)?;
+                if window.len() >= end
+                    && masked_crc(&window[at + 12..end - 4])
+                        == u32::from_le_bytes(window[end - 4..end].try_into().expect("4 bytes"))
+                {
+                    window.drain(..at);
+                    return Ok(Some((skipped + at as u64, window)));
+                }
+            }
+            at += 1;
+        }
+        // no record starts before the last 11 bytes, which a header may still begin in
+        let gone = window.len().saturating_sub(11);
+        window.drain(..gone);
+        skipped += gone as u64;
+        if ended {
+            return Ok(None);
+        }
+        let want = window.len() + (64 << 10);
+        fill(&mut window, want, &mut ended)?;
+    }
+}
+
 /// A TFRecord checksum as written: CRC-32C, rotated right by 15 bits, plus a constant.
 fn masked_crc(data: &[u8]) -> u32 {
     crc32c::crc32c(data).rotate_right(15).wrapping_add(0xa282_ead8)
@@ -229,9 +278,10 @@ fn masked_crc(data: &[u8]) -> u32 {
 /// without a summary (the file's version, session logs, graphs) give no row.
 ///
 /// What cannot be read is an [`Item::Bad`] at its record: a checksum that does not match (a
-/// length's: reading stops, as no later record can be found; the data's: that record is
-/// left out), an `Event` that does not decode, or the file ending inside a record (rule
-/// `truncated`: a writer still running, or stopped mid-record).
+/// length's: reading goes on at the next record whose checksums match, and record numbers
+/// count on from there; the data's: that record is left out), an `Event` that does not
+/// decode, or the file ending inside a record (rule `truncated`: a writer still running, or
+/// stopped mid-record).
 ///
 /// Errors: the file cannot be read.
 pub fn read(
@@ -259,11 +309,24 @@ pub fn read(
             return sink(bad(number, "truncated", message));
         }
         let Some(len) = data_length(&header) else {
+            let found = next_record(&mut reader, &header).map_err(|e| read_error(rel, number, &e))?;
+            let Some((skipped, rest)) = found else {
+                let message = format!(
+                    "event record {number} at byte {offset}: its length's checksum does not match (a damaged file, or \
+                     not a TFRecord file), and no later record whose checksums match was found"
+                );
+                return sink(bad(number, "checksum", message));
+            };
             let message = format!(
-                "event record {number} at byte {offset}: its length's checksum does not match (a damaged file, or \
-                 not a TFRecord file); no later record can be found"
+                "event record {number} at byte {offset}: its length's checksum does not match (a damaged file); \
+                 {skipped} bytes skipped, to the next record whose checksums match, at byte {} (record numbers \
+                 go on from there)",
+                offset + skipped
             );
-            return sink(bad(number, "checksum", message));
+            sink(bad(number, "checksum", message))?;
+            offset += skipped;
+            reader = Box::new(std::io::Cursor::new(rest).chain(reader));
+            continue;
         };
         data.clear();
         let want = len + 4;
@@ -533,5 +596,32 @@ mod tests {
         // not a TFRecord file at all
         let got = items(b"{\"step\": 1, \"loss\": 0.5}\n".to_vec());
         assert!(got[0].contains("its length's checksum does not match"), "{got:?}");
+        assert!(got[0].ends_with("and no later record whose checksums match was found"), "{got:?}");
+        // a damaged length: the records after it are read, from the next one whose checksums
+        // match (the damaged one's bytes, and a record cut by the damage, skipped)
+        let second = record(&scalar_event(2, "a", 2.0));
+        let mut bytes = good.clone();
+        let mut damaged = second.clone();
+        damaged[1] ^= 1;
+        bytes.extend(&damaged);
+        bytes.extend(&second[..7]);
+        for step in 3..=4 {
+            bytes.extend(record(&scalar_event(step, "a", step as f32)));
+        }
+        let got = items(bytes);
+        assert_eq!(got.len(), 4, "{got:?}");
+        assert!(got[0].starts_with("1 {"), "{got:?}");
+        assert_eq!(
+            got[1],
+            format!(
+                "2! checksum: event record 2 at byte {}: its length's checksum does not match (a damaged file); {} \
+                 bytes skipped, to the next record whose checksums match, at byte {} (record numbers go on from there)",
+                good.len(),
+                second.len() + 7,
+                good.len() + second.len() + 7
+            )
+        );
+        assert!(got[2].starts_with("3 {") && got[2].contains("\"step\":3"), "{got:?}");
+        assert!(got[3].starts_with("4 {") && got[3].contains("\"step\":4"), "{got:?}");
     }
 }
