@@ -236,11 +236,31 @@ fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
-fn hub_env(token_file: Option<&Path>) -> Result<HubEnv, Error> {
+/// `HF_HOME`, else `$XDG_CACHE_HOME/huggingface`, else `~/.cache/huggingface`.
+fn hf_home() -> PathBuf {
     let home = var("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
-    let hf_home = var("HF_HOME").map(PathBuf::from).unwrap_or_else(|| {
+    var("HF_HOME").map(PathBuf::from).unwrap_or_else(|| {
         var("XDG_CACHE_HOME").map(PathBuf::from).unwrap_or_else(|| home.join(".cache")).join("huggingface")
+    })
+}
+
+/// Remembers the Hub tokens the environment holds (`HF_TOKEN`, the file `HF_TOKEN_PATH` or
+/// `HF_HOME/token`) for [`crate::core::secrets::redact`], whatever the command: a token found
+/// in the data (a config that logged it) is then `<token>` in every message, as in a publish's.
+pub fn remember_tokens() {
+    let path = var("HF_TOKEN_PATH").map(PathBuf::from).unwrap_or_else(|| hf_home().join("token"));
+    // a token file is a line: anything larger is no token, and is not read whole
+    let from_file = std::fs::File::open(&path).ok().and_then(|f| {
+        let mut t = String::new();
+        std::io::Read::read_to_string(&mut std::io::Read::take(f, 4096), &mut t).ok().map(|_| t)
     });
+    for t in var("HF_TOKEN").into_iter().chain(from_file) {
+        crate::core::secrets::remember(t.trim(), "<token>");
+    }
+}
+
+fn hub_env(token_file: Option<&Path>) -> Result<HubEnv, Error> {
+    let hf_home = hf_home();
     let token = match token_file {
         Some(f) => {
             let t = std::fs::read_to_string(f).map_err(|e| {
@@ -321,11 +341,13 @@ pub fn publish(a: PublishArgs, quiet: bool) -> Result<u8, Error> {
     let opts = PublishOptions { offline: env.offline, ..publish_options(&a, &env)? };
     let bar = super::output::progress(quiet || a.format == ReportFormat::Json);
     let report = runtime()?.block_on(crate::verbs::hub::publish::run(&client, &opts, progress_of(&bar)))?;
-    let mut out = std::io::stdout().lock();
     if a.format == ReportFormat::Json {
-        let _ = writeln!(out, "{:#}", publish_json(&report));
+        super::output::print_out(&format!("{:#}", publish_json(&report)))?;
         return Ok(0);
     }
+    // written whole once the lines are made (print_out: a line that cannot be written is an error)
+    let mut out = Vec::new();
+    let flush = |out: &[u8]| super::output::print_out(String::from_utf8_lossy(out).trim_end_matches('\n'));
     let target = format!(
         "datasets/{}@{}{}",
         report.repo,
@@ -339,12 +361,16 @@ pub fn publish(a: PublishArgs, quiet: bool) -> Result<u8, Error> {
     }
     if report.outcome == PublishOutcome::DryRun {
         print_plan(&mut out, &report, &target, a.create_pr);
+        flush(&out)?;
         return Ok(0);
     }
     if !quiet {
         say_uploads(&report);
     }
     print_outcome(&mut out, &report, &target, a.create_pr, quiet);
+    if !out.is_empty() {
+        flush(&out)?;
+    }
     if let Some(t) = &report.tag
         && !quiet
     {
@@ -582,7 +608,6 @@ pub fn verify(
     let opts = RemoteVerifyOptions { target: target.clone(), against: a.against, download: a.download, data };
     let bar = super::output::progress(quiet || format == ReportFormat::Json);
     let rep = runtime()?.block_on(crate::verbs::hub::remote::verify(&client, &cache, &opts, progress_of(&bar)))?;
-    let mut out = std::io::stdout().lock();
     if format == ReportFormat::Json {
         let files: Vec<serde_json::Value> = rep
             .verified
@@ -598,14 +623,17 @@ pub fn verify(
             "target": target.to_string(), "commit": rep.commit, "ok": rep.ok(), "problems": rep.problems,
             "notes": rep.notes, "files": files,
         });
-        let _ = writeln!(out, "{doc:#}");
+        super::output::print_out(&format!("{doc:#}"))?;
         return Ok(if rep.ok() { 0 } else { 1 });
     }
     for p in &rep.problems {
-        let _ = writeln!(out, "{p}");
+        super::output::print_out(&p.to_string())?;
     }
     if rep.data_files > 0 && rep.data_files_matching < rep.data_files {
-        let _ = writeln!(out, "{} of {} Parquet shards match the manifest", rep.data_files_matching, rep.data_files);
+        super::output::print_out(&format!(
+            "{} of {} Parquet shards match the manifest",
+            rep.data_files_matching, rep.data_files
+        ))?;
     }
     if !quiet {
         for n in &rep.notes {
@@ -633,13 +661,12 @@ pub fn verify(
             if rep.reader_checks {
                 how.push("the card and manifest checked against the data".into());
             }
-            let _ = writeln!(
-                out,
+            super::output::print_out(&format!(
                 "ok: {} files of {target} at commit {} verified ({})",
                 rep.verified.len(),
                 rep.commit,
                 how.join("; ")
-            );
+            ))?;
         }
         Ok(0)
     } else {

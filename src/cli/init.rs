@@ -1,6 +1,5 @@
 //! `runpack init`: arguments and what it prints.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use super::hub::ReportFormat;
@@ -39,17 +38,16 @@ pub fn run(a: InitArgs, quiet: bool) -> Result<u8, Error> {
         &opts,
         progress.as_ref().map(|p| p as &dyn crate::core::progress::Progress).unwrap_or(&crate::core::progress::Silent),
     )?;
-    let mut out = std::io::stdout().lock();
     match a.format {
         ReportFormat::Json => {
             let text = serde_json::to_string_pretty(&outcome).map_err(|e| Error::format("init", e))?;
-            let _ = writeln!(out, "{text}");
+            super::output::print_out(&text)?;
         }
         ReportFormat::Text => {
             if !quiet {
                 summary(&outcome);
             }
-            let _ = writeln!(out, "{}", outcome.pipeline);
+            super::output::print_out(&outcome.pipeline)?;
         }
     }
     Ok(0)

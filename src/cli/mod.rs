@@ -7,10 +7,12 @@
 
 /// `eprintln!` that never panics: a message to a closed stderr (`2>&1 | head`) is dropped,
 /// not turned into a second error.
+/// A line on stderr, with every secret the process holds replaced
+/// ([`crate::core::secrets::redact`]): a token may sit in the data a message quotes.
 macro_rules! say {
     ($($t:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($t)*);
+        let _ = writeln!(std::io::stderr(), "{}", crate::core::secrets::redact(&format!($($t)*)));
     }};
 }
 
@@ -23,7 +25,6 @@ mod process;
 
 pub use process::main;
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
@@ -426,6 +427,7 @@ where
         } else {
             let mut text = String::new();
             ctx.field_format().format_fields(tracing_subscriber::fmt::format::Writer::new(&mut text), event)?;
+            let text = crate::core::secrets::redact(&text);
             write!(writer, "{text}")?;
             // runpack's own warnings: the JSON document of a command that then fails holds them
             if *event.metadata().level() == tracing::Level::WARN && event.metadata().target().starts_with("runpack") {
@@ -592,6 +594,7 @@ fn sql_from_stdin() -> Result<String, Error> {
 /// Runs the command; returns the exit code for outcomes that are not errors.
 pub fn run(mut cli: Cli) -> Result<u8, Error> {
     let quiet = cli.quiet;
+    hub::remember_tokens();
     // Ballista's log lines go where runpack's do (the filter of -v, -q and RUST_LOG)
     let cluster = match &cli.command {
         Command::Cluster { .. } => true,
@@ -663,7 +666,6 @@ fn verify(
     let progress = bar.as_ref().map(|p| p as &dyn crate::core::progress::Progress).unwrap_or(&Silent);
     let rep = crate::verbs::verify::run_with_progress(release, data, progress)?;
     drop(bar);
-    let mut out = std::io::stdout().lock();
     if format == hub::ReportFormat::Json {
         let files: Vec<serde_json::Value> = rep
             .verified
@@ -674,11 +676,11 @@ fn verify(
             "release": release.display().to_string(), "ok": rep.ok(), "problems": rep.problems,
             "rows_checked": rep.rows_checked, "files": files,
         });
-        let _ = writeln!(out, "{doc:#}");
+        output::print_out(&format!("{doc:#}"))?;
         return Ok(if rep.ok() { 0 } else { 1 });
     }
     for p in &rep.problems {
-        let _ = writeln!(out, "{p}");
+        output::print_out(&p.to_string())?;
     }
     if rep.ok() {
         if !quiet {
@@ -689,7 +691,11 @@ fn verify(
                 ),
                 None => String::new(),
             };
-            let _ = writeln!(out, "ok: {} files verified by sha256{rows} in {}", rep.verified.len(), release.display());
+            output::print_out(&format!(
+                "ok: {} files verified by sha256{rows} in {}",
+                rep.verified.len(),
+                release.display()
+            ))?;
         }
         Ok(0)
     } else {
@@ -802,7 +808,8 @@ fn build(a: BuildArgs, quiet: bool) -> Result<u8, Error> {
                 let version = opts.version.as_deref().unwrap_or(&spec.def.version);
                 let doc =
                     output::build_failed_json(&spec.def.name, version, violations, (*total, *checked), hints, warnings);
-                let _ = writeln!(std::io::stdout().lock(), "{doc:#}");
+                // the build's own error is the one said
+                let _ = output::print_out(&format!("{doc:#}"));
             }
             return Err(e);
         }
@@ -817,7 +824,7 @@ fn build(a: BuildArgs, quiet: bool) -> Result<u8, Error> {
     notes.extend(unread_note.clone());
     if json {
         // every file the note counts, where the note names the first few
-        let _ = writeln!(std::io::stdout().lock(), "{:#}", output::build_json(&outcome, &notes, &unread));
+        output::print_out(&format!("{:#}", output::build_json(&outcome, &notes, &unread)))?;
         return Ok(0);
     }
     if outcome.unchanged {
@@ -841,7 +848,7 @@ fn build(a: BuildArgs, quiet: bool) -> Result<u8, Error> {
         }
     }
     // the release is written: a closed stdout (`| true`) does not undo that
-    let _ = writeln!(std::io::stdout().lock(), "{}", outcome.release_dir.display());
+    output::print_out(&outcome.release_dir.display().to_string())?;
     Ok(0)
 }
 
@@ -871,7 +878,6 @@ fn list_tables(source: &str, format: PrintFormat) -> Result<u8, Error> {
         )));
     }
     let tables = crate::verbs::query::list_tables(std::path::Path::new(source))?;
-    let mut out = std::io::stdout().lock();
     let text = match format {
         PrintFormat::Json => serde_json::to_string_pretty(&tables).map_err(|e| Error::format("tables", e))? + "\n",
         PrintFormat::Ndjson => tables
@@ -917,7 +923,7 @@ fn list_tables(source: &str, format: PrintFormat) -> Result<u8, Error> {
         }
     };
     // a closed stdout (`| head`) ends it quietly
-    let _ = out.write_all(text.as_bytes());
+    output::print_out(text.strip_suffix('\n').unwrap_or(&text))?;
     Ok(0)
 }
 

@@ -11,6 +11,21 @@ use crate::core::progress::{Progress, Unit};
 use crate::core::report::{Position, SourceRef, Violation, Warning};
 use crate::verbs::build::BuildOutcome;
 
+/// Writes `text` and a line break to stdout, with every secret the process holds replaced
+/// ([`crate::core::secrets::redact`]). A reader that went away (`| head`) is no error: what
+/// the command did stays done.
+///
+/// Errors: [`crate::core::error::Error::Io`] at `<stdout>` when the line cannot be written (a
+/// full disk): a document a script reads must not be lost without a word.
+pub fn print_out(text: &str) -> Result<(), crate::core::error::Error> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{}", crate::core::secrets::redact(text)).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(crate::core::error::Error::io("<stdout>", e)),
+        _ => Ok(()),
+    }
+}
+
 /// Progress shown with indicatif on stderr.
 pub struct Bar {
     bar: std::sync::Mutex<Option<ProgressBar>>,

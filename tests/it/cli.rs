@@ -45,6 +45,43 @@ fn a_build_whose_stdout_is_closed_still_succeeds_and_verify_q_prints_only_proble
     assert_eq!(stderr(&o), "");
 }
 
+/// A document a script reads that cannot be written (a full disk) is an error, not lost
+/// without a word; a closed pipe is none (above).
+#[test]
+fn a_json_document_that_cannot_be_written_is_an_error() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "a.jsonl", "{\"k\": 1}\n");
+    write(dir, "pipeline.toml", &one_source("p", "a.jsonl", "jsonl", "", "SELECT k FROM raw", ""));
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(bin().args(["verify", "--format", "json"]).arg(release(dir, "p")).stdout(full));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("error: <stdout>: No space left on device"), "{}", stderr(&o));
+}
+
+/// The Hub token of the environment is `<token>` in every message, whatever the command, when
+/// the data holds it (a config that logged it).
+#[test]
+fn a_token_the_data_holds_is_never_printed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let token = "hf_TESTSECRET123456789";
+    write(dir, "a.jsonl", &format!("{{\"k\": 1}}\n{{\"k\": \"{token}\"}}\n"));
+    write(dir, "pipeline.toml", &one_source("p", "a.jsonl", "jsonl", "", "SELECT k FROM raw", ""));
+    for args in [&["build"][..], &["build", "--format", "json"], &["query", "a.jsonl", "SELECT k FROM t"]] {
+        let o = run(bin()
+            .current_dir(dir)
+            .args(args)
+            .arg(if args[0] == "build" { "." } else { "-q" })
+            .env("HF_TOKEN", token));
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        let all = format!("{}{}", stdout(&o), stderr(&o));
+        assert!(!all.contains(token) && all.contains("found string \"<token>\""), "{args:?}: {all}");
+    }
+}
+
 #[test]
 fn options_of_a_published_release_are_refused_for_a_local_one() {
     let r = example_release();

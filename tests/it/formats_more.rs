@@ -598,8 +598,9 @@ fn credentials_in_a_wandb_run_s_texts_are_replaced_and_said() {
     let dir = tmp.path();
     let script = "import sys, wandb\n\
                   r = wandb.init(project='p', id='cred0001', dir=sys.argv[1], notes='see ghp_abcdefghijklmnopqrstuvwxyz0123456789',\n\
-                  \x20   config={'api_key': 'hf_abcdefghijklmnopqrstuvwxyz123456', 'remote': 'https://user:pass@github.com/a/b.git', 'lr': 0.1})\n\
-                  r.log({'loss': 0.5})\n\
+                  \x20   config={'api_key': 'hf_abcdefghijklmnopqrstuvwxyz123456', 'remote': 'https://user:pass@github.com/a/b.git', 'lr': 0.1,\n\
+                  \x20           'wandb_api_key': '9f8e7d6c5b4a39281706f5e4d3c2b1a098765432', 'eos_token': '<|endoftext|>'})\n\
+                  r.log({'loss': 0.5, 'msg': 'called with key hf_HISTSECRETabcdefghijklmnopq'})\n\
                   r.summary['note'] = 'token sk-abcdefghijklmnopqrstuvwxyz'\n\
                   r.finish()\n";
     wandb_client(script, dir);
@@ -607,7 +608,10 @@ fn credentials_in_a_wandb_run_s_texts_are_replaced_and_said() {
         dir.join("pipeline.toml"),
         "name = \"cred\"\n[[source]]\nname = \"r\"\npath = \"wandb/**\"\nformat = \"wandb\"\n\
          [source.wandb]\ntable = \"runs\"\n\
-         [[table]]\nname = \"t\"\nquery = \"SELECT run_id, notes, config, config_raw, summary FROM r\"\n",
+         [[source]]\nname = \"h\"\npath = \"wandb/**\"\nformat = \"wandb\"\n\
+         [source.wandb]\ntable = \"history\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT run_id, notes, config, config_raw, summary FROM r\"\n\
+         [[table]]\nname = \"history\"\nquery = \"SELECT metric, value, value_text FROM h\"\n",
     )
     .unwrap();
     let o = build(dir, &[]);
@@ -617,15 +621,34 @@ fn credentials_in_a_wandb_run_s_texts_are_replaced_and_said() {
         "{}",
         stderr(&o)
     );
+    // a logged text too
+    assert!(
+        stderr(&o).contains("1 run holds credentials (a URL's user and password, access tokens) in its texts, replaced by REDACTED: cred0001 (value_text of msg)"),
+        "{}",
+        stderr(&o)
+    );
     let r = release(dir, "cred");
     // no column holds them (Parquet pages are compressed: asked of the values, not the bytes)
     assert_eq!(
         query(
             &r,
             "SELECT count(*) AS n FROM t WHERE concat(notes, config, config_raw, summary) ~ \
-             '(ghp_abcdefghij|hf_abcdefghij|user:pass|sk-abcdefghij)'"
+             '(ghp_abcdefghij|hf_abcdefghij|user:pass|sk-abcdefghij|9f8e7d6c5b4a)'"
         ),
         "n\n0\n"
+    );
+    // a key that names a credential, in the config as read and as written; a tokenizer's
+    // special token is no secret
+    assert_eq!(
+        query(
+            &r,
+            "SELECT json_get(config, 'wandb_api_key') AS k, json_get(config_raw, 'wandb_api_key') AS raw, json_get(config, 'eos_token') AS eos FROM t"
+        ),
+        "k,raw,eos\n\"\"\"REDACTED\"\"\",\"\"\"REDACTED\"\"\",\"\"\"<|endoftext|>\"\"\"\n"
+    );
+    assert_eq!(
+        query(&r, "SELECT value_text FROM history WHERE metric = 'msg'"),
+        "value_text\n\"\"\"called with key REDACTED\"\"\"\n"
     );
     assert!(query(&r, "SELECT summary FROM t").contains("token REDACTED"));
     assert_eq!(

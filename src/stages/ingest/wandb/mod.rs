@@ -252,10 +252,9 @@ fn emit(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>) -> Result
 pub fn read(plan: &Plan, k: usize, sink: &mut dyn FnMut(Item) -> Result<()>) -> Result<()> {
     let sampled = &plan.sampled;
     let csv = matches!(plan.kinds[k], Kind::Csv(_));
-    // a run's credentials are replaced in what a bad record says and keeps for the rejects
-    // file too, as in its row
-    let runs = plan.opts.table == WandbTable::Runs;
-    let clean = |text: String| if runs { values::scrub_credentials(&text).unwrap_or(text) } else { text };
+    // credentials are replaced in what a bad record says and keeps for the rejects file too,
+    // as in its row
+    let clean = |text: String| values::scrub_credentials(&text).unwrap_or(text);
     emit(plan, k, &mut |o| match o {
         // an identical copy of a run a CSV export lists twice (see `prepare`)
         Out::Row(_, Position::Line(n)) if csv && plan.skip.contains(&(k, n)) => Ok(()),
@@ -270,10 +269,9 @@ pub fn read(plan: &Plan, k: usize, sink: &mut dyn FnMut(Item) -> Result<()>) -> 
             })
         }
         Out::Row(mut m, at) => {
-            // credentials a run's config, summary, notes or tags hold (said in the first pass)
-            if plan.opts.table == WandbTable::Runs {
-                values::scrub_run_row(&mut m);
-            }
+            // credentials a run's config, summary, notes or tags hold, or a logged text (said in
+            // the first pass)
+            scrub_row(plan.opts.table, &mut m);
             if !sampled.is_empty()
                 && let Some(Value::Bool(false)) = m.get("sampled")
             {
@@ -480,11 +478,11 @@ impl FilePass {
             let rel = input.rel.clone();
             let runs_csv = table == WandbTable::Runs && matches!(plan.kinds[k], Kind::Csv(_));
             emit(plan, k, &mut |o| {
-                if let Out::Row(m, at) = &o
-                    && table == WandbTable::Runs
-                {
-                    pass.runs_read += 1;
-                    let changed = values::scrub_run_row(&mut m.clone());
+                if let Out::Row(m, at) = &o {
+                    if table == WandbTable::Runs {
+                        pass.runs_read += 1;
+                    }
+                    let changed = scrub_row(table, &mut m.clone());
                     if !changed.is_empty() {
                         // a run without an id (a UI export without its `ID` column) is named by its place
                         let run = m
@@ -505,9 +503,12 @@ impl FilePass {
                         }
                     }
                     // found in the run's config, summary or unassigned columns, null or not
-                    let object = |k: &str| m.get(k).and_then(Value::as_object);
-                    for (f, c) in pass.filled.iter_mut().zip(&extra) {
-                        *f |= rows::extra_lookup(c, object("config"), object("summary"), object("fields")).is_some();
+                    if table == WandbTable::Runs {
+                        let object = |k: &str| m.get(k).and_then(Value::as_object);
+                        for (f, c) in pass.filled.iter_mut().zip(&extra) {
+                            *f |=
+                                rows::extra_lookup(c, object("config"), object("summary"), object("fields")).is_some();
+                        }
                     }
                 }
                 match o {
@@ -1051,6 +1052,21 @@ fn incomplete(plan: &mut Plan, report: &mut BuildReport, name: &str, run: &str, 
             report.warn(name, "wandb-sampled", None, format!("run {run}: sampled export: {p}"));
             plan.sampled.insert(run.to_string());
         }
+    }
+}
+
+/// Replaces the credentials a row of `table` holds by `REDACTED`: a run's texts
+/// ([`values::scrub_run_row`]), a history or system row's logged text (`value_text`); the
+/// columns changed (`value_text of <metric>` for a logged text).
+fn scrub_row(table: WandbTable, m: &mut Map<String, Value>) -> Vec<String> {
+    if table == WandbTable::Runs {
+        return values::scrub_run_row(m);
+    }
+    let changed = m.get_mut("value_text").is_some_and(|v| values::redact(v, &[]) > 0);
+    match m.get("metric").and_then(Value::as_str) {
+        Some(metric) if changed => vec![format!("value_text of {metric}")],
+        None if changed => vec!["value_text".into()],
+        _ => vec![],
     }
 }
 

@@ -260,15 +260,43 @@ pub fn split_summary(summary: &Map<String, Value>) -> SplitSummary {
     out
 }
 
+/// Whether a key names a credential (`wandb_api_key`, `hf_token`, `OPENAI_API_KEY`,
+/// `secret`, `password`) and `value` looks like one: 16 characters or more of a token's
+/// alphabet, or a W&B config entry's `{"value": …}` that does. A tokenizer's `pad_token`
+/// (`"<pad>"`) or a `max_tokens` number is no secret.
+fn secret_entry(key: &str, value: &Value) -> bool {
+    if let Some(inner) = value.as_object().filter(|o| o.len() <= 2).and_then(|o| o.get("value")) {
+        return inner.is_string() && secret_entry(key, inner);
+    }
+    static KEY: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let key_re = KEY.get_or_init(|| {
+        regex::Regex::new(
+            r"(?i)(?:^|[_.-])(?:api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|token|secret|password|passwd|credentials?)$",
+        )
+        .expect("static pattern")
+    });
+    let Value::String(s) = value else { return false };
+    key_re.is_match(key)
+        && s.len() >= 16
+        && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'+' | b'/' | b'=' | b'.'))
+}
+
 /// Replaces the named keys of a metadata object (at any depth) by `"REDACTED"` when they hold
-/// a non-null value, and in every other string the credentials it holds (see
+/// a non-null value, a key that names a credential when its value looks like one (a config's
+/// `wandb_api_key`), and in every other string the credentials it holds (see
 /// [`scrub_credentials`]); returns how many values were changed.
 pub fn redact(v: &mut Value, keys: &[String]) -> usize {
     let mut n = 0;
     match v {
         Value::Object(o) => {
             for (k, x) in o.iter_mut() {
-                if keys.iter().any(|r| r == k) {
+                if secret_entry(k, x)
+                    && let Some(inner) = x.as_object_mut().and_then(|o| o.get_mut("value"))
+                {
+                    // a W&B config entry keeps its shape: its value alone is replaced
+                    *inner = Value::String("REDACTED".into());
+                    n += 1;
+                } else if keys.iter().any(|r| r == k) || secret_entry(k, x) {
                     if !x.is_null() {
                         *x = Value::String("REDACTED".into());
                         n += 1;
@@ -361,7 +389,7 @@ pub fn scrub_credentials(text: &str) -> Option<String> {
     // the prefixes no word has are found inside longer text too; `sk-` and `xox` at a word's start
     let token = TOKEN.get_or_init(|| {
         regex::Regex::new(
-            r"(?:hf_[A-Za-z0-9]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|\bsk-[A-Za-z0-9_-]{20,}|\bxox[abposr]-[A-Za-z0-9-]{10,}|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})",
+            r"(?:hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|\bsk-[A-Za-z0-9_-]{20,}|\bxox[abposr]-[A-Za-z0-9-]{10,}|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})",
         )
         .expect("static pattern")
     });
@@ -490,6 +518,21 @@ mod tests {
             Some("xxREDACTED REDACTED@host.com, git@github.com:a/b.git")
         );
         assert_eq!(scrub_credentials("task-abcdefghijklmnopqrstuvwxyz and mailto-free text"), None);
+        // a key that names a credential, when its value looks like one; a W&B entry's shape kept
+        let mut c = json!({
+            "wandb_api_key": "9f8e7d6c5b4a39281706f5e4d3c2b1a098765432",
+            "hf_token": {"value": "hf_ANOTHERSECRETabcdefghijklmn", "desc": null},
+            "OPENAI_API_KEY": "sk-abc", "eos_token": "<|endoftext|>", "pad_token": "[PAD]",
+            "max_new_tokens": 512, "tokenizer_name": "Qwen/Qwen3-8B-Instruct-2507-FP8", "token": null
+        });
+        assert_eq!(redact(&mut c, &[]), 2);
+        assert_eq!(c["wandb_api_key"], "REDACTED");
+        assert_eq!(c["hf_token"], json!({"value": "REDACTED", "desc": null}));
+        assert_eq!(c["OPENAI_API_KEY"], "sk-abc");
+        assert_eq!(c["eos_token"], "<|endoftext|>");
+        assert_eq!(c["tokenizer_name"], "Qwen/Qwen3-8B-Instruct-2507-FP8");
+        // a Hugging Face token of 20 characters or more after its prefix, in any text
+        assert_eq!(scrub_credentials("key hf_HISTSECRETabcdefghij").as_deref(), Some("key REDACTED"));
         // a secret with `/` (AWS) or `@` in it, secrets in a query string or a fragment,
         // bearer tokens, basic credentials, JWTs and secrets set as environment variables
         let scrubbed = [
