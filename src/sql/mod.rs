@@ -2,6 +2,7 @@
 //! memory pool, result printing, runpack's functions, the `GROUP BY` operator for text keys, the operator
 //! for moving float sums, sessions whose plans run on a Ballista cluster).
 
+pub mod clock;
 pub mod engine;
 mod exact;
 pub mod groups;

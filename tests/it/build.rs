@@ -824,3 +824,45 @@ fn a_decimal_comma_in_a_number_column_gets_the_hint_that_converts_it() {
     assert!(err.contains("hint: numbers written with a decimal comma (\"0,5\") in raw.loss are text"), "{err}");
     assert!(!err.contains("several types on purpose"), "{err}");
 }
+
+/// A build's SQL gives the same rows at every build: the clock (in a table, through a view,
+/// in a card section) reads `SOURCE_DATE_EPOCH` or is refused; `random()` is refused.
+#[test]
+fn the_clock_of_a_builds_sql_is_pinned_or_refused_and_random_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "a.jsonl", "{\"k\": 1}\n{\"k\": 2}\n");
+    let pipeline = |table: &str, extra: &str| {
+        write(dir, "pipeline.toml", &one_source("p", "a.jsonl", "jsonl", "", table, extra));
+    };
+    pipeline(
+        "SELECT k, d FROM stamped",
+        "[[view]]\nname = \"stamped\"\nquery = \"SELECT k, current_date AS d FROM raw\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("current_date() reads the clock"), "{}", stderr(&o));
+    let o = run(bin()
+        .arg("build")
+        .arg(dir)
+        .args(["-q", "--releases-dir"])
+        .arg(dir.join("out"))
+        .env("SOURCE_DATE_EPOCH", "1767225600"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "p"), "SELECT DISTINCT d FROM t"), "d\n2026-01-01\n");
+    // a card section too
+    pipeline("SELECT k FROM raw", "[[card.section]]\ntitle = \"When\"\nquery = \"SELECT now() AS t\"\n");
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("now() reads the clock"), "{}", stderr(&o));
+    pipeline("SELECT k, random() AS r FROM raw", "");
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("random() gives another value at each call"), "{}", stderr(&o));
+    // a query reads the clock as it is
+    let o = run(bin()
+        .args(["query"])
+        .arg(release(dir, "p"))
+        .args(["SELECT now() > TIMESTAMP '2026-01-01T00:00:00Z' AS later"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+}

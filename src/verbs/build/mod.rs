@@ -158,7 +158,7 @@ async fn build_in(
     };
     let mut report = BuildReport::new(opts.max_errors);
     let mut rejects = Rejects::new(root.join("rejects"));
-    let ctx = build_session(cluster)?;
+    let ctx = build_session(cluster, opts.source_date_epoch)?;
 
     // sources
     let read_digests = crate::stages::hash::ReadDigests::default();
@@ -237,7 +237,7 @@ async fn build_in(
     let reject_counts = count_rejects(rejects, &mut report, &mut table_entries)?;
     // the card's sections may read sources and views, whose staged rows are in the work
     // folder: they run before it goes
-    let sections = card_sections(&ctx, cluster, spec).await?;
+    let sections = card_sections(&ctx, cluster, spec, opts.source_date_epoch).await?;
     // (absent when every source was streamed and no table needed a sort)
     if work.exists() {
         std::fs::remove_dir_all(&work).map_err(|e| Error::io(&work, e))?;
@@ -280,11 +280,13 @@ async fn build_in(
 
 /// The session a build runs its SQL in: embedded, or on `cluster` with its share's object
 /// store registered.
-fn build_session(cluster: Option<&Cluster>) -> Result<datafusion::prelude::SessionContext> {
+/// Its clock reads `epoch` (`SOURCE_DATE_EPOCH`), or is refused ([`crate::sql::clock`]).
+fn build_session(cluster: Option<&Cluster>, epoch: Option<i64>) -> Result<datafusion::prelude::SessionContext> {
     let ctx = match cluster {
         Some(c) => c.engine.session(crate::sql::session::query_partitions())?,
         None => crate::sql::session::session(),
     };
+    crate::sql::clock::pin_clock(&ctx, epoch);
     if let Some(c) = cluster {
         c.register(&ctx);
     }
@@ -300,10 +302,12 @@ async fn card_sections(
     ctx: &datafusion::prelude::SessionContext,
     cluster: Option<&Cluster>,
     spec: &PipelineSpec,
+    epoch: Option<i64>,
 ) -> Result<Vec<crate::stages::card::SectionResult>> {
     match cluster {
         Some(c) => {
             let local = crate::sql::engine::embedded_copy(ctx).await?;
+            crate::sql::clock::pin_clock(&local, epoch);
             c.register(&local);
             crate::stages::card::run_sections(&local, spec).await
         }
