@@ -1442,18 +1442,27 @@ fn look_json(input: &InputFile, base: &str) -> std::result::Result<Kind, String>
     if reader.fill_buf().map_err(|e| format!("cannot be read: {e}"))?.starts_with(b"\xEF\xBB\xBF") {
         reader.consume(3);
     }
-    let outline: Outline =
-        serde_json::from_reader(crate::stages::ingest::lenient::LenientRead::new(reader)).map_err(|e| {
-            if e.is_eof() && e.line() == 1 && e.column() == 0 {
-                "empty: no JSON document in it (a file created and never written?)".to_string()
-            } else if e.to_string().starts_with("invalid unicode code point") {
-                // said as a build says it
-                use crate::stages::ingest::records::{JsonPlace, json_message};
-                json_message(&e, JsonPlace::Document)
-            } else {
-                format!("not JSON: {e}")
-            }
-        })?;
+    let parsed: serde_json::Result<Outline> =
+        serde_json::from_reader(crate::stages::ingest::lenient::LenientRead::new(reader));
+    // one document per line, under a `.json` name (as some tools write their logs): JSON Lines
+    if let Err(e) = &parsed
+        && crate::stages::ingest::records::serde_what(e) == "trailing characters"
+        && e.line() > 1
+        && let Ok(kind) = look_jsonl(input, base)
+    {
+        return Ok(kind);
+    }
+    let outline: Outline = parsed.map_err(|e| {
+        if e.is_eof() && e.line() == 1 && e.column() == 0 {
+            "empty: no JSON document in it (a file created and never written?)".to_string()
+        } else if e.to_string().starts_with("invalid unicode code point") {
+            // said as a build says it
+            use crate::stages::ingest::records::{JsonPlace, json_message};
+            json_message(&e, JsonPlace::Document)
+        } else {
+            format!("not JSON: {e}")
+        }
+    })?;
     let keyed = |keys: &[String]| -> Map<String, Value> { keys.iter().map(|k| (k.clone(), Value::Null)).collect() };
     match &outline {
         Outline::Object(members) => {
@@ -2993,8 +3002,10 @@ fn error_reason(raw: &Path, e: &Error) -> String {
 /// Reads the source of `plan` in full (its paths relative to `raw`): its schema, rows and key;
 /// `None` when it holds no row.
 fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Trial>> {
+    // named as the pipeline will name it, for the messages that name the source
+    let name = format!("{}_raw", sanitize(if plan.base.is_empty() { "records" } else { &plan.base }));
     let text =
-        format!("name = \"init\"\n{}[[table]]\nname = \"t\"\nquery = \"SELECT 1\"\n", source_toml("source", plan, ""));
+        format!("name = \"init\"\n{}[[table]]\nname = \"t\"\nquery = \"SELECT 1\"\n", source_toml(&name, plan, ""));
     let def: PipelineDef = toml::from_str(&text)
         .map_err(|e| Error::config("pipeline.toml (as init writes it)", e.message().to_string()))?;
     let spec = PipelineSpec {

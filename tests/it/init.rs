@@ -1722,3 +1722,18 @@ fn a_resumed_runs_repeated_checkpoints_keep_the_last_and_a_table_without_key_say
     );
     assert_eq!(release_rows(&release)["checkpoints"], 6);
 }
+
+/// A `.json` file of one JSON document per line, as some tools write their logs, is read as
+/// JSON Lines (it was left out as "not JSON: trailing characters").
+#[test]
+fn a_json_file_of_one_document_per_line_is_read_as_json_lines() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("logs");
+    write(&d, "train_log.json", "{\"step\": 1, \"loss\": 0.5}\n{\"step\": 2, \"loss\": 0.25}\n");
+    let doc = init(tmp.path(), &d, "logs");
+    assert!(not_read(&doc).is_empty(), "{doc}");
+    assert_eq!(doc["sources"][0]["format"], "jsonl");
+    assert_eq!(init_rows(&doc), BTreeMap::from([("train_log".into(), 2)]));
+    let release = build_from_elsewhere(tmp.path(), "logs");
+    assert_eq!(release_rows(&release)["train_log"], 2);
+}

@@ -294,7 +294,7 @@ pub(crate) enum JsonPlace {
 }
 
 /// serde_json's message without the place it appends (` at line 1 column 7`).
-fn serde_what(e: &serde_json::Error) -> String {
+pub(crate) fn serde_what(e: &serde_json::Error) -> String {
     let text = e.to_string();
     text.strip_suffix(&format!(" at line {} column {}", e.line(), e.column())).map(str::to_string).unwrap_or(text)
 }

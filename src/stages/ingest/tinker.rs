@@ -83,8 +83,8 @@ pub fn metrics_rows(record: Map<String, Value>) -> Vec<Map<String, Value>> {
 /// A logged value as the long form's (`value`, `value_text`): a number (or a non-finite
 /// token) in `value`; a string as it is, a list or an object (written as JSON text by the
 /// conversion, which counts the non-finite numbers inside) and a boolean as JSON text in
-/// `value_text`; an integer a float cannot hold exactly (beyond ±2^53) as its digits in
-/// `value_text`, as W&B's history keeps it; null in neither.
+/// `value_text`; an integer a float cannot hold exactly (beyond ±2^53, or beyond 64 bits) as
+/// its digits in `value_text`, as W&B's history keeps it; null in neither.
 pub fn value_columns(v: Value) -> (Value, Value) {
     const EXACT: u64 = 1 << 53;
     match v {
@@ -94,6 +94,10 @@ pub fn value_columns(v: Value) -> (Value, Value) {
             (Value::Null, Value::String(n.to_string()))
         }
         Value::Number(_) => (v, Value::Null),
+        // beyond 64 bits too (read as a marked string)
+        Value::String(ref s) if let Some(super::lenient::Special::BigInt(digits)) = super::lenient::special(s) => {
+            (Value::Null, Value::String(digits.to_string()))
+        }
         Value::String(ref s) if super::lenient::special(s).is_some() => (v, Value::Null),
         Value::String(_) => (Value::Null, v),
         Value::Null => (Value::Null, Value::Null),
@@ -129,8 +133,16 @@ mod tests {
         assert_eq!(rows[1]["value_text"], "x");
         assert_eq!(rows[2]["value_text"], "true");
         // an integer a float cannot hold exactly keeps its digits, as text
-        for (big, exact) in [("9007199254740993", false), ("-9007199254740993", false), ("9007199254740992", true)] {
-            let rec: Value = serde_json::from_str(&format!(r#"{{"step": 1, "n": {big}}}"#)).unwrap();
+        for (big, exact) in [
+            ("9007199254740993", false),
+            ("-9007199254740993", false),
+            ("9007199254740992", true),
+            ("123456789012345678901234567890", false),
+            ("-123456789012345678901234567890", false),
+        ] {
+            let line = format!(r#"{{"step": 1, "n": {big}}}"#);
+            let rewritten = super::super::lenient::rewrite(line.as_bytes());
+            let rec: Value = serde_json::from_slice(rewritten.as_deref().unwrap_or(line.as_bytes())).unwrap();
             let rows = metrics_rows(rec.as_object().unwrap().clone());
             let want = if exact {
                 (Value::from(big.parse::<i64>().unwrap()), Value::Null)
