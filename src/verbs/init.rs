@@ -802,12 +802,36 @@ fn look(rel: &str, path: &Path) -> std::result::Result<Kind, String> {
             }
             Ok(Kind::Parquet(columns))
         }
-        _ => Err(
+        _ => Err(companion(path, name).unwrap_or_else(|| {
             "not a format runpack reads (JSON, JSON Lines, YAML, CSV, TSV, Parquet, Tinker logs, W&B exports, trackio \
                   projects, evaluation outputs)"
-                .into(),
-        ),
+                .into()
+        })),
     }
+}
+
+/// Why a file that is no format runpack reads is left out, when it is a known companion of
+/// one that is: SQLite's working files and trackio's lock beside a project's database, and
+/// tinker-cookbook's copy of a run's `metrics.jsonl` made when the run resumed.
+fn companion(path: &Path, name: &str) -> Option<String> {
+    let beside = |other: &str| path.with_file_name(other).is_file().then(|| other.to_string());
+    for ending in ["-wal", "-shm", "-journal"] {
+        if name.strip_suffix(ending).filter(|d| d.ends_with(".db")).and_then(beside).is_some() {
+            return Some(
+                "SQLite's working file of the database beside it (a `-wal` file that holds writes is said when the \
+                 database is read)"
+                    .into(),
+            );
+        }
+    }
+    if name.strip_suffix(".lock").and_then(|stem| beside(&format!("{stem}.db"))).is_some() {
+        return Some("trackio's lock of the project database beside it".into());
+    }
+    let (log, from_step) = name.split_once(".pre_resume_")?;
+    Some(format!(
+        "tinker-cookbook's copy of {log} as it was when the run resumed from step {from_step}: the steps from there \
+         on were logged again in {log}, which is read"
+    ))
 }
 
 /// The run-naming pattern of a file of a fixed format: `dir/{run}_metrics.jsonl` for
@@ -1757,6 +1781,12 @@ fn fixed_format_plans(looked: &[Looked], not_read: &mut Vec<NotRead>) -> Vec<Sou
             None => joined.push((format, join, vec![pattern], files)),
         }
     }
+    // trackio's files are all project databases (no fragments, no exports): each table of
+    // them can capture the project the same way
+    let only_databases = joined
+        .iter()
+        .filter(|(f, ..)| f.starts_with("trackio-"))
+        .all(|(_, _, _, files)| files.iter().all(|f| f.ends_with(".db")));
     for (format, _, patterns, files) in joined.iter_mut() {
         // runs have no `log_id` to be read once by: a project's database gives them, its
         // exports and fragments are left out
@@ -1771,6 +1801,17 @@ fn fixed_format_plans(looked: &[Looked], not_read: &mut Vec<NotRead>) -> Vec<Sou
             }
             files.retain(is_db);
             patterns.retain(is_db);
+        }
+        // trackio names a project by its database (`{TRACKIO_DIR}/{project}.db`): databases of
+        // one folder are read with the project captured, so that two projects' runs stay apart
+        if format.starts_with("trackio-") && only_databases {
+            let dir = |f: &str| f.rsplit_once('/').map_or(String::new(), |(d, _)| d.to_string());
+            let folders: BTreeSet<String> = files.iter().map(|f| dir(f)).collect();
+            if let [folder] = folders.into_iter().collect::<Vec<_>>().as_slice() {
+                let pattern =
+                    if folder.is_empty() { "{project}.db".to_string() } else { format!("{folder}/{{project}}.db") };
+                *patterns = vec![pattern];
+            }
         }
     }
     for (format, _, patterns, files) in joined {

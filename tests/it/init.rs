@@ -1737,3 +1737,45 @@ fn a_json_file_of_one_document_per_line_is_read_as_json_lines() {
     let release = build_from_elsewhere(tmp.path(), "logs");
     assert_eq!(release_rows(&release)["train_log"], 2);
 }
+
+/// Two trackio projects' databases are read with the project captured (their runs were one
+/// table, told apart by `_source_file` alone); SQLite's and trackio's working files beside
+/// them, and tinker-cookbook's copy of a log made at a resume, are named for what they are.
+#[test]
+fn two_trackio_projects_stay_apart_and_working_files_are_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = bundled_raw(tmp.path(), &[("trackio", "")]);
+    std::fs::remove_dir_all(folder.join("inbox")).unwrap();
+    // another project: its own runs and log calls (a copy would be read once, as trackio reads it)
+    std::fs::copy(folder.join("demo.db"), folder.join("sweep.db")).unwrap();
+    let script = "import sys, sqlite3\n\
+                  c = sqlite3.connect(sys.argv[1])\n\
+                  for t in ('metrics', 'system_metrics', 'configs'):\n\
+                  \x20   c.execute(f\"UPDATE {t} SET run_id = run_id || 's'\")\n\
+                  for t in ('metrics', 'system_metrics'):\n\
+                  \x20   c.execute(f\"UPDATE {t} SET log_id = log_id || 's'\")\n\
+                  c.commit()\n";
+    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(folder.join("sweep.db")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    for f in ["demo.db-shm", "demo.db-wal", "demo.lock", "sweep.lock"] {
+        std::fs::write(folder.join(f), "").unwrap();
+    }
+    std::fs::write(folder.join("metrics.jsonl.pre_resume_000005"), "{\"step\": 5}\n").unwrap();
+    let doc = init(tmp.path(), &folder, "two");
+    let sources = source_paths(&doc);
+    assert_eq!(sources["trackio_metrics_raw"], ("trackio-metrics".into(), strings(&["raw/{project}.db"])));
+    assert_eq!(sources["trackio_runs_raw"], ("trackio-runs".into(), strings(&["raw/{project}.db"])));
+    assert_eq!(key(&doc, "trackio_runs"), ["project", "run_id"]);
+    let reasons: BTreeMap<String, String> = not_read(&doc).into_iter().collect();
+    assert!(reasons["demo.db-wal"].starts_with("SQLite's working file of the database beside it"), "{reasons:?}");
+    assert_eq!(reasons["sweep.lock"], "trackio's lock of the project database beside it");
+    assert!(
+        reasons["metrics.jsonl.pre_resume_000005"].starts_with("tinker-cookbook's copy of metrics.jsonl"),
+        "{reasons:?}"
+    );
+    let release = build_from_elsewhere(tmp.path(), "two");
+    assert_eq!(
+        query(&release, "SELECT project, count(*) AS runs FROM trackio_runs GROUP BY project ORDER BY project"),
+        "project,runs\ndemo,3\nsweep,3\n"
+    );
+}
