@@ -467,6 +467,15 @@ fn a_release_file_changed_in_place_is_no_up_to_date_release() {
     std::fs::write(&file, &bytes).unwrap();
     let o = build();
     assert!(o.status.success() && stderr(&o).contains("up to date"), "{}", stderr(&o));
+    // a file put in its folder by hand: no longer the release a build makes (nor one that verifies)
+    std::fs::write(release.join("data/notes.txt"), "mine\n").unwrap();
+    let o = build();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("(what changed: its folder holds a file the release does not list: data/notes.txt"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

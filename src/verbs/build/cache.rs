@@ -258,6 +258,17 @@ pub fn stale(
             changes.push(format!("{files} (`runpack verify` says how)"));
         }
     }
+    // a file put in the release's folder by hand: the release no longer verifies, and a
+    // rebuild (--force) would not keep it
+    let extra = crate::stages::release::unlisted_files(release, manifest);
+    if !extra.is_empty() {
+        let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+        changes.push(format!(
+            "its folder holds {} the release does not list: {} (`runpack verify` says so too)",
+            if extra.len() == 1 { "a file" } else { "files" },
+            crate::core::report::first_names(&extra, 3)
+        ));
+    }
     let mut current: BTreeMap<String, PathBuf> = BTreeMap::new();
     for src in &spec.def.sources {
         for f in crate::stages::ingest::files::find(&spec.dir, &src.path.list(), &src.name)? {
