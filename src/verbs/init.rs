@@ -750,6 +750,10 @@ fn look(rel: &str, path: &Path) -> std::result::Result<Kind, String> {
         "eval" if name == base => {
             if crate::stages::ingest::inspect::is_inspect_log(path) {
                 Ok(Kind::Many(INSPECT, run_pattern(rel, Format::InspectEvals)))
+            } else if let Err(e) =
+                std::fs::File::open(path).map(zip::ZipArchive::new).and_then(|z| z.map_err(std::io::Error::other))
+            {
+                Err(format!("a `.eval` file that is no ZIP archive ({e}): an Inspect log cut short, or no Inspect log"))
             } else {
                 Err("a `.eval` file that is no Inspect log: expected a ZIP archive with a `header.json` or \
                      `_journal/start.json` member"
@@ -760,9 +764,7 @@ fn look(rel: &str, path: &Path) -> std::result::Result<Kind, String> {
             if crate::stages::ingest::trackio::is_trackio_db(path) {
                 Ok(Kind::Many(TRACKIO_DB, rel.to_string()))
             } else {
-                Err("a `.db` file that is no trackio project: expected an SQLite database with a `metrics` table \
-                     holding a `metrics` column"
-                    .into())
+                Err(crate::stages::ingest::trackio::why_no_trackio_db(path))
             }
         }
         "yaml" | "yml" => look_yaml(&input),
@@ -1185,6 +1187,10 @@ fn look_yaml(input: &InputFile) -> std::result::Result<Kind, String> {
 
 /// Reads a CSV header and tells W&B exports from other tables.
 fn look_csv(input: &InputFile) -> std::result::Result<Kind, String> {
+    // Excel's "Unicode text": said as a build says it
+    let mut reader = crate::stages::ingest::files::open(input).map_err(|e| unreadable_reason(&input.rel, &e))?;
+    crate::stages::ingest::records::refuse_utf16(&mut reader, &input.rel)
+        .map_err(|e| unreadable_reason(&input.rel, &e))?;
     let header = crate::stages::ingest::wandb::csv::header(input).map_err(|e| unreadable_reason(&input.rel, &e))?;
     if header.iter().all(String::is_empty) {
         return Err("holds no header and no record".into());

@@ -1779,3 +1779,27 @@ fn two_trackio_projects_stay_apart_and_working_files_are_named() {
         "project,runs\ndemo,3\nsweep,3\n"
     );
 }
+
+/// Files init cannot read are named with what is wrong, as a build says it: a CSV saved as
+/// UTF-16, a trackio database and an Inspect log cut short.
+#[test]
+fn files_cut_short_or_in_utf16_are_said_for_what_they_are() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("mixed");
+    let utf16: Vec<u8> =
+        [0xFF, 0xFE].into_iter().chain("run,acc\na,0.5\n".encode_utf16().flat_map(u16::to_le_bytes)).collect();
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(d.join("results.csv"), utf16).unwrap();
+    let db = std::fs::read(repo().join("pipelines/trackio/raw/demo.db")).unwrap();
+    std::fs::write(d.join("demo.db"), &db[..db.len() / 2]).unwrap();
+    std::fs::write(d.join("log.eval"), b"PK\x03\x04 cut").unwrap();
+    write(&d, "ok.csv", "x\n1\n");
+    let doc = init(tmp.path(), &d, "mixed");
+    let reasons: BTreeMap<String, String> = not_read(&doc).into_iter().collect();
+    assert_eq!(
+        reasons["results.csv"],
+        "line 1: the file is UTF-16 little-endian text (its byte order mark says so); save it as UTF-8 (\"CSV UTF-8\" in Excel)"
+    );
+    assert!(reasons["demo.db"].starts_with("an SQLite database that SQLite cannot read ("), "{reasons:?}");
+    assert!(reasons["log.eval"].starts_with("a `.eval` file that is no ZIP archive ("), "{reasons:?}");
+}

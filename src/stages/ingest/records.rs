@@ -642,7 +642,7 @@ pub fn csv_columns(mut reader: Box<dyn BufRead + Send>, rel: &str, dialect: Dial
 /// whose every other byte would read as a NUL.
 ///
 /// Errors: [`Error::Format`] at line 1 of `rel`, saying to save the file as UTF-8.
-fn refuse_utf16(reader: &mut Box<dyn BufRead + Send>, rel: &str) -> Result<()> {
+pub(crate) fn refuse_utf16(reader: &mut Box<dyn BufRead + Send>, rel: &str) -> Result<()> {
     let head = reader.fill_buf().map_err(|e| Error::format(rel, e))?;
     let which = match head {
         [0xFF, 0xFE, ..] => "UTF-16 little-endian",

@@ -90,6 +90,28 @@ pub fn is_trackio_db(path: &Path) -> bool {
     open_db(path).ok().is_some_and(|c| table_columns(&c, "metrics").iter().any(|n| n == "metrics"))
 }
 
+/// Why `path`, a `.db` file that [`is_trackio_db`] refuses, is no trackio project: no SQLite
+/// database, one SQLite cannot read (a copy cut short: SQLite's own words), or one without
+/// trackio's `metrics` table.
+pub fn why_no_trackio_db(path: &Path) -> String {
+    if !has_sqlite_header(path) {
+        return "a `.db` file that is no SQLite database (it does not start with SQLite's header)".into();
+    }
+    let checked = open_db(path).and_then(|c| {
+        let verdict: String = c.query_row("PRAGMA quick_check", [], |r| r.get(0))?;
+        Ok((verdict, table_columns(&c, "metrics")))
+    });
+    match checked {
+        Err(e) => format!("an SQLite database that SQLite cannot read ({e}): a copy cut short, or damaged"),
+        Ok((verdict, _)) if verdict != "ok" => {
+            format!("an SQLite database that SQLite finds damaged ({verdict}): a copy cut short?")
+        }
+        Ok(_) => "a `.db` file that is no trackio project: an SQLite database without a `metrics` table holding a \
+                  `metrics` column"
+            .into(),
+    }
+}
+
 /// Whether `path` looks like a trackio JSONL fragment: a `.jsonl` file under a folder named
 /// `inbox` whose first line is a record with `"v"` and a `"kind"` trackio writes.
 pub fn is_trackio_fragment(path: &Path) -> bool {
@@ -343,6 +365,10 @@ impl Reader {
             }
             _ => ("configs", &["id", "run_id", "run_name", "config", "created_at"]),
         };
+        // a copy cut short reads as a database without tables: SQLite's own words say so
+        if let Err(e) = c.query_row("PRAGMA schema_version", [], |r| r.get::<_, i64>(0)) {
+            return Err(failed(e));
+        }
         let have = table_columns(&c, table);
         if have.is_empty() {
             // a project that never logged system metrics has the table all the same; none here
