@@ -1494,3 +1494,32 @@ fn a_struct_with_members_of_one_name_is_refused_with_its_column_not_a_crash() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("table t: a column has an empty name"), "{}", stderr(&o));
 }
+
+/// A CSV file with a quoted cell never closed cannot be read on from: the problems of the
+/// rows before it are said first, then the quote, and the count says where reading stopped.
+#[test]
+fn the_rows_before_an_unclosed_csv_quote_have_their_problems_said() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "a.csv", "step,v\n1,1.0\n2,x\n3,3.0\n4,y\n5,\"open\n6,6\n");
+    write(
+        dir,
+        "pipeline.toml",
+        &one_source(
+            "p",
+            "a.csv",
+            "csv",
+            "[[source.field]]\nname = \"v\"\ntype = \"number\"\n",
+            "SELECT * FROM raw",
+            "",
+        ),
+    );
+    let o = build(dir, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    let lines: Vec<&str> = err.lines().collect();
+    assert!(lines[0].starts_with("a.csv:3:$.v: expected number, found string \"x\""), "{err}");
+    assert!(lines[1].starts_with("a.csv:5:$.v: expected number, found string \"y\""), "{err}");
+    assert!(lines[2].starts_with("a.csv:6: a quoted cell opened in this record is never closed"), "{err}");
+    assert!(lines[3].starts_with("3 violations found before reading stopped"), "{err}");
+}

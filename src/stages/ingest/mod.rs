@@ -108,8 +108,23 @@ pub fn run(
     rejects: &mut Rejects,
 ) -> Result<Ingested> {
     let mut found = BuildReport::new(opts.max_errors);
-    let ingested = read_source(spec, index, work, opts, orders, &mut found, rejects)?;
+    let read = read_source(spec, index, work, opts, orders, &mut found, rejects);
+    let ingested = with_earlier(&found, read)?;
     Ok(Ingested { found, ..ingested })
+}
+
+/// `result`, with the violations `found` holds put before those of an error that stopped the
+/// reading (a file that cannot be read on from): the records read before it were checked,
+/// and their problems are said with it.
+fn with_earlier<T>(found: &BuildReport, result: Result<T>) -> Result<T> {
+    match result {
+        Err(Error::Invalid { violations, total, checked, hints, warnings }) if found.violations_total > 0 => {
+            let mut all = found.violations.clone();
+            all.extend(violations);
+            Err(Error::Invalid { violations: all, total: total + found.violations_total, checked, hints, warnings })
+        }
+        other => other,
+    }
 }
 
 /// [`run`], recording what it finds in `report`.
@@ -212,7 +227,8 @@ pub fn stream(
     let mut found = BuildReport::new(opts.max_errors);
     let (inputs, capture_names) = find_inputs(spec, index)?;
     let prepared = prepare(spec, index, inputs, capture_names, &mut found)?;
-    let rows = convert(spec, index, &prepared, opts, &mut found, rejects, out)?;
+    let converted = convert(spec, index, &prepared, opts, &mut found, rejects, out);
+    let rows = with_earlier(&found, converted)?;
     Ok(Streamed { rows, inputs: prepared.inputs, found })
 }
 
@@ -515,12 +531,20 @@ fn convert_records(
             }
             Ok(())
         };
-        match (wandb_plan, trackio_reader.as_deref_mut()) {
+        let read = match (wandb_plan, trackio_reader.as_deref_mut()) {
             (Some(plan), _) => wandb::read(plan, k, &mut sink),
             (None, Some(reader)) => reader.read(input, &mut sink),
             (None, None) => read_file(src, input, files::open(input)?, &mut sink),
+        };
+        if let Err(e) = read {
+            // the records read before the file could not be read on are checked first: their
+            // problems are said before the one that stopped the reading
+            if !batch.is_empty() || !bad.is_empty() {
+                let chunk = chunk_spec.convert(std::mem::take(&mut batch), std::mem::take(&mut bad))?;
+                applier.apply(chunk)?;
+            }
+            return Err(name_table(e, &src.name));
         }
-        .map_err(|e| name_table(e, &src.name))?;
     }
     if !batch.is_empty() || !bad.is_empty() {
         let chunk = chunk_spec.convert(batch, bad)?;
@@ -1102,16 +1126,21 @@ fn nesting(t: &arrow::datatypes::DataType) -> usize {
     }
 }
 
+/// What [`observe_files`] found: the keys per file, the number of records that could not be
+/// read and the first of them, and the violation that stopped the reading of a file that
+/// cannot be read on from (an unclosed CSV quote).
+type Observed = (Vec<(String, BTreeSet<String>)>, u64, Option<String>, Option<Error>);
+
 /// The files of a source whose columns are inferred, read once: each record's values
-/// observed by `inf` (declared columns as nulls), and each file's keys. Returns the keys per
-/// file, the number of records that could not be read and the first of them.
-#[allow(clippy::type_complexity)]
+/// observed by `inf` (declared columns as nulls), and each file's keys. A file that cannot be
+/// read on from ends the observing there: the conversion meets it again, after the records
+/// before it, whose problems it says first.
 fn observe_files(
     src: &SourceDef,
     inputs: &[InputFile],
     conv: &ConvertOptions,
     inf: &mut infer::Inference,
-) -> Result<(Vec<(String, BTreeSet<String>)>, u64, Option<String>)> {
+) -> Result<Observed> {
     let mut per_file: Vec<(String, BTreeSet<String>)> = Vec::new();
     // records that could not be read: when no value gives a column its type, they may be why
     let mut unread = 0u64;
@@ -1148,7 +1177,13 @@ fn observe_files(
             }
             Ok(())
         };
-        read_file(src, input, reader, &mut sink).map_err(|e| name_table(e, &src.name))?;
+        match read_file(src, input, reader, &mut sink) {
+            Ok(()) => {}
+            Err(e @ Error::Invalid { .. }) => {
+                return Ok((per_file, unread, first_unread, Some(name_table(e, &src.name))));
+            }
+            Err(e) => return Err(name_table(e, &src.name)),
+        }
         if records == 0 && src.format == Format::Csv {
             // a CSV header names its columns even when no row follows: they exist, and have
             // no value to take a type from
@@ -1164,7 +1199,7 @@ fn observe_files(
             per_file.push((input.rel.clone(), keys));
         }
     }
-    Ok((per_file, unread, first_unread))
+    Ok((per_file, unread, first_unread, None))
 }
 
 /// Reports inferred columns that cannot be staged or selected: a key that is empty, or lists
@@ -1232,7 +1267,7 @@ fn infer_columns(
     let mut inf = infer::Inference::new(src.format == Format::Csv);
     inf.nonfinite_strings = src.coerce_nonfinite_strings;
     inf.nonfinite_alone_text = untyped_as_text;
-    let (per_file, unread, first_unread) = observe_files(src, inputs, conv, &mut inf)?;
+    let (per_file, unread, first_unread, stopped) = observe_files(src, inputs, conv, &mut inf)?;
     if src.columns == ColumnsPolicy::Same {
         same_columns(context, &per_file)?;
     }
@@ -1270,6 +1305,10 @@ fn infer_columns(
         }
     }
     if !config_problems.is_empty() {
+        // columns the rows after a file's break would have typed: the break is what to mend
+        if let Some(e) = stopped {
+            return Err(e);
+        }
         if let Some(first) = &first_unread {
             config_problems.push(format!(
                 "{unread} record{} of the input could not be read, which may be why (the first: {first})",
