@@ -1523,3 +1523,40 @@ fn the_rows_before_an_unclosed_csv_quote_have_their_problems_said() {
     assert!(lines[2].starts_with("a.csv:6: a quoted cell opened in this record is never closed"), "{err}");
     assert!(lines[3].starts_with("3 violations found before reading stopped"), "{err}");
 }
+
+/// Several sets of files alike in one source, and files alike that two sources read, are
+/// said in one warning (a copied folder of runs gave a warning per file and per source).
+#[test]
+fn files_alike_are_said_in_one_warning_per_source() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    for run in ["a", "b"] {
+        write(dir, &format!("raw/{run}/metrics.jsonl"), "{\"step\": 1, \"loss\": 0.5}\n");
+        write(dir, &format!("raw/{run}/evals.jsonl"), "{\"step\": 1, \"acc\": 0.5}\n");
+    }
+    write(
+        dir,
+        "pipeline.toml",
+        &one_source(
+            "p",
+            "raw/{run}/*.jsonl",
+            "jsonl",
+            "columns = \"union\"\n",
+            "SELECT * FROM raw",
+            "[[source]]\nname = \"again\"\npath = \"raw/{run}/*.jsonl\"\nformat = \"jsonl\"\ncolumns = \"union\"\n\
+             [[table]]\nname = \"u\"\nquery = \"SELECT * FROM again\"\n",
+        ),
+    );
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let said: Vec<&str> = err.lines().filter(|l| l.contains("with the same bytes")).collect();
+    assert_eq!(said.len(), 1, "{}", stderr(&o));
+    assert!(
+        said[0].starts_with(
+            "warning: again: sources again, raw read files with the same bytes, in 2 sets: raw/a/evals.jsonl, raw/b/evals.jsonl ("
+        ),
+        "{}",
+        said[0]
+    );
+}

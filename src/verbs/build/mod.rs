@@ -1269,8 +1269,10 @@ fn input_warnings(spec: &PipelineSpec, inputs: &[InputEntry], report: &mut Build
         })
         .map(|s| s.name.as_str())
         .collect();
-    for ((source, sha256), paths) in seen.into_iter().filter(|(_, p)| p.len() > 1) {
-        let bytes = inputs.iter().find(|i| i.path == paths[0]).map_or(0, |i| i.bytes);
+    // files alike in several sources (a file two formats read) and several sets of files alike
+    // in one source are said in one warning: (sources, what) → the sets (sha256, paths)
+    let mut alike: BTreeMap<(&str, &[&str]), BTreeSet<&str>> = BTreeMap::new();
+    for ((source, _), paths) in seen.iter().filter(|(_, p)| p.len() > 1) {
         let runs =
             spec.def.sources.iter().any(|s| s.name == *source && s.format == crate::core::spec::Format::TrackioRuns);
         let what = if by_log_id.contains(source) {
@@ -1280,18 +1282,48 @@ fn input_warnings(spec: &PipelineSpec, inputs: &[InputEntry], report: &mut Build
         } else {
             "the rows of each are read (a folder linked or copied under another name is read once per name)"
         };
-        report.warn(
-            source,
-            "identical-inputs",
-            None,
-            format!(
-                "source {source} read {} files with the same bytes ({} bytes, sha256 {}…): {}; {what}",
-                paths.len(),
-                crate::core::numbers::group_digits(bytes),
-                &sha256[..12],
-                paths.join(", "),
-            ),
-        );
+        alike.entry((what, paths.as_slice())).or_default().insert(source);
+    }
+    let mut said: BTreeMap<(Vec<&str>, &str), Vec<&[&str]>> = BTreeMap::new();
+    for ((what, paths), sources) in alike {
+        said.entry((sources.into_iter().collect(), what)).or_default().push(paths);
+    }
+    for ((sources, what), sets) in said {
+        let who = match sources.as_slice() {
+            [one] => format!("source {one}"),
+            many => format!("sources {}", many.join(", ")),
+        };
+        let set = |paths: &[&str]| {
+            let i = inputs.iter().find(|i| i.path == paths[0]);
+            let (bytes, sha256) = i.map_or((0, ""), |i| (i.bytes, i.sha256.as_str()));
+            (crate::core::numbers::group_digits(bytes), sha256.get(..12).unwrap_or(sha256).to_string())
+        };
+        let message = match sets.as_slice() {
+            [paths] => {
+                let (bytes, sha) = set(paths);
+                format!(
+                    "{who} read {} files with the same bytes ({bytes} bytes, sha256 {sha}…): {}; {what}",
+                    paths.len(),
+                    paths.join(", ")
+                )
+            }
+            _ => {
+                const SHOWN: usize = 5;
+                let mut listed: Vec<String> = sets
+                    .iter()
+                    .take(SHOWN)
+                    .map(|paths| {
+                        let (bytes, sha) = set(paths);
+                        format!("{} ({bytes} bytes, sha256 {sha}…)", paths.join(", "))
+                    })
+                    .collect();
+                if sets.len() > SHOWN {
+                    listed.push(format!("and {} more sets", sets.len() - SHOWN));
+                }
+                format!("{who} read files with the same bytes, in {} sets: {}; {what}", sets.len(), listed.join("; "))
+            }
+        };
+        report.warn(sources[0], "identical-inputs", None, message);
     }
 }
 
