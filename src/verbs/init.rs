@@ -317,6 +317,28 @@ fn read_sources(
         let outcome = settle(raw, plan, work.path(), not_read);
         progress.finish();
         match outcome {
+            // a Tinker metrics log with rows logged without a step (tinker-cookbook's
+            // `log_summary`: running totals, restated at each call): the training log and the
+            // totals are a table each, each with its key
+            Settled::Ok(plan, trial) if trial.stepless > 0 && trial.stepless < trial.rows => {
+                let mut with = plan.clone();
+                with.steps = StepRows::With;
+                let mut without = plan.clone();
+                without.steps = StepRows::Without;
+                without.base = format!("{}_summary", plan.base);
+                without.keys = vec![vec!["metric".into()]];
+                without.description = "Values a run logged without a step, in long form (tinker-cookbook's \
+                                       `log_summary`: running totals such as token counts and cost, each call \
+                                       restating them); from {files}."
+                    .into();
+                let both = [with, without].into_iter().map(|p| read_source(raw, &p, work.path()).map(|t| (p, t)));
+                match both.collect::<Result<Vec<_>>>() {
+                    Ok(split) if split.iter().all(|(_, t)| t.is_some()) => {
+                        settled.extend(split.into_iter().map(|(p, t)| (p, t.expect("checked"))))
+                    }
+                    _ => settled.push((plan, trial)),
+                }
+            }
             Settled::Ok(plan, trial) => settled.push((plan, trial)),
             Settled::Empty(plan) if plan.format == Format::Wandb => notes.push(format!(
                 "W&B table {}: no rows in the W&B files, so no table",
@@ -509,17 +531,19 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
                  its schema once the table's SQL makes one hold"
             ));
         }
-        if let Some((at, n)) = &trial.keep_last {
+        let t = TablePlan { source: format!("{table}_raw"), table, plan, trial };
+        if let Some((at, n)) = &t.trial.keep_last {
+            let why = t.why_repeated();
+            let why = why.split_once(", and").map_or(why, |(first, _)| first);
             notes.push(format!(
-                "table {table}: key ({}) repeats in {} row{} ({at}: a run resumed from a checkpoint logs the steps \
-                 after it again); the table keeps the last row of each key (on_duplicate_key = \"keep-last\"), and \
-                 each build names the rows set aside",
-                trial.key.join(", "),
+                "table {}: key ({}) repeats in {} row{} ({at}: {why}); the table keeps the last row of each key \
+                 (on_duplicate_key = \"keep-last\"), and each build names the rows set aside",
+                t.table,
+                t.trial.key.join(", "),
                 crate::core::numbers::group_digits(*n),
                 if *n == 1 { "" } else { "s" }
             ));
         }
-        let t = TablePlan { source: format!("{table}_raw"), table, plan, trial };
         for (from, to) in t.renamed() {
             notes.push(format!(
                 "table {}: column {from:?} is named {to:?} in the table's SQL (a column name cannot begin or end with \
@@ -1629,6 +1653,20 @@ struct SourcePlan {
     /// Why a file's last record cut short is set aside rather than the file left out
     /// (`on_truncated = "reject"`: a writer stopped mid-record, its other records read).
     reject_truncated: Option<String>,
+    /// Of a Tinker metrics log, the rows the table takes: all, those of a step, or those
+    /// logged without one (tinker-cookbook's `log_summary`: running totals).
+    steps: StepRows,
+}
+
+/// The rows of a Tinker metrics log a table takes, by their `step`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StepRows {
+    All,
+    /// Rows of a step: the training log.
+    With,
+    /// Rows logged without a step (`log_summary`): a run's running totals, each call
+    /// restating them.
+    Without,
 }
 
 impl SourcePlan {
@@ -1652,6 +1690,7 @@ impl SourcePlan {
             earlier: BTreeMap::new(),
             accept_sampled: None,
             reject_truncated: None,
+            steps: StepRows::All,
         }
     }
 }
@@ -2674,6 +2713,8 @@ struct Trial {
     /// log's key that holds but for rows a resumed run logged again (the table keeps the last
     /// row of each key).
     keep_last: Option<(String, u64)>,
+    /// Rows of a Tinker metrics log without a step (`log_summary`'s), when all are read.
+    stepless: u64,
 }
 
 enum Settled {
@@ -3080,10 +3121,30 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
     let mut keys = Keys::new(&plan.keys, &captures, captures_tell_files_apart(plan));
     let mut schema: Option<SchemaRef> = None;
     let mut rows = 0u64;
+    let mut stepless = 0u64;
     let mut seen = |rb: &RecordBatch| -> Result<()> {
         if schema.is_none() {
             schema = Some(rb.schema());
         }
+        // a Tinker metrics log's rows of a step, or without one, as the table takes them
+        let step = rb.column_by_name("step").filter(|_| plan.format == Format::TinkerMetrics);
+        let kept;
+        let rb = match (plan.steps, step) {
+            (StepRows::All, Some(step)) => {
+                stepless += step.null_count() as u64;
+                rb
+            }
+            (StepRows::With | StepRows::Without, Some(step)) => {
+                let with = arrow::compute::is_not_null(step).map_err(|e| Error::format("step", e))?;
+                let mask = match plan.steps {
+                    StepRows::With => with,
+                    _ => arrow::compute::not(&with).map_err(|e| Error::format("step", e))?,
+                };
+                kept = arrow::compute::filter_record_batch(rb, &mask).map_err(|e| Error::format("step", e))?;
+                &kept
+            }
+            _ => rb,
+        };
         rows += rb.num_rows() as u64;
         keys.observe(rb);
         Ok(())
@@ -3116,7 +3177,7 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
         None => (keys.first_holding(), None),
     };
     let key_note = if keys.past_limit || keep_last.is_some() { None } else { keys.why_none() };
-    Ok(Some(Trial { key, key_unchecked: keys.past_limit, key_note, keep_last, schema, rows }))
+    Ok(Some(Trial { key, key_unchecked: keys.past_limit, key_note, keep_last, stepless, schema, rows }))
 }
 
 /// Candidate primary keys, checked as the rows go by: a key holds when no row has a null in it
@@ -3350,13 +3411,23 @@ struct TablePlan {
 impl TablePlan {
     /// The columns the table selects.
     fn columns(&self) -> Vec<&str> {
-        self.trial
-            .schema
-            .fields()
-            .iter()
-            .map(|f| f.name().as_str())
-            .filter(|n| !self.plan.hidden.iter().any(|h| h == n))
-            .collect()
+        self.trial.schema.fields().iter().map(|f| f.name().as_str()).filter(|n| self.selects(n)).collect()
+    }
+
+    /// Whether the table selects column `c`: not one the source reads for another table, nor
+    /// the `step` of rows logged without one.
+    fn selects(&self, c: &str) -> bool {
+        !self.plan.hidden.iter().any(|h| h == c) && !(self.plan.steps == StepRows::Without && c == "step")
+    }
+
+    /// Why the rows of a key repeat, as the pipeline's comment and init's note say it.
+    fn why_repeated(&self) -> &'static str {
+        match self.plan.steps {
+            StepRows::Without => "each `log_summary` call restates a run's running totals, and the last is the run's",
+            _ => {
+                "a run resumed from a checkpoint logs the steps after it again, and the last row of a key is the run's"
+            }
+        }
     }
 
     /// The columns whose names a table cannot keep (a blank at an edge, a NUL), each with the
@@ -3395,7 +3466,7 @@ impl TablePlan {
             .schema
             .fields()
             .iter()
-            .filter(|f| !self.plan.hidden.contains(f.name()))
+            .filter(|f| self.selects(f.name()))
             .map(|f| f.as_ref().clone().with_name(self.name_of(f.name())))
             .collect();
         let mut schema =
@@ -3478,6 +3549,11 @@ impl TablePlan {
         }
         lines.push(line);
         lines.push(format!("FROM {}", self.source));
+        match self.plan.steps {
+            StepRows::All => {}
+            StepRows::With => lines.push("WHERE \"step\" IS NOT NULL".into()),
+            StepRows::Without => lines.push("WHERE \"step\" IS NULL".into()),
+        }
         lines.join("\n")
     }
 }
@@ -3929,10 +4005,7 @@ fn pipeline_toml(
         ));
         if let Some((at, _)) = &tp.trial.keep_last {
             let at: String = at.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
-            t.push_str(&format!(
-                "on_duplicate_key = \"keep-last\"   # {at}: a run resumed from a checkpoint logs the steps after it \
-                 again, and the last row of a key is the run's\n"
-            ));
+            t.push_str(&format!("on_duplicate_key = \"keep-last\"   # {at}: {}\n", tp.why_repeated()));
         }
         t.push_str(&format!("query = \"\"\"\n{}\n\"\"\"\n", multiline_body(&tp.sql())));
     }

@@ -1660,8 +1660,9 @@ fn a_plain_file_there_both_plain_and_compressed_is_two_tables_not_rows_twice() {
 }
 
 /// A tinker-cookbook run resumed from its checkpoint 000002 appends that checkpoint and the
-/// next again; its `log_summary` row has no step. The checkpoints table keeps its key, with
-/// the last row of each kept; the metrics table has no key, and a note says why.
+/// next again: the checkpoints table keeps its key, with the last row of each kept. Its
+/// `log_summary` rows have no step: they are a table of their own, the last of each metric
+/// kept, and the training log keeps its key. A table without a key says why in a note.
 #[test]
 fn a_resumed_runs_repeated_checkpoints_keep_the_last_and_a_table_without_key_says_why() {
     let tmp = tempfile::tempdir().unwrap();
@@ -1678,22 +1679,34 @@ fn a_resumed_runs_repeated_checkpoints_keep_the_last_and_a_table_without_key_say
     write(
         &d,
         "run-a/metrics.jsonl",
-        "{\"step\": 1, \"loss\": 0.5}\n{\"step\": 2, \"loss\": 0.25}\n{\"final/test_correct\": 0.75}\n",
+        "{\"step\": 1, \"loss\": 0.5}\n{\"tokens/cumulative/input\": 100}\n{\"step\": 2, \"loss\": 0.25}\n\
+         {\"tokens/cumulative/input\": 250}\n",
     );
+    write(&d, "runs.jsonl", "{\"run_id\": \"a\", \"lr\": 0.1}\n{\"run_id\": null, \"lr\": 0.2}\n");
     let doc = init(tmp.path(), &d, "cookbook");
     let checkpoints = table(&doc, "checkpoints");
     assert_eq!(key(&doc, "checkpoints"), ["run", "name"]);
     assert_eq!(checkpoints["on_duplicate_key"], "keep-last");
     assert_eq!(checkpoints["rows"], 6);
-    assert!(key(&doc, "metrics").is_empty());
+    assert_eq!(key(&doc, "metrics"), ["run", "step", "metric"]);
     assert!(table(&doc, "metrics").get("on_duplicate_key").is_none());
+    assert_eq!(key(&doc, "metrics_summary"), ["run", "metric"]);
+    assert_eq!(table(&doc, "metrics_summary")["on_duplicate_key"], "keep-last");
+    assert_eq!(table(&doc, "metrics_summary")["rows"], 1);
+    assert!(key(&doc, "runs").is_empty());
     let notes: Vec<&str> = doc["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
     assert!(
         notes.contains(
-            &"table metrics: no primary key, so rows are not checked for duplicates: (run, step, metric) is no key: \
-              `step` is null at run-a/metrics.jsonl:3; declare `primaryKey` in its schema once the table's SQL makes \
-              one hold"
+            &"table runs: no primary key, so rows are not checked for duplicates: (run_id) is no key: `run_id` is \
+              null at runs.jsonl:2; declare `primaryKey` in its schema once the table's SQL makes one hold"
         ),
+        "{notes:?}"
+    );
+    assert!(
+        notes.iter().any(|n| n.starts_with(
+            "table metrics_summary: key (run, metric) repeats in 1 row (run \"run-a\", metric \"tokens/cumulative/input\" \
+             again at run-a/metrics.jsonl:4: each `log_summary` call restates a run's running totals)"
+        )),
         "{notes:?}"
     );
     assert!(
@@ -1721,6 +1734,11 @@ fn a_resumed_runs_repeated_checkpoints_keep_the_last_and_a_table_without_key_say
         "state_path\ntinker://r2:train:0/weights/000003\n"
     );
     assert_eq!(release_rows(&release)["checkpoints"], 6);
+    assert_eq!(
+        query(&release, "SELECT run, metric, value FROM metrics_summary"),
+        "run,metric,value\nrun-a,tokens/cumulative/input,250.0\n"
+    );
+    assert_eq!(release_rows(&release)["metrics"], 2);
 }
 
 /// A `.json` file of one JSON document per line, as some tools write their logs, is read as
