@@ -3417,7 +3417,8 @@ impl TablePlan {
     /// Whether the table selects column `c`: not one the source reads for another table, nor
     /// the `step` of rows logged without one.
     fn selects(&self, c: &str) -> bool {
-        !self.plan.hidden.iter().any(|h| h == c) && !(self.plan.steps == StepRows::Without && c == "step")
+        let stepless_step = self.plan.steps == StepRows::Without && c == "step";
+        !(self.plan.hidden.iter().any(|h| h == c) || stepless_step)
     }
 
     /// Why the rows of a key repeat, as the pipeline's comment and init's note say it.
