@@ -450,12 +450,17 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
     // 3. read each source in full
     // files a table leaves out though others read them, for pipeline.toml's `[[left_out]]`
     let mut left: Vec<LeftOut> = Vec::new();
-    let settled = read_sources(&raw, plans, &looked, &mut not_read, &mut notes, &mut left, progress)?;
+    let mut settled = read_sources(&raw, plans, &looked, &mut not_read, &mut notes, &mut left, progress)?;
     // a W&B file is read by every standard table: one that no table kept is not read
     let used: BTreeSet<String> = settled.iter().flat_map(|(p, _)| p.files.iter().cloned()).collect();
     let mut seen_not_read: BTreeSet<String> = BTreeSet::new();
     not_read.retain(|n| !used.contains(&n.file) && seen_not_read.insert(n.file.clone()));
     not_read.sort();
+    // a file a source left out but another reads cannot be left out by `not_read`: that
+    // source names its files instead of a pattern that matches it
+    for (plan, _) in settled.iter_mut().filter(|(p, _)| p.skipped.iter().any(|f| used.contains(f))) {
+        (plan.patterns, plan.skipped) = exact_patterns_leaving_out(&raw, &plan.wanted, &plan.files, &not_read);
+    }
     // copies among the files read (a W&B `latest-run` link is left out, not read twice)
     let read: Vec<&Looked> = looked.iter().filter(|l| used.contains(&l.rel)).collect();
     notes.extend(same_bytes(&read));
@@ -496,11 +501,25 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
         // table reads): said, and a `[[left_out]]` entry, so that each build and the card say
         // what the table lacks
         for n in &plan.left_out {
-            notes.push(format!(
-                "table {table} leaves out {} (not in the source's `path`: add it there once mended): {}",
-                n.file, n.reason
-            ));
+            let mend = if plan.skipped.contains(&n.file) {
+                "the pipeline's `not_read` lists it: take it out of there once mended"
+            } else {
+                "not in the source's `path`: add it there once mended"
+            };
+            notes.push(format!("table {table} leaves out {} ({mend}): {}", n.file, n.reason));
             left.push(LeftOut { table: table.clone(), file: n.file.clone(), reason: n.reason.clone() });
+        }
+        // a file the source's `path` matches that init could not read at all (a database cut
+        // short): the pipeline's `not_read` leaves it out, and the table says so too
+        for f in plan.skipped.iter().filter(|f| !plan.left_out.iter().any(|n| &n.file == *f)) {
+            if let Some(n) = not_read.iter().find(|n| &n.file == f) {
+                let reason = n.reason.clone();
+                notes.push(format!(
+                    "table {table} leaves out {f} (the pipeline's `not_read` lists it: take it out of there once \
+                     mended): {reason}"
+                ));
+                left.push(LeftOut { table: table.clone(), file: f.clone(), reason });
+            }
         }
         // a run's Trainer state that could not be read at all (cut short while saved): its
         // run's log is read from an earlier save, and the table lacks what it held after
@@ -1653,6 +1672,9 @@ struct SourcePlan {
     /// Why a file's last record cut short is set aside rather than the file left out
     /// (`on_truncated = "reject"`: a writer stopped mid-record, its other records read).
     reject_truncated: Option<String>,
+    /// Files `patterns` match that the source leaves out (the pipeline's `not_read` lists
+    /// them): a trial read leaves them out too.
+    skipped: Vec<String>,
     /// Of a Tinker metrics log, the rows the table takes: all, those of a step, or those
     /// logged without one (tinker-cookbook's `log_summary`: running totals).
     steps: StepRows,
@@ -1690,6 +1712,7 @@ impl SourcePlan {
             earlier: BTreeMap::new(),
             accept_sampled: None,
             reject_truncated: None,
+            skipped: vec![],
             steps: StepRows::All,
         }
     }
@@ -1704,7 +1727,7 @@ fn plan_sources(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> R
         plans.extend(cluster_plans(c));
     }
     for p in &mut plans {
-        p.patterns = exact_patterns(raw, &p.wanted, &p.files);
+        p.patterns = exact_patterns(raw, &p.wanted, &p.files, not_read);
     }
     Ok(plans)
 }
@@ -2068,7 +2091,7 @@ fn wandb_plans(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> Ve
         }
     }
     for (pattern, dumps) in by_pattern {
-        if exact_patterns(raw, std::slice::from_ref(&pattern), &dumps) != [pattern.clone()] {
+        if exact_patterns(raw, std::slice::from_ref(&pattern), &dumps, &[]) != [pattern.clone()] {
             continue;
         }
         files.retain(|f| !dumps.contains(f));
@@ -2603,24 +2626,40 @@ fn glob_of(dir: &str, files: &[String]) -> Option<String> {
 }
 
 /// The first of `wanted` that matches exactly `files` under `raw` (and whose captures can be
-/// read one way only), else the files themselves.
-fn exact_patterns(raw: &Path, wanted: &[String], files: &[String]) -> Vec<String> {
+/// read one way only), else the files themselves. A file of `not_read` that a pattern matches
+/// does not stop it: the pipeline's `not_read` lists it, and no source reads such a file (a
+/// run's log that does not read keeps its folder's `{run}` for the others).
+fn exact_patterns(raw: &Path, wanted: &[String], files: &[String], not_read: &[NotRead]) -> Vec<String> {
+    exact_patterns_leaving_out(raw, wanted, files, not_read).0
+}
+
+/// [`exact_patterns`], and the files of `not_read` the patterns match (which the source
+/// leaves out, as the pipeline's `not_read` lists them).
+fn exact_patterns_leaving_out(
+    raw: &Path,
+    wanted: &[String],
+    files: &[String],
+    not_read: &[NotRead],
+) -> (Vec<String>, Vec<String>) {
     let want: BTreeSet<&str> = files.iter().map(String::as_str).collect();
+    let left_out: BTreeSet<&str> = not_read.iter().map(|n| n.file.as_str()).collect();
     // all wanted patterns together first (W&B: one per kind of file), then each alone
     let mut candidates: Vec<Vec<String>> = vec![wanted.to_vec()];
     candidates.extend(wanted.iter().map(|w| vec![w.clone()]));
     for c in candidates.into_iter().filter(|c| !c.is_empty()) {
         let Ok(found) = crate::stages::ingest::files::find(raw, &c, "init") else { continue };
-        let got: BTreeSet<&str> = found.iter().map(|f| f.rel.as_str()).collect();
+        let got: BTreeSet<&str> =
+            found.iter().map(|f| f.rel.as_str()).filter(|f| !left_out.contains(f) || want.contains(f)).collect();
         let unambiguous = c.iter().all(|p| match crate::stages::ingest::files::PathPattern::new(p) {
             Ok(pat) => found.iter().all(|f| pat.ambiguity(&f.rel).is_none()),
             Err(_) => false,
         });
         if got == want && unambiguous {
-            return c;
+            let skipped = found.iter().map(|f| f.rel.clone()).filter(|f| !want.contains(f.as_str())).collect();
+            return (c, skipped);
         }
     }
-    files.to_vec()
+    (files.to_vec(), Vec::new())
 }
 
 /// A table name for files of `dir`: the one file's name, the beginning the files share, or
@@ -2740,7 +2779,7 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
         if plan.files.is_empty() {
             return Settled::Failed;
         }
-        plan.patterns = exact_patterns(raw, &plan.wanted, &plan.files);
+        (plan.patterns, plan.skipped) = exact_patterns_leaving_out(raw, &plan.wanted, &plan.files, not_read);
         let outcome = read_source(raw, &plan, work);
         let (violations, error) = match outcome {
             // a key that is the empty string names no column: its files are left out
@@ -3092,8 +3131,12 @@ fn error_reason(raw: &Path, e: &Error) -> String {
 fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Trial>> {
     // named as the pipeline will name it, for the messages that name the source
     let name = format!("{}_raw", sanitize(if plan.base.is_empty() { "records" } else { &plan.base }));
-    let text =
-        format!("name = \"init\"\n{}[[table]]\nname = \"t\"\nquery = \"SELECT 1\"\n", source_toml(&name, plan, ""));
+    let skipped: Vec<String> = plan.skipped.iter().map(|f| q(f)).collect();
+    let text = format!(
+        "name = \"init\"\nnot_read = [{}]\n{}[[table]]\nname = \"t\"\nquery = \"SELECT 1\"\n",
+        skipped.join(", "),
+        source_toml(&name, plan, "")
+    );
     let def: PipelineDef = toml::from_str(&text)
         .map_err(|e| Error::config("pipeline.toml (as init writes it)", e.message().to_string()))?;
     let spec = PipelineSpec {

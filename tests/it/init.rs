@@ -1821,3 +1821,28 @@ fn files_cut_short_or_in_utf16_are_said_for_what_they_are() {
     assert!(reasons["demo.db"].starts_with("an SQLite database that SQLite cannot read ("), "{reasons:?}");
     assert!(reasons["log.eval"].starts_with("a `.eval` file that is no ZIP archive ("), "{reasons:?}");
 }
+
+/// A run whose log cannot be read is left out by `not_read`, and the others keep their folder's
+/// `{run}`: the runs were merged into one table without a `run` column (and, where their
+/// steps met, one run's rows superseded the other's).
+#[test]
+fn a_run_left_out_keeps_the_others_run_capture() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("runs");
+    write(&d, "r1/metrics.jsonl", "{\"step\": 1, \"loss\": 0.5}\n{\"step\": 2, \"lo\n{\"step\": 3, \"loss\": 0.4}\n");
+    write(&d, "r2/metrics.jsonl", "{\"step\": 1, \"loss\": 0.9}\n{\"step\": 2, \"loss\": 0.8}\n");
+    write(&d, "r3/metrics.jsonl", "{\"step\": 1, \"loss\": 0.7}\n{\"step\": 2, \"loss\": 0.6}\n");
+    let doc = init(tmp.path(), &d, "runs");
+    assert_eq!(source_paths(&doc)["metrics_raw"].1, strings(&["raw/{run}/metrics.jsonl"]));
+    assert_eq!(key(&doc, "metrics"), ["run", "step", "metric"]);
+    assert!(table(&doc, "metrics").get("on_duplicate_key").is_none());
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/runs/pipeline.toml")).unwrap();
+    assert!(toml.contains("    \"raw/r1/metrics.jsonl\", # line 2: not valid JSON"), "{toml}");
+    let release = build_from_elsewhere(tmp.path(), "runs");
+    assert_eq!(
+        query(&release, "SELECT run, count(*) AS n FROM metrics GROUP BY run ORDER BY run"),
+        "run,n\nr2,2\nr3,2\n"
+    );
+    let card = std::fs::read_to_string(release.join("README.md")).unwrap();
+    assert!(card.contains("raw/r1/metrics.jsonl"), "{card}");
+}

@@ -200,6 +200,30 @@ fn relative_path(base: &Path, path: &Path) -> String {
         .join("/")
 }
 
+/// Whether `rel` (a path relative to the pipeline) is one the pipeline's `not_read` leaves
+/// out on purpose: an entry as written (a name with `*`, `?` or braces in it), or one its
+/// globs match.
+pub fn not_read_matcher(not_read: &[String]) -> impl Fn(&str) -> bool + '_ {
+    let globs: Vec<PathPattern> = not_read.iter().filter_map(|p| PathPattern::new(p).ok()).collect();
+    move |rel: &str| not_read.iter().any(|p| p == rel) || globs.iter().any(|g| g.captures(rel).is_some())
+}
+
+/// The files of source `index` of `spec`: those its `path` matches ([`find`]), but the ones
+/// the pipeline's `not_read` leaves out on purpose (a run's log that `runpack init` found
+/// unreadable, in a folder its `{run}` names).
+///
+/// Errors: as [`find`].
+pub fn source_files(spec: &crate::core::spec::PipelineSpec, index: usize, context: &str) -> Result<Vec<InputFile>> {
+    let src = &spec.def.sources[index];
+    let found = find(&spec.dir, &src.path.list(), context)?;
+    let not_read: Vec<String> = spec.def.not_read.as_ref().map(|p| p.list()).unwrap_or_default();
+    if not_read.is_empty() {
+        return Ok(found);
+    }
+    let left_out = not_read_matcher(&not_read);
+    Ok(found.into_iter().filter(|f| !left_out(&f.rel)).collect())
+}
+
 /// Lists the files under `base` matching any of `patterns`, sorted by relative path.
 ///
 /// Errors: [`Error::Config`] for bad patterns or captures that differ between patterns,

@@ -237,7 +237,7 @@ pub fn stream(
 fn find_inputs(spec: &PipelineSpec, index: usize) -> Result<(Vec<InputFile>, Vec<String>)> {
     let src = &spec.def.sources[index];
     let context = format!("{} (source {})", spec.file.display(), src.name);
-    let inputs = files::find(&spec.dir, &src.path.list(), &context)?;
+    let inputs = files::source_files(spec, index, &context)?;
     if inputs.is_empty() {
         // a folder named as a path matches no file: say how to name its files
         let folder = src.path.list().into_iter().find(|p| spec.dir.join(p).is_dir());

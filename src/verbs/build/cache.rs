@@ -150,8 +150,8 @@ impl InputCache {
 /// (reading it fails with the reason).
 pub fn input_stamps(spec: &PipelineSpec) -> BTreeMap<PathBuf, FileStamp> {
     let mut stamps = BTreeMap::new();
-    for src in &spec.def.sources {
-        for f in crate::stages::ingest::files::find(&spec.dir, &src.path.list(), &src.name).unwrap_or_default() {
+    for (i, src) in spec.def.sources.iter().enumerate() {
+        for f in crate::stages::ingest::files::source_files(spec, i, &src.name).unwrap_or_default() {
             if let Ok(stamp) = FileStamp::of(&f.path) {
                 stamps.insert(f.path, stamp);
             }
@@ -270,8 +270,8 @@ pub fn stale(
         ));
     }
     let mut current: BTreeMap<String, PathBuf> = BTreeMap::new();
-    for src in &spec.def.sources {
-        for f in crate::stages::ingest::files::find(&spec.dir, &src.path.list(), &src.name)? {
+    for (i, src) in spec.def.sources.iter().enumerate() {
+        for f in crate::stages::ingest::files::source_files(spec, i, &src.name)? {
             current.insert(f.rel.clone(), f.path.clone());
         }
     }

@@ -1109,8 +1109,9 @@ fn source_bytes(spec: &PipelineSpec) -> Vec<u64> {
     spec.def
         .sources
         .iter()
-        .map(|src| {
-            ingest::files::find(&spec.dir, &src.path.list(), &src.name)
+        .enumerate()
+        .map(|(i, src)| {
+            ingest::files::source_files(spec, i, &src.name)
                 .unwrap_or_default()
                 .iter()
                 .filter_map(|f| std::fs::metadata(&f.path).ok())
@@ -1510,9 +1511,7 @@ pub fn unread_raw_files(spec: &PipelineSpec, inputs: &[crate::stages::release::I
     // globs would walk into cannot stop them), or equals an entry as written (a name with
     // `*`, `?` or braces in it)
     let not_read: Vec<String> = spec.def.not_read.as_ref().map(|p| p.list()).unwrap_or_default();
-    let globs: Vec<crate::stages::ingest::files::PathPattern> =
-        not_read.iter().filter_map(|p| crate::stages::ingest::files::PathPattern::new(p).ok()).collect();
-    let left_out = |rel: &str| not_read.iter().any(|p| p == rel) || globs.iter().any(|g| g.captures(rel).is_some());
+    let left_out = crate::stages::ingest::files::not_read_matcher(&not_read);
     // runpack's own folders under the raw folder (`runpack init .` in a project): the
     // pipelines and schemas beside this pipeline, and releases
     let pipelines = spec.dir.parent().map(Path::to_path_buf).unwrap_or_default();
