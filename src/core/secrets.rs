@@ -22,13 +22,27 @@ pub fn remember(secret: &str, mark: &'static str) {
     }
 }
 
-/// `text` with every secret [`remember`]ed so far replaced by its mark.
+/// The shortest start of a secret that a message cut short (`hf_AbCdEf…`) is taken for it.
+const CUT_PREFIX_CHARS: usize = 8;
+
+/// `text` with every secret [`remember`]ed so far replaced by its mark, and its start too
+/// where a message cut the value it quotes (`hf_AbCdEfGh…`: 8 characters or more, then `…`).
 pub fn redact(text: &str) -> String {
     let secrets = SECRETS.lock().unwrap_or_else(|e| e.into_inner());
     let mut out = text.to_string();
     for (s, mark) in secrets.iter() {
         if out.contains(s.as_str()) {
             out = out.replace(s.as_str(), mark);
+        }
+        if !out.contains('…') {
+            continue;
+        }
+        let ends: Vec<usize> = s.char_indices().map(|(i, _)| i).skip(CUT_PREFIX_CHARS).collect();
+        for end in ends.into_iter().rev() {
+            let cut = format!("{}…", &s[..end]);
+            if out.contains(&cut) {
+                out = out.replace(&cut, &format!("{mark}…"));
+            }
         }
     }
     out
@@ -42,5 +56,8 @@ mod tests {
         super::remember("", "<never>");
         assert_eq!(super::redact("key s3cr3t-value-for-a-test refused"), "key *** refused");
         assert_eq!(super::redact("nothing secret"), "nothing secret");
+        // a message that cut the value it quotes
+        assert_eq!(super::redact("found string \"AAAAs3cr3t-value-f…\""), "found string \"AAAA***…\"");
+        assert_eq!(super::redact("found string \"s3cr3t-…\""), "found string \"s3cr3t-…\"");
     }
 }

@@ -3764,6 +3764,8 @@ impl Created {
         #[cfg(unix)]
         builder.permissions(<std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o666));
         let mut tmp = builder.tempfile_in(dir).map_err(|e| Error::io(dir, e))?;
+        // a reason quoting the data (a value that broke a type) never carries a token
+        let text = crate::core::secrets::redact(text);
         std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(|e| Error::io(tmp.path(), e))?;
         tmp.as_file().sync_all().map_err(|e| Error::io(tmp.path(), e))?;
         self.note(b'f', path)?;

@@ -80,6 +80,24 @@ fn a_token_the_data_holds_is_never_printed() {
         let all = format!("{}{}", stdout(&o), stderr(&o));
         assert!(!all.contains(token) && all.contains("found string \"<token>\""), "{args:?}: {all}");
     }
+    // a message that cuts the value it quotes; a rejected row's reasons; what init writes
+    let long = format!("{}{token}{}", "A".repeat(40), "B".repeat(40));
+    write(dir, "a.jsonl", &format!("{{\"k\": 1}}\n{{\"k\": \"{long}\"}}\n"));
+    let o = run(bin().current_dir(dir).args(["build", "."]).env("HF_TOKEN", token));
+    let all = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(all.contains("found string \"AAAA") && !all.contains("hf_TESTSECR"), "{all}");
+    let o = run(bin()
+        .current_dir(dir)
+        .args(["build", ".", "--on-invalid", "reject", "--releases-dir", "out"])
+        .env("HF_TOKEN", token));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rejects = std::fs::read_to_string(dir.join("out/p/0.1.0/rejects/raw.jsonl")).unwrap();
+    let reasons = rejects.split("\"record\"").next().unwrap().to_string();
+    assert!(reasons.contains("_reasons") && !reasons.contains("hf_TESTSECR"), "{rejects}");
+    let o = run(bin().current_dir(dir).args(["init", ".", "--name", "tok"]).env("HF_TOKEN", token));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let toml = std::fs::read_to_string(dir.join("pipelines/tok/pipeline.toml")).unwrap();
+    assert!(!toml.contains("hf_TESTSECR"), "{toml}");
 }
 
 #[test]
