@@ -3162,6 +3162,11 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
         .map(|p| p.names)
         .unwrap_or_default();
     let mut keys = Keys::new(&plan.keys, &captures, captures_tell_files_apart(plan));
+    keys.order = match plan.format {
+        Format::TinkerMetrics | Format::TinkerTimings => Some(("step", None, i64::MIN, false)),
+        Format::TinkerCheckpoints => Some(("batch", None, i64::MIN, false)),
+        _ => None,
+    };
     let mut schema: Option<SchemaRef> = None;
     let mut rows = 0u64;
     let mut stepless = 0u64;
@@ -3228,6 +3233,15 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
 /// (rows of two files differ in their captures), so that memory follows the largest file.
 struct Keys {
     candidates: Vec<KeyCheck>,
+    /// Of a log a run appends to, the column its steps rise by (`step`, a checkpoint's
+    /// `batch`), the file being read, the greatest step met so far in it and whether the
+    /// steps went back before (a resume): a key repeated after a resume is a resumed run's;
+    /// one repeated in a file whose steps never went back is not. A checkpoint saved again at
+    /// the step of the last (`final` beside `000040`, or the same one after a resume) counts as
+    /// going back: a save names its step once.
+    order: Option<(&'static str, Option<String>, i64, bool)>,
+    /// Whether a key of the first candidate repeated where the steps had not gone back.
+    repeat_forward: bool,
     /// Whether a candidate was given up for its rows' number, not for a null or a duplicate.
     past_limit: bool,
 }
@@ -3323,6 +3337,8 @@ impl Keys {
                 })
                 .collect(),
             past_limit: false,
+            order: None,
+            repeat_forward: false,
         }
     }
 
@@ -3331,6 +3347,28 @@ impl Keys {
         let a = ahash::RandomState::with_seeds(1, 2, 3, 4);
         let b = ahash::RandomState::with_seeds(5, 6, 7, 8);
         let files = rb.column_by_name("_source_file").and_then(|c| c.as_string_opt::<i32>());
+        // each row: whether the steps went back before it in its file (a resume)
+        let went_back: Option<Vec<bool>> = self.order.as_mut().and_then(|(column, file, greatest, resumed)| {
+            let steps = rb.column_by_name(column)?.as_primitive_opt::<arrow::datatypes::Int64Type>()?;
+            let mut out = Vec::with_capacity(rb.num_rows());
+            for i in 0..rb.num_rows() {
+                let f = files.filter(|f| f.is_valid(i)).map(|f| f.value(i));
+                if f != file.as_deref() {
+                    *file = f.map(String::from);
+                    (*greatest, *resumed) = (i64::MIN, false);
+                }
+                if steps.is_valid(i) {
+                    let s = steps.value(i);
+                    *resumed |= s < *greatest || (*column == "batch" && s == *greatest);
+                    out.push(*resumed);
+                    *greatest = (*greatest).max(s);
+                } else {
+                    // a row without a step (a summary) tells nothing
+                    out.push(true);
+                }
+            }
+            Some(out)
+        });
         for (n, k) in self.candidates.iter_mut().enumerate().filter(|(_, k)| k.broken.is_none()) {
             let mut arrays = Vec::new();
             for c in &k.columns {
@@ -3388,6 +3426,9 @@ impl Keys {
                 }
                 if !k.seen.insert((a.hash_one(bytes), b.hash_one(bytes))) {
                     k.repeats += 1;
+                    if n == 0 && went_back.as_ref().is_some_and(|w| !w[i]) {
+                        self.repeat_forward = true;
+                    }
                     if k.repeat.is_some() {
                         continue;
                     }
@@ -3427,13 +3468,19 @@ impl Keys {
         }
         let k = self.candidates.first()?;
         let why = k.broken.as_deref().or(k.repeat.as_deref())?;
-        Some(format!("{} is no key: {why}", k.named()))
+        // (a log whose steps never went back before a repeat is no resumed run's)
+        let forward =
+            if k.broken.is_none() && self.repeat_forward { ", where the steps had not gone back" } else { "" };
+        Some(format!("{} is no key: {why}{forward}", k.named()))
     }
 
     /// The first candidate, when no candidate holds and it fails only by keys that repeat
     /// (no null): the key of a log that a resumed run appends to again.
     fn repeating(&self) -> Option<(&[String], &str, u64)> {
         let k = self.candidates.first().filter(|_| !self.candidates.iter().any(KeyCheck::holds))?;
+        if self.repeat_forward {
+            return None;
+        }
         match (&k.broken, &k.repeat) {
             (None, Some(at)) => Some((&k.columns, at, k.repeats)),
             _ => None,

@@ -1846,3 +1846,23 @@ fn a_run_left_out_keeps_the_others_run_capture() {
     let card = std::fs::read_to_string(release.join("README.md")).unwrap();
     assert!(card.contains("raw/r1/metrics.jsonl"), "{card}");
 }
+
+/// Keys that repeat in a log whose steps never went back (several records per step, not a
+/// resumed run) give no key and no keep-last: keep-last dropped every record but the last.
+#[test]
+fn keys_repeated_without_a_resume_give_no_keep_last() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("evals");
+    write(
+        &d,
+        "evalrun/metrics.jsonl",
+        "{\"step\": 100, \"benchmark\": \"gsm8k\", \"score\": 0.5}\n{\"step\": 100, \"benchmark\": \"math\", \"score\": 0.3}\n",
+    );
+    let doc = init(tmp.path(), &d, "evals");
+    assert!(key(&doc, "metrics").is_empty());
+    assert!(table(&doc, "metrics").get("on_duplicate_key").is_none());
+    let notes = doc["notes"].to_string();
+    assert!(notes.contains("again at evalrun/metrics.jsonl:2, where the steps had not gone back"), "{notes}");
+    let release = build_from_elsewhere(tmp.path(), "evals");
+    assert_eq!(release_rows(&release)["metrics"], 4);
+}
