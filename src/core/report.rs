@@ -216,10 +216,12 @@ pub fn violation_hints(findings: &std::collections::BTreeSet<(Scope, String, Fin
     let resumed = tables(false);
     if !resumed.is_empty() {
         hints.push(format!(
-            "rows that share a primary key (a run resumed from a checkpoint logs its steps again) can be chosen \
-             among: `on_duplicate_key = \"keep-last\"` in the [[table]] of {} (or `--on-duplicate-key keep-last`) \
-             keeps the last of each, and rejects/ holds the others; the rule orders rows by `_source_file` and \
-             `_source_line`, which the table's query must select",
+            "rows that share a primary key because a run resumed from a checkpoint logged its steps again can be \
+             chosen among: `on_duplicate_key = \"keep-last\"` in the [[table]] of {} (or `--on-duplicate-key \
+             keep-last`) keeps the last of each, and rejects/ holds the others; the rule orders rows by \
+             `_source_file` and `_source_line`, which the table's query must select (rows that share a key for \
+             another reason, such as a counter that started again, are not the same step: add what tells them apart \
+             to the key)",
             listed(resumed)
         ));
     }

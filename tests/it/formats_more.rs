@@ -1224,3 +1224,36 @@ fn a_compressed_tensorboard_event_file_is_read_through_its_compression() {
         "log_dir,n\nraw/tensorboard_log/grpo/lr1e-06,9\nraw/tensorboard_log/grpo/lr3e-06,9\n"
     );
 }
+
+/// A run resumed offline (the same id, `resume="allow"`) writes a folder per session, each
+/// counting `_step` from 0: the warning says those are different steps, and the build's hint
+/// does not take them for steps logged again.
+#[test]
+fn a_run_resumed_offline_counts_its_steps_again_and_the_warning_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let script = "import sys, time, wandb\n\
+                  for session in range(2):\n\
+                  \x20   r = wandb.init(project='p', id='resumed1', dir=sys.argv[1], resume='allow')\n\
+                  \x20   for i in range(3):\n\
+                  \x20       r.log({'loss': 1.0 / (10 * session + i + 1)})\n\
+                  \x20   r.finish()\n\
+                  \x20   time.sleep(1.1)\n";
+    wandb_client(script, dir);
+    std::fs::write(
+        dir.join("pipeline.toml"),
+        "name = \"res\"\n[[source]]\nname = \"h\"\npath = \"wandb/**\"\nformat = \"wandb\"\n\
+         [source.wandb]\ntable = \"history\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT run_id, step, metric, value FROM h\"\n",
+    )
+    .unwrap();
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("both files count `_step` from the same start, as each session of a run resumed offline does"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(query(&release(dir, "res"), "SELECT count(*) AS n FROM t WHERE metric = 'loss'"), "n\n6\n");
+}

@@ -862,15 +862,30 @@ fn repeated_steps(plan: &Plan, name: &str, run: &str, st: &Steps, report: &mut B
         );
     }
     if let Some((step, a, b)) = across_first {
+        // each file's first and last `_step`: two that both start at the first step and
+        // overlap are sessions counting from the start again (a run resumed offline: W&B
+        // numbers `_step` from 0 in each offline session), not steps logged again
+        let span = |k: usize| {
+            let of: Vec<i64> = st.steps.iter().filter(|(_, f)| *f == k).map(|(s, _)| *s).collect();
+            (of.iter().min().copied(), of.iter().max().copied())
+        };
+        let ((a_first, a_last), (b_first, _)) = (span(a), span(b));
+        let restarted = a_first.is_some() && a_first == b_first && a_last > b_first;
+        let why = if restarted {
+            "both files count `_step` from the same start, as each session of a run resumed offline does: equal \
+             `_step` values are different steps, so keep the sessions apart (by `_source_file`, or by the \
+             run's x-axis, `x`) rather than keep one row of each"
+        } else {
+            "a resumed run's folders log the steps since its last checkpoint again"
+        };
         report.warn(
             name,
             "wandb-repeated-step",
             Some(file_ref(b)),
             format!(
                 "run {run}: {} `_step` value(s) are logged in more than one of the run's files (the first: \
-                 {step}, in {} and in {}; a resumed run's folders log the steps since its last checkpoint \
-                 again); each record becomes rows of the table, which a primaryKey (run_id, step, metric) \
-                 would refuse",
+                 {step}, in {} and in {}; {why}); each record becomes rows of the table, which a primaryKey \
+                 (run_id, step, metric) would refuse",
                 crate::core::numbers::group_digits(across),
                 plan.inputs[a].rel,
                 plan.inputs[b].rel
