@@ -73,6 +73,12 @@ impl PinClock {
                 "current_date" => ScalarValue::Date32(i32::try_from(day).ok()),
                 _ => ScalarValue::Time64Nanosecond(Some(epoch.rem_euclid(86_400) * 1_000_000_000)),
             };
+            if value.is_null() {
+                return plan_err(format!(
+                    "{name}() cannot read SOURCE_DATE_EPOCH {epoch}: a timestamp in nanoseconds holds the years 1677 to \
+                     2262 only"
+                ));
+            }
             // the type the function gives (a timestamp in the session's zone)
             let to = e.to_field(&datafusion::common::DFSchema::empty())?.1.data_type().clone();
             return Ok(Transformed::yes(Expr::Cast(datafusion::logical_expr::Cast::new(

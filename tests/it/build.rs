@@ -859,6 +859,16 @@ fn the_clock_of_a_builds_sql_is_pinned_or_refused_and_random_is_refused() {
     let o = build(dir, &["-q", "--force"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("random() gives another value at each call"), "{}", stderr(&o));
+    // a time beyond what a timestamp in nanoseconds holds is refused, not null
+    pipeline("SELECT k, now() AS t FROM raw", "");
+    let o = run(bin()
+        .arg("build")
+        .arg(dir)
+        .args(["-q", "--force", "--releases-dir"])
+        .arg(dir.join("out"))
+        .env("SOURCE_DATE_EPOCH", "10000000000"));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("now() cannot read SOURCE_DATE_EPOCH 10000000000"), "{}", stderr(&o));
     // a query reads the clock as it is
     let o = run(bin()
         .args(["query"])

@@ -1560,3 +1560,31 @@ fn files_alike_are_said_in_one_warning_per_source() {
         said[0]
     );
 }
+
+/// A last line cut inside a character (its last bytes begin a UTF-8 sequence) is a line cut
+/// short (rule `truncated`), not text in another encoding: `on_truncated = "reject"` sets it
+/// aside.
+#[test]
+fn a_last_line_cut_inside_a_character_is_truncated() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir).unwrap();
+    let mut bytes = b"{\"step\": 1, \"note\": \"caf\xc3\xa9\"}\n{\"step\": 2, \"note\": \"caf".to_vec();
+    bytes.push(0xC3);
+    std::fs::write(dir.join("a.jsonl"), bytes).unwrap();
+    write(dir, "pipeline.toml", &one_source("p", "a.jsonl", "jsonl", "", "SELECT * FROM raw", ""));
+    let o = build(dir, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("a.jsonl:2:$: truncated last line (it ends without a newline inside a character"),
+        "{}",
+        stderr(&o)
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        &one_source("p", "a.jsonl", "jsonl", "on_truncated = \"reject\"\n", "SELECT * FROM raw", ""),
+    );
+    let o = build(dir, &["--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -191,6 +191,19 @@ pub fn parse_line(buf: &[u8], line_no: u64) -> Option<Item> {
     if parsed.is_err()
         && let Err(e) = std::str::from_utf8(line)
     {
+        // the last line cut inside a character (its last bytes begin one): a writer stopped
+        if !had_newline && e.error_len().is_none() {
+            return Some(Item::Bad {
+                at,
+                rule: "truncated",
+                message: format!(
+                    "truncated last line (it ends without a newline inside a character, at byte {} of the line); \
+                     the writing process was probably stopped",
+                    e.valid_up_to() + 1
+                ),
+                raw: Some(String::from_utf8_lossy(&line[..line.len().min(4096)]).into_owned()),
+            });
+        }
         return Some(Item::Bad {
             at,
             rule: "encoding",

@@ -332,6 +332,21 @@ pub fn read(
         let want = len + 4;
         let got = (&mut reader).take(want).read_to_end(&mut data).map_err(|e| read_error(rel, number, &e))? as u64;
         if got < want {
+            // the length runs past the end, but whole records follow in what is there (a damaged
+            // length, or a file cut short with another written after it): read on from them
+            let mut there = std::io::Cursor::new(std::mem::take(&mut data));
+            if let Some((skipped, rest)) = next_record(&mut there, &header).map_err(|e| read_error(rel, number, &e))? {
+                let message = format!(
+                    "event record {number} at byte {offset}: its length ({len} bytes) runs past the end of the file, \
+                     but whole records follow; {skipped} bytes skipped, to the next record whose checksums match, at \
+                     byte {} (record numbers go on from there)",
+                    offset + skipped
+                );
+                sink(bad(number, "checksum", message))?;
+                offset += skipped;
+                reader = Box::new(std::io::Cursor::new(rest));
+                continue;
+            }
             let message = format!(
                 "the file ends inside event record {number} (its {len} bytes of data and 4 of checksum from byte \
                  {}: {got} are there): a writer still running, or stopped mid-record",
@@ -425,7 +440,17 @@ fn rows(step: i64, wall_time: f64, v: SummaryValue) -> Vec<Map<String, Value>> {
 /// its digits (as `trainer-state` keeps them).
 fn scalar(t: &Tensor) -> Option<(Value, Value)> {
     let elements: i64 = t.tensor_shape.as_ref().map_or(1, |s| s.dim.iter().map(|d| d.size).product());
-    if elements != 1 {
+    // several values in a tensor of one element (no shape said, or a shape of one): no scalar
+    let values = match t.dtype {
+        DT_FLOAT => t.float_val.len(),
+        DT_DOUBLE => t.double_val.len(),
+        DT_INT32 => t.int_val.len(),
+        DT_INT64 => t.int64_val.len(),
+        DT_BOOL => t.bool_val.len(),
+        DT_HALF | DT_BFLOAT16 => t.half_val.len(),
+        _ => 0,
+    };
+    if elements != 1 || values > 1 {
         return None;
     }
     if t.dtype == DT_INT64
@@ -623,5 +648,23 @@ mod tests {
         );
         assert!(got[2].starts_with("3 {") && got[2].contains("\"step\":3"), "{got:?}");
         assert!(got[3].starts_with("4 {") && got[3].contains("\"step\":4"), "{got:?}");
+        // a record cut short, then whole records (a file written after a cut one): they are read
+        let big = record(&scalar_event(5, &"x".repeat(400), 5.0));
+        let mut bytes = good.clone();
+        bytes.extend(&big[..100]);
+        bytes.extend(record(&scalar_event(6, "a", 6.0)));
+        let got = items(bytes);
+        assert_eq!(got.len(), 3, "{got:?}");
+        assert!(got[1].starts_with("2! checksum: event record 2 at byte"), "{got:?}");
+        assert!(
+            got[1].contains("runs past the end of the file, but whole records follow; 100 bytes skipped"),
+            "{got:?}"
+        );
+        assert!(got[2].starts_with("3 {") && got[2].contains("\"step\":6"), "{got:?}");
+        // several values in a tensor of one element are no scalar
+        let mut t = Tensor { dtype: DT_DOUBLE, double_val: vec![3.0, 4.0], ..Default::default() };
+        assert_eq!(scalar(&t), None);
+        t.double_val.truncate(1);
+        assert_eq!(scalar(&t).map(|(v, _)| v), Some(serde_json::json!(3.0)));
     }
 }
