@@ -1257,3 +1257,34 @@ fn a_run_resumed_offline_counts_its_steps_again_and_the_warning_says_so() {
     );
     assert_eq!(query(&release(dir, "res"), "SELECT count(*) AS n FROM t WHERE metric = 'loss'"), "n\n6\n");
 }
+
+/// A trackio run's config holding a token (the run's arguments passed whole) has it replaced,
+/// as a W&B run's, and a warning names the run.
+#[test]
+fn credentials_in_a_trackio_runs_config_are_replaced_and_said() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("raw")).unwrap();
+    std::fs::copy(repo().join("pipelines/trackio/raw/demo.db"), dir.join("raw/demo.db")).unwrap();
+    let script = "import sys, sqlite3\n\
+                  c = sqlite3.connect(sys.argv[1])\n\
+                  c.execute(\"UPDATE configs SET config = '{\\\"lr\\\": 0.001, \\\"hf_token\\\": \\\"hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123\\\", \\\"eos_token\\\": \\\"<|endoftext|>\\\"}' WHERE run_name = 'baseline'\")\n\
+                  c.commit()\n";
+    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(dir.join("raw/demo.db")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::write(
+        dir.join("pipeline.toml"),
+        "name = \"tr\"\n[[source]]\nname = \"r\"\npath = \"raw/demo.db\"\nformat = \"trackio-runs\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT run, config FROM r\"\n",
+    )
+    .unwrap();
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("1 run holds credentials (access tokens, a key that names one) in its config, replaced by REDACTED: baseline"),
+        "{}",
+        stderr(&o)
+    );
+    let config = query(&release(dir, "tr"), "SELECT config FROM t WHERE run = 'baseline'");
+    assert!(config.contains("REDACTED") && !config.contains("hf_AbCd") && config.contains("<|endoftext|>"), "{config}");
+}

@@ -186,6 +186,9 @@ pub struct Reader {
     runs: HashMap<String, ContentDigest>,
     /// Runs read again with the same content: how many, and the first.
     run_repeats: (u64, Option<SourceRef>),
+    /// Runs whose config held credentials, replaced by `REDACTED` (as W&B runs' are): their
+    /// names, in the order read.
+    scrubbed: Vec<String>,
 }
 
 impl Reader {
@@ -198,7 +201,23 @@ impl Reader {
             alerts: (0, None),
             runs: HashMap::new(),
             run_repeats: (0, None),
+            scrubbed: Vec::new(),
         }
+    }
+
+    /// Replaces the credentials a run record's config holds (a token passed in the run's
+    /// arguments, a key that names one) by `REDACTED`, as W&B runs' configs are; the run is
+    /// named in [`Reader::finish`]'s warning.
+    fn scrubbed(&mut self, mut r: Map<String, Value>) -> Map<String, Value> {
+        if let Some(config) = r.get_mut("config")
+            && super::wandb::values::redact(config, &[]) > 0
+        {
+            let run = r.get("run").and_then(Value::as_str).unwrap_or("(unnamed)").to_string();
+            if !self.scrubbed.contains(&run) {
+                self.scrubbed.push(run);
+            }
+        }
+        r
     }
 
     /// Whether run record `r` (read at `sref`) repeats a run already read with the same
@@ -299,7 +318,7 @@ impl Reader {
             out.insert("run_id".into(), r.get("run_id").cloned().unwrap_or(Value::Null));
             out.insert("config".into(), config);
             out.insert("created_at".into(), r.get("timestamp").cloned().unwrap_or(Value::Null));
-            return Some(Item::Record(out, at));
+            return Some(Item::Record(self.scrubbed(out), at));
         }
         for k in ["v", "kind", "project", "config"] {
             r.shift_remove(k);
@@ -418,6 +437,7 @@ impl Reader {
             if self.format == Format::TrackioRuns {
                 r.insert("config".into(), value);
                 r.insert("created_at".into(), cells.shift_remove("created_at").unwrap_or(Value::Null));
+                let r = self.scrubbed(r);
                 if !self.run_read_before(&r, &sref) {
                     sink(Item::Record(r, at))?;
                 }
@@ -498,6 +518,7 @@ impl Reader {
                 r.insert("config".into(), Value::Object(rest));
                 r.insert("created_at".into(), cells.shift_remove("created_at").unwrap_or(Value::Null));
                 let sref = SourceRef { file: input.rel.clone(), at: at.clone() };
+                let r = self.scrubbed(r);
                 return if self.run_read_before(&r, &sref) { Ok(()) } else { sink(Item::Record(r, at)) };
             }
             if self.format == Format::TrackioMetrics {
@@ -517,6 +538,21 @@ impl Reader {
     /// Says in `report` what the source's files held that gives no row: records read again
     /// (same `log_id`, same content) and alerts.
     pub fn finish(self, table: &str, report: &mut BuildReport) {
+        if !self.scrubbed.is_empty() {
+            let names: Vec<&str> = self.scrubbed.iter().map(String::as_str).collect();
+            report.warn(
+                table,
+                "credentials",
+                None,
+                format!(
+                    "{} run{} credentials (access tokens, a key that names one) in {} config, replaced by REDACTED: {}",
+                    names.len(),
+                    if names.len() == 1 { " holds" } else { "s hold" },
+                    if names.len() == 1 { "its" } else { "their" },
+                    crate::core::report::first_names(&names, 5)
+                ),
+            );
+        }
         let (n, first) = self.repeats;
         if n > 0 {
             report.warn(

@@ -389,7 +389,7 @@ pub fn scrub_credentials(text: &str) -> Option<String> {
     // the prefixes no word has are found inside longer text too; `sk-` and `xox` at a word's start
     let token = TOKEN.get_or_init(|| {
         regex::Regex::new(
-            r"(?:hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|\bsk-[A-Za-z0-9_-]{20,}|\bxox[abposr]-[A-Za-z0-9-]{10,}|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})",
+            r"(?:hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|\bsk-[A-Za-z0-9_-]*[A-Za-z0-9]{16,}[A-Za-z0-9_-]*|\bxox[abposr]-[A-Za-z0-9-]{10,}|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})",
         )
         .expect("static pattern")
     });
@@ -531,6 +531,8 @@ mod tests {
         assert_eq!(c["OPENAI_API_KEY"], "sk-abc");
         assert_eq!(c["eos_token"], "<|endoftext|>");
         assert_eq!(c["tokenizer_name"], "Qwen/Qwen3-8B-Instruct-2507-FP8");
+        // a name that starts as an OpenAI key does, without a key's run of random characters
+        assert_eq!(scrub_credentials("sk-learn-baseline-experiment-01"), None);
         // a Hugging Face token of 20 characters or more after its prefix, in any text
         assert_eq!(scrub_credentials("key hf_HISTSECRETabcdefghij").as_deref(), Some("key REDACTED"));
         // a secret with `/` (AWS) or `@` in it, secrets in a query string or a fragment,
