@@ -1566,10 +1566,18 @@ pub fn left_out_notes(spec: &PipelineSpec) -> Vec<String> {
 pub fn unread_note(unread: &[String]) -> Option<String> {
     let names: Vec<&str> = unread.iter().map(String::as_str).collect();
     let one = names.len() == 1;
+    // a Trainer run's states: each save holds the whole log, so one is read per run
+    let states = names.iter().any(|n| n.rsplit('/').next() == Some("trainer_state.json"));
+    let trainer = if states {
+        " (of a Trainer run's `trainer_state.json` files, add one: its output folder's, else its last \
+         checkpoint's, as each save holds the whole log; `runpack init` of the folder names them so)"
+    } else {
+        ""
+    };
     (!names.is_empty()).then(|| {
         format!(
             "{} file{} under raw/ {} read by no source (added since the pipeline was written?): {}; add {} to a \
-             source's `path` in pipeline.toml",
+             source's `path` in pipeline.toml{trainer}",
             names.len(),
             if one { "" } else { "s" },
             if one { "is" } else { "are" },
@@ -1587,6 +1595,19 @@ pub fn release_path(releases_dir: &Path, spec: &PipelineSpec, version: &str) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_unread_note_says_how_to_add_a_trainer_run() {
+        let plain = unread_note(&["raw/b/metrics.jsonl".into()]).unwrap();
+        assert!(plain.ends_with("add it to a source's `path` in pipeline.toml"), "{plain}");
+        let states =
+            unread_note(&["raw/c/checkpoint-10/trainer_state.json".into(), "raw/c/trainer_state.json".into()]).unwrap();
+        assert!(
+            states.contains("of a Trainer run's `trainer_state.json` files, add one: its output folder's"),
+            "{states}"
+        );
+        assert_eq!(unread_note(&[]), None);
+    }
 
     /// The steps a [`Recorder`] saw, each with its unit, total and the sum of its advances.
     fn steps_of(events: &[crate::core::progress::Event]) -> Vec<(String, Unit, Option<u64>, u64)> {
