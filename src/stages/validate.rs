@@ -426,7 +426,8 @@ impl<'a> Validator<'a> {
         // primary key groups, in row order; each group's rows are checked for unique values
         // once the duplicate-key rule has chosen among them
         if let Some(conv) = &self.pk_conv {
-            let rows = conv.convert_columns(&self.key_columns(b)).map_err(|e| Error::format(&self.table, e))?;
+            let key_columns = self.key_columns(b);
+            let rows = conv.convert_columns(&key_columns).map_err(|e| Error::format(&self.table, e))?;
             let mut start = 0;
             while start < n {
                 let mut end = start + 1;
@@ -484,6 +485,10 @@ impl<'a> Validator<'a> {
                                     });
                                 }
                             }
+                            // rows whose key has a null share no key: each breaks `required` on
+                            // its own, and no rule chooses among them
+                            DuplicatePolicy::KeepLast | DuplicatePolicy::KeepFirst
+                                if key_columns.iter().any(|c| c.is_null(start)) => {}
                             DuplicatePolicy::KeepLast | DuplicatePolicy::KeepFirst => self.choose_duplicate(
                                 b,
                                 start..end,

@@ -755,3 +755,35 @@ fn nans_are_never_duplicates_of_each_other_under_unique() {
     let o = build(dir, &["-q"]);
     assert_violations(&o, 1, &["x: value 1.5 appears in an earlier row"]);
 }
+
+/// Rows whose key is null share no key: under keep-last each breaks `required` on its own (one
+/// was taken as superseded by the other, and only one was said).
+#[test]
+fn rows_with_a_null_key_are_each_a_violation_under_keep_last() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "a.jsonl",
+        "{\"id\": 1, \"v\": 1}\n{\"id\": null, \"v\": 2}\n{\"id\": null, \"v\": 3}\n{\"id\": 1, \"v\": 4}\n",
+    );
+    write(
+        dir,
+        "s.json",
+        r#"{"fields":[{"name":"id","type":"integer"},{"name":"v","type":"integer"},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}],"primaryKey":["id"]}"#,
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        &one_source(
+            "p",
+            "a.jsonl",
+            "jsonl",
+            "",
+            "SELECT * FROM raw",
+            "schema = \"s.json\"\non_duplicate_key = \"keep-last\"\n",
+        ),
+    );
+    let o = build(dir, &[]);
+    assert_violations(&o, 2, &["a.jsonl:2:id: value is null but the field is required", "a.jsonl:3:id: value is null"]);
+}
