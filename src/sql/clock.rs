@@ -27,6 +27,15 @@ pub fn pin_clock(ctx: &datafusion::prelude::SessionContext, epoch: Option<i64>) 
     ctx.add_analyzer_rule(Arc::new(PinClock { epoch }));
 }
 
+/// Checks `plan` as [`pin_clock`]'s analyzer will (a view's, which is analyzed only where a
+/// table or card section reads it), so that the error names the view.
+///
+/// Errors: [`datafusion::error::DataFusionError::Plan`] naming the function refused.
+pub fn check(plan: &LogicalPlan, epoch: Option<i64>) -> datafusion::error::Result<()> {
+    use datafusion::optimizer::AnalyzerRule as _;
+    PinClock { epoch }.analyze(plan.clone(), &datafusion::config::ConfigOptions::default()).map(|_| ())
+}
+
 #[derive(Debug)]
 struct PinClock {
     epoch: Option<i64>,

@@ -842,6 +842,8 @@ fn the_clock_of_a_builds_sql_is_pinned_or_refused_and_random_is_refused() {
     let o = build(dir, &["-q"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("current_date() reads the clock"), "{}", stderr(&o));
+    // named at the view, not at the table that reads it
+    assert!(stderr(&o).contains("error: view stamped ("), "{}", stderr(&o));
     let o = run(bin()
         .arg("build")
         .arg(dir)

@@ -449,7 +449,7 @@ async fn build_tables(
     inputs: &mut BTreeMap<String, (PathBuf, BTreeSet<String>)>,
 ) -> std::result::Result<BuiltTables, Failure> {
     let TablesEnv { ctx, spec, opts, root, work, progress, .. } = *env;
-    register_views(ctx, spec).await?;
+    register_views(ctx, spec, opts.source_date_epoch).await?;
     let (order, deps) = table_order(spec)?;
     let mut table_entries: BTreeMap<String, TableEntry> = BTreeMap::new();
     // (table, file written)
@@ -655,9 +655,13 @@ impl Finishing {
     }
 }
 
-/// Registers the pipeline's views in `ctx`, in order; a view that uses `SIMILAR TO` is
-/// refused, named.
-async fn register_views(ctx: &datafusion::prelude::SessionContext, spec: &PipelineSpec) -> Result<()> {
+/// Registers the pipeline's views in `ctx`, in order; a view that uses `SIMILAR TO`, or the clock
+/// without `epoch` (`SOURCE_DATE_EPOCH`) or `random()`, is refused, named.
+async fn register_views(
+    ctx: &datafusion::prelude::SessionContext,
+    spec: &PipelineSpec,
+    epoch: Option<i64>,
+) -> Result<()> {
     for (i, v) in spec.def.views.iter().enumerate() {
         let sql = spec.view_sql(i)?;
         let context = || format!("view {} ({})", v.name, origin(spec, v.sql.as_deref(), "view", &v.name));
@@ -670,6 +674,8 @@ async fn register_views(ctx: &datafusion::prelude::SessionContext, spec: &Pipeli
         if crate::sql::session::uses_similar_to(df.logical_plan()) {
             return Err(Error::config(context(), crate::sql::session::SIMILAR_TO_REFUSED));
         }
+        // the clock and random functions, named at the view rather than at a table reading it
+        crate::sql::clock::check(df.logical_plan(), epoch).map_err(|e| Error::sql(context(), e))?;
         ctx.register_table(v.name.as_str(), df.into_view()).map_err(|e| Error::sql(context(), e))?;
     }
     Ok(())
