@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::Parser as _;
 
 /// Stack of the thread that runs the command, in bytes: SQL planning recurses over long
 /// expressions.
@@ -28,7 +28,22 @@ pub fn main() -> ExitCode {
     #[cfg(target_os = "linux")]
     without_transparent_huge_pages();
     crate::core::error::install_panic_hook();
-    let cli = super::Cli::parse();
+    let cli = match super::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // help and the version go to stdout: one that cannot be written (a full disk) is
+            // said, as any document that cannot be; a reader gone away (`| head`) is not
+            let printed = e.print().and_then(|()| std::io::stdout().flush());
+            let code = u8::try_from(e.exit_code()).unwrap_or(2);
+            return match printed {
+                Err(w) if code == 0 && w.kind() != std::io::ErrorKind::BrokenPipe => {
+                    let _ = writeln!(std::io::stderr(), "error: <stdout>: {w}");
+                    ExitCode::from(2)
+                }
+                _ => ExitCode::from(code),
+            };
+        }
+    };
     super::init_tracing(cli.verbose, cli.quiet);
     let build = cli.is_build();
     let verbose = cli.verbose > 0 && !cli.quiet;

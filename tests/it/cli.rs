@@ -59,6 +59,11 @@ fn a_json_document_that_cannot_be_written_is_an_error() {
     let o = run(bin().args(["verify", "--format", "json"]).arg(release(dir, "p")).stdout(full));
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("error: <stdout>: No space left on device"), "{}", stderr(&o));
+    // help and the version too
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let o = run(bin().arg("--version").stdout(full));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("error: <stdout>: No space left on device"), "{}", stderr(&o));
 }
 
 /// The Hub token of the environment is `<token>` in every message, whatever the command, when
