@@ -402,32 +402,6 @@ pub fn is_release_folder(dir: &std::path::Path) -> bool {
     dir.join("manifest.json").is_file() && dir.join("SHA256SUMS").is_file()
 }
 
-/// The files and links in release folder `dir` that `manifest` does not list, `/`-separated
-/// and sorted: besides `manifest.json` and `SHA256SUMS`, and a downloaded copy's
-/// `.gitattributes`, `.git/` and `.cache/` (what the Hub's clients keep there).
-pub fn unlisted_files(dir: &Path, manifest: &Manifest) -> Vec<String> {
-    let listed: std::collections::BTreeSet<&str> = manifest.files.iter().map(|f| f.path.as_str()).collect();
-    let own = ["manifest.json", "SHA256SUMS", ".gitattributes"];
-    let mut out = Vec::new();
-    let walk = walkdir::WalkDir::new(dir).min_depth(1).sort_by_file_name().into_iter();
-    for e in walk
-        .filter_entry(|e| {
-            !(e.depth() == 1 && e.file_type().is_dir() && matches!(e.file_name().to_str(), Some(".git" | ".cache")))
-        })
-        .flatten()
-    {
-        if e.file_type().is_dir() {
-            continue;
-        }
-        let Ok(rel) = e.path().strip_prefix(dir) else { continue };
-        let rel = rel.to_string_lossy().replace('\\', "/");
-        if !own.contains(&rel.as_str()) && !listed.contains(rel.as_str()) {
-            out.push(rel);
-        }
-    }
-    out
-}
-
 /// True when a manifest path stays inside the release folder (relative, no `..`, no `\`).
 pub fn safe_relative(path: &str) -> bool {
     !path.is_empty()

@@ -260,7 +260,7 @@ pub fn stale(
     }
     // a file put in the release's folder by hand: the release no longer verifies, and a
     // rebuild (--force) would not keep it
-    let extra = crate::stages::release::unlisted_files(release, manifest);
+    let extra = crate::verbs::verify::unexpected_files(release, manifest);
     if !extra.is_empty() {
         let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
         changes.push(format!(

@@ -926,17 +926,19 @@ fn check_row_totals(m: &Manifest, rep: &mut VerifyReport) {
 
 /// Files in the folder that the manifest does not list.
 fn check_unexpected_files(dir: &Path, m: &Manifest, rep: &mut VerifyReport) {
-    // unexpected files
-    let listed: BTreeSet<&str> = m.files.iter().map(|f| f.path.as_str()).collect();
-    for rel in all_files(dir) {
-        // a Hub repository's own `.gitattributes` (which files are LFS), in a downloaded copy
-        if rel == "manifest.json" || rel == "SHA256SUMS" || rel == ".gitattributes" {
-            continue;
-        }
-        if !listed.contains(rel.as_str()) {
-            rep.push(ProblemKind::Unexpected, format!("{rel}: unexpected file (not in the manifest)"));
-        }
+    for rel in unexpected_files(dir, m) {
+        rep.push(ProblemKind::Unexpected, format!("{rel}: unexpected file (not in the manifest)"));
     }
+}
+
+/// The files in release folder `dir` ([`all_files`]) that manifest `m` does not list, besides
+/// `manifest.json`, `SHA256SUMS` and a downloaded copy's `.gitattributes`: what verify reports
+/// as unexpected, and what keeps a build from taking the release for up to date.
+pub fn unexpected_files(dir: &Path, m: &Manifest) -> Vec<String> {
+    let listed: BTreeSet<&str> = m.files.iter().map(|f| f.path.as_str()).collect();
+    // a Hub repository's own `.gitattributes` (which files are LFS), in a downloaded copy
+    let own = ["manifest.json", "SHA256SUMS", ".gitattributes"];
+    all_files(dir).into_iter().filter(|rel| !own.contains(&rel.as_str()) && !listed.contains(rel.as_str())).collect()
 }
 
 /// `SHA256SUMS` agrees with the manifest (and with `manifest.json`'s own digest) line by line.
