@@ -552,15 +552,14 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
         }
         let t = TablePlan { source: format!("{table}_raw"), table, plan, trial };
         if let Some((at, n)) = &t.trial.keep_last {
-            let why = t.why_repeated();
-            let why = why.split_once(", and").map_or(why, |(first, _)| first);
             notes.push(format!(
-                "table {}: key ({}) repeats in {} row{} ({at}: {why}); the table keeps the last row of each key \
+                "table {}: key ({}) repeats in {} row{} ({at}: {}); the table keeps the last row of each key \
                  (on_duplicate_key = \"keep-last\"), and each build names the rows set aside",
                 t.table,
                 t.trial.key.join(", "),
                 crate::core::numbers::group_digits(*n),
-                if *n == 1 { "" } else { "s" }
+                if *n == 1 { "" } else { "s" },
+                t.why_repeated()
             ));
         }
         for (from, to) in t.renamed() {
@@ -3163,8 +3162,8 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
         .unwrap_or_default();
     let mut keys = Keys::new(&plan.keys, &captures, captures_tell_files_apart(plan));
     keys.order = match plan.format {
-        Format::TinkerMetrics | Format::TinkerTimings => Some(("step", None, i64::MIN, false)),
-        Format::TinkerCheckpoints => Some(("batch", None, i64::MIN, false)),
+        Format::TinkerMetrics | Format::TinkerTimings => Some(StepOrder::new("step", false)),
+        Format::TinkerCheckpoints => Some(StepOrder::new("batch", true)),
         _ => None,
     };
     let mut schema: Option<SchemaRef> = None;
@@ -3233,13 +3232,10 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
 /// (rows of two files differ in their captures), so that memory follows the largest file.
 struct Keys {
     candidates: Vec<KeyCheck>,
-    /// Of a log a run appends to, the column its steps rise by (`step`, a checkpoint's
-    /// `batch`), the file being read, the greatest step met so far in it and whether the
-    /// steps went back before (a resume): a key repeated after a resume is a resumed run's;
-    /// one repeated in a file whose steps never went back is not. A checkpoint saved again at
-    /// the step of the last (`final` beside `000040`, or the same one after a resume) counts as
-    /// going back: a save names its step once.
-    order: Option<(&'static str, Option<String>, i64, bool)>,
+    /// Of a log a run appends to, how its steps go, file by file: a key repeated after the
+    /// steps went back is a resumed run's; one repeated in a file whose steps never went back
+    /// is not.
+    order: Option<StepOrder>,
     /// Whether a key of the first candidate repeated where the steps had not gone back.
     repeat_forward: bool,
     /// Whether a candidate was given up for its rows' number, not for a null or a duplicate.
@@ -3262,6 +3258,48 @@ struct KeyCheck {
     /// The file whose keys `seen` holds, when checked file by file.
     file: Option<String>,
     seen: ahash::AHashSet<(u64, u64)>,
+}
+
+/// How the steps of a log a run appends to go in the file being read (see [`Keys::order`]).
+struct StepOrder {
+    /// The column its steps rise by: `step`, a checkpoint's `batch`.
+    column: &'static str,
+    /// Whether a step met again counts as going back: a checkpoint saved again at the step of
+    /// the last (`final` beside `000040`, or the same one after a resume), as a save names its
+    /// step once; not a metrics log's records, several of which one step may have.
+    ties_go_back: bool,
+    file: Option<String>,
+    greatest: i64,
+    /// Whether the steps went back before, in this file.
+    resumed: bool,
+}
+
+impl StepOrder {
+    fn new(column: &'static str, ties_go_back: bool) -> StepOrder {
+        StepOrder { column, ties_go_back, file: None, greatest: i64::MIN, resumed: false }
+    }
+
+    /// For each row of `rb`, whether the steps went back before it in its file (a row without
+    /// a step, a summary's, tells nothing: true). `None` when `rb` has no such column.
+    fn went_back(&mut self, rb: &RecordBatch) -> Option<Vec<bool>> {
+        use arrow::array::AsArray;
+        let files = rb.column_by_name("_source_file").and_then(|c| c.as_string_opt::<i32>());
+        let steps = rb.column_by_name(self.column)?.as_primitive_opt::<arrow::datatypes::Int64Type>()?;
+        let mut out = Vec::with_capacity(rb.num_rows());
+        for i in 0..rb.num_rows() {
+            let f = files.filter(|f| f.is_valid(i)).map(|f| f.value(i));
+            if f != self.file.as_deref() {
+                *self = StepOrder { file: f.map(String::from), ..StepOrder::new(self.column, self.ties_go_back) };
+            }
+            if steps.is_valid(i) {
+                let s = steps.value(i);
+                self.resumed |= s < self.greatest || (self.ties_go_back && s == self.greatest);
+                self.greatest = self.greatest.max(s);
+            }
+            out.push(self.resumed || steps.is_null(i));
+        }
+        Some(out)
+    }
 }
 
 impl KeyCheck {
@@ -3348,27 +3386,7 @@ impl Keys {
         let b = ahash::RandomState::with_seeds(5, 6, 7, 8);
         let files = rb.column_by_name("_source_file").and_then(|c| c.as_string_opt::<i32>());
         // each row: whether the steps went back before it in its file (a resume)
-        let went_back: Option<Vec<bool>> = self.order.as_mut().and_then(|(column, file, greatest, resumed)| {
-            let steps = rb.column_by_name(column)?.as_primitive_opt::<arrow::datatypes::Int64Type>()?;
-            let mut out = Vec::with_capacity(rb.num_rows());
-            for i in 0..rb.num_rows() {
-                let f = files.filter(|f| f.is_valid(i)).map(|f| f.value(i));
-                if f != file.as_deref() {
-                    *file = f.map(String::from);
-                    (*greatest, *resumed) = (i64::MIN, false);
-                }
-                if steps.is_valid(i) {
-                    let s = steps.value(i);
-                    *resumed |= s < *greatest || (*column == "batch" && s == *greatest);
-                    out.push(*resumed);
-                    *greatest = (*greatest).max(s);
-                } else {
-                    // a row without a step (a summary) tells nothing
-                    out.push(true);
-                }
-            }
-            Some(out)
-        });
+        let went_back: Option<Vec<bool>> = self.order.as_mut().and_then(|o| o.went_back(rb));
         for (n, k) in self.candidates.iter_mut().enumerate().filter(|(_, k)| k.broken.is_none()) {
             let mut arrays = Vec::new();
             for c in &k.columns {
@@ -3511,13 +3529,11 @@ impl TablePlan {
         !(self.plan.hidden.iter().any(|h| h == c) || stepless_step)
     }
 
-    /// Why the rows of a key repeat, as the pipeline's comment and init's note say it.
+    /// Why the rows of a key repeat, as init's note and the pipeline's comment say it.
     fn why_repeated(&self) -> &'static str {
         match self.plan.steps {
-            StepRows::Without => "each `log_summary` call restates a run's running totals, and the last is the run's",
-            _ => {
-                "a run resumed from a checkpoint logs the steps after it again, and the last row of a key is the run's"
-            }
+            StepRows::Without => "each `log_summary` call restates a run's running totals",
+            _ => "a run resumed from a checkpoint logs the steps after it again",
         }
     }
 
@@ -4098,7 +4114,10 @@ fn pipeline_toml(
         ));
         if let Some((at, _)) = &tp.trial.keep_last {
             let at: String = at.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
-            t.push_str(&format!("on_duplicate_key = \"keep-last\"   # {at}: {}\n", tp.why_repeated()));
+            t.push_str(&format!(
+                "on_duplicate_key = \"keep-last\"   # {at}: {}, and the last row of each key is the run's\n",
+                tp.why_repeated()
+            ));
         }
         t.push_str(&format!("query = \"\"\"\n{}\n\"\"\"\n", multiline_body(&tp.sql())));
     }
