@@ -248,7 +248,7 @@ fn hf_home() -> PathBuf {
 /// `HF_HOME/token`) for [`crate::core::secrets::redact`], whatever the command: a token found
 /// in the data (a config that logged it) is then `<token>` in every message, as in a publish's.
 pub fn remember_tokens() {
-    let path = var("HF_TOKEN_PATH").map(PathBuf::from).unwrap_or_else(|| hf_home().join("token"));
+    let path = token_path(&hf_home());
     // a token file is a line: anything larger is no token, and is not read whole
     let from_file = std::fs::File::open(&path).ok().and_then(|f| {
         let mut t = String::new();
@@ -257,6 +257,11 @@ pub fn remember_tokens() {
     for t in var("HF_TOKEN").into_iter().chain(from_file) {
         crate::core::secrets::remember(t.trim(), "<token>");
     }
+}
+
+/// The token file: `HF_TOKEN_PATH`, else `token` in `hf_home`.
+fn token_path(hf_home: &Path) -> PathBuf {
+    var("HF_TOKEN_PATH").map(PathBuf::from).unwrap_or_else(|| hf_home.join("token"))
 }
 
 fn hub_env(token_file: Option<&Path>) -> Result<HubEnv, Error> {
@@ -276,7 +281,7 @@ fn hub_env(token_file: Option<&Path>) -> Result<HubEnv, Error> {
                 Some(t)
             }
             None => {
-                let path = var("HF_TOKEN_PATH").map(PathBuf::from).unwrap_or_else(|| hf_home.join("token"));
+                let path = token_path(&hf_home);
                 match std::fs::read_to_string(&path).ok().and_then(Token::new) {
                     Some(t) => {
                         t.check(&path.display().to_string())?;

@@ -6,8 +6,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 /// `eprintln!` that never panics: a message to a closed stderr (`2>&1 | head`) is dropped,
-/// not turned into a second error.
-/// A line on stderr, with every secret the process holds replaced
+/// not turned into a second error. Every secret the process holds is replaced in it
 /// ([`crate::core::secrets::redact`]): a token may sit in the data a message quotes.
 macro_rules! say {
     ($($t:tt)*) => {{

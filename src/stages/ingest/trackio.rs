@@ -535,8 +535,8 @@ impl Reader {
         })
     }
 
-    /// Says in `report` what the source's files held that gives no row: records read again
-    /// (same `log_id`, same content) and alerts.
+    /// Says in `report` what the source's files held that gives no row (records read again,
+    /// same `log_id` and content; alerts), and the runs whose config had credentials replaced.
     pub fn finish(self, table: &str, report: &mut BuildReport) {
         if !self.scrubbed.is_empty() {
             let names: Vec<&str> = self.scrubbed.iter().map(String::as_str).collect();
