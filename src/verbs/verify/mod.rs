@@ -931,7 +931,8 @@ fn check_unexpected_files(dir: &Path, m: &Manifest, rep: &mut VerifyReport) {
     }
 }
 
-/// The files in release folder `dir` ([`all_files`]) that manifest `m` does not list, besides
+/// The files in release folder `dir` (regular files, and links into a Hugging Face cache's
+/// blobs; `.git/` and `.cache/huggingface/` left out) that manifest `m` does not list, besides
 /// `manifest.json`, `SHA256SUMS` and a downloaded copy's `.gitattributes`: what verify reports
 /// as unexpected, and what keeps a build from taking the release for up to date.
 pub fn unexpected_files(dir: &Path, m: &Manifest) -> Vec<String> {
