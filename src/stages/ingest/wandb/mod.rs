@@ -482,7 +482,7 @@ impl FilePass {
                     if table == WandbTable::Runs {
                         pass.runs_read += 1;
                     }
-                    let changed = scrub_row(table, &mut m.clone());
+                    let changed = credentials_in(table, m);
                     if !changed.is_empty() {
                         // a run without an id (a UI export without its `ID` column) is named by its place
                         let run = m
@@ -1082,6 +1082,24 @@ fn scrub_row(table: WandbTable, m: &mut Map<String, Value>) -> Vec<String> {
         Some(metric) if changed => vec![format!("value_text of {metric}")],
         None if changed => vec!["value_text".into()],
         _ => vec![],
+    }
+}
+
+/// The columns of a row of `table` that [`scrub_row`] would change, the row left as it is:
+/// for the first pass's warning. Only a run row is copied whole; a history or system row's
+/// logged text alone, when it has one (most rows hold a number).
+fn credentials_in(table: WandbTable, m: &Map<String, Value>) -> Vec<String> {
+    match (table, m.get("value_text")) {
+        (WandbTable::Runs, _) => scrub_row(table, &mut m.clone()),
+        (_, Some(text)) if !text.is_null() => {
+            let mut row = Map::new();
+            row.insert("value_text".into(), text.clone());
+            if let Some(metric) = m.get("metric") {
+                row.insert("metric".into(), metric.clone());
+            }
+            scrub_row(table, &mut row)
+        }
+        _ => Vec::new(),
     }
 }
 
