@@ -1225,6 +1225,48 @@ fn a_compressed_tensorboard_event_file_is_read_through_its_compression() {
     );
 }
 
+/// A run that logs its command line as a text and its arguments as hyperparameters, a token
+/// among them: the release keeps none of it, and the build says where it was.
+#[test]
+fn credentials_in_tensorboard_texts_and_hyperparameters_are_replaced_and_said() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = tmp.path().join("outputs");
+    let secret = format!("hf_{}", "Q".repeat(34));
+    let script = "import sys\n\
+                  from tensorboardX import SummaryWriter\n\
+                  w = SummaryWriter(sys.argv[1] + '/runs/a')\n\
+                  w.add_scalar('loss', 0.5, 1)\n\
+                  w.add_text('cmd', 'train.py --push https://bob:' + sys.argv[2] + '@hf.co/x --lr 1e-5', 1)\n\
+                  w.add_text('note', 'a plain text', 1)\n\
+                  w.add_hparams({'hub_token': 'x' + sys.argv[2], 'pad_token': '<pad>', 'lr': 1e-5}, {'m': 1.0})\n\
+                  w.close()\n";
+    let o = run(std::process::Command::new(python()).args(["-c", script]).arg(&folder).arg(&secret));
+    assert!(o.status.success(), "tensorboardX failed: {}", stderr(&o));
+    let o = run(bin().current_dir(tmp.path()).arg("init").arg(&folder).args(["--name", "x"]));
+    assert!(o.status.success(), "init failed: {}", stderr(&o));
+    let o =
+        run(bin().arg("build").arg(tmp.path().join("pipelines/x")).arg("--releases-dir").arg(tmp.path().join("out")));
+    assert!(o.status.success(), "build failed: {}", stderr(&o));
+    let release = PathBuf::from(stdout(&o).trim());
+    assert!(
+        stderr(&o).contains("2 texts hold credentials (access tokens, a URL's password, a hyperparameter that names one), replaced by REDACTED in `value_text`; tags: cmd/text_summary, hub_token"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        query(&release, "SELECT tag, value_text FROM tensorboard WHERE value_text IS NOT NULL ORDER BY tag"),
+        "tag,value_text\n\
+         cmd/text_summary,train.py --push https://REDACTED@hf.co/x --lr 1e-5\n\
+         hub_token,REDACTED\n\
+         note/text_summary,a plain text\n\
+         pad_token,<pad>\n"
+    );
+    // nowhere in the release: not in its tables, card or rejects
+    for (file, bytes) in files_under(&release) {
+        assert!(!bytes.windows(secret.len()).any(|w| w == secret.as_bytes()), "{file} holds the token");
+    }
+}
+
 /// A run resumed offline (the same id, `resume="allow"`) writes a folder per session, each
 /// counting `_step` from 0: the warning says those are different steps, and the build's hint
 /// does not take them for steps logged again.

@@ -622,6 +622,7 @@ fn convert(
         text_values: (0, None),
         negative_zeros: (0, None),
         with_items: BTreeSet::new(),
+        scrubbed_texts: (0, None, BTreeSet::new()),
         present: vec![false; columns.len()],
     };
     // de-duplicates a trackio source's records by log_id across its files
@@ -679,6 +680,7 @@ fn convert(
         }
     }
     let (texts, first_text) = applier.text_values.clone();
+    let (scrubbed, first_scrubbed, tags) = std::mem::take(&mut applier.scrubbed_texts);
     let (zeros, first_zero) = applier.negative_zeros.clone();
     if let Some((at, path)) = first_zero {
         report.warn(
@@ -695,6 +697,21 @@ fn convert(
     }
     if let Some(reader) = trackio_reader {
         reader.finish(&src.name, report);
+    }
+    if scrubbed > 0 {
+        let tags: Vec<&str> = tags.iter().map(String::as_str).collect();
+        report.warn(
+            &src.name,
+            "credentials",
+            first_scrubbed,
+            format!(
+                "{} text{} credentials (access tokens, a URL's password, a hyperparameter that names one), \
+                 replaced by REDACTED in `value_text`; tags: {}",
+                crate::core::numbers::group_digits(scrubbed),
+                if scrubbed == 1 { " holds" } else { "s hold" },
+                crate::core::report::first_names(&tags, 5)
+            ),
+        );
     }
     if texts > 0 {
         report.warn(
@@ -1626,6 +1643,8 @@ struct Applier<'a> {
     negative_zeros: (u64, Option<(SourceRef, String)>),
     /// The files that gave at least one record or bad line.
     with_items: BTreeSet<String>,
+    /// TensorBoard texts whose credentials were replaced: how many, the first, and the tags.
+    scrubbed_texts: (u64, Option<SourceRef>, BTreeSet<String>),
     /// Per converted column: whether any record had its key (`null` included).
     present: Vec<bool>,
 }
@@ -1732,8 +1751,17 @@ impl Applier<'_> {
             }
         }
         for (row, reasons) in &bad {
-            let record =
+            let mut record =
                 chunk.bad_records.get(row).cloned().unwrap_or_else(|| serde_json::value::RawValue::NULL.to_owned());
+            // a TensorBoard text keeps no credential in the rejects file either (see below)
+            if self.src.format == Format::Tensorboard
+                && let Some(clean) = wandb::values::scrub_credentials(record.get())
+            {
+                record = serde_json::value::RawValue::from_string(clean.clone()).unwrap_or_else(|_| {
+                    serde_json::value::to_raw_value(&clean)
+                        .unwrap_or_else(|_| serde_json::value::RawValue::NULL.to_owned())
+                });
+            }
             rejected.push((chunk.srefs[*row].clone(), reasons.clone(), RejectBody::RecordText(record)));
         }
         rejected.sort_by(|a, b| a.0.cmp(&b.0));
@@ -1764,6 +1792,18 @@ impl Applier<'_> {
             }
         }
         let mut rb = chunk.batch;
+        // credentials a TensorBoard text holds (a token logged with a run's command line or
+        // arguments) are replaced, as a W&B run's logged texts are, and said once converted
+        if self.src.format == Format::Tensorboard
+            && let Some((clean, rows)) = tensorboard::scrub_texts(&rb).map_err(|e| Error::format(name.clone(), e))?
+        {
+            for (r, tag) in rows.into_iter().filter(|(r, _)| !bad.contains_key(r)) {
+                self.scrubbed_texts.0 += 1;
+                self.scrubbed_texts.1.get_or_insert_with(|| chunk.srefs[r].clone());
+                self.scrubbed_texts.2.insert(tag);
+            }
+            rb = clean;
+        }
         if !bad.is_empty() {
             let keep: BooleanArray = (0..rb.num_rows()).map(|r| Some(!bad.contains_key(&r))).collect();
             rb = arrow::compute::filter_record_batch(&rb, &keep)

@@ -264,7 +264,7 @@ pub fn split_summary(summary: &Map<String, Value>) -> SplitSummary {
 /// `secret`, `password`) and `value` looks like one: 16 characters or more of a token's
 /// alphabet, or a W&B config entry's `{"value": …}` that does. A tokenizer's `pad_token`
 /// (`"<pad>"`) or a `max_tokens` number is no secret.
-fn secret_entry(key: &str, value: &Value) -> bool {
+pub fn secret_entry(key: &str, value: &Value) -> bool {
     if let Some(inner) = value.as_object().filter(|o| o.len() <= 2).and_then(|o| o.get("value")) {
         return inner.is_string() && secret_entry(key, inner);
     }
