@@ -33,7 +33,7 @@
 //!                                 # | tinker-rollout-steps | tinker-eval-run | trackio-metrics
 //!                                 # | trackio-system | trackio-runs | inspect-evals | inspect-samples
 //!                                 # | lm-eval-results | lm-eval-samples | lighteval-results
-//!                                 # | lighteval-details | verl-generations | trainer-state
+//!                                 # | lighteval-details | verl-generations | trainer-state | trainer-runs
 //!                                 # | graph-pass-results | graph-score-report
 //! record_path = "/experiments"    # json and yaml: JSON pointer of the record array (or object)
 //! schema = "schemas/x.json"       # optional declared Table Schema (then no inference)
@@ -374,6 +374,9 @@ pub enum Format {
     /// transformers Trainer states `trainer_state.json` (the Trainer's and TRL's trainers'
     /// logs), one row per logged value (see `ingest::trainer`).
     TrainerState,
+    /// transformers Trainer states `trainer_state.json`, one row per state: its run's
+    /// progress, best checkpoint and settings (see `ingest::trainer`).
+    TrainerRuns,
     /// TensorBoard event files `events.out.tfevents.*`, one row per summary value (see
     /// `ingest::tensorboard`).
     Tensorboard,
@@ -419,6 +422,7 @@ impl Format {
             Format::LightevalDetails => "lighteval-details",
             Format::VerlGenerations => "verl-generations",
             Format::TrainerState => "trainer-state",
+            Format::TrainerRuns => "trainer-runs",
             Format::Tensorboard => "tensorboard",
             Format::GraphPassResults => "graph-pass-results",
             Format::GraphScoreReport => "graph-score-report",

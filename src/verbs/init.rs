@@ -1912,6 +1912,21 @@ fn fixed_format_plans(looked: &[Looked], not_read: &mut Vec<NotRead>) -> Vec<Sou
         }
         if format == Format::TrainerState {
             plan.earlier = plan.files.iter().filter_map(|f| Some((f.clone(), saves.get(f)?.clone()))).collect();
+            // the same states, one row each: how far each run got, its best checkpoint, its
+            // settings
+            let (base, what, keys) = fixed_format_table(Format::TrainerRuns);
+            let mut runs = SourcePlan::new(
+                base.into(),
+                Format::TrainerRuns,
+                plan.files.clone(),
+                format!("{what}; from {{files}}."),
+            );
+            runs.wanted = plan.wanted.clone();
+            runs.earlier = plan.earlier.clone();
+            runs.keys = vec![keys.iter().map(|k| k.to_string()).collect()];
+            plans.push(plan);
+            plans.push(runs);
+            continue;
         }
         plans.push(plan);
     }
@@ -2046,6 +2061,12 @@ fn fixed_format_table(format: Format) -> (&'static str, &'static str, Vec<&'stat
             "transformers Trainer logs (`trainer_state.json`'s `log_history`, as the Trainer and TRL's trainers write \
              it) in long form: one row per run, logged value and entry",
             vec!["output_dir", "step", "metric", "entry"],
+        ),
+        Format::TrainerRuns => (
+            "trainer_runs",
+            "transformers Trainer states (`trainer_state.json`): one row per run's state read, with its progress \
+             (`global_step` of `max_steps`), its best checkpoint and its settings",
+            vec!["output_dir", "global_step"],
         ),
         _ => unreachable!("fixed formats only"),
     }

@@ -379,7 +379,7 @@ fn init_reads_each_runs_trainer_state_once() {
         assert!(reason.starts_with(kind), "{f}: {reason}");
     }
     let tables: Vec<&str> = doc["tables"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(tables, ["trainer_log", "train_results"], "{doc}");
+    assert_eq!(tables, ["trainer_log", "trainer_runs", "train_results"], "{doc}");
     let toml = std::fs::read_to_string(tmp.path().join("pipelines/x/pipeline.toml")).unwrap();
     // the Trainer's metrics files are read as they are: no field declared for them
     assert!(!toml.contains("[[source.field]]"), "{toml}");
@@ -411,14 +411,14 @@ fn init_reads_each_runs_trainer_state_once() {
         serde_json::json!(["raw/grpo-lr1e-06/trainer_state.json", "raw/grpo-lr3e-06/trainer_state.json"])
     );
     assert_eq!(doc["tables"][0]["primary_key"], serde_json::json!(["output_dir", "step", "metric", "entry"]), "{doc}");
-    init_and_build("trl", &[("trainer_log", 122), ("train_results", 2)], &["trainer-state"]);
+    init_and_build("trl", &[("trainer_log", 122), ("trainer_runs", 2), ("train_results", 2)], &["trainer-state"]);
     // a run killed before its end (its latest checkpoint read) beside one that ended: one
     // table, each run named by its output folder
     init_and_build_without(
         "trl",
         &["grpo-lr3e-06/trainer_state.json", "grpo-lr3e-06/train_results.json", "grpo-lr3e-06/all_results.json"],
-        &[("trainer_log", 4 * 14 + 5 + 4 * 14), ("train_results", 1)],
-        &["trainer-state"],
+        &[("trainer_log", 4 * 14 + 5 + 4 * 14), ("trainer_runs", 2), ("train_results", 1)],
+        &["trainer-state", "trainer-runs"],
     );
     // a state in the output folder older than a later checkpoint's (training resumed and
     // killed): the later one is read

@@ -243,6 +243,35 @@ pub fn description(format: Format, wandb_table: Option<&str>, column: &str) -> O
             "A string, list or object logged, as text (JSON text for lists and objects), or an integer beyond ±2^53 as its digits; null for other numbers."
         }
 
+        (F::TrainerRuns, "output_dir") => {
+            "The run's output folder, relative to the pipeline: the state's folder, or the one above its checkpoint's folder."
+        }
+        (F::TrainerRuns, "checkpoint") => {
+            "The checkpoint folder the state was saved in (`checkpoint-500`); null for the output folder's own state (`save_state()`)."
+        }
+        (F::TrainerRuns, "global_step") => "Optimizer steps done when the state was saved (`global_step`).",
+        (F::TrainerRuns, "max_steps") => {
+            "Steps the run was set to train for (`max_steps`): a `global_step` below it is a run stopped early, or a checkpoint saved on the way."
+        }
+        (F::TrainerRuns, "epoch") => "The epoch reached when the state was saved (fractional).",
+        (F::TrainerRuns, "num_train_epochs") => "Epochs the run was set to train for.",
+        (F::TrainerRuns, "logging_steps") => "Steps between two log entries.",
+        (F::TrainerRuns, "eval_steps") => "Steps between two evaluations.",
+        (F::TrainerRuns, "save_steps") => "Steps between two checkpoints.",
+        (F::TrainerRuns, "train_batch_size") => "The batch size per device.",
+        (F::TrainerRuns, "num_input_tokens_seen") => "Input tokens trained on, when the run counted them.",
+        (F::TrainerRuns, "total_flos") => "Floating-point operations done in training, as the Trainer counts them.",
+        (F::TrainerRuns, "best_metric") => {
+            "The best value of the metric that picks the best model (`metric_for_best_model`)."
+        }
+        (F::TrainerRuns, "best_global_step") => "The step of the best checkpoint.",
+        (F::TrainerRuns, "best_model_checkpoint") => "The best checkpoint's folder, as the run wrote it.",
+        (F::TrainerRuns, "log_entries") => "Entries in the state's `log_history`.",
+        (F::TrainerRuns, "last_logged_step") => "The `step` of the last entry in `log_history`.",
+        (F::TrainerRuns, "extra") => {
+            "JSON text of the state's other keys (`stateful_callbacks`, `trial_name`, `trial_params`, …)."
+        }
+
         // TensorBoard event files
         (F::Tensorboard, "log_dir") => {
             "The writer's folder, relative to the pipeline (the file's folder, or the one above the time-named folder `add_hparams` writes into)."
@@ -303,6 +332,7 @@ fn provenance(format: Format, column: &str) -> Option<&'static str> {
             "Where in that file: the row's `id` in the project's database (or in an export's Parquet file), or the record's line in a JSONL fragment (from 1)."
         }
         (F::LightevalDetails, "_source_line") => "The example's row in that Parquet file, from 1.",
+        (F::Tensorboard, "_source_line") => "The event record's number in that file, from 1.",
         (F::Wandb, "_source_line") => {
             "Where in that file: the record's number in a `.wandb` log, the line of a CSV or JSON Lines file (from 1), or the JSON pointer in a JSON document."
         }

@@ -200,6 +200,7 @@ pub fn stream_schema(spec: &PipelineSpec, index: usize) -> Option<SchemaRef> {
             | Format::LightevalDetails
             | Format::VerlGenerations
             | Format::TrainerState
+            | Format::TrainerRuns
             | Format::Tensorboard
             | Format::GraphPassResults
             | Format::GraphScoreReport
@@ -252,6 +253,7 @@ fn find_inputs(spec: &PipelineSpec, index: usize) -> Result<(Vec<InputFile>, Vec
                     | Format::LmEvalResults
                     | Format::LightevalResults
                     | Format::TrainerState
+                    | Format::TrainerRuns
                     | Format::GraphPassResults => "*.json",
                     Format::Csv if src.delimiter_byte() == b'\t' => "*.tsv",
                     Format::Csv => "*.csv",
@@ -328,6 +330,7 @@ pub fn format_columns(format: Format, keep_text: bool) -> Option<Vec<(String, Ta
         Format::LightevalDetails => Some(lighteval::detail_columns(keep_text)),
         Format::VerlGenerations => Some(verl::columns(keep_text)),
         Format::TrainerState => Some(trainer::columns()),
+        Format::TrainerRuns => Some(trainer::run_columns()),
         Format::Tensorboard => Some(tensorboard::columns()),
         Format::GraphPassResults => Some(graphs::pass_columns()),
         Format::GraphScoreReport => Some(graphs::report_columns()),
@@ -388,6 +391,7 @@ fn prepare(
             | Format::LmEvalResults
             | Format::LightevalResults
             | Format::TrainerState
+            | Format::TrainerRuns
             | Format::GraphPassResults
     );
     let mut fields: Vec<Field> = columns.iter().map(|(n, t)| Field::new(n, t.arrow_type(), true)).collect();
@@ -952,6 +956,13 @@ fn shape_into(
             for mut row in rows {
                 // a Trainer state's rows name their run's output folder, from the file's path, and
                 // their entry's place in `log_history`, from the entry's pointer
+                if src.format == Format::TrainerRuns {
+                    row.insert("output_dir".into(), Value::String(trainer::output_dir(&sref.file)));
+                    row.insert(
+                        "checkpoint".into(),
+                        trainer::checkpoint_of(&sref.file).map_or(Value::Null, Value::String),
+                    );
+                }
                 if src.format == Format::TrainerState {
                     row.insert("output_dir".into(), Value::String(trainer::output_dir(&sref.file)));
                     let entry = match &sref.at {
@@ -1115,6 +1126,7 @@ fn read_file(
         | Format::LightevalResults
         | Format::GraphPassResults => records::json_record(reader, &input.rel, sink),
         Format::TrainerState => trainer::read(reader, &input.rel, sink),
+        Format::TrainerRuns => trainer::read_run(reader, &input.rel, sink),
         Format::Tensorboard => tensorboard::read(reader, &input.rel, sink),
         Format::Csv => records::csv(reader, &input.rel, src.dialect(), sink),
         Format::Parquet => unreachable!("Parquet sources are read by run_parquet"),

@@ -115,6 +115,245 @@ pub fn read(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Ite
 /// Where a Trainer state's entries are.
 const HISTORY: &str = "/log_history";
 
+/// Columns of `trainer-runs` (`output_dir` and `checkpoint` come from the file's path, see
+/// [`output_dir`] and [`checkpoint_of`]).
+pub fn run_columns() -> Vec<(String, Target)> {
+    let mut columns: Vec<(String, Target)> =
+        vec![("output_dir".into(), Target::Str), ("checkpoint".into(), Target::Str)];
+    columns.extend(RUN_FIELDS.iter().map(|(name, target)| (name.to_string(), target.clone())));
+    columns.extend([
+        ("log_entries".into(), Target::Int64),
+        ("last_logged_step".into(), Target::Int64),
+        ("extra".into(), Target::JsonObject),
+    ]);
+    columns
+}
+
+/// The fields of a Trainer state that `trainer-runs` keeps as columns of their own, as
+/// `TrainerState` names them; the others (`stateful_callbacks`, `trial_name`,
+/// `trial_params`, `is_world_process_zero`, …) are in `extra`.
+const RUN_FIELDS: [(&str, Target); 13] = [
+    ("global_step", Target::Int64),
+    ("max_steps", Target::Int64),
+    ("epoch", Target::Float64),
+    ("num_train_epochs", Target::Int64),
+    ("logging_steps", Target::Int64),
+    ("eval_steps", Target::Int64),
+    ("save_steps", Target::Int64),
+    ("train_batch_size", Target::Int64),
+    ("num_input_tokens_seen", Target::Int64),
+    ("total_flos", Target::Float64),
+    ("best_metric", Target::Float64),
+    ("best_global_step", Target::Int64),
+    ("best_model_checkpoint", Target::Str),
+];
+
+/// The checkpoint folder of the Trainer state at `rel` (`checkpoint-500`), or `None` for the
+/// state the output folder holds itself (`save_state()`'s).
+pub fn checkpoint_of(rel: &str) -> Option<String> {
+    let dir = rel.rsplit_once('/').map_or("", |(d, _)| d);
+    let last = dir.rsplit('/').next().unwrap_or(dir);
+    is_checkpoint_folder(last).then(|| last.to_string())
+}
+
+/// Reads a `trainer_state.json` document as one record of `trainer-runs` (at pointer ``):
+/// the fields of [`run_columns`] as found (their types are checked as the row is converted),
+/// `log_entries` (how many entries `log_history` holds), `last_logged_step` (the `step` of
+/// its last entry) and `extra` (the document's other keys, as an object). `log_history` is
+/// read entry by entry and not kept, so the document is never held whole.
+///
+/// What is no Trainer state is one [`Item::Bad`] at pointer ``: a document that is no
+/// object, or one without `log_history` (rule `shape`), or that stops being JSON (rule
+/// `json`, with its line and column).
+///
+/// Errors: the file cannot be read to its end.
+pub fn read_run(
+    mut reader: Box<dyn BufRead + Send>,
+    rel: &str,
+    sink: &mut dyn FnMut(Item) -> Result<()>,
+) -> Result<()> {
+    use serde::Deserialize as _;
+    let bad = |rule: &'static str, message: String| Item::Bad {
+        at: Position::Pointer(String::new()),
+        rule,
+        message,
+        raw: None,
+    };
+    // a UTF-8 byte order mark (as some Windows editors write) is not part of the document
+    if reader.fill_buf().map_err(|e| crate::core::error::Error::io(rel, e))?.starts_with(b"\xEF\xBB\xBF") {
+        reader.consume(3);
+    }
+    let mut de = serde_json::Deserializer::from_reader(super::lenient::LenientRead::new(reader));
+    let read = StateRun::deserialize(&mut de).and_then(|r| de.end().map(|()| r));
+    match read {
+        Ok(StateRun::Object { mut fields, history: Some((entries, last_step)) }) => {
+            let mut row = Map::with_capacity(RUN_FIELDS.len() + 3);
+            for (name, _) in &RUN_FIELDS {
+                row.insert(name.to_string(), fields.remove(*name).unwrap_or(Value::Null));
+            }
+            row.insert("log_entries".into(), Value::from(entries));
+            row.insert("last_logged_step".into(), last_step.unwrap_or(Value::Null));
+            row.insert("extra".into(), if fields.is_empty() { Value::Null } else { Value::Object(fields) });
+            sink(Item::Record(row, Position::Pointer(String::new())))
+        }
+        Ok(StateRun::Object { fields, history: None }) => {
+            let keys: Vec<&str> = fields.keys().map(String::as_str).take(5).collect();
+            sink(bad(
+                "shape",
+                format!(
+                    "expected a transformers Trainer state (`log_history`, `global_step`, `epoch`, …), found keys {keys:?}"
+                ),
+            ))
+        }
+        Ok(StateRun::Other(what)) => {
+            sink(bad("shape", format!("expected a transformers Trainer state (a JSON object), found {what}")))
+        }
+        Err(e) if e.is_io() => Err(records::read_failed_at(
+            rel,
+            Position::Pointer(String::new()),
+            "before the end of the document",
+            &std::io::Error::from(e),
+        )),
+        Err(e) => sink(bad("json", records::json_message(&e, records::JsonPlace::Document))),
+    }
+}
+
+/// A Trainer state read for `trainer-runs`: its keys but `log_history`, and of `log_history`
+/// (when there is one) how many entries and the last one's `step`; or what the document is
+/// when it is no object.
+enum StateRun {
+    Object { fields: Map<String, Value>, history: Option<(u64, Option<Value>)> },
+    Other(&'static str),
+}
+
+impl<'de> serde::Deserialize<'de> for StateRun {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = StateRun;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON document")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<StateRun, A::Error> {
+                let mut fields = Map::new();
+                let mut history = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == "log_history" {
+                        history = Some(map.next_value::<History>()?.0);
+                    } else {
+                        fields.insert(key, map.next_value()?);
+                    }
+                }
+                Ok(StateRun::Object { fields, history })
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<StateRun, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(StateRun::Other("an array"))
+            }
+            fn visit_str<E>(self, _: &str) -> std::result::Result<StateRun, E> {
+                Ok(StateRun::Other("a string"))
+            }
+            fn visit_bool<E>(self, _: bool) -> std::result::Result<StateRun, E> {
+                Ok(StateRun::Other("a boolean"))
+            }
+            fn visit_i64<E>(self, _: i64) -> std::result::Result<StateRun, E> {
+                Ok(StateRun::Other("a number"))
+            }
+            fn visit_u64<E>(self, _: u64) -> std::result::Result<StateRun, E> {
+                Ok(StateRun::Other("a number"))
+            }
+            fn visit_f64<E>(self, _: f64) -> std::result::Result<StateRun, E> {
+                Ok(StateRun::Other("a number"))
+            }
+            fn visit_unit<E>(self) -> std::result::Result<StateRun, E> {
+                Ok(StateRun::Other("null"))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `log_history` read for `trainer-runs`: how many entries, and the last one's `step` (null
+/// when it has none, or `log_history` is no list).
+struct History((u64, Option<Value>));
+
+impl<'de> serde::Deserialize<'de> for History {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = History;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("the list of log entries")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<History, A::Error> {
+                let (mut n, mut last) = (0u64, None);
+                while let Some(step) = seq.next_element::<EntryStep>()? {
+                    n += 1;
+                    last = step.0;
+                }
+                Ok(History((n, last)))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<History, A::Error> {
+                while map.next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?.is_some() {}
+                Ok(History((0, None)))
+            }
+            fn visit_unit<E>(self) -> std::result::Result<History, E> {
+                Ok(History((0, None)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The `step` of one log entry, its other values skipped unread.
+struct EntryStep(Option<Value>);
+
+impl<'de> serde::Deserialize<'de> for EntryStep {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = EntryStep;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a log entry")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<EntryStep, A::Error> {
+                let mut step = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == "step" {
+                        step = Some(map.next_value::<Value>()?);
+                    } else {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                    }
+                }
+                Ok(EntryStep(step))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<EntryStep, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(EntryStep(None))
+            }
+            fn visit_str<E>(self, _: &str) -> std::result::Result<EntryStep, E> {
+                Ok(EntryStep(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> std::result::Result<EntryStep, E> {
+                Ok(EntryStep(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> std::result::Result<EntryStep, E> {
+                Ok(EntryStep(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> std::result::Result<EntryStep, E> {
+                Ok(EntryStep(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> std::result::Result<EntryStep, E> {
+                Ok(EntryStep(None))
+            }
+            fn visit_unit<E>(self) -> std::result::Result<EntryStep, E> {
+                Ok(EntryStep(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// The place in `log_history` of the entry at `at` (`/log_history/3` → 3).
 pub fn entry_of(at: &str) -> Option<u64> {
     at.strip_prefix(HISTORY)?.strip_prefix('/')?.parse().ok()
@@ -254,6 +493,60 @@ mod tests {
         );
         assert_eq!(e(serde_json::json!({"step": 2.5}))[0].0, "$.step");
         assert_eq!(e(serde_json::json!({"step": 1, "epoch": "x"}))[0].0, "$.epoch");
+    }
+
+    /// What [`read_run`] makes of document `text`: the record's JSON text, or `! message`.
+    fn run_items(text: &str) -> Vec<String> {
+        let mut got = Vec::new();
+        let reader: Box<dyn BufRead + Send> = Box::new(std::io::Cursor::new(text.as_bytes().to_vec()));
+        read_run(reader, "trainer_state.json", &mut |item| {
+            got.push(match item {
+                Item::Record(r, _) => Value::Object(r).to_string(),
+                Item::Bad { rule, message, .. } => format!("{rule}! {message}"),
+            });
+            Ok(())
+        })
+        .unwrap();
+        got
+    }
+
+    #[test]
+    fn a_state_is_one_run_row_and_its_log_is_counted_not_kept() {
+        let got = run_items(
+            "{\"best_metric\": NaN, \"best_model_checkpoint\": \"out/checkpoint-10\", \"global_step\": 30,\n\
+             \"log_history\": [{\"loss\": NaN, \"step\": 10}, {\"eval\": {\"a\": [1, 2]}, \"step\": 20}, {\"loss\": 1}],\n\
+             \"max_steps\": 100, \"trial_name\": null, \"stateful_callbacks\": {\"TrainerControl\": {}}}",
+        );
+        let row: Value = serde_json::from_str(&got[0]).unwrap();
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(row["global_step"], 30);
+        assert_eq!(row["max_steps"], 100);
+        assert_eq!(row["best_metric"], "\u{FDD0}NaN");
+        assert_eq!(row["best_model_checkpoint"], "out/checkpoint-10");
+        assert_eq!(row["epoch"], Value::Null);
+        // three entries; the last has no step
+        assert_eq!(row["log_entries"], 3);
+        assert_eq!(row["last_logged_step"], Value::Null);
+        assert_eq!(row["extra"], serde_json::json!({"trial_name": null, "stateful_callbacks": {"TrainerControl": {}}}));
+        assert!(row.get("log_history").is_none());
+    }
+
+    #[test]
+    fn what_is_no_state_is_one_bad_record_for_the_run_row() {
+        assert_eq!(
+            run_items("[1, 2]"),
+            ["shape! expected a transformers Trainer state (a JSON object), found an array"]
+        );
+        assert_eq!(
+            run_items(r#"{"results": {}}"#),
+            [
+                "shape! expected a transformers Trainer state (`log_history`, `global_step`, `epoch`, …), found keys [\"results\"]"
+            ]
+        );
+        let cut = run_items("{\"global_step\": 3, \"log_history\": [{\"step\": 1},\n{\"st");
+        assert!(cut[0].starts_with("json! not valid JSON: EOF while parsing") && cut[0].contains("line 2"), "{cut:?}");
+        // a document followed by more text is no state either
+        assert!(run_items(r#"{"log_history": []} {}"#)[0].starts_with("json! "), "trailing text");
     }
 
     #[test]
