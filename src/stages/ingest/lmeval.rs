@@ -23,6 +23,24 @@ use serde_json::{Map, Value};
 use super::convert::{Target, json_text, whole_number};
 use super::evals::{ShapeProblems, float_like, key_path, problem};
 
+/// The model a results file's `config.model_args` names, as lm-eval's own `get_model_name`
+/// finds it for `model_name` (which files of lm-eval 0.3 and of 0.4 before 0.4.3 lack): the
+/// value of the first of `peft=`, `delta=`, `pretrained=`, `model=`, `path=`, `engine=` in the
+/// arguments' text (`pretrained=EleutherAI/pythia-410m,dtype=float32`), or of that key when
+/// the arguments are an object. `None` when none is there: `config.model` is then the name
+/// kept, though it names the harness's backend (`hf`), not the model.
+pub fn model_of_args(args: &Value) -> Option<String> {
+    const KEYS: [&str; 6] = ["peft", "delta", "pretrained", "model", "path", "engine"];
+    match args {
+        Value::String(text) => KEYS.iter().find_map(|k| {
+            text.split(',').find_map(|part| part.trim().strip_prefix(k)?.strip_prefix('=').map(str::to_string))
+        }),
+        Value::Object(o) => KEYS.iter().find_map(|k| o.get(*k)?.as_str().map(str::to_string)),
+        _ => None,
+    }
+    .filter(|m| !m.is_empty())
+}
+
 /// Columns of `lm-eval-results`.
 pub fn result_columns() -> Vec<(String, Target)> {
     vec![
@@ -109,6 +127,7 @@ pub fn result_rows(r: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, Sh
         .get("model_name")
         .cloned()
         .filter(|v| !v.is_null())
+        .or_else(|| r.get("config").and_then(|c| c.get("model_args")).and_then(model_of_args).map(Value::String))
         .or_else(|| r.get("config").and_then(|c| c.get("model")).cloned())
         .unwrap_or(Value::Null);
     // a group's row aggregates its subtasks' rows: said, so that an average over tasks can
@@ -324,6 +343,34 @@ mod tests {
             .map(|x| format!("{} {} {} {}", x["metric"], x["filter"], x["value"], x["stderr"]))
             .collect();
         assert_eq!(rows, ["\"acc\" \"none\" 0.25 0.5", "\"x\" \"none\" 1.5 null", "\"y\" \"none\" 2.0 null"]);
+    }
+
+    #[test]
+    fn a_file_without_model_name_names_the_model_of_its_arguments_not_the_backend() {
+        let model = |config: &str| {
+            let r = obj(&format!(r#"{{"results": {{"t": {{"acc,none": 0.5}}}}, "config": {config}}}"#));
+            result_rows(&r).unwrap()[0]["model_name"].clone()
+        };
+        assert_eq!(
+            model(r#"{"model": "hf", "model_args": "pretrained=meta-llama/Llama-3.2-1B,dtype=bfloat16"}"#),
+            "meta-llama/Llama-3.2-1B"
+        );
+        assert_eq!(
+            model(r#"{"model": "gpt2", "model_args": "pretrained=EleutherAI/pythia-410m"}"#),
+            "EleutherAI/pythia-410m"
+        );
+        // an adapter names the model before its base, as lm-eval does
+        assert_eq!(model(r#"{"model": "hf", "model_args": "pretrained=base,peft=me/adapter"}"#), "me/adapter");
+        assert_eq!(
+            model(r#"{"model": "vllm", "model_args": {"pretrained": "Qwen/Qwen3-0.6B", "tp": 1}}"#),
+            "Qwen/Qwen3-0.6B"
+        );
+        // `model_name` when the file has one; the backend when the arguments name no model
+        assert_eq!(model(r#"{"model": "hf", "model_args": "dtype=float32"}"#), "hf");
+        let r = obj(
+            r#"{"results": {"t": {"acc,none": 0.5}}, "model_name": "m", "config": {"model_args": "pretrained=x"}}"#,
+        );
+        assert_eq!(result_rows(&r).unwrap()[0]["model_name"], "m");
     }
 
     #[test]

@@ -744,9 +744,13 @@ pub fn csv(
     // a first column without a name is pandas' index: when it holds the rows' positions (0, 1,
     // 2, …, a RangeIndex) it is left out, as the rows' order gives them; other values (labels,
     // such as model names or `describe()`'s `count` and `mean`) are kept, as column `index`
-    // (pandas' name for it once reset; `level_0` when `index` is taken). The first row's
-    // value tells which.
-    let index_name = if headers.iter().any(|h| h == "index") { "level_0" } else { "index" };
+    // (pandas' name for it once reset; `level_0` when `index` is taken, and the first of
+    // `level_1`, `level_2`, … not taken when that is too). The first row's value tells which.
+    let taken = |name: &str| headers.iter().any(|h| h == name);
+    let index_name = std::iter::once("index".to_string())
+        .chain((0..).map(|n| format!("level_{n}")))
+        .find(|name| !taken(name))
+        .expect("a name not taken");
     let mut positions: Option<bool> = None;
     let mut row: u64 = 0;
     loop {
@@ -790,7 +794,7 @@ pub fn csv(
                                     index_broken = Some(v.to_string());
                                 }
                             } else {
-                                obj.insert(index_name.to_string(), Value::String(v.to_string()));
+                                obj.insert(index_name.clone(), Value::String(v.to_string()));
                             }
                         } else if !v.is_empty() && unnamed.is_none() {
                             // any other column without a name must be empty, or its value
@@ -1553,6 +1557,9 @@ mod tests {
         );
         let got = collect(|s| csv(boxed(b",acc\ngpt,0.5\n"), "f", Dialect::default(), s));
         assert_eq!(got, ["2 {\"index\":\"gpt\",\"acc\":\"0.5\"}"]);
+        // `index` and `level_0` both taken: the next name not taken, no value overwritten
+        let got = collect(|s| csv(boxed(b",index,level_0\nm,q,x\n"), "f", Dialect::default(), s));
+        assert_eq!(got, ["2 {\"level_1\":\"m\",\"index\":\"q\",\"level_0\":\"x\"}"]);
         // positions, then a value that is none: said, not lost
         let got = collect(|s| csv(boxed(b",acc\n0,0.5\n1,0.6\n7,0.7\n"), "f", Dialect::default(), s));
         assert_eq!(got[..2], ["2 {\"acc\":\"0.5\"}", "3 {\"acc\":\"0.6\"}"]);
