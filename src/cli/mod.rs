@@ -422,7 +422,8 @@ where
             // the record's module, file and line
             let mut message = LogMessage(String::new());
             event.record(&mut message);
-            write!(writer, "{}", message.0)?;
+            // (DataFusion's plans at -vv quote the SQL's literals, a token among them)
+            write!(writer, "{}", crate::core::secrets::redact(&message.0))?;
         } else {
             let mut text = String::new();
             ctx.field_format().format_fields(tracing_subscriber::fmt::format::Writer::new(&mut text), event)?;

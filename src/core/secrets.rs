@@ -10,10 +10,11 @@ use std::sync::Mutex;
 /// Every secret remembered, with the mark that stands for it in redacted text.
 static SECRETS: Mutex<Vec<(String, &'static str)>> = Mutex::new(Vec::new());
 
-/// Remembers `secret`, to be shown as `mark` (`<token>`, `***`) by [`redact`]. An empty
-/// secret is ignored; one remembered before is kept once.
+/// Remembers `secret`, to be shown as `mark` (`<token>`, `***`) by [`redact`]. A secret
+/// shorter than 8 characters is ignored: no token is that short, and replacing every `1` or
+/// `e` of every message would leave none readable. One remembered before is kept once.
 pub fn remember(secret: &str, mark: &'static str) {
-    if secret.is_empty() {
+    if secret.chars().count() < MIN_SECRET_CHARS {
         return;
     }
     let mut secrets = SECRETS.lock().unwrap_or_else(|e| e.into_inner());
@@ -21,6 +22,9 @@ pub fn remember(secret: &str, mark: &'static str) {
         secrets.push((secret.to_string(), mark));
     }
 }
+
+/// The fewest characters a secret [`remember`]ed has.
+const MIN_SECRET_CHARS: usize = 8;
 
 /// The shortest start of a secret that a message cut short (`hf_AbCdEf…`) is taken for it.
 const CUT_PREFIX_CHARS: usize = 8;
@@ -54,6 +58,9 @@ mod tests {
     fn a_remembered_secret_is_replaced_by_its_mark() {
         super::remember("s3cr3t-value-for-a-test", "***");
         super::remember("", "<never>");
+        // too short for a token: every `e` of every message would go
+        super::remember("e", "<never>");
+        assert_eq!(super::redact("the message"), "the message");
         assert_eq!(super::redact("key s3cr3t-value-for-a-test refused"), "key *** refused");
         assert_eq!(super::redact("nothing secret"), "nothing secret");
         // a message that cut the value it quotes
