@@ -663,6 +663,18 @@ fn hints_follow_what_every_violation_found_not_only_the_ones_listed() {
     );
     let o = build(dir, &["-q"]);
     assert!(o.status.success(), "{}", stderr(&o));
+    // a format of fixed columns takes neither option: no hint offers one
+    write(dir, "raw/m.jsonl", "{\"step\": 1, \"loss\": 0.5}\n{\"step\": \"2\", \"loss\": 0.3}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"h\"\n[[source]]\nname = \"s\"\npath = \"raw/m.jsonl\"\nformat = \"tinker-metrics\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT * FROM s\"\n",
+    );
+    let o = build(dir, &["--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("raw/m.jsonl:2:$.step: expected integer, found string \"2\""), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("coerce_"), "{}", stderr(&o));
 }
 
 #[test]

@@ -1070,6 +1070,26 @@ fn unpivot(obj: Map<String, Value>, ids: &[String]) -> Vec<Map<String, Value>> {
     out
 }
 
+/// `finding` without what it would hint at (`coerce_numeric_strings`,
+/// `coerce_nonfinite_strings`, a `[[source.field]]` for decimal commas) when `format` takes
+/// none of them: a fixed format's.
+fn coercions_that_apply(finding: crate::core::report::Finding, format: Format) -> crate::core::report::Finding {
+    match finding {
+        crate::core::report::Finding::Type { column, expected, found, decided_at, .. } if format.fixed_columns() => {
+            crate::core::report::Finding::Type {
+                column,
+                expected,
+                found,
+                nonfinite_string: false,
+                numeric_string: false,
+                decimal_comma: false,
+                decided_at,
+            }
+        }
+        other => other,
+    }
+}
+
 fn name_table(e: Error, table: &str) -> Error {
     match e {
         Error::Invalid { mut violations, total, checked, hints, warnings } => {
@@ -1757,7 +1777,7 @@ impl Applier<'_> {
                     rule: "type".into(),
                     key: None,
                     message: p.message,
-                    finding: p.finding,
+                    finding: p.finding.map(|f| coercions_that_apply(f, self.src.format)),
                 }),
                 OnInvalid::Reject => bad.entry(p.row).or_default().push(format!("{}: {}", p.path, p.message)),
             }
