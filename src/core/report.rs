@@ -646,6 +646,17 @@ impl BuildReport {
         self.to_error_checked(Checked::All)
     }
 
+    /// [`BuildReport::to_error`], the violations moved into the error rather than copied: for
+    /// an error that a caller adds to this report's (a source that stops the reading), so that
+    /// each is said once.
+    pub fn take_error(&mut self) -> crate::Error {
+        let e = self.to_error();
+        self.violations.clear();
+        self.violations_total = 0;
+        self.findings.clear();
+        e
+    }
+
     /// [`BuildReport::to_error`], covering what `checked` says.
     pub fn to_error_checked(&mut self, checked: Checked) -> crate::Error {
         self.violations.append(&mut self.shown);

@@ -312,6 +312,9 @@ fn a_column_nested_too_deep_is_named_with_its_line() {
     let o = run(bin().args(["query", "-q"]).arg(tmp.path().join("d.jsonl")).arg("SELECT count(*) FROM t"));
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
     assert!(stderr(&o).contains("d.jsonl:2:$.deep: lists and objects nested 64 levels deep"), "{}", stderr(&o));
+    // said once, and counted once
+    assert_eq!(stderr(&o).matches("levels deep").count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("1 violation found"), "{}", stderr(&o));
 }
 
 #[test]

@@ -580,9 +580,10 @@ mod tests {
             let input = InputFile { path: dir.path().join(name), rel: name.into(), captures: Default::default() };
             let e = open(&input).err().expect("refused").to_string();
             assert!(e.contains(said), "{e}");
-        }        // an empty file, as an empty `.jsonl` is: no record (the build's warning names it)
+        } // an empty file, as an empty `.jsonl` is: no record (the build's warning names it)
         std::fs::write(dir.path().join("e.jsonl.gz"), b"").unwrap();
-        let input = InputFile { path: dir.path().join("e.jsonl.gz"), rel: "e.jsonl.gz".into(), captures: Default::default() };
+        let input =
+            InputFile { path: dir.path().join("e.jsonl.gz"), rel: "e.jsonl.gz".into(), captures: Default::default() };
         let mut text = String::new();
         open(&input).unwrap().read_to_string(&mut text).unwrap();
         assert_eq!(text, "");

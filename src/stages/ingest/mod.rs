@@ -1369,7 +1369,8 @@ fn infer_columns(
     conv.first_seen = infer::first_seen(&inf);
     let too_deep = unnameable_columns(src, conv, &fields, &is_declared, report);
     if too_deep {
-        return Err(report.to_error());
+        // (the build adds the stopping source's violations to those of the report)
+        return Err(report.take_error());
     }
     let declared = |name: &str| {
         src.fields
