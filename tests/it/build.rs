@@ -890,3 +890,43 @@ fn the_clock_of_a_builds_sql_is_pinned_or_refused_and_random_is_refused() {
         .args(["SELECT now() > TIMESTAMP '2026-01-01T00:00:00Z' AS later"]));
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// A releases folder among the files a source matches: the next build would read the JSON
+/// Lines copy the last one wrote as input.
+#[test]
+fn a_build_that_would_read_its_own_releases_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "raw/a.jsonl", "{\"a\": 1}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        &one_source("s", "raw/**/*.jsonl", "jsonl", "", "SELECT a FROM raw", "formats = [\"parquet\", \"jsonl\"]\n"),
+    );
+    let into = |version: &str| {
+        run(bin().current_dir(dir).args(["build", ".", "--releases-dir", "raw/releases", "--release-version", version]))
+    };
+    let o = into("1");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = into("2");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "source raw matches 1 file under the releases folder raw/releases (raw/releases/s/1/jsonl/t.jsonl): a build \
+             would read the releases it wrote"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    // the way out the message gives
+    write(
+        dir,
+        "pipeline.toml",
+        &format!(
+            "not_read = [\"raw/releases/**\"]\n{}",
+            one_source("s", "raw/**/*.jsonl", "jsonl", "", "SELECT a FROM raw", "formats = [\"parquet\", \"jsonl\"]\n")
+        ),
+    );
+    let o = into("2");
+    assert!(o.status.success(), "{}", stderr(&o));
+}

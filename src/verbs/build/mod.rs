@@ -98,6 +98,36 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     built
 }
 
+/// Refuses a build whose sources match files under `releases_dir`: it would read a release
+/// it wrote (a JSON Lines copy, a rejects file) as input, and each build would grow the next.
+///
+/// Errors: [`Error::Refused`] naming the source, the first such file and the way out.
+fn refuse_reading_releases(spec: &PipelineSpec, releases_dir: &Path) -> Result<()> {
+    // a folder not there yet holds no release
+    let Ok(releases) = releases_dir.canonicalize() else { return Ok(()) };
+    for (i, src) in spec.def.sources.iter().enumerate() {
+        let files = crate::stages::ingest::files::source_files(spec, i, &src.name).unwrap_or_default();
+        let inside: Vec<&str> = files
+            .iter()
+            .filter(|f| f.path.canonicalize().is_ok_and(|p| p.starts_with(&releases)))
+            .map(|f| f.rel.as_str())
+            .collect();
+        if let Some(first) = inside.first() {
+            return Err(Error::Refused(format!(
+                "source {} matches {} file{} under the releases folder {} ({first}{}): a build would read the \
+                 releases it wrote; build into a folder outside what the sources match (--releases-dir), or add \
+                 the folder to the pipeline's not_read",
+                src.name,
+                inside.len(),
+                if inside.len() == 1 { "" } else { "s" },
+                releases_dir.display(),
+                if inside.len() > 1 { ", …" } else { "" }
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// [`build`], with the build's folder in a cluster's share kept in `share`.
 ///
 /// One piece, on purpose: it reads top to bottom as the build's stages (sources, tables,
@@ -118,6 +148,7 @@ async fn build_in(
     let engine = Cluster::engine(opts)?;
     // checks that need no data, before anything is written
     let extra_metadata = crate::stages::card::preflight(spec)?;
+    refuse_reading_releases(spec, &opts.releases_dir)?;
     let cache_path = crate::verbs::build::cache::InputCache::path(&opts.releases_dir, spec);
     let mut input_cache = crate::verbs::build::cache::InputCache::load(&cache_path);
     // `force` trusts no cache and rebuilds whatever it says
