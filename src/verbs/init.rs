@@ -1112,7 +1112,9 @@ fn lighteval_pattern(dir: &str, top: &str, inner: &[&str], file: &str) -> String
 /// Reads the first record of a JSON Lines file and tells its format.
 fn look_jsonl(input: &InputFile, base: &str) -> std::result::Result<Kind, String> {
     use std::io::{BufRead, Read};
-    let reader = crate::stages::ingest::files::open(input).map_err(|e| e.to_string())?;
+    let mut reader = crate::stages::ingest::files::open(input).map_err(|e| e.to_string())?;
+    crate::stages::ingest::records::refuse_utf16_json(&mut reader, &input.rel)
+        .map_err(|e| unreadable_reason(&input.rel, &e))?;
     let mut reader = reader.take(PEEK_LINE_BYTES);
     let mut buf = Vec::new();
     let mut line = 0u64;
@@ -1510,6 +1512,8 @@ const ALL_RESULTS: &str = "the union of the Trainer's metrics files of each spli
 fn look_json(input: &InputFile, base: &str) -> std::result::Result<Kind, String> {
     use std::io::BufRead;
     let mut reader = crate::stages::ingest::files::open(input).map_err(|e| e.to_string())?;
+    crate::stages::ingest::records::refuse_utf16_json(&mut reader, &input.rel)
+        .map_err(|e| unreadable_reason(&input.rel, &e))?;
     // a byte order mark is left out, as the JSON reader leaves it out
     if reader.fill_buf().map_err(|e| format!("cannot be read: {e}"))?.starts_with(b"\xEF\xBB\xBF") {
         reader.consume(3);

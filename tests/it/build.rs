@@ -912,8 +912,8 @@ fn a_build_that_would_read_its_own_releases_is_refused() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         stderr(&o).contains(
-            "source raw matches 1 file under the releases folder raw/releases (raw/releases/s/1/jsonl/t.jsonl): a build \
-             would read the releases it wrote"
+            "source raw matches 1 file of the pipeline's releases, in raw/releases/s (raw/releases/s/1/jsonl/t.jsonl): \
+             a build would read the releases it wrote"
         ),
         "{}",
         stderr(&o)

@@ -40,6 +40,7 @@ pub enum Item {
 
 /// Reads JSON Lines.
 pub fn jsonl(mut reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Item) -> Result<()>) -> Result<()> {
+    refuse_utf16_json(&mut reader, rel)?;
     let mut buf = Vec::with_capacity(4096);
     let mut line_no: u64 = 0;
     loop {
@@ -127,6 +128,7 @@ pub fn jsonl_chunks(
     chunk_bytes: usize,
     sink: &mut dyn FnMut(LineChunk) -> Result<()>,
 ) -> Result<()> {
+    refuse_utf16_json(&mut reader, rel)?;
     // room for a whole chunk and one more buffer of the reader's up front: growing the
     // buffer would copy it again and again
     let fresh = || LineChunk { bytes: Vec::with_capacity(chunk_bytes + (512 << 10)), lines: Vec::new() };
@@ -441,6 +443,7 @@ pub(super) fn json_syntax(
         }
         pointer[1..].split('/').map(|t| t.replace("~1", "/").replace("~0", "~")).collect()
     };
+    refuse_utf16_json(&mut reader, rel)?;
     // a UTF-8 byte order mark (as some Windows editors write) is not part of the document
     if reader.fill_buf().map_err(|e| Error::io(rel, e))?.starts_with(b"\xEF\xBB\xBF") {
         reader.consume(3);
@@ -656,7 +659,18 @@ pub fn csv_columns(mut reader: Box<dyn BufRead + Send>, rel: &str, dialect: Dial
 ///
 /// Errors: [`Error::Format`] at line 1 of `rel`, saying to save the file as UTF-8.
 pub(crate) fn refuse_utf16(reader: &mut Box<dyn BufRead + Send>, rel: &str) -> Result<()> {
-    let head = reader.fill_buf().map_err(|e| Error::format(rel, e))?;
+    refuse_utf16_saying(reader, rel, "\"CSV UTF-8\" in Excel")
+}
+
+/// [`refuse_utf16`] for JSON and JSON Lines, whose way to UTF-8 is no spreadsheet's.
+pub(crate) fn refuse_utf16_json(reader: &mut Box<dyn BufRead + Send>, rel: &str) -> Result<()> {
+    refuse_utf16_saying(reader, rel, "`iconv -f UTF-16 -t UTF-8`")
+}
+
+fn refuse_utf16_saying(reader: &mut Box<dyn BufRead + Send>, rel: &str, how: &str) -> Result<()> {
+    // what cannot be read (a compressed stream cut short) is said by the reading, with the
+    // lines read before it
+    let Ok(head) = reader.fill_buf() else { return Ok(()) };
     let which = match head {
         [0xFF, 0xFE, ..] => "UTF-16 little-endian",
         [0xFE, 0xFF, ..] => "UTF-16 big-endian",
@@ -664,7 +678,7 @@ pub(crate) fn refuse_utf16(reader: &mut Box<dyn BufRead + Send>, rel: &str) -> R
     };
     Err(Error::format(
         format!("{rel}:1"),
-        format!("the file is {which} text (its byte order mark says so); save it as UTF-8 (\"CSV UTF-8\" in Excel)"),
+        format!("the file is {which} text (its byte order mark says so); save it as UTF-8 ({how})"),
     ))
 }
 
@@ -1527,6 +1541,21 @@ mod tests {
                 "3 csv: cell 3 holds a value but its column has no name in the header; name the column"
             ]
         );
+    }
+
+    #[test]
+    fn json_lines_and_documents_in_utf16_are_said_as_such() {
+        let utf16: Vec<u8> =
+            [0xFF, 0xFE].into_iter().chain("{\"a\":1}\n".encode_utf16().flat_map(u16::to_le_bytes)).collect();
+        let said = "f.jsonl:1: the file is UTF-16 little-endian text (its byte order mark says so); save it as UTF-8 \
+                    (`iconv -f UTF-16 -t UTF-8`)";
+        let owned = |b: &[u8]| -> Box<dyn BufRead + Send> { Box::new(std::io::Cursor::new(b.to_vec())) };
+        let e = jsonl(owned(&utf16), "f.jsonl", &mut |_| Ok(())).unwrap_err().to_string();
+        assert!(e.contains(said), "{e}");
+        let e = jsonl_chunks(owned(&utf16), "f.jsonl", 1 << 20, &mut |_| Ok(())).unwrap_err().to_string();
+        assert!(e.contains(said), "{e}");
+        let e = json(owned(&utf16), "f.jsonl", "", &mut |_| Ok(())).unwrap_err().to_string();
+        assert!(e.contains(said), "{e}");
     }
 
     #[test]

@@ -98,13 +98,14 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
     built
 }
 
-/// Refuses a build whose sources match files under `releases_dir`: it would read a release
-/// it wrote (a JSON Lines copy, a rejects file) as input, and each build would grow the next.
+/// Refuses a build whose sources match files of the pipeline's releases
+/// (`<releases_dir>/<name>/`): it would read a release it wrote (a JSON Lines copy, a rejects
+/// file) as input, and each build would grow the next.
 ///
 /// Errors: [`Error::Refused`] naming the source, the first such file and the way out.
 fn refuse_reading_releases(spec: &PipelineSpec, releases_dir: &Path) -> Result<()> {
     // a folder not there yet holds no release
-    let Ok(releases) = releases_dir.canonicalize() else { return Ok(()) };
+    let Ok(releases) = releases_dir.join(&spec.def.name).canonicalize() else { return Ok(()) };
     for (i, src) in spec.def.sources.iter().enumerate() {
         let files = crate::stages::ingest::files::source_files(spec, i, &src.name).unwrap_or_default();
         let inside: Vec<&str> = files
@@ -114,13 +115,13 @@ fn refuse_reading_releases(spec: &PipelineSpec, releases_dir: &Path) -> Result<(
             .collect();
         if let Some(first) = inside.first() {
             return Err(Error::Refused(format!(
-                "source {} matches {} file{} under the releases folder {} ({first}{}): a build would read the \
-                 releases it wrote; build into a folder outside what the sources match (--releases-dir), or add \
-                 the folder to the pipeline's not_read",
+                "source {} matches {} file{} of the pipeline's releases, in {} ({first}{}): a build would \
+                 read the releases it wrote; build into a folder outside what the sources match (--releases-dir), \
+                 or add the folder to the pipeline's not_read",
                 src.name,
                 inside.len(),
                 if inside.len() == 1 { "" } else { "s" },
-                releases_dir.display(),
+                releases_dir.join(&spec.def.name).display(),
                 if inside.len() > 1 { ", …" } else { "" }
             )));
         }
