@@ -714,36 +714,22 @@ async fn register_jsonl(
     schema: Option<&crate::core::schema::TableSchema>,
 ) -> Result<RawTable> {
     let work = tempfile::tempdir().map_err(|e| Error::io("temporary folder", e))?;
-    let spec = crate::core::spec::PipelineSpec {
-        dir: base.clone(),
-        file: base.join("(query)"),
-        def: crate::core::spec::PipelineDef {
-            name: "query".into(),
-            version: "0".into(),
-            card: Default::default(),
-            sources: vec![source],
-            views: vec![],
-            tables: vec![],
-            formats: None,
-            not_read: None,
-            left_out: vec![],
-        },
-        table_schemas: vec![],
-        source_schemas: vec![schema.cloned()],
-        untyped_as_text: true,
-        // a release's own JSON Lines carry `_source_file` and `_source_line`: those are kept
-        data_provenance: true,
+    let mut mixed: Vec<String> = Vec::new();
+    let ing = match read_jsonl(&base, source.clone(), schema, work.path()) {
+        // columns whose values are of several types (files that type a value differently):
+        // kept whole, as JSON text, as init declares them (`any`), and said
+        Err(Error::Invalid { violations, .. }) if schema.is_none() && mixed_types(&violations).is_some() => {
+            mixed = mixed_types(&violations).unwrap_or_default();
+            let mut source = source;
+            for c in &mixed {
+                let any = serde_json::json!({"name": c, "type": "any"});
+                source.fields.push(serde_json::from_value(any).map_err(|e| Error::format("(query)", e))?);
+            }
+            let _ = std::fs::remove_dir_all(work.path().join("rejects"));
+            read_jsonl(&base, source, schema, work.path())?
+        }
+        other => other?,
     };
-    let mut rejects = crate::stages::rejects::Rejects::new(work.path().join("rejects"));
-    let opts = crate::stages::ingest::IngestOptions {
-        on_invalid: crate::stages::ingest::OnInvalid::Fail,
-        large_cell_bytes: u64::MAX,
-        read_digests: None,
-        max_errors: 100,
-    };
-    let ing = crate::stages::ingest::run(&spec, 0, work.path(), &opts, &[], &mut rejects)
-        .and_then(|mut ing| ing.found.check().map(|_| ing))
-        .map_err(json_document)?;
     let read = datafusion::datasource::file_format::options::ArrowReadOptions {
         schema: Some(&ing.schema),
         ..Default::default()
@@ -762,13 +748,75 @@ async fn register_jsonl(
     if let Some(declared) = schema {
         check_declared_rules(ctx, name, declared, None).await?;
     }
-    Ok(RawTable {
-        schema: registered,
-        inferred: schema.is_none(),
-        parquet_files: vec![],
-        warnings: read_warnings(name, &ing.found),
-        _work: Some(work),
-    })
+    let mut warnings = read_warnings(name, &ing.found);
+    if !mixed.is_empty() {
+        warnings.push(format!(
+            "warning: table {name}: column{} {} hold{} values of several types across the files: kept whole, as JSON \
+             text",
+            if mixed.len() == 1 { "" } else { "s" },
+            mixed.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", "),
+            if mixed.len() == 1 { "s" } else { "" }
+        ));
+    }
+    Ok(RawTable { schema: registered, inferred: schema.is_none(), parquet_files: vec![], warnings, _work: Some(work) })
+}
+
+/// The columns of a read that failed only because values of one column were of several types
+/// (each violation a type problem against a type an earlier value decided), or `None`.
+fn mixed_types(violations: &[crate::core::report::Violation]) -> Option<Vec<String>> {
+    let mut columns = Vec::new();
+    for v in violations {
+        match &v.finding {
+            Some(crate::core::report::Finding::Type { column, decided_at: Some(_), .. }) if !column.is_empty() => {
+                if !columns.contains(column) {
+                    columns.push(column.clone());
+                }
+            }
+            _ => return None,
+        }
+    }
+    (!columns.is_empty()).then_some(columns)
+}
+
+/// Reads the JSON Lines files of `source` into an Arrow IPC file under `work`.
+///
+/// Errors: as [`crate::stages::ingest::run`], with a `.json` document said as such.
+fn read_jsonl(
+    base: &Path,
+    source: crate::core::spec::SourceDef,
+    schema: Option<&crate::core::schema::TableSchema>,
+    work: &Path,
+) -> Result<crate::stages::ingest::Ingested> {
+    let spec = crate::core::spec::PipelineSpec {
+        dir: base.to_path_buf(),
+        file: base.join("(query)"),
+        def: crate::core::spec::PipelineDef {
+            name: "query".into(),
+            version: "0".into(),
+            card: Default::default(),
+            sources: vec![source],
+            views: vec![],
+            tables: vec![],
+            formats: None,
+            not_read: None,
+            left_out: vec![],
+        },
+        table_schemas: vec![],
+        source_schemas: vec![schema.cloned()],
+        untyped_as_text: true,
+        // a release's own JSON Lines carry `_source_file` and `_source_line`: those are kept
+        data_provenance: true,
+    };
+    let mut rejects = crate::stages::rejects::Rejects::new(work.join("rejects"));
+    let opts = crate::stages::ingest::IngestOptions {
+        on_invalid: crate::stages::ingest::OnInvalid::Fail,
+        large_cell_bytes: u64::MAX,
+        read_digests: None,
+        max_errors: 100,
+    };
+    crate::stages::ingest::run(&spec, 0, work, &opts, &[], &mut rejects)
+        .and_then(|mut ing| ing.found.check().map(|_| ing))
+        .map_err(json_document)
 }
 
 /// The lines [`RawTable::warnings`] holds, from what reading the files of table `name` found.

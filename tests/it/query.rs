@@ -1131,3 +1131,29 @@ fn a_raw_parquet_decimal_keeps_its_type() {
         "h\n0.5000\n500000000000000000000000000000.0000\n"
     );
 }
+
+/// Files that type a column differently (lm-eval's samples: a task's `target` a number,
+/// another's a text or a list) are read whole, the column as JSON text, and said.
+#[test]
+fn a_column_of_several_types_across_raw_files_is_kept_as_json_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "a.jsonl", "{\"doc_id\": 0, \"target\": \"4\"}\n");
+    write(tmp.path(), "b.jsonl", "{\"doc_id\": 0, \"target\": 3}\n{\"doc_id\": 1, \"target\": [1, 2]}\n");
+    let o = run(bin().arg("query").arg(tmp.path()).args([
+        "SELECT doc_id, target FROM t ORDER BY _source_file, _source_line",
+        "--format",
+        "csv",
+    ]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "doc_id,target\n0,\"\"\"4\"\"\"\n0,3\n1,\"[1,2]\"\n");
+    assert!(
+        stderr(&o).contains("column `target` holds values of several types across the files: kept whole, as JSON text"),
+        "{}",
+        stderr(&o)
+    );
+    // a bad line is still a violation, the columns of several types kept as they are
+    write(tmp.path(), "c.jsonl", "{\"doc_id\": 2, \"target\": 1}\n{\"doc_id\": 3, \"target\n");
+    let o = run(bin().arg("query").arg(tmp.path()).arg("SELECT count(*) FROM t"));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("c.jsonl:2"), "{}", stderr(&o));
+}
