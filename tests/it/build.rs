@@ -930,3 +930,27 @@ fn a_build_that_would_read_its_own_releases_is_refused() {
     let o = into("2");
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// A source whose every file the pipeline's `not_read` leaves out says so, not that no file
+/// matches.
+#[test]
+fn a_source_whose_files_not_read_leaves_out_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "raw/a.jsonl", "{\"a\": 1}\n");
+    write(
+        dir,
+        "pipeline.toml",
+        &format!("not_read = [\"raw/*\"]\n{}", one_source("s", "raw/*.jsonl", "jsonl", "", "SELECT a FROM raw", "")),
+    );
+    let o = build(dir, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "the pipeline's not_read leaves out every file [\"raw/*.jsonl\"] matches (1 file, raw/a.jsonl): no file is \
+             left to read"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -240,6 +240,22 @@ fn find_inputs(spec: &PipelineSpec, index: usize) -> Result<(Vec<InputFile>, Vec
     let context = format!("{} (source {})", spec.file.display(), src.name);
     let inputs = files::source_files(spec, index, &context)?;
     if inputs.is_empty() {
+        // files that match, every one of them left out by the pipeline's `not_read`
+        let matched = files::find(&spec.dir, &src.path.list(), &context)?;
+        if let Some(first) = matched.first() {
+            return Err(Error::config(
+                context,
+                format!(
+                    "the pipeline's not_read leaves out every file {:?} matches ({} file{}, {}{}): no file is left \
+                     to read; take the source out, or the pattern that leaves them out out of not_read",
+                    src.path.list(),
+                    matched.len(),
+                    if matched.len() == 1 { "" } else { "s" },
+                    first.rel,
+                    if matched.len() > 1 { ", …" } else { "" }
+                ),
+            ));
+        }
         // a folder named as a path matches no file: say how to name its files
         let folder = src.path.list().into_iter().find(|p| spec.dir.join(p).is_dir());
         let hint = match folder {
