@@ -9,10 +9,14 @@ use std::fmt;
 
 use serde::Serialize;
 
-/// The first `shown` of `names`, then how many more: `a, b, c and 4 more`.
+/// The first `shown` of `names`, then how many more: `a, b, c and 4 more`; a control character
+/// in a name is escaped (`\n`).
 pub fn first_names(names: &[&str], shown: usize) -> String {
     let more = if names.len() > shown { format!(" and {} more", names.len() - shown) } else { String::new() };
-    format!("{}{more}", names[..names.len().min(shown)].join(", "))
+    // a file name with a line break would split one message over two lines
+    let first: Vec<String> =
+        names[..names.len().min(shown)].iter().map(|n| crate::core::error::escape_control(n)).collect();
+    format!("{}{more}", first.join(", "))
 }
 
 /// Where a value came from: a raw input file and the 1-based line (JSONL, CSV) or the JSON
@@ -675,6 +679,11 @@ impl BuildReport {
 #[cfg(test)]
 mod tests {
     use super::Position;
+
+    #[test]
+    fn names_listed_keep_to_one_line() {
+        assert_eq!(super::first_names(&["raw/new\nline.jsonl", "b", "c"], 2), "raw/new\\nline.jsonl, b and 1 more");
+    }
 
     #[test]
     fn the_first_violations_in_sorted_order_are_kept_and_a_shown_one_stays() {
