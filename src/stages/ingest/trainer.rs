@@ -179,6 +179,7 @@ pub fn read_run(
         message,
         raw: None,
     };
+    records::refuse_utf16_json(&mut reader, rel)?;
     // a UTF-8 byte order mark (as some Windows editors write) is not part of the document
     if reader.fill_buf().map_err(|e| crate::core::error::Error::io(rel, e))?.starts_with(b"\xEF\xBB\xBF") {
         reader.consume(3);
@@ -286,10 +287,11 @@ impl<'de> serde::Deserialize<'de> for History {
                 f.write_str("the list of log entries")
             }
             fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<History, A::Error> {
+                // one entry at a time: an entry is a log call's few values
                 let (mut n, mut last) = (0u64, None);
-                while let Some(step) = seq.next_element::<EntryStep>()? {
+                while let Some(entry) = seq.next_element::<Value>()? {
                     n += 1;
-                    last = step.0;
+                    last = entry.get("step").cloned();
                 }
                 Ok(History((n, last)))
             }
@@ -303,100 +305,6 @@ impl<'de> serde::Deserialize<'de> for History {
         }
         d.deserialize_any(V)
     }
-}
-
-/// The `step` of one log entry, its other values skipped unread.
-struct EntryStep(Option<Value>);
-
-impl<'de> serde::Deserialize<'de> for EntryStep {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = EntryStep;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a log entry")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<EntryStep, A::Error> {
-                let mut step = None;
-                while let Some(key) = map.next_key::<String>()? {
-                    if key == "step" {
-                        step = Some(map.next_value::<Value>()?);
-                    } else {
-                        map.next_value::<serde::de::IgnoredAny>()?;
-                    }
-                }
-                Ok(EntryStep(step))
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<EntryStep, A::Error> {
-                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
-                Ok(EntryStep(None))
-            }
-            fn visit_str<E>(self, _: &str) -> std::result::Result<EntryStep, E> {
-                Ok(EntryStep(None))
-            }
-            fn visit_bool<E>(self, _: bool) -> std::result::Result<EntryStep, E> {
-                Ok(EntryStep(None))
-            }
-            fn visit_i64<E>(self, _: i64) -> std::result::Result<EntryStep, E> {
-                Ok(EntryStep(None))
-            }
-            fn visit_u64<E>(self, _: u64) -> std::result::Result<EntryStep, E> {
-                Ok(EntryStep(None))
-            }
-            fn visit_f64<E>(self, _: f64) -> std::result::Result<EntryStep, E> {
-                Ok(EntryStep(None))
-            }
-            fn visit_unit<E>(self) -> std::result::Result<EntryStep, E> {
-                Ok(EntryStep(None))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-/// The place in `log_history` of the entry at `at` (`/log_history/3` → 3).
-pub fn entry_of(at: &str) -> Option<u64> {
-    at.strip_prefix(HISTORY)?.strip_prefix('/')?.parse().ok()
-}
-
-/// Long rows of one entry of a Trainer state's `log_history`: one per value logged beside
-/// `step` and `epoch`, with those two (`entry` and `output_dir` come from the entry's place,
-/// see [`entry_of`] and [`output_dir`]).
-///
-/// Errors: the entry's `step` is missing or no integer of 0 or more, or its `epoch` is no
-/// number (each at its JSON path in the entry).
-pub fn rows(entry: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, ShapeProblems> {
-    let mut problems = ShapeProblems::new();
-    let Some(step) = entry.get("step").cloned() else {
-        let keys: Vec<&str> = entry.keys().map(String::as_str).take(5).collect();
-        problems
-            .push(("$.step".into(), format!("expected the step logged at, missing; the entry holds keys {keys:?}")));
-        return Err(problems);
-    };
-    if step.as_i64().is_none_or(|s| s < 0) {
-        problem(&mut problems, "$.step".into(), "the step logged at (an integer, 0 or more)", &step);
-        return Err(problems);
-    }
-    let epoch = entry.get("epoch").cloned().unwrap_or(Value::Null);
-    if !float_like(&epoch) {
-        problem(&mut problems, "$.epoch".into(), "a number", &epoch);
-        return Err(problems);
-    }
-    let mut rows = Vec::with_capacity(entry.len().saturating_sub(2));
-    for (k, v) in entry {
-        if k == "step" || k == "epoch" {
-            continue;
-        }
-        let (value, text) = super::tinker::value_columns(v.clone());
-        let mut row = Map::with_capacity(6);
-        row.insert("step".into(), step.clone());
-        row.insert("epoch".into(), epoch.clone());
-        row.insert("metric".into(), Value::String(k.clone()));
-        row.insert("value".into(), value);
-        row.insert("value_text".into(), text);
-        rows.push(row);
-    }
-    Ok(rows)
 }
 
 #[cfg(test)]
