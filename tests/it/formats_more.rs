@@ -1238,7 +1238,9 @@ fn credentials_in_tensorboard_texts_and_hyperparameters_are_replaced_and_said() 
                   w.add_scalar('loss', 0.5, 1)\n\
                   w.add_text('cmd', 'train.py --push https://bob:' + sys.argv[2] + '@hf.co/x --lr 1e-5', 1)\n\
                   w.add_text('note', 'a plain text', 1)\n\
-                  w.add_hparams({'hub_token': 'x' + sys.argv[2], 'pad_token': '<pad>', 'lr': 1e-5}, {'m': 1.0})\n\
+                  w.add_text('args', '--api_key ' + sys.argv[2][3:] + ' --max_new_tokens 51234567', 1)\n\
+                  w.add_text('config', '{\"hub_token\": \"' + sys.argv[2][3:] + '\", \"lr\": 1e-05}', 1)\n\
+                  w.add_hparams({'hub_token': 'x' + sys.argv[2], 'pad_token': '<pad>', 'train/password': sys.argv[2][3:], 'lr': 1e-5}, {'m': 1.0})\n\
                   w.close()\n";
     let o = run(std::process::Command::new(python()).args(["-c", script]).arg(&folder).arg(&secret));
     assert!(o.status.success(), "tensorboardX failed: {}", stderr(&o));
@@ -1249,21 +1251,25 @@ fn credentials_in_tensorboard_texts_and_hyperparameters_are_replaced_and_said() 
     assert!(o.status.success(), "build failed: {}", stderr(&o));
     let release = PathBuf::from(stdout(&o).trim());
     assert!(
-        stderr(&o).contains("2 texts hold credentials (access tokens, a URL's password, a hyperparameter that names one), replaced by REDACTED in `value_text`; tags: cmd/text_summary, hub_token"),
+        stderr(&o).contains("5 values hold credentials (access tokens, a URL's password, a flag or key that names one), replaced by REDACTED in `value_text`; by tag, where first met: args/text_summary (raw/runs/a/events.out.tfevents."),
         "{}",
         stderr(&o)
     );
     assert_eq!(
         query(&release, "SELECT tag, value_text FROM tensorboard WHERE value_text IS NOT NULL ORDER BY tag"),
         "tag,value_text\n\
+         args/text_summary,--api_key REDACTED --max_new_tokens 51234567\n\
          cmd/text_summary,train.py --push https://REDACTED@hf.co/x --lr 1e-5\n\
+         config/text_summary,\"{\"\"hub_token\"\": \"\"REDACTED\"\", \"\"lr\"\": 1e-05}\"\n\
          hub_token,REDACTED\n\
          note/text_summary,a plain text\n\
-         pad_token,<pad>\n"
+         pad_token,<pad>\n\
+         train/password,REDACTED\n"
     );
     // nowhere in the release: not in its tables, card or rejects
     for (file, bytes) in files_under(&release) {
-        assert!(!bytes.windows(secret.len()).any(|w| w == secret.as_bytes()), "{file} holds the token");
+        let bare = &secret[3..];
+        assert!(!bytes.windows(bare.len()).any(|w| w == bare.as_bytes()), "{file} holds the token");
     }
 }
 

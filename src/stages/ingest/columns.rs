@@ -267,7 +267,7 @@ pub fn description(format: Format, wandb_table: Option<&str>, column: &str) -> O
         (F::TrainerRuns, "best_global_step") => "The step of the best checkpoint.",
         (F::TrainerRuns, "best_model_checkpoint") => "The best checkpoint's folder, as the run wrote it.",
         (F::TrainerRuns, "log_entries") => "Entries in the state's `log_history`.",
-        (F::TrainerRuns, "last_logged_step") => "The `step` of the last entry in `log_history`.",
+        (F::TrainerRuns, "last_logged_step") => "The last `step` logged in `log_history` (an integer, 0 or more).",
         (F::TrainerRuns, "extra") => {
             "JSON text of the state's other keys (`stateful_callbacks`, `trial_name`, `trial_params`, …)."
         }
@@ -283,9 +283,11 @@ pub fn description(format: Format, wandb_table: Option<&str>, column: &str) -> O
             "What was logged: `scalar`, `text`, `hparam` (a hyperparameter), `histogram`, `image`, `audio`, or the plugin of another tensor (`hparams`, `pr_curves`, `mesh`); only scalars, texts and hyperparameters carry their value."
         }
         (F::Tensorboard, "value") => {
-            "A scalar's value (a float32 `add_scalar` widened exactly; NaN and ±Infinity kept); null for other kinds."
+            "A scalar's value (a float32 `add_scalar` widened exactly; NaN and ±Infinity kept), or a numeric hyperparameter's; null for other kinds."
         }
-        (F::Tensorboard, "value_text") => "A text summary's text (`add_text`); null for other kinds.",
+        (F::Tensorboard, "value_text") => {
+            "A text summary's text (`add_text`), or a hyperparameter's that is no number (a string, `true`); null for other kinds."
+        }
 
         // dependency-graph scores
         (F::GraphPassResults, "file") => "The scored generations file's name.",

@@ -642,7 +642,7 @@ fn convert(
         text_values: (0, None),
         negative_zeros: (0, None),
         with_items: BTreeSet::new(),
-        scrubbed_texts: (0, None, BTreeSet::new()),
+        scrubbed_texts: (0, BTreeMap::new()),
         present: vec![false; columns.len()],
     };
     // de-duplicates a trackio source's records by log_id across its files
@@ -700,7 +700,7 @@ fn convert(
         }
     }
     let (texts, first_text) = applier.text_values.clone();
-    let (scrubbed, first_scrubbed, tags) = std::mem::take(&mut applier.scrubbed_texts);
+    let (scrubbed, tags) = std::mem::take(&mut applier.scrubbed_texts);
     let (zeros, first_zero) = applier.negative_zeros.clone();
     if let Some((at, path)) = first_zero {
         report.warn(
@@ -719,17 +719,26 @@ fn convert(
         reader.finish(&src.name, report);
     }
     if scrubbed > 0 {
-        let tags: Vec<&str> = tags.iter().map(String::as_str).collect();
+        // each tag with where it was first met (a tag may itself hold the credential: the
+        // warning is printed and written to the card)
+        let named: Vec<String> = tags
+            .iter()
+            .map(|(tag, at)| {
+                let tag = wandb::values::scrub_credentials(tag).unwrap_or_else(|| tag.clone());
+                format!("{tag} ({at})")
+            })
+            .collect();
+        let named: Vec<&str> = named.iter().map(String::as_str).collect();
         report.warn(
             &src.name,
             "credentials",
-            first_scrubbed,
+            None,
             format!(
-                "{} text{} credentials (access tokens, a URL's password, a hyperparameter that names one), \
-                 replaced by REDACTED in `value_text`; tags: {}",
+                "{} value{} credentials (access tokens, a URL's password, a flag or key that names one), \
+                 replaced by REDACTED in `value_text`; by tag, where first met: {}",
                 crate::core::numbers::group_digits(scrubbed),
                 if scrubbed == 1 { " holds" } else { "s hold" },
-                crate::core::report::first_names(&tags, 5)
+                crate::core::report::first_names(&named, 5)
             ),
         );
     }
@@ -1692,8 +1701,8 @@ struct Applier<'a> {
     negative_zeros: (u64, Option<(SourceRef, String)>),
     /// The files that gave at least one record or bad line.
     with_items: BTreeSet<String>,
-    /// TensorBoard texts whose credentials were replaced: how many, the first, and the tags.
-    scrubbed_texts: (u64, Option<SourceRef>, BTreeSet<String>),
+    /// TensorBoard values whose credentials were replaced: how many, and each tag's first.
+    scrubbed_texts: (u64, BTreeMap<String, SourceRef>),
     /// Per converted column: whether any record had its key (`null` included).
     present: Vec<bool>,
 }
@@ -1848,8 +1857,7 @@ impl Applier<'_> {
         {
             for (r, tag) in rows.into_iter().filter(|(r, _)| !bad.contains_key(r)) {
                 self.scrubbed_texts.0 += 1;
-                self.scrubbed_texts.1.get_or_insert_with(|| chunk.srefs[r].clone());
-                self.scrubbed_texts.2.insert(tag);
+                self.scrubbed_texts.1.entry(tag).or_insert_with(|| chunk.srefs[r].clone());
             }
             rb = clean;
         }

@@ -381,11 +381,13 @@ pub fn read(
 pub type Scrubbed = (arrow::array::RecordBatch, Vec<(usize, String)>);
 
 /// `batch` (rows of `tensorboard`) with the credentials its texts hold replaced by
-/// `REDACTED`, and the rows changed (with their tags), or `None` when none holds one. A text (`value_text` of
-/// kind `text`, or of a text `hparam`) is scrubbed as a W&B run's logged texts are
-/// ([`scrub_credentials`](super::wandb::values::scrub_credentials)); a hyperparameter whose
-/// name names a credential (`hf_token`, `wandb_api_key`) and whose value looks like one is
-/// replaced whole. A batch without `value_text` (a schema that leaves it out) is kept.
+/// `REDACTED`, and the rows changed (with their tags), or `None` when none holds one. A text
+/// (`value_text` of kind `text`, or of a text `hparam`) is scrubbed as a W&B run's logged
+/// texts are ([`scrub_credentials`](super::wandb::values::scrub_credentials)), and a text that
+/// is the JSON of an object has the values of its keys that name a credential replaced
+/// ([`scrub_json_text`](super::wandb::values::scrub_json_text)); a hyperparameter whose name
+/// names a credential (`hf_token`, `train/api_key`) and whose value looks like one is replaced
+/// whole. A batch without `value_text` (a schema that leaves it out) is kept.
 ///
 /// Errors: the column is not text (a schema that declares it otherwise).
 pub fn scrub_texts(batch: &arrow::array::RecordBatch) -> Result<Option<Scrubbed>> {
@@ -406,8 +408,13 @@ pub fn scrub_texts(batch: &arrow::array::RecordBatch) -> Result<Option<Scrubbed>
             }
             let text = texts.value(r);
             let named = tag(r).is_some_and(|t| super::wandb::values::secret_entry(t, &Value::String(text.into())));
-            let clean =
-                if named { Some("REDACTED".to_string()) } else { super::wandb::values::scrub_credentials(text) };
+            let clean = if named {
+                Some("REDACTED".to_string())
+            } else {
+                // a config logged as JSON text, then the credentials any text may hold
+                let json = super::wandb::values::scrub_json_text(text);
+                super::wandb::values::scrub_credentials(json.as_deref().unwrap_or(text)).or(json)
+            };
             match clean {
                 Some(clean) => {
                     changed.push((r, tag(r).unwrap_or_default().to_string()));

@@ -187,7 +187,7 @@ pub fn read_run(
     let mut de = serde_json::Deserializer::from_reader(super::lenient::LenientRead::new(reader));
     let read = StateRun::deserialize(&mut de).and_then(|r| de.end().map(|()| r));
     match read {
-        Ok(StateRun::Object { mut fields, history: Some((entries, last_step)) }) => {
+        Ok(StateRun::Object { mut fields, history: Some(History(Ok((entries, last_step)))) }) => {
             let mut row = Map::with_capacity(RUN_FIELDS.len() + 3);
             for (name, _) in &RUN_FIELDS {
                 row.insert(name.to_string(), fields.remove(*name).unwrap_or(Value::Null));
@@ -196,6 +196,10 @@ pub fn read_run(
             row.insert("last_logged_step".into(), last_step.unwrap_or(Value::Null));
             row.insert("extra".into(), if fields.is_empty() { Value::Null } else { Value::Object(fields) });
             sink(Item::Record(row, Position::Pointer(String::new())))
+        }
+        Ok(StateRun::Object { history: Some(History(Err(what))), .. }) => {
+            let message = format!("expected the list of log entries at /log_history, found {what}");
+            sink(bad("shape", message))
         }
         Ok(StateRun::Object { fields, history: None }) => {
             let keys: Vec<&str> = fields.keys().map(String::as_str).take(5).collect();
@@ -220,10 +224,10 @@ pub fn read_run(
 }
 
 /// A Trainer state read for `trainer-runs`: its keys but `log_history`, and of `log_history`
-/// (when there is one) how many entries and the last one's `step`; or what the document is
-/// when it is no object.
+/// (when there is one) how many entries and the last `step` logged, or what it is when it is
+/// no list; or what the document is when it is no object.
 enum StateRun {
-    Object { fields: Map<String, Value>, history: Option<(u64, Option<Value>)> },
+    Object { fields: Map<String, Value>, history: Option<History> },
     Other(&'static str),
 }
 
@@ -239,8 +243,12 @@ impl<'de> serde::Deserialize<'de> for StateRun {
                 let mut fields = Map::new();
                 let mut history = None;
                 while let Some(key) = map.next_key::<String>()? {
+                    // a key named twice: a reader would keep one of the two values
+                    if fields.contains_key(&key) || (key == "log_history" && history.is_some()) {
+                        return Err(super::strict::repeated_key(&key));
+                    }
                     if key == "log_history" {
-                        history = Some(map.next_value::<History>()?.0);
+                        history = Some(map.next_value::<History>()?);
                     } else {
                         fields.insert(key, map.next_value()?);
                     }
@@ -274,9 +282,10 @@ impl<'de> serde::Deserialize<'de> for StateRun {
     }
 }
 
-/// `log_history` read for `trainer-runs`: how many entries, and the last one's `step` (null
-/// when it has none, or `log_history` is no list).
-struct History((u64, Option<Value>));
+/// `log_history` read for `trainer-runs`: how many entries, and the last `step` logged as
+/// `trainer-state` reads one (an integer, 0 or more; an entry without one is counted, not
+/// taken for the last step); or, when it is no list, what it is.
+struct History(std::result::Result<(u64, Option<Value>), &'static str>);
 
 impl<'de> serde::Deserialize<'de> for History {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
@@ -291,20 +300,82 @@ impl<'de> serde::Deserialize<'de> for History {
                 let (mut n, mut last) = (0u64, None);
                 while let Some(entry) = seq.next_element::<Value>()? {
                     n += 1;
-                    last = entry.get("step").cloned();
+                    if let Some(step) = entry.get("step").filter(|s| s.as_u64().is_some()) {
+                        last = Some(step.clone());
+                    }
                 }
-                Ok(History((n, last)))
+                Ok(History(Ok((n, last))))
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<History, A::Error> {
                 while map.next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?.is_some() {}
-                Ok(History((0, None)))
+                Ok(History(Err("an object")))
+            }
+            fn visit_str<E>(self, _: &str) -> std::result::Result<History, E> {
+                Ok(History(Err("a string")))
+            }
+            fn visit_bool<E>(self, _: bool) -> std::result::Result<History, E> {
+                Ok(History(Err("a boolean")))
+            }
+            fn visit_i64<E>(self, _: i64) -> std::result::Result<History, E> {
+                Ok(History(Err("a number")))
+            }
+            fn visit_u64<E>(self, _: u64) -> std::result::Result<History, E> {
+                Ok(History(Err("a number")))
+            }
+            fn visit_f64<E>(self, _: f64) -> std::result::Result<History, E> {
+                Ok(History(Err("a number")))
             }
             fn visit_unit<E>(self) -> std::result::Result<History, E> {
-                Ok(History((0, None)))
+                Ok(History(Err("null")))
             }
         }
         d.deserialize_any(V)
     }
+}
+
+/// The place in `log_history` of the entry at `at` (`/log_history/3` → 3).
+pub fn entry_of(at: &str) -> Option<u64> {
+    at.strip_prefix(HISTORY)?.strip_prefix('/')?.parse().ok()
+}
+
+/// Long rows of one entry of a Trainer state's `log_history`: one per value logged beside
+/// `step` and `epoch`, with those two (`entry` and `output_dir` come from the entry's place,
+/// see [`entry_of`] and [`output_dir`]).
+///
+/// Errors: the entry's `step` is missing or no integer of 0 or more, or its `epoch` is no
+/// number (each at its JSON path in the entry).
+pub fn rows(entry: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, ShapeProblems> {
+    let mut problems = ShapeProblems::new();
+    let Some(step) = entry.get("step").cloned() else {
+        let keys: Vec<&str> = entry.keys().map(String::as_str).take(5).collect();
+        problems
+            .push(("$.step".into(), format!("expected the step logged at, missing; the entry holds keys {keys:?}")));
+        return Err(problems);
+    };
+    if step.as_i64().is_none_or(|s| s < 0) {
+        problem(&mut problems, "$.step".into(), "the step logged at (an integer, 0 or more)", &step);
+        return Err(problems);
+    }
+    let epoch = entry.get("epoch").cloned().unwrap_or(Value::Null);
+    if !float_like(&epoch) {
+        problem(&mut problems, "$.epoch".into(), "a number", &epoch);
+        return Err(problems);
+    }
+    let mut rows = Vec::with_capacity(entry.len().saturating_sub(2));
+    for (k, v) in entry {
+        if k == "step" || k == "epoch" {
+            continue;
+        }
+        let (value, text) = super::tinker::value_columns(v.clone());
+        let mut row = Map::with_capacity(6);
+        row.insert("step".into(), step.clone());
+        row.insert("epoch".into(), epoch.clone());
+        row.insert("metric".into(), Value::String(k.clone()));
+        row.insert("value".into(), value);
+        row.insert("value_text".into(), text);
+        rows.push(row);
+    }
+    Ok(rows)
 }
 
 #[cfg(test)]
@@ -432,9 +503,9 @@ mod tests {
         assert_eq!(row["best_metric"], "\u{FDD0}NaN");
         assert_eq!(row["best_model_checkpoint"], "out/checkpoint-10");
         assert_eq!(row["epoch"], Value::Null);
-        // three entries; the last has no step
+        // three entries; the last has no step: the last step logged is the one before
         assert_eq!(row["log_entries"], 3);
-        assert_eq!(row["last_logged_step"], Value::Null);
+        assert_eq!(row["last_logged_step"], 20);
         assert_eq!(row["extra"], serde_json::json!({"trial_name": null, "stateful_callbacks": {"TrainerControl": {}}}));
         assert!(row.get("log_history").is_none());
     }
@@ -453,6 +524,22 @@ mod tests {
         );
         let cut = run_items("{\"global_step\": 3, \"log_history\": [{\"step\": 1},\n{\"st");
         assert!(cut[0].starts_with("json! not valid JSON: EOF while parsing") && cut[0].contains("line 2"), "{cut:?}");
+        assert_eq!(
+            run_items(r#"{"log_history": {"a": 1}}"#),
+            ["shape! expected the list of log entries at /log_history, found an object"]
+        );
+        assert_eq!(
+            run_items(r#"{"log_history": null}"#),
+            ["shape! expected the list of log entries at /log_history, found null"]
+        );
+        let twice = run_items(r#"{"global_step": 20, "log_history": [], "global_step": 21}"#);
+        assert!(twice[0].starts_with("json! ") && twice[0].contains("key \"global_step\" appears twice"), "{twice:?}");
+        // steps that are no step as trainer-state reads them are not the last step logged
+        let row: Value = serde_json::from_str(
+            &run_items(r#"{"log_history": [{"step": 4}, {"step": 1e3}, {"step": -1}, {"step": 5.0}]}"#)[0],
+        )
+        .unwrap();
+        assert_eq!((row["log_entries"].clone(), row["last_logged_step"].clone()), (Value::from(4), Value::from(4)));
         // a document followed by more text is no state either
         assert!(run_items(r#"{"log_history": []} {}"#)[0].starts_with("json! "), "trailing text");
     }

@@ -271,7 +271,7 @@ pub fn secret_entry(key: &str, value: &Value) -> bool {
     static KEY: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let key_re = KEY.get_or_init(|| {
         regex::Regex::new(
-            r"(?i)(?:^|[_.-])(?:api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|token|secret|password|passwd|credentials?)$",
+            r"(?i)(?:^|[_./-])(?:api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|token|secret|password|passwd|credentials?)$",
         )
         .expect("static pattern")
     });
@@ -371,6 +371,15 @@ pub fn scrub_credentials(text: &str) -> Option<String> {
     static TOKEN: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     static QUERY: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     static ENV: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    static FLAG: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    // a command line's flag that names a secret, and its value of 8 characters or more
+    // (`--hub_token hf_…`, `--api-key=…`; `--max_new_tokens 512` names none)
+    let flag = FLAG.get_or_init(|| {
+        regex::Regex::new(
+            r#"(?i)(--[A-Za-z0-9_.-]*(?:api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|token|secret|password|passwd)(?:=|\s+))[^\s"'-][^\s"']{7,}"#,
+        )
+        .expect("static pattern")
+    });
     // an environment variable's secret set on a command line (`WANDB_API_KEY=…`, `HF_TOKEN=…`)
     let env = ENV.get_or_init(|| {
         regex::Regex::new(r#"\b([A-Z][A-Z0-9_]*(?:API_KEY|TOKEN|SECRET|PASSWORD|SECRET_ACCESS_KEY)=)[^\s"']+"#)
@@ -424,8 +433,44 @@ pub fn scrub_credentials(text: &str) -> Option<String> {
         format!("{}REDACTED", c.get(1).or_else(|| c.get(2)).or_else(|| c.get(3)).map_or("", |m| m.as_str()))
     });
     let out = env.replace_all(&out, "${1}REDACTED");
+    let out = flag.replace_all(&out, "${1}REDACTED");
     let out = token.replace_all(&out, "REDACTED");
     (out != text).then(|| out.into_owned())
+}
+
+/// `text` with the values of its keys that name a credential replaced by `REDACTED`, when it
+/// is the JSON text of an object (a config logged as a text: `{"hub_token": "…"}`), and
+/// `None` otherwise; the rest of the text is kept as written. Keys are told as
+/// [`secret_entry`] tells them, at any depth.
+pub fn scrub_json_text(text: &str) -> Option<String> {
+    fn secrets(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(o) => {
+                for (k, x) in o {
+                    match x {
+                        Value::String(s) if secret_entry(k, x) => out.push(s.clone()),
+                        _ => secrets(x, out),
+                    }
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|x| secrets(x, out)),
+            _ => {}
+        }
+    }
+    let trimmed = text.trim_start();
+    if !trimmed.starts_with('{') {
+        return None;
+    }
+    let parsed: Value = serde_json::from_str(text).ok()?;
+    let mut found = Vec::new();
+    secrets(&parsed, &mut found);
+    let mut out = text.to_string();
+    for s in found {
+        // the value as JSON writes it, quotes included
+        let written = serde_json::to_string(&s).ok()?;
+        out = out.replace(&written, "\"REDACTED\"");
+    }
+    (out != text).then_some(out)
 }
 
 /// Looks up `key` in an object: the literal key first, then as a dotted path of nested keys.
@@ -535,6 +580,20 @@ mod tests {
         assert_eq!(scrub_credentials("sk-learn-baseline-experiment-01"), None);
         // a Hugging Face token of 20 characters or more after its prefix, in any text
         assert_eq!(scrub_credentials("key hf_HISTSECRETabcdefghij").as_deref(), Some("key REDACTED"));
+        // a command line's flags that name a secret; other flags keep their values
+        assert_eq!(
+            scrub_credentials("train.py --api_key 0123456789abcdef --hub-token=s3cr3tvalue --max_new_tokens 51234567")
+                .as_deref(),
+            Some("train.py --api_key REDACTED --hub-token=REDACTED --max_new_tokens 51234567")
+        );
+        assert_eq!(scrub_credentials("--token short --password --lr 1"), None);
+        // a config logged as JSON text: its secret entries, the text otherwise as written
+        assert_eq!(
+            scrub_json_text(r#"{"a": {"hub_token": "abcdefgh12345678"}, "pad_token": "<pad>", "lr": 1}"#).as_deref(),
+            Some(r#"{"a": {"hub_token": "REDACTED"}, "pad_token": "<pad>", "lr": 1}"#)
+        );
+        assert_eq!(scrub_json_text("not json {"), None);
+        assert!(secret_entry("train/password", &json!("0123456789abcdefgh")));
         // a secret with `/` (AWS) or `@` in it, secrets in a query string or a fragment,
         // bearer tokens, basic credentials, JWTs and secrets set as environment variables
         let scrubbed = [
