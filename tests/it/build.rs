@@ -954,3 +954,20 @@ fn a_source_whose_files_not_read_leaves_out_says_so() {
         stderr(&o)
     );
 }
+
+/// CSV files of one row each, read in one run of records: none is said to hold no record.
+#[test]
+fn small_csv_files_are_not_said_to_hold_no_record() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    for f in ["f0", "f1", "f2", "f3"] {
+        write(dir, &format!("raw/{f}.csv"), &format!("name,x\n{f},1\n"));
+    }
+    write(dir, "raw/empty.csv", "name,x\n");
+    write(dir, "pipeline.toml", &one_source("c", "raw/*.csv", "csv", "", "SELECT name, x FROM raw", ""));
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // the header alone is said, the others not
+    assert!(stderr(&o).contains("read 1 file with bytes but no record"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("raw/empty.csv") && !stderr(&o).contains("raw/f1.csv"), "{}", stderr(&o));
+}

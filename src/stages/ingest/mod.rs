@@ -1713,12 +1713,16 @@ impl Applier<'_> {
         for (seen, here) in self.present.iter_mut().zip(&chunk.present) {
             *seen |= here;
         }
-        // a run of lines comes from one file: its first and last rows name it
-        for sref in
-            chunk.srefs.first().into_iter().chain(chunk.srefs.last()).chain(chunk.bad_lines.iter().map(|b| &b.0))
-        {
-            if !self.with_items.contains(&sref.file) {
-                self.with_items.insert(sref.file.clone());
+        // the files the rows came from: a run of JSON Lines is of one file, a run of other
+        // records may span several (CSV files of a few rows each); rows of one file follow
+        // each other, so each change of file is looked at once
+        let mut last: Option<&str> = None;
+        for sref in chunk.srefs.iter().chain(chunk.bad_lines.iter().map(|b| &b.0)) {
+            if last != Some(sref.file.as_str()) {
+                last = Some(sref.file.as_str());
+                if !self.with_items.contains(&sref.file) {
+                    self.with_items.insert(sref.file.clone());
+                }
             }
         }
         // lines that do not parse and records that do not fit, written to the rejects file
