@@ -529,8 +529,15 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
             for n in not_read.iter() {
                 let state = n.file.rsplit('/').next() == Some("trainer_state.json");
                 let by_choice = n.reason.starts_with(EARLIER_SAVE) || n.reason.starts_with(OTHER_RUN);
+                // a branch the run went back from: what it logged past the point the run went
+                // back to is in no table, said on the card
+                let abandoned = n.reason.starts_with(ABANDONED);
                 if let Some(read) = runs.get(&output_dir(&n.file)).filter(|_| state && !by_choice) {
-                    let reason = format!("{}; its run's log is read from {read}, saved earlier", n.reason);
+                    let reason = if abandoned {
+                        n.reason.clone()
+                    } else {
+                        format!("{}; its run's log is read from {read}, saved earlier", n.reason)
+                    };
                     notes.push(format!("table {table} leaves out {}: {reason}", n.file));
                     left.push(LeftOut { table: table.clone(), file: n.file.clone(), reason });
                 }
@@ -992,6 +999,7 @@ fn trainer_states_left_out(looked: &[Looked]) -> (Vec<NotRead>, BTreeMap<String,
     // file's beginning and when it was written
     let mut runs: BTreeMap<String, Vec<(u64, bool, u64, String)>> = BTreeMap::new();
     let mut heads: BTreeMap<String, (StateHead, Option<std::time::SystemTime>)> = BTreeMap::new();
+    let mut files: BTreeMap<String, PathBuf> = BTreeMap::new();
     for l in looked {
         if !matches!(l.kind, Kind::Fixed(Format::TrainerState, _)) {
             continue;
@@ -1004,6 +1012,7 @@ fn trainer_states_left_out(looked: &[Looked]) -> (Vec<NotRead>, BTreeMap<String,
         let step = head.global_step.unwrap_or(0);
         let written = std::fs::metadata(&l.path).and_then(|m| m.modified()).ok();
         heads.insert(l.rel.clone(), (head, written));
+        files.insert(l.rel.clone(), l.path.clone());
         runs.entry(output_dir(&l.rel)).or_default().push((step, own, number, l.rel.clone()));
     }
     let mut out = Vec::new();
@@ -1015,7 +1024,32 @@ fn trainer_states_left_out(looked: &[Looked]) -> (Vec<NotRead>, BTreeMap<String,
         let last = states.iter().max_by_key(|s| heads[&s.3].1).map(|s| s.3.clone()).expect("a run has a state");
         let same = |f: &str| heads[f].0.same_run(&heads[&last].0);
         let (mut states, others): (Vec<_>, Vec<_>) = states.drain(..).partition(|s| same(&s.3));
-        let (_, _, _, kept) = states.pop().expect("the last state is of its run");
+        let greatest = states.pop().expect("the last state is of its run");
+        let mut kept = greatest.3.clone();
+        // a run resumed from an earlier checkpoint, saved since and stopped short of where it
+        // had been: the save written last logs other values than the greatest one at its own
+        // last entry, and is the branch the run went on with; the saves past it are of the
+        // branch it went back from
+        if last != kept && heads[&last].0.went_back_from(&heads[&kept].0, &files[&kept]) {
+            let newer = heads[&last].0.global_step;
+            let (abandoned, rest): (Vec<_>, Vec<_>) = states.drain(..).chain([greatest]).partition(|s| {
+                s.3 != last
+                    && (s.0 > newer.unwrap_or(0) || heads[&s.3].0.went_back_from(&heads[&last].0, &files[&last]))
+            });
+            for (_, _, _, file) in &abandoned {
+                out.push(NotRead {
+                    problems: Vec::new(),
+                    file: file.clone(),
+                    reason: format!(
+                        "{ABANDONED} {last}, saved later after the run went back to an earlier checkpoint (their logs \
+                         differ at {last}'s last entry)"
+                    ),
+                });
+            }
+            states = rest.into_iter().filter(|s| s.3 != last).collect();
+            states.sort();
+            kept = last.clone();
+        }
         for (_, _, _, file) in &others {
             out.push(NotRead {
                 problems: Vec::new(),
@@ -1048,39 +1082,122 @@ const OTHER_RUN: &str = "a Trainer state of another run written into the same ou
 /// How the reason an earlier save of a run's Trainer state is not read starts.
 const EARLIER_SAVE: &str = "a save of its run's Trainer state no later than";
 
-/// What tells a Trainer state's run: its `global_step`, `max_steps` and first log entry.
+/// How the reason a save of a branch its run went back from is not read starts.
+const ABANDONED: &str = "a save of a branch its run went back from: the run went on from";
+
+/// What tells a Trainer state's run: its `global_step`, `max_steps`, and its log's first
+/// entry, length and last entry.
 #[derive(Debug, Default, serde::Deserialize)]
 struct StateHead {
     global_step: Option<u64>,
     max_steps: Option<u64>,
-    #[serde(default, deserialize_with = "first_entry")]
-    log_history: Option<Value>,
+    #[serde(default, deserialize_with = "log_ends")]
+    log_history: Option<LogEnds>,
+}
+
+/// A log's first entry, how many entries, and its last entry.
+#[derive(Debug, Default, PartialEq)]
+struct LogEnds {
+    first: Option<Value>,
+    entries: u64,
+    last: Option<Value>,
 }
 
 impl StateHead {
     /// Whether `other` is a save of the same run: the same `max_steps` and first log entry
     /// (a save of the run's beginning has none yet, and is taken for one).
     fn same_run(&self, other: &StateHead) -> bool {
+        let first = |h: &StateHead| h.log_history.as_ref().and_then(|l| l.first.clone());
         self.max_steps == other.max_steps
-            && (self.log_history.is_none() || other.log_history.is_none() || self.log_history == other.log_history)
+            && (first(self).is_none() || first(other).is_none() || first(self) == first(other))
+    }
+
+    /// Whether this save, of no more entries than `other` (the state at `other_path`), logs
+    /// another last entry than `other` logs at that place: the run went back to an earlier
+    /// checkpoint and went on otherwise from there.
+    fn went_back_from(&self, other: &StateHead, other_path: &Path) -> bool {
+        let (Some(mine), Some(theirs)) = (&self.log_history, &other.log_history) else { return false };
+        if mine.entries == 0 || mine.entries > theirs.entries {
+            return false;
+        }
+        let at = mine.entries - 1;
+        let there = if at + 1 == theirs.entries { theirs.last.clone() } else { entry_at(other_path, at) };
+        there.is_some() && there != mine.last
     }
 }
 
-/// The first item of a list, the others skipped unread.
-fn first_entry<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<Value>, D::Error> {
-    struct First;
-    impl<'de> serde::de::Visitor<'de> for First {
+/// The first and last items of a list and how many, the others skipped one at a time.
+fn log_ends<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<LogEnds>, D::Error> {
+    struct Ends;
+    impl<'de> serde::de::Visitor<'de> for Ends {
+        type Value = Option<LogEnds>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            write!(f, "a list")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Option<LogEnds>, A::Error> {
+            let mut ends = LogEnds { first: seq.next_element::<Value>()?, ..LogEnds::default() };
+            ends.entries = u64::from(ends.first.is_some());
+            ends.last = ends.first.clone();
+            while let Some(entry) = seq.next_element::<Value>()? {
+                ends.entries += 1;
+                ends.last = Some(entry);
+            }
+            Ok(Some(ends))
+        }
+    }
+    d.deserialize_seq(Ends)
+}
+
+/// Entry `at` (0-based) of the log of the Trainer state at `path`, the others skipped one
+/// at a time; `None` when it cannot be read or has no such entry.
+fn entry_at(path: &Path, at: u64) -> Option<Value> {
+    struct Nth(u64);
+    impl<'de> serde::de::DeserializeSeed<'de> for Nth {
+        type Value = Option<Value>;
+        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<Option<Value>, D::Error> {
+            d.deserialize_seq(self)
+        }
+    }
+    impl<'de> serde::de::Visitor<'de> for Nth {
         type Value = Option<Value>;
         fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
             write!(f, "a list")
         }
         fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Option<Value>, A::Error> {
-            let first = seq.next_element::<Value>()?;
-            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
-            Ok(first)
+            let mut found = None;
+            let mut i = 0u64;
+            while let Some(entry) = seq.next_element::<Value>()? {
+                if i == self.0 {
+                    found = Some(entry);
+                }
+                i += 1;
+            }
+            Ok(found)
         }
     }
-    d.deserialize_seq(First)
+    struct Log(u64);
+    impl<'de> serde::de::Visitor<'de> for Log {
+        type Value = Option<Value>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            write!(f, "a Trainer state")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<Option<Value>, A::Error> {
+            let mut found = None;
+            while let Some(key) = map.next_key::<String>()? {
+                if key == "log_history" {
+                    found = map.next_value_seed(Nth(self.0))?;
+                } else {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+            Ok(found)
+        }
+    }
+    let rel = path.to_string_lossy().into_owned();
+    let input = InputFile { rel, path: path.to_path_buf(), captures: vec![] };
+    let reader = crate::stages::ingest::files::open(&input).ok()?;
+    let mut de = serde_json::Deserializer::from_reader(crate::stages::ingest::lenient::LenientRead::new(reader));
+    serde::Deserializer::deserialize_map(&mut de, Log(at)).ok().flatten()
 }
 
 /// The [`StateHead`] of the Trainer state at `path` (`rel` names it for its compression),

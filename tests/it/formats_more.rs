@@ -439,6 +439,54 @@ fn init_reads_each_runs_trainer_state_once() {
     assert!(paths.contains("grpo-lr1e-06/checkpoint-30/trainer_state.json"), "{paths}");
 }
 
+/// A run resumed from an earlier checkpoint after it had gone further, saved since and
+/// stopped: the save written last is read, and the branch it went back from is left out, said.
+#[test]
+fn a_run_that_went_back_to_an_earlier_checkpoint_is_read_from_the_branch_it_went_on_with() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = tmp.path().join("outputs");
+    let script = r#"
+import json, os, sys
+run = os.path.join(sys.argv[1], "grpo")
+def save(name, log, when):
+    os.makedirs(os.path.join(run, name), exist_ok=True)
+    path = os.path.join(run, name, "trainer_state.json")
+    with open(path, "w") as f:
+        json.dump({"global_step": log[-1]["step"], "max_steps": 40, "log_history": log}, f, indent=2)
+    os.utime(path, (when, when))
+log = [{"loss": 1.0, "step": 5}, {"loss": 0.9, "step": 10}]
+save("checkpoint-10", log, 100)
+log += [{"loss": 0.8, "step": 15}, {"loss": 0.7, "step": 20}]
+save("checkpoint-20", log, 200)
+save("checkpoint-30", log + [{"loss": 9.99, "step": 25}, {"loss": 9.99, "step": 30}], 300)
+save("checkpoint-25", log + [{"loss": 0.45, "step": 25}], 400)
+"#;
+    let o = run(std::process::Command::new(python()).args(["-c", script]).arg(&folder));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(bin().current_dir(tmp.path()).arg("init").arg(&folder).args(["--name", "x", "--format", "json"]));
+    assert!(o.status.success(), "init failed: {}", stderr(&o));
+    let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(doc["sources"][0]["path"], serde_json::json!(["raw/grpo/checkpoint-25/trainer_state.json"]), "{doc}");
+    let abandoned =
+        doc["not_read"].as_array().unwrap().iter().find(|n| n["file"] == "grpo/checkpoint-30/trainer_state.json");
+    assert!(
+        abandoned.unwrap()["reason"].as_str().unwrap().starts_with(
+            "a save of a branch its run went back from: the run went on from grpo/checkpoint-25/trainer_state.json"
+        ),
+        "{doc}"
+    );
+    let o =
+        run(bin().arg("build").arg(tmp.path().join("pipelines/x")).arg("--releases-dir").arg(tmp.path().join("out")));
+    assert!(o.status.success(), "build failed: {}", stderr(&o));
+    let release = PathBuf::from(stdout(&o).trim());
+    assert_eq!(
+        query(&release, "SELECT step, value FROM trainer_log WHERE step > 15 ORDER BY step"),
+        "step,value\n20,0.7\n25,0.45\n"
+    );
+    let card = std::fs::read_to_string(release.join("README.md")).unwrap();
+    assert!(card.contains("a save of a branch its run went back from"), "{card}");
+}
+
 #[test]
 fn what_is_no_trainer_state_is_said_at_its_path() {
     let tmp = tempfile::tempdir().unwrap();
