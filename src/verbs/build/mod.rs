@@ -103,7 +103,27 @@ pub async fn build(spec: &PipelineSpec, opts: &BuildOptions, progress: &dyn Prog
 /// file) as input, and each build would grow the next.
 ///
 /// Errors: [`Error::Refused`] naming the source, the first such file and the way out.
-fn refuse_reading_releases(spec: &PipelineSpec, releases_dir: &Path) -> Result<()> {
+fn refuse_reading_releases(spec: &PipelineSpec, releases_dir: &Path, target: &Path) -> Result<()> {
+    // before the first build: the files a release holds, where this one would be written,
+    // matched by a source's path (and not left out by not_read)
+    if let Some(rel) = below(&spec.dir, target) {
+        let not_read: Vec<String> = spec.def.not_read.as_ref().map(|p| p.list()).unwrap_or_default();
+        let left_out = crate::stages::ingest::files::not_read_matcher(&not_read);
+        let written = ["data/t.parquet", "jsonl/t.jsonl", "rejects/t.jsonl", "manifest.json", "README.md"]
+            .map(|f| format!("{rel}/{f}"));
+        for src in &spec.def.sources {
+            let patterns = src.path.list();
+            let matches = crate::stages::ingest::files::not_read_matcher(&patterns);
+            if let Some(first) = written.iter().find(|f| matches(f) && !left_out(f)) {
+                return Err(Error::Refused(format!(
+                    "source {} would read the release this build writes ({first} matches its path {:?}): build \
+                     into a folder outside what the sources match (--releases-dir), or add the folder to the \
+                     pipeline's not_read",
+                    src.name, patterns
+                )));
+            }
+        }
+    }
     // a folder not there yet holds no release
     let Ok(releases) = releases_dir.join(&spec.def.name).canonicalize() else { return Ok(()) };
     for (i, src) in spec.def.sources.iter().enumerate() {
@@ -129,6 +149,27 @@ fn refuse_reading_releases(spec: &PipelineSpec, releases_dir: &Path) -> Result<(
     Ok(())
 }
 
+/// `path` relative to `dir` (`raw/releases/x/1`), when it lies below it: both made absolute,
+/// the parts of `path` not there yet kept as written.
+fn below(dir: &Path, path: &Path) -> Option<String> {
+    let dir = dir.canonicalize().ok()?;
+    let absolute = std::path::absolute(path).ok()?;
+    // the deepest part that exists, with symbolic links resolved, then the rest
+    let mut base = absolute.as_path();
+    let mut rest = Vec::new();
+    let real = loop {
+        if let Ok(real) = base.canonicalize() {
+            break real;
+        }
+        rest.push(base.file_name()?.to_os_string());
+        base = base.parent()?;
+    };
+    let mut full = real;
+    full.extend(rest.iter().rev());
+    let rel = full.strip_prefix(&dir).ok()?;
+    Some(rel.to_string_lossy().replace('\\', "/"))
+}
+
 /// [`build`], with the build's folder in a cluster's share kept in `share`.
 ///
 /// One piece, on purpose: it reads top to bottom as the build's stages (sources, tables,
@@ -149,7 +190,7 @@ async fn build_in(
     let engine = Cluster::engine(opts)?;
     // checks that need no data, before anything is written
     let extra_metadata = crate::stages::card::preflight(spec)?;
-    refuse_reading_releases(spec, &opts.releases_dir)?;
+    refuse_reading_releases(spec, &opts.releases_dir, &target)?;
     let cache_path = crate::verbs::build::cache::InputCache::path(&opts.releases_dir, spec);
     let mut input_cache = crate::verbs::build::cache::InputCache::load(&cache_path);
     // `force` trusts no cache and rebuilds whatever it says
