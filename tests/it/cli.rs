@@ -525,7 +525,11 @@ fn verify_format_json_lists_every_file_and_problem() {
     std::fs::write(&data, &bytes[..bytes.len() / 2]).unwrap();
     let o = run(plain(&["verify", "releases/steps/0.1.0"]).current_dir(tmp.path()));
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(stdout(&o).contains(": cut short (sha256 "), "{}", stdout(&o));
+    assert!(stdout(&o).contains(": cut short, or written again (sha256 "), "{}", stdout(&o));
+    // smaller, and ending as a Parquet file does: written again
+    std::fs::write(&data, [&bytes[..bytes.len() / 2], b"PAR1"].concat()).unwrap();
+    let o = run(plain(&["verify", "releases/steps/0.1.0"]).current_dir(tmp.path()));
+    assert!(stdout(&o).contains(": a whole Parquet file of other bytes (written again) (sha256 "), "{}", stdout(&o));
 }
 
 #[test]

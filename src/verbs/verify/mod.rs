@@ -667,7 +667,7 @@ fn check_files(
                     f.path,
                     numbers::group_digits(d.bytes),
                     numbers::group_digits(f.bytes),
-                    if d.bytes < f.bytes { ": cut short" } else { "" },
+                    if d.bytes < f.bytes { smaller(&to_hash, *i, &f.path) } else { "" },
                 ),
             );
         } else if digest_differs {
@@ -2402,6 +2402,27 @@ fn schema_pair_diff(a: &arrow::datatypes::Schema, an: &str, b: &arrow::datatypes
         }
     }
     out
+}
+
+/// What a file smaller than its manifest says is: a Parquet file that still ends as one
+/// does (its footer's `PAR1`) was written again whole; another was cut short, or written
+/// again (its bytes alone cannot tell).
+fn smaller(files: &[(usize, std::path::PathBuf)], i: usize, rel: &str) -> &'static str {
+    let path = files.iter().find(|(k, _)| *k == i).map(|(_, p)| p.as_path());
+    let last4 = |p: &std::path::Path| -> std::io::Result<[u8; 4]> {
+        use std::io::{Read, Seek};
+        let mut f = std::fs::File::open(p)?;
+        f.seek(std::io::SeekFrom::End(-4))?;
+        let mut b = [0u8; 4];
+        f.read_exact(&mut b)?;
+        Ok(b)
+    };
+    let ends_as_parquet = rel.ends_with(".parquet") && path.and_then(|p| last4(p).ok()).is_some_and(|b| &b == b"PAR1");
+    if ends_as_parquet {
+        ": a whole Parquet file of other bytes (written again)"
+    } else {
+        ": cut short, or written again"
+    }
 }
 
 #[cfg(test)]
