@@ -3172,11 +3172,18 @@ fn declare(fields: &mut Vec<Declared>, col: String, ty: &str, reason: String) ->
     }
 }
 
-/// The first sentence of a message (up to `;`), for a comment.
+/// The first sentence of a message (up to `;`), for a comment: at most 160 characters, a
+/// longer one cut at a word's end.
 fn first_sentence(s: &str) -> String {
-    let s = s.split(';').next().unwrap_or(s).trim();
-    let s: String = s.chars().take(160).collect();
-    s.replace('\n', " ")
+    let s = s.split(';').next().unwrap_or(s).trim().replace('\n', " ");
+    if s.chars().count() <= 160 {
+        return s;
+    }
+    // cut at a word's end, said with `…`, and the parentheses left open closed
+    let head: String = s.chars().take(160).collect();
+    let head = head.rsplit_once(' ').map_or(head.as_str(), |(h, _)| h).trim_end_matches([',', ' ', '(']);
+    let open = head.matches('(').count().saturating_sub(head.matches(')').count());
+    format!("{head} …{}", ")".repeat(open))
 }
 
 /// The TOML text of a source (`[[source]]` and its fields), paths prefixed with `prefix`.
@@ -4284,6 +4291,18 @@ fn pipeline_toml(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_reason_is_cut_at_a_word_with_its_parentheses_closed() {
+        let long = format!(
+            "integer 9007199254740993 cannot be stored (the column holds float values, the type the value at {} decided)",
+            "a/".repeat(60)
+        );
+        let cut = first_sentence(&long);
+        assert!(cut.ends_with(" …))") || cut.ends_with(" …)"), "{cut}");
+        assert_eq!(cut.matches('(').count(), cut.matches(')').count(), "{cut}");
+        assert_eq!(first_sentence("short; the rest"), "short");
+    }
 
     #[test]
     fn the_trainers_metrics_files_are_told_by_name_and_keys_and_described() {
