@@ -1246,6 +1246,15 @@ fn look_jsonl(input: &InputFile, base: &str) -> std::result::Result<Kind, String
             None => continue,
             Some(crate::stages::ingest::records::Item::Record(r, _)) => break r,
             Some(crate::stages::ingest::records::Item::Bad { message, .. }) => {
+                // one JSON document over several lines (lm-eval 0.4.0 wrote its samples as one
+                // array), under a `.jsonl` name: read as the document it is
+                let opens = buf.iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|b| matches!(b, b'[' | b'{'));
+                if line == 1
+                    && opens
+                    && let Ok(kind) = look_json(input, base)
+                {
+                    return Ok(kind);
+                }
                 return Err(format!("line {line}: {message}"));
             }
         }

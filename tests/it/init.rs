@@ -1866,3 +1866,22 @@ fn keys_repeated_without_a_resume_give_no_keep_last() {
     let release = build_from_elsewhere(tmp.path(), "evals");
     assert_eq!(release_rows(&release)["metrics"], 4);
 }
+
+/// A `.jsonl` file that holds one JSON document over several lines (lm-eval 0.4.0 wrote its
+/// samples as one indented array) is read as the document it is.
+#[test]
+fn a_jsonl_file_holding_one_json_array_is_read_as_a_document() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = tmp.path().join("outputs");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(
+        folder.join("samples.jsonl"),
+        "[\n  {\n    \"doc_id\": 0,\n    \"target\": \"4\"\n  },\n  {\n    \"doc_id\": 1,\n    \"target\": \"7\"\n  }\n]\n",
+    )
+    .unwrap();
+    let o = run(bin().current_dir(tmp.path()).arg("init").arg(&folder).args(["--name", "x", "--format", "json"]));
+    assert!(o.status.success(), "init failed: {}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(doc["sources"][0]["format"], "json", "{doc}");
+    assert_eq!(doc["tables"][0]["rows"], 2, "{doc}");
+}
