@@ -751,8 +751,8 @@ async fn register_jsonl(
     let mut warnings = read_warnings(name, &ing.found);
     if !mixed.is_empty() {
         warnings.push(format!(
-            "warning: table {name}: column{} {} hold{} values of several types across the files: kept whole, as JSON \
-             text",
+            "warning: table {name}: column{} {} hold{} values no one column type holds (values of several types, a \
+             list of mixed elements, nesting deeper than 32 levels): kept whole, as JSON text",
             if mixed.len() == 1 { "" } else { "s" },
             mixed.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", "),
             if mixed.len() == 1 { "s" } else { "" }
@@ -761,18 +761,24 @@ async fn register_jsonl(
     Ok(RawTable { schema: registered, inferred: schema.is_none(), parquet_files: vec![], warnings, _work: Some(work) })
 }
 
-/// The columns of a read that failed only because values of one column were of several types
-/// (each violation a type problem against a type an earlier value decided), or `None`.
+/// The columns of a read that failed only because values of a column were of several types,
+/// or `None`: each violation a type problem against the type an earlier value decided, or one
+/// that typing the values found (a list of a number and a boolean, as lm-eval's `resps`
+/// holds; lists nested too deep), each at a top-level column.
 fn mixed_types(violations: &[crate::core::report::Violation]) -> Option<Vec<String>> {
+    use crate::core::report::Finding;
     let mut columns = Vec::new();
     for v in violations {
-        match &v.finding {
-            Some(crate::core::report::Finding::Type { column, decided_at: Some(_), .. }) if !column.is_empty() => {
-                if !columns.contains(column) {
-                    columns.push(column.clone());
-                }
-            }
+        let column = match &v.finding {
+            Some(Finding::Type { column, decided_at: Some(_), .. }) => column.clone(),
+            None if v.rule == "type" => crate::stages::ingest::path::top_key(&v.path)?,
             _ => return None,
+        };
+        if column.is_empty() {
+            return None;
+        }
+        if !columns.contains(&column) {
+            columns.push(column);
         }
     }
     (!columns.is_empty()).then_some(columns)

@@ -309,12 +309,22 @@ fn a_column_nested_too_deep_is_named_with_its_line() {
     let tmp = tempfile::tempdir().unwrap();
     let deep = format!("{{\"a\": 2, \"deep\": {}1{}}}\n", "[".repeat(64), "]".repeat(64));
     write(tmp.path(), "d.jsonl", &format!("{{\"a\": 1}}\n{deep}"));
-    let o = run(bin().args(["query", "-q"]).arg(tmp.path().join("d.jsonl")).arg("SELECT count(*) FROM t"));
+    write(tmp.path(), "pipeline.toml", &one_source("p", "d.jsonl", "jsonl", "", "SELECT a FROM raw", ""));
+    let o = build(tmp.path(), &[]);
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
     assert!(stderr(&o).contains("d.jsonl:2:$.deep: lists and objects nested 64 levels deep"), "{}", stderr(&o));
     // said once, and counted once
     assert_eq!(stderr(&o).matches("levels deep").count(), 1, "{}", stderr(&o));
     assert!(stderr(&o).contains("1 violation found"), "{}", stderr(&o));
+    // a query over the raw file keeps the column whole, as JSON text, and says so
+    let o = run(bin().arg("query").arg(tmp.path().join("d.jsonl")).args([
+        "SELECT count(deep) AS n FROM t",
+        "--format",
+        "csv",
+    ]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "n\n1\n");
+    assert!(stderr(&o).contains("column `deep` holds values no one column type holds"), "{}", stderr(&o));
 }
 
 #[test]
