@@ -147,13 +147,39 @@ fn read_source(
     let ipc_file = work.join(format!("{}.arrow", src.name));
     let mut writer = crate::stages::sort::staging_file(&ipc_file, &prepared.schema)?;
     let mut checks = order_checks(&prepared.schema, orders);
+    // runs of a few rows (files of one line each, a run of lines per file) are written
+    // together: thousands of one-row batches of thousands of union columns made a staging
+    // file that took gigabytes to read back
+    let mut pending: Vec<RecordBatch> = Vec::new();
+    let (mut pending_rows, mut pending_bytes) = (0usize, 0usize);
+    let write_pending =
+        |pending: &mut Vec<RecordBatch>, writer: &mut arrow::ipc::writer::FileWriter<_>| -> Result<()> {
+            let fail = |e| Error::format(ipc_file.display().to_string(), e);
+            match pending.len() {
+                0 => {}
+                1 => writer.write(&pending[0]).map_err(fail)?,
+                _ => writer
+                    .write(&arrow::compute::concat_batches(&prepared.schema, pending.iter()).map_err(fail)?)
+                    .map_err(fail)?,
+            }
+            pending.clear();
+            Ok(())
+        };
     let mut out = |rb: &RecordBatch| -> Result<()> {
         for c in &mut checks {
             c.observe(rb)?;
         }
-        writer.write(rb).map_err(|e| Error::format(ipc_file.display().to_string(), e))
+        pending.push(rb.clone());
+        pending_rows += rb.num_rows();
+        pending_bytes += rb.get_array_memory_size();
+        if pending_rows >= COALESCE_ROWS || pending_bytes >= COALESCE_BYTES {
+            (pending_rows, pending_bytes) = (0, 0);
+            write_pending(&mut pending, &mut writer)?;
+        }
+        Ok(())
     };
     let rows = convert(spec, index, &prepared, opts, report, rejects, &mut out)?;
+    write_pending(&mut pending, &mut writer)?;
     let sorted_by = sorted_by(checks);
     writer.finish().map_err(|e| Error::format(ipc_file.display().to_string(), e))?;
     let Prepared { schema, inputs, .. } = prepared;
@@ -1183,6 +1209,11 @@ fn read_file(
         Format::LightevalDetails => lighteval::read(input, sink),
     }
 }
+
+/// Rows of a source gathered before they are written to its staging file as one batch, and
+/// the memory they may take meanwhile (a batch of thousands of columns takes much).
+const COALESCE_ROWS: usize = 8192;
+const COALESCE_BYTES: usize = 4 << 20;
 
 /// Levels of lists and objects a column may nest in an inferred schema (Arrow IPC's reader
 /// refuses schemas much deeper than this).
