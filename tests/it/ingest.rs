@@ -441,9 +441,13 @@ fn an_empty_key_is_named_where_it_is_first_seen() {
         stderr(&o)
     );
     write(tmp.path(), "n.jsonl", "{\"x\": {\"a\": 1}}\n{\"x\": {\"\": 1}}\n");
-    let o = run(bin().args(["query", "-q"]).arg(tmp.path().join("n.jsonl")).arg("SELECT * FROM t"));
+    write(tmp.path(), "pipeline.toml", &one_source("n", "n.jsonl", "jsonl", "", "SELECT x FROM raw", ""));
+    let o = build(tmp.path(), &[]);
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
     assert!(stderr(&o).contains("n.jsonl:2:$.x[\"\"]: the key \"\" (empty)"), "{}", stderr(&o));
+    // a query over the raw file keeps the column whole, as JSON text, the empty key in it
+    let o = run(bin().args(["query", "--format", "csv"]).arg(tmp.path().join("n.jsonl")).arg("SELECT x FROM t"));
+    assert_eq!(stdout(&o), "x\n\"{\"\"a\"\":1}\"\n\"{\"\"\"\":1}\"\n", "{}", stderr(&o));
 }
 
 #[test]
@@ -954,8 +958,13 @@ fn integers_on_both_sides_of_int64_are_kept_exactly_as_the_hint_says() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     write(dir, "seed.jsonl", "{\"seed\": -1}\n{\"seed\": 18446744073709551615}\n");
-    let o = run(bin().args(["query", "-q"]).arg(dir.join("seed.jsonl")).arg("SELECT seed FROM t"));
+    write(dir, "pipeline.toml", &one_source("s", "seed.jsonl", "jsonl", "", "SELECT seed FROM raw", ""));
+    let o = build(dir, &["-q"]);
     assert!(stderr(&o).contains("declare the column's type as `any` to keep both exactly"), "{}", stderr(&o));
+    // a query over the raw file does so itself, and says it
+    let o = run(bin().args(["query", "--format", "csv"]).arg(dir.join("seed.jsonl")).arg("SELECT seed FROM t"));
+    assert_eq!(stdout(&o), "seed\n-1\n18446744073709551615\n", "{}", stderr(&o));
+    assert!(stderr(&o).contains("column `seed` holds values no one column type holds"), "{}", stderr(&o));
     // which works: in a pipeline and in query
     let field = "[[source.field]]\nname = \"seed\"\ntype = \"any\"\n";
     write(dir, "pipeline.toml", &one_source("s", "seed.jsonl", "jsonl", field, "SELECT seed FROM raw", ""));
