@@ -528,10 +528,10 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
             let runs: BTreeMap<String, &String> = plan.files.iter().map(|f| (output_dir(f), f)).collect();
             for n in not_read.iter() {
                 let state = n.file.rsplit('/').next() == Some("trainer_state.json");
-                let by_choice = n.reason.starts_with(EARLIER_SAVE) || n.reason.starts_with(OTHER_RUN);
-                // a branch the run went back from: what it logged past the point the run went
-                // back to is in no table, said on the card
-                let abandoned = n.reason.starts_with(ABANDONED);
+                let by_choice = n.reason.starts_with(EARLIER_SAVE);
+                // a branch the run went back from, or an earlier run written over by another:
+                // what they logged is in no table, said on the card
+                let abandoned = n.reason.starts_with(ABANDONED) || n.reason.starts_with(OTHER_RUN);
                 if let Some(read) = runs.get(&output_dir(&n.file)).filter(|_| state && !by_choice) {
                     let reason = if abandoned {
                         n.reason.clone()
@@ -3181,6 +3181,44 @@ fn declare(fields: &mut Vec<Declared>, col: String, ty: &str, reason: String) ->
     }
 }
 
+/// `text` (a file init writes) with the environment's token hidden in its reasons (see
+/// [`crate::core::secrets::redact`]): TOML comments and `reason = "…"` lines, which quote the
+/// data; the rest (paths, names, SQL, schemas) is kept as found, as the pipeline reads by it.
+fn reasons_redacted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with('#') || trimmed.starts_with("reason = ") {
+            out.push_str(&crate::core::secrets::redact(line));
+            continue;
+        }
+        // a comment after a value: the first `#` outside a string
+        let mut in_string = false;
+        let mut escaped = false;
+        let mut comment = None;
+        for (i, c) in line.char_indices() {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' if in_string => escaped = true,
+                '"' => in_string = !in_string,
+                '#' if !in_string => {
+                    comment = Some(i);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        match comment {
+            Some(i) => {
+                out.push_str(&line[..i]);
+                out.push_str(&crate::core::secrets::redact(&line[i..]));
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
+}
+
 /// The first sentence of a message (up to `;`), for a comment: at most 160 characters, a
 /// longer one cut at a word's end.
 fn first_sentence(s: &str) -> String {
@@ -3985,8 +4023,9 @@ impl Created {
         #[cfg(unix)]
         builder.permissions(<std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o666));
         let mut tmp = builder.tempfile_in(dir).map_err(|e| Error::io(dir, e))?;
-        // a reason quoting the data (a value that broke a type) never carries a token
-        let text = crate::core::secrets::redact(text);
+        // a reason quoting the data (a value that broke a type) never carries a token; the
+        // paths, names and SQL the pipeline reads by are kept as found, or it would not build
+        let text = reasons_redacted(text);
         std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(|e| Error::io(tmp.path(), e))?;
         tmp.as_file().sync_all().map_err(|e| Error::io(tmp.path(), e))?;
         self.note(b'f', path)?;

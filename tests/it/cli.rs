@@ -126,6 +126,14 @@ fn a_token_the_data_holds_is_never_printed() {
     assert!(o.status.success(), "{}", stderr(&o));
     let toml = std::fs::read_to_string(dir.join("pipelines/tok/pipeline.toml")).unwrap();
     assert!(!toml.contains("hf_TESTSECR"), "{toml}");
+    // a file named with the token: the path init writes is the file's, so that the pipeline
+    // builds (its reasons hide the token)
+    let named = tmp.path().join("named");
+    write(&named, &format!("keys_{token}.jsonl"), "{\"k\": 1}\n");
+    let o = run(bin().current_dir(&named).args(["init", ".", "--name", "n", "-q"]).env("HF_TOKEN", token));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(bin().current_dir(&named).args(["build", "pipelines/n", "-q"]).env("HF_TOKEN", token));
+    assert!(o.status.success(), "{}", stderr(&o));
 }
 
 #[test]

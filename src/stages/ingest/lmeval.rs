@@ -247,7 +247,8 @@ pub fn sample_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<String,
     }
     let mut row = Map::new();
     row.insert("doc_id".into(), doc_id.clone());
-    row.insert("filter".into(), r.get("filter").cloned().unwrap_or(Value::Null));
+    // lm-eval 0.4.0 wrote no `filter`: its samples are unfiltered, the results' `none`
+    row.insert("filter".into(), r.get("filter").cloned().unwrap_or_else(|| Value::String("none".into())));
     let target = match r.get("target") {
         None | Some(Value::Null) => Value::Null,
         Some(Value::String(t)) => Value::String(t.clone()),
@@ -263,7 +264,15 @@ pub fn sample_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<String,
     }
     let mut metrics = Map::new();
     match r.get("metrics") {
-        None | Some(Value::Null) => {}
+        // lm-eval 0.4.0 listed no metrics: its scores are the line's other numbers and booleans
+        None => {
+            for (k, v) in r.iter().filter(|(k, _)| !SAMPLE_KEYS.contains(&k.as_str())) {
+                if v.is_boolean() || (v.is_number() && float_like(v)) {
+                    metrics.insert(k.clone(), v.clone());
+                }
+            }
+        }
+        Some(Value::Null) => {}
         Some(Value::Array(names)) => {
             for (i, n) in names.iter().enumerate() {
                 let Some(n) = n.as_str() else {
@@ -371,6 +380,17 @@ mod tests {
             r#"{"results": {"t": {"acc,none": 0.5}}, "model_name": "m", "config": {"model_args": "pretrained=x"}}"#,
         );
         assert_eq!(result_rows(&r).unwrap()[0]["model_name"], "m");
+    }
+
+    #[test]
+    fn a_sample_of_lm_eval_0_4_0_is_unfiltered_and_its_scores_are_its_metrics() {
+        let r = obj(
+            r#"{"doc_id": 3, "target": "4", "resps": [["4"]], "filtered_resps": ["4"], "exact_match": 1.0, "note": "x"}"#,
+        );
+        let row = sample_row(&r, false).unwrap();
+        assert_eq!(row["filter"], "none");
+        assert_eq!(row["metrics"], serde_json::json!({"exact_match": 1.0}));
+        assert_eq!(row["extra"], serde_json::json!({"note": "x"}));
     }
 
     #[test]
