@@ -93,11 +93,20 @@ pub fn read(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn FnMut(Ite
         Ok(Found::Scalar(what)) => {
             sink(bad(HISTORY, "shape", format!("expected the list of log entries, found {what}")))
         }
+        // (the root's first five keys; none when the root is no object)
+        Ok(Found::Missing(keys)) if keys.is_empty() => sink(bad(
+            "",
+            "shape",
+            "expected a transformers Trainer state (an object with `log_history`), found a document that is no \
+             object, or an empty one"
+                .into(),
+        )),
         Ok(Found::Missing(keys)) => sink(bad(
             "",
             "shape",
             format!(
-                "expected a transformers Trainer state (`log_history`, `global_step`, `epoch`, …), found keys {keys:?}"
+                "expected a transformers Trainer state (`log_history`, `global_step`, `epoch`, …), found keys {keys:?}{}",
+                if keys.len() == 5 { " and maybe more" } else { "" }
             ),
         )),
         Err(e) => {
@@ -206,7 +215,8 @@ pub fn read_run(
             sink(bad(
                 "shape",
                 format!(
-                    "expected a transformers Trainer state (`log_history`, `global_step`, `epoch`, …), found keys {keys:?}"
+                    "expected a transformers Trainer state (`log_history`, `global_step`, `epoch`, …), found keys {keys:?}{}",
+                    if fields.len() > 5 { format!(" and {} more", fields.len() - 5) } else { String::new() }
                 ),
             ))
         }
@@ -459,7 +469,12 @@ mod tests {
         assert_eq!(
             got,
             ["! expected a transformers Trainer state (`log_history`, `global_step`, `epoch`, …), found keys \
-                 [\"results\", \"a\", \"b\", \"c\", \"d\"]"]
+                 [\"results\", \"a\", \"b\", \"c\", \"d\"] and maybe more"]
+        );
+        assert_eq!(
+            items("[1, 2]"),
+            ["! expected a transformers Trainer state (an object with `log_history`), found a document that is no \
+              object, or an empty one"]
         );
         assert_eq!(items(r#"{"log_history": [3]}"#), ["/log_history/0! expected a JSON object, found number 3"]);
         let e = |v: Value| rows(v.as_object().unwrap()).unwrap_err();
