@@ -109,8 +109,16 @@ fn refuse_reading_releases(spec: &PipelineSpec, releases_dir: &Path, target: &Pa
     if let Some(rel) = below(&spec.dir, target) {
         let not_read: Vec<String> = spec.def.not_read.as_ref().map(|p| p.list()).unwrap_or_default();
         let left_out = crate::stages::ingest::files::not_read_matcher(&not_read);
-        let written = ["data/t.parquet", "jsonl/t.jsonl", "rejects/t.jsonl", "manifest.json", "README.md"]
-            .map(|f| format!("{rel}/{f}"));
+        // each table's files in the formats it is written in, its rejects, the release's own
+        let mut written: Vec<String> = ["manifest.json", "README.md"].iter().map(|f| format!("{rel}/{f}")).collect();
+        for t in &spec.def.tables {
+            let formats = t.formats.as_ref().or(spec.def.formats.as_ref());
+            written.push(format!("{rel}/data/{}.parquet", t.name));
+            if formats.is_some_and(|f| f.iter().any(|x| x == "jsonl")) {
+                written.push(format!("{rel}/jsonl/{}.jsonl", t.name));
+            }
+            written.push(format!("{rel}/rejects/{}.jsonl", t.name));
+        }
         for src in &spec.def.sources {
             let patterns = src.path.list();
             let matches = crate::stages::ingest::files::not_read_matcher(&patterns);
