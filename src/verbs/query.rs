@@ -822,7 +822,7 @@ fn read_jsonl(
     };
     crate::stages::ingest::run(&spec, 0, work, &opts, &[], &mut rejects)
         .and_then(|mut ing| ing.found.check().map(|_| ing))
-        .map_err(json_document)
+        .map_err(|e| json_document(e, base))
 }
 
 /// The lines [`RawTable::warnings`] holds, from what reading the files of table `name` found.
@@ -841,16 +841,23 @@ fn read_warnings(name: &str, found: &crate::core::report::BuildReport) -> Vec<St
     out
 }
 
-/// A read of JSON Lines that failed because a `.json` file is one JSON document spread over
-/// lines (its line 1 is no whole JSON value), said as such rather than as one violation per
-/// line; any other error as it is.
-fn json_document(e: Error) -> Error {
+/// A read of JSON Lines that failed because a file is one JSON document spread over lines
+/// (its line 1 is no whole JSON value: a `.json` file, or one whose line 1 only opens an array
+/// or an object, as lm-eval 0.4.0's `.jsonl` samples do), said as such rather than as one
+/// violation per line; any other error as it is. File names are relative to `base`.
+fn json_document(e: Error, base: &Path) -> Error {
     let Error::Invalid { violations, .. } = &e else { return e };
+    let opens = |file: &str| {
+        let Ok(f) = std::fs::File::open(base.join(file)) else { return false };
+        let mut first = String::new();
+        let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(std::io::Read::take(f, 4096)), &mut first);
+        matches!(first.trim(), "[" | "{")
+    };
     let document = violations.iter().find(|v| {
         v.rule == "json"
-            && v.source
-                .as_ref()
-                .is_some_and(|s| s.at == crate::core::report::Position::Line(1) && s.file.ends_with(".json"))
+            && v.source.as_ref().is_some_and(|s| {
+                s.at == crate::core::report::Position::Line(1) && (s.file.ends_with(".json") || opens(&s.file))
+            })
     });
     match document.and_then(|v| v.source.as_ref()) {
         Some(s) => Error::Refused(format!(

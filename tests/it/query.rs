@@ -893,6 +893,11 @@ fn query_says_what_to_query_instead_of_a_misplaced_source() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("doc.json: line 1 is not a whole JSON value"), "{}", stderr(&o));
     assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    // and one named as JSON Lines whose line 1 only opens it (lm-eval 0.4.0's samples)
+    write(tmp.path(), "arr.jsonl", "[\n  {\"a\": 1},\n  {\"a\": 2}\n]\n");
+    let o = run(bin().arg("query").arg(tmp.path().join("arr.jsonl")).arg("SELECT 1"));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("arr.jsonl: line 1 is not a whole JSON value"), "{}", stderr(&o));
     // an unknown table: the tables there are, and the one meant
     let o = run(bin().arg("query").arg(r).arg("SELECT * FROM trainng_runs"));
     assert_eq!(o.status.code(), Some(2));
