@@ -1447,30 +1447,6 @@ enum Member {
     Other,
 }
 
-/// The visits of a visitor that gives `$value` (of type `$ty`) for any scalar JSON value.
-macro_rules! scalars {
-    ($ty:ty, $value:expr) => {
-        fn visit_bool<E>(self, _: bool) -> std::result::Result<$ty, E> {
-            Ok($value)
-        }
-        fn visit_i64<E>(self, _: i64) -> std::result::Result<$ty, E> {
-            Ok($value)
-        }
-        fn visit_u64<E>(self, _: u64) -> std::result::Result<$ty, E> {
-            Ok($value)
-        }
-        fn visit_f64<E>(self, _: f64) -> std::result::Result<$ty, E> {
-            Ok($value)
-        }
-        fn visit_str<E>(self, _: &str) -> std::result::Result<$ty, E> {
-            Ok($value)
-        }
-        fn visit_unit<E>(self) -> std::result::Result<$ty, E> {
-            Ok($value)
-        }
-    };
-}
-
 impl<'de> serde::Deserialize<'de> for Outline {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         struct V;
@@ -1491,7 +1467,7 @@ impl<'de> serde::Deserialize<'de> for Outline {
                 let (objects, len, first) = elements(s)?;
                 Ok(Outline::Array { objects, len, first })
             }
-            scalars!(Outline, Outline::Scalar);
+            crate::stages::ingest::records::json_scalars!(Outline, |_| Outline::Scalar);
         }
         d.deserialize_any(V)
     }
@@ -1516,7 +1492,7 @@ impl<'de> serde::Deserialize<'de> for MemberOutline {
                 let (objects, len, first) = elements(s)?;
                 Ok(MemberOutline(if objects { Member::Records { len, first } } else { Member::Other }))
             }
-            scalars!(MemberOutline, MemberOutline(Member::Other));
+            crate::stages::ingest::records::json_scalars!(MemberOutline, |_| MemberOutline(Member::Other));
         }
         d.deserialize_any(V)
     }
@@ -1550,7 +1526,7 @@ impl<'de> serde::de::DeserializeSeed<'de> for ElementSeed {
                 while s.next_element::<serde::de::IgnoredAny>()?.is_some() {}
                 Ok(Element(None))
             }
-            scalars!(Element, Element(None));
+            crate::stages::ingest::records::json_scalars!(Element, |_| Element(None));
         }
         d.deserialize_any(V(self.0))
     }

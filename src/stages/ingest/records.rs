@@ -415,6 +415,33 @@ pub fn json_record(reader: Box<dyn BufRead + Send>, rel: &str, sink: &mut dyn Fn
     }
 }
 
+/// The visits of a serde visitor for the scalar JSON values, each giving `$make(kind)`:
+/// `kind` names the value's JSON type (`a boolean`, `a number`, `a string`, `null`), for a
+/// visitor that says what a document holds where it wanted a list or an object.
+macro_rules! json_scalars {
+    ($ty:ty, $make:expr) => {
+        fn visit_bool<E>(self, _: bool) -> std::result::Result<$ty, E> {
+            Ok(($make)("a boolean"))
+        }
+        fn visit_i64<E>(self, _: i64) -> std::result::Result<$ty, E> {
+            Ok(($make)("a number"))
+        }
+        fn visit_u64<E>(self, _: u64) -> std::result::Result<$ty, E> {
+            Ok(($make)("a number"))
+        }
+        fn visit_f64<E>(self, _: f64) -> std::result::Result<$ty, E> {
+            Ok(($make)("a number"))
+        }
+        fn visit_str<E>(self, _: &str) -> std::result::Result<$ty, E> {
+            Ok(($make)("a string"))
+        }
+        fn visit_unit<E>(self) -> std::result::Result<$ty, E> {
+            Ok(($make)("null"))
+        }
+    };
+}
+pub(crate) use json_scalars;
+
 /// What a JSON document holds at a pointer, once read by [`json_syntax`].
 #[derive(Debug)]
 pub(super) enum Found {

@@ -269,24 +269,7 @@ impl<'de> serde::Deserialize<'de> for StateRun {
                 while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
                 Ok(StateRun::Other("an array"))
             }
-            fn visit_str<E>(self, _: &str) -> std::result::Result<StateRun, E> {
-                Ok(StateRun::Other("a string"))
-            }
-            fn visit_bool<E>(self, _: bool) -> std::result::Result<StateRun, E> {
-                Ok(StateRun::Other("a boolean"))
-            }
-            fn visit_i64<E>(self, _: i64) -> std::result::Result<StateRun, E> {
-                Ok(StateRun::Other("a number"))
-            }
-            fn visit_u64<E>(self, _: u64) -> std::result::Result<StateRun, E> {
-                Ok(StateRun::Other("a number"))
-            }
-            fn visit_f64<E>(self, _: f64) -> std::result::Result<StateRun, E> {
-                Ok(StateRun::Other("a number"))
-            }
-            fn visit_unit<E>(self) -> std::result::Result<StateRun, E> {
-                Ok(StateRun::Other("null"))
-            }
+            records::json_scalars!(StateRun, StateRun::Other);
         }
         d.deserialize_any(V)
     }
@@ -320,24 +303,7 @@ impl<'de> serde::Deserialize<'de> for History {
                 while map.next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?.is_some() {}
                 Ok(History(Err("an object")))
             }
-            fn visit_str<E>(self, _: &str) -> std::result::Result<History, E> {
-                Ok(History(Err("a string")))
-            }
-            fn visit_bool<E>(self, _: bool) -> std::result::Result<History, E> {
-                Ok(History(Err("a boolean")))
-            }
-            fn visit_i64<E>(self, _: i64) -> std::result::Result<History, E> {
-                Ok(History(Err("a number")))
-            }
-            fn visit_u64<E>(self, _: u64) -> std::result::Result<History, E> {
-                Ok(History(Err("a number")))
-            }
-            fn visit_f64<E>(self, _: f64) -> std::result::Result<History, E> {
-                Ok(History(Err("a number")))
-            }
-            fn visit_unit<E>(self) -> std::result::Result<History, E> {
-                Ok(History(Err("null")))
-            }
+            records::json_scalars!(History, |what| History(Err(what)));
         }
         d.deserialize_any(V)
     }
