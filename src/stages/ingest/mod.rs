@@ -1744,11 +1744,13 @@ impl Applier<'_> {
         for (seen, here) in self.present.iter_mut().zip(&chunk.present) {
             *seen |= here;
         }
-        // the files the rows came from: a run of JSON Lines is of one file, a run of other
-        // records may span several (CSV files of a few rows each); rows of one file follow
-        // each other, so each change of file is looked at once
+        // the files the rows came from: rows of one file follow each other, so a run whose
+        // first and last rows are of one file (a run of JSON Lines) is of that file alone; a run
+        // of other records may span several (CSV files of a few rows each), each looked at once
+        let one_file = chunk.srefs.first().map(|s| &s.file) == chunk.srefs.last().map(|s| &s.file);
+        let rows: &[SourceRef] = if one_file { &chunk.srefs[..chunk.srefs.len().min(1)] } else { &chunk.srefs };
         let mut last: Option<&str> = None;
-        for sref in chunk.srefs.iter().chain(chunk.bad_lines.iter().map(|b| &b.0)) {
+        for sref in rows.iter().chain(chunk.bad_lines.iter().map(|b| &b.0)) {
             if last != Some(sref.file.as_str()) {
                 last = Some(sref.file.as_str());
                 if !self.with_items.contains(&sref.file) {
