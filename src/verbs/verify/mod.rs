@@ -646,7 +646,7 @@ fn check_files(
     });
     progress.finish();
     let mut changed: BTreeSet<String> = BTreeSet::new();
-    for ((i, _), d) in to_hash.iter().zip(digests) {
+    for ((i, path), d) in to_hash.iter().zip(digests) {
         let f = &m.files[*i];
         let d = match d {
             Ok(d) => d,
@@ -667,7 +667,7 @@ fn check_files(
                     f.path,
                     numbers::group_digits(d.bytes),
                     numbers::group_digits(f.bytes),
-                    if d.bytes < f.bytes { smaller(&to_hash, *i, &f.path) } else { "" },
+                    if d.bytes < f.bytes { smaller(path, &f.path) } else { "" },
                 ),
             );
         } else if digest_differs {
@@ -2407,8 +2407,7 @@ fn schema_pair_diff(a: &arrow::datatypes::Schema, an: &str, b: &arrow::datatypes
 /// What a file smaller than its manifest says is: a Parquet file that still ends as one
 /// does (its footer's `PAR1`) was written again whole; another was cut short, or written
 /// again (its bytes alone cannot tell).
-fn smaller(files: &[(usize, std::path::PathBuf)], i: usize, rel: &str) -> &'static str {
-    let path = files.iter().find(|(k, _)| *k == i).map(|(_, p)| p.as_path());
+fn smaller(path: &Path, rel: &str) -> &'static str {
     let last4 = |p: &std::path::Path| -> std::io::Result<[u8; 4]> {
         use std::io::{Read, Seek};
         let mut f = std::fs::File::open(p)?;
@@ -2417,7 +2416,7 @@ fn smaller(files: &[(usize, std::path::PathBuf)], i: usize, rel: &str) -> &'stat
         f.read_exact(&mut b)?;
         Ok(b)
     };
-    let ends_as_parquet = rel.ends_with(".parquet") && path.and_then(|p| last4(p).ok()).is_some_and(|b| &b == b"PAR1");
+    let ends_as_parquet = rel.ends_with(".parquet") && last4(path).is_ok_and(|b| &b == b"PAR1");
     if ends_as_parquet {
         ": a whole Parquet file of other bytes (written again)"
     } else {
