@@ -714,21 +714,22 @@ async fn register_jsonl(
     schema: Option<&crate::core::schema::TableSchema>,
 ) -> Result<RawTable> {
     let work = tempfile::tempdir().map_err(|e| Error::io("temporary folder", e))?;
-    let mut mixed: Vec<String> = Vec::new();
-    let ing = match read_jsonl(&base, source.clone(), schema, work.path()) {
-        // columns whose values are of several types (files that type a value differently):
-        // kept whole, as JSON text, as init declares them (`any`), and said
-        Err(Error::Invalid { violations, .. }) if schema.is_none() && mixed_types(&violations).is_some() => {
-            mixed = mixed_types(&violations).unwrap_or_default();
-            let mut source = source;
-            for c in &mixed {
-                let any = serde_json::json!({"name": c, "type": "any"});
-                source.fields.push(serde_json::from_value(any).map_err(|e| Error::format("(query)", e))?);
-            }
-            let _ = std::fs::remove_dir_all(work.path().join("rejects"));
-            read_jsonl(&base, source, schema, work.path())?
+    let first = read_jsonl(&base, source.clone(), schema, work.path());
+    // columns whose values no one type holds (files that type a value differently): read
+    // again kept whole, as JSON text, as init declares them (`any`), and said
+    let mixed = match &first {
+        Err(Error::Invalid { violations, .. }) if schema.is_none() => mixed_types(violations).unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    let ing = if mixed.is_empty() {
+        first?
+    } else {
+        let mut source = source;
+        for c in &mixed {
+            let any = serde_json::json!({"name": c, "type": "any"});
+            source.fields.push(serde_json::from_value(any).map_err(|e| Error::format("(query)", e))?);
         }
-        other => other?,
+        read_jsonl(&base, source, schema, work.path())?
     };
     let read = datafusion::datasource::file_format::options::ArrowReadOptions {
         schema: Some(&ing.schema),
