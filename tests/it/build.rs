@@ -930,7 +930,19 @@ fn a_build_that_would_read_its_own_releases_is_refused() {
     let o = into("2");
     assert!(o.status.success(), "{}", stderr(&o));
     let o = into("3");
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.status.success(), "{}", stderr(&o)); // a source that reads a release already there (an earlier version's copy) is refused too
+    write(
+        dir,
+        "pipeline.toml",
+        &format!(
+            "{}[[source]]\nname = \"old\"\npath = \"raw/releases/s/2/jsonl/*.jsonl\"\n\
+             format = \"jsonl\"\n",
+            one_source("s", "raw/*.jsonl", "jsonl", "", "SELECT a FROM raw", "formats = [\"parquet\", \"jsonl\"]\n")
+        ),
+    );
+    let o = into("4");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("source old matches 1 file of the pipeline's releases"), "{}", stderr(&o));
 }
 
 /// A source whose every file the pipeline's `not_read` leaves out says so, not that no file

@@ -112,6 +112,12 @@ impl PathPattern {
         Ok(PathPattern { regex, greedy, names, root, depth })
     }
 
+    /// The folder the pattern's files lie below (`raw/runs` of `raw/runs/{run}/*.jsonl`; empty
+    /// for a pattern that starts with a wildcard): what a walk for its files starts from.
+    pub fn root(&self) -> &str {
+        &self.root
+    }
+
     /// Matches a relative path; returns the captures (each as short as the match allows).
     pub fn captures(&self, rel: &str) -> Option<Vec<(String, String)>> {
         let caps = self.regex.captures(rel)?;
@@ -580,7 +586,8 @@ mod tests {
             let input = InputFile { path: dir.path().join(name), rel: name.into(), captures: Default::default() };
             let e = open(&input).err().expect("refused").to_string();
             assert!(e.contains(said), "{e}");
-        } // an empty file, as an empty `.jsonl` is: no record (the build's warning names it)
+        }
+        // an empty file, as an empty `.jsonl` is: no record (the build's warning names it)
         std::fs::write(dir.path().join("e.jsonl.gz"), b"").unwrap();
         let input =
             InputFile { path: dir.path().join("e.jsonl.gz"), rel: "e.jsonl.gz".into(), captures: Default::default() };

@@ -135,6 +135,19 @@ fn refuse_reading_releases(spec: &PipelineSpec, releases_dir: &Path, target: &Pa
     // a folder not there yet holds no release
     let Ok(releases) = releases_dir.join(&spec.def.name).canonicalize() else { return Ok(()) };
     for (i, src) in spec.def.sources.iter().enumerate() {
+        // only a source whose walk starts above or inside the releases (symbolic links
+        // resolved) can reach them: its files are listed, the others' are not (every build,
+        // an unchanged one too, passes here)
+        let reaches =
+            src.path.list().iter().filter_map(|p| crate::stages::ingest::files::PathPattern::new(p).ok()).any(|p| {
+                spec.dir
+                    .join(p.root())
+                    .canonicalize()
+                    .is_ok_and(|root| releases.starts_with(&root) || root.starts_with(&releases))
+            });
+        if !reaches {
+            continue;
+        }
         let files = crate::stages::ingest::files::source_files(spec, i, &src.name).unwrap_or_default();
         let inside: Vec<&str> = files
             .iter()
