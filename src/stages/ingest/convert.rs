@@ -145,6 +145,12 @@ pub struct ConvertOptions {
     pub coerce_nonfinite_strings: bool,
     /// Accept numeric strings in number/integer columns.
     pub coerce_numeric_strings: bool,
+    /// The source's format fixes its columns ([`Format::fixed_columns`]): it takes none of the
+    /// options a type problem's finding may hint at (`coerce_numeric_strings`,
+    /// `coerce_nonfinite_strings`, a `[[source.field]]`), and its findings say none of them.
+    ///
+    /// [`Format::fixed_columns`]: crate::core::spec::Format::fixed_columns
+    pub fixed_columns: bool,
     /// Zone for datetimes written without one.
     pub assume_timezone: Option<chrono_tz::Tz>,
     /// Keys of a record that name no column are violations (declared schemas).
@@ -288,15 +294,20 @@ impl Ctx<'_> {
             ),
             (_, None) => (format!("expected {}, found {found}", target.expected()), None),
         };
-        let nonfinite_string = matches!(target, Target::Float64 | Target::Int64)
+        // what an option of the source would read otherwise (none for a format that takes none)
+        let options = !self.opts.fixed_columns;
+        let nonfinite_string = options
+            && matches!(target, Target::Float64 | Target::Int64)
             && matches!(v, Value::String(s) if nonfinite_string(s).is_some());
         // as `coerce_numeric_strings` reads them
-        let numeric_string = match (target, v) {
-            (Target::Float64, Value::String(s)) => s.parse::<f64>().is_ok_and(f64::is_finite),
-            (Target::Int64, Value::String(s)) => s.parse::<i64>().is_ok(),
-            _ => false,
-        };
-        let decimal_comma = matches!(target, Target::Float64)
+        let numeric_string = options
+            && match (target, v) {
+                (Target::Float64, Value::String(s)) => s.parse::<f64>().is_ok_and(f64::is_finite),
+                (Target::Int64, Value::String(s)) => s.parse::<i64>().is_ok(),
+                _ => false,
+            };
+        let decimal_comma = options
+            && matches!(target, Target::Float64)
             && matches!(v, Value::String(s) if crate::core::report::is_decimal_comma(s));
         let finding = crate::core::report::Finding::Type {
             column: column_of(&cell.path),

@@ -463,6 +463,7 @@ fn convert_options(spec: &PipelineSpec, index: usize) -> ConvertOptions {
         nonfinite: src.nonfinite,
         coerce_nonfinite_strings: src.coerce_nonfinite_strings,
         coerce_numeric_strings: src.coerce_numeric_strings,
+        fixed_columns: src.format.fixed_columns(),
         assume_timezone: src.assume_timezone.as_ref().map(|t| t.parse().expect("checked at load")),
         strict_keys: false,
         boolean_digits: false,
@@ -1119,26 +1120,6 @@ fn unpivot(obj: Map<String, Value>, ids: &[String]) -> Vec<Map<String, Value>> {
         out.push(row);
     }
     out
-}
-
-/// `finding` without what it would hint at (`coerce_numeric_strings`,
-/// `coerce_nonfinite_strings`, a `[[source.field]]` for decimal commas) when `format` takes
-/// none of them: a fixed format's.
-fn coercions_that_apply(finding: crate::core::report::Finding, format: Format) -> crate::core::report::Finding {
-    match finding {
-        crate::core::report::Finding::Type { column, expected, found, decided_at, .. } if format.fixed_columns() => {
-            crate::core::report::Finding::Type {
-                column,
-                expected,
-                found,
-                nonfinite_string: false,
-                numeric_string: false,
-                decimal_comma: false,
-                decided_at,
-            }
-        }
-        other => other,
-    }
 }
 
 fn name_table(e: Error, table: &str) -> Error {
@@ -1840,7 +1821,7 @@ impl Applier<'_> {
                     rule: "type".into(),
                     key: None,
                     message: p.message,
-                    finding: p.finding.map(|f| coercions_that_apply(f, self.src.format)),
+                    finding: p.finding,
                 }),
                 OnInvalid::Reject => bad.entry(p.row).or_default().push(format!("{}: {}", p.path, p.message)),
             }
