@@ -613,8 +613,23 @@ pub async fn register_files(
             _work: None,
         });
     }
-    // JSON Lines: read through runpack's own reader into Arrow IPC
-    register_jsonl(ctx, name, base, source, schema).await
+    // JSON Lines: read through runpack's own reader into Arrow IPC; a file of 0 bytes (an
+    // export that failed, a `.gz` never written to) holds no record, said as a build says it
+    let empty: Vec<&str> = found
+        .iter()
+        .filter(|f| std::fs::metadata(&f.path).is_ok_and(|m| m.len() == 0))
+        .map(|f| f.rel.as_str())
+        .collect();
+    let mut table = register_jsonl(ctx, name, base, source, schema).await?;
+    if !empty.is_empty() {
+        table.warnings.push(format!(
+            "warning: table {name}: {} empty file{} (0 bytes, no record): {}",
+            empty.len(),
+            if empty.len() == 1 { "" } else { "s" },
+            crate::core::report::first_names(&empty, 5)
+        ));
+    }
+    Ok(table)
 }
 
 /// The raw files `location` names (a file, a folder or a glob), with the folder patterns are

@@ -1166,3 +1166,20 @@ fn a_column_of_several_types_across_raw_files_is_kept_as_json_text() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("c.jsonl:2"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_raw_file_of_no_bytes_is_said_to_hold_no_record() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "a.jsonl", "{\"step\": 1}\n");
+    // an export that failed: a `.gz` that was never written to, and an empty `.jsonl`
+    write(tmp.path(), "b.jsonl.gz", "");
+    write(tmp.path(), "c.jsonl", "");
+    let o = run(bin().arg("query").arg(tmp.path()).args(["SELECT count(*) AS n FROM t", "--format", "csv"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "n\n1\n");
+    assert!(
+        stderr(&o).contains("warning: table t: 2 empty files (0 bytes, no record): b.jsonl.gz, c.jsonl"),
+        "{}",
+        stderr(&o)
+    );
+}
