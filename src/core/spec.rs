@@ -755,14 +755,14 @@ fn pipeline_file(path: &Path) -> Result<(PathBuf, PathBuf)> {
 fn check_source_options(s: &SourceDef, at: &dyn Fn(&str) -> String) -> Result<()> {
     if s.record_path.is_some() && !matches!(s.format, Format::Json | Format::Yaml) {
         return Err(Error::config(
-            at(&format!("source {}", s.name)),
+            at(&format!("source {}#record_path", s.name)),
             "`record_path` applies to format = \"json\" and \"yaml\" only",
         ));
     }
     if let Some(q) = &s.quote {
         if s.format != Format::Csv {
             return Err(Error::config(
-                at(&format!("source {}", s.name)),
+                at(&format!("source {}#quote", s.name)),
                 "`quote` applies to format = \"csv\" only (the character that quotes a CSV file's cells)",
             ));
         }
@@ -773,7 +773,7 @@ fn check_source_options(s: &SourceDef, at: &dyn Fn(&str) -> String) -> Result<()
         };
         if !ok {
             return Err(Error::config(
-                at(&format!("source {}", s.name)),
+                at(&format!("source {}#quote", s.name)),
                 format!(
                     "quote = {q:?}: expected one ASCII character other than a line end and the delimiter (\"\\\"\", \
                      the default, or \"'\"), or \"\" for quotes that are text"
@@ -784,13 +784,13 @@ fn check_source_options(s: &SourceDef, at: &dyn Fn(&str) -> String) -> Result<()
     if let Some(d) = &s.delimiter {
         if s.format != Format::Csv {
             return Err(Error::config(
-                at(&format!("source {}", s.name)),
+                at(&format!("source {}#delimiter", s.name)),
                 "`delimiter` applies to format = \"csv\" only (the character between a CSV file's cells)",
             ));
         }
         if !matches!(d.as_bytes(), [b] if b.is_ascii() && !matches!(b, b'"' | b'\n' | b'\r')) {
             return Err(Error::config(
-                at(&format!("source {}", s.name)),
+                at(&format!("source {}#delimiter", s.name)),
                 format!(
                     "delimiter = {d:?}: expected one ASCII character other than a quote or a line end, such as \
                      \",\" (the default), \"\\t\" (tab-separated files), \";\" or \"|\""
@@ -810,7 +810,7 @@ fn check_source_options(s: &SourceDef, at: &dyn Fn(&str) -> String) -> Result<()
         )
     {
         return Err(Error::config(
-            at(&format!("source {}", s.name)),
+            at(&format!("source {}#keep_text", s.name)),
             "`keep_text` applies to format = \"tinker-eval-trajectories\", \"eval-generations\", \
              \"inspect-samples\", \"lm-eval-samples\", \"lighteval-details\" and \"verl-generations\" only (other formats keep every field they read)",
         ));
@@ -818,8 +818,9 @@ fn check_source_options(s: &SourceDef, at: &dyn Fn(&str) -> String) -> Result<()
     // a logged string is kept as text in the long form's value_text, never coerced
     let long = matches!(s.format, Format::TinkerMetrics | Format::TrackioMetrics | Format::TrackioSystem);
     if long && (s.coerce_numeric_strings || s.coerce_nonfinite_strings) {
+        let key = if s.coerce_numeric_strings { "coerce_numeric_strings" } else { "coerce_nonfinite_strings" };
         return Err(Error::config(
-            at(&format!("source {}", s.name)),
+            at(&format!("source {}#{key}", s.name)),
             format!(
                 "coerce_numeric_strings and coerce_nonfinite_strings do not apply to format = {:?}: a \
                  string a log holds is kept as text in value_text (turn it into a number in the table's \
@@ -829,8 +830,9 @@ fn check_source_options(s: &SourceDef, at: &dyn Fn(&str) -> String) -> Result<()
         ));
     }
     if let Some(option) = s.ignored_option() {
+        let key = option.trim_matches(['`', '[', ']']).trim_start_matches("source.");
         return Err(Error::config(
-            at(&format!("source {}", s.name)),
+            at(&format!("source {}#{key}", s.name)),
             format!(
                 "{option} does not apply to format = \"{}\": {}",
                 s.format.name(),
@@ -851,29 +853,29 @@ fn check_source_options(s: &SourceDef, at: &dyn Fn(&str) -> String) -> Result<()
         }
         (Some(_), false) => {
             return Err(Error::config(
-                at(&format!("source {}", s.name)),
+                at(&format!("source {}#wandb", s.name)),
                 "[source.wandb] applies to format = \"wandb\" only",
             ));
         }
-        (Some(o), true) => o.check().map_err(|m| Error::config(at(&format!("source {}", s.name)), m))?,
+        (Some(o), true) => o.check().map_err(|m| Error::config(at(&format!("source {}#wandb", s.name)), m))?,
         (None, false) => {}
     }
     if s.layout == Layout::Long && s.id_columns.is_empty() {
         return Err(Error::config(
-            at(&format!("source {}", s.name)),
+            at(&format!("source {}#layout", s.name)),
             "layout = \"long\" needs id_columns (the keys kept on every row, e.g. [\"_step\"])",
         ));
     }
     if s.layout == Layout::Wide && !s.id_columns.is_empty() {
         return Err(Error::config(
-            at(&format!("source {}", s.name)),
+            at(&format!("source {}#id_columns", s.name)),
             "id_columns applies to layout = \"long\" only (a wide source keeps every key as a column)",
         ));
     }
     if let Some(tz) = &s.assume_timezone {
         tz.parse::<chrono_tz::Tz>().map_err(|_| {
             Error::config(
-                at(&format!("source {}", s.name)),
+                at(&format!("source {}#assume_timezone", s.name)),
                 format!("unknown time zone `{tz}` (use an IANA name such as UTC or Asia/Tokyo)"),
             )
         })?;
@@ -915,7 +917,7 @@ fn check_source(s: &SourceDef, dir: &Path, at: &dyn Fn(&str) -> String) -> Resul
     }
     Ok(match &s.schema {
         Some(p) => {
-            let schema = load_schema(dir, p, &at(&format!("source {} schema", s.name)))?;
+            let schema = load_schema(dir, p, &at(&format!("source {} schema#schema", s.name)))?;
             if let Some(m) = schema.fields.iter().find_map(unchecked) {
                 return Err(Error::config(dir.join(p).display().to_string(), m));
             }
@@ -1062,7 +1064,9 @@ impl PipelineSpec {
             }
             Error::config(loc, message)
         })?;
-        let at = |what: &str| format!("{} ({what})", file.display());
+        // parsed again with the spans of its keys, for the lines of messages
+        let spans = toml::de::DeTable::parse(&text).ok();
+        let at = |what: &str| place(&file, spans.as_ref().map(|d| (text.as_str(), d.get_ref())), what);
 
         check_name(&def.name, "release name", &file, r"^[a-z0-9][a-z0-9._-]*$")?;
         let mut names = std::collections::BTreeSet::new();
@@ -1135,6 +1139,17 @@ impl PipelineSpec {
     /// `title` starts, for messages (see [`PipelineSpec::inline_query_line`]).
     pub fn card_section_query_line(&self, title: &str) -> Option<usize> {
         self.query_line("card.section", "title", title)
+    }
+
+    /// Where `what` lies in pipeline.toml, for a message: `pipeline.toml:12 (source raw)`.
+    /// `what` names an entry (`source raw`, `table t`), a source's field (`source raw field
+    /// step`), an entry's key (`table t formats`) or a top-level key (`card.default_table`);
+    /// after a `#`, the key the message is about (`source raw#path`), not shown. The file is
+    /// read again; the file alone is named when it cannot be, or holds no such place.
+    pub fn place(&self, what: &str) -> String {
+        let text = read_definition(&self.file).unwrap_or_default();
+        let spans = toml::de::DeTable::parse(&text).ok();
+        place(&self.file, spans.as_ref().map(|d| (text.as_str(), d.get_ref())), what)
     }
 
     fn query_line(&self, section: &str, key: &str, value: &str) -> Option<usize> {
@@ -1257,6 +1272,66 @@ fn check_formats(formats: &[String]) -> std::result::Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Where `what` lies in the pipeline file `file` (`doc`, as the TOML parser read it), for a message:
+/// `pipeline.toml:12 (source raw)`. `what` names an entry (`source raw`, `table t`,
+/// `view v`), a field of a source (`source raw field step`), a key of an entry
+/// (`table t formats`) or a top-level key (`formats`, `card.default_table`); after a `#`, the
+/// entry's key the message is about (`source raw#quote`), not shown. The line is the key's,
+/// else the entry's `name`, from the TOML parser's spans; the file alone where none is found.
+fn place(file: &Path, doc: Option<(&str, &toml::de::DeTable)>, what: &str) -> String {
+    let (shown, key) = match what.split_once('#') {
+        Some((shown, key)) => (shown, Some(key)),
+        None => (what, None),
+    };
+    match doc.and_then(|(text, doc)| place_line(text, doc, shown, key)) {
+        Some(line) => format!("{}:{line} ({shown})", file.display()),
+        None => format!("{} ({shown})", file.display()),
+    }
+}
+
+/// The 1-based line in `text` of what [`place`] is given, or `None`.
+fn place_line(text: &str, doc: &toml::de::DeTable, what: &str, key: Option<&str>) -> Option<usize> {
+    use toml::de::{DeTable, DeValue};
+    type Found<'a, 'i> = (std::ops::Range<usize>, &'a DeValue<'i>);
+    fn get<'a, 'i>(t: &'a DeTable<'i>, k: &str) -> Option<Found<'a, 'i>> {
+        t.iter().find(|(name, _)| name.get_ref().as_ref() == k).map(|(name, v)| (name.span(), v.get_ref()))
+    }
+    // the table of the array `array` whose `name` is `name`
+    fn named<'a, 'i>(t: &'a DeTable<'i>, array: &str, name: &str) -> Option<&'a DeTable<'i>> {
+        let (_, DeValue::Array(entries)) = get(t, array)? else { return None };
+        entries.iter().find_map(|e| match e.get_ref() {
+            DeValue::Table(e) if get(e, "name").and_then(|(_, v)| v.as_str()) == Some(name) => Some(e),
+            _ => None,
+        })
+    }
+    let words: Vec<&str> = what.split(' ').collect();
+    let span = match words.as_slice() {
+        [kind @ ("source" | "table" | "view"), name, rest @ ..] => {
+            let entry = named(doc, kind, name)?;
+            let inner = match rest {
+                ["field", field] => named(entry, "field", field).and_then(|f| get(f, "name")),
+                [k] => get(entry, k),
+                _ => None,
+            };
+            key.and_then(|k| get(entry, k)).or(inner).or_else(|| get(entry, "name"))?.0
+        }
+        [top] => {
+            let mut parts = top.split('.');
+            let mut found = get(doc, parts.next()?)?;
+            for part in parts {
+                let DeValue::Table(t) = found.1 else { break };
+                match get(t, part) {
+                    Some(f) => found = f,
+                    None => break,
+                }
+            }
+            found.0
+        }
+        _ => return None,
+    };
+    Some(text[..span.start].matches('\n').count() + 1)
 }
 
 fn twice(file: &Path, text: &str, name: &str) -> Error {
@@ -1583,6 +1658,23 @@ impl WandbOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_place_in_the_pipeline_file_names_the_line_of_its_key() {
+        let text = "name = \"d\"\n\n[[source]]\nname = \"a\"\nformat = \"csv\"\nquote = \"ab\"\n\
+                    [[source.field]]\nname = \"step\"\n[[table]]\nname = \"t\"\n[card]\ndefault_table = \"x\"\n";
+        let doc = toml::de::DeTable::parse(text).unwrap();
+        let at = |what: &str| place(Path::new("p.toml"), Some((text, doc.get_ref())), what);
+        assert_eq!(at("source a#quote"), "p.toml:6 (source a)");
+        // a key the entry does not set: the entry's name
+        assert_eq!(at("source a#delimiter"), "p.toml:4 (source a)");
+        assert_eq!(at("source a field step"), "p.toml:8 (source a field step)");
+        assert_eq!(at("table t"), "p.toml:10 (table t)");
+        assert_eq!(at("card.default_table"), "p.toml:12 (card.default_table)");
+        // nothing of that name: the file alone
+        assert_eq!(at("table nope"), "p.toml (table nope)");
+        assert_eq!(place(Path::new("p.toml"), None, "source a#quote"), "p.toml (source a)");
+    }
 
     #[test]
     fn a_name_given_twice_is_named_with_its_lines() {

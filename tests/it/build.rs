@@ -227,7 +227,7 @@ fn a_schema_file_missing_or_not_an_object_is_said_with_who_names_it() {
     );
     let o = build(dir, &["-q"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("pipeline.toml (table t schema): schema \""), "{}", stderr(&o));
+    assert!(stderr(&o).contains("pipeline.toml:8 (table t schema): schema \""), "{}", stderr(&o));
     assert!(stderr(&o).contains("none.json\" cannot be read"), "{}", stderr(&o));
     write(dir, "none.json", "[1, 2, 3]\n");
     let o = build(dir, &["-q"]);

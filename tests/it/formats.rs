@@ -569,6 +569,15 @@ fn lm_eval_results_and_samples_keep_metrics_filters_and_hashes() {
          gsm8k_mini,exact_match,flexible-extract,Infinity,0.5,false,3.0,5,2,true,EleutherAI/pythia-160m,1764504000.25\n\
          gsm8k_mini,exact_match,strict-match,0.5,NaN,true,3.0,5,2,true,EleutherAI/pythia-160m,1764504000.25\n"
     );
+    // each row names the place of its value in the document
+    assert_eq!(
+        query(r, "SELECT task, metric, filter, _source_line FROM evaluations ORDER BY task, metric, filter"),
+        "task,metric,filter,_source_line\n\
+         arith,acc,none,\"/results/arith/acc,none\"\n\
+         arith,acc_norm,none,\"/results/arith/acc_norm,none\"\n\
+         gsm8k_mini,exact_match,flexible-extract,\"/results/gsm8k_mini/exact_match,flexible-extract\"\n\
+         gsm8k_mini,exact_match,strict-match,\"/results/gsm8k_mini/exact_match,strict-match\"\n"
+    );
     // the hashes as written, one per document (the filters of a document share them)
     let raw = std::fs::read_to_string(
         repo().join("pipelines/lm-eval/raw/EleutherAI__pythia-160m/samples_arith_2026-11-30T12-00-00.000000.jsonl"),
@@ -609,6 +618,37 @@ fn lm_eval_results_and_samples_keep_metrics_filters_and_hashes() {
         let bytes = std::fs::read(f.unwrap().path()).unwrap();
         assert!(!String::from_utf8_lossy(&bytes).contains("Tom has 3 apples"));
     }
+}
+
+#[test]
+fn lm_eval_0_3_results_name_each_value_by_its_key() {
+    // lm-eval 0.3 wrote metrics without a filter, and groups in a section of their own
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("raw")).unwrap();
+    std::fs::write(
+        dir.join("raw/results_2023.json"),
+        r#"{"results": {"arc_easy": {"acc": 0.5, "acc_stderr": 0.1}}, "groups": {"mmlu": {"acc,none": 0.25}},
+            "versions": {"arc_easy": 0}, "config": {"model": "hf", "model_args": "pretrained=gpt2"}}"#,
+    )
+    .unwrap();
+    let toml = one_source(
+        "evals",
+        "raw/results_*.json",
+        "lm-eval-results",
+        "",
+        "SELECT task, metric, filter, value, model_name, _source_line FROM raw",
+        "",
+    );
+    std::fs::write(dir.join("pipeline.toml"), &toml).unwrap();
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "evals"), "SELECT * FROM t ORDER BY task"),
+        "task,metric,filter,value,model_name,_source_line\n\
+         arc_easy,acc,none,0.5,gpt2,/results/arc_easy/acc\n\
+         mmlu,acc,none,0.25,gpt2,\"/groups/mmlu/acc,none\"\n"
+    );
 }
 
 // ------------------------------------------------------------------------------ YAML

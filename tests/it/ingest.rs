@@ -937,7 +937,7 @@ fn parquet_files_of_one_source_with_other_columns_are_a_pipeline_matter() {
     // as for JSON Lines and CSV files: exit 2, every difference in one message, and the way out
     let o = build(dir, &["-q"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("pipeline.toml (source raw): "), "{}", stderr(&o));
+    assert!(stderr(&o).contains("pipeline.toml:3 (source raw): "), "{}", stderr(&o));
     assert!(
         stderr(&o).contains(
             "the files of this source have different columns: p/1.parquet has `c` that p/0.parquet lacks; \

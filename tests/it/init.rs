@@ -1608,18 +1608,19 @@ fn a_delimiter_is_one_character_of_a_csv_source() {
     {
         let p = tmp.path().join(format!("p{i}"));
         write(&p, "raw/a.csv", "a\n1\n");
-        write(
-            &p,
-            "pipeline.toml",
-            &format!(
-                "name = \"p\"\n[[source]]\nname = \"s\"\npath = \"raw/a.csv\"\nformat = \"{format}\"\ndelimiter = {delimiter}\n\
-                 [[table]]\nname = \"t\"\nquery = \"SELECT * FROM s\"\n"
-            ),
+        let text = format!(
+            "name = \"p\"\n[[source]]\nname = \"s\"\npath = \"raw/a.csv\"\nformat = \"{format}\"\ndelimiter = {delimiter}\n\
+             [[table]]\nname = \"t\"\nquery = \"SELECT * FROM s\"\n"
         );
+        write(&p, "pipeline.toml", &text);
         let o = bin().arg("build").arg(&p).arg("--releases-dir").arg(tmp.path().join("r")).output().unwrap();
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
         assert!(stderr(&o).contains(expected), "{delimiter}: {}", stderr(&o));
-        assert!(stderr(&o).contains("pipeline.toml"), "{}", stderr(&o));
+        // at the line of the key it is about
+        let key =
+            if expected.starts_with("quote") || expected.starts_with("`quote`") { "\nquote" } else { "\ndelimiter" };
+        let line = line_at(&text, text.find(key).unwrap() + 1);
+        assert!(stderr(&o).contains(&format!("pipeline.toml:{line} (source s): ")), "{line}: {}", stderr(&o));
     }
     // the name other tools give the format: the option that reads it
     let p = tmp.path().join("tsv");

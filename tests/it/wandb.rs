@@ -442,7 +442,7 @@ fn b27_rich_summary_values_never_become_strings() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         stderr(&o).contains(
-            "pipeline.toml (source runs), [[source.wandb.column]] loss: from = \"summary.los\" names a key none of the 1 \
+            "pipeline.toml:3 (source runs), [[source.wandb.column]] loss: from = \"summary.los\" names a key none of the 1 \
              run(s) read has"
         ),
         "{}",
@@ -1085,7 +1085,7 @@ fn a_run_capture_that_names_no_capture_is_placed_in_the_pipeline_file() {
     let o = wandb_build(tmp.path(), "h/{run}.csv", r#"{ table = "history", run_capture = "rn" }"#);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("pipeline.toml (source w): run_capture = \"rn\" names no {capture} of the source's path"),
+        stderr(&o).contains("pipeline.toml:3 (source w): run_capture = \"rn\" names no {capture} of the source's path"),
         "{}",
         stderr(&o)
     );

@@ -182,23 +182,26 @@ fn formats_without_parquet_or_with_an_unknown_format_are_refused_with_the_file_a
         (
             "formats = [\"parquet\", \"jsonl\"]\n",
             "formats = [\"jsonl\"]\n",
-            "pipeline.toml (formats): expected \"parquet\" in the list, found [\"jsonl\"]",
+            " (formats): expected \"parquet\" in the list, found [\"jsonl\"]",
         ),
         (
             "formats = [\"parquet\"]\n",
             "formats = [\"parquet\", \"csv\"]\n",
-            "pipeline.toml (table summary formats): unknown format \"csv\"",
+            " (table summary formats): unknown format \"csv\"",
         ),
         (
             "formats = [\"parquet\"]\n",
             "formats = [\"parquet\", \"parquet\"]\n",
-            "pipeline.toml (table summary formats): \"parquet\" is listed twice",
+            " (table summary formats): \"parquet\" is listed twice",
         ),
     ] {
-        write(dir, "pipeline.toml", &text.replacen(from, to, 1));
+        // the error names the line of the key
+        let changed = text.replacen(from, to, 1);
+        write(dir, "pipeline.toml", &changed);
+        let said = format!("pipeline.toml:{}{said}", line_at(&changed, changed.find(to).unwrap()));
         let o = build(dir, &["-q"]);
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-        assert!(stderr(&o).contains(said), "{said}\n{}", stderr(&o));
+        assert!(stderr(&o).contains(&said), "{said}\n{}", stderr(&o));
     }
 }
 

@@ -263,7 +263,7 @@ pub fn stream(
 /// no file matches.
 fn find_inputs(spec: &PipelineSpec, index: usize) -> Result<(Vec<InputFile>, Vec<String>)> {
     let src = &spec.def.sources[index];
-    let context = format!("{} (source {})", spec.file.display(), src.name);
+    let context = spec.place(&format!("source {}#path", src.name));
     let inputs = files::source_files(spec, index, &context)?;
     if inputs.is_empty() {
         // files that match, every one of them left out by the pipeline's `not_read`
@@ -390,7 +390,7 @@ fn prepare(
     report: &mut BuildReport,
 ) -> Result<Prepared> {
     let src = &spec.def.sources[index];
-    let context = format!("{} (source {})", spec.file.display(), src.name);
+    let context = spec.place(&format!("source {}", src.name));
     let mut conv = convert_options(spec, index);
     let mut wandb_plan = None;
     let columns: Vec<(String, Target)> = match src.format {
@@ -843,7 +843,7 @@ fn run_parquet(
     rejects: &mut Rejects,
 ) -> Result<Ingested> {
     let src = &spec.def.sources[index];
-    let context = format!("{} (source {})", spec.file.display(), src.name);
+    let context = spec.place(&format!("source {}", src.name));
     let data_fields = parquet::plan(src, &inputs, spec.source_schemas[index].as_ref(), &context)
         .map_err(|e| name_table(e, &src.name))?;
     let mut fields = data_fields.clone();
@@ -1037,6 +1037,21 @@ fn shape_into(
                         let token =
                             |k: &str| path::pointer_token(row.get(k).and_then(Value::as_str).unwrap_or_default());
                         let at = format!("{p}/results/{}/{}", token("task"), token("metric"));
+                        SourceRef { file: sref.file.clone(), at: Position::Pointer(at) }
+                    }
+                    // an lm-eval results row comes from its task's metric, under the key the file
+                    // gives it: `/results/<task>/acc,none` (lm-eval 0.3: `/results/<task>/acc`)
+                    (Position::Pointer(p), _) if src.format == Format::LmEvalResults => {
+                        let text = |k: &str| row.get(k).and_then(Value::as_str).unwrap_or_default();
+                        let (task, metric, filter) = (text("task"), text("metric"), text("filter"));
+                        let entry = |section: &str| raw.as_deref().and_then(|r| r.get(section)?.get(task)?.as_object());
+                        let section = if entry("results").is_some() { "results" } else { "groups" };
+                        let filtered = format!("{metric},{filter}");
+                        let key = match entry(section) {
+                            Some(e) if !e.contains_key(&filtered) && e.contains_key(metric) => metric.to_string(),
+                            _ => filtered,
+                        };
+                        let at = format!("{p}/{section}/{}/{}", path::pointer_token(task), path::pointer_token(&key));
                         SourceRef { file: sref.file.clone(), at: Position::Pointer(at) }
                     }
                     // a Trainer state's row comes from its entry's value: `/log_history/<entry>/<metric>`
