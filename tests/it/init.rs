@@ -1546,6 +1546,10 @@ df.to_csv(sys.argv[1] + "/log.tsv", sep="\t")
 import os
 os.makedirs(sys.argv[1] + "/stats")
 df[["step", "loss"]].describe().to_csv(sys.argv[1] + "/stats/summary.tsv", sep="\t")
+# frames of two tasks one after the other, each counting its rows from 0
+os.makedirs(sys.argv[1] + "/scores")
+a = pd.DataFrame({"model": ["base", "sft"], "task": "gsm8k", "score": [0.25, 0.5]})
+pd.concat([a, a.assign(task="arc", score=[0.66, 0.7])]).to_csv(sys.argv[1] + "/scores/all.tsv", sep="\t")
 "#;
     let o = run(std::process::Command::new(python()).arg("-c").arg(python_script(script)).arg(&pd));
     assert!(o.status.success(), "{}", stderr(&o));
@@ -1559,6 +1563,9 @@ want = pd.DataFrame({"step": [1, 2, 3], "loss": [0.5, np.nan, 0.125], "note": ["
 pd.testing.assert_frame_equal(got[["step", "loss", "note"]], want, check_dtype=False)
 summary = pd.read_parquet(sys.argv[1] + "/data/summary.parquet").set_index("index")
 pd.testing.assert_frame_equal(summary.loc[want.describe().index, ["step", "loss"]], want[["step", "loss"]].describe(), check_names=False)
+scores = pd.read_parquet(sys.argv[1] + "/data/all.parquet").sort_values(["task", "model"])
+assert scores[["index", "task", "model"]].values.tolist() == [
+    [0, "arc", "base"], [1, "arc", "sft"], [0, "gsm8k", "base"], [1, "gsm8k", "sft"]], scores
 print("same")
 "#;
     let o = run(std::process::Command::new(python()).arg("-c").arg(python_script(script)).arg(&release));

@@ -1195,7 +1195,11 @@ fn read_file(
         Format::TrainerState => trainer::read(reader, &input.rel, sink),
         Format::TrainerRuns => trainer::read_run(reader, &input.rel, sink),
         Format::Tensorboard => tensorboard::read(reader, &input.rel, sink),
-        Format::Csv => records::csv(reader, &input.rel, src.dialect(), sink),
+        Format::Csv => {
+            // pandas' index: whether its column holds the rows' positions is told from every row
+            let positions = records::csv_index_positions(files::open(input)?, src.dialect());
+            records::csv(reader, &input.rel, src.dialect(), positions, sink)
+        }
         Format::Parquet => unreachable!("Parquet sources are read by run_parquet"),
         Format::Wandb => unreachable!("W&B sources are read by wandb::read"),
         Format::TrackioMetrics | Format::TrackioSystem | Format::TrackioRuns => {

@@ -728,12 +728,42 @@ fn dialect_reader(dialect: Dialect) -> csv::ReaderBuilder {
     b
 }
 
+/// Whether the first column of a CSV file whose header leaves its first name empty (pandas'
+/// index) holds the rows' positions (0, 1, 2, …) in every row: `Some(true)`, or `Some(false)`
+/// at the first row that does not (`pd.concat(frames).to_csv()` counts 0, 1, 0, 1; a sorted
+/// frame 2, 0, 1). `None` when the first name is not empty, or the file cannot be read as CSV
+/// (the reading that follows says why). Reads the file through: [`fn@csv`] cannot wait for its
+/// last row to decide the first row's columns.
+pub fn csv_index_positions(reader: Box<dyn BufRead + Send>, dialect: Dialect) -> Option<bool> {
+    let mut rdr = dialect_reader(dialect).from_reader(reader);
+    if !rdr.byte_headers().ok()?.get(0).is_some_and(<[u8]>::is_empty) {
+        return None;
+    }
+    let mut record = csv::ByteRecord::new();
+    let mut row: u64 = 0;
+    let mut digits = String::new();
+    while rdr.read_byte_record(&mut record).ok()? {
+        digits.clear();
+        let _ = std::fmt::Write::write_fmt(&mut digits, format_args!("{row}"));
+        if record.get(0) != Some(digits.as_bytes()) {
+            return Some(false);
+        }
+        row += 1;
+    }
+    Some(true)
+}
+
 /// Reads CSV with a header row, as `dialect` says it is written (RFC 4180 by default, or
 /// tab-separated); every cell is a string.
+///
+/// `index_positions` says, when the header's first name is empty (pandas' index), whether
+/// that column holds the rows' positions in every row ([`csv_index_positions`]); `None`
+/// leaves it to the first row.
 pub fn csv(
     mut reader: Box<dyn BufRead + Send>,
     rel: &str,
     dialect: Dialect,
+    index_positions: Option<bool>,
     sink: &mut dyn FnMut(Item) -> Result<()>,
 ) -> Result<()> {
     refuse_utf16(&mut reader, rel)?;
@@ -786,13 +816,14 @@ pub fn csv(
     // 2, …, a RangeIndex) it is left out, as the rows' order gives them; other values (labels,
     // such as model names or `describe()`'s `count` and `mean`) are kept, as column `index`
     // (pandas' name for it once reset; `level_0` when `index` is taken, and the first of
-    // `level_1`, `level_2`, … not taken when that is too). The first row's value tells which.
+    // `level_1`, `level_2`, … not taken when that is too). The whole column tells which, read
+    // before (`index_positions`): frames written one after the other count 0, 1, 0, 1.
     let taken = |name: &str| headers.iter().any(|h| h == name);
     let index_name = std::iter::once("index".to_string())
         .chain((0..).map(|n| format!("level_{n}")))
         .find(|name| !taken(name))
         .expect("a name not taken");
-    let mut positions: Option<bool> = None;
+    let mut positions: Option<bool> = index_positions;
     let mut row: u64 = 0;
     loop {
         let pos = rdr.position().line();
@@ -1409,7 +1440,13 @@ mod tests {
     #[test]
     fn csv_lines_are_right_with_crlf_endings() {
         let got = collect(|s| {
-            csv(boxed(b"a,b\r\n1,x\r\n2,\"y\r\nz\"\r\n\r\n3\r\n4,w\n5,v\r\n\r\n6,u\r\n"), "f", Dialect::default(), s)
+            csv(
+                boxed(b"a,b\r\n1,x\r\n2,\"y\r\nz\"\r\n\r\n3\r\n4,w\n5,v\r\n\r\n6,u\r\n"),
+                "f",
+                Dialect::default(),
+                None,
+                s,
+            )
         });
         assert_eq!(
             got,
@@ -1426,7 +1463,7 @@ mod tests {
 
     #[test]
     fn csv_lines_are_right_with_cr_endings() {
-        let got = collect(|s| csv(boxed(b"a,b\r1,x\r\r2,y\r3,z\n\n4,w"), "f", Dialect::default(), s));
+        let got = collect(|s| csv(boxed(b"a,b\r1,x\r\r2,y\r3,z\n\n4,w"), "f", Dialect::default(), None, s));
         assert_eq!(
             got,
             vec![
@@ -1441,7 +1478,7 @@ mod tests {
     /// The items of a CSV text, and the error that stopped the reading, if any.
     fn read_csv(text: &'static [u8]) -> (Vec<String>, Option<String>) {
         let mut out = Vec::new();
-        let r = csv(boxed(text), "f", Dialect::default(), &mut |item| {
+        let r = csv(boxed(text), "f", Dialect::default(), None, &mut |item| {
             out.push(match item {
                 Item::Record(o, at) => format!("{at} {}", Value::Object(o)),
                 Item::Bad { at, rule, message, .. } => format!("{at} {rule}: {message}"),
@@ -1459,16 +1496,17 @@ mod tests {
         assert!(e.contains("f:3: a quoted cell opened in this record is never closed"), "{e}");
         assert!(e.contains("the rows after it cannot be told apart"), "{e}");
         // closed quotes across lines, and a quote inside an unquoted cell, are fine
-        let got =
-            collect(|s| csv(boxed(b"a,b\n1,\"x\ny\"\n2,5\" screen\n3,\"z\"\"\n\"\n"), "f", Dialect::default(), s));
+        let got = collect(|s| {
+            csv(boxed(b"a,b\n1,\"x\ny\"\n2,5\" screen\n3,\"z\"\"\n\"\n"), "f", Dialect::default(), None, s)
+        });
         assert_eq!(got.len(), 3, "{got:?}");
         assert!(got.iter().all(|g| !g.contains("csv:")), "{got:?}");
-        let got = collect(|s| csv(boxed(b"a,b\n5\" screen,\"x\ny\"\n"), "f", Dialect::default(), s));
+        let got = collect(|s| csv(boxed(b"a,b\n5\" screen,\"x\ny\"\n"), "f", Dialect::default(), None, s));
         assert_eq!(got, vec![r#"2 {"a":"5\" screen","b":"x\ny"}"#], "{got:?}");
         // unclosed: without a final newline, a lone quote at the end, after a bare quote
         for text in [&b"a,b\nr,\"abc"[..], b"a,b\n1,x\n2,\"", b"a,b\n5\" screen,\"abc\ndef\n", b"a,b\r\n1,\"x\r\n"] {
             let mut sink = |_: Item| Ok(());
-            let e = csv(boxed(text), "f", Dialect::default(), &mut sink).unwrap_err().to_string();
+            let e = csv(boxed(text), "f", Dialect::default(), None, &mut sink).unwrap_err().to_string();
             assert!(e.contains("a quoted cell opened in this record is never closed"), "{e}");
         }
     }
@@ -1481,7 +1519,7 @@ mod tests {
         assert!(e.unwrap().contains("f:3: a quoted cell opened in this record is never closed"));
         // a short row that is not the last one, and a short last row without an open quote,
         // are said to be short
-        let got = collect(|s| csv(boxed(b"a,b\n1\n2,\"x\"\n3\n"), "f", Dialect::default(), s));
+        let got = collect(|s| csv(boxed(b"a,b\n1\n2,\"x\"\n3\n"), "f", Dialect::default(), None, s));
         assert_eq!(
             got,
             vec![
@@ -1505,7 +1543,7 @@ mod tests {
         }
         let mut raws = Vec::new();
         let text: &'static str = text.leak();
-        csv(boxed(text.as_bytes()), "f", Dialect::default(), &mut |item| {
+        csv(boxed(text.as_bytes()), "f", Dialect::default(), None, &mut |item| {
             if let Item::Bad { raw, .. } = item {
                 raws.push(raw);
             }
@@ -1519,7 +1557,7 @@ mod tests {
     fn csv_rows_set_aside_keep_their_text_as_written() {
         let mut raws = Vec::new();
         let text = b"a,b\n1,x\n\n2,\"say \"\"hi\"\"\"!\r\n3,y\n4,\"p\"q,z\n";
-        csv(boxed(text), "f", Dialect::default(), &mut |item| {
+        csv(boxed(text), "f", Dialect::default(), None, &mut |item| {
             if let Item::Bad { raw, .. } = item {
                 raws.push(raw);
             }
@@ -1532,7 +1570,7 @@ mod tests {
     #[test]
     fn csv_row_of_the_wrong_length_keeps_its_text_for_the_rejects_file() {
         let mut raws = Vec::new();
-        csv(boxed(b"a,b,c\n1,\"x,y\"\n2,3,4\n"), "f", Dialect::default(), &mut |item| {
+        csv(boxed(b"a,b,c\n1,\"x,y\"\n2,3,4\n"), "f", Dialect::default(), None, &mut |item| {
             if let Item::Bad { raw, .. } = item {
                 raws.push(raw);
             }
@@ -1545,22 +1583,22 @@ mod tests {
     #[test]
     fn csv_header_with_a_quote_never_closed_is_an_error() {
         let mut sink = |_: Item| Ok(());
-        let e = csv(boxed(b"a,\"b,c\n1,2,3\n"), "f.csv", Dialect::default(), &mut sink).unwrap_err().to_string();
+        let e = csv(boxed(b"a,\"b,c\n1,2,3\n"), "f.csv", Dialect::default(), None, &mut sink).unwrap_err().to_string();
         assert!(e.contains("f.csv:1: a quoted cell opened in the CSV header is never closed"), "{e}");
         // a header alone is fine
-        assert!(csv(boxed(b"a,b\n"), "f.csv", Dialect::default(), &mut sink).is_ok());
+        assert!(csv(boxed(b"a,b\n"), "f.csv", Dialect::default(), None, &mut sink).is_ok());
     }
 
     #[test]
     fn csv_keeps_text_and_lines() {
-        let got = collect(|s| csv(boxed(b",name,v\n0,\"a\nb\",1.0\n1,c,\n"), "f", Dialect::default(), s));
+        let got = collect(|s| csv(boxed(b",name,v\n0,\"a\nb\",1.0\n1,c,\n"), "f", Dialect::default(), None, s));
         assert_eq!(got, vec!["2 {\"name\":\"a\\nb\",\"v\":\"1.0\"}", "4 {\"name\":\"c\",\"v\":\"\"}"]);
     }
 
     #[test]
     fn csv_refuses_a_value_in_an_unnamed_column_after_the_first() {
         // the first column unnamed is a pandas index; the third may stay unnamed while empty
-        let got = collect(|s| csv(boxed(b",a,,c\n0,1,,3\n1,4,5,6\n"), "f", Dialect::default(), s));
+        let got = collect(|s| csv(boxed(b",a,,c\n0,1,,3\n1,4,5,6\n"), "f", Dialect::default(), None, s));
         assert_eq!(
             got,
             vec![
@@ -1587,14 +1625,15 @@ mod tests {
 
     #[test]
     fn csv_text_after_a_closing_quote_is_a_bad_record() {
-        let got =
-            collect(|s| csv(boxed(b"a,b\n\"x5\" x6,1\n\"ok\" ,2\n\"y\"\"z\",\"3\" \r\n"), "f", Dialect::default(), s));
+        let got = collect(|s| {
+            csv(boxed(b"a,b\n\"x5\" x6,1\n\"ok\" ,2\n\"y\"\"z\",\"3\" \r\n"), "f", Dialect::default(), None, s)
+        });
         assert_eq!(got.len(), 3, "{got:?}");
         assert_eq!(got[0], format!("2 csv: {STRAY_TEXT}"));
         // blanks after a closing quote stay in the cell, as Python's csv and pandas read them
         assert_eq!(got[1], "3 {\"a\":\"ok \",\"b\":\"2\"}");
         assert_eq!(got[2], "4 {\"a\":\"y\\\"z\",\"b\":\"3 \"}");
-        let e = csv(boxed(b"\"a\"x,b\n1,2\n"), "f", Dialect::default(), &mut |_| Ok(())).unwrap_err().to_string();
+        let e = csv(boxed(b"\"a\"x,b\n1,2\n"), "f", Dialect::default(), None, &mut |_| Ok(())).unwrap_err().to_string();
         assert!(e.contains("f:1") && e.contains(&format!("the CSV header: {STRAY_TEXT}")), "{e}");
     }
 
@@ -1603,7 +1642,7 @@ mod tests {
     #[test]
     fn a_pandas_index_of_labels_is_kept_and_one_of_positions_left_out() {
         // `df.describe().to_csv()`: the index names the statistics
-        let got = collect(|s| csv(boxed(b",acc,index\ncount,2,x\nmean,0.55,y\n"), "f", Dialect::default(), s));
+        let got = collect(|s| csv(boxed(b",acc,index\ncount,2,x\nmean,0.55,y\n"), "f", Dialect::default(), None, s));
         assert_eq!(
             got,
             [
@@ -1611,32 +1650,46 @@ mod tests {
                 "3 {\"level_0\":\"mean\",\"acc\":\"0.55\",\"index\":\"y\"}"
             ]
         );
-        let got = collect(|s| csv(boxed(b",acc\ngpt,0.5\n"), "f", Dialect::default(), s));
+        let got = collect(|s| csv(boxed(b",acc\ngpt,0.5\n"), "f", Dialect::default(), None, s));
         assert_eq!(got, ["2 {\"index\":\"gpt\",\"acc\":\"0.5\"}"]);
         // `index` and `level_0` both taken: the next name not taken, no value overwritten
-        let got = collect(|s| csv(boxed(b",index,level_0\nm,q,x\n"), "f", Dialect::default(), s));
+        let got = collect(|s| csv(boxed(b",index,level_0\nm,q,x\n"), "f", Dialect::default(), None, s));
         assert_eq!(got, ["2 {\"level_1\":\"m\",\"index\":\"q\",\"level_0\":\"x\"}"]);
         // positions, then a value that is none: said, not lost
-        let got = collect(|s| csv(boxed(b",acc\n0,0.5\n1,0.6\n7,0.7\n"), "f", Dialect::default(), s));
+        let got = collect(|s| csv(boxed(b",acc\n0,0.5\n1,0.6\n7,0.7\n"), "f", Dialect::default(), None, s));
         assert_eq!(got[..2], ["2 {\"acc\":\"0.5\"}", "3 {\"acc\":\"0.6\"}"]);
         assert!(got[2].starts_with("4 csv: cell 1, in the first column, which has no name, holds \"7\" where the row's position 2 was expected"), "{got:?}");
+        // read through first, as a source reads a file: the column holds labels, kept
+        let text = b",acc\n0,0.5\n1,0.6\n7,0.7\n";
+        assert_eq!(csv_index_positions(boxed(text), Dialect::default()), Some(false));
+        let got = collect(|s| csv(boxed(text), "f", Dialect::default(), Some(false), s));
+        assert_eq!(got[2], "4 {\"index\":\"7\",\"acc\":\"0.7\"}");
+        // `pd.concat(frames).to_csv()`: each frame counts from 0
+        let text = b",acc\n0,0.5\n1,0.6\n0,0.7\n1,0.8\n";
+        assert_eq!(csv_index_positions(boxed(text), Dialect::default()), Some(false));
+        let got = collect(|s| csv(boxed(text), "f", Dialect::default(), Some(false), s));
+        assert_eq!(got[0], "2 {\"index\":\"0\",\"acc\":\"0.5\"}");
+        assert_eq!(got.len(), 4, "{got:?}");
+        // positions in every row, and a header whose first name is not empty
+        assert_eq!(csv_index_positions(boxed(b",acc\n0,0.5\n1,0.6\n"), Dialect::default()), Some(true));
+        assert_eq!(csv_index_positions(boxed(b"a,acc\n5,0.5\n"), Dialect::default()), None);
     }
 
     #[test]
     fn a_blank_line_of_a_file_of_one_column_is_a_row_of_an_empty_cell() {
         // polars' write_csv of [1, None, 3]; CRLF, and blank lines at the end (no rows)
         for text in [&b"a\n1\n\n3\n\n"[..], b"a\r\n1\r\n\r\n3\r\n\r\n"] {
-            let got = collect(|s| csv(boxed(text), "f", Dialect::default(), s));
+            let got = collect(|s| csv(boxed(text), "f", Dialect::default(), None, s));
             assert_eq!(got, ["2 {\"a\":\"1\"}", "3 {\"a\":\"\"}", "4 {\"a\":\"3\"}"], "{text:?}");
         }
         // a blank line inside a quoted cell is text; one after the header is a row
-        let got = collect(|s| csv(boxed(b"a\n\n\"x\n\ny\"\n\n\n2\n"), "f", Dialect::default(), s));
+        let got = collect(|s| csv(boxed(b"a\n\n\"x\n\ny\"\n\n\n2\n"), "f", Dialect::default(), None, s));
         assert_eq!(
             got,
             ["2 {\"a\":\"\"}", "3 {\"a\":\"x\\n\\ny\"}", "6 {\"a\":\"\"}", "7 {\"a\":\"\"}", "8 {\"a\":\"2\"}"]
         );
         // files of two columns skip blank lines, as every reader does
-        let got = collect(|s| csv(boxed(b"a,b\n1,2\n\n3,4\n"), "f", Dialect::default(), s));
+        let got = collect(|s| csv(boxed(b"a,b\n1,2\n\n3,4\n"), "f", Dialect::default(), None, s));
         assert_eq!(got.len(), 2, "{got:?}");
     }
 
@@ -1645,7 +1698,7 @@ mod tests {
         let text: Vec<u8> =
             [0xFF, 0xFE].into_iter().chain("a\tb\n".encode_utf16().flat_map(u16::to_le_bytes)).collect();
         let text: &'static [u8] = Box::leak(text.into_boxed_slice());
-        let e = csv(boxed(text), "f.tsv", TAB, &mut |_| Ok(())).unwrap_err().to_string();
+        let e = csv(boxed(text), "f.tsv", TAB, None, &mut |_| Ok(())).unwrap_err().to_string();
         assert_eq!(
             e,
             "f.tsv:1: the file is UTF-16 little-endian text (its byte order mark says so); save it as UTF-8 (\"CSV UTF-8\" in Excel)"
@@ -1659,15 +1712,15 @@ mod tests {
         // the next one
         let text = b"id\tword\n1\tHe\n2\t\"\n3\thi\n4\t\"\n5\t.\n";
         let plain = Dialect { quote: None, ..TAB };
-        let got = collect(|s| csv(boxed(text), "f.tsv", plain, s));
+        let got = collect(|s| csv(boxed(text), "f.tsv", plain, None, s));
         assert_eq!(got.len(), 5, "{got:?}");
         assert_eq!(got[1], "3 {\"id\":\"2\",\"word\":\"\\\"\"}");
         // quoted as RFC 4180 says, the same bytes are three rows: the quote runs to line 5
-        let got = collect(|s| csv(boxed(text), "f.tsv", TAB, s));
+        let got = collect(|s| csv(boxed(text), "f.tsv", TAB, None, s));
         assert_eq!(got.len(), 3, "{got:?}");
         // another quote character: `'` quotes, `"` is text
         let single = Dialect { quote: Some(b'\''), ..TAB };
-        let got = collect(|s| csv(boxed(b"a\tb\n'x\ty'\t\"z\n"), "f.tsv", single, s));
+        let got = collect(|s| csv(boxed(b"a\tb\n'x\ty'\t\"z\n"), "f.tsv", single, None, s));
         assert_eq!(got, ["2 {\"a\":\"x\\ty\",\"b\":\"\\\"z\"}"]);
     }
 
@@ -1675,27 +1728,27 @@ mod tests {
     fn a_byte_order_mark_does_not_open_or_close_quotes() {
         // the mark before a quoted header cell: the csv crate leaves it out, and so does the
         // quote tracking (the file was refused as a quote never closed)
-        let got = collect(|s| csv(boxed(b"\xEF\xBB\xBF\"x\t\"\"\"\tw\n1\t2\n3\t4\n"), "f.tsv", TAB, s));
+        let got = collect(|s| csv(boxed(b"\xEF\xBB\xBF\"x\t\"\"\"\tw\n1\t2\n3\t4\n"), "f.tsv", TAB, None, s));
         assert_eq!(got, ["2 {\"x\\t\\\"\":\"1\",\"w\":\"2\"}", "3 {\"x\\t\\\"\":\"3\",\"w\":\"4\"}"]);
         // text after a closing quote behind the mark is still found
-        let e = csv(boxed(b"\xEF\xBB\xBF\"a\"x\tb\n1\t2\n"), "f.tsv", TAB, &mut |_| Ok(())).unwrap_err();
+        let e = csv(boxed(b"\xEF\xBB\xBF\"a\"x\tb\n1\t2\n"), "f.tsv", TAB, None, &mut |_| Ok(())).unwrap_err();
         assert!(e.to_string().contains(STRAY_TEXT), "{e}");
     }
 
     #[test]
     fn a_header_of_one_column_holding_another_delimiter_is_refused_unless_named() {
-        let e = csv(boxed(b"run\tloss\na\t0.5\n"), "f.csv", Dialect::default(), &mut |_| Ok(())).unwrap_err();
+        let e = csv(boxed(b"run\tloss\na\t0.5\n"), "f.csv", Dialect::default(), None, &mut |_| Ok(())).unwrap_err();
         let e = e.to_string();
         assert!(e.starts_with("f.csv:1: the header is one column, \"run\\tloss\", that holds tabs"), "{e}");
         assert!(
             e.contains("set delimiter = \"\\t\" on the source (or delimiter = \",\" to read it as one column)"),
             "{e}"
         );
-        let e = csv(boxed(b"run;loss\na;0,5\n"), "f.csv", Dialect::default(), &mut |_| Ok(())).unwrap_err();
+        let e = csv(boxed(b"run;loss\na;0,5\n"), "f.csv", Dialect::default(), None, &mut |_| Ok(())).unwrap_err();
         assert!(e.to_string().contains("that holds semicolons"), "{e}");
         // named as the source's delimiter: one column, as asked
         let named = Dialect { named: true, ..Dialect::default() };
-        let got = collect(|s| csv(boxed(b"run;loss\na;0.5\n"), "f.csv", named, s));
+        let got = collect(|s| csv(boxed(b"run;loss\na;0.5\n"), "f.csv", named, None, s));
         assert_eq!(got, ["2 {\"run;loss\":\"a;0.5\"}"]);
     }
 
@@ -1704,7 +1757,7 @@ mod tests {
         // commas are text; a quoted cell may hold a tab and a line break; a tab right after a
         // closing quote ends the cell (it is no blank kept in it)
         let text = b"a\tb,c\n1,5\t\"x\ty\"\n\"p\nq\"\t2\n\"z\" \t3\n4\t\"w\"x\n";
-        let got = collect(|s| csv(boxed(text), "f.tsv", TAB, s));
+        let got = collect(|s| csv(boxed(text), "f.tsv", TAB, None, s));
         assert_eq!(
             got,
             vec![
@@ -1715,7 +1768,7 @@ mod tests {
             ]
         );
         assert_eq!(csv_columns(boxed(b"x\ty,z\n"), "f.tsv", TAB).unwrap(), vec!["x", "y,z"]);
-        let got = collect(|s| csv(boxed(b"a\tb\n1\t2\t3\n"), "f.tsv", TAB, s));
+        let got = collect(|s| csv(boxed(b"a\tb\n1\t2\t3\n"), "f.tsv", TAB, None, s));
         assert_eq!(got, vec!["2 csv: row has 3 cells, the header has 2"]);
     }
 }
