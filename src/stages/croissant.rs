@@ -159,8 +159,9 @@ fn record_set(t: &TableEntry, parquet: &Path, source: &Value) -> Result<Value> {
         .map_err(|e| Error::format(&shown, e))?;
     let schema = builder.schema().clone();
     let mut fields = Vec::new();
+    let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
     for f in schema.fields() {
-        let id = format!("{}/{}", t.name, f.name());
+        let id = format!("{}/{}", t.name, id_step(f.name(), &names));
         let described = t.schema.field(f.name()).and_then(|d| d.description.clone());
         let mut source = source.as_object().cloned().unwrap_or_default();
         source.insert("extract".into(), json!({ "column": f.name() }));
@@ -174,8 +175,12 @@ fn record_set(t: &TableEntry, parquet: &Path, source: &Value) -> Result<Value> {
         rs.insert("description".into(), d.into());
     }
     if !t.schema.primary_key.is_empty() {
-        let key: Vec<Value> =
-            t.schema.primary_key.iter().map(|c| json!({ "@id": format!("{}/{c}", t.name) })).collect();
+        let key: Vec<Value> = t
+            .schema
+            .primary_key
+            .iter()
+            .map(|c| json!({ "@id": format!("{}/{}", t.name, id_step(c, &names)) }))
+            .collect();
         rs.insert("key".into(), if key.len() == 1 { key[0].clone() } else { key.into() });
     }
     rs.insert("field".into(), fields.into());
@@ -206,15 +211,16 @@ fn field(id: &str, f: &Field, description: Option<String>, source: &Value, path:
     match dt {
         DataType::Struct(members) => {
             let mut subs = Vec::new();
+            let names: Vec<&str> = members.iter().map(|m| m.name().as_str()).collect();
             for m in members {
                 let sub_path = match path {
-                    Some(p) => format!("{p}.{}", m.name()),
-                    None => m.name().clone(),
+                    Some(p) => format!("{p}.{}", json_path_name(m.name())),
+                    None => json_path_name(m.name()),
                 };
                 let base = Value::Object(
                     source.iter().filter(|(k, _)| *k != "transform").map(|(k, v)| (k.clone(), v.clone())).collect(),
                 );
-                subs.push(field(&format!("{id}/{}", m.name()), m, None, &base, Some(&sub_path)));
+                subs.push(field(&format!("{id}/{}", id_step(m.name(), &names)), m, None, &base, Some(&sub_path)));
             }
             out.insert("subField".into(), subs.into());
         }
@@ -228,6 +234,30 @@ fn field(id: &str, f: &Field, description: Option<String>, source: &Value, path:
         out.insert("arrayShape".into(), vec!["-1"; depth].join(",").into());
     }
     Value::Object(out)
+}
+
+/// A column's or struct member's name as a step of an `@id`: blanks made `_`, as mlcroissant
+/// refuses an `@id` holding one (escaped or not); another `_` while that is the name of one
+/// of `siblings` (the other names at its level), so that ids stay apart. The `name` stays as
+/// it is.
+fn id_step(name: &str, siblings: &[&str]) -> String {
+    if !name.contains(char::is_whitespace) {
+        return name.to_string();
+    }
+    let mut step: String = name.chars().map(|c| if c.is_whitespace() { '_' } else { c }).collect();
+    while siblings.contains(&step.as_str()) {
+        step.push('_');
+    }
+    step
+}
+
+/// A struct member's name as a step of a JSONPath (`cr:jsonPath`): as it is when it is a
+/// plain name (`loss`), else quoted (`"actor/pg_loss"`, `"acc@1"`), as mlcroissant's JSONPath
+/// parser reads a name holding `/`, `-`, `@`, `.` or a blank.
+fn json_path_name(name: &str) -> String {
+    let plain = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if plain { name.to_string() } else { format!("\"{}\"", name.replace('\\', "\\\\").replace('"', "\\\"")) }
 }
 
 /// The Croissant data type of an Arrow type a release holds; text for a type Croissant has no

@@ -217,3 +217,42 @@ fn the_cards_duckdb_snippet_finds_the_nan_of_a_table_that_holds_some() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "[(4, nan)]\n[(nan,)]\n");
 }
+
+#[test]
+fn struct_members_named_with_slashes_and_dots_are_read_by_their_quoted_json_path() {
+    // verl's and W&B's metric names, inside a struct column
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "raw/exp.jsonl",
+        "{\"step\": 1, \"my step\": 2, \"data\": {\"actor/pg_loss\": 0.25, \"val-core/acc@1\": 0.5, \"a.b\": {\"x y\": 3, \"x_y\": 5}, \"plain\": 4}}\n",
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        &one_source("cr", "raw/exp.jsonl", "jsonl", "", "SELECT step, \"my step\", data FROM raw", ""),
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "cr");
+    let text = std::fs::read_to_string(r.join("croissant.json")).unwrap();
+    for path in [r#""\"actor/pg_loss\"""#, r#""\"a.b\".\"x y\"""#, r#""plain""#] {
+        assert!(text.contains(&format!("\"jsonPath\": {path}")), "{path}\n{text}");
+    }
+    let script = r#"
+import sys, mlcroissant as mlc
+rows = list(mlc.Dataset(jsonld=sys.argv[1] + "/croissant.json").records(record_set="t"))
+def flat(d):
+    for k, v in d.items():
+        yield from flat(v) if isinstance(v, dict) else [(k, v)]
+print(sorted(kv for r in rows for kv in flat(r)))
+"#;
+    let o = run(std::process::Command::new(python()).arg("-c").arg(python_script(script)).arg(&r));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "[('t/data/a.b/x_y', 5), ('t/data/a.b/x_y_', 3), ('t/data/actor/pg_loss', 0.25), ('t/data/plain', 4), \
+         ('t/data/val-core/acc@1', 0.5), ('t/my_step', 2), ('t/step', 1)]\n"
+    );
+}
