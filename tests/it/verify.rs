@@ -194,6 +194,40 @@ fn verify_reads_sha256sum_tag_lines_and_comments_and_reports_a_pipe() {
         assert!(stdout(&o).contains(&format!("{name}: not a regular file")), "{name}: {}", stdout(&o));
         assert_eq!(stdout(&o).lines().count(), 1, "{name}: {}", stdout(&o));
     }
+    // a pipe in place of a JSON Lines copy: `--data` compares no rows with it (it would wait
+    // for a writer forever)
+    let t = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), t.path());
+    std::fs::remove_file(t.path().join("jsonl/evaluations.jsonl")).unwrap();
+    assert!(run(std::process::Command::new("mkfifo").arg(t.path().join("jsonl/evaluations.jsonl"))).status.success());
+    let mut child = bin()
+        .args(["verify", "--data"])
+        .arg(t.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(120) {
+            child.kill().unwrap();
+            panic!("verify --data waits on a named pipe");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("jsonl/evaluations.jsonl: not a regular file"), "{}", stdout(&o));
+    // a pipe in place of a table's Parquet file: its rows are not read, and why is said
+    std::fs::remove_file(t.path().join("jsonl/evaluations.jsonl")).unwrap();
+    std::fs::copy(example_release().join("jsonl/evaluations.jsonl"), t.path().join("jsonl/evaluations.jsonl")).unwrap();
+    std::fs::remove_file(t.path().join("data/evaluations.parquet")).unwrap();
+    assert!(run(std::process::Command::new("mkfifo").arg(t.path().join("data/evaluations.parquet"))).status.success());
+    let o = run(bin().args(["verify", "--data"]).arg(t.path()));
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let said =
+        "table evaluations: rows not read from its file data/evaluations.parquet: it is missing or not a regular file";
+    assert!(stdout(&o).contains(said), "{}", stdout(&o));
     // a manifest.json that is missing, and a SHA256SUMS that is a folder, are said so
     for (name, said) in [
         (

@@ -77,10 +77,19 @@ fn check_tables(dir: &Path, m: &Manifest, rep: &mut VerifyReport, progress: &dyn
     let mut key_sets: BTreeMap<(String, Vec<String>), KeySet> = BTreeMap::new();
     for t in referenced_first(m) {
         let files: Vec<&String> = t.files.iter().collect();
-        if let Some(f) =
-            files.iter().find(|f| !safe_relative(f) || !dir.join(f).is_file() || lfs_pointer(&dir.join(f)).is_some())
-        {
-            rep.push(ProblemKind::Rows, format!("table {}: rows not read, as its file {f} cannot be", t.name));
+        let unreadable = |f: &str| -> Option<&str> {
+            if !safe_relative(f) {
+                Some("it lies outside the release")
+            } else if !std::fs::symlink_metadata(dir.join(f)).is_ok_and(|m| m.is_file()) {
+                Some("it is missing or not a regular file")
+            } else if lfs_pointer(&dir.join(f)).is_some() {
+                Some("it is a Git LFS pointer, not the file")
+            } else {
+                None
+            }
+        };
+        if let Some((f, why)) = files.iter().find_map(|f| unreadable(f).map(|why| (f, why))) {
+            rep.push(ProblemKind::Rows, format!("table {}: rows not read from its file {f}: {why}", t.name));
             continue;
         }
         let schema = checkable_schema(m, t, &key_sets, rep);
@@ -373,11 +382,13 @@ impl TableScan<'_> {
             Ok(ParquetRecordBatchReaderBuilder::new_with_metadata(f, meta.clone()))
         };
         let metadata = meta.metadata().clone();
-        // the JSON Lines copy, when there is one
+        // the JSON Lines copy, when there is one and it is a file: a named pipe in its place
+        // (said as not regular by the files' check) would wait for a writer forever
         let copy_rel =
             rel.strip_prefix("data/").and_then(|s| s.strip_suffix(".parquet")).map(|s| format!("jsonl/{s}.jsonl"));
         let mut copy = copy_rel
             .as_ref()
+            .filter(|c| std::fs::symlink_metadata(dir.join(c)).is_ok_and(|m| m.is_file()))
             .and_then(|c| std::fs::File::open(dir.join(c)).ok().map(|f| (c.clone(), std::io::BufReader::new(f))));
         let mut row: u64 = 0;
         let mut bufs = CopyBuffers::default();
