@@ -541,6 +541,62 @@ fn inspect_bad_members_are_named_by_member_and_path() {
     );
 }
 
+#[test]
+fn an_eval_archive_listing_a_member_twice_or_missing_samples_is_said() {
+    // the bundled log, its archive written to again (a member of the same name, which Python's
+    // zipfile writes) and cut down (members removed)
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let log = std::fs::read_dir(repo().join("pipelines/inspect/raw"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "eval"))
+        .unwrap();
+    let script = r#"
+import sys, shutil, zipfile, warnings
+warnings.simplefilter("ignore")
+src, out = sys.argv[1], sys.argv[2]
+shutil.copy(src, out + "/twice.eval")
+with zipfile.ZipFile(out + "/twice.eval", "a") as z:
+    z.writestr("samples/q1_epoch_1.json", '{"id": "q1", "epoch": 1, "scores": {}}')
+"#;
+    let o = run(std::process::Command::new(python()).arg("-c").arg(python_script(script)).arg(&log).arg(dir));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut z = zip::ZipArchive::new(std::fs::File::open(&log).unwrap()).unwrap();
+    let mut w = zip::ZipWriter::new(std::fs::File::create(dir.join("cut.eval")).unwrap());
+    for i in 0..z.len() {
+        let member = z.by_index_raw(i).unwrap();
+        if !["samples/q1_epoch_2.json", "samples/2_epoch_2.json"].contains(&member.name()) {
+            w.raw_copy_file(member).unwrap();
+        }
+    }
+    w.finish().unwrap();
+    std::fs::write(
+        dir.join("pipeline.toml"),
+        one_source("twice", "*.eval", "inspect-samples", "", "SELECT sample_id, epoch, _source_file FROM raw", ""),
+    )
+    .unwrap();
+    let o = build(dir, &[]);
+    assert_violations(
+        &o,
+        2,
+        &[
+            "twice.eval:samples/q1_epoch_1.json",
+            "the archive lists ZIP member samples/q1_epoch_1.json 2 times",
+            "cut.eval:samples/",
+            "the log's header counts 4 samples (results.total_samples) and the archive holds 2 sample members: \
+             samples/q1_epoch_2.json, samples/2_epoch_2.json missing",
+        ],
+    );
+    // set aside, the other samples are kept
+    let o = build(dir, &["--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "twice"), "SELECT _source_file, count(*) AS n FROM t GROUP BY 1 ORDER BY 1"),
+        "_source_file,n\ncut.eval,2\ntwice.eval,3\n"
+    );
+}
+
 // ------------------------------------------------------------------------------ lm-eval
 
 /// pipelines/lm-eval, whose raw files are hand-made following lm-eval's writers (raw/NOTE.md):

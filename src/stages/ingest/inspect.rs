@@ -181,6 +181,19 @@ fn read_eval(
     let file = std::fs::File::open(&input.path).map_err(|e| Error::io(&input.path, e))?;
     let mut zip = zip::ZipArchive::new(std::io::BufReader::new(file))
         .map_err(|e| Error::format(&input.rel, format!("expected an Inspect .eval log (a ZIP archive): {e}")))?;
+    // a name the archive lists twice: the ZIP reader keeps one of its members, other readers
+    // may keep the other, so neither is read (as a JSON key written twice is refused)
+    let twice = names_listed_twice(&input.path).map_err(|e| Error::io(&input.path, e))?;
+    let listed_twice = |name: &str| twice.iter().find(|(n, _)| n == name).map(|(_, times)| *times);
+    let said_twice = |name: &str, times: usize| Item::Bad {
+        at: Position::Pointer(name.into()),
+        rule: "archive",
+        message: format!(
+            "the archive lists ZIP member {name} {times} times: ZIP readers keep one of them, and which one \
+             differs, so none is read; keep one (the log was written to again, or edited)"
+        ),
+        raw: None,
+    };
     // the header of a finished log; a log still being written has only the journal's start
     let header_member = ["header.json", "_journal/start.json"].into_iter().find(|m| zip.index_for_name(m).is_some());
     let Some(header_member) = header_member else {
@@ -189,6 +202,9 @@ fn read_eval(
             "expected an Inspect .eval log with a header.json member (or _journal/start.json), found neither",
         ));
     };
+    if let Some(times) = listed_twice(header_member) {
+        return sink(said_twice(header_member, times));
+    }
     let mut header: Option<Map<String, Value>> = None;
     let mut failed: Option<Item> = None;
     read_member(&mut zip, &input.rel, header_member, &mut |item| {
@@ -226,13 +242,115 @@ fn read_eval(
     // the same samples however they were written
     let mut names = names;
     names.sort();
+    if let Some(missing) = header.as_ref().and_then(|h| samples_missing(h, &names)) {
+        sink(Item::Bad { at: Position::Pointer("samples/".into()), rule: "archive", message: missing, raw: None })?;
+    }
     for name in names {
+        if let Some(times) = listed_twice(&name) {
+            sink(said_twice(&name, times))?;
+            continue;
+        }
         read_member(&mut zip, &input.rel, &name, &mut |item| match item {
             Item::Record(r, at) => sink(Item::Record(sample_record(&context, r, keep_text), at)),
             bad => sink(bad),
         })?;
     }
     Ok(())
+}
+
+/// Why a finished log's archive holds fewer sample members than its header counts
+/// (`results.total_samples`), naming the missing members where the header's sample ids and
+/// epochs name them; `None` when it holds them all, or the header does not say (a log that
+/// did not finish, or was written with `log_samples` off).
+fn samples_missing(header: &Map<String, Value>, names: &[String]) -> Option<String> {
+    let eval = header.get("eval")?;
+    if header.get("status")?.as_str()? != "success"
+        || eval.pointer("/config/log_samples").and_then(Value::as_bool) == Some(false)
+    {
+        return None;
+    }
+    let total = header.get("results")?.get("total_samples")?.as_u64()?;
+    if names.len() as u64 >= total {
+        return None;
+    }
+    // the members Inspect names `samples/{id}_epoch_{n}.json`, when they are as many
+    let epochs = eval.pointer("/config/epochs").and_then(Value::as_u64).unwrap_or(1);
+    let ids: Vec<String> = eval
+        .pointer("/dataset/sample_ids")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string)).collect())
+        .unwrap_or_default();
+    let expected: Vec<String> =
+        ids.iter().flat_map(|id| (1..=epochs).map(move |n| format!("samples/{id}_epoch_{n}.json"))).collect();
+    let missing: Vec<&str> = expected.iter().filter(|e| !names.contains(e)).map(String::as_str).collect();
+    let named = if expected.len() as u64 == total && !missing.is_empty() {
+        format!(": {} missing", crate::core::report::first_names(&missing, 5))
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "the log's header counts {total} samples (results.total_samples) and the archive holds {} sample member{}{named}; \
+         the archive was cut short or edited, so its other samples are not in the table",
+        names.len(),
+        if names.len() == 1 { "" } else { "s" }
+    ))
+}
+
+/// The names the central directory of ZIP archive `path` lists more than once, each with how
+/// many times. (The zip crate keeps one entry per name, without a word: it cannot say this.)
+/// An archive whose directory cannot be found is said to list none: the ZIP reader names
+/// what is wrong with it.
+fn names_listed_twice(path: &Path) -> std::io::Result<Vec<(String, usize)>> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = std::fs::File::open(path)?;
+    let len = f.metadata()?.len();
+    // the end of central directory record: 22 bytes and a comment of up to 65,535
+    let tail_len = len.min(22 + 65_535);
+    f.seek(SeekFrom::Start(len - tail_len))?;
+    let mut tail = vec![0u8; tail_len as usize];
+    f.read_exact(&mut tail)?;
+    let Some(eocd) = (0..tail.len().saturating_sub(21)).rev().find(|&i| tail[i..].starts_with(b"PK\x05\x06")) else {
+        return Ok(Vec::new());
+    };
+    let u16_at = |b: &[u8], i: usize| u16::from_le_bytes([b[i], b[i + 1]]) as u64;
+    let u32_at = |b: &[u8], i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]) as u64;
+    let u64_at = |b: &[u8], i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+    let eocd_at = len - tail_len + eocd as u64;
+    let mut size = u32_at(&tail, eocd + 12);
+    let mut end = eocd_at;
+    // ZIP64: the sizes are in the ZIP64 record its locator (20 bytes before) points at
+    if (size == 0xFFFF_FFFF || u16_at(&tail, eocd + 10) == 0xFFFF)
+        && eocd >= 20
+        && tail[eocd - 20..].starts_with(b"PK\x06\x07")
+    {
+        let at = u64_at(&tail, eocd - 20 + 8);
+        let mut record = [0u8; 56];
+        f.seek(SeekFrom::Start(at))?;
+        f.read_exact(&mut record)?;
+        if !record.starts_with(b"PK\x06\x06") {
+            return Ok(Vec::new());
+        }
+        size = u64_at(&record, 40);
+        end = at;
+    }
+    // the central directory ends where the end record starts (an archive may have bytes before it)
+    let Some(start) = end.checked_sub(size) else { return Ok(Vec::new()) };
+    f.seek(SeekFrom::Start(start))?;
+    let mut dir = Vec::new();
+    f.take(size).read_to_end(&mut dir)?;
+    let mut counts: std::collections::BTreeMap<&[u8], usize> = std::collections::BTreeMap::new();
+    let mut i = 0;
+    while i + 46 <= dir.len() && dir[i..].starts_with(b"PK\x01\x02") {
+        let (n, m, k) = (u16_at(&dir, i + 28) as usize, u16_at(&dir, i + 30) as usize, u16_at(&dir, i + 32) as usize);
+        let Some(name) = dir.get(i + 46..i + 46 + n) else { break };
+        *counts.entry(name).or_default() += 1;
+        i += 46 + n + m + k;
+    }
+    Ok(counts
+        .into_iter()
+        .filter(|(_, times)| *times > 1)
+        .map(|(name, times)| (String::from_utf8_lossy(name).into_owned(), times))
+        .collect())
 }
 
 /// Reads ZIP member `name` of `rel` as one JSON record at pointer `name`.
