@@ -1396,6 +1396,13 @@ fn look_csv(input: &InputFile) -> std::result::Result<Kind, String> {
     Ok(Kind::Csv(header, None))
 }
 
+/// Why Inspect's `logs.json` is not read.
+const INSPECT_LISTING: &str =
+    "Inspect's listing of the logs in its folder (each log's header again, by file name): the logs themselves are read";
+
+/// Why Inspect's `eval-set.json` is not read.
+const INSPECT_EVAL_SET: &str = "Inspect's record of an eval set (its id and tasks): each task's log is read";
+
 /// Why file `rel` cannot be read, from an error that names it: the message without the
 /// file's name, which the list of files not read gives (`a.tsv:1: …` is `line 1: …`).
 fn unreadable_reason(rel: &str, e: &Error) -> String {
@@ -1647,6 +1654,17 @@ fn look_json(input: &InputFile, base: &str) -> std::result::Result<Kind, String>
             let has = |k: &str| members.iter().any(|(n, _)| n == k);
             if is_model_file(base, &has) {
                 return Err(MODEL_FILE.into());
+            }
+            // Inspect's own index of a log folder (`logs.json`: each log's header again, by
+            // file name) and of an eval set (`eval-set.json`): the logs are what is read
+            if base == "logs.json"
+                && !members.is_empty()
+                && members.iter().all(|(n, _)| n.ends_with(".eval") || n.ends_with(".json"))
+            {
+                return Err(INSPECT_LISTING.into());
+            }
+            if base == "eval-set.json" && has("eval_set_id") && has("tasks") {
+                return Err(INSPECT_EVAL_SET.into());
             }
             // the Trainer's `all_results.json` beside the splits' files holds their metrics again
             let keys: Vec<String> = members.iter().map(|(k, _)| k.clone()).collect();

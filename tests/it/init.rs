@@ -1190,6 +1190,23 @@ fn init_recognises_inspect_logs_zipped_and_json() {
     let nr = not_read(&doc);
     assert_eq!(nr.len(), 1);
     assert!(nr[0].0 == "broken.eval" && nr[0].1.contains("no Inspect log"), "{nr:?}");
+    std::fs::remove_file(folder.join("broken.eval")).unwrap();
+
+    // an eval set's folder: Inspect's listing of its logs and its record of the set are not
+    // tables, and the sources that read `*.json` there leave them out
+    std::fs::write(
+        folder.join("logs.json"),
+        format!("{{\"{json}\": {{\"version\": 2, \"status\": \"success\", \"eval\": {{\"task\": \"arith\"}}}}}}"),
+    )
+    .unwrap();
+    std::fs::write(folder.join("eval-set.json"), r#"{"eval_set_id": "s1", "tasks": [{"name": "arith"}]}"#).unwrap();
+    let doc = init(tmp.path(), &folder, "i3");
+    assert_eq!(init_rows(&doc), want);
+    let nr = not_read(&doc);
+    assert_eq!(nr.len(), 2, "{nr:?}");
+    assert!(nr.iter().any(|(f, r)| f == "logs.json" && r.starts_with("Inspect's listing of the logs")), "{nr:?}");
+    assert!(nr.iter().any(|(f, r)| f == "eval-set.json" && r.starts_with("Inspect's record of an eval set")), "{nr:?}");
+    assert_eq!(release_rows(&build_from_elsewhere(tmp.path(), "i3")), want);
 }
 
 #[test]
