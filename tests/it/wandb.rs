@@ -743,7 +743,10 @@ print(json.dumps(recs))
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
         // the violation says what the warning says (a failed build prints no warning)
-        stderr(&o).contains(&format!("history incomplete: {rel}: reading stopped at byte {}", cut_rec.0)),
+        stderr(&o).contains(&format!(
+            "history incomplete, its log cut short or damaged: {rel}: reading stopped at byte {}",
+            cut_rec.0
+        )),
         "{}",
         stderr(&o)
     );
@@ -1597,7 +1600,7 @@ fn a_wandb_log_is_read_over_its_run_folders_files_and_an_empty_one_is_incomplete
     let o = wandb_build(&dir, "wandb/offline-run-*longrun1/**", r#"{ table = "history" }"#);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("run longrun1: history incomplete: ")
+        stderr(&o).contains("run longrun1: history incomplete, its log cut short or damaged: ")
             && stderr(&o).contains("run-longrun1.wandb: the log holds no record after its header"),
         "{}",
         stderr(&o)
@@ -2154,7 +2157,8 @@ fn init_reads_a_killed_runs_wandb_history_as_it_is_marked_and_named_in_the_card(
     assert!(o.status.success(), "build failed: {}", stderr(&o));
     let release = PathBuf::from(stdout(&o).trim());
     let card = std::fs::read_to_string(release.join("README.md")).unwrap();
-    assert!(card.contains("run longrun1: sampled export: history incomplete"), "{card}");
+    assert!(card.contains("run longrun1: history incomplete, its log cut short or damaged"), "{card}");
+    assert!(!card.contains("run longrun1: sampled export"), "{card}");
     let n = query(&release, "SELECT DISTINCT sampled FROM wandb_history WHERE run_id = 'longrun1'");
     assert_eq!(n, "sampled\ntrue\n");
 }

@@ -386,7 +386,9 @@ fn wandb(table: &str, column: &str) -> Option<&'static str> {
         ("history", "value_max") => "A chart export's `__MAX` of the value.",
         ("history", "x_axis") => "The metric's x-axis: a chart's x column, or the step metric defined for it.",
         ("history", "x") => "The x-axis's value in that history row.",
-        ("history", "sampled") => "Whether the export sampled the run's history.",
+        ("history", "sampled") => {
+            "Whether the run's history was read incomplete (on_sampled = \"accept\"): an export that sampled it, or a log cut short."
+        }
         ("histograms", "key") => "The histogram's key.",
         ("histograms", "origin") => "Where the histogram was logged: `summary` or `history`.",
         ("histograms", "bin_edges") => "The bins' edges (one more than the counts).",

@@ -700,7 +700,7 @@ fn check_run_history(
     // says which bytes)
     if let Some((_, why)) = st.files.iter().find_map(|k| damaged.get_key_value(k)) {
         problem = Some(format!(
-            "{HISTORY_INCOMPLETE}: {}; so {} rows (max `_step` {}) are not all the run logged",
+            "{LOG_CUT}: {}; so {} rows (max `_step` {}) are not all the run logged",
             why.join("; "),
             crate::core::numbers::group_digits(rows),
             max.map(|m| m.to_string()).unwrap_or_else(|| "none".into())
@@ -912,7 +912,7 @@ fn damaged_without_rows(
             Kind::Log(Some(d)) => plan.dirs[d].run_id.clone(),
             _ => run_dir::log_name_run_id(&rel).unwrap_or_else(|| rel.clone()),
         };
-        let p = format!("{HISTORY_INCOMPLETE}: {}; no history row of the run was read", why.join("; "));
+        let p = format!("{LOG_CUT}: {}; no history row of the run was read", why.join("; "));
         incomplete(plan, report, name, &run, &p, Some(SourceRef { file: rel, at: Position::Pointer(String::new()) }));
     }
 }
@@ -1046,6 +1046,10 @@ fn listed_runs_without_history(
 /// export's.
 pub const HISTORY_INCOMPLETE: &str = "history incomplete";
 
+/// How the problem of a run whose log lost records starts (a run killed while it wrote, a
+/// log cut short or damaged): no sample of an export.
+const LOG_CUT: &str = "history incomplete, its log cut short or damaged";
+
 /// Reports problem `p` of run `run`'s history: a violation, or with `on_sampled = "accept"` a
 /// warning and the run's rows marked sampled.
 fn incomplete(plan: &mut Plan, report: &mut BuildReport, name: &str, run: &str, p: &str, at: Option<SourceRef>) {
@@ -1064,7 +1068,9 @@ fn incomplete(plan: &mut Plan, report: &mut BuildReport, name: &str, run: &str, 
             finding: None,
         }),
         OnSampled::Accept => {
-            report.warn(name, "wandb-sampled", None, format!("run {run}: sampled export: {p}"));
+            // a log cut short is said as such, not as a sample
+            let what = if p.starts_with(LOG_CUT) { "" } else { "sampled export: " };
+            report.warn(name, "wandb-sampled", None, format!("run {run}: {what}{p}"));
             plan.sampled.insert(run.to_string());
         }
     }
