@@ -1610,3 +1610,35 @@ fn a_last_line_cut_inside_a_character_is_truncated() {
     let o = build(dir, &["--force"]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+#[test]
+fn members_a_struct_gains_after_its_first_value_are_one_warning() {
+    // verl's FileLogger: the first record holds few of the metrics the later ones hold
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let later: Vec<String> = (0..6).map(|i| format!("\"actor/m{i}\": {i}.5")).collect();
+    write(
+        dir,
+        "raw/log.jsonl",
+        &format!(
+            "{{\"step\": 0, \"data\": {{\"val/acc\": 0.1}}}}\n{{\"step\": 1, \"data\": {{\"val/acc\": 0.2, {}}}, \"meta\": {{}}}}\n\
+             {{\"step\": 2, \"data\": {{}}, \"meta\": {{\"retry\": 1}}}}\n",
+            later.join(", ")
+        ),
+    );
+    write(dir, "pipeline.toml", &one_source("w", "raw/log.jsonl", "jsonl", "", "SELECT step, data FROM raw", ""));
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let said: Vec<&str> = err.lines().filter(|l| l.contains("added")).collect();
+    assert_eq!(
+        said,
+        [
+            "warning: raw/log.jsonl:2: raw: struct $.data: 6 fields added after its first value (nullable, null in \
+             the rows before): $.data[\"actor/m0\"], $.data[\"actor/m1\"], $.data[\"actor/m2\"] and 3 more; the \
+             first seen here",
+            "warning: raw/log.jsonl:3: raw: struct field $.meta.retry added (nullable); first seen here"
+        ],
+        "{err}"
+    );
+}

@@ -97,6 +97,8 @@ impl Kind {
 pub struct Widening {
     /// Path of the new member (`$.meta.retry`).
     pub path: String,
+    /// Path of the struct it joined (`$.meta`).
+    pub parent: String,
     /// Where it first appeared.
     pub first: SourceRef,
 }
@@ -326,8 +328,9 @@ fn observe(
                         None => {
                             members.push((k.clone(), Node::default()));
                             if seen_before {
+                                let parent = path::render(segs);
                                 segs.push(Seg::Key(k.clone()));
-                                widenings.push(Widening { path: path::render(segs), first: src.clone() });
+                                widenings.push(Widening { path: path::render(segs), parent, first: src.clone() });
                                 segs.pop();
                             }
                             members.len() - 1

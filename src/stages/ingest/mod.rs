@@ -1376,13 +1376,29 @@ fn infer_columns(
     if src.columns == ColumnsPolicy::Same {
         same_columns(context, &per_file)?;
     }
+    // one warning per struct, however many members it gained (a log whose first record holds
+    // few of its metrics adds tens at once)
+    let mut by_struct: Vec<(&str, Vec<&infer::Widening>)> = Vec::new();
     for w in &inf.widenings {
-        report.warn(
-            &src.name,
-            "widening",
-            Some(w.first.clone()),
-            format!("struct field {} added (nullable); first seen here", w.path),
-        );
+        match by_struct.iter_mut().find(|(parent, _)| *parent == w.parent) {
+            Some((_, ws)) => ws.push(w),
+            None => by_struct.push((&w.parent, vec![w])),
+        }
+    }
+    for (parent, ws) in by_struct {
+        let message = match ws.as_slice() {
+            [w] => format!("struct field {} added (nullable); first seen here", w.path),
+            _ => {
+                let paths: Vec<&str> = ws.iter().map(|w| w.path.as_str()).collect();
+                format!(
+                    "struct {parent}: {} fields added after its first value (nullable, null in the rows before): {}; \
+                     the first seen here",
+                    ws.len(),
+                    crate::core::report::first_names(&paths, 3)
+                )
+            }
+        };
+        report.warn(&src.name, "widening", Some(ws[0].first.clone()), message);
     }
     let (fields, problems) = inf.fields();
     let mut config_problems = Vec::new();
