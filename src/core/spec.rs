@@ -1106,6 +1106,20 @@ impl PipelineSpec {
             }
         }
         check_references(&dir, &def, &table_schemas)?;
+        // a file a table leaves out is one of the pipeline's: an entry naming none would put
+        // a file that is not there in every build's notes and in the card
+        for l in &def.left_out {
+            if !dir.join(&l.file).is_file() {
+                return Err(Error::config(
+                    at(&format!("left_out {}#file", l.file)),
+                    format!(
+                        "[[left_out]] names file {:?}, which is not in the pipeline's folder: remove the entry (it \
+                         says why table {} leaves the file out), or restore the file",
+                        l.file, l.table
+                    ),
+                ));
+            }
+        }
         if let Some(d) = &def.card.default_table
             && !def.tables.iter().any(|t| &t.name == d)
         {
@@ -1276,8 +1290,9 @@ fn check_formats(formats: &[String]) -> std::result::Result<(), String> {
 
 /// Where `what` lies in the pipeline file `file` (`doc`, as the TOML parser read it), for a message:
 /// `pipeline.toml:12 (source raw)`. `what` names an entry (`source raw`, `table t`,
-/// `view v`), a field of a source (`source raw field step`), a key of an entry
-/// (`table t formats`) or a top-level key (`formats`, `card.default_table`); after a `#`, the
+/// `view v`, a `[[left_out]]` by its file: `left_out raw/a.jsonl`), a field of a source
+/// (`source raw field step`), a key of an entry (`table t formats`) or a top-level key
+/// (`formats`, `card.default_table`); after a `#`, the
 /// entry's key the message is about (`source raw#quote`), not shown. The line is the key's,
 /// else the entry's `name`, from the TOML parser's spans; the file alone where none is found.
 fn place(file: &Path, doc: Option<(&str, &toml::de::DeTable)>, what: &str) -> String {
@@ -1300,11 +1315,18 @@ fn place_line(text: &str, doc: &toml::de::DeTable, what: &str, key: Option<&str>
     }
     // the table of the array `array` whose `name` is `name`
     fn named<'a, 'i>(t: &'a DeTable<'i>, array: &str, name: &str) -> Option<&'a DeTable<'i>> {
+        // entries are named by `name`; a `[[left_out]]` entry by its `file`
+        let by = if array == "left_out" { "file" } else { "name" };
         let (_, DeValue::Array(entries)) = get(t, array)? else { return None };
         entries.iter().find_map(|e| match e.get_ref() {
-            DeValue::Table(e) if get(e, "name").and_then(|(_, v)| v.as_str()) == Some(name) => Some(e),
+            DeValue::Table(e) if get(e, by).and_then(|(_, v)| v.as_str()) == Some(name) => Some(e),
             _ => None,
         })
+    }
+    if let Some(file) = what.strip_prefix("left_out ") {
+        let entry = named(doc, "left_out", file)?;
+        let span = key.and_then(|k| get(entry, k)).or_else(|| get(entry, "file"))?.0;
+        return Some(text[..span.start].matches('\n').count() + 1);
     }
     let words: Vec<&str> = what.split(' ').collect();
     let span = match words.as_slice() {

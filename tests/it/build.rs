@@ -985,3 +985,29 @@ fn small_csv_files_are_not_said_to_hold_no_record() {
     assert!(stderr(&o).contains("read 1 file with bytes but no record"), "{}", stderr(&o));
     assert!(stderr(&o).contains("raw/empty.csv") && !stderr(&o).contains("raw/f1.csv"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_left_out_entry_naming_no_file_of_the_pipeline_is_refused_at_its_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "raw/a.jsonl", "{\"step\": 1}\n");
+    let toml = one_source("p", "raw/a.jsonl", "jsonl", "", "SELECT step FROM raw", "");
+    let toml = format!("{toml}\n[[left_out]]\ntable = \"nope\"\nfile = \"raw/zzz.jsonl\"\nreason = \"x\"\n");
+    write(dir, "pipeline.toml", &toml);
+    let o = build(dir, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let line = line_at(&toml, toml.find("file = ").unwrap());
+    assert!(
+        stderr(&o).contains(&format!(
+            "pipeline.toml:{line} (left_out raw/zzz.jsonl): [[left_out]] names file \"raw/zzz.jsonl\", which is not in \
+             the pipeline's folder: remove the entry"
+        )),
+        "{}",
+        stderr(&o)
+    );
+    // the file there: a note, and the card says it
+    write(dir, "raw/zzz.jsonl", "{\"step\": \"two\"}\n");
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("table nope leaves out raw/zzz.jsonl, as pipeline.toml says: x"), "{}", stderr(&o));
+}
