@@ -826,3 +826,26 @@ fn an_inspect_log_that_did_not_finish_is_named_in_a_warning() {
         "status,error,scorer\nerror,RuntimeError('boom'),\n"
     );
 }
+
+#[test]
+fn empty_yaml_and_json_documents_hold_no_record() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "y/a.yaml", "seed: 1\n");
+    // created and never written, comments alone, an explicit null, a document marker alone
+    for (name, text) in [("b.yaml", ""), ("c.yaml", "# nothing yet\n"), ("d.yaml", "~\n"), ("e.yaml", "---\n")] {
+        write(dir, &format!("y/{name}"), text);
+    }
+    write(dir, "j/a.json", "[{\"seed\": 2}]");
+    write(dir, "j/b.json", "");
+    let toml = "name = \"e\"\n[[source]]\nname = \"y\"\npath = \"y/*.yaml\"\nformat = \"yaml\"\n\
+                [[source]]\nname = \"j\"\npath = \"j/*.json\"\nformat = \"json\"\n\
+                [[table]]\nname = \"t\"\nquery = \"SELECT seed FROM y UNION ALL SELECT seed FROM j\"\n";
+    write(dir, "pipeline.toml", toml);
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "e"), "SELECT seed FROM t ORDER BY seed"), "seed\n1\n2\n");
+    // the files of no bytes are named, as for any format
+    assert!(stderr(&o).contains("source y read 1 empty file (0 bytes, no record): y/b.yaml"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("source j read 1 empty file (0 bytes, no record): j/b.json"), "{}", stderr(&o));
+}

@@ -95,6 +95,10 @@ pub fn read(
     }
     let mut problems = Vec::new();
     let root = to_json(doc, "", &mut problems);
+    // a document of nothing (an empty file, comments alone, `~`, `---`) holds no record
+    if root.is_null() && pointer.is_empty() {
+        return Ok(());
+    }
     let tokens: Vec<String> = if pointer.is_empty() {
         Vec::new()
     } else if let Some(rest) = pointer.strip_prefix('/') {
