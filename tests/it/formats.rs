@@ -407,6 +407,40 @@ fn trackio_fragments_alone_and_a_conflicting_log_id() {
     assert_violations(&o, 1, &["inbox/later.jsonl:1", &format!("was read at {first}:2 with other content")]);
 }
 
+#[test]
+fn credentials_a_trackio_text_holds_are_redacted_and_said() {
+    let src = trackio_project();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    copy_tree(&src.join("raw/inbox"), &dir.join("inbox"));
+    let fragment = std::fs::read_dir(dir.join("inbox")).unwrap().next().unwrap().unwrap().path().join("00000000.jsonl");
+    let text = std::fs::read_to_string(&fragment).unwrap();
+    let second = text.lines().nth(1).unwrap();
+    // a note and a command line logged as metrics, each holding a token
+    let logged = second.replace(
+        "\"train/loss\":0.5",
+        "\"train/loss\":0.5,\"note\":\"push with hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789 ok\",\
+         \"cmd\":\"train.py --hub_token hf_ZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZ --lr 1\"",
+    );
+    assert_ne!(second, logged);
+    std::fs::write(&fragment, text.replace(second, &logged)).unwrap();
+    let sql = "SELECT metric, value_text FROM raw WHERE value_text IS NOT NULL";
+    std::fs::write(dir.join("pipeline.toml"), one_source("frag", "inbox/*/*.jsonl", "trackio-metrics", "", sql, ""))
+        .unwrap();
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "frag"), "SELECT * FROM t ORDER BY metric"),
+        "metric,value_text\ncmd,train.py --hub_token REDACTED --lr 1\nnote,push with REDACTED ok\n"
+    );
+    assert!(stderr(&o).contains("2 values hold credentials"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("replaced by REDACTED in `value_text`; by metric, where first met: cmd ("),
+        "{}",
+        stderr(&o)
+    );
+}
+
 // ------------------------------------------------------------------------------ Inspect AI
 
 /// An Inspect eval logged by the real `inspect-ai` package with its mock model at test time, as

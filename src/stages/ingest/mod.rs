@@ -762,9 +762,10 @@ fn convert(
             None,
             format!(
                 "{} value{} credentials (access tokens, a URL's password, a flag or key that names one), \
-                 replaced by REDACTED in `value_text`; by tag, where first met: {}",
+                 replaced by REDACTED in `value_text`; by {}, where first met: {}",
                 crate::core::numbers::group_digits(scrubbed),
                 if scrubbed == 1 { " holds" } else { "s hold" },
+                if src.format == Format::Tensorboard { "tag" } else { "metric" },
                 crate::core::report::first_names(&named, 5)
             ),
         );
@@ -1903,10 +1904,17 @@ impl Applier<'_> {
             }
         }
         let mut rb = chunk.batch;
-        // credentials a TensorBoard text holds (a token logged with a run's command line or
-        // arguments) are replaced, as a W&B run's logged texts are, and said once converted
-        if self.src.format == Format::Tensorboard
-            && let Some((clean, rows)) = tensorboard::scrub_texts(&rb).map_err(|e| Error::format(name.clone(), e))?
+        // credentials a TensorBoard or trackio text holds (a token logged with a run's command
+        // line or arguments) are replaced, as a W&B run's logged texts are, and said once
+        // converted
+        let named_by = match self.src.format {
+            Format::Tensorboard => Some("tag"),
+            Format::TrackioMetrics | Format::TrackioSystem => Some("metric"),
+            _ => None,
+        };
+        if let Some(column) = named_by
+            && let Some((clean, rows)) =
+                wandb::values::scrub_value_texts(&rb, column).map_err(|e| Error::format(name.clone(), e))?
         {
             for (r, tag) in rows.into_iter().filter(|(r, _)| !bad.contains_key(r)) {
                 self.scrubbed_texts.0 += 1;

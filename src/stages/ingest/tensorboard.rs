@@ -377,63 +377,6 @@ pub fn read(
     }
 }
 
-/// A batch with credentials replaced, and the rows changed with their tags.
-pub type Scrubbed = (arrow::array::RecordBatch, Vec<(usize, String)>);
-
-/// `batch` (rows of `tensorboard`) with the credentials its texts hold replaced by
-/// `REDACTED`, and the rows changed (with their tags), or `None` when none holds one. A text
-/// (`value_text` of kind `text`, or of a text `hparam`) is scrubbed as a W&B run's logged
-/// texts are ([`scrub_credentials`](super::wandb::values::scrub_credentials)), and a text that
-/// is the JSON of an object has the values of its keys that name a credential replaced
-/// ([`scrub_json_text`](super::wandb::values::scrub_json_text)); a hyperparameter whose name
-/// names a credential (`hf_token`, `train/api_key`) and whose value looks like one is replaced
-/// whole. A batch without `value_text` (a schema that leaves it out) is kept.
-///
-/// Errors: the column is not text (a schema that declares it otherwise).
-pub fn scrub_texts(batch: &arrow::array::RecordBatch) -> Result<Option<Scrubbed>> {
-    use arrow::array::{Array, AsArray};
-    let Ok(at) = batch.schema().index_of("value_text") else { return Ok(None) };
-    let column = batch.column(at);
-    let fail = |e: arrow::error::ArrowError| Error::format("value_text", e);
-    let texts = arrow::compute::cast(column, &arrow::datatypes::DataType::Utf8).map_err(fail)?;
-    let texts = texts.as_string::<i32>();
-    let tags =
-        batch.column_by_name("tag").and_then(|t| arrow::compute::cast(t, &arrow::datatypes::DataType::Utf8).ok());
-    let tag = |r: usize| tags.as_ref().map(|t| t.as_string::<i32>()).filter(|t| t.is_valid(r)).map(|t| t.value(r));
-    let mut changed = Vec::new();
-    let scrubbed: arrow::array::StringArray = (0..texts.len())
-        .map(|r| {
-            if texts.is_null(r) {
-                return None;
-            }
-            let text = texts.value(r);
-            let named = tag(r).is_some_and(|t| super::wandb::values::secret_entry(t, &Value::String(text.into())));
-            let clean = if named {
-                Some("REDACTED".to_string())
-            } else {
-                // a config logged as JSON text, then the credentials any text may hold
-                let json = super::wandb::values::scrub_json_text(text);
-                super::wandb::values::scrub_credentials(json.as_deref().unwrap_or(text)).or(json)
-            };
-            match clean {
-                Some(clean) => {
-                    changed.push((r, tag(r).unwrap_or_default().to_string()));
-                    Some(clean)
-                }
-                None => Some(text.to_string()),
-            }
-        })
-        .collect();
-    if changed.is_empty() {
-        return Ok(None);
-    }
-    let scrubbed = arrow::compute::cast(&scrubbed, column.data_type()).map_err(fail)?;
-    let mut columns = batch.columns().to_vec();
-    columns[at] = scrubbed;
-    let batch = arrow::array::RecordBatch::try_new(batch.schema(), columns).map_err(fail)?;
-    Ok(Some((batch, changed)))
-}
-
 fn read_error(rel: &str, number: u64, e: &std::io::Error) -> Error {
     super::records::read_failed_at(rel, Position::Line(number), &format!("at event record {number}"), e)
 }

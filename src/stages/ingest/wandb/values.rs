@@ -276,7 +276,17 @@ pub fn secret_entry(key: &str, value: &Value) -> bool {
         .expect("static pattern")
     });
     let Value::String(s) = value else { return false };
-    key_re.is_match(key)
+    // camelCase names a credential as snake_case does: `hubToken` is `hub_Token`
+    let mut words = String::with_capacity(key.len() + 4);
+    let mut after_lower = false;
+    for c in key.chars() {
+        if c.is_ascii_uppercase() && after_lower {
+            words.push('_');
+        }
+        after_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        words.push(c);
+    }
+    key_re.is_match(&words)
         && s.len() >= 16
         && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'+' | b'/' | b'=' | b'.'))
 }
@@ -486,6 +496,66 @@ pub fn lookup<'a>(obj: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
     Some(cur)
 }
 
+/// A batch with credentials replaced, and the rows changed with their names (tags, metrics).
+pub type Scrubbed = (arrow::array::RecordBatch, Vec<(usize, String)>);
+
+/// `batch` (rows of `tensorboard`, or of trackio's metrics) with the credentials its logged
+/// texts hold replaced by `REDACTED`, and the rows changed (with their names, from column
+/// `name_column`: `tag`, `metric`), or `None` when none holds one. A text (`value_text`) is
+/// scrubbed as a W&B run's logged texts are ([`scrub_credentials`]), and a text that is the
+/// JSON of an object has the values of its keys that name a credential replaced
+/// ([`scrub_json_text`]); a value whose name names a credential (`hf_token`, `train/api_key`)
+/// and that looks like one is replaced whole. A batch without `value_text` (a schema that
+/// leaves it out) is kept.
+///
+/// Errors: the column is not text (a schema that declares it otherwise).
+pub fn scrub_value_texts(
+    batch: &arrow::array::RecordBatch,
+    name_column: &str,
+) -> crate::core::error::Result<Option<Scrubbed>> {
+    use arrow::array::{Array, AsArray};
+    let Ok(at) = batch.schema().index_of("value_text") else { return Ok(None) };
+    let column = batch.column(at);
+    let fail = |e: arrow::error::ArrowError| crate::core::error::Error::format("value_text", e);
+    let texts = arrow::compute::cast(column, &arrow::datatypes::DataType::Utf8).map_err(fail)?;
+    let texts = texts.as_string::<i32>();
+    let tags =
+        batch.column_by_name(name_column).and_then(|t| arrow::compute::cast(t, &arrow::datatypes::DataType::Utf8).ok());
+    let tag = |r: usize| tags.as_ref().map(|t| t.as_string::<i32>()).filter(|t| t.is_valid(r)).map(|t| t.value(r));
+    let mut changed = Vec::new();
+    let scrubbed: arrow::array::StringArray = (0..texts.len())
+        .map(|r| {
+            if texts.is_null(r) {
+                return None;
+            }
+            let text = texts.value(r);
+            let named = tag(r).is_some_and(|t| secret_entry(t, &Value::String(text.into())));
+            let clean = if named {
+                Some("REDACTED".to_string())
+            } else {
+                // a config logged as JSON text, then the credentials any text may hold
+                let json = scrub_json_text(text);
+                scrub_credentials(json.as_deref().unwrap_or(text)).or(json)
+            };
+            match clean {
+                Some(clean) => {
+                    changed.push((r, tag(r).unwrap_or_default().to_string()));
+                    Some(clean)
+                }
+                None => Some(text.to_string()),
+            }
+        })
+        .collect();
+    if changed.is_empty() {
+        return Ok(None);
+    }
+    let scrubbed = arrow::compute::cast(&scrubbed, column.data_type()).map_err(fail)?;
+    let mut columns = batch.columns().to_vec();
+    columns[at] = scrubbed;
+    let batch = arrow::array::RecordBatch::try_new(batch.schema(), columns).map_err(fail)?;
+    Ok(Some((batch, changed)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -594,6 +664,10 @@ mod tests {
         );
         assert_eq!(scrub_json_text("not json {"), None);
         assert!(secret_entry("train/password", &json!("0123456789abcdefgh")));
+        // camelCase as snake_case; a word that only ends in one is none
+        assert!(secret_entry("hubToken", &json!("abcdefghijklmnopqrstuvwxyz123456")));
+        assert!(secret_entry("openaiAPIKey", &json!("abcdefghijklmnopqrstuvwxyz123456")));
+        assert!(!secret_entry("maxtoken", &json!("abcdefghijklmnopqrstuvwxyz123456")));
         // a secret with `/` (AWS) or `@` in it, secrets in a query string or a fragment,
         // bearer tokens, basic credentials, JWTs and secrets set as environment variables
         let scrubbed = [
