@@ -26,17 +26,22 @@ pub fn remember(secret: &str, mark: &'static str) {
 /// The fewest characters a secret [`remember`]ed has.
 const MIN_SECRET_CHARS: usize = 8;
 
-/// The shortest start of a secret that a message cut short (`hf_AbCdEf…`) is taken for it.
-const CUT_PREFIX_CHARS: usize = 8;
+/// The shortest start of a secret that a message cut short (`hf_A…`) is taken for it: the
+/// fewer characters shown, the fewer of the secret a message gives away (three are `hf_`,
+/// the form's own).
+const CUT_PREFIX_CHARS: usize = 4;
 
-/// `text` with every secret [`remember`]ed so far replaced by its mark, and its start too
-/// where a message cut the value it quotes (`hf_AbCdEfGh…`: 8 characters or more, then `…`).
+/// `text` with every secret [`remember`]ed so far replaced by its mark, as written or in
+/// lower case (SQL folds an unquoted name that holds it), and its start too where a message
+/// cut the value it quotes (`hf_Ab…`: 4 characters or more, then `…`).
 pub fn redact(text: &str) -> String {
     let secrets = SECRETS.lock().unwrap_or_else(|e| e.into_inner());
     let mut out = text.to_string();
     for (s, mark) in secrets.iter() {
-        if out.contains(s.as_str()) {
-            out = out.replace(s.as_str(), mark);
+        for form in [s.clone(), s.to_ascii_lowercase()] {
+            if out.contains(form.as_str()) {
+                out = out.replace(form.as_str(), mark);
+            }
         }
         if !out.contains('…') {
             continue;
@@ -52,6 +57,13 @@ pub fn redact(text: &str) -> String {
     out
 }
 
+/// Whether `text` holds a secret [`remember`]ed so far, as written or in lower case.
+pub fn holds(text: &str) -> bool {
+    let secrets = SECRETS.lock().unwrap_or_else(|e| e.into_inner());
+    let lower = text.to_ascii_lowercase();
+    secrets.iter().any(|(s, _)| text.contains(s.as_str()) || lower.contains(&s.to_ascii_lowercase()))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -65,6 +77,10 @@ mod tests {
         assert_eq!(super::redact("nothing secret"), "nothing secret");
         // a message that cut the value it quotes
         assert_eq!(super::redact("found string \"AAAAs3cr3t-value-f…\""), "found string \"AAAA***…\"");
-        assert_eq!(super::redact("found string \"s3cr3t-…\""), "found string \"s3cr3t-…\"");
+        assert_eq!(super::redact("found string \"xs3cr…\""), "found string \"x***…\"");
+        assert_eq!(super::redact("found string \"xs3c…\""), "found string \"xs3c…\"");
+        // folded to lower case, as SQL folds an unquoted name
+        super::remember("Tok3nWithCASE-for-a-test", "***");
+        assert_eq!(super::redact("table 'public.tok3nwithcase-for-a-test' not found"), "table 'public.***' not found");
     }
 }

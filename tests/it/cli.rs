@@ -126,13 +126,22 @@ fn a_token_the_data_holds_is_never_printed() {
     assert!(o.status.success(), "{}", stderr(&o));
     let toml = std::fs::read_to_string(dir.join("pipelines/tok/pipeline.toml")).unwrap();
     assert!(!toml.contains("hf_TESTSECR"), "{toml}");
-    // a file named with the token: the path init writes is the file's, so that the pipeline
-    // builds (its reasons hide the token)
+    // a file named with the token: the path init writes is the file's (its reasons hide the
+    // token); a build refuses to name it in a release, and writes none
     let named = tmp.path().join("named");
     write(&named, &format!("keys_{token}.jsonl"), "{\"k\": 1}\n");
     let o = run(bin().current_dir(&named).args(["init", ".", "--name", "n", "-q"]).env("HF_TOKEN", token));
     assert!(o.status.success(), "{}", stderr(&o));
     let o = run(bin().current_dir(&named).args(["build", "pipelines/n", "-q"]).env("HF_TOKEN", token));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let said = "raw/keys_<token>.jsonl: this input's path holds the environment's Hub token";
+    assert!(stderr(&o).contains(said) && !stderr(&o).contains("hf_TESTSECR"), "{}", stderr(&o));
+    assert!(
+        !named.join("releases").exists()
+            || std::fs::read_dir(named.join("releases/n")).map_or(true, |mut d| d.next().is_none())
+    );
+    // without the token in the environment there is no secret to keep
+    let o = run(bin().current_dir(&named).args(["build", "pipelines/n", "-q"]).env_remove("HF_TOKEN"));
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
