@@ -759,10 +759,6 @@ fn is_run_dir(name: &str) -> bool {
 const INSPECT: &[Format] = &[Format::InspectEvals, Format::InspectSamples];
 /// The tables of a trackio project database (`{project}.db`).
 const TRACKIO_DB: &[Format] = &[Format::TrackioMetrics, Format::TrackioSystem, Format::TrackioRuns];
-/// The tables of trackio's JSONL fragments (`inbox/…/*.jsonl`) beside their project's
-/// database: a run's config is read from the database (the fragments imported into it would
-/// give the run twice).
-const TRACKIO_FRAGMENTS: &[Format] = &[Format::TrackioMetrics, Format::TrackioSystem];
 /// The tables of tinker-cookbook rollout summaries: trajectories and their steps.
 const ROLLOUTS: &[Format] = &[Format::TinkerRollouts, Format::TinkerRolloutSteps];
 
@@ -1263,8 +1259,7 @@ fn look_jsonl(input: &InputFile, base: &str) -> std::result::Result<Kind, String
     let is_array = |k: &str| record.get(k).is_some_and(Value::is_array);
     // (before W&B's run records, which a fragment's `run` and `config` resemble)
     let format = if crate::stages::ingest::trackio::is_trackio_fragment(&input.path) {
-        let formats = if beside_trackio_db(&input.path) { TRACKIO_FRAGMENTS } else { TRACKIO_DB };
-        return Ok(Kind::Many(formats, fragment_pattern(&input.rel)));
+        return Ok(Kind::Many(TRACKIO_DB, fragment_pattern(&input.rel)));
     } else if crate::stages::ingest::wandb::api::is_run(&record) {
         return Ok(Kind::Wandb);
     } else if crate::stages::ingest::cookbook::is_rollout_summaries(Path::new(&input.rel))
@@ -1316,15 +1311,6 @@ fn fragment_pattern(rel: &str) -> String {
         }
         None => rel.to_string(),
     }
-}
-
-/// Whether the folder above a trackio fragment's `inbox/` holds a trackio project database.
-fn beside_trackio_db(fragment: &Path) -> bool {
-    let Some(project) = fragment.ancestors().find(|a| a.ends_with("inbox")).and_then(Path::parent) else {
-        return false;
-    };
-    std::fs::read_dir(project)
-        .is_ok_and(|rd| rd.flatten().any(|e| crate::stages::ingest::trackio::is_trackio_db(&e.path())))
 }
 
 /// Reads a YAML document and gives the keys of its first record (the root mapping, or the
@@ -1979,19 +1965,20 @@ fn fixed_format_plans(looked: &[Looked], not_read: &mut Vec<NotRead>) -> Vec<Sou
         .filter(|(f, ..)| f.starts_with("trackio-"))
         .all(|(_, _, _, files)| files.iter().all(|f| f.ends_with(".db")));
     for (format, _, patterns, files) in joined.iter_mut() {
-        // runs have no `log_id` to be read once by: a project's database gives them, its
-        // exports and fragments are left out
-        let is_db = |f: &String| f.ends_with(".db");
-        if format == "trackio-runs" && files.iter().any(is_db) && !files.iter().all(is_db) {
-            for f in files.iter().filter(|f| !is_db(f)) {
+        // a project's database gives its runs, and its fragments those it did not import yet
+        // (read once, by `run_id`); its exports hold the database's runs in another shape, and
+        // are left out
+        let kept = |f: &String| f.ends_with(".db") || f.ends_with(".jsonl");
+        if format == "trackio-runs" && files.iter().any(|f| f.ends_with(".db")) && !files.iter().all(kept) {
+            for f in files.iter().filter(|f| !kept(f)) {
                 not_read.push(NotRead {
                     problems: Vec::new(),
                     file: f.clone(),
                     reason: "trackio-runs reads the project's database beside it, which holds these runs".into(),
                 });
             }
-            files.retain(is_db);
-            patterns.retain(is_db);
+            files.retain(kept);
+            patterns.retain(kept);
         }
         // trackio names a project by its database (`{TRACKIO_DIR}/{project}.db`): databases of
         // one folder are read with the project captured, so that two projects' runs stay apart

@@ -847,12 +847,13 @@ fn init_recognises_a_trackio_project_database_and_its_fragments() {
     let sources = source_paths(&doc);
     let both = strings(&["raw/demo.db", "raw/inbox/*/*.jsonl"]);
     assert_eq!(sources["trackio_metrics_raw"], ("trackio-metrics".into(), both.clone()));
-    assert_eq!(sources["trackio_system_metrics_raw"], ("trackio-system".into(), both));
-    assert_eq!(sources["trackio_runs_raw"], ("trackio-runs".into(), strings(&["raw/demo.db"])));
+    assert_eq!(sources["trackio_system_metrics_raw"], ("trackio-system".into(), both.clone()));
+    // the runs too: a run whose fragments the database imported is read from the database
+    assert_eq!(sources["trackio_runs_raw"], ("trackio-runs".into(), both));
     assert_eq!(key(&doc, "trackio_metrics"), ["run_id", "step", "log_id", "metric"]);
     assert_eq!(
         doc["found"]["formats"],
-        serde_json::json!({"trackio-metrics": 2, "trackio-runs": 1, "trackio-system": 2})
+        serde_json::json!({"trackio-metrics": 2, "trackio-runs": 2, "trackio-system": 2})
     );
     assert_eq!(not_read(&doc), vec![]);
 
@@ -909,6 +910,25 @@ fn init_recognises_a_trackio_project_database_and_its_fragments() {
             "- table `trackio_metrics` leaves out `raw/demo.db`; when the pipeline was written: no table, as it cannot be read so"
         ),
         "{card}"
+    );
+
+    // a run logged to fragments only (trackio's JSONL storage, not imported yet) beside the
+    // database: its config is read from its fragment, the imported runs' from the database
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = bundled_raw(tmp.path(), &[("trackio", "")]);
+    write(
+        &folder,
+        "inbox/new0001/00000000.jsonl",
+        "{\"v\":1,\"kind\":\"metric\",\"project\":\"demo\",\"run\":\"run-frag\",\"run_id\":\"new0001\",\
+         \"metrics\":{\"loss\":1.0},\"step\":0,\"timestamp\":\"2026-12-06T05:58:41+00:00\",\
+         \"config\":{\"lr\":0.00001},\"log_id\":\"lognew0001\"}\n",
+    );
+    let doc = init(tmp.path(), &folder, "n");
+    assert_eq!(init_rows(&doc)["trackio_runs"], 4, "{doc}");
+    let release = build_from_elsewhere(tmp.path(), "n");
+    assert_eq!(
+        query(&release, "SELECT run, config FROM trackio_runs WHERE run_id = 'new0001'"),
+        "run,config\nrun-frag,\"{\"\"lr\"\":0.00001}\"\n"
     );
 
     // the fragments alone: their runs' configs too, and the table without rows said

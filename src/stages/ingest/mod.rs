@@ -695,6 +695,17 @@ fn convert(
         if matches!(src.format, Format::TrackioMetrics | Format::TrackioSystem | Format::TrackioRuns) {
             trackio_reader = Some(trackio::Reader::new(src.format));
         }
+        // a trackio project's databases first: the runs its fragments carry again are known
+        // when the fragments are read
+        let databases_first: Vec<InputFile>;
+        let inputs = if trackio_reader.is_some() {
+            let mut ordered = inputs.to_vec();
+            ordered.sort_by_key(|i| !trackio::is_trackio_db(&i.path));
+            databases_first = ordered;
+            &databases_first[..]
+        } else {
+            inputs
+        };
         convert_records(&chunk_spec, inputs, wandb_plan.as_ref(), trackio_reader.as_mut(), &mut applier)?;
     }
     let rows = applier.rows;

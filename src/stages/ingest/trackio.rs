@@ -186,6 +186,10 @@ pub struct Reader {
     runs: HashMap<String, ContentDigest>,
     /// Runs read again with the same content: how many, and the first.
     run_repeats: (u64, Option<SourceRef>),
+    /// The runs a project's database gave (read before the fragments), and how many fragment
+    /// runs they held already, with the first (the fragments a project imported).
+    db_runs: std::collections::HashSet<String>,
+    imported: (u64, Option<SourceRef>),
     /// Runs whose config held credentials, replaced by `REDACTED` (as W&B runs' are): their
     /// names, in the order read.
     scrubbed: Vec<String>,
@@ -201,6 +205,8 @@ impl Reader {
             alerts: (0, None),
             runs: HashMap::new(),
             run_repeats: (0, None),
+            db_runs: std::collections::HashSet::new(),
+            imported: (0, None),
             scrubbed: Vec::new(),
         }
     }
@@ -313,6 +319,13 @@ impl Reader {
         if self.format == Format::TrackioRuns {
             // a run's config comes with its first log call only
             let config = r.get("config").filter(|c| !c.is_null())?.clone();
+            // a run the project's database holds: its fragments were imported into it (the
+            // database's row is the run's, with its own `created_at`)
+            if r.get("run_id").and_then(Value::as_str).is_some_and(|id| self.db_runs.contains(id)) {
+                self.imported.0 += 1;
+                self.imported.1.get_or_insert(sref);
+                return None;
+            }
             let mut out = Map::new();
             out.insert("run".into(), r.get("run").cloned().unwrap_or(Value::Null));
             out.insert("run_id".into(), r.get("run_id").cloned().unwrap_or(Value::Null));
@@ -438,6 +451,9 @@ impl Reader {
                 r.insert("config".into(), value);
                 r.insert("created_at".into(), cells.shift_remove("created_at").unwrap_or(Value::Null));
                 let r = self.scrubbed(r);
+                if let Some(id) = r.get("run_id").and_then(Value::as_str) {
+                    self.db_runs.insert(id.to_string());
+                }
                 if !self.run_read_before(&r, &sref) {
                     sink(Item::Record(r, at))?;
                 }
@@ -578,6 +594,20 @@ impl Reader {
                      database?): read once",
                     crate::core::numbers::group_digits(n),
                     if n == 1 { " repeats" } else { "s repeat" }
+                ),
+            );
+        }
+        let (n, first) = self.imported;
+        if n > 0 {
+            report.warn(
+                table,
+                "duplicate-run",
+                first,
+                format!(
+                    "{} run{} in fragments the project's database holds too (fragments it imported): read from the \
+                     database",
+                    crate::core::numbers::group_digits(n),
+                    if n == 1 { "" } else { "s" }
                 ),
             );
         }
