@@ -80,7 +80,7 @@ fn check_tables(dir: &Path, m: &Manifest, rep: &mut VerifyReport, progress: &dyn
         let unreadable = |f: &str| -> Option<&str> {
             if !safe_relative(f) {
                 Some("it lies outside the release")
-            } else if !std::fs::symlink_metadata(dir.join(f)).is_ok_and(|m| m.is_file()) {
+            } else if !dir.join(f).is_file() {
                 Some("it is missing or not a regular file")
             } else if lfs_pointer(&dir.join(f)).is_some() {
                 Some("it is a Git LFS pointer, not the file")
@@ -382,13 +382,14 @@ impl TableScan<'_> {
             Ok(ParquetRecordBatchReaderBuilder::new_with_metadata(f, meta.clone()))
         };
         let metadata = meta.metadata().clone();
-        // the JSON Lines copy, when there is one and it is a file: a named pipe in its place
-        // (said as not regular by the files' check) would wait for a writer forever
+        // the JSON Lines copy, when there is one and it is a file (a snapshot's link to a blob
+        // too): a named pipe in its place (said as not regular by the files' check) would wait
+        // for a writer forever
         let copy_rel =
             rel.strip_prefix("data/").and_then(|s| s.strip_suffix(".parquet")).map(|s| format!("jsonl/{s}.jsonl"));
         let mut copy = copy_rel
             .as_ref()
-            .filter(|c| std::fs::symlink_metadata(dir.join(c)).is_ok_and(|m| m.is_file()))
+            .filter(|c| dir.join(c).is_file())
             .and_then(|c| std::fs::File::open(dir.join(c)).ok().map(|f| (c.clone(), std::io::BufReader::new(f))));
         let mut row: u64 = 0;
         let mut bufs = CopyBuffers::default();
