@@ -951,6 +951,20 @@ fn parquet_files_of_one_source_with_other_columns_are_a_pipeline_matter() {
     let o = build(dir, &["-q"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(query(&release(dir, "pc"), "SELECT a, b, c FROM t ORDER BY a"), "a,b,c\n1,x,\n2,,1.5\n");
+    // a file with a column of the name runpack gives each row's file (a release's own data)
+    let script = "import sys, pyarrow as pa, pyarrow.parquet as pq\n\
+                  pq.write_table(pa.table({'_source_file': ['x'], 'a': [3]}), sys.argv[1] + '/p/2.parquet')\n";
+    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(dir));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "p/2.parquet: the data has a column named _source_file, which runpack adds to every source's rows"
+        ),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

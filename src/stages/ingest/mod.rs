@@ -858,6 +858,22 @@ fn run_parquet(
     let context = spec.place(&format!("source {}", src.name));
     let data_fields = parquet::plan(src, &inputs, spec.source_schemas[index].as_ref(), &context)
         .map_err(|e| name_table(e, &src.name))?;
+    // runpack adds the file and line of each row itself (a release's own Parquet files hold
+    // them already): said at the first file that holds one, as for the other formats
+    if let Some(c) = data_fields.iter().map(|f| f.name()).find(|n| *n == "_source_file" || *n == "_source_line") {
+        let file = inputs
+            .iter()
+            .find(|i| parquet::file_schema(i).is_ok_and(|s| s.field_with_name(c).is_ok()))
+            .map_or(context.clone(), |i| i.rel.clone());
+        return Err(Error::config(
+            file,
+            format!(
+                "the data has a column named {c}, which runpack adds to every source's rows (the file and row each \
+                 row comes from); rename the column in the input (a runpack release's files hold it: `runpack query` \
+                 reads a release)"
+            ),
+        ));
+    }
     let mut fields = data_fields.clone();
     for c in &capture_names {
         fields.push(Field::new(c, DataType::Utf8, true));
