@@ -275,7 +275,10 @@ fn pass_at_k(v: Option<&Value>, base: &[&str], problems: &mut ShapeProblems) -> 
             return Value::Null;
         }
     };
-    let mut pairs: std::collections::BTreeMap<i64, (String, Value)> = std::collections::BTreeMap::new();
+    let mut pairs: std::collections::BTreeMap<i64, Value> = std::collections::BTreeMap::new();
+    // each k with the key that named it first, whatever its value: a k named twice is a
+    // problem of its own beside a bad value
+    let mut named: std::collections::BTreeMap<i64, &str> = std::collections::BTreeMap::new();
     for (key, val) in m {
         let mut segs = base.to_vec();
         segs.push(key);
@@ -290,6 +293,11 @@ fn pass_at_k(v: Option<&Value>, base: &[&str], problems: &mut ShapeProblems) -> 
             problems.push((at(&segs), format!("expected a key `k` or `pass@k` with k a positive integer{found}")));
             continue;
         };
+        if let Some(first) = named.get(&k) {
+            problems.push((at(&segs), format!("k = {k} is given twice (also as key {first:?})")));
+            continue;
+        }
+        named.insert(k, key);
         if !is_float_like(val) {
             problem(problems, at(&segs), "a number", val);
             continue;
@@ -304,13 +312,9 @@ fn pass_at_k(v: Option<&Value>, base: &[&str], problems: &mut ShapeProblems) -> 
             problems.push((at(&segs), format!("expected a pass@k value from 0 to 1, found {}", path::describe(val))));
             continue;
         }
-        if let Some((first, _)) = pairs.get(&k) {
-            problems.push((at(&segs), format!("k = {k} is given twice (also as key {first:?})")));
-            continue;
-        }
-        pairs.insert(k, (key.clone(), val.clone()));
+        pairs.insert(k, val.clone());
     }
-    Value::Array(pairs.into_iter().map(|(k, (_, v))| serde_json::json!({"k": k, "value": v})).collect())
+    Value::Array(pairs.into_iter().map(|(k, v)| serde_json::json!({"k": k, "value": v})).collect())
 }
 
 /// A problem for each of `keys` of `r` that holds a number below 0 (a count of examples;
@@ -886,6 +890,14 @@ mod tests {
                 "$.pass_at_k[\"-1\"]: expected a key `k` or `pass@k` with k a positive integer",
                 "$.pass_at_k.x: expected a key `k` or `pass@k` with k a positive integer",
                 "$.pass_at_k.2: expected a number, found string \"a\"",
+            ]
+        );
+        // a k named twice is said beside a value out of range
+        assert_eq!(
+            problems(result_row(&obj(r#"{"name":"g","score":0.5,"pass_at_k":{"1":1.5,"pass@1":0.2}}"#))),
+            vec![
+                "$.pass_at_k.1: expected a pass@k value from 0 to 1, found number 1.5",
+                "$.pass_at_k[\"pass@1\"]: k = 1 is given twice (also as key \"1\")",
             ]
         );
         assert_eq!(
