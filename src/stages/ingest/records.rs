@@ -810,11 +810,15 @@ pub fn csv(
     // checked for that first (its last cell would hold every line after the quote). A row of
     // the wrong length waits too: when it is the last one and a quote is left open, the quote
     // is what broke it (its last cell swallowed the lines after it), not the count of cells.
+    // (the source's quote character, `"` unless `quote` sets another)
+    let q = dialect.quote.map_or('"', char::from);
     let never_closed = || {
-        "a quoted cell opened in this record is never closed: its last cell would hold every line \
-         to the end of the file, and the rows after it cannot be told apart (so the file is refused \
-         whole, even with --on-invalid=reject); close the quote or escape it as \"\""
-            .to_string()
+        format!(
+            "a quoted cell opened in this record is never closed: its last cell would hold every line to the end \
+             of the file, and the rows after it cannot be told apart (so the file is refused whole, even with \
+             --on-invalid=reject); close the quote or escape it as {q}{q}{}",
+            if q == '"' { "" } else { " (the source's `quote`)" }
+        )
     };
     let mut held: Option<Item> = None;
     // a first column without a name is pandas' index: when it holds the rows' positions (0, 1,
@@ -1727,6 +1731,9 @@ mod tests {
         let single = Dialect { quote: Some(b'\''), ..TAB };
         let got = collect(|s| csv(boxed(b"a\tb\n'x\ty'\t\"z\n"), "f.tsv", single, None, s));
         assert_eq!(got, ["2 {\"a\":\"x\\ty\",\"b\":\"\\\"z\"}"]);
+        // a quote left open is said with the source's quote character
+        let e = csv(boxed(b"a\tb\n'x\ty\n"), "f.tsv", single, None, &mut |_| Ok(())).unwrap_err().to_string();
+        assert!(e.contains("close the quote or escape it as '' (the source's `quote`)"), "{e}");
     }
 
     #[test]
