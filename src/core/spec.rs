@@ -1062,6 +1062,35 @@ impl PipelineSpec {
                     message.push_str(&format!("\nhint: {hint}"));
                 }
             }
+            // what the line the error points at holds: a table header of one pair of brackets
+            // where a list of entries is read, or a key whose values are words given another type
+            let line = e
+                .span()
+                .and_then(|span| {
+                    let start = text[..span.start].rfind('\n').map_or(0, |i| i + 1);
+                    text[start..].lines().next().map(str::trim)
+                })
+                .unwrap_or_default();
+            let header = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')).filter(|h| !h.starts_with('['));
+            if lower.starts_with("invalid type: map, expected a sequence")
+                && let Some(h) = header.filter(|h| ["source", "table", "view", "left_out", "source.field"].contains(h))
+            {
+                message.push_str(&format!("\nhint: write [[{h}]], with two brackets: each one is an entry of a list"));
+            }
+            let words: [(&str, &str); 6] = [
+                ("nonfinite", "\"ieee\" or \"null\""),
+                ("columns", "\"same\" or \"union\""),
+                ("layout", "\"wide\" or \"long\""),
+                ("on_truncated", "\"error\" or \"reject\""),
+                ("on_duplicate_key", "\"error\", \"keep-last\" or \"keep-first\""),
+                ("on_sampled", "\"error\" or \"accept\""),
+            ];
+            let key = line.split('=').next().map(str::trim).unwrap_or_default();
+            if lower.starts_with("wanted string or table")
+                && let Some((_, values)) = words.iter().find(|(k, _)| *k == key)
+            {
+                message.push_str(&format!("\nhint: {key} is one of {values}, in quotes"));
+            }
             Error::config(loc, message)
         })?;
         // parsed again with the spans of its keys, for the lines of messages

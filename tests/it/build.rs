@@ -1011,3 +1011,26 @@ fn a_left_out_entry_naming_no_file_of_the_pipeline_is_refused_at_its_line() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("table nope leaves out raw/zzz.jsonl, as pipeline.toml says: x"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_table_header_of_one_bracket_and_a_word_given_as_a_number_get_a_hint() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "raw/a.jsonl", "{\"a\": 1}\n");
+    let source = "name = \"p\"\n[[source]]\nname = \"s\"\npath = \"raw/a.jsonl\"\nformat = \"jsonl\"\n";
+    for (toml, said) in [
+        (
+            format!("{source}[table]\nname = \"t\"\nquery = \"SELECT * FROM s\"\n"),
+            "pipeline.toml:6:1: invalid type: map, expected a sequence\nhint: write [[table]], with two brackets",
+        ),
+        (
+            format!("{source}nonfinite = 1\n[[table]]\nname = \"t\"\nquery = \"SELECT * FROM s\"\n"),
+            "pipeline.toml:6:13: wanted string or table\nhint: nonfinite is one of \"ieee\" or \"null\", in quotes",
+        ),
+    ] {
+        write(dir, "pipeline.toml", &toml);
+        let o = build(dir, &[]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(said), "{said}\n{}", stderr(&o));
+    }
+}
