@@ -933,8 +933,16 @@ fn run_pattern(rel: &str, format: Format) -> String {
         }
         Format::LmEvalResults | Format::LmEvalSamples => {
             // lm-eval writes `<output_path>/<model>/…`: the folder names the model
+            // a run's samples files are named by task and by the date its results file has
+            // (`samples_arc_easy_2026-12-04T10-11-12.345678.jsonl`): the date is captured as the
+            // results' is, so that samples join their results; the format reads the task
+            let dated = base.strip_prefix("samples_").and_then(|b| b.rsplit_once('_')).is_some_and(|(task, date)| {
+                !task.is_empty() && date.strip_suffix(".jsonl").is_some_and(|d| !d.is_empty())
+            });
             let file = if format == Format::LmEvalResults {
                 format!("results_{{date_id}}.json{suffix}")
+            } else if dated {
+                format!("samples_*_{{date_id}}.jsonl{suffix}")
             } else {
                 format!("samples_{{name}}.jsonl{suffix}")
             };
@@ -2148,7 +2156,7 @@ fn fixed_format_table(format: Format) -> (&'static str, &'static str, Vec<&'stat
             "lm_eval_samples",
             "lm-evaluation-harness samples (`samples_<task>_<date>.jsonl`; documents, prompts and responses left \
              out): one row per document and filter",
-            vec!["doc_id", "filter"],
+            vec!["task", "doc_id", "filter"],
         ),
         Format::GraphPassResults => (
             "graph_pass_rates",
@@ -4488,7 +4496,8 @@ mod tests {
             run_pattern("out/org__m/results_2026-01-01T00-00-00.json", Format::LmEvalResults),
             "out/{model}/results_{date_id}.json"
         );
-        assert_eq!(run_pattern("samples_t_2026.jsonl.gz", Format::LmEvalSamples), "samples_{name}.jsonl.gz");
+        assert_eq!(run_pattern("samples_t_2026.jsonl.gz", Format::LmEvalSamples), "samples_*_{date_id}.jsonl.gz");
+        assert_eq!(run_pattern("samples_t.jsonl", Format::LmEvalSamples), "samples_{name}.jsonl");
         assert_eq!(fragment_pattern("p/inbox/abc/00000000.jsonl"), "p/inbox/*/*.jsonl");
         assert_eq!(fragment_pattern("inbox/00000000.jsonl"), "inbox/*.jsonl");
         // a checkpoint name with `_` would split two ways: the file is named as it is

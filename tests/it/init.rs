@@ -1236,13 +1236,23 @@ fn init_recognises_lm_eval_results_and_samples() {
     let doc = init(tmp.path(), &folder, "l");
     let want = rows_of(&[("lm_eval_results", 4), ("lm_eval_samples", 7)]);
     assert_eq!(init_rows(&doc), want);
-    assert_eq!(release_rows(&build_from_elsewhere(tmp.path(), "l")), want);
+    let release = build_from_elsewhere(tmp.path(), "l");
+    assert_eq!(release_rows(&release), want);
     let hand = hand_written_rows(tmp.path(), "lm-eval");
     assert_eq!((hand["evaluations"], hand["eval_samples"]), (want["lm_eval_results"], want["lm_eval_samples"]));
     let sources = source_paths(&doc);
-    assert_eq!(sources["lm_eval_samples_raw"].1, ["raw/{model}/samples_{name}.jsonl"]);
+    // samples capture the date their results file is named by: they join on it
+    assert_eq!(sources["lm_eval_samples_raw"].1, ["raw/{model}/samples_*_{date_id}.jsonl"]);
     assert_eq!(sources["lm_eval_results_raw"].1, ["raw/{model}/results_{date_id}.json"]);
-    assert_eq!(key(&doc, "lm_eval_samples"), ["model", "name", "doc_id", "filter"]);
+    assert_eq!(key(&doc, "lm_eval_samples"), ["model", "date_id", "task", "doc_id", "filter"]);
+    assert_eq!(
+        query(
+            &release,
+            "SELECT s.task, count(*) AS n FROM lm_eval_samples s JOIN (SELECT DISTINCT model, date_id, task FROM \
+             lm_eval_results) r ON s.model = r.model AND s.date_id = r.date_id AND s.task = r.task GROUP BY 1 ORDER BY 1"
+        ),
+        "task,n\narith,3\ngsm8k_mini,4\n"
+    );
     let nr = not_read(&doc);
     assert!(nr.len() == 1 && nr[0].0 == "NOTE.md", "{nr:?}");
 }
