@@ -4169,6 +4169,12 @@ fn not_read_entries<'n>(not_read: &'n [NotRead], found: &[&str]) -> Vec<(String,
     let by_kind = |reason: &str| reason == MODEL_FILE || reason == ALL_RESULTS || reason.starts_with(EARLIER_SAVE);
     let mut out: Vec<(String, &str)> = Vec::new();
     let mut covered: BTreeSet<&str> = BTreeSet::new();
+    // a numbered folder keeps its word (`checkpoint-*`, `global_step_*`, not `*`): a folder
+    // added later by another tool (an experiment's own `config.json`) is not left out with
+    // the checkpoints' files
+    static NUMBERED: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let numbered =
+        NUMBERED.get_or_init(|| regex::Regex::new(r"^([A-Za-z_-]*[A-Za-z][-_])[0-9]+$").expect("static pattern"));
     for n in &listed {
         if covered.contains(n.file.as_str()) {
             continue;
@@ -4183,7 +4189,11 @@ fn not_read_entries<'n>(not_read: &'n [NotRead], found: &[&str]) -> Vec<(String,
         // Trainer states are named for the state read, in their checkpoints' folders only
         let upto = if n.reason.starts_with(EARLIER_SAVE) { segs.len().saturating_sub(2) } else { 0 };
         for i in (upto..segs.len() - 1).rev() {
-            let old = std::mem::replace(&mut segs[i], "*".into());
+            let wanted = match numbered.captures(&segs[i]) {
+                Some(c) => format!("{}*", &c[1]),
+                None => "*".to_string(),
+            };
+            let old = std::mem::replace(&mut segs[i], wanted);
             let holds = PathPattern::new(&segs.join("/"))
                 .is_ok_and(|g| found.iter().all(|f| same.contains(f) || g.captures(f).is_none()));
             if !holds {
@@ -4386,7 +4396,10 @@ mod tests {
         found.extend(["a/trainer_state.json", "b/checkpoint-2/trainer_state.json"]);
         let got: Vec<(String, &str)> = not_read_entries(&not_read, &found);
         let entries: Vec<&str> = got.iter().map(|(e, _)| e.as_str()).collect();
-        assert_eq!(entries, ["*/*/config.json", "a/*/trainer_state.json", "b/broken.json"]);
+        assert_eq!(entries, ["*/checkpoint-*/config.json", "a/checkpoint-*/trainer_state.json", "b/broken.json"]);
+        // an experiment's own config.json in a folder of another name is not covered
+        let g = crate::stages::ingest::files::PathPattern::new(entries[0]).unwrap();
+        assert!(g.captures("c/exp-7/config.json").is_none() && g.captures("c/checkpoint-9/config.json").is_some());
     }
 
     #[test]
