@@ -2908,7 +2908,16 @@ enum Settled {
 fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotRead>) -> Settled {
     let fail = |plan: &SourcePlan, why: &str, not_read: &mut Vec<NotRead>| {
         for f in &plan.files {
-            not_read.push(NotRead { problems: Vec::new(), file: f.clone(), reason: why.to_string() });
+            // the file is named beside its reason: not in it again (`a.csv: a.csv:1: …`)
+            let reason = match without_file(f, why) {
+                r if r.len() < why.len()
+                    && r.split_once(':').is_some_and(|(l, _)| l.bytes().all(|b| b.is_ascii_digit())) =>
+                {
+                    format!("line {r}")
+                }
+                r => r,
+            };
+            not_read.push(NotRead { problems: Vec::new(), file: f.clone(), reason });
         }
         Settled::Failed
     };

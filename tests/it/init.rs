@@ -1940,3 +1940,18 @@ fn a_jsonl_file_holding_one_json_array_is_read_as_a_document() {
     assert_eq!(doc["sources"][0]["format"], "json", "{doc}");
     assert_eq!(doc["tables"][0]["rows"], 2, "{doc}");
 }
+
+#[test]
+fn a_file_left_out_alone_is_named_once_with_the_line_of_its_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("d");
+    write(&d, "pivot.csv", "n,n\n1,2\n");
+    write(&d, "ok.jsonl", "{\"a\": 1}\n");
+    let o = run(bin().current_dir(tmp.path()).arg("init").arg(&d).args(["--name", "p"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("  pivot.csv: line 1: the CSV header names column `n` twice; rename one"),
+        "{}",
+        stderr(&o)
+    );
+}
