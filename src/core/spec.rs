@@ -1138,6 +1138,16 @@ impl PipelineSpec {
         // a file a table leaves out is one of the pipeline's: an entry naming none would put
         // a file that is not there in every build's notes and in the card
         for l in &def.left_out {
+            // named as a source's path is: inside the pipeline folder
+            if l.file.starts_with('/') || l.file.split(['/', '\\']).any(|s| s == "..") {
+                return Err(Error::config(
+                    at(&format!("left_out {}#file", l.file)),
+                    format!(
+                        "[[left_out]] names file {:?}: a file left out is one of the pipeline's folder, named as a source's path names it",
+                        l.file
+                    ),
+                ));
+            }
             if !dir.join(&l.file).is_file() {
                 return Err(Error::config(
                     at(&format!("left_out {}#file", l.file)),

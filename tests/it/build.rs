@@ -1005,6 +1005,14 @@ fn a_left_out_entry_naming_no_file_of_the_pipeline_is_refused_at_its_line() {
         "{}",
         stderr(&o)
     );
+    // a file outside the pipeline folder is none of its files
+    for outside in ["/etc/passwd", "../elsewhere/a.jsonl"] {
+        write(dir, "pipeline.toml", &toml.replace("raw/zzz.jsonl", outside));
+        let o = build(dir, &[]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("a file left out is one of the pipeline's folder"), "{}", stderr(&o));
+    }
+    write(dir, "pipeline.toml", &toml);
     // the file there: a note, and the card says it
     write(dir, "raw/zzz.jsonl", "{\"step\": \"two\"}\n");
     let o = build(dir, &[]);
