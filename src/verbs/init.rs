@@ -287,8 +287,8 @@ fn same_bytes(looked: &[&Looked]) -> Vec<String> {
         .filter(|f| f.len() > 1)
         .map(|f| {
             format!(
-                "{} have the same bytes: each is read as a file of its own (remove the copies you do not want \
-                 as sources)",
+                "{} have the same bytes: each is read as a file of its own, its rows each time (a copy or a \
+                 link you do not want read: remove it; runs that wrote the same bytes: nothing to do)",
                 f.join(", ")
             )
         })
