@@ -408,6 +408,26 @@ fn trackio_fragments_alone_and_a_conflicting_log_id() {
 }
 
 #[test]
+fn a_trackio_database_beside_a_write_ahead_log_not_empty_is_said_with_what_to_do() {
+    let src = trackio_project();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::copy(src.join("raw/demo.db"), dir.join("demo.db")).unwrap();
+    // a project copied while trackio wrote to it
+    std::fs::write(dir.join("demo.db-wal"), b"frames").unwrap();
+    let sql = "SELECT run, metric FROM raw";
+    std::fs::write(dir.join("pipeline.toml"), one_source("w", "demo.db", "trackio-metrics", "", sql, "")).unwrap();
+    let o = build(dir, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("demo.db: the database's write-ahead log demo.db-wal is not empty: it may hold writes"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("PRAGMA wal_checkpoint(TRUNCATE)"), "{}", stderr(&o));
+}
+
+#[test]
 fn credentials_a_trackio_text_holds_are_redacted_and_said() {
     let src = trackio_project();
     let tmp = tempfile::tempdir().unwrap();

@@ -251,7 +251,8 @@ impl Reader {
     /// config, created_at}` (runs); what cannot be read as one is an [`Item::Bad`].
     ///
     /// Errors: [`Error::Io`] or [`Error::Format`] for a file that cannot be read at all (a
-    /// database that is not one, or whose write-ahead log holds writes not yet in it).
+    /// database that is not one, or whose write-ahead log is not empty: it may hold writes not
+    /// yet in it).
     pub fn read(&mut self, input: &InputFile, sink: &mut dyn FnMut(Item) -> Result<()>) -> Result<()> {
         if has_sqlite_header(&input.path) {
             return self.read_db(input, sink);
@@ -379,9 +380,10 @@ impl Reader {
             return Err(Error::format(
                 &input.rel,
                 format!(
-                    "the database's write-ahead log {}-wal holds writes not yet in the database (trackio still \
-                     running, or stopped before it closed the project); once no process writes to it, checkpoint it \
-                     (`sqlite3 <file> 'PRAGMA wal_checkpoint(TRUNCATE)'`) and build again",
+                    "the database's write-ahead log {}-wal is not empty: it may hold writes not yet in the \
+                     database (trackio still running, or stopped before it closed the project); once no process \
+                     writes to it, checkpoint it (`sqlite3 <file> 'PRAGMA wal_checkpoint(TRUNCATE)'`), which empties \
+                     the log, and read the database again",
                     input.rel
                 ),
             ));
