@@ -172,25 +172,7 @@ fn violations_of_streamed_sources_are_all_listed() {
 
 /// Runs `runpack build` on `dir` (extra args), failing the test if it takes over a minute.
 fn build_within_a_minute(dir: &Path, extra: &[&str]) -> std::process::Output {
-    let mut child = bin()
-        .arg("build")
-        .arg(dir)
-        .arg("--releases-dir")
-        .arg(dir.join("out"))
-        .args(extra)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = std::time::Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > std::time::Duration::from_secs(60) {
-            child.kill().unwrap();
-            panic!("runpack build {} did not finish within a minute", dir.display());
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    child.wait_with_output().unwrap()
+    run_within(bin().arg("build").arg(dir).arg("--releases-dir").arg(dir.join("out")).args(extra), 60)
 }
 
 #[test]

@@ -23,6 +23,22 @@ pub fn run(cmd: &mut std::process::Command) -> Output {
     cmd.output().expect("command runs")
 }
 
+/// Runs `cmd` with its output captured, failing the test (the process killed) when it has not
+/// ended within `secs` seconds: a command that would wait forever does not hang the tests.
+pub fn run_within(cmd: &mut std::process::Command, secs: u64) -> Output {
+    let mut child =
+        cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().expect("command runs");
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(secs) {
+            child.kill().unwrap();
+            panic!("{cmd:?} did not end within {secs} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
 /// stdout as text.
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()

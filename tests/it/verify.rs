@@ -200,22 +200,7 @@ fn verify_reads_sha256sum_tag_lines_and_comments_and_reports_a_pipe() {
     copy_tree(example_release(), t.path());
     std::fs::remove_file(t.path().join("jsonl/evaluations.jsonl")).unwrap();
     assert!(run(std::process::Command::new("mkfifo").arg(t.path().join("jsonl/evaluations.jsonl"))).status.success());
-    let mut child = bin()
-        .args(["verify", "--data"])
-        .arg(t.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let started = std::time::Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > std::time::Duration::from_secs(120) {
-            child.kill().unwrap();
-            panic!("verify --data waits on a named pipe");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let o = child.wait_with_output().unwrap();
+    let o = run_within(bin().args(["verify", "--data"]).arg(t.path()), 120);
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
     assert!(stdout(&o).contains("jsonl/evaluations.jsonl: not a regular file"), "{}", stdout(&o));
     // a pipe in place of a table's Parquet file: its rows are not read, and why is said
