@@ -36,7 +36,7 @@ pub mod verl;
 pub mod wandb;
 pub mod yaml;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -695,13 +695,9 @@ fn convert(
         if matches!(src.format, Format::TrackioMetrics | Format::TrackioSystem | Format::TrackioRuns) {
             trackio_reader = Some(trackio::Reader::new(src.format));
         }
-        // a trackio project's databases first: the runs its fragments carry again are known
-        // when the fragments are read
         let databases_first: Vec<InputFile>;
         let inputs = if trackio_reader.is_some() {
-            let mut ordered = inputs.to_vec();
-            ordered.sort_by_key(|i| !trackio::is_trackio_db(&i.path));
-            databases_first = ordered;
+            databases_first = trackio::databases_first(inputs);
             &databases_first[..]
         } else {
             inputs
@@ -1406,12 +1402,15 @@ fn infer_columns(
     }
     // one warning per struct, however many members it gained (a log whose first record holds
     // few of its metrics adds tens at once)
+    // (in the order each struct first gained one; a struct of thousands of members is one lookup each)
     let mut by_struct: Vec<(&str, Vec<&infer::Widening>)> = Vec::new();
+    let mut at: HashMap<&str, usize> = HashMap::new();
     for w in &inf.widenings {
-        match by_struct.iter_mut().find(|(parent, _)| *parent == w.parent) {
-            Some((_, ws)) => ws.push(w),
-            None => by_struct.push((&w.parent, vec![w])),
-        }
+        let i = *at.entry(&w.parent).or_insert_with(|| {
+            by_struct.push((&w.parent, Vec::new()));
+            by_struct.len() - 1
+        });
+        by_struct[i].1.push(w);
     }
     for (parent, ws) in by_struct {
         let message = match ws.as_slice() {

@@ -571,63 +571,47 @@ impl Reader {
                 ),
             );
         }
-        let (n, first) = self.repeats;
-        if n > 0 {
-            report.warn(
-                table,
-                "duplicate-log-id",
-                first,
-                format!(
-                    "{} record{} a log_id already read with the same content (a fragment already imported into the \
-                     database, or a copy of the project?): read once",
-                    crate::core::numbers::group_digits(n),
-                    if n == 1 { " repeats" } else { "s repeat" }
-                ),
-            );
-        }
-        let (n, first) = self.run_repeats;
-        if n > 0 {
-            report.warn(
-                table,
-                "duplicate-run",
-                first,
-                format!(
-                    "{} run{} a run already read with the same run_id and config (a copy of the project's \
-                     database?): read once",
-                    crate::core::numbers::group_digits(n),
-                    if n == 1 { " repeats" } else { "s repeat" }
-                ),
-            );
-        }
-        let (n, first) = self.imported;
-        if n > 0 {
-            report.warn(
-                table,
-                "duplicate-run",
-                first,
-                format!(
-                    "{} run{} in fragments the project's database holds too (fragments it imported): read from the \
-                     database",
-                    crate::core::numbers::group_digits(n),
-                    if n == 1 { "" } else { "s" }
-                ),
-            );
-        }
-        let (n, first) = self.alerts;
-        if n > 0 {
-            report.warn(
-                table,
-                "trackio-alerts",
-                first,
-                format!(
-                    "{} alert record{} of the fragments not read (runpack reads trackio's metrics, system metrics and \
-                     configs)",
-                    crate::core::numbers::group_digits(n),
-                    if n == 1 { " is" } else { "s are" }
-                ),
-            );
-        }
+        let mut counted = |kind: &str, (n, first): (u64, Option<SourceRef>), (one, many): (&str, &str), rest: &str| {
+            if n > 0 {
+                let what = if n == 1 { one } else { many };
+                report.warn(table, kind, first, format!("{} {what}{rest}", crate::core::numbers::group_digits(n)));
+            }
+        };
+        counted(
+            "duplicate-log-id",
+            self.repeats,
+            ("record repeats", "records repeat"),
+            " a log_id already read with the same content (a fragment already imported into the database, or a copy \
+             of the project?): read once",
+        );
+        counted(
+            "duplicate-run",
+            self.run_repeats,
+            ("run repeats", "runs repeat"),
+            " a run already read with the same run_id and config (a copy of the project's database?): read once",
+        );
+        counted(
+            "duplicate-run",
+            self.imported,
+            ("run", "runs"),
+            " in fragments the project's database holds too (fragments it imported): read from the database",
+        );
+        counted(
+            "trackio-alerts",
+            self.alerts,
+            ("alert record is", "alert records are"),
+            " of the fragments not read (runpack reads trackio's metrics, system metrics and configs)",
+        );
     }
+}
+
+/// `inputs` in the order a [`Reader`] reads them: a project's databases first, so that the
+/// runs its fragments carry again are known when the fragments are read; otherwise as given.
+pub fn databases_first(inputs: &[InputFile]) -> Vec<InputFile> {
+    let mut ordered = inputs.to_vec();
+    // (each file's first bytes read once)
+    ordered.sort_by_cached_key(|i| !is_trackio_db(&i.path));
+    ordered
 }
 
 /// `v` with the keys of every object in sorted order.
