@@ -79,6 +79,9 @@ pub struct PipelineSpec {
     pub dir: PathBuf,
     /// Path of the TOML file itself.
     pub file: PathBuf,
+    /// The file's text as it was loaded, for messages that name a line of it (empty for a
+    /// spec made in memory: messages then name the file alone).
+    pub text: String,
     /// The raw definition.
     pub def: PipelineDef,
     /// Declared table schemas, by table (same order as `def.tables`); `None` = inferred.
@@ -1171,6 +1174,7 @@ impl PipelineSpec {
         Ok(PipelineSpec {
             dir,
             file,
+            text,
             def,
             table_schemas,
             source_schemas,
@@ -1197,16 +1201,15 @@ impl PipelineSpec {
     /// Where `what` lies in pipeline.toml, for a message: `pipeline.toml:12 (source raw)`.
     /// `what` names an entry (`source raw`, `table t`), a source's field (`source raw field
     /// step`), an entry's key (`table t formats`) or a top-level key (`card.default_table`);
-    /// after a `#`, the key the message is about (`source raw#path`), not shown. The file is
-    /// read again; the file alone is named when it cannot be, or holds no such place.
+    /// after a `#`, the key the message is about (`source raw#path`), not shown. The text is
+    /// the one loaded; the file alone is named where it holds no such place.
     pub fn place(&self, what: &str) -> String {
-        let text = read_definition(&self.file).unwrap_or_default();
-        let spans = toml::de::DeTable::parse(&text).ok();
-        place(&self.file, spans.as_ref().map(|d| (text.as_str(), d.get_ref())), what)
+        let spans = toml::de::DeTable::parse(&self.text).ok();
+        place(&self.file, spans.as_ref().map(|d| (self.text.as_str(), d.get_ref())), what)
     }
 
     fn query_line(&self, section: &str, key: &str, value: &str) -> Option<usize> {
-        let text = read_definition(&self.file).ok()?;
+        let text = &self.text;
         let header = format!("[[{section}]]");
         let named = regex::Regex::new(&format!(r#"^\s*{key}\s*=\s*["']{}["']"#, regex::escape(value))).ok()?;
         let query = regex::Regex::new(r"^\s*query\s*=").ok()?;

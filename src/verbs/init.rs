@@ -1168,11 +1168,17 @@ fn entry_at(path: &Path, at: u64) -> Option<Value> {
             write!(f, "a list")
         }
         fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Option<Value>, A::Error> {
+            // the other entries are skipped, not built
             let mut found = None;
             let mut i = 0u64;
-            while let Some(entry) = seq.next_element::<Value>()? {
+            loop {
                 if i == self.0 {
-                    found = Some(entry);
+                    match seq.next_element::<Value>()? {
+                        Some(entry) => found = Some(entry),
+                        None => break,
+                    }
+                } else if seq.next_element::<serde::de::IgnoredAny>()?.is_none() {
+                    break;
                 }
                 i += 1;
             }
@@ -1400,14 +1406,7 @@ const INSPECT_EVAL_SET: &str = "Inspect's record of an eval set (its id and task
 /// Why file `rel` cannot be read, from an error that names it: the message without the
 /// file's name, which the list of files not read gives (`a.tsv:1: …` is `line 1: …`).
 fn unreadable_reason(rel: &str, e: &Error) -> String {
-    let text = e.to_string();
-    let Some(rest) = text.strip_prefix(rel).and_then(|r| r.strip_prefix(':')) else { return text };
-    match rest.split_once(':') {
-        Some((line, msg)) if !line.is_empty() && line.bytes().all(|b| b.is_ascii_digit()) => {
-            format!("line {line}:{msg}")
-        }
-        _ => rest.trim_start().to_string(),
-    }
+    without_file(rel, &e.to_string())
 }
 
 /// A tab-separated file, its cells quoted as in RFC 4180 (pandas' `to_csv(sep="\t")`).
@@ -2909,15 +2908,7 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
     let fail = |plan: &SourcePlan, why: &str, not_read: &mut Vec<NotRead>| {
         for f in &plan.files {
             // the file is named beside its reason: not in it again (`a.csv: a.csv:1: …`)
-            let reason = match without_file(f, why) {
-                r if r.len() < why.len()
-                    && r.split_once(':').is_some_and(|(l, _)| l.bytes().all(|b| b.is_ascii_digit())) =>
-                {
-                    format!("line {r}")
-                }
-                r => r,
-            };
-            not_read.push(NotRead { problems: Vec::new(), file: f.clone(), reason });
+            not_read.push(NotRead { problems: Vec::new(), file: f.clone(), reason: without_file(f, why) });
         }
         Settled::Failed
     };
@@ -3138,13 +3129,17 @@ fn reason_of(v: &crate::core::report::Violation) -> String {
     format!("{place}{} (rule {})", v.message, v.rule)
 }
 
-/// `reason` without the name of `file` it starts with (`f.json:3:1: …` → `3:1: …`).
+/// `reason` without the name of `file` it starts with, which the list of files not read
+/// gives: `f.csv:3: …` is `line 3: …`, `f.json: …` is `…`; a reason that does not start with
+/// it is kept.
 fn without_file(file: &str, reason: &str) -> String {
-    reason
-        .strip_prefix(file)
-        .and_then(|r| r.strip_prefix(':'))
-        .map(|r| r.trim_start().to_string())
-        .unwrap_or_else(|| reason.to_string())
+    let Some(rest) = reason.strip_prefix(file).and_then(|r| r.strip_prefix(':')) else { return reason.to_string() };
+    match rest.split_once(':') {
+        Some((line, msg)) if !line.is_empty() && line.bytes().all(|b| b.is_ascii_digit()) => {
+            format!("line {line}:{msg}")
+        }
+        _ => rest.trim_start().to_string(),
+    }
 }
 
 /// The path pattern that names the run of a `run.history()` dump at `rel`: the file's name
@@ -3335,6 +3330,7 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
     let spec = PipelineSpec {
         dir: raw.to_path_buf(),
         file: raw.join("pipeline.toml"),
+        text: String::new(),
         def,
         table_schemas: vec![None],
         source_schemas: vec![None],

@@ -812,6 +812,7 @@ fn read_jsonl(
     let spec = crate::core::spec::PipelineSpec {
         dir: base.to_path_buf(),
         file: base.join("(query)"),
+        text: String::new(),
         def: crate::core::spec::PipelineDef {
             name: "query".into(),
             version: "0".into(),
