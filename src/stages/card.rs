@@ -245,21 +245,27 @@ pub fn quote_yaml11_ambiguous(text: &str) -> String {
 }
 
 /// One node of a YAML text as [`walk_yaml`] meets it.
-struct YamlNode<'e, 'p> {
+pub(crate) struct YamlNode<'e, 'p> {
     /// The parser's event.
-    event: &'e saphyr_parser::Event<'e>,
+    pub event: &'e saphyr_parser::Event<'e>,
     /// Its line in the text, 1-based.
-    line: usize,
+    pub line: usize,
+    /// Where it is in the text, in characters from its start (not bytes): its first, and the one
+    /// after its last.
+    pub chars: std::ops::Range<usize>,
     /// Where it sits, in dotted form with `[i]` for sequence items; for a mapping's key, the
     /// mapping's path.
-    path: &'p str,
+    pub path: &'p str,
     /// Whether it is a mapping's key.
-    is_key: bool,
+    pub is_key: bool,
 }
 
 /// Calls `visit` for each node of `text` in document order, with its path; stops at the first
 /// syntax error and returns it as (line, column, what), both 1-based, counted in `text`.
-fn walk_yaml(text: &str, visit: &mut dyn FnMut(YamlNode)) -> std::result::Result<(), (usize, usize, String)> {
+pub(crate) fn walk_yaml(
+    text: &str,
+    visit: &mut dyn FnMut(YamlNode),
+) -> std::result::Result<(), (usize, usize, String)> {
     use saphyr_parser::{Event, Parser};
     enum Frame {
         Map { key: Option<String>, expecting_key: bool },
@@ -293,7 +299,13 @@ fn walk_yaml(text: &str, visit: &mut dyn FnMut(YamlNode)) -> std::result::Result
         let (ev, span) = ev.map_err(|e| (e.marker().line(), e.marker().col() + 1, e.info().to_string()))?;
         let is_key = matches!(stack.last(), Some(Frame::Map { expecting_key: true, .. }));
         if !matches!(ev, Event::SequenceEnd | Event::MappingEnd) {
-            visit(YamlNode { event: &ev, line: span.start.line(), path: &path(&stack), is_key });
+            visit(YamlNode {
+                event: &ev,
+                line: span.start.line(),
+                chars: span.start.index()..span.end.index(),
+                path: &path(&stack),
+                is_key,
+            });
         }
         match ev {
             Event::Scalar(value, ..) => {

@@ -807,6 +807,41 @@ fn yaml_documents_are_sources() {
 }
 
 #[test]
+fn a_yaml_number_a_float_would_change_is_held_to_its_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // a float reads 1e-400 as 0, 2.0000000000000000001 as 2 and 1e400 as infinite (the YAML
+    // parser gives it as a string)
+    write(dir, "c/a.yaml", "seed: 2.0000000000000000001\nlr: 1.0e-5\nfloor: 1e-400\nclip: 1e400\n");
+    let fields = "[[source.field]]\nname = \"seed\"\ntype = \"integer\"\n\
+                  [[source.field]]\nname = \"lr\"\ntype = \"number\"\n\
+                  [[source.field]]\nname = \"floor\"\ntype = \"number\"\n\
+                  [[source.field]]\nname = \"clip\"\ntype = \"number\"\n";
+    let sql = "SELECT seed, lr, floor, clip FROM raw";
+    write(dir, "pipeline.toml", &one_source("y", "c/*.yaml", "yaml", fields, sql, ""));
+    let o = build(dir, &[]);
+    assert_violations(
+        &o,
+        3,
+        &[
+            "c/a.yaml:$.seed: fractional value 2.0000000000000000001 for integer column",
+            "c/a.yaml:$.floor: number 1e-400 is too small for a 64-bit float (it would read as 0)",
+            "c/a.yaml:$.clip: number 1e400 is out of range for a 64-bit float",
+        ],
+    );
+    // a number column takes the nearest float, as from JSON; JSON text keeps the number as written
+    write(dir, "c/a.yaml", "seed: 2.0000000000000000001\nnear: 0.99999999999999999\nfloor: 1e-400\n");
+    let fields = "[[source.field]]\nname = \"seed\"\ntype = \"number\"\n\
+                  [[source.field]]\nname = \"near\"\ntype = \"number\"\n\
+                  [[source.field]]\nname = \"floor\"\ntype = \"any\"\n";
+    let sql = "SELECT seed, near, floor FROM raw";
+    write(dir, "pipeline.toml", &one_source("y", "c/*.yaml", "yaml", fields, sql, ""));
+    let o = build(dir, &["--force", "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "y"), "SELECT * FROM t"), "seed,near,floor\n2.0,1.0,1e-400\n");
+}
+
+#[test]
 fn a_copied_trackio_database_is_said_to_add_no_row() {
     let src = trackio_project();
     let tmp = tempfile::tempdir().unwrap();

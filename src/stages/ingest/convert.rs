@@ -922,8 +922,13 @@ fn to_f64(c: &Cell, ctx: &mut Ctx) -> Option<f64> {
         Value::String(s) => {
             if let Some(sp) = lenient::special(s) {
                 if let Special::Float(t) = sp {
-                    // a float read from its own text; below the smallest float it would be 0
+                    // a float read from its own text; below the smallest float it would be 0,
+                    // beyond the largest (a YAML number: JSON's reader refuses it) infinite
                     let f = sp.as_f64().unwrap_or(f64::NAN);
+                    if f.is_infinite() {
+                        ctx.problem(c, format!("number {t} is out of range for a 64-bit float"));
+                        return None;
+                    }
                     if underflows_to_zero(t, f) {
                         ctx.problem(c, format!("number {t} is too small for a 64-bit float (it would read as 0)"));
                         return None;

@@ -28,7 +28,8 @@ pub enum Special<'a> {
     /// one that a 64-bit float reads as a whole number though it is none (`2.0000000000000000001`
     /// reads as 2.0, `1e-400` as 0.0), so that an integer column can refuse it; or one of more
     /// than 768 characters, which serde_json rounds otherwise than the standard library (read
-    /// here by the latter, correctly rounded). The token as written.
+    /// here by the latter, correctly rounded); or, in a YAML document, one beyond the float's
+    /// range (`1e400`), which a column refuses. The token as written.
     Float(&'a str),
 }
 
@@ -40,7 +41,7 @@ impl Special<'_> {
             Special::PosInf => Some(f64::INFINITY),
             Special::NegInf => Some(f64::NEG_INFINITY),
             Special::BigInt(_) => None,
-            // a token is marked only when the standard library reads it as a finite float
+            // the standard library's reading: infinite beyond the float's range (YAML's `1e400`)
             Special::Float(t) => Some(t.parse().unwrap_or(f64::NAN)),
         }
     }

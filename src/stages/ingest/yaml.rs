@@ -4,12 +4,16 @@
 //! of the sequence at `record_path` (a JSON pointer; default: the root), each at its pointer
 //! (`/runs/2`), or the mapping there as one record. Values map to JSON's: `.nan`, `.inf` and
 //! `-.inf` are the non-finite numbers (as bare `NaN`/`Infinity` tokens in JSON), integers
-//! beyond 64 bits are refused by the YAML parser with their line. What JSON cannot hold is
+//! beyond 64 bits are refused by the YAML parser with their line, and a number that a 64-bit
+//! float would change (`1e-400`, `2.0000000000000000001`, `1e400`) reaches its column as
+//! written, as from JSON. What JSON cannot hold is
 //! a problem at its place: a key that is not a string (`1: a`), a tagged value (`!!binary …`,
 //! `!Custom x`). A document that is not YAML is one bad record at pointer `""` whose message
 //! names the line and column; a file of several documents (`---`) is refused whole.
 
 use std::io::Read;
+
+use serde::Deserialize;
 
 use serde_json::{Map, Value};
 
@@ -47,8 +51,15 @@ pub fn read(
     }
     // a byte-order mark starts no YAML: skipped, as in JSON and CSV files
     let body = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    // numbers a float would change are read from their text; the text as written is parsed for
+    // the place of a syntax error
+    let held = held_to_text(body);
+    let parsed = match &held {
+        Some(t) if yaml_serde::Deserializer::from_str(t).all(|d| serde::de::IgnoredAny::deserialize(d).is_ok()) => t,
+        _ => body,
+    };
     let mut documents = Vec::new();
-    for doc in yaml_serde::Deserializer::from_str(body) {
+    for doc in yaml_serde::Deserializer::from_str(parsed) {
         match <yaml_serde::Value as serde::Deserialize>::deserialize(doc) {
             Ok(v) => documents.push(v),
             Err(e) => {
@@ -156,6 +167,83 @@ pub fn read(
     }
 }
 
+/// `text` with each plain scalar value whose number a 64-bit float would change written as the
+/// marker of [`lenient::Special::Float`] (`x: 1e-400` → `x: "\uFDD0num:1e-400"`), so that a
+/// column sees the number as written, as in JSON: a whole float whose text is not whole
+/// (`1e-400` reads as 0.0, `2.0000000000000000001` as 2.0), and a number beyond the float's
+/// range (`1e400`, which the YAML parser reads as the string). `None` when there is none, or
+/// the text is not YAML (the parser's error is reported as it is).
+fn held_to_text(text: &str) -> Option<String> {
+    use saphyr_parser::{Event, ScalarStyle};
+    // a number of 15 significant digits or fewer and no exponent reads as a whole float only
+    // when it is whole: most documents need no walk
+    if !maybe_changed_by_a_float(text.as_bytes()) {
+        return None;
+    }
+    let mut found: Vec<std::ops::Range<usize>> = Vec::new();
+    let walked = crate::stages::card::walk_yaml(text, &mut |n| {
+        if let (false, Event::Scalar(v, ScalarStyle::Plain, _, None)) = (n.is_key, n.event)
+            && changed_by_a_float(v)
+        {
+            found.push(n.chars.clone());
+        }
+    });
+    if walked.is_err() || found.is_empty() {
+        return None;
+    }
+    // the parser's marks count characters; the text is cut in bytes
+    let bytes_at: Vec<usize> = text.char_indices().map(|(b, _)| b).chain([text.len()]).collect();
+    let mut out = String::with_capacity(text.len() + 16 * found.len());
+    let mut at = 0;
+    for chars in found {
+        let (Some(&start), Some(&end)) = (bytes_at.get(chars.start), bytes_at.get(chars.end)) else { return None };
+        let written = text[start..end].trim_end();
+        if start < at || !changed_by_a_float(written) {
+            // not the scalar's text alone (folded over lines): left to the float
+            continue;
+        }
+        out.push_str(&text[at..start]);
+        out.push_str(&format!("\"\\u{:04X}num:{written}\"", u32::from(lenient::MARK)));
+        at = start + written.len();
+    }
+    out.push_str(&text[at..]);
+    Some(out)
+}
+
+/// Whether `text` may hold a number that a 64-bit float changes: an exponent after a digit
+/// (`1e-400`), or 16 digits or more in a row, a point among them (`2.0000000000000000001`).
+fn maybe_changed_by_a_float(text: &[u8]) -> bool {
+    let mut run = 0;
+    for (i, &b) in text.iter().enumerate() {
+        if b.is_ascii_digit() {
+            run += 1;
+            if run >= 16 {
+                return true;
+            }
+        } else if b != b'.' {
+            run = 0;
+        }
+        if matches!(b, b'e' | b'E') && i > 0 && text[i - 1].is_ascii_digit() {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether the plain scalar `v`, which the YAML parser reads as a float (or, beyond its range,
+/// as a string), is a number that the float changes: see [`held_to_text`].
+fn changed_by_a_float(v: &str) -> bool {
+    let unsigned = v.strip_prefix('+').unwrap_or(v);
+    if !v.bytes().any(|b| b.is_ascii_digit()) || unsigned.starts_with(['+', '-']) && v.starts_with('+') {
+        return false;
+    }
+    match unsigned.parse::<f64>() {
+        Ok(f) if f.is_infinite() => true,
+        Ok(f) => f.fract() == 0.0 && lenient::written_whole(v) == Some(false),
+        Err(_) => false,
+    }
+}
+
 /// A YAML value as JSON; what JSON cannot hold is noted in `problems` (JSON pointer, message)
 /// and given as null.
 fn to_json(v: yaml_serde::Value, at: &str, problems: &mut Vec<(String, String)>) -> Value {
@@ -239,6 +327,41 @@ mod tests {
         let r = records("a: 1\nb: 2\nc: 3\nd: 4\na: 5\n", "");
         assert_eq!(r.len(), 1);
         assert!(r[0].contains("at line 5, column 1: duplicate entry with key \"a\""), "{r:?}");
+    }
+
+    #[test]
+    fn numbers_a_float_would_change_are_held_to_their_text() {
+        // the records as read, markers and all (json_text writes a marker as its token)
+        let read_raw = |text: &str| {
+            let mut out = Vec::new();
+            read(Box::new(std::io::Cursor::new(text.to_string())), "c.yaml", "", &mut |item| {
+                out.push(match item {
+                    Item::Record(r, _) => serde_json::to_string(&r).unwrap().replace(lenient::MARK, "@"),
+                    Item::Bad { message, .. } => format!("bad: {message}"),
+                });
+                Ok(())
+            })
+            .unwrap();
+            out
+        };
+        let r = read_raw("tiny: 1e-400\nbig: -1e400\nnear: 2.0000000000000000001\nlr: 1.0e-5\nn: 12\n");
+        let want =
+            r#"{"tiny":"@num:1e-400","big":"@num:-1e400","near":"@num:2.0000000000000000001","lr":0.00001,"n":12}"#;
+        assert_eq!(r, vec![want]);
+        // in flow style, under an anchor and its alias, in a sequence; quoted ones are strings,
+        // and words stay words
+        let r = read_raw("a: &x {v: +1.e-999}\nb: *x\nc: [1e-400, '1e-400']\nd: inf\n");
+        let want = r#"{"a":{"v":"@num:+1.e-999"},"b":{"v":"@num:+1.e-999"},"c":["@num:1e-400","1e-400"],"d":"inf"}"#;
+        assert_eq!(r, vec![want]);
+        // a key is a key: not a string, and said so
+        let r = read_raw("1e-400: k\n");
+        assert!(r[0].contains("expected string keys, found the key 0.0"), "{r:?}");
+        // nothing to hold: the text is parsed as it is
+        assert!(held_to_text("lr: 1.0e-5\nx: 1e5\ny: 123456789012345678\nz: 0.1\n").is_none());
+        assert!(!maybe_changed_by_a_float(b"a: 1.5\nb: 12345.678901\nname: e5\n"));
+        // a syntax error is placed in the text as written
+        let r = read_raw("a: 1e-400\nb: [1e-400\n");
+        assert!(r[0].contains("line 3"), "{r:?}");
     }
 
     #[test]
