@@ -17,7 +17,7 @@ pub const SQL_RECURSION_LIMIT: usize = 500;
 pub const SQL_MEMORY_LIMIT_BYTES: usize = 256 << 20;
 
 /// What to do with rows that fail validation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum OnInvalid {
     /// Fail the build, listing every violation.

@@ -542,6 +542,12 @@ pub struct SourceDef {
     /// line without its end, a TensorBoard record without its bytes; the writer was stopped).
     #[serde(default)]
     pub on_truncated: OnTruncated,
+    /// What a bad record of this source does to the build (a line that is not JSON, a value
+    /// its column cannot hold): `None` follows the build's `--on-invalid`; `reject` sets this
+    /// source's bad records aside in `rejects/<source>.jsonl` whatever the build's choice, and
+    /// `fail` makes them violations. The table's own rules follow the build's choice.
+    #[serde(default)]
+    pub on_invalid: Option<crate::core::options::OnInvalid>,
     /// `[source.wandb]`: options of a `format = "wandb"` source (required there).
     #[serde(default)]
     pub wandb: Option<WandbOptions>,
@@ -1080,8 +1086,9 @@ impl PipelineSpec {
             {
                 message.push_str(&format!("\nhint: write [[{h}]], with two brackets: each one is an entry of a list"));
             }
-            let words: [(&str, &str); 6] = [
+            let words: [(&str, &str); 7] = [
                 ("nonfinite", "\"ieee\" or \"null\""),
+                ("on_invalid", "\"fail\" or \"reject\""),
                 ("columns", "\"same\" or \"union\""),
                 ("layout", "\"wide\" or \"long\""),
                 ("on_truncated", "\"error\" or \"reject\""),

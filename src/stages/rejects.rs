@@ -30,12 +30,14 @@ pub struct Rejects {
     files: BTreeMap<String, BufWriter<File>>,
     /// Rows written, by name.
     pub counts: BTreeMap<String, u64>,
+    /// Rows written, by the input file they came from (rows of no file are not counted).
+    pub by_file: BTreeMap<String, u64>,
 }
 
 impl Rejects {
     /// Rejects written under `dir` (created on first use).
     pub fn new(dir: PathBuf) -> Self {
-        Rejects { dir, files: BTreeMap::new(), counts: BTreeMap::new() }
+        Rejects { dir, files: BTreeMap::new(), counts: BTreeMap::new(), by_file: BTreeMap::new() }
     }
 
     /// Writes one rejected row of `name`.
@@ -71,6 +73,9 @@ impl Rejects {
         let w = self.files.get_mut(name).expect("opened");
         w.write_all(text.as_bytes()).map_err(|e| Error::io(&path, e))?;
         *self.counts.entry(name.to_string()).or_default() += 1;
+        if let Some(s) = source {
+            *self.by_file.entry(s.file.clone()).or_default() += 1;
+        }
         Ok(())
     }
 
@@ -82,6 +87,9 @@ impl Rejects {
         }
         for (name, n) in other.counts {
             *self.counts.entry(name).or_default() += n;
+        }
+        for (file, n) in other.by_file {
+            *self.by_file.entry(file).or_default() += n;
         }
     }
 

@@ -1788,6 +1788,10 @@ struct SourcePlan {
     /// Why a file's last record cut short is set aside rather than the file left out
     /// (`on_truncated = "reject"`: a writer stopped mid-record, its other records read).
     reject_truncated: Option<String>,
+    /// Why the source's bad records are set aside rather than their files left out
+    /// (`on_invalid = "reject"`: a file holds a few among good ones), and the problems each file
+    /// was found with, for a file left out after all (as many of its records bad as good, or more).
+    reject_invalid: Option<(String, BTreeMap<String, Vec<String>>)>,
     /// Files `patterns` match that the source leaves out (the pipeline's `not_read` lists
     /// them): a trial read leaves them out too.
     skipped: Vec<String>,
@@ -1828,6 +1832,7 @@ impl SourcePlan {
             earlier: BTreeMap::new(),
             accept_sampled: None,
             reject_truncated: None,
+            reject_invalid: None,
             skipped: vec![],
             steps: StepRows::All,
         }
@@ -2892,6 +2897,9 @@ struct Trial {
     keep_last: Option<(String, u64)>,
     /// Rows of a Tinker metrics log without a step (`log_summary`'s), when all are read.
     stepless: u64,
+    /// Of the files whose records were set aside (`on_invalid = "reject"`), the records set
+    /// aside and the rows read, by file.
+    rejected: BTreeMap<String, (u64, u64)>,
 }
 
 enum Settled {
@@ -2914,6 +2922,8 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
     };
     // a column whose reading as numbers with `coerce_nonfinite_strings` is being tried
     let mut coerce_guess: Option<String> = None;
+    // whether the source was read with its bad records set aside
+    let mut reject_tried = false;
     for _ in 0..MAX_ROUNDS {
         if plan.files.is_empty() {
             return Settled::Failed;
@@ -2929,6 +2939,42 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
                      the file, or declare the source by hand with a record_path or SQL that leaves it out",
                     not_read,
                 );
+            }
+            Ok(Some(trial)) if plan.reject_invalid.is_some() => {
+                // a file as many of whose records are bad as good, or more, is left out after all
+                let worse: Vec<(String, (u64, u64))> = trial
+                    .rejected
+                    .iter()
+                    .filter(|(_, (bad, good))| bad >= good)
+                    .map(|(f, n)| (f.clone(), *n))
+                    .collect();
+                if !worse.is_empty() {
+                    let problems = plan.reject_invalid.as_ref().map(|(_, p)| p.clone()).unwrap_or_default();
+                    for (f, (bad, good)) in worse {
+                        let found = problems.get(&f).cloned().unwrap_or_else(|| {
+                            vec![format!("{bad} of its records do not read, and {good} rows do (rule on_invalid)")]
+                        });
+                        leave_out(&mut plan, not_read, f, found);
+                    }
+                    continue;
+                }
+                let bad: u64 = trial.rejected.values().map(|(bad, _)| bad).sum();
+                plan.reject_invalid = match (bad, plan.reject_invalid.take()) {
+                    (0, _) | (_, None) => None,
+                    (n, Some((first, problems))) => Some((
+                        format!(
+                            "{} bad record{} among good ones, set aside in rejects/ and named in the card; the first: \
+                             {first}",
+                            crate::core::numbers::group_digits(n),
+                            if n == 1 { "" } else { "s" }
+                        ),
+                        problems,
+                    )),
+                };
+                if trial.rows == 0 {
+                    return Settled::Empty(plan);
+                }
+                return Settled::Ok(plan, trial);
             }
             Ok(Some(trial)) => return Settled::Ok(plan, trial),
             Ok(None) => return Settled::Empty(plan),
@@ -3076,40 +3122,54 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
             let first = violations.first().map(|v| v.to_string()).unwrap_or_else(|| "the source cannot be read".into());
             return fail(&plan, &first, not_read);
         }
+        // a few bad records among good ones are set aside rather than their files left out: the
+        // source is read again with `on_invalid = "reject"`, and a file as many of whose records
+        // are bad as good, or more, is left out then (a Trainer state that does not read has an earlier
+        // save to read instead)
+        if !reject_tried && out_files.keys().all(|f| !plan.earlier.contains_key(f)) {
+            reject_tried = true;
+            let first = out_files.iter().next().map(|(f, p)| format!("{f}, {}", p.first().map_or("", |s| s.as_str())));
+            plan.reject_invalid = Some((first.unwrap_or_default(), out_files));
+            continue;
+        }
         for (f, problems) in out_files {
-            // a run's Trainer state that does not read: its latest earlier save is read instead
-            let instead = plan.earlier.remove(&f).filter(|s| !s.is_empty()).map(|mut saves| {
-                let save = saves.remove(0);
-                not_read.retain(|n| n.file != save);
-                for n in not_read.iter_mut().filter(|n| saves.contains(&n.file)) {
-                    n.reason = earlier_save(&save);
-                }
-                plan.files.push(save.clone());
-                plan.files.sort();
-                plan.earlier.insert(save.clone(), saves);
-                format!("; its run's log is read from {save}, saved earlier")
-            });
-            let more = match problems.len() {
-                0 | 1 => String::new(),
-                n => format!(
-                    " (and {} more problems in it: `--format json` lists them under `problems`, in `not_read` or in \
-                     the table's `left_out`)",
-                    n - 1
-                ),
-            };
-            let reason = format!(
-                "{}{more}{}",
-                problems.first().map(String::as_str).unwrap_or_default(),
-                instead.unwrap_or_default()
-            );
-            let problems = if problems.len() > 1 { problems } else { Vec::new() };
-            let n = NotRead { file: f.clone(), reason, problems };
-            not_read.push(n.clone());
-            plan.left_out.push(n);
-            plan.files.retain(|x| x != &f);
+            leave_out(&mut plan, not_read, f, problems);
         }
     }
     fail(&plan, "its columns' types could not be settled", not_read)
+}
+
+/// Leaves `f` out of `plan` for the `problems` found in it (the first is the reason; the rest
+/// are listed with `--format json`); a Trainer state's earlier save is read instead, when its run
+/// has one.
+fn leave_out(plan: &mut SourcePlan, not_read: &mut Vec<NotRead>, f: String, problems: Vec<String>) {
+    // a run's Trainer state that does not read: its latest earlier save is read instead
+    let instead = plan.earlier.remove(&f).filter(|s| !s.is_empty()).map(|mut saves| {
+        let save = saves.remove(0);
+        not_read.retain(|n| n.file != save);
+        for n in not_read.iter_mut().filter(|n| saves.contains(&n.file)) {
+            n.reason = earlier_save(&save);
+        }
+        plan.files.push(save.clone());
+        plan.files.sort();
+        plan.earlier.insert(save.clone(), saves);
+        format!("; its run's log is read from {save}, saved earlier")
+    });
+    let more = match problems.len() {
+        0 | 1 => String::new(),
+        n => format!(
+            " (and {} more problems in it: `--format json` lists them under `problems`, in `not_read` or in \
+             the table's `left_out`)",
+            n - 1
+        ),
+    };
+    let reason =
+        format!("{}{more}{}", problems.first().map(String::as_str).unwrap_or_default(), instead.unwrap_or_default());
+    let problems = if problems.len() > 1 { problems } else { Vec::new() };
+    let n = NotRead { file: f.clone(), reason, problems };
+    not_read.push(n.clone());
+    plan.left_out.push(n);
+    plan.files.retain(|x| x != &f);
 }
 
 /// A violation as the reason a file is not read: its place in the file, then what is wrong.
@@ -3257,6 +3317,9 @@ fn source_toml(name: &str, plan: &SourcePlan, prefix: &str) -> String {
     if let Some(why) = &plan.reject_truncated {
         t.push_str(&format!("on_truncated = \"reject\"   # {}\n", why.replace('\n', " ")));
     }
+    if let Some((why, _)) = &plan.reject_invalid {
+        t.push_str(&format!("on_invalid = \"reject\"   # {}\n", why.replace('\n', " ")));
+    }
     if let Some(w) = plan.wandb_table {
         t.push_str(&format!("[source.wandb]\ntable = {}\n", q(w)));
         if plan.run_capture {
@@ -3359,9 +3422,19 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
     let mut schema: Option<SchemaRef> = None;
     let mut rows = 0u64;
     let mut stepless = 0u64;
+    // rows by file, to weigh the records a file sets aside against those it gives
+    let mut rows_by_file: BTreeMap<String, u64> = BTreeMap::new();
     let mut seen = |rb: &RecordBatch| -> Result<()> {
         if schema.is_none() {
             schema = Some(rb.schema());
+        }
+        if plan.reject_invalid.is_some()
+            && let Some(files) =
+                rb.column_by_name("_source_file").and_then(|c| arrow::array::AsArray::as_string_opt::<i32>(c))
+        {
+            for f in files.iter().flatten() {
+                *rows_by_file.entry(f.to_string()).or_default() += 1;
+            }
         }
         // a Tinker metrics log's rows of a step, or without one, as the table takes them
         let step = rb.column_by_name("step").filter(|_| plan.format == Format::TinkerMetrics);
@@ -3401,11 +3474,14 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
         let mut streamed = crate::stages::ingest::stream(&spec, 0, &opts, &mut rejects, &mut seen)?;
         streamed.found.check()?;
     }
+    let rejected: BTreeMap<String, (u64, u64)> =
+        rejects.by_file.iter().map(|(f, n)| (f.clone(), (*n, rows_by_file.get(f).copied().unwrap_or(0)))).collect();
     let _ = rejects.abandon();
-    if rows == 0 {
+    if rows == 0 && rejected.is_empty() {
         return Ok(None);
     }
-    let schema = schema.expect("a batch was seen");
+    // a source whose every record was set aside has no batch: the rows are weighed in settle
+    let schema = schema.unwrap_or_else(|| std::sync::Arc::new(arrow::datatypes::Schema::empty()));
     // a log a run appends to, resumed from a checkpoint: the steps after that checkpoint are
     // logged again, and the last of each is the run's
     let resumable = matches!(plan.format, Format::TinkerCheckpoints | Format::TinkerTimings | Format::TinkerMetrics);
@@ -3414,7 +3490,7 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
         None => (keys.first_holding(), None),
     };
     let key_note = if keys.past_limit || keep_last.is_some() { None } else { keys.why_none() };
-    Ok(Some(Trial { key, key_unchecked: keys.past_limit, key_note, keep_last, stepless, schema, rows }))
+    Ok(Some(Trial { key, key_unchecked: keys.past_limit, key_note, keep_last, stepless, schema, rows, rejected }))
 }
 
 /// Candidate primary keys, checked as the rows go by: a key holds when no row has a null in it

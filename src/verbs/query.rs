@@ -589,6 +589,7 @@ pub async fn register_files(
         id_columns: vec![],
         keep_text: false,
         on_truncated: crate::core::spec::OnTruncated::Error,
+        on_invalid: None,
         wandb: None,
     };
     if parquet {

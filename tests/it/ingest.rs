@@ -1626,6 +1626,54 @@ fn a_last_line_cut_inside_a_character_is_truncated() {
 }
 
 #[test]
+fn a_source_sets_its_own_bad_records_aside() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // a generation dump whose scorer failed on one sample, and a line that is not JSON
+    write(
+        dir,
+        "gen/a.jsonl",
+        "{\"i\": 1, \"score\": 0.5}\n{\"i\": 2, \"score\": \"error: timeout\"}\n{\"i\": 3, \"score\"\n{\"i\": 4, \"score\": 1.0}\n",
+    );
+    write(dir, "cfg/b.jsonl", "{\"i\": 1, \"lr\": 0.1}\n{\"i\": 2, \"lr\": \"high\"}\n");
+    let toml = |a: &str, b: &str| {
+        format!(
+            "name = \"s\"\n[[source]]\nname = \"a\"\npath = \"gen/*.jsonl\"\nformat = \"jsonl\"\n{a}\
+             [[source.field]]\nname = \"score\"\ntype = \"number\"\n\
+             [[source]]\nname = \"b\"\npath = \"cfg/*.jsonl\"\nformat = \"jsonl\"\n{b}\
+             [[source.field]]\nname = \"lr\"\ntype = \"number\"\n\
+             [[table]]\nname = \"t\"\nquery = \"SELECT i, score FROM a\"\n\
+             [[table]]\nname = \"u\"\nquery = \"SELECT i, lr FROM b WHERE lr IS NOT NULL\"\n"
+        )
+    };
+    // the source's choice wins over the build's: a's records are set aside, b's fail the build
+    write(dir, "pipeline.toml", &toml("on_invalid = \"reject\"\n", ""));
+    let o = build(dir, &[]);
+    assert_violations(&o, 1, &["cfg/b.jsonl:2:$.lr: expected number, found string \"high\""]);
+    assert!(!stderr(&o).contains("gen/a.jsonl"), "{}", stderr(&o));
+    write(dir, "pipeline.toml", &toml("on_invalid = \"reject\"\n", "on_invalid = \"fail\"\n"));
+    let o = build(dir, &["--force", "--on-invalid", "reject"]);
+    assert_violations(&o, 1, &["cfg/b.jsonl:2:$.lr: expected number, found string \"high\""]);
+    write(dir, "pipeline.toml", &toml("on_invalid = \"reject\"\n", "on_invalid = \"reject\"\n"));
+    let o = build(dir, &["--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rel = release(dir, "s");
+    assert_eq!(query(&rel, "SELECT i, score FROM t ORDER BY i"), "i,score\n1,0.5\n4,1.0\n");
+    let rejects = std::fs::read_to_string(rel.join("rejects/a.jsonl")).unwrap();
+    assert_eq!(rejects.lines().count(), 2, "{rejects}");
+    assert!(rejects.contains("error: timeout") && rejects.contains("gen/a.jsonl"), "{rejects}");
+    // a word that is none of the two is said with what it takes
+    write(dir, "pipeline.toml", &toml("on_invalid = \"skip\"\n", ""));
+    let o = build(dir, &["--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("pipeline.toml:6:14: unknown variant `skip`, expected `fail` or `reject`"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
 fn members_a_struct_gains_after_its_first_value_are_one_warning() {
     // verl's FileLogger: the first record holds few of the metrics the later ones hold
     let tmp = tempfile::tempdir().unwrap();

@@ -863,16 +863,17 @@ fn init_recognises_a_trackio_project_database_and_its_fragments() {
     for f in std::fs::read_dir(folder.join("inbox")).unwrap() {
         std::fs::remove_dir_all(f.unwrap().path()).unwrap();
     }
-    let update = |metrics: &str| {
+    let update_where = |metrics: &str, rows: &str| {
         let script = format!(
             "import sys, sqlite3\n\
              c = sqlite3.connect(sys.argv[1])\n\
-             c.execute(\"UPDATE metrics SET metrics = ? WHERE id = 1\", ({metrics:?},))\n\
+             c.execute(\"UPDATE metrics SET metrics = ? WHERE {rows}\", ({metrics:?},))\n\
              c.commit()\n"
         );
         let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(folder.join("demo.db")));
         assert!(o.status.success(), "{}", stderr(&o));
     };
+    let update = |metrics: &str| update_where(metrics, "id = 1");
     update(r#"{"big": 9007199254740993}"#);
     let doc = init(tmp.path(), &folder, "big");
     let release = build_from_elsewhere(tmp.path(), "big");
@@ -882,9 +883,22 @@ fn init_recognises_a_trackio_project_database_and_its_fragments() {
         "{doc}"
     );
 
-    // a metrics table that cannot be read (a log call whose metrics are no object): no table,
-    // said with its reason, though the database gives the runs
+    // a log call whose metrics are no object among good ones: set aside, the others read
     update("[1, 2]");
+    let doc = init(tmp.path(), &folder, "one");
+    assert_eq!(init_rows(&doc)["trackio_metrics"], 11, "{doc}");
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/one/pipeline.toml")).unwrap();
+    let said = "on_invalid = \"reject\"   # 1 bad record among good ones, set aside in rejects/ and named in the card; \
+                the first: demo.db, line 1: column `metrics` of table `metrics` (row id 1): expected a JSON object, \
+                found an array (rule json)";
+    assert!(toml.contains(said), "{toml}");
+    let release = build_from_elsewhere(tmp.path(), "one");
+    let rejects = std::fs::read_to_string(release.join("rejects/trackio_metrics_raw.jsonl")).unwrap();
+    assert_eq!(rejects.lines().count(), 1, "{rejects}");
+
+    // a metrics table that cannot be read (no log call's metrics are an object): no table,
+    // said with its reason, though the database gives the runs
+    update_where("[1, 2]", "1 = 1");
     let doc = init(tmp.path(), &folder, "b");
     assert!(init_rows(&doc).contains_key("trackio_runs"), "{doc}");
     assert!(!init_rows(&doc).contains_key("trackio_metrics"), "{doc}");
@@ -1884,7 +1898,7 @@ fn files_cut_short_or_in_utf16_are_said_for_what_they_are() {
 fn a_run_left_out_keeps_the_others_run_capture() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path().join("runs");
-    write(&d, "r1/metrics.jsonl", "{\"step\": 1, \"loss\": 0.5}\n{\"step\": 2, \"lo\n{\"step\": 3, \"loss\": 0.4}\n");
+    write(&d, "r1/metrics.jsonl", "{\"step\": 1, \"loss\": 0.5}\n{\"step\": 2, \"lo\n{\"step\": 3, \"lo\n");
     write(&d, "r2/metrics.jsonl", "{\"step\": 1, \"loss\": 0.9}\n{\"step\": 2, \"loss\": 0.8}\n");
     write(&d, "r3/metrics.jsonl", "{\"step\": 1, \"loss\": 0.7}\n{\"step\": 2, \"loss\": 0.6}\n");
     let doc = init(tmp.path(), &d, "runs");
@@ -1954,4 +1968,37 @@ fn a_file_left_out_alone_is_named_once_with_the_line_of_its_reason() {
         "{}",
         stderr(&o)
     );
+}
+
+/// A few bad records among good ones are set aside, not their file left out: the pipeline says
+/// `on_invalid = "reject"` with the first, and each build keeps them in `rejects/`.
+#[test]
+fn init_sets_aside_a_few_bad_records_rather_than_their_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("outputs");
+    // verl's validation dumps: one sample's scorer timed out, and wrote its error as the score
+    let line = |i: u32, score: &str| {
+        format!("{{\"input\": \"q{i}\", \"output\": \"o\", \"gts\": \"1\", \"score\": {score}, \"step\": 10}}\n")
+    };
+    let dump: String = (0..5).map(|i| line(i, if i == 3 { "\"error: timeout\"" } else { "1.0" })).collect();
+    write(&d, "val/10.jsonl", &dump);
+    write(&d, "val/20.jsonl", &(0..5).map(|i| line(i, "0.5")).collect::<String>());
+    let doc = init(tmp.path(), &d, "dumps");
+    assert_eq!(not_read(&doc), vec![], "{doc}");
+    assert_eq!(init_rows(&doc)["verl_generations"], 9, "{doc}");
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/dumps/pipeline.toml")).unwrap();
+    let said = "on_invalid = \"reject\"   # 1 bad record among good ones, set aside in rejects/ and named in the \
+                card; the first: val/10.jsonl, line 4, $.score: expected a number, found string \"error: timeout\"";
+    assert!(toml.contains(said), "{toml}");
+    let release = build_from_elsewhere(tmp.path(), "dumps");
+    assert_eq!(query(&release, "SELECT count(*) AS n FROM verl_generations"), "n\n9\n");
+    let rejects = std::fs::read_to_string(release.join("rejects/verl_generations_raw.jsonl")).unwrap();
+    assert!(rejects.contains("error: timeout") && rejects.contains("\"_source_line\":4"), "{rejects}");
+    // a file of more bad records than good is left out still
+    let bad: String = (0..5).map(|i| line(i, if i == 0 { "1.0" } else { "\"nan?\"" })).collect();
+    write(&d, "val/30.jsonl", &bad);
+    let doc = init(tmp.path(), &d, "more");
+    let reasons: BTreeMap<String, String> = not_read(&doc).into_iter().collect();
+    assert!(reasons["val/30.jsonl"].starts_with("line 2, $.score: expected a number"), "{reasons:?}");
+    assert_eq!(init_rows(&doc)["verl_generations"], 9, "{doc}");
 }

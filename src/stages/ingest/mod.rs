@@ -59,7 +59,8 @@ pub const BATCH_ROWS: usize = 8192;
 /// Options of the ingest stage that come from the command line.
 #[derive(Debug, Clone)]
 pub struct IngestOptions {
-    /// Fail or reject.
+    /// Fail or reject; a source's own `on_invalid` ([`crate::core::spec::SourceDef::on_invalid`])
+    /// wins for its records.
     pub on_invalid: OnInvalid,
     /// Strings longer than this many bytes are reported (the dataset viewer struggles with them).
     pub large_cell_bytes: u64,
@@ -896,7 +897,7 @@ fn run_parquet(
             let mut found: BTreeMap<u64, Vec<(String, serde_json::Value)>> = BTreeMap::new();
             for parquet::CastProblem { row, column: col, message: msg, found: value } in problems {
                 let sref = SourceRef { file: input.rel.clone(), at: Position::Line(row) };
-                match opts.on_invalid {
+                match src.on_invalid.unwrap_or(opts.on_invalid) {
                     OnInvalid::Fail => report.violation(Violation {
                         scope: crate::core::report::Scope::Source,
                         table: src.name.clone(),
@@ -1820,7 +1821,7 @@ impl Applier<'_> {
                     );
                 }
             }
-            match if cut_short { OnInvalid::Reject } else { self.opts.on_invalid } {
+            match if cut_short { OnInvalid::Reject } else { self.src.on_invalid.unwrap_or(self.opts.on_invalid) } {
                 OnInvalid::Fail => {
                     for (path, message) in problems {
                         self.report.violation(Violation {
@@ -1873,7 +1874,7 @@ impl Applier<'_> {
             let this = (sref.clone(), p.path.clone(), p.message.clone());
             let repeated = previous.as_ref() == Some(&this);
             previous = Some(this);
-            match self.opts.on_invalid {
+            match self.src.on_invalid.unwrap_or(self.opts.on_invalid) {
                 OnInvalid::Fail if repeated => {}
                 OnInvalid::Fail => self.report.violation(Violation {
                     scope: crate::core::report::Scope::Source,
