@@ -45,6 +45,17 @@ pub struct KeySet {
     pub keys: HashSet<OwnedRow>,
 }
 
+/// Rows of leading key columns held back together, at most, for records kept whole; past it
+/// the whole key tells where rows held back end.
+const WHOLE_RECORD_ROWS: usize = 16_384;
+
+/// A row a keep rule set aside: why, and the place of the row kept in its stead.
+#[derive(Debug, Clone)]
+struct Superseded {
+    why: String,
+    by: String,
+}
+
 /// Checks the rows of one table as they stream by.
 pub struct Validator<'a> {
     table: String,
@@ -54,6 +65,11 @@ pub struct Validator<'a> {
     on_invalid: OnInvalid,
     pk_idx: Vec<usize>,
     pk_conv: Option<RowConverter>,
+    /// The key columns that tell where rows held back end, and their converter: the key's
+    /// leading columns (the rows of a step) when the rule keeps records whole
+    /// ([`Validator::supersede_whole_records`]), else the key.
+    carry_idx: Vec<usize>,
+    carry_conv: Option<RowConverter>,
     carry: Option<RecordBatch>,
     patterns: BTreeMap<usize, regex::Regex>,
     /// Compiled `pattern` of the `items` of array columns, by column index.
@@ -100,6 +116,16 @@ impl<'a> Validator<'a> {
             None
         } else {
             Some(converter(&pk_idx.iter().map(|&i| arrow.field(i).data_type().clone()).collect::<Vec<_>>())?)
+        };
+        // a keep rule over a key of two columns or more keeps records whole: the rows of a
+        // record share the key's leading columns, and are held back together
+        let whole_records =
+            matches!(policy, DuplicatePolicy::KeepLast | DuplicatePolicy::KeepFirst) && pk_idx.len() > 1;
+        let carry_idx: Vec<usize> = if whole_records { pk_idx[..pk_idx.len() - 1].to_vec() } else { pk_idx.clone() };
+        let carry_conv = if carry_idx.is_empty() {
+            None
+        } else {
+            Some(converter(&carry_idx.iter().map(|&i| arrow.field(i).data_type().clone()).collect::<Vec<_>>())?)
         };
         let mut patterns = BTreeMap::new();
         let mut item_patterns = BTreeMap::new();
@@ -174,6 +200,8 @@ impl<'a> Validator<'a> {
             on_invalid,
             pk_idx,
             pk_conv,
+            carry_idx,
+            carry_conv,
             carry: None,
             patterns,
             item_patterns,
@@ -197,7 +225,7 @@ impl<'a> Validator<'a> {
         if batch.num_rows() == 0 {
             return Ok(None);
         }
-        let Some(conv) = &self.pk_conv else { return self.process(batch, report, rejects).map(Some) };
+        let Some(conv) = &self.carry_conv else { return self.process(batch, report, rejects).map(Some) };
         // the rows held back are processed on their own when the new batch starts another
         // key group (the common case, which copies nothing); a group that goes on across the
         // edge is joined up first
@@ -208,7 +236,8 @@ impl<'a> Validator<'a> {
             }
             Some(held) => {
                 let key = |b: &RecordBatch, row: usize| {
-                    conv.convert_columns(&self.key_columns(&b.slice(row, 1))).map_err(|e| Error::format(&self.table, e))
+                    conv.convert_columns(&self.carry_columns(&b.slice(row, 1)))
+                        .map_err(|e| Error::format(&self.table, e))
                 };
                 if key(&held, held.num_rows() - 1)?.row(0) != key(&batch, 0)?.row(0) {
                     self.carry = Some(batch);
@@ -219,10 +248,22 @@ impl<'a> Validator<'a> {
             }
         };
         // the last key group of the joined rows is held back in turn
-        let rows = conv.convert_columns(&self.key_columns(&batch)).map_err(|e| Error::format(&self.table, e))?;
-        let mut cut = batch.num_rows() - 1;
-        while cut > 0 && rows.row(cut) == rows.row(cut - 1) {
-            cut -= 1;
+        let rows = conv.convert_columns(&self.carry_columns(&batch)).map_err(|e| Error::format(&self.table, e))?;
+        let last_group = |rows: &arrow::row::Rows| {
+            let mut cut = batch.num_rows() - 1;
+            while cut > 0 && rows.row(cut) == rows.row(cut - 1) {
+                cut -= 1;
+            }
+            cut
+        };
+        let mut cut = last_group(&rows);
+        // leading key columns that hold many rows (a run's) are no record's: the whole key
+        // tells where to cut, so that memory stays bounded
+        if batch.num_rows() - cut > WHOLE_RECORD_ROWS
+            && let Some(pk) = &self.pk_conv
+        {
+            cut =
+                last_group(&pk.convert_columns(&self.key_columns(&batch)).map_err(|e| Error::format(&self.table, e))?);
         }
         self.carry = Some(batch.slice(cut, batch.num_rows() - cut));
         if cut == 0 {
@@ -248,10 +289,14 @@ impl<'a> Validator<'a> {
         self.pk_idx.iter().map(|&i| key_value(b.column(i))).collect()
     }
 
+    fn carry_columns(&self, b: &RecordBatch) -> Vec<ArrayRef> {
+        self.carry_idx.iter().map(|&i| key_value(b.column(i))).collect()
+    }
+
     fn process(&mut self, b: RecordBatch, report: &mut BuildReport, rejects: &mut Rejects) -> Result<RecordBatch> {
         let n = b.num_rows();
         let mut reasons: Reasons = vec![Vec::new(); n];
-        let mut superseded: Vec<Option<String>> = vec![None; n];
+        let mut superseded: Vec<Option<Superseded>> = vec![None; n];
         let sources = SourceColumn::find(&b);
         self.field_problems(&b, &mut reasons);
         self.split_problems(&b, &mut reasons)?;
@@ -409,7 +454,7 @@ impl<'a> Validator<'a> {
         b: &RecordBatch,
         sources: &SourceColumn,
         reasons: &mut Reasons,
-        superseded: &mut [Option<String>],
+        superseded: &mut [Option<Superseded>],
     ) -> Result<()> {
         let n = b.num_rows();
         // each unique column's values in row format, for the checks below
@@ -424,10 +469,18 @@ impl<'a> Validator<'a> {
             .collect::<Result<_>>()?;
         let rejecting = self.on_invalid == OnInvalid::Reject;
         // primary key groups, in row order; each group's rows are checked for unique values
-        // once the duplicate-key rule has chosen among them
+        // once the duplicate-key rule has chosen among them (among the rows of their records,
+        // when records are kept whole: see `supersede_whole_records`)
         if let Some(conv) = &self.pk_conv {
             let key_columns = self.key_columns(b);
             let rows = conv.convert_columns(&key_columns).map_err(|e| Error::format(&self.table, e))?;
+            let records = match &self.carry_conv {
+                Some(c) if self.carry_idx.len() < self.pk_idx.len() => {
+                    Some(c.convert_columns(&self.carry_columns(b)).map_err(|e| Error::format(&self.table, e))?)
+                }
+                _ => None,
+            };
+            let mut records_start = 0;
             let mut start = 0;
             while start < n {
                 let mut end = start + 1;
@@ -501,8 +554,18 @@ impl<'a> Validator<'a> {
                         }
                     }
                 }
-                for r in start..end {
-                    check_unique(&mut self.unique, &unique_rows, self.schema, b, r, rejecting, superseded, reasons);
+                let records_end = match &records {
+                    Some(p) => end == n || p.row(end) != p.row(records_start),
+                    None => true,
+                };
+                if records_end {
+                    if records.is_some() {
+                        self.supersede_whole_records(b, records_start..end, sources, reasons, superseded);
+                    }
+                    for r in records_start..end {
+                        check_unique(&mut self.unique, &unique_rows, self.schema, b, r, rejecting, superseded, reasons);
+                    }
+                    records_start = end;
                 }
                 start = end;
             }
@@ -512,6 +575,45 @@ impl<'a> Validator<'a> {
             }
         }
         Ok(())
+    }
+
+    /// With a keep rule over a key of two columns or more, a raw record that gives several rows
+    /// (a Tinker metrics line: a row per metric) is kept or set aside whole: a row of `group`
+    /// (rows that share the key's leading columns: the rows of a step) whose record's other rows
+    /// were superseded is set aside with them. A run resumed from a checkpoint logs a step
+    /// again: the stopped attempt's metrics that the resumed attempt did not log there go with
+    /// the rest of its record, not beside the resumed attempt's.
+    fn supersede_whole_records(
+        &self,
+        b: &RecordBatch,
+        group: std::ops::Range<usize>,
+        sources: &SourceColumn,
+        reasons: &Reasons,
+        superseded: &mut [Option<Superseded>],
+    ) {
+        // the records some of whose rows were superseded, by their place
+        let gone: BTreeMap<String, String> = group
+            .clone()
+            .filter_map(|r| Some((sources.at(r)?.to_string(), superseded[r].as_ref()?.by.clone())))
+            .collect();
+        if gone.is_empty() {
+            return;
+        }
+        for r in group {
+            if superseded[r].is_some() || !reasons[r].is_empty() {
+                continue;
+            }
+            let Some(by) = sources.at(r).and_then(|at| gone.get(&at.to_string())) else { continue };
+            superseded[r] = Some(Superseded {
+                why: format!(
+                    "row ({}) of a record whose other rows were superseded by the rows at {by} ({} rule): a record \
+                     is kept or set aside whole",
+                    render_key(&self.schema.primary_key, &self.pk_idx, b, r),
+                    self.policy.as_str()
+                ),
+                by: by.clone(),
+            });
+        }
     }
 
     /// The `keep-last` / `keep-first` rule on the rows `group` sharing a primary key (their
@@ -526,7 +628,7 @@ impl<'a> Validator<'a> {
         sources: &SourceColumn,
         unique_rows: &[(usize, arrow::row::Rows)],
         reasons: &mut Reasons,
-        superseded: &mut [Option<String>],
+        superseded: &mut [Option<Superseded>],
     ) -> Result<()> {
         let (start, end) = (group.start, group.end);
         let rejecting = self.on_invalid == OnInvalid::Reject;
@@ -594,10 +696,13 @@ impl<'a> Validator<'a> {
         let invalid = |r: usize| !reasons[r].is_empty() || unique_taken(&self.unique, unique_rows, r);
         // (an unplaced row is a violation, never superseded: it is said or rejected)
         for r in (start..end).filter(|&r| r != keep && sources.at(r).is_some() && (!rejecting || !invalid(r))) {
-            superseded[r] = Some(format!(
-                "duplicate primary key ({}); superseded by the row at {kept_at} ({rule} rule)",
-                render_key(&self.schema.primary_key, &self.pk_idx, b, r),
-            ));
+            superseded[r] = Some(Superseded {
+                why: format!(
+                    "duplicate primary key ({}); superseded by the row at {kept_at} ({rule} rule)",
+                    render_key(&self.schema.primary_key, &self.pk_idx, b, r),
+                ),
+                by: kept_at.clone(),
+            });
         }
         Ok(())
     }
@@ -609,14 +714,14 @@ impl<'a> Validator<'a> {
         b: &RecordBatch,
         sources: &SourceColumn,
         reasons: &Reasons,
-        superseded: &[Option<String>],
+        superseded: &[Option<Superseded>],
         report: &mut BuildReport,
         rejects: &mut Rejects,
     ) -> Result<RecordBatch> {
         let n = b.num_rows();
         let mut keep = vec![true; n];
         for r in 0..n {
-            if let Some(why) = &superseded[r] {
+            if let Some(Superseded { why, .. }) = &superseded[r] {
                 keep[r] = false;
                 let src = sources.reject_at(r);
                 let tally = report.duplicates_dropped.entry(self.table.clone()).or_default();
@@ -756,7 +861,7 @@ fn check_unique(
     b: &RecordBatch,
     r: usize,
     rejecting: bool,
-    superseded: &[Option<String>],
+    superseded: &[Option<Superseded>],
     reasons: &mut [Vec<Reason>],
 ) {
     if superseded[r].is_some() || (rejecting && !reasons[r].is_empty()) {

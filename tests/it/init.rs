@@ -1810,6 +1810,74 @@ fn a_resumed_runs_repeated_checkpoints_keep_the_last_and_a_table_without_key_say
     assert_eq!(release_rows(&release)["metrics"], 2);
 }
 
+/// A run resumed from its checkpoint at step 1 logs steps 1 and 2 again: at a step logged
+/// again, the stopped attempt's record is set aside whole, with the metric the resumed attempt
+/// did not log there (it stayed beside the resumed attempt's metrics, unnamed).
+#[test]
+fn a_step_logged_again_keeps_the_resumed_attempts_record_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("cookbook");
+    write(
+        &d,
+        "run-a/metrics.jsonl",
+        "{\"step\": 0, \"loss\": 1.0, \"lr\": 0.1}\n{\"step\": 1, \"loss\": 0.9, \"lr\": 0.1}\n\
+         {\"step\": 2, \"loss\": 0.8, \"lr\": 0.1, \"eval/acc\": 0.5}\n\
+         {\"step\": 1, \"loss\": 0.95, \"lr\": 0.1}\n{\"step\": 2, \"loss\": 0.85, \"lr\": 0.1}\n\
+         {\"step\": 3, \"loss\": 0.8, \"lr\": 0.1, \"eval/acc\": 0.6}\n",
+    );
+    let doc = init(tmp.path(), &d, "resumed");
+    assert_eq!(key(&doc, "metrics"), ["run", "step", "metric"]);
+    assert_eq!(table(&doc, "metrics")["on_duplicate_key"], "keep-last");
+    let o = run(bin().current_dir(tmp.path()).arg("build").arg("pipelines/resumed"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("table metrics: 9 rows in 1 Parquet file, 5 duplicates superseded"), "{err}");
+    let release = tmp.path().join(stdout(&o).trim());
+    assert_eq!(
+        query(
+            &release,
+            "SELECT step, metric, value, _source_line FROM metrics WHERE step IN (1, 2) ORDER BY step, metric"
+        ),
+        "step,metric,value,_source_line\n1,loss,0.95,4\n1,lr,0.1,4\n2,loss,0.85,5\n2,lr,0.1,5\n"
+    );
+    let rejects = std::fs::read_to_string(release.join("rejects/metrics.jsonl")).unwrap();
+    let said = "raw/run-a/metrics.jsonl:3: row (run=run-a, step=2, metric=eval/acc) of a record whose other rows \
+                were superseded by the rows at raw/run-a/metrics.jsonl:5 (keep-last rule): a record is kept or set \
+                aside whole";
+    assert!(err.contains(said), "{err}");
+    assert_eq!(rejects.lines().count(), 5, "{rejects}");
+}
+
+/// Records kept whole over many record batches: a run resumed every 1,000 steps, each time
+/// logging its last 10 steps again without one of their metrics.
+#[test]
+fn records_are_kept_whole_across_record_batches() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("long");
+    let mut log = String::new();
+    for s in 0..20_000 {
+        log.push_str(&format!("{{\"step\": {s}, \"loss\": 1.5, \"lr\": 0.1, \"extra\": 2.5}}\n"));
+        if s % 1000 == 999 {
+            for again in s - 9..=s {
+                log.push_str(&format!("{{\"step\": {again}, \"loss\": 0.5, \"lr\": 0.1}}\n"));
+            }
+        }
+    }
+    write(&d, "run-a/metrics.jsonl", &log);
+    init(tmp.path(), &d, "long");
+    let release = build_from_elsewhere(tmp.path(), "long");
+    assert_eq!(
+        query(
+            &release,
+            "SELECT count(*) AS n, sum(CASE WHEN metric = 'extra' THEN 1 ELSE 0 END) AS extra, \
+             sum(CASE WHEN value = 0.5 THEN 1 ELSE 0 END) AS resumed FROM metrics"
+        ),
+        "n,extra,resumed\n59800,19800,200\n"
+    );
+    let rejects = std::fs::read_to_string(release.join("rejects/metrics.jsonl")).unwrap();
+    assert_eq!(rejects.lines().count(), 600);
+}
+
 /// A `.json` file of one JSON document per line, as some tools write their logs, is read as
 /// JSON Lines (it was left out as "not JSON: trailing characters").
 #[test]
