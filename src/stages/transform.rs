@@ -969,8 +969,14 @@ fn conform_batch(
         let idx: Vec<usize> = primary_key.iter().map(|k| b.schema().index_of(k).ok()).collect::<Option<_>>()?;
         (!idx.is_empty()).then(|| crate::stages::validate::render_key(primary_key, &idx, b, r))
     };
-    for f in target.fields() {
-        let c = b.column_by_name(f.name()).expect("checked");
+    let schema = b.schema();
+    for (i, f) in target.fields().iter().enumerate() {
+        // the query's columns are mostly in the target's order: a lookup by name for each of
+        // thousands of columns would scan them all each time
+        let c = match schema.fields().get(i) {
+            Some(g) if g.name() == f.name() => b.column(i),
+            _ => b.column_by_name(f.name()).expect("checked"),
+        };
         let from = c.data_type().clone();
         match crate::core::schema::conform(c, f.data_type()) {
             Ok(a) => cols.push(a),
