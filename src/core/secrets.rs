@@ -57,12 +57,57 @@ pub fn redact(text: &str) -> String {
     out
 }
 
-/// Whether `text` holds a secret [`remember`]ed so far, as written or in lower case.
+/// Whether `text` holds a secret [`remember`]ed so far, or [`HELD_PIECE`] characters of one
+/// in a row (a start cut short, as a file named with the first half of a token), in any case.
 pub fn holds(text: &str) -> bool {
-    let secrets = SECRETS.lock().unwrap_or_else(|e| e.into_inner());
-    let lower = text.to_ascii_lowercase();
-    secrets.iter().any(|(s, _)| text.contains(s.as_str()) || lower.contains(&s.to_ascii_lowercase()))
+    !held_pieces(text).is_empty()
 }
+
+/// `text` with each secret, and each run of [`HELD_PIECE`] characters or more of one, in any
+/// case, replaced by the secret's mark: a path named with a piece of a token, said in a message.
+pub fn hide_pieces(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (range, mark) in held_pieces(text) {
+        out.push_str(&text[at..range.start]);
+        out.push_str(mark);
+        at = range.end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+/// The byte ranges of `text` that hold a secret or a piece of one (merged where they meet), in
+/// order, each with its secret's mark.
+fn held_pieces(text: &str) -> Vec<(std::ops::Range<usize>, &'static str)> {
+    let secrets = SECRETS.lock().unwrap_or_else(|e| e.into_inner());
+    // ASCII lower case keeps every byte where it was
+    let lower = text.to_ascii_lowercase();
+    let mut held: Vec<(std::ops::Range<usize>, &'static str)> = Vec::new();
+    for (secret, mark) in secrets.iter() {
+        let s = secret.to_ascii_lowercase();
+        let starts: Vec<usize> = s.char_indices().map(|(b, _)| b).chain([s.len()]).collect();
+        let n = starts.len() - 1;
+        let piece = HELD_PIECE.min(n);
+        for i in 0..=n - piece {
+            let needle = &s[starts[i]..starts[i + piece]];
+            held.extend(lower.match_indices(needle).map(|(b, m)| (b..b + m.len(), *mark)));
+        }
+    }
+    held.sort_by_key(|(r, _)| (r.start, r.end));
+    let mut merged: Vec<(std::ops::Range<usize>, &'static str)> = Vec::new();
+    for (r, mark) in held {
+        match merged.last_mut() {
+            Some((last, _)) if r.start <= last.end => last.end = last.end.max(r.end),
+            _ => merged.push((r, mark)),
+        }
+    }
+    merged
+}
+
+/// Characters of a secret in a row that [`holds`] takes for the secret: 16 of a Hugging Face
+/// token's 37 are no chance match in a file's path.
+pub const HELD_PIECE: usize = 16;
 
 #[cfg(test)]
 mod tests {
@@ -82,5 +127,19 @@ mod tests {
         // folded to lower case, as SQL folds an unquoted name
         super::remember("Tok3nWithCASE-for-a-test", "***");
         assert_eq!(super::redact("table 'public.tok3nwithcase-for-a-test' not found"), "table 'public.***' not found");
+    }
+
+    #[test]
+    fn a_path_holding_a_piece_of_a_secret_holds_it() {
+        super::remember("hf_PieceOfATokenForATestOnly0123456789", "***");
+        assert!(super::holds("raw/hf_PieceOfATokenForATestOnly0123456789/log.jsonl"));
+        // its first 16 characters, its last 16, in lower case
+        assert!(super::holds("raw/hf_pieceofatokenf/log.jsonl"));
+        assert!(super::holds("raw/stOnly0123456789.jsonl"));
+        // 15 are not enough
+        assert!(!super::holds("raw/hf_PieceOfAToke/log.jsonl"));
+        assert!(!super::holds("raw/run-1/log.jsonl"));
+        assert_eq!(super::hide_pieces("raw/keys_hf_pieceofatokenfor/x.jsonl"), "raw/keys_***/x.jsonl");
+        assert_eq!(super::hide_pieces("raw/run-1/log.jsonl"), "raw/run-1/log.jsonl");
     }
 }

@@ -143,6 +143,15 @@ fn a_token_the_data_holds_is_never_printed() {
     // without the token in the environment there is no secret to keep
     let o = run(bin().current_dir(&named).args(["build", "pipelines/n", "-q"]).env_remove("HF_TOKEN"));
     assert!(o.status.success(), "{}", stderr(&o));
+    // a folder named with the token's first 20 characters: refused too, the piece hidden
+    let cut = tmp.path().join("cut");
+    write(&cut, &format!("{}/log.jsonl", &token[..20]), "{\"k\": 1}\n");
+    let toml = one_source("c", "*/log.jsonl", "jsonl", "", "SELECT k FROM raw", "");
+    write(&cut, "pipeline.toml", &toml);
+    let o = run(bin().current_dir(&cut).args(["build", ".", "-q"]).env("HF_TOKEN", token));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let said = "<token>/log.jsonl: this input's path holds the environment's Hub token";
+    assert!(stderr(&o).contains(said) && !stderr(&o).contains(&token[..12]), "{}", stderr(&o));
 }
 
 #[test]

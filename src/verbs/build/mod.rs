@@ -869,12 +869,12 @@ fn hash_release(
         .collect();
     unchanged_while_read(inputs, stamps, &inputs_out)?;
     // a release names its inputs (manifest.json, the card, `_source_file`): a path that holds
-    // the environment's token would publish it
+    // the environment's token, or a piece of it, would publish it
     if let Some(i) = inputs_out.iter().find(|i| crate::core::secrets::holds(&i.path)) {
         return Err(Error::Refused(format!(
             "{}: this input's path holds the environment's Hub token (HF_TOKEN, or the token file), and a release \
              names its inputs (manifest.json, the card, _source_file); rename the file or folder",
-            i.path
+            crate::core::secrets::hide_pieces(&i.path)
         )));
     }
     input_warnings(spec, &inputs_out, report);
