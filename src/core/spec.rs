@@ -685,6 +685,12 @@ pub struct TableDef {
     /// Rows that share a primary key.
     #[serde(default)]
     pub on_duplicate_key: DuplicatePolicy,
+    /// The primary key's first columns that name a step (`["run", "step"]`): with a keep rule,
+    /// a raw record's rows of a step are kept or set aside whole, and with `keep-last` a step
+    /// logged again keeps the later records alone. Empty: each row is kept or set aside on its
+    /// own.
+    #[serde(default)]
+    pub record_columns: Vec<String>,
     /// Card text for this table (default: the schema's description).
     #[serde(default)]
     pub description: Option<String>,

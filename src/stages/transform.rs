@@ -362,6 +362,7 @@ pub(crate) async fn run_table(cx: &TableCx<'_>, tp: TablePlan, rejects: &mut Rej
         cx.key_sets,
         cx.referenced.get(&t.name).cloned().unwrap_or_default(),
     )
+    .and_then(|v| v.with_record_columns(&t.record_columns))
     .map_err(|e| match (e, &t.schema) {
         // a problem of the declared schema (a pattern, a foreign key) names its file
         (Error::Config { location, message }, Some(file)) if location == format!("table {}", t.name) => {

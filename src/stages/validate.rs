@@ -49,11 +49,13 @@ pub struct KeySet {
 /// the whole key tells where rows held back end.
 const WHOLE_RECORD_ROWS: usize = 16_384;
 
-/// A row a keep rule set aside: why, and the place of the row kept in its stead.
+/// A row a keep rule set aside: why, and the place of the row kept in its stead (as said,
+/// and as read).
 #[derive(Debug, Clone)]
 struct Superseded {
     why: String,
     by: String,
+    by_at: Option<SourceRef>,
 }
 
 /// Checks the rows of one table as they stream by.
@@ -65,9 +67,9 @@ pub struct Validator<'a> {
     on_invalid: OnInvalid,
     pk_idx: Vec<usize>,
     pk_conv: Option<RowConverter>,
-    /// The key columns that tell where rows held back end, and their converter: the key's
-    /// leading columns (the rows of a step) when the rule keeps records whole
-    /// ([`Validator::supersede_whole_records`]), else the key.
+    /// The key columns that tell where rows held back end, and their converter: the table's
+    /// `record_columns` (the rows of a step) when the rule keeps records whole
+    /// ([`Validator::with_record_columns`]), else the key.
     carry_idx: Vec<usize>,
     carry_conv: Option<RowConverter>,
     carry: Option<RecordBatch>,
@@ -117,15 +119,12 @@ impl<'a> Validator<'a> {
         } else {
             Some(converter(&pk_idx.iter().map(|&i| arrow.field(i).data_type().clone()).collect::<Vec<_>>())?)
         };
-        // a keep rule over a key of two columns or more keeps records whole: the rows of a
-        // record share the key's leading columns, and are held back together
-        let whole_records =
-            matches!(policy, DuplicatePolicy::KeepLast | DuplicatePolicy::KeepFirst) && pk_idx.len() > 1;
-        let carry_idx: Vec<usize> = if whole_records { pk_idx[..pk_idx.len() - 1].to_vec() } else { pk_idx.clone() };
-        let carry_conv = if carry_idx.is_empty() {
-            None
-        } else {
-            Some(converter(&carry_idx.iter().map(|&i| arrow.field(i).data_type().clone()).collect::<Vec<_>>())?)
+        let carry_idx = pk_idx.clone();
+        let carry_conv = match &pk_conv {
+            Some(_) => {
+                Some(converter(&carry_idx.iter().map(|&i| arrow.field(i).data_type().clone()).collect::<Vec<_>>())?)
+            }
+            None => None,
         };
         let mut patterns = BTreeMap::new();
         let mut item_patterns = BTreeMap::new();
@@ -212,6 +211,35 @@ impl<'a> Validator<'a> {
             split_cases: BTreeMap::new(),
             rows_kept: 0,
         })
+    }
+
+    /// Keeps the records of a step whole under a keep rule: `columns` (a table's
+    /// `record_columns`), the primary key's first columns, name a step; rows are held back by
+    /// them, so that a step's rows are checked together. Nothing changes for the rule `error`
+    /// or no columns.
+    ///
+    /// Errors: [`Error::Config`] when `columns` are not the primary key's first columns, or are
+    /// all of it.
+    pub fn with_record_columns(mut self, columns: &[String]) -> Result<Self> {
+        if columns.is_empty() || self.policy == DuplicatePolicy::Error {
+            return Ok(self);
+        }
+        let key = &self.schema.primary_key;
+        if columns.len() >= key.len() || key[..columns.len()] != *columns {
+            return Err(Error::config(
+                format!("table {}", self.table),
+                format!(
+                    "record_columns [{}] must be the primary key's first columns, fewer than all of it (the key: \
+                     [{}]): the rows of a step share them, and differ in the rest",
+                    columns.join(", "),
+                    key.join(", ")
+                ),
+            ));
+        }
+        self.carry_idx = self.pk_idx[..columns.len()].to_vec();
+        let types: Vec<DataType> = self.carry_idx.iter().map(|&i| self.arrow.field(i).data_type().clone()).collect();
+        self.carry_conv = Some(converter(&types)?);
+        Ok(self)
     }
 
     /// Checks a batch; returns the rows to write (possibly fewer). With a primary key, rows
@@ -577,12 +605,13 @@ impl<'a> Validator<'a> {
         Ok(())
     }
 
-    /// With a keep rule over a key of two columns or more, a raw record that gives several rows
-    /// (a Tinker metrics line: a row per metric) is kept or set aside whole: a row of `group`
-    /// (rows that share the key's leading columns: the rows of a step) whose record's other rows
-    /// were superseded is set aside with them. A run resumed from a checkpoint logs a step
-    /// again: the stopped attempt's metrics that the resumed attempt did not log there go with
-    /// the rest of its record, not beside the resumed attempt's.
+    /// With a keep rule and `record_columns`, a raw record that gives several rows (a Tinker
+    /// metrics line: a row per metric) is kept or set aside whole: a row of `group` (the rows of
+    /// one step) whose record's other rows were superseded is set aside with them. With
+    /// `keep-last`, so is a row of the step from the same file, written before the first record
+    /// that logs the step again: a run resumed from a checkpoint logs its steps again, and the
+    /// stopped attempt's records of those steps go, those of metrics the resumed attempt did
+    /// not log there too.
     fn supersede_whole_records(
         &self,
         b: &RecordBatch,
@@ -592,27 +621,53 @@ impl<'a> Validator<'a> {
         superseded: &mut [Option<Superseded>],
     ) {
         // the records some of whose rows were superseded, by their place
-        let gone: BTreeMap<String, String> = group
+        let gone: BTreeMap<String, (String, Option<SourceRef>)> = group
             .clone()
-            .filter_map(|r| Some((sources.at(r)?.to_string(), superseded[r].as_ref()?.by.clone())))
+            .filter_map(|r| {
+                let s = superseded[r].as_ref()?;
+                Some((sources.at(r)?.to_string(), (s.by.clone(), s.by_at.clone())))
+            })
             .collect();
         if gone.is_empty() {
             return;
         }
+        // with keep-last, by file: the first line that logs the step again
+        let mut again: BTreeMap<String, (u64, String, Option<SourceRef>)> = BTreeMap::new();
+        if self.policy == DuplicatePolicy::KeepLast {
+            for (by, by_at) in gone.values() {
+                if let Some(at @ SourceRef { file, at: Position::Line(line) }) = by_at {
+                    let e = again.entry(file.clone()).or_insert((*line, by.clone(), Some(at.clone())));
+                    if *line < e.0 {
+                        *e = (*line, by.clone(), Some(at.clone()));
+                    }
+                }
+            }
+        }
+        let rule = self.policy.as_str();
         for r in group {
             if superseded[r].is_some() || !reasons[r].is_empty() {
                 continue;
             }
-            let Some(by) = sources.at(r).and_then(|at| gone.get(&at.to_string())) else { continue };
-            superseded[r] = Some(Superseded {
-                why: format!(
-                    "row ({}) of a record whose other rows were superseded by the rows at {by} ({} rule): a record \
-                     is kept or set aside whole",
-                    render_key(&self.schema.primary_key, &self.pk_idx, b, r),
-                    self.policy.as_str()
-                ),
-                by: by.clone(),
-            });
+            let Some(at) = sources.at(r) else { continue };
+            let key = render_key(&self.schema.primary_key, &self.pk_idx, b, r);
+            let (why, by, by_at) = if let Some((by, by_at)) = gone.get(&at.to_string()) {
+                let why = format!(
+                    "row ({key}) of a record whose other rows were superseded by the rows at {by} ({rule} rule): a \
+                     record is kept or set aside whole"
+                );
+                (why, by.clone(), by_at.clone())
+            } else if let (Position::Line(line), Some((first, by, by_at))) = (&at.at, again.get(&at.file))
+                && line < first
+            {
+                let why = format!(
+                    "row ({key}) of a step that the record at {by} logs again ({rule} rule): the records of the step \
+                     before it are set aside with those it supersedes"
+                );
+                (why, by.clone(), by_at.clone())
+            } else {
+                continue;
+            };
+            superseded[r] = Some(Superseded { why, by, by_at });
         }
     }
 
@@ -702,6 +757,7 @@ impl<'a> Validator<'a> {
                     render_key(&self.schema.primary_key, &self.pk_idx, b, r),
                 ),
                 by: kept_at.clone(),
+                by_at: sources.at(keep),
             });
         }
         Ok(())

@@ -4395,6 +4395,16 @@ fn pipeline_toml(
                 "on_duplicate_key = \"keep-last\"   # {at}: {}, and the last row of each key is the run's\n",
                 tp.why_repeated()
             ));
+            // a step's rows come from its records: a step logged again keeps the later ones
+            if let Some(step) = tp.trial.key.iter().position(|k| k == "step")
+                && step + 1 < tp.trial.key.len()
+            {
+                let columns: Vec<String> = tp.trial.key[..=step].iter().map(|c| q(c)).collect();
+                t.push_str(&format!(
+                    "record_columns = [{}]   # a step logged again keeps the later records alone\n",
+                    columns.join(", ")
+                ));
+            }
         }
         t.push_str(&format!("query = \"\"\"\n{}\n\"\"\"\n", multiline_body(&tp.sql())));
     }

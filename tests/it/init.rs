@@ -1811,8 +1811,9 @@ fn a_resumed_runs_repeated_checkpoints_keep_the_last_and_a_table_without_key_say
 }
 
 /// A run resumed from its checkpoint at step 1 logs steps 1 and 2 again: at a step logged
-/// again, the stopped attempt's record is set aside whole, with the metric the resumed attempt
-/// did not log there (it stayed beside the resumed attempt's metrics, unnamed).
+/// again, the stopped attempt's records are set aside, with the metrics the resumed attempt did
+/// not log there (they stayed beside the resumed attempt's, unnamed), those it logged on a line
+/// of their own too. A run's `log_summary` lines are no steps: the last of each metric is kept.
 #[test]
 fn a_step_logged_again_keeps_the_resumed_attempts_record_alone() {
     let tmp = tempfile::tempdir().unwrap();
@@ -1821,31 +1822,52 @@ fn a_step_logged_again_keeps_the_resumed_attempts_record_alone() {
         &d,
         "run-a/metrics.jsonl",
         "{\"step\": 0, \"loss\": 1.0, \"lr\": 0.1}\n{\"step\": 1, \"loss\": 0.9, \"lr\": 0.1}\n\
-         {\"step\": 2, \"loss\": 0.8, \"lr\": 0.1, \"eval/acc\": 0.5}\n\
+         {\"step\": 2, \"loss\": 0.8, \"lr\": 0.1, \"eval/acc\": 0.5}\n{\"step\": 2, \"eval/extra\": 0.7}\n\
          {\"step\": 1, \"loss\": 0.95, \"lr\": 0.1}\n{\"step\": 2, \"loss\": 0.85, \"lr\": 0.1}\n\
-         {\"step\": 3, \"loss\": 0.8, \"lr\": 0.1, \"eval/acc\": 0.6}\n",
+         {\"step\": 3, \"loss\": 0.8, \"lr\": 0.1, \"eval/acc\": 0.6}\n\
+         {\"tokens\": 10, \"cost\": 1.5}\n{\"tokens\": 20}\n{\"tokens\": 30, \"time\": 5}\n",
     );
     let doc = init(tmp.path(), &d, "resumed");
     assert_eq!(key(&doc, "metrics"), ["run", "step", "metric"]);
     assert_eq!(table(&doc, "metrics")["on_duplicate_key"], "keep-last");
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/resumed/pipeline.toml")).unwrap();
+    let said = "record_columns = [\"run\", \"step\"]   # a step logged again keeps the later records alone";
+    assert!(toml.contains(said), "{toml}");
+    assert_eq!(toml.matches("record_columns").count(), 1, "{toml}");
     let o = run(bin().current_dir(tmp.path()).arg("build").arg("pipelines/resumed"));
     assert!(o.status.success(), "{}", stderr(&o));
     let err = stderr(&o);
-    assert!(err.contains("table metrics: 9 rows in 1 Parquet file, 5 duplicates superseded"), "{err}");
+    assert!(err.contains("table metrics: 9 rows in 1 Parquet file, 6 duplicates superseded"), "{err}");
     let release = tmp.path().join(stdout(&o).trim());
     assert_eq!(
         query(
             &release,
             "SELECT step, metric, value, _source_line FROM metrics WHERE step IN (1, 2) ORDER BY step, metric"
         ),
-        "step,metric,value,_source_line\n1,loss,0.95,4\n1,lr,0.1,4\n2,loss,0.85,5\n2,lr,0.1,5\n"
+        "step,metric,value,_source_line\n1,loss,0.95,5\n1,lr,0.1,5\n2,loss,0.85,6\n2,lr,0.1,6\n"
     );
-    let rejects = std::fs::read_to_string(release.join("rejects/metrics.jsonl")).unwrap();
     let said = "raw/run-a/metrics.jsonl:3: row (run=run-a, step=2, metric=eval/acc) of a record whose other rows \
-                were superseded by the rows at raw/run-a/metrics.jsonl:5 (keep-last rule): a record is kept or set \
+                were superseded by the rows at raw/run-a/metrics.jsonl:6 (keep-last rule): a record is kept or set \
                 aside whole";
     assert!(err.contains(said), "{err}");
-    assert_eq!(rejects.lines().count(), 5, "{rejects}");
+    let said = "raw/run-a/metrics.jsonl:4: row (run=run-a, step=2, metric=eval/extra) of a step that the record at \
+                raw/run-a/metrics.jsonl:6 logs again (keep-last rule)";
+    assert!(err.contains(said), "{err}");
+    let rejects = std::fs::read_to_string(release.join("rejects/metrics.jsonl")).unwrap();
+    assert_eq!(rejects.lines().count(), 6, "{rejects}");
+    // the summary keeps the last value of each metric, of whichever line
+    assert_eq!(
+        query(&release, "SELECT metric, value FROM metrics_summary ORDER BY metric"),
+        "metric,value\ncost,1.5\ntime,5.0\ntokens,30.0\n"
+    );
+    // the columns must be the key's first ones
+    let toml = toml.replace("record_columns = [\"run\", \"step\"]", "record_columns = [\"step\"]");
+    write(&tmp.path().join("pipelines/resumed"), "pipeline.toml", &toml);
+    let o = run(bin().current_dir(tmp.path()).args(["build", "pipelines/resumed", "--force"]));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let said = "record_columns [step] must be the primary key's first columns, fewer than all of it (the key: [run, \
+                step, metric])";
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
 }
 
 /// Records kept whole over many record batches: a run resumed every 1,000 steps, each time
