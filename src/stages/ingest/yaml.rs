@@ -71,6 +71,9 @@ pub fn read(
                 // YAML itself has no limit: the reader's values stop at 64 bits
                 let message = if shown.contains("integer") && (shown.contains("u128") || shown.contains("i128")) {
                     format!("expected integers of at most 64 bits, found a larger one{at}: quote it to keep it as text")
+                } else if shown.contains("invalid value:") {
+                    // valid YAML whose tag refuses its value (`!!float 1e400`, `!!int 1.5`)
+                    format!("expected a value its YAML tag allows{at}, found one it does not: {shown}")
                 } else {
                     format!("expected a YAML document, found text that is not YAML{at}: {shown}")
                 };
@@ -180,12 +183,13 @@ fn held_to_text(text: &str) -> Option<String> {
     if !maybe_changed_by_a_float(text.as_bytes()) {
         return None;
     }
-    let mut found: Vec<std::ops::Range<usize>> = Vec::new();
+    // each scalar's place, its value, and whether it carries the float tag (`!!float 1e-400`)
+    let mut found: Vec<(std::ops::Range<usize>, String, bool)> = Vec::new();
     let walked = crate::stages::card::walk_yaml(text, &mut |n| {
-        if let (false, Event::Scalar(v, ScalarStyle::Plain, _, None)) = (n.is_key, n.event)
-            && changed_by_a_float(v)
-        {
-            found.push(n.chars.clone());
+        let Event::Scalar(v, ScalarStyle::Plain, _, tag) = n.event else { return };
+        let float_tag = tag.as_ref().is_some_and(|t| t.is_yaml_core_schema() && t.suffix == "float");
+        if !n.is_key && (tag.is_none() || float_tag) && changed_by_a_float(v) {
+            found.push((n.chars.clone(), v.to_string(), float_tag));
         }
     });
     if walked.is_err() || found.is_empty() {
@@ -195,16 +199,25 @@ fn held_to_text(text: &str) -> Option<String> {
     let bytes_at: Vec<usize> = text.char_indices().map(|(b, _)| b).chain([text.len()]).collect();
     let mut out = String::with_capacity(text.len() + 16 * found.len());
     let mut at = 0;
-    for chars in found {
+    for (chars, value, float_tag) in found {
         let (Some(&start), Some(&end)) = (bytes_at.get(chars.start), bytes_at.get(chars.end)) else { return None };
-        let written = text[start..end].trim_end();
-        if start < at || !changed_by_a_float(written) {
+        // the scalar's place starts at its anchor or tag (`&lr 1e-400`, `!!float 1e-400`)
+        let Some(before) = text[start..end].trim_end().strip_suffix(value.as_str()) else {
             // not the scalar's text alone (folded over lines): left to the float
+            continue;
+        };
+        if start < at || !before.split_whitespace().all(|t| t.starts_with(['&', '!'])) {
             continue;
         }
         out.push_str(&text[at..start]);
-        out.push_str(&format!("\"\\u{:04X}num:{written}\"", u32::from(lenient::MARK)));
-        at = start + written.len();
+        // an anchor stays, so that its aliases read the marker too; the float tag goes, as the
+        // marker is a string
+        for t in before.split_whitespace().filter(|t| t.starts_with('&') || !float_tag) {
+            out.push_str(t);
+            out.push(' ');
+        }
+        out.push_str(&format!("\"\\u{:04X}num:{value}\"", u32::from(lenient::MARK)));
+        at = start + before.len() + value.len();
     }
     out.push_str(&text[at..]);
     Some(out)
@@ -348,6 +361,17 @@ mod tests {
         let want =
             r#"{"tiny":"@num:1e-400","big":"@num:-1e400","near":"@num:2.0000000000000000001","lr":0.00001,"n":12}"#;
         assert_eq!(r, vec![want]);
+        // under an anchor and its aliases, with the float tag, in a merged mapping
+        let r = read_raw(
+            "small: &s 1e-400\nruns: [{v: *s}, {v: !!float 1e-400}, {v: !!float &t 2.0000000000000000001}, {v: *t}]\n",
+        );
+        let want = r#"{"small":"@num:1e-400","runs":[{"v":"@num:1e-400"},{"v":"@num:1e-400"},{"v":"@num:2.0000000000000000001"},{"v":"@num:2.0000000000000000001"}]}"#;
+        assert_eq!(r, vec![want]);
+        let r = read_raw("base: &b {lr: 1e-400}\nrun:\n  <<: *b\n  seed: 1\n");
+        assert_eq!(r, vec![r#"{"base":{"lr":"@num:1e-400"},"run":{"seed":1,"lr":"@num:1e-400"}}"#]);
+        // the string tag keeps a string
+        let r = read_raw("v: !!str 1e-400\n");
+        assert_eq!(r, vec![r#"{"v":"1e-400"}"#]);
         // in flow style, under an anchor and its alias, in a sequence; quoted ones are strings,
         // and words stay words
         let r = read_raw("a: &x {v: +1.e-999}\nb: *x\nc: [1e-400, '1e-400']\nd: inf\n");
@@ -359,9 +383,23 @@ mod tests {
         // nothing to hold: the text is parsed as it is
         assert!(held_to_text("lr: 1.0e-5\nx: 1e5\ny: 123456789012345678\nz: 0.1\n").is_none());
         assert!(!maybe_changed_by_a_float(b"a: 1.5\nb: 12345.678901\nname: e5\n"));
+        // a tag that refuses its value is said as such, not as text that is not YAML
+        let r = read_raw("v: !!int 1.5\n");
+        assert!(r[0].starts_with("bad: expected a value its YAML tag allows at line 1"), "{r:?}");
+        // with the float tag, a number beyond the float's range is held to its text too
+        assert_eq!(read_raw("v: !!float 1e400\n"), vec![r#"{"v":"@num:1e400"}"#]);
         // a syntax error is placed in the text as written
         let r = read_raw("a: 1e-400\nb: [1e-400\n");
         assert!(r[0].contains("line 3"), "{r:?}");
+    }
+
+    #[test]
+    fn plain_scalars_are_read_by_yaml_1_2() {
+        // formats.md's table of what PyYAML (YAML 1.1) reads otherwise
+        assert_eq!(
+            records("a: yes\nb: off\ne: 1_000\nf: 1e-6\ng: 0o17\nh: 017\n", ""),
+            vec![r#": {"a":"yes","b":"off","e":"1_000","f":1e-6,"g":15,"h":"017"}"#]
+        );
     }
 
     #[test]
