@@ -710,7 +710,7 @@ impl<'a> Validator<'a> {
         // a row without a file and line (a NULL `_source_file` or
         // `_source_line`, from a join or a literal row) has no place in the
         // order the rule reads
-        let unplaced: Vec<usize> = (start..end).filter(|&r| sources.at(r).is_none()).collect();
+        let unplaced: Vec<usize> = (start..end).filter(|&r| sources.ordered_at(r).is_none()).collect();
         if !unplaced.is_empty() {
             for &r in &unplaced {
                 // ranked, so that two such rows do not say the same line
@@ -726,7 +726,7 @@ impl<'a> Validator<'a> {
         }
         // the rule chooses among the rows it can place: with --on-invalid reject the unplaced
         // ones go to the rejects, and the rows kept hold the key once
-        let pool: Vec<usize> = pool.into_iter().filter(|&r| sources.at(r).is_some()).collect();
+        let pool: Vec<usize> = pool.into_iter().filter(|&r| sources.ordered_at(r).is_some()).collect();
         let Some(&last) = pool.last() else { return Ok(()) };
         let keep = if self.policy == DuplicatePolicy::KeepLast { last } else { pool[0] };
         let kept_at = places[keep - start].clone();
@@ -750,7 +750,7 @@ impl<'a> Validator<'a> {
         }
         let invalid = |r: usize| !reasons[r].is_empty() || unique_taken(&self.unique, unique_rows, r);
         // (an unplaced row is a violation, never superseded: it is said or rejected)
-        for r in (start..end).filter(|&r| r != keep && sources.at(r).is_some() && (!rejecting || !invalid(r))) {
+        for r in (start..end).filter(|&r| r != keep && sources.ordered_at(r).is_some() && (!rejecting || !invalid(r))) {
             superseded[r] = Some(Superseded {
                 why: format!(
                     "duplicate primary key ({}); superseded by the row at {kept_at} ({rule} rule)",
@@ -1250,6 +1250,16 @@ impl<'b> SourceColumn<'b> {
             at.at = Position::Pointer(n.to_string());
         }
         Some(at)
+    }
+
+    /// The place row `r` came from, when it has both a file and a line (or pointer) to order
+    /// it by, as the keep rules order rows: `None` for a null `_source_line` too, which
+    /// [`SourceColumn::at`] gives as the file alone.
+    pub fn ordered_at(&self, r: usize) -> Option<SourceRef> {
+        if self.file.is_some() && self.line.is_some_and(|l| l.is_null(r)) {
+            return None;
+        }
+        self.at(r)
     }
 
     /// The place row `r` came from.

@@ -787,3 +787,28 @@ fn rows_with_a_null_key_are_each_a_violation_under_keep_last() {
     let o = build(dir, &[]);
     assert_violations(&o, 2, &["a.jsonl:2:id: value is null but the field is required", "a.jsonl:3:id: value is null"]);
 }
+
+/// A row of a duplicated key whose `_source_line` the query made null has no place in the
+/// order a keep rule reads: a `primaryKey` violation, as for a null `_source_file` (it sorted
+/// last, and keep-last kept it).
+#[test]
+fn a_null_source_line_in_a_duplicated_key_is_a_violation() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "a.jsonl", "{\"id\":1,\"v\":10}\n{\"id\":1,\"v\":11}\n{\"id\":2,\"v\":20}\n{\"id\":2,\"v\":21}\n");
+    write(
+        dir,
+        "t.json",
+        r#"{"fields":[{"name":"id","type":"integer"},{"name":"v","type":"integer"},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}],"primaryKey":["id"]}"#,
+    );
+    let sql = "SELECT id, v, _source_file, CASE WHEN v = 11 OR v = 20 THEN NULL ELSE _source_line END AS _source_line \
+               FROM raw";
+    let table = "schema = \"t.json\"\non_duplicate_key = \"keep-last\"\n";
+    write(dir, "pipeline.toml", &one_source("nl", "a.jsonl", "jsonl", "", sql, table));
+    let o = build(dir, &[]);
+    assert_violations(&o, 2, &["has no _source_file/_source_line, so the keep-last rule cannot place it"]);
+    // rejected, the key keeps its placed row
+    let o = build(dir, &["--on-invalid", "reject", "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "nl"), "SELECT id, v FROM t ORDER BY id"), "id,v\n1,10\n2,21\n");
+}
