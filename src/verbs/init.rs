@@ -506,7 +506,12 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
             } else {
                 "not in the source's `path`: add it there once mended"
             };
-            notes.push(format!("table {table} leaves out {} ({mend}): {}", n.file, n.reason));
+            let all = if n.problems.is_empty() {
+                ""
+            } else {
+                "; `--format json` lists every problem under the table's `left_out`"
+            };
+            notes.push(format!("table {table} leaves out {} ({mend}): {}{all}", n.file, n.reason));
             left.push(LeftOut { table: table.clone(), file: n.file.clone(), reason: n.reason.clone() });
         }
         // a file the source's `path` matches that init could not read at all (a database cut
@@ -556,6 +561,14 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
                 "table {table}: no primary key, so rows are not checked for duplicates: {why}; declare `primaryKey` in \
                  its schema once the table's SQL makes one hold"
             ));
+        }
+        // records each build sets aside, by the source's choice: said here, as the pipeline's
+        // comments say them
+        if let Some((why, _)) = &plan.reject_invalid {
+            notes.push(format!("table {table}: {why} (on_invalid = \"reject\")"));
+        }
+        if let Some(why) = &plan.reject_truncated {
+            notes.push(format!("table {table}: {why} (on_truncated = \"reject\")"));
         }
         let t = TablePlan { source: format!("{table}_raw"), table, plan, trial };
         if let Some((at, n)) = &t.trial.keep_last {
@@ -2898,7 +2911,7 @@ struct Trial {
     /// Rows of a Tinker metrics log without a step (`log_summary`'s), when all are read.
     stepless: u64,
     /// Of the files whose records were set aside (`on_invalid = "reject"`), the records set
-    /// aside and the rows read, by file.
+    /// aside and the records read, by file.
     rejected: BTreeMap<String, (u64, u64)>,
 }
 
@@ -3157,11 +3170,8 @@ fn leave_out(plan: &mut SourcePlan, not_read: &mut Vec<NotRead>, f: String, prob
     });
     let more = match problems.len() {
         0 | 1 => String::new(),
-        n => format!(
-            " (and {} more problems in it: `--format json` lists them under `problems`, in `not_read` or in \
-             the table's `left_out`)",
-            n - 1
-        ),
+        // the reason goes to pipeline.toml and the card too: `--format json`'s `problems` lists them
+        n => format!(" (and {} more problems in it)", n - 1),
     };
     let reason =
         format!("{}{more}{}", problems.first().map(String::as_str).unwrap_or_default(), instead.unwrap_or_default());
@@ -3422,8 +3432,10 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
     let mut schema: Option<SchemaRef> = None;
     let mut rows = 0u64;
     let mut stepless = 0u64;
-    // rows by file, to weigh the records a file sets aside against those it gives
+    // records read by file (a metrics line gives a row per metric: its rows share their
+    // place), to weigh against the records a file sets aside
     let mut rows_by_file: BTreeMap<String, u64> = BTreeMap::new();
+    let mut last_place: Option<(String, String)> = None;
     let mut seen = |rb: &RecordBatch| -> Result<()> {
         if schema.is_none() {
             schema = Some(rb.schema());
@@ -3432,8 +3444,16 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
             && let Some(files) =
                 rb.column_by_name("_source_file").and_then(|c| arrow::array::AsArray::as_string_opt::<i32>(c))
         {
-            for f in files.iter().flatten() {
+            let lines = rb.column_by_name("_source_line");
+            for (r, f) in files.iter().enumerate() {
+                let Some(f) = f else { continue };
+                let line =
+                    lines.and_then(|l| arrow::util::display::array_value_to_string(l, r).ok()).unwrap_or_default();
+                if last_place.as_ref().is_some_and(|(lf, ll)| lf == f && *ll == line) {
+                    continue;
+                }
                 *rows_by_file.entry(f.to_string()).or_default() += 1;
+                last_place = Some((f.to_string(), line));
             }
         }
         // a Tinker metrics log's rows of a step, or without one, as the table takes them

@@ -294,7 +294,7 @@ fn init_on_wandb_exports_from_the_corpus_builds() {
         notes.iter().any(|n| n.starts_with(
             "table wandb_history leaves out sampled/wandb_export.csv (not in the source's `path`: add it there once \
              mended): "
-        ) && n.contains("in the table's `left_out`")),
+        ) && n.contains("`--format json` lists every problem under the table's `left_out`")),
         "{notes:?}"
     );
     let release = build_from_elsewhere(tmp.path(), "exports");
@@ -2091,4 +2091,36 @@ fn init_sets_aside_a_few_bad_records_rather_than_their_file() {
     let reasons: BTreeMap<String, String> = not_read(&doc).into_iter().collect();
     assert!(reasons["val/30.jsonl"].starts_with("line 2, $.score: expected a number"), "{reasons:?}");
     assert_eq!(init_rows(&doc)["verl_generations"], 9, "{doc}");
+}
+
+/// Bad records are weighed against the records a file gives, not its rows: a metrics line of
+/// ten metrics is one record, ten rows.
+#[test]
+fn bad_records_are_weighed_against_records_not_rows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("runs");
+    let wide = |s: u32| {
+        let m: Vec<String> = (0..10).map(|i| format!("\"m{i}\": {i}.5")).collect();
+        format!("{{\"step\": {s}, {}}}\n", m.join(", "))
+    };
+    let bad = "{\"step\": \"x\", \"m0\": 1.5}\n";
+    // 2 good records (20 rows) and 3 bad: left out
+    write(&d, "r1/metrics.jsonl", &format!("{}{}{bad}{bad}{bad}", wide(0), wide(1)));
+    // 3 good records of one metric and 2 bad: read, the bad set aside
+    write(
+        &d,
+        "r2/metrics.jsonl",
+        &format!(
+            "{{\"step\": 0, \"m0\": 1.0}}\n{bad}{{\"step\": 1, \"m0\": 2.0}}\n{bad}{{\"step\": 2, \"m0\": 3.0}}\n"
+        ),
+    );
+    let doc = init(tmp.path(), &d, "weigh");
+    let reasons: BTreeMap<String, String> = not_read(&doc).into_iter().collect();
+    assert!(reasons.contains_key("r1/metrics.jsonl") && !reasons.contains_key("r2/metrics.jsonl"), "{reasons:?}");
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/weigh/pipeline.toml")).unwrap();
+    assert!(toml.contains("on_invalid = \"reject\"   # 2 bad records among good ones"), "{toml}");
+    // and so does init's report
+    let notes = doc["notes"].to_string();
+    assert!(notes.contains("table metrics: 2 bad records among good ones, set aside in rejects/"), "{notes}");
+    assert!(notes.contains("(on_invalid = \\\"reject\\\")"), "{notes}");
 }
