@@ -979,7 +979,28 @@ pub fn conform(a: &ArrayRef, to: &DataType) -> std::result::Result<ArrayRef, Str
                 None => Ok(out),
             }
         }
+        // text read as a float: checked value by value, as for numbers
+        _ if as_text(a).is_some() && to.is_floating() => {
+            let (out, lost) = conform_each(a, to)?;
+            match lost.iter().position(|&l| l) {
+                Some(r) => Err(format!(
+                    "value {} cannot be stored as {} without changing it",
+                    arrow::util::display::array_value_to_string(a, r).unwrap_or_default(),
+                    type_name(to)
+                )),
+                None => Ok(out),
+            }
+        }
         _ => cast_with_options(a, to, &strict).map_err(|e| e.to_string()),
+    }
+}
+
+/// `a` as text, in whichever string layout it holds (Utf8, LargeUtf8, Utf8View).
+fn as_text(a: &ArrayRef) -> Option<ArrayRef> {
+    match a.data_type() {
+        DataType::Utf8 => Some(a.clone()),
+        DataType::LargeUtf8 | DataType::Utf8View => cast_with_options(a, &DataType::Utf8, &Default::default()).ok(),
+        _ => None,
     }
 }
 
@@ -1027,7 +1048,16 @@ pub fn conform_each(a: &ArrayRef, to: &DataType) -> std::result::Result<(ArrayRe
             Err(_) => Box::new(move |r| b.slice(r, 1).to_data() != a.slice(r, 1).to_data()),
         },
     };
-    let lost: Vec<bool> = (0..a.len()).map(|r| a.is_valid(r) && (out.is_null(r) || changed(r))).collect();
+    // text read as a float: a number below or beyond the float's range is changed by it
+    let text_changed: Box<dyn Fn(usize) -> bool> = match (as_text(a), to.is_floating(), as_f64(&out)) {
+        (Some(t), true, Some(f)) => Box::new(move |r| {
+            let f = f.as_primitive::<arrow::datatypes::Float64Type>();
+            f.is_valid(r) && crate::core::values::float_text_changed(t.as_string::<i32>().value(r).trim(), f.value(r))
+        }),
+        _ => Box::new(|_| false),
+    };
+    let lost: Vec<bool> =
+        (0..a.len()).map(|r| a.is_valid(r) && (out.is_null(r) || changed(r) || text_changed(r))).collect();
     let out = if lost.iter().any(|&x| x) {
         arrow::compute::nullif(&out, &arrow::array::BooleanArray::from(lost.clone())).map_err(|e| e.to_string())?
     } else {
@@ -1143,6 +1173,20 @@ mod tests {
         let a: ArrayRef = Arc::new(arrow::array::Float64Array::from(vec![2.0, f64::NAN, 1.5]));
         let (_, lost) = conform_each(&a, &DataType::Int64).unwrap();
         assert_eq!(lost, vec![false, true, true]);
+    }
+
+    #[test]
+    fn text_read_as_a_float_is_held_to_its_number() {
+        // below and beyond the float's range the value would change; words are what they name
+        let a: ArrayRef =
+            Arc::new(arrow::array::StringArray::from(vec!["0.5", "1e-400", "1e400", "inf", "NaN", "0e-400", "-2"]));
+        let (out, lost) = conform_each(&a, &DataType::Float64).unwrap();
+        assert_eq!(lost, vec![false, true, true, false, false, false, false]);
+        assert!(out.is_null(1) && out.is_null(2));
+        let e = conform(&a, &DataType::Float64).unwrap_err();
+        assert_eq!(e, "value 1e-400 cannot be stored as Float64 without changing it");
+        let a: ArrayRef = Arc::new(arrow::array::StringArray::from(vec!["0.5", "1e3"]));
+        assert!(conform(&a, &DataType::Float64).is_ok());
     }
 
     #[test]

@@ -112,3 +112,17 @@ pub(crate) fn compare_pointers(a: &str, b: &str) -> std::cmp::Ordering {
         }
     }
 }
+
+/// Whether the number written `s` was read as `f` = 0 though it is not zero (`1e-400`): below
+/// the smallest 64-bit float, a value the float would change.
+pub(crate) fn underflows_to_zero(s: &str, f: f64) -> bool {
+    let mantissa = s.split(['e', 'E']).next().unwrap_or("");
+    f == 0.0 && mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b))
+}
+
+/// Whether the number written `s` is changed by reading it as the 64-bit float `f`: below the
+/// smallest float (`1e-400` read as 0) or beyond the largest (`1e400` read as infinite; the
+/// words `inf` and `NaN` hold no digit, and are the values they name).
+pub(crate) fn float_text_changed(s: &str, f: f64) -> bool {
+    underflows_to_zero(s, f) || (f.is_infinite() && s.bytes().any(|b| b.is_ascii_digit()))
+}

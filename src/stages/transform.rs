@@ -887,6 +887,12 @@ fn check_columns(
             let fix = if nested && matches!(f.data_type(), DataType::Utf8) {
                 "SQL cannot cast a struct or a list to JSON text: declare the field as an `object` with `fields` \
                  (a struct) or an `array` with `items` (a list) to keep it as it is"
+            } else if matches!(found.data_type(), DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
+                && f.data_type().is_floating()
+            {
+                // SQL's CAST reads 1e-400 as 0 and 1e400 as infinite, without a word
+                "declare the source's field a number (`[[source.field]]` with `type = \"number\"`), which \
+                 checks each value as it is read; a CAST in the SQL reads 1e-400 as 0 and 1e400 as infinite"
             } else {
                 "CAST it in the SQL"
             };

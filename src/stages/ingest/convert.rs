@@ -625,12 +625,7 @@ impl serde::Serialize for Unmarked<'_> {
     }
 }
 
-/// Whether the number written `s` was read as `f` = 0 though it is not zero (`1e-400`): below
-/// the smallest 64-bit float, a value the float would change.
-pub(crate) fn underflows_to_zero(s: &str, f: f64) -> bool {
-    let mantissa = s.split(['e', 'E']).next().unwrap_or("");
-    f == 0.0 && mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b))
-}
+pub(crate) use crate::core::values::underflows_to_zero;
 
 /// Parses a CSV cell as a float (`1.5`, `1e-3`, `nan`, `inf`, `-Infinity`).
 pub fn parse_text_float(s: &str) -> Option<f64> {
