@@ -189,6 +189,9 @@ pub const OWN_SOURCE: &str = "an array of records read by a source of its own";
 /// Largest first line of a JSON Lines file read to tell its format, in bytes.
 const PEEK_LINE_BYTES: u64 = 64 << 20;
 
+/// Lines of a JSON Lines file looked at for a first good record when the first is bad.
+const PEEK_BAD_LINES: u64 = 100;
+
 /// The largest number of reads of one source while its columns' types are settled (each read
 /// declares at least one column or leaves out at least one file).
 const MAX_ROUNDS: usize = 200;
@@ -1258,11 +1261,13 @@ fn look_jsonl(input: &InputFile, base: &str) -> std::result::Result<Kind, String
     let mut reader = reader.take(PEEK_LINE_BYTES);
     let mut buf = Vec::new();
     let mut line = 0u64;
+    // the first bad line: the file's reason when no good one follows within the lines looked at
+    let mut first_bad: Option<String> = None;
     let record = loop {
         buf.clear();
         let n = reader.read_until(b'\n', &mut buf).map_err(|e| format!("cannot be read: {e}"))?;
-        if n == 0 {
-            return Err("holds no record (no line but blank ones)".into());
+        if n == 0 || (first_bad.is_some() && line >= PEEK_BAD_LINES) {
+            return Err(first_bad.unwrap_or_else(|| "holds no record (no line but blank ones)".into()));
         }
         line += 1;
         match crate::stages::ingest::records::parse_line(&buf, line) {
@@ -1278,7 +1283,9 @@ fn look_jsonl(input: &InputFile, base: &str) -> std::result::Result<Kind, String
                 {
                     return Ok(kind);
                 }
-                return Err(format!("line {line}: {message}"));
+                // a bad first line (a header, a line cut by a crash) does not tell the format:
+                // the next good one does, and the trial read weighs the bad ones
+                first_bad.get_or_insert_with(|| format!("line {line}: {message}"));
             }
         }
     };

@@ -2124,3 +2124,23 @@ fn bad_records_are_weighed_against_records_not_rows() {
     assert!(notes.contains("table metrics: 2 bad records among good ones, set aside in rejects/"), "{notes}");
     assert!(notes.contains("(on_invalid = \\\"reject\\\")"), "{notes}");
 }
+
+/// A JSON Lines file whose first line is bad (a stray header, a line cut short) is told by its
+/// first good line, and its bad lines are weighed as any others; a file of bad lines alone is
+/// left out with the first.
+#[test]
+fn a_bad_first_line_does_not_leave_its_file_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("m");
+    let good: String = (0..4).map(|s| format!("{{\"step\": {s}, \"loss\": 0.5}}\n")).collect();
+    write(&d, "metrics.jsonl", &format!("nope\n{good}"));
+    write(&d, "other.jsonl", "nope\nnot either\n");
+    let doc = init(tmp.path(), &d, "first");
+    let reasons: BTreeMap<String, String> = not_read(&doc).into_iter().collect();
+    assert!(!reasons.contains_key("metrics.jsonl"), "{reasons:?}");
+    assert!(reasons["other.jsonl"].starts_with("line 1: "), "{reasons:?}");
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/first/pipeline.toml")).unwrap();
+    assert!(toml.contains("on_invalid = \"reject\"   # 1 bad record among good ones"), "{toml}");
+    let release = build_from_elsewhere(tmp.path(), "first");
+    assert_eq!(query(&release, "SELECT count(*) AS n FROM metrics"), "n\n4\n");
+}
