@@ -45,8 +45,8 @@ pub struct KeySet {
     pub keys: HashSet<OwnedRow>,
 }
 
-/// Rows of leading key columns held back together, at most, for records kept whole; past it
-/// the whole key tells where rows held back end.
+/// Rows of a step held back together, at most, for records kept whole; past it the whole key
+/// tells where rows held back end.
 const WHOLE_RECORD_ROWS: usize = 16_384;
 
 /// A row a keep rule set aside: why, and the place of the row kept in its stead (as said,
@@ -114,18 +114,16 @@ impl<'a> Validator<'a> {
             arrow.index_of(name).map_err(|_| Error::config(format!("table {table}"), format!("no column `{name}`")))
         };
         let pk_idx: Vec<usize> = schema.primary_key.iter().map(|k| idx(k)).collect::<Result<_>>()?;
-        let pk_conv = if pk_idx.is_empty() {
-            None
-        } else {
-            Some(converter(&pk_idx.iter().map(|&i| arrow.field(i).data_type().clone()).collect::<Vec<_>>())?)
-        };
-        let carry_idx = pk_idx.clone();
-        let carry_conv = match &pk_conv {
-            Some(_) => {
-                Some(converter(&carry_idx.iter().map(|&i| arrow.field(i).data_type().clone()).collect::<Vec<_>>())?)
+        let converter_of = |idx: &[usize]| -> Result<Option<RowConverter>> {
+            if idx.is_empty() {
+                return Ok(None);
             }
-            None => None,
+            converter(&idx.iter().map(|&i| arrow.field(i).data_type().clone()).collect::<Vec<_>>()).map(Some)
         };
+        let pk_conv = converter_of(&pk_idx)?;
+        // held back by the whole key, unless `with_record_columns` names a step
+        let carry_idx = pk_idx.clone();
+        let carry_conv = converter_of(&carry_idx)?;
         let mut patterns = BTreeMap::new();
         let mut item_patterns = BTreeMap::new();
         let mut unique = BTreeMap::new();
@@ -285,8 +283,8 @@ impl<'a> Validator<'a> {
             cut
         };
         let mut cut = last_group(&rows);
-        // leading key columns that hold many rows (a run's) are no record's: the whole key
-        // tells where to cut, so that memory stays bounded
+        // a step of more rows than that: the whole key tells where to cut, so that memory stays
+        // bounded (its records are then checked in parts)
         if batch.num_rows() - cut > WHOLE_RECORD_ROWS
             && let Some(pk) = &self.pk_conv
         {
