@@ -3888,13 +3888,10 @@ impl TablePlan {
                     self.plan.patterns[0],
                     if self.plan.patterns.len() > 1 { " and of the source's other paths" } else { "" }
                 ))
-            } else if declared.is_some_and(|d| d.field_type == "any") {
-                // kept whole: what the column holds is not the text it looks like
-                Some(
-                    "JSON text of each value, as the file holds it (`0.5`, `\"N/A\"` with its quotes): its values are of \
-                     several types."
-                        .into(),
-                )
+            } else if let Some(d) = declared.filter(|d| d.field_type == "any") {
+                // kept whole: what the column holds is not the text it looks like, and why
+                let why = d.reason.trim_end_matches('.');
+                Some(format!("JSON text of each value (`0.5`, `\"N/A\"` with its quotes), kept whole: {why}."))
             } else if self.plan.format == Format::Json
                 && self
                     .plan
