@@ -97,13 +97,13 @@ pub fn read(
         ));
     }
     let Some(mut doc) = documents.pop() else { return Ok(()) };
-    // `<<: *anchor` merges the anchored mapping's keys, as YAML's merge key says and PyYAML
-    // reads it; keys written beside it win
-    if let Err(e) = doc.apply_merge() {
+    // `<<: *anchor` merges the anchored mapping's keys, as YAML's merge key says; keys written
+    // beside it win
+    if let Err(found) = merge_keys(&mut doc) {
         return sink(Item::Bad {
             at: Position::Pointer(String::new()),
             rule: "yaml",
-            message: format!("expected a mapping or a list of mappings to merge at `<<`, found another value: {e}"),
+            message: format!("expected a mapping or a list of mappings to merge at `<<`, found {found}"),
             raw: None,
         });
     }
@@ -257,6 +257,46 @@ fn changed_by_a_float(v: &str) -> bool {
     }
 }
 
+/// Merges each `<<` of `v` into its mapping, as YAML's merge key says: keys written beside it
+/// win, then the mappings of a list in their order. A mapping merged is merged first itself, so
+/// that a merge through an anchor that merges (`b: &b {<<: *a, n: 3}`, then `<<: *b`) gives
+/// `a`'s keys too. Errors: what was found at a `<<` that is no mapping nor list of mappings.
+///
+/// runpack's own: `yaml_serde::Value::apply_merge` merges a mapping before the `<<` of the
+/// mapping merged into it is, and keeps that `<<` as a key (its other keys are lost).
+fn merge_keys(v: &mut yaml_serde::Value) -> std::result::Result<(), String> {
+    use yaml_serde::Value as Y;
+    match v {
+        Y::Mapping(m) => {
+            for value in m.values_mut() {
+                merge_keys(value)?;
+            }
+            let Some(merge) = m.remove("<<") else { return Ok(()) };
+            let sources = match merge {
+                Y::Mapping(one) => vec![one],
+                Y::Sequence(many) => many
+                    .into_iter()
+                    .map(|x| match x {
+                        Y::Mapping(one) => Ok(one),
+                        _ => Err("a list holding another value than a mapping".to_string()),
+                    })
+                    .collect::<std::result::Result<_, _>>()?,
+                Y::Tagged(_) => return Err("a tagged value".into()),
+                _ => return Err("a scalar".into()),
+            };
+            for source in sources {
+                for (k, x) in source {
+                    m.entry(k).or_insert(x);
+                }
+            }
+            Ok(())
+        }
+        Y::Sequence(items) => items.iter_mut().try_for_each(merge_keys),
+        Y::Tagged(t) => merge_keys(&mut t.value),
+        _ => Ok(()),
+    }
+}
+
 /// A YAML value as JSON; what JSON cannot hold is noted in `problems` (JSON pointer, message)
 /// and given as null.
 fn to_json(v: yaml_serde::Value, at: &str, problems: &mut Vec<(String, String)>) -> Value {
@@ -369,6 +409,12 @@ mod tests {
         assert_eq!(r, vec![want]);
         let r = read_raw("base: &b {lr: 1e-400}\nrun:\n  <<: *b\n  seed: 1\n");
         assert_eq!(r, vec![r#"{"base":{"lr":"@num:1e-400"},"run":{"seed":1,"lr":"@num:1e-400"}}"#]);
+        // a merge through an anchor that merges gives the first anchor's keys too, as PyYAML
+        let r = read_raw("a: &a {x: 0.5, n: 2}\nb: &b {<<: *a, n: 3}\nc: {id: 1, <<: *b}\nd: {<<: [*b, {z: 1}]}\n");
+        let want = r#"{"a":{"x":0.5,"n":2},"b":{"n":3,"x":0.5},"c":{"id":1,"n":3,"x":0.5},"d":{"n":3,"x":0.5,"z":1}}"#;
+        assert_eq!(r, vec![want]);
+        let r = read_raw("a: {<<: 5}\n");
+        assert!(r[0].contains("to merge at `<<`, found a scalar"), "{r:?}");
         // the string tag keeps a string
         let r = read_raw("v: !!str 1e-400\n");
         assert_eq!(r, vec![r#"{"v":"1e-400"}"#]);
@@ -426,7 +472,7 @@ mod tests {
             records("a: [1, 2\n", "")[0]
                 .starts_with(": bad: expected a YAML document, found text that is not YAML at line")
         );
-        // merge keys, as PyYAML reads them: the keys written beside `<<` win
+        // merge keys: the keys written beside `<<` win
         assert_eq!(
             records(
                 "base: &b {lr: 0.1, seed: 1}\nruns:\n  - {<<: *b, name: a}\n  - {<<: *b, name: b, lr: 0.2}\n",
