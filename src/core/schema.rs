@@ -1178,10 +1178,19 @@ mod tests {
     #[test]
     fn text_read_as_a_float_is_held_to_its_number() {
         // below and beyond the float's range the value would change; words are what they name
-        let a: ArrayRef =
-            Arc::new(arrow::array::StringArray::from(vec!["0.5", "1e-400", "1e400", "inf", "NaN", "0e-400", "-2"]));
+        let a: ArrayRef = Arc::new(arrow::array::StringArray::from(vec![
+            "0.5",
+            "1e-400",
+            "1e400",
+            "inf",
+            "NaN",
+            "0e-400",
+            "-2",
+            "9007199254740993",
+            "9007199254740992",
+        ]));
         let (out, lost) = conform_each(&a, &DataType::Float64).unwrap();
-        assert_eq!(lost, vec![false, true, true, false, false, false, false]);
+        assert_eq!(lost, vec![false, true, true, false, false, false, false, true, false]);
         assert!(out.is_null(1) && out.is_null(2));
         let e = conform(&a, &DataType::Float64).unwrap_err();
         assert_eq!(e, "value 1e-400 cannot be stored as Float64 without changing it");

@@ -121,8 +121,12 @@ pub(crate) fn underflows_to_zero(s: &str, f: f64) -> bool {
 }
 
 /// Whether the number written `s` is changed by reading it as the 64-bit float `f`: below the
-/// smallest float (`1e-400` read as 0) or beyond the largest (`1e400` read as infinite; the
-/// words `inf` and `NaN` hold no digit, and are the values they name).
+/// smallest float (`1e-400` read as 0), beyond the largest (`1e400` read as infinite; the words
+/// `inf` and `NaN` hold no digit, and are the values they name), or an integer a float cannot
+/// hold exactly (`9007199254740993`, 2^53 + 1, read as 2^53).
 pub(crate) fn float_text_changed(s: &str, f: f64) -> bool {
-    underflows_to_zero(s, f) || (f.is_infinite() && s.bytes().any(|b| b.is_ascii_digit()))
+    let digits = s.strip_prefix(['-', '+']).unwrap_or(s);
+    let integer = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+    let inexact = integer && f.is_finite() && s.parse::<i128>().ok().is_none_or(|v| f as i128 != v);
+    underflows_to_zero(s, f) || (f.is_infinite() && s.bytes().any(|b| b.is_ascii_digit())) || inexact
 }

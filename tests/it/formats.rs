@@ -829,6 +829,10 @@ fn a_yaml_number_a_float_would_change_is_held_to_its_text() {
             "c/a.yaml:$.clip: number 1e400 is out of range for a 64-bit float",
         ],
     );
+    // beyond the float's range in an integer column: out of range, not a fraction
+    write(dir, "c/a.yaml", "seed: 1e400\nlr: 1.0e-5\nfloor: 0.5\nclip: 1.0\n");
+    let o = build(dir, &["--force"]);
+    assert_violations(&o, 1, &["c/a.yaml:$.seed: integer 1e400 out of range for Int64"]);
     // a number column takes the nearest float, as from JSON; JSON text keeps the number as written
     write(dir, "c/a.yaml", "seed: 2.0000000000000000001\nnear: 0.99999999999999999\nfloor: 1e-400\n");
     let fields = "[[source.field]]\nname = \"seed\"\ntype = \"number\"\n\

@@ -795,7 +795,8 @@ fn whole_float(c: &Cell, ctx: &mut Ctx, f: f64, text: &str, range: std::ops::Ran
     }
     if f.fract() == 0.0 && range.contains(&f) {
         Some(f)
-    } else if f.is_finite() && f.fract() == 0.0 {
+    } else if f.is_finite() && f.fract() == 0.0 || f.is_infinite() && text.bytes().any(|b| b.is_ascii_digit()) {
+        // (a YAML number beyond the float's range, `1e400`, reads as infinite)
         ctx.problem(c, format!("integer {text} out of range for {name}"));
         None
     } else {
