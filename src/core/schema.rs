@@ -967,20 +967,9 @@ pub fn conform(a: &ArrayRef, to: &DataType) -> std::result::Result<ArrayRef, Str
             Ok(Arc::new(StructArray::new(fields.clone(), children, s.nulls().cloned())))
         }
         // a number, time or boolean must convert back to itself: no integer above 2^53 rounded
-        // by a float, no fraction cut by an integer, no nanoseconds cut to microseconds
-        _ if converts_back(a.data_type()) && !to.is_nested() => {
-            let (out, lost) = conform_each(a, to)?;
-            match lost.iter().position(|&l| l) {
-                Some(r) => Err(format!(
-                    "value {} cannot be stored as {} without changing it",
-                    arrow::util::display::array_value_to_string(a, r).unwrap_or_default(),
-                    type_name(to)
-                )),
-                None => Ok(out),
-            }
-        }
-        // text read as a float: checked value by value, as for numbers
-        _ if as_text(a).is_some() && to.is_floating() => {
+        // by a float, no fraction cut by an integer, no nanoseconds cut to microseconds; text
+        // read as a float must keep its number (`"1e-400"` is not 0)
+        _ if converts_back(a.data_type()) && !to.is_nested() || is_text(a.data_type()) && to.is_floating() => {
             let (out, lost) = conform_each(a, to)?;
             match lost.iter().position(|&l| l) {
                 Some(r) => Err(format!(
@@ -995,11 +984,16 @@ pub fn conform(a: &ArrayRef, to: &DataType) -> std::result::Result<ArrayRef, Str
     }
 }
 
-/// `a` as text, in whichever string layout it holds (Utf8, LargeUtf8, Utf8View).
+/// Whether `dt` is text, in any of Arrow's string layouts.
+fn is_text(dt: &DataType) -> bool {
+    matches!(dt, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
+}
+
+/// `a` as text of the Utf8 layout, when it is text.
 fn as_text(a: &ArrayRef) -> Option<ArrayRef> {
     match a.data_type() {
         DataType::Utf8 => Some(a.clone()),
-        DataType::LargeUtf8 | DataType::Utf8View => cast_with_options(a, &DataType::Utf8, &Default::default()).ok(),
+        dt if is_text(dt) => cast_with_options(a, &DataType::Utf8, &Default::default()).ok(),
         _ => None,
     }
 }
@@ -1048,9 +1042,11 @@ pub fn conform_each(a: &ArrayRef, to: &DataType) -> std::result::Result<(ArrayRe
             Err(_) => Box::new(move |r| b.slice(r, 1).to_data() != a.slice(r, 1).to_data()),
         },
     };
-    // text read as a float: a number below or beyond the float's range is changed by it
-    let text_changed: Box<dyn Fn(usize) -> bool> = match (as_text(a), to.is_floating(), as_f64(&out)) {
-        (Some(t), true, Some(f)) => Box::new(move |r| {
+    // text read as a float: a number below or beyond the float's range is changed by it (the
+    // casts only for text, not for every column converted)
+    let text_float = is_text(a.data_type()) && to.is_floating();
+    let text_changed: Box<dyn Fn(usize) -> bool> = match text_float.then(|| (as_text(a), as_f64(&out))) {
+        Some((Some(t), Some(f))) => Box::new(move |r| {
             let f = f.as_primitive::<arrow::datatypes::Float64Type>();
             f.is_valid(r) && crate::core::values::float_text_changed(t.as_string::<i32>().value(r).trim(), f.value(r))
         }),
