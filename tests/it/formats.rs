@@ -323,6 +323,15 @@ fn trackio_release() -> &'static Path {
     })
 }
 
+/// The bundled trackio project's fragments (`inbox/`) copied into `dir`: a run's first
+/// fragment file, and its text.
+fn trackio_fragments_in(dir: &Path) -> (PathBuf, String) {
+    copy_tree(&trackio_project().join("raw/inbox"), &dir.join("inbox"));
+    let fragment = std::fs::read_dir(dir.join("inbox")).unwrap().next().unwrap().unwrap().path().join("00000000.jsonl");
+    let text = std::fs::read_to_string(&fragment).unwrap();
+    (fragment, text)
+}
+
 #[test]
 fn trackio_project_from_sqlite_and_fragments() {
     let r = trackio_release();
@@ -371,12 +380,9 @@ fn trackio_project_from_sqlite_and_fragments() {
 
 #[test]
 fn trackio_fragments_alone_and_a_conflicting_log_id() {
-    let src = trackio_project();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    copy_tree(&src.join("raw/inbox"), &dir.join("inbox"));
-    let fragment = std::fs::read_dir(dir.join("inbox")).unwrap().next().unwrap().unwrap().path().join("00000000.jsonl");
-    let text = std::fs::read_to_string(&fragment).unwrap();
+    let (fragment, text) = trackio_fragments_in(dir);
     let toml = one_source(
         "frag",
         "inbox/*/*.jsonl",
@@ -429,12 +435,9 @@ fn a_trackio_database_beside_a_write_ahead_log_not_empty_is_said_with_what_to_do
 
 #[test]
 fn credentials_a_trackio_text_holds_are_redacted_and_said() {
-    let src = trackio_project();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    copy_tree(&src.join("raw/inbox"), &dir.join("inbox"));
-    let fragment = std::fs::read_dir(dir.join("inbox")).unwrap().next().unwrap().unwrap().path().join("00000000.jsonl");
-    let text = std::fs::read_to_string(&fragment).unwrap();
+    let (fragment, text) = trackio_fragments_in(dir);
     let second = text.lines().nth(1).unwrap();
     // a note and a command line logged as metrics, each holding a token
     let logged = second.replace(
