@@ -362,13 +362,20 @@ pub(crate) async fn run_table(cx: &TableCx<'_>, tp: TablePlan, rejects: &mut Rej
         cx.key_sets,
         cx.referenced.get(&t.name).cloned().unwrap_or_default(),
     )
-    .and_then(|v| v.with_record_columns(&t.record_columns))
     .map_err(|e| match (e, &t.schema) {
         // a problem of the declared schema (a pattern, a foreign key) names its file
         (Error::Config { location, message }, Some(file)) if location == format!("table {}", t.name) => {
             Error::config(format!("{} (table {})", cx.spec.dir.join(file).display(), t.name), message)
         }
         (e, _) => e,
+    })?
+    // a problem of the table's `record_columns` is pipeline.toml's, at its line
+    .with_record_columns(&t.record_columns)
+    .map_err(|e| match e {
+        Error::Config { message, .. } => {
+            Error::config(cx.spec.place(&format!("table {}#record_columns", t.name)), message)
+        }
+        e => e,
     })?;
     let mut writer = SplitWriters::new(
         &t.name,

@@ -1868,6 +1868,9 @@ fn a_step_logged_again_keeps_the_resumed_attempts_record_alone() {
     let said = "record_columns [step] must be the primary key's first columns, fewer than all of it (the key: [run, \
                 step, metric])";
     assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    // at its line of pipeline.toml
+    let line = toml.lines().position(|l| l.starts_with("record_columns")).unwrap() + 1;
+    assert!(stderr(&o).contains(&format!("pipeline.toml:{line}")), "{}", stderr(&o));
 }
 
 /// Records kept whole over many record batches: a run resumed every 1,000 steps, each time
