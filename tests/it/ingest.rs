@@ -501,6 +501,53 @@ fn a_parquet_source_value_that_would_be_rounded_or_truncated_is_a_violation() {
 }
 
 #[test]
+fn a_parquet_source_nonfinite_values_are_counted_and_read_as_null_when_asked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // stored NaN and infinities, in a float and a float32 column, and text a number column reads
+    let script = "import pyarrow as pa, pyarrow.parquet as pq, sys\n\
+                  t = pa.table({'id': [1, 2, 3, 4], \
+                  'x': ['1.5', 'NaN', 'inf', '-Infinity'], \
+                  'y': pa.array([1.0, float('nan'), 2.0, float('-inf')]), \
+                  'z': pa.array([float('inf'), 1.0, 2.0, 3.0], pa.float32())})\n\
+                  pq.write_table(t, sys.argv[1])\n";
+    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(dir.join("raw.parquet")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let field = "[[source.field]]\nname = \"x\"\ntype = \"number\"\n";
+    write(dir, "pipeline.toml", &one_source("pq", "raw.parquet", "parquet", field, "SELECT id, x, y, z FROM raw", ""));
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // each one named, in the file's order, as it is stored
+    let out = stdout(&o) + &stderr(&o);
+    let said = "non-finite values read: 6\n  source raw: 6\n    raw.parquet:1:$.z Infinity\n    raw.parquet:2:$.x NaN\n    \
+                raw.parquet:2:$.y NaN\n    raw.parquet:3:$.x inf\n    raw.parquet:4:$.x -Infinity\n    raw.parquet:4:$.y -Infinity\n";
+    assert!(out.contains(said), "{out}");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(release(dir, "pq").join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["report"]["nonfinite_values"], serde_json::json!({"raw": 6}));
+    assert_eq!(
+        query(&release(dir, "pq"), "SELECT id, x, y, z FROM t ORDER BY id"),
+        "id,x,y,z\n1,1.5,1.0,Infinity\n2,NaN,NaN,1.0\n3,Infinity,2.0,2.0\n4,-Infinity,-Infinity,3.0\n"
+    );
+    // `nonfinite = "null"` reads them as null, counted the same
+    let toml = std::fs::read_to_string(dir.join("pipeline.toml")).unwrap();
+    write(
+        dir,
+        "pipeline.toml",
+        &toml.replace("format = \"parquet\"\n", "format = \"parquet\"\nnonfinite = \"null\"\n"),
+    );
+    let o = build(dir, &["-q", "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "pq"), "SELECT id, x, y, z FROM t ORDER BY id"),
+        "id,x,y,z\n1,1.5,1.0,\n2,,,1.0\n3,,2.0,2.0\n4,,,3.0\n"
+    );
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(release(dir, "pq").join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["report"]["nonfinite_values"], serde_json::json!({"raw": 6}));
+}
+
+#[test]
 fn a_folder_named_as_a_source_path_gets_a_glob_to_use() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();

@@ -884,8 +884,17 @@ fn run_parquet(
     let mut rows = 0u64;
     let mut checks = order_checks(&schema, orders);
     for input in &inputs {
-        let mut sink = |b: RecordBatch, first_row: u64, problems: Vec<parquet::CastProblem>| -> Result<()> {
+        let mut sink = |b: RecordBatch,
+                        first_row: u64,
+                        problems: Vec<parquet::CastProblem>,
+                        nonfinite: Vec<parquet::NonFiniteRead>|
+         -> Result<()> {
             let n = b.num_rows();
+            for v in nonfinite {
+                let sref = SourceRef { file: input.rel.clone(), at: Position::Line(v.row) };
+                let at = path::render(&[path::Seg::Key(v.column)]);
+                report.nonfinite.entry(src.name.clone()).or_default().add(|| format!("{sref}:{at} {}", v.found));
+            }
             let mut cols: Vec<ArrayRef> = b.columns().to_vec();
             for (_, v) in &input.captures {
                 cols.push(Arc::new(StringArray::from(vec![v.as_str(); n])));
@@ -937,7 +946,7 @@ fn run_parquet(
             writer.write(&rb).map_err(|e| Error::format(ipc_file.display().to_string(), e))
         };
         let assume = src.assume_timezone.as_ref().map(|t| t.parse().expect("checked at load"));
-        parquet::read(input, &data_fields, assume, &mut sink).map_err(|e| name_table(e, &src.name))?;
+        parquet::read(input, &data_fields, assume, src.nonfinite, &mut sink).map_err(|e| name_table(e, &src.name))?;
     }
     writer.finish().map_err(|e| Error::format(ipc_file.display().to_string(), e))?;
     Ok(Ingested {

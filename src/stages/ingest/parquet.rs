@@ -19,7 +19,7 @@ use super::files::{InputFile, lfs_pointer, lfs_pointer_error};
 use crate::core::error::{Error, Result};
 use crate::core::report::{Position, SourceRef, Violation};
 use crate::core::schema::{TableSchema, canonical, type_name};
-use crate::core::spec::{ColumnsPolicy, SourceDef};
+use crate::core::spec::{ColumnsPolicy, NonFinite, SourceDef};
 
 /// Reads the Arrow schema of a Parquet file (refusing LFS pointers).
 pub fn file_schema(input: &InputFile) -> Result<SchemaRef> {
@@ -410,13 +410,27 @@ pub struct CastProblem {
     pub found: serde_json::Value,
 }
 
-/// Reads one file, converted to `fields`; calls `sink` with each batch and the 1-based row
-/// number of its first row.
+/// A non-finite value of a float column read from one Parquet file: NaN or an infinity stored
+/// as such, or text read as one (`"NaN"`, `"inf"`, `"-Infinity"`).
+#[derive(Debug, Clone)]
+pub struct NonFiniteRead {
+    /// 1-based row number in the file.
+    pub row: u64,
+    /// The column's name.
+    pub column: String,
+    /// The value as stored: the float's name (`NaN`, `Infinity`, `-Infinity`) or the text.
+    pub found: String,
+}
+
+/// Reads one file, converted to `fields`; calls `sink` with each batch, the 1-based row
+/// number of its first row, the values that could not be converted and the non-finite values
+/// of its float columns. With `nonfinite` = [`NonFinite::Null`], those are null in the batch.
 pub fn read(
     input: &InputFile,
     fields: &[Field],
     assume_timezone: Option<chrono_tz::Tz>,
-    sink: &mut dyn FnMut(RecordBatch, u64, Vec<CastProblem>) -> Result<()>,
+    nonfinite: NonFinite,
+    sink: &mut dyn FnMut(RecordBatch, u64, Vec<CastProblem>, Vec<NonFiniteRead>) -> Result<()>,
 ) -> Result<()> {
     if let Some(p) = lfs_pointer(&input.path) {
         return Err(lfs_pointer_error(&input.rel, &p));
@@ -440,6 +454,7 @@ pub fn read(
         let b = b.map_err(|e| failed(first_row, e.to_string()))?;
         let mut cols: Vec<ArrayRef> = Vec::with_capacity(fields.len());
         let mut problems = Vec::new();
+        let mut nonfinite_read = Vec::new();
         for f in fields {
             // a timestamp without a zone is a wall-clock time in the source's assume_timezone
             // (plan refuses one without it)
@@ -483,14 +498,64 @@ pub fn read(
                     }
                 },
             };
+            let col = match zoned.as_ref() {
+                Some(c) if f.data_type().is_floating() => {
+                    let (col, rows) = nonfinite_rows(c, col, nonfinite).map_err(|e| Error::format(&input.rel, e))?;
+                    nonfinite_read.extend(rows.into_iter().map(|(r, found)| NonFiniteRead {
+                        row: first_row + r as u64,
+                        column: f.name().clone(),
+                        found,
+                    }));
+                    col
+                }
+                _ => col,
+            };
             cols.push(col);
         }
+        // in the file's order: row by row, columns in turn
+        nonfinite_read.sort_by_key(|v| v.row);
         let n = b.num_rows() as u64;
         let out = RecordBatch::try_new(schema.clone(), cols).map_err(|e| Error::format(&input.rel, e))?;
-        sink(out, first_row, problems)?;
+        sink(out, first_row, problems, nonfinite_read)?;
         first_row += n;
     }
     Ok(())
+}
+
+/// The rows of the float column `col` (converted from `found`) that hold NaN or an infinity,
+/// each with its value as `found` holds it; with [`NonFinite::Null`], `col` with those rows
+/// null.
+///
+/// Errors: Arrow's, when the column cannot be masked.
+fn nonfinite_rows(
+    found: &ArrayRef,
+    col: ArrayRef,
+    nonfinite: NonFinite,
+) -> std::result::Result<(ArrayRef, Vec<(usize, String)>), arrow::error::ArrowError> {
+    use arrow::array::AsArray;
+    let floats = arrow::compute::cast(&col, &DataType::Float64)?;
+    let floats = floats.as_primitive::<arrow::datatypes::Float64Type>();
+    let rows: Vec<(usize, String)> = (0..floats.len())
+        .filter(|&r| floats.is_valid(r) && !floats.value(r).is_finite())
+        .map(|r| {
+            let v = floats.value(r);
+            let name = match () {
+                _ if found.data_type().is_floating() && v.is_nan() => "NaN".to_string(),
+                _ if found.data_type().is_floating() => if v > 0.0 { "Infinity" } else { "-Infinity" }.to_string(),
+                _ => arrow::util::display::array_value_to_string(found, r).unwrap_or_default(),
+            };
+            (r, name)
+        })
+        .collect();
+    if rows.is_empty() || nonfinite == NonFinite::Ieee {
+        return Ok((col, rows));
+    }
+    let mut mask = vec![false; col.len()];
+    for (r, _) in &rows {
+        mask[*r] = true;
+    }
+    let col = arrow::compute::nullif(&col, &arrow::array::BooleanArray::from(mask))?;
+    Ok((col, rows))
 }
 
 #[cfg(test)]
