@@ -945,3 +945,33 @@ fn empty_yaml_and_json_documents_hold_no_record() {
     assert!(stderr(&o).contains("source y read 1 empty file (0 bytes, no record): y/b.yaml"), "{}", stderr(&o));
     assert!(stderr(&o).contains("source j read 1 empty file (0 bytes, no record): j/b.json"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_source_that_gives_no_record_says_why_it_has_no_column() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // one YAML document with a repeated key: rejected whole, so no record names a column
+    write(dir, "r.yaml", "- id: 1\n  score: 0.5\n  score: 0.6\n- id: 2\n  score: 0.7\n");
+    write(dir, "pipeline.toml", &one_source("y", "r.yaml", "yaml", "", "SELECT id, score FROM raw", ""));
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let said = "(source raw): no column: a source's columns come from its records, and no record could be read \
+                from its 1 file: 1 record set aside (the first: r.yaml: expected each key of a mapping once, found \
+                \"score\" again at line 3, column 3 (in .[0])). Mend them, or declare its columns ([[source.field]], \
+                a name and a type each) to build its tables without rows";
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    // without reject, the record is a violation at its place, said as such
+    let o = build(dir, &["-q"]);
+    assert_violations(&o, 1, &["r.yaml:$: expected each key of a mapping once, found \"score\" again at line 3"]);
+    // files that hold no record: the columns declared build a table without rows
+    write(dir, "r.yaml", "# nothing yet\n");
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("and its 1 file holds none: declare its columns"), "{}", stderr(&o));
+    let fields =
+        "[[source.field]]\nname = \"id\"\ntype = \"integer\"\n[[source.field]]\nname = \"score\"\ntype = \"number\"\n";
+    write(dir, "pipeline.toml", &one_source("y", "r.yaml", "yaml", fields, "SELECT id, score FROM raw", ""));
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "y"), "SELECT count(*) AS n FROM t"), "n\n0\n");
+}

@@ -143,7 +143,7 @@ fn read_source(
     if src.format == Format::Parquet {
         return run_parquet(spec, index, inputs, capture_names, work, opts, orders, report, rejects);
     }
-    let prepared = prepare(spec, index, inputs, capture_names, report)?;
+    let prepared = prepare(spec, index, inputs, capture_names, opts.on_invalid, report)?;
     std::fs::create_dir_all(work).map_err(|e| Error::io(work, e))?;
     let ipc_file = work.join(format!("{}.arrow", src.name));
     let mut writer = crate::stages::sort::staging_file(&ipc_file, &prepared.schema)?;
@@ -239,7 +239,7 @@ pub fn stream_schema(spec: &PipelineSpec, index: usize) -> Option<SchemaRef> {
     }
     let (inputs, capture_names) = find_inputs(spec, index).ok()?;
     let mut scratch = BuildReport::new(0);
-    prepare(spec, index, inputs, capture_names, &mut scratch).ok().map(|p| p.schema)
+    prepare(spec, index, inputs, capture_names, OnInvalid::Fail, &mut scratch).ok().map(|p| p.schema)
 }
 
 /// Reads a source whose schema [`stream_schema`] knows and hands each record batch of kept
@@ -254,7 +254,7 @@ pub fn stream(
 ) -> Result<Streamed> {
     let mut found = BuildReport::new(opts.max_errors);
     let (inputs, capture_names) = find_inputs(spec, index)?;
-    let prepared = prepare(spec, index, inputs, capture_names, &mut found)?;
+    let prepared = prepare(spec, index, inputs, capture_names, opts.on_invalid, &mut found)?;
     let converted = convert(spec, index, &prepared, opts, &mut found, rejects, out);
     let rows = with_earlier(&found, converted)?;
     Ok(Streamed { rows, inputs: prepared.inputs, found })
@@ -382,12 +382,14 @@ pub fn format_columns(format: Format, keep_text: bool) -> Option<Vec<(String, Ta
 }
 
 /// Decides a source's columns (declared, fixed by the format, or inferred from the data) and
-/// the schema of its rows.
+/// the schema of its rows. `on_invalid` is the build's rule for bad records (the source's own
+/// wins).
 fn prepare(
     spec: &PipelineSpec,
     index: usize,
     inputs: Vec<InputFile>,
     capture_names: Vec<String>,
+    on_invalid: OnInvalid,
     report: &mut BuildReport,
 ) -> Result<Prepared> {
     let src = &spec.def.sources[index];
@@ -416,7 +418,10 @@ fn prepare(
                     conv.boolean_digits = true;
                     schema.fields.iter().map(|f| (f.name.clone(), Target::from_descriptor(f))).collect()
                 }
-                None => infer_columns(src, &inputs, &context, &mut conv, spec.untyped_as_text, report)?,
+                None => {
+                    let reject = src.on_invalid.unwrap_or(on_invalid) == OnInvalid::Reject;
+                    infer_columns(src, &inputs, &context, &mut conv, spec.untyped_as_text, reject, report)?
+                }
             },
         },
     };
@@ -1392,15 +1397,18 @@ fn unnameable_columns(
 }
 
 /// The columns of a source without a schema, typed from every value read (declared
-/// `[[source.field]]` types win); widenings are warned of.
+/// `[[source.field]]` types win); widenings are warned of. `reject`: records that cannot be
+/// read are set aside, not violations.
 ///
-/// Errors: a column without a type, or type problems in the data, naming `context`.
+/// Errors: a column without a type, or type problems in the data, naming `context`; no
+/// column at all, when no record was read (and none is a violation to say).
 fn infer_columns(
     src: &SourceDef,
     inputs: &[InputFile],
     context: &str,
     conv: &mut ConvertOptions,
     untyped_as_text: bool,
+    reject: bool,
     report: &mut BuildReport,
 ) -> Result<Vec<(String, Target)>> {
     let mut inf = infer::Inference::new(src.format == Format::Csv);
@@ -1497,6 +1505,29 @@ fn infer_columns(
         if !columns.iter().any(|(n, _)| n == &f.name) {
             columns.push((f.name.clone(), Target::from_descriptor(f)));
         }
+    }
+    // (records that could not be read are violations, said each at its place, unless rejected)
+    if columns.is_empty() && !inputs.is_empty() && (reject || unread == 0) {
+        // a query naming any column would fail on a name the data never gave
+        if let Some(e) = stopped {
+            return Err(e);
+        }
+        let plural = |n: u64, noun: &str| format!("{n} {noun}{}", if n == 1 { "" } else { "s" });
+        let files = plural(inputs.len() as u64, "file");
+        let why = match &first_unread {
+            Some(first) => format!(
+                "no record could be read from its {files}: {} set aside (the first: {first}). Mend them, or declare",
+                plural(unread, "record")
+            ),
+            None => format!("its {files} {} none: declare", if inputs.len() == 1 { "holds" } else { "hold" }),
+        };
+        return Err(Error::config(
+            context,
+            format!(
+                "no column: a source's columns come from its records, and {why} its columns \
+                 ([[source.field]], a name and a type each) to build its tables without rows"
+            ),
+        ));
     }
     Ok(columns)
 }

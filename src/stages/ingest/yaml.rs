@@ -67,9 +67,23 @@ pub fn read(
                 let at = crate::stages::card::yaml_error_place(body, &e)
                     .map(|(line, column)| format!(" at line {line}, column {column}"))
                     .unwrap_or_default();
-                let shown = e.to_string();
+                let mut shown = e.to_string();
+                // the parser's own place is the mapping's start, for a repeated key: said once, ours
+                if !at.is_empty()
+                    && let Some(i) = shown.rfind(" at line ")
+                    && shown[i + 9..].split(" column ").all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                {
+                    shown.truncate(i);
+                }
                 // YAML itself has no limit: the reader's values stop at 64 bits
-                let message = if shown.contains("integer") && (shown.contains("u128") || shown.contains("i128")) {
+                let repeated = match shown.strip_prefix("duplicate entry with key ") {
+                    Some(key) => Some((".", key)),
+                    None => shown.split_once(": duplicate entry with key "),
+                };
+                let message = if let Some((path, key)) = repeated {
+                    let path = if path == "." { String::new() } else { format!(" (in {path})") };
+                    format!("expected each key of a mapping once, found {key} again{at}{path}")
+                } else if shown.contains("integer") && (shown.contains("u128") || shown.contains("i128")) {
                     format!("expected integers of at most 64 bits, found a larger one{at}: quote it to keep it as text")
                 } else if shown.contains("invalid value:") {
                     // valid YAML whose tag refuses its value (`!!float 1e400`, `!!int 1.5`)
@@ -379,7 +393,10 @@ mod tests {
     fn a_repeated_key_is_placed_at_its_second_line() {
         let r = records("a: 1\nb: 2\nc: 3\nd: 4\na: 5\n", "");
         assert_eq!(r.len(), 1);
-        assert!(r[0].contains("at line 5, column 1: duplicate entry with key \"a\""), "{r:?}");
+        assert!(r[0].ends_with("expected each key of a mapping once, found \"a\" again at line 5, column 1"), "{r:?}");
+        // inside a list's mapping: the place once (the parser's own is the mapping's start)
+        let r = records("- id: 1\n  score: 0.5\n  score: 0.6\n", "");
+        assert!(r[0].ends_with("found \"score\" again at line 3, column 3 (in .[0])"), "{r:?}");
     }
 
     #[test]
