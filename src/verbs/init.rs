@@ -196,6 +196,12 @@ const PEEK_BAD_LINES: u64 = 100;
 /// declares at least one column or leaves out at least one file).
 const MAX_ROUNDS: usize = 200;
 
+/// A column of numbers or booleans that holds values of another type (`"score": "error:
+/// timeout"` among scores) keeps its type when those values' records are at most one in this
+/// many of each file's records: they are set aside with `on_invalid = "reject"`. More, and the
+/// column keeps every value as JSON text (`any`).
+const RARE_OTHER_TYPE: u64 = 10;
+
 /// What [`look_at_files`] found: each file looked at, those that cannot be read, notes (the
 /// folders left out), and the number of files.
 struct Walked {
@@ -2944,9 +2950,16 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
     let mut coerce_guess: Option<String> = None;
     // whether the source was read with its bad records set aside
     let mut reject_tried = false;
+    // columns whose values of another type that read sets aside (each with why, for `any`)
+    let mut other_types: Vec<(String, String)> = Vec::new();
     for _ in 0..MAX_ROUNDS {
         if plan.files.is_empty() {
             return Settled::Failed;
+        }
+        // a guess whose column was declared text since (by an error naming it) is taken back
+        if let Some(col) = coerce_guess.take_if(|c| plan.fields.iter().any(|d| &d.column == c)) {
+            plan.coerce_nonfinite = None;
+            tracing::debug!("coerce_nonfinite_strings taken back: {col} is declared");
         }
         (plan.patterns, plan.skipped) = exact_patterns_leaving_out(raw, &plan.wanted, &plan.files, not_read);
         let outcome = read_source(raw, &plan, work);
@@ -2959,6 +2972,18 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
                      the file, or declare the source by hand with a record_path or SQL that leaves it out",
                     not_read,
                 );
+            }
+            Ok(Some(trial))
+                if !other_types.is_empty()
+                    && trial.rejected.values().any(|(bad, good)| bad.saturating_mul(RARE_OTHER_TYPE) > *good) =>
+            {
+                // values of another type too many to set aside: the columns keep them as JSON text
+                for (col, why) in std::mem::take(&mut other_types) {
+                    declare(&mut plan.fields, col, "any", why);
+                }
+                plan.reject_invalid = None;
+                reject_tried = false;
+                continue;
             }
             Ok(Some(trial)) if plan.reject_invalid.is_some() => {
                 // a file as many of whose records are bad as good, or more, is left out after all
@@ -3125,6 +3150,25 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
                     }
                     changed = true;
                 }
+                // a few values of another type in a column of numbers or booleans: their records
+                // are set aside, weighed by the read with `on_invalid = "reject"` (below)
+                (Some(col), Some((expected, found, _, _)))
+                    if v.path != "$"
+                        && v.rule == "type"
+                        && !reject_tried
+                        && text_type == "any"
+                        && matches!(expected, "number" | "integer" | "boolean")
+                        && !stands_for_missing(found)
+                        && v.source.is_some()
+                        && !plan.fields.iter().any(|d| d.column == col) =>
+                {
+                    let at = v.source.as_ref().map(|s| format!(" (at {s})")).unwrap_or_default();
+                    if !other_types.iter().any(|(c, _)| c == &col) {
+                        other_types.push((col, format!("{}{at}", first_sentence(&v.message))));
+                    }
+                    let Some(src) = &v.source else { continue };
+                    out_files.entry(src.file.clone()).or_default().push(reason_of(v));
+                }
                 (Some(col), _) if v.path != "$" && v.rule == "type" => {
                     let at = v.source.as_ref().map(|s| format!(" (at {s})")).unwrap_or_default();
                     changed |= declare(&mut plan.fields, col, text_type, format!("{}{at}", first_sentence(&v.message)));
@@ -3249,6 +3293,18 @@ fn declare(fields: &mut Vec<Declared>, col: String, ty: &str, reason: String) ->
             true
         }
     }
+}
+
+/// Whether a value found where a number or boolean was expected, as a type problem describes
+/// it (`string ""`), is text that stands for a missing value: empty, punctuation alone (`-`,
+/// `?`), or `n/a`, `na`, `none`, `null` in any case. Its record is a row like any other, so its
+/// column keeps every value as JSON text rather than the record being set aside.
+fn stands_for_missing(found: &str) -> bool {
+    let Some(text) = found.strip_prefix("string ").and_then(|t| serde_json::from_str::<String>(t).ok()) else {
+        return false;
+    };
+    let t = text.trim().to_ascii_lowercase();
+    !t.chars().any(char::is_alphanumeric) || matches!(t.as_str(), "n/a" | "na" | "none" | "null")
 }
 
 /// `text` (a file init writes) with the environment's token hidden in its reasons (see

@@ -2096,6 +2096,47 @@ fn init_sets_aside_a_few_bad_records_rather_than_their_file() {
     assert_eq!(init_rows(&doc)["verl_generations"], 9, "{doc}");
 }
 
+/// A column of numbers with a few strings keeps its type, those records set aside; a string
+/// that stands for a missing value, or strings more than one record in ten, keep every record
+/// and the column's values as JSON text.
+#[test]
+fn a_few_strings_among_numbers_are_set_aside_and_missing_markers_are_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("evals");
+    let lines = |n: u32, odd: &dyn Fn(u32) -> Option<&'static str>| -> String {
+        (0..n)
+            .map(|i| {
+                let score = odd(i).map_or(format!("0.{i}"), |s| format!("\"{s}\""));
+                format!("{{\"id\": {i}, \"score\": {score}, \"passed\": true}}\n")
+            })
+            .collect()
+    };
+    write(&d, "scores.jsonl", &lines(20, &|i| (i == 7).then_some("error: timeout")));
+    let doc = init(tmp.path(), &d, "few");
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/few/pipeline.toml")).unwrap();
+    let said = "on_invalid = \"reject\"   # 1 bad record among good ones, set aside in rejects/ and named in the card; \
+                the first: scores.jsonl, line 8, $.score: expected number, found string \"error: timeout\"";
+    assert!(toml.contains(said), "{toml}");
+    assert!(!toml.contains("type = \"any\""), "{toml}");
+    assert_eq!(init_rows(&doc)["scores"], 19, "{doc}");
+    let release = build_from_elsewhere(tmp.path(), "few");
+    assert_eq!(query(&release, "SELECT count(*) AS n, sum(score) > 1 AS numbers FROM scores"), "n,numbers\n19,true\n");
+    let rejects = std::fs::read_to_string(release.join("rejects/scores_raw.jsonl")).unwrap();
+    assert!(rejects.contains("\"score\":\"error: timeout\""), "{rejects}");
+    // an empty string is a missing value: the record is kept, the column JSON text
+    write(&d, "scores.jsonl", &lines(20, &|i| (i == 7).then_some("")));
+    let doc = init(tmp.path(), &d, "missing");
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/missing/pipeline.toml")).unwrap();
+    assert!(toml.contains("name = \"score\"\ntype = \"any\"") && !toml.contains("on_invalid"), "{toml}");
+    assert_eq!(init_rows(&doc)["scores"], 20, "{doc}");
+    // two strings in 20 records (more than one in ten): the same
+    write(&d, "scores.jsonl", &lines(20, &|i| (i % 10 == 3).then_some("error")));
+    let doc = init(tmp.path(), &d, "many");
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/many/pipeline.toml")).unwrap();
+    assert!(toml.contains("name = \"score\"\ntype = \"any\"") && !toml.contains("on_invalid"), "{toml}");
+    assert_eq!(init_rows(&doc)["scores"], 20, "{doc}");
+}
+
 /// Bad records are weighed against the records a file gives, not its rows: a metrics line of
 /// ten metrics is one record, ten rows.
 #[test]
