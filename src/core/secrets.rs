@@ -105,6 +105,21 @@ fn held_pieces(text: &str) -> Vec<(std::ops::Range<usize>, &'static str)> {
     merged
 }
 
+/// Searchers for every secret [`remember`]ed so far, as written and in lower case, each with
+/// its mark: what a scan of bytes (a file, a column's values) looks for. Empty when none is.
+pub fn finders() -> Vec<(memchr::memmem::Finder<'static>, &'static str)> {
+    let secrets = SECRETS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut out = Vec::new();
+    for (s, mark) in secrets.iter() {
+        out.push((memchr::memmem::Finder::new(s.as_bytes()).into_owned(), *mark));
+        let lower = s.to_ascii_lowercase();
+        if &lower != s {
+            out.push((memchr::memmem::Finder::new(lower.as_bytes()).into_owned(), *mark));
+        }
+    }
+    out
+}
+
 /// Characters of a secret in a row that [`holds`] takes for the secret: 16 of a Hugging Face
 /// token's 37 are no chance match in a file's path.
 pub const HELD_PIECE: usize = 16;

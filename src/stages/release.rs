@@ -60,6 +60,101 @@ use serde::{Deserialize, Serialize};
 use crate::core::error::{Error, Result};
 use crate::core::schema::TableSchema;
 
+/// The first place where the files `rels` of the release folder `dir` hold a secret this
+/// process holds ([`crate::core::secrets::finders`]: the Hub token): `path:line` in a text
+/// file, `path: column c, row r` (1-based) in a Parquet file's text. Parquet files are read
+/// in record batches, their text columns (in lists and structs too) searched whole; other
+/// files 1 MiB at a time. `None` when no secret is held, or none is known.
+///
+/// Errors: [`Error::Io`] for a file that cannot be read; [`Error::Format`] for a Parquet file
+/// that does not read.
+pub fn secret_held(dir: &Path, rels: &[String]) -> Result<Option<String>> {
+    let finders = crate::core::secrets::finders();
+    if finders.is_empty() {
+        return Ok(None);
+    }
+    let found = |bytes: &[u8]| finders.iter().filter_map(|(f, _)| f.find(bytes)).min();
+    for rel in rels {
+        let path = dir.join(rel);
+        let place = if rel.ends_with(".parquet") {
+            secret_in_parquet(&path, rel, &found)?
+        } else {
+            secret_in_text(&path, &found, finders.iter().map(|(f, _)| f.needle().len()).max().unwrap_or(0))?
+        };
+        if let Some(place) = place {
+            return Ok(Some(format!("{rel}{place}")));
+        }
+    }
+    Ok(None)
+}
+
+/// `:line` of the first secret `found` finds in the file at `path`, read 1 MiB at a time (each
+/// piece with the `longest - 1` bytes before it, so that none is missed where pieces meet).
+fn secret_in_text(path: &Path, found: &dyn Fn(&[u8]) -> Option<usize>, longest: usize) -> Result<Option<String>> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let keep = longest.saturating_sub(1);
+    let mut buf: Vec<u8> = Vec::with_capacity((1 << 20) + keep);
+    // lines ended before `buf`'s first byte
+    let mut lines = 0u64;
+    loop {
+        let start = buf.len();
+        buf.resize(start + (1 << 20), 0);
+        let n = f.read(&mut buf[start..]).map_err(|e| Error::io(path, e))?;
+        buf.truncate(start + n);
+        if let Some(at) = found(&buf) {
+            return Ok(Some(format!(":{}", lines + memchr::memchr_iter(b'\n', &buf[..at]).count() as u64 + 1)));
+        }
+        if n == 0 {
+            return Ok(None);
+        }
+        let cut = buf.len().saturating_sub(keep);
+        lines += memchr::memchr_iter(b'\n', &buf[..cut]).count() as u64;
+        buf.drain(..cut);
+    }
+}
+
+/// `: column c, row r` of the first text value of the Parquet file at `path` in which `found`
+/// finds a secret (the row of a batch, for text inside lists and structs).
+fn secret_in_parquet(path: &Path, rel: &str, found: &dyn Fn(&[u8]) -> Option<usize>) -> Result<Option<String>> {
+    use arrow::array::{Array, AsArray};
+    use arrow::datatypes::DataType;
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+        .and_then(|b| b.build())
+        .map_err(|e| Error::format(rel, e))?;
+    // whether any text in `data` (its buffers, and its children's) holds a secret
+    fn holds(data: &arrow::array::ArrayData, found: &dyn Fn(&[u8]) -> Option<usize>) -> bool {
+        let text =
+            matches!(data.data_type(), DataType::Utf8 | DataType::LargeUtf8 | DataType::Binary | DataType::LargeBinary);
+        // a view of 12 bytes or fewer is inline, too short for a secret: the data buffers hold the rest
+        let views = matches!(data.data_type(), DataType::Utf8View | DataType::BinaryView);
+        (text && data.buffers().get(1).is_some_and(|b| found(b.as_slice()).is_some()))
+            || (views && data.buffers().iter().skip(1).any(|b| found(b.as_slice()).is_some()))
+            || data.child_data().iter().any(|c| holds(c, found))
+    }
+    let mut first_row = 1u64;
+    for batch in reader {
+        let batch = batch.map_err(|e| Error::format(rel, e))?;
+        for (i, col) in batch.columns().iter().enumerate() {
+            if !holds(&col.to_data(), found) {
+                continue;
+            }
+            let name = batch.schema().field(i).name().clone();
+            // the row, for a column of text itself; else the batch's first
+            let row = arrow::compute::cast(col, &DataType::Utf8).ok().and_then(|t| {
+                (0..t.len()).find(|&r| t.is_valid(r) && found(t.as_string::<i32>().value(r).as_bytes()).is_some())
+            });
+            return Ok(Some(match row {
+                Some(r) => format!(": column {name}, row {}", first_row + r as u64),
+                None => format!(": column {name}, rows from {}", first_row),
+            }));
+        }
+        first_row += batch.num_rows() as u64;
+    }
+    Ok(None)
+}
+
 /// Current manifest format version.
 pub const MANIFEST_VERSION: u32 = 1;
 
@@ -629,6 +724,22 @@ fn remove_leftovers(parent: &Path) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_secret_across_two_pieces_of_a_text_file_is_found_at_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let secret = "hf_PIECESCANTEST0123456789";
+        crate::core::secrets::remember(secret, "<token>");
+        // the secret starts 5 bytes before the first MiB ends, on line 3; and in lower case
+        let head = format!("a\nb\n{}", "x".repeat((1 << 20) - 9));
+        std::fs::write(dir.path().join("f.jsonl"), format!("{head}{secret}\n")).unwrap();
+        std::fs::write(dir.path().join("g.md"), format!("one\n{}\n", secret.to_ascii_lowercase())).unwrap();
+        std::fs::write(dir.path().join("h.md"), "nothing here\n").unwrap();
+        let rels = |r: &[&str]| r.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(super::secret_held(dir.path(), &rels(&["h.md", "f.jsonl"])).unwrap().as_deref(), Some("f.jsonl:3"));
+        assert_eq!(super::secret_held(dir.path(), &rels(&["g.md"])).unwrap().as_deref(), Some("g.md:2"));
+        assert_eq!(super::secret_held(dir.path(), &rels(&["h.md"])).unwrap(), None);
+    }
+
     use super::*;
 
     #[test]

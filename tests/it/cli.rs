@@ -154,6 +154,69 @@ fn a_token_the_data_holds_is_never_printed() {
     assert!(stderr(&o).contains(said) && !stderr(&o).contains(&token[..12]), "{}", stderr(&o));
 }
 
+/// A release whose data or card holds the token would publish it: publish refuses before it
+/// sends anything, naming where (without the token), dry run or not.
+#[test]
+fn publish_refuses_a_release_that_holds_the_token() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let token = "hf_TESTSECRET123456789";
+    // a config that logged the token, in a table's text; more rows than a batch before it
+    let rows: String = (0..10_000).map(|i| format!("{{\"id\": {i}, \"k\": \"v{i}\"}}\n")).collect();
+    write(dir, "a.jsonl", &format!("{rows}{{\"id\": 10000, \"k\": \"token={token}\"}}\n"));
+    write(dir, "pipeline.toml", &one_source("p", "a.jsonl", "jsonl", "", "SELECT id, k FROM raw", ""));
+    let o = run(bin().current_dir(dir).args(["build", ".", "-q", "--releases-dir", "out"]).env("HF_TOKEN", token));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let release = release(dir, "p");
+    // no server is asked: the endpoint is one nothing listens on
+    for extra in [&["--dry-run"][..], &[]] {
+        let o = run(bin()
+            .arg("publish")
+            .arg(&release)
+            .args(["--repo", "acme/p"])
+            .args(extra)
+            .env("HF_TOKEN", token)
+            .env("HF_ENDPOINT", "http://127.0.0.1:9"));
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", stderr(&o));
+        let said = "data/t.parquet: column k, row 10001: the release holds the Hub token (HF_TOKEN, --token-file or \
+                    the token file), and publishing would make it public; nothing was sent";
+        assert!(stderr(&o).contains(said), "{extra:?}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("hf_TESTSECR") && !stdout(&o).contains("hf_TESTSECR"), "{}", stderr(&o));
+    }
+    // in a text file of the release: its line
+    let o = run(bin()
+        .current_dir(dir)
+        .args(["build", ".", "-q", "--force", "--releases-dir", "out", "--on-invalid", "reject"])
+        .env("HF_TOKEN", token));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let toml = std::fs::read_to_string(dir.join("pipeline.toml")).unwrap();
+    write(dir, "pipeline.toml", &format!("{toml}[card]\ndescription = \"Runs.\\nLogged with {token}.\"\n"));
+    let toml = std::fs::read_to_string(dir.join("pipeline.toml")).unwrap();
+    write(dir, "pipeline.toml", &toml.replace("SELECT id, k FROM raw", "SELECT id, k FROM raw WHERE id < 10"));
+    let o = run(bin()
+        .current_dir(dir)
+        .args(["build", ".", "-q", "--force", "--releases-dir", "out"])
+        .env_remove("HF_TOKEN"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let card = std::fs::read_to_string(release.join("README.md")).unwrap();
+    let line = card.lines().position(|l| l.contains(token)).unwrap() + 1;
+    let o = run(bin().arg("publish").arg(&release).args(["--repo", "acme/p", "--dry-run"]).env("HF_TOKEN", token));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&format!("README.md:{line}: the release holds the Hub token")), "{}", stderr(&o));
+    // another token: nothing to refuse on that account (offline: the release checked, no more)
+    let o = run(bin()
+        .arg("publish")
+        .arg(&release)
+        .args(["--repo", "acme/p", "--dry-run"])
+        .env("HF_TOKEN", "hf_ANOTHERTOKEN987654321")
+        .env("HF_HUB_OFFLINE", "1"));
+    assert!(
+        stderr(&o).contains("HF_HUB_OFFLINE is set") && !stderr(&o).contains("holds the Hub token"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn options_of_a_published_release_are_refused_for_a_local_one() {
     let r = example_release();

@@ -354,6 +354,15 @@ pub async fn run(client: &HubClient, opts: &PublishOptions, progress: &dyn Progr
         super::revision_name(t, "--tag")?;
     }
     let HashedRelease { manifest, locals, digests, warnings } = hashed_release(opts, progress)?;
+    // a release that holds the token would publish it (a config that logged it, a card text)
+    let rels: Vec<String> = locals.iter().map(|f| f.rel.clone()).collect();
+    if let Some(place) = crate::stages::release::secret_held(&opts.release_dir, &rels)? {
+        return Err(Error::Refused(format!(
+            "{place}: the release holds the Hub token (HF_TOKEN, --token-file or the token file), and publishing \
+             would make it public; nothing was sent. Take it out of the data (in the table's SQL, or with `redact` \
+             in a [source.wandb]) or the card, and build again"
+        )));
+    }
     let repo = &opts.repo;
     let prefix = opts.path_in_repo.clone();
     let card_text = std::fs::read_to_string(opts.release_dir.join("README.md"))
