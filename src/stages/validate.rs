@@ -642,6 +642,9 @@ impl<'a> Validator<'a> {
             }
         }
         let rule = self.policy.as_str();
+        let rows = group.clone();
+        // the places of the records set aside whole here, each with where its step is kept
+        let mut set_aside: BTreeMap<String, (String, Option<SourceRef>)> = BTreeMap::new();
         for r in group {
             if superseded[r].is_some() || !reasons[r].is_empty() {
                 continue;
@@ -665,7 +668,22 @@ impl<'a> Validator<'a> {
             } else {
                 continue;
             };
+            set_aside.insert(at.to_string(), (by.clone(), by_at.clone()));
             superseded[r] = Some(Superseded { why, by, by_at });
+        }
+        // a row superseded by one that went with its record names where the step's rows are kept
+        for r in rows {
+            let Some(s) = superseded[r].as_mut() else { continue };
+            let mut hops = 0;
+            while let Some((by, by_at)) = set_aside.get(&s.by)
+                && hops < set_aside.len()
+            {
+                if hops == 0 {
+                    s.why = format!("{}, itself set aside with its record for the rows at {by}", s.why);
+                }
+                (s.by, s.by_at) = (by.clone(), by_at.clone());
+                hops += 1;
+            }
         }
     }
 

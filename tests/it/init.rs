@@ -1810,6 +1810,36 @@ fn a_resumed_runs_repeated_checkpoints_keep_the_last_and_a_table_without_key_say
     assert_eq!(release_rows(&release)["metrics"], 2);
 }
 
+/// A step logged three times: the second attempt's row that superseded the first's is itself set
+/// aside with its record, and the first's says where the step's rows are kept.
+#[test]
+fn a_row_superseded_by_one_set_aside_with_its_record_names_the_rows_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("cookbook");
+    write(
+        &d,
+        "run-a/metrics.jsonl",
+        "{\"step\": 0, \"loss\": 1.0, \"x\": 1}\n{\"step\": 1, \"loss\": 0.9, \"x\": 2}\n\
+         {\"step\": 0, \"loss\": 0.98, \"x\": 3}\n{\"step\": 1, \"loss\": 0.91, \"x\": 4}\n\
+         {\"step\": 0, \"loss\": 0.99}\n{\"step\": 1, \"loss\": 0.92}\n",
+    );
+    let doc = init(tmp.path(), &d, "thrice");
+    assert_eq!(table(&doc, "metrics")["on_duplicate_key"], "keep-last", "{doc}");
+    let o = run(bin().current_dir(tmp.path()).arg("build").arg("pipelines/thrice"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = "raw/run-a/metrics.jsonl:2: duplicate primary key (run=run-a, step=1, metric=x); superseded by the row \
+                at raw/run-a/metrics.jsonl:4 (keep-last rule), itself set aside with its record for the rows at \
+                raw/run-a/metrics.jsonl:6";
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    let release = tmp.path().join(stdout(&o).trim());
+    let rejects = std::fs::read_to_string(release.join("rejects/metrics.jsonl")).unwrap();
+    assert!(rejects.contains("itself set aside with its record"), "{rejects}");
+    assert_eq!(
+        query(&release, "SELECT step, metric, value FROM metrics ORDER BY step, metric"),
+        "step,metric,value\n0,loss,0.99\n1,loss,0.92\n"
+    );
+}
+
 /// A run resumed from its checkpoint at step 1 logs steps 1 and 2 again: at a step logged
 /// again, the stopped attempt's records are set aside, with the metrics the resumed attempt did
 /// not log there (they stayed beside the resumed attempt's, unnamed), those it logged on a line
