@@ -44,6 +44,11 @@ pub struct PublishArgs {
     /// is refused before anything is sent).
     #[arg(long)]
     allow_older_version: bool,
+    /// Publish even when the release holds text of an access token's form (`hf_…`, `sk-…`,
+    /// `ghp_…`; by default that is refused before anything is sent). The token publish uses is
+    /// refused whatever this says.
+    #[arg(long)]
+    allow_token_like: bool,
     /// Create the repo when it does not exist (an existing repo is fine).
     #[arg(long)]
     create: bool,
@@ -395,6 +400,7 @@ fn publish_options(a: &PublishArgs, env: &HubEnv) -> Result<PublishOptions, Erro
     opts.dry_run = a.dry_run;
     opts.delete_unlisted = a.delete_unlisted;
     opts.allow_older_version = a.allow_older_version;
+    opts.allow_token_like = a.allow_token_like;
     opts.commit_message = a.message.clone();
     opts.tag = match (a.no_tag, a.tag.clone()) {
         (true, _) => TagMode::None,

@@ -120,6 +120,43 @@ pub fn finders() -> Vec<(memchr::memmem::Finder<'static>, &'static str)> {
     out
 }
 
+/// The forms access tokens are given out in, as a regular expression: Hugging Face (`hf_…`),
+/// GitHub (`ghp_…`, `github_pat_…`), GitLab (`glpat-…`), AWS (`AKIA…`), OpenAI and Anthropic
+/// (`sk-…`), Slack (`xox…-`) and JSON Web Tokens (`eyJ….….…`). The prefixes no word has are
+/// found inside longer text too; `sk-`, `xox` and `eyJ` at a word's start only.
+pub const TOKEN_FORMS: &str = r"(?:hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|\bsk-[A-Za-z0-9_-]*[A-Za-z0-9]{16,}[A-Za-z0-9_-]*|\bxox[abposr]-[A-Za-z0-9-]{10,}|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})";
+
+/// [`TOKEN_FORMS`] over bytes, compiled once.
+pub fn token_forms() -> &'static regex::bytes::Regex {
+    static RE: std::sync::OnceLock<regex::bytes::Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| regex::bytes::Regex::new(TOKEN_FORMS).expect("static pattern"))
+}
+
+/// [`TOKEN_FORMS`] without its word boundaries, over bytes: what a search of many values
+/// written one after the other (a column's text buffer) looks for first, each value it may
+/// hold then searched with [`token_forms`].
+pub fn token_forms_anywhere() -> &'static regex::bytes::Regex {
+    static RE: std::sync::OnceLock<regex::bytes::Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| regex::bytes::Regex::new(&TOKEN_FORMS.replace(r"\b", "")).expect("static pattern"))
+}
+
+/// The name of the form a match of [`TOKEN_FORMS`] has, by its start (`hf_…`, `sk-…`, a JSON
+/// Web Token): what a message may say of it without quoting any of its secret part.
+pub fn token_form_name(m: &[u8]) -> &'static str {
+    const NAMES: [(&[u8], &str); 9] = [
+        (b"hf_", "a Hugging Face token (hf_…)"),
+        (b"github_pat_", "a GitHub token (github_pat_…)"),
+        (b"ghp_", "a GitHub token (ghp_…)"),
+        (b"gh", "a GitHub token (gh…_…)"),
+        (b"glpat-", "a GitLab token (glpat-…)"),
+        (b"AKIA", "an AWS access key (AKIA…)"),
+        (b"sk-", "an API key (sk-…)"),
+        (b"xox", "a Slack token (xox…)"),
+        (b"eyJ", "a JSON Web Token (eyJ…)"),
+    ];
+    NAMES.iter().find(|(p, _)| m.starts_with(p)).map_or("an access token", |(_, n)| n)
+}
+
 /// Characters of a secret in a row that [`holds`] takes for the secret: 16 of a Hugging Face
 /// token's 37 are no chance match in a file's path.
 pub const HELD_PIECE: usize = 16;

@@ -60,37 +60,73 @@ use serde::{Deserialize, Serialize};
 use crate::core::error::{Error, Result};
 use crate::core::schema::TableSchema;
 
+/// What [`secret_held`] found in a release: the token this process holds, or text of a form
+/// tokens are given out in ([`crate::core::secrets::TOKEN_FORMS`]), with the form's name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Held {
+    /// A secret this process holds ([`crate::core::secrets::finders`]: the Hub token).
+    Token,
+    /// Text of a token's form (`hf_…` of 20 characters or more, `sk-…`): its form's name.
+    LooksLike(&'static str),
+}
+
 /// The first place where the files `rels` of the release folder `dir` hold a secret this
-/// process holds ([`crate::core::secrets::finders`]: the Hub token): `path:line` in a text
-/// file, `path: column c, row r` (1-based) in a Parquet file's text. Parquet files are read
-/// in record batches, their text columns (in lists and structs too) searched whole; other
-/// files 1 MiB at a time. `None` when no secret is held, or none is known.
+/// process holds ([`crate::core::secrets::finders`]: the Hub token), or, with `forms`, text of
+/// a token's form: `path:line` in a text file, `path: column c, row r` (1-based) in a Parquet
+/// file's text. Parquet files are read in record batches, their text columns (in lists and
+/// structs too) searched whole; other files 1 MiB at a time.
 ///
 /// Errors: [`Error::Io`] for a file that cannot be read; [`Error::Format`] for a Parquet file
 /// that does not read.
-pub fn secret_held(dir: &Path, rels: &[String]) -> Result<Option<String>> {
+pub fn secret_held(dir: &Path, rels: &[String], forms: bool) -> Result<Option<(String, Held)>> {
     let finders = crate::core::secrets::finders();
-    if finders.is_empty() {
+    if finders.is_empty() && !forms {
         return Ok(None);
     }
-    let found = |bytes: &[u8]| finders.iter().filter_map(|(f, _)| f.find(bytes)).min();
+    // a column's values written one after the other: a form is looked for without its word
+    // boundaries, and each value then on its own
+    let anywhere = |bytes: &[u8]| -> bool {
+        finders.iter().any(|(f, _)| f.find(bytes).is_some())
+            || (forms && crate::core::secrets::token_forms_anywhere().is_match(bytes))
+    };
+    let found = |bytes: &[u8]| -> Option<(usize, Held)> {
+        let token = finders.iter().filter_map(|(f, _)| f.find(bytes)).min().map(|at| (at, Held::Token));
+        let like = if forms {
+            crate::core::secrets::token_forms()
+                .find(bytes)
+                .map(|m| (m.start(), Held::LooksLike(crate::core::secrets::token_form_name(m.as_bytes()))))
+        } else {
+            None
+        };
+        match (token, like) {
+            (Some(t), Some(l)) => Some(if l.0 < t.0 { l } else { t }),
+            (t, l) => t.or(l),
+        }
+    };
+    // the longest text a match needs whole, where 1 MiB pieces meet (a JSON Web Token may be
+    // longer: its start is found all the same)
+    let longest = finders.iter().map(|(f, _)| f.needle().len()).max().unwrap_or(0).max(4096);
     for rel in rels {
         let path = dir.join(rel);
         let place = if rel.ends_with(".parquet") {
-            secret_in_parquet(&path, rel, &found)?
+            secret_in_parquet(&path, rel, &anywhere, &found)?
         } else {
-            secret_in_text(&path, &found, finders.iter().map(|(f, _)| f.needle().len()).max().unwrap_or(0))?
+            secret_in_text(&path, &found, longest)?
         };
-        if let Some(place) = place {
-            return Ok(Some(format!("{rel}{place}")));
+        if let Some((place, held)) = place {
+            return Ok(Some((format!("{rel}{place}"), held)));
         }
     }
     Ok(None)
 }
 
-/// `:line` of the first secret `found` finds in the file at `path`, read 1 MiB at a time (each
-/// piece with the `longest - 1` bytes before it, so that none is missed where pieces meet).
-fn secret_in_text(path: &Path, found: &dyn Fn(&[u8]) -> Option<usize>, longest: usize) -> Result<Option<String>> {
+/// What a search of bytes found: where, and what.
+type Found<'a> = &'a dyn Fn(&[u8]) -> Option<(usize, Held)>;
+
+/// `:line` of the first secret `found` finds in the file at `path`, and what, read 1 MiB at a
+/// time (each piece with the `longest - 1` bytes before it, so that none is missed where
+/// pieces meet).
+fn secret_in_text(path: &Path, found: Found<'_>, longest: usize) -> Result<Option<(String, Held)>> {
     use std::io::Read;
     let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     let keep = longest.saturating_sub(1);
@@ -102,8 +138,9 @@ fn secret_in_text(path: &Path, found: &dyn Fn(&[u8]) -> Option<usize>, longest: 
         buf.resize(start + (1 << 20), 0);
         let n = f.read(&mut buf[start..]).map_err(|e| Error::io(path, e))?;
         buf.truncate(start + n);
-        if let Some(at) = found(&buf) {
-            return Ok(Some(format!(":{}", lines + memchr::memchr_iter(b'\n', &buf[..at]).count() as u64 + 1)));
+        if let Some((at, held)) = found(&buf) {
+            let line = lines + memchr::memchr_iter(b'\n', &buf[..at]).count() as u64 + 1;
+            return Ok(Some((format!(":{line}"), held)));
         }
         if n == 0 {
             return Ok(None);
@@ -115,40 +152,55 @@ fn secret_in_text(path: &Path, found: &dyn Fn(&[u8]) -> Option<usize>, longest: 
 }
 
 /// `: column c, row r` of the first text value of the Parquet file at `path` in which `found`
-/// finds a secret (the row of a batch, for text inside lists and structs).
-fn secret_in_parquet(path: &Path, rel: &str, found: &dyn Fn(&[u8]) -> Option<usize>) -> Result<Option<String>> {
+/// finds a secret (by each row's text, for lists and structs), and what.
+fn secret_in_parquet(
+    path: &Path,
+    rel: &str,
+    anywhere: &dyn Fn(&[u8]) -> bool,
+    found: Found<'_>,
+) -> Result<Option<(String, Held)>> {
     use arrow::array::{Array, AsArray};
     use arrow::datatypes::DataType;
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
         .and_then(|b| b.build())
         .map_err(|e| Error::format(rel, e))?;
-    // whether any text in `data` (its buffers, and its children's) holds a secret
-    fn holds(data: &arrow::array::ArrayData, found: &dyn Fn(&[u8]) -> Option<usize>) -> bool {
-        let text =
-            matches!(data.data_type(), DataType::Utf8 | DataType::LargeUtf8 | DataType::Binary | DataType::LargeBinary);
+    // whether any text in `data` (its buffers, and its children's) may hold a secret
+    fn holds(data: &arrow::array::ArrayData, anywhere: &dyn Fn(&[u8]) -> bool) -> bool {
+        let buffers = data.buffers();
         // a view of 12 bytes or fewer is inline, too short for a secret: the data buffers hold the rest
-        let views = matches!(data.data_type(), DataType::Utf8View | DataType::BinaryView);
-        (text && data.buffers().get(1).is_some_and(|b| found(b.as_slice()).is_some()))
-            || (views && data.buffers().iter().skip(1).any(|b| found(b.as_slice()).is_some()))
-            || data.child_data().iter().any(|c| holds(c, found))
+        let searched = match data.data_type() {
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Binary | DataType::LargeBinary => {
+                buffers.get(1..2).unwrap_or(&[])
+            }
+            DataType::Utf8View | DataType::BinaryView => buffers.get(1..).unwrap_or(&[]),
+            _ => &[],
+        };
+        searched.iter().any(|b| anywhere(b.as_slice())) || data.child_data().iter().any(|c| holds(c, anywhere))
     }
     let mut first_row = 1u64;
     for batch in reader {
         let batch = batch.map_err(|e| Error::format(rel, e))?;
         for (i, col) in batch.columns().iter().enumerate() {
-            if !holds(&col.to_data(), found) {
+            if !holds(&col.to_data(), anywhere) {
                 continue;
             }
             let name = batch.schema().field(i).name().clone();
-            // the row, for a column of text itself; else the batch's first
-            let row = arrow::compute::cast(col, &DataType::Utf8).ok().and_then(|t| {
-                (0..t.len()).find(|&r| t.is_valid(r) && found(t.as_string::<i32>().value(r).as_bytes()).is_some())
-            });
-            return Ok(Some(match row {
-                Some(r) => format!(": column {name}, row {}", first_row + r as u64),
-                None => format!(": column {name}, rows from {}", first_row),
-            }));
+            // the row: of a text column by its values, of a list or struct by each row's text
+            let hit = match arrow::compute::cast(col, &DataType::Utf8) {
+                Ok(t) => (0..t.len())
+                    .filter(|&r| t.is_valid(r))
+                    .find_map(|r| found(t.as_string::<i32>().value(r).as_bytes()).map(|(_, h)| (r, h))),
+                Err(_) => {
+                    arrow::util::display::ArrayFormatter::try_new(col.as_ref(), &Default::default()).ok().and_then(
+                        |f| (0..col.len()).find_map(|r| found(f.value(r).to_string().as_bytes()).map(|(_, h)| (r, h))),
+                    )
+                }
+            };
+            // (values written one after the other that only together look like a token)
+            let Some((r, held)) = hit else { continue };
+            let place = format!(": column {name}, row {}", first_row + r as u64);
+            return Ok(Some((place, held)));
         }
         first_row += batch.num_rows() as u64;
     }
@@ -735,9 +787,14 @@ mod tests {
         std::fs::write(dir.path().join("g.md"), format!("one\n{}\n", secret.to_ascii_lowercase())).unwrap();
         std::fs::write(dir.path().join("h.md"), "nothing here\n").unwrap();
         let rels = |r: &[&str]| r.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(super::secret_held(dir.path(), &rels(&["h.md", "f.jsonl"])).unwrap().as_deref(), Some("f.jsonl:3"));
-        assert_eq!(super::secret_held(dir.path(), &rels(&["g.md"])).unwrap().as_deref(), Some("g.md:2"));
-        assert_eq!(super::secret_held(dir.path(), &rels(&["h.md"])).unwrap(), None);
+        let held = |r: &[&str], forms| super::secret_held(dir.path(), &rels(r), forms).unwrap();
+        assert_eq!(held(&["h.md", "f.jsonl"], false), Some(("f.jsonl:3".into(), super::Held::Token)));
+        assert_eq!(held(&["g.md"], false), Some(("g.md:2".into(), super::Held::Token)));
+        assert_eq!(held(&["h.md"], true), None);
+        // another token's form, where asked for
+        std::fs::write(dir.path().join("k.md"), "a\nkey: sk-proj-abcdefghijklmnopqrstuvwxyz\n").unwrap();
+        assert_eq!(held(&["k.md"], false), None);
+        assert_eq!(held(&["k.md"], true), Some(("k.md:2".into(), super::Held::LooksLike("an API key (sk-…)"))));
     }
 
     use super::*;

@@ -203,7 +203,8 @@ fn publish_refuses_a_release_that_holds_the_token() {
     let o = run(bin().arg("publish").arg(&release).args(["--repo", "acme/p", "--dry-run"]).env("HF_TOKEN", token));
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains(&format!("README.md:{line}: the release holds the Hub token")), "{}", stderr(&o));
-    // another token: nothing to refuse on that account (offline: the release checked, no more)
+    // another token: nothing to refuse on that account (offline: the release checked, no more;
+    // `hf_` and 19 characters is no token's form)
     let o = run(bin()
         .arg("publish")
         .arg(&release)
@@ -215,6 +216,41 @@ fn publish_refuses_a_release_that_holds_the_token() {
         "{}",
         stderr(&o)
     );
+    // the environment's own token is refused, token-like text allowed or not
+    let o = run(bin()
+        .arg("publish")
+        .arg(&release)
+        .args(["--repo", "acme/p", "--dry-run", "--allow-token-like"])
+        .env("HF_TOKEN", token));
+    assert!(stderr(&o).contains("the release holds the Hub token"), "{}", stderr(&o));
+    // text of a token's form, in a struct of a Parquet file: its row; allowed on request
+    let nested = dir.join("nested");
+    let script = "import pyarrow as pa, pyarrow.parquet as pq, sys\n\
+                  rows = [{'k': 'a', 'secret': 'x'}] * 20 + [{'k': 'b', 'secret': 'sk-abcdefghijklmnopqrstuvwx'}]\n\
+                  pq.write_table(pa.table({'id': list(range(21)), 'st': rows}), sys.argv[1])\n";
+    std::fs::create_dir_all(&nested).unwrap();
+    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(nested.join("raw.parquet")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    write(&nested, "pipeline.toml", &one_source("n", "raw.parquet", "parquet", "", "SELECT id, st FROM raw", ""));
+    let o = build(&nested, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let publish = |extra: &[&str]| {
+        run(bin()
+            .arg("publish")
+            .arg(crate::util::release(&nested, "n"))
+            .args(["--repo", "acme/n", "--dry-run"])
+            .args(extra)
+            .env_remove("HF_TOKEN")
+            .env("HF_HUB_OFFLINE", "1"))
+    };
+    let o = publish(&[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let said = "data/t.parquet: column st, row 21: the release holds what looks like an API key (sk-…), and \
+                publishing would make it public; nothing was sent";
+    assert!(stderr(&o).contains(said) && stderr(&o).contains("--allow-token-like"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("sk-abc"), "{}", stderr(&o));
+    let o = publish(&["--allow-token-like"]);
+    assert!(stderr(&o).contains("HF_HUB_OFFLINE is set") && !stderr(&o).contains("looks like"), "{}", stderr(&o));
 }
 
 #[test]

@@ -135,6 +135,10 @@ pub struct PublishOptions {
     /// Also delete the files of the folder that no earlier version of this release published
     /// (the folder then holds exactly the release; at the root, the card is the release's own).
     pub delete_unlisted: bool,
+    /// Publish a release that holds text of an access token's form (`hf_…`, `sk-…`; see
+    /// [`crate::core::secrets::TOKEN_FORMS`]), refused by default. The token this process
+    /// holds is refused whatever this says.
+    pub allow_token_like: bool,
     /// Publish even when the folder holds a newer version of the release.
     pub allow_older_version: bool,
     /// How large files travel: Xet when the Hub offers it, else Git LFS (default); or one forced.
@@ -194,6 +198,7 @@ impl PublishOptions {
             concurrency: 4,
             delete_unlisted: false,
             allow_older_version: false,
+            allow_token_like: false,
             transfer: Transfer::Auto,
             xet_cache: None,
             offline: false,
@@ -356,12 +361,24 @@ pub async fn run(client: &HubClient, opts: &PublishOptions, progress: &dyn Progr
     let HashedRelease { manifest, locals, digests, warnings } = hashed_release(opts, progress)?;
     // a release that holds the token would publish it (a config that logged it, a card text)
     let rels: Vec<String> = locals.iter().map(|f| f.rel.clone()).collect();
-    if let Some(place) = crate::stages::release::secret_held(&opts.release_dir, &rels)? {
-        return Err(Error::Refused(format!(
-            "{place}: the release holds the Hub token (HF_TOKEN, --token-file or the token file), and publishing \
-             would make it public; nothing was sent. Take it out of the data (in the table's SQL, or with `redact` \
-             in a [source.wandb]) or the card, and build again"
-        )));
+    // (a token of another form or another account is looked for too, unless allowed)
+    let forms = !opts.allow_token_like;
+    match crate::stages::release::secret_held(&opts.release_dir, &rels, forms)? {
+        None => {}
+        Some((place, crate::stages::release::Held::Token)) => {
+            return Err(Error::Refused(format!(
+                "{place}: the release holds the Hub token (HF_TOKEN, --token-file or the token file), and \
+                 publishing would make it public; nothing was sent. Take it out of the data (in the table's SQL, \
+                 or with `redact` in a [source.wandb]) or the card, and build again"
+            )));
+        }
+        Some((place, crate::stages::release::Held::LooksLike(form))) => {
+            return Err(Error::Refused(format!(
+                "{place}: the release holds what looks like {form}, and publishing would make it public; nothing \
+                 was sent. Take it out of the data (in the table's SQL: leave the column out, or replace the \
+                 value) or the card, and build again; pass --allow-token-like when it is no credential"
+            )));
+        }
     }
     let repo = &opts.repo;
     let prefix = opts.path_in_repo.clone();

@@ -406,12 +406,7 @@ pub fn scrub_credentials(text: &str) -> Option<String> {
             .expect("static pattern")
     });
     // the prefixes no word has are found inside longer text too; `sk-` and `xox` at a word's start
-    let token = TOKEN.get_or_init(|| {
-        regex::Regex::new(
-            r"(?:hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|\bsk-[A-Za-z0-9_-]*[A-Za-z0-9]{16,}[A-Za-z0-9_-]*|\bxox[abposr]-[A-Za-z0-9-]{10,}|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})",
-        )
-        .expect("static pattern")
-    });
+    let token = TOKEN.get_or_init(|| regex::Regex::new(crate::core::secrets::TOKEN_FORMS).expect("static pattern"));
     // a query parameter that carries a secret, and a bearer token
     let query = QUERY.get_or_init(|| {
         regex::Regex::new(
