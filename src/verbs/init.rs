@@ -2975,7 +2975,7 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
             }
             Ok(Some(trial))
                 if !other_types.is_empty()
-                    && trial.rejected.values().any(|(bad, good)| bad.saturating_mul(RARE_OTHER_TYPE) > *good) =>
+                    && trial.rejected.values().any(|(bad, good)| bad.saturating_mul(RARE_OTHER_TYPE) > bad + good) =>
             {
                 // values of another type too many to set aside: the columns keep them as JSON text
                 for (col, why) in std::mem::take(&mut other_types) {

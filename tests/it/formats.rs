@@ -963,11 +963,19 @@ fn a_source_that_gives_no_record_says_why_it_has_no_column() {
     // without reject, the record is a violation at its place, said as such
     let o = build(dir, &["-q"]);
     assert_violations(&o, 1, &["r.yaml:$: expected each key of a mapping once, found \"score\" again at line 3"]);
+    // a record cut short that the source sets aside: no column either, said so
+    write(dir, "c.jsonl", "{\"id\": 1");
+    let toml = one_source("c", "c.jsonl", "jsonl", "on_truncated = \"reject\"\n", "SELECT id FROM raw", "");
+    write(dir, "pipeline.toml", &toml);
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no record could be read from its 1 file: 1 record set aside"), "{}", stderr(&o));
+    write(dir, "pipeline.toml", &one_source("y", "r.yaml", "yaml", "", "SELECT id, score FROM raw", ""));
     // files that hold no record: the columns declared build a table without rows
     write(dir, "r.yaml", "# nothing yet\n");
     let o = build(dir, &["-q"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("and its 1 file holds none: declare its columns"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("and its 1 file holds none (r.yaml): declare its columns"), "{}", stderr(&o));
     let fields =
         "[[source.field]]\nname = \"id\"\ntype = \"integer\"\n[[source.field]]\nname = \"score\"\ntype = \"number\"\n";
     write(dir, "pipeline.toml", &one_source("y", "r.yaml", "yaml", fields, "SELECT id, score FROM raw", ""));

@@ -2159,8 +2159,14 @@ fn a_few_strings_among_numbers_are_set_aside_and_missing_markers_are_kept() {
     let toml = std::fs::read_to_string(tmp.path().join("pipelines/missing/pipeline.toml")).unwrap();
     assert!(toml.contains("name = \"score\"\ntype = \"any\"") && !toml.contains("on_invalid"), "{toml}");
     assert_eq!(init_rows(&doc)["scores"], 20, "{doc}");
-    // two strings in 20 records (more than one in ten): the same
-    write(&d, "scores.jsonl", &lines(20, &|i| (i % 10 == 3).then_some("error")));
+    // one in ten: kept
+    write(&d, "scores.jsonl", &lines(10, &|i| (i == 7).then_some("error: timeout")));
+    let doc = init(tmp.path(), &d, "tenth");
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/tenth/pipeline.toml")).unwrap();
+    assert!(toml.contains("on_invalid = \"reject\"") && !toml.contains("type = \"any\""), "{toml}");
+    assert_eq!(init_rows(&doc)["scores"], 9, "{doc}");
+    // three strings in 20 records (more than one in ten): the same as a missing value
+    write(&d, "scores.jsonl", &lines(20, &|i| (i % 7 == 3).then_some("error")));
     let doc = init(tmp.path(), &d, "many");
     let toml = std::fs::read_to_string(tmp.path().join("pipelines/many/pipeline.toml")).unwrap();
     assert!(toml.contains("name = \"score\"\ntype = \"any\"") && !toml.contains("on_invalid"), "{toml}");

@@ -1273,7 +1273,7 @@ fn nesting(t: &arrow::datatypes::DataType) -> usize {
 /// What [`observe_files`] found: the keys per file, the number of records that could not be
 /// read and the first of them, and the violation that stopped the reading of a file that
 /// cannot be read on from (an unclosed CSV quote).
-type Observed = (Vec<(String, BTreeSet<String>)>, u64, Option<String>, Option<Error>);
+type Observed = (Vec<(String, BTreeSet<String>)>, u64, u64, Option<String>, Option<Error>);
 
 /// The files of a source whose columns are inferred, read once: each record's values
 /// observed by `inf` (declared columns as nulls), and each file's keys. A file that cannot be
@@ -1288,6 +1288,7 @@ fn observe_files(
     let mut per_file: Vec<(String, BTreeSet<String>)> = Vec::new();
     // records that could not be read: when no value gives a column its type, they may be why
     let mut unread = 0u64;
+    let mut set_aside = 0u64;
     let mut first_unread: Option<String> = None;
     for input in inputs {
         let reader = files::open(input)?;
@@ -1295,7 +1296,11 @@ fn observe_files(
         let mut records = 0u64;
         let file = input.rel.clone();
         let mut sink = |item: Item| -> Result<()> {
-            if let Item::Bad { at, message, .. } = &item {
+            if let Item::Bad { at, message, rule, .. } = &item {
+                // (a record cut short that the source sets aside is never a violation)
+                if *rule == "truncated" && src.on_truncated == OnTruncated::Reject {
+                    set_aside += 1;
+                }
                 unread += 1;
                 if first_unread.is_none() {
                     first_unread = Some(format!("{}: {message}", SourceRef { file: file.clone(), at: at.clone() }));
@@ -1324,7 +1329,7 @@ fn observe_files(
         match read_file(src, input, reader, &mut sink) {
             Ok(()) => {}
             Err(e @ Error::Invalid { .. }) => {
-                return Ok((per_file, unread, first_unread, Some(name_table(e, &src.name))));
+                return Ok((per_file, unread, set_aside, first_unread, Some(name_table(e, &src.name))));
             }
             Err(e) => return Err(name_table(e, &src.name)),
         }
@@ -1343,7 +1348,7 @@ fn observe_files(
             per_file.push((input.rel.clone(), keys));
         }
     }
-    Ok((per_file, unread, first_unread, None))
+    Ok((per_file, unread, set_aside, first_unread, None))
 }
 
 /// Reports inferred columns that cannot be staged or selected: a key that is empty, or lists
@@ -1414,7 +1419,7 @@ fn infer_columns(
     let mut inf = infer::Inference::new(src.format == Format::Csv);
     inf.nonfinite_strings = src.coerce_nonfinite_strings;
     inf.nonfinite_alone_text = untyped_as_text;
-    let (per_file, unread, first_unread, stopped) = observe_files(src, inputs, conv, &mut inf)?;
+    let (per_file, unread, set_aside, first_unread, stopped) = observe_files(src, inputs, conv, &mut inf)?;
     if src.columns == ColumnsPolicy::Same {
         same_columns(context, &per_file)?;
     }
@@ -1507,7 +1512,7 @@ fn infer_columns(
         }
     }
     // (records that could not be read are violations, said each at its place, unless rejected)
-    if columns.is_empty() && !inputs.is_empty() && (reject || unread == 0) {
+    if columns.is_empty() && !inputs.is_empty() && (reject || unread == set_aside) {
         // a query naming any column would fail on a name the data never gave
         if let Some(e) = stopped {
             return Err(e);
@@ -1519,7 +1524,11 @@ fn infer_columns(
                 "no record could be read from its {files}: {} set aside (the first: {first}). Mend them, or declare",
                 plural(unread, "record")
             ),
-            None => format!("its {files} {} none: declare", if inputs.len() == 1 { "holds" } else { "hold" }),
+            None => {
+                let names: Vec<&str> = inputs.iter().map(|i| i.rel.as_str()).collect();
+                let verb = if inputs.len() == 1 { "holds" } else { "hold" };
+                format!("its {files} {verb} none ({}): declare", crate::core::report::first_names(&names, 3))
+            }
         };
         return Err(Error::config(
             context,
