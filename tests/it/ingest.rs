@@ -509,22 +509,30 @@ fn a_parquet_source_nonfinite_values_are_counted_and_read_as_null_when_asked() {
                   t = pa.table({'id': [1, 2, 3, 4], \
                   'x': ['1.5', 'NaN', 'inf', '-Infinity'], \
                   'y': pa.array([1.0, float('nan'), 2.0, float('-inf')]), \
-                  'z': pa.array([float('inf'), 1.0, 2.0, 3.0], pa.float32())})\n\
+                  'z': pa.array([float('inf'), 1.0, 2.0, 3.0], pa.float32()), \
+                  'l': [[1.0, float('nan')], [], None, [float('-inf')]], \
+                  's': [{'a': 1.0}, {'a': float('inf')}, None, {'a': 2.0}]})\n\
                   pq.write_table(t, sys.argv[1])\n";
     let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(dir.join("raw.parquet")));
     assert!(o.status.success(), "{}", stderr(&o));
     let field = "[[source.field]]\nname = \"x\"\ntype = \"number\"\n";
-    write(dir, "pipeline.toml", &one_source("pq", "raw.parquet", "parquet", field, "SELECT id, x, y, z FROM raw", ""));
+    write(
+        dir,
+        "pipeline.toml",
+        &one_source("pq", "raw.parquet", "parquet", field, "SELECT id, x, y, z, l, s FROM raw", ""),
+    );
     let o = build(dir, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     // each one named, in the file's order, as it is stored
     let out = stdout(&o) + &stderr(&o);
-    let said = "non-finite values read: 6\n  source raw: 6\n    raw.parquet:1:$.z Infinity\n    raw.parquet:2:$.x NaN\n    \
-                raw.parquet:2:$.y NaN\n    raw.parquet:3:$.x inf\n    raw.parquet:4:$.x -Infinity\n    raw.parquet:4:$.y -Infinity\n";
+    let said = "non-finite values read: 9\n  source raw: 9\n    raw.parquet:1:$.z Infinity\n    raw.parquet:1:$.l[1] NaN\n    \
+                raw.parquet:2:$.x NaN\n    raw.parquet:2:$.y NaN\n    raw.parquet:2:$.s.a Infinity\n    \
+                raw.parquet:3:$.x inf\n    raw.parquet:4:$.x -Infinity\n    raw.parquet:4:$.y -Infinity\n    \
+                raw.parquet:4:$.l[0] -Infinity\n";
     assert!(out.contains(said), "{out}");
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(release(dir, "pq").join("manifest.json")).unwrap()).unwrap();
-    assert_eq!(manifest["report"]["nonfinite_values"], serde_json::json!({"raw": 6}));
+    assert_eq!(manifest["report"]["nonfinite_values"], serde_json::json!({"raw": 9}));
     assert_eq!(
         query(&release(dir, "pq"), "SELECT id, x, y, z FROM t ORDER BY id"),
         "id,x,y,z\n1,1.5,1.0,Infinity\n2,NaN,NaN,1.0\n3,Infinity,2.0,2.0\n4,-Infinity,-Infinity,3.0\n"
@@ -542,9 +550,14 @@ fn a_parquet_source_nonfinite_values_are_counted_and_read_as_null_when_asked() {
         query(&release(dir, "pq"), "SELECT id, x, y, z FROM t ORDER BY id"),
         "id,x,y,z\n1,1.5,1.0,\n2,,,1.0\n3,,2.0,2.0\n4,,,3.0\n"
     );
+    let nested = "SELECT id, l[2] IS NULL AND array_length(l) = 2 AS l1, s['a'] IS NULL AS sa FROM t ORDER BY id";
+    assert_eq!(query(&release(dir, "pq"), nested), "id,l1,sa\n1,true,false\n2,false,true\n3,,true\n4,false,false\n");
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(release(dir, "pq").join("manifest.json")).unwrap()).unwrap();
-    assert_eq!(manifest["report"]["nonfinite_values"], serde_json::json!({"raw": 6}));
+    assert_eq!(manifest["tables"][0].get("nonfinite_values"), None, "{manifest}");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(release(dir, "pq").join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["report"]["nonfinite_values"], serde_json::json!({"raw": 9}));
 }
 
 #[test]

@@ -897,8 +897,7 @@ fn run_parquet(
             let n = b.num_rows();
             for v in nonfinite {
                 let sref = SourceRef { file: input.rel.clone(), at: Position::Line(v.row) };
-                let at = path::render(&[path::Seg::Key(v.column)]);
-                report.nonfinite.entry(src.name.clone()).or_default().add(|| format!("{sref}:{at} {}", v.found));
+                report.nonfinite.entry(src.name.clone()).or_default().add(|| format!("{sref}:{} {}", v.path, v.found));
             }
             let mut cols: Vec<ArrayRef> = b.columns().to_vec();
             for (_, v) in &input.captures {

@@ -416,8 +416,8 @@ pub struct CastProblem {
 pub struct NonFiniteRead {
     /// 1-based row number in the file.
     pub row: u64,
-    /// The column's name.
-    pub column: String,
+    /// Where in the row: `$.loss`, `$.scores[2]`, `$.stats.max` (a JSONPath, as JSON's).
+    pub path: String,
     /// The value as stored: the float's name (`NaN`, `Infinity`, `-Infinity`) or the text.
     pub found: String,
 }
@@ -501,9 +501,24 @@ pub fn read(
             let col = match zoned.as_ref() {
                 Some(c) if f.data_type().is_floating() => {
                     let (col, rows) = nonfinite_rows(c, col, nonfinite).map_err(|e| Error::format(&input.rel, e))?;
+                    let path = super::path::render(&[super::path::Seg::Key(f.name().clone())]);
                     nonfinite_read.extend(rows.into_iter().map(|(r, found)| NonFiniteRead {
                         row: first_row + r as u64,
-                        column: f.name().clone(),
+                        path: path.clone(),
+                        found,
+                    }));
+                    col
+                }
+                // floats in lists and structs, at any depth
+                Some(_) if has_nonfinite(&col) => {
+                    let slots: Vec<Slot> =
+                        (0..col.len()).map(|r| Some((r, vec![super::path::Seg::Key(f.name().clone())]))).collect();
+                    let mut found = Vec::new();
+                    let col = nonfinite_nested(&col, &slots, nonfinite, &mut found)
+                        .map_err(|e| Error::format(&input.rel, e))?;
+                    nonfinite_read.extend(found.into_iter().map(|(r, path, found)| NonFiniteRead {
+                        row: first_row + r as u64,
+                        path,
                         found,
                     }));
                     col
@@ -556,6 +571,106 @@ fn nonfinite_rows(
     }
     let col = arrow::compute::nullif(&col, &arrow::array::BooleanArray::from(mask))?;
     Ok((col, rows))
+}
+
+/// Whether `a` holds a NaN or an infinity in a float inside a list or struct (at any depth).
+fn has_nonfinite(a: &ArrayRef) -> bool {
+    use arrow::array::AsArray;
+    match a.data_type() {
+        DataType::List(_) => has_nonfinite(a.as_list::<i32>().values()),
+        DataType::LargeList(_) => has_nonfinite(a.as_list::<i64>().values()),
+        DataType::FixedSizeList(_, _) => has_nonfinite(a.as_fixed_size_list().values()),
+        DataType::Struct(_) => a.as_struct().columns().iter().any(has_nonfinite),
+        dt if dt.is_floating() => arrow::compute::cast(a, &DataType::Float64).is_ok_and(|f| {
+            let f = f.as_primitive::<arrow::datatypes::Float64Type>();
+            f.iter().any(|v| v.is_some_and(|v| !v.is_finite()))
+        }),
+        _ => false,
+    }
+}
+
+/// A slot of a nested column: its row in the batch and its path there, or `None` for a value
+/// no row reaches (past a list's last offset).
+type Slot = Option<(usize, Vec<super::path::Seg>)>;
+
+/// The NaN and infinities of `a` at any depth of lists and structs, each added to `found` with
+/// its row, its path (`$.scores[2]`) and its name, given each of `a`'s values' slot; with
+/// [`NonFinite::Null`], `a` with them null.
+///
+/// Errors: Arrow's, when a column cannot be masked or put together again.
+fn nonfinite_nested(
+    a: &ArrayRef,
+    slots: &[Slot],
+    nonfinite: NonFinite,
+    found: &mut Vec<(usize, String, String)>,
+) -> std::result::Result<ArrayRef, arrow::error::ArrowError> {
+    use super::path::{Seg, render};
+    use arrow::array::{AsArray, FixedSizeListArray, LargeListArray, ListArray, StructArray};
+    // the slots of a list's values, from its offsets
+    fn inner<O: arrow::array::OffsetSizeTrait>(offsets: &[O], len: usize, slots: &[Slot]) -> Vec<Slot> {
+        let mut out: Vec<Slot> = vec![None; len];
+        for (r, w) in offsets.windows(2).enumerate() {
+            let Some(Some((row, path))) = slots.get(r) else { continue };
+            for (k, i) in (w[0].as_usize()..w[1].as_usize()).enumerate() {
+                if let Some(o) = out.get_mut(i) {
+                    let mut p = path.clone();
+                    p.push(Seg::Index(k));
+                    *o = Some((*row, p));
+                }
+            }
+        }
+        out
+    }
+    if !has_nonfinite(a) && !a.data_type().is_floating() {
+        return Ok(a.clone());
+    }
+    Ok(match a.data_type() {
+        DataType::List(f) => {
+            let l = a.as_list::<i32>();
+            let values = nonfinite_nested(l.values(), &inner(l.offsets(), l.values().len(), slots), nonfinite, found)?;
+            Arc::new(ListArray::try_new(f.clone(), l.offsets().clone(), values, l.nulls().cloned())?)
+        }
+        DataType::LargeList(f) => {
+            let l = a.as_list::<i64>();
+            let values = nonfinite_nested(l.values(), &inner(l.offsets(), l.values().len(), slots), nonfinite, found)?;
+            Arc::new(LargeListArray::try_new(f.clone(), l.offsets().clone(), values, l.nulls().cloned())?)
+        }
+        DataType::FixedSizeList(f, n) => {
+            let l = a.as_fixed_size_list();
+            let size = (*n).max(0) as usize;
+            let offsets: Vec<i32> = (0..=slots.len()).map(|r| (r * size) as i32).collect();
+            let values = nonfinite_nested(l.values(), &inner(&offsets, l.values().len(), slots), nonfinite, found)?;
+            Arc::new(FixedSizeListArray::try_new(f.clone(), *n, values, l.nulls().cloned())?)
+        }
+        DataType::Struct(fields) => {
+            let st = a.as_struct();
+            let mut children = Vec::with_capacity(fields.len());
+            for (f, c) in fields.iter().zip(st.columns()) {
+                let member: Vec<Slot> = slots
+                    .iter()
+                    .map(|s| {
+                        s.as_ref().map(|(row, path)| {
+                            let mut p = path.clone();
+                            p.push(Seg::Key(f.name().clone()));
+                            (*row, p)
+                        })
+                    })
+                    .collect();
+                children.push(nonfinite_nested(c, &member, nonfinite, found)?);
+            }
+            Arc::new(StructArray::try_new(fields.clone(), children, st.nulls().cloned())?)
+        }
+        dt if dt.is_floating() => {
+            let (col, rows) = nonfinite_rows(a, a.clone(), nonfinite)?;
+            for (i, name) in rows {
+                if let Some(Some((row, path))) = slots.get(i) {
+                    found.push((*row, render(path), name));
+                }
+            }
+            col
+        }
+        _ => a.clone(),
+    })
 }
 
 #[cfg(test)]
