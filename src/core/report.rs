@@ -220,12 +220,12 @@ pub fn violation_hints(findings: &std::collections::BTreeSet<(Scope, String, Fin
     let resumed = tables(false);
     if !resumed.is_empty() {
         hints.push(format!(
-            "rows that share a primary key because a run resumed from a checkpoint logged its steps again can be \
-             chosen among: `on_duplicate_key = \"keep-last\"` in the [[table]] of {} (or `--on-duplicate-key \
-             keep-last`) keeps the last of each, and rejects/ holds the others; the rule orders rows by \
-             `_source_file` and `_source_line`, which the table's query must select (rows that share a key for \
-             another reason, such as a counter that started again, are not the same step: add what tells them apart \
-             to the key)",
+            "rows that share a primary key where the later one is the one to keep (a run resumed from a checkpoint \
+             logs its steps again) can be chosen among: `on_duplicate_key = \"keep-last\"` in the [[table]] of {} \
+             (or `--on-duplicate-key keep-last`) keeps the last of each, and rejects/ holds the others; the rule \
+             orders rows by `_source_file` and `_source_line`, which the table's query must select (rows that share \
+             a key for another reason are not the same: two values of one result in a table merged by hand are for \
+             its author to settle, and a counter that started again needs what tells its rows apart in the key)",
             listed(resumed)
         ));
     }

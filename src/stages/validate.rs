@@ -533,7 +533,12 @@ impl<'a> Validator<'a> {
                                 // rows of one raw line say the same places: each says its rank too
                                 let places_repeat =
                                     places.iter().collect::<std::collections::BTreeSet<_>>().len() < places.len();
-                                for r in start..end {
+                                // with --on-invalid reject, a row set aside for its own reasons
+                                // makes no valid row a duplicate: the one valid row is kept (the
+                                // others say the key they shared)
+                                let valid: Vec<usize> = (start..end).filter(|&r| reasons[r].is_empty()).collect();
+                                let kept = (rejecting && valid.len() == 1).then(|| valid[0]);
+                                for r in (start..end).filter(|&r| Some(r) != kept) {
                                     reasons[r].push(Reason {
                                         field: self.schema.primary_key.join(", "),
                                         rule: "primaryKey".into(),

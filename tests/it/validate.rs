@@ -148,6 +148,37 @@ fn keep_last_with_reject_keeps_the_last_valid_row_of_a_key() {
     assert!(!rejects.contains("superseded by the row at raw.jsonl:2"), "{rejects}");
 }
 
+/// With `--on-invalid reject` and no keep rule, a row set aside for its own reasons makes no
+/// valid row a duplicate: the valid one is kept; rows that are all valid share the key still.
+#[test]
+fn a_valid_row_is_kept_when_the_row_sharing_its_key_is_rejected_for_its_own_reasons() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // a result merged twice, once in percent; another twice, both valid
+    write(dir, "s.csv", "run,bench,acc\na,arc,0.80\na,arc,80.0\nb,arc,0.5\nc,gsm,0.6\nc,gsm,0.7\n");
+    write(
+        dir,
+        "t.json",
+        r#"{"fields":[{"name":"run","type":"string"},{"name":"bench","type":"string"},{"name":"acc","type":"number","constraints":{"maximum":1}},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}],"primaryKey":["run","bench"]}"#,
+    );
+    let toml = "name = \"tw\"\n[[source]]\nname = \"raw\"\npath = \"s.csv\"\nformat = \"csv\"\n\
+                [[table]]\nname = \"t\"\nschema = \"t.json\"\nquery = \"SELECT * FROM raw\"\n";
+    write(dir, "pipeline.toml", toml);
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "tw");
+    assert_eq!(query(&r, "SELECT run, acc FROM t ORDER BY run"), "run,acc\na,0.8\nb,0.5\n");
+    let rejects = std::fs::read_to_string(r.join("rejects/t.jsonl")).unwrap();
+    assert_eq!(rejects.lines().count(), 3, "{rejects}");
+    let first: serde_json::Value = serde_json::from_str(rejects.lines().next().unwrap()).unwrap();
+    assert_eq!(first["_source_line"], 3, "{rejects}");
+    assert!(first["_reasons"][0].as_str().unwrap().contains("above the maximum 1"), "{rejects}");
+    assert!(first["_reasons"][1].as_str().unwrap().contains("2 rows share this primary key: s.csv:2, s.csv:3"));
+    // without reject, every row of a shared key is a violation
+    let o = build(dir, &["-q", "--force"]);
+    assert_violations(&o, 5, &["s.csv:2:run, bench: 2 rows share this primary key: s.csv:2, s.csv:3"]);
+}
+
 #[test]
 fn a_row_with_a_bad_split_name_is_rejected_with_reject_and_reported_once_without() {
     let tmp = tempfile::tempdir().unwrap();
