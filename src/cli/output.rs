@@ -147,6 +147,14 @@ pub fn summary(o: &BuildOutcome) {
         for e in &tally.examples {
             say!("  {e}");
         }
+        let more = tally.count.saturating_sub(tally.examples.len() as u64);
+        if more > 0 {
+            if o.manifest.table(t).is_some() {
+                say!("  … and {more} more (rejects/{t}.jsonl holds each, with its reason)");
+            } else {
+                say!("  … and {more} more");
+            }
+        }
     }
 }
 

@@ -148,6 +148,29 @@ fn keep_last_with_reject_keeps_the_last_valid_row_of_a_key() {
     assert!(!rejects.contains("superseded by the row at raw.jsonl:2"), "{rejects}");
 }
 
+/// The build lists the first 20 rows a keep rule superseded, and says how many more the rejects
+/// file holds.
+#[test]
+fn superseded_rows_beyond_those_listed_are_counted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let lines: String = (0..2).flat_map(|v| (0..30).map(move |k| format!("{{\"k\": {k}, \"v\": {v}}}\n"))).collect();
+    write(dir, "m.jsonl", &lines);
+    write(
+        dir,
+        "s.json",
+        r#"{"fields":[{"name":"k","type":"integer"},{"name":"v","type":"integer"},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}],"primaryKey":"k"}"#,
+    );
+    let toml = "name = \"kl\"\n[[source]]\nname = \"raw\"\npath = \"m.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\n\
+                schema = \"s.json\"\nquery = \"SELECT * FROM raw\"\non_duplicate_key = \"keep-last\"\n";
+    write(dir, "pipeline.toml", toml);
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("table t: 30 rows superseded by the duplicate-key rule"), "{err}");
+    assert!(err.contains("  … and 10 more (rejects/t.jsonl holds each, with its reason)"), "{err}");
+}
+
 /// With `--on-invalid reject` and no keep rule, a row set aside for its own reasons makes no
 /// valid row a duplicate: the valid one is kept; rows that are all valid share the key still.
 #[test]
