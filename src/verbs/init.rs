@@ -3487,6 +3487,11 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
         .map(|p| p.names)
         .unwrap_or_default();
     let mut keys = Keys::new(&plan.keys, &captures, captures_tell_files_apart(plan));
+    if plan.keys.is_empty()
+        && matches!(plan.format, Format::Csv | Format::Jsonl | Format::Json | Format::Yaml | Format::Parquet)
+    {
+        keys.describe = Some(captures.clone());
+    }
     keys.order = match plan.format {
         Format::TinkerMetrics | Format::TinkerTimings => Some(StepOrder::new("step", false)),
         Format::TinkerCheckpoints => Some(StepOrder::new("batch", true)),
@@ -3589,7 +3594,51 @@ struct Keys {
     repeat_forward: bool,
     /// Whether a candidate was given up for its rows' number, not for a null or a duplicate.
     past_limit: bool,
+    /// A table no column name gives a key to (a results table merged by hand), with the path's
+    /// captures: the columns that describe its rows become its candidate at its first batch
+    /// ([`describing_columns`]), so that a result given twice is found.
+    describe: Option<Vec<String>>,
 }
+
+/// Text columns that name what a row is about and the integer columns beside them, in a
+/// table's first batch `rb`, none with a null: short text of one line (at most [`DESCRIBING_TEXT_CHARS`]
+/// characters), at most four columns, one of them text, with a column of values left over
+/// (`run, checkpoint, benchmark` of a results table, not its `accuracy`); `captures` first.
+fn describing_columns(rb: &RecordBatch, captures: &[String]) -> Option<Vec<String>> {
+    use arrow::array::AsArray;
+    let mut cols: Vec<String> = captures.to_vec();
+    let mut text = !captures.is_empty();
+    let mut values = 0;
+    for (f, c) in rb.schema().fields().iter().zip(rb.columns()) {
+        if f.name().starts_with("_source_") || captures.contains(f.name()) {
+            continue;
+        }
+        // a column with a null is a value left out, never a row's name
+        if c.null_count() > 0 {
+            values += 1;
+            continue;
+        }
+        match f.data_type() {
+            DataType::Utf8 => {
+                let t = c.as_string::<i32>();
+                let short = t.iter().flatten().all(|v| v.chars().count() <= DESCRIBING_TEXT_CHARS && !v.contains('\n'));
+                if short {
+                    cols.push(f.name().clone());
+                    text = true;
+                } else {
+                    values += 1;
+                }
+            }
+            DataType::Int64 => cols.push(f.name().clone()),
+            _ => values += 1,
+        }
+    }
+    (text && values > 0 && (1..=4).contains(&cols.len())).then_some(cols)
+}
+
+/// The longest text of a column [`describing_columns`] takes for one that names what a row is
+/// about.
+const DESCRIBING_TEXT_CHARS: usize = 100;
 
 struct KeyCheck {
     columns: Vec<String>,
@@ -3726,11 +3775,25 @@ impl Keys {
             past_limit: false,
             order: None,
             repeat_forward: false,
+            describe: None,
         }
     }
 
     fn observe(&mut self, rb: &RecordBatch) {
         use arrow::array::AsArray;
+        if let Some(captures) = self.describe.take()
+            && let Some(columns) = describing_columns(rb, &captures)
+        {
+            self.candidates = vec![KeyCheck {
+                columns,
+                broken: None,
+                repeat: None,
+                repeats: 0,
+                per_file: false,
+                file: None,
+                seen: Default::default(),
+            }];
+        }
         let a = ahash::RandomState::with_seeds(1, 2, 3, 4);
         let b = ahash::RandomState::with_seeds(5, 6, 7, 8);
         let files = rb.column_by_name("_source_file").and_then(|c| c.as_string_opt::<i32>());

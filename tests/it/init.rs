@@ -2173,6 +2173,37 @@ fn a_few_strings_among_numbers_are_set_aside_and_missing_markers_are_kept() {
     assert_eq!(init_rows(&doc)["scores"], 20, "{doc}");
 }
 
+/// A results table merged by hand gets the columns that name its rows as its key; one that
+/// gives a result twice gets a note naming the repeat instead.
+#[test]
+fn a_results_table_is_keyed_by_what_names_its_rows_and_a_repeat_is_said() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("results");
+    let head = "run,checkpoint,benchmark,accuracy,notes\n";
+    write(
+        &d,
+        "clean.csv",
+        &format!("{head}lr1e-5,final,gsm8k,0.725,\nlr1e-5,final,arc,0.80,rerun\nlr4e-5,final,gsm8k,0.61,\n"),
+    );
+    let doc = init(tmp.path(), &d, "clean");
+    assert_eq!(key(&doc, "clean"), ["run", "checkpoint", "benchmark"], "{doc}");
+    // a result given twice later: the build names both lines
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/clean/pipeline.toml")).unwrap();
+    assert!(!toml.is_empty());
+    let text = std::fs::read_to_string(d.join("clean.csv")).unwrap();
+    write(&d, "clean.csv", &format!("{text}lr1e-5,final,gsm8k,0.700,\n"));
+    let o = run(bin().current_dir(tmp.path()).arg("build").arg("pipelines/clean"));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("2 rows share this primary key: raw/clean.csv:2, raw/clean.csv:5"), "{}", stderr(&o));
+    // merged with the repeat already there: no key, and the note names it
+    let doc = init(tmp.path(), &d, "merged");
+    assert_eq!(key(&doc, "clean"), Vec::<String>::new(), "{doc}");
+    let notes = doc["notes"].to_string();
+    let said = "(run, checkpoint, benchmark) is no key: run \\\"lr1e-5\\\", checkpoint \\\"final\\\", benchmark \\\"gsm8k\\\" \
+                again at clean.csv:5";
+    assert!(notes.contains(said), "{notes}");
+}
+
 /// Bad records are weighed against the records a file gives, not its rows: a metrics line of
 /// ten metrics is one record, ten rows.
 #[test]
