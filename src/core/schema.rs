@@ -94,6 +94,11 @@ pub struct FieldDescriptor {
     /// Member fields of an `object` field (runpack extension).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fields: Option<Vec<FieldDescriptor>>,
+    /// The text values that mean null in this column (Table Schema v2's field `missingValues`:
+    /// `["n/a", "-"]`): a source's field only, in a `csv`, `jsonl`, `json` or `yaml` source;
+    /// each value read as null is counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing_values: Option<Vec<String>>,
 }
 
 fn default_type() -> String {
@@ -631,6 +636,7 @@ impl FieldDescriptor {
             constraints: Constraints::default(),
             items: None,
             fields: None,
+            missing_values: None,
         }
     }
 

@@ -898,6 +898,28 @@ fn check_source_options(s: &SourceDef, at: &dyn Fn(&str) -> String) -> Result<()
     Ok(())
 }
 
+/// Why a source's field may not have its `missingValues`: a format whose values are not read
+/// from text (Parquet, the fixed formats), or a field inside a list or object. `None` when it
+/// may, or has none.
+fn field_missing_values(s: &SourceDef, f: &FieldDescriptor) -> Option<String> {
+    let nested = |f: &FieldDescriptor| {
+        f.items.iter().map(|i| i.as_ref()).chain(f.fields.iter().flatten()).any(|g| g.missing_values.is_some())
+    };
+    if nested(f) {
+        return Some(format!("field `{}`: missingValues applies to a top-level field", f.name));
+    }
+    (f.missing_values.is_some() && !matches!(s.format, Format::Csv | Format::Jsonl | Format::Json | Format::Yaml)).then(
+        || {
+            format!(
+                "field `{}`: missingValues applies to the fields of a `csv`, `jsonl`, `json` or `yaml` source (format \
+                 = {:?} reads its values as stored)",
+                f.name,
+                s.format.name()
+            )
+        },
+    )
+}
+
 /// Checks a source's options against its format and reads the schema it names (its
 /// `[[source.field]]` entries replacing or adding fields); `at` places a message in
 /// `pipeline.toml`.
@@ -926,14 +948,14 @@ fn check_source(s: &SourceDef, dir: &Path, at: &dyn Fn(&str) -> String) -> Resul
             return Err(Error::config(&place, "this column has two [[source.field]] entries; give it one"));
         }
         f.arrow_type().map_err(|m| Error::config(&place, m))?;
-        if let Some(m) = unchecked(f) {
+        if let Some(m) = unchecked(f).or_else(|| field_missing_values(s, f)) {
             return Err(Error::config(&place, m));
         }
     }
     Ok(match &s.schema {
         Some(p) => {
             let schema = load_schema(dir, p, &at(&format!("source {} schema#schema", s.name)))?;
-            if let Some(m) = schema.fields.iter().find_map(unchecked) {
+            if let Some(m) = schema.fields.iter().find_map(|f| unchecked(f).or_else(|| field_missing_values(s, f))) {
                 return Err(Error::config(dir.join(p).display().to_string(), m));
             }
             if !schema.primary_key.is_empty() || !schema.foreign_keys.is_empty() {
@@ -1010,11 +1032,11 @@ fn check_table(t: &TableDef, dir: &Path, at: &dyn Fn(&str) -> String) -> Result<
     let schema = match &t.schema {
         Some(p) => {
             let schema = load_schema(dir, p, &at(&format!("table {} schema", t.name)))?;
-            if schema.missing_values.is_some() {
+            if schema.missing_values.is_some() || schema.fields.iter().any(|f| f.missing_values.is_some()) {
                 return Err(Error::config(
                     dir.join(p).display().to_string(),
-                    "missingValues applies to the text cells of a `csv` source, not to a table (its \
-                     values come typed from SQL); declare it in the source's schema",
+                    "missingValues applies to a source's text, not to a table (its values come typed from \
+                     SQL); declare it in the source's schema or [[source.field]]",
                 ));
             }
             Some(schema)

@@ -1099,7 +1099,7 @@ fn data_quality(spec: &PipelineSpec, manifest: &Manifest, report: &BuildReport) 
     // what the published files hold, strings read as NaN included
     let in_tables: u64 = manifest.tables.iter().flat_map(|t| t.nonfinite_values.values()).map(|c| c.total()).sum();
     let _ = writeln!(b, "| non-finite values read | {nonfinite} |");
-    let _ = writeln!(b, "| strings coerced to numbers (opt-in) | {coerced} |");
+    let _ = writeln!(b, "| strings coerced (opt-in: numbers written as text, missingValues) | {coerced} |");
     let _ = writeln!(b, "| non-finite values in the tables' Parquet files | {in_tables} |");
     let _ = writeln!(b, "| rows rejected by validation | {rejected} |");
     let _ = writeln!(b, "| rows superseded by duplicate-key rules | {dups} |");

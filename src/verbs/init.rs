@@ -137,6 +137,9 @@ pub struct Declared {
     pub field_type: String,
     /// Why: the first problem found with the inferred type.
     pub reason: String,
+    /// The texts read as null in the column (`missingValues`): `"n/a"` among numbers.
+    #[serde(rename = "missingValues", skip_serializing_if = "Vec::is_empty")]
+    pub missing_values: Vec<String>,
 }
 
 /// One table of the written pipeline.
@@ -2572,7 +2575,12 @@ fn cluster_plans(c: Cluster) -> Vec<SourcePlan> {
                 plan.hidden = arrays.iter().map(|a| a.to_string()).collect();
                 plan.fields = arrays
                     .iter()
-                    .map(|a| Declared { column: a.to_string(), field_type: "any".into(), reason: OWN_SOURCE.into() })
+                    .map(|a| Declared {
+                        column: a.to_string(),
+                        field_type: "any".into(),
+                        reason: OWN_SOURCE.into(),
+                        missing_values: Vec::new(),
+                    })
                     .collect();
                 plans.push(plan);
             }
@@ -3150,6 +3158,20 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
                     }
                     changed = true;
                 }
+                // a text that stands for a missing value in a column of numbers or booleans: read
+                // as null there (`missingValues`), the column keeping its type
+                (Some(col), Some((expected, found, _, _)))
+                    if v.path != "$"
+                        && v.rule == "type"
+                        && matches!(expected, "number" | "integer" | "boolean")
+                        && missing_text(found).is_some()
+                        && plan.fields.iter().all(|d| d.column != col || !d.missing_values.is_empty()) =>
+                {
+                    let at = v.source.as_ref().map(|s| format!(" (at {s})")).unwrap_or_default();
+                    let text = missing_text(found).unwrap_or_default();
+                    let reason = format!("{}{at}: read as null, as missingValues says", first_sentence(&v.message));
+                    changed |= declare_missing(&mut plan.fields, col, expected, text, reason);
+                }
                 // a few values of another type in a column of numbers or booleans: their records
                 // are set aside, weighed by the read with `on_invalid = "reject"` (below)
                 (Some(col), Some((expected, found, _, _)))
@@ -3158,7 +3180,7 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
                         && !reject_tried
                         && text_type == "any"
                         && matches!(expected, "number" | "integer" | "boolean")
-                        && !stands_for_missing(found)
+                        && missing_text(found).is_none()
                         && v.source.is_some()
                         && !plan.fields.iter().any(|d| d.column == col) =>
                 {
@@ -3282,29 +3304,45 @@ fn dump_pattern(rel: &str) -> String {
 /// declared `string` `any`; whether anything changed.
 fn declare(fields: &mut Vec<Declared>, col: String, ty: &str, reason: String) -> bool {
     match fields.iter_mut().find(|d| d.column == col) {
-        Some(d) if d.field_type == "string" && ty == "any" => {
+        // text after all: a column whose missing values did not settle it too
+        Some(d) if (d.field_type == "string" && ty == "any") || !d.missing_values.is_empty() => {
             d.field_type = ty.into();
             d.reason = reason;
+            d.missing_values.clear();
             true
         }
         Some(_) => false,
         None => {
-            fields.push(Declared { column: col, field_type: ty.into(), reason });
+            fields.push(Declared { column: col, field_type: ty.into(), reason, missing_values: Vec::new() });
             true
         }
     }
 }
 
-/// Whether a value found where a number or boolean was expected, as a type problem describes
-/// it (`string ""`), is text that stands for a missing value: empty, punctuation alone (`-`,
-/// `?`), or `n/a`, `na`, `none`, `null` in any case. Its record is a row like any other, so its
-/// column keeps every value as JSON text rather than the record being set aside.
-fn stands_for_missing(found: &str) -> bool {
-    let Some(text) = found.strip_prefix("string ").and_then(|t| serde_json::from_str::<String>(t).ok()) else {
-        return false;
-    };
+/// The text of a value found where a number or boolean was expected, as a type problem
+/// describes it (`string ""`), when it stands for a missing value: empty, punctuation alone
+/// (`-`, `?`), or `n/a`, `na`, `none`, `null` in any case. Its record is a row like any other:
+/// the column reads it as null (`missingValues`), rather than the record being set aside.
+fn missing_text(found: &str) -> Option<String> {
+    let text = found.strip_prefix("string ").and_then(|t| serde_json::from_str::<String>(t).ok())?;
     let t = text.trim().to_ascii_lowercase();
-    !t.chars().any(char::is_alphanumeric) || matches!(t.as_str(), "n/a" | "na" | "none" | "null")
+    (!t.chars().any(char::is_alphanumeric) || matches!(t.as_str(), "n/a" | "na" | "none" | "null")).then_some(text)
+}
+
+/// Declares `col` of type `ty` with `text` among its missing values (a column declared so
+/// before gains it); false when the column is declared otherwise, or has it already.
+fn declare_missing(fields: &mut Vec<Declared>, col: String, ty: &str, text: String, reason: String) -> bool {
+    match fields.iter_mut().find(|d| d.column == col) {
+        Some(d) if d.field_type == ty && !d.missing_values.contains(&text) => {
+            d.missing_values.push(text);
+            true
+        }
+        Some(_) => false,
+        None => {
+            fields.push(Declared { column: col, field_type: ty.into(), reason, missing_values: vec![text] });
+            true
+        }
+    }
 }
 
 /// `text` (a file init writes) with the environment's token hidden in its reasons (see
@@ -3405,6 +3443,10 @@ fn source_toml(name: &str, plan: &SourcePlan, prefix: &str) -> String {
     for d in &plan.fields {
         t.push_str(&format!("[[source.field]]   # {}\n", d.reason.replace('\n', " ")));
         t.push_str(&format!("name = {}\ntype = {}\n", q(&d.column), q(&d.field_type)));
+        if !d.missing_values.is_empty() {
+            let texts: Vec<String> = d.missing_values.iter().map(|m| q(m)).collect();
+            t.push_str(&format!("missingValues = [{}]\n", texts.join(", ")));
+        }
     }
     t
 }

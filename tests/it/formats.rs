@@ -983,3 +983,55 @@ fn a_source_that_gives_no_record_says_why_it_has_no_column() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(query(&release(dir, "y"), "SELECT count(*) AS n FROM t"), "n\n0\n");
 }
+
+#[test]
+fn a_fields_missing_values_are_read_as_null_and_counted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "s.csv", "run,acc\na,0.80\nb,n/a\nc,-\n");
+    write(
+        dir,
+        "s.jsonl",
+        "{\"run\": \"d\", \"acc\": 0.5}\n{\"run\": \"e\", \"acc\": \"n/a\"}\n{\"run\": \"f\", \"acc\": \"\"}\n",
+    );
+    let field = |m: &str| format!("[[source.field]]\nname = \"acc\"\ntype = \"number\"\nmissingValues = {m}\n");
+    let toml = format!(
+        "name = \"mv\"\n[[source]]\nname = \"c\"\npath = \"s.csv\"\nformat = \"csv\"\n{}\
+         [[source]]\nname = \"j\"\npath = \"s.jsonl\"\nformat = \"jsonl\"\n{}\
+         [[table]]\nname = \"t\"\nquery = \"SELECT run, acc FROM c UNION ALL SELECT run, acc FROM j\"\n",
+        field("[\"n/a\", \"-\"]"),
+        field("[\"n/a\", \"\"]")
+    );
+    write(dir, "pipeline.toml", &toml);
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("strings coerced in c: 2\n  s.csv:3:$.acc string \"n/a\" read as null (missingValues)"),
+        "{err}"
+    );
+    assert!(err.contains("s.jsonl:3:$.acc string \"\" read as null (missingValues)"), "{err}");
+    let r = release(dir, "mv");
+    assert_eq!(query(&r, "SELECT run, acc FROM t ORDER BY run"), "run,acc\na,0.8\nb,\nc,\nd,0.5\ne,\nf,\n");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(r.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["report"]["coerced_values"], serde_json::json!({"c": 2, "j": 2}));
+    // a text the list does not hold is a violation still
+    write(dir, "s.csv", "run,acc\na,0.80\nb,N/A\n");
+    let o = build(dir, &["--force"]);
+    assert_violations(&o, 1, &["s.csv:3:$.acc: expected number, found string \"N/A\""]);
+    // a Parquet source's values are read as stored
+    write(
+        dir,
+        "pipeline.toml",
+        &toml.replace("format = \"csv\"", "format = \"parquet\"").replace("s.csv", "p.parquet"),
+    );
+    let o = build(dir, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("field `acc`: missingValues applies to the fields of a `csv`, `jsonl`, `json` or `yaml` source"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -2126,9 +2126,9 @@ fn init_sets_aside_a_few_bad_records_rather_than_their_file() {
     assert_eq!(init_rows(&doc)["verl_generations"], 9, "{doc}");
 }
 
-/// A column of numbers with a few strings keeps its type, those records set aside; a string
-/// that stands for a missing value, or strings more than one record in ten, keep every record
-/// and the column's values as JSON text.
+/// A column of numbers with a few strings keeps its type, those records set aside; strings
+/// that stand for a missing value are read as null (`missingValues`); strings more than one
+/// record in ten keep every record and the column's values as JSON text.
 #[test]
 fn a_few_strings_among_numbers_are_set_aside_and_missing_markers_are_kept() {
     let tmp = tempfile::tempdir().unwrap();
@@ -2153,12 +2153,16 @@ fn a_few_strings_among_numbers_are_set_aside_and_missing_markers_are_kept() {
     assert_eq!(query(&release, "SELECT count(*) AS n, sum(score) > 1 AS numbers FROM scores"), "n,numbers\n19,true\n");
     let rejects = std::fs::read_to_string(release.join("rejects/scores_raw.jsonl")).unwrap();
     assert!(rejects.contains("\"score\":\"error: timeout\""), "{rejects}");
-    // an empty string is a missing value: the record is kept, the column JSON text
-    write(&d, "scores.jsonl", &lines(20, &|i| (i == 7).then_some("")));
+    // texts that stand for a missing value: the records are kept, the column a number column
+    // that reads them as null
+    write(&d, "scores.jsonl", &lines(20, &|i| [(7, ""), (9, "n/a"), (12, "-")].iter().find(|x| x.0 == i).map(|x| x.1)));
     let doc = init(tmp.path(), &d, "missing");
     let toml = std::fs::read_to_string(tmp.path().join("pipelines/missing/pipeline.toml")).unwrap();
-    assert!(toml.contains("name = \"score\"\ntype = \"any\"") && !toml.contains("on_invalid"), "{toml}");
+    let said = "name = \"score\"\ntype = \"number\"\nmissingValues = [\"\", \"n/a\", \"-\"]\n";
+    assert!(toml.contains(said) && !toml.contains("on_invalid"), "{toml}");
     assert_eq!(init_rows(&doc)["scores"], 20, "{doc}");
+    let release = build_from_elsewhere(tmp.path(), "missing");
+    assert_eq!(query(&release, "SELECT count(*) AS n, count(score) AS scores FROM scores"), "n,scores\n20,17\n");
     // one in ten: kept
     write(&d, "scores.jsonl", &lines(10, &|i| (i == 7).then_some("error: timeout")));
     let doc = init(tmp.path(), &d, "tenth");

@@ -139,6 +139,9 @@ pub struct ConvertOptions {
     /// Any other cell is a value: with `missingValues: []` an empty cell is the empty string,
     /// and not an integer.
     pub missing_values: Vec<String>,
+    /// Per column (top-level), the text values that mean null there (a source field's
+    /// `missingValues`): each read as null is counted as a coercion.
+    pub field_missing: Vec<(String, Vec<String>)>,
     /// Bare `NaN`/`Infinity` handling.
     pub nonfinite: NonFinite,
     /// Accept the strings `NaN`, `Infinity`, `-Infinity` (any case) in number columns.
@@ -369,10 +372,22 @@ pub fn convert(
     let mut arrays = Vec::with_capacity(columns.len());
     for (((name, target), values), parsed) in columns.iter().zip(by_column).zip(&parsed) {
         let p = Rc::new(PathNode { parent: None, seg: Seg::Key(name.clone()) });
+        let missing = opts.field_missing.iter().find(|(n, _)| n == name).map(|(_, m)| m);
         let cells: Vec<Cell> = values
             .into_iter()
             .enumerate()
-            .map(|(row, v)| Cell { v: parsed.get(row).and_then(Option::as_ref).or(v), row, path: p.clone() })
+            .map(|(row, v)| {
+                let cell = Cell { v: parsed.get(row).and_then(Option::as_ref).or(v), row, path: p.clone() };
+                match (missing, cell.v) {
+                    // a text the field's missingValues lists: null, and said
+                    (Some(m), Some(Value::String(s))) if m.iter().any(|x| x == s) => {
+                        let detail = format!("string {} read as null (missingValues)", path::short_json_string(s));
+                        ctx.event("coercion", &cell, detail);
+                        Cell { v: None, ..cell }
+                    }
+                    _ => cell,
+                }
+            })
             .collect();
         arrays.push(build(&cells, target, &mut ctx));
     }

@@ -463,9 +463,16 @@ fn convert_options(spec: &PipelineSpec, index: usize) -> ConvertOptions {
             .unwrap_or_else(|| vec![String::new()]),
         _ => Vec::new(),
     };
+    // a field's own missing values, from [[source.field]] or the source's schema
+    let schema_fields = spec.source_schemas[index].iter().flat_map(|s| s.fields.iter());
+    let field_missing = schema_fields
+        .chain(src.fields.iter())
+        .filter_map(|f| f.missing_values.clone().map(|m| (f.name.clone(), m)))
+        .collect();
     ConvertOptions {
         textual: src.format == Format::Csv,
         missing_values,
+        field_missing,
         nonfinite: src.nonfinite,
         coerce_nonfinite_strings: src.coerce_nonfinite_strings,
         coerce_numeric_strings: src.coerce_numeric_strings,
@@ -627,9 +634,12 @@ fn convert(
         large_cell_bytes: opts.large_cell_bytes,
         // records as they are (no reshaping), each key a column: Python's NaN tokens and
         // strict keys are handled on the fast path, anything else falls back line run by run
-        direct: (src.format == Format::Jsonl && src.layout != Layout::Long && !conv.textual)
-            .then(|| direct::Decoder::new(columns, conv.nonfinite))
-            .flatten(),
+        direct: (src.format == Format::Jsonl
+            && src.layout != Layout::Long
+            && !conv.textual
+            && conv.field_missing.is_empty())
+        .then(|| direct::Decoder::new(columns, conv.nonfinite))
+        .flatten(),
     };
     // a [[source.field]] whose key no record has (null in every row kept) is most likely a
     // misspelled key: said once read; a key that records have, with null values, is data
