@@ -331,19 +331,7 @@ pub(crate) fn walk_yaml(
 /// `text` and its dotted path ([`yaml_lines`]'s form), in document order. YAML forbids them,
 /// and a parser's error names no place for them.
 pub fn repeated_yaml_keys(text: &str) -> Vec<(usize, String)> {
-    use saphyr_parser::Event;
-    let mut seen = std::collections::BTreeSet::new();
-    let mut out = Vec::new();
-    let _ = walk_yaml(text, &mut |n| {
-        if let (true, Event::Scalar(key, ..)) = (n.is_key, n.event) {
-            // one path is one mapping: the items of a sequence have paths of their own
-            let path = if n.path.is_empty() { key.to_string() } else { format!("{}.{key}", n.path) };
-            if !seen.insert(path.clone()) {
-                out.push((n.line, path));
-            }
-        }
-    });
-    out
+    repeated_yaml_key_places(text).into_iter().map(|(line, _, path)| (line, path)).collect()
 }
 
 /// Where a YAML parse error of `text` is, as (line, column), 1-based in `text`: the second
@@ -351,13 +339,38 @@ pub fn repeated_yaml_keys(text: &str) -> Vec<(usize, String)> {
 /// else the parser's own place.
 pub fn yaml_error_place(text: &str, e: &yaml_serde::Error) -> Option<(usize, usize)> {
     if e.to_string().contains("duplicate entry")
-        && let Some((line, path)) = repeated_yaml_keys(text).into_iter().next()
+        && let Some(&(line, column, _)) = repeated_yaml_key_places(text).first()
     {
-        let key = path.rsplit('.').next().unwrap_or(&path).to_string();
-        let column = text.lines().nth(line - 1).and_then(|l| l.find(key.as_str())).map(|c| c + 1).unwrap_or(1);
         return Some((line, column));
     }
     e.location().map(|l| (l.line(), l.column()))
+}
+
+/// [`repeated_yaml_keys`] with each key's column too: (line, column, path), both 1-based,
+/// the column in characters from the line's start (a flow mapping's second `b` in
+/// `{ab: 1, b: 2, b: 3}` is at column 15).
+fn repeated_yaml_key_places(text: &str) -> Vec<(usize, usize, String)> {
+    use saphyr_parser::Event;
+    let mut seen = std::collections::BTreeSet::new();
+    let mut starts = Vec::new();
+    let _ = walk_yaml(text, &mut |n| {
+        if let (true, Event::Scalar(key, ..)) = (n.is_key, n.event) {
+            // one path is one mapping: the items of a sequence have paths of their own
+            let path = if n.path.is_empty() { key.to_string() } else { format!("{}.{key}", n.path) };
+            if !seen.insert(path.clone()) {
+                starts.push((n.line, n.chars.start, path));
+            }
+        }
+    });
+    // a key's column: characters from the last line end before it
+    starts
+        .into_iter()
+        .map(|(line, at, path)| {
+            let before: Vec<char> = text.chars().take(at).collect();
+            let column = before.iter().rev().take_while(|&&c| c != '\n' && c != '\r').count() + 1;
+            (line, column, path)
+        })
+        .collect()
 }
 
 /// The line of each key and sequence item of `text`, by its path in the dotted form of

@@ -76,6 +76,10 @@ pub fn read(
                     shown.truncate(i);
                 }
                 // YAML itself has no limit: the reader's values stop at 64 bits
+                // (the parser names a null key, and no key that is a list or a mapping)
+                let shown = shown
+                    .replace("duplicate entry with null key", "duplicate entry with key null")
+                    .replace("duplicate entry in YAML map", "duplicate entry with key of a list or mapping");
                 let repeated = match shown.strip_prefix("duplicate entry with key ") {
                     Some(key) => Some((".", key)),
                     None => shown.split_once(": duplicate entry with key "),
@@ -397,6 +401,16 @@ mod tests {
         // inside a list's mapping: the place once (the parser's own is the mapping's start)
         let r = records("- id: 1\n  score: 0.5\n  score: 0.6\n", "");
         assert!(r[0].ends_with("found \"score\" again at line 3, column 3 (in .[0])"), "{r:?}");
+        // in flow style, a key inside another, quoted, a null key
+        for (text, said) in [
+            ("m: {ab: 1, b: 2, b: 3}\n", "found \"b\" again at line 1, column 18"),
+            ("{a: 1, a: 2}\n", "found \"a\" again at line 1, column 8"),
+            ("a: 1\n\"b\": 2\n'b': 3\n", "found \"b\" again at line 3, column 1"),
+            ("null: 1\nnull: 2\n", "found null again at line 2, column 1"),
+        ] {
+            let r = records(text, "");
+            assert!(r[0].contains(said), "{text:?}: {r:?}");
+        }
     }
 
     #[test]
