@@ -557,7 +557,15 @@ fn nonfinite_rows(
             let name = match () {
                 _ if found.data_type().is_floating() && v.is_nan() => "NaN".to_string(),
                 _ if found.data_type().is_floating() => if v > 0.0 { "Infinity" } else { "-Infinity" }.to_string(),
-                _ => arrow::util::display::array_value_to_string(found, r).unwrap_or_default(),
+                _ => {
+                    // text as stored; quoted where spaces or control characters would not show
+                    let t = arrow::util::display::array_value_to_string(found, r).unwrap_or_default();
+                    if t.trim() != t || t.chars().any(char::is_control) {
+                        serde_json::Value::String(t).to_string()
+                    } else {
+                        t
+                    }
+                }
             };
             (r, name)
         })
