@@ -583,6 +583,9 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
             notes.push(format!("table {table}: {why} (on_truncated = \"reject\")"));
         }
         let t = TablePlan { source: format!("{table}_raw"), table, plan, trial };
+        for s in &t.trial.spliced {
+            notes.push(format!("table {}: {s}", t.table));
+        }
         if let Some((at, n)) = &t.trial.keep_last {
             notes.push(format!(
                 "table {}: key ({}) repeats in {} row{} ({at}: {}); the table keeps the last row of each key \
@@ -2931,6 +2934,9 @@ struct Trial {
     keep_last: Option<(String, u64)>,
     /// Rows of a Tinker metrics log without a step (`log_summary`'s), when all are read.
     stepless: u64,
+    /// Of a log a run appends to, the files whose last resumed attempt stopped short of where
+    /// the attempt before had been (see [`StepOrder::spliced`]).
+    spliced: Vec<String>,
     /// Of the files whose records were set aside (`on_invalid = "reject"`), the records set
     /// aside and the records read, by file.
     rejected: BTreeMap<String, (u64, u64)>,
@@ -3620,7 +3626,25 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
         None => (keys.first_holding(), None),
     };
     let key_note = if keys.past_limit || keep_last.is_some() { None } else { keys.why_none() };
-    Ok(Some(Trial { key, key_unchecked: keys.past_limit, key_note, keep_last, stepless, schema, rows, rejected }))
+    let spliced = keys
+        .order
+        .as_mut()
+        .map(|o| {
+            o.end_file();
+            std::mem::take(&mut o.spliced)
+        })
+        .unwrap_or_default();
+    Ok(Some(Trial {
+        key,
+        key_unchecked: keys.past_limit,
+        key_note,
+        keep_last,
+        stepless,
+        spliced,
+        schema,
+        rows,
+        rejected,
+    }))
 }
 
 /// Candidate primary keys, checked as the rows go by: a key holds when no row has a null in it
@@ -3710,13 +3734,47 @@ struct StepOrder {
     ties_go_back: bool,
     file: Option<String>,
     greatest: i64,
+    /// The step of the row before, in this file.
+    previous: i64,
     /// Whether the steps went back before, in this file.
     resumed: bool,
+    /// The file's last going back: where (a row's place), the step gone back to, the greatest
+    /// step before it, and the greatest since.
+    last_back: Option<(String, i64, i64, i64)>,
+    /// Files whose last resumed attempt stopped short of the step the attempt before reached:
+    /// its steps between are the stopped attempt's alone (said in a note).
+    spliced: Vec<String>,
 }
 
 impl StepOrder {
     fn new(column: &'static str, ties_go_back: bool) -> StepOrder {
-        StepOrder { column, ties_go_back, file: None, greatest: i64::MIN, resumed: false }
+        StepOrder {
+            column,
+            ties_go_back,
+            file: None,
+            greatest: i64::MIN,
+            previous: i64::MIN,
+            resumed: false,
+            last_back: None,
+            spliced: Vec::new(),
+        }
+    }
+
+    /// Ends the file read: when its last resumed attempt stopped short of the step the attempt
+    /// before had reached, says so in [`StepOrder::spliced`].
+    fn end_file(&mut self) {
+        if let (Some(_), Some((at, back_to, before, since))) = (&self.file, self.last_back.take())
+            && since < before
+            && since > back_to
+            && !self.ties_go_back
+        {
+            self.spliced.push(format!(
+                "the run went back to step {back_to} at {at}, after reaching step {before}, and logged up to \
+                 step {since} since: its steps {} to {before} are the stopped attempt's alone (a branch the run went \
+                 back from); leave them out in the table's SQL if its history is the last attempt's",
+                since + 1
+            ));
+        }
     }
 
     /// For each row of `rb`, whether the steps went back before it in its file (a row without
@@ -3729,12 +3787,22 @@ impl StepOrder {
         for i in 0..rb.num_rows() {
             let f = files.filter(|f| f.is_valid(i)).map(|f| f.value(i));
             if f != self.file.as_deref() {
-                *self = StepOrder { file: f.map(String::from), ..StepOrder::new(self.column, self.ties_go_back) };
+                self.end_file();
+                let spliced = std::mem::take(&mut self.spliced);
+                *self =
+                    StepOrder { file: f.map(String::from), spliced, ..StepOrder::new(self.column, self.ties_go_back) };
             }
             if steps.is_valid(i) {
                 let s = steps.value(i);
+                // (a step below the one before: the steps went back; after that, up again)
+                if s < self.previous {
+                    self.last_back = Some((row_place(rb, i), s, self.greatest, s));
+                } else if let Some(back) = self.last_back.as_mut() {
+                    back.3 = back.3.max(s);
+                }
                 self.resumed |= s < self.greatest || (self.ties_go_back && s == self.greatest);
                 self.greatest = self.greatest.max(s);
+                self.previous = s;
             }
             out.push(self.resumed || steps.is_null(i));
         }

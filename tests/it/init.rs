@@ -1810,6 +1810,26 @@ fn a_resumed_runs_repeated_checkpoints_keep_the_last_and_a_table_without_key_say
     assert_eq!(release_rows(&release)["metrics"], 2);
 }
 
+/// A run resumed from step 40 after reaching step 45, and stopped at 42: init says that steps
+/// 43 to 45 are the stopped attempt's alone.
+#[test]
+fn a_resumed_run_that_stopped_short_is_said() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("cookbook");
+    let lines: String =
+        (0..46).chain(40..43).map(|s| format!("{{\"step\": {s}, \"reward\": {}}}\n", s as f64 / 100.0)).collect();
+    write(&d, "runA/metrics.jsonl", &lines);
+    // a run that went on past where it had been: nothing to say
+    let on: String = (0..10).chain(5..20).map(|s| format!("{{\"step\": {s}, \"reward\": 0.5}}\n")).collect();
+    write(&d, "runB/metrics.jsonl", &on);
+    let doc = init(tmp.path(), &d, "short");
+    let notes = doc["notes"].to_string();
+    let said = "table metrics: the run went back to step 40 at runA/metrics.jsonl:47, after reaching step 45, and \
+                logged up to step 42 since: its steps 43 to 45 are the stopped attempt's alone";
+    assert!(notes.contains(said), "{notes}");
+    assert_eq!(notes.matches("the run went back to step").count(), 1, "{notes}");
+}
+
 /// A step logged three times: the second attempt's row that superseded the first's is itself set
 /// aside with its record, and the first's says where the step's rows are kept.
 #[test]
