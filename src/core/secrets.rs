@@ -123,21 +123,27 @@ pub fn finders() -> Vec<(memchr::memmem::Finder<'static>, &'static str)> {
 /// The forms access tokens are given out in, as a regular expression: Hugging Face (`hf_…`),
 /// GitHub (`ghp_…`, `github_pat_…`), GitLab (`glpat-…`), AWS (`AKIA…`), OpenAI and Anthropic
 /// (`sk-…`), Slack (`xox…-`) and JSON Web Tokens (`eyJ….….…`). The prefixes no word has are
-/// found inside longer text too; `sk-`, `xox` and `eyJ` at a word's start only.
+/// found inside longer text too (`xxhf_…`: what a redaction takes out); `sk-`, `xox` and `eyJ`
+/// at a word's start only.
 pub const TOKEN_FORMS: &str = r"(?:hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|\bsk-[A-Za-z0-9_-]*[A-Za-z0-9]{16,}[A-Za-z0-9_-]*|\bxox[abposr]-[A-Za-z0-9-]{10,}|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})";
 
-/// [`TOKEN_FORMS`] over bytes, compiled once.
+/// [`TOKEN_FORMS`] with every form at a word's start, an AWS key ending one too: what a
+/// refusal looks for, where text inside a longer word (`abchf_…`, `TAKIAGUCHI…`, a random
+/// blob) is no token.
+const TOKEN_FORMS_AT_WORDS: &str = r"(?:\bhf_[A-Za-z0-9]{20,}|\bgh[pousr]_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{30,}|\bglpat-[A-Za-z0-9_-]{20,}|\bAKIA[0-9A-Z]{16}\b|\bsk-[A-Za-z0-9_-]*[A-Za-z0-9]{16,}[A-Za-z0-9_-]*|\bxox[abposr]-[A-Za-z0-9-]{10,}|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})";
+
+/// The token forms at a word's start ([`TOKEN_FORMS`]), over bytes, compiled once.
 pub fn token_forms() -> &'static regex::bytes::Regex {
     static RE: std::sync::OnceLock<regex::bytes::Regex> = std::sync::OnceLock::new();
-    RE.get_or_init(|| regex::bytes::Regex::new(TOKEN_FORMS).expect("static pattern"))
+    RE.get_or_init(|| regex::bytes::Regex::new(TOKEN_FORMS_AT_WORDS).expect("static pattern"))
 }
 
-/// [`TOKEN_FORMS`] without its word boundaries, over bytes: what a search of many values
+/// The token forms without word boundaries, over bytes: what a search of many values
 /// written one after the other (a column's text buffer) looks for first, each value it may
 /// hold then searched with [`token_forms`].
 pub fn token_forms_anywhere() -> &'static regex::bytes::Regex {
     static RE: std::sync::OnceLock<regex::bytes::Regex> = std::sync::OnceLock::new();
-    RE.get_or_init(|| regex::bytes::Regex::new(&TOKEN_FORMS.replace(r"\b", "")).expect("static pattern"))
+    RE.get_or_init(|| regex::bytes::Regex::new(&TOKEN_FORMS_AT_WORDS.replace(r"\b", "")).expect("static pattern"))
 }
 
 /// The name of the form a match of [`TOKEN_FORMS`] has, by its start (`hf_…`, `sk-…`, a JSON
@@ -163,6 +169,23 @@ pub const HELD_PIECE: usize = 16;
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn token_forms_are_looked_for_at_a_words_start() {
+        let re = super::token_forms();
+        for text in
+            ["key hf_abcdefghijklmnopqrstuvwxyz0123", "\"sk-proj-abcdefghijklmnopqrstuv\"", "x=AKIAABCDEFGHIJKLMNOP"]
+        {
+            assert!(re.is_match(text.as_bytes()), "{text}");
+        }
+        for text in [
+            "abchf_abcdefghijklmnopqrstuvwxyz0123",
+            "TAKIAGUCHIHIROSHIMAJAPAN1",
+            "aghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        ] {
+            assert!(!re.is_match(text.as_bytes()), "{text}");
+        }
+    }
+
     #[test]
     fn a_remembered_secret_is_replaced_by_its_mark() {
         super::remember("s3cr3t-value-for-a-test", "***");

@@ -363,7 +363,7 @@ pub struct ReportSummary {
     pub warnings: u64,
     /// Non-finite values read, by source.
     pub nonfinite_values: BTreeMap<String, u64>,
-    /// Strings coerced to numbers (opt-in), by source.
+    /// Strings coerced (opt-in): to numbers, or to null by a field's `missingValues`, by source.
     pub coerced_values: BTreeMap<String, u64>,
     /// Lines of each rejects file (`rejects/<name>.jsonl`), by source or table: for a table,
     /// the rows that failed validation ([`TableEntry::rejected_rows`]) plus the rows a

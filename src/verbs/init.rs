@@ -3188,7 +3188,7 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
                         && matches!(expected, "number" | "integer" | "boolean")
                         && missing_text(found).is_none()
                         && v.source.is_some()
-                        && !plan.fields.iter().any(|d| d.column == col) =>
+                        && plan.fields.iter().all(|d| d.column != col || !d.missing_values.is_empty()) =>
                 {
                     let at = v.source.as_ref().map(|s| format!(" (at {s})")).unwrap_or_default();
                     if !other_types.iter().any(|(c, _)| c == &col) {
@@ -3664,42 +3664,115 @@ struct Keys {
     /// captures: the columns that describe its rows become its candidate at its first batch
     /// ([`describing_columns`]), so that a result given twice is found.
     describe: Option<Vec<String>>,
+    /// Whether the note of a table without a key says why its widest candidate is none (the
+    /// candidates of [`describing_columns`], each one column more than the one before).
+    widest_says: bool,
 }
 
-/// Text columns that name what a row is about and the integer columns beside them, in a
-/// table's first batch `rb`, none with a null: short text of one line (at most [`DESCRIBING_TEXT_CHARS`]
-/// characters), at most four columns, one of them text, with a column of values left over
-/// (`run, checkpoint, benchmark` of a results table, not its `accuracy`); `captures` first.
-fn describing_columns(rb: &RecordBatch, captures: &[String]) -> Option<Vec<String>> {
+/// The key candidates of a table no column name gives a key to, from its first batch `rb`:
+/// the text columns that name what a row is about (short text of one line, at most
+/// [`DESCRIBING_TEXT_CHARS`] characters, no null), fewest distinct values first (`checkpoint`,
+/// `run`, `benchmark`; none whose name says it is a remark, `notes`), then the integer columns
+/// without a null whose name says they count what a row is about (`seed`, not `num_correct`),
+/// `captures` always first. Each candidate is one more column than the one before,
+/// at most six, its columns in the table's order, so that the first that holds is the fewest columns that name a row, and the
+/// widest is last (its repeat is what a note says). None without a text column, or without a
+/// column left over for the values.
+fn describing_columns(rb: &RecordBatch, captures: &[String]) -> Vec<Vec<String>> {
     use arrow::array::AsArray;
-    let mut cols: Vec<String> = captures.to_vec();
-    let mut text = !captures.is_empty();
-    let mut values = 0;
+    let mut text: Vec<(usize, String)> = Vec::new();
+    let mut integers: Vec<String> = Vec::new();
+    let mut others = 0;
     for (f, c) in rb.schema().fields().iter().zip(rb.columns()) {
         if f.name().starts_with("_source_") || captures.contains(f.name()) {
             continue;
         }
-        // a column with a null is a value left out, never a row's name
-        if c.null_count() > 0 {
-            values += 1;
-            continue;
-        }
         match f.data_type() {
+            // a column with a null is a value left out, never a row's name
+            _ if c.null_count() > 0 => others += 1,
             DataType::Utf8 => {
                 let t = c.as_string::<i32>();
                 let short = t.iter().flatten().all(|v| v.chars().count() <= DESCRIBING_TEXT_CHARS && !v.contains('\n'));
-                if short {
-                    cols.push(f.name().clone());
-                    text = true;
+                if short && !name_says(f.name(), NOTE_WORDS) {
+                    let distinct: BTreeSet<&str> = t.iter().flatten().collect();
+                    text.push((distinct.len(), f.name().clone()));
                 } else {
-                    values += 1;
+                    others += 1;
                 }
             }
-            DataType::Int64 => cols.push(f.name().clone()),
-            _ => values += 1,
+            DataType::Int64 if name_says(f.name(), COUNTER_WORDS) => integers.push(f.name().clone()),
+            _ => others += 1,
         }
     }
-    (text && values > 0 && (1..=4).contains(&cols.len())).then_some(cols)
+    if (text.is_empty() && captures.is_empty()) || others + integers.len() == 0 {
+        return Vec::new();
+    }
+    // (a stable sort: columns of as many values keep their order)
+    text.sort_by_key(|(n, _)| *n);
+    let named = text.len() + integers.len();
+    let order = text.into_iter().map(|(_, name)| name).chain(integers);
+    let mut out: Vec<Vec<String>> = Vec::new();
+    let mut key: Vec<String> = captures.to_vec();
+    for name in order {
+        if key.len() >= 6 {
+            break;
+        }
+        key.push(name);
+        out.push(key.clone());
+    }
+    // every column a key: no value left over
+    out.retain(|k| others > 0 || k.len() - captures.len() < named);
+    // each key's columns in the table's order (its rows are sorted by them)
+    let schema = rb.schema();
+    for k in &mut out {
+        k[captures.len()..].sort_by_key(|c| schema.index_of(c).unwrap_or(usize::MAX));
+    }
+    out
+}
+
+/// Words of a text column's name that say it holds a remark, not a row's name (`notes`,
+/// `comment`): [`describing_columns`] leaves it out of a key.
+const NOTE_WORDS: &[&str] =
+    &["note", "notes", "comment", "comments", "remark", "remarks", "description", "status", "verdict", "error"];
+
+/// Words of an integer column's name that say it counts what a row is about (`seed`,
+/// `epoch`, `n_shot`), not a result (`num_correct`): [`describing_columns`] takes it into a key.
+const COUNTER_WORDS: &[&str] = &[
+    "seed",
+    "step",
+    "epoch",
+    "fold",
+    "shot",
+    "shots",
+    "idx",
+    "index",
+    "iteration",
+    "iter",
+    "trial",
+    "rank",
+    "round",
+    "k",
+    "id",
+    "version",
+    "size",
+    "group",
+];
+
+/// Whether a word of `name` (split at `_`, `-`, `.`, blanks and lower-to-upper case changes)
+/// is one of `words`, in any case.
+fn name_says(name: &str, words: &[&str]) -> bool {
+    let mut spaced = String::with_capacity(name.len() + 4);
+    let mut lower = false;
+    for c in name.chars() {
+        if c.is_uppercase() && lower {
+            spaced.push(' ');
+        }
+        lower = c.is_lowercase();
+        spaced.push(c);
+    }
+    spaced
+        .split(|c: char| c == '_' || c == '-' || c == '.' || c.is_whitespace())
+        .any(|w| words.iter().any(|x| w.eq_ignore_ascii_case(x)))
 }
 
 /// The longest text of a column [`describing_columns`] takes for one that names what a row is
@@ -3886,23 +3959,29 @@ impl Keys {
             order: None,
             repeat_forward: false,
             describe: None,
+            widest_says: false,
         }
     }
 
     fn observe(&mut self, rb: &RecordBatch) {
         use arrow::array::AsArray;
-        if let Some(captures) = self.describe.take()
-            && let Some(columns) = describing_columns(rb, &captures)
-        {
-            self.candidates = vec![KeyCheck {
-                columns,
-                broken: None,
-                repeat: None,
-                repeats: 0,
-                per_file: false,
-                file: None,
-                seen: Default::default(),
-            }];
+        if let Some(captures) = self.describe.take() {
+            let candidates = describing_columns(rb, &captures);
+            if !candidates.is_empty() {
+                self.widest_says = true;
+                self.candidates = candidates
+                    .into_iter()
+                    .map(|columns| KeyCheck {
+                        columns,
+                        broken: None,
+                        repeat: None,
+                        repeats: 0,
+                        per_file: false,
+                        file: None,
+                        seen: Default::default(),
+                    })
+                    .collect();
+            }
         }
         let a = ahash::RandomState::with_seeds(1, 2, 3, 4);
         let b = ahash::RandomState::with_seeds(5, 6, 7, 8);
@@ -4006,7 +4085,7 @@ impl Keys {
         if self.candidates.iter().any(KeyCheck::holds) {
             return None;
         }
-        let k = self.candidates.first()?;
+        let k = if self.widest_says { self.candidates.last()? } else { self.candidates.first()? };
         let why = k.broken.as_deref().or(k.repeat.as_deref())?;
         // (a log whose steps never went back before a repeat is no resumed run's)
         let forward =

@@ -2226,6 +2226,11 @@ fn a_results_table_is_keyed_by_what_names_its_rows_and_a_repeat_is_said() {
     let said = "(run, checkpoint, benchmark) is no key: run \\\"lr1e-5\\\", checkpoint \\\"final\\\", benchmark \\\"gsm8k\\\" \
                 again at clean.csv:5";
     assert!(notes.contains(said), "{notes}");
+    // counts of a result, and remarks, are no part of the key
+    let d = tmp.path().join("counts");
+    write(&d, "r.csv", "run,benchmark,num_correct,notes,seed\na,gsm8k,50,x,1\na,math,20,x,1\nb,gsm8k,55,y,2\n");
+    let doc = init(tmp.path(), &d, "counts");
+    assert_eq!(key(&doc, "r"), ["run", "benchmark"], "{doc}");
 }
 
 /// Bad records are weighed against the records a file gives, not its rows: a metrics line of
