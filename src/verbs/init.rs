@@ -3176,6 +3176,10 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
                     let at = v.source.as_ref().map(|s| format!(" (at {s})")).unwrap_or_default();
                     let text = missing_text(found).unwrap_or_default();
                     let reason = format!("{}{at}: read as null, as missingValues says", first_sentence(&v.message));
+                    // a field's list replaces the source's: a CSV file's empty cell stays null
+                    if plan.format == Format::Csv && !text.is_empty() {
+                        declare_missing(&mut plan.fields, col.clone(), expected, String::new(), reason.clone());
+                    }
                     changed |= declare_missing(&mut plan.fields, col, expected, text, reason);
                 }
                 // a few values of another type in a column of numbers or booleans: their records

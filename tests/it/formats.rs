@@ -1016,10 +1016,11 @@ fn a_fields_missing_values_are_read_as_null_and_counted() {
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(r.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["report"]["coerced_values"], serde_json::json!({"c": 2, "j": 2}));
-    // a text the list does not hold is a violation still
-    write(dir, "s.csv", "run,acc\na,0.80\nb,N/A\n");
+    // a text the list does not hold is a violation still; the field's list replaces the
+    // source's, so an empty cell is one too
+    write(dir, "s.csv", "run,acc\na,0.80\nb,N/A\nc,\n");
     let o = build(dir, &["--force"]);
-    assert_violations(&o, 1, &["s.csv:3:$.acc: expected number, found string \"N/A\""]);
+    assert_violations(&o, 2, &["s.csv:3:$.acc: expected number, found string \"N/A\"", "s.csv:4:$.acc"]);
     // a Parquet source's values are read as stored
     write(
         dir,

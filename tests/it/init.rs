@@ -2226,6 +2226,14 @@ fn a_results_table_is_keyed_by_what_names_its_rows_and_a_repeat_is_said() {
     let said = "(run, checkpoint, benchmark) is no key: run \\\"lr1e-5\\\", checkpoint \\\"final\\\", benchmark \\\"gsm8k\\\" \
                 again at clean.csv:5";
     assert!(notes.contains(said), "{notes}");
+    // a CSV column of numbers with "n/a" and empty cells: both read as null
+    let d = tmp.path().join("na");
+    write(&d, "r.csv", "run,benchmark,accuracy\na,gsm8k,0.5\na,math,n/a\nb,gsm8k,\nb,math,0.7\n");
+    init(tmp.path(), &d, "na");
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/na/pipeline.toml")).unwrap();
+    assert!(toml.contains("name = \"accuracy\"\ntype = \"number\"\nmissingValues = [\"\", \"n/a\"]\n"), "{toml}");
+    let release = build_from_elsewhere(tmp.path(), "na");
+    assert_eq!(query(&release, "SELECT count(*) AS n, count(accuracy) AS known FROM r"), "n,known\n4,2\n");
     // counts of a result, and remarks, are no part of the key
     let d = tmp.path().join("counts");
     write(&d, "r.csv", "run,benchmark,num_correct,notes,seed\na,gsm8k,50,x,1\na,math,20,x,1\nb,gsm8k,55,y,2\n");

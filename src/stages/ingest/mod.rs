@@ -574,7 +574,7 @@ fn convert_records(
         let mut sink = |item: Item| -> Result<()> {
             match item {
                 Item::Record(mut obj, at) => {
-                    missing_to_null(&mut obj, &conv.missing_values);
+                    missing_to_null(&mut obj, conv);
                     let sref = SourceRef { file: file.clone(), at };
                     shape_into(src, obj, sref, &captures, &mut batch, &mut bad);
                 }
@@ -1199,15 +1199,18 @@ fn name_table(e: Error, table: &str) -> Error {
     }
 }
 
-/// Makes null each top-level text value of `obj` that `missing` lists (a CSV record's cells;
-/// see [`ConvertOptions::missing_values`]).
-fn missing_to_null(obj: &mut Map<String, Value>, missing: &[String]) {
-    if missing.is_empty() {
+/// Makes null each top-level text value of `obj` that the source's missing values list (a CSV
+/// record's cells; see [`ConvertOptions::missing_values`]), but in a column with its own list
+/// (which the conversion applies instead).
+fn missing_to_null(obj: &mut Map<String, Value>, conv: &ConvertOptions) {
+    if conv.missing_values.is_empty() {
         return;
     }
-    for v in obj.values_mut() {
+    for (k, v) in obj.iter_mut() {
+        // a field's own missingValues replace the schema's (Table Schema v2)
         if let Value::String(s) = v
-            && missing.iter().any(|m| m == s)
+            && conv.missing_values.iter().any(|m| m == s)
+            && !conv.field_missing.iter().any(|(f, _)| f == k)
         {
             *v = Value::Null;
         }
@@ -1316,7 +1319,7 @@ fn observe_files(
                 }
             }
             if let Item::Record(mut raw, at) = item {
-                missing_to_null(&mut raw, &conv.missing_values);
+                missing_to_null(&mut raw, conv);
                 records += 1;
                 for k in raw.keys() {
                     if !keys.contains(k) {
