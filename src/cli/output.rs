@@ -94,11 +94,14 @@ pub fn summary(o: &BuildOutcome) {
     for t in &o.manifest.tables {
         let mut extra = String::new();
         if t.rejected_rows > 0 {
-            extra.push_str(&format!(", {} rejected", t.rejected_rows));
+            extra.push_str(&format!(", {} rejected", crate::core::numbers::group_digits(t.rejected_rows)));
         }
         if t.duplicates_dropped > 0 {
             let s = if t.duplicates_dropped == 1 { "" } else { "s" };
-            extra.push_str(&format!(", {} duplicate{s} superseded", t.duplicates_dropped));
+            extra.push_str(&format!(
+                ", {} duplicate{s} superseded",
+                crate::core::numbers::group_digits(t.duplicates_dropped)
+            ));
         }
         let files = t.files.len();
         say!(
