@@ -536,6 +536,15 @@ impl<'a> Validator<'a> {
                                 // with --on-invalid reject, a row set aside for its own reasons
                                 // makes no valid row a duplicate: the one valid row is kept (the
                                 // others say the key they shared)
+                                // (a `unique` value a row kept before holds is such a reason)
+                                if rejecting {
+                                    for r in start..end {
+                                        if reasons[r].is_empty() {
+                                            let taken = unique_reasons(&self.unique, &unique_rows, self.schema, b, r);
+                                            reasons[r].extend(taken);
+                                        }
+                                    }
+                                }
                                 let valid: Vec<usize> = (start..end).filter(|&r| reasons[r].is_empty()).collect();
                                 let kept = (rejecting && valid.len() == 1).then(|| valid[0]);
                                 for r in (start..end).filter(|&r| Some(r) != kept) {
@@ -926,6 +935,29 @@ fn unique_taken(seen: &UniqueSeen, rows: &[(usize, arrow::row::Rows)], r: usize)
     rows.iter().any(|(i, rows)| seen.get(i).is_some_and(|(_, seen)| seen.contains(&rows.row(r).owned())))
 }
 
+/// A reason for each `unique` value of row `r` that a row kept before it holds. NaN equals no
+/// value, another NaN included (as Frictionless readers compare values, and as foreign keys
+/// are checked).
+fn unique_reasons(
+    seen: &UniqueSeen,
+    rows: &[(usize, arrow::row::Rows)],
+    schema: &TableSchema,
+    b: &RecordBatch,
+    r: usize,
+) -> Vec<Reason> {
+    let comparable = |i: usize| b.column(i).is_valid(r) && !is_nan_at(b.column(i), r);
+    rows.iter()
+        .filter(|(i, rows)| comparable(*i) && seen.get(i).is_some_and(|(_, seen)| seen.contains(&rows.row(r).owned())))
+        .map(|(i, _)| {
+            Reason::new(
+                schema.fields[*i].name.clone(),
+                "unique",
+                format!("value {} appears in an earlier row", cell_json(b.column(*i), r)),
+            )
+        })
+        .collect()
+}
+
 /// Checks row `r`'s `unique` columns against the rows kept before it, adding a reason for
 /// each value already held, and records its values when it is kept. A row the duplicate-key
 /// rule drops takes no values; with `rejecting` (`--on-invalid reject`) neither does a row
@@ -945,21 +977,11 @@ fn check_unique(
         return;
     }
     let before = reasons[r].len();
-    // NaN equals no value, another NaN included (as Frictionless readers compare values, and
-    // as foreign keys are checked)
-    let comparable = |i: usize| b.column(i).is_valid(r) && !is_nan_at(b.column(i), r);
-    for (i, rows) in rows {
-        if comparable(*i) && seen.get(i).is_some_and(|(_, seen)| seen.contains(&rows.row(r).owned())) {
-            reasons[r].push(Reason::new(
-                schema.fields[*i].name.clone(),
-                "unique",
-                format!("value {} appears in an earlier row", cell_json(b.column(*i), r)),
-            ));
-        }
-    }
+    reasons[r].extend(unique_reasons(seen, rows, schema, b, r));
     if rejecting && reasons[r].len() > before {
         return;
     }
+    let comparable = |i: usize| b.column(i).is_valid(r) && !is_nan_at(b.column(i), r);
     for (i, rows) in rows {
         if comparable(*i)
             && let Some((_, seen)) = seen.get_mut(i)

@@ -200,6 +200,26 @@ fn a_valid_row_is_kept_when_the_row_sharing_its_key_is_rejected_for_its_own_reas
     // without reject, every row of a shared key is a violation
     let o = build(dir, &["-q", "--force"]);
     assert_violations(&o, 5, &["s.csv:2:run, bench: 2 rows share this primary key: s.csv:2, s.csv:3"]);
+    // a `unique` value an earlier row holds is a reason of the row's own
+    write(dir, "a.jsonl", "{\"id\": 1, \"tag\": \"A\"}\n{\"id\": 2, \"tag\": \"B\"}\n{\"id\": 2, \"tag\": \"A\"}\n");
+    write(
+        dir,
+        "u.json",
+        r#"{"fields":[{"name":"id","type":"integer"},{"name":"tag","type":"string","constraints":{"unique":true}},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}],"primaryKey":["id"]}"#,
+    );
+    let toml = "name = \"tu\"\n[[source]]\nname = \"raw\"\npath = \"a.jsonl\"\nformat = \"jsonl\"\n\
+                [[table]]\nname = \"t\"\nschema = \"u.json\"\nquery = \"SELECT * FROM raw\"\n";
+    write(dir, "pipeline.toml", toml);
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "tu");
+    assert_eq!(query(&r, "SELECT id, tag FROM t ORDER BY id"), "id,tag\n1,A\n2,B\n");
+    let rejects = std::fs::read_to_string(r.join("rejects/t.jsonl")).unwrap();
+    assert_eq!(rejects.lines().count(), 1, "{rejects}");
+    assert!(
+        rejects.contains("appears in an earlier row (unique)") && rejects.contains("\"_source_line\":3"),
+        "{rejects}"
+    );
 }
 
 #[test]
