@@ -205,7 +205,8 @@ fn violation_json(v: &Violation) -> serde_json::Value {
 /// The JSON document of `build --format json`: `ok`, the `release` folder, `name`,
 /// `version`, `unchanged`, each table with its `rows`, `rejected_rows`, `duplicates_dropped`,
 /// `files` (path, kind, rows, bytes) and `bytes`; `rejected_rows` by source or table,
-/// `warnings`, `notes` (as given: what the card lacks before it is published, which the
+/// `nonfinite_values` and `coerced_values` by source (count and first places), `warnings`,
+/// `notes` (as given: what the card lacks before it is published, which the
 /// release does not record), `unread_files` (each file under `raw/` that no source reads, as
 /// given), `violations` (empty: a build that succeeds has none) and `hints` (empty too).
 pub fn build_json(o: &BuildOutcome, notes: &[String], unread: &[String]) -> serde_json::Value {
@@ -237,6 +238,8 @@ pub fn build_json(o: &BuildOutcome, notes: &[String], unread: &[String]) -> serd
         "unchanged": o.unchanged,
         "tables": tables,
         "rejected_rows": m.report.rejected_rows,
+        "nonfinite_values": tallies_json(&o.report.nonfinite),
+        "coerced_values": tallies_json(&o.report.coercions),
         "warnings": o.report.warnings.iter().map(warning_json).collect::<Vec<_>>(),
         "notes": notes,
         "unread_files": unread,
@@ -245,6 +248,12 @@ pub fn build_json(o: &BuildOutcome, notes: &[String], unread: &[String]) -> serd
         "violations_checked": crate::core::report::Checked::All,
         "hints": [],
     })
+}
+
+/// Counts by source, each with its first places (`file:line:$.path` and what was read), as
+/// the text output lists them: `{"<source>": {"count": n, "examples": […]}}`.
+fn tallies_json(t: &std::collections::BTreeMap<String, crate::core::report::Tally>) -> serde_json::Value {
+    t.iter().map(|(k, v)| (k.clone(), serde_json::json!({"count": v.count, "examples": v.examples}))).collect()
 }
 
 /// The JSON document of `build --format json` when the data broke the rules (exit status 1):

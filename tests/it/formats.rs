@@ -1016,6 +1016,11 @@ fn a_fields_missing_values_are_read_as_null_and_counted() {
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(r.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["report"]["coerced_values"], serde_json::json!({"c": 2, "j": 2}));
+    // and `--format json` gives each with its place
+    let o = build(dir, &["--force", "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["coerced_values"]["c"]["count"], 2, "{doc}");
+    assert_eq!(doc["coerced_values"]["c"]["examples"][0], "s.csv:3:$.acc string \"n/a\" read as null (missingValues)");
     // a text the list does not hold is a violation still; the field's list replaces the
     // source's, so an empty cell is one too
     write(dir, "s.csv", "run,acc\na,0.80\nb,N/A\nc,\n");
