@@ -3539,9 +3539,8 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
         .map(|p| p.names)
         .unwrap_or_default();
     let mut keys = Keys::new(&plan.keys, &captures, captures_tell_files_apart(plan));
-    if plan.keys.is_empty()
-        && matches!(plan.format, Format::Csv | Format::Jsonl | Format::Json | Format::Yaml | Format::Parquet)
-    {
+    // a plain table: the columns that name its rows, after the candidates its column names give
+    if matches!(plan.format, Format::Csv | Format::Jsonl | Format::Json | Format::Yaml | Format::Parquet) {
         keys.describe = Some(captures.clone());
     }
     keys.order = match plan.format {
@@ -3629,6 +3628,8 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
         Some((columns, at, n)) => (columns.to_vec(), Some((at.to_string(), n))),
         None => (keys.first_holding(), None),
     };
+    // one row names itself: the columns that name rows are a key over two rows and more
+    let key = if rows < 2 && keys.described.contains(&key) { Vec::new() } else { key };
     let key_note = if keys.past_limit || keep_last.is_some() { None } else { keys.why_none() };
     let spliced = keys
         .order
@@ -3671,6 +3672,8 @@ struct Keys {
     /// Whether the note of a table without a key says why its widest candidate is none (the
     /// candidates of [`describing_columns`], each one column more than the one before).
     widest_says: bool,
+    /// The candidates [`describing_columns`] gave.
+    described: Vec<Vec<String>>,
 }
 
 /// The key candidates of a table no column name gives a key to, from its first batch `rb`:
@@ -3964,27 +3967,30 @@ impl Keys {
             repeat_forward: false,
             describe: None,
             widest_says: false,
+            described: Vec::new(),
         }
     }
 
     fn observe(&mut self, rb: &RecordBatch) {
         use arrow::array::AsArray;
         if let Some(captures) = self.describe.take() {
-            let candidates = describing_columns(rb, &captures);
+            let candidates: Vec<Vec<String>> = describing_columns(rb, &captures)
+                .into_iter()
+                .filter(|c| !self.candidates.iter().any(|k| &k.columns == c))
+                .collect();
             if !candidates.is_empty() {
-                self.widest_says = true;
-                self.candidates = candidates
-                    .into_iter()
-                    .map(|columns| KeyCheck {
-                        columns,
-                        broken: None,
-                        repeat: None,
-                        repeats: 0,
-                        per_file: false,
-                        file: None,
-                        seen: Default::default(),
-                    })
-                    .collect();
+                // the note says why the widest is none, where no column name gave a candidate
+                self.widest_says = self.candidates.is_empty();
+                self.described = candidates.clone();
+                self.candidates.extend(candidates.into_iter().map(|columns| KeyCheck {
+                    columns,
+                    broken: None,
+                    repeat: None,
+                    repeats: 0,
+                    per_file: false,
+                    file: None,
+                    seen: Default::default(),
+                }));
             }
         }
         let a = ahash::RandomState::with_seeds(1, 2, 3, 4);

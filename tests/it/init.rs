@@ -2234,6 +2234,16 @@ fn a_results_table_is_keyed_by_what_names_its_rows_and_a_repeat_is_said() {
     assert!(toml.contains("name = \"accuracy\"\ntype = \"number\"\nmissingValues = [\"\", \"n/a\"]\n"), "{toml}");
     let release = build_from_elsewhere(tmp.path(), "na");
     assert_eq!(query(&release, "SELECT count(*) AS n, count(accuracy) AS known FROM r"), "n,known\n4,2\n");
+    // a step beside what names a row: the named candidates fail, the columns that name rows hold
+    let d = tmp.path().join("steps");
+    write(&d, "r.csv", "run,step,benchmark,accuracy\na,10,gsm8k,0.5\na,10,math,0.2\na,20,gsm8k,0.6\nb,10,gsm8k,0.4\n");
+    let doc = init(tmp.path(), &d, "steps");
+    assert_eq!(key(&doc, "r"), ["run", "step", "benchmark"], "{doc}");
+    // one row names itself: no key
+    let d = tmp.path().join("one");
+    write(&d, "r.csv", "run,benchmark,accuracy\na,gsm8k,0.5\n");
+    let doc = init(tmp.path(), &d, "one");
+    assert_eq!(key(&doc, "r"), Vec::<String>::new(), "{doc}");
     // counts of a result, and remarks, are no part of the key
     let d = tmp.path().join("counts");
     write(&d, "r.csv", "run,benchmark,num_correct,notes,seed\na,gsm8k,50,x,1\na,math,20,x,1\nb,gsm8k,55,y,2\n");
