@@ -374,6 +374,21 @@ pub fn trimmed_label(name: &str) -> &str {
     name.trim_matches(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c))
 }
 
+/// `name` with a `_` where camelCase starts a word (`hubToken` → `hub_Token`, `nShot2Acc` →
+/// `n_Shot2_Acc`), so that its words split as snake_case's do.
+pub(crate) fn snake_words(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    let mut after_lower = false;
+    for c in name.chars() {
+        if c.is_ascii_uppercase() && after_lower {
+            out.push('_');
+        }
+        after_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        out.push(c);
+    }
+    out
+}
+
 /// Checks the name of a table's column: one with a blank (any Unicode white space) at its start
 /// or end is refused, because Frictionless readers trim header labels and would then find no
 /// column of that name in the release's `datapackage.json`; one holding a NUL (U+0000) is

@@ -120,22 +120,43 @@ pub fn finders() -> Vec<(memchr::memmem::Finder<'static>, &'static str)> {
     out
 }
 
-/// The forms access tokens are given out in, as a regular expression: Hugging Face (`hf_…`),
-/// GitHub (`ghp_…`, `github_pat_…`), GitLab (`glpat-…`), AWS (`AKIA…`), OpenAI and Anthropic
-/// (`sk-…`), Slack (`xox…-`) and JSON Web Tokens (`eyJ….….…`). The prefixes no word has are
-/// found inside longer text too (`xxhf_…`: what a redaction takes out); `sk-`, `xox` and `eyJ`
-/// at a word's start only.
-pub const TOKEN_FORMS: &str = r"(?:hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|\bsk-[A-Za-z0-9_-]*[A-Za-z0-9]{16,}[A-Za-z0-9_-]*|\bxox[abposr]-[A-Za-z0-9-]{10,}|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})";
+/// The forms access tokens are given out in: Hugging Face (`hf_…`), GitHub (`ghp_…`,
+/// `github_pat_…`), GitLab (`glpat-…`), AWS (`AKIA…`), OpenAI and Anthropic (`sk-…`), Slack
+/// (`xox…-`) and JSON Web Tokens (`eyJ….….…`), each as (its pattern, whether it is looked for
+/// at a word's start only even inside longer text). [`token_forms_pattern`] makes them one
+/// regular expression.
+const TOKEN_FORMS: [(&str, bool); 8] = [
+    (r"hf_[A-Za-z0-9]{20,}", false),
+    (r"gh[pousr]_[A-Za-z0-9]{30,}", false),
+    (r"github_pat_[A-Za-z0-9_]{30,}", false),
+    (r"glpat-[A-Za-z0-9_-]{20,}", false),
+    (r"AKIA[0-9A-Z]{16}", false),
+    (r"sk-[A-Za-z0-9_-]*[A-Za-z0-9]{16,}[A-Za-z0-9_-]*", true),
+    (r"xox[abposr]-[A-Za-z0-9-]{10,}", true),
+    (r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", true),
+];
 
-/// [`TOKEN_FORMS`] with every form at a word's start, an AWS key ending one too: what a
-/// refusal looks for, where text inside a longer word (`abchf_…`, `TAKIAGUCHI…`, a random
-/// blob) is no token.
-const TOKEN_FORMS_AT_WORDS: &str = r"(?:\bhf_[A-Za-z0-9]{20,}|\bgh[pousr]_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{30,}|\bglpat-[A-Za-z0-9_-]{20,}|\bAKIA[0-9A-Z]{16}\b|\bsk-[A-Za-z0-9_-]*[A-Za-z0-9]{16,}[A-Za-z0-9_-]*|\bxox[abposr]-[A-Za-z0-9-]{10,}|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})";
+/// The forms access tokens are given out in, as one regular expression. `at_words`: every
+/// form at a word's start (an AWS key ending one too), as a refusal looks for them, where text
+/// inside a longer word (`abchf_…`, `TAKIAGUCHI…`, a random blob) is no token; else the
+/// prefixes no word has are found inside longer text too (`xxhf_…`: what a redaction takes
+/// out).
+pub fn token_forms_pattern(at_words: bool) -> String {
+    let forms: Vec<String> = TOKEN_FORMS
+        .iter()
+        .map(|(p, word)| match (at_words || *word, at_words && p.starts_with("AKIA")) {
+            (true, true) => format!(r"\b{p}\b"),
+            (true, false) => format!(r"\b{p}"),
+            _ => p.to_string(),
+        })
+        .collect();
+    format!("(?:{})", forms.join("|"))
+}
 
-/// The token forms at a word's start ([`TOKEN_FORMS`]), over bytes, compiled once.
+/// The token forms at a word's start ([`token_forms_pattern`]), over bytes, compiled once.
 pub fn token_forms() -> &'static regex::bytes::Regex {
     static RE: std::sync::OnceLock<regex::bytes::Regex> = std::sync::OnceLock::new();
-    RE.get_or_init(|| regex::bytes::Regex::new(TOKEN_FORMS_AT_WORDS).expect("static pattern"))
+    RE.get_or_init(|| regex::bytes::Regex::new(&token_forms_pattern(true)).expect("static pattern"))
 }
 
 /// The token forms without word boundaries, over bytes: what a search of many values
@@ -143,10 +164,10 @@ pub fn token_forms() -> &'static regex::bytes::Regex {
 /// hold then searched with [`token_forms`].
 pub fn token_forms_anywhere() -> &'static regex::bytes::Regex {
     static RE: std::sync::OnceLock<regex::bytes::Regex> = std::sync::OnceLock::new();
-    RE.get_or_init(|| regex::bytes::Regex::new(&TOKEN_FORMS_AT_WORDS.replace(r"\b", "")).expect("static pattern"))
+    RE.get_or_init(|| regex::bytes::Regex::new(&token_forms_pattern(false).replace(r"\b", "")).expect("static pattern"))
 }
 
-/// The name of the form a match of [`TOKEN_FORMS`] has, by its start (`hf_…`, `sk-…`, a JSON
+/// The name of the form a match of [`token_forms_pattern`] has, by its start (`hf_…`, `sk-…`, a JSON
 /// Web Token): what a message may say of it without quoting any of its secret part.
 pub fn token_form_name(m: &[u8]) -> &'static str {
     const NAMES: [(&[u8], &str); 9] = [

@@ -61,7 +61,7 @@ use crate::core::error::{Error, Result};
 use crate::core::schema::TableSchema;
 
 /// What [`secret_held`] found in a release: the token this process holds, or text of a form
-/// tokens are given out in ([`crate::core::secrets::TOKEN_FORMS`]), with the form's name.
+/// tokens are given out in ([`crate::core::secrets::token_forms_pattern`]), with the form's name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Held {
     /// A secret this process holds ([`crate::core::secrets::finders`]: the Hub token).
@@ -161,10 +161,28 @@ fn secret_in_parquet(
 ) -> Result<Option<(String, Held)>> {
     use arrow::array::{Array, AsArray};
     use arrow::datatypes::DataType;
+    // (only the columns that hold text, in lists and structs too: numbers are not decoded)
+    fn has_text(dt: &DataType) -> bool {
+        match dt {
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => true,
+            DataType::Binary | DataType::LargeBinary | DataType::BinaryView => true,
+            DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => has_text(f.data_type()),
+            DataType::Struct(fs) => fs.iter().any(|f| has_text(f.data_type())),
+            DataType::Dictionary(_, v) => has_text(v),
+            DataType::Map(f, _) => has_text(f.data_type()),
+            _ => false,
+        }
+    }
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
-        .and_then(|b| b.build())
+    let builder = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
         .map_err(|e| Error::format(rel, e))?;
+    let text: Vec<usize> =
+        builder.schema().fields().iter().enumerate().filter(|(_, f)| has_text(f.data_type())).map(|(i, _)| i).collect();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    let mask = parquet::arrow::ProjectionMask::roots(builder.parquet_schema(), text);
+    let reader = builder.with_projection(mask).build().map_err(|e| Error::format(rel, e))?;
     // whether any text in `data` (its buffers, and its children's) may hold a secret
     fn holds(data: &arrow::array::ArrayData, anywhere: &dyn Fn(&[u8]) -> bool) -> bool {
         let buffers = data.buffers();
@@ -776,6 +794,8 @@ fn remove_leftovers(parent: &Path) {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn a_secret_across_two_pieces_of_a_text_file_is_found_at_its_line() {
         let dir = tempfile::tempdir().unwrap();
@@ -796,8 +816,6 @@ mod tests {
         assert_eq!(held(&["k.md"], false), None);
         assert_eq!(held(&["k.md"], true), Some(("k.md:2".into(), super::Held::LooksLike("an API key (sk-…)"))));
     }
-
-    use super::*;
 
     #[test]
     fn relative_paths_are_checked() {

@@ -136,7 +136,7 @@ pub struct PublishOptions {
     /// (the folder then holds exactly the release; at the root, the card is the release's own).
     pub delete_unlisted: bool,
     /// Publish a release that holds text of an access token's form (`hf_…`, `sk-…`; see
-    /// [`crate::core::secrets::TOKEN_FORMS`]), refused by default. The token this process
+    /// [`crate::core::secrets::token_forms_pattern`]), refused by default. The token this process
     /// holds is refused whatever this says.
     pub allow_token_like: bool,
     /// Publish even when the folder holds a newer version of the release.

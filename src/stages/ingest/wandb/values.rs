@@ -277,16 +277,7 @@ pub fn secret_entry(key: &str, value: &Value) -> bool {
     });
     let Value::String(s) = value else { return false };
     // camelCase names a credential as snake_case does: `hubToken` is `hub_Token`
-    let mut words = String::with_capacity(key.len() + 4);
-    let mut after_lower = false;
-    for c in key.chars() {
-        if c.is_ascii_uppercase() && after_lower {
-            words.push('_');
-        }
-        after_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
-        words.push(c);
-    }
-    key_re.is_match(&words)
+    key_re.is_match(&crate::core::schema::snake_words(key))
         && s.len() >= 16
         && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'+' | b'/' | b'=' | b'.'))
 }
@@ -406,7 +397,8 @@ pub fn scrub_credentials(text: &str) -> Option<String> {
             .expect("static pattern")
     });
     // the prefixes no word has are found inside longer text too; `sk-` and `xox` at a word's start
-    let token = TOKEN.get_or_init(|| regex::Regex::new(crate::core::secrets::TOKEN_FORMS).expect("static pattern"));
+    let token = TOKEN
+        .get_or_init(|| regex::Regex::new(&crate::core::secrets::token_forms_pattern(false)).expect("static pattern"));
     // a query parameter that carries a secret, and a bearer token
     let query = QUERY.get_or_init(|| {
         regex::Regex::new(
