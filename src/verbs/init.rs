@@ -3142,6 +3142,7 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
                 }
                 _ => None,
             };
+            let at = v.source.as_ref().map(|s| format!(" (at {s})")).unwrap_or_default();
             match (col, found_type) {
                 // a column that a "NaN" string typed as text, which numbers broke: read again
                 // with such strings as numbers, a guess taken back if it does not settle it
@@ -3159,50 +3160,41 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
                 // a number column that holds numbers written as "NaN" strings stays one
                 (Some(col), Some((_, found, true, _))) if !coerced_before => {
                     if plan.coerce_nonfinite.is_none() {
-                        let at = v.source.as_ref().map(|s| format!(" (at {s})")).unwrap_or_default();
                         plan.coerce_nonfinite = Some(format!("{col} holds numbers and {found}{at}"));
                     }
                     changed = true;
                 }
-                // a text that stands for a missing value in a column of numbers or booleans: read
-                // as null there (`missingValues`), the column keeping its type
+                // a column of numbers or booleans holding a text: a missing value is read as null
+                // there (`missingValues`); a few others have their records set aside, weighed by
+                // the read with `on_invalid = "reject"` (below); either way the column keeps its type
                 (Some(col), Some((expected, found, _, _)))
                     if v.path != "$"
                         && v.rule == "type"
                         && matches!(expected, "number" | "integer" | "boolean")
-                        && missing_text(found).is_some()
-                        && plan.fields.iter().all(|d| d.column != col || !d.missing_values.is_empty()) =>
+                        && plan.fields.iter().all(|d| d.column != col || !d.missing_values.is_empty())
+                        && (missing_text(found).is_some()
+                            || (!reject_tried && text_type == "any" && v.source.is_some())) =>
                 {
-                    let at = v.source.as_ref().map(|s| format!(" (at {s})")).unwrap_or_default();
-                    let text = missing_text(found).unwrap_or_default();
-                    let reason = format!("{}{at}: read as null, as missingValues says", first_sentence(&v.message));
-                    // a field's list replaces the source's: a CSV file's empty cell stays null
-                    if plan.format == Format::Csv && !text.is_empty() {
-                        declare_missing(&mut plan.fields, col.clone(), expected, String::new(), reason.clone());
+                    let reason = format!("{}{at}", first_sentence(&v.message));
+                    match (missing_text(found), &v.source) {
+                        (Some(text), _) => {
+                            let reason = format!("{reason}: read as null, as missingValues says");
+                            // a field's list replaces the source's: a CSV file's empty cell stays null
+                            if plan.format == Format::Csv && !text.is_empty() {
+                                declare_missing(&mut plan.fields, col.clone(), expected, String::new(), reason.clone());
+                            }
+                            changed |= declare_missing(&mut plan.fields, col, expected, text, reason);
+                        }
+                        (None, Some(src)) => {
+                            if !other_types.iter().any(|(c, _)| c == &col) {
+                                other_types.push((col, reason));
+                            }
+                            out_files.entry(src.file.clone()).or_default().push(reason_of(v));
+                        }
+                        (None, None) => {}
                     }
-                    changed |= declare_missing(&mut plan.fields, col, expected, text, reason);
-                }
-                // a few values of another type in a column of numbers or booleans: their records
-                // are set aside, weighed by the read with `on_invalid = "reject"` (below)
-                (Some(col), Some((expected, found, _, _)))
-                    if v.path != "$"
-                        && v.rule == "type"
-                        && !reject_tried
-                        && text_type == "any"
-                        && matches!(expected, "number" | "integer" | "boolean")
-                        && missing_text(found).is_none()
-                        && v.source.is_some()
-                        && plan.fields.iter().all(|d| d.column != col || !d.missing_values.is_empty()) =>
-                {
-                    let at = v.source.as_ref().map(|s| format!(" (at {s})")).unwrap_or_default();
-                    if !other_types.iter().any(|(c, _)| c == &col) {
-                        other_types.push((col, format!("{}{at}", first_sentence(&v.message))));
-                    }
-                    let Some(src) = &v.source else { continue };
-                    out_files.entry(src.file.clone()).or_default().push(reason_of(v));
                 }
                 (Some(col), _) if v.path != "$" && v.rule == "type" => {
-                    let at = v.source.as_ref().map(|s| format!(" (at {s})")).unwrap_or_default();
                     changed |= declare(&mut plan.fields, col, text_type, format!("{}{at}", first_sentence(&v.message)));
                 }
                 _ => {
@@ -3665,9 +3657,9 @@ struct Keys {
     repeat_forward: bool,
     /// Whether a candidate was given up for its rows' number, not for a null or a duplicate.
     past_limit: bool,
-    /// A table no column name gives a key to (a results table merged by hand), with the path's
-    /// captures: the columns that describe its rows become its candidate at its first batch
-    /// ([`describing_columns`]), so that a result given twice is found.
+    /// A plain table (a results table merged by hand), with the path's captures: the columns
+    /// that name its rows become candidates at its first batch, after those its column names
+    /// give ([`describing_columns`]), so that a result given twice is found.
     describe: Option<Vec<String>>,
     /// Whether the note of a table without a key says why its widest candidate is none (the
     /// candidates of [`describing_columns`], each one column more than the one before).
@@ -3681,10 +3673,10 @@ struct Keys {
 /// [`DESCRIBING_TEXT_CHARS`] characters, no null), fewest distinct values first (`checkpoint`,
 /// `run`, `benchmark`; none whose name says it is a remark, `notes`), then the integer columns
 /// without a null whose name says they count what a row is about (`seed`, not `num_correct`),
-/// `captures` always first. Each candidate is one more column than the one before,
-/// at most six, its columns in the table's order, so that the first that holds is the fewest columns that name a row, and the
-/// widest is last (its repeat is what a note says). None without a text column, or without a
-/// column left over for the values.
+/// `captures` always first. Each candidate is one more column than the one before, at most
+/// six, its columns in the table's order: the first that holds is the fewest columns that name
+/// a row, and the widest is last (its repeat is what a note says). None without a text column,
+/// or without a column left over for the values.
 fn describing_columns(rb: &RecordBatch, captures: &[String]) -> Vec<Vec<String>> {
     use arrow::array::AsArray;
     let mut text: Vec<(usize, String)> = Vec::new();
@@ -3768,16 +3760,7 @@ const COUNTER_WORDS: &[&str] = &[
 /// Whether a word of `name` (split at `_`, `-`, `.`, blanks and lower-to-upper case changes)
 /// is one of `words`, in any case.
 fn name_says(name: &str, words: &[&str]) -> bool {
-    let mut spaced = String::with_capacity(name.len() + 4);
-    let mut lower = false;
-    for c in name.chars() {
-        if c.is_uppercase() && lower {
-            spaced.push(' ');
-        }
-        lower = c.is_lowercase();
-        spaced.push(c);
-    }
-    spaced
+    crate::core::schema::snake_words(name)
         .split(|c: char| c == '_' || c == '-' || c == '.' || c.is_whitespace())
         .any(|w| words.iter().any(|x| w.eq_ignore_ascii_case(x)))
 }
@@ -3891,6 +3874,11 @@ impl StepOrder {
 }
 
 impl KeyCheck {
+    /// A candidate over `columns`, checked file by file when `per_file`.
+    fn new(columns: Vec<String>, per_file: bool) -> KeyCheck {
+        KeyCheck { columns, broken: None, repeat: None, repeats: 0, per_file, file: None, seen: Default::default() }
+    }
+
     fn holds(&self) -> bool {
         self.broken.is_none() && self.repeat.is_none()
     }
@@ -3952,15 +3940,7 @@ impl Keys {
         Keys {
             candidates: all
                 .into_iter()
-                .map(|columns| KeyCheck {
-                    columns,
-                    broken: None,
-                    repeat: None,
-                    repeats: 0,
-                    per_file: per_file && !captures.is_empty(),
-                    file: None,
-                    seen: Default::default(),
-                })
+                .map(|columns| KeyCheck::new(columns, per_file && !captures.is_empty()))
                 .collect(),
             past_limit: false,
             order: None,
@@ -3982,15 +3962,7 @@ impl Keys {
                 // the note says why the widest is none, where no column name gave a candidate
                 self.widest_says = self.candidates.is_empty();
                 self.described = candidates.clone();
-                self.candidates.extend(candidates.into_iter().map(|columns| KeyCheck {
-                    columns,
-                    broken: None,
-                    repeat: None,
-                    repeats: 0,
-                    per_file: false,
-                    file: None,
-                    seen: Default::default(),
-                }));
+                self.candidates.extend(candidates.into_iter().map(|columns| KeyCheck::new(columns, false)));
             }
         }
         let a = ahash::RandomState::with_seeds(1, 2, 3, 4);

@@ -440,7 +440,8 @@ mod tests {
         assert_eq!(r, vec![want]);
         let r = read_raw("base: &b {lr: 1e-400}\nrun:\n  <<: *b\n  seed: 1\n");
         assert_eq!(r, vec![r#"{"base":{"lr":"@num:1e-400"},"run":{"seed":1,"lr":"@num:1e-400"}}"#]);
-        // a merge through an anchor that merges gives the first anchor's keys too, as PyYAML
+        // a merge through an anchor that merges gives the first anchor's keys too (PyYAML gives
+        // `a`'s `n`, formats.md says)
         let r = read_raw("a: &a {x: 0.5, n: 2}\nb: &b {<<: *a, n: 3}\nc: {id: 1, <<: *b}\nd: {<<: [*b, {z: 1}]}\n");
         let want = r#"{"a":{"x":0.5,"n":2},"b":{"n":3,"x":0.5},"c":{"id":1,"n":3,"x":0.5},"d":{"n":3,"x":0.5,"z":1}}"#;
         assert_eq!(r, vec![want]);
