@@ -158,14 +158,15 @@ pub enum Finding {
 
 impl Finding {
     /// The finding without the values it names (`found`, `decided_at`, a count): what stays
-    /// the same for every violation of one kind in one column.
+    /// the same for every violation of one kind in one column. A text that stands for a
+    /// missing value (`string "n/a"`) is kept as found: a hint lists it.
     pub fn without_values(&self) -> Finding {
         match self {
-            Finding::Type { column, expected, nonfinite_string, numeric_string, decimal_comma, decided_at, .. } => {
+            Finding::Type { column, expected, found, nonfinite_string, numeric_string, decimal_comma, decided_at } => {
                 Finding::Type {
                     column: column.clone(),
                     expected: expected.clone(),
-                    found: String::new(),
+                    found: if missing_found(expected, found).is_some() { found.clone() } else { String::new() },
                     nonfinite_string: *nonfinite_string,
                     numeric_string: *numeric_string,
                     decimal_comma: *decimal_comma,
@@ -176,6 +177,17 @@ impl Finding {
             Finding::SharedKey { same_line, .. } => Finding::SharedKey { rows: 0, same_line: *same_line },
         }
     }
+}
+
+/// The text of a value found where a number or a boolean was expected (`found` as a type
+/// finding describes it: `string "n/a"`), when it stands for a missing value
+/// ([`super::values::missing_text`]).
+pub fn missing_found(expected: &str, found: &str) -> Option<String> {
+    if !matches!(expected, "number" | "integer" | "boolean") {
+        return None;
+    }
+    let text = found.strip_prefix("string ").and_then(|t| serde_json::from_str::<String>(t).ok())?;
+    super::values::missing_text(&text).then_some(text)
 }
 
 /// Whether `s` is a number written with a decimal comma, as European CSV files write them:
@@ -206,7 +218,7 @@ pub fn is_decimal_comma(s: &str) -> bool {
 /// - a CSV float column broken by an integer no float holds: a `[[source.field]]` of type
 ///   `string`.
 pub fn violation_hints(findings: &std::collections::BTreeSet<(Scope, String, Finding)>) -> Vec<String> {
-    use std::collections::BTreeSet;
+    use std::collections::{BTreeMap, BTreeSet};
     let mut hints = Vec::new();
     let listed = |names: BTreeSet<&str>| names.into_iter().collect::<Vec<_>>().join(", ");
     let tables = |same: bool| -> BTreeSet<&str> {
@@ -247,11 +259,13 @@ pub fn violation_hints(findings: &std::collections::BTreeSet<(Scope, String, Fin
         nonfinite: bool,
         numeric: bool,
         decided: bool,
+        /// The text of a missing value (`"n/a"`) where a number or boolean was expected.
+        missing: Option<String>,
     }
     let types: Vec<TypeFact> = findings
         .iter()
         .filter_map(|(scope, source, f)| match f {
-            Finding::Type { column, expected, nonfinite_string, numeric_string, decided_at, .. }
+            Finding::Type { column, expected, found, nonfinite_string, numeric_string, decided_at, .. }
                 if *scope == Scope::Source =>
             {
                 Some(TypeFact {
@@ -261,6 +275,7 @@ pub fn violation_hints(findings: &std::collections::BTreeSet<(Scope, String, Fin
                     nonfinite: *nonfinite_string,
                     numeric: *numeric_string,
                     decided: decided_at.is_some(),
+                    missing: missing_found(expected, found),
                 })
             }
             _ => None,
@@ -317,11 +332,39 @@ pub fn violation_hints(findings: &std::collections::BTreeSet<(Scope, String, Fin
             field_tables(commas.iter().map(|(_, c)| *c), "string")
         ));
     }
+    // texts that stand for a missing value among numbers or booleans: read as null when listed
+    let mut missing: BTreeMap<(&str, &str), (&str, BTreeSet<&str>)> = BTreeMap::new();
+    for t in &types {
+        if let Some(text) = &t.missing {
+            missing.entry((t.source, t.column)).or_insert((t.expected, BTreeSet::new())).1.insert(text);
+        }
+    }
+    if !missing.is_empty() {
+        let fields: Vec<String> = missing
+            .iter()
+            .map(|((_, column), (expected, texts))| {
+                let texts: Vec<String> = texts.iter().map(|t| format!("{t:?}")).collect();
+                format!("name = {column:?}, type = {expected:?} and missingValues = [{}]", texts.join(", "))
+            })
+            .collect();
+        hints.push(format!(
+            "a text that stands for a missing value among numbers or booleans ({}) is read as null, and counted, \
+             when its source's field lists it: {}, each key on a line of its own (a CSV source lists \"\" too: \
+             the field's list replaces the source's)",
+            missing.keys().map(|(s, c)| format!("{s}.{c}")).collect::<Vec<_>>().join(", "),
+            match fields.len() {
+                1 => format!("a [[source.field]] table with {}", fields[0]),
+                _ => format!("a [[source.field]] table for each ({})", fields.join("; ")),
+            }
+        ));
+    }
     // a column whose type its first value decided, and values of other types broke: the way to
     // keep them all (a declared column has no value that decided it)
     let mixed: BTreeSet<(&str, &str)> = types
         .iter()
-        .filter(|t| t.decided && !t.nonfinite && !t.numeric && !commas.contains(&(t.source, t.column)))
+        .filter(|t| {
+            t.decided && !t.nonfinite && !t.numeric && t.missing.is_none() && !commas.contains(&(t.source, t.column))
+        })
         .map(|t| (t.source, t.column))
         .collect();
     if !mixed.is_empty() {

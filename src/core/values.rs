@@ -73,6 +73,15 @@ fn int_cmp_float(i: i128, f: f64) -> Option<std::cmp::Ordering> {
     }))
 }
 
+/// Whether `text` stands for a missing value where a number or a boolean is expected: empty,
+/// punctuation alone (`-`, `?`, `--`), or `n/a`, `na`, `none`, `null` in any case, spaces
+/// around ignored. Such a text decides no column's type when the input is typed by reading it,
+/// and `runpack init` lists it in the column's `missingValues` (Table Schema v2).
+pub fn missing_text(text: &str) -> bool {
+    let t = text.trim();
+    !t.chars().any(char::is_alphanumeric) || ["n/a", "na", "none", "null"].iter().any(|m| t.eq_ignore_ascii_case(m))
+}
+
 /// Orders two JSON numbers exactly (integers as integers, an integer against a float without
 /// rounding); `None` when either is NaN.
 pub fn compare_numbers(a: &serde_json::Number, b: &serde_json::Number) -> Option<std::cmp::Ordering> {

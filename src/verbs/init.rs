@@ -3172,11 +3172,11 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
                         && v.rule == "type"
                         && matches!(expected, "number" | "integer" | "boolean")
                         && plan.fields.iter().all(|d| d.column != col || !d.missing_values.is_empty())
-                        && (missing_text(found).is_some()
+                        && (crate::core::report::missing_found(expected, found).is_some()
                             || (!reject_tried && text_type == "any" && v.source.is_some())) =>
                 {
                     let reason = format!("{}{at}", first_sentence(&v.message));
-                    match (missing_text(found), &v.source) {
+                    match (crate::core::report::missing_found(expected, found), &v.source) {
                         (Some(text), _) => {
                             let reason = format!("{reason}: read as null, as missingValues says");
                             // a field's list replaces the source's: a CSV file's empty cell stays null
@@ -3319,16 +3319,6 @@ fn declare(fields: &mut Vec<Declared>, col: String, ty: &str, reason: String) ->
             true
         }
     }
-}
-
-/// The text of a value found where a number or boolean was expected, as a type problem
-/// describes it (`string ""`), when it stands for a missing value: empty, punctuation alone
-/// (`-`, `?`), or `n/a`, `na`, `none`, `null` in any case. Its record is a row like any other:
-/// the column reads it as null (`missingValues`), rather than the record being set aside.
-fn missing_text(found: &str) -> Option<String> {
-    let text = found.strip_prefix("string ").and_then(|t| serde_json::from_str::<String>(t).ok())?;
-    let t = text.trim().to_ascii_lowercase();
-    (!t.chars().any(char::is_alphanumeric) || matches!(t.as_str(), "n/a" | "na" | "none" | "null")).then_some(text)
 }
 
 /// Declares `col` of type `ty` with `text` among its missing values (a column declared so

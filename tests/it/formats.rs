@@ -1041,3 +1041,46 @@ fn a_fields_missing_values_are_read_as_null_and_counted() {
         stderr(&o)
     );
 }
+
+/// In a source typed by reading it, a text that stands for a missing value decides no type,
+/// wherever it comes: the column is its numbers' (or booleans'), the text is named, and the
+/// hint says how to read it as null.
+#[test]
+fn a_missing_values_text_types_no_column_and_the_hint_says_how_to_read_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "s.csv", "run,acc\na,n/a\nb,0.5\nc,-\n");
+    write(dir, "s.jsonl", "{\"run\": \"d\", \"ok\": \"none\"}\n{\"run\": \"e\", \"ok\": true}\n");
+    let toml = "name = \"mv\"\n[[source]]\nname = \"c\"\npath = \"s.csv\"\nformat = \"csv\"\n\
+                [[source]]\nname = \"j\"\npath = \"s.jsonl\"\nformat = \"jsonl\"\n\
+                [[table]]\nname = \"t\"\nquery = \"SELECT c.run, acc, ok FROM c FULL JOIN j ON c.run = j.run\"\n";
+    write(dir, "pipeline.toml", toml);
+    let o = build(dir, &[]);
+    assert_violations(
+        &o,
+        3,
+        &[
+            "s.csv:2:$.acc: expected number, found string \"n/a\" (the column holds float64 values, the type the \
+             value at s.csv:3 decided)",
+            "s.csv:4:$.acc: expected number, found string \"-\"",
+            "s.jsonl:1:$.ok: expected boolean, found string \"none\" (the column holds boolean values, the type the \
+             value at s.jsonl:2 decided)",
+        ],
+    );
+    let hint = "hint: a text that stands for a missing value among numbers or booleans (c.acc, j.ok) is read as null, \
+                and counted, when its source's field lists it: a [[source.field]] table for each (name = \"acc\", \
+                type = \"number\" and missingValues = [\"-\", \"n/a\"]; name = \"ok\", type = \"boolean\" and \
+                missingValues = [\"none\"])";
+    assert!(stderr(&o).contains(hint), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("several types on purpose"), "{}", stderr(&o));
+    // texts of that kind alone are text
+    write(dir, "s.csv", "run,acc\na,n/a\nb,-\n");
+    write(dir, "s.jsonl", "{\"run\": \"d\", \"ok\": \"none\"}\n");
+    let o = build(dir, &["--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = release(dir, "mv");
+    assert_eq!(
+        query(&r, "SELECT arrow_typeof(acc) AS a, arrow_typeof(ok) AS o FROM t LIMIT 1"),
+        "a,o\nUtf8View,Utf8View\n"
+    );
+}

@@ -2183,6 +2183,11 @@ fn a_few_strings_among_numbers_are_set_aside_and_missing_markers_are_kept() {
     assert_eq!(init_rows(&doc)["scores"], 20, "{doc}");
     let release = build_from_elsewhere(tmp.path(), "missing");
     assert_eq!(query(&release, "SELECT count(*) AS n, count(score) AS scores FROM scores"), "n,scores\n20,17\n");
+    // the first record's "n/a" types nothing
+    write(&d, "scores.jsonl", &lines(20, &|i| (i == 0).then_some("N/A")));
+    init(tmp.path(), &d, "first");
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/first/pipeline.toml")).unwrap();
+    assert!(toml.contains("name = \"score\"\ntype = \"number\"\nmissingValues = [\"N/A\"]\n"), "{toml}");
     // one in ten: kept
     write(&d, "scores.jsonl", &lines(10, &|i| (i == 7).then_some("error: timeout")));
     let doc = init(tmp.path(), &d, "tenth");
@@ -2234,6 +2239,14 @@ fn a_results_table_is_keyed_by_what_names_its_rows_and_a_repeat_is_said() {
     assert!(toml.contains("name = \"accuracy\"\ntype = \"number\"\nmissingValues = [\"\", \"n/a\"]\n"), "{toml}");
     let release = build_from_elsewhere(tmp.path(), "na");
     assert_eq!(query(&release, "SELECT count(*) AS n, count(accuracy) AS known FROM r"), "n,known\n4,2\n");
+    // "n/a" in the first row types nothing: the column is a number column still
+    write(&d, "r.csv", "run,benchmark,accuracy\na,gsm8k,n/a\na,math,0.5\nb,gsm8k,0.25\nb,math,0.7\n");
+    init(tmp.path(), &d, "na_first");
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/na_first/pipeline.toml")).unwrap();
+    assert!(toml.contains("name = \"accuracy\"\ntype = \"number\"\nmissingValues = [\"\", \"n/a\"]\n"), "{toml}");
+    let release = build_from_elsewhere(tmp.path(), "na_first");
+    let max = "SELECT count(accuracy) AS known, max(accuracy) AS best, arrow_typeof(max(accuracy)) AS t FROM r";
+    assert_eq!(query(&release, max), "known,best,t\n3,0.7,Float64\n");
     // a step beside what names a row: the named candidates fail, the columns that name rows hold
     let d = tmp.path().join("steps");
     write(&d, "r.csv", "run,step,benchmark,accuracy\na,10,gsm8k,0.5\na,10,math,0.2\na,20,gsm8k,0.6\nb,10,gsm8k,0.4\n");

@@ -23,6 +23,10 @@
 //!   column cannot share a type and are reported with both lines;
 //! - objects merge into one struct (key order of first appearance) whatever the key order or
 //!   missing keys of each row;
+//! - a text that stands for a missing value (`"n/a"`, `"-"`, `""`, `"none"`) decides no type:
+//!   the column takes its other values' type, and the reader reports the text as a type
+//!   violation (a source field's `missingValues` reads it as null); a column of such texts
+//!   alone is text;
 //! - the first shape seen wins; values of another shape are reported by the reader as type
 //!   violations that name where the first shape was seen.
 
@@ -64,6 +68,11 @@ pub enum Kind {
     Float,
     /// Strings.
     Str,
+    /// Only texts that stand for a missing value (`"n/a"`, `"-"`, `""`;
+    /// [`crate::core::values::missing_text`]): the type the column's other values give it,
+    /// or text when none comes. So a results table whose first accuracy is `"n/a"` is a
+    /// number column, and the reader names that value.
+    Missing,
     /// Only non-finite strings (`"NaN"`, `"Infinity"`, `"-Infinity"`, any case) of a source that reads them as
     /// numbers (`coerce_nonfinite_strings`): a float column, unless another string comes (or,
     /// with [`Inference::nonfinite_alone_text`], unless no number comes).
@@ -84,7 +93,7 @@ impl Kind {
             Kind::Bool => "boolean",
             Kind::Int { .. } => "int64",
             Kind::Float => "float64",
-            Kind::Str => "string",
+            Kind::Str | Kind::Missing => "string",
             Kind::NonFinite | Kind::NegZero => "float64",
             Kind::List(_) => "array",
             Kind::Struct(_) => "object",
@@ -141,6 +150,8 @@ enum Scalar<'a> {
     Int(bool /*negative*/, bool /*above i64*/),
     Float,
     Str,
+    /// A text that stands for a missing value (`"n/a"`, `"-"`): it decides no type.
+    Missing,
     /// `"NaN"`, `"Infinity"` or `"-Infinity"` (any case), read as a number where the column is one.
     NonFinite,
     /// A JSON negative zero, which fits an integer column as well as a float one.
@@ -178,6 +189,9 @@ fn classify<'a>(v: &'a Value, textual: bool, nonfinite_strings: bool) -> Scalar<
             // the strings the converter reads as non-finite numbers (super::convert)
             if nonfinite_strings && super::convert::nonfinite_string(s).is_some() {
                 return Scalar::NonFinite;
+            }
+            if crate::core::values::missing_text(s) {
+                return Scalar::Missing;
             }
             if textual { classify_text(s) } else { Scalar::Str }
         }
@@ -296,7 +310,7 @@ fn observe(
     match v {
         Value::Array(items) => {
             match &node.kind {
-                Kind::Unknown => {
+                Kind::Unknown | Kind::Missing => {
                     node.kind = Kind::List(Box::default());
                     node.first = Some(src.clone());
                 }
@@ -313,7 +327,7 @@ fn observe(
         }
         Value::Object(map) => {
             match &node.kind {
-                Kind::Unknown => {
+                Kind::Unknown | Kind::Missing => {
                     node.kind = Kind::Struct(Vec::new());
                     node.first = Some(src.clone());
                 }
@@ -351,9 +365,15 @@ fn observe(
 /// would change makes it text), and `node.first` names the value that decided it.
 fn observe_scalar(node: &mut Node, v: &Value, src: &SourceRef, how: Reading) {
     let class = classify(v, how.textual, how.nonfinite_strings);
+    // a missing value's text decides nothing: the first other value decides, and is named
+    if matches!(node.kind, Kind::Missing) && !matches!(class, Scalar::Null | Scalar::Other(_) | Scalar::Missing) {
+        node.kind = Kind::Unknown;
+        node.first = None;
+    }
     let first = node.first.is_none();
     match (class, &mut node.kind) {
         (Scalar::Null, _) | (Scalar::Other(_), _) => return,
+        (Scalar::Missing, k @ Kind::Unknown) => *k = Kind::Missing,
         (Scalar::Bool, k @ Kind::Unknown) => *k = Kind::Bool,
         (Scalar::Int(neg, big), k @ Kind::Unknown) => {
             *k = Kind::Int { negative: neg.then(|| src.clone()), above_i64: big.then(|| src.clone()) }
@@ -454,7 +474,7 @@ fn to_type(node: &Node, segs: &mut Vec<Seg>, problems: &mut Vec<TypeProblem>, no
         // such strings and no number: a source that reads them as numbers takes them for
         // numbers; where nothing declares them so (`query` of raw files), text
         Kind::NonFinite if !nonfinite_text => DataType::Float64,
-        Kind::Str | Kind::NonFinite => DataType::Utf8,
+        Kind::Str | Kind::NonFinite | Kind::Missing => DataType::Utf8,
         Kind::List(elem) => {
             segs.push(Seg::Elem);
             let dt = to_type(elem, segs, problems, nonfinite_text);
@@ -597,6 +617,29 @@ mod tests {
             assert_eq!(typed(&cells), DataType::Float64, "{cells:?}");
         }
         assert_eq!(typed(&["0", "-2"]), DataType::Int64);
+    }
+
+    #[test]
+    fn a_missing_values_text_decides_no_type_and_the_value_that_does_is_named() {
+        let typed = |textual: bool, values: &[serde_json::Value]| {
+            let mut inf = Inference::new(textual);
+            for (i, v) in values.iter().enumerate() {
+                let record = serde_json::json!({ "c": v });
+                let at = SourceRef { file: "f".into(), at: Position::Line(i as u64 + 1) };
+                inf.observe(record.as_object().unwrap(), &at);
+            }
+            (inf.fields().0[0].data_type().clone(), first_seen(&inf)["$.c"].1.to_string())
+        };
+        use serde_json::json;
+        assert_eq!(typed(true, &[json!("n/a"), json!("0.5"), json!("-")]), (DataType::Float64, "f:2".into()));
+        assert_eq!(typed(true, &[json!("NA"), json!("3")]), (DataType::Int64, "f:2".into()));
+        assert_eq!(typed(false, &[json!("None"), json!(""), json!(true)]), (DataType::Boolean, "f:3".into()));
+        assert_eq!(typed(false, &[json!("--"), json!([1])]).0, DataType::new_list(DataType::Int64, true));
+        // such texts alone, or beside other text, are text; the first text of another kind decides
+        assert_eq!(typed(false, &[json!("n/a"), json!("null")]), (DataType::Utf8, "f:1".into()));
+        assert_eq!(typed(true, &[json!("-"), json!("ok"), json!("1")]), (DataType::Utf8, "f:2".into()));
+        // after a number, one is the reader's to report
+        assert_eq!(typed(false, &[json!(1.5), json!("n/a")]), (DataType::Float64, "f:1".into()));
     }
 
     #[test]
