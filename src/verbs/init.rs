@@ -18,7 +18,7 @@
 //!    one source per format, shared with the files its reader takes together (a database and
 //!    its fragments, read once by `log_id`);
 //!    plain files of one folder and format whose columns mostly agree (at least half of the
-//!    keys shared) one source; a JSON document's arrays of records each their own source
+//!    keys shared) one source; a JSON or YAML document's arrays of records each their own source
 //!    (`record_path`), the rest of the document another.
 //! 3. Each source is read in full, as `build` reads it ([`crate::stages::ingest::stream`]): types are
 //!    inferred from all of the data, never a sample. A column whose values have more than one
@@ -322,9 +322,12 @@ fn read_sources(
 ) -> Result<Vec<(SourcePlan, Trial)>> {
     let work = tempfile::Builder::new().prefix("runpack-init-").tempdir().map_err(|e| Error::io("temp folder", e))?;
     let mut settled: Vec<(SourcePlan, Trial)> = Vec::new();
+    // arrays of records whose own source failed: (record_path, files, table, a file, why)
+    let mut lost_arrays: Vec<(String, Vec<String>, String, String, String)> = Vec::new();
     for plan in plans.drain(..) {
         progress.start(&format!("reading {} ({} files)", plan.base, plan.files.len()), Unit::None, None);
         let (base, format) = (plan.base.clone(), plan.format);
+        let (record_path, files) = (plan.record_path.clone(), plan.files.clone());
         let before = not_read.len();
         let outcome = settle(raw, plan, work.path(), not_read);
         progress.finish();
@@ -371,6 +374,11 @@ fn read_sources(
                 }
             }
             Settled::Failed => {
+                // an array of records of documents whose own source cannot be read: the
+                // source of the rest of each document keeps it, as JSON text (below)
+                if let (Some(array), Some(n)) = (&record_path, not_read[before..].first()) {
+                    lost_arrays.push((array.clone(), files.clone(), base.clone(), n.file.clone(), n.reason.clone()));
+                }
                 // a file that another table reads is not in the not-read list: the table
                 // left out is said with its reason (W&B files are read by every standard table)
                 for n in &not_read[before..] {
@@ -390,6 +398,26 @@ fn read_sources(
                 }
             }
         }
+    }
+    // the rest of those documents selects the array, as JSON text, and says why: never lost
+    for (array, files, base, file, why) in lost_arrays {
+        let named = |h: &String| format!("/{}", crate::stages::ingest::path::pointer_token(h)) == array;
+        let rest = settled.iter_mut().find(|(p, _)| {
+            p.record_path.is_none() && p.hidden.iter().any(named) && p.files.iter().any(|f| files.contains(f))
+        });
+        let Some((plan, _)) = rest else { continue };
+        let Some(name) = plan.hidden.iter().find(|h| named(h)).cloned() else { continue };
+        plan.hidden.retain(|h| h != &name);
+        let reason =
+            format!("an array of records kept as JSON text: a table of its own cannot read it ({file}: {why})");
+        for d in plan.fields.iter_mut().filter(|d| d.column == name) {
+            d.reason = reason.clone();
+        }
+        notes.push(format!(
+            "{base} ({}): no table, as {file} cannot be read so: {why}; table {} keeps `{name}` as JSON text",
+            plan.format.name(),
+            plan.base
+        ));
     }
     Ok(settled)
 }
@@ -750,8 +778,9 @@ enum Kind {
     Jsonl(Vec<String>),
     /// A JSON document.
     Json(Outline),
-    /// A YAML document: the first record's keys.
-    Yaml(Vec<String>),
+    /// A YAML document: the first record's keys, and the root mapping's outline (none for a
+    /// root sequence of records).
+    Yaml(Vec<String>, Option<Outline>),
     /// A CSV file: its header, and the byte between its cells when it is not a comma (a tab
     /// in a `.tsv` file).
     Csv(Vec<String>, Option<u8>),
@@ -767,7 +796,7 @@ impl Kind {
             Kind::Wandb => Format::Wandb,
             Kind::Jsonl(_) => Format::Jsonl,
             Kind::Json(_) => Format::Json,
-            Kind::Yaml(_) => Format::Yaml,
+            Kind::Yaml(..) => Format::Yaml,
             Kind::Csv(..) => Format::Csv,
             Kind::Parquet(_) => Format::Parquet,
         }
@@ -1360,15 +1389,18 @@ fn fragment_pattern(rel: &str) -> String {
 }
 
 /// Reads a YAML document and gives the keys of its first record (the root mapping, or the
-/// first mapping of a root sequence).
+/// first mapping of a root sequence), and a root mapping's outline, as a JSON document's.
 fn look_yaml(input: &InputFile) -> std::result::Result<Kind, String> {
     use crate::stages::ingest::records::Item;
     let reader = crate::stages::ingest::files::open(input).map_err(|e| e.to_string())?;
-    let mut first: Option<std::result::Result<Vec<String>, String>> = None;
+    let mut first: Option<std::result::Result<Kind, String>> = None;
     let mut sink = |item: Item| -> Result<()> {
         if first.is_none() {
             first = Some(match item {
-                Item::Record(r, _) => Ok(r.keys().cloned().collect()),
+                Item::Record(r, crate::core::report::Position::Pointer(p)) if p.is_empty() => {
+                    Ok(Kind::Yaml(r.keys().cloned().collect(), Some(outline_of(&r))))
+                }
+                Item::Record(r, _) => Ok(Kind::Yaml(r.keys().cloned().collect(), None)),
                 Item::Bad { at, message, .. } => Err(match at {
                     crate::core::report::Position::Pointer(p) if !p.is_empty() => format!("{p}: {message}"),
                     _ => message,
@@ -1380,8 +1412,8 @@ fn look_yaml(input: &InputFile) -> std::result::Result<Kind, String> {
     crate::stages::ingest::yaml::read(reader, &input.rel, "", &mut sink)
         .map_err(|e| without_file(&input.rel, &e.to_string()))?;
     match first {
-        Some(Ok(keys)) if !keys.is_empty() => Ok(Kind::Yaml(keys)),
-        Some(Ok(_)) => Err("an empty mapping: no record".into()),
+        Some(Ok(Kind::Yaml(keys, _))) if keys.is_empty() => Err("an empty mapping: no record".into()),
+        Some(Ok(kind)) => Ok(kind),
         Some(Err(e)) => Err(e),
         None => Err("holds no record".into()),
     }
@@ -1503,6 +1535,21 @@ impl<'de> serde::Deserialize<'de> for Outline {
         }
         d.deserialize_any(V)
     }
+}
+
+/// The outline of a document's root mapping read whole (a YAML document's), as
+/// [`Outline`]'s reading of a JSON document gives it.
+fn outline_of(root: &serde_json::Map<String, serde_json::Value>) -> Outline {
+    use serde_json::Value;
+    let member = |v: &Value| match v {
+        Value::Array(items) if items.iter().all(Value::is_object) => Member::Records {
+            len: items.len() as u64,
+            first: items.first().and_then(Value::as_object).map(|o| o.keys().cloned().collect()).unwrap_or_default(),
+        },
+        Value::Object(_) => Member::Object,
+        _ => Member::Other,
+    };
+    Outline::Object(root.iter().map(|(k, v)| (k.clone(), member(v))).collect())
 }
 
 /// A member's outline (see [`Member`]).
@@ -2337,9 +2384,9 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
     for l in looked {
         let mut named = None;
         let (keys, signature, outline): (Vec<String>, Vec<String>, Option<Outline>) = match &l.kind {
-            Kind::Jsonl(k) | Kind::Yaml(k) | Kind::Csv(k, _) | Kind::Parquet(k) => (k.clone(), vec![], None),
+            Kind::Jsonl(k) | Kind::Yaml(k, None) | Kind::Csv(k, _) | Kind::Parquet(k) => (k.clone(), vec![], None),
             Kind::Json(o @ Outline::Array { first, .. }) => (first.clone(), vec!["[]".into()], Some(o.clone())),
-            Kind::Json(o @ Outline::Object(members)) => {
+            Kind::Json(o @ Outline::Object(members)) | Kind::Yaml(_, Some(o @ Outline::Object(members))) => {
                 let keys: Vec<String> = members.iter().map(|(k, _)| k.clone()).collect();
                 // arrays of records with a record at least: each a source of its own
                 let signature: Vec<String> = members
@@ -2446,7 +2493,14 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
                 Some(if above.is_empty() { format!("{{run}}/{name}") } else { format!("{above}/{{run}}/{name}") });
             c.dir = above.clone();
         } else if c.files.len() > 1 && c.wanted.is_some() {
-            let capture = ["run", "run_dir", "folder"].into_iter().find(|k| !c.keys.contains(*k)).unwrap_or("folder_");
+            // a name no column takes: the document's keys, and those of its arrays' records
+            let taken = |k: &str| {
+                c.keys.contains(k)
+                    || matches!(&c.outline, Some(Outline::Object(members)) if members.iter().any(|(_, m)| {
+                        matches!(m, Member::Records { first, .. } if first.iter().any(|f| f == k))
+                    }))
+            };
+            let capture = ["run", "run_dir", "folder"].into_iter().find(|k| !taken(k)).unwrap_or("folder_");
             let above = parent(&c.dir);
             let name = file_name(&c.files[0]);
             c.wanted = Some(if above.is_empty() {
@@ -2536,7 +2590,7 @@ fn cluster_plans(c: Cluster) -> Vec<SourcePlan> {
         out
     };
     match (&c.format, &c.outline) {
-        (Format::Json, Some(Outline::Object(members))) => {
+        (Format::Json | Format::Yaml, Some(Outline::Object(members))) => {
             let arrays: Vec<&String> = c.signature.iter().collect();
             for m in &arrays {
                 let first: BTreeSet<String> = match members.iter().find(|(n, _)| n == *m) {
@@ -2545,7 +2599,7 @@ fn cluster_plans(c: Cluster) -> Vec<SourcePlan> {
                 };
                 let mut plan = SourcePlan::new(
                     format!("{base}_{}", sanitize(m)),
-                    Format::Json,
+                    c.format,
                     c.files.clone(),
                     format!("Records of the array `{m}` of {shown}."),
                 );
@@ -2558,7 +2612,7 @@ fn cluster_plans(c: Cluster) -> Vec<SourcePlan> {
             if members.len() > arrays.len() {
                 let mut plan = SourcePlan::new(
                     base.clone(),
-                    Format::Json,
+                    c.format,
                     c.files.clone(),
                     if arrays.is_empty() {
                         format!("The documents of {shown}, one row per file.")

@@ -1331,6 +1331,54 @@ fn init_reads_yaml_documents_and_names_those_it_cannot() {
     assert_eq!(release_rows(&release), want);
     let csv = query(&release, "SELECT model, loss_scale FROM configs ORDER BY model");
     assert_eq!(csv, "model,loss_scale\nllama,NaN\nqwen,Infinity\n");
+    // a sweep's document with its runs listed: the runs a table of their own, as in a JSON
+    // document, the rest of the document another
+    let folder = tmp.path().join("sweeps");
+    let runs =
+        "runs:\n  - {run: lr1e-5, lr: 1.0e-5, final_reward: 0.61}\n  - {run: lr4e-5, lr: 4.0e-5, final_reward: 0.72}\n";
+    write(&folder, "a/sweep.yaml", &format!("name: lr-sweep\nbase_model: Qwen/Qwen3-8B\n{runs}notes: second\n"));
+    write(&folder, "b/sweep.yaml", &format!("name: lr-sweep-2\nbase_model: Qwen/Qwen3-8B\n{runs}notes: third\n"));
+    let doc = init(tmp.path(), &folder, "sweeps");
+    assert_eq!(init_rows(&doc), rows_of(&[("sweep_runs", 4), ("sweep", 2)]));
+    let sources = source_paths(&doc);
+    assert_eq!(sources["sweep_runs_raw"], ("yaml".into(), strings(&["raw/{run_dir}/sweep.yaml"])));
+    assert_eq!(key(&doc, "sweep_runs"), ["run_dir", "run"], "{doc}");
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/sweeps/pipeline.toml")).unwrap();
+    assert!(toml.contains("format = \"yaml\"\nrecord_path = \"/runs\"\n"), "{toml}");
+    let release = build_from_elsewhere(tmp.path(), "sweeps");
+    let csv = query(&release, "SELECT run_dir, run, final_reward, _source_line FROM sweep_runs ORDER BY run_dir, run");
+    let want = "run_dir,run,final_reward,_source_line\na,lr1e-5,0.61,/runs/0\na,lr4e-5,0.72,/runs/1\n\
+                b,lr1e-5,0.61,/runs/0\nb,lr4e-5,0.72,/runs/1\n";
+    assert_eq!(csv, want);
+    let csv = query(&release, "SELECT name, notes FROM sweep ORDER BY name");
+    assert_eq!(csv, "name,notes\nlr-sweep,second\nlr-sweep-2,third\n");
+    // the same as JSON: the folders' capture is named after no column of the runs either (a
+    // `{run}` capture beside the records' `run` lost the runs' table)
+    let folder = tmp.path().join("json_sweeps");
+    for x in ["a", "b"] {
+        let doc = format!(
+            "{{\"name\": \"{x}\", \"runs\": [{{\"run\": \"r1\", \"lr\": 0.1}}, {{\"run\": \"r2\", \"lr\": 0.2}}]}}"
+        );
+        write(&folder, &format!("{x}/sweep.json"), &doc);
+    }
+    let doc = init(tmp.path(), &folder, "json_sweeps");
+    assert_eq!(init_rows(&doc), rows_of(&[("sweep_runs", 4), ("sweep", 2)]));
+    // an array of records that no table of its own can read is kept in the rest of its
+    // document, as JSON text, and said
+    let folder = tmp.path().join("odd");
+    write(&folder, "doc.json", "{\"name\": \"x\", \"runs\": [{\"\": 1, \"a\": 2}], \"notes\": \"n\"}");
+    let doc = init(tmp.path(), &folder, "odd");
+    assert_eq!(init_rows(&doc), rows_of(&[("doc", 1)]));
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains(
+            "doc_runs (json): no table, as doc.json cannot be read so: a record has a key that is the empty string"
+        ),
+        "{notes}"
+    );
+    assert!(notes.contains("table doc keeps `runs` as JSON text"), "{notes}");
+    let release = build_from_elsewhere(tmp.path(), "odd");
+    assert_eq!(query(&release, "SELECT name, runs FROM doc"), "name,runs\nx,\"[{\"\"\"\":1,\"\"a\"\":2}]\"\n");
 }
 
 #[test]
