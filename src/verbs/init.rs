@@ -1998,6 +1998,7 @@ fn fixed_format_plans(looked: &[Looked], not_read: &mut Vec<NotRead>) -> Vec<Sou
     // (`logs/*.eval`, `{log_dir}/*.json`), a run's compressed log beside folders of plain
     // ones, are one source: the plain folder takes the capture
     covered_by_captures(&mut fixed);
+    lighteval_models_of_any_depth(&mut fixed);
     fixed.sort_by_key(|((f, p), _)| (rank(f), p.clone()));
     // files of one format that its reader takes together become one source of several patterns:
     // a trackio project's database, fragments and exports (one `log_id` read once), an Inspect
@@ -2097,6 +2098,10 @@ fn fixed_format_plans(looked: &[Looked], not_read: &mut Vec<NotRead>) -> Vec<Sou
         let mut plan = SourcePlan::new(base.into(), format, files, format!("{what}; from {{files}}."));
         plan.wanted = patterns;
         plan.keys = if keys.is_empty() { vec![] } else { vec![keys.iter().map(|k| k.to_string()).collect()] };
+        // lighteval's results of models at every depth: each row's model is its file's
+        if format == Format::LightevalResults && plan.wanted.iter().any(|p| p.contains("/**/")) {
+            plan.keys = vec![["model_name", "task", "metric"].map(String::from).to_vec()];
+        }
         // a trackio project's rows in the order of its runs and steps (a `log_id` is random):
         // the log call keeps the key unique where a run logs a step twice
         match format {
@@ -2733,6 +2738,40 @@ fn same_leaf(format: &str, a: &str, b: &str) -> bool {
     let inspect = ["inspect-evals", "inspect-samples"].contains(&format);
     strip_compression(&a) == strip_compression(&b)
         || inspect && [a.as_str(), b.as_str()].iter().all(|l| matches!(*l, "*.eval" | "*.json"))
+}
+
+/// lighteval's results of models with and without an organisation (`results/{org}/{model}/…`
+/// beside `results/{model}/…`: `gpt2` evaluated beside `Qwen/Qwen3-8B`) become one source
+/// reading every depth (`results/**/results_{date_id}.json`), each row's model named by its
+/// file's `model_name`; a source's patterns capture the same names, so two patterns cannot.
+fn lighteval_models_of_any_depth(fixed: &mut Vec<(GroupKey, Vec<String>)>) {
+    let re = regex::Regex::new(r"^((?:.*/)?results)/(\{org\}/)?\{model\}/([^/]+)$").expect("static pattern");
+    // (folder of the results, file name) → the group at each depth
+    let mut depths: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
+    for (i, ((format, pattern), _)) in fixed.iter().enumerate() {
+        if format != "lighteval-results" {
+            continue;
+        }
+        if let Some(c) = re.captures(pattern) {
+            depths.entry((c[1].to_string(), c[3].to_string())).or_default().push(i);
+        }
+    }
+    let mut gone: Vec<usize> = Vec::new();
+    let mut merged: Vec<(GroupKey, Vec<String>)> = Vec::new();
+    for ((top, file), groups) in depths {
+        if groups.len() < 2 {
+            continue;
+        }
+        let mut files: Vec<String> = groups.iter().flat_map(|&i| fixed[i].1.clone()).collect();
+        files.sort();
+        gone.extend(groups);
+        merged.push((("lighteval-results".to_string(), format!("{top}/**/{file}")), files));
+    }
+    gone.sort_unstable();
+    for i in gone.into_iter().rev() {
+        fixed.remove(i);
+    }
+    fixed.extend(merged);
 }
 
 /// Rewrites the folder of each pattern of a fixed format that another pattern of its format,

@@ -1022,6 +1022,23 @@ fn logs_of_one_format_in_sibling_folders_are_one_source_whose_captures_are_no_co
          ORDER BY org",
     ));
     assert_eq!(stdout(&o), "org,model,runs,n\nHuggingFaceTB,SmolLM2-135M,1,6\nmy-org,sft-500,2,12\n", "{}", stderr(&o));
+    // a model without an organisation beside them (lighteval writes `results/gpt2/…`): one
+    // table still, every depth read, each row's model its file's `model_name`
+    let gpt2 = text.replace("\"HuggingFaceTB/SmolLM2-135M\"", "\"gpt2\"");
+    assert_ne!(gpt2, text);
+    write(&out.join("results/gpt2"), "results_2026-12-05T00-00-00.000000.json", &gpt2);
+    let doc = init(tmp.path(), &out, "l2");
+    assert_eq!(init_rows(&doc), rows_of(&[("lighteval_results", 24)]));
+    assert_eq!(
+        source_paths(&doc)["lighteval_results_raw"],
+        ("lighteval-results".into(), strings(&["raw/results/**/results_{date_id}.json"]))
+    );
+    assert_eq!(key(&doc, "lighteval_results"), ["date_id", "model_name", "task", "metric"]);
+    let release = build_from_elsewhere(tmp.path(), "l2");
+    let o = run(bin().arg("query").args(["--format", "csv"]).arg(&release).arg(
+        "SELECT model_name, count(DISTINCT date_id) AS runs, count(*) AS n FROM lighteval_results GROUP BY 1 ORDER BY 1",
+    ));
+    assert_eq!(stdout(&o), "model_name,runs,n\nHuggingFaceTB/SmolLM2-135M,3,18\ngpt2,1,6\n", "{}", stderr(&o));
 
     // runs two folders deep, one of them compressed: one table, the experiment captured
     let tmp = tempfile::tempdir().unwrap();
