@@ -349,8 +349,8 @@ pub fn violation_hints(findings: &std::collections::BTreeSet<(Scope, String, Fin
             .collect();
         hints.push(format!(
             "a text that stands for a missing value among numbers or booleans ({}) is read as null, and counted, \
-             when its source's field lists it: {}, each key on a line of its own (a CSV source lists \"\" too: \
-             the field's list replaces the source's)",
+             when its source's field lists it among its missingValues: {}, each key on a line of its own (with the \
+             texts the field lists already; a CSV source lists \"\" too: the field's list replaces the source's)",
             missing.keys().map(|(s, c)| format!("{s}.{c}")).collect::<Vec<_>>().join(", "),
             match fields.len() {
                 1 => format!("a [[source.field]] table with {}", fields[0]),

@@ -74,12 +74,15 @@ fn int_cmp_float(i: i128, f: f64) -> Option<std::cmp::Ordering> {
 }
 
 /// Whether `text` stands for a missing value where a number or a boolean is expected: empty,
-/// punctuation alone (`-`, `?`, `--`), or `n/a`, `na`, `none`, `null` in any case, spaces
-/// around ignored. Such a text decides no column's type when the input is typed by reading it,
-/// and `runpack init` lists it in the column's `missingValues` (Table Schema v2).
+/// punctuation alone (`-`, `?`, `--`), or, in any case, `n/a`, `na`, `n.a.`, `none`, `null`,
+/// `nil`, `missing`, Excel's `#N/A` and pandas' `<NA>`; spaces around ignored. Such a text
+/// decides no column's type when the input is typed by reading it, and `runpack init` lists it
+/// in the column's `missingValues` (Table Schema v2). Excel's error values (`#DIV/0!`,
+/// `#VALUE!`) say a formula failed, not that a value is missing: they are not among them.
 pub fn missing_text(text: &str) -> bool {
+    const WORDS: [&str; 10] = ["n/a", "na", "n.a.", "none", "null", "nil", "missing", "#n/a", "#na", "<na>"];
     let t = text.trim();
-    !t.chars().any(char::is_alphanumeric) || ["n/a", "na", "none", "null"].iter().any(|m| t.eq_ignore_ascii_case(m))
+    !t.chars().any(char::is_alphanumeric) || WORDS.iter().any(|m| t.eq_ignore_ascii_case(m))
 }
 
 /// Orders two JSON numbers exactly (integers as integers, an integer against a float without
@@ -138,4 +141,21 @@ pub(crate) fn float_text_changed(s: &str, f: f64) -> bool {
     let integer = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
     let inexact = integer && f.is_finite() && s.parse::<i128>().ok().is_none_or(|v| f as i128 != v);
     underflows_to_zero(s, f) || (f.is_infinite() && s.bytes().any(|b| b.is_ascii_digit())) || inexact
+}
+
+#[cfg(test)]
+mod tests {
+    use super::missing_text;
+
+    #[test]
+    fn texts_that_stand_for_a_missing_value() {
+        for t in
+            ["", " ", "-", "--", "?", "n/a", "N/A", " NA ", "n.a.", "None", "NULL", "nil", "Missing", "#N/A", "<NA>"]
+        {
+            assert!(missing_text(t), "{t:?}");
+        }
+        for t in ["0", "nan", "NaN", "error", "#DIV/0!", "#VALUE!", "n/a: timeout", "na7", "false"] {
+            assert!(!missing_text(t), "{t:?}");
+        }
+    }
 }

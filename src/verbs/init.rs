@@ -140,6 +140,9 @@ pub struct Declared {
     /// The texts read as null in the column (`missingValues`): `"n/a"` among numbers.
     #[serde(rename = "missingValues", skip_serializing_if = "Vec::is_empty")]
     pub missing_values: Vec<String>,
+    /// Where the first of `missing_values` was found (`results.csv:2`), which `reason` names.
+    #[serde(skip)]
+    pub missing_at: String,
 }
 
 /// One table of the written pipeline.
@@ -2642,6 +2645,7 @@ fn cluster_plans(c: Cluster) -> Vec<SourcePlan> {
                         field_type: "any".into(),
                         reason: OWN_SOURCE.into(),
                         missing_values: Vec::new(),
+                        missing_at: String::new(),
                     })
                     .collect();
                 plans.push(plan);
@@ -3271,12 +3275,12 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
                     let reason = format!("{}{at}", first_sentence(&v.message));
                     match (crate::core::report::missing_found(expected, found), &v.source) {
                         (Some(text), _) => {
-                            let reason = format!("{reason}: read as null, as missingValues says");
+                            let place = v.source.as_ref().map(|s| s.to_string()).unwrap_or_default();
                             // a field's list replaces the source's: a CSV file's empty cell stays null
                             if plan.format == Format::Csv && !text.is_empty() {
-                                declare_missing(&mut plan.fields, col.clone(), expected, String::new(), reason.clone());
+                                declare_missing(&mut plan.fields, col.clone(), expected, String::new(), "");
                             }
-                            changed |= declare_missing(&mut plan.fields, col, expected, text, reason);
+                            changed |= declare_missing(&mut plan.fields, col, expected, text, &place);
                         }
                         (None, Some(src)) => {
                             if !other_types.iter().any(|(c, _)| c == &col) {
@@ -3408,26 +3412,46 @@ fn declare(fields: &mut Vec<Declared>, col: String, ty: &str, reason: String) ->
         }
         Some(_) => false,
         None => {
-            fields.push(Declared { column: col, field_type: ty.into(), reason, missing_values: Vec::new() });
+            fields.push(Declared {
+                column: col,
+                field_type: ty.into(),
+                reason,
+                missing_values: Vec::new(),
+                missing_at: String::new(),
+            });
             true
         }
     }
 }
 
-/// Declares `col` of type `ty` with `text` among its missing values (a column declared so
-/// before gains it); false when the column is declared otherwise, or has it already.
-fn declare_missing(fields: &mut Vec<Declared>, col: String, ty: &str, text: String, reason: String) -> bool {
-    match fields.iter_mut().find(|d| d.column == col) {
-        Some(d) if d.field_type == ty && !d.missing_values.contains(&text) => {
-            d.missing_values.push(text);
-            true
+/// Declares `col` of type `ty` with `text`, found at `at` (`file:line`), among its missing
+/// values (a column declared so before gains it); false when the column is declared
+/// otherwise, or has it already. The reason names every text and where the first was found.
+fn declare_missing(fields: &mut Vec<Declared>, col: String, ty: &str, text: String, at: &str) -> bool {
+    let d = match fields.iter_mut().position(|d| d.column == col) {
+        Some(i) if fields[i].field_type == ty && !fields[i].missing_values.contains(&text) => {
+            fields[i].missing_values.push(text);
+            &mut fields[i]
         }
-        Some(_) => false,
+        Some(_) => return false,
         None => {
-            fields.push(Declared { column: col, field_type: ty.into(), reason, missing_values: vec![text] });
-            true
+            fields.push(Declared {
+                column: col,
+                field_type: ty.into(),
+                reason: String::new(),
+                missing_values: vec![text],
+                missing_at: at.to_string(),
+            });
+            fields.last_mut().expect("pushed")
         }
+    };
+    if d.missing_at.is_empty() {
+        d.missing_at = at.to_string();
     }
+    let found: Vec<String> = d.missing_values.iter().map(|t| q(t)).collect();
+    let first = if d.missing_at.is_empty() { String::new() } else { format!(", the first at {}", d.missing_at) };
+    d.reason = format!("{} among {}s read as null, as missingValues says{first}", found.join(", "), ty);
+    true
 }
 
 /// `text` (a file init writes) with the environment's token hidden in its reasons (see

@@ -1068,9 +1068,10 @@ fn a_missing_values_text_types_no_column_and_the_hint_says_how_to_read_it() {
         ],
     );
     let hint = "hint: a text that stands for a missing value among numbers or booleans (c.acc, j.ok) is read as null, \
-                and counted, when its source's field lists it: a [[source.field]] table for each (name = \"acc\", \
-                type = \"number\" and missingValues = [\"-\", \"n/a\"]; name = \"ok\", type = \"boolean\" and \
-                missingValues = [\"none\"])";
+                and counted, when its source's field lists it among its missingValues: a [[source.field]] table for \
+                each (name = \"acc\", type = \"number\" and missingValues = [\"-\", \"n/a\"]; name = \"ok\", \
+                type = \"boolean\" and missingValues = [\"none\"]), each key on a line of its own (with the texts \
+                the field lists already;";
     assert!(stderr(&o).contains(hint), "{}", stderr(&o));
     assert!(!stderr(&o).contains("several types on purpose"), "{}", stderr(&o));
     // texts of that kind alone are text

@@ -2305,10 +2305,12 @@ fn a_results_table_is_keyed_by_what_names_its_rows_and_a_repeat_is_said() {
     let release = build_from_elsewhere(tmp.path(), "na");
     assert_eq!(query(&release, "SELECT count(*) AS n, count(accuracy) AS known FROM r"), "n,known\n4,2\n");
     // "n/a" in the first row types nothing: the column is a number column still
-    write(&d, "r.csv", "run,benchmark,accuracy\na,gsm8k,n/a\na,math,0.5\nb,gsm8k,0.25\nb,math,0.7\n");
+    write(&d, "r.csv", "run,benchmark,accuracy\na,gsm8k,n/a\na,math,0.5\nb,gsm8k,#N/A\nb,math,0.7\nc,gsm8k,0.25\n");
     init(tmp.path(), &d, "na_first");
     let toml = std::fs::read_to_string(tmp.path().join("pipelines/na_first/pipeline.toml")).unwrap();
-    assert!(toml.contains("name = \"accuracy\"\ntype = \"number\"\nmissingValues = [\"\", \"n/a\"]\n"), "{toml}");
+    let said = "[[source.field]]   # \"\", \"n/a\", \"#N/A\" among numbers read as null, as missingValues says, the \
+                first at r.csv:2\nname = \"accuracy\"\ntype = \"number\"\nmissingValues = [\"\", \"n/a\", \"#N/A\"]\n";
+    assert!(toml.contains(said), "{toml}");
     let release = build_from_elsewhere(tmp.path(), "na_first");
     let max = "SELECT count(accuracy) AS known, max(accuracy) AS best, arrow_typeof(max(accuracy)) AS t FROM r";
     assert_eq!(query(&release, max), "known,best,t\n3,0.7,Float64\n");
