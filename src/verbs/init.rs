@@ -3645,6 +3645,13 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
     keys.order = match plan.format {
         Format::TinkerMetrics | Format::TinkerTimings => Some(StepOrder::new("step", false)),
         Format::TinkerCheckpoints => Some(StepOrder::new("batch", true)),
+        // a plain log of one run's steps per file (`runs/{run}/train_log.jsonl`), which a
+        // resumed run appends to as Tinker's metrics log: a file of several runs' rows (a
+        // `run` column) goes back at each run, and is not taken for one
+        Format::Jsonl | Format::Csv => match plan.keys.first().map(Vec::as_slice) {
+            Some([step]) => ["step", "_step"].into_iter().find(|s| s == step).map(|s| StepOrder::new(s, false)),
+            _ => None,
+        },
         _ => None,
     };
     let mut schema: Option<SchemaRef> = None;
@@ -3722,7 +3729,8 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
     let schema = schema.unwrap_or_else(|| std::sync::Arc::new(arrow::datatypes::Schema::empty()));
     // a log a run appends to, resumed from a checkpoint: the steps after that checkpoint are
     // logged again, and the last of each is the run's
-    let resumable = matches!(plan.format, Format::TinkerCheckpoints | Format::TinkerTimings | Format::TinkerMetrics);
+    let resumable = matches!(plan.format, Format::TinkerCheckpoints | Format::TinkerTimings | Format::TinkerMetrics)
+        || (matches!(plan.format, Format::Jsonl | Format::Csv) && keys.order.is_some());
     let (key, keep_last) = match keys.repeating().filter(|_| resumable) {
         Some((columns, at, n)) => (columns.to_vec(), Some((at.to_string(), n))),
         None => (keys.first_holding(), None),

@@ -1895,6 +1895,32 @@ fn a_resumed_run_that_stopped_short_is_said() {
     assert_eq!(notes.matches("the run went back to step").count(), 1, "{notes}");
 }
 
+/// A plain log of one run per file that a resumed run appended to again (steps 3 and 4 logged
+/// twice) keeps the last row of each step, as a Tinker metrics log does; a log of several runs
+/// (a `run` column), or one that logs a step twice without going back, is not taken for one.
+#[test]
+fn a_plain_log_a_resumed_run_appended_to_keeps_the_last_row_of_each_step() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("runs");
+    let lines = |steps: &[u32]| -> String {
+        steps.iter().enumerate().map(|(i, s)| format!("{{\"step\": {s}, \"loss\": 0.{i}}}\n")).collect()
+    };
+    write(&d, "x/train_log.jsonl", &lines(&[0, 1, 2, 3, 4, 3, 4, 5]));
+    write(&d, "y/train_log.jsonl", &lines(&[0, 1, 2]));
+    let doc = init(tmp.path(), &d, "resumed");
+    assert_eq!(table(&doc, "train_log")["on_duplicate_key"], "keep-last", "{doc}");
+    assert_eq!(key(&doc, "train_log"), ["run", "step"]);
+    let release = build_from_elsewhere(tmp.path(), "resumed");
+    let csv =
+        query(&release, "SELECT step, loss, _source_line FROM train_log WHERE run = 'x' AND step >= 3 ORDER BY step");
+    assert_eq!(csv, "step,loss,_source_line\n3,0.5,6\n4,0.6,7\n5,0.7,8\n");
+    // a step logged twice without going back (an evaluation's row beside training's): no resume
+    write(&d, "x/train_log.jsonl", &lines(&[0, 1, 1, 2]));
+    let doc = init(tmp.path(), &d, "twice");
+    assert!(table(&doc, "train_log").get("on_duplicate_key").is_none_or(Value::is_null), "{doc}");
+    assert!(doc["notes"].to_string().contains("where the steps had not gone back"), "{doc}");
+}
+
 /// A step logged three times: the second attempt's row that superseded the first's is itself set
 /// aside with its record, and the first's says where the step's rows are kept.
 #[test]
