@@ -139,6 +139,11 @@ pub enum Finding {
         /// Where the value that decided the column's type is (`file:line`), when the column's
         /// type was decided by reading the input rather than declared.
         decided_at: Option<String>,
+        /// The text, when the value is a string that stands for a missing value
+        /// ([`super::values::missing_text`]) in a number, integer or boolean column itself
+        /// (not in a part of one): what the column's `missingValues` can read as null.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        missing: Option<String>,
     },
     /// An integer beyond ±2^53 in a float column of a source read as text cells (CSV): no
     /// 64-bit float holds it exactly (rule `type`).
@@ -159,35 +164,32 @@ pub enum Finding {
 impl Finding {
     /// The finding without the values it names (`found`, `decided_at`, a count): what stays
     /// the same for every violation of one kind in one column. A text that stands for a
-    /// missing value (`string "n/a"`) is kept as found: a hint lists it.
+    /// missing value (`missing`) is kept: a hint lists it.
     pub fn without_values(&self) -> Finding {
         match self {
-            Finding::Type { column, expected, found, nonfinite_string, numeric_string, decimal_comma, decided_at } => {
-                Finding::Type {
-                    column: column.clone(),
-                    expected: expected.clone(),
-                    found: if missing_found(expected, found).is_some() { found.clone() } else { String::new() },
-                    nonfinite_string: *nonfinite_string,
-                    numeric_string: *numeric_string,
-                    decimal_comma: *decimal_comma,
-                    decided_at: decided_at.as_ref().map(|_| String::new()),
-                }
-            }
+            Finding::Type {
+                column,
+                expected,
+                nonfinite_string,
+                numeric_string,
+                decimal_comma,
+                decided_at,
+                missing,
+                ..
+            } => Finding::Type {
+                column: column.clone(),
+                expected: expected.clone(),
+                found: String::new(),
+                nonfinite_string: *nonfinite_string,
+                numeric_string: *numeric_string,
+                decimal_comma: *decimal_comma,
+                decided_at: decided_at.as_ref().map(|_| String::new()),
+                missing: missing.clone(),
+            },
             Finding::InexactInteger { .. } => self.clone(),
             Finding::SharedKey { same_line, .. } => Finding::SharedKey { rows: 0, same_line: *same_line },
         }
     }
-}
-
-/// The text of a value found where a number or a boolean was expected (`found` as a type
-/// finding describes it: `string "n/a"`), when it stands for a missing value
-/// ([`super::values::missing_text`]).
-pub fn missing_found(expected: &str, found: &str) -> Option<String> {
-    if !matches!(expected, "number" | "integer" | "boolean") {
-        return None;
-    }
-    let text = found.strip_prefix("string ").and_then(|t| serde_json::from_str::<String>(t).ok())?;
-    super::values::missing_text(&text).then_some(text)
 }
 
 /// Whether `s` is a number written with a decimal comma, as European CSV files write them:
@@ -265,7 +267,7 @@ pub fn violation_hints(findings: &std::collections::BTreeSet<(Scope, String, Fin
     let types: Vec<TypeFact> = findings
         .iter()
         .filter_map(|(scope, source, f)| match f {
-            Finding::Type { column, expected, found, nonfinite_string, numeric_string, decided_at, .. }
+            Finding::Type { column, expected, nonfinite_string, numeric_string, decided_at, missing, .. }
                 if *scope == Scope::Source =>
             {
                 Some(TypeFact {
@@ -275,7 +277,7 @@ pub fn violation_hints(findings: &std::collections::BTreeSet<(Scope, String, Fin
                     nonfinite: *nonfinite_string,
                     numeric: *numeric_string,
                     decided: decided_at.is_some(),
-                    missing: missing_found(expected, found),
+                    missing: missing.clone(),
                 })
             }
             _ => None,
@@ -757,6 +759,7 @@ mod tests {
             numeric_string: false,
             decimal_comma,
             decided_at: Some(String::new()),
+            missing: None,
         };
         let hints = |f| super::violation_hints(&[(super::Scope::Source, "s".to_string(), f)].into_iter().collect());
         let with = hints(finding(true));

@@ -411,6 +411,18 @@ fn read_sources(
         let Some((plan, _)) = rest else { continue };
         let Some(name) = plan.hidden.iter().find(|h| named(h)).cloned() else { continue };
         plan.hidden.retain(|h| h != &name);
+        // the description names the arrays left to tables of their own
+        if let Some(i) = plan.description.find(", one row per file, without the ") {
+            let rest = match plan.hidden.as_slice() {
+                [] => String::new(),
+                hidden => format!(
+                    ", without the {} {} (each a table of its own)",
+                    if hidden.len() == 1 { "array" } else { "arrays" },
+                    hidden.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")
+                ),
+            };
+            plan.description = format!("{}, one row per file{rest}.", &plan.description[..i]);
+        }
         let reason =
             format!("an array of records kept as JSON text: a table of its own cannot read it ({file}: {why})");
         for d in plan.fields.iter_mut().filter(|d| d.column == name) {
@@ -3067,8 +3079,11 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
         if plan.files.is_empty() {
             return Settled::Failed;
         }
-        // a guess whose column was declared text since (by an error naming it) is taken back
-        if let Some(col) = coerce_guess.take_if(|c| plan.fields.iter().any(|d| &d.column == c)) {
+        // a guess whose column was declared text since (by an error naming it) is taken back;
+        // one declared a number with its missing values is what the guess settled
+        if let Some(col) =
+            coerce_guess.take_if(|c| plan.fields.iter().any(|d| &d.column == c && d.missing_values.is_empty()))
+        {
             plan.coerce_nonfinite = None;
             tracing::debug!("coerce_nonfinite_strings taken back: {col} is declared");
         }
@@ -3194,8 +3209,12 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
             generic && v.rule == "type" && crate::stages::ingest::path::top_key(&v.path).as_deref() == Some(col)
         };
         // the guess of the round before did not settle its column: taken back, the column is text
+        // (a missing value's text, which the column's missingValues reads, settles with it)
+        let missing = |v: &&crate::core::report::Violation| {
+            matches!(&v.finding, Some(crate::core::report::Finding::Type { missing: Some(_), .. }))
+        };
         if let Some(col) = coerce_guess.take()
-            && let Some(v) = violations.iter().find(|v| type_of_column(v, &col))
+            && let Some(v) = violations.iter().find(|v| type_of_column(v, &col) && !missing(v))
         {
             plan.coerce_nonfinite = None;
             let at = v.source.as_ref().map(|s| format!(" (at {s})")).unwrap_or_default();
@@ -3234,16 +3253,33 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
             }
             let col = if generic { crate::stages::ingest::path::top_key(&v.path) } else { None };
             let found_type = match &v.finding {
-                Some(crate::core::report::Finding::Type { expected, found, nonfinite_string, decided_at, .. }) => {
-                    Some((expected.as_str(), found.as_str(), *nonfinite_string, decided_at.as_deref()))
+                Some(crate::core::report::Finding::Type {
+                    expected,
+                    found,
+                    nonfinite_string,
+                    decided_at,
+                    missing,
+                    ..
+                }) => {
+                    Some((expected.as_str(), found.as_str(), *nonfinite_string, decided_at.as_deref(), missing.clone()))
                 }
                 _ => None,
             };
             let at = v.source.as_ref().map(|s| format!(" (at {s})")).unwrap_or_default();
+            // a value in a part of a column (`$.stats.max`): the reason names the part
+            let part = match &col {
+                Some(c)
+                    if v.path
+                        != crate::stages::ingest::path::render(&[crate::stages::ingest::path::Seg::Key(c.clone())]) =>
+                {
+                    format!("at {}, ", v.path)
+                }
+                _ => String::new(),
+            };
             match (col, found_type) {
                 // a column that a "NaN" string typed as text, which numbers broke: read again
                 // with such strings as numbers, a guess taken back if it does not settle it
-                (Some(col), Some(("string", found, _, decided_at)))
+                (Some(col), Some(("string", found, _, decided_at, _)))
                     if !coerced_before
                         && plan.coerce_nonfinite.is_none()
                         && found.starts_with("number ")
@@ -3255,7 +3291,7 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
                     changed = true;
                 }
                 // a number column that holds numbers written as "NaN" strings stays one
-                (Some(col), Some((_, found, true, _))) if !coerced_before => {
+                (Some(col), Some((_, found, true, _, _))) if !coerced_before => {
                     if plan.coerce_nonfinite.is_none() {
                         plan.coerce_nonfinite = Some(format!("{col} holds numbers and {found}{at}"));
                     }
@@ -3264,16 +3300,15 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
                 // a column of numbers or booleans holding a text: a missing value is read as null
                 // there (`missingValues`); a few others have their records set aside, weighed by
                 // the read with `on_invalid = "reject"` (below); either way the column keeps its type
-                (Some(col), Some((expected, found, _, _)))
+                (Some(col), Some((expected, _, _, _, missing)))
                     if v.path != "$"
                         && v.rule == "type"
                         && matches!(expected, "number" | "integer" | "boolean")
                         && plan.fields.iter().all(|d| d.column != col || !d.missing_values.is_empty())
-                        && (crate::core::report::missing_found(expected, found).is_some()
-                            || (!reject_tried && text_type == "any" && v.source.is_some())) =>
+                        && (missing.is_some() || (!reject_tried && text_type == "any" && v.source.is_some())) =>
                 {
-                    let reason = format!("{}{at}", first_sentence(&v.message));
-                    match (crate::core::report::missing_found(expected, found), &v.source) {
+                    let reason = format!("{part}{}{at}", first_sentence(&v.message));
+                    match (missing, &v.source) {
                         (Some(text), _) => {
                             let place = v.source.as_ref().map(|s| s.to_string()).unwrap_or_default();
                             // a field's list replaces the source's: a CSV file's empty cell stays null
@@ -3292,7 +3327,8 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
                     }
                 }
                 (Some(col), _) if v.path != "$" && v.rule == "type" => {
-                    changed |= declare(&mut plan.fields, col, text_type, format!("{}{at}", first_sentence(&v.message)));
+                    changed |=
+                        declare(&mut plan.fields, col, text_type, format!("{part}{}{at}", first_sentence(&v.message)));
                 }
                 _ => {
                     let Some(src) = &v.source else { continue };

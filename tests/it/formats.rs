@@ -1084,4 +1084,10 @@ fn a_missing_values_text_types_no_column_and_the_hint_says_how_to_read_it() {
         query(&r, "SELECT arrow_typeof(acc) AS a, arrow_typeof(ok) AS o FROM t LIMIT 1"),
         "a,o\nUtf8View,Utf8View\n"
     );
+    // in a part of a column, no missingValues reads it: the hint says so of the whole column
+    write(dir, "s.jsonl", "{\"run\": \"d\", \"ok\": {\"max\": 1.0}}\n{\"run\": \"e\", \"ok\": {\"max\": \"-\"}}\n");
+    let o = build(dir, &["--force"]);
+    assert_violations(&o, 1, &["s.jsonl:2:$.ok.max: expected number, found string \"-\""]);
+    assert!(!stderr(&o).contains("missingValues"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("several types on purpose (j.ok)"), "{}", stderr(&o));
 }

@@ -1396,6 +1396,11 @@ fn init_reads_yaml_documents_and_names_those_it_cannot() {
     assert!(notes.contains("table doc keeps `runs` as JSON text"), "{notes}");
     let release = build_from_elsewhere(tmp.path(), "odd");
     assert_eq!(query(&release, "SELECT name, runs FROM doc"), "name,runs\nx,\"[{\"\"\"\":1,\"\"a\"\":2}]\"\n");
+    let card = std::fs::read_to_string(release.join("README.md")).unwrap();
+    assert!(
+        card.contains("The documents of `raw/doc.json`, one row per file.") && !card.contains("without the array"),
+        "{card}"
+    );
 }
 
 #[test]
@@ -2274,6 +2279,25 @@ fn a_few_strings_among_numbers_are_set_aside_and_missing_markers_are_kept() {
     assert_eq!(init_rows(&doc)["scores"], 20, "{doc}");
     let release = build_from_elsewhere(tmp.path(), "missing");
     assert_eq!(query(&release, "SELECT count(*) AS n, count(score) AS scores FROM scores"), "n,scores\n20,17\n");
+    // a missing value's text in a part of a column: no missingValues reads it, and the reason
+    // names the part
+    let part = lines(3, &|_| None).replace("\"passed\": true", "\"stats\": {\"max\": 1}");
+    write(&d, "scores.jsonl", &part.replacen("{\"max\": 1}", "{\"max\": \"-\"}", 2));
+    init(tmp.path(), &d, "part");
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/part/pipeline.toml")).unwrap();
+    assert!(toml.contains("[[source.field]]   # at $.stats.max, expected"), "{toml}");
+    assert!(toml.contains("name = \"stats\"\ntype = \"any\"\n") && !toml.contains("missingValues"), "{toml}");
+    // beside "NaN" strings, in any order: a number column that reads both
+    for (i, order) in
+        [["\"n/a\"", "\"NaN\"", "1.5"], ["\"NaN\"", "\"n/a\"", "1.5"], ["1.5", "\"NaN\"", "\"n/a\""]].iter().enumerate()
+    {
+        let text: String = order.iter().enumerate().map(|(n, v)| format!("{{\"id\": {n}, \"x\": {v}}}\n")).collect();
+        write(&d, "scores.jsonl", &text);
+        init(tmp.path(), &d, &format!("order{i}"));
+        let toml = std::fs::read_to_string(tmp.path().join(format!("pipelines/order{i}/pipeline.toml"))).unwrap();
+        assert!(toml.contains("coerce_nonfinite_strings = true"), "{order:?}: {toml}");
+        assert!(toml.contains("name = \"x\"\ntype = \"number\"\nmissingValues = [\"n/a\"]\n"), "{order:?}: {toml}");
+    }
     // the first record's "n/a" types nothing
     write(&d, "scores.jsonl", &lines(20, &|i| (i == 0).then_some("N/A")));
     init(tmp.path(), &d, "first");

@@ -312,6 +312,17 @@ impl Ctx<'_> {
         let decimal_comma = options
             && matches!(target, Target::Float64)
             && matches!(v, Value::String(s) if crate::core::report::is_decimal_comma(s));
+        // a text that stands for a missing value in the column itself, not in a part of it
+        let missing = match v {
+            Value::String(s)
+                if cell.path.parent.is_none()
+                    && matches!(target, Target::Float64 | Target::Int64 | Target::UInt64 | Target::Bool)
+                    && crate::core::values::missing_text(s) =>
+            {
+                Some(s.clone())
+            }
+            _ => None,
+        };
         let finding = crate::core::report::Finding::Type {
             column: column_of(&cell.path),
             expected: target.expected().to_string(),
@@ -320,6 +331,7 @@ impl Ctx<'_> {
             numeric_string,
             decimal_comma,
             decided_at,
+            missing,
         };
         self.type_problem(cell, message, finding);
     }
@@ -911,6 +923,7 @@ fn int_to_f64(c: &Cell, ctx: &mut Ctx, exact: bool, f: f64, n: &serde_json::Numb
         numeric_string: false,
         decimal_comma: false,
         decided_at,
+        missing: None,
     };
     ctx.type_problem(c, message, finding);
     None
