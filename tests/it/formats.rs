@@ -807,6 +807,24 @@ fn yaml_documents_are_sources() {
     .unwrap();
     let o = build(dir, &["--force"]);
     assert_violations(&o, 1, &["configs/run-c.yaml", "expected string keys, found the key 1"]);
+    // records set aside keep their text as written (a key JSON cannot hold, a tag), and an
+    // integer beyond 64 bits sets aside its record alone, not its document
+    let sweep = tempfile::tempdir().unwrap();
+    let dir = sweep.path();
+    write(dir, "a.yaml", "runs: [{run: a, 1: x}, {run: b, acc: 0.5}]\n");
+    write(dir, "b.yaml", "runs: [{run: c, acc: !custom 3}, {run: d, acc: 1}]\n");
+    write(dir, "c.yaml", "runs: [{run: e, acc: 123456789012345678901234567890}, {run: f, acc: 2}, {run: g, acc: 3}]\n");
+    let toml = one_source("sw", "*.yaml", "yaml", "record_path = \"/runs\"\n", "SELECT run, acc FROM raw", "");
+    write(dir, "pipeline.toml", &toml);
+    let o = build(dir, &["--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("3 rows rejected while reading"), "{}", stderr(&o));
+    let r = release(dir, "sw");
+    assert_eq!(query(&r, "SELECT run FROM t ORDER BY run"), "run\nb\nd\nf\ng\n");
+    let rejects = std::fs::read_to_string(r.join("rejects/raw.jsonl")).unwrap();
+    assert!(rejects.contains("\"raw\":\"{run: a, 1: x}\""), "{rejects}");
+    assert!(rejects.contains("\"raw\":\"{run: c, acc: !custom 3}\""), "{rejects}");
+    assert!(rejects.contains("\"record\":{\"run\":\"e\",\"acc\":123456789012345678901234567890}"), "{rejects}");
 }
 
 #[test]

@@ -3,13 +3,13 @@
 //! In: a file holding one YAML document. Out: its records, as a `json` source's: the elements
 //! of the sequence at `record_path` (a JSON pointer; default: the root), each at its pointer
 //! (`/runs/2`), or the mapping there as one record. Values map to JSON's: `.nan`, `.inf` and
-//! `-.inf` are the non-finite numbers (as bare `NaN`/`Infinity` tokens in JSON), integers
-//! beyond 64 bits are refused by the YAML parser with their line, and a number that a 64-bit
-//! float would change (`1e-400`, `2.0000000000000000001`, `1e400`) reaches its column as
-//! written, as from JSON. What JSON cannot hold is
-//! a problem at its place: a key that is not a string (`1: a`), a tagged value (`!!binary …`,
-//! `!Custom x`). A document that is not YAML is one bad record at pointer `""` whose message
-//! names the line and column; a file of several documents (`---`) is refused whole.
+//! `-.inf` are the non-finite numbers (as bare `NaN`/`Infinity` tokens in JSON), and an
+//! integer beyond 64 bits or a number that a 64-bit float would change (`1e-400`,
+//! `2.0000000000000000001`, `1e400`) reaches its column as written, as from JSON. What JSON
+//! cannot hold is a problem at its place: a key that is not a string (`1: a`), a tagged value
+//! (`!!binary …`, `!Custom x`); such a record keeps its text as written for `rejects/`. A
+//! document that is not YAML is one bad record at pointer `""` whose message names the line
+//! and column; a file of several documents (`---`) is refused whole.
 
 use std::io::Read;
 
@@ -155,12 +155,9 @@ pub fn read(
             Value::Object(m) if inside.is_empty() => sink(Item::Record(m.clone(), Position::Pointer(p.to_string()))),
             Value::Object(_) => {
                 let message = inside.iter().map(|(q, m)| format!("{q}: {m}")).collect::<Vec<_>>().join("; ");
-                sink(Item::Bad {
-                    at: Position::Pointer(p.to_string()),
-                    rule: "yaml",
-                    message,
-                    raw: Some(super::convert::json_text(v)),
-                })
+                // the record as written: what JSON cannot hold (a key `1`, a tag) is its problem
+                let raw = written_at(body, p).unwrap_or_else(|| super::convert::json_text(v));
+                sink(Item::Bad { at: Position::Pointer(p.to_string()), rule: "yaml", message, raw: Some(raw) })
             }
             other => sink(Item::Bad {
                 at: Position::Pointer(p.to_string()),
@@ -201,13 +198,17 @@ fn held_to_text(text: &str) -> Option<String> {
     if !maybe_changed_by_a_float(text.as_bytes()) {
         return None;
     }
-    // each scalar's place, its value, and whether it carries the float tag (`!!float 1e-400`)
-    let mut found: Vec<(std::ops::Range<usize>, String, bool)> = Vec::new();
+    // each scalar's place, its value, whether it carries the float tag (`!!float 1e-400`), and
+    // the marker's kind: `num` for a number a float changes, `int` for an integer beyond 64
+    // bits, which the parser refuses (the document whole): its record's problem, as in JSON
+    let mut found: Vec<(std::ops::Range<usize>, String, bool, &str)> = Vec::new();
     let walked = crate::stages::card::walk_yaml(text, &mut |n| {
         let Event::Scalar(v, ScalarStyle::Plain, _, tag) = n.event else { return };
         let float_tag = tag.as_ref().is_some_and(|t| t.is_yaml_core_schema() && t.suffix == "float");
-        if !n.is_key && (tag.is_none() || float_tag) && changed_by_a_float(v) {
-            found.push((n.chars.clone(), v.to_string(), float_tag));
+        if !n.is_key && tag.is_none() && beyond_64_bits(v) {
+            found.push((n.chars.clone(), v.to_string(), false, "int"));
+        } else if !n.is_key && (tag.is_none() || float_tag) && changed_by_a_float(v) {
+            found.push((n.chars.clone(), v.to_string(), float_tag, "num"));
         }
     });
     if walked.is_err() || found.is_empty() {
@@ -217,7 +218,7 @@ fn held_to_text(text: &str) -> Option<String> {
     let bytes_at: Vec<usize> = text.char_indices().map(|(b, _)| b).chain([text.len()]).collect();
     let mut out = String::with_capacity(text.len() + 16 * found.len());
     let mut at = 0;
-    for (chars, value, float_tag) in found {
+    for (chars, value, float_tag, kind) in found {
         let (Some(&start), Some(&end)) = (bytes_at.get(chars.start), bytes_at.get(chars.end)) else { return None };
         // the scalar's place starts at its anchor or tag (`&lr 1e-400`, `!!float 1e-400`)
         let Some(before) = text[start..end].trim_end().strip_suffix(value.as_str()) else {
@@ -234,11 +235,94 @@ fn held_to_text(text: &str) -> Option<String> {
             out.push_str(t);
             out.push(' ');
         }
-        out.push_str(&format!("\"\\u{:04X}num:{value}\"", u32::from(lenient::MARK)));
+        let shown = if kind == "int" { value.strip_prefix('+').unwrap_or(&value) } else { &value };
+        out.push_str(&format!("\"\\u{:04X}{kind}:{shown}\"", u32::from(lenient::MARK)));
         at = start + before.len() + value.len();
     }
     out.push_str(&text[at..]);
     Some(out)
+}
+
+/// The text of the node at JSON pointer `pointer` in YAML document `text`, as written (cut to
+/// 4 KiB, trailing white space off); `None` when the walk does not find it (a node reached
+/// through an alias or a merge key).
+fn written_at(text: &str, pointer: &str) -> Option<String> {
+    use saphyr_parser::{Event, Parser};
+    let want: Vec<String> = match pointer.strip_prefix('/') {
+        Some(rest) => rest.split('/').map(|t| t.replace("~1", "/").replace("~0", "~")).collect(),
+        None => Vec::new(),
+    };
+    // the pointer of the node being read: each open mapping's key, each sequence's index
+    enum Frame {
+        Map { key: Option<String>, expecting_key: bool },
+        Seq { index: usize },
+    }
+    let mut stack: Vec<Frame> = Vec::new();
+    let here = |stack: &[Frame]| -> Vec<String> {
+        stack
+            .iter()
+            .filter_map(|f| match f {
+                Frame::Map { key, .. } => key.clone(),
+                Frame::Seq { index } => Some(index.to_string()),
+            })
+            .collect()
+    };
+    let done = |stack: &mut Vec<Frame>| match stack.last_mut() {
+        Some(Frame::Map { expecting_key, key }) => {
+            *expecting_key = !*expecting_key;
+            if *expecting_key {
+                *key = None;
+            }
+        }
+        Some(Frame::Seq { index }) => *index += 1,
+        None => {}
+    };
+    let chars: Vec<usize> = text.char_indices().map(|(b, _)| b).chain([text.len()]).collect();
+    let mut start: Option<(usize, usize)> = None;
+    for ev in Parser::new_from_str(text) {
+        let (ev, span) = ev.ok()?;
+        let is_key = matches!(stack.last(), Some(Frame::Map { expecting_key: true, .. }));
+        match ev {
+            Event::Scalar(value, ..) if is_key => {
+                if let Some(Frame::Map { key, .. }) = stack.last_mut() {
+                    *key = Some(value.to_string());
+                }
+                done(&mut stack);
+            }
+            Event::Scalar(..) | Event::Alias(_) => done(&mut stack),
+            Event::MappingStart(..) | Event::SequenceStart(..) => {
+                if start.is_none() && here(&stack) == want {
+                    start = Some((span.start.index(), stack.len()));
+                }
+                stack.push(match ev {
+                    Event::MappingStart(..) => Frame::Map { key: None, expecting_key: true },
+                    _ => Frame::Seq { index: 0 },
+                });
+            }
+            Event::MappingEnd | Event::SequenceEnd => {
+                stack.pop();
+                if let Some((from, depth)) = start
+                    && depth == stack.len()
+                {
+                    let (a, b) = (*chars.get(from)?, *chars.get(span.end.index())?);
+                    return Some(text.get(a..b)?.trim_end().chars().take(4096).collect());
+                }
+                done(&mut stack);
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Whether plain scalar `v` is a decimal integer that no 64-bit integer holds
+/// (`123456789012345678901234567890`): the YAML parser refuses it.
+fn beyond_64_bits(v: &str) -> bool {
+    let digits = v.strip_prefix(['-', '+']).unwrap_or(v);
+    !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && v.parse::<i64>().is_err()
+        && v.strip_prefix('+').unwrap_or(v).parse::<u64>().is_err()
 }
 
 /// Whether `text` may hold a number that a 64-bit float changes: an exponent after a digit
@@ -394,6 +478,29 @@ mod tests {
     }
 
     #[test]
+    fn a_record_set_aside_keeps_its_text_as_written() {
+        let raws = |text: &str, pointer: &str| -> Vec<String> {
+            let mut out = Vec::new();
+            read(Box::new(std::io::Cursor::new(text.to_string())), "c.yaml", pointer, &mut |item| {
+                if let Item::Bad { raw, .. } = item {
+                    out.push(raw.unwrap_or_default());
+                }
+                Ok(())
+            })
+            .unwrap();
+            out
+        };
+        // a key that is no string, a tag: as written, not as the record JSON could hold
+        let flow = "runs: [{run: a, 1: x}, {run: b}, {run: c, acc: !custom 3}]\n";
+        assert_eq!(raws(flow, "/runs"), ["{run: a, 1: x}", "{run: c, acc: !custom 3}"]);
+        let block = "runs:\n  - run: a\n    1: x\n  - run: b\n  - run: c\n    acc: !custom 3\nname: s\n";
+        assert_eq!(raws(block, "/runs"), ["run: a\n    1: x", "run: c\n    acc: !custom 3"]);
+        assert_eq!(raws("a: 1\n2: b\n", ""), ["a: 1\n2: b"]);
+        assert_eq!(written_at("x:\n  y: [1, {z: 2}]\n", "/x/y/1").as_deref(), Some("{z: 2}"));
+        assert_eq!(written_at("x: [1]\n", "/y"), None);
+    }
+
+    #[test]
     fn a_repeated_key_is_placed_at_its_second_line() {
         let r = records("a: 1\nb: 2\nc: 3\nd: 4\na: 5\n", "");
         assert_eq!(r.len(), 1);
@@ -513,11 +620,18 @@ mod tests {
             vec![r#"/runs/0: {"name":"a","lr":0.1,"seed":1}"#, r#"/runs/1: {"lr":0.2,"name":"b","seed":1}"#]
         );
         assert!(records("runs:\n  - {<<: 3, name: a}\n", "/runs")[0].contains("to merge at `<<`"));
+        // an integer beyond 64 bits reaches its column as written, a problem of its record alone
         for big in ["12345678901234567890123", "-12345678901234567890123"] {
-            let got = records(&format!("runs:\n  - {{id: {big}}}\n"), "/runs");
-            assert!(got[0].starts_with(": bad: expected integers of at most 64 bits, found a larger one"), "{got:?}");
-            assert!(got[0].ends_with("quote it to keep it as text"), "{got:?}");
+            let got = records(&format!("runs:\n  - {{id: {big}}}\n  - {{id: 2}}\n"), "/runs");
+            assert_eq!(got.len(), 2, "{got:?}");
+            // (the marker the JSON reader gives such a number, written as the number)
+            assert_eq!(got[0], format!("/runs/0: {{\"id\":{big}}}"), "{got:?}");
+            assert_eq!(got[1], r#"/runs/1: {"id":2}"#);
         }
+        // in a key, the parser's refusal stands, said
+        let got = records("12345678901234567890123: a\n", "");
+        assert!(got[0].starts_with(": bad: expected integers of at most 64 bits, found a larger one"), "{got:?}");
+        assert!(got[0].ends_with("quote it to keep it as text"), "{got:?}");
         let e = read(Box::new(std::io::Cursor::new("a: 1\n---\na: 2\n".to_string())), "c.yaml", "", &mut |_| Ok(()))
             .unwrap_err()
             .to_string();
