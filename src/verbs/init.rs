@@ -2436,7 +2436,7 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
             c.dir == dir
                 && c.format == format
                 && c.delimiter == delimiter
-                && c.signature == signature
+                && arrays_agree(&c.signature, c.outline.as_ref(), &signature, outline.as_ref())
                 && c.named == named
                 && !same_file(c)
                 && {
@@ -2446,7 +2446,10 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
                 }
         };
         match clusters.iter_mut().find(|c| fits(c)) {
-            Some(c) => c.files.push(l.rel.clone()),
+            Some(c) => {
+                c.files.push(l.rel.clone());
+                join_arrays(c, &signature, outline.as_ref());
+            }
             None => clusters.push(Cluster {
                 dir,
                 format,
@@ -2472,13 +2475,14 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
                 && !c.dir.is_empty()
                 && m.format == c.format
                 && m.delimiter == c.delimiter
-                && m.signature == c.signature
+                && arrays_agree(&m.signature, m.outline.as_ref(), &c.signature, c.outline.as_ref())
                 && m.named == c.named
                 && parent(&m.files[0].rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default())
                     == parent(&c.dir)
                 && file_name(&m.files[0]) == file_name(&c.files[0])
         };
         if let Some(m) = merged.iter_mut().find(|m| sibling(m)) {
+            join_arrays(m, &c.signature, c.outline.as_ref());
             m.files.extend(c.files);
             m.keys.extend(c.keys);
             continue;
@@ -2548,7 +2552,7 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
             let o: Vec<&str> = mw.split('/').collect();
             if m.format != c.format
                 || m.delimiter != c.delimiter
-                || m.signature != c.signature
+                || !arrays_agree(&m.signature, m.outline.as_ref(), &c.signature, c.outline.as_ref())
                 || m.named != c.named
                 || o.len() != segs.len()
                 || o.last() != segs.last()
@@ -2577,11 +2581,47 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
             m.wanted = Some(o.join("/"));
             m.dir = o[..j].join("/");
         }
+        join_arrays(m, &c.signature, c.outline.as_ref());
         m.files.extend(c.files);
         m.files.sort();
         m.keys.extend(c.keys);
     }
     out
+}
+
+/// Whether two documents' arrays of records (`signature`s: the names of those with a record)
+/// agree: each array one holds, the other holds too, or holds empty (a run that logged no
+/// record yet: `runs: []`), so that one source of the array reads both.
+fn arrays_agree(a: &[String], a_outline: Option<&Outline>, b: &[String], b_outline: Option<&Outline>) -> bool {
+    let empty_in = |name: &String, outline: Option<&Outline>| {
+        matches!(outline, Some(Outline::Object(members))
+            if members.iter().any(|(k, m)| k == name && matches!(m, Member::Records { len: 0, .. })))
+    };
+    a.iter().all(|n| b.contains(n) || empty_in(n, b_outline))
+        && b.iter().all(|n| a.contains(n) || empty_in(n, a_outline))
+}
+
+/// Joins to cluster `c` the arrays of records of another document ([`arrays_agree`] with
+/// them): each array with a record in either is one of the cluster's, its first record's
+/// keys those of the document that has one.
+fn join_arrays(c: &mut Cluster, signature: &[String], outline: Option<&Outline>) {
+    for name in signature {
+        if c.signature.contains(name) {
+            continue;
+        }
+        c.signature.push(name.clone());
+        let given = match outline {
+            Some(Outline::Object(members)) => members.iter().find(|(k, _)| k == name).map(|(_, m)| m.clone()),
+            _ => None,
+        };
+        if let (Some(Outline::Object(members)), Some(given)) = (c.outline.as_mut(), given) {
+            for (k, m) in members.iter_mut() {
+                if k == name {
+                    *m = given.clone();
+                }
+            }
+        }
+    }
 }
 
 /// The sources of one group of plain files: one, or for JSON documents holding arrays of

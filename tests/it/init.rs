@@ -1380,6 +1380,13 @@ fn init_reads_yaml_documents_and_names_those_it_cannot() {
     }
     let doc = init(tmp.path(), &folder, "json_sweeps");
     assert_eq!(init_rows(&doc), rows_of(&[("sweep_runs", 4), ("sweep", 2)]));
+    // a sweep that logged no run yet (`"runs": []`), first of the folders: one source still,
+    // each run named by its folder
+    write(&folder, "0/sweep.json", "{\"name\": \"none yet\", \"runs\": []}");
+    let doc = init(tmp.path(), &folder, "json_sweeps_empty");
+    assert_eq!(init_rows(&doc), rows_of(&[("sweep_runs", 4), ("sweep", 3)]));
+    assert_eq!(source_paths(&doc)["sweep_runs_raw"], ("json".into(), strings(&["raw/{run_dir}/sweep.json"])));
+    assert_eq!(key(&doc, "sweep_runs"), ["run_dir", "run"], "{doc}");
     // an array of records that no table of its own can read is kept in the rest of its
     // document, as JSON text, and said
     let folder = tmp.path().join("odd");
