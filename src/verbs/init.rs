@@ -385,7 +385,14 @@ fn read_sources(
                 // a file that another table reads is not in the not-read list: the table
                 // left out is said with its reason (W&B files are read by every standard table)
                 for n in &not_read[before..] {
-                    if looked.iter().any(|l| l.rel == n.file && matches!(l.kind, Kind::Many(..) | Kind::Wandb)) {
+                    // (a document split into the rest and its arrays of records is read by each)
+                    let split = |k: &Kind| {
+                        matches!(k, Kind::Json(Outline::Object(_)) | Kind::Yaml(_, Some(Outline::Object(_))))
+                    };
+                    if looked
+                        .iter()
+                        .any(|l| l.rel == n.file && (matches!(l.kind, Kind::Many(..) | Kind::Wandb) || split(&l.kind)))
+                    {
                         notes.push(format!(
                             "{base} ({}): no table, as {} cannot be read so: {}",
                             format.name(),
@@ -1424,7 +1431,7 @@ fn look_yaml(input: &InputFile) -> std::result::Result<Kind, String> {
         }
         Ok(())
     };
-    crate::stages::ingest::yaml::read(reader, &input.rel, "", &mut sink)
+    crate::stages::ingest::yaml::look(reader, &input.rel, &mut sink)
         .map_err(|e| without_file(&input.rel, &e.to_string()))?;
     match first {
         Some(Ok(Kind::Yaml(keys, _))) if keys.is_empty() => Err("an empty mapping: no record".into()),

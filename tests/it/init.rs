@@ -1369,6 +1369,19 @@ fn init_reads_yaml_documents_and_names_those_it_cannot() {
     assert_eq!(csv, want);
     let csv = query(&release, "SELECT name, notes FROM sweep ORDER BY name");
     assert_eq!(csv, "name,notes\nlr-sweep,second\nlr-sweep-2,third\n");
+    // a record that holds a key JSON cannot (`1: x`) is set aside alone, not its document's
+    // other records; the rest of the document, which holds it too, is said to give no table
+    let folder = tmp.path().join("odd_key");
+    write(&folder, "s.yaml", "name: s\nruns:\n  - {run: a, 1: x}\n  - {run: b}\n  - {run: c}\n  - {run: d}\n");
+    let doc = init(tmp.path(), &folder, "odd_key");
+    assert_eq!(init_rows(&doc), rows_of(&[("s_runs", 3)]), "{doc}");
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/odd_key/pipeline.toml")).unwrap();
+    assert!(toml.contains("on_invalid = \"reject\"   # 1 bad record among good ones"), "{toml}");
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains("s (yaml): no table, as s.yaml cannot be read so: /runs/0: expected string keys"),
+        "{notes}"
+    );
     // the same as JSON: the folders' capture is named after no column of the runs either (a
     // `{run}` capture beside the records' `run` lost the runs' table)
     let folder = tmp.path().join("json_sweeps");

@@ -28,10 +28,33 @@ use crate::core::report::Position;
 /// than one document, [`Error::Config`] for a `pointer` the document does not hold or that
 /// holds a scalar.
 pub fn read(
+    reader: Box<dyn std::io::BufRead + Send>,
+    rel: &str,
+    pointer: &str,
+    sink: &mut dyn FnMut(Item) -> Result<()>,
+) -> Result<()> {
+    read_with(reader, rel, pointer, sink, false)
+}
+
+/// Reads the records of the YAML document of `reader` (file `rel`), as [`read`] does at the
+/// root, but gives a record that holds values JSON cannot (a key `1`, a tag) as a record,
+/// without them, rather than as a bad one: what `runpack init` looks at to tell a document's
+/// shape (its arrays of records), whose records a read then sets aside one by one.
+pub fn look(
+    reader: Box<dyn std::io::BufRead + Send>,
+    rel: &str,
+    sink: &mut dyn FnMut(Item) -> Result<()>,
+) -> Result<()> {
+    read_with(reader, rel, "", sink, true)
+}
+
+/// [`read`]; with `whole`, records keep no problem of the values they hold ([`look`]).
+fn read_with(
     mut reader: Box<dyn std::io::BufRead + Send>,
     rel: &str,
     pointer: &str,
     sink: &mut dyn FnMut(Item) -> Result<()>,
+    whole: bool,
 ) -> Result<()> {
     let mut text = String::new();
     if let Err(e) = reader.read_to_string(&mut text) {
@@ -152,7 +175,9 @@ pub fn read(
         let inside: Vec<&(String, String)> =
             problems.iter().filter(|(q, _)| q == p || q.starts_with(&format!("{p}/"))).collect();
         match v {
-            Value::Object(m) if inside.is_empty() => sink(Item::Record(m.clone(), Position::Pointer(p.to_string()))),
+            Value::Object(m) if inside.is_empty() || whole => {
+                sink(Item::Record(m.clone(), Position::Pointer(p.to_string())))
+            }
             Value::Object(_) => {
                 let message = inside.iter().map(|(q, m)| format!("{q}: {m}")).collect::<Vec<_>>().join("; ");
                 // the record as written: what JSON cannot hold (a key `1`, a tag) is its problem
