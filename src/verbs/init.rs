@@ -632,6 +632,14 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
         if let Some(why) = &plan.reject_truncated {
             notes.push(format!("table {table}: {why} (on_truncated = \"reject\")"));
         }
+        for (column, first, at) in &trial.percents {
+            notes.push(format!(
+                "table {table}: {column} holds percentages written with their sign ({first:?} at {at}), kept as \
+                 text; to read them as numbers (71.2 for \"71.2%\"), select TRY_CAST(rtrim({column}, '%') AS DOUBLE) \
+                 AS {column} in the table's SQL, and declare it a number in the table's schema (its values are \
+                 percentages, or texts that stand for a missing value, which TRY_CAST reads as null)"
+            ));
+        }
         let t = TablePlan { source: format!("{table}_raw"), table, plan, trial };
         for s in &t.trial.spliced {
             notes.push(format!("table {}: {s}", t.table));
@@ -3093,6 +3101,9 @@ struct Trial {
     /// Of a log a run appends to, the files whose last resumed attempt stopped short of where
     /// the attempt before had been (see [`StepOrder::spliced`]).
     spliced: Vec<String>,
+    /// Text columns every value of which is a percentage written with its sign (`"71.2%"`):
+    /// (column, the first value, where it is).
+    percents: Vec<(String, String, String)>,
     /// Of the files whose records were set aside (`on_invalid = "reject"`), the records set
     /// aside and the records read, by file.
     rejected: BTreeMap<String, (u64, u64)>,
@@ -3744,9 +3755,35 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
     // place), to weigh against the records a file sets aside
     let mut rows_by_file: BTreeMap<String, u64> = BTreeMap::new();
     let mut last_place: Option<(String, String)> = None;
+    // a plain table's text columns of percentages alone: column → its first value and place,
+    // or `None` once another value came
+    let plain = matches!(plan.format, Format::Csv | Format::Jsonl | Format::Json | Format::Yaml);
+    let mut percents: BTreeMap<String, Option<(String, String)>> = BTreeMap::new();
     let mut seen = |rb: &RecordBatch| -> Result<()> {
         if schema.is_none() {
             schema = Some(rb.schema());
+        }
+        if plain {
+            for (f, c) in rb.schema().fields().iter().zip(rb.columns()) {
+                let Some(t) = arrow::array::AsArray::as_string_opt::<i32>(c) else { continue };
+                if f.name().starts_with("_source_") || captures.contains(f.name()) {
+                    continue;
+                }
+                let entry = percents.entry(f.name().clone()).or_insert(Some((String::new(), String::new())));
+                for (r, v) in t.iter().enumerate() {
+                    let (Some(v), Some((first, _))) = (v, entry.as_ref()) else { continue };
+                    if crate::core::values::missing_text(v) {
+                        continue;
+                    }
+                    if !is_percent(v) {
+                        *entry = None;
+                        break;
+                    }
+                    if first.is_empty() {
+                        *entry = Some((v.to_string(), row_place(rb, r)));
+                    }
+                }
+            }
         }
         if plan.reject_invalid.is_some()
             && let Some(files) =
@@ -3829,6 +3866,10 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
             std::mem::take(&mut o.spliced)
         })
         .unwrap_or_default();
+    let percents = percents
+        .into_iter()
+        .filter_map(|(c, p)| p.filter(|(first, _)| !first.is_empty()).map(|(first, at)| (c, first, at)))
+        .collect();
     Ok(Some(Trial {
         key,
         key_unchecked: keys.past_limit,
@@ -3836,6 +3877,7 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
         keep_last,
         stepless,
         spliced,
+        percents,
         schema,
         rows,
         rejected,
@@ -3890,7 +3932,10 @@ fn describing_columns(rb: &RecordBatch, captures: &[String]) -> Vec<Vec<String>>
             DataType::Utf8 => {
                 let t = c.as_string::<i32>();
                 let short = t.iter().flatten().all(|v| v.chars().count() <= DESCRIBING_TEXT_CHARS && !v.contains('\n'));
-                if short && !name_says(f.name(), NOTE_WORDS) {
+                // percentages written as text (`71.2%`) are results, not names
+                let percents = t.iter().flatten().all(|v| is_percent(v) || crate::core::values::missing_text(v))
+                    && t.iter().flatten().any(is_percent);
+                if short && !percents && !name_says(f.name(), NOTE_WORDS) {
                     let distinct: BTreeSet<&str> = t.iter().flatten().collect();
                     text.push((distinct.len(), f.name().clone()));
                 } else {
@@ -3925,6 +3970,17 @@ fn describing_columns(rb: &RecordBatch, captures: &[String]) -> Vec<Vec<String>>
         k[captures.len()..].sort_by_key(|c| schema.index_of(c).unwrap_or(usize::MAX));
     }
     out
+}
+
+/// Whether `v` is a percentage written with its sign: `71.2%`, `-3 %`, `100%`.
+fn is_percent(v: &str) -> bool {
+    let Some(n) = v.trim().strip_suffix('%') else { return false };
+    let n = n.trim_end();
+    let digits = n.strip_prefix(['-', '+']).unwrap_or(n);
+    !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        && digits.bytes().filter(|b| *b == b'.').count() <= 1
+        && digits.bytes().any(|b| b.is_ascii_digit())
 }
 
 /// Words of a text column's name that say it holds a remark, not a row's name (`notes`,
@@ -5137,6 +5193,16 @@ mod tests {
         assert_eq!(ident("group"), "\"group\"");
         assert_eq!(ident("env/all/reward"), "\"env/all/reward\"");
         assert_eq!(ident("a\"b"), "\"a\"\"b\"");
+    }
+
+    #[test]
+    fn percentages_written_with_their_sign() {
+        for v in ["71.2%", "100%", "-3 %", " 0.5% ", "+7%"] {
+            assert!(is_percent(v), "{v:?}");
+        }
+        for v in ["%", "71.2", "1.2.3%", "a%", "71.2%%", "50% off", ".%"] {
+            assert!(!is_percent(v), "{v:?}");
+        }
     }
 
     #[test]

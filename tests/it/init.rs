@@ -2384,6 +2384,16 @@ fn a_results_table_is_keyed_by_what_names_its_rows_and_a_repeat_is_said() {
     let release = build_from_elsewhere(tmp.path(), "na_first");
     let max = "SELECT count(accuracy) AS known, max(accuracy) AS best, arrow_typeof(max(accuracy)) AS t FROM r";
     assert_eq!(query(&release, max), "known,best,t\n3,0.7,Float64\n");
+    // percentages written with their sign are results, not names, and said
+    let d = tmp.path().join("pct");
+    write(&d, "r.csv", "model,win_rate\nm1,55.5%\nm2,N/A\nm3,48 %\n");
+    let doc = init(tmp.path(), &d, "pct");
+    assert_eq!(key(&doc, "r"), ["model"], "{doc}");
+    let notes = doc["notes"].to_string();
+    let said = "table r: win_rate holds percentages written with their sign (\\\"55.5%\\\" at r.csv:2), kept as text; \
+                to read them as numbers (71.2 for \\\"71.2%\\\"), select TRY_CAST(rtrim(win_rate, '%') AS DOUBLE) AS \
+                win_rate in the table's SQL";
+    assert!(notes.contains(said), "{notes}");
     // a step beside what names a row: the named candidates fail, the columns that name rows hold
     let d = tmp.path().join("steps");
     write(&d, "r.csv", "run,step,benchmark,accuracy\na,10,gsm8k,0.5\na,10,math,0.2\na,20,gsm8k,0.6\nb,10,gsm8k,0.4\n");
