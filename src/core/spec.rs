@@ -774,6 +774,16 @@ fn check_source_options(s: &SourceDef, at: &dyn Fn(&str) -> String) -> Result<()
             "`record_path` applies to format = \"json\" and \"yaml\" only",
         ));
     }
+    if let Some(p) = s.record_path.as_deref().filter(|p| !p.is_empty() && !p.starts_with('/')) {
+        return Err(Error::config(
+            at(&format!("source {}#record_path", s.name)),
+            format!(
+                "expected a JSON pointer (RFC 6901) for `record_path`: \"\" for the document's root, or a path \
+                 starting with '/' such as {:?}; found {p:?}",
+                format!("/{p}")
+            ),
+        ));
+    }
     if let Some(q) = &s.quote {
         if s.format != Format::Csv {
             return Err(Error::config(

@@ -825,6 +825,13 @@ fn yaml_documents_are_sources() {
     assert!(rejects.contains("\"raw\":\"{run: a, 1: x}\""), "{rejects}");
     assert!(rejects.contains("\"raw\":\"{run: c, acc: !custom 3}\""), "{rejects}");
     assert!(rejects.contains("\"record\":{\"run\":\"e\",\"acc\":123456789012345678901234567890}"), "{rejects}");
+    // a record_path that is no JSON pointer is the pipeline's error, at its line
+    write(dir, "pipeline.toml", &toml.replace("record_path = \"/runs\"", "record_path = \"runs\""));
+    let o = build(dir, &["--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let said = "pipeline.toml:6 (source raw): expected a JSON pointer (RFC 6901) for `record_path`: \"\" \
+                for the document's root, or a path starting with '/' such as \"/runs\"; found \"runs\"";
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
 }
 
 #[test]

@@ -165,7 +165,10 @@ fn read_with(
     for t in &tokens {
         let next = match at {
             Value::Object(m) => m.get(t),
-            Value::Array(a) => t.parse::<usize>().ok().and_then(|i| a.get(i)),
+            // (an index has no leading zero, as RFC 6901 says)
+            Value::Array(a) => {
+                t.parse::<usize>().ok().filter(|_| t == "0" || !t.starts_with('0')).and_then(|i| a.get(i))
+            }
             _ => None,
         };
         at = next.ok_or_else(|| Error::config(rel, format!("record_path {pointer:?} is not in this document")))?;
@@ -314,6 +317,11 @@ fn written_at(text: &str, pointer: &str) -> Option<String> {
                 }
                 done(&mut stack);
             }
+            // a record that is an alias (`*t`): its text is the alias
+            Event::Alias(_) if start.is_none() && here(&stack) == want => {
+                let (a, b) = (*chars.get(span.start.index())?, *chars.get(span.end.index())?);
+                return Some(text.get(a..b)?.trim_end().to_string());
+            }
             Event::Scalar(..) | Event::Alias(_) => done(&mut stack),
             Event::MappingStart(..) | Event::SequenceStart(..) => {
                 if start.is_none() && here(&stack) == want {
@@ -330,7 +338,14 @@ fn written_at(text: &str, pointer: &str) -> Option<String> {
                     && depth == stack.len()
                 {
                     let (a, b) = (*chars.get(from)?, *chars.get(span.end.index())?);
-                    return Some(text.get(a..b)?.trim_end().chars().take(4096).collect());
+                    // (the comment lines before the next node are not the record's)
+                    let mut written = text.get(a..b)?.trim_end();
+                    while let Some((before, last)) = written.rsplit_once('\n')
+                        && last.trim_start().starts_with('#')
+                    {
+                        written = before.trim_end();
+                    }
+                    return Some(written.chars().take(4096).collect());
                 }
                 done(&mut stack);
             }
@@ -464,7 +479,8 @@ fn to_json(v: yaml_serde::Value, at: &str, problems: &mut Vec<(String, String)>)
                 let key = match k {
                     Y::String(s) => s,
                     other => {
-                        let shown = yaml_serde::to_string(&other).map(|s| s.trim_end().to_string()).unwrap_or_default();
+                        // (on one line: a key that is a list or a mapping, as JSON writes it)
+                        let shown = super::convert::json_text(&to_json(other, at, &mut Vec::new()));
                         problems.push((
                             at.to_string(),
                             format!("expected string keys, found the key {shown} (quote it to make it a string)"),
@@ -518,11 +534,18 @@ mod tests {
         // a key that is no string, a tag: as written, not as the record JSON could hold
         let flow = "runs: [{run: a, 1: x}, {run: b}, {run: c, acc: !custom 3}]\n";
         assert_eq!(raws(flow, "/runs"), ["{run: a, 1: x}", "{run: c, acc: !custom 3}"]);
-        let block = "runs:\n  - run: a\n    1: x\n  - run: b\n  - run: c\n    acc: !custom 3\nname: s\n";
+        let block = "runs:\n  - run: a\n    1: x\n  # b next\n  - run: b\n  - run: c\n    acc: !custom 3\nname: s\n";
         assert_eq!(raws(block, "/runs"), ["run: a\n    1: x", "run: c\n    acc: !custom 3"]);
         assert_eq!(raws("a: 1\n2: b\n", ""), ["a: 1\n2: b"]);
         assert_eq!(written_at("x:\n  y: [1, {z: 2}]\n", "/x/y/1").as_deref(), Some("{z: 2}"));
         assert_eq!(written_at("x: [1]\n", "/y"), None);
+        assert_eq!(written_at("runs: [&t {v: !x 1}, *t]\n", "/runs/1").as_deref(), Some("*t"));
+        // a key that is a list is said on one line
+        let bad = records("runs:\n  - {run: a, [1, 2]: x}\n", "/runs");
+        assert_eq!(
+            bad,
+            ["/runs/0: bad: /runs/0: expected string keys, found the key [1,2] (quote it to make it a string)"]
+        );
     }
 
     #[test]
