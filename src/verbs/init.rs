@@ -632,13 +632,8 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
         if let Some(why) = &plan.reject_truncated {
             notes.push(format!("table {table}: {why} (on_truncated = \"reject\")"));
         }
-        for (column, first, at) in &trial.percents {
-            notes.push(format!(
-                "table {table}: {column} holds percentages written with their sign ({first:?} at {at}), kept as \
-                 text; to read them as numbers (71.2 for \"71.2%\"), select TRY_CAST(rtrim({column}, '%') AS DOUBLE) \
-                 AS {column} in the table's SQL, and declare it a number in the table's schema (its values are \
-                 percentages, or texts that stand for a missing value, which TRY_CAST reads as null)"
-            ));
+        for n in &trial.number_texts {
+            notes.push(format!("table {table}: {}", n.note()));
         }
         let t = TablePlan { source: format!("{table}_raw"), table, plan, trial };
         for s in &t.trial.spliced {
@@ -2816,7 +2811,8 @@ fn same_leaf(format: &str, a: &str, b: &str) -> bool {
 /// reading every depth (`results/**/results_{date_id}.json`), each row's model named by its
 /// file's `model_name`; a source's patterns capture the same names, so two patterns cannot.
 fn lighteval_models_of_any_depth(fixed: &mut Vec<(GroupKey, Vec<String>)>) {
-    let re = regex::Regex::new(r"^((?:.*/)?results)/(\{org\}/)?\{model\}/([^/]+)$").expect("static pattern");
+    // (a model of a deeper name, `org/sub/model`, is named by its folders as they are)
+    let re = regex::Regex::new(r"^((?:.*/)?results)/[^/]+(?:/[^/]+)*/(results_[^/]+)$").expect("static pattern");
     // (folder of the results, file name) → the group at each depth
     let mut depths: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
     for (i, ((format, pattern), _)) in fixed.iter().enumerate() {
@@ -2824,7 +2820,7 @@ fn lighteval_models_of_any_depth(fixed: &mut Vec<(GroupKey, Vec<String>)>) {
             continue;
         }
         if let Some(c) = re.captures(pattern) {
-            depths.entry((c[1].to_string(), c[3].to_string())).or_default().push(i);
+            depths.entry((c[1].to_string(), c[2].to_string())).or_default().push(i);
         }
     }
     let mut gone: Vec<usize> = Vec::new();
@@ -3101,9 +3097,9 @@ struct Trial {
     /// Of a log a run appends to, the files whose last resumed attempt stopped short of where
     /// the attempt before had been (see [`StepOrder::spliced`]).
     spliced: Vec<String>,
-    /// Text columns every value of which is a percentage written with its sign (`"71.2%"`):
-    /// (column, the first value, where it is).
-    percents: Vec<(String, String, String)>,
+    /// Text columns of numbers written so that no reader takes them for numbers (`"71.2%"`,
+    /// `"1,319"`), with what the note about each says.
+    number_texts: Vec<NumberText>,
     /// Of the files whose records were set aside (`on_invalid = "reject"`), the records set
     /// aside and the records read, by file.
     rejected: BTreeMap<String, (u64, u64)>,
@@ -3743,7 +3739,10 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
         // resumed run appends to as Tinker's metrics log: a file of several runs' rows (a
         // `run` column) goes back at each run, and is not taken for one
         Format::Jsonl | Format::Csv => match plan.keys.first().map(Vec::as_slice) {
-            Some([step]) => ["step", "_step"].into_iter().find(|s| s == step).map(|s| StepOrder::new(s, false)),
+            Some([step]) => ["step", "_step"]
+                .into_iter()
+                .find(|s| s == step)
+                .map(|s| StepOrder { strict: true, ..StepOrder::new(s, false) }),
             _ => None,
         },
         _ => None,
@@ -3755,10 +3754,10 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
     // place), to weigh against the records a file sets aside
     let mut rows_by_file: BTreeMap<String, u64> = BTreeMap::new();
     let mut last_place: Option<(String, String)> = None;
-    // a plain table's text columns of percentages alone: column → its first value and place,
-    // or `None` once another value came
+    // a plain table's text columns of numbers written as text alone (`None` once another value
+    // came)
     let plain = matches!(plan.format, Format::Csv | Format::Jsonl | Format::Json | Format::Yaml);
-    let mut percents: BTreeMap<String, Option<(String, String)>> = BTreeMap::new();
+    let mut number_texts: BTreeMap<String, Option<NumberText>> = BTreeMap::new();
     let mut seen = |rb: &RecordBatch| -> Result<()> {
         if schema.is_none() {
             schema = Some(rb.schema());
@@ -3769,18 +3768,12 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
                 if f.name().starts_with("_source_") || captures.contains(f.name()) {
                     continue;
                 }
-                let entry = percents.entry(f.name().clone()).or_insert(Some((String::new(), String::new())));
+                let entry = number_texts.entry(f.name().clone()).or_insert_with(|| Some(NumberText::new(f.name())));
                 for (r, v) in t.iter().enumerate() {
-                    let (Some(v), Some((first, _))) = (v, entry.as_ref()) else { continue };
-                    if crate::core::values::missing_text(v) {
-                        continue;
-                    }
-                    if !is_percent(v) {
+                    let (Some(v), Some(n)) = (v, entry.as_mut()) else { continue };
+                    if !n.take(v, || row_place(rb, r)) {
                         *entry = None;
                         break;
-                    }
-                    if first.is_empty() {
-                        *entry = Some((v.to_string(), row_place(rb, r)));
                     }
                 }
             }
@@ -3866,10 +3859,7 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
             std::mem::take(&mut o.spliced)
         })
         .unwrap_or_default();
-    let percents = percents
-        .into_iter()
-        .filter_map(|(c, p)| p.filter(|(first, _)| !first.is_empty()).map(|(first, at)| (c, first, at)))
-        .collect();
+    let number_texts = number_texts.into_values().flatten().filter(|n| n.kind.is_some()).collect();
     Ok(Some(Trial {
         key,
         key_unchecked: keys.past_limit,
@@ -3877,7 +3867,7 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
         keep_last,
         stepless,
         spliced,
-        percents,
+        number_texts,
         schema,
         rows,
         rejected,
@@ -3932,10 +3922,21 @@ fn describing_columns(rb: &RecordBatch, captures: &[String]) -> Vec<Vec<String>>
             DataType::Utf8 => {
                 let t = c.as_string::<i32>();
                 let short = t.iter().flatten().all(|v| v.chars().count() <= DESCRIBING_TEXT_CHARS && !v.contains('\n'));
-                // percentages written as text (`71.2%`) are results, not names
-                let percents = t.iter().flatten().all(|v| is_percent(v) || crate::core::values::missing_text(v))
-                    && t.iter().flatten().any(is_percent);
-                if short && !percents && !name_says(f.name(), NOTE_WORDS) {
+                // numbers written as text (`71.2%`, `1,319`, `0.5`) are results, not names
+                // (one other text in ten, and one, is a typo or a remark beside the results)
+                let mut n = NumberText::new(f.name());
+                let (mut numeric, mut decimals, mut other) = (0usize, 0usize, 0usize);
+                for v in t.iter().flatten().filter(|v| !crate::core::values::missing_text(v)) {
+                    if n.take(v, String::new) {
+                        numeric += 1;
+                        decimals += usize::from(v.contains('.'));
+                    } else {
+                        other += 1;
+                    }
+                }
+                let numbers =
+                    (n.kind.is_some() || decimals >= 2) && numeric >= 2 && other <= 1 + (numeric + other) / 10;
+                if short && !numbers && !name_says(f.name(), NOTE_WORDS) {
                     let distinct: BTreeSet<&str> = t.iter().flatten().collect();
                     text.push((distinct.len(), f.name().clone()));
                 } else {
@@ -3970,6 +3971,105 @@ fn describing_columns(rb: &RecordBatch, captures: &[String]) -> Vec<Vec<String>>
         k[captures.len()..].sort_by_key(|c| schema.index_of(c).unwrap_or(usize::MAX));
     }
     out
+}
+
+/// A text column whose values are numbers written so that no reader takes them for numbers:
+/// percentages with their sign (`"71.2%"`), or numbers with thousands separators
+/// (`"1,319"`), beside texts that stand for a missing value. It stays text, and a note gives
+/// the SQL that reads it as numbers (failing on a value it cannot read, never making it null).
+#[derive(Debug, Clone)]
+struct NumberText {
+    column: String,
+    /// `%` or `,`: how the numbers are written; `None` until one is met.
+    kind: Option<char>,
+    /// The first such value, and where it is.
+    first: (String, String),
+    /// Whether a number has a fractional part.
+    fraction: bool,
+    /// The texts met that stand for a missing value.
+    missing: BTreeSet<String>,
+}
+
+impl NumberText {
+    fn new(column: &str) -> NumberText {
+        NumberText {
+            column: column.to_string(),
+            kind: None,
+            first: Default::default(),
+            fraction: false,
+            missing: BTreeSet::new(),
+        }
+    }
+
+    /// Takes value `v` (found at `at()`); false when it is no number of the column's kind.
+    fn take(&mut self, v: &str, at: impl Fn() -> String) -> bool {
+        if crate::core::values::missing_text(v) {
+            self.missing.insert(v.to_string());
+            return true;
+        }
+        let plain = v.trim().parse::<f64>().is_ok_and(f64::is_finite);
+        let kind = if is_percent(v) {
+            '%'
+        } else if is_grouped(v) {
+            ','
+        } else if plain && self.kind != Some('%') {
+            // a number written plainly among grouped ones (`999` beside `1,319`)
+            self.fraction |= v.contains('.');
+            return true;
+        } else {
+            return false;
+        };
+        match self.kind {
+            Some(k) if k != kind => return false,
+            Some(_) => {}
+            None => {
+                self.kind = Some(kind);
+                self.first = (v.to_string(), at());
+            }
+        }
+        self.fraction |= v.contains('.');
+        true
+    }
+
+    /// What the note says: the column, its first value, and the SQL that reads it.
+    fn note(&self) -> String {
+        let id = ident(&self.column);
+        let x = if self.missing.is_empty() {
+            id.clone()
+        } else {
+            let texts: Vec<String> = self.missing.iter().map(|t| format!("'{}'", t.replace('\'', "''"))).collect();
+            format!("CASE WHEN {id} IN ({}) THEN NULL ELSE {id} END", texts.join(", "))
+        };
+        let (what, sql) = match self.kind {
+            Some('%') => ("percentages written with their sign", format!("CAST(trim(rtrim({x}, '%')) AS DOUBLE)")),
+            _ => (
+                "numbers written with thousands separators",
+                format!("CAST(replace({x}, ',', '') AS {})", if self.fraction { "DOUBLE" } else { "BIGINT" }),
+            ),
+        };
+        let (first, at) = &self.first;
+        format!(
+            "{} holds {what} ({first:?} at {at}), kept as text; to read them as numbers, select {sql} AS {id} in the \
+             table's SQL, and declare it a number in the table's schema (a value it cannot read stops the build)",
+            self.column
+        )
+    }
+}
+
+/// Whether `v` is a number written with thousands separators: `1,319`, `-12,000.5`.
+fn is_grouped(v: &str) -> bool {
+    let t = v.trim();
+    let t = t.strip_prefix(['-', '+']).unwrap_or(t);
+    let (int, frac) = t.split_once('.').unwrap_or((t, ""));
+    let mut groups = int.split(',');
+    let head = groups.next().unwrap_or_default();
+    let digits = |g: &str| g.bytes().all(|b| b.is_ascii_digit());
+    int.contains(',')
+        && (1..=3).contains(&head.len())
+        && digits(head)
+        && groups.all(|g| g.len() == 3 && digits(g))
+        && digits(frac)
+        && (!t.contains('.') || !frac.is_empty())
 }
 
 /// Whether `v` is a percentage written with its sign: `71.2%`, `-3 %`, `100%`.
@@ -4049,6 +4149,10 @@ struct StepOrder {
     /// the last (`final` beside `000040`, or the same one after a resume), as a save names its
     /// step once; not a metrics log's records, several of which one step may have.
     ties_go_back: bool,
+    /// Whether only a row at a step the run had reached before it last went back is the
+    /// resumed attempt's (a plain log's: its evaluation's line at a step logged already, past
+    /// that point, is a repeat of its own); else every row after the steps first went back.
+    strict: bool,
     file: Option<String>,
     greatest: i64,
     /// The step of the row before, in this file.
@@ -4068,6 +4172,7 @@ impl StepOrder {
         StepOrder {
             column,
             ties_go_back,
+            strict: false,
             file: None,
             greatest: i64::MIN,
             previous: i64::MIN,
@@ -4099,15 +4204,22 @@ impl StepOrder {
     fn went_back(&mut self, rb: &RecordBatch) -> Option<Vec<bool>> {
         use arrow::array::AsArray;
         let files = rb.column_by_name("_source_file").and_then(|c| c.as_string_opt::<i32>());
-        let steps = rb.column_by_name(self.column)?.as_primitive_opt::<arrow::datatypes::Int64Type>()?;
+        // steps that are no integers (text, JSON text) tell no order: no row is a resumed one
+        let Some(steps) = rb.column_by_name(self.column)?.as_primitive_opt::<arrow::datatypes::Int64Type>() else {
+            return Some(vec![false; rb.num_rows()]);
+        };
         let mut out = Vec::with_capacity(rb.num_rows());
         for i in 0..rb.num_rows() {
             let f = files.filter(|f| f.is_valid(i)).map(|f| f.value(i));
             if f != self.file.as_deref() {
                 self.end_file();
                 let spliced = std::mem::take(&mut self.spliced);
-                *self =
-                    StepOrder { file: f.map(String::from), spliced, ..StepOrder::new(self.column, self.ties_go_back) };
+                *self = StepOrder {
+                    file: f.map(String::from),
+                    spliced,
+                    strict: self.strict,
+                    ..StepOrder::new(self.column, self.ties_go_back)
+                };
             }
             if steps.is_valid(i) {
                 let s = steps.value(i);
@@ -4121,7 +4233,11 @@ impl StepOrder {
                 self.greatest = self.greatest.max(s);
                 self.previous = s;
             }
-            out.push(self.resumed || steps.is_null(i));
+            let explained = match (&self.last_back, steps.is_valid(i)) {
+                (Some((_, _, before, _)), true) => steps.value(i) <= *before,
+                _ => false,
+            };
+            out.push(if self.strict { explained } else { self.resumed || steps.is_null(i) });
         }
         Some(out)
     }

@@ -1039,6 +1039,11 @@ fn logs_of_one_format_in_sibling_folders_are_one_source_whose_captures_are_no_co
         "SELECT model_name, count(DISTINCT date_id) AS runs, count(*) AS n FROM lighteval_results GROUP BY 1 ORDER BY 1",
     ));
     assert_eq!(stdout(&o), "model_name,runs,n\nHuggingFaceTB/SmolLM2-135M,3,18\ngpt2,1,6\n", "{}", stderr(&o));
+    // and a model of a deeper name
+    write(&out.join("results/org2/sub/deep"), "results_2026-12-06T00-00-00.000000.json", &gpt2.replace("gpt2", "deep"));
+    let doc = init(tmp.path(), &out, "l3");
+    assert_eq!(init_rows(&doc), rows_of(&[("lighteval_results", 30)]));
+    assert_eq!(source_paths(&doc)["lighteval_results_raw"].1, ["raw/results/**/results_{date_id}.json"]);
 
     // runs two folders deep, one of them compressed: one table, the experiment captured
     let tmp = tempfile::tempdir().unwrap();
@@ -1940,10 +1945,21 @@ fn a_plain_log_a_resumed_run_appended_to_keeps_the_last_row_of_each_step() {
         query(&release, "SELECT step, loss, _source_line FROM train_log WHERE run = 'x' AND step >= 3 ORDER BY step");
     assert_eq!(csv, "step,loss,_source_line\n3,0.5,6\n4,0.6,7\n5,0.7,8\n");
     // a step logged twice without going back (an evaluation's row beside training's): no resume
-    write(&d, "x/train_log.jsonl", &lines(&[0, 1, 1, 2]));
-    let doc = init(tmp.path(), &d, "twice");
+    let no_resume = |name: &str, text: &str| {
+        write(&d, "x/train_log.jsonl", text);
+        let doc = init(tmp.path(), &d, name);
+        assert!(table(&doc, "train_log").get("on_duplicate_key").is_none_or(Value::is_null), "{name}: {doc}");
+        assert!(doc["notes"].to_string().contains("where the steps had not gone back"), "{name}: {doc}");
+    };
+    no_resume("twice", &lines(&[0, 1, 1, 2]));
+    // nor after a resume, past the step the stopped attempt had reached
+    no_resume("after", &format!("{}{{\"step\": 7, \"eval_acc\": 0.9}}\n", lines(&[1, 2, 3, 4, 5, 3, 4, 5, 6, 7])));
+    // steps written as text tell no order ("10" comes before "9" as text)
+    let text: String =
+        ["8", "9", "10", "10", "11"].iter().map(|s| format!("{{\"step\": \"{s}\", \"loss\": 0.5}}\n")).collect();
+    write(&d, "x/train_log.jsonl", &text);
+    let doc = init(tmp.path(), &d, "text_steps");
     assert!(table(&doc, "train_log").get("on_duplicate_key").is_none_or(Value::is_null), "{doc}");
-    assert!(doc["notes"].to_string().contains("where the steps had not gone back"), "{doc}");
 }
 
 /// A step logged three times: the second attempt's row that superseded the first's is itself set
@@ -2384,6 +2400,23 @@ fn a_results_table_is_keyed_by_what_names_its_rows_and_a_repeat_is_said() {
     let release = build_from_elsewhere(tmp.path(), "na_first");
     let max = "SELECT count(accuracy) AS known, max(accuracy) AS best, arrow_typeof(max(accuracy)) AS t FROM r";
     assert_eq!(query(&release, max), "known,best,t\n3,0.7,Float64\n");
+    // numbers with thousands separators too: a result given twice is then said, not keyed by them
+    let d = tmp.path().join("sep");
+    write(
+        &d,
+        "r.csv",
+        "model,benchmark,n_samples\nm1,gsm8k,\"1,319\"\nm1,math,500\nm2,gsm8k,\"1,319\"\nm2,gsm8k,\"1,318\"\n",
+    );
+    let doc = init(tmp.path(), &d, "sep");
+    assert_eq!(key(&doc, "r"), Vec::<String>::new(), "{doc}");
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains("(model, benchmark) is no key: model \\\"m2\\\", benchmark \\\"gsm8k\\\" again at r.csv:5"),
+        "{notes}"
+    );
+    let said = "n_samples holds numbers written with thousands separators (\\\"1,319\\\" at r.csv:2), kept as text; to \
+                read them as numbers, select CAST(replace(n_samples, ',', '') AS BIGINT) AS n_samples";
+    assert!(notes.contains(said), "{notes}");
     // percentages written with their sign are results, not names, and said
     let d = tmp.path().join("pct");
     write(&d, "r.csv", "model,win_rate\nm1,55.5%\nm2,N/A\nm3,48 %\n");
@@ -2391,9 +2424,33 @@ fn a_results_table_is_keyed_by_what_names_its_rows_and_a_repeat_is_said() {
     assert_eq!(key(&doc, "r"), ["model"], "{doc}");
     let notes = doc["notes"].to_string();
     let said = "table r: win_rate holds percentages written with their sign (\\\"55.5%\\\" at r.csv:2), kept as text; \
-                to read them as numbers (71.2 for \\\"71.2%\\\"), select TRY_CAST(rtrim(win_rate, '%') AS DOUBLE) AS \
-                win_rate in the table's SQL";
+                to read them as numbers, select CAST(trim(rtrim(CASE WHEN win_rate IN ('N/A') THEN NULL ELSE win_rate \
+                END, '%')) AS DOUBLE) AS win_rate in the table's SQL";
     assert!(notes.contains(said), "{notes}");
+    // the SQL it gives reads them, and stops at a value it cannot read
+    let toml_path = tmp.path().join("pipelines/pct/pipeline.toml");
+    let toml = std::fs::read_to_string(&toml_path).unwrap();
+    let cast =
+        "CAST(trim(rtrim(CASE WHEN win_rate IN ('N/A') THEN NULL ELSE win_rate END, '%')) AS DOUBLE) AS win_rate";
+    let toml = toml.replacen("win_rate, _source_file", &format!("{cast}, _source_file"), 1);
+    assert!(toml.contains(cast), "{toml}");
+    std::fs::write(&toml_path, toml).unwrap();
+    let schema_path = tmp.path().join("schemas/pct/r.json");
+    let schema = std::fs::read_to_string(&schema_path).unwrap();
+    let schema = schema.replacen(
+        "\"name\": \"win_rate\",\n      \"type\": \"string\"",
+        "\"name\": \"win_rate\",\n      \"type\": \"number\"",
+        1,
+    );
+    std::fs::write(&schema_path, schema).unwrap();
+    let release = build_from_elsewhere(tmp.path(), "pct");
+    assert_eq!(
+        query(&release, "SELECT model, win_rate FROM r ORDER BY model"),
+        "model,win_rate\nm1,55.5\nm2,\nm3,48.0\n"
+    );
+    write(&d, "r.csv", "model,win_rate\nm1,55.5%\nm2,N/A\nm3,4B %\n");
+    let o = run(bin().current_dir(tmp.path()).args(["build", "--force", "pipelines/pct"]));
+    assert!(!o.status.success(), "{}", stderr(&o));
     // a step beside what names a row: the named candidates fail, the columns that name rows hold
     let d = tmp.path().join("steps");
     write(&d, "r.csv", "run,step,benchmark,accuracy\na,10,gsm8k,0.5\na,10,math,0.2\na,20,gsm8k,0.6\nb,10,gsm8k,0.4\n");
