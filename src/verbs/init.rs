@@ -3538,7 +3538,12 @@ fn declare_missing(fields: &mut Vec<Declared>, col: String, ty: &str, text: Stri
     if d.missing_at.is_empty() {
         d.missing_at = at.to_string();
     }
-    let found: Vec<String> = d.missing_values.iter().map(|t| q(t)).collect();
+    // (the empty text, which a CSV column's list holds so that its empty cells stay null, is
+    // said as what it is, not as a text found)
+    let mut found: Vec<String> = d.missing_values.iter().filter(|t| !t.is_empty()).map(|t| q(t)).collect();
+    if d.missing_values.iter().any(String::is_empty) {
+        found.push("empty values".into());
+    }
     let first = if d.missing_at.is_empty() { String::new() } else { format!(", the first at {}", d.missing_at) };
     d.reason = format!("{} among {}s read as null, as missingValues says{first}", found.join(", "), ty);
     true
@@ -3883,8 +3888,9 @@ struct Keys {
     /// steps went back is a resumed run's; one repeated in a file whose steps never went back
     /// is not.
     order: Option<StepOrder>,
-    /// Whether a key of the first candidate repeated where the steps had not gone back.
-    repeat_forward: bool,
+    /// The first key of the first candidate that repeated where no resume explains it, with
+    /// why (`step 6 again at a.jsonl:11, past the step …`).
+    repeat_forward: Option<String>,
     /// Whether a candidate was given up for its rows' number, not for a null or a duplicate.
     past_limit: bool,
     /// A plain table (a results table merged by hand), with the path's captures: the columns
@@ -4041,7 +4047,9 @@ impl NumberText {
             format!("CASE WHEN {id} IN ({}) THEN NULL ELSE {id} END", texts.join(", "))
         };
         let (what, sql) = match self.kind {
-            Some('%') => ("percentages written with their sign", format!("CAST(trim(rtrim({x}, '%')) AS DOUBLE)")),
+            Some('%') => {
+                ("percentages written with their sign", format!("CAST(trim(rtrim(trim({x}), '%')) AS DOUBLE)"))
+            }
             _ => (
                 "numbers written with thousands separators",
                 format!("CAST(replace({x}, ',', '') AS {})", if self.fraction { "DOUBLE" } else { "BIGINT" }),
@@ -4199,14 +4207,15 @@ impl StepOrder {
         }
     }
 
-    /// For each row of `rb`, whether the steps went back before it in its file (a row without
-    /// a step, a summary's, tells nothing: true). `None` when `rb` has no such column.
-    fn went_back(&mut self, rb: &RecordBatch) -> Option<Vec<bool>> {
+    /// For each row of `rb`: `None` when a resume explains a repeat of its key there (the
+    /// steps went back before it in its file; a row without a step, a summary's, tells
+    /// nothing), else why none does, as a note says it. `None` when `rb` has no such column.
+    fn went_back(&mut self, rb: &RecordBatch) -> Option<Vec<Option<&'static str>>> {
         use arrow::array::AsArray;
         let files = rb.column_by_name("_source_file").and_then(|c| c.as_string_opt::<i32>());
         // steps that are no integers (text, JSON text) tell no order: no row is a resumed one
         let Some(steps) = rb.column_by_name(self.column)?.as_primitive_opt::<arrow::datatypes::Int64Type>() else {
-            return Some(vec![false; rb.num_rows()]);
+            return Some(vec![Some("and its steps are text, which tell no order"); rb.num_rows()]);
         };
         let mut out = Vec::with_capacity(rb.num_rows());
         for i in 0..rb.num_rows() {
@@ -4237,7 +4246,12 @@ impl StepOrder {
                 (Some((_, _, before, _)), true) => steps.value(i) <= *before,
                 _ => false,
             };
-            out.push(if self.strict { explained } else { self.resumed || steps.is_null(i) });
+            out.push(match (self.strict, &self.last_back) {
+                (true, _) if explained => None,
+                (true, Some(_)) => Some("past the step the run had reached before its steps went back"),
+                (false, _) if self.resumed || steps.is_null(i) => None,
+                _ => Some("where the steps had not gone back"),
+            });
         }
         Some(out)
     }
@@ -4314,7 +4328,7 @@ impl Keys {
                 .collect(),
             past_limit: false,
             order: None,
-            repeat_forward: false,
+            repeat_forward: None,
             describe: None,
             widest_says: false,
             described: Vec::new(),
@@ -4339,7 +4353,7 @@ impl Keys {
         let b = ahash::RandomState::with_seeds(5, 6, 7, 8);
         let files = rb.column_by_name("_source_file").and_then(|c| c.as_string_opt::<i32>());
         // each row: whether the steps went back before it in its file (a resume)
-        let went_back: Option<Vec<bool>> = self.order.as_mut().and_then(|o| o.went_back(rb));
+        let went_back: Option<Vec<Option<&str>>> = self.order.as_mut().and_then(|o| o.went_back(rb));
         for (n, k) in self.candidates.iter_mut().enumerate().filter(|(_, k)| k.broken.is_none()) {
             let mut arrays = Vec::new();
             for c in &k.columns {
@@ -4397,10 +4411,8 @@ impl Keys {
                 }
                 if !k.seen.insert((a.hash_one(bytes), b.hash_one(bytes))) {
                     k.repeats += 1;
-                    if n == 0 && went_back.as_ref().is_some_and(|w| !w[i]) {
-                        self.repeat_forward = true;
-                    }
-                    if k.repeat.is_some() {
+                    let unexplained = went_back.as_ref().and_then(|w| w[i]).filter(|_| n == 0);
+                    if k.repeat.is_some() && (unexplained.is_none() || self.repeat_forward.is_some()) {
                         continue;
                     }
                     let values: Vec<String> = k
@@ -4417,6 +4429,14 @@ impl Keys {
                         })
                         .collect();
                     let at = format!("{} again at {}", values.join(", "), row_place(rb, i));
+                    if let Some(why) = unexplained
+                        && self.repeat_forward.is_none()
+                    {
+                        self.repeat_forward = Some(format!("{at}, {why}"));
+                    }
+                    if k.repeat.is_some() {
+                        continue;
+                    }
                     if n == 0 {
                         k.repeat = Some(at);
                     } else {
@@ -4438,18 +4458,19 @@ impl Keys {
             return None;
         }
         let k = if self.widest_says { self.candidates.last()? } else { self.candidates.first()? };
-        let why = k.broken.as_deref().or(k.repeat.as_deref())?;
-        // (a log whose steps never went back before a repeat is no resumed run's)
-        let forward =
-            if k.broken.is_none() && self.repeat_forward { ", where the steps had not gone back" } else { "" };
-        Some(format!("{} is no key: {why}{forward}", k.named()))
+        // (a repeat no resume explains, when there is one: it is what makes no key of a log)
+        let why = match (&k.broken, &self.repeat_forward) {
+            (None, Some(forward)) if !self.widest_says => forward.as_str(),
+            _ => k.broken.as_deref().or(k.repeat.as_deref())?,
+        };
+        Some(format!("{} is no key: {why}", k.named()))
     }
 
     /// The first candidate, when no candidate holds and it fails only by keys that repeat
     /// (no null): the key of a log that a resumed run appends to again.
     fn repeating(&self) -> Option<(&[String], &str, u64)> {
         let k = self.candidates.first().filter(|_| !self.candidates.iter().any(KeyCheck::holds))?;
-        if self.repeat_forward {
+        if self.repeat_forward.is_some() {
             return None;
         }
         match (&k.broken, &k.repeat) {
