@@ -373,8 +373,10 @@ fn cast_hint(e: &datafusion::error::DataFusionError) -> &'static str {
         datafusion::error::DataFusionError::ArrowError(a, _)
             if matches!(**a, ArrowError::CastError(_) | ArrowError::ParseError(_)) =>
         {
-            "\nhint: `TRY_CAST(x AS type)` reads a value that does not convert as NULL; in a pipeline, declaring \
-             the column's type in the source's schema instead reports every such value with its file and line"
+            "\nhint: the rows holding such a value are those of `x IS NOT NULL AND TRY_CAST(x AS type) IS NULL` (a \
+             source's rows name their file and line in `_source_file` and `_source_line`); `TRY_CAST(x AS type)` \
+             in place of the cast reads them as NULL, without a word; in a pipeline, declaring the column's type in \
+             the source's schema instead reports every such value with its file and line"
         }
         _ => "",
     }
