@@ -345,7 +345,20 @@ fn written_at(text: &str, pointer: &str) -> Option<String> {
                     {
                         written = before.trim_end();
                     }
-                    return Some(written.chars().take(4096).collect());
+                    // a block record's lines lose the indent its first line had in the file, so
+                    // that they keep their place under it (`run: a\n  1: x`)
+                    let column = text[..a].rsplit('\n').next().map_or(0, |l| l.chars().count());
+                    let lines: Vec<&str> = written.split('\n').collect();
+                    let dedent = |l: &str| {
+                        let spaces = l.len() - l.trim_start_matches(' ').len();
+                        l[spaces.min(column)..].to_string()
+                    };
+                    let mut out = lines[0].to_string();
+                    for l in &lines[1..] {
+                        out.push('\n');
+                        out.push_str(&dedent(l));
+                    }
+                    return Some(out.chars().take(4096).collect());
                 }
                 done(&mut stack);
             }
@@ -535,7 +548,9 @@ mod tests {
         let flow = "runs: [{run: a, 1: x}, {run: b}, {run: c, acc: !custom 3}]\n";
         assert_eq!(raws(flow, "/runs"), ["{run: a, 1: x}", "{run: c, acc: !custom 3}"]);
         let block = "runs:\n  - run: a\n    1: x\n  # b next\n  - run: b\n  - run: c\n    acc: !custom 3\nname: s\n";
-        assert_eq!(raws(block, "/runs"), ["run: a\n    1: x", "run: c\n    acc: !custom 3"]);
+        assert_eq!(raws(block, "/runs"), ["run: a\n1: x", "run: c\nacc: !custom 3"]);
+        let nested = "runs:\n  - run: a\n    1: x\n    cfg:\n      lr: 1\n";
+        assert_eq!(raws(nested, "/runs"), ["run: a\n1: x\ncfg:\n  lr: 1"]);
         assert_eq!(raws("a: 1\n2: b\n", ""), ["a: 1\n2: b"]);
         assert_eq!(written_at("x:\n  y: [1, {z: 2}]\n", "/x/y/1").as_deref(), Some("{z: 2}"));
         assert_eq!(written_at("x: [1]\n", "/y"), None);
