@@ -256,8 +256,13 @@ pub(crate) struct YamlNode<'e, 'p> {
     /// Where it sits, in dotted form with `[i]` for sequence items; for a mapping's key, the
     /// mapping's path.
     pub path: &'p str,
+    /// The same place as the reference tokens of a JSON pointer (`["runs", "0"]`).
+    pub tokens: &'p [String],
     /// Whether it is a mapping's key.
     pub is_key: bool,
+    /// Whether it is the end of a mapping or a sequence (`chars` ends where it does), met at
+    /// the place of the mapping or sequence it ends.
+    pub end: bool,
 }
 
 /// Calls `visit` for each node of `text` in document order, with its path; stops at the first
@@ -287,6 +292,16 @@ pub(crate) fn walk_yaml(
         }
         p
     }
+    fn tokens(stack: &[Frame]) -> Vec<String> {
+        stack
+            .iter()
+            .filter_map(|f| match f {
+                Frame::Map { key: Some(k), expecting_key: false } => Some(k.clone()),
+                Frame::Map { .. } => None,
+                Frame::Seq { index } => Some(index.to_string()),
+            })
+            .collect()
+    }
     fn done(stack: &mut [Frame]) {
         match stack.last_mut() {
             Some(Frame::Map { expecting_key, .. }) => *expecting_key = !*expecting_key,
@@ -297,16 +312,19 @@ pub(crate) fn walk_yaml(
     let mut stack: Vec<Frame> = Vec::new();
     for ev in Parser::new_from_str(text) {
         let (ev, span) = ev.map_err(|e| (e.marker().line(), e.marker().col() + 1, e.info().to_string()))?;
-        let is_key = matches!(stack.last(), Some(Frame::Map { expecting_key: true, .. }));
-        if !matches!(ev, Event::SequenceEnd | Event::MappingEnd) {
-            visit(YamlNode {
-                event: &ev,
-                line: span.start.line(),
-                chars: span.start.index()..span.end.index(),
-                path: &path(&stack),
-                is_key,
-            });
-        }
+        let end = matches!(ev, Event::SequenceEnd | Event::MappingEnd);
+        // (an end is met at the place of what it ends: the stack without its frame)
+        let at: &[Frame] = if end { &stack[..stack.len().saturating_sub(1)] } else { &stack };
+        let is_key = !end && matches!(stack.last(), Some(Frame::Map { expecting_key: true, .. }));
+        visit(YamlNode {
+            event: &ev,
+            line: span.start.line(),
+            chars: span.start.index()..span.end.index(),
+            path: &path(at),
+            tokens: &tokens(at),
+            is_key,
+            end,
+        });
         match ev {
             Event::Scalar(value, ..) => {
                 if is_key && let Some(Frame::Map { key, .. }) = stack.last_mut() {
@@ -382,6 +400,9 @@ pub fn yaml_lines(text: &str, first_line: usize) -> BTreeMap<String, usize> {
     use saphyr_parser::Event;
     let mut lines = BTreeMap::new();
     let _ = walk_yaml(text, &mut |n| {
+        if n.end {
+            return;
+        }
         let path = match (n.is_key, n.event) {
             (true, Event::Scalar(key, ..)) if n.path.is_empty() => key.to_string(),
             (true, Event::Scalar(key, ..)) => format!("{}.{key}", n.path),

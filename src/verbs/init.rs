@@ -3774,12 +3774,10 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
                     continue;
                 }
                 let entry = number_texts.entry(f.name().clone()).or_insert_with(|| Some(NumberText::new(f.name())));
-                for (r, v) in t.iter().enumerate() {
-                    let (Some(v), Some(n)) = (v, entry.as_mut()) else { continue };
-                    if !n.take(v, || row_place(rb, r)) {
-                        *entry = None;
-                        break;
-                    }
+                // (a column given up is not read again, batch after batch)
+                let Some(n) = entry.as_mut() else { continue };
+                if !t.iter().enumerate().all(|(r, v)| v.is_none_or(|v| n.take(v, || row_place(rb, r)))) {
+                    *entry = None;
                 }
             }
         }

@@ -41,6 +41,24 @@ pub fn pointer_token(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
+/// The reference tokens of RFC 6901 JSON pointer `pointer`, unescaped (`/a~1b/0` → `a/b`,
+/// `0`); none for `""`, the whole document; `None` for a text that is no pointer (it starts
+/// with another character than `/`).
+pub fn pointer_tokens(pointer: &str) -> Option<Vec<String>> {
+    match pointer.strip_prefix('/') {
+        Some(rest) => Some(rest.split('/').map(|t| t.replace("~1", "/").replace("~0", "~")).collect()),
+        None if pointer.is_empty() => Some(Vec::new()),
+        None => None,
+    }
+}
+
+/// The array index a pointer token names: digits without a leading zero, as RFC 6901 says
+/// (`0`, `12`; not `01`, `-1`, `+1`).
+pub fn pointer_index(token: &str) -> Option<usize> {
+    let digits = !token.is_empty() && token.bytes().all(|b| b.is_ascii_digit());
+    (digits && (token == "0" || !token.starts_with('0'))).then(|| token.parse().ok()).flatten()
+}
+
 /// The top-level key a JSONPath-style place names (`$.meta.retry` → `meta`, `$["a/b"][0]` →
 /// `a/b`); `None` for the record itself or an index (`$`, `$[3]`).
 pub fn top_key(path: &str) -> Option<String> {
@@ -88,6 +106,19 @@ pub fn short_json_string(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pointers_are_read_as_rfc_6901_says() {
+        assert_eq!(pointer_tokens(""), Some(vec![]));
+        assert_eq!(pointer_tokens("/a~1b/0/~0x"), Some(vec!["a/b".to_string(), "0".into(), "~x".into()]));
+        assert_eq!(pointer_tokens("runs"), None);
+        assert_eq!(pointer_tokens("/a/"), Some(vec!["a".to_string(), String::new()]));
+        for (t, i) in
+            [("0", Some(0)), ("12", Some(12)), ("01", None), ("00", None), ("-1", None), ("+1", None), ("", None)]
+        {
+            assert_eq!(pointer_index(t), i, "{t:?}");
+        }
+    }
 
     #[test]
     fn top_keys_of_paths() {

@@ -467,13 +467,8 @@ pub(super) fn json_syntax(
     pointer: &str,
     sink: &mut dyn FnMut(Item) -> Result<()>,
 ) -> Result<std::result::Result<Found, serde_json::Error>> {
-    let tokens: Vec<String> = if pointer.is_empty() {
-        vec![]
-    } else {
-        if !pointer.starts_with('/') {
-            return Err(Error::config(rel, format!("record_path {pointer:?} must start with '/'")));
-        }
-        pointer[1..].split('/').map(|t| t.replace("~1", "/").replace("~0", "~")).collect()
+    let Some(tokens) = super::path::pointer_tokens(pointer) else {
+        return Err(Error::config(rel, format!("record_path {pointer:?} must start with '/'")));
     };
     refuse_utf16_json(&mut reader, rel)?;
     // a UTF-8 byte order mark (as some Windows editors write) is not part of the document
@@ -609,7 +604,7 @@ impl<'de> Visitor<'de> for Nav<'_, '_, '_> {
             }
             return Ok(());
         }
-        let want: Option<usize> = self.path[0].parse().ok();
+        let want: Option<usize> = super::path::pointer_index(&self.path[0]);
         let mut i = 0usize;
         loop {
             if Some(i) == want {

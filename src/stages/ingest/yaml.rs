@@ -154,21 +154,14 @@ fn read_with(
     if root.is_null() && pointer.is_empty() {
         return Ok(());
     }
-    let tokens: Vec<String> = if pointer.is_empty() {
-        Vec::new()
-    } else if let Some(rest) = pointer.strip_prefix('/') {
-        rest.split('/').map(|t| t.replace("~1", "/").replace("~0", "~")).collect()
-    } else {
+    let Some(tokens) = super::path::pointer_tokens(pointer) else {
         return Err(Error::config(rel, format!("record_path {pointer:?} must start with '/'")));
     };
     let mut at = &root;
     for t in &tokens {
         let next = match at {
             Value::Object(m) => m.get(t),
-            // (an index has no leading zero, as RFC 6901 says)
-            Value::Array(a) => {
-                t.parse::<usize>().ok().filter(|_| t == "0" || !t.starts_with('0')).and_then(|i| a.get(i))
-            }
+            Value::Array(a) => super::path::pointer_index(t).and_then(|i| a.get(i)),
             _ => None,
         };
         at = next.ok_or_else(|| Error::config(rel, format!("record_path {pointer:?} is not in this document")))?;
@@ -272,100 +265,45 @@ fn held_to_text(text: &str) -> Option<String> {
 }
 
 /// The text of the node at JSON pointer `pointer` in YAML document `text`, as written (cut to
-/// 4 KiB, trailing white space off); `None` when the walk does not find it (a node reached
-/// through an alias or a merge key).
+/// 4 KiB, trailing white space and comment lines off, a block's lines without the indent its
+/// first line had in the file); an alias as the alias (`*t`); `None` when the walk does not
+/// find it (a node a merge key gave).
 fn written_at(text: &str, pointer: &str) -> Option<String> {
-    use saphyr_parser::{Event, Parser};
-    let want: Vec<String> = match pointer.strip_prefix('/') {
-        Some(rest) => rest.split('/').map(|t| t.replace("~1", "/").replace("~0", "~")).collect(),
-        None => Vec::new(),
-    };
-    // the pointer of the node being read: each open mapping's key, each sequence's index
-    enum Frame {
-        Map { key: Option<String>, expecting_key: bool },
-        Seq { index: usize },
-    }
-    let mut stack: Vec<Frame> = Vec::new();
-    let here = |stack: &[Frame]| -> Vec<String> {
-        stack
-            .iter()
-            .filter_map(|f| match f {
-                Frame::Map { key, .. } => key.clone(),
-                Frame::Seq { index } => Some(index.to_string()),
-            })
-            .collect()
-    };
-    let done = |stack: &mut Vec<Frame>| match stack.last_mut() {
-        Some(Frame::Map { expecting_key, key }) => {
-            *expecting_key = !*expecting_key;
-            if *expecting_key {
-                *key = None;
-            }
+    use saphyr_parser::Event;
+    let want = super::path::pointer_tokens(pointer)?;
+    // (first, after last) character of the node
+    let (mut from, mut to) = (None, None);
+    crate::stages::card::walk_yaml(text, &mut |n| {
+        if n.is_key || to.is_some() || n.tokens != want.as_slice() {
+            return;
         }
-        Some(Frame::Seq { index }) => *index += 1,
-        None => {}
-    };
-    let chars: Vec<usize> = text.char_indices().map(|(b, _)| b).chain([text.len()]).collect();
-    let mut start: Option<(usize, usize)> = None;
-    for ev in Parser::new_from_str(text) {
-        let (ev, span) = ev.ok()?;
-        let is_key = matches!(stack.last(), Some(Frame::Map { expecting_key: true, .. }));
-        match ev {
-            Event::Scalar(value, ..) if is_key => {
-                if let Some(Frame::Map { key, .. }) = stack.last_mut() {
-                    *key = Some(value.to_string());
-                }
-                done(&mut stack);
-            }
-            // a record that is an alias (`*t`): its text is the alias
-            Event::Alias(_) if start.is_none() && here(&stack) == want => {
-                let (a, b) = (*chars.get(span.start.index())?, *chars.get(span.end.index())?);
-                return Some(text.get(a..b)?.trim_end().to_string());
-            }
-            Event::Scalar(..) | Event::Alias(_) => done(&mut stack),
-            Event::MappingStart(..) | Event::SequenceStart(..) => {
-                if start.is_none() && here(&stack) == want {
-                    start = Some((span.start.index(), stack.len()));
-                }
-                stack.push(match ev {
-                    Event::MappingStart(..) => Frame::Map { key: None, expecting_key: true },
-                    _ => Frame::Seq { index: 0 },
-                });
-            }
-            Event::MappingEnd | Event::SequenceEnd => {
-                stack.pop();
-                if let Some((from, depth)) = start
-                    && depth == stack.len()
-                {
-                    let (a, b) = (*chars.get(from)?, *chars.get(span.end.index())?);
-                    // (the comment lines before the next node are not the record's)
-                    let mut written = text.get(a..b)?.trim_end();
-                    while let Some((before, last)) = written.rsplit_once('\n')
-                        && last.trim_start().starts_with('#')
-                    {
-                        written = before.trim_end();
-                    }
-                    // a block record's lines lose the indent its first line had in the file, so
-                    // that they keep their place under it (`run: a\n  1: x`)
-                    let column = text[..a].rsplit('\n').next().map_or(0, |l| l.chars().count());
-                    let lines: Vec<&str> = written.split('\n').collect();
-                    let dedent = |l: &str| {
-                        let spaces = l.len() - l.trim_start_matches(' ').len();
-                        l[spaces.min(column)..].to_string()
-                    };
-                    let mut out = lines[0].to_string();
-                    for l in &lines[1..] {
-                        out.push('\n');
-                        out.push_str(&dedent(l));
-                    }
-                    return Some(out.chars().take(4096).collect());
-                }
-                done(&mut stack);
-            }
+        match n.event {
+            Event::MappingStart(..) | Event::SequenceStart(..) if from.is_none() => from = Some(n.chars.start),
+            Event::MappingEnd | Event::SequenceEnd if from.is_some() => to = Some(n.chars.end),
+            Event::Alias(_) if from.is_none() => (from, to) = (Some(n.chars.start), Some(n.chars.end)),
             _ => {}
         }
+    })
+    .ok()?;
+    let chars: Vec<usize> = text.char_indices().map(|(b, _)| b).chain([text.len()]).collect();
+    let (a, b) = (*chars.get(from?)?, *chars.get(to?)?);
+    // (the comment lines before the next node are not the record's)
+    let mut written = text.get(a..b)?.trim_end();
+    while let Some((before, last)) = written.rsplit_once('\n')
+        && last.trim_start().starts_with('#')
+    {
+        written = before.trim_end();
     }
-    None
+    // a block record's lines under its first, as they are under it in the file (`run: a\n1: x`)
+    let column = text[..a].rsplit('\n').next().map_or(0, |l| l.chars().count());
+    let mut lines = written.split('\n');
+    let mut out = lines.next().unwrap_or_default().to_string();
+    for l in lines {
+        let spaces = l.len() - l.trim_start_matches(' ').len();
+        out.push('\n');
+        out.push_str(&l[spaces.min(column)..]);
+    }
+    Some(out.chars().take(4096).collect())
 }
 
 /// Whether plain scalar `v` is a decimal integer that no 64-bit integer holds
