@@ -684,11 +684,9 @@ fn longrun_copy(tmp: &Path) -> (PathBuf, PathBuf) {
     (dir, log)
 }
 
-#[test]
-fn a_truncated_wandb_log_gives_its_intact_records_and_the_offset() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (dir, log) = longrun_copy(tmp.path());
-    // the record boundaries and steps, read independently with the wandb client's own protobuf module
+/// A W&B log's records as (start, end, kind, `_step`), read with the wandb client's own protobuf
+/// module, not with runpack's reader.
+fn log_records(log: &Path) -> Vec<(u64, u64, Option<String>, Option<i64>)> {
     let script = r#"
 import struct, sys, zlib, json
 from wandb.proto import wandb_internal_pb2 as pb
@@ -715,9 +713,17 @@ while off + 7 <= len(data):
         recs.append([start, off, kind, step]); buf = b''
 print(json.dumps(recs))
 "#;
-    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(&log));
+    let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(log));
     assert!(o.status.success(), "{}", stderr(&o));
-    let recs: Vec<(u64, u64, Option<String>, Option<i64>)> = serde_json::from_str(&stdout(&o)).unwrap();
+    serde_json::from_str(&stdout(&o)).unwrap()
+}
+
+#[test]
+fn a_truncated_wandb_log_gives_its_intact_records_and_the_offset() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, log) = longrun_copy(tmp.path());
+    // the record boundaries and steps, read independently with the wandb client's own protobuf module
+    let recs = log_records(&log);
     // cut in the middle of a history record near the middle of the file
     let (i, cut_rec) = recs
         .iter()
@@ -1590,7 +1596,9 @@ fn a_wandb_log_is_read_over_its_run_folders_files_and_an_empty_one_is_incomplete
     assert_eq!(got, "last_step,note,stale\n9999,true,false\n");
     // a log cut short may have lost the last updates: the folder's files are read over it
     let whole = std::fs::read(&log).unwrap();
-    std::fs::write(&log, &whole[..whole.len() / 2]).unwrap();
+    let half = whole.len() as u64 / 2;
+    let inside = log_records(&log).into_iter().find(|r| r.0 > half).unwrap();
+    std::fs::write(&log, &whole[..((inside.0 + inside.1) / 2) as usize]).unwrap();
     let o = wandb_build(&dir, "wandb/offline-run-*longrun1/**", r#"{ table = "runs" }"#);
     assert!(o.status.success(), "{}", stderr(&o));
     let got = query(&release(&dir, "wb"), sql);
@@ -2146,7 +2154,9 @@ fn init_reads_a_killed_runs_wandb_history_as_it_is_marked_and_named_in_the_card(
     let (dir, log) = longrun_copy(tmp.path());
     // the run was killed: its log holds its first half
     let whole = std::fs::read(&log).unwrap();
-    std::fs::write(&log, &whole[..whole.len() / 2]).unwrap();
+    let half = whole.len() as u64 / 2;
+    let inside = log_records(&log).into_iter().find(|r| r.0 > half).unwrap();
+    std::fs::write(&log, &whole[..((inside.0 + inside.1) / 2) as usize]).unwrap();
     let o = run(bin().current_dir(tmp.path()).arg("init").arg(dir.join("wandb")).args(["--name", "x", "-q"]));
     assert!(o.status.success(), "init failed: {}", stderr(&o));
     let toml = std::fs::read_to_string(tmp.path().join("pipelines/x/pipeline.toml")).unwrap();
