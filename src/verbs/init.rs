@@ -862,7 +862,8 @@ fn look(rel: &str, path: &Path) -> std::result::Result<Kind, String> {
     let name = segments[segments.len() - 1];
     let base = strip_compression(name);
     let lower = base.to_ascii_lowercase();
-    let input = InputFile { rel: rel.to_string(), path: path.to_path_buf(), captures: vec![] };
+    let input =
+        crate::stages::ingest::files::InputFile { rel: rel.to_string(), path: path.to_path_buf(), captures: vec![] };
     if segments[..segments.len() - 1].iter().any(|s| is_run_dir(s)) || lower.ends_with(".wandb") {
         return Ok(Kind::Wandb);
     }
@@ -1295,7 +1296,8 @@ fn entry_at(path: &Path, at: u64) -> Option<Value> {
 /// The [`StateHead`] of the Trainer state at `path` (`rel` names it for its compression),
 /// read without holding its log; `None` when it cannot be read.
 fn state_head(path: &Path, rel: &str) -> Option<StateHead> {
-    let input = InputFile { rel: rel.to_string(), path: path.to_path_buf(), captures: vec![] };
+    let input =
+        crate::stages::ingest::files::InputFile { rel: rel.to_string(), path: path.to_path_buf(), captures: vec![] };
     let reader = crate::stages::ingest::files::open(&input).ok()?;
     serde_json::from_reader(crate::stages::ingest::lenient::LenientRead::new(reader)).ok()
 }
@@ -1902,6 +1904,9 @@ struct SourcePlan {
     /// Of a Tinker metrics log, the rows the table takes: all, those of a step, or those
     /// logged without one (tinker-cookbook's `log_summary`: running totals).
     steps: StepRows,
+    /// Whether the files, of a shape a tool's format reads, show nothing of that tool (a
+    /// `metrics.jsonl` without tinker-cookbook's metric names): the card names no tool.
+    other_writer: bool,
 }
 
 /// The rows of a Tinker metrics log a table takes, by their `step`.
@@ -1939,6 +1944,7 @@ impl SourcePlan {
             reject_invalid: None,
             skipped: vec![],
             steps: StepRows::All,
+            other_writer: false,
         }
     }
 }
@@ -2120,7 +2126,27 @@ fn fixed_format_plans(looked: &[Looked], not_read: &mut Vec<NotRead>) -> Vec<Sou
             .find(|f| f.name() == format)
             .expect("a file looked at");
         let (base, what, keys) = fixed_format_table(format);
+        // a `metrics.jsonl` of flat records is read in long form whoever wrote it: the card
+        // names Tinker only where a log holds tinker-cookbook's own metric names, or lies
+        // beside a Tinker checkpoint index
+        let folder = |rel: &str| rel.rsplit_once('/').map_or(String::new(), |(d, _)| d.to_string());
+        let tinker_folders: BTreeSet<String> = looked
+            .iter()
+            .filter(|l| matches!(l.kind, Kind::Fixed(Format::TinkerCheckpoints, _)))
+            .map(|l| folder(&l.rel))
+            .collect();
+        let other_writer = format == Format::TinkerMetrics
+            && !looked
+                .iter()
+                .filter(|l| files.contains(&l.rel))
+                .any(|l| tinker_folders.contains(&folder(&l.rel)) || logs_tinker_cookbook_metrics(&l.rel, &l.path));
+        let what = if other_writer {
+            "Metrics logs (`metrics.jsonl`) in long form: one row per step and metric"
+        } else {
+            what
+        };
         let mut plan = SourcePlan::new(base.into(), format, files, format!("{what}; from {{files}}."));
+        plan.other_writer = other_writer;
         plan.wanted = patterns;
         plan.keys = if keys.is_empty() { vec![] } else { vec![keys.iter().map(|k| k.to_string()).collect()] };
         // lighteval's results of models at every depth: each row's model is its file's
@@ -2163,6 +2189,28 @@ fn fixed_format_plans(looked: &[Looked], not_read: &mut Vec<NotRead>) -> Vec<Sou
         plans.push(plan);
     }
     plans
+}
+
+/// Whether the first record of the metrics log `rel` (at `path`) names a metric as
+/// tinker-cookbook's training loops do (`optim/lr`, `progress/done_frac`, `env/all/…`,
+/// `train_mean_nll`), not only as any trainer might (`loss`, `learning_rate`).
+fn logs_tinker_cookbook_metrics(rel: &str, path: &Path) -> bool {
+    use std::io::BufRead;
+    let input =
+        crate::stages::ingest::files::InputFile { rel: rel.to_string(), path: path.to_path_buf(), captures: vec![] };
+    let Ok(reader) = crate::stages::ingest::files::open(&input) else { return false };
+    let Some(Ok(line)) = reader.lines().find(|l| l.as_ref().map_or(true, |l| !l.trim().is_empty())) else {
+        return false;
+    };
+    let Some(crate::stages::ingest::records::Item::Record(record, _)) =
+        crate::stages::ingest::records::parse_line(line.as_bytes(), 1)
+    else {
+        return false;
+    };
+    record.keys().any(|k| {
+        ["optim/", "progress/", "env/", "test/env/", "sampler/"].iter().any(|p| k.starts_with(p))
+            || ["train_mean_nll", "num_loss_tokens", "test/nll"].contains(&k.as_str())
+    })
 }
 
 /// A fixed format's source name, what its rows are (for the card) and its primary key.
@@ -5051,7 +5099,7 @@ fn pipeline_toml(
          \"\"\"\n",
     );
     let mut tags: Vec<&str> = Vec::new();
-    for tp in tables {
+    for tp in tables.iter().filter(|tp| !tp.plan.other_writer) {
         let tag = match tp.plan.format {
             Format::TinkerMetrics
             | Format::TinkerCheckpoints

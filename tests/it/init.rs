@@ -2521,3 +2521,28 @@ fn a_bad_first_line_does_not_leave_its_file_out() {
     let release = build_from_elsewhere(tmp.path(), "first");
     assert_eq!(query(&release, "SELECT count(*) AS n FROM metrics"), "n\n4\n");
 }
+
+#[test]
+fn a_metrics_log_of_another_trainer_is_not_called_tinkers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let logs = tmp.path().join("logs");
+    write(
+        &logs,
+        "a/metrics.jsonl",
+        "{\"step\": 0, \"loss\": 1.5, \"learning_rate\": 0.001}\n{\"step\": 1, \"loss\": 1.2}\n",
+    );
+    write(&logs, "b/metrics.jsonl", "{\"step\": 0, \"loss\": 1.4}\n");
+    init(tmp.path(), &logs, "other");
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/other/pipeline.toml")).unwrap();
+    assert!(toml.contains("\"Metrics logs (`metrics.jsonl`) in long form: one row per step and metric"), "{toml}");
+    assert!(!toml.contains("Tinker") && !toml.contains("tinker\""), "{toml}");
+    // beside a Tinker checkpoint index, the same log is Tinker's
+    write(
+        &logs,
+        "b/checkpoints.jsonl",
+        "{\"name\": \"final\", \"batch\": 2, \"state_path\": \"tinker://b:train:0/weights/final\"}\n",
+    );
+    init(tmp.path(), &logs, "tinker");
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/tinker/pipeline.toml")).unwrap();
+    assert!(toml.contains("\"Tinker metrics logs (`metrics.jsonl`)") && toml.contains("tags = [\"tinker\"]"), "{toml}");
+}
