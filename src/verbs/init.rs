@@ -4998,7 +4998,9 @@ fn not_read_entries<'n>(not_read: &'n [NotRead], found: &[&str]) -> Vec<(String,
     use crate::stages::ingest::files::{PathPattern, named_readable};
     let listed: Vec<&NotRead> =
         not_read.iter().filter(|n| named_readable(n.file.rsplit('/').next().unwrap_or(&n.file))).collect();
-    let by_kind = |reason: &str| reason == MODEL_FILE || reason == ALL_RESULTS || reason.starts_with(EARLIER_SAVE);
+    // a run's earlier Trainer states are named one by one: a checkpoint saved after the state
+    // read (a run resumed and not yet ended) may hold more, and a build names it
+    let by_kind = |reason: &str| reason == MODEL_FILE || reason == ALL_RESULTS;
     let mut out: Vec<(String, &str)> = Vec::new();
     let mut covered: BTreeSet<&str> = BTreeSet::new();
     // a numbered folder keeps its word (`checkpoint-*`, `global_step_*`, not `*`): a folder
@@ -5017,17 +5019,23 @@ fn not_read_entries<'n>(not_read: &'n [NotRead], found: &[&str]) -> Vec<(String,
         }
         let same: BTreeSet<&str> = listed.iter().filter(|m| m.reason == n.reason).map(|m| m.file.as_str()).collect();
         let mut segs: Vec<String> = n.file.split('/').map(str::to_string).collect();
-        // the deepest folder first: checkpoints' names differ more than runs'; a run's earlier
-        // Trainer states are named for the state read, in their checkpoints' folders only
-        let upto = if n.reason.starts_with(EARLIER_SAVE) { segs.len().saturating_sub(2) } else { 0 };
-        for i in (upto..segs.len() - 1).rev() {
-            let wanted = match numbered.captures(&segs[i]) {
-                Some(c) => format!("{}*", &c[1]),
-                None => "*".to_string(),
+        // the deepest folder first: checkpoints' names differ more than runs'. A folder of
+        // another name is `*` only where files of this reason differ there (two runs' model
+        // files): one run's `raw/trl/<run>/config.json` is no `raw/*/*/config.json`, which
+        // would leave out an experiment's own config added later
+        let matching = |segs: &[String]| {
+            PathPattern::new(&segs.join("/")).map_or(0, |g| same.iter().filter(|f| g.captures(f).is_some()).count())
+        };
+        for i in (0..segs.len() - 1).rev() {
+            let (wanted, gains) = match numbered.captures(&segs[i]) {
+                Some(c) => (format!("{}*", &c[1]), false),
+                None => ("*".to_string(), true),
             };
+            let before = if gains { matching(&segs) } else { 0 };
             let old = std::mem::replace(&mut segs[i], wanted);
             let holds = PathPattern::new(&segs.join("/"))
-                .is_ok_and(|g| found.iter().all(|f| same.contains(f) || g.captures(f).is_none()));
+                .is_ok_and(|g| found.iter().all(|f| same.contains(f) || g.captures(f).is_none()))
+                && (!gains || matching(&segs) > before);
             if !holds {
                 segs[i] = old;
             }
@@ -5238,10 +5246,25 @@ mod tests {
         found.extend(["a/trainer_state.json", "b/checkpoint-2/trainer_state.json"]);
         let got: Vec<(String, &str)> = not_read_entries(&not_read, &found);
         let entries: Vec<&str> = got.iter().map(|(e, _)| e.as_str()).collect();
-        assert_eq!(entries, ["*/checkpoint-*/config.json", "a/checkpoint-*/trainer_state.json", "b/broken.json"]);
+        // earlier states one by one: a checkpoint saved after the state read is named by a build
+        assert_eq!(
+            entries,
+            [
+                "*/checkpoint-*/config.json",
+                "a/checkpoint-1/trainer_state.json",
+                "a/checkpoint-2/trainer_state.json",
+                "b/broken.json"
+            ]
+        );
         // an experiment's own config.json in a folder of another name is not covered
         let g = crate::stages::ingest::files::PathPattern::new(entries[0]).unwrap();
         assert!(g.captures("c/exp-7/config.json").is_none() && g.captures("c/checkpoint-9/config.json").is_some());
+        // one run's model files: its folders keep their names (`trl/*/config.json` would
+        // leave out another tool's config.json added beside it later)
+        let not_read = [n("trl/run/config.json", MODEL_FILE), n("trl/run/checkpoint-5/config.json", MODEL_FILE)];
+        let found: Vec<&str> = not_read.iter().map(|n| n.file.as_str()).collect();
+        let got: Vec<String> = not_read_entries(&not_read, &found).into_iter().map(|(e, _)| e).collect();
+        assert_eq!(got, ["trl/run/config.json", "trl/run/checkpoint-*/config.json"]);
     }
 
     #[test]

@@ -399,11 +399,27 @@ fn init_reads_each_runs_trainer_state_once() {
             "raw/*/tokenizer.json",
             "raw/*/tokenizer_config.json",
             "raw/*/all_results.json",
-            "raw/grpo-lr1e-06/checkpoint-*/trainer_state.json",
-            "raw/grpo-lr3e-06/checkpoint-*/trainer_state.json",
+            "raw/grpo-lr1e-06/checkpoint-10/trainer_state.json",
+            "raw/grpo-lr1e-06/checkpoint-20/trainer_state.json",
+            "raw/grpo-lr3e-06/checkpoint-10/trainer_state.json",
+            "raw/grpo-lr3e-06/checkpoint-20/trainer_state.json",
         ],
         "{toml}"
     );
+    // a run resumed after init saves a checkpoint past the state read: a build names it
+    let later = folder.join("grpo-lr1e-06/checkpoint-30");
+    std::fs::create_dir_all(&later).unwrap();
+    std::fs::copy(folder.join("grpo-lr1e-06/checkpoint-20/trainer_state.json"), later.join("trainer_state.json"))
+        .unwrap();
+    let o = run(bin().current_dir(tmp.path()).args(["build", "pipelines/x"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("read by no source")
+            && stderr(&o).contains("grpo-lr1e-06/checkpoint-30/trainer_state.json"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_dir_all(&later).unwrap();
     let source = &doc["sources"][0];
     assert_eq!(source["format"], "trainer-state");
     assert_eq!(
