@@ -374,6 +374,9 @@ pub enum Format {
     /// verl validation and rollout dumps `{step}.jsonl`, one row per sample (see
     /// `ingest::verl`).
     VerlGenerations,
+    /// verl's file logger (`{"step", "data"}` lines), read in long form as
+    /// `tinker-metrics` is: `step, metric, value, value_text` (see `ingest::verl`).
+    VerlMetrics,
     /// transformers Trainer states `trainer_state.json` (the Trainer's and TRL's trainers'
     /// logs), one row per logged value (see `ingest::trainer`).
     TrainerState,
@@ -424,6 +427,7 @@ impl Format {
             Format::LightevalResults => "lighteval-results",
             Format::LightevalDetails => "lighteval-details",
             Format::VerlGenerations => "verl-generations",
+            Format::VerlMetrics => "verl-metrics",
             Format::TrainerState => "trainer-state",
             Format::TrainerRuns => "trainer-runs",
             Format::Tensorboard => "tensorboard",
@@ -841,7 +845,10 @@ fn check_source_options(s: &SourceDef, at: &dyn Fn(&str) -> String) -> Result<()
         ));
     }
     // a logged string is kept as text in the long form's value_text, never coerced
-    let long = matches!(s.format, Format::TinkerMetrics | Format::TrackioMetrics | Format::TrackioSystem);
+    let long = matches!(
+        s.format,
+        Format::TinkerMetrics | Format::VerlMetrics | Format::TrackioMetrics | Format::TrackioSystem
+    );
     if long && (s.coerce_numeric_strings || s.coerce_nonfinite_strings) {
         let key = if s.coerce_numeric_strings { "coerce_numeric_strings" } else { "coerce_nonfinite_strings" };
         return Err(Error::config(

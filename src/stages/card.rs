@@ -809,7 +809,7 @@ pub fn render(
         }
     }
     b.push_str(&data_quality(spec, manifest, report));
-    b.push_str(&provenance(manifest));
+    b.push_str(&provenance(spec, manifest));
     b.push_str(&verify_and_query(spec, manifest, &default_table));
     Ok(format!("---\n{yaml}---\n\n{}", b.trim_end().to_string() + "\n"))
 }
@@ -1198,7 +1198,7 @@ fn data_quality(spec: &PipelineSpec, manifest: &Manifest, report: &BuildReport) 
 
 /// The "Provenance" section: every raw input with its size and SHA-256, and the tables whose
 /// rows keep their raw file and line.
-fn provenance(manifest: &Manifest) -> String {
+fn provenance(spec: &PipelineSpec, manifest: &Manifest) -> String {
     let mut b = String::new();
     b.push_str("## Provenance\n\n");
     let _ = writeln!(b, "Raw inputs ({} files), paths relative to the pipeline folder:\n", manifest.inputs.len());
@@ -1238,6 +1238,25 @@ fn provenance(manifest: &Manifest) -> String {
     }
     if lines.is_empty() && merged.is_empty() {
         b.push_str("No table keeps the raw file and line of its rows; the inputs above are every file read.\n");
+    }
+    // prompts and responses a source leaves out: the release does not hold them
+    for src in spec.def.sources.iter().filter(|s| !s.keep_text) {
+        let columns = |keep| crate::stages::ingest::format_columns(src.format, keep).unwrap_or_default();
+        let kept = columns(false);
+        let texts: Vec<String> = columns(true)
+            .into_iter()
+            .filter(|(c, _)| !kept.iter().any(|(k, _)| k == c))
+            .map(|(c, _)| code(&c))
+            .collect();
+        if !texts.is_empty() {
+            let _ = writeln!(
+                b,
+                "\nThe source `{}` ({}) leaves the texts {} out (`keep_text = false`): no table holds them.",
+                src.name,
+                src.format.name(),
+                texts.join(", ")
+            );
+        }
     }
     b.push('\n');
 

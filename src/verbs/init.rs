@@ -1045,6 +1045,12 @@ fn run_pattern(rel: &str, format: Format) -> String {
             return lighteval_pattern(dir, "results", &[], &file);
         }
         Format::VerlGenerations => return join(dir, &format!("*.jsonl{suffix}")),
+        // verl's file logger writes `<project>/<experiment>.jsonl`, or where
+        // `VERL_FILE_LOGGER_PATH` says (a run's folder's `metrics.jsonl`)
+        Format::VerlMetrics if base == "metrics.jsonl" => ("metrics.jsonl", "experiment", "", ""),
+        Format::VerlMetrics if base.ends_with(".jsonl") => {
+            return join(dir, &format!("{{experiment}}.jsonl{suffix}"));
+        }
         // the run is named by the format's `output_dir`, from the path: one state of each run
         // is read (`trainer_states_left_out`), each named
         Format::TrainerState => return rel.to_string(),
@@ -1388,6 +1394,8 @@ fn look_jsonl(input: &InputFile, base: &str) -> std::result::Result<Kind, String
         && crate::stages::ingest::verl::is_dump_name(Path::new(base))
     {
         Some(Format::VerlGenerations)
+    } else if crate::stages::ingest::verl::is_metrics_line(&record) {
+        Some(Format::VerlMetrics)
     } else if base.to_ascii_lowercase().ends_with("metrics.jsonl")
         && record.values().all(|v| !v.is_object() && !v.is_array())
     {
@@ -2259,6 +2267,12 @@ fn fixed_format_table(format: Format) -> (&'static str, &'static str, Vec<&'stat
         Format::VerlGenerations => {
             ("verl_generations", "verl validation and rollout dumps (`<step>.jsonl`): one row per sample", vec![])
         }
+        Format::VerlMetrics => (
+            "verl_metrics",
+            "verl metrics logs (the file logger's `{\"step\", \"data\"}` lines) in long form: one row per step and \
+             metric",
+            vec!["step", "metric"],
+        ),
         Format::TrackioMetrics => (
             "trackio_metrics",
             "trackio metrics (a project's database `<project>.db`, its `inbox/` JSONL fragments or its \
@@ -2936,6 +2950,8 @@ fn capture_names(format: &str) -> &'static [&'static str] {
         }
         "tinker-eval-result" | "tinker-eval-trajectories" => &["checkpoint", "model"],
         "verl-generations" => &["phase", "experiment"],
+        // `$VERL_FILE_LOGGER_ROOT/<project>/<experiment>.jsonl`
+        "verl-metrics" => &["project", "group"],
         "lighteval-results" => &["model", "org"],
         "lighteval-details" => &["run", "model", "org"],
         // Inspect's logs hold the model: their folder is named for what it is
@@ -3674,6 +3690,19 @@ fn source_toml(name: &str, plan: &SourcePlan, prefix: &str) -> String {
     if plan.files.len() > 1 && !plan.format.fixed_columns() {
         t.push_str("columns = \"union\"   # a column that a file lacks is null in its rows\n");
     }
+    // a format that leaves prompts and responses out unless asked: said where it can be changed
+    let text_columns = |keep| crate::stages::ingest::format_columns(plan.format, keep).unwrap_or_default();
+    let texts: Vec<String> = text_columns(true)
+        .into_iter()
+        .map(|(c, _)| c)
+        .filter(|c| !text_columns(false).iter().any(|(d, _)| d == c))
+        .collect();
+    if !texts.is_empty() {
+        t.push_str(&format!(
+            "keep_text = false   # the texts {} are left out of the table (true keeps them)\n",
+            texts.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
+        ));
+    }
     if let Some(why) = &plan.coerce_nonfinite {
         t.push_str(&format!("coerce_nonfinite_strings = true   # {}\n", why.replace('\n', " ")));
     }
@@ -3786,7 +3815,7 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
         keys.describe = Some(captures.clone());
     }
     keys.order = match plan.format {
-        Format::TinkerMetrics | Format::TinkerTimings => Some(StepOrder::new("step", false)),
+        Format::TinkerMetrics | Format::VerlMetrics | Format::TinkerTimings => Some(StepOrder::new("step", false)),
         Format::TinkerCheckpoints => Some(StepOrder::new("batch", true)),
         // a plain log of one run's steps per file (`runs/{run}/train_log.jsonl`), which a
         // resumed run appends to as Tinker's metrics log: a file of several runs' rows (a
@@ -3893,8 +3922,10 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
     let schema = schema.unwrap_or_else(|| std::sync::Arc::new(arrow::datatypes::Schema::empty()));
     // a log a run appends to, resumed from a checkpoint: the steps after that checkpoint are
     // logged again, and the last of each is the run's
-    let resumable = matches!(plan.format, Format::TinkerCheckpoints | Format::TinkerTimings | Format::TinkerMetrics)
-        || (matches!(plan.format, Format::Jsonl | Format::Csv) && keys.order.is_some());
+    let resumable = matches!(
+        plan.format,
+        Format::TinkerCheckpoints | Format::TinkerTimings | Format::TinkerMetrics | Format::VerlMetrics
+    ) || (matches!(plan.format, Format::Jsonl | Format::Csv) && keys.order.is_some());
     let (key, keep_last) = match keys.repeating().filter(|_| resumable) {
         Some((columns, at, n)) => (columns.to_vec(), Some((at.to_string(), n))),
         None => (keys.first_holding(), None),
@@ -5122,8 +5153,12 @@ fn pipeline_toml(
             | Format::InspectEvals
             | Format::InspectSamples
             | Format::LmEvalResults
-            | Format::LmEvalSamples => "evaluation",
+            | Format::LmEvalSamples
+            | Format::LightevalResults
+            | Format::LightevalDetails => "evaluation",
             Format::TrackioMetrics | Format::TrackioSystem | Format::TrackioRuns => "trackio",
+            Format::VerlMetrics | Format::VerlGenerations => "verl",
+            Format::TrainerState | Format::TrainerRuns => "transformers",
             Format::Wandb => "wandb",
             Format::Tensorboard => "tensorboard",
             _ => continue,

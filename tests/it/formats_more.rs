@@ -286,6 +286,78 @@ fn verl_bad_lines_name_file_line_and_path_and_texts_stay_out_of_rejects() {
     assert!(rejects.contains("\"high\"") && !rejects.contains("secret prompt"), "{rejects}");
 }
 
+#[test]
+fn verl_file_logger_lines_are_read_in_long_form_and_a_resumed_run_keeps_its_last_steps() {
+    let tmp = tempfile::tempdir().unwrap();
+    let logs = tmp.path().join("outputs");
+    // `$VERL_FILE_LOGGER_ROOT/<project>/<experiment>.jsonl`: validation before training at
+    // step 0, training steps 1 to 4 (validation at 3), killed; resumed from step 2's
+    // checkpoint: validation at 2 again, then steps 3 to 5
+    let line = |step: u32, data: &str| format!("{{\"step\": {step}, \"data\": {{{data}}}}}\n");
+    let mut log = line(0, "\"val-core/openai/gsm8k/reward/mean@1\": 0.5");
+    for step in 1..=4 {
+        log.push_str(&line(step, &format!("\"actor/pg_loss\": {step}.5, \"critic/score/mean\": NaN")));
+        if step == 3 {
+            log.push_str(&line(3, "\"val-core/openai/gsm8k/reward/mean@1\": 0.6"));
+        }
+    }
+    log.push_str(&line(2, "\"val-core/openai/gsm8k/reward/mean@1\": 0.55"));
+    for step in 3..=5 {
+        log.push_str(&line(step, &format!("\"actor/pg_loss\": {step}.25, \"critic/score/mean\": 0.{step}")));
+    }
+    write(&logs, "verl_grpo_gsm8k/qwen2_5_grpo.jsonl", &log);
+    write(&logs, "val/0.jsonl", "{\"input\": \"q\", \"output\": \"a\", \"gts\": \"5\", \"score\": 1.0, \"step\": 0}\n");
+    let o = run(bin().current_dir(tmp.path()).arg("init").arg(&logs).args(["--name", "v", "--format", "json"]));
+    assert!(o.status.success(), "init failed: {}", stderr(&o));
+    let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let metrics = doc["sources"].as_array().unwrap().iter().find(|s| s["format"] == "verl-metrics").expect("{doc}");
+    assert_eq!(metrics["path"], serde_json::json!(["raw/verl_grpo_gsm8k/{experiment}.jsonl"]), "{doc}");
+    let table = doc["tables"].as_array().unwrap().iter().find(|t| t["name"] == "verl_metrics").expect("{doc}");
+    assert_eq!(table["primary_key"], serde_json::json!(["experiment", "step", "metric"]), "{doc}");
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/v/pipeline.toml")).unwrap();
+    assert!(toml.contains("on_duplicate_key = \"keep-last\"") && toml.contains("tags = [\"verl\"]"), "{toml}");
+    let o = run(bin().current_dir(tmp.path()).args(["build", "pipelines/v"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = tmp.path().join("releases/v/0.1.0");
+    // the first attempt's steps 3 and 4 are set aside (4 rows); its validation at 3 is
+    // overwritten by nothing and kept, as is each validation
+    assert_eq!(
+        query(&r, "SELECT step, metric, value, _source_line FROM verl_metrics WHERE step >= 2 ORDER BY step, metric"),
+        "step,metric,value,_source_line\n\
+         2,actor/pg_loss,2.5,3\n\
+         2,critic/score/mean,NaN,3\n\
+         2,val-core/openai/gsm8k/reward/mean@1,0.55,7\n\
+         3,actor/pg_loss,3.25,8\n\
+         3,critic/score/mean,0.3,8\n\
+         4,actor/pg_loss,4.25,9\n\
+         4,critic/score/mean,0.4,9\n\
+         5,actor/pg_loss,5.25,10\n\
+         5,critic/score/mean,0.5,10\n"
+    );
+    assert!(stderr(&o).contains("superseded by the row at raw/verl_grpo_gsm8k/qwen2_5_grpo.jsonl:8"), "{}", stderr(&o));
+    // the dumps' prompts and responses are left out, and both pipeline.toml and the card say so
+    assert!(
+        toml.contains("keep_text = false   # the texts `input`, `output` are left out of the table (true keeps them)"),
+        "{toml}"
+    );
+    let card = std::fs::read_to_string(r.join("README.md")).unwrap();
+    assert!(
+        card.contains(
+            "The source `verl_generations_raw` (verl-generations) leaves the texts `input`, `output` out \
+             (`keep_text = false`): no table holds them."
+        ),
+        "{card}"
+    );
+    // a line whose data is no object is a bad record, named with its place
+    write(&logs, "verl_grpo_gsm8k/qwen2_5_grpo.jsonl", "{\"step\": 1, \"data\": [0.5]}\n");
+    let o = run(bin().current_dir(tmp.path()).args(["build", "pipelines/v", "--force"]));
+    assert_violations(
+        &o,
+        1,
+        &["raw/verl_grpo_gsm8k/qwen2_5_grpo.jsonl:1", "$.data", "expected an object of metrics, found an array"],
+    );
+}
+
 // ------------------------------------------------------------------------------ transformers Trainer states (TRL)
 
 fn trl() -> &'static Path {

@@ -20,8 +20,14 @@ pub fn description(format: Format, wandb_table: Option<&str>, column: &str) -> O
         // Tinker
         (F::TinkerMetrics, "step") => "The record's `step`: the 0-based batch index.",
         (F::TinkerMetrics, "metric") => "The metric's key, as logged (`env/all/reward/total`).",
-        (F::TinkerMetrics, "value") => "The value, when it is a number (NaN and ±Infinity kept).",
-        (F::TinkerMetrics, "value_text") => {
+        (F::VerlMetrics, "step") => {
+            "The line's `step`: the trainer's global step (validation before training is logged at the step it starts from)."
+        }
+        (F::VerlMetrics, "metric") => {
+            "The metric's key in the line's `data`, as logged (`actor/pg_loss`, `val-core/…`), or `elapsed_seconds`."
+        }
+        (F::TinkerMetrics | F::VerlMetrics, "value") => "The value, when it is a number (NaN and ±Infinity kept).",
+        (F::TinkerMetrics | F::VerlMetrics, "value_text") => {
             "The value, when it is no number: a string as logged, the JSON text of a boolean, list or object, or the digits of an integer beyond ±2^53."
         }
         (F::TinkerCheckpoints, "name") => "The checkpoint's name (`000020`, `final`).",

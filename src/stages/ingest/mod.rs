@@ -207,6 +207,7 @@ pub fn stream_schema(spec: &PipelineSpec, index: usize) -> Option<SchemaRef> {
     let fixed = matches!(
         src.format,
         Format::TinkerMetrics
+            | Format::VerlMetrics
             | Format::TinkerCheckpoints
             | Format::TinkerEvalResult
             | Format::TinkerEvalTrajectories
@@ -353,6 +354,7 @@ struct Prepared {
 pub fn format_columns(format: Format, keep_text: bool) -> Option<Vec<(String, Target)>> {
     match format {
         Format::TinkerMetrics => Some(tinker::metrics_columns()),
+        Format::VerlMetrics => Some(verl::metrics_columns()),
         Format::TinkerCheckpoints => Some(tinker::checkpoints_columns()),
         Format::TinkerEvalResult => Some(evals::result_columns()),
         Format::TinkerEvalTrajectories => Some(evals::trajectory_columns(keep_text)),
@@ -694,6 +696,7 @@ fn convert(
         src.format,
         Format::Jsonl
             | Format::TinkerMetrics
+            | Format::VerlMetrics
             | Format::TinkerCheckpoints
             | Format::TinkerEvalTrajectories
             | Format::EvalGenerations
@@ -1032,6 +1035,7 @@ fn shape(
         (Format::LightevalResults, _) => checked(lighteval::result_rows(&obj), obj),
         (Format::LightevalDetails, _) => checked(lighteval::detail_row(&obj, src.keep_text).map(|r| vec![r]), obj),
         (Format::VerlGenerations, _) => checked(verl::row(&obj, src.keep_text).map(|r| vec![r]), obj),
+        (Format::VerlMetrics, _) => checked(verl::metrics_rows(&obj), obj),
         (Format::TrainerState, _) => checked(trainer::rows(&obj), obj),
         (Format::GraphPassResults, _) => checked(graphs::pass_rows(&obj), obj),
         (Format::GraphScoreReport, _) => checked(graphs::report_rows(&obj), obj),
@@ -1226,6 +1230,7 @@ fn read_file(
     match src.format {
         Format::Jsonl
         | Format::TinkerMetrics
+        | Format::VerlMetrics
         | Format::TinkerCheckpoints
         | Format::TinkerEvalTrajectories
         | Format::EvalGenerations
@@ -1662,6 +1667,16 @@ impl ChunkSpec<'_> {
                 (Format::TrackioMetrics | Format::TrackioSystem, _, "value" | "value_text") => {
                     pending[row].0.get("metric").and_then(Value::as_str).map(|k| vec!["metrics".into(), k.to_string()])
                 }
+                // a verl line's metrics are under `data`, but `elapsed_seconds` beside it
+                (Format::VerlMetrics, _, "value" | "value_text") => {
+                    pending[row].0.get("metric").and_then(Value::as_str).map(|k| {
+                        let raw = pending[row].3.as_ref();
+                        match raw.and_then(|r| r.get("data")) {
+                            Some(Value::Object(d)) if d.contains_key(k) => vec!["data".into(), k.to_string()],
+                            _ => vec![k.to_string()],
+                        }
+                    })
+                }
                 // a W&B history row's times are the record's own keys
                 (Format::Wandb, _, "timestamp" | "runtime_s" | "step") if pending[row].0.contains_key("metric") => {
                     Some(vec![format!("_{}", column.trim_end_matches("_s"))])
@@ -1981,8 +1996,10 @@ impl Applier<'_> {
                 ),
             );
         }
-        if matches!(self.src.format, Format::TinkerMetrics | Format::TrackioMetrics | Format::TrackioSystem)
-            && let Some(text) = chunk.batch.column_by_name("value_text")
+        if matches!(
+            self.src.format,
+            Format::TinkerMetrics | Format::VerlMetrics | Format::TrackioMetrics | Format::TrackioSystem
+        ) && let Some(text) = chunk.batch.column_by_name("value_text")
         {
             for r in (0..text.len()).filter(|r| text.is_valid(*r) && !bad.contains_key(r)) {
                 self.text_values.0 += 1;

@@ -1,5 +1,15 @@
 //! verl generation dumps (volcengine/verl 0.8, `RayPPOTrainer._dump_generations` in
-//! `verl/trainer/ppo/ray_trainer.py`), shaped into rows of fixed columns.
+//! `verl/trainer/ppo/ray_trainer.py`) and metrics logs (`FileLogger` in
+//! `verl/utils/tracking.py`), shaped into rows of fixed columns.
+//!
+//! `verl-metrics`: the JSON Lines log of `trainer.logger=["file"]`, written to
+//! `$VERL_FILE_LOGGER_PATH` or `$VERL_FILE_LOGGER_ROOT/<project>/<experiment>.jsonl`: one line
+//! per logging call, `{"step": N, "data": {"actor/pg_loss": …, "val-core/…": …}}` (later
+//! versions add `elapsed_seconds`). Read in long form, as `tinker-metrics`: `step` (Int64),
+//! `metric` (the key in `data` as logged; a top-level key other than `step` and `data`, such
+//! as `elapsed_seconds`, is a metric of that name too), `value` (Float64, NaN and ±Infinity
+//! kept), `value_text` (a string, or the JSON text of a list, object or boolean). A line
+//! without a `data` object is a bad record.
 //!
 //! `verl-generations`: the `{step}.jsonl` files verl writes under `trainer.validation_data_dir`
 //! (validation) and `trainer.rollout_data_dir` (training rollouts): one line per sample,
@@ -96,6 +106,71 @@ pub fn row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<String, Value>
     if problems.is_empty() { Ok(row) } else { Err(problems) }
 }
 
+/// Columns of `verl-metrics`: those of the Tinker metrics log's long form.
+pub fn metrics_columns() -> Vec<(String, Target)> {
+    super::tinker::metrics_columns()
+}
+
+/// Long rows of one line of verl's file logger: one per metric of `data`, and one per other
+/// top-level key than `step` (`elapsed_seconds`), in the line's order.
+///
+/// Errors: the line has no `step`, or its `data` is missing or no object.
+pub fn metrics_rows(r: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, ShapeProblems> {
+    let mut problems = ShapeProblems::new();
+    if !r.contains_key("step") {
+        let keys: Vec<&str> = r.keys().map(String::as_str).take(5).collect();
+        problems.push((
+            "$.step".into(),
+            format!("expected a line of verl's file logger (`step`, `data`), missing \"step\"; found keys {keys:?}"),
+        ));
+    }
+    let data = match r.get("data") {
+        Some(Value::Object(d)) => Some(d),
+        Some(other) => {
+            problem(&mut problems, "$.data".into(), "an object of metrics", other);
+            None
+        }
+        None => {
+            let keys: Vec<&str> = r.keys().map(String::as_str).take(5).collect();
+            problems.push((
+                "$.data".into(),
+                format!(
+                    "expected a line of verl's file logger (`step`, `data`), missing \"data\"; found keys {keys:?}"
+                ),
+            ));
+            None
+        }
+    };
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    let step = &r["step"];
+    if whole_number(step).is_none() {
+        problem(&mut problems, "$.step".into(), "an integer", step);
+        return Err(problems);
+    }
+    let outer = r.iter().filter(|(k, _)| *k != "step" && *k != "data");
+    let mut rows = Vec::with_capacity(r.len() + data.map_or(0, Map::len));
+    for (k, v) in outer.chain(data.into_iter().flatten()) {
+        let mut row = Map::with_capacity(4);
+        row.insert("step".into(), step.clone());
+        row.insert("metric".into(), Value::String(k.clone()));
+        let (value, text) = super::tinker::value_columns(v.clone());
+        row.insert("value".into(), value);
+        row.insert("value_text".into(), text);
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// Whether a record is a line of verl's file logger: `step` and a `data` object, and no other
+/// key but `elapsed_seconds`.
+pub fn is_metrics_line(r: &Map<String, Value>) -> bool {
+    r.contains_key("step")
+        && r.get("data").is_some_and(Value::is_object)
+        && r.keys().all(|k| matches!(k.as_str(), "step" | "data" | "elapsed_seconds"))
+}
+
 /// A line as a rejects file keeps it: without its prompt and response unless the source
 /// keeps texts.
 pub fn without_texts(mut r: Map<String, Value>, keep_text: bool) -> Map<String, Value> {
@@ -143,5 +218,30 @@ mod tests {
             ]
         );
         assert!(is_dump_name(std::path::Path::new("val/12.jsonl")) && !is_dump_name(std::path::Path::new("a.jsonl")));
+    }
+
+    #[test]
+    fn a_file_logger_line_is_one_row_per_metric() {
+        let line =
+            obj(r#"{"step": 3, "elapsed_seconds": 5.5, "data": {"actor/pg_loss": -0.1, "note": "x", "v": [1]}}"#);
+        assert!(is_metrics_line(&line));
+        let rows = metrics_rows(&line).unwrap();
+        let got: Vec<String> = rows.iter().map(|r| Value::Object(r.clone()).to_string()).collect();
+        assert_eq!(
+            got,
+            [
+                r#"{"step":3,"metric":"elapsed_seconds","value":5.5,"value_text":null}"#,
+                r#"{"step":3,"metric":"actor/pg_loss","value":-0.1,"value_text":null}"#,
+                r#"{"step":3,"metric":"note","value":null,"value_text":"x"}"#,
+                r#"{"step":3,"metric":"v","value":null,"value_text":[1]}"#,
+            ]
+        );
+        let e = metrics_rows(&obj(r#"{"step": 1.5, "data": {}}"#)).unwrap_err();
+        assert_eq!(e[0].1, "expected an integer, found number 1.5");
+        let e = metrics_rows(&obj(r#"{"step": 1, "data": [1]}"#)).unwrap_err();
+        assert_eq!((e[0].0.as_str(), e[0].1.as_str()), ("$.data", "expected an object of metrics, found an array"));
+        let e = metrics_rows(&obj(r#"{"step": 1, "loss": 2}"#)).unwrap_err();
+        assert!(e[0].1.contains("missing \"data\"; found keys [\"step\", \"loss\"]"), "{e:?}");
+        assert!(!is_metrics_line(&obj(r#"{"step": 1, "data": {}, "run": "a"}"#)));
     }
 }
