@@ -2161,11 +2161,13 @@ fn fixed_format_plans(looked: &[Looked], not_read: &mut Vec<NotRead>) -> Vec<Sou
         if format == Format::LightevalResults && plan.wanted.iter().any(|p| p.contains("/**/")) {
             plan.keys = vec![["model_name", "task", "metric"].map(String::from).to_vec()];
         }
-        // a trackio project's rows in the order of its runs and steps (a `log_id` is random):
-        // the log call keeps the key unique where a run logs a step twice
+        // a trackio project's rows in the order of its runs and steps (a `log_id` is random);
+        // a run that logs a metric at a step again (resumed from a checkpoint) keeps the last
+        // log call's (see `first_repeating`)
         match format {
             Format::TrackioMetrics => {
-                plan.keys.insert(0, ["run_id", "step", "log_id", "metric"].map(String::from).to_vec())
+                plan.keys.insert(0, ["run_id", "step", "metric"].map(String::from).to_vec());
+                plan.keys.insert(1, ["run_id", "step", "log_id", "metric"].map(String::from).to_vec());
             }
             Format::TrackioSystem => {
                 plan.keys.insert(0, ["run_id", "timestamp", "log_id", "metric"].map(String::from).to_vec())
@@ -3926,7 +3928,14 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
         plan.format,
         Format::TinkerCheckpoints | Format::TinkerTimings | Format::TinkerMetrics | Format::VerlMetrics
     ) || (matches!(plan.format, Format::Jsonl | Format::Csv) && keys.order.is_some());
-    let (key, keep_last) = match keys.repeating().filter(|_| resumable) {
+    // a trackio project's database holds its log calls in the order they were made, several
+    // runs to a file: a metric a run logs at a step again is its resumed attempt's
+    let repeating = if plan.format == Format::TrackioMetrics {
+        keys.first_repeating()
+    } else {
+        keys.repeating().filter(|_| resumable)
+    };
+    let (key, keep_last) = match repeating {
         Some((columns, at, n)) => (columns.to_vec(), Some((at.to_string(), n))),
         None => (keys.first_holding(), None),
     };
@@ -4546,7 +4555,15 @@ impl Keys {
     /// The first candidate, when no candidate holds and it fails only by keys that repeat
     /// (no null): the key of a log that a resumed run appends to again.
     fn repeating(&self) -> Option<(&[String], &str, u64)> {
-        let k = self.candidates.first().filter(|_| !self.candidates.iter().any(KeyCheck::holds))?;
+        (!self.candidates.iter().any(KeyCheck::holds)).then_some(())?;
+        self.first_repeating()
+    }
+
+    /// The first candidate, when it fails only by keys that repeat (no null), whether a wider
+    /// candidate holds or not (a trackio log call's `log_id` tells apart what a resumed run
+    /// logged again, and keeps such a key unique).
+    fn first_repeating(&self) -> Option<(&[String], &str, u64)> {
+        let k = self.candidates.first()?;
         if self.repeat_forward.is_some() {
             return None;
         }

@@ -850,7 +850,7 @@ fn init_recognises_a_trackio_project_database_and_its_fragments() {
     assert_eq!(sources["trackio_system_metrics_raw"], ("trackio-system".into(), both.clone()));
     // the runs too: a run whose fragments the database imported is read from the database
     assert_eq!(sources["trackio_runs_raw"], ("trackio-runs".into(), both));
-    assert_eq!(key(&doc, "trackio_metrics"), ["run_id", "step", "log_id", "metric"]);
+    assert_eq!(key(&doc, "trackio_metrics"), ["run_id", "step", "metric"]);
     assert_eq!(
         doc["found"]["formats"],
         serde_json::json!({"trackio-metrics": 2, "trackio-runs": 2, "trackio-system": 2})
@@ -2545,4 +2545,42 @@ fn a_metrics_log_of_another_trainer_is_not_called_tinkers() {
     init(tmp.path(), &logs, "tinker");
     let toml = std::fs::read_to_string(tmp.path().join("pipelines/tinker/pipeline.toml")).unwrap();
     assert!(toml.contains("\"Tinker metrics logs (`metrics.jsonl`)") && toml.contains("tags = [\"tinker\"]"), "{toml}");
+}
+
+#[test]
+fn init_keeps_the_last_log_of_a_trackio_run_resumed_from_a_checkpoint() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = tmp.path().join("trackio");
+    // the real trackio client: a run killed after step 5, resumed (`resume="must"`) from
+    // its checkpoint at step 3, which logs steps 4 and 5 again, then 6
+    let script = "import trackio\n\
+                  trackio.init(project='sft', name='r1', auto_log_gpu=False)\n\
+                  for s in range(6):\n    trackio.log({'train/loss': 2.0 - s / 10}, step=s)\n\
+                  trackio.log({'eval/acc': 0.5}, step=4)\n\
+                  trackio.finish()\n\
+                  trackio.init(project='sft', name='r1', resume='must', auto_log_gpu=False)\n\
+                  for s in range(4, 7):\n    trackio.log({'train/loss': 1.0 - s / 10}, step=s)\n\
+                  trackio.finish()\n";
+    let o = run(std::process::Command::new(python())
+        .arg("-c")
+        .arg(script)
+        .env("TRACKIO_DIR", &folder)
+        .env("HF_HUB_OFFLINE", "1")
+        .env_remove("HF_TOKEN"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = init(tmp.path(), &folder, "t");
+    assert_eq!(key(&doc, "trackio_metrics"), ["project", "run_id", "step", "metric"], "{doc}");
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/t/pipeline.toml")).unwrap();
+    assert!(
+        toml.contains("on_duplicate_key = \"keep-last\"")
+            && toml.contains("record_columns = [\"project\", \"run_id\", \"step\"]"),
+        "{toml}"
+    );
+    let release = build_from_elsewhere(tmp.path(), "t");
+    // the stopped attempt's steps 4 and 5 are set aside whole, its eval at step 4 with them
+    assert_eq!(
+        query(&release, "SELECT step, metric, round(value, 2) AS v FROM trackio_metrics ORDER BY step, metric"),
+        "step,metric,v\n0,train/loss,2.0\n1,train/loss,1.9\n2,train/loss,1.8\n3,train/loss,1.7\n\
+         4,train/loss,0.6\n5,train/loss,0.5\n6,train/loss,0.4\n"
+    );
 }
