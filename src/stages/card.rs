@@ -1486,11 +1486,35 @@ pub fn front_matter(text: &str) -> Option<&str> {
     // a byte order mark before it, as some editors write, is no content (PyYAML skips it)
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let rest = text.strip_prefix("---\n").or_else(|| text.strip_prefix("---\r\n"))?;
+    // an empty front matter closes on the line after the first
+    if rest == "---" || rest.starts_with("---\n") || rest.starts_with("---\r\n") {
+        return Some("");
+    }
     let end = rest
         .find("\n---\n")
         .or_else(|| rest.find("\n---\r\n"))
         .or_else(|| rest.strip_suffix("\n---").map(|r| r.len()))?;
     Some(&rest[..end + 1])
+}
+
+/// Why a card has no front matter [`front_matter`] reads, as a message that starts with
+/// `README.md:` (and the line, where one is to blame): its first line is no `---`, or no later
+/// line is `---` alone (a line `--- ` with blanks after it is no end to `datasets`, which then
+/// reads no metadata).
+pub fn no_front_matter_problem(text: &str) -> String {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = text.lines();
+    if lines.next().map(|l| l.trim_end_matches('\r')) != Some("---") {
+        return "README.md: no YAML front matter (the card must start with a line `---`)".into();
+    }
+    match lines.position(|l| l.trim_end() == "---") {
+        Some(i) => format!(
+            "README.md:{}: the front matter's closing line is `---` with blanks after it; `datasets` needs `---` \
+             alone on the line, and reads no metadata without it",
+            i + 2
+        ),
+        None => "README.md: the front matter has no closing line `---`; `datasets` reads no metadata without it".into(),
+    }
 }
 
 #[cfg(test)]
@@ -1508,6 +1532,20 @@ mod tests {
         assert_eq!(esc_data("W&B &lt; &#60;"), "W&B &amp;lt; &amp;#60;");
         assert_eq!(esc_data("_null_ eval_gsm8k"), "\\_null\\_ eval_gsm8k");
         assert_eq!(esc_data("tab\there"), "tab\\there");
+    }
+
+    #[test]
+    fn a_front_matter_is_read_as_datasets_reads_it() {
+        assert_eq!(front_matter("---\n---\n# x\n"), Some(""));
+        assert_eq!(front_matter("---\na: 1\n---\n"), Some("a: 1\n"));
+        assert_eq!(front_matter("---\na: 1\n--- \n"), None);
+        assert_eq!(
+            no_front_matter_problem("---\na: 1\n--- \n"),
+            "README.md:3: the front matter's closing line is `---` with blanks after it; `datasets` needs `---` \
+             alone on the line, and reads no metadata without it"
+        );
+        assert!(no_front_matter_problem("---\na: 1\n").contains("no closing line `---`"));
+        assert!(no_front_matter_problem("# card\n").contains("must start with a line `---`"));
     }
 
     #[test]

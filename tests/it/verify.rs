@@ -338,6 +338,74 @@ fn verify_refuses_card_metadata_that_datasets_stops_on() {
 }
 
 #[test]
+fn verify_refuses_a_card_with_which_datasets_would_load_other_rows_or_columns() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), tmp.path());
+    let card = std::fs::read_to_string(tmp.path().join("README.md")).unwrap();
+    let edited = card
+        // a config's key that `datasets` passes to its Parquet builder
+        .replacen(
+            "- config_name: metrics\n  data_files:",
+            "- config_name: metrics\n  columns: [run, step]\n  data_files:",
+            1,
+        )
+        // a file a split lists twice
+        .replacen(
+            "    path: data/checkpoints.parquet\n",
+            "    path: [data/checkpoints.parquet, data/check*.parquet]\n",
+            1,
+        )
+        // a class label, and a list of fixed length
+        .replacen(
+            "  - name: training_run_id\n    dtype: string\n",
+            "  - name: training_run_id\n    dtype:\n      class_label:\n        names:\n          '0': a\n",
+            1,
+        )
+        .replacen(
+            "  - name: weight_checkpoints\n    list: string\n",
+            "  - name: weight_checkpoints\n    list: string\n    length: 3\n",
+            1,
+        );
+    write_card(tmp.path(), &edited);
+    let o = run(bin().arg("verify").arg(tmp.path()));
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    let at = |needle: &str| readme_line(&edited, needle);
+    for said in [
+        format!(
+            "{} config `metrics`: `columns` is passed to `datasets`' Parquet builder, which then loads other data than \
+             the release's files hold",
+            at("  columns: [run, step]\n")
+        ),
+        "README.md: config `checkpoints` split `train`: `data/checkpoints.parquet` is matched 2 times by its \
+         data_files; `datasets` reads it 2 times, each row 2 times"
+            .to_string(),
+        "gives feature `training_run_id` the type class_label, and data/training_runs.parquet holds it as string"
+            .to_string(),
+        "gives feature `weight_checkpoints` the type list<string> of length 3, and data/training_runs.parquet holds \
+         it as list<string>"
+            .to_string(),
+    ] {
+        assert!(out.contains(&said), "{said}\n{out}");
+    }
+    // (the split's rows counted twice are said too)
+    assert!(stderr(&o).contains("5 problems found") && out.contains("hold 168 rows"), "{out}");
+    // a closing line with a blank after it is no end of the front matter to `datasets`
+    let (head, rest) = card.split_at(4);
+    let trailing = format!("{head}{}", rest.replacen("\n---\n", "\n--- \n", 1));
+    write_card(tmp.path(), &trailing);
+    let o = run(bin().arg("verify").arg(tmp.path()));
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let closing = trailing.lines().position(|l| l == "--- ").unwrap() + 1;
+    assert!(
+        stdout(&o)
+            .contains(&format!("README.md:{closing}: the front matter's closing line is `---` with blanks after it")),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
 fn verify_compares_the_cards_dataset_info_with_the_parquet_files() {
     let tmp = tempfile::tempdir().unwrap();
     copy_tree(example_release(), tmp.path());

@@ -1151,7 +1151,7 @@ pub fn data_files_match(pattern: &str, path: &str) -> bool {
 pub fn card_problems(card: &str, files: &[String], empty: &BTreeSet<String>) -> Vec<String> {
     let mut out = Vec::new();
     let Some(fm) = front_matter(card) else {
-        out.push("README.md: no YAML front matter (the card must start with a line `---`)".into());
+        out.push(crate::stages::card::no_front_matter_problem(card));
         return out;
     };
     let yaml: yaml_serde::Value = match yaml_serde::from_str(fm) {
@@ -1244,6 +1244,22 @@ fn config_paths(
                 at(&format!("{here}.config_name")),
                 yaml_kind(other)
             )),
+        }
+        // any other key of a config is passed to `datasets`' Parquet builder: `columns`,
+        // `filters` and `features` load other data than the files hold, others fail the load
+        if let Some(m) = c.as_mapping() {
+            for k in m.keys() {
+                let key = k.as_str().unwrap_or("");
+                if !matches!(key, "config_name" | "data_files" | "data_dir" | "default") {
+                    out.push(format!(
+                        "{} config `{name}`: `{}` is passed to `datasets`' Parquet builder, which then loads other \
+                         data than the release's files hold (`columns`, `filters`, `features`) or fails on a key it \
+                         does not know; a config holds config_name, data_files and default",
+                        at(&format!("{here}.{key}")),
+                        if key.is_empty() { format!("{k:?}") } else { key.to_string() }
+                    ));
+                }
+            }
         }
         let data_dir = c.get("data_dir").and_then(|v| v.as_str());
         if let Some(dd) = data_dir {
@@ -1381,6 +1397,20 @@ fn data_files_problems(paths: &[CardPath], files: &[String], listable: &dyn Fn(&
                 if c == cfg {
                     by_file.entry(f).or_default().insert(s.as_str());
                 }
+            }
+        }
+        // a file a split lists twice (the same path, or globs that overlap): `datasets` reads
+        // it twice, and the split holds each of its rows twice
+        for (f, os) in &owners {
+            let mut times: BTreeMap<&str, usize> = BTreeMap::new();
+            for (_, s) in os.iter().filter(|(c, _)| c == cfg) {
+                *times.entry(s.as_str()).or_default() += 1;
+            }
+            for (split, n) in times.into_iter().filter(|(_, n)| *n > 1) {
+                out.push(format!(
+                    "README.md: config `{cfg}` split `{split}`: `{f}` is matched {n} times by its data_files; \
+                     `datasets` reads it {n} times, each row {n} times"
+                ));
             }
         }
         for (f, splits) in by_file {
@@ -2282,11 +2312,26 @@ fn card_feature_type(f: &yaml_serde::Value) -> Option<String> {
         "large_binary" => "binary".to_string(),
         other => other.to_string(),
     };
+    // runpack's cards write no class label: `datasets` reads a class label's values as label
+    // indexes (an integer out of its names' range, or a string not among them)
+    let labelled = |v: &yaml_serde::Value| v.get("class_label").is_some();
+    if f.get("dtype").is_some_and(labelled) || labelled(f) {
+        return Some("class_label".into());
+    }
     if let Some(d) = f.get("dtype") {
         return d.as_str().map(dtype);
     }
     if let Some(fs) = f.get("struct") {
         return fields(fs.as_sequence()?, &same);
+    }
+    // a list of fixed length (`length: 3`): `datasets` fails on a row of another length
+    if let Some(n) = f.get("length").filter(|n| n.as_i64() != Some(-1)) {
+        let mut unsized_f = f.clone();
+        if let Some(m) = unsized_f.as_mapping_mut() {
+            m.remove("length");
+        }
+        let n = n.as_i64().map_or_else(|| yaml_kind(n), |n| n.to_string());
+        return Some(format!("{} of length {n}", card_feature_type(&unsized_f)?));
     }
     let (inner, legacy) = match (f.get("list").or_else(|| f.get("large_list")), f.get("sequence")) {
         (Some(i), _) => (i, false),
@@ -2480,9 +2525,12 @@ mod tests {
         );
         // a legacy sequence of named features is a struct of lists to `datasets`
         assert_eq!(ty("name: a\nsequence:\n- name: x\n  dtype: int64"), Some("struct<x: list<int64>>".into()));
-        // class labels, in either form, are not compared
-        assert_eq!(ty("name: a\ndtype:\n  class_label:\n    names: {'0': neg, '1': pos}"), None);
-        assert_eq!(ty("name: a\nclass_label:\n  names: {'0': neg}"), None);
+        // class labels, in either form, are a type of their own (runpack writes none)
+        assert_eq!(ty("name: a\ndtype:\n  class_label:\n    names: {'0': neg, '1': pos}"), Some("class_label".into()));
+        assert_eq!(ty("name: a\nclass_label:\n  names: {'0': neg}"), Some("class_label".into()));
+        // a list of fixed length, and one of any (-1)
+        assert_eq!(ty("name: a\nlist: string\nlength: 3"), Some("list<string> of length 3".into()));
+        assert_eq!(ty("name: a\nsequence: string\nlength: -1"), Some("list<string>".into()));
         let bad: yaml_serde::Value = yaml_serde::from_str("name: a\ndtype: {x: 1}").unwrap();
         assert_eq!(feature_form_problems(&bad), ["has a dtype that is a mapping, not a name or a class label"]);
     }
