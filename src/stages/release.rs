@@ -792,6 +792,25 @@ fn remove_leftovers(parent: &Path) {
     }
 }
 
+/// True when `path` is a symbolic link (through any number of links) to a regular file in the
+/// `blobs/` folder of a Hugging Face cache: a repo's `blobs/<etag>` beside its `snapshots/`, or
+/// the cache-wide `blobs/<xx>/<hash>` store of huggingface_hub 2.4 (marked by
+/// `.huggingface-shared-blobs`). The files of a snapshot folder are such links (hub-docs
+/// `local-cache.md`).
+pub fn cache_blob_link(path: &Path) -> bool {
+    if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_symlink()) {
+        return false;
+    }
+    let Ok(target) = std::fs::canonicalize(path) else { return false };
+    if !std::fs::metadata(&target).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    target.ancestors().skip(1).take(2).any(|a| {
+        a.file_name().is_some_and(|n| n == "blobs")
+            && a.parent().is_some_and(|r| r.join("snapshots").is_dir() || r.join(".huggingface-shared-blobs").exists())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

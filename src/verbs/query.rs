@@ -184,8 +184,28 @@ impl ManifestChecked {
     /// `bytes` (a truncated or emptied file would read as fewer rows).
     fn file_problem(&self, rel: &str, path: &Path, bytes: Option<u64>) -> Option<String> {
         let verify = format!("run `runpack verify {}`", self.release);
+        let what =
+            |is: String| Some(format!("{}: data file {rel} of table {} {is}; {verify}", self.release, self.table));
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            return what("is missing".into());
+        };
+        // a link is read only into a Hugging Face cache's blobs (a snapshot's files); a file
+        // reached through a linked folder is outside the release too
+        let root = path.ancestors().nth(rel.split('/').count());
+        let inside = |p: &Path| {
+            let real = |p: &Path| std::fs::canonicalize(p).ok();
+            root.and_then(real).zip(real(p)).is_some_and(|(r, p)| p.starts_with(r))
+        };
+        if meta.is_symlink() && !crate::stages::release::cache_blob_link(path) {
+            let to = std::fs::read_link(path).map(|t| t.display().to_string()).unwrap_or_default();
+            return what(format!("is a symbolic link (to {to}), which a release does not hold"));
+        }
+        if !meta.is_symlink() && !inside(path) {
+            return what("is reached through a symbolic link to a folder outside the release".into());
+        }
         if !path.is_file() {
-            return Some(format!("{}: data file {rel} of table {} is missing; {verify}", self.release, self.table));
+            let kind = if path.is_dir() { "a folder" } else { "no regular file (a pipe, socket or device)" };
+            return what(format!("is {kind}, not a Parquet file"));
         }
         if let Some(p) = crate::stages::ingest::files::lfs_pointer(path) {
             return Some(crate::stages::ingest::files::lfs_pointer_error(rel, &p).to_string());

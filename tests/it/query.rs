@@ -10,6 +10,43 @@ fn query_refuses_a_release_with_a_missing_data_file() {
     let o = run(bin().args(["query", "-q"]).arg(tmp.path()).arg("SELECT count(*) FROM metrics"));
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("data file data/metrics.parquet of table metrics is missing"), "{}", stderr(&o));
+    // a folder in its place, a link to a file outside the release, a data folder linked
+    // outside it: each named for what it is, and nothing read
+    let q = |dir: &std::path::Path| run(bin().args(["query", "-q"]).arg(dir).arg("SELECT count(*) FROM metrics"));
+    std::fs::create_dir(tmp.path().join("data/metrics.parquet")).unwrap();
+    let o = q(tmp.path());
+    assert!(
+        stderr(&o).contains("data/metrics.parquet of table metrics is a folder, not a Parquet file"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_dir(tmp.path().join("data/metrics.parquet")).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let copy = outside.path().join("metrics.parquet");
+    std::fs::copy(example_release().join("data/metrics.parquet"), &copy).unwrap();
+    std::os::unix::fs::symlink(&copy, tmp.path().join("data/metrics.parquet")).unwrap();
+    let o = q(tmp.path());
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "data/metrics.parquet of table metrics is a symbolic link (to {}), which a release does not hold",
+            copy.display()
+        )),
+        "{}",
+        stderr(&o)
+    );
+    let linked = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), linked.path());
+    let data = outside.path().join("data");
+    std::fs::rename(linked.path().join("data"), &data).unwrap();
+    std::os::unix::fs::symlink(&data, linked.path().join("data")).unwrap();
+    let o = q(linked.path());
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("is reached through a symbolic link to a folder outside the release"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
