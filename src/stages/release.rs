@@ -700,7 +700,7 @@ impl Staging {
         };
         // the new release is in place: an old copy that cannot be removed now is a leftover
         // that the next build removes, not a failed build
-        if let Err(e) = std::fs::remove_dir_all(&old) {
+        if let Err(e) = remove_entry(&old) {
             tracing::warn!("the replaced release in {} was not removed: {e}", old.display());
         }
         pause_at("commit-old-removed");
@@ -774,6 +774,18 @@ fn lock_release_name(parent: &Path) -> Result<Option<std::fs::File>> {
     Ok(Some(f))
 }
 
+/// Removes the leftovers of killed builds beside the release `target`
+/// (`releases/<name>/<version>`) when no other build of its name runs (see [`Staging`]): what
+/// a build that writes nothing does (its release up to date, or refused), as one that writes
+/// does before it starts. Does nothing where the folder cannot be locked, or is not there.
+pub fn remove_killed_builds(target: &Path) {
+    let Some(parent) = target.parent() else { return };
+    let Ok(f) = std::fs::File::open(parent) else { return };
+    if f.try_lock().is_ok() {
+        remove_leftovers(parent);
+    }
+}
+
 /// Removes the hidden folders of builds that are gone from the release name's folder:
 /// `.<version>.building-*` (a staging folder, or the old copy a swap left there) and
 /// `.<version>.replaced-*` (an old copy renamed away). Called only while no other build of the
@@ -783,13 +795,16 @@ fn remove_leftovers(parent: &Path) {
     for e in rd.flatten() {
         let name = e.file_name().to_string_lossy().to_string();
         let hidden = name.strip_prefix('.').is_some_and(|n| n.contains(".building-") || n.contains(".replaced-"));
-        if hidden
-            && e.file_type().is_ok_and(|t| t.is_dir())
-            && let Err(err) = std::fs::remove_dir_all(e.path())
-        {
+        if hidden && let Err(err) = remove_entry(&e.path()) {
             tracing::warn!("a killed build's folder {} was not removed: {err}", e.path().display());
         }
     }
+}
+
+/// Removes `path`, a folder with what it holds, or a file or link (a version's path that was
+/// a file, swapped away by a forced build).
+fn remove_entry(path: &Path) -> std::io::Result<()> {
+    if std::fs::symlink_metadata(path)?.is_dir() { std::fs::remove_dir_all(path) } else { std::fs::remove_file(path) }
 }
 
 /// True when `path` is a symbolic link (through any number of links) to a regular file in the

@@ -354,6 +354,19 @@ fn an_unchanged_rebuild_reads_nothing_and_a_changed_one_needs_force() {
         stderr(&o)
     );
     assert_eq!(before, snapshot_files(&release));
+    // what killed builds left beside it (a staging folder, an old copy that was a file) goes
+    // with a build that writes nothing, as with one that writes
+    let hidden = |out: &std::path::Path| -> Vec<String> {
+        let rd = std::fs::read_dir(out.join("tinker-rl-bench")).unwrap();
+        let mut v: Vec<String> = rd.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+        v.retain(|n| n.contains(".building-") || n.contains(".replaced-"));
+        v
+    };
+    std::fs::create_dir_all(out.join("tinker-rl-bench/.1.0.0.building-4194999-x/data")).unwrap();
+    std::fs::write(out.join("tinker-rl-bench/.1.0.0.replaced-4194999"), "old").unwrap();
+    let o = run(bin().arg("build").arg(&pipeline).arg("--releases-dir").arg(&out));
+    assert!(stderr(&o).contains("up to date"), "{}", stderr(&o));
+    assert_eq!(hidden(&out), Vec::<String>::new());
     // the default duplicate-key rule given as an option changes nothing
     let o =
         run(bin().arg("build").arg(&pipeline).arg("--releases-dir").arg(&out).args(["--on-duplicate-key", "error"]));
@@ -421,6 +434,16 @@ fn an_unchanged_rebuild_reads_nothing_and_a_changed_one_needs_force() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("already exists; pass --force"), "{}", stderr(&o));
     assert_eq!(rewritten, snapshot_files(&release));
+    // a forced build over a version's path that is a file leaves no copy of the file
+    std::fs::write(out.join("tinker-rl-bench/9.9.9"), "not a release").unwrap();
+    let o = run(bin()
+        .args(["build", "-q", "--force", "--release-version", "9.9.9"])
+        .arg(&pipeline)
+        .arg("--releases-dir")
+        .arg(&out));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(out.join("tinker-rl-bench/9.9.9/manifest.json").is_file());
+    assert_eq!(hidden(&out), Vec::<String>::new());
 }
 
 #[test]

@@ -220,6 +220,7 @@ async fn build_in(
             // inputs hashed again because only their stamps changed (touched, copied) are
             // not hashed again next time
             save_input_cache(&input_cache, &cache_path);
+            crate::stages::release::remove_killed_builds(&target);
             return Ok(BuildOutcome {
                 release_dir: target,
                 manifest: *manifest,
@@ -229,9 +230,15 @@ async fn build_in(
         }
         UpToDate::No(why) => why,
     };
-    let staging = Staging::new(&target, opts.force).map_err(|e| match (e, &stale) {
-        (Error::Refused(m), Some(why)) => Error::Refused(format!("{m} (what changed: {why})")),
-        (e, _) => e,
+    let staging = Staging::new(&target, opts.force).map_err(|e| {
+        // a build refused writes nothing, but clears what killed builds left
+        if matches!(e, Error::Refused(_)) {
+            crate::stages::release::remove_killed_builds(&target);
+        }
+        match (e, &stale) {
+            (Error::Refused(m), Some(why)) => Error::Refused(format!("{m} (what changed: {why})")),
+            (e, _) => e,
+        }
     })?;
     // each input's stamp before anything reads it: one that differs after the build was
     // changed while it was read, and the release would not hold what its manifest says
