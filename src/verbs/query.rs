@@ -955,6 +955,8 @@ fn misplaced_source(path: &Path, location: &str) -> Result<()> {
         if let Some(release) = path.parent().filter(|r| r.join("manifest.json").is_file())
             && path.file_name().is_some_and(|n| n == "data" || n == "jsonl")
         {
+            // (`data` given from inside the release: its parent is the current folder)
+            let release = if release.as_os_str().is_empty() { Path::new(".") } else { release };
             return refuse(format!(
                 "{location} holds the files of every table of the release {}, which query would read as one \
                  table: query the release (each table under its name), or one table's files",

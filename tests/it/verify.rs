@@ -232,6 +232,17 @@ fn verify_reads_sha256sum_tag_lines_and_comments_and_reports_a_pipe() {
         assert_eq!(o.status.code(), Some(1), "{name}: {}{}", stdout(&o), stderr(&o));
         assert!(stdout(&o).contains(said), "{name}: {}", stdout(&o));
     }
+    // both missing: each said
+    let t = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), t.path());
+    std::fs::remove_file(t.path().join("manifest.json")).unwrap();
+    std::fs::remove_file(t.path().join("SHA256SUMS")).unwrap();
+    let o = run(bin().arg("verify").arg(t.path()));
+    assert_eq!(
+        stdout(&o),
+        "manifest.json: missing, so row counts and schemas cannot be verified\n\
+         SHA256SUMS: missing too, so no file's checksum can be verified\n"
+    );
     // without the manifest, a file changed behind SHA256SUMS's back is still caught
     let t = tempfile::tempdir().unwrap();
     copy_tree(example_release(), t.path());
@@ -526,7 +537,7 @@ fn verify_says_what_a_replaced_data_file_holds() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let out = stdout(&o);
     assert!(out.contains("data/checkpoints.parquet: size 64,518 bytes, manifest says 8,622 (sha256 "), "{out}");
-    assert!(out.contains("data/checkpoints.parquet: 13220 rows, manifest says 84 rows"), "{out}");
+    assert!(out.contains("data/checkpoints.parquet: 13,220 rows, manifest says 84 rows"), "{out}");
     assert!(out.contains("data/checkpoints.parquet: schema differs from the manifest's table checkpoints"), "{out}");
     // a card path that matches no file is said as such, not as a split the data lacks
     let card = std::fs::read_to_string(tmp.path().join("README.md")).unwrap();

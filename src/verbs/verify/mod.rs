@@ -163,7 +163,7 @@ fn run_checks(
                     "manifest.json: missing, so row counts and schemas cannot be verified (checksums are checked \
                  against SHA256SUMS)"
                 } else {
-                    "manifest.json: missing, so checksums and row counts cannot be verified"
+                    "manifest.json: missing, so row counts and schemas cannot be verified"
                 },
             );
             None
@@ -252,8 +252,14 @@ fn check_release_files(dir: &Path, manifest: Option<&Manifest>, rep: &mut Verify
 /// a release without a readable manifest (no row counts or schemas then: those are the
 /// manifest's). Silent when there is no `SHA256SUMS` that is a regular file.
 fn check_sums_alone(dir: &Path, rep: &mut VerifyReport) {
-    if !matches!(entry(dir, "SHA256SUMS"), Entry::Readable) {
-        return;
+    match entry(dir, "SHA256SUMS") {
+        Entry::Readable => {}
+        // both gone: each said, as each is a file the release lacks
+        Entry::Missing => {
+            rep.push(ProblemKind::Missing, "SHA256SUMS: missing too, so no file's checksum can be verified");
+            return;
+        }
+        _ => return,
     }
     let text = match crate::stages::ingest::files::read_small(&dir.join("SHA256SUMS"), 64 << 20) {
         Ok(t) => t,
@@ -696,9 +702,9 @@ fn check_rows_and_schemas(
                 .map_err(|e| format!("not a readable Parquet file: {e}")),
             // only the footer of a file checked elsewhere is here
             "jsonl" | "rejects" if footers_only.contains(&f.path) => continue,
-            "jsonl" | "rejects" => {
-                count_lines(&p).map(|n| (n, "lines", None)).map_err(|e| format!("cannot be read: {}", os_error(e)))
-            }
+            "jsonl" | "rejects" => count_lines(&p)
+                .map(|(n, cut)| (n, if cut { "lines, the last without its line end" } else { "lines" }, None))
+                .map_err(|e| format!("cannot be read: {}", os_error(e))),
             _ => continue,
         };
         let (found, unit, schema) = match counted {
@@ -712,10 +718,19 @@ fn check_rows_and_schemas(
         };
         match f.rows {
             Some(n) if n == found => {}
-            Some(n) => rep.push(ProblemKind::RowCount, format!("{}: {found} {unit}, manifest says {n} rows", f.path)),
-            None => {
-                rep.push(ProblemKind::RowCount, format!("{}: {found} {unit}, the manifest gives no row count", f.path))
-            }
+            Some(n) => rep.push(
+                ProblemKind::RowCount,
+                format!(
+                    "{}: {} {unit}, manifest says {} rows",
+                    f.path,
+                    numbers::group_digits(found),
+                    numbers::group_digits(n)
+                ),
+            ),
+            None => rep.push(
+                ProblemKind::RowCount,
+                format!("{}: {} {unit}, the manifest gives no row count", f.path, numbers::group_digits(found)),
+            ),
         }
         if let (Some(schema), Some(t)) = (schema, f.table.as_ref().and_then(|t| m.table(t))) {
             let diffs = schema_diff(&t.schema.arrow_schema(), &schema);
@@ -1055,17 +1070,25 @@ fn sums_line(line: &str) -> Option<(String, String)> {
     (!path.is_empty()).then(|| (sha.to_ascii_lowercase(), path))
 }
 
-fn count_lines(p: &Path) -> Result<u64> {
+/// The lines of the file `p`, a last one without its line end among them, and whether there is
+/// such a last line (a file cut short).
+///
+/// Errors: [`Error::Io`] when the file cannot be read.
+fn count_lines(p: &Path) -> Result<(u64, bool)> {
     use std::io::Read;
     let mut f = std::fs::File::open(p).map_err(|e| Error::io(p, e))?;
     let mut buf = vec![0u8; 1 << 20];
     let mut n = 0u64;
+    let mut last = b'\n';
     loop {
         let k = f.read(&mut buf).map_err(|e| Error::io(p, e))?;
         if k == 0 {
-            return Ok(n);
+            // a last line without its line end (a file cut short) is a line too
+            let cut = last != b'\n';
+            return Ok((n + u64::from(cut), cut));
         }
         n += memchr::memchr_iter(b'\n', &buf[..k]).count() as u64;
+        last = buf[k - 1];
     }
 }
 
@@ -2455,6 +2478,16 @@ mod tests {
     use super::*;
 
     #[cfg(unix)]
+    #[test]
+    fn a_last_line_without_its_end_is_counted_and_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.jsonl");
+        for (text, want) in [("", (0, false)), ("{}\n", (1, false)), ("{}\n{\"a\": ", (2, true)), ("{\"a", (1, true))] {
+            std::fs::write(&p, text).unwrap();
+            assert_eq!(count_lines(&p).unwrap(), want, "{text:?}");
+        }
+    }
+
     #[test]
     fn links_into_a_cache_blob_store_are_files() {
         let t = tempfile::tempdir().unwrap();
