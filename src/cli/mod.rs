@@ -686,8 +686,8 @@ fn verify(
         if !quiet {
             let rows = match rep.rows_checked {
                 Some(n) => format!(
-                    ", {} rows read and checked against their schemas and any JSON Lines copies",
-                    crate::core::numbers::group_digits(n)
+                    ", {} read and checked against their schemas and any JSON Lines copies",
+                    crate::stages::hash::rows(n)
                 ),
                 None => String::new(),
             };

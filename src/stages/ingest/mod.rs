@@ -1930,11 +1930,11 @@ impl Applier<'_> {
             self.negative_zeros.1 = Some((chunk.srefs[e.row].clone(), e.path.clone()));
         }
         self.negative_zeros.0 += zeros.count() as u64;
-        for e in &chunk.events {
+        // in the file's order (events come column by column): the examples kept are the first
+        let mut events: Vec<_> = chunk.events.iter().filter(|e| e.kind != "negative-zero").collect();
+        events.sort_by_key(|e| e.row);
+        for e in events {
             let sref = &chunk.srefs[e.row];
-            if e.kind == "negative-zero" {
-                continue;
-            }
             let tally = match e.kind {
                 "nonfinite" => self.report.nonfinite.entry(name.clone()).or_default(),
                 _ => self.report.coercions.entry(name.clone()).or_default(),

@@ -475,8 +475,8 @@ fn check_counts(m: &Manifest, rep: &mut VerifyReport) {
             rep.push(
                 ProblemKind::Manifest,
                 format!(
-                    "manifest.json: rejects file of {name} ({} rows) is not counted in report.rejected_rows",
-                    rows.unwrap_or(0)
+                    "manifest.json: rejects file of {name} ({}) is not counted in report.rejected_rows",
+                    hash::rows(rows.unwrap_or(0))
                 ),
             );
         }
@@ -720,12 +720,7 @@ fn check_rows_and_schemas(
             Some(n) if n == found => {}
             Some(n) => rep.push(
                 ProblemKind::RowCount,
-                format!(
-                    "{}: {} {unit}, manifest says {} rows",
-                    f.path,
-                    numbers::group_digits(found),
-                    numbers::group_digits(n)
-                ),
+                format!("{}: {} {unit}, manifest says {}", f.path, numbers::group_digits(found), hash::rows(n)),
             ),
             None => rep.push(
                 ProblemKind::RowCount,
