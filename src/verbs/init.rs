@@ -4259,6 +4259,9 @@ struct StepOrder {
     /// Files whose last resumed attempt stopped short of the step the attempt before reached:
     /// its steps between are the stopped attempt's alone (said in a note).
     spliced: Vec<String>,
+    /// The steps met since the steps last went back, in this file: a plain log's step met
+    /// again there is the same attempt's second record of it (an evaluation's line), no resume.
+    since_back: ahash::AHashSet<i64>,
 }
 
 impl StepOrder {
@@ -4273,6 +4276,7 @@ impl StepOrder {
             resumed: false,
             last_back: None,
             spliced: Vec::new(),
+            since_back: ahash::AHashSet::new(),
         }
     }
 
@@ -4321,6 +4325,7 @@ impl StepOrder {
                 // (a step below the one before: the steps went back; after that, up again)
                 if s < self.previous {
                     self.last_back = Some((row_place(rb, i), s, self.greatest, s));
+                    self.since_back.clear();
                 } else if let Some(back) = self.last_back.as_mut() {
                     back.3 = back.3.max(s);
                 }
@@ -4328,12 +4333,20 @@ impl StepOrder {
                 self.greatest = self.greatest.max(s);
                 self.previous = s;
             }
+            // (a plain log's step met twice by the attempt after the last going back is that
+            // attempt's own repeat)
+            let again = steps.is_valid(i) && self.last_back.is_some() && !self.since_back.insert(steps.value(i));
             let explained = match (&self.last_back, steps.is_valid(i)) {
-                (Some((_, _, before, _)), true) => steps.value(i) <= *before,
+                (Some((_, _, before, _)), true) => steps.value(i) <= *before && !again,
+                _ => false,
+            };
+            let past = match (&self.last_back, steps.is_valid(i)) {
+                (Some((_, _, before, _)), true) => steps.value(i) > *before,
                 _ => false,
             };
             out.push(match (self.strict, &self.last_back) {
                 (true, _) if explained => None,
+                (true, Some(_)) if again && !past => Some("logged twice by the attempt after its steps went back"),
                 (true, Some(_)) => Some("past the step the run had reached before its steps went back"),
                 (false, _) if self.resumed || steps.is_null(i) => None,
                 _ => Some("where the steps had not gone back"),

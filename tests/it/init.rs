@@ -1958,6 +1958,14 @@ fn a_plain_log_a_resumed_run_appended_to_keeps_the_last_row_of_each_step() {
         &format!("{}{{\"step\": 7, \"eval_acc\": 0.9}}\n", lines(&[1, 2, 3, 4, 5, 3, 4, 5, 6, 7])),
         "step 7 again at x/train_log.jsonl:11, past the step the run had reached before its steps went back",
     );
+    // nor a step the resumed attempt logs twice (its evaluation's line beside its training's):
+    // keep-last would set its training row aside for its evaluation's
+    no_resume(
+        "eval_after",
+        "{\"step\": 1, \"loss\": 1.0}\n{\"step\": 2, \"loss\": 0.9}\n{\"step\": 3, \"loss\": 0.8}\n\
+         {\"step\": 2, \"loss\": 0.85}\n{\"step\": 2, \"eval_acc\": 0.5}\n{\"step\": 3, \"loss\": 0.75}\n",
+        "step 2 again at x/train_log.jsonl:5, logged twice by the attempt after its steps went back",
+    );
     // steps written as text tell no order ("10" comes before "9" as text)
     let text: String =
         ["8", "9", "10", "10", "11"].iter().map(|s| format!("{{\"step\": \"{s}\", \"loss\": 0.5}}\n")).collect();
