@@ -4708,7 +4708,13 @@ impl TablePlan {
             [first @ .., last] if named.len() <= 4 => format!("{} and {last}", first.join(", ")),
             _ => "the files of the source's `path`".to_string(),
         };
-        self.plan.description.replace("{files}", &shown)
+        let mut d = self.plan.description.replace("{files}", &shown);
+        // a branch a resumed run went back from stays in the table: the card says so
+        for s in &self.trial.spliced {
+            let s = s.split("; leave them out").next().unwrap_or(s);
+            d.push_str(&format!(" Rows of a branch a run went back from stay: {s}."));
+        }
+        d
     }
 
     /// The table's SQL.
@@ -5229,6 +5235,10 @@ fn pipeline_toml(
                     columns.join(", ")
                 ));
             }
+        }
+        for s in &tp.trial.spliced {
+            let s: String = s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+            t.push_str(&format!("# {s}\n"));
         }
         t.push_str(&format!("query = \"\"\"\n{}\n\"\"\"\n", multiline_body(&tp.sql())));
     }

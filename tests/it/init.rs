@@ -1923,6 +1923,12 @@ fn a_resumed_run_that_stopped_short_is_said() {
                 logged up to step 42 since: its steps 43 to 45 are the stopped attempt's alone";
     assert!(notes.contains(said), "{notes}");
     assert_eq!(notes.matches("the run went back to step").count(), 1, "{notes}");
+    // pipeline.toml says it beside the table's SQL, and the card in the table's description
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/short/pipeline.toml")).unwrap();
+    assert!(toml.contains(&format!("# {}", &said["table metrics: ".len()..])), "{toml}");
+    let release = build_from_elsewhere(tmp.path(), "short");
+    let card = std::fs::read_to_string(release.join("README.md")).unwrap();
+    assert!(card.contains("Rows of a branch a run went back from stay: the run went back to step 40"), "{card}");
 }
 
 /// A plain log of one run per file that a resumed run appended to again (steps 3 and 4 logged
