@@ -873,8 +873,8 @@ fn look(rel: &str, path: &Path) -> std::result::Result<Kind, String> {
     }
     let ext = lower.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
     match ext {
-        "jsonl" | "ndjson" => look_jsonl(&input, base),
-        "json" => look_json(&input, base),
+        "jsonl" | "ndjson" => look_jsonl(&input, base, true),
+        "json" => look_json(&input, base, true),
         "eval" if name == base => {
             if crate::stages::ingest::inspect::is_inspect_log(path) {
                 Ok(Kind::Many(INSPECT, run_pattern(rel, Format::InspectEvals)))
@@ -1327,7 +1327,9 @@ fn lighteval_pattern(dir: &str, top: &str, inner: &[&str], file: &str) -> String
 }
 
 /// Reads the first record of a JSON Lines file and tells its format.
-fn look_jsonl(input: &InputFile, base: &str) -> std::result::Result<Kind, String> {
+/// `other_way`: whether a first line that does not read may be one JSON document over several
+/// lines ([`look_json`] told so not to come back here).
+fn look_jsonl(input: &InputFile, base: &str, other_way: bool) -> std::result::Result<Kind, String> {
     use std::io::{BufRead, Read};
     let mut reader = crate::stages::ingest::files::open(input).map_err(|e| e.to_string())?;
     crate::stages::ingest::records::refuse_utf16_json(&mut reader, &input.rel)
@@ -1353,7 +1355,8 @@ fn look_jsonl(input: &InputFile, base: &str) -> std::result::Result<Kind, String
                 let opens = buf.iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|b| matches!(b, b'[' | b'{'));
                 if line == 1
                     && opens
-                    && let Ok(kind) = look_json(input, base)
+                    && other_way
+                    && let Ok(kind) = look_json(input, base, false)
                 {
                     return Ok(kind);
                 }
@@ -1725,7 +1728,10 @@ const ALL_RESULTS: &str = "the union of the Trainer's metrics files of each spli
                            train_results.json, eval_results.json, … and this one): those are read";
 
 /// Reads the outline of a JSON document and tells its format.
-fn look_json(input: &InputFile, base: &str) -> std::result::Result<Kind, String> {
+///
+/// `other_way`: whether a document followed by more lines may be JSON Lines ([`look_jsonl`]
+/// told so not to come back here: each tried the other way once, not in turn for ever).
+fn look_json(input: &InputFile, base: &str, other_way: bool) -> std::result::Result<Kind, String> {
     use std::io::BufRead;
     let mut reader = crate::stages::ingest::files::open(input).map_err(|e| e.to_string())?;
     crate::stages::ingest::records::refuse_utf16_json(&mut reader, &input.rel)
@@ -1740,7 +1746,8 @@ fn look_json(input: &InputFile, base: &str) -> std::result::Result<Kind, String>
     if let Err(e) = &parsed
         && crate::stages::ingest::records::serde_what(e) == "trailing characters"
         && e.line() > 1
-        && let Ok(kind) = look_jsonl(input, base)
+        && other_way
+        && let Ok(kind) = look_jsonl(input, base, false)
     {
         return Ok(kind);
     }

@@ -2598,3 +2598,18 @@ fn init_keeps_the_last_log_of_a_trackio_run_resumed_from_a_checkpoint() {
          4,train/loss,0.6\n5,train/loss,0.5\n6,train/loss,0.4\n"
     );
 }
+
+#[test]
+fn a_first_line_nested_too_deep_is_said_once_and_the_good_lines_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("logs");
+    // a first line that does not read and starts with `{`, then a document's closing lines:
+    // each of the two readers tries the other once, not in turn for ever
+    let deep = format!("{{\"id\": 1, \"x\": {}{}}}\n", "[".repeat(200), "]".repeat(200));
+    let good: String = (2..6).map(|i| format!("{{\"id\": {i}, \"x\": []}}\n")).collect();
+    write(&d, "x.jsonl", &format!("{deep}{good}"));
+    let doc = init(tmp.path(), &d, "deep");
+    assert_eq!(init_rows(&doc), rows_of(&[("x", 4)]), "{doc}");
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/deep/pipeline.toml")).unwrap();
+    assert!(toml.contains("on_invalid = \"reject\"") && toml.contains("nested 128 or more"), "{toml}");
+}
