@@ -2560,7 +2560,10 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
                 && m.named == c.named
                 && parent(&m.files[0].rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default())
                     == parent(&c.dir)
-                && file_name(&m.files[0]) == file_name(&c.files[0])
+                // a run's log compressed beside others' plain ones is the same log (one
+                // source, a path per compression); one folder's two copies are not
+                && strip_compression(&file_name(&m.files[0])) == strip_compression(&file_name(&c.files[0]))
+                && !m.files.iter().any(|f| f.rsplit_once('/').map(|(d, _)| d) == Some(c.dir.as_str()))
         };
         if let Some(m) = merged.iter_mut().find(|m| sibling(m)) {
             join_arrays(m, &c.signature, c.outline.as_ref());
@@ -2593,7 +2596,7 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
             && !c.keys.contains("run")
             && let Some(above) = run_folders.get(&c.dir)
         {
-            let name = file_name(&c.files[0]);
+            let name = strip_compression(&file_name(&c.files[0])).to_string();
             c.wanted =
                 Some(if above.is_empty() { format!("{{run}}/{name}") } else { format!("{above}/{{run}}/{name}") });
             c.dir = above.clone();
@@ -2607,7 +2610,7 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
             };
             let capture = ["run", "run_dir", "folder"].into_iter().find(|k| !taken(k)).unwrap_or("folder_");
             let above = parent(&c.dir);
-            let name = file_name(&c.files[0]);
+            let name = strip_compression(&file_name(&c.files[0])).to_string();
             c.wanted = Some(if above.is_empty() {
                 format!("{{{capture}}}/{name}")
             } else {
@@ -2712,7 +2715,22 @@ fn cluster_plans(c: Cluster) -> Vec<SourcePlan> {
     let base = group_name(&c.dir, &c.files);
     // (said of the files finally read: see `TablePlan::description`)
     let shown = "{files}";
-    let wanted = c.wanted.clone().or_else(|| glob_of(&c.dir, &c.files)).into_iter().collect::<Vec<_>>();
+    // a captured pattern names the files without their compression: one per compression found
+    // (`{run}/log.jsonl`, `{run}/log.jsonl.gz`)
+    let wanted: Vec<String> = match &c.wanted {
+        Some(w) => {
+            let suffixes: BTreeSet<&str> = c
+                .files
+                .iter()
+                .map(|f| {
+                    let name = f.rsplit('/').next().unwrap_or(f);
+                    &name[strip_compression(name).len()..]
+                })
+                .collect();
+            suffixes.into_iter().map(|sfx| format!("{w}{sfx}")).collect()
+        }
+        None => glob_of(&c.dir, &c.files).into_iter().collect(),
+    };
     let generic_keys = |keys: &BTreeSet<String>| -> Vec<Vec<String>> {
         let mut out = Vec::new();
         let run = ["run_id", "run"].into_iter().find(|k| keys.contains(*k));

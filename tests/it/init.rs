@@ -2613,3 +2613,29 @@ fn a_first_line_nested_too_deep_is_said_once_and_the_good_lines_read() {
     let toml = std::fs::read_to_string(tmp.path().join("pipelines/deep/pipeline.toml")).unwrap();
     assert!(toml.contains("on_invalid = \"reject\"") && toml.contains("nested 128 or more"), "{toml}");
 }
+
+#[test]
+fn a_plain_log_compressed_in_one_run_folder_joins_the_other_runs() {
+    use std::io::Write;
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("runs");
+    let log = |run: u32| -> String { (0..3).map(|s| format!("{{\"step\": {s}, \"loss\": {run}.{s}}}\n")).collect() };
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(log(1).as_bytes()).unwrap();
+    std::fs::create_dir_all(d.join("r1")).unwrap();
+    std::fs::write(d.join("r1/log.jsonl.gz"), gz.finish().unwrap()).unwrap();
+    write(&d, "r2/log.jsonl", &log(2));
+    write(&d, "r3/log.jsonl", &log(3));
+    let doc = init(tmp.path(), &d, "gz");
+    assert_eq!(
+        source(&doc, "log_raw")["path"],
+        serde_json::json!(["raw/{run}/log.jsonl", "raw/{run}/log.jsonl.gz"]),
+        "{doc}"
+    );
+    assert_eq!(key(&doc, "log"), ["run", "step"]);
+    let release = build_from_elsewhere(tmp.path(), "gz");
+    assert_eq!(
+        query(&release, "SELECT run, count(*) AS n FROM log GROUP BY run ORDER BY run"),
+        "run,n\nr1,3\nr2,3\nr3,3\n"
+    );
+}
