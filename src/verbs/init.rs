@@ -613,7 +613,7 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
         if trial.key.is_empty() && trial.key_unchecked {
             notes.push(format!(
                 "table {table}: no primary key, as a key is checked over at most {} rows (of one file, or of the \
-                 source) and this table has more; declare `primary_key` in its schema if you know one (each build \
+                 source) and this table has more; declare `primaryKey` in its schema if you know one (each build \
                  checks it)",
                 crate::core::numbers::group_digits(KEY_CHECK_MAX_ROWS)
             ));
@@ -1331,7 +1331,7 @@ fn lighteval_pattern(dir: &str, top: &str, inner: &[&str], file: &str) -> String
 /// lines ([`look_json`] told so not to come back here).
 fn look_jsonl(input: &InputFile, base: &str, other_way: bool) -> std::result::Result<Kind, String> {
     use std::io::{BufRead, Read};
-    let mut reader = crate::stages::ingest::files::open(input).map_err(|e| e.to_string())?;
+    let mut reader = crate::stages::ingest::files::open(input).map_err(|e| unreadable_reason(&input.rel, &e))?;
     crate::stages::ingest::records::refuse_utf16_json(&mut reader, &input.rel)
         .map_err(|e| unreadable_reason(&input.rel, &e))?;
     let mut reader = reader.take(PEEK_LINE_BYTES);
@@ -1430,7 +1430,7 @@ fn fragment_pattern(rel: &str) -> String {
 /// first mapping of a root sequence), and a root mapping's outline, as a JSON document's.
 fn look_yaml(input: &InputFile) -> std::result::Result<Kind, String> {
     use crate::stages::ingest::records::Item;
-    let reader = crate::stages::ingest::files::open(input).map_err(|e| e.to_string())?;
+    let reader = crate::stages::ingest::files::open(input).map_err(|e| unreadable_reason(&input.rel, &e))?;
     let mut first: Option<std::result::Result<Kind, String>> = None;
     let mut sink = |item: Item| -> Result<()> {
         if first.is_none() {
@@ -1733,7 +1733,7 @@ const ALL_RESULTS: &str = "the union of the Trainer's metrics files of each spli
 /// told so not to come back here: each tried the other way once, not in turn for ever).
 fn look_json(input: &InputFile, base: &str, other_way: bool) -> std::result::Result<Kind, String> {
     use std::io::BufRead;
-    let mut reader = crate::stages::ingest::files::open(input).map_err(|e| e.to_string())?;
+    let mut reader = crate::stages::ingest::files::open(input).map_err(|e| unreadable_reason(&input.rel, &e))?;
     crate::stages::ingest::records::refuse_utf16_json(&mut reader, &input.rel)
         .map_err(|e| unreadable_reason(&input.rel, &e))?;
     // a byte order mark is left out, as the JSON reader leaves it out
@@ -3726,7 +3726,7 @@ fn source_toml(name: &str, plan: &SourcePlan, prefix: &str) -> String {
         .collect();
     if !texts.is_empty() {
         t.push_str(&format!(
-            "keep_text = false   # the texts {} are left out of the table (true keeps them)\n",
+            "keep_text = false   # the texts {} are left out (true reads them: then select them in the table's query)\n",
             texts.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
         ));
     }
@@ -4043,16 +4043,22 @@ fn describing_columns(rb: &RecordBatch, captures: &[String]) -> Vec<Vec<String>>
                 // (one other text in ten, and one, is a typo or a remark beside the results)
                 let mut n = NumberText::new(f.name());
                 let (mut numeric, mut decimals, mut other) = (0usize, 0usize, 0usize);
+                // an integer beyond 64 bits (a seed, a hash) is why a column of integers is text
+                let mut big = false;
                 for v in t.iter().flatten().filter(|v| !crate::core::values::missing_text(v)) {
                     if n.take(v, String::new) {
                         numeric += 1;
                         decimals += usize::from(v.contains('.'));
+                        let digits = v.trim().trim_start_matches(['-', '+']);
+                        big |= !digits.is_empty()
+                            && digits.bytes().all(|b| b.is_ascii_digit())
+                            && v.trim().parse::<i64>().is_err();
                     } else {
                         other += 1;
                     }
                 }
                 let numbers =
-                    (n.kind.is_some() || decimals >= 2) && numeric >= 2 && other <= 1 + (numeric + other) / 10;
+                    (n.kind.is_some() || decimals >= 2 || big) && numeric >= 2 && other <= 1 + (numeric + other) / 10;
                 if short && !numbers && !name_says(f.name(), NOTE_WORDS) {
                     let distinct: BTreeSet<&str> = t.iter().flatten().collect();
                     text.push((distinct.len(), f.name().clone()));
@@ -5200,6 +5206,13 @@ fn pipeline_toml(
     );
     let mut tags: Vec<&str> = Vec::new();
     for tp in tables.iter().filter(|tp| !tp.plan.other_writer) {
+        // the evaluation tools by name, beside `evaluation`
+        let tool = match tp.plan.format {
+            Format::InspectEvals | Format::InspectSamples => Some("inspect-ai"),
+            Format::LmEvalResults | Format::LmEvalSamples => Some("lm-evaluation-harness"),
+            Format::LightevalResults | Format::LightevalDetails => Some("lighteval"),
+            _ => None,
+        };
         let tag = match tp.plan.format {
             Format::TinkerMetrics
             | Format::TinkerCheckpoints
@@ -5224,8 +5237,10 @@ fn pipeline_toml(
             Format::Tensorboard => "tensorboard",
             _ => continue,
         };
-        if !tags.contains(&tag) {
-            tags.push(tag);
+        for tag in std::iter::once(tag).chain(tool) {
+            if !tags.contains(&tag) {
+                tags.push(tag);
+            }
         }
     }
     if !tags.is_empty() {

@@ -337,7 +337,10 @@ fn verl_file_logger_lines_are_read_in_long_form_and_a_resumed_run_keeps_its_last
     assert!(stderr(&o).contains("superseded by the row at raw/verl_grpo_gsm8k/qwen2_5_grpo.jsonl:8"), "{}", stderr(&o));
     // the dumps' prompts and responses are left out, and both pipeline.toml and the card say so
     assert!(
-        toml.contains("keep_text = false   # the texts `input`, `output` are left out of the table (true keeps them)"),
+        toml.contains(
+            "keep_text = false   # the texts `input`, `output` are left out (true reads them: then select them in the \
+             table's query)"
+        ),
         "{toml}"
     );
     let card = std::fs::read_to_string(r.join("README.md")).unwrap();

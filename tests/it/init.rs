@@ -2639,3 +2639,13 @@ fn a_plain_log_compressed_in_one_run_folder_joins_the_other_runs() {
         "run,n\nr1,3\nr2,3\nr3,3\n"
     );
 }
+
+#[test]
+fn a_column_of_integers_kept_as_text_for_one_beyond_64_bits_is_no_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("res");
+    write(&d, "a.csv", "task,h,acc\nt1,18446744073709551617,0.5\nt1,123,0.6\nt2,-5,0.7\n");
+    let doc = init(tmp.path(), &d, "big");
+    // `h`, integers one of which no Int64 holds, is a value, no name of a row: no key
+    assert_eq!(key(&doc, "a"), Vec::<String>::new(), "{doc}");
+}
