@@ -277,6 +277,54 @@ fn look_at_files(raw: &Path, opts: &InitOptions, name: &str) -> Walked {
     Walked { looked, not_read, notes, total }
 }
 
+/// Why a compressed copy of a file read is left out.
+const COMPRESSED_COPY: &str = "the bytes of";
+
+/// Of a file there both plain and compressed (`log.jsonl` beside `log.jsonl.gz`), the compressed
+/// copy when it holds the same bytes once decompressed: left out (in `not_read`, with why), as
+/// reading both would give each row twice. Copies that differ are both read, and a note says so.
+fn compressed_copies(looked: Vec<Looked>, not_read: &mut Vec<NotRead>, notes: &mut Vec<String>) -> Vec<Looked> {
+    use sha2::Digest;
+    let digest = |l: &Looked| -> Option<Vec<u8>> {
+        let input = InputFile { rel: l.rel.clone(), path: l.path.clone(), captures: vec![] };
+        let mut r = crate::stages::ingest::files::open(&input).ok()?;
+        let mut h = sha2::Sha256::new();
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            let n = std::io::Read::read(&mut r, &mut buf).ok()?;
+            if n == 0 {
+                return Some(h.finalize().to_vec());
+            }
+            h.update(&buf[..n]);
+        }
+    };
+    let plain: BTreeMap<&str, &Looked> =
+        looked.iter().filter(|l| strip_compression(&l.rel) == l.rel).map(|l| (l.rel.as_str(), l)).collect();
+    let mut copies: BTreeSet<String> = BTreeSet::new();
+    for l in looked.iter().filter(|l| strip_compression(&l.rel) != l.rel) {
+        let Some(p) = plain.get(strip_compression(&l.rel)) else { continue };
+        if p.kind.format() != l.kind.format() {
+            continue;
+        }
+        match (digest(p), digest(l)) {
+            (Some(a), Some(b)) if a == b => {
+                copies.insert(l.rel.clone());
+                not_read.push(NotRead {
+                    problems: Vec::new(),
+                    file: l.rel.clone(),
+                    reason: format!("{COMPRESSED_COPY} {} beside it, compressed: read there once", p.rel),
+                });
+            }
+            _ => notes.push(format!(
+                "{} and {} are one file's name plain and compressed, but hold other records: each is read (a copy \
+                 left behind when a log was compressed? remove the one you do not want)",
+                p.rel, l.rel
+            )),
+        }
+    }
+    looked.into_iter().filter(|l| !copies.contains(&l.rel)).collect()
+}
+
 /// A note for each set of files read with the same bytes (a file copied beside itself): each
 /// is read as a file of its own, and may make a table of its own. Sizes first; only files of
 /// a size shared are hashed.
@@ -502,6 +550,7 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
     // 1. look at every file
     progress.start("looking at the files", Unit::None, None);
     let Walked { looked, mut not_read, mut notes, total } = look_at_files(&raw, opts, &name);
+    let looked = compressed_copies(looked, &mut not_read, &mut notes);
     progress.finish();
     // hidden entries are not walked into: each counts once (a `.git` folder is one)
     let hidden = hidden_entries(&raw);
@@ -579,7 +628,8 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
         // a file the source's `path` matches that init could not read at all (a database cut
         // short): the pipeline's `not_read` leaves it out, and the table says so too
         for f in plan.skipped.iter().filter(|f| !plan.left_out.iter().any(|n| &n.file == *f)) {
-            if let Some(n) = not_read.iter().find(|n| &n.file == f) {
+            // (a compressed copy of a file read lacks nothing)
+            if let Some(n) = not_read.iter().find(|n| &n.file == f && !n.reason.starts_with(COMPRESSED_COPY)) {
                 let reason = n.reason.clone();
                 notes.push(format!(
                     "table {table} leaves out {f} (the pipeline's `not_read` lists it: take it out of there once \

@@ -2638,6 +2638,32 @@ fn a_plain_log_compressed_in_one_run_folder_joins_the_other_runs() {
         query(&release, "SELECT run, count(*) AS n FROM log GROUP BY run ORDER BY run"),
         "run,n\nr1,3\nr2,3\nr3,3\n"
     );
+    // a run's log there plain and compressed, the same bytes: read once
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(log(2).as_bytes()).unwrap();
+    std::fs::write(d.join("r2/log.jsonl.gz"), gz.finish().unwrap()).unwrap();
+    let doc = init(tmp.path(), &d, "both");
+    assert_eq!(init_rows(&doc), rows_of(&[("log", 9)]), "{doc}");
+    assert_eq!(
+        not_read(&doc),
+        vec![(
+            "r2/log.jsonl.gz".to_string(),
+            "the bytes of r2/log.jsonl beside it, compressed: read there once".to_string()
+        )]
+    );
+    let release = build_from_elsewhere(tmp.path(), "both");
+    assert_eq!(query(&release, "SELECT count(*) AS n FROM log WHERE run = 'r2'"), "n\n3\n");
+    // other records under the compressed name: both read, and said
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(log(4).as_bytes()).unwrap();
+    std::fs::write(d.join("r2/log.jsonl.gz"), gz.finish().unwrap()).unwrap();
+    let doc = init(tmp.path(), &d, "other");
+    assert!(
+        doc["notes"].to_string().contains(
+            "r2/log.jsonl and r2/log.jsonl.gz are one file's name plain and compressed, but hold other records"
+        ),
+        "{doc}"
+    );
 }
 
 #[test]
