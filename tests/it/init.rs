@@ -447,12 +447,18 @@ fn runs_whose_logs_were_compressed_are_runs_of_the_same_table() {
         query(&release, "SELECT run, count(*) AS n FROM metrics GROUP BY run ORDER BY run"),
         "run,n\na,3\nb,3\nc,3\n"
     );
-    // a run with its log both ways: two tables, each building (one source would hold each
-    // step twice)
+    // a run with its log both ways, the same bytes: read once, the copy left out
     std::fs::write(runs.join("a/metrics.jsonl.zst"), zstd::encode_all(log(1).as_bytes(), 3).unwrap()).unwrap();
     let doc = init(tmp.path(), &runs, "z2");
-    assert_eq!(init_rows(&doc).len(), 3, "{doc}");
+    assert_eq!(init_rows(&doc), BTreeMap::from([("metrics".into(), 9)]), "{doc}");
+    assert_eq!(not_read(&doc)[0].0, "a/metrics.jsonl.zst");
     build_from_elsewhere(tmp.path(), "z2");
+    // other records under the compressed name: two tables, each building (one source would
+    // hold each step twice)
+    std::fs::write(runs.join("a/metrics.jsonl.zst"), zstd::encode_all(log(4).as_bytes(), 3).unwrap()).unwrap();
+    let doc = init(tmp.path(), &runs, "z3");
+    assert_eq!(init_rows(&doc).len(), 3, "{doc}");
+    build_from_elsewhere(tmp.path(), "z3");
 }
 
 #[test]
@@ -1816,10 +1822,10 @@ fn a_plain_file_there_both_plain_and_compressed_is_two_tables_not_rows_twice() {
     let raw = tmp.path().join("raw");
     write(&raw, "r1/scores.tsv", "a\tb\n1\t2\n3\t4\n");
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    std::io::Write::write_all(&mut gz, b"a\tb\n1\t2\n3\t4\n").unwrap();
+    std::io::Write::write_all(&mut gz, b"a\tb\n1\t2\n3\t4\n5\t6\n").unwrap();
     std::fs::write(raw.join("r1/scores.tsv.gz"), gz.finish().unwrap()).unwrap();
     let doc = init(tmp.path(), &raw, "pg");
-    assert_eq!(init_rows(&doc), BTreeMap::from([("scores".into(), 2), ("scores_2".into(), 2)]));
+    assert_eq!(init_rows(&doc), BTreeMap::from([("scores".into(), 2), ("scores_2".into(), 3)]));
     assert_eq!(release_rows(&build_from_elsewhere(tmp.path(), "pg")), init_rows(&doc));
 }
 
