@@ -3927,7 +3927,9 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
                 if f.name().starts_with("_source_") || captures.contains(f.name()) {
                     continue;
                 }
-                let entry = number_texts.entry(f.name().clone()).or_insert_with(|| Some(NumberText::new(f.name())));
+                let entry = number_texts.entry(f.name().clone()).or_insert_with(|| {
+                    Some(NumberText { decimal_comma: plan.delimiter == Some(b';'), ..NumberText::new(f.name()) })
+                });
                 // (a column given up is not read again, batch after batch)
                 let Some(n) = entry.as_mut() else { continue };
                 if !t.iter().enumerate().all(|(r, v)| v.is_none_or(|v| n.take(v, || row_place(rb, r)))) {
@@ -4096,9 +4098,9 @@ fn describing_columns(rb: &RecordBatch, captures: &[String]) -> Vec<Vec<String>>
                 // an integer beyond 64 bits (a seed, a hash) is why a column of integers is text
                 let mut big = false;
                 for v in t.iter().flatten().filter(|v| !crate::core::values::missing_text(v)) {
-                    if n.take(v, String::new) {
+                    if n.take(v, String::new) || is_decimal_comma(v) {
                         numeric += 1;
-                        decimals += usize::from(v.contains('.'));
+                        decimals += usize::from(v.contains('.') || is_decimal_comma(v));
                         let digits = v.trim().trim_start_matches(['-', '+']);
                         big |= !digits.is_empty()
                             && digits.bytes().all(|b| b.is_ascii_digit())
@@ -4161,6 +4163,9 @@ struct NumberText {
     fraction: bool,
     /// The texts met that stand for a missing value.
     missing: BTreeSet<String>,
+    /// Whether a comma is the decimal mark (a CSV file separated by semicolons, as written
+    /// where the comma is: `0,71`), not a thousands separator.
+    decimal_comma: bool,
 }
 
 impl NumberText {
@@ -4171,6 +4176,7 @@ impl NumberText {
             first: Default::default(),
             fraction: false,
             missing: BTreeSet::new(),
+            decimal_comma: false,
         }
     }
 
@@ -4183,9 +4189,11 @@ impl NumberText {
         let plain = v.trim().parse::<f64>().is_ok_and(f64::is_finite);
         let kind = if is_percent(v) {
             '%'
-        } else if is_grouped(v) {
+        } else if self.decimal_comma && is_decimal_comma(v) {
+            'd'
+        } else if is_grouped(v) && !self.decimal_comma {
             ','
-        } else if plain && self.kind != Some('%') {
+        } else if plain && self.kind != Some('%') && !(self.decimal_comma && v.contains('.')) {
             // a number written plainly among grouped ones (`999` beside `1,319`)
             self.fraction |= v.contains('.');
             return true;
@@ -4217,6 +4225,7 @@ impl NumberText {
             Some('%') => {
                 ("percentages written with their sign", format!("CAST(trim(rtrim(trim({x}), '%')) AS DOUBLE)"))
             }
+            Some('d') => ("numbers written with a decimal comma", format!("CAST(replace({x}, ',', '.') AS DOUBLE)")),
             _ => (
                 "numbers written with thousands separators",
                 format!("CAST(replace({x}, ',', '') AS {})", if self.fraction { "DOUBLE" } else { "BIGINT" }),
@@ -4245,6 +4254,14 @@ fn is_grouped(v: &str) -> bool {
         && groups.all(|g| g.len() == 3 && digits(g))
         && digits(frac)
         && (!t.contains('.') || !frac.is_empty())
+}
+
+/// Whether `v` is a number written with a decimal comma: `0,71`, `-12,5`.
+fn is_decimal_comma(v: &str) -> bool {
+    let t = v.trim();
+    let t = t.strip_prefix(['-', '+']).unwrap_or(t);
+    let digits = |g: &str| !g.is_empty() && g.bytes().all(|b| b.is_ascii_digit());
+    t.split_once(',').is_some_and(|(int, frac)| digits(int) && digits(frac))
 }
 
 /// Whether `v` is a percentage written with its sign: `71.2%`, `-3 %`, `100%`.

@@ -2439,6 +2439,15 @@ fn a_results_table_is_keyed_by_what_names_its_rows_and_a_repeat_is_said() {
     let said = "n_samples holds numbers written with thousands separators (\\\"1,319\\\" at r.csv:2), kept as text; to \
                 read them as numbers, select CAST(replace(n_samples, ',', '') AS BIGINT) AS n_samples";
     assert!(notes.contains(said), "{notes}");
+    // a CSV separated by semicolons writes its decimals with a comma: said, with the SQL that
+    // reads them, and no part of a key
+    let d = tmp.path().join("semi");
+    write(&d, "r.csv", "model;task;acc\nm1;gsm8k;0,71\nm1;math;0,5\nm2;gsm8k;n/a\nm2;gsm8k;0,65\n");
+    let doc = init(tmp.path(), &d, "semi");
+    assert_eq!(key(&doc, "r"), Vec::<String>::new(), "{doc}");
+    let said = "acc holds numbers written with a decimal comma (\\\"0,71\\\" at r.csv:2), kept as text; to read them as \
+                numbers, select CAST(replace(CASE WHEN acc IN ('n/a') THEN NULL ELSE acc END, ',', '.') AS DOUBLE) AS acc";
+    assert!(doc["notes"].to_string().contains(said), "{doc}");
     // percentages written with their sign are results, not names, and said
     let d = tmp.path().join("pct");
     write(&d, "r.csv", "model,win_rate\nm1,55.5%\nm2,N/A\nm3,48 %\n");
