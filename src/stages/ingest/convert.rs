@@ -674,11 +674,14 @@ pub(crate) fn whole_number(v: &Value) -> Option<i64> {
     (!v.is_u64()).then_some(f as i64)
 }
 
+/// The non-finite float a string names, in any case: JSON's extension tokens written as
+/// strings (`"NaN"`, `"Infinity"`, `"-Infinity"`), and Python's `str()` of such a float
+/// (`"nan"`, `"inf"`, `"-inf"`), as a logger that writes values as text gives them.
 pub(super) fn nonfinite_string(s: &str) -> Option<f64> {
     match s.to_ascii_lowercase().as_str() {
         "nan" => Some(f64::NAN),
-        "infinity" | "+infinity" => Some(f64::INFINITY),
-        "-infinity" => Some(f64::NEG_INFINITY),
+        "infinity" | "+infinity" | "inf" | "+inf" => Some(f64::INFINITY),
+        "-infinity" | "-inf" => Some(f64::NEG_INFINITY),
         _ => None,
     }
 }

@@ -568,9 +568,14 @@ mod tests {
             inf.fields().0[0].data_type().clone()
         };
         // as the converter reads them: in any case
-        for lines in
-            [[r#"{"v":"NaN"}"#, r#"{"v":2}"#], [r#"{"v":2}"#, r#"{"v":"-Infinity"}"#], [r#"{"v":"nan"}"#, r#"{"v":2}"#]]
-        {
+        // (and Python's `str()` of such floats)
+        for lines in [
+            [r#"{"v":"NaN"}"#, r#"{"v":2}"#],
+            [r#"{"v":2}"#, r#"{"v":"-Infinity"}"#],
+            [r#"{"v":"nan"}"#, r#"{"v":2}"#],
+            [r#"{"v":"-inf"}"#, r#"{"v":2}"#],
+            [r#"{"v":2}"#, r#"{"v":"inf"}"#],
+        ] {
             assert_eq!(typed(&lines), DataType::Float64, "{lines:?}");
         }
         // such strings alone: numbers for a source that reads them so
