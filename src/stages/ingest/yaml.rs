@@ -112,6 +112,13 @@ fn read_with(
                     format!("expected each key of a mapping once, found {key} again{at}{path}")
                 } else if shown.contains("integer") && (shown.contains("u128") || shown.contains("i128")) {
                     format!("expected integers of at most 64 bits, found a larger one{at}: quote it to keep it as text")
+                } else if shown.contains("repetition limit exceeded") || shown.contains("recursion limit exceeded") {
+                    // valid YAML whose aliases would repeat a value past what the reader builds
+                    // (a "billion laughs" document), or that nests past its depth
+                    format!(
+                        "expected a document the reader can expand, found one whose aliases or nesting go past its \
+                         limit{at} ({shown}): write the values out, or nest them less"
+                    )
                 } else if shown.contains("invalid value:") {
                     // valid YAML whose tag refuses its value (`!!float 1e400`, `!!int 1.5`)
                     format!("expected a value its YAML tag allows{at}, found one it does not: {shown}")
@@ -611,6 +618,17 @@ mod tests {
         assert!(
             records("a: [1, 2\n", "")[0]
                 .starts_with(": bad: expected a YAML document, found text that is not YAML at line")
+        );
+        // aliases that would repeat a value a billion times: valid YAML past the reader's limit
+        let mut bomb = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+        for (i, name) in ["b", "c", "d", "e", "f", "g", "h", "i", "j"].iter().enumerate() {
+            let prev = ["a", "b", "c", "d", "e", "f", "g", "h", "i"][i];
+            bomb.push_str(&format!("{name}: &{name} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n"));
+        }
+        assert!(
+            records(&bomb, "")[0].contains("found one whose aliases or nesting go past its limit"),
+            "{:?}",
+            records(&bomb, "")
         );
         // merge keys: the keys written beside `<<` win
         assert_eq!(
