@@ -669,9 +669,16 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
             ));
         }
         if let Some(why) = &trial.key_note {
+            // an Inspect log without results (a run that failed) gives a row without scorer
+            let how = if plan.format == Format::InspectEvals && why.contains("is null at") {
+                " (a log without results, of a run that failed, has none: `WHERE \"status\" = 'success'` in the \
+                 table's SQL keeps such logs out)"
+            } else {
+                ""
+            };
             notes.push(format!(
                 "table {table}: no primary key, so rows are not checked for duplicates: {why}; declare `primaryKey` in \
-                 its schema once the table's SQL makes one hold"
+                 its schema once the table's SQL makes one hold{how}"
             ));
         }
         // records each build sets aside, by the source's choice: said here, as the pipeline's
@@ -2258,7 +2265,7 @@ fn fixed_format_plans(looked: &[Looked], not_read: &mut Vec<NotRead>) -> Vec<Sou
     plans
 }
 
-/// Whether the first record of the metrics log `rel` (at `path`) names a metric as
+/// Whether one of the first records of the metrics log `rel` (at `path`) names a metric as
 /// tinker-cookbook's training loops do (`optim/lr`, `progress/done_frac`, `env/all/…`,
 /// `train_mean_nll`), not only as any trainer might (`loss`, `learning_rate`).
 fn logs_tinker_cookbook_metrics(rel: &str, path: &Path) -> bool {
@@ -2266,18 +2273,24 @@ fn logs_tinker_cookbook_metrics(rel: &str, path: &Path) -> bool {
     let input =
         crate::stages::ingest::files::InputFile { rel: rel.to_string(), path: path.to_path_buf(), captures: vec![] };
     let Ok(reader) = crate::stages::ingest::files::open(&input) else { return false };
-    let Some(Ok(line)) = reader.lines().find(|l| l.as_ref().map_or(true, |l| !l.trim().is_empty())) else {
-        return false;
+    // the names tinker-cookbook's loops log (`rl/train.py`, `supervised/train.py`), whole
+    let named = |k: &str| {
+        k.starts_with("env/all/")
+            || k.starts_with("test/env/all/")
+            || ["optim/lr", "progress/done_frac", "progress/batch", "train_mean_nll", "num_loss_tokens", "test/nll"]
+                .contains(&k)
     };
-    let Some(crate::stages::ingest::records::Item::Record(record, _)) =
-        crate::stages::ingest::records::parse_line(line.as_bytes(), 1)
-    else {
-        return false;
-    };
-    record.keys().any(|k| {
-        ["optim/", "progress/", "env/", "test/env/", "sampler/"].iter().any(|p| k.starts_with(p))
-            || ["train_mean_nll", "num_loss_tokens", "test/nll"].contains(&k.as_str())
-    })
+    // the first records (an evaluation's line may come first)
+    reader
+        .lines()
+        .map_while(std::result::Result::ok)
+        .filter(|l| !l.trim().is_empty())
+        .take(20)
+        .filter_map(|line| match crate::stages::ingest::records::parse_line(line.as_bytes(), 1) {
+            Some(crate::stages::ingest::records::Item::Record(record, _)) => Some(record),
+            _ => None,
+        })
+        .any(|record| record.keys().any(|k| named(k)))
 }
 
 /// A fixed format's source name, what its rows are (for the card) and its primary key.
@@ -4710,8 +4723,11 @@ impl TablePlan {
 
     /// Why the rows of a key repeat, as init's note and the pipeline's comment say it.
     fn why_repeated(&self) -> &'static str {
-        match self.plan.steps {
-            StepRows::Without => "each `log_summary` call restates a run's running totals",
+        match (self.plan.steps, self.plan.format) {
+            (StepRows::Without, _) => "each `log_summary` call restates a run's running totals",
+            (_, Format::TrackioMetrics) => {
+                "a run logs a metric at a step again (resumed from a checkpoint, or logging it twice)"
+            }
             _ => "a run resumed from a checkpoint logs the steps after it again",
         }
     }
@@ -5332,9 +5348,13 @@ fn pipeline_toml(
                 "on_duplicate_key = \"keep-last\"   # {at}: {}, and the last row of each key is the run's\n",
                 tp.why_repeated()
             ));
-            // a step's rows come from its records: a step logged again keeps the later ones
+            // a step's rows come from its records: a step logged again keeps the later ones.
+            // Not of verl's log (a resumed run validates again at the step of its checkpoint,
+            // whose training rows stand) nor of trackio's (a step's metrics come in log calls of
+            // their own): there each row is kept or set aside on its own
             if let Some(step) = tp.trial.key.iter().position(|k| k == "step")
                 && step + 1 < tp.trial.key.len()
+                && !matches!(tp.plan.format, Format::VerlMetrics | Format::TrackioMetrics)
             {
                 let columns: Vec<String> = tp.trial.key[..=step].iter().map(|c| q(c)).collect();
                 t.push_str(&format!(

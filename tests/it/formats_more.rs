@@ -316,11 +316,13 @@ fn verl_file_logger_lines_are_read_in_long_form_and_a_resumed_run_keeps_its_last
     assert_eq!(table["primary_key"], serde_json::json!(["experiment", "step", "metric"]), "{doc}");
     let toml = std::fs::read_to_string(tmp.path().join("pipelines/v/pipeline.toml")).unwrap();
     assert!(toml.contains("on_duplicate_key = \"keep-last\"") && toml.contains("tags = [\"verl\"]"), "{toml}");
+    assert!(!toml.contains("record_columns"), "{toml}");
     let o = run(bin().current_dir(tmp.path()).args(["build", "pipelines/v"]));
     assert!(o.status.success(), "{}", stderr(&o));
     let r = tmp.path().join("releases/v/0.1.0");
-    // the first attempt's steps 3 and 4 are set aside (4 rows); its validation at 3 is
-    // overwritten by nothing and kept, as is each validation
+    // the first attempt's steps 3 and 4 are set aside (4 rows), each row on its own: its
+    // validation at 3, logged once, is kept, as the training rows of step 2, at which the
+    // resumed run validated again (the checkpoint it loaded holds that step)
     assert_eq!(
         query(&r, "SELECT step, metric, value, _source_line FROM verl_metrics WHERE step >= 2 ORDER BY step, metric"),
         "step,metric,value,_source_line\n\
@@ -329,6 +331,7 @@ fn verl_file_logger_lines_are_read_in_long_form_and_a_resumed_run_keeps_its_last
          2,val-core/openai/gsm8k/reward/mean@1,0.55,7\n\
          3,actor/pg_loss,3.25,8\n\
          3,critic/score/mean,0.3,8\n\
+         3,val-core/openai/gsm8k/reward/mean@1,0.6,5\n\
          4,actor/pg_loss,4.25,9\n\
          4,critic/score/mean,0.4,9\n\
          5,actor/pg_loss,5.25,10\n\

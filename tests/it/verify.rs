@@ -363,7 +363,7 @@ fn verify_refuses_a_card_with_which_datasets_would_load_other_rows_or_columns() 
         // a file a split lists twice
         .replacen(
             "    path: data/checkpoints.parquet\n",
-            "    path: [data/checkpoints.parquet, data/check*.parquet]\n",
+            "    path: [data/checkpoints.parquet, ./data/check*.parquet]\n",
             1,
         )
         // a class label, and a list of fixed length
@@ -401,6 +401,11 @@ fn verify_refuses_a_card_with_which_datasets_would_load_other_rows_or_columns() 
     }
     // (the split's rows counted twice are said too)
     assert!(stderr(&o).contains("5 problems found") && out.contains("hold 168 rows"), "{out}");
+    // a path written from `./` names the file as `datasets` resolves it
+    let dotted = card.replacen("    path: data/metrics.parquet\n", "    path: ./data/metrics.parquet\n", 1);
+    write_card(tmp.path(), &dotted);
+    let o = run(bin().arg("verify").arg(tmp.path()));
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     // a closing line with a blank after it is no end of the front matter to `datasets`
     let (head, rest) = card.split_at(4);
     let trailing = format!("{head}{}", rest.replacen("\n---\n", "\n--- \n", 1));

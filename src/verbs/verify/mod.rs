@@ -1134,6 +1134,11 @@ fn readme_at(lines: &BTreeMap<String, usize>, path: &str) -> String {
 /// glob: `*` and `?` within one name, `[…]` and `[!…]` classes, `**` for any folders); a
 /// pattern that is no glob names the file spelled as it is.
 pub fn data_files_match(pattern: &str, path: &str) -> bool {
+    // `./data/x.parquet` names `data/x.parquet`, as `datasets` resolves it
+    let mut pattern = pattern;
+    while let Some(rest) = pattern.strip_prefix("./") {
+        pattern = rest;
+    }
     // a hidden file or folder is matched only by a pattern that names its dot, as `datasets`
     // resolves patterns
     let options =
