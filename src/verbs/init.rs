@@ -402,10 +402,10 @@ fn read_sources(
                     Ok(split) if split.iter().all(|(_, t)| t.is_some()) => {
                         settled.extend(split.into_iter().map(|(p, t)| (p, t.expect("checked"))))
                     }
-                    _ => settled.push((plan, trial)),
+                    _ => settled.push((plan, *trial)),
                 }
             }
-            Settled::Ok(plan, trial) => settled.push((plan, trial)),
+            Settled::Ok(plan, trial) => settled.push((plan, *trial)),
             Settled::Empty(plan) if plan.format == Format::Wandb => notes.push(format!(
                 "W&B table {}: no rows in the W&B files, so no table",
                 plan.wandb_table.unwrap_or_default()
@@ -691,6 +691,9 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
         }
         for n in &trial.number_texts {
             notes.push(format!("table {table}: {}", n.note()));
+        }
+        for n in &trial.dot_thousands {
+            notes.push(format!("table {table}: {n}"));
         }
         let t = TablePlan { source: format!("{table}_raw"), table, plan, trial };
         for s in &t.trial.spliced {
@@ -3254,13 +3257,16 @@ struct Trial {
     /// Text columns of numbers written so that no reader takes them for numbers (`"71.2%"`,
     /// `"1,319"`), with what the note about each says.
     number_texts: Vec<NumberText>,
+    /// Notes of number columns of a file whose decimals are written with a comma, read as
+    /// numbers with a dot before three digits (`1.319`): thousands there, likely.
+    dot_thousands: Vec<String>,
     /// Of the files whose records were set aside (`on_invalid = "reject"`), the records set
     /// aside and the records read, by file.
     rejected: BTreeMap<String, (u64, u64)>,
 }
 
 enum Settled {
-    Ok(SourcePlan, Trial),
+    Ok(SourcePlan, Box<Trial>),
     /// Read without a problem, and without a row.
     Empty(SourcePlan),
     /// Nothing of it can be read (its files are in the not-read list).
@@ -3353,9 +3359,9 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
                 if trial.rows == 0 {
                     return Settled::Empty(plan);
                 }
-                return Settled::Ok(plan, trial);
+                return Settled::Ok(plan, Box::new(trial));
             }
-            Ok(Some(trial)) => return Settled::Ok(plan, trial),
+            Ok(Some(trial)) => return Settled::Ok(plan, Box::new(trial)),
             Ok(None) => return Settled::Empty(plan),
             Err(Error::Invalid { violations, .. }) => (violations, None),
             Err(e) => (vec![], Some(e)),
@@ -3930,9 +3936,33 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
     // came)
     let plain = matches!(plan.format, Format::Csv | Format::Jsonl | Format::Json | Format::Yaml);
     let mut number_texts: BTreeMap<String, Option<NumberText>> = BTreeMap::new();
+    // of a CSV file separated by semicolons, its float columns whose values are all at least 1
+    // with at most three decimals: (one has three, its place); `None` once another came
+    let mut dotted: BTreeMap<String, Option<Option<(f64, String)>>> = BTreeMap::new();
     let mut seen = |rb: &RecordBatch| -> Result<()> {
         if schema.is_none() {
             schema = Some(rb.schema());
+        }
+        if plan.format == Format::Csv && plan.delimiter == Some(b';') {
+            for (f, c) in rb.schema().fields().iter().zip(rb.columns()) {
+                let Some(v) = arrow::array::AsArray::as_primitive_opt::<arrow::datatypes::Float64Type>(c) else {
+                    continue;
+                };
+                let entry = dotted.entry(f.name().clone()).or_insert(Some(None));
+                let Some(three) = entry.as_mut() else { continue };
+                for (r, x) in v.iter().enumerate() {
+                    let Some(x) = x else { continue };
+                    let shown = x.to_string();
+                    let decimals = shown.split_once('.').map_or(0, |(_, d)| d.len());
+                    if !(x >= 1.0 && decimals <= 3) {
+                        *entry = None;
+                        break;
+                    }
+                    if decimals == 3 && three.is_none() {
+                        *three = Some((x, row_place(rb, r)));
+                    }
+                }
+            }
         }
         if plain {
             for (f, c) in rb.schema().fields().iter().zip(rb.columns()) {
@@ -4040,7 +4070,26 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
             std::mem::take(&mut o.spliced)
         })
         .unwrap_or_default();
-    let number_texts = number_texts.into_values().flatten().filter(|n| n.kind.is_some()).collect();
+    let number_texts: Vec<NumberText> = number_texts.into_values().flatten().filter(|n| n.kind.is_some()).collect();
+    // a file whose decimals are written with a comma writes its thousands with a dot
+    let dot_thousands = if number_texts.iter().any(|n| n.kind == Some('d')) {
+        dotted
+            .into_iter()
+            .filter_map(|(c, d)| Some((c, d??)))
+            .map(|(c, (x, at))| {
+                let id = ident(&c);
+                format!(
+                    "{c} was read as numbers with a decimal dot ({x} at {at}), in a file whose decimals are written \
+                     with a comma: if its dot separates thousands there ({x} for {}), declare it a string in the \
+                     source's [[source.field]] and select CAST(replace({id}, '.', '') AS BIGINT) AS {id} in the \
+                     table's SQL",
+                    (x * 1000.0).round()
+                )
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     Ok(Some(Trial {
         key,
         key_unchecked: keys.past_limit,
@@ -4049,6 +4098,7 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
         stepless,
         spliced,
         number_texts,
+        dot_thousands,
         schema,
         rows,
         rejected,

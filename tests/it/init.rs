@@ -2448,6 +2448,12 @@ fn a_results_table_is_keyed_by_what_names_its_rows_and_a_repeat_is_said() {
     let said = "acc holds numbers written with a decimal comma (\\\"0,71\\\" at r.csv:2), kept as text; to read them as \
                 numbers, select CAST(replace(CASE WHEN acc IN ('n/a') THEN NULL ELSE acc END, ',', '.') AS DOUBLE) AS acc";
     assert!(doc["notes"].to_string().contains(said), "{doc}");
+    // there a dot before three digits is a thousands separator, likely: said, the value read
+    write(&d, "r.csv", "model;acc;n\nm1;0,71;1.319\nm2;0,5;14.042\nm3;0,65;2.500\n");
+    let doc = init(tmp.path(), &d, "semi_dots");
+    let said = "n was read as numbers with a decimal dot (1.319 at r.csv:2), in a file whose decimals are written with \
+                a comma: if its dot separates thousands there (1.319 for 1319)";
+    assert!(doc["notes"].to_string().contains(said), "{doc}");
     // percentages written with their sign are results, not names, and said
     let d = tmp.path().join("pct");
     write(&d, "r.csv", "model,win_rate\nm1,55.5%\nm2,N/A\nm3,48 %\n");
