@@ -4257,7 +4257,12 @@ impl NumberText {
         } else if is_grouped(v) && !self.decimal_comma {
             ','
         } else if plain && self.kind != Some('%') && !(self.decimal_comma && v.contains('.')) {
-            // a number written plainly among grouped ones (`999` beside `1,319`)
+            // a number written plainly among grouped ones (`999` beside `1,319`); one with
+            // blanks around it (` 0.6` of a CSV written `task, acc`) makes the column text
+            if v.trim() != v && self.kind.is_none() {
+                self.kind = Some('b');
+                self.first = (v.to_string(), at());
+            }
             self.fraction |= v.contains('.');
             return true;
         } else {
@@ -4289,16 +4294,22 @@ impl NumberText {
                 ("percentages written with their sign", format!("CAST(trim(rtrim(trim({x}), '%')) AS DOUBLE)"))
             }
             Some('d') => ("numbers written with a decimal comma", format!("CAST(replace({x}, ',', '.') AS DOUBLE)")),
+            Some('b') => (
+                "numbers written with blanks around them",
+                format!("CAST(trim({x}) AS {})", if self.fraction { "DOUBLE" } else { "BIGINT" }),
+            ),
             _ => (
                 "numbers written with thousands separators",
                 format!("CAST(replace({x}, ',', '') AS {})", if self.fraction { "DOUBLE" } else { "BIGINT" }),
             ),
         };
         let (first, at) = &self.first;
+        // (a name with blanks around it is trimmed in the table's SQL, as `TablePlan::renamed` says)
+        let alias = ident(self.column.trim());
         format!(
-            "{} holds {what} ({first:?} at {at}), kept as text; to read them as numbers, select {sql} AS {id} in the \
-             table's SQL, and declare it a number in the table's schema (a value it cannot read stops the build)",
-            self.column
+            "{} holds {what} ({first:?} at {at}), kept as text; to read them as numbers, select {sql} AS {alias} in \
+             the table's SQL, and declare it a number in the table's schema (a value it cannot read stops the build)",
+            if self.column.trim() == self.column { self.column.clone() } else { format!("{:?}", self.column) }
         )
     }
 }

@@ -2454,6 +2454,14 @@ fn a_results_table_is_keyed_by_what_names_its_rows_and_a_repeat_is_said() {
     let said = "n was read as numbers with a decimal dot (1.319 at r.csv:2), in a file whose decimals are written with \
                 a comma: if its dot separates thousands there (1.319 for 1319)";
     assert!(doc["notes"].to_string().contains(said), "{doc}");
+    // a CSV written with a blank after each separator: its numbers are text, said with the SQL
+    // that reads them, under the name the table gives the column
+    let d = tmp.path().join("blanks");
+    write(&d, "r.csv", "task, acc\ngsm8k, 0.6\nmath, 0.7\n");
+    let doc = init(tmp.path(), &d, "blanks");
+    let said = "table r: \\\" acc\\\" holds numbers written with blanks around them (\\\" 0.6\\\" at r.csv:2), kept as \
+                text; to read them as numbers, select CAST(trim(\\\" acc\\\") AS DOUBLE) AS acc in the table's SQL";
+    assert!(doc["notes"].to_string().contains(said), "{doc}");
     // percentages written with their sign are results, not names, and said
     let d = tmp.path().join("pct");
     write(&d, "r.csv", "model,win_rate\nm1,55.5%\nm2,N/A\nm3,48 %\n");
