@@ -40,11 +40,24 @@ pub fn sha256_file_counting(path: &Path, read: &(dyn Fn(u64) + Sync)) -> Result<
     {
         return Ok(d);
     }
+    sha256_read(&mut f, read).map_err(|e| Error::io(path, e))
+}
+
+/// SHA-256 and size of what `r` gives to its end (a decompressed stream), read in 1 MiB
+/// blocks.
+///
+/// Errors: the reader's.
+pub fn sha256_reader(mut r: impl Read) -> std::io::Result<FileDigest> {
+    sha256_read(&mut r, &|_| {})
+}
+
+/// [`sha256_reader`], telling `read` of the bytes as they are hashed.
+fn sha256_read(r: &mut dyn Read, read: &(dyn Fn(u64) + Sync)) -> std::io::Result<FileDigest> {
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
     let mut bytes = 0u64;
     loop {
-        let n = f.read(&mut buf).map_err(|e| Error::io(path, e))?;
+        let n = r.read(&mut buf)?;
         if n == 0 {
             break;
         }

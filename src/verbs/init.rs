@@ -284,19 +284,11 @@ const COMPRESSED_COPY: &str = "the bytes of";
 /// copy when it holds the same bytes once decompressed: left out (in `not_read`, with why), as
 /// reading both would give each row twice. Copies that differ are both read, and a note says so.
 fn compressed_copies(looked: Vec<Looked>, not_read: &mut Vec<NotRead>, notes: &mut Vec<String>) -> Vec<Looked> {
-    use sha2::Digest;
-    let digest = |l: &Looked| -> Option<Vec<u8>> {
+    // (of the bytes a reader of the file gives, decompressed)
+    let digest = |l: &Looked| {
         let input = InputFile { rel: l.rel.clone(), path: l.path.clone(), captures: vec![] };
-        let mut r = crate::stages::ingest::files::open(&input).ok()?;
-        let mut h = sha2::Sha256::new();
-        let mut buf = vec![0u8; 1 << 16];
-        loop {
-            let n = std::io::Read::read(&mut r, &mut buf).ok()?;
-            if n == 0 {
-                return Some(h.finalize().to_vec());
-            }
-            h.update(&buf[..n]);
-        }
+        let r = crate::stages::ingest::files::open(&input).ok()?;
+        crate::stages::hash::sha256_reader(r).ok().map(|d| d.sha256)
     };
     let plain: BTreeMap<&str, &Looked> =
         looked.iter().filter(|l| strip_compression(&l.rel) == l.rel).map(|l| (l.rel.as_str(), l)).collect();
@@ -922,8 +914,7 @@ fn look(rel: &str, path: &Path) -> std::result::Result<Kind, String> {
     let name = segments[segments.len() - 1];
     let base = strip_compression(name);
     let lower = base.to_ascii_lowercase();
-    let input =
-        crate::stages::ingest::files::InputFile { rel: rel.to_string(), path: path.to_path_buf(), captures: vec![] };
+    let input = InputFile { rel: rel.to_string(), path: path.to_path_buf(), captures: vec![] };
     if segments[..segments.len() - 1].iter().any(|s| is_run_dir(s)) || lower.ends_with(".wandb") {
         return Ok(Kind::Wandb);
     }
@@ -1362,8 +1353,7 @@ fn entry_at(path: &Path, at: u64) -> Option<Value> {
 /// The [`StateHead`] of the Trainer state at `path` (`rel` names it for its compression),
 /// read without holding its log; `None` when it cannot be read.
 fn state_head(path: &Path, rel: &str) -> Option<StateHead> {
-    let input =
-        crate::stages::ingest::files::InputFile { rel: rel.to_string(), path: path.to_path_buf(), captures: vec![] };
+    let input = InputFile { rel: rel.to_string(), path: path.to_path_buf(), captures: vec![] };
     let reader = crate::stages::ingest::files::open(&input).ok()?;
     serde_json::from_reader(crate::stages::ingest::lenient::LenientRead::new(reader)).ok()
 }
@@ -2273,8 +2263,7 @@ fn fixed_format_plans(looked: &[Looked], not_read: &mut Vec<NotRead>) -> Vec<Sou
 /// `train_mean_nll`), not only as any trainer might (`loss`, `learning_rate`).
 fn logs_tinker_cookbook_metrics(rel: &str, path: &Path) -> bool {
     use std::io::BufRead;
-    let input =
-        crate::stages::ingest::files::InputFile { rel: rel.to_string(), path: path.to_path_buf(), captures: vec![] };
+    let input = InputFile { rel: rel.to_string(), path: path.to_path_buf(), captures: vec![] };
     let Ok(reader) = crate::stages::ingest::files::open(&input) else { return false };
     // the names tinker-cookbook's loops log (`rl/train.py`, `supervised/train.py`), whole
     let named = |k: &str| {
