@@ -779,10 +779,9 @@ fn lock_release_name(parent: &Path) -> Result<Option<std::fs::File>> {
 /// a build that writes nothing does (its release up to date, or refused), as one that writes
 /// does before it starts. Does nothing where the folder cannot be locked, or is not there.
 pub fn remove_killed_builds(target: &Path) {
-    let Some(parent) = target.parent() else { return };
-    let Ok(f) = std::fs::File::open(parent) else { return };
-    if f.try_lock().is_ok() {
-        remove_leftovers(parent);
+    // the lock a build takes, let go at once
+    if let Some(parent) = target.parent() {
+        let _ = lock_release_name(parent);
     }
 }
 
