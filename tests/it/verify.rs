@@ -388,9 +388,11 @@ fn verify_refuses_a_card_with_which_datasets_would_load_other_rows_or_columns() 
              the release's files hold",
             at("  columns: [run, step]\n")
         ),
-        "README.md: config `checkpoints` split `train`: `data/checkpoints.parquet` is matched 2 times by its \
-         data_files; `datasets` reads it 2 times, each row 2 times"
-            .to_string(),
+        format!(
+            "{} config `checkpoints` split `train`: `data/checkpoints.parquet` is matched 2 times by its data_files; \
+             `datasets` reads it 2 times, each row 2 times",
+            at("    path: [data/checkpoints.parquet, ./data/check*.parquet]\n")
+        ),
         "gives feature `training_run_id` the type class_label, and data/training_runs.parquet holds it as string"
             .to_string(),
         "gives feature `weight_checkpoints` the type list<string> of length 3, and data/training_runs.parquet holds \

@@ -1375,7 +1375,8 @@ fn config_names_and_defaults(configs: &[yaml_serde::Value], at: &dyn Fn(&str) ->
 /// several splits of a config or in several configs, a data file in none.
 fn data_files_problems(paths: &[CardPath], files: &[String], listable: &dyn Fn(&&String) -> bool) -> Vec<String> {
     let mut out = Vec::new();
-    let mut owners: BTreeMap<&str, Vec<(String, String)>> = BTreeMap::new();
+    // each file with the (config, split, place in the card) of each pattern that matches it
+    let mut owners: BTreeMap<&str, Vec<(&str, &str, &str)>> = BTreeMap::new();
     for cp in paths {
         let matched: Vec<&String> = files.iter().filter(|f| data_files_match(&cp.pattern, f)).collect();
         if matched.is_empty() {
@@ -1390,44 +1391,37 @@ fn data_files_problems(paths: &[CardPath], files: &[String], listable: &dyn Fn(&
             ));
         }
         for f in matched {
-            owners.entry(f.as_str()).or_default().push((cp.config.clone(), cp.split.clone()));
+            owners.entry(f.as_str()).or_default().push((&cp.config, &cp.split, &cp.at));
         }
     }
     let configs: BTreeSet<&str> = paths.iter().map(|p| p.config.as_str()).collect();
     for cfg in &configs {
-        let mut by_file: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
         for (f, os) in &owners {
-            for (c, s) in os {
-                if c == cfg {
-                    by_file.entry(f).or_default().insert(s.as_str());
-                }
+            // this config's splits that match the file, each with the places of its patterns
+            let mut splits: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+            for (_, s, at) in os.iter().filter(|(c, ..)| c == cfg) {
+                splits.entry(s).or_default().push(at);
             }
-        }
-        // a file a split lists twice (the same path, or globs that overlap): `datasets` reads
-        // it twice, and the split holds each of its rows twice
-        for (f, os) in &owners {
-            let mut times: BTreeMap<&str, usize> = BTreeMap::new();
-            for (_, s) in os.iter().filter(|(c, _)| c == cfg) {
-                *times.entry(s.as_str()).or_default() += 1;
-            }
-            for (split, n) in times.into_iter().filter(|(_, n)| *n > 1) {
+            // a file a split lists twice (the same path, or globs that overlap): `datasets`
+            // reads it twice, and the split holds each of its rows twice
+            for (split, ats) in splits.iter().filter(|(_, ats)| ats.len() > 1) {
+                let n = ats.len();
                 out.push(format!(
-                    "README.md: config `{cfg}` split `{split}`: `{f}` is matched {n} times by its data_files; \
-                     `datasets` reads it {n} times, each row {n} times"
+                    "{} config `{cfg}` split `{split}`: `{f}` is matched {n} times by its data_files; `datasets` \
+                     reads it {n} times, each row {n} times",
+                    ats[1]
                 ));
             }
-        }
-        for (f, splits) in by_file {
             if splits.len() > 1 {
                 out.push(format!(
                     "README.md: config `{cfg}`: `{f}` is matched by several splits ({}); a file belongs to one split",
-                    splits.iter().copied().collect::<Vec<_>>().join(", ")
+                    splits.keys().copied().collect::<Vec<_>>().join(", ")
                 ));
             }
         }
     }
     for (f, os) in &owners {
-        let in_configs: BTreeSet<&str> = os.iter().map(|(c, _)| c.as_str()).collect();
+        let in_configs: BTreeSet<&str> = os.iter().map(|(c, ..)| *c).collect();
         if in_configs.len() > 1 {
             out.push(format!(
                 "README.md: `{f}` is in several configs ({}); a file belongs to one config and split",
