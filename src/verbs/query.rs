@@ -125,6 +125,7 @@ pub async fn register_release_tables(
         let checked = ManifestChecked {
             inner: registered,
             release: dir.display().to_string(),
+            root: std::fs::canonicalize(dir).ok(),
             table: t.name.clone(),
             files: t
                 .files
@@ -168,6 +169,8 @@ struct ManifestChecked {
     inner: Arc<dyn datafusion::catalog::TableProvider>,
     /// The release folder (or Hub repository), for messages.
     release: String,
+    /// The release folder, its links resolved: a data file lies below it.
+    root: Option<PathBuf>,
     table: String,
     /// (path relative to the release, absolute path, size in bytes the manifest gives) of
     /// each data file.
@@ -191,16 +194,12 @@ impl ManifestChecked {
         };
         // a link is read only into a Hugging Face cache's blobs (a snapshot's files); a file
         // reached through a linked folder is outside the release too
-        let root = path.ancestors().nth(rel.split('/').count());
-        let inside = |p: &Path| {
-            let real = |p: &Path| std::fs::canonicalize(p).ok();
-            root.and_then(real).zip(real(p)).is_some_and(|(r, p)| p.starts_with(r))
-        };
         if meta.is_symlink() && !crate::stages::release::cache_blob_link(path) {
             let to = std::fs::read_link(path).map(|t| t.display().to_string()).unwrap_or_default();
             return what(format!("is a symbolic link (to {to}), which a release does not hold"));
         }
-        if !meta.is_symlink() && !inside(path) {
+        let inside = self.root.as_ref().zip(std::fs::canonicalize(path).ok()).is_some_and(|(r, p)| p.starts_with(r));
+        if !meta.is_symlink() && !inside {
             return what("is reached through a symbolic link to a folder outside the release".into());
         }
         if !path.is_file() {
