@@ -117,12 +117,15 @@ pub fn metrics_columns() -> Vec<(String, Target)> {
 /// Errors: the line has no `step`, or its `data` is missing or no object.
 pub fn metrics_rows(r: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, ShapeProblems> {
     let mut problems = ShapeProblems::new();
-    if !r.contains_key("step") {
+    let missing = |key: &str| {
         let keys: Vec<&str> = r.keys().map(String::as_str).take(5).collect();
-        problems.push((
-            "$.step".into(),
-            format!("expected a line of verl's file logger (`step`, `data`), missing \"step\"; found keys {keys:?}"),
-        ));
+        (
+            format!("$.{key}"),
+            format!("expected a line of verl's file logger (`step`, `data`), missing {key:?}; found keys {keys:?}"),
+        )
+    };
+    if !r.contains_key("step") {
+        problems.push(missing("step"));
     }
     let data = match r.get("data") {
         Some(Value::Object(d)) => Some(d),
@@ -131,13 +134,7 @@ pub fn metrics_rows(r: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, S
             None
         }
         None => {
-            let keys: Vec<&str> = r.keys().map(String::as_str).take(5).collect();
-            problems.push((
-                "$.data".into(),
-                format!(
-                    "expected a line of verl's file logger (`step`, `data`), missing \"data\"; found keys {keys:?}"
-                ),
-            ));
+            problems.push(missing("data"));
             None
         }
     };
