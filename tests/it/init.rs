@@ -430,10 +430,7 @@ fn runs_whose_logs_were_compressed_are_runs_of_the_same_table() {
     let runs = tmp.path().join("runs");
     let log = |r: u32| -> String { (0..3).map(|s| format!("{{\"step\": {s}, \"loss\": 0.{r}{s}}}\n")).collect() };
     write(&runs, "a/metrics.jsonl", &log(1));
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    std::io::Write::write_all(&mut gz, log(2).as_bytes()).unwrap();
-    std::fs::create_dir_all(runs.join("b")).unwrap();
-    std::fs::write(runs.join("b/metrics.jsonl.gz"), gz.finish().unwrap()).unwrap();
+    write_gz(&runs, "b/metrics.jsonl.gz", log(2).as_bytes());
     std::fs::create_dir_all(runs.join("c")).unwrap();
     std::fs::write(runs.join("c/metrics.jsonl.zst"), zstd::encode_all(log(3).as_bytes(), 3).unwrap()).unwrap();
     let doc = init(tmp.path(), &runs, "z");
@@ -1057,10 +1054,7 @@ fn logs_of_one_format_in_sibling_folders_are_one_source_whose_captures_are_no_co
     let line = |step: u32| format!("{{\"step\": {step}, \"loss\": 0.5}}\n");
     write(&logs.join("grpo/r1"), "metrics.jsonl", &line(1));
     write(&logs.join("sft/r2"), "metrics.jsonl", &line(2));
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    std::io::Write::write_all(&mut gz, line(3).as_bytes()).unwrap();
-    std::fs::create_dir_all(logs.join("grpo/r3")).unwrap();
-    std::fs::write(logs.join("grpo/r3/metrics.jsonl.gz"), gz.finish().unwrap()).unwrap();
+    write_gz(&logs, "grpo/r3/metrics.jsonl.gz", line(3).as_bytes());
     let doc = init(tmp.path(), &logs, "c");
     assert_eq!(init_rows(&doc), rows_of(&[("metrics", 3)]));
     assert_eq!(
@@ -1741,9 +1735,7 @@ fn init_names_the_delimiter_of_csv_files_of_semicolons_and_reads_any_case_of_tsv
     // a European CSV: semicolons, decimal commas (kept as text: never read as another number)
     write(&raw, "eu.csv", "run;loss\na;0,5\nb;1,5\n");
     // a tab-separated file under an upper-case, compressed name
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    std::io::Write::write_all(&mut gz, b"run\tsteps\na\t10\n").unwrap();
-    std::fs::write(raw.join("C.TSV.GZ"), gz.finish().unwrap()).unwrap();
+    write_gz(&raw, "C.TSV.GZ", b"run\tsteps\na\t10\n");
     let doc = init(tmp.path(), &raw, "d");
     assert!(not_read(&doc).is_empty(), "{:?}", not_read(&doc));
     assert_eq!(source(&doc, "eu_raw")["delimiter"], ";");
@@ -1821,9 +1813,7 @@ fn a_plain_file_there_both_plain_and_compressed_is_two_tables_not_rows_twice() {
     let tmp = tempfile::tempdir().unwrap();
     let raw = tmp.path().join("raw");
     write(&raw, "r1/scores.tsv", "a\tb\n1\t2\n3\t4\n");
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    std::io::Write::write_all(&mut gz, b"a\tb\n1\t2\n3\t4\n5\t6\n").unwrap();
-    std::fs::write(raw.join("r1/scores.tsv.gz"), gz.finish().unwrap()).unwrap();
+    write_gz(&raw, "r1/scores.tsv.gz", b"a\tb\n1\t2\n3\t4\n5\t6\n");
     let doc = init(tmp.path(), &raw, "pg");
     assert_eq!(init_rows(&doc), BTreeMap::from([("scores".into(), 2), ("scores_2".into(), 3)]));
     assert_eq!(release_rows(&build_from_elsewhere(tmp.path(), "pg")), init_rows(&doc));
@@ -2646,14 +2636,10 @@ fn a_first_line_nested_too_deep_is_said_once_and_the_good_lines_read() {
 
 #[test]
 fn a_plain_log_compressed_in_one_run_folder_joins_the_other_runs() {
-    use std::io::Write;
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path().join("runs");
     let log = |run: u32| -> String { (0..3).map(|s| format!("{{\"step\": {s}, \"loss\": {run}.{s}}}\n")).collect() };
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(log(1).as_bytes()).unwrap();
-    std::fs::create_dir_all(d.join("r1")).unwrap();
-    std::fs::write(d.join("r1/log.jsonl.gz"), gz.finish().unwrap()).unwrap();
+    write_gz(&d, "r1/log.jsonl.gz", log(1).as_bytes());
     write(&d, "r2/log.jsonl", &log(2));
     write(&d, "r3/log.jsonl", &log(3));
     let doc = init(tmp.path(), &d, "gz");
@@ -2669,9 +2655,7 @@ fn a_plain_log_compressed_in_one_run_folder_joins_the_other_runs() {
         "run,n\nr1,3\nr2,3\nr3,3\n"
     );
     // a run's log there plain and compressed, the same bytes: read once
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(log(2).as_bytes()).unwrap();
-    std::fs::write(d.join("r2/log.jsonl.gz"), gz.finish().unwrap()).unwrap();
+    write_gz(&d, "r2/log.jsonl.gz", log(2).as_bytes());
     let doc = init(tmp.path(), &d, "both");
     assert_eq!(init_rows(&doc), rows_of(&[("log", 9)]), "{doc}");
     assert_eq!(
@@ -2684,9 +2668,7 @@ fn a_plain_log_compressed_in_one_run_folder_joins_the_other_runs() {
     let release = build_from_elsewhere(tmp.path(), "both");
     assert_eq!(query(&release, "SELECT count(*) AS n FROM log WHERE run = 'r2'"), "n\n3\n");
     // other records under the compressed name: both read, and said
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(log(4).as_bytes()).unwrap();
-    std::fs::write(d.join("r2/log.jsonl.gz"), gz.finish().unwrap()).unwrap();
+    write_gz(&d, "r2/log.jsonl.gz", log(4).as_bytes());
     let doc = init(tmp.path(), &d, "other");
     assert!(
         doc["notes"].to_string().contains(

@@ -158,6 +158,15 @@ pub fn write(dir: &Path, name: &str, text: &str) {
     std::fs::write(dir.join(name), text).unwrap();
 }
 
+/// Writes `bytes` gzip-compressed to `dir/name`, creating its folders.
+pub fn write_gz(dir: &Path, name: &str, bytes: &[u8]) {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(bytes).unwrap();
+    std::fs::create_dir_all(dir.join(name).parent().unwrap()).unwrap();
+    std::fs::write(dir.join(name), gz.finish().unwrap()).unwrap();
+}
+
 /// `runpack build <dir> --releases-dir <dir>/out <extra>`.
 pub fn build(dir: &Path, extra: &[&str]) -> Output {
     run(bin().arg("build").arg(dir).arg("--releases-dir").arg(dir.join("out")).args(extra))
