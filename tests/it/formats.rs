@@ -764,6 +764,87 @@ fn lm_eval_0_3_results_name_each_value_by_its_key() {
     );
 }
 
+#[test]
+fn an_lm_eval_value_that_is_no_number_sets_aside_its_metric_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // one value of five is text; a standard error of another is no number either
+    write(
+        dir,
+        "raw/results_2026.json",
+        r#"{"results": {"arc": {"alias": "arc", "acc,none": "0.5 (approx)", "acc_stderr,none": 0.1,
+            "acc_norm,none": 0.6, "acc_norm_stderr,none": "big"},
+            "mmlu": {"acc,none": 0.25, "acc_stderr,none": "N/A"}, "gsm": {"exact_match,strict-match": 0.4,
+            "exact_match,flexible-extract": 0.45}}, "model_name": "m"}"#,
+    );
+    let toml = one_source(
+        "evals",
+        "raw/results_*.json",
+        "lm-eval-results",
+        "",
+        "SELECT task, metric, filter, value, stderr, _source_line FROM raw",
+        "",
+    );
+    write(dir, "pipeline.toml", &toml);
+    let o = build(dir, &[]);
+    assert_violations(
+        &o,
+        2,
+        &[
+            "raw/results_2026.json:/results/arc/acc,none:$.results.arc[\"acc,none\"]: expected a number, found string \"0.5 (approx)\"",
+            "raw/results_2026.json:/results/arc/acc_norm,none:$.results.arc[\"acc_norm_stderr,none\"]: expected a number or \"N/A\"",
+        ],
+    );
+    let o = build(dir, &["--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("2 rows rejected while reading"), "{}", stderr(&o));
+    let r = release(dir, "evals");
+    // the other results are all there, each at its place
+    assert_eq!(
+        query(&r, "SELECT task, metric, filter, value, _source_line FROM t ORDER BY task, metric, filter"),
+        "task,metric,filter,value,_source_line\n\
+         gsm,exact_match,flexible-extract,0.45,\"/results/gsm/exact_match,flexible-extract\"\n\
+         gsm,exact_match,strict-match,0.4,\"/results/gsm/exact_match,strict-match\"\n\
+         mmlu,acc,none,0.25,\"/results/mmlu/acc,none\"\n"
+    );
+    // each metric set aside is kept with its standard error, at its own pointer
+    let rejects = std::fs::read_to_string(r.join("rejects/raw.jsonl")).unwrap();
+    assert_eq!(rejects.lines().count(), 2, "{rejects}");
+    assert!(
+        rejects.contains(r#""record":{"results":{"arc":{"acc,none":"0.5 (approx)","acc_stderr,none":0.1}}}"#),
+        "{rejects}"
+    );
+    assert!(
+        rejects.contains(r#""record":{"results":{"arc":{"acc_norm,none":0.6,"acc_norm_stderr,none":"big"}}}"#),
+        "{rejects}"
+    );
+    // a document that is no results document is set aside whole, as before
+    write(dir, "raw/results_2027.json", r#"{"model_name": "m"}"#);
+    let o = build(dir, &["--force"]);
+    assert!(stderr(&o).contains("raw/results_2027.json"), "{}", stderr(&o));
+    // a number written as text names the option that reads it, and the option reads it, counted
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "raw/results_2026.json", r#"{"results": {"arc": {"acc,none": "0.6011", "acc_norm,none": 0.7}}}"#);
+    let sql = "SELECT task, metric, value FROM raw";
+    write(dir, "pipeline.toml", &one_source("evals", "raw/results_*.json", "lm-eval-results", "", sql, ""));
+    let o = build(dir, &[]);
+    assert_violations(
+        &o,
+        1,
+        &["found string \"0.6011\" (`coerce_numeric_strings = true` in the source reads it as the number)"],
+    );
+    let toml = one_source("evals", "raw/results_*.json", "lm-eval-results", "coerce_numeric_strings = true\n", sql, "");
+    write(dir, "pipeline.toml", &toml);
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("string \"0.6011\" read as"), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "evals"), "SELECT * FROM t ORDER BY metric"),
+        "task,metric,value\narc,acc,0.6011\narc,acc_norm,0.7\n"
+    );
+}
+
 // ------------------------------------------------------------------------------ YAML
 
 #[test]

@@ -224,6 +224,104 @@ pub(crate) fn key_path(base: &str, key: &str) -> String {
     format!("{base}{}", &path::render(&[Seg::Key(key.to_string())])[1..])
 }
 
+/// A part of a results document set aside on its own: a task's entry that is no object, or
+/// a metric's value with its standard error.
+#[derive(Debug, PartialEq)]
+pub struct BadPart {
+    /// JSON pointer of the part under the document (`/results/gsm8k/exact_match,strict-match`).
+    pub pointer: String,
+    /// Every problem found in the part.
+    pub problems: ShapeProblems,
+    /// The part as found, in the document's shape (`{"results": {"gsm8k": {…}}}`).
+    pub record: Map<String, Value>,
+}
+
+/// The metric key a standard error's key goes with (`acc_stderr,none` → `acc,none`,
+/// `acc_stderr` → `acc`), as lm-eval and lighteval name them.
+fn metric_of_stderr(key: &str) -> Option<String> {
+    match key.split_once(',') {
+        Some((m, f)) => m.strip_suffix("_stderr").map(|m| format!("{m},{f}")),
+        None => key.strip_suffix("_stderr").map(str::to_string),
+    }
+}
+
+/// A results document (lm-eval's `results` and `groups`, lighteval's `results`) whose
+/// problems all lie inside task entries, split in two: the document without the parts that
+/// hold them, and those parts, so that one bad value sets aside its own metric (a row), not
+/// the document's every result. `None` when a problem lies elsewhere (the document is no
+/// results document, or has no task entries): the document is then set aside whole.
+pub fn split_results(
+    obj: &Map<String, Value>,
+    problems: &ShapeProblems,
+    sections: &[&str],
+) -> Option<(Map<String, Value>, Vec<BadPart>)> {
+    let mut rest = obj.clone();
+    let mut parts = Vec::new();
+    let mut placed = 0;
+    for section in sections {
+        let Some(tasks) = obj.get(*section).and_then(Value::as_object) else { continue };
+        let base = key_path("$", section);
+        for (task, entry) in tasks {
+            let task_at = key_path(&base, task);
+            let task_pointer = format!("/{}/{}", path::pointer_token(section), path::pointer_token(task));
+            let whole: ShapeProblems = problems.iter().filter(|(p, _)| *p == task_at).cloned().collect();
+            let one = |v: Map<String, Value>| {
+                let mut record = Map::new();
+                record.insert(section.to_string(), Value::Object(Map::from_iter([(task.clone(), Value::Object(v))])));
+                record
+            };
+            let Value::Object(entry) = entry else {
+                if !whole.is_empty() {
+                    placed += whole.len();
+                    let record = Map::from_iter([(
+                        section.to_string(),
+                        Value::Object(Map::from_iter([(task.clone(), entry.clone())])),
+                    )]);
+                    parts.push(BadPart { pointer: task_pointer, problems: whole, record });
+                    rest.get_mut(*section).and_then(Value::as_object_mut).map(|t| t.shift_remove(task));
+                }
+                continue;
+            };
+            // the problems of each key of the entry, a standard error's with its metric's
+            let mut by_metric: Vec<(String, ShapeProblems)> = Vec::new();
+            for key in entry.keys() {
+                let at = key_path(&task_at, key);
+                let found: ShapeProblems = problems.iter().filter(|(p, _)| *p == at).cloned().collect();
+                if found.is_empty() {
+                    continue;
+                }
+                placed += found.len();
+                let metric = metric_of_stderr(key).filter(|m| entry.contains_key(m)).unwrap_or_else(|| key.clone());
+                match by_metric.iter_mut().find(|(m, _)| *m == metric) {
+                    Some((_, p)) => p.extend(found),
+                    None => by_metric.push((metric, found)),
+                }
+            }
+            for (metric, found) in by_metric {
+                let mut values = Map::new();
+                let stderr_keys: Vec<&String> =
+                    entry.keys().filter(|k| metric_of_stderr(k).as_deref() == Some(metric.as_str())).collect();
+                for k in std::iter::once(&metric).chain(stderr_keys) {
+                    if let Some(v) = entry.get(k) {
+                        values.insert(k.clone(), v.clone());
+                    }
+                }
+                if let Some(e) = rest.get_mut(*section).and_then(|t| t.get_mut(task)).and_then(Value::as_object_mut) {
+                    for k in values.keys() {
+                        e.shift_remove(k);
+                    }
+                }
+                parts.push(BadPart {
+                    pointer: format!("{task_pointer}/{}", path::pointer_token(&metric)),
+                    problems: found,
+                    record: one(values),
+                });
+            }
+        }
+    }
+    (placed == problems.len() && !parts.is_empty()).then_some((rest, parts))
+}
+
 /// A number, a non-finite token that reads as a float (`NaN`, `Infinity`) or null.
 pub(crate) fn float_like(v: &Value) -> bool {
     match v {
@@ -231,6 +329,21 @@ pub(crate) fn float_like(v: &Value) -> bool {
         Value::String(s) => lenient::special(s).is_some_and(|s| s.as_f64().is_some()),
         _ => false,
     }
+}
+
+/// Checks a results document's metric value: a number, a non-finite token or null, or, with
+/// `coerce_numeric_strings`, a string that reads as a finite number (which the column's
+/// conversion then reads and counts). Anything else is a problem at `path`; a numeric string
+/// read without the option names the option.
+pub(crate) fn metric_value_ok(out: &mut ShapeProblems, path: String, v: &Value, coerce: bool) -> bool {
+    let numeric_text = matches!(v, Value::String(s) if s.parse::<f64>().is_ok_and(f64::is_finite));
+    if float_like(v) || (coerce && numeric_text) {
+        return true;
+    }
+    let hint =
+        if numeric_text { " (`coerce_numeric_strings = true` in the source reads it as the number)" } else { "" };
+    out.push((path, format!("expected a number, found {}{hint}", path::describe(v))));
+    false
 }
 
 /// A JSON number, a non-finite token or null (what a float column takes).
@@ -758,6 +871,37 @@ mod tests {
 
     fn obj(s: &str) -> Map<String, Value> {
         serde_json::from_str::<Value>(s).unwrap().as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn a_results_document_is_split_where_its_problems_lie() {
+        let doc =
+            obj(r#"{"results": {"a": 3, "b/c": {"em": "x", "em_stderr": 0.1, "f1": 0.5}, "d": {"acc,none": 0.5}},
+                "config_general": {}}"#);
+        let problems: ShapeProblems = vec![
+            ("$.results.a".into(), "expected an object".into()),
+            ("$.results[\"b/c\"].em".into(), "expected a number".into()),
+        ];
+        let (rest, parts) = split_results(&doc, &problems, &["results"]).unwrap();
+        assert_eq!(
+            Value::Object(rest),
+            serde_json::json!({"results": {"b/c": {"f1": 0.5}, "d": {"acc,none": 0.5}}, "config_general": {}})
+        );
+        let pointers: Vec<&str> = parts.iter().map(|p| p.pointer.as_str()).collect();
+        assert_eq!(pointers, ["/results/a", "/results/b~1c/em"]);
+        assert_eq!(
+            Value::Object(parts[1].record.clone()),
+            serde_json::json!({"results": {"b/c": {"em": "x", "em_stderr": 0.1}}})
+        );
+        // a standard error's problem goes with its metric
+        let problems: ShapeProblems = vec![("$.results.d[\"acc_stderr,none\"]".into(), "expected a number".into())];
+        let doc = obj(r#"{"results": {"d": {"acc,none": 0.5, "acc_stderr,none": "x"}}}"#);
+        let (_, parts) = split_results(&doc, &problems, &["results"]).unwrap();
+        assert_eq!(parts[0].pointer, "/results/d/acc,none");
+        // a problem outside the task entries: no split
+        let problems: ShapeProblems = vec![("$.results".into(), "expected lm-eval results".into())];
+        assert_eq!(split_results(&doc, &problems, &["results"]), None);
+        assert_eq!(split_results(&doc, &ShapeProblems::new(), &["results"]), None);
     }
 
     #[test]

@@ -21,7 +21,7 @@
 use serde_json::{Map, Value};
 
 use super::convert::{Target, json_text, whole_number};
-use super::evals::{ShapeProblems, float_like, key_path, problem};
+use super::evals::{ShapeProblems, float_like, key_path, metric_value_ok, problem};
 
 /// The model a results file's `config.model_args` names, as lm-eval's own `get_model_name`
 /// finds it for `model_name` (which files of lm-eval 0.3 and of 0.4 before 0.4.3 lack): the
@@ -111,8 +111,9 @@ pub const SAMPLE_TEXT_KEYS: [&str; 4] = ["doc", "arguments", "resps", "filtered_
 /// Rows of a `results_<date>.json` document.
 ///
 /// Errors: the document has no `results` object (no lm-eval results), a task's entry is no
-/// object, or a metric's value is no number (each at its JSON path).
-pub fn result_rows(r: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, ShapeProblems> {
+/// object, or a metric's value is no number (each at its JSON path; a numeric string passes
+/// with `coerce`, the source's `coerce_numeric_strings`).
+pub fn result_rows(r: &Map<String, Value>, coerce: bool) -> Result<Vec<Map<String, Value>>, ShapeProblems> {
     let mut problems = ShapeProblems::new();
     let Some(results) = r.get("results").and_then(Value::as_object) else {
         let keys: Vec<&str> = r.keys().map(String::as_str).take(5).collect();
@@ -169,8 +170,7 @@ pub fn result_rows(r: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, Sh
                 if metric.ends_with("_stderr") {
                     continue;
                 }
-                if !float_like(value) {
-                    problem(&mut problems, key_path(&at, key), "a number", value);
+                if !metric_value_ok(&mut problems, key_path(&at, key), value, coerce) {
                     continue;
                 }
                 let stderr = match entry.get(&stderr_key) {
@@ -346,7 +346,7 @@ mod tests {
             r#"{"results": {"hellaswag": {"acc": 0.25, "acc_stderr": 0.5, "alias": "hs", "x,none": 1.5, "y": 2.0}},
                         "versions": {"hellaswag": 0}, "config": {"model": "hf-causal"}}"#,
         );
-        let rows: Vec<String> = result_rows(&r)
+        let rows: Vec<String> = result_rows(&r, false)
             .unwrap()
             .iter()
             .map(|x| format!("{} {} {} {}", x["metric"], x["filter"], x["value"], x["stderr"]))
@@ -358,7 +358,7 @@ mod tests {
     fn a_file_without_model_name_names_the_model_of_its_arguments_not_the_backend() {
         let model = |config: &str| {
             let r = obj(&format!(r#"{{"results": {{"t": {{"acc,none": 0.5}}}}, "config": {config}}}"#));
-            result_rows(&r).unwrap()[0]["model_name"].clone()
+            result_rows(&r, false).unwrap()[0]["model_name"].clone()
         };
         assert_eq!(
             model(r#"{"model": "hf", "model_args": "pretrained=meta-llama/Llama-3.2-1B,dtype=bfloat16"}"#),
@@ -379,7 +379,7 @@ mod tests {
         let r = obj(
             r#"{"results": {"t": {"acc,none": 0.5}}, "model_name": "m", "config": {"model_args": "pretrained=x"}}"#,
         );
-        assert_eq!(result_rows(&r).unwrap()[0]["model_name"], "m");
+        assert_eq!(result_rows(&r, false).unwrap()[0]["model_name"], "m");
     }
 
     #[test]
@@ -397,15 +397,15 @@ mod tests {
     fn a_group_row_is_told_from_its_subtasks_rows() {
         let r = obj(r#"{"results": {"suite": {"acc,none": 0.5}, "a": {"acc,none": 0.25}},
                         "group_subtasks": {"suite": ["a"], "a": []}}"#);
-        let rows = result_rows(&r).unwrap();
+        let rows = result_rows(&r, false).unwrap();
         let of = |t: &str| rows.iter().find(|x| x["task"] == t).unwrap()["is_group"].clone();
         assert_eq!((of("suite"), of("a")), (Value::Bool(true), Value::Bool(false)));
         // older files list groups apart; a file that says neither leaves it unknown
         let r = obj(r#"{"results": {"a": {"acc,none": 0.25}}, "groups": {"suite": {"acc,none": 0.5}}}"#);
-        let rows = result_rows(&r).unwrap();
+        let rows = result_rows(&r, false).unwrap();
         let of = |t: &str| rows.iter().find(|x| x["task"] == t).unwrap()["is_group"].clone();
         assert_eq!((of("suite"), of("a")), (Value::Bool(true), Value::Bool(false)));
-        let rows = result_rows(&obj(r#"{"results": {"a": {"acc,none": 0.25}}}"#)).unwrap();
+        let rows = result_rows(&obj(r#"{"results": {"a": {"acc,none": 0.25}}}"#), false).unwrap();
         assert_eq!(rows[0]["is_group"], Value::Null);
     }
 
@@ -431,13 +431,13 @@ mod tests {
                 "versions": {"gsm8k": 3.0}, "n-shot": {"gsm8k": 5}, "higher_is_better": {"gsm8k": {"exact_match": true}},
                 "n-samples": {"gsm8k": {"original": 1319, "effective": 4}}, "model_name": "m", "date": 1700000000.5,
                 "task_hashes": {"gsm8k": "abc"}}"#,
-        ))
+        ), false)
         .unwrap();
         assert_eq!(rows.len(), 2);
         assert_eq!((rows[0]["filter"].as_str(), &rows[0]["stderr"]), (Some("strict-match"), &Value::from(0.1)));
         assert_eq!((rows[1]["value"].as_f64(), &rows[1]["stderr"]), (Some(0.75), &Value::Null));
         assert_eq!((rows[0]["version"].as_str(), &rows[0]["n_samples_effective"]), (Some("3.0"), &Value::from(4)));
-        let e = result_rows(&obj(r#"{"results": {"t": {"acc,none": "high"}}}"#)).unwrap_err();
+        let e = result_rows(&obj(r#"{"results": {"t": {"acc,none": "high"}}}"#), false).unwrap_err();
         assert_eq!(e[0].0, "$.results.t[\"acc,none\"]");
     }
 

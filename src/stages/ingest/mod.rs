@@ -1030,9 +1030,9 @@ fn shape(
         (Format::TrackioRuns, _) => checked(trackio::run_row(&obj).map(|r| vec![r]), obj),
         (Format::InspectEvals, _) => checked(inspect::eval_rows(&obj), obj),
         (Format::InspectSamples, _) => checked(inspect::sample_row(&obj, src.keep_text).map(|r| vec![r]), obj),
-        (Format::LmEvalResults, _) => checked(lmeval::result_rows(&obj), obj),
+        (Format::LmEvalResults, _) => checked(lmeval::result_rows(&obj, src.coerce_numeric_strings), obj),
         (Format::LmEvalSamples, _) => checked(lmeval::sample_row(&obj, src.keep_text).map(|r| vec![r]), obj),
-        (Format::LightevalResults, _) => checked(lighteval::result_rows(&obj), obj),
+        (Format::LightevalResults, _) => checked(lighteval::result_rows(&obj, src.coerce_numeric_strings), obj),
         (Format::LightevalDetails, _) => checked(lighteval::detail_row(&obj, src.keep_text).map(|r| vec![r]), obj),
         (Format::VerlGenerations, _) => checked(verl::row(&obj, src.keep_text).map(|r| vec![r]), obj),
         (Format::VerlMetrics, _) => checked(verl::metrics_rows(&obj), obj),
@@ -1156,6 +1156,28 @@ fn shape_into(
             }
         }
         Err((problems, obj)) => {
+            // a results document whose problems all lie in task entries: each metric (or
+            // entry) that holds one is rejected at its own pointer, and the other results make
+            // their rows
+            let sections: &[&str] = match src.format {
+                Format::LmEvalResults => &["results", "groups"],
+                Format::LightevalResults => &["results"],
+                _ => &[],
+            };
+            if let Some((rest, parts)) = evals::split_results(&obj, &problems, sections) {
+                shape_into(src, rest, sref.clone(), captures, pending, bad);
+                for part in parts {
+                    let at = match &sref.at {
+                        Position::Pointer(p) => {
+                            SourceRef { file: sref.file.clone(), at: Position::Pointer(format!("{p}{}", part.pointer)) }
+                        }
+                        _ => sref.clone(),
+                    };
+                    let body = RejectBody::RecordText(convert::json_raw(&Value::Object(part.record)));
+                    bad.push((at, "type", part.problems, body));
+                }
+                return;
+            }
             // each problem is its own violation (or reason of the one reject)
             let problems =
                 if problems.is_empty() { vec![("$".into(), "not of the format's shape".into())] } else { problems };
