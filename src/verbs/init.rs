@@ -4218,6 +4218,10 @@ struct NumberText {
     /// Whether a comma is the decimal mark (a CSV file separated by semicolons, as written
     /// where the comma is: `0,71`), not a thousands separator.
     decimal_comma: bool,
+    /// The first number written plainly, and where it is; whether every such number lies in
+    /// [-1, 1] (fractions, beside percentages a column on two scales).
+    plain: Option<(String, String)>,
+    plain_fractions: bool,
 }
 
 impl NumberText {
@@ -4229,6 +4233,8 @@ impl NumberText {
             fraction: false,
             missing: BTreeSet::new(),
             decimal_comma: false,
+            plain: None,
+            plain_fractions: true,
         }
     }
 
@@ -4245,13 +4251,18 @@ impl NumberText {
             'd'
         } else if is_grouped(v) && !self.decimal_comma {
             ','
-        } else if plain && self.kind != Some('%') && !(self.decimal_comma && v.contains('.')) {
-            // a number written plainly among grouped ones (`999` beside `1,319`); one with
-            // blanks around it (` 0.6` of a CSV written `task, acc`) makes the column text
+        } else if plain && !(self.decimal_comma && v.contains('.')) {
+            // a number written plainly among grouped ones (`999` beside `1,319`) or among
+            // percentages (`0.41` beside `41.2%`); one with blanks around it (` 0.6` of a CSV
+            // written `task, acc`) makes the column text
             if v.trim() != v && self.kind.is_none() {
                 self.kind = Some('b');
                 self.first = (v.to_string(), at());
             }
+            if self.plain.is_none() {
+                self.plain = Some((v.to_string(), at()));
+            }
+            self.plain_fractions &= v.trim().parse::<f64>().is_ok_and(|f| f.abs() <= 1.0);
             self.fraction |= v.contains('.');
             return true;
         } else {
@@ -4278,17 +4289,39 @@ impl NumberText {
             let texts: Vec<String> = self.missing.iter().map(|t| format!("'{}'", t.replace('\'', "''"))).collect();
             format!("CASE WHEN {id} IN ({}) THEN NULL ELSE {id} END", texts.join(", "))
         };
-        let (what, sql) = match self.kind {
-            Some('%') => {
-                ("percentages written with their sign", format!("CAST(trim(rtrim(trim({x}), '%')) AS DOUBLE)"))
-            }
-            Some('d') => ("numbers written with a decimal comma", format!("CAST(replace({x}, ',', '.') AS DOUBLE)")),
-            Some('b') => (
+        let (what, beside, sql) = match (self.kind, &self.plain) {
+            // fractions beside percentages: two scales, which the SQL makes one (a percentage's
+            // text read with `e-2`, so that 41.2% reads as the float nearest 0.412, which
+            // dividing by 100 would miss)
+            (Some('%'), Some((plain, at))) if self.plain_fractions => (
+                "percentages written with their sign",
+                format!(
+                    " beside fractions ({plain:?} at {at}): two scales, which the SQL makes one, reading a \
+                     percentage as a fraction (41.2% as 0.412)"
+                ),
+                format!(
+                    "CASE WHEN ends_with(trim({x}), '%') THEN CAST(trim(rtrim(trim({x}), '%')) || 'e-2' AS DOUBLE) \
+                     ELSE CAST(trim({x}) AS DOUBLE) END"
+                ),
+            ),
+            (Some('%'), _) => (
+                "percentages written with their sign",
+                String::new(),
+                format!("CAST(trim(rtrim(trim({x}), '%')) AS DOUBLE)"),
+            ),
+            (Some('d'), _) => (
+                "numbers written with a decimal comma",
+                String::new(),
+                format!("CAST(replace({x}, ',', '.') AS DOUBLE)"),
+            ),
+            (Some('b'), _) => (
                 "numbers written with blanks around them",
+                String::new(),
                 format!("CAST(trim({x}) AS {})", if self.fraction { "DOUBLE" } else { "BIGINT" }),
             ),
             _ => (
                 "numbers written with thousands separators",
+                String::new(),
                 format!("CAST(replace({x}, ',', '') AS {})", if self.fraction { "DOUBLE" } else { "BIGINT" }),
             ),
         };
@@ -4296,7 +4329,7 @@ impl NumberText {
         // (a name with blanks around it is trimmed in the table's SQL, as `TablePlan::renamed` says)
         let alias = ident(self.column.trim());
         format!(
-            "{} holds {what} ({first:?} at {at}), kept as text; to read them as numbers, select {sql} AS {alias} in \
+            "{} holds {what} ({first:?} at {at}){beside}, kept as text; to read them as numbers, select {sql} AS {alias} in \
              the table's SQL, and declare it a number in the table's schema (a value it cannot read stops the build)",
             if self.column.trim() == self.column { self.column.clone() } else { format!("{:?}", self.column) }
         )

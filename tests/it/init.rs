@@ -2486,6 +2486,36 @@ fn a_results_table_is_keyed_by_what_names_its_rows_and_a_repeat_is_said() {
     write(&d, "r.csv", "model,win_rate\nm1,55.5%\nm2,N/A\nm3,4B %\n");
     let o = run(bin().current_dir(tmp.path()).args(["build", "--force", "pipelines/pct"]));
     assert!(!o.status.success(), "{}", stderr(&o));
+    // percentages beside fractions: two scales, said, and the SQL given reads them as one
+    let d = tmp.path().join("scales");
+    write(&d, "r.csv", "model,gsm8k\nm1,0.3131\nm2,41.2%\nm3,0.4049\nm4,-3 %\n");
+    let doc = init(tmp.path(), &d, "scales");
+    let notes = doc["notes"].to_string();
+    let said = "table r: gsm8k holds percentages written with their sign (\\\"41.2%\\\" at r.csv:3) beside fractions \
+                (\\\"0.3131\\\" at r.csv:2): two scales, which the SQL makes one, reading a percentage as a fraction \
+                (41.2% as 0.412), kept as text; to read them as numbers, select CASE WHEN ends_with(trim(gsm8k), '%') \
+                THEN CAST(trim(rtrim(trim(gsm8k), '%')) || 'e-2' AS DOUBLE) ELSE CAST(trim(gsm8k) AS DOUBLE) END AS gsm8k";
+    assert!(notes.contains(said), "{notes}");
+    let toml_path = tmp.path().join("pipelines/scales/pipeline.toml");
+    let toml = std::fs::read_to_string(&toml_path).unwrap();
+    let cast = "CASE WHEN ends_with(trim(gsm8k), '%') THEN CAST(trim(rtrim(trim(gsm8k), '%')) || 'e-2' AS DOUBLE) \
+                ELSE CAST(trim(gsm8k) AS DOUBLE) END AS gsm8k";
+    let toml = toml.replacen("gsm8k, _source_file", &format!("{cast}, _source_file"), 1);
+    assert!(toml.contains(cast), "{toml}");
+    std::fs::write(&toml_path, toml).unwrap();
+    let schema_path = tmp.path().join("schemas/scales/r.json");
+    let schema = std::fs::read_to_string(&schema_path).unwrap();
+    let schema = schema.replacen(
+        "\"name\": \"gsm8k\",\n      \"type\": \"string\"",
+        "\"name\": \"gsm8k\",\n      \"type\": \"number\"",
+        1,
+    );
+    std::fs::write(&schema_path, schema).unwrap();
+    let release = build_from_elsewhere(tmp.path(), "scales");
+    assert_eq!(
+        query(&release, "SELECT model, gsm8k FROM r ORDER BY model"),
+        "model,gsm8k\nm1,0.3131\nm2,0.412\nm3,0.4049\nm4,-0.03\n"
+    );
     // a step beside what names a row: the named candidates fail, the columns that name rows hold
     let d = tmp.path().join("steps");
     write(&d, "r.csv", "run,step,benchmark,accuracy\na,10,gsm8k,0.5\na,10,math,0.2\na,20,gsm8k,0.6\nb,10,gsm8k,0.4\n");
