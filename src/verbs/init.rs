@@ -2636,6 +2636,15 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
     // with the folder above it: a plain file alone there is that run's too
     let mut run_folders: BTreeMap<String, String> = BTreeMap::new();
     for l in looked {
+        // a Trainer state's run is its output folder, whatever the pattern (one state of each
+        // run is read, each named)
+        if matches!(l.kind, Kind::Fixed(Format::TrainerState, _)) {
+            let dir = crate::stages::ingest::trainer::output_dir(&l.rel);
+            if dir != "." {
+                run_folders.insert(dir.clone(), parent(&dir));
+            }
+            continue;
+        }
         let (Kind::Fixed(_, pattern) | Kind::Many(_, pattern)) = &l.kind else { continue };
         let (Some((pattern_dir, _)), Some((dir, _))) = (pattern.rsplit_once('/'), l.rel.rsplit_once('/')) else {
             continue;

@@ -484,7 +484,8 @@ fn init_reads_each_runs_trainer_state_once() {
         ],
         "{toml}"
     );
-    // a run resumed after init saves a checkpoint past the state read: a build names it
+    // a run resumed after init saves a checkpoint past the state read: a build names it, and
+    // the release's card says that its tables stop at the earlier save
     let later = folder.join("grpo-lr1e-06/checkpoint-30");
     std::fs::create_dir_all(&later).unwrap();
     std::fs::copy(folder.join("grpo-lr1e-06/checkpoint-20/trainer_state.json"), later.join("trainer_state.json"))
@@ -497,6 +498,23 @@ fn init_reads_each_runs_trainer_state_once() {
         "{}",
         stderr(&o)
     );
+    // (a save at a step the read one passed is no later save)
+    assert!(!stderr(&o).contains("is a save of the run"), "{}", stderr(&o));
+    let state = later.join("trainer_state.json");
+    let mut doc30: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
+    let step = doc30["global_step"].as_u64().unwrap();
+    doc30["global_step"] = serde_json::json!(step + 1000);
+    std::fs::write(&state, doc30.to_string()).unwrap();
+    let o = run(bin().current_dir(tmp.path()).args(["build", "--release-version", "0.0.2", "pipelines/x"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = format!(
+        "warning: trainer_log_raw: raw/grpo-lr1e-06/checkpoint-30/trainer_state.json is a save of the run in \
+         raw/grpo-lr1e-06 at step {}, later than raw/grpo-lr1e-06/trainer_state.json",
+        step + 1000
+    );
+    assert!(stderr(&o).contains(&said), "{}", stderr(&o));
+    let card = std::fs::read_to_string(tmp.path().join("releases/x/0.0.2/README.md")).unwrap();
+    assert!(card.contains("checkpoint-30/trainer_state.json is a save of the run"), "{card}");
     std::fs::remove_dir_all(&later).unwrap();
     let source = &doc["sources"][0];
     assert_eq!(source["format"], "trainer-state");
@@ -508,11 +526,16 @@ fn init_reads_each_runs_trainer_state_once() {
     init_and_build("trl", &[("trainer_log", 122), ("trainer_runs", 2), ("train_results", 2)], &["trainer-state"]);
     // a run killed before its end (its latest checkpoint read) beside one that ended: one
     // table, each run named by its output folder
-    init_and_build_without(
+    let (_tmp, release) = init_and_build_without(
         "trl",
         &["grpo-lr3e-06/trainer_state.json", "grpo-lr3e-06/train_results.json", "grpo-lr3e-06/all_results.json"],
         &[("trainer_log", 4 * 14 + 5 + 4 * 14), ("trainer_runs", 2), ("train_results", 1)],
         &["trainer-state", "trainer-runs"],
+    );
+    // the one run's split metrics name their run, as two runs' would
+    assert_eq!(
+        query(&release, "SELECT run, _source_file FROM train_results"),
+        "run,_source_file\ngrpo-lr1e-06,raw/grpo-lr1e-06/train_results.json\n"
     );
     // a state in the output folder older than a later checkpoint's (training resumed and
     // killed): the later one is read
@@ -1038,11 +1061,16 @@ fn trackio_exports_of_another_shape_and_conflicting_log_ids_are_said() {
 /// `runpack init` on a folder of `files` (copied from pipelines/<example>/raw), then `build`
 /// with no edit in between: the tables and their row counts.
 fn init_and_build(example: &str, table_rows: &[(&str, u64)], formats: &[&str]) {
-    init_and_build_without(example, &[], table_rows, formats)
+    init_and_build_without(example, &[], table_rows, formats);
 }
 
 /// [`init_and_build`] with the files `leave_out` removed from the folder first.
-fn init_and_build_without(example: &str, leave_out: &[&str], table_rows: &[(&str, u64)], formats: &[&str]) {
+fn init_and_build_without(
+    example: &str,
+    leave_out: &[&str],
+    table_rows: &[(&str, u64)],
+    formats: &[&str],
+) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let folder = tmp.path().join("outputs");
     make_raw(example, &folder);
@@ -1070,6 +1098,7 @@ fn init_and_build_without(example: &str, leave_out: &[&str], table_rows: &[(&str
         .collect();
     let want: Vec<(String, u64)> = table_rows.iter().map(|(n, r)| (n.to_string(), *r)).collect();
     assert_eq!(got, want);
+    (tmp, release)
 }
 
 #[test]

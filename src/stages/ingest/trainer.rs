@@ -50,6 +50,19 @@ pub fn checkpoint_step(name: &str) -> Option<u64> {
     name.strip_prefix("checkpoint-")?.parse().ok()
 }
 
+/// The `global_step` of the Trainer state at `path`: the step it was saved at. `None` for a
+/// file that does not read as a Trainer state, or has none. The document is read through (its
+/// log unkept), as [`read`] reads it.
+pub fn global_step(path: &std::path::Path) -> Option<u64> {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        global_step: Option<u64>,
+    }
+    let file = std::io::BufReader::new(std::fs::File::open(path).ok()?);
+    let head: Head = serde_json::from_reader(super::lenient::LenientRead::new(file)).ok()?;
+    head.global_step
+}
+
 /// The run's output folder of the Trainer state at `rel` (a path relative to the pipeline):
 /// the file's folder, or the one above it when that is a checkpoint's; `.` at the top.
 pub fn output_dir(rel: &str) -> String {

@@ -356,6 +356,11 @@ async fn build_in(
         progress,
     )?;
 
+    // a Trainer run saved again since the pipeline was written: its tables stop where the
+    // save they read does, said in the card
+    for (source, message) in unread_later_saves(&spec.dir, &unread_raw_files(spec, &inputs_out), &inputs_out) {
+        report.warn(&source, "unread-save", None, message);
+    }
     let hashed = Hashed { inputs_out, files, def_files, pipeline_sha256 };
     let tables = order.iter().map(|&i| table_entries.remove(&spec.def.tables[i].name).expect("built")).collect();
     let mut manifest = manifest_of(spec, opts, &version, hashed, tables, &report);
@@ -1701,6 +1706,47 @@ pub fn unread_note(unread: &[String]) -> Option<String> {
             if one { "it" } else { "them" }
         )
     })
+}
+
+/// The Trainer states among `unread` (see [`unread_raw_files`]) saved at a later step
+/// (`global_step`) than the one a source reads of the same run (its output folder): each save
+/// holds the run's whole log as far as it goes, so the tables that read the earlier one lack
+/// the steps after it. (source, message) for each, the sources that read the earlier save
+/// named. Paths relative to `dir`, the pipeline's folder.
+pub fn unread_later_saves(
+    dir: &Path,
+    unread: &[String],
+    inputs: &[crate::stages::release::InputEntry],
+) -> Vec<(String, String)> {
+    use crate::stages::ingest::trainer::{global_step, output_dir};
+    let state = |p: &str| p.rsplit('/').next() == Some("trainer_state.json");
+    let mut out = Vec::new();
+    for u in unread.iter().filter(|u| state(u)) {
+        let run = output_dir(u);
+        let Some(read) = inputs.iter().find(|i| state(&i.path) && output_dir(&i.path) == run) else { continue };
+        let (Some(theirs), Some(mine)) = (global_step(&dir.join(&read.path)), global_step(&dir.join(u))) else {
+            continue;
+        };
+        if mine <= theirs {
+            continue;
+        }
+        let sources: Vec<&str> = read.sources.iter().map(String::as_str).collect();
+        let one = sources.len() == 1;
+        out.push((
+            sources.first().copied().unwrap_or_default().to_string(),
+            format!(
+                "{u} is a save of the run in {run} at step {mine}, later than {} (step {theirs}), which {} {} \
+                 read; no source reads it (saved since the pipeline was written?): the tables lack the steps \
+                 logged after {theirs}; name it in the {} `path` in place of the other (`runpack init` of the \
+                 folder does so)",
+                read.path,
+                if one { "source" } else { "sources" },
+                sources.join(", "),
+                if one { "source's" } else { "sources'" },
+            ),
+        ));
+    }
+    out
 }
 
 /// Where the release of `spec` at `version` goes.
