@@ -4291,6 +4291,27 @@ impl NumberText {
 
     /// What the note says: the column, its first value, and the SQL that reads it.
     fn note(&self) -> String {
+        let (what, beside, sql) = self.reading();
+        let (first, at) = &self.first;
+        // (a name with blanks around it is trimmed in the table's SQL, as `TablePlan::renamed` says)
+        let alias = ident(self.column.trim());
+        format!(
+            "{} holds {what} ({first:?} at {at}){beside}, kept as text; to read them as numbers, select {sql} AS {alias} in \
+             the table's SQL, and declare it a number in the table's schema (a value it cannot read stops the build)",
+            if self.column.trim() == self.column { self.column.clone() } else { format!("{:?}", self.column) }
+        )
+    }
+
+    /// The column's description in the schema (so the card): what its texts are, and the SQL
+    /// that reads them as numbers.
+    fn description(&self) -> String {
+        let (what, beside, sql) = self.reading();
+        let (first, at) = &self.first;
+        format!("Text as written: {what} ({first:?} at {at}){beside}; `{sql}` reads them as numbers.")
+    }
+
+    /// How the numbers are written, what else the column holds, and the SQL that reads them.
+    fn reading(&self) -> (&'static str, String, String) {
         let id = ident(&self.column);
         let x = if self.missing.is_empty() {
             id.clone()
@@ -4298,7 +4319,7 @@ impl NumberText {
             let texts: Vec<String> = self.missing.iter().map(|t| format!("'{}'", t.replace('\'', "''"))).collect();
             format!("CASE WHEN {id} IN ({}) THEN NULL ELSE {id} END", texts.join(", "))
         };
-        let (what, beside, sql) = match (self.kind, &self.plain) {
+        match (self.kind, &self.plain) {
             // fractions beside percentages: two scales, which the SQL makes one (a percentage's
             // text read with `e-2`, so that 41.2% reads as the float nearest 0.412, which
             // dividing by 100 would miss)
@@ -4333,15 +4354,7 @@ impl NumberText {
                 String::new(),
                 format!("CAST(replace({x}, ',', '') AS {})", if self.fraction { "DOUBLE" } else { "BIGINT" }),
             ),
-        };
-        let (first, at) = &self.first;
-        // (a name with blanks around it is trimmed in the table's SQL, as `TablePlan::renamed` says)
-        let alias = ident(self.column.trim());
-        format!(
-            "{} holds {what} ({first:?} at {at}){beside}, kept as text; to read them as numbers, select {sql} AS {alias} in \
-             the table's SQL, and declare it a number in the table's schema (a value it cannot read stops the build)",
-            if self.column.trim() == self.column { self.column.clone() } else { format!("{:?}", self.column) }
-        )
+        }
     }
 }
 
@@ -4886,6 +4899,24 @@ impl TablePlan {
                 // kept whole: what the column holds is not the text it looks like, and why
                 let why = d.reason.trim_end_matches('.');
                 Some(format!("JSON text of each value (`0.5`, `\"N/A\"` with its quotes), kept whole: {why}."))
+            } else if let Some(n) = self.trial.number_texts.iter().find(|n| self.name_of(&n.column) == f.name) {
+                Some(n.description())
+            } else if let Some(d) = declared.filter(|d| d.field_type == "string" && !d.reason.is_empty()) {
+                // text where numbers were looked for: why, and how a reader gets the numbers
+                let why = d.reason.trim_end_matches('.');
+                let cast = match why.split_whitespace().nth(1).map(|w| w.trim_end_matches(',')) {
+                    Some("number") => Some("DOUBLE"),
+                    Some("integer") => Some("BIGINT"),
+                    _ => None,
+                };
+                Some(match cast {
+                    Some(ty) => format!(
+                        "Text as written: {why}. `TRY_CAST({} AS {ty})` reads the numbers among them (null where a \
+                         value is none).",
+                        ident(&f.name)
+                    ),
+                    None => format!("Text as written: {why}."),
+                })
             } else if self.plan.format == Format::Json
                 && self
                     .plan

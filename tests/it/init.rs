@@ -2496,6 +2496,20 @@ fn a_results_table_is_keyed_by_what_names_its_rows_and_a_repeat_is_said() {
                 (41.2% as 0.412), kept as text; to read them as numbers, select CASE WHEN ends_with(trim(gsm8k), '%') \
                 THEN CAST(trim(rtrim(trim(gsm8k), '%')) || 'e-2' AS DOUBLE) ELSE CAST(trim(gsm8k) AS DOUBLE) END AS gsm8k";
     assert!(notes.contains(said), "{notes}");
+    // the schema's description (so the card) says what the texts are, and the SQL
+    let schema = std::fs::read_to_string(tmp.path().join("schemas/scales/r.json")).unwrap();
+    let described = "\"description\": \"Text as written: percentages written with their sign (\\\"41.2%\\\" at r.csv:3) \
+                     beside fractions";
+    assert!(schema.contains(described), "{schema}");
+    // a typo among numbers: the column is text, and its description says why and how to read
+    // the numbers
+    let d = tmp.path().join("typo");
+    write(&d, "r.csv", "model,acc\nm1,0.5\nm2,0.4l67\nm3,0.7\n");
+    init(tmp.path(), &d, "typo");
+    let schema = std::fs::read_to_string(tmp.path().join("schemas/typo/r.json")).unwrap();
+    let described = "\"description\": \"Text as written: expected number, found string \\\"0.4l67\\\"";
+    assert!(schema.contains(described), "{schema}");
+    assert!(schema.contains("`TRY_CAST(acc AS DOUBLE)` reads the numbers among them (null where a value is none)."));
     let toml_path = tmp.path().join("pipelines/scales/pipeline.toml");
     let toml = std::fs::read_to_string(&toml_path).unwrap();
     let cast = "CASE WHEN ends_with(trim(gsm8k), '%') THEN CAST(trim(rtrim(trim(gsm8k), '%')) || 'e-2' AS DOUBLE) \
