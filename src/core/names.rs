@@ -8,6 +8,14 @@ pub fn resolved_path(path: &str) -> String {
     path.split('/').filter(|p| !p.is_empty() && *p != ".").collect::<Vec<_>>().join("/")
 }
 
+/// The order of relative paths part by part, as a sorted walk of the folders reads them: a
+/// folder's files before those of a folder whose name extends its name (`run-x/a.wandb`
+/// before `run-x-1/a.wandb`, which bytes alone would put first, `-` coming before `/`). The
+/// order in which a source reads its files, and in which the keep rules take its rows.
+pub fn path_order(a: &str, b: &str) -> std::cmp::Ordering {
+    a.split('/').cmp(b.split('/'))
+}
+
 /// Split names `datasets` can load: `^\w+(\.\w+)*$` over the whole name, and not `all`
 /// (the `datasets` library's keyword for every split together).
 pub fn valid_split_name(name: &str) -> bool {
@@ -86,4 +94,16 @@ pub fn windows_device(name: &str) -> bool {
                 matches!((c.next(), c.next()), (Some('0'..='9' | '¹' | '²' | '³'), None))
             })
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_ordered_part_by_part() {
+        let mut paths = vec!["w/run-1-x-1/a.wandb", "w/run-1-x/a.wandb", "w/run-0-x/a.wandb", "w/a.json"];
+        paths.sort_by(|a, b| path_order(a, b));
+        assert_eq!(paths, ["w/a.json", "w/run-0-x/a.wandb", "w/run-1-x/a.wandb", "w/run-1-x-1/a.wandb"]);
+    }
 }

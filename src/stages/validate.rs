@@ -756,7 +756,11 @@ impl<'a> Validator<'a> {
         }
         // the rule chooses among the rows it can place: with --on-invalid reject the unplaced
         // ones go to the rejects, and the rows kept hold the key once
-        let pool: Vec<usize> = pool.into_iter().filter(|&r| sources.ordered_at(r).is_some()).collect();
+        let mut pool: Vec<usize> = pool.into_iter().filter(|&r| sources.ordered_at(r).is_some()).collect();
+        // files part by part (`run-x/` before `run-x-1/`, the folder W&B names a run's next
+        // session when the first's name is taken), each file's rows in the order they came
+        let file = |r: usize| sources.ordered_at(r).map(|s| s.file).unwrap_or_default();
+        pool.sort_by(|&a, &b| crate::core::names::path_order(&file(a), &file(b)));
         let Some(&last) = pool.last() else { return Ok(()) };
         let keep = if self.policy == DuplicatePolicy::KeepLast { last } else { pool[0] };
         let kept_at = places[keep - start].clone();

@@ -93,6 +93,26 @@ fn keep_last_on_json_records_follows_document_order() {
 }
 
 #[test]
+fn keep_last_takes_files_folder_by_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // a run's second session in a folder named after the first's (W&B adds `-1` when the
+    // name is taken): as bytes `run-a-1/` comes first (`-` before `/`); folder by folder, last
+    write(dir, "runs/run-a/log.jsonl", "{\"k\": 7, \"v\": \"first\"}\n{\"k\": 8, \"v\": \"only\"}\n");
+    write(dir, "runs/run-a-1/log.jsonl", "{\"k\": 7, \"v\": \"resumed\"}\n");
+    write(dir, "t.json", &kv_schema(&["k"], "string"));
+    for (rule, kept) in [("keep-last", "resumed"), ("keep-first", "first")] {
+        let table = format!("schema = \"t.json\"\non_duplicate_key = \"{rule}\"\nformats = [\"parquet\", \"jsonl\"]\n");
+        let sql = "SELECT k, v, _source_file, CAST(_source_line AS VARCHAR) AS _source_line FROM raw";
+        write(dir, "pipeline.toml", &one_source("dirs", "runs/*/log.jsonl", "jsonl", "", sql, &table));
+        let o = build(dir, &["--force"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let rows = keys(&release(dir, "dirs"), "t");
+        assert_eq!(rows.iter().find(|(k, _)| *k == 7).unwrap().1, kept, "{rule}");
+    }
+}
+
+#[test]
 fn keep_last_on_line_numbers_cast_to_text_follows_line_order() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();

@@ -355,7 +355,8 @@ pub fn find(base: &Path, patterns: &[String], context: &str) -> Result<Vec<Input
             ));
         }
     }
-    out.sort();
+    // (part by part: a run folder's files before those of a folder named after it, `-1`)
+    out.sort_by(|a, b| crate::core::names::path_order(&a.rel, &b.rel).then_with(|| a.path.cmp(&b.path)));
     out.dedup_by(|a, b| a.rel == b.rel);
     Ok(out)
 }
