@@ -515,6 +515,20 @@ fn init_reads_each_runs_trainer_state_once() {
     assert!(stderr(&o).contains(&said), "{}", stderr(&o));
     let card = std::fs::read_to_string(tmp.path().join("releases/x/0.0.2/README.md")).unwrap();
     assert!(card.contains("checkpoint-30/trainer_state.json is a save of the run"), "{card}");
+    // another run's state in the folder (other planned steps) is no later save; one cut short
+    // while saving, past the step read, may be
+    doc30["max_steps"] = serde_json::json!(999_999);
+    std::fs::write(&state, doc30.to_string()).unwrap();
+    let o = run(bin().current_dir(tmp.path()).args(["build", "--release-version", "0.0.3", "pipelines/x"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("is a save of the run"), "{}", stderr(&o));
+    let text = doc30.to_string();
+    std::fs::write(&state, &text[..text.len() / 2]).unwrap();
+    let o = run(bin().current_dir(tmp.path()).args(["build", "--release-version", "0.0.4", "pipelines/x"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = "raw/grpo-lr1e-06/checkpoint-30/trainer_state.json, a save of the run in raw/grpo-lr1e-06 no source \
+                reads, does not read as a Trainer state (";
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
     std::fs::remove_dir_all(&later).unwrap();
     let source = &doc["sources"][0];
     assert_eq!(source["format"], "trainer-state");

@@ -50,17 +50,23 @@ pub fn checkpoint_step(name: &str) -> Option<u64> {
     name.strip_prefix("checkpoint-")?.parse().ok()
 }
 
-/// The `global_step` of the Trainer state at `path`: the step it was saved at. `None` for a
-/// file that does not read as a Trainer state, or has none. The document is read through (its
-/// log unkept), as [`read`] reads it.
-pub fn global_step(path: &std::path::Path) -> Option<u64> {
-    #[derive(serde::Deserialize)]
-    struct Head {
-        global_step: Option<u64>,
-    }
-    let file = std::io::BufReader::new(std::fs::File::open(path).ok()?);
-    let head: Head = serde_json::from_reader(super::lenient::LenientRead::new(file)).ok()?;
-    head.global_step
+/// What a Trainer state says of its save: the step it was saved at and the run's planned
+/// steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+pub struct SaveHead {
+    /// `global_step`.
+    pub global_step: Option<u64>,
+    /// `max_steps`: two saves that differ in it are of different runs.
+    pub max_steps: Option<u64>,
+}
+
+/// The [`SaveHead`] of the Trainer state at `path`, the document read through (its log
+/// unkept), as [`read`] reads it.
+///
+/// Errors: the file cannot be opened, or is no JSON object (cut short while saving), as text.
+pub fn save_head(path: &std::path::Path) -> std::result::Result<SaveHead, String> {
+    let file = std::io::BufReader::new(std::fs::File::open(path).map_err(|e| e.to_string())?);
+    serde_json::from_reader(super::lenient::LenientRead::new(file)).map_err(|e| e.to_string())
 }
 
 /// The run's output folder of the Trainer state at `rel` (a path relative to the pipeline):

@@ -1709,44 +1709,68 @@ pub fn unread_note(unread: &[String]) -> Option<String> {
 }
 
 /// The Trainer states among `unread` (see [`unread_raw_files`]) saved at a later step
-/// (`global_step`) than the one a source reads of the same run (its output folder): each save
-/// holds the run's whole log as far as it goes, so the tables that read the earlier one lack
-/// the steps after it. (source, message) for each, the sources that read the earlier save
-/// named. Paths relative to `dir`, the pipeline's folder.
+/// (`global_step`) than the one a source reads of the same run (its output folder, and the
+/// same `max_steps`), or that do not read though their checkpoint's number is past that step
+/// (cut short while saving): each save holds the run's whole log as far as it goes, so the
+/// tables that read the earlier one lack the steps after it. (source, message) for each, the
+/// sources that read the earlier save named. Paths relative to `dir`, the pipeline's folder.
 pub fn unread_later_saves(
     dir: &Path,
     unread: &[String],
     inputs: &[crate::stages::release::InputEntry],
 ) -> Vec<(String, String)> {
-    use crate::stages::ingest::trainer::{global_step, output_dir};
+    use crate::stages::ingest::trainer::{SaveHead, checkpoint_step, is_checkpoint_folder, output_dir, save_head};
     let state = |p: &str| p.rsplit('/').next() == Some("trainer_state.json");
     let mut out = Vec::new();
     for u in unread.iter().filter(|u| state(u)) {
         let run = output_dir(u);
         let Some(read) = inputs.iter().find(|i| state(&i.path) && output_dir(&i.path) == run) else { continue };
-        let (Some(theirs), Some(mine)) = (global_step(&dir.join(&read.path)), global_step(&dir.join(u))) else {
-            continue;
-        };
-        if mine <= theirs {
-            continue;
-        }
+        let Ok(theirs) = save_head(&dir.join(&read.path)) else { continue };
+        let Some(their_step) = theirs.global_step else { continue };
         let sources: Vec<&str> = read.sources.iter().map(String::as_str).collect();
         let one = sources.len() == 1;
-        out.push((
-            sources.first().copied().unwrap_or_default().to_string(),
-            format!(
-                "{u} is a save of the run in {run} at step {mine}, later than {} (step {theirs}), which {} {} \
-                 read; no source reads it (saved since the pipeline was written?): the tables lack the steps \
-                 logged after {theirs}; name it in the {} `path` in place of the other (`runpack init` of the \
-                 folder does so)",
-                read.path,
-                if one { "source" } else { "sources" },
-                sources.join(", "),
+        let read_by = format!(
+            "{} (step {their_step}), which {} {} read",
+            read.path,
+            if one { "source" } else { "sources" },
+            sources.join(", ")
+        );
+        let what = match save_head(&dir.join(u)) {
+            // another run written to the same folder (other planned steps) is no later save
+            Ok(mine)
+                if mine.max_steps.is_some() && theirs.max_steps.is_some() && mine.max_steps != theirs.max_steps =>
+            {
+                continue;
+            }
+            Ok(SaveHead { global_step: Some(mine), .. }) if mine > their_step => format!(
+                "{u} is a save of the run in {run} at step {mine}, later than {read_by}; no source reads it (saved \
+                 since the pipeline was written?): the tables lack the steps logged after {their_step}; name it in \
+                 the {} `path` in place of the other (`runpack init` of the folder does so)",
                 if one { "source's" } else { "sources'" },
             ),
-        ));
+            // cut short: later by its checkpoint's number, or the output folder's own state
+            // beside a checkpoint's read
+            Err(e)
+                if folder(u).and_then(checkpoint_step).is_some_and(|n| n > their_step)
+                    || (folder(&read.path).is_some_and(is_checkpoint_folder)
+                        && !folder(u).is_some_and(is_checkpoint_folder)) =>
+            {
+                format!(
+                    "{u}, a save of the run in {run} no source reads, does not read as a Trainer state ({e}; cut \
+                     short while saving?), and may be later than {read_by}: the tables stop at step {their_step}"
+                )
+            }
+            _ => continue,
+        };
+        out.push((sources.first().copied().unwrap_or_default().to_string(), what));
     }
     out
+}
+
+/// The name of the folder a relative path's file is in (`a/checkpoint-30/x.json` →
+/// `checkpoint-30`).
+fn folder(p: &str) -> Option<&str> {
+    p.rsplit('/').nth(1)
 }
 
 /// Where the release of `spec` at `version` goes.
