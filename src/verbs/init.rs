@@ -1950,6 +1950,10 @@ struct SourcePlan {
     /// Whether numbers written as `"NaN"`, `"Infinity"`, `"-Infinity"` strings are read as
     /// numbers (`coerce_nonfinite_strings`): a number column held some.
     coerce_nonfinite: Option<String>,
+    /// Why numbers written as text (`"0.6011"`) are read as numbers
+    /// (`coerce_numeric_strings`): an evaluation's results document held some, which its
+    /// format's reader would set aside.
+    coerce_numeric: Option<String>,
     /// Of a Trainer state read, the run's earlier saves, latest first: read instead when it
     /// does not read.
     earlier: BTreeMap<String, Vec<String>>,
@@ -2003,6 +2007,7 @@ impl SourcePlan {
             left_out: vec![],
             run_capture: false,
             coerce_nonfinite: None,
+            coerce_numeric: None,
             earlier: BTreeMap::new(),
             accept_sampled: None,
             reject_truncated: None,
@@ -2490,7 +2495,12 @@ fn wandb_plans(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> Ve
     if !files.is_empty() {
         let wanted = wandb_patterns(&files);
         for (table, keys, what) in [
-            ("runs", vec!["run_id"], "W&B runs: one row per run, with its config and summary"),
+            (
+                "runs",
+                vec!["run_id"],
+                "W&B runs: one row per run (per run folder: a run resumed in another folder has a row for each \
+                 session), with its config and summary",
+            ),
             ("history", vec!["run_id", "step", "metric"], "W&B run history: one row per run, step and metric"),
             ("system", vec!["run_id", "timestamp", "metric"], "W&B system metrics: one row per run, time and metric"),
             ("histograms", vec!["run_id", "key", "step", "origin"], "W&B histograms: one row per histogram"),
@@ -3435,6 +3445,18 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
         }
         let coerced_before = plan.coerce_nonfinite.is_some() || changed;
         for v in &violations {
+            // a results document's number written as text, which the option reads (counted,
+            // and said in the card), rather than its metric set aside
+            if plan.coerce_numeric.is_none()
+                && plan.format.fixed_columns()
+                && v.message.contains("(`coerce_numeric_strings = true` in the source reads it as the number)")
+            {
+                let at = v.source.as_ref().map(|s| format!("{s}: ")).unwrap_or_default();
+                let found = v.message.split(" (`coerce_numeric_strings").next().unwrap_or(&v.message);
+                plan.coerce_numeric = Some(format!("{at}{}: {found}: a number written as text", v.path));
+                changed = true;
+                continue;
+            }
             // a run's W&B history cut short (a run killed): read as it is, marked, and named in
             // the card, rather than the file left out (a sampled export is left out: the run's
             // whole history may be in other files)
@@ -3800,6 +3822,9 @@ fn source_toml(name: &str, plan: &SourcePlan, prefix: &str) -> String {
     if let Some(why) = &plan.coerce_nonfinite {
         t.push_str(&format!("coerce_nonfinite_strings = true   # {}\n", why.replace('\n', " ")));
     }
+    if let Some(why) = &plan.coerce_numeric {
+        t.push_str(&format!("coerce_numeric_strings = true   # {}\n", why.replace('\n', " ")));
+    }
     if let Some(why) = &plan.reject_truncated {
         t.push_str(&format!("on_truncated = \"reject\"   # {}\n", why.replace('\n', " ")));
     }
@@ -3925,6 +3950,8 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
     };
     let mut schema: Option<SchemaRef> = None;
     let mut rows = 0u64;
+    // whether a W&B run's sessions count `_step` from the start again (see `resumable`)
+    let mut restarted = false;
     let mut stepless = 0u64;
     // records read by file (a metrics line gives a row per metric: its rows share their
     // place), to weigh against the records a file sets aside
@@ -4031,6 +4058,9 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
     } else {
         let mut streamed = crate::stages::ingest::stream(&spec, 0, &opts, &mut rejects, &mut seen)?;
         streamed.found.check()?;
+        restarted = streamed.found.warnings.iter().any(|w| {
+            w.kind == "wandb-repeated-step" && w.message.contains(crate::stages::ingest::wandb::RESTARTED_SESSIONS)
+        });
     }
     let rejected: BTreeMap<String, (u64, u64)> =
         rejects.by_file.iter().map(|(f, n)| (f.clone(), (*n, rows_by_file.get(f).copied().unwrap_or(0)))).collect();
@@ -4045,7 +4075,11 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
     let resumable = matches!(
         plan.format,
         Format::TinkerCheckpoints | Format::TinkerTimings | Format::TinkerMetrics | Format::VerlMetrics
-    ) || (matches!(plan.format, Format::Jsonl | Format::Csv) && keys.order.is_some());
+    ) || (matches!(plan.format, Format::Jsonl | Format::Csv) && keys.order.is_some())
+        // a W&B run resumed in a folder of its own logs the steps since its checkpoint again
+        // there (read folder by folder, the later session's last); sessions that count from the
+        // start again are different steps
+        || (plan.format == Format::Wandb && plan.wandb_table == Some("history") && !restarted);
     // a trackio project's database holds its log calls in the order they were made, several
     // runs to a file: a metric a run logs at a step again is its resumed attempt's
     let repeating = if plan.format == Format::TrackioMetrics {
@@ -4333,6 +4367,16 @@ impl NumberText {
                     "CASE WHEN ends_with(trim({x}), '%') THEN CAST(trim(rtrim(trim({x}), '%')) || 'e-2' AS DOUBLE) \
                      ELSE CAST(trim({x}) AS DOUBLE) END"
                 ),
+            ),
+            // numbers without the sign beside them, not all fractions: said, the scale left to
+            // the reader
+            (Some('%'), Some((plain, at))) => (
+                "percentages written with their sign",
+                format!(
+                    " beside numbers written without it ({plain:?} at {at}), which the SQL reads as they are: see \
+                     that the two are on one scale"
+                ),
+                format!("CAST(trim(rtrim(trim({x}), '%')) AS DOUBLE)"),
             ),
             (Some('%'), _) => (
                 "percentages written with their sign",

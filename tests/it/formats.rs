@@ -845,6 +845,50 @@ fn an_lm_eval_value_that_is_no_number_sets_aside_its_metric_alone() {
     );
 }
 
+#[test]
+fn an_lm_eval_rows_reject_holds_its_part_of_the_document_and_init_reads_numbers_written_as_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // a model name that is no text fails every row: each reject holds its own part, not the
+    // whole document once per row
+    let tasks: Vec<String> =
+        (0..50).map(|i| format!("\"t{i}\": {{\"acc,none\": 0.{i}, \"acc_stderr,none\": 0.01}}")).collect();
+    let doc = format!(
+        "{{\"results\": {{{}}}, \"versions\": {{\"t7\": 1}}, \"model_name\": 5, \"config\": {{\"model\": \"hf\", \"model_args\": \"pretrained=m\", \"gen_kwargs\": {{\"t\": 1}}}}}}",
+        tasks.join(", ")
+    );
+    write(dir, "raw/results_2026.json", &doc);
+    let sql = "SELECT task, metric, value, model_name, _source_file, _source_line FROM raw";
+    let toml = one_source("evals", "raw/results_*.json", "lm-eval-results", "on_invalid = \"reject\"\n", sql, "");
+    write(dir, "pipeline.toml", &toml);
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rejects = std::fs::read_to_string(release(dir, "evals").join("rejects/raw.jsonl")).unwrap();
+    assert_eq!(rejects.lines().count(), 50, "{rejects}");
+    let line = rejects.lines().find(|l| l.contains("/results/t7/acc,none")).unwrap();
+    let want = r#""record":{"results":{"t7":{"acc,none":0.7,"acc_stderr,none":0.01}},"versions":{"t7":1},"model_name":5,"config":{"model":"hf","model_args":"pretrained=m"}}"#;
+    assert!(line.contains(want), "{line}");
+    // init: a number written as text is read by the option, said in pipeline.toml, not set aside
+    let raw = tmp.path().join("outputs/m");
+    write(
+        &raw,
+        "results_2026-01-01T00-00-00.000000.json",
+        r#"{"results": {"arc": {"acc,none": "0.6011", "acc_norm,none": 0.7}}, "versions": {"arc": 1}, "n-shot": {"arc": 0}, "config": {"model": "hf"}, "model_name": "m"}"#,
+    );
+    let o = run(bin().current_dir(tmp.path()).arg("init").arg(tmp.path().join("outputs")).args(["--name", "lm", "-q"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/lm/pipeline.toml")).unwrap();
+    assert!(toml.contains("coerce_numeric_strings = true   # m/results_2026-01-01T00-00-00.000000.json:/results/arc/acc,none: $.results.arc[\"acc,none\"]: expected a number, found string \"0.6011\": a number written as text"), "{toml}");
+    assert!(!toml.contains("on_invalid"), "{toml}");
+    let o = run(bin().current_dir(tmp.path()).args(["build", "pipelines/lm"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rel = tmp.path().join("releases/lm/0.1.0");
+    assert_eq!(
+        query(&rel, "SELECT metric, value FROM lm_eval_results ORDER BY metric"),
+        "metric,value\nacc,0.6011\nacc_norm,0.7\n"
+    );
+}
+
 // ------------------------------------------------------------------------------ YAML
 
 #[test]

@@ -2501,6 +2501,13 @@ fn a_results_table_is_keyed_by_what_names_its_rows_and_a_repeat_is_said() {
     let described = "\"description\": \"Text as written: percentages written with their sign (\\\"41.2%\\\" at r.csv:3) \
                      beside fractions";
     assert!(schema.contains(described), "{schema}");
+    // numbers beyond 1 beside percentages: said, the scale left to the reader
+    let d = tmp.path().join("mixed");
+    write(&d, "r.csv", "model,win\nm1,41.2%\nm2,0.31\nm3,55\n");
+    let notes = init(tmp.path(), &d, "mixed")["notes"].to_string();
+    let said = "beside numbers written without it (\\\"0.31\\\" at r.csv:3), which the SQL reads as they are: see \
+                that the two are on one scale";
+    assert!(notes.contains(said), "{notes}");
     // a typo among numbers: the column is text, and its description says why and how to read
     // the numbers
     let d = tmp.path().join("typo");

@@ -536,6 +536,40 @@ fn offline_runs() -> &'static Path {
     .path()
 }
 
+/// A run resumed in a folder W&B names after the first session's (`-1`: the name was taken):
+/// init keeps each step's later session, record by record, and says so.
+#[test]
+fn init_keeps_the_later_session_of_a_resumed_run() {
+    let src = offline_runs();
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("out/wandb");
+    copy_files(&src.join("wandb"), &runs);
+    let mut sessions: Vec<String> = std::fs::read_dir(&runs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .filter(|n| n.ends_with("-resume01"))
+        .collect();
+    sessions.sort();
+    assert_eq!(sessions.len(), 2, "{sessions:?}");
+    std::fs::rename(runs.join(&sessions[1]), runs.join(format!("{}-1", sessions[0]))).unwrap();
+    let o = run(bin().current_dir(tmp.path()).arg("init").arg(tmp.path().join("out")).args(["--name", "w", "-q"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/w/pipeline.toml")).unwrap();
+    let table = &toml[toml.find("name = \"wandb_history\"").expect("the history table")..];
+    assert!(table.contains("on_duplicate_key = \"keep-last\""), "{toml}");
+    assert!(table.contains("record_columns = [\"run_id\", \"step\"]"), "{toml}");
+    let o = run(bin().current_dir(tmp.path()).args(["build", "pipelines/w"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = tmp.path().join("releases/w/0.1.0");
+    // steps 5-9 came twice: the resumed session's values are kept
+    let report =
+        query(&r, "SELECT value FROM wandb_history WHERE run_id = 'resume01' AND step = 7 AND metric = 'reward'");
+    assert_eq!(report, "value\n101.75\n");
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(r.join("manifest.json")).unwrap()).unwrap();
+    assert!(m["report"]["duplicates_dropped"]["wandb_history"].as_u64().unwrap() >= 5, "{m}");
+}
+
 #[test]
 fn real_wandb_offline_runs_are_recovered_exactly() {
     let src = offline_runs();
@@ -1933,7 +1967,9 @@ fn wandb_steps_repeated_across_a_runs_files_are_named_with_both_places() {
     let said = format!(
         "{second}: w: run abcd1234: 1 `_step` value(s) are logged in more than one of the run's files (the first: 2, in \
          {first} and in {second}; a resumed run's folders log the steps since its last checkpoint again); each record \
-         becomes rows of the table, which a primaryKey (run_id, step, metric) would refuse"
+         becomes rows of the table, which a primaryKey (run_id, step, metric) refuses, unless the table keeps the \
+         later session's (on_duplicate_key = \"keep-last\" with record_columns = [\"run_id\", \"step\"], as `runpack \
+         init` writes)"
     );
     assert!(stderr(&o).contains(&said), "{}", stderr(&o));
     assert_eq!(query(&release(dir, "wb"), "SELECT count(*) AS n FROM t WHERE step = 2"), "n\n2\n");

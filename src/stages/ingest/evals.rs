@@ -331,18 +331,74 @@ pub(crate) fn float_like(v: &Value) -> bool {
     }
 }
 
-/// Checks a results document's metric value: a number, a non-finite token or null, or, with
-/// `coerce_numeric_strings`, a string that reads as a finite number (which the column's
-/// conversion then reads and counts). Anything else is a problem at `path`; a numeric string
-/// read without the option names the option.
-pub(crate) fn metric_value_ok(out: &mut ShapeProblems, path: String, v: &Value, coerce: bool) -> bool {
+/// The part of a results document (lm-eval's, lighteval's) that one row comes from, for its
+/// reject: its value (`section`/`task`/`key`) with its standard error, the document's other
+/// entries for `task` (`versions`, `n-shot`, …), its top-level values that are no object, and
+/// what `config` and `config_general` hold that is no object. Not the document whole: a
+/// problem shared by every row (a `model_name` that is no text) would otherwise copy the
+/// document into each row's reject.
+pub fn results_part(doc: &Map<String, Value>, section: &str, task: &str, key: &str) -> Map<String, Value> {
+    let scalars = |o: &Map<String, Value>| -> Map<String, Value> {
+        o.iter().filter(|(_, v)| !v.is_object() && !v.is_array()).map(|(k, v)| (k.clone(), v.clone())).collect()
+    };
+    let mut part = Map::new();
+    for (k, v) in doc {
+        match v {
+            Value::Object(o) if k == section => {
+                let Some(Value::Object(entry)) = o.get(task) else { continue };
+                let values: Map<String, Value> = entry
+                    .iter()
+                    .filter(|(e, _)| *e == key || metric_of_stderr(e).as_deref() == Some(key))
+                    .map(|(e, v)| (e.clone(), v.clone()))
+                    .collect();
+                part.insert(k.clone(), Value::Object(Map::from_iter([(task.to_string(), Value::Object(values))])));
+            }
+            Value::Object(_) if k == "results" || k == "groups" => {}
+            Value::Object(o) if k == "config" || k == "config_general" => {
+                part.insert(k.clone(), Value::Object(scalars(o)));
+            }
+            Value::Object(o) => {
+                if let Some(t) = o.get(task) {
+                    part.insert(k.clone(), Value::Object(Map::from_iter([(task.to_string(), t.clone())])));
+                }
+            }
+            Value::Array(_) => {}
+            other => {
+                part.insert(k.clone(), other.clone());
+            }
+        }
+    }
+    part
+}
+
+/// What a source's options let through a results document's number checks, for the column's
+/// conversion to read and count: numbers written as text (`coerce_numeric_strings`), and
+/// non-finite floats written as text (`coerce_nonfinite_strings`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Coerce {
+    /// `"0.6011"`.
+    pub numbers: bool,
+    /// `"NaN"`, `"Infinity"`, `"-inf"`.
+    pub nonfinite: bool,
+}
+
+/// Checks a results document's number (a metric's value, its standard error): a number, a
+/// non-finite token or null, or a string `coerce` lets through. Anything else is a problem at
+/// `path` (`expected` what), and a string an option would read names the option.
+pub(crate) fn number_ok(out: &mut ShapeProblems, path: String, v: &Value, coerce: Coerce, expected: &str) -> bool {
     let numeric_text = matches!(v, Value::String(s) if s.parse::<f64>().is_ok_and(f64::is_finite));
-    if float_like(v) || (coerce && numeric_text) {
+    let nonfinite_text = matches!(v, Value::String(s) if super::convert::nonfinite_string(s).is_some());
+    if float_like(v) || (coerce.numbers && numeric_text) || (coerce.nonfinite && nonfinite_text) {
         return true;
     }
-    let hint =
-        if numeric_text { " (`coerce_numeric_strings = true` in the source reads it as the number)" } else { "" };
-    out.push((path, format!("expected a number, found {}{hint}", path::describe(v))));
+    let hint = if numeric_text {
+        " (`coerce_numeric_strings = true` in the source reads it as the number)"
+    } else if nonfinite_text {
+        " (`coerce_nonfinite_strings = true` in the source reads it as the float)"
+    } else {
+        ""
+    };
+    out.push((path, format!("expected {expected}, found {}{hint}", path::describe(v))));
     false
 }
 

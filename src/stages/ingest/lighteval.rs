@@ -26,7 +26,7 @@ use arrow::datatypes::DataType;
 use serde_json::{Map, Number, Value};
 
 use super::convert::{Target, json_text};
-use super::evals::{ShapeProblems, float_like, key_path, metric_value_ok, problem};
+use super::evals::{Coerce, ShapeProblems, float_like, key_path, number_ok, problem};
 use super::files::InputFile;
 use super::lenient;
 use super::records::Item;
@@ -81,8 +81,9 @@ pub fn detail_columns(keep_text: bool) -> Vec<(String, Target)> {
 ///
 /// Errors: the document has no `results` object or no `config_general` (no lighteval
 /// results), a task's entry is no object, or a metric's value is no number (each at its JSON
-/// path; a numeric string passes with `coerce`, the source's `coerce_numeric_strings`).
-pub fn result_rows(r: &Map<String, Value>, coerce: bool) -> Result<Vec<Map<String, Value>>, ShapeProblems> {
+/// path; a string passes where `coerce` lets it, the source's `coerce_numeric_strings` and
+/// `coerce_nonfinite_strings`).
+pub fn result_rows(r: &Map<String, Value>, coerce: Coerce) -> Result<Vec<Map<String, Value>>, ShapeProblems> {
     let mut problems = ShapeProblems::new();
     let (Some(results), Some(general)) =
         (r.get("results").and_then(Value::as_object), r.get("config_general").and_then(Value::as_object))
@@ -109,17 +110,14 @@ pub fn result_rows(r: &Map<String, Value>, coerce: bool) -> Result<Vec<Map<Strin
             if metric.strip_suffix("_stderr").is_some_and(|m| entry.contains_key(m)) {
                 continue;
             }
-            if !metric_value_ok(&mut problems, key_path(&at, metric), value, coerce) {
+            if !number_ok(&mut problems, key_path(&at, metric), value, coerce, "a number") {
                 continue;
             }
             let stderr_key = format!("{metric}_stderr");
             let stderr = match entry.get(&stderr_key) {
                 None => Value::Null,
-                Some(v) if float_like(v) => v.clone(),
-                Some(v) => {
-                    problem(&mut problems, key_path(&at, &stderr_key), "a number", v);
-                    Value::Null
-                }
+                Some(v) if number_ok(&mut problems, key_path(&at, &stderr_key), v, coerce, "a number") => v.clone(),
+                Some(_) => Value::Null,
             };
             let version = match r.get("versions").and_then(|v| v.get(task)) {
                 None | Some(Value::Null) => Value::Null,
@@ -425,13 +423,14 @@ mod tests {
             r#"{"config_general": {"model_name": "m", "lighteval_sha": "abc", "start_time": 1.5, "end_time": 2.5},
                 "results": {"lighteval|gsm8k|0": {"em": 0.5, "em_stderr": 0.1, "acc": 1}, "all": {"em": 0.5}},
                 "versions": {"lighteval|gsm8k|0": 0}, "summary_tasks": {"lighteval|gsm8k|0": {"hashes": {"hash_examples": "h"}}}}"#,
-        ), false)
+        ), Coerce::default())
         .unwrap();
         assert_eq!(rows.len(), 3);
         assert_eq!((rows[0]["metric"].as_str(), &rows[0]["stderr"]), (Some("em"), &Value::from(0.1)));
         assert_eq!((rows[1]["metric"].as_str(), &rows[1]["stderr"]), (Some("acc"), &Value::Null));
         assert_eq!((rows[0]["version"].as_str(), rows[2]["task"].as_str()), (Some("0"), Some("all")));
-        let e = result_rows(&obj(r#"{"config_general": {}, "results": {"t": {"em": "x"}}}"#), false).unwrap_err();
+        let e = result_rows(&obj(r#"{"config_general": {}, "results": {"t": {"em": "x"}}}"#), Coerce::default())
+            .unwrap_err();
         assert_eq!(e[0], ("$.results.t.em".to_string(), "expected a number, found string \"x\"".to_string()));
     }
 

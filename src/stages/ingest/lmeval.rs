@@ -21,7 +21,7 @@
 use serde_json::{Map, Value};
 
 use super::convert::{Target, json_text, whole_number};
-use super::evals::{ShapeProblems, float_like, key_path, metric_value_ok, problem};
+use super::evals::{Coerce, ShapeProblems, float_like, key_path, number_ok, problem};
 
 /// The model a results file's `config.model_args` names, as lm-eval's own `get_model_name`
 /// finds it for `model_name` (which files of lm-eval 0.3 and of 0.4 before 0.4.3 lack): the
@@ -108,20 +108,51 @@ pub fn sample_columns(keep_text: bool) -> Vec<(String, Target)> {
 /// Keys of a sample line that hold the document, the prompts and the model's responses.
 pub const SAMPLE_TEXT_KEYS: [&str; 4] = ["doc", "arguments", "resps", "filtered_resps"];
 
+/// Keys of a task's entry that hold no metric: its name as shown (`alias`).
+const NOT_METRICS: [&str; 1] = ["alias"];
+
+/// The metric and filter a key of a task's entry names, and its standard error's key:
+/// `acc,none` → (`acc`, `none`, `acc_stderr,none`); in an entry of lm-eval 0.3 (no key with a
+/// filter), `acc` → (`acc`, `none`, `acc_stderr`), as lm-eval 0.4 names the unfiltered. `None`
+/// for a key that holds no metric: `alias`, a standard error, and, beside keys with filters, a
+/// key without one whose value is no number.
+fn metric_key<'k>(key: &'k str, value: &Value, filtered_entry: bool) -> Option<(&'k str, &'k str, String)> {
+    let (metric, filter, stderr_key) = match key.split_once(',') {
+        Some((m, f)) => (m, f, format!("{m}_stderr,{f}")),
+        None if NOT_METRICS.contains(&key) => return None,
+        None if !filtered_entry || value.is_number() => (key, "none", format!("{key}_stderr")),
+        None => return None,
+    };
+    (!metric.ends_with("_stderr")).then_some((metric, filter, stderr_key))
+}
+
 /// Rows of a `results_<date>.json` document.
 ///
+/// A standard error whose metric the entry lacks makes a row of its own, its value null. A
+/// group in both `results` and `groups` (lm-eval 0.4.0 to 0.4.2) is read from `results`, and
+/// from `groups` the metrics `results` lacks.
+///
 /// Errors: the document has no `results` object (no lm-eval results), a task's entry is no
-/// object, or a metric's value is no number (each at its JSON path; a numeric string passes
-/// with `coerce`, the source's `coerce_numeric_strings`).
-pub fn result_rows(r: &Map<String, Value>, coerce: bool) -> Result<Vec<Map<String, Value>>, ShapeProblems> {
+/// object, a metric's value or standard error is no number (each at its JSON path; a string
+/// passes where `coerce` lets it, the source's `coerce_numeric_strings` and
+/// `coerce_nonfinite_strings`), or a group's metric in `groups` differs from its value in
+/// `results`.
+pub fn result_rows(r: &Map<String, Value>, coerce: Coerce) -> Result<Vec<Map<String, Value>>, ShapeProblems> {
     let mut problems = ShapeProblems::new();
-    let Some(results) = r.get("results").and_then(Value::as_object) else {
-        let keys: Vec<&str> = r.keys().map(String::as_str).take(5).collect();
-        problems.push((
-            "$.results".into(),
-            format!("expected lm-eval results (`results`, `versions`, `n-shot`, `config`, …), found keys {keys:?}"),
-        ));
-        return Err(problems);
+    let results = match r.get("results") {
+        Some(Value::Object(results)) => results,
+        Some(other) => {
+            problem(&mut problems, "$.results".into(), "an object of tasks", other);
+            return Err(problems);
+        }
+        None => {
+            let keys: Vec<&str> = r.keys().map(String::as_str).take(5).collect();
+            problems.push((
+                "$.results".into(),
+                format!("expected lm-eval results (`results`, `versions`, `n-shot`, `config`, …), found keys {keys:?}"),
+            ));
+            return Err(problems);
+        }
     };
     let per_task = |section: &str, task: &str| r.get(section).and_then(|s| s.get(task)).cloned().unwrap_or(Value::Null);
     let model_name = r
@@ -144,7 +175,6 @@ pub fn result_rows(r: &Map<String, Value>, coerce: bool) -> Result<Vec<Map<Strin
         Value::Bool(has_subtasks || listed.is_some_and(|g| g.contains_key(task)))
     };
     let mut rows = Vec::new();
-    let mut seen_tasks = std::collections::BTreeSet::new();
     for section in ["results", "groups"] {
         let Some(tasks) = r.get(section).and_then(Value::as_object) else { continue };
         for (task, entry) in tasks {
@@ -153,42 +183,21 @@ pub fn result_rows(r: &Map<String, Value>, coerce: bool) -> Result<Vec<Map<Strin
                 problem(&mut problems, at, "an object of metric values", entry);
                 continue;
             };
-            // a group listed in both sections (lm-eval 0.4.0 to 0.4.2) is read once
-            if !seen_tasks.insert(task.clone()) {
+            // a group listed in both sections: what `results` holds of it is read there
+            let in_results = (section == "groups").then(|| results.get(task).and_then(Value::as_object)).flatten();
+            if section == "groups" && results.get(task).is_some() && in_results.is_none() {
                 continue;
             }
+            let filtered_entry = entry.keys().any(|k| k.contains(','));
             let n_samples = per_task("n-samples", task);
-            for (key, value) in entry {
-                // `acc,none`: the metric and its filter; a number without one (lm-eval 0.3's
-                // `acc`) is an unfiltered metric, which lm-eval 0.4 names `none`; other keys
-                // (`alias`) are no metrics
-                let (metric, filter, stderr_key) = match key.split_once(',') {
-                    Some((m, f)) => (m, f, format!("{m}_stderr,{f}")),
-                    None if value.is_number() => (key.as_str(), "none", format!("{key}_stderr")),
-                    None => continue,
-                };
-                if metric.ends_with("_stderr") {
-                    continue;
-                }
-                if !metric_value_ok(&mut problems, key_path(&at, key), value, coerce) {
-                    continue;
-                }
-                let stderr = match entry.get(&stderr_key) {
-                    None | Some(Value::Null) => Value::Null,
-                    Some(Value::String(s)) if s == "N/A" => Value::Null,
-                    Some(v) if float_like(v) => v.clone(),
-                    Some(v) => {
-                        problem(&mut problems, key_path(&at, &stderr_key), "a number or \"N/A\"", v);
-                        Value::Null
-                    }
-                };
+            let mut row_of = |metric: &str, filter: &str, value: Value, stderr: Value| {
                 let mut row = Map::new();
                 row.insert("task".into(), Value::String(task.clone()));
                 row.insert("alias".into(), entry.get("alias").cloned().unwrap_or(Value::Null));
                 row.insert("is_group".into(), is_group(task));
                 row.insert("metric".into(), Value::String(metric.to_string()));
                 row.insert("filter".into(), Value::String(filter.to_string()));
-                row.insert("value".into(), value.clone());
+                row.insert("value".into(), value);
                 row.insert("stderr".into(), stderr);
                 let version = match per_task("versions", task) {
                     Value::Null => Value::Null,
@@ -205,10 +214,58 @@ pub fn result_rows(r: &Map<String, Value>, coerce: bool) -> Result<Vec<Map<Strin
                 row.insert("date".into(), r.get("date").cloned().unwrap_or(Value::Null));
                 row.insert("task_hash".into(), per_task("task_hashes", task));
                 rows.push(row);
+            };
+            for (key, value) in entry {
+                if let Some(same) = in_results.and_then(|e| e.get(key)) {
+                    if same != value {
+                        problems.push((
+                            key_path(&at, key),
+                            format!(
+                                "expected the group's value in `results` ({}), found {}: the two sections differ",
+                                super::path::describe(same),
+                                super::path::describe(value)
+                            ),
+                        ));
+                    }
+                    continue;
+                }
+                // a standard error without its metric: a row of its own, no value
+                let stderr_of =
+                    key.split_once(',').map_or(key.strip_suffix("_stderr").map(|m| (m, "none")), |(m, f)| {
+                        m.strip_suffix("_stderr").map(|m| (m, f))
+                    });
+                if let Some((metric, filter)) = stderr_of {
+                    let metric_key = if key.contains(',') { format!("{metric},{filter}") } else { metric.to_string() };
+                    if !entry.contains_key(&metric_key) && !metric.is_empty() {
+                        let stderr = match value {
+                            Value::String(s) if s == "N/A" => Value::Null,
+                            v if number_ok(&mut problems, key_path(&at, key), v, coerce, "a number or \"N/A\"") => {
+                                v.clone()
+                            }
+                            _ => continue,
+                        };
+                        row_of(metric, filter, Value::Null, stderr);
+                    }
+                    continue;
+                }
+                let Some((metric, filter, stderr_key)) = metric_key(key, value, filtered_entry) else { continue };
+                if !number_ok(&mut problems, key_path(&at, key), value, coerce, "a number") {
+                    continue;
+                }
+                let stderr = match entry.get(&stderr_key) {
+                    None | Some(Value::Null) => Value::Null,
+                    Some(Value::String(s)) if s == "N/A" => Value::Null,
+                    Some(v)
+                        if number_ok(&mut problems, key_path(&at, &stderr_key), v, coerce, "a number or \"N/A\"") =>
+                    {
+                        v.clone()
+                    }
+                    Some(_) => Value::Null,
+                };
+                row_of(metric, filter, value.clone(), stderr);
             }
         }
     }
-    let _ = results;
     if problems.is_empty() { Ok(rows) } else { Err(problems) }
 }
 
@@ -346,7 +403,7 @@ mod tests {
             r#"{"results": {"hellaswag": {"acc": 0.25, "acc_stderr": 0.5, "alias": "hs", "x,none": 1.5, "y": 2.0}},
                         "versions": {"hellaswag": 0}, "config": {"model": "hf-causal"}}"#,
         );
-        let rows: Vec<String> = result_rows(&r, false)
+        let rows: Vec<String> = result_rows(&r, Coerce::default())
             .unwrap()
             .iter()
             .map(|x| format!("{} {} {} {}", x["metric"], x["filter"], x["value"], x["stderr"]))
@@ -358,7 +415,7 @@ mod tests {
     fn a_file_without_model_name_names_the_model_of_its_arguments_not_the_backend() {
         let model = |config: &str| {
             let r = obj(&format!(r#"{{"results": {{"t": {{"acc,none": 0.5}}}}, "config": {config}}}"#));
-            result_rows(&r, false).unwrap()[0]["model_name"].clone()
+            result_rows(&r, Coerce::default()).unwrap()[0]["model_name"].clone()
         };
         assert_eq!(
             model(r#"{"model": "hf", "model_args": "pretrained=meta-llama/Llama-3.2-1B,dtype=bfloat16"}"#),
@@ -379,7 +436,7 @@ mod tests {
         let r = obj(
             r#"{"results": {"t": {"acc,none": 0.5}}, "model_name": "m", "config": {"model_args": "pretrained=x"}}"#,
         );
-        assert_eq!(result_rows(&r, false).unwrap()[0]["model_name"], "m");
+        assert_eq!(result_rows(&r, Coerce::default()).unwrap()[0]["model_name"], "m");
     }
 
     #[test]
@@ -397,15 +454,15 @@ mod tests {
     fn a_group_row_is_told_from_its_subtasks_rows() {
         let r = obj(r#"{"results": {"suite": {"acc,none": 0.5}, "a": {"acc,none": 0.25}},
                         "group_subtasks": {"suite": ["a"], "a": []}}"#);
-        let rows = result_rows(&r, false).unwrap();
+        let rows = result_rows(&r, Coerce::default()).unwrap();
         let of = |t: &str| rows.iter().find(|x| x["task"] == t).unwrap()["is_group"].clone();
         assert_eq!((of("suite"), of("a")), (Value::Bool(true), Value::Bool(false)));
         // older files list groups apart; a file that says neither leaves it unknown
         let r = obj(r#"{"results": {"a": {"acc,none": 0.25}}, "groups": {"suite": {"acc,none": 0.5}}}"#);
-        let rows = result_rows(&r, false).unwrap();
+        let rows = result_rows(&r, Coerce::default()).unwrap();
         let of = |t: &str| rows.iter().find(|x| x["task"] == t).unwrap()["is_group"].clone();
         assert_eq!((of("suite"), of("a")), (Value::Bool(true), Value::Bool(false)));
-        let rows = result_rows(&obj(r#"{"results": {"a": {"acc,none": 0.25}}}"#), false).unwrap();
+        let rows = result_rows(&obj(r#"{"results": {"a": {"acc,none": 0.25}}}"#), Coerce::default()).unwrap();
         assert_eq!(rows[0]["is_group"], Value::Null);
     }
 
@@ -424,6 +481,46 @@ mod tests {
     }
 
     #[test]
+    fn nothing_of_a_task_entry_is_left_out_unsaid() {
+        let rows = |doc: &str, coerce| {
+            result_rows(&obj(doc), coerce).map(|rows| {
+                rows.iter()
+                    .map(|r| format!("{} {} {} {} {}", r["task"], r["metric"], r["filter"], r["value"], r["stderr"]))
+                    .collect::<Vec<_>>()
+            })
+        };
+        // lm-eval 0.3: a value that is no number is a problem, not a key left out; `alias` no metric
+        let e =
+            rows(r#"{"results": {"h": {"alias": "h", "acc": 0.5, "acc_norm": "0.6 (approx)"}}}"#, Coerce::default());
+        assert_eq!(e.unwrap_err()[0].0, "$.results.h.acc_norm");
+        let e = rows(r#"{"results": {"h": {"alias": 5, "acc": 0.5}}}"#, Coerce::default()).unwrap();
+        assert_eq!(e, [r#""h" "acc" "none" 0.5 null"#]);
+        // numbers and non-finite floats written as text pass where the options say, stderr too
+        let doc = r#"{"results": {"h": {"acc": "0.25", "acc_stderr": "0.1"}, "k": {"f1,none": "Infinity"}}}"#;
+        assert_eq!(rows(doc, Coerce::default()).unwrap_err().len(), 2);
+        let e = rows(doc, Coerce { numbers: true, nonfinite: false }).unwrap_err();
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0].1.contains("`coerce_nonfinite_strings = true`"), "{e:?}");
+        assert_eq!(rows(doc, Coerce { numbers: true, nonfinite: true }).unwrap().len(), 2);
+        // a standard error without its metric is a row of its own
+        let got = rows(r#"{"results": {"t": {"acc_stderr,none": 0.1}}}"#, Coerce::default()).unwrap();
+        assert_eq!(got, [r#""t" "acc" "none" null 0.1"#]);
+        // a group in both sections: `groups` adds what `results` lacks, and may not differ
+        let doc = r#"{"results": {"g": {"acc,none": 0.5}}, "groups": {"g": {"acc,none": 0.5, "f1,none": 0.3}}}"#;
+        assert_eq!(
+            rows(doc, Coerce::default()).unwrap(),
+            [r#""g" "acc" "none" 0.5 null"#, r#""g" "f1" "none" 0.3 null"#]
+        );
+        let doc = r#"{"results": {"g": {"acc,none": 0.5}}, "groups": {"g": {"acc,none": 0.9}}}"#;
+        let e = rows(doc, Coerce::default()).unwrap_err();
+        assert_eq!(e[0].0, "$.groups.g[\"acc,none\"]");
+        assert!(e[0].1.contains("expected the group's value in `results` (number 0.5), found number 0.9"), "{e:?}");
+        // `results` that is no object is said as such
+        let e = rows(r#"{"results": [], "versions": {}}"#, Coerce::default()).unwrap_err();
+        assert_eq!(e[0].1, "expected an object of tasks, found an array");
+    }
+
+    #[test]
     fn results_give_a_row_per_task_metric_and_filter() {
         let rows = result_rows(&obj(
             r#"{"results": {"gsm8k": {"alias": "gsm8k", "exact_match,strict-match": 0.5, "exact_match_stderr,strict-match": 0.1,
@@ -431,13 +528,13 @@ mod tests {
                 "versions": {"gsm8k": 3.0}, "n-shot": {"gsm8k": 5}, "higher_is_better": {"gsm8k": {"exact_match": true}},
                 "n-samples": {"gsm8k": {"original": 1319, "effective": 4}}, "model_name": "m", "date": 1700000000.5,
                 "task_hashes": {"gsm8k": "abc"}}"#,
-        ), false)
+        ), Coerce::default())
         .unwrap();
         assert_eq!(rows.len(), 2);
         assert_eq!((rows[0]["filter"].as_str(), &rows[0]["stderr"]), (Some("strict-match"), &Value::from(0.1)));
         assert_eq!((rows[1]["value"].as_f64(), &rows[1]["stderr"]), (Some(0.75), &Value::Null));
         assert_eq!((rows[0]["version"].as_str(), &rows[0]["n_samples_effective"]), (Some("3.0"), &Value::from(4)));
-        let e = result_rows(&obj(r#"{"results": {"t": {"acc,none": "high"}}}"#), false).unwrap_err();
+        let e = result_rows(&obj(r#"{"results": {"t": {"acc,none": "high"}}}"#), Coerce::default()).unwrap_err();
         assert_eq!(e[0].0, "$.results.t[\"acc,none\"]");
     }
 

@@ -1012,6 +1012,7 @@ fn shape(
         }
     };
     let plain = |rows| Ok((rows, None));
+    let coerce = evals::Coerce { numbers: src.coerce_numeric_strings, nonfinite: src.coerce_nonfinite_strings };
     match (src.format, src.layout) {
         (Format::TinkerMetrics, _) => plain(tinker::metrics_rows(obj)),
         (Format::TinkerCheckpoints, _) => plain(vec![tinker::checkpoint_row(obj)]),
@@ -1030,9 +1031,9 @@ fn shape(
         (Format::TrackioRuns, _) => checked(trackio::run_row(&obj).map(|r| vec![r]), obj),
         (Format::InspectEvals, _) => checked(inspect::eval_rows(&obj), obj),
         (Format::InspectSamples, _) => checked(inspect::sample_row(&obj, src.keep_text).map(|r| vec![r]), obj),
-        (Format::LmEvalResults, _) => checked(lmeval::result_rows(&obj, src.coerce_numeric_strings), obj),
+        (Format::LmEvalResults, _) => checked(lmeval::result_rows(&obj, coerce), obj),
         (Format::LmEvalSamples, _) => checked(lmeval::sample_row(&obj, src.keep_text).map(|r| vec![r]), obj),
-        (Format::LightevalResults, _) => checked(lighteval::result_rows(&obj, src.coerce_numeric_strings), obj),
+        (Format::LightevalResults, _) => checked(lighteval::result_rows(&obj, coerce), obj),
         (Format::LightevalDetails, _) => checked(lighteval::detail_row(&obj, src.keep_text).map(|r| vec![r]), obj),
         (Format::VerlGenerations, _) => checked(verl::row(&obj, src.keep_text).map(|r| vec![r]), obj),
         (Format::VerlMetrics, _) => checked(verl::metrics_rows(&obj), obj),
@@ -1097,12 +1098,25 @@ fn shape_into(
                         let text = |k: &str| row.get(k).and_then(Value::as_str).unwrap_or_default();
                         let (task, metric, filter) = (text("task"), text("metric"), text("filter"));
                         let entry = |section: &str| raw.as_deref().and_then(|r| r.get(section)?.get(task)?.as_object());
-                        let section = if entry("results").is_some() { "results" } else { "groups" };
-                        let filtered = format!("{metric},{filter}");
-                        let key = match entry(section) {
-                            Some(e) if !e.contains_key(&filtered) && e.contains_key(metric) => metric.to_string(),
-                            _ => filtered,
-                        };
+                        // the key the value is under: filtered, lm-eval 0.3's, or, for a
+                        // standard error without its metric, the standard error's
+                        let mut keys = vec![format!("{metric},{filter}")];
+                        if filter == "none" {
+                            keys.push(metric.to_string());
+                        }
+                        keys.push(format!("{metric}_stderr,{filter}"));
+                        if filter == "none" {
+                            keys.push(format!("{metric}_stderr"));
+                        }
+                        let (section, key) = keys
+                            .iter()
+                            .find_map(|k| {
+                                ["results", "groups"]
+                                    .into_iter()
+                                    .find(|s| entry(s).is_some_and(|e| e.contains_key(k)))
+                                    .map(|s| (s, k.clone()))
+                            })
+                            .unwrap_or(("results", keys[0].clone()));
                         let at = format!("{p}/{section}/{}/{}", path::pointer_token(task), path::pointer_token(&key));
                         SourceRef { file: sref.file.clone(), at: Position::Pointer(at) }
                     }
@@ -1747,6 +1761,17 @@ impl ChunkSpec<'_> {
                             cut.insert("per_template".into(), doc["per_template"].clone());
                         }
                         cut
+                    }
+                    // a results document's row is its value's: the reject holds that part
+                    (Some(doc), _) if matches!(self.src.format, Format::LmEvalResults | Format::LightevalResults) => {
+                        let tokens = match &pending[p.row].1.at {
+                            Position::Pointer(at) => path::pointer_tokens(at).unwrap_or_default(),
+                            _ => Vec::new(),
+                        };
+                        match tokens.as_slice() {
+                            [.., section, task, key] => evals::results_part(doc, section, task, key),
+                            _ => doc.clone(),
+                        }
                     }
                     (raw, _) => raw.unwrap_or(row).clone(),
                 };

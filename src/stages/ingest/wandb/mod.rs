@@ -871,12 +871,22 @@ fn repeated_steps(plan: &Plan, name: &str, run: &str, st: &Steps, report: &mut B
         };
         let ((a_first, a_last), (b_first, _)) = (span(a), span(b));
         let restarted = a_first.is_some() && a_first == b_first && a_last > b_first;
-        let why = if restarted {
-            "both files count `_step` from the same start, as each session of a run resumed offline does: equal \
-             `_step` values are different steps, so keep the sessions apart (by `_source_file`, or by the \
-             run's x-axis, `x`) rather than keep one row of each"
+        let (why, rows) = if restarted {
+            (
+                format!(
+                    "{RESTARTED_SESSIONS}, as each session of a run resumed offline does: equal `_step` values are \
+                     different steps, so keep the sessions apart (by `_source_file`, or by the run's x-axis, `x`) \
+                     rather than keep one row of each"
+                ),
+                "which a primaryKey (run_id, step, metric) would refuse",
+            )
         } else {
-            "a resumed run's folders log the steps since its last checkpoint again"
+            (
+                "a resumed run's folders log the steps since its last checkpoint again".to_string(),
+                "which a primaryKey (run_id, step, metric) refuses, unless the table keeps the later session's \
+                 (on_duplicate_key = \"keep-last\" with record_columns = [\"run_id\", \"step\"], as `runpack init` \
+                 writes)",
+            )
         };
         report.warn(
             name,
@@ -884,8 +894,7 @@ fn repeated_steps(plan: &Plan, name: &str, run: &str, st: &Steps, report: &mut B
             Some(file_ref(b)),
             format!(
                 "run {run}: {} `_step` value(s) are logged in more than one of the run's files (the first: \
-                 {step}, in {} and in {}; {why}); each record becomes rows of the table, which a primaryKey \
-                 (run_id, step, metric) would refuse",
+                 {step}, in {} and in {}; {why}); each record becomes rows of the table, {rows}",
                 crate::core::numbers::group_digits(across),
                 plan.inputs[a].rel,
                 plan.inputs[b].rel
@@ -894,6 +903,11 @@ fn repeated_steps(plan: &Plan, name: &str, run: &str, st: &Steps, report: &mut B
     }
     steps
 }
+
+/// What a warning of a run's files says when they count `_step` from the same start (sessions
+/// of a run resumed offline): their equal steps are different steps, which no keep rule may
+/// choose among.
+pub const RESTARTED_SESSIONS: &str = "both files count `_step` from the same start";
 
 /// A log that lost records before its first history row: no row says the run is there, so
 /// the run's history is reported incomplete at the log.
