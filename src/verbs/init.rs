@@ -599,7 +599,14 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
     let mut names = Names::default();
     let mut tables: Vec<TablePlan> = Vec::new();
     for (plan, trial) in settled {
-        let table = names.take(&plan.base);
+        // the first folder of the source's path, when it names no capture
+        let folder = plan
+            .patterns
+            .first()
+            .and_then(|p| p.split_once('/'))
+            .map(|(f, _)| f)
+            .filter(|f| !f.contains(['{', '*', '?', '[']));
+        let table = names.take(&plan.base, folder);
         // a file of the table's source left out for what reading it found (or that another
         // table reads): said, and a `[[left_out]]` entry, so that each build and the card say
         // what the table lacks
@@ -3217,19 +3224,37 @@ fn sanitize(s: &str) -> String {
     out.chars().take(60).collect::<String>().trim_end_matches('_').to_string()
 }
 
-/// Table names given so far (a table `x` and its source `x_raw` share SQL's namespace).
+/// Table names given so far (a table `x` and its source `x_raw` share SQL's namespace), and
+/// the folder each name's files lie in.
 #[derive(Default)]
-struct Names(BTreeSet<String>);
+struct Names(BTreeSet<String>, BTreeMap<String, Option<String>>);
 
 impl Names {
-    fn take(&mut self, base: &str) -> String {
+    /// Whether `name` (and its source's `name_raw`) is free.
+    fn free(&self, name: &str) -> bool {
+        !(self.0.contains(name)
+            || self.0.contains(&format!("{name}_raw"))
+            || name.ends_with("_raw") && self.0.contains(name.trim_end_matches("_raw")))
+    }
+
+    /// A free name: `base`, else `<folder>_<base>` when the files lie in a folder other than
+    /// the files named `base` first (`verl_config` beside the runs' `config`), else `base_2`,
+    /// `base_3`, ….
+    fn take(&mut self, base: &str, folder: Option<&str>) -> String {
         let base = if base.is_empty() { "records" } else { base };
         let mut name = base.to_string();
-        let mut n = 2;
-        while self.0.contains(&name)
-            || self.0.contains(&format!("{name}_raw"))
-            || name.ends_with("_raw") && self.0.contains(name.trim_end_matches("_raw"))
+        let first_folder = self.1.get(base).cloned().flatten();
+        if !self.free(&name)
+            && let Some(f) = folder.filter(|f| first_folder.as_deref() != Some(*f)).map(sanitize)
+            && !f.is_empty()
+            && f != base
+            && self.free(&format!("{f}_{base}"))
         {
+            name = format!("{f}_{base}");
+        }
+        self.1.entry(base.to_string()).or_insert_with(|| folder.map(str::to_string));
+        let mut n = 2;
+        while !self.free(&name) {
             name = format!("{base}_{n}");
             n += 1;
         }
@@ -5761,8 +5786,11 @@ mod tests {
         assert_eq!(release_name_of(Path::new("/x/My Runs (copy)")), "my-runs-copy");
         assert_eq!(release_name_of(Path::new("/x/__")), "dataset");
         let mut n = Names::default();
-        assert_eq!(n.take("metrics"), "metrics");
-        assert_eq!(n.take("metrics"), "metrics_2");
+        assert_eq!(n.take("metrics", None), "metrics");
+        assert_eq!(n.take("metrics", None), "metrics_2");
+        assert_eq!(n.take("metrics", Some("verl")), "verl_metrics");
+        assert_eq!(n.take("metrics", Some("verl")), "metrics_3");
+        assert_eq!(n.take("config", Some("config")), "config");
         assert_eq!(ident("run_id"), "run_id");
         assert_eq!(ident("step"), "\"step\"");
         assert_eq!(ident("group"), "\"group\"");

@@ -402,13 +402,13 @@ fn init_on_evaluation_outputs_builds_without_edits() {
             ("eval_metrics".into(), 6),
             ("eval_results".into(), 4),
             ("eval_trajectories".into(), 12),
+            ("runner_summary".into(), 2),
             ("summary".into(), 2),
-            ("summary_2".into(), 2),
         ])
     );
     // the folders that name the checkpoint and the benchmark are captured
     assert_eq!(key(&doc, "eval_results"), ["checkpoint", "bench", "benchmark"]);
-    assert_eq!(undescribed(tmp.path(), "evals", &["summary", "summary_2"]), Vec::<String>::new());
+    assert_eq!(undescribed(tmp.path(), "evals", &["runner_summary", "summary"]), Vec::<String>::new());
     let release = build_from_elsewhere(tmp.path(), "evals");
     assert_eq!(release_rows(&release), rows);
     assert_eq!(
