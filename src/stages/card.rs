@@ -36,6 +36,9 @@ pub mod merge;
 /// Warnings a card lists, beside every run accepted as sampled (the build prints them all).
 const CARD_WARNINGS: usize = 20;
 
+/// How many of a source's coerced values the card names.
+const CARD_COERCIONS: usize = 3;
+
 /// Licence ids the Hub accepts in card metadata (hub-docs `docs/hub/repositories-licenses.md`).
 pub const LICENSES: &[&str] = &[
     "apache-2.0",
@@ -1145,6 +1148,20 @@ fn data_quality(spec: &PipelineSpec, manifest: &Manifest, report: &BuildReport) 
         let fate = if nulls { "written as nulls" } else { "kept as IEEE values where a table selects them" };
         let s = if *n == 1 { "" } else { "s" };
         let _ = writeln!(b, "- source `{name}`: {n} non-finite value{s} read, {fate}.");
+    }
+    // values the sources' options changed, each source with its first few, so that no value is
+    // changed without a word where a reader looks
+    for (name, t) in report.coercions.iter().filter(|(_, t)| t.count > 0) {
+        let shown: Vec<String> = t.examples.iter().take(CARD_COERCIONS).map(|e| esc(e)).collect();
+        let _ = writeln!(
+            b,
+            "- source `{name}`: {} string{} read as {} (the source's options), the first: {}{}.",
+            t.count,
+            if t.count == 1 { "" } else { "s" },
+            if t.count == 1 { "a number or null" } else { "numbers or nulls" },
+            shown.join("; "),
+            if t.count as usize > shown.len() { "; the build names up to 20" } else { "" }
+        );
     }
     for (name, n) in &manifest.report.rejected_rows {
         let _ = writeln!(

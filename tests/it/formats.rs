@@ -1166,6 +1166,11 @@ fn a_fields_missing_values_are_read_as_null_and_counted() {
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(r.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["report"]["coerced_values"], serde_json::json!({"c": 2, "j": 2}));
+    // the card names each value changed, where a reader of the data looks
+    let card = std::fs::read_to_string(r.join("README.md")).unwrap();
+    let said = "- source `c`: 2 strings read as numbers or nulls (the source's options), the first: s.csv:3:$.acc \
+                string \"n/a\" read as null (missingValues); s.csv:4:$.acc string \"-\" read as null (missingValues).";
+    assert!(card.contains(said), "{card}");
     // and `--format json` gives each with its place
     let o = build(dir, &["--force", "--format", "json"]);
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
