@@ -901,7 +901,7 @@ fn check_columns(
                 "declare the source's field a number (`[[source.field]]` with `type = \"number\"`), which \
                  checks each value as it is read; a CAST in the SQL reads 1e-400 as 0 and 1e400 as infinite"
             } else {
-                "CAST it in the SQL"
+                "CAST it in the SQL, or declare the type the query gives in the schema"
             };
             return Err(Error::config(
                 ctx,

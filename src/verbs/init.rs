@@ -691,7 +691,7 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
         for n in &trial.number_texts {
             notes.push(format!("table {table}: {}", n.note()));
         }
-        for n in &trial.dot_thousands {
+        for n in &plan.dot_thousands {
             notes.push(format!("table {table}: {n}"));
         }
         let t = TablePlan { source: format!("{table}_raw"), table, plan, trial };
@@ -1961,6 +1961,9 @@ struct SourcePlan {
     /// (`coerce_numeric_strings`): an evaluation's results document held some, which its
     /// format's reader would set aside.
     coerce_numeric: Option<String>,
+    /// Notes of the columns kept as text whose numbers a dot may group by thousands (`1.319`
+    /// in a file of decimal commas).
+    dot_thousands: Vec<String>,
     /// Of a Trainer state read, the run's earlier saves, latest first: read instead when it
     /// does not read.
     earlier: BTreeMap<String, Vec<String>>,
@@ -2015,6 +2018,7 @@ impl SourcePlan {
             run_capture: false,
             coerce_nonfinite: None,
             coerce_numeric: None,
+            dot_thousands: Vec::new(),
             earlier: BTreeMap::new(),
             accept_sampled: None,
             reject_truncated: None,
@@ -3292,7 +3296,7 @@ struct Trial {
     number_texts: Vec<NumberText>,
     /// Notes of number columns of a file whose decimals are written with a comma, read as
     /// numbers with a dot before three digits (`1.319`): thousands there, likely.
-    dot_thousands: Vec<String>,
+    dot_thousands: Vec<(String, String)>,
     /// Of the files whose records were set aside (`on_invalid = "reject"`), the records set
     /// aside and the records read, by file.
     rejected: BTreeMap<String, (u64, u64)>,
@@ -3356,6 +3360,15 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
                 }
                 plan.reject_invalid = None;
                 reject_tried = false;
+                continue;
+            }
+            // numbers a dot may group by thousands, in a file of decimal commas: kept as text,
+            // as written, with the SQL of each reading (a float would publish 1.319 for 1319)
+            Ok(Some(trial)) if !trial.dot_thousands.is_empty() => {
+                for (c, note) in &trial.dot_thousands {
+                    declare(&mut plan.fields, c.clone(), "string", note.clone());
+                    plan.dot_thousands.push(note.clone());
+                }
                 continue;
             }
             Ok(Some(trial)) if plan.reject_invalid.is_some() => {
@@ -4135,13 +4148,14 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
             .filter_map(|(c, d)| Some((c, d??)))
             .map(|(c, (x, at))| {
                 let id = ident(&c);
-                format!(
-                    "{c} was read as numbers with a decimal dot ({x} at {at}), in a file whose decimals are written \
-                     with a comma: if its dot separates thousands there ({x} for {}), declare it a string in the \
-                     source's [[source.field]] and select CAST(replace({id}, '.', '') AS BIGINT) AS {id} in the \
-                     table's SQL",
+                let note = format!(
+                    "{c} holds numbers with a dot before three digits ({x} at {at}) in a file whose decimals are \
+                     written with a comma, kept as text: if its dot separates thousands there ({x} for {}), select \
+                     CAST(replace({id}, '.', '') AS BIGINT) AS {id} in the table's SQL; if it is a decimal dot, \
+                     CAST({id} AS DOUBLE) AS {id}; and declare it a number in the table's schema",
                     (x * 1000.0).round()
-                )
+                );
+                (c, note)
             })
             .collect()
     } else {
@@ -4218,9 +4232,11 @@ fn describing_columns(rb: &RecordBatch, captures: &[String]) -> Vec<Vec<String>>
                 // an integer beyond 64 bits (a seed, a hash) is why a column of integers is text
                 let mut big = false;
                 for v in t.iter().flatten().filter(|v| !crate::core::values::missing_text(v)) {
-                    if n.take(v, String::new) || is_decimal_comma(v) {
+                    // (a percentage with a decimal comma, `41,5%`, of a file of semicolons)
+                    let comma_percent = v.contains(',') && is_percent(&v.replacen(',', ".", 1));
+                    if n.take(v, String::new) || is_decimal_comma(v) || comma_percent {
                         numeric += 1;
-                        decimals += usize::from(v.contains('.') || is_decimal_comma(v));
+                        decimals += usize::from(v.contains('.') || is_decimal_comma(v) || comma_percent);
                         let digits = v.trim().trim_start_matches(['-', '+']);
                         big |= !digits.is_empty()
                             && digits.bytes().all(|b| b.is_ascii_digit())
@@ -4290,6 +4306,8 @@ struct NumberText {
     /// [-1, 1] (fractions, beside percentages a column on two scales).
     plain: Option<(String, String)>,
     plain_fractions: bool,
+    /// Whether a percentage is written with a decimal comma (`41,5%`).
+    comma_percent: bool,
 }
 
 impl NumberText {
@@ -4303,6 +4321,7 @@ impl NumberText {
             decimal_comma: false,
             plain: None,
             plain_fractions: true,
+            comma_percent: false,
         }
     }
 
@@ -4314,6 +4333,10 @@ impl NumberText {
         }
         let plain = v.trim().parse::<f64>().is_ok_and(f64::is_finite);
         let kind = if is_percent(v) {
+            '%'
+        } else if self.decimal_comma && is_percent(&v.replacen(',', ".", 1)) {
+            // a percentage with a decimal comma (`41,5%`)
+            self.comma_percent = true;
             '%'
         } else if self.decimal_comma && is_decimal_comma(v) {
             'd'
@@ -4378,6 +4401,8 @@ impl NumberText {
             let texts: Vec<String> = self.missing.iter().map(|t| format!("'{}'", t.replace('\'', "''"))).collect();
             format!("CASE WHEN {id} IN ({}) THEN NULL ELSE {id} END", texts.join(", "))
         };
+        // a decimal comma read as the dot SQL's CAST reads
+        let x = if self.comma_percent && self.kind == Some('%') { format!("replace({x}, ',', '.')") } else { x };
         match (self.kind, &self.plain) {
             // fractions beside percentages: two scales, which the SQL makes one (a percentage's
             // text read with `e-2`, so that 41.2% reads as the float nearest 0.412, which

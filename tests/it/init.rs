@@ -2441,9 +2441,15 @@ fn a_results_table_is_keyed_by_what_names_its_rows_and_a_repeat_is_said() {
     // there a dot before three digits is a thousands separator, likely: said, the value read
     write(&d, "r.csv", "model;acc;n\nm1;0,71;1.319\nm2;0,5;14.042\nm3;0,65;2.500\n");
     let doc = init(tmp.path(), &d, "semi_dots");
-    let said = "n was read as numbers with a decimal dot (1.319 at r.csv:2), in a file whose decimals are written with \
-                a comma: if its dot separates thousands there (1.319 for 1319)";
+    let said = "n holds numbers with a dot before three digits (1.319 at r.csv:2) in a file whose decimals are written \
+                with a comma, kept as text: if its dot separates thousands there (1.319 for 1319), select \
+                CAST(replace(n, '.', '') AS BIGINT) AS n in the table's SQL; if it is a decimal dot, CAST(n AS DOUBLE) AS n";
     assert!(doc["notes"].to_string().contains(said), "{doc}");
+    // kept as written, and said in the card
+    let release = build_from_elsewhere(tmp.path(), "semi_dots");
+    assert_eq!(query(&release, "SELECT n FROM r ORDER BY n"), "n\n1.319\n14.042\n2.500\n");
+    let card = std::fs::read_to_string(release.join("README.md")).unwrap();
+    assert!(card.contains("Text as written: n holds numbers with a dot before three digits"), "{card}");
     // a CSV written with a blank after each separator: its numbers are text, said with the SQL
     // that reads them, under the name the table gives the column
     let d = tmp.path().join("blanks");
@@ -2501,6 +2507,14 @@ fn a_results_table_is_keyed_by_what_names_its_rows_and_a_repeat_is_said() {
     let described = "\"description\": \"Text as written: percentages written with their sign (\\\"41.2%\\\" at r.csv:3) \
                      beside fractions";
     assert!(schema.contains(described), "{schema}");
+    // percentages with a decimal comma, in a file separated by semicolons: results, read by the SQL
+    let d = tmp.path().join("eu_pct");
+    write(&d, "r.csv", "Modell;Checkpoint;Winrate\nm1;ckpt-100;41,5%\nm1;ckpt-200;48,25%\nm2;ckpt-100;39%\n");
+    let doc = init(tmp.path(), &d, "eu_pct");
+    assert_eq!(key(&doc, "r"), ["Modell", "Checkpoint"], "{doc}");
+    let notes = doc["notes"].to_string();
+    let said = "select CAST(trim(rtrim(trim(replace(\\\"Winrate\\\", ',', '.')), '%')) AS DOUBLE) AS \\\"Winrate\\\"";
+    assert!(notes.contains(said), "{notes}");
     // numbers beyond 1 beside percentages: said, the scale left to the reader
     let d = tmp.path().join("mixed");
     write(&d, "r.csv", "model,win\nm1,41.2%\nm2,0.31\nm3,55\n");
