@@ -3495,6 +3495,17 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
                 changed = true;
                 continue;
             }
+            // likewise a non-finite float written as text (`"Infinity"`)
+            if plan.coerce_nonfinite.is_none()
+                && plan.format.fixed_columns()
+                && v.message.contains("(`coerce_nonfinite_strings = true` in the source reads it as the float)")
+            {
+                let at = v.source.as_ref().map(|s| format!("{s}: ")).unwrap_or_default();
+                let found = v.message.split(" (`coerce_nonfinite_strings").next().unwrap_or(&v.message);
+                plan.coerce_nonfinite = Some(format!("{at}{}: {found}: a non-finite float written as text", v.path));
+                changed = true;
+                continue;
+            }
             // a run's W&B history cut short (a run killed): read as it is, marked, and named in
             // the card, rather than the file left out (a sampled export is left out: the run's
             // whole history may be in other files)

@@ -811,11 +811,15 @@ fn an_lm_eval_value_that_is_no_number_sets_aside_its_metric_alone() {
     let rejects = std::fs::read_to_string(r.join("rejects/raw.jsonl")).unwrap();
     assert_eq!(rejects.lines().count(), 2, "{rejects}");
     assert!(
-        rejects.contains(r#""record":{"results":{"arc":{"acc,none":"0.5 (approx)","acc_stderr,none":0.1}}}"#),
+        rejects.contains(
+            r#""record":{"results":{"arc":{"acc,none":"0.5 (approx)","acc_stderr,none":0.1}},"model_name":"m"}"#
+        ),
         "{rejects}"
     );
     assert!(
-        rejects.contains(r#""record":{"results":{"arc":{"acc_norm,none":0.6,"acc_norm_stderr,none":"big"}}}"#),
+        rejects.contains(
+            r#""record":{"results":{"arc":{"acc_norm,none":0.6,"acc_norm_stderr,none":"big"}},"model_name":"m"}"#
+        ),
         "{rejects}"
     );
     // a document that is no results document is set aside whole, as before
@@ -873,19 +877,20 @@ fn an_lm_eval_rows_reject_holds_its_part_of_the_document_and_init_reads_numbers_
     write(
         &raw,
         "results_2026-01-01T00-00-00.000000.json",
-        r#"{"results": {"arc": {"acc,none": "0.6011", "acc_norm,none": 0.7}}, "versions": {"arc": 1}, "n-shot": {"arc": 0}, "config": {"model": "hf"}, "model_name": "m"}"#,
+        r#"{"results": {"arc": {"acc,none": "0.6011", "acc_norm,none": 0.7, "ppl,none": "Infinity"}}, "versions": {"arc": 1}, "n-shot": {"arc": 0}, "config": {"model": "hf"}, "model_name": "m"}"#,
     );
     let o = run(bin().current_dir(tmp.path()).arg("init").arg(tmp.path().join("outputs")).args(["--name", "lm", "-q"]));
     assert!(o.status.success(), "{}", stderr(&o));
     let toml = std::fs::read_to_string(tmp.path().join("pipelines/lm/pipeline.toml")).unwrap();
     assert!(toml.contains("coerce_numeric_strings = true   # m/results_2026-01-01T00-00-00.000000.json:/results/arc/acc,none: $.results.arc[\"acc,none\"]: expected a number, found string \"0.6011\": a number written as text"), "{toml}");
+    assert!(toml.contains("coerce_nonfinite_strings = true   # m/results_2026-01-01T00-00-00.000000.json:/results/arc/ppl,none: $.results.arc[\"ppl,none\"]: expected a number, found string \"Infinity\": a non-finite float written as text"), "{toml}");
     assert!(!toml.contains("on_invalid"), "{toml}");
     let o = run(bin().current_dir(tmp.path()).args(["build", "pipelines/lm"]));
     assert!(o.status.success(), "{}", stderr(&o));
     let rel = tmp.path().join("releases/lm/0.1.0");
     assert_eq!(
         query(&rel, "SELECT metric, value FROM lm_eval_results ORDER BY metric"),
-        "metric,value\nacc,0.6011\nacc_norm,0.7\n"
+        "metric,value\nacc,0.6011\nacc_norm,0.7\nppl,Infinity\n"
     );
 }
 

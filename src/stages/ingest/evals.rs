@@ -265,18 +265,10 @@ pub fn split_results(
             let task_at = key_path(&base, task);
             let task_pointer = format!("/{}/{}", path::pointer_token(section), path::pointer_token(task));
             let whole: ShapeProblems = problems.iter().filter(|(p, _)| *p == task_at).cloned().collect();
-            let one = |v: Map<String, Value>| {
-                let mut record = Map::new();
-                record.insert(section.to_string(), Value::Object(Map::from_iter([(task.clone(), Value::Object(v))])));
-                record
-            };
             let Value::Object(entry) = entry else {
                 if !whole.is_empty() {
                     placed += whole.len();
-                    let record = Map::from_iter([(
-                        section.to_string(),
-                        Value::Object(Map::from_iter([(task.clone(), entry.clone())])),
-                    )]);
+                    let record = results_part(obj, section, task, "");
                     parts.push(BadPart { pointer: task_pointer, problems: whole, record });
                     rest.get_mut(*section).and_then(Value::as_object_mut).map(|t| t.shift_remove(task));
                 }
@@ -298,23 +290,19 @@ pub fn split_results(
                 }
             }
             for (metric, found) in by_metric {
-                let mut values = Map::new();
-                let stderr_keys: Vec<&String> =
-                    entry.keys().filter(|k| metric_of_stderr(k).as_deref() == Some(metric.as_str())).collect();
-                for k in std::iter::once(&metric).chain(stderr_keys) {
-                    if let Some(v) = entry.get(k) {
-                        values.insert(k.clone(), v.clone());
-                    }
-                }
-                if let Some(e) = rest.get_mut(*section).and_then(|t| t.get_mut(task)).and_then(Value::as_object_mut) {
-                    for k in values.keys() {
+                let record = results_part(obj, section, task, &metric);
+                if let (Some(e), Some(Value::Object(gone))) = (
+                    rest.get_mut(*section).and_then(|t| t.get_mut(task)).and_then(Value::as_object_mut),
+                    record.get(*section).and_then(|t| t.get(task)),
+                ) {
+                    for k in gone.keys() {
                         e.shift_remove(k);
                     }
                 }
                 parts.push(BadPart {
                     pointer: format!("{task_pointer}/{}", path::pointer_token(&metric)),
                     problems: found,
-                    record: one(values),
+                    record,
                 });
             }
         }
@@ -332,40 +320,52 @@ pub(crate) fn float_like(v: &Value) -> bool {
 }
 
 /// The part of a results document (lm-eval's, lighteval's) that one row comes from, for its
-/// reject: its value (`section`/`task`/`key`) with its standard error, the document's other
-/// entries for `task` (`versions`, `n-shot`, …), its top-level values that are no object, and
-/// what `config` and `config_general` hold that is no object. Not the document whole: a
-/// problem shared by every row (a `model_name` that is no text) would otherwise copy the
-/// document into each row's reject.
+/// reject: its value (`section`/`task`/`key`) with its standard error, the document's entries
+/// for `task` that the row's columns read (`versions`, `n-shot`, `n-samples`,
+/// `higher_is_better`, `task_hashes`, `summary_tasks`), and the values that name the model
+/// and the run (`model_name`, `date`; of `config`, `model` and `model_args`; of
+/// `config_general`, `model_name`, `lighteval_sha`, `start_time`, `end_time`). Not the
+/// document whole: a problem shared by every row (a `model_name` that is no text) would
+/// otherwise copy the document into each row's reject.
 pub fn results_part(doc: &Map<String, Value>, section: &str, task: &str, key: &str) -> Map<String, Value> {
-    let scalars = |o: &Map<String, Value>| -> Map<String, Value> {
-        o.iter().filter(|(_, v)| !v.is_object() && !v.is_array()).map(|(k, v)| (k.clone(), v.clone())).collect()
+    const PER_TASK: [&str; 6] = ["versions", "n-shot", "n-samples", "higher_is_better", "task_hashes", "summary_tasks"];
+    let pick = |o: &Map<String, Value>, keys: &[&str]| -> Map<String, Value> {
+        keys.iter().filter_map(|k| Some((k.to_string(), o.get(*k)?.clone()))).collect()
     };
     let mut part = Map::new();
     for (k, v) in doc {
-        match v {
-            Value::Object(o) if k == section => {
-                let Some(Value::Object(entry)) = o.get(task) else { continue };
-                let values: Map<String, Value> = entry
-                    .iter()
-                    .filter(|(e, _)| *e == key || metric_of_stderr(e).as_deref() == Some(key))
-                    .map(|(e, v)| (e.clone(), v.clone()))
-                    .collect();
-                part.insert(k.clone(), Value::Object(Map::from_iter([(task.to_string(), Value::Object(values))])));
+        match (k.as_str(), v) {
+            (s, Value::Object(o)) if s == section => {
+                let values = match o.get(task) {
+                    Some(Value::Object(entry)) => Value::Object(
+                        entry
+                            .iter()
+                            .filter(|(e, _)| *e == key || metric_of_stderr(e).as_deref() == Some(key))
+                            .map(|(e, v)| (e.clone(), v.clone()))
+                            .collect(),
+                    ),
+                    // a task's entry that is no object is the part whole
+                    Some(other) => other.clone(),
+                    None => continue,
+                };
+                part.insert(k.clone(), Value::Object(Map::from_iter([(task.to_string(), values)])));
             }
-            Value::Object(_) if k == "results" || k == "groups" => {}
-            Value::Object(o) if k == "config" || k == "config_general" => {
-                part.insert(k.clone(), Value::Object(scalars(o)));
+            ("config", Value::Object(o)) => {
+                part.insert(k.clone(), Value::Object(pick(o, &["model", "model_args"])));
             }
-            Value::Object(o) => {
+            ("config_general", Value::Object(o)) => {
+                let keys = ["model_name", "lighteval_sha", "start_time", "end_time"];
+                part.insert(k.clone(), Value::Object(pick(o, &keys)));
+            }
+            (s, Value::Object(o)) if PER_TASK.contains(&s) => {
                 if let Some(t) = o.get(task) {
                     part.insert(k.clone(), Value::Object(Map::from_iter([(task.to_string(), t.clone())])));
                 }
             }
-            Value::Array(_) => {}
-            other => {
-                part.insert(k.clone(), other.clone());
+            ("model_name" | "date", v) => {
+                part.insert(k.clone(), v.clone());
             }
+            _ => {}
         }
     }
     part
@@ -947,7 +947,7 @@ mod tests {
         assert_eq!(pointers, ["/results/a", "/results/b~1c/em"]);
         assert_eq!(
             Value::Object(parts[1].record.clone()),
-            serde_json::json!({"results": {"b/c": {"em": "x", "em_stderr": 0.1}}})
+            serde_json::json!({"results": {"b/c": {"em": "x", "em_stderr": 0.1}}, "config_general": {}})
         );
         // a standard error's problem goes with its metric
         let problems: ShapeProblems = vec![("$.results.d[\"acc_stderr,none\"]".into(), "expected a number".into())];

@@ -126,6 +126,20 @@ fn metric_key<'k>(key: &'k str, value: &Value, filtered_entry: bool) -> Option<(
     (!metric.ends_with("_stderr")).then_some((metric, filter, stderr_key))
 }
 
+/// Whether a group's value in `groups` is its value in `results`: equal as JSON, or as the
+/// numbers they write (`"0.5"` and `0.5`, `"Infinity"` and the bare token).
+fn same_value(a: &Value, b: &Value) -> bool {
+    let number = |v: &Value| match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => super::lenient::special(s)
+            .and_then(|v| v.as_f64())
+            .or_else(|| s.parse::<f64>().ok())
+            .or_else(|| super::convert::nonfinite_string(s)),
+        _ => None,
+    };
+    a == b || matches!((number(a), number(b)), (Some(x), Some(y)) if x == y || (x.is_nan() && y.is_nan()))
+}
+
 /// Rows of a `results_<date>.json` document.
 ///
 /// A standard error whose metric the entry lacks makes a row of its own, its value null. A
@@ -188,6 +202,10 @@ pub fn result_rows(r: &Map<String, Value>, coerce: Coerce) -> Result<Vec<Map<Str
             if section == "groups" && results.get(task).is_some() && in_results.is_none() {
                 continue;
             }
+            // (and, in `results`, the same group's entry in `groups`)
+            let in_groups = (section == "results")
+                .then(|| r.get("groups").and_then(|g| g.get(task)).and_then(Value::as_object))
+                .flatten();
             let filtered_entry = entry.keys().any(|k| k.contains(','));
             let n_samples = per_task("n-samples", task);
             let mut row_of = |metric: &str, filter: &str, value: Value, stderr: Value| {
@@ -217,7 +235,7 @@ pub fn result_rows(r: &Map<String, Value>, coerce: Coerce) -> Result<Vec<Map<Str
             };
             for (key, value) in entry {
                 if let Some(same) = in_results.and_then(|e| e.get(key)) {
-                    if same != value {
+                    if !same_value(same, value) {
                         problems.push((
                             key_path(&at, key),
                             format!(
@@ -236,7 +254,9 @@ pub fn result_rows(r: &Map<String, Value>, coerce: Coerce) -> Result<Vec<Map<Str
                     });
                 if let Some((metric, filter)) = stderr_of {
                     let metric_key = if key.contains(',') { format!("{metric},{filter}") } else { metric.to_string() };
-                    if !entry.contains_key(&metric_key) && !metric.is_empty() {
+                    // (a group's metric may be in the other section, with this standard error)
+                    let elsewhere = in_results.or(in_groups).is_some_and(|e| e.contains_key(&metric_key));
+                    if !entry.contains_key(&metric_key) && !elsewhere && !metric.is_empty() {
                         let stderr = match value {
                             Value::String(s) if s == "N/A" => Value::Null,
                             v if number_ok(&mut problems, key_path(&at, key), v, coerce, "a number or \"N/A\"") => {
@@ -252,7 +272,7 @@ pub fn result_rows(r: &Map<String, Value>, coerce: Coerce) -> Result<Vec<Map<Str
                 if !number_ok(&mut problems, key_path(&at, key), value, coerce, "a number") {
                     continue;
                 }
-                let stderr = match entry.get(&stderr_key) {
+                let stderr = match entry.get(&stderr_key).or_else(|| in_results.or(in_groups)?.get(&stderr_key)) {
                     None | Some(Value::Null) => Value::Null,
                     Some(Value::String(s)) if s == "N/A" => Value::Null,
                     Some(v)
@@ -515,6 +535,12 @@ mod tests {
         let e = rows(doc, Coerce::default()).unwrap_err();
         assert_eq!(e[0].0, "$.groups.g[\"acc,none\"]");
         assert!(e[0].1.contains("expected the group's value in `results` (number 0.5), found number 0.9"), "{e:?}");
+        // a group's metric in `groups`, its standard error alone in `results`: one row; values
+        // equal as numbers are the same
+        let doc = r#"{"results": {"g": {"acc_stderr,none": 0.01}}, "groups": {"g": {"acc,none": 0.6, "acc_stderr,none": 0.01}}}"#;
+        assert_eq!(rows(doc, Coerce::default()).unwrap(), [r#""g" "acc" "none" 0.6 0.01"#]);
+        let doc = r#"{"results": {"g": {"acc,none": "0.5"}}, "groups": {"g": {"acc,none": 0.5}}}"#;
+        assert_eq!(rows(doc, Coerce { numbers: true, nonfinite: false }).unwrap().len(), 1);
         // `results` that is no object is said as such
         let e = rows(r#"{"results": [], "versions": {}}"#, Coerce::default()).unwrap_err();
         assert_eq!(e[0].1, "expected an object of tasks, found an array");
