@@ -10,10 +10,54 @@ pub fn resolved_path(path: &str) -> String {
 
 /// The order of relative paths part by part, as a sorted walk of the folders reads them: a
 /// folder's files before those of a folder whose name extends its name (`run-x/a.wandb`
-/// before `run-x-1/a.wandb`, which bytes alone would put first, `-` coming before `/`). The
-/// order in which a source reads its files, and in which the keep rules take its rows.
+/// before `run-x-1/a.wandb`, which bytes alone would put first, `-` coming before `/`), and
+/// the digits of a part by their number (`run-x-2` before `run-x-10`, `checkpoint-50` before
+/// `checkpoint-100`). The order in which a source reads its files, and in which the keep
+/// rules take its rows.
 pub fn path_order(a: &str, b: &str) -> std::cmp::Ordering {
-    a.split('/').cmp(b.split('/'))
+    let mut x = a.split('/');
+    let mut y = b.split('/');
+    loop {
+        match (x.next(), y.next()) {
+            (None, None) => return std::cmp::Ordering::Equal,
+            (None, Some(_)) => return std::cmp::Ordering::Less,
+            (Some(_), None) => return std::cmp::Ordering::Greater,
+            (Some(p), Some(q)) => match natural_order(p, q) {
+                std::cmp::Ordering::Equal => {}
+                other => return other,
+            },
+        }
+    }
+}
+
+/// Two names in order, runs of digits compared by the number they write (leading zeros
+/// aside, then as written), other text by its bytes.
+fn natural_order(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i].is_ascii_digit() && b[j].is_ascii_digit() {
+            let run = |s: &[u8], k: usize| s[k..].iter().take_while(|c| c.is_ascii_digit()).count();
+            let (n, m) = (run(a, i), run(b, j));
+            let (p, q) = (&a[i..i + n], &b[j..j + m]);
+            let strip = |d: &[u8]| -> usize { d.iter().take_while(|c| **c == b'0').count() };
+            let (p0, q0) = (&p[strip(p)..], &q[strip(q)..]);
+            let by_number = p0.len().cmp(&q0.len()).then_with(|| p0.cmp(q0));
+            match by_number.then_with(|| p.cmp(q)) {
+                Ordering::Equal => {}
+                other => return other,
+            }
+            (i, j) = (i + n, j + m);
+        } else {
+            match a[i].cmp(&b[j]) {
+                Ordering::Equal => {}
+                other => return other,
+            }
+            (i, j) = (i + 1, j + 1);
+        }
+    }
+    (a.len() - i).cmp(&(b.len() - j))
 }
 
 /// Split names `datasets` can load: `^\w+(\.\w+)*$` over the whole name, and not `all`
@@ -105,5 +149,8 @@ mod tests {
         let mut paths = vec!["w/run-1-x-1/a.wandb", "w/run-1-x/a.wandb", "w/run-0-x/a.wandb", "w/a.json"];
         paths.sort_by(|a, b| path_order(a, b));
         assert_eq!(paths, ["w/a.json", "w/run-0-x/a.wandb", "w/run-1-x/a.wandb", "w/run-1-x-1/a.wandb"]);
+        let mut names = vec!["x-10", "x-2", "x", "x-1", "checkpoint-100", "checkpoint-50", "a007", "a7", "a08"];
+        names.sort_by(|a, b| path_order(a, b));
+        assert_eq!(names, ["a007", "a7", "a08", "checkpoint-50", "checkpoint-100", "x", "x-1", "x-2", "x-10"]);
     }
 }
