@@ -3483,26 +3483,25 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
         }
         let coerced_before = plan.coerce_nonfinite.is_some() || changed;
         for v in &violations {
-            // a results document's number written as text, which the option reads (counted,
-            // and said in the card), rather than its metric set aside
-            if plan.coerce_numeric.is_none()
-                && plan.format.fixed_columns()
-                && v.message.contains("(`coerce_numeric_strings = true` in the source reads it as the number)")
-            {
+            // a results document's number (or non-finite float) written as text, which an option
+            // reads (counted, and said in the card), rather than its metric set aside
+            let fixed = plan.format.fixed_columns();
+            let read_by = |option: &str, what: &str| -> Option<String> {
+                let (found, _) = v.message.split_once(&format!(" (`{option} = true` in the source reads it"))?;
                 let at = v.source.as_ref().map(|s| format!("{s}: ")).unwrap_or_default();
-                let found = v.message.split(" (`coerce_numeric_strings").next().unwrap_or(&v.message);
-                plan.coerce_numeric = Some(format!("{at}{}: {found}: a number written as text", v.path));
+                fixed.then(|| format!("{at}{}: {found}: {what}", v.path))
+            };
+            if plan.coerce_numeric.is_none()
+                && let Some(why) = read_by("coerce_numeric_strings", "a number written as text")
+            {
+                plan.coerce_numeric = Some(why);
                 changed = true;
                 continue;
             }
-            // likewise a non-finite float written as text (`"Infinity"`)
             if plan.coerce_nonfinite.is_none()
-                && plan.format.fixed_columns()
-                && v.message.contains("(`coerce_nonfinite_strings = true` in the source reads it as the float)")
+                && let Some(why) = read_by("coerce_nonfinite_strings", "a non-finite float written as text")
             {
-                let at = v.source.as_ref().map(|s| format!("{s}: ")).unwrap_or_default();
-                let found = v.message.split(" (`coerce_nonfinite_strings").next().unwrap_or(&v.message);
-                plan.coerce_nonfinite = Some(format!("{at}{}: {found}: a non-finite float written as text", v.path));
+                plan.coerce_nonfinite = Some(why);
                 changed = true;
                 continue;
             }

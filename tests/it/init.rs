@@ -30,6 +30,22 @@ fn build_from_elsewhere(tmp: &Path, name: &str) -> PathBuf {
     PathBuf::from(stdout(&o).trim())
 }
 
+/// Follows an init note on table `r` of pipeline `name`: selects `cast` in place of `column` in
+/// its SQL and declares the column a number in its schema; then builds it, the release.
+fn read_as_number(tmp: &Path, name: &str, column: &str, cast: &str) -> PathBuf {
+    let toml_path = tmp.join(format!("pipelines/{name}/pipeline.toml"));
+    let toml = std::fs::read_to_string(&toml_path).unwrap();
+    let toml = toml.replacen(&format!("{column}, _source_file"), &format!("{cast}, _source_file"), 1);
+    assert!(toml.contains(cast), "{toml}");
+    std::fs::write(&toml_path, toml).unwrap();
+    let schema_path = tmp.join(format!("schemas/{name}/r.json"));
+    let schema = std::fs::read_to_string(&schema_path).unwrap();
+    let declared = |ty: &str| format!("\"name\": \"{column}\",\n      \"type\": \"{ty}\"");
+    assert!(schema.contains(&declared("string")), "{schema}");
+    std::fs::write(&schema_path, schema.replacen(&declared("string"), &declared("number"), 1)).unwrap();
+    build_from_elsewhere(tmp, name)
+}
+
 /// Rows by table, as the release's manifest counts them.
 fn release_rows(release: &Path) -> BTreeMap<String, u64> {
     let m: Value = serde_json::from_str(&std::fs::read_to_string(release.join("manifest.json")).unwrap()).unwrap();
@@ -2469,22 +2485,9 @@ fn a_results_table_is_keyed_by_what_names_its_rows_and_a_repeat_is_said() {
                 win_rate END), '%')) AS DOUBLE) AS win_rate in the table's SQL";
     assert!(notes.contains(said), "{notes}");
     // the SQL it gives reads them, and stops at a value it cannot read
-    let toml_path = tmp.path().join("pipelines/pct/pipeline.toml");
-    let toml = std::fs::read_to_string(&toml_path).unwrap();
     let cast =
         "CAST(trim(rtrim(trim(CASE WHEN win_rate IN ('N/A') THEN NULL ELSE win_rate END), '%')) AS DOUBLE) AS win_rate";
-    let toml = toml.replacen("win_rate, _source_file", &format!("{cast}, _source_file"), 1);
-    assert!(toml.contains(cast), "{toml}");
-    std::fs::write(&toml_path, toml).unwrap();
-    let schema_path = tmp.path().join("schemas/pct/r.json");
-    let schema = std::fs::read_to_string(&schema_path).unwrap();
-    let schema = schema.replacen(
-        "\"name\": \"win_rate\",\n      \"type\": \"string\"",
-        "\"name\": \"win_rate\",\n      \"type\": \"number\"",
-        1,
-    );
-    std::fs::write(&schema_path, schema).unwrap();
-    let release = build_from_elsewhere(tmp.path(), "pct");
+    let release = read_as_number(tmp.path(), "pct", "win_rate", cast);
     assert_eq!(
         query(&release, "SELECT model, win_rate FROM r ORDER BY model"),
         "model,win_rate\nm1,55.5\nm2,\nm3,48.0\n"
@@ -2531,22 +2534,9 @@ fn a_results_table_is_keyed_by_what_names_its_rows_and_a_repeat_is_said() {
     let described = "\"description\": \"Text as written: expected number, found string \\\"0.4l67\\\"";
     assert!(schema.contains(described), "{schema}");
     assert!(schema.contains("`TRY_CAST(acc AS DOUBLE)` reads the numbers among them (null where a value is none)."));
-    let toml_path = tmp.path().join("pipelines/scales/pipeline.toml");
-    let toml = std::fs::read_to_string(&toml_path).unwrap();
     let cast = "CASE WHEN ends_with(trim(gsm8k), '%') THEN CAST(trim(rtrim(trim(gsm8k), '%')) || 'e-2' AS DOUBLE) \
                 ELSE CAST(trim(gsm8k) AS DOUBLE) END AS gsm8k";
-    let toml = toml.replacen("gsm8k, _source_file", &format!("{cast}, _source_file"), 1);
-    assert!(toml.contains(cast), "{toml}");
-    std::fs::write(&toml_path, toml).unwrap();
-    let schema_path = tmp.path().join("schemas/scales/r.json");
-    let schema = std::fs::read_to_string(&schema_path).unwrap();
-    let schema = schema.replacen(
-        "\"name\": \"gsm8k\",\n      \"type\": \"string\"",
-        "\"name\": \"gsm8k\",\n      \"type\": \"number\"",
-        1,
-    );
-    std::fs::write(&schema_path, schema).unwrap();
-    let release = build_from_elsewhere(tmp.path(), "scales");
+    let release = read_as_number(tmp.path(), "scales", "gsm8k", cast);
     assert_eq!(
         query(&release, "SELECT model, gsm8k FROM r ORDER BY model"),
         "model,gsm8k\nm1,0.3131\nm2,0.412\nm3,0.4049\nm4,-0.03\n"
