@@ -3487,7 +3487,7 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
             // reads (counted, and said in the card), rather than its metric set aside
             let fixed = plan.format.fixed_columns();
             let read_by = |option: &str, what: &str| -> Option<String> {
-                let (found, _) = v.message.split_once(&format!(" (`{option} = true` in the source reads it"))?;
+                let (found, _) = v.message.split_once(&crate::stages::ingest::evals::option_reads_it(option))?;
                 let at = v.source.as_ref().map(|s| format!("{s}: ")).unwrap_or_default();
                 fixed.then(|| format!("{at}{}: {found}: {what}", v.path))
             };

@@ -237,8 +237,9 @@ pub struct BadPart {
 }
 
 /// The metric key a standard error's key goes with (`acc_stderr,none` → `acc,none`,
-/// `acc_stderr` → `acc`), as lm-eval and lighteval name them.
-fn metric_of_stderr(key: &str) -> Option<String> {
+/// `acc_stderr` → `acc`), as lm-eval and lighteval name them; `None` for a key of no standard
+/// error.
+pub(crate) fn metric_of_stderr(key: &str) -> Option<String> {
     match key.split_once(',') {
         Some((m, f)) => m.strip_suffix("_stderr").map(|m| format!("{m},{f}")),
         None => key.strip_suffix("_stderr").map(str::to_string),
@@ -382,6 +383,13 @@ pub struct Coerce {
     pub nonfinite: bool,
 }
 
+/// The words a results document's problem names `option` by, after what it found (a number or
+/// a non-finite float written as text: `` (`option = true` in the source reads it``), by which
+/// `runpack init` knows the option to write.
+pub fn option_reads_it(option: &str) -> String {
+    format!(" (`{option} = true` in the source reads it")
+}
+
 /// Checks a results document's number (a metric's value, its standard error): a number, a
 /// non-finite token or null, or a string `coerce` lets through. Anything else is a problem at
 /// `path` (`expected` what), and a string an option would read names the option.
@@ -392,11 +400,11 @@ pub(crate) fn number_ok(out: &mut ShapeProblems, path: String, v: &Value, coerce
         return true;
     }
     let hint = if numeric_text {
-        " (`coerce_numeric_strings = true` in the source reads it as the number)"
+        format!("{} as the number)", option_reads_it("coerce_numeric_strings"))
     } else if nonfinite_text {
-        " (`coerce_nonfinite_strings = true` in the source reads it as the float)"
+        format!("{} as the float)", option_reads_it("coerce_nonfinite_strings"))
     } else {
-        ""
+        String::new()
     };
     out.push((path, format!("expected {expected}, found {}{hint}", path::describe(v))));
     false

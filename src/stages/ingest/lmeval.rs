@@ -21,7 +21,7 @@
 use serde_json::{Map, Value};
 
 use super::convert::{Target, json_text, whole_number};
-use super::evals::{Coerce, ShapeProblems, float_like, key_path, number_ok, problem};
+use super::evals::{Coerce, ShapeProblems, float_like, key_path, metric_of_stderr, number_ok, problem};
 
 /// The model a results file's `config.model_args` names, as lm-eval's own `get_model_name`
 /// finds it for `model_name` (which files of lm-eval 0.3 and of 0.4 before 0.4.3 lack): the
@@ -248,12 +248,8 @@ pub fn result_rows(r: &Map<String, Value>, coerce: Coerce) -> Result<Vec<Map<Str
                     continue;
                 }
                 // a standard error without its metric: a row of its own, no value
-                let stderr_of =
-                    key.split_once(',').map_or(key.strip_suffix("_stderr").map(|m| (m, "none")), |(m, f)| {
-                        m.strip_suffix("_stderr").map(|m| (m, f))
-                    });
-                if let Some((metric, filter)) = stderr_of {
-                    let metric_key = if key.contains(',') { format!("{metric},{filter}") } else { metric.to_string() };
+                if let Some(metric_key) = metric_of_stderr(key) {
+                    let (metric, filter) = metric_key.split_once(',').unwrap_or((&metric_key, "none"));
                     // (a group's metric may be in the other section, with this standard error)
                     let elsewhere = in_results.or(in_groups).is_some_and(|e| e.contains_key(&metric_key));
                     if !entry.contains_key(&metric_key) && !elsewhere && !metric.is_empty() {
