@@ -819,12 +819,12 @@ fn build(a: BuildArgs, quiet: bool) -> Result<u8, Error> {
     // reads
     let left_out = crate::verbs::build::left_out_notes(&spec);
     notes.extend(left_out.iter().cloned());
-    let unread = crate::verbs::build::unread_raw_files(&spec, &outcome.manifest.inputs);
-    let unread_note = crate::verbs::build::unread_note(&unread);
+    let unread = &outcome.unread;
+    let unread_note = crate::verbs::build::unread_note(unread);
     notes.extend(unread_note.clone());
     if json {
         // every file the note counts, where the note names the first few
-        output::print_out(&format!("{:#}", output::build_json(&outcome, &notes, &unread)))?;
+        output::print_out(&format!("{:#}", output::build_json(&outcome, &notes, unread)))?;
         return Ok(0);
     }
     if outcome.unchanged {

@@ -58,6 +58,8 @@ pub struct BuildOutcome {
     /// The release already existed and its inputs and pipeline had not changed: nothing was
     /// rebuilt.
     pub unchanged: bool,
+    /// The files under the pipeline's `raw/` that no source reads ([`unread_raw_files`]).
+    pub unread: Vec<String>,
 }
 
 /// Writes `text` as the release file `path` (relative to `root`) and lists it in the
@@ -223,6 +225,7 @@ async fn build_in(
             crate::stages::release::remove_killed_builds(&target);
             return Ok(BuildOutcome {
                 release_dir: target,
+                unread: unread_raw_files(spec, &manifest.inputs),
                 manifest: *manifest,
                 report: BuildReport::new(0),
                 unchanged: true,
@@ -358,7 +361,8 @@ async fn build_in(
 
     // a Trainer run saved again since the pipeline was written: its tables stop where the
     // save they read does, said in the card
-    for (source, message) in unread_later_saves(&spec.dir, &unread_raw_files(spec, &inputs_out), &inputs_out) {
+    let unread = unread_raw_files(spec, &inputs_out);
+    for (source, message) in unread_later_saves(&spec.dir, &unread, &inputs_out) {
         report.warn(&source, "unread-save", None, message);
     }
     let hashed = Hashed { inputs_out, files, def_files, pipeline_sha256 };
@@ -381,7 +385,7 @@ async fn build_in(
         }
     }
     save_input_cache(&input_cache, &cache_path);
-    Ok(BuildOutcome { release_dir, manifest, report, unchanged: false })
+    Ok(BuildOutcome { release_dir, manifest, report, unchanged: false, unread })
 }
 
 /// The session a build runs its SQL in: embedded, or on `cluster` with its share's object
