@@ -695,6 +695,11 @@ pub struct TableDef {
     /// own.
     #[serde(default)]
     pub record_columns: Vec<String>,
+    /// The column whose values order the rows of a key for a keep rule (`"timestamp"`), before
+    /// their file and line: `keep-last` keeps the row of the greatest value. None: file, then
+    /// line.
+    #[serde(default)]
+    pub order_by: Option<String>,
     /// Card text for this table (default: the schema's description).
     #[serde(default)]
     pub description: Option<String>,

@@ -376,6 +376,11 @@ pub(crate) async fn run_table(cx: &TableCx<'_>, tp: TablePlan, rejects: &mut Rej
             Error::config(cx.spec.place(&format!("table {}#record_columns", t.name)), message)
         }
         e => e,
+    })?
+    .with_order_by(t.order_by.as_deref())
+    .map_err(|e| match e {
+        Error::Config { message, .. } => Error::config(cx.spec.place(&format!("table {}#order_by", t.name)), message),
+        e => e,
     })?;
     let mut writer = SplitWriters::new(
         &t.name,

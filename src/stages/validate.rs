@@ -73,6 +73,9 @@ pub struct Validator<'a> {
     carry_idx: Vec<usize>,
     carry_conv: Option<RowConverter>,
     carry: Option<RecordBatch>,
+    /// The column whose values order a key's rows for a keep rule, before their file and
+    /// line, and its name ([`Validator::with_order_by`]).
+    order_by: Option<(usize, String)>,
     patterns: BTreeMap<usize, regex::Regex>,
     /// Compiled `pattern` of the `items` of array columns, by column index.
     item_patterns: BTreeMap<usize, regex::Regex>,
@@ -200,6 +203,7 @@ impl<'a> Validator<'a> {
             carry_idx,
             carry_conv,
             carry: None,
+            order_by: None,
             patterns,
             item_patterns,
             unique,
@@ -237,6 +241,38 @@ impl<'a> Validator<'a> {
         self.carry_idx = self.pk_idx[..columns.len()].to_vec();
         let types: Vec<DataType> = self.carry_idx.iter().map(|&i| self.arrow.field(i).data_type().clone()).collect();
         self.carry_conv = Some(converter(&types)?);
+        Ok(self)
+    }
+
+    /// Orders the rows of a key by column `column` (a table's `order_by`) for a keep rule: the
+    /// last (or first) by its value is kept, rows of equal values by their file and line. A row
+    /// of a duplicated key whose value there is null cannot be placed: a violation of the key.
+    /// Nothing changes for the rule `error` or no column.
+    ///
+    /// Errors: [`Error::Config`] when the table has no such column, or its type has no order
+    /// (a list, a map, a struct).
+    pub fn with_order_by(mut self, column: Option<&str>) -> Result<Self> {
+        let Some(name) = column else { return Ok(self) };
+        if self.policy == DuplicatePolicy::Error {
+            return Ok(self);
+        }
+        let at = format!("table {}", self.table);
+        let Ok(i) = self.arrow.index_of(name) else {
+            return Err(Error::config(
+                at,
+                format!("order_by names `{name}`, which is no column of the table; name a column of its query"),
+            ));
+        };
+        let t = self.arrow.field(i).data_type();
+        if t.is_nested() {
+            return Err(Error::config(
+                at,
+                format!(
+                    "order_by names `{name}`, a column of type {t}, whose values have no order; name a number, time or text"
+                ),
+            ));
+        }
+        self.order_by = Some((i, name.to_string()));
         Ok(self)
     }
 
@@ -756,11 +792,39 @@ impl<'a> Validator<'a> {
         }
         // the rule chooses among the rows it can place: with --on-invalid reject the unplaced
         // ones go to the rejects, and the rows kept hold the key once
-        let mut pool: Vec<usize> = pool.into_iter().filter(|&r| sources.ordered_at(r).is_some()).collect();
+        // with `order_by`, a row without a value there has no place either
+        let ordered = self.order_by.as_ref().map(|(i, name)| (b.column(*i), name));
+        if let Some((col, name)) = ordered {
+            for r in (start..end).filter(|&r| col.is_null(r)) {
+                let message = format!(
+                    "{} rows share this primary key ({}), and this one (row {} of them) has no `{name}` \
+                     (order_by), so the {rule} rule cannot place it",
+                    end - start,
+                    places.join(", "),
+                    r - start + 1
+                );
+                unordered(&[r], message, None);
+            }
+        }
+        let placed = |r: usize| sources.ordered_at(r).is_some() && ordered.is_none_or(|(c, _)| c.is_valid(r));
+        let mut pool: Vec<usize> = pool.into_iter().filter(|&r| placed(r)).collect();
         // files part by part (`run-x/` before `run-x-1/`, the folder W&B names a run's next
-        // session when the first's name is taken), each file's rows in the order they came
+        // session when the first's name is taken), each file's rows in the order they came;
+        // with `order_by`, its values first
         let file = |r: usize| sources.ordered_at(r).map(|s| s.file).unwrap_or_default();
-        pool.sort_by(|&a, &b| crate::core::names::path_order(&file(a), &file(b)));
+        let by_value = match ordered {
+            Some((col, _)) => Some(
+                arrow::array::make_comparator(col.as_ref(), col.as_ref(), arrow::compute::SortOptions::default())
+                    .map_err(|e| Error::config(format!("table {}", self.table), format!("order_by: {e}")))?,
+            ),
+            None => None,
+        };
+        pool.sort_by(|&a, &b| {
+            by_value
+                .as_ref()
+                .map_or(std::cmp::Ordering::Equal, |cmp| cmp(a, b))
+                .then_with(|| crate::core::names::path_order(&file(a), &file(b)))
+        });
         let Some(&last) = pool.last() else { return Ok(()) };
         let keep = if self.policy == DuplicatePolicy::KeepLast { last } else { pool[0] };
         let kept_at = places[keep - start].clone();
@@ -784,11 +848,12 @@ impl<'a> Validator<'a> {
         }
         let invalid = |r: usize| !reasons[r].is_empty() || unique_taken(&self.unique, unique_rows, r);
         // (an unplaced row is a violation, never superseded: it is said or rejected)
-        for r in (start..end).filter(|&r| r != keep && sources.ordered_at(r).is_some() && (!rejecting || !invalid(r))) {
+        for r in (start..end).filter(|&r| r != keep && placed(r) && (!rejecting || !invalid(r))) {
             superseded[r] = Some(Superseded {
                 why: format!(
-                    "duplicate primary key ({}); superseded by the row at {kept_at} ({rule} rule)",
+                    "duplicate primary key ({}); superseded by the row at {kept_at} ({rule} rule{})",
                     render_key(&self.schema.primary_key, &self.pk_idx, b, r),
+                    ordered.map(|(_, name)| format!(", by `{name}`")).unwrap_or_default(),
                 ),
                 by: kept_at.clone(),
                 by_at: sources.at(keep),

@@ -3288,6 +3288,9 @@ struct Trial {
     keep_last: Option<(String, u64)>,
     /// Rows of a Tinker metrics log without a step (`log_summary`'s), when all are read.
     stepless: u64,
+    /// Rows of a W&B history without a `timestamp` (a record without `_timestamp`): the
+    /// sessions of a run are ordered by it only when every row has one.
+    untimed: u64,
     /// Of a log a run appends to, the files whose last resumed attempt stopped short of where
     /// the attempt before had been (see [`StepOrder::spliced`]).
     spliced: Vec<String>,
@@ -4001,6 +4004,7 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
     // whether a W&B run's sessions count `_step` from the start again (see `resumable`)
     let mut restarted = false;
     let mut stepless = 0u64;
+    let mut untimed = 0u64;
     // records read by file (a metrics line gives a row per metric: its rows share their
     // place), to weigh against the records a file sets aside
     let mut rows_by_file: BTreeMap<String, u64> = BTreeMap::new();
@@ -4068,6 +4072,9 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
                 *rows_by_file.entry(f.to_string()).or_default() += 1;
                 last_place = Some((f.to_string(), line));
             }
+        }
+        if plan.format == Format::Wandb {
+            untimed += rb.column_by_name("timestamp").map_or(rb.num_rows(), |c| c.null_count()) as u64;
         }
         // a Tinker metrics log's rows of a step, or without one, as the table takes them
         let step = rb.column_by_name("step").filter(|_| plan.format == Format::TinkerMetrics);
@@ -4177,6 +4184,7 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
         key_note,
         keep_last,
         stepless,
+        untimed,
         spliced,
         number_texts,
         dot_thousands,
@@ -5588,6 +5596,15 @@ fn pipeline_toml(
                     "record_columns = [{}]   # a step logged again keeps the later records alone\n",
                     columns.join(", ")
                 ));
+            }
+            // W&B names a session's folder after its start in local time (`offline-run-…` for
+            // one offline): the time each record was logged orders sessions where those names
+            // do not (another time zone, an online run resumed offline)
+            if tp.plan.format == Format::Wandb && tp.trial.schema.index_of("timestamp").is_ok() && tp.trial.untimed == 0
+            {
+                t.push_str(
+                    "order_by = \"timestamp\"   # the later session by when it logged, not by its folder's name\n",
+                );
             }
         }
         for s in &tp.trial.spliced {

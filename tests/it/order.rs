@@ -112,6 +112,61 @@ fn keep_last_takes_files_folder_by_folder() {
     }
 }
 
+/// `order_by` orders a key's rows by a column before their file and line: a session whose
+/// folder's name sorts first but which logged later is the last. A row of a repeated key
+/// without a value there cannot be placed; a column the table lacks is refused at its line.
+#[test]
+fn order_by_orders_a_keys_rows_by_a_column_before_file_and_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // `b-node` started later (t 20) but sorts after `a-node` by name only for key 8
+    write(
+        dir,
+        "runs/b-node/log.jsonl",
+        "{\"k\": 7, \"v\": \"stopped\", \"t\": 10}\n{\"k\": 8, \"v\": \"b8\", \"t\": 30}\n",
+    );
+    write(
+        dir,
+        "runs/a-node/log.jsonl",
+        "{\"k\": 7, \"v\": \"resumed\", \"t\": 20}\n{\"k\": 8, \"v\": \"a8\", \"t\": 30}\n",
+    );
+    let fields = r#"[{"name":"k","type":"integer"},{"name":"v","type":"string"},{"name":"t","type":"integer"},
+        {"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}]"#;
+    write(dir, "t.json", &format!(r#"{{"fields":{fields},"primaryKey":["k"]}}"#));
+    // equal times (key 8) fall back to file order
+    for (rule, seven, eight) in [("keep-last", "resumed", "b8"), ("keep-first", "stopped", "a8")] {
+        let table = format!(
+            "schema = \"t.json\"\non_duplicate_key = \"{rule}\"\norder_by = \"t\"\nformats = [\"parquet\", \"jsonl\"]\n"
+        );
+        let sql = "SELECT k, v, t, _source_file, _source_line FROM raw";
+        write(dir, "pipeline.toml", &one_source("ord", "runs/*/log.jsonl", "jsonl", "", sql, &table));
+        let o = build(dir, &["--force"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let rows = keys(&release(dir, "ord"), "t");
+        assert_eq!(rows.iter().find(|(k, _)| *k == 7).unwrap().1, seven, "{rule}");
+        assert_eq!(rows.iter().find(|(k, _)| *k == 8).unwrap().1, eight, "{rule}");
+        assert!(stderr(&o).contains("(keep-"), "{}", stderr(&o));
+        assert!(stderr(&o).contains(&format!("({rule} rule, by `t`)")), "{}", stderr(&o));
+    }
+    // a repeated key's row without a time has no place: a violation naming the column
+    write(dir, "runs/c-node/log.jsonl", "{\"k\": 7, \"v\": \"untimed\", \"t\": null}\n");
+    let table = "schema = \"t.json\"\non_duplicate_key = \"keep-last\"\norder_by = \"t\"\n";
+    let sql_t = "SELECT k, v, t, _source_file, _source_line FROM raw";
+    write(dir, "pipeline.toml", &one_source("ord", "runs/*/log.jsonl", "jsonl", "", sql_t, table));
+    let o = build(dir, &["--force"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("has no `t` (order_by), so the keep-last rule cannot place it"), "{}", stderr(&o));
+    // a column the query does not give is refused, at its line of pipeline.toml
+    let sql = "SELECT k, v, _source_file, _source_line FROM raw";
+    let table = "on_duplicate_key = \"keep-last\"\norder_by = \"t\"\n";
+    write(dir, "pipeline.toml", &one_source("ord", "runs/*/log.jsonl", "jsonl", "", sql, table));
+    let o = build(dir, &["--force"]);
+    assert!(!o.status.success());
+    let said = "order_by names `t`, which is no column of the table; name a column of its query";
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    assert!(stderr(&o).contains("pipeline.toml:"), "{}", stderr(&o));
+}
+
 #[test]
 fn keep_last_on_line_numbers_cast_to_text_follows_line_order() {
     let tmp = tempfile::tempdir().unwrap();

@@ -540,6 +540,21 @@ fn offline_runs() -> &'static Path {
 /// init keeps each step's later session, record by record, and says so.
 #[test]
 fn init_keeps_the_later_session_of_a_resumed_run() {
+    later_session_kept(|first, _| format!("{first}-1"));
+}
+
+/// A run resumed in a folder whose name sorts before the first session's (started under a time
+/// zone hours behind, or offline after an online start: `offline-run-…` before `run-…`): the
+/// time each record was logged, not the folder's name, makes the resumed session the later.
+#[test]
+fn init_keeps_the_later_session_whatever_its_folders_name() {
+    later_session_kept(|_, second| format!("offline-run-19991231{}", &second["offline-run-YYYYMMDD".len()..]));
+    later_session_kept(|first, _| first.replacen("offline-run-", "aaa-offline-run-", 1));
+}
+
+/// Renames the resumed run's second session folder to what `name(first, second)` gives, runs
+/// init and a build, and checks that the second session's values are kept.
+fn later_session_kept(name: impl Fn(&str, &str) -> String) {
     let src = offline_runs();
     let tmp = tempfile::tempdir().unwrap();
     let runs = tmp.path().join("out/wandb");
@@ -551,13 +566,14 @@ fn init_keeps_the_later_session_of_a_resumed_run() {
         .collect();
     sessions.sort();
     assert_eq!(sessions.len(), 2, "{sessions:?}");
-    std::fs::rename(runs.join(&sessions[1]), runs.join(format!("{}-1", sessions[0]))).unwrap();
+    std::fs::rename(runs.join(&sessions[1]), runs.join(name(&sessions[0], &sessions[1]))).unwrap();
     let o = run(bin().current_dir(tmp.path()).arg("init").arg(tmp.path().join("out")).args(["--name", "w", "-q"]));
     assert!(o.status.success(), "{}", stderr(&o));
     let toml = std::fs::read_to_string(tmp.path().join("pipelines/w/pipeline.toml")).unwrap();
     let table = &toml[toml.find("name = \"wandb_history\"").expect("the history table")..];
     assert!(table.contains("on_duplicate_key = \"keep-last\""), "{toml}");
     assert!(table.contains("record_columns = [\"run_id\", \"step\"]"), "{toml}");
+    assert!(table.contains("order_by = \"timestamp\""), "{toml}");
     let o = run(bin().current_dir(tmp.path()).args(["build", "pipelines/w"]));
     assert!(o.status.success(), "{}", stderr(&o));
     let r = tmp.path().join("releases/w/0.1.0");
@@ -1968,8 +1984,8 @@ fn wandb_steps_repeated_across_a_runs_files_are_named_with_both_places() {
         "{second}: w: run abcd1234: 1 `_step` value(s) are logged in more than one of the run's files (the first: 2, in \
          {first} and in {second}; a resumed run's folders log the steps since its last checkpoint again); each record \
          becomes rows of the table, which a primaryKey (run_id, step, metric) refuses, unless the table keeps the \
-         later session's (on_duplicate_key = \"keep-last\" with record_columns = [\"run_id\", \"step\"], as `runpack \
-         init` writes)"
+         later session's (on_duplicate_key = \"keep-last\" with record_columns = [\"run_id\", \"step\"] and \
+         order_by = \"timestamp\", as `runpack init` writes)"
     );
     assert!(stderr(&o).contains(&said), "{}", stderr(&o));
     assert_eq!(query(&release(dir, "wb"), "SELECT count(*) AS n FROM t WHERE step = 2"), "n\n2\n");

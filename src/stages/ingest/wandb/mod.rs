@@ -884,8 +884,8 @@ fn repeated_steps(plan: &Plan, name: &str, run: &str, st: &Steps, report: &mut B
             (
                 "a resumed run's folders log the steps since its last checkpoint again".to_string(),
                 "which a primaryKey (run_id, step, metric) refuses, unless the table keeps the later session's \
-                 (on_duplicate_key = \"keep-last\" with record_columns = [\"run_id\", \"step\"], as `runpack init` \
-                 writes)",
+                 (on_duplicate_key = \"keep-last\" with record_columns = [\"run_id\", \"step\"] and order_by = \
+                 \"timestamp\", as `runpack init` writes)",
             )
         };
         report.warn(
