@@ -726,6 +726,13 @@ fn lm_eval_results_and_samples_keep_metrics_filters_and_hashes() {
          1,flexible-extract,\"{\"\"exact_match\"\":\"\"NaN\"\"}\",9\n\
          1,strict-match,\"{\"\"exact_match\"\":0.0}\",9\n"
     );
+    // gsm8k_mini ran on 2 of its 1,319 documents (`--limit 2`): its scores are said to be theirs
+    let card = std::fs::read_to_string(r.join("README.md")).unwrap();
+    let said = "1 lm-eval task was run on fewer documents than it holds (`--limit`): its scores are of those \
+                documents alone, not comparable with a whole run's (`n_samples_effective` against \
+                `n_samples_original`): gsm8k_mini 2 of 1,319 \
+                (raw/EleutherAI__pythia-160m/results_2026-11-30T12-00-00.000000.json)";
+    assert!(card.contains(said), "{card}");
     // no document, prompt or response text
     for f in std::fs::read_dir(r.join("data")).unwrap() {
         let bytes = std::fs::read(f.unwrap().path()).unwrap();

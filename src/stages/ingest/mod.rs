@@ -660,6 +660,19 @@ fn convert(
         })
         .flatten();
     let mut unfinished: BTreeSet<(String, String)> = BTreeSet::new();
+    // lm-eval tasks run on part of their documents (`--limit`): scores of that part alone,
+    // which the rows' numbers tell but no reader of a score looks for; named once read
+    let limits = (src.format == Format::LmEvalResults)
+        .then(|| {
+            Some((
+                schema.index_of("task").ok()?,
+                schema.index_of("n_samples_original").ok()?,
+                schema.index_of("n_samples_effective").ok()?,
+                schema.index_of("_source_file").ok()?,
+            ))
+        })
+        .flatten();
+    let mut limited: BTreeSet<(String, String, i64, i64)> = BTreeSet::new();
     let mut counted = |rb: &RecordBatch| -> Result<()> {
         for ((_, i), held) in declared.iter().zip(held.iter_mut()) {
             *held = *held || rb.column(*i).null_count() < rb.num_rows();
@@ -672,6 +685,24 @@ fn convert(
                 let said = if status.is_null(r) { "none" } else { status.value(r) };
                 if scorer.is_null(r) && said != "success" {
                     unfinished.insert((files.value(r).to_string(), said.to_string()));
+                }
+            }
+        }
+        if let Some((task, original, effective, files)) = limits {
+            use arrow::array::Array;
+            use arrow::datatypes::Int64Type;
+            let (original, effective) =
+                (rb.column(original).as_primitive::<Int64Type>(), rb.column(effective).as_primitive::<Int64Type>());
+            let (task, files) = (rb.column(task).as_string::<i32>(), rb.column(files).as_string::<i32>());
+            for r in 0..rb.num_rows() {
+                if original.is_valid(r) && effective.is_valid(r) && effective.value(r) < original.value(r) {
+                    let name = if task.is_null(r) { "" } else { task.value(r) };
+                    limited.insert((
+                        files.value(r).to_string(),
+                        name.to_string(),
+                        effective.value(r),
+                        original.value(r),
+                    ));
                 }
             }
         }
@@ -823,6 +854,33 @@ fn convert(
                  which a primaryKey on them refuses (keep them out in the table's SQL with WHERE status = 'success')",
                 unfinished.len(),
                 if unfinished.len() == 1 { "" } else { "s" },
+                crate::core::report::first_names(&names, 5)
+            ),
+        );
+    }
+    if !limited.is_empty() {
+        let named: Vec<String> = limited
+            .iter()
+            .map(|(f, task, eff, orig)| {
+                let g = |n: i64| {
+                    let digits = crate::core::numbers::group_digits(n.unsigned_abs());
+                    if n < 0 { format!("-{digits}") } else { digits }
+                };
+                format!("{task} {} of {} ({f})", g(*eff), g(*orig))
+            })
+            .collect();
+        let names: Vec<&str> = named.iter().map(String::as_str).collect();
+        report.warn(
+            &src.name,
+            "lm-eval-limit",
+            None,
+            format!(
+                "{} lm-eval task{} run on fewer documents than {} (`--limit`): {} scores are of those documents \
+                 alone, not comparable with a whole run's (`n_samples_effective` against `n_samples_original`): {}",
+                limited.len(),
+                if limited.len() == 1 { " was" } else { "s were" },
+                if limited.len() == 1 { "it holds" } else { "they hold" },
+                if limited.len() == 1 { "its" } else { "their" },
                 crate::core::report::first_names(&names, 5)
             ),
         );
