@@ -2702,6 +2702,11 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
                 format!("{above}/{{{capture}}}/{name}")
             });
             c.dir = above;
+        } else if c.files.len() == 1 && c.wanted.is_some() {
+            // a file alone in its folder: its path, which one like it in a cousin folder
+            // (`trl/a/logs/log.jsonl`, `trl/b/logs/log.jsonl`) makes a pattern of below
+            let name = strip_compression(&file_name(&c.files[0])).to_string();
+            c.wanted = Some(format!("{}/{name}", c.dir));
         } else {
             c.wanted = None;
         }
@@ -2728,6 +2733,15 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
             {
                 return None;
             }
+            // two files of a name alone in their folders are one run's each only when they
+            // share most of their keys
+            if !mw.contains('{') {
+                let shared = m.keys.intersection(&c.keys).count();
+                let all = m.keys.union(&c.keys).count();
+                if all == 0 || shared * 2 < all {
+                    return None;
+                }
+            }
             let differ: Vec<usize> = (0..o.len() - 1).filter(|&j| o[j] != segs[j]).collect();
             match differ.as_slice() {
                 [j] if !segs[*j].contains(['{', '*']) && !o[*j].contains('*') => Some(*j),
@@ -2742,7 +2756,14 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
         let mut o: Vec<String> = mw.split('/').map(str::to_string).collect();
         if !o[j].starts_with('{') {
             let keys: BTreeSet<&String> = m.keys.iter().chain(&c.keys).collect();
-            let name = ["experiment", "group", "folder", "folder_2"]
+            // the folder that tells files alone in their folders apart names their run; one
+            // above runs' folders, their experiment
+            let names = if mw.contains('{') {
+                ["experiment", "group", "folder", "folder_2"]
+            } else {
+                ["run", "run_dir", "folder", "folder_2"]
+            };
+            let name = names
                 .into_iter()
                 .find(|n| !keys.contains(&n.to_string()) && !mw.contains(&format!("{{{n}}}")))
                 .unwrap_or("folder_");
@@ -2754,6 +2775,12 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
         m.files.extend(c.files);
         m.files.sort();
         m.keys.extend(c.keys);
+    }
+    // a file alone in its folder that no other joined is read by its path
+    for c in &mut out {
+        if c.wanted.as_deref().is_some_and(|w| !w.contains('{')) {
+            c.wanted = None;
+        }
     }
     out
 }

@@ -991,6 +991,32 @@ fn init_recognises_a_trackio_project_database_and_its_fragments() {
     assert_eq!(release_rows(&build_from_elsewhere(tmp.path(), "e")), rows);
 }
 
+/// A log of one name in a folder below each run's (`trl/<run>/logs/on_log.jsonl`, as a
+/// callback writes it) is one table over the runs, the run's folder captured; a file of that
+/// name with other keys stays a table of its own.
+#[test]
+fn logs_a_folder_below_each_runs_folder_are_one_table_of_the_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    for (run, loss) in [("grpo-a", 0.5), ("grpo-b", 0.25), ("dpo-c", 0.125)] {
+        let lines: String =
+            (1..=3).map(|s| format!("{{\"step\": {s}, \"loss\": {}, \"reward\": 1.5}}\n", loss * s as f64)).collect();
+        write(&out.join(format!("trl/{run}/logs")), "on_log.jsonl", &lines);
+    }
+    write(&out.join("eval/x/logs"), "on_log.jsonl", "{\"task\": \"gsm8k\", \"acc\": 0.5}\n");
+    let doc = init(tmp.path(), &out, "c");
+    assert_eq!(init_rows(&doc), rows_of(&[("on_log", 1), ("trl_on_log", 9)]));
+    assert_eq!(source_paths(&doc)["trl_on_log_raw"], ("jsonl".into(), strings(&["raw/trl/{run}/logs/on_log.jsonl"])));
+    assert_eq!(key(&doc, "trl_on_log"), ["run", "step"]);
+    let release = build_from_elsewhere(tmp.path(), "c");
+    let o = run(bin()
+        .arg("query")
+        .args(["--format", "csv"])
+        .arg(&release)
+        .arg("SELECT run, count(*) AS n, max(loss) AS loss FROM trl_on_log GROUP BY run ORDER BY run"));
+    assert_eq!(stdout(&o), "run,n,loss\ndpo-c,3,0.375\ngrpo-a,3,1.5\ngrpo-b,3,0.75\n", "{}", stderr(&o));
+}
+
 #[test]
 fn logs_of_one_format_in_sibling_folders_are_one_source_whose_captures_are_no_column() {
     // Inspect logs in folders of their own: a `{model}` capture would clash with the logs'
