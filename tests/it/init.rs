@@ -1017,6 +1017,27 @@ fn logs_a_folder_below_each_runs_folder_are_one_table_of_the_runs() {
     assert_eq!(stdout(&o), "run,n,loss\ndpo-c,3,0.375\ngrpo-a,3,1.5\ngrpo-b,3,0.75\n", "{}", stderr(&o));
 }
 
+/// Run folders named with `*`, `?` or braces are left out by name (`not_read`), and only they:
+/// `r*2` as a glob would match `run2` too, whose rows the build would drop without a word.
+#[test]
+fn a_file_left_out_for_a_glob_character_in_its_name_leaves_out_no_other() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    for run in ["ok1", "run2", "rx3", "r*2", "r?3", "r{1}"] {
+        let lines: String = (1..=3).map(|s| format!("{{\"step\": {s}, \"loss\": 0.{s}}}\n")).collect();
+        write(&out.join(format!("trl/{run}/logs")), "on_log.jsonl", &lines);
+    }
+    let doc = init(tmp.path(), &out, "g");
+    assert_eq!(init_rows(&doc), rows_of(&[("on_log", 9)]));
+    let release = build_from_elsewhere(tmp.path(), "g");
+    let o = run(bin()
+        .arg("query")
+        .args(["--format", "csv"])
+        .arg(&release)
+        .arg("SELECT run, count(*) AS n FROM on_log GROUP BY run ORDER BY run"));
+    assert_eq!(stdout(&o), "run,n\nok1,3\nrun2,3\nrx3,3\n", "{}", stderr(&o));
+}
+
 #[test]
 fn logs_of_one_format_in_sibling_folders_are_one_source_whose_captures_are_no_column() {
     // Inspect logs in folders of their own: a `{model}` capture would clash with the logs'

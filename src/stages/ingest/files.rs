@@ -206,11 +206,13 @@ fn relative_path(base: &Path, path: &Path) -> String {
         .join("/")
 }
 
-/// Whether `rel` (a path relative to the pipeline) is one the pipeline's `not_read` leaves
-/// out on purpose: an entry as written (a name with `*`, `?` or braces in it), or one its
-/// globs match.
-pub fn not_read_matcher(not_read: &[String]) -> impl Fn(&str) -> bool + '_ {
-    let globs: Vec<PathPattern> = not_read.iter().filter_map(|p| PathPattern::new(p).ok()).collect();
+/// Whether `rel` (a path relative to the pipeline folder `dir`) is one the pipeline's
+/// `not_read` leaves out on purpose: an entry as written, or one its globs match. An entry
+/// that names a file there as written (`raw/r*2/log.jsonl`, a run folder named with a `*`) is
+/// that file alone, not a glob that would match other runs' files too.
+pub fn not_read_matcher<'a>(dir: &Path, not_read: &'a [String]) -> impl Fn(&str) -> bool + 'a {
+    let globs: Vec<PathPattern> =
+        not_read.iter().filter(|p| !dir.join(p.as_str()).is_file()).filter_map(|p| PathPattern::new(p).ok()).collect();
     move |rel: &str| not_read.iter().any(|p| p == rel) || globs.iter().any(|g| g.captures(rel).is_some())
 }
 
@@ -226,7 +228,7 @@ pub fn source_files(spec: &crate::core::spec::PipelineSpec, index: usize, contex
     if not_read.is_empty() {
         return Ok(found);
     }
-    let left_out = not_read_matcher(&not_read);
+    let left_out = not_read_matcher(&spec.dir, &not_read);
     Ok(found.into_iter().filter(|f| !left_out(&f.rel)).collect())
 }
 

@@ -110,7 +110,7 @@ fn refuse_reading_releases(spec: &PipelineSpec, releases_dir: &Path, target: &Pa
     // matched by a source's path (and not left out by not_read)
     if let Some(rel) = below(&spec.dir, target) {
         let not_read: Vec<String> = spec.def.not_read.as_ref().map(|p| p.list()).unwrap_or_default();
-        let left_out = crate::stages::ingest::files::not_read_matcher(&not_read);
+        let left_out = crate::stages::ingest::files::not_read_matcher(&spec.dir, &not_read);
         // each table's files in the formats it is written in, its rejects, the release's own
         let mut written: Vec<String> = ["manifest.json", "README.md"].iter().map(|f| format!("{rel}/{f}")).collect();
         for t in &spec.def.tables {
@@ -123,7 +123,7 @@ fn refuse_reading_releases(spec: &PipelineSpec, releases_dir: &Path, target: &Pa
         }
         for src in &spec.def.sources {
             let patterns = src.path.list();
-            let matches = crate::stages::ingest::files::not_read_matcher(&patterns);
+            let matches = crate::stages::ingest::files::not_read_matcher(&spec.dir, &patterns);
             if let Some(first) = written.iter().find(|f| matches(f) && !left_out(f)) {
                 return Err(Error::Refused(format!(
                     "source {} would read the release this build writes ({first} matches its path {:?}): build \
@@ -1636,7 +1636,7 @@ pub fn unread_raw_files(spec: &PipelineSpec, inputs: &[crate::stages::release::I
     // globs would walk into cannot stop them), or equals an entry as written (a name with
     // `*`, `?` or braces in it)
     let not_read: Vec<String> = spec.def.not_read.as_ref().map(|p| p.list()).unwrap_or_default();
-    let left_out = crate::stages::ingest::files::not_read_matcher(&not_read);
+    let left_out = crate::stages::ingest::files::not_read_matcher(&spec.dir, &not_read);
     // runpack's own folders under the raw folder (`runpack init .` in a project): the
     // pipelines and schemas beside this pipeline, and releases
     let pipelines = spec.dir.parent().map(Path::to_path_buf).unwrap_or_default();
