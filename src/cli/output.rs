@@ -102,6 +102,16 @@ pub fn summary(o: &BuildOutcome) {
                 ", {} duplicate{s} superseded",
                 crate::core::numbers::group_digits(t.duplicates_dropped)
             ));
+            // a row set aside with its record leaves its key to no row: said apart
+            if let Some(w) = o.report.set_aside_whole.get(&t.name) {
+                extra.push_str(&format!(
+                    " ({} set aside with {} record{}: {} in no row kept)",
+                    crate::core::numbers::group_digits(w.count),
+                    if w.count == 1 { "its" } else { "their" },
+                    if w.count == 1 { "" } else { "s" },
+                    if w.count == 1 { "a key" } else { "keys" },
+                ));
+            }
         }
         let files = t.files.len();
         say!(

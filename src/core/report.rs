@@ -586,6 +586,11 @@ pub struct BuildReport {
     pub rejected_rows: std::collections::BTreeMap<String, u64>,
     /// Rows dropped by a duplicate-key rule (and kept in the rejects file), by table.
     pub duplicates_dropped: std::collections::BTreeMap<String, Tally>,
+    /// Of those, the rows set aside with their record (`record_columns`) rather than for a
+    /// later row of their own key, by table: no row kept holds their keys (a metric only the
+    /// stopped attempt logged at a step logged again). Examples are `key (file:line)`.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub set_aside_whole: std::collections::BTreeMap<String, Tally>,
 }
 
 impl BuildReport {
@@ -672,6 +677,7 @@ impl BuildReport {
             (&mut self.nonfinite, other.nonfinite),
             (&mut self.coercions, other.coercions),
             (&mut self.duplicates_dropped, other.duplicates_dropped),
+            (&mut self.set_aside_whole, other.set_aside_whole),
         ] {
             for (k, t) in theirs {
                 mine.entry(k).or_default().merge(t);

@@ -1170,6 +1170,22 @@ fn data_quality(spec: &PipelineSpec, manifest: &Manifest, report: &BuildReport) 
             crate::stages::hash::rows(*n)
         );
     }
+    // rows a keep rule set aside with their record leave keys that no row holds (a metric only
+    // a stopped attempt logged at a step the resumed one logged again): named, not only counted
+    for (name, t) in report.set_aside_whole.iter().filter(|(_, t)| t.count > 0) {
+        let shown: Vec<String> = t.examples.iter().take(CARD_COERCIONS).map(|e| esc(e)).collect();
+        let _ = writeln!(
+            b,
+            "- table `{name}`: {} set aside with {} record{} (`record_columns`: a stopped attempt's record of a step \
+             logged again), {} in no row kept; the first: {}{}.",
+            crate::stages::hash::rows(t.count),
+            if t.count == 1 { "its" } else { "their" },
+            if t.count == 1 { "" } else { "s" },
+            if t.count == 1 { "its key" } else { "their keys" },
+            shown.join("; "),
+            if t.count as usize > shown.len() { format!("; all in `rejects/{name}.jsonl`") } else { String::new() }
+        );
+    }
     // what the runs' metadata leaves out, said where a reader looks for it
     for src in &spec.def.sources {
         if let Some(w) = src.wandb.as_ref().filter(|w| w.table == crate::core::spec::WandbTable::Runs) {

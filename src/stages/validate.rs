@@ -56,6 +56,9 @@ struct Superseded {
     why: String,
     by: String,
     by_at: Option<SourceRef>,
+    /// Set aside with its record (`record_columns`), not for a row of its own key: no row
+    /// kept holds its key.
+    whole: bool,
 }
 
 /// Checks the rows of one table as they stream by.
@@ -719,7 +722,7 @@ impl<'a> Validator<'a> {
                 continue;
             };
             set_aside.insert(at.to_string(), (by.clone(), by_at.clone()));
-            superseded[r] = Some(Superseded { why, by, by_at });
+            superseded[r] = Some(Superseded { why, by, by_at, whole: true });
         }
         // a row superseded by one that went with its record names where the step's rows are kept
         for r in rows {
@@ -857,6 +860,7 @@ impl<'a> Validator<'a> {
                 ),
                 by: kept_at.clone(),
                 by_at: sources.at(keep),
+                whole: false,
             });
         }
         Ok(())
@@ -876,12 +880,16 @@ impl<'a> Validator<'a> {
         let n = b.num_rows();
         let mut keep = vec![true; n];
         for r in 0..n {
-            if let Some(Superseded { why, .. }) = &superseded[r] {
+            if let Some(Superseded { why, whole, .. }) = &superseded[r] {
                 keep[r] = false;
                 let src = sources.reject_at(r);
                 let tally = report.duplicates_dropped.entry(self.table.clone()).or_default();
                 let at = src.as_ref().map(|s| s.to_string()).unwrap_or_default();
                 tally.add(|| format!("{at}: {why}"));
+                if *whole {
+                    let key = render_key(&self.schema.primary_key, &self.pk_idx, b, r);
+                    report.set_aside_whole.entry(self.table.clone()).or_default().add(|| format!("{key} ({at})"));
+                }
                 rejects.add(
                     &self.table,
                     src.as_ref(),
