@@ -19,7 +19,7 @@
 // Rows are checked by index across several parallel arrays (columns, reasons, sources).
 #![allow(clippy::needless_range_loop)]
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch};
@@ -250,16 +250,22 @@ impl<'a> Validator<'a> {
     /// Orders the rows of a key by column `column` (a table's `order_by`) for a keep rule: the
     /// last (or first) by its value is kept, rows of equal values by their file and line. A row
     /// of a duplicated key whose value there is null cannot be placed: a violation of the key.
-    /// Nothing changes for the rule `error` or no column.
+    /// Nothing changes for the rule `error` (the column is checked all the same) or no column.
     ///
     /// Errors: [`Error::Config`] when the table has no such column, or its type has no order
-    /// (a list, a map, a struct).
+    /// (a list, a map, a struct), or the table has no primary key.
     pub fn with_order_by(mut self, column: Option<&str>) -> Result<Self> {
         let Some(name) = column else { return Ok(self) };
-        if self.policy == DuplicatePolicy::Error {
-            return Ok(self);
-        }
         let at = format!("table {}", self.table);
+        if self.schema.primary_key.is_empty() {
+            return Err(Error::config(
+                at,
+                format!(
+                    "order_by = \"{name}\" orders the rows that share a primary key, and the table has none: declare \
+                     its primaryKey in the table's schema, or leave order_by out"
+                ),
+            ));
+        }
         let Ok(i) = self.arrow.index_of(name) else {
             return Err(Error::config(
                 at,
@@ -275,7 +281,9 @@ impl<'a> Validator<'a> {
                 ),
             ));
         }
-        self.order_by = Some((i, name.to_string()));
+        if self.policy != DuplicatePolicy::Error {
+            self.order_by = Some((i, name.to_string()));
+        }
         Ok(self)
     }
 
@@ -596,13 +604,13 @@ impl<'a> Validator<'a> {
                                             format!(
                                                 "{} rows share this primary key: {}",
                                                 end - start,
-                                                places.join(", ")
+                                                some_places(&places)
                                             )
                                         } else if sources.at(r).is_some() {
                                             format!(
                                                 "{} rows share this primary key: {}; this is row {} of them",
                                                 end - start,
-                                                places.join(", "),
+                                                some_places(&places),
                                                 r - start + 1
                                             )
                                         } else {
@@ -682,18 +690,47 @@ impl<'a> Validator<'a> {
         if gone.is_empty() {
             return;
         }
-        // with keep-last, by file: the first line that logs the step again
+        // with keep-last, by file: the first line that logs the step again after a line of the
+        // same file (a row kept over one of another file, as `order_by` may keep an earlier
+        // file's, says nothing of the lines before it)
         let mut again: BTreeMap<String, (u64, String, Option<SourceRef>)> = BTreeMap::new();
         if self.policy == DuplicatePolicy::KeepLast {
-            for (by, by_at) in gone.values() {
-                if let Some(at @ SourceRef { file, at: Position::Line(line) }) = by_at {
-                    let e = again.entry(file.clone()).or_insert((*line, by.clone(), Some(at.clone())));
+            for r in group.clone() {
+                let (Some(s), Some(own)) = (superseded[r].as_ref(), sources.at(r)) else { continue };
+                if let Some(at @ SourceRef { file, at: Position::Line(line) }) = &s.by_at
+                    && *file == own.file
+                {
+                    let e = again.entry(file.clone()).or_insert((*line, s.by.clone(), Some(at.clone())));
                     if *line < e.0 {
-                        *e = (*line, by.clone(), Some(at.clone()));
+                        *e = (*line, s.by.clone(), Some(at.clone()));
                     }
                 }
             }
         }
+        // records each of which has a row kept over a row of the other (an `order_by` value
+        // of each row, not of the record): kept or set aside row by row, since set aside whole
+        // they would leave keys to no row
+        let mut over: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for r in group.clone() {
+            if let (Some(s), Some(own)) = (superseded[r].as_ref(), sources.at(r)) {
+                over.entry(s.by.clone()).or_default().insert(own.to_string());
+            }
+        }
+        let crossed = |place: &String| -> bool {
+            let (mut seen, mut todo) = (BTreeSet::new(), vec![place]);
+            while let Some(p) = todo.pop() {
+                for q in over.get(p).into_iter().flatten() {
+                    if q == place {
+                        return true;
+                    }
+                    if seen.insert(q) {
+                        todo.push(q);
+                    }
+                }
+            }
+            false
+        };
+        let crossed: BTreeSet<String> = over.keys().filter(|p| crossed(p)).cloned().collect();
         let rule = self.policy.as_str();
         let rows = group.clone();
         // the places of the records set aside whole here, each with where its step is kept
@@ -703,6 +740,9 @@ impl<'a> Validator<'a> {
                 continue;
             }
             let Some(at) = sources.at(r) else { continue };
+            if crossed.contains(&at.to_string()) {
+                continue;
+            }
             let key = render_key(&self.schema.primary_key, &self.pk_idx, b, r);
             let (why, by, by_at) = if let Some((by, by_at)) = gone.get(&at.to_string()) {
                 let why = format!(
@@ -787,7 +827,7 @@ impl<'a> Validator<'a> {
                     "{} rows share this primary key ({}), and this one (row {} of them) has no \
                  _source_file/_source_line, so the {rule} rule cannot place it",
                     end - start,
-                    places.join(", "),
+                    some_places(places),
                     r - start + 1
                 );
                 unordered(&[r], message, None);
@@ -796,26 +836,41 @@ impl<'a> Validator<'a> {
         // the rule chooses among the rows it can place: with --on-invalid reject the unplaced
         // ones go to the rejects, and the rows kept hold the key once
         // with `order_by`, a row without a value there has no place either
+        // (a float's NaN orders nothing either; -0.0 and 0.0 are one value, as in keys)
         let ordered = self.order_by.as_ref().map(|(i, name)| (b.column(*i), name));
-        if let Some((col, name)) = ordered {
-            for r in (start..end).filter(|&r| col.is_null(r)) {
+        let floats: Option<Box<dyn Fn(usize) -> f64 + '_>> = ordered.and_then(|(c, _)| {
+            use arrow::datatypes::{Float16Type, Float32Type, Float64Type};
+            let f: Box<dyn Fn(usize) -> f64> = match c.data_type() {
+                DataType::Float64 => Box::new(move |r| c.as_primitive::<Float64Type>().value(r)),
+                DataType::Float32 => Box::new(move |r| f64::from(c.as_primitive::<Float32Type>().value(r))),
+                DataType::Float16 => Box::new(move |r| c.as_primitive::<Float16Type>().value(r).to_f64()),
+                _ => return None,
+            };
+            Some(f)
+        });
+        let valued =
+            |r: usize| ordered.is_none_or(|(c, _)| c.is_valid(r)) && floats.as_ref().is_none_or(|f| !f(r).is_nan());
+        if let Some((_, name)) = ordered {
+            for r in (start..end).filter(|&r| !valued(r)) {
                 let message = format!(
                     "{} rows share this primary key ({}), and this one (row {} of them) has no `{name}` \
-                     (order_by), so the {rule} rule cannot place it",
+                     (order_by) to order it by (null or NaN), so the {rule} rule cannot place it; give every row \
+                     a value there, or order by file and line (no order_by)",
                     end - start,
-                    places.join(", "),
+                    some_places(places),
                     r - start + 1
                 );
                 unordered(&[r], message, None);
             }
         }
-        let placed = |r: usize| sources.ordered_at(r).is_some() && ordered.is_none_or(|(c, _)| c.is_valid(r));
+        let placed = |r: usize| sources.ordered_at(r).is_some() && valued(r);
         let mut pool: Vec<usize> = pool.into_iter().filter(|&r| placed(r)).collect();
         // files part by part (`run-x/` before `run-x-1/`, the folder W&B names a run's next
         // session when the first's name is taken), each file's rows in the order they came;
         // with `order_by`, its values first
         let file = |r: usize| sources.ordered_at(r).map(|s| s.file).unwrap_or_default();
         let by_value = match ordered {
+            Some(_) if floats.is_some() => None,
             Some((col, _)) => Some(
                 arrow::array::make_comparator(col.as_ref(), col.as_ref(), arrow::compute::SortOptions::default())
                     .map_err(|e| Error::config(format!("table {}", self.table), format!("order_by: {e}")))?,
@@ -823,10 +878,13 @@ impl<'a> Validator<'a> {
             None => None,
         };
         pool.sort_by(|&a, &b| {
-            by_value
-                .as_ref()
-                .map_or(std::cmp::Ordering::Equal, |cmp| cmp(a, b))
-                .then_with(|| crate::core::names::path_order(&file(a), &file(b)))
+            let value = match (&floats, &by_value) {
+                // no NaN is left in the pool: the order is total
+                (Some(f), _) => f(a).partial_cmp(&f(b)).unwrap_or(std::cmp::Ordering::Equal),
+                (None, Some(cmp)) => cmp(a, b),
+                (None, None) => std::cmp::Ordering::Equal,
+            };
+            value.then_with(|| crate::core::names::path_order(&file(a), &file(b)))
         });
         let Some(&last) = pool.last() else { return Ok(()) };
         let keep = if self.policy == DuplicatePolicy::KeepLast { last } else { pool[0] };
@@ -1340,6 +1398,18 @@ pub fn out_of_years(col: &ArrayRef, r: usize) -> Option<String> {
     };
     outside.then(|| cell_json(col, r).to_string())
 }
+
+/// The first [`PLACES_SHOWN`] of the places of rows that share a key, and how many more: a
+/// message per row that named every place would grow with the square of the rows.
+fn some_places(places: &[String]) -> String {
+    match places.len().checked_sub(PLACES_SHOWN) {
+        Some(more) if more > 0 => format!("{}, and {more} more", places[..PLACES_SHOWN].join(", ")),
+        _ => places.join(", "),
+    }
+}
+
+/// How many places of the rows sharing a key a message names.
+const PLACES_SHOWN: usize = 10;
 
 /// Finds where each row of a table came from: `_source_file` + `_source_line` columns, or the
 /// first entry of a `source_files` list column.

@@ -2112,6 +2112,14 @@ fn a_step_logged_again_keeps_the_resumed_attempts_record_alone() {
     assert!(err.contains(said), "{err}");
     let rejects = std::fs::read_to_string(release.join("rejects/metrics.jsonl")).unwrap();
     assert_eq!(rejects.lines().count(), 6, "{rejects}");
+    // the rows set aside with their records leave their keys to no row: said apart, and named
+    // in the card
+    assert!(err.contains("6 duplicates superseded (2 set aside with their records: keys in no row kept)"), "{err}");
+    let card = std::fs::read_to_string(release.join("README.md")).unwrap();
+    let said = "- table `metrics`: 2 rows set aside with their records (`record_columns`: a stopped attempt's record of \
+                a step logged again), their keys in no row kept; the first: run=run-a, step=2, metric=eval/acc \
+                (raw/run-a/metrics.jsonl:3); run=run-a, step=2, metric=eval/extra (raw/run-a/metrics.jsonl:4).";
+    assert!(card.contains(said), "{card}");
     // the summary keeps the last value of each metric, of whichever line
     assert_eq!(
         query(&release, "SELECT metric, value FROM metrics_summary ORDER BY metric"),

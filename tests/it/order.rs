@@ -155,16 +155,92 @@ fn order_by_orders_a_keys_rows_by_a_column_before_file_and_line() {
     write(dir, "pipeline.toml", &one_source("ord", "runs/*/log.jsonl", "jsonl", "", sql_t, table));
     let o = build(dir, &["--force"]);
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("has no `t` (order_by), so the keep-last rule cannot place it"), "{}", stderr(&o));
-    // a column the query does not give is refused, at its line of pipeline.toml
-    let sql = "SELECT k, v, _source_file, _source_line FROM raw";
+    assert!(
+        stderr(&o)
+            .contains("has no `t` (order_by) to order it by (null or NaN), so the keep-last rule cannot place it"),
+        "{}",
+        stderr(&o)
+    );
+    // a column the query does not give is refused, at its line of pipeline.toml, whatever the rule
+    write(dir, "k.json", &kv_schema(&["k"], "string"));
+    let sql = "SELECT k, v, _source_file, CAST(_source_line AS VARCHAR) AS _source_line FROM raw";
+    for rule in ["keep-last", "error"] {
+        let table = format!("schema = \"k.json\"\non_duplicate_key = \"{rule}\"\norder_by = \"t\"\n");
+        write(dir, "pipeline.toml", &one_source("ord", "runs/*/log.jsonl", "jsonl", "", sql, &table));
+        let o = build(dir, &["--force"]);
+        assert!(!o.status.success());
+        let said = "order_by names `t`, which is no column of the table; name a column of its query";
+        assert!(stderr(&o).contains(said), "{}", stderr(&o));
+        assert!(stderr(&o).contains("pipeline.toml:"), "{}", stderr(&o));
+    }
+    // a table without a primary key has no rows of a key to order
     let table = "on_duplicate_key = \"keep-last\"\norder_by = \"t\"\n";
-    write(dir, "pipeline.toml", &one_source("ord", "runs/*/log.jsonl", "jsonl", "", sql, table));
+    write(dir, "pipeline.toml", &one_source("ord", "runs/*/log.jsonl", "jsonl", "", sql_t, table));
     let o = build(dir, &["--force"]);
     assert!(!o.status.success());
-    let said = "order_by names `t`, which is no column of the table; name a column of its query";
-    assert!(stderr(&o).contains(said), "{}", stderr(&o));
-    assert!(stderr(&o).contains("pipeline.toml:"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("orders the rows that share a primary key, and the table has none"), "{}", stderr(&o));
+}
+
+/// Float values of `order_by` order as numbers: -0.0 and 0.0 are one value (file order tells
+/// them apart), and a NaN orders nothing (a violation, as a null).
+#[test]
+fn order_by_floats_are_numbers_and_nan_orders_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "runs/a/log.jsonl", "{\"k\": 2, \"v\": \"a\", \"t\": 0.0}\n{\"k\": 3, \"v\": \"a\", \"t\": 1.5}\n");
+    write(dir, "runs/b/log.jsonl", "{\"k\": 2, \"v\": \"b\", \"t\": -0.0}\n{\"k\": 3, \"v\": \"b\", \"t\": 0.5}\n");
+    let fields = r#"[{"name":"k","type":"integer"},{"name":"v","type":"string"},{"name":"t","type":"number"},
+        {"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}]"#;
+    write(dir, "t.json", &format!(r#"{{"fields":{fields},"primaryKey":["k"]}}"#));
+    let sql = "SELECT k, v, t, _source_file, _source_line FROM raw";
+    let table =
+        "schema = \"t.json\"\non_duplicate_key = \"keep-last\"\norder_by = \"t\"\nformats = [\"parquet\", \"jsonl\"]\n";
+    write(dir, "pipeline.toml", &one_source("fl", "runs/*/log.jsonl", "jsonl", "", sql, table));
+    let o = build(dir, &["--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(keys(&release(dir, "fl"), "t"), [(2, "b".to_string()), (3, "a".to_string())]);
+    write(dir, "runs/c/log.jsonl", "{\"k\": 3, \"v\": \"c\", \"t\": NaN}\n");
+    let o = build(dir, &["--force"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("runs/c/log.jsonl:1"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("has no `t` (order_by) to order it by (null or NaN)"), "{}", stderr(&o));
+}
+
+/// With `record_columns`, `order_by` may keep an earlier file's record of a step: the lines of
+/// that file before it are no stopped attempt's, and stay. Records each of which holds a row
+/// kept over the other's (a value of each row ordering them, not the record's time) are kept
+/// row by row: no key is left without a row.
+#[test]
+fn order_by_with_record_columns_leaves_no_key_without_a_row() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let s1 = "{\"run\": \"r\", \"step\": 1, \"time\": 5, \"eval_acc\": 0.9}\n\
+              {\"run\": \"r\", \"step\": 1, \"time\": 6, \"loss\": 0.5}\n";
+    write(dir, "raw/s1/log.jsonl", s1);
+    write(dir, "raw/s2/log.jsonl", "{\"run\": \"r\", \"step\": 1, \"time\": 1, \"loss\": 0.7}\n");
+    let fields = r#"[{"name":"run","type":"string"},{"name":"step","type":"integer"},{"name":"metric","type":"string"},
+        {"name":"value","type":"number"},{"name":"time","type":"integer"},
+        {"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}]"#;
+    write(dir, "t.json", &format!(r#"{{"fields":{fields},"primaryKey":["run","step","metric"]}}"#));
+    let sql = "SELECT run, step, 'eval_acc' AS metric, eval_acc AS value, time, _source_file, _source_line FROM raw \
+               WHERE eval_acc IS NOT NULL UNION ALL SELECT run, step, 'loss', loss, time, _source_file, _source_line \
+               FROM raw WHERE loss IS NOT NULL";
+    let rows = |order_by: &str| {
+        let table = format!(
+            "schema = \"t.json\"\non_duplicate_key = \"keep-last\"\nrecord_columns = [\"run\", \"step\"]\n\
+             order_by = \"{order_by}\"\n"
+        );
+        let source = "columns = \"union\"\n";
+        write(dir, "pipeline.toml", &one_source("rc", "raw/*/log.jsonl", "jsonl", source, sql, &table));
+        let o = build(dir, &["--force"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        query(&release(dir, "rc"), "SELECT metric, value, _source_file FROM t ORDER BY metric")
+    };
+    assert_eq!(rows("time"), "metric,value,_source_file\neval_acc,0.9,raw/s1/log.jsonl\nloss,0.5,raw/s1/log.jsonl\n");
+    // one line of each file, ordered by each row's value: loss keeps s1's, eval_acc s2's
+    write(dir, "raw/s1/log.jsonl", "{\"run\": \"r\", \"step\": 1, \"time\": 5, \"eval_acc\": 0.1, \"loss\": 0.9}\n");
+    write(dir, "raw/s2/log.jsonl", "{\"run\": \"r\", \"step\": 1, \"time\": 1, \"eval_acc\": 0.9, \"loss\": 0.7}\n");
+    assert_eq!(rows("value"), "metric,value,_source_file\neval_acc,0.9,raw/s2/log.jsonl\nloss,0.9,raw/s1/log.jsonl\n");
 }
 
 #[test]
