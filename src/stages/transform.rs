@@ -50,7 +50,7 @@ fn plan_in_order(plan: &Arc<dyn datafusion::physical_plan::ExecutionPlan>, sort_
 }
 
 /// The table names a SQL text reads (tables, views or sources; each once).
-fn sql_references(sql: &str, context: impl Fn() -> String) -> Result<Vec<String>> {
+pub(crate) fn sql_references(sql: &str, context: impl Fn() -> String) -> Result<Vec<String>> {
     let statements = crate::sql::session::parse_statements(sql).map_err(|e| Error::sql_parse(context(), e, sql))?;
     let mut out = Vec::new();
     for st in statements {

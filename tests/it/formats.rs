@@ -740,6 +740,41 @@ fn lm_eval_results_and_samples_keep_metrics_filters_and_hashes() {
     }
 }
 
+/// Counts of documents no run gives (more run than the task holds, fewer than none) are kept
+/// as written and said; a task run on part of its documents is said as such.
+#[test]
+fn lm_eval_document_counts_no_run_gives_are_said() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("raw")).unwrap();
+    std::fs::write(
+        dir.join("raw/results_2026.json"),
+        r#"{"results": {"a": {"acc,none": 0.5}, "b": {"acc,none": 0.25}, "c": {"acc,none": 0.75}},
+            "n-samples": {"a": {"original": 50, "effective": 500}, "b": {"original": 100, "effective": -5},
+                          "c": {"original": 1319, "effective": 100}},
+            "model_name": "m"}"#,
+    )
+    .unwrap();
+    let sql = "SELECT task, metric, value, n_samples_original, n_samples_effective FROM raw";
+    std::fs::write(
+        dir.join("pipeline.toml"),
+        one_source("evals", "raw/results_*.json", "lm-eval-results", "", sql, ""),
+    )
+    .unwrap();
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = "2 lm-eval tasks count documents run that no run gives (`n-samples`: `effective` above `original`, \
+                or below 0), kept as written in `n_samples_effective` and `n_samples_original`: a 500 of 50 \
+                (raw/results_2026.json), b -5 of 100 (raw/results_2026.json)";
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    assert!(stderr(&o).contains("(`--limit`): its scores are of those documents alone"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("c 100 of 1,319 (raw/results_2026.json)"), "{}", stderr(&o));
+    assert_eq!(
+        query(&release(dir, "evals"), "SELECT task, n_samples_original, n_samples_effective FROM t ORDER BY task"),
+        "task,n_samples_original,n_samples_effective\na,50,500\nb,100,-5\nc,1319,100\n"
+    );
+}
+
 #[test]
 fn lm_eval_0_3_results_name_each_value_by_its_key() {
     // lm-eval 0.3 wrote metrics without a filter, and groups in a section of their own

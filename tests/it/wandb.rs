@@ -574,8 +574,16 @@ fn later_session_kept(name: impl Fn(&str, &str) -> String) {
     assert!(table.contains("on_duplicate_key = \"keep-last\""), "{toml}");
     assert!(table.contains("record_columns = [\"run_id\", \"step\"]"), "{toml}");
     assert!(table.contains("order_by = \"timestamp\""), "{toml}");
+    assert!(table.contains("step 5, metric \"reward\" also at"), "{toml}");
     let o = run(bin().current_dir(tmp.path()).args(["build", "pipelines/w"]));
     assert!(o.status.success(), "{}", stderr(&o));
+    // the steps logged again are a note, the table keeping the later session's: no warning,
+    // and nothing in the card that reads as a problem left open
+    let err = stderr(&o);
+    assert!(err.contains("table wandb_history keeps the later session's rows of each step"), "{err}");
+    assert!(!err.contains("warning: wandb/"), "{err}");
+    let card = std::fs::read_to_string(tmp.path().join("releases/w/0.1.0/README.md")).unwrap();
+    assert!(!card.contains("logged in more than one of the run's files"), "{card}");
     let r = tmp.path().join("releases/w/0.1.0");
     // steps 5-9 came twice: the resumed session's values are kept
     let report =

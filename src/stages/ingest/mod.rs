@@ -673,6 +673,7 @@ fn convert(
         })
         .flatten();
     let mut limited: BTreeSet<(String, String, i64, i64)> = BTreeSet::new();
+    let mut odd_counts: BTreeSet<(String, String, i64, i64)> = BTreeSet::new();
     let mut counted = |rb: &RecordBatch| -> Result<()> {
         for ((_, i), held) in declared.iter().zip(held.iter_mut()) {
             *held = *held || rb.column(*i).null_count() < rb.num_rows();
@@ -695,7 +696,19 @@ fn convert(
                 (rb.column(original).as_primitive::<Int64Type>(), rb.column(effective).as_primitive::<Int64Type>());
             let (task, files) = (rb.column(task).as_string::<i32>(), rb.column(files).as_string::<i32>());
             for r in 0..rb.num_rows() {
-                if original.is_valid(r) && effective.is_valid(r) && effective.value(r) < original.value(r) {
+                if !original.is_valid(r) || !effective.is_valid(r) {
+                    continue;
+                }
+                // counts no run gives: more documents run than the task holds, or fewer than none
+                if effective.value(r) > original.value(r) || effective.value(r) < 0 || original.value(r) < 0 {
+                    let name = if task.is_null(r) { "" } else { task.value(r) };
+                    odd_counts.insert((
+                        files.value(r).to_string(),
+                        name.to_string(),
+                        effective.value(r),
+                        original.value(r),
+                    ));
+                } else if effective.value(r) < original.value(r) {
                     let name = if task.is_null(r) { "" } else { task.value(r) };
                     limited.insert((
                         files.value(r).to_string(),
@@ -858,17 +871,30 @@ fn convert(
             ),
         );
     }
+    let g = |n: i64| {
+        let digits = crate::core::numbers::group_digits(n.unsigned_abs());
+        if n < 0 { format!("-{digits}") } else { digits }
+    };
+    if !odd_counts.is_empty() {
+        let named: Vec<String> =
+            odd_counts.iter().map(|(f, task, eff, orig)| format!("{task} {} of {} ({f})", g(*eff), g(*orig))).collect();
+        let names: Vec<&str> = named.iter().map(String::as_str).collect();
+        report.warn(
+            &src.name,
+            "lm-eval-n-samples",
+            None,
+            format!(
+                "{} lm-eval task{} documents run that no run gives (`n-samples`: `effective` above `original`, or \
+                 below 0), kept as written in `n_samples_effective` and `n_samples_original`: {}",
+                odd_counts.len(),
+                if odd_counts.len() == 1 { " counts" } else { "s count" },
+                crate::core::report::first_names(&names, 5)
+            ),
+        );
+    }
     if !limited.is_empty() {
-        let named: Vec<String> = limited
-            .iter()
-            .map(|(f, task, eff, orig)| {
-                let g = |n: i64| {
-                    let digits = crate::core::numbers::group_digits(n.unsigned_abs());
-                    if n < 0 { format!("-{digits}") } else { digits }
-                };
-                format!("{task} {} of {} ({f})", g(*eff), g(*orig))
-            })
-            .collect();
+        let named: Vec<String> =
+            limited.iter().map(|(f, task, eff, orig)| format!("{task} {} of {} ({f})", g(*eff), g(*orig))).collect();
         let names: Vec<&str> = named.iter().map(String::as_str).collect();
         report.warn(
             &src.name,

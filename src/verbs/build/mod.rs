@@ -60,6 +60,63 @@ pub struct BuildOutcome {
     pub unchanged: bool,
     /// The files under the pipeline's `raw/` that no source reads ([`unread_raw_files`]).
     pub unread: Vec<String>,
+    /// What the build found and the pipeline already handles (a resumed W&B run's steps
+    /// logged again, kept by the table's keep rule): said, not recorded in the card.
+    pub notes: Vec<String>,
+}
+
+/// Takes out of `report` the warnings of a resumed W&B run's steps logged again in its later
+/// session's files when every table that reads the source keeps the later session's rows
+/// (`keep-last` with `record_columns`, as `runpack init` writes): the notes that say them
+/// instead, each naming the table. A warning that still calls for a change stays one.
+///
+/// Errors: [`Error::Sql`] for a table's SQL that does not parse.
+fn handled_repeats(spec: &PipelineSpec, opts: &BuildOptions, report: &mut BuildReport) -> Result<Vec<String>> {
+    const RESUMED: &str = "a resumed run's folders log the steps since its last checkpoint again";
+    const ROWS: &str = "; each record becomes rows of the table";
+    if !report.warnings.iter().any(|w| w.kind == "wandb-repeated-step" && w.message.contains(RESUMED)) {
+        return Ok(Vec::new());
+    }
+    // the tables and views that read each name
+    let mut readers: BTreeMap<String, Vec<Option<usize>>> = BTreeMap::new();
+    for i in 0..spec.def.tables.len() {
+        let sql = spec.table_sql(i)?;
+        let context = || format!("table {}", spec.def.tables[i].name);
+        for r in crate::stages::transform::sql_references(&sql, context)? {
+            readers.entry(r).or_default().push(Some(i));
+        }
+    }
+    for i in 0..spec.def.views.len() {
+        let sql = spec.view_sql(i)?;
+        for r in crate::stages::transform::sql_references(&sql, || format!("view {}", spec.def.views[i].name))? {
+            readers.entry(r).or_default().push(None);
+        }
+    }
+    let keeps_later = |i: usize| {
+        let t = &spec.def.tables[i];
+        opts.on_duplicate_key.unwrap_or(t.on_duplicate_key) == crate::core::spec::DuplicatePolicy::KeepLast
+            && !t.record_columns.is_empty()
+    };
+    let mut notes = Vec::new();
+    report.warnings.retain(|w| {
+        let handled_by = match readers.get(&w.table).map(Vec::as_slice) {
+            Some(r) if !r.is_empty() && r.iter().all(|i| i.is_some_and(keeps_later)) => r,
+            _ => return true,
+        };
+        if w.kind != "wandb-repeated-step" || !w.message.contains(RESUMED) {
+            return true;
+        }
+        let found = w.message.split(ROWS).next().unwrap_or(&w.message);
+        let tables: Vec<&str> = handled_by.iter().flatten().map(|&i| spec.def.tables[i].name.as_str()).collect();
+        notes.push(format!(
+            "{}: {}: {found}; table {} keeps the later session's rows of each step (keep-last with record_columns)",
+            w.source.as_ref().map(|s| s.file.as_str()).unwrap_or_default(),
+            w.table,
+            tables.join(", ")
+        ));
+        false
+    });
+    Ok(notes)
 }
 
 /// Writes `text` as the release file `path` (relative to `root`) and lists it in the
@@ -229,6 +286,7 @@ async fn build_in(
                 manifest: *manifest,
                 report: BuildReport::new(0),
                 unchanged: true,
+                notes: Vec::new(),
             });
         }
         UpToDate::No(why) => why,
@@ -338,6 +396,7 @@ async fn build_in(
         all
     };
     report.check().map_err(|e| failed(e, &inputs))?;
+    let notes = handled_repeats(spec, opts, &mut report)?;
     let reject_counts = count_rejects(rejects, &mut report, &mut table_entries)?;
     // the card's sections may read sources and views, whose staged rows are in the work
     // folder: they run before it goes
@@ -385,7 +444,7 @@ async fn build_in(
         }
     }
     save_input_cache(&input_cache, &cache_path);
-    Ok(BuildOutcome { release_dir, manifest, report, unchanged: false, unread })
+    Ok(BuildOutcome { release_dir, manifest, report, unchanged: false, unread, notes })
 }
 
 /// The session a build runs its SQL in: embedded, or on `cluster` with its share's object
