@@ -2715,6 +2715,12 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
     // sibling folders of runs under sibling folders (`e1/{run_dir}/scores.jsonl`,
     // `e2/{run_dir}/scores.jsonl`): one source, the folder above captured too
     let mut out: Vec<Cluster> = Vec::new();
+    // the files alone in their folders, which may join one another
+    let alone: Vec<String> = clusters
+        .iter()
+        .filter(|c| c.files.len() == 1 && c.wanted.as_deref().is_some_and(|w| !w.contains('{')))
+        .map(|c| c.files[0].clone())
+        .collect();
     for c in clusters {
         let Some(w) = c.wanted.clone() else {
             out.push(c);
@@ -2733,9 +2739,9 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
             {
                 return None;
             }
-            // two files of a name alone in their folders are one run's each only when they
-            // share most of their keys
-            if !mw.contains('{') {
+            // a file alone in its folder joins files of its name in cousin folders only when
+            // they share most of their keys
+            if !mw.contains('{') || !w.contains('{') {
                 let shared = m.keys.intersection(&c.keys).count();
                 let all = m.keys.union(&c.keys).count();
                 if all == 0 || shared * 2 < all {
@@ -2743,10 +2749,28 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
                 }
             }
             let differ: Vec<usize> = (0..o.len() - 1).filter(|&j| o[j] != segs[j]).collect();
-            match differ.as_slice() {
-                [j] if !segs[*j].contains(['{', '*']) && !o[*j].contains('*') => Some(*j),
-                _ => None,
+            let j = match differ.as_slice() {
+                [j] if !segs[*j].contains(['{', '*']) && !o[*j].contains('*') => *j,
+                _ => return None,
+            };
+            // files alone in their folders join only where the pattern they make reads no
+            // file of another group (a run folder with a second log of the name): the pattern
+            // would be given up for the files' paths, and their run with it
+            if !mw.contains('{') || !w.contains('{') {
+                let mut joined = o.clone();
+                joined[j] = "{run_}";
+                let ours = |f: &str| {
+                    m.files.iter().chain(&c.files).chain(&alone).any(|g| strip_compression(g) == strip_compression(f))
+                };
+                let reads_others = crate::stages::ingest::files::PathPattern::new(&joined.join("/"))
+                    .map_or(true, |g| {
+                        looked.iter().any(|l| g.captures(strip_compression(&l.rel)).is_some() && !ours(&l.rel))
+                    });
+                if reads_others {
+                    return None;
+                }
             }
+            Some(j)
         };
         let Some((m, j)) = out.iter_mut().find_map(|m| level(m).map(|j| (m, j))) else {
             out.push(c);
@@ -5606,6 +5630,9 @@ fn pipeline_toml(
         ));
         if let Some((at, _)) = &tp.trial.keep_last {
             let at: String = at.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+            // W&B sessions are read in their folders' order, which `order_by` does not follow:
+            // the second read is not said to be the later
+            let at = if tp.plan.format == Format::Wandb { at.replacen(" again at ", " also at ", 1) } else { at };
             t.push_str(&format!(
                 "on_duplicate_key = \"keep-last\"   # {at}: {}, and the last row of each key is the run's\n",
                 tp.why_repeated()

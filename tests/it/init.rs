@@ -1015,6 +1015,11 @@ fn logs_a_folder_below_each_runs_folder_are_one_table_of_the_runs() {
         .arg(&release)
         .arg("SELECT run, count(*) AS n, max(loss) AS loss FROM trl_on_log GROUP BY run ORDER BY run"));
     assert_eq!(stdout(&o), "run,n,loss\ndpo-c,3,0.375\ngrpo-a,3,1.5\ngrpo-b,3,0.75\n", "{}", stderr(&o));
+    // a run folder with a second log of the name: the pattern would read it too, so no run is
+    // joined without its name (each table keyed by its steps, every row once)
+    write(&out.join("trl/dpo-c/logs"), "on_log.1.jsonl", "{\"step\": 4, \"loss\": 0.5, \"reward\": 1.5}\n");
+    let doc = init(tmp.path(), &out, "c2");
+    assert_eq!(init_rows(&doc), rows_of(&[("on_log", 1), ("on_log_2", 3), ("on_log_3", 3), ("trl_on_log", 4)]));
 }
 
 /// Run folders named with `*`, `?` or braces are left out by name (`not_read`), and only they:

@@ -176,8 +176,10 @@ pub fn description(format: Format, wandb_table: Option<&str>, column: &str) -> O
         (F::LmEvalResults, "stderr") => "The metric's standard error (null for lm-eval's `N/A`).",
         (F::LmEvalResults, "version") => "The task's version, as text.",
         (F::LmEvalResults, "n_shot") => "Few-shot examples in each prompt.",
-        (F::LmEvalResults, "n_samples_original") => "Documents in the task.",
-        (F::LmEvalResults, "n_samples_effective") => "Documents evaluated (fewer with `--limit`).",
+        (F::LmEvalResults, "n_samples_original") => "Documents in the task (a group: its subtasks', summed).",
+        (F::LmEvalResults, "n_samples_effective") => {
+            "Documents evaluated (fewer with `--limit`; a group: its subtasks', summed)."
+        }
         (F::LmEvalResults, "higher_is_better") => "Whether a higher value is better.",
         (F::LmEvalResults, "model_name") => "The model evaluated.",
         (F::LmEvalResults, "date") => "When the evaluation ran, in Unix seconds.",

@@ -23,6 +23,28 @@ use serde_json::{Map, Value};
 use super::convert::{Target, json_text, whole_number};
 use super::evals::{Coerce, ShapeProblems, float_like, key_path, metric_of_stderr, number_ok, problem};
 
+/// The documents a group's subtasks hold and were run on (`n-samples`' `original` and
+/// `effective`), summed through `group_subtasks` (`groups`) down to tasks that have counts:
+/// `None` when a subtask has neither counts nor subtasks, or the groups nest deeper than 16
+/// (a loop).
+fn group_counts(r: &Map<String, Value>, groups: &Map<String, Value>, task: &str, depth: usize) -> Option<(i64, i64)> {
+    if depth > 16 {
+        return None;
+    }
+    let own = r.get("n-samples").and_then(|s| s.get(task));
+    if let Some(counts) = own {
+        let (original, effective) = (counts.get("original")?.as_i64()?, counts.get("effective")?.as_i64()?);
+        return Some((original, effective));
+    }
+    let subtasks = groups.get(task)?.as_array().filter(|a| !a.is_empty())?;
+    let mut sum = (0i64, 0i64);
+    for t in subtasks {
+        let (o, e) = group_counts(r, groups, t.as_str()?, depth + 1)?;
+        sum = (sum.0.checked_add(o)?, sum.1.checked_add(e)?);
+    }
+    Some(sum)
+}
+
 /// The model a results file's `config.model_args` names, as lm-eval's own `get_model_name`
 /// finds it for `model_name` (which files of lm-eval 0.3 and of 0.4 before 0.4.3 lack): the
 /// value of the first of `peft=`, `delta=`, `pretrained=`, `model=`, `path=`, `engine=` in the
@@ -207,7 +229,14 @@ pub fn result_rows(r: &Map<String, Value>, coerce: Coerce) -> Result<Vec<Map<Str
                 .then(|| r.get("groups").and_then(|g| g.get(task)).and_then(Value::as_object))
                 .flatten();
             let filtered_entry = entry.keys().any(|k| k.contains(','));
-            let n_samples = per_task("n-samples", task);
+            // a group has no counts of its own in the file: those of its subtasks, summed
+            let n_samples = match per_task("n-samples", task) {
+                Value::Null => subtasks
+                    .and_then(|g| group_counts(r, g, task, 0))
+                    .map(|(original, effective)| serde_json::json!({"original": original, "effective": effective}))
+                    .unwrap_or(Value::Null),
+                counts => counts,
+            };
             let mut row_of = |metric: &str, filter: &str, value: Value, stderr: Value| {
                 let mut row = Map::new();
                 row.insert("task".into(), Value::String(task.clone()));
@@ -480,6 +509,27 @@ mod tests {
         assert_eq!((of("suite"), of("a")), (Value::Bool(true), Value::Bool(false)));
         let rows = result_rows(&obj(r#"{"results": {"a": {"acc,none": 0.25}}}"#), Coerce::default()).unwrap();
         assert_eq!(rows[0]["is_group"], Value::Null);
+    }
+
+    #[test]
+    fn a_groups_document_counts_are_its_subtasks_summed() {
+        // mmlu holds mmlu_stem (two tasks, one run with --limit) and one task more; `x` holds a
+        // task without counts: unknown, not a part
+        let r = obj(r#"{"results": {"mmlu": {"acc,none": 0.5}, "mmlu_stem": {"acc,none": 0.5},
+            "a": {"acc,none": 0.5}, "b": {"acc,none": 0.5}, "c": {"acc,none": 0.5}, "x": {"acc,none": 0.5}},
+            "group_subtasks": {"mmlu": ["mmlu_stem", "c"], "mmlu_stem": ["a", "b"], "x": ["a", "d"],
+                               "a": [], "b": [], "c": []},
+            "n-samples": {"a": {"original": 100, "effective": 100}, "b": {"original": 311, "effective": 50},
+                          "c": {"original": 10, "effective": 10}}}"#);
+        let rows = result_rows(&r, Coerce::default()).unwrap();
+        let of = |t: &str| {
+            let row = rows.iter().find(|x| x["task"] == t).unwrap();
+            (row["n_samples_original"].clone(), row["n_samples_effective"].clone())
+        };
+        assert_eq!(of("mmlu_stem"), (Value::from(411), Value::from(150)));
+        assert_eq!(of("mmlu"), (Value::from(421), Value::from(160)));
+        assert_eq!(of("b"), (Value::from(311), Value::from(50)));
+        assert_eq!(of("x"), (Value::Null, Value::Null));
     }
 
     #[test]
