@@ -437,6 +437,13 @@ impl Format {
         }
     }
 
+    /// Whether `coerce_numeric_strings` and `coerce_nonfinite_strings` apply to the format: all
+    /// but the long logs (Tinker's, verl's, trackio's), which keep a string logged as text in
+    /// `value_text`.
+    pub fn takes_coerce(self) -> bool {
+        !matches!(self, Format::TinkerMetrics | Format::VerlMetrics | Format::TrackioMetrics | Format::TrackioSystem)
+    }
+
     /// Whether the format fixes its own columns (the Tinker, evaluation and W&B formats), so
     /// that a declared schema, `[[source.field]]` types and the layout options do not apply.
     pub fn fixed_columns(self) -> bool {
@@ -850,11 +857,7 @@ fn check_source_options(s: &SourceDef, at: &dyn Fn(&str) -> String) -> Result<()
         ));
     }
     // a logged string is kept as text in the long form's value_text, never coerced
-    let long = matches!(
-        s.format,
-        Format::TinkerMetrics | Format::VerlMetrics | Format::TrackioMetrics | Format::TrackioSystem
-    );
-    if long && (s.coerce_numeric_strings || s.coerce_nonfinite_strings) {
+    if !s.format.takes_coerce() && (s.coerce_numeric_strings || s.coerce_nonfinite_strings) {
         let key = if s.coerce_numeric_strings { "coerce_numeric_strings" } else { "coerce_nonfinite_strings" };
         return Err(Error::config(
             at(&format!("source {}#{key}", s.name)),

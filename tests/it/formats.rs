@@ -773,6 +773,20 @@ fn lm_eval_document_counts_no_run_gives_are_said() {
         query(&release(dir, "evals"), "SELECT task, n_samples_original, n_samples_effective FROM t ORDER BY task"),
         "task,n_samples_original,n_samples_effective\na,50,500\nb,100,-5\nc,1319,100\n"
     );
+    // counts written as text: the option that reads them is named
+    std::fs::write(
+        dir.join("raw/results_2026.json"),
+        r#"{"results": {"a": {"acc,none": 0.5}}, "n-samples": {"a": {"original": "100", "effective": "100"}}}"#,
+    )
+    .unwrap();
+    let o = build(dir, &["--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let said =
+        "raw/results_2026.json:/results/a/acc,none:$.n_samples_effective: expected integer, found string \"100\"";
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    let said = "hint: numbers written as strings (\"0.001\", \"12\") are read as numbers when their source says so: \
+                `coerce_numeric_strings = true` in the [[source]] of raw";
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
 }
 
 #[test]

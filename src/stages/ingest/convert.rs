@@ -154,6 +154,12 @@ pub struct ConvertOptions {
     ///
     /// [`Format::fixed_columns`]: crate::core::spec::Format::fixed_columns
     pub fixed_columns: bool,
+    /// The source's format takes `coerce_numeric_strings` and `coerce_nonfinite_strings`
+    /// ([`Format::takes_coerce`]): a number written as text in a column of numbers is said
+    /// with them (in a format of fixed columns, in its number columns only).
+    ///
+    /// [`Format::takes_coerce`]: crate::core::spec::Format::takes_coerce
+    pub coerce_options: bool,
     /// Zone for datetimes written without one.
     pub assume_timezone: Option<chrono_tz::Tz>,
     /// Keys of a record that name no column are violations (declared schemas).
@@ -299,11 +305,12 @@ impl Ctx<'_> {
         };
         // what an option of the source would read otherwise (none for a format that takes none)
         let options = !self.opts.fixed_columns;
-        let nonfinite_string = options
-            && matches!(target, Target::Float64 | Target::Int64)
+        // (an integer column of a fixed format cannot be declared a number: no NaN is said)
+        let nonfinite_string = self.opts.coerce_options
+            && (matches!(target, Target::Float64) || (options && matches!(target, Target::Int64)))
             && matches!(v, Value::String(s) if nonfinite_string(s).is_some());
         // as `coerce_numeric_strings` reads them
-        let numeric_string = options
+        let numeric_string = self.opts.coerce_options
             && match (target, v) {
                 (Target::Float64, Value::String(s)) => s.parse::<f64>().is_ok_and(f64::is_finite),
                 (Target::Int64, Value::String(s)) => s.parse::<i64>().is_ok(),
@@ -1209,7 +1216,7 @@ mod tests {
         let c = conv(
             &[r#"{"x": "NaN", "i": "-infinity", "s": 0.5}"#, r#"{"x": "12", "i": "Nan\u0000", "s": "a"}"#],
             &[("x", Target::Float64), ("i", Target::Int64), ("s", Target::Str)],
-            &ConvertOptions::default(),
+            &ConvertOptions { coerce_options: true, ..ConvertOptions::default() },
         );
         let found: Vec<(String, String, bool)> = c
             .problems

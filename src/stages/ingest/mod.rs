@@ -479,6 +479,7 @@ fn convert_options(spec: &PipelineSpec, index: usize) -> ConvertOptions {
         coerce_nonfinite_strings: src.coerce_nonfinite_strings,
         coerce_numeric_strings: src.coerce_numeric_strings,
         fixed_columns: src.format.fixed_columns(),
+        coerce_options: src.format.takes_coerce(),
         assume_timezone: src.assume_timezone.as_ref().map(|t| t.parse().expect("checked at load")),
         strict_keys: false,
         boolean_digits: false,
