@@ -76,6 +76,8 @@ pub struct Validator<'a> {
     carry_idx: Vec<usize>,
     carry_conv: Option<RowConverter>,
     carry: Option<RecordBatch>,
+    /// A step of more rows than [`WHOLE_RECORD_ROWS`] was said (once per table).
+    parts_said: bool,
     /// The column whose values order a key's rows for a keep rule, before their file and
     /// line, and its name ([`Validator::with_order_by`]).
     order_by: Option<(usize, String)>,
@@ -206,6 +208,7 @@ impl<'a> Validator<'a> {
             carry_idx,
             carry_conv,
             carry: None,
+            parts_said: false,
             order_by: None,
             patterns,
             item_patterns,
@@ -230,6 +233,16 @@ impl<'a> Validator<'a> {
             return Ok(self);
         }
         let key = &self.schema.primary_key;
+        if key.is_empty() {
+            return Err(Error::config(
+                format!("table {}", self.table),
+                format!(
+                    "record_columns [{}] name the first columns of a primary key, and the table has none: declare its \
+                     primaryKey in the table's schema, or leave record_columns out",
+                    columns.join(", ")
+                ),
+            ));
+        }
         if columns.len() >= key.len() || key[..columns.len()] != *columns {
             return Err(Error::config(
                 format!("table {}", self.table),
@@ -337,6 +350,24 @@ impl<'a> Validator<'a> {
         {
             cut =
                 last_group(&pk.convert_columns(&self.key_columns(&batch)).map_err(|e| Error::format(&self.table, e))?);
+            // said once: a stopped attempt's rows of such a step may stay beside the later's
+            if !self.parts_said {
+                self.parts_said = true;
+                let step = render_key(&self.schema.primary_key[..self.carry_idx.len()], &self.carry_idx, &batch, cut);
+                let at = SourceColumn::find(&batch).at(cut);
+                report.warn(
+                    &self.table,
+                    "record-in-parts",
+                    at,
+                    format!(
+                        "table {}: the step ({step}) has more than {} rows: its records are kept or set aside in \
+                         parts (record_columns), so a stopped attempt's rows of a metric the later attempt did not log \
+                         at such a step may stay beside the later attempt's",
+                        self.table,
+                        crate::core::numbers::group_digits(WHOLE_RECORD_ROWS as u64)
+                    ),
+                );
+            }
         }
         self.carry = Some(batch.slice(cut, batch.num_rows() - cut));
         if cut == 0 {
@@ -694,9 +725,17 @@ impl<'a> Validator<'a> {
         // same file (a row kept over one of another file, as `order_by` may keep an earlier
         // file's, says nothing of the lines before it)
         let mut again: BTreeMap<String, (u64, String, Option<SourceRef>)> = BTreeMap::new();
+        // by file: the last line of the step a row of that file superseded (the stopped
+        // attempt's), and the lines of the step there
+        let mut stopped_last: BTreeMap<String, u64> = BTreeMap::new();
+        let mut lines: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
         if self.policy == DuplicatePolicy::KeepLast {
             for r in group.clone() {
-                let (Some(s), Some(own)) = (superseded[r].as_ref(), sources.at(r)) else { continue };
+                let Some(own) = sources.at(r) else { continue };
+                if let Position::Line(l) = own.at {
+                    lines.entry(own.file.clone()).or_default().insert(l);
+                }
+                let Some(s) = superseded[r].as_ref() else { continue };
                 if let Some(at @ SourceRef { file, at: Position::Line(line) }) = &s.by_at
                     && *file == own.file
                 {
@@ -704,9 +743,39 @@ impl<'a> Validator<'a> {
                     if *line < e.0 {
                         *e = (*line, s.by.clone(), Some(at.clone()));
                     }
+                    if let Position::Line(l) = own.at {
+                        let m = stopped_last.entry(file.clone()).or_insert(l);
+                        *m = (*m).max(l);
+                    }
                 }
             }
         }
+        // a line of the step before the line that logs it again is the stopped attempt's when
+        // it comes before that attempt's last line of the step, or right after it (the lines
+        // between are all the step's) and not right before the later attempt's; a line
+        // between the two attempts' lines that no such run of lines ties to either stays
+        // by file: the end of the run of the step's lines from the stopped attempt's last one,
+        // and the start of the run that reaches the later attempt's first (consecutive lines)
+        let runs: BTreeMap<&String, (u64, u64)> = stopped_last
+            .iter()
+            .filter_map(|(file, &last)| {
+                let l = lines.get(file)?;
+                let first = again.get(file)?.0;
+                let mut end = last;
+                while l.contains(&(end + 1)) {
+                    end += 1;
+                }
+                let mut start = first;
+                while start > 0 && l.contains(&(start - 1)) {
+                    start -= 1;
+                }
+                Some((file, (end, start)))
+            })
+            .collect();
+        let stopped = |file: &String, line: u64| -> bool {
+            let (Some(&last), Some(&(end, start))) = (stopped_last.get(file), runs.get(file)) else { return false };
+            line <= last || (line <= end && line < start)
+        };
         // records each of which has a row kept over a row of the other (an `order_by` value
         // of each row, not of the record): kept or set aside row by row, since set aside whole
         // they would leave keys to no row
@@ -752,6 +821,7 @@ impl<'a> Validator<'a> {
                 (why, by.clone(), by_at.clone())
             } else if let (Position::Line(line), Some((first, by, by_at))) = (&at.at, again.get(&at.file))
                 && line < first
+                && stopped(&at.file, *line)
             {
                 let why = format!(
                     "row ({key}) of a step that the record at {by} logs again ({rule} rule): the records of the step \

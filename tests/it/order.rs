@@ -179,6 +179,13 @@ fn order_by_orders_a_keys_rows_by_a_column_before_file_and_line() {
     let o = build(dir, &["--force"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("orders the rows that share a primary key, and the table has none"), "{}", stderr(&o));
+    // as record_columns do
+    let table = "on_duplicate_key = \"keep-last\"\nrecord_columns = [\"k\"]\n";
+    write(dir, "pipeline.toml", &one_source("ord", "runs/*/log.jsonl", "jsonl", "", sql_t, table));
+    let o = build(dir, &["--force"]);
+    assert!(!o.status.success());
+    let said = "record_columns [k] name the first columns of a primary key, and the table has none";
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
 }
 
 /// Float values of `order_by` order as numbers: -0.0 and 0.0 are one value (file order tells
@@ -510,4 +517,29 @@ fn groups_sorted_before_the_input_ends_give_the_release_a_whole_sort_gives() {
     assert_eq!(built[2], built[3]);
     assert_eq!(built[2], built[4]);
     assert_ne!(built[0], built[2]);
+}
+
+/// A step of more rows than a keep rule holds together is said: its records are kept or set
+/// aside in parts.
+#[test]
+fn a_step_too_large_to_keep_whole_is_said() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let mut text = String::new();
+    for i in 0..17_000 {
+        text.push_str(&format!("{{\"run\": \"r\", \"step\": 1, \"metric\": \"m{i}\", \"value\": 1.0}}\n"));
+    }
+    text.push_str("{\"run\": \"r\", \"step\": 1, \"metric\": \"m0\", \"value\": 2.0}\n");
+    write(dir, "log.jsonl", &text);
+    let fields = r#"[{"name":"run","type":"string"},{"name":"step","type":"integer"},{"name":"metric","type":"string"},
+        {"name":"value","type":"number"},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}]"#;
+    write(dir, "t.json", &format!(r#"{{"fields":{fields},"primaryKey":["run","step","metric"]}}"#));
+    let table = "schema = \"t.json\"\non_duplicate_key = \"keep-last\"\nrecord_columns = [\"run\", \"step\"]\n";
+    let sql = "SELECT run, step, metric, value, _source_file, _source_line FROM raw";
+    write(dir, "pipeline.toml", &one_source("big", "log.jsonl", "jsonl", "", sql, table));
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said =
+        "table t: the step (run=r, step=1) has more than 16,384 rows: its records are kept or set aside in parts";
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
 }

@@ -24,23 +24,26 @@ use super::convert::{Target, json_text, whole_number};
 use super::evals::{Coerce, ShapeProblems, float_like, key_path, metric_of_stderr, number_ok, problem};
 
 /// The documents a group's subtasks hold and were run on (`n-samples`' `original` and
-/// `effective`), summed through `group_subtasks` (`groups`) down to tasks that have counts:
-/// `None` when a subtask has neither counts nor subtasks, or the groups nest deeper than 16
-/// (a loop).
-fn group_counts(r: &Map<String, Value>, groups: &Map<String, Value>, task: &str, depth: usize) -> Option<(i64, i64)> {
-    if depth > 16 {
-        return None;
-    }
-    let own = r.get("n-samples").and_then(|s| s.get(task));
-    if let Some(counts) = own {
-        let (original, effective) = (counts.get("original")?.as_i64()?, counts.get("effective")?.as_i64()?);
-        return Some((original, effective));
-    }
-    let subtasks = groups.get(task)?.as_array().filter(|a| !a.is_empty())?;
+/// `effective`): the sums over the tasks with counts that `group_subtasks` (`groups`) reaches
+/// from `task`, each once however many groups list it (a loop or a task listed twice counts
+/// it once). `None` when a subtask reached has neither counts nor subtasks, is no name, or
+/// the sums pass 2^63.
+fn group_counts(r: &Map<String, Value>, groups: &Map<String, Value>, task: &str) -> Option<(i64, i64)> {
+    let counts = r.get("n-samples").and_then(Value::as_object);
+    let (mut seen, mut todo) = (std::collections::BTreeSet::new(), vec![task]);
     let mut sum = (0i64, 0i64);
-    for t in subtasks {
-        let (o, e) = group_counts(r, groups, t.as_str()?, depth + 1)?;
-        sum = (sum.0.checked_add(o)?, sum.1.checked_add(e)?);
+    while let Some(t) = todo.pop() {
+        if !seen.insert(t) {
+            continue;
+        }
+        if let Some(c) = counts.and_then(|c| c.get(t)).filter(|_| t != task) {
+            let (original, effective) = (c.get("original")?.as_i64()?, c.get("effective")?.as_i64()?);
+            sum = (sum.0.checked_add(original)?, sum.1.checked_add(effective)?);
+            continue;
+        }
+        for s in groups.get(t)?.as_array().filter(|a| !a.is_empty())? {
+            todo.push(s.as_str()?);
+        }
     }
     Some(sum)
 }
@@ -232,7 +235,7 @@ pub fn result_rows(r: &Map<String, Value>, coerce: Coerce) -> Result<Vec<Map<Str
             // a group has no counts of its own in the file: those of its subtasks, summed
             let n_samples = match per_task("n-samples", task) {
                 Value::Null => subtasks
-                    .and_then(|g| group_counts(r, g, task, 0))
+                    .and_then(|g| group_counts(r, g, task))
                     .map(|(original, effective)| serde_json::json!({"original": original, "effective": effective}))
                     .unwrap_or(Value::Null),
                 counts => counts,
@@ -530,6 +533,25 @@ mod tests {
         assert_eq!(of("mmlu"), (Value::from(421), Value::from(160)));
         assert_eq!(of("b"), (Value::from(311), Value::from(50)));
         assert_eq!(of("x"), (Value::Null, Value::Null));
+        // a task listed twice, or under two groups of one group, counts once; a loop ends;
+        // groups nested deep and wide are summed at once
+        let r = obj(r#"{"results": {"g": {"acc,none": 0.5}, "d": {"acc,none": 0.5}, "l": {"acc,none": 0.5},
+            "g0": {"acc,none": 0.5}},
+            "group_subtasks": {"g": ["a", "a"], "d": ["g", "a"], "l": ["l", "a"], "a": [],
+                "g0": ["g1","g1","g1","g1","g1","g1","g1","g1","g1","g1"], "g1": ["g2","g2","g2","g2","g2","g2","g2","g2"],
+                "g2": ["g3","g3","g3","g3","g3","g3","g3","g3"], "g3": ["g4","g4","g4","g4","g4","g4","g4","g4"],
+                "g4": ["g5","g5","g5","g5","g5","g5","g5","g5"], "g5": ["g6","g6","g6","g6","g6","g6","g6","g6"],
+                "g6": ["g7","g7","g7","g7","g7","g7","g7","g7"], "g7": ["g8","g8","g8","g8","g8","g8","g8","g8"],
+                "g8": ["a"]},
+            "n-samples": {"a": {"original": 10, "effective": 10}}}"#);
+        let rows = result_rows(&r, Coerce::default()).unwrap();
+        let of = |t: &str| {
+            let row = rows.iter().find(|x| x["task"] == t).unwrap();
+            (row["n_samples_original"].clone(), row["n_samples_effective"].clone())
+        };
+        for t in ["g", "d", "l", "g0"] {
+            assert_eq!(of(t), (Value::from(10), Value::from(10)), "{t}");
+        }
     }
 
     #[test]
