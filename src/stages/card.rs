@@ -39,6 +39,9 @@ const CARD_WARNINGS: usize = 20;
 /// How many of a source's coerced values the card names.
 const CARD_COERCIONS: usize = 3;
 
+/// How many of the files `not_read` leaves out the card names.
+const CARD_NOT_READ: usize = 10;
+
 /// Licence ids the Hub accepts in card metadata (hub-docs `docs/hub/repositories-licenses.md`).
 pub const LICENSES: &[&str] = &[
     "apache-2.0",
@@ -1198,6 +1201,31 @@ fn data_quality(spec: &PipelineSpec, manifest: &Manifest, report: &BuildReport) 
                 if keys.is_empty() { "no key".to_string() } else { keys.join(", ") }
             );
         }
+    }
+    // files the pipeline reads for no table, on purpose: a reader of the data learns of them
+    // here (those a table leaves out with its reason are said below)
+    let not_read: Vec<String> = spec
+        .def
+        .not_read
+        .as_ref()
+        .map(|p| p.list())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|f| !spec.def.left_out.iter().any(|l| &l.file == f))
+        .collect();
+    if !not_read.is_empty() {
+        let named: Vec<String> = not_read.iter().take(CARD_NOT_READ).map(|f| code(f)).collect();
+        let _ = writeln!(
+            b,
+            "- Raw files the release does not hold, left out on purpose (`not_read` in `pipeline.toml`, which says \
+             why): {}{}.",
+            named.join(", "),
+            if not_read.len() > named.len() {
+                format!(", and {} more", not_read.len() - named.len())
+            } else {
+                String::new()
+            }
+        );
     }
     // what the tables lack, as the pipeline says it
     for l in &spec.def.left_out {

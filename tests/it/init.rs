@@ -1043,6 +1043,27 @@ fn a_file_left_out_for_a_glob_character_in_its_name_leaves_out_no_other() {
     assert_eq!(stdout(&o), "run,n\nok1,3\nrun2,3\nrx3,3\n", "{}", stderr(&o));
 }
 
+/// A file init cannot read at all is left out on purpose (`not_read`): the card names it, so
+/// that a reader of the data learns that a raw file is not in it.
+#[test]
+fn a_raw_file_no_table_reads_is_named_in_the_card() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    write(&out.join("runs/a"), "metrics.jsonl", "{\"step\": 1, \"loss\": 0.5}\n");
+    write(&out.join("results"), "summary.csv", "# sweep summary, 5-shot, strict\nrun,gsm8k,mmlu,arc,hs\na,1,2,3,4\n");
+    let doc = init(tmp.path(), &out, "nr");
+    assert_eq!(not_read(&doc).len(), 1, "{doc}");
+    // the comment line taken for the header is said
+    let said = "(line 1, read as the header, starts with `#`: a comment line? a CSV file's first line is its header: \
+                take comment lines out of the file)";
+    assert!(not_read(&doc)[0].1.contains(said), "{doc}");
+    let release = build_from_elsewhere(tmp.path(), "nr");
+    let card = std::fs::read_to_string(release.join("README.md")).unwrap();
+    let said = "- Raw files the release does not hold, left out on purpose (`not_read` in `pipeline.toml`, which says \
+                why): `raw/results/summary.csv`.";
+    assert!(card.contains(said), "{card}");
+}
+
 #[test]
 fn logs_of_one_format_in_sibling_folders_are_one_source_whose_captures_are_no_column() {
     // Inspect logs in folders of their own: a `{model}` capture would clash with the logs'
@@ -2069,6 +2090,34 @@ fn a_row_superseded_by_one_set_aside_with_its_record_names_the_rows_kept() {
     assert_eq!(
         query(&release, "SELECT step, metric, value FROM metrics ORDER BY step, metric"),
         "step,metric,value\n0,loss,0.99\n1,loss,0.92\n"
+    );
+}
+
+/// A resumed attempt whose first line of a step logged again is an evaluation (before its
+/// training line, which supersedes the stopped attempt's): that line is the resumed attempt's,
+/// and stays; so does the stopped attempt's own line of a metric the resumed attempt logs
+/// only later.
+#[test]
+fn a_resumed_attempts_evaluation_before_its_training_line_stays() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("cookbook");
+    let mut lines: Vec<String> = (0..=5).map(|s| format!("{{\"step\": {s}, \"loss\": 1.{s}}}")).collect();
+    lines.extend([
+        "{\"step\": 2, \"eval/acc\": 0.2}".to_string(),
+        "{\"step\": 2, \"loss\": 0.25}".to_string(),
+        "{\"step\": 3, \"loss\": 0.35}".to_string(),
+        "{\"step\": 4, \"eval/acc\": 0.4}".to_string(),
+        "{\"step\": 4, \"loss\": 0.45}".to_string(),
+    ]);
+    write(&d, "run-x/metrics.jsonl", &(lines.join("\n") + "\n"));
+    init(tmp.path(), &d, "ev");
+    let o = run(bin().current_dir(tmp.path()).arg("build").arg("pipelines/ev"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let release = tmp.path().join(stdout(&o).trim());
+    assert_eq!(
+        query(&release, "SELECT step, metric, value, _source_line FROM metrics WHERE step >= 2 ORDER BY step, metric"),
+        "step,metric,value,_source_line\n2,eval/acc,0.2,7\n2,loss,0.25,8\n3,loss,0.35,9\n4,eval/acc,0.4,10\n\
+         4,loss,0.45,11\n5,loss,1.5,6\n"
     );
 }
 

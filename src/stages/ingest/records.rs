@@ -931,7 +931,13 @@ pub fn csv(
                     return Err(stop);
                 }
                 let line = e.position().map(line_of).unwrap_or(pos + 1);
-                let message = csv_error_message(&e);
+                let mut message = csv_error_message(&e);
+                // a comment line above the header was taken for it
+                if matches!(e.kind(), csv::ErrorKind::UnequalLengths { .. })
+                    && headers.get(0).is_some_and(|h| h.trim_start().starts_with('#'))
+                {
+                    message.push_str(COMMENT_HEADER);
+                }
                 // a row of the wrong length or with a cell that is not UTF-8 was read whole:
                 // the rejects file keeps its text (bytes that are not UTF-8 as U+FFFD)
                 lines.forget_before(start);
@@ -964,6 +970,10 @@ pub(crate) fn csv_error_message(e: &csv::Error) -> String {
         _ => e.to_string(),
     }
 }
+
+/// What a row of the wrong length says when the header, line 1, starts with `#`.
+const COMMENT_HEADER: &str = " (line 1, read as the header, starts with `#`: a comment line? a CSV file's first line \
+     is its header: take comment lines out of the file)";
 
 /// The problem of a CSV record in which text follows the closing quote of a cell.
 pub(crate) const STRAY_TEXT: &str = "text follows the closing quote of a quoted cell (`\"ab\"c`), which RFC 4180 does \
