@@ -872,14 +872,17 @@ fn convert(
             ),
         );
     }
-    let g = |n: i64| {
-        let digits = crate::core::numbers::group_digits(n.unsigned_abs());
-        if n < 0 { format!("-{digits}") } else { digits }
+    // each task with its counts and file, the first five (`gsm8k 100 of 1,319 (results.json)`)
+    let counted_tasks = |tasks: &BTreeSet<(String, String, i64, i64)>| -> String {
+        let g = |n: i64| {
+            let digits = crate::core::numbers::group_digits(n.unsigned_abs());
+            if n < 0 { format!("-{digits}") } else { digits }
+        };
+        let named: Vec<String> =
+            tasks.iter().map(|(f, task, eff, orig)| format!("{task} {} of {} ({f})", g(*eff), g(*orig))).collect();
+        crate::core::report::first_names(&named.iter().map(String::as_str).collect::<Vec<_>>(), 5)
     };
     if !odd_counts.is_empty() {
-        let named: Vec<String> =
-            odd_counts.iter().map(|(f, task, eff, orig)| format!("{task} {} of {} ({f})", g(*eff), g(*orig))).collect();
-        let names: Vec<&str> = named.iter().map(String::as_str).collect();
         report.warn(
             &src.name,
             "lm-eval-n-samples",
@@ -889,14 +892,11 @@ fn convert(
                  below 0), kept as written in `n_samples_effective` and `n_samples_original`: {}",
                 odd_counts.len(),
                 if odd_counts.len() == 1 { " counts" } else { "s count" },
-                crate::core::report::first_names(&names, 5)
+                counted_tasks(&odd_counts)
             ),
         );
     }
     if !limited.is_empty() {
-        let named: Vec<String> =
-            limited.iter().map(|(f, task, eff, orig)| format!("{task} {} of {} ({f})", g(*eff), g(*orig))).collect();
-        let names: Vec<&str> = named.iter().map(String::as_str).collect();
         report.warn(
             &src.name,
             "lm-eval-limit",
@@ -908,7 +908,7 @@ fn convert(
                 if limited.len() == 1 { " was" } else { "s were" },
                 if limited.len() == 1 { "it holds" } else { "they hold" },
                 if limited.len() == 1 { "its" } else { "their" },
-                crate::core::report::first_names(&names, 5)
+                counted_tasks(&limited)
             ),
         );
     }
