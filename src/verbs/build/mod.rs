@@ -72,8 +72,7 @@ pub struct BuildOutcome {
 ///
 /// Errors: [`Error::Sql`] for a table's SQL that does not parse.
 fn handled_repeats(spec: &PipelineSpec, opts: &BuildOptions, report: &mut BuildReport) -> Result<Vec<String>> {
-    const RESUMED: &str = "a resumed run's folders log the steps since its last checkpoint again";
-    const ROWS: &str = "; each record becomes rows of the table";
+    use crate::stages::ingest::wandb::{REPEATED_ROWS as ROWS, RESUMED_SESSIONS as RESUMED};
     if !report.warnings.iter().any(|w| w.kind == "wandb-repeated-step" && w.message.contains(RESUMED)) {
         return Ok(Vec::new());
     }

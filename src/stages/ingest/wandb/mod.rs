@@ -882,7 +882,7 @@ fn repeated_steps(plan: &Plan, name: &str, run: &str, st: &Steps, report: &mut B
             )
         } else {
             (
-                "a resumed run's folders log the steps since its last checkpoint again".to_string(),
+                RESUMED_SESSIONS.to_string(),
                 "which a primaryKey (run_id, step, metric) refuses, unless the table keeps the later session's \
                  (on_duplicate_key = \"keep-last\" with record_columns = [\"run_id\", \"step\"] and order_by = \
                  \"timestamp\", as `runpack init` writes)",
@@ -894,7 +894,7 @@ fn repeated_steps(plan: &Plan, name: &str, run: &str, st: &Steps, report: &mut B
             Some(file_ref(b)),
             format!(
                 "run {run}: {} `_step` value(s) are logged in more than one of the run's files (the first: \
-                 {step}, in {} and in {}; {why}); each record becomes rows of the table, {rows}",
+                 {step}, in {} and in {}; {why}){REPEATED_ROWS}, {rows}",
                 crate::core::numbers::group_digits(across),
                 plan.inputs[a].rel,
                 plan.inputs[b].rel
@@ -908,6 +908,14 @@ fn repeated_steps(plan: &Plan, name: &str, run: &str, st: &Steps, report: &mut B
 /// of a run resumed offline): their equal steps are different steps, which no keep rule may
 /// choose among.
 pub const RESTARTED_SESSIONS: &str = "both files count `_step` from the same start";
+
+/// What the `wandb-repeated-step` warning says of a run's sessions that log the steps since a
+/// checkpoint again (a resumed run), which a table's keep rule can take care of.
+pub const RESUMED_SESSIONS: &str = "a resumed run's folders log the steps since its last checkpoint again";
+
+/// Where the `wandb-repeated-step` warning goes on from what it found to what a table makes
+/// of it.
+pub const REPEATED_ROWS: &str = "; each record becomes rows of the table";
 
 /// A log that lost records before its first history row: no row says the run is there, so
 /// the run's history is reported incomplete at the log.
