@@ -2870,7 +2870,7 @@ fn cluster_plans(c: Cluster) -> Vec<SourcePlan> {
     let generic_keys = |keys: &BTreeSet<String>| -> Vec<Vec<String>> {
         let mut out = Vec::new();
         let run = ["run_id", "run"].into_iter().find(|k| keys.contains(*k));
-        let step = ["step", "_step"].into_iter().find(|k| keys.contains(*k));
+        let step = ["step", "_step", "global_step"].into_iter().find(|k| keys.contains(*k));
         if let (Some(r), Some(s)) = (run, step) {
             out.push(vec![r.to_string(), s.to_string()]);
         }
@@ -4042,7 +4042,7 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
         // resumed run appends to as Tinker's metrics log: a file of several runs' rows (a
         // `run` column) goes back at each run, and is not taken for one
         Format::Jsonl | Format::Csv => match plan.keys.first().map(Vec::as_slice) {
-            Some([step]) => ["step", "_step"]
+            Some([step]) => ["step", "_step", "global_step"]
                 .into_iter()
                 .find(|s| s == step)
                 .map(|s| StepOrder { strict: true, ..StepOrder::new(s, false) }),

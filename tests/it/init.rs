@@ -1043,6 +1043,35 @@ fn a_file_left_out_for_a_glob_character_in_its_name_leaves_out_no_other() {
     assert_eq!(stdout(&o), "run,n\nok1,3\nrun2,3\nrx3,3\n", "{}", stderr(&o));
 }
 
+/// A plain log keyed by the Trainer's `global_step` (a callback's `on_log.jsonl`) that a
+/// resumed run appended to keeps the last row of each step, as a log keyed by `step` does.
+#[test]
+fn a_resumed_log_keyed_by_global_step_keeps_the_last_row_of_each_step() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let lines: String = [(10, 0.5), (20, 0.4), (30, 0.3), (20, 0.45), (30, 0.35), (40, 0.25)]
+        .iter()
+        .map(|(s, l)| format!("{{\"global_step\": {s}, \"loss\": {l}}}\n"))
+        .collect();
+    write(&out.join("trl/a/logs"), "on_log.jsonl", &lines);
+    write(&out.join("trl/b/logs"), "on_log.jsonl", "{\"global_step\": 10, \"loss\": 0.9}\n");
+    let doc = init(tmp.path(), &out, "gs");
+    assert_eq!(key(&doc, "on_log"), ["run", "global_step"]);
+    assert_eq!(table(&doc, "on_log")["on_duplicate_key"], "keep-last");
+    let release = build_from_elsewhere(tmp.path(), "gs");
+    let o = run(bin()
+        .arg("query")
+        .args(["--format", "csv"])
+        .arg(&release)
+        .arg("SELECT run, global_step, loss FROM on_log ORDER BY run, global_step"));
+    assert_eq!(
+        stdout(&o),
+        "run,global_step,loss\na,10,0.5\na,20,0.45\na,30,0.35\na,40,0.25\nb,10,0.9\n",
+        "{}",
+        stderr(&o)
+    );
+}
+
 /// A file init cannot read at all is left out on purpose (`not_read`): the card names it, so
 /// that a reader of the data learns that a raw file is not in it.
 #[test]
