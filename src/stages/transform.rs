@@ -50,7 +50,7 @@ fn plan_in_order(plan: &Arc<dyn datafusion::physical_plan::ExecutionPlan>, sort_
 }
 
 /// The table names a SQL text reads (tables, views or sources; each once).
-pub(crate) fn sql_references(sql: &str, context: impl Fn() -> String) -> Result<Vec<String>> {
+fn sql_references(sql: &str, context: impl Fn() -> String) -> Result<Vec<String>> {
     let statements = crate::sql::session::parse_statements(sql).map_err(|e| Error::sql_parse(context(), e, sql))?;
     let mut out = Vec::new();
     for st in statements {
@@ -69,6 +69,23 @@ pub(crate) fn sql_references(sql: &str, context: impl Fn() -> String) -> Result<
 /// index and the schema of its rows): exactly one table's SQL and no view's or card section's
 /// names the source, and its schema is known before it is read ([`ingest::stream_schema`]).
 pub(crate) fn streamable_sources(spec: &PipelineSpec) -> Result<BTreeMap<usize, (usize, SchemaRef)>> {
+    let readers = readers(spec)?;
+    let mut out = BTreeMap::new();
+    for (s, src) in spec.def.sources.iter().enumerate() {
+        if let Some([Some(t)]) = readers.get(&src.name).map(|r| r.as_slice())
+            && let Some(schema) = ingest::stream_schema(spec, s)
+        {
+            out.insert(s, (*t, schema));
+        }
+    }
+    Ok(out)
+}
+
+/// What reads each name (source, view or table): the tables (by index) whose SQL names it,
+/// and `None` for each view or `[card]` section's query that does.
+///
+/// Errors: [`Error::Sql`] for a table's or view's SQL that does not parse.
+pub(crate) fn readers(spec: &PipelineSpec) -> Result<BTreeMap<String, Vec<Option<usize>>>> {
     let mut readers: BTreeMap<String, Vec<Option<usize>>> = BTreeMap::new();
     for i in 0..spec.def.tables.len() {
         let sql = spec.table_sql(i)?;
@@ -92,15 +109,7 @@ pub(crate) fn streamable_sources(spec: &PipelineSpec) -> Result<BTreeMap<usize, 
             }
         }
     }
-    let mut out = BTreeMap::new();
-    for (s, src) in spec.def.sources.iter().enumerate() {
-        if let Some([Some(t)]) = readers.get(&src.name).map(|r| r.as_slice())
-            && let Some(schema) = ingest::stream_schema(spec, s)
-        {
-            out.insert(s, (*t, schema));
-        }
-    }
-    Ok(out)
+    Ok(readers)
 }
 
 /// What building a table needs from the build around it.

@@ -76,21 +76,8 @@ fn handled_repeats(spec: &PipelineSpec, opts: &BuildOptions, report: &mut BuildR
     if !report.warnings.iter().any(|w| w.kind == "wandb-repeated-step" && w.message.contains(RESUMED)) {
         return Ok(Vec::new());
     }
-    // the tables and views that read each name
-    let mut readers: BTreeMap<String, Vec<Option<usize>>> = BTreeMap::new();
-    for i in 0..spec.def.tables.len() {
-        let sql = spec.table_sql(i)?;
-        let context = || format!("table {}", spec.def.tables[i].name);
-        for r in crate::stages::transform::sql_references(&sql, context)? {
-            readers.entry(r).or_default().push(Some(i));
-        }
-    }
-    for i in 0..spec.def.views.len() {
-        let sql = spec.view_sql(i)?;
-        for r in crate::stages::transform::sql_references(&sql, || format!("view {}", spec.def.views[i].name))? {
-            readers.entry(r).or_default().push(None);
-        }
-    }
+    // the tables that read each name (`None`: a view or card section)
+    let readers = crate::stages::transform::readers(spec)?;
     let keeps_later = |i: usize| {
         let t = &spec.def.tables[i];
         opts.on_duplicate_key.unwrap_or(t.on_duplicate_key) == crate::core::spec::DuplicatePolicy::KeepLast
