@@ -473,7 +473,8 @@ pub enum NonFinite {
     Null,
 }
 
-/// How a CSV file is written (Frictionless CSV Dialect's `delimiter` and `quoteChar`).
+/// How a CSV file is written (Frictionless CSV Dialect's `delimiter`, `quoteChar` and
+/// `commentChar`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Dialect {
     /// The byte between cells: `b','`, `b'\t'` for tab-separated files.
@@ -484,12 +485,15 @@ pub struct Dialect {
     /// The delimiter was named by the source: a header of one column that holds tabs or
     /// semicolons is then read as it is, not refused as a file of another delimiter.
     pub named: bool,
+    /// The byte that starts a comment line (`#`): a line that starts with it, outside a quoted
+    /// cell, is no record and runs to the next LF. `None`: no line is a comment.
+    pub comment: Option<u8>,
 }
 
 impl Default for Dialect {
     /// RFC 4180: commas, and cells quoted with `"`.
     fn default() -> Dialect {
-        Dialect { delimiter: b',', quote: Some(b'"'), named: false }
+        Dialect { delimiter: b',', quote: Some(b'"'), named: false, comment: None }
     }
 }
 
@@ -517,6 +521,12 @@ pub struct SourceDef {
     /// written without quoting (a lone `"` would open a cell that runs to the next one).
     #[serde(default)]
     pub quote: Option<String>,
+    /// The character that starts a comment line of a `csv` source (Frictionless CSV Dialect's
+    /// `commentChar`): unset, no line is a comment; `"#"` skips the lines that start with `#`
+    /// (above the header or among the rows; a build names those among the rows). One ASCII
+    /// character other than a line end, the delimiter and the quote.
+    #[serde(default)]
+    pub comment: Option<String>,
     /// Declared Table Schema (path relative to the pipeline).
     #[serde(default)]
     pub schema: Option<String>,
@@ -573,15 +583,19 @@ impl SourceDef {
         }
     }
 
-    /// How the files of a `csv` source are written: [`SourceDef::delimiter`] and
-    /// [`SourceDef::quote`] (checked when the pipeline is loaded).
+    /// How the files of a `csv` source are written: [`SourceDef::delimiter`],
+    /// [`SourceDef::quote`] and [`SourceDef::comment`] (checked when the pipeline is loaded).
     pub fn dialect(&self) -> Dialect {
         let quote = match self.quote.as_deref().map(str::as_bytes) {
             Some([]) => None,
             Some([b]) => Some(*b),
             _ => Some(b'"'),
         };
-        Dialect { delimiter: self.delimiter_byte(), quote, named: self.delimiter.is_some() }
+        let comment = match self.comment.as_deref().map(str::as_bytes) {
+            Some([b]) => Some(*b),
+            _ => None,
+        };
+        Dialect { delimiter: self.delimiter_byte(), quote, named: self.delimiter.is_some(), comment }
     }
 
     /// The first option set on this source that its format would not use, as the pipeline
@@ -818,6 +832,28 @@ fn check_source_options(s: &SourceDef, at: &dyn Fn(&str) -> String) -> Result<()
                 format!(
                     "quote = {q:?}: expected one ASCII character other than a line end and the delimiter (\"\\\"\", \
                      the default, or \"'\"), or \"\" for quotes that are text"
+                ),
+            ));
+        }
+    }
+    if let Some(c) = &s.comment {
+        if s.format != Format::Csv {
+            return Err(Error::config(
+                at(&format!("source {}#comment", s.name)),
+                "`comment` applies to format = \"csv\" only (the character that starts a CSV file's comment lines)",
+            ));
+        }
+        let quote = s.dialect().quote;
+        let ok = matches!(c.as_bytes(), [b] if b.is_ascii()
+            && !b.is_ascii_whitespace()
+            && *b != s.delimiter_byte()
+            && Some(*b) != quote);
+        if !ok {
+            return Err(Error::config(
+                at(&format!("source {}#comment", s.name)),
+                format!(
+                    "comment = {c:?}: expected one ASCII character other than a blank, a line end, the delimiter \
+                     and the quote, such as \"#\""
                 ),
             ));
         }

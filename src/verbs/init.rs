@@ -118,6 +118,9 @@ pub struct SourceOut {
     /// `delimiter` of a CSV source whose cells are not separated by commas (`"\t"`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delimiter: Option<String>,
+    /// `comment` of a CSV source whose files have comment lines (`"#"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
     /// The standard W&B table, for `format = "wandb"`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wandb_table: Option<String>,
@@ -735,7 +738,8 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
             format: t.plan.format.name().to_string(),
             path: t.plan.patterns.iter().map(|p| format!("{}{p}", written.prefix)).collect(),
             record_path: t.plan.record_path.clone(),
-            delimiter: t.plan.delimiter.map(|d| (d as char).to_string()),
+            delimiter: t.plan.csv.delimiter.map(|d| (d as char).to_string()),
+            comment: t.plan.csv.comment.map(|c| (c as char).to_string()),
             wandb_table: t.plan.wandb_table.map(String::from),
             files: t.plan.files.clone(),
             declared: t.plan.fields.clone(),
@@ -865,9 +869,9 @@ enum Kind {
     /// A YAML document: the first record's keys, and the root mapping's outline (none for a
     /// root sequence of records).
     Yaml(Vec<String>, Option<Outline>),
-    /// A CSV file: its header, and the byte between its cells when it is not a comma (a tab
-    /// in a `.tsv` file).
-    Csv(Vec<String>, Option<u8>),
+    /// A CSV file: its header, and how it is written where that is not RFC 4180's way (tabs
+    /// between the cells of a `.tsv` file; comment lines above the header).
+    Csv(Vec<String>, CsvWriting),
     /// A Parquet file: its columns.
     Parquet(Vec<String>),
 }
@@ -1520,7 +1524,17 @@ fn look_csv(input: &InputFile) -> std::result::Result<Kind, String> {
     let mut reader = crate::stages::ingest::files::open(input).map_err(|e| unreadable_reason(&input.rel, &e))?;
     crate::stages::ingest::records::refuse_utf16(&mut reader, &input.rel)
         .map_err(|e| unreadable_reason(&input.rel, &e))?;
-    let header = crate::stages::ingest::wandb::csv::header(input).map_err(|e| unreadable_reason(&input.rel, &e))?;
+    let comment = comment_char(input, b',')?;
+    let header = match comment {
+        // (a W&B export has no comment line)
+        Some(c) => {
+            let dialect = crate::stages::ingest::records::Dialect { comment: Some(c), ..Default::default() };
+            let reader = crate::stages::ingest::files::open(input).map_err(|e| unreadable_reason(&input.rel, &e))?;
+            crate::stages::ingest::records::csv_columns(reader, &input.rel, dialect)
+                .map_err(|e| unreadable_reason(&input.rel, &e))?
+        }
+        None => crate::stages::ingest::wandb::csv::header(input).map_err(|e| unreadable_reason(&input.rel, &e))?,
+    };
     if header.iter().all(String::is_empty) {
         return Err("holds no header and no record".into());
     }
@@ -1546,13 +1560,13 @@ fn look_csv(input: &InputFile) -> std::result::Result<Kind, String> {
     if let [h] = cols.as_slice()
         && let Some((d, _)) = crate::stages::ingest::records::other_delimiter(h, b',')
     {
-        let dialect = crate::stages::ingest::records::Dialect { delimiter: d, ..TAB_SEPARATED };
+        let dialect = crate::stages::ingest::records::Dialect { delimiter: d, comment, ..TAB_SEPARATED };
         let reader = crate::stages::ingest::files::open(input).map_err(|e| unreadable_reason(&input.rel, &e))?;
         let header = crate::stages::ingest::records::csv_columns(reader, &input.rel, dialect)
             .map_err(|e| unreadable_reason(&input.rel, &e))?;
-        return Ok(Kind::Csv(header, Some(d)));
+        return Ok(Kind::Csv(header, CsvWriting { delimiter: Some(d), comment }));
     }
-    Ok(Kind::Csv(header, None))
+    Ok(Kind::Csv(header, CsvWriting { delimiter: None, comment }))
 }
 
 /// Why Inspect's `logs.json` is not read.
@@ -1568,20 +1582,75 @@ fn unreadable_reason(rel: &str, e: &Error) -> String {
     without_file(rel, &e.to_string())
 }
 
+/// `Some(b'#')` when a CSV file's first lines are comments: lines that start with `#`, none
+/// of which looks like a header. A header whose first name is `#` or `#id` (`#,run,score`) has
+/// no blank in its first cell and as many cells as the first line that does not start with
+/// `#`; `# sweep summary, 5-shot` is a comment. Looks at the first 1,000 lines, each read up to
+/// 1 MiB.
+fn comment_char(input: &InputFile, delimiter: u8) -> std::result::Result<Option<u8>, String> {
+    use std::io::{BufRead, Read};
+    let mut reader = crate::stages::ingest::files::open(input).map_err(|e| unreadable_reason(&input.rel, &e))?;
+    // the cells of a line, and whether its first cell holds a blank
+    let cells = |line: &[u8]| {
+        let mut rdr =
+            csv::ReaderBuilder::new().has_headers(false).flexible(true).delimiter(delimiter).from_reader(line);
+        let record = rdr.byte_records().next().and_then(|r| r.ok());
+        let blank = record.as_ref().and_then(|r| r.get(0)).is_none_or(|c| c.iter().any(u8::is_ascii_whitespace));
+        (record.map_or(1, |r| r.len()), blank)
+    };
+    let mut comments: Vec<(usize, bool)> = Vec::new();
+    let mut line = Vec::new();
+    for k in 0..1000 {
+        line.clear();
+        // (a file that cannot be read is said by the reading of its header)
+        if (&mut reader).take(1 << 20).read_until(b'\n', &mut line).unwrap_or(0) == 0 {
+            break;
+        }
+        let mut l = line.as_slice();
+        if k == 0 {
+            l = l.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(l);
+        }
+        let l = l.strip_suffix(b"\n").unwrap_or(l);
+        let l = l.strip_suffix(b"\r").unwrap_or(l);
+        if l.is_empty() {
+            continue;
+        }
+        if l[0] == b'#' {
+            comments.push(cells(l));
+            continue;
+        }
+        let (header, _) = cells(l);
+        let header_like = |&(n, blank): &(usize, bool)| n > 1 && n == header && !blank;
+        return Ok((!comments.is_empty() && !comments.iter().any(header_like)).then_some(b'#'));
+    }
+    Ok(None)
+}
+
 /// A tab-separated file, its cells quoted as in RFC 4180 (pandas' `to_csv(sep="\t")`).
 const TAB_SEPARATED: crate::stages::ingest::records::Dialect =
-    crate::stages::ingest::records::Dialect { delimiter: b'\t', quote: Some(b'"'), named: true };
+    crate::stages::ingest::records::Dialect { delimiter: b'\t', quote: Some(b'"'), named: true, comment: None };
 
 /// Reads the header of a tab-separated file (`.tsv`), a CSV file whose cells are separated by
 /// tabs.
 fn look_tsv(input: &InputFile) -> std::result::Result<Kind, String> {
+    let comment = comment_char(input, b'\t')?;
     let reader = crate::stages::ingest::files::open(input).map_err(|e| unreadable_reason(&input.rel, &e))?;
-    let header = crate::stages::ingest::records::csv_columns(reader, &input.rel, TAB_SEPARATED)
+    let dialect = crate::stages::ingest::records::Dialect { comment, ..TAB_SEPARATED };
+    let header = crate::stages::ingest::records::csv_columns(reader, &input.rel, dialect)
         .map_err(|e| unreadable_reason(&input.rel, &e))?;
     if header.is_empty() {
         return Err("holds no header and no record".into());
     }
-    Ok(Kind::Csv(header, Some(b'\t')))
+    Ok(Kind::Csv(header, CsvWriting { delimiter: Some(b'\t'), comment }))
+}
+
+/// How a CSV file is written where that is not RFC 4180's way: what its source sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct CsvWriting {
+    /// The byte between cells, when not a comma (`delimiter`).
+    delimiter: Option<u8>,
+    /// The byte that starts a comment line, when the file has comment lines (`comment`).
+    comment: Option<u8>,
 }
 
 /// The outline of a JSON document: what its root holds, read without keeping values.
@@ -1939,8 +2008,8 @@ struct SourcePlan {
     /// Candidate patterns tried before a list of the files (the run-naming ones).
     wanted: Vec<String>,
     record_path: Option<String>,
-    /// The byte between the cells of a CSV source, when not a comma.
-    delimiter: Option<u8>,
+    /// How the files of a CSV source are written, where that is not RFC 4180's way.
+    csv: CsvWriting,
     wandb_table: Option<&'static str>,
     /// `[[source.field]]` declarations.
     fields: Vec<Declared>,
@@ -2008,7 +2077,7 @@ impl SourcePlan {
             patterns: vec![],
             wanted: vec![],
             record_path: None,
-            delimiter: None,
+            csv: CsvWriting::default(),
             wandb_table: None,
             fields: vec![],
             hidden: vec![],
@@ -2540,8 +2609,8 @@ fn wandb_plans(raw: &Path, looked: &[Looked], not_read: &mut Vec<NotRead>) -> Ve
 struct Cluster {
     dir: String,
     format: Format,
-    /// The byte between a CSV file's cells, when not a comma.
-    delimiter: Option<u8>,
+    /// How its CSV files are written, where that is not RFC 4180's way.
+    csv: CsvWriting,
     signature: Vec<String>,
     /// The file name of a kind of file that is a table of its own over the runs whatever its
     /// keys (the Trainer's `train_results.json`).
@@ -2582,9 +2651,9 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
         };
         let dir = l.rel.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default();
         let format = l.kind.format();
-        let delimiter = match l.kind {
-            Kind::Csv(_, d) => d,
-            _ => None,
+        let csv = match l.kind {
+            Kind::Csv(_, w) => w,
+            _ => CsvWriting::default(),
         };
         let keys: BTreeSet<String> = keys.into_iter().collect();
         // a file there both plain and compressed would give each row twice: two tables
@@ -2592,7 +2661,7 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
         let fits = |c: &Cluster| {
             c.dir == dir
                 && c.format == format
-                && c.delimiter == delimiter
+                && c.csv == csv
                 && arrays_agree(&c.signature, c.outline.as_ref(), &signature, outline.as_ref())
                 && c.named == named
                 && !same_file(c)
@@ -2610,7 +2679,7 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
             None => clusters.push(Cluster {
                 dir,
                 format,
-                delimiter,
+                csv,
                 signature,
                 named,
                 keys,
@@ -2631,7 +2700,7 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
                 && c.files.len() == 1
                 && !c.dir.is_empty()
                 && m.format == c.format
-                && m.delimiter == c.delimiter
+                && m.csv == c.csv
                 && arrays_agree(&m.signature, m.outline.as_ref(), &c.signature, c.outline.as_ref())
                 && m.named == c.named
                 && parent(&m.files[0].rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default())
@@ -2731,7 +2800,7 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
             let mw = m.wanted.as_deref()?;
             let o: Vec<&str> = mw.split('/').collect();
             if m.format != c.format
-                || m.delimiter != c.delimiter
+                || m.csv != c.csv
                 || !arrays_agree(&m.signature, m.outline.as_ref(), &c.signature, c.outline.as_ref())
                 || m.named != c.named
                 || o.len() != segs.len()
@@ -2940,7 +3009,7 @@ fn cluster_plans(c: Cluster) -> Vec<SourcePlan> {
         }
         (format, _) => {
             let mut plan = SourcePlan::new(base, *format, c.files.clone(), format!("The records of {shown}."));
-            plan.delimiter = c.delimiter;
+            plan.csv = c.csv;
             plan.wanted = wanted;
             plan.keys = generic_keys(&c.keys);
             plans.push(plan);
@@ -3902,8 +3971,14 @@ fn source_toml(name: &str, plan: &SourcePlan, prefix: &str) -> String {
     if let Some(r) = &plan.record_path {
         t.push_str(&format!("record_path = {}\n", q(r)));
     }
-    if let Some(d) = plan.delimiter {
+    if let Some(d) = plan.csv.delimiter {
         t.push_str(&format!("delimiter = {}\n", q(&(d as char).to_string())));
+    }
+    if let Some(c) = plan.csv.comment {
+        t.push_str(&format!(
+            "comment = {}   # lines that start with it are comments, above the header or among the rows\n",
+            q(&(c as char).to_string())
+        ));
     }
     if plan.files.len() > 1 && !plan.format.fixed_columns() {
         t.push_str("columns = \"union\"   # a column that a file lacks is null in its rows\n");
@@ -4071,7 +4146,7 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
         if schema.is_none() {
             schema = Some(rb.schema());
         }
-        if plan.format == Format::Csv && plan.delimiter == Some(b';') {
+        if plan.format == Format::Csv && plan.csv.delimiter == Some(b';') {
             for (f, c) in rb.schema().fields().iter().zip(rb.columns()) {
                 let Some(v) = arrow::array::AsArray::as_primitive_opt::<arrow::datatypes::Float64Type>(c) else {
                     continue;
@@ -4099,7 +4174,7 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
                     continue;
                 }
                 let entry = number_texts.entry(f.name().clone()).or_insert_with(|| {
-                    Some(NumberText { decimal_comma: plan.delimiter == Some(b';'), ..NumberText::new(f.name()) })
+                    Some(NumberText { decimal_comma: plan.csv.delimiter == Some(b';'), ..NumberText::new(f.name()) })
                 });
                 // (a column given up is not read again, batch after batch)
                 let Some(n) = entry.as_mut() else { continue };
@@ -4429,6 +4504,12 @@ impl NumberText {
             return false;
         };
         match self.kind {
+            // blanks around a number are trimmed by every reading: the other way of writing
+            // the column's numbers (`71%` after `0.71 `) is the one the SQL reads
+            Some('b') if kind != 'b' => {
+                self.kind = Some(kind);
+                self.first = (v.to_string(), at());
+            }
             Some(k) if k != kind => return false,
             Some(_) => {}
             None => {
@@ -4505,7 +4586,7 @@ impl NumberText {
             (Some('d'), _) => (
                 "numbers written with a decimal comma",
                 String::new(),
-                format!("CAST(replace({x}, ',', '.') AS DOUBLE)"),
+                format!("CAST(trim(replace({x}, ',', '.')) AS DOUBLE)"),
             ),
             (Some('b'), _) => (
                 "numbers written with blanks around them",
@@ -4515,7 +4596,7 @@ impl NumberText {
             _ => (
                 "numbers written with thousands separators",
                 String::new(),
-                format!("CAST(replace({x}, ',', '') AS {})", if self.fraction { "DOUBLE" } else { "BIGINT" }),
+                format!("CAST(trim(replace({x}, ',', '')) AS {})", if self.fraction { "DOUBLE" } else { "BIGINT" }),
             ),
         }
     }

@@ -596,6 +596,7 @@ pub async fn register_files(
         record_path: None,
         delimiter: None,
         quote: None,
+        comment: None,
         schema: None,
         columns: crate::core::spec::ColumnsPolicy::Union,
         nonfinite: crate::core::spec::NonFinite::Ieee,

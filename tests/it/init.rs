@@ -20,6 +20,11 @@ fn init(tmp: &Path, folder: &Path, name: &str) -> Value {
 
 /// Builds `tmp/pipelines/<name>` with `/` as the current folder, into `tmp/out`; the release.
 fn build_from_elsewhere(tmp: &Path, name: &str) -> PathBuf {
+    build_saying(tmp, name).0
+}
+
+/// [`build_from_elsewhere`], with what the build printed.
+fn build_saying(tmp: &Path, name: &str) -> (PathBuf, std::process::Output) {
     let o = run(bin()
         .current_dir("/")
         .arg("build")
@@ -27,7 +32,7 @@ fn build_from_elsewhere(tmp: &Path, name: &str) -> PathBuf {
         .arg("--releases-dir")
         .arg(tmp.join("out")));
     assert!(o.status.success(), "build failed: {}", stderr(&o));
-    PathBuf::from(stdout(&o).trim())
+    (PathBuf::from(stdout(&o).trim()), o)
 }
 
 /// Follows an init note on table `r` of pipeline `name`: selects `cast` in place of `column` in
@@ -1079,18 +1084,68 @@ fn a_raw_file_no_table_reads_is_named_in_the_card() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
     write(&out.join("runs/a"), "metrics.jsonl", "{\"step\": 1, \"loss\": 0.5}\n");
-    write(&out.join("results"), "summary.csv", "# sweep summary, 5-shot, strict\nrun,gsm8k,mmlu,arc,hs\na,1,2,3,4\n");
+    write(&out.join("results"), "summary.json", "{\"run\": \"a\", \"gsm8k\": 0.5,");
     let doc = init(tmp.path(), &out, "nr");
     assert_eq!(not_read(&doc).len(), 1, "{doc}");
-    // the comment line taken for the header is said
-    let said = "(line 1, read as the header, starts with `#`: a comment line? a CSV file's first line is its header: \
-                take comment lines out of the file)";
-    assert!(not_read(&doc)[0].1.contains(said), "{doc}");
     let release = build_from_elsewhere(tmp.path(), "nr");
     let card = std::fs::read_to_string(release.join("README.md")).unwrap();
     let said = "- Raw files the release does not hold, left out on purpose (`not_read` in `pipeline.toml`, which says \
-                why): `raw/results/summary.csv`.";
+                why): `raw/results/summary.json`.";
     assert!(card.contains(said), "{card}");
+}
+
+/// Comment lines above a hand-made table's header (`# sweep summary`) are comments: init sets
+/// `comment = "#"` (Frictionless `commentChar`), and a build skips them, naming those among
+/// the rows. A header whose first name is `#` stays a header.
+#[test]
+fn comment_lines_of_a_csv_file_are_skipped_and_those_among_the_rows_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    write(
+        &out.join("results"),
+        "summary.csv",
+        "# sweep summary, 5-shot, strict\r\n#\r\nrun,gsm8k,mmlu\r\na,0.5,0.6\r\n# b was rerun\r\nb,0.7,0.8\r\n",
+    );
+    write(&out.join("results"), "numbered.csv", "#,run,gsm8k\n1,a,0.5\n2,b,0.7\n");
+    let doc = init(tmp.path(), &out, "cm");
+    assert!(not_read(&doc).is_empty(), "{doc}");
+    let source = |name: &str| doc["sources"].as_array().unwrap().iter().find(|s| s["name"] == name).unwrap().clone();
+    assert_eq!(source("summary_raw")["comment"], "#", "{doc}");
+    assert!(source("numbered_raw").get("comment").is_none(), "{doc}");
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/cm/pipeline.toml")).unwrap();
+    assert!(toml.contains("comment = \"#\"   # lines that start with it are comments"), "{toml}");
+    let (release, o) = build_saying(tmp.path(), "cm");
+    let said = "source summary_raw skipped 1 line among the rows that starts with \"#\", as comments (its `comment`): \
+                raw/results/summary.csv:5; a row whose first cell starts with it is skipped so too (quote that cell to \
+                keep the row)";
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    let card = std::fs::read_to_string(release.join("README.md")).unwrap();
+    assert!(card.contains("raw/results/summary.csv:5"), "{card}");
+    let q = |sql: &str| stdout(&run(bin().arg("query").args(["--format", "csv"]).arg(&release).arg(sql)));
+    assert_eq!(
+        q("SELECT run, gsm8k, mmlu, _source_line FROM summary"),
+        "run,gsm8k,mmlu,_source_line\na,0.5,0.6,4\nb,0.7,0.8,6\n"
+    );
+    assert_eq!(q("SELECT \"#\", run FROM numbered"), "#,run\n1,a\n2,b\n");
+}
+
+/// A pipeline written by hand that reads a file with a comment line for its header is told
+/// which option skips it.
+#[test]
+fn a_comment_line_read_as_the_header_names_the_comment_option() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(&tmp.path().join("p/raw"), "s.csv", "# sweep summary, 5-shot, strict\nrun,gsm8k,mmlu,arc\na,1,2,3\n");
+    write(
+        &tmp.path().join("p"),
+        "pipeline.toml",
+        "name = \"p\"\nversion = \"0.1.0\"\n[[source]]\nname = \"s\"\npath = \"raw/s.csv\"\nformat = \"csv\"\n\
+         [[table]]\nname = \"t\"\nquery = \"SELECT * FROM s\"\n",
+    );
+    let o = bin().arg("build").arg(tmp.path().join("p")).current_dir(tmp.path()).output().unwrap();
+    assert!(!o.status.success());
+    let said = "(line 1, read as the header, starts with `#`: a comment line? set comment = \"#\" on the source to skip \
+                lines that start with it)";
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
 }
 
 #[test]
@@ -1328,7 +1383,7 @@ fn init_recognises_inspect_logs_zipped_and_json() {
                   d = json.load(open(sys.argv[1]))\n\
                   d['results']['scores'] = [dict(s, reducer=r) for s in d['results']['scores'] for r in ('mean', 'max')]\n\
                   json.dump(d, open(sys.argv[2], 'w'))\n";
-    let log = folder.join("2026-12-03T12-51-43-00-00_arith_8ZznE4YJuxptRoSfnc9sxB.json");
+    let log = folder.join("2026-12-07T00-54-57-00-00_arith_CYMu6xUWDMWwsceQT9fADw.json");
     let o = run(std::process::Command::new(python()).arg("-c").arg(script).arg(&log).arg(dir.join("reduced.json")));
     assert!(o.status.success(), "{}", stderr(&o));
     let rdoc = init(reduced.path(), &dir, "r");
@@ -1339,7 +1394,7 @@ fn init_recognises_inspect_logs_zipped_and_json() {
     let deep = tempfile::tempdir().unwrap();
     let logs = bundled_raw(deep.path(), &[("inspect", "")]);
     std::fs::create_dir_all(logs.join("old/2025")).unwrap();
-    let json = "2026-12-03T12-51-43-00-00_arith_8ZznE4YJuxptRoSfnc9sxB.json";
+    let json = "2026-12-07T00-54-57-00-00_arith_CYMu6xUWDMWwsceQT9fADw.json";
     std::fs::rename(logs.join(json), logs.join("old/2025").join(json)).unwrap();
     let ddoc = init(deep.path(), &logs, "d");
     assert_eq!(init_rows(&ddoc), want);
@@ -1881,6 +1936,13 @@ fn a_delimiter_is_one_character_of_a_csv_source() {
             "quote = \",\": expected one ASCII character other than a line end and the delimiter",
         ),
         ("jsonl\"\nquote = \"", "\",\"", "`quote` applies to format = \"csv\" only"),
+        (
+            "csv\"\ncomment = \",",
+            "\",\"",
+            "comment = \",\": expected one ASCII character other than a blank, a line end, the delimiter and the quote",
+        ),
+        ("csv\"\ncomment = \"##", "\",\"", "comment = \"##\": expected one ASCII character"),
+        ("jsonl\"\ncomment = \"#", "\",\"", "`comment` applies to format = \"csv\" only"),
     ]
     .into_iter()
     .enumerate()
@@ -1896,8 +1958,11 @@ fn a_delimiter_is_one_character_of_a_csv_source() {
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
         assert!(stderr(&o).contains(expected), "{delimiter}: {}", stderr(&o));
         // at the line of the key it is about
-        let key =
-            if expected.starts_with("quote") || expected.starts_with("`quote`") { "\nquote" } else { "\ndelimiter" };
+        let key = ["quote", "comment"]
+            .into_iter()
+            .find(|k| expected.starts_with(k) || expected.starts_with(&format!("`{k}`")))
+            .map_or("\ndelimiter".to_string(), |k| format!("\n{k}"));
+        let key = key.as_str();
         let line = line_at(&text, text.find(key).unwrap() + 1);
         assert!(stderr(&o).contains(&format!("pipeline.toml:{line} (source s): ")), "{line}: {}", stderr(&o));
     }
@@ -2581,7 +2646,7 @@ fn a_results_table_is_keyed_by_what_names_its_rows_and_a_repeat_is_said() {
         "{notes}"
     );
     let said = "n_samples holds numbers written with thousands separators (\\\"1,319\\\" at r.csv:2), kept as text; to \
-                read them as numbers, select CAST(replace(n_samples, ',', '') AS BIGINT) AS n_samples";
+                read them as numbers, select CAST(trim(replace(n_samples, ',', '')) AS BIGINT) AS n_samples";
     assert!(notes.contains(said), "{notes}");
     // a CSV separated by semicolons writes its decimals with a comma: said, with the SQL that
     // reads them, and no part of a key
@@ -2590,7 +2655,8 @@ fn a_results_table_is_keyed_by_what_names_its_rows_and_a_repeat_is_said() {
     let doc = init(tmp.path(), &d, "semi");
     assert_eq!(key(&doc, "r"), Vec::<String>::new(), "{doc}");
     let said = "acc holds numbers written with a decimal comma (\\\"0,71\\\" at r.csv:2), kept as text; to read them as \
-                numbers, select CAST(replace(CASE WHEN acc IN ('n/a') THEN NULL ELSE acc END, ',', '.') AS DOUBLE) AS acc";
+                numbers, select CAST(trim(replace(CASE WHEN acc IN ('n/a') THEN NULL ELSE acc END, ',', '.')) AS DOUBLE) AS \
+                acc";
     assert!(doc["notes"].to_string().contains(said), "{doc}");
     // there a dot before three digits is a thousands separator, likely: said, the value read
     write(&d, "r.csv", "model;acc;n\nm1;0,71;1.319\nm2;0,5;14.042\nm3;0,65;2.500\n");
@@ -2612,6 +2678,21 @@ fn a_results_table_is_keyed_by_what_names_its_rows_and_a_repeat_is_said() {
     let said = "table r: \\\" acc\\\" holds numbers written with blanks around them (\\\" 0.6\\\" at r.csv:2), kept as \
                 text; to read them as numbers, select CAST(trim(\\\" acc\\\") AS DOUBLE) AS acc in the table's SQL";
     assert!(doc["notes"].to_string().contains(said), "{doc}");
+    // a number with a blank after it, then percentages beside fractions: the SQL reads both
+    // (its `TRY_CAST` would have made `71%` null)
+    let d = tmp.path().join("padded");
+    write(&d, "r.csv", "run,benchmark,score\na,gsm8k,0.71 \na,math,0.42\nb,gsm8k,71%\n");
+    let doc = init(tmp.path(), &d, "padded");
+    let said = "score holds percentages written with their sign (\\\"71%\\\" at r.csv:4) beside fractions (\\\"0.71 \\\" at \
+                r.csv:2): two scales";
+    assert!(doc["notes"].to_string().contains(said), "{doc}");
+    let cast = "CASE WHEN ends_with(trim(score), '%') THEN CAST(trim(rtrim(trim(score), '%')) || 'e-2' AS DOUBLE) ELSE \
+                CAST(trim(score) AS DOUBLE) END AS score";
+    let release = read_as_number(tmp.path(), "padded", "score", cast);
+    assert_eq!(
+        query(&release, "SELECT run, score FROM r ORDER BY run, benchmark"),
+        "run,score\na,0.71\na,0.42\nb,0.71\n"
+    );
     // percentages written with their sign are results, not names, and said
     let d = tmp.path().join("pct");
     write(&d, "r.csv", "model,win_rate\nm1,55.5%\nm2,N/A\nm3,48 %\n");

@@ -571,6 +571,9 @@ fn convert_records(
     let (src, conv) = (chunk_spec.src, chunk_spec.conv);
     let mut batch: Vec<Pending> = Vec::with_capacity(BATCH_ROWS);
     let mut bad: Vec<BadLine> = Vec::new();
+    // files whose comment lines among the rows were skipped (a row whose first cell starts
+    // with the comment character is one): said, as a row never goes without a word
+    let mut commented: Vec<(String, records::CommentLines)> = Vec::new();
     for (k, input) in inputs.iter().enumerate() {
         let file = input.rel.clone();
         let captures = input.captures.clone();
@@ -597,7 +600,11 @@ fn convert_records(
         let read = match (wandb_plan, trackio_reader.as_deref_mut()) {
             (Some(plan), _) => wandb::read(plan, k, &mut sink),
             (None, Some(reader)) => reader.read(input, &mut sink),
-            (None, None) => read_file(src, input, files::open(input)?, &mut sink),
+            (None, None) => read_file(src, input, files::open(input)?, &mut sink).map(|c| {
+                if c.count > 0 {
+                    commented.push((file.clone(), c));
+                }
+            }),
         };
         if let Err(e) = read {
             // the records read before the file could not be read on are checked first: their
@@ -612,6 +619,27 @@ fn convert_records(
     if !batch.is_empty() || !bad.is_empty() {
         let chunk = chunk_spec.convert(batch, bad)?;
         applier.apply(chunk)?;
+    }
+    if let Some((first_file, first)) = commented.first() {
+        let total: u64 = commented.iter().map(|(_, c)| c.count).sum();
+        let places: Vec<String> =
+            commented.iter().flat_map(|(f, c)| c.first.iter().map(move |l| format!("{f}:{l}"))).take(10).collect();
+        let more = total - places.len() as u64;
+        applier.report.warn(
+            &src.name,
+            "comment-lines",
+            Some(SourceRef { file: first_file.clone(), at: Position::Line(first.first[0]) }),
+            format!(
+                "source {} skipped {total} line{} among the rows that start{} with {:?}, as comments (its `comment`): \
+                 {}{}; a row whose first cell starts with it is skipped so too (quote that cell to keep the row)",
+                src.name,
+                if total == 1 { "" } else { "s" },
+                if total == 1 { "s" } else { "" },
+                src.comment.as_deref().unwrap_or("#"),
+                places.join(", "),
+                if more > 0 { format!(" and {more} more") } else { String::new() }
+            ),
+        );
     }
     Ok(())
 }
@@ -1342,13 +1370,16 @@ fn missing_to_null(obj: &mut Map<String, Value>, conv: &ConvertOptions) {
     }
 }
 
+/// Reads one file of `src` record by record into `sink`; the comment lines a CSV file holds
+/// among its rows (none for other formats).
 fn read_file(
     src: &SourceDef,
     input: &InputFile,
     reader: Box<dyn std::io::BufRead + Send>,
     sink: &mut dyn FnMut(Item) -> Result<()>,
-) -> Result<()> {
-    match src.format {
+) -> Result<records::CommentLines> {
+    let none = |r: Result<()>| r.map(|()| records::CommentLines::default());
+    none(match src.format {
         Format::Jsonl
         | Format::TinkerMetrics
         | Format::VerlMetrics
@@ -1375,7 +1406,7 @@ fn read_file(
         Format::Csv => {
             // pandas' index: whether its column holds the rows' positions is told from every row
             let positions = records::csv_index_positions(files::open(input)?, src.dialect());
-            records::csv(reader, &input.rel, src.dialect(), positions, sink)
+            return records::csv(reader, &input.rel, src.dialect(), positions, sink);
         }
         Format::Parquet => unreachable!("Parquet sources are read by run_parquet"),
         Format::Wandb => unreachable!("W&B sources are read by wandb::read"),
@@ -1384,7 +1415,7 @@ fn read_file(
         }
         Format::InspectEvals | Format::InspectSamples => inspect::read(src.format, src.keep_text, input, sink),
         Format::LightevalDetails => lighteval::read(input, sink),
-    }
+    })
 }
 
 /// Rows of a source gathered before they are written to its staging file as one batch, and
@@ -1465,7 +1496,7 @@ fn observe_files(
             Ok(())
         };
         match read_file(src, input, reader, &mut sink) {
-            Ok(()) => {}
+            Ok(_) => {}
             Err(e @ Error::Invalid { .. }) => {
                 return Ok((per_file, unread, set_aside, first_unread, Some(name_table(e, &src.name))));
             }

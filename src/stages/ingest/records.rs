@@ -655,15 +655,19 @@ impl<'de> Visitor<'de> for Nav<'_, '_, '_> {
 /// The header of a CSV file: its column names, in order (an empty name marks a column that
 /// is skipped, as a pandas index).
 ///
-/// Errors: [`Error::Format`] when the header cannot be read, [`Error::Config`] at line 1 when
-/// it names a column twice.
-pub(crate) fn csv_header<R: std::io::Read>(rdr: &mut csv::Reader<R>, rel: &str) -> Result<csv::StringRecord> {
+/// Errors: [`Error::Format`] when the header cannot be read, [`Error::Config`] at the
+/// header's line (of `lines`, which the reader reads through) when it names a column twice.
+pub(crate) fn csv_header<R: std::io::Read>(
+    rdr: &mut csv::Reader<R>,
+    rel: &str,
+    lines: &LineLog,
+) -> Result<csv::StringRecord> {
     let headers = rdr.headers().map_err(|e| Error::format(rel, format!("cannot read the CSV header: {e}")))?.clone();
     let mut seen = std::collections::BTreeSet::new();
     for h in headers.iter().filter(|h| !h.is_empty()) {
         if !seen.insert(h) {
             return Err(Error::config(
-                format!("{rel}:1"),
+                format!("{rel}:{}", lines.header_line()),
                 format!("the CSV header names column `{h}` twice; rename one (its values would be lost)"),
             ));
         }
@@ -677,8 +681,9 @@ pub(crate) fn csv_header<R: std::io::Read>(rdr: &mut csv::Reader<R>, rel: &str) 
 /// Errors: those of the header (see [`csv`](fn@csv)).
 pub fn csv_columns(mut reader: Box<dyn BufRead + Send>, rel: &str, dialect: Dialect) -> Result<Vec<String>> {
     refuse_utf16(&mut reader, rel)?;
-    let mut rdr = dialect_reader(dialect).from_reader(reader);
-    Ok(csv_header(&mut rdr, rel)?.iter().filter(|h| !h.is_empty()).map(str::to_string).collect())
+    let lines = LineLog::keeping_text(dialect);
+    let mut rdr = dialect_reader(dialect).from_reader(lines.wrap(reader));
+    Ok(csv_header(&mut rdr, rel, &lines)?.iter().filter(|h| !h.is_empty()).map(str::to_string).collect())
 }
 
 /// Refuses a text file that starts with a UTF-16 byte order mark (Excel's "Unicode text"),
@@ -720,7 +725,7 @@ pub fn other_delimiter(header: &str, delimiter: u8) -> Option<(u8, &'static str)
 /// A csv crate reader of `dialect`: a header row, every row as long as it.
 fn dialect_reader(dialect: Dialect) -> csv::ReaderBuilder {
     let mut b = csv::ReaderBuilder::new();
-    b.has_headers(true).flexible(false).delimiter(dialect.delimiter);
+    b.has_headers(true).flexible(false).delimiter(dialect.delimiter).comment(dialect.comment);
     match dialect.quote {
         Some(q) => b.quote(q),
         None => b.quoting(false),
@@ -753,19 +758,41 @@ pub fn csv_index_positions(reader: Box<dyn BufRead + Send>, dialect: Dialect) ->
     Some(true)
 }
 
+/// Comment lines a CSV file holds among its rows (below its header), skipped as its
+/// dialect's `comment` says: a row whose first cell starts with the comment character is one.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct CommentLines {
+    /// How many.
+    pub count: u64,
+    /// The first ten, as 1-based lines.
+    pub first: Vec<u64>,
+}
+
+impl CommentLines {
+    fn add(&mut self, lines: Vec<u64>) {
+        self.count += lines.len() as u64;
+        let room = 10usize.saturating_sub(self.first.len());
+        self.first.extend(lines.into_iter().take(room));
+    }
+}
+
 /// Reads CSV with a header row, as `dialect` says it is written (RFC 4180 by default, or
-/// tab-separated); every cell is a string.
+/// tab-separated); every cell is a string. Returns the comment lines skipped among the rows
+/// (none unless `dialect.comment` is set).
 ///
 /// `index_positions` says, when the header's first name is empty (pandas' index), whether
 /// that column holds the rows' positions in every row ([`csv_index_positions`]); `None`
 /// leaves it to the first row.
+///
+/// Errors: [`Error::Format`] for a header that cannot be read, a quote never closed, or a
+/// comment line with a CR alone in it (the lines after it would be read as the comment).
 pub fn csv(
     mut reader: Box<dyn BufRead + Send>,
     rel: &str,
     dialect: Dialect,
     index_positions: Option<bool>,
     sink: &mut dyn FnMut(Item) -> Result<()>,
-) -> Result<()> {
+) -> Result<CommentLines> {
     refuse_utf16(&mut reader, rel)?;
     // the csv crate counts the LF of a CRLF only when it reads the next record, and a record's
     // position is where the reading started, before any blank lines (rust-csv issue 395):
@@ -774,8 +801,24 @@ pub fn csv(
     let lines = LineLog::keeping_text(dialect);
     let mut rdr = dialect_reader(dialect).from_reader(lines.wrap(reader));
     let line_of = |p: &csv::Position| lines.line_at(p.byte());
-    let headers = csv_header(&mut rdr, rel)?;
+    let headers = csv_header(&mut rdr, rel, &lines)?;
     lines.check_header(rdr.position().byte(), rel)?;
+    let header_line = lines.header_line();
+    // a comment line with a CR alone in it runs on to the next LF: the lines between are lost
+    let over_cr = |lines: &LineLog| match lines.comment_over_cr() {
+        Some(line) => Err(Error::format(
+            format!("{rel}:{line}"),
+            format!(
+                "a comment line (starting with {:?}) holds a CR with no LF after it (old Mac line ends): a CSV \
+                 reader reads a comment to the next LF, so the lines after that CR would be lost; save the file with \
+                 LF line ends",
+                char::from(dialect.comment.unwrap_or(b'#'))
+            ),
+        )),
+        None => Ok(()),
+    };
+    over_cr(&lines)?;
+    let mut comments = CommentLines::default();
     // a blank line of a file of one column is a row whose cell is empty (null unless
     // missingValues says otherwise), as polars writes a null and DuckDB reads it; the csv
     // crate skips it. Blank lines after the last row end the file.
@@ -788,7 +831,7 @@ pub fn csv(
         && let Some((d, what)) = other_delimiter(h, dialect.delimiter)
     {
         return Err(Error::format(
-            format!("{rel}:1"),
+            format!("{rel}:{header_line}"),
             format!(
                 "the header is one column, {h:?}, that holds {what}: a file whose cells are separated by them? set \
                  delimiter = \"{}\" on the source (or delimiter = \"{}\" to read it as one column)",
@@ -799,6 +842,7 @@ pub fn csv(
     }
     lines.forget_before(rdr.position().byte());
     lines.blank_lines_before(rdr.position().byte());
+    lines.comment_lines_before(rdr.position().byte());
     let mut record = csv::StringRecord::new();
     // each record is handed on when the next one is read: the csv crate ends a quoted cell
     // that is never closed at the end of the file without an error, so the last record is
@@ -834,6 +878,8 @@ pub fn csv(
         let start = rdr.position().byte();
         match rdr.read_record(&mut record) {
             Ok(false) => {
+                over_cr(&lines)?;
+                comments.add(lines.comment_lines_before(u64::MAX));
                 match held.take() {
                     // the rows after the quote cannot be told apart: the file is not
                     // read, even when bad rows are set aside
@@ -844,14 +890,14 @@ pub fn csv(
                     // no record after the header, and a quote left open: the header's
                     None if lines.open_quote() => {
                         return Err(Error::format(
-                            format!("{rel}:1"),
+                            format!("{rel}:{header_line}"),
                             "a quoted cell opened in the CSV header is never closed: the header would hold \
                              every line of the file; close the quote",
                         ));
                     }
                     None => {}
                 }
-                return Ok(());
+                return Ok(comments);
             }
             Ok(true) => {
                 let line = record.position().map(line_of).unwrap_or(pos);
@@ -908,9 +954,10 @@ pub fn csv(
                     },
                     (None, None) => Item::Record(obj, Position::Line(line)),
                 };
+                over_cr(&lines)?;
+                comments.add(lines.comment_lines_before(rdr.position().byte()));
                 if let Some(column) = &one_column {
-                    let blanks = lines.blank_lines_before(rdr.position().byte());
-                    for at in line.saturating_sub(blanks)..line {
+                    for at in lines.blank_lines_before(rdr.position().byte()) {
                         let empty = Map::from_iter([(column.clone(), Value::String(String::new()))]);
                         if let Some(item) = held.replace(Item::Record(empty, Position::Line(at))) {
                             sink(item)?;
@@ -934,6 +981,7 @@ pub fn csv(
                 let mut message = csv_error_message(&e);
                 // a comment line above the header was taken for it
                 if matches!(e.kind(), csv::ErrorKind::UnequalLengths { .. })
+                    && dialect.comment.is_none()
                     && headers.get(0).is_some_and(|h| h.trim_start().starts_with('#'))
                 {
                     message.push_str(COMMENT_HEADER);
@@ -947,7 +995,7 @@ pub fn csv(
                 match e.kind() {
                     csv::ErrorKind::UnequalLengths { .. } => held = Some(bad),
                     csv::ErrorKind::Utf8 { .. } => sink(bad)?,
-                    _ => return sink(bad),
+                    _ => return sink(bad).map(|()| comments),
                 }
             }
         }
@@ -972,8 +1020,8 @@ pub(crate) fn csv_error_message(e: &csv::Error) -> String {
 }
 
 /// What a row of the wrong length says when the header, line 1, starts with `#`.
-const COMMENT_HEADER: &str = " (line 1, read as the header, starts with `#`: a comment line? a CSV file's first line \
-     is its header: take comment lines out of the file)";
+const COMMENT_HEADER: &str = " (line 1, read as the header, starts with `#`: a comment line? set comment = \"#\" on \
+     the source to skip lines that start with it)";
 
 /// The problem of a CSV record in which text follows the closing quote of a cell.
 pub(crate) const STRAY_TEXT: &str = "text follows the closing quote of a quoted cell (`\"ab\"c`), which RFC 4180 does \
@@ -1002,12 +1050,31 @@ struct LineState {
     /// does not allow and the csv crate joins to the cell, not yet passed by
     /// [`LineLog::stray_before`].
     stray: std::collections::VecDeque<u64>,
-    /// Offsets of blank lines outside quoted cells (a line end right after another), not
-    /// yet passed by [`LineLog::blank_lines_before`]: the csv crate skips them, and in a file
-    /// of one column each is a row whose cell is empty.
-    blank: std::collections::VecDeque<u64>,
+    /// Offsets and lines of blank lines outside quoted cells (a line end right after
+    /// another), not yet passed by [`LineLog::blank_lines_before`]: the csv crate skips them,
+    /// and in a file of one column each is a row whose cell is empty.
+    blank: std::collections::VecDeque<(u64, u64)>,
     /// The last byte read outside a quoted cell ended a line.
     line_ended: bool,
+    /// Line breaks read so far (LF, CR, and CRLF as one).
+    lines_read: u64,
+    /// A byte other than a byte order mark was read.
+    started: bool,
+    /// The line the header starts on: the first that is neither blank nor a comment.
+    header_line: Option<u64>,
+    /// The bytes read are inside a comment line (from the dialect's comment byte at the start
+    /// of a record to the LF that ends it, as the csv crate reads comments).
+    in_comment: bool,
+    /// The last byte read was a CR inside a comment line.
+    comment_cr: bool,
+    /// The line of a comment that holds a CR with no LF after it: the csv crate reads the
+    /// comment on to the next LF, over the lines a CR alone ends (old Mac files).
+    comment_over_cr: Option<u64>,
+    /// Offsets of the comment byte and of the LF that ends each comment line (`u64::MAX`
+    /// while it runs), not yet passed by [`LineLog::line_at`].
+    comment_spans: std::collections::VecDeque<(u64, u64)>,
+    /// Offsets and lines of comment lines not yet passed by [`LineLog::comment_lines_before`].
+    comment_lines: std::collections::VecDeque<(u64, u64)>,
     /// Whether the bytes read are kept for [`LineLog::text`].
     keep: bool,
     /// The bytes read from offset `kept_from` on, after the first `kept_skip` (see
@@ -1090,7 +1157,18 @@ impl LineLog {
     /// to the next).
     pub(crate) fn line_at(&self, mut offset: u64) -> u64 {
         let mut s = self.0.borrow_mut();
-        while let Some(&(at, byte)) = s.ends.front() {
+        loop {
+            // a comment line where the record would start is passed, to its LF
+            while s.comment_spans.front().is_some_and(|&(start, _)| start < offset) {
+                s.comment_spans.pop_front();
+            }
+            if let Some(&(start, end)) = s.comment_spans.front()
+                && start == offset
+            {
+                s.comment_spans.pop_front();
+                offset = end;
+            }
+            let Some(&(at, byte)) = s.ends.front() else { break };
             if at > offset {
                 break;
             }
@@ -1117,16 +1195,40 @@ impl LineLog {
         found
     }
 
-    /// How many blank lines lie before byte `end` (offsets passed in increasing order), not
-    /// counted by an earlier call.
-    pub(crate) fn blank_lines_before(&self, end: u64) -> u64 {
+    /// The 1-based lines of the blank lines before byte `end` (offsets passed in increasing
+    /// order), not given by an earlier call.
+    pub(crate) fn blank_lines_before(&self, end: u64) -> Vec<u64> {
         let mut s = self.0.borrow_mut();
-        let mut n = 0;
-        while s.blank.front().is_some_and(|&at| at < end) {
+        let mut lines = Vec::new();
+        while let Some(&(_, line)) = s.blank.front().filter(|&&(at, _)| at < end) {
             s.blank.pop_front();
-            n += 1;
+            lines.push(line);
         }
-        n
+        lines
+    }
+
+    /// The 1-based lines of the comment lines that start before byte `end` (offsets passed
+    /// in increasing order), not given by an earlier call.
+    pub(crate) fn comment_lines_before(&self, end: u64) -> Vec<u64> {
+        let mut s = self.0.borrow_mut();
+        let mut lines = Vec::new();
+        while let Some(&(_, line)) = s.comment_lines.front().filter(|&&(at, _)| at < end) {
+            s.comment_lines.pop_front();
+            lines.push(line);
+        }
+        lines
+    }
+
+    /// The line the header starts on: 1, or the first line after the blank lines and comment
+    /// lines above it.
+    pub(crate) fn header_line(&self) -> u64 {
+        self.0.borrow().header_line.unwrap_or(1)
+    }
+
+    /// The line of a comment line that holds a CR with no LF after it, if one was read: the
+    /// csv crate reads the comment on to the next LF, so the lines after that CR are lost.
+    pub(crate) fn comment_over_cr(&self) -> Option<u64> {
+        self.0.borrow().comment_over_cr
     }
 
     /// Refuses a CSV header (ending at byte `end`) in which text follows a closing quote.
@@ -1134,7 +1236,8 @@ impl LineLog {
     /// Errors: [`Error::Format`] at line 1 of `rel`.
     pub(crate) fn check_header(&self, end: u64, rel: &str) -> Result<()> {
         if self.stray_before(end) {
-            return Err(Error::format(format!("{rel}:1"), format!("the CSV header: {STRAY_TEXT}")));
+            let line = self.header_line();
+            return Err(Error::format(format!("{rel}:{line}"), format!("the CSV header: {STRAY_TEXT}")));
         }
         Ok(())
     }
@@ -1166,8 +1269,17 @@ impl LineLog {
         let s = self.0.borrow();
         let kept = &s.kept[s.kept_skip..];
         let len = end.saturating_sub(s.kept_from).min(kept.len() as u64) as usize;
-        // a record's reading starts before the blank lines ahead of it
-        let first = kept[..len].iter().position(|b| !matches!(b, b'\n' | b'\r')).unwrap_or(len);
+        // a record's reading starts before the blank lines and comment lines ahead of it
+        let mut first = 0;
+        loop {
+            first += kept[first..len].iter().position(|b| !matches!(b, b'\n' | b'\r')).unwrap_or(len - first);
+            match s.dialect.comment {
+                Some(c) if kept.get(first) == Some(&c) && first < len => {
+                    first += memchr::memchr(b'\n', &kept[first..len]).map_or(len - first, |n| n + 1);
+                }
+                _ => break,
+            }
+        }
         let bytes = &kept[first..len];
         let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
         raw(bytes.strip_suffix(b"\r").unwrap_or(bytes))
@@ -1206,19 +1318,52 @@ impl<R: std::io::Read> std::io::Read for LineReader<R> {
         let skip = if s.offset == 0 && buf[..n].starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
         let mut line_ended = s.line_ended;
         for (i, &b) in buf[..n].iter().enumerate().skip(skip) {
+            let at = s.offset + i as u64;
+            let prev = i.checked_sub(1).map_or(s.last, |j| Some(buf[j]));
+            // a CRLF is one line break, counted at its CR
+            let breaks = u64::from(b == b'\r' || (b == b'\n' && prev != Some(b'\r')));
+            if s.in_comment {
+                // the csv crate reads a comment line to its LF, whatever comes before
+                if s.comment_cr && b != b'\n' && s.comment_over_cr.is_none() {
+                    s.comment_over_cr = s.comment_lines.back().map(|&(_, line)| line).or(Some(s.lines_read));
+                }
+                s.comment_cr = b == b'\r';
+                if b == b'\n' {
+                    s.in_comment = false;
+                    if let Some(span) = s.comment_spans.back_mut() {
+                        span.1 = at;
+                    }
+                    line_ended = true;
+                }
+                s.lines_read += breaks;
+                continue;
+            }
+            let record_start = q == QuoteState::CellStart && (line_ended || !s.started);
+            s.started = true;
+            if record_start && dialect.comment == Some(b) {
+                s.in_comment = true;
+                s.comment_cr = false;
+                let line = s.lines_read + 1;
+                s.comment_spans.push_back((at, u64::MAX));
+                s.comment_lines.push_back((at, line));
+                continue;
+            }
+            if record_start && !matches!(b, b'\n' | b'\r') && s.header_line.is_none() {
+                s.header_line = Some(s.lines_read + 1);
+            }
             let next = q.next(b, dialect);
             if matches!(q, QuoteState::QuoteInQuoted | QuoteState::BlankAfterQuote) && next == QuoteState::Unquoted {
-                let at = s.offset + i as u64;
                 s.stray.push_back(at);
             }
             let ends_line = matches!(b, b'\n' | b'\r') && q != QuoteState::Quoted;
             // a line that ends where it starts, outside quotes (the LF of a CRLF ends the
             // line its CR ended)
-            let crlf_half = || b == b'\n' && i.checked_sub(1).map_or(s.last, |j| Some(buf[j])) == Some(b'\r');
-            if ends_line && q == QuoteState::CellStart && line_ended && !crlf_half() {
-                let at = s.offset + i as u64;
-                s.blank.push_back(at);
+            let crlf_half = b == b'\n' && prev == Some(b'\r');
+            if ends_line && q == QuoteState::CellStart && line_ended && !crlf_half {
+                let line = s.lines_read + 1;
+                s.blank.push_back((at, line));
             }
+            s.lines_read += breaks;
             line_ended = ends_line;
             q = next;
         }
@@ -1238,6 +1383,17 @@ impl<R: std::io::Read> std::io::Read for LineReader<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`super::csv`] without the comment lines it skipped.
+    fn csv(
+        reader: Box<dyn BufRead + Send>,
+        rel: &str,
+        dialect: Dialect,
+        index_positions: Option<bool>,
+        sink: &mut dyn FnMut(Item) -> Result<()>,
+    ) -> Result<()> {
+        super::csv(reader, rel, dialect, index_positions, sink).map(drop)
+    }
 
     /// Chunks of whole lines, as `BufRead::read_until` line by line would cut them: a chunk
     /// ends with the first line that reaches `chunk_bytes`.
@@ -1451,6 +1607,59 @@ mod tests {
         assert_eq!(got, vec!["/a/0 {\"x\":1}"]);
     }
 
+    const HASH: Dialect = Dialect { delimiter: b',', quote: Some(b'"'), named: false, comment: Some(b'#') };
+
+    /// Items and skipped comment lines of `text` read with `dialect`, each item with its raw text.
+    fn read_commented(text: &'static [u8], dialect: Dialect) -> (Vec<String>, Result<CommentLines>) {
+        let mut out = Vec::new();
+        let r = super::csv(boxed(text), "f.csv", dialect, None, &mut |item| {
+            out.push(match item {
+                Item::Record(o, at) => format!("{at} {}", Value::Object(o)),
+                Item::Bad { at, raw, .. } => format!("{at} bad {raw:?}"),
+            });
+            Ok(())
+        });
+        (out, r)
+    }
+
+    #[test]
+    fn csv_comment_lines_are_skipped_and_lines_stay_right() {
+        let text = b"# results, merged by hand\r\n\r\n#  on 2026-11-02\r\nrun,score\r\n# gsm8k\r\na,\"0.5\r\n# not a comment\"\r\n\r\n#b,0.6\r\nc,0.7,x\r\n\"#d\",0.8\r\n# end\r\n";
+        let (got, r) = read_commented(text, HASH);
+        assert_eq!(
+            got,
+            vec![
+                "6 {\"run\":\"a\",\"score\":\"0.5\\r\\n# not a comment\"}",
+                "10 bad Some(\"c,0.7,x\")",
+                "11 {\"run\":\"#d\",\"score\":\"0.8\"}",
+            ]
+        );
+        assert_eq!(r.unwrap(), CommentLines { count: 3, first: vec![5, 9, 12] });
+        // without `comment`, the first line is the header
+        let (got, _) = read_commented(b"# note\nrun,score\na,1\n", Dialect::default());
+        assert_eq!(got[0], "2 bad Some(\"run,score\")");
+    }
+
+    #[test]
+    fn csv_comment_lines_leave_blank_rows_of_one_column_on_their_lines() {
+        let (got, r) = read_commented(b"#c\nx\n1\n\n# c\n\n2\n", HASH);
+        assert_eq!(got, vec!["3 {\"x\":\"1\"}", "4 {\"x\":\"\"}", "6 {\"x\":\"\"}", "7 {\"x\":\"2\"}"]);
+        assert_eq!(r.unwrap().first, vec![5]);
+    }
+
+    #[test]
+    fn csv_header_errors_name_the_header_line_below_comments() {
+        let e = super::csv(boxed(b"# a\n# b\nx,x\n1,2\n"), "f.csv", HASH, None, &mut |_| Ok(())).unwrap_err();
+        assert!(e.to_string().starts_with("f.csv:3:"), "{e}");
+    }
+
+    #[test]
+    fn csv_comment_with_a_cr_alone_is_refused_rather_than_lose_the_lines_after_it() {
+        let (got, r) = read_commented(b"run,score\ra,1\r# note\rb,2\rc,3\n", HASH);
+        let e = r.unwrap_err().to_string();
+        assert!(e.starts_with("f.csv:3:") && e.contains("CR with no LF"), "{e} {got:?}");
+    }
+
     #[test]
     fn csv_lines_are_right_with_crlf_endings() {
         let got = collect(|s| {
@@ -1651,7 +1860,7 @@ mod tests {
         assert!(e.contains("f:1") && e.contains(&format!("the CSV header: {STRAY_TEXT}")), "{e}");
     }
 
-    const TAB: Dialect = Dialect { delimiter: b'\t', quote: Some(b'"'), named: true };
+    const TAB: Dialect = Dialect { delimiter: b'\t', quote: Some(b'"'), named: true, comment: None };
 
     #[test]
     fn a_pandas_index_of_labels_is_kept_and_one_of_positions_left_out() {

@@ -179,7 +179,7 @@ fn records(plan: &Plan, k: usize, out: &mut dyn FnMut(Out) -> Result<()>, f: &mu
         .flexible(false)
         .from_reader(lines.wrap(crate::stages::ingest::files::open(&plan.inputs[k])?));
     // a column named twice is refused, as by the `csv` format: one copy's values would be lost
-    let header: Vec<String> = crate::stages::ingest::records::csv_header(&mut r, &rel)?
+    let header: Vec<String> = crate::stages::ingest::records::csv_header(&mut r, &rel, &lines)?
         .iter()
         .map(|s| s.trim_start_matches('\u{feff}').to_string())
         .collect();
