@@ -1,10 +1,10 @@
 """Writes Inspect AI eval logs with the real `inspect-ai` package and its mock model, offline:
 `python make_raw.py [DIR]` (default: raw/ beside this file, replaced).
 
-One task (`arith`, two in-code samples, two epochs) run on `mockllm/model`, logged twice: as a `.eval`
-archive (zstd-compressed members) and as a `.json` log. Scorers: `match`, `includes` and `ratio`, a
-scorer that gives sample "q1" an infinite value and sample 2 a NaN in its first epoch, so that the
-logs hold non-finite numbers.
+One task (`arith`, two in-code samples, two epochs, tagged `smoke`, `checkpoint` in its metadata) run on
+`mockllm/model`, logged twice: as a `.eval` archive (zstd-compressed members) and as a `.json` log.
+Scorers: `match`, `includes` and `ratio`, a scorer that gives sample "q1" an infinite value and sample 2
+a NaN in its first epoch, so that the logs hold non-finite numbers.
 
 The mock model counts prompt tokens with tiktoken's o200k_base encoding, which tiktoken downloads on
 first use: that count is replaced by a word count here (the only change; the logs are written by
@@ -60,5 +60,14 @@ if __name__ == "__main__":
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     for fmt in ["eval", "json"]:
-        logs = inspect_eval(task(), model="mockllm/model", log_dir=str(out), log_format=fmt, epochs=2, display="none")
+        logs = inspect_eval(
+            task(),
+            model="mockllm/model",
+            log_dir=str(out),
+            log_format=fmt,
+            epochs=2,
+            display="none",
+            tags=["smoke"],
+            metadata={"checkpoint": "final"},
+        )
         assert logs[0].status == "success", logs[0].error

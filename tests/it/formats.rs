@@ -521,6 +521,17 @@ fn inspect_eval_and_json_logs_read_alike() {
         ),
         "{eval}"
     );
+    // what tells evals apart: the tags and metadata given to `eval()`
+    let told = |f: &str| {
+        query(
+            r,
+            &format!(
+                "SELECT DISTINCT tags, json_str(json_get(metadata, 'checkpoint')) AS c FROM evaluations WHERE log_format = '{f}'"
+            ),
+        )
+    };
+    assert_eq!(told("eval"), "tags,c\n\"[\"\"smoke\"\"]\",final\n");
+    assert_eq!(told("json"), told("eval"));
     // samples: ids as text, epochs, targets, per-scorer values (NaN and Infinity as JSON strings)
     let samples = |f: &str| {
         query(

@@ -147,6 +147,12 @@ pub fn description(format: Format, wandb_table: Option<&str>, column: &str) -> O
         (F::InspectEvals, "metric") => "The metric (`accuracy`, `stderr`, `mean`, …).",
         (F::InspectEvals, "value") => "The metric's value.",
         (F::InspectEvals, "params") => "JSON text of the metric's parameters (null when none).",
+        (F::InspectEvals, "tags") => "JSON text of the eval's tags, with later edits (null when none).",
+        (F::InspectEvals, "metadata") => {
+            "JSON text of the eval's `metadata` (a checkpoint, a run), with later edits (null when empty)."
+        }
+        (F::InspectEvals, "task_args") => "JSON text of the arguments the task was given (null when none).",
+        (F::InspectEvals, "model_args") => "JSON text of the arguments the model was given (null when none).",
         (F::InspectSamples, "sample_id") => "The sample's `id`, as text (`q1`, `2`).",
         (F::InspectSamples, "epoch") => "The epoch, from 1.",
         (F::InspectSamples, "target") => "The target: text, or the JSON text of a list of targets.",

@@ -14,7 +14,9 @@
 //!   `error` (the message of a failed eval's `error`, else null),
 //!   `total_samples`, `completed_samples`, `scorer` (the score's `name`), `reducer` (over epochs,
 //!   null when none is named), `metric` (`accuracy`, `stderr`, …), `value` (Float64), `params`
-//!   (JSON text of the metric's params). A log without results (an eval that failed) gives one
+//!   (JSON text of the metric's params), and the eval's own: `tags`, `metadata` (JSON text of
+//!   the log's current ones, edits included, or else the eval's), `task_args`, `model_args`
+//!   (JSON text; each null when empty). A log without results (an eval that failed) gives one
 //!   row whose `scorer` and `metric` are null, so that it is not lost unseen.
 //! - `inspect-samples`: one row per sample × epoch (for `eval_samples`): `eval_id`, `task`,
 //!   `model` (the log's), `sample_id` (its `id`, a string or an integer, as text), `epoch`,
@@ -57,6 +59,10 @@ pub fn eval_columns() -> Vec<(String, Target)> {
         ("metric".into(), Target::Str),
         ("value".into(), Target::Float64),
         ("params".into(), Target::Json),
+        ("tags".into(), Target::Json),
+        ("metadata".into(), Target::Json),
+        ("task_args".into(), Target::Json),
+        ("model_args".into(), Target::Json),
     ]
 }
 
@@ -453,6 +459,21 @@ pub fn eval_rows(h: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, Shap
         other => text(other),
     };
     base.insert("error".into(), error);
+    // what tells evals of one task and model apart (a checkpoint in `metadata`, a tag, an
+    // argument): the log's current tags and metadata (Inspect 0.3.2xx, with later edits), or
+    // the eval's as it ran
+    let non_empty = |v: Option<&Value>| match v {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(m)) if m.is_empty() => None,
+        Some(Value::Array(a)) if a.is_empty() => None,
+        Some(v) => Some(v.clone()),
+    };
+    for k in ["tags", "metadata"] {
+        base.insert(k.into(), non_empty(h.get(k)).or_else(|| non_empty(eval.get(k))).unwrap_or(Value::Null));
+    }
+    for k in ["task_args", "model_args"] {
+        base.insert(k.into(), non_empty(eval.get(k)).unwrap_or(Value::Null));
+    }
     let results = match h.get("results") {
         None | Some(Value::Null) => None,
         Some(Value::Object(r)) => Some(r),
