@@ -480,6 +480,9 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> Result<(SchemaRef, Vec<Reco
             return Err(Error::sql(context, e));
         }
     };
+    if let Some(e) = case_folded_in(sql, df.logical_plan()) {
+        return Err(Error::sql("query", e));
+    }
     let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
     let mut stream = df.execute_stream().await.map_err(|e| Error::sql("query", e))?;
     let mut batches = Vec::new();
@@ -655,6 +658,9 @@ async fn start_statement(
         Err(e) => return Err(Error::sql(unknown_table_context(ctx, context, &statement), e)),
     };
     read_only(true).verify_plan(&plan).map_err(sql_err)?;
+    if let Some(name) = case_folded_name(&statement, &plan) {
+        return Err(Error::sql(context, case_folded(&name)));
+    }
     let df = ctx.execute_logical_plan(plan).await.map_err(sql_err)?;
     let task = Arc::new(df.task_ctx());
     // the executed plan's schema: the logical plan's may predate type coercion (a CASE or
@@ -663,6 +669,67 @@ async fn start_statement(
     let schema = physical.schema();
     let stream = datafusion::physical_plan::execute_stream(physical, task).map_err(sql_err)?;
     Ok((schema, stream))
+}
+
+/// The first name of `sql` that [`case_folded_name`] finds over `plan` (the plan of its last
+/// statement), as the error that says so.
+pub(crate) fn case_folded_in(
+    sql: &str,
+    plan: &datafusion::logical_expr::LogicalPlan,
+) -> Option<datafusion::error::DataFusionError> {
+    let statements = parse_statements(sql).ok()?;
+    statements.iter().find_map(|st| case_folded_name(st, plan)).map(|name| case_folded(&name))
+}
+
+/// The error of a name written without quotes that reads another column than the one it spells.
+fn case_folded(name: &str) -> datafusion::error::DataFusionError {
+    let lower = name.to_lowercase();
+    datafusion::error::DataFusionError::Plan(format!(
+        "{name}, written without quotes, reads column {lower} (SQL reads a name without quotes in lower case), and \
+         the table also has a column \"{name}\": write \"{name}\" to read that one, or {lower} to read the other"
+    ))
+}
+
+/// A name written without quotes and with capitals (`Loss`) in statement `st`, which SQL reads
+/// in lower case (`loss`), where a table `plan` scans has columns of both names: the query
+/// would read the other column than the one it spells, without a word.
+fn case_folded_name(
+    st: &datafusion::sql::parser::Statement,
+    plan: &datafusion::logical_expr::LogicalPlan,
+) -> Option<String> {
+    use datafusion::common::tree_node::TreeNodeRecursion;
+    use datafusion::sql::sqlparser::ast::{Expr, Ident};
+    use std::ops::ControlFlow;
+    let datafusion::sql::parser::Statement::Statement(st) = st else { return None };
+    let mut columns = std::collections::HashSet::new();
+    let _ = plan.apply_with_subqueries(|node| {
+        if let datafusion::logical_expr::LogicalPlan::TableScan(scan) = node {
+            columns.extend(scan.source.schema().fields().iter().map(|f| f.name().clone()));
+        }
+        Ok(TreeNodeRecursion::Continue)
+    });
+    let folded = |i: &Ident| {
+        i.quote_style.is_none()
+            && i.value != i.value.to_lowercase()
+            && columns.contains(&i.value)
+            && columns.contains(&i.value.to_lowercase())
+    };
+    let mut found = None;
+    let _ = datafusion::sql::sqlparser::ast::visit_expressions(&**st, |e| {
+        let named = match e {
+            Expr::Identifier(i) => folded(i).then_some(i),
+            Expr::CompoundIdentifier(parts) => parts.iter().find(|i| folded(i)),
+            _ => None,
+        };
+        match named {
+            Some(i) => {
+                found = Some(i.value.clone());
+                ControlFlow::Break(())
+            }
+            None => ControlFlow::Continue(()),
+        }
+    });
+    found
 }
 
 /// Why a query with `SIMILAR TO` is refused (see [`uses_similar_to`]).

@@ -217,6 +217,9 @@ pub(crate) async fn plan_table(cx: &TableCx<'_>) -> Result<TablePlan> {
         .sql_with_options(&sql, crate::sql::session::read_only(false))
         .await
         .map_err(|e| Error::sql(format!("table {} ({})", t.name, sql_origin(spec, i)), e))?;
+    if let Some(e) = crate::sql::session::case_folded_in(&sql, df.logical_plan()) {
+        return Err(Error::sql(format!("table {} ({})", t.name, sql_origin(spec, i)), e));
+    }
     let result_schema: Schema = df.schema().as_arrow().clone();
     let table_schema = match &spec.table_schemas[i] {
         Some(s) => s.clone(),

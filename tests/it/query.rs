@@ -1226,3 +1226,27 @@ fn a_raw_file_of_no_bytes_is_said_to_hold_no_record() {
         stderr(&o)
     );
 }
+
+/// `Loss` written without quotes reads column `loss` (SQL folds it to lower case): where the
+/// input has both, the build and a query refuse it rather than read the other column.
+#[test]
+fn a_name_without_quotes_that_two_columns_answer_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "in.csv", "step,Loss,loss\n1,0.5,0.6\n");
+    write(dir, "pipeline.toml", &one_source("casep", "in.csv", "csv", "", "SELECT step, Loss AS big FROM raw", ""));
+    let o = build(dir, &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let said = "Loss, written without quotes, reads column loss (SQL reads a name without quotes in lower case), and \
+                the table also has a column \"Loss\": write \"Loss\" to read that one, or loss to read the other";
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    write(dir, "pipeline.toml", &one_source("casep", "in.csv", "csv", "", "SELECT step, \"Loss\", loss FROM raw", ""));
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let release = release(dir, "casep");
+    assert_eq!(query(&release, "SELECT \"Loss\", loss FROM t"), "Loss,loss\n0.5,0.6\n");
+    // a query over the release is told the same
+    let o = run(bin().arg("query").arg(&release).arg("SELECT t.Loss FROM t"));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
+}
