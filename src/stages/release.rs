@@ -52,7 +52,7 @@
 //! order of [`row_order`](crate::core::schema::row_order) (nulls last; strings by their UTF-8 bytes, floats in IEEE total
 //! order, JSON Pointers in `_source_line` in document order).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -611,8 +611,9 @@ impl Drop for Staging {
 
 impl Staging {
     /// Prepares `target` (`releases/<name>/<version>`): refuses an existing release unless
-    /// `force`, removes leftovers of builds that were killed (see [`Staging`]), creates the
-    /// staging folder.
+    /// `force`, and with `force` one whose folder holds what the release did not write
+    /// ([`foreign_entries`]); removes leftovers of builds that were killed (see [`Staging`]),
+    /// creates the staging folder.
     pub fn new(target: &Path, force: bool) -> Result<Staging> {
         if target.exists() && !force {
             return Err(Error::Refused(format!(
@@ -620,6 +621,7 @@ impl Staging {
                 target.display()
             )));
         }
+        refuse_foreign(target)?;
         let parent = target.parent().ok_or_else(|| Error::Refused("release path has no parent".into()))?;
         // the folders this build makes (`releases/`, `releases/<name>/`), deepest first, so that
         // a build that fails leaves none of them behind
@@ -665,10 +667,19 @@ impl Staging {
                 self.target.display()
             )));
         }
+        // what appeared meanwhile is never removed
+        refuse_foreign(&self.target)?;
+        // the release's bytes are on disk before it takes the version's place, and the folder
+        // that holds it names it before an old copy is removed: a power loss leaves the old
+        // release or the new one whole, as a killed process does
+        let staged = self.path().to_path_buf();
+        sync_tree(&staged).map_err(|e| Error::io(&staged, e))?;
+        let parent = self.target.parent().expect("a release folder has a parent").to_path_buf();
         let dir = self.dir.take().expect("not committed").keep();
         pause_at("commit-staged");
         if !self.target.exists() {
             std::fs::rename(&dir, &self.target).map_err(|e| Error::io(&dir, e))?;
+            sync_folder(&parent).map_err(|e| Error::io(&parent, e))?;
             pause_at("commit-renamed");
             return Ok(self.target.clone());
         }
@@ -691,6 +702,7 @@ impl Staging {
             // the old release went away meanwhile: the new one takes its place
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !self.target.exists() => {
                 std::fs::rename(&dir, &self.target).map_err(|e| Error::io(&dir, e))?;
+                sync_folder(&parent).map_err(|e| Error::io(&parent, e))?;
                 return Ok(self.target.clone());
             }
             Err(e) => {
@@ -698,6 +710,7 @@ impl Staging {
                 return Err(Error::io(&self.target, e));
             }
         };
+        sync_folder(&parent).map_err(|e| Error::io(&parent, e))?;
         // the new release is in place: an old copy that cannot be removed now is a leftover
         // that the next build removes, not a failed build
         if let Err(e) = remove_entry(&old) {
@@ -706,6 +719,100 @@ impl Staging {
         pause_at("commit-old-removed");
         Ok(self.target.clone())
     }
+}
+
+/// Writes every file and folder under `dir` to disk (`fsync`), files before the folders that
+/// hold them.
+fn sync_tree(dir: &Path) -> std::io::Result<()> {
+    for e in walkdir::WalkDir::new(dir).contents_first(true) {
+        let e = e.map_err(std::io::Error::other)?;
+        if e.file_type().is_file() {
+            std::fs::File::open(e.path())?.sync_all()?;
+        } else if e.file_type().is_dir() {
+            sync_folder(e.path())?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes folder `dir`'s entries to disk (`fsync` of the folder), where the system allows it.
+fn sync_folder(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    std::fs::File::open(dir)?.sync_all()?;
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
+}
+
+/// What replacing the release in `target` would remove that the release did not write: the
+/// entries (files, links, folders such as a clone's `.git/`, whole) that neither its
+/// `manifest.json` nor its `SHA256SUMS` lists, besides those two, as `/`-separated paths
+/// (folders end with `/`), sorted. Every entry of a folder that holds no release runpack wrote
+/// (neither file can be read) is one; none when `target` does not exist.
+pub fn foreign_entries(target: &Path) -> Vec<String> {
+    if !target.is_dir() {
+        return if target.symlink_metadata().is_ok() { vec![String::new()] } else { Vec::new() };
+    }
+    let mut listed: BTreeSet<String> = ["manifest.json", "SHA256SUMS"].map(String::from).into();
+    match Manifest::load(target) {
+        Ok(m) => listed.extend(m.files.into_iter().map(|f| f.path)),
+        // a manifest that cannot be read: the sums list the same files
+        Err(_) => match std::fs::read_to_string(target.join("SHA256SUMS")) {
+            Ok(sums) => listed.extend(
+                sums.lines().filter_map(|l| l.split_once("  ")).map(|(_, p)| p.trim_start_matches('*').to_string()),
+            ),
+            Err(_) => listed.clear(),
+        },
+    }
+    let folders: BTreeSet<String> =
+        listed.iter().flat_map(|p| p.match_indices('/').map(|(i, _)| p[..i].to_string()).collect::<Vec<_>>()).collect();
+    let mut out = Vec::new();
+    let mut walk = walkdir::WalkDir::new(target).min_depth(1).sort_by_file_name().into_iter();
+    while let Some(Ok(e)) = walk.next() {
+        let rel = e
+            .path()
+            .strip_prefix(target)
+            .expect("under")
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/");
+        if e.file_type().is_dir() {
+            if !folders.contains(&rel) {
+                out.push(format!("{rel}/"));
+                walk.skip_current_dir();
+            }
+        } else if !listed.contains(&rel) {
+            out.push(rel);
+        }
+    }
+    out
+}
+
+/// Refuses to replace the release in `target` when its folder holds what the release did not
+/// write ([`foreign_entries`]): a build removes only the files it wrote.
+///
+/// Errors: [`Error::Refused`], naming the first ten entries.
+fn refuse_foreign(target: &Path) -> Result<()> {
+    let foreign = foreign_entries(target);
+    if foreign.is_empty() {
+        return Ok(());
+    }
+    if foreign == [String::new()] {
+        return Err(Error::Refused(format!(
+            "{} is no folder; --force replaces only a release folder runpack wrote",
+            target.display()
+        )));
+    }
+    let shown: Vec<&str> = foreign.iter().take(10).map(String::as_str).collect();
+    let more = foreign.len() - shown.len();
+    Err(Error::Refused(format!(
+        "{} holds what its release did not write: {}{}; --force replaces only the release's own files (those \
+         manifest.json and SHA256SUMS list), and removes nothing else: move these out of the folder first",
+        target.display(),
+        shown.join(", "),
+        if more > 0 { format!(" and {more} more") } else { String::new() }
+    )))
 }
 
 /// Test hook: when the environment variable `RUNPACK_TEST_PAUSE_AT` names `step`, says

@@ -434,13 +434,22 @@ fn an_unchanged_rebuild_reads_nothing_and_a_changed_one_needs_force() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("already exists; pass --force"), "{}", stderr(&o));
     assert_eq!(rewritten, snapshot_files(&release));
-    // a forced build over a version's path that is a file leaves no copy of the file
+    // a forced build over a version's path that is a file removes nothing it did not write
     std::fs::write(out.join("tinker-rl-bench/9.9.9"), "not a release").unwrap();
-    let o = run(bin()
-        .args(["build", "-q", "--force", "--release-version", "9.9.9"])
-        .arg(&pipeline)
-        .arg("--releases-dir")
-        .arg(&out));
+    let forced = || {
+        run(bin()
+            .args(["build", "-q", "--force", "--release-version", "9.9.9"])
+            .arg(&pipeline)
+            .arg("--releases-dir")
+            .arg(&out))
+    };
+    let o = forced();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("9.9.9 is no folder; --force replaces only a release folder runpack wrote"));
+    assert_eq!(std::fs::read_to_string(out.join("tinker-rl-bench/9.9.9")).unwrap(), "not a release");
+    assert_eq!(hidden(&out), Vec::<String>::new());
+    std::fs::remove_file(out.join("tinker-rl-bench/9.9.9")).unwrap();
+    let o = forced();
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(out.join("tinker-rl-bench/9.9.9/manifest.json").is_file());
     assert_eq!(hidden(&out), Vec::<String>::new());
@@ -1090,6 +1099,79 @@ fn a_forced_rebuild_killed_at_every_commit_step_leaves_the_version_whole() {
         assert!(o.status.success(), "{}", stderr(&o));
         assert_eq!(names_in(release.parent().unwrap()), [".runpack-input-cache.json", "0.1.0"]);
     }
+}
+
+/// A forced rebuild replaces the release's own files only: a folder that also holds a clone's
+/// `.git/` or notes of the user's is refused, every entry kept.
+#[test]
+fn a_forced_rebuild_refuses_a_folder_that_holds_what_the_release_did_not_write() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    tagged_pipeline(dir, 40, "old");
+    assert!(build(dir, &["-q"]).status.success());
+    let release = release(dir, "kill");
+    write(&release.join(".git"), "HEAD", "ref: refs/heads/main\n");
+    write(&release, "NOTES.txt", "mine\n");
+    write(&release.join("data/extra"), "eval.csv", "a\n1\n");
+    tagged_pipeline(dir, 60, "new");
+    let o = build(dir, &["-q", "--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("holds what its release did not write: .git/, NOTES.txt, data/extra/; --force replaces only"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(first_value(&release), "v\nold0\n");
+    for kept in [".git/HEAD", "NOTES.txt", "data/extra/eval.csv"] {
+        assert!(release.join(kept).is_file(), "{kept}");
+    }
+    // moved out, the rebuild goes ahead
+    for gone in [".git", "data/extra"] {
+        std::fs::remove_dir_all(release.join(gone)).unwrap();
+    }
+    std::fs::remove_file(release.join("NOTES.txt")).unwrap();
+    assert!(build(dir, &["-q", "--force"]).status.success());
+    assert_eq!(first_value(&release), "v\nnew0\n");
+    // a folder that holds no release at all is no release to replace
+    let other = dir.join("out/kill/0.2.0");
+    write(&other, "report.pdf", "%PDF\n");
+    let o = build(dir, &["-q", "--force", "--release-version", "0.2.0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(other.join("report.pdf").is_file());
+}
+
+/// Every file and folder of a release is written to disk before it takes the version's place
+/// (`fsync`), and the folder that holds it after: a power loss leaves one release whole.
+#[test]
+fn a_release_is_on_disk_before_it_takes_its_place() {
+    if std::process::Command::new("strace").arg("-V").output().is_err() {
+        eprintln!("strace is not installed: the fsync calls cannot be counted here");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    tagged_pipeline(dir, 40, "old");
+    let trace = dir.join("trace.txt");
+    let o = run(std::process::Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=fsync,rename,renameat,renameat2", "-o"])
+        .arg(&trace)
+        .arg(env!("CARGO_BIN_EXE_runpack"))
+        .arg("build")
+        .arg(dir)
+        .arg("--releases-dir")
+        .arg(dir.join("out"))
+        .arg("-q"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let calls = std::fs::read_to_string(&trace).unwrap();
+    let files = walkdir::WalkDir::new(release(dir, "kill")).into_iter().flatten().count();
+    let synced = calls.lines().filter(|l| l.contains("fsync(")).count();
+    // each file and folder, and the folder that holds the release
+    assert!(synced > files, "{synced} fsync calls for {files} entries:\n{calls}");
+    // the last fsync before the rename into place is the release's own folder's
+    let into_place = calls.lines().position(|l| l.contains("rename") && l.contains("/0.1.0\"")).expect("a rename");
+    assert!(calls.lines().take(into_place).any(|l| l.contains("fsync(")), "{calls}");
+    assert!(calls.lines().skip(into_place).any(|l| l.contains("fsync(")), "{calls}");
 }
 
 #[test]
