@@ -842,6 +842,48 @@ fn verify_data_checks_statistics_key_order_and_foreign_keys() {
         out.contains("data/checkpoints.parquet: row group 0, column kind: the statistics' max is \"aeights\""),
         "{out}"
     );
+    // the page index's bounds too (its ColumnIndex, written before the footer): a reader that
+    // skips pages by them would miss rows
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), dir.path());
+    let pq = dir.path().join("data/checkpoints.parquet");
+    let mut bytes = std::fs::read(&pq).unwrap();
+    let footer = u32::from_le_bytes(bytes[bytes.len() - 8..bytes.len() - 4].try_into().unwrap()) as usize;
+    let start = bytes.len() - 8 - footer;
+    let mut changed = 0;
+    for i in 0..start {
+        if bytes[i..start].starts_with(b"\x07weights") {
+            bytes[i + 1] = b'a';
+            changed += 1;
+        }
+    }
+    assert!(changed > 0, "a `weights` bound in the page index");
+    std::fs::write(&pq, &bytes).unwrap();
+    reseal(dir.path());
+    let (code, out) = verify(dir.path());
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("data/checkpoints.parquet: row group 0, page 0 (rows 1 to "), "{out}");
+    assert!(
+        out.contains("column kind: the page index's max is \"aeights\", but the page holds \"sampler_weights\""),
+        "{out}"
+    );
+    // the same rows with pandas' metadata, which makes a column pandas' index
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(example_release(), dir.path());
+    let script = "import sys, json, pyarrow.parquet as pq\n\
+                  t = pq.read_table(sys.argv[1])\n\
+                  md = {b'pandas': json.dumps({'index_columns': ['training_run_id']}).encode()}\n\
+                  pq.write_table(t.replace_schema_metadata(md), sys.argv[1], compression='zstd', use_compliant_nested_type=False)\n";
+    python_edit(script, &dir.path().join("data/checkpoints.parquet"));
+    reseal(dir.path());
+    let (code, out) = verify(dir.path());
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains(
+            "data/checkpoints.parquet: its footer holds key-value metadata that a build does not write: \"pandas\""
+        ),
+        "{out}"
+    );
     // rows out of key order, in both copies
     let dir = tempfile::tempdir().unwrap();
     copy_tree(example_release(), dir.path());

@@ -479,8 +479,12 @@ impl TableScan<'_> {
         rep: &mut VerifyReport,
     ) -> Option<(std::fs::File, parquet::arrow::arrow_reader::ArrowReaderMetadata)> {
         use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
+        use parquet::file::metadata::PageIndexPolicy;
         let loaded = std::fs::File::open(dir.join(rel)).map_err(|e| e.to_string()).and_then(|f| {
-            ArrowReaderMetadata::load(&f, ArrowReaderOptions::new()).map(|m| (f, m)).map_err(|e| e.to_string())
+            // the page index too: its bounds are checked as the row groups' statistics are
+            ArrowReaderMetadata::load(&f, ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional))
+                .map(|m| (f, m))
+                .map_err(|e| e.to_string())
         });
         let (file, meta) = match loaded {
             Ok(x) => x,
@@ -497,6 +501,27 @@ impl TableScan<'_> {
                 .iter()
                 .zip(self.declared.fields())
                 .all(|(a, b)| a.name() == b.name() && a.data_type() == b.data_type());
+        // readers act on a footer's key-value metadata (pandas' `pandas` entry makes columns
+        // its index): a build writes Arrow's schema there, nothing else
+        let keys: Vec<String> = meta
+            .metadata()
+            .file_metadata()
+            .key_value_metadata()
+            .into_iter()
+            .flatten()
+            .filter(|kv| kv.key != "ARROW:schema")
+            .map(|kv| format!("{:?}", kv.key))
+            .collect();
+        if !keys.is_empty() {
+            rep.push(
+                ProblemKind::Schema,
+                format!(
+                    "{rel}: its footer holds key-value metadata that a build does not write: {} (readers act on it: \
+                     pandas' `pandas` entry makes columns its index)",
+                    keys.join(", ")
+                ),
+            );
+        }
         if !same {
             rep.push(
                 ProblemKind::Schema,
@@ -732,11 +757,14 @@ fn line_difference(c: &str, n: u64, rel: &str, want: &[u8], line: &[u8], ended: 
     )
 }
 
-/// A row group's statistics of its scalar columns against the values decoded.
+/// A row group's statistics of its scalar columns, and its pages' in the page index (the
+/// ColumnIndex: a min, a max and a null count per page), against the values decoded.
 struct StatBounds {
     /// Per checked column: (index in the batch, name, min, max, null count from the file),
     /// and what was seen: values below min, above max (first of each), nulls.
     columns: Vec<Bound>,
+    /// Rows of the row group seen so far.
+    rows: u64,
 }
 
 struct Bound {
@@ -748,6 +776,24 @@ struct Bound {
     below: Option<String>,
     above: Option<String>,
     seen_nulls: u64,
+    pages: Option<Pages>,
+}
+
+/// A column's pages in a row group's page index, and the first value found outside its page's
+/// bounds.
+struct Pages {
+    /// One entry per page (null where the index gives none, as for a page of nulls only).
+    mins: arrow::array::ArrayRef,
+    maxes: arrow::array::ArrayRef,
+    nulls: arrow::array::UInt64Array,
+    /// The row (in the row group) after each page's last.
+    ends: Vec<u64>,
+    /// Nulls seen in each page.
+    seen_nulls: Vec<u64>,
+    /// The page the last value seen was in.
+    at: usize,
+    /// The first value outside its page's bounds: (page, `min` or `max`, the bound, the value).
+    outside: Option<(usize, &'static str, String, String)>,
 }
 
 impl StatBounds {
@@ -780,6 +826,25 @@ impl StatBounds {
                 .position(|c| c.column_path().string() == *f.name())
                 .and_then(|i| rgs[0].column(i).statistics())
                 .is_some_and(|s| s.null_count_opt().is_some());
+            let pages = match (metadata.column_index(), metadata.offset_index()) {
+                (Some(ci), Some(oi)) => (|| {
+                    let counts = conv.data_page_row_counts(oi, metadata.row_groups(), [&g]).ok()??;
+                    let ends: Vec<u64> = counts
+                        .iter()
+                        .scan(0u64, |end, n| {
+                            *end += n.unwrap_or(0);
+                            Some(*end)
+                        })
+                        .collect();
+                    let mins = conv.data_page_mins(ci, oi, [&g]).ok()?;
+                    let maxes = conv.data_page_maxes(ci, oi, [&g]).ok()?;
+                    let nulls = conv.data_page_null_counts(ci, oi, [&g]).ok()?;
+                    (mins.len() == ends.len() && maxes.len() == ends.len() && nulls.len() == ends.len()).then(|| {
+                        Pages { mins, maxes, nulls, seen_nulls: vec![0; ends.len()], ends, at: 0, outside: None }
+                    })
+                })(),
+                _ => None,
+            };
             columns.push(Bound {
                 index,
                 name: f.name().clone(),
@@ -789,16 +854,22 @@ impl StatBounds {
                 below: None,
                 above: None,
                 seen_nulls: 0,
+                pages,
             });
         }
-        StatBounds { columns }
+        StatBounds { columns, rows: 0 }
     }
 
     fn observe(&mut self, batch: &RecordBatch) {
         use arrow::array::AsArray;
         use arrow::datatypes::DataType;
+        let first_row = self.rows;
+        self.rows += batch.num_rows() as u64;
         for b in &mut self.columns {
             let col = batch.column(b.index);
+            if let Some(p) = b.pages.as_mut() {
+                p.observe(col, first_row);
+            }
             b.seen_nulls += col.null_count() as u64;
             if b.below.is_some() && b.above.is_some() {
                 continue;
@@ -863,6 +934,90 @@ impl StatBounds {
                     "{rel}: row group {g}, column {}: the statistics count {n} nulls, the column holds {}",
                     b.name, b.seen_nulls
                 ));
+            }
+            if let Some(p) = &b.pages {
+                out.extend(p.problems(rel, g, &b.name));
+            }
+        }
+        out
+    }
+}
+
+impl Pages {
+    /// Checks the values of `col`, whose first is the row group's row `first_row`, against
+    /// their pages' bounds (floats as the row groups' are: NaN in no bound, -0 equal to +0).
+    fn observe(&mut self, col: &arrow::array::ArrayRef, first_row: u64) {
+        use arrow::array::AsArray;
+        use arrow::datatypes::DataType;
+        let float = |a: &arrow::array::ArrayRef, i: usize| match a.data_type() {
+            DataType::Float64 => Some(a.as_primitive::<arrow::datatypes::Float64Type>().value(i)),
+            DataType::Float32 => Some(a.as_primitive::<arrow::datatypes::Float32Type>().value(i) as f64),
+            _ => None,
+        };
+        let opts = arrow::compute::SortOptions::default();
+        let lo = arrow::array::make_comparator(col.as_ref(), self.mins.as_ref(), opts).ok();
+        let hi = arrow::array::make_comparator(col.as_ref(), self.maxes.as_ref(), opts).ok();
+        for i in 0..col.len() {
+            let row = first_row + i as u64;
+            while self.at + 1 < self.ends.len() && row >= self.ends[self.at] {
+                self.at += 1;
+            }
+            let p = self.at;
+            if col.is_null(i) {
+                self.seen_nulls[p] += 1;
+                continue;
+            }
+            if self.outside.is_some() {
+                continue;
+            }
+            let (below, above) = match float(col, i) {
+                Some(v) if v.is_nan() => (false, false),
+                Some(v) => {
+                    let bound = |a: &arrow::array::ArrayRef| {
+                        a.is_valid(p).then(|| float(a, p)).flatten().filter(|b| !b.is_nan())
+                    };
+                    (bound(&self.mins).is_some_and(|m| v < m), bound(&self.maxes).is_some_and(|m| v > m))
+                }
+                None => (
+                    self.mins.is_valid(p) && lo.as_ref().is_some_and(|c| c(i, p).is_lt()),
+                    self.maxes.is_valid(p) && hi.as_ref().is_some_and(|c| c(i, p).is_gt()),
+                ),
+            };
+            if below || above {
+                let (which, bounds) = if below { ("min", &self.mins) } else { ("max", &self.maxes) };
+                self.outside = Some((p, which, validate_cell(bounds, p), validate_cell(col, i)));
+            }
+        }
+    }
+
+    /// The first value found outside its page's bounds, and each page whose null count is
+    /// not the nulls it holds.
+    fn problems(&self, rel: &str, g: usize, column: &str) -> Vec<String> {
+        let rows = |p: usize| {
+            let start = if p == 0 { 0 } else { self.ends[p - 1] };
+            format!(
+                "rows {} to {} of the row group",
+                numbers::group_digits(start + 1),
+                numbers::group_digits(self.ends[p])
+            )
+        };
+        let mut out = Vec::new();
+        if let Some((p, which, bound, v)) = &self.outside {
+            out.push(format!(
+                "{rel}: row group {g}, page {p} ({}), column {column}: the page index's {which} is {bound}, but the \
+                 page holds {v} (readers that skip pages by it would miss rows)",
+                rows(*p)
+            ));
+        }
+        for (p, seen) in self.seen_nulls.iter().enumerate() {
+            if self.nulls.is_valid(p) && self.nulls.value(p) != *seen {
+                out.push(format!(
+                    "{rel}: row group {g}, page {p} ({}), column {column}: the page index counts {} nulls, the page \
+                     holds {seen}",
+                    rows(p),
+                    self.nulls.value(p)
+                ));
+                break;
             }
         }
         out
