@@ -354,9 +354,11 @@ fn a_csv_header_without_rows_keeps_its_columns() {
     write(dir, "h.csv", "a,b,c\n1,2,3,4\n5\n");
     let o = build(dir, &["-q"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // first, before the columns it left without a type
     assert!(
         stderr(&o).contains(
-            "2 records of the input could not be read, which may be why (the first: h.csv:2: row has 4 cells, the header has 3)"
+            "(source raw): 2 records of the input could not be read, the first: h.csv:2: row has 4 cells, the header \
+             has 3; that may be why these columns have no type:\n$.a: no input file"
         ),
         "{}",
         stderr(&o)

@@ -1649,11 +1649,16 @@ fn infer_columns(
         if let Some(e) = stopped {
             return Err(e);
         }
+        // the record that could not be read comes first: it is likely what to mend
         if let Some(first) = &first_unread {
-            config_problems.push(format!(
-                "{unread} record{} of the input could not be read, which may be why (the first: {first})",
-                if unread == 1 { "" } else { "s" }
-            ));
+            config_problems.insert(
+                0,
+                format!(
+                    "{unread} record{} of the input could not be read, the first: {first}; that may be why these \
+                     columns have no type:",
+                    if unread == 1 { "" } else { "s" }
+                ),
+            );
         }
         return Err(Error::config(context, config_problems.join("\n")));
     }
