@@ -641,6 +641,7 @@ fn verify_format_json_lists_every_file_and_problem() {
     let problems = v["problems"].as_array().unwrap();
     assert!(
         problems.iter().any(|p| p["kind"] == "size_mismatch"
+            && p["file"] == "data/t.parquet"
             && p["message"].as_str().unwrap().starts_with("data/t.parquet: size ")
             && p["message"].as_str().unwrap().contains(" bytes, manifest says ")),
         "{v:#}"

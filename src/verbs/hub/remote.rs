@@ -669,7 +669,7 @@ async fn reader_checks(
     let local = crate::verbs::verify::run_published(dir, data, &footers_only)?;
     let files: BTreeSet<&str> =
         m.files.iter().map(|f| f.path.as_str()).chain(["manifest.json", "SHA256SUMS", "README.md"]).collect();
-    for Problem { kind, message: p } in local.problems {
+    for Problem { kind, message: p, .. } in local.problems {
         let head = p.split(':').next().unwrap_or("");
         if named.contains(head) || named.iter().any(|n| p.contains(&format!("`{n}`"))) {
             // said already, from the listing

@@ -58,12 +58,23 @@ pub struct Problem {
     /// The line printed for it: `place: what is wrong` (a file, `file:line`, `table t`, a card's
     /// front-matter path), control characters escaped.
     pub message: String,
+    /// The release's file the problem is in, as the message's place names it (`data/t.parquet`
+    /// of `data/t.parquet: row group 0 …`, `README.md` of `README.md:12: …`); `None` for a
+    /// place that is no file (`table t`).
+    pub file: Option<String>,
 }
 
 impl Problem {
     /// A problem of `kind` said by `message`.
     pub fn new(kind: ProblemKind, message: impl Into<String>) -> Self {
-        Problem { kind, message: message.into() }
+        let message = message.into();
+        // the place is the text up to the first `:`; a file's path holds no blank
+        let file = message
+            .split_once(':')
+            .map(|(place, _)| place)
+            .filter(|p| !p.is_empty() && !p.contains(char::is_whitespace))
+            .map(str::to_string);
+        Problem { kind, message, file }
     }
 }
 
