@@ -469,7 +469,13 @@ pub fn eval_rows(h: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, Shap
         Some(v) => Some(v.clone()),
     };
     for k in ["tags", "metadata"] {
-        base.insert(k.into(), non_empty(h.get(k)).or_else(|| non_empty(eval.get(k))).unwrap_or(Value::Null));
+        // the log's own, when it has them, are the eval's with every later edit: empty there
+        // is all removed, not unknown
+        let current = match h.get(k) {
+            None | Some(Value::Null) => non_empty(eval.get(k)),
+            given => non_empty(given),
+        };
+        base.insert(k.into(), current.unwrap_or(Value::Null));
     }
     for k in ["task_args", "model_args"] {
         base.insert(k.into(), non_empty(eval.get(k)).unwrap_or(Value::Null));
@@ -687,6 +693,21 @@ mod tests {
                 "$.results.scores[1]: expected a score object (`name`, `scorer`, `metrics`), found number 3",
             ]
         );
+    }
+
+    #[test]
+    fn tags_and_metadata_are_the_logs_with_its_edits() {
+        let eval = r#""eval": {"eval_id": "e", "tags": ["a"], "metadata": {"ckpt": 1}, "task_args": {"n": 2}, "model_args": {}}"#;
+        let got = |top: &str| {
+            let rows = eval_rows(&obj(&format!("{{{top}{eval}}}"))).unwrap();
+            ["tags", "metadata", "task_args", "model_args"].map(|k| rows[0][k].to_string())
+        };
+        // an older log: the eval's own
+        assert_eq!(got(""), ["[\"a\"]", "{\"ckpt\":1}", "{\"n\":2}", "null"]);
+        assert_eq!(got(r#""tags": null, "#), ["[\"a\"]", "{\"ckpt\":1}", "{\"n\":2}", "null"]);
+        // edited: the log's, and removed all when empty
+        assert_eq!(got(r#""tags": ["b"], "metadata": {}, "#), ["[\"b\"]", "null", "{\"n\":2}", "null"]);
+        assert_eq!(got(r#""tags": [], "metadata": {"ckpt": 3}, "#), ["null", "{\"ckpt\":3}", "{\"n\":2}", "null"]);
     }
 
     #[test]
