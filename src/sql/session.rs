@@ -658,8 +658,8 @@ async fn start_statement(
         Err(e) => return Err(Error::sql(unknown_table_context(ctx, context, &statement), e)),
     };
     read_only(true).verify_plan(&plan).map_err(sql_err)?;
-    if let Some(name) = case_folded_name(&statement, &plan) {
-        return Err(Error::sql(context, case_folded(&name)));
+    if let Some((written, other)) = case_folded_name(&statement, &plan) {
+        return Err(Error::sql(context, case_folded(&written, &other)));
     }
     let df = ctx.execute_logical_plan(plan).await.map_err(sql_err)?;
     let task = Arc::new(df.task_ctx());
@@ -678,58 +678,69 @@ pub(crate) fn case_folded_in(
     plan: &datafusion::logical_expr::LogicalPlan,
 ) -> Option<datafusion::error::DataFusionError> {
     let statements = parse_statements(sql).ok()?;
-    statements.iter().find_map(|st| case_folded_name(st, plan)).map(|name| case_folded(&name))
+    statements.iter().find_map(|st| case_folded_name(st, plan)).map(|(written, other)| case_folded(&written, &other))
 }
 
-/// The error of a name written without quotes that reads another column than the one it spells.
-fn case_folded(name: &str) -> datafusion::error::DataFusionError {
-    let lower = name.to_lowercase();
+/// The error of a name written without quotes (`written`) that reads another column than
+/// `other`, which it spells but for case.
+fn case_folded(written: &str, other: &str) -> datafusion::error::DataFusionError {
+    let lower = written.to_lowercase();
+    let quoted = format!("\"{}\"", other.replace('"', "\"\""));
     datafusion::error::DataFusionError::Plan(format!(
-        "{name}, written without quotes, reads column {lower} (SQL reads a name without quotes in lower case), and \
-         the table also has a column \"{name}\": write \"{name}\" to read that one, or {lower} to read the other"
+        "{written}, written without quotes, reads column {lower} (SQL reads a name without quotes in lower case), \
+         and the table also has a column {quoted}: write {quoted} to read that one, or {lower} to read the other"
     ))
 }
 
-/// A name written without quotes and with capitals (`Loss`) in statement `st`, which SQL reads
-/// in lower case (`loss`), where a table `plan` scans has columns of both names: the query
-/// would read the other column than the one it spells, without a word.
+/// A name written without quotes and with capitals (`Loss`, `LOSS`) in statement `st`, which
+/// SQL reads in lower case (`loss`), where the tables `plan` scans have a column (or a struct
+/// field) of that lower-case name and another one that differs from it only in case (`Loss`):
+/// the query would read `loss` where it may mean the other, without a word. Every name of the
+/// statement is looked at, not only its expressions' (`USING (Loss)`, `EXCLUDE (Loss)`). The
+/// name as written and the other column's.
 fn case_folded_name(
     st: &datafusion::sql::parser::Statement,
     plan: &datafusion::logical_expr::LogicalPlan,
-) -> Option<String> {
+) -> Option<(String, String)> {
     use datafusion::common::tree_node::TreeNodeRecursion;
-    use datafusion::sql::sqlparser::ast::{Expr, Ident};
-    use std::ops::ControlFlow;
+    use datafusion::sql::sqlparser::tokenizer::Token;
     let datafusion::sql::parser::Statement::Statement(st) = st else { return None };
-    let mut columns = std::collections::HashSet::new();
+    // the names of the columns and struct fields scanned, by their lower-case form
+    let mut names: std::collections::HashMap<String, std::collections::BTreeSet<String>> = Default::default();
+    fn add(
+        names: &mut std::collections::HashMap<String, std::collections::BTreeSet<String>>,
+        f: &arrow::datatypes::Field,
+    ) {
+        names.entry(f.name().to_lowercase()).or_default().insert(f.name().clone());
+        match f.data_type() {
+            arrow::datatypes::DataType::Struct(children) => children.iter().for_each(|c| add(names, c)),
+            arrow::datatypes::DataType::List(c) | arrow::datatypes::DataType::LargeList(c) => add(names, c),
+            _ => {}
+        }
+    }
     let _ = plan.apply_with_subqueries(|node| {
         if let datafusion::logical_expr::LogicalPlan::TableScan(scan) = node {
-            columns.extend(scan.source.schema().fields().iter().map(|f| f.name().clone()));
+            scan.source.schema().fields().iter().for_each(|f| add(&mut names, f));
         }
         Ok(TreeNodeRecursion::Continue)
     });
-    let folded = |i: &Ident| {
-        i.quote_style.is_none()
-            && i.value != i.value.to_lowercase()
-            && columns.contains(&i.value)
-            && columns.contains(&i.value.to_lowercase())
-    };
-    let mut found = None;
-    let _ = datafusion::sql::sqlparser::ast::visit_expressions(&**st, |e| {
-        let named = match e {
-            Expr::Identifier(i) => folded(i).then_some(i),
-            Expr::CompoundIdentifier(parts) => parts.iter().find(|i| folded(i)),
-            _ => None,
-        };
-        match named {
-            Some(i) => {
-                found = Some(i.value.clone());
-                ControlFlow::Break(())
-            }
-            None => ControlFlow::Continue(()),
+    if names.values().all(|n| n.len() < 2) {
+        return None;
+    }
+    // the statement as written (its text keeps each name's quotes)
+    for t in tokens(&st.to_string())? {
+        let Token::Word(w) = t.token else { continue };
+        let lower = w.value.to_lowercase();
+        if w.quote_style.is_some() || w.value == lower {
+            continue;
         }
-    });
-    found
+        if let Some(same) = names.get(&lower).filter(|n| n.len() > 1 && n.contains(&lower)) {
+            // the column it spells, when there is one of that case (`Loss`), else another
+            let other = same.get(&w.value).or_else(|| same.iter().find(|n| **n != lower)).expect("two names").clone();
+            return Some((w.value, other));
+        }
+    }
+    None
 }
 
 /// Why a query with `SIMILAR TO` is refused (see [`uses_similar_to`]).

@@ -1245,8 +1245,16 @@ fn a_name_without_quotes_that_two_columns_answer_is_refused() {
     assert!(o.status.success(), "{}", stderr(&o));
     let release = release(dir, "casep");
     assert_eq!(query(&release, "SELECT \"Loss\", loss FROM t"), "Loss,loss\n0.5,0.6\n");
-    // a query over the release is told the same
-    let o = run(bin().arg("query").arg(&release).arg("SELECT t.Loss FROM t"));
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    // a query over the release is told the same, however the name is written without quotes
+    for sql in
+        ["SELECT t.Loss FROM t", "SELECT * EXCLUDE (Loss) FROM t", "SELECT a.step FROM t AS a JOIN t AS b USING (Loss)"]
+    {
+        let o = run(bin().arg("query").arg(&release).arg(sql));
+        assert_eq!(o.status.code(), Some(2), "{sql}: {}", stderr(&o));
+        assert!(stderr(&o).contains(said), "{sql}: {}", stderr(&o));
+    }
+    let o = run(bin().arg("query").arg(&release).arg("SELECT LOSS FROM t"));
+    assert!(stderr(&o).contains("LOSS, written without quotes, reads column loss"), "{}", stderr(&o));
+    // capitals elsewhere (keywords, functions, aliases) are no such name
+    assert_eq!(query(&release, "SELECT COUNT(*) AS N, MAX(\"Loss\") AS Top FROM t WHERE loss > 0"), "n,top\n1,0.5\n");
 }
