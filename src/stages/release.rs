@@ -744,39 +744,35 @@ fn sync_folder(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// What replacing the release in `target` would remove that the release did not write: the
-/// entries (files, links, folders such as a clone's `.git/`, whole) that neither its
-/// `manifest.json` nor its `SHA256SUMS` lists, besides those two, as `/`-separated paths
-/// (folders end with `/`), sorted. Every entry of a folder that holds no release runpack wrote
-/// (neither file can be read) is one; none when `target` does not exist.
-pub fn foreign_entries(target: &Path) -> Vec<String> {
-    if !target.is_dir() {
-        return if target.symlink_metadata().is_ok() { vec![String::new()] } else { Vec::new() };
-    }
+/// The files of the release in folder `target`, as its `manifest.json` lists them (or, when
+/// that cannot be read, its `SHA256SUMS`), with those two; `None` when neither can be read.
+fn release_listing(target: &Path) -> Option<BTreeSet<String>> {
     let mut listed: BTreeSet<String> = ["manifest.json", "SHA256SUMS"].map(String::from).into();
     match Manifest::load(target) {
         Ok(m) => listed.extend(m.files.into_iter().map(|f| f.path)),
         // a manifest that cannot be read: the sums list the same files
-        Err(_) => match std::fs::read_to_string(target.join("SHA256SUMS")) {
-            Ok(sums) => listed.extend(
+        Err(_) => {
+            let sums = std::fs::read_to_string(target.join("SHA256SUMS")).ok()?;
+            listed.extend(
                 sums.lines().filter_map(|l| l.split_once("  ")).map(|(_, p)| p.trim_start_matches('*').to_string()),
-            ),
-            Err(_) => listed.clear(),
-        },
+            );
+        }
     }
+    Some(listed)
+}
+
+/// What replacing the release in folder `target` would remove that the release did not write:
+/// the entries (files, links, folders such as a clone's `.git/`, whole) that neither its
+/// `manifest.json` nor its `SHA256SUMS` lists, besides those two, as `/`-separated paths
+/// (folders end with `/`), sorted. Every entry of a folder whose listing cannot be read is one.
+pub fn foreign_entries(target: &Path) -> Vec<String> {
+    let listed = release_listing(target).unwrap_or_default();
     let folders: BTreeSet<String> =
         listed.iter().flat_map(|p| p.match_indices('/').map(|(i, _)| p[..i].to_string()).collect::<Vec<_>>()).collect();
     let mut out = Vec::new();
     let mut walk = walkdir::WalkDir::new(target).min_depth(1).sort_by_file_name().into_iter();
     while let Some(Ok(e)) = walk.next() {
-        let rel = e
-            .path()
-            .strip_prefix(target)
-            .expect("under")
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/");
+        let rel = relative_path(target, e.path());
         if e.file_type().is_dir() {
             if !folders.contains(&rel) {
                 out.push(format!("{rel}/"));
@@ -789,28 +785,53 @@ pub fn foreign_entries(target: &Path) -> Vec<String> {
     out
 }
 
-/// Refuses to replace the release in `target` when its folder holds what the release did not
-/// write ([`foreign_entries`]): a build removes only the files it wrote.
+/// `path`, which lies under `root`, as a `/`-separated path relative to it (a name that is no
+/// UTF-8 with U+FFFD in place of its bad bytes).
+pub fn relative_path(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Refuses to replace what is at `target` unless it is a release folder that holds only what
+/// its release wrote ([`foreign_entries`]): a build removes only the files it wrote.
 ///
-/// Errors: [`Error::Refused`], naming the first ten entries.
+/// Errors: [`Error::Refused`] for a link, a file, a folder whose listing cannot be read, or
+/// one that holds other entries (the first ten named).
 fn refuse_foreign(target: &Path) -> Result<()> {
+    let Ok(meta) = std::fs::symlink_metadata(target) else { return Ok(()) };
+    let shown = target.display();
+    if meta.is_symlink() {
+        return Err(Error::Refused(format!(
+            "{shown} is a symbolic link; --force replaces only a release folder runpack wrote, not a link or what \
+             it points to: remove the link, or build another --release-version"
+        )));
+    }
+    if !meta.is_dir() {
+        return Err(Error::Refused(format!(
+            "{shown} is no folder; --force replaces only a release folder runpack wrote"
+        )));
+    }
+    let empty = std::fs::read_dir(target).map(|mut d| d.next().is_none()).unwrap_or(false);
+    if !empty && release_listing(target).is_none() {
+        return Err(Error::Refused(format!(
+            "{shown} holds no readable manifest.json or SHA256SUMS, so which of its files the release wrote cannot \
+             be told; --force removes nothing else: move the folder away, or build another --release-version"
+        )));
+    }
     let foreign = foreign_entries(target);
     if foreign.is_empty() {
         return Ok(());
     }
-    if foreign == [String::new()] {
-        return Err(Error::Refused(format!(
-            "{} is no folder; --force replaces only a release folder runpack wrote",
-            target.display()
-        )));
-    }
-    let shown: Vec<&str> = foreign.iter().take(10).map(String::as_str).collect();
-    let more = foreign.len() - shown.len();
+    let first: Vec<&str> = foreign.iter().take(10).map(String::as_str).collect();
+    let more = foreign.len() - first.len();
     Err(Error::Refused(format!(
-        "{} holds what its release did not write: {}{}; --force replaces only the release's own files (those \
+        "{shown} holds what its release did not write: {}{}; --force replaces only the release's own files (those \
          manifest.json and SHA256SUMS list), and removes nothing else: move these out of the folder first",
-        target.display(),
-        shown.join(", "),
+        first.join(", "),
         if more > 0 { format!(" and {more} more") } else { String::new() }
     )))
 }
@@ -893,15 +914,19 @@ pub fn remove_killed_builds(target: &Path) {
 }
 
 /// Removes the hidden folders of builds that are gone from the release name's folder:
-/// `.<version>.building-*` (a staging folder, or the old copy a swap left there) and
-/// `.<version>.replaced-*` (an old copy renamed away). Called only while no other build of the
-/// release name runs.
+/// `.<version>.building-<pid>-<random>` (a staging folder, or the old copy a swap left there)
+/// and `.<version>.replaced-<pid>` (an old copy renamed away). Called only while no other build
+/// of the release name runs.
 fn remove_leftovers(parent: &Path) {
     let Ok(rd) = std::fs::read_dir(parent) else { return };
+    // only the names a build gives them (`.<version>.building-<pid>-<random>`,
+    // `.<version>.replaced-<pid>`): a hidden folder of the user's is never removed
+    let leftover =
+        regex::Regex::new(r"^\.[^/]+\.(building-[0-9]+-[A-Za-z0-9]+|replaced-[0-9]+)$").expect("static pattern");
     for e in rd.flatten() {
         let name = e.file_name().to_string_lossy().to_string();
-        let hidden = name.strip_prefix('.').is_some_and(|n| n.contains(".building-") || n.contains(".replaced-"));
-        if hidden && let Err(err) = remove_entry(&e.path()) {
+        let ours = leftover.is_match(&name);
+        if ours && let Err(err) = remove_entry(&e.path()) {
             tracing::warn!("a killed build's folder {} was not removed: {err}", e.path().display());
         }
     }

@@ -812,6 +812,28 @@ fn verify_data_reads_every_row_that_checksums_were_recomputed_over() {
     assert!(out.contains("table checkpoints: ") && out.contains(" more rows break its schema"), "{out}");
 }
 
+/// Lowers the value `weights` of column `kind` to `aeights` where `data/checkpoints.parquet`
+/// of release `dir` bounds it: in its footer's statistics (`footer`), or in the page index
+/// written before the footer; then seals the release again.
+fn lower_weights(dir: &Path, footer: bool) {
+    let pq = dir.join("data/checkpoints.parquet");
+    let mut bytes = std::fs::read(&pq).unwrap();
+    let len = u32::from_le_bytes(bytes[bytes.len() - 8..bytes.len() - 4].try_into().unwrap()) as usize;
+    let start = bytes.len() - 8 - len;
+    let range = if footer { start..bytes.len() - 8 } else { 0..start };
+    let mut changed = 0;
+    for i in range.clone() {
+        // (a Thrift binary value: its length, then its bytes)
+        if bytes[i..range.end].starts_with(b"\x07weights") {
+            bytes[i + 1] = b'a';
+            changed += 1;
+        }
+    }
+    assert!(changed > 0, "a `weights` bound (footer: {footer})");
+    std::fs::write(&pq, &bytes).unwrap();
+    reseal(dir);
+}
+
 #[test]
 fn verify_data_checks_statistics_key_order_and_foreign_keys() {
     let verify = |dir: &Path| {
@@ -822,20 +844,7 @@ fn verify_data_checks_statistics_key_order_and_foreign_keys() {
     // miss rows): the max of `kind` lowered in the footer
     let dir = tempfile::tempdir().unwrap();
     copy_tree(example_release(), dir.path());
-    let pq = dir.path().join("data/checkpoints.parquet");
-    let mut bytes = std::fs::read(&pq).unwrap();
-    let footer = u32::from_le_bytes(bytes[bytes.len() - 8..bytes.len() - 4].try_into().unwrap()) as usize;
-    let start = bytes.len() - 8 - footer;
-    let mut changed = 0;
-    for i in start..bytes.len() - 8 {
-        if bytes[i..].starts_with(b"\x07weights") {
-            bytes[i + 1] = b'a';
-            changed += 1;
-        }
-    }
-    assert!(changed > 0, "a `weights` statistic in the footer");
-    std::fs::write(&pq, &bytes).unwrap();
-    reseal(dir.path());
+    lower_weights(dir.path(), true);
     let (code, out) = verify(dir.path());
     assert_eq!(code, Some(1), "{out}");
     assert!(
@@ -846,20 +855,7 @@ fn verify_data_checks_statistics_key_order_and_foreign_keys() {
     // skips pages by them would miss rows
     let dir = tempfile::tempdir().unwrap();
     copy_tree(example_release(), dir.path());
-    let pq = dir.path().join("data/checkpoints.parquet");
-    let mut bytes = std::fs::read(&pq).unwrap();
-    let footer = u32::from_le_bytes(bytes[bytes.len() - 8..bytes.len() - 4].try_into().unwrap()) as usize;
-    let start = bytes.len() - 8 - footer;
-    let mut changed = 0;
-    for i in 0..start {
-        if bytes[i..start].starts_with(b"\x07weights") {
-            bytes[i + 1] = b'a';
-            changed += 1;
-        }
-    }
-    assert!(changed > 0, "a `weights` bound in the page index");
-    std::fs::write(&pq, &bytes).unwrap();
-    reseal(dir.path());
+    lower_weights(dir.path(), false);
     let (code, out) = verify(dir.path());
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("data/checkpoints.parquet: row group 0, page 0 (rows 1 to "), "{out}");
@@ -1180,7 +1176,22 @@ fn a_forced_rebuild_refuses_a_folder_that_holds_what_the_release_did_not_write()
     write(&other, "report.pdf", "%PDF\n");
     let o = build(dir, &["-q", "--force", "--release-version", "0.2.0"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("holds no readable manifest.json or SHA256SUMS"), "{}", stderr(&o));
     assert!(other.join("report.pdf").is_file());
+    // nor is a link to a folder, which stays a link
+    let linked = dir.join("elsewhere");
+    std::fs::create_dir_all(&linked).unwrap();
+    std::os::unix::fs::symlink(&linked, dir.join("out/kill/0.3.0")).unwrap();
+    let o = build(dir, &["-q", "--force", "--release-version", "0.3.0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("0.3.0 is a symbolic link"), "{}", stderr(&o));
+    assert!(std::fs::symlink_metadata(dir.join("out/kill/0.3.0")).unwrap().is_symlink());
+    // a hidden folder of the user's beside the versions is no leftover of a build
+    write(&dir.join("out/kill/.notes.building-blocks"), "draft.md", "mine\n");
+    write(&dir.join("out/kill/.0.2.0.building-x"), "draft.md", "mine\n");
+    assert!(build(dir, &["-q"]).status.success());
+    assert!(dir.join("out/kill/.notes.building-blocks/draft.md").is_file());
+    assert!(dir.join("out/kill/.0.2.0.building-x/draft.md").is_file());
 }
 
 /// Every file and folder of a release is written to disk before it takes the version's place

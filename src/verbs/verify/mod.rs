@@ -354,14 +354,7 @@ fn walk(dir: &Path, keep: impl Fn(&walkdir::DirEntry) -> bool) -> Vec<String> {
     let mut out = Vec::new();
     for e in walkdir::WalkDir::new(dir).min_depth(1).sort_by_file_name().into_iter().flatten() {
         if keep(&e) {
-            let rel = e
-                .path()
-                .strip_prefix(dir)
-                .expect("under")
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy())
-                .collect::<Vec<_>>()
-                .join("/");
+            let rel = crate::stages::release::relative_path(dir, e.path());
             if rel.starts_with(".git/") || rel.starts_with(".cache/huggingface/") {
                 continue;
             }
