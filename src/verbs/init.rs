@@ -1564,9 +1564,11 @@ fn look_csv(input: &InputFile) -> std::result::Result<Kind, String> {
         let reader = crate::stages::ingest::files::open(input).map_err(|e| unreadable_reason(&input.rel, &e))?;
         let header = crate::stages::ingest::records::csv_columns(reader, &input.rel, dialect)
             .map_err(|e| unreadable_reason(&input.rel, &e))?;
-        return Ok(Kind::Csv(header, CsvWriting { delimiter: Some(d), comment }));
+        let hash_header = header.first().is_some_and(|h| h.starts_with('#'));
+        return Ok(Kind::Csv(header, CsvWriting { delimiter: Some(d), comment, hash_header }));
     }
-    Ok(Kind::Csv(header, CsvWriting { delimiter: None, comment }))
+    let hash_header = header.first().is_some_and(|h| h.starts_with('#'));
+    Ok(Kind::Csv(header, CsvWriting { delimiter: None, comment, hash_header }))
 }
 
 /// Why Inspect's `logs.json` is not read.
@@ -1641,7 +1643,8 @@ fn look_tsv(input: &InputFile) -> std::result::Result<Kind, String> {
     if header.is_empty() {
         return Err("holds no header and no record".into());
     }
-    Ok(Kind::Csv(header, CsvWriting { delimiter: Some(b'\t'), comment }))
+    let hash_header = header.first().is_some_and(|h| h.starts_with('#'));
+    Ok(Kind::Csv(header, CsvWriting { delimiter: Some(b'\t'), comment, hash_header }))
 }
 
 /// How a CSV file is written where that is not RFC 4180's way: what its source sets.
@@ -1651,6 +1654,25 @@ struct CsvWriting {
     delimiter: Option<u8>,
     /// The byte that starts a comment line, when the file has comment lines (`comment`).
     comment: Option<u8>,
+    /// The header's first name starts with `#` (`#,run,score`): a file that a source with
+    /// `comment` would read wrong, its header taken for a comment.
+    hash_header: bool,
+}
+
+impl CsvWriting {
+    /// Whether files written so and as `other` can be one source: the same delimiter, and no
+    /// header that the other's comment lines would make a comment.
+    fn joins(&self, other: &CsvWriting) -> bool {
+        self.delimiter == other.delimiter
+            && !(self.comment.is_some() && other.hash_header)
+            && !(other.comment.is_some() && self.hash_header)
+    }
+
+    /// Takes in how `other`'s files are written, joined to these ([`CsvWriting::joins`]).
+    fn join(&mut self, other: &CsvWriting) {
+        self.comment = self.comment.or(other.comment);
+        self.hash_header |= other.hash_header;
+    }
 }
 
 /// The outline of a JSON document: what its root holds, read without keeping values.
@@ -2661,7 +2683,7 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
         let fits = |c: &Cluster| {
             c.dir == dir
                 && c.format == format
-                && c.csv == csv
+                && c.csv.joins(&csv)
                 && arrays_agree(&c.signature, c.outline.as_ref(), &signature, outline.as_ref())
                 && c.named == named
                 && !same_file(c)
@@ -2675,6 +2697,8 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
             Some(c) => {
                 c.files.push(l.rel.clone());
                 join_arrays(c, &signature, outline.as_ref());
+                // files with comment lines beside files without are one table: it skips them
+                c.csv.join(&csv);
             }
             None => clusters.push(Cluster {
                 dir,
@@ -2700,7 +2724,7 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
                 && c.files.len() == 1
                 && !c.dir.is_empty()
                 && m.format == c.format
-                && m.csv == c.csv
+                && m.csv.joins(&c.csv)
                 && arrays_agree(&m.signature, m.outline.as_ref(), &c.signature, c.outline.as_ref())
                 && m.named == c.named
                 && parent(&m.files[0].rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default())
@@ -2712,6 +2736,7 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
         };
         if let Some(m) = merged.iter_mut().find(|m| sibling(m)) {
             join_arrays(m, &c.signature, c.outline.as_ref());
+            m.csv.join(&c.csv);
             m.files.extend(c.files);
             m.keys.extend(c.keys);
             continue;
@@ -2800,7 +2825,7 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
             let mw = m.wanted.as_deref()?;
             let o: Vec<&str> = mw.split('/').collect();
             if m.format != c.format
-                || m.csv != c.csv
+                || !m.csv.joins(&c.csv)
                 || !arrays_agree(&m.signature, m.outline.as_ref(), &c.signature, c.outline.as_ref())
                 || m.named != c.named
                 || o.len() != segs.len()
@@ -2865,6 +2890,7 @@ fn plain_clusters(looked: &[Looked]) -> Vec<Cluster> {
             m.dir = o[..j].join("/");
         }
         join_arrays(m, &c.signature, c.outline.as_ref());
+        m.csv.join(&c.csv);
         m.files.extend(c.files);
         m.files.sort();
         m.keys.extend(c.keys);
@@ -3557,6 +3583,7 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
                 not_read.push(n.clone());
                 plan.left_out.push(n);
                 plan.files.retain(|x| x != &f);
+                forget_untyped(&mut plan.fields);
                 continue;
             }
             // columns that no value types: `$.col: …` lines
@@ -3793,6 +3820,14 @@ fn leave_out(plan: &mut SourcePlan, not_read: &mut Vec<NotRead>, f: String, prob
     not_read.push(n.clone());
     plan.left_out.push(n);
     plan.files.retain(|x| x != &f);
+    forget_untyped(&mut plan.fields);
+}
+
+/// Forgets the columns declared text because no value typed them (null in every record read):
+/// a file left out may have been what named them (its header), and the next round of reading
+/// declares again those that the other files hold.
+fn forget_untyped(fields: &mut Vec<Declared>) {
+    fields.retain(|d| !(d.field_type == "string" && d.reason.starts_with("no input file has a non-null value")));
 }
 
 /// A violation as the reason a file is not read: its place in the file, then what is wrong.

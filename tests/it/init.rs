@@ -1116,17 +1116,40 @@ fn comment_lines_of_a_csv_file_are_skipped_and_those_among_the_rows_named() {
     assert!(toml.contains("comment = \"#\"   # lines that start with it are comments"), "{toml}");
     let (release, o) = build_saying(tmp.path(), "cm");
     let said = "source summary_raw skipped 1 line among the rows that starts with \"#\", as comments (its `comment`): \
-                raw/results/summary.csv:5; a row whose first cell starts with it is skipped so too (quote that cell to \
-                keep the row)";
+                raw/results/summary.csv line 5; a row whose first cell starts with it is skipped so too (quote that \
+                cell to keep the row)";
     assert!(stderr(&o).contains(said), "{}", stderr(&o));
     let card = std::fs::read_to_string(release.join("README.md")).unwrap();
-    assert!(card.contains("raw/results/summary.csv:5"), "{card}");
+    assert!(card.contains("raw/results/summary.csv line 5"), "{card}");
     let q = |sql: &str| stdout(&run(bin().arg("query").args(["--format", "csv"]).arg(&release).arg(sql)));
     assert_eq!(
         q("SELECT run, gsm8k, mmlu, _source_line FROM summary"),
         "run,gsm8k,mmlu,_source_line\na,0.5,0.6,4\nb,0.7,0.8,6\n"
     );
     assert_eq!(q("SELECT \"#\", run FROM numbered"), "#,run\n1,a\n2,b\n");
+}
+
+/// Files of one kind in one folder are one table whether or not each has comment lines; a
+/// file left out (a CR-only file, whose comment would run to its end) names no column of the
+/// others' table.
+#[test]
+fn files_with_and_without_comment_lines_are_one_table_and_a_left_out_one_adds_no_column() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    write(&out.join("multi"), "x.csv", "# first sweep\nrun,score\na,0.5\n");
+    write(&out.join("multi"), "y.csv", "run,score\nb,0.6\n");
+    write(&out.join("runs/x"), "a.csv", "run,score\na,1\nb,2\n");
+    write(&out.join("runs/cr"), "a.csv", "# c\rrun,score\ra,1\r");
+    let doc = init(tmp.path(), &out, "mix");
+    let tables: Vec<&str> = doc["tables"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(tables.len(), 2, "{doc}");
+    let multi = doc["tables"].as_array().unwrap().iter().find(|t| t["rows"] == 2 && t["columns"][0] == "run").unwrap();
+    assert_eq!(multi["columns"].as_array().unwrap().len(), 4, "{doc}");
+    let runs = doc["tables"].as_array().unwrap().iter().find(|t| t["source"] != multi["source"]).unwrap();
+    assert!(!runs["columns"].as_array().unwrap().iter().any(|c| c == "# c"), "{doc}");
+    assert_eq!(not_read(&doc).len(), 1, "{doc}");
+    let (_, o) = build_saying(tmp.path(), "mix");
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
 }
 
 /// A pipeline written by hand that reads a file with a comment line for its header is told

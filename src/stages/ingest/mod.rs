@@ -622,9 +622,22 @@ fn convert_records(
     }
     if let Some((first_file, first)) = commented.first() {
         let total: u64 = commented.iter().map(|(_, c)| c.count).sum();
-        let places: Vec<String> =
-            commented.iter().flat_map(|(f, c)| c.first.iter().map(move |l| format!("{f}:{l}"))).take(10).collect();
-        let more = total - places.len() as u64;
+        // each file named, with its first lines
+        let files: Vec<String> = commented
+            .iter()
+            .take(10)
+            .map(|(f, c)| {
+                let lines: Vec<String> = c.first.iter().take(3).map(u64::to_string).collect();
+                let more = c.count - lines.len() as u64;
+                format!(
+                    "{f} line{} {}{}",
+                    if c.count == 1 { "" } else { "s" },
+                    lines.join(", "),
+                    if more > 0 { format!(" and {more} more") } else { String::new() }
+                )
+            })
+            .collect();
+        let more_files = commented.len().saturating_sub(files.len());
         applier.report.warn(
             &src.name,
             "comment-lines",
@@ -636,8 +649,8 @@ fn convert_records(
                 if total == 1 { "" } else { "s" },
                 if total == 1 { "s" } else { "" },
                 src.comment.as_deref().unwrap_or("#"),
-                places.join(", "),
-                if more > 0 { format!(" and {more} more") } else { String::new() }
+                files.join("; "),
+                if more_files > 0 { format!("; and {more_files} more files") } else { String::new() }
             ),
         );
     }

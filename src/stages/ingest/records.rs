@@ -876,7 +876,15 @@ pub fn csv(
     loop {
         let pos = rdr.position().line();
         let start = rdr.position().byte();
-        match rdr.read_record(&mut record) {
+        let read = match rdr.read_record(&mut record) {
+            // a comment line the file ends with, without a line end: no record
+            Ok(true) if lines.open_comment_from(start) => Ok(false),
+            Err(e) if matches!(e.kind(), csv::ErrorKind::UnequalLengths { .. }) && lines.open_comment_from(start) => {
+                Ok(false)
+            }
+            read => read,
+        };
+        match read {
             Ok(false) => {
                 over_cr(&lines)?;
                 comments.add(lines.comment_lines_before(u64::MAX));
@@ -991,6 +999,13 @@ pub fn csv(
                 lines.forget_before(start);
                 let raw = matches!(e.kind(), csv::ErrorKind::UnequalLengths { .. } | csv::ErrorKind::Utf8 { .. })
                     .then(|| lines.text(start, rdr.position().byte()));
+                // a comment line among the rows
+                if matches!(e.kind(), csv::ErrorKind::UnequalLengths { .. })
+                    && dialect.comment.is_none()
+                    && raw.as_deref().is_some_and(|r| r.starts_with('#'))
+                {
+                    message.push_str(COMMENT_ROW);
+                }
                 let bad = Item::Bad { at: Position::Line(line), rule: "csv", message, raw };
                 match e.kind() {
                     csv::ErrorKind::UnequalLengths { .. } => held = Some(bad),
@@ -1022,6 +1037,10 @@ pub(crate) fn csv_error_message(e: &csv::Error) -> String {
 /// What a row of the wrong length says when the header, line 1, starts with `#`.
 const COMMENT_HEADER: &str = " (line 1, read as the header, starts with `#`: a comment line? set comment = \"#\" on \
      the source to skip lines that start with it)";
+
+/// What a row of the wrong length says when it starts with `#`.
+const COMMENT_ROW: &str =
+    " (the line starts with `#`: a comment line? set comment = \"#\" on the source to skip lines that start with it)";
 
 /// The problem of a CSV record in which text follows the closing quote of a cell.
 pub(crate) const STRAY_TEXT: &str = "text follows the closing quote of a quoted cell (`\"ab\"c`), which RFC 4180 does \
@@ -1217,6 +1236,16 @@ impl LineLog {
             lines.push(line);
         }
         lines
+    }
+
+    /// Whether the reading of a record that starts at byte `offset` meets only line ends, then
+    /// a comment line that runs to the end of the input (no LF after it): the csv crate reads
+    /// that comment as a record of one empty cell.
+    pub(crate) fn open_comment_from(&self, offset: u64) -> bool {
+        let s = self.0.borrow();
+        let Some(&(start, end)) = s.comment_spans.iter().find(|(at, _)| *at >= offset) else { return false };
+        let ends = s.ends.iter().filter(|(at, _)| (offset..start).contains(at)).count() as u64;
+        end == u64::MAX && s.in_comment && ends == start - offset
     }
 
     /// The line the header starts on: 1, or the first line after the blank lines and comment
@@ -1635,9 +1664,27 @@ mod tests {
             ]
         );
         assert_eq!(r.unwrap(), CommentLines { count: 3, first: vec![5, 9, 12] });
-        // without `comment`, the first line is the header
+        // without `comment`, the first line is the header; a `#` line among rows is said to be one
         let (got, _) = read_commented(b"# note\nrun,score\na,1\n", Dialect::default());
         assert_eq!(got[0], "2 bad Some(\"run,score\")");
+        let mut said = Vec::new();
+        super::csv(boxed(b"run,score\na,1\n# mid\n"), "f.csv", Dialect::default(), None, &mut |item| {
+            if let Item::Bad { message, .. } = item {
+                said.push(message);
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert!(said[0].ends_with(COMMENT_ROW), "{said:?}");
+    }
+
+    #[test]
+    fn csv_comment_line_that_ends_the_file_without_a_line_end_is_no_row() {
+        for text in [&b"run,score\na,0.5\n# end"[..], b"run,score\r\na,0.5\r\n\r\n# end", b"run,score\ra,0.5\r# end"] {
+            let (out, r) = read_commented(text, HASH);
+            assert_eq!(out, vec!["2 {\"run\":\"a\",\"score\":\"0.5\"}"], "{text:?}");
+            assert_eq!(r.unwrap().count, 1, "{text:?}");
+        }
     }
 
     #[test]
