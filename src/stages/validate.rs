@@ -1470,11 +1470,29 @@ pub fn out_of_years(col: &ArrayRef, r: usize) -> Option<String> {
 }
 
 /// The first [`PLACES_SHOWN`] of the places of rows that share a key, and how many more: a
-/// message per row that named every place would grow with the square of the rows.
+/// message per row that named every place would grow with the square of the rows. A place
+/// several rows share is named once, with their count (`a.jsonl:1 (3 rows)`).
 fn some_places(places: &[String]) -> String {
-    match places.len().checked_sub(PLACES_SHOWN) {
-        Some(more) if more > 0 => format!("{}, and {more} more", places[..PLACES_SHOWN].join(", ")),
-        _ => places.join(", "),
+    // a place that several rows share (the rows of one raw line) is named once, with its count
+    let mut distinct: Vec<(&str, usize)> = Vec::new();
+    let mut at: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for p in places {
+        match at.get(p.as_str()) {
+            Some(&i) => distinct[i].1 += 1,
+            None => {
+                at.insert(p, distinct.len());
+                distinct.push((p, 1));
+            }
+        }
+    }
+    let shown: Vec<String> = distinct
+        .iter()
+        .take(PLACES_SHOWN)
+        .map(|(p, n)| if *n > 1 { format!("{p} ({n} rows)") } else { p.to_string() })
+        .collect();
+    match distinct.len().checked_sub(PLACES_SHOWN) {
+        Some(more) if more > 0 => format!("{}, and {more} more", shown.join(", ")),
+        _ => shown.join(", "),
     }
 }
 
@@ -1569,6 +1587,14 @@ impl<'b> SourceColumn<'b> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn places_rows_share_are_named_once_with_their_count() {
+        let places: Vec<String> = ["a:1", "a:1", "b:2", "a:1"].map(String::from).to_vec();
+        assert_eq!(some_places(&places), "a:1 (3 rows), b:2");
+        let many: Vec<String> = (0..25).map(|i| format!("f:{i}")).collect();
+        assert!(some_places(&many).ends_with("f:9, and 15 more"), "{}", some_places(&many));
+    }
     use crate::core::names::split_file_problem;
     use crate::core::values::compare_numbers;
 
