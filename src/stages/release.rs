@@ -769,17 +769,25 @@ pub fn foreign_entries(target: &Path) -> Vec<String> {
     let listed = release_listing(target).unwrap_or_default();
     let folders: BTreeSet<String> =
         listed.iter().flat_map(|p| p.match_indices('/').map(|(i, _)| p[..i].to_string()).collect::<Vec<_>>()).collect();
-    let mut out = Vec::new();
-    let mut walk = walkdir::WalkDir::new(target).min_depth(1).sort_by_file_name().into_iter();
-    while let Some(Ok(e)) = walk.next() {
-        let rel = relative_path(target, e.path());
-        if e.file_type().is_dir() {
-            if !folders.contains(&rel) {
-                out.push(format!("{rel}/"));
-                walk.skip_current_dir();
-            }
-        } else if !listed.contains(&rel) {
-            out.push(rel);
+    // every entry but folders is looked at (an empty folder holds nothing to lose); one under a
+    // folder the release does not have is named by that folder (`.git/`)
+    let mut out: Vec<String> = Vec::new();
+    for e in walkdir::WalkDir::new(target).min_depth(1).sort_by_file_name() {
+        let (rel, dir) = match &e {
+            Ok(e) => (relative_path(target, e.path()), e.file_type().is_dir()),
+            // what cannot be read cannot be told to be the release's
+            Err(err) => (err.path().map(|p| relative_path(target, p)).unwrap_or_default(), false),
+        };
+        if dir || rel.is_empty() || listed.contains(&rel) {
+            continue;
+        }
+        let ancestors = rel.match_indices('/').map(|(i, _)| &rel[..i]);
+        let named = match ancestors.into_iter().find(|a| !folders.contains(*a)) {
+            Some(folder) => format!("{folder}/"),
+            None => rel.clone(),
+        };
+        if out.last() != Some(&named) {
+            out.push(named);
         }
     }
     out
