@@ -1601,6 +1601,8 @@ fn comment_char(input: &InputFile, delimiter: u8) -> std::result::Result<Option<
         (record.map_or(1, |r| r.len()), blank)
     };
     let mut comments: Vec<(usize, bool)> = Vec::new();
+    // (the line of each)
+    let mut lines: Vec<usize> = Vec::new();
     let mut line = Vec::new();
     for k in 0..1000 {
         line.clear();
@@ -1619,10 +1621,25 @@ fn comment_char(input: &InputFile, delimiter: u8) -> std::result::Result<Option<
         }
         if l[0] == b'#' {
             comments.push(cells(l));
+            lines.push(k + 1);
             continue;
         }
         let (header, _) = cells(l);
         let header_like = |&(n, blank): &(usize, bool)| n > 1 && n == header && !blank;
+        // comment lines above a header that starts with `#` too (`#,model,acc`): `comment`
+        // would skip that header, and no option reads the file as it is
+        if let [before @ .., last] = comments.as_slice()
+            && header_like(last)
+            && !before.is_empty()
+            && !before.iter().any(header_like)
+        {
+            return Err(format!(
+                "the lines above line {} are comment lines, and line {}, the header, starts with `#` too: comment = \
+                 \"#\" would skip that header with them, so the file is not read; take the comment lines out of the file",
+                lines[before.len()],
+                lines[before.len()]
+            ));
+        }
         return Ok((!comments.is_empty() && !comments.iter().any(header_like)).then_some(b'#'));
     }
     Ok(None)

@@ -1152,6 +1152,21 @@ fn files_with_and_without_comment_lines_are_one_table_and_a_left_out_one_adds_no
     assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
 }
 
+/// Comment lines above a header that starts with `#` too (`#,model,acc`, a spreadsheet's row
+/// numbers): `comment` would skip the header with them, and its first row would be taken for
+/// one, so the file is left out, said why.
+#[test]
+fn comment_lines_above_a_hash_header_leave_the_file_out_said_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    write(&out, "runs.csv", "run,score\na,1\n");
+    write(&out, "sweep.csv", "# eval sweep 2026-11, 5-shot\n\n#,model,acc\n1,base,0.55\n2,sft,0.71\n");
+    let doc = init(tmp.path(), &out, "hh");
+    let said = "the lines above line 3 are comment lines, and line 3, the header, starts with `#` too: comment = \"#\" \
+                would skip that header with them, so the file is not read; take the comment lines out of the file";
+    assert_eq!(not_read(&doc), vec![("sweep.csv".to_string(), said.to_string())], "{doc}");
+}
+
 /// A pipeline written by hand that reads a file with a comment line for its header is told
 /// which option skips it.
 #[test]
@@ -1167,7 +1182,8 @@ fn a_comment_line_read_as_the_header_names_the_comment_option() {
     let o = bin().arg("build").arg(tmp.path().join("p")).current_dir(tmp.path()).output().unwrap();
     assert!(!o.status.success());
     let said = "(line 1, read as the header, starts with `#`: a comment line? set comment = \"#\" on the source to skip \
-                lines that start with it)";
+                lines that start with it; a header that starts with `#` too would be skipped with them: then take the \
+                comment lines out of the file)";
     assert!(stderr(&o).contains(said), "{}", stderr(&o));
 }
 

@@ -999,9 +999,10 @@ pub fn csv(
                 lines.forget_before(start);
                 let raw = matches!(e.kind(), csv::ErrorKind::UnequalLengths { .. } | csv::ErrorKind::Utf8 { .. })
                     .then(|| lines.text(start, rdr.position().byte()));
-                // a comment line among the rows
+                // a comment line among the rows (said once: not when the header's hint is said)
                 if matches!(e.kind(), csv::ErrorKind::UnequalLengths { .. })
                     && dialect.comment.is_none()
+                    && !message.ends_with(COMMENT_HEADER)
                     && raw.as_deref().is_some_and(|r| r.starts_with('#'))
                 {
                     message.push_str(COMMENT_ROW);
@@ -1036,7 +1037,8 @@ pub(crate) fn csv_error_message(e: &csv::Error) -> String {
 
 /// What a row of the wrong length says when the header, line 1, starts with `#`.
 const COMMENT_HEADER: &str = " (line 1, read as the header, starts with `#`: a comment line? set comment = \"#\" on \
-     the source to skip lines that start with it)";
+     the source to skip lines that start with it; a header that starts with `#` too would be skipped with them: then \
+     take the comment lines out of the file)";
 
 /// What a row of the wrong length says when it starts with `#`.
 const COMMENT_ROW: &str =
