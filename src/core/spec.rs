@@ -488,12 +488,15 @@ pub struct Dialect {
     /// The byte that starts a comment line (`#`): a line that starts with it, outside a quoted
     /// cell, is no record and runs to the next LF. `None`: no line is a comment.
     pub comment: Option<u8>,
+    /// The 1-based line the header is on: the lines above it are skipped, whatever they hold
+    /// (Frictionless `headerRows`, its first).
+    pub header_row: u64,
 }
 
 impl Default for Dialect {
     /// RFC 4180: commas, and cells quoted with `"`.
     fn default() -> Dialect {
-        Dialect { delimiter: b',', quote: Some(b'"'), named: false, comment: None }
+        Dialect { delimiter: b',', quote: Some(b'"'), named: false, comment: None, header_row: 1 }
     }
 }
 
@@ -527,6 +530,11 @@ pub struct SourceDef {
     /// character other than a line end, the delimiter and the quote.
     #[serde(default)]
     pub comment: Option<String>,
+    /// The line of a `csv` source's header, from 1 (Frictionless `headerRows`, its first): the
+    /// lines above it are skipped whatever they hold, as notes above a header that starts with
+    /// `#` too (`#,model,acc`), which `comment` would skip with them. 1 unless set.
+    #[serde(default)]
+    pub header_row: Option<u64>,
     /// Declared Table Schema (path relative to the pipeline).
     #[serde(default)]
     pub schema: Option<String>,
@@ -595,7 +603,13 @@ impl SourceDef {
             Some([b]) => Some(*b),
             _ => None,
         };
-        Dialect { delimiter: self.delimiter_byte(), quote, named: self.delimiter.is_some(), comment }
+        Dialect {
+            delimiter: self.delimiter_byte(),
+            quote,
+            named: self.delimiter.is_some(),
+            comment,
+            header_row: self.header_row.unwrap_or(1),
+        }
     }
 
     /// The first option set on this source that its format would not use, as the pipeline
@@ -833,6 +847,20 @@ fn check_source_options(s: &SourceDef, at: &dyn Fn(&str) -> String) -> Result<()
                     "quote = {q:?}: expected one ASCII character other than a line end and the delimiter (\"\\\"\", \
                      the default, or \"'\"), or \"\" for quotes that are text"
                 ),
+            ));
+        }
+    }
+    if let Some(h) = s.header_row {
+        if s.format != Format::Csv {
+            return Err(Error::config(
+                at(&format!("source {}#header_row", s.name)),
+                "`header_row` applies to format = \"csv\" only (the line of a CSV file's header)",
+            ));
+        }
+        if h == 0 {
+            return Err(Error::config(
+                at(&format!("source {}#header_row", s.name)),
+                "header_row = 0: expected the line of the header, from 1",
             ));
         }
     }

@@ -121,6 +121,9 @@ pub struct SourceOut {
     /// `comment` of a CSV source whose files have comment lines (`"#"`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
+    /// `header_row` of a CSV source whose header is below notes and starts with `#`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub header_row: Option<u64>,
     /// The standard W&B table, for `format = "wandb"`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wandb_table: Option<String>,
@@ -740,6 +743,7 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
             record_path: t.plan.record_path.clone(),
             delimiter: t.plan.csv.delimiter.map(|d| (d as char).to_string()),
             comment: t.plan.csv.comment.map(|c| (c as char).to_string()),
+            header_row: t.plan.csv.header_row,
             wandb_table: t.plan.wandb_table.map(String::from),
             files: t.plan.files.clone(),
             declared: t.plan.fields.clone(),
@@ -1524,16 +1528,22 @@ fn look_csv(input: &InputFile) -> std::result::Result<Kind, String> {
     let mut reader = crate::stages::ingest::files::open(input).map_err(|e| unreadable_reason(&input.rel, &e))?;
     crate::stages::ingest::records::refuse_utf16(&mut reader, &input.rel)
         .map_err(|e| unreadable_reason(&input.rel, &e))?;
-    let comment = comment_char(input, b',')?;
-    let header = match comment {
+    let (comment, header_row) = comment_char(input, b',')?;
+    let header = match (comment, header_row) {
+        (None, None) => {
+            crate::stages::ingest::wandb::csv::header(input).map_err(|e| unreadable_reason(&input.rel, &e))?
+        }
         // (a W&B export has no comment line)
-        Some(c) => {
-            let dialect = crate::stages::ingest::records::Dialect { comment: Some(c), ..Default::default() };
+        _ => {
+            let dialect = crate::stages::ingest::records::Dialect {
+                comment,
+                header_row: header_row.unwrap_or(1),
+                ..Default::default()
+            };
             let reader = crate::stages::ingest::files::open(input).map_err(|e| unreadable_reason(&input.rel, &e))?;
             crate::stages::ingest::records::csv_columns(reader, &input.rel, dialect)
                 .map_err(|e| unreadable_reason(&input.rel, &e))?
         }
-        None => crate::stages::ingest::wandb::csv::header(input).map_err(|e| unreadable_reason(&input.rel, &e))?,
     };
     if header.iter().all(String::is_empty) {
         return Err("holds no header and no record".into());
@@ -1560,15 +1570,20 @@ fn look_csv(input: &InputFile) -> std::result::Result<Kind, String> {
     if let [h] = cols.as_slice()
         && let Some((d, _)) = crate::stages::ingest::records::other_delimiter(h, b',')
     {
-        let dialect = crate::stages::ingest::records::Dialect { delimiter: d, comment, ..TAB_SEPARATED };
+        let dialect = crate::stages::ingest::records::Dialect {
+            delimiter: d,
+            comment,
+            header_row: header_row.unwrap_or(1),
+            ..TAB_SEPARATED
+        };
         let reader = crate::stages::ingest::files::open(input).map_err(|e| unreadable_reason(&input.rel, &e))?;
         let header = crate::stages::ingest::records::csv_columns(reader, &input.rel, dialect)
             .map_err(|e| unreadable_reason(&input.rel, &e))?;
         let hash_header = header.first().is_some_and(|h| h.starts_with('#'));
-        return Ok(Kind::Csv(header, CsvWriting { delimiter: Some(d), comment, hash_header }));
+        return Ok(Kind::Csv(header, CsvWriting { delimiter: Some(d), comment, hash_header, header_row }));
     }
     let hash_header = header.first().is_some_and(|h| h.starts_with('#'));
-    Ok(Kind::Csv(header, CsvWriting { delimiter: None, comment, hash_header }))
+    Ok(Kind::Csv(header, CsvWriting { delimiter: None, comment, hash_header, header_row }))
 }
 
 /// Why Inspect's `logs.json` is not read.
@@ -1584,12 +1599,13 @@ fn unreadable_reason(rel: &str, e: &Error) -> String {
     without_file(rel, &e.to_string())
 }
 
-/// `Some(b'#')` when a CSV file's first lines are comments: lines that start with `#`, none
-/// of which looks like a header. A header whose first name is `#` or `#id` (`#,run,score`) has
-/// no blank in its first cell and as many cells as the first line that does not start with
-/// `#`; `# sweep summary, 5-shot` is a comment. Looks at the first 1,000 lines, each read up to
+/// How a CSV file's first lines are comments: `Some(b'#')` when they start with `#` and none
+/// looks like a header; the header's line (`header_row`) when the last of them does, the ones
+/// above it comments. A header whose first name is `#` or `#id` (`#,run,score`) has no blank
+/// in its first cell and as many cells as the first line that does not start with `#`;
+/// `# sweep summary, 5-shot` is a comment. Looks at the first 1,000 lines, each read up to
 /// 1 MiB.
-fn comment_char(input: &InputFile, delimiter: u8) -> std::result::Result<Option<u8>, String> {
+fn comment_char(input: &InputFile, delimiter: u8) -> std::result::Result<(Option<u8>, Option<u64>), String> {
     use std::io::{BufRead, Read};
     let mut reader = crate::stages::ingest::files::open(input).map_err(|e| unreadable_reason(&input.rel, &e))?;
     // the cells of a line, and whether its first cell holds a blank
@@ -1627,41 +1643,42 @@ fn comment_char(input: &InputFile, delimiter: u8) -> std::result::Result<Option<
         let (header, _) = cells(l);
         let header_like = |&(n, blank): &(usize, bool)| n > 1 && n == header && !blank;
         // comment lines above a header that starts with `#` too (`#,model,acc`): `comment`
-        // would skip that header, and no option reads the file as it is
+        // would skip that header with them; the lines above it are skipped instead
         if let [before @ .., last] = comments.as_slice()
             && header_like(last)
             && !before.is_empty()
             && !before.iter().any(header_like)
         {
-            return Err(format!(
-                "the lines above line {} are comment lines, and line {}, the header, starts with `#` too: comment = \
-                 \"#\" would skip that header with them, so the file is not read; take the comment lines out of the file",
-                lines[before.len()],
-                lines[before.len()]
-            ));
+            return Ok((None, Some(lines[before.len()] as u64)));
         }
-        return Ok((!comments.is_empty() && !comments.iter().any(header_like)).then_some(b'#'));
+        return Ok(((!comments.is_empty() && !comments.iter().any(header_like)).then_some(b'#'), None));
     }
-    Ok(None)
+    Ok((None, None))
 }
 
 /// A tab-separated file, its cells quoted as in RFC 4180 (pandas' `to_csv(sep="\t")`).
-const TAB_SEPARATED: crate::stages::ingest::records::Dialect =
-    crate::stages::ingest::records::Dialect { delimiter: b'\t', quote: Some(b'"'), named: true, comment: None };
+const TAB_SEPARATED: crate::stages::ingest::records::Dialect = crate::stages::ingest::records::Dialect {
+    delimiter: b'\t',
+    quote: Some(b'"'),
+    named: true,
+    comment: None,
+    header_row: 1,
+};
 
 /// Reads the header of a tab-separated file (`.tsv`), a CSV file whose cells are separated by
 /// tabs.
 fn look_tsv(input: &InputFile) -> std::result::Result<Kind, String> {
-    let comment = comment_char(input, b'\t')?;
+    let (comment, header_row) = comment_char(input, b'\t')?;
     let reader = crate::stages::ingest::files::open(input).map_err(|e| unreadable_reason(&input.rel, &e))?;
-    let dialect = crate::stages::ingest::records::Dialect { comment, ..TAB_SEPARATED };
+    let dialect =
+        crate::stages::ingest::records::Dialect { comment, header_row: header_row.unwrap_or(1), ..TAB_SEPARATED };
     let header = crate::stages::ingest::records::csv_columns(reader, &input.rel, dialect)
         .map_err(|e| unreadable_reason(&input.rel, &e))?;
     if header.is_empty() {
         return Err("holds no header and no record".into());
     }
     let hash_header = header.first().is_some_and(|h| h.starts_with('#'));
-    Ok(Kind::Csv(header, CsvWriting { delimiter: Some(b'\t'), comment, hash_header }))
+    Ok(Kind::Csv(header, CsvWriting { delimiter: Some(b'\t'), comment, hash_header, header_row }))
 }
 
 /// How a CSV file is written where that is not RFC 4180's way: what its source sets.
@@ -1674,6 +1691,8 @@ struct CsvWriting {
     /// The header's first name starts with `#` (`#,run,score`): a file that a source with
     /// `comment` would read wrong, its header taken for a comment.
     hash_header: bool,
+    /// The header's line, when lines above it are skipped (`header_row`).
+    header_row: Option<u64>,
 }
 
 impl CsvWriting {
@@ -1681,6 +1700,7 @@ impl CsvWriting {
     /// header that the other's comment lines would make a comment.
     fn joins(&self, other: &CsvWriting) -> bool {
         self.delimiter == other.delimiter
+            && self.header_row == other.header_row
             && !(self.comment.is_some() && other.hash_header)
             && !(other.comment.is_some() && self.hash_header)
     }
@@ -4030,6 +4050,11 @@ fn source_toml(name: &str, plan: &SourcePlan, prefix: &str) -> String {
         t.push_str(&format!(
             "comment = {}   # lines that start with it are comments, above the header or among the rows\n",
             q(&(c as char).to_string())
+        ));
+    }
+    if let Some(h) = plan.csv.header_row {
+        t.push_str(&format!(
+            "header_row = {h}   # the lines above it are notes; the header starts with `#` too, which `comment` would skip\n"
         ));
     }
     if plan.files.len() > 1 && !plan.format.fixed_columns() {

@@ -597,6 +597,7 @@ pub async fn register_files(
         delimiter: None,
         quote: None,
         comment: None,
+        header_row: None,
         schema: None,
         columns: crate::core::spec::ColumnsPolicy::Union,
         nonfinite: crate::core::spec::NonFinite::Ieee,

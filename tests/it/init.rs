@@ -1154,17 +1154,24 @@ fn files_with_and_without_comment_lines_are_one_table_and_a_left_out_one_adds_no
 
 /// Comment lines above a header that starts with `#` too (`#,model,acc`, a spreadsheet's row
 /// numbers): `comment` would skip the header with them, and its first row would be taken for
-/// one, so the file is left out, said why.
+/// one; init sets `header_row` (the lines above it are skipped) instead.
 #[test]
-fn comment_lines_above_a_hash_header_leave_the_file_out_said_why() {
+fn comment_lines_above_a_hash_header_are_skipped_by_the_header_row() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
     write(&out, "runs.csv", "run,score\na,1\n");
     write(&out, "sweep.csv", "# eval sweep 2026-11, 5-shot\n\n#,model,acc\n1,base,0.55\n2,sft,0.71\n");
     let doc = init(tmp.path(), &out, "hh");
-    let said = "the lines above line 3 are comment lines, and line 3, the header, starts with `#` too: comment = \"#\" \
-                would skip that header with them, so the file is not read; take the comment lines out of the file";
-    assert_eq!(not_read(&doc), vec![("sweep.csv".to_string(), said.to_string())], "{doc}");
+    assert!(not_read(&doc).is_empty(), "{doc}");
+    let source = doc["sources"].as_array().unwrap().iter().find(|s| s["name"] == "sweep_raw").unwrap().clone();
+    assert_eq!(source["header_row"], 3, "{doc}");
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/hh/pipeline.toml")).unwrap();
+    assert!(toml.contains("header_row = 3   # the lines above it are notes"), "{toml}");
+    let release = build_from_elsewhere(tmp.path(), "hh");
+    assert_eq!(
+        query(&release, "SELECT \"#\", model, acc, _source_line FROM sweep ORDER BY 1"),
+        "#,model,acc,_source_line\n1,base,0.55,4\n2,sft,0.71,5\n"
+    );
 }
 
 /// A pipeline written by hand that reads a file with a comment line for its header is told
@@ -1182,8 +1189,8 @@ fn a_comment_line_read_as_the_header_names_the_comment_option() {
     let o = bin().arg("build").arg(tmp.path().join("p")).current_dir(tmp.path()).output().unwrap();
     assert!(!o.status.success());
     let said = "(line 1, read as the header, starts with `#`: a comment line? set comment = \"#\" on the source to skip \
-                lines that start with it; a header that starts with `#` too would be skipped with them: then take the \
-                comment lines out of the file)";
+                lines that start with it; a header that starts with `#` too would be skipped with them: then set \
+                header_row to the header's line instead)";
     assert!(stderr(&o).contains(said), "{}", stderr(&o));
 }
 
@@ -1982,6 +1989,8 @@ fn a_delimiter_is_one_character_of_a_csv_source() {
         ),
         ("csv\"\ncomment = \"##", "\",\"", "comment = \"##\": expected one ASCII character"),
         ("jsonl\"\ncomment = \"#", "\",\"", "`comment` applies to format = \"csv\" only"),
+        ("csv\"\nheader_row = 0 #", "\",\"", "header_row = 0: expected the line of the header, from 1"),
+        ("jsonl\"\nheader_row = 2 #", "\",\"", "`header_row` applies to format = \"csv\" only"),
     ]
     .into_iter()
     .enumerate()
@@ -1997,7 +2006,7 @@ fn a_delimiter_is_one_character_of_a_csv_source() {
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
         assert!(stderr(&o).contains(expected), "{delimiter}: {}", stderr(&o));
         // at the line of the key it is about
-        let key = ["quote", "comment"]
+        let key = ["quote", "comment", "header_row"]
             .into_iter()
             .find(|k| expected.starts_with(k) || expected.starts_with(&format!("`{k}`")))
             .map_or("\ndelimiter".to_string(), |k| format!("\n{k}"));

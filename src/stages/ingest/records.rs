@@ -681,6 +681,7 @@ pub(crate) fn csv_header<R: std::io::Read>(
 /// Errors: those of the header (see [`csv`](fn@csv)).
 pub fn csv_columns(mut reader: Box<dyn BufRead + Send>, rel: &str, dialect: Dialect) -> Result<Vec<String>> {
     refuse_utf16(&mut reader, rel)?;
+    skip_lines(&mut reader, dialect.header_row - 1).map_err(|e| read_failed(rel, 0, &e))?;
     let lines = LineLog::keeping_text(dialect);
     let mut rdr = dialect_reader(dialect).from_reader(lines.wrap(reader));
     Ok(csv_header(&mut rdr, rel, &lines)?.iter().filter(|h| !h.is_empty()).map(str::to_string).collect())
@@ -722,6 +723,43 @@ pub fn other_delimiter(header: &str, delimiter: u8) -> Option<(u8, &'static str)
         .find(|(b, _)| *b != delimiter && header.as_bytes().contains(b))
 }
 
+/// Reads past the first `n` lines of `reader` (each ended by LF, CRLF or a CR alone), whatever
+/// they hold; the bytes read.
+fn skip_lines(reader: &mut Box<dyn BufRead + Send>, n: u64) -> std::io::Result<u64> {
+    let mut bytes = 0u64;
+    let mut left = n;
+    // a CR was the last byte read: a LF right after it is the same line end
+    let mut after_cr = false;
+    while left > 0 || after_cr {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            break;
+        }
+        if after_cr {
+            after_cr = false;
+            if buf[0] == b'\n' {
+                reader.consume(1);
+                bytes += 1;
+            }
+            continue;
+        }
+        match memchr::memchr2(b'\n', b'\r', buf) {
+            Some(i) => {
+                after_cr = buf[i] == b'\r';
+                reader.consume(i + 1);
+                bytes += i as u64 + 1;
+                left -= 1;
+            }
+            None => {
+                let len = buf.len();
+                reader.consume(len);
+                bytes += len as u64;
+            }
+        }
+    }
+    Ok(bytes)
+}
+
 /// A csv crate reader of `dialect`: a header row, every row as long as it.
 fn dialect_reader(dialect: Dialect) -> csv::ReaderBuilder {
     let mut b = csv::ReaderBuilder::new();
@@ -739,7 +777,8 @@ fn dialect_reader(dialect: Dialect) -> csv::ReaderBuilder {
 /// frame 2, 0, 1). `None` when the first name is not empty, or the file cannot be read as CSV
 /// (the reading that follows says why). Reads the file through: [`fn@csv`] cannot wait for its
 /// last row to decide the first row's columns.
-pub fn csv_index_positions(reader: Box<dyn BufRead + Send>, dialect: Dialect) -> Option<bool> {
+pub fn csv_index_positions(mut reader: Box<dyn BufRead + Send>, dialect: Dialect) -> Option<bool> {
+    skip_lines(&mut reader, dialect.header_row - 1).ok()?;
     let mut rdr = dialect_reader(dialect).from_reader(reader);
     if !rdr.byte_headers().ok()?.get(0).is_some_and(<[u8]>::is_empty) {
         return None;
@@ -794,6 +833,8 @@ pub fn csv(
     sink: &mut dyn FnMut(Item) -> Result<()>,
 ) -> Result<CommentLines> {
     refuse_utf16(&mut reader, rel)?;
+    // the lines above the header (`header_row`), whatever they hold
+    skip_lines(&mut reader, dialect.header_row - 1).map_err(|e| read_failed(rel, 0, &e))?;
     // the csv crate counts the LF of a CRLF only when it reads the next record, and a record's
     // position is where the reading started, before any blank lines (rust-csv issue 395):
     // lines are counted here from the bytes instead
@@ -1038,7 +1079,7 @@ pub(crate) fn csv_error_message(e: &csv::Error) -> String {
 /// What a row of the wrong length says when the header, line 1, starts with `#`.
 const COMMENT_HEADER: &str = " (line 1, read as the header, starts with `#`: a comment line? set comment = \"#\" on \
      the source to skip lines that start with it; a header that starts with `#` too would be skipped with them: then \
-     take the comment lines out of the file)";
+     set header_row to the header's line instead)";
 
 /// What a row of the wrong length says when it starts with `#`.
 const COMMENT_ROW: &str =
@@ -1165,6 +1206,9 @@ impl LineLog {
             let mut s = log.0.borrow_mut();
             s.keep = true;
             s.dialect = dialect;
+            // the lines above the header were read past (`header_row`): counted from there
+            s.breaks = dialect.header_row.saturating_sub(1);
+            s.lines_read = s.breaks;
         }
         log
     }
@@ -1250,10 +1294,11 @@ impl LineLog {
         end == u64::MAX && s.in_comment && ends == start - offset
     }
 
-    /// The line the header starts on: 1, or the first line after the blank lines and comment
-    /// lines above it.
+    /// The line the header starts on: the dialect's `header_row` (1 unless set), or the first
+    /// line after the blank lines and comment lines below it.
     pub(crate) fn header_line(&self) -> u64 {
-        self.0.borrow().header_line.unwrap_or(1)
+        let s = self.0.borrow();
+        s.header_line.unwrap_or(s.dialect.header_row)
     }
 
     /// The line of a comment line that holds a CR with no LF after it, if one was read: the
@@ -1638,7 +1683,8 @@ mod tests {
         assert_eq!(got, vec!["/a/0 {\"x\":1}"]);
     }
 
-    const HASH: Dialect = Dialect { delimiter: b',', quote: Some(b'"'), named: false, comment: Some(b'#') };
+    const HASH: Dialect =
+        Dialect { delimiter: b',', quote: Some(b'"'), named: false, comment: Some(b'#'), header_row: 1 };
 
     /// Items and skipped comment lines of `text` read with `dialect`, each item with its raw text.
     fn read_commented(text: &'static [u8], dialect: Dialect) -> (Vec<String>, Result<CommentLines>) {
@@ -1678,6 +1724,30 @@ mod tests {
         })
         .unwrap();
         assert!(said[0].ends_with(COMMENT_ROW), "{said:?}");
+    }
+
+    #[test]
+    fn csv_header_row_skips_the_lines_above_it_and_lines_stay_right() {
+        let third = Dialect { header_row: 3, ..Dialect::default() };
+        for text in [
+            &b"# notes, 5-shot\n\n#,model,acc\n1,base,0.55\n2,\"a\nb\",0.7\n"[..],
+            b"# notes\r\n\r\n#,model,acc\r\n1,base,0.55\r\n2,\"a\nb\",0.7\r\n",
+        ] {
+            let (got, r) = read_commented(text, third);
+            assert_eq!(
+                got,
+                vec![
+                    "4 {\"#\":\"1\",\"model\":\"base\",\"acc\":\"0.55\"}",
+                    "5 {\"#\":\"2\",\"model\":\"a\\nb\",\"acc\":\"0.7\"}"
+                ],
+                "{text:?}"
+            );
+            assert_eq!(r.unwrap().count, 0);
+            assert_eq!(csv_columns(boxed(text), "f.csv", third).unwrap(), ["#", "model", "acc"]);
+        }
+        // a header named twice is named at its line
+        let e = super::csv(boxed(b"x\ny\na,a\n"), "f.csv", third, None, &mut |_| Ok(())).unwrap_err();
+        assert!(e.to_string().starts_with("f.csv:3:"), "{e}");
     }
 
     #[test]
@@ -1909,7 +1979,7 @@ mod tests {
         assert!(e.contains("f:1") && e.contains(&format!("the CSV header: {STRAY_TEXT}")), "{e}");
     }
 
-    const TAB: Dialect = Dialect { delimiter: b'\t', quote: Some(b'"'), named: true, comment: None };
+    const TAB: Dialect = Dialect { delimiter: b'\t', quote: Some(b'"'), named: true, comment: None, header_row: 1 };
 
     #[test]
     fn a_pandas_index_of_labels_is_kept_and_one_of_positions_left_out() {
