@@ -1263,25 +1263,13 @@ impl LineLog {
     /// The 1-based lines of the blank lines before byte `end` (offsets passed in increasing
     /// order), not given by an earlier call.
     pub(crate) fn blank_lines_before(&self, end: u64) -> Vec<u64> {
-        let mut s = self.0.borrow_mut();
-        let mut lines = Vec::new();
-        while let Some(&(_, line)) = s.blank.front().filter(|&&(at, _)| at < end) {
-            s.blank.pop_front();
-            lines.push(line);
-        }
-        lines
+        lines_before(&mut self.0.borrow_mut().blank, end)
     }
 
     /// The 1-based lines of the comment lines that start before byte `end` (offsets passed
     /// in increasing order), not given by an earlier call.
     pub(crate) fn comment_lines_before(&self, end: u64) -> Vec<u64> {
-        let mut s = self.0.borrow_mut();
-        let mut lines = Vec::new();
-        while let Some(&(_, line)) = s.comment_lines.front().filter(|&&(at, _)| at < end) {
-            s.comment_lines.pop_front();
-            lines.push(line);
-        }
-        lines
+        lines_before(&mut self.0.borrow_mut().comment_lines, end)
     }
 
     /// Whether the reading of a record that starts at byte `offset` meets only line ends, then
@@ -1373,6 +1361,17 @@ impl LineLog {
             s.kept_skip = 0;
         }
     }
+}
+
+/// Takes the (offset, line) entries of `queue` whose offset is before `end` from its front: their
+/// lines.
+fn lines_before(queue: &mut std::collections::VecDeque<(u64, u64)>, end: u64) -> Vec<u64> {
+    let mut lines = Vec::new();
+    while let Some(&(_, line)) = queue.front().filter(|&&(at, _)| at < end) {
+        queue.pop_front();
+        lines.push(line);
+    }
+    lines
 }
 
 /// A reader that logs the line breaks of what it reads into its [`LineLog`].
