@@ -140,6 +140,17 @@ pub fn windows_device(name: &str) -> bool {
         })
 }
 
+/// `path` relative to `root`, with `/` between its parts (`path` itself when it is not under
+/// `root`); bytes of a name that are not UTF-8 shown as U+FFFD.
+pub fn relative_path(root: &std::path::Path, path: &std::path::Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -774,9 +774,9 @@ pub fn foreign_entries(target: &Path) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for e in walkdir::WalkDir::new(target).min_depth(1).sort_by_file_name() {
         let (rel, dir) = match &e {
-            Ok(e) => (relative_path(target, e.path()), e.file_type().is_dir()),
+            Ok(e) => (crate::core::names::relative_path(target, e.path()), e.file_type().is_dir()),
             // what cannot be read cannot be told to be the release's
-            Err(err) => (err.path().map(|p| relative_path(target, p)).unwrap_or_default(), false),
+            Err(err) => (err.path().map(|p| crate::core::names::relative_path(target, p)).unwrap_or_default(), false),
         };
         if dir || rel.is_empty() || listed.contains(&rel) {
             continue;
@@ -791,17 +791,6 @@ pub fn foreign_entries(target: &Path) -> Vec<String> {
         }
     }
     out
-}
-
-/// `path`, which lies under `root`, as a `/`-separated path relative to it (a name that is no
-/// UTF-8 with U+FFFD in place of its bad bytes).
-pub fn relative_path(root: &Path, path: &Path) -> String {
-    path.strip_prefix(root)
-        .unwrap_or(path)
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/")
 }
 
 /// Refuses to replace what is at `target` unless it is a release folder that holds only what

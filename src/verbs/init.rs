@@ -819,12 +819,7 @@ fn release_name_of(folder: &Path) -> String {
 
 /// `path` relative to `base`, with `/` separators.
 fn rel_of(base: &Path, path: &Path) -> String {
-    path.strip_prefix(base)
-        .unwrap_or(path)
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/")
+    crate::core::names::relative_path(base, path)
 }
 
 /// Hidden entries (see [`is_hidden`]) anywhere under `dir`, relative to it, sorted; not walked

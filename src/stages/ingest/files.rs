@@ -198,12 +198,7 @@ pub fn escaped_below(base: &Path, path: &Path) -> String {
 /// `path` relative to `base`, with `/` between its parts; bytes that are not UTF-8 shown as
 /// U+FFFD (see [`is_utf8_below`]).
 fn relative_path(base: &Path, path: &Path) -> String {
-    path.strip_prefix(base)
-        .expect("under base")
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/")
+    crate::core::names::relative_path(base, path)
 }
 
 /// Whether `rel` (a path relative to the pipeline folder `dir`) is one the pipeline's

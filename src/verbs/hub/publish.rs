@@ -1132,8 +1132,7 @@ fn disk_files(dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
     for e in walkdir::WalkDir::new(dir).sort_by_file_name().into_iter().flatten() {
         if e.file_type().is_file() {
-            let rel = e.path().strip_prefix(dir).expect("under");
-            let rel = rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
+            let rel = crate::core::names::relative_path(dir, e.path());
             if !rel.starts_with(".git/") && !rel.starts_with(".cache/") {
                 out.push(rel);
             }

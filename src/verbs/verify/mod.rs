@@ -354,7 +354,7 @@ fn walk(dir: &Path, keep: impl Fn(&walkdir::DirEntry) -> bool) -> Vec<String> {
     let mut out = Vec::new();
     for e in walkdir::WalkDir::new(dir).min_depth(1).sort_by_file_name().into_iter().flatten() {
         if keep(&e) {
-            let rel = crate::stages::release::relative_path(dir, e.path());
+            let rel = crate::core::names::relative_path(dir, e.path());
             if rel.starts_with(".git/") || rel.starts_with(".cache/huggingface/") {
                 continue;
             }
