@@ -1138,7 +1138,8 @@ fn data_quality(spec: &PipelineSpec, manifest: &Manifest, report: &BuildReport) 
     let dups: u64 = manifest.report.duplicates_dropped.values().sum();
     // what the published files hold, strings read as NaN included
     let in_tables: u64 = manifest.tables.iter().flat_map(|t| t.nonfinite_values.values()).map(|c| c.total()).sum();
-    let _ = writeln!(b, "| non-finite values read | {nonfinite} |");
+    // summed over the sources: a file two sources read counts twice, as the line above says
+    let _ = writeln!(b, "| non-finite values read, summed over the sources | {nonfinite} |");
     let _ = writeln!(b, "| strings coerced (opt-in: numbers written as text, missingValues) | {coerced} |");
     let _ = writeln!(b, "| non-finite values in the tables' Parquet files | {in_tables} |");
     let _ = writeln!(b, "| rows rejected by validation | {rejected} |");
@@ -1217,8 +1218,8 @@ fn data_quality(spec: &PipelineSpec, manifest: &Manifest, report: &BuildReport) 
         let named: Vec<String> = not_read.iter().take(CARD_NOT_READ).map(|f| code(f)).collect();
         let _ = writeln!(
             b,
-            "- Raw files the release does not hold, left out on purpose (`not_read` in `pipeline.toml`, which says \
-             why): {}{}.",
+            "- Raw files the release does not hold, listed in `not_read` in `pipeline.toml`, which says why each is \
+             left out (by choice, or as it could not be read): {}{}.",
             named.join(", "),
             if not_read.len() > named.len() {
                 format!(", and {} more", not_read.len() - named.len())

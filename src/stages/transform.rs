@@ -208,15 +208,39 @@ pub(crate) struct TableBuilt {
 }
 
 /// Plans table `cx.index`'s query over what the session holds now.
+/// What a table's "no field named" error says when a CSV source read without `comment` has a
+/// column whose name starts with `#` (`# sweep summary`): a comment line taken for the header,
+/// likely, which makes the real header a row.
+fn comment_header_hint(spec: &PipelineSpec, e: &datafusion::error::DataFusionError) -> String {
+    use datafusion::common::SchemaError;
+    use datafusion::error::DataFusionError;
+    let DataFusionError::SchemaError(err, _) = e.find_root() else { return String::new() };
+    let SchemaError::FieldNotFound { valid_fields, .. } = err.as_ref() else { return String::new() };
+    let Some((source, name)) = valid_fields.iter().find_map(|c| {
+        let source = spec.def.sources.iter().find(|s| {
+            s.format == crate::core::spec::Format::Csv
+                && s.comment.is_none()
+                && c.relation.as_ref().is_some_and(|r| r.table() == s.name)
+        })?;
+        c.name.starts_with('#').then_some((source, &c.name))
+    }) else {
+        return String::new();
+    };
+    format!(
+        " (source {} has a column named {name:?} from its header line: a comment line read as the header? set \
+         comment = \"#\" on the source to skip lines that start with it, or header_row to the header's line)",
+        source.name
+    )
+}
+
 pub(crate) async fn plan_table(cx: &TableCx<'_>) -> Result<TablePlan> {
     let (spec, i) = (cx.spec, cx.index);
     let t = &spec.def.tables[i];
     let sql = spec.table_sql(i)?;
-    let df = cx
-        .ctx
-        .sql_with_options(&sql, crate::sql::session::read_only(false))
-        .await
-        .map_err(|e| Error::sql(format!("table {} ({})", t.name, sql_origin(spec, i)), e))?;
+    let df = cx.ctx.sql_with_options(&sql, crate::sql::session::read_only(false)).await.map_err(|e| {
+        let hint = comment_header_hint(spec, &e);
+        Error::sql(format!("table {} ({}){hint}", t.name, sql_origin(spec, i)), e)
+    })?;
     if let Some(e) = crate::sql::session::case_folded_in(&sql, df.logical_plan()) {
         return Err(Error::sql(format!("table {} ({})", t.name, sql_origin(spec, i)), e));
     }

@@ -218,7 +218,7 @@ fn non_finite_numbers_inside_json_text_columns_are_counted() {
     let o = build(dir, &["-q"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let card = std::fs::read_to_string(release(dir, "jn").join("README.md")).unwrap();
-    assert!(card.contains("| non-finite values read | 2 |"), "{card}");
+    assert!(card.contains("| non-finite values read, summed over the sources | 2 |"), "{card}");
     assert_eq!(
         query(&release(dir, "jn"), "SELECT j FROM t"),
         "j\n\"{\"\"x\"\":[\"\"NaN\"\",\"\"-Infinity\"\"],\"\"y\"\":18446744073709551616}\"\n"
