@@ -3475,9 +3475,10 @@ struct Trial {
     /// Text columns of numbers written so that no reader takes them for numbers (`"71.2%"`,
     /// `"1,319"`), with what the note about each says.
     number_texts: Vec<NumberText>,
-    /// Notes of number columns of a file whose decimals are written with a comma, read as
-    /// numbers with a dot before three digits (`1.319`): thousands there, likely.
-    dot_thousands: Vec<(String, String)>,
+    /// Number columns of a file whose decimals are written with a comma, read as numbers with a
+    /// dot before three digits (`1.319`: thousands there, likely): the column, the note about
+    /// it and its description in the schema.
+    dot_thousands: Vec<(String, (String, String))>,
     /// Of the files whose records were set aside (`on_invalid = "reject"`), the records set
     /// aside and the records read, by file.
     rejected: BTreeMap<String, (u64, u64)>,
@@ -3546,8 +3547,8 @@ fn settle(raw: &Path, mut plan: SourcePlan, work: &Path, not_read: &mut Vec<NotR
             // numbers a dot may group by thousands, in a file of decimal commas: kept as text,
             // as written, with the SQL of each reading (a float would publish 1.319 for 1319)
             Ok(Some(trial)) if !trial.dot_thousands.is_empty() => {
-                for (c, note) in &trial.dot_thousands {
-                    declare(&mut plan.fields, c.clone(), "string", note.clone());
+                for (c, (note, description)) in &trial.dot_thousands {
+                    declare(&mut plan.fields, c.clone(), "string", description.clone());
                     plan.dot_thousands.push(note.clone());
                 }
                 continue;
@@ -4363,14 +4364,20 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
             .filter_map(|(c, d)| Some((c, d??)))
             .map(|(c, (x, at))| {
                 let id = ident(&c);
+                let thousands = (x * 1000.0).round();
                 let note = format!(
                     "{c} holds numbers with a dot before three digits ({x} at {at}) in a file whose decimals are \
-                     written with a comma, kept as text: if its dot separates thousands there ({x} for {}), select \
-                     CAST(replace({id}, '.', '') AS BIGINT) AS {id} in the table's SQL; if it is a decimal dot, \
-                     CAST({id} AS DOUBLE) AS {id}; and declare it a number in the table's schema",
-                    (x * 1000.0).round()
+                     written with a comma, kept as text: if its dot separates thousands there ({x} for {thousands}), \
+                     select CAST(replace({id}, '.', '') AS BIGINT) AS {id} in the table's SQL; if it is a decimal dot, \
+                     CAST({id} AS DOUBLE) AS {id}; and declare it a number in the table's schema"
                 );
-                (c, note)
+                // the schema's description, true of the input whichever reading the table makes
+                let description = format!(
+                    "numbers with a dot before three digits ({x} at {at}) in a file whose decimals are written with \
+                     a comma; `CAST(replace({id}, '.', '') AS BIGINT)` reads the dot as a thousands separator \
+                     ({x} as {thousands}), `CAST({id} AS DOUBLE)` as a decimal dot"
+                );
+                (c, (note, description))
             })
             .collect()
     } else {
@@ -4415,6 +4422,82 @@ struct Keys {
     widest_says: bool,
     /// The candidates [`describing_columns`] gave.
     described: Vec<Vec<String>>,
+    /// Rows that repeat an earlier row cell for cell, which no key can tell apart.
+    whole: WholeRows,
+}
+
+/// The first row that repeats an earlier one cell for cell (its place columns aside), found
+/// over the first [`WHOLE_ROWS_MAX`] rows: a result pasted twice into a table merged by hand.
+#[derive(Default)]
+struct WholeRows {
+    /// Each row's two hashes, and its place: an index into `files` and its line.
+    seen: std::collections::HashMap<(u64, u64), (u32, u64)>,
+    files: Vec<String>,
+    /// `r.csv:5 repeats r.csv:4`.
+    repeat: Option<String>,
+}
+
+/// How many rows [`WholeRows`] looks at (about 40 MB of hashes and places).
+const WHOLE_ROWS_MAX: usize = 1_000_000;
+
+impl WholeRows {
+    fn observe(&mut self, rb: &RecordBatch) {
+        use arrow::array::AsArray;
+        if self.repeat.is_some() || self.seen.len() >= WHOLE_ROWS_MAX {
+            return;
+        }
+        let arrays: Vec<arrow::array::ArrayRef> = rb
+            .schema()
+            .fields()
+            .iter()
+            .zip(rb.columns())
+            .filter(|(f, _)| !f.name().starts_with("_source_"))
+            .map(|(_, a)| a.clone())
+            .collect();
+        if arrays.is_empty() {
+            return;
+        }
+        let fields = arrays.iter().map(|a| arrow::row::SortField::new(a.data_type().clone())).collect();
+        // a column of a type rows cannot be made of is not compared: no repeat is said
+        let Ok(rows) = arrow::row::RowConverter::new(fields).and_then(|c| c.convert_columns(&arrays)) else {
+            self.seen.clear();
+            self.repeat = Some(String::new());
+            return;
+        };
+        let files = rb.column_by_name("_source_file").and_then(|c| c.as_string_opt::<i32>());
+        let lines = rb.column_by_name("_source_line").and_then(|c| c.as_primitive_opt::<arrow::datatypes::Int64Type>());
+        let (a, b) = (ahash::RandomState::with_seeds(1, 2, 3, 4), ahash::RandomState::with_seeds(5, 6, 7, 8));
+        for (i, r) in rows.iter().enumerate() {
+            let file = files.filter(|f| f.is_valid(i)).map(|f| f.value(i)).unwrap_or_default();
+            let line = lines.filter(|l| l.is_valid(i)).map(|l| l.value(i) as u64).unwrap_or(0);
+            if self.files.last().is_none_or(|f| f != file) {
+                self.files.push(file.to_string());
+            }
+            let here = ((self.files.len() - 1) as u32, line);
+            let bytes = r.as_ref();
+            match self.seen.entry((a.hash_one(bytes), b.hash_one(bytes))) {
+                std::collections::hash_map::Entry::Occupied(first) => {
+                    let place = |(f, l): (u32, u64)| {
+                        let f = &self.files[f as usize];
+                        if l == 0 { f.clone() } else { format!("{f}:{l}") }
+                    };
+                    self.repeat = Some(format!("{} repeats {} cell for cell", place(here), place(*first.get())));
+                    return;
+                }
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(here);
+                }
+            }
+            if self.seen.len() >= WHOLE_ROWS_MAX {
+                return;
+            }
+        }
+    }
+
+    /// The first repeat, once found.
+    fn found(&self) -> Option<&str> {
+        self.repeat.as_deref().filter(|r| !r.is_empty())
+    }
 }
 
 /// The key candidates of a table no column name gives a key to, from its first batch `rb`:
@@ -4524,6 +4607,10 @@ struct NumberText {
     plain_fractions: bool,
     /// Whether a percentage is written with a decimal comma (`41,5%`).
     comma_percent: bool,
+    /// Whether a number is written with a decimal comma (`0,71`), and whether every such
+    /// number lies in [-1, 1] (fractions, where percentages come beside them: `41,5%`).
+    comma_numbers: bool,
+    comma_fractions: bool,
 }
 
 impl NumberText {
@@ -4538,6 +4625,8 @@ impl NumberText {
             plain: None,
             plain_fractions: true,
             comma_percent: false,
+            comma_numbers: false,
+            comma_fractions: true,
         }
     }
 
@@ -4555,6 +4644,19 @@ impl NumberText {
             self.comma_percent = true;
             '%'
         } else if self.decimal_comma && is_decimal_comma(v) {
+            let fraction = v.trim().replacen(',', ".", 1).parse::<f64>().is_ok_and(|f| f.abs() <= 1.0);
+            self.comma_fractions &= fraction;
+            self.comma_numbers = true;
+            if self.kind == Some('%') {
+                // a fraction beside percentages (`0,71` after `41,5%`): the two scales, as with
+                // a dot (the SQL reads its comma as a dot)
+                if self.plain.is_none() {
+                    self.plain = Some((v.to_string(), at()));
+                }
+                self.plain_fractions &= fraction;
+                self.fraction = true;
+                return true;
+            }
             'd'
         } else if is_grouped(v) && !self.decimal_comma {
             ','
@@ -4579,6 +4681,14 @@ impl NumberText {
             // blanks around a number are trimmed by every reading: the other way of writing
             // the column's numbers (`71%` after `0.71 `) is the one the SQL reads
             Some('b') if kind != 'b' => {
+                self.kind = Some(kind);
+                self.first = (v.to_string(), at());
+            }
+            // percentages after numbers with a decimal comma (`0,71` then `41,5%`): those were
+            // fractions beside the percentages
+            Some('d') if kind == '%' => {
+                self.plain = Some(self.plain.take().unwrap_or_else(|| self.first.clone()));
+                self.plain_fractions &= self.comma_fractions;
                 self.kind = Some(kind);
                 self.first = (v.to_string(), at());
             }
@@ -4611,7 +4721,8 @@ impl NumberText {
     fn description(&self) -> String {
         let (what, beside, sql) = self.reading();
         let (first, at) = &self.first;
-        format!("Text as written: {what} ({first:?} at {at}){beside}; `{sql}` reads them as numbers.")
+        // true of the input whether or not the table reads them as numbers: the note says how
+        format!("Written as text in the input: {what} ({first:?} at {at}){beside}; `{sql}` reads them as numbers.")
     }
 
     /// How the numbers are written, what else the column holds, and the SQL that reads them.
@@ -4624,7 +4735,11 @@ impl NumberText {
             format!("CASE WHEN {id} IN ({}) THEN NULL ELSE {id} END", texts.join(", "))
         };
         // a decimal comma read as the dot SQL's CAST reads
-        let x = if self.comma_percent && self.kind == Some('%') { format!("replace({x}, ',', '.')") } else { x };
+        let x = if (self.comma_percent || self.comma_numbers) && self.kind == Some('%') {
+            format!("replace({x}, ',', '.')")
+        } else {
+            x
+        };
         match (self.kind, &self.plain) {
             // fractions beside percentages: two scales, which the SQL makes one (a percentage's
             // text read with `e-2`, so that 41.2% reads as the float nearest 0.412, which
@@ -4963,6 +5078,7 @@ impl Keys {
             describe: None,
             widest_says: false,
             described: Vec::new(),
+            whole: WholeRows::default(),
         }
     }
 
@@ -4980,6 +5096,7 @@ impl Keys {
                 self.candidates.extend(candidates.into_iter().map(|columns| KeyCheck::new(columns, false)));
             }
         }
+        self.whole.observe(rb);
         let a = ahash::RandomState::with_seeds(1, 2, 3, 4);
         let b = ahash::RandomState::with_seeds(5, 6, 7, 8);
         let files = rb.column_by_name("_source_file").and_then(|c| c.as_string_opt::<i32>());
@@ -5094,7 +5211,14 @@ impl Keys {
             (None, Some(forward)) if !self.widest_says => forward.as_str(),
             _ => k.broken.as_deref().or(k.repeat.as_deref())?,
         };
-        Some(format!("{} is no key: {why}", k.named()))
+        // a row given twice whole: no key holds until one of the two goes
+        let whole = match self.whole.found() {
+            Some(r) => {
+                format!("; and {r}, which no key tells apart: drop one of the two (in the file, or in the table's SQL)")
+            }
+            None => String::new(),
+        };
+        Some(format!("{} is no key: {why}{whole}", k.named()))
     }
 
     /// The first candidate, when no candidate holds and it fails only by keys that repeat
@@ -5227,11 +5351,11 @@ impl TablePlan {
                 };
                 Some(match cast {
                     Some(ty) => format!(
-                        "Text as written: {why}. `TRY_CAST({} AS {ty})` reads the numbers among them (null where a \
-                         value is none).",
+                        "Written as text in the input: {why}. `TRY_CAST({} AS {ty})` reads the numbers among them \
+                         (null where a value is none).",
                         ident(&f.name)
                     ),
-                    None => format!("Text as written: {why}."),
+                    None => format!("Written as text in the input: {why}."),
                 })
             } else if self.plan.format == Format::Json
                 && self

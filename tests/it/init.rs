@@ -45,7 +45,8 @@ fn read_as_number(tmp: &Path, name: &str, column: &str, cast: &str) -> PathBuf {
     std::fs::write(&toml_path, toml).unwrap();
     let schema_path = tmp.join(format!("schemas/{name}/r.json"));
     let schema = std::fs::read_to_string(&schema_path).unwrap();
-    let declared = |ty: &str| format!("\"name\": \"{column}\",\n      \"type\": \"{ty}\"");
+    // (a name the SQL quotes is written without its quotes in the schema)
+    let declared = |ty: &str| format!("\"name\": \"{}\",\n      \"type\": \"{ty}\"", column.trim_matches('"'));
     assert!(schema.contains(&declared("string")), "{schema}");
     std::fs::write(&schema_path, schema.replacen(&declared("string"), &declared("number"), 1)).unwrap();
     build_from_elsewhere(tmp, name)
@@ -1077,7 +1078,7 @@ fn a_resumed_log_keyed_by_global_step_keeps_the_last_row_of_each_step() {
     );
 }
 
-/// A file init cannot read at all is left out on purpose (`not_read`): the card names it, so
+/// A file init cannot read at all is left out (`not_read`, with why): the card names it, so
 /// that a reader of the data learns that a raw file is not in it.
 #[test]
 fn a_raw_file_no_table_reads_is_named_in_the_card() {
@@ -1089,8 +1090,8 @@ fn a_raw_file_no_table_reads_is_named_in_the_card() {
     assert_eq!(not_read(&doc).len(), 1, "{doc}");
     let release = build_from_elsewhere(tmp.path(), "nr");
     let card = std::fs::read_to_string(release.join("README.md")).unwrap();
-    let said = "- Raw files the release does not hold, left out on purpose (`not_read` in `pipeline.toml`, which says \
-                why): `raw/results/summary.json`.";
+    let said = "- Raw files the release does not hold, listed in `not_read` in `pipeline.toml`, which says why each \
+                is left out (by choice, or as it could not be read): `raw/results/summary.json`.";
     assert!(card.contains(said), "{card}");
 }
 
@@ -1191,6 +1192,17 @@ fn a_comment_line_read_as_the_header_names_the_comment_option() {
     let said = "(line 1, read as the header, starts with `#`: a comment line? set comment = \"#\" on the source to skip \
                 lines that start with it; a header that starts with `#` too would be skipped with them: then set \
                 header_row to the header's line instead)";
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    // a comment line with as many cells as the header: the rows read, the table's SQL names a
+    // column the comment line does not have
+    write(&tmp.path().join("p/raw"), "s.csv", "# sweep summary, 5-shot\nmodel,acc\nm1,0.5\n");
+    let toml = std::fs::read_to_string(tmp.path().join("p/pipeline.toml")).unwrap();
+    std::fs::write(tmp.path().join("p/pipeline.toml"), toml.replace("SELECT *", "SELECT model, acc")).unwrap();
+    let o = bin().arg("build").arg(tmp.path().join("p")).current_dir(tmp.path()).output().unwrap();
+    assert!(!o.status.success());
+    let said = "(source s has a column named \"# sweep summary\" from its header line: a comment line read as the \
+                header? set comment = \"#\" on the source to skip lines that start with it, or header_row to the \
+                header's line)";
     assert!(stderr(&o).contains(said), "{}", stderr(&o));
 }
 
@@ -2717,7 +2729,10 @@ fn a_results_table_is_keyed_by_what_names_its_rows_and_a_repeat_is_said() {
     let release = build_from_elsewhere(tmp.path(), "semi_dots");
     assert_eq!(query(&release, "SELECT n FROM r ORDER BY n"), "n\n1.319\n14.042\n2.500\n");
     let card = std::fs::read_to_string(release.join("README.md")).unwrap();
-    assert!(card.contains("Text as written: n holds numbers with a dot before three digits"), "{card}");
+    let described = "| `n` | `Utf8` | Written as text in the input: numbers with a dot before three digits (1.319 at \
+                     r.csv:2) in a file whose decimals are written with a comma; `CAST(replace(n, '.', '') AS BIGINT)` \
+                     reads the dot as a thousands separator (1.319 as 1319), `CAST(n AS DOUBLE)` as a decimal dot. |";
+    assert!(card.contains(described), "{card}");
     // a CSV written with a blank after each separator: its numbers are text, said with the SQL
     // that reads them, under the name the table gives the column
     let d = tmp.path().join("blanks");
@@ -2774,7 +2789,7 @@ fn a_results_table_is_keyed_by_what_names_its_rows_and_a_repeat_is_said() {
     assert!(notes.contains(said), "{notes}");
     // the schema's description (so the card) says what the texts are, and the SQL
     let schema = std::fs::read_to_string(tmp.path().join("schemas/scales/r.json")).unwrap();
-    let described = "\"description\": \"Text as written: percentages written with their sign (\\\"41.2%\\\" at r.csv:3) \
+    let described = "\"description\": \"Written as text in the input: percentages written with their sign (\\\"41.2%\\\" at r.csv:3) \
                      beside fractions";
     assert!(schema.contains(described), "{schema}");
     // percentages with a decimal comma, in a file separated by semicolons: results, read by the SQL
@@ -2785,6 +2800,21 @@ fn a_results_table_is_keyed_by_what_names_its_rows_and_a_repeat_is_said() {
     let notes = doc["notes"].to_string();
     let said = "select CAST(trim(rtrim(trim(replace(\\\"Winrate\\\", ',', '.')), '%')) AS DOUBLE) AS \\\"Winrate\\\"";
     assert!(notes.contains(said), "{notes}");
+    // fractions and percentages both with a decimal comma: two scales, which the SQL makes one
+    let d = tmp.path().join("eu_scales");
+    write(&d, "r.csv", "Modell;Aufgabe;Genauigkeit\nm1;gsm8k;0,71\nm1;math;41,5%\nm2;gsm8k;0,65\n");
+    let notes = init(tmp.path(), &d, "eu_scales")["notes"].to_string();
+    let cast = "CASE WHEN ends_with(trim(replace(\"Genauigkeit\", ',', '.')), '%') THEN \
+                CAST(trim(rtrim(trim(replace(\"Genauigkeit\", ',', '.')), '%')) || 'e-2' AS DOUBLE) ELSE \
+                CAST(trim(replace(\"Genauigkeit\", ',', '.')) AS DOUBLE) END";
+    let said = "beside fractions (\\\"0,71\\\" at r.csv:2): two scales";
+    assert!(notes.contains(said), "{notes}");
+    assert!(notes.contains(&cast.replace('"', "\\\"")), "{notes}");
+    let release = read_as_number(tmp.path(), "eu_scales", "\"Genauigkeit\"", &format!("{cast} AS \"Genauigkeit\""));
+    assert_eq!(
+        query(&release, "SELECT \"Modell\", \"Genauigkeit\" FROM r ORDER BY 2"),
+        "Modell,Genauigkeit\nm1,0.415\nm2,0.65\nm1,0.71\n"
+    );
     // numbers beyond 1 beside percentages: said, the scale left to the reader
     let d = tmp.path().join("mixed");
     write(&d, "r.csv", "model,win\nm1,41.2%\nm2,0.31\nm3,55\n");
@@ -2798,7 +2828,7 @@ fn a_results_table_is_keyed_by_what_names_its_rows_and_a_repeat_is_said() {
     write(&d, "r.csv", "model,acc\nm1,0.5\nm2,0.4l67\nm3,0.7\n");
     init(tmp.path(), &d, "typo");
     let schema = std::fs::read_to_string(tmp.path().join("schemas/typo/r.json")).unwrap();
-    let described = "\"description\": \"Text as written: expected number, found string \\\"0.4l67\\\"";
+    let described = "\"description\": \"Written as text in the input: expected number, found string \\\"0.4l67\\\"";
     assert!(schema.contains(described), "{schema}");
     assert!(schema.contains("`TRY_CAST(acc AS DOUBLE)` reads the numbers among them (null where a value is none)."));
     let cast = "CASE WHEN ends_with(trim(gsm8k), '%') THEN CAST(trim(rtrim(trim(gsm8k), '%')) || 'e-2' AS DOUBLE) \
@@ -2807,6 +2837,12 @@ fn a_results_table_is_keyed_by_what_names_its_rows_and_a_repeat_is_said() {
     assert_eq!(
         query(&release, "SELECT model, gsm8k FROM r ORDER BY model"),
         "model,gsm8k\nm1,0.3131\nm2,0.412\nm3,0.4049\nm4,-0.03\n"
+    );
+    // the description stays true once the note is followed: it tells the input, not the column
+    let card = std::fs::read_to_string(release.join("README.md")).unwrap();
+    assert!(
+        card.contains("| `gsm8k` | `Float64` | Written as text in the input: percentages written with their sign"),
+        "{card}"
     );
     // a step beside what names a row: the named candidates fail, the columns that name rows hold
     let d = tmp.path().join("steps");
@@ -2823,6 +2859,25 @@ fn a_results_table_is_keyed_by_what_names_its_rows_and_a_repeat_is_said() {
     write(&d, "r.csv", "run,benchmark,num_correct,notes,seed\na,gsm8k,50,x,1\na,math,20,x,1\nb,gsm8k,55,y,2\n");
     let doc = init(tmp.path(), &d, "counts");
     assert_eq!(key(&doc, "r"), ["run", "benchmark"], "{doc}");
+}
+
+/// A row pasted twice into a table merged by hand: no key holds, and the note names the two
+/// rows, not only the first candidate's repeat.
+#[test]
+fn a_row_given_twice_whole_is_named_in_the_note_of_a_table_without_a_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("out");
+    write(&d, "r.csv", "model,task,acc\nm1,gsm8k,0.5\nm1,math,0.6\nm2,,0.4\nm2,,0.4\n");
+    let doc = init(tmp.path(), &d, "whole");
+    assert_eq!(key(&doc, "r"), Vec::<String>::new(), "{doc}");
+    let said = "table r: no primary key, so rows are not checked for duplicates: (model) is no key: model \\\"m1\\\" again \
+                at r.csv:3; and r.csv:5 repeats r.csv:4 cell for cell, which no key tells apart: drop one of the two (in \
+                the file, or in the table's SQL)";
+    assert!(doc["notes"].to_string().contains(said), "{doc}");
+    // rows that differ in a cell are no repeat
+    write(&d, "r.csv", "model,task,acc\nm1,gsm8k,0.5\nm1,math,0.6\nm2,,0.4\nm2,,0.45\n");
+    let doc = init(tmp.path(), &d, "whole2");
+    assert!(!doc["notes"].to_string().contains("cell for cell"), "{doc}");
 }
 
 /// Bad records are weighed against the records a file gives, not its rows: a metrics line of
