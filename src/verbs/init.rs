@@ -3472,6 +3472,10 @@ struct Trial {
     /// Of a log a run appends to, the files whose last resumed attempt stopped short of where
     /// the attempt before had been (see [`StepOrder::spliced`]).
     spliced: Vec<String>,
+    /// Of a trackio project, whether a run logged a metric at a step again without its steps
+    /// going back between (one attempt logging it twice): each row is then kept or set aside
+    /// on its own, not the stopped attempt's records whole ([`Attempts`]).
+    logged_twice: bool,
     /// Text columns of numbers written so that no reader takes them for numbers (`"71.2%"`,
     /// `"1,319"`), with what the note about each says.
     number_texts: Vec<NumberText>,
@@ -4183,6 +4187,9 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
     if matches!(plan.format, Format::Csv | Format::Jsonl | Format::Json | Format::Yaml | Format::Parquet) {
         keys.describe = Some(captures.clone());
     }
+    if plan.format == Format::TrackioMetrics {
+        keys.attempts = Some(Attempts::default());
+    }
     keys.order = match plan.format {
         Format::TinkerMetrics | Format::VerlMetrics | Format::TinkerTimings => Some(StepOrder::new("step", false)),
         Format::TinkerCheckpoints => Some(StepOrder::new("batch", true)),
@@ -4391,6 +4398,7 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
         stepless,
         untimed,
         spliced,
+        logged_twice: keys.attempts.as_ref().is_some_and(|a| a.twice),
         number_texts,
         dot_thousands,
         schema,
@@ -4424,6 +4432,74 @@ struct Keys {
     described: Vec<Vec<String>>,
     /// Rows that repeat an earlier row cell for cell, which no key can tell apart.
     whole: WholeRows,
+    /// Of a trackio project's metrics, how each run's attempts go.
+    attempts: Option<Attempts>,
+}
+
+/// Of a trackio project's metrics (several runs to a file, keyed run, `step`, metric), whether
+/// every metric a run logs at a step again comes after that run's steps went back: a run
+/// resumed from a checkpoint (`trackio.init(resume="must")`), whose stopped attempt's records
+/// at those steps are set aside whole. A metric logged again with no going back between is
+/// one attempt logging it twice (`twice`).
+#[derive(Default)]
+struct Attempts {
+    /// By the hash of a run's columns, how its attempts go.
+    runs: std::collections::HashMap<u64, RunAttempts>,
+    /// The rows taken; past [`KEY_CHECK_MAX_ROWS`] the rows are not followed, and are taken
+    /// to be `twice` (each row kept or set aside on its own).
+    rows: u64,
+    twice: bool,
+}
+
+/// Of one run: the step of its row before, how many times its steps went back, and by step
+/// and the hash of the metric's columns, that count when the metric was last logged there.
+#[derive(Default)]
+struct RunAttempts {
+    previous: i64,
+    back: u32,
+    logged: std::collections::HashMap<(i64, u64), u32>,
+}
+
+impl Attempts {
+    /// Takes the rows of `rb`, keyed by `key` (the run's columns, `step`, the metric's).
+    fn observe(&mut self, rb: &RecordBatch, key: &[String]) {
+        use arrow::array::AsArray;
+        let Some(at) = key.iter().position(|c| c == "step") else { return };
+        let Some(steps) = rb.column_by_name("step").and_then(|c| c.as_primitive_opt::<arrow::datatypes::Int64Type>())
+        else {
+            return;
+        };
+        let rows = |cols: &[String]| -> Option<arrow::row::Rows> {
+            let arrays: Vec<arrow::array::ArrayRef> =
+                cols.iter().map(|c| rb.column_by_name(c).cloned()).collect::<Option<_>>()?;
+            let fields = arrays.iter().map(|a| arrow::row::SortField::new(a.data_type().clone())).collect();
+            arrow::row::RowConverter::new(fields).and_then(|c| c.convert_columns(&arrays)).ok()
+        };
+        let (Some(runs), Some(metrics)) = (rows(&key[..at]), rows(&key[at + 1..])) else { return };
+        let h = ahash::RandomState::with_seeds(1, 2, 3, 4);
+        for i in 0..rb.num_rows() {
+            if self.rows >= KEY_CHECK_MAX_ROWS {
+                self.twice = true;
+                return;
+            }
+            self.rows += 1;
+            if !steps.is_valid(i) {
+                continue;
+            }
+            let step = steps.value(i);
+            let run = self
+                .runs
+                .entry(h.hash_one(runs.row(i).as_ref()))
+                .or_insert_with(|| RunAttempts { previous: i64::MIN, ..Default::default() });
+            if step < run.previous {
+                run.back += 1;
+            }
+            run.previous = step;
+            // logged before since the steps last went back: the same attempt's second time
+            let before = run.logged.insert((step, h.hash_one(metrics.row(i).as_ref())), run.back);
+            self.twice |= before == Some(run.back);
+        }
+    }
 }
 
 /// The first row that repeats an earlier one cell for cell (its place columns aside), found
@@ -5079,6 +5155,7 @@ impl Keys {
             widest_says: false,
             described: Vec::new(),
             whole: WholeRows::default(),
+            attempts: None,
         }
     }
 
@@ -5097,6 +5174,9 @@ impl Keys {
             }
         }
         self.whole.observe(rb);
+        if let (Some(a), Some(k)) = (self.attempts.as_mut(), self.candidates.first()) {
+            a.observe(rb, &k.columns);
+        }
         let a = ahash::RandomState::with_seeds(1, 2, 3, 4);
         let b = ahash::RandomState::with_seeds(5, 6, 7, 8);
         let files = rb.column_by_name("_source_file").and_then(|c| c.as_string_opt::<i32>());
@@ -5270,8 +5350,9 @@ impl TablePlan {
     fn why_repeated(&self) -> &'static str {
         match (self.plan.steps, self.plan.format) {
             (StepRows::Without, _) => "each `log_summary` call restates a run's running totals",
-            (_, Format::TrackioMetrics) => {
-                "a run logs a metric at a step again (resumed from a checkpoint, or logging it twice)"
+            (_, Format::TrackioMetrics) if self.trial.logged_twice => {
+                "a run logs a metric at a step again (resumed from a checkpoint, or logging it twice: its steps did \
+                 not go back between)"
             }
             _ => "a run resumed from a checkpoint logs the steps after it again",
         }
@@ -5916,11 +5997,13 @@ fn pipeline_toml(
             ));
             // a step's rows come from its records: a step logged again keeps the later ones.
             // Not of verl's log (a resumed run validates again at the step of its checkpoint,
-            // whose training rows stand) nor of trackio's (a step's metrics come in log calls of
-            // their own): there each row is kept or set aside on its own
+            // whose training rows stand) nor of a trackio project one of whose runs logged a
+            // metric twice in one attempt (its steps did not go back between): there each row
+            // is kept or set aside on its own
             if let Some(step) = tp.trial.key.iter().position(|k| k == "step")
                 && step + 1 < tp.trial.key.len()
-                && !matches!(tp.plan.format, Format::VerlMetrics | Format::TrackioMetrics)
+                && tp.plan.format != Format::VerlMetrics
+                && !(tp.plan.format == Format::TrackioMetrics && tp.trial.logged_twice)
             {
                 let columns: Vec<String> = tp.trial.key[..=step].iter().map(|c| q(c)).collect();
                 t.push_str(&format!(

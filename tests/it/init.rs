@@ -2965,7 +2965,8 @@ fn init_keeps_the_last_log_of_a_trackio_run_resumed_from_a_checkpoint() {
     let tmp = tempfile::tempdir().unwrap();
     let folder = tmp.path().join("trackio");
     // the real trackio client: a run killed after step 5, resumed (`resume="must"`) from
-    // its checkpoint at step 3, which logs steps 4 and 5 again, then 6
+    // its checkpoint at step 3, which logs steps 4 and 5 again, then 6; a second run whose
+    // stopped attempt logged a metric the resumed one does not
     let script = "import trackio\n\
                   trackio.init(project='sft', name='r1', auto_log_gpu=False)\n\
                   for s in range(6):\n    trackio.log({'train/loss': 2.0 - s / 10}, step=s)\n\
@@ -2973,27 +2974,70 @@ fn init_keeps_the_last_log_of_a_trackio_run_resumed_from_a_checkpoint() {
                   trackio.finish()\n\
                   trackio.init(project='sft', name='r1', resume='must', auto_log_gpu=False)\n\
                   for s in range(4, 7):\n    trackio.log({'train/loss': 1.0 - s / 10}, step=s)\n\
+                  trackio.finish()\n\
+                  trackio.init(project='sft', name='r2', auto_log_gpu=False)\n\
+                  for s in range(6):\n    trackio.log({'train/loss': 3.0 - s / 10, 'train/chosen': s / 10}, step=s)\n\
+                  trackio.finish()\n\
+                  trackio.init(project='sft', name='r2', resume='must', auto_log_gpu=False)\n\
+                  for s in range(4, 7):\n    trackio.log({'train/loss': 2.0 - s / 10}, step=s)\n\
                   trackio.finish()\n";
-    let o = run(std::process::Command::new(python())
-        .arg("-c")
-        .arg(script)
-        .env("TRACKIO_DIR", &folder)
-        .env("HF_HUB_OFFLINE", "1")
-        .env_remove("HF_TOKEN"));
-    assert!(o.status.success(), "{}", stderr(&o));
+    trackio_project(&folder, script);
     let doc = init(tmp.path(), &folder, "t");
     assert_eq!(key(&doc, "trackio_metrics"), ["project", "run_id", "step", "metric"], "{doc}");
     let toml = std::fs::read_to_string(tmp.path().join("pipelines/t/pipeline.toml")).unwrap();
-    // each row on its own: a step's metrics come in log calls of their own
-    assert!(toml.contains("on_duplicate_key = \"keep-last\"") && !toml.contains("record_columns"), "{toml}");
+    // the stopped attempt's records at a step logged again are set aside whole, as of a
+    // Tinker or W&B run's
+    assert!(toml.contains("on_duplicate_key = \"keep-last\""), "{toml}");
+    assert!(toml.contains("record_columns = [\"project\", \"run_id\", \"step\"]"), "{toml}");
     let release = build_from_elsewhere(tmp.path(), "t");
-    // the stopped attempt's losses at steps 4 and 5 are set aside; its eval at step 4, logged
-    // once, is kept
+    // r1: the stopped attempt's losses at steps 4 and 5 are set aside; its eval at step 4,
+    // logged after step 5, is kept. r2: its chosen rewards at steps 4 and 5 go with the
+    // stopped attempt's records, not beside the resumed attempt's losses
     assert_eq!(
-        query(&release, "SELECT step, metric, round(value, 2) AS v FROM trackio_metrics ORDER BY step, metric"),
+        query(
+            &release,
+            "SELECT step, metric, round(value, 2) AS v FROM trackio_metrics WHERE run = 'r1' ORDER BY step, metric"
+        ),
         "step,metric,v\n0,train/loss,2.0\n1,train/loss,1.9\n2,train/loss,1.8\n3,train/loss,1.7\n\
          4,eval/acc,0.5\n4,train/loss,0.6\n5,train/loss,0.5\n6,train/loss,0.4\n"
     );
+    assert_eq!(
+        query(
+            &release,
+            "SELECT metric, count(*) AS n, max(step) AS last FROM trackio_metrics WHERE run = 'r2' GROUP BY \
+             metric ORDER BY metric"
+        ),
+        "metric,n,last\ntrain/chosen,4,3\ntrain/loss,7,6\n"
+    );
+    // a run that logs a metric at a step twice in one attempt (its steps do not go back):
+    // each row on its own, the other metrics of the step kept
+    let folder = tmp.path().join("twice");
+    let script = "import trackio\n\
+                  trackio.init(project='p', name='r', auto_log_gpu=False)\n\
+                  for s in range(3):\n    trackio.log({'train/loss': float(s), 'lr': 0.1}, step=s)\n\
+                  trackio.log({'train/loss': 9.0}, step=2)\n\
+                  trackio.finish()\n";
+    trackio_project(&folder, script);
+    init(tmp.path(), &folder, "t2");
+    let toml = std::fs::read_to_string(tmp.path().join("pipelines/t2/pipeline.toml")).unwrap();
+    assert!(toml.contains("on_duplicate_key = \"keep-last\"") && !toml.contains("record_columns"), "{toml}");
+    assert!(toml.contains("logging it twice: its steps did not go back between"), "{toml}");
+    let release = build_from_elsewhere(tmp.path(), "t2");
+    assert_eq!(
+        query(&release, "SELECT metric, value FROM trackio_metrics WHERE step = 2 ORDER BY metric"),
+        "metric,value\nlr,0.1\ntrain/loss,9.0\n"
+    );
+}
+
+/// Runs `script` with the real trackio client, writing its projects under `folder`.
+fn trackio_project(folder: &Path, script: &str) {
+    let o = run(std::process::Command::new(python())
+        .arg("-c")
+        .arg(script)
+        .env("TRACKIO_DIR", folder)
+        .env("HF_HUB_OFFLINE", "1")
+        .env_remove("HF_TOKEN"));
+    assert!(o.status.success(), "{}", stderr(&o));
 }
 
 #[test]
