@@ -431,6 +431,47 @@ fn a_csv_source_reads_the_missing_values_its_schema_declares_as_null() {
     assert!(stderr(&o).contains("s.json: missingValues applies to the text cells of a `csv` source"), "{}", stderr(&o));
 }
 
+/// A source that rejects sets aside a record holding what no column can be made of (an empty
+/// key, lists nested too deep), even where that record would be the first to give the column:
+/// it is kept in the rejects file and counted, and the other records build.
+#[test]
+fn a_source_that_rejects_sets_aside_an_empty_key_or_a_nesting_too_deep_that_would_make_a_column() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let deep = format!("{}1{}", "[".repeat(40), "]".repeat(40));
+    write(
+        dir,
+        "r.jsonl",
+        &format!(
+            "{{\"a\": 1, \"b\": {{\"x\": 1}}}}\n{{\"a\": 2, \"b\": {{\"\": 3}}}}\n{{\"a\": 3, \"\": 3}}\n\
+             {{\"a\": 4, \"c\": {deep}}}\n{{\"a\": 5, \"d\": {{\"\": 1}}}}\n{{\"a\": 6}}\n"
+        ),
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        &one_source("rj", "r.jsonl", "jsonl", "on_invalid = \"reject\"\n", "SELECT * FROM raw", ""),
+    );
+    let o = build(dir, &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "rj"), "SELECT a FROM t ORDER BY a"), "a\n1\n6\n");
+    let rejects = std::fs::read_to_string(release(dir, "rj").join("rejects/raw.jsonl")).unwrap();
+    let reasons: Vec<String> = rejects
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            assert_eq!(v["_reasons"].as_array().unwrap().len(), 1, "{l}");
+            format!("{}: {}", v["_source_line"], v["_reasons"][0].as_str().unwrap())
+        })
+        .collect();
+    assert_eq!(reasons.len(), 4, "{rejects}");
+    // (a struct that has a column already refuses the key as its type; each row one reason)
+    assert_eq!(reasons[0], "2: $.b[\"\"]: key not in schema for struct b");
+    assert!(reasons[1].starts_with("3: $[\"\"]: the key \"\" (empty) cannot name a column"), "{reasons:?}");
+    assert!(reasons[2].starts_with("4: $.c: lists and objects nested 40 levels deep"), "{reasons:?}");
+    assert!(reasons[3].starts_with("5: $.d[\"\"]: the key \"\" (empty) cannot name a column"), "{reasons:?}");
+}
+
 #[test]
 fn an_empty_key_is_named_where_it_is_first_seen() {
     let tmp = tempfile::tempdir().unwrap();

@@ -164,6 +164,10 @@ pub struct ConvertOptions {
     pub assume_timezone: Option<chrono_tz::Tz>,
     /// Keys of a record that name no column are violations (declared schemas).
     pub strict_keys: bool,
+    /// A row with a value no column can be made of (an empty key, lists and objects nested
+    /// too deep: [`unnameable`]) is a problem: a source that rejects, whose inference passed
+    /// such rows over.
+    pub reject_unnameable: bool,
     /// A text cell `1` or `0` of a boolean column is true or false (the Table Schema's default
     /// `trueValues` and `falseValues`): with a declared schema only, so that a column typed by
     /// reading the input never turns numbers into booleans.
@@ -348,6 +352,57 @@ impl Ctx<'_> {
     }
 }
 
+/// Where a row holds a value no column can be made of, and why: a key that is empty, at any
+/// depth, or lists and objects nested deeper than [`super::MAX_NESTING`] in a column not
+/// `declared` (Arrow IPC, in which sources are staged, refuses such schemas). The path is a
+/// JSON path (`$.b[""]`).
+pub(crate) fn unnameable(
+    row: &serde_json::Map<String, Value>,
+    declared: &dyn Fn(&str) -> bool,
+) -> Option<(String, String)> {
+    /// The value's depth, and the path of its first empty key (under `at`).
+    fn walk(v: &Value, at: &mut Vec<Seg>, empty: &mut Option<String>) -> usize {
+        match v {
+            Value::Array(a) => {
+                at.push(Seg::Elem);
+                let d = 1 + a.iter().map(|x| walk(x, at, empty)).max().unwrap_or(0);
+                at.pop();
+                d
+            }
+            Value::Object(o) => {
+                let mut d = 0;
+                for (k, x) in o {
+                    at.push(Seg::Key(k.clone()));
+                    if k.is_empty() && empty.is_none() {
+                        *empty = Some(path::render(at));
+                    }
+                    d = d.max(walk(x, at, empty));
+                    at.pop();
+                }
+                1 + d
+            }
+            _ => 0,
+        }
+    }
+    row.iter().find_map(|(k, v)| {
+        let mut at = vec![Seg::Key(k.clone())];
+        let mut empty = k.is_empty().then(|| path::render(&at));
+        let depth = walk(v, &mut at, &mut empty);
+        match empty {
+            Some(p) => Some((p, "the key \"\" (empty) cannot name a column or a field; rename it in the input".into())),
+            None if depth > super::MAX_NESTING && !declared(k) => Some((
+                path::render(&[Seg::Key(k.clone())]),
+                format!(
+                    "lists and objects nested {depth} levels deep; runpack reads at most {} levels (declare the \
+                     column as type \"any\" to keep it as JSON text)",
+                    super::MAX_NESTING
+                ),
+            )),
+            None => None,
+        }
+    })
+}
+
 /// Converts `records` into arrays for `columns` (name, target).
 pub fn convert(
     records: &[&serde_json::Map<String, Value>],
@@ -409,6 +464,17 @@ pub fn convert(
             })
             .collect();
         arrays.push(build(&cells, target, &mut ctx));
+    }
+    // rows of a source that rejects which no column could be made of: inference passed them
+    // over, and they are set aside here
+    if opts.reject_unnameable {
+        // (a row a column's type refused already is set aside for that)
+        let refused: ahash::AHashSet<usize> = ctx.problems.iter().map(|p| p.row).collect();
+        for (row, r) in records.iter().enumerate().filter(|(row, _)| !refused.contains(row)) {
+            if let Some((path, message)) = unnameable(r, &|k| index.contains_key(k)) {
+                ctx.problems.push(Problem { row, path, message, finding: None });
+            }
+        }
     }
     if opts.strict_keys {
         for (row, k) in unknown {

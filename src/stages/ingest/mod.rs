@@ -422,6 +422,7 @@ fn prepare(
                 }
                 None => {
                     let reject = src.on_invalid.unwrap_or(on_invalid) == OnInvalid::Reject;
+                    conv.reject_unnameable = reject;
                     infer_columns(src, &inputs, &context, &mut conv, spec.untyped_as_text, reject, report)?
                 }
             },
@@ -482,6 +483,7 @@ fn convert_options(spec: &PipelineSpec, index: usize) -> ConvertOptions {
         coerce_options: src.format.takes_coerce(),
         assume_timezone: src.assume_timezone.as_ref().map(|t| t.parse().expect("checked at load")),
         strict_keys: false,
+        reject_unnameable: false,
         boolean_digits: false,
         boolean_digit_fields: src.fields.iter().filter(|f| f.field_type == "boolean").map(|f| f.name.clone()).collect(),
         first_seen: BTreeMap::new(),
@@ -1466,6 +1468,7 @@ fn observe_files(
     inputs: &[InputFile],
     conv: &ConvertOptions,
     inf: &mut infer::Inference,
+    reject: bool,
 ) -> Result<Observed> {
     let mut per_file: Vec<(String, BTreeSet<String>)> = Vec::new();
     // records that could not be read: when no value gives a column its type, they may be why
@@ -1498,6 +1501,11 @@ fn observe_files(
                 }
                 // a record without its format's shape is reported when it is converted
                 for obj in shape(src, raw).map(|(rows, _)| rows).unwrap_or_default() {
+                    // a row a source that rejects sets aside when it is converted (an empty key,
+                    // lists and objects nested too deep) makes no column: the other rows' stand
+                    if reject && convert::unnameable(&obj, &|k| src.fields.iter().any(|f| f.name == k)).is_some() {
+                        continue;
+                    }
                     // declared columns keep their place in the column order but take no part in inference
                     let declared: Map<String, Value> = obj
                         .into_iter()
@@ -1601,7 +1609,7 @@ fn infer_columns(
     let mut inf = infer::Inference::new(src.format == Format::Csv);
     inf.nonfinite_strings = src.coerce_nonfinite_strings;
     inf.nonfinite_alone_text = untyped_as_text;
-    let (per_file, unread, set_aside, first_unread, stopped) = observe_files(src, inputs, conv, &mut inf)?;
+    let (per_file, unread, set_aside, first_unread, stopped) = observe_files(src, inputs, conv, &mut inf, reject)?;
     if src.columns == ColumnsPolicy::Same {
         same_columns(context, &per_file)?;
     }
