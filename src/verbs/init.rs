@@ -704,6 +704,7 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
         for s in &t.trial.spliced {
             notes.push(format!("table {}: {s}", t.table));
         }
+        notes.extend(t.text_notes());
         if let Some((at, n)) = &t.trial.keep_last {
             notes.push(format!(
                 "table {}: key ({}) repeats in {} row{} ({at}: {}); the table keeps the last row of each key \
@@ -4013,15 +4014,7 @@ fn reasons_redacted(text: &str) -> String {
 /// The first sentence of a message (up to `;`), for a comment: at most 160 characters, a
 /// longer one cut at a word's end.
 fn first_sentence(s: &str) -> String {
-    let s = s.split(';').next().unwrap_or(s).trim().replace('\n', " ");
-    if s.chars().count() <= 160 {
-        return s;
-    }
-    // cut at a word's end, said with `…`, and the parentheses left open closed
-    let head: String = s.chars().take(160).collect();
-    let head = head.rsplit_once(' ').map_or(head.as_str(), |(h, _)| h).trim_end_matches([',', ' ', '(']);
-    let open = head.matches('(').count().saturating_sub(head.matches(')').count());
-    format!("{head} …{}", ")".repeat(open))
+    cut_at_word(s.split(';').next().unwrap_or(s).trim().replace('\n', " ").as_str(), 160)
 }
 
 /// The TOML text of a source (`[[source]]` and its fields), paths prefixed with `prefix`.
@@ -4865,6 +4858,27 @@ impl NumberText {
     }
 }
 
+/// `text` if it holds at most `max` characters; else its words that fit, ` …` after them, and
+/// the parentheses they leave open closed.
+fn cut_at_word(text: &str, max: usize) -> String {
+    let Some((at, _)) = text.char_indices().nth(max) else { return text.to_string() };
+    let head = text[..at].rsplit_once(' ').map_or(&text[..at], |(h, _)| h).trim_end_matches([',', ' ', '(']);
+    let open = head.matches('(').count().saturating_sub(head.matches(')').count());
+    format!("{head} …{}", ")".repeat(open))
+}
+
+/// The SQL that reads the numbers of text column `column` typed as text for `why` (`expected
+/// number, found string "#DIV/0!" …`), as a sentence: `TRY_CAST(…)` gives null where a value
+/// is none. `None` where `why` is not about a number.
+fn numbers_among_text(why: &str, column: &str) -> Option<String> {
+    let ty = match why.split_whitespace().nth(1).map(|w| w.trim_end_matches(',')) {
+        Some("number") => "DOUBLE",
+        Some("integer") => "BIGINT",
+        _ => return None,
+    };
+    Some(format!("`TRY_CAST({} AS {ty})` reads the numbers among them (null where a value is none)", ident(column)))
+}
+
 /// Whether `v` is a number written with thousands separators: `1,319`, `-12,000.5`.
 fn is_grouped(v: &str) -> bool {
     let t = v.trim();
@@ -5358,6 +5372,23 @@ impl TablePlan {
         }
     }
 
+    /// Notes of the columns typed as text where numbers were looked for (a value no number
+    /// reads, such as Excel's `#DIV/0!`), each with the SQL that reads the numbers among them.
+    fn text_notes(&self) -> Vec<String> {
+        self.plan
+            .fields
+            .iter()
+            .filter(|d| d.field_type == "string" && !d.reason.is_empty())
+            .filter(|d| !self.trial.number_texts.iter().any(|n| n.column == d.column))
+            .filter_map(|d| {
+                let name = self.name_of(&d.column);
+                let why = d.reason.trim_end_matches('.');
+                let sql = numbers_among_text(why, &name)?;
+                Some(format!("table {}: {name} is kept as text: {why}; {sql}", self.table))
+            })
+            .collect()
+    }
+
     /// The columns whose names a table cannot keep (a blank at an edge, a NUL), each with the
     /// name the table's SQL gives it: trimmed (NULs made `_`), then `_` added until no other
     /// column has it.
@@ -5425,17 +5456,8 @@ impl TablePlan {
             } else if let Some(d) = declared.filter(|d| d.field_type == "string" && !d.reason.is_empty()) {
                 // text where numbers were looked for: why, and how a reader gets the numbers
                 let why = d.reason.trim_end_matches('.');
-                let cast = match why.split_whitespace().nth(1).map(|w| w.trim_end_matches(',')) {
-                    Some("number") => Some("DOUBLE"),
-                    Some("integer") => Some("BIGINT"),
-                    _ => None,
-                };
-                Some(match cast {
-                    Some(ty) => format!(
-                        "Written as text in the input: {why}. `TRY_CAST({} AS {ty})` reads the numbers among them \
-                         (null where a value is none).",
-                        ident(&f.name)
-                    ),
+                Some(match numbers_among_text(why, &f.name) {
+                    Some(sql) => format!("Written as text in the input: {why}. {sql}."),
                     None => format!("Written as text in the input: {why}."),
                 })
             } else if self.plan.format == Format::Json
@@ -5918,7 +5940,8 @@ fn pipeline_toml(
                 continue;
             }
             said = reason;
-            let reason: String = reason.chars().map(|c| if c.is_control() { ' ' } else { c }).take(240).collect();
+            let reason: String = reason.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+            let reason = cut_at_word(&reason, 240);
             t.push_str(&format!("    {}, # {reason}\n", q(&format!("{prefix}{entry}"))));
         }
         t.push_str("]\n");
@@ -6048,6 +6071,15 @@ fn pipeline_toml(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_comment_is_cut_at_a_word_and_says_so() {
+        assert_eq!(cut_at_word("move it to a folder", 100), "move it to a folder");
+        assert_eq!(cut_at_word("move it to a folder of its own", 21), "move it to a folder …");
+        assert_eq!(cut_at_word("émigré café", 8), "émigré …");
+        assert_eq!(cut_at_word("abcdefgh", 4), "abcd …");
+        assert_eq!(cut_at_word("left out (as it is a copy of b)", 20), "left out (as it is …)");
+    }
 
     #[test]
     fn a_long_reason_is_cut_at_a_word_with_its_parentheses_closed() {

@@ -2826,7 +2826,19 @@ fn a_results_table_is_keyed_by_what_names_its_rows_and_a_repeat_is_said() {
     // the numbers
     let d = tmp.path().join("typo");
     write(&d, "r.csv", "model,acc\nm1,0.5\nm2,0.4l67\nm3,0.7\n");
-    init(tmp.path(), &d, "typo");
+    let notes = init(tmp.path(), &d, "typo")["notes"].to_string();
+    // and a note says it, with the SQL
+    let said = "table r: acc is kept as text: expected number, found string \\\"0.4l67\\\"";
+    assert!(
+        notes.contains(said) && notes.contains("`TRY_CAST(acc AS DOUBLE)` reads the numbers among them"),
+        "{notes}"
+    );
+    // Excel's error values are no missing values: a note says what reads the numbers
+    let d = tmp.path().join("excel");
+    write(&d, "r.csv", "run,loss\na,1.2\nb,#DIV/0!\nc,0.9\n");
+    let notes = init(tmp.path(), &d, "excel")["notes"].to_string();
+    let said = "table r: loss is kept as text: expected number, found string \\\"#DIV/0!\\\"";
+    assert!(notes.contains(said) && notes.contains("`TRY_CAST(loss AS DOUBLE)`"), "{notes}");
     let schema = std::fs::read_to_string(tmp.path().join("schemas/typo/r.json")).unwrap();
     let described = "\"description\": \"Written as text in the input: expected number, found string \\\"0.4l67\\\"";
     assert!(schema.contains(described), "{schema}");
