@@ -121,6 +121,42 @@ fn croissant_json_carries_the_rai_fields_and_reads_shards_splits_lists_and_struc
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     let said = format!("croissant.json: no FileObject has contentUrl {}", first["contentUrl"].as_str().unwrap());
     assert!(stdout(&o).contains(&said), "{}", stdout(&o));
+
+    // edits that make a Croissant loader read other data than the files hold, resealed: a
+    // field read from another column, another type, a transform, inline data, the key taken
+    // away; each named by its place
+    type Edit = fn(&mut serde_json::Value);
+    let edits: [(&str, Edit); 5] = [
+        ("/recordSet/0/field/1/source/extract/column", |d| {
+            d["recordSet"][0]["field"][1]["source"]["extract"]["column"] = "id".into()
+        }),
+        ("/recordSet/0/field/0/dataType", |d| d["recordSet"][0]["field"][0]["dataType"] = "sc:Float".into()),
+        ("/recordSet/0/field/0/source/transform", |d| {
+            d["recordSet"][0]["field"][0]["source"]["transform"] = serde_json::json!({"regex": "^(.)"})
+        }),
+        ("/recordSet/0/data", |d| d["recordSet"][0]["data"] = serde_json::json!([{"t/id": 1}])),
+        ("/recordSet/0/key", |d| {
+            d["recordSet"][0].as_object_mut().unwrap().remove("key");
+        }),
+    ];
+    for (at, edit) in edits {
+        let mut edited = doc.clone();
+        edit(&mut edited);
+        std::fs::write(&path, serde_json::to_string_pretty(&edited).unwrap()).unwrap();
+        reseal(&r);
+        let o = run(bin().arg("verify").arg(&r));
+        assert_eq!(o.status.code(), Some(1), "{at}: {}", stdout(&o));
+        let said = format!("croissant.json: {at} is ");
+        assert!(stdout(&o).contains(&said), "{at}: {}", stdout(&o));
+        assert!(stdout(&o).contains("where a build writes"), "{}", stdout(&o));
+    }
+    // the card's own texts may be edited: the description a reader improves
+    let mut edited = doc.clone();
+    edited["description"] = "Better words.".into();
+    std::fs::write(&path, serde_json::to_string_pretty(&edited).unwrap()).unwrap();
+    reseal(&r);
+    let o = run(bin().arg("verify").arg(&r));
+    assert!(o.status.success(), "{}", stdout(&o));
 }
 
 /// Runs each Python block of the card's "How to load" section with `repo` and `base` set to

@@ -165,7 +165,7 @@ pub struct ConvertOptions {
     /// Keys of a record that name no column are violations (declared schemas).
     pub strict_keys: bool,
     /// A row with a value no column can be made of (an empty key, lists and objects nested
-    /// too deep: [`unnameable`]) is a problem: a source that rejects, whose inference passed
+    /// too deep: `unnameable`) is a problem: a source that rejects, whose inference passed
     /// such rows over.
     pub reject_unnameable: bool,
     /// A text cell `1` or `0` of a boolean column is true or false (the Table Schema's default

@@ -200,15 +200,19 @@ fn run_checks(
             let rest = std::thread::scope(|s| {
                 let rest = s.spawn(|| {
                     let mut rest = VerifyReport::default();
-                    check_manifest_rest(dir, m, &mut rest);
-                    check_release_files(dir, Some(m), &mut rest).map(|()| rest)
+                    let croissant = check_manifest_rest(dir, m, &mut rest);
+                    check_release_files(dir, Some(m), &mut rest).map(|()| (rest, croissant))
                 });
                 let hashed = check_manifest(dir, m, &mut rep, footers_only, progress);
                 let rest = rest.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
                 hashed.and(rest)
             })?;
+            let (rest, croissant) = rest;
             rep.problems.extend(rest.problems);
             rep.verified.extend(rest.verified);
+            if let Some(doc) = croissant {
+                check_croissant_as_built(dir, m, &doc, &mut rep);
+            }
         }
         // without the manifest, SHA256SUMS still says what each file should hold
         None => {
@@ -417,15 +421,19 @@ fn check_manifest(
 
 /// The checks of the manifest that need no file's digest: its tables and splits against the
 /// files, the data package, Croissant, files it leaves out, and `SHA256SUMS`.
-fn check_manifest_rest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) {
+///
+/// Returns `croissant.json` when its checks found nothing: the rest of it is checked once the
+/// files are hashed ([`check_croissant_as_built`]).
+fn check_manifest_rest(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Option<serde_json::Value> {
     let bad_digest: BTreeSet<&str> = malformed_digests(m).into_iter().map(|(i, _)| m.files[i].path.as_str()).collect();
     check_table_files(m, rep);
     check_datapackage(dir, m, rep);
-    check_croissant(dir, m, rep);
+    let croissant = check_croissant(dir, m, rep);
     check_split_names(m, rep);
     check_row_totals(m, rep);
     check_unexpected_files(dir, m, rep);
     check_sums(dir, m, rep, &bad_digest);
+    croissant
 }
 
 /// Tables defined once, and counts of rejected rows that agree with the rejects files.
@@ -1478,13 +1486,13 @@ fn os_error(e: crate::core::error::Error) -> String {
 /// `croissant.json` against the manifest: Croissant 1.1, a `cr:FileObject` for each data file
 /// whose `contentUrl` and `sha256` are the manifest's, and a record set for each table with a
 /// field per column.
-fn check_croissant(dir: &Path, m: &Manifest, rep: &mut VerifyReport) {
+fn check_croissant(dir: &Path, m: &Manifest, rep: &mut VerifyReport) -> Option<serde_json::Value> {
     use serde_json::Value;
     let path = dir.join("croissant.json");
     if !m.files.iter().any(|f| f.path == "croissant.json") || !path.is_file() {
-        return;
+        return None;
     }
-    let Ok(text) = crate::stages::ingest::files::read_small(&path, 64 << 20) else { return };
+    let Ok(text) = crate::stages::ingest::files::read_small(&path, 64 << 20) else { return None };
     let doc = match serde_json::from_str::<Value>(&text) {
         Ok(doc) if doc.is_object() => doc,
         Err(e) => {
@@ -1497,7 +1505,7 @@ fn check_croissant(dir: &Path, m: &Manifest, rep: &mut VerifyReport) {
                     other => other.to_string(),
                 },
             );
-            return;
+            return None;
         }
         Ok(other) => {
             rep.push(
@@ -1507,9 +1515,10 @@ fn check_croissant(dir: &Path, m: &Manifest, rep: &mut VerifyReport) {
                     crate::stages::ingest::path::describe(&other)
                 ),
             );
-            return;
+            return None;
         }
     };
+    let before = rep.problems.len();
     let conforms = doc.get("conformsTo").and_then(Value::as_str);
     if conforms != Some(crate::stages::croissant::CROISSANT_VERSION) {
         rep.push(
@@ -1578,6 +1587,74 @@ fn check_croissant(dir: &Path, m: &Manifest, rep: &mut VerifyReport) {
                 ),
             );
         }
+    }
+    // the rest of the document is what a build writes: checked once the files agree
+    (rep.problems.len() == before).then_some(doc)
+}
+
+/// `croissant.json` (`doc`) against the one a build writes from the manifest `m` and the
+/// Parquet footers of the release in `dir`, with `doc`'s own card texts (name shown, description,
+/// citation, licence, keywords, `rai:` fields): a field read from another column, of another
+/// type, a transform or inline data added, a key taken away make a Croissant loader read other
+/// data than the files hold. Distributions and record sets are compared by `@id`, in any order
+/// (a manifest may list its tables in another); the first difference of each is named by its
+/// JSON pointer. Made only when every Parquet file matched its digest (a damaged footer, or a
+/// pipe in a file's place, is said with the manifest's files).
+fn check_croissant_as_built(dir: &Path, m: &Manifest, doc: &serde_json::Value, rep: &mut VerifyReport) {
+    use serde_json::Value;
+    if !m.files.iter().filter(|f| f.kind == "parquet").all(|f| rep.verified.contains(&f.path)) {
+        return;
+    }
+    let Ok(text) = crate::stages::croissant::croissant(m, &crate::core::spec::CardDef::default(), dir) else { return };
+    let Ok(Value::Object(mut want)) = serde_json::from_str::<Value>(&text) else { return };
+    let Value::Object(got) = doc else { return };
+    let mut got = got.clone();
+    let from_card = |k: &str| {
+        ["alternateName", "description", "citeAs", "license", "keywords"].contains(&k) || k.starts_with("rai:")
+    };
+    want.retain(|k, _| !from_card(k));
+    for (k, v) in got.iter().filter(|(k, _)| from_card(k)) {
+        want.insert(k.clone(), v.clone());
+    }
+    let say = |rep: &mut VerifyReport, ptr: String, found: &Value, wanted: &Value| {
+        rep.push(
+            ProblemKind::Croissant,
+            format!(
+                "croissant.json: {} is {} where a build writes {} from the manifest and the Parquet files",
+                if ptr.is_empty() { "the document".to_string() } else { ptr },
+                crate::stages::ingest::path::describe(found),
+                crate::stages::ingest::path::describe(wanted)
+            ),
+        )
+    };
+    for list in ["distribution", "recordSet"] {
+        let wanted = want.remove(list).unwrap_or_default();
+        let found = got.remove(list).unwrap_or_default();
+        let wanted: &[Value] = wanted.as_array().map_or(&[], Vec::as_slice);
+        for (i, item) in found.as_array().into_iter().flatten().enumerate() {
+            let id = item.get("@id");
+            let at = format!("/{list}/{i}");
+            match wanted.iter().find(|w| w.get("@id") == id) {
+                Some(w) => {
+                    if let Some(ptr) = first_difference(w, item, at.clone()) {
+                        let inner = &ptr[at.len()..];
+                        say(rep, ptr.clone(), pointer_or_null(item, inner), pointer_or_null(w, inner));
+                    }
+                }
+                None => say(rep, at, item.get("@id").unwrap_or(&Value::Null), &Value::Null),
+            }
+        }
+        let ids: Vec<&Value> = found.as_array().into_iter().flatten().filter_map(|f| f.get("@id")).collect();
+        for id in wanted.iter().filter_map(|w| w.get("@id")).filter(|id| !ids.contains(id)) {
+            rep.push(
+                ProblemKind::Croissant,
+                format!("croissant.json: /{list} has no entry with @id {id}, which a build writes"),
+            );
+        }
+    }
+    let (want, got) = (Value::Object(want), Value::Object(got));
+    if let Some(ptr) = first_difference(&want, &got, String::new()) {
+        say(rep, ptr.clone(), pointer_or_null(&got, &ptr), pointer_or_null(&want, &ptr));
     }
 }
 
