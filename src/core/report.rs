@@ -561,6 +561,10 @@ impl Checked {
 pub struct BuildReport {
     /// Violations kept for display (at most `max_errors`).
     pub violations: Vec<Violation>,
+    /// Files under the pipeline's `raw/` that no source reads and `not_read` does not name
+    /// (added since the pipeline was written, or missed by its paths): the card names them.
+    #[serde(skip)]
+    pub unread_raw: Vec<String>,
     /// All violations found, including those not kept.
     pub violations_total: usize,
     /// How many violations to keep.

@@ -1228,6 +1228,19 @@ fn data_quality(spec: &PipelineSpec, manifest: &Manifest, report: &BuildReport) 
             }
         );
     }
+    // files under raw/ no source reads and not_read does not name: a reader of the data
+    // learns that the release may lack them
+    if !report.unread_raw.is_empty() {
+        let named: Vec<String> = report.unread_raw.iter().take(CARD_NOT_READ).map(|f| code(f)).collect();
+        let more = report.unread_raw.len() - named.len();
+        let _ = writeln!(
+            b,
+            "- Raw files under `raw/` that no source reads and `not_read` does not name (added since the pipeline was \
+             written, or missed by its paths): {}{}.",
+            named.join(", "),
+            if more > 0 { format!(", and {more} more") } else { String::new() }
+        );
+    }
     // what the tables lack, as the pipeline says it
     for l in &spec.def.left_out {
         let _ = writeln!(

@@ -586,6 +586,11 @@ fn files_under_raw_that_no_source_reads_are_named_unless_left_out_on_purpose() {
     let said = "note: 2 files under raw/ are read by no source (added since the pipeline was written?): \
                 raw/results.csv.gz, raw/runs/b.jsonl; add them to a source's `path` in pipeline.toml";
     assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    // and the card says it, where a reader of the data looks
+    let card = std::fs::read_to_string(release(dir, "un").join("README.md")).unwrap();
+    let said_in_card = "- Raw files under `raw/` that no source reads and `not_read` does not name (added since the \
+                        pipeline was written, or missed by its paths): `raw/results.csv.gz`, `raw/runs/b.jsonl`.";
+    assert!(card.contains(said_in_card), "{card}");
     // said of an unchanged release too
     let o = build(dir, &[]);
     assert!(stderr(&o).contains("up to date") && stderr(&o).contains(said), "{}", stderr(&o));
@@ -603,6 +608,8 @@ fn files_under_raw_that_no_source_reads_are_named_unless_left_out_on_purpose() {
     let o = build(dir, &["--force"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!stderr(&o).contains("read by no source"), "{}", stderr(&o));
+    let card = std::fs::read_to_string(release(dir, "un").join("README.md")).unwrap();
+    assert!(!card.contains("that no source reads"), "{card}");
     // a value of another type is named with what is expected
     write(
         dir,

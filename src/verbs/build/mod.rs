@@ -410,6 +410,7 @@ async fn build_in(
     for (source, message) in unread_later_saves(&spec.dir, &unread, &inputs_out) {
         report.warn(&source, "unread-save", None, message);
     }
+    report.unread_raw = unread.clone();
     let hashed = Hashed { inputs_out, files, def_files, pipeline_sha256 };
     let tables = order.iter().map(|&i| table_entries.remove(&spec.def.tables[i].name).expect("built")).collect();
     let mut manifest = manifest_of(spec, opts, &version, hashed, tables, &report);
