@@ -802,8 +802,18 @@ pub fn render(
     let (yaml, sizes) = card_metadata(spec, manifest, &default_table, extra, root)?;
     let mut b = overview(spec, manifest, &default_table, &sizes);
     b.push_str("## Tables\n\n");
-    for t in &manifest.tables {
-        b.push_str(&table_section(spec, t));
+    // the sources each table reads (a pipeline that built has SQL that parses)
+    let readers = crate::stages::transform::readers(spec).unwrap_or_default();
+    for (i, t) in manifest.tables.iter().enumerate() {
+        let index = spec.def.tables.iter().position(|d| d.name == t.name).unwrap_or(i);
+        let rejected: Vec<(&str, u64)> = spec
+            .def
+            .sources
+            .iter()
+            .filter(|s| readers.get(&s.name).is_some_and(|r| r.contains(&Some(index))))
+            .filter_map(|s| Some((s.name.as_str(), *manifest.report.rejected_rows.get(&s.name).filter(|n| **n > 0)?)))
+            .collect();
+        b.push_str(&table_section(spec, t, &rejected));
     }
     for s in sections {
         let _ = writeln!(b, "## {}\n", s.title);
@@ -985,9 +995,14 @@ fn overview(spec: &PipelineSpec, manifest: &Manifest, default_table: &str, sizes
     b
 }
 
-/// A table's section: description, rows, key and duplicate rule, files, empty splits,
-/// foreign keys and the column dictionary with each column's rules.
-fn table_section(spec: &PipelineSpec, t: &crate::stages::release::TableEntry) -> String {
+/// A table's section: description, rows, key and duplicate rule, the rows its sources
+/// (`source_rejects`: name, rows) set aside, files, empty splits, foreign keys and the column
+/// dictionary with each column's rules.
+fn table_section(
+    spec: &PipelineSpec,
+    t: &crate::stages::release::TableEntry,
+    source_rejects: &[(&str, u64)],
+) -> String {
     let mut b = String::new();
     let _ = writeln!(b, "### `{}`\n", t.name);
     let desc = table_description(spec, &t.name, &t.schema);
@@ -1018,6 +1033,13 @@ fn table_section(spec: &PipelineSpec, t: &crate::stages::release::TableEntry) ->
             "; {} rejected by validation (in `rejects/{}.jsonl`)",
             crate::stages::hash::rows(t.rejected_rows),
             t.name
+        );
+    }
+    for (source, n) in source_rejects {
+        let _ = write!(
+            b,
+            "; {} of source `{source}` rejected while reading (in `rejects/{source}.jsonl`)",
+            crate::stages::hash::rows(*n)
         );
     }
     let _ = writeln!(b, ". Files: {}.\n", t.files.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", "));

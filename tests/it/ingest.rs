@@ -470,6 +470,11 @@ fn a_source_that_rejects_sets_aside_an_empty_key_or_a_nesting_too_deep_that_woul
     assert!(reasons[1].starts_with("3: $[\"\"]: the key \"\" (empty) cannot name a column"), "{reasons:?}");
     assert!(reasons[2].starts_with("4: $.c: lists and objects nested 40 levels deep"), "{reasons:?}");
     assert!(reasons[3].starts_with("5: $.d[\"\"]: the key \"\" (empty) cannot name a column"), "{reasons:?}");
+    // the table's section in the card says what its source set aside
+    let card = std::fs::read_to_string(release(dir, "rj").join("README.md")).unwrap();
+    let said = "2 rows; no primary key (rows are not checked for duplicates); 4 rows of source `raw` rejected while \
+                reading (in `rejects/raw.jsonl`). Files:";
+    assert!(card.contains(said), "{card}");
 }
 
 #[test]
