@@ -2139,8 +2139,17 @@ impl Applier<'_> {
             let this = (sref.clone(), p.path.clone(), p.message.clone());
             let repeated = previous.as_ref() == Some(&this);
             previous = Some(this);
+            // (a place the source's inference named already, for the same value: said once)
+            let inferred = || {
+                self.report.violations.iter().any(|v| {
+                    v.scope == crate::core::report::Scope::Source
+                        && v.table == name
+                        && v.source.as_ref() == Some(&sref)
+                        && v.path == p.path
+                })
+            };
             match self.src.on_invalid.unwrap_or(self.opts.on_invalid) {
-                OnInvalid::Fail if repeated => {}
+                OnInvalid::Fail if repeated || inferred() => {}
                 OnInvalid::Fail => self.report.violation(Violation {
                     scope: crate::core::report::Scope::Source,
                     table: name.clone(),
