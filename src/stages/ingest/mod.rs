@@ -2134,22 +2134,23 @@ impl Applier<'_> {
         // the rows one raw record gives (a metrics line's metrics, the long layout's keys)
         // share its problems, met one after the other: each is said once
         let mut previous: Option<(SourceRef, String, String)> = None;
+        // the places the source's inference named, before this chunk's problems are said
+        let inferred: BTreeSet<(SourceRef, String)> = self
+            .report
+            .violations
+            .iter()
+            .filter(|v| v.scope == crate::core::report::Scope::Source && v.table == name)
+            .filter_map(|v| Some((v.source.clone()?, v.path.clone())))
+            .collect();
         for p in chunk.problems {
             let sref = chunk.srefs[p.row].clone();
             let this = (sref.clone(), p.path.clone(), p.message.clone());
             let repeated = previous.as_ref() == Some(&this);
             previous = Some(this);
             // (a place the source's inference named already, for the same value: said once)
-            let inferred = || {
-                self.report.violations.iter().any(|v| {
-                    v.scope == crate::core::report::Scope::Source
-                        && v.table == name
-                        && v.source.as_ref() == Some(&sref)
-                        && v.path == p.path
-                })
-            };
+            let named = !inferred.is_empty() && inferred.contains(&(sref.clone(), p.path.clone()));
             match self.src.on_invalid.unwrap_or(self.opts.on_invalid) {
-                OnInvalid::Fail if repeated || inferred() => {}
+                OnInvalid::Fail if repeated || named => {}
                 OnInvalid::Fail => self.report.violation(Violation {
                     scope: crate::core::report::Scope::Source,
                     table: name.clone(),
