@@ -97,6 +97,7 @@ impl Engine {
             .set(ballista_core::config::BALLISTA_ADAPTIVE_PLANNER_ENABLED, "false")
             .map_err(|e| Error::sql(self.address(), e))?;
         state.config_mut().set_extension(Arc::new(SchedulerUrl(url)));
+        state.config_mut().set_extension(Arc::new(KnownRows::default()));
         // Ballista's upgrade puts DataFusion's own functions back: runpack's go on top again
         Ok(super::session::finish(state))
     }
@@ -127,6 +128,45 @@ pub async fn embedded_copy(ctx: &SessionContext) -> Result<SessionContext> {
 /// The scheduler a session sends its plans to (kept in its config for [`check_result`]).
 #[derive(Debug)]
 struct SchedulerUrl(String);
+
+/// The rows of each staged source and built table a cluster's session reads, as the build
+/// wrote them ([`know_rows`]).
+#[derive(Debug, Default)]
+struct KnownRows(std::sync::Mutex<std::collections::BTreeMap<String, u64>>);
+
+/// Records that `name` (a staged source, a built table), as `ctx` reads it on a cluster, holds
+/// `rows` rows; nothing for a session in this process.
+pub fn know_rows(ctx: &SessionContext, name: &str, rows: u64) {
+    if let Some(known) = ctx.state().config().get_extension::<KnownRows>() {
+        known.0.lock().unwrap_or_else(|p| p.into_inner()).insert(name.to_string(), rows);
+    }
+}
+
+/// Checks that a cluster's result of a query that keeps every row of `scanned` (projections,
+/// windows and sorts over its one scan: [`crate::stages::transform`] tells) holds as many rows
+/// as `scanned` does. When an executor is lost during a job, Ballista 55.0 may end the job
+/// with rows of a lost shuffle missing (a window partitioned by a column held 57,272 of 90,000
+/// rows); the build then fails rather than publish them. Sessions in this process, and names
+/// whose rows are not known, pass.
+///
+/// Errors: [`Error::Refused`] naming the engine, the table, and both counts.
+pub fn check_rows_kept(ctx: &SessionContext, table: &str, scanned: &str, rows: u64) -> Result<()> {
+    let state = ctx.state();
+    let (Some(known), Some(url)) =
+        (state.config().get_extension::<KnownRows>(), state.config().get_extension::<SchedulerUrl>())
+    else {
+        return Ok(());
+    };
+    let want = known.0.lock().unwrap_or_else(|p| p.into_inner()).get(scanned).copied();
+    match want {
+        Some(want) if want != rows => Err(Error::Refused(format!(
+            "table {table}: the engine {} returned {rows} rows where the query keeps every row of {scanned}, which \
+             holds {want} (an executor lost during the job?); nothing is released: build again",
+            url.0.replace("http://", "df://")
+        ))),
+        _ => Ok(()),
+    }
+}
 
 /// Checks, once the result of `plan` (run in `ctx`) has been read, that the cluster's job
 /// listed each of its result partitions once. When an executor is lost, Ballista 55.0 runs

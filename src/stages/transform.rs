@@ -141,6 +141,23 @@ pub(crate) struct TablePlan {
     /// The sort may hand on groups of the first key column before the input ends
     /// ([`crate::stages::sort::ExternalSort::push_to`]).
     pub(crate) early_groups: bool,
+    /// The one table or source the query keeps every row of ([`rows_kept_from`]).
+    rows_of: Option<String>,
+}
+
+/// The name the query `plan` keeps every row of: projections, windows, aliases and sorts
+/// without a limit over one scan without filters or a limit. `None` for any other plan
+/// (a filter, an aggregate, a join, a union, an unnest change the count).
+fn rows_kept_from(plan: &datafusion::logical_expr::LogicalPlan) -> Option<String> {
+    use datafusion::logical_expr::LogicalPlan as P;
+    match plan {
+        P::Projection(p) => rows_kept_from(&p.input),
+        P::Window(w) => rows_kept_from(&w.input),
+        P::SubqueryAlias(a) => rows_kept_from(&a.input),
+        P::Sort(s) if s.fetch.is_none() => rows_kept_from(&s.input),
+        P::TableScan(t) if t.filters.is_empty() && t.fetch.is_none() => Some(t.table_name.table().to_string()),
+        _ => None,
+    }
 }
 
 /// The files of a table, by split, each with its digest.
@@ -244,6 +261,7 @@ pub(crate) async fn plan_table(cx: &TableCx<'_>) -> Result<TablePlan> {
     if let Some(e) = crate::sql::session::case_folded_in(&sql, df.logical_plan()) {
         return Err(Error::sql(format!("table {} ({})", t.name, sql_origin(spec, i)), e));
     }
+    let rows_of = rows_kept_from(df.logical_plan());
     let result_schema: Schema = df.schema().as_arrow().clone();
     let table_schema = match &spec.table_schemas[i] {
         Some(s) => s.clone(),
@@ -292,6 +310,7 @@ pub(crate) async fn plan_table(cx: &TableCx<'_>) -> Result<TablePlan> {
         plan,
         in_order,
         early_groups: true,
+        rows_of,
     })
 }
 
@@ -358,7 +377,17 @@ pub(crate) async fn run_table(cx: &TableCx<'_>, tp: TablePlan, rejects: &mut Rej
     let mut found = BuildReport::new(cx.opts.max_errors);
     let report = &mut found;
     let opts = cx.opts;
-    let TablePlan { table_schema, target_schema, result_schema, sort_cols, policy, plan, in_order, early_groups } = tp;
+    let TablePlan {
+        table_schema,
+        target_schema,
+        result_schema,
+        sort_cols,
+        policy,
+        plan,
+        in_order,
+        early_groups,
+        rows_of,
+    } = tp;
     // a time without a zone is read as UTC: said, as sources refuse such times unless told
     for f in result_schema.fields() {
         if matches!(f.data_type(), DataType::Timestamp(_, None)) && target_schema.field_with_name(f.name()).is_ok() {
@@ -505,6 +534,9 @@ pub(crate) async fn run_table(cx: &TableCx<'_>, tp: TablePlan, rejects: &mut Rej
         Error::Refused(m) => Error::Refused(format!("table {}: {m}", t.name)),
         e => e,
     })?;
+    if let Some(scanned) = &rows_of {
+        crate::sql::engine::check_rows_kept(cx.ctx, &t.name, scanned, rows_in)?;
+    }
     if in_order {
         tracing::info!("table {}: query in key order, not sorted", t.name);
     } else {
@@ -1063,4 +1095,40 @@ fn conform_batch(
     let cols = cols.into_iter().map(|c| crate::stages::sort::positive_nan(&c)).collect();
     let batch = RecordBatch::try_new(target.clone(), cols).map_err(|e| Error::format(format!("table {table}"), e))?;
     Ok((batch, problems))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_query_keeps_the_rows_of_its_one_scan_only_through_projections_windows_and_sorts() {
+        let ctx = datafusion::prelude::SessionContext::new();
+        let schema =
+            Arc::new(Schema::new(vec![Field::new("g", DataType::Utf8, true), Field::new("x", DataType::Int64, true)]));
+        let t = datafusion::datasource::MemTable::try_new(schema, vec![vec![]]).unwrap();
+        ctx.register_table("rows", Arc::new(t)).unwrap();
+        let kept = |sql: &'static str| {
+            let ctx = ctx.clone();
+            async move { rows_kept_from(ctx.sql(sql).await.unwrap().logical_plan()) }
+        };
+        let rows = Some("rows".to_string());
+        assert_eq!(kept("SELECT g, x + 1 AS y FROM rows").await, rows);
+        assert_eq!(
+            kept("SELECT g, row_number() OVER (PARTITION BY g ORDER BY x) AS r FROM rows ORDER BY g").await,
+            rows
+        );
+        assert_eq!(kept("SELECT * FROM rows AS r").await, rows);
+        for changed in [
+            "SELECT * FROM rows WHERE x > 1",
+            "SELECT g, count(*) FROM rows GROUP BY g",
+            "SELECT * FROM rows LIMIT 3",
+            "SELECT * FROM rows ORDER BY x LIMIT 3",
+            "SELECT DISTINCT g FROM rows",
+            "SELECT a.g FROM rows a JOIN rows b ON a.g = b.g",
+            "SELECT g FROM rows UNION ALL SELECT g FROM rows",
+        ] {
+            assert_eq!(kept(changed).await, None, "{changed}");
+        }
+    }
 }

@@ -804,6 +804,7 @@ impl Finishing {
         let order = crate::sql::session::declared_order(&table_schema, &target_schema);
         crate::sql::session::register_parquet(env.ctx, &t.name, &paths, target_schema.clone(), &order, Some(rows))
             .await?;
+        crate::sql::engine::know_rows(env.ctx, &t.name, rows);
         let entry =
             table_entry(env.spec, i, report, policy, &table_schema, &target_schema, (rows, parquet, splits, nonfinite));
         done.table_entries.insert(t.name.clone(), entry);
@@ -1243,6 +1244,8 @@ impl Stager<'_> {
         };
         let listing = listing.with_file_sort_order(sort_order);
         let _ = self.ctx.deregister_table(ing.name.as_str());
+        // (on a cluster, a table that keeps every row of the source is held to its count)
+        crate::sql::engine::know_rows(self.ctx, &ing.name, ing.rows);
         self.ctx
             .register_listing_table(
                 ing.name.as_str(),
