@@ -224,7 +224,6 @@ pub(crate) struct TableBuilt {
     pub(crate) found: BuildReport,
 }
 
-/// Plans table `cx.index`'s query over what the session holds now.
 /// What a table's "no field named" error says when a CSV source read without `comment` has a
 /// column whose name starts with `#` (`# sweep summary`): a comment line taken for the header,
 /// likely, which makes the real header a row.
@@ -237,6 +236,7 @@ fn comment_header_hint(spec: &PipelineSpec, e: &datafusion::error::DataFusionErr
         let source = spec.def.sources.iter().find(|s| {
             s.format == crate::core::spec::Format::Csv
                 && s.comment.is_none()
+                && s.header_row.is_none()
                 && c.relation.as_ref().is_some_and(|r| r.table() == s.name)
         })?;
         c.name.starts_with('#').then_some((source, &c.name))
@@ -250,6 +250,7 @@ fn comment_header_hint(spec: &PipelineSpec, e: &datafusion::error::DataFusionErr
     )
 }
 
+/// Plans table `cx.index`'s query over what the session holds now.
 pub(crate) async fn plan_table(cx: &TableCx<'_>) -> Result<TablePlan> {
     let (spec, i) = (cx.spec, cx.index);
     let t = &spec.def.tables[i];

@@ -4179,6 +4179,7 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
     // a plain table: the columns that name its rows, after the candidates its column names give
     if matches!(plan.format, Format::Csv | Format::Jsonl | Format::Json | Format::Yaml | Format::Parquet) {
         keys.describe = Some(captures.clone());
+        keys.whole = Some(WholeRows::default());
     }
     if plan.format == Format::TrackioMetrics {
         keys.attempts = Some(Attempts::default());
@@ -4423,8 +4424,9 @@ struct Keys {
     widest_says: bool,
     /// The candidates [`describing_columns`] gave.
     described: Vec<Vec<String>>,
-    /// Rows that repeat an earlier row cell for cell, which no key can tell apart.
-    whole: WholeRows,
+    /// Of a plain table (a results table merged by hand), rows that repeat an earlier row cell
+    /// for cell, which no key can tell apart.
+    whole: Option<WholeRows>,
     /// Of a trackio project's metrics, how each run's attempts go.
     attempts: Option<Attempts>,
 }
@@ -5168,7 +5170,7 @@ impl Keys {
             describe: None,
             widest_says: false,
             described: Vec::new(),
-            whole: WholeRows::default(),
+            whole: None,
             attempts: None,
         }
     }
@@ -5187,7 +5189,9 @@ impl Keys {
                 self.candidates.extend(candidates.into_iter().map(|columns| KeyCheck::new(columns, false)));
             }
         }
-        self.whole.observe(rb);
+        if let Some(w) = self.whole.as_mut() {
+            w.observe(rb);
+        }
         if let (Some(a), Some(k)) = (self.attempts.as_mut(), self.candidates.first()) {
             a.observe(rb, &k.columns);
         }
@@ -5306,7 +5310,7 @@ impl Keys {
             _ => k.broken.as_deref().or(k.repeat.as_deref())?,
         };
         // a row given twice whole: no key holds until one of the two goes
-        let whole = match self.whole.found() {
+        let whole = match self.whole.as_ref().and_then(WholeRows::found) {
             Some(r) => {
                 format!("; and {r}, which no key tells apart: drop one of the two (in the file, or in the table's SQL)")
             }

@@ -360,46 +360,61 @@ pub(crate) fn unnameable(
     row: &serde_json::Map<String, Value>,
     declared: &dyn Fn(&str) -> bool,
 ) -> Option<(String, String)> {
-    /// The value's depth, and the path of its first empty key (under `at`).
-    fn walk(v: &Value, at: &mut Vec<Seg>, empty: &mut Option<String>) -> usize {
+    /// The value's depth, and whether it holds an empty key (no path is built: most rows have
+    /// neither, and this runs for each row of a source that rejects).
+    fn walk(v: &Value) -> (usize, bool) {
+        let inner = |vs: &mut dyn Iterator<Item = &Value>| {
+            vs.map(walk).fold((0, false), |(d, e), (d2, e2)| (d.max(d2), e || e2))
+        };
         match v {
             Value::Array(a) => {
-                at.push(Seg::Elem);
-                let d = 1 + a.iter().map(|x| walk(x, at, empty)).max().unwrap_or(0);
-                at.pop();
-                d
+                let (d, e) = inner(&mut a.iter());
+                (1 + d, e)
             }
             Value::Object(o) => {
-                let mut d = 0;
-                for (k, x) in o {
-                    at.push(Seg::Key(k.clone()));
-                    if k.is_empty() && empty.is_none() {
-                        *empty = Some(path::render(at));
-                    }
-                    d = d.max(walk(x, at, empty));
-                    at.pop();
-                }
-                1 + d
+                let (d, e) = inner(&mut o.values());
+                (1 + d, e || o.contains_key(""))
             }
-            _ => 0,
+            _ => (0, false),
         }
     }
+    /// The path of the first empty key in `v`, under `at`.
+    fn empty_key(v: &Value, at: &mut Vec<Seg>) -> Option<String> {
+        let found = match v {
+            Value::Array(a) => {
+                at.push(Seg::Elem);
+                a.iter().find_map(|x| empty_key(x, at))
+            }
+            Value::Object(o) => o.iter().find_map(|(k, x)| {
+                at.push(Seg::Key(k.clone()));
+                let found = if k.is_empty() { Some(path::render(at)) } else { empty_key(x, at) };
+                at.pop();
+                found
+            }),
+            _ => return None,
+        };
+        if matches!(v, Value::Array(_)) {
+            at.pop();
+        }
+        found
+    }
     row.iter().find_map(|(k, v)| {
-        let mut at = vec![Seg::Key(k.clone())];
-        let mut empty = k.is_empty().then(|| path::render(&at));
-        let depth = walk(v, &mut at, &mut empty);
-        match empty {
-            Some(p) => Some((p, "the key \"\" (empty) cannot name a column or a field; rename it in the input".into())),
-            None if depth > super::MAX_NESTING && !declared(k) => Some((
+        let (depth, empty) = walk(v);
+        if k.is_empty() || empty {
+            let mut at = vec![Seg::Key(k.clone())];
+            let p = if k.is_empty() { path::render(&at) } else { empty_key(v, &mut at)? };
+            return Some((p, "the key \"\" (empty) cannot name a column or a field; rename it in the input".into()));
+        }
+        (depth > super::MAX_NESTING && !declared(k)).then(|| {
+            (
                 path::render(&[Seg::Key(k.clone())]),
                 format!(
                     "lists and objects nested {depth} levels deep; runpack reads at most {} levels (declare the \
                      column as type \"any\" to keep it as JSON text)",
                     super::MAX_NESTING
                 ),
-            )),
-            None => None,
-        }
+            )
+        })
     })
 }
 

@@ -1031,6 +1031,7 @@ pub fn csv(
                 // a comment line above the header was taken for it
                 if matches!(e.kind(), csv::ErrorKind::UnequalLengths { .. })
                     && dialect.comment.is_none()
+                    && dialect.header_row == 1
                     && headers.get(0).is_some_and(|h| h.trim_start().starts_with('#'))
                 {
                     message.push_str(COMMENT_HEADER);
