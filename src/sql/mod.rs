@@ -3,6 +3,7 @@
 //! for moving float sums, sessions whose plans run on a Ballista cluster).
 
 pub mod clock;
+pub mod coercion;
 pub mod engine;
 mod exact;
 pub mod groups;

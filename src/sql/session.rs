@@ -102,7 +102,14 @@ pub(super) fn state_builder(partitions: usize, own_operators: bool) -> SessionSt
     config.options_mut().sql_parser.collect_spans = true;
     config.options_mut().sql_parser.recursion_limit =
         datafusion::common::config::ConfigNonZeroUsize::try_new(SQL_RECURSION_LIMIT).expect("not zero");
-    let mut builder = SessionStateBuilder::new().with_config(config).with_default_features();
+    // the written casts to floats are marked before type coercion adds its own
+    // ([`super::coercion`])
+    let analyzer: Vec<Arc<dyn datafusion::optimizer::AnalyzerRule + Send + Sync>> =
+        std::iter::once(Arc::new(super::coercion::MarkWrittenCasts) as _)
+            .chain(datafusion::optimizer::Analyzer::new().rules)
+            .collect();
+    let mut builder =
+        SessionStateBuilder::new().with_config(config).with_default_features().with_analyzer_rules(analyzer);
     if own_operators {
         builder = builder
             .with_physical_optimizer_rule(Arc::new(groups::ViewGroupBy))
@@ -126,6 +133,8 @@ pub(super) fn finish(mut state: datafusion::execution::SessionState) -> SessionC
     state.add_analyzer_rule(Arc::new(RefuseSimilarTo));
     // after type coercion, which gives both operands of an operator one type
     state.add_analyzer_rule(Arc::new(super::overflow::CheckIntegerArithmetic));
+    // after type coercion too: the casts of integers to floats it added
+    state.add_analyzer_rule(Arc::new(super::coercion::CheckCoercedCasts));
     let ctx = SessionContext::new_with_state(state);
     // `SHOW TABLES` and `information_schema` list the tables by name, the same on every run
     let catalog = ctx.catalog("datafusion").expect("the default catalog");

@@ -47,7 +47,7 @@ use serde_json::Value;
 
 /// Registers every function on `ctx`.
 pub fn register(ctx: &SessionContext) {
-    for f in super::overflow::functions() {
+    for f in super::overflow::functions().into_iter().chain(super::coercion::functions()) {
         ctx.register_udf(f);
     }
     for f in
