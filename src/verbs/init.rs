@@ -4873,12 +4873,27 @@ fn cut_at_word(text: &str, max: usize) -> String {
 /// number, found string "#DIV/0!" …`), as a sentence: `TRY_CAST(…)` gives null where a value
 /// is none. `None` where `why` is not about a number.
 fn numbers_among_text(why: &str, column: &str) -> Option<String> {
+    if hex_identifier(why).is_some() {
+        return None;
+    }
     let ty = match why.split_whitespace().nth(1).map(|w| w.trim_end_matches(',')) {
         Some("number") => "DOUBLE",
         Some("integer") => "BIGINT",
         _ => return None,
     };
     Some(format!("`TRY_CAST({} AS {ty})` reads the numbers among them (null where a value is none)", ident(column)))
+}
+
+/// The value `why` found (`expected integer, found string "989aa79" …`) where it is a
+/// hexadecimal identifier, as git writes a commit (`989aa79`): 7 to 64 hexadecimal digits, a
+/// letter among them. Such a column holds names, some written with digits alone, not numbers.
+fn hex_identifier(why: &str) -> Option<&str> {
+    let (_, rest) = why.split_once("found string \"")?;
+    let (v, _) = rest.split_once('"')?;
+    ((7..=64).contains(&v.len())
+        && v.bytes().all(|b| b.is_ascii_hexdigit())
+        && v.bytes().any(|b| b.is_ascii_alphabetic()))
+    .then_some(v)
 }
 
 /// Whether `v` is a number written with thousands separators: `1,319`, `-12,000.5`.
@@ -5460,9 +5475,13 @@ impl TablePlan {
             } else if let Some(d) = declared.filter(|d| d.field_type == "string" && !d.reason.is_empty()) {
                 // text where numbers were looked for: why, and how a reader gets the numbers
                 let why = d.reason.trim_end_matches('.');
-                Some(match numbers_among_text(why, &f.name) {
-                    Some(sql) => format!("Written as text in the input: {why}. {sql}."),
-                    None => format!("Written as text in the input: {why}."),
+                Some(match (hex_identifier(why), numbers_among_text(why, &f.name)) {
+                    (Some(v), _) => format!(
+                        "Hexadecimal identifiers such as {v:?} (as git writes commits), kept as text: some are \
+                         written with digits alone."
+                    ),
+                    (None, Some(sql)) => format!("Written as text in the input: {why}. {sql}."),
+                    (None, None) => format!("Written as text in the input: {why}."),
                 })
             } else if self.plan.format == Format::Json
                 && self

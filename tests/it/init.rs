@@ -1096,10 +1096,10 @@ fn a_raw_file_no_table_reads_is_named_in_the_card() {
 }
 
 /// Comment lines above a hand-made table's header (`# sweep summary`) are comments: init sets
-/// `comment = "#"` (Frictionless `commentChar`), and a build skips them, naming those among
-/// the rows. A header whose first name is `#` stays a header.
+/// `comment = "#"` (Frictionless `commentChar`), and a build skips them, naming each, above
+/// the header and among the rows. A header whose first name is `#` stays a header.
 #[test]
-fn comment_lines_of_a_csv_file_are_skipped_and_those_among_the_rows_named() {
+fn comment_lines_of_a_csv_file_are_skipped_and_named() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
     write(
@@ -1116,12 +1116,12 @@ fn comment_lines_of_a_csv_file_are_skipped_and_those_among_the_rows_named() {
     let toml = std::fs::read_to_string(tmp.path().join("pipelines/cm/pipeline.toml")).unwrap();
     assert!(toml.contains("comment = \"#\"   # lines that start with it are comments"), "{toml}");
     let (release, o) = build_saying(tmp.path(), "cm");
-    let said = "source summary_raw skipped 1 line among the rows that starts with \"#\", as comments (its `comment`): \
-                raw/results/summary.csv line 5; a row whose first cell starts with it is skipped so too (quote that \
-                cell to keep the row)";
+    let said = "source summary_raw skipped 3 lines that start with \"#\", as comments (its `comment`): \
+                raw/results/summary.csv lines 1 (\"# sweep summary, 5-shot, strict\"), 2 (\"#\"), 5; a row whose first \
+                cell starts with it is skipped so too (quote that cell to keep the row)";
     assert!(stderr(&o).contains(said), "{}", stderr(&o));
     let card = std::fs::read_to_string(release.join("README.md")).unwrap();
-    assert!(card.contains("raw/results/summary.csv line 5"), "{card}");
+    assert!(card.contains("# sweep summary, 5-shot, strict"), "{card}");
     let q = |sql: &str| stdout(&run(bin().arg("query").args(["--format", "csv"]).arg(&release).arg(sql)));
     assert_eq!(
         q("SELECT run, gsm8k, mmlu, _source_line FROM summary"),
@@ -1150,7 +1150,11 @@ fn files_with_and_without_comment_lines_are_one_table_and_a_left_out_one_adds_no
     assert!(!runs["columns"].as_array().unwrap().iter().any(|c| c == "# c"), "{doc}");
     assert_eq!(not_read(&doc).len(), 1, "{doc}");
     let (_, o) = build_saying(tmp.path(), "mix");
-    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+    // the one comment, above x.csv's header, is said with its text; nothing else is
+    let said = stderr(&o);
+    let warnings: Vec<&str> = said.lines().filter(|l| l.starts_with("warning")).collect();
+    assert_eq!(warnings.len(), 1, "{said}");
+    assert!(warnings[0].contains("raw/multi/x.csv line 1 (\"# first sweep\")"), "{said}");
 }
 
 /// Comment lines above a header that starts with `#` too (`#,model,acc`, a spreadsheet's row
@@ -2833,6 +2837,14 @@ fn a_results_table_is_keyed_by_what_names_its_rows_and_a_repeat_is_said() {
         notes.contains(said) && notes.contains("`TRY_CAST(acc AS DOUBLE)` reads the numbers among them"),
         "{notes}"
     );
+    // short git hashes, some written with digits alone: names, not numbers with a typo
+    let d = tmp.path().join("hashes");
+    write(&d, "r.csv", "model,revision,acc\nm1,4021553,0.5\nm2,989aa79,0.4\n");
+    let notes = init(tmp.path(), &d, "hashes")["notes"].to_string();
+    assert!(!notes.contains("TRY_CAST"), "{notes}");
+    let schema = std::fs::read_to_string(tmp.path().join("schemas/hashes/r.json")).unwrap();
+    let described = "Hexadecimal identifiers such as \\\"989aa79\\\" (as git writes commits), kept as text";
+    assert!(schema.contains(described), "{schema}");
     // Excel's error values are no missing values: a note says what reads the numbers
     let d = tmp.path().join("excel");
     write(&d, "r.csv", "run,loss\na,1.2\nb,#DIV/0!\nc,0.9\n");

@@ -153,6 +153,14 @@ pub fn description(format: Format, wandb_table: Option<&str>, column: &str) -> O
         }
         (F::InspectEvals, "task_args") => "JSON text of the arguments the task was given (null when none).",
         (F::InspectEvals, "model_args") => "JSON text of the arguments the model was given (null when none).",
+        (F::InspectEvals, "revision") => "JSON text of the git origin and commit the eval ran at (null when none).",
+        (F::InspectEvals, "packages") => "JSON text of the versions of the packages that ran the eval.",
+        (F::InspectEvals, "config") => "JSON text of the eval's configuration (`limit`, `epochs`, …).",
+        (F::InspectEvals, "model_generate_config") => "JSON text of the model's generation settings (null when none).",
+        (F::InspectEvals, "dataset") => "JSON text of the dataset's name, location and number of samples.",
+        (F::InspectEvals, "plan") => "JSON text of the solvers the eval ran.",
+        (F::InspectEvals, "stats") => "JSON text of the eval's start and end times and tokens per model.",
+        (F::InspectEvals, "extra") => "JSON text of the eval's other keys (null when none).",
         (F::InspectSamples, "sample_id") => "The sample's `id`, as text (`q1`, `2`).",
         (F::InspectSamples, "epoch") => "The epoch, from 1.",
         (F::InspectSamples, "target") => "The target: text, or the JSON text of a list of targets.",
@@ -190,6 +198,16 @@ pub fn description(format: Format, wandb_table: Option<&str>, column: &str) -> O
         (F::LmEvalResults, "model_name") => "The model evaluated.",
         (F::LmEvalResults, "date") => "When the evaluation ran, in Unix seconds.",
         (F::LmEvalResults, "task_hash") => "The task's hash, to compare runs.",
+        (F::LmEvalResults, "model_args") => "The model's arguments, as written (`pretrained=…,revision=…`).",
+        (F::LmEvalResults, "git_hash") => "The commit of lm-evaluation-harness that ran.",
+        (F::LmEvalResults, "lm_eval_version") => "The version of lm-evaluation-harness that ran.",
+        (F::LmEvalResults, "config") => {
+            "JSON text of the run's `config`: backend, batch size, `limit`, generation arguments, seeds."
+        }
+        (F::LmEvalResults, "task_config") => "JSON text of the task's configuration (`configs`).",
+        (F::LmEvalResults, "extra") => {
+            "JSON text of the results file's other keys (`transformers_version`, `chat_template`, …; null when none)."
+        }
         (F::LmEvalSamples, "doc_id") => "The document's place in the task.",
         (F::LmEvalSamples, "target") => "The target: text, or the JSON text of a list.",
         (F::LmEvalSamples, "doc_hash") => "The document's hash, as written.",
@@ -216,6 +234,13 @@ pub fn description(format: Format, wandb_table: Option<&str>, column: &str) -> O
             "lighteval's clock at the evaluation's end, in seconds (a monotonic clock: `end_time - start_time` is its duration)."
         }
         (F::LightevalResults, "hashes") => "JSON text of the task's compiled hashes, to compare runs.",
+        (F::LightevalResults, "max_samples") => {
+            "The most documents each task ran on (`--max-samples`); null when every document was used."
+        }
+        (F::LightevalResults, "config_general") => "JSON text of `config_general`: the model's configuration among it.",
+        (F::LightevalResults, "task_config") => "JSON text of the task's configuration (`config_tasks`).",
+        (F::LightevalResults, "task_summary") => "JSON text of the task's summary but its hashes (truncated, padded).",
+        (F::LightevalResults, "extra") => "JSON text of the results file's other keys (null when none).",
         (F::LightevalDetails, "task") => "The task: the doc's `task_name`, else the file name's.",
         (F::LightevalDetails, "date_id") => "The run's date, from the file's name.",
         (F::LightevalDetails, "doc_id") => "The doc's `id`.",

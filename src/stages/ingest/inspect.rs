@@ -15,8 +15,11 @@
 //!   `total_samples`, `completed_samples`, `scorer` (the score's `name`), `reducer` (over epochs,
 //!   null when none is named), `metric` (`accuracy`, `stderr`, …), `value` (Float64), `params`
 //!   (JSON text of the metric's params), and the eval's own: `tags`, `metadata` (JSON text of
-//!   the log's current ones, edits included, or else the eval's), `task_args`, `model_args`
-//!   (JSON text; each null when empty). A log without results (an eval that failed) gives one
+//!   the log's current ones, edits included, or else the eval's), `task_args`, `model_args`,
+//!   and how it ran: `revision` (the git origin and commit it ran at), `packages` (versions),
+//!   `config` (limit, epochs, …), `model_generate_config`, `dataset` (name, location, samples),
+//!   `plan` (the solvers), `stats` (start and end times, tokens per model) and `extra` (the
+//!   eval's other keys) (JSON text; each null when empty). A log without results (an eval that failed) gives one
 //!   row whose `scorer` and `metric` are null, so that it is not lost unseen.
 //! - `inspect-samples`: one row per sample × epoch (for `eval_samples`): `eval_id`, `task`,
 //!   `model` (the log's), `sample_id` (its `id`, a string or an integer, as text), `epoch`,
@@ -63,8 +66,36 @@ pub fn eval_columns() -> Vec<(String, Target)> {
         ("metadata".into(), Target::Json),
         ("task_args".into(), Target::Json),
         ("model_args".into(), Target::Json),
+        ("revision".into(), Target::Json),
+        ("packages".into(), Target::Json),
+        ("config".into(), Target::Json),
+        ("model_generate_config".into(), Target::Json),
+        ("dataset".into(), Target::Json),
+        ("plan".into(), Target::Json),
+        ("stats".into(), Target::Json),
+        ("extra".into(), Target::Json),
     ]
 }
+
+/// Keys of a log's `eval` that [`eval_rows`] gives columns of their own; it keeps the others
+/// in `extra`.
+const EVAL_KEYS: [&str; 15] = [
+    "eval_id",
+    "run_id",
+    "task",
+    "task_version",
+    "model",
+    "created",
+    "tags",
+    "metadata",
+    "task_args",
+    "model_args",
+    "revision",
+    "packages",
+    "config",
+    "model_generate_config",
+    "dataset",
+];
 
 /// Columns of `inspect-samples`.
 pub fn sample_columns(keep_text: bool) -> Vec<(String, Target)> {
@@ -477,9 +508,17 @@ pub fn eval_rows(h: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, Shap
         };
         base.insert(k.into(), current.unwrap_or(Value::Null));
     }
-    for k in ["task_args", "model_args"] {
+    for k in ["task_args", "model_args", "revision", "packages", "config", "model_generate_config", "dataset"] {
         base.insert(k.into(), non_empty(eval.get(k)).unwrap_or(Value::Null));
     }
+    // how the eval ran: its solvers (`plan`), its times and tokens (`stats`), and the eval's
+    // keys no column holds
+    for k in ["plan", "stats"] {
+        base.insert(k.into(), non_empty(h.get(k)).unwrap_or(Value::Null));
+    }
+    let extra: Map<String, Value> =
+        eval.iter().filter(|(k, _)| !EVAL_KEYS.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
+    base.insert("extra".into(), non_empty(Some(&Value::Object(extra))).unwrap_or(Value::Null));
     let results = match h.get("results") {
         None | Some(Value::Null) => None,
         Some(Value::Object(r)) => Some(r),
@@ -693,6 +732,28 @@ mod tests {
                 "$.results.scores[1]: expected a score object (`name`, `scorer`, `metrics`), found number 3",
             ]
         );
+    }
+
+    #[test]
+    fn how_the_eval_ran_is_kept_beside_each_score() {
+        let doc = r#"{"status": "success", "eval": {"eval_id": "e", "task": "arith", "model": "m",
+            "revision": {"type": "git", "origin": "https://example.org/evals.git", "commit": "9f3c2e1"},
+            "packages": {"inspect_ai": "0.3.285"}, "config": {"epochs": 2, "limit": 10},
+            "model_generate_config": {}, "dataset": {"name": "arith", "samples": 10}, "task_file": "arith.py"},
+            "plan": {"steps": [{"solver": "generate"}]},
+            "stats": {"started_at": "2026-03-15T09:00:00+00:00", "completed_at": "2026-03-15T09:01:00+00:00"},
+            "results": {"scores": [{"name": "match", "scorer": "match", "metrics": {"accuracy": {"name": "accuracy", "value": 0.5}}}]}}"#;
+        let rows = eval_rows(&obj(doc)).unwrap();
+        let got = ["revision", "packages", "config", "model_generate_config", "dataset", "plan", "stats", "extra"]
+            .map(|k| rows[0][k].to_string());
+        assert!(got[0].contains(r#""commit":"9f3c2e1""#), "{}", got[0]);
+        assert_eq!(got[1..3], [r#"{"inspect_ai":"0.3.285"}"#, r#"{"epochs":2,"limit":10}"#]);
+        // empty is null, as for the other JSON columns
+        assert_eq!(got[3], "null");
+        assert_eq!(got[4], r#"{"name":"arith","samples":10}"#);
+        assert!(got[6].contains("09:01:00"), "{}", got[6]);
+        // the eval's keys no column holds
+        assert_eq!(got[7], r#"{"task_file":"arith.py"}"#);
     }
 
     #[test]

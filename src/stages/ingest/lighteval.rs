@@ -8,7 +8,12 @@
 //!   (Float64, from `<metric>_stderr`; lighteval writes NaN where it computed none, kept),
 //!   `version` (text of `versions[task]`), `model_name`, `lighteval_sha` (from
 //!   `config_general`), `start_time`, `end_time` (Float64, seconds of lighteval's monotonic clock), `hashes` (JSON text
-//!   of `summary_tasks[task].hashes`, the task's compiled hashes, to compare runs).
+//!   of `summary_tasks[task].hashes`, the task's compiled hashes, to compare runs), and how the
+//!   run was made: `max_samples` (Int64, `--max-samples`, null when every document was used),
+//!   `config_general` (JSON text: the model's configuration, revision and generation
+//!   parameters among it), `task_config` (JSON text of `config_tasks[task]`), `task_summary`
+//!   (JSON text of `summary_tasks[task]` but its hashes: truncated and padded counts) and
+//!   `extra` (JSON text of the document's other keys, `summary_general`; null when none).
 //! - `lighteval-details`: `details_<task>_<date>.parquet` files (a `datasets` Parquet of
 //!   `Detail(doc, model_response, metric)`: columns `doc`, `metric`, `model_response`, each a
 //!   struct), one row per example: `task` (the doc's `task_name`, else the file name's),
@@ -46,8 +51,17 @@ pub fn result_columns() -> Vec<(String, Target)> {
         ("start_time".into(), Target::Float64),
         ("end_time".into(), Target::Float64),
         ("hashes".into(), Target::Json),
+        ("max_samples".into(), Target::Int64),
+        ("config_general".into(), Target::Json),
+        ("task_config".into(), Target::Json),
+        ("task_summary".into(), Target::Json),
+        ("extra".into(), Target::Json),
     ]
 }
+
+/// Keys of a results document that its rows' columns hold; [`result_rows`] keeps the others
+/// in `extra`.
+const RESULT_KEYS: [&str; 5] = ["config_general", "results", "versions", "config_tasks", "summary_tasks"];
 
 /// Keys of a detail's `doc` and `model_response` that hold texts: kept only with `keep_text`.
 pub const TEXT_KEYS: [&str; 7] =
@@ -99,6 +113,19 @@ pub fn result_rows(r: &Map<String, Value>, coerce: Coerce) -> Result<Vec<Map<Str
         return Err(problems);
     };
     let general_value = |k: &str| general.get(k).cloned().unwrap_or(Value::Null);
+    let extra: Map<String, Value> =
+        r.iter().filter(|(k, _)| !RESULT_KEYS.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
+    let extra = if extra.is_empty() { Value::Null } else { Value::Object(extra) };
+    // a count lighteval ran each task on at most (`--max-samples`), else null
+    let max_samples = general_value("max_samples");
+    if !max_samples.is_null() && super::convert::whole_number(&max_samples).is_none_or(|n| n < 0) {
+        problem(
+            &mut problems,
+            "$.config_general.max_samples".into(),
+            "a count (a whole number of at least 0)",
+            &max_samples,
+        );
+    }
     let mut rows = Vec::new();
     for (task, entry) in results {
         let at = key_path("$.results", task);
@@ -141,6 +168,22 @@ pub fn result_rows(r: &Map<String, Value>, coerce: Coerce) -> Result<Vec<Map<Str
             row.insert("start_time".into(), general_value("start_time"));
             row.insert("end_time".into(), general_value("end_time"));
             row.insert("hashes".into(), hashes);
+            row.insert("max_samples".into(), max_samples.clone());
+            row.insert("config_general".into(), Value::Object(general.clone()));
+            let task_config = r.get("config_tasks").and_then(|c| c.get(task)).cloned().unwrap_or(Value::Null);
+            row.insert("task_config".into(), task_config);
+            // the task's summary but its hashes (a column of their own)
+            let summary = match r.get("summary_tasks").and_then(|s| s.get(task)) {
+                Some(Value::Object(o)) => {
+                    let rest: Map<String, Value> =
+                        o.iter().filter(|(k, _)| *k != "hashes").map(|(k, v)| (k.clone(), v.clone())).collect();
+                    if rest.is_empty() { Value::Null } else { Value::Object(rest) }
+                }
+                Some(other) => other.clone(),
+                None => Value::Null,
+            };
+            row.insert("task_summary".into(), summary);
+            row.insert("extra".into(), extra.clone());
             rows.push(row);
         }
     }
@@ -432,6 +475,35 @@ mod tests {
         let e = result_rows(&obj(r#"{"config_general": {}, "results": {"t": {"em": "x"}}}"#), Coerce::default())
             .unwrap_err();
         assert_eq!(e[0], ("$.results.t.em".to_string(), "expected a number, found string \"x\"".to_string()));
+    }
+
+    #[test]
+    fn how_the_run_was_made_is_kept_beside_each_score() {
+        let doc = r#"{"config_general": {"model_name": "m", "max_samples": 8, "model_config": {"revision": "r1"}},
+            "results": {"lighteval|gsm8k|0": {"em": 0.5}},
+            "config_tasks": {"lighteval|gsm8k|0": {"hf_repo": "gsm8k"}},
+            "summary_tasks": {"lighteval|gsm8k|0": {"hashes": {"hash_examples": "h"}, "truncated": 0, "padded": 2}},
+            "summary_general": {"padded": 2}}"#;
+        let rows = result_rows(&obj(doc), Coerce::default()).unwrap();
+        let got: Vec<String> = ["max_samples", "config_general", "task_config", "task_summary", "extra", "hashes"]
+            .iter()
+            .map(|k| rows[0][*k].to_string())
+            .collect();
+        assert_eq!(got[0], "8");
+        assert!(got[1].contains(r#""model_config":{"revision":"r1"}"#), "{}", got[1]);
+        assert_eq!(
+            got[2..],
+            [
+                r#"{"hf_repo":"gsm8k"}"#,
+                r#"{"truncated":0,"padded":2}"#,
+                r#"{"summary_general":{"padded":2}}"#,
+                r#"{"hash_examples":"h"}"#
+            ]
+        );
+        // a count that is no count is a problem at its path
+        let doc = r#"{"config_general": {"max_samples": "all"}, "results": {"t": {"em": 1}}}"#;
+        let e = result_rows(&obj(doc), Coerce::default()).unwrap_err();
+        assert_eq!(e[0].0, "$.config_general.max_samples");
     }
 
     #[test]

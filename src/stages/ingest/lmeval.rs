@@ -8,7 +8,12 @@
 //!   (Float64), `stderr` (Float64, from `"acc_stderr,none"`; lm-eval writes `"N/A"` where it
 //!   computed none, read as null), `version` (text), `n_shot`, `n_samples_original`,
 //!   `n_samples_effective` (Int64), `higher_is_better` (Boolean), `model_name`, `date` (Float64,
-//!   Unix seconds as written), `task_hash`. A group's rows come from `groups` as well as
+//!   Unix seconds as written), `task_hash`, and how the run was made: `model_args` (text, as
+//!   written: `pretrained=…,revision=…`), `git_hash`, `lm_eval_version`, `config` (JSON text of
+//!   the run's `config`: backend, batch size, `limit`, generation arguments, seeds),
+//!   `task_config` (JSON text of the task's entry in `configs`) and `extra` (JSON text of the
+//!   document's other keys: `transformers_version`, `chat_template`, `system_instruction`,
+//!   times, the environment; null when none). A group's rows come from `groups` as well as
 //!   `results` in older files: both are read, `results` first.
 //! - `lm-eval-samples`: `samples_<task>_<date>.jsonl` lines (written with `--log_samples`), one
 //!   row per document × filter: `task` (from the file's name, [`task_of_samples_file`], when no
@@ -84,8 +89,33 @@ pub fn result_columns() -> Vec<(String, Target)> {
         ("model_name".into(), Target::Str),
         ("date".into(), Target::Float64),
         ("task_hash".into(), Target::Str),
+        ("model_args".into(), Target::Text),
+        ("git_hash".into(), Target::Str),
+        ("lm_eval_version".into(), Target::Str),
+        ("config".into(), Target::Json),
+        ("task_config".into(), Target::Json),
+        ("extra".into(), Target::Json),
     ]
 }
+
+/// Keys of a results document that its rows' columns hold; [`result_rows`] keeps the others
+/// in `extra`.
+const RESULT_KEYS: [&str; 14] = [
+    "results",
+    "groups",
+    "group_subtasks",
+    "versions",
+    "n-shot",
+    "higher_is_better",
+    "n-samples",
+    "model_name",
+    "date",
+    "task_hashes",
+    "config",
+    "configs",
+    "git_hash",
+    "lm_eval_version",
+];
 
 /// The task of a samples file, from the name lm-eval gives it: `samples_<task>_<date>.jsonl`,
 /// `<date>` as `%Y-%m-%dT%H-%M-%S.%f` (`2026-12-05T05-46-40.902732`), read from the right, so
@@ -201,6 +231,18 @@ pub fn result_rows(r: &Map<String, Value>, coerce: Coerce) -> Result<Vec<Map<Str
         .or_else(|| r.get("config").and_then(|c| c.get("model_args")).and_then(model_of_args).map(Value::String))
         .or_else(|| r.get("config").and_then(|c| c.get("model")).cloned())
         .unwrap_or(Value::Null);
+    // how the run was made, as written: text where lm-eval writes text, JSON text of the rest
+    let text = |v: Option<&Value>| match v {
+        None | Some(Value::Null) => Value::Null,
+        Some(Value::String(s)) => Value::String(s.clone()),
+        Some(other) => Value::String(json_text(other)),
+    };
+    let model_args = text(r.get("config").and_then(|c| c.get("model_args")));
+    let (git_hash, lm_eval_version) = (text(r.get("git_hash")), text(r.get("lm_eval_version")));
+    let config = r.get("config").cloned().unwrap_or(Value::Null);
+    let extra: Map<String, Value> =
+        r.iter().filter(|(k, _)| !RESULT_KEYS.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
+    let extra = if extra.is_empty() { Value::Null } else { Value::Object(extra) };
     // a group's row aggregates its subtasks' rows: said, so that an average over tasks can
     // leave it out (`group_subtasks` names each group's subtasks, `groups` lists groups in
     // older files); null when the file says neither
@@ -263,6 +305,12 @@ pub fn result_rows(r: &Map<String, Value>, coerce: Coerce) -> Result<Vec<Map<Str
                 row.insert("model_name".into(), model_name.clone());
                 row.insert("date".into(), r.get("date").cloned().unwrap_or(Value::Null));
                 row.insert("task_hash".into(), per_task("task_hashes", task));
+                row.insert("model_args".into(), model_args.clone());
+                row.insert("git_hash".into(), git_hash.clone());
+                row.insert("lm_eval_version".into(), lm_eval_version.clone());
+                row.insert("config".into(), config.clone());
+                row.insert("task_config".into(), per_task("configs", task));
+                row.insert("extra".into(), extra.clone());
                 rows.push(row);
             };
             for (key, value) in entry {
@@ -566,6 +614,33 @@ mod tests {
         ] {
             assert_eq!(task_of_samples_file(name).as_deref(), task, "{name}");
         }
+    }
+
+    #[test]
+    fn how_the_run_was_made_is_kept_beside_each_score() {
+        let doc = r#"{"results": {"gsm8k": {"exact_match,strict-match": 0.7}},
+            "configs": {"gsm8k": {"num_fewshot": 5, "dataset_path": "gsm8k"}},
+            "config": {"model": "hf", "model_args": "pretrained=Qwen/Qwen2.5-1.5B,revision=989aa79", "batch_size": "auto", "limit": 10},
+            "git_hash": "4f8a2b1", "lm_eval_version": "0.4.10", "transformers_version": "4.57.1",
+            "chat_template": "{{ messages }}", "date": 1773493512.0}"#;
+        let rows = result_rows(&obj(doc), Coerce::default()).unwrap();
+        let got: Vec<String> = ["model_args", "git_hash", "lm_eval_version", "config", "task_config", "extra"]
+            .iter()
+            .map(|k| rows[0][*k].to_string())
+            .collect();
+        assert_eq!(got[0], r#""pretrained=Qwen/Qwen2.5-1.5B,revision=989aa79""#);
+        assert_eq!(got[1..3], [r#""4f8a2b1""#, r#""0.4.10""#]);
+        assert!(got[3].contains(r#""batch_size":"auto""#) && got[3].contains(r#""limit":10"#), "{}", got[3]);
+        assert_eq!(got[4], r#"{"num_fewshot":5,"dataset_path":"gsm8k"}"#);
+        // every key no column holds is in `extra`; none there, null
+        assert_eq!(got[5], r#"{"transformers_version":"4.57.1","chat_template":"{{ messages }}"}"#);
+        let bare = result_rows(&obj(r#"{"results": {"t": {"acc,none": 0.5}}}"#), Coerce::default()).unwrap();
+        for k in ["model_args", "git_hash", "lm_eval_version", "config", "task_config", "extra"] {
+            assert!(bare[0][k].is_null(), "{k}");
+        }
+        // model_args given as an object are JSON text
+        let doc = r#"{"results": {"t": {"acc,none": 0.5}}, "config": {"model_args": {"pretrained": "m"}}}"#;
+        assert_eq!(result_rows(&obj(doc), Coerce::default()).unwrap()[0]["model_args"], r#"{"pretrained":"m"}"#);
     }
 
     #[test]

@@ -629,7 +629,16 @@ fn convert_records(
             .iter()
             .take(10)
             .map(|(f, c)| {
-                let lines: Vec<String> = c.first.iter().take(3).map(u64::to_string).collect();
+                // a line above the header with its text: how the file was made, said
+                let lines: Vec<String> = c
+                    .first
+                    .iter()
+                    .take(3)
+                    .map(|l| match c.above_header.iter().find(|(a, _)| a == l) {
+                        Some((_, text)) => format!("{l} ({text:?})"),
+                        None => l.to_string(),
+                    })
+                    .collect();
                 let more = c.count - lines.len() as u64;
                 format!(
                     "{f} line{} {}{}",
@@ -645,8 +654,8 @@ fn convert_records(
             "comment-lines",
             Some(SourceRef { file: first_file.clone(), at: Position::Line(first.first[0]) }),
             format!(
-                "source {} skipped {total} line{} among the rows that start{} with {:?}, as comments (its `comment`): \
-                 {}{}; a row whose first cell starts with it is skipped so too (quote that cell to keep the row)",
+                "source {} skipped {total} line{} that start{} with {:?}, as comments (its `comment`): {}{}; a row whose \
+                 first cell starts with it is skipped so too (quote that cell to keep the row)",
                 src.name,
                 if total == 1 { "" } else { "s" },
                 if total == 1 { "s" } else { "" },
@@ -717,6 +726,12 @@ fn convert(
         })
         .flatten();
     let mut limited: BTreeSet<(String, String, i64, i64)> = BTreeSet::new();
+    // lighteval runs on part of each task's documents (`--max-samples`): the files, each with
+    // its count
+    let max_samples = (src.format == Format::LightevalResults)
+        .then(|| Some((schema.index_of("max_samples").ok()?, schema.index_of("_source_file").ok()?)))
+        .flatten();
+    let mut sampled: BTreeSet<(String, i64)> = BTreeSet::new();
     let mut odd_counts: BTreeSet<(String, String, i64, i64)> = BTreeSet::new();
     let mut counted = |rb: &RecordBatch| -> Result<()> {
         for ((_, i), held) in declared.iter().zip(held.iter_mut()) {
@@ -731,6 +746,14 @@ fn convert(
                 if scorer.is_null(r) && said != "success" {
                     unfinished.insert((files.value(r).to_string(), said.to_string()));
                 }
+            }
+        }
+        if let Some((count, files)) = max_samples {
+            use arrow::array::Array;
+            let (count, files) =
+                (rb.column(count).as_primitive::<arrow::datatypes::Int64Type>(), rb.column(files).as_string::<i32>());
+            for r in (0..rb.num_rows()).filter(|r| count.is_valid(*r)) {
+                sampled.insert((files.value(r).to_string(), count.value(r)));
             }
         }
         if let Some((task, original, effective, files)) = limits {
@@ -952,6 +975,22 @@ fn convert(
                 if limited.len() == 1 { "it holds" } else { "they hold" },
                 if limited.len() == 1 { "its" } else { "their" },
                 counted_tasks(&limited)
+            ),
+        );
+    }
+    if !sampled.is_empty() {
+        let named: Vec<String> = sampled.iter().map(|(f, n)| format!("{f} (at most {n})")).collect();
+        report.warn(
+            &src.name,
+            "lighteval-max-samples",
+            None,
+            format!(
+                "{} lighteval result file{} run with `--max-samples`, each task on at most that many of its \
+                 documents: {} scores are of those documents alone, not comparable with a whole run's (`max_samples`): {}",
+                sampled.len(),
+                if sampled.len() == 1 { " was" } else { "s were" },
+                if sampled.len() == 1 { "its" } else { "their" },
+                crate::core::report::first_names(&named.iter().map(String::as_str).collect::<Vec<_>>(), 5)
             ),
         );
     }

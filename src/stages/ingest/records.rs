@@ -797,7 +797,13 @@ pub fn csv_index_positions(mut reader: Box<dyn BufRead + Send>, dialect: Dialect
     Some(true)
 }
 
-/// Comment lines a CSV file holds among its rows (below its header), skipped as its
+/// Comment lines above the header whose text [`CommentLines`] keeps.
+const PREAMBLE_LINES: usize = 3;
+
+/// Bytes of each such line kept.
+const PREAMBLE_BYTES: usize = 200;
+
+/// Comment lines a CSV file holds, above its header and among its rows, skipped as its
 /// dialect's `comment` says: a row whose first cell starts with the comment character is one.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct CommentLines {
@@ -805,6 +811,9 @@ pub struct CommentLines {
     pub count: u64,
     /// The first ten, as 1-based lines.
     pub first: Vec<u64>,
+    /// The first three above the header, each with its line and its text (its first 200
+    /// bytes): a note on how the file was made (`# sweep summary, 5-shot`).
+    pub above_header: Vec<(u64, String)>,
 }
 
 impl CommentLines {
@@ -883,7 +892,10 @@ pub fn csv(
     }
     lines.forget_before(rdr.position().byte());
     lines.blank_lines_before(rdr.position().byte());
-    lines.comment_lines_before(rdr.position().byte());
+    // the comments above the header (a note on how the file was made) are skipped and counted,
+    // the first ones with their text
+    comments.add(lines.comment_lines_before(rdr.position().byte()));
+    comments.above_header = lines.preamble();
     let mut record = csv::StringRecord::new();
     // each record is handed on when the next one is read: the csv crate ends a quoted cell
     // that is never closed at the end of the file without an error, so the last record is
@@ -1138,6 +1150,11 @@ struct LineState {
     comment_spans: std::collections::VecDeque<(u64, u64)>,
     /// Offsets and lines of comment lines not yet passed by [`LineLog::comment_lines_before`].
     comment_lines: std::collections::VecDeque<(u64, u64)>,
+    /// The first comment lines above the header, each with its text (its first bytes): a note
+    /// on how the file was made, said where the comments are counted.
+    preamble: Vec<(u64, Vec<u8>)>,
+    /// The comment line being read is one of `preamble`'s.
+    in_preamble: bool,
     /// Whether the bytes read are kept for [`LineLog::text`].
     keep: bool,
     /// The bytes read from offset `kept_from` on, after the first `kept_skip` (see
@@ -1273,6 +1290,13 @@ impl LineLog {
         lines_before(&mut self.0.borrow_mut().comment_lines, end)
     }
 
+    /// The first comment lines above the header, each with its line and its text (its first
+    /// [`PREAMBLE_BYTES`] bytes, as UTF-8 with bad bytes replaced).
+    pub(crate) fn preamble(&self) -> Vec<(u64, String)> {
+        let s = self.0.borrow();
+        s.preamble.iter().map(|(line, text)| (*line, String::from_utf8_lossy(text).trim_end().to_string())).collect()
+    }
+
     /// Whether the reading of a record that starts at byte `offset` meets only line ends, then
     /// a comment line that runs to the end of the input (no LF after it): the csv crate reads
     /// that comment as a record of one empty cell.
@@ -1404,8 +1428,15 @@ impl<R: std::io::Read> std::io::Read for LineReader<R> {
                     s.comment_over_cr = s.comment_lines.back().map(|&(_, line)| line).or(Some(s.lines_read));
                 }
                 s.comment_cr = b == b'\r';
+                if s.in_preamble
+                    && !matches!(b, b'\n' | b'\r')
+                    && let Some((_, text)) = s.preamble.last_mut().filter(|(_, t)| t.len() < PREAMBLE_BYTES)
+                {
+                    text.push(b);
+                }
                 if b == b'\n' {
                     s.in_comment = false;
+                    s.in_preamble = false;
                     if let Some(span) = s.comment_spans.back_mut() {
                         span.1 = at;
                     }
@@ -1422,6 +1453,10 @@ impl<R: std::io::Read> std::io::Read for LineReader<R> {
                 let line = s.lines_read + 1;
                 s.comment_spans.push_back((at, u64::MAX));
                 s.comment_lines.push_back((at, line));
+                s.in_preamble = s.header_line.is_none() && s.preamble.len() < PREAMBLE_LINES;
+                if s.in_preamble {
+                    s.preamble.push((line, vec![b]));
+                }
                 continue;
             }
             if record_start && !matches!(b, b'\n' | b'\r') && s.header_line.is_none() {
@@ -1711,7 +1746,8 @@ mod tests {
                 "11 {\"run\":\"#d\",\"score\":\"0.8\"}",
             ]
         );
-        assert_eq!(r.unwrap(), CommentLines { count: 3, first: vec![5, 9, 12] });
+        let above = vec![(1, "# results, merged by hand".to_string()), (3, "#  on 2026-11-02".to_string())];
+        assert_eq!(r.unwrap(), CommentLines { count: 5, first: vec![1, 3, 5, 9, 12], above_header: above });
         // without `comment`, the first line is the header; a `#` line among rows is said to be one
         let (got, _) = read_commented(b"# note\nrun,score\na,1\n", Dialect::default());
         assert_eq!(got[0], "2 bad Some(\"run,score\")");
@@ -1763,7 +1799,7 @@ mod tests {
     fn csv_comment_lines_leave_blank_rows_of_one_column_on_their_lines() {
         let (got, r) = read_commented(b"#c\nx\n1\n\n# c\n\n2\n", HASH);
         assert_eq!(got, vec!["3 {\"x\":\"1\"}", "4 {\"x\":\"\"}", "6 {\"x\":\"\"}", "7 {\"x\":\"2\"}"]);
-        assert_eq!(r.unwrap().first, vec![5]);
+        assert_eq!(r.unwrap().first, vec![1, 5]);
     }
 
     #[test]
