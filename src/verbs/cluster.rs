@@ -8,6 +8,9 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use ballista_core::error::Result as BallistaResult;
+use ballista_scheduler::state::execution_graph::ExecutionGraphBox;
+
 use crate::core::error::{Error, Result};
 
 /// How the scheduler hands out tasks: the executors ask for them when they have free slots
@@ -55,6 +58,11 @@ pub async fn scheduler(opts: SchedulerOptions) -> Result<(SocketAddr, impl std::
     config.validate().map_err(refused)?;
     let config = Arc::new(config);
     let cluster = ballista_scheduler::cluster::BallistaCluster::new_from_config(&config).await.map_err(refused)?;
+    // a job whose stages ran again ends failed ([`NoRerunResults`])
+    let cluster = ballista_scheduler::cluster::BallistaCluster::new(
+        cluster.cluster_state(),
+        Arc::new(NoRerunResults(cluster.job_state())),
+    );
     let server = ballista_scheduler::scheduler_process::create_scheduler::<
         datafusion_proto::protobuf::LogicalPlanNode,
         datafusion_proto::protobuf::PhysicalPlanNode,
@@ -65,6 +73,132 @@ pub async fn scheduler(opts: SchedulerOptions) -> Result<(SocketAddr, impl std::
         ballista_scheduler::scheduler_process::start_grpc_service_with_listener(listener, server).await.map_err(refused)
     };
     Ok((bound, serve))
+}
+
+/// Ballista's job state, but for a job that succeeds after some of its stages ran again: it
+/// ends failed, naming those stages.
+///
+/// Ballista runs a stage again when an executor that held its shuffle output is lost, or a
+/// task could not fetch it. Ballista 55.0 was seen to finish such jobs with rows counted
+/// twice: an executor killed during a `GROUP BY` over a join left every group's sums 1.5 to
+/// 1.9 times their value, with the right number of groups and exit 0 (8 of 13 kills during
+/// that job), where the other tables of the build were right. A job whose stages ran once is
+/// as it was. The client learns how a job ended from the status saved here (Ballista pushes
+/// it to the client as it is saved), so no client sees the job succeed first.
+struct NoRerunResults(Arc<dyn ballista_scheduler::cluster::JobState>);
+
+/// The stages of `graph` that ran more than once (attempt numbers from 0), with their attempts.
+fn rerun_stages(graph: &ballista_scheduler::state::execution_graph::ExecutionGraphBox) -> Vec<(usize, usize)> {
+    use ballista_scheduler::state::execution_stage::ExecutionStage as S;
+    let mut rerun: Vec<(usize, usize)> = graph
+        .stages()
+        .iter()
+        .map(|(id, stage)| {
+            let attempt = match stage {
+                S::UnResolved(s) => s.stage_attempt_num,
+                S::Resolved(s) => s.stage_attempt_num,
+                S::Running(s) => s.stage_attempt_num,
+                S::Successful(s) => s.stage_attempt_num,
+                S::Failed(s) => s.stage_attempt_num,
+            };
+            (*id, attempt)
+        })
+        .filter(|(_, attempt)| *attempt > 0)
+        .collect();
+    rerun.sort_unstable();
+    rerun
+}
+
+#[async_trait::async_trait]
+impl ballista_scheduler::cluster::JobState for NoRerunResults {
+    fn accept_job(&self, job_id: &ballista_core::JobId, job_name: &str, queued_at: u64) -> BallistaResult<()> {
+        self.0.accept_job(job_id, job_name, queued_at)
+    }
+
+    fn pending_job_number(&self) -> usize {
+        self.0.pending_job_number()
+    }
+
+    async fn submit_job(
+        &self,
+        job_id: ballista_core::JobId,
+        graph: &ExecutionGraphBox,
+        subscriber: Option<ballista_core::JobStatusSubscriber>,
+    ) -> BallistaResult<()> {
+        self.0.submit_job(job_id, graph, subscriber).await
+    }
+
+    async fn get_jobs(&self) -> BallistaResult<std::collections::HashSet<ballista_core::JobId>> {
+        self.0.get_jobs().await
+    }
+
+    async fn get_all_jobs(&self) -> BallistaResult<std::collections::HashSet<ballista_core::JobId>> {
+        self.0.get_all_jobs().await
+    }
+
+    async fn get_job_status(
+        &self,
+        job_id: &ballista_core::JobId,
+    ) -> BallistaResult<Option<ballista_core::serde::protobuf::JobStatus>> {
+        self.0.get_job_status(job_id).await
+    }
+
+    async fn get_execution_graph(&self, job_id: &ballista_core::JobId) -> BallistaResult<Option<ExecutionGraphBox>> {
+        self.0.get_execution_graph(job_id).await
+    }
+
+    async fn save_job(&self, job_id: &ballista_core::JobId, graph: &ExecutionGraphBox) -> BallistaResult<()> {
+        use ballista_core::serde::protobuf::job_status::Status;
+        let succeeded = matches!(graph.status().status, Some(Status::Successful(_)));
+        let rerun = if succeeded { rerun_stages(graph) } else { Vec::new() };
+        if rerun.is_empty() {
+            return self.0.save_job(job_id, graph).await;
+        }
+        let stages: Vec<String> = rerun.iter().map(|(id, attempt)| format!("{id} ({} runs)", attempt + 1)).collect();
+        let message = format!(
+            "stage{} {} of this job ran again (an executor was lost, or a task could not fetch a shuffle \
+             output), and Ballista 55.0 was seen to count rows twice after such a rerun: the job is failed rather \
+             than its result kept. Run the build again",
+            if stages.len() == 1 { "" } else { "s" },
+            stages.join(", ")
+        );
+        tracing::warn!("job {job_id}: {message}");
+        let mut failed = graph.cloned();
+        failed.fail_job(message);
+        self.0.save_job(job_id, &failed).await
+    }
+
+    async fn fail_unscheduled_job(&self, job_id: &ballista_core::JobId, reason: String) -> BallistaResult<()> {
+        self.0.fail_unscheduled_job(job_id, reason).await
+    }
+
+    async fn remove_job(&self, job_id: &ballista_core::JobId) -> BallistaResult<()> {
+        self.0.remove_job(job_id).await
+    }
+
+    async fn try_acquire_job(&self, job_id: &ballista_core::JobId) -> BallistaResult<Option<ExecutionGraphBox>> {
+        self.0.try_acquire_job(job_id).await
+    }
+
+    async fn job_state_events(&self) -> BallistaResult<ballista_scheduler::cluster::JobStateEventStream> {
+        self.0.job_state_events().await
+    }
+
+    async fn create_or_update_session(
+        &self,
+        session_id: &str,
+        config: &datafusion::prelude::SessionConfig,
+    ) -> BallistaResult<Arc<datafusion::prelude::SessionContext>> {
+        self.0.create_or_update_session(session_id, config).await
+    }
+
+    async fn remove_session(&self, session_id: &str) -> BallistaResult<()> {
+        self.0.remove_session(session_id).await
+    }
+
+    fn produce_config(&self) -> datafusion::prelude::SessionConfig {
+        self.0.produce_config()
+    }
 }
 
 /// How to run an executor.
