@@ -1,54 +1,87 @@
-//! Integers that SQL's type coercion would round into floats fail rather than change.
+//! Values that SQL's type coercion would change fail rather than change.
 //!
 //! DataFusion gives both sides of a `UNION`, the arguments of `coalesce`, the branches of a
-//! `CASE` one type; an integer beside a float becomes a float. A `DOUBLE` holds integers
-//! exactly only up to 2^53 (a `FLOAT` up to 2^24): `SELECT i FROM a UNION ALL SELECT f FROM b`
-//! turned 9007199254740993 into 9007199254740992 with no word. PostgreSQL and DuckDB round
-//! the same way; runpack says it instead.
+//! `CASE` one type, and casts each value to it. Some values do not survive the cast: a
+//! `DOUBLE` holds integers exactly only up to 2^53 (`SELECT i FROM a UNION ALL SELECT f FROM b`
+//! turned 9007199254740993 into 9007199254740992), the text `007` beside a float became 7,
+//! `1e-20` beside a `DECIMAL(10, 1)` became 0, the default `0.5` of `lag(i, 1, 0.5)` became 0,
+//! with no word. runpack says it instead.
 //!
 //! Two analyzer rules do it:
-//! - [`MarkWrittenCasts`], before type coercion, marks the casts to a float the SQL wrote
-//!   (`CAST(i AS DOUBLE)`, `i::float`): those round because they were asked to.
-//! - [`CheckCoercedCasts`], after it, makes each cast of an integer to a float that coercion
-//!   added an [`ExactFloat`] call, where the value is kept as it is: a `SELECT`'s (or a
+//! - [`MarkWrittenCasts`], before type coercion, marks the casts the SQL wrote
+//!   (`CAST(i AS DOUBLE)`, `i::float`): those change values because they were asked to.
+//! - [`CheckCoercedCasts`], after it, makes each cast that coercion added an [`ExactCast`]
+//!   call, where the value is kept as it is and the cast can change it: a `SELECT`'s (or a
 //!   `UNION`'s) output column, a row of `VALUES`, an argument of `coalesce`, `nullif`, `nvl`,
-//!   `nvl2`, `ifnull`, `greatest`, `least` or `make_array` (`[i, 0.5]`), a `CASE`'s `THEN` or
-//!   `ELSE`. It puts the written casts back as they were.
+//!   `nvl2`, `ifnull`, `greatest`, `least`, of the functions that build lists, structs and maps
+//!   (`[i, 0.5]`, `array_append`, `named_struct`, …), of `lag`, `lead`, `first_value`,
+//!   `last_value` and `nth_value`, a `CASE`'s `THEN` or `ELSE`. It puts the written casts back
+//!   as they were.
 //!
-//! Left to round as floats do: arithmetic with a float (`i * 0.5`), comparisons with a float
-//! (`i > 1e3`), and the arguments of other functions and aggregates (`stddev(i)`, `sqrt(i)`),
-//! whose results are computed values, not the integer kept.
+//! [`ExactCast`] casts, casts the result back, and fails at the first value that does not come
+//! back the same. Casts that cannot change a value are left as they are: to a wider integer or
+//! float, of an integer to a float that holds all of its values, to text.
+//!
+//! Left to change as SQL has it: arithmetic and comparisons with a float (`i * 0.5`,
+//! `i > 1e3`), and the arguments of other functions and of aggregates (`stddev(i)`,
+//! `sqrt(i)`), whose results are computed values, not the value kept; the grouping
+//! expressions of `ROLLUP`, `CUBE` and `GROUPING SETS`, which `grouping(…)` matches as written.
 
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray};
-use arrow::datatypes::{DataType, Float32Type, Float64Type, Int64Type, UInt64Type};
+use arrow::array::Array;
+use arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{DFSchema, Result as DfResult, ScalarValue};
 use datafusion::error::DataFusionError;
-use datafusion::logical_expr::expr::{Alias, Case, Cast, ScalarFunction};
+use datafusion::logical_expr::expr::{Alias, Case, Cast, ScalarFunction, WindowFunction};
 use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::{
-    ColumnarValue, Expr, ExprSchemable, LogicalPlan, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
-    Volatility,
+    ColumnarValue, Expr, ExprSchemable, LogicalPlan, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl,
+    Signature, Volatility,
 };
 
-/// The functions whose result is one of their arguments, kept as it is.
-const CHOOSING: [&str; 8] = ["coalesce", "nullif", "nvl", "nvl2", "ifnull", "greatest", "least", "make_array"];
+/// The functions whose result holds their arguments as they are.
+const KEEPING: [&str; 22] = [
+    "coalesce",
+    "nullif",
+    "nvl",
+    "nvl2",
+    "ifnull",
+    "greatest",
+    "least",
+    "make_array",
+    "make_list",
+    "array_concat",
+    "array_cat",
+    "list_concat",
+    "list_cat",
+    "array_append",
+    "array_push_back",
+    "list_append",
+    "array_prepend",
+    "array_push_front",
+    "list_prepend",
+    "array_union",
+    "named_struct",
+    "struct",
+];
 
-/// The name of the marker [`MarkWrittenCasts`] puts in place of a written cast to a float, for
+/// The window functions whose result is a value of their arguments (and `lag`'s and `lead`'s
+/// default).
+const KEEPING_WINDOWS: [&str; 5] = ["lag", "lead", "first_value", "last_value", "nth_value"];
+
+/// The name of the marker [`MarkWrittenCasts`] puts in place of a written cast, for
 /// [`CheckCoercedCasts`] to put back.
-const WRITTEN: &str = "written_cast_to_float";
+const WRITTEN: &str = "written_cast";
 
-/// The float types a cast is checked into, with the name of the checking function and the
-/// type's SQL name.
-const CHECKED: [(DataType, &str, &str); 2] =
-    [(DataType::Float64, "exact_double", "DOUBLE"), (DataType::Float32, "exact_float", "FLOAT")];
+/// The name of the checking function.
+const EXACT: &str = "exact_cast";
 
-/// A written cast to a float, held while type coercion runs (it casts as `CAST` does).
+/// A written cast, held while type coercion runs (it casts as `CAST` does).
 #[derive(Debug, PartialEq, Eq, Hash)]
 struct Written {
-    to: arrow::datatypes::FieldRef,
+    to: FieldRef,
     signature: Signature,
 }
 
@@ -73,19 +106,30 @@ impl ScalarUDFImpl for Written {
     }
 }
 
-/// The analyzer rule, first of all, that marks each cast to a float the SQL wrote (see the
-/// module docs), in every node of a plan and in its subqueries, keeping each expression's name.
+/// Whether a plan node's expressions are left as they are: a `LIMIT`'s counts (constants the
+/// planner must see as such), and an aggregate of grouping sets (`ROLLUP`, `CUBE`: its grouping
+/// expressions are matched by `grouping(…)` and named by the set, which a rewrite would break).
+fn left_alone(node: &LogicalPlan) -> bool {
+    matches!(node, LogicalPlan::Limit(_))
+        || matches!(node, LogicalPlan::Aggregate(a) if a.group_expr.iter().any(|g| matches!(g, Expr::GroupingSet(_))))
+}
+
+/// The analyzer rule, first of all, that marks each cast the SQL wrote (see the module docs),
+/// in every node of a plan and in its subqueries, keeping each expression's name.
 #[derive(Debug)]
 pub struct MarkWrittenCasts;
 
 impl datafusion::optimizer::AnalyzerRule for MarkWrittenCasts {
     fn analyze(&self, plan: LogicalPlan, _: &datafusion::config::ConfigOptions) -> DfResult<LogicalPlan> {
         plan.transform_up_with_subqueries(|node| {
+            if left_alone(&node) {
+                return Ok(Transformed::no(node));
+            }
             let names = NamePreserver::new(&node);
             node.map_expressions(|e| {
                 let saved = names.save(&e);
                 let out = e.transform_up(|e| match e {
-                    Expr::Cast(Cast { expr, field }) if field.data_type().is_floating() => {
+                    Expr::Cast(Cast { expr, field }) => {
                         let marker = ScalarUDF::new_from_impl(Written {
                             to: field,
                             signature: Signature::any(1, Volatility::Immutable),
@@ -104,7 +148,7 @@ impl datafusion::optimizer::AnalyzerRule for MarkWrittenCasts {
     }
 
     fn name(&self) -> &str {
-        "mark written casts to floats"
+        "mark written casts"
     }
 }
 
@@ -116,6 +160,9 @@ pub struct CheckCoercedCasts;
 impl datafusion::optimizer::AnalyzerRule for CheckCoercedCasts {
     fn analyze(&self, plan: LogicalPlan, _: &datafusion::config::ConfigOptions) -> DfResult<LogicalPlan> {
         plan.transform_up_with_subqueries(|node| {
+            if left_alone(&node) {
+                return Ok(Transformed::no(node));
+            }
             // an output column of a projection (a union's coerced inputs are projections) and a
             // row of VALUES are kept as they are
             let kept = matches!(node, LogicalPlan::Projection(_) | LogicalPlan::Values(_));
@@ -141,12 +188,26 @@ impl datafusion::optimizer::AnalyzerRule for CheckCoercedCasts {
     }
 
     fn name(&self) -> &str {
-        "check casts of integers to floats"
+        "check coerced casts"
     }
 }
 
-/// `e` with its written casts put back and, where its value is `kept`, a coerced cast of an
-/// integer to a float made an [`ExactFloat`] call.
+/// `args`, each checked as a value `kept` ([`checked`]), and whether one changed.
+fn checked_all(args: Vec<Expr>, kept: bool, schema: &DFSchema) -> DfResult<(Vec<Expr>, bool)> {
+    let mut transformed = false;
+    let args = args
+        .into_iter()
+        .map(|a| {
+            let a = checked(a, kept, schema)?;
+            transformed |= a.transformed;
+            Ok(a.data)
+        })
+        .collect::<DfResult<Vec<_>>>()?;
+    Ok((args, transformed))
+}
+
+/// `e` with its written casts put back and, where its value is `kept`, a coerced cast that can
+/// change a value made an [`ExactCast`] call.
 fn checked(e: Expr, kept: bool, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
     match e {
         Expr::Alias(Alias { expr, relation, name, metadata }) => Ok(checked(*expr, kept, schema)?
@@ -165,26 +226,48 @@ fn checked(e: Expr, kept: bool, schema: &DFSchema) -> DfResult<Transformed<Expr>
         Expr::Cast(Cast { expr, field }) if kept => {
             let inner = checked(*expr, false, schema)?;
             let from = inner.data.get_type(schema).ok();
-            match CHECKED.iter().find(|(to, _, _)| to == field.data_type()) {
-                Some((_, name, _)) if from.as_ref().is_some_and(|f| rounds(f, field.data_type())) => {
-                    let label = Expr::Literal(ScalarValue::Utf8(Some(inner.data.schema_name().to_string())), None);
-                    let f = exact_float_udf(name);
-                    Ok(Transformed::yes(Expr::ScalarFunction(ScalarFunction::new_udf(f, vec![inner.data, label]))))
+            match from {
+                Some(from) if can_change(&from, field.data_type()) => {
+                    Ok(Transformed::yes(exact_cast_call(inner.data, field.data_type())))
                 }
                 _ => Ok(inner.update_data(|expr| Expr::Cast(Cast::new_from_field(Box::new(expr), field)))),
             }
         }
-        Expr::ScalarFunction(ScalarFunction { func, args }) if CHOOSING.contains(&func.name()) => {
-            let mut transformed = false;
-            let args = args
-                .into_iter()
-                .map(|a| {
-                    let a = checked(a, true, schema)?;
-                    transformed |= a.transformed;
-                    Ok(a.data)
-                })
-                .collect::<DfResult<Vec<_>>>()?;
+        Expr::ScalarFunction(ScalarFunction { func, args }) if KEEPING.contains(&func.name()) => {
+            let (args, transformed) = checked_all(args, true, schema)?;
             Ok(Transformed::new_transformed(Expr::ScalarFunction(ScalarFunction { func, args }), transformed))
+        }
+        Expr::WindowFunction(w) if KEEPING_WINDOWS.contains(&w.fun.name()) => {
+            let WindowFunction { fun, params } = *w;
+            let mut params = params;
+            let (mut args, mut transformed) = checked_all(std::mem::take(&mut params.args), true, schema)?;
+            // `lag` and `lead` cast their default (a literal) to the value's type as they run:
+            // cast here, and refused where it would change, so that theirs has nothing to change
+            if matches!(fun.name(), "lag" | "lead")
+                && let [value, _, Expr::Literal(default, meta)] = args.as_slice()
+                && let Ok(to) = value.get_type(schema)
+                && can_change(&default.data_type(), &to)
+                && !default.is_null()
+            {
+                let cast = default.cast_to(&to)?;
+                if cast.cast_to(&default.data_type()).ok().as_ref() != Some(default) {
+                    return Err(DataFusionError::Plan(format!(
+                        "{}: its default {default} ({}) would become {cast} ({to}), the type of the values it stands \
+                         in for, without a word: write the default as a value of that type",
+                        fun.name(),
+                        default.data_type()
+                    )));
+                }
+                let meta = meta.clone();
+                args.pop();
+                args.push(Expr::Literal(cast, meta));
+                transformed = true;
+            }
+            params.args = args;
+            let w = Expr::WindowFunction(Box::new(WindowFunction { fun, params }));
+            // the partition, order and frame are the window's own
+            let rest = w.map_children(|c| checked(c, false, schema))?;
+            Ok(Transformed::new_transformed(rest.data, transformed || rest.transformed))
         }
         Expr::Case(Case { expr, when_then_expr, else_expr }) => {
             let mut transformed = false;
@@ -204,58 +287,98 @@ fn checked(e: Expr, kept: bool, schema: &DFSchema) -> DfResult<Transformed<Expr>
     }
 }
 
-/// Whether a cast from integer type `from` to float type `to` can round: `from` holds integers
-/// beyond `to`'s 53 (or 24) bits of mantissa.
-fn rounds(from: &DataType, to: &DataType) -> bool {
-    let bits = match from {
-        DataType::Int8 | DataType::UInt8 => 8,
-        DataType::Int16 | DataType::UInt16 => 16,
-        DataType::Int32 | DataType::UInt32 => 32,
-        DataType::Int64 | DataType::UInt64 => 64,
-        _ => return false,
-    };
-    let mantissa = if *to == DataType::Float32 { 24 } else { 53 };
-    bits > mantissa
+/// `e` cast to `to` by an [`ExactCast`] call, named in its messages as the SQL writes it.
+fn exact_cast_call(e: Expr, to: &DataType) -> Expr {
+    let label = e.human_display().to_string();
+    let args = vec![
+        e,
+        Expr::Literal(ScalarValue::Utf8(Some(label)), None),
+        Expr::Literal(ScalarValue::Utf8(Some(to.to_string())), None),
+    ];
+    Expr::ScalarFunction(ScalarFunction::new_udf(exact_cast_udf(), args))
 }
 
-/// The checking function called `name`, made once.
-fn exact_float_udf(name: &str) -> Arc<ScalarUDF> {
-    static F: std::sync::OnceLock<Vec<Arc<ScalarUDF>>> = std::sync::OnceLock::new();
-    let all = F.get_or_init(|| functions().into_iter().map(Arc::new).collect());
-    all.iter().find(|f| f.name() == name).expect("one of CHECKED's names").clone()
+/// Whether a cast from `from` to `to` can give a value other than the one it was: `false` for
+/// a type to itself, to text, from null, to a wider integer or float, of an integer to a
+/// float whose mantissa holds all of its values, of text to other text or to a date or time.
+fn can_change(from: &DataType, to: &DataType) -> bool {
+    use DataType::*;
+    let text = |t: &DataType| matches!(t, Utf8 | LargeUtf8 | Utf8View);
+    let int_bits = |t: &DataType| match t {
+        Int8 => Some((8, true)),
+        UInt8 => Some((8, false)),
+        Int16 => Some((16, true)),
+        UInt16 => Some((16, false)),
+        Int32 => Some((32, true)),
+        UInt32 => Some((32, false)),
+        Int64 => Some((64, true)),
+        UInt64 => Some((64, false)),
+        _ => None,
+    };
+    let float_mantissa = |t: &DataType| match t {
+        Float16 => Some(11),
+        Float32 => Some(24),
+        Float64 => Some(53),
+        _ => None,
+    };
+    // text read as a date or a time is the same instant however it is written (`2024-01-01`
+    // and `2024-01-01T00:00:00`): not said to change
+    if from == to || text(to) || *from == Null || (text(from) && to.is_temporal()) {
+        return false;
+    }
+    match (int_bits(from), int_bits(to), float_mantissa(from), float_mantissa(to)) {
+        // a wider integer holds every value: of the same sign, or unsigned into a signed wider
+        (Some((f, fs)), Some((t, ts)), _, _) => !((fs == ts && t >= f) || (!fs && ts && t > f)),
+        (Some((f, _)), None, _, Some(m)) => f > m,
+        (None, None, Some(f), Some(t)) => t < f,
+        _ => true,
+    }
+}
+
+/// The checking function, made once.
+fn exact_cast_udf() -> Arc<ScalarUDF> {
+    static F: std::sync::OnceLock<Arc<ScalarUDF>> = std::sync::OnceLock::new();
+    F.get_or_init(|| Arc::new(exact_cast())).clone()
+}
+
+/// `exact_cast(value, label, type)` as a function to register.
+fn exact_cast() -> ScalarUDF {
+    ScalarUDF::new_from_impl(ExactCast { signature: Signature::any(3, Volatility::Immutable) })
 }
 
 /// The checking functions, to register on a session (an executor of a cluster runs them).
 pub fn functions() -> Vec<ScalarUDF> {
-    CHECKED
-        .iter()
-        .map(|(to, name, sql)| {
-            ScalarUDF::new_from_impl(ExactFloat {
-                to: to.clone(),
-                name,
-                sql,
-                signature: Signature::any(2, Volatility::Immutable),
-            })
-        })
-        .collect()
+    vec![exact_cast()]
 }
 
-/// `exact_double(i, label)` and `exact_float(i, label)`: integer `i` as a `DOUBLE` (`FLOAT`),
-/// where each value has an exact one; `label` names `i` in the message.
+/// `exact_cast(value, label, type)`: `value` cast to `type` (the text of an Arrow type:
+/// `Float64`, `List(Float64)`), where each value comes back the same when cast back; `label`
+/// names `value` in the message. Added by [`CheckCoercedCasts`], not meant to be written.
 ///
-/// Errors: an execution error naming the first integer that would round, `label`, the float
-/// it would become and the ways out.
+/// Errors: a planning error where the arguments are not a value and two texts (a type Arrow
+/// reads); an execution error naming the first value that would change, `label`, what it
+/// would become and the ways out; the cast's own error where it fails (`CAST('a' AS DOUBLE)`).
 #[derive(Debug, PartialEq, Eq, Hash)]
-pub struct ExactFloat {
-    to: DataType,
-    name: &'static str,
-    sql: &'static str,
+pub struct ExactCast {
     signature: Signature,
 }
 
-impl ScalarUDFImpl for ExactFloat {
+/// The type an [`ExactCast`] call's third argument names.
+fn target(arg: Option<&ScalarValue>) -> DfResult<DataType> {
+    match arg {
+        Some(ScalarValue::Utf8(Some(t))) => t
+            .parse::<DataType>()
+            .map_err(|e| DataFusionError::Plan(format!("{EXACT}: the third argument, {t:?}, is no Arrow type: {e}"))),
+        _ => Err(DataFusionError::Plan(format!(
+            "{EXACT} is the check runpack adds where SQL casts a value to mix it with others; it takes a value, its \
+             name and a type, as texts"
+        ))),
+    }
+}
+
+impl ScalarUDFImpl for ExactCast {
     fn name(&self) -> &str {
-        self.name
+        EXACT
     }
 
     fn signature(&self) -> &Signature {
@@ -263,70 +386,82 @@ impl ScalarUDFImpl for ExactFloat {
     }
 
     fn return_type(&self, _: &[DataType]) -> DfResult<DataType> {
-        Ok(self.to.clone())
+        Err(DataFusionError::Internal(format!("{EXACT}: typed from its arguments")))
+    }
+
+    fn return_field_from_args(&self, args: ReturnFieldArgs) -> DfResult<FieldRef> {
+        let to = target(args.scalar_arguments.get(2).copied().flatten())?;
+        if !matches!(args.scalar_arguments.get(1).copied().flatten(), Some(ScalarValue::Utf8(Some(_)))) {
+            return target(None).map(|t| Arc::new(Field::new(EXACT, t, true)));
+        }
+        // null where the value is: as the cast it stands for
+        let nullable = args.arg_fields.first().is_none_or(|f| f.is_nullable());
+        Ok(Arc::new(Field::new(EXACT, to, nullable)))
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
-        let [value, ColumnarValue::Scalar(ScalarValue::Utf8(Some(label)))] = args.args.as_slice() else {
-            return Err(DataFusionError::Internal(format!("{}: an integer and its name expected", self.name)));
+        let [value, ColumnarValue::Scalar(ScalarValue::Utf8(Some(label))), ColumnarValue::Scalar(to)] =
+            args.args.as_slice()
+        else {
+            return target(None).map(|_| ColumnarValue::Scalar(ScalarValue::Null));
         };
+        let to = target(Some(to))?;
         let scalar = matches!(value, ColumnarValue::Scalar(_));
-        let ints = value.to_array(args.number_rows.max(1))?;
-        let floats = arrow::compute::cast(&ints, &self.to)?;
-        if let Some((v, f)) = first_rounded(&ints, &floats)? {
-            let (mantissa, how) =
-                if self.to == DataType::Float32 { ("2^24", "16777216") } else { ("2^53", "9007199254740992") };
+        let given = value.to_array(args.number_rows.max(1))?;
+        // the cast as SQL does it: a value it cannot cast is an error
+        let options = arrow::compute::CastOptions { safe: false, ..Default::default() };
+        let cast = arrow::compute::cast_with_options(&given, &to, &options)?;
+        if let Some(i) = first_changed(&given, &cast)? {
+            let was = ScalarValue::try_from_array(&given, i)?;
+            let became = ScalarValue::try_from_array(&cast, i)?;
+            let from = given.data_type();
+            let why = match (from.is_integer(), &to) {
+                (true, DataType::Float64) => " (a DOUBLE holds every integer up to 2^53, 9007199254740992)",
+                (true, DataType::Float32) => " (a FLOAT holds every integer up to 2^24, 16777216)",
+                (true, DataType::Float16) => " (a half float holds every integer up to 2^11, 2048)",
+                _ => "",
+            };
             return Err(DataFusionError::Execution(format!(
-                "{label}: the integer {v} has no exact {sql}; it was mixed with floats (a UNION, CASE, coalesce, \
-                 greatest, …), which would make it {f} without a word. A {sql} holds every integer up to {mantissa} \
-                 ({how}). Round it knowingly with CAST({label} AS {sql}), or keep every value exact with DECIMAL \
-                 on both sides (CAST(… AS DECIMAL(38, 10)))",
-                sql = self.sql
+                "{label}: the value {was} ({from}) would become {became} ({to}){why}: SQL gives it that type to mix \
+                 it with other values (a UNION, CASE, coalesce, greatest, a list, …), which would change it without \
+                 a word. Cast it yourself where a change is meant (CAST({label} AS …)), or keep the two apart"
             )));
         }
         Ok(if scalar {
-            ColumnarValue::Scalar(ScalarValue::try_from_array(&floats, 0)?)
+            ColumnarValue::Scalar(ScalarValue::try_from_array(&cast, 0)?)
         } else {
-            ColumnarValue::Array(floats)
+            ColumnarValue::Array(cast)
         })
     }
 }
 
-/// The first integer of `ints` whose float in `floats` is another number, with that float.
-fn first_rounded(ints: &ArrayRef, floats: &ArrayRef) -> DfResult<Option<(String, String)>> {
-    let wide: Vec<f64> = match floats.data_type() {
-        DataType::Float32 => floats.as_primitive::<Float32Type>().values().iter().map(|f| f64::from(*f)).collect(),
-        _ => floats.as_primitive::<Float64Type>().values().to_vec(),
+/// The first row whose value in `given` does not come back from `cast` (the same values cast
+/// to another type) cast back: a null where a value was, or another value. `None` where every
+/// value comes back, or where Arrow cannot compare the type.
+fn first_changed(given: &arrow::array::ArrayRef, cast: &arrow::array::ArrayRef) -> DfResult<Option<usize>> {
+    let back = match arrow::compute::cast(cast, given.data_type()) {
+        Ok(back) => back,
+        // a type Arrow does not cast back: left unchecked, as SQL has it
+        Err(_) => return Ok(None),
     };
-    let signed = ints.data_type().is_signed_integer();
-    let exact = arrow::compute::cast(ints, if signed { &DataType::Int64 } else { &DataType::UInt64 })?;
-    for (i, f) in wide.iter().enumerate() {
-        if exact.is_null(i) {
-            continue;
-        }
-        let v = if signed {
-            i128::from(exact.as_primitive::<Int64Type>().value(i))
-        } else {
-            i128::from(exact.as_primitive::<UInt64Type>().value(i))
-        };
-        // `f` is integral and below 2^65, so `as` converts it exactly
-        if *f as i128 != v {
-            return Ok(Some((v.to_string(), format!("{f:.1}"))));
-        }
-    }
-    Ok(None)
+    let Ok(same) = arrow::array::make_comparator(given.as_ref(), back.as_ref(), Default::default()) else {
+        return Ok(None);
+    };
+    Ok((0..given.len()).find(|&i| {
+        given.is_valid(i) && (cast.is_null(i) || back.is_null(i) || same(i, i) != std::cmp::Ordering::Equal)
+    }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::session::{query_session, run_script};
 
-    /// The result of `sql` over `t(i, j, f)` (Int64, Int32, Float64; 2^53 + 1, 2^24 + 1, 0.5
-    /// in the first row) as CSV lines with a header, or the error's message.
+    /// The result of `sql` over `t(i, j, f, s)` (Int64, Int32, Float64, Utf8; 2^53 + 1,
+    /// 2^24 + 1, 0.5, `007` in the first row) as CSV lines with a header, or the error's message.
     async fn run(sql: &str) -> Result<String, String> {
         let ctx = query_session();
-        let setup = "CREATE TABLE t AS SELECT * FROM (VALUES (9007199254740993, arrow_cast(16777217, 'Int32'), 0.5), \
-             (3, arrow_cast(4, 'Int32'), 1.5), (NULL, NULL, NULL)) AS v(i, j, f)";
+        let setup = "CREATE TABLE t AS SELECT * FROM (VALUES (9007199254740993, arrow_cast(16777217, 'Int32'), 0.5, '007'), \
+             (3, arrow_cast(4, 'Int32'), 1.5, '3'), (NULL, NULL, NULL, NULL)) AS v(i, j, f, s)";
         ctx.sql(setup).await.unwrap().collect().await.unwrap();
         let (_, batches) = run_script(&ctx, sql).await.map_err(|e| e.to_string())?;
         let mut out = Vec::new();
@@ -339,7 +474,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn an_integer_coercion_would_round_fails_naming_it() {
+    async fn a_value_coercion_would_change_fails_naming_it() {
         let rounded = [
             "SELECT i FROM t UNION ALL SELECT f FROM t",
             "SELECT f FROM t UNION SELECT i FROM t",
@@ -352,17 +487,65 @@ mod tests {
             // in a subquery, and under an aggregate that keeps the value
             "SELECT (SELECT max(coalesce(i, 0.5)) FROM t) AS m",
             "SELECT max(x) AS m FROM (SELECT i AS x FROM t UNION ALL SELECT f FROM t)",
+            // inside lists and structs
+            "SELECT [i] AS l FROM t UNION ALL SELECT [f] FROM t",
+            "SELECT coalesce([i], [f]) AS l FROM t",
+            "SELECT array_append([i], f) AS l FROM t",
+            "SELECT named_struct('a', i) AS s FROM t UNION ALL SELECT named_struct('a', f) FROM t",
         ];
         for sql in rounded {
             let e = run(sql).await.unwrap_err();
-            assert!(e.contains("t.i: the integer 9007199254740993 has no exact DOUBLE"), "{sql}: {e}");
-            assert!(e.contains("would make it 9007199254740992.0 without a word"), "{sql}: {e}");
-            assert!(e.contains("CAST(t.i AS DOUBLE)"), "{sql}: {e}");
+            assert!(e.contains("9007199254740993") && e.contains("would become"), "{sql}: {e}");
+            assert!(e.contains("without a word"), "{sql}: {e}");
         }
+        let e = run("SELECT i FROM t UNION ALL SELECT f FROM t").await.unwrap_err();
+        assert!(
+            e.contains("t.i: the value 9007199254740993 (Int64) would become 9007199254740992 (Float64) (a DOUBLE holds every integer up to 2^53"),
+            "{e}"
+        );
         // a 32-bit integer beside a FLOAT: 2^24 + 1 has no exact FLOAT
         let e = run("SELECT j FROM t UNION ALL SELECT arrow_cast(f, 'Float32') FROM t").await.unwrap_err();
-        assert!(e.contains("t.j: the integer 16777217 has no exact FLOAT"), "{e}");
-        assert!(e.contains("up to 2^24 (16777216)"), "{e}");
+        assert!(e.contains("t.j: the value 16777217 (Int32) would become"), "{e}");
+        assert!(e.contains("up to 2^24"), "{e}");
+        // text beside a float, a float beside a decimal, a lag's default beside integers
+        let e = run("SELECT coalesce(s, f) AS c FROM t").await.unwrap_err();
+        assert!(e.contains("t.s: the value 007 (Utf8) would become 7"), "{e}");
+        let e = run("SELECT arrow_cast(1.5, 'Decimal128(10, 1)') AS d UNION ALL SELECT 1e-20").await.unwrap_err();
+        assert!(e.contains("the value 1e-20") || e.contains("the value 0.00000000000000000001"), "{e}");
+        let e = run("SELECT lag(i, 1, 0.5) OVER (ORDER BY f) AS l FROM t").await.unwrap_err();
+        assert!(e.contains("lag: its default 0.5 (Float64) would become 0 (Int64)"), "{e}");
+        let e = run("SELECT lead(f, 1, 9007199254740993) OVER (ORDER BY f) AS l FROM t").await.unwrap_err();
+        assert!(e.contains("lead: its default 9007199254740993 (Int64) would become"), "{e}");
+        // a default that the type holds is kept
+        assert_eq!(
+            run("SELECT lag(f, 1, 2) OVER (ORDER BY f) AS l FROM t WHERE f IS NOT NULL").await.unwrap(),
+            "l\n2.0\n0.5\n"
+        );
+        // a written cast reads the text as asked
+        assert_eq!(run("SELECT CAST(s AS DOUBLE) AS d FROM t WHERE s = '007'").await.unwrap(), "d\n7.0\n");
+    }
+
+    #[tokio::test]
+    async fn the_check_is_no_function_to_call_and_leaves_grouping_sets_alone() {
+        let e = run("SELECT exact_cast(i, 1, 2) FROM t").await.unwrap_err();
+        assert!(e.contains("exact_cast is the check runpack adds"), "{e}");
+        // ROLLUP over a coerced expression plans as DataFusion plans it
+        assert!(
+            run("SELECT coalesce(j, 0.5) AS c, count(*) AS n FROM t GROUP BY ROLLUP(coalesce(j, 0.5))").await.is_ok()
+        );
+        assert!(
+            run("SELECT f, CAST(j AS DOUBLE) AS c, count(*) AS n FROM t GROUP BY ROLLUP(f, CAST(j AS DOUBLE))")
+                .await
+                .is_ok()
+        );
+        // a literal's union keeps its nullability
+        let e = run("SELECT max(x) AS m FROM (SELECT 9007199254740993 AS x UNION ALL SELECT 0.5)").await.unwrap_err();
+        assert!(e.contains("the value 9007199254740993"), "{e}");
+        assert_eq!(run("SELECT max(x) AS m FROM (SELECT 1 AS x UNION ALL SELECT 0.5)").await.unwrap(), "m\n1.0\n");
+        // a date written as text is the same instant as a timestamp
+        let sql = "SELECT max(x) AS m FROM (SELECT arrow_cast('2024-01-01T00:00:00', 'Timestamp(Nanosecond, None)') AS x \
+                   UNION ALL SELECT '2024-01-02')";
+        assert_eq!(run(sql).await.unwrap(), "m\n2024-01-02T00:00:00\n");
     }
 
     #[tokio::test]

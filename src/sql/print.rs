@@ -186,7 +186,8 @@ fn json_column(a: &arrow::array::ArrayRef) -> std::result::Result<arrow::array::
 
 /// `batch` with the control characters of its text columns and column names escaped (`\t`, `\n`,
 /// `\u{1b}`), for the table format: a tab or line break would break the table's layout, and
-/// an escape sequence would reach the terminal; non-finite floats as `NaN`, `Infinity`,
+/// an escape sequence would reach the terminal; texts that could be read as another value
+/// quoted ([`shown_text`]: `'NULL'`, `'loss '`); non-finite floats as `NaN`, `Infinity`,
 /// `-Infinity` ([`nonfinite_as_words`]).
 ///
 /// Errors: [`Error::Format`] when the new batch cannot be assembled.
@@ -196,13 +197,7 @@ fn table_ready(batch: &RecordBatch, explain: bool) -> Result<RecordBatch> {
     // an EXPLAIN's plans keep their line breaks: the table shows them as lines
     let names: Vec<&str> = batch.schema_ref().fields().iter().map(|f| f.name().as_str()).collect();
     let plans = explain && names == ["plan_type", "plan"];
-    let escape = |v: &str, column: usize| -> String {
-        if plans && column == 1 {
-            v.split('\n').map(crate::core::error::escape_control).collect::<Vec<_>>().join("\n")
-        } else {
-            crate::core::error::escape_control(v)
-        }
-    };
+    let plan_lines = |v: &str| v.split('\n').map(crate::core::error::escape_control).collect::<Vec<_>>().join("\n");
     let mut columns = Vec::with_capacity(batch.num_columns());
     for (i, c) in batch.columns().iter().enumerate() {
         let texts: Option<Vec<Option<&str>>> = match c.data_type() {
@@ -212,8 +207,23 @@ fn table_ready(batch: &RecordBatch, explain: bool) -> Result<RecordBatch> {
             _ => None,
         };
         match texts {
-            Some(t) if t.iter().flatten().any(|v| v.chars().any(char::is_control)) => {
-                let escaped: arrow::array::StringArray = t.iter().map(|v| v.map(|v| escape(v, i))).collect();
+            // the plans of an EXPLAIN are shown as lines, their indentation kept
+            Some(t) if plans && i == 1 && t.iter().flatten().any(|v| v.chars().any(char::is_control)) => {
+                let escaped: arrow::array::StringArray = t.iter().map(|v| v.map(plan_lines)).collect();
+                let escaped =
+                    arrow::compute::cast(&escaped, c.data_type()).map_err(|e| Error::format("query result", e))?;
+                columns.push(escaped);
+            }
+            Some(t)
+                if !(plans && i == 1)
+                    && t.iter()
+                        .flatten()
+                        .any(|v| v.chars().any(|c| c.is_control() || is_format_char(c)) || misread(v)) =>
+            {
+                // a backslash is escaped too where the column holds an escape, so that `\n`
+                // written out is told from a line break
+                let escapes = t.iter().flatten().any(|v| v.chars().any(|c| c.is_control() || is_format_char(c)));
+                let escaped: arrow::array::StringArray = t.iter().map(|v| v.map(|v| shown_text(v, escapes))).collect();
                 let escaped =
                     arrow::compute::cast(&escaped, c.data_type()).map_err(|e| Error::format("query result", e))?;
                 debug_assert_eq!(escaped.len(), c.len());
@@ -251,6 +261,43 @@ fn table_ready(batch: &RecordBatch, explain: bool) -> Result<RecordBatch> {
         })
         .collect();
     result_batch(Arc::new(arrow::datatypes::Schema::new(fields)), columns, batch.num_rows())
+}
+
+/// Whether `c` is a Unicode format character (category Cf: the bidirectional overrides and
+/// isolates U+202A to U+202E and U+2066 to U+2069, the marks U+200E, U+200F and U+061C, the
+/// zero-width U+200B to U+200D and U+2060, the byte order mark U+FEFF, U+00AD): shown, they
+/// reorder or hide the text around them.
+fn is_format_char(c: char) -> bool {
+    matches!(c, '\u{ad}' | '\u{61c}' | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}'
+        | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206f}' | '\u{feff}' | '\u{fff9}'..='\u{fffb}')
+}
+
+/// Whether a text shown as it is could be read as another value in a table: `NULL` (the
+/// table's null), blanks at either end (which the table's padding hides), or a leading `'`
+/// (the quote [`shown_text`] puts around such texts).
+fn misread(v: &str) -> bool {
+    v.eq_ignore_ascii_case("NULL")
+        || v.starts_with(char::is_whitespace)
+        || v.ends_with(char::is_whitespace)
+        || v.starts_with('\'')
+}
+
+/// Text `v` as the table format shows it: control and format characters escaped (`\n`,
+/// `\u{202e}`), and backslashes when `escapes` (the column holds an escape), and in single
+/// quotes, as a SQL literal (`'NULL'`, `'loss '`, `'it''s'`), where [`misread`] says it could
+/// be read as another value.
+fn shown_text(v: &str, escapes: bool) -> String {
+    let mut out = String::with_capacity(v.len());
+    for c in v.chars() {
+        if c.is_control() || is_format_char(c) {
+            out.extend(c.escape_default());
+        } else if escapes && c == '\\' {
+            out.push_str("\\\\");
+        } else {
+            out.push(c);
+        }
+    }
+    if misread(v) { format!("'{}'", out.replace('\'', "''")) } else { out }
 }
 
 /// `batch` with each float column (or dictionary of floats) that holds a NaN or an infinity
@@ -793,6 +840,34 @@ mod tests {
         assert!(text.contains("| [a\\nb\\u{1b}, NULL] |"), "{text}");
         assert!(text.contains("| NULL "), "{text}");
         assert!(!text.contains('\u{1b}'), "{text}");
+    }
+
+    #[test]
+    fn the_table_format_quotes_texts_it_would_show_as_another_value() {
+        let table = |values: Vec<Option<&str>>| {
+            use arrow::datatypes::{Field, Schema};
+            let schema = Arc::new(Schema::new(vec![Field::new("s", DataType::Utf8, true)]));
+            let b =
+                RecordBatch::try_new(schema.clone(), vec![Arc::new(arrow::array::StringArray::from(values))]).unwrap();
+            let mut out = Vec::new();
+            print(PrintFormat::Table, &schema, &[b], &mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let text = table(vec![Some("NULL"), None, Some("loss "), Some(" x"), Some("it's"), Some("'q'"), Some("plain")]);
+        for shown in
+            ["| 'NULL'  |", "| NULL    |", "| 'loss ' |", "| ' x'    |", "| it's    |", "| '''q''' |", "| plain   |"]
+        {
+            assert!(text.contains(shown), "{shown}: {text}");
+        }
+        // a bidirectional override is escaped (shown, it reverses the text after it), and so
+        // are the backslashes of a column that holds an escape
+        let text = table(vec![Some("x\u{202e}y"), Some("a\\nb"), Some("a\nb")]);
+        for shown in ["| x\\u{202e}y |", "| a\\\\nb      |", "| a\\nb       |"] {
+            assert!(text.contains(shown), "{shown}: {text}");
+        }
+        assert!(!text.contains('\u{202e}'), "{text}");
+        // a backslash in a column with no escape is as written
+        assert!(table(vec![Some("C:\\runs")]).contains("| C:\\runs |"));
     }
 
     #[test]

@@ -187,8 +187,9 @@ impl datafusion::catalog::SchemaProvider for SortedSchema {
     }
 }
 
-/// Refuses a plan with `SIMILAR TO` ([`uses_similar_to`]) when it is analyzed, before it runs:
-/// queries, tables and card sections alike.
+/// Refuses a plan with `SIMILAR TO` ([`uses_similar_to`]) or a `FULL JOIN … USING`
+/// ([`full_join_using`]) when it is analyzed, before it runs: queries, tables and card sections
+/// alike.
 #[derive(Debug)]
 struct RefuseSimilarTo;
 
@@ -200,6 +201,9 @@ impl datafusion::optimizer::AnalyzerRule for RefuseSimilarTo {
     ) -> datafusion::error::Result<datafusion::logical_expr::LogicalPlan> {
         if uses_similar_to(&plan) {
             return Err(datafusion::error::DataFusionError::Plan(SIMILAR_TO_REFUSED.into()));
+        }
+        if full_join_using(&plan) {
+            return Err(datafusion::error::DataFusionError::Plan(FULL_JOIN_USING_REFUSED.into()));
         }
         Ok(plan)
     }
@@ -768,6 +772,23 @@ pub(crate) fn uses_similar_to(plan: &datafusion::logical_expr::LogicalPlan) -> b
             .expressions()
             .iter()
             .any(|e| e.exists(|e| Ok(matches!(e, datafusion::logical_expr::Expr::SimilarTo(_)))).unwrap_or(false));
+        Ok(if found { TreeNodeRecursion::Stop } else { TreeNodeRecursion::Continue })
+    });
+    found
+}
+
+/// Why a `FULL JOIN … USING` is refused.
+pub(crate) const FULL_JOIN_USING_REFUSED: &str = "FULL JOIN … USING (k) and NATURAL FULL JOIN give DataFusion 55's \
+     join column from the left side alone: k is null in the rows only the right side has, where SQL gives their key. \
+     Write FULL JOIN … ON l.k = r.k, and coalesce(l.k, r.k) AS k for the key";
+
+/// Whether `plan` (or a subquery of it) joins with `FULL JOIN … USING` or `NATURAL FULL JOIN`.
+pub(crate) fn full_join_using(plan: &datafusion::logical_expr::LogicalPlan) -> bool {
+    use datafusion::common::tree_node::TreeNodeRecursion;
+    use datafusion::logical_expr::{JoinConstraint, JoinType, LogicalPlan};
+    let mut found = false;
+    let _ = plan.apply_with_subqueries(|node| {
+        found = matches!(node, LogicalPlan::Join(j) if j.join_constraint == JoinConstraint::Using && j.join_type == JoinType::Full);
         Ok(if found { TreeNodeRecursion::Stop } else { TreeNodeRecursion::Continue })
     });
     found
