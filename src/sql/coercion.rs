@@ -542,6 +542,13 @@ mod tests {
         let e = run("SELECT max(x) AS m FROM (SELECT 9007199254740993 AS x UNION ALL SELECT 0.5)").await.unwrap_err();
         assert!(e.contains("the value 9007199254740993"), "{e}");
         assert_eq!(run("SELECT max(x) AS m FROM (SELECT 1 AS x UNION ALL SELECT 0.5)").await.unwrap(), "m\n1.0\n");
+        // a row the WHERE leaves out is not computed (DataFusion had moved the projection below
+        // the filter), nor its overflow
+        assert_eq!(run("SELECT greatest(i, f) AS g FROM t WHERE i < 5").await.unwrap(), "g\n3.0\n");
+        assert_eq!(
+            run("SELECT i + 9223372036854775800 AS g FROM t WHERE i < 5").await.unwrap(),
+            "g\n9223372036854775803\n"
+        );
         // a date written as text is the same instant as a timestamp
         let sql = "SELECT max(x) AS m FROM (SELECT arrow_cast('2024-01-01T00:00:00', 'Timestamp(Nanosecond, None)') AS x \
                    UNION ALL SELECT '2024-01-02')";

@@ -113,7 +113,8 @@ pub(super) fn state_builder(partitions: usize, own_operators: bool) -> SessionSt
     if own_operators {
         builder = builder
             .with_physical_optimizer_rule(Arc::new(groups::ViewGroupBy))
-            .with_physical_optimizer_rule(Arc::new(super::window::MovingSums));
+            .with_physical_optimizer_rule(Arc::new(super::window::MovingSums))
+            .with_physical_optimizer_rule(Arc::new(FilterBeforeComputing));
     }
     match datafusion::execution::runtime_env::RuntimeEnvBuilder::new()
         .with_memory_pool(super::memory::SessionPool::new(SQL_MEMORY_LIMIT_BYTES))
@@ -184,6 +185,65 @@ impl datafusion::catalog::SchemaProvider for SortedSchema {
 
     fn table_exist(&self, name: &str) -> bool {
         self.0.table_exist(name)
+    }
+}
+
+/// Puts a filter back below the projection DataFusion moved under it, where the projection
+/// computes values: so that its expressions meet only the rows the filter keeps.
+///
+/// DataFusion moves a projection that narrows the columns below the filter above it
+/// (`SELECT id, a + b … WHERE id <> 1`), and computes every row's values before the filter:
+/// an expression that fails on a value (an integer overflow, a cast of `'x'` to a number, a
+/// value type coercion would change, [`super::coercion`]) then stopped a query on a row its
+/// `WHERE` leaves out. A projection of columns alone is left where it is.
+#[derive(Debug)]
+struct FilterBeforeComputing;
+
+impl datafusion::physical_optimizer::PhysicalOptimizerRule for FilterBeforeComputing {
+    fn optimize(
+        &self,
+        plan: Arc<dyn datafusion::physical_plan::ExecutionPlan>,
+        _: &datafusion::config::ConfigOptions,
+    ) -> datafusion::error::Result<Arc<dyn datafusion::physical_plan::ExecutionPlan>> {
+        use datafusion::common::tree_node::{Transformed, TreeNode};
+        use datafusion::physical_plan::ExecutionPlan;
+        use datafusion::physical_plan::filter::{FilterExec, FilterExecBuilder};
+        use datafusion::physical_plan::projection::ProjectionExec;
+        plan.transform_up(|node| {
+            let Some(filter) = node.downcast_ref::<FilterExec>() else { return Ok(Transformed::no(node)) };
+            let Some(projection) = filter.input().downcast_ref::<ProjectionExec>() else {
+                return Ok(Transformed::no(node));
+            };
+            let computes = projection
+                .expr()
+                .iter()
+                .any(|e| e.expr.downcast_ref::<datafusion::physical_expr::expressions::Column>().is_none());
+            if !computes || filter.projection().is_some() || filter.fetch().is_some() {
+                return Ok(Transformed::no(node));
+            }
+            // the predicate in the projection's input columns: only where it reads columns the
+            // projection passes on as they are
+            let Some(predicate) =
+                datafusion::physical_expr::projection::update_expr(filter.predicate(), projection.expr(), true)?
+            else {
+                return Ok(Transformed::no(node));
+            };
+            let below = FilterExecBuilder::from(filter)
+                .with_input(projection.input().clone())
+                .with_predicate(predicate)
+                .build()?;
+            let above = ProjectionExec::try_new(projection.expr().to_vec(), Arc::new(below))?;
+            Ok(Transformed::yes(Arc::new(above) as Arc<dyn ExecutionPlan>))
+        })
+        .map(|t| t.data)
+    }
+
+    fn name(&self) -> &str {
+        "filter before computing"
+    }
+
+    fn schema_check(&self) -> bool {
+        true
     }
 }
 
