@@ -12,20 +12,22 @@
 //!   (`CAST(i AS DOUBLE)`, `i::float`): those change values because they were asked to.
 //! - [`CheckCoercedCasts`], after it, makes each cast that coercion added an [`ExactCast`]
 //!   call, where the value is kept as it is and the cast can change it: a `SELECT`'s (or a
-//!   `UNION`'s) output column, a row of `VALUES`, an argument of `coalesce`, `nullif`, `nvl`,
-//!   `nvl2`, `ifnull`, `greatest`, `least`, of the functions that build lists, structs and maps
-//!   (`[i, 0.5]`, `array_append`, `named_struct`, …), of `lag`, `lead`, `first_value`,
-//!   `last_value` and `nth_value`, a `CASE`'s `THEN` or `ELSE`. It puts the written casts back
-//!   as they were.
+//!   `UNION`'s) output column, a row of `VALUES`, a grouping key, a window function's value,
+//!   and, on the way there, the arguments of `coalesce`, `nullif`, `nvl`, `nvl2`, `ifnull`,
+//!   `greatest`, `least`, of the functions that build lists, structs and maps (`[i, 0.5]`,
+//!   `array_append`, `named_struct`, …), of `lag`, `lead`, `first_value`, `last_value` and
+//!   `nth_value`, a `CASE`'s `THEN` or `ELSE`. It refuses a default of `lag` or `lead` that
+//!   their own cast would change, and puts the written casts back as they were.
 //!
 //! [`ExactCast`] casts, casts the result back, and fails at the first value that does not come
 //! back the same. Casts that cannot change a value are left as they are: to a wider integer or
 //! float, of an integer to a float that holds all of its values, to text.
 //!
 //! Left to change as SQL has it: arithmetic and comparisons with a float (`i * 0.5`,
-//! `i > 1e3`), and the arguments of other functions and of aggregates (`stddev(i)`,
-//! `sqrt(i)`), whose results are computed values, not the value kept; the grouping
-//! expressions of `ROLLUP`, `CUBE` and `GROUPING SETS`, which `grouping(…)` matches as written.
+//! `i > 1e3`, `coalesce(i, 0.5) > 10`), the arguments of other functions and of aggregates
+//! (`stddev(i)`, `sqrt(i)`, `sum(coalesce(i, 0.5))`) and an ordering, whose results are
+//! computed values, not the value kept; the grouping expressions of `ROLLUP`, `CUBE` and
+//! `GROUPING SETS`, which `grouping(…)` matches as written.
 
 use std::sync::Arc;
 
@@ -163,9 +165,16 @@ impl datafusion::optimizer::AnalyzerRule for CheckCoercedCasts {
             if left_alone(&node) {
                 return Ok(Transformed::no(node));
             }
-            // an output column of a projection (a union's coerced inputs are projections) and a
-            // row of VALUES are kept as they are
-            let kept = matches!(node, LogicalPlan::Projection(_) | LogicalPlan::Values(_));
+            // kept as they are: an output column of a projection (a union's coerced inputs are
+            // projections), a row of VALUES, a grouping key, a window function's value (an
+            // aggregate's or another window function's arguments are not: see [`checked`])
+            let kept = matches!(
+                node,
+                LogicalPlan::Projection(_)
+                    | LogicalPlan::Values(_)
+                    | LogicalPlan::Aggregate(_)
+                    | LogicalPlan::Window(_)
+            );
             // the schema the node's expressions are typed in: its inputs' (a leaf's own)
             let schema = match node.inputs().as_slice() {
                 [] => node.schema().as_ref().clone(),
@@ -234,34 +243,39 @@ fn checked(e: Expr, kept: bool, schema: &DFSchema) -> DfResult<Transformed<Expr>
             }
         }
         Expr::ScalarFunction(ScalarFunction { func, args }) if KEEPING.contains(&func.name()) => {
-            let (args, transformed) = checked_all(args, true, schema)?;
+            let (args, transformed) = checked_all(args, kept, schema)?;
             Ok(Transformed::new_transformed(Expr::ScalarFunction(ScalarFunction { func, args }), transformed))
         }
         Expr::WindowFunction(w) if KEEPING_WINDOWS.contains(&w.fun.name()) => {
             let WindowFunction { fun, params } = *w;
             let mut params = params;
-            let (mut args, mut transformed) = checked_all(std::mem::take(&mut params.args), true, schema)?;
+            let (args, transformed) = checked_all(std::mem::take(&mut params.args), kept, schema)?;
             // `lag` and `lead` cast their default (a literal) to the value's type as they run:
-            // cast here, and refused where it would change, so that theirs has nothing to change
+            // refused here where that would change it (left as written otherwise: two calls
+            // that write it apart stay two)
             if matches!(fun.name(), "lag" | "lead")
-                && let [value, _, Expr::Literal(default, meta)] = args.as_slice()
+                && let [value, _, Expr::Literal(default, _)] = args.as_slice()
                 && let Ok(to) = value.get_type(schema)
                 && can_change(&default.data_type(), &to)
                 && !default.is_null()
             {
-                let cast = default.cast_to(&to)?;
-                if cast.cast_to(&default.data_type()).ok().as_ref() != Some(default) {
-                    return Err(DataFusionError::Plan(format!(
-                        "{}: its default {default} ({}) would become {cast} ({to}), the type of the values it stands \
-                         in for, without a word: write the default as a value of that type",
+                let cast = default.cast_to(&to).map_err(|e| {
+                    DataFusionError::Plan(format!(
+                        "{}: its default {default} ({}) is no value of {to}, the type of the values it stands in for: \
+                         {e}",
                         fun.name(),
                         default.data_type()
+                    ))
+                })?;
+                if cast.cast_to(&default.data_type()).ok().as_ref() != Some(default) {
+                    return Err(DataFusionError::Plan(format!(
+                        "{}: its default {default} ({}) would become {}, the type of the values it stands in for, \
+                         without a word: write the default as a value of that type",
+                        fun.name(),
+                        default.data_type(),
+                        shown_as(&cast.to_string(), &default.to_string(), &to)
                     )));
                 }
-                let meta = meta.clone();
-                args.pop();
-                args.push(Expr::Literal(cast, meta));
-                transformed = true;
             }
             params.args = args;
             let w = Expr::WindowFunction(Box::new(WindowFunction { fun, params }));
@@ -278,8 +292,8 @@ fn checked(e: Expr, kept: bool, schema: &DFSchema) -> DfResult<Transformed<Expr>
             };
             let expr = expr.map(|e| go(e, false)).transpose()?;
             let when_then_expr =
-                when_then_expr.into_iter().map(|(w, t)| Ok((go(w, false)?, go(t, true)?))).collect::<DfResult<_>>()?;
-            let else_expr = else_expr.map(|e| go(e, true)).transpose()?;
+                when_then_expr.into_iter().map(|(w, t)| Ok((go(w, false)?, go(t, kept)?))).collect::<DfResult<_>>()?;
+            let else_expr = else_expr.map(|e| go(e, kept)).transpose()?;
             Ok(Transformed::new_transformed(Expr::Case(Case { expr, when_then_expr, else_expr }), transformed))
         }
         // subqueries are their own plans, which the rule visits
@@ -321,9 +335,7 @@ fn can_change(from: &DataType, to: &DataType) -> bool {
         Float64 => Some(53),
         _ => None,
     };
-    // text read as a date or a time is the same instant however it is written (`2024-01-01`
-    // and `2024-01-01T00:00:00`): not said to change
-    if from == to || text(to) || *from == Null || (text(from) && to.is_temporal()) {
+    if from == to || text(to) || *from == Null {
         return false;
     }
     match (int_bits(from), int_bits(to), float_mantissa(from), float_mantissa(to)) {
@@ -422,9 +434,11 @@ impl ScalarUDFImpl for ExactCast {
                 _ => "",
             };
             return Err(DataFusionError::Execution(format!(
-                "{label}: the value {was} ({from}) would become {became} ({to}){why}: SQL gives it that type to mix \
-                 it with other values (a UNION, CASE, coalesce, greatest, a list, …), which would change it without \
-                 a word. Cast it yourself where a change is meant (CAST({label} AS …)), or keep the two apart"
+                "{label}: the value {was} ({from}) would become {}{why}: SQL gives it that type to mix it with other \
+                 values (a UNION, CASE, coalesce, greatest, a list, …), which would change it without a word. Give \
+                 the values one type yourself with CAST where a change is meant (casting the other side keeps this \
+                 one), or keep them apart",
+                shown_as(&became.to_string(), &was.to_string(), &to)
             )));
         }
         Ok(if scalar {
@@ -435,10 +449,60 @@ impl ScalarUDFImpl for ExactCast {
     }
 }
 
+/// Whether every value of integer array `a` is within ±2^`bits` (a float of that mantissa
+/// holds it); `false` for another type.
+fn within(a: &arrow::array::ArrayRef, bits: u32) -> bool {
+    use arrow::array::AsArray;
+    use arrow::datatypes::{Int32Type, Int64Type, UInt32Type, UInt64Type};
+    let limit = 1u64 << bits;
+    match a.data_type() {
+        DataType::Int64 => a.as_primitive::<Int64Type>().values().iter().all(|v| v.unsigned_abs() <= limit),
+        DataType::UInt64 => a.as_primitive::<UInt64Type>().values().iter().all(|v| *v <= limit),
+        DataType::Int32 => a.as_primitive::<Int32Type>().values().iter().all(|v| u64::from(v.unsigned_abs()) <= limit),
+        DataType::UInt32 => a.as_primitive::<UInt32Type>().values().iter().all(|v| u64::from(*v) <= limit),
+        _ => false,
+    }
+}
+
+/// `became` (of type `to`) as a message shows it beside `was`: with its type, and said to be
+/// another number where the two read the same (`0.1` as a FLOAT).
+fn shown_as(became: &str, was: &str, to: &DataType) -> String {
+    if became == was { format!("{became} ({to}), another number shown the same") } else { format!("{became} ({to})") }
+}
+
 /// The first row whose value in `given` does not come back from `cast` (the same values cast
 /// to another type) cast back: a null where a value was, or another value. `None` where every
 /// value comes back, or where Arrow cannot compare the type.
 fn first_changed(given: &arrow::array::ArrayRef, cast: &arrow::array::ArrayRef) -> DfResult<Option<usize>> {
+    // integers a float holds: every value within its mantissa (the common case, checked
+    // without casting back)
+    if let Some(bits) = match cast.data_type() {
+        DataType::Float64 => Some(53),
+        DataType::Float32 => Some(24),
+        _ => None,
+    } && within(given, bits)
+    {
+        return Ok(None);
+    }
+    // text read as a date or a time: the same instant however it is written (`2024-01-01` and
+    // `2024-01-01T00:00:00`), so the instants are compared, in nanoseconds
+    if matches!(given.data_type(), DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
+        && cast.data_type().is_temporal()
+    {
+        let tz = match cast.data_type() {
+            DataType::Timestamp(_, tz) => tz.clone(),
+            _ => None,
+        };
+        let fine = DataType::Timestamp(arrow::datatypes::TimeUnit::Nanosecond, tz);
+        let (Ok(written), Ok(kept)) = (arrow::compute::cast(given, &fine), arrow::compute::cast(cast, &fine)) else {
+            return Ok(None);
+        };
+        let Ok(same) = arrow::array::make_comparator(written.as_ref(), kept.as_ref(), Default::default()) else {
+            return Ok(None);
+        };
+        return Ok((0..given.len())
+            .find(|&i| written.is_valid(i) && (kept.is_null(i) || same(i, i) != std::cmp::Ordering::Equal)));
+    }
     let back = match arrow::compute::cast(cast, given.data_type()) {
         Ok(back) => back,
         // a type Arrow does not cast back: left unchecked, as SQL has it
@@ -484,8 +548,10 @@ mod tests {
             "SELECT CASE WHEN f < 1 THEN i ELSE 0.5 END AS k FROM t",
             "SELECT greatest(i, 0.5) AS g FROM t",
             "SELECT [i, 0.5] AS l FROM t",
-            // in a subquery, and under an aggregate that keeps the value
-            "SELECT (SELECT max(coalesce(i, 0.5)) FROM t) AS m",
+            // in a subquery, a grouping key, a window's value
+            "SELECT (SELECT coalesce(i, 0.5) FROM t WHERE i > 5) AS m",
+            "SELECT coalesce(i, f) AS k, count(*) AS n FROM t GROUP BY coalesce(i, f)",
+            "SELECT first_value(coalesce(i, 0.5)) OVER (ORDER BY f) AS v FROM t",
             "SELECT max(x) AS m FROM (SELECT i AS x FROM t UNION ALL SELECT f FROM t)",
             // inside lists and structs
             "SELECT [i] AS l FROM t UNION ALL SELECT [f] FROM t",
@@ -526,6 +592,16 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_full_join_using_is_refused_and_an_inner_one_kept() {
+        for sql in ["SELECT * FROM t a FULL JOIN t b USING (i)", "SELECT * FROM t a NATURAL FULL JOIN t b"] {
+            let e = run(sql).await.unwrap_err();
+            assert!(e.contains("FULL JOIN … USING (k) and NATURAL FULL JOIN"), "{sql}: {e}");
+        }
+        assert!(run("SELECT a.i, b.f FROM t a LEFT JOIN t b USING (i)").await.is_ok());
+        assert_eq!(run("SELECT count(*) AS n FROM t a JOIN t b USING (i)").await.unwrap(), "n\n2\n");
+    }
+
+    #[tokio::test]
     async fn the_check_is_no_function_to_call_and_leaves_grouping_sets_alone() {
         let e = run("SELECT exact_cast(i, 1, 2) FROM t").await.unwrap_err();
         assert!(e.contains("exact_cast is the check runpack adds"), "{e}");
@@ -549,7 +625,25 @@ mod tests {
             run("SELECT i + 9223372036854775800 AS g FROM t WHERE i < 5").await.unwrap(),
             "g\n9223372036854775803\n"
         );
-        // a date written as text is the same instant as a timestamp
+        // compared, ordered, summed: computed as floats, as SQL computes them
+        for sql in [
+            "SELECT count(*) AS n FROM t WHERE coalesce(i, 0.5) > 10",
+            "SELECT sum(coalesce(i, 0.5)) AS s FROM t",
+            "SELECT i FROM t ORDER BY coalesce(i, f) DESC",
+            "SELECT sqrt(coalesce(i, 0.5)) AS r FROM t",
+        ] {
+            assert!(run(sql).await.is_ok(), "{sql}: {:?}", run(sql).await);
+        }
+        // lag's default as written, twice: two windows, as DataFusion has them
+        let sql =
+            "SELECT lag(f, 1, 0) OVER (ORDER BY f) AS a, lag(f, 1, 0.0) OVER (ORDER BY f) AS b FROM t WHERE f > 1";
+        assert_eq!(run(sql).await.unwrap(), "a,b\n0.0,0.0\n");
+        // a time of day lost to a date is a change; a date written as text is the same instant
+        // as a timestamp
+        let e = run("SELECT arrow_cast('2024-01-01', 'Date32') AS d UNION ALL SELECT '2024-01-01T12:30:00'")
+            .await
+            .unwrap_err();
+        assert!(e.contains("the value 2024-01-01T12:30:00 (Utf8) would become 2024-01-01 (Date32)"), "{e}");
         let sql = "SELECT max(x) AS m FROM (SELECT arrow_cast('2024-01-01T00:00:00', 'Timestamp(Nanosecond, None)') AS x \
                    UNION ALL SELECT '2024-01-02')";
         assert_eq!(run(sql).await.unwrap(), "m\n2024-01-02T00:00:00\n");

@@ -238,9 +238,9 @@ fn table_ready(batch: &RecordBatch, explain: bool) -> Result<RecordBatch> {
                     .map_err(|e| Error::format("query result", e))?;
                 let shown: Vec<Option<String>> =
                     (0..c.len()).map(|r| c.is_valid(r).then(|| f.value(r).to_string())).collect();
-                if shown.iter().flatten().any(|v| v.chars().any(char::is_control)) {
+                if shown.iter().flatten().any(|v| v.chars().any(|c| c.is_control() || is_format_char(c))) {
                     let escaped: arrow::array::StringArray =
-                        shown.iter().map(|v| v.as_deref().map(crate::core::error::escape_control)).collect();
+                        shown.iter().map(|v| v.as_deref().map(escape_shown)).collect();
                     columns.push(Arc::new(escaped));
                 } else {
                     columns.push(c.clone());
@@ -265,11 +265,19 @@ fn table_ready(batch: &RecordBatch, explain: bool) -> Result<RecordBatch> {
 
 /// Whether `c` is a Unicode format character (category Cf: the bidirectional overrides and
 /// isolates U+202A to U+202E and U+2066 to U+2069, the marks U+200E, U+200F and U+061C, the
-/// zero-width U+200B to U+200D and U+2060, the byte order mark U+FEFF, U+00AD): shown, they
-/// reorder or hide the text around them.
+/// zero-width space U+200B and U+2060, the byte order mark U+FEFF, U+00AD): shown, they
+/// reorder or hide the text around them. The joiners U+200C and U+200D are left: Persian,
+/// Indic scripts and emoji sequences write with them.
 fn is_format_char(c: char) -> bool {
-    matches!(c, '\u{ad}' | '\u{61c}' | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}'
+    matches!(c, '\u{ad}' | '\u{61c}' | '\u{180e}' | '\u{200b}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}'
         | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206f}' | '\u{feff}' | '\u{fff9}'..='\u{fffb}')
+}
+
+/// `v` with its control and format characters escaped (`\n`, `\u{202e}`).
+fn escape_shown(v: &str) -> String {
+    v.chars()
+        .map(|c| if c.is_control() || is_format_char(c) { c.escape_default().to_string() } else { c.to_string() })
+        .collect()
 }
 
 /// Whether a text shown as it is could be read as another value in a table: `NULL` (the
@@ -844,8 +852,8 @@ mod tests {
 
     #[test]
     fn the_table_format_quotes_texts_it_would_show_as_another_value() {
+        use arrow::datatypes::{Field, Schema};
         let table = |values: Vec<Option<&str>>| {
-            use arrow::datatypes::{Field, Schema};
             let schema = Arc::new(Schema::new(vec![Field::new("s", DataType::Utf8, true)]));
             let b =
                 RecordBatch::try_new(schema.clone(), vec![Arc::new(arrow::array::StringArray::from(values))]).unwrap();
@@ -866,6 +874,18 @@ mod tests {
             assert!(text.contains(shown), "{shown}: {text}");
         }
         assert!(!text.contains('\u{202e}'), "{text}");
+        // inside a list too; the joiners of Persian and of emoji sequences are text
+        let item = Arc::new(Field::new("item", DataType::Utf8, true));
+        let schema = Arc::new(Schema::new(vec![Field::new("l", DataType::List(item), true)]));
+        let mut lists = arrow::array::ListBuilder::new(arrow::array::StringBuilder::new());
+        lists.values().append_value("\u{202e}evil");
+        lists.append(true);
+        let b = RecordBatch::try_new(schema.clone(), vec![Arc::new(lists.finish())]).unwrap();
+        let mut out = Vec::new();
+        print(PrintFormat::Table, &schema, &[b], &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("[\\u{202e}evil]") && !text.contains('\u{202e}'), "{text}");
+        assert!(table(vec![Some("می\u{200c}خواهم"), Some("👨\u{200d}👩")]).contains("👨\u{200d}👩"));
         // a backslash in a column with no escape is as written
         assert!(table(vec![Some("C:\\runs")]).contains("| C:\\runs |"));
     }

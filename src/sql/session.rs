@@ -839,8 +839,8 @@ pub(crate) fn uses_similar_to(plan: &datafusion::logical_expr::LogicalPlan) -> b
 
 /// Why a `FULL JOIN … USING` is refused.
 pub(crate) const FULL_JOIN_USING_REFUSED: &str = "FULL JOIN … USING (k) and NATURAL FULL JOIN give DataFusion 55's \
-     join column from the left side alone: k is null in the rows only the right side has, where SQL gives their key. \
-     Write FULL JOIN … ON l.k = r.k, and coalesce(l.k, r.k) AS k for the key";
+     join column k from one side, chosen by the tables' names: k is null in the rows only the other side has, where SQL \
+     gives their key. Write FULL JOIN … ON l.k = r.k, and coalesce(l.k, r.k) AS k for the key";
 
 /// Whether `plan` (or a subquery of it) joins with `FULL JOIN … USING` or `NATURAL FULL JOIN`.
 pub(crate) fn full_join_using(plan: &datafusion::logical_expr::LogicalPlan) -> bool {
@@ -848,7 +848,8 @@ pub(crate) fn full_join_using(plan: &datafusion::logical_expr::LogicalPlan) -> b
     use datafusion::logical_expr::{JoinConstraint, JoinType, LogicalPlan};
     let mut found = false;
     let _ = plan.apply_with_subqueries(|node| {
-        found = matches!(node, LogicalPlan::Join(j) if j.join_constraint == JoinConstraint::Using && j.join_type == JoinType::Full);
+        found = matches!(node, LogicalPlan::Join(j) if j.join_constraint == JoinConstraint::Using
+            && j.join_type == JoinType::Full);
         Ok(if found { TreeNodeRecursion::Stop } else { TreeNodeRecursion::Continue })
     });
     found
