@@ -37,7 +37,6 @@ use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{DFSchema, Result as DfResult, ScalarValue};
 use datafusion::error::DataFusionError;
 use datafusion::logical_expr::expr::{Alias, Case, Cast, ScalarFunction, WindowFunction};
-use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::{
     ColumnarValue, Expr, ExprSchemable, LogicalPlan, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl,
     Signature, Volatility,
@@ -108,14 +107,6 @@ impl ScalarUDFImpl for Written {
     }
 }
 
-/// Whether a plan node's expressions are left as they are: a `LIMIT`'s counts (constants the
-/// planner must see as such), and an aggregate of grouping sets (`ROLLUP`, `CUBE`: its grouping
-/// expressions are matched by `grouping(…)` and named by the set, which a rewrite would break).
-fn left_alone(node: &LogicalPlan) -> bool {
-    matches!(node, LogicalPlan::Limit(_))
-        || matches!(node, LogicalPlan::Aggregate(a) if a.group_expr.iter().any(|g| matches!(g, Expr::GroupingSet(_))))
-}
-
 /// The analyzer rule, first of all, that marks each cast the SQL wrote (see the module docs),
 /// in every node of a plan and in its subqueries, keeping each expression's name.
 #[derive(Debug)]
@@ -124,13 +115,8 @@ pub struct MarkWrittenCasts;
 impl datafusion::optimizer::AnalyzerRule for MarkWrittenCasts {
     fn analyze(&self, plan: LogicalPlan, _: &datafusion::config::ConfigOptions) -> DfResult<LogicalPlan> {
         plan.transform_up_with_subqueries(|node| {
-            if left_alone(&node) {
-                return Ok(Transformed::no(node));
-            }
-            let names = NamePreserver::new(&node);
-            node.map_expressions(|e| {
-                let saved = names.save(&e);
-                let out = e.transform_up(|e| match e {
+            super::overflow::rewrite_expressions(node, |e, _| {
+                e.transform_up(|e| match e {
                     Expr::Cast(Cast { expr, field }) => {
                         let marker = ScalarUDF::new_from_impl(Written {
                             to: field,
@@ -142,8 +128,7 @@ impl datafusion::optimizer::AnalyzerRule for MarkWrittenCasts {
                         ))))
                     }
                     e => Ok(Transformed::no(e)),
-                })?;
-                Ok(if out.transformed { out.update_data(|e| saved.restore(e)) } else { out })
+                })
             })
         })
         .map(|t| t.data)
@@ -162,9 +147,6 @@ pub struct CheckCoercedCasts;
 impl datafusion::optimizer::AnalyzerRule for CheckCoercedCasts {
     fn analyze(&self, plan: LogicalPlan, _: &datafusion::config::ConfigOptions) -> DfResult<LogicalPlan> {
         plan.transform_up_with_subqueries(|node| {
-            if left_alone(&node) {
-                return Ok(Transformed::no(node));
-            }
             // kept as they are: an output column of a projection (a union's coerced inputs are
             // projections), a row of VALUES, a grouping key, a window function's value (an
             // aggregate's or another window function's arguments are not: see [`checked`])
@@ -175,23 +157,7 @@ impl datafusion::optimizer::AnalyzerRule for CheckCoercedCasts {
                     | LogicalPlan::Aggregate(_)
                     | LogicalPlan::Window(_)
             );
-            // the schema the node's expressions are typed in: its inputs' (a leaf's own)
-            let schema = match node.inputs().as_slice() {
-                [] => node.schema().as_ref().clone(),
-                inputs => {
-                    let mut merged = DFSchema::empty();
-                    for i in inputs {
-                        merged.merge(i.schema());
-                    }
-                    merged
-                }
-            };
-            let names = NamePreserver::new(&node);
-            node.map_expressions(|e| {
-                let saved = names.save(&e);
-                let out = checked(e, kept, &schema)?;
-                Ok(if out.transformed { out.update_data(|e| saved.restore(e)) } else { out })
-            })
+            super::overflow::rewrite_expressions(node, |e, schema| checked(e, kept, schema))
         })
         .map(|t| t.data)
     }
@@ -518,23 +484,14 @@ fn first_changed(given: &arrow::array::ArrayRef, cast: &arrow::array::ArrayRef) 
 
 #[cfg(test)]
 mod tests {
-    use super::super::session::{query_session, run_script};
+    use super::super::session::csv_after;
 
     /// The result of `sql` over `t(i, j, f, s)` (Int64, Int32, Float64, Utf8; 2^53 + 1,
     /// 2^24 + 1, 0.5, `007` in the first row) as CSV lines with a header, or the error's message.
     async fn run(sql: &str) -> Result<String, String> {
-        let ctx = query_session();
         let setup = "CREATE TABLE t AS SELECT * FROM (VALUES (9007199254740993, arrow_cast(16777217, 'Int32'), 0.5, '007'), \
              (3, arrow_cast(4, 'Int32'), 1.5, '3'), (NULL, NULL, NULL, NULL)) AS v(i, j, f, s)";
-        ctx.sql(setup).await.unwrap().collect().await.unwrap();
-        let (_, batches) = run_script(&ctx, sql).await.map_err(|e| e.to_string())?;
-        let mut out = Vec::new();
-        let mut w = arrow::csv::WriterBuilder::new().with_header(true).build(&mut out);
-        for b in &batches {
-            w.write(b).unwrap();
-        }
-        drop(w);
-        Ok(String::from_utf8(out).unwrap())
+        csv_after(setup, sql).await
     }
 
     #[tokio::test]

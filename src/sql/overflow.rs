@@ -175,31 +175,7 @@ impl datafusion::optimizer::AnalyzerRule for CheckIntegerArithmetic {
         let functions: Vec<(Operator, Arc<ScalarUDF>)> =
             CHECKED.iter().zip(functions()).map(|((op, _), f)| (*op, Arc::new(f))).collect();
         plan.transform_up_with_subqueries(|node| {
-            // kept as they are: a LIMIT's counts (constants the planner must see as such), and
-            // an aggregate of grouping sets (ROLLUP, CUBE: its grouping expressions are matched
-            // by `grouping(…)` and named by the set, which a rewrite would break)
-            let grouping_sets = matches!(&node, LogicalPlan::Aggregate(a)
-                if a.group_expr.iter().any(|g| matches!(g, Expr::GroupingSet(_))));
-            if grouping_sets || matches!(node, LogicalPlan::Limit(_)) {
-                return Ok(Transformed::no(node));
-            }
-            // the schema the node's expressions are typed in: its inputs' (a leaf's own)
-            let schema = match node.inputs().as_slice() {
-                [] => node.schema().as_ref().clone(),
-                inputs => {
-                    let mut merged = DFSchema::empty();
-                    for i in inputs {
-                        merged.merge(i.schema());
-                    }
-                    merged
-                }
-            };
-            let names = NamePreserver::new(&node);
-            node.map_expressions(|e| {
-                let saved = names.save(&e);
-                let (out, _) = checked(e, &schema, &functions)?;
-                Ok(if out.transformed { out.update_data(|e| saved.restore(e)) } else { out })
-            })
+            rewrite_expressions(node, |e, schema| checked(e, schema, &functions).map(|(out, _)| out))
         })
         .map(|t| t.data)
     }
@@ -207,6 +183,38 @@ impl datafusion::optimizer::AnalyzerRule for CheckIntegerArithmetic {
     fn name(&self) -> &str {
         "checked integer arithmetic"
     }
+}
+
+/// `node` with `rewrite` applied to each of its expressions, typed in the schema of its inputs
+/// (a leaf's own), each keeping its name; the node as it is where its expressions are left
+/// alone: a `LIMIT`'s counts (constants the planner must see as such), and an aggregate of
+/// grouping sets (`ROLLUP`, `CUBE`: its grouping expressions are matched by `grouping(…)` and
+/// named by the set, which a rewrite would break). The analyzer rules that check values use it.
+pub(super) fn rewrite_expressions(
+    node: LogicalPlan,
+    mut rewrite: impl FnMut(Expr, &DFSchema) -> DfResult<Transformed<Expr>>,
+) -> DfResult<Transformed<LogicalPlan>> {
+    let grouping_sets = matches!(&node, LogicalPlan::Aggregate(a)
+        if a.group_expr.iter().any(|g| matches!(g, Expr::GroupingSet(_))));
+    if grouping_sets || matches!(node, LogicalPlan::Limit(_)) {
+        return Ok(Transformed::no(node));
+    }
+    let schema = match node.inputs().as_slice() {
+        [] => node.schema().as_ref().clone(),
+        inputs => {
+            let mut merged = DFSchema::empty();
+            for i in inputs {
+                merged.merge(i.schema());
+            }
+            merged
+        }
+    };
+    let names = NamePreserver::new(&node);
+    node.map_expressions(|e| {
+        let saved = names.save(&e);
+        let out = rewrite(e, &schema)?;
+        Ok(if out.transformed { out.update_data(|e| saved.restore(e)) } else { out })
+    })
 }
 
 /// `e` with each `+`, `-` and `*` of two integers made a checked call, and `e`'s type when it
@@ -273,24 +281,15 @@ fn checked(
 
 #[cfg(test)]
 mod tests {
-    use super::super::session::{query_session, run_script};
+    use super::super::session::csv_after;
 
     /// The result of `sql` over `t(i, j, u, f)` (Int64, Int32, UInt64, Float64) as CSV lines
     /// with a header, or the error's message.
     async fn run(sql: &str) -> Result<String, String> {
-        let ctx = query_session();
         let setup = "CREATE TABLE t AS SELECT * FROM (VALUES (9223372036854775807, arrow_cast(2147483647, 'Int32'), \
              arrow_cast(1, 'UInt64'), 1.5), (-9223372036854775808, arrow_cast(-2147483648, 'Int32'), arrow_cast(0, 'UInt64'), \
              -2.5), (NULL, NULL, NULL, NULL), (3, arrow_cast(4, 'Int32'), arrow_cast(5, 'UInt64'), 1e308)) AS v(i, j, u, f)";
-        ctx.sql(setup).await.unwrap().collect().await.unwrap();
-        let (_, batches) = run_script(&ctx, sql).await.map_err(|e| e.to_string())?;
-        let mut out = Vec::new();
-        let mut w = arrow::csv::WriterBuilder::new().with_header(true).build(&mut out);
-        for b in &batches {
-            w.write(b).unwrap();
-        }
-        drop(w);
-        Ok(String::from_utf8(out).unwrap())
+        csv_after(setup, sql).await
     }
 
     #[tokio::test]

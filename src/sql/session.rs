@@ -565,6 +565,22 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> Result<(SchemaRef, Vec<Reco
     Ok((schema, batches))
 }
 
+/// The result of `sql` in a query session where `setup` ran first, as CSV lines with a
+/// header, or the error's message (for the SQL checks' unit tests).
+#[cfg(test)]
+pub(super) async fn csv_after(setup: &str, sql: &str) -> std::result::Result<String, String> {
+    let ctx = query_session();
+    ctx.sql(setup).await.unwrap().collect().await.unwrap();
+    let (_, batches) = run_script(&ctx, sql).await.map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    let mut w = arrow::csv::WriterBuilder::new().with_header(true).build(&mut out);
+    for b in &batches {
+        w.write(b).unwrap();
+    }
+    drop(w);
+    Ok(String::from_utf8(out).unwrap())
+}
+
 /// Runs every statement of `sql` in order (`SET …; SELECT …`) and returns the last result.
 /// Statements that would write (DDL, DML such as `COPY … TO`) are refused.
 ///
