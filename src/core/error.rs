@@ -55,7 +55,14 @@ pub enum Error {
 
     /// A SQL query failed to plan or run (DataFusion's message is kept as is, followed by a
     /// hint when a value did not convert to the type a cast asked for).
-    #[error("{context}{}: {}{}{}", sql_place(source), sql_message(source), cast_hint(source), memory_hint(source))]
+    #[error(
+        "{context}{}: {}{}{}{}",
+        sql_place(source),
+        sql_message(source),
+        cast_hint(source),
+        memory_hint(source),
+        lost_hint(source)
+    )]
     Sql {
         /// Which query (table name, card section, or "query").
         context: String,
@@ -382,6 +389,22 @@ fn cast_hint(e: &datafusion::error::DataFusionError) -> &'static str {
     }
 }
 
+/// What to do when a process of a Ballista cluster stopped during a job: Ballista says it in
+/// the words of its transport (`GrpcConnectionError`, `Shuffle fetch partition error`,
+/// `h2 protocol error`), which name neither the process nor the way out.
+fn lost_hint(e: &datafusion::error::DataFusionError) -> &'static str {
+    const SAID: [&str; 4] =
+        ["GrpcConnectionError", "Shuffle fetch partition error", "h2 protocol error", "FetchFailed"];
+    let text = e.to_string();
+    if SAID.iter().any(|s| text.contains(s)) {
+        "\nhint: a process of the cluster stopped during the job (an executor that held rows the job needed, or the \
+         scheduler): nothing is released; start what stopped (`runpack cluster executor …`, `runpack cluster \
+         scheduler …`) and run the command again"
+    } else {
+        ""
+    }
+}
+
 /// What to do when an operator that cannot spill (or cannot spill any further) finds the
 /// memory pool full.
 fn memory_hint(e: &datafusion::error::DataFusionError) -> String {
@@ -421,5 +444,16 @@ mod tests {
         let source = std::error::Error::source(&e).expect("a cause");
         assert_eq!(source.to_string(), "connection reset by peer");
         assert!(std::error::Error::source(&Error::hub("no cause")).is_none());
+    }
+
+    #[test]
+    fn a_cluster_process_lost_during_a_job_is_said_with_the_way_out() {
+        let lost = datafusion::error::DataFusionError::Execution(
+            "Job 038JF failed: Shuffle fetch partition error from Executor 0f5f: GrpcConnectionError(...)".into(),
+        );
+        let e = Error::sql("table t", lost).to_string();
+        assert!(e.contains("hint: a process of the cluster stopped during the job"), "{e}");
+        let other = Error::sql("table t", datafusion::error::DataFusionError::Execution("division by zero".into()));
+        assert!(!other.to_string().contains("hint"));
     }
 }
