@@ -214,15 +214,10 @@ fn table_ready(batch: &RecordBatch, explain: bool) -> Result<RecordBatch> {
                     arrow::compute::cast(&escaped, c.data_type()).map_err(|e| Error::format("query result", e))?;
                 columns.push(escaped);
             }
-            Some(t)
-                if !(plans && i == 1)
-                    && t.iter()
-                        .flatten()
-                        .any(|v| v.chars().any(|c| c.is_control() || is_format_char(c)) || misread(v)) =>
-            {
+            Some(t) if !(plans && i == 1) && t.iter().flatten().any(|v| holds_escaped(v) || misread(v)) => {
                 // a backslash is escaped too where the column holds an escape, so that `\n`
                 // written out is told from a line break
-                let escapes = t.iter().flatten().any(|v| v.chars().any(|c| c.is_control() || is_format_char(c)));
+                let escapes = t.iter().flatten().any(|v| holds_escaped(v));
                 let escaped: arrow::array::StringArray = t.iter().map(|v| v.map(|v| shown_text(v, escapes))).collect();
                 let escaped =
                     arrow::compute::cast(&escaped, c.data_type()).map_err(|e| Error::format("query result", e))?;
@@ -238,9 +233,9 @@ fn table_ready(batch: &RecordBatch, explain: bool) -> Result<RecordBatch> {
                     .map_err(|e| Error::format("query result", e))?;
                 let shown: Vec<Option<String>> =
                     (0..c.len()).map(|r| c.is_valid(r).then(|| f.value(r).to_string())).collect();
-                if shown.iter().flatten().any(|v| v.chars().any(|c| c.is_control() || is_format_char(c))) {
+                if shown.iter().flatten().any(|v| holds_escaped(v)) {
                     let escaped: arrow::array::StringArray =
-                        shown.iter().map(|v| v.as_deref().map(escape_shown)).collect();
+                        shown.iter().map(|v| v.as_deref().map(|v| escape_shown(v, false))).collect();
                     columns.push(Arc::new(escaped));
                 } else {
                     columns.push(c.clone());
@@ -273,11 +268,31 @@ fn is_format_char(c: char) -> bool {
         | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206f}' | '\u{feff}' | '\u{fff9}'..='\u{fffb}')
 }
 
-/// `v` with its control and format characters escaped (`\n`, `\u{202e}`).
-fn escape_shown(v: &str) -> String {
-    v.chars()
-        .map(|c| if c.is_control() || is_format_char(c) { c.escape_default().to_string() } else { c.to_string() })
-        .collect()
+/// Whether the table format escapes `c`: a control character, or a format character
+/// ([`is_format_char`]).
+fn escaped_char(c: char) -> bool {
+    c.is_control() || is_format_char(c)
+}
+
+/// Whether text `v` holds a character the table format escapes.
+fn holds_escaped(v: &str) -> bool {
+    v.chars().any(escaped_char)
+}
+
+/// `v` with the characters [`escaped_char`] names escaped (`\n`, `\u{202e}`), and its
+/// backslashes when `backslashes`.
+fn escape_shown(v: &str, backslashes: bool) -> String {
+    let mut out = String::with_capacity(v.len());
+    for c in v.chars() {
+        if escaped_char(c) {
+            out.extend(c.escape_default());
+        } else if backslashes && c == '\\' {
+            out.push_str("\\\\");
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Whether a text shown as it is could be read as another value in a table: `NULL` (the
@@ -295,16 +310,7 @@ fn misread(v: &str) -> bool {
 /// quotes, as a SQL literal (`'NULL'`, `'loss '`, `'it''s'`), where [`misread`] says it could
 /// be read as another value.
 fn shown_text(v: &str, escapes: bool) -> String {
-    let mut out = String::with_capacity(v.len());
-    for c in v.chars() {
-        if c.is_control() || is_format_char(c) {
-            out.extend(c.escape_default());
-        } else if escapes && c == '\\' {
-            out.push_str("\\\\");
-        } else {
-            out.push(c);
-        }
-    }
+    let out = escape_shown(v, escapes);
     if misread(v) { format!("'{}'", out.replace('\'', "''")) } else { out }
 }
 
