@@ -559,6 +559,45 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn an_outer_join_using_key_from_the_side_that_lacks_rows_is_refused() {
+        // `*` takes k from the side whose name sorts first (here the right side, `a`), an
+        // unqualified k from the left side
+        let setup = "CREATE TABLE z (k INT, x TEXT) AS VALUES (1, 'x'), (2, 'y'); \
+                     CREATE TABLE a (k INT, y TEXT) AS VALUES (1, 'p'), (3, 'q')";
+        let run = |sql: &'static str| csv_after(setup, sql);
+        for (sql, lacking, keep) in [
+            ("SELECT * FROM z LEFT JOIN a USING (k) ORDER BY x", "from a", "Write z.k instead of k"),
+            ("SELECT * FROM z NATURAL LEFT JOIN a ORDER BY x", "from a", "Write z.k instead of k"),
+            ("SELECT k, x, y FROM z RIGHT JOIN a USING (k) ORDER BY y", "from z", "Write a.k instead of k"),
+            ("SELECT k, count(*) FROM a RIGHT JOIN z USING (k) GROUP BY k", "from a", "Write z.k instead of k"),
+            ("SELECT n FROM (SELECT *, 1 AS n FROM z LEFT JOIN a USING (k))", "from a", "Write z.k"),
+        ] {
+            let e = run(sql).await.unwrap_err();
+            assert!(e.contains("k of the ") && e.contains(lacking) && e.contains(keep), "{sql}: {e}");
+        }
+        // the side named, or the side that keeps the rows read, gives SQL's answer
+        assert_eq!(
+            run("SELECT z.k, x, y FROM z LEFT JOIN a USING (k) ORDER BY x").await.unwrap(),
+            "k,x,y\n1,x,p\n2,y,\n"
+        );
+        assert_eq!(
+            run("SELECT k, x, y FROM z LEFT JOIN a USING (k) ORDER BY x").await.unwrap(),
+            "k,x,y\n1,x,p\n2,y,\n"
+        );
+        assert_eq!(run("SELECT * FROM a LEFT JOIN z USING (k) ORDER BY y").await.unwrap(), "k,y,x\n1,p,x\n3,q,\n");
+        assert_eq!(
+            run("SELECT a.k, x, y FROM z RIGHT JOIN a USING (k) ORDER BY y").await.unwrap(),
+            "k,x,y\n1,x,p\n3,,q\n"
+        );
+        // the other side's k, named, is SQL's too: null where that side lacks the row
+        assert_eq!(
+            run("SELECT z.*, a.* FROM z LEFT JOIN a USING (k) ORDER BY x").await.unwrap(),
+            "k,x,k,y\n1,x,1,p\n2,y,,\n"
+        );
+        assert_eq!(run("SELECT a.k FROM z LEFT JOIN a USING (k) ORDER BY x").await.unwrap(), "k\n1\n\"\"\n");
+    }
+
+    #[tokio::test]
     async fn the_check_is_no_function_to_call_and_leaves_grouping_sets_alone() {
         let e = run("SELECT exact_cast(i, 1, 2) FROM t").await.unwrap_err();
         assert!(e.contains("exact_cast is the check runpack adds"), "{e}");

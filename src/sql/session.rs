@@ -553,7 +553,7 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> Result<(SchemaRef, Vec<Reco
             return Err(Error::sql(context, e));
         }
     };
-    if let Some(e) = case_folded_in(sql, df.logical_plan()) {
+    if let Some(e) = check_written(sql, df.logical_plan()) {
         return Err(Error::sql("query", e));
     }
     let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
@@ -565,12 +565,15 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> Result<(SchemaRef, Vec<Reco
     Ok((schema, batches))
 }
 
-/// The result of `sql` in a query session where `setup` ran first, as CSV lines with a
+/// The result of `sql` in a query session where `setup` (statements separated by `;`) ran
+/// first, as CSV lines with a
 /// header, or the error's message (for the SQL checks' unit tests).
 #[cfg(test)]
 pub(super) async fn csv_after(setup: &str, sql: &str) -> std::result::Result<String, String> {
     let ctx = query_session();
-    ctx.sql(setup).await.unwrap().collect().await.unwrap();
+    for statement in setup.split(';') {
+        ctx.sql(statement).await.unwrap().collect().await.unwrap();
+    }
     let (_, batches) = run_script(&ctx, sql).await.map_err(|e| e.to_string())?;
     let mut out = Vec::new();
     let mut w = arrow::csv::WriterBuilder::new().with_header(true).build(&mut out);
@@ -747,8 +750,8 @@ async fn start_statement(
         Err(e) => return Err(Error::sql(unknown_table_context(ctx, context, &statement), e)),
     };
     read_only(true).verify_plan(&plan).map_err(sql_err)?;
-    if let Some((written, other)) = case_folded_name(&statement, &plan) {
-        return Err(Error::sql(context, case_folded(&written, &other)));
+    if let Some(e) = check_statements(std::slice::from_ref(&statement), &plan) {
+        return Err(Error::sql(context, e));
     }
     let df = ctx.execute_logical_plan(plan).await.map_err(sql_err)?;
     let task = Arc::new(df.task_ctx());
@@ -760,14 +763,119 @@ async fn start_statement(
     Ok((schema, stream))
 }
 
-/// The first name of `sql` that [`case_folded_name`] finds over `plan` (the plan of its last
-/// statement), as the error that says so.
-pub(crate) fn case_folded_in(
+/// The checks that need the SQL as written beside `plan` (the plan of its last statement): a
+/// name SQL folds to another column's ([`case_folded_name`]), a `USING` column read from the
+/// side of an outer join that lacks rows ([`outer_join_side`]). The first error found.
+pub(crate) fn check_written(
     sql: &str,
     plan: &datafusion::logical_expr::LogicalPlan,
 ) -> Option<datafusion::error::DataFusionError> {
-    let statements = parse_statements(sql).ok()?;
-    statements.iter().find_map(|st| case_folded_name(st, plan)).map(|(written, other)| case_folded(&written, &other))
+    let statements: Vec<_> = parse_statements(sql).ok()?.into_iter().collect();
+    check_statements(&statements, plan)
+}
+
+/// [`check_written`] over statements already parsed.
+fn check_statements(
+    statements: &[datafusion::sql::parser::Statement],
+    plan: &datafusion::logical_expr::LogicalPlan,
+) -> Option<datafusion::error::DataFusionError> {
+    if let Some((written, other)) = statements.iter().find_map(|st| case_folded_name(st, plan)) {
+        return Some(case_folded(&written, &other));
+    }
+    outer_join_side(statements, plan)
+}
+
+/// A `LEFT` or `RIGHT JOIN … USING (k)` (or `NATURAL`) whose `k` is read, above the join, from
+/// the side that lacks rows, where the SQL never names that side's `k` (`r.k`, `r.*`): DataFusion
+/// 55 gives an unqualified `k` the left side's, and `*`'s `k` the side whose name sorts first,
+/// so `k` would be null in the rows only the other side has, where SQL gives their key. The
+/// error names the column and the side to write.
+fn outer_join_side(
+    statements: &[datafusion::sql::parser::Statement],
+    plan: &datafusion::logical_expr::LogicalPlan,
+) -> Option<datafusion::error::DataFusionError> {
+    use datafusion::common::Column;
+    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+    use datafusion::logical_expr::{Expr, JoinConstraint, JoinType, LogicalPlan};
+    use datafusion::sql::sqlparser::tokenizer::Token;
+    // each outer USING join's columns of the side that lacks rows, with the join's kind and
+    // the same column of the side that keeps them
+    let mut lacking: Vec<(Column, Column, &str)> = Vec::new();
+    let _ = plan.apply_with_subqueries(|node| {
+        if let LogicalPlan::Join(j) = node
+            && j.join_constraint == JoinConstraint::Using
+        {
+            for (l, r) in &j.on {
+                let (Expr::Column(l), Expr::Column(r)) = (l, r) else { continue };
+                match j.join_type {
+                    JoinType::Left => lacking.push((r.clone(), l.clone(), "LEFT")),
+                    JoinType::Right => lacking.push((l.clone(), r.clone(), "RIGHT")),
+                    _ => {}
+                }
+            }
+        }
+        Ok(TreeNodeRecursion::Continue)
+    });
+    if lacking.is_empty() {
+        return None;
+    }
+    // the qualified names written (`r.k` as ("r", "k"), `r.*` as ("r", "*")), as SQL reads them:
+    // without quotes in lower case
+    let mut written = std::collections::HashSet::new();
+    for st in statements {
+        let words: Vec<Token> = tokens(&st.to_string())?
+            .into_iter()
+            .map(|t| t.token)
+            .filter(|t| !matches!(t, Token::Whitespace(_)))
+            .collect();
+        let name = |t: &Token| match t {
+            Token::Word(w) if w.quote_style.is_some() => Some(w.value.clone()),
+            Token::Word(w) => Some(w.value.to_lowercase()),
+            Token::Mul => Some("*".to_string()),
+            _ => None,
+        };
+        for w in words.windows(3) {
+            if let (Some(q), Token::Period, Some(n)) = (name(&w[0]), &w[1], name(&w[2])) {
+                written.insert((q, n));
+            }
+        }
+    }
+    // the columns read above the joins (a USING join's own key pairs left out)
+    let mut found = None;
+    let _ = plan.apply_with_subqueries(|node| {
+        if matches!(node, LogicalPlan::Join(j) if j.join_constraint == JoinConstraint::Using) {
+            return Ok(TreeNodeRecursion::Continue);
+        }
+        for e in node.expressions() {
+            let _ = e.apply(|e| {
+                if let Expr::Column(c) = e
+                    && let Some(hit) = lacking.iter().find(|(lack, _, _)| lack == c)
+                {
+                    let table = c.relation.as_ref().map(|r| r.table().to_string()).unwrap_or_default();
+                    if !written.contains(&(table.clone(), c.name.clone())) && !written.contains(&(table, "*".into())) {
+                        found = Some(hit.clone());
+                        return Ok(TreeNodeRecursion::Stop);
+                    }
+                }
+                Ok(TreeNodeRecursion::Continue)
+            });
+            if found.is_some() {
+                return Ok(TreeNodeRecursion::Stop);
+            }
+        }
+        Ok(TreeNodeRecursion::Continue)
+    });
+    let (lack, keep, kind) = found?;
+    Some(datafusion::error::DataFusionError::Plan(format!(
+        "{k} of the {kind} JOIN … USING ({k}) would be read from {lack}, the side that lacks rows: null in the rows \
+         only {keep_side} has, where SQL gives their key (DataFusion 55 reads an unqualified {k} from the left side, \
+         and the {k} of * from the side whose name sorts first). Write {keep} instead of {k}, and list the columns \
+         instead of *",
+        k = keep.name,
+        lack = lack.relation.as_ref().map(|r| r.to_string()).unwrap_or_default(),
+        keep_side = keep.relation.as_ref().map(|r| r.to_string()).unwrap_or_default(),
+        keep = keep.flat_name(),
+    )))
 }
 
 /// The error of a name written without quotes (`written`) that reads another column than

@@ -259,7 +259,7 @@ pub(crate) async fn plan_table(cx: &TableCx<'_>) -> Result<TablePlan> {
         let hint = comment_header_hint(spec, &e);
         Error::sql(format!("table {} ({}){hint}", t.name, sql_origin(spec, i)), e)
     })?;
-    if let Some(e) = crate::sql::session::case_folded_in(&sql, df.logical_plan()) {
+    if let Some(e) = crate::sql::session::check_written(&sql, df.logical_plan()) {
         return Err(Error::sql(format!("table {} ({})", t.name, sql_origin(spec, i)), e));
     }
     let rows_of = rows_kept_from(df.logical_plan());

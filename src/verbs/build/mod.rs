@@ -831,7 +831,7 @@ async fn register_views(
         if crate::sql::session::uses_similar_to(df.logical_plan()) {
             return Err(Error::config(context(), crate::sql::session::SIMILAR_TO_REFUSED));
         }
-        if let Some(e) = crate::sql::session::case_folded_in(&sql, df.logical_plan()) {
+        if let Some(e) = crate::sql::session::check_written(&sql, df.logical_plan()) {
             return Err(Error::sql(context(), e));
         }
         // the clock and random functions, named at the view rather than at a table reading it
