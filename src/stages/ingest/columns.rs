@@ -173,8 +173,17 @@ pub fn description(format: Format, wandb_table: Option<&str>, column: &str) -> O
         (F::InspectSamples, "total_tokens") => "Tokens in all, summed over the models used.",
         (F::InspectSamples, "uuid") => "The sample's unique id.",
         (F::InspectSamples, "extra") => "JSON text of the sample's `metadata` (null when empty).",
+        (F::InspectSamples, "score_metadata") => "JSON text of each scorer's metadata (null when none has any).",
+        (F::InspectSamples, "limit") => {
+            "JSON text of the limit that stopped the sample (`type`, `limit`); null when none."
+        }
+        (F::InspectSamples, "started_at") => "When the sample started (ISO 8601 text, as written).",
+        (F::InspectSamples, "completed_at") => "When the sample ended (ISO 8601 text, as written).",
+        (F::InspectSamples, "other") => "JSON text of the sample's other keys (`role_usage`, `turn_count`, …).",
         (F::InspectSamples, "input") => "The input: text, or the JSON text of its messages.",
         (F::InspectSamples, "output") => "The output's completion.",
+        (F::InspectSamples, "score_answers") => "JSON text of each scorer's answer, as it read the output.",
+        (F::InspectSamples, "score_explanations") => "JSON text of each scorer's explanation.",
 
         // lm-evaluation-harness
         (F::LmEvalResults | F::LmEvalSamples, "task") => "The task.",

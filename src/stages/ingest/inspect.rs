@@ -26,9 +26,14 @@
 //!   `target` (text, or JSON text of a list of targets), `scores` (JSON text, scorer → value:
 //!   `{"match": "C"}`), `error` (its message, null when none), `total_time`, `working_time`
 //!   (seconds), `input_tokens`, `output_tokens`, `total_tokens` (summed over the models used),
-//!   `uuid`, `extra` (JSON text of the sample's `metadata`), and, with `keep_text = true`,
-//!   `input` (text, or JSON text of a list of messages) and `output` (the completion). A
-//!   score's `answer` and `explanation` (the model's text) are never kept.
+//!   `uuid`, `extra` (JSON text of the sample's `metadata`), `score_metadata` (JSON text,
+//!   scorer → its score's `metadata`), `limit` (JSON text of the limit that stopped the
+//!   sample: `{"type": "token", "limit": 100}`), `started_at`, `completed_at` (ISO 8601 text,
+//!   as written), `other` (JSON text of the sample's other keys: `role_usage`, `turn_count`,
+//!   `error_retries`, …; each null when empty), and, with `keep_text = true`, `input` (text, or
+//!   JSON text of a list of messages), `output` (the completion), `score_answers` and
+//!   `score_explanations` (JSON text, scorer → its score's `answer`, `explanation`: the
+//!   model's text). A score's `history` (its edits) is left out: `value` is the current one.
 
 use std::io::Read;
 use std::path::Path;
@@ -115,13 +120,38 @@ pub fn sample_columns(keep_text: bool) -> Vec<(String, Target)> {
         ("total_tokens".into(), Target::Int64),
         ("uuid".into(), Target::Str),
         ("extra".into(), Target::Json),
+        ("score_metadata".into(), Target::Json),
+        ("limit".into(), Target::Json),
+        ("started_at".into(), Target::Str),
+        ("completed_at".into(), Target::Str),
+        ("other".into(), Target::Json),
     ];
     if keep_text {
         c.push(("input".into(), Target::Text));
         c.push(("output".into(), Target::Str));
+        c.push(("score_answers".into(), Target::Json));
+        c.push(("score_explanations".into(), Target::Json));
     }
     c
 }
+
+/// Keys of a sample that [`sample_row`] gives columns of their own (or leaves out as texts,
+/// [`SAMPLE_TEXT_KEYS`]); the others go to `other`.
+const SAMPLE_KEYS: [&str; 13] = [
+    "id",
+    "epoch",
+    "target",
+    "scores",
+    "error",
+    "total_time",
+    "working_time",
+    "model_usage",
+    "uuid",
+    "metadata",
+    "limit",
+    "started_at",
+    "completed_at",
+];
 
 /// The first bytes of a ZIP archive (a local file header).
 const ZIP_MAGIC: &[u8; 4] = b"PK\x03\x04";
@@ -196,8 +226,10 @@ fn sample_record(context: &Value, mut sample: Map<String, Value>, keep_text: boo
     if let Some(Value::Object(scores)) = sample.get_mut("scores") {
         for s in scores.values_mut() {
             if let Value::Object(s) = s {
-                s.shift_remove("answer");
-                s.shift_remove("explanation");
+                if !keep_text {
+                    s.shift_remove("answer");
+                    s.shift_remove("explanation");
+                }
                 s.shift_remove("history");
             }
         }
@@ -626,17 +658,26 @@ pub fn sample_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<String,
         Some(other) => Value::String(json_text(other)),
     };
     row.insert("target".into(), target);
-    let scores = match s.get("scores") {
-        None | Some(Value::Null) => Value::Null,
+    // each scorer's value, and its metadata, answer and explanation where it has one
+    let mut parts: [Option<Map<String, Value>>; 4] = [None, None, None, None];
+    match s.get("scores") {
+        None | Some(Value::Null) => {}
         Some(Value::Object(m)) => {
-            Value::Object(m.iter().map(|(k, v)| (k.clone(), v.get("value").cloned().unwrap_or(Value::Null))).collect())
+            parts[0] = Some(Map::new());
+            for (scorer, score) in m {
+                for (i, k) in ["value", "metadata", "answer", "explanation"].iter().enumerate() {
+                    let v = score.get(*k).cloned().unwrap_or(Value::Null);
+                    let empty = v.is_null() || v.as_object().is_some_and(Map::is_empty);
+                    if i == 0 || !empty {
+                        parts[i].get_or_insert_with(Map::new).insert(scorer.clone(), v);
+                    }
+                }
+            }
         }
-        Some(other) => {
-            problem(&mut problems, "$.scores".into(), "an object of scores", other);
-            Value::Null
-        }
-    };
-    row.insert("scores".into(), scores);
+        Some(other) => problem(&mut problems, "$.scores".into(), "an object of scores", other),
+    }
+    let [values, score_metadata, answers, explanations] = parts.map(|p| p.map(Value::Object).unwrap_or(Value::Null));
+    row.insert("scores".into(), values);
     let error = match s.get("error") {
         None | Some(Value::Null) => Value::Null,
         Some(Value::Object(e)) => e.get("message").cloned().unwrap_or_else(|| Value::String(json_text(&s["error"]))),
@@ -681,7 +722,24 @@ pub fn sample_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<String,
     let metadata = s.get("metadata").cloned().unwrap_or(Value::Null);
     let metadata = if metadata.as_object().is_some_and(Map::is_empty) { Value::Null } else { metadata };
     row.insert("extra".into(), metadata);
+    row.insert("score_metadata".into(), score_metadata);
+    row.insert("limit".into(), s.get("limit").cloned().unwrap_or(Value::Null));
+    for k in ["started_at", "completed_at"] {
+        let v = s.get(k).cloned().unwrap_or(Value::Null);
+        if !matches!(v, Value::Null | Value::String(_)) {
+            problem(&mut problems, format!("$.{k}"), "a time (ISO 8601 text)", &v);
+        }
+        row.insert(k.into(), v);
+    }
+    let other: Map<String, Value> = s
+        .iter()
+        .filter(|(k, _)| !SAMPLE_KEYS.contains(&k.as_str()) && !SAMPLE_TEXT_KEYS.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    row.insert("other".into(), if other.is_empty() { Value::Null } else { Value::Object(other) });
     if keep_text {
+        row.insert("score_answers".into(), answers);
+        row.insert("score_explanations".into(), explanations);
         let input = match s.get("input") {
             None | Some(Value::Null) => Value::Null,
             Some(Value::String(t)) => Value::String(t.clone()),
@@ -776,19 +834,35 @@ mod tests {
         let ctx = serde_json::json!({"eval_id": "e1", "task": "arith", "model": "m"});
         let sample = obj(
             r#"{"id": 2, "epoch": 1, "input": "Say hi", "target": ["hi", "hello"], "messages": [], "output": {"completion": "hey"},
-                "scores": {"match": {"value": "I", "answer": "hey", "explanation": "hey"}}, "metadata": {},
+                "scores": {"match": {"value": "I", "answer": "hey", "explanation": "hey!", "history": []},
+                           "judge": {"value": 0.5, "metadata": {"grader": "g"}, "history": [{"value": 1}]}}, "metadata": {},
                 "model_usage": {"a": {"input_tokens": 2, "output_tokens": 3, "total_tokens": 5}, "b": {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}},
-                "total_time": 0.5, "working_time": 0.25, "uuid": "u"}"#,
+                "total_time": 0.5, "working_time": 0.25, "uuid": "u", "limit": {"type": "token", "limit": 100},
+                "started_at": "2026-12-07T09:37:31+00:00", "completed_at": "2026-12-07T09:37:32+00:00",
+                "turn_count": 1, "error_retries": [], "store": {"k": "v"}}"#,
         );
         let r = sample_record(&ctx, sample.clone(), false);
         assert!(!json_text(&Value::Object(r.clone())).contains("hey"));
         let row = sample_row(&r, false).unwrap();
         assert_eq!((row["sample_id"].as_str(), row["target"].as_str()), (Some("2"), Some(r#"["hi","hello"]"#)));
-        assert_eq!(row["scores"], serde_json::json!({"match": "I"}));
+        assert_eq!(row["scores"], serde_json::json!({"match": "I", "judge": 0.5}));
+        assert_eq!(row["score_metadata"], serde_json::json!({"judge": {"grader": "g"}}));
         assert_eq!((&row["input_tokens"], &row["total_tokens"]), (&Value::from(3), &Value::from(7)));
-        assert!(row.get("output").is_none());
+        assert_eq!(row["limit"], serde_json::json!({"type": "token", "limit": 100}));
+        assert_eq!(row["completed_at"].as_str(), Some("2026-12-07T09:37:32+00:00"));
+        // every key of the sample has a column, or is a text left out
+        assert_eq!(row["other"], serde_json::json!({"turn_count": 1, "error_retries": []}));
+        assert!(row.get("output").is_none() && row.get("score_answers").is_none());
         let row = sample_row(&sample_record(&ctx, sample, true), true).unwrap();
         assert_eq!((row["input"].as_str(), row["output"].as_str()), (Some("Say hi"), Some("hey")));
+        assert_eq!(row["score_answers"], serde_json::json!({"match": "hey"}));
+        assert_eq!(row["score_explanations"], serde_json::json!({"match": "hey!"}));
+        assert_eq!(row["other"], serde_json::json!({"turn_count": 1, "error_retries": []}));
+        // a sample without those keys has nulls
+        let row = sample_row(&sample_record(&ctx, obj(r#"{"id": 1, "epoch": 1}"#), true), true).unwrap();
+        for k in ["scores", "score_metadata", "limit", "other", "score_answers", "score_explanations"] {
+            assert_eq!(row[k], Value::Null, "{k}");
+        }
         let e = sample_row(&sample_record(&ctx, obj(r#"{"id": 1.5, "epoch": 0}"#), false), false).unwrap_err();
         assert_eq!(
             e.into_iter().map(|(p, m)| format!("{p}: {m}")).collect::<Vec<_>>(),
