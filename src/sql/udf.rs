@@ -84,7 +84,8 @@ pub fn register(ctx: &SessionContext) {
     }));
     ctx.register_udf(str_fn("wandb_run_id", wandb_run_id));
     ctx.register_udf(int_fn("json_int", |s| match serde_json::from_str::<Value>(s) {
-        Ok(Value::Number(n)) => n.as_i64(),
+        // serde_json reads the integer `-0` as the float -0.0
+        Ok(Value::Number(n)) => n.as_i64().or_else(|| (s.trim() == "-0").then_some(0)),
         _ => None,
     }));
     ctx.register_udf(float_fn("json_float", |s| match serde_json::from_str::<Value>(s) {
@@ -228,6 +229,14 @@ mod tests {
             out.push(acc.value());
         }
         out
+    }
+
+    #[tokio::test]
+    async fn json_numbers_are_read_as_written() {
+        let sql = "SELECT json_int('-0') AS a, json_int(' 7 ') AS b, json_int('-0.0') AS c, json_int('1e2') AS d, \
+                   json_int('9223372036854775808') AS e, json_float('-0') AS f, json_float('1e-400') AS g";
+        let got = super::super::session::csv_after("SELECT 1", sql).await.unwrap();
+        assert_eq!(got, "a,b,c,d,e,f,g\n0,7,,,,-0.0,\n");
     }
 
     #[test]
