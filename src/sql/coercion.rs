@@ -598,6 +598,16 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn describe_gives_the_types_a_query_runs_with() {
+        assert_eq!(
+            run("DESCRIBE SELECT 1 AS x UNION ALL SELECT 0.5").await.unwrap(),
+            "column_name,data_type,is_nullable\nx,Float64,NO\n"
+        );
+        let got = run("DESC SELECT CASE WHEN i > 1 THEN i ELSE 0.5 END AS c FROM t").await.unwrap();
+        assert!(got.starts_with("column_name,data_type,is_nullable\nc,Float64,"), "{got}");
+    }
+
+    #[tokio::test]
     async fn the_check_is_no_function_to_call_and_leaves_grouping_sets_alone() {
         let e = run("SELECT exact_cast(i, 1, 2) FROM t").await.unwrap_err();
         assert!(e.contains("exact_cast is the check runpack adds"), "{e}");

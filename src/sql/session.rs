@@ -753,6 +753,20 @@ async fn start_statement(
     if let Some(e) = check_statements(std::slice::from_ref(&statement), &plan) {
         return Err(Error::sql(context, e));
     }
+    let plan = match (&plan, described_query(&statement)) {
+        (datafusion::logical_expr::LogicalPlan::DescribeTable(d), Some(query)) => {
+            // DataFusion describes a query's plan before type coercion (a UNION or a CASE typed
+            // by its first branch): the types it runs with instead
+            let query = ctx.state().statement_to_plan(query).await.map_err(sql_err)?;
+            let df = ctx.execute_logical_plan(query).await.map_err(sql_err)?;
+            let schema = df.create_physical_plan().await.map_err(sql_err)?.schema();
+            datafusion::logical_expr::LogicalPlan::DescribeTable(datafusion::logical_expr::DescribeTable {
+                schema,
+                output_schema: d.output_schema.clone(),
+            })
+        }
+        _ => plan,
+    };
     let df = ctx.execute_logical_plan(plan).await.map_err(sql_err)?;
     let task = Arc::new(df.task_ctx());
     // the executed plan's schema: the logical plan's may predate type coercion (a CASE or
@@ -761,6 +775,22 @@ async fn start_statement(
     let schema = physical.schema();
     let stream = datafusion::physical_plan::execute_stream(physical, task).map_err(sql_err)?;
     Ok((schema, stream))
+}
+
+/// The query of a `DESCRIBE <query>` statement, as a statement of its own.
+fn described_query(st: &datafusion::sql::parser::Statement) -> Option<datafusion::sql::parser::Statement> {
+    use datafusion::sql::sqlparser::ast::{DescribeAlias, Statement};
+    match st {
+        datafusion::sql::parser::Statement::Statement(s) => match s.as_ref() {
+            Statement::Explain { describe_alias: DescribeAlias::Describe | DescribeAlias::Desc, statement, .. }
+                if matches!(statement.as_ref(), Statement::Query(_)) =>
+            {
+                Some(datafusion::sql::parser::Statement::Statement(statement.clone()))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// The checks that need the SQL as written beside `plan` (the plan of its last statement): a
