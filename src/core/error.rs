@@ -353,6 +353,10 @@ fn sql_message(e: &datafusion::error::DataFusionError) -> String {
     {
         return sql_message(inner);
     }
+    // a cast that failed while DataFusion folded the SQL's constants: the cast's error alone
+    if folded_constant(e) {
+        return sql_message(e.find_root());
+    }
     let text = e.to_string();
     match text.find("No function matches the given name and argument types") {
         Some(i) if text.contains("Internal error") => {
@@ -378,6 +382,13 @@ fn cast_hint(e: &datafusion::error::DataFusionError) -> &'static str {
     use datafusion::arrow::error::ArrowError;
     match e.find_root() {
         datafusion::error::DataFusionError::ArrowError(a, _)
+            if matches!(**a, ArrowError::CastError(_) | ArrowError::ParseError(_)) && folded_constant(e) =>
+        {
+            "\nhint: the value is written in the SQL: a constant cast by CAST, or to the type of what it is \
+             compared with or computed beside (`int_col = 'abc'` casts 'abc' to an integer); write a value of that \
+             type, or cast the column instead (`CAST(int_col AS VARCHAR) = 'abc'`)"
+        }
+        datafusion::error::DataFusionError::ArrowError(a, _)
             if matches!(**a, ArrowError::CastError(_) | ArrowError::ParseError(_)) =>
         {
             "\nhint: the rows holding such a value are those of `x IS NOT NULL AND TRY_CAST(x AS type) IS NULL` (a \
@@ -386,6 +397,17 @@ fn cast_hint(e: &datafusion::error::DataFusionError) -> &'static str {
              the source's schema instead reports every such value with its file and line"
         }
         _ => "",
+    }
+}
+
+/// Whether `e` failed while DataFusion folded the SQL's constants (its `simplify_expressions`
+/// rule): a value cast there is written in the SQL, not read from a row.
+fn folded_constant(e: &datafusion::error::DataFusionError) -> bool {
+    match e {
+        datafusion::error::DataFusionError::Context(rule, inner) => {
+            rule.contains("'simplify_expressions'") || folded_constant(inner)
+        }
+        _ => false,
     }
 }
 
