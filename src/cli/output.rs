@@ -189,7 +189,7 @@ fn warning_json(w: &Warning) -> serde_json::Value {
     doc.insert("table".into(), w.table.clone().into());
     doc.insert("kind".into(), w.kind.clone().into());
     place_json(w.source.as_ref(), &mut doc);
-    doc.insert("message".into(), w.message.clone().into());
+    doc.insert("message".into(), w.quoted.as_ref().unwrap_or(&w.message).clone().into());
     doc.into()
 }
 

@@ -481,17 +481,33 @@ pub struct Warning {
     pub kind: String,
     /// Where, when known.
     pub source: Option<SourceRef>,
-    /// Human-readable text.
+    /// Human-readable text, as the card shows it.
     pub message: String,
+    /// The text with lines of the input quoted (a comment above a CSV header), shown where the
+    /// build runs (stderr, `--format json`), never in the card, which is published: the input's
+    /// author did not write those lines for it. `None` when `message` quotes nothing.
+    #[serde(skip)]
+    pub quoted: Option<String>,
+}
+
+impl Warning {
+    /// The warning as the card shows it: `message`, without lines quoted from the input.
+    pub fn public(&self) -> String {
+        self.render(&self.message)
+    }
+
+    fn render(&self, message: &str) -> String {
+        match &self.source {
+            Some(src) => format!("{src}: {}: {message}", self.table),
+            None => format!("{}: {message}", self.table),
+        }
+    }
 }
 
 impl fmt::Display for Warning {
+    /// `warning: ` and the text with its quoted lines, for the terminal.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "warning: ")?;
-        if let Some(src) = &self.source {
-            write!(f, "{src}: ")?;
-        }
-        write!(f, "{}: {}", self.table, self.message)
+        write!(f, "warning: {}", self.render(self.quoted.as_deref().unwrap_or(&self.message)))
     }
 }
 
@@ -662,7 +678,21 @@ impl BuildReport {
 
     /// Records a warning.
     pub fn warn(&mut self, table: &str, kind: &str, source: Option<SourceRef>, message: String) {
-        self.warnings.push(Warning { table: table.to_string(), kind: kind.to_string(), source, message });
+        self.warnings.push(Warning { table: table.to_string(), kind: kind.to_string(), source, message, quoted: None });
+    }
+
+    /// Records a warning whose text quotes lines of the input (`quoted`), which the card shows
+    /// as `message` ([`Warning::quoted`]).
+    pub fn warn_quoting(
+        &mut self,
+        table: &str,
+        kind: &str,
+        source: Option<SourceRef>,
+        message: String,
+        quoted: String,
+    ) {
+        let quoted = Some(quoted);
+        self.warnings.push(Warning { table: table.to_string(), kind: kind.to_string(), source, message, quoted });
     }
 
     /// Adds what `other` found after what this report holds (violations up to `max_errors`,

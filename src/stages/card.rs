@@ -1282,7 +1282,7 @@ fn data_quality(spec: &PipelineSpec, manifest: &Manifest, report: &BuildReport) 
             continue;
         }
         shown += usize::from(!always);
-        let _ = writeln!(b, "- warning: {}", esc(w.to_string().trim_start_matches("warning: ")));
+        let _ = writeln!(b, "- warning: {}", esc(&w.public()));
     }
     let others = report.warnings.iter().filter(|w| w.kind != "wandb-sampled").count();
     if others > CARD_WARNINGS {

@@ -624,35 +624,34 @@ fn convert_records(
     }
     if let Some((first_file, first)) = commented.first() {
         let total: u64 = commented.iter().map(|(_, c)| c.count).sum();
-        // each file named, with its first lines
-        let files: Vec<String> = commented
-            .iter()
-            .take(10)
-            .map(|(f, c)| {
-                // a line above the header with its text: how the file was made, said
-                let lines: Vec<String> = c
-                    .first
-                    .iter()
-                    .take(3)
-                    .map(|l| match c.above_header.iter().find(|(a, _)| a == l) {
-                        Some((_, text)) => format!("{l} ({text:?})"),
-                        None => l.to_string(),
-                    })
-                    .collect();
-                let more = c.count - lines.len() as u64;
-                format!(
-                    "{f} line{} {}{}",
-                    if c.count == 1 { "" } else { "s" },
-                    lines.join(", "),
-                    if more > 0 { format!(" and {more} more") } else { String::new() }
-                )
-            })
-            .collect();
-        let more_files = commented.len().saturating_sub(files.len());
-        applier.report.warn(
-            &src.name,
-            "comment-lines",
-            Some(SourceRef { file: first_file.clone(), at: Position::Line(first.first[0]) }),
+        // each file named, with its first lines; a line above the header with its text (how
+        // the file was made) where the build runs, not in the card
+        let files = |quote: bool| -> Vec<String> {
+            commented
+                .iter()
+                .take(10)
+                .map(|(f, c)| {
+                    let lines: Vec<String> = c
+                        .first
+                        .iter()
+                        .take(3)
+                        .map(|l| match c.above_header.iter().find(|(a, _)| a == l) {
+                            Some((_, text)) if quote => format!("{l} ({text:?})"),
+                            _ => l.to_string(),
+                        })
+                        .collect();
+                    let more = c.count - lines.len() as u64;
+                    format!(
+                        "{f} line{} {}{}",
+                        if c.count == 1 { "" } else { "s" },
+                        lines.join(", "),
+                        if more > 0 { format!(" and {more} more") } else { String::new() }
+                    )
+                })
+                .collect()
+        };
+        let more_files = commented.len().saturating_sub(10);
+        let message = |files: Vec<String>| {
             format!(
                 "source {} skipped {total} line{} that start{} with {:?}, as comments (its `comment`): {}{}; a row whose \
                  first cell starts with it is skipped so too (quote that cell to keep the row)",
@@ -662,8 +661,15 @@ fn convert_records(
                 src.comment.as_deref().unwrap_or("#"),
                 files.join("; "),
                 if more_files > 0 { format!("; and {more_files} more files") } else { String::new() }
-            ),
-        );
+            )
+        };
+        let at = Some(SourceRef { file: first_file.clone(), at: Position::Line(first.first[0]) });
+        let (public, quoted) = (message(files(false)), message(files(true)));
+        if public == quoted {
+            applier.report.warn(&src.name, "comment-lines", at, public);
+        } else {
+            applier.report.warn_quoting(&src.name, "comment-lines", at, public, quoted);
+        }
     }
     Ok(())
 }
