@@ -56,12 +56,13 @@ pub enum Error {
     /// A SQL query failed to plan or run (DataFusion's message is kept as is, followed by a
     /// hint when a value did not convert to the type a cast asked for).
     #[error(
-        "{context}{}: {}{}{}{}",
+        "{context}{}: {}{}{}{}{}",
         sql_place(source),
         sql_message(source),
         cast_hint(source),
         memory_hint(source),
-        lost_hint(source)
+        lost_hint(source),
+        ambiguous_hint(source)
     )]
     Sql {
         /// Which query (table name, card section, or "query").
@@ -397,6 +398,19 @@ fn cast_hint(e: &datafusion::error::DataFusionError) -> &'static str {
              the source's schema instead reports every such value with its file and line"
         }
         _ => "",
+    }
+}
+
+/// What to write for a column name two tables of a query hold: DataFusion 55 reads the column
+/// of a `JOIN … USING (k)` unqualified in the select list of one such join only, not in
+/// `WHERE`, `EXCLUDE` or beside a second join.
+fn ambiguous_hint(e: &datafusion::error::DataFusionError) -> &'static str {
+    if e.to_string().contains("Ambiguous reference to unqualified field") {
+        "\nhint: name the table the column is read from (`runs.k`): DataFusion 55 reads the column of a JOIN … \
+         USING (k) without its table only in the select list of one such join; in a LEFT or RIGHT JOIN, name the \
+         side that keeps every row"
+    } else {
+        ""
     }
 }
 

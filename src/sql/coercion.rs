@@ -571,9 +571,14 @@ mod tests {
             ("SELECT k, x, y FROM z RIGHT JOIN a USING (k) ORDER BY y", "from z", "Write a.k instead of k"),
             ("SELECT k, count(*) FROM a RIGHT JOIN z USING (k) GROUP BY k", "from a", "Write z.k instead of k"),
             ("SELECT n FROM (SELECT *, 1 AS n FROM z LEFT JOIN a USING (k))", "from a", "Write z.k"),
+            // the other side named somewhere does not make an unqualified k read it
+            ("SELECT k FROM z RIGHT JOIN a USING (k) WHERE z.k IS NULL", "from z", "Write a.k instead of k"),
+            ("SELECT z.*, k AS kk FROM z RIGHT JOIN a USING (k)", "from z", "Write a.k"),
+            // a later USING joins on the left side's k
+            ("SELECT a.y FROM z RIGHT JOIN a USING (k) JOIN a AS b USING (k)", "would join on z.k", "ON and a.k"),
         ] {
             let e = run(sql).await.unwrap_err();
-            assert!(e.contains("k of the ") && e.contains(lacking) && e.contains(keep), "{sql}: {e}");
+            assert!(e.contains(lacking) && e.contains(keep), "{sql}: {e}");
         }
         // the side named, or the side that keeps the rows read, gives SQL's answer
         assert_eq!(
@@ -595,6 +600,15 @@ mod tests {
             "k,x,k,y\n1,x,1,p\n2,y,,\n"
         );
         assert_eq!(run("SELECT a.k FROM z LEFT JOIN a USING (k) ORDER BY x").await.unwrap(), "k\n1\n\"\"\n");
+        // a k of another branch, subquery or alias is not the join's
+        for (sql, want) in [
+            ("SELECT k FROM a UNION ALL SELECT z.k FROM z LEFT JOIN a USING (k) ORDER BY k", "k\n1\n1\n2\n3\n"),
+            ("SELECT z.k, (SELECT max(k) FROM a) AS m FROM z LEFT JOIN a USING (k) ORDER BY k", "k,m\n1,3\n2,3\n"),
+            ("SELECT k FROM (SELECT z.k FROM z LEFT JOIN a USING (k)) a ORDER BY k", "k\n1\n2\n"),
+            ("SELECT z.k, a.y FROM z LEFT JOIN a USING (k) LEFT JOIN a AS b USING (k) ORDER BY k", "k,y\n1,p\n2,\n"),
+        ] {
+            assert_eq!(run(sql).await.unwrap(), want, "{sql}");
+        }
     }
 
     #[tokio::test]

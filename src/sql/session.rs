@@ -816,10 +816,14 @@ fn check_statements(
 }
 
 /// A `LEFT` or `RIGHT JOIN … USING (k)` (or `NATURAL`) whose `k` is read, above the join, from
-/// the side that lacks rows, where the SQL never names that side's `k` (`r.k`, `r.*`): DataFusion
-/// 55 gives an unqualified `k` the left side's, and `*`'s `k` the side whose name sorts first,
-/// so `k` would be null in the rows only the other side has, where SQL gives their key. The
-/// error names the column and the side to write.
+/// the side that lacks rows: DataFusion 55 gives an unqualified `k` the left side's, `*`'s `k`
+/// the side whose name sorts first, and a later `JOIN … USING (k)` the left side's, so `k`
+/// would be null in the rows only the other side has, where SQL gives their key. A read of
+/// that side's `k` is taken as written when the SQL names it (`r.k`, `r.*`) and writes neither
+/// an unqualified `k` nor a bare `*` that could have read it instead. Reads are looked for in
+/// the nodes above the join up to the query block's alias, not in other branches or
+/// subqueries; a join of a view the SQL does not name (its tables' names not written) was
+/// checked with the view. The error names the column and the side to write.
 fn outer_join_side(
     statements: &[datafusion::sql::parser::Statement],
     plan: &datafusion::logical_expr::LogicalPlan,
@@ -828,32 +832,33 @@ fn outer_join_side(
     use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
     use datafusion::logical_expr::{Expr, JoinConstraint, JoinType, LogicalPlan};
     use datafusion::sql::sqlparser::tokenizer::Token;
-    // each outer USING join's columns of the side that lacks rows, with the join's kind and
-    // the same column of the side that keeps them
-    let mut lacking: Vec<(Column, Column, &str)> = Vec::new();
+    use std::collections::HashSet;
+    let outer_using = |node: &LogicalPlan| {
+        matches!(node, LogicalPlan::Join(j) if j.join_constraint == JoinConstraint::Using
+            && matches!(j.join_type, JoinType::Left | JoinType::Right))
+    };
+    let mut any = false;
     let _ = plan.apply_with_subqueries(|node| {
-        if let LogicalPlan::Join(j) = node
-            && j.join_constraint == JoinConstraint::Using
-        {
-            for (l, r) in &j.on {
-                let (Expr::Column(l), Expr::Column(r)) = (l, r) else { continue };
-                match j.join_type {
-                    JoinType::Left => lacking.push((r.clone(), l.clone(), "LEFT")),
-                    JoinType::Right => lacking.push((l.clone(), r.clone(), "RIGHT")),
-                    _ => {}
-                }
-            }
-        }
-        Ok(TreeNodeRecursion::Continue)
+        any = outer_using(node);
+        Ok(if any { TreeNodeRecursion::Stop } else { TreeNodeRecursion::Continue })
     });
-    if lacking.is_empty() {
+    if !any {
         return None;
     }
-    // the qualified names written (`r.k` as ("r", "k"), `r.*` as ("r", "*")), as SQL reads them:
-    // without quotes in lower case
-    let mut written = std::collections::HashSet::new();
+    /// The SQL as written: its qualified names (`r.k` as ("r", "k"), `r.*` as ("r", "*")), its
+    /// other names (an unqualified `k`; not an alias after `AS`, nor the names of `USING (…)`),
+    /// every name, and whether a bare `*` is selected; names as SQL reads them (without quotes
+    /// in lower case).
+    #[derive(Default)]
+    struct Written {
+        qualified: HashSet<(String, String)>,
+        unqualified: HashSet<String>,
+        words: HashSet<String>,
+        star: bool,
+    }
+    let mut w = Written::default();
     for st in statements {
-        let words: Vec<Token> = tokens(&st.to_string())?
+        let t: Vec<Token> = tokens(&st.to_string())?
             .into_iter()
             .map(|t| t.token)
             .filter(|t| !matches!(t, Token::Whitespace(_)))
@@ -861,51 +866,143 @@ fn outer_join_side(
         let name = |t: &Token| match t {
             Token::Word(w) if w.quote_style.is_some() => Some(w.value.clone()),
             Token::Word(w) => Some(w.value.to_lowercase()),
-            Token::Mul => Some("*".to_string()),
             _ => None,
         };
-        for w in words.windows(3) {
-            if let (Some(q), Token::Period, Some(n)) = (name(&w[0]), &w[1], name(&w[2])) {
-                written.insert((q, n));
+        let keyword = |t: Option<&Token>, k: &str| matches!(t, Some(Token::Word(w)) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(k));
+        let mut in_using = false;
+        for i in 0..t.len() {
+            let (before, after) = (i.checked_sub(1).map(|i| &t[i]), t.get(i + 1));
+            match &t[i] {
+                Token::LParen if keyword(before, "using") => in_using = true,
+                Token::RParen => in_using = false,
+                Token::Mul if matches!(before, Some(Token::Period)) => {}
+                Token::Mul => {
+                    w.star |= matches!(before, Some(Token::Comma))
+                        || ["select", "distinct", "all"].iter().any(|k| keyword(before, k))
+                }
+                Token::Word(_) => {
+                    let n = name(&t[i]).expect("a word");
+                    w.words.insert(n.clone());
+                    if matches!(after, Some(Token::Period)) {
+                        match t.get(i + 2) {
+                            Some(Token::Mul) => {
+                                w.qualified.insert((n, "*".into()));
+                            }
+                            Some(next) => {
+                                if let Some(m) = name(next) {
+                                    w.qualified.insert((n, m));
+                                }
+                            }
+                            None => {}
+                        }
+                    } else if !matches!(before, Some(Token::Period)) && !keyword(before, "as") && !in_using {
+                        w.unqualified.insert(n);
+                    }
+                }
+                _ => {}
             }
         }
     }
-    // the columns read above the joins (a USING join's own key pairs left out)
-    let mut found = None;
-    let _ = plan.apply_with_subqueries(|node| {
-        if matches!(node, LogicalPlan::Join(j) if j.join_constraint == JoinConstraint::Using) {
-            return Ok(TreeNodeRecursion::Continue);
+    let table = |c: &Column| c.relation.as_ref().map(|r| r.table().to_string()).unwrap_or_default();
+    let side = |c: &Column| c.relation.as_ref().map(|r| r.to_string()).unwrap_or_default();
+    // a read of the side that lacks rows taken as written
+    let as_written = |c: &Column| {
+        let t = table(c);
+        (w.qualified.contains(&(t.clone(), c.name.clone())) || w.qualified.contains(&(t, "*".into())))
+            && !w.unqualified.contains(&c.name)
+            && !w.star
+    };
+    /// Walks `node` with the nodes above it in its query block (`above`, nearest last).
+    fn walk<'a>(
+        node: &'a LogicalPlan,
+        above: &mut Vec<&'a LogicalPlan>,
+        check: &mut dyn FnMut(&LogicalPlan, &[&LogicalPlan]) -> Option<String>,
+    ) -> Option<String> {
+        if let Some(e) = check(node, above) {
+            return Some(e);
         }
-        for e in node.expressions() {
-            let _ = e.apply(|e| {
-                if let Expr::Column(c) = e
-                    && let Some(hit) = lacking.iter().find(|(lack, _, _)| lack == c)
-                {
-                    let table = c.relation.as_ref().map(|r| r.table().to_string()).unwrap_or_default();
-                    if !written.contains(&(table.clone(), c.name.clone())) && !written.contains(&(table, "*".into())) {
-                        found = Some(hit.clone());
-                        return Ok(TreeNodeRecursion::Stop);
-                    }
-                }
-                Ok(TreeNodeRecursion::Continue)
-            });
-            if found.is_some() {
-                return Ok(TreeNodeRecursion::Stop);
+        let mut found = None;
+        let _ = node.apply_subqueries(|sub| {
+            found = walk(sub, &mut Vec::new(), check);
+            Ok(if found.is_some() { TreeNodeRecursion::Stop } else { TreeNodeRecursion::Continue })
+        });
+        if found.is_some() {
+            return found;
+        }
+        // the columns above an alias are the alias's
+        let mut fresh = Vec::new();
+        let stack = if matches!(node, LogicalPlan::SubqueryAlias(_)) { &mut fresh } else { above };
+        stack.push(node);
+        for input in node.inputs() {
+            if let Some(e) = walk(input, stack, check) {
+                return Some(e);
             }
         }
-        Ok(TreeNodeRecursion::Continue)
-    });
-    let (lack, keep, kind) = found?;
-    Some(datafusion::error::DataFusionError::Plan(format!(
-        "{k} of the {kind} JOIN … USING ({k}) would be read from {lack}, the side that lacks rows: null in the rows \
-         only {keep_side} has, where SQL gives their key (DataFusion 55 reads an unqualified {k} from the left side, \
-         and the {k} of * from the side whose name sorts first). Write {keep} instead of {k}, and list the columns \
-         instead of *",
-        k = keep.name,
-        lack = lack.relation.as_ref().map(|r| r.to_string()).unwrap_or_default(),
-        keep_side = keep.relation.as_ref().map(|r| r.to_string()).unwrap_or_default(),
-        keep = keep.flat_name(),
-    )))
+        stack.pop();
+        None
+    }
+    let mut check = |node: &LogicalPlan, above: &[&LogicalPlan]| -> Option<String> {
+        let LogicalPlan::Join(j) = node else { return None };
+        if !outer_using(node) {
+            return None;
+        }
+        let (kind, pairs): (&str, Vec<(Column, Column)>) = match j.join_type {
+            JoinType::Left => (
+                "LEFT",
+                j.on.iter().filter_map(|(l, r)| Some((r.try_as_col()?.clone(), l.try_as_col()?.clone()))).collect(),
+            ),
+            _ => (
+                "RIGHT",
+                j.on.iter().filter_map(|(l, r)| Some((l.try_as_col()?.clone(), r.try_as_col()?.clone()))).collect(),
+            ),
+        };
+        // a join of a view, whose SQL names neither side
+        if pairs.iter().all(|(lack, keep)| !w.words.contains(&table(lack)) && !w.words.contains(&table(keep))) {
+            return None;
+        }
+        let names: Vec<&str> = pairs.iter().map(|(l, _)| l.name.as_str()).collect();
+        let using = format!("{kind} JOIN … USING ({})", names.join(", "));
+        for node in above.iter().rev() {
+            let later_using = matches!(node, LogicalPlan::Join(j) if j.join_constraint == JoinConstraint::Using);
+            for e in node.expressions() {
+                let mut hit = None;
+                let _ = e.apply(|e| {
+                    if let Expr::Column(c) = e
+                        && let Some(p) = pairs.iter().find(|(lack, _)| lack == c)
+                        && (later_using || !as_written(c))
+                    {
+                        hit = Some(p.clone());
+                        return Ok(TreeNodeRecursion::Stop);
+                    }
+                    Ok(TreeNodeRecursion::Continue)
+                });
+                let Some((lack, keep)) = hit else { continue };
+                let k = &keep.name;
+                return Some(if later_using {
+                    format!(
+                        "the JOIN … USING ({k}) after the {using} would join on {lack}, the side that lacks rows: null \
+                         in the rows only {keep_side} has (DataFusion 55 joins a later USING on the left side's {k}). \
+                         Write that join with ON and {keep}",
+                        lack = lack.flat_name(),
+                        keep_side = side(&keep),
+                        keep = keep.flat_name(),
+                    )
+                } else {
+                    format!(
+                        "{k} of the {using} would be read from {lack}, the side that lacks rows: null in the rows only \
+                         {keep_side} has, where SQL gives their key (DataFusion 55 reads an unqualified {k} from the \
+                         left side, and the {k} of * from the side whose name sorts first). Write {keep} instead of \
+                         {k}, and list the columns instead of *",
+                        lack = side(&lack),
+                        keep_side = side(&keep),
+                        keep = keep.flat_name(),
+                    )
+                });
+            }
+        }
+        None
+    };
+    walk(plan, &mut Vec::new(), &mut check).map(datafusion::error::DataFusionError::Plan)
 }
 
 /// The error of a name written without quotes (`written`) that reads another column than
