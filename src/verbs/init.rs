@@ -4062,7 +4062,7 @@ fn source_toml(name: &str, plan: &SourcePlan, prefix: &str) -> String {
         .collect();
     if !texts.is_empty() {
         t.push_str(&format!(
-            "keep_text = false   # the texts {} are left out (true reads them: then select them in the table's query)\n",
+            "keep_text = false   # the texts {} are left out (true reads them: then select them in the table's query and declare them in its schema)\n",
             texts.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
         ));
     }

@@ -165,7 +165,7 @@ pub fn description(format: Format, wandb_table: Option<&str>, column: &str) -> O
         (F::InspectSamples, "epoch") => "The epoch, from 1.",
         (F::InspectSamples, "target") => "The target: text, or the JSON text of a list of targets.",
         (F::InspectSamples, "scores") => "JSON text of each scorer's value (`{\"match\": \"C\"}`).",
-        (F::InspectSamples, "error") => "The sample's error message; null when none.",
+        (F::InspectSamples, "error") => "The sample's error message (its traceback left out); null when none.",
         (F::InspectSamples, "total_time") => "Wall time of the sample, in seconds.",
         (F::InspectSamples, "working_time") => "Time the sample worked (waits left out), in seconds.",
         (F::InspectSamples, "input_tokens") => "Input tokens, summed over the models used.",
@@ -174,6 +174,9 @@ pub fn description(format: Format, wandb_table: Option<&str>, column: &str) -> O
         (F::InspectSamples, "uuid") => "The sample's unique id.",
         (F::InspectSamples, "extra") => "JSON text of the sample's `metadata` (null when empty).",
         (F::InspectSamples, "score_metadata") => "JSON text of each scorer's metadata (null when none has any).",
+        (F::InspectSamples, "score_extra") => "JSON text of each scorer's other keys (`reason`, …); null when none.",
+        (F::InspectSamples, "stop_reason") => "Why the model stopped (`stop`, `max_tokens`, …).",
+        (F::InspectSamples, "error_retries") => "JSON text of the messages of the errors retried; null when none.",
         (F::InspectSamples, "limit") => {
             "JSON text of the limit that stopped the sample (`type`, `limit`); null when none."
         }

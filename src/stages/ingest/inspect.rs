@@ -27,7 +27,9 @@
 //!   `{"match": "C"}`), `error` (its message, null when none), `total_time`, `working_time`
 //!   (seconds), `input_tokens`, `output_tokens`, `total_tokens` (summed over the models used),
 //!   `uuid`, `extra` (JSON text of the sample's `metadata`), `score_metadata` (JSON text,
-//!   scorer → its score's `metadata`), `limit` (JSON text of the limit that stopped the
+//!   scorer → its score's `metadata`), `score_extra` (JSON text, scorer → its score's other
+//!   keys: `reason`, …), `stop_reason` (the output's), `error_retries` (JSON text of the
+//!   messages of the errors retried; their tracebacks left out, as the error's), `limit` (JSON text of the limit that stopped the
 //!   sample: `{"type": "token", "limit": 100}`), `started_at`, `completed_at` (ISO 8601 text,
 //!   as written), `other` (JSON text of the sample's other keys: `role_usage`, `turn_count`,
 //!   `error_retries`, …; each null when empty), and, with `keep_text = true`, `input` (text, or
@@ -121,6 +123,9 @@ pub fn sample_columns(keep_text: bool) -> Vec<(String, Target)> {
         ("uuid".into(), Target::Str),
         ("extra".into(), Target::Json),
         ("score_metadata".into(), Target::Json),
+        ("score_extra".into(), Target::Json),
+        ("stop_reason".into(), Target::Str),
+        ("error_retries".into(), Target::Json),
         ("limit".into(), Target::Json),
         ("started_at".into(), Target::Str),
         ("completed_at".into(), Target::Str),
@@ -137,8 +142,10 @@ pub fn sample_columns(keep_text: bool) -> Vec<(String, Target)> {
 
 /// Keys of a sample that [`sample_row`] gives columns of their own (or leaves out as texts,
 /// [`SAMPLE_TEXT_KEYS`]); the others go to `other`.
-const SAMPLE_KEYS: [&str; 13] = [
+const SAMPLE_KEYS: [&str; 15] = [
     "id",
+    "error_retries",
+    "stop_reason",
     "epoch",
     "target",
     "scores",
@@ -219,6 +226,22 @@ fn sample_record(context: &Value, mut sample: Map<String, Value>, keep_text: boo
         kept.insert("input".into(), sample.get("input").cloned().unwrap_or(Value::Null));
         let completion = sample.get("output").and_then(|o| o.get("completion")).cloned().unwrap_or(Value::Null);
         kept.insert("output".into(), completion);
+    }
+    // why the model stopped (`stop`, `max_tokens`, …): no text of the model's; Inspect writes
+    // it with the output's first choice (`ModelOutput.stop_reason` reads it there)
+    let output = sample.get("output");
+    let stop = output
+        .and_then(|o| o.get("stop_reason"))
+        .or_else(|| output.and_then(|o| o.get("choices")).and_then(|c| c.get(0)).and_then(|c| c.get("stop_reason")));
+    if let Some(stop) = stop {
+        kept.insert("stop_reason".into(), stop.clone());
+    }
+    // a retried error's message, without its traceback and the events it holds
+    if let Some(Value::Array(retries)) = sample.get_mut("error_retries") {
+        for r in retries.iter_mut() {
+            let message = r.get("message").cloned().unwrap_or_else(|| Value::String(json_text(r)));
+            *r = message;
+        }
     }
     for k in SAMPLE_TEXT_KEYS {
         sample.shift_remove(k);
@@ -659,24 +682,37 @@ pub fn sample_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<String,
     };
     row.insert("target".into(), target);
     // each scorer's value, and its metadata, answer and explanation where it has one
-    let mut parts: [Option<Map<String, Value>>; 4] = [None, None, None, None];
+    // and the score's other keys (`reason`, …)
+    let mut parts: [Option<Map<String, Value>>; 5] = [None, None, None, None, None];
+    const SCORE_KEYS: [&str; 5] = ["value", "metadata", "answer", "explanation", "history"];
     match s.get("scores") {
         None | Some(Value::Null) => {}
         Some(Value::Object(m)) => {
             parts[0] = Some(Map::new());
             for (scorer, score) in m {
-                for (i, k) in ["value", "metadata", "answer", "explanation"].iter().enumerate() {
+                for (i, k) in SCORE_KEYS[..4].iter().enumerate() {
                     let v = score.get(*k).cloned().unwrap_or(Value::Null);
                     let empty = v.is_null() || v.as_object().is_some_and(Map::is_empty);
                     if i == 0 || !empty {
                         parts[i].get_or_insert_with(Map::new).insert(scorer.clone(), v);
                     }
                 }
+                let rest: Map<String, Value> = score
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .filter(|(k, v)| !SCORE_KEYS.contains(&k.as_str()) && !v.is_null())
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                if !rest.is_empty() {
+                    parts[4].get_or_insert_with(Map::new).insert(scorer.clone(), Value::Object(rest));
+                }
             }
         }
         Some(other) => problem(&mut problems, "$.scores".into(), "an object of scores", other),
     }
-    let [values, score_metadata, answers, explanations] = parts.map(|p| p.map(Value::Object).unwrap_or(Value::Null));
+    let [values, score_metadata, answers, explanations, score_extra] =
+        parts.map(|p| p.map(Value::Object).unwrap_or(Value::Null));
     row.insert("scores".into(), values);
     let error = match s.get("error") {
         None | Some(Value::Null) => Value::Null,
@@ -723,6 +759,15 @@ pub fn sample_row(r: &Map<String, Value>, keep_text: bool) -> Result<Map<String,
     let metadata = if metadata.as_object().is_some_and(Map::is_empty) { Value::Null } else { metadata };
     row.insert("extra".into(), metadata);
     row.insert("score_metadata".into(), score_metadata);
+    row.insert("score_extra".into(), score_extra);
+    let stop = s.get("stop_reason").cloned().unwrap_or(Value::Null);
+    if !matches!(stop, Value::Null | Value::String(_)) {
+        problem(&mut problems, "$.output.stop_reason".into(), "a string", &stop);
+    }
+    row.insert("stop_reason".into(), stop);
+    let retries = s.get("error_retries").cloned().unwrap_or(Value::Null);
+    let retries = if retries.as_array().is_some_and(Vec::is_empty) { Value::Null } else { retries };
+    row.insert("error_retries".into(), retries);
     row.insert("limit".into(), s.get("limit").cloned().unwrap_or(Value::Null));
     for k in ["started_at", "completed_at"] {
         let v = s.get(k).cloned().unwrap_or(Value::Null);
@@ -832,15 +877,15 @@ mod tests {
     #[test]
     fn a_sample_keeps_ids_scores_and_usage_without_texts() {
         let ctx = serde_json::json!({"eval_id": "e1", "task": "arith", "model": "m"});
-        let sample = obj(
-            r#"{"id": 2, "epoch": 1, "input": "Say hi", "target": ["hi", "hello"], "messages": [], "output": {"completion": "hey"},
+        let sample = obj(r#"{"id": 2, "epoch": 1, "input": "Say hi", "target": ["hi", "hello"], "messages": [],
                 "scores": {"match": {"value": "I", "answer": "hey", "explanation": "hey!", "history": []},
-                           "judge": {"value": 0.5, "metadata": {"grader": "g"}, "history": [{"value": 1}]}}, "metadata": {},
+                           "judge": {"value": 0.5, "metadata": {"grader": "g"}, "history": [{"value": 1}], "reason": "refusal"}},
+                "metadata": {}, "output": {"completion": "hey", "choices": [{"message": {}, "stop_reason": "max_tokens"}]},
                 "model_usage": {"a": {"input_tokens": 2, "output_tokens": 3, "total_tokens": 5}, "b": {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}},
                 "total_time": 0.5, "working_time": 0.25, "uuid": "u", "limit": {"type": "token", "limit": 100},
                 "started_at": "2026-12-07T09:37:31+00:00", "completed_at": "2026-12-07T09:37:32+00:00",
-                "turn_count": 1, "error_retries": [], "store": {"k": "v"}}"#,
-        );
+                "turn_count": 1, "error_retries": [{"message": "boom", "traceback": "T", "traceback_ansi": "T"}],
+                "store": {"k": "v"}}"#);
         let r = sample_record(&ctx, sample.clone(), false);
         assert!(!json_text(&Value::Object(r.clone())).contains("hey"));
         let row = sample_row(&r, false).unwrap();
@@ -851,16 +896,32 @@ mod tests {
         assert_eq!(row["limit"], serde_json::json!({"type": "token", "limit": 100}));
         assert_eq!(row["completed_at"].as_str(), Some("2026-12-07T09:37:32+00:00"));
         // every key of the sample has a column, or is a text left out
-        assert_eq!(row["other"], serde_json::json!({"turn_count": 1, "error_retries": []}));
+        assert_eq!(row["other"], serde_json::json!({"turn_count": 1}));
+        assert_eq!(row["score_extra"], serde_json::json!({"judge": {"reason": "refusal"}}));
+        assert_eq!(
+            (row["stop_reason"].as_str(), &row["error_retries"]),
+            (Some("max_tokens"), &serde_json::json!(["boom"]))
+        );
+        assert!(!json_text(&Value::Object(row.clone())).contains("\"T\""));
         assert!(row.get("output").is_none() && row.get("score_answers").is_none());
         let row = sample_row(&sample_record(&ctx, sample, true), true).unwrap();
         assert_eq!((row["input"].as_str(), row["output"].as_str()), (Some("Say hi"), Some("hey")));
         assert_eq!(row["score_answers"], serde_json::json!({"match": "hey"}));
         assert_eq!(row["score_explanations"], serde_json::json!({"match": "hey!"}));
-        assert_eq!(row["other"], serde_json::json!({"turn_count": 1, "error_retries": []}));
+        assert_eq!(row["other"], serde_json::json!({"turn_count": 1}));
         // a sample without those keys has nulls
         let row = sample_row(&sample_record(&ctx, obj(r#"{"id": 1, "epoch": 1}"#), true), true).unwrap();
-        for k in ["scores", "score_metadata", "limit", "other", "score_answers", "score_explanations"] {
+        for k in [
+            "scores",
+            "score_metadata",
+            "score_extra",
+            "stop_reason",
+            "error_retries",
+            "limit",
+            "other",
+            "score_answers",
+            "score_explanations",
+        ] {
             assert_eq!(row[k], Value::Null, "{k}");
         }
         let e = sample_row(&sample_record(&ctx, obj(r#"{"id": 1.5, "epoch": 0}"#), false), false).unwrap_err();
