@@ -750,6 +750,11 @@ pub struct TableDef {
     /// release's `formats`.
     #[serde(default)]
     pub formats: Option<Vec<String>>,
+    /// Columns that should name one row but may repeat (`["model", "task", "n_shot"]`: a table
+    /// merged by hand from sources that disagree): every row is kept, and the build and the
+    /// card count and name the values that more than one row holds. Empty: not checked.
+    #[serde(default)]
+    pub report_repeats: Vec<String>,
 }
 
 /// The `pipeline.toml` that `path` names (the file, or the one in the folder) and its folder.

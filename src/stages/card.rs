@@ -1013,7 +1013,12 @@ fn table_section(
     if !t.schema.primary_key.is_empty() {
         let _ = write!(b, ", one per ({})", t.schema.primary_key.join(", "));
     }
-    if t.schema.primary_key.is_empty() {
+    let repeats =
+        spec.def.tables.iter().find(|d| d.name == t.name).map(|d| &d.report_repeats).filter(|r| !r.is_empty());
+    if let (true, Some(r)) = (t.schema.primary_key.is_empty(), repeats) {
+        // rows that should be one, kept each: counted in a warning below
+        let _ = write!(b, "; no primary key (values of ({}) that repeat are counted under Data quality)", r.join(", "));
+    } else if t.schema.primary_key.is_empty() {
         // no key: nothing tells two rows apart, and equal rows are all kept
         b.push_str("; no primary key (rows are not checked for duplicates)");
     } else {
@@ -1173,7 +1178,22 @@ fn data_quality(spec: &PipelineSpec, manifest: &Manifest, report: &BuildReport) 
             spec.def.sources.iter().any(|s| &s.name == name && s.nonfinite == crate::core::spec::NonFinite::Null);
         let fate = if nulls { "written as nulls" } else { "kept as IEEE values where a table selects them" };
         let s = if *n == 1 { "" } else { "s" };
-        let _ = writeln!(b, "- source `{name}`: {n} non-finite value{s} read, {fate}.");
+        // where, as the build names them
+        let shown: Vec<String> = report
+            .nonfinite
+            .get(name)
+            .map(|t| t.examples.iter().take(CARD_COERCIONS).map(|e| esc(e)).collect())
+            .unwrap_or_default();
+        let first = if shown.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; the first: {}{}",
+                shown.join("; "),
+                if *n as usize > shown.len() { "; the build names up to 20" } else { "" }
+            )
+        };
+        let _ = writeln!(b, "- source `{name}`: {n} non-finite value{s} read, {fate}{first}.");
     }
     // values the sources' options changed, each source with its first few, so that no value is
     // changed without a word where a reader looks

@@ -1584,6 +1584,110 @@ impl<'b> SourceColumn<'b> {
     }
 }
 
+/// Values of a table's `report_repeats` columns that more than one row holds
+/// ([`repeated_values`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Repeats {
+    /// The values that repeat.
+    pub values: u64,
+    /// The rows that hold them.
+    pub rows: u64,
+    /// The values whose rows differ in another column (compared as text, nulls included).
+    pub differing: u64,
+    /// The first five values (`model=base, task=gsm8k`), in order, each with its rows' first
+    /// three places (`raw/results.csv:3`) when the table keeps `_source_file` and
+    /// `_source_line`, and whether its rows differ.
+    pub first: Vec<(String, Vec<String>, bool)>,
+}
+
+/// The values of `columns` that more than one row of `table` (registered in `ctx`) holds:
+/// `None` when none does. Two queries over the table, one counting, one giving the first
+/// five values: memory holds the groups of one `GROUP BY`, not the rows.
+///
+/// Errors: [`Error::Config`] for a column the table lacks; [`Error::Sql`] when a query fails.
+pub async fn repeated_values(
+    ctx: &datafusion::prelude::SessionContext,
+    table: &str,
+    columns: &[String],
+) -> Result<Option<Repeats>> {
+    let quoted = |c: &str| format!("\"{}\"", c.replace('"', "\"\""));
+    let schema = ctx.table(quoted(table)).await.map_err(|e| Error::sql(format!("table {table}"), e))?.schema().clone();
+    let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+    if let Some(c) = columns.iter().find(|c| !names.contains(c)) {
+        return Err(Error::config(
+            format!("table {table}"),
+            format!("`report_repeats` names `{c}`, which is no column of the table (those: {})", names.join(", ")),
+        ));
+    }
+    let text = |c: &str| format!("coalesce(CAST({} AS VARCHAR), '\u{0}null')", quoted(c));
+    // the other columns a text can be made of: rows that differ in one of them differ
+    let others: Vec<String> = schema
+        .fields()
+        .iter()
+        .filter(|f| !columns.contains(f.name()) && !f.name().starts_with("_source_"))
+        .filter(|f| arrow::compute::can_cast_types(f.data_type(), &arrow::datatypes::DataType::Utf8))
+        .map(|f| format!("count(DISTINCT {}) > 1", text(f.name())))
+        .collect();
+    let differ = if others.is_empty() { "false".to_string() } else { others.join(" OR ") };
+    let places = if names.iter().any(|n| n == "_source_file") && names.iter().any(|n| n == "_source_line") {
+        "array_agg(_source_file || ':' || CAST(_source_line AS VARCHAR) ORDER BY _source_file, _source_line)"
+    } else {
+        "CAST(make_array() AS VARCHAR[])"
+    };
+    let key: Vec<String> = columns.iter().map(|c| quoted(c)).collect();
+    let shown: Vec<String> = columns
+        .iter()
+        .map(|c| format!("'{}=' || coalesce(CAST({} AS VARCHAR), 'null')", c.replace('\'', "''"), quoted(c)))
+        .collect();
+    let grouped = format!(
+        "SELECT {key}, concat_ws(', ', {shown}) AS v, count(*) AS n, {differ} AS d, {places} AS p FROM {t} GROUP BY \
+         {key} HAVING count(*) > 1",
+        shown = shown.join(", "),
+        t = quoted(table),
+        key = key.join(", "),
+    );
+    let run = |sql: String| async move {
+        crate::sql::session::run(ctx, &sql).await.map_err(|e| match e {
+            Error::Sql { source, .. } => Error::sql(format!("table {table}: report_repeats"), *source),
+            e => e,
+        })
+    };
+    let (_, counts) = run(format!(
+        "SELECT count(*) AS values, coalesce(sum(n), 0) AS rows, coalesce(sum(CASE WHEN d THEN 1 ELSE 0 END), 0) AS \
+         differing FROM ({grouped})"
+    ))
+    .await?;
+    let count = |i: usize| -> u64 {
+        counts
+            .first()
+            .filter(|b| b.num_rows() == 1)
+            .map(|b| {
+                let c = arrow::compute::cast(b.column(i), &arrow::datatypes::DataType::UInt64).expect("a count");
+                c.as_primitive::<arrow::datatypes::UInt64Type>().value(0)
+            })
+            .unwrap_or(0)
+    };
+    let (values, rows, differing) = (count(0), count(1), count(2));
+    if values == 0 {
+        return Ok(None);
+    }
+    let (_, batches) = run(format!("SELECT v, p, d FROM ({grouped}) ORDER BY {} LIMIT 5", key.join(", "))).await?;
+    let mut first = Vec::new();
+    for b in &batches {
+        let v = arrow::compute::cast(b.column(0), &arrow::datatypes::DataType::Utf8).expect("text");
+        let v = v.as_string::<i32>();
+        let p = b.column(1).as_list::<i32>();
+        let d = b.column(2).as_boolean();
+        for r in 0..b.num_rows() {
+            let places = p.value(r);
+            let places = arrow::compute::cast(&places, &arrow::datatypes::DataType::Utf8).expect("text");
+            let places: Vec<String> = places.as_string::<i32>().iter().flatten().take(3).map(str::to_string).collect();
+            first.push((v.value(r).to_string(), places, d.value(r)));
+        }
+    }
+    Ok(Some(Repeats { values, rows, differing, first }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -681,10 +681,18 @@ pub fn init(opts: &InitOptions, progress: &dyn Progress) -> Result<InitOutcome> 
             } else {
                 ""
             };
-            notes.push(format!(
-                "table {table}: no primary key, so rows are not checked for duplicates: {why}; declare `primaryKey` in \
-                 its schema once the table's SQL makes one hold{how}"
-            ));
+            if trial.report_repeats.is_some() {
+                notes.push(format!(
+                    "table {table}: no primary key, so rows are not checked for duplicates: {why}; if a row should be \
+                     one per these columns, uncomment its `report_repeats` (each build then counts and names the rows \
+                     that repeat them, in the card too), or settle them and declare `primaryKey` in its schema"
+                ));
+            } else {
+                notes.push(format!(
+                    "table {table}: no primary key, so rows are not checked for duplicates: {why}; declare \
+                     `primaryKey` in its schema once the table's SQL makes one hold{how}"
+                ));
+            }
         }
         // records each build sets aside, by the source's choice: said here, as the pipeline's
         // comments say them
@@ -3465,6 +3473,10 @@ struct Trial {
     /// log's key that holds but for rows a resumed run logged again (the table keeps the last
     /// row of each key).
     keep_last: Option<(String, u64)>,
+    /// A hand-made table's columns that name its rows, and where they first repeat, when no
+    /// key holds for repeats alone (no null): the table's `report_repeats`, written commented
+    /// out (rows that repeat them may be results given twice, or runs a seed tells apart).
+    report_repeats: Option<(Vec<String>, String)>,
     /// Rows of a Tinker metrics log without a step (`log_summary`'s), when all are read.
     stepless: u64,
     /// Rows of a W&B history without a `timestamp` (a record without `_timestamp`): the
@@ -4349,6 +4361,12 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
     // one row names itself: the columns that name rows are a key over two rows and more
     let key = if rows < 2 && keys.described.contains(&key) { Vec::new() } else { key };
     let key_note = if keys.past_limit || keep_last.is_some() { None } else { keys.why_none() };
+    // a table made by hand (results merged from runs or tools that disagree) whose rows should
+    // be one per key: each build counts the repeats, and the card says them
+    let report_repeats = match (&key_note, keys.said_repeating()) {
+        (Some(_), Some((columns, at))) if plan.format == Format::Csv => Some((columns.to_vec(), at.to_string())),
+        _ => None,
+    };
     let spliced = keys
         .order
         .as_mut()
@@ -4389,6 +4407,7 @@ fn read_source(raw: &Path, plan: &SourcePlan, work: &Path) -> Result<Option<Tria
         key_unchecked: keys.past_limit,
         key_note,
         keep_last,
+        report_repeats,
         stepless,
         untimed,
         spliced,
@@ -5344,6 +5363,16 @@ impl Keys {
     /// The first candidate, when it fails only by keys that repeat (no null), whether a wider
     /// candidate holds or not (a trackio log call's `log_id` tells apart what a resumed run
     /// logged again, and keeps such a key unique).
+    /// The candidate [`Keys::why_none`] names, when it fails only by keys that repeat (no
+    /// null), with where it first repeats.
+    fn said_repeating(&self) -> Option<(&[String], &str)> {
+        let k = if self.widest_says { self.candidates.last()? } else { self.candidates.first()? };
+        match (&k.broken, &k.repeat, &self.repeat_forward) {
+            (None, Some(at), None) => Some((&k.columns, at)),
+            _ => None,
+        }
+    }
+
     fn first_repeating(&self) -> Option<(&[String], &str, u64)> {
         let k = self.candidates.first()?;
         if self.repeat_forward.is_some() {
@@ -6032,6 +6061,16 @@ fn pipeline_toml(
             q(&format!("../../schemas/{name}/{}.json", tp.table)),
             q(&tp.description(prefix)),
         ));
+        if let Some((columns, at)) = &tp.trial.report_repeats {
+            let at: String = at.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+            // a suggestion: rows that repeat these may be results given twice, or runs told apart
+            // by a column that is no key (a seed with a null)
+            t.push_str(&format!(
+                "# report_repeats = [{}]   # {at}: if a row should be one per these, uncomment: each build counts \
+                 and names the rows that repeat them, and the card says it\n",
+                columns.iter().map(|c| q(c)).collect::<Vec<_>>().join(", ")
+            ));
+        }
         if let Some((at, _)) = &tp.trial.keep_last {
             let at: String = at.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
             // W&B sessions are read in their folders' order, which `order_by` does not follow:

@@ -93,7 +93,10 @@ fn the_card_says_what_became_of_non_finite_values_and_shows_length_rules() {
         card.contains("Source `raw` is read with `nonfinite = \"null\"`: its non-finite values became nulls."),
         "{card}"
     );
-    assert!(card.contains("- source `raw`: 1 non-finite value read, written as nulls."), "{card}");
+    assert!(
+        card.contains("- source `raw`: 1 non-finite value read, written as nulls; the first: raw.jsonl:1:$.x NaN."),
+        "{card}"
+    );
     assert!(card.contains("| `name` | `Utf8` | (length 1 to 5) |"), "{card}");
 }
 

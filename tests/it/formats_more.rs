@@ -342,7 +342,7 @@ fn verl_file_logger_lines_are_read_in_long_form_and_a_resumed_run_keeps_its_last
     assert!(
         toml.contains(
             "keep_text = false   # the texts `input`, `output` are left out (true reads them: then select them in the \
-             table's query)"
+             table's query and declare them in its schema)"
         ),
         "{toml}"
     );

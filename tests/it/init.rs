@@ -1132,6 +1132,63 @@ fn comment_lines_of_a_csv_file_are_skipped_and_named() {
     assert_eq!(q("SELECT \"#\", run FROM numbered"), "#,run\n1,a\n2,b\n");
 }
 
+/// A table merged by hand whose rows should be one per (model, task) but repeat it, with
+/// other values: init says it and suggests `report_repeats` (commented out: rows may be runs a
+/// seed tells apart); with it, each build counts and names the repeats, in the card too, and
+/// keeps every row. A column the table lacks is refused.
+#[test]
+fn a_hand_merged_table_whose_rows_disagree_has_its_repeats_counted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    write(
+        &out,
+        "results.csv",
+        "model,task,acc,source\nbase,gsm8k,0.74,lm-eval\nbase,gsm8k,0.73,inspect\nsft,gsm8k,0.8,\n\
+         sft,mmlu,0.6,lm-eval\nsft,mmlu,0.6,lm-eval\n",
+    );
+    let doc = init(tmp.path(), &out, "rr");
+    assert_eq!(doc["tables"][0]["primary_key"], serde_json::json!([]), "{doc}");
+    assert!(doc["notes"][0].as_str().unwrap().contains("uncomment its `report_repeats`"), "{doc}");
+    let toml_path = tmp.path().join("pipelines/rr/pipeline.toml");
+    let toml = std::fs::read_to_string(&toml_path).unwrap();
+    let suggested =
+        "# report_repeats = [\"model\", \"task\"]   # model \"base\", task \"gsm8k\" again at results.csv:3";
+    assert!(toml.contains(suggested), "{toml}");
+    // as written, the build says nothing of it
+    let (_, o) = build_saying(tmp.path(), "rr");
+    assert!(!stderr(&o).contains("report_repeats"), "{}", stderr(&o));
+    let toml = toml.replace("# report_repeats", "report_repeats");
+    std::fs::write(&toml_path, &toml).unwrap();
+    let o =
+        run(bin().arg("build").arg(tmp.path().join("pipelines/rr")).arg("--releases-dir").arg(tmp.path().join("o1")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let release = tmp.path().join("o1/rr/0.1.0");
+    let said = "results: 2 values of (model, task) are held by more than one row (4 rows; 1 with rows that differ in \
+                another column): model=base, task=gsm8k at raw/results.csv:2, raw/results.csv:3 (rows differ); \
+                model=sft, task=mmlu at raw/results.csv:5, raw/results.csv:6 (rows alike); every row is kept \
+                (`report_repeats`): which is right is for the table's author to settle";
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    let card = std::fs::read_to_string(release.join("README.md")).unwrap();
+    assert!(card.contains(said), "{card}");
+    assert!(
+        card.contains("no primary key (values of (model, task) that repeat are counted under Data quality)"),
+        "{card}"
+    );
+    let q = run(bin().arg("query").args(["--format", "csv"]).arg(&release).arg("SELECT count(*) AS n FROM results"));
+    assert_eq!(stdout(&q), "n\n5\n");
+    // a column the table lacks
+    let toml = toml.replace("report_repeats = [\"model\", \"task\"]  ", "report_repeats = [\"model\", \"tsak\"]  ");
+    std::fs::write(&toml_path, toml).unwrap();
+    let o =
+        run(bin().arg("build").arg(tmp.path().join("pipelines/rr")).arg("--releases-dir").arg(tmp.path().join("o2")));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("table results: `report_repeats` names `tsak`, which is no column of the table"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 /// Files of one kind in one folder are one table whether or not each has comment lines; a
 /// file left out (a CR-only file, whose comment would run to its end) names no column of the
 /// others' table.

@@ -383,6 +383,7 @@ async fn build_in(
     };
     report.check().map_err(|e| failed(e, &inputs))?;
     let notes = handled_repeats(spec, opts, &mut report)?;
+    report_repeats(&ctx, cluster, spec, opts.source_date_epoch, &mut report).await?;
     let reject_counts = count_rejects(rejects, &mut report, &mut table_entries)?;
     // the card's sections may read sources and views, whose staged rows are in the work
     // folder: they run before it goes
@@ -469,6 +470,64 @@ async fn card_sections(
         }
         None => crate::stages::card::run_sections(ctx, spec).await,
     }
+}
+
+/// The values of each table's `report_repeats` columns that more than one row holds, as a
+/// warning per table (in the card with the others): how many, how many with rows that differ,
+/// and the first five with their rows' places.
+async fn report_repeats(
+    ctx: &datafusion::prelude::SessionContext,
+    cluster: Option<&Cluster>,
+    spec: &PipelineSpec,
+    epoch: Option<i64>,
+    report: &mut BuildReport,
+) -> Result<()> {
+    if spec.def.tables.iter().all(|t| t.report_repeats.is_empty()) {
+        return Ok(());
+    }
+    // (as the card's sections: small queries, run here)
+    let local;
+    let ctx = match cluster {
+        Some(c) => {
+            local = crate::sql::engine::embedded_copy(ctx).await?;
+            crate::sql::clock::pin_clock(&local, epoch);
+            c.register(&local);
+            &local
+        }
+        None => ctx,
+    };
+    for t in spec.def.tables.iter().filter(|t| !t.report_repeats.is_empty()) {
+        let Some(r) = crate::stages::validate::repeated_values(ctx, &t.name, &t.report_repeats).await? else {
+            continue;
+        };
+        let first: Vec<String> = r
+            .first
+            .iter()
+            .map(|(v, places, differ)| {
+                let at = if places.is_empty() { String::new() } else { format!(" at {}", places.join(", ")) };
+                format!("{v}{at}{}", if *differ { " (rows differ)" } else { " (rows alike)" })
+            })
+            .collect();
+        let more = r.values.saturating_sub(first.len() as u64);
+        report.warn(
+            &t.name,
+            "repeated-values",
+            None,
+            format!(
+                "{} value{} of ({}) {} held by more than one row ({} rows; {} with rows that differ in another column): \
+                 {}{}; every row is kept (`report_repeats`): which is right is for the table's author to settle",
+                crate::core::numbers::group_digits(r.values),
+                if r.values == 1 { "" } else { "s" },
+                t.report_repeats.join(", "),
+                if r.values == 1 { "is" } else { "are" },
+                crate::core::numbers::group_digits(r.rows),
+                crate::core::numbers::group_digits(r.differing),
+                first.join("; "),
+                if more > 0 { format!("; and {} more", crate::core::numbers::group_digits(more)) } else { String::new() }
+            ),
+        );
+    }
+    Ok(())
 }
 
 /// Saves the input cache at `path`; the cache only saves work, so a build that cannot write
