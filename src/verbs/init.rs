@@ -4438,6 +4438,9 @@ struct Keys {
     /// that name its rows become candidates at its first batch, after those its column names
     /// give ([`describing_columns`]), so that a result given twice is found.
     describe: Option<Vec<String>>,
+    /// Columns of short labels left out of the described candidates for an empty cell, each
+    /// with the place of its first (`source` at `results.csv:14`): the note says them.
+    left_for_null: Vec<(String, String)>,
     /// Whether the note of a table without a key says why its widest candidate is none (the
     /// candidates of [`describing_columns`], each one column more than the one before).
     widest_says: bool,
@@ -4599,6 +4602,30 @@ impl WholeRows {
 /// six, its columns in the table's order: the first that holds is the fewest columns that name
 /// a row, and the widest is last (its repeat is what a note says). None without a text column,
 /// or without a column left over for the values.
+/// Columns of short labels (one line, at most [`DESCRIBING_TEXT_CHARS`] characters, values that
+/// repeat) that [`describing_columns`] leaves out for an empty cell, each with the place of its
+/// first: at most three.
+fn labels_with_nulls(rb: &RecordBatch, captures: &[String]) -> Vec<(String, String)> {
+    use arrow::array::AsArray;
+    let mut out = Vec::new();
+    for (f, c) in rb.schema().fields().iter().zip(rb.columns()) {
+        if f.name().starts_with("_source_") || captures.contains(f.name()) || c.null_count() == 0 {
+            continue;
+        }
+        let DataType::Utf8 = f.data_type() else { continue };
+        let t = c.as_string::<i32>();
+        let values: Vec<&str> = t.iter().flatten().collect();
+        let distinct: BTreeSet<&str> = values.iter().copied().collect();
+        let short = values.iter().all(|v| v.chars().count() <= DESCRIBING_TEXT_CHARS && !v.contains('\n'));
+        if short && !values.is_empty() && distinct.len() < values.len() && !name_says(f.name(), NOTE_WORDS) {
+            let i = (0..t.len()).find(|&i| t.is_null(i)).unwrap_or(0);
+            out.push((f.name().clone(), row_place(rb, i)));
+        }
+    }
+    out.truncate(3);
+    out
+}
+
 fn describing_columns(rb: &RecordBatch, captures: &[String]) -> Vec<Vec<String>> {
     use arrow::array::AsArray;
     let mut text: Vec<(usize, String)> = Vec::new();
@@ -5204,6 +5231,7 @@ impl Keys {
             describe: None,
             widest_says: false,
             described: Vec::new(),
+            left_for_null: Vec::new(),
             whole: None,
             attempts: None,
         }
@@ -5216,6 +5244,7 @@ impl Keys {
                 .into_iter()
                 .filter(|c| !self.candidates.iter().any(|k| &k.columns == c))
                 .collect();
+            self.left_for_null = labels_with_nulls(rb, &captures);
             if !candidates.is_empty() {
                 // the note says why the widest is none, where no column name gave a candidate
                 self.widest_says = self.candidates.is_empty();
@@ -5350,7 +5379,18 @@ impl Keys {
             }
             None => String::new(),
         };
-        Some(format!("{} is no key: {why}{whole}", k.named()))
+        // a label a key would need, left out for an empty cell
+        let nulls: Vec<String> = if k.broken.is_none() && self.described.contains(&k.columns) {
+            self.left_for_null.iter().map(|(c, at)| format!("`{c}` (empty at {at})")).collect()
+        } else {
+            Vec::new()
+        };
+        let nulls = if nulls.is_empty() {
+            String::new()
+        } else {
+            format!("; {} left out of it, as a key has no empty cell", nulls.join(", "))
+        };
+        Some(format!("{} is no key: {why}{whole}{nulls}", k.named()))
     }
 
     /// The first candidate, when no candidate holds and it fails only by keys that repeat

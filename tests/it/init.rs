@@ -1148,7 +1148,10 @@ fn a_hand_merged_table_whose_rows_disagree_has_its_repeats_counted() {
     );
     let doc = init(tmp.path(), &out, "rr");
     assert_eq!(doc["tables"][0]["primary_key"], serde_json::json!([]), "{doc}");
-    assert!(doc["notes"][0].as_str().unwrap().contains("uncomment its `report_repeats`"), "{doc}");
+    let note = doc["notes"][0].as_str().unwrap();
+    assert!(note.contains("uncomment its `report_repeats`"), "{doc}");
+    // the label that would tell the rows apart but for an empty cell is named
+    assert!(note.contains("`source` (empty at results.csv:4) left out of it, as a key has no empty cell"), "{doc}");
     let toml_path = tmp.path().join("pipelines/rr/pipeline.toml");
     let toml = std::fs::read_to_string(&toml_path).unwrap();
     let suggested =

@@ -411,7 +411,10 @@ fn wandb(table: &str, column: &str) -> Option<&'static str> {
         ("runs", "created_at") => "When the run was created (UTC).",
         ("runs" | "history" | "system", "runtime_s") => "Seconds since the run started.",
         ("runs", "last_step") => "The run's last step.",
-        ("runs", "history_rows") => "Rows of the run's history, as W&B counts them (`historyLineCount`).",
+        ("runs", "history_rows") => {
+            "Rows of the run's history, as W&B counts them (`historyLineCount`, in API and UI exports); null for a run \
+             read from its folder or `.wandb` log, which does not say it (count its rows in the history table)."
+        }
         ("runs", "url") => "The run's page on W&B.",
         ("runs", "config") => "JSON text of the run's config (W&B's wrappers and `_wandb` removed).",
         ("runs", "config_raw") => "JSON text of the run's config, as found.",
