@@ -619,6 +619,9 @@ mod tests {
         );
         let got = run("DESC SELECT CASE WHEN i > 1 THEN i ELSE 0.5 END AS c FROM t").await.unwrap();
         assert!(got.starts_with("column_name,data_type,is_nullable\nc,Float64,"), "{got}");
+        // a query that running refuses, DESCRIBE refuses
+        let e = run("DESCRIBE SELECT i FROM t a RIGHT JOIN t b USING (i)").await.unwrap_err();
+        assert!(e.contains("RIGHT JOIN … USING (i) would be read from a"), "{e}");
     }
 
     #[tokio::test]

@@ -757,7 +757,12 @@ async fn start_statement(
         (datafusion::logical_expr::LogicalPlan::DescribeTable(d), Some(query)) => {
             // DataFusion describes a query's plan before type coercion (a UNION or a CASE typed
             // by its first branch): the types it runs with instead
+            let inner = query.clone();
             let query = ctx.state().statement_to_plan(query).await.map_err(sql_err)?;
+            // what running the query would refuse, DESCRIBE refuses
+            if let Some(e) = check_statements(std::slice::from_ref(&inner), &query) {
+                return Err(Error::sql(context, e));
+            }
             let df = ctx.execute_logical_plan(query).await.map_err(sql_err)?;
             let schema = df.create_physical_plan().await.map_err(sql_err)?.schema();
             datafusion::logical_expr::LogicalPlan::DescribeTable(datafusion::logical_expr::DescribeTable {

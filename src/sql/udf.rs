@@ -66,17 +66,18 @@ pub fn register(ctx: &SessionContext) {
     ctx.register_udf(str_fn("tinker_kind", |s| tinker_part(s, 1)));
     ctx.register_udf(str_fn("tinker_checkpoint", |s| tinker_part(s, 2)));
     ctx.register_udf(str_fn("json_typeof", |s| {
-        serde_json::from_str::<Value>(s).ok().map(|v| {
-            match v {
-                Value::Null => "null",
-                Value::Bool(_) => "boolean",
-                Value::Number(_) => "number",
-                Value::String(_) => "string",
-                Value::Array(_) => "array",
-                Value::Object(_) => "object",
-            }
-            .to_string()
-        })
+        // the JSON checked whole without reading its numbers (`1e400` is a number beyond the
+        // float range, valid JSON), typed by its first character
+        let raw = serde_json::from_str::<&serde_json::value::RawValue>(s).ok()?;
+        let t = match raw.get().as_bytes().first()? {
+            b'n' => "null",
+            b't' | b'f' => "boolean",
+            b'"' => "string",
+            b'[' => "array",
+            b'{' => "object",
+            _ => "number",
+        };
+        Some(t.to_string())
     }));
     ctx.register_udf(str_fn("json_str", |s| match serde_json::from_str::<Value>(s) {
         Ok(Value::String(x)) => Some(x),
@@ -237,6 +238,12 @@ mod tests {
                    json_int('9223372036854775808') AS e, json_float('-0') AS f, json_float('1e-400') AS g";
         let got = super::super::session::csv_after("SELECT 1", sql).await.unwrap();
         assert_eq!(got, "a,b,c,d,e,f,g\n0,7,,,,-0.0,\n");
+        // valid JSON beyond the float range is typed all the same
+        let sql = "SELECT json_typeof('1e400') AS a, json_typeof(' [1e400]') AS b, json_typeof('{\"a\": 1e400}') AS c, \
+                   json_typeof('\"x\"') AS d, json_typeof('false') AS e, json_typeof('null') AS f, json_typeof('[1,') AS g, \
+                   json_typeof('nul') AS h";
+        let got = super::super::session::csv_after("SELECT 1", sql).await.unwrap();
+        assert_eq!(got, "a,b,c,d,e,f,g,h\nnumber,array,object,string,boolean,null,,\n");
     }
 
     #[test]

@@ -1294,17 +1294,18 @@ fn data_quality(spec: &PipelineSpec, manifest: &Manifest, report: &BuildReport) 
         );
     }
     // the first 20 warnings, and every run whose history was accepted as sampled or
-    // incomplete (what the data lacks is never left out of its card)
+    // incomplete, and every table's repeated values (what the data lacks, or where it
+    // disagrees, is never left out of its card)
     let mut shown = 0usize;
     for w in &report.warnings {
-        let always = w.kind == "wandb-sampled";
+        let always = w.kind == "wandb-sampled" || w.kind == "repeated-values";
         if !always && shown == CARD_WARNINGS {
             continue;
         }
         shown += usize::from(!always);
         let _ = writeln!(b, "- warning: {}", esc(&w.public()));
     }
-    let others = report.warnings.iter().filter(|w| w.kind != "wandb-sampled").count();
+    let others = report.warnings.iter().filter(|w| w.kind != "wandb-sampled" && w.kind != "repeated-values").count();
     if others > CARD_WARNINGS {
         let _ = writeln!(b, "- … and {} more warnings (the build prints them all).", others - CARD_WARNINGS);
     }

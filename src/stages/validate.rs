@@ -1592,41 +1592,55 @@ pub struct Repeats {
     pub values: u64,
     /// The rows that hold them.
     pub rows: u64,
-    /// The values whose rows differ in another column (compared as text, nulls included).
+    /// The values whose rows differ in another column (nulls included).
     pub differing: u64,
-    /// The first five values (`model=base, task=gsm8k`), in order, each with its rows' first
-    /// three places (`raw/results.csv:3`) when the table keeps `_source_file` and
-    /// `_source_line`, and whether its rows differ.
+    /// The first five values (`model="base", task="gsm8k"`: texts quoted and escaped, a null
+    /// as `null`), in order, each with its rows' first three places (`raw/results.csv:3`)
+    /// when the table keeps `_source_file` and `_source_line`, and whether its rows differ.
     pub first: Vec<(String, Vec<String>, bool)>,
 }
 
 /// The values of `columns` that more than one row of `table` (registered in `ctx`) holds:
-/// `None` when none does. Two queries over the table, one counting, one giving the first
-/// five values: memory holds the groups of one `GROUP BY`, not the rows.
+/// `None` when none does. Rows differ where another column (the provenance columns left out)
+/// holds two values, or a value and a null, as `count(DISTINCT …)` tells them (`-0.0` and
+/// `0.0` apart). Two queries over the table, one counting, one giving the first five values:
+/// memory holds the groups of one `GROUP BY`, not the rows.
 ///
-/// Errors: [`Error::Config`] for a column the table lacks; [`Error::Sql`] when a query fails.
+/// Errors: [`Error::Config`] for a column the table lacks, one named twice, or one of
+/// nested values (structs, lists, maps); [`Error::Sql`] when a query fails.
 pub async fn repeated_values(
     ctx: &datafusion::prelude::SessionContext,
     table: &str,
     columns: &[String],
 ) -> Result<Option<Repeats>> {
+    use arrow::datatypes::DataType;
     let quoted = |c: &str| format!("\"{}\"", c.replace('"', "\"\""));
     let schema = ctx.table(quoted(table)).await.map_err(|e| Error::sql(format!("table {table}"), e))?.schema().clone();
+    let refused = |why: String| Err(Error::config(format!("table {table}"), format!("`report_repeats` {why}")));
     let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
-    if let Some(c) = columns.iter().find(|c| !names.contains(c)) {
-        return Err(Error::config(
-            format!("table {table}"),
-            format!("`report_repeats` names `{c}`, which is no column of the table (those: {})", names.join(", ")),
-        ));
+    for (i, c) in columns.iter().enumerate() {
+        let Some(f) = schema.fields().iter().find(|f| f.name() == c) else {
+            return refused(format!("names `{c}`, which is no column of the table (those: {})", names.join(", ")));
+        };
+        if columns[..i].contains(c) {
+            return refused(format!("names `{c}` twice"));
+        }
+        if f.data_type().is_nested() {
+            return refused(format!(
+                "names `{c}`, a column of nested values ({}): name columns of plain values (text, numbers, times)",
+                f.data_type()
+            ));
+        }
     }
-    let text = |c: &str| format!("coalesce(CAST({} AS VARCHAR), '\u{0}null')", quoted(c));
-    // the other columns a text can be made of: rows that differ in one of them differ
+    // the other columns: rows that hold two values of one, or a value and a null, differ
     let others: Vec<String> = schema
         .fields()
         .iter()
         .filter(|f| !columns.contains(f.name()) && !f.name().starts_with("_source_"))
-        .filter(|f| arrow::compute::can_cast_types(f.data_type(), &arrow::datatypes::DataType::Utf8))
-        .map(|f| format!("count(DISTINCT {}) > 1", text(f.name())))
+        .map(|f| {
+            let c = quoted(f.name());
+            format!("count(DISTINCT {c}) > 1 OR (count(DISTINCT {c}) = 1 AND count({c}) < count(*))")
+        })
         .collect();
     let differ = if others.is_empty() { "false".to_string() } else { others.join(" OR ") };
     let places = if names.iter().any(|n| n == "_source_file") && names.iter().any(|n| n == "_source_line") {
@@ -1635,14 +1649,10 @@ pub async fn repeated_values(
         "CAST(make_array() AS VARCHAR[])"
     };
     let key: Vec<String> = columns.iter().map(|c| quoted(c)).collect();
-    let shown: Vec<String> = columns
-        .iter()
-        .map(|c| format!("'{}=' || coalesce(CAST({} AS VARCHAR), 'null')", c.replace('\'', "''"), quoted(c)))
-        .collect();
+    // (names no column of a table is likely to have: the key's own columns are selected too)
     let grouped = format!(
-        "SELECT {key}, concat_ws(', ', {shown}) AS v, count(*) AS n, {differ} AS d, {places} AS p FROM {t} GROUP BY \
-         {key} HAVING count(*) > 1",
-        shown = shown.join(", "),
+        "SELECT {key}, count(*) AS \"_repeat rows\", {differ} AS \"_repeat differ\", {places} AS \"_repeat places\" \
+         FROM {t} GROUP BY {key} HAVING count(*) > 1",
         t = quoted(table),
         key = key.join(", "),
     );
@@ -1653,8 +1663,8 @@ pub async fn repeated_values(
         })
     };
     let (_, counts) = run(format!(
-        "SELECT count(*) AS values, coalesce(sum(n), 0) AS rows, coalesce(sum(CASE WHEN d THEN 1 ELSE 0 END), 0) AS \
-         differing FROM ({grouped})"
+        "SELECT count(*), coalesce(sum(\"_repeat rows\"), 0), coalesce(sum(CASE WHEN \"_repeat differ\" THEN 1 ELSE 0 \
+         END), 0) FROM ({grouped})"
     ))
     .await?;
     let count = |i: usize| -> u64 {
@@ -1662,7 +1672,7 @@ pub async fn repeated_values(
             .first()
             .filter(|b| b.num_rows() == 1)
             .map(|b| {
-                let c = arrow::compute::cast(b.column(i), &arrow::datatypes::DataType::UInt64).expect("a count");
+                let c = arrow::compute::cast(b.column(i), &DataType::UInt64).expect("a count");
                 c.as_primitive::<arrow::datatypes::UInt64Type>().value(0)
             })
             .unwrap_or(0)
@@ -1671,18 +1681,40 @@ pub async fn repeated_values(
     if values == 0 {
         return Ok(None);
     }
-    let (_, batches) = run(format!("SELECT v, p, d FROM ({grouped}) ORDER BY {} LIMIT 5", key.join(", "))).await?;
+    let (_, batches) = run(format!(
+        "SELECT {key}, \"_repeat places\", \"_repeat differ\" FROM ({grouped}) ORDER BY {key} LIMIT 5",
+        key = key.join(", ")
+    ))
+    .await?;
     let mut first = Vec::new();
     for b in &batches {
-        let v = arrow::compute::cast(b.column(0), &arrow::datatypes::DataType::Utf8).expect("text");
-        let v = v.as_string::<i32>();
-        let p = b.column(1).as_list::<i32>();
-        let d = b.column(2).as_boolean();
+        let n = columns.len();
+        let p = b.column(n).as_list::<i32>();
+        let d = b.column(n + 1).as_boolean();
         for r in 0..b.num_rows() {
+            // each value as SQL would write it: a text quoted and escaped, a null bare
+            let shown: Vec<String> = columns
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let a = b.column(i);
+                    let v = if a.is_null(r) {
+                        "null".to_string()
+                    } else {
+                        let text = arrow::util::display::array_value_to_string(a, r).unwrap_or_default();
+                        match a.data_type() {
+                            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => format!("{text:?}"),
+                            _ => text,
+                        }
+                    };
+                    format!("{c}={v}")
+                })
+                .collect();
             let places = p.value(r);
-            let places = arrow::compute::cast(&places, &arrow::datatypes::DataType::Utf8).expect("text");
-            let places: Vec<String> = places.as_string::<i32>().iter().flatten().take(3).map(str::to_string).collect();
-            first.push((v.value(r).to_string(), places, d.value(r)));
+            let places = arrow::compute::cast(&places, &DataType::Utf8).expect("text");
+            let places: Vec<String> =
+                places.as_string::<i32>().iter().flatten().take(3).map(crate::core::error::escape_control).collect();
+            first.push((shown.join(", "), places, d.value(r)));
         }
     }
     Ok(Some(Repeats { values, rows, differing, first }))
@@ -1691,6 +1723,32 @@ pub async fn repeated_values(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn repeated_values_are_counted_named_and_told_apart() {
+        let ctx = crate::sql::session::query_session();
+        let setup = "CREATE TABLE t AS SELECT column1 AS v, column2 AS n, column3 AS s, column4 AS l FROM (VALUES \
+                     ('a, n=1', 1, named_struct('a', 3), [1]), ('a, n=1', 1, named_struct('a', 4), [1]), \
+                     ('b', CAST(NULL AS INT), named_struct('a', 5), [2]), ('b', NULL, named_struct('a', 5), [2]), \
+                     ('null', 2, named_struct('a', 5), [3]), ('c', 3, named_struct('a', 5), [3]))";
+        ctx.sql(setup).await.unwrap().collect().await.unwrap();
+        let cols = |c: &[&str]| c.iter().map(|c| c.to_string()).collect::<Vec<_>>();
+        // names the query's own columns could take (`v`, `n`) and a struct that differs
+        let r = repeated_values(&ctx, "t", &cols(&["v", "n"])).await.unwrap().unwrap();
+        assert_eq!((r.values, r.rows, r.differing), (2, 4, 1));
+        assert_eq!(
+            r.first,
+            vec![("v=\"a, n=1\", n=1".to_string(), vec![], true), ("v=\"b\", n=null".to_string(), vec![], false)]
+        );
+        assert_eq!(repeated_values(&ctx, "t", &cols(&["n"])).await.unwrap().map(|r| r.values), Some(2));
+        let refused = |c: &'static [&'static str]| {
+            let ctx = &ctx;
+            async move { repeated_values(ctx, "t", &cols(c)).await.unwrap_err().to_string() }
+        };
+        assert!(refused(&["v", "v"]).await.contains("names `v` twice"));
+        assert!(refused(&["s"]).await.contains("names `s`, a column of nested values"));
+        assert!(refused(&["x"]).await.contains("names `x`, which is no column of the table (those: v, n, s, l)"));
+    }
 
     #[test]
     fn places_rows_share_are_named_once_with_their_count() {

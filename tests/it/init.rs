@@ -1167,8 +1167,8 @@ fn a_hand_merged_table_whose_rows_disagree_has_its_repeats_counted() {
     assert!(o.status.success(), "{}", stderr(&o));
     let release = tmp.path().join("o1/rr/0.1.0");
     let said = "results: 2 values of (model, task) are held by more than one row (4 rows; 1 with rows that differ in \
-                another column): model=base, task=gsm8k at raw/results.csv:2, raw/results.csv:3 (rows differ); \
-                model=sft, task=mmlu at raw/results.csv:5, raw/results.csv:6 (rows alike); every row is kept \
+                another column): model=\"base\", task=\"gsm8k\" at raw/results.csv:2, raw/results.csv:3 (rows differ); \
+                model=\"sft\", task=\"mmlu\" at raw/results.csv:5, raw/results.csv:6 (rows alike); every row is kept \
                 (`report_repeats`): which is right is for the table's author to settle";
     assert!(stderr(&o).contains(said), "{}", stderr(&o));
     let card = std::fs::read_to_string(release.join("README.md")).unwrap();
