@@ -1145,6 +1145,51 @@ fn an_inspect_log_that_did_not_finish_is_named_in_a_warning() {
     );
 }
 
+/// Samples that ended with an error (left out of the eval's metrics) and samples stopped at a
+/// limit (scored on what they had) are counted in warnings, the first of each named, and
+/// their columns hold what stopped them.
+#[test]
+fn inspect_samples_stopped_by_an_error_or_a_limit_are_counted() {
+    let project = inspect_release().ancestors().nth(3).unwrap().join("raw");
+    let log = std::fs::read_dir(&project)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .unwrap();
+    let text = std::fs::read_to_string(&log).unwrap();
+    let retries = "\"error_retries\": []";
+    assert_eq!(text.matches(retries).count(), 4);
+    // the first sample stopped at a token limit, the second and third with an error
+    let mut parts = text.split(retries);
+    let mut doc = parts.next().unwrap().to_string();
+    for (i, rest) in parts.enumerate() {
+        doc.push_str(match i {
+            0 => "\"limit\": {\"type\": \"token\", \"limit\": 40}, \"error_retries\": []",
+            1 | 2 => "\"error\": {\"message\": \"RuntimeError('503')\", \"traceback\": \"T\"}, \"error_retries\": []",
+            _ => retries,
+        });
+        doc.push_str(rest);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "logs/a.json", &doc);
+    let sql = "SELECT sample_id, epoch, error, \"limit\", _source_line FROM raw";
+    write(dir, "pipeline.toml", &one_source("st", "logs/*.json", "inspect-samples", "", sql, ""));
+    let o = build(dir, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for said in [
+        "2 Inspect samples ended with an error (the first: logs/a.json:/samples/1): the eval's metrics leave them out \
+         (`completed_samples` below `total_samples`), and `error` holds each one's message",
+        "1 Inspect sample stopped at a limit (token; the first: logs/a.json:/samples/0), scored on what it had: \
+         `limit` names it",
+    ] {
+        assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    }
+    let card = std::fs::read_to_string(release(dir, "st").join("README.md")).unwrap();
+    assert!(card.contains("1 Inspect sample stopped at a limit (token;"), "{card}");
+    assert_eq!(query(&release(dir, "st"), "SELECT count(error) AS e, count(\"limit\") AS l FROM t"), "e,l\n2,1\n");
+}
+
 #[test]
 fn empty_yaml_and_json_documents_hold_no_record() {
     let tmp = tempfile::tempdir().unwrap();

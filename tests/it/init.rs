@@ -1169,7 +1169,7 @@ fn a_hand_merged_table_whose_rows_disagree_has_its_repeats_counted() {
     let said = "results: 2 values of (model, task) are held by more than one row (4 rows; 1 with rows that differ in \
                 another column): model=\"base\", task=\"gsm8k\" at raw/results.csv:2, raw/results.csv:3 (rows differ); \
                 model=\"sft\", task=\"mmlu\" at raw/results.csv:5, raw/results.csv:6 (rows alike); every row is kept \
-                (`report_repeats`): which is right is for the table's author to settle";
+                (`report_repeats`)";
     assert!(stderr(&o).contains(said), "{}", stderr(&o));
     let card = std::fs::read_to_string(release.join("README.md")).unwrap();
     assert!(card.contains(said), "{card}");

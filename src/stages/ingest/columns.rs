@@ -178,7 +178,7 @@ pub fn description(format: Format, wandb_table: Option<&str>, column: &str) -> O
         (F::InspectSamples, "stop_reason") => "Why the model stopped (`stop`, `max_tokens`, …).",
         (F::InspectSamples, "error_retries") => "JSON text of the messages of the errors retried; null when none.",
         (F::InspectSamples, "limit") => {
-            "JSON text of the limit that stopped the sample (`type`, `limit`); null when none."
+            "JSON text of the limit that stopped the sample (`type`, `limit`, …); null when none."
         }
         (F::InspectSamples, "started_at") => "When the sample started (ISO 8601 text, as written).",
         (F::InspectSamples, "completed_at") => "When the sample ended (ISO 8601 text, as written).",

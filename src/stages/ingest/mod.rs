@@ -739,6 +739,21 @@ fn convert(
         .flatten();
     let mut sampled: BTreeSet<(String, i64)> = BTreeSet::new();
     let mut odd_counts: BTreeSet<(String, String, i64, i64)> = BTreeSet::new();
+    // Inspect samples that ended with an error (left out of the eval's metrics) or stopped at
+    // a limit (scored on what they had), which a score alone does not tell; counted, the
+    // first of each named, and the kinds of limit
+    let sample_ends = (src.format == Format::InspectSamples)
+        .then(|| {
+            Some((
+                schema.index_of("error").ok()?,
+                schema.index_of("limit").ok()?,
+                schema.index_of("_source_file").ok()?,
+                schema.index_of("_source_line").ok()?,
+            ))
+        })
+        .flatten();
+    let mut errored: (u64, Option<String>) = (0, None);
+    let mut stopped: (u64, Option<String>, BTreeSet<String>) = (0, None, BTreeSet::new());
     let mut counted = |rb: &RecordBatch| -> Result<()> {
         for ((_, i), held) in declared.iter().zip(held.iter_mut()) {
             *held = *held || rb.column(*i).null_count() < rb.num_rows();
@@ -751,6 +766,29 @@ fn convert(
                 let said = if status.is_null(r) { "none" } else { status.value(r) };
                 if scorer.is_null(r) && said != "success" {
                     unfinished.insert((files.value(r).to_string(), said.to_string()));
+                }
+            }
+        }
+        if let Some((error, limit, files, lines)) = sample_ends {
+            use arrow::array::Array;
+            let (error, limit) = (rb.column(error), rb.column(limit).as_string::<i32>());
+            let place = |r: usize| {
+                let file = arrow::util::display::array_value_to_string(rb.column(files), r).unwrap_or_default();
+                let line = arrow::util::display::array_value_to_string(rb.column(lines), r).unwrap_or_default();
+                format!("{file}:{line}")
+            };
+            for r in 0..rb.num_rows() {
+                if error.is_valid(r) {
+                    errored.0 += 1;
+                    errored.1.get_or_insert_with(|| place(r));
+                }
+                if limit.is_valid(r) {
+                    stopped.0 += 1;
+                    stopped.1.get_or_insert_with(|| place(r));
+                    let kind = serde_json::from_str::<serde_json::Value>(limit.value(r))
+                        .ok()
+                        .and_then(|v| v.get("type").and_then(|t| t.as_str()).map(str::to_string));
+                    stopped.2.insert(kind.unwrap_or_else(|| "of no type".into()));
                 }
             }
         }
@@ -981,6 +1019,37 @@ fn convert(
                 if limited.len() == 1 { "it holds" } else { "they hold" },
                 if limited.len() == 1 { "its" } else { "their" },
                 counted_tasks(&limited)
+            ),
+        );
+    }
+    if let (n, Some(first)) = &errored {
+        report.warn(
+            &src.name,
+            "inspect-sample-errors",
+            None,
+            format!(
+                "{} Inspect sample{} ended with an error (the first: {first}): the eval's metrics leave {} out \
+                 (`completed_samples` below `total_samples`), and `error` holds {} message",
+                crate::core::numbers::group_digits(*n),
+                if *n == 1 { "" } else { "s" },
+                if *n == 1 { "it" } else { "them" },
+                if *n == 1 { "its" } else { "each one's" }
+            ),
+        );
+    }
+    if let (n, Some(first), kinds) = &stopped {
+        report.warn(
+            &src.name,
+            "inspect-sample-limits",
+            None,
+            format!(
+                "{} Inspect sample{} stopped at a limit ({}; the first: {first}), scored on what {} had: `limit` \
+                 names {}",
+                crate::core::numbers::group_digits(*n),
+                if *n == 1 { "" } else { "s" },
+                kinds.iter().cloned().collect::<Vec<_>>().join(", "),
+                if *n == 1 { "it" } else { "they" },
+                if *n == 1 { "it" } else { "each" }
             ),
         );
     }

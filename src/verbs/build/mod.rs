@@ -515,7 +515,7 @@ async fn report_repeats(
             None,
             format!(
                 "{} value{} of ({}) {} held by more than one row ({} rows; {} with rows that differ in another column): \
-                 {}{}; every row is kept (`report_repeats`): which is right is for the table's author to settle",
+                 {}{}; every row is kept (`report_repeats`)",
                 crate::core::numbers::group_digits(r.values),
                 if r.values == 1 { "" } else { "s" },
                 t.report_repeats.join(", "),
