@@ -823,6 +823,7 @@ fn build(a: BuildArgs, quiet: bool) -> Result<u8, Error> {
     let unread_note = crate::verbs::build::unread_note(unread);
     notes.extend(unread_note.clone());
     notes.extend(outcome.notes.iter().cloned());
+    notes.extend(crate::verbs::build::undescribed_notes(&spec, &outcome.manifest));
     if json {
         // every file the note counts, where the note names the first few
         output::print_out(&format!("{:#}", output::build_json(&outcome, &notes, unread)))?;

@@ -1797,6 +1797,38 @@ pub fn left_out_notes(spec: &PipelineSpec) -> Vec<String> {
         .collect()
 }
 
+/// A note per table whose card describes none of some columns (provenance columns left out,
+/// which the card describes itself): the columns, the first five and how many more, and where
+/// to write what each holds.
+pub fn undescribed_notes(spec: &PipelineSpec, manifest: &crate::stages::release::Manifest) -> Vec<String> {
+    let mut out = Vec::new();
+    for t in &manifest.tables {
+        let bare: Vec<&str> = t
+            .schema
+            .fields
+            .iter()
+            .filter(|f| !f.name.starts_with("_source_"))
+            .filter(|f| f.description.as_deref().is_none_or(|d| d.trim().is_empty()))
+            .map(|f| f.name.as_str())
+            .collect();
+        if bare.is_empty() {
+            continue;
+        }
+        let schema = spec.def.tables.iter().find(|d| d.name == t.name).and_then(|d| d.schema.as_deref());
+        let what = match schema {
+            Some(path) => format!("write what each holds as its `description` in {path}"),
+            None => "give the table a schema (`schema` in its [[table]]) with a `description` for each".to_string(),
+        };
+        out.push(format!(
+            "the card says nothing of column{} {} of table {}: {what}",
+            if bare.len() == 1 { "" } else { "s" },
+            crate::core::report::first_names(&bare, 5),
+            t.name
+        ));
+    }
+    out
+}
+
 /// The note naming [`unread_raw_files`] (the first five and how many more), or `None` when
 /// every file under `raw/` is read or left out on purpose.
 pub fn unread_note(unread: &[String]) -> Option<String> {
