@@ -1113,17 +1113,23 @@ fn a_copied_trackio_database_is_said_to_add_no_row() {
     assert_eq!(n, ids, "{runs}");
 }
 
-#[test]
-fn an_inspect_log_that_did_not_finish_is_named_in_a_warning() {
-    // the real log, as an eval that failed writes it: status `error`, no results (the JSON
-    // holds bare NaN tokens, so it is edited as text)
+/// The text of the `.json` log that `inspect-ai` wrote for [`inspect_release`] (its bare NaN
+/// tokens make it a text to edit, not a JSON document).
+fn inspect_json_log() -> String {
     let project = inspect_release().ancestors().nth(3).unwrap().join("raw");
     let log = std::fs::read_dir(&project)
         .unwrap()
         .map(|e| e.unwrap().path())
         .find(|p| p.extension().is_some_and(|x| x == "json"))
         .unwrap();
-    let text = std::fs::read_to_string(&log).unwrap();
+    std::fs::read_to_string(&log).unwrap()
+}
+
+#[test]
+fn an_inspect_log_that_did_not_finish_is_named_in_a_warning() {
+    // the real log, as an eval that failed writes it: status `error`, no results (the JSON
+    // holds bare NaN tokens, so it is edited as text)
+    let text = inspect_json_log();
     let (status, results) = ("\"status\": \"success\"", "\"results\": {");
     assert!(text.contains(status) && text.contains(results), "{}", &text[..400.min(text.len())]);
     // and its error, as Inspect writes it: the message is kept, the traceback left out
@@ -1150,13 +1156,7 @@ fn an_inspect_log_that_did_not_finish_is_named_in_a_warning() {
 /// their columns hold what stopped them.
 #[test]
 fn inspect_samples_stopped_by_an_error_or_a_limit_are_counted() {
-    let project = inspect_release().ancestors().nth(3).unwrap().join("raw");
-    let log = std::fs::read_dir(&project)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|x| x == "json"))
-        .unwrap();
-    let text = std::fs::read_to_string(&log).unwrap();
+    let text = inspect_json_log();
     let retries = "\"error_retries\": []";
     assert_eq!(text.matches(retries).count(), 4);
     // the first sample stopped at a token limit, the second and third with an error
