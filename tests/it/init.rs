@@ -1181,12 +1181,16 @@ fn a_hand_merged_table_whose_rows_disagree_has_its_repeats_counted() {
     assert_eq!(stdout(&q), "n\n5\n");
     // a column the table lacks
     let toml = toml.replace("report_repeats = [\"model\", \"task\"]  ", "report_repeats = [\"model\", \"tsak\"]  ");
+    let line = toml.lines().position(|l| l.starts_with("report_repeats = [\"model\", \"tsak\"]")).unwrap() + 1;
     std::fs::write(&toml_path, toml).unwrap();
     let o =
         run(bin().arg("build").arg(tmp.path().join("pipelines/rr")).arg("--releases-dir").arg(tmp.path().join("o2")));
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("table results: `report_repeats` names `tsak`, which is no column of the table"),
+        stderr(&o).contains(&format!(
+            "{}:{line} (table results): `report_repeats` names `tsak`, which is no column of the table",
+            toml_path.display()
+        )),
         "{}",
         stderr(&o)
     );

@@ -497,9 +497,15 @@ async fn report_repeats(
         None => ctx,
     };
     for t in spec.def.tables.iter().filter(|t| !t.report_repeats.is_empty()) {
-        let Some(r) = crate::stages::validate::repeated_values(ctx, &t.name, &t.report_repeats).await? else {
-            continue;
-        };
+        // a column refused is named at its key in pipeline.toml
+        let found =
+            crate::stages::validate::repeated_values(ctx, &t.name, &t.report_repeats).await.map_err(|e| match e {
+                Error::Config { message, .. } => {
+                    Error::config(spec.place(&format!("table {}#report_repeats", t.name)), message)
+                }
+                e => e,
+            })?;
+        let Some(r) = found else { continue };
         let first: Vec<String> = r
             .first
             .iter()
