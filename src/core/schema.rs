@@ -1038,6 +1038,11 @@ fn converts_back(dt: &DataType) -> bool {
 ///
 /// Errors: the cast's, when Arrow cannot convert the type at all.
 pub fn conform_each(a: &ArrayRef, to: &DataType) -> std::result::Result<(ArrayRef, Vec<bool>), String> {
+    // a struct or a list member by member: a struct of text beside numbers does not convert
+    // back as a whole, and its numbers must be compared all the same
+    if let Some((out, lost)) = nested_each(a, to)? {
+        return null_where_lost(out, lost);
+    }
     let safe = CastOptions { safe: true, ..Default::default() };
     let out = cast_with_options(a, to, &safe).map_err(|e| e.to_string())?;
     let back = if converts_back(a.data_type()) { cast_with_options(&out, a.data_type(), &safe).ok() } else { None };
@@ -1075,12 +1080,61 @@ pub fn conform_each(a: &ArrayRef, to: &DataType) -> std::result::Result<(ArrayRe
     };
     let lost: Vec<bool> =
         (0..a.len()).map(|r| a.is_valid(r) && (out.is_null(r) || changed(r) || text_changed(r))).collect();
+    null_where_lost(out, lost)
+}
+
+/// `out` with null in each row whose value was `lost`, and `lost`.
+fn null_where_lost(out: ArrayRef, lost: Vec<bool>) -> std::result::Result<(ArrayRef, Vec<bool>), String> {
     let out = if lost.iter().any(|&x| x) {
         arrow::compute::nullif(&out, &arrow::array::BooleanArray::from(lost.clone())).map_err(|e| e.to_string())?
     } else {
         out
     };
     Ok((out, lost))
+}
+
+/// [`conform_each`] of a struct into a struct (each member the target names, by name; a member
+/// `a` lacks is null) or of a list into a list (its values, then each row's): the converted
+/// column, and each row whose value lost or changed a member or an item. `None` for other
+/// types. A row that is null itself loses nothing.
+fn nested_each(a: &ArrayRef, to: &DataType) -> std::result::Result<Option<(ArrayRef, Vec<bool>)>, String> {
+    match (a.data_type(), to) {
+        (DataType::Struct(_), DataType::Struct(fields)) => {
+            let s = a.as_struct();
+            let mut lost = vec![false; a.len()];
+            let mut children = Vec::with_capacity(fields.len());
+            for f in fields {
+                let child = match s.column_by_name(f.name()) {
+                    Some(c) => {
+                        let (out, changed) = conform_each(c, f.data_type())?;
+                        for (r, l) in lost.iter_mut().enumerate() {
+                            *l |= changed[r] && s.is_valid(r);
+                        }
+                        out
+                    }
+                    None => new_null_array(f.data_type(), s.len()),
+                };
+                children.push(child);
+            }
+            let out = StructArray::try_new(fields.clone(), children, s.nulls().cloned()).map_err(|e| e.to_string())?;
+            Ok(Some((Arc::new(out), lost)))
+        }
+        (DataType::List(_), DataType::List(item)) => {
+            let l = a.as_list::<i32>();
+            let (values, changed) = conform_each(l.values(), item.data_type())?;
+            let offsets = l.offsets();
+            let lost = (0..a.len())
+                .map(|r| {
+                    let (from, until) = (offsets[r] as usize, offsets[r + 1] as usize);
+                    a.is_valid(r) && changed[from..until].iter().any(|&c| c)
+                })
+                .collect();
+            let out = ListArray::try_new(item.clone(), offsets.clone(), values, l.nulls().cloned())
+                .map_err(|e| e.to_string())?;
+            Ok(Some((Arc::new(out), lost)))
+        }
+        _ => Ok(None),
+    }
 }
 
 /// Differences between two schemas, by field: `name: A vs B`, missing or extra fields.
@@ -1190,6 +1244,29 @@ mod tests {
         let a: ArrayRef = Arc::new(arrow::array::Float64Array::from(vec![2.0, f64::NAN, 1.5]));
         let (_, lost) = conform_each(&a, &DataType::Int64).unwrap();
         assert_eq!(lost, vec![false, true, true]);
+    }
+
+    #[test]
+    fn conform_each_compares_the_numbers_of_a_struct_that_holds_text_and_of_a_list_of_them() {
+        let acc: ArrayRef = Arc::new(arrow::array::Float64Array::from(vec![0.75, f64::NAN, 2.0, 1.0]));
+        let name: ArrayRef = Arc::new(arrow::array::StringArray::from(vec!["a", "b", "c", "d"]));
+        let from =
+            Fields::from(vec![Field::new("acc", DataType::Float64, true), Field::new("name", DataType::Utf8, true)]);
+        let a: ArrayRef = Arc::new(StructArray::new(from, vec![acc, name], None));
+        let to = Fields::from(vec![Field::new("acc", DataType::Int64, true), Field::new("name", DataType::Utf8, true)]);
+        let (out, lost) = conform_each(&a, &DataType::Struct(to.clone())).unwrap();
+        assert_eq!(lost, vec![true, true, false, false]);
+        assert!(out.is_null(0) && out.is_null(1) && out.is_valid(2));
+        assert_eq!(out.as_struct().column(0).as_primitive::<arrow::datatypes::Int64Type>().value(2), 2);
+        assert!(conform(&a, &DataType::Struct(to.clone())).is_err());
+        // a list of such structs: the row of a changed item
+        let item = Arc::new(Field::new("item", a.data_type().clone(), true));
+        let offsets = arrow::buffer::OffsetBuffer::new(vec![0, 1, 3, 4].into());
+        let list: ArrayRef = Arc::new(ListArray::new(item, offsets, a, None));
+        let to_list = DataType::List(Arc::new(Field::new("item", DataType::Struct(to), true)));
+        let (out, lost) = conform_each(&list, &to_list).unwrap();
+        assert_eq!(lost, vec![true, true, false]);
+        assert!(out.is_null(0) && out.is_valid(2));
     }
 
     #[test]
