@@ -6,6 +6,7 @@ pub mod clock;
 pub mod coercion;
 pub mod engine;
 mod exact;
+mod floatsum;
 pub mod groups;
 mod intsum;
 pub mod memory;

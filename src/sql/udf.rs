@@ -423,6 +423,16 @@ impl Patched {
     fn integer_sum(&self, args: &datafusion::logical_expr::function::AccumulatorArgs) -> bool {
         self.sums_integers(args.return_field.data_type()) && !args.is_distinct
     }
+
+    /// `Some(avg)` when this is `sum` or `avg` of `Float64` values into a `Float64`, without
+    /// `DISTINCT`: its partial sums are added in one order ([`super::floatsum`]).
+    fn float_sum(&self, args: &datafusion::logical_expr::function::AccumulatorArgs) -> Option<bool> {
+        let Patch::WindowSum { avg } = self.1 else { return None };
+        let floats = args.return_field.data_type() == &DataType::Float64
+            && args.expr_fields.len() == 1
+            && args.expr_fields[0].data_type() == &DataType::Float64;
+        (floats && !args.is_distinct).then_some(avg)
+    }
 }
 
 impl datafusion::logical_expr::AggregateUDFImpl for Patched {
@@ -459,10 +469,13 @@ impl datafusion::logical_expr::AggregateUDFImpl for Patched {
             let data_type = args.return_field.data_type().clone();
             return Ok(Box::new(super::intsum::CheckedDistinctSum::new(self.0.accumulator(args)?, &data_type)));
         }
+        if let Some(avg) = self.float_sum(&args) {
+            return Ok(Box::new(super::floatsum::FloatSum::new(avg)));
+        }
         self.0.accumulator(args)
     }
     fn groups_accumulator_supported(&self, args: datafusion::logical_expr::function::AccumulatorArgs) -> bool {
-        if self.integer_sum(&args) {
+        if self.integer_sum(&args) || self.float_sum(&args).is_some() {
             return true;
         }
         match (self.1, args.return_field.data_type()) {
@@ -477,6 +490,9 @@ impl datafusion::logical_expr::AggregateUDFImpl for Patched {
     ) -> datafusion::error::Result<Box<dyn datafusion::logical_expr::GroupsAccumulator>> {
         if self.integer_sum(&args) {
             return Ok(Box::new(super::intsum::CheckedSumGroups::new(args.return_field.data_type())));
+        }
+        if let Some(avg) = self.float_sum(&args) {
+            return Ok(Box::new(super::floatsum::FloatSumGroups::new(avg)));
         }
         match (self.1, args.return_field.data_type()) {
             (Patch::TotalOrder { max }, DataType::Float64) => Ok(Box::new(TotalOrderGroups::new(max))),
