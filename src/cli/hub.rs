@@ -431,6 +431,7 @@ fn print_plan(out: &mut impl Write, report: &crate::verbs::hub::publish::Publish
         report.release,
         match &report.head {
             Some(h) => format!(", on top of {h}"),
+            None if report.offline => " (HF_HUB_OFFLINE: the repo was not read; LFS/regular guessed locally)".into(),
             None => " (the repo or branch does not exist yet: LFS/regular guessed locally)".into(),
         }
     );
@@ -591,7 +592,7 @@ fn publish_json(r: &crate::verbs::hub::publish::PublishReport) -> serde_json::Va
         .collect();
     json!({
         "repo": r.repo.to_string(), "revision": r.revision, "path_in_repo": r.path_in_repo, "release": r.release,
-        "head": r.head, "commit_message": r.commit_message, "outcome": outcome, "files": files,
+        "head": r.head, "offline": r.offline, "commit_message": r.commit_message, "outcome": outcome, "files": files,
         "deletions": r.deletions, "kept": r.kept, "card": r.card, "tag": r.tag, "warnings": r.warnings,
         "uploaded_objects": r.uploaded_objects, "uploaded_bytes": r.uploaded_bytes, "reused_objects": r.reused_objects,
         "transfer": r.transfer.map(Transfer::name),

@@ -254,6 +254,35 @@ fn publish_refuses_a_release_that_holds_the_token() {
 }
 
 #[test]
+fn offline_a_dry_run_plans_as_for_an_empty_repo_and_a_publish_is_refused() {
+    let r = example_release();
+    let publish = |extra: &[&str]| {
+        run(bin()
+            .arg("publish")
+            .arg(r)
+            .args(["--repo", "acme/offline"])
+            .args(extra)
+            .env_remove("HF_TOKEN")
+            .env("HF_ENDPOINT", "http://127.0.0.1:9")
+            .env("HF_HUB_OFFLINE", "1"))
+    };
+    let o = publish(&["--dry-run"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let plan = stdout(&o);
+    assert!(plan.contains("(HF_HUB_OFFLINE: the repo was not read; LFS/regular guessed locally)"), "{plan}");
+    let files: Vec<&str> = plan.lines().filter(|l| l.starts_with("upload") || l.starts_with("skip")).collect();
+    assert!(files.len() > 5 && files.iter().all(|l| l.starts_with("upload")), "{plan}");
+    assert!(plan.contains("0 deletion(s)") && plan.contains("nothing was sent (--dry-run)"), "{plan}");
+    assert!(stderr(&o).contains("warning: HF_HUB_OFFLINE is set: the repo on the Hub was not read"), "{}", stderr(&o));
+    let o = publish(&["--dry-run", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!((v["offline"].as_bool(), v["head"].is_null()), (Some(true), true), "{v}");
+    let o = publish(&[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("publishing needs the network") && stderr(&o).contains("--dry-run plans offline"));
+}
+
+#[test]
 fn options_of_a_published_release_are_refused_for_a_local_one() {
     let r = example_release();
     for (args, said) in [

@@ -273,8 +273,12 @@ pub struct PublishReport {
     pub path_in_repo: String,
     /// Release name and version.
     pub release: String,
-    /// The head the plan was made against (`None`: the repo or branch does not exist yet).
+    /// The head the plan was made against (`None`: the repo or branch does not exist yet, or
+    /// the Hub was not read).
     pub head: Option<String>,
+    /// The plan was made without reading the Hub (`HF_HUB_OFFLINE`, a dry run): as if the repo
+    /// held nothing, so every file is listed to upload and no deletion or merged card is known.
+    pub offline: bool,
     /// Every file of the release.
     pub files: Vec<PlannedFile>,
     /// Paths deleted by the commit: files an earlier version of the release published that
@@ -392,10 +396,10 @@ pub async fn run(client: &HubClient, opts: &PublishOptions, progress: &dyn Progr
         }
         e
     };
-    if opts.offline {
+    if opts.offline && !opts.dry_run {
         return Err(said_anyway(Error::Refused(
             "HF_HUB_OFFLINE is set: publishing needs the network (the release itself was checked: its files \
-             match its manifest)"
+             match its manifest); --dry-run plans offline, as if the repo held nothing"
                 .into(),
         )));
     }
@@ -407,8 +411,16 @@ pub async fn run(client: &HubClient, opts: &PublishOptions, progress: &dyn Progr
     if opts.create && !opts.dry_run {
         client.create_repo(repo, opts.private).await.map_err(said_anyway)?;
     }
-    let head = branch_head(client, opts).await.map_err(said_anyway)?;
+    // offline, a dry run plans as for a repo that holds nothing yet, and says so
+    let head = if opts.offline { None } else { branch_head(client, opts).await.map_err(said_anyway)? };
     let mut warnings = warnings;
+    if opts.offline {
+        warnings.push(
+            "HF_HUB_OFFLINE is set: the repo on the Hub was not read; the plan is made as if it held nothing (every \
+             file listed to upload, no deletion or merged card known)"
+                .into(),
+        );
+    }
     warnings.extend(unfinished);
     let scratch = tempfile::tempdir().map_err(|e| Error::io(std::env::temp_dir(), e))?;
     let release = Release { manifest: &manifest, locals: &locals, digests: &digests, card: &card_text };
@@ -696,6 +708,7 @@ async fn plan(
         path_in_repo: opts.path_in_repo.clone(),
         release: format!("{} {}", manifest.name, manifest.version),
         head: head.map(str::to_string),
+        offline: opts.offline,
         files,
         deletions,
         kept,
