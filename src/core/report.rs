@@ -113,7 +113,8 @@ pub struct Violation {
 /// What a [`Violation`] found, beyond its message: the facts that choose a remedy (a build's
 /// hints, `init`'s next draft), so that nothing reads them back out of the message's words.
 ///
-/// In JSON: an object with `kind` (`type` or `shared_key`) and the variant's fields.
+/// In JSON: an object with `kind` (`type`, `inexact_integer` or `shared_key`) and the variant's
+/// fields. (`truncated` is made by the report from the violation's rule, for the hints.)
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Finding {
@@ -151,6 +152,8 @@ pub enum Finding {
         /// The top-level column the value is in.
         column: String,
     },
+    /// A file's last record cut short: its writer was stopped mid-write (rule `truncated`).
+    Truncated,
     /// Rows that share a primary key, and no keep rule chooses among them (rule `primaryKey`).
     SharedKey {
         /// How many rows share the key.
@@ -186,7 +189,7 @@ impl Finding {
                 decided_at: decided_at.as_ref().map(|_| String::new()),
                 missing: missing.clone(),
             },
-            Finding::InexactInteger { .. } => self.clone(),
+            Finding::InexactInteger { .. } | Finding::Truncated => self.clone(),
             Finding::SharedKey { same_line, .. } => Finding::SharedKey { rows: 0, same_line: *same_line },
         }
     }
@@ -375,6 +378,19 @@ pub fn violation_hints(findings: &std::collections::BTreeSet<(Scope, String, Fin
              source declares it so: {}",
             mixed.iter().map(|(s, c)| format!("{s}.{c}")).collect::<Vec<_>>().join(", "),
             field_tables(mixed.iter().map(|(_, c)| *c), "any")
+        ));
+    }
+    // a file whose writer was stopped mid-record: its other records can be read
+    let cut: BTreeSet<&str> = findings
+        .iter()
+        .filter(|(scope, _, f)| *scope == Scope::Source && *f == Finding::Truncated)
+        .map(|(_, source, _)| source.as_str())
+        .collect();
+    if !cut.is_empty() {
+        hints.push(format!(
+            "a file's last line cut short (its writer was stopped) can be set aside while its other lines are read: \
+             `on_truncated = \"reject\"` in the [[source]] of {} keeps it in rejects/, named in a warning and the card",
+            listed(cut)
         ));
     }
     // a CSV column typed float that holds an integer no float holds: its text kept as it is
@@ -638,6 +654,9 @@ impl BuildReport {
         self.violations_total += 1;
         if let Some(f) = &v.finding {
             self.findings.insert((v.scope, v.table.clone(), f.without_values()));
+        } else if v.rule == "truncated" {
+            // (the readers of every format name the rule; the finding is made here, once)
+            self.findings.insert((v.scope, v.table.clone(), Finding::Truncated));
         }
     }
 
@@ -807,6 +826,24 @@ mod tests {
         assert!(with[0].starts_with("numbers written with a decimal comma (\"0,5\") in s.loss are text"), "{with:?}");
         // another string: the column kept whole as JSON text
         assert!(hints(finding(false))[0].starts_with("a column whose values are of several types"));
+    }
+
+    #[test]
+    fn a_last_line_cut_short_gets_the_hint_of_on_truncated() {
+        let mut r = super::BuildReport::new(10);
+        r.violation(super::Violation {
+            scope: super::Scope::Source,
+            table: "metrics_raw".into(),
+            source: None,
+            path: "$".into(),
+            rule: "truncated".into(),
+            key: None,
+            message: "truncated last line".into(),
+            finding: None,
+        });
+        let hints = super::violation_hints(&r.findings);
+        assert_eq!(hints.len(), 1, "{hints:?}");
+        assert!(hints[0].contains("`on_truncated = \"reject\"` in the [[source]] of metrics_raw"), "{hints:?}");
     }
 
     #[test]

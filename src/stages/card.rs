@@ -33,8 +33,13 @@ use crate::stages::release::Manifest;
 
 pub mod merge;
 
-/// Warnings a card lists, beside every run accepted as sampled (the build prints them all).
+/// Warnings a card lists, beside those of the kinds it always shows (the build prints them all).
 const CARD_WARNINGS: usize = 20;
+
+/// The kinds of warning a card shows every one of: a run's history accepted as sampled, a
+/// table's repeated values, a keep rule that chose after rows were set aside (what the data
+/// lacks, or where it disagrees).
+const ALWAYS_SHOWN: [&str; 3] = ["wandb-sampled", "repeated-values", "kept-after-rejects"];
 
 /// How many of a source's coerced values the card names.
 const CARD_COERCIONS: usize = 3;
@@ -677,10 +682,10 @@ fn esc_data(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             // only where it would start an entity (`&lt;`); `W&B` stays as it is
             '&' if entity_follows(&s[i + 1..]) => out.push_str("&amp;"),
-            // only at a word's edge, where it could start or end emphasis (`_null_`);
-            // `eval_gsm8k` stays as it is
-            '_' if !(s[..i].chars().next_back().is_some_and(char::is_alphanumeric)
-                && s[i + 1..].chars().next().is_some_and(char::is_alphanumeric)) =>
+            // only at a word's edge, where it could start or end emphasis (`_null_`); a run
+            // of them inside a word (`eval_gsm8k`, `EleutherAI__pythia`) stays as it is
+            '_' if !(s[..i].trim_end_matches('_').chars().next_back().is_some_and(char::is_alphanumeric)
+                && s[i..].trim_start_matches('_').chars().next().is_some_and(char::is_alphanumeric)) =>
             {
                 out.push_str("\\_")
             }
@@ -689,6 +694,52 @@ fn esc_data(s: &str) -> String {
         }
     }
     out
+}
+
+/// A message of the build (a warning, a reason) as Markdown prose, outside tables: its code
+/// spans (`` `report_repeats` ``) as written, every other character Markdown or HTML would act
+/// on escaped as [`esc_data`] escapes it (a value `<b>` or `*x*` quoted in it shows as it is),
+/// a line break as a space. A backtick that closes no span is escaped.
+fn esc_prose(s: &str) -> String {
+    let s = s.replace('\n', " ");
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s.as_str();
+    while let Some(open) = rest.find('`') {
+        out.push_str(&esc_data(&rest[..open]));
+        let fence = rest[open..].bytes().take_while(|b| *b == b'`').count();
+        let after = &rest[open + fence..];
+        match closing_fence(after, fence) {
+            Some(end) => {
+                out.push_str(&rest[open..open + fence + end + fence]);
+                rest = &after[end + fence..];
+            }
+            None => {
+                out.push_str(&"\\`".repeat(fence));
+                rest = after;
+            }
+        }
+    }
+    out.push_str(&esc_data(rest));
+    out
+}
+
+/// Where in `s` the next run of exactly `fence` backticks starts: the end of a code span
+/// opened by that many (CommonMark §6.1).
+fn closing_fence(s: &str, fence: usize) -> Option<usize> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'`' {
+            let n = b[i..].iter().take_while(|c| **c == b'`').count();
+            if n == fence {
+                return Some(i);
+            }
+            i += n;
+        } else {
+            i += 1;
+        }
+    }
+    None
 }
 
 /// True when `rest` (the text after a `&`) would make it an HTML entity: `#x3c;`, `lt;`.
@@ -1182,7 +1233,7 @@ fn data_quality(spec: &PipelineSpec, manifest: &Manifest, report: &BuildReport) 
         let shown: Vec<String> = report
             .nonfinite
             .get(name)
-            .map(|t| t.examples.iter().take(CARD_COERCIONS).map(|e| esc(e)).collect())
+            .map(|t| t.examples.iter().take(CARD_COERCIONS).map(|e| esc_prose(e)).collect())
             .unwrap_or_default();
         let first = if shown.is_empty() {
             String::new()
@@ -1198,7 +1249,7 @@ fn data_quality(spec: &PipelineSpec, manifest: &Manifest, report: &BuildReport) 
     // values the sources' options changed, each source with its first few, so that no value is
     // changed without a word where a reader looks
     for (name, t) in report.coercions.iter().filter(|(_, t)| t.count > 0) {
-        let shown: Vec<String> = t.examples.iter().take(CARD_COERCIONS).map(|e| esc(e)).collect();
+        let shown: Vec<String> = t.examples.iter().take(CARD_COERCIONS).map(|e| esc_prose(e)).collect();
         let _ = writeln!(
             b,
             "- source `{name}`: {} string{} read as {} (the source's options), the first: {}{}.",
@@ -1219,7 +1270,7 @@ fn data_quality(spec: &PipelineSpec, manifest: &Manifest, report: &BuildReport) 
     // rows a keep rule set aside with their record leave keys that no row holds (a metric only
     // a stopped attempt logged at a step the resumed one logged again): named, not only counted
     for (name, t) in report.set_aside_whole.iter().filter(|(_, t)| t.count > 0) {
-        let shown: Vec<String> = t.examples.iter().take(CARD_COERCIONS).map(|e| esc(e)).collect();
+        let shown: Vec<String> = t.examples.iter().take(CARD_COERCIONS).map(|e| esc_prose(e)).collect();
         let _ = writeln!(
             b,
             "- table `{name}`: {} set aside with {} record{} (`record_columns`: a stopped attempt's record of a step \
@@ -1290,7 +1341,7 @@ fn data_quality(spec: &PipelineSpec, manifest: &Manifest, report: &BuildReport) 
             "- table {} leaves out {}; when the pipeline was written: {}",
             code(&l.table),
             code(&l.file),
-            esc(&l.reason)
+            esc_prose(&l.reason)
         );
     }
     // the first 20 warnings, and every run whose history was accepted as sampled or
@@ -1298,14 +1349,14 @@ fn data_quality(spec: &PipelineSpec, manifest: &Manifest, report: &BuildReport) 
     // disagrees, is never left out of its card)
     let mut shown = 0usize;
     for w in &report.warnings {
-        let always = w.kind == "wandb-sampled" || w.kind == "repeated-values";
+        let always = ALWAYS_SHOWN.contains(&w.kind.as_str());
         if !always && shown == CARD_WARNINGS {
             continue;
         }
         shown += usize::from(!always);
-        let _ = writeln!(b, "- warning: {}", esc(&w.public()));
+        let _ = writeln!(b, "- warning: {}", esc_prose(&w.public()));
     }
-    let others = report.warnings.iter().filter(|w| w.kind != "wandb-sampled" && w.kind != "repeated-values").count();
+    let others = report.warnings.iter().filter(|w| !ALWAYS_SHOWN.contains(&w.kind.as_str())).count();
     if others > CARD_WARNINGS {
         let _ = writeln!(b, "- … and {} more warnings (the build prints them all).", others - CARD_WARNINGS);
     }
@@ -1648,8 +1699,13 @@ mod tests {
         assert_eq!(code("line\nbreak|x"), "`line\\nbreak\\|x`");
         assert_eq!(esc_data("<b>html</b> & *x* `c` a|b"), "&lt;b&gt;html&lt;/b&gt; & \\*x\\* \\`c\\` a\\|b");
         assert_eq!(esc_data("W&B &lt; &#60;"), "W&B &amp;lt; &amp;#60;");
-        assert_eq!(esc_data("_null_ eval_gsm8k"), "\\_null\\_ eval_gsm8k");
+        assert_eq!(esc_data("_null_ eval_gsm8k a__b __c"), "\\_null\\_ eval_gsm8k a__b \\_\\_c");
         assert_eq!(esc_data("tab\there"), "tab\\there");
+        // a message: its code spans as written, the values it quotes escaped
+        assert_eq!(
+            esc_prose("v=\"<b>\", w=\"*x*\" in `report_repeats` and ``a`b``; a|b\nc ` alone"),
+            "v=\"&lt;b&gt;\", w=\"\\*x\\*\" in `report_repeats` and ``a`b``; a\\|b c \\` alone"
+        );
     }
 
     #[test]

@@ -1473,6 +1473,12 @@ pub fn out_of_years(col: &ArrayRef, r: usize) -> Option<String> {
 /// message per row that named every place would grow with the square of the rows. A place
 /// several rows share is named once, with their count (`a.jsonl:1 (3 rows)`).
 fn some_places(places: &[String]) -> String {
+    first_places(places, PLACES_SHOWN)
+}
+
+/// The first `shown` distinct places of `places`, in their order, each that several rows
+/// share with their count (`a.jsonl:1 (3 rows)`), and how many more (`, and 4 more`).
+fn first_places(places: &[String], shown: usize) -> String {
     // a place that several rows share (the rows of one raw line) is named once, with its count
     let mut distinct: Vec<(&str, usize)> = Vec::new();
     let mut at: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
@@ -1485,14 +1491,14 @@ fn some_places(places: &[String]) -> String {
             }
         }
     }
-    let shown: Vec<String> = distinct
+    let named: Vec<String> = distinct
         .iter()
-        .take(PLACES_SHOWN)
+        .take(shown)
         .map(|(p, n)| if *n > 1 { format!("{p} ({n} rows)") } else { p.to_string() })
         .collect();
-    match distinct.len().checked_sub(PLACES_SHOWN) {
-        Some(more) if more > 0 => format!("{}, and {more} more", shown.join(", ")),
-        _ => shown.join(", "),
+    match distinct.len() - named.len() {
+        0 => named.join(", "),
+        more => format!("{}, and {more} more", named.join(", ")),
     }
 }
 
@@ -1595,9 +1601,11 @@ pub struct Repeats {
     /// The values whose rows differ in another column (nulls included).
     pub differing: u64,
     /// The first five values (`model="base", task="gsm8k"`: texts quoted and escaped, a null
-    /// as `null`), in order, each with its rows' first three places (`raw/results.csv:3`)
-    /// when the table keeps `_source_file` and `_source_line`, and whether its rows differ.
-    pub first: Vec<(String, Vec<String>, bool)>,
+    /// as `null`), in order, each with its rows' first three places in path order, a place
+    /// several rows share named once with their count (`raw/results.csv:3, raw/r.jsonl:2 (2
+    /// rows), and 4 more`; empty unless the table keeps `_source_file` and `_source_line`),
+    /// and whether its rows differ.
+    pub first: Vec<(String, String, bool)>,
 }
 
 /// The values of `columns` that more than one row of `table` (registered in `ctx`) holds:
@@ -1712,9 +1720,11 @@ pub async fn repeated_values(
                 .collect();
             let places = p.value(r);
             let places = arrow::compute::cast(&places, &DataType::Utf8).expect("text");
-            let places: Vec<String> =
-                places.as_string::<i32>().iter().flatten().take(3).map(crate::core::error::escape_control).collect();
-            first.push((shown.join(", "), places, d.value(r)));
+            // in the order a walk of the folders reads them (`r/2` before `r/10`)
+            let mut places: Vec<String> =
+                places.as_string::<i32>().iter().flatten().map(crate::core::error::escape_control).collect();
+            places.sort_by(|a, b| crate::core::names::path_order(a, b));
+            first.push((shown.join(", "), first_places(&places, 3), d.value(r)));
         }
     }
     Ok(Some(Repeats { values, rows, differing, first }))
@@ -1738,7 +1748,10 @@ mod tests {
         assert_eq!((r.values, r.rows, r.differing), (2, 4, 1));
         assert_eq!(
             r.first,
-            vec![("v=\"a, n=1\", n=1".to_string(), vec![], true), ("v=\"b\", n=null".to_string(), vec![], false)]
+            vec![
+                ("v=\"a, n=1\", n=1".to_string(), String::new(), true),
+                ("v=\"b\", n=null".to_string(), String::new(), false)
+            ]
         );
         assert_eq!(repeated_values(&ctx, "t", &cols(&["n"])).await.unwrap().map(|r| r.values), Some(2));
         let refused = |c: &'static [&'static str]| {
@@ -1756,6 +1769,10 @@ mod tests {
         assert_eq!(some_places(&places), "a:1 (3 rows), b:2");
         let many: Vec<String> = (0..25).map(|i| format!("f:{i}")).collect();
         assert!(some_places(&many).ends_with("f:9, and 15 more"), "{}", some_places(&many));
+        let mut sorted: Vec<String> =
+            ["r/10.jsonl:1", "r/2.jsonl:10", "r/2.jsonl:9", "r/2.jsonl:9"].map(String::from).to_vec();
+        sorted.sort_by(|a, b| crate::core::names::path_order(a, b));
+        assert_eq!(first_places(&sorted, 2), "r/2.jsonl:9 (2 rows), r/2.jsonl:10, and 1 more");
     }
     use crate::core::names::split_file_problem;
     use crate::core::values::compare_numbers;

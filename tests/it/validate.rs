@@ -146,6 +146,61 @@ fn keep_last_with_reject_keeps_the_last_valid_row_of_a_key() {
         "{rejects}"
     );
     assert!(!rejects.contains("superseded by the row at raw.jsonl:2"), "{rejects}");
+    // the row kept for run a is the earlier one: said, in the card too
+    let card = std::fs::read_to_string(r.join("README.md")).unwrap();
+    assert!(
+        card.contains(
+            "- warning: t: `on_duplicate_key = \"keep-last\"` chose among the rows left after invalid ones were set \
+             aside (1 row in rejects/t.jsonl): where a row set aside was the last of its key, the row kept is another"
+        ),
+        "{card}"
+    );
+}
+
+/// A resumed run's record of a step set aside by its source (`--on-invalid reject`): keep-last
+/// then keeps the stopped attempt's record of that step, and a warning says so.
+#[test]
+fn a_resumed_record_set_aside_by_its_source_is_said_under_keep_last() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "m.jsonl",
+        "{\"step\": 3, \"v\": 0.3}\n{\"step\": 4, \"v\": 0.4}\n{\"step\": 4, \"v\": 0.44, \"x\": \"4x\"}\n{\"step\": 5, \"v\": 0.5}\n",
+    );
+    write(
+        dir,
+        "src.json",
+        r#"{"fields":[{"name":"step","type":"integer"},{"name":"v","type":"number"},{"name":"x","type":"integer"}]}"#,
+    );
+    write(
+        dir,
+        "t.json",
+        r#"{"fields":[{"name":"step","type":"integer"},{"name":"v","type":"number"},{"name":"_source_file","type":"string"},{"name":"_source_line","type":"integer"}],"primaryKey":["step"]}"#,
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"rs\"\n[[source]]\nname = \"raw\"\npath = \"m.jsonl\"\nformat = \"jsonl\"\nschema = \"src.json\"\n\
+         [[table]]\nname = \"t\"\nschema = \"t.json\"\nquery = \"SELECT step, v, _source_file, _source_line FROM raw\"\n\
+         on_duplicate_key = \"keep-last\"\n",
+    );
+    let o = build(dir, &["--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = "t: `on_duplicate_key = \"keep-last\"` chose among the rows left after invalid ones were set aside \
+                (1 row in rejects/raw.jsonl)";
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    let r = release(dir, "rs");
+    assert_eq!(
+        query(&r, "SELECT step, v, _source_line FROM t ORDER BY step"),
+        "step,v,_source_line\n3,0.3,1\n4,0.4,2\n5,0.5,4\n"
+    );
+    let card = std::fs::read_to_string(r.join("README.md")).unwrap();
+    assert!(card.contains(said), "{card}");
+    // no row set aside: nothing to say
+    write(dir, "m.jsonl", "{\"step\": 4, \"v\": 0.4}\n{\"step\": 4, \"v\": 0.44}\n");
+    let o = build(dir, &["--on-invalid", "reject", "--force"]);
+    assert!(o.status.success() && !stderr(&o).contains("invalid ones were set aside"), "{}", stderr(&o));
 }
 
 /// The build lists the first 20 rows a keep rule superseded, and says how many more the rejects
@@ -885,4 +940,48 @@ fn a_null_source_line_in_a_duplicated_key_is_a_violation() {
     let o = build(dir, &["--on-invalid", "reject", "-q"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(query(&release(dir, "nl"), "SELECT id, v FROM t ORDER BY id"), "id,v\n1,10\n2,21\n");
+}
+
+/// A struct of text beside numbers, stored in a struct column whose member is an integer: a
+/// fraction or a NaN in it is a violation, not a value cut or made null (a struct of one
+/// member, and a list of such structs, alike).
+#[test]
+fn a_struct_with_text_beside_a_number_is_held_to_its_numbers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "s.jsonl",
+        "{\"id\": 1, \"m\": {\"acc\": 0.75, \"name\": \"a\"}, \"l\": [{\"acc\": 1, \"name\": \"x\"}]}\n\
+         {\"id\": 2, \"m\": {\"acc\": NaN, \"name\": \"b\"}, \"l\": [{\"acc\": 2, \"name\": \"y\"}]}\n\
+         {\"id\": 3, \"m\": {\"acc\": 2.0, \"name\": \"c\"}, \"l\": [{\"acc\": 2.5, \"name\": \"z\"}]}\n\
+         {\"id\": 4, \"m\": {\"acc\": 3.0, \"name\": \"d\"}, \"l\": [{\"acc\": 3, \"name\": \"w\"}]}\n",
+    );
+    let member = r#"[{"name":"acc","type":"integer"},{"name":"name","type":"string"}]"#;
+    write(
+        dir,
+        "t.json",
+        &format!(
+            r#"{{"fields":[{{"name":"id","type":"integer"}},{{"name":"m","type":"object","fields":{member}}},{{"name":"l","type":"array","items":{{"type":"object","fields":{member}}}}}],"primaryKey":["id"]}}"#
+        ),
+    );
+    write(
+        dir,
+        "pipeline.toml",
+        "name = \"st\"\n[[source]]\nname = \"s\"\npath = \"s.jsonl\"\nformat = \"jsonl\"\n\
+         [[table]]\nname = \"t\"\nschema = \"t.json\"\nquery = \"SELECT id, m, l FROM s\"\n",
+    );
+    let o = build(dir, &["-q"]);
+    assert_violations(
+        &o,
+        3,
+        &[
+            "m: value {acc: 0.75, name: a} cannot be stored as Struct<acc: Int64, name: Utf8> without changing it",
+            "m: value {acc: NaN, name: b} cannot be stored as",
+            "l: value [{acc: 2.5, name: z}] cannot be stored as",
+        ],
+    );
+    let o = build(dir, &["-q", "--on-invalid", "reject"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(dir, "st"), "SELECT id, m['acc'] AS acc FROM t ORDER BY id"), "id,acc\n4,3\n");
 }

@@ -385,6 +385,7 @@ async fn build_in(
     let notes = handled_repeats(spec, opts, &mut report)?;
     report_repeats(&ctx, cluster, spec, opts.source_date_epoch, &mut report).await?;
     let reject_counts = count_rejects(rejects, &mut report, &mut table_entries)?;
+    kept_after_rejects(spec, opts, &reject_counts, &table_entries, &mut report)?;
     // the card's sections may read sources and views, whose staged rows are in the work
     // folder: they run before it goes
     let sections = card_sections(&ctx, cluster, spec, opts.source_date_epoch).await?;
@@ -510,7 +511,7 @@ async fn report_repeats(
             .first
             .iter()
             .map(|(v, places, differ)| {
-                let at = if places.is_empty() { String::new() } else { format!(" at {}", places.join(", ")) };
+                let at = if places.is_empty() { String::new() } else { format!(" at {places}") };
                 format!("{v}{at}{}", if *differ { " (rows differ)" } else { " (rows alike)" })
             })
             .collect();
@@ -628,6 +629,68 @@ fn count_rejects(
         report.rejected_rows.insert(name.clone(), *n);
     }
     Ok(reject_counts)
+}
+
+/// A table whose keep rule chose among rows after some were set aside (`--on-invalid
+/// reject`, a source's `on_truncated = "reject"`): where the row set aside was the one the
+/// rule keeps (the resumed attempt's record of a step), the table keeps another of its key
+/// (the stopped attempt's) with nothing to tell it by. Each such table gets a warning, which
+/// the card always shows, naming the rejects files. The rows set aside by the sources the
+/// table's SQL names, and by the table's own rules, count; a source read through a view does
+/// not (a view's readers are not followed).
+///
+/// Errors: [`Error::Sql`] for a table's SQL that does not parse.
+fn kept_after_rejects(
+    spec: &PipelineSpec,
+    opts: &BuildOptions,
+    reject_counts: &BTreeMap<String, u64>,
+    table_entries: &BTreeMap<String, TableEntry>,
+    report: &mut BuildReport,
+) -> Result<()> {
+    use crate::core::spec::DuplicatePolicy;
+    if reject_counts.is_empty() {
+        return Ok(());
+    }
+    let readers = crate::stages::transform::readers(spec)?;
+    for (i, t) in spec.def.tables.iter().enumerate() {
+        let policy = opts.on_duplicate_key.unwrap_or(t.on_duplicate_key);
+        if policy == DuplicatePolicy::Error {
+            continue;
+        }
+        // (the table's own rejects file also holds the rows its rule superseded)
+        let mut set_aside: Vec<(String, u64)> = spec
+            .def
+            .sources
+            .iter()
+            .filter(|s| readers.get(&s.name).is_some_and(|r| r.contains(&Some(i))))
+            .filter_map(|s| reject_counts.get(&s.name).filter(|n| **n > 0).map(|n| (s.name.clone(), *n)))
+            .collect();
+        if let Some(n) = table_entries.get(&t.name).map(|e| e.rejected_rows).filter(|n| *n > 0) {
+            set_aside.push((t.name.clone(), n));
+        }
+        if set_aside.is_empty() {
+            continue;
+        }
+        let which = if policy == DuplicatePolicy::KeepLast { "last" } else { "first" };
+        let files: Vec<String> = set_aside
+            .iter()
+            .map(|(name, n)| format!("{} in rejects/{name}.jsonl", crate::stages::hash::rows(*n)))
+            .collect();
+        report.warn(
+            &t.name,
+            "kept-after-rejects",
+            None,
+            format!(
+                "`on_duplicate_key = \"{}\"` chose among the rows left after invalid ones were set aside ({}): \
+                 where a row set aside was the {which} of its key, the row kept is another (for a resumed run, the \
+                 stopped attempt's record of that step); compare the keys of {} with the table's",
+                policy.as_str(),
+                files.join(", "),
+                if files.len() == 1 { "that file" } else { "those files" }
+            ),
+        );
+    }
+    Ok(())
 }
 
 /// What a build's tables need of the build around them ([`build_tables`]).
