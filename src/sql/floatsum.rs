@@ -6,7 +6,9 @@
 //! `500161.97345980187` on most runs and `500161.9734598019` on others. runpack's final stage
 //! keeps each group's partial sums and adds them at the end in one order (ascending, by IEEE
 //! 754's total order), so the result depends on the rows alone. A partition's own sum is
-//! DataFusion's: the rows of a partition come in the order of its files.
+//! DataFusion's: the rows of a partition come in the order of its files, and each partition
+//! reads the files the plan gave it (the session turns off DataFusion's work stealing between
+//! partitions, which let a partition that went idle read a sibling's files).
 //!
 //! The state is DataFusion's (`sum`: the partial sum; `avg`: the count, then the partial sum),
 //! so a plan and a cluster's stages carry it as they carry DataFusion's.
@@ -45,6 +47,23 @@ impl FloatSumGroups {
             self.counts.resize(total_num_groups, 0);
             self.seen.resize(total_num_groups, false);
         }
+    }
+
+    /// Group `g`'s total (its partial sums and its rows' sum, added in ascending order) and
+    /// count, leaving the accumulator as it is: a window's running sum evaluates again and
+    /// again as rows come.
+    fn total(&self, g: usize) -> (Option<f64>, u64) {
+        if g >= self.seen.len() || !self.seen[g] {
+            return (None, self.counts.get(g).copied().unwrap_or(0));
+        }
+        let mut values: Vec<f64> = self.partials.iter().filter(|(h, _)| *h == g).map(|(_, s)| *s).collect();
+        if values.is_empty() {
+            // (0.0 + the sum, as DataFusion's sum starts from 0.0)
+            return (Some(0.0 + self.sums[g]), self.counts[g]);
+        }
+        values.push(self.sums[g]);
+        values.sort_by(f64::total_cmp);
+        (Some(values.iter().fold(0.0, |t, v| t + v)), self.counts[g])
     }
 
     /// The groups `emit_to` takes, each with its total (partial sums added in ascending
@@ -199,15 +218,20 @@ impl Accumulator for FloatSum {
         self.0.merge_batch(states, &vec![0; states[0].len()], 1)
     }
 
+    /// The total so far; the accumulator goes on (a running sum over a window evaluates it at
+    /// every row).
     fn evaluate(&mut self) -> DfResult<ScalarValue> {
-        // (evaluated once, at the end: the state is left empty)
-        self.0.grow(1);
-        ScalarValue::try_from_array(&self.0.evaluate(EmitTo::All)?, 0)
+        let (total, count) = self.0.total(0);
+        Ok(ScalarValue::Float64(if self.0.avg { total.filter(|_| count > 0).map(|t| t / count as f64) } else { total }))
     }
 
     fn state(&mut self) -> DfResult<Vec<ScalarValue>> {
-        self.0.grow(1);
-        self.0.state(EmitTo::All)?.iter().map(|a| ScalarValue::try_from_array(a, 0)).collect()
+        let (total, count) = self.0.total(0);
+        Ok(if self.0.avg {
+            vec![ScalarValue::UInt64(Some(count)), ScalarValue::Float64(Some(total.unwrap_or(0.0)))]
+        } else {
+            vec![ScalarValue::Float64(total)]
+        })
     }
 
     fn size(&self) -> usize {
@@ -238,6 +262,23 @@ mod tests {
             totals.insert(t.to_bits());
         }
         assert_eq!(totals.len(), 1, "{totals:?}");
+    }
+
+    /// Evaluated row after row, as a window's running sum is: the total so far each time.
+    #[test]
+    fn a_running_sum_evaluates_again_and_again() {
+        for avg in [false, true] {
+            let mut acc = FloatSum::new(avg);
+            let mut seen = Vec::new();
+            for v in [1.0, 2.0, 3.0, 4.0] {
+                acc.update_batch(&[Arc::new(Float64Array::from(vec![v]))]).unwrap();
+                let ScalarValue::Float64(Some(t)) = acc.evaluate().unwrap() else { panic!() };
+                seen.push(t);
+            }
+            assert_eq!(seen, if avg { vec![1.0, 1.5, 2.0, 2.5] } else { vec![1.0, 3.0, 6.0, 10.0] });
+        }
+        let mut empty = FloatSum::new(true);
+        assert_eq!(empty.evaluate().unwrap(), ScalarValue::Float64(None));
     }
 
     #[test]

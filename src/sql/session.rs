@@ -98,6 +98,10 @@ pub(super) fn state_builder(partitions: usize, own_operators: bool) -> SessionSt
         SessionConfig::new().with_target_partitions(partitions).with_batch_size(8192).with_information_schema(true);
     config.options_mut().execution.parquet.schema_force_view_types = false;
     config.options_mut().execution.time_zone = Some("+00:00".into());
+    // each partition reads the files the plan gave it: a partition that took a sibling's
+    // files as it went idle made each partition's rows, and so a float sum's partial sums,
+    // change from run to run ([`super::floatsum`]); the bench's queries took as long either way
+    config.options_mut().execution.enable_file_stream_work_stealing = false;
     // errors name where in the SQL text they are
     config.options_mut().sql_parser.collect_spans = true;
     config.options_mut().sql_parser.recursion_limit =
@@ -108,8 +112,16 @@ pub(super) fn state_builder(partitions: usize, own_operators: bool) -> SessionSt
         std::iter::once(Arc::new(super::coercion::MarkWrittenCasts) as _)
             .chain(datafusion::optimizer::Analyzer::new().rules)
             .collect();
-    let mut builder =
-        SessionStateBuilder::new().with_config(config).with_default_features().with_analyzer_rules(analyzer);
+    // an outer join's null-filled side loses its constants before sorts are placed, and the
+    // plan is as DataFusion made it after ([`NullFilledSides`])
+    let mut physical = datafusion::physical_optimizer::optimizer::PhysicalOptimizer::new().rules;
+    physical.insert(0, Arc::new(NullFilledSides));
+    physical.push(Arc::new(NullFilledSidesDone));
+    let mut builder = SessionStateBuilder::new()
+        .with_config(config)
+        .with_default_features()
+        .with_analyzer_rules(analyzer)
+        .with_physical_optimizer_rules(physical);
     if own_operators {
         builder = builder
             .with_physical_optimizer_rule(Arc::new(groups::ViewGroupBy))
@@ -244,6 +256,171 @@ impl datafusion::physical_optimizer::PhysicalOptimizerRule for FilterBeforeCompu
 
     fn schema_check(&self) -> bool {
         true
+    }
+}
+
+/// Hides the constants of the sides an outer join fills with nulls, while sorts are placed.
+///
+/// DataFusion 55 keeps, through a `LEFT`, `RIGHT` or `FULL` join, what a side's filter made
+/// constant (`WHERE k = 1`), though the join gives that column nulls in the rows the other
+/// side alone has. Its sort placement then left that column out of an `ORDER BY`:
+/// `… FROM (… WHERE k = 1) l FULL JOIN … ORDER BY l.k, r.k` sorted by `r.k` alone, and a
+/// `LIMIT` kept the wrong rows. This rule, first of the physical ones, puts a
+/// [`ForgetConstantsExec`] above each such side that holds constants;
+/// [`NullFilledSidesDone`], after the sorts are placed, takes them away again.
+#[derive(Debug)]
+struct NullFilledSides;
+
+impl datafusion::physical_optimizer::PhysicalOptimizerRule for NullFilledSides {
+    fn optimize(
+        &self,
+        plan: Arc<dyn datafusion::physical_plan::ExecutionPlan>,
+        _: &datafusion::config::ConfigOptions,
+    ) -> datafusion::error::Result<Arc<dyn datafusion::physical_plan::ExecutionPlan>> {
+        use datafusion::common::JoinType;
+        use datafusion::common::tree_node::{Transformed, TreeNode};
+        use datafusion::physical_plan::ExecutionPlan;
+        use datafusion::physical_plan::joins::{HashJoinExec, NestedLoopJoinExec, SortMergeJoinExec};
+        plan.transform_up(|node| {
+            let join_type = if let Some(j) = node.downcast_ref::<HashJoinExec>() {
+                *j.join_type()
+            } else if let Some(j) = node.downcast_ref::<SortMergeJoinExec>() {
+                j.join_type()
+            } else if let Some(j) = node.downcast_ref::<NestedLoopJoinExec>() {
+                *j.join_type()
+            } else {
+                return Ok(Transformed::no(node));
+            };
+            // which sides the join fills with nulls: (left, right)
+            let filled = match join_type {
+                JoinType::Left => (false, true),
+                JoinType::Right => (true, false),
+                JoinType::Full => (true, true),
+                _ => return Ok(Transformed::no(node)),
+            };
+            let children: Vec<Arc<dyn ExecutionPlan>> = node.children().into_iter().cloned().collect();
+            let [left, right] = children.as_slice() else { return Ok(Transformed::no(node)) };
+            let hide = |side: &Arc<dyn ExecutionPlan>, filled: bool| -> Arc<dyn ExecutionPlan> {
+                if filled && !side.properties().equivalence_properties().constants().is_empty() {
+                    Arc::new(ForgetConstantsExec::new(side.clone()))
+                } else {
+                    side.clone()
+                }
+            };
+            let (l, r) = (hide(left, filled.0), hide(right, filled.1));
+            if Arc::ptr_eq(&l, left) && Arc::ptr_eq(&r, right) {
+                return Ok(Transformed::no(node));
+            }
+            let recompute = datafusion::physical_plan::execution_plan::ReplaceChildrenOptions::new(
+                datafusion::physical_plan::execution_plan::ChildrenPropertiesMode::Recompute,
+            );
+            Ok(Transformed::yes(node.replace_children(vec![l, r], recompute)?))
+        })
+        .map(|t| t.data)
+    }
+
+    fn name(&self) -> &str {
+        "null-filled sides"
+    }
+
+    fn schema_check(&self) -> bool {
+        true
+    }
+}
+
+/// Takes away the [`ForgetConstantsExec`]s [`NullFilledSides`] placed, last of DataFusion's
+/// physical rules: the plan that runs (on a cluster too) holds none.
+#[derive(Debug)]
+struct NullFilledSidesDone;
+
+impl datafusion::physical_optimizer::PhysicalOptimizerRule for NullFilledSidesDone {
+    fn optimize(
+        &self,
+        plan: Arc<dyn datafusion::physical_plan::ExecutionPlan>,
+        _: &datafusion::config::ConfigOptions,
+    ) -> datafusion::error::Result<Arc<dyn datafusion::physical_plan::ExecutionPlan>> {
+        use datafusion::common::tree_node::{Transformed, TreeNode};
+        plan.transform_up(|node| match node.downcast_ref::<ForgetConstantsExec>() {
+            Some(f) => Ok(Transformed::yes(f.input.clone())),
+            None => Ok(Transformed::no(node)),
+        })
+        .map(|t| t.data)
+    }
+
+    fn name(&self) -> &str {
+        "null-filled sides done"
+    }
+
+    fn schema_check(&self) -> bool {
+        true
+    }
+}
+
+/// Its input as it is, with no constant, ordering or equivalence of columns said of it
+/// ([`NullFilledSides`]).
+#[derive(Debug)]
+struct ForgetConstantsExec {
+    input: Arc<dyn datafusion::physical_plan::ExecutionPlan>,
+    properties: Arc<datafusion::physical_plan::PlanProperties>,
+}
+
+impl ForgetConstantsExec {
+    fn new(input: Arc<dyn datafusion::physical_plan::ExecutionPlan>) -> Self {
+        let p = input.properties();
+        let properties = Arc::new(datafusion::physical_plan::PlanProperties::new(
+            datafusion::physical_expr::EquivalenceProperties::new(input.schema()),
+            p.partitioning.clone(),
+            p.emission_type,
+            p.boundedness,
+        ));
+        ForgetConstantsExec { input, properties }
+    }
+}
+
+impl datafusion::physical_plan::DisplayAs for ForgetConstantsExec {
+    fn fmt_as(&self, _: datafusion::physical_plan::DisplayFormatType, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "ForgetConstantsExec")
+    }
+}
+
+impl datafusion::physical_plan::ExecutionPlan for ForgetConstantsExec {
+    fn name(&self) -> &str {
+        "ForgetConstantsExec"
+    }
+
+    fn properties(&self) -> &Arc<datafusion::physical_plan::PlanProperties> {
+        &self.properties
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn datafusion::physical_plan::ExecutionPlan>> {
+        vec![&self.input]
+    }
+
+    fn apply_expressions(
+        &self,
+        _: &mut dyn FnMut(
+            &Arc<dyn datafusion::physical_expr::PhysicalExpr>,
+        ) -> datafusion::error::Result<datafusion::common::tree_node::TreeNodeRecursion>,
+    ) -> datafusion::error::Result<datafusion::common::tree_node::TreeNodeRecursion> {
+        Ok(datafusion::common::tree_node::TreeNodeRecursion::Continue)
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        children: Vec<Arc<dyn datafusion::physical_plan::ExecutionPlan>>,
+    ) -> datafusion::error::Result<Arc<dyn datafusion::physical_plan::ExecutionPlan>> {
+        match <[_; 1]>::try_from(children) {
+            Ok([input]) => Ok(Arc::new(ForgetConstantsExec::new(input))),
+            Err(_) => Err(datafusion::error::DataFusionError::Internal("one child expected".into())),
+        }
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<datafusion::execution::TaskContext>,
+    ) -> datafusion::error::Result<datafusion::execution::SendableRecordBatchStream> {
+        self.input.execute(partition, context)
     }
 }
 
