@@ -156,7 +156,78 @@ pub(super) fn finish(mut state: datafusion::execution::SessionState) -> SessionC
         tracing::warn!("tables listed in no fixed order: {e}");
     }
     crate::sql::udf::register(&ctx);
+    for name in
+        ["to_timestamp", "to_timestamp_seconds", "to_timestamp_millis", "to_timestamp_micros", "to_timestamp_nanos"]
+    {
+        if let Ok(f) = datafusion::execution::FunctionRegistry::udf(&ctx.state(), name) {
+            ctx.register_udf(datafusion::logical_expr::ScalarUDF::new_from_impl(ZonedTimestamps(f.as_ref().clone())));
+        }
+    }
     ctx
+}
+
+/// One of DataFusion 55's `to_timestamp` functions, giving the type it promised.
+///
+/// With the session's time zone set (UTC), they promise timestamps in it when planned, and
+/// give timestamps without a zone when they read text: a debug build stopped on the
+/// difference, a release build failed in a `named_struct` or a list of them, and `DESCRIBE`
+/// named a type the query did not give. The instants are UTC's; the zone is put on them.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct ZonedTimestamps(datafusion::logical_expr::ScalarUDF);
+
+impl datafusion::logical_expr::ScalarUDFImpl for ZonedTimestamps {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn aliases(&self) -> &[String] {
+        self.0.aliases()
+    }
+    fn signature(&self) -> &datafusion::logical_expr::Signature {
+        self.0.signature()
+    }
+    fn return_type(
+        &self,
+        arg_types: &[arrow::datatypes::DataType],
+    ) -> datafusion::error::Result<arrow::datatypes::DataType> {
+        self.0.return_type(arg_types)
+    }
+    fn return_field_from_args(
+        &self,
+        args: datafusion::logical_expr::ReturnFieldArgs,
+    ) -> datafusion::error::Result<arrow::datatypes::FieldRef> {
+        self.0.return_field_from_args(args)
+    }
+    fn coerce_types(
+        &self,
+        arg_types: &[arrow::datatypes::DataType],
+    ) -> datafusion::error::Result<Vec<arrow::datatypes::DataType>> {
+        self.0.coerce_types(arg_types)
+    }
+    fn invoke_with_args(
+        &self,
+        args: datafusion::logical_expr::ScalarFunctionArgs,
+    ) -> datafusion::error::Result<datafusion::logical_expr::ColumnarValue> {
+        use arrow::datatypes::DataType::Timestamp;
+        let promised = args.return_field.data_type().clone();
+        // (the function itself: `ScalarUDF` checks what it gives against what it promised)
+        let given = self.0.inner().invoke_with_args(args)?;
+        match (given.data_type(), &promised) {
+            (Timestamp(unit, None), Timestamp(promised_unit, Some(_))) if unit == *promised_unit => {
+                given.cast_to(&promised, None)
+            }
+            _ => Ok(given),
+        }
+    }
+    fn with_updated_config(
+        &self,
+        config: &datafusion::config::ConfigOptions,
+    ) -> Option<datafusion::logical_expr::ScalarUDF> {
+        let updated = self.0.inner().with_updated_config(config)?;
+        Some(datafusion::logical_expr::ScalarUDF::new_from_impl(ZonedTimestamps(updated)))
+    }
+    fn documentation(&self) -> Option<&datafusion::logical_expr::Documentation> {
+        self.0.documentation()
+    }
 }
 
 /// The tables of a session's default schema, named in sorted order: DataFusion's own keeps

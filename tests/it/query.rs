@@ -1322,3 +1322,21 @@ fn float_running_sums_hold_every_row_so_far_and_sums_repeat_their_digits() {
         (0..4).map(|_| query(&dir.join("d*.jsonl"), "SELECT sum(x) AS s, avg(x) AS a FROM t")).collect();
     assert_eq!(sums.len(), 1, "{sums:?} over {files}");
 }
+
+/// `to_timestamp` of text gives the type it promises (UTC), alone, in a struct and in a list.
+#[test]
+fn to_timestamp_of_text_is_utc_alone_in_a_struct_and_in_a_list() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "t.jsonl", "{\"t\": \"2024-01-01T00:00:00Z\"}\n{\"t\": \"2024-03-10 12:00:00\"}\n");
+    let sql = "SELECT arrow_typeof(to_timestamp(t)) AS ty, to_timestamp_millis(t) AS ms, named_struct('x', \
+               to_timestamp(t)) AS s, [to_timestamp_seconds(t)] AS l FROM t ORDER BY ms";
+    let o = run(bin().args(["query", "-q", "--format", "ndjson"]).arg(dir.join("t.jsonl")).arg(sql));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "{\"ty\":\"Timestamp(ns, \\\"+00:00\\\")\",\"ms\":\"2024-01-01T00:00:00Z\",\"s\":{\"x\":\"2024-01-01T00:00:00Z\"},\
+         \"l\":[\"2024-01-01T00:00:00Z\"]}\n{\"ty\":\"Timestamp(ns, \\\"+00:00\\\")\",\"ms\":\"2024-03-10T12:00:00Z\",\
+         \"s\":{\"x\":\"2024-03-10T12:00:00Z\"},\"l\":[\"2024-03-10T12:00:00Z\"]}\n"
+    );
+}
