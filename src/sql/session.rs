@@ -513,6 +513,9 @@ impl datafusion::optimizer::AnalyzerRule for RefuseSimilarTo {
         if full_join_using(&plan) {
             return Err(datafusion::error::DataFusionError::Plan(FULL_JOIN_USING_REFUSED.into()));
         }
+        if let Some(message) = float_cut_by_bits(&plan) {
+            return Err(datafusion::error::DataFusionError::Plan(message));
+        }
         Ok(plan)
     }
 
@@ -1065,6 +1068,9 @@ fn check_statements(
     if let Some((written, other)) = statements.iter().find_map(|st| case_folded_name(st, plan)) {
         return Some(case_folded(&written, &other));
     }
+    if let Some(e) = set_operation_all(statements) {
+        return Some(e);
+    }
     outer_join_side(statements, plan)
 }
 
@@ -1339,6 +1345,94 @@ pub(crate) fn uses_similar_to(plan: &datafusion::logical_expr::LogicalPlan) -> b
         Ok(if found { TreeNodeRecursion::Stop } else { TreeNodeRecursion::Continue })
     });
     found
+}
+
+/// A bitwise operator (`^`, `&`, `|`, `<<`, `>>`) to which type coercion gave a float cut to
+/// an integer: DataFusion 55 reads `x ^ 2` as the XOR of bits, not a power, and casts a float
+/// operand to `BIGINT` first (`1e-5 ^ 2` is 2), with no word. The message names the operand
+/// and what to write. `None` when no such operator is planned (a float the SQL cast itself is
+/// left as written).
+fn float_cut_by_bits(plan: &datafusion::logical_expr::LogicalPlan) -> Option<String> {
+    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+    use datafusion::logical_expr::{BinaryExpr, Cast, Expr, ExprSchemable, Operator};
+    let mut found = None;
+    let _ = plan.apply_with_subqueries(|node| {
+        let inputs = node.inputs();
+        let schema = match inputs.as_slice() {
+            [one] => one.schema(),
+            _ => node.schema(),
+        };
+        for e in node.expressions() {
+            let _ = e.apply(|e| {
+                let Expr::BinaryExpr(BinaryExpr { left, op, right }) = e else {
+                    return Ok(TreeNodeRecursion::Continue);
+                };
+                let bits = matches!(
+                    op,
+                    Operator::BitwiseXor
+                        | Operator::BitwiseAnd
+                        | Operator::BitwiseOr
+                        | Operator::BitwiseShiftLeft
+                        | Operator::BitwiseShiftRight
+                );
+                for side in [left, right] {
+                    if let Expr::Cast(Cast { expr, field }) = side.as_ref()
+                        && bits
+                        && field.data_type().is_integer()
+                        && expr.get_type(schema).is_ok_and(|t| t.is_floating())
+                    {
+                        let what = if *op == Operator::BitwiseXor {
+                            "`^` is the XOR of bits in DataFusion's SQL, not a power: write power(x, y) for a power"
+                        } else {
+                            "a bitwise operator works on the bits of integers"
+                        };
+                        found = Some(format!(
+                            "{what}; here the float {} would be cut to an integer first, with no word. CAST it to \
+                             BIGINT yourself where its integer part is meant",
+                            expr.human_display()
+                        ));
+                        return Ok(TreeNodeRecursion::Stop);
+                    }
+                }
+                Ok(TreeNodeRecursion::Continue)
+            });
+            if found.is_some() {
+                return Ok(TreeNodeRecursion::Stop);
+            }
+        }
+        Ok(TreeNodeRecursion::Continue)
+    });
+    found
+}
+
+/// `EXCEPT ALL` or `INTERSECT ALL` written in `statements`: DataFusion 55 plans them as the
+/// presence of rows, not their counts (`[1, 2, 2] EXCEPT ALL [2]` gave 1, where SQL gives 1
+/// and 2; `[1, 2, 2] INTERSECT ALL [2]` gave 2 twice, where SQL gives it once). The message
+/// says what to write.
+fn set_operation_all(statements: &[datafusion::sql::parser::Statement]) -> Option<datafusion::error::DataFusionError> {
+    use datafusion::sql::sqlparser::tokenizer::Token;
+    for st in statements {
+        let t: Vec<Token> = tokens(&st.to_string())?
+            .into_iter()
+            .map(|t| t.token)
+            .filter(|t| !matches!(t, Token::Whitespace(_)))
+            .collect();
+        let keyword = |t: &Token, k: &str| matches!(t, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(k));
+        for pair in t.windows(2) {
+            if let Some(op) = ["EXCEPT", "INTERSECT"].into_iter().find(|k| keyword(&pair[0], k))
+                && keyword(&pair[1], "ALL")
+            {
+                return Some(datafusion::error::DataFusionError::Plan(format!(
+                    "{op} ALL is computed by DataFusion 55 as if each row were there once or not at all: a row that \
+                     repeats is not counted (the rows 1, 2, 2 {op} ALL the row 2 would give {}). Write {op} where \
+                     rows are meant once; to count repeats, number them on both sides with row_number() OVER \
+                     (PARTITION BY every column) and {op} the numbered rows",
+                    if op == "EXCEPT" { "1, where SQL gives 1 and 2" } else { "2 twice, where SQL gives 2 once" }
+                )));
+            }
+        }
+    }
+    None
 }
 
 /// Why a `FULL JOIN … USING` is refused.

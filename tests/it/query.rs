@@ -1340,3 +1340,28 @@ fn to_timestamp_of_text_is_utc_alone_in_a_struct_and_in_a_list() {
          \"s\":{\"x\":\"2024-03-10T12:00:00Z\"},\"l\":[\"2024-03-10T12:00:00Z\"]}\n"
     );
 }
+
+/// What DataFusion 55 would answer wrongly without a word is refused, naming what to write:
+/// a float cut to an integer by a bit operation (`^` is XOR, not a power), and the counts of
+/// `EXCEPT ALL` and `INTERSECT ALL`.
+#[test]
+fn a_float_in_a_bit_operation_and_except_all_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "t.jsonl", "{\"lr\": 0.00001, \"k\": 3}\n");
+    let refused = |sql: &str| {
+        let o = run(bin().args(["query", "-q"]).arg(dir.join("t.jsonl")).arg(sql));
+        assert_eq!(o.status.code(), Some(2), "{sql}: {}", stdout(&o));
+        stderr(&o)
+    };
+    let e = refused("SELECT lr ^ 2 FROM t");
+    assert!(e.contains("`^` is the XOR of bits in DataFusion's SQL, not a power: write power(x, y)"), "{e}");
+    assert!(e.contains("the float t.lr would be cut to an integer first"), "{e}");
+    assert!(refused("SELECT 2.7 | k FROM t").contains("a bitwise operator works on the bits of integers"));
+    // integers, and a float cast by the SQL itself, are as SQL has them
+    assert_eq!(query(&dir.join("t.jsonl"), "SELECT k ^ 1 AS x, CAST(lr AS BIGINT) | 4 AS y FROM t"), "x,y\n2,4\n");
+    let e = refused("SELECT k FROM t EXCEPT ALL SELECT k FROM t");
+    assert!(e.contains("EXCEPT ALL is computed by DataFusion 55 as if each row were there once"), "{e}");
+    assert!(refused("SELECT k FROM t INTERSECT ALL SELECT 3").contains("INTERSECT ALL is computed"));
+    assert_eq!(query(&dir.join("t.jsonl"), "SELECT k FROM t EXCEPT SELECT 4"), "k\n3\n");
+}
