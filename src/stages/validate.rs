@@ -1600,8 +1600,8 @@ pub struct Repeats {
     pub rows: u64,
     /// The values whose rows differ in another column (nulls included).
     pub differing: u64,
-    /// The first five values (`model="base", task="gsm8k"`: texts quoted and escaped, a null
-    /// as `null`), in order, each with its rows' first three places in path order, a place
+    /// The first five values (`model="base", task="gsm8k"`: texts quoted and escaped, a
+    /// backtick as `\u{60}`, a null as `null`), in order, each with its rows' first three places in path order, a place
     /// several rows share named once with their count (`raw/results.csv:3, raw/r.jsonl:2 (2
     /// rows), and 4 more`; empty unless the table keeps `_source_file` and `_source_line`),
     /// and whether its rows differ.
@@ -1711,7 +1711,10 @@ pub async fn repeated_values(
                     } else {
                         let text = arrow::util::display::array_value_to_string(a, r).unwrap_or_default();
                         match a.data_type() {
-                            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => format!("{text:?}"),
+                            // (a backtick as an escape too: the card's code spans would pair with it)
+                            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
+                                format!("{text:?}").replace('`', "\\u{60}")
+                            }
                             _ => text,
                         }
                     };
