@@ -627,6 +627,11 @@ pub struct BuildReport {
     /// stopped attempt logged at a step logged again). Examples are `key (file:line)`.
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub set_aside_whole: std::collections::BTreeMap<String, Tally>,
+    /// Rows set aside for their own reasons (`--on-invalid reject`) that a table's keep rule
+    /// would have kept: it kept another row of their key instead, by table. Examples are
+    /// `run=a, step=1 at raw.jsonl:2, kept raw.jsonl:1`.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub kept_instead: std::collections::BTreeMap<String, Tally>,
 }
 
 impl BuildReport {
@@ -731,6 +736,7 @@ impl BuildReport {
             (&mut self.coercions, other.coercions),
             (&mut self.duplicates_dropped, other.duplicates_dropped),
             (&mut self.set_aside_whole, other.set_aside_whole),
+            (&mut self.kept_instead, other.kept_instead),
         ] {
             for (k, t) in theirs {
                 mine.entry(k).or_default().merge(t);

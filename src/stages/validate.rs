@@ -627,6 +627,7 @@ impl<'a> Validator<'a> {
                                 let kept = (rejecting && valid.len() == 1).then(|| valid[0]);
                                 for r in (start..end).filter(|&r| Some(r) != kept) {
                                     reasons[r].push(Reason {
+                                        kept_at: None,
                                         field: self.schema.primary_key.join(", "),
                                         rule: "primaryKey".into(),
                                         // rows no `_source_*` column places are told apart by
@@ -947,15 +948,17 @@ impl<'a> Validator<'a> {
             ),
             None => None,
         };
-        pool.sort_by(|&a, &b| {
+        let order = |a: usize, b: usize| {
             let value = match (&floats, &by_value) {
                 // no NaN is left in the pool: the order is total
                 (Some(f), _) => f(a).partial_cmp(&f(b)).unwrap_or(std::cmp::Ordering::Equal),
                 (None, Some(cmp)) => cmp(a, b),
                 (None, None) => std::cmp::Ordering::Equal,
             };
-            value.then_with(|| crate::core::names::path_order(&file(a), &file(b)))
-        });
+            // (rows of one file: in the order they came, as the stable sort keeps them)
+            value.then_with(|| crate::core::names::path_order(&file(a), &file(b))).then(a.cmp(&b))
+        };
+        pool.sort_by(|&a, &b| order(a, b));
         let Some(&last) = pool.last() else { return Ok(()) };
         let keep = if self.policy == DuplicatePolicy::KeepLast { last } else { pool[0] };
         let kept_at = places[keep - start].clone();
@@ -976,6 +979,27 @@ impl<'a> Validator<'a> {
                 unordered(&[r], message, Some(Finding::SharedKey { rows: tied.len() as u64, same_line: true }));
             }
             return Ok(());
+        }
+        // a row set aside for its own reasons that the rule would have kept: the row kept is
+        // another (a resumed run's record of a step set aside leaves the stopped attempt's),
+        // said in its reasons and counted ([`KEPT_INSTEAD`])
+        if rejecting {
+            let which = if self.policy == DuplicatePolicy::KeepLast { "last" } else { "first" };
+            let beyond = |r: usize| {
+                let o = order(r, keep);
+                if self.policy == DuplicatePolicy::KeepLast { o.is_gt() } else { o.is_lt() }
+            };
+            let passed_over: Vec<usize> =
+                (start..end).filter(|&r| r != keep && placed(r) && !reasons[r].is_empty() && beyond(r)).collect();
+            for r in passed_over {
+                let message = format!(
+                    "this row, set aside, was the {which} of its key; the {rule} rule kept the row at {kept_at} \
+                     instead"
+                );
+                let mut reason = Reason::new(key.clone(), KEPT_INSTEAD, message);
+                reason.kept_at = Some(kept_at.clone());
+                reasons[r].push(reason);
+            }
         }
         let invalid = |r: usize| !reasons[r].is_empty() || unique_taken(&self.unique, unique_rows, r);
         // (an unplaced row is a violation, never superseded: it is said or rejected)
@@ -1060,6 +1084,13 @@ impl<'a> Validator<'a> {
                 }
                 OnInvalid::Reject => {
                     keep[r] = false;
+                    if let Some(k) = reasons[r].iter().find(|x| x.rule == KEPT_INSTEAD) {
+                        let at = sources.reject_at(r).map(|s| s.to_string()).unwrap_or_default();
+                        let key = key.clone().unwrap_or_default();
+                        let kept = k.kept_at.clone().unwrap_or_default();
+                        let tally = report.kept_instead.entry(self.table.clone()).or_default();
+                        tally.add(|| format!("{key} at {at}, kept {kept}"));
+                    }
                     let texts: Vec<String> =
                         reasons[r].iter().map(|x| format!("{}: {} ({})", x.field, x.message, x.rule)).collect();
                     rejects.add(
@@ -1082,6 +1113,10 @@ impl<'a> Validator<'a> {
 /// Problems of each row of a batch.
 type Reasons = Vec<Vec<Reason>>;
 
+/// The rule of the reason a row set aside gets when a keep rule would have kept it, and kept
+/// another row of its key instead.
+const KEPT_INSTEAD: &str = "kept-instead";
+
 /// One problem of a row: the field (or path inside it) it is at, the rule broken, what was
 /// expected and found, and the facts a remedy is chosen by.
 #[derive(Debug, Clone)]
@@ -1090,12 +1125,14 @@ struct Reason {
     rule: String,
     message: String,
     finding: Option<Finding>,
+    /// For [`KEPT_INSTEAD`]: where the row the keep rule kept instead is (`file:line`).
+    kept_at: Option<String>,
 }
 
 impl Reason {
     /// A problem without a finding.
     fn new(field: String, rule: impl Into<String>, message: String) -> Self {
-        Reason { field, rule: rule.into(), message, finding: None }
+        Reason { field, rule: rule.into(), message, finding: None, kept_at: None }
     }
 }
 

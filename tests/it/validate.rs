@@ -146,15 +146,31 @@ fn keep_last_with_reject_keeps_the_last_valid_row_of_a_key() {
         "{rejects}"
     );
     assert!(!rejects.contains("superseded by the row at raw.jsonl:2"), "{rejects}");
-    // the row kept for run a is the earlier one: said, in the card too
+    // the row kept for run a is the earlier one: said, in the rejects and the card too
+    assert!(rejects.contains("the keep-last rule kept the row at raw.jsonl:1 instead (kept-instead)"), "{rejects}");
     let card = std::fs::read_to_string(r.join("README.md")).unwrap();
     assert!(
         card.contains(
-            "- warning: t: `on_duplicate_key = \"keep-last\"` chose among the rows left after invalid ones were set \
-             aside (1 row in rejects/t.jsonl): where a row set aside was the last of its key, the row kept is another"
+            "- warning: t: 1 row set aside (rejects/t.jsonl) was the last of its key, and `on_duplicate_key = \
+             \"keep-last\"` kept another row instead: run=a, step=1 at raw.jsonl:2, kept raw.jsonl:1\n"
         ),
         "{card}"
     );
+    // a row set aside before the one kept (keep-last), or after it (keep-first), is no such row
+    write(
+        dir,
+        "raw.jsonl",
+        "{\"run\": \"c\", \"step\": 1, \"v\": -1.0}\n{\"run\": \"c\", \"step\": 1, \"v\": 4.0}\n\
+         {\"run\": \"d\", \"step\": 1, \"v\": -1.0}\n",
+    );
+    let o = build(dir, &["-q", "--on-invalid", "reject", "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let card = std::fs::read_to_string(r.join("README.md")).unwrap();
+    assert!(!card.contains("kept another row instead"), "{card}");
+    let o = build(dir, &["-q", "--on-invalid", "reject", "--force", "--on-duplicate-key", "keep-first"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let card = std::fs::read_to_string(r.join("README.md")).unwrap();
+    assert!(card.contains("1 row set aside (rejects/t.jsonl) was the first of its key"), "{card}");
 }
 
 /// A resumed run's record of a step set aside by its source (`--on-invalid reject`): keep-last
@@ -187,8 +203,8 @@ fn a_resumed_record_set_aside_by_its_source_is_said_under_keep_last() {
     );
     let o = build(dir, &["--on-invalid", "reject"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let said = "t: `on_duplicate_key = \"keep-last\"` chose among the rows left after invalid ones were set aside \
-                (1 row in rejects/raw.jsonl)";
+    let said = "t: `on_duplicate_key = \"keep-last\"` chose among the rows its sources kept after invalid ones were \
+                set aside (1 row in rejects/raw.jsonl)";
     assert!(stderr(&o).contains(said), "{}", stderr(&o));
     let r = release(dir, "rs");
     assert_eq!(

@@ -385,7 +385,7 @@ async fn build_in(
     let notes = handled_repeats(spec, opts, &mut report)?;
     report_repeats(&ctx, cluster, spec, opts.source_date_epoch, &mut report).await?;
     let reject_counts = count_rejects(rejects, &mut report, &mut table_entries)?;
-    kept_after_rejects(spec, opts, &reject_counts, &table_entries, &mut report)?;
+    kept_after_rejects(spec, opts, &reject_counts, &mut report)?;
     // the card's sections may read sources and views, whose staged rows are in the work
     // folder: they run before it goes
     let sections = card_sections(&ctx, cluster, spec, opts.source_date_epoch).await?;
@@ -634,17 +634,17 @@ fn count_rejects(
 /// A table whose keep rule chose among rows after some were set aside (`--on-invalid
 /// reject`, a source's `on_truncated = "reject"`): where the row set aside was the one the
 /// rule keeps (the resumed attempt's record of a step), the table keeps another of its key
-/// (the stopped attempt's) with nothing to tell it by. Each such table gets a warning, which
-/// the card always shows, naming the rejects files. The rows set aside by the sources the
-/// table's SQL names, and by the table's own rules, count; a source read through a view does
-/// not (a view's readers are not followed).
+/// (the stopped attempt's). Each such table gets a warning, which the card always shows. The
+/// rows the table's own rules set aside are known one by one ([`BuildReport::kept_instead`]):
+/// the warning counts and names them. Rows set aside by a source the table's SQL names are
+/// set aside before their keys are known: the warning names the rejects files, for the reader
+/// to compare. A source read through a view is not followed.
 ///
 /// Errors: [`Error::Sql`] for a table's SQL that does not parse.
 fn kept_after_rejects(
     spec: &PipelineSpec,
     opts: &BuildOptions,
     reject_counts: &BTreeMap<String, u64>,
-    table_entries: &BTreeMap<String, TableEntry>,
     report: &mut BuildReport,
 ) -> Result<()> {
     use crate::core::spec::DuplicatePolicy;
@@ -657,36 +657,52 @@ fn kept_after_rejects(
         if policy == DuplicatePolicy::Error {
             continue;
         }
-        // (the table's own rejects file also holds the rows its rule superseded)
-        let mut set_aside: Vec<(String, u64)> = spec
+        let which = if policy == DuplicatePolicy::KeepLast { "last" } else { "first" };
+        let rule = format!("`on_duplicate_key = \"{}\"`", policy.as_str());
+        if let Some(k) = report.kept_instead.get(&t.name).filter(|k| k.count > 0).cloned() {
+            let shown: Vec<&str> = k.examples.iter().take(3).map(String::as_str).collect();
+            let more = k.count.saturating_sub(shown.len() as u64);
+            report.warn(
+                &t.name,
+                "kept-after-rejects",
+                None,
+                format!(
+                    "{} set aside (rejects/{}.jsonl) {} the {which} of {} key, and {rule} kept another row \
+                     instead: {}{}",
+                    crate::stages::hash::rows(k.count),
+                    t.name,
+                    if k.count == 1 { "was" } else { "were each" },
+                    if k.count == 1 { "its" } else { "their" },
+                    shown.join("; "),
+                    if more > 0 { format!("; and {more} more") } else { String::new() }
+                ),
+            );
+        }
+        let from_sources: Vec<String> = spec
             .def
             .sources
             .iter()
             .filter(|s| readers.get(&s.name).is_some_and(|r| r.contains(&Some(i))))
-            .filter_map(|s| reject_counts.get(&s.name).filter(|n| **n > 0).map(|n| (s.name.clone(), *n)))
+            .filter_map(|s| {
+                reject_counts
+                    .get(&s.name)
+                    .filter(|n| **n > 0)
+                    .map(|n| format!("{} in rejects/{}.jsonl", crate::stages::hash::rows(*n), s.name))
+            })
             .collect();
-        if let Some(n) = table_entries.get(&t.name).map(|e| e.rejected_rows).filter(|n| *n > 0) {
-            set_aside.push((t.name.clone(), n));
-        }
-        if set_aside.is_empty() {
+        if from_sources.is_empty() {
             continue;
         }
-        let which = if policy == DuplicatePolicy::KeepLast { "last" } else { "first" };
-        let files: Vec<String> = set_aside
-            .iter()
-            .map(|(name, n)| format!("{} in rejects/{name}.jsonl", crate::stages::hash::rows(*n)))
-            .collect();
         report.warn(
             &t.name,
             "kept-after-rejects",
             None,
             format!(
-                "`on_duplicate_key = \"{}\"` chose among the rows left after invalid ones were set aside ({}): \
-                 where a row set aside was the {which} of its key, the row kept is another (for a resumed run, the \
-                 stopped attempt's record of that step); compare the keys of {} with the table's",
-                policy.as_str(),
-                files.join(", "),
-                if files.len() == 1 { "that file" } else { "those files" }
+                "{rule} chose among the rows its sources kept after invalid ones were set aside ({}): where a row \
+                 set aside was the {which} of its key, the row kept is another (for a resumed run, the stopped \
+                 attempt's record of that step); compare the keys of {} with the table's",
+                from_sources.join(", "),
+                if from_sources.len() == 1 { "that file" } else { "those files" }
             ),
         );
     }
