@@ -668,14 +668,17 @@ fn esc(s: &str) -> String {
 }
 
 /// A data value or column name as the text of a Markdown table cell, shown as it is: the
-/// characters Markdown or HTML would act on are escaped (`|`, `\`, `` ` ``, `*`, `[`, `]`,
-/// `<`, `>`, `&`), control characters are written as escapes (`\n`, `\t`).
+/// characters Markdown or HTML would act on are escaped (`|`, `\`, `` ` ``, `*`, `<`, `>`,
+/// `&`, a `]` that would close a link's text), control characters are written as escapes
+/// (`\n`, `\t`).
 fn esc_data(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for (i, c) in s.char_indices() {
         match c {
-            // (`[` and `]`: a value `[x](url)` or `![x](url)` would be a link or an image)
-            '|' | '\\' | '`' | '*' | '[' | ']' => {
+            // a `]` that a `(` or `[` follows would close a link's text (`[x](url)`, `![x](url)`
+            // an image); `[[source.field]]` stays as it is
+            ']' if s[i + 1..].starts_with(['(', '[']) => out.push_str("\\]"),
+            '|' | '\\' | '`' | '*' => {
                 out.push('\\');
                 out.push(c);
             }
@@ -1702,7 +1705,10 @@ mod tests {
         assert_eq!(esc_data("W&B &lt; &#60;"), "W&B &amp;lt; &amp;#60;");
         assert_eq!(esc_data("_null_ eval_gsm8k a__b __c"), "\\_null\\_ eval_gsm8k a__b \\_\\_c");
         assert_eq!(esc_data("tab\there"), "tab\\there");
-        assert_eq!(esc_data("![i](http://x/y.png) [l](u)"), "!\\[i\\](http://x/y.png) \\[l\\](u)");
+        assert_eq!(
+            esc_data("![i](http://x/y.png) [l](u) [r][x] [[t]]"),
+            "![i\\](http://x/y.png) [l\\](u) [r\\][x] [[t]]"
+        );
         // a message: its code spans as written, the values it quotes escaped
         assert_eq!(
             esc_prose("v=\"<b>\", w=\"*x*\" in `report_repeats` and ``a`b``; a|b\nc ` alone"),
