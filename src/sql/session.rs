@@ -148,6 +148,18 @@ pub(super) fn finish(mut state: datafusion::execution::SessionState) -> SessionC
     state.add_analyzer_rule(Arc::new(super::overflow::CheckIntegerArithmetic));
     // after type coercion too: the casts of integers to floats it added
     state.add_analyzer_rule(Arc::new(super::coercion::CheckCoercedCasts));
+    // (on the state itself: every command makes a session, and `SessionContext::state` copies it)
+    for name in
+        ["to_timestamp", "to_timestamp_seconds", "to_timestamp_millis", "to_timestamp_micros", "to_timestamp_nanos"]
+    {
+        let zoned = state.scalar_functions().get(name).map(|f| ZonedTimestamps(f.as_ref().clone()));
+        if let Some(z) = zoned {
+            let _ = datafusion::execution::FunctionRegistry::register_udf(
+                &mut state,
+                Arc::new(datafusion::logical_expr::ScalarUDF::new_from_impl(z)),
+            );
+        }
+    }
     let ctx = SessionContext::new_with_state(state);
     // `SHOW TABLES` and `information_schema` list the tables by name, the same on every run
     let catalog = ctx.catalog("datafusion").expect("the default catalog");
@@ -156,13 +168,6 @@ pub(super) fn finish(mut state: datafusion::execution::SessionState) -> SessionC
         tracing::warn!("tables listed in no fixed order: {e}");
     }
     crate::sql::udf::register(&ctx);
-    for name in
-        ["to_timestamp", "to_timestamp_seconds", "to_timestamp_millis", "to_timestamp_micros", "to_timestamp_nanos"]
-    {
-        if let Ok(f) = datafusion::execution::FunctionRegistry::udf(&ctx.state(), name) {
-            ctx.register_udf(datafusion::logical_expr::ScalarUDF::new_from_impl(ZonedTimestamps(f.as_ref().clone())));
-        }
-    }
     ctx
 }
 
@@ -1068,7 +1073,10 @@ fn check_statements(
     if let Some((written, other)) = statements.iter().find_map(|st| case_folded_name(st, plan)) {
         return Some(case_folded(&written, &other));
     }
-    if let Some(e) = set_operation_all(statements) {
+    // (the text is read again only for a plan that has what EXCEPT and INTERSECT plan as)
+    if semi_or_anti_join(plan)
+        && let Some(e) = set_operation_all(statements)
+    {
         return Some(e);
     }
     outer_join_side(statements, plan)
@@ -1401,6 +1409,19 @@ fn float_cut_by_bits(plan: &datafusion::logical_expr::LogicalPlan) -> Option<Str
             }
         }
         Ok(TreeNodeRecursion::Continue)
+    });
+    found
+}
+
+/// Whether `plan` (or a subquery of it) joins as DataFusion plans `EXCEPT` (a left anti join)
+/// and `INTERSECT` (a left semi join).
+fn semi_or_anti_join(plan: &datafusion::logical_expr::LogicalPlan) -> bool {
+    use datafusion::common::tree_node::TreeNodeRecursion;
+    use datafusion::logical_expr::{JoinType, LogicalPlan};
+    let mut found = false;
+    let _ = plan.apply_with_subqueries(|node| {
+        found = matches!(node, LogicalPlan::Join(j) if matches!(j.join_type, JoinType::LeftAnti | JoinType::LeftSemi));
+        Ok(if found { TreeNodeRecursion::Stop } else { TreeNodeRecursion::Continue })
     });
     found
 }
