@@ -56,13 +56,14 @@ pub enum Error {
     /// A SQL query failed to plan or run (DataFusion's message is kept as is, followed by a
     /// hint when a value did not convert to the type a cast asked for).
     #[error(
-        "{context}{}: {}{}{}{}{}",
+        "{context}{}: {}{}{}{}{}{}",
         sql_place(source),
         sql_message(source),
         cast_hint(source),
         memory_hint(source),
         lost_hint(source),
-        ambiguous_hint(source)
+        ambiguous_hint(source),
+        same_name_hint(source)
     )]
     Sql {
         /// Which query (table name, card section, or "query").
@@ -409,6 +410,20 @@ fn ambiguous_hint(e: &datafusion::error::DataFusionError) -> &'static str {
         "\nhint: name the table the column is read from (`runs.k`): DataFusion 55 reads the column of a JOIN … \
          USING (k) without its table only in the select list of one such join; in a LEFT or RIGHT JOIN, name the \
          side that keeps every row"
+    } else {
+        ""
+    }
+}
+
+/// What to write when two aggregates of one query get one name: DataFusion 55 names an
+/// aggregate by its arguments with their casts left out, before the select list's aliases, so
+/// `sum(CAST(x AS DOUBLE)) AS a, sum(x) AS b` is refused as two `sum(x)`.
+fn same_name_hint(e: &datafusion::error::DataFusionError) -> &'static str {
+    let text = e.to_string();
+    if text.contains("Schema contains duplicate unqualified field name") && text.contains('(') {
+        "\nhint: DataFusion 55 names an aggregate by its arguments with their casts left out, before the aliases \
+         are given: sum(CAST(x AS DOUBLE)) AS a and sum(x) AS b are both sum(x) to it. Write one of them another way \
+         (sum(x * 1.0), sum(x) * 1.0), or compute the cast in a subquery"
     } else {
         ""
     }

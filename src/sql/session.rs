@@ -121,7 +121,9 @@ pub(super) fn state_builder(partitions: usize, own_operators: bool) -> SessionSt
         .with_config(config)
         .with_default_features()
         .with_analyzer_rules(analyzer)
-        .with_physical_optimizer_rules(physical);
+        .with_physical_optimizer_rules(physical)
+        // after DataFusion's own rules, which turn a NOT IN into a join
+        .with_optimizer_rule(Arc::new(RefuseCorrelatedNotIn));
     if own_operators {
         builder = builder
             .with_physical_optimizer_rule(Arc::new(groups::ViewGroupBy))
@@ -528,6 +530,47 @@ impl datafusion::optimizer::AnalyzerRule for RefuseSimilarTo {
         "the SIMILAR TO check"
     }
 }
+
+/// Refuses a `NOT IN` over a correlated subquery that DataFusion 55 plans as a null-aware
+/// anti join with more than its one key: a join on two keys is refused by its executor in
+/// words about joins, and one whose correlation is not an equality (`WHERE i.k < o.k`) drops
+/// every row when any outer row's subquery holds a NULL. A `NOT IN` without correlation is a
+/// null-aware join on its one key, computed as SQL says, and passes.
+#[derive(Debug)]
+struct RefuseCorrelatedNotIn;
+
+impl datafusion::optimizer::OptimizerRule for RefuseCorrelatedNotIn {
+    fn rewrite(
+        &self,
+        plan: datafusion::logical_expr::LogicalPlan,
+        _: &dyn datafusion::optimizer::OptimizerConfig,
+    ) -> datafusion::error::Result<datafusion::common::tree_node::Transformed<datafusion::logical_expr::LogicalPlan>>
+    {
+        match &plan {
+            datafusion::logical_expr::LogicalPlan::Join(j)
+                if j.null_aware && (j.on.len() != 1 || j.filter.is_some()) =>
+            {
+                Err(datafusion::error::DataFusionError::Plan(CORRELATED_NOT_IN_REFUSED.into()))
+            }
+            _ => Ok(datafusion::common::tree_node::Transformed::no(plan)),
+        }
+    }
+
+    fn apply_order(&self) -> Option<datafusion::optimizer::ApplyOrder> {
+        Some(datafusion::optimizer::ApplyOrder::BottomUp)
+    }
+
+    fn name(&self) -> &str {
+        "the correlated NOT IN check"
+    }
+}
+
+/// Why a `NOT IN` over a correlated subquery is refused ([`RefuseCorrelatedNotIn`]).
+pub(crate) const CORRELATED_NOT_IN_REFUSED: &str = "NOT IN over a subquery that names the outer query's columns \
+     (x NOT IN (SELECT y FROM i WHERE i.k < o.k)) is computed wrongly by DataFusion 55 where y or x may be NULL: a NULL \
+     in the subquery of one outer row drops the rows of every other, or the query is refused. Write NOT EXISTS \
+     (SELECT 1 FROM i WHERE i.k < o.k AND (i.y = o.x OR i.y IS NULL OR o.x IS NULL)): it keeps the meaning of NOT IN, \
+     NULLs included";
 
 fn has_float(dt: &DataType) -> bool {
     crate::core::schema::type_contains(dt, &|t| t.is_floating())

@@ -19,6 +19,11 @@
 //! does: with `GROUP BY`, `max(x)` is NaN when a NaN is in the group, as it is without.
 //! Other float types have no grouped path.
 //!
+//! `array_sum` (and `list_sum`) of a list of integers gives an integer: `Int64`, or `UInt64`
+//! for `UInt64` elements, failing when the sum leaves the type's range. DataFusion 55's
+//! converts the integers to `Float64` first, and `2^53 + 1` became `2^53` without a word.
+//! Lists of other types are DataFusion's.
+//!
 //! Tinker URIs (grammar of the tinker SDK's `ParsedCheckpointTinkerPath.from_tinker_path`:
 //! `tinker://<training_run_id>/<weights|sampler_weights>/<checkpoint name>`, exactly three
 //! parts); each returns NULL when the text does not follow the grammar:
@@ -62,6 +67,8 @@ pub fn register(ctx: &SessionContext) {
     ] {
         ctx.register_udaf(datafusion::logical_expr::AggregateUDF::new_from_impl(Patched(f, Patch::WindowSum { avg })));
     }
+    let array_sum = datafusion::functions_nested::array_sum::array_sum_udf();
+    ctx.register_udf(ScalarUDF::new_from_impl(IntegerListSum(array_sum.as_ref().clone())));
     ctx.register_udf(str_fn("tinker_run_id", |s| tinker_part(s, 0)));
     ctx.register_udf(str_fn("tinker_kind", |s| tinker_part(s, 1)));
     ctx.register_udf(str_fn("tinker_checkpoint", |s| tinker_part(s, 2)));
@@ -786,5 +793,131 @@ impl datafusion::logical_expr::Accumulator for SlidingFloatSum {
             }
         }
         Ok(())
+    }
+}
+
+/// DataFusion's `array_sum`, with lists of integers summed as integers (see the module docs).
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct IntegerListSum(ScalarUDF);
+
+impl IntegerListSum {
+    /// The type a list of `t` is summed in, when it holds integers.
+    fn integer_sum_type(t: &DataType) -> Option<DataType> {
+        let element = match t {
+            DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => f.data_type(),
+            _ => return None,
+        };
+        match element {
+            DataType::UInt64 => Some(DataType::UInt64),
+            e if e.is_integer() => Some(DataType::Int64),
+            _ => None,
+        }
+    }
+}
+
+impl datafusion::logical_expr::ScalarUDFImpl for IntegerListSum {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn aliases(&self) -> &[String] {
+        self.0.aliases()
+    }
+    fn signature(&self) -> &datafusion::logical_expr::Signature {
+        self.0.signature()
+    }
+    fn coerce_types(&self, arg_types: &[DataType]) -> DfResult<Vec<DataType>> {
+        match arg_types {
+            [t] => match Self::integer_sum_type(t) {
+                Some(sum) => {
+                    let field = Arc::new(arrow::datatypes::Field::new_list_field(sum, true));
+                    Ok(vec![match t {
+                        DataType::LargeList(_) => DataType::LargeList(field),
+                        _ => DataType::List(field),
+                    }])
+                }
+                None => self.0.coerce_types(arg_types),
+            },
+            _ => self.0.coerce_types(arg_types),
+        }
+    }
+    fn return_type(&self, arg_types: &[DataType]) -> DfResult<DataType> {
+        match arg_types {
+            [t] => match Self::integer_sum_type(t) {
+                Some(sum) => Ok(sum),
+                None => self.0.return_type(arg_types),
+            },
+            _ => self.0.return_type(arg_types),
+        }
+    }
+    fn invoke_with_args(&self, args: datafusion::logical_expr::ScalarFunctionArgs) -> DfResult<ColumnarValue> {
+        let sum_type = match args.args.as_slice() {
+            [a] => Self::integer_sum_type(&a.data_type()),
+            _ => None,
+        };
+        let Some(sum_type) = sum_type else {
+            return self.0.inner().invoke_with_args(args);
+        };
+        let scalar = matches!(args.args[0], ColumnarValue::Scalar(_));
+        let lists = args.args[0].clone().into_array(args.number_rows)?;
+        let (offsets, values): (Vec<usize>, ArrayRef) = match lists.data_type() {
+            DataType::List(_) => {
+                let l = lists.as_list::<i32>();
+                (l.value_offsets().iter().map(|&o| o as usize).collect(), l.values().clone())
+            }
+            DataType::LargeList(_) => {
+                let l = lists.as_list::<i64>();
+                (l.value_offsets().iter().map(|&o| o as usize).collect(), l.values().clone())
+            }
+            other => {
+                return Err(datafusion::error::DataFusionError::Internal(format!(
+                    "array_sum of {other} after coercion to a list"
+                )));
+            }
+        };
+        // each value as i128: no sum of a list's values (fewer than 2^64) overflows it
+        let value = |i: usize| -> i128 {
+            match values.data_type() {
+                DataType::UInt64 => values.as_primitive::<arrow::datatypes::UInt64Type>().value(i) as i128,
+                _ => values.as_primitive::<arrow::datatypes::Int64Type>().value(i) as i128,
+            }
+        };
+        let mut sums: Vec<Option<i128>> = Vec::with_capacity(lists.len());
+        for row in 0..lists.len() {
+            let mut sum = None;
+            if lists.is_valid(row) {
+                for i in offsets[row]..offsets[row + 1] {
+                    if values.is_valid(i) {
+                        sum = Some(sum.unwrap_or(0) + value(i));
+                    }
+                }
+            }
+            sums.push(sum);
+        }
+        let overflow = |s: i128| {
+            datafusion::error::DataFusionError::Execution(format!(
+                "array_sum overflows {sum_type}: a list's integers came to {s}"
+            ))
+        };
+        let out: ArrayRef = if sum_type == DataType::UInt64 {
+            let v: Vec<Option<u64>> = sums
+                .into_iter()
+                .map(|s| s.map(|s| u64::try_from(s).map_err(|_| overflow(s))).transpose())
+                .collect::<DfResult<_>>()?;
+            Arc::new(arrow::array::UInt64Array::from(v))
+        } else {
+            let v: Vec<Option<i64>> = sums
+                .into_iter()
+                .map(|s| s.map(|s| i64::try_from(s).map_err(|_| overflow(s))).transpose())
+                .collect::<DfResult<_>>()?;
+            Arc::new(arrow::array::Int64Array::from(v))
+        };
+        if scalar {
+            Ok(ColumnarValue::Scalar(datafusion::common::ScalarValue::try_from_array(&out, 0)?))
+        } else {
+            Ok(ColumnarValue::Array(out))
+        }
+    }
+    fn documentation(&self) -> Option<&datafusion::logical_expr::Documentation> {
+        self.0.documentation()
     }
 }
