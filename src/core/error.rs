@@ -415,12 +415,16 @@ fn ambiguous_hint(e: &datafusion::error::DataFusionError) -> &'static str {
     }
 }
 
-/// What to write when two aggregates of one query get one name: DataFusion 55 names an
+/// What to write when two aggregates of one query get one name (DataFusion 55 names an
 /// aggregate by its arguments with their casts left out, before the select list's aliases, so
-/// `sum(CAST(x AS DOUBLE)) AS a, sum(x) AS b` is refused as two `sum(x)`.
+/// `sum(CAST(x AS DOUBLE)) AS a, sum(x) AS b` is refused as two `sum(x)`), or a struct's
+/// member after an index (`l[1].c`, which DataFusion 55 does not read).
 fn same_name_hint(e: &datafusion::error::DataFusionError) -> &'static str {
     let text = e.to_string();
-    if text.contains("Schema contains duplicate unqualified field name") && text.contains('(') {
+    if text.contains("Dot access not supported for non-string expr") {
+        "\nhint: after an index or a function call, DataFusion 55 reads a struct's member in brackets only: \
+         write l[1]['c'] for l[1].c"
+    } else if text.contains("Schema contains duplicate unqualified field name") && text.contains('(') {
         "\nhint: DataFusion 55 names an aggregate by its arguments with their casts left out, before the aliases \
          are given: sum(CAST(x AS DOUBLE)) AS a and sum(x) AS b are both sum(x) to it. Write one of them another way \
          (sum(x * 1.0), sum(x) * 1.0), or compute the cast in a subquery"

@@ -965,17 +965,25 @@ fn check_columns(
                 DataType::Struct(_) | DataType::List(_) | DataType::LargeList(_) | DataType::Map(..)
             );
             // SQL has no cast of a struct or list to JSON text: the schema says how to keep it
-            let fix = if nested && matches!(f.data_type(), DataType::Utf8) {
+            let fix: std::borrow::Cow<str> = if nested && matches!(f.data_type(), DataType::Utf8) {
                 "SQL cannot cast a struct or a list to JSON text: declare the field as an `object` with `fields` \
                  (a struct) or an `array` with `items` (a list) to keep it as it is"
+                    .into()
             } else if matches!(found.data_type(), DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
                 && f.data_type().is_floating()
             {
                 // SQL's CAST reads 1e-400 as 0 and 1e400 as infinite, without a word
                 "declare the source's field a number (`[[source.field]]` with `type = \"number\"`), which \
                  checks each value as it is read; a CAST in the SQL reads 1e-400 as 0 and 1e400 as infinite"
+                    .into()
+            } else if let Some(m) = missing_member(found.data_type(), f.data_type()) {
+                format!(
+                    "the query's struct has no member `{m}`: add it (`named_struct(…, '{m}', CAST(NULL AS …))` where \
+                     it is null), or take it out of the schema"
+                )
+                .into()
             } else {
-                "CAST it in the SQL, or declare the type the query gives in the schema"
+                "CAST it in the SQL, or declare the type the query gives in the schema".into()
             };
             return Err(Error::config(
                 ctx,
@@ -1023,10 +1031,30 @@ fn castable(from: &DataType, to: &DataType) -> bool {
         | (DataType::UInt64, DataType::Float64 | DataType::Int64)
         | (DataType::Float64, DataType::Int64 | DataType::UInt64) => true,
         (DataType::List(a), DataType::List(b)) => castable(a.data_type(), b.data_type()),
-        (DataType::Struct(a), DataType::Struct(b)) => a
-            .iter()
-            .all(|f| b.iter().find(|g| g.name() == f.name()).is_some_and(|g| castable(f.data_type(), g.data_type()))),
+        // every member of one is a member of the other: a member the query leaves out would be
+        // null in every row, as a column it leaves out would be missing
+        (DataType::Struct(a), DataType::Struct(b)) => {
+            a.len() == b.len()
+                && a.iter().all(|f| {
+                    b.iter().find(|g| g.name() == f.name()).is_some_and(|g| castable(f.data_type(), g.data_type()))
+                })
+        }
         _ => false,
+    }
+}
+
+/// The first member `declared` has and the struct `found` lacks, at any depth of structs and
+/// lists, as a dotted path from the column (`b`, `inner.b`).
+fn missing_member(found: &DataType, declared: &DataType) -> Option<String> {
+    match (found, declared) {
+        (DataType::List(a) | DataType::LargeList(a), DataType::List(b)) => missing_member(a.data_type(), b.data_type()),
+        (DataType::Struct(a), DataType::Struct(b)) => {
+            b.iter().find_map(|g| match a.iter().find(|f| f.name() == g.name()) {
+                None => Some(g.name().clone()),
+                Some(f) => missing_member(f.data_type(), g.data_type()).map(|m| format!("{}.{m}", g.name())),
+            })
+        }
+        _ => None,
     }
 }
 

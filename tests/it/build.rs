@@ -438,6 +438,52 @@ fn a_struct_for_a_json_text_column_gets_a_fix_that_works() {
     assert!(stderr(&o).contains("column `o` is Struct<a: Int64> in the query but the schema ("), "{}", stderr(&o));
 }
 
+/// A member the schema declares and the query's struct leaves out is refused, as a column
+/// left out is, with a fix that builds; in a list of structs too.
+#[test]
+fn a_declared_struct_member_the_query_leaves_out_is_refused_with_a_fix_that_works() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "a.jsonl", "{\"id\": 1, \"a\": 2}\n");
+    write(
+        tmp.path(),
+        "t.json",
+        r#"{"fields":[{"name":"id","type":"integer"},
+            {"name":"o","type":"object","fields":[{"name":"a","type":"integer"},{"name":"b","type":"integer"}]},
+            {"name":"l","type":"array","items":{"type":"object","fields":[{"name":"a","type":"integer"},{"name":"c","type":"string"}]}}]}"#,
+    );
+    let pipeline = |o: &str, l: &str| {
+        format!(
+            "name = \"st\"\n[[source]]\nname = \"s\"\npath = \"a.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\n\
+             schema = \"t.json\"\nquery = \"SELECT id, {o} AS o, {l} AS l FROM s\"\n"
+        )
+    };
+    let full_l = "[named_struct('a', a, 'c', 'x')]";
+    write(tmp.path(), "pipeline.toml", &pipeline("named_struct('a', a)", full_l));
+    let o = build(tmp.path(), &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the query's struct has no member `b`: add it (`named_struct(…, 'b', CAST(NULL AS …))`")
+    );
+    let full_o = "named_struct('a', a, 'b', CAST(NULL AS BIGINT))";
+    write(tmp.path(), "pipeline.toml", &pipeline(full_o, "[named_struct('a', a)]"));
+    let o = build(tmp.path(), &["-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("column `l` is List<Struct<a: Int64>> in the query"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("the query's struct has no member `c`"), "{}", stderr(&o));
+    write(tmp.path(), "pipeline.toml", &pipeline(full_o, full_l));
+    let o = build(tmp.path(), &["-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(query(&release(tmp.path(), "st"), "SELECT o.b IS NULL AS b, l[1]['c'] AS c FROM t"), "b,c\ntrue,x\n");
+    let o = run(bin().args(["query", "-q"]).arg(release(tmp.path(), "st")).arg("SELECT l[1].c FROM t"));
+    assert!(
+        stderr(&o).contains(
+            "hint: after an index or a function call, DataFusion 55 reads a struct's member in brackets only"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn similar_to_is_refused_in_a_card_section_and_a_view() {
     let tmp = tempfile::tempdir().unwrap();
