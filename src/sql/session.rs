@@ -523,6 +523,9 @@ impl datafusion::optimizer::AnalyzerRule for RefuseSimilarTo {
         if let Some(message) = float_cut_by_bits(&plan) {
             return Err(datafusion::error::DataFusionError::Plan(message));
         }
+        if in_subquery_without_nulls(&plan) {
+            return Err(datafusion::error::DataFusionError::Plan(IN_SUBQUERY_BENEATH_REFUSED.into()));
+        }
         Ok(plan)
     }
 
@@ -564,6 +567,64 @@ impl datafusion::optimizer::OptimizerRule for RefuseCorrelatedNotIn {
         "the correlated NOT IN check"
     }
 }
+
+/// Whether a filter of `plan` holds an `IN (subquery)` that DataFusion 55 computes as if NULLs
+/// were not there, over values that may be NULL: one beneath `OR` that counts as negated (a
+/// `NOT IN`, or an `IN` beneath a `NOT`), or one beneath anything but `AND`, `OR` and `NOT`
+/// (`CASE`, `IS NULL`, a comparison). DataFusion plans those as a join that marks each row
+/// matched or not, so `x NOT IN (…)` is true where SQL says NULL: `n NOT IN (SELECT n … WHERE
+/// n IS NULL) OR id = 1` kept every row. A condition of its own (`WHERE x NOT IN (…) AND …`) is
+/// a join that knows NULLs, and an `IN` beneath `OR` alone gives the rows SQL gives.
+fn in_subquery_without_nulls(plan: &datafusion::logical_expr::LogicalPlan) -> bool {
+    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+    use datafusion::logical_expr::{BinaryExpr, Expr, ExprSchemable, LogicalPlan, Operator};
+    // `e`, beneath `negated` NOTs (odd) and below `top` (a condition of its own) or not
+    fn wrong(e: &Expr, negated: bool, top: bool, schema: &datafusion::common::DFSchema) -> bool {
+        match e {
+            Expr::BinaryExpr(BinaryExpr { left, op: Operator::And, right }) => {
+                wrong(left, negated, top && !negated, schema) || wrong(right, negated, top && !negated, schema)
+            }
+            Expr::BinaryExpr(BinaryExpr { left, op: Operator::Or, right }) => {
+                wrong(left, negated, false, schema) || wrong(right, negated, false, schema)
+            }
+            Expr::Not(inner) => wrong(inner, !negated, top, schema),
+            Expr::InSubquery(i) => {
+                let counts_negated = negated != i.negated;
+                let nullable = i.expr.nullable(schema).unwrap_or(true)
+                    || i.subquery.subquery.schema().fields().iter().any(|f| f.is_nullable());
+                !top && counts_negated && nullable
+            }
+            other => {
+                let mut found = false;
+                let _ = other.apply(|x| {
+                    if let Expr::InSubquery(i) = x {
+                        found = i.expr.nullable(schema).unwrap_or(true)
+                            || i.subquery.subquery.schema().fields().iter().any(|f| f.is_nullable());
+                    }
+                    Ok(if found { TreeNodeRecursion::Stop } else { TreeNodeRecursion::Continue })
+                });
+                found
+            }
+        }
+    }
+    let mut found = false;
+    let _ = plan.apply_with_subqueries(|node| {
+        if let LogicalPlan::Filter(f) = node {
+            found = wrong(&f.predicate, false, true, f.input.schema());
+        }
+        Ok(if found { TreeNodeRecursion::Stop } else { TreeNodeRecursion::Continue })
+    });
+    found
+}
+
+/// Why an `IN (subquery)` beneath `OR`, `NOT` or another expression is refused
+/// ([`in_subquery_without_nulls`]).
+pub(crate) const IN_SUBQUERY_BENEATH_REFUSED: &str = "x NOT IN (SELECT y …) beneath OR (or an IN beneath NOT, or either \
+     inside CASE, IS NULL or a comparison) is computed by DataFusion 55 as if NULLs were not there: where x is NULL, or \
+     the subquery gives a NULL and no match, it is true or false where SQL says NULL, so `x NOT IN (…) OR p` keeps rows \
+     SQL drops. In a WHERE, x NOT IN (SELECT y FROM i) is true exactly where NOT EXISTS (SELECT 1 FROM i WHERE i.y = x OR \
+     i.y IS NULL OR x IS NULL) is, and x IN (…) where EXISTS (SELECT 1 FROM i WHERE i.y = x) is: write those, or the \
+     NOT IN as a condition of its own (WHERE x NOT IN (…) AND …)";
 
 /// Why a `NOT IN` over a correlated subquery is refused ([`RefuseCorrelatedNotIn`]).
 pub(crate) const CORRELATED_NOT_IN_REFUSED: &str = "NOT IN over a subquery that names the outer query's columns \

@@ -1445,3 +1445,42 @@ fn array_sum_of_integers_is_exact() {
         stderr(&o)
     );
 }
+
+/// An `IN (subquery)` DataFusion 55 would compute as if NULLs were not there (a `NOT IN`
+/// beneath `OR`, an `IN` beneath `NOT` or inside a comparison) is refused; the `NOT EXISTS`
+/// the message names gives SQL's rows, and the forms DataFusion computes as SQL says pass.
+#[test]
+fn an_in_subquery_beneath_or_or_not_is_refused_where_nulls_would_be_lost() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "t.jsonl", "{\"id\": 1, \"n\": 1}\n{\"id\": 2, \"n\": 2}\n{\"id\": 3, \"n\": null}\n");
+    let t = dir.join("t.jsonl");
+    for sql in [
+        "SELECT id FROM t WHERE n NOT IN (SELECT n FROM t WHERE id = 3) OR id = 1",
+        "SELECT id FROM t WHERE NOT (n IN (SELECT n FROM t WHERE id <> 2) AND id > 0)",
+        "SELECT id FROM t WHERE (n NOT IN (SELECT n FROM t WHERE id = 3)) = true",
+    ] {
+        let o = run(bin().args(["query", "-q"]).arg(&t).arg(sql));
+        assert_eq!(o.status.code(), Some(2), "{sql}: {}", stdout(&o));
+        assert!(stderr(&o).contains("is computed by DataFusion 55 as if NULLs were not there"), "{}", stderr(&o));
+    }
+    // SQL's rows: the subquery {NULL} makes every NOT IN NULL; {1} leaves id 3's NULL n NULL
+    let not_exists = |cond: &str, or: &str| {
+        format!(
+            "SELECT id FROM t o WHERE NOT EXISTS (SELECT 1 FROM t i WHERE {cond} AND (i.n = o.n OR i.n IS NULL OR o.n IS \
+             NULL)) OR {or} ORDER BY id"
+        )
+    };
+    assert_eq!(query(&t, &not_exists("i.id = 3", "id = 1")), "id\n1\n");
+    assert_eq!(query(&t, &not_exists("i.id = 1", "id = 99")), "id\n2\n");
+    // a condition of its own, and an IN beneath OR alone, are computed as SQL says
+    assert_eq!(
+        query(&t, "SELECT id FROM t WHERE n NOT IN (SELECT n FROM t WHERE id = 1) AND id > 0 ORDER BY id"),
+        "id\n2\n"
+    );
+    assert_eq!(query(&t, "SELECT id FROM t WHERE NOT (n IN (SELECT n FROM t WHERE id = 3)) ORDER BY id"), "id\n");
+    assert_eq!(
+        query(&t, "SELECT id FROM t WHERE n IN (SELECT n FROM t WHERE id <> 2) OR id = 2 ORDER BY id"),
+        "id\n1\n2\n"
+    );
+}
