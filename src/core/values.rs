@@ -143,6 +143,54 @@ pub(crate) fn float_text_changed(s: &str, f: f64) -> bool {
     underflows_to_zero(s, f) || (f.is_infinite() && s.bytes().any(|b| b.is_ascii_digit())) || inexact
 }
 
+/// `column` with every NaN of a float column, or of the floats inside its lists, structs and
+/// maps, made the one quiet NaN with the sign bit clear.
+/// SQL can make a NaN with the sign bit set (`0.0 / 0.0` on x86, `-x`), which Arrow's total
+/// order puts below every number: `max` would pass it over and `ORDER BY … DESC` put it last.
+/// A NaN's sign and payload mean nothing, so a release holds only the NaN that sorts above
+/// every number, as README says NaN does; the sort and the order checks compare keys so made,
+/// so that rows are in order as stored. Other columns are returned as they are.
+pub fn positive_nan(column: &arrow::array::ArrayRef) -> arrow::array::ArrayRef {
+    use arrow::array::{Array, AsArray};
+    use arrow::datatypes::DataType;
+    use arrow::datatypes::{Float32Type, Float64Type};
+    match column.data_type() {
+        DataType::Float64 => {
+            let values = column.as_primitive::<Float64Type>();
+            if !values.values().iter().any(|v| v.is_nan() && v.is_sign_negative()) {
+                return column.clone();
+            }
+            std::sync::Arc::new(values.unary::<_, Float64Type>(|v| if v.is_nan() { f64::NAN } else { v }))
+        }
+        DataType::Float32 => {
+            let values = column.as_primitive::<Float32Type>();
+            if !values.values().iter().any(|v| v.is_nan() && v.is_sign_negative()) {
+                return column.clone();
+            }
+            std::sync::Arc::new(values.unary::<_, Float32Type>(|v| if v.is_nan() { f32::NAN } else { v }))
+        }
+        // lists, structs and maps: their float values at any depth
+        DataType::List(_)
+        | DataType::LargeList(_)
+        | DataType::FixedSizeList(..)
+        | DataType::Struct(_)
+        | DataType::Map(..) => {
+            let data = column.to_data();
+            let children: Vec<arrow::array::ArrayRef> =
+                data.child_data().iter().map(|c| positive_nan(&arrow::array::make_array(c.clone()))).collect();
+            if children.iter().zip(data.child_data()).all(|(new, old)| new.to_data().ptr_eq(old)) {
+                return column.clone();
+            }
+            let rebuilt = data.into_builder().child_data(children.iter().map(|c| c.to_data()).collect()).build();
+            match rebuilt {
+                Ok(d) => arrow::array::make_array(d),
+                Err(_) => column.clone(),
+            }
+        }
+        _ => column.clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::missing_text;

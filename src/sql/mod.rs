@@ -10,6 +10,7 @@ mod floatsum;
 pub mod groups;
 mod intsum;
 pub mod memory;
+pub mod nan;
 pub mod overflow;
 pub mod print;
 pub mod session;

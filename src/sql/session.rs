@@ -150,6 +150,8 @@ pub(super) fn finish(mut state: datafusion::execution::SessionState) -> SessionC
     state.add_analyzer_rule(Arc::new(super::overflow::CheckIntegerArithmetic));
     // after type coercion too: the casts of integers to floats it added
     state.add_analyzer_rule(Arc::new(super::coercion::CheckCoercedCasts));
+    // after the checks of integer arithmetic: the float operators and functions left
+    state.add_analyzer_rule(Arc::new(super::nan::OneNaN));
     // (on the state itself: every command makes a session, and `SessionContext::state` copies it)
     for name in
         ["to_timestamp", "to_timestamp_seconds", "to_timestamp_millis", "to_timestamp_micros", "to_timestamp_nanos"]

@@ -55,6 +55,7 @@ pub fn register(ctx: &SessionContext) {
     for f in super::overflow::functions().into_iter().chain(super::coercion::functions()) {
         ctx.register_udf(f);
     }
+    ctx.register_udf(super::nan::function().as_ref().clone());
     for f in
         [datafusion::functions_aggregate::min_max::min_udaf(), datafusion::functions_aggregate::min_max::max_udaf()]
     {

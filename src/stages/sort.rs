@@ -457,53 +457,6 @@ fn key_converter(schema: &SchemaRef, keys: &[usize]) -> Result<RowConverter> {
     RowConverter::new(fields).map_err(|e| Error::format("sort", e))
 }
 
-/// `column` with every NaN of a float column, or of the floats inside its lists, structs and
-/// maps, made the one quiet NaN with the sign bit clear.
-/// SQL can make a NaN with the sign bit set (`0.0 / 0.0` on x86, `-x`), which Arrow's total
-/// order puts below every number: `max` would pass it over and `ORDER BY … DESC` put it last.
-/// A NaN's sign and payload mean nothing, so a release holds only the NaN that sorts above
-/// every number, as README says NaN does; the sort and the order checks compare keys so made,
-/// so that rows are in order as stored. Other columns are returned as they are.
-pub fn positive_nan(column: &ArrayRef) -> ArrayRef {
-    use arrow::array::{Array, AsArray};
-    use arrow::datatypes::{Float32Type, Float64Type};
-    match column.data_type() {
-        DataType::Float64 => {
-            let values = column.as_primitive::<Float64Type>();
-            if !values.values().iter().any(|v| v.is_nan() && v.is_sign_negative()) {
-                return column.clone();
-            }
-            std::sync::Arc::new(values.unary::<_, Float64Type>(|v| if v.is_nan() { f64::NAN } else { v }))
-        }
-        DataType::Float32 => {
-            let values = column.as_primitive::<Float32Type>();
-            if !values.values().iter().any(|v| v.is_nan() && v.is_sign_negative()) {
-                return column.clone();
-            }
-            std::sync::Arc::new(values.unary::<_, Float32Type>(|v| if v.is_nan() { f32::NAN } else { v }))
-        }
-        // lists, structs and maps: their float values at any depth
-        DataType::List(_)
-        | DataType::LargeList(_)
-        | DataType::FixedSizeList(..)
-        | DataType::Struct(_)
-        | DataType::Map(..) => {
-            let data = column.to_data();
-            let children: Vec<ArrayRef> =
-                data.child_data().iter().map(|c| positive_nan(&arrow::array::make_array(c.clone()))).collect();
-            if children.iter().zip(data.child_data()).all(|(new, old)| new.to_data().ptr_eq(old)) {
-                return column.clone();
-            }
-            let rebuilt = data.into_builder().child_data(children.iter().map(|c| c.to_data()).collect()).build();
-            match rebuilt {
-                Ok(d) => arrow::array::make_array(d),
-                Err(_) => column.clone(),
-            }
-        }
-        _ => column.clone(),
-    }
-}
-
 /// Whether column `k` of `schema` is a `_source_line` held as text: JSON Pointers (RFC 6901)
 /// of the records of a `format = "json"` source, or line numbers a query cast to text to
 /// share the column with them.
@@ -517,7 +470,7 @@ fn is_pointer_column(schema: &SchemaRef, k: usize) -> bool {
 /// any other column is itself.
 fn sortable(schema: &SchemaRef, k: usize, column: &ArrayRef) -> ArrayRef {
     if !is_pointer_column(schema, k) {
-        return positive_nan(column);
+        return crate::core::values::positive_nan(column);
     }
     // SQL's text is a string view; staged and read rows hold plain strings
     let keys: BinaryArray = match column.data_type() {
@@ -639,7 +592,8 @@ impl OrderCheck {
     /// Errors: [`Error::Format`] when the key columns cannot be converted.
     pub fn rows(&self, b: &RecordBatch) -> Result<Option<Rows>> {
         let Some(converter) = &self.converter else { return Ok(None) };
-        let cols: Vec<ArrayRef> = self.indices.iter().map(|&k| positive_nan(b.column(k))).collect();
+        let cols: Vec<ArrayRef> =
+            self.indices.iter().map(|&k| crate::core::values::positive_nan(b.column(k))).collect();
         converter.convert_columns(&cols).map(Some).map_err(|e| Error::format("sort", e))
     }
 

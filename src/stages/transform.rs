@@ -1121,7 +1121,7 @@ fn conform_batch(
             Err(m) => return Err(Error::format(format!("table {table}, column `{}`", f.name()), m)),
         }
     }
-    let cols = cols.into_iter().map(|c| crate::stages::sort::positive_nan(&c)).collect();
+    let cols = cols.into_iter().map(|c| crate::core::values::positive_nan(&c)).collect();
     let batch = RecordBatch::try_new(target.clone(), cols).map_err(|e| Error::format(format!("table {table}"), e))?;
     Ok((batch, problems))
 }

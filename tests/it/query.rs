@@ -1484,3 +1484,32 @@ fn an_in_subquery_beneath_or_or_not_is_refused_where_nulls_would_be_lost() {
         "id\n1\n2\n"
     );
 }
+
+/// A NaN that SQL computes (`0.0 / 0.0`, `inf - inf`, sign bit set on x86) is the NaN of the
+/// data: equal to it, in one group with it, matched by a join, counted once by DISTINCT; the
+/// column keeps its name.
+#[test]
+fn a_nan_sql_computes_is_the_nan_of_the_data() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "t.jsonl",
+        "{\"run\":\"r1\",\"a\":0.0,\"b\":0.0}\n{\"run\":\"r2\",\"a\":\"NaN\",\"b\":1.0}\n{\"run\":\"r3\",\"a\":1.0,\"b\":2.0}\n",
+    );
+    let t = dir.join("t.jsonl");
+    assert_eq!(
+        query(&t, "SELECT a / b, count(*) AS n FROM t GROUP BY a / b ORDER BY n"),
+        "t.a / t.b,n\n0.5,1\nNaN,2\n"
+    );
+    assert_eq!(query(&t, "SELECT count(DISTINCT a / b) AS d FROM t"), "d\n2\n");
+    assert_eq!(
+        query(&t, "SELECT run, a / b = 'NaN'::double AS eq, a / b > 1 AS above FROM t ORDER BY run"),
+        "run,eq,above\nr1,true,true\nr2,true,true\nr3,false,false\n"
+    );
+    assert_eq!(query(&t, "SELECT count(*) AS n FROM t x JOIN t y ON x.a / x.b = y.a / y.b"), "n\n5\n");
+    assert_eq!(
+        query(&t, "SELECT 'Infinity'::double - 'Infinity'::double = 'NaN'::double AS e, max(a / b) AS m FROM t"),
+        "e,m\ntrue,NaN\n"
+    );
+}

@@ -650,7 +650,7 @@ impl TableScan<'_> {
     fn check_split_keys(&mut self, batch: &RecordBatch, rel: &str, split: &str, before: u64, rep: &mut VerifyReport) {
         let Some(keys) = self.split_keys.as_mut() else { return };
         let cols: Vec<arrow::array::ArrayRef> =
-            keys.columns.iter().map(|&c| crate::stages::sort::positive_nan(batch.column(c))).collect();
+            keys.columns.iter().map(|&c| crate::core::values::positive_nan(batch.column(c))).collect();
         let Ok(rows) = keys.converter.convert_columns(&cols) else {
             self.split_keys = None;
             return;
@@ -693,7 +693,7 @@ impl TableScan<'_> {
     /// The first value breaking it is said, once per column and file.
     fn check_values(&mut self, batch: &RecordBatch, rel: &str, before: u64, rep: &mut VerifyReport) {
         // a NaN with its sign bit set, at any depth: found by what storing would change
-        let changed = |a: &arrow::array::ArrayRef| !crate::stages::sort::positive_nan(a).to_data().ptr_eq(&a.to_data());
+        let changed = |a: &arrow::array::ArrayRef| !crate::core::values::positive_nan(a).to_data().ptr_eq(&a.to_data());
         for (i, f) in self.declared.fields().iter().enumerate() {
             let key = (rel.to_string(), f.name().clone());
             if self.said.contains(&key) {

@@ -1,0 +1,118 @@
+//! One NaN for the floats SQL computes.
+//!
+//! `0.0 / 0.0`, `'Infinity'::double - 'Infinity'::double` and `sqrt(-1.0)` give, on x86, a NaN
+//! with the sign bit set. Arrow compares floats in IEEE 754's total order, where that NaN is
+//! neither equal to the NaN read from data (`'NaN'`, the sign bit clear) nor above every
+//! number: `a / b = 'NaN'::double` was false for `0.0 / 0.0`, `GROUP BY a / b` and
+//! `count(DISTINCT a / b)` split NaNs that print alike, and a join on a ratio missed them.
+//!
+//! An analyzer rule ([`OneNaN`]) wraps each float `+`, `-`, `*`, `/`, `%` and each call of a
+//! function that returns a float in [`PositiveNan`] (`positive_nan(x)`), which gives NaN as the
+//! one quiet NaN with the sign bit clear and every other value as it is. A release stores that
+//! NaN too ([`crate::core::values::positive_nan`]). Column names stay as written (`a / b`).
+
+use std::sync::Arc;
+
+use arrow::datatypes::DataType;
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::{DFSchema, Result as DfResult};
+use datafusion::logical_expr::expr::ScalarFunction;
+use datafusion::logical_expr::{
+    BinaryExpr, ColumnarValue, Expr, ExprSchemable, LogicalPlan, Operator, ScalarFunctionArgs, ScalarUDF,
+    ScalarUDFImpl, Signature, Volatility,
+};
+
+/// The SQL name of [`PositiveNan`].
+const NAME: &str = "positive_nan";
+
+/// `positive_nan(x)`: a float `x` with each NaN made the quiet NaN with the sign bit clear;
+/// `Float32` or `Float64` in, the same type out.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct PositiveNan {
+    signature: Signature,
+}
+
+impl ScalarUDFImpl for PositiveNan {
+    fn name(&self) -> &str {
+        NAME
+    }
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+    fn return_type(&self, arg_types: &[DataType]) -> DfResult<DataType> {
+        Ok(arg_types.first().cloned().unwrap_or(DataType::Float64))
+    }
+    // null exactly where its argument may be: the plan's schema, made before the call was put
+    // in, stays true
+    fn return_field_from_args(
+        &self,
+        args: datafusion::logical_expr::ReturnFieldArgs,
+    ) -> DfResult<arrow::datatypes::FieldRef> {
+        let (data_type, nullable) = match args.arg_fields.first() {
+            Some(f) => (f.data_type().clone(), f.is_nullable()),
+            None => (DataType::Float64, true),
+        };
+        Ok(Arc::new(arrow::datatypes::Field::new(NAME, data_type, nullable)))
+    }
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
+        match args.args.into_iter().next() {
+            Some(ColumnarValue::Array(a)) => Ok(ColumnarValue::Array(crate::core::values::positive_nan(&a))),
+            Some(ColumnarValue::Scalar(s)) => Ok(ColumnarValue::Scalar(match s {
+                datafusion::common::ScalarValue::Float64(Some(v)) if v.is_nan() => {
+                    datafusion::common::ScalarValue::Float64(Some(f64::NAN))
+                }
+                datafusion::common::ScalarValue::Float32(Some(v)) if v.is_nan() => {
+                    datafusion::common::ScalarValue::Float32(Some(f32::NAN))
+                }
+                other => other,
+            })),
+            None => Err(datafusion::error::DataFusionError::Plan(format!("{NAME} takes one float"))),
+        }
+    }
+}
+
+/// [`PositiveNan`] as a function to register and call.
+pub fn function() -> Arc<ScalarUDF> {
+    static F: std::sync::OnceLock<Arc<ScalarUDF>> = std::sync::OnceLock::new();
+    F.get_or_init(|| {
+        Arc::new(ScalarUDF::new_from_impl(PositiveNan {
+            signature: Signature::uniform(1, vec![DataType::Float32, DataType::Float64], Volatility::Immutable),
+        }))
+    })
+    .clone()
+}
+
+/// The analyzer rule that wraps the floats SQL computes in [`PositiveNan`] (see the module
+/// docs). It runs after type coercion, which gives each operator its operands' type.
+#[derive(Debug)]
+pub struct OneNaN;
+
+impl datafusion::optimizer::AnalyzerRule for OneNaN {
+    fn analyze(&self, plan: LogicalPlan, _: &datafusion::config::ConfigOptions) -> DfResult<LogicalPlan> {
+        let f = function();
+        plan.transform_up_with_subqueries(|node| {
+            super::overflow::rewrite_expressions(node, |e, schema| e.transform_up(|x| wrap(x, schema, &f)))
+        })
+        .map(|t| t.data)
+    }
+
+    fn name(&self) -> &str {
+        "one NaN"
+    }
+}
+
+/// `x` in a call of `f` when it computes a `Float32` or `Float64`: an arithmetic operator, or a
+/// function other than `f` itself.
+fn wrap(x: Expr, schema: &DFSchema, f: &Arc<ScalarUDF>) -> DfResult<Transformed<Expr>> {
+    let computes = match &x {
+        Expr::BinaryExpr(BinaryExpr { op, .. }) => {
+            matches!(op, Operator::Plus | Operator::Minus | Operator::Multiply | Operator::Divide | Operator::Modulo)
+        }
+        Expr::ScalarFunction(s) => s.func.name() != NAME,
+        _ => false,
+    };
+    if !computes || !matches!(x.get_type(schema), Ok(DataType::Float32 | DataType::Float64)) {
+        return Ok(Transformed::no(x));
+    }
+    Ok(Transformed::yes(Expr::ScalarFunction(ScalarFunction::new_udf(f.clone(), vec![x]))))
+}
