@@ -525,6 +525,9 @@ impl datafusion::optimizer::AnalyzerRule for RefuseSimilarTo {
         if let Some(message) = float_cut_by_bits(&plan) {
             return Err(datafusion::error::DataFusionError::Plan(message));
         }
+        if let Some(message) = intervals_ordered(&plan) {
+            return Err(datafusion::error::DataFusionError::Plan(message));
+        }
         if in_subquery_without_nulls(&plan) {
             return Err(datafusion::error::DataFusionError::Plan(IN_SUBQUERY_BENEATH_REFUSED.into()));
         }
@@ -1457,6 +1460,123 @@ pub(crate) fn uses_similar_to(plan: &datafusion::logical_expr::LogicalPlan) -> b
             .iter()
             .any(|e| e.exists(|e| Ok(matches!(e, datafusion::logical_expr::Expr::SimilarTo(_)))).unwrap_or(false));
         Ok(if found { TreeNodeRecursion::Stop } else { TreeNodeRecursion::Continue })
+    });
+    found
+}
+
+/// An interval that `plan` compares, sorts, groups or takes the `min` or `max` of: DataFusion
+/// 55 orders `Interval` values by their months, then their days, then the rest, not by their
+/// length (`INTERVAL '36 hours' < INTERVAL '1 day'`, and `'24 hours' <> '1 day'`), with no
+/// word. A duration (`Duration`, what two timestamps subtracted give) compared with a duration
+/// is ordered by its length and passes; compared with an `INTERVAL` it is cast to one. The
+/// message names the expression and what to write. `None` when no interval is so used.
+fn intervals_ordered(plan: &datafusion::logical_expr::LogicalPlan) -> Option<String> {
+    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+    use datafusion::logical_expr::expr::{AggregateFunction, WindowFunction};
+    use datafusion::logical_expr::{BinaryExpr, Expr, ExprSchemable, LogicalPlan, Operator};
+    let interval = |e: &Expr, schema: &datafusion::common::DFSchema| {
+        matches!(
+            e.get_type(schema),
+            Ok(DataType::Interval(
+                arrow::datatypes::IntervalUnit::MonthDayNano | arrow::datatypes::IntervalUnit::DayTime
+            ))
+        )
+    };
+    // (a comparison is named by its kind: its operands show runpack's marks of written casts
+    // and intervals as Arrow spells them)
+    let said = |what: &str, e: &Expr| {
+        let shown = match e {
+            Expr::BinaryExpr(_) | Expr::Between(_) => String::new(),
+            e => format!(" {}", e.human_display()),
+        };
+        format!(
+            "{what}{shown}: DataFusion 55 orders intervals by their months, then their days, then the rest, not by \
+             their length (INTERVAL '36 hours' < INTERVAL '1 day', and INTERVAL '24 hours' <> INTERVAL '1 day'). \
+             Order lengths in seconds, date_part('epoch', x) (a month counts 30 days), or compare the timestamps \
+             themselves (end > start + INTERVAL '1 day')"
+        )
+    };
+    let mut found = None;
+    let _ = plan.apply_with_subqueries(|node| {
+        let inputs = node.inputs();
+        let merged;
+        let schema = match inputs.as_slice() {
+            [one] => one.schema().as_ref(),
+            [] => node.schema().as_ref(),
+            many => {
+                let mut m = datafusion::common::DFSchema::empty();
+                for i in many {
+                    m.merge(i.schema());
+                }
+                merged = m;
+                &merged
+            }
+        };
+        // what the node itself orders or groups by
+        let keys: Vec<(&str, &Expr)> = match node {
+            LogicalPlan::Sort(s) => s.expr.iter().map(|k| ("ORDER BY", &k.expr)).collect(),
+            LogicalPlan::Aggregate(a) => a.group_expr.iter().map(|g| ("GROUP BY", g)).collect(),
+            LogicalPlan::Join(j) => j.on.iter().flat_map(|(l, r)| [("the join key", l), ("the join key", r)]).collect(),
+            _ => Vec::new(),
+        };
+        if let Some((what, e)) = keys.into_iter().find(|(_, e)| interval(e, schema)) {
+            found = Some(said(what, e));
+            return Ok(TreeNodeRecursion::Stop);
+        }
+        if let LogicalPlan::Distinct(_) = node
+            && let Some(f) = node.schema().fields().iter().find(|f| {
+                matches!(
+                    f.data_type(),
+                    DataType::Interval(
+                        arrow::datatypes::IntervalUnit::MonthDayNano | arrow::datatypes::IntervalUnit::DayTime
+                    )
+                )
+            })
+        {
+            found = Some(said("DISTINCT over", &Expr::Column(datafusion::common::Column::from_name(f.name()))));
+            return Ok(TreeNodeRecursion::Stop);
+        }
+        for e in node.expressions() {
+            let _ = e.apply(|x| {
+                let hit = match x {
+                    Expr::BinaryExpr(BinaryExpr {
+                        left,
+                        op:
+                            Operator::Eq
+                            | Operator::NotEq
+                            | Operator::Lt
+                            | Operator::LtEq
+                            | Operator::Gt
+                            | Operator::GtEq
+                            | Operator::IsDistinctFrom
+                            | Operator::IsNotDistinctFrom,
+                        ..
+                    }) => interval(left, schema).then_some("a comparison of intervals"),
+                    Expr::Between(b) => interval(&b.expr, schema).then_some("a BETWEEN of intervals"),
+                    Expr::AggregateFunction(AggregateFunction { func, params })
+                        if matches!(func.name(), "min" | "max") || params.distinct =>
+                    {
+                        params.args.iter().any(|a| interval(a, schema)).then_some("the aggregate")
+                    }
+                    Expr::WindowFunction(w) => {
+                        let WindowFunction { params, .. } = w.as_ref();
+                        (params.partition_by.iter().any(|p| interval(p, schema))
+                            || params.order_by.iter().any(|o| interval(&o.expr, schema)))
+                        .then_some("the window")
+                    }
+                    _ => None,
+                };
+                if let Some(what) = hit {
+                    found = Some(said(what, x));
+                    return Ok(TreeNodeRecursion::Stop);
+                }
+                Ok(TreeNodeRecursion::Continue)
+            });
+            if found.is_some() {
+                return Ok(TreeNodeRecursion::Stop);
+            }
+        }
+        Ok(TreeNodeRecursion::Continue)
     });
     found
 }

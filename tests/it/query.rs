@@ -1513,3 +1513,48 @@ fn a_nan_sql_computes_is_the_nan_of_the_data() {
         "e,m\ntrue,NaN\n"
     );
 }
+
+/// Intervals compared, sorted, grouped or taken the max of are refused (DataFusion 55 orders
+/// them by months, then days, then the rest: 36 hours < 1 day); durations, and the forms the
+/// message names, answer by length.
+#[test]
+fn intervals_ordered_by_their_parts_are_refused_and_durations_pass() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "t.jsonl",
+        "{\"run\":\"r1\",\"start\":\"2024-01-01T00:00:00Z\",\"end\":\"2024-01-02T12:00:00Z\"}\n\
+         {\"run\":\"r2\",\"start\":\"2024-01-01T00:00:00Z\",\"end\":\"2024-01-01T20:00:00Z\"}\n",
+    );
+    let t = dir.join("t.jsonl");
+    let d = "(CAST(\"end\" AS TIMESTAMP) - CAST(start AS TIMESTAMP))";
+    let ivs = "(VALUES (INTERVAL '36 hours'), (INTERVAL '1 day'))";
+    for (sql, said) in [
+        (format!("SELECT run FROM t WHERE {d} > INTERVAL '1 day'"), "a comparison of intervals: DataFusion 55 orders"),
+        (format!("SELECT max(column1) FROM {ivs}"), "the aggregate max(column1): DataFusion 55 orders"),
+        (format!("SELECT column1 FROM {ivs} ORDER BY 1"), "ORDER BY column1:"),
+        (format!("SELECT column1, count(*) FROM {ivs} GROUP BY 1"), "GROUP BY column1:"),
+        (format!("SELECT DISTINCT column1 FROM {ivs}"), "DISTINCT over column1:"),
+    ] {
+        let o = run(bin().args(["query", "-q"]).arg(&t).arg(&sql));
+        assert_eq!(o.status.code(), Some(2), "{sql}: {}", stdout(&o));
+        assert!(stderr(&o).contains(said), "{sql}: {}", stderr(&o));
+        assert!(stderr(&o).contains("date_part('epoch', x) (a month counts 30 days)"), "{}", stderr(&o));
+    }
+    // by length: in seconds, timestamps compared, durations with durations
+    assert_eq!(
+        query(
+            &t,
+            &format!(
+                "SELECT run, date_part('epoch', {d}) > date_part('epoch', INTERVAL '1 day') AS longer FROM t ORDER BY run"
+            )
+        ),
+        "run,longer\nr1,true\nr2,false\n"
+    );
+    assert_eq!(
+        query(&t, "SELECT run FROM t WHERE CAST(\"end\" AS TIMESTAMP) > CAST(start AS TIMESTAMP) + INTERVAL '1 day'"),
+        "run\nr1\n"
+    );
+    assert_eq!(query(&t, &format!("SELECT run FROM t ORDER BY {d} DESC")), "run\nr1\nr2\n");
+}
