@@ -404,7 +404,7 @@ impl ScalarUDFImpl for ExactCast {
                  values (a UNION, CASE, coalesce, greatest, a list, …), which would change it without a word. Give \
                  the values one type yourself with CAST where a change is meant (casting the other side keeps this \
                  one), or keep them apart",
-                shown_as(&became.to_string(), &was.to_string(), &to)
+                shown_as(&exact_text(&became), &was.to_string(), &to)
             )));
         }
         Ok(if scalar {
@@ -432,6 +432,18 @@ fn within(a: &arrow::array::ArrayRef, bits: u32) -> bool {
 
 /// `became` (of type `to`) as a message shows it beside `was`: with its type, and said to be
 /// another number where the two read the same (`0.1` as a FLOAT).
+/// `v` as text, a whole float with every digit it holds (`9223372036854775808`, where Arrow
+/// shows the shortest text that reads back, `9223372036854776000`).
+fn exact_text(v: &ScalarValue) -> String {
+    match v {
+        // (Rust's own float text is the shortest too: the digits through i128, which holds
+        // every whole float below 2^127 exactly)
+        ScalarValue::Float64(Some(f)) if f.fract() == 0.0 && f.abs() < 1.7e38 => format!("{}", *f as i128),
+        ScalarValue::Float32(Some(f)) if f.fract() == 0.0 && f.abs() < 1.7e38 => format!("{}", *f as i128),
+        other => other.to_string(),
+    }
+}
+
 fn shown_as(became: &str, was: &str, to: &DataType) -> String {
     if became == was { format!("{became} ({to}), another number shown the same") } else { format!("{became} ({to})") }
 }
@@ -526,6 +538,9 @@ mod tests {
             e.contains("t.i: the value 9007199254740993 (Int64) would become 9007199254740992 (Float64) (a DOUBLE holds every integer up to 2^53"),
             "{e}"
         );
+        // the value it would become with every digit: 2^63, not Arrow's shortest text
+        let e = run("SELECT 9223372036854775807 AS x UNION ALL SELECT f FROM t").await.unwrap_err();
+        assert!(e.contains("would become 9223372036854775808 (Float64)"), "{e}");
         // a 32-bit integer beside a FLOAT: 2^24 + 1 has no exact FLOAT
         let e = run("SELECT j FROM t UNION ALL SELECT arrow_cast(f, 'Float32') FROM t").await.unwrap_err();
         assert!(e.contains("t.j: the value 16777217 (Int32) would become"), "{e}");

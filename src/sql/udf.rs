@@ -132,7 +132,10 @@ fn json_member(text: &str, key: &str) -> Option<String> {
         members.get(key).copied()?
     } else if t.starts_with('[') {
         let items: Vec<&RawValue> = serde_json::from_str(t).ok()?;
-        items.get(key.parse::<usize>().ok()?).copied()?
+        // an index as JSON writes one: digits, no sign, no leading zero (`+1` and `01` are none)
+        let canonical =
+            key == "0" || !key.is_empty() && !key.starts_with('0') && key.bytes().all(|b| b.is_ascii_digit());
+        items.get(canonical.then(|| key.parse::<usize>().ok()).flatten()?).copied()?
     } else {
         return None;
     };
@@ -163,9 +166,17 @@ pub fn wandb_run_id(s: &str) -> Option<String> {
     if is_id(t) {
         return Some(t.to_string());
     }
-    let after = t.split("/runs/").nth(1)?;
-    let id = after.split(['/', '?', '#']).next()?;
-    is_id(id).then(|| id.to_string())
+    // a run's page is <entity>/<project>/runs/<id>: the `runs` after two segments at least, so
+    // that an entity or project named `runs` is not taken for it
+    let path = t.split(['?', '#']).next()?;
+    let path = match path.split_once("://") {
+        Some((_, rest)) => rest.split_once('/').map_or("", |(_, p)| p),
+        None => path,
+    };
+    let segments: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    (2..segments.len().saturating_sub(1))
+        .find(|&i| segments[i] == "runs" && is_id(segments[i + 1]))
+        .map(|i| segments[i + 1].to_string())
 }
 
 fn str_fn(name: &str, f: fn(&str) -> Option<String>) -> ScalarUDF {
@@ -373,6 +384,11 @@ mod tests {
         assert_eq!(json_member(r#"{"n": 1.50, "z": null}"#, "n").as_deref(), Some("1.50"));
         assert_eq!(json_member(r#"{"n": 1.50, "z": null}"#, "z"), None);
         assert_eq!(json_member(r#"[1, "two", [3]]"#, "2").as_deref(), Some("[3]"));
+        assert_eq!(json_member("[10, 20]", "0").as_deref(), Some("10"));
+        assert_eq!(
+            (json_member("[10, 20]", "+1"), json_member("[10, 20]", "01"), json_member("[10, 20]", "")),
+            (None, None, None)
+        );
         assert_eq!((json_member("[1]", "x"), json_member("7", "0"), json_member("{", "a")), (None, None, None));
         assert!(nonzero_digits("1e-400") && nonzero_digits("-0.001e-999") && !nonzero_digits("0.0e5"));
     }
@@ -385,6 +401,11 @@ mod tests {
         assert_eq!(tinker_part("tinker://x/other/final", 1), None);
         assert_eq!(tinker_part("training_interrupted", 0), None);
         assert_eq!(wandb_run_id("https://wandb.ai/e/p/runs/gj72vya7").unwrap(), "gj72vya7");
+        // an entity named `runs` and a project that looks like an id
+        assert_eq!(wandb_run_id("https://wandb.ai/runs/rlhfexp1/runs/abcd1234").unwrap(), "abcd1234");
+        assert_eq!(wandb_run_id("https://wandb.ai/e/runs/runs/abcd1234/logs?x=1").unwrap(), "abcd1234");
+        assert_eq!(wandb_run_id("e/p/runs/abcd1234").unwrap(), "abcd1234");
+        assert_eq!(wandb_run_id("https://wandb.ai/runs/abcd1234"), None);
         assert_eq!(wandb_run_id("https://wandb.ai/e/p/runs/56b99b24-03bd-5d00-ae23-831933ef53b2"), None);
     }
 }
