@@ -421,7 +421,11 @@ fn ambiguous_hint(e: &datafusion::error::DataFusionError) -> &'static str {
 /// member after an index (`l[1].c`, which DataFusion 55 does not read).
 fn same_name_hint(e: &datafusion::error::DataFusionError) -> &'static str {
     let text = e.to_string();
-    if text.contains("Dot access not supported for non-string expr") {
+    if text.contains("Cannot run range queries on datatype: Interval") {
+        "\nhint: a window ordered by an interval: DataFusion 55 orders intervals by their months, then their days, \
+         then the rest, not by their length; order by date_part('epoch', x) (a month counts 30 days), or by the \
+         timestamps themselves"
+    } else if text.contains("Dot access not supported for non-string expr") {
         "\nhint: after an index or a function call, DataFusion 55 reads a struct's member in brackets only: \
          write l[1]['c'] for l[1].c"
     } else if text.contains("Schema contains duplicate unqualified field name") && text.contains('(') {

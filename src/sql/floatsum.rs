@@ -159,10 +159,10 @@ impl GroupsAccumulator for FloatSumGroups {
             totals
                 .iter()
                 .zip(&counts)
-                .map(|(t, &c)| t.filter(|_| c > 0).map(|t| t / c as f64))
+                .map(|(t, &c)| t.filter(|_| c > 0).map(|t| one_nan(t / c as f64)))
                 .collect::<Float64Array>()
         } else {
-            totals.into_iter().collect::<Float64Array>()
+            totals.into_iter().map(|t| t.map(one_nan)).collect::<Float64Array>()
         }))
     }
 
@@ -198,6 +198,12 @@ impl GroupsAccumulator for FloatSumGroups {
     }
 }
 
+/// `t`, a NaN made the one NaN of the data (`inf + -inf` gives one with the sign bit set on
+/// x86; [`super::nan`]).
+fn one_nan(t: f64) -> f64 {
+    if t.is_nan() { f64::NAN } else { t }
+}
+
 /// [`FloatSumGroups`] of one group: `sum` or `avg` without `GROUP BY`.
 #[derive(Debug)]
 pub(super) struct FloatSum(FloatSumGroups);
@@ -222,7 +228,8 @@ impl Accumulator for FloatSum {
     /// every row).
     fn evaluate(&mut self) -> DfResult<ScalarValue> {
         let (total, count) = self.0.total(0);
-        Ok(ScalarValue::Float64(if self.0.avg { total.filter(|_| count > 0).map(|t| t / count as f64) } else { total }))
+        let value = if self.0.avg { total.filter(|_| count > 0).map(|t| t / count as f64) } else { total };
+        Ok(ScalarValue::Float64(value.map(one_nan)))
     }
 
     fn state(&mut self) -> DfResult<Vec<ScalarValue>> {

@@ -6,8 +6,8 @@
 //! number: `a / b = 'NaN'::double` was false for `0.0 / 0.0`, `GROUP BY a / b` and
 //! `count(DISTINCT a / b)` split NaNs that print alike, and a join on a ratio missed them.
 //!
-//! An analyzer rule ([`OneNaN`]) wraps each float `+`, `-`, `*`, `/`, `%` and each call of a
-//! function that returns a float in [`PositiveNan`] (`positive_nan(x)`), which gives NaN as the
+//! An analyzer rule ([`OneNaN`]) wraps each float `+`, `-`, `*`, `/`, `%`, each unary `-` and
+//! each call of a function that returns a float in [`PositiveNan`] (`positive_nan(x)`), which gives NaN as the
 //! one quiet NaN with the sign bit clear and every other value as it is. A release stores that
 //! NaN too ([`crate::core::values::positive_nan`]). Column names stay as written (`a / b`).
 
@@ -101,14 +101,16 @@ impl datafusion::optimizer::AnalyzerRule for OneNaN {
     }
 }
 
-/// `x` in a call of `f` when it computes a `Float32` or `Float64`: an arithmetic operator, or a
-/// function other than `f` itself.
+/// `x` in a call of `f` when it computes a `Float32` or `Float64`: an arithmetic operator, a
+/// unary minus, or a function other than `f` itself.
 fn wrap(x: Expr, schema: &DFSchema, f: &Arc<ScalarUDF>) -> DfResult<Transformed<Expr>> {
     let computes = match &x {
         Expr::BinaryExpr(BinaryExpr { op, .. }) => {
             matches!(op, Operator::Plus | Operator::Minus | Operator::Multiply | Operator::Divide | Operator::Modulo)
         }
         Expr::ScalarFunction(s) => s.func.name() != NAME,
+        // `-x` flips the sign bit of a NaN too
+        Expr::Negative(_) => true,
         _ => false,
     };
     if !computes || !matches!(x.get_type(schema), Ok(DataType::Float32 | DataType::Float64)) {

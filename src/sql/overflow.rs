@@ -8,8 +8,8 @@
 //! checked kernels and names the operation, the type and the way out when a result does not
 //! fit; the unary minus likewise (`checked_negate`). Column names stay as written (`a + b`). Floats,
 //! decimals, dates and intervals keep DataFusion's operators, and so do bit operations
-//! (`<<`, `&`, …), which work on bits. Also kept: a `LIMIT`'s counts, the expressions of an
-//! aggregate of grouping sets (`ROLLUP`, `CUBE`: `grouping(…)` matches them as written), and
+//! (`<<`, `&`, …), which work on bits. Also kept: a `LIMIT`'s counts, the grouping expressions
+//! of an aggregate of grouping sets (`ROLLUP`, `CUBE`: `grouping(…)` matches them as written), and
 //! the arguments of table functions (`generate_series`), which are no plan's expressions.
 
 use std::sync::Arc;
@@ -186,18 +186,36 @@ impl datafusion::optimizer::AnalyzerRule for CheckIntegerArithmetic {
 }
 
 /// `node` with `rewrite` applied to each of its expressions, typed in the schema of its inputs
-/// (a leaf's own), each keeping its name; the node as it is where its expressions are left
-/// alone: a `LIMIT`'s counts (constants the planner must see as such), and an aggregate of
-/// grouping sets (`ROLLUP`, `CUBE`: its grouping expressions are matched by `grouping(…)` and
-/// named by the set, which a rewrite would break). The analyzer rules that check values use it.
+/// (a leaf's own), each keeping its name; left alone: a `LIMIT`'s counts (constants the
+/// planner must see as such), and the grouping expressions of an aggregate of grouping sets
+/// (`ROLLUP`, `CUBE`: they are matched by `grouping(…)` and named by the set, which a rewrite
+/// would break; its aggregates are rewritten). The analyzer rules that check values use it.
 pub(super) fn rewrite_expressions(
     node: LogicalPlan,
     mut rewrite: impl FnMut(Expr, &DFSchema) -> DfResult<Transformed<Expr>>,
 ) -> DfResult<Transformed<LogicalPlan>> {
-    let grouping_sets = matches!(&node, LogicalPlan::Aggregate(a)
-        if a.group_expr.iter().any(|g| matches!(g, Expr::GroupingSet(_))));
-    if grouping_sets || matches!(node, LogicalPlan::Limit(_)) {
+    if matches!(node, LogicalPlan::Limit(_)) {
         return Ok(Transformed::no(node));
+    }
+    if let LogicalPlan::Aggregate(a) = &node
+        && a.group_expr.iter().any(|g| matches!(g, Expr::GroupingSet(_)))
+    {
+        // the aggregates alone: their arguments are computed as anywhere else
+        let names = NamePreserver::new(&node);
+        let schema = a.input.schema().as_ref().clone();
+        let mut changed = false;
+        let mut aggr = Vec::with_capacity(a.aggr_expr.len());
+        for e in a.aggr_expr.iter().cloned() {
+            let saved = names.save(&e);
+            let out = rewrite(e, &schema)?;
+            changed |= out.transformed;
+            aggr.push(if out.transformed { saved.restore(out.data) } else { out.data });
+        }
+        if !changed {
+            return Ok(Transformed::no(node));
+        }
+        let rebuilt = datafusion::logical_expr::Aggregate::try_new(a.input.clone(), a.group_expr.clone(), aggr)?;
+        return Ok(Transformed::yes(LogicalPlan::Aggregate(rebuilt)));
     }
     let schema = match node.inputs().as_slice() {
         [] => node.schema().as_ref().clone(),
@@ -333,8 +351,8 @@ mod tests {
         // a chain of literals folds as it is met (the query tests run 1,500 on the CLI's stack)
         let chain = format!("SELECT 1{} AS x", " + 1".repeat(100));
         assert_eq!(run(&chain).await.unwrap(), "x\n101\n");
-        // grouping sets over arithmetic plan as before (their aggregate keeps DataFusion's
-        // operators), and a LIMIT's sum is a constant
+        // grouping sets over arithmetic plan as before (their grouping expressions keep
+        // DataFusion's operators), and a LIMIT's sum is a constant
         assert_eq!(
             run("SELECT j + 1 AS k, count(*) AS n FROM t WHERE i = 3 GROUP BY ROLLUP(j + 1) ORDER BY k NULLS LAST")
                 .await

@@ -543,7 +543,8 @@ impl datafusion::optimizer::AnalyzerRule for RefuseSimilarTo {
 /// anti join with more than its one key: a join on two keys is refused by its executor in
 /// words about joins, and one whose correlation is not an equality (`WHERE i.k < o.k`) drops
 /// every row when any outer row's subquery holds a NULL. A `NOT IN` without correlation is a
-/// null-aware join on its one key, computed as SQL says, and passes.
+/// null-aware join on its one key, computed as SQL says, and passes; so does one whose two
+/// sides of the `IN` cannot be NULL (`_source_line`).
 #[derive(Debug)]
 struct RefuseCorrelatedNotIn;
 
@@ -556,7 +557,18 @@ impl datafusion::optimizer::OptimizerRule for RefuseCorrelatedNotIn {
     {
         match &plan {
             datafusion::logical_expr::LogicalPlan::Join(j)
-                if j.null_aware && (j.on.len() != 1 || j.filter.is_some()) =>
+                if j.null_aware
+                    && match j.on.as_slice() {
+                        // DataFusion sets `null_aware` when any column of the condition may be
+                        // NULL; a NULL of the correlation alone matches nothing, as SQL has it
+                        [(l, r)] => {
+                            use datafusion::logical_expr::ExprSchemable;
+                            j.filter.is_some()
+                                && (l.nullable(j.left.schema()).unwrap_or(true)
+                                    || r.nullable(j.right.schema()).unwrap_or(true))
+                        }
+                        _ => true,
+                    } =>
             {
                 Err(datafusion::error::DataFusionError::Plan(CORRELATED_NOT_IN_REFUSED.into()))
             }
@@ -576,10 +588,11 @@ impl datafusion::optimizer::OptimizerRule for RefuseCorrelatedNotIn {
 /// Whether a filter of `plan` holds an `IN (subquery)` that DataFusion 55 computes as if NULLs
 /// were not there, over values that may be NULL: one beneath `OR` that counts as negated (a
 /// `NOT IN`, or an `IN` beneath a `NOT`), or one beneath anything but `AND`, `OR` and `NOT`
-/// (`CASE`, `IS NULL`, a comparison). DataFusion plans those as a join that marks each row
-/// matched or not, so `x NOT IN (…)` is true where SQL says NULL: `n NOT IN (SELECT n … WHERE
-/// n IS NULL) OR id = 1` kept every row. A condition of its own (`WHERE x NOT IN (…) AND …`) is
-/// a join that knows NULLs, and an `IN` beneath `OR` alone gives the rows SQL gives.
+/// (`CASE`, `IS NULL`, a comparison), in a `WHERE`, a `HAVING` or a join's `ON`. DataFusion
+/// plans those as a join that marks each row matched or not, so `x NOT IN (…)` is true where
+/// SQL says NULL: `n NOT IN (SELECT n … WHERE n IS NULL) OR id = 1` kept every row. A
+/// condition of its own (`WHERE x NOT IN (…) AND …`) is a join that knows NULLs, and an `IN`
+/// beneath `OR` alone gives the rows SQL gives.
 fn in_subquery_without_nulls(plan: &datafusion::logical_expr::LogicalPlan) -> bool {
     use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
     use datafusion::logical_expr::{BinaryExpr, Expr, ExprSchemable, LogicalPlan, Operator};
@@ -614,8 +627,17 @@ fn in_subquery_without_nulls(plan: &datafusion::logical_expr::LogicalPlan) -> bo
     }
     let mut found = false;
     let _ = plan.apply_with_subqueries(|node| {
-        if let LogicalPlan::Filter(f) = node {
-            found = wrong(&f.predicate, false, true, f.input.schema());
+        match node {
+            LogicalPlan::Filter(f) => found = wrong(&f.predicate, false, true, f.input.schema()),
+            // a join's ON condition: no condition there is one of its own
+            LogicalPlan::Join(j) => {
+                if let Some(filter) = &j.filter {
+                    let mut schema = j.left.schema().as_ref().clone();
+                    schema.merge(j.right.schema());
+                    found = wrong(filter, false, false, &schema);
+                }
+            }
+            _ => {}
         }
         Ok(if found { TreeNodeRecursion::Stop } else { TreeNodeRecursion::Continue })
     });
@@ -1471,23 +1493,49 @@ pub(crate) fn uses_similar_to(plan: &datafusion::logical_expr::LogicalPlan) -> b
 /// is ordered by its length and passes; compared with an `INTERVAL` it is cast to one. The
 /// message names the expression and what to write. `None` when no interval is so used.
 fn intervals_ordered(plan: &datafusion::logical_expr::LogicalPlan) -> Option<String> {
-    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
     use datafusion::logical_expr::expr::{AggregateFunction, WindowFunction};
     use datafusion::logical_expr::{BinaryExpr, Expr, ExprSchemable, LogicalPlan, Operator};
+    // an interval, or a list or struct holding one (compared member by member)
     let interval = |e: &Expr, schema: &datafusion::common::DFSchema| {
-        matches!(
-            e.get_type(schema),
-            Ok(DataType::Interval(
-                arrow::datatypes::IntervalUnit::MonthDayNano | arrow::datatypes::IntervalUnit::DayTime
-            ))
-        )
+        e.get_type(schema).is_ok_and(|t| {
+            crate::core::schema::type_contains(&t, &|t| {
+                matches!(
+                    t,
+                    DataType::Interval(
+                        arrow::datatypes::IntervalUnit::MonthDayNano | arrow::datatypes::IntervalUnit::DayTime
+                    )
+                )
+            })
+        })
     };
+    // functions that take an interval without comparing it; any other is refused
+    const KEEP_ORDER: [&str; 17] = [
+        "date_bin",
+        "date_part",
+        "datepart",
+        "to_char",
+        "arrow_typeof",
+        "arrow_cast",
+        "make_array",
+        "make_list",
+        "array_append",
+        "array_prepend",
+        "array_concat",
+        "array_element",
+        "array_length",
+        "cardinality",
+        "get_field",
+        "named_struct",
+        "coalesce",
+    ];
     // (a comparison is named by its kind: its operands show runpack's marks of written casts
     // and intervals as Arrow spells them)
     let said = |what: &str, e: &Expr| {
         let shown = match e {
-            Expr::BinaryExpr(_) | Expr::Between(_) => String::new(),
-            e => format!(" {}", e.human_display()),
+            Expr::AggregateFunction(_) | Expr::WindowFunction(_) | Expr::Column(_) => {
+                format!(" {}", e.human_display())
+            }
+            _ => String::new(),
         };
         format!(
             "{what}{shown}: DataFusion 55 orders intervals by their months, then their days, then the rest, not by \
@@ -1496,32 +1544,24 @@ fn intervals_ordered(plan: &datafusion::logical_expr::LogicalPlan) -> Option<Str
              themselves (end > start + INTERVAL '1 day')"
         )
     };
-    let mut found = None;
-    let _ = plan.apply_with_subqueries(|node| {
-        let inputs = node.inputs();
-        let merged;
-        let schema = match inputs.as_slice() {
-            [one] => one.schema().as_ref(),
-            [] => node.schema().as_ref(),
-            many => {
-                let mut m = datafusion::common::DFSchema::empty();
-                for i in many {
-                    m.merge(i.schema());
-                }
-                merged = m;
-                &merged
-            }
-        };
+    first_finding(plan, |node, schema| {
         // what the node itself orders or groups by
         let keys: Vec<(&str, &Expr)> = match node {
             LogicalPlan::Sort(s) => s.expr.iter().map(|k| ("ORDER BY", &k.expr)).collect(),
-            LogicalPlan::Aggregate(a) => a.group_expr.iter().map(|g| ("GROUP BY", g)).collect(),
+            LogicalPlan::Aggregate(a) => a
+                .group_expr
+                .iter()
+                .flat_map(|g| match g {
+                    Expr::GroupingSet(set) => set.distinct_expr(),
+                    g => vec![g],
+                })
+                .map(|g| ("GROUP BY", g))
+                .collect(),
             LogicalPlan::Join(j) => j.on.iter().flat_map(|(l, r)| [("the join key", l), ("the join key", r)]).collect(),
             _ => Vec::new(),
         };
         if let Some((what, e)) = keys.into_iter().find(|(_, e)| interval(e, schema)) {
-            found = Some(said(what, e));
-            return Ok(TreeNodeRecursion::Stop);
+            return Some(said(what, e));
         }
         if let LogicalPlan::Distinct(_) = node
             && let Some(f) = node.schema().fields().iter().find(|f| {
@@ -1533,52 +1573,50 @@ fn intervals_ordered(plan: &datafusion::logical_expr::LogicalPlan) -> Option<Str
                 )
             })
         {
-            found = Some(said("DISTINCT over", &Expr::Column(datafusion::common::Column::from_name(f.name()))));
-            return Ok(TreeNodeRecursion::Stop);
+            return Some(said("DISTINCT over", &Expr::Column(datafusion::common::Column::from_name(f.name()))));
         }
-        for e in node.expressions() {
-            let _ = e.apply(|x| {
-                let hit = match x {
-                    Expr::BinaryExpr(BinaryExpr {
-                        left,
-                        op:
-                            Operator::Eq
-                            | Operator::NotEq
-                            | Operator::Lt
-                            | Operator::LtEq
-                            | Operator::Gt
-                            | Operator::GtEq
-                            | Operator::IsDistinctFrom
-                            | Operator::IsNotDistinctFrom,
-                        ..
-                    }) => interval(left, schema).then_some("a comparison of intervals"),
-                    Expr::Between(b) => interval(&b.expr, schema).then_some("a BETWEEN of intervals"),
-                    Expr::AggregateFunction(AggregateFunction { func, params })
-                        if matches!(func.name(), "min" | "max") || params.distinct =>
-                    {
-                        params.args.iter().any(|a| interval(a, schema)).then_some("the aggregate")
-                    }
-                    Expr::WindowFunction(w) => {
-                        let WindowFunction { params, .. } = w.as_ref();
-                        (params.partition_by.iter().any(|p| interval(p, schema))
-                            || params.order_by.iter().any(|o| interval(&o.expr, schema)))
-                        .then_some("the window")
-                    }
-                    _ => None,
-                };
-                if let Some(what) = hit {
-                    found = Some(said(what, x));
-                    return Ok(TreeNodeRecursion::Stop);
+        first_in_expressions(node, |x| {
+            let what = match x {
+                Expr::BinaryExpr(BinaryExpr {
+                    left,
+                    op:
+                        Operator::Eq
+                        | Operator::NotEq
+                        | Operator::Lt
+                        | Operator::LtEq
+                        | Operator::Gt
+                        | Operator::GtEq
+                        | Operator::IsDistinctFrom
+                        | Operator::IsNotDistinctFrom,
+                    ..
+                }) => interval(left, schema).then(|| "a comparison of intervals".to_string()),
+                Expr::Between(b) => interval(&b.expr, schema).then(|| "a BETWEEN of intervals".to_string()),
+                Expr::InList(l) => interval(&l.expr, schema).then(|| "an IN list of intervals".to_string()),
+                Expr::InSubquery(i) => interval(&i.expr, schema).then(|| "an IN (subquery) of intervals".to_string()),
+                Expr::Case(c) => c
+                    .expr
+                    .as_ref()
+                    .is_some_and(|e| interval(e, schema))
+                    .then(|| "a CASE x WHEN … of intervals".to_string()),
+                Expr::ScalarFunction(f) if !KEEP_ORDER.contains(&f.func.name()) => {
+                    f.args.iter().any(|a| interval(a, schema)).then(|| format!("{} of intervals", f.func.name()))
                 }
-                Ok(TreeNodeRecursion::Continue)
-            });
-            if found.is_some() {
-                return Ok(TreeNodeRecursion::Stop);
-            }
-        }
-        Ok(TreeNodeRecursion::Continue)
-    });
-    found
+                Expr::AggregateFunction(AggregateFunction { func, params }) => ((matches!(func.name(), "min" | "max")
+                    || params.distinct)
+                    && params.args.iter().any(|a| interval(a, schema))
+                    || params.order_by.iter().any(|o| interval(&o.expr, schema)))
+                .then(|| "the aggregate".to_string()),
+                Expr::WindowFunction(w) => {
+                    let WindowFunction { params, .. } = w.as_ref();
+                    (params.partition_by.iter().any(|p| interval(p, schema))
+                        || params.order_by.iter().any(|o| interval(&o.expr, schema)))
+                    .then(|| "the window".to_string())
+                }
+                _ => None,
+            };
+            what.map(|w| said(&w, x))
+        })
+    })
 }
 
 /// A bitwise operator (`^`, `&`, `|`, `<<`, `>>`) to which type coercion gave a float cut to
@@ -1587,55 +1625,83 @@ fn intervals_ordered(plan: &datafusion::logical_expr::LogicalPlan) -> Option<Str
 /// and what to write. `None` when no such operator is planned (a float the SQL cast itself is
 /// left as written).
 fn float_cut_by_bits(plan: &datafusion::logical_expr::LogicalPlan) -> Option<String> {
-    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
     use datafusion::logical_expr::{BinaryExpr, Cast, Expr, ExprSchemable, Operator};
+    first_finding(plan, |node, schema| {
+        first_in_expressions(node, |e| {
+            let Expr::BinaryExpr(BinaryExpr { left, op, right }) = e else { return None };
+            let bits = matches!(
+                op,
+                Operator::BitwiseXor
+                    | Operator::BitwiseAnd
+                    | Operator::BitwiseOr
+                    | Operator::BitwiseShiftLeft
+                    | Operator::BitwiseShiftRight
+            );
+            [left, right].into_iter().find_map(|side| match side.as_ref() {
+                Expr::Cast(Cast { expr, field })
+                    if bits
+                        && field.data_type().is_integer()
+                        && expr.get_type(schema).is_ok_and(|t| t.is_floating()) =>
+                {
+                    let what = if *op == Operator::BitwiseXor {
+                        "`^` is the XOR of bits in DataFusion's SQL, not a power: write power(x, y) for a power"
+                    } else {
+                        "a bitwise operator works on the bits of integers"
+                    };
+                    Some(format!(
+                        "{what}; here the float {} would be cut to an integer first, with no word. CAST it to \
+                         BIGINT yourself where its integer part is meant",
+                        expr.human_display()
+                    ))
+                }
+                _ => None,
+            })
+        })
+    })
+}
+
+/// The first finding `f` makes at a node of `plan` or of its subqueries, given the node and
+/// the schema its expressions are typed in (its inputs', merged; a leaf's own).
+fn first_finding(
+    plan: &datafusion::logical_expr::LogicalPlan,
+    mut f: impl FnMut(&datafusion::logical_expr::LogicalPlan, &datafusion::common::DFSchema) -> Option<String>,
+) -> Option<String> {
+    use datafusion::common::tree_node::TreeNodeRecursion;
     let mut found = None;
     let _ = plan.apply_with_subqueries(|node| {
         let inputs = node.inputs();
-        let schema = match inputs.as_slice() {
-            [one] => one.schema(),
-            _ => node.schema(),
-        };
-        for e in node.expressions() {
-            let _ = e.apply(|e| {
-                let Expr::BinaryExpr(BinaryExpr { left, op, right }) = e else {
-                    return Ok(TreeNodeRecursion::Continue);
-                };
-                let bits = matches!(
-                    op,
-                    Operator::BitwiseXor
-                        | Operator::BitwiseAnd
-                        | Operator::BitwiseOr
-                        | Operator::BitwiseShiftLeft
-                        | Operator::BitwiseShiftRight
-                );
-                for side in [left, right] {
-                    if let Expr::Cast(Cast { expr, field }) = side.as_ref()
-                        && bits
-                        && field.data_type().is_integer()
-                        && expr.get_type(schema).is_ok_and(|t| t.is_floating())
-                    {
-                        let what = if *op == Operator::BitwiseXor {
-                            "`^` is the XOR of bits in DataFusion's SQL, not a power: write power(x, y) for a power"
-                        } else {
-                            "a bitwise operator works on the bits of integers"
-                        };
-                        found = Some(format!(
-                            "{what}; here the float {} would be cut to an integer first, with no word. CAST it to \
-                             BIGINT yourself where its integer part is meant",
-                            expr.human_display()
-                        ));
-                        return Ok(TreeNodeRecursion::Stop);
-                    }
+        found = match inputs.as_slice() {
+            [one] => f(node, one.schema()),
+            [] => f(node, node.schema()),
+            many => {
+                let mut merged = datafusion::common::DFSchema::empty();
+                for i in many {
+                    merged.merge(i.schema());
                 }
-                Ok(TreeNodeRecursion::Continue)
-            });
-            if found.is_some() {
-                return Ok(TreeNodeRecursion::Stop);
+                f(node, &merged)
             }
-        }
-        Ok(TreeNodeRecursion::Continue)
+        };
+        Ok(if found.is_some() { TreeNodeRecursion::Stop } else { TreeNodeRecursion::Continue })
     });
+    found
+}
+
+/// The first finding `f` makes at an expression of `node`, at any depth.
+fn first_in_expressions(
+    node: &datafusion::logical_expr::LogicalPlan,
+    mut f: impl FnMut(&datafusion::logical_expr::Expr) -> Option<String>,
+) -> Option<String> {
+    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+    let mut found = None;
+    for e in node.expressions() {
+        let _ = e.apply(|x| {
+            found = f(x);
+            Ok(if found.is_some() { TreeNodeRecursion::Stop } else { TreeNodeRecursion::Continue })
+        });
+        if found.is_some() {
+            break;
+        }
+    }
     found
 }
 

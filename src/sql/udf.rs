@@ -848,6 +848,15 @@ impl datafusion::logical_expr::ScalarUDFImpl for IntegerListSum {
         self.0.signature()
     }
     fn coerce_types(&self, arg_types: &[DataType]) -> DfResult<Vec<DataType>> {
+        if let [DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _)] = arg_types
+            && f.data_type().is_nested()
+        {
+            return Err(datafusion::error::DataFusionError::Plan(format!(
+                "{} sums a list of numbers; this one holds {}: sum flatten(l) for every number at any depth",
+                self.name(),
+                crate::core::schema::type_name(f.data_type())
+            )));
+        }
         match arg_types {
             [t] => match Self::integer_sum_type(t) {
                 Some(sum) => {

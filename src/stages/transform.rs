@@ -977,9 +977,13 @@ fn check_columns(
                  checks each value as it is read; a CAST in the SQL reads 1e-400 as 0 and 1e400 as infinite"
                     .into()
             } else if let Some(m) = missing_member(found.data_type(), f.data_type()) {
+                let (inside, name) = match m.rsplit_once('.') {
+                    Some((outer, name)) => (format!(" inside `{outer}`'s named_struct"), name.to_string()),
+                    None => (String::new(), m.clone()),
+                };
                 format!(
-                    "the query's struct has no member `{m}`: add it (`named_struct(…, '{m}', CAST(NULL AS …))` where \
-                     it is null), or take it out of the schema"
+                    "the query's struct has no member `{m}`: add it{inside} (`named_struct(…, '{name}', CAST(NULL AS \
+                     …))` where it is null), or take it out of the schema"
                 )
                 .into()
             } else {

@@ -470,6 +470,25 @@ fn a_declared_struct_member_the_query_leaves_out_is_refused_with_a_fix_that_work
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("column `l` is List<Struct<a: Int64>> in the query"), "{}", stderr(&o));
     assert!(stderr(&o).contains("the query's struct has no member `c`"), "{}", stderr(&o));
+    // a member of a struct inside the struct: named where it goes
+    write(
+        tmp.path(),
+        "t2.json",
+        r#"{"fields":[{"name":"id","type":"integer"},
+            {"name":"o","type":"object","fields":[{"name":"a","type":"integer"},{"name":"c","type":"object","fields":[{"name":"x","type":"integer"},{"name":"y","type":"integer"}]}]}]}"#,
+    );
+    write(
+        tmp.path(),
+        "pipeline.toml",
+        "name = \"st\"\n[[source]]\nname = \"s\"\npath = \"a.jsonl\"\nformat = \"jsonl\"\n[[table]]\nname = \"t\"\n\
+         schema = \"t2.json\"\nquery = \"SELECT id, named_struct('a', a, 'c', named_struct('x', id)) AS o FROM s\"\n",
+    );
+    let o = build(tmp.path(), &["-q"]);
+    assert!(
+        stderr(&o).contains("no member `c.y`: add it inside `c`'s named_struct (`named_struct(…, 'y', CAST(NULL AS"),
+        "{}",
+        stderr(&o)
+    );
     write(tmp.path(), "pipeline.toml", &pipeline(full_o, full_l));
     let o = build(tmp.path(), &["-q"]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -1444,6 +1444,13 @@ fn array_sum_of_integers_is_exact() {
         "{}",
         stderr(&o)
     );
+    let o = run(bin().args(["query", "-q"]).arg(dir.join("t.jsonl")).arg("SELECT array_sum([[1, 2], [3]])"));
+    assert!(
+        stderr(&o).contains("array_sum sums a list of numbers; this one holds List<Int64>: sum flatten(l)"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(query(&dir.join("t.jsonl"), "SELECT array_sum(flatten([[1, 2], [3]])) AS s"), "s\n6\n");
 }
 
 /// An `IN (subquery)` DataFusion 55 would compute as if NULLs were not there (a `NOT IN`
@@ -1483,6 +1490,19 @@ fn an_in_subquery_beneath_or_or_not_is_refused_where_nulls_would_be_lost() {
         query(&t, "SELECT id FROM t WHERE n IN (SELECT n FROM t WHERE id <> 2) OR id = 2 ORDER BY id"),
         "id\n1\n2\n"
     );
+    // in a join's ON too
+    let sql =
+        "SELECT a.id FROM t a JOIN t b ON a.id = b.id AND (a.n NOT IN (SELECT n FROM t WHERE id = 3) OR a.id = 1)";
+    let o = run(bin().args(["query", "-q"]).arg(&t).arg(sql));
+    assert!(stderr(&o).contains("is computed by DataFusion 55 as if NULLs were not there"), "{}", stderr(&o));
+    // a correlated NOT IN whose two sides cannot be NULL is SQL's
+    assert_eq!(
+        query(
+            &t,
+            "SELECT id FROM t o WHERE o._source_line NOT IN (SELECT i._source_line FROM t i WHERE i.id < o.id) ORDER BY id"
+        ),
+        "id\n1\n2\n3\n"
+    );
 }
 
 /// A NaN that SQL computes (`0.0 / 0.0`, `inf - inf`, sign bit set on x86) is the NaN of the
@@ -1512,6 +1532,17 @@ fn a_nan_sql_computes_is_the_nan_of_the_data() {
         query(&t, "SELECT 'Infinity'::double - 'Infinity'::double = 'NaN'::double AS e, max(a / b) AS m FROM t"),
         "e,m\ntrue,NaN\n"
     );
+    // a unary minus, a float sum of inf and -inf, and the aggregates of ROLLUP
+    assert_eq!(
+        query(&t, "SELECT run, -a = 'NaN'::double AS n FROM t ORDER BY run"),
+        "run,n\nr1,false\nr2,true\nr3,false\n"
+    );
+    let sums = "SELECT sum(v) = 'NaN'::double AS s, avg(v) = 'NaN'::double AS a FROM (VALUES ('inf'::double), ('-inf'::double)) x(v)";
+    assert_eq!(query(&t, sums), "s,a\ntrue,true\n");
+    assert_eq!(
+        query(&t, "SELECT run > 'r1' AS later, max(a / b) AS m FROM t GROUP BY ROLLUP(run > 'r1') ORDER BY later"),
+        "later,m\nfalse,NaN\ntrue,NaN\n,NaN\n"
+    );
 }
 
 /// Intervals compared, sorted, grouped or taken the max of are refused (DataFusion 55 orders
@@ -1536,6 +1567,11 @@ fn intervals_ordered_by_their_parts_are_refused_and_durations_pass() {
         (format!("SELECT column1 FROM {ivs} ORDER BY 1"), "ORDER BY column1:"),
         (format!("SELECT column1, count(*) FROM {ivs} GROUP BY 1"), "GROUP BY column1:"),
         (format!("SELECT DISTINCT column1 FROM {ivs}"), "DISTINCT over column1:"),
+        ("SELECT INTERVAL '1 day' IN (INTERVAL '24 hours')".into(), "an IN list of intervals:"),
+        ("SELECT nullif(INTERVAL '1 day', INTERVAL '24 hours')".into(), "nullif of intervals:"),
+        ("SELECT [INTERVAL '1 day'] = [INTERVAL '24 hours']".into(), "a comparison of intervals:"),
+        (format!("SELECT first_value(column1 ORDER BY column1) FROM {ivs}"), "the aggregate first_value"),
+        (format!("SELECT column1, count(*) FROM {ivs} GROUP BY ROLLUP(column1)"), "GROUP BY column1:"),
     ] {
         let o = run(bin().args(["query", "-q"]).arg(&t).arg(&sql));
         assert_eq!(o.status.code(), Some(2), "{sql}: {}", stdout(&o));
@@ -1557,4 +1593,7 @@ fn intervals_ordered_by_their_parts_are_refused_and_durations_pass() {
         "run\nr1\n"
     );
     assert_eq!(query(&t, &format!("SELECT run FROM t ORDER BY {d} DESC")), "run\nr1\nr2\n");
+    // a window DataFusion refuses itself gets the same way out
+    let o = run(bin().args(["query", "-q"]).arg(&t).arg(format!("SELECT rank() OVER (ORDER BY column1) FROM {ivs}")));
+    assert!(stderr(&o).contains("hint: a window ordered by an interval"), "{}", stderr(&o));
 }
