@@ -63,7 +63,7 @@ pub enum Error {
         memory_hint(source),
         lost_hint(source),
         ambiguous_hint(source),
-        same_name_hint(source)
+        way_out_hint(source)
     )]
     Sql {
         /// Which query (table name, card section, or "query").
@@ -415,16 +415,23 @@ fn ambiguous_hint(e: &datafusion::error::DataFusionError) -> &'static str {
     }
 }
 
-/// What to write when two aggregates of one query get one name (DataFusion 55 names an
-/// aggregate by its arguments with their casts left out, before the select list's aliases, so
-/// `sum(CAST(x AS DOUBLE)) AS a, sum(x) AS b` is refused as two `sum(x)`), or a struct's
-/// member after an index (`l[1].c`, which DataFusion 55 does not read).
-fn same_name_hint(e: &datafusion::error::DataFusionError) -> &'static str {
+/// What to write for DataFusion 55 errors that name no way out: two aggregates of one query
+/// with one name (DataFusion names an aggregate by its arguments with their casts left out,
+/// before the select list's aliases, so `sum(CAST(x AS DOUBLE)) AS a, sum(x) AS b` is refused
+/// as two `sum(x)`), a struct's member after an index (`l[1].c`, which DataFusion does not
+/// read), a window ordered by an interval, a division by zero in a row.
+fn way_out_hint(e: &datafusion::error::DataFusionError) -> &'static str {
     let text = e.to_string();
-    if text.contains("Cannot run range queries on datatype: Interval") {
+    if text.contains("Divide by zero error") {
+        "\nhint: a row divides by zero: x / NULLIF(y, 0) gives NULL there, and the rows are those of y = 0 (a \
+         source's rows name their file and line in `_source_file` and `_source_line`)"
+    } else if text.contains("Cannot run range queries on datatype: Interval") {
         "\nhint: a window ordered by an interval: DataFusion 55 orders intervals by their months, then their days, \
          then the rest, not by their length; order by date_part('epoch', x) (a month counts 30 days), or by the \
          timestamps themselves"
+    } else if text.contains("Cannot run range queries on datatype: Duration") {
+        "\nhint: DataFusion 55 orders a window by a duration only with a ROWS frame (rank() OVER (ORDER BY d ROWS \
+         BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)); or order it by date_part('epoch', d), the seconds"
     } else if text.contains("Dot access not supported for non-string expr") {
         "\nhint: after an index or a function call, DataFusion 55 reads a struct's member in brackets only: \
          write l[1]['c'] for l[1].c"

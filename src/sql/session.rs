@@ -528,8 +528,8 @@ impl datafusion::optimizer::AnalyzerRule for RefuseSimilarTo {
         if let Some(message) = intervals_ordered(&plan) {
             return Err(datafusion::error::DataFusionError::Plan(message));
         }
-        if in_subquery_without_nulls(&plan) {
-            return Err(datafusion::error::DataFusionError::Plan(IN_SUBQUERY_BENEATH_REFUSED.into()));
+        if let Some(message) = in_subquery_without_nulls(&plan) {
+            return Err(datafusion::error::DataFusionError::Plan(message.into()));
         }
         Ok(plan)
     }
@@ -593,31 +593,64 @@ impl datafusion::optimizer::OptimizerRule for RefuseCorrelatedNotIn {
 /// SQL says NULL: `n NOT IN (SELECT n … WHERE n IS NULL) OR id = 1` kept every row. A
 /// condition of its own (`WHERE x NOT IN (…) AND …`) is a join that knows NULLs, and an `IN`
 /// beneath `OR` alone gives the rows SQL gives.
-fn in_subquery_without_nulls(plan: &datafusion::logical_expr::LogicalPlan) -> bool {
+fn in_subquery_without_nulls(plan: &datafusion::logical_expr::LogicalPlan) -> Option<&'static str> {
     use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+    use datafusion::logical_expr::utils::split_conjunction;
     use datafusion::logical_expr::{BinaryExpr, Expr, ExprSchemable, LogicalPlan, Operator};
+    // the expressions a condition of its own rules NULL out (`x IS NOT NULL AND …`)
+    fn not_null(predicate: &Expr) -> Vec<&Expr> {
+        split_conjunction(predicate)
+            .into_iter()
+            .filter_map(|c| match c {
+                Expr::IsNotNull(x) => Some(x.as_ref()),
+                _ => None,
+            })
+            .collect()
+    }
+    // whether the subquery's one column cannot be NULL: by its type, or by a condition of its
+    // own in the subquery's WHERE (`SELECT y FROM i WHERE y IS NOT NULL`)
+    fn gives_no_null(sub: &LogicalPlan) -> bool {
+        if sub.schema().fields().iter().all(|f| !f.is_nullable()) {
+            return true;
+        }
+        let mut plan = sub;
+        while let LogicalPlan::SubqueryAlias(a) = plan {
+            plan = a.input.as_ref();
+        }
+        let LogicalPlan::Projection(p) = plan else { return false };
+        let Some(first) = p.expr.first() else { return false };
+        let column = match first {
+            Expr::Alias(a) => a.expr.as_ref(),
+            e => e,
+        };
+        matches!(p.input.as_ref(), LogicalPlan::Filter(f) if not_null(&f.predicate).contains(&column))
+    }
+    let nullable =
+        |i: &datafusion::logical_expr::expr::InSubquery, schema: &datafusion::common::DFSchema, guarded: &[&Expr]| {
+            (i.expr.nullable(schema).unwrap_or(true) && !guarded.contains(&i.expr.as_ref()))
+                || !gives_no_null(&i.subquery.subquery)
+        };
     // `e`, beneath `negated` NOTs (odd) and below `top` (a condition of its own) or not
-    fn wrong(e: &Expr, negated: bool, top: bool, schema: &datafusion::common::DFSchema) -> bool {
+    fn wrong(
+        e: &Expr,
+        negated: bool,
+        top: bool,
+        nullable: &dyn Fn(&datafusion::logical_expr::expr::InSubquery) -> bool,
+    ) -> bool {
         match e {
             Expr::BinaryExpr(BinaryExpr { left, op: Operator::And, right }) => {
-                wrong(left, negated, top && !negated, schema) || wrong(right, negated, top && !negated, schema)
+                wrong(left, negated, top && !negated, nullable) || wrong(right, negated, top && !negated, nullable)
             }
             Expr::BinaryExpr(BinaryExpr { left, op: Operator::Or, right }) => {
-                wrong(left, negated, false, schema) || wrong(right, negated, false, schema)
+                wrong(left, negated, false, nullable) || wrong(right, negated, false, nullable)
             }
-            Expr::Not(inner) => wrong(inner, !negated, top, schema),
-            Expr::InSubquery(i) => {
-                let counts_negated = negated != i.negated;
-                let nullable = i.expr.nullable(schema).unwrap_or(true)
-                    || i.subquery.subquery.schema().fields().iter().any(|f| f.is_nullable());
-                !top && counts_negated && nullable
-            }
+            Expr::Not(inner) => wrong(inner, !negated, top, nullable),
+            Expr::InSubquery(i) => !top && negated != i.negated && nullable(i),
             other => {
                 let mut found = false;
                 let _ = other.apply(|x| {
                     if let Expr::InSubquery(i) = x {
-                        found = i.expr.nullable(schema).unwrap_or(true)
-                            || i.subquery.subquery.schema().fields().iter().any(|f| f.is_nullable());
+                        found = nullable(i);
                     }
                     Ok(if found { TreeNodeRecursion::Stop } else { TreeNodeRecursion::Continue })
                 });
@@ -625,21 +658,30 @@ fn in_subquery_without_nulls(plan: &datafusion::logical_expr::LogicalPlan) -> bo
             }
         }
     }
-    let mut found = false;
+    let mut found = None;
     let _ = plan.apply_with_subqueries(|node| {
         match node {
-            LogicalPlan::Filter(f) => found = wrong(&f.predicate, false, true, f.input.schema()),
+            LogicalPlan::Filter(f) => {
+                let guarded = not_null(&f.predicate);
+                let schema = f.input.schema();
+                if wrong(&f.predicate, false, true, &|i| nullable(i, schema, &guarded)) {
+                    found = Some(IN_SUBQUERY_BENEATH_REFUSED);
+                }
+            }
             // a join's ON condition: no condition there is one of its own
             LogicalPlan::Join(j) => {
                 if let Some(filter) = &j.filter {
                     let mut schema = j.left.schema().as_ref().clone();
                     schema.merge(j.right.schema());
-                    found = wrong(filter, false, false, &schema);
+                    let guarded = not_null(filter);
+                    if wrong(filter, false, false, &|i| nullable(i, &schema, &guarded)) {
+                        found = Some(IN_SUBQUERY_IN_ON_REFUSED);
+                    }
                 }
             }
             _ => {}
         }
-        Ok(if found { TreeNodeRecursion::Stop } else { TreeNodeRecursion::Continue })
+        Ok(if found.is_some() { TreeNodeRecursion::Stop } else { TreeNodeRecursion::Continue })
     });
     found
 }
@@ -649,9 +691,16 @@ fn in_subquery_without_nulls(plan: &datafusion::logical_expr::LogicalPlan) -> bo
 pub(crate) const IN_SUBQUERY_BENEATH_REFUSED: &str = "x NOT IN (SELECT y …) beneath OR (or an IN beneath NOT, or either \
      inside CASE, IS NULL or a comparison) is computed by DataFusion 55 as if NULLs were not there: where x is NULL, or \
      the subquery gives a NULL and no match, it is true or false where SQL says NULL, so `x NOT IN (…) OR p` keeps rows \
-     SQL drops. In a WHERE, x NOT IN (SELECT y FROM i) is true exactly where NOT EXISTS (SELECT 1 FROM i WHERE i.y = x OR \
-     i.y IS NULL OR x IS NULL) is, and x IN (…) where EXISTS (SELECT 1 FROM i WHERE i.y = x) is: write those, or the \
-     NOT IN as a condition of its own (WHERE x NOT IN (…) AND …)";
+     SQL drops. Rule the NULLs out where they do not matter: WHERE x IS NOT NULL AND (x NOT IN (SELECT y FROM i WHERE y \
+     IS NOT NULL) OR p) runs. Or move each NOT inward (NOT (x IN …) is x NOT IN …) and write EXISTS: x NOT IN (SELECT y \
+     FROM i) is true exactly where NOT EXISTS (SELECT 1 FROM i WHERE i.y = x OR i.y IS NULL OR x IS NULL) is, and x IN \
+     (…) where EXISTS (SELECT 1 FROM i WHERE i.y = x) is";
+
+/// Why a `NOT IN (subquery)` in a join's `ON` is refused ([`in_subquery_without_nulls`]).
+pub(crate) const IN_SUBQUERY_IN_ON_REFUSED: &str = "x NOT IN (SELECT y …) in a join's ON (or an IN beneath NOT, CASE, \
+     IS NULL or a comparison there) is computed by DataFusion 55 as if NULLs were not there, where x or y may be NULL. \
+     Filter the side before the join: LEFT JOIN (SELECT * FROM c WHERE x NOT IN (SELECT y …)) c ON …; or rule the NULLs \
+     out in the ON (c.x IS NOT NULL AND c.x NOT IN (SELECT y FROM i WHERE y IS NOT NULL))";
 
 /// Why a `NOT IN` over a correlated subquery is refused ([`RefuseCorrelatedNotIn`]).
 pub(crate) const CORRELATED_NOT_IN_REFUSED: &str = "NOT IN over a subquery that names the outer query's columns \
@@ -1490,8 +1539,9 @@ pub(crate) fn uses_similar_to(plan: &datafusion::logical_expr::LogicalPlan) -> b
 /// 55 orders `Interval` values by their months, then their days, then the rest, not by their
 /// length (`INTERVAL '36 hours' < INTERVAL '1 day'`, and `'24 hours' <> '1 day'`), with no
 /// word. A duration (`Duration`, what two timestamps subtracted give) compared with a duration
-/// is ordered by its length and passes; compared with an `INTERVAL` it is cast to one. The
-/// message names the expression and what to write. `None` when no interval is so used.
+/// is ordered by its length and passes; compared with an `INTERVAL` it is cast to one, which
+/// passes beside an interval of hours, minutes or seconds alone. The message names the
+/// expression and what to write. `None` when no interval is so used.
 fn intervals_ordered(plan: &datafusion::logical_expr::LogicalPlan) -> Option<String> {
     use datafusion::logical_expr::expr::{AggregateFunction, WindowFunction};
     use datafusion::logical_expr::{BinaryExpr, Expr, ExprSchemable, LogicalPlan, Operator};
@@ -1508,6 +1558,18 @@ fn intervals_ordered(plan: &datafusion::logical_expr::LogicalPlan) -> Option<Str
             })
         })
     };
+    // a duration cast to an interval, or an interval written in hours, minutes or seconds
+    // alone: months and days 0, so that the order of the rest is the order of lengths
+    // (`"end" - start > INTERVAL '12 hours'`)
+    fn nanoseconds_only(e: &Expr, schema: &datafusion::common::DFSchema) -> bool {
+        use datafusion::common::ScalarValue;
+        match e {
+            Expr::Cast(c) => matches!(c.expr.get_type(schema), Ok(DataType::Duration(_))),
+            Expr::Literal(ScalarValue::IntervalMonthDayNano(Some(v)), _) => v.months == 0 && v.days == 0,
+            Expr::Literal(ScalarValue::IntervalDayTime(Some(v)), _) => v.days == 0,
+            _ => false,
+        }
+    }
     // functions that take an interval without comparing it; any other is refused
     const KEEP_ORDER: [&str; 17] = [
         "date_bin",
@@ -1588,8 +1650,9 @@ fn intervals_ordered(plan: &datafusion::logical_expr::LogicalPlan) -> Option<Str
                         | Operator::GtEq
                         | Operator::IsDistinctFrom
                         | Operator::IsNotDistinctFrom,
-                    ..
-                }) => interval(left, schema).then(|| "a comparison of intervals".to_string()),
+                    right,
+                }) => (interval(left, schema) && !(nanoseconds_only(left, schema) && nanoseconds_only(right, schema)))
+                    .then(|| "a comparison of intervals".to_string()),
                 Expr::Between(b) => interval(&b.expr, schema).then(|| "a BETWEEN of intervals".to_string()),
                 Expr::InList(l) => interval(&l.expr, schema).then(|| "an IN list of intervals".to_string()),
                 Expr::InSubquery(i) => interval(&i.expr, schema).then(|| "an IN (subquery) of intervals".to_string()),

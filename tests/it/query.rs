@@ -1503,6 +1503,17 @@ fn an_in_subquery_beneath_or_or_not_is_refused_where_nulls_would_be_lost() {
         ),
         "id\n1\n2\n3\n"
     );
+    // NULLs ruled out by conditions of their own: SQL's rows (id 3's NULL n is left out)
+    assert_eq!(
+        query(
+            &t,
+            "SELECT id FROM t WHERE n IS NOT NULL AND (n NOT IN (SELECT n FROM t WHERE id = 1 AND n IS NOT NULL) OR id = 1) ORDER BY id"
+        ),
+        "id\n1\n2\n"
+    );
+    let sql = "SELECT a.id FROM t a LEFT JOIN t b ON a.id = b.id AND b.n NOT IN (SELECT n FROM t WHERE id = 1)";
+    let o = run(bin().args(["query", "-q"]).arg(&t).arg(sql));
+    assert!(stderr(&o).contains("Filter the side before the join: LEFT JOIN (SELECT * FROM c WHERE"), "{}", stderr(&o));
 }
 
 /// A NaN that SQL computes (`0.0 / 0.0`, `inf - inf`, sign bit set on x86) is the NaN of the
@@ -1596,4 +1607,29 @@ fn intervals_ordered_by_their_parts_are_refused_and_durations_pass() {
     // a window DataFusion refuses itself gets the same way out
     let o = run(bin().args(["query", "-q"]).arg(&t).arg(format!("SELECT rank() OVER (ORDER BY column1) FROM {ivs}")));
     assert!(stderr(&o).contains("hint: a window ordered by an interval"), "{}", stderr(&o));
+    // a duration beside hours alone is ordered by length; a window by a duration gets its way out
+    assert_eq!(query(&t, &format!("SELECT run FROM t WHERE {d} > INTERVAL '30 hours'")), "run\nr1\n");
+    let o = run(bin().args(["query", "-q"]).arg(&t).arg(format!("SELECT rank() OVER (ORDER BY {d}) FROM t")));
+    assert!(
+        stderr(&o).contains("hint: DataFusion 55 orders a window by a duration only with a ROWS frame"),
+        "{}",
+        stderr(&o)
+    );
+    let ranked = format!(
+        "SELECT run, rank() OVER (ORDER BY {d} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS k FROM t ORDER BY k"
+    );
+    assert_eq!(query(&t, &ranked), "run,k\nr2,1\nr1,2\n");
+}
+
+/// A division by zero in a row gets the way out, and the way out gives NULL there.
+#[test]
+fn a_division_by_zero_gets_nullif() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "t.jsonl", "{\"a\": 1, \"b\": 0}\n{\"a\": 4, \"b\": 2}\n");
+    let t = dir.join("t.jsonl");
+    let o = run(bin().args(["query", "-q"]).arg(&t).arg("SELECT a / b FROM t"));
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("hint: a row divides by zero: x / NULLIF(y, 0) gives NULL there"), "{}", stderr(&o));
+    assert_eq!(query(&t, "SELECT a, a / NULLIF(b, 0) AS r FROM t ORDER BY a"), "a,r\n1,\n4,2\n");
 }
