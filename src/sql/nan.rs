@@ -6,9 +6,10 @@
 //! number: `a / b = 'NaN'::double` was false for `0.0 / 0.0`, `GROUP BY a / b` and
 //! `count(DISTINCT a / b)` split NaNs that print alike, and a join on a ratio missed them.
 //!
-//! An analyzer rule ([`OneNaN`]) wraps each float `+`, `-`, `*`, `/`, `%`, each unary `-` and
-//! each call of a function that returns a float in [`PositiveNan`] (`positive_nan(x)`), which gives NaN as the
-//! one quiet NaN with the sign bit clear and every other value as it is. A release stores that
+//! An analyzer rule ([`OneNaN`]) wraps each float arithmetic (`+`, `-`, `*`, `/`, `%` and
+//! unary `-`, one call around a whole chain of them) and each call of a function that returns a
+//! float in [`PositiveNan`] (`positive_nan(x)`), which gives NaN as the one quiet NaN with the
+//! sign bit clear and every other value as it is. A release stores that
 //! NaN too ([`crate::core::values::positive_nan`]). Column names stay as written (`a / b`).
 
 use std::sync::Arc;
@@ -103,18 +104,66 @@ impl datafusion::optimizer::AnalyzerRule for OneNaN {
 
 /// `x` in a call of `f` when it computes a `Float32` or `Float64`: an arithmetic operator, a
 /// unary minus, or a function other than `f` itself.
+///
+/// The rule runs bottom-up, so an operand that computes a float is already a call of `f`, and
+/// an operand that computes and is not one computes no float. After type coercion a float
+/// operator has two float operands. Deciding from the operands that way types each node once:
+/// typing every operator whole typed its operands again at each level, and planning a chain
+/// of N float `+` grew with N squared or worse.
+///
+/// An operator or unary minus takes the calls off its operands before it is wrapped itself:
+/// a NaN among them gives a NaN whatever its sign, which the one call around the whole
+/// arithmetic makes positive. `x + x + x` becomes `positive_nan(x + x + x)`, not a call at
+/// every level, whose names DataFusion builds as text at each level.
 fn wrap(x: Expr, schema: &DFSchema, f: &Arc<ScalarUDF>) -> DfResult<Transformed<Expr>> {
-    let computes = match &x {
-        Expr::BinaryExpr(BinaryExpr { op, .. }) => {
-            matches!(op, Operator::Plus | Operator::Minus | Operator::Multiply | Operator::Divide | Operator::Modulo)
-        }
-        Expr::ScalarFunction(s) => s.func.name() != NAME,
+    let float = match &x {
+        Expr::BinaryExpr(BinaryExpr {
+            left,
+            op: Operator::Plus | Operator::Minus | Operator::Multiply | Operator::Divide | Operator::Modulo,
+            right,
+        }) => is_float(left, schema) && is_float(right, schema),
         // `-x` flips the sign bit of a NaN too
-        Expr::Negative(_) => true,
+        Expr::Negative(inner) => is_float(inner, schema),
+        Expr::ScalarFunction(s) if s.func.name() != NAME => has_float_type(&x, schema),
         _ => false,
     };
-    if !computes || !matches!(x.get_type(schema), Ok(DataType::Float32 | DataType::Float64)) {
+    if !float {
         return Ok(Transformed::no(x));
     }
+    let x = match x {
+        Expr::BinaryExpr(BinaryExpr { left, op, right }) => {
+            Expr::BinaryExpr(BinaryExpr::new(Box::new(unwrapped(*left)), op, Box::new(unwrapped(*right))))
+        }
+        Expr::Negative(inner) => Expr::Negative(Box::new(unwrapped(*inner))),
+        other => other,
+    };
     Ok(Transformed::yes(Expr::ScalarFunction(ScalarFunction::new_udf(f.clone(), vec![x]))))
+}
+
+/// `e` without a call of [`PositiveNan`] around it.
+fn unwrapped(e: Expr) -> Expr {
+    match e {
+        Expr::ScalarFunction(mut s) if s.func.name() == NAME && s.args.len() == 1 => s.args.remove(0),
+        other => other,
+    }
+}
+
+/// Whether the operand `e` of a node [`wrap`] visits is a float, given that its own operands
+/// were visited first: a call of [`PositiveNan`] is one, an operator, unary minus or function
+/// left unwrapped is not, and anything else (a column, a literal, a cast) is typed.
+fn is_float(e: &Expr, schema: &DFSchema) -> bool {
+    match e {
+        Expr::ScalarFunction(s) => s.func.name() == NAME,
+        Expr::BinaryExpr(BinaryExpr {
+            op: Operator::Plus | Operator::Minus | Operator::Multiply | Operator::Divide | Operator::Modulo,
+            ..
+        })
+        | Expr::Negative(_) => false,
+        _ => has_float_type(e, schema),
+    }
+}
+
+/// Whether `e` types as `Float32` or `Float64` in `schema`.
+fn has_float_type(e: &Expr, schema: &DFSchema) -> bool {
+    matches!(e.get_type(schema), Ok(DataType::Float32 | DataType::Float64))
 }

@@ -1556,6 +1556,41 @@ fn a_nan_sql_computes_is_the_nan_of_the_data() {
     );
 }
 
+/// A long chain of float operators plans in one pass over it (each node typed once) and
+/// gives its sum; integer arithmetic inside a float chain keeps its type.
+#[test]
+fn a_long_float_chain_plans_and_sums() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "t.jsonl", "{\"i\":3,\"x\":2.0}\n{\"i\":5,\"x\":0.0}\n");
+    let t = dir.join("t.jsonl");
+    let chain = format!("SELECT 0.5{} AS s FROM t ORDER BY s", " + x".repeat(1000));
+    assert_eq!(query(&t, &chain), "s\n0.5\n2000.5\n");
+    let right = format!("SELECT {}0.5{} AS s FROM t ORDER BY s", "x + (".repeat(100), ")".repeat(100));
+    assert_eq!(query(&t, &right), "s\n0.5\n200.5\n");
+    assert_eq!(
+        query(
+            &t,
+            "SELECT i * 2 + 1 AS n, (i * 2 + 1) / x = 'Infinity'::double AS inf, -(i - x) AS m FROM t ORDER BY n"
+        ),
+        "n,inf,m\n7,false,-1.0\n11,true,-5.0\n"
+    );
+    assert_eq!(
+        query(
+            &t,
+            "SELECT arrow_typeof(i * 2 + 1) AS a, arrow_typeof(i / 2 * x) AS b, i / 2 * x AS c FROM t ORDER BY c"
+        ),
+        "a,b,c\nInt64,Float64,0.0\nInt64,Float64,2.0\n"
+    );
+    // one call around a run of arithmetic, a NaN inside it made positive there
+    let o = run(bin().args(["query", "-q"]).arg(&t).arg("EXPLAIN SELECT -(x / x) * 2.0 + sqrt(x) AS v FROM t"));
+    assert!(stdout(&o).contains("positive_nan((- t.x / t.x) * Float64(2) + sqrt(t.x))"), "{}", stdout(&o));
+    assert_eq!(
+        query(&t, "SELECT i, -(x / x) * 2.0 + sqrt(x) = 'NaN'::double AS v FROM t ORDER BY i"),
+        "i,v\n3,false\n5,true\n"
+    );
+}
+
 /// Intervals compared, sorted, grouped or taken the max of are refused (DataFusion 55 orders
 /// them by months, then days, then the rest: 36 hours < 1 day); durations, and the forms the
 /// message names, answer by length.
