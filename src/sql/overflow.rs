@@ -88,6 +88,17 @@ impl ScalarUDFImpl for CheckedArithmetic {
         }
     }
 
+    // null exactly where an argument may be (an overflow is an error, not a null), as the
+    // operator it stands for: a sum of columns that hold no NULL holds none
+    fn return_field_from_args(
+        &self,
+        args: datafusion::logical_expr::ReturnFieldArgs,
+    ) -> DfResult<arrow::datatypes::FieldRef> {
+        let types: Vec<DataType> = args.arg_fields.iter().map(|f| f.data_type().clone()).collect();
+        let nullable = args.arg_fields.iter().any(|f| f.is_nullable());
+        Ok(std::sync::Arc::new(arrow::datatypes::Field::new(self.name, self.return_type(&types)?, nullable)))
+    }
+
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
         match (self.op, args.args.as_slice()) {
             (Some(op), [a, b]) => apply(op, a, b),
