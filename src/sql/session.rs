@@ -1117,6 +1117,20 @@ fn tokens(sql: &str) -> Option<Vec<datafusion::sql::sqlparser::tokenizer::TokenW
         .ok()
 }
 
+/// The tokens of statement `st` as the parser writes it back, whitespace left out; `None`
+/// where the tokenizer refuses that text.
+fn statement_tokens(
+    st: &datafusion::sql::parser::Statement,
+) -> Option<Vec<datafusion::sql::sqlparser::tokenizer::Token>> {
+    use datafusion::sql::sqlparser::tokenizer::Token;
+    Some(tokens(&st.to_string())?.into_iter().map(|t| t.token).filter(|t| !matches!(t, Token::Whitespace(_))).collect())
+}
+
+/// Whether `t` is the unquoted keyword `k`, in any case.
+fn is_keyword(t: &datafusion::sql::sqlparser::tokenizer::Token, k: &str) -> bool {
+    matches!(t, datafusion::sql::sqlparser::tokenizer::Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(k))
+}
+
 /// For SQL the tokenizer refuses: the longest part up to a `;` that it reads, ending with that
 /// `;`, holds the statements before the one in error, which is the last (a construct never
 /// closed takes the rest of the text).
@@ -1317,17 +1331,13 @@ fn outer_join_side(
     }
     let mut w = Written::default();
     for st in statements {
-        let t: Vec<Token> = tokens(&st.to_string())?
-            .into_iter()
-            .map(|t| t.token)
-            .filter(|t| !matches!(t, Token::Whitespace(_)))
-            .collect();
+        let t = statement_tokens(st)?;
         let name = |t: &Token| match t {
             Token::Word(w) if w.quote_style.is_some() => Some(w.value.clone()),
             Token::Word(w) => Some(w.value.to_lowercase()),
             _ => None,
         };
-        let keyword = |t: Option<&Token>, k: &str| matches!(t, Some(Token::Word(w)) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(k));
+        let keyword = |t: Option<&Token>, k: &str| t.is_some_and(|t| is_keyword(t, k));
         let mut in_using = false;
         for i in 0..t.len() {
             let (before, after) = (i.checked_sub(1).map(|i| &t[i]), t.get(i + 1));
@@ -1798,17 +1808,11 @@ fn semi_or_anti_join(plan: &datafusion::logical_expr::LogicalPlan) -> bool {
 /// and 2; `[1, 2, 2] INTERSECT ALL [2]` gave 2 twice, where SQL gives it once). The message
 /// says what to write.
 fn set_operation_all(statements: &[datafusion::sql::parser::Statement]) -> Option<datafusion::error::DataFusionError> {
-    use datafusion::sql::sqlparser::tokenizer::Token;
     for st in statements {
-        let t: Vec<Token> = tokens(&st.to_string())?
-            .into_iter()
-            .map(|t| t.token)
-            .filter(|t| !matches!(t, Token::Whitespace(_)))
-            .collect();
-        let keyword = |t: &Token, k: &str| matches!(t, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(k));
+        let t = statement_tokens(st)?;
         for pair in t.windows(2) {
-            if let Some(op) = ["EXCEPT", "INTERSECT"].into_iter().find(|k| keyword(&pair[0], k))
-                && keyword(&pair[1], "ALL")
+            if let Some(op) = ["EXCEPT", "INTERSECT"].into_iter().find(|k| is_keyword(&pair[0], k))
+                && is_keyword(&pair[1], "ALL")
             {
                 return Some(datafusion::error::DataFusionError::Plan(format!(
                     "{op} ALL is computed by DataFusion 55 as if each row were there once or not at all: a row that \
