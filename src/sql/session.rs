@@ -529,7 +529,7 @@ impl datafusion::optimizer::AnalyzerRule for RefuseSimilarTo {
             return Err(datafusion::error::DataFusionError::Plan(message));
         }
         if let Some(message) = in_subquery_without_nulls(&plan) {
-            return Err(datafusion::error::DataFusionError::Plan(message.into()));
+            return Err(datafusion::error::DataFusionError::Plan(message));
         }
         Ok(plan)
     }
@@ -593,7 +593,7 @@ impl datafusion::optimizer::OptimizerRule for RefuseCorrelatedNotIn {
 /// SQL says NULL: `n NOT IN (SELECT n … WHERE n IS NULL) OR id = 1` kept every row. A
 /// condition of its own (`WHERE x NOT IN (…) AND …`) is a join that knows NULLs, and an `IN`
 /// beneath `OR` alone gives the rows SQL gives.
-fn in_subquery_without_nulls(plan: &datafusion::logical_expr::LogicalPlan) -> Option<&'static str> {
+fn in_subquery_without_nulls(plan: &datafusion::logical_expr::LogicalPlan) -> Option<String> {
     use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
     use datafusion::logical_expr::utils::split_conjunction;
     use datafusion::logical_expr::{BinaryExpr, Expr, ExprSchemable, LogicalPlan, Operator};
@@ -658,32 +658,19 @@ fn in_subquery_without_nulls(plan: &datafusion::logical_expr::LogicalPlan) -> Op
             }
         }
     }
-    let mut found = None;
-    let _ = plan.apply_with_subqueries(|node| {
-        match node {
-            LogicalPlan::Filter(f) => {
-                let guarded = not_null(&f.predicate);
-                let schema = f.input.schema();
-                if wrong(&f.predicate, false, true, &|i| nullable(i, schema, &guarded)) {
-                    found = Some(IN_SUBQUERY_BENEATH_REFUSED);
-                }
-            }
-            // a join's ON condition: no condition there is one of its own
-            LogicalPlan::Join(j) => {
-                if let Some(filter) = &j.filter {
-                    let mut schema = j.left.schema().as_ref().clone();
-                    schema.merge(j.right.schema());
-                    let guarded = not_null(filter);
-                    if wrong(filter, false, false, &|i| nullable(i, &schema, &guarded)) {
-                        found = Some(IN_SUBQUERY_IN_ON_REFUSED);
-                    }
-                }
-            }
-            _ => {}
+    first_finding(plan, |node, schema| match node {
+        LogicalPlan::Filter(f) => {
+            let guarded = not_null(&f.predicate);
+            wrong(&f.predicate, false, true, &|i| nullable(i, schema, &guarded))
+                .then(|| IN_SUBQUERY_BENEATH_REFUSED.into())
         }
-        Ok(if found.is_some() { TreeNodeRecursion::Stop } else { TreeNodeRecursion::Continue })
-    });
-    found
+        // a join's ON condition: no condition there is one of its own
+        LogicalPlan::Join(j) => j.filter.as_ref().and_then(|filter| {
+            let guarded = not_null(filter);
+            wrong(filter, false, false, &|i| nullable(i, schema, &guarded)).then(|| IN_SUBQUERY_IN_ON_REFUSED.into())
+        }),
+        _ => None,
+    })
 }
 
 /// Why an `IN (subquery)` beneath `OR`, `NOT` or another expression is refused
