@@ -360,6 +360,9 @@ fn sql_message(e: &datafusion::error::DataFusionError) -> String {
         return sql_message(e.find_root());
     }
     let text = e.to_string();
+    if let Some(said) = unplanned(&text) {
+        return said;
+    }
     match text.find("No function matches the given name and argument types") {
         Some(i) if text.contains("Internal error") => {
             let tail = &text[i..];
@@ -376,6 +379,56 @@ fn sql_message(e: &datafusion::error::DataFusionError) -> String {
         }
         _ => text,
     }
+}
+
+/// DataFusion 55's "not implemented" for a join or a subquery it does not plan, which prints
+/// the parser's tree (`Unsupported JOIN operator Semi(On(BinaryOp { left: … }))`): said
+/// without the tree, with what to write instead. `None` for other messages.
+fn unplanned(text: &str) -> Option<String> {
+    const JOIN: &str = "Unsupported JOIN operator ";
+    const EXPR: &str = "Physical plan does not support logical expression ";
+    let head =
+        |at: usize| -> String { text[at..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect() };
+    if let Some(i) = text.find(JOIN) {
+        let op = head(i + JOIN.len());
+        let written = match op.as_str() {
+            "Semi" => "SEMI JOIN",
+            "Anti" => "ANTI JOIN",
+            "AsOf" => "ASOF JOIN",
+            "CrossApply" => "CROSS APPLY",
+            "OuterApply" => "OUTER APPLY",
+            "StraightJoin" => "STRAIGHT_JOIN",
+            _ => op.as_str(),
+        };
+        let instead = match op.as_str() {
+            "Semi" | "Anti" => format!(
+                "; write LEFT {written} (or RIGHT {written}), which keeps the rows of the side it names: \
+                 a LEFT {written} b ON a.k = b.k"
+            ),
+            "AsOf" => "; for each row the nearest row before it, join and keep one per row: \
+                       SELECT * FROM (SELECT a.*, b.x, row_number() OVER (PARTITION BY a.id ORDER BY b.t DESC) AS n \
+                       FROM a LEFT JOIN b ON b.t <= a.t) WHERE n = 1"
+                .to_string(),
+            "CrossApply" | "OuterApply" => "; write a JOIN (or LEFT JOIN) of a subquery, or unnest()".to_string(),
+            _ => String::new(),
+        };
+        return Some(format!("DataFusion 55 does not plan {written}{instead}"));
+    }
+    let i = text.find(EXPR)?;
+    Some(match head(i + EXPR.len()).as_str() {
+        "InSubquery" | "Exists" => {
+            "DataFusion 55 plans IN (subquery) and EXISTS (subquery) as conditions of WHERE and \
+             HAVING only, not in a select list or a function's arguments. In a select list, join: SELECT o.k, s.k IS \
+             NOT NULL AS found FROM t o LEFT JOIN (SELECT DISTINCT k FROM i) s ON s.k = o.k is EXISTS (SELECT 1 FROM i \
+             WHERE i.k = o.k) (and k IN (SELECT k FROM i) where neither side holds a NULL)"
+                .to_string()
+        }
+        "ScalarSubquery" => "DataFusion 55 plans a subquery that gives one value from the outer query's columns only \
+             where it compares them with = (WHERE i.k = o.k). Join and group instead: SELECT o.k, max(i.x) FROM t o \
+             LEFT JOIN t i ON i.k < o.k GROUP BY o.k"
+            .to_string(),
+        other => format!("DataFusion 55 does not plan {other} here"),
+    })
 }
 
 /// What to do about a value that a cast in SQL could not convert: DataFusion names the value,

@@ -1398,6 +1398,46 @@ fn required_columns_are_never_null_to_sql() {
     assert!(stderr(&o).contains("NOT IN over a subquery that names the outer query's columns"), "{}", stderr(&o));
 }
 
+/// Joins and subqueries DataFusion 55 does not plan are said without the parser's tree, with
+/// what to write; what they name runs.
+#[test]
+fn unplanned_joins_and_subqueries_name_what_to_write() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("t.jsonl");
+    std::fs::write(&t, "{\"k\":1,\"v\":\"a\"}\n{\"k\":2,\"v\":null}\n").unwrap();
+    let said = |sql: &str| {
+        let o = run(bin().args(["query", "-q"]).arg(&t).arg(sql));
+        assert_eq!(o.status.code(), Some(2), "{sql}");
+        let e = stderr(&o);
+        assert!(!e.contains("Ident {") && !e.contains("subquery: <subquery>"), "{e}");
+        e
+    };
+    let e = said("SELECT * FROM t a ANTI JOIN t b ON a.k = b.k + 1");
+    assert!(e.contains("DataFusion 55 does not plan ANTI JOIN; write LEFT ANTI JOIN"), "{e}");
+    assert_eq!(query(&t, "SELECT a.k FROM t a LEFT ANTI JOIN t b ON a.k = b.k + 1"), "k\n1\n");
+    assert!(said("SELECT * FROM t a SEMI JOIN t b ON a.k = b.k").contains("write LEFT SEMI JOIN"));
+    assert!(said("SELECT * FROM t a CROSS APPLY t b").contains("does not plan CROSS APPLY"));
+    let e = said("SELECT k, EXISTS (SELECT 1 FROM t i WHERE i.k = o.k) AS e FROM t o");
+    assert!(e.contains("IN (subquery) and EXISTS (subquery) as conditions of WHERE and HAVING only"), "{e}");
+    assert!(said("SELECT k IN (SELECT k FROM t) FROM t").contains("In a select list, join"));
+    assert_eq!(
+        query(
+            &t,
+            "SELECT o.k, s.k IS NOT NULL AS found FROM t o LEFT JOIN (SELECT DISTINCT k FROM t WHERE k = 1) s ON s.k = o.k ORDER BY o.k"
+        ),
+        "k,found\n1,true\n2,false\n"
+    );
+    let e = said("SELECT k FROM t o WHERE k > (SELECT max(k) FROM t i WHERE i.k < o.k)");
+    assert!(
+        e.contains("Join and group instead: SELECT o.k, max(i.x) FROM t o LEFT JOIN t i ON i.k < o.k GROUP BY o.k"),
+        "{e}"
+    );
+    assert_eq!(
+        query(&t, "SELECT o.k, max(i.k) AS m FROM t o LEFT JOIN t i ON i.k < o.k GROUP BY o.k ORDER BY o.k"),
+        "k,m\n1,\n2,1\n"
+    );
+}
+
 /// A `NOT IN` over a correlated subquery is refused (DataFusion 55 drops every row when any
 /// outer row's subquery holds a NULL); the `NOT EXISTS` the message names gives SQL's answer,
 /// and a `NOT IN` without correlation is computed as SQL says.
