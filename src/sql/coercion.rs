@@ -388,7 +388,10 @@ impl ScalarUDFImpl for ExactCast {
         let given = value.to_array(args.number_rows.max(1))?;
         // the cast as SQL does it: a value it cannot cast is an error
         let options = arrow::compute::CastOptions { safe: false, ..Default::default() };
-        let cast = arrow::compute::cast_with_options(&given, &to, &options)?;
+        let cast = match arrow::compute::cast_with_options(&given, &to, &options) {
+            Ok(cast) => cast,
+            Err(e) => return Err(beyond(&given, &to, label).unwrap_or_else(|| e.into())),
+        };
         if let Some(i) = first_changed(&given, &cast)? {
             let was = ScalarValue::try_from_array(&given, i)?;
             let became = ScalarValue::try_from_array(&cast, i)?;
@@ -413,6 +416,33 @@ impl ScalarUDFImpl for ExactCast {
             ColumnarValue::Array(cast)
         })
     }
+}
+
+/// The error of an [`ExactCast`] whose number does not fit the type SQL mixes it in
+/// (`CASE … THEN 1.5::DECIMAL(10, 2) ELSE 1e300 END`: 1e300 beyond DECIMAL(33, 15)): the
+/// first such value, named as the values that would change are. `None` where the value is
+/// not a number, or none fails on its own (the cast's own error is kept then).
+fn beyond(given: &arrow::array::ArrayRef, to: &DataType, label: &str) -> Option<DataFusionError> {
+    let numeric = |t: &DataType| t.is_numeric();
+    if !numeric(given.data_type()) || !numeric(to) {
+        return None;
+    }
+    let cast = arrow::compute::cast(given, to).ok()?;
+    let i = (0..given.len()).find(|&i| given.is_valid(i) && cast.is_null(i))?;
+    let was = ScalarValue::try_from_array(given, i).ok()?;
+    // a literal's label is its value: said once; a float in its shortest form (1e300)
+    let label = if label == was.to_string() { "a value written in the SQL" } else { label };
+    let was = match was {
+        ScalarValue::Float64(Some(v)) => format!("{v:?}"),
+        ScalarValue::Float32(Some(v)) => format!("{v:?}"),
+        other => other.to_string(),
+    };
+    Some(DataFusionError::Execution(format!(
+        "{label}: the value {was} ({}) does not fit {to}: SQL gives it that type to mix it with other values (a UNION, \
+         CASE, coalesce, greatest, a list, …). Give the values one type yourself with CAST: CAST(x AS DOUBLE) on each \
+         side holds numbers this large",
+        given.data_type()
+    )))
 }
 
 /// Whether every value of integer array `a` is within ±2^`bits` (a float of that mantissa
@@ -504,6 +534,17 @@ mod tests {
         let setup = "CREATE TABLE t AS SELECT * FROM (VALUES (9007199254740993, arrow_cast(16777217, 'Int32'), 0.5, '007'), \
              (3, arrow_cast(4, 'Int32'), 1.5, '3'), (NULL, NULL, NULL, NULL)) AS v(i, j, f, s)";
         csv_after(setup, sql).await
+    }
+
+    #[tokio::test]
+    async fn a_number_beyond_the_mixed_type_is_named() {
+        let e = run("SELECT CASE WHEN f > 1 THEN f * 1e300 ELSE arrow_cast(1.5, 'Decimal128(20, 2)') END AS c FROM t")
+            .await
+            .unwrap_err();
+        assert!(e.contains("the value 1.5e300 (Float64) does not fit Decimal128("), "{e}");
+        assert!(e.contains("CAST(x AS DOUBLE) on each side"), "{e}");
+        let e = run("SELECT 1e300 AS c UNION ALL SELECT arrow_cast(1.5, 'Decimal128(20, 2)')").await.unwrap_err();
+        assert!(e.contains("a value written in the SQL: the value 1e300 (Float64) does not fit"), "{e}");
     }
 
     #[tokio::test]
