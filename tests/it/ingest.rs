@@ -77,7 +77,12 @@ fn a_glob_that_matches_nothing_is_named() {
 fn a_key_repeated_in_one_object_is_named_not_dropped() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    write(dir, "m.jsonl", "{\"step\": 1, \"name\": \"a\"}\n{\"step\": 2, \"name\": \"first\", \"name\": \"second\"}\n");
+    write(
+        dir,
+        "m.jsonl",
+        "{\"step\": 1, \"name\": \"a\"}\n{\"step\": 2, \"name\": \"first\", \"name\": \"second\"}\n\
+         {\"step\": 3, \"name\": \"b\", \"cfg\": {\"lr/x\": [{\"w\": 1, \"w\": 2}]}}\n",
+    );
     write(
         dir,
         "pipeline.toml",
@@ -87,6 +92,12 @@ fn a_key_repeated_in_one_object_is_named_not_dropped() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("m.jsonl:2:$: not valid JSON: key \"name\" appears twice in one object"),
+        "{}",
+        stderr(&o)
+    );
+    // inside a nested object: its JSON Pointer
+    assert!(
+        stderr(&o).contains("m.jsonl:3:$: not valid JSON: key \"w\" appears twice in the object at /cfg/lr~1x/0 ("),
         "{}",
         stderr(&o)
     );

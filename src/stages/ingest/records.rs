@@ -243,6 +243,14 @@ pub fn parse_line(buf: &[u8], line_no: u64) -> Option<Item> {
                 _ => e.column(),
             };
             let mut message = json_message(&e, JsonPlace::Column(column));
+            // a key named twice inside a nested object: which object (parsed again to find it)
+            if serde_what(&e).contains(super::strict::REPEATED)
+                && let Some(pointer) =
+                    super::strict::repeated_key_pointer(rewritten.as_deref().unwrap_or(line)).filter(|p| !p.is_empty())
+            {
+                message =
+                    message.replacen(super::strict::REPEATED, &format!("appears twice in the object at {pointer}"), 1);
+            }
             if line.starts_with(b"\xEF\xBB\xBF") {
                 // a file's byte order mark in the middle: files joined together
                 message.push_str(
