@@ -103,6 +103,23 @@ fn a_key_repeated_in_one_object_is_named_not_dropped() {
     );
 }
 
+/// Records that are all `{}` are said to name no key, not to be absent.
+#[test]
+fn records_without_keys_are_said_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("e.jsonl");
+    std::fs::write(&t, "{}\n{}\n").unwrap();
+    let o = run(bin().args(["query", "-q"]).arg(&t).arg("SELECT count(*) FROM t"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(
+            "no column: a source's columns come from its records, and the records of e.jsonl name no key (each is {})"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn an_empty_file_in_a_glob_has_no_columns_to_disagree_with() {
     let tmp = tempfile::tempdir().unwrap();

@@ -1833,6 +1833,14 @@ fn infer_columns(
                 "no record could be read from its {files}: {} set aside (the first: {first}). Mend them, or declare",
                 plural(unread, "record")
             ),
+            // records there, each an object without a key (`{}`)
+            None if !per_file.is_empty() => {
+                let names: Vec<&str> = per_file.iter().map(|(f, _)| f.as_str()).collect();
+                format!(
+                    "the records of {} name no key (each is {{}}): declare",
+                    crate::core::report::first_names(&names, 3)
+                )
+            }
             None => {
                 let names: Vec<&str> = inputs.iter().map(|i| i.rel.as_str()).collect();
                 let verb = if inputs.len() == 1 { "holds" } else { "hold" };
