@@ -227,6 +227,9 @@ fn table_ready(batch: &RecordBatch, explain: bool) -> Result<RecordBatch> {
             // a list, struct or map shows the text inside it as it is: written out as the
             // table would show it, and escaped, when some of it holds a control character
             None if c.data_type().is_nested() => {
+                // texts inside that could be read as another value, quoted as at the top
+                let quoted = quoted_inside(c)?;
+                let c = quoted.as_ref().unwrap_or(c);
                 // the printer's options (see `print_stream`)
                 let options = arrow::util::display::FormatOptions::default().with_null("NULL");
                 let f = arrow::util::display::ArrayFormatter::try_new(c.as_ref(), &options)
@@ -256,6 +259,87 @@ fn table_ready(batch: &RecordBatch, explain: bool) -> Result<RecordBatch> {
         })
         .collect();
     result_batch(Arc::new(arrow::datatypes::Schema::new(fields)), columns, batch.num_rows())
+}
+
+/// Nested array `a` with each text inside it that [`misread`] names quoted as [`shown_text`]
+/// quotes it (`['NULL', NULL]`, not `[NULL, NULL]`), at any depth of lists, structs and maps;
+/// `None` when it holds none.
+///
+/// Errors: [`Error::Format`] when an array cannot be assembled again.
+fn quoted_inside(a: &arrow::array::ArrayRef) -> Result<Option<arrow::array::ArrayRef>> {
+    use arrow::array::{
+        Array, ArrayRef, AsArray, FixedSizeListArray, LargeListArray, ListArray, MapArray, StructArray,
+    };
+    let err = |e: arrow::error::ArrowError| Error::format("query result", e);
+    Ok(match a.data_type() {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
+            let texts: Vec<Option<&str>> = match a.data_type() {
+                DataType::Utf8 => a.as_string::<i32>().iter().collect(),
+                DataType::LargeUtf8 => a.as_string::<i64>().iter().collect(),
+                _ => a.as_string_view().iter().collect(),
+            };
+            if !texts.iter().flatten().any(|v| misread(v)) {
+                return Ok(None);
+            }
+            let shown: arrow::array::StringArray = texts
+                .iter()
+                .map(|v| v.map(|v| if misread(v) { shown_text(v, false) } else { v.to_string() }))
+                .collect();
+            Some(arrow::compute::cast(&shown, a.data_type()).map_err(err)?)
+        }
+        DataType::List(f) => {
+            let l = a.as_list::<i32>();
+            quoted_inside(l.values())?
+                .map(|v| Arc::new(ListArray::new(f.clone(), l.offsets().clone(), v, l.nulls().cloned())) as ArrayRef)
+        }
+        DataType::LargeList(f) => {
+            let l = a.as_list::<i64>();
+            quoted_inside(l.values())?.map(|v| {
+                Arc::new(LargeListArray::new(f.clone(), l.offsets().clone(), v, l.nulls().cloned())) as ArrayRef
+            })
+        }
+        DataType::FixedSizeList(f, n) => {
+            let l = a.as_fixed_size_list();
+            quoted_inside(l.values())?
+                .map(|v| Arc::new(FixedSizeListArray::new(f.clone(), *n, v, l.nulls().cloned())) as ArrayRef)
+        }
+        DataType::Struct(fields) => {
+            let st = a.as_struct();
+            let mut changed = false;
+            let mut columns = Vec::with_capacity(st.num_columns());
+            for c in st.columns() {
+                match quoted_inside(c)? {
+                    Some(q) => {
+                        changed = true;
+                        columns.push(q);
+                    }
+                    None => columns.push(c.clone()),
+                }
+            }
+            if !changed {
+                return Ok(None);
+            }
+            Some(Arc::new(StructArray::try_new(fields.clone(), columns, st.nulls().cloned()).map_err(err)?))
+        }
+        DataType::Map(f, ordered) => {
+            let m = a.as_map();
+            let entries: ArrayRef = Arc::new(m.entries().clone());
+            match quoted_inside(&entries)? {
+                Some(e) => Some(Arc::new(
+                    MapArray::try_new(
+                        f.clone(),
+                        m.offsets().clone(),
+                        e.as_struct().clone(),
+                        m.nulls().cloned(),
+                        *ordered,
+                    )
+                    .map_err(err)?,
+                )),
+                None => None,
+            }
+        }
+        _ => None,
+    })
 }
 
 /// Whether `c` is a Unicode format character (category Cf: the bidirectional overrides and
@@ -880,6 +964,22 @@ mod tests {
             assert!(text.contains(shown), "{shown}: {text}");
         }
         assert!(!text.contains('\u{202e}'), "{text}");
+        // inside a list and a struct too, a null kept apart
+        let mut items = arrow::array::ListBuilder::new(arrow::array::StringBuilder::new());
+        items.append_value([Some("NULL"), None, Some(" x"), Some("ok")]);
+        let items = Arc::new(items.finish()) as arrow::array::ArrayRef;
+        let member = Arc::new(arrow::array::StringArray::from(vec![Some("null")])) as arrow::array::ArrayRef;
+        let st = arrow::array::StructArray::from(vec![(Arc::new(Field::new("m", DataType::Utf8, true)), member)]);
+        use arrow::array::Array;
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("l", items.data_type().clone(), true),
+            Field::new("s", st.data_type().clone(), true),
+        ]));
+        let b = RecordBatch::try_new(schema.clone(), vec![items, Arc::new(st)]).unwrap();
+        let mut out = Vec::new();
+        print(PrintFormat::Table, &schema, &[b], &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("| ['NULL', NULL, ' x', ok] | {m: 'null'} |"), "{text}");
         // inside a list too; the joiners of Persian and of emoji sequences are text
         let item = Arc::new(Field::new("item", DataType::Utf8, true));
         let schema = Arc::new(Schema::new(vec![Field::new("l", DataType::List(item), true)]));
