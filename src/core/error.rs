@@ -460,9 +460,9 @@ fn cast_hint(e: &datafusion::error::DataFusionError) -> &'static str {
 /// `WHERE`, `EXCLUDE` or beside a second join.
 fn ambiguous_hint(e: &datafusion::error::DataFusionError) -> &'static str {
     if e.to_string().contains("Ambiguous reference to unqualified field") {
-        "\nhint: name the table the column is read from (`runs.k`): DataFusion 55 reads the column of a JOIN … \
-         USING (k) without its table only in the select list of one such join; in a LEFT or RIGHT JOIN, name the \
-         side that keeps every row"
+        "\nhint: name the table the column is read from (`runs.k`): two tables of the query hold a column of that \
+         name. After a JOIN … USING (k), DataFusion 55 reads k without its table only in the select list of one such \
+         join; in a LEFT or RIGHT JOIN, name the side that keeps every row"
     } else {
         ""
     }

@@ -1398,6 +1398,25 @@ fn required_columns_are_never_null_to_sql() {
     assert!(stderr(&o).contains("NOT IN over a subquery that names the outer query's columns"), "{}", stderr(&o));
 }
 
+/// A column two joined tables hold, named without its table, gets the hint to name the table,
+/// after a join on ON as after one with USING.
+#[test]
+fn an_ambiguous_column_is_told_to_name_its_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("t.jsonl");
+    std::fs::write(&t, "{\"k\":1,\"v\":\"a\"}\n").unwrap();
+    for sql in ["SELECT v FROM t a JOIN t b ON a.k = b.k", "SELECT * FROM t a JOIN t b USING (k) WHERE v = 'a'"] {
+        let o = run(bin().args(["query", "-q"]).arg(&t).arg(sql));
+        assert_eq!(o.status.code(), Some(2), "{sql}");
+        assert!(
+            stderr(&o)
+                .contains("hint: name the table the column is read from (`runs.k`): two tables of the query hold"),
+            "{sql}: {}",
+            stderr(&o)
+        );
+    }
+}
+
 /// Joins and subqueries DataFusion 55 does not plan are said without the parser's tree, with
 /// what to write; what they name runs.
 #[test]
