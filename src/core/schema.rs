@@ -301,12 +301,6 @@ impl TableSchema {
         Arc::new(Schema::new(fields))
     }
 
-    /// Whether column `name` can hold no null: `required`, or part of the primary key (which
-    /// Frictionless Table Schema makes required). A release's build refuses a null there.
-    pub fn is_required(&self, name: &str) -> bool {
-        self.primary_key.iter().any(|k| k == name) || self.field(name).is_some_and(|f| f.constraints.required)
-    }
-
     /// The descriptor of column `name`.
     pub fn field(&self, name: &str) -> Option<&FieldDescriptor> {
         self.fields.iter().find(|f| f.name == name)

@@ -907,18 +907,6 @@ pub fn string_views(schema: &SchemaRef) -> SchemaRef {
     retyped(schema, &DataType::Utf8, &DataType::Utf8View)
 }
 
-/// `schema` with the top-level columns for which `required` says so made non-nullable (names,
-/// types and metadata kept), so that DataFusion knows those columns hold no null: `DESCRIBE`
-/// says so, and the checks of NULL-aware forms (`NOT IN`) let them run.
-pub fn never_null(schema: &SchemaRef, required: impl Fn(&str) -> bool) -> SchemaRef {
-    let fields: Vec<_> = schema
-        .fields()
-        .iter()
-        .map(|f| if required(f.name()) { Arc::new(f.as_ref().clone().with_nullable(false)) } else { f.clone() })
-        .collect();
-    Arc::new(arrow::datatypes::Schema::new_with_metadata(fields, schema.metadata().clone()))
-}
-
 /// `schema` with its top-level columns of type `from` given type `to` (names, nullability
 /// and metadata kept); `schema` itself when it has none.
 pub fn retyped(schema: &SchemaRef, from: &DataType, to: &DataType) -> SchemaRef {

@@ -946,8 +946,9 @@ impl Finishing {
             paths = c.share_table(&t.name, &paths).await?;
         }
         let order = crate::sql::session::declared_order(&table_schema, &target_schema);
-        let registered = crate::sql::session::never_null(&target_schema, |c| table_schema.is_required(c));
-        crate::sql::session::register_parquet(env.ctx, &t.name, &paths, registered, &order, Some(rows)).await?;
+        // (every column nullable: see crate::verbs::query)
+        crate::sql::session::register_parquet(env.ctx, &t.name, &paths, target_schema.clone(), &order, Some(rows))
+            .await?;
         crate::sql::engine::know_rows(env.ctx, &t.name, rows);
         let entry =
             table_entry(env.spec, i, report, policy, &table_schema, &target_schema, (rows, parquet, splits, nonfinite));
