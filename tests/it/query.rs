@@ -1447,6 +1447,19 @@ fn unplanned_joins_and_subqueries_name_what_to_write() {
         query(&t, "SELECT o.k, max(i.k) AS m FROM t o LEFT JOIN t i ON i.k < o.k GROUP BY o.k ORDER BY o.k"),
         "k,m\n1,\n2,1\n"
     );
+    // a window over a call nested in another: the plan is not printed, the subquery is named
+    for sql in [
+        "SELECT k, rank() OVER (ORDER BY -abs(k * 1.5)) AS r FROM t",
+        "SELECT sum(k) OVER (PARTITION BY abs(abs(k))) AS s FROM t",
+    ] {
+        let e = said(sql);
+        assert!(e.contains("could not plan a window ordered or partitioned by a call nested in another"), "{e}");
+        assert!(!e.contains("WindowAggExec"), "{e}");
+    }
+    assert_eq!(
+        query(&t, "SELECT k, rank() OVER (ORDER BY o) AS r FROM (SELECT *, -abs(k * 1.5) AS o FROM t) ORDER BY k"),
+        "k,r\n1,2\n2,1\n"
+    );
 }
 
 /// A `NOT IN` over a correlated subquery is refused (DataFusion 55 drops every row when any
