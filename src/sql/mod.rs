@@ -14,5 +14,6 @@ pub mod nan;
 pub mod overflow;
 pub mod print;
 pub mod session;
+pub mod subquery;
 pub mod udf;
 pub mod window;

@@ -107,9 +107,10 @@ pub(super) fn state_builder(partitions: usize, own_operators: bool) -> SessionSt
     config.options_mut().sql_parser.recursion_limit =
         datafusion::common::config::ConfigNonZeroUsize::try_new(SQL_RECURSION_LIMIT).expect("not zero");
     // the written casts to floats are marked before type coercion adds its own
-    // ([`super::coercion`])
+    // ([`super::coercion`]); a scalar subquery may give NULL ([`super::subquery`])
     let analyzer: Vec<Arc<dyn datafusion::optimizer::AnalyzerRule + Send + Sync>> =
-        std::iter::once(Arc::new(super::coercion::MarkWrittenCasts) as _)
+        [Arc::new(super::coercion::MarkWrittenCasts) as _, Arc::new(super::subquery::NullableScalarSubqueries) as _]
+            .into_iter()
             .chain(datafusion::optimizer::Analyzer::new().rules)
             .collect();
     // an outer join's null-filled side loses its constants before sorts are placed, and the

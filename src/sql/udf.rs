@@ -56,6 +56,7 @@ pub fn register(ctx: &SessionContext) {
         ctx.register_udf(f);
     }
     ctx.register_udf(super::nan::function().as_ref().clone());
+    ctx.register_udf(super::subquery::function().as_ref().clone());
     for f in
         [datafusion::functions_aggregate::min_max::min_udaf(), datafusion::functions_aggregate::min_max::max_udaf()]
     {

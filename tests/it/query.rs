@@ -1369,6 +1369,7 @@ fn a_float_in_a_bit_operation_and_except_all_are_refused() {
 /// A release's columns count as ones that may be NULL, its primary-key and `required` ones
 /// too: DataFusion 55 would fold `IS NULL` of a scalar subquery that finds no row over such a
 /// column to false, fail on its NULL, and plan `nullif(k, 0) NOT IN (…)` as if no NULL came.
+/// A scalar subquery that finds no row is NULL over a column that holds none too.
 #[test]
 fn a_release_s_columns_count_as_nullable_to_sql() {
     let r = example_release();
@@ -1388,6 +1389,21 @@ fn a_release_s_columns_count_as_nullable_to_sql() {
                       NULL OR (CASE WHEN c.is_final THEN c.training_run_id END) IS NULL)";
     assert_eq!(query(r, not_in), query(r, not_exists));
     assert_eq!(query(r, not_in), "n\n0\n");
+    // over a raw file's never-NULL _source_line, and a literal
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("t.jsonl");
+    std::fs::write(&t, "{\"k\":1}\n{\"k\":2}\n").unwrap();
+    let none = "(SELECT _source_line FROM t WHERE k = 99)";
+    assert_eq!(
+        query(&t, &format!("SELECT {none} IS NULL AS a, {none} AS b, (SELECT 1 WHERE false) IS NULL AS c")),
+        "a,b,c\ntrue,,true\n"
+    );
+    assert_eq!(query(&t, &format!("SELECT count(*) AS n FROM t WHERE {none} IS NULL")), "n\n2\n");
+    let o = run(bin()
+        .args(["query", "-q"])
+        .arg(&t)
+        .arg(format!("SELECT k FROM t WHERE {none} NOT IN (SELECT k FROM t) OR k = 1")));
+    assert!(stderr(&o).contains("x NOT IN (SELECT y …) beneath OR"), "{}", stderr(&o));
 }
 
 /// A column two joined tables hold, named without its table, gets the hint to name the table,
