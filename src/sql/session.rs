@@ -571,7 +571,8 @@ impl datafusion::optimizer::OptimizerRule for RefuseCorrelatedNotIn {
                         _ => true,
                     } =>
             {
-                Err(datafusion::error::DataFusionError::Plan(CORRELATED_NOT_IN_REFUSED.into()))
+                let said = if j.on.is_empty() { KEYLESS_NOT_IN_REFUSED } else { CORRELATED_NOT_IN_REFUSED };
+                Err(datafusion::error::DataFusionError::Plan(said.into()))
             }
             _ => Ok(datafusion::common::tree_node::Transformed::no(plan)),
         }
@@ -696,6 +697,13 @@ pub(crate) const CORRELATED_NOT_IN_REFUSED: &str = "NOT IN over a subquery that 
      in the subquery of one outer row drops the rows of every other, or the query is refused. Write NOT EXISTS \
      (SELECT 1 FROM i WHERE i.k < o.k AND (i.y = o.x OR i.y IS NULL OR o.x IS NULL)): it keeps the meaning of NOT IN, \
      NULLs included";
+
+/// Why a `NOT IN` DataFusion 55 plans without a join key is refused ([`RefuseCorrelatedNotIn`]):
+/// `3 NOT IN (SELECT y FROM i)` kept every row where `i` holds a NULL.
+pub(crate) const KEYLESS_NOT_IN_REFUSED: &str = "NOT IN over a value that names no column of the rows it filters \
+     (3 NOT IN (SELECT y FROM i)) is computed wrongly by DataFusion 55 where y may be NULL: a NULL among the y is passed \
+     over, so rows are kept where SQL says NULL. Write NOT EXISTS (SELECT 1 FROM i WHERE i.y = 3 OR i.y IS NULL), the \
+     subquery's own conditions ANDed in: it keeps the meaning of NOT IN, NULLs included";
 
 fn has_float(dt: &DataType) -> bool {
     crate::core::schema::type_contains(dt, &|t| t.is_floating())

@@ -1478,6 +1478,25 @@ fn unplanned_joins_and_subqueries_name_what_to_write() {
     );
 }
 
+/// A `NOT IN` over a constant is refused with its own message (DataFusion 55 passes over the
+/// subquery's NULLs there); the `NOT EXISTS` it names gives SQL's answer.
+#[test]
+fn a_not_in_over_a_constant_is_refused_with_its_own_rewrite() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("t.jsonl");
+    std::fs::write(&t, "{\"k\":1,\"v\":1}\n{\"k\":2,\"v\":null}\n").unwrap();
+    let o = run(bin().args(["query", "-q"]).arg(&t).arg("SELECT k FROM t WHERE 3 NOT IN (SELECT v FROM t)"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("NOT IN over a value that names no column of the rows it filters"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("names the outer query's columns"), "{}", stderr(&o));
+    // SQL: 3 NOT IN (1, NULL) is NULL, so no row
+    assert_eq!(query(&t, "SELECT k FROM t o WHERE NOT EXISTS (SELECT 1 FROM t i WHERE i.v = 3 OR i.v IS NULL)"), "k\n");
+    assert_eq!(
+        query(&t, "SELECT k FROM t o WHERE NOT EXISTS (SELECT 1 FROM t i WHERE i.v = 3) ORDER BY k"),
+        "k\n1\n2\n"
+    );
+}
+
 /// A `NOT IN` over a correlated subquery is refused (DataFusion 55 drops every row when any
 /// outer row's subquery holds a NULL); the `NOT EXISTS` the message names gives SQL's answer,
 /// and a `NOT IN` without correlation is computed as SQL says.
