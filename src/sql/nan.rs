@@ -124,7 +124,9 @@ fn wrap(x: Expr, schema: &DFSchema, f: &Arc<ScalarUDF>) -> DfResult<Transformed<
         }) => is_float(left, schema) && is_float(right, schema),
         // `-x` flips the sign bit of a NaN too
         Expr::Negative(inner) => is_float(inner, schema),
-        Expr::ScalarFunction(s) if s.func.name() != NAME => has_float_type(&x, schema),
+        Expr::ScalarFunction(s) if s.func.name() != NAME => {
+            matches!(type_of(&x, schema), Ok(DataType::Float32 | DataType::Float64))
+        }
         _ => false,
     };
     if !float {
@@ -160,6 +162,35 @@ fn is_float(e: &Expr, schema: &DFSchema) -> bool {
         })
         | Expr::Negative(_) => false,
         _ => has_float_type(e, schema),
+    }
+}
+
+/// The type of `e` in `schema`, as [`ExprSchemable::get_type`] gives it, without the names
+/// DataFusion 55 builds on the way: its `get_type` of a function call makes the text of the
+/// call's whole name, and of each argument's, so typing each call of a nested chain
+/// (`checked_add(checked_add(…), k)`, the integer `+` of hundreds of terms) grew with the cube
+/// of its length. The rule runs after type coercion: arguments have the types the functions
+/// take.
+fn type_of(e: &Expr, schema: &DFSchema) -> DfResult<DataType> {
+    match e {
+        Expr::ScalarFunction(s) => {
+            let fields = s
+                .args
+                .iter()
+                .map(|a| type_of(a, schema).map(|t| Arc::new(arrow::datatypes::Field::new("", t, true))))
+                .collect::<DfResult<Vec<_>>>()?;
+            let literals: Vec<Option<&datafusion::common::ScalarValue>> =
+                s.args.iter().map(|a| if let Expr::Literal(v, _) = a { Some(v) } else { None }).collect();
+            let args = datafusion::logical_expr::ReturnFieldArgs { arg_fields: &fields, scalar_arguments: &literals };
+            Ok(s.func.return_field_from_args(args)?.data_type().clone())
+        }
+        Expr::BinaryExpr(BinaryExpr { left, op, right }) => {
+            let (l, r) = (type_of(left, schema)?, type_of(right, schema)?);
+            datafusion::logical_expr::binary::BinaryTypeCoercer::new(&l, op, &r).get_result_type()
+        }
+        Expr::Alias(a) => type_of(&a.expr, schema),
+        Expr::Negative(inner) => type_of(inner, schema),
+        other => other.get_type(schema),
     }
 }
 

@@ -1687,8 +1687,8 @@ fn a_nan_sql_computes_is_the_nan_of_the_data() {
     );
 }
 
-/// A long chain of float operators plans in one pass over it (each node typed once) and
-/// gives its sum; integer arithmetic inside a float chain keeps its type.
+/// A long chain of float operators, or of integer ones, plans in one pass over it (each node
+/// typed once, no name made on the way) and gives its sum; integer arithmetic inside a float chain keeps its type.
 #[test]
 fn a_long_float_chain_plans_and_sums() {
     let tmp = tempfile::tempdir().unwrap();
@@ -1699,6 +1699,9 @@ fn a_long_float_chain_plans_and_sums() {
     assert_eq!(query(&t, &chain), "s\n0.5\n2000.5\n");
     let right = format!("SELECT {}0.5{} AS s FROM t ORDER BY s", "x + (".repeat(100), ")".repeat(100));
     assert_eq!(query(&t, &right), "s\n0.5\n200.5\n");
+    // integers: each + a call of checked arithmetic, nested as deep as the chain
+    let integers = format!("SELECT 1{} AS s FROM t ORDER BY s", " + i".repeat(600));
+    assert_eq!(query(&t, &integers), "s\n1801\n3001\n");
     assert_eq!(
         query(
             &t,
