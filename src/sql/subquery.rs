@@ -24,7 +24,8 @@ use datafusion::logical_expr::{
 /// The SQL name of [`MaybeNull`].
 const NAME: &str = "maybe_null";
 
-/// `maybe_null(x)`: `x` as it is, of `x`'s type, said to be nullable.
+/// `maybe_null(x)`: `x` as it is, of `x`'s type, said to be nullable. Volatile, so that
+/// DataFusion does not fold `maybe_null(1)` back into the literal `1`, which holds no NULL.
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct MaybeNull {
     signature: Signature,
@@ -56,7 +57,7 @@ impl ScalarUDFImpl for MaybeNull {
 pub fn function() -> Arc<ScalarUDF> {
     static F: std::sync::OnceLock<Arc<ScalarUDF>> = std::sync::OnceLock::new();
     F.get_or_init(|| {
-        Arc::new(ScalarUDF::new_from_impl(MaybeNull { signature: Signature::any(1, Volatility::Immutable) }))
+        Arc::new(ScalarUDF::new_from_impl(MaybeNull { signature: Signature::any(1, Volatility::Volatile) }))
     })
     .clone()
 }

@@ -81,7 +81,8 @@ fn a_key_repeated_in_one_object_is_named_not_dropped() {
         dir,
         "m.jsonl",
         "{\"step\": 1, \"name\": \"a\"}\n{\"step\": 2, \"name\": \"first\", \"name\": \"second\"}\n\
-         {\"step\": 3, \"name\": \"b\", \"cfg\": {\"lr/x\": [{\"w\": 1, \"w\": 2}]}}\n",
+         {\"step\": 3, \"name\": \"b\", \"cfg\": {\"lr/x\": [{\"w\": 1, \"w\": 2}]}}\n\
+         {\"step\": 4, \"name\": \"c\", \"o\": {\"x\\ny\": {\"q\": 1, \"q\": 1}}}\n",
     );
     write(
         dir,
@@ -101,6 +102,8 @@ fn a_key_repeated_in_one_object_is_named_not_dropped() {
         "{}",
         stderr(&o)
     );
+    // a line break in a key is shown escaped
+    assert!(stderr(&o).contains("appears twice in the object at /o/x\\ny ("), "{}", stderr(&o));
 }
 
 /// Records that are all `{}` are said to name no key, not to be absent.

@@ -1399,6 +1399,15 @@ fn a_release_s_columns_count_as_nullable_to_sql() {
         "a,b,c\ntrue,,true\n"
     );
     assert_eq!(query(&t, &format!("SELECT count(*) AS n FROM t WHERE {none} IS NULL")), "n\n2\n");
+    // a constant the subquery selects is not folded back into one that holds no NULL
+    let constant = "(SELECT 1 FROM t WHERE k = 99)";
+    assert_eq!(
+        query(
+            &t,
+            &format!("SELECT {constant} AS a, {constant} IS NULL AS b, (SELECT 'x' FROM t WHERE k = 99) || 'y' AS c")
+        ),
+        "a,b,c\n,true,\n"
+    );
     let o = run(bin()
         .args(["query", "-q"])
         .arg(&t)

@@ -248,6 +248,8 @@ pub fn parse_line(buf: &[u8], line_no: u64) -> Option<Item> {
                 && let Some(pointer) =
                     super::strict::repeated_key_pointer(rewritten.as_deref().unwrap_or(line)).filter(|p| !p.is_empty())
             {
+                // (a key may hold any character: the pointer is shown escaped)
+                let pointer = crate::core::error::escape_control(&pointer);
                 message =
                     message.replacen(super::strict::REPEATED, &format!("appears twice in the object at {pointer}"), 1);
             }
