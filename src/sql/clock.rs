@@ -16,9 +16,10 @@ use datafusion::scalar::ScalarValue;
 /// `today` is `current_date`).
 const CLOCK: [&str; 3] = ["now", "current_date", "current_time"];
 
-/// Functions DataFusion marks volatile that give the same value at every build: the file and
-/// row a scanned value comes from.
-const STEADY: [&str; 2] = ["input_file_name", "file_row_index"];
+/// Functions marked volatile that give the same value at every build: the file and row a
+/// scanned value comes from, and runpack's `maybe_null` (a value as it is, volatile so that it
+/// is not folded: [`super::subquery`]).
+const STEADY: [&str; 3] = ["input_file_name", "file_row_index", "maybe_null"];
 
 /// Adds the check to `ctx`'s analyzer: its tables, views and card sections are planned with
 /// the clock read at `epoch` (seconds since 1970, UTC: `SOURCE_DATE_EPOCH`), or refused when

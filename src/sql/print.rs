@@ -261,9 +261,10 @@ fn table_ready(batch: &RecordBatch, explain: bool) -> Result<RecordBatch> {
     result_batch(Arc::new(arrow::datatypes::Schema::new(fields)), columns, batch.num_rows())
 }
 
-/// Nested array `a` with each text inside it that [`misread`] names quoted as [`shown_text`]
-/// quotes it (`['NULL', NULL]`, not `[NULL, NULL]`), at any depth of lists, structs and maps;
-/// `None` when it holds none.
+/// Nested array `a` with each text inside it that [`misread_inside`] names quoted as
+/// [`shown_text`] quotes it (`['NULL', NULL]`, not `[NULL, NULL]`; `['']`; `['a, b']`), and
+/// escaped, its backslashes too, where the texts beside it hold an escape, at any depth of
+/// lists, structs and maps; `None` when it holds none.
 ///
 /// Errors: [`Error::Format`] when an array cannot be assembled again.
 fn quoted_inside(a: &arrow::array::ArrayRef) -> Result<Option<arrow::array::ArrayRef>> {
@@ -278,12 +279,18 @@ fn quoted_inside(a: &arrow::array::ArrayRef) -> Result<Option<arrow::array::Arra
                 DataType::LargeUtf8 => a.as_string::<i64>().iter().collect(),
                 _ => a.as_string_view().iter().collect(),
             };
-            if !texts.iter().flatten().any(|v| misread(v)) {
+            let escapes = texts.iter().flatten().any(|v| holds_escaped(v));
+            if !escapes && !texts.iter().flatten().any(|v| misread_inside(v)) {
                 return Ok(None);
             }
             let shown: arrow::array::StringArray = texts
                 .iter()
-                .map(|v| v.map(|v| if misread(v) { shown_text(v, false) } else { v.to_string() }))
+                .map(|v| {
+                    v.map(|v| {
+                        let out = escape_shown(v, escapes);
+                        if misread_inside(v) { format!("'{}'", out.replace('\'', "''")) } else { out }
+                    })
+                })
                 .collect();
             Some(arrow::compute::cast(&shown, a.data_type()).map_err(err)?)
         }
@@ -387,6 +394,13 @@ fn misread(v: &str) -> bool {
         || v.starts_with(char::is_whitespace)
         || v.ends_with(char::is_whitespace)
         || v.starts_with('\'')
+}
+
+/// Whether a text inside a list, struct or map could be read as another value there: as
+/// [`misread`] says, or empty (`['']` would show as `[]`), or holding what separates the
+/// values (`['a, b']` would show as two).
+fn misread_inside(v: &str) -> bool {
+    misread(v) || v.is_empty() || v.contains([',', '[', ']', '{', '}', ':'])
 }
 
 /// Text `v` as the table format shows it: control and format characters escaped (`\n`,
@@ -966,7 +980,16 @@ mod tests {
         assert!(!text.contains('\u{202e}'), "{text}");
         // inside a list and a struct too, a null kept apart
         let mut items = arrow::array::ListBuilder::new(arrow::array::StringBuilder::new());
-        items.append_value([Some("NULL"), None, Some(" x"), Some("ok")]);
+        items.append_value([
+            Some("NULL"),
+            None,
+            Some(" x"),
+            Some("ok"),
+            Some(""),
+            Some("a, b"),
+            Some("a\nb"),
+            Some("c\\d"),
+        ]);
         let items = Arc::new(items.finish()) as arrow::array::ArrayRef;
         let member = Arc::new(arrow::array::StringArray::from(vec![Some("null")])) as arrow::array::ArrayRef;
         let st = arrow::array::StructArray::from(vec![(Arc::new(Field::new("m", DataType::Utf8, true)), member)]);
@@ -979,7 +1002,7 @@ mod tests {
         let mut out = Vec::new();
         print(PrintFormat::Table, &schema, &[b], &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
-        assert!(text.contains("| ['NULL', NULL, ' x', ok] | {m: 'null'} |"), "{text}");
+        assert!(text.contains("| ['NULL', NULL, ' x', ok, '', 'a, b', a\\nb, c\\\\d] | {m: 'null'} |"), "{text}");
         // inside a list too; the joiners of Persian and of emoji sequences are text
         let item = Arc::new(Field::new("item", DataType::Utf8, true));
         let schema = Arc::new(Schema::new(vec![Field::new("l", DataType::List(item), true)]));
