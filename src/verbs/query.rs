@@ -865,7 +865,22 @@ fn read_jsonl(
     };
     crate::stages::ingest::run(&spec, 0, work, &opts, &[], &mut rejects)
         .and_then(|mut ing| ing.found.check().map(|_| ing))
-        .map_err(|e| json_document(e, base))
+        .map_err(|e| in_query_words(json_document(e, base)))
+}
+
+/// `e` said in `query`'s words: the columns of a source whose records name none are declared
+/// with `--schema`, not a pipeline's `[[source.field]]`.
+fn in_query_words(e: Error) -> Error {
+    match e {
+        Error::Config { location, message } if message.contains(crate::stages::ingest::DECLARED_COLUMNS_READ) => {
+            let pipeline =
+                format!("([[source.field]], a name and a type each) {}", crate::stages::ingest::DECLARED_COLUMNS_READ);
+            let message =
+                message.replace(&pipeline, "with --schema (a Table Schema file): the records are read with them");
+            Error::Config { location, message }
+        }
+        other => other,
+    }
 }
 
 /// The lines [`RawTable::warnings`] holds, from what reading the files of table `name` found.

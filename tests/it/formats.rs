@@ -1225,7 +1225,7 @@ fn a_source_that_gives_no_record_says_why_it_has_no_column() {
     let said = "(source raw): no column: a source's columns come from its records, and no record could be read \
                 from its 1 file: 1 record set aside (the first: r.yaml: expected each key of a mapping once, found \
                 \"score\" again at line 3, column 3 (in .[0])). Mend them, or declare its columns ([[source.field]], \
-                a name and a type each) to build its tables without rows";
+                a name and a type each) to read its records with those columns";
     assert!(stderr(&o).contains(said), "{}", stderr(&o));
     // without reject, the record is a violation at its place, said as such
     let o = build(dir, &["-q"]);

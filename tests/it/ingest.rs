@@ -121,6 +121,15 @@ fn records_without_keys_are_said_so() {
         "{}",
         stderr(&o)
     );
+    assert!(stderr(&o).contains("declare its columns with --schema (a Table Schema file)"), "{}", stderr(&o));
+    // and --schema reads them
+    std::fs::write(tmp.path().join("s.json"), r#"{"fields":[{"name":"x","type":"integer"}]}"#).unwrap();
+    let o = run(bin()
+        .args(["query", "-q", "--format", "csv", "--schema"])
+        .arg(tmp.path().join("s.json"))
+        .arg(&t)
+        .arg("SELECT count(*) AS n, count(x) AS x FROM t"));
+    assert_eq!(stdout(&o), "n,x\n2,0\n", "{}", stderr(&o));
 }
 
 #[test]
