@@ -420,9 +420,9 @@ fn unplanned(text: &str) -> Option<String> {
     const ORDER: &str = "does not satisfy order requirements: [";
     if text.contains("Plan: [\"") && text.contains("WindowAggExec") && text.contains(ORDER) {
         return Some(
-            "DataFusion 55 could not plan a window ordered or partitioned by a call nested in another (-abs(x), \
-             sqrt(abs(x)), abs(a / b)). Compute it in a subquery first: SELECT …, rank() OVER (ORDER BY o) FROM \
-             (SELECT *, -abs(x) AS o FROM t)"
+            "DataFusion 55 could not plan a window ordered or partitioned by an expression over a call nested in \
+             another (-abs(x), sqrt(abs(x)), a CASE over abs(x)). Compute it in a subquery first: SELECT …, rank() OVER \
+             (ORDER BY o) FROM (SELECT *, -abs(x) AS o FROM t)"
                 .to_string(),
         );
     }
@@ -436,9 +436,10 @@ fn unplanned(text: &str) -> Option<String> {
                 .to_string()
         }
         "ScalarSubquery" => "DataFusion 55 plans a subquery that gives one value from the outer query's columns only \
-             where it compares them with = (WHERE i.k = o.k). Join and group instead: SELECT o.k, max(i.x) FROM t o \
-             LEFT JOIN t i ON i.k < o.k GROUP BY o.k"
-            .to_string(),
+             where each condition naming them is an = (WHERE i.k = o.k, not i.k < o.k, IS NOT DISTINCT FROM, or a \
+             UNION inside). Join and group instead: SELECT o.k, max(i.x) FROM t o LEFT JOIN t i ON i.k < o.k GROUP BY \
+             o.k"
+        .to_string(),
         other => format!("DataFusion 55 does not plan {other} here"),
     })
 }

@@ -432,15 +432,26 @@ fn beyond(given: &arrow::array::ArrayRef, to: &DataType, label: &str) -> Option<
     let was = ScalarValue::try_from_array(given, i).ok()?;
     // a literal's label is its value: said once; a float in its shortest form (1e300)
     let label = if label == was.to_string() { "a value written in the SQL" } else { label };
-    let was = match was {
-        ScalarValue::Float64(Some(v)) => format!("{v:?}"),
-        ScalarValue::Float32(Some(v)) => format!("{v:?}"),
-        other => other.to_string(),
+    // (an expression of long literals is shown cut: 1e300 written with every digit is 301 long)
+    let label = match label.char_indices().nth(80) {
+        Some((at, _)) => format!("{}…", &label[..at]),
+        None => label.to_string(),
+    };
+    let (was, why) = match was {
+        ScalarValue::Float64(Some(v)) if !v.is_finite() => (format!("{v:?}"), "a DECIMAL holds no NaN or infinity"),
+        ScalarValue::Float32(Some(v)) if !v.is_finite() => (format!("{v:?}"), "a DECIMAL holds no NaN or infinity"),
+        ScalarValue::Float64(Some(v)) => (format!("{v:?}"), "a DOUBLE holds numbers this large"),
+        ScalarValue::Float32(Some(v)) => (format!("{v:?}"), "a DOUBLE holds numbers this large"),
+        other => (other.to_string(), "a DOUBLE holds numbers this large"),
+    };
+    let why = if why.starts_with("a DECIMAL") {
+        format!("{why}; CAST(x AS DOUBLE) on each side keeps it")
+    } else {
+        format!("CAST(x AS DOUBLE) on each side: {why}")
     };
     Some(DataFusionError::Execution(format!(
         "{label}: the value {was} ({}) does not fit {to}: SQL gives it that type to mix it with other values (a UNION, \
-         CASE, coalesce, greatest, a list, …). Give the values one type yourself with CAST: CAST(x AS DOUBLE) on each \
-         side holds numbers this large",
+         CASE, coalesce, greatest, a list, …). Give the values one type yourself with CAST: {why}",
         given.data_type()
     )))
 }
@@ -542,7 +553,12 @@ mod tests {
             .await
             .unwrap_err();
         assert!(e.contains("the value 1.5e300 (Float64) does not fit Decimal128("), "{e}");
-        assert!(e.contains("CAST(x AS DOUBLE) on each side"), "{e}");
+        assert!(e.contains("CAST(x AS DOUBLE) on each side: a DOUBLE holds numbers this large"), "{e}");
+        let e =
+            run("SELECT CASE WHEN f > 1 THEN f / 0.0 * 0.0 ELSE arrow_cast(1.5, 'Decimal128(20, 2)') END AS c FROM t")
+                .await
+                .unwrap_err();
+        assert!(e.contains("a DECIMAL holds no NaN or infinity; CAST(x AS DOUBLE) on each side keeps it"), "{e}");
         let e = run("SELECT 1e300 AS c UNION ALL SELECT arrow_cast(1.5, 'Decimal128(20, 2)')").await.unwrap_err();
         assert!(e.contains("a value written in the SQL: the value 1e300 (Float64) does not fit"), "{e}");
     }
