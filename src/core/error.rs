@@ -471,14 +471,18 @@ fn cast_hint(e: &datafusion::error::DataFusionError) -> &'static str {
 /// What to write for a column name two tables of a query hold: DataFusion 55 reads the column
 /// of a `JOIN … USING (k)` unqualified in the select list of one such join only, not in
 /// `WHERE`, `EXCLUDE` or beside a second join.
-fn ambiguous_hint(e: &datafusion::error::DataFusionError) -> &'static str {
-    if e.to_string().contains("Ambiguous reference to unqualified field") {
-        "\nhint: name the table the column is read from (`runs.k`): two tables of the query hold a column of that \
-         name. After a JOIN … USING (k), DataFusion 55 reads k without its table only in the select list of one such \
-         join; in a LEFT or RIGHT JOIN, name the side that keeps every row"
-    } else {
-        ""
-    }
+fn ambiguous_hint(e: &datafusion::error::DataFusionError) -> String {
+    const SAID: &str = "Ambiguous reference to unqualified field ";
+    let text = e.to_string();
+    let Some(i) = text.find(SAID) else { return String::new() };
+    // the column as DataFusion names it, up to the end of its word
+    let k: String = text[i + SAID.len()..].chars().take_while(|c| !c.is_whitespace()).collect();
+    let k = escape_control(&k);
+    format!(
+        "\nhint: name the table the column is read from (`a.{k}`, where a is the table's name or alias): two tables \
+         of the query hold a column {k}. After a JOIN … USING ({k}), DataFusion 55 reads {k} without its table only in \
+         the select list of one such join; in a LEFT or RIGHT JOIN, name the side that keeps every row"
+    )
 }
 
 /// What to write for DataFusion 55 errors that name no way out: two aggregates of one query

@@ -1426,8 +1426,10 @@ fn an_ambiguous_column_is_told_to_name_its_table() {
         let o = run(bin().args(["query", "-q"]).arg(&t).arg(sql));
         assert_eq!(o.status.code(), Some(2), "{sql}");
         assert!(
-            stderr(&o)
-                .contains("hint: name the table the column is read from (`runs.k`): two tables of the query hold"),
+            stderr(&o).contains(
+                "hint: name the table the column is read from (`a.v`, where a is the table's name or alias): two \
+                 tables of the query hold a column v."
+            ),
             "{sql}: {}",
             stderr(&o)
         );
@@ -1478,7 +1480,10 @@ fn unplanned_joins_and_subqueries_name_what_to_write() {
         "SELECT sum(k) OVER (PARTITION BY abs(abs(k))) AS s FROM t",
     ] {
         let e = said(sql);
-        assert!(e.contains("could not plan a window ordered or partitioned by an expression over a call nested in"), "{e}");
+        assert!(
+            e.contains("could not plan a window ordered or partitioned by an expression over a call nested in"),
+            "{e}"
+        );
         assert!(!e.contains("WindowAggExec"), "{e}");
     }
     assert_eq!(
