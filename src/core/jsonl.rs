@@ -43,16 +43,26 @@ pub fn encode_jsonl_as(
     nonfinite: NonFiniteAs,
 ) -> Result<()> {
     let schema = batch.schema();
-    let keys: Vec<Vec<u8>> = schema.fields().iter().map(|f| serde_json::to_vec(f.name()).expect("string")).collect();
+    // each cell's text before its value, written in one piece: `{"a":` for the first,
+    // `,"b":` for the others
+    let prefixes: Vec<Vec<u8>> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let mut p = vec![if i == 0 { b'{' } else { b',' }];
+            p.extend_from_slice(&serde_json::to_vec(f.name()).expect("string"));
+            p.push(b':');
+            p
+        })
+        .collect();
     let encs: Vec<Enc> = batch.columns().iter().map(|c| Enc::new(c, nonfinite)).collect::<Result<_>>()?;
     for row in 0..batch.num_rows() {
-        out.push(b'{');
-        for (i, enc) in encs.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            out.extend_from_slice(&keys[i]);
-            out.push(b':');
+        if encs.is_empty() {
+            out.push(b'{');
+        }
+        for (prefix, enc) in prefixes.iter().zip(&encs) {
+            out.extend_from_slice(prefix);
             enc.write(out, row);
         }
         out.extend_from_slice(b"}\n");
@@ -139,8 +149,8 @@ impl<'a> Enc<'a> {
         match self {
             Enc::Null => {}
             Enc::Bool(a) => out.extend_from_slice(if a.value(i) { b"true" } else { b"false" }),
-            Enc::I64(a) => write_int(out, a.value(i) as i128),
-            Enc::U64(a) => write_int(out, a.value(i) as i128),
+            Enc::I64(a) => write_int(out, a.value(i)),
+            Enc::U64(a) => write_int(out, a.value(i)),
             Enc::F64(a, NonFiniteAs::Null) if !a.value(i).is_finite() => out.extend_from_slice(b"null"),
             Enc::F64(a, _) => write_f64(out, a.value(i)),
             Enc::Str(a) => write_json_str(out, a.value(i)),
@@ -154,7 +164,7 @@ impl<'a> Enc<'a> {
                 let epoch = chrono::NaiveDate::from_ymd_opt(1970, 1, 1).expect("epoch");
                 match epoch.checked_add_signed(chrono::Duration::days(a.value(i) as i64)) {
                     Some(d) => serde_json::to_writer(&mut *out, &d.format("%Y-%m-%d").to_string()).expect("vec write"),
-                    None => write_int(out, a.value(i) as i128),
+                    None => write_int(out, a.value(i)),
                 }
             }
             Enc::List(a, child) => {
@@ -184,10 +194,10 @@ impl<'a> Enc<'a> {
     }
 }
 
-/// Writes an integer token (no allocation).
-fn write_int(out: &mut Vec<u8>, v: i128) {
-    use std::io::Write;
-    write!(out, "{v}").expect("vec write");
+/// Writes an integer token (no allocation), by `itoa`: about half the time of `write!` through
+/// `core::fmt`, for the several integers of every row of a release's copies.
+fn write_int<I: itoa::Integer>(out: &mut Vec<u8>, v: I) {
+    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
 /// Writes a JSON string literal: as serde_json writes it (escaping control characters, `"`
