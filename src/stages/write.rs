@@ -518,33 +518,51 @@ impl TableWriter {
     }
 
     /// Writes a closed shard again, as `parts` shards (2: an oversized shard's halves).
+    ///
+    /// The shard is read back a batch at a time and each batch written as it is read, so that
+    /// memory holds a batch, not the shard: a table of gigabytes is written again in the
+    /// memory of its first writing. Its files are removed once read.
     fn rewrite(&mut self, parquet_path: PathBuf, jsonl_path: Option<PathBuf>, rows: u64, parts: u64) -> Result<()> {
+        let shown = || parquet_path.display().to_string();
         let f = File::open(&parquet_path).map_err(|e| Error::io(&parquet_path, e))?;
-        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)
-            .and_then(|b| b.with_batch_size(8192).build())
-            .map_err(|e| Error::format(parquet_path.display().to_string(), e))?;
-        let mut batches = Vec::new();
-        for b in reader {
-            batches.push(b.map_err(|e| Error::format(parquet_path.display().to_string(), e))?);
+        let builder = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)
+            .map_err(|e| Error::format(shown(), e))?;
+        let batch_rows = rewrite_batch_rows(builder.metadata());
+        let reader = builder.with_batch_size(batch_rows).build().map_err(|e| Error::format(shown(), e))?;
+        let size = rows.div_ceil(parts.max(1)).max(1);
+        // rows written to the part being written, when one is open
+        let mut part: Option<u64> = None;
+        for batch in reader {
+            let mut batch = batch.map_err(|e| Error::format(shown(), e))?;
+            while batch.num_rows() > 0 {
+                let written = match part {
+                    Some(n) => n,
+                    None => {
+                        let s = self.open_shard()?;
+                        self.current = Some(s);
+                        if parts > 1 {
+                            // tighten the foresight so that the parts are closed early enough
+                            self.ratio *= 1.5;
+                        }
+                        0
+                    }
+                };
+                let take = (size - written).min(batch.num_rows() as u64) as usize;
+                self.write(&batch.slice(0, take))?;
+                batch = batch.slice(take, batch.num_rows() - take);
+                part = Some(written + take as u64);
+                if written + take as u64 == size {
+                    self.close_shard()?;
+                    part = None;
+                }
+            }
+        }
+        if part.is_some() {
+            self.close_shard()?;
         }
         std::fs::remove_file(&parquet_path).map_err(|e| Error::io(&parquet_path, e))?;
         if let Some(jsonl_path) = jsonl_path {
             std::fs::remove_file(&jsonl_path).map_err(|e| Error::io(&jsonl_path, e))?;
-        }
-        let all = arrow::compute::concat_batches(&self.schema, &batches).map_err(|e| Error::format(&self.name, e))?;
-        let size = rows.div_ceil(parts.max(1)) as usize;
-        let mut start = 0;
-        while start < all.num_rows() {
-            let len = size.min(all.num_rows() - start);
-            let s = self.open_shard()?;
-            self.current = Some(s);
-            if parts > 1 {
-                // tighten the foresight so that the parts are closed early enough
-                self.ratio *= 1.5;
-            }
-            self.write(&all.slice(start, len))?;
-            self.close_shard()?;
-            start += len;
         }
         Ok(())
     }
@@ -786,6 +804,18 @@ pub fn row_ends(batch: &RecordBatch, ends: &mut Vec<usize>) {
     }));
 }
 
+/// Rows per batch when a written Parquet file is read back to be written again: about 8 MiB
+/// of uncompressed values per batch by the footer's row group sizes, at most 8,192 rows and
+/// at least one (a table of large cells is read a few rows at a time).
+fn rewrite_batch_rows(meta: &parquet::file::metadata::ParquetMetaData) -> usize {
+    let (bytes, rows) = meta
+        .row_groups()
+        .iter()
+        .fold((0u64, 0u64), |(b, r), g| (b + g.total_byte_size().max(0) as u64, r + g.num_rows().max(0) as u64));
+    let per_row = bytes.checked_div(rows).unwrap_or(0).max(1);
+    ((8u64 << 20) / per_row).clamp(1, 8192) as usize
+}
+
 /// Adds the bytes of each value of `array` to `sizes[i]` (`sizes.len() == array.len()`); a
 /// null counts at least 1.
 fn add_row_sizes(array: &dyn Array, sizes: &mut [u64]) {
@@ -886,6 +916,25 @@ mod tests {
     use arrow::array::{ArrayRef, Float64Array, ListArray};
     use arrow::datatypes::{Field, Schema};
     use std::sync::Arc;
+
+    #[test]
+    fn a_shard_written_again_is_read_back_about_8_mib_at_a_time() {
+        let meta = |texts: Vec<String>| {
+            let schema = Arc::new(Schema::new(vec![Field::new("t", DataType::Utf8, false)]));
+            let column = Arc::new(arrow::array::StringArray::from(texts)) as ArrayRef;
+            let batch = RecordBatch::try_new(schema.clone(), vec![column]).unwrap();
+            let file = tempfile::tempfile().unwrap();
+            let mut w = ArrowWriter::try_new(file.try_clone().unwrap(), schema, None).unwrap();
+            w.write(&batch).unwrap();
+            w.close().unwrap();
+            parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap().metadata().clone()
+        };
+        // short rows: the reader's usual 8,192; 3 MiB rows: two at a time; 20 MiB rows: one
+        assert_eq!(rewrite_batch_rows(&meta(vec!["x".into(); 100])), 8192);
+        assert_eq!(rewrite_batch_rows(&meta(vec!["y".repeat(3 << 20); 3])), 2);
+        assert_eq!(rewrite_batch_rows(&meta(vec!["z".repeat(20 << 20); 2])), 1);
+        assert_eq!(rewrite_batch_rows(&meta(vec![])), 8192);
+    }
 
     #[test]
     fn a_page_of_no_values_is_found_from_the_offset_index() {
