@@ -50,8 +50,9 @@ pub struct WrittenFile {
     pub nonfinite: BTreeMap<String, NonFiniteCount>,
     /// The table's Parquet pages are cut by size, not by content: with content-defined
     /// pages the writer wrote a page of no values (apache/arrow-rs#10929), which pyarrow
-    /// refuses to read, so the table's files were written again without them.
-    pub pages_cut_by_size: bool,
+    /// refuses to read, so the table's files were written again without them. Holds the
+    /// column path where that page was found (`None`: pages cut by content).
+    pub pages_cut_by_size: Option<String>,
 }
 
 /// How many NaN, +Infinity and -Infinity values a column holds (inside its lists and
@@ -277,7 +278,7 @@ pub struct TableWriter {
     opts: WriteOptions,
     /// The table's pages are cut by size: content-defined, the writer wrote a page of no
     /// values ([`WrittenFile::pages_cut_by_size`]).
-    pages_cut_by_size: bool,
+    pages_cut_by_size: Option<String>,
     /// Whether JSON Lines copies are written beside the Parquet files.
     copies: bool,
     props: WriterProperties,
@@ -313,7 +314,7 @@ impl TableWriter {
             current: None,
             done: Vec::new(),
             next_index: 0,
-            pages_cut_by_size: false,
+            pages_cut_by_size: None,
             ratio: 0.5,
             lines_capacity: 0,
             ends: Vec::new(),
@@ -472,12 +473,14 @@ impl TableWriter {
         let parquet_digest = shard.parquet.finish()?;
         // a page of no values that the writer would keep there (apache/arrow-rs#10929): the
         // table is written again, its pages cut by size
-        if self.opts.content_defined_chunking
-            && first_empty_page(&footer_with_page_index(&shard.parquet_path)?).is_some()
-        {
+        let empty_page = match self.opts.content_defined_chunking {
+            true => first_empty_page(&footer_with_page_index(&shard.parquet_path)?),
+            false => None,
+        };
+        if let Some((_, column)) = empty_page {
             self.opts.content_defined_chunking = false;
             self.props = table_properties(&self.schema, &self.opts)?;
-            self.pages_cut_by_size = true;
+            self.pages_cut_by_size = Some(column);
             let copy = jsonl_digest.is_some().then_some(shard.jsonl_path);
             // the shards closed before are written again too: the table's pages cut one way
             for d in std::mem::take(&mut self.done) {
@@ -586,14 +589,14 @@ impl TableWriter {
             };
             let pq_rel = format!("data/{stem}.parquet");
             place(&pq, &pq_rel)?;
-            let by_size = self.pages_cut_by_size;
+            let by_size = self.pages_cut_by_size.clone();
             out.push(WrittenFile {
                 path: pq_rel,
                 format: "parquet",
                 rows,
                 digest: pq_digest,
                 nonfinite: nonfinite.clone(),
-                pages_cut_by_size: by_size,
+                pages_cut_by_size: by_size.clone(),
             });
             if let Some((jl, jl_digest)) = jsonl {
                 let jl_rel = format!("jsonl/{stem}.jsonl");

@@ -926,17 +926,17 @@ impl Finishing {
         let Finishing { index: i, files, rows, policy, table_schema, target_schema } = self;
         let t = &env.spec.def.tables[i];
         let split_files = files.wait()?;
-        if split_files.iter().flat_map(|(_, f)| f).any(|f| f.pages_cut_by_size) {
+        if let Some(column) = split_files.iter().flat_map(|(_, f)| f).find_map(|f| f.pages_cut_by_size.as_deref()) {
             report.warn(
                 &t.name,
                 "pages-cut-by-size",
                 None,
                 format!(
                     "table {}: its Parquet pages are cut by size, not by content: with content-defined pages the \
-                     Parquet writer wrote a page of no values (apache/arrow-rs#10929, a text column whose values \
-                     fill the dictionary at a page's end, such as values over 1 MiB), which pyarrow refuses to \
-                     read",
-                    t.name
+                     Parquet writer wrote a page of no values in column `{}` (apache/arrow-rs#10929: a column whose \
+                     dictionary fills at a page's end, such as text values over 1 MiB, or, rarely, floats), which \
+                     pyarrow refuses to read",
+                    t.name, column
                 ),
             );
         }
