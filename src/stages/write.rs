@@ -229,6 +229,18 @@ fn table_properties(schema: &SchemaRef, opts: &WriteOptions) -> Result<WriterPro
     } else {
         props
     };
+    // floats without a dictionary: measurements are mostly distinct, so a float column's
+    // dictionary filled up and fell back in every column chunk, and a fallback at a
+    // content-defined page's end wrote a page of no values (apache/arrow-rs#10929; one of
+    // 150 float column chunks of the bench's 5 GB build), which made the table be written
+    // again with pages cut by size
+    let props = schema
+        .fields()
+        .iter()
+        .filter(|f| matches!(f.data_type(), DataType::Float16 | DataType::Float32 | DataType::Float64))
+        .fold(props, |p, f| {
+            p.set_column_dictionary_enabled(parquet::schema::types::ColumnPath::from(f.name().as_str()), false)
+        });
     // line numbers are distinct and rising: deltas, not a dictionary
     Ok(match schema.field_with_name("_source_line") {
         Ok(f) if f.data_type() == &DataType::Int64 => {

@@ -934,7 +934,7 @@ impl Finishing {
                 format!(
                     "table {}: its Parquet pages are cut by size, not by content: with content-defined pages the \
                      Parquet writer wrote a page of no values in column `{}` (apache/arrow-rs#10929: a column whose \
-                     dictionary fills at a page's end, such as text values over 1 MiB, or, rarely, floats), which \
+                     dictionary fills at a page's end, such as text values over 1 MiB), which \
                      pyarrow refuses to read",
                     t.name, column
                 ),
