@@ -568,12 +568,12 @@ fn b32_verify_download_catches_same_size_corruption_the_listing_cannot() {
     let sha = release_files(&release)["data/metrics.parquet"].clone();
     env.hub.state().altered.insert(sha.clone());
     // tree size and linked ETag agree with the manifest: the listing alone passes
-    assert!(env.verify("hf://datasets/acme/toy-metrics", &[]).status.success());
+    let o = env.verify("hf://datasets/acme/toy-metrics", &[]);
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
     let o = env.verify("hf://datasets/acme/toy-metrics", &["--download"]);
     assert_eq!(o.status.code(), Some(1));
     let mut bad = std::fs::read(release.join("data/metrics.parquet")).unwrap();
-    let mid = bad.len() / 2;
-    bad[mid] ^= 1;
+    bad[crate::hub_server::ALTERED_BYTE] ^= 1;
     let line =
         stdout(&o).lines().find(|l| l.starts_with("data/metrics.parquet:")).map(str::to_string).unwrap_or_default();
     assert!(line.contains(&sha) && line.contains(&sha256(&bad)) && line.contains("size matches"), "{}", stdout(&o));
