@@ -233,14 +233,16 @@ fn table_properties(schema: &SchemaRef, opts: &WriteOptions) -> Result<WriterPro
     // dictionary filled up and fell back in every column chunk, and a fallback at a
     // content-defined page's end wrote a page of no values (apache/arrow-rs#10929; one of
     // 150 float column chunks of the bench's 5 GB build), which made the table be written
-    // again with pages cut by size
-    let props = schema
-        .fields()
+    // again with pages cut by size; every float leaf, inside lists and structs too
+    let leaves = parquet::arrow::ArrowSchemaConverter::new().convert(schema).map_err(|e| Error::format("schema", e))?;
+    let props = leaves
+        .columns()
         .iter()
-        .filter(|f| matches!(f.data_type(), DataType::Float16 | DataType::Float32 | DataType::Float64))
-        .fold(props, |p, f| {
-            p.set_column_dictionary_enabled(parquet::schema::types::ColumnPath::from(f.name().as_str()), false)
-        });
+        .filter(|c| {
+            matches!(c.physical_type(), parquet::basic::Type::FLOAT | parquet::basic::Type::DOUBLE)
+                || matches!(c.logical_type_ref(), Some(parquet::basic::LogicalType::Float16))
+        })
+        .fold(props, |p, c| p.set_column_dictionary_enabled(c.path().clone(), false));
     // line numbers are distinct and rising: deltas, not a dictionary
     Ok(match schema.field_with_name("_source_line") {
         Ok(f) if f.data_type() == &DataType::Int64 => {
@@ -601,14 +603,13 @@ impl TableWriter {
             };
             let pq_rel = format!("data/{stem}.parquet");
             place(&pq, &pq_rel)?;
-            let by_size = self.pages_cut_by_size.clone();
             out.push(WrittenFile {
                 path: pq_rel,
                 format: "parquet",
                 rows,
                 digest: pq_digest,
                 nonfinite: nonfinite.clone(),
-                pages_cut_by_size: by_size.clone(),
+                pages_cut_by_size: self.pages_cut_by_size.clone(),
             });
             if let Some((jl, jl_digest)) = jsonl {
                 let jl_rel = format!("jsonl/{stem}.jsonl");
@@ -619,7 +620,7 @@ impl TableWriter {
                     rows,
                     digest: jl_digest,
                     nonfinite,
-                    pages_cut_by_size: by_size,
+                    pages_cut_by_size: self.pages_cut_by_size.clone(),
                 });
             }
         }
@@ -931,6 +932,22 @@ mod tests {
     use arrow::array::{ArrayRef, Float64Array, ListArray};
     use arrow::datatypes::{Field, Schema};
     use std::sync::Arc;
+
+    #[test]
+    fn float_leaves_have_no_dictionary_at_any_depth() {
+        let item = Arc::new(Field::new("item", DataType::Float64, true));
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("f", DataType::Float32, true),
+            Field::new("l", DataType::List(item), true),
+            Field::new("s", DataType::Utf8, true),
+        ]));
+        let props = table_properties(&schema, &WriteOptions::default()).unwrap();
+        let path =
+            |p: &str| parquet::schema::types::ColumnPath::from(p.split('.').map(String::from).collect::<Vec<_>>());
+        assert!(!props.dictionary_enabled(&path("f")));
+        assert!(!props.dictionary_enabled(&path("l.list.item")));
+        assert!(props.dictionary_enabled(&path("s")));
+    }
 
     #[test]
     fn a_shard_written_again_is_read_back_about_8_mib_at_a_time() {
