@@ -873,10 +873,10 @@ fn read_jsonl(
 fn in_query_words(e: Error) -> Error {
     match e {
         Error::Config { location, message } if message.contains(crate::stages::ingest::DECLARED_COLUMNS_READ) => {
-            let pipeline =
-                format!("([[source.field]], a name and a type each) {}", crate::stages::ingest::DECLARED_COLUMNS_READ);
-            let message =
-                message.replace(&pipeline, "with --schema (a Table Schema file): the records are read with them");
+            let message = message.replace(
+                crate::stages::ingest::DECLARED_COLUMNS_READ,
+                "with --schema (a Table Schema file): the records are read with them",
+            );
             Error::Config { location, message }
         }
         other => other,

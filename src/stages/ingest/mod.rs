@@ -1851,16 +1851,17 @@ fn infer_columns(
             context,
             format!(
                 "no column: a source's columns come from its records, and {why} its columns \
-                 ([[source.field]], a name and a type each) {DECLARED_COLUMNS_READ}"
+                 {DECLARED_COLUMNS_READ}"
             ),
         ));
     }
     Ok(columns)
 }
 
-/// What declaring the columns of a source whose records name none gives (the end of its
-/// message, which `query` words in its own options).
-pub const DECLARED_COLUMNS_READ: &str = "to read its records with those columns";
+/// How a pipeline declares the columns of a source whose records name none, and what that
+/// gives (the end of its message, which `query` words in its own options).
+pub const DECLARED_COLUMNS_READ: &str =
+    "([[source.field]], a name and a type each) to read its records with those columns";
 
 /// Refuses files of one source (name, column names) whose column sets differ, each
 /// difference named against the first file, for a source without `columns = "union"`.

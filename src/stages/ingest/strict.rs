@@ -118,6 +118,8 @@ thread_local! {
     /// one segment per object or array entered (`None` in an ordinary parse, which pays
     /// nothing for it).
     static TRACKED: std::cell::RefCell<Option<Vec<String>>> = const { std::cell::RefCell::new(None) };
+    /// Where the tracked parse found the repeated key.
+    static REPEATED_AT: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
 }
 
 /// Pushes segment `seg` while [`TRACKED`] is on; pops it when the returned guard drops.
@@ -144,11 +146,6 @@ pub fn repeated_key_pointer(text: &[u8]) -> Option<String> {
     let _ = serde_json::from_slice::<StrictValue>(text);
     TRACKED.set(None);
     REPEATED_AT.take()
-}
-
-thread_local! {
-    /// Where the tracked parse found the repeated key.
-    static REPEATED_AT: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
 }
 
 /// A value nested in a record.
