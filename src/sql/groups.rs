@@ -719,13 +719,13 @@ fn accumulators(aggregates: &[Arc<AggregateFunctionExpr>]) -> Result<Vec<Box<dyn
 }
 
 #[cfg(test)]
-mod tests {
+pub(in crate::sql) mod tests {
     use super::*;
     use arrow::array::{AsArray, Float64Array, Int64Array, StringArray};
     use arrow::datatypes::{Field, Schema};
 
     /// Writes `batch` to `path` as Parquet, dictionary-encoded or not, in row groups of `rows`.
-    fn write(path: &std::path::Path, batch: &RecordBatch, dictionary: bool, rows: usize) {
+    pub(in crate::sql) fn write(path: &std::path::Path, batch: &RecordBatch, dictionary: bool, rows: usize) {
         let props = parquet::file::properties::WriterProperties::builder()
             .set_dictionary_enabled(dictionary)
             .set_max_row_group_row_count(Some(rows))
@@ -783,9 +783,9 @@ mod tests {
         found.expect("a ViewGroupsExec in the plan")
     }
 
-    async fn answer(ctx: &datafusion::prelude::SessionContext, sql: &str) -> (String, String) {
-        let (_, batches) = super::super::session::run(ctx, sql).await.unwrap();
-        let (_, plan) = super::super::session::run(ctx, &format!("EXPLAIN {sql}")).await.unwrap();
+    pub(in crate::sql) async fn answer(ctx: &datafusion::prelude::SessionContext, sql: &str) -> (String, String) {
+        let (_, batches) = crate::sql::session::run(ctx, sql).await.unwrap();
+        let (_, plan) = crate::sql::session::run(ctx, &format!("EXPLAIN {sql}")).await.unwrap();
         (
             arrow::util::pretty::pretty_format_batches(&batches).unwrap().to_string(),
             arrow::util::pretty::pretty_format_batches(&plan).unwrap().to_string(),
@@ -800,19 +800,12 @@ mod tests {
         schema: SchemaRef,
         batch_size: usize,
     ) -> datafusion::prelude::SessionContext {
-        let ctx = super::super::session::session_with_partitions(4, view_groups);
+        let ctx = crate::sql::session::session_with_partitions(4, view_groups);
         let set = format!("SET datafusion.execution.batch_size = {batch_size}");
         ctx.sql(&set).await.unwrap().collect().await.unwrap();
-        super::super::session::register_parquet(
-            &ctx,
-            "t",
-            files,
-            super::super::session::string_views(&schema),
-            &[],
-            None,
-        )
-        .await
-        .unwrap();
+        crate::sql::session::register_parquet(&ctx, "t", files, crate::sql::session::string_views(&schema), &[], None)
+            .await
+            .unwrap();
         ctx
     }
 
@@ -951,16 +944,9 @@ mod tests {
             .with_physical_optimizer_rule(Arc::new(ViewGroupBy))
             .build();
         let ctx = datafusion::prelude::SessionContext::new_with_state(state);
-        super::super::session::register_parquet(
-            &ctx,
-            "t",
-            &files,
-            super::super::session::string_views(&schema),
-            &[],
-            None,
-        )
-        .await
-        .unwrap();
+        crate::sql::session::register_parquet(&ctx, "t", &files, crate::sql::session::string_views(&schema), &[], None)
+            .await
+            .unwrap();
         let plan =
             ctx.sql("SELECT k, count(*) AS n FROM t GROUP BY k").await.unwrap().create_physical_plan().await.unwrap();
         // the partial stage alone, every partition: only it takes from the pool

@@ -9,6 +9,7 @@ mod exact;
 mod floatsum;
 pub mod groups;
 mod intsum;
+pub mod join;
 pub mod memory;
 pub mod nan;
 pub mod overflow;

@@ -90,8 +90,9 @@ pub(super) fn session_with_partitions(partitions: usize, own_operators: bool) ->
 
 /// The session state every runpack session starts from: its settings, DataFusion's
 /// functions, the memory limit and (with `own_operators`, for plans that run in this
-/// process, not on a cluster) runpack's operators: the one-text-column `GROUP BY`
-/// ([`groups::ViewGroupBy`]) and moving float sums ([`super::window::MovingSums`]).
+/// process, not on a cluster) runpack's operators: the `GROUP BY` of text keys
+/// ([`groups::ViewGroupBy`]), the join on text keys ([`super::join::ViewJoin`]) and moving
+/// float sums ([`super::window::MovingSums`]).
 /// [`finish`] adds what runs on the client.
 pub(super) fn state_builder(partitions: usize, own_operators: bool) -> SessionStateBuilder {
     let mut config =
@@ -128,6 +129,7 @@ pub(super) fn state_builder(partitions: usize, own_operators: bool) -> SessionSt
     if own_operators {
         builder = builder
             .with_physical_optimizer_rule(Arc::new(groups::ViewGroupBy))
+            .with_physical_optimizer_rule(Arc::new(super::join::ViewJoin))
             .with_physical_optimizer_rule(Arc::new(super::window::MovingSums))
             .with_physical_optimizer_rule(Arc::new(FilterBeforeComputing));
     }
