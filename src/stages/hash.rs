@@ -74,9 +74,9 @@ const MAP_BYTES: u64 = 4 << 20;
 /// How much of a file [`sha256_mapped`] maps at once: the mapped pages it has touched count in
 /// the process's resident memory until they are unmapped, two windows at most (the one hashed
 /// and the next).
-const MAP_WINDOW_BYTES: u64 = 4 << 20;
+const MAP_WINDOW_BYTES: u64 = 2 << 20;
 
-/// SHA-256 of the `size` bytes of `f`, read through read-only memory mappings of 4 MiB at a
+/// SHA-256 of the `size` bytes of `f`, read through read-only memory mappings of 2 MiB at a
 /// time; `None` when the file cannot be mapped (some FUSE and network file systems), to be
 /// read instead.
 ///
