@@ -487,40 +487,23 @@ impl Prober {
                         .downcast_ref::<StringViewArray>()
                         .ok_or_else(|| unexpected("Utf8View", &array))?;
                     let by_bytes = |i: usize| map.get(texts.value(i).as_bytes()).copied();
-                    let views = texts.views();
-                    let nulls = texts.nulls().filter(|b| b.null_count() > 0);
-                    let null = |i: usize| nulls.is_some_and(|b| b.is_null(i));
                     state.by_view.clear();
                     let mut distinct = 0;
-                    let mut i = 0;
-                    while i < n {
-                        if null(i) {
-                            codes[i] = NO_MATCH;
-                            i += 1;
-                            continue;
+                    // a run of rows with one view (rows sorted by the key) is looked up once
+                    number_runs(texts.views(), texts.nulls(), &mut codes, shift, |i, view| {
+                        if !state.use_views {
+                            return by_bytes(i);
                         }
-                        // a run of rows with one view (rows sorted by the key) is looked up once
-                        let view = views[i];
-                        let mut end = i + 1;
-                        while end < n && views[end] == view && !null(end) {
-                            end += 1;
-                        }
-                        let number = if state.use_views {
-                            match state.by_view.get(&view) {
-                                Some(&x) => (x != NO_MATCH).then_some(x as u32),
-                                None => {
-                                    distinct += 1;
-                                    let x = by_bytes(i);
-                                    state.by_view.insert(view, x.map_or(NO_MATCH, u64::from));
-                                    x
-                                }
+                        match state.by_view.get(&view) {
+                            Some(&x) => (x != NO_MATCH).then_some(x as u32),
+                            None => {
+                                distinct += 1;
+                                let x = by_bytes(i);
+                                state.by_view.insert(view, x.map_or(NO_MATCH, u64::from));
+                                x
                             }
-                        } else {
-                            by_bytes(i)
-                        };
-                        number_run(&mut codes[i..end], number, shift);
-                        i = end;
-                    }
+                        }
+                    });
                     // a batch where views repeat less than twice on average is looked up by
                     // bytes from here on
                     if state.use_views && n >= 1024 && distinct * 2 > n {
@@ -530,28 +513,37 @@ impl Prober {
                 LeftKey::Int(map) => {
                     let ints =
                         array.as_any().downcast_ref::<Int64Array>().ok_or_else(|| unexpected("Int64", &array))?;
-                    let values = ints.values();
-                    let nulls = ints.nulls().filter(|b| b.null_count() > 0);
-                    let null = |i: usize| nulls.is_some_and(|b| b.is_null(i));
-                    let mut i = 0;
-                    while i < n {
-                        if null(i) {
-                            codes[i] = NO_MATCH;
-                            i += 1;
-                            continue;
-                        }
-                        let v = values[i];
-                        let mut end = i + 1;
-                        while end < n && values[end] == v && !null(end) {
-                            end += 1;
-                        }
-                        number_run(&mut codes[i..end], map.get(&v).copied(), shift);
-                        i = end;
-                    }
+                    number_runs(ints.values(), ints.nulls(), &mut codes, shift, |_, v| map.get(&v).copied());
                 }
             }
         }
         Ok(codes)
+    }
+}
+
+/// Numbers the rows of one key column run by run: a run of non-null rows with one value
+/// (`values`: string views or integers) gets the number `number` gives for its first row
+/// and value ([`number_run`]); a null row is [`NO_MATCH`].
+fn number_runs<T: PartialEq + Copy>(
+    values: &[T],
+    nulls: Option<&arrow::buffer::NullBuffer>,
+    codes: &mut [u64],
+    shift: u32,
+    mut number: impl FnMut(usize, T) -> Option<u32>,
+) {
+    let nulls = nulls.filter(|b| b.null_count() > 0);
+    let null = |i: usize| nulls.is_some_and(|b| b.is_null(i));
+    let mut i = 0;
+    while i < values.len() {
+        if null(i) {
+            codes[i] = NO_MATCH;
+            i += 1;
+            continue;
+        }
+        let v = values[i];
+        let end = i + 1 + values[i + 1..].iter().enumerate().take_while(|&(j, &w)| w == v && !null(i + 1 + j)).count();
+        number_run(&mut codes[i..end], number(i, v), shift);
+        i = end;
     }
 }
 
