@@ -27,7 +27,7 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray, Int64Array, RecordBatch, StringViewArray, UInt32Array};
+use arrow::array::{Array, ArrayRef, Int64Array, RecordBatch, StringViewArray, UInt32Array};
 use arrow::datatypes::{DataType, SchemaRef};
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::{JoinType, NullEquality};
@@ -321,24 +321,23 @@ impl LeftSide {
     ) -> Result<Self> {
         let reservation = MemoryConsumer::new("ViewJoinExec left side").register(context.memory_pool());
         let schema = plan.schema();
-        let batches = datafusion::physical_plan::collect(plan, context).await?;
+        // each buffer counted once: the text views of a Parquet column's batches share its
+        // pages' buffers, which counting batch by batch would count again for each batch
+        // (24.7 GB asked for a left side read 2 rows at a time); refused as soon as the pool
+        // cannot hold what was read
+        let mut counted = datafusion::common::utils::memory::RecordBatchMemoryCounter::new();
+        let mut batches = Vec::new();
+        let mut stream = datafusion::physical_plan::execute_stream(plan, context)?;
+        while let Some(b) = stream.next().await {
+            let b = b?;
+            reservation.try_grow(counted.count_batch(&b))?;
+            batches.push(b);
+        }
         let batch = arrow::compute::concat_batches(&schema, &batches)?;
+        // what the batches' buffers held is held by the one batch now, with its new buffers
+        let held = datafusion::common::utils::memory::RecordBatchMemoryCounter::new().count_batch(&batch);
         drop(batches);
-        // text views keep their batches' data buffers, each shared by many batches (a Parquet
-        // page's): measured as they are, each batch would count them again (24.7 GB for a
-        // left side read 2 rows at a time). Compacted, the bytes held are the text's.
-        let columns = batch
-            .columns()
-            .iter()
-            .map(|c| match c.data_type() {
-                DataType::Utf8View => Arc::new(c.as_string_view().gc()) as ArrayRef,
-                DataType::BinaryView => Arc::new(c.as_binary_view().gc()) as ArrayRef,
-                _ => Arc::clone(c),
-            })
-            .collect();
-        let options = arrow::array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
-        let batch = RecordBatch::try_new_with_options(schema, columns, &options)?;
-        reservation.try_grow(batch.get_array_memory_size())?;
+        reservation.try_resize(held)?;
         let rows = u32::try_from(batch.num_rows())
             .map_err(|_| DataFusionError::Execution("a join's left side holds more than 4 billion rows".into()))?;
         let arrays: Vec<ArrayRef> =
