@@ -7,7 +7,7 @@
 //! the right semi join DataFusion makes of `IN`, `EXISTS` and joins to distinct rows) on
 //! one or two equalities, of `Utf8View` keys or of one `Utf8View` and one `Int64` key, with
 //! no other join condition, is a [`ViewJoinExec`]: same output schema, partitioning,
-//! ordering and rows. Left to DataFusion: other join types, a `ON` condition beyond the
+//! ordering and rows. Left to DataFusion: other join types, an `ON` condition beyond the
 //! equalities, `IS NOT DISTINCT FROM` keys, three keys or more, keys of other types, joins
 //! with a row limit or a dynamic filter, and partitioned joins.
 //!
@@ -737,16 +737,22 @@ mod tests {
         }
     }
 
+    /// Writes `t` (2,000 rows from `seed`, dictionary-encoded, in each of its three files) and
+    /// `e` (dictionary-encoded or plain) into `dir`.
+    fn small_tables(dir: &std::path::Path, seed: u64, e: RecordBatch, dictionary: bool) {
+        let t = table(2_000, seed, 40);
+        for f in ["t1", "t2", "t3"] {
+            write(&dir.join(format!("{f}.parquet")), &t, true, 2_000);
+        }
+        write(&dir.join("e.parquet"), &e, dictionary, e.num_rows());
+    }
+
     #[tokio::test]
     async fn a_left_side_read_a_few_rows_at_a_time_counts_its_text_once() {
         // plain pages: each batch's views point into the page's buffer, which a left side read
         // 2 rows at a time would count 2,500 times (about 500 MB, over the session's pool)
         let dir = tempfile::tempdir().unwrap();
-        let t = table(2_000, 7, 40);
-        for f in ["t1", "t2", "t3"] {
-            write(&dir.path().join(format!("{f}.parquet")), &t, true, 2_000);
-        }
-        write(&dir.path().join("e.parquet"), &table(5_000, 11, 60), false, 5_000);
+        small_tables(dir.path(), 7, table(5_000, 11, 60), false);
         let sql = "SELECT count(*), sum(t.v), sum(e.v) FROM t JOIN e ON t.k = e.k";
         let (want, _) = answer(&session(true, dir.path(), 8192).await, sql).await;
         let (got, plan) = answer(&session(true, dir.path(), 2).await, sql).await;
@@ -757,11 +763,7 @@ mod tests {
     #[tokio::test]
     async fn a_left_side_the_memory_pool_cannot_hold_is_refused() {
         let dir = tempfile::tempdir().unwrap();
-        let t = table(2_000, 3, 40);
-        for f in ["t1", "t2", "t3"] {
-            write(&dir.path().join(format!("{f}.parquet")), &t, true, 2_000);
-        }
-        write(&dir.path().join("e.parquet"), &table(600, 5, 60), true, 600);
+        small_tables(dir.path(), 3, table(600, 5, 60), true);
         let ctx = session(true, dir.path(), 100).await;
         let plan =
             ctx.sql("SELECT count(*) FROM t JOIN e ON t.k = e.k").await.unwrap().create_physical_plan().await.unwrap();
